@@ -1,0 +1,1 @@
+//! Exec policy (stub, see issue 4).

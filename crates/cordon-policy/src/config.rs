@@ -1,0 +1,443 @@
+//! The TOML configuration file: named profiles (R-P5) and, later, layers (R-P6).
+//!
+//! ```toml
+//! default_profile = "dev"            # optional; else the built-in `workspace-write`
+//!
+//! [profiles.dev]
+//! extends = "workspace-write"        # optional: start from a built-in or another profile
+//! network = "restricted"             # enabled | restricted
+//! kind = "managed"                   # managed | disabled | external
+//! on_unavailable = "refuse"          # refuse | run-unconfined
+//!
+//! [profiles.dev.filesystem]
+//! mode = "restricted"                # restricted | unrestricted
+//! default = "read"                   # access of paths no entry covers: read | write | deny
+//! entries = [                        # appended to the base profile's entries
+//!   { path = ":workspace", access = "write" },
+//!   { path = "~/.cache/cargo", access = "write" },
+//!   { path = ":home/secrets", access = "deny" },
+//! ]
+//!
+//! [profiles.dev.env]
+//! keep = ["GITHUB_TOKEN"]            # kept although they match a secret pattern
+//! set = { RUST_LOG = "info" }
+//! ```
+//!
+//! A malformed file is an error with the file, line and column; it is never replaced by a
+//! default.
+
+use crate::profile::{
+    Access, EnvPolicy, FilesystemPolicy, FsEntry, NetworkPolicy, OnUnavailable, PermissionProfile,
+    ProfileKind, BUILTIN_PROFILES, DEFAULT_PROFILE,
+};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Errors loading a configuration file or selecting a profile.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config {path}: {message}")]
+    Io {
+        /// File path.
+        path: PathBuf,
+        /// OS error text.
+        message: String,
+    },
+    /// The TOML is malformed or has unknown/mistyped keys. `message` names line and column.
+    #[error("invalid config {path}: {message}")]
+    Parse {
+        /// File path.
+        path: PathBuf,
+        /// The parser's message (includes line and column).
+        message: String,
+    },
+    /// A profile name that is neither built in nor defined.
+    #[error("unknown profile {name:?}; available: {available}")]
+    UnknownProfile {
+        /// The name asked for.
+        name: String,
+        /// Comma-separated available names.
+        available: String,
+    },
+    /// A profile that is incomplete or extends itself.
+    #[error("profile {name:?} in {path}: {message}")]
+    Invalid {
+        /// Profile name.
+        name: String,
+        /// File path.
+        path: PathBuf,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileDef {
+    default_profile: Option<String>,
+    #[serde(default)]
+    profiles: BTreeMap<String, ProfileDef>,
+    /// Exec-policy rules, parsed by `cordon-execpolicy`.
+    #[serde(default)]
+    rules: Option<toml::Value>,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct ProfileDef {
+    extends: Option<String>,
+    kind: Option<ProfileKind>,
+    network: Option<NetworkPolicy>,
+    on_unavailable: Option<OnUnavailable>,
+    filesystem: Option<FsDef>,
+    env: Option<EnvDef>,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(rename_all = "kebab-case")]
+enum FsMode {
+    Restricted,
+    Unrestricted,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct FsDef {
+    mode: Option<FsMode>,
+    default: Option<Access>,
+    #[serde(default)]
+    entries: Vec<toml::Spanned<FsEntry>>,
+    protect_metadata: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct EnvDef {
+    secret_patterns: Option<Vec<String>>,
+    #[serde(default)]
+    keep: Vec<String>,
+    #[serde(default)]
+    set: BTreeMap<String, String>,
+}
+
+/// A loaded configuration file.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The file it came from (for messages and `cordon explain`).
+    pub path: PathBuf,
+    source: String,
+    default_profile: Option<String>,
+    profiles: BTreeMap<String, ProfileDef>,
+    /// The raw `[[rules]]` array, if any, for the exec policy.
+    pub rules: Option<toml::Value>,
+}
+
+fn line_of(src: &str, offset: usize) -> usize {
+    src[..offset.min(src.len())].matches('\n').count() + 1
+}
+
+impl Config {
+    /// Parses configuration text. `path` is used in messages only.
+    ///
+    /// Errors: [`ConfigError::Parse`] with line and column for malformed TOML, unknown keys
+    /// or wrong value types.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let def: FileDef = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        Ok(Config {
+            path: path.to_path_buf(),
+            source: text.to_string(),
+            default_profile: def.default_profile,
+            profiles: def.profiles,
+            rules: def.rules,
+        })
+    }
+
+    /// Reads and parses a file. Errors: [`ConfigError::Io`], [`ConfigError::Parse`].
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        Config::parse(&text, path)
+    }
+
+    /// Names of the profiles this file defines.
+    pub fn profile_names(&self) -> Vec<String> {
+        self.profiles.keys().cloned().collect()
+    }
+
+    /// The file's `default_profile`, if set.
+    pub fn default_profile(&self) -> Option<&str> {
+        self.default_profile.as_deref()
+    }
+
+    /// Builds the named profile: a user-defined one (following `extends`) or a built-in.
+    pub fn profile(&self, name: &str) -> Result<PermissionProfile, ConfigError> {
+        self.build(name, 0)
+    }
+
+    fn build(&self, name: &str, depth: usize) -> Result<PermissionProfile, ConfigError> {
+        let invalid = |message: String| ConfigError::Invalid {
+            name: name.to_string(),
+            path: self.path.clone(),
+            message,
+        };
+        if depth > 16 {
+            return Err(invalid("`extends` chain is too long or circular".into()));
+        }
+        let Some(def) = self.profiles.get(name) else {
+            return builtin_or_unknown(name, &self.profile_names());
+        };
+        let mut base = match &def.extends {
+            Some(parent) if parent == name => {
+                if PermissionProfile::builtin(parent).is_some() {
+                    PermissionProfile::builtin(parent).expect("checked")
+                } else {
+                    return Err(invalid("a profile cannot extend itself".into()));
+                }
+            }
+            Some(parent) => self.build(parent, depth + 1)?,
+            None => {
+                if def.kind.is_none() || def.network.is_none() || def.filesystem.is_none() {
+                    return Err(invalid(
+                        "a profile without `extends` must set `kind`, `network` and `[filesystem]` \
+                         (or add `extends = \"workspace-write\"`)"
+                            .into(),
+                    ));
+                }
+                PermissionProfile {
+                    name: name.into(),
+                    kind: ProfileKind::Managed,
+                    filesystem: FilesystemPolicy::Unrestricted,
+                    network: NetworkPolicy::Restricted,
+                    env: EnvPolicy::default(),
+                    on_unavailable: OnUnavailable::Refuse,
+                }
+            }
+        };
+        base.name = name.to_string();
+        if let Some(k) = def.kind {
+            base.kind = k;
+        }
+        if let Some(n) = def.network {
+            base.network = n;
+        }
+        if let Some(o) = def.on_unavailable {
+            base.on_unavailable = o;
+        }
+        if let Some(fs) = &def.filesystem {
+            let entries: Vec<FsEntry> = fs
+                .entries
+                .iter()
+                .map(|s| {
+                    let line = line_of(&self.source, s.span().start);
+                    s.get_ref()
+                        .clone()
+                        .with_source(format!("{}:{line}", self.path.display()))
+                })
+                .collect();
+            let mode = fs.mode.clone().unwrap_or(match base.filesystem {
+                FilesystemPolicy::Unrestricted if !entries.is_empty() || fs.default.is_some() => {
+                    FsMode::Restricted
+                }
+                FilesystemPolicy::Unrestricted => FsMode::Unrestricted,
+                FilesystemPolicy::Restricted { .. } => FsMode::Restricted,
+            });
+            base.filesystem = match mode {
+                FsMode::Unrestricted => {
+                    if !entries.is_empty() {
+                        return Err(invalid(
+                            "filesystem mode `unrestricted` cannot have entries".into(),
+                        ));
+                    }
+                    FilesystemPolicy::Unrestricted
+                }
+                FsMode::Restricted => {
+                    let (mut d, mut es, mut pm) = match base.filesystem {
+                        FilesystemPolicy::Restricted {
+                            default,
+                            entries,
+                            protect_metadata,
+                        } => (default, entries, protect_metadata),
+                        FilesystemPolicy::Unrestricted => (Access::Read, Vec::new(), true),
+                    };
+                    if let Some(x) = fs.default {
+                        d = x;
+                    }
+                    if let Some(x) = fs.protect_metadata {
+                        pm = x;
+                    }
+                    es.extend(entries);
+                    FilesystemPolicy::Restricted {
+                        default: d,
+                        entries: es,
+                        protect_metadata: pm,
+                    }
+                }
+            };
+        }
+        if let Some(env) = &def.env {
+            if let Some(p) = &env.secret_patterns {
+                base.env.secret_patterns = p.clone();
+            }
+            base.env.keep.extend(env.keep.iter().cloned());
+            base.env
+                .set
+                .extend(env.set.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        Ok(base)
+    }
+}
+
+fn builtin_or_unknown(name: &str, defined: &[String]) -> Result<PermissionProfile, ConfigError> {
+    if let Some(mut p) = PermissionProfile::builtin(name) {
+        tag_builtin(&mut p);
+        return Ok(p);
+    }
+    let mut available: Vec<String> = BUILTIN_PROFILES.iter().map(|s| s.to_string()).collect();
+    available.extend(defined.iter().cloned());
+    Err(ConfigError::UnknownProfile {
+        name: name.to_string(),
+        available: available.join(", "),
+    })
+}
+
+fn tag_builtin(p: &mut PermissionProfile) {
+    let src = format!("built-in {}", p.name);
+    if let FilesystemPolicy::Restricted { entries, .. } = &mut p.filesystem {
+        for e in entries {
+            if e.source.is_none() {
+                e.source = Some(src.clone());
+            }
+        }
+    }
+}
+
+/// Selects a profile: `name` if given, else the config's `default_profile`, else
+/// [`DEFAULT_PROFILE`]. Without a config only built-ins exist.
+pub fn select_profile(
+    config: Option<&Config>,
+    name: Option<&str>,
+) -> Result<PermissionProfile, ConfigError> {
+    let name = name
+        .or_else(|| config.and_then(|c| c.default_profile()))
+        .unwrap_or(DEFAULT_PROFILE);
+    match config {
+        Some(c) => c.profile(name),
+        None => builtin_or_unknown(name, &[]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = r#"
+default_profile = "dev"
+
+[profiles.dev]
+extends = "workspace-write"
+network = "enabled"
+
+[profiles.dev.filesystem]
+entries = [
+  { path = "~/.cache/cargo", access = "write" },
+]
+
+[profiles.locked]
+kind = "managed"
+network = "restricted"
+[profiles.locked.filesystem]
+mode = "restricted"
+default = "deny"
+entries = [{ path = ":minimal", access = "read" }]
+"#;
+
+    #[test]
+    fn named_profile_extends_builtin_and_records_line() {
+        let c = Config::parse(SAMPLE, Path::new("/cfg.toml")).unwrap();
+        let p = select_profile(Some(&c), None).unwrap();
+        assert_eq!(p.name, "dev");
+        assert_eq!(p.network, NetworkPolicy::Enabled);
+        let FilesystemPolicy::Restricted { entries, .. } = &p.filesystem else {
+            panic!()
+        };
+        let last = entries.last().unwrap();
+        assert_eq!(last.path, "~/.cache/cargo");
+        assert_eq!(last.source.as_deref(), Some("/cfg.toml:10"));
+        assert_eq!(
+            entries[0].source.as_deref(),
+            Some("built-in workspace-write")
+        );
+    }
+
+    #[test]
+    fn standalone_profile() {
+        let c = Config::parse(SAMPLE, Path::new("/cfg.toml")).unwrap();
+        let p = c.profile("locked").unwrap();
+        assert!(matches!(
+            p.filesystem,
+            FilesystemPolicy::Restricted {
+                default: Access::Deny,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn malformed_config_names_the_line_never_defaults() {
+        let bad = "[profiles.x]\nextends = \"read-only\"\nnetwork = \"sometimes\"\n";
+        let e = Config::parse(bad, Path::new("/c.toml")).unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("line 3"), "{msg}");
+        assert!(msg.contains("/c.toml"), "{msg}");
+
+        let unknown_key = "[profiles.x]\nextends = \"read-only\"\nnetwrok = \"enabled\"\n";
+        let msg = Config::parse(unknown_key, Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("line 3") && msg.contains("netwrok"), "{msg}");
+
+        let syntax = "[profiles.x\n";
+        let msg = Config::parse(syntax, Path::new("/c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("line 1"), "{msg}");
+    }
+
+    #[test]
+    fn unknown_profile_lists_available() {
+        let e = select_profile(None, Some("nope")).unwrap_err().to_string();
+        assert!(
+            e.contains("workspace-write") && e.contains("read-only"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn incomplete_profile_says_how_to_fix() {
+        let c = Config::parse(
+            "[profiles.x]\nnetwork = \"enabled\"\n",
+            Path::new("/c.toml"),
+        )
+        .unwrap();
+        let e = c.profile("x").unwrap_err().to_string();
+        assert!(e.contains("extends"), "{e}");
+    }
+
+    #[test]
+    fn circular_extends_is_an_error() {
+        let c = Config::parse(
+            "[profiles.a]\nextends = \"b\"\n[profiles.b]\nextends = \"a\"\n",
+            Path::new("/c.toml"),
+        )
+        .unwrap();
+        assert!(c.profile("a").is_err());
+    }
+}

@@ -1,0 +1,103 @@
+//! Environment scrubbing (R-L4): variables whose names match a secret pattern are dropped
+//! unless the profile keeps them.
+
+use crate::profile::EnvPolicy;
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+/// The result of [`scrub_env`]: the variables the child gets, and the names dropped.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ScrubbedEnv {
+    /// `(name, value)` pairs passed to the child, in input order, then `env.set` overrides.
+    pub kept: Vec<(String, String)>,
+    /// Names dropped as secrets (values are never recorded).
+    pub dropped: Vec<String>,
+}
+
+fn globset(patterns: &[String]) -> GlobSet {
+    let mut b = GlobSetBuilder::new();
+    for p in patterns {
+        // An invalid glob is matched literally, so a typo never widens what is kept.
+        let g = GlobBuilder::new(p)
+            .case_insensitive(true)
+            .build()
+            .or_else(|_| {
+                GlobBuilder::new(&globset::escape(p))
+                    .case_insensitive(true)
+                    .build()
+            });
+        if let Ok(g) = g {
+            b.add(g);
+        }
+    }
+    b.build().unwrap_or_else(|_| GlobSet::empty())
+}
+
+/// Applies `policy` to `vars` (R-L4). Names are matched case-insensitively against
+/// `secret_patterns`; a match is dropped unless it also matches `keep`. `set` is applied
+/// last (an explicit value always reaches the child).
+pub fn scrub_env<I>(policy: &EnvPolicy, vars: I) -> ScrubbedEnv
+where
+    I: IntoIterator<Item = (String, String)>,
+{
+    let secret = globset(&policy.secret_patterns);
+    let keep = globset(&policy.keep);
+    let mut out = ScrubbedEnv::default();
+    for (k, v) in vars {
+        if policy.set.contains_key(&k) {
+            continue;
+        }
+        if secret.is_match(&k) && !keep.is_match(&k) {
+            out.dropped.push(k);
+        } else {
+            out.kept.push((k, v));
+        }
+    }
+    for (k, v) in &policy.set {
+        out.kept.push((k.clone(), v.clone()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(names: &[&str]) -> Vec<(String, String)> {
+        names
+            .iter()
+            .map(|n| (n.to_string(), "v".to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn drops_secrets_keeps_the_rest() {
+        let p = EnvPolicy::default();
+        let r = scrub_env(
+            &p,
+            vars(&[
+                "PATH",
+                "HOME",
+                "AWS_SECRET_ACCESS_KEY",
+                "GITHUB_TOKEN",
+                "db_password",
+                "OPENAI_API_KEY",
+                "LANG",
+                "NPM_CONFIG__AUTH",
+            ]),
+        );
+        let kept: Vec<_> = r.kept.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(kept, ["PATH", "HOME", "LANG"]);
+        assert_eq!(r.dropped.len(), 5);
+    }
+
+    #[test]
+    fn keep_and_set_win() {
+        let mut p = EnvPolicy::default();
+        p.keep.push("GITHUB_TOKEN".into());
+        p.set.insert("API_KEY".into(), "fixed".into());
+        let r = scrub_env(&p, vars(&["GITHUB_TOKEN", "API_KEY", "X_TOKEN"]));
+        assert!(r.kept.contains(&("GITHUB_TOKEN".into(), "v".into())));
+        assert!(r.kept.contains(&("API_KEY".into(), "fixed".into())));
+        assert_eq!(r.dropped, vec!["X_TOKEN".to_string()]);
+    }
+}

@@ -1,0 +1,39 @@
+//! # cordon-policy
+//!
+//! The permission profile and every decision over it that needs no OS call:
+//!
+//! - [`profile`]: the intent — [`PermissionProfile`] (R-P1, R-P2, R-P4, R-P5).
+//! - [`config`]: named profiles from TOML, errors with file and line.
+//! - [`paths`] + [`resolve`]: symbolic roots, normalisation (`..`, symlinks, both spellings),
+//!   most-specific-wins, protected paths (R-P2, R-P3) → [`ResolvedProfile`].
+//! - [`decision`]: `should_sandbox` (R-S1), `platform_sandbox` (R-S2), `select_initial`
+//!   (R-S3) and the status triple (R-S5).
+//! - [`env`]: secret scrubbing (R-L4).
+//! - [`payload`]: the versioned helper payload (R-T3).
+//!
+//! Questions about the disk go through the [`paths::FsView`] trait, implemented for the host
+//! by `cordon-sandbox` and in memory by [`paths::MemFs`].
+#![deny(missing_docs)]
+
+pub mod config;
+pub mod decision;
+pub mod env;
+pub mod paths;
+pub mod payload;
+pub mod profile;
+pub mod resolve;
+
+pub use config::{select_profile, Config, ConfigError};
+pub use decision::{
+    platform_sandbox, select_initial, should_sandbox, should_sandbox_rule, Backend, Fact, Os,
+    PlatformOptions, SandboxPreference, SandboxStatus, Selection, ShouldSandboxRule,
+};
+pub use paths::{FileKind, FsView, MemFs};
+pub use payload::{HelperPayload, PayloadError};
+pub use profile::{
+    Access, EnvPolicy, FilesystemPolicy, FsEntry, NetworkPolicy, OnUnavailable, PermissionProfile,
+    ProfileKind, PROFILE_FORMAT_VERSION,
+};
+pub use resolve::{
+    resolve, EntryOrigin, ResolveContext, ResolvedEntry, ResolvedFilesystem, ResolvedProfile,
+};

@@ -1,0 +1,226 @@
+//! Path normalisation (R-P2) behind a read-only filesystem view, so the policy stays pure.
+//!
+//! The policy crate never touches the disk itself: every question about the filesystem
+//! (does this exist, where does this symlink lead, what does this `.git` file say) goes
+//! through [`FsView`]. `cordon-sandbox` provides the host implementation; tests provide
+//! [`MemFs`].
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+/// What kind of object a path names (after following symlinks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// A directory.
+    Dir,
+    /// Anything else (regular file, socket, device, …).
+    File,
+}
+
+/// A read-only view of a filesystem, used to normalise paths.
+pub trait FsView {
+    /// The canonical form of an *existing* path (absolute, every symlink resolved), or
+    /// `None` when it does not exist. `p` is absolute and lexically normal.
+    fn canonicalize(&self, p: &Path) -> Option<PathBuf>;
+    /// The kind of object at `p` (following symlinks), or `None` when it does not exist.
+    fn kind(&self, p: &Path) -> Option<FileKind>;
+    /// The contents of a small text file (e.g. a `.git` file in a linked worktree).
+    fn read_to_string(&self, p: &Path) -> Option<String>;
+}
+
+/// Lexical normalisation: make `p` absolute against `cwd`, drop `.`, resolve `..` without
+/// touching the disk (`/..` stays `/`). `cwd` must be absolute.
+pub fn lexical_normalize(p: &Path, cwd: &Path) -> PathBuf {
+    let joined = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        cwd.join(p)
+    };
+    let mut out = PathBuf::from("/");
+    for c in joined.components() {
+        match c {
+            Component::Prefix(_) | Component::RootDir | Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(s) => out.push(s),
+        }
+    }
+    out
+}
+
+/// Canonicalise a lexically normal absolute path even when its tail does not exist yet:
+/// the longest existing ancestor is canonicalised and the missing components appended.
+pub fn canonicalize_lenient(fs: &dyn FsView, p: &Path) -> PathBuf {
+    if let Some(c) = fs.canonicalize(p) {
+        return c;
+    }
+    let mut missing = Vec::new();
+    let mut cur = p.to_path_buf();
+    loop {
+        match cur.file_name() {
+            Some(name) => missing.push(name.to_os_string()),
+            None => return p.to_path_buf(),
+        }
+        if !cur.pop() {
+            return p.to_path_buf();
+        }
+        if let Some(mut c) = fs.canonicalize(&cur) {
+            for m in missing.iter().rev() {
+                c.push(m);
+            }
+            return c;
+        }
+    }
+}
+
+/// Number of normal components of an absolute path (`/` → 0, `/a/b` → 2): the
+/// "specificity" used by most-specific-wins.
+pub fn depth(p: &Path) -> usize {
+    p.components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .count()
+}
+
+/// An in-memory [`FsView`] for tests and for hosts without a disk view. Paths are
+/// absolute; symlinks are followed (max 40 hops, like the kernel).
+#[derive(Debug, Default, Clone)]
+pub struct MemFs {
+    dirs: BTreeMap<PathBuf, ()>,
+    files: BTreeMap<PathBuf, String>,
+    links: BTreeMap<PathBuf, PathBuf>,
+}
+
+impl MemFs {
+    /// An empty filesystem containing only `/`.
+    pub fn new() -> Self {
+        let mut m = MemFs::default();
+        m.dirs.insert(PathBuf::from("/"), ());
+        m
+    }
+    /// Adds a directory (and its ancestors).
+    pub fn dir(mut self, p: &str) -> Self {
+        let mut cur = PathBuf::from("/");
+        for c in Path::new(p).components().skip(1) {
+            cur.push(c);
+            self.dirs.insert(cur.clone(), ());
+        }
+        self
+    }
+    /// Adds a file with contents (and its parent directories).
+    pub fn file(mut self, p: &str, contents: &str) -> Self {
+        if let Some(parent) = Path::new(p).parent() {
+            self = self.dir(parent.to_str().unwrap_or("/"));
+        }
+        self.files.insert(PathBuf::from(p), contents.to_string());
+        self
+    }
+    /// Adds a symlink `p -> target` (target absolute or relative to `p`'s parent).
+    pub fn symlink(mut self, p: &str, target: &str) -> Self {
+        if let Some(parent) = Path::new(p).parent() {
+            self = self.dir(parent.to_str().unwrap_or("/"));
+        }
+        self.links.insert(PathBuf::from(p), PathBuf::from(target));
+        self
+    }
+
+    fn resolve(&self, p: &Path, hops: &mut u32) -> Option<PathBuf> {
+        let mut out = PathBuf::from("/");
+        let comps: Vec<_> = p.components().collect();
+        for (i, c) in comps.iter().enumerate() {
+            match c {
+                Component::Normal(s) => {
+                    let cand = out.join(s);
+                    if let Some(t) = self.links.get(&cand) {
+                        *hops += 1;
+                        if *hops > 40 {
+                            return None;
+                        }
+                        let target = lexical_normalize(t, &out);
+                        let mut rest = target;
+                        for r in &comps[i + 1..] {
+                            rest.push(r);
+                        }
+                        return self.resolve(&lexical_normalize(&rest, Path::new("/")), hops);
+                    }
+                    if !self.dirs.contains_key(&cand) && !self.files.contains_key(&cand) {
+                        return None;
+                    }
+                    out = cand;
+                }
+                Component::ParentDir => {
+                    out.pop();
+                }
+                _ => {}
+            }
+        }
+        Some(out)
+    }
+}
+
+impl FsView for MemFs {
+    fn canonicalize(&self, p: &Path) -> Option<PathBuf> {
+        self.resolve(p, &mut 0)
+    }
+    fn kind(&self, p: &Path) -> Option<FileKind> {
+        let c = self.canonicalize(p)?;
+        if self.dirs.contains_key(&c) {
+            Some(FileKind::Dir)
+        } else {
+            Some(FileKind::File)
+        }
+    }
+    fn read_to_string(&self, p: &Path) -> Option<String> {
+        let c = self.canonicalize(p)?;
+        self.files.get(&c).cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lexical_handles_dotdot_and_relative() {
+        let cwd = Path::new("/home/u/proj");
+        assert_eq!(
+            lexical_normalize(Path::new("../x/./y"), cwd),
+            PathBuf::from("/home/u/x/y")
+        );
+        assert_eq!(
+            lexical_normalize(Path::new("/../../etc"), cwd),
+            PathBuf::from("/etc")
+        );
+        assert_eq!(lexical_normalize(Path::new("."), cwd), cwd.to_path_buf());
+        assert_eq!(
+            lexical_normalize(Path::new("a//b/"), cwd),
+            PathBuf::from("/home/u/proj/a/b")
+        );
+    }
+
+    #[test]
+    fn memfs_follows_symlinks_and_lenient_appends_missing() {
+        let fs = MemFs::new()
+            .dir("/data/real")
+            .symlink("/home/u/link", "/data/real")
+            .symlink("/home/u/rel", "../../data");
+        assert_eq!(
+            fs.canonicalize(Path::new("/home/u/link")),
+            Some(PathBuf::from("/data/real"))
+        );
+        assert_eq!(
+            fs.canonicalize(Path::new("/home/u/rel/real")),
+            Some(PathBuf::from("/data/real"))
+        );
+        assert_eq!(
+            canonicalize_lenient(&fs, Path::new("/home/u/link/new/file")),
+            PathBuf::from("/data/real/new/file")
+        );
+    }
+
+    #[test]
+    fn memfs_symlink_loop_is_missing() {
+        let fs = MemFs::new().symlink("/a", "/b").symlink("/b", "/a");
+        assert_eq!(fs.canonicalize(Path::new("/a")), None);
+    }
+}
