@@ -1,1 +1,442 @@
-//! cordon-sandbox
+//! # cordon-sandbox
+//!
+//! The sandbox manager: from a [`PermissionProfile`] and one command to an [`ExecRequest`]
+//! that, when spawned, runs the command confined by what this host can really enforce.
+//!
+//! The flow mirrors SPEC §2–§3:
+//! 1. [`SandboxManager::select`] asks R-S1 (does the profile need a sandbox?) and R-S2 (does
+//!    this host family have a backend?) and keeps both answers (R-S3).
+//! 2. [`SandboxManager::transform`] resolves the profile for the cwd, asks the backend to
+//!    *prepare* (on Linux: probe the kernel and plan the layers), and returns an
+//!    [`ExecRequest`] (R-T5) — or refuses with the missing guarantee named (R-S4).
+//! 3. [`run`] spawns it, forwards signals and returns the child's status.
+//!
+//! Backends: [`linux`] (namespaces + Landlock + seccomp helper, R-T3/R-L*), [`seatbelt`]
+//! (macOS SBPL text, R-T2). Backend `none` passes argv through unchanged (R-T1).
+#![deny(missing_docs)]
+
+#[cfg(target_os = "linux")]
+pub mod linux;
+pub mod run;
+pub mod seatbelt;
+
+pub use run::{run, RunStatus};
+
+use cordon_policy::env::scrub_env;
+use cordon_policy::paths::{FileKind, FsView};
+use cordon_policy::{
+    resolve, select_initial, Backend, HelperPayload, OnUnavailable, Os, PermissionProfile,
+    PlatformOptions, ProfileKind, ResolveContext, ResolveError, ResolvedProfile,
+    SandboxPreference, SandboxStatus, Selection,
+};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// The host filesystem as a [`FsView`] (std::fs, following symlinks).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct HostFs;
+
+impl FsView for HostFs {
+    fn canonicalize(&self, p: &Path) -> Option<PathBuf> {
+        std::fs::canonicalize(p).ok()
+    }
+    fn kind(&self, p: &Path) -> Option<FileKind> {
+        std::fs::metadata(p).ok().map(|m| {
+            if m.is_dir() {
+                FileKind::Dir
+            } else {
+                FileKind::File
+            }
+        })
+    }
+    fn read_to_string(&self, p: &Path) -> Option<String> {
+        let meta = std::fs::metadata(p).ok()?;
+        if meta.len() > 64 * 1024 {
+            return None;
+        }
+        std::fs::read_to_string(p).ok()
+    }
+}
+
+/// One command to run, with everything the manager needs to decide and wrap it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommandRequest {
+    /// The user's argv; `argv[0]` is the program (looked up in `PATH` by the runner).
+    pub argv: Vec<String>,
+    /// Working directory (absolute).
+    pub cwd: PathBuf,
+    /// The caller's environment (scrubbed per R-L4 before it reaches the child).
+    pub env: Vec<(String, String)>,
+    /// The permission profile (already widened by any per-command overlay).
+    pub profile: PermissionProfile,
+    /// Sandbox preference (R-S1).
+    pub preference: SandboxPreference,
+    /// Whether a managed network is required (R-S1 step 1).
+    pub managed_network_required: bool,
+    /// Config/profile files in use (protected inside writable roots, R-P3).
+    pub profile_files: Vec<PathBuf>,
+    /// Run unconfined when the sandbox is needed but cannot be prepared (R-S4 opt-in).
+    /// Also enabled by the profile's `on_unavailable = "run-unconfined"`.
+    pub allow_unconfined: bool,
+}
+
+impl CommandRequest {
+    /// A request for `argv` in `cwd` with the current process environment, `Auto`
+    /// preference, no managed network, fail-closed.
+    pub fn new(argv: Vec<String>, cwd: PathBuf, profile: PermissionProfile) -> CommandRequest {
+        CommandRequest {
+            argv,
+            cwd,
+            env: std::env::vars().collect(),
+            profile,
+            preference: SandboxPreference::Auto,
+            managed_network_required: false,
+            profile_files: Vec::new(),
+            allow_unconfined: false,
+        }
+    }
+
+    /// The [`ResolveContext`] for this request (HOME and TMPDIR from its env).
+    pub fn resolve_context(&self) -> ResolveContext {
+        let get = |k: &str| {
+            self.env
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| PathBuf::from(v))
+                .filter(|p| p.is_absolute())
+        };
+        ResolveContext {
+            cwd: self.cwd.clone(),
+            home: get("HOME"),
+            tmpdir: get("TMPDIR"),
+            profile_files: self.profile_files.clone(),
+        }
+    }
+}
+
+/// The transform's result (R-T5): what to spawn, and what was applied. Never a string.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExecRequest {
+    /// Program to execute (the user's `argv[0]` for backend none; the helper otherwise).
+    pub program: String,
+    /// Arguments after the program.
+    pub args: Vec<String>,
+    /// Working directory for the spawned process. For backend none this is the caller's
+    /// cwd exactly as given (R-T1: no local cwd is prepared).
+    pub cwd: PathBuf,
+    /// The full environment of the spawned process.
+    pub env: Vec<(String, String)>,
+    /// The backend that will confine the command.
+    pub backend: Backend,
+    /// What was applied, one item per layer, in plain words (e.g. "landlock ABI 7 …").
+    pub applied: Vec<String>,
+    /// Names of environment variables dropped as secrets (values never recorded).
+    pub env_dropped: Vec<String>,
+    /// The status triple (R-S5).
+    pub status: SandboxStatus,
+    /// The R-S3 selection behind it.
+    pub selection: Selection,
+    /// The resolved profile (absent for backend none, which resolves nothing).
+    pub resolved: Option<ResolvedProfile>,
+    /// Set when the command runs unconfined although a sandbox was needed (the explicit
+    /// opt-in of R-S4): the reason the sandbox could not be applied.
+    pub unconfined_reason: Option<String>,
+}
+
+/// Why a command cannot be transformed.
+#[derive(Debug, Error)]
+pub enum TransformError {
+    /// Empty argv.
+    #[error("no command given")]
+    EmptyCommand,
+    /// The profile could not be resolved for the cwd.
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+    /// R-S4: confinement is needed and cannot be given. The message names what is missing.
+    #[error("refusing to run unconfined: {reason} (pass --allow-unconfined to run without a sandbox anyway)")]
+    Refused {
+        /// What is missing, in plain words.
+        reason: String,
+        /// The status triple at the time of refusal.
+        status: Box<SandboxStatus>,
+    },
+    /// The helper executable is missing (R-T3: no downgrade).
+    #[error("sandbox helper {0:?} not found or not executable; reinstall cordon or set the helper path")]
+    HelperMissing(PathBuf),
+}
+
+/// The sandbox manager: host facts plus the helper location. Cheap to clone; create once.
+#[derive(Debug, Clone)]
+pub struct SandboxManager {
+    /// The host OS family.
+    pub os: Os,
+    /// Platform options (R-S2).
+    pub options: PlatformOptions,
+    /// The executable re-invoked as the Linux helper (default: the current executable).
+    pub helper_exe: Option<PathBuf>,
+    /// Linux kernel features, probed once.
+    #[cfg(target_os = "linux")]
+    pub features: linux::LinuxFeatures,
+}
+
+impl SandboxManager {
+    /// A manager for this host: probes the kernel (Linux) once. The helper defaults to
+    /// the current executable, which must dispatch [`linux::HELPER_SUBCOMMAND`] to
+    /// [`linux::helper_main`] (the `cordon` CLI does).
+    pub fn for_host() -> SandboxManager {
+        SandboxManager {
+            os: Os::current(),
+            options: PlatformOptions::default(),
+            helper_exe: std::env::current_exe().ok(),
+            #[cfg(target_os = "linux")]
+            features: linux::probe(),
+        }
+    }
+
+    /// Sets the helper executable (e.g. the `cordon-sandbox-helper` binary).
+    pub fn with_helper(mut self, exe: PathBuf) -> SandboxManager {
+        self.helper_exe = Some(exe);
+        self
+    }
+
+    /// R-S3 for `req` on this host.
+    pub fn select(&self, req: &CommandRequest) -> Selection {
+        select_initial(
+            &req.profile,
+            req.preference,
+            req.managed_network_required,
+            self.os,
+            self.options,
+        )
+    }
+
+    /// Asks the selected backend whether it can give every guarantee of `resolved` here.
+    /// `Ok(applied layers)` or `Err(what is missing)`.
+    pub fn prepare(&self, backend: Backend, resolved: &ResolvedProfile) -> Result<Vec<String>, String> {
+        match backend {
+            Backend::None => Ok(Vec::new()),
+            #[cfg(target_os = "linux")]
+            Backend::LinuxHelper => linux::plan(resolved, &self.features)
+                .map(|p| p.applied)
+                .map_err(|r| r.to_string()),
+            Backend::Seatbelt if self.os == Os::Macos => {
+                if Path::new(seatbelt::SANDBOX_EXEC).exists() {
+                    Ok(vec![format!("seatbelt policy via {}", seatbelt::SANDBOX_EXEC)])
+                } else {
+                    Err(format!("{} not found", seatbelt::SANDBOX_EXEC))
+                }
+            }
+            other => {
+                let _ = resolved;
+                Err(format!("the {other} backend is not implemented on this build"))
+            }
+        }
+    }
+
+    /// R-T1/R-T3/R-T5: compile `req` into an [`ExecRequest`].
+    ///
+    /// Errors: [`TransformError::Refused`] when a needed sandbox cannot be prepared and the
+    /// caller did not opt in to running unconfined (R-S4); [`TransformError::HelperMissing`]
+    /// when the Linux helper is missing; resolution errors.
+    pub fn transform(&self, req: &CommandRequest) -> Result<ExecRequest, TransformError> {
+        if req.argv.is_empty() {
+            return Err(TransformError::EmptyCommand);
+        }
+        let selection = self.select(req);
+        let scrub = req.profile.kind != ProfileKind::Disabled;
+        let (env, env_dropped) = if scrub {
+            let s = scrub_env(&req.profile.env, req.env.iter().cloned());
+            (s.kept, s.dropped)
+        } else {
+            (req.env.clone(), Vec::new())
+        };
+        let allow_unconfined =
+            req.allow_unconfined || req.profile.on_unavailable == OnUnavailable::RunUnconfined;
+
+        let passthrough = |status: SandboxStatus, reason: Option<String>, resolved| {
+            let mut applied = Vec::new();
+            if scrub {
+                applied.push(format!("environment scrubbed ({} dropped)", env_dropped.len()));
+            }
+            ExecRequest {
+                program: req.argv[0].clone(),
+                args: req.argv[1..].to_vec(),
+                cwd: req.cwd.clone(),
+                env: env.clone(),
+                backend: Backend::None,
+                applied,
+                env_dropped: env_dropped.clone(),
+                status,
+                selection: selection.clone(),
+                resolved,
+                unconfined_reason: reason,
+            }
+        };
+
+        if !selection.requested.value {
+            let status = SandboxStatus::new(&selection, Ok(()), true);
+            return Ok(passthrough(status, None, None));
+        }
+        if selection.backend == Backend::None {
+            // Needed, but this host family has no backend (R-S3 fold).
+            let status = SandboxStatus::new(&selection, Ok(()), true);
+            let reason = selection.available.reason.clone();
+            if allow_unconfined {
+                return Ok(passthrough(status, Some(reason), None));
+            }
+            return Err(TransformError::Refused {
+                reason,
+                status: Box::new(status),
+            });
+        }
+
+        let resolved = resolve(&req.profile, &req.resolve_context(), &HostFs)?;
+        let prepared = self.prepare(selection.backend, &resolved);
+        let status = SandboxStatus::new(&selection, prepared.clone().map(|_| ()), true);
+        let layers = match prepared {
+            Ok(l) => l,
+            Err(missing) => {
+                if allow_unconfined {
+                    return Ok(passthrough(status, Some(missing), Some(resolved)));
+                }
+                return Err(TransformError::Refused {
+                    reason: missing,
+                    status: Box::new(status),
+                });
+            }
+        };
+        let mut applied = layers;
+        applied.push(format!("environment scrubbed ({} dropped)", env_dropped.len()));
+
+        match selection.backend {
+            #[cfg(target_os = "linux")]
+            Backend::LinuxHelper => {
+                let exe = self
+                    .helper_exe
+                    .clone()
+                    .ok_or_else(|| TransformError::HelperMissing(PathBuf::from("<current exe>")))?;
+                if !exe.is_file() {
+                    return Err(TransformError::HelperMissing(exe));
+                }
+                let payload = HelperPayload::new(resolved.clone(), env.clone());
+                let mut args = vec![
+                    linux::HELPER_SUBCOMMAND.to_string(),
+                    "--permission-profile".to_string(),
+                    payload.encode(),
+                    "--".to_string(),
+                ];
+                args.extend(req.argv.iter().cloned());
+                Ok(ExecRequest {
+                    program: exe.to_string_lossy().into_owned(),
+                    args,
+                    cwd: resolved.cwd.clone(),
+                    env,
+                    backend: Backend::LinuxHelper,
+                    applied,
+                    env_dropped,
+                    status,
+                    selection,
+                    resolved: Some(resolved),
+                    unconfined_reason: None,
+                })
+            }
+            Backend::Seatbelt => {
+                let (program, args) = seatbelt::wrap(&resolved, &req.argv);
+                Ok(ExecRequest {
+                    program,
+                    args,
+                    cwd: resolved.cwd.clone(),
+                    env,
+                    backend: Backend::Seatbelt,
+                    applied,
+                    env_dropped,
+                    status,
+                    selection,
+                    resolved: Some(resolved),
+                    unconfined_reason: None,
+                })
+            }
+            other => Err(TransformError::Refused {
+                reason: format!("the {other} backend is not implemented on this build"),
+                status: Box::new(status),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(profile: &str) -> CommandRequest {
+        let mut r = CommandRequest::new(
+            vec!["git".into(), "status".into()],
+            std::env::temp_dir(),
+            PermissionProfile::builtin(profile).unwrap(),
+        );
+        r.env = vec![
+            ("PATH".into(), "/usr/bin:/bin".into()),
+            ("GITHUB_TOKEN".into(), "s3cret".into()),
+            ("HOME".into(), "/nonexistent-home".into()),
+        ];
+        r
+    }
+
+    /// R-T1: backend none passes argv through unchanged and prepares no cwd.
+    #[test]
+    fn none_backend_passes_argv_unchanged() {
+        let m = SandboxManager::for_host();
+        let mut r = req("danger-full-access");
+        r.cwd = PathBuf::from("/some/other/host/path/that/does/not/exist");
+        let e = m.transform(&r).unwrap();
+        assert_eq!(e.backend, Backend::None);
+        assert_eq!(e.program, "git");
+        assert_eq!(e.args, vec!["status"]);
+        assert_eq!(e.cwd, r.cwd);
+        assert!(e.resolved.is_none());
+        assert!(!e.status.sandbox_requested.value);
+    }
+
+    /// R-S3/R-S4: needed but the host family has no backend → refused, fold recorded.
+    #[test]
+    fn needed_but_unavailable_is_refused_with_reason() {
+        let mut m = SandboxManager::for_host();
+        m.os = Os::Windows;
+        let e = m.transform(&req("workspace-write")).unwrap_err();
+        match e {
+            TransformError::Refused { reason, status } => {
+                assert!(reason.contains("Windows"), "{reason}");
+                assert!(status.sandbox_requested.value);
+                assert!(!status.sandbox_available.value);
+                assert!(!status.sandbox_enabled.value);
+            }
+            other => panic!("{other}"),
+        }
+        // Explicit opt-in runs unconfined, and says so.
+        let mut r = req("workspace-write");
+        r.allow_unconfined = true;
+        let e = m.transform(&r).unwrap();
+        assert_eq!(e.backend, Backend::None);
+        assert!(e.unconfined_reason.is_some());
+        assert!(!e.status.sandbox_enabled.value);
+        // Secrets are still scrubbed for a managed profile.
+        assert!(e.env.iter().all(|(k, _)| k != "GITHUB_TOKEN"));
+        assert_eq!(e.env_dropped, vec!["GITHUB_TOKEN".to_string()]);
+    }
+
+    /// R-T3: helper missing → error, no downgrade.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn missing_helper_is_an_error_not_a_downgrade() {
+        let m = SandboxManager::for_host().with_helper(PathBuf::from("/nonexistent/cordon-helper"));
+        if m.prepare(Backend::LinuxHelper, &resolve(&req("workspace-write").profile, &req("workspace-write").resolve_context(), &HostFs).unwrap()).is_err() {
+            // Host cannot sandbox at all; the refusal path is covered elsewhere.
+            return;
+        }
+        match m.transform(&req("workspace-write")) {
+            Err(TransformError::HelperMissing(p)) => assert_eq!(p, PathBuf::from("/nonexistent/cordon-helper")),
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,1 +1,50 @@
-fn main() {}
+//! `cordon`: run a command confined by a permission profile.
+//!
+//! A thin shell over the libraries: argument parsing and printing live here; every decision
+//! is made in `cordon-policy`, `cordon-execpolicy` and `cordon-sandbox`.
+
+mod cli;
+mod cmd;
+mod profile_args;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+/// Exit code when cordon itself fails or refuses (like `env`/`timeout`).
+pub const EXIT_CORDON: u8 = 125;
+/// Exit code when the command exists but cannot be executed.
+pub const EXIT_CANNOT_EXECUTE: u8 = 126;
+/// Exit code when the command is not found.
+pub const EXIT_NOT_FOUND: u8 = 127;
+
+fn main() -> ExitCode {
+    // The Linux helper is this same executable re-invoked (R-T3). Dispatch it before any
+    // other work so it stays small and fast.
+    #[cfg(target_os = "linux")]
+    {
+        let mut args = std::env::args_os();
+        let _exe = args.next();
+        if let Some(first) = args.next() {
+            if first == cordon_sandbox::linux::HELPER_SUBCOMMAND {
+                let code = cordon_sandbox::linux::helper_main(args.collect());
+                return ExitCode::from(code.clamp(0, 255) as u8);
+            }
+        }
+    }
+    let cli = cli::Cli::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CORDON_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(if cli.verbose { "debug" } else { "warn" }));
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter)
+        .without_time()
+        .init();
+    let code = match cmd::dispatch(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("cordon: {e:#}");
+            EXIT_CORDON as i32
+        }
+    };
+    ExitCode::from(code.clamp(0, 255) as u8)
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Startup overhead of `cordon run -- true` vs bare `true` vs `bwrap` with the same
+# namespaces (user, mount, pid, net, ipc; read-only root, private /tmp, fresh /proc, /dev).
+# Prints median wall time (hyperfine) and peak RSS (GNU time) of each, and the ratios.
+#
+# Usage: bench/startup.sh [RUNS]   (default 200). Installs hyperfine, bubblewrap and time
+# via apt if missing. Machines here are shared and noisy: compare the ratios, not the
+# absolute numbers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS="${1:-200}"
+
+missing=()
+command -v hyperfine >/dev/null || missing+=(hyperfine)
+command -v bwrap >/dev/null || missing+=(bubblewrap)
+[ -x /usr/bin/time ] || missing+=(time)
+command -v jq >/dev/null || missing+=(jq)
+if [ ${#missing[@]} -gt 0 ]; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+cargo build --release -q -p cordon
+CORDON="$PWD/target/release/cordon"
+WORK="$(mktemp -d /var/tmp/cordon-bench.XXXXXX)"
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK" && git init -q .
+
+BWRAP=(bwrap --unshare-user --unshare-pid --unshare-net --unshare-ipc --die-with-parent
+       --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --bind "$WORK" "$WORK" --chdir "$WORK")
+
+# The helper alone: same payload cordon would pass, invoked directly.
+read -r -a HELPER < <("$CORDON" run --dry-run --json -- true | jq -r '([.program] + .args) | join(" ")')
+
+hyperfine -N --warmup 20 --runs "$RUNS" --export-json "$WORK/h.json" \
+  -n bare "true" \
+  -n cordon "$CORDON run -- true" \
+  -n helper "${HELPER[*]}" \
+  -n bwrap "${BWRAP[*]} true" >/dev/null
+
+rss() { /usr/bin/time -f '%M' "$@" 2>&1 >/dev/null | tail -1; }
+median_rss() { for _ in $(seq 15); do rss "$@"; done | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+R_BARE=$(median_rss true)
+R_CORDON=$(median_rss "$CORDON" run -- true)
+R_HELPER=$(median_rss "${HELPER[@]}")
+R_BWRAP=$(median_rss "${BWRAP[@]}" true)
+
+jq -r --arg rb "$R_BARE" --arg rc "$R_CORDON" --arg rh "$R_HELPER" --arg rw "$R_BWRAP" '
+  (.results | map({(.command): .median}) | add) as $m |
+  "what      median wall   peak RSS",
+  "bare      \($m.bare*1000|.*100|round/100) ms   \($rb) KiB",
+  "cordon    \($m.cordon*1000|.*100|round/100) ms   \($rc) KiB",
+  "helper    \($m.helper*1000|.*100|round/100) ms   \($rh) KiB",
+  "bwrap     \($m.bwrap*1000|.*100|round/100) ms   \($rw) KiB",
+  "",
+  "cordon/bwrap wall ratio: \(($m.cordon/$m.bwrap)*100|round/100)",
+  "helper/bwrap wall ratio: \(($m.helper/$m.bwrap)*100|round/100)"
+' "$WORK/h.json"

@@ -1,0 +1,81 @@
+//! Spawning an [`ExecRequest`]: the child's exit status, with signals forwarded.
+
+use crate::ExecRequest;
+use serde::Serialize;
+use std::io;
+use std::process::{Command, ExitStatus};
+
+/// How a spawned command ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RunStatus {
+    /// Exit code, when it exited normally.
+    pub code: Option<i32>,
+    /// Terminating signal number, when killed by a signal.
+    pub signal: Option<i32>,
+}
+
+impl RunStatus {
+    /// The exit code a shell would report: the code, or 128+signal (like `env`/`timeout`).
+    pub fn shell_code(&self) -> i32 {
+        match (self.code, self.signal) {
+            (Some(c), _) => c,
+            (None, Some(s)) => 128 + s,
+            (None, None) => 125,
+        }
+    }
+
+    fn from_status(s: ExitStatus) -> RunStatus {
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::ExitStatusExt;
+            RunStatus {
+                code: s.code(),
+                signal: s.signal(),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            RunStatus {
+                code: s.code(),
+                signal: None,
+            }
+        }
+    }
+}
+
+/// Spawns `exec` (program, args, cwd and exactly `exec.env`), forwards SIGINT, SIGTERM,
+/// SIGHUP and SIGQUIT to it while it runs, and waits.
+///
+/// Errors: the spawn's `io::Error` (`NotFound` → the caller reports 127,
+/// `PermissionDenied` → 126).
+pub fn run(exec: &ExecRequest) -> io::Result<RunStatus> {
+    let mut cmd = Command::new(&exec.program);
+    cmd.args(&exec.args)
+        .current_dir(&exec.cwd)
+        .env_clear()
+        .envs(exec.env.iter().map(|(k, v)| (k, v)));
+    let mut child = cmd.spawn()?;
+    #[cfg(unix)]
+    let forwarder = forward_signals(child.id());
+    let status = child.wait();
+    #[cfg(unix)]
+    if let Some(h) = forwarder {
+        h.close();
+    }
+    Ok(RunStatus::from_status(status?))
+}
+
+#[cfg(unix)]
+fn forward_signals(pid: u32) -> Option<signal_hook::iterator::Handle> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT]).ok()?;
+    let handle = signals.handle();
+    std::thread::spawn(move || {
+        for sig in signals.forever() {
+            if let Ok(s) = nix::sys::signal::Signal::try_from(sig) {
+                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), s);
+            }
+        }
+    });
+    Some(handle)
+}

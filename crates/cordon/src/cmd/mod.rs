@@ -1,0 +1,17 @@
+//! One module per subcommand.
+
+use crate::cli::{Cli, Command};
+use anyhow::Result;
+
+mod profiles;
+mod run;
+mod status;
+
+/// Runs the chosen subcommand; returns the process exit code.
+pub fn dispatch(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Command::Run(a) => run::run(a),
+        Command::Status(a) => status::status(a),
+        Command::Profiles(a) => profiles::profiles(a),
+    }
+}

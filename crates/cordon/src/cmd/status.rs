@@ -1,0 +1,71 @@
+//! `cordon status`: what this host can enforce, and the status triple of the active profile
+//! (R-S5).
+
+use crate::cli::StatusArgs;
+use crate::profile_args::choose;
+use anyhow::{Context, Result};
+use cordon_policy::{resolve, SandboxStatus};
+use cordon_sandbox::{CommandRequest, HostFs, SandboxManager};
+use serde_json::json;
+
+pub fn status(args: StatusArgs) -> Result<i32> {
+    let chosen = choose(&args.profile)?;
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let mut req = CommandRequest::new(vec!["true".into()], cwd, chosen.profile.clone());
+    req.profile_files = chosen.files.clone();
+    let manager = SandboxManager::for_host();
+    let selection = manager.select(&req);
+    let resolved = resolve(&req.profile, &req.resolve_context(), &HostFs)?;
+    let prepared = if selection.requested.value && selection.available.value {
+        manager.prepare(selection.backend, &resolved)
+    } else {
+        Ok(Vec::new())
+    };
+    let status = SandboxStatus::new(&selection, prepared.clone().map(|_| ()), true);
+    #[cfg(target_os = "linux")]
+    let host = serde_json::to_value(&manager.features)?;
+    #[cfg(not(target_os = "linux"))]
+    let host = json!({"os": format!("{:?}", manager.os)});
+
+    if args.profile.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "host": host,
+                "profile": chosen.profile.name,
+                "backend": selection.backend,
+                "should_sandbox_rule": selection.rule,
+                "status": status,
+                "applied": prepared.as_ref().ok(),
+                "missing": prepared.as_ref().err(),
+            }))?
+        );
+        return Ok(0);
+    }
+    println!("host");
+    #[cfg(target_os = "linux")]
+    for line in manager.features.describe() {
+        println!("  {line}");
+    }
+    #[cfg(not(target_os = "linux"))]
+    println!("  os: {:?}", manager.os);
+    println!("profile: {} ({})", chosen.profile.name, chosen.profile.kind);
+    println!("backend: {}", selection.backend);
+    let leg = |name: &str, f: &cordon_policy::Fact| {
+        println!("  {name:<18} {:<5}  {}", f.value, f.reason);
+    };
+    leg("sandbox_requested", &status.sandbox_requested);
+    leg("sandbox_available", &status.sandbox_available);
+    leg("sandbox_enabled", &status.sandbox_enabled);
+    match &prepared {
+        Ok(layers) if !layers.is_empty() => {
+            println!("would apply:");
+            for l in layers {
+                println!("  - {l}");
+            }
+        }
+        Ok(_) => {}
+        Err(missing) => println!("cannot confine: {missing}"),
+    }
+    Ok(0)
+}

@@ -1,0 +1,304 @@
+//! End-to-end tests of the `cordon` binary: each test runs one `cordon` process (one
+//! sandbox per child process; confinement cannot be undone).
+//!
+//! Tests that need the kernel's sandbox features call [`sandbox_available`]: on CI
+//! (`CI=true`) a missing feature fails the test; elsewhere it is a reported skip.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const CORDON: &str = env!("CARGO_BIN_EXE_cordon");
+
+/// A project directory (git repo) outside /tmp, plus a fake HOME with a credential store.
+struct Project {
+    _root: tempfile::TempDir,
+    dir: PathBuf,
+    home: PathBuf,
+}
+
+fn project() -> Project {
+    // Under /var/tmp so it is not hidden by the sandbox's private /tmp.
+    let root = tempfile::Builder::new()
+        .prefix("cordon-cli-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let dir = root.path().join("proj");
+    let home = root.path().join("home");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), "PRIVATE KEY MATERIAL\n").unwrap();
+    let st = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    Project {
+        dir: dir.canonicalize().unwrap(),
+        home: home.canonicalize().unwrap(),
+        _root: root,
+    }
+}
+
+fn cordon(p: &Project, args: &[&str]) -> Command {
+    let mut c = Command::new(CORDON);
+    c.args(args)
+        .current_dir(&p.dir)
+        .env("HOME", &p.home)
+        .env_remove("CORDON_DISABLE_LAYERS")
+        .env_remove("CORDON_PROFILE")
+        .env_remove("CORDON_CONFIG")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .stdin(Stdio::null());
+    c
+}
+
+fn out(mut c: Command) -> Output {
+    c.output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Whether this host can run the default profile confined. On CI a missing feature is a
+/// failure, not a skip.
+fn sandbox_available() -> bool {
+    let p = project();
+    let o = out(cordon(&p, &["status", "--json"]));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("status --json");
+    let enabled = v["status"]["sandbox_enabled"]["value"].as_bool() == Some(true);
+    if !enabled {
+        let why = v["status"]["sandbox_enabled"]["reason"].to_string();
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("CI host must support the Linux sandbox, but: {why}");
+        }
+        eprintln!("SKIP: sandbox unavailable on this host: {why}");
+    }
+    enabled
+}
+
+/// The issue's "done when" scenario: git works, the file is written, the secret is
+/// unreadable and the network is refused — in one command.
+#[test]
+fn done_when_scenario() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let script = format!(
+        "git status --short >/dev/null && echo GIT_OK; \
+         echo hi > out.txt && echo WRITE_OK; \
+         cat ~/.ssh/id_rsa && echo SECRET_LEAKED; \
+         python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), timeout=2)' 2>/dev/null && echo NET_LEAKED; \
+         true"
+    );
+    let o = out(cordon(&p, &["run", "--", "bash", "-c", &script]));
+    let so = text(&o.stdout);
+    assert!(so.contains("GIT_OK"), "{so} {}", text(&o.stderr));
+    assert!(so.contains("WRITE_OK"), "{so}");
+    assert!(!so.contains("SECRET_LEAKED") && !so.contains("PRIVATE KEY"), "{so}");
+    assert!(!so.contains("NET_LEAKED"), "{so}");
+    assert_eq!(std::fs::read_to_string(p.dir.join("out.txt")).unwrap(), "hi\n");
+    listener.set_nonblocking(true).unwrap();
+    assert!(listener.accept().is_err(), "nothing may have connected");
+}
+
+/// R-L1 escape + twin at the CLI level: writing outside the project fails.
+#[test]
+fn write_outside_project_fails_inside_works() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let outside = p.home.join("outside.txt");
+    let o = out(cordon(
+        &p,
+        &["run", "--", "sh", "-c", &format!("echo x > {}", outside.display())],
+    ));
+    assert_ne!(o.status.code(), Some(0));
+    assert!(!outside.exists());
+    let o = out(cordon(&p, &["run", "--", "sh", "-c", "echo x > inside.txt"]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(p.dir.join("inside.txt").exists());
+}
+
+/// `-w PATH` widens exactly that path.
+#[test]
+fn writable_flag_widens_one_path() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let extra = p.home.join("extra");
+    std::fs::create_dir(&extra).unwrap();
+    let cmd = format!("echo x > {}/f", extra.display());
+    let o = out(cordon(&p, &["run", "--", "sh", "-c", &cmd]));
+    assert_ne!(o.status.code(), Some(0));
+    let o = out(cordon(&p, &["run", "-w", extra.to_str().unwrap(), "--", "sh", "-c", &cmd]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(extra.join("f").exists());
+}
+
+/// R-L4: secret-looking variables do not reach the command; others do; `env.keep` keeps.
+#[test]
+fn secret_env_is_scrubbed() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let mut c = cordon(&p, &["run", "--", "sh", "-c", "echo T=${GITHUB_TOKEN:-unset} K=${MY_API_KEY:-unset} P=${PLAIN_VAR:-unset}"]);
+    c.env("GITHUB_TOKEN", "ghp_secret")
+        .env("MY_API_KEY", "k")
+        .env("PLAIN_VAR", "visible");
+    let o = out(c);
+    let s = text(&o.stdout);
+    assert!(s.contains("T=unset K=unset P=visible"), "{s} {}", text(&o.stderr));
+
+    let cfg = p.home.join("c.toml");
+    std::fs::write(
+        &cfg,
+        "[profiles.keep]\nextends = \"workspace-write\"\n[profiles.keep.env]\nkeep = [\"GITHUB_TOKEN\"]\n",
+    )
+    .unwrap();
+    let mut c = cordon(
+        &p,
+        &["run", "--config", cfg.to_str().unwrap(), "--profile", "keep", "--", "sh", "-c", "echo T=${GITHUB_TOKEN:-unset}"],
+    );
+    c.env("GITHUB_TOKEN", "ghp_secret");
+    let s = text(&out(c).stdout);
+    assert!(s.contains("T=ghp_secret"), "{s}");
+}
+
+/// Exit codes like env/timeout: the child's code, 127 not found, 126 cannot execute.
+#[test]
+fn exit_codes() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    assert_eq!(out(cordon(&p, &["run", "--", "sh", "-c", "exit 3"])).status.code(), Some(3));
+    let o = out(cordon(&p, &["run", "--", "definitely-not-a-command-xyz"]));
+    assert_eq!(o.status.code(), Some(127), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("definitely-not-a-command-xyz"));
+    std::fs::write(p.dir.join("noexec.sh"), "#!/bin/sh\necho hi\n").unwrap();
+    let o = out(cordon(&p, &["run", "--", "./noexec.sh"]));
+    assert_eq!(o.status.code(), Some(126), "{}", text(&o.stderr));
+    // killed by a signal → 128+n
+    let o = out(cordon(&p, &["run", "--", "sh", "-c", "kill -TERM $$"]));
+    assert_eq!(o.status.code(), Some(143));
+}
+
+/// Unsandboxed commands keep the same exit-code contract.
+#[test]
+fn exit_codes_unsandboxed() {
+    let p = project();
+    let o = out(cordon(&p, &["run", "--profile", "danger-full-access", "--", "definitely-not-a-command-xyz"]));
+    assert_eq!(o.status.code(), Some(127));
+    let o = out(cordon(&p, &["run", "--profile", "danger-full-access", "--", "sh", "-c", "exit 7"]));
+    assert_eq!(o.status.code(), Some(7));
+}
+
+/// R-S4: a guarantee the host cannot give is a refusal (125) naming what is missing, and
+/// the command never runs; `--allow-unconfined` is the explicit opt-in.
+#[test]
+fn fail_closed_without_user_namespaces() {
+    let p = project();
+    let marker = p.dir.join("ran");
+    let mut c = cordon(&p, &["run", "--", "touch", marker.to_str().unwrap()]);
+    c.env("CORDON_DISABLE_LAYERS", "userns");
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("refusing to run unconfined"), "{err}");
+    assert!(err.contains("namespace"), "must name what is missing: {err}");
+    assert!(!marker.exists(), "the command must not run");
+
+    let mut c = cordon(&p, &["run", "--allow-unconfined", "--", "touch", marker.to_str().unwrap()]);
+    c.env("CORDON_DISABLE_LAYERS", "userns,landlock,seccomp");
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("UNCONFINED"));
+    assert!(marker.exists());
+}
+
+/// R-T3: a payload of another version (or garbage) → 125 and the command never runs.
+#[test]
+fn helper_rejects_foreign_payload() {
+    let p = project();
+    let marker = p.dir.join("ran");
+    for payload in ["not-base64!!", "eyJ2ZXJzaW9uIjo5OTl9"] {
+        let o = out(cordon(
+            &p,
+            &["__sandbox-helper", "--permission-profile", payload, "--", "touch", marker.to_str().unwrap()],
+        ));
+        assert_eq!(o.status.code(), Some(125), "{payload}: {}", text(&o.stderr));
+        assert!(text(&o.stderr).contains("payload"), "{}", text(&o.stderr));
+        assert!(!marker.exists());
+    }
+}
+
+/// A malformed profile is an error with the line, never a default.
+#[test]
+fn malformed_config_is_an_error_with_line() {
+    let p = project();
+    let cfg = p.home.join("bad.toml");
+    std::fs::write(&cfg, "[profiles.x]\nextends = \"read-only\"\nnetwork = \"maybe\"\n").unwrap();
+    let o = out(cordon(&p, &["run", "--config", cfg.to_str().unwrap(), "--profile", "x", "--", "true"]));
+    assert_eq!(o.status.code(), Some(125));
+    let err = text(&o.stderr);
+    assert!(err.contains("line 3"), "{err}");
+    let o = out(cordon(&p, &["run", "--profile", "no-such-profile", "--", "true"]));
+    assert_eq!(o.status.code(), Some(125));
+    assert!(text(&o.stderr).contains("workspace-write"));
+}
+
+/// Signals sent to cordon reach the command; the run ends promptly with 128+n.
+#[test]
+fn sigterm_is_forwarded() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let mut child = cordon(&p, &["run", "--", "sleep", "30"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let start = Instant::now();
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let st = child.wait().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(10));
+    assert_eq!(st.code(), Some(143));
+}
+
+/// `cordon status --json` reports the host and the triple.
+#[test]
+fn status_json_has_the_triple() {
+    let p = project();
+    let o = out(cordon(&p, &["status", "--json"]));
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for leg in ["sandbox_requested", "sandbox_available", "sandbox_enabled"] {
+        assert!(v["status"][leg]["value"].is_boolean(), "{leg}: {v}");
+        assert!(v["status"][leg]["reason"].is_string(), "{leg}");
+    }
+    assert_eq!(v["profile"], "workspace-write");
+    // With the user-namespace layer removed, status reports the refusal instead.
+    let mut c = cordon(&p, &["status", "--json"]);
+    c.env("CORDON_DISABLE_LAYERS", "userns");
+    let v: serde_json::Value = serde_json::from_slice(&out(c).stdout).unwrap();
+    assert_eq!(v["status"]["sandbox_enabled"]["value"], false);
+    assert!(v["missing"].as_str().unwrap_or("").contains("namespace"), "{v}");
+}
