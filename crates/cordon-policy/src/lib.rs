@@ -37,3 +37,13 @@ pub use profile::{
 pub use resolve::{
     resolve, EntryOrigin, ResolveContext, ResolvedEntry, ResolvedFilesystem, ResolvedProfile,
 };
+pub mod context;
+pub mod explain;
+pub mod overlay;
+pub use context::{environment_context, DEFAULT_APPROVAL_MODE};
+pub use explain::{
+    explain, Decider, Explanation, NetworkExplanation, PathExplanation, SandboxExplanation,
+};
+pub use overlay::{
+    effective_profile, intersect, merge, AdditionalPermissions, NonEmptyGrant, Recorded,
+};

@@ -287,7 +287,8 @@ impl PermissionProfile {
     /// - `workspace-write`: managed; the whole disk readable, `:workspace` and `:tmp`
     ///   writable, credential stores denied, network restricted.
     /// - `read-only`: managed; the whole disk readable (credential stores denied), nothing
-    ///   writable but a private `/tmp`, network restricted.
+    ///   writable (on Linux the sandbox still gets a private, discarded `/tmp` tmpfs),
+    ///   network restricted.
     /// - `danger-full-access`: disabled; no outer sandbox, network enabled.
     pub fn builtin(name: &str) -> Option<PermissionProfile> {
         match name {

@@ -97,9 +97,9 @@ pub struct PathAccess {
 
 impl ResolvedFilesystem {
     /// Effective access for `path` (absolute, lexically normal), by most-specific-wins with
-    /// deny > write > read on ties (R-P2). The path is compared under both spellings:
-    /// canonical against canonical entry paths, and as given against the entries' spelled
-    /// paths; the most specific match of either wins.
+    /// deny > write > read on ties (R-P2). The path is canonicalised (symlinks resolved,
+    /// missing tail kept) and compared with the entries' canonical paths, exactly as the
+    /// backends enforce them.
     pub fn access_for(&self, fs: &dyn FsView, path: &Path) -> PathAccess {
         let (default, entries) = match self {
             ResolvedFilesystem::Unrestricted => {
@@ -112,35 +112,26 @@ impl ResolvedFilesystem {
         };
         let lexical = lexical_normalize(path, Path::new("/"));
         let canonical = canonicalize_lenient(fs, &lexical);
+        // Only the canonical spelling decides: it is what the backends enforce. (A symlink
+        // inside a writable root that leads outside it is therefore not writable; an entry
+        // spelled through a symlink applies at its target.) The spelled form is kept on
+        // each entry for display.
         let mut best: Option<(usize, Access, usize)> = None;
         for (i, e) in entries.iter().enumerate() {
-            let d = if canonical.starts_with(&e.path) {
-                Some(depth(&e.path))
-            } else if lexical.starts_with(&e.spelled) {
-                Some(depth(&e.spelled))
-            } else {
-                None
+            if !canonical.starts_with(&e.path) {
+                continue;
+            }
+            let d = depth(&e.path);
+            let better = match best {
+                None => true,
+                Some((bd, ba, _)) => d > bd || (d == bd && e.access > ba),
             };
-            if let Some(d) = d {
-                let better = match best {
-                    None => true,
-                    Some((bd, ba, _)) => d > bd || (d == bd && e.access > ba),
-                };
-                if better {
-                    best = Some((d, e.access, i));
-                }
+            if better {
+                best = Some((d, e.access, i));
             }
         }
-        match best {
-            Some((_, access, i)) => PathAccess {
-                access,
-                entry: Some(i),
-            },
-            None => PathAccess {
-                access: default,
-                entry: None,
-            },
-        }
+        let (access, entry) = best.map_or((default, None), |(_, a, i)| (a, Some(i)));
+        PathAccess { access, entry }
     }
 
     /// The entries collapsed per canonical path (ties resolved deny > write > read) and
@@ -250,8 +241,9 @@ pub fn find_workspace(fs: &dyn FsView, cwd: &Path) -> PathBuf {
 }
 
 /// Expands one spelling into lexically-normal absolute paths. `Ok(vec![])` means the
-/// root is unavailable here (noted by the caller).
-fn expand(
+/// root is unavailable here (noted by the caller). `pub(crate)` so overlays
+/// ([`crate::overlay`]) expand spellings exactly as resolution does.
+pub(crate) fn expand(
     spelling: &str,
     index: usize,
     ctx: &ResolveContext,
@@ -410,7 +402,17 @@ pub fn resolve(
                 for root in &roots {
                     protected_for_root(fs, root, &ctx.profile_files, &mut extra);
                 }
+                let so_far = ResolvedFilesystem::Restricted {
+                    default,
+                    entries: out.clone(),
+                };
                 for e in extra {
+                    // Protection narrows to read-only; it never re-opens a denied area.
+                    if matches!(e.origin, EntryOrigin::Protected { .. })
+                        && so_far.access_for(fs, &e.path).access == Access::Deny
+                    {
+                        continue;
+                    }
                     let dup = out.iter().any(|o| o.path == e.path && o.origin == e.origin);
                     let explicitly_named = named.contains(&e.path)
                         && matches!(e.origin, EntryOrigin::Protected { .. });

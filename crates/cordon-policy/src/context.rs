@@ -1,0 +1,268 @@
+//! `environment_context` (R-M1): the XML fragment that tells the model its own limits.
+//!
+//! It is rendered from the **same** [`ResolvedProfile`] object the transform enforces —
+//! its compiled [`ResolvedFilesystem`], never the intent copy in
+//! [`ResolvedProfile::profile`]'s `filesystem` field — plus the status triple (R-S5) and the
+//! backend actually selected (R-S3). It reduces futile attempts; it is never enforcement.
+//!
+//! Shape (stable: every list is sorted by path; attributes in a fixed order):
+//!
+//! ```xml
+//! <environment_context>
+//!   <cwd>/home/u/proj</cwd>
+//!   <approval_policy>on-request</approval_policy>
+//!   <sandbox type="managed" profile="workspace-write" backend="linux-helper">
+//!     <filesystem mode="restricted" default="read" enforced_by="cordon">
+//!       <writable_root path="/home/u/proj">
+//!         <protected path="/home/u/proj/.git/hooks" reason="git hooks run code"/>
+//!       </writable_root>
+//!       <readable path="/usr"/>
+//!       <deny_read path="/home/u/.ssh"/>
+//!     </filesystem>
+//!     <network mode="restricted"/>
+//!   </sandbox>
+//!   <sandbox_status requested="true" available="true" enabled="true"/>
+//! </environment_context>
+//! ```
+//!
+//! - `type` is the profile kind (`managed|disabled|external`). A `disabled` profile renders
+//!   `<filesystem mode="unrestricted"/>`, whatever the host can do: the text describes the
+//!   intent that is compiled; whether a sandbox is really applied is the status triple's
+//!   job, so the story never changes with the host.
+//! - `enforced_by` is `cordon` for `managed`, `caller` for `external` profiles.
+//! - Writable roots carry their protected sub-paths (R-P3) and read-only sub-paths; `spelled`
+//!   is added when a path was reached through a symlink (R-P2, both spellings kept).
+//! - `<sandbox_status>` carries `requested/available/enabled`; when the three values are
+//!   not all equal each gets a child element with its reason.
+//! - Everything is XML-escaped (`<&"'>` in paths included); characters XML 1.0 cannot
+//!   carry at all (control characters) are written as `\u{..}`.
+
+use crate::decision::{Backend, Fact, SandboxStatus};
+use crate::profile::{Access, ProfileKind};
+use crate::resolve::{EntryOrigin, ResolvedEntry, ResolvedFilesystem, ResolvedProfile};
+use quick_xml::events::BytesText;
+use quick_xml::Writer;
+use std::borrow::Cow;
+use std::io;
+use std::path::Path;
+
+/// The approval mode shown until approvals land (R-A5 names the modes: `untrusted`,
+/// `on-request`, `on-failure`, `never`, `bypass`).
+pub const DEFAULT_APPROVAL_MODE: &str = "on-request";
+
+/// Replaces characters XML 1.0 cannot carry even escaped (C0 controls other than tab,
+/// newline, carriage return; U+FFFE, U+FFFF) by a visible `\u{..}` spelling.
+fn xml_safe(s: &str) -> Cow<'_, str> {
+    let bad = |c: char| {
+        (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || c == '\u{FFFE}' || c == '\u{FFFF}'
+    };
+    if !s.chars().any(bad) {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(
+        s.chars()
+            .map(|c| {
+                if bad(c) {
+                    format!("\\u{{{:x}}}", c as u32)
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
+}
+
+fn path_text(p: &Path) -> String {
+    xml_safe(&p.to_string_lossy()).into_owned()
+}
+
+type W = Writer<Vec<u8>>;
+
+/// Writes `<name path=".." [spelled=".."] [reason=".."]/>` for an entry.
+fn entry_element(w: &mut W, name: &str, e: &ResolvedEntry) -> io::Result<()> {
+    let path = path_text(&e.path);
+    let spelled = (e.spelled != e.path).then(|| path_text(&e.spelled));
+    let reason = match &e.origin {
+        EntryOrigin::Protected { reason } => Some(xml_safe(reason).into_owned()),
+        _ => None,
+    };
+    let mut el = w
+        .create_element(name)
+        .with_attribute(("path", path.as_str()));
+    if let Some(s) = &spelled {
+        el = el.with_attribute(("spelled", s.as_str()));
+    }
+    if let Some(r) = &reason {
+        el = el.with_attribute(("reason", r.as_str()));
+    }
+    el.write_empty()?;
+    Ok(())
+}
+
+fn by_path(mut v: Vec<&ResolvedEntry>) -> Vec<&ResolvedEntry> {
+    v.sort_by(|a, b| a.path.cmp(&b.path).then(a.spelled.cmp(&b.spelled)));
+    v
+}
+
+fn write_filesystem(w: &mut W, resolved: &ResolvedProfile) -> io::Result<()> {
+    let enforced_by = match resolved.profile.kind {
+        ProfileKind::External => "caller",
+        _ => "cordon",
+    };
+    let fs = &resolved.filesystem;
+    let ResolvedFilesystem::Restricted { default, .. } = fs else {
+        w.create_element("filesystem")
+            .with_attribute(("mode", "unrestricted"))
+            .write_empty()?;
+        return Ok(());
+    };
+    let default = default.to_string();
+    let roots = by_path(fs.writable_roots());
+    let layered = fs.layered();
+    // Read-only entries (protected or explicit) nest under the deepest writable root
+    // containing them; the rest are listed on their own.
+    let root_of = |e: &ResolvedEntry| {
+        roots
+            .iter()
+            .filter(|r| e.path.starts_with(&r.path) && e.path != r.path)
+            .max_by_key(|r| r.path.components().count())
+            .map(|r| r.path.clone())
+    };
+    let read_only: Vec<&ResolvedEntry> = by_path(
+        layered
+            .iter()
+            .copied()
+            .filter(|e| e.access == Access::Read)
+            .collect(),
+    );
+    let denied = by_path(fs.denied());
+    w.create_element("filesystem")
+        .with_attribute(("mode", "restricted"))
+        .with_attribute(("default", default.as_str()))
+        .with_attribute(("enforced_by", enforced_by))
+        .write_inner_content(|w| {
+            for root in &roots {
+                let inner: Vec<&&ResolvedEntry> = read_only
+                    .iter()
+                    .filter(|e| root_of(e).as_deref() == Some(root.path.as_path()))
+                    .collect();
+                if inner.is_empty() {
+                    entry_element(w, "writable_root", root)?;
+                    continue;
+                }
+                let path = path_text(&root.path);
+                let spelled = (root.spelled != root.path).then(|| path_text(&root.spelled));
+                let mut el = w
+                    .create_element("writable_root")
+                    .with_attribute(("path", path.as_str()));
+                if let Some(s) = &spelled {
+                    el = el.with_attribute(("spelled", s.as_str()));
+                }
+                el.write_inner_content(|w| {
+                    for e in &inner {
+                        let name = match e.origin {
+                            EntryOrigin::Protected { .. } => "protected",
+                            _ => "read_only",
+                        };
+                        entry_element(w, name, e)?;
+                    }
+                    Ok(())
+                })?;
+            }
+            for e in read_only.iter().filter(|e| root_of(e).is_none()) {
+                let name = match e.origin {
+                    EntryOrigin::Protected { .. } => "protected",
+                    _ => "readable",
+                };
+                entry_element(w, name, e)?;
+            }
+            for e in &denied {
+                entry_element(w, "deny_read", e)?;
+            }
+            for n in &resolved.notes {
+                w.create_element("note")
+                    .write_text_content(BytesText::new(&xml_safe(n)))?;
+            }
+            Ok(())
+        })?;
+    Ok(())
+}
+
+fn write_status(w: &mut W, status: &SandboxStatus) -> io::Result<()> {
+    let legs: [(&str, &Fact); 3] = [
+        ("requested", &status.sandbox_requested),
+        ("available", &status.sandbox_available),
+        ("enabled", &status.sandbox_enabled),
+    ];
+    let el = legs
+        .iter()
+        .fold(w.create_element("sandbox_status"), |el, (k, f)| {
+            el.with_attribute((*k, if f.value { "true" } else { "false" }))
+        });
+    let all_equal = legs.iter().all(|(_, f)| f.value == legs[0].1.value);
+    if all_equal {
+        el.write_empty()?;
+        return Ok(());
+    }
+    el.write_inner_content(|w| {
+        for (k, f) in &legs {
+            let reason = xml_safe(&f.reason).into_owned();
+            w.create_element(*k)
+                .with_attribute(("value", if f.value { "true" } else { "false" }))
+                .with_attribute(("reason", reason.as_str()))
+                .write_empty()?;
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+/// R-M1: renders the `environment_context` XML fragment (shape in the
+/// [module docs](self)) from `resolved` — the very object the transform compiles — plus
+/// the status triple (R-S5), the selected `backend` (R-S3) and the approval mode
+/// (`approval_mode`, e.g. [`DEFAULT_APPROVAL_MODE`]; free text until approvals land).
+///
+/// Pure and deterministic: the same inputs give byte-identical output (lists sorted by
+/// path). The filesystem part is read only from [`ResolvedProfile::filesystem`]; the
+/// kind, profile name and network mode from [`ResolvedProfile::profile`]. Never fails.
+pub fn environment_context(
+    resolved: &ResolvedProfile,
+    status: &SandboxStatus,
+    backend: Backend,
+    approval_mode: &str,
+) -> String {
+    let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);
+    let cwd = path_text(&resolved.cwd);
+    let approval = xml_safe(approval_mode).into_owned();
+    let kind = resolved.profile.kind.to_string();
+    let name = xml_safe(&resolved.profile.name).into_owned();
+    let backend = backend.to_string();
+    let network = resolved.profile.network.to_string();
+    let result: io::Result<()> = (|| {
+        w.create_element("environment_context")
+            .write_inner_content(|w| {
+                w.create_element("cwd")
+                    .write_text_content(BytesText::new(&cwd))?;
+                w.create_element("approval_policy")
+                    .write_text_content(BytesText::new(&approval))?;
+                w.create_element("sandbox")
+                    .with_attribute(("type", kind.as_str()))
+                    .with_attribute(("profile", name.as_str()))
+                    .with_attribute(("backend", backend.as_str()))
+                    .write_inner_content(|w| {
+                        write_filesystem(w, resolved)?;
+                        // `managed` network (proxy + allowed domains) arrives with the
+                        // proxy; it will add <allowed_domain> children here.
+                        w.create_element("network")
+                            .with_attribute(("mode", network.as_str()))
+                            .write_empty()?;
+                        Ok(())
+                    })?;
+                write_status(w, status)?;
+                Ok(())
+            })?;
+        Ok(())
+    })();
+    result.expect("writing XML into a Vec<u8> cannot fail");
+    String::from_utf8(w.into_inner()).expect("quick-xml writes the UTF-8 it is given")
+}

@@ -1,0 +1,440 @@
+//! The model behind `cordon explain` (R-P6 "every effective value can say where it came
+//! from"): for each asked path the effective access, the entry that decided it and how to
+//! change it; the network decision; the R-S1 rule that fired; the backend; what the host
+//! lacks. Pure: questions about the disk go through [`FsView`].
+//!
+//! [`Explanation`] serialises (serde) for `--json` and renders a one-screen text answer to
+//! "why can't this command write X" through [`std::fmt::Display`].
+
+use crate::decision::{Backend, Fact, SandboxStatus, Selection, ShouldSandboxRule};
+use crate::paths::{canonicalize_lenient, lexical_normalize, FsView};
+use crate::profile::{Access, NetworkPolicy, ProfileKind, CREDENTIAL_STORES};
+use crate::resolve::{EntryOrigin, ResolvedFilesystem, ResolvedProfile};
+use serde::Serialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// What decided a path's access.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Decider {
+    /// A profile entry (R-P2).
+    Entry {
+        /// The entry as spelled in the profile, e.g. `:home/.ssh`.
+        spelling: String,
+        /// Where it was written: `/x/config.toml:12`, `built-in workspace-write`, a flag,
+        /// `additional permissions`; `None` when unknown.
+        source: Option<String>,
+        /// The entry's resolved (canonical) path.
+        path: PathBuf,
+    },
+    /// No entry covers the path: the profile's default access.
+    Default {
+        /// The default access.
+        access: Access,
+    },
+    /// A protected path inside a writable root (R-P3).
+    Protected {
+        /// Why it is protected.
+        reason: String,
+        /// The protected path.
+        path: PathBuf,
+    },
+    /// A linked worktree's git dir, made writable so `git commit` works (R-P3).
+    GitWorktree {
+        /// The worktree whose `.git` file points here.
+        worktree: PathBuf,
+        /// The git dir.
+        path: PathBuf,
+    },
+    /// The filesystem is unrestricted (a `disabled` profile, or mode `unrestricted`).
+    Unrestricted,
+}
+
+impl Decider {
+    /// One phrase naming the decider, e.g.
+    /// ``entry `:home/.ssh` (built-in workspace-write)``.
+    pub fn describe(&self) -> String {
+        match self {
+            Decider::Entry {
+                spelling,
+                source,
+                path,
+            } => {
+                let src = source.as_deref().unwrap_or("source unknown");
+                if Path::new(spelling) == path.as_path() {
+                    format!("entry `{spelling}` ({src})")
+                } else {
+                    format!("entry `{spelling}` ({src}) = {}", path.display())
+                }
+            }
+            Decider::Default { access } => {
+                format!("default: paths no entry covers are `{access}`")
+            }
+            Decider::Protected { reason, path } => {
+                format!("protected ({reason}): {} [R-P3]", path.display())
+            }
+            Decider::GitWorktree { worktree, path } => format!(
+                "git worktree: {} is the git dir of the linked worktree {}",
+                path.display(),
+                worktree.display()
+            ),
+            Decider::Unrestricted => "unrestricted filesystem".to_string(),
+        }
+    }
+}
+
+/// The answer for one asked path.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PathExplanation {
+    /// The path as asked.
+    pub path: PathBuf,
+    /// Absolute and lexically normal (relative paths are taken against the cwd).
+    pub absolute: PathBuf,
+    /// Where symlinks lead, when that differs from `absolute` (R-P2: both spellings are
+    /// compared).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub canonical: Option<PathBuf>,
+    /// The effective access.
+    pub access: Access,
+    /// What decided it.
+    pub decided_by: Decider,
+    /// For `read`/`deny` answers: one line saying how to change it. `None` when writable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+/// The network decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NetworkExplanation {
+    /// The profile's network policy.
+    pub mode: NetworkPolicy,
+    /// How to change it when restricted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+/// The sandbox decision: R-S1 rule, R-S3 backend, R-S5 status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SandboxExplanation {
+    /// Whether the profile needs a sandbox (R-S1).
+    pub needed: bool,
+    /// The R-S1 branch that fired.
+    pub rule: ShouldSandboxRule,
+    /// [`ShouldSandboxRule::describe`] of it.
+    pub rule_text: String,
+    /// The backend chosen (R-S3); `none` when not needed or not available.
+    pub backend: Backend,
+    /// The status triple (R-S5).
+    pub status: SandboxStatus,
+}
+
+/// `cordon explain`'s whole answer. Serialisable for `--json`; `Display` gives the text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Explanation {
+    /// Profile name.
+    pub profile: String,
+    /// Profile kind.
+    pub kind: ProfileKind,
+    /// The command's cwd.
+    pub cwd: PathBuf,
+    /// The project root `:workspace` stands for.
+    pub workspace: PathBuf,
+    /// Who enforces the filesystem answers below, in one phrase (e.g. `cordon
+    /// (linux-helper backend applied)`, `not enforced: unavailable: …`, `the caller
+    /// (external profile)`).
+    pub enforcement: String,
+    /// One answer per asked path, in the order asked.
+    pub paths: Vec<PathExplanation>,
+    /// The network decision.
+    pub network: NetworkExplanation,
+    /// The sandbox decision.
+    pub sandbox: SandboxExplanation,
+    /// What the host lacks (e.g. `landlock not available (kernel 5.10)`), if anything.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_missing: Option<String>,
+    /// Things resolution skipped (e.g. `:home` without `$HOME`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// A path as a one-line TOML basic string (quoted and escaped by `toml_writer`).
+fn toml_str(p: &Path) -> String {
+    use toml_writer::ToTomlValue;
+    toml_writer::TomlStringBuilder::new(&p.to_string_lossy())
+        .as_basic()
+        .to_toml_value()
+}
+
+/// A string as one shell word (quoted by `shlex` when needed).
+fn shell_word(p: &Path) -> String {
+    let s = p.to_string_lossy();
+    shlex::try_quote(&s)
+        .map(|c| c.into_owned())
+        .unwrap_or_else(|_| format!("{s:?}"))
+}
+
+fn is_credential_store(spelling: &str) -> bool {
+    let rest = spelling
+        .strip_prefix(":home/")
+        .or_else(|| spelling.strip_prefix("~/"));
+    rest.is_some_and(|r| CREDENTIAL_STORES.contains(&r))
+}
+
+fn hint_for(
+    abs: &Path,
+    canonical: &Path,
+    access: Access,
+    decider: &Decider,
+    kind: ProfileKind,
+) -> Option<String> {
+    if access == Access::Write || matches!(decider, Decider::Unrestricted) {
+        return None;
+    }
+    if kind == ProfileKind::External {
+        return Some(
+            "the profile is external: the caller confines the filesystem, so change it there"
+                .to_string(),
+        );
+    }
+    let (want, flag) = match access {
+        Access::Deny => {
+            let perms = serde_json::json!({
+                "entries": [{ "path": abs.to_string_lossy(), "access": "read" }]
+            });
+            (
+                "read",
+                format!("--with {}", shell_word(Path::new(&perms.to_string()))),
+            )
+        }
+        _ => ("write", format!("--allow-write {}", shell_word(abs))),
+    };
+    let add = format!(
+        "add `{{ path = {}, access = \"{want}\" }}` to your profile or pass `{flag}`",
+        toml_str(abs),
+    );
+    Some(match decider {
+        Decider::Protected { reason, path } => format!(
+            "kept read-only inside a writable root because {reason} (R-P3); only if you \
+             trust every command, name it explicitly: `{{ path = {}, access = \"write\" }}`",
+            toml_str(path)
+        ),
+        Decider::Entry {
+            spelling,
+            source,
+            path,
+        } if access == Access::Deny && canonical == path.as_path() => {
+            let from = match source.as_deref() {
+                Some(src) if looks_like_file_line(src) => format!("remove it at {src}"),
+                Some(src) => format!("it comes from {src}: use a profile without it"),
+                None => "remove it from the profile".to_string(),
+            };
+            format!(
+                "`{spelling}` denies this exact path, and a deny beats any read/write entry \
+                 for the same path (R-P2); {from}, or allow a path beneath it instead"
+            )
+        }
+        Decider::Entry {
+            spelling, source, ..
+        } => {
+            let mut h = String::new();
+            if access == Access::Deny && is_credential_store(spelling) {
+                h.push_str("a well-known credential store, hidden on purpose (R-P5); ");
+            }
+            match source.as_deref() {
+                Some(src) if looks_like_file_line(src) => {
+                    h.push_str(&format!("edit the entry at {src}, or {add}"))
+                }
+                _ => h.push_str(&add),
+            }
+            h
+        }
+        Decider::GitWorktree { .. } | Decider::Default { .. } | Decider::Unrestricted => add,
+    })
+}
+
+/// `/x/config.toml:12`-style sources (a file and a line) can be edited; built-ins and flags
+/// cannot.
+fn looks_like_file_line(src: &str) -> bool {
+    src.rsplit_once(':').is_some_and(|(file, line)| {
+        !file.is_empty() && !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
+fn explain_path(resolved: &ResolvedProfile, fs: &dyn FsView, asked: &Path) -> PathExplanation {
+    let absolute = lexical_normalize(asked, &resolved.cwd);
+    let canonical = canonicalize_lenient(fs, &absolute);
+    let answer = resolved.filesystem.access_for(fs, &absolute);
+    let decided_by = match (&resolved.filesystem, answer.entry) {
+        (ResolvedFilesystem::Unrestricted, _) => Decider::Unrestricted,
+        (ResolvedFilesystem::Restricted { default, .. }, None) => {
+            Decider::Default { access: *default }
+        }
+        (ResolvedFilesystem::Restricted { entries, .. }, Some(i)) => {
+            let e = &entries[i];
+            match &e.origin {
+                EntryOrigin::Profile {
+                    spelling, source, ..
+                } => Decider::Entry {
+                    spelling: spelling.clone(),
+                    source: source.clone(),
+                    path: e.path.clone(),
+                },
+                EntryOrigin::Protected { reason } => Decider::Protected {
+                    reason: reason.clone(),
+                    path: e.path.clone(),
+                },
+                EntryOrigin::GitWorktree { worktree } => Decider::GitWorktree {
+                    worktree: worktree.clone(),
+                    path: e.path.clone(),
+                },
+            }
+        }
+    };
+    let hint = hint_for(
+        &absolute,
+        &canonical,
+        answer.access,
+        &decided_by,
+        resolved.profile.kind,
+    );
+    PathExplanation {
+        path: asked.to_path_buf(),
+        canonical: (canonical != absolute).then_some(canonical),
+        absolute,
+        access: answer.access,
+        decided_by,
+        hint,
+    }
+}
+
+fn enforcement(kind: ProfileKind, selection: &Selection, status: &SandboxStatus) -> String {
+    match kind {
+        ProfileKind::Disabled => "nothing to enforce on the filesystem (disabled profile)".into(),
+        ProfileKind::External => "the caller (external profile)".into(),
+        ProfileKind::Managed if status.sandbox_enabled.value => {
+            format!("cordon ({} backend)", selection.backend)
+        }
+        ProfileKind::Managed => format!(
+            "NOT enforced: sandbox not enabled ({})",
+            status.sandbox_enabled.reason
+        ),
+    }
+}
+
+/// Builds the explanation for `paths` (absolute, or relative to the cwd) under `resolved`
+/// — the same object the transform enforces — with the initial `selection` (R-S3), the
+/// `status` triple (R-S5) and, if known, what the host lacks (`host_missing`, e.g. the
+/// backend's preparation error). Pure; never fails.
+pub fn explain(
+    resolved: &ResolvedProfile,
+    fs: &dyn FsView,
+    paths: &[PathBuf],
+    selection: &Selection,
+    status: &SandboxStatus,
+    host_missing: Option<&str>,
+) -> Explanation {
+    let profile = &resolved.profile;
+    let network_hint = match profile.network {
+        NetworkPolicy::Enabled => None,
+        NetworkPolicy::Restricted => Some(format!(
+            "profile `{}` restricts the network; set `network = \"enabled\"` in it, or \
+             pass `--allow-network` for one command",
+            profile.name
+        )),
+    };
+    Explanation {
+        profile: profile.name.clone(),
+        kind: profile.kind,
+        cwd: resolved.cwd.clone(),
+        workspace: resolved.workspace.clone(),
+        enforcement: enforcement(profile.kind, selection, status),
+        paths: paths
+            .iter()
+            .map(|p| explain_path(resolved, fs, p))
+            .collect(),
+        network: NetworkExplanation {
+            mode: profile.network,
+            hint: network_hint,
+        },
+        sandbox: SandboxExplanation {
+            needed: selection.rule.needed(),
+            rule: selection.rule,
+            rule_text: selection.rule.describe().to_string(),
+            backend: selection.backend,
+            status: status.clone(),
+        },
+        host_missing: host_missing.map(str::to_string),
+        notes: resolved.notes.clone(),
+    }
+}
+
+fn access_words(a: Access) -> &'static str {
+    match a {
+        Access::Write => "writable",
+        Access::Read => "read-only",
+        Access::Deny => "denied (cannot be read or written)",
+    }
+}
+
+fn fact(f: &Fact) -> String {
+    format!("{} ({})", if f.value { "yes" } else { "no" }, f.reason)
+}
+
+impl Explanation {
+    /// The one-screen human answer (same as `Display`).
+    pub fn render_text(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl fmt::Display for Explanation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "profile {} ({}), cwd {}, workspace {}",
+            self.profile,
+            self.kind,
+            self.cwd.display(),
+            self.workspace.display()
+        )?;
+        writeln!(f, "filesystem enforced by: {}", self.enforcement)?;
+        for p in &self.paths {
+            write!(f, "\n{}", p.absolute.display())?;
+            if let Some(c) = &p.canonical {
+                write!(f, " (-> {})", c.display())?;
+            }
+            writeln!(f, ": {}", access_words(p.access))?;
+            writeln!(f, "  decided by: {}", p.decided_by.describe())?;
+            if let Some(h) = &p.hint {
+                writeln!(f, "  to change: {h}")?;
+            }
+        }
+        writeln!(f, "\nnetwork: {}", self.network.mode)?;
+        if let Some(h) = &self.network.hint {
+            writeln!(f, "  to change: {h}")?;
+        }
+        writeln!(
+            f,
+            "sandbox: {} — {}",
+            if self.sandbox.needed {
+                "needed"
+            } else {
+                "not needed"
+            },
+            self.sandbox.rule_text
+        )?;
+        writeln!(f, "backend: {}", self.sandbox.backend)?;
+        let s = &self.sandbox.status;
+        writeln!(f, "  requested: {}", fact(&s.sandbox_requested))?;
+        writeln!(f, "  available: {}", fact(&s.sandbox_available))?;
+        writeln!(f, "  enabled:   {}", fact(&s.sandbox_enabled))?;
+        if let Some(m) = &self.host_missing {
+            writeln!(f, "host lacks: {m}")?;
+        }
+        for n in &self.notes {
+            writeln!(f, "note: {n}")?;
+        }
+        Ok(())
+    }
+}

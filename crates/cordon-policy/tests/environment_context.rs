@@ -1,0 +1,270 @@
+//! R-M1: `environment_context` is rendered from the same resolved object that is enforced,
+//! escaped, stable, and tells the same story whatever the host can do.
+use cordon_policy::*;
+use std::path::{Path, PathBuf};
+
+fn fs() -> MemFs {
+    MemFs::new()
+        .dir("/home/u/proj/.git/hooks")
+        .file("/home/u/proj/.git/config", "")
+        .dir("/home/u/proj/src")
+        .dir("/home/u/.ssh")
+        .dir("/data/real")
+        .symlink("/home/u/proj/data", "/data/real")
+        .dir("/tmp")
+        .dir("/usr")
+}
+
+fn ctx() -> ResolveContext {
+    ResolveContext {
+        cwd: "/home/u/proj".into(),
+        home: Some("/home/u".into()),
+        tmpdir: None,
+        profile_files: vec![],
+    }
+}
+
+fn builtin(name: &str) -> PermissionProfile {
+    select_profile(None, Some(name)).unwrap()
+}
+
+/// Resolves, selects and renders, the way the transform will.
+fn render(p: &PermissionProfile, pref: SandboxPreference, os: Os) -> (ResolvedProfile, String) {
+    let fs = fs();
+    let r = resolve(p, &ctx(), &fs).unwrap();
+    let sel = select_initial(p, pref, false, os, PlatformOptions::default());
+    let status = SandboxStatus::new(&sel, Ok(()), true);
+    let xml = environment_context(&r, &status, sel.backend, DEFAULT_APPROVAL_MODE);
+    (r, xml)
+}
+
+#[test]
+fn workspace_write_on_linux() {
+    let (_, xml) = render(
+        &builtin("workspace-write"),
+        SandboxPreference::Auto,
+        Os::Linux,
+    );
+    insta::assert_snapshot!("workspace_write_linux", xml);
+}
+
+#[test]
+fn read_only_on_macos() {
+    let (_, xml) = render(&builtin("read-only"), SandboxPreference::Auto, Os::Macos);
+    insta::assert_snapshot!("read_only_macos", xml);
+}
+
+#[test]
+fn danger_full_access() {
+    let (_, xml) = render(
+        &builtin("danger-full-access"),
+        SandboxPreference::Auto,
+        Os::Linux,
+    );
+    insta::assert_snapshot!("danger_full_access_linux", xml);
+    assert!(xml.contains(r#"<sandbox type="disabled""#));
+    assert!(xml.contains(r#"<filesystem mode="unrestricted"/>"#));
+}
+
+#[test]
+fn external_profile() {
+    let mut p = builtin("workspace-write");
+    p.name = "ci-container".into();
+    p.kind = ProfileKind::External;
+    let (_, xml) = render(&p, SandboxPreference::Auto, Os::Linux);
+    insta::assert_snapshot!("external_linux", xml);
+    assert!(xml.contains(r#"enforced_by="caller""#));
+}
+
+#[test]
+fn symlinked_writable_root_keeps_both_spellings() {
+    let mut p = builtin("workspace-write");
+    p.push_entries([FsEntry::new("/home/u/proj/data", Access::Write)]);
+    let (_, xml) = render(&p, SandboxPreference::Auto, Os::Linux);
+    assert!(
+        xml.contains(r#"<writable_root path="/data/real" spelled="/home/u/proj/data""#),
+        "{xml}"
+    );
+}
+
+/// The seed's "advanced question": a disabled profile, tool preference `require`, on a
+/// Windows host whose sandbox option is off. The backend folds to none, the XML still says
+/// `type="disabled"` with an unrestricted filesystem (the text does not change its story)
+/// and the status triple records requested=true, available=false, enabled=false.
+#[test]
+fn disabled_require_on_windows_without_backend() {
+    let p = builtin("danger-full-access");
+    let sel = select_initial(
+        &p,
+        SandboxPreference::Require,
+        false,
+        Os::Windows,
+        PlatformOptions::default(),
+    );
+    assert_eq!(sel.backend, Backend::None);
+    assert_eq!(sel.rule, ShouldSandboxRule::PreferenceRequire);
+    let status = SandboxStatus::new(&sel, Ok(()), true);
+    assert!(status.sandbox_requested.value);
+    assert!(!status.sandbox_available.value);
+    assert!(!status.sandbox_enabled.value);
+
+    let r = resolve(&p, &ctx(), &fs()).unwrap();
+    let xml = environment_context(&r, &status, sel.backend, DEFAULT_APPROVAL_MODE);
+    insta::assert_snapshot!("disabled_require_windows", xml);
+    assert!(
+        xml.contains(r#"<sandbox type="disabled" profile="danger-full-access" backend="none">"#)
+    );
+    assert!(xml.contains(r#"<filesystem mode="unrestricted"/>"#));
+    assert!(xml.contains(r#"<sandbox_status requested="true" available="false" enabled="false">"#));
+
+    // Same profile on Linux: the sandbox part of the text is identical; only the backend
+    // and the status triple differ.
+    let (_, linux) = render(&p, SandboxPreference::Require, Os::Linux);
+    let fs_part = |x: &str| {
+        let start = x.find("<filesystem").unwrap();
+        let end = x.find("</sandbox>").unwrap();
+        x[start..end].to_string()
+    };
+    assert_eq!(fs_part(&xml), fs_part(&linux));
+    assert!(linux.contains(r#"backend="linux-helper""#));
+}
+
+/// Changing the profile changes both the enforced object and the XML; the XML is rendered
+/// only from the resolved object, never from a second copy.
+#[test]
+fn xml_follows_the_enforced_object() {
+    let fs = fs();
+    let mut p = builtin("workspace-write");
+    let sel = select_initial(
+        &p,
+        SandboxPreference::Auto,
+        false,
+        Os::Linux,
+        Default::default(),
+    );
+    let status = SandboxStatus::new(&sel, Ok(()), true);
+
+    let before = resolve(&p, &ctx(), &fs).unwrap();
+    let xml_before = environment_context(&before, &status, sel.backend, DEFAULT_APPROVAL_MODE);
+    assert!(!xml_before.contains("/data/cache"));
+
+    p.push_entries([FsEntry::new("/data/cache", Access::Write)]);
+    let after = resolve(&p, &ctx(), &fs).unwrap();
+    assert!(after
+        .filesystem
+        .writable_roots()
+        .iter()
+        .any(|e| e.path == Path::new("/data/cache")));
+    let xml_after = environment_context(&after, &status, sel.backend, DEFAULT_APPROVAL_MODE);
+    assert!(
+        xml_after.contains(r#"<writable_root path="/data/cache"/>"#),
+        "{xml_after}"
+    );
+
+    // Editing the intent copy inside the resolved object does not change the text …
+    let mut tampered = after.clone();
+    tampered
+        .profile
+        .push_entries([FsEntry::new("/only/in/intent", Access::Write)]);
+    assert_eq!(
+        environment_context(&tampered, &status, sel.backend, DEFAULT_APPROVAL_MODE),
+        xml_after
+    );
+    // … editing the compiled filesystem (what is enforced) does.
+    let mut enforced = after.clone();
+    if let ResolvedFilesystem::Restricted { entries, .. } = &mut enforced.filesystem {
+        let mut e = entries[0].clone();
+        e.path = PathBuf::from("/only/in/enforced");
+        e.spelled = e.path.clone();
+        entries.push(e);
+    }
+    let xml_enforced = environment_context(&enforced, &status, sel.backend, DEFAULT_APPROVAL_MODE);
+    assert!(xml_enforced.contains("/only/in/enforced"), "{xml_enforced}");
+}
+
+#[test]
+fn paths_and_names_are_escaped() {
+    let weird = r#"/home/u/we<ird>&"q'"#;
+    let fs = MemFs::new().dir(&format!("{weird}/.git")).dir("/tmp");
+    let mut p = builtin("workspace-write");
+    p.name = r#"<profile & "co">"#.into();
+    p.push_entries([FsEntry::new("/x/ctl\u{1}char", Access::Deny)]);
+    let c = ResolveContext {
+        cwd: weird.into(),
+        ..ctx()
+    };
+    let r = resolve(&p, &c, &fs).unwrap();
+    let sel = select_initial(
+        &p,
+        SandboxPreference::Auto,
+        false,
+        Os::Linux,
+        Default::default(),
+    );
+    let status = SandboxStatus::new(&sel, Err("needs <landlock> & \"seccomp\"".into()), true);
+    let xml = environment_context(&r, &status, sel.backend, "on-request");
+    insta::assert_snapshot!("escaped", xml);
+    assert!(!xml.contains(weird), "raw path leaked: {xml}");
+    assert!(
+        xml.contains("<cwd>/home/u/we&lt;ird&gt;&amp;&quot;q&apos;</cwd>"),
+        "{xml}"
+    );
+    assert!(
+        xml.contains(r#"path="/home/u/we&lt;ird&gt;&amp;&quot;q&apos;""#),
+        "{xml}"
+    );
+    assert!(xml.contains(r"/x/ctl\u{1}char"), "{xml}");
+
+    // Well-formed, and a parser gives the original strings back.
+    let mut reader = quick_xml::Reader::from_str(&xml);
+    let mut root_path = None;
+    loop {
+        match reader.read_event().expect("well-formed XML") {
+            quick_xml::events::Event::Eof => break,
+            quick_xml::events::Event::Start(e)
+                if e.name().as_ref() == "writable_root" && root_path.is_none() =>
+            {
+                let a = e.try_get_attribute("path").unwrap().unwrap();
+                let v = a.normalized_value(quick_xml::XmlVersion::Implicit1_0);
+                root_path = Some(v.unwrap().into_owned());
+            }
+            _ => {}
+        }
+    }
+    let raw = &xml[xml.find("<cwd>").unwrap() + 5..xml.find("</cwd>").unwrap()];
+    let cwd_text = quick_xml::escape::unescape(raw).unwrap().into_owned();
+    assert_eq!(cwd_text, weird);
+    assert_eq!(root_path.as_deref(), Some(weird));
+}
+
+#[test]
+fn rendering_is_stable_under_entry_order() {
+    let fs = fs();
+    let mut a = builtin("workspace-write");
+    let mut b = builtin("workspace-write");
+    if let (
+        FilesystemPolicy::Restricted { entries: ea, .. },
+        FilesystemPolicy::Restricted { entries: eb, .. },
+    ) = (&mut a.filesystem, &mut b.filesystem)
+    {
+        ea.push(FsEntry::new("/data/a", Access::Write));
+        ea.push(FsEntry::new("/data/b", Access::Write));
+        eb.reverse();
+        eb.push(FsEntry::new("/data/b", Access::Write));
+        eb.push(FsEntry::new("/data/a", Access::Write));
+    }
+    let sel = select_initial(
+        &a,
+        SandboxPreference::Auto,
+        false,
+        Os::Linux,
+        Default::default(),
+    );
+    let status = SandboxStatus::new(&sel, Ok(()), true);
+    let ra = resolve(&a, &ctx(), &fs).unwrap();
+    let rb = resolve(&b, &ctx(), &fs).unwrap();
+    assert_eq!(
+        environment_context(&ra, &status, sel.backend, DEFAULT_APPROVAL_MODE),
+        environment_context(&rb, &status, sel.backend, DEFAULT_APPROVAL_MODE)
+    );
+}

@@ -1,0 +1,260 @@
+//! `cordon explain`'s model: effective access, the deciding entry with its source, a hint,
+//! the network decision, the R-S1 rule, the backend and what the host lacks.
+use cordon_policy::*;
+use std::path::{Path, PathBuf};
+
+const CONFIG: &str = r#"
+[profiles.dev]
+extends = "workspace-write"
+
+[profiles.dev.filesystem]
+entries = [
+  { path = ":workspace/vendor", access = "read" },
+  { path = "/data/shared", access = "write" },
+]
+"#;
+
+fn fs() -> MemFs {
+    MemFs::new()
+        .dir("/home/u/proj/.git/hooks")
+        .file("/home/u/proj/.git/config", "")
+        .dir("/home/u/proj/src")
+        .dir("/home/u/proj/vendor")
+        .dir("/home/u/.ssh")
+        .dir("/data/shared")
+        .dir("/data/other")
+        .symlink("/home/u/proj/out", "/data/other")
+        .symlink("/home/u/proj/shared", "/data/shared")
+        .dir("/tmp")
+}
+
+fn ctx() -> ResolveContext {
+    ResolveContext {
+        cwd: "/home/u/proj".into(),
+        home: Some("/home/u".into()),
+        tmpdir: None,
+        profile_files: vec![],
+    }
+}
+
+fn dev() -> PermissionProfile {
+    let c = Config::parse(CONFIG, Path::new("/home/u/.config/cordon/config.toml")).unwrap();
+    c.profile("dev").unwrap()
+}
+
+fn run(p: &PermissionProfile, paths: &[&str], os: Os, prepared: Result<(), String>) -> Explanation {
+    let fs = fs();
+    let r = resolve(p, &ctx(), &fs).unwrap();
+    let sel = select_initial(p, SandboxPreference::Auto, false, os, Default::default());
+    let missing = prepared.clone().err();
+    let status = SandboxStatus::new(&sel, prepared, true);
+    let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
+    explain(&r, &fs, &paths, &sel, &status, missing.as_deref())
+}
+
+#[test]
+fn protected_path_under_git() {
+    let e = run(&dev(), &[".git/hooks/pre-commit"], Os::Linux, Ok(()));
+    let p = &e.paths[0];
+    assert_eq!(
+        p.absolute,
+        PathBuf::from("/home/u/proj/.git/hooks/pre-commit")
+    );
+    assert_eq!(p.access, Access::Read);
+    assert!(matches!(
+        &p.decided_by,
+        Decider::Protected { reason, path } if reason == "git hooks run code"
+            && path == Path::new("/home/u/proj/.git/hooks")
+    ));
+    let hint = p.hint.as_deref().unwrap();
+    assert!(
+        hint.contains("R-P3") && hint.contains(r#"path = "/home/u/proj/.git/hooks""#),
+        "{hint}"
+    );
+    // the index is writable: git commit works
+    let e = run(&dev(), &[".git/index"], Os::Linux, Ok(()));
+    assert_eq!(e.paths[0].access, Access::Write);
+    assert!(e.paths[0].hint.is_none());
+}
+
+#[test]
+fn credential_store_names_the_builtin() {
+    let e = run(&dev(), &["/home/u/.ssh/id_ed25519"], Os::Linux, Ok(()));
+    let p = &e.paths[0];
+    assert_eq!(p.access, Access::Deny);
+    assert_eq!(
+        p.decided_by,
+        Decider::Entry {
+            spelling: ":home/.ssh".into(),
+            source: Some("built-in workspace-write".into()),
+            path: "/home/u/.ssh".into(),
+        }
+    );
+    let hint = p.hint.as_deref().unwrap();
+    assert!(hint.contains("credential store"), "{hint}");
+    assert!(
+        hint.contains(r#"{ path = "/home/u/.ssh/id_ed25519", access = "read" }"#)
+            && hint.contains(
+                r#"--with '{"entries":[{"access":"read","path":"/home/u/.ssh/id_ed25519"}]}'"#
+            ),
+        "{hint}"
+    );
+}
+
+/// A read entry for the very path a deny names would lose the tie (R-P2): the hint says
+/// so instead of suggesting it.
+#[test]
+fn deny_on_the_exact_path() {
+    let e = run(&dev(), &["/home/u/.ssh"], Os::Linux, Ok(()));
+    let hint = e.paths[0].hint.as_deref().unwrap();
+    assert!(
+        hint.contains("denies this exact path") && hint.contains("built-in workspace-write"),
+        "{hint}"
+    );
+    assert!(!hint.contains("access = \"read\""), "{hint}");
+}
+
+#[test]
+fn config_entry_with_line() {
+    let e = run(&dev(), &["vendor/lib.rs"], Os::Linux, Ok(()));
+    let p = &e.paths[0];
+    assert_eq!(p.access, Access::Read);
+    assert_eq!(
+        p.decided_by,
+        Decider::Entry {
+            spelling: ":workspace/vendor".into(),
+            source: Some("/home/u/.config/cordon/config.toml:7".into()),
+            path: "/home/u/proj/vendor".into(),
+        }
+    );
+    let hint = p.hint.as_deref().unwrap();
+    assert!(
+        hint.starts_with("edit the entry at /home/u/.config/cordon/config.toml:7")
+            && hint.contains("--allow-write /home/u/proj/vendor/lib.rs"),
+        "{hint}"
+    );
+}
+
+#[test]
+fn symlinked_paths_show_both_spellings() {
+    let e = run(&dev(), &["out/x", "shared/y"], Os::Linux, Ok(()));
+    // out -> /data/other: both spellings are shown.
+    let p = &e.paths[0];
+    assert_eq!(p.absolute, PathBuf::from("/home/u/proj/out/x"));
+    assert_eq!(p.canonical, Some(PathBuf::from("/data/other/x")));
+    assert!(e
+        .to_string()
+        .contains("/home/u/proj/out/x (-> /data/other/x)"));
+    // shared -> /data/shared, which the config entry makes writable.
+    let q = &e.paths[1];
+    assert_eq!(q.canonical, Some(PathBuf::from("/data/shared/y")));
+    assert_eq!(q.access, Access::Write);
+}
+
+#[test]
+fn default_read_and_network_and_sandbox() {
+    let e = run(
+        &dev(),
+        &["/etc/hosts"],
+        Os::Linux,
+        Err("landlock not available (kernel 5.10)".into()),
+    );
+    let p = &e.paths[0];
+    assert_eq!(
+        p.decided_by,
+        Decider::Default {
+            access: Access::Read
+        }
+    );
+    assert!(p
+        .hint
+        .as_deref()
+        .unwrap()
+        .contains("--allow-write /etc/hosts"));
+    assert_eq!(e.network.mode, NetworkPolicy::Restricted);
+    assert!(e
+        .network
+        .hint
+        .as_deref()
+        .unwrap()
+        .contains(r#"network = "enabled""#));
+    assert_eq!(e.sandbox.rule, ShouldSandboxRule::NetworkRestricted);
+    assert_eq!(
+        e.sandbox.rule_text,
+        ShouldSandboxRule::NetworkRestricted.describe()
+    );
+    assert_eq!(e.sandbox.backend, Backend::LinuxHelper);
+    assert!(!e.sandbox.status.sandbox_enabled.value);
+    assert_eq!(
+        e.host_missing.as_deref(),
+        Some("landlock not available (kernel 5.10)")
+    );
+    assert!(
+        e.enforcement.starts_with("NOT enforced"),
+        "{}",
+        e.enforcement
+    );
+    let text = e.to_string();
+    assert!(
+        text.contains("host lacks: landlock not available (kernel 5.10)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn disabled_and_external_profiles() {
+    let e = run(
+        &PermissionProfile::builtin("danger-full-access").unwrap(),
+        &["/etc/passwd"],
+        Os::Linux,
+        Ok(()),
+    );
+    assert_eq!(e.paths[0].access, Access::Write);
+    assert_eq!(e.paths[0].decided_by, Decider::Unrestricted);
+    assert!(e.paths[0].hint.is_none());
+    assert_eq!(e.sandbox.rule, ShouldSandboxRule::FullAccess);
+    assert_eq!(e.sandbox.backend, Backend::None);
+
+    let mut p = dev();
+    p.kind = ProfileKind::External;
+    let e = run(&p, &["/etc/hosts"], Os::Linux, Ok(()));
+    assert!(e.paths[0].hint.as_deref().unwrap().contains("external"));
+    assert_eq!(e.enforcement, "the caller (external profile)");
+}
+
+#[test]
+fn hint_quotes_awkward_paths() {
+    let e = run(&dev(), &["/etc/it's \"here\""], Os::Linux, Ok(()));
+    let hint = e.paths[0].hint.as_deref().unwrap();
+    // TOML string and shell word are both escaped by their libraries.
+    assert!(hint.contains(r#"path = "/etc/it's \"here\"""#), "{hint}");
+    assert!(
+        hint.contains(r#"--allow-write "/etc/it's \"here\"""#),
+        "{hint}"
+    );
+}
+
+#[test]
+fn text_and_json() {
+    let e = run(
+        &dev(),
+        &[
+            ".git/hooks/pre-commit",
+            "/home/u/.ssh/id_ed25519",
+            "vendor/lib.rs",
+            "out/x",
+            "src/main.rs",
+        ],
+        Os::Linux,
+        Ok(()),
+    );
+    insta::assert_snapshot!("explain_text", e.to_string());
+    let json = serde_json::to_value(&e).unwrap();
+    assert_eq!(json["paths"][0]["decided_by"]["kind"], "protected");
+    assert_eq!(
+        json["paths"][2]["decided_by"]["source"],
+        "/home/u/.config/cordon/config.toml:7"
+    );
+    assert_eq!(json["sandbox"]["rule"], "network-restricted");
+    insta::assert_json_snapshot!("explain_json", e);
+}
