@@ -35,7 +35,8 @@ pub use profile::{
     ProfileKind, PROFILE_FORMAT_VERSION,
 };
 pub use resolve::{
-    resolve, EntryOrigin, ResolveContext, ResolvedEntry, ResolvedFilesystem, ResolvedProfile,
+    resolve, EntryOrigin, ResolveContext, ResolveError, ResolvedEntry, ResolvedFilesystem,
+    ResolvedProfile,
 };
 pub mod context;
 pub mod explain;

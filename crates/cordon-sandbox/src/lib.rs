@@ -21,6 +21,8 @@ pub mod run;
 pub mod seatbelt;
 
 pub use run::{run, RunStatus};
+#[cfg(unix)]
+pub use run::restore_default_sigpipe;
 
 use cordon_policy::env::scrub_env;
 use cordon_policy::paths::{FileKind, FsView};
@@ -257,7 +259,10 @@ impl SandboxManager {
         let passthrough = |status: SandboxStatus, reason: Option<String>, resolved| {
             let mut applied = Vec::new();
             if scrub {
-                applied.push(format!("environment scrubbed ({} dropped)", env_dropped.len()));
+                applied.push(format!(
+                    "environment scrubbed: {} secret variable(s) dropped",
+                    env_dropped.len()
+                ));
             }
             ExecRequest {
                 program: req.argv[0].clone(),
@@ -307,7 +312,10 @@ impl SandboxManager {
             }
         };
         let mut applied = layers;
-        applied.push(format!("environment scrubbed ({} dropped)", env_dropped.len()));
+        applied.push(format!(
+            "environment scrubbed: {} secret variable(s) dropped",
+            env_dropped.len()
+        ));
 
         match selection.backend {
             #[cfg(target_os = "linux")]

@@ -79,3 +79,14 @@ fn forward_signals(pid: u32) -> Option<signal_hook::iterator::Handle> {
     });
     Some(handle)
 }
+
+/// Restores the default `SIGPIPE` disposition (terminate), which the Rust runtime sets to
+/// "ignore" at start-up. A CLI whose output is piped into `head` should end quietly like
+/// other Unix tools instead of failing on `EPIPE`. Call it first thing in `main`.
+#[cfg(unix)]
+pub fn restore_default_sigpipe() {
+    use nix::sys::signal::{signal, SigHandler, Signal};
+    // SAFETY: installing SIG_DFL (not a handler function) cannot run code in signal
+    // context; called before any thread is spawned.
+    let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
+}

@@ -31,6 +31,13 @@ pub enum Command {
     Status(StatusArgs),
     /// List the built-in and configured profiles.
     Profiles(ProfileArgs),
+    /// Print the environment_context XML the model is given: its limits, rendered from the
+    /// same profile object that is enforced.
+    Context(ContextArgs),
+    /// Explain, for each PATH, the effective access and which entry (file:line, built-in or
+    /// flag) decided it; plus the network decision, the sandbox decision and what the host
+    /// lacks.
+    Explain(ExplainArgs),
 }
 
 /// How to choose and adjust the profile (shared by several subcommands).
@@ -43,9 +50,22 @@ pub struct ProfileArgs {
     /// Config file with named profiles (default: ~/.config/cordon/config.toml if present).
     #[arg(short, long, env = "CORDON_CONFIG")]
     pub config: Option<PathBuf>,
-    /// Also make PATH writable (repeatable).
-    #[arg(short = 'w', long = "writable", value_name = "PATH")]
+    /// Also make PATH writable for this run (repeatable). An additional permission merged
+    /// into the profile (R-O1); it never narrows anything.
+    #[arg(
+        short = 'w',
+        long = "writable",
+        visible_alias = "allow-write",
+        value_name = "PATH"
+    )]
     pub writable: Vec<PathBuf>,
+    /// Enable the network for this run (an additional permission, R-O1).
+    #[arg(long)]
+    pub allow_network: bool,
+    /// Additional permissions as JSON, e.g.
+    /// '{"network":true,"entries":[{"path":"/data","access":"write"}]}' (R-O1).
+    #[arg(long = "with", value_name = "PERMS")]
+    pub with: Option<String>,
     /// Hide PATH from reads (repeatable).
     #[arg(long = "deny-read", value_name = "PATH")]
     pub deny_read: Vec<PathBuf>,
@@ -86,6 +106,10 @@ pub struct RunArgs {
     /// Sandbox preference: auto (from the profile), require, forbid.
     #[arg(long, value_enum, default_value_t)]
     pub sandbox: SandboxArg,
+    /// Print the ExecRequest (program, args, cwd, env names, backend, what is applied)
+    /// without running anything. With --json, as JSON on stdout.
+    #[arg(long)]
+    pub dry_run: bool,
     /// If the sandbox is needed but this host cannot give it, run unconfined anyway
     /// (logged; the default is to refuse with exit 125).
     #[arg(long)]
@@ -100,4 +124,30 @@ pub struct RunArgs {
 pub struct StatusArgs {
     #[command(flatten)]
     pub profile: ProfileArgs,
+}
+
+/// `cordon context`.
+#[derive(Debug, Args)]
+pub struct ContextArgs {
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+    /// Sandbox preference: auto (from the profile), require, forbid.
+    #[arg(long, value_enum, default_value_t)]
+    pub sandbox: SandboxArg,
+    /// Approval mode shown to the model.
+    #[arg(long, default_value = cordon_policy::DEFAULT_APPROVAL_MODE)]
+    pub approval_mode: String,
+}
+
+/// `cordon explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+    /// Sandbox preference: auto (from the profile), require, forbid.
+    #[arg(long, value_enum, default_value_t)]
+    pub sandbox: SandboxArg,
+    /// Paths to explain (absolute or relative to the cwd).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
 }

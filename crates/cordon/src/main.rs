@@ -31,9 +31,12 @@ fn main() -> ExitCode {
             }
         }
     }
+    #[cfg(unix)]
+    cordon_sandbox::restore_default_sigpipe();
     let cli = cli::Cli::parse();
-    let filter = tracing_subscriber::EnvFilter::try_from_env("CORDON_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(if cli.verbose { "debug" } else { "warn" }));
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CORDON_LOG").unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(if cli.verbose { "debug" } else { "warn" })
+    });
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(filter)

@@ -104,9 +104,15 @@ fn done_when_scenario() {
     let so = text(&o.stdout);
     assert!(so.contains("GIT_OK"), "{so} {}", text(&o.stderr));
     assert!(so.contains("WRITE_OK"), "{so}");
-    assert!(!so.contains("SECRET_LEAKED") && !so.contains("PRIVATE KEY"), "{so}");
+    assert!(
+        !so.contains("SECRET_LEAKED") && !so.contains("PRIVATE KEY"),
+        "{so}"
+    );
     assert!(!so.contains("NET_LEAKED"), "{so}");
-    assert_eq!(std::fs::read_to_string(p.dir.join("out.txt")).unwrap(), "hi\n");
+    assert_eq!(
+        std::fs::read_to_string(p.dir.join("out.txt")).unwrap(),
+        "hi\n"
+    );
     listener.set_nonblocking(true).unwrap();
     assert!(listener.accept().is_err(), "nothing may have connected");
 }
@@ -121,11 +127,20 @@ fn write_outside_project_fails_inside_works() {
     let outside = p.home.join("outside.txt");
     let o = out(cordon(
         &p,
-        &["run", "--", "sh", "-c", &format!("echo x > {}", outside.display())],
+        &[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            &format!("echo x > {}", outside.display()),
+        ],
     ));
     assert_ne!(o.status.code(), Some(0));
     assert!(!outside.exists());
-    let o = out(cordon(&p, &["run", "--", "sh", "-c", "echo x > inside.txt"]));
+    let o = out(cordon(
+        &p,
+        &["run", "--", "sh", "-c", "echo x > inside.txt"],
+    ));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(p.dir.join("inside.txt").exists());
 }
@@ -142,7 +157,10 @@ fn writable_flag_widens_one_path() {
     let cmd = format!("echo x > {}/f", extra.display());
     let o = out(cordon(&p, &["run", "--", "sh", "-c", &cmd]));
     assert_ne!(o.status.code(), Some(0));
-    let o = out(cordon(&p, &["run", "-w", extra.to_str().unwrap(), "--", "sh", "-c", &cmd]));
+    let o = out(cordon(
+        &p,
+        &["run", "-w", extra.to_str().unwrap(), "--", "sh", "-c", &cmd],
+    ));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(extra.join("f").exists());
 }
@@ -154,13 +172,26 @@ fn secret_env_is_scrubbed() {
         return;
     }
     let p = project();
-    let mut c = cordon(&p, &["run", "--", "sh", "-c", "echo T=${GITHUB_TOKEN:-unset} K=${MY_API_KEY:-unset} P=${PLAIN_VAR:-unset}"]);
+    let mut c = cordon(
+        &p,
+        &[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "echo T=${GITHUB_TOKEN:-unset} K=${MY_API_KEY:-unset} P=${PLAIN_VAR:-unset}",
+        ],
+    );
     c.env("GITHUB_TOKEN", "ghp_secret")
         .env("MY_API_KEY", "k")
         .env("PLAIN_VAR", "visible");
     let o = out(c);
     let s = text(&o.stdout);
-    assert!(s.contains("T=unset K=unset P=visible"), "{s} {}", text(&o.stderr));
+    assert!(
+        s.contains("T=unset K=unset P=visible"),
+        "{s} {}",
+        text(&o.stderr)
+    );
 
     let cfg = p.home.join("c.toml");
     std::fs::write(
@@ -170,7 +201,17 @@ fn secret_env_is_scrubbed() {
     .unwrap();
     let mut c = cordon(
         &p,
-        &["run", "--config", cfg.to_str().unwrap(), "--profile", "keep", "--", "sh", "-c", "echo T=${GITHUB_TOKEN:-unset}"],
+        &[
+            "run",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--profile",
+            "keep",
+            "--",
+            "sh",
+            "-c",
+            "echo T=${GITHUB_TOKEN:-unset}",
+        ],
     );
     c.env("GITHUB_TOKEN", "ghp_secret");
     let s = text(&out(c).stdout);
@@ -184,7 +225,12 @@ fn exit_codes() {
         return;
     }
     let p = project();
-    assert_eq!(out(cordon(&p, &["run", "--", "sh", "-c", "exit 3"])).status.code(), Some(3));
+    assert_eq!(
+        out(cordon(&p, &["run", "--", "sh", "-c", "exit 3"]))
+            .status
+            .code(),
+        Some(3)
+    );
     let o = out(cordon(&p, &["run", "--", "definitely-not-a-command-xyz"]));
     assert_eq!(o.status.code(), Some(127), "{}", text(&o.stderr));
     assert!(text(&o.stderr).contains("definitely-not-a-command-xyz"));
@@ -200,9 +246,29 @@ fn exit_codes() {
 #[test]
 fn exit_codes_unsandboxed() {
     let p = project();
-    let o = out(cordon(&p, &["run", "--profile", "danger-full-access", "--", "definitely-not-a-command-xyz"]));
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--profile",
+            "danger-full-access",
+            "--",
+            "definitely-not-a-command-xyz",
+        ],
+    ));
     assert_eq!(o.status.code(), Some(127));
-    let o = out(cordon(&p, &["run", "--profile", "danger-full-access", "--", "sh", "-c", "exit 7"]));
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--profile",
+            "danger-full-access",
+            "--",
+            "sh",
+            "-c",
+            "exit 7",
+        ],
+    ));
     assert_eq!(o.status.code(), Some(7));
 }
 
@@ -218,10 +284,22 @@ fn fail_closed_without_user_namespaces() {
     assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
     let err = text(&o.stderr);
     assert!(err.contains("refusing to run unconfined"), "{err}");
-    assert!(err.contains("namespace"), "must name what is missing: {err}");
+    assert!(
+        err.contains("namespace"),
+        "must name what is missing: {err}"
+    );
     assert!(!marker.exists(), "the command must not run");
 
-    let mut c = cordon(&p, &["run", "--allow-unconfined", "--", "touch", marker.to_str().unwrap()]);
+    let mut c = cordon(
+        &p,
+        &[
+            "run",
+            "--allow-unconfined",
+            "--",
+            "touch",
+            marker.to_str().unwrap(),
+        ],
+    );
     c.env("CORDON_DISABLE_LAYERS", "userns,landlock,seccomp");
     let o = out(c);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
@@ -237,7 +315,14 @@ fn helper_rejects_foreign_payload() {
     for payload in ["not-base64!!", "eyJ2ZXJzaW9uIjo5OTl9"] {
         let o = out(cordon(
             &p,
-            &["__sandbox-helper", "--permission-profile", payload, "--", "touch", marker.to_str().unwrap()],
+            &[
+                "__sandbox-helper",
+                "--permission-profile",
+                payload,
+                "--",
+                "touch",
+                marker.to_str().unwrap(),
+            ],
         ));
         assert_eq!(o.status.code(), Some(125), "{payload}: {}", text(&o.stderr));
         assert!(text(&o.stderr).contains("payload"), "{}", text(&o.stderr));
@@ -250,12 +335,30 @@ fn helper_rejects_foreign_payload() {
 fn malformed_config_is_an_error_with_line() {
     let p = project();
     let cfg = p.home.join("bad.toml");
-    std::fs::write(&cfg, "[profiles.x]\nextends = \"read-only\"\nnetwork = \"maybe\"\n").unwrap();
-    let o = out(cordon(&p, &["run", "--config", cfg.to_str().unwrap(), "--profile", "x", "--", "true"]));
+    std::fs::write(
+        &cfg,
+        "[profiles.x]\nextends = \"read-only\"\nnetwork = \"maybe\"\n",
+    )
+    .unwrap();
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--profile",
+            "x",
+            "--",
+            "true",
+        ],
+    ));
     assert_eq!(o.status.code(), Some(125));
     let err = text(&o.stderr);
     assert!(err.contains("line 3"), "{err}");
-    let o = out(cordon(&p, &["run", "--profile", "no-such-profile", "--", "true"]));
+    let o = out(cordon(
+        &p,
+        &["run", "--profile", "no-such-profile", "--", "true"],
+    ));
     assert_eq!(o.status.code(), Some(125));
     assert!(text(&o.stderr).contains("workspace-write"));
 }
@@ -300,5 +403,8 @@ fn status_json_has_the_triple() {
     c.env("CORDON_DISABLE_LAYERS", "userns");
     let v: serde_json::Value = serde_json::from_slice(&out(c).stdout).unwrap();
     assert_eq!(v["status"]["sandbox_enabled"]["value"], false);
-    assert!(v["missing"].as_str().unwrap_or("").contains("namespace"), "{v}");
+    assert!(
+        v["missing"].as_str().unwrap_or("").contains("namespace"),
+        "{v}"
+    );
 }

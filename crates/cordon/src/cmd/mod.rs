@@ -3,6 +3,8 @@
 use crate::cli::{Cli, Command};
 use anyhow::Result;
 
+mod context;
+mod explain;
 mod profiles;
 mod run;
 mod status;
@@ -13,5 +15,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Run(a) => run::run(a),
         Command::Status(a) => status::status(a),
         Command::Profiles(a) => profiles::profiles(a),
+        Command::Context(a) => context::context(a),
+        Command::Explain(a) => explain::explain(a),
     }
 }

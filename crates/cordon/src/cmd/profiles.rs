@@ -7,7 +7,10 @@ use cordon_policy::profile::BUILTIN_PROFILES;
 
 pub fn profiles(args: ProfileArgs) -> Result<i32> {
     let chosen = choose(&args)?;
-    let mut names: Vec<(String, &str)> = BUILTIN_PROFILES.iter().map(|n| (n.to_string(), "built-in")).collect();
+    let mut names: Vec<(String, &str)> = BUILTIN_PROFILES
+        .iter()
+        .map(|n| (n.to_string(), "built-in"))
+        .collect();
     if let Some(c) = &chosen.config {
         for n in c.profile_names() {
             names.push((n, "config"));

@@ -44,8 +44,41 @@ pub fn status(args: StatusArgs) -> Result<i32> {
     }
     println!("host");
     #[cfg(target_os = "linux")]
-    for line in manager.features.describe() {
-        println!("  {line}");
+    {
+        let f = &manager.features;
+        let yes_no = |ok: bool, why: &Option<String>| {
+            if ok {
+                "yes".to_string()
+            } else {
+                format!("no ({})", why.as_deref().unwrap_or("unknown"))
+            }
+        };
+        println!("  kernel:           {}", f.kernel_release);
+        println!(
+            "  landlock:         {}",
+            match f.landlock_abi {
+                Some(abi) => format!("ABI {abi}"),
+                None => yes_no(false, &f.landlock_reason),
+            }
+        );
+        println!(
+            "  user namespaces:  {}",
+            yes_no(f.user_namespaces, &f.userns_reason)
+        );
+        println!(
+            "  seccomp:          {}",
+            yes_no(f.seccomp, &f.seccomp_reason)
+        );
+        println!(
+            "  running as root:  {}",
+            if f.running_as_root { "yes" } else { "no" }
+        );
+        if !f.disabled.is_empty() {
+            println!(
+                "  disabled layers:  {} (CORDON_DISABLE_LAYERS)",
+                f.disabled.join(", ")
+            );
+        }
     }
     #[cfg(not(target_os = "linux"))]
     println!("  os: {:?}", manager.os);

@@ -1,0 +1,50 @@
+//! `cordon explain`: why a path is (not) readable or writable, which entry decided it, and
+//! what the sandbox decision and the host's gaps are.
+
+use crate::cli::ExplainArgs;
+use crate::profile_args::{choose, preference};
+use anyhow::{Context, Result};
+use cordon_policy::{explain as explain_paths, resolve, SandboxStatus};
+use cordon_sandbox::{CommandRequest, HostFs, SandboxManager};
+
+pub fn explain(args: ExplainArgs) -> Result<i32> {
+    let chosen = choose(&args.profile)?;
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let mut req = CommandRequest::new(vec!["true".into()], cwd.clone(), chosen.profile);
+    req.preference = preference(args.sandbox);
+    req.profile_files = chosen.files;
+    let manager = SandboxManager::for_host();
+    let selection = manager.select(&req);
+    let resolved = resolve(&req.profile, &req.resolve_context(), &HostFs)?;
+    let prepared = if selection.requested.value && selection.available.value {
+        manager.prepare(selection.backend, &resolved).map(|_| ())
+    } else {
+        Ok(())
+    };
+    let status = SandboxStatus::new(&selection, prepared.clone(), true);
+    let paths: Vec<_> = args
+        .paths
+        .iter()
+        .map(|p| {
+            if p.is_absolute() {
+                p.clone()
+            } else {
+                cwd.join(p)
+            }
+        })
+        .collect();
+    let e = explain_paths(
+        &resolved,
+        &HostFs,
+        &paths,
+        &selection,
+        &status,
+        prepared.as_ref().err().map(|s| s.as_str()),
+    );
+    if args.profile.json {
+        println!("{}", serde_json::to_string_pretty(&e)?);
+    } else {
+        print!("{e}");
+    }
+    Ok(0)
+}
