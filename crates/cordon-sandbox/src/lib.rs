@@ -20,16 +20,16 @@ pub mod linux;
 pub mod run;
 pub mod seatbelt;
 
-pub use run::{run, RunStatus};
 #[cfg(unix)]
 pub use run::restore_default_sigpipe;
+pub use run::{run, RunStatus};
 
 use cordon_policy::env::scrub_env;
 use cordon_policy::paths::{FileKind, FsView};
 use cordon_policy::{
     resolve, select_initial, Backend, HelperPayload, OnUnavailable, Os, PermissionProfile,
-    PlatformOptions, ProfileKind, ResolveContext, ResolveError, ResolvedProfile,
-    SandboxPreference, SandboxStatus, Selection,
+    PlatformOptions, ProfileKind, ResolveContext, ResolveError, ResolvedProfile, SandboxPreference,
+    SandboxStatus, Selection,
 };
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -164,7 +164,9 @@ pub enum TransformError {
         status: Box<SandboxStatus>,
     },
     /// The helper executable is missing (R-T3: no downgrade).
-    #[error("sandbox helper {0:?} not found or not executable; reinstall cordon or set the helper path")]
+    #[error(
+        "sandbox helper {0:?} not found or not executable; reinstall cordon or set the helper path"
+    )]
     HelperMissing(PathBuf),
 }
 
@@ -215,7 +217,11 @@ impl SandboxManager {
 
     /// Asks the selected backend whether it can give every guarantee of `resolved` here.
     /// `Ok(applied layers)` or `Err(what is missing)`.
-    pub fn prepare(&self, backend: Backend, resolved: &ResolvedProfile) -> Result<Vec<String>, String> {
+    pub fn prepare(
+        &self,
+        backend: Backend,
+        resolved: &ResolvedProfile,
+    ) -> Result<Vec<String>, String> {
         match backend {
             Backend::None => Ok(Vec::new()),
             #[cfg(target_os = "linux")]
@@ -224,14 +230,19 @@ impl SandboxManager {
                 .map_err(|r| r.to_string()),
             Backend::Seatbelt if self.os == Os::Macos => {
                 if Path::new(seatbelt::SANDBOX_EXEC).exists() {
-                    Ok(vec![format!("seatbelt policy via {}", seatbelt::SANDBOX_EXEC)])
+                    Ok(vec![format!(
+                        "seatbelt policy via {}",
+                        seatbelt::SANDBOX_EXEC
+                    )])
                 } else {
                     Err(format!("{} not found", seatbelt::SANDBOX_EXEC))
                 }
             }
             other => {
                 let _ = resolved;
-                Err(format!("the {other} backend is not implemented on this build"))
+                Err(format!(
+                    "the {other} backend is not implemented on this build"
+                ))
             }
         }
     }
@@ -438,12 +449,24 @@ mod tests {
     #[test]
     fn missing_helper_is_an_error_not_a_downgrade() {
         let m = SandboxManager::for_host().with_helper(PathBuf::from("/nonexistent/cordon-helper"));
-        if m.prepare(Backend::LinuxHelper, &resolve(&req("workspace-write").profile, &req("workspace-write").resolve_context(), &HostFs).unwrap()).is_err() {
+        if m.prepare(
+            Backend::LinuxHelper,
+            &resolve(
+                &req("workspace-write").profile,
+                &req("workspace-write").resolve_context(),
+                &HostFs,
+            )
+            .unwrap(),
+        )
+        .is_err()
+        {
             // Host cannot sandbox at all; the refusal path is covered elsewhere.
             return;
         }
         match m.transform(&req("workspace-write")) {
-            Err(TransformError::HelperMissing(p)) => assert_eq!(p, PathBuf::from("/nonexistent/cordon-helper")),
+            Err(TransformError::HelperMissing(p)) => {
+                assert_eq!(p, PathBuf::from("/nonexistent/cordon-helper"))
+            }
             other => panic!("{other:?}"),
         }
     }

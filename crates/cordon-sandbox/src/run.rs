@@ -68,7 +68,8 @@ pub fn run(exec: &ExecRequest) -> io::Result<RunStatus> {
 #[cfg(unix)]
 fn forward_signals(pid: u32) -> Option<signal_hook::iterator::Handle> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT]).ok()?;
+    let mut signals =
+        signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT]).ok()?;
     let handle = signals.handle();
     std::thread::spawn(move || {
         for sig in signals.forever() {

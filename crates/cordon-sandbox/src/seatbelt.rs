@@ -149,26 +149,47 @@ mod tests {
             std::fs::write(golden_path, &args[1]).unwrap();
         }
         let golden = std::fs::read_to_string(golden_path).unwrap();
-        assert_eq!(args[1], golden, "regenerate with CORDON_BLESS=1 if intended");
-        assert!(!args[1].contains("/Users/u"), "no path spliced into the policy text");
+        assert_eq!(
+            args[1], golden,
+            "regenerate with CORDON_BLESS=1 if intended"
+        );
+        assert!(
+            !args[1].contains("/Users/u"),
+            "no path spliced into the policy text"
+        );
         let dashdash = args.iter().position(|a| a == "--").unwrap();
         assert_eq!(&args[dashdash + 1..], ["git", "status"]);
-        assert!(args.contains(&"PATH_0=/Users/u/proj".to_string()) || args.iter().any(|a| a.starts_with("PATH_") && a.ends_with("=/Users/u/proj")));
+        assert!(
+            args.contains(&"PATH_0=/Users/u/proj".to_string())
+                || args
+                    .iter()
+                    .any(|a| a.starts_with("PATH_") && a.ends_with("=/Users/u/proj"))
+        );
     }
 
     #[test]
     fn hostile_path_cannot_change_the_policy() {
-        let fs = MemFs::new().dir("/w/a\") (allow file-write* (subpath \"/").dir("/tmp");
+        let fs = MemFs::new()
+            .dir("/w/a\") (allow file-write* (subpath \"/")
+            .dir("/tmp");
         let ctx = ResolveContext {
             cwd: "/w/a\") (allow file-write* (subpath \"/".into(),
             home: None,
             tmpdir: None,
             profile_files: vec![],
         };
-        let r = resolve(&PermissionProfile::builtin("workspace-write").unwrap(), &ctx, &fs).unwrap();
+        let r = resolve(
+            &PermissionProfile::builtin("workspace-write").unwrap(),
+            &ctx,
+            &fs,
+        )
+        .unwrap();
         let p = policy(&r);
         assert!(!p.text.contains("/w/a"));
-        assert!(p.params.iter().any(|(_, v)| v.contains("(allow file-write*")));
+        assert!(p
+            .params
+            .iter()
+            .any(|(_, v)| v.contains("(allow file-write*")));
     }
 
     #[test]

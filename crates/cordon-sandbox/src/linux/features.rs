@@ -1,0 +1,256 @@
+//! What this kernel can give (R-L5): probed once, cheaply, and reported as facts.
+
+use super::sys;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Name of the environment variable listing layers to treat as unavailable
+/// (comma-separated: `userns`, `landlock`, `seccomp`). Used to exercise lower rungs; a
+/// listed layer is only ever *removed*, so R-S4 still refuses when a guarantee is left
+/// unmet.
+pub const DISABLE_LAYERS_ENV: &str = "CORDON_DISABLE_LAYERS";
+
+/// The layers that can be disabled by name ([`DISABLE_LAYERS_ENV`],
+/// `HelperPayload::disabled_layers`).
+pub const LAYER_NAMES: &[&str] = &["userns", "landlock", "seccomp"];
+
+/// The confinement mechanisms this host offers, as probed by [`probe`] (or built by hand
+/// in tests). Every `false`/`None` carries a reason in plain words, shown by
+/// `cordon status`/`cordon doctor` and in refusals (R-S4, R-S5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinuxFeatures {
+    /// `uname -r`.
+    pub kernel_release: String,
+    /// Highest Landlock ABI the kernel offers (1 = Linux 5.13 fs, 2 = refer, 3 = truncate,
+    /// 4 = TCP, 5 = ioctl on devices, 6 = scopes: abstract unix sockets and signals,
+    /// 7 = audit logging flags), or `None`.
+    pub landlock_abi: Option<u32>,
+    /// Why Landlock is unavailable (`None` when available).
+    pub landlock_reason: Option<String>,
+    /// Whether this process can create user namespaces (and with them mount, pid, net and
+    /// ipc namespaces) and use the new mount API (`mount_setattr`, Linux >= 5.12).
+    pub user_namespaces: bool,
+    /// Why user namespaces are unavailable, e.g.
+    /// `kernel.apparmor_restrict_unprivileged_userns=1` (`None` when available).
+    pub userns_reason: Option<String>,
+    /// Whether seccomp filters can be installed.
+    pub seccomp: bool,
+    /// Why seccomp is unavailable (`None` when available).
+    pub seccomp_reason: Option<String>,
+    /// Whether the probing process runs as uid 0.
+    pub running_as_root: bool,
+    /// Layers switched off by [`DISABLE_LAYERS_ENV`] or the payload, as given.
+    pub disabled: Vec<String>,
+}
+
+impl LinuxFeatures {
+    /// A host with every layer available at `landlock_abi` (for tests of [`super::plan`]).
+    pub fn full(landlock_abi: u32) -> LinuxFeatures {
+        LinuxFeatures {
+            kernel_release: "test".into(),
+            landlock_abi: Some(landlock_abi),
+            landlock_reason: None,
+            user_namespaces: true,
+            userns_reason: None,
+            seccomp: true,
+            seccomp_reason: None,
+            running_as_root: false,
+            disabled: Vec::new(),
+        }
+    }
+
+    /// Marks the named layers unavailable (`userns`, `landlock`, `seccomp`; names are
+    /// trimmed and case-insensitive, unknown names are kept in `disabled` but change
+    /// nothing). Only removes layers, never adds one.
+    pub fn disable<S: AsRef<str>>(&mut self, layers: &[S]) {
+        self.disable_by(layers, DISABLE_LAYERS_ENV)
+    }
+
+    /// [`LinuxFeatures::disable`] with the reason naming who disabled them (e.g. `the
+    /// payload`).
+    pub fn disable_by<S: AsRef<str>>(&mut self, layers: &[S], by: &str) {
+        for l in layers {
+            let l = l.as_ref().trim().to_ascii_lowercase();
+            if l.is_empty() {
+                continue;
+            }
+            let why = |src: &str| format!("disabled by {src}");
+            match l.as_str() {
+                "userns" | "namespaces" if self.user_namespaces => {
+                    self.user_namespaces = false;
+                    self.userns_reason = Some(why(by));
+                }
+                "landlock" if self.landlock_abi.is_some() => {
+                    self.landlock_abi = None;
+                    self.landlock_reason = Some(why(by));
+                }
+                "seccomp" if self.seccomp => {
+                    self.seccomp = false;
+                    self.seccomp_reason = Some(why(by));
+                }
+                _ => {}
+            }
+            if !self.disabled.contains(&l) {
+                self.disabled.push(l);
+            }
+        }
+    }
+
+    /// Applies [`DISABLE_LAYERS_ENV`] from the current environment.
+    pub fn disable_from_env(&mut self) {
+        if let Ok(v) = std::env::var(DISABLE_LAYERS_ENV) {
+            let list: Vec<&str> = v.split(',').collect();
+            self.disable(&list);
+        }
+    }
+}
+
+impl fmt::Display for LinuxFeatures {
+    /// One line per layer, e.g. for `cordon status`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "kernel: {}", self.kernel_release)?;
+        match (self.user_namespaces, &self.userns_reason) {
+            (true, _) => writeln!(f, "user namespaces: available")?,
+            (false, r) => writeln!(
+                f,
+                "user namespaces: unavailable ({})",
+                r.as_deref().unwrap_or("unknown")
+            )?,
+        }
+        match (self.landlock_abi, &self.landlock_reason) {
+            (Some(a), _) => writeln!(f, "landlock: ABI {a}")?,
+            (None, r) => writeln!(
+                f,
+                "landlock: unavailable ({})",
+                r.as_deref().unwrap_or("unknown")
+            )?,
+        }
+        match (self.seccomp, &self.seccomp_reason) {
+            (true, _) => write!(f, "seccomp: available")?,
+            (false, r) => write!(
+                f,
+                "seccomp: unavailable ({})",
+                r.as_deref().unwrap_or("unknown")
+            )?,
+        }
+        Ok(())
+    }
+}
+
+fn read_sysctl(path: &str) -> Option<i64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// The user-namespace verdict from sysctls only (no process is created): `Err(reason)`
+/// when a knob forbids them for this process.
+fn userns_sysctls(root: bool) -> Result<(), String> {
+    if read_sysctl("/proc/sys/user/max_user_namespaces") == Some(0) {
+        return Err("user.max_user_namespaces=0".into());
+    }
+    if !root {
+        if read_sysctl("/proc/sys/kernel/unprivileged_userns_clone") == Some(0) {
+            return Err("kernel.unprivileged_userns_clone=0".into());
+        }
+        if read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == Some(1) {
+            return Err("kernel.apparmor_restrict_unprivileged_userns=1".into());
+        }
+    }
+    if !sys::has_mount_setattr() {
+        return Err("the kernel lacks mount_setattr (Linux < 5.12)".into());
+    }
+    Ok(())
+}
+
+/// Probes the kernel without creating any process: Landlock ABI
+/// (`landlock_create_ruleset` version query), seccomp (`prctl(PR_GET_SECCOMP)`), user
+/// namespaces (sysctls `user.max_user_namespaces`, `kernel.unprivileged_userns_clone`,
+/// `kernel.apparmor_restrict_unprivileged_userns`, and `mount_setattr` presence). A few
+/// syscalls and file reads: this is what the helper uses at every start; it then learns
+/// the last word on user namespaces from the `clone` itself. Honours
+/// [`DISABLE_LAYERS_ENV`].
+pub fn probe_fast() -> LinuxFeatures {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let (landlock_abi, landlock_reason) = match sys::landlock_abi() {
+        Ok(v) if v > 0 => (Some(v), None),
+        Ok(_) => (None, Some("landlock reports ABI 0".to_string())),
+        Err(e) => (
+            None,
+            Some(match e.raw_os_error() {
+                Some(libc::ENOSYS) => "the kernel is built without Landlock".to_string(),
+                Some(libc::EOPNOTSUPP) => {
+                    "Landlock is disabled at boot (add it to the lsm= kernel parameter)".into()
+                }
+                _ => format!("landlock_create_ruleset: {e}"),
+            }),
+        ),
+    };
+    let (seccomp, seccomp_reason) = match sys::seccomp_mode() {
+        Ok(_) if super::seccomp_filter::AUDIT_ARCH.is_none() => (
+            false,
+            Some("cordon has no seccomp filter for this CPU architecture".to_string()),
+        ),
+        Ok(_) => (true, None),
+        Err(e) => (false, Some(format!("prctl(PR_GET_SECCOMP): {e}"))),
+    };
+    let (user_namespaces, userns_reason) = match userns_sysctls(root) {
+        Ok(()) => (true, None),
+        Err(r) => (false, Some(r)),
+    };
+    let mut f = LinuxFeatures {
+        kernel_release: sys::kernel_release(),
+        landlock_abi,
+        landlock_reason,
+        user_namespaces,
+        userns_reason,
+        seccomp,
+        seccomp_reason,
+        running_as_root: root,
+        disabled: Vec::new(),
+    };
+    f.disable_from_env();
+    f
+}
+
+/// Full probe for `cordon status` / `cordon doctor`: [`probe_fast`] plus a real test of
+/// user namespaces — a short-lived child calls `unshare(CLONE_NEWUSER | CLONE_NEWNS)` (a
+/// seccomp policy of a container or an LSM can forbid it even when every sysctl allows
+/// it). Costs one fork (well under a millisecond).
+pub fn probe() -> LinuxFeatures {
+    let mut f = probe_fast();
+    if f.user_namespaces {
+        if let Err(reason) = super::process::try_unshare_in_child() {
+            f.user_namespaces = false;
+            f.userns_reason = Some(reason);
+        }
+    }
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn disable_only_removes() {
+        let mut f = LinuxFeatures::full(6);
+        f.disable(&["Landlock", " seccomp ", "bogus", ""]);
+        assert!(f.user_namespaces);
+        assert_eq!(f.landlock_abi, None);
+        assert!(!f.seccomp);
+        assert!(f.landlock_reason.as_deref().unwrap().contains("disabled"));
+        assert_eq!(f.disabled, vec!["landlock", "seccomp", "bogus"]);
+        // Disabling twice keeps the first reason.
+        f.disable(&["landlock"]);
+        assert_eq!(f.disabled.len(), 3);
+    }
+
+    #[test]
+    fn probe_is_consistent() {
+        let f = probe_fast();
+        assert_eq!(f.landlock_abi.is_some(), f.landlock_reason.is_none());
+        assert_eq!(f.user_namespaces, f.userns_reason.is_none());
+        assert_eq!(f.seccomp, f.seccomp_reason.is_none());
+        assert!(!f.to_string().is_empty());
+    }
+}

@@ -1,0 +1,482 @@
+//! The helper process (R-T3): `<exe> __sandbox-helper --permission-profile <payload> --
+//! <argv…>`. Lean on purpose: no clap, no logging setup, a handful of syscalls before
+//! the command runs.
+//!
+//! Rung 1 process tree:
+//!
+//! ```text
+//! cordon ─ helper (host namespaces; forwards signals, cleans placeholders)
+//!            └─ init, pid 1 of new user+mount+pid+ipc(+net) namespaces
+//!                 (builds the root, confines itself, reaps, forwards signals)
+//!                 └─ the command
+//! ```
+//!
+//! When init exits (right after the command), the kernel kills every other process of the
+//! pid namespace: nothing the command started outlives it (R-L3). If the helper dies,
+//! init gets SIGKILL (`PR_SET_PDEATHSIG`), with the same effect; the helper itself gets
+//! SIGKILL when cordon dies.
+//!
+//! Rung 2 (no user namespaces): the helper is a child subreaper, the command is confined by
+//! Landlock + seccomp + no_new_privs + dropped capabilities in its own process, and every
+//! remaining descendant is killed when it exits.
+
+use super::features::{probe_fast, LinuxFeatures};
+use super::landlock_layer::{self, Grant, Prepared};
+use super::mounts;
+use super::plan::{plan, LinuxPlan, Rung};
+use super::process::{self, CommandSpec, EXIT_SETUP};
+use super::seccomp_filter;
+use super::sys;
+use crate::HostFs;
+use cordon_policy::{Access, HelperPayload, ResolvedFilesystem, ResolvedProfile};
+use std::ffi::OsString;
+use std::os::fd::OwnedFd;
+use std::path::Path;
+
+/// Parsed helper arguments.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct HelperArgs {
+    pub payload: String,
+    pub argv: Vec<OsString>,
+    pub report: bool,
+}
+
+/// Parses `--permission-profile <p> [--report] -- <argv…>` (also `--permission-profile=<p>`).
+pub(crate) fn parse_args(args: Vec<OsString>) -> Result<HelperArgs, String> {
+    let mut it = args.into_iter();
+    let mut payload = None;
+    let mut report = false;
+    loop {
+        let Some(a) = it.next() else {
+            return Err("missing `--` before the command".into());
+        };
+        let s = a.to_string_lossy();
+        if s == "--" {
+            break;
+        } else if s == "--permission-profile" {
+            let v = it
+                .next()
+                .ok_or("--permission-profile needs a value")?
+                .into_string()
+                .map_err(|_| "the payload is not valid UTF-8")?;
+            payload = Some(v);
+        } else if let Some(v) = s.strip_prefix("--permission-profile=") {
+            payload = Some(v.to_string());
+        } else if s == "--report" {
+            report = true;
+        } else {
+            return Err(format!("unexpected helper argument {s:?}"));
+        }
+    }
+    let argv: Vec<OsString> = it.collect();
+    let payload = payload.ok_or("missing --permission-profile")?;
+    if argv.is_empty() {
+        return Err("no command given after `--`".into());
+    }
+    Ok(HelperArgs {
+        payload,
+        argv,
+        report,
+    })
+}
+
+/// Sets `PR_SET_PDEATHSIG(SIGKILL)` for the calling process; returns false when the parent
+/// already died (the race between spawn and this call).
+fn die_with_parent() -> bool {
+    // SAFETY: getppid has no preconditions.
+    let before = unsafe { libc::getppid() };
+    if sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong).is_err() {
+        return true;
+    }
+    // SAFETY: getppid has no preconditions.
+    unsafe { libc::getppid() == before }
+}
+
+/// See [`super::helper_main`].
+pub(crate) fn main(args: Vec<OsString>) -> i32 {
+    if !die_with_parent() {
+        return EXIT_SETUP;
+    }
+    sys::cloexec_from(3);
+    let args = match parse_args(args) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("cordon: sandbox helper: {e}");
+            return EXIT_SETUP;
+        }
+    };
+    let payload = match HelperPayload::decode(&args.payload) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("cordon: {e}");
+            return EXIT_SETUP;
+        }
+    };
+    let mut features = probe_fast();
+    features.disable_by(
+        &payload.disabled_layers,
+        "the caller (payload disabled_layers)",
+    );
+    run(&payload, &args, features)
+}
+
+fn run(payload: &HelperPayload, args: &HelperArgs, features: LinuxFeatures) -> i32 {
+    let plan = match plan(&payload.profile, &features) {
+        Ok(p) => p,
+        Err(r) => {
+            eprintln!("cordon: {r}");
+            return EXIT_SETUP;
+        }
+    };
+    match plan.rung {
+        Rung::Namespaces => run_namespaces(payload, args, &plan, features),
+        Rung::LandlockOnly => run_landlock_only(payload, args, &plan),
+    }
+}
+
+/// `TMPDIR` for the child: kept when it names an existing directory the sandbox lets the
+/// command write, else `/tmp` when that is writable, else left out.
+fn child_env(payload: &HelperPayload, rung: Rung) -> Vec<(String, String)> {
+    let fs = &payload.profile.filesystem;
+    let host = HostFs;
+    let private_tmp = rung == Rung::Namespaces && !tmp_denied(fs);
+    let writable = |p: &Path| -> bool {
+        if !p.is_absolute() {
+            return false;
+        }
+        if private_tmp && p == Path::new("/tmp") {
+            return true;
+        }
+        if !p.is_dir() {
+            return false;
+        }
+        let a = fs.access_for(&host, p);
+        if a.access != Access::Write {
+            return false;
+        }
+        // On rung 1 the host /tmp is replaced by the private one: a path under it is only
+        // there when an entry below /tmp binds it in.
+        if private_tmp && p.starts_with("/tmp") {
+            let ResolvedFilesystem::Restricted { entries, .. } = fs else {
+                return false;
+            };
+            return a
+                .entry
+                .and_then(|i| entries.get(i))
+                .is_some_and(|e| e.path != Path::new("/tmp"));
+        }
+        true
+    };
+    let mut env: Vec<(String, String)> = payload
+        .env
+        .iter()
+        .filter(|(k, _)| k != "TMPDIR")
+        .cloned()
+        .collect();
+    let given = payload
+        .env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "TMPDIR")
+        .map(|(_, v)| v.clone());
+    match given {
+        Some(t) if writable(Path::new(&t)) => env.push(("TMPDIR".into(), t)),
+        _ if writable(Path::new("/tmp")) => env.push(("TMPDIR".into(), "/tmp".into())),
+        _ => {}
+    }
+    env
+}
+
+fn tmp_denied(fs: &ResolvedFilesystem) -> bool {
+    fs.layered()
+        .iter()
+        .any(|e| e.path == Path::new("/tmp") && e.access == Access::Deny)
+}
+
+/// The confinement every rung applies in the process that will fork (or be) the command:
+/// Landlock ruleset prepared (while paths are reachable and capabilities still held),
+/// `no_new_privs`, capabilities dropped, Landlock enforced, seccomp installed. Returns the
+/// applied layers as reported by the kernel.
+pub(crate) fn confine(
+    profile: &ResolvedProfile,
+    plan: &LinuxPlan,
+    extra: Vec<(OwnedFd, Grant)>,
+) -> Result<Vec<String>, String> {
+    let mut applied = Vec::new();
+    let prepared: Option<Prepared> = match &plan.landlock {
+        Some(l) => {
+            let rules = landlock_layer::fs_rules(profile, plan.rung);
+            let desc = plan
+                .applied
+                .iter()
+                .find(|a| a.starts_with("landlock"))
+                .cloned()
+                .unwrap_or_else(|| "landlock".into());
+            landlock_layer::prepare(l, &rules, extra, desc)?
+        }
+        None => None,
+    };
+    sys::prctl(libc::PR_SET_NO_NEW_PRIVS, 1).map_err(|e| format!("no_new_privs: {e}"))?;
+    applied.push("no_new_privs".to_string());
+    let d = super::caps::drop_all()?;
+    applied.push(if d.bounding_and_securebits {
+        "capabilities dropped (bounding, ambient, effective; securebits locked)".to_string()
+    } else {
+        "no capabilities held (unprivileged)".to_string()
+    });
+    if let Some(p) = prepared {
+        applied.push(p.enforce()?);
+    }
+    if let Some(s) = &plan.seccomp {
+        let prog = seccomp_filter::build(seccomp_filter::FilterOptions {
+            deny_sockets: s.deny_sockets,
+        });
+        sys::install_seccomp(&prog).map_err(|e| format!("seccomp: {e}"))?;
+        applied.push(
+            plan.applied
+                .iter()
+                .find(|a| a.starts_with("seccomp"))
+                .cloned()
+                .unwrap_or_else(|| "seccomp".into()),
+        );
+    }
+    Ok(applied)
+}
+
+fn is_userns_refusal(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EPERM | libc::EINVAL | libc::ENOSPC | libc::EUSERS | libc::EACCES)
+    )
+}
+
+fn run_namespaces(
+    payload: &HelperPayload,
+    args: &HelperArgs,
+    plan: &LinuxPlan,
+    mut features: LinuxFeatures,
+) -> i32 {
+    let profile = &payload.profile;
+    let layout = mounts::layout(&profile.filesystem);
+    let placeholders = match mounts::create_placeholders(&layout) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("cordon: refusing to run unconfined: {e}");
+            return EXIT_SETUP;
+        }
+    };
+    // Everything the child needs is prepared before the clone.
+    let env = child_env(payload, Rung::Namespaces);
+    let spec = match CommandSpec::new(&args.argv, &env) {
+        Ok(s) => s,
+        Err(e) => {
+            mounts::remove_placeholders(&placeholders);
+            eprintln!("cordon: {e}");
+            return EXIT_SETUP;
+        }
+    };
+    // SAFETY: geteuid/getegid have no preconditions.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let (alive_r, alive_w) = match sys::pipe() {
+        Ok(p) => p,
+        Err(e) => {
+            mounts::remove_placeholders(&placeholders);
+            eprintln!("cordon: sandbox setup failed: pipe: {e}");
+            return EXIT_SETUP;
+        }
+    };
+    process::block_signals();
+    let mut flags =
+        libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
+    if plan.net_namespace {
+        flags |= libc::CLONE_NEWNET;
+    }
+    // SAFETY: the helper is single-threaded (no thread is ever started in it).
+    let pid = match unsafe { sys::clone_fork(flags as libc::c_ulong) } {
+        Ok(p) => p,
+        Err(e) if is_userns_refusal(&e) => {
+            // The sysctls allowed it but something else (seccomp of a container, an
+            // LSM) did not: learn it and try the next rung (or refuse).
+            mounts::remove_placeholders(&placeholders);
+            features.user_namespaces = false;
+            features.userns_reason = Some(format!("clone(CLONE_NEWUSER) failed: {e}"));
+            return run(payload, args, features);
+        }
+        Err(e) => {
+            mounts::remove_placeholders(&placeholders);
+            eprintln!("cordon: sandbox setup failed: clone: {e}");
+            return EXIT_SETUP;
+        }
+    };
+    if pid == 0 {
+        drop(alive_w);
+        let code = init_main(
+            profile,
+            plan,
+            &layout,
+            &spec,
+            uid,
+            gid,
+            &alive_r,
+            args.report,
+        );
+        process::exit_now(code);
+    }
+    drop(alive_r);
+    let code = process::supervise(pid);
+    drop(alive_w);
+    mounts::remove_placeholders(&placeholders);
+    code
+}
+
+/// Pid 1 of the new namespaces. Returns the exit code (never returns to the helper's
+/// code path: the caller `_exit`s with it).
+#[allow(clippy::too_many_arguments)]
+fn init_main(
+    profile: &ResolvedProfile,
+    plan: &LinuxPlan,
+    layout: &mounts::Layout,
+    spec: &CommandSpec,
+    uid: libc::uid_t,
+    gid: libc::gid_t,
+    alive: &OwnedFd,
+    report: bool,
+) -> i32 {
+    if sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong).is_err()
+        || sys::peer_gone(alive)
+    {
+        return EXIT_SETUP;
+    }
+    process::install_init_handlers();
+    let fail = |what: &str, e: &dyn std::fmt::Display| {
+        eprintln!("cordon: refusing to run unconfined: sandbox setup failed: {what}: {e}");
+        EXIT_SETUP
+    };
+    if let Err(e) = sys::write_file(c"/proc/self/setgroups", b"deny") {
+        return fail("setgroups", &e);
+    }
+    if let Err(e) = sys::write_file(c"/proc/self/uid_map", format!("{uid} {uid} 1\n").as_bytes()) {
+        return fail("uid_map", &e);
+    }
+    if let Err(e) = sys::write_file(c"/proc/self/gid_map", format!("{gid} {gid} 1\n").as_bytes()) {
+        return fail("gid_map", &e);
+    }
+    let built = match mounts::build(layout) {
+        Ok(b) => b,
+        Err(e) => return fail("mounts", &e),
+    };
+    if let Err(e) = std::env::set_current_dir(&profile.cwd) {
+        return fail(
+            &format!("entering the working directory {}", profile.cwd.display()),
+            &e,
+        );
+    }
+    let extra: Vec<(OwnedFd, Grant)> = built
+        .host_devpts
+        .into_iter()
+        .map(|fd| (fd, Grant::Dev))
+        .collect();
+    let applied = match confine(profile, plan, extra) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("cordon: {}", with_refusal_prefix(&e));
+            return EXIT_SETUP;
+        }
+    };
+    if report {
+        let mut all = vec![plan.applied[0].clone(), plan.applied[1].clone()];
+        all.extend(applied);
+        eprintln!("cordon: sandbox: rung 1: {}", all.join("; "));
+        for n in built.notes.iter().chain(plan.notes.iter()) {
+            eprintln!("cordon: sandbox note: {n}");
+        }
+    }
+    // The command must not be able to read or write init's memory through /proc/1.
+    let _ = sys::prctl(libc::PR_SET_DUMPABLE, 0);
+    let child = match process::spawn(spec, || Ok(())) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    process::supervise(child)
+}
+
+fn with_refusal_prefix(e: &str) -> String {
+    if e.starts_with("refusing") {
+        e.to_string()
+    } else {
+        format!("refusing to run unconfined: sandbox setup failed: {e}")
+    }
+}
+
+fn run_landlock_only(payload: &HelperPayload, args: &HelperArgs, plan: &LinuxPlan) -> i32 {
+    let profile = &payload.profile;
+    if let Err(e) = std::env::set_current_dir(&profile.cwd) {
+        eprintln!(
+            "cordon: cannot enter the working directory {}: {e}",
+            profile.cwd.display()
+        );
+        return EXIT_SETUP;
+    }
+    let env = child_env(payload, Rung::LandlockOnly);
+    let spec = match CommandSpec::new(&args.argv, &env) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("cordon: {e}");
+            return EXIT_SETUP;
+        }
+    };
+    if let Err(e) = sys::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) {
+        eprintln!("cordon: refusing to run unconfined: cannot become a subreaper: {e}");
+        return EXIT_SETUP;
+    }
+    process::block_signals();
+    let report = args.report;
+    let child = match process::spawn(&spec, || {
+        // Nothing kills the command for us on this rung if the helper dies: ask the
+        // kernel to (its own children are swept by the subreaper at exit).
+        sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)
+            .map_err(|e| format!("PR_SET_PDEATHSIG: {e}"))?;
+        let applied = confine(profile, plan, Vec::new()).map_err(|e| with_refusal_prefix(&e))?;
+        if report {
+            eprintln!("cordon: sandbox: rung 2: {}", applied.join("; "));
+            for n in &plan.notes {
+                eprintln!("cordon: sandbox note: {n}");
+            }
+        }
+        Ok(())
+    }) {
+        Ok(p) => p,
+        Err(code) => {
+            process::kill_descendants();
+            return code;
+        }
+    };
+    let code = process::supervise(child);
+    process::kill_descendants();
+    code
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn parses_arguments() {
+        let a = parse_args(os(&["--permission-profile", "P", "--", "ls", "-l"])).unwrap();
+        assert_eq!(a.payload, "P");
+        assert_eq!(a.argv, os(&["ls", "-l"]));
+        assert!(!a.report);
+        let a = parse_args(os(&["--report", "--permission-profile=Q", "--", "x", "--"])).unwrap();
+        assert_eq!(a.payload, "Q");
+        assert_eq!(a.argv, os(&["x", "--"]));
+        assert!(a.report);
+        assert!(parse_args(os(&["--permission-profile", "P"])).is_err());
+        assert!(parse_args(os(&["--permission-profile", "P", "--"])).is_err());
+        assert!(parse_args(os(&["--", "ls"])).is_err());
+        assert!(parse_args(os(&["--bogus", "--", "ls"])).is_err());
+    }
+}

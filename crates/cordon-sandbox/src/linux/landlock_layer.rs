@@ -1,0 +1,275 @@
+//! The Landlock layer (R-L1, R-L2, R-L3, R-L5): filesystem rules, TCP (ABI >= 4) and scopes
+//! (ABI >= 6), built for exactly the ABI in the plan and checked after `restrict_self`.
+//!
+//! Landlock is allow-only: every handled right is denied unless a rule on the path or an
+//! ancestor allows it. So the rules are the readable and writable places; deny entries
+//! and protected paths are left to the mounts (rung 1), and rung 2 only runs when there
+//! are none (see `plan::carve_outs`).
+
+use super::plan::{LandlockPlan, Rung};
+use cordon_policy::{Access, ResolvedFilesystem, ResolvedProfile};
+use landlock::{
+    Access as _, AccessFs, AccessNet, BitFlags, PathBeneath, Ruleset, RulesetAttr, RulesetCreated,
+    RulesetCreatedAttr, RulesetStatus, Scope, ABI,
+};
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+
+/// What a rule grants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grant {
+    /// Execute, read files, list directories.
+    Read,
+    /// Every handled filesystem right.
+    Write,
+    /// Read/write/ioctl on device files (and listing), for `/dev` entries.
+    Dev,
+}
+
+/// The filesystem rules for `profile` on `rung` (absolute paths as seen by the command).
+/// Missing paths are dropped when the rules are added.
+pub fn fs_rules(profile: &ResolvedProfile, rung: Rung) -> Vec<(PathBuf, Grant)> {
+    let ResolvedFilesystem::Restricted { default, .. } = &profile.filesystem else {
+        return Vec::new();
+    };
+    let layered = profile.filesystem.layered();
+    let root_access = layered
+        .iter()
+        .find(|e| e.path == Path::new("/"))
+        .map(|e| e.access)
+        .unwrap_or(*default);
+    let mut out = Vec::new();
+    match root_access {
+        Access::Read => out.push((PathBuf::from("/"), Grant::Read)),
+        Access::Write => out.push((PathBuf::from("/"), Grant::Write)),
+        Access::Deny => {}
+    }
+    let rebuilt =
+        |p: &Path| rung == Rung::Namespaces && (p.starts_with("/dev") || p.starts_with("/proc"));
+    for e in &layered {
+        if e.path == Path::new("/") || !e.exists || rebuilt(&e.path) {
+            continue;
+        }
+        if rung == Rung::Namespaces && e.path == Path::new("/tmp") {
+            continue; // the private /tmp gets its own rule
+        }
+        match e.access {
+            Access::Read => out.push((e.path.clone(), Grant::Read)),
+            Access::Write => out.push((e.path.clone(), Grant::Write)),
+            Access::Deny => {}
+        }
+    }
+    match rung {
+        Rung::Namespaces => {
+            let tmp_denied = layered
+                .iter()
+                .any(|e| e.path == Path::new("/tmp") && e.access == Access::Deny);
+            if !tmp_denied {
+                out.push((PathBuf::from("/tmp"), Grant::Write));
+            }
+            out.push((PathBuf::from("/proc"), Grant::Read));
+            out.push((PathBuf::from("/dev"), Grant::Dev));
+            out.push((PathBuf::from("/dev/shm"), Grant::Write));
+        }
+        Rung::LandlockOnly => {
+            for d in [
+                "/dev/null",
+                "/dev/zero",
+                "/dev/full",
+                "/dev/random",
+                "/dev/urandom",
+                "/dev/tty",
+                "/dev/ptmx",
+                "/dev/pts",
+            ] {
+                out.push((PathBuf::from(d), Grant::Dev));
+            }
+            out.push((PathBuf::from("/dev/shm"), Grant::Write));
+            if root_access == Access::Deny {
+                out.push((PathBuf::from("/proc"), Grant::Read));
+            }
+        }
+    }
+    out
+}
+
+fn abi_of(n: u32) -> ABI {
+    ABI::from(n as i32)
+}
+
+fn rights(abi: ABI, g: Grant) -> BitFlags<AccessFs> {
+    let all = AccessFs::from_all(abi);
+    match g {
+        Grant::Read => AccessFs::from_read(abi),
+        Grant::Write => all,
+        Grant::Dev => {
+            (AccessFs::ReadFile
+                | AccessFs::WriteFile
+                | AccessFs::ReadDir
+                | AccessFs::Truncate
+                | AccessFs::IoctlDev)
+                & all
+        }
+    }
+}
+
+/// A ruleset ready to enforce, and what it handles.
+pub struct Prepared {
+    ruleset: RulesetCreated,
+    /// Human-readable description (`landlock ABI 7 (fs, tcp, scope: …)`).
+    pub description: String,
+    required: bool,
+}
+
+/// Creates the ruleset and adds the rules (opening each path, so call it while the paths
+/// are reachable and before capabilities are dropped). `extra` are descriptors of places
+/// outside the sandbox's root that inherited descriptors may still point to (the host's
+/// `/dev/pts`). Returns `Ok(None)` when the plan handles nothing.
+///
+/// Errors: the kernel refused the ruleset or a rule (message names the step).
+pub fn prepare(
+    plan: &LandlockPlan,
+    rules: &[(PathBuf, Grant)],
+    extra: Vec<(OwnedFd, Grant)>,
+    description: String,
+) -> Result<Option<Prepared>, String> {
+    let abi = abi_of(plan.abi);
+    let handled = if plan.fs {
+        AccessFs::from_all(abi)
+    } else {
+        BitFlags::EMPTY
+    };
+    let mut scopes: BitFlags<Scope> = BitFlags::EMPTY;
+    if plan.scope_signal {
+        scopes |= Scope::Signal;
+    }
+    if plan.scope_abstract_unix {
+        scopes |= Scope::AbstractUnixSocket;
+    }
+    if handled.is_empty() && !plan.tcp && scopes.is_empty() {
+        return Ok(None);
+    }
+    let err = |what: &str, e: landlock::RulesetError| format!("landlock: {what}: {e}");
+    let mut rs = Ruleset::default();
+    if !handled.is_empty() {
+        rs = rs
+            .handle_access(handled)
+            .map_err(|e| err("handling fs rights", e))?;
+    }
+    if plan.tcp {
+        rs = rs
+            .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
+            .map_err(|e| err("handling tcp", e))?;
+    }
+    if !scopes.is_empty() {
+        rs = rs.scope(scopes).map_err(|e| err("scopes", e))?;
+    }
+    let mut created = rs.create().map_err(|e| err("creating the ruleset", e))?;
+    if !handled.is_empty() {
+        for (path, g) in rules {
+            let Ok(meta) = std::fs::metadata(path) else {
+                continue;
+            };
+            let Ok(fd) = super::sys::open_path(path, false) else {
+                continue;
+            };
+            let mut access = rights(abi, *g) & handled;
+            if !meta.is_dir() {
+                access &= AccessFs::from_file(abi);
+            }
+            created = created
+                .add_rule(PathBeneath::new(fd, access))
+                .map_err(|e| err(&format!("rule for {}", path.display()), e))?;
+        }
+        for (fd, g) in extra {
+            let access = rights(abi, g) & handled;
+            created = created
+                .add_rule(PathBeneath::new(fd, access))
+                .map_err(|e| err("rule for the host terminal devices", e))?;
+        }
+    }
+    Ok(Some(Prepared {
+        ruleset: created.no_new_privs(true),
+        description,
+        required: plan.required,
+    }))
+}
+
+impl Prepared {
+    /// Enforces the ruleset on the calling thread (inherited by every child) and checks
+    /// what the kernel actually enforced. Returns the description with the status
+    /// appended (`fully enforced` / `partially enforced`).
+    ///
+    /// Errors: `restrict_self` failed, or the ruleset was not fully enforced while a
+    /// guarantee rests on Landlock alone (R-S4).
+    pub fn enforce(self) -> Result<String, String> {
+        let status = self
+            .ruleset
+            .restrict_self()
+            .map_err(|e| format!("landlock: restrict_self: {e}"))?;
+        match status.ruleset {
+            RulesetStatus::FullyEnforced => Ok(format!("{} fully enforced", self.description)),
+            RulesetStatus::PartiallyEnforced if !self.required => {
+                Ok(format!("{} partially enforced", self.description))
+            }
+            RulesetStatus::NotEnforced if !self.required => {
+                Ok(format!("{} NOT enforced", self.description))
+            }
+            s => Err(format!(
+                "refusing to run unconfined: the filesystem policy rests on Landlock, but the \
+                 kernel reported {s:?} for {}",
+                self.description
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cordon_policy::{resolve, MemFs, PermissionProfile, ResolveContext};
+
+    fn resolved(name: &str) -> ResolvedProfile {
+        let fs = MemFs::new()
+            .dir("/home/u/proj/.git")
+            .dir("/home/u/.ssh")
+            .dir("/tmp");
+        let ctx = ResolveContext {
+            cwd: "/home/u/proj".into(),
+            home: Some("/home/u".into()),
+            tmpdir: None,
+            profile_files: vec![],
+        };
+        resolve(&PermissionProfile::builtin(name).unwrap(), &ctx, &fs).unwrap()
+    }
+
+    #[test]
+    fn rung_one_rules() {
+        let r = fs_rules(&resolved("workspace-write"), Rung::Namespaces);
+        assert!(r.contains(&(PathBuf::from("/"), Grant::Read)));
+        assert!(r.contains(&(PathBuf::from("/home/u/proj"), Grant::Write)));
+        assert!(r.contains(&(PathBuf::from("/tmp"), Grant::Write)));
+        assert!(r.contains(&(PathBuf::from("/dev"), Grant::Dev)));
+        // Deny entries get no rule; /tmp is not listed twice.
+        assert!(!r.iter().any(|(p, _)| p.starts_with("/home/u/.ssh")));
+        assert_eq!(r.iter().filter(|(p, _)| p == Path::new("/tmp")).count(), 1);
+    }
+
+    #[test]
+    fn rung_two_rules_name_devices_one_by_one() {
+        let r = fs_rules(&resolved("read-only"), Rung::LandlockOnly);
+        assert!(!r.iter().any(|(p, _)| p == Path::new("/dev")));
+        assert!(r.contains(&(PathBuf::from("/dev/null"), Grant::Dev)));
+        // read-only: nothing writable but /dev/shm (no private /tmp on rung 2).
+        let writable: Vec<_> = r.iter().filter(|(_, g)| *g == Grant::Write).collect();
+        assert_eq!(writable, vec![&(PathBuf::from("/dev/shm"), Grant::Write)]);
+    }
+
+    #[test]
+    fn rights_per_abi() {
+        assert!(!rights(ABI::V4, Grant::Dev).contains(AccessFs::IoctlDev));
+        assert!(rights(ABI::V5, Grant::Dev).contains(AccessFs::IoctlDev));
+        assert!(!rights(ABI::V7, Grant::Read).contains(AccessFs::WriteFile));
+        assert!(rights(ABI::V7, Grant::Write).contains(AccessFs::Truncate));
+    }
+}

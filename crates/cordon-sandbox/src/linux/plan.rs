@@ -1,0 +1,638 @@
+//! Choosing the rung (R-L5, R-S4): which layers will confine the command on this host, or a
+//! refusal naming the guarantee that no available layer can give. Pure: no OS calls.
+
+use super::features::LinuxFeatures;
+use cordon_policy::{Access, EntryOrigin, NetworkPolicy, ResolvedFilesystem, ResolvedProfile};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::PathBuf;
+
+/// Lowest Landlock ABI that confines writes on its own: ABI 3 handles `truncate(2)`, which
+/// earlier ABIs leave open on any file the user may write by DAC.
+pub const MIN_LANDLOCK_ABI_FS: u32 = 3;
+/// Landlock ABI with TCP bind/connect rules (Linux 6.7).
+pub const LANDLOCK_ABI_NET: u32 = 4;
+/// Landlock ABI with scopes: abstract unix sockets and signals (Linux 6.12).
+pub const LANDLOCK_ABI_SCOPE: u32 = 6;
+
+/// The rung of the ladder the command runs on (R-L5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rung {
+    /// Rung 1: user + mount + pid + ipc (+ net) namespaces with a rebuilt root, plus
+    /// Landlock and seccomp when available.
+    Namespaces,
+    /// Rung 2: no user namespaces; Landlock + seccomp + a subreaper that kills every
+    /// descendant at exit. Only when it still gives every guarantee the profile asks for.
+    LandlockOnly,
+}
+
+/// The Landlock part of a plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LandlockPlan {
+    /// ABI the ruleset is built for (the kernel's, capped at what the `landlock` crate
+    /// knows).
+    pub abi: u32,
+    /// Filesystem rights are handled (restricted filesystem).
+    pub fs: bool,
+    /// TCP bind/connect are handled with no rule allowing any port (ABI >= 4, network
+    /// restricted).
+    pub tcp: bool,
+    /// Connecting to abstract unix sockets created outside the sandbox is denied (ABI >= 6,
+    /// network restricted).
+    pub scope_abstract_unix: bool,
+    /// Signalling processes outside the sandbox is denied (ABI >= 6).
+    pub scope_signal: bool,
+    /// Some guarantee rests on Landlock alone: the helper refuses to run when the kernel
+    /// does not enforce the ruleset fully.
+    pub required: bool,
+}
+
+/// The seccomp part of a plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeccompPlan {
+    /// `socket(2)` fails with `EPERM` for every family, `AF_UNIX` included (network
+    /// restricted). `socketpair(2)` keeps working.
+    pub deny_sockets: bool,
+    /// Some guarantee rests on seccomp (always true when `deny_sockets`).
+    pub required: bool,
+}
+
+/// What the helper will apply, decided by [`plan`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinuxPlan {
+    /// The rung.
+    pub rung: Rung,
+    /// A network namespace is created (rung 1, network restricted).
+    pub net_namespace: bool,
+    /// Landlock, if applied.
+    pub landlock: Option<LandlockPlan>,
+    /// Seccomp, if applied.
+    pub seccomp: Option<SeccompPlan>,
+    /// Rung 2: the helper is a child subreaper and kills every remaining descendant when
+    /// the command exits (rung 1 gets this from the pid namespace).
+    pub kill_descendants: bool,
+    /// The applied layers in plain words, in the order they are applied (R-T5, R-S5).
+    pub applied: Vec<String>,
+    /// Things worth knowing that do not weaken a guarantee.
+    pub notes: Vec<String>,
+}
+
+impl LinuxPlan {
+    /// The applied layers joined with `"; "`.
+    pub fn summary(&self) -> String {
+        self.applied.join("; ")
+    }
+}
+
+/// A refusal to run (R-S4): the guarantee the profile asks for, what it needs, and why that
+/// is missing. Displays as `refusing to run unconfined: <guarantee> needs <needs>, but
+/// <reason>`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Refusal {
+    /// The unmet guarantee, e.g. `deny-read of /home/u/.ssh`.
+    pub guarantee: String,
+    /// The mechanism it needs, e.g. `a mount namespace`.
+    pub needs: String,
+    /// Why that mechanism is unavailable, e.g. `user namespaces are unavailable
+    /// (kernel.apparmor_restrict_unprivileged_userns=1)`.
+    pub reason: String,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "refusing to run unconfined: {} needs {}, but {}",
+            self.guarantee, self.needs, self.reason
+        )
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+/// A place where the profile is *narrower* than an ancestor: Landlock (allow-only) cannot
+/// express it, only a mount can.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CarveOut {
+    /// The path.
+    pub path: PathBuf,
+    /// The guarantee in plain words (`deny-read of …`, `read-only protected path …`).
+    pub guarantee: String,
+}
+
+/// The carve-outs of a filesystem policy: existing deny entries, protected paths (R-P3,
+/// existing or not: a missing one must not be creatable), and read entries, each under an
+/// ancestor (or default) that grants more. Missing deny entries are not carve-outs (there
+/// is nothing to hide).
+pub fn carve_outs(fs: &ResolvedFilesystem) -> Vec<CarveOut> {
+    let ResolvedFilesystem::Restricted { default, .. } = fs else {
+        return Vec::new();
+    };
+    let layered = fs.layered();
+    let mut out = Vec::new();
+    for e in &layered {
+        let mut widest = default.width();
+        for a in &layered {
+            if a.path != e.path && e.path.starts_with(&a.path) {
+                widest = widest.max(a.access.width());
+            }
+        }
+        if e.access.width() >= widest {
+            continue;
+        }
+        let guarantee = match (&e.origin, e.access) {
+            (EntryOrigin::Protected { reason }, _) => {
+                format!("read-only protected path {} ({reason})", e.path.display())
+            }
+            (_, Access::Deny) if !e.exists => continue,
+            (_, Access::Deny) => format!("deny-read of {}", e.path.display()),
+            _ => format!("read-only {} inside a writable root", e.path.display()),
+        };
+        out.push(CarveOut {
+            path: e.path.clone(),
+            guarantee,
+        });
+    }
+    out
+}
+
+fn userns_reason(f: &LinuxFeatures) -> String {
+    format!(
+        "user namespaces are unavailable ({})",
+        f.userns_reason.as_deref().unwrap_or("unknown reason")
+    )
+}
+
+fn landlock_reason(f: &LinuxFeatures) -> String {
+    match f.landlock_abi {
+        Some(a) => format!("the kernel offers Landlock ABI {a} only"),
+        None => format!(
+            "landlock is unavailable ({}; kernel {})",
+            f.landlock_reason.as_deref().unwrap_or("unknown reason"),
+            f.kernel_release
+        ),
+    }
+}
+
+fn seccomp_reason(f: &LinuxFeatures) -> String {
+    format!(
+        "seccomp is unavailable ({})",
+        f.seccomp_reason.as_deref().unwrap_or("unknown reason")
+    )
+}
+
+/// The highest Landlock ABI the `landlock` crate in this build knows how to drive.
+pub const LANDLOCK_CRATE_MAX_ABI: u32 = 7;
+
+fn landlock_desc(l: &LandlockPlan) -> String {
+    let mut parts = Vec::new();
+    if l.fs {
+        parts.push("fs".to_string());
+    }
+    if l.tcp {
+        parts.push("tcp".to_string());
+    }
+    let mut scopes = Vec::new();
+    if l.scope_abstract_unix {
+        scopes.push("abstract-unix");
+    }
+    if l.scope_signal {
+        scopes.push("signal");
+    }
+    if !scopes.is_empty() {
+        parts.push(format!("scope: {}", scopes.join(", ")));
+    }
+    format!("landlock ABI {} ({})", l.abi, parts.join(", "))
+}
+
+fn seccomp_desc(s: &SeccompPlan) -> String {
+    let mut d = "seccomp filter (ptrace, new namespaces, mount, io_uring, keyring, bpf, \
+                 perf, module/kexec, TIOCSTI"
+        .to_string();
+    if s.deny_sockets {
+        d.push_str(", socket() of every family");
+    }
+    d.push_str("; clone3 -> ENOSYS; foreign arch/x32 killed)");
+    d
+}
+
+/// Decides how to confine `profile` on a host with `features` (R-L5, R-S4). Pure.
+///
+/// Rung 1 (user namespaces available): namespaces + rebuilt root; Landlock and seccomp
+/// are added when available; seccomp is *required* when the network is restricted (it is
+/// the only layer that stops `connect(2)` to a unix socket of a host service).
+///
+/// Rung 2 (no user namespaces): only when Landlock alone expresses the filesystem policy
+/// (no carve-outs: see [`carve_outs`]) at ABI >= [`MIN_LANDLOCK_ABI_FS`], signals are
+/// scoped (ABI >= [`LANDLOCK_ABI_SCOPE`]), and seccomp is available for a restricted
+/// network. Descendants are killed at exit by the subreaper helper.
+///
+/// Errors: a [`Refusal`] naming the first unmet guarantee.
+pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<LinuxPlan, Refusal> {
+    let fs_restricted = matches!(profile.filesystem, ResolvedFilesystem::Restricted { .. });
+    let net_restricted = profile.profile.network == NetworkPolicy::Restricted;
+    let abi = features.landlock_abi.map(|a| a.min(LANDLOCK_CRATE_MAX_ABI));
+    let mut notes = Vec::new();
+
+    if net_restricted && !features.seccomp {
+        return Err(Refusal {
+            guarantee: "network restricted (no connection to unix sockets of host services)".into(),
+            needs: "a seccomp filter".into(),
+            reason: seccomp_reason(features),
+        });
+    }
+    let seccomp = if features.seccomp {
+        Some(SeccompPlan {
+            deny_sockets: net_restricted,
+            required: net_restricted,
+        })
+    } else {
+        notes.push(format!(
+            "{}: ptrace/namespace/io_uring syscalls are not filtered",
+            seccomp_reason(features)
+        ));
+        None
+    };
+
+    if features.user_namespaces {
+        let landlock = abi.map(|abi| LandlockPlan {
+            abi,
+            fs: fs_restricted,
+            tcp: net_restricted && abi >= LANDLOCK_ABI_NET,
+            scope_abstract_unix: net_restricted && abi >= LANDLOCK_ABI_SCOPE,
+            scope_signal: abi >= LANDLOCK_ABI_SCOPE,
+            required: false,
+        });
+        if landlock.is_none() {
+            notes.push(format!(
+                "{}: mounts and namespaces alone confine the command",
+                landlock_reason(features)
+            ));
+        }
+        let mut applied = vec![if net_restricted {
+            "user+mount+pid+ipc+net namespaces".to_string()
+        } else {
+            "user+mount+pid+ipc namespaces".to_string()
+        }];
+        applied.push(match &profile.filesystem {
+            ResolvedFilesystem::Unrestricted => {
+                "mounts: host root writable, fresh /proc, minimal /dev".to_string()
+            }
+            ResolvedFilesystem::Restricted { default, .. } => {
+                let fs = &profile.filesystem;
+                format!(
+                    "mounts: {} root, {} writable, {} denied, {} protected, private /tmp, \
+                     fresh /proc, minimal /dev",
+                    match default {
+                        Access::Read => "read-only host",
+                        Access::Write => "writable host",
+                        Access::Deny => "empty",
+                    },
+                    fs.writable_roots().len(),
+                    fs.denied().iter().filter(|e| e.exists).count(),
+                    fs.protected().len()
+                )
+            }
+        });
+        applied.push("no_new_privs".into());
+        applied
+            .push("capabilities dropped (bounding, ambient, effective; securebits locked)".into());
+        if let Some(l) = &landlock {
+            applied.push(landlock_desc(l));
+        }
+        if let Some(s) = &seccomp {
+            applied.push(seccomp_desc(s));
+        }
+        applied.push("environment replaced by the scrubbed payload env".into());
+        return Ok(LinuxPlan {
+            rung: Rung::Namespaces,
+            net_namespace: net_restricted,
+            landlock,
+            seccomp,
+            kill_descendants: false,
+            applied,
+            notes,
+        });
+    }
+
+    // Rung 2: Landlock must say everything the mounts would have said.
+    let mut cuts = carve_outs(&profile.filesystem);
+    // Name a credential store first: it is what the user cares about most.
+    cuts.sort_by_key(|c| !c.guarantee.starts_with("deny-read"));
+    if let Some(c) = cuts.first() {
+        let more = match cuts.len() - 1 {
+            0 => String::new(),
+            1 => "; 1 more carve-out needs it too".to_string(),
+            n => format!("; {n} more carve-outs need it too"),
+        };
+        return Err(Refusal {
+            guarantee: c.guarantee.clone(),
+            needs: "a mount namespace (Landlock can only allow, not carve out)".into(),
+            reason: format!("{}{more}", userns_reason(features)),
+        });
+    }
+    let no_userns = userns_reason(features);
+    let Some(abi) = abi else {
+        return Err(Refusal {
+            guarantee: if fs_restricted {
+                "writes confined to the writable roots".into()
+            } else {
+                "no signals to processes outside the sandbox".into()
+            },
+            needs: "a mount namespace or Landlock".into(),
+            reason: format!("{no_userns} and {}", landlock_reason(features)),
+        });
+    };
+    if fs_restricted && abi < MIN_LANDLOCK_ABI_FS {
+        return Err(Refusal {
+            guarantee: "writes confined to the writable roots".into(),
+            needs: format!("a mount namespace or Landlock ABI >= {MIN_LANDLOCK_ABI_FS} (truncate)"),
+            reason: format!("{no_userns} and {}", landlock_reason(features)),
+        });
+    }
+    if abi < LANDLOCK_ABI_SCOPE {
+        return Err(Refusal {
+            guarantee: "no signals to processes outside the sandbox".into(),
+            needs: format!(
+                "a pid namespace or Landlock ABI >= {LANDLOCK_ABI_SCOPE} (signal scope)"
+            ),
+            reason: format!("{no_userns} and {}", landlock_reason(features)),
+        });
+    }
+    let landlock = LandlockPlan {
+        abi,
+        fs: fs_restricted,
+        tcp: net_restricted && abi >= LANDLOCK_ABI_NET,
+        scope_abstract_unix: net_restricted,
+        scope_signal: true,
+        required: true,
+    };
+    notes.push(format!(
+        "{no_userns}: running on rung 2 (no private /tmp, /proc or /dev; host /tmp is \
+         writable only if a writable entry covers it)"
+    ));
+    let applied = vec![
+        "no_new_privs".to_string(),
+        "capabilities dropped".to_string(),
+        landlock_desc(&landlock),
+        seccomp
+            .as_ref()
+            .map(seccomp_desc)
+            .unwrap_or_else(|| "no seccomp filter".into()),
+        "subreaper: every descendant killed at exit".to_string(),
+        "environment replaced by the scrubbed payload env".to_string(),
+    ];
+    Ok(LinuxPlan {
+        rung: Rung::LandlockOnly,
+        net_namespace: false,
+        landlock: Some(landlock),
+        seccomp,
+        kill_descendants: true,
+        applied,
+        notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cordon_policy::{
+        resolve, FilesystemPolicy, FsEntry, MemFs, PermissionProfile, ResolveContext,
+    };
+    use std::path::PathBuf;
+
+    fn memfs() -> MemFs {
+        MemFs::new()
+            .dir("/home/u/proj/.git/hooks")
+            .file("/home/u/proj/.git/config", "")
+            .dir("/home/u/proj/.git/info")
+            .dir("/home/u/proj/.cordon")
+            .file("/home/u/.ssh/id_rsa", "k")
+            .dir("/tmp")
+            .dir("/usr")
+    }
+
+    fn ctx() -> ResolveContext {
+        ResolveContext {
+            cwd: PathBuf::from("/home/u/proj"),
+            home: Some(PathBuf::from("/home/u")),
+            tmpdir: None,
+            profile_files: vec![],
+        }
+    }
+
+    fn resolved(p: &PermissionProfile) -> ResolvedProfile {
+        resolve(p, &ctx(), &memfs()).unwrap()
+    }
+
+    fn custom(default: Access, entries: Vec<FsEntry>, protect: bool) -> PermissionProfile {
+        let mut p = PermissionProfile::builtin("workspace-write").unwrap();
+        p.filesystem = FilesystemPolicy::Restricted {
+            default,
+            entries,
+            protect_metadata: protect,
+        };
+        p
+    }
+
+    fn no_userns(abi: u32) -> LinuxFeatures {
+        let mut f = LinuxFeatures::full(abi);
+        f.user_namespaces = false;
+        f.userns_reason = Some("kernel.apparmor_restrict_unprivileged_userns=1".into());
+        f
+    }
+
+    #[test]
+    fn full_host_gets_rung_one_with_everything() {
+        let p = resolved(&PermissionProfile::builtin("workspace-write").unwrap());
+        let plan = plan(&p, &LinuxFeatures::full(7)).unwrap();
+        assert_eq!(plan.rung, Rung::Namespaces);
+        assert!(plan.net_namespace);
+        let l = plan.landlock.as_ref().unwrap();
+        assert!(l.fs && l.tcp && l.scope_abstract_unix && l.scope_signal && !l.required);
+        assert!(plan.seccomp.as_ref().unwrap().deny_sockets);
+        let s = plan.summary();
+        assert!(s.contains("user+mount+pid+ipc+net namespaces"), "{s}");
+        assert!(
+            s.contains("landlock ABI 7 (fs, tcp, scope: abstract-unix, signal)"),
+            "{s}"
+        );
+        assert!(s.contains("capabilities dropped"), "{s}");
+        assert!(s.contains("environment"), "{s}");
+    }
+
+    #[test]
+    fn network_enabled_gets_no_netns_and_no_socket_filter() {
+        let mut p = PermissionProfile::builtin("workspace-write").unwrap();
+        p.network = NetworkPolicy::Enabled;
+        let plan = plan(&resolved(&p), &LinuxFeatures::full(7)).unwrap();
+        assert!(!plan.net_namespace);
+        assert!(!plan.seccomp.unwrap().deny_sockets);
+        let l = plan.landlock.unwrap();
+        assert!(!l.tcp && !l.scope_abstract_unix && l.scope_signal);
+    }
+
+    #[test]
+    fn landlock_abi_is_capped_and_reported() {
+        let p = resolved(&PermissionProfile::builtin("read-only").unwrap());
+        let plan = plan(&p, &LinuxFeatures::full(99)).unwrap();
+        assert_eq!(plan.landlock.unwrap().abi, LANDLOCK_CRATE_MAX_ABI);
+        let plan2 = super::plan(&p, &LinuxFeatures::full(3)).unwrap();
+        let l = plan2.landlock.unwrap();
+        assert!(!l.tcp && !l.scope_signal);
+    }
+
+    #[test]
+    fn rung_one_without_landlock_still_runs() {
+        let p = resolved(&PermissionProfile::builtin("workspace-write").unwrap());
+        let mut f = LinuxFeatures::full(7);
+        f.disable(&["landlock"]);
+        let plan = plan(&p, &f).unwrap();
+        assert_eq!(plan.rung, Rung::Namespaces);
+        assert!(plan.landlock.is_none());
+        assert!(plan
+            .notes
+            .iter()
+            .any(|n| n.contains("landlock is unavailable")));
+    }
+
+    #[test]
+    fn restricted_network_without_seccomp_is_refused() {
+        let p = resolved(&PermissionProfile::builtin("workspace-write").unwrap());
+        let mut f = LinuxFeatures::full(7);
+        f.disable(&["seccomp"]);
+        let r = plan(&p, &f).unwrap_err();
+        assert!(r
+            .to_string()
+            .starts_with("refusing to run unconfined: network restricted"));
+        assert!(r.reason.contains("seccomp is unavailable"), "{r}");
+        // With the network enabled seccomp is optional.
+        let mut p2 = PermissionProfile::builtin("workspace-write").unwrap();
+        p2.network = NetworkPolicy::Enabled;
+        assert!(plan(&resolved(&p2), &f).unwrap().seccomp.is_none());
+    }
+
+    #[test]
+    fn deny_read_without_userns_is_refused_with_the_path() {
+        let p = resolved(&PermissionProfile::builtin("workspace-write").unwrap());
+        let r = plan(&p, &no_userns(7)).unwrap_err();
+        let msg = r.to_string();
+        assert!(
+            msg.contains("deny-read of /home/u/.ssh needs a mount namespace"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("kernel.apparmor_restrict_unprivileged_userns=1"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn protected_paths_without_userns_are_refused() {
+        let p = custom(
+            Access::Read,
+            vec![FsEntry::new(":workspace", Access::Write)],
+            true,
+        );
+        let r = plan(&resolved(&p), &no_userns(7)).unwrap_err();
+        assert!(r.guarantee.contains("protected path /home/u/proj/."), "{r}");
+        assert!(r.reason.contains("more carve-outs need it too"), "{r}");
+    }
+
+    #[test]
+    fn missing_deny_entries_are_not_carve_outs() {
+        let p = custom(
+            Access::Read,
+            vec![
+                FsEntry::new(":workspace", Access::Write),
+                FsEntry::new("~/.aws", Access::Deny),
+            ],
+            false,
+        );
+        assert!(carve_outs(&resolved(&p).filesystem).is_empty());
+        let plan = plan(&resolved(&p), &no_userns(7)).unwrap();
+        assert_eq!(plan.rung, Rung::LandlockOnly);
+        assert!(plan.kill_descendants);
+        let l = plan.landlock.unwrap();
+        assert!(l.required && l.fs && l.tcp && l.scope_signal && l.scope_abstract_unix);
+        assert!(plan.applied.iter().any(|a| a.contains("subreaper")));
+    }
+
+    #[test]
+    fn default_deny_with_read_entries_is_fine_for_landlock() {
+        let p = custom(
+            Access::Deny,
+            vec![
+                FsEntry::new(":minimal", Access::Read),
+                FsEntry::new(":workspace", Access::Write),
+                FsEntry::new("~/.ssh", Access::Deny),
+            ],
+            false,
+        );
+        let r = resolved(&p);
+        assert!(carve_outs(&r.filesystem).is_empty());
+        assert_eq!(plan(&r, &no_userns(6)).unwrap().rung, Rung::LandlockOnly);
+    }
+
+    #[test]
+    fn read_only_entry_inside_writable_root_is_a_carve_out() {
+        let p = custom(
+            Access::Read,
+            vec![
+                FsEntry::new(":workspace", Access::Write),
+                FsEntry::new(":workspace/.git", Access::Read),
+            ],
+            false,
+        );
+        let c = carve_outs(&resolved(&p).filesystem);
+        assert_eq!(c.len(), 1);
+        assert!(c[0].guarantee.contains("inside a writable root"));
+        // Deny nested under a read entry under default deny is one too.
+        let p = custom(
+            Access::Deny,
+            vec![
+                FsEntry::new("/home/u", Access::Read),
+                FsEntry::new("~/.ssh", Access::Deny),
+            ],
+            false,
+        );
+        assert_eq!(carve_outs(&resolved(&p).filesystem).len(), 1);
+    }
+
+    #[test]
+    fn rung_two_needs_recent_landlock() {
+        let p = custom(
+            Access::Read,
+            vec![FsEntry::new(":workspace", Access::Write)],
+            false,
+        );
+        let r = resolved(&p);
+        let e = plan(&r, &no_userns(2)).unwrap_err();
+        assert!(e.needs.contains("ABI >= 3"), "{e}");
+        let e = plan(&r, &no_userns(5)).unwrap_err();
+        assert!(e.guarantee.contains("signals"), "{e}");
+        let mut f = no_userns(7);
+        f.disable(&["landlock"]);
+        let e = plan(&r, &f).unwrap_err();
+        assert!(e.reason.contains("landlock is unavailable"), "{e}");
+        assert!(e.reason.contains("user namespaces are unavailable"), "{e}");
+    }
+
+    #[test]
+    fn nothing_available_is_refused() {
+        let p = resolved(&PermissionProfile::builtin("danger-full-access").unwrap());
+        let mut f = no_userns(7);
+        f.disable(&["landlock", "seccomp"]);
+        let e = plan(&p, &f).unwrap_err();
+        assert!(e.to_string().starts_with("refusing to run unconfined"));
+    }
+
+    #[test]
+    fn unrestricted_filesystem_runs_on_rung_one() {
+        let p = resolved(&PermissionProfile::builtin("danger-full-access").unwrap());
+        let plan = plan(&p, &LinuxFeatures::full(7)).unwrap();
+        assert!(!plan.landlock.unwrap().fs);
+        assert!(!plan.net_namespace);
+    }
+}

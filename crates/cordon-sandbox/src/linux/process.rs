@@ -1,0 +1,421 @@
+//! Processes (R-L3): signal forwarding, reaping, exec with exit-code conventions, and the
+//! rung-2 sweep of descendants.
+//!
+//! Exit codes: the command's own code; `128 + N` when it was killed by signal N; 127 when
+//! it was not found; 126 when it could not be executed; 125 when the sandbox could not be
+//! set up (nothing ran). Exec failures travel back through a close-on-exec pipe, so they are
+//! never confused with a code the command chose.
+
+use super::sys;
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+
+/// Exit code when the sandbox could not be set up or the run was refused.
+pub const EXIT_SETUP: i32 = 125;
+/// Exit code when the command exists but cannot be executed.
+pub const EXIT_NOEXEC: i32 = 126;
+/// Exit code when the command was not found.
+pub const EXIT_NOTFOUND: i32 = 127;
+
+/// Signals forwarded from the helper to the sandbox's init and from init to the command.
+pub const FORWARDED: [libc::c_int; 6] = [
+    libc::SIGINT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+];
+
+fn sigset(sigs: &[libc::c_int]) -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data; sigemptyset initialises it.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid sigset_t.
+    unsafe { libc::sigemptyset(&mut set) };
+    for s in sigs {
+        // SAFETY: `set` is a valid, initialised sigset_t and `s` a valid signal number.
+        unsafe { libc::sigaddset(&mut set, *s) };
+    }
+    set
+}
+
+fn supervised_set() -> libc::sigset_t {
+    let mut v = FORWARDED.to_vec();
+    v.push(libc::SIGCHLD);
+    sigset(&v)
+}
+
+/// Blocks the forwarded signals and `SIGCHLD`, so they queue for [`supervise`] (set before
+/// any fork so no signal is lost in between).
+pub fn block_signals() {
+    let set = supervised_set();
+    // SAFETY: `set` is a valid sigset_t; the old mask is not needed.
+    unsafe { libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+}
+
+extern "C" fn noop_handler(_: libc::c_int) {}
+
+/// Installs a no-op handler for the forwarded signals. Needed in the pid namespace's init:
+/// the kernel drops signals from the parent namespace to an init that has no handler for
+/// them. The signals stay blocked and are taken with `sigwaitinfo`.
+pub fn install_init_handlers() {
+    for s in FORWARDED {
+        // SAFETY: sigaction is plain data; zeroed then filled.
+        let mut sa: libc::sigaction = unsafe { std::mem::zeroed() };
+        sa.sa_sigaction = noop_handler as *const () as usize;
+        // SAFETY: `sa.sa_mask` is a valid sigset_t.
+        unsafe { libc::sigemptyset(&mut sa.sa_mask) };
+        // SAFETY: `sa` is valid and `noop_handler` is async-signal-safe.
+        unsafe { libc::sigaction(s, &sa, std::ptr::null_mut()) };
+    }
+}
+
+/// In a child about to exec: default dispositions for the signals this process touched
+/// (and `SIGPIPE`, which the Rust runtime ignores), and an empty signal mask.
+fn reset_signals_for_exec() {
+    for s in FORWARDED
+        .iter()
+        .chain([libc::SIGPIPE, libc::SIGCHLD].iter())
+    {
+        // SAFETY: setting the default disposition is always valid.
+        unsafe { libc::signal(*s, libc::SIG_DFL) };
+    }
+    let empty = sigset(&[]);
+    // SAFETY: `empty` is a valid sigset_t.
+    unsafe { libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut()) };
+}
+
+/// `_exit(code)`: ends a forked child without running the parent's exit handlers.
+pub fn exit_now(code: i32) -> ! {
+    // SAFETY: _exit never returns and is always safe to call.
+    unsafe { libc::_exit(code) }
+}
+
+/// Converts a `waitpid` status to the exit-code convention of the module docs.
+pub fn code_of(status: libc::c_int) -> i32 {
+    if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else if libc::WIFSIGNALED(status) {
+        128 + libc::WTERMSIG(status)
+    } else {
+        EXIT_SETUP
+    }
+}
+
+/// `si_code` of a signal the kernel generated itself, e.g. from the terminal (`^C`).
+const SI_KERNEL: libc::c_int = 0x80;
+
+/// Waits for `child` while forwarding signals to it, reaping every other child that exits
+/// meanwhile (init's duty, and the subreaper's). Returns `child`'s exit code.
+///
+/// A signal the kernel sent to the whole foreground process group (terminal `^C`, `^\`)
+/// already reached the command, which is in the same group: it is not sent twice.
+pub fn supervise(child: libc::pid_t) -> i32 {
+    let set = supervised_set();
+    loop {
+        // SAFETY: siginfo_t is plain data; zeroed is a valid value.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `set` is a valid sigset_t and `info` a writable siginfo_t.
+        let sig = unsafe { libc::sigwaitinfo(&set, &mut info) };
+        if sig < 0 {
+            continue; // EINTR
+        }
+        if sig == libc::SIGCHLD {
+            loop {
+                let mut status = 0;
+                // SAFETY: `status` is a valid int to write to.
+                let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+                if pid <= 0 {
+                    break;
+                }
+                if pid == child {
+                    return code_of(status);
+                }
+            }
+        } else if info.si_code != SI_KERNEL {
+            // SAFETY: kill has no memory-safety preconditions.
+            unsafe { libc::kill(child, sig) };
+        }
+    }
+}
+
+/// Everything needed to exec the command, prepared before forking.
+pub struct CommandSpec {
+    /// argv (argv[0] is the name given by the user).
+    pub argv: Vec<CString>,
+    /// `KEY=VALUE` strings: exactly the child's environment.
+    pub env: Vec<CString>,
+    /// `PATH` of the child's environment (a default when it has none).
+    pub path: Vec<u8>,
+}
+
+impl CommandSpec {
+    /// Builds a spec from argv and the environment pairs.
+    ///
+    /// Errors: a NUL byte in an argument or variable.
+    pub fn new(
+        argv: &[std::ffi::OsString],
+        env: &[(String, String)],
+    ) -> Result<CommandSpec, String> {
+        let argv = argv
+            .iter()
+            .map(|a| CString::new(a.as_bytes()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| "an argument contains a NUL byte".to_string())?;
+        let envs = env
+            .iter()
+            .map(|(k, v)| CString::new(format!("{k}={v}")))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| "an environment variable contains a NUL byte".to_string())?;
+        let path = env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.as_bytes().to_vec())
+            .unwrap_or_else(|| b"/usr/local/bin:/usr/bin:/bin".to_vec());
+        Ok(CommandSpec {
+            argv,
+            env: envs,
+            path,
+        })
+    }
+
+    fn name(&self) -> String {
+        self.argv[0].to_string_lossy().into_owned()
+    }
+}
+
+/// Tries `execve` on each candidate of a `PATH` search (like `execvp`, without the
+/// `/bin/sh` fallback); returns the most telling errno when every attempt failed.
+fn exec_search(spec: &CommandSpec) -> libc::c_int {
+    let mut argv: Vec<*const libc::c_char> = spec.argv.iter().map(|a| a.as_ptr()).collect();
+    argv.push(std::ptr::null());
+    let mut envp: Vec<*const libc::c_char> = spec.env.iter().map(|a| a.as_ptr()).collect();
+    envp.push(std::ptr::null());
+    let name = spec.argv[0].as_bytes();
+    let try_exec = |p: &CString| -> libc::c_int {
+        // SAFETY: `p`, `argv` and `envp` are NUL-terminated strings / null-terminated
+        // arrays of them, alive for the call; execve only returns on failure.
+        unsafe { libc::execve(p.as_ptr(), argv.as_ptr(), envp.as_ptr()) };
+        io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::ENOENT)
+    };
+    if name.contains(&b'/') {
+        return try_exec(&spec.argv[0]);
+    }
+    let mut best = libc::ENOENT;
+    for dir in spec.path.split(|b| *b == b':') {
+        let dir: &[u8] = if dir.is_empty() { b"." } else { dir };
+        let mut full = dir.to_vec();
+        full.push(b'/');
+        full.extend_from_slice(name);
+        let Ok(full) = CString::new(full) else {
+            continue;
+        };
+        match try_exec(&full) {
+            libc::ENOENT | libc::ENOTDIR | libc::ESTALE | libc::ENODEV | libc::ETIMEDOUT => {}
+            libc::EACCES => best = libc::EACCES,
+            e => return e,
+        }
+    }
+    best
+}
+
+/// Forks the command: the child runs `in_child` (last confinement steps that must happen
+/// in the command's own process, e.g. on rung 2), resets its signals and execs. Returns
+/// the child's pid once the exec succeeded, or `Err(exit code)` after printing a
+/// `cordon:` message (command not found → 127, not executable → 126, setup → 125).
+pub fn spawn(
+    spec: &CommandSpec,
+    in_child: impl FnOnce() -> Result<(), String>,
+) -> Result<libc::pid_t, i32> {
+    let (r, w) = match sys::pipe() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("cordon: sandbox setup failed: pipe: {e}");
+            return Err(EXIT_SETUP);
+        }
+    };
+    // SAFETY: the helper and init are single-threaded, so the child may allocate and
+    // use the Rust runtime until it execs or exits.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        eprintln!(
+            "cordon: sandbox setup failed: fork: {}",
+            io::Error::last_os_error()
+        );
+        return Err(EXIT_SETUP);
+    }
+    if pid == 0 {
+        drop(r);
+        if let Err(msg) = in_child() {
+            let mut b = vec![2u8];
+            b.extend_from_slice(msg.as_bytes());
+            sys::write_all(w.as_raw_fd(), &b);
+            exit_now(EXIT_SETUP);
+        }
+        reset_signals_for_exec();
+        let errno = exec_search(spec);
+        let mut b = vec![1u8];
+        b.extend_from_slice(&errno.to_le_bytes());
+        sys::write_all(w.as_raw_fd(), &b);
+        exit_now(if errno == libc::ENOENT {
+            EXIT_NOTFOUND
+        } else {
+            EXIT_NOEXEC
+        });
+    }
+    drop(w);
+    let mut buf = vec![0u8; 4096];
+    let n = read_all(&r, &mut buf);
+    if n == 0 {
+        return Ok(pid);
+    }
+    // The child failed before or at exec and exits by itself: reap it.
+    let mut status = 0;
+    // SAFETY: `status` is a valid int; `pid` is our child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    let name = spec.name();
+    match buf[0] {
+        1 if n >= 5 => {
+            let errno = i32::from_le_bytes([buf[1], buf[2], buf[3], buf[4]]);
+            if errno == libc::ENOENT {
+                eprintln!("cordon: {name}: command not found");
+                Err(EXIT_NOTFOUND)
+            } else if errno == libc::EACCES || errno == libc::EPERM {
+                eprintln!("cordon: {name}: permission denied");
+                Err(EXIT_NOEXEC)
+            } else {
+                eprintln!(
+                    "cordon: {name}: cannot execute: {}",
+                    io::Error::from_raw_os_error(errno)
+                );
+                Err(EXIT_NOEXEC)
+            }
+        }
+        _ => {
+            eprintln!("cordon: {}", String::from_utf8_lossy(&buf[1..n]));
+            Err(EXIT_SETUP)
+        }
+    }
+}
+
+fn read_all(fd: &OwnedFd, buf: &mut [u8]) -> usize {
+    let mut n = 0;
+    while n < buf.len() {
+        match sys::read(fd, &mut buf[n..]) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => n += k,
+        }
+    }
+    n
+}
+
+/// The direct children of every process, from `/proc/*/stat`.
+fn process_table() -> Vec<(libc::pid_t, libc::pid_t)> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let Some(pid) = e
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid …; comm may contain spaces and parentheses.
+        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let mut it = after.split_whitespace();
+        let _state = it.next();
+        if let Some(ppid) = it.next().and_then(|s| s.parse().ok()) {
+            out.push((pid, ppid));
+        }
+    }
+    out
+}
+
+/// Rung 2: kills (SIGKILL) every descendant of this process and reaps them, repeating
+/// until none is left (bounded). The caller is a child subreaper, so orphans come back to
+/// it and are reaped here. Returns the number of processes killed.
+pub fn kill_descendants() -> usize {
+    // SAFETY: getpid has no preconditions.
+    let me = unsafe { libc::getpid() };
+    let mut killed = 0;
+    for _ in 0..200 {
+        let table = process_table();
+        let mut desc = vec![me];
+        let mut i = 0;
+        while i < desc.len() {
+            let p = desc[i];
+            for (c, pp) in &table {
+                if *pp == p && !desc.contains(c) {
+                    desc.push(*c);
+                }
+            }
+            i += 1;
+        }
+        desc.remove(0);
+        // Reap whatever already exited.
+        loop {
+            let mut st = 0;
+            // SAFETY: `st` is a valid int.
+            if unsafe { libc::waitpid(-1, &mut st, libc::WNOHANG) } <= 0 {
+                break;
+            }
+        }
+        if desc.is_empty() {
+            break;
+        }
+        for p in &desc {
+            // SAFETY: kill has no memory-safety preconditions.
+            if unsafe { libc::kill(*p, libc::SIGKILL) } == 0 {
+                killed += 1;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    killed
+}
+
+/// For [`super::probe`]: can a child of this process create a user + mount namespace?
+/// `Err(reason)` when not.
+pub fn try_unshare_in_child() -> Result<(), String> {
+    // SAFETY: the child only calls async-signal-safe functions (unshare, _exit).
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(format!("fork: {}", io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        // SAFETY: unshare has no memory-safety preconditions.
+        let r = unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) };
+        let code = if r == 0 {
+            0
+        } else {
+            io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(1)
+                .min(255)
+        };
+        exit_now(code);
+    }
+    let mut status = 0;
+    // SAFETY: `status` is a valid int; `pid` is our child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    match code_of(status) {
+        0 => Ok(()),
+        e => Err(format!(
+            "unshare(CLONE_NEWUSER) failed: {}",
+            io::Error::from_raw_os_error(e)
+        )),
+    }
+}

@@ -1,0 +1,470 @@
+//! The seccomp filter (R-L5, R-L2, R-L3): a classic-BPF program built by hand, so the
+//! architecture check, the x32 check, argument checks and per-syscall return values are
+//! exactly what is written here (and unit-tested with a small BPF interpreter).
+//!
+//! Decisions, in order:
+//! 1. `seccomp_data.arch` is not this build's architecture → kill the process (a 32-bit
+//!    or foreign-ABI syscall would be numbered differently and slip past the checks).
+//! 2. x86_64 only: a syscall number with the x32 bit (`0x4000_0000`) → kill.
+//! 3. Denied syscalls → `EPERM`: ptrace, process_vm_readv/writev, io_uring_*, unshare,
+//!    setns, mount and the new mount API, pivot_root, chroot, keyring, bpf,
+//!    perf_event_open, userfaultfd, kexec, modules, open_by_handle_at, …
+//! 4. `clone3` → `ENOSYS`, so libc falls back to `clone`, whose flags a filter can read.
+//! 5. `clone` with any `CLONE_NEW*` flag → `EPERM`.
+//! 6. `ioctl(fd, TIOCSTI | TIOCLINUX, …)` → `EPERM` (typing into the host terminal).
+//! 7. Network restricted: `socket(2)` → `EPERM` for every family (`AF_UNIX` too: a unix
+//!    socket bound on the host filesystem would otherwise be reachable). `socketpair(2)`
+//!    and I/O on existing sockets stay allowed.
+//! 8. Everything else is allowed.
+
+use super::sys::SockFilter;
+
+// <linux/filter.h> / <linux/bpf_common.h>
+const BPF_LD_W_ABS: u16 = 0x20; // BPF_LD (0) | BPF_W (0) | BPF_ABS (0x20)
+const BPF_JEQ_K: u16 = 0x05 | 0x10; // BPF_JMP | BPF_JEQ | BPF_K
+const BPF_JGE_K: u16 = 0x05 | 0x30; // BPF_JMP | BPF_JGE | BPF_K
+const BPF_JSET_K: u16 = 0x05 | 0x40; // BPF_JMP | BPF_JSET | BPF_K
+const BPF_RET_K: u16 = 0x06; // BPF_RET | BPF_K
+
+// <linux/seccomp.h>
+/// `SECCOMP_RET_KILL_PROCESS`.
+pub const RET_KILL_PROCESS: u32 = 0x8000_0000;
+/// `SECCOMP_RET_ALLOW`.
+pub const RET_ALLOW: u32 = 0x7fff_0000;
+/// `SECCOMP_RET_ERRNO` (the errno goes in the low 16 bits).
+pub const RET_ERRNO: u32 = 0x0005_0000;
+
+// struct seccomp_data { int nr; __u32 arch; __u64 instruction_pointer; __u64 args[6]; }
+const OFF_NR: u32 = 0;
+const OFF_ARCH: u32 = 4;
+/// Low 32 bits of `args[i]` (little-endian: x86_64 and aarch64).
+const fn off_arg_lo(i: u32) -> u32 {
+    16 + 8 * i
+}
+
+/// `AUDIT_ARCH_*` of this build (`None`: no filter is built for this architecture, and
+/// [`super::probe`] reports seccomp unavailable).
+#[cfg(target_arch = "x86_64")]
+pub const AUDIT_ARCH: Option<u32> = Some(0xC000_003E);
+/// `AUDIT_ARCH_*` of this build.
+#[cfg(target_arch = "aarch64")]
+pub const AUDIT_ARCH: Option<u32> = Some(0xC000_00B7);
+/// `AUDIT_ARCH_*` of this build.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+pub const AUDIT_ARCH: Option<u32> = None;
+
+/// `__X32_SYSCALL_BIT`.
+#[cfg(target_arch = "x86_64")]
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+
+/// Every `CLONE_NEW*` flag that `clone(2)` accepts (CLONE_NEWTIME shares its bit with
+/// the exit signal in `clone` and is only reachable through `clone3`/`unshare`, both
+/// blocked).
+const CLONE_NEW_MASK: u32 = (libc::CLONE_NEWNS
+    | libc::CLONE_NEWCGROUP
+    | libc::CLONE_NEWUTS
+    | libc::CLONE_NEWIPC
+    | libc::CLONE_NEWUSER
+    | libc::CLONE_NEWPID
+    | libc::CLONE_NEWNET) as u32;
+
+/// `TIOCSTI`: push a byte into a terminal's input queue.
+const TIOCSTI: u32 = 0x5412;
+/// `TIOCLINUX`: virtual console tricks (incl. selection paste).
+const TIOCLINUX: u32 = 0x541C;
+
+// Syscall numbers from the unified table (the same on x86_64 and aarch64).
+const NR_OPEN_TREE: i64 = 428;
+const NR_MOVE_MOUNT: i64 = 429;
+const NR_FSOPEN: i64 = 430;
+const NR_FSCONFIG: i64 = 431;
+const NR_FSMOUNT: i64 = 432;
+const NR_FSPICK: i64 = 433;
+const NR_CLONE3: i64 = 435;
+const NR_PIDFD_GETFD: i64 = 438;
+const NR_MOUNT_SETATTR: i64 = 442;
+const NR_QUOTACTL_FD: i64 = 443;
+const NR_OPEN_TREE_ATTR: i64 = 467;
+
+/// The syscalls answered with `EPERM` (step 3 of the module docs), with names for
+/// reports and tests.
+pub fn denied_syscalls() -> Vec<(&'static str, i64)> {
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    return Vec::new();
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    let mut v: Vec<(&'static str, i64)> = vec![
+        ("ptrace", libc::SYS_ptrace),
+        ("process_vm_readv", libc::SYS_process_vm_readv),
+        ("process_vm_writev", libc::SYS_process_vm_writev),
+        ("pidfd_getfd", NR_PIDFD_GETFD),
+        ("io_uring_setup", libc::SYS_io_uring_setup),
+        ("io_uring_enter", libc::SYS_io_uring_enter),
+        ("io_uring_register", libc::SYS_io_uring_register),
+        ("unshare", libc::SYS_unshare),
+        ("setns", libc::SYS_setns),
+        ("mount", libc::SYS_mount),
+        ("umount2", libc::SYS_umount2),
+        ("pivot_root", libc::SYS_pivot_root),
+        ("chroot", libc::SYS_chroot),
+        ("open_tree", NR_OPEN_TREE),
+        ("open_tree_attr", NR_OPEN_TREE_ATTR),
+        ("move_mount", NR_MOVE_MOUNT),
+        ("fsopen", NR_FSOPEN),
+        ("fsconfig", NR_FSCONFIG),
+        ("fsmount", NR_FSMOUNT),
+        ("fspick", NR_FSPICK),
+        ("mount_setattr", NR_MOUNT_SETATTR),
+        ("keyctl", libc::SYS_keyctl),
+        ("add_key", libc::SYS_add_key),
+        ("request_key", libc::SYS_request_key),
+        ("bpf", libc::SYS_bpf),
+        ("perf_event_open", libc::SYS_perf_event_open),
+        ("userfaultfd", libc::SYS_userfaultfd),
+        ("kexec_load", libc::SYS_kexec_load),
+        ("kexec_file_load", libc::SYS_kexec_file_load),
+        ("init_module", libc::SYS_init_module),
+        ("finit_module", libc::SYS_finit_module),
+        ("delete_module", libc::SYS_delete_module),
+        ("open_by_handle_at", libc::SYS_open_by_handle_at),
+        ("name_to_handle_at", libc::SYS_name_to_handle_at),
+        ("swapon", libc::SYS_swapon),
+        ("swapoff", libc::SYS_swapoff),
+        ("reboot", libc::SYS_reboot),
+        ("acct", libc::SYS_acct),
+        ("quotactl", libc::SYS_quotactl),
+        ("quotactl_fd", NR_QUOTACTL_FD),
+        ("syslog", libc::SYS_syslog),
+        ("vhangup", libc::SYS_vhangup),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    {
+        v.push(("uselib", libc::SYS_uselib));
+        v.push(("_sysctl", libc::SYS__sysctl));
+        v.push(("iopl", libc::SYS_iopl));
+        v.push(("ioperm", libc::SYS_ioperm));
+        v.push(("lookup_dcookie", libc::SYS_lookup_dcookie));
+    }
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    v
+}
+
+/// Options of the filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FilterOptions {
+    /// Deny `socket(2)` for every family (network restricted).
+    pub deny_sockets: bool,
+}
+
+#[derive(Clone, Copy)]
+enum Target {
+    Next,
+    Allow,
+    Eperm,
+    Enosys,
+    Kill,
+    CloneCheck,
+    IoctlCheck,
+}
+
+enum Ins {
+    Ld(u32),
+    Jeq(u32, Target, Target),
+    Jge(u32, Target, Target),
+    Jset(u32, Target, Target),
+    Ret(u32),
+    Label(Target),
+}
+
+/// Builds the BPF program (see the module docs). On an architecture without
+/// [`AUDIT_ARCH`] the program kills every syscall (it is never installed there: the probe
+/// reports seccomp unavailable).
+pub fn build(opts: FilterOptions) -> Vec<SockFilter> {
+    use Target::*;
+    let mut p: Vec<Ins> = vec![
+        Ins::Ld(OFF_ARCH),
+        Ins::Jeq(AUDIT_ARCH.unwrap_or(u32::MAX), Next, Kill),
+        Ins::Ld(OFF_NR),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    p.push(Ins::Jge(X32_SYSCALL_BIT, Kill, Next));
+    for (_, nr) in denied_syscalls() {
+        p.push(Ins::Jeq(nr as u32, Eperm, Next));
+    }
+    p.push(Ins::Jeq(NR_CLONE3 as u32, Enosys, Next));
+    p.push(Ins::Jeq(libc::SYS_clone as u32, CloneCheck, Next));
+    p.push(Ins::Jeq(libc::SYS_ioctl as u32, IoctlCheck, Next));
+    if opts.deny_sockets {
+        p.push(Ins::Jeq(libc::SYS_socket as u32, Eperm, Next));
+    }
+    p.push(Ins::Ret(RET_ALLOW));
+    p.push(Ins::Label(CloneCheck));
+    // clone(flags, …): flags is args[0] on x86_64 and aarch64.
+    p.push(Ins::Ld(off_arg_lo(0)));
+    p.push(Ins::Jset(CLONE_NEW_MASK, Eperm, Allow));
+    p.push(Ins::Label(IoctlCheck));
+    // The kernel truncates the ioctl command to 32 bits, so the low word is exact.
+    p.push(Ins::Ld(off_arg_lo(1)));
+    p.push(Ins::Jeq(TIOCSTI, Eperm, Next));
+    p.push(Ins::Jeq(TIOCLINUX, Eperm, Allow));
+    p.push(Ins::Label(Allow));
+    p.push(Ins::Ret(RET_ALLOW));
+    p.push(Ins::Label(Eperm));
+    p.push(Ins::Ret(RET_ERRNO | libc::EPERM as u32));
+    p.push(Ins::Label(Enosys));
+    p.push(Ins::Ret(RET_ERRNO | libc::ENOSYS as u32));
+    p.push(Ins::Label(Kill));
+    p.push(Ins::Ret(RET_KILL_PROCESS));
+    assemble(&p)
+}
+
+fn label_index(t: Target) -> usize {
+    t as usize
+}
+
+fn assemble(p: &[Ins]) -> Vec<SockFilter> {
+    // First pass: the index of each label (labels take no slot).
+    let mut labels = [usize::MAX; 7];
+    let mut n = 0;
+    for i in p {
+        match i {
+            Ins::Label(t) => labels[label_index(*t)] = n,
+            _ => n += 1,
+        }
+    }
+    let mut out = Vec::with_capacity(n);
+    let off = |pc: usize, t: Target| -> u8 {
+        match t {
+            Target::Next => 0,
+            t => {
+                let to = labels[label_index(t)];
+                assert!(to != usize::MAX && to > pc, "BPF jumps go forward");
+                let d = to - pc - 1;
+                assert!(d <= 255, "BPF jump too far");
+                d as u8
+            }
+        }
+    };
+    for i in p {
+        let pc = out.len();
+        let ins = match *i {
+            Ins::Label(_) => continue,
+            Ins::Ld(k) => SockFilter {
+                code: BPF_LD_W_ABS,
+                jt: 0,
+                jf: 0,
+                k,
+            },
+            Ins::Ret(k) => SockFilter {
+                code: BPF_RET_K,
+                jt: 0,
+                jf: 0,
+                k,
+            },
+            Ins::Jeq(k, t, f) => SockFilter {
+                code: BPF_JEQ_K,
+                jt: off(pc, t),
+                jf: off(pc, f),
+                k,
+            },
+            Ins::Jge(k, t, f) => SockFilter {
+                code: BPF_JGE_K,
+                jt: off(pc, t),
+                jf: off(pc, f),
+                k,
+            },
+            Ins::Jset(k, t, f) => SockFilter {
+                code: BPF_JSET_K,
+                jt: off(pc, t),
+                jf: off(pc, f),
+                k,
+            },
+        };
+        out.push(ins);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs the program on a `seccomp_data`, like the kernel would.
+    fn run(prog: &[SockFilter], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
+        let mut data = [0u8; 64];
+        data[0..4].copy_from_slice(&nr.to_le_bytes());
+        data[4..8].copy_from_slice(&arch.to_le_bytes());
+        for (i, a) in args.iter().enumerate() {
+            data[16 + 8 * i..24 + 8 * i].copy_from_slice(&a.to_le_bytes());
+        }
+        let mut a: u32 = 0;
+        let mut pc = 0usize;
+        loop {
+            let i = prog[pc];
+            pc += 1;
+            match i.code {
+                BPF_LD_W_ABS => {
+                    let k = i.k as usize;
+                    a = u32::from_le_bytes(data[k..k + 4].try_into().unwrap());
+                }
+                BPF_RET_K => return i.k,
+                BPF_JEQ_K | BPF_JGE_K | BPF_JSET_K => {
+                    let c = match i.code {
+                        BPF_JEQ_K => a == i.k,
+                        BPF_JGE_K => a >= i.k,
+                        _ => a & i.k != 0,
+                    };
+                    pc += if c { i.jt as usize } else { i.jf as usize };
+                }
+                c => panic!("unknown opcode {c:#x}"),
+            }
+        }
+    }
+
+    fn sys(prog: &[SockFilter], nr: i64, args: [u64; 6]) -> u32 {
+        run(prog, AUDIT_ARCH.unwrap(), nr as u32, args)
+    }
+
+    const EPERM: u32 = RET_ERRNO | libc::EPERM as u32;
+
+    #[test]
+    fn denies_the_listed_syscalls_and_allows_the_rest() {
+        let p = build(FilterOptions {
+            deny_sockets: false,
+        });
+        for (name, nr) in denied_syscalls() {
+            assert_eq!(sys(&p, nr, [0; 6]), EPERM, "{name}");
+        }
+        for nr in [
+            libc::SYS_read,
+            libc::SYS_write,
+            libc::SYS_openat,
+            libc::SYS_execve,
+            libc::SYS_socketpair,
+            libc::SYS_connect,
+            libc::SYS_kill,
+            libc::SYS_wait4,
+        ] {
+            assert_eq!(sys(&p, nr, [0; 6]), RET_ALLOW, "{nr}");
+        }
+        // Sockets are allowed unless the network is restricted.
+        assert_eq!(sys(&p, libc::SYS_socket, [2, 1, 0, 0, 0, 0]), RET_ALLOW);
+    }
+
+    #[test]
+    fn restricted_network_denies_every_socket_family_but_not_socketpair() {
+        let p = build(FilterOptions { deny_sockets: true });
+        for family in [
+            libc::AF_UNIX,
+            libc::AF_INET,
+            libc::AF_INET6,
+            libc::AF_NETLINK,
+        ] {
+            assert_eq!(
+                sys(&p, libc::SYS_socket, [family as u64, 1, 0, 0, 0, 0]),
+                EPERM
+            );
+        }
+        assert_eq!(
+            sys(
+                &p,
+                libc::SYS_socketpair,
+                [libc::AF_UNIX as u64, 1, 0, 0, 0, 0]
+            ),
+            RET_ALLOW
+        );
+    }
+
+    #[test]
+    fn clone_with_namespace_flags_is_denied_and_clone3_is_enosys() {
+        let p = build(FilterOptions { deny_sockets: true });
+        let fork_flags =
+            (libc::CLONE_CHILD_SETTID | libc::CLONE_CHILD_CLEARTID | libc::SIGCHLD) as u64;
+        let thread_flags = (libc::CLONE_VM
+            | libc::CLONE_FS
+            | libc::CLONE_FILES
+            | libc::CLONE_SIGHAND
+            | libc::CLONE_THREAD
+            | libc::CLONE_SYSVSEM
+            | libc::CLONE_SETTLS
+            | libc::CLONE_PARENT_SETTID
+            | libc::CLONE_CHILD_CLEARTID) as u64;
+        assert_eq!(
+            sys(&p, libc::SYS_clone, [fork_flags, 0, 0, 0, 0, 0]),
+            RET_ALLOW
+        );
+        assert_eq!(
+            sys(&p, libc::SYS_clone, [thread_flags, 0, 0, 0, 0, 0]),
+            RET_ALLOW
+        );
+        for f in [
+            libc::CLONE_NEWUSER,
+            libc::CLONE_NEWNS,
+            libc::CLONE_NEWPID,
+            libc::CLONE_NEWNET,
+            libc::CLONE_NEWIPC,
+            libc::CLONE_NEWUTS,
+            libc::CLONE_NEWCGROUP,
+        ] {
+            assert_eq!(
+                sys(&p, libc::SYS_clone, [fork_flags | f as u64, 0, 0, 0, 0, 0]),
+                EPERM
+            );
+        }
+        assert_eq!(sys(&p, NR_CLONE3, [0; 6]), RET_ERRNO | libc::ENOSYS as u32);
+    }
+
+    #[test]
+    fn tiocsti_is_denied_other_ioctls_allowed() {
+        let p = build(FilterOptions {
+            deny_sockets: false,
+        });
+        assert_eq!(
+            sys(&p, libc::SYS_ioctl, [0, TIOCSTI as u64, 0, 0, 0, 0]),
+            EPERM
+        );
+        // High bits of the command are ignored by the kernel, and by the filter.
+        assert_eq!(
+            sys(
+                &p,
+                libc::SYS_ioctl,
+                [0, (1u64 << 32) | TIOCSTI as u64, 0, 0, 0, 0]
+            ),
+            EPERM
+        );
+        assert_eq!(
+            sys(&p, libc::SYS_ioctl, [0, TIOCLINUX as u64, 0, 0, 0, 0]),
+            EPERM
+        );
+        assert_eq!(
+            sys(&p, libc::SYS_ioctl, [0, 0x5401 /* TCGETS */, 0, 0, 0, 0]),
+            RET_ALLOW
+        );
+    }
+
+    #[test]
+    fn foreign_arch_and_x32_are_killed() {
+        let p = build(FilterOptions {
+            deny_sockets: false,
+        });
+        // i386 (AUDIT_ARCH_I386) and arm (AUDIT_ARCH_ARM).
+        assert_eq!(run(&p, 0x4000_0003, 1, [0; 6]), RET_KILL_PROCESS);
+        assert_eq!(run(&p, 0x4000_0028, 1, [0; 6]), RET_KILL_PROCESS);
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(
+            run(
+                &p,
+                AUDIT_ARCH.unwrap(),
+                X32_SYSCALL_BIT | libc::SYS_ptrace as u32,
+                [0; 6]
+            ),
+            RET_KILL_PROCESS
+        );
+    }
+
+    #[test]
+    fn program_fits_the_kernel_limit() {
+        let p = build(FilterOptions { deny_sockets: true });
+        assert!(p.len() < 4096);
+        assert_eq!(p.last().unwrap().k, RET_KILL_PROCESS);
+    }
+}

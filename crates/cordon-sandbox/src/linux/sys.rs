@@ -1,0 +1,603 @@
+//! Thin wrappers over the kernel interfaces the helper uses. Every `unsafe` block of the
+//! Linux backend that talks to the kernel directly lives here (the others are in
+//! `process.rs` for fork/exec and signals), each with a `SAFETY:` comment.
+//!
+//! Constants are spelled out here (with the uapi header they come from) rather than taken
+//! from `libc`, so the backend does not depend on how recent the `libc` crate is. Syscall
+//! numbers >= 424 are the same on every architecture (the "unified" table).
+
+use std::ffi::{CStr, CString};
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::Path;
+
+/// `open_tree(2)` (unified table).
+const SYS_OPEN_TREE: libc::c_long = 428;
+/// `move_mount(2)`.
+const SYS_MOVE_MOUNT: libc::c_long = 429;
+/// `fsopen(2)`.
+const SYS_FSOPEN: libc::c_long = 430;
+/// `fsconfig(2)`.
+const SYS_FSCONFIG: libc::c_long = 431;
+/// `fsmount(2)`.
+const SYS_FSMOUNT: libc::c_long = 432;
+/// `openat2(2)`.
+const SYS_OPENAT2: libc::c_long = 437;
+/// `mount_setattr(2)`.
+const SYS_MOUNT_SETATTR: libc::c_long = 442;
+/// `landlock_create_ruleset(2)`.
+const SYS_LANDLOCK_CREATE_RULESET: libc::c_long = 444;
+
+// <linux/mount.h>
+const OPEN_TREE_CLONE: libc::c_uint = 1;
+const OPEN_TREE_CLOEXEC: libc::c_uint = libc::O_CLOEXEC as libc::c_uint;
+const AT_RECURSIVE: libc::c_uint = 0x8000;
+const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x04;
+const MOVE_MOUNT_T_EMPTY_PATH: libc::c_uint = 0x40;
+const FSOPEN_CLOEXEC: libc::c_uint = 1;
+const FSCONFIG_SET_FLAG: libc::c_uint = 0;
+const FSCONFIG_SET_STRING: libc::c_uint = 1;
+const FSCONFIG_CMD_CREATE: libc::c_uint = 6;
+const FSMOUNT_CLOEXEC: libc::c_uint = 1;
+/// `MOUNT_ATTR_RDONLY`: the mount is read-only (writes fail with `EROFS`).
+pub const MOUNT_ATTR_RDONLY: u64 = 0x1;
+/// `MOUNT_ATTR_NOSUID`: set-user-ID bits and file capabilities are ignored.
+pub const MOUNT_ATTR_NOSUID: u64 = 0x2;
+/// `MOUNT_ATTR_NODEV`: device nodes cannot be opened.
+pub const MOUNT_ATTR_NODEV: u64 = 0x4;
+/// `MOUNT_ATTR_NOEXEC`: nothing on the mount can be executed.
+pub const MOUNT_ATTR_NOEXEC: u64 = 0x8;
+
+// <linux/openat2.h>
+const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
+const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+const RESOLVE_BENEATH: u64 = 0x08;
+
+#[repr(C)]
+struct OpenHow {
+    flags: u64,
+    mode: u64,
+    resolve: u64,
+}
+
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+fn cstr(p: &Path) -> io::Result<CString> {
+    use std::os::unix::ffi::OsStrExt;
+    CString::new(p.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))
+}
+
+fn check(ret: libc::c_long) -> io::Result<libc::c_long> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+fn check_int(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+fn owned(fd: libc::c_long) -> OwnedFd {
+    // SAFETY: `fd` was just returned by a successful syscall that creates a new descriptor;
+    // nothing else owns it.
+    unsafe { OwnedFd::from_raw_fd(fd as RawFd) }
+}
+
+/// Opens `rel` beneath `dirfd` as an `O_PATH` descriptor without following any symlink
+/// (`openat2(2)` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`), so a path component swapped
+/// for a symlink cannot redirect a mount. `rel` must be relative (an empty `rel` is not
+/// allowed: use the directory descriptor itself).
+pub fn open_beneath(dirfd: RawFd, rel: &Path) -> io::Result<OwnedFd> {
+    let c = cstr(rel)?;
+    let how = OpenHow {
+        flags: (libc::O_PATH | libc::O_CLOEXEC | libc::O_NOFOLLOW) as u64,
+        mode: 0,
+        resolve: RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    // SAFETY: `c` is NUL-terminated and `how` is a valid `struct open_how` of the size passed;
+    // both outlive the call.
+    let fd = unsafe {
+        libc::syscall(
+            SYS_OPENAT2,
+            dirfd,
+            c.as_ptr(),
+            &how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        )
+    };
+    check(fd).map(owned)
+}
+
+/// `open(path, O_PATH | O_CLOEXEC [| O_DIRECTORY])`.
+pub fn open_path(path: &Path, dir: bool) -> io::Result<OwnedFd> {
+    let c = cstr(path)?;
+    let mut flags = libc::O_PATH | libc::O_CLOEXEC;
+    if dir {
+        flags |= libc::O_DIRECTORY;
+    }
+    // SAFETY: `c` is NUL-terminated; the flags need no mode argument.
+    let fd = unsafe { libc::open(c.as_ptr(), flags) };
+    check_int(fd).map(|fd| owned(fd as libc::c_long))
+}
+
+/// `open_tree(dirfd, rel, OPEN_TREE_CLONE [| AT_RECURSIVE])`: a detached copy of the mount
+/// (tree) at `rel` beneath `dirfd` (empty `rel` = `dirfd` itself). Recursive copies keep
+/// the locked submounts a user namespace inherits, which a non-recursive copy would refuse.
+pub fn clone_tree(dirfd: RawFd, rel: &str, recursive: bool) -> io::Result<OwnedFd> {
+    let c = CString::new(rel).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let mut flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC;
+    if recursive {
+        flags |= AT_RECURSIVE;
+    }
+    if rel.is_empty() {
+        flags |= libc::AT_EMPTY_PATH as libc::c_uint;
+    }
+    // SAFETY: `c` is NUL-terminated and outlives the call.
+    let fd = unsafe { libc::syscall(SYS_OPEN_TREE, dirfd, c.as_ptr(), flags) };
+    check(fd).map(owned)
+}
+
+/// `mount_setattr(fd, "", AT_EMPTY_PATH [| AT_RECURSIVE], {set, clr})`.
+pub fn mount_setattr(fd: RawFd, recursive: bool, set: u64, clr: u64) -> io::Result<()> {
+    let attr = MountAttr {
+        attr_set: set,
+        attr_clr: clr,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let mut flags = libc::AT_EMPTY_PATH as libc::c_uint;
+    if recursive {
+        flags |= AT_RECURSIVE;
+    }
+    // SAFETY: the path is a static empty C string; `attr` is a valid `struct mount_attr` of
+    // the size passed and outlives the call.
+    let r = unsafe {
+        libc::syscall(
+            SYS_MOUNT_SETATTR,
+            fd,
+            c"".as_ptr(),
+            flags,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    check(r).map(|_| ())
+}
+
+/// Whether `mount_setattr(2)` exists (Linux >= 5.12): a call with an invalid descriptor
+/// fails with `EBADF`/`EINVAL` when it does and `ENOSYS` when it does not.
+pub fn has_mount_setattr() -> bool {
+    // SAFETY: every pointer argument is null and the descriptor invalid; the kernel only
+    // validates and returns an error.
+    let r = unsafe {
+        libc::syscall(
+            SYS_MOUNT_SETATTR,
+            -1,
+            std::ptr::null::<libc::c_char>(),
+            0,
+            std::ptr::null::<MountAttr>(),
+            0,
+        )
+    };
+    !(r < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS))
+}
+
+/// `move_mount(from, "", to, "", F_EMPTY_PATH | T_EMPTY_PATH)`: attaches the detached mount
+/// `from` on top of the object `to` refers to.
+pub fn attach(from: &OwnedFd, to: &OwnedFd) -> io::Result<()> {
+    // SAFETY: both paths are static empty C strings; the descriptors are owned and open.
+    let r = unsafe {
+        libc::syscall(
+            SYS_MOVE_MOUNT,
+            from.as_raw_fd(),
+            c"".as_ptr(),
+            to.as_raw_fd(),
+            c"".as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH,
+        )
+    };
+    check(r).map(|_| ())
+}
+
+/// Creates a detached mount of a new `fstype` superblock (`fsopen` + `fsconfig` +
+/// `fsmount`). `opts` are `key=value` string options; a `None` value sets a flag option.
+/// `attrs` are `MOUNT_ATTR_*` flags for the new mount.
+pub fn new_fs(fstype: &CStr, opts: &[(&CStr, Option<&CStr>)], attrs: u64) -> io::Result<OwnedFd> {
+    // SAFETY: `fstype` is NUL-terminated and outlives the call.
+    let fsfd = owned(check(unsafe {
+        libc::syscall(SYS_FSOPEN, fstype.as_ptr(), FSOPEN_CLOEXEC)
+    })?);
+    for (k, v) in opts {
+        let (cmd, val) = match v {
+            Some(v) => (FSCONFIG_SET_STRING, v.as_ptr()),
+            None => (FSCONFIG_SET_FLAG, std::ptr::null()),
+        };
+        // SAFETY: key and value are NUL-terminated (or null for a flag) and outlive the
+        // call; `fsfd` is an open fs context.
+        check(unsafe { libc::syscall(SYS_FSCONFIG, fsfd.as_raw_fd(), cmd, k.as_ptr(), val, 0) })?;
+    }
+    // SAFETY: `fsfd` is an open fs context; key and value are null for CMD_CREATE.
+    check(unsafe {
+        libc::syscall(
+            SYS_FSCONFIG,
+            fsfd.as_raw_fd(),
+            FSCONFIG_CMD_CREATE,
+            std::ptr::null::<libc::c_char>(),
+            std::ptr::null::<libc::c_char>(),
+            0,
+        )
+    })?;
+    // SAFETY: `fsfd` is a created fs context.
+    let m = unsafe { libc::syscall(SYS_FSMOUNT, fsfd.as_raw_fd(), FSMOUNT_CLOEXEC, attrs) };
+    check(m).map(owned)
+}
+
+/// Classic `mount(2)` with no source/fstype, used for propagation changes.
+pub fn make_rprivate(path: &CStr) -> io::Result<()> {
+    // SAFETY: `path` is NUL-terminated; the other pointers are null, as allowed for a
+    // propagation change.
+    check_int(unsafe {
+        libc::mount(
+            std::ptr::null(),
+            path.as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        )
+    })
+    .map(|_| ())
+}
+
+/// `mount("tmpfs", target, "tmpfs", flags, data)`.
+pub fn mount_tmpfs(target: &CStr, data: &CStr) -> io::Result<()> {
+    // SAFETY: every string is NUL-terminated and outlives the call.
+    check_int(unsafe {
+        libc::mount(
+            c"tmpfs".as_ptr(),
+            target.as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            data.as_ptr() as *const libc::c_void,
+        )
+    })
+    .map(|_| ())
+}
+
+/// `pivot_root(new_root, put_old)`.
+pub fn pivot_root(new_root: &CStr, put_old: &CStr) -> io::Result<()> {
+    // SAFETY: both strings are NUL-terminated and outlive the call.
+    check(unsafe { libc::syscall(libc::SYS_pivot_root, new_root.as_ptr(), put_old.as_ptr()) })
+        .map(|_| ())
+}
+
+/// `umount2(path, MNT_DETACH)`.
+pub fn detach(path: &CStr) -> io::Result<()> {
+    // SAFETY: `path` is NUL-terminated.
+    check_int(unsafe { libc::umount2(path.as_ptr(), libc::MNT_DETACH) }).map(|_| ())
+}
+
+/// `fchdir(fd)`.
+pub fn fchdir(fd: &OwnedFd) -> io::Result<()> {
+    // SAFETY: the descriptor is owned and open.
+    check_int(unsafe { libc::fchdir(fd.as_raw_fd()) }).map(|_| ())
+}
+
+/// `mkdirat(dirfd, name, mode)`; `EEXIST` is success.
+pub fn mkdirat(dirfd: RawFd, name: &CStr, mode: libc::mode_t) -> io::Result<()> {
+    // SAFETY: `name` is NUL-terminated.
+    match check_int(unsafe { libc::mkdirat(dirfd, name.as_ptr(), mode) }) {
+        Ok(_) => Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::EEXIST) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Creates an empty regular file `name` in `dirfd` with `mode` (exclusive create; an
+/// existing entry is success).
+pub fn mkfileat(dirfd: RawFd, name: &CStr, mode: libc::mode_t) -> io::Result<()> {
+    // SAFETY: `name` is NUL-terminated; O_CREAT takes the mode argument given.
+    let fd = unsafe {
+        libc::openat(
+            dirfd,
+            name.as_ptr(),
+            libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+            mode as libc::c_uint,
+        )
+    };
+    match check_int(fd) {
+        Ok(fd) => {
+            drop(owned(fd as libc::c_long));
+            Ok(())
+        }
+        Err(e) if e.raw_os_error() == Some(libc::EEXIST) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// `symlinkat(target, dirfd, name)`.
+pub fn symlinkat(target: &CStr, dirfd: RawFd, name: &CStr) -> io::Result<()> {
+    // SAFETY: both strings are NUL-terminated.
+    check_int(unsafe { libc::symlinkat(target.as_ptr(), dirfd, name.as_ptr()) }).map(|_| ())
+}
+
+/// Writes `data` to `path` (opened write-only, no create): used for `/proc/self/uid_map`.
+pub fn write_file(path: &CStr, data: &[u8]) -> io::Result<()> {
+    // SAFETY: `path` is NUL-terminated; no mode needed without O_CREAT.
+    let fd = check_int(unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) })?;
+    let fd = owned(fd as libc::c_long);
+    // SAFETY: `data` is a valid buffer of the length passed; `fd` is open.
+    let n = unsafe {
+        libc::write(
+            fd.as_raw_fd(),
+            data.as_ptr() as *const libc::c_void,
+            data.len(),
+        )
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// `prctl(option, arg2, 0, 0, 0)`.
+pub fn prctl(option: libc::c_int, arg2: libc::c_ulong) -> io::Result<libc::c_int> {
+    // SAFETY: the options used here take integer arguments only.
+    check_int(unsafe {
+        libc::prctl(
+            option,
+            arg2,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+        )
+    })
+}
+
+/// `prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)`.
+pub fn clear_ambient_caps() -> io::Result<()> {
+    // SAFETY: integer arguments only.
+    check_int(unsafe {
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+        )
+    })
+    .map(|_| ())
+}
+
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+/// `_LINUX_CAPABILITY_VERSION_3` (<linux/capability.h>): two 32-bit words per set.
+const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+/// Clears the effective, permitted and inheritable capability sets of the calling thread
+/// (`capset(2)` with all-zero data).
+pub fn clear_caps() -> io::Result<()> {
+    let mut hdr = CapHeader {
+        version: LINUX_CAPABILITY_VERSION_3,
+        pid: 0,
+    };
+    let data = [CapData::default(); 2];
+    // SAFETY: `hdr` and `data` are valid `cap_user_header_t`/`cap_user_data_t[2]` for
+    // version 3 and outlive the call.
+    check(unsafe { libc::syscall(libc::SYS_capset, &mut hdr as *mut CapHeader, data.as_ptr()) })
+        .map(|_| ())
+}
+
+/// The Landlock ABI version the kernel offers (`landlock_create_ruleset(NULL, 0,
+/// LANDLOCK_CREATE_RULESET_VERSION)`), or the error: `ENOSYS` (not built in) or
+/// `EOPNOTSUPP` (disabled at boot).
+pub fn landlock_abi() -> io::Result<u32> {
+    // SAFETY: a null attribute with size 0 and the VERSION flag only queries the ABI.
+    let r = unsafe {
+        libc::syscall(
+            SYS_LANDLOCK_CREATE_RULESET,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            1u32, // LANDLOCK_CREATE_RULESET_VERSION
+        )
+    };
+    check(r).map(|v| v as u32)
+}
+
+/// `prctl(PR_GET_SECCOMP)`: 0 (none), 2 (filter mode already active), or an error when
+/// the kernel has no seccomp.
+pub fn seccomp_mode() -> io::Result<libc::c_int> {
+    prctl(libc::PR_GET_SECCOMP, 0)
+}
+
+/// A classic BPF instruction (`struct sock_filter`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SockFilter {
+    /// Opcode.
+    pub code: u16,
+    /// Jump offset if true.
+    pub jt: u8,
+    /// Jump offset if false.
+    pub jf: u8,
+    /// Constant operand.
+    pub k: u32,
+}
+
+#[repr(C)]
+struct SockFprog {
+    len: libc::c_ushort,
+    filter: *const SockFilter,
+}
+
+/// Installs a seccomp filter on the calling thread (`seccomp(SECCOMP_SET_MODE_FILTER, 0,
+/// prog)`). Requires `no_new_privs` or `CAP_SYS_ADMIN`.
+pub fn install_seccomp(prog: &[SockFilter]) -> io::Result<()> {
+    let fprog = SockFprog {
+        len: prog.len() as libc::c_ushort,
+        filter: prog.as_ptr(),
+    };
+    // SAFETY: `fprog` points at `prog`, which outlives the call; the kernel copies it.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            1 as libc::c_uint, // SECCOMP_SET_MODE_FILTER
+            0 as libc::c_uint,
+            &fprog as *const SockFprog,
+        )
+    })
+    .map(|_| ())
+}
+
+/// `clone(flags | SIGCHLD)` with no new stack: behaves like `fork(2)` but can create
+/// namespaces for the child only, so the caller stays in the host namespaces. Returns the
+/// child's pid in the parent and 0 in the child.
+///
+/// # Safety
+/// The caller must be single-threaded (like after `fork`, only the calling thread exists
+/// in the child, and no lock may be held by another thread).
+pub unsafe fn clone_fork(flags: libc::c_ulong) -> io::Result<libc::pid_t> {
+    // SAFETY: with a null stack, clone duplicates the caller's stack copy-on-write like
+    // fork; the remaining pointer arguments are null (no tid/tls requested). The caller
+    // guarantees it is single-threaded.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            flags | libc::SIGCHLD as libc::c_ulong,
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        )
+    };
+    check(r).map(|p| p as libc::pid_t)
+}
+
+/// `uname(2)` release string.
+pub fn kernel_release() -> String {
+    // SAFETY: `utsname` is plain old data; zeroed is a valid value.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, writable utsname.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return "unknown".into();
+    }
+    // SAFETY: the kernel NUL-terminates `release`.
+    unsafe { CStr::from_ptr(u.release.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// `pipe2(O_CLOEXEC)`: (read end, write end).
+pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` is a valid array of two ints.
+    check_int(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    Ok((owned(fds[0] as libc::c_long), owned(fds[1] as libc::c_long)))
+}
+
+/// Reads up to `buf.len()` bytes, retrying on `EINTR`.
+pub fn read(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        // SAFETY: `buf` is valid for writes of its length; `fd` is open.
+        let n = unsafe {
+            libc::read(
+                fd.as_raw_fd(),
+                buf.as_mut_ptr() as *mut libc::c_void,
+                buf.len(),
+            )
+        };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// Writes all of `buf` (best effort, retrying on `EINTR`).
+pub fn write_all(fd: RawFd, mut buf: &[u8]) {
+    while !buf.is_empty() {
+        // SAFETY: `buf` is valid for reads of its length.
+        let n = unsafe { libc::write(fd, buf.as_ptr() as *const libc::c_void, buf.len()) };
+        if n > 0 {
+            buf = &buf[n as usize..];
+        } else if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+            continue;
+        } else {
+            return;
+        }
+    }
+}
+
+/// Whether the read end `fd` has no writer left (`poll` reports `POLLHUP` at once).
+pub fn peer_gone(fd: &OwnedFd) -> bool {
+    let mut p = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: `p` is a valid pollfd array of length 1.
+    let r = unsafe { libc::poll(&mut p, 1, 0) };
+    r > 0 && (p.revents & libc::POLLHUP) != 0
+}
+
+/// Marks every descriptor from `first` up close-on-exec (`close_range(first, ~0,
+/// CLOSE_RANGE_CLOEXEC)`, Linux >= 5.11; older kernels: each descriptor listed in
+/// `/proc/self/fd` gets `FD_CLOEXEC`). So the command inherits only stdin, stdout and
+/// stderr: a stray descriptor of the caller (a host directory, a socket) would otherwise
+/// be a way around the sandbox.
+pub fn cloexec_from(first: libc::c_uint) {
+    const SYS_CLOSE_RANGE: libc::c_long = 436;
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: close_range with CLOEXEC only changes descriptor flags.
+    let r = unsafe {
+        libc::syscall(
+            SYS_CLOSE_RANGE,
+            first,
+            libc::c_uint::MAX,
+            CLOSE_RANGE_CLOEXEC,
+        )
+    };
+    if r == 0 {
+        return;
+    }
+    let Ok(rd) = std::fs::read_dir("/proc/self/fd") else {
+        return;
+    };
+    let fds: Vec<libc::c_int> = rd
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
+        .filter(|fd| *fd >= first as libc::c_int)
+        .collect();
+    for fd in fds {
+        // SAFETY: setting FD_CLOEXEC on a descriptor number has no memory-safety
+        // preconditions (a closed one just fails with EBADF).
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+}
