@@ -47,6 +47,14 @@ pub enum Decider {
         /// The git dir.
         path: PathBuf,
     },
+    /// A directory above a protected path, kept in place (its access is that of the
+    /// writable root around it) so the protected path cannot be moved aside (R-P3).
+    Pinned {
+        /// The protected path it leads to.
+        protects: PathBuf,
+        /// The pinned directory.
+        path: PathBuf,
+    },
     /// The filesystem is unrestricted (a `disabled` profile, or mode `unrestricted`).
     Unrestricted,
 }
@@ -78,6 +86,11 @@ impl Decider {
                 "git worktree: {} is the git dir of the linked worktree {}",
                 path.display(),
                 worktree.display()
+            ),
+            Decider::Pinned { protects, path } => format!(
+                "writable root, with {} pinned in place (it cannot be renamed or removed) so {} stays protected [R-P3]",
+                path.display(),
+                protects.display()
             ),
             Decider::Unrestricted => "unrestricted filesystem".to_string(),
         }
@@ -249,7 +262,10 @@ fn hint_for(
             }
             h
         }
-        Decider::GitWorktree { .. } | Decider::Default { .. } | Decider::Unrestricted => add,
+        Decider::GitWorktree { .. }
+        | Decider::Pinned { .. }
+        | Decider::Default { .. }
+        | Decider::Unrestricted => add,
     })
 }
 
@@ -286,6 +302,10 @@ fn explain_path(resolved: &ResolvedProfile, fs: &dyn FsView, asked: &Path) -> Pa
                 },
                 EntryOrigin::GitWorktree { worktree } => Decider::GitWorktree {
                     worktree: worktree.clone(),
+                    path: e.path.clone(),
+                },
+                EntryOrigin::Pinned { protects } => Decider::Pinned {
+                    protects: protects.clone(),
                     path: e.path.clone(),
                 },
             }

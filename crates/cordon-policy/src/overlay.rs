@@ -29,7 +29,9 @@ use crate::paths::{canonicalize_lenient, depth, lexical_normalize, FsView};
 use crate::profile::{
     Access, FilesystemPolicy, FsEntry, NetworkPolicy, PermissionProfile, ProfileKind,
 };
-use crate::resolve::{expand, find_workspace, resolve, ResolveContext, ResolveError};
+use crate::resolve::{
+    expand, find_workspace, redirected_out_of_roots, resolve, ResolveContext, ResolveError,
+};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -235,6 +237,14 @@ fn flatten(
             });
         }
     }
+    // The same rule as `resolve`: a grant through a symlink planted inside a writable root
+    // that leads outside every writable root is not honoured.
+    let writable: Vec<(PathBuf, PathBuf)> = out
+        .iter()
+        .filter(|f| f.access == Access::Write)
+        .map(|f| (f.lexical.clone(), f.canonical.clone()))
+        .collect();
+    out.retain(|f| !redirected_out_of_roots(&f.lexical, &f.canonical, f.access, &writable));
     Ok(out)
 }
 
@@ -471,7 +481,46 @@ pub fn merge(
             }
         }
     }
+    keep_base_grants(&resolved_base, &mut merged, ctx, fs)?;
     Ok(merged)
+}
+
+/// A base grant spelled through a symlink is dropped by [`resolve`] once the overlay makes
+/// the symlink's directory writable (a confined command could re-point it). So that the
+/// merge still never narrows (R-O1), such a grant is kept in its canonical spelling, as it
+/// was resolved for the base — which no later re-pointing can move.
+fn keep_base_grants(
+    resolved_base: &crate::resolve::ResolvedProfile,
+    merged: &mut PermissionProfile,
+    ctx: &ResolveContext,
+    fs: &dyn FsView,
+) -> Result<(), ResolveError> {
+    let crate::resolve::ResolvedFilesystem::Restricted { entries: base, .. } =
+        &resolved_base.filesystem
+    else {
+        return Ok(());
+    };
+    let resolved = resolve(merged, ctx, fs)?;
+    let crate::resolve::ResolvedFilesystem::Restricted { entries: now, .. } = &resolved.filesystem
+    else {
+        return Ok(());
+    };
+    let lost: Vec<FsEntry> = base
+        .iter()
+        .filter(|b| {
+            matches!(b.origin, crate::resolve::EntryOrigin::Profile { .. })
+                && b.access != Access::Deny
+                && !now.iter().any(|n| n.path == b.path && n.access == b.access)
+        })
+        .map(|b| {
+            FsEntry::new(path_string(&b.path), b.access).with_source(format!(
+                "base entry {} (kept at its resolved path)",
+                b.spelled.display()
+            ))
+        })
+        .collect();
+    merged.push_entries(lost);
+    Ok(())
 }
 
 /// The profile the transform compiles for one command: `base` with the overlay applied

@@ -45,6 +45,13 @@ pub enum EntryOrigin {
         /// Why it is protected (e.g. `git hooks run code`).
         reason: String,
     },
+    /// A directory between a writable root and a protected path inside it, bound onto
+    /// itself so it cannot be renamed or removed: otherwise a command could move `.git`
+    /// aside and create a new, unprotected `.git/hooks` (R-P3). Its access is unchanged.
+    Pinned {
+        /// The protected path this directory leads to.
+        protects: PathBuf,
+    },
     /// Added so a linked worktree's `git commit` works: its git dir lives outside the
     /// worktree (R-P3).
     GitWorktree {
@@ -156,11 +163,14 @@ impl ResolvedFilesystem {
         out
     }
 
-    /// Canonical paths that are writable roots (directories with `write` access).
+    /// Canonical paths that are writable roots (entries with `write` access; pinned
+    /// directories are not roots of their own).
     pub fn writable_roots(&self) -> Vec<&ResolvedEntry> {
         self.layered()
             .into_iter()
-            .filter(|e| e.access == Access::Write)
+            .filter(|e| {
+                e.access == Access::Write && !matches!(e.origin, EntryOrigin::Pinned { .. })
+            })
             .collect()
     }
 
@@ -387,6 +397,7 @@ pub fn resolve(
                     out.push(r);
                 }
             }
+            drop_redirected_grants(&mut out, &mut notes);
             if protect_metadata {
                 let tmp_roots: Vec<PathBuf> = expand(":tmp", 0, ctx, &workspace)?
                     .into_iter()
@@ -420,6 +431,7 @@ pub fn resolve(
                         out.push(e);
                     }
                 }
+                pin_protected_ancestors(fs, default, &roots, &mut out);
             }
             ResolvedFilesystem::Restricted {
                 default,
@@ -435,6 +447,122 @@ pub fn resolve(
         filesystem,
         notes,
     })
+}
+
+/// A read or write grant whose spelled path lies inside a writable root but which resolves
+/// (through a symlink) to a place outside every writable root is dropped, with a note: a
+/// confined command could have planted that symlink to widen the *next* run (R-P2).
+fn drop_redirected_grants(out: &mut Vec<ResolvedEntry>, notes: &mut Vec<String>) {
+    let writable: Vec<(PathBuf, PathBuf)> = out
+        .iter()
+        .filter(|e| e.access == Access::Write)
+        .map(|e| (e.spelled.clone(), e.path.clone()))
+        .collect();
+    out.retain(|e| {
+        if redirected_out_of_roots(&e.spelled, &e.path, e.access, &writable) {
+            notes.push(format!(
+                "{} entry {} dropped: it goes through a symlink inside a writable root (to \
+                 {}); a confined command could have planted that symlink; spell the target \
+                 path instead",
+                e.access,
+                e.spelled.display(),
+                e.path.display()
+            ));
+            return false;
+        }
+        true
+    });
+}
+
+/// The rule behind [`drop_redirected_grants`], shared with the overlay arithmetic, for a
+/// grant spelled `spelled` that resolves (through a symlink) to `canonical`, where the
+/// symlink lies inside one of the `writable` roots (`(spelled, canonical)` pairs) and so
+/// may have been planted by a confined command: a write grant is never honoured; a read
+/// grant is not honoured when it lands outside every writable root.
+pub(crate) fn redirected_out_of_roots(
+    spelled: &Path,
+    canonical: &Path,
+    access: Access,
+    writable: &[(PathBuf, PathBuf)],
+) -> bool {
+    if access == Access::Deny || spelled == canonical {
+        return false;
+    }
+    let inside_a_root = writable.iter().any(|(ws, wc)| {
+        ws != spelled && (spelled.starts_with(ws) || spelled.starts_with(wc)) && spelled != wc
+    });
+    if access == Access::Write {
+        // Dropping a write grant never widens anything, wherever it lands.
+        return inside_a_root;
+    }
+    // Dropping a read grant is only safe (narrowing) where it leads outside every writable
+    // root; inside one it may be a read-only carve-out.
+    let lands_in_a_root = writable
+        .iter()
+        .any(|(ws, wc)| ws != spelled && canonical.starts_with(wc));
+    inside_a_root && !lands_in_a_root
+}
+
+/// Pins every existing directory strictly between a writable root and a protected path
+/// (e.g. `.git` for `.git/hooks`), so the protected path cannot be moved aside together
+/// with its parent and re-created unprotected (R-P3).
+fn pin_protected_ancestors(
+    fs: &dyn FsView,
+    default: Access,
+    roots: &[PathBuf],
+    out: &mut Vec<ResolvedEntry>,
+) {
+    let protected: Vec<PathBuf> = out
+        .iter()
+        .filter(|e| matches!(e.origin, EntryOrigin::Protected { .. }))
+        .map(|e| e.path.clone())
+        .collect();
+    for p in protected {
+        let Some(root) = roots
+            .iter()
+            .filter(|r| p.starts_with(r) && **r != p)
+            .max_by_key(|r| depth(r))
+        else {
+            continue;
+        };
+        let mut a = p.clone();
+        while a.pop() && a != *root && a.starts_with(root) {
+            if out.iter().any(|e| e.path == a) {
+                continue;
+            }
+            let here = ResolvedFilesystem::Restricted {
+                default,
+                entries: out.clone(),
+            };
+            if fs.kind(&a) != Some(FileKind::Dir) || here.access_for(fs, &a).access != Access::Write
+            {
+                continue;
+            }
+            out.push(ResolvedEntry {
+                path: a.clone(),
+                spelled: a.clone(),
+                access: Access::Write,
+                exists: true,
+                is_dir: true,
+                origin: EntryOrigin::Pinned {
+                    protects: p.clone(),
+                },
+            });
+        }
+    }
+}
+
+/// Whether `gitdir` is a genuine linked-worktree git dir of `worktree`: git keeps a
+/// `gitdir` file there pointing back at the worktree's `.git` file. Without that backlink
+/// a `.git` file (which a confined command may have written) must not make anything
+/// writable.
+fn worktree_backlink_ok(fs: &dyn FsView, gitdir: &Path, dotgit: &Path) -> bool {
+    let Some(back) = fs.read_to_string(&gitdir.join("gitdir")) else {
+        return false;
+    };
+    let back = lexical_normalize(Path::new(back.trim()), gitdir);
+    canonicalize_lenient(fs, &back) == canonicalize_lenient(fs, dotgit)
+        && gitdir.parent().and_then(|p| p.file_name()) == Some(std::ffi::OsStr::new("worktrees"))
 }
 
 fn protected_for_root(
@@ -471,7 +599,9 @@ fn protected_for_root(
                 dotgit.clone(),
                 "the .git file decides which git dir is used",
             ));
-            if let Some(gitdir) = read_gitdir_file(fs, &dotgit) {
+            if let Some(gitdir) =
+                read_gitdir_file(fs, &dotgit).filter(|g| worktree_backlink_ok(fs, g, &dotgit))
+            {
                 let common = fs
                     .read_to_string(&gitdir.join("commondir"))
                     .map(|c| {
@@ -655,6 +785,7 @@ mod tests {
             .dir("/repo/.git/hooks")
             .file("/repo/.git/config", "")
             .file("/repo/.git/worktrees/wt/commondir", "../..\n")
+            .file("/repo/.git/worktrees/wt/gitdir", "/wt/.git\n")
             .file("/wt/.git", "gitdir: /repo/.git/worktrees/wt\n");
         let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
         let r = resolve(&p, &ctx("/wt"), &fs).unwrap();
@@ -666,6 +797,112 @@ mod tests {
         assert_eq!(acc("/repo/.git/hooks/pre-commit"), Access::Read);
         assert_eq!(acc("/repo/.git/config"), Access::Read);
         assert_eq!(acc("/repo/src"), Access::Read);
+    }
+
+    /// A `.git` file a confined command could have written must not make anything outside
+    /// writable: without git's backlink the git dir is not trusted.
+    #[test]
+    fn forged_gitdir_file_grants_nothing() {
+        let fs = MemFs::new()
+            .dir("/etc")
+            .file("/etc/commondir", ".\n")
+            .file("/wt/.git", "gitdir: /etc\n");
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        let r = resolve(&p, &ctx("/wt"), &fs).unwrap();
+        assert_eq!(
+            r.filesystem
+                .access_for(&fs, Path::new("/etc/passwd"))
+                .access,
+            Access::Read
+        );
+        assert_eq!(
+            r.filesystem.access_for(&fs, Path::new("/wt/.git")).access,
+            Access::Read
+        );
+        // Pointing at a real repo's worktree dir that does not point back fails too.
+        let fs = MemFs::new()
+            .dir("/repo/.git/hooks")
+            .file("/repo/.git/worktrees/other/gitdir", "/elsewhere/.git\n")
+            .file("/repo/.git/worktrees/other/commondir", "../..\n")
+            .file("/wt/.git", "gitdir: /repo/.git/worktrees/other\n");
+        let r = resolve(&p, &ctx("/wt"), &fs).unwrap();
+        assert_eq!(
+            r.filesystem
+                .access_for(&fs, Path::new("/repo/.git/objects/x"))
+                .access,
+            Access::Read
+        );
+    }
+
+    /// `.git` is pinned so `mv .git .git-old && mkdir -p .git/hooks` cannot plant hooks.
+    #[test]
+    fn directories_above_protected_paths_are_pinned() {
+        let fs = fs();
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+        let ResolvedFilesystem::Restricted { entries, .. } = &r.filesystem else {
+            panic!()
+        };
+        let pin = entries
+            .iter()
+            .find(|e| e.path == Path::new("/home/u/proj/.git"))
+            .expect(".git pinned");
+        assert!(matches!(pin.origin, EntryOrigin::Pinned { .. }));
+        assert_eq!(pin.access, Access::Write);
+        // Pinning changes no access and adds no writable root.
+        assert_eq!(
+            r.filesystem
+                .access_for(&fs, Path::new("/home/u/proj/.git/index"))
+                .access,
+            Access::Write
+        );
+        assert!(r
+            .filesystem
+            .writable_roots()
+            .iter()
+            .all(|e| e.path != Path::new("/home/u/proj/.git")));
+    }
+
+    /// A grant spelled inside a writable root that a symlink leads outside every writable
+    /// root is dropped (the symlink may have been planted by an earlier confined run).
+    #[test]
+    fn grants_redirected_out_of_writable_roots_are_dropped() {
+        let fs = fs().dir("/etc").symlink("/home/u/proj/build", "/etc");
+        let p = restricted(vec![
+            FsEntry::new(":workspace", Access::Write),
+            FsEntry::new(":workspace/build", Access::Write),
+            FsEntry::new(":workspace/link", Access::Write),
+        ]);
+        let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+        assert_eq!(
+            r.filesystem
+                .access_for(&fs, Path::new("/etc/passwd"))
+                .access,
+            Access::Read
+        );
+        assert_eq!(
+            r.filesystem
+                .access_for(&fs, Path::new("/data/real/x"))
+                .access,
+            Access::Read
+        );
+        assert!(r.notes.iter().any(|n| n.contains("/etc")), "{:?}", r.notes);
+        // A symlink outside any writable root is the user's own: honoured.
+        let fs = MemFs::new()
+            .dir("/data/cache")
+            .symlink("/home/u/.cache", "/data/cache")
+            .dir("/home/u/proj/.git");
+        let p = restricted(vec![
+            FsEntry::new(":workspace", Access::Write),
+            FsEntry::new("~/.cache", Access::Write),
+        ]);
+        let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+        assert_eq!(
+            r.filesystem
+                .access_for(&fs, Path::new("/data/cache/x"))
+                .access,
+            Access::Write
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ fn fs() -> MemFs {
         .dir("/home/u/.ssh")
         .dir("/data/real")
         .symlink("/home/u/proj/data", "/data/real")
+        .symlink("/home/u/data-link", "/data/real")
         .dir("/tmp")
         .dir("/usr")
 }
@@ -79,10 +80,27 @@ fn external_profile() {
 #[test]
 fn symlinked_writable_root_keeps_both_spellings() {
     let mut p = builtin("workspace-write");
+    p.push_entries([FsEntry::new("/home/u/data-link", Access::Write)]);
+    let (_, xml) = render(&p, SandboxPreference::Auto, Os::Linux);
+    assert!(
+        xml.contains(r#"<writable_root path="/data/real" spelled="/home/u/data-link""#),
+        "{xml}"
+    );
+}
+
+/// A grant spelled inside the workspace that a symlink leads outside every writable root
+/// is dropped (a confined command could have planted the symlink), and the model is told.
+#[test]
+fn redirected_grant_is_dropped_and_noted() {
+    let mut p = builtin("workspace-write");
     p.push_entries([FsEntry::new("/home/u/proj/data", Access::Write)]);
     let (_, xml) = render(&p, SandboxPreference::Auto, Os::Linux);
     assert!(
-        xml.contains(r#"<writable_root path="/data/real" spelled="/home/u/proj/data""#),
+        !xml.contains(r#"<writable_root path="/data/real""#),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<note>write entry /home/u/proj/data dropped"),
         "{xml}"
     );
 }

@@ -139,3 +139,25 @@ fn missing_hooks_dir_cannot_be_created_and_is_not_left_behind() {
         "placeholder .cordon left behind"
     );
 }
+
+/// R-P3: `.git` itself is pinned (a mount point), so it cannot be moved aside (or a
+/// linked worktree's `.git` file replaced) and a fresh, unprotected `.git/hooks`
+/// created in its place for a later, unsandboxed git to run. Fails if the pin is removed.
+#[test]
+fn git_dir_cannot_be_moved_aside_to_plant_hooks() {
+    if !require_full() {
+        return;
+    }
+    let s = with_git_env(Sandbox::new());
+    repo(&s.ws);
+    let o = s.sh("mv .git .git-old; \
+         mkdir -p .git/hooks 2>/dev/null; \
+         printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit; exit 0");
+    assert_ok(&o);
+    assert!(!s.ws.join(".git-old").exists(), "{}", stderr(&o));
+    assert!(!s.ws.join(".git/hooks/pre-commit").exists());
+    // Twin: the pinned .git still takes ordinary writes.
+    let o = s.sh("echo c > c.txt && git add c.txt && git commit -qm third && echo OK");
+    assert_ok(&o);
+    assert!(stdout(&o).contains("OK"));
+}

@@ -190,7 +190,11 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
                     }
                     continue;
                 }
-                if parent == (Ctx::Host { writable }) {
+                // A pinned directory is bound onto itself even though its parent shows the
+                // same access: a mount point cannot be renamed or removed, so the protected
+                // paths beneath it cannot be moved aside and re-created (R-P3).
+                let pinned = matches!(e.origin, EntryOrigin::Pinned { .. });
+                if parent == (Ctx::Host { writable }) && !pinned {
                     continue; // the parent layer already shows exactly this
                 }
                 steps.push(Step {
