@@ -1,0 +1,759 @@
+//! Evaluation: combine rules, built-in knowledge and parse results into a
+//! [`DecisionRecord`] (R-A2, R-A3, R-A4).
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::knowledge::{self, resolve, Cwd, DangerCtx, Finding};
+use crate::model::*;
+use crate::parse::{is_sensitive_var, ParseOptions};
+use crate::rules::{Pattern, Rule, RuleSource, SandboxMode};
+
+/// Caller-supplied facts for one evaluation. Approval modes (R-A5) are deliberately not
+/// here: this crate answers "what do the rules and built-in knowledge say"; the approval
+/// layer maps `ask` per mode. The struct is `#[non_exhaustive]` so it can grow; build it with
+/// `EvalContext::default()` and set fields.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct EvalContext {
+    /// The caller's profile has deny-read entries (R-P2). Such entries are only enforced by
+    /// the sandbox, so they block sandbox bypass (the record says so).
+    pub profile_has_deny_read: bool,
+    /// The working directory, if known (absolute). Used to resolve relative targets of
+    /// destructive commands (`rm -rf .` in `/`).
+    pub cwd: Option<String>,
+    /// The home directory, if known (absolute). `~` and `$HOME` are recognised without it.
+    pub home: Option<String>,
+    /// Program-name resolution options (trusted locations).
+    pub parse: ParseOptions,
+}
+
+impl EvalContext {
+    /// Set [`EvalContext::profile_has_deny_read`].
+    pub fn with_deny_read(mut self, v: bool) -> Self {
+        self.profile_has_deny_read = v;
+        self
+    }
+    /// Set [`EvalContext::cwd`].
+    pub fn with_cwd(mut self, cwd: impl Into<String>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+    /// Set [`EvalContext::home`].
+    pub fn with_home(mut self, home: impl Into<String>) -> Self {
+        self.home = Some(home.into());
+        self
+    }
+}
+
+/// A rule that matched a segment, as recorded (R-A3, R-A7).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MatchedRule {
+    /// The rule's pattern.
+    pub pattern: Pattern,
+    /// The rule's decision.
+    pub decision: Decision,
+    /// The rule's sandbox mode.
+    pub sandbox: SandboxMode,
+    /// The rule's justification.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub justification: Option<String>,
+    /// Where the rule came from.
+    pub source: RuleSource,
+}
+
+impl MatchedRule {
+    fn from_rule(r: &Rule) -> Self {
+        MatchedRule {
+            pattern: r.pattern.clone(),
+            decision: r.decision,
+            sandbox: r.sandbox,
+            justification: r.justification.clone(),
+            source: r.source.clone(),
+        }
+    }
+}
+
+/// What decided a segment (R-A3 rule, R-A4 known-safe / dangerous, or the default).
+/// JSON: `{"kind": "rule", "rule": 0}`, `{"kind": "known_safe", "reason": …}`, …
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Basis {
+    /// The strictest matching rule (index into `matched_rules`).
+    Rule {
+        /// Index into [`SegmentRecord::matched_rules`].
+        rule: usize,
+    },
+    /// The built-in known-safe list.
+    KnownSafe {
+        /// Why it is safe.
+        reason: String,
+    },
+    /// The dangerous-command detector (index into `findings`).
+    Dangerous {
+        /// Index into [`SegmentRecord::findings`].
+        finding: usize,
+    },
+    /// Nothing matched: the default (`ask`).
+    Default {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// One segment of a [`DecisionRecord`] (R-A2): the parsed segment (flattened) plus its
+/// decision and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SegmentRecord {
+    /// The parsed segment (argv, wrappers, env, redirections, context, …).
+    #[serde(flatten)]
+    pub segment: Segment,
+    /// This segment's decision.
+    pub decision: Decision,
+    /// What decided it.
+    pub basis: Basis,
+    /// Every rule that matched.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub matched_rules: Vec<MatchedRule>,
+    /// Dangerous-command findings.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Finding>,
+    /// Reasons that cap this segment at `ask` even if a rule or the safe list allows it
+    /// (output redirection to a file, sensitive environment variable, look-alike name).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub caps: Vec<String>,
+}
+
+/// Whether the command may run outside the sandbox, and why (R-A3; R-A1: bypassing the
+/// approval never implies bypassing the sandbox).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SandboxVerdict {
+    /// True only when every segment matched `sandbox = "bypass"` rules, nothing is opaque,
+    /// the command is allowed and the profile has no deny-read entries.
+    pub bypass: bool,
+    /// Why (or why not).
+    pub reason: String,
+}
+
+/// A reusable prefix rule suggested for "approve and remember" (R-A3 format; feeds the
+/// session cache of R-A8). Never over-broad: see the crate docs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SuggestedRule {
+    /// The prefix pattern (each element a literal word).
+    pub pattern: Vec<String>,
+    /// Always `allow`.
+    pub decision: Decision,
+    /// The segment it was derived from.
+    pub from_segment: usize,
+}
+
+/// The full, serialisable answer for one command (R-A2, R-A3, R-A4; reviewable per R-A7).
+///
+/// JSON shape (stable): `{"command": [...], "decision": "ask", "reason": "...",
+/// "sandbox": {"bypass": false, "reason": "..."}, "opaque": [...], "segments": [...],
+/// "suggested_rule": {...} | null}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DecisionRecord {
+    /// The command as given (argv, or `[script]` for [`crate::Policy::evaluate_script`]).
+    pub command: Vec<String>,
+    /// Overall decision: the strictest segment decision; never `allow` when opaque.
+    pub decision: Decision,
+    /// One-line explanation of the overall decision.
+    pub reason: String,
+    /// Sandbox bypass verdict.
+    pub sandbox: SandboxVerdict,
+    /// Opaque constructs found (empty = fully understood).
+    pub opaque: Vec<OpaqueConstruct>,
+    /// Stand-alone variable assignments in the script.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub assignments: Vec<EnvAssignment>,
+    /// Per-segment records, in [`ParsedCommand::segments`] order.
+    pub segments: Vec<SegmentRecord>,
+    /// Suggested prefix rule for "approve and remember" (see crate docs), if any.
+    pub suggested_rule: Option<SuggestedRule>,
+}
+
+impl DecisionRecord {
+    /// Pretty JSON (the stable shape documented on the type).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+
+    /// Human-readable multi-line rendering (same as `Display`), for `cordon check`.
+    pub fn render_text(&self) -> String {
+        self.to_string()
+    }
+}
+
+fn shell_join(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| {
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c))
+            {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl fmt::Display for DecisionRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "command:  {}", shell_join(&self.command))?;
+        writeln!(f, "decision: {} — {}", self.decision, self.reason)?;
+        writeln!(
+            f,
+            "sandbox:  {} — {}",
+            if self.sandbox.bypass {
+                "bypass"
+            } else {
+                "sandboxed"
+            },
+            self.sandbox.reason
+        )?;
+        if !self.opaque.is_empty() {
+            writeln!(f, "opaque:")?;
+            for o in &self.opaque {
+                writeln!(f, "  - {}: {}", o.kind, o.text)?;
+            }
+        }
+        writeln!(f, "segments:")?;
+        for (i, s) in self.segments.iter().enumerate() {
+            let seg = &s.segment;
+            writeln!(
+                f,
+                "  [{i}] {:<6} {}",
+                s.decision.as_str(),
+                shell_join(&seg.argv)
+            )?;
+            if !seg.wrappers.is_empty() {
+                let w: Vec<String> = seg.wrappers.iter().map(|w| shell_join(&w.argv)).collect();
+                writeln!(f, "        via: {}", w.join(" → "))?;
+            }
+            if !seg.env.is_empty() {
+                let e: Vec<String> = seg
+                    .env
+                    .iter()
+                    .map(|e| format!("{}={}", e.name, e.value))
+                    .collect();
+                writeln!(f, "        env: {}", e.join(" "))?;
+            }
+            for r in &seg.redirections {
+                let sep = if r.kind == RedirectKind::Dup { "" } else { " " };
+                let kind = serde_json::to_value(r.kind).unwrap_or_default();
+                writeln!(
+                    f,
+                    "        redirect: {}{}{sep}{} ({})",
+                    r.fd.as_deref().unwrap_or(""),
+                    r.op,
+                    r.target,
+                    kind.as_str().unwrap_or("")
+                )?;
+            }
+            if !seg.context.is_empty() {
+                let c: Vec<String> = seg
+                    .context
+                    .iter()
+                    .map(|c| match c {
+                        Context::Function(n) => format!("function {n}"),
+                        Context::ControlFlow(k) => k.clone(),
+                        other => serde_json::to_value(other)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_string))
+                            .unwrap_or_default()
+                            .replace('_', " "),
+                    })
+                    .collect();
+                writeln!(f, "        context: {}", c.join(" > "))?;
+            }
+            let basis = match &s.basis {
+                Basis::Rule { rule } => {
+                    let m = &s.matched_rules[*rule];
+                    format!(
+                        "rule {} ({}) from {}{}",
+                        m.pattern,
+                        m.decision,
+                        m.source,
+                        m.justification
+                            .as_deref()
+                            .map(|j| format!(": {j}"))
+                            .unwrap_or_default()
+                    )
+                }
+                Basis::KnownSafe { reason } => reason.clone(),
+                Basis::Dangerous { finding } => {
+                    format!("dangerous: {}", s.findings[*finding].reason)
+                }
+                Basis::Default { reason } => format!("default: {reason}"),
+            };
+            writeln!(f, "        basis: {basis}")?;
+            for x in &s.findings {
+                writeln!(f, "        finding: {} ({}) {}", x.id, x.decision, x.reason)?;
+            }
+            for c in &s.caps {
+                writeln!(f, "        capped at ask: {c}")?;
+            }
+            for n in &seg.notes {
+                writeln!(f, "        note: {n}")?;
+            }
+        }
+        match &self.suggested_rule {
+            Some(s) => writeln!(
+                f,
+                "suggested rule: {}",
+                serde_json::to_string(&s.pattern).unwrap_or_default()
+            ),
+            None => writeln!(f, "suggested rule: none"),
+        }
+    }
+}
+
+/// Programs that are never suggested alone (a bare-name rule would be over-broad).
+const NO_BARE_SUGGESTION: &[&str] = &[
+    "git",
+    "env",
+    "sudo",
+    "doas",
+    "su",
+    "xargs",
+    "find",
+    "fd",
+    "exec",
+    "command",
+    "builtin",
+    "eval",
+    "source",
+    ".",
+    "nohup",
+    "timeout",
+    "nice",
+    "time",
+    "stdbuf",
+    "setsid",
+    "rm",
+    "dd",
+    "chmod",
+    "chown",
+    "mv",
+    "cp",
+    "kill",
+    "cargo",
+    "npm",
+    "npx",
+    "pnpm",
+    "yarn",
+    "go",
+    "docker",
+    "podman",
+    "kubectl",
+    "pip",
+    "pip3",
+    "uv",
+    "gh",
+    "make",
+    "awk",
+    "sed",
+    "perl",
+    "ruby",
+    "node",
+    "nodejs",
+    "deno",
+    "bun",
+    "php",
+    "lua",
+    "python",
+    "python2",
+    "python3",
+    "curl",
+    "wget",
+    "ssh",
+    "scp",
+    "rsync",
+    "tee",
+    "install",
+    "ln",
+    "apt",
+    "apt-get",
+    "brew",
+    "systemctl",
+    "just",
+    "bazel",
+];
+
+/// Derive a reusable prefix rule from a segment (see crate docs, "Suggested rules").
+fn suggest(seg: &Segment) -> Option<Vec<String>> {
+    if matches!(
+        seg.program.kind,
+        ProgramKind::Dynamic | ProgramKind::NonAscii | ProgramKind::UntrustedPath
+    ) {
+        return None;
+    }
+    let name = seg.program.name.clone();
+    let base = name.rsplit('/').next().unwrap_or(&name);
+    if crate::parse::INTERPRETERS.contains(&base) && !matches!(base, "python" | "python3") {
+        return None; // shells and interpreters: `bash -c`, `node -e`, … are banned
+    }
+    let mut pat = vec![seg.argv[0].clone()];
+    if seg.program.kind == ProgramKind::Bare || seg.program.kind == ProgramKind::TrustedPath {
+        pat[0] = name.clone();
+    }
+    let word_ok = |i: usize| {
+        seg.is_static(i)
+            && seg.argv[i].len() <= 32
+            && !seg.argv[i].starts_with('-')
+            && seg.argv[i]
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == ':')
+    };
+    if matches!(base, "python" | "python3") {
+        // Only `python3 -m module`.
+        if seg.argv.len() >= 3 && seg.is_static(1) && seg.argv[1] == "-m" && word_ok(2) {
+            return Some(vec![name, "-m".into(), seg.argv[2].clone()]);
+        }
+        return None;
+    }
+    let mut i = 1;
+    while i < seg.argv.len() && pat.len() < 3 && word_ok(i) {
+        pat.push(seg.argv[i].clone());
+        i += 1;
+    }
+    if pat.len() == 1 && NO_BARE_SUGGESTION.contains(&base) {
+        return None;
+    }
+    if base == "find" || base == "xargs" {
+        return None;
+    }
+    Some(pat)
+}
+
+fn known_builtin_cd(seg: &Segment) -> bool {
+    seg.program.is_trusted_name() && matches!(seg.program.name.as_str(), "cd" | "pushd" | "popd")
+}
+
+/// Evaluate a parsed command against rules (R-A2, R-A3, R-A4). See the crate docs for the
+/// combination table.
+pub(crate) fn evaluate(
+    rules: &[Rule],
+    parsed: ParsedCommand,
+    command: Vec<String>,
+    ctx: &EvalContext,
+) -> DecisionRecord {
+    let home = ctx.home.as_deref();
+    let mut cwds: Vec<Cwd> = vec![match ctx.cwd.as_deref() {
+        Some(c) if c.starts_with('/') => resolve(&Cwd::Rel(Vec::new()), c, home),
+        _ => Cwd::Rel(Vec::new()),
+    }];
+    let ParsedCommand {
+        segments,
+        opaque: opaque_list,
+        assignments,
+    } = parsed;
+    let mut partial = Vec::with_capacity(segments.len());
+    for (idx, seg) in segments.iter().enumerate() {
+        let seg_cwds: std::borrow::Cow<'_, [Cwd]> = match seg.chdir.as_deref() {
+            Some(d) => cwds.iter().map(|c| resolve(c, d, home)).collect(),
+            None => std::borrow::Cow::Borrowed(&cwds),
+        };
+        let dcx = DangerCtx {
+            segments: &segments,
+            cwds: &seg_cwds,
+            home,
+        };
+        let findings = knowledge::dangerous(idx, &dcx);
+        // cwd tracking (over-approximation: every `cd` target is a candidate afterwards).
+        if known_builtin_cd(seg) {
+            let target = seg
+                .argv
+                .iter()
+                .enumerate()
+                .skip(1)
+                .rfind(|(_, a)| !a.starts_with('-') || a.as_str() == "-");
+            let new: Vec<Cwd> = match target {
+                _ if seg.program.name == "popd" => vec![Cwd::Unknown],
+                None => cwds.iter().map(|c| resolve(c, "~", home)).collect(),
+                Some((i, t)) if seg.is_static(i) && t != "-" => {
+                    cwds.iter().map(|c| resolve(c, t, home)).collect()
+                }
+                Some((_, t)) if knowledge::home_spelled(t).is_some() => {
+                    let t = knowledge::home_spelled(t).unwrap_or_default();
+                    cwds.iter().map(|c| resolve(c, &t, home)).collect()
+                }
+                _ => vec![Cwd::Unknown],
+            };
+            for c in new {
+                if !cwds.contains(&c) && cwds.len() < 16 {
+                    cwds.push(c);
+                }
+            }
+        }
+        let matched: Vec<&Rule> = rules.iter().filter(|r| r.matches(seg)).collect();
+        let safe = if matched.is_empty() {
+            knowledge::known_safe(seg)
+        } else {
+            None
+        };
+        let mut caps = Vec::new();
+        for r in seg.file_writes() {
+            caps.push(format!(
+                "output redirection {}{} {}",
+                r.fd.as_deref().unwrap_or(""),
+                r.op,
+                r.target
+            ));
+        }
+        for e in &seg.env {
+            if is_sensitive_var(&e.name) {
+                caps.push(format!("sets {} (changes what the command runs)", e.name));
+            }
+        }
+        if seg.program.kind == ProgramKind::NonAscii {
+            caps.push("program name contains non-ASCII or control characters".into());
+        }
+        if seg.program.kind == ProgramKind::Dynamic {
+            caps.push("program name is not known statically".into());
+        }
+        let rule_decision = matched.iter().map(|r| r.decision).max();
+        let base = rule_decision.unwrap_or(if safe.is_some() {
+            Decision::Allow
+        } else {
+            Decision::Ask
+        });
+        let finding_decision = findings.iter().map(|f| f.decision).max();
+        let mut decision = base.max(finding_decision.unwrap_or(Decision::Allow));
+        if decision == Decision::Allow && !caps.is_empty() {
+            decision = Decision::Ask;
+        }
+        let matched_rules: Vec<MatchedRule> =
+            matched.iter().map(|r| MatchedRule::from_rule(r)).collect();
+        let basis = match finding_decision {
+            Some(fd) if fd > base || (rule_decision.is_none() && fd >= base) => Basis::Dangerous {
+                finding: findings.iter().position(|f| f.decision == fd).unwrap_or(0),
+            },
+            _ => match rule_decision {
+                Some(rd) => Basis::Rule {
+                    rule: matched_rules
+                        .iter()
+                        .position(|m| m.decision == rd)
+                        .unwrap_or(0),
+                },
+                None => match safe {
+                    Some(reason) => Basis::KnownSafe { reason },
+                    None => Basis::Default {
+                        reason: "no rule matched and the command is not known-safe".into(),
+                    },
+                },
+            },
+        };
+        partial.push((decision, basis, matched_rules, findings, caps));
+    }
+    let records: Vec<SegmentRecord> = segments
+        .into_iter()
+        .zip(partial)
+        .map(
+            |(segment, (decision, basis, matched_rules, findings, caps))| SegmentRecord {
+                segment,
+                decision,
+                basis,
+                matched_rules,
+                findings,
+                caps,
+            },
+        )
+        .collect();
+
+    let opaque = !opaque_list.is_empty();
+    let worst = records.iter().map(|r| r.decision).max();
+    let (decision, reason) = match worst {
+        None => (
+            Decision::Ask,
+            if opaque {
+                format!(
+                    "no command could be extracted ({})",
+                    opaque_kinds(&opaque_list)
+                )
+            } else {
+                "no command found".to_string()
+            },
+        ),
+        Some(Decision::Forbid) => {
+            let (i, r) = records
+                .iter()
+                .enumerate()
+                .find(|(_, r)| r.decision == Decision::Forbid)
+                .expect("a forbidden segment exists");
+            (
+                Decision::Forbid,
+                format!(
+                    "segment {i} `{}` is forbidden: {}",
+                    shell_join(&r.segment.argv),
+                    why(r)
+                ),
+            )
+        }
+        Some(Decision::Ask) => {
+            let (i, r) = records
+                .iter()
+                .enumerate()
+                .find(|(_, r)| r.decision == Decision::Ask)
+                .expect("an ask segment exists");
+            let mut s = format!(
+                "segment {i} `{}` needs approval: {}",
+                shell_join(&r.segment.argv),
+                why(r)
+            );
+            if opaque {
+                s.push_str(&format!(
+                    "; script is opaque ({})",
+                    opaque_kinds(&opaque_list)
+                ));
+            }
+            (Decision::Ask, s)
+        }
+        Some(Decision::Allow) if opaque => (
+            Decision::Ask,
+            format!(
+                "every visible segment is allowed, but the script is opaque ({}): never allowed",
+                opaque_kinds(&opaque_list)
+            ),
+        ),
+        Some(Decision::Allow) => {
+            let by_rule = records
+                .iter()
+                .filter(|r| matches!(r.basis, Basis::Rule { .. }))
+                .count();
+            (
+                Decision::Allow,
+                format!(
+                    "every segment is allowed ({by_rule} by rule, {} known-safe)",
+                    records.len() - by_rule
+                ),
+            )
+        }
+    };
+
+    let sandbox = sandbox_verdict(decision, opaque, &records, ctx);
+
+    let suggested_rule = if decision == Decision::Ask && !opaque {
+        records
+            .iter()
+            .enumerate()
+            .find(|(_, r)| r.decision == Decision::Ask)
+            .and_then(|(i, r)| {
+                let plain = matches!(r.basis, Basis::Default { .. })
+                    && r.caps.is_empty()
+                    && r.findings.is_empty()
+                    && r.segment
+                        .wrappers
+                        .iter()
+                        .all(|w| w.name != "sudo" && w.name != "doas");
+                if !plain {
+                    return None;
+                }
+                suggest(&r.segment).map(|pattern| SuggestedRule {
+                    pattern,
+                    decision: Decision::Allow,
+                    from_segment: i,
+                })
+            })
+    } else {
+        None
+    };
+
+    DecisionRecord {
+        command,
+        decision,
+        reason,
+        sandbox,
+        opaque: opaque_list,
+        assignments,
+        segments: records,
+        suggested_rule,
+    }
+}
+
+fn opaque_kinds(o: &[OpaqueConstruct]) -> String {
+    let mut kinds: Vec<&str> = o.iter().map(|c| c.kind.as_str()).collect();
+    kinds.dedup();
+    kinds.join(", ")
+}
+
+fn why(r: &SegmentRecord) -> String {
+    match &r.basis {
+        Basis::Dangerous { finding } => r.findings[*finding].reason.clone(),
+        Basis::Rule { rule } => {
+            let m = &r.matched_rules[*rule];
+            let mut s = format!("rule {} ({}) from {}", m.pattern, m.decision, m.source);
+            if let Some(j) = &m.justification {
+                s.push_str(&format!(" — {j}"));
+            }
+            if m.decision == Decision::Allow && !r.caps.is_empty() {
+                s.push_str(&format!("; capped at ask: {}", r.caps.join("; ")));
+            }
+            s
+        }
+        Basis::KnownSafe { reason } => {
+            if r.caps.is_empty() {
+                reason.clone()
+            } else {
+                format!("{reason}, but capped at ask: {}", r.caps.join("; "))
+            }
+        }
+        Basis::Default { reason } => {
+            if r.caps.is_empty() {
+                reason.clone()
+            } else {
+                format!("{reason}; {}", r.caps.join("; "))
+            }
+        }
+    }
+}
+
+fn sandbox_verdict(
+    decision: Decision,
+    opaque: bool,
+    records: &[SegmentRecord],
+    ctx: &EvalContext,
+) -> SandboxVerdict {
+    let no = |reason: String| SandboxVerdict {
+        bypass: false,
+        reason,
+    };
+    if decision != Decision::Allow {
+        return no("the command is not allowed by rule; it runs sandboxed if approved".into());
+    }
+    if opaque {
+        return no("the script is opaque".into());
+    }
+    for (i, r) in records.iter().enumerate() {
+        let all_bypass = matches!(r.basis, Basis::Rule { .. })
+            && !r.matched_rules.is_empty()
+            && r.matched_rules
+                .iter()
+                .all(|m| m.sandbox == SandboxMode::Bypass);
+        if !all_bypass {
+            let what = match r.basis {
+                Basis::KnownSafe { .. } => "allowed by the known-safe list",
+                _ => "not allowed by a `sandbox = \"bypass\"` rule",
+            };
+            return no(format!(
+                "segment {i} `{}` is {what}; bypass needs every segment to match only bypass rules",
+                shell_join(&r.segment.argv)
+            ));
+        }
+    }
+    if ctx.profile_has_deny_read {
+        return no(
+            "bypass blocked: the profile has deny-read entries, which only the sandbox enforces"
+                .into(),
+        );
+    }
+    SandboxVerdict {
+        bypass: true,
+        reason: "every segment matched a `sandbox = \"bypass\"` rule".into(),
+    }
+}

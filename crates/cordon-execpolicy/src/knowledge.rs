@@ -1,0 +1,1458 @@
+//! Built-in knowledge (R-A4): the known-safe read-only list and the dangerous-command
+//! detector. Both look at what a command *does* (its arguments), not only at its name.
+
+use crate::model::{Context, Decision, RedirectKind, Segment};
+use crate::parse::INTERPRETERS;
+
+/// A dangerous-command finding (R-A4): a stable id, the decision it forces at least, and why.
+/// Findings are combined strictly with rules: an `allow` rule never overrides one.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Finding {
+    /// Stable identifier (`rm_recursive_critical`, `privilege_escalation`,
+    /// `download_to_interpreter`, `git_force_push`, `git_push_delete`, `git_reset_hard`,
+    /// `git_clean`, `dd_device`, `mkfs`, `chmod_world_writable`, `recursive_owner_mode_system`,
+    /// `fork_bomb`, `shell_rc_write`, `system_file_write`, `device_write`, `power_state`,
+    /// `rm_dynamic_target`, `find_delete_critical`, `rm_system_file`).
+    pub id: &'static str,
+    /// The decision this finding forces at least (`forbid` or `ask`).
+    pub decision: Decision,
+    /// Human-readable reason.
+    pub reason: String,
+}
+
+fn finding(id: &'static str, decision: Decision, reason: impl Into<String>) -> Finding {
+    Finding {
+        id,
+        decision,
+        reason: reason.into(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unicode look-alikes
+// ---------------------------------------------------------------------------------------------
+
+/// Fold common look-alike characters (Cyrillic/Greek homoglyphs, fullwidth forms) to ASCII
+/// and drop invisible characters, so that the dangerous-command detector and forbid/ask rules
+/// still recognise e.g. `rм -rf /`. Never used to *allow* anything.
+pub(crate) fn fold_confusables(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        let m = match c {
+            '\u{200B}'..='\u{200F}' | '\u{2060}' | '\u{FEFF}' | '\u{00AD}' => continue,
+            '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFF01 + 0x21).unwrap_or(c),
+            'а' => 'a',
+            'в' => 'b',
+            'с' => 'c',
+            'ԁ' => 'd',
+            'е' | 'ё' => 'e',
+            'һ' => 'h',
+            'і' | 'ı' => 'i',
+            'ј' => 'j',
+            'к' => 'k',
+            'ӏ' => 'l',
+            'м' => 'm',
+            'п' => 'n',
+            'о' | 'ο' | 'σ' => 'o',
+            'р' | 'ρ' => 'p',
+            'ԛ' => 'q',
+            'г' => 'r',
+            'ѕ' => 's',
+            'т' | 'τ' => 't',
+            'υ' | 'ս' => 'u',
+            'ѵ' | 'ν' => 'v',
+            'ԝ' => 'w',
+            'х' | 'χ' => 'x',
+            'у' | 'γ' => 'y',
+            'α' => 'a',
+            'ε' => 'e',
+            'κ' => 'k',
+            'ι' => 'i',
+            'А' | 'Α' => 'A',
+            'В' | 'Β' => 'B',
+            'С' => 'C',
+            'Е' | 'Ε' => 'E',
+            'Н' | 'Η' => 'H',
+            'І' | 'Ι' => 'I',
+            'К' | 'Κ' => 'K',
+            'М' | 'Μ' => 'M',
+            'О' | 'Ο' => 'O',
+            'Р' | 'Ρ' => 'P',
+            'Т' | 'Τ' => 'T',
+            'Х' | 'Χ' => 'X',
+            'Ѕ' => 'S',
+            '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
+            c => c,
+        };
+        out.push(m);
+    }
+    out
+}
+
+/// The basename used by the dangerous detector: folded, path stripped. `None` if dynamic.
+fn danger_name(seg: &Segment) -> Option<std::borrow::Cow<'_, str>> {
+    use std::borrow::Cow;
+    if !seg.is_static(0) {
+        return None;
+    }
+    let a = seg.argv[0].as_str();
+    if a.is_ascii() {
+        return Some(Cow::Borrowed(a.rsplit('/').next().unwrap_or(a)));
+    }
+    let folded = fold_confusables(a);
+    let base = folded.rsplit('/').next().unwrap_or(&folded);
+    Some(Cow::Owned(base.to_string()))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Paths
+// ---------------------------------------------------------------------------------------------
+
+/// A working-directory candidate while walking a script.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Cwd {
+    /// Absolute path components.
+    Abs(Vec<String>),
+    /// Relative to the start directory (may begin with `..`).
+    Rel(Vec<String>),
+    /// Relative to the home directory (home unknown).
+    Home(Vec<String>),
+    /// Not known.
+    Unknown,
+}
+
+fn push_components(base: &mut Vec<String>, rel: &str, allow_leading_dotdot: bool) -> bool {
+    for c in rel.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                if base.last().is_some_and(|l| l != "..") {
+                    base.pop();
+                } else if allow_leading_dotdot {
+                    base.push("..".into());
+                } else if base.is_empty() {
+                    // `/..` is `/`; above home is unknown.
+                    return false;
+                }
+            }
+            c => base.push(c.to_string()),
+        }
+    }
+    true
+}
+
+fn split_abs(p: &str) -> Vec<String> {
+    let mut v = Vec::new();
+    push_components(&mut v, p, false);
+    v
+}
+
+/// A dynamic word whose only expansion is a leading `$HOME`/`${HOME}`, rewritten with `~`
+/// (`$HOME/x` → `~/x`), so it can be treated as a static path.
+pub(crate) fn home_spelled(t: &str) -> Option<String> {
+    for pre in ["$HOME", "${HOME}"] {
+        if let Some(rest) = t.strip_prefix(pre) {
+            if (rest.is_empty() || rest.starts_with('/')) && !rest.contains(['$', '`']) {
+                return Some(format!("~{rest}"));
+            }
+        }
+    }
+    None
+}
+
+/// Replace `$HOME`, `${HOME}` prefixes by `~`.
+fn home_form(p: &str) -> Option<&str> {
+    for pre in ["$HOME", "${HOME}", "~"] {
+        if let Some(rest) = p.strip_prefix(pre) {
+            if rest.is_empty() || rest.starts_with('/') {
+                return Some(rest);
+            }
+        }
+    }
+    None
+}
+
+/// Resolve a static path spelling against a cwd candidate.
+pub(crate) fn resolve(cwd: &Cwd, p: &str, home: Option<&str>) -> Cwd {
+    if p.starts_with('/') {
+        return Cwd::Abs(split_abs(p));
+    }
+    if let Some(rest) = home_form(p) {
+        return match home {
+            Some(h) => {
+                let mut v = split_abs(h);
+                if push_components(&mut v, rest, false) {
+                    Cwd::Abs(v)
+                } else {
+                    Cwd::Abs(Vec::new())
+                }
+            }
+            None => {
+                let mut v = Vec::new();
+                if push_components(&mut v, rest, false) {
+                    Cwd::Home(v)
+                } else {
+                    Cwd::Unknown
+                }
+            }
+        };
+    }
+    if p.starts_with('~') {
+        return Cwd::Unknown; // ~user
+    }
+    match cwd {
+        Cwd::Abs(b) => {
+            let mut v = b.clone();
+            if !push_components(&mut v, p, false) {
+                v.clear();
+            }
+            Cwd::Abs(v)
+        }
+        Cwd::Rel(b) => {
+            let mut v = b.clone();
+            push_components(&mut v, p, true);
+            Cwd::Rel(v)
+        }
+        Cwd::Home(b) => {
+            let mut v = b.clone();
+            if push_components(&mut v, p, false) {
+                Cwd::Home(v)
+            } else {
+                Cwd::Unknown
+            }
+        }
+        Cwd::Unknown => Cwd::Unknown,
+    }
+}
+
+fn has_glob(c: &str) -> bool {
+    c.contains(['*', '?', '['])
+}
+
+/// Roots below which every path is a system path.
+const SYSTEM_ALL: &[&str] = &[
+    "etc", "usr", "bin", "sbin", "boot", "lib", "lib32", "lib64", "libx32", "dev", "proc", "sys",
+    "System",
+];
+/// Roots that are critical themselves and down to the given depth (1 = the root itself).
+const SYSTEM_SHALLOW: &[(&str, usize)] = &[
+    ("var", 2),
+    ("opt", 2),
+    ("home", 2),
+    ("Users", 2),
+    ("root", 2),
+    ("srv", 1),
+    ("snap", 2),
+    ("mnt", 1),
+    ("media", 1),
+    ("private", 2),
+    ("Library", 2),
+    ("Applications", 2),
+    ("nix", 2),
+    ("tmp", 1),
+    ("run", 1),
+];
+
+/// Why an absolute path (components) is critical to delete or re-permission, if it is.
+fn critical_abs(parts: &[String], home: Option<&str>) -> Option<String> {
+    if parts.is_empty() {
+        return Some("the root directory /".into());
+    }
+    let home_parts = home.map(split_abs);
+    if let Some(g) = parts.iter().position(|c| has_glob(c)) {
+        let prefix = &parts[..g];
+        if prefix.is_empty() {
+            return Some(format!("everything under / (/{})", parts.join("/")));
+        }
+        if home_parts.as_deref() == Some(prefix) {
+            return Some("everything in the home directory".into());
+        }
+        let mut probe = prefix.to_vec();
+        probe.push("x".into());
+        return critical_named(&probe, home_parts.as_deref())
+            .map(|r| format!("{r} (glob /{})", parts.join("/")));
+    }
+    critical_named(parts, home_parts.as_deref())
+}
+
+fn critical_named(parts: &[String], home: Option<&[String]>) -> Option<String> {
+    let path = format!("/{}", parts.join("/"));
+    if home == Some(parts) {
+        return Some(format!("the home directory {path}"));
+    }
+    let root = parts[0].as_str();
+    if SYSTEM_ALL.contains(&root) {
+        return Some(format!("system path {path}"));
+    }
+    if let Some((_, d)) = SYSTEM_SHALLOW.iter().find(|(r, _)| *r == root) {
+        if parts.len() <= *d {
+            return Some(format!("system path {path}"));
+        }
+    }
+    None
+}
+
+/// Why deleting `p` (static spelling) under the cwd candidates is critical, if it is.
+pub(crate) fn critical_target(p: &str, cwds: &[Cwd], home: Option<&str>) -> Option<String> {
+    // Lexical `..` escape, independent of the cwd.
+    if !p.starts_with('/') && home_form(p).is_none() {
+        let mut v = Vec::new();
+        push_components(&mut v, p, true);
+        if v.first().is_some_and(|c| c == "..") {
+            return Some(format!("{p} escapes the working directory"));
+        }
+    }
+    if p.starts_with('~') && home_form(p).is_none() {
+        let rest = p.split_once('/').map(|(_, r)| r).unwrap_or("");
+        if rest.trim_matches('/').is_empty() || has_glob(rest) && !rest.contains('/') {
+            return Some(format!("another user's home directory {p}"));
+        }
+    }
+    let mut cands: Vec<Cwd> = cwds.to_vec();
+    if cands.is_empty() {
+        cands.push(Cwd::Rel(Vec::new()));
+    }
+    for c in &cands {
+        match resolve(c, p, home) {
+            Cwd::Abs(parts) => {
+                if let Some(r) = critical_abs(&parts, home) {
+                    return Some(r);
+                }
+            }
+            Cwd::Home(parts) => {
+                if parts.is_empty() {
+                    return Some("the home directory ~".into());
+                }
+                if parts.len() == 1 && has_glob(&parts[0]) {
+                    return Some(format!("everything in the home directory (~/{})", parts[0]));
+                }
+            }
+            Cwd::Rel(parts) => {
+                if parts.first().is_some_and(|c| c == "..") {
+                    return Some(format!("{p} escapes the working directory"));
+                }
+            }
+            Cwd::Unknown => {}
+        }
+    }
+    None
+}
+
+/// Shell start-up files (relative to a home directory).
+const RC_FILES: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".cshrc",
+    ".tcshrc",
+    ".kshrc",
+    ".mkshrc",
+    ".config/fish/config.fish",
+];
+
+/// True when a write to `p` would modify a shell start-up file.
+pub(crate) fn is_rc_file(p: &str, cwds: &[Cwd], home: Option<&str>) -> bool {
+    let rest_is_rc = |rest: &[String]| RC_FILES.contains(&rest.join("/").as_str());
+    let check = |loc: &Cwd| match loc {
+        Cwd::Home(parts) => rest_is_rc(parts),
+        Cwd::Abs(parts) => {
+            if let Some(h) = home {
+                let hp = split_abs(h);
+                if parts.len() > hp.len()
+                    && parts[..hp.len()] == hp[..]
+                    && rest_is_rc(&parts[hp.len()..])
+                {
+                    return true;
+                }
+            }
+            (parts.first().is_some_and(|r| r == "root") && rest_is_rc(&parts[1..]))
+                || (parts.len() > 2
+                    && (parts[0] == "home" || parts[0] == "Users")
+                    && rest_is_rc(&parts[2..]))
+        }
+        _ => false,
+    };
+    let mut cands: Vec<Cwd> = cwds.to_vec();
+    if cands.is_empty() {
+        cands.push(Cwd::Rel(Vec::new()));
+    }
+    cands.iter().any(|c| check(&resolve(c, p, home)))
+}
+
+/// Why writing to the absolute path `p` is dangerous (system file or device), if it is.
+fn dangerous_write_target(p: &str, cwds: &[Cwd], home: Option<&str>) -> Option<Finding> {
+    if crate::model::is_harmless_device(p) || p == "/dev/zero" {
+        return None;
+    }
+    if is_rc_file(p, cwds, home) {
+        return Some(finding(
+            "shell_rc_write",
+            Decision::Forbid,
+            format!("writes shell start-up file {p}"),
+        ));
+    }
+    if !p.starts_with('/') {
+        return None;
+    }
+    let parts = split_abs(p);
+    let root = parts.first().map(String::as_str).unwrap_or("");
+    if root == "dev" {
+        return Some(finding(
+            "device_write",
+            Decision::Forbid,
+            format!("writes device {p}"),
+        ));
+    }
+    if SYSTEM_ALL.contains(&root) {
+        return Some(finding(
+            "system_file_write",
+            Decision::Forbid,
+            format!("writes system path {p}"),
+        ));
+    }
+    None
+}
+
+// ---------------------------------------------------------------------------------------------
+// Option helpers
+// ---------------------------------------------------------------------------------------------
+
+/// Split args into (short flag letters, long flags, operands), honouring `--`.
+struct Args<'a> {
+    short: String,
+    long: Vec<&'a str>,
+    operands: Vec<(usize, &'a str)>,
+}
+
+fn split_args<'a>(seg: &'a Segment, takes_value: &str) -> Args<'a> {
+    let mut a = Args {
+        short: String::new(),
+        long: Vec::new(),
+        operands: Vec::new(),
+    };
+    let mut i = 1;
+    let mut opts_done = false;
+    while i < seg.argv.len() {
+        let t = seg.argv[i].as_str();
+        if opts_done || !seg.is_static(i) || !t.starts_with('-') || t == "-" {
+            a.operands.push((i, t));
+        } else if t == "--" {
+            opts_done = true;
+        } else if let Some(l) = t.strip_prefix("--") {
+            a.long.push(l);
+        } else {
+            let body = &t[1..];
+            for (k, c) in body.char_indices() {
+                a.short.push(c);
+                if takes_value.contains(c) {
+                    if k + c.len_utf8() == body.len() {
+                        i += 1; // value is the next word
+                    }
+                    break;
+                }
+            }
+        }
+        i += 1;
+    }
+    a
+}
+
+// ---------------------------------------------------------------------------------------------
+// Known-safe list
+// ---------------------------------------------------------------------------------------------
+
+/// Programs that only read, whatever their arguments.
+const SAFE_ANY_ARGS: &[&str] = &[
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "pwd",
+    "echo",
+    "printf",
+    "true",
+    "false",
+    ":",
+    "which",
+    "whereis",
+    "type",
+    "whoami",
+    "id",
+    "groups",
+    "uname",
+    "stat",
+    "du",
+    "df",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "tr",
+    "cut",
+    "nl",
+    "rev",
+    "tac",
+    "seq",
+    "diff",
+    "cmp",
+    "comm",
+    "column",
+    "expand",
+    "unexpand",
+    "fold",
+    "fmt",
+    "paste",
+    "od",
+    "hexdump",
+    "strings",
+    "md5sum",
+    "sha1sum",
+    "sha224sum",
+    "sha256sum",
+    "sha384sum",
+    "sha512sum",
+    "b2sum",
+    "cksum",
+    "grep",
+    "egrep",
+    "fgrep",
+    "test",
+    "[",
+    "[[",
+    "jq",
+    "nproc",
+    "arch",
+    "uptime",
+    "locale",
+    "tty",
+    "sleep",
+    "cd",
+    "pushd",
+    "popd",
+    "dirs",
+    "set",
+    "shopt",
+    "wait",
+    "exit",
+    "return",
+    "printenv",
+];
+
+/// If the segment is a known-safe read-only command, the reason.
+///
+/// The caller separately refuses file-writing redirections and sensitive environment
+/// variables; this function looks at the program and its arguments only.
+pub(crate) fn known_safe(seg: &Segment) -> Option<String> {
+    if !seg.program.is_trusted_name() {
+        return None;
+    }
+    let name = seg.program.name.as_str();
+    let all_static = seg.dynamic_args.is_empty() && !seg.runtime_args;
+    let args = &seg.argv[1..];
+    let has = |xs: &[&str]| args.iter().any(|a| xs.contains(&a.as_str()));
+    let ok = match name {
+        n if SAFE_ANY_ARGS.contains(&n) => {
+            // `printenv` may print secrets but has no side effects; still read-only.
+            true
+        }
+        "hostname" => args.is_empty(),
+        "date" => {
+            all_static
+                && !args.iter().any(|a| {
+                    a == "-s"
+                        || a.starts_with("--set")
+                        || (a.bytes().all(|b| b.is_ascii_digit()) && !a.is_empty())
+                })
+        }
+        "file" => all_static && !args.iter().any(|a| a == "-C" || a == "--compile"),
+        "sort" => {
+            let a = split_args(seg, "kSTtoy");
+            all_static
+                && !a.short.contains('o')
+                && !a
+                    .long
+                    .iter()
+                    .any(|l| l.starts_with("output") || l.starts_with("compress-program"))
+        }
+        "uniq" => {
+            let a = split_args(seg, "fsw");
+            all_static && a.operands.len() <= 1
+        }
+        "tree" => all_static && !has(&["-o"]) && !args.iter().any(|a| a.starts_with("-o")),
+        "rg" => {
+            let a = split_args(seg, "ABCEMTdefgjmrtM");
+            all_static
+                && !a.short.contains('z')
+                && !a
+                    .long
+                    .iter()
+                    .any(|l| l.starts_with("pre") || l.starts_with("search-zip"))
+        }
+        "fd" | "fdfind" => {
+            let a = split_args(seg, "deEtScj");
+            all_static
+                && !a.short.contains('x')
+                && !a.short.contains('X')
+                && !a.long.iter().any(|l| l.starts_with("exec"))
+        }
+        "find" => {
+            all_static
+                && !args.iter().any(|a| {
+                    matches!(
+                        a.as_str(),
+                        "-exec"
+                            | "-execdir"
+                            | "-ok"
+                            | "-okdir"
+                            | "-delete"
+                            | "-fprint"
+                            | "-fprint0"
+                            | "-fprintf"
+                            | "-fls"
+                    )
+                })
+        }
+        "sed" => all_static && sed_safe(seg),
+        "git" => all_static && git_safe(seg),
+        "command" => has(&["-v", "-V"]),
+        _ => false,
+    };
+    ok.then(|| format!("known-safe read-only command `{name}`"))
+}
+
+fn sed_safe(seg: &Segment) -> bool {
+    let mut scripts: Vec<&str> = Vec::new();
+    let mut operands = Vec::new();
+    let mut i = 1;
+    let argv = &seg.argv;
+    while i < argv.len() {
+        let t = argv[i].as_str();
+        if t == "--" {
+            operands.extend(argv[i + 1..].iter().map(String::as_str));
+            break;
+        }
+        if t.starts_with("--") {
+            if t.starts_with("--in-place") || t.starts_with("--file") {
+                return false;
+            }
+            if let Some(v) = t.strip_prefix("--expression=") {
+                scripts.push(v);
+            } else if t == "--expression" {
+                match argv.get(i + 1) {
+                    Some(v) => scripts.push(v),
+                    None => return false,
+                }
+                i += 1;
+            } else if t == "--line-length" {
+                i += 1;
+            } else if !matches!(
+                t,
+                "--quiet"
+                    | "--silent"
+                    | "--regexp-extended"
+                    | "--separate"
+                    | "--unbuffered"
+                    | "--null-data"
+                    | "--posix"
+                    | "--debug"
+                    | "--sandbox"
+            ) && !t.starts_with("--line-length=")
+            {
+                return false;
+            }
+        } else if t.len() > 1 && t.starts_with('-') {
+            let body: Vec<char> = t[1..].chars().collect();
+            for (k, c) in body.iter().enumerate() {
+                match c {
+                    'n' | 'E' | 'r' | 's' | 'u' | 'z' => {}
+                    'e' | 'l' => {
+                        let rest: String = body[k + 1..].iter().collect();
+                        let v = if rest.is_empty() {
+                            i += 1;
+                            match argv.get(i) {
+                                Some(v) => v.as_str(),
+                                None => return false,
+                            }
+                        } else {
+                            // attached value
+                            let off = t.len() - rest.len();
+                            &t[off..]
+                        };
+                        if *c == 'e' {
+                            scripts.push(v);
+                        }
+                        break;
+                    }
+                    _ => return false, // -i, -f and unknown options
+                }
+            }
+        } else {
+            operands.push(t);
+        }
+        i += 1;
+    }
+    if scripts.is_empty() {
+        if operands.is_empty() {
+            return false;
+        }
+        scripts.push(operands.remove(0));
+    }
+    scripts.iter().all(|s| sed_script_safe(s))
+}
+
+/// Accept only sed scripts made of print/select/substitute commands without `w`/`e`
+/// (and no `r`, `R`, `W`, `e`, `a`, `i`, `c`, branches or labels).
+pub(crate) fn sed_script_safe(s: &str) -> bool {
+    let b: Vec<char> = s.chars().collect();
+    let mut i = 0;
+    let n = b.len();
+    let skip_ws = |i: &mut usize| {
+        while *i < n && (b[*i] == ' ' || b[*i] == '\t') {
+            *i += 1;
+        }
+    };
+    // Parse a delimited part starting after the delimiter; returns index after closing delim.
+    let delimited = |mut i: usize, d: char| -> Option<usize> {
+        while i < n {
+            if b[i] == '\\' {
+                i += 2;
+                continue;
+            }
+            if b[i] == d {
+                return Some(i + 1);
+            }
+            if b[i] == '\n' {
+                return None;
+            }
+            i += 1;
+        }
+        None
+    };
+    let addr = |i: &mut usize| -> Option<()> {
+        if *i >= n {
+            return Some(());
+        }
+        match b[*i] {
+            '0'..='9' => {
+                while *i < n && b[*i].is_ascii_digit() {
+                    *i += 1;
+                }
+                if *i < n && b[*i] == '~' {
+                    *i += 1;
+                    while *i < n && b[*i].is_ascii_digit() {
+                        *i += 1;
+                    }
+                }
+            }
+            '$' => *i += 1,
+            '/' => {
+                *i = delimited(*i + 1, '/')?;
+                while *i < n && (b[*i] == 'I' || b[*i] == 'M') {
+                    *i += 1;
+                }
+            }
+            '\\' => {
+                let d = *b.get(*i + 1)?;
+                if d == '\n' || d == '\\' {
+                    return None;
+                }
+                *i = delimited(*i + 2, d)?;
+            }
+            _ => {}
+        }
+        Some(())
+    };
+    loop {
+        while i < n && matches!(b[i], ' ' | '\t' | '\n' | ';') {
+            i += 1;
+        }
+        if i >= n {
+            return true;
+        }
+        if addr(&mut i).is_none() {
+            return false;
+        }
+        if i < n && b[i] == ',' {
+            i += 1;
+            if i < n && (b[i] == '+' || b[i] == '~') {
+                i += 1;
+                while i < n && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+            } else if addr(&mut i).is_none() {
+                return false;
+            }
+        }
+        skip_ws(&mut i);
+        if i < n && b[i] == '!' {
+            i += 1;
+            skip_ws(&mut i);
+        }
+        if i >= n {
+            return false;
+        }
+        let c = b[i];
+        i += 1;
+        match c {
+            '{' => continue, // a block: its first command follows directly
+            'p' | 'P' | '=' | 'd' | 'D' | 'n' | 'N' | 'g' | 'G' | 'h' | 'H' | 'x' | 'z' | '}' => {}
+            'q' | 'Q' | 'l' => {
+                skip_ws(&mut i);
+                while i < n && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+            }
+            's' | 'y' => {
+                let Some(&d) = b.get(i) else { return false };
+                if d == '\\' || d == '\n' || d == ' ' {
+                    return false;
+                }
+                let Some(j) = delimited(i + 1, d) else {
+                    return false;
+                };
+                let Some(k) = delimited(j, d) else {
+                    return false;
+                };
+                i = k;
+                if c == 's' {
+                    while i < n && matches!(b[i], 'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9') {
+                        i += 1;
+                    }
+                }
+            }
+            _ => return false,
+        }
+        skip_ws(&mut i);
+        if i < n && !matches!(b[i], ';' | '\n' | '}') {
+            return false;
+        }
+    }
+}
+
+/// Git global options that take a value.
+const GIT_GLOBAL_WITH_VALUE: &[&str] = &[
+    "-C",
+    "-c",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--config-env",
+    "--super-prefix",
+];
+
+/// For a `git` segment (any spelling), the argv index of its subcommand.
+pub(crate) fn git_subcommand_index(seg: &Segment) -> Option<usize> {
+    if danger_name(seg).as_deref() != Some("git") {
+        return None;
+    }
+    git_subcommand(seg).0
+}
+
+/// Locate the git subcommand: (index, unsafe global option seen).
+fn git_subcommand(seg: &Segment) -> (Option<usize>, bool) {
+    let mut i = 1;
+    let mut risky = false;
+    while i < seg.argv.len() {
+        let t = seg.argv[i].as_str();
+        if !t.starts_with('-') {
+            return (Some(i), risky);
+        }
+        if GIT_GLOBAL_WITH_VALUE.contains(&t) {
+            risky = true;
+            i += 2;
+            continue;
+        }
+        if t.starts_with("--exec-path")
+            || t.starts_with("--git-dir=")
+            || t.starts_with("--work-tree=")
+            || t.starts_with("--namespace=")
+            || t.starts_with("--config-env=")
+            || t == "-p"
+            || t == "--paginate"
+            || (t.starts_with("-c") && t.len() > 2)
+            || (t.starts_with("-C") && t.len() > 2)
+        {
+            risky = true;
+        }
+        i += 1;
+    }
+    (None, risky)
+}
+
+fn git_safe(seg: &Segment) -> bool {
+    let (Some(sub), risky) = git_subcommand(seg) else {
+        return false;
+    };
+    if risky {
+        return false;
+    }
+    let args: Vec<&str> = seg.argv[sub + 1..].iter().map(String::as_str).collect();
+    let bad_common = args.iter().any(|a| {
+        a.starts_with("--output")
+            || a.starts_with("--ext-diff")
+            || a.starts_with("--exec-path")
+            || a.starts_with("--open-files-in-pager")
+            || a.starts_with("--textconv")
+            || a.starts_with("--filters")
+    });
+    if bad_common {
+        return false;
+    }
+    match seg.argv[sub].as_str() {
+        "status" | "log" | "diff" | "show" | "rev-parse" | "ls-files" | "ls-tree" | "blame"
+        | "describe" | "merge-base" | "show-ref" | "cat-file" => true,
+        "grep" => !args.iter().any(|a| {
+            a.starts_with("-O") || (a.starts_with('-') && !a.starts_with("--") && a.contains('O'))
+        }),
+        "branch" => {
+            const OK: &[&str] = &[
+                "-a",
+                "--all",
+                "-r",
+                "--remotes",
+                "-v",
+                "-vv",
+                "--verbose",
+                "--list",
+                "-l",
+                "--show-current",
+                "--color",
+                "--no-color",
+                "--column",
+                "--no-column",
+                "-q",
+                "--quiet",
+                "--contains",
+                "--no-contains",
+                "--merged",
+                "--no-merged",
+                "--points-at",
+            ];
+            let listing = args.iter().any(|a| *a == "--list" || *a == "-l");
+            args.iter().all(|a| {
+                OK.contains(a)
+                    || a.starts_with("--sort=")
+                    || a.starts_with("--format=")
+                    || a.starts_with("--color=")
+                    || a.starts_with("--contains=")
+                    || a.starts_with("--merged=")
+                    || (listing && !a.starts_with('-'))
+            })
+        }
+        "remote" => {
+            args.is_empty()
+                || args.iter().all(|a| *a == "-v" || *a == "--verbose")
+                || (args.first() == Some(&"get-url") && args.len() == 2)
+        }
+        _ => false,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dangerous-command detector
+// ---------------------------------------------------------------------------------------------
+
+const DOWNLOADERS: &[&str] = &["curl", "wget", "fetch", "aria2c", "http", "https", "xh"];
+
+fn is_downloader(seg: &Segment) -> bool {
+    danger_name(seg).is_some_and(|n| DOWNLOADERS.contains(&n.as_ref()))
+}
+
+fn world_writable_mode(m: &str) -> bool {
+    if !m.is_empty() && m.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+        let last = m.as_bytes()[m.len() - 1] - b'0';
+        return last & 0o2 != 0;
+    }
+    // Symbolic: any clause giving w to o or a (or no who = all).
+    m.split(',').any(|clause| {
+        let who_end = clause.find(['+', '=']).unwrap_or(clause.len());
+        let (who, rest) = clause.split_at(who_end);
+        let grants_w = rest.starts_with(['+', '=']) && rest.contains('w');
+        grants_w && (who.is_empty() || who.contains('o') || who.contains('a'))
+    })
+}
+
+/// Everything the detector needs beyond the segment itself.
+pub(crate) struct DangerCtx<'a> {
+    pub segments: &'a [Segment],
+    pub cwds: &'a [Cwd],
+    pub home: Option<&'a str>,
+}
+
+/// Run the dangerous-command detector on segment `idx`.
+pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
+    let seg = &cx.segments[idx];
+    let mut out = Vec::new();
+    // Writes via redirection (any program).
+    for r in &seg.redirections {
+        if matches!(
+            r.kind,
+            RedirectKind::Write | RedirectKind::Append | RedirectKind::ReadWrite
+        ) && !r.dynamic
+        {
+            if let Some(f) = dangerous_write_target(&r.target, cx.cwds, cx.home) {
+                out.push(f);
+            }
+        }
+    }
+    for w in &seg.wrappers {
+        if w.name == "sudo" || w.name == "doas" {
+            out.push(finding(
+                "privilege_escalation",
+                Decision::Ask,
+                format!("runs with elevated privileges via {}", w.name),
+            ));
+        }
+    }
+    let Some(name) = danger_name(seg) else {
+        return out;
+    };
+    let args = &seg.argv[1..];
+    let static_args = || {
+        seg.argv
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter(|(i, _)| seg.is_static(*i))
+            .map(|(_, a)| a.as_str())
+    };
+    match name.as_ref() {
+        "sudo" | "doas" | "su" | "pkexec" | "run0" => out.push(finding(
+            "privilege_escalation",
+            Decision::Ask,
+            format!("privilege escalation via {name}"),
+        )),
+        "rm" => rm_check(seg, cx, &mut out),
+        "find" if args.iter().any(|a| a == "-delete") => {
+            for a in args
+                .iter()
+                .take_while(|a| !a.starts_with('-') && *a != "(" && *a != "!")
+            {
+                if let Some(r) = critical_target(a, cx.cwds, cx.home) {
+                    out.push(finding(
+                        "find_delete_critical",
+                        Decision::Forbid,
+                        format!("find -delete on {r}"),
+                    ));
+                }
+            }
+        }
+        "git" => git_check(seg, &mut out),
+        "dd" => {
+            for a in static_args() {
+                if let Some(t) = a.strip_prefix("of=") {
+                    if let Some(mut f) = dangerous_write_target(t, cx.cwds, cx.home) {
+                        if f.id == "device_write" {
+                            f.id = "dd_device";
+                            f.reason = format!("dd writes raw device {t}");
+                        }
+                        out.push(f);
+                    }
+                }
+            }
+        }
+        n if n.starts_with("mkfs")
+            || matches!(n, "mke2fs" | "mkswap" | "wipefs" | "blkdiscard") =>
+        {
+            out.push(finding(
+                "mkfs",
+                Decision::Forbid,
+                format!("{n} destroys a filesystem"),
+            ))
+        }
+        "chmod" | "chown" | "chgrp" => mode_check(&name, seg, cx, &mut out),
+        "shutdown" | "reboot" | "halt" | "poweroff" => out.push(finding(
+            "power_state",
+            Decision::Forbid,
+            format!("{name} changes the machine's power state"),
+        )),
+        "tee" => {
+            let a = split_args(seg, "");
+            for (i, t) in a.operands {
+                if seg.is_static(i) {
+                    if let Some(f) = dangerous_write_target(t, cx.cwds, cx.home) {
+                        out.push(f);
+                    }
+                }
+            }
+        }
+        "sed" => {
+            let in_place = args.iter().any(|a| {
+                a.starts_with("--in-place")
+                    || (a.starts_with('-') && !a.starts_with("--") && a.contains('i'))
+            });
+            if in_place {
+                for t in static_args().filter(|a| !a.starts_with('-')) {
+                    if let Some(f) = dangerous_write_target(t, cx.cwds, cx.home) {
+                        out.push(f);
+                    }
+                }
+            }
+        }
+        "cp" | "mv" | "install" | "ln" | "rsync" | "truncate" => {
+            let a = split_args(seg, "tSmogbT");
+            let target_dir = a
+                .long
+                .iter()
+                .find_map(|l| l.strip_prefix("target-directory="))
+                .or_else(|| {
+                    seg.argv
+                        .iter()
+                        .position(|x| x == "-t")
+                        .and_then(|p| seg.argv.get(p + 1))
+                        .map(String::as_str)
+                });
+            let mut targets: Vec<String> = Vec::new();
+            if name == "truncate" {
+                targets.extend(a.operands.iter().map(|(_, t)| t.to_string()));
+            } else if let Some(d) = target_dir {
+                for (_, s) in &a.operands {
+                    let base = s.trim_end_matches('/').rsplit('/').next().unwrap_or(s);
+                    targets.push(format!("{}/{}", d.trim_end_matches('/'), base));
+                }
+                targets.push(d.to_string());
+            } else if let Some((_, dest)) = a.operands.last() {
+                if a.operands.len() >= 2 {
+                    targets.push(dest.to_string());
+                    for (_, s) in &a.operands[..a.operands.len() - 1] {
+                        let base = s.trim_end_matches('/').rsplit('/').next().unwrap_or(s);
+                        targets.push(format!("{}/{}", dest.trim_end_matches('/'), base));
+                    }
+                }
+            }
+            for t in targets {
+                if let Some(f) = dangerous_write_target(&t, cx.cwds, cx.home) {
+                    if !out.contains(&f) {
+                        out.push(f);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    // Fork bomb: a function that calls itself in a pipeline or in the background.
+    for c in &seg.context {
+        if let Context::Function(f) = c {
+            if *f == name && (seg.pipeline.is_some() || seg.background) {
+                out.push(finding(
+                    "fork_bomb",
+                    Decision::Forbid,
+                    format!("function {f} calls itself in a pipeline/background (fork bomb)"),
+                ));
+                break;
+            }
+        }
+    }
+    // Download piped or substituted into an interpreter.
+    if INTERPRETERS.contains(&name.as_ref()) || matches!(name.as_ref(), "eval" | "source" | ".") {
+        let mut hit = None;
+        if let Some(p) = seg.pipeline {
+            hit = cx.segments.iter().find(|s| {
+                s.pipeline
+                    .is_some_and(|q| q.id == p.id && q.index < p.index)
+                    && is_downloader(s)
+            });
+        }
+        if hit.is_none() {
+            hit = cx
+                .segments
+                .iter()
+                .enumerate()
+                .find(|(_, s)| descends_from(cx.segments, s, idx) && is_downloader(s))
+                .map(|(_, s)| s);
+        }
+        if let Some(d) = hit {
+            out.push(finding(
+                "download_to_interpreter",
+                Decision::Forbid,
+                format!(
+                    "runs downloaded code: `{}` feeds `{}`",
+                    d.argv.join(" "),
+                    name
+                ),
+            ));
+        }
+    }
+    out
+}
+
+fn descends_from(segs: &[Segment], s: &Segment, ancestor: usize) -> bool {
+    let mut p = s.parent;
+    let mut steps = 0;
+    while let Some(i) = p {
+        if i == ancestor {
+            return true;
+        }
+        steps += 1;
+        if steps > 64 || i >= segs.len() {
+            return false;
+        }
+        p = segs[i].parent;
+    }
+    false
+}
+
+fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let a = split_args(seg, "");
+    let recursive = a.short.contains(['r', 'R']) || a.long.contains(&"recursive");
+    if a.long.contains(&"no-preserve-root") {
+        out.push(finding(
+            "rm_recursive_critical",
+            Decision::Forbid,
+            "rm --no-preserve-root",
+        ));
+        return;
+    }
+    for (i, t) in &a.operands {
+        if !seg.is_static(*i) {
+            if let Some(p) = home_spelled(t) {
+                // Only `$HOME` is dynamic: judge the path like a static one.
+                if let Some(why) = critical_target(&p, cx.cwds, cx.home) {
+                    out.push(finding(
+                        "rm_recursive_critical",
+                        if recursive {
+                            Decision::Forbid
+                        } else {
+                            Decision::Ask
+                        },
+                        format!("deletes {why} ({t})"),
+                    ));
+                }
+            } else if recursive {
+                out.push(finding(
+                    "rm_dynamic_target",
+                    Decision::Ask,
+                    format!("recursive delete of a path known only at run time ({t})"),
+                ));
+            }
+            continue;
+        }
+        if let Some(why) = critical_target(t, cx.cwds, cx.home) {
+            if recursive {
+                out.push(finding(
+                    "rm_recursive_critical",
+                    Decision::Forbid,
+                    format!("recursive delete of {why}"),
+                ));
+            } else if why.starts_with("system path") {
+                out.push(finding(
+                    "rm_system_file",
+                    Decision::Forbid,
+                    format!("deletes {why}"),
+                ));
+            }
+        } else if t.starts_with('/')
+            && split_abs(t)
+                .first()
+                .is_some_and(|r| SYSTEM_ALL.contains(&r.as_str()))
+        {
+            out.push(finding(
+                if recursive {
+                    "rm_recursive_critical"
+                } else {
+                    "rm_system_file"
+                },
+                Decision::Forbid,
+                format!("deletes system path {t}"),
+            ));
+        }
+    }
+    if recursive && seg.runtime_args && !out.iter().any(|f| f.id == "rm_dynamic_target") {
+        out.push(finding(
+            "rm_dynamic_target",
+            Decision::Ask,
+            "recursive delete of paths supplied at run time",
+        ));
+    }
+}
+
+fn git_check(seg: &Segment, out: &mut Vec<Finding>) {
+    let (Some(sub), _) = git_subcommand(seg) else {
+        return;
+    };
+    let args: Vec<&str> = seg.argv[sub + 1..].iter().map(String::as_str).collect();
+    let short = |c: char| {
+        args.iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(c))
+    };
+    match seg.argv[sub].as_str() {
+        "push" => {
+            let force = short('f')
+                || args.iter().any(|a| {
+                    *a == "--force"
+                        || a.starts_with("--force-with-lease")
+                        || *a == "--mirror"
+                        || (a.starts_with('+') && a.len() > 1)
+                        || (!a.starts_with('-') && a.contains(":+"))
+                });
+            if force {
+                out.push(finding(
+                    "git_force_push",
+                    Decision::Forbid,
+                    "git push --force rewrites remote history",
+                ));
+            } else if short('d')
+                || args
+                    .iter()
+                    .any(|a| *a == "--delete" || (a.starts_with(':') && a.len() > 1))
+            {
+                out.push(finding(
+                    "git_push_delete",
+                    Decision::Ask,
+                    "git push deletes a remote ref",
+                ));
+            }
+        }
+        "reset" if args.contains(&"--hard") => out.push(finding(
+            "git_reset_hard",
+            Decision::Ask,
+            "git reset --hard discards uncommitted changes",
+        )),
+        "clean" => {
+            let f = short('f') || args.contains(&"--force");
+            let dx = short('d') || short('x') || short('X');
+            if f && dx {
+                out.push(finding(
+                    "git_clean",
+                    Decision::Ask,
+                    "git clean -f with -d/-x deletes untracked files irrecoverably",
+                ));
+            }
+        }
+        _ => {}
+    }
+}
+
+fn mode_check(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let a = split_args(seg, "");
+    let recursive = a.short.contains('R') || a.long.contains(&"recursive");
+    let has_reference = a.long.iter().any(|l| l.starts_with("reference"));
+    let mut ops = a.operands.iter();
+    let mode = if name == "chmod" && !has_reference {
+        ops.next().map(|(_, m)| *m)
+    } else if name != "chmod" && !has_reference {
+        ops.next().map(|(_, m)| *m) // owner spec
+    } else {
+        None
+    };
+    // `chmod -R a+rwx`: a symbolic mode starting with '-' lands in the flags.
+    let mode_ww = name == "chmod"
+        && (mode.is_some_and(world_writable_mode)
+            || a.short.contains("w") && a.short.contains('o'));
+    let targets: Vec<(usize, &str)> = ops.copied().collect();
+    let critical: Vec<String> = targets
+        .iter()
+        .filter(|(i, _)| seg.is_static(*i))
+        .filter_map(|(_, t)| {
+            critical_target(t, cx.cwds, cx.home).or_else(|| {
+                (t.starts_with('/')
+                    && split_abs(t)
+                        .first()
+                        .is_some_and(|r| SYSTEM_ALL.contains(&r.as_str())))
+                .then(|| format!("system path {t}"))
+            })
+        })
+        .collect();
+    if recursive && !critical.is_empty() {
+        out.push(finding(
+            "recursive_owner_mode_system",
+            Decision::Forbid,
+            format!("recursive {name} on {}", critical.join(", ")),
+        ));
+    } else if mode_ww && recursive {
+        out.push(finding(
+            "chmod_world_writable",
+            Decision::Forbid,
+            format!("recursive world-writable chmod {}", mode.unwrap_or("")),
+        ));
+    } else if mode_ww && !critical.is_empty() {
+        out.push(finding(
+            "chmod_world_writable",
+            Decision::Forbid,
+            format!("world-writable chmod on {}", critical.join(", ")),
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sed_scripts() {
+        for ok in [
+            "1,5p",
+            "p",
+            "/foo/p",
+            "s/a/b/g",
+            "$p",
+            "10q",
+            "1~2p;3,+4d",
+            "/a/,/b/{p}",
+            "y/ab/cd/",
+        ] {
+            assert!(sed_script_safe(ok), "{ok}");
+        }
+        for bad in [
+            "w out",
+            "s/a/b/w out",
+            "s/a/b/e",
+            "e ls",
+            "1r /etc/passwd",
+            "a\\x",
+            ":a;ba",
+            "s/a/b",
+        ] {
+            assert!(!sed_script_safe(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn modes() {
+        assert!(world_writable_mode("777"));
+        assert!(world_writable_mode("0777"));
+        assert!(world_writable_mode("a+rwx"));
+        assert!(world_writable_mode("o+w"));
+        assert!(!world_writable_mode("755"));
+        assert!(!world_writable_mode("u+x"));
+    }
+
+    #[test]
+    fn critical_paths() {
+        let c = [Cwd::Rel(vec![])];
+        for p in [
+            "/", "/*", "//", "/.", "~", "~/", "~/*", "$HOME", "..", "../x", "/etc", "/usr/lib",
+            "/home/x", "/var",
+        ] {
+            assert!(critical_target(p, &c, None).is_some(), "{p}");
+        }
+        for p in [
+            "build",
+            "./target",
+            "/tmp/x",
+            "/var/tmp/build",
+            "~/proj/target",
+            "x/../y",
+        ] {
+            assert!(critical_target(p, &c, None).is_none(), "{p}");
+        }
+        let root = [Cwd::Abs(vec![])];
+        assert!(critical_target(".", &root, None).is_some());
+        assert!(critical_target("*", &root, None).is_some());
+    }
+
+    #[test]
+    fn confusables() {
+        assert_eq!(fold_confusables("rм"), "rm");
+        assert_eq!(fold_confusables("ｒｍ"), "rm");
+        assert_eq!(fold_confusables("r\u{200B}m"), "rm");
+    }
+}

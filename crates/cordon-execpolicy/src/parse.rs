@@ -1,0 +1,2306 @@
+//! Shell parsing with tree-sitter-bash (R-A2).
+//!
+//! An argv is turned into a list of simple commands ([`Segment`]s). Wrappers are looked
+//! through, `sh -c` scripts are parsed recursively, and every construct whose effect cannot be
+//! known statically is recorded as an [`OpaqueConstruct`].
+//!
+//! Robustness bounds (exceeding any of them records an opaque construct instead of failing):
+//! total script bytes parsed per call [`MAX_INPUT_BYTES`], syntactic nesting depth
+//! [`MAX_DEPTH`] (AST nodes plus nested shells), number of segments [`MAX_SEGMENTS`], and
+//! nested shell levels `ParseOptions::max_shell_depth`.
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use tree_sitter::{Node, Parser};
+
+use crate::model::*;
+
+/// Maximum number of script bytes parsed for one command (all nested scripts together).
+pub const MAX_INPUT_BYTES: usize = 1 << 20;
+/// Maximum syntactic nesting depth walked (tree nodes and nested shells together).
+pub const MAX_DEPTH: usize = 200;
+/// Maximum number of segments extracted from one command.
+pub const MAX_SEGMENTS: usize = 10_000;
+
+/// Options for resolving program names (trusted locations; R-A2, R-A4).
+///
+/// An absolute program path (`/usr/bin/git`) is treated as the bare name (`git`) only when
+/// its directory is trusted: listed in `trusted_program_dirs`, or listed for that program in
+/// `trusted_program_paths`. Any other absolute path (`/tmp/git`) keeps its full spelling,
+/// never matches a basename rule and is never known-safe. Wrappers and shells are only
+/// looked through when their own path is trusted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ParseOptions {
+    /// Directories whose programs are trusted to be what their basename says.
+    /// Default: `/usr/bin`, `/bin`, `/usr/sbin`, `/sbin`, `/usr/local/bin`.
+    pub trusted_program_dirs: Vec<String>,
+    /// Extra trusted directories per program, e.g. `cargo -> ["/home/me/.cargo/bin"]`.
+    pub trusted_program_paths: BTreeMap<String, Vec<String>>,
+    /// How many nested `sh -c` / `eval` levels are parsed before the command becomes opaque
+    /// (`nesting_too_deep`). Default 8.
+    pub max_shell_depth: usize,
+}
+
+impl Default for ParseOptions {
+    fn default() -> Self {
+        ParseOptions {
+            trusted_program_dirs: ["/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            trusted_program_paths: BTreeMap::new(),
+            max_shell_depth: 8,
+        }
+    }
+}
+
+/// Parse an argv as it would be passed to `execve` (R-A2), with default [`ParseOptions`].
+///
+/// The argv words themselves are literal (no shell expansion happens on them); a shell
+/// program with `-c` (`bash -lc "a && b"`) has its script parsed. Never panics; anything not
+/// understood is reported in [`ParsedCommand::opaque`]. An empty argv yields no segments and
+/// the opaque construct `empty_command`.
+pub fn parse_command(argv: &[String]) -> ParsedCommand {
+    parse_command_with(argv, &ParseOptions::default())
+}
+
+/// [`parse_command`] with explicit options.
+pub fn parse_command_with(argv: &[String], opts: &ParseOptions) -> ParsedCommand {
+    let mut b = Builder::new(opts);
+    if argv.is_empty() {
+        b.opaque("empty_command", "");
+    } else {
+        let words = argv.iter().map(|s| Word::lit(s.clone())).collect();
+        b.emit(words, Vec::new(), Vec::new(), &Frame::default(), 0, 0);
+    }
+    b.finish()
+}
+
+/// Parse a shell script (as `bash -c SCRIPT` would run it) with default [`ParseOptions`].
+/// Used for rule examples and by [`crate::Policy::evaluate_script`]. Never panics.
+pub fn parse_script(script: &str) -> ParsedCommand {
+    parse_script_with(script, &ParseOptions::default())
+}
+
+/// [`parse_script`] with explicit options.
+pub fn parse_script_with(script: &str, opts: &ParseOptions) -> ParsedCommand {
+    let mut b = Builder::new(opts);
+    b.parse_into(script, &Frame::default(), 0, 0);
+    b.finish()
+}
+
+thread_local! {
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+fn parse_tree(src: &str) -> Option<tree_sitter::Tree> {
+    fn new_parser() -> Option<Parser> {
+        let mut p = Parser::new();
+        p.set_language(&tree_sitter_bash::LANGUAGE.into()).ok()?;
+        Some(p)
+    }
+    PARSER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut slot) => {
+            if slot.is_none() {
+                *slot = new_parser();
+            }
+            let p = slot.as_mut()?;
+            let tree = p.parse(src, None);
+            if tree.is_none() {
+                p.reset();
+            }
+            tree
+        }
+        Err(_) => new_parser()?.parse(src, None),
+    })
+}
+
+/// A word after quote removal. `dynamic` words keep their source spelling.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Word {
+    pub text: String,
+    pub dynamic: bool,
+    /// Contains an unquoted glob or brace character.
+    pub glob: bool,
+}
+
+impl Word {
+    fn lit(text: String) -> Word {
+        Word {
+            text,
+            dynamic: false,
+            glob: false,
+        }
+    }
+}
+
+/// Inherited state for segments produced under some enclosing construct.
+#[derive(Debug, Clone, Default)]
+struct Frame {
+    wrappers: Rc<Vec<Wrapper>>,
+    env: Rc<Vec<EnvAssignment>>,
+    redirects: Rc<Vec<Redirection>>,
+    context: Rc<Vec<Context>>,
+    pipeline: Option<PipelinePosition>,
+    parent: Option<usize>,
+    runtime_args: bool,
+    background: bool,
+    chdir: Option<String>,
+}
+
+impl Frame {
+    fn with_context(&self, c: Context) -> Frame {
+        let mut f = self.clone();
+        Rc::make_mut(&mut f.context).push(c);
+        f
+    }
+    /// Frame for the inside of a substitution: its output is captured, so enclosing
+    /// redirections, pipelines and backgrounding do not apply.
+    fn for_substitution(&self, c: Context, parent: Option<usize>) -> Frame {
+        let mut f = self.clone();
+        Rc::make_mut(&mut f.context).push(c);
+        f.redirects = Rc::default();
+        f.pipeline = None;
+        f.background = false;
+        f.parent = parent;
+        f
+    }
+}
+
+struct Builder<'o> {
+    opts: &'o ParseOptions,
+    out: ParsedCommand,
+    next_pipeline: usize,
+    budget: usize,
+    full: bool,
+}
+
+const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh", "mksh", "ash"];
+
+/// Interpreters that run a program read from stdin / heredoc.
+pub(crate) const INTERPRETERS: &[&str] = &[
+    "bash",
+    "sh",
+    "zsh",
+    "dash",
+    "ksh",
+    "mksh",
+    "ash",
+    "fish",
+    "csh",
+    "tcsh",
+    "python",
+    "python2",
+    "python3",
+    "perl",
+    "ruby",
+    "node",
+    "nodejs",
+    "php",
+    "lua",
+    "deno",
+    "bun",
+    "pwsh",
+    "tclsh",
+    "irb",
+    "Rscript",
+    "osascript",
+];
+
+fn is_statement_kind(k: &str) -> bool {
+    matches!(
+        k,
+        "command"
+            | "redirected_statement"
+            | "list"
+            | "pipeline"
+            | "subshell"
+            | "compound_statement"
+            | "negated_command"
+            | "function_definition"
+            | "if_statement"
+            | "while_statement"
+            | "for_statement"
+            | "c_style_for_statement"
+            | "case_statement"
+            | "test_command"
+            | "declaration_command"
+            | "unset_command"
+            | "variable_assignment"
+            | "variable_assignments"
+            | "ERROR"
+    )
+}
+
+thread_local! {
+    static KIND_NAMES: RefCell<Vec<&'static str>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `node.kind()` without the per-call `strlen` + UTF-8 check (cached per kind id).
+fn kind<'t>(n: impl std::borrow::Borrow<Node<'t>>) -> &'static str {
+    let n: &Node<'t> = n.borrow();
+    let id = n.kind_id() as usize;
+    if id >= 2048 {
+        return n.kind(); // ERROR (u16::MAX) and anything unexpected
+    }
+    KIND_NAMES.with(|cell| {
+        let Ok(mut names) = cell.try_borrow_mut() else {
+            return n.kind();
+        };
+        if let Some(k) = names.get(id).filter(|k| !k.is_empty()) {
+            return *k;
+        }
+        let k = n.kind();
+        if names.len() <= id {
+            names.resize(id + 1, "");
+        }
+        names[id] = k;
+        k
+    })
+}
+
+fn excerpt(s: &str) -> String {
+    const MAX: usize = 80;
+    if s.chars().count() <= MAX {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(MAX).collect();
+        t.push('…');
+        t
+    }
+}
+
+fn node_text<'s>(src: &'s str, n: Node<'_>) -> &'s str {
+    let r = n.byte_range();
+    src.get(r.clone()).unwrap_or_else(|| {
+        // Not on char boundaries (only possible inside error recovery): widen to boundaries.
+        let mut s = r.start.min(src.len());
+        while s > 0 && !src.is_char_boundary(s) {
+            s -= 1;
+        }
+        let mut e = r.end.min(src.len());
+        while e < src.len() && !src.is_char_boundary(e) {
+            e += 1;
+        }
+        &src[s..e]
+    })
+}
+
+/// Iterate a node's children without allocating for small nodes (index access is cheap
+/// there); larger nodes use a tree cursor (index access would be quadratic).
+fn children(n: Node<'_>) -> Kids<'_> {
+    let count = n.child_count();
+    if count <= 8 {
+        Kids::Small {
+            node: n,
+            i: 0,
+            count,
+        }
+    } else {
+        let mut cursor = n.walk();
+        let started = cursor.goto_first_child();
+        Kids::Large { cursor, started }
+    }
+}
+
+enum Kids<'t> {
+    Small {
+        node: Node<'t>,
+        i: usize,
+        count: usize,
+    },
+    Large {
+        cursor: tree_sitter::TreeCursor<'t>,
+        started: bool,
+    },
+}
+
+impl<'t> Iterator for Kids<'t> {
+    type Item = Node<'t>;
+    fn next(&mut self) -> Option<Node<'t>> {
+        match self {
+            Kids::Small { node, i, count } => {
+                if *i >= *count {
+                    return None;
+                }
+                *i += 1;
+                node.child(*i - 1)
+            }
+            Kids::Large { cursor, started } => {
+                if !*started {
+                    return None;
+                }
+                let n = cursor.node();
+                *started = cursor.goto_next_sibling();
+                Some(n)
+            }
+        }
+    }
+}
+
+/// Variables whose assignment changes what other commands do (program lookup, loader,
+/// shell start-up, git/pager hooks). Assigning one caps a segment at `ask`; a stand-alone
+/// assignment of one in a script makes the script opaque.
+pub(crate) fn is_sensitive_var(name: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "PATH",
+        "BASH_ENV",
+        "ENV",
+        "IFS",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "PS4",
+        "PROMPT_COMMAND",
+        "CDPATH",
+        "HOME",
+        "PAGER",
+        "MANPAGER",
+        "EDITOR",
+        "VISUAL",
+        "BROWSER",
+        "LESSOPEN",
+        "LESSCLOSE",
+        "PYTHONPATH",
+        "PYTHONSTARTUP",
+        "PYTHONHOME",
+        "NODE_OPTIONS",
+        "NODE_PATH",
+        "PERL5OPT",
+        "PERL5LIB",
+        "RUBYOPT",
+        "RUBYLIB",
+        "JAVA_TOOL_OPTIONS",
+        "SSH_ASKPASS",
+        "SUDO_ASKPASS",
+        "RUSTC_WRAPPER",
+        "RUSTC",
+        "ZDOTDIR",
+        "XDG_CONFIG_HOME",
+    ];
+    const PREFIX: &[&str] = &["LD_", "DYLD_", "GIT_", "BASH_FUNC_"];
+    EXACT.contains(&name) || PREFIX.iter().any(|p| name.starts_with(p))
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut cs = s.chars();
+    matches!(cs.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+        && cs.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// Split `NAME=VALUE` when NAME is an identifier.
+fn split_assignment(w: &Word) -> Option<EnvAssignment> {
+    if w.text.starts_with('=') {
+        return None;
+    }
+    let (n, v) = w.text.split_once('=')?;
+    if !is_identifier(n) {
+        return None;
+    }
+    Some(EnvAssignment {
+        name: n.to_string(),
+        value: v.to_string(),
+        dynamic: w.dynamic,
+    })
+}
+
+/// Result of looking at one potential wrapper.
+enum Step {
+    /// Not a wrapper (or a wrapper without an inner command): this word is the program.
+    Program,
+    /// A wrapper; the inner command starts `consumed` words later.
+    Inner {
+        consumed: usize,
+        env: Vec<EnvAssignment>,
+        chdir: Option<String>,
+        runtime_args: bool,
+        /// Opaque constructs to record (kind, text).
+        opaque: Vec<(&'static str, String)>,
+    },
+    /// A shell with `-c`: the script is word `script` (relative index).
+    Shell { script: usize },
+    /// A shell whose options are not static (`bash $FLAGS …`): the program is the shell,
+    /// and the command is opaque.
+    DynamicShell,
+    /// `env -S STRING`: opaque; STRING (plus the rest) is parsed best-effort for checks.
+    SplitString { text: String },
+}
+
+/// Result of scanning wrapper options.
+struct Opts {
+    /// Index of the first operand (or `words.len()`).
+    next: usize,
+    /// (option, value) pairs seen; option without dashes-normalisation (e.g. "-u", "--unset").
+    seen: Vec<(String, Option<String>)>,
+    /// Unknown options or dynamic words in option position.
+    unknown: Vec<String>,
+}
+
+/// Scan options starting at `words[1]`.
+/// `short_arg`: short options taking a value (attached or next word);
+/// `short_opt_arg`: short options taking only an attached optional value;
+/// `short_flag`: short options without value; `long_arg` / `long_flag` likewise (`--x=v` is
+/// accepted for any long option). A lone `-` stops the scan (callers decide its meaning).
+fn scan_opts(
+    words: &[Word],
+    short_flag: &str,
+    short_arg: &str,
+    short_opt_arg: &str,
+    long_flag: &[&str],
+    long_arg: &[&str],
+) -> Opts {
+    let mut o = Opts {
+        next: words.len(),
+        seen: Vec::new(),
+        unknown: Vec::new(),
+    };
+    let mut i = 1;
+    while i < words.len() {
+        let w = &words[i];
+        if w.dynamic {
+            o.unknown.push(w.text.clone());
+            i += 1;
+            continue;
+        }
+        let t = w.text.as_str();
+        if t == "--" {
+            o.next = i + 1;
+            return o;
+        }
+        if let Some(long) = t.strip_prefix("--") {
+            let (name, val) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (long, None),
+            };
+            if val.is_none() && long_arg.contains(&name) {
+                let v = words.get(i + 1).map(|w| w.text.clone());
+                o.seen.push((format!("--{name}"), v));
+                i += 2;
+                continue;
+            }
+            if !long_flag.contains(&name) && !long_arg.contains(&name) {
+                o.unknown.push(t.to_string());
+            }
+            o.seen.push((format!("--{name}"), val));
+            i += 1;
+            continue;
+        }
+        if t.len() > 1 && t.starts_with('-') {
+            let body: Vec<char> = t[1..].chars().collect();
+            let mut k = 0;
+            let mut consumed_next = false;
+            while k < body.len() {
+                let c = body[k];
+                if short_arg.contains(c) {
+                    let rest: String = body[k + 1..].iter().collect();
+                    if rest.is_empty() {
+                        let v = words.get(i + 1).map(|w| w.text.clone());
+                        o.seen.push((format!("-{c}"), v));
+                        consumed_next = true;
+                    } else {
+                        o.seen.push((format!("-{c}"), Some(rest)));
+                    }
+                    break;
+                }
+                if short_opt_arg.contains(c) {
+                    let rest: String = body[k + 1..].iter().collect();
+                    o.seen
+                        .push((format!("-{c}"), (!rest.is_empty()).then_some(rest)));
+                    break;
+                }
+                if !short_flag.contains(c) {
+                    o.unknown.push(format!("-{c}"));
+                }
+                o.seen.push((format!("-{c}"), None));
+                k += 1;
+            }
+            i += if consumed_next { 2 } else { 1 };
+            continue;
+        }
+        o.next = i;
+        return o;
+    }
+    o.next = words.len().min(i);
+    o
+}
+
+fn opt_value<'a>(o: &'a Opts, names: &[&str]) -> Option<&'a Option<String>> {
+    o.seen
+        .iter()
+        .rev()
+        .find(|(n, _)| names.contains(&n.as_str()))
+        .map(|(_, v)| v)
+}
+
+fn unknown_opaque(name: &str, o: &Opts) -> Vec<(&'static str, String)> {
+    if o.unknown.is_empty() {
+        Vec::new()
+    } else {
+        vec![(
+            "unknown_wrapper_option",
+            format!("{name} {}", o.unknown.join(" ")),
+        )]
+    }
+}
+
+fn inner(consumed: usize, o: &Opts, name: &str) -> Step {
+    Step::Inner {
+        consumed,
+        env: Vec::new(),
+        chdir: None,
+        runtime_args: false,
+        opaque: unknown_opaque(name, o),
+    }
+}
+
+/// Decide whether `words[0]` (a trusted program named `name`) is a wrapper.
+fn wrapper_step(name: &str, words: &[Word]) -> Step {
+    let n = words.len();
+    match name {
+        "env" => {
+            let o = scan_opts(
+                words,
+                "i0v",
+                "uCS",
+                "",
+                &[
+                    "ignore-environment",
+                    "null",
+                    "debug",
+                    "block-signal",
+                    "default-signal",
+                    "ignore-signal",
+                    "list-signal-handling",
+                ],
+                &["unset", "chdir", "split-string"],
+            );
+            let mut next = o.next;
+            if next < n && !words[next].dynamic && words[next].text == "-" {
+                next += 1; // `env -` = `env -i`
+            }
+            let opaque = unknown_opaque("env", &o);
+            if let Some(v) = opt_value(&o, &["-S", "--split-string"]) {
+                // `env -S 'cmd args'`: the string is split by env's own rules, not a shell's.
+                let mut text = v.clone().unwrap_or_default();
+                for w in &words[o.next.min(n)..] {
+                    text.push(' ');
+                    text.push_str(&w.text);
+                }
+                return Step::SplitString { text };
+            }
+            let mut env = Vec::new();
+            while next < n {
+                match split_assignment(&words[next]) {
+                    Some(a) => env.push(a),
+                    None => break,
+                }
+                next += 1;
+            }
+            if next >= n {
+                return Step::Program;
+            }
+            let chdir = opt_value(&o, &["-C", "--chdir"]).map(|v| v.clone().unwrap_or_default());
+            Step::Inner {
+                consumed: next,
+                env,
+                chdir,
+                runtime_args: false,
+                opaque,
+            }
+        }
+        "timeout" => {
+            let o = scan_opts(
+                words,
+                "v",
+                "sk",
+                "",
+                &["preserve-status", "foreground", "verbose"],
+                &["signal", "kill-after"],
+            );
+            // o.next is the duration; the command follows it.
+            if o.next + 1 >= n {
+                return Step::Program;
+            }
+            inner(o.next + 1, &o, "timeout")
+        }
+        "nice" => {
+            // Legacy `nice -10 cmd` / `nice --10 cmd`.
+            let mut start = 1;
+            while start < n {
+                let t = &words[start].text;
+                let digits = t.trim_start_matches('-');
+                if t.starts_with('-')
+                    && !digits.is_empty()
+                    && digits.bytes().all(|b| b.is_ascii_digit())
+                {
+                    start += 1;
+                } else {
+                    break;
+                }
+            }
+            let rest = &words[start - 1..];
+            let o = scan_opts(rest, "", "n", "", &[], &["adjustment"]);
+            let next = o.next + start - 1;
+            if next >= n {
+                return Step::Program;
+            }
+            inner(next, &o, "nice")
+        }
+        "nohup" | "builtin" => {
+            let o = scan_opts(words, "", "", "", &[], &[]);
+            if o.next >= n {
+                return Step::Program;
+            }
+            inner(o.next, &o, name)
+        }
+        "setsid" => {
+            let o = scan_opts(words, "cfw", "", "", &["ctty", "fork", "wait"], &[]);
+            if o.next >= n {
+                return Step::Program;
+            }
+            inner(o.next, &o, "setsid")
+        }
+        "stdbuf" => {
+            let o = scan_opts(words, "", "ioe", "", &[], &["input", "output", "error"]);
+            if o.next >= n {
+                return Step::Program;
+            }
+            inner(o.next, &o, "stdbuf")
+        }
+        "time" => {
+            let o = scan_opts(
+                words,
+                "apqvV",
+                "fo",
+                "",
+                &["portability", "append", "verbose", "quiet"],
+                &["format", "output"],
+            );
+            if o.next >= n {
+                return Step::Program;
+            }
+            inner(o.next, &o, "time")
+        }
+        "exec" => {
+            let o = scan_opts(words, "cl", "a", "", &[], &[]);
+            if o.next >= n {
+                return Step::Program;
+            }
+            inner(o.next, &o, "exec")
+        }
+        "command" => {
+            let o = scan_opts(words, "pvV", "", "", &[], &[]);
+            if o.seen.iter().any(|(k, _)| k == "-v" || k == "-V") || o.next >= n {
+                return Step::Program; // `command -v x` is a lookup
+            }
+            inner(o.next, &o, "command")
+        }
+        "sudo" => {
+            let o = scan_opts(
+                words,
+                "AbEHiKknPSsVlve",
+                "CDghpRrTtUu",
+                "",
+                &[
+                    "askpass",
+                    "background",
+                    "preserve-env",
+                    "edit",
+                    "set-home",
+                    "login",
+                    "remove-timestamp",
+                    "reset-timestamp",
+                    "list",
+                    "non-interactive",
+                    "preserve-groups",
+                    "stdin",
+                    "shell",
+                    "validate",
+                    "version",
+                    "help",
+                ],
+                &[
+                    "close-from",
+                    "chdir",
+                    "group",
+                    "host",
+                    "prompt",
+                    "chroot",
+                    "role",
+                    "type",
+                    "command-timeout",
+                    "other-user",
+                    "user",
+                ],
+            );
+            let modes = [
+                "-e",
+                "--edit",
+                "-l",
+                "--list",
+                "-v",
+                "--validate",
+                "-k",
+                "-K",
+                "-V",
+            ];
+            if o.seen.iter().any(|(k, _)| modes.contains(&k.as_str())) {
+                return Step::Program;
+            }
+            let mut next = o.next;
+            let mut env = Vec::new();
+            while next < n {
+                match split_assignment(&words[next]) {
+                    Some(a) => env.push(a),
+                    None => break,
+                }
+                next += 1;
+            }
+            if next >= n {
+                return Step::Program;
+            }
+            let chdir = opt_value(&o, &["-D", "--chdir"]).map(|v| v.clone().unwrap_or_default());
+            Step::Inner {
+                consumed: next,
+                env,
+                chdir,
+                runtime_args: false,
+                opaque: unknown_opaque("sudo", &o),
+            }
+        }
+        "doas" => {
+            let o = scan_opts(words, "nsL", "uC", "", &[], &[]);
+            if o.next >= n || o.seen.iter().any(|(k, _)| k == "-C" || k == "-L") {
+                return Step::Program;
+            }
+            inner(o.next, &o, "doas")
+        }
+        "xargs" => {
+            let o = scan_opts(
+                words,
+                "0prtxo",
+                "adEILnPs",
+                "eil",
+                &[
+                    "null",
+                    "no-run-if-empty",
+                    "interactive",
+                    "verbose",
+                    "exit",
+                    "open-tty",
+                    "show-limits",
+                    "eof",
+                    "replace",
+                    "max-lines",
+                ],
+                &[
+                    "arg-file",
+                    "delimiter",
+                    "max-args",
+                    "max-procs",
+                    "max-chars",
+                    "process-slot-var",
+                ],
+            );
+            if o.next >= n {
+                return Step::Program; // runs `echo`
+            }
+            Step::Inner {
+                consumed: o.next,
+                env: Vec::new(),
+                chdir: None,
+                runtime_args: true,
+                opaque: unknown_opaque("xargs", &o),
+            }
+        }
+        s if SHELLS.contains(&s) => {
+            let mut has_c = false;
+            let mut j = 1;
+            while j < n {
+                let w = &words[j];
+                if w.dynamic {
+                    if has_c {
+                        break; // the script itself is dynamic
+                    }
+                    return Step::DynamicShell;
+                }
+                let t = w.text.as_str();
+                if t == "--" || t == "-" {
+                    j += 1;
+                    break;
+                }
+                if t.starts_with("--") {
+                    j += if matches!(t, "--rcfile" | "--init-file") {
+                        2
+                    } else {
+                        1
+                    };
+                    continue;
+                }
+                if t.len() > 1 && (t.starts_with('-') || t.starts_with('+')) {
+                    let mut extra = 0;
+                    for c in t[1..].chars() {
+                        match c {
+                            'c' => has_c = true,
+                            'o' | 'O' => extra += 1,
+                            _ => {}
+                        }
+                    }
+                    j += 1 + extra;
+                    continue;
+                }
+                break;
+            }
+            if has_c && j < n {
+                Step::Shell { script: j }
+            } else {
+                Step::Program
+            }
+        }
+        _ => Step::Program,
+    }
+}
+
+impl<'o> Builder<'o> {
+    fn new(opts: &'o ParseOptions) -> Self {
+        Builder {
+            opts,
+            out: ParsedCommand::default(),
+            next_pipeline: 0,
+            budget: MAX_INPUT_BYTES,
+            full: false,
+        }
+    }
+
+    fn finish(self) -> ParsedCommand {
+        self.out
+    }
+
+    fn opaque(&mut self, kind: &str, text: &str) {
+        if self.out.opaque.len() >= 256 {
+            return;
+        }
+        let c = OpaqueConstruct {
+            kind: kind.to_string(),
+            text: excerpt(text),
+        };
+        if !self.out.opaque.contains(&c) {
+            self.out.opaque.push(c);
+        }
+    }
+
+    /// The resolved name of a bare or trusted-path program word (no allocation for bare
+    /// names); `None` for anything else.
+    fn trusted_name<'w>(&self, w: &'w Word) -> Option<Cow<'w, str>> {
+        let t = w.text.as_str();
+        if w.dynamic || w.glob || t.is_empty() || !t.chars().all(|c| ('!'..='~').contains(&c)) {
+            return None;
+        }
+        if t.starts_with('/') {
+            let p = self.classify(w);
+            return (p.kind == ProgramKind::TrustedPath).then_some(Cow::Owned(p.name));
+        }
+        (!t.contains('/')).then_some(Cow::Borrowed(t))
+    }
+
+    /// Classify a program word (see [`ParseOptions`]).
+    fn classify(&self, w: &Word) -> Program {
+        let t = &w.text;
+        let kind = if w.dynamic || w.glob || t.is_empty() {
+            ProgramKind::Dynamic
+        } else if !t.chars().all(|c| ('!'..='~').contains(&c)) {
+            ProgramKind::NonAscii
+        } else if t.starts_with('/') {
+            let norm = normalize_abs(t);
+            if let Some(norm) = norm {
+                let (dir, base) = match norm.rfind('/') {
+                    Some(0) => ("/", &norm[1..]),
+                    Some(i) => (&norm[..i], &norm[i + 1..]),
+                    None => ("", norm.as_str()),
+                };
+                let trusted_dir = |d: &String| d.trim_end_matches('/') == dir.trim_end_matches('/');
+                let trusted = !base.is_empty()
+                    && (self.opts.trusted_program_dirs.iter().any(trusted_dir)
+                        || self
+                            .opts
+                            .trusted_program_paths
+                            .get(base)
+                            .is_some_and(|v| v.iter().any(trusted_dir)));
+                if trusted {
+                    return Program {
+                        name: base.to_string(),
+                        kind: ProgramKind::TrustedPath,
+                    };
+                }
+                return Program {
+                    name: norm,
+                    kind: ProgramKind::UntrustedPath,
+                };
+            }
+            ProgramKind::UntrustedPath
+        } else if t.contains('/') {
+            ProgramKind::RelativePath
+        } else {
+            ProgramKind::Bare
+        };
+        Program {
+            name: t.clone(),
+            kind,
+        }
+    }
+
+    /// Parse `script` and walk it under `frame`.
+    fn parse_into(&mut self, script: &str, frame: &Frame, depth: usize, shell_depth: usize) {
+        if depth > MAX_DEPTH || shell_depth > self.opts.max_shell_depth {
+            self.opaque("nesting_too_deep", script);
+            return;
+        }
+        if script.len() > self.budget {
+            self.opaque("input_too_large", &format!("{} bytes", script.len()));
+            return;
+        }
+        self.budget -= script.len();
+        let Some(tree) = parse_tree(script) else {
+            self.opaque("parse_error", script);
+            return;
+        };
+        let root = tree.root_node();
+        if root.has_error() {
+            // Error recovery may hide ERROR/MISSING nodes in places the walk does not visit.
+            self.opaque("parse_error", script);
+        }
+        if kind(root) == "program" {
+            self.walk_block(script, root, frame, depth + 1, shell_depth);
+        } else {
+            self.stmt(script, root, frame, depth + 1, shell_depth);
+        }
+    }
+
+    /// Walk the statements that are children of a container node.
+    fn walk_block(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
+        // Allocation-free walk with one statement of look-ahead for a trailing `&`.
+        let mut cursor = node.walk();
+        if !cursor.goto_first_child() {
+            return;
+        }
+        let mut held: Option<Node<'_>> = None;
+        loop {
+            if self.full {
+                return;
+            }
+            let ch = cursor.node();
+            let bg = kind(ch) == "&";
+            if let Some(h) = held.take() {
+                self.stmt_bg(src, h, frame, bg, depth, sd);
+            }
+            if ch.is_named() {
+                held = Some(ch);
+            } else if ch.is_missing() || ch.is_error() {
+                self.opaque("parse_error", node_text(src, ch));
+            }
+            if !cursor.goto_next_sibling() {
+                break;
+            }
+        }
+        if let Some(h) = held {
+            self.stmt_bg(src, h, frame, false, depth, sd);
+        }
+    }
+
+    fn stmt_bg(
+        &mut self,
+        src: &str,
+        node: Node<'_>,
+        frame: &Frame,
+        bg: bool,
+        depth: usize,
+        sd: usize,
+    ) {
+        if bg && !frame.background {
+            let mut f = frame.clone();
+            f.background = true;
+            self.stmt(src, node, &f, depth, sd);
+        } else {
+            self.stmt(src, node, frame, depth, sd);
+        }
+    }
+
+    fn stmt(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
+        if depth > MAX_DEPTH {
+            self.opaque("nesting_too_deep", node_text(src, node));
+            return;
+        }
+        if self.full {
+            return;
+        }
+        if node.is_missing() {
+            self.opaque("parse_error", &format!("missing {}", kind(node)));
+            return;
+        }
+        let d = depth + 1;
+        match kind(node) {
+            "command" => self.command(src, node, frame, d, sd),
+            "redirected_statement" => self.redirected(src, node, frame, d, sd),
+            "list" => {
+                // `a && b && c` is list(list(a, b), c): flatten the left spine iteratively so
+                // long chains do not count against the nesting bound.
+                let mut groups: Vec<Vec<Node<'_>>> = Vec::new();
+                let mut cur = node;
+                loop {
+                    let kids: Vec<Node<'_>> = children(cur).filter(|k| k.is_named()).collect();
+                    match kids.first() {
+                        Some(first) if kind(first) == "list" => {
+                            let first = *first;
+                            groups.push(kids[1..].to_vec());
+                            cur = first;
+                        }
+                        _ => {
+                            groups.push(kids);
+                            break;
+                        }
+                    }
+                }
+                for group in groups.iter().rev() {
+                    for k in group {
+                        if self.full {
+                            return;
+                        }
+                        self.stmt(src, *k, frame, d, sd);
+                    }
+                }
+                // Parse errors hidden in operator positions.
+                if node.has_error() {
+                    self.opaque("parse_error", node_text(src, node));
+                }
+            }
+            "negated_command" => self.walk_block(src, node, frame, d, sd),
+            "pipeline" => {
+                let stages: Vec<Node<'_>> = children(node)
+                    .filter(|n| n.is_named() && kind(n) != "comment")
+                    .collect();
+                self.pipeline(src, &stages, frame, d, sd);
+            }
+            "subshell" => self.walk_block(src, node, &frame.with_context(Context::Subshell), d, sd),
+            "compound_statement" => {
+                if node.child(0).is_some_and(|c| kind(c) == "((") {
+                    self.opaque("arithmetic", node_text(src, node));
+                    self.scan(src, node, frame, d, sd);
+                } else {
+                    self.walk_block(src, node, &frame.with_context(Context::BraceGroup), d, sd);
+                }
+            }
+            "function_definition" => {
+                self.opaque("function_definition", node_text(src, node));
+                let name = node
+                    .child_by_field_name("name")
+                    .map(|n| node_text(src, n).to_string())
+                    .unwrap_or_default();
+                let f = frame.with_context(Context::Function(name));
+                for ch in children(node) {
+                    if !ch.is_named() || kind(ch) == "word" {
+                        continue;
+                    }
+                    if kind(ch) == "compound_statement" || kind(ch) == "subshell" {
+                        // The body: walk its statements directly.
+                        self.walk_block(src, ch, &f, d, sd);
+                    } else if is_statement_kind(kind(ch)) {
+                        self.stmt(src, ch, &f, d, sd);
+                    } else {
+                        self.scan(src, ch, &f, d, sd);
+                    }
+                }
+            }
+            "if_statement"
+            | "while_statement"
+            | "for_statement"
+            | "c_style_for_statement"
+            | "case_statement" => {
+                let kw = node
+                    .child(0)
+                    .map(|c| kind(c).to_string())
+                    .unwrap_or_else(|| kind(node).to_string());
+                let kw = match kw.as_str() {
+                    "if" | "while" | "until" | "for" | "select" | "case" => kw,
+                    _ => kind(node).trim_end_matches("_statement").to_string(),
+                };
+                self.opaque(&kw, node_text(src, node));
+                let f = frame.with_context(Context::ControlFlow(kw));
+                self.walk_control(src, node, &f, d, sd);
+            }
+            "test_command" => {
+                let text = node_text(src, node);
+                let mut argv: Vec<String> = text.split_whitespace().map(str::to_string).collect();
+                if argv.is_empty() {
+                    argv.push("[".into());
+                }
+                let words = argv.into_iter().map(Word::lit).collect();
+                let idx = self.push_segment(words, 0, frame, Vec::new(), Vec::new(), Vec::new());
+                let mut f = frame.clone();
+                f.parent = idx;
+                self.scan(src, node, &f, d, sd);
+            }
+            "declaration_command" => {
+                for ch in children(node) {
+                    if kind(ch) == "variable_assignment" {
+                        self.assignment(src, ch, frame, d, sd);
+                    } else if ch.is_named() {
+                        self.scan(src, ch, frame, d, sd);
+                    }
+                }
+            }
+            "unset_command" => self.scan(src, node, frame, d, sd),
+            "variable_assignment" => self.assignment(src, node, frame, d, sd),
+            "variable_assignments" => {
+                for ch in children(node) {
+                    if kind(ch) == "variable_assignment" {
+                        self.assignment(src, ch, frame, d, sd);
+                    }
+                }
+            }
+            "comment" | "heredoc_body" | "heredoc_end" | "heredoc_start" => {}
+            "ERROR" => {
+                self.opaque("parse_error", node_text(src, node));
+                for ch in children(node) {
+                    if ch.is_named() && is_statement_kind(kind(ch)) {
+                        self.stmt(src, ch, frame, d, sd);
+                    } else if ch.is_named() {
+                        self.scan(src, ch, frame, d, sd);
+                    }
+                }
+            }
+            other => {
+                self.opaque(
+                    "unknown_syntax",
+                    &format!("{other}: {}", node_text(src, node)),
+                );
+                self.scan(src, node, frame, d, sd);
+            }
+        }
+    }
+
+    /// Walk a control-flow construct: statements are walked, other parts scanned for
+    /// substitutions.
+    fn walk_control(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
+        if depth > MAX_DEPTH {
+            self.opaque("nesting_too_deep", node_text(src, node));
+            return;
+        }
+        let kids: Vec<Node<'_>> = children(node).collect();
+        for (i, ch) in kids.iter().enumerate() {
+            if !ch.is_named() {
+                if ch.is_missing() {
+                    self.opaque("parse_error", &format!("missing {}", kind(ch)));
+                }
+                continue;
+            }
+            let k = kind(ch);
+            if is_statement_kind(k) {
+                let bg = kids.get(i + 1).is_some_and(|n| kind(n) == "&");
+                if bg {
+                    let mut f = frame.clone();
+                    f.background = true;
+                    self.stmt(src, *ch, &f, depth + 1, sd);
+                } else {
+                    self.stmt(src, *ch, frame, depth + 1, sd);
+                }
+            } else if matches!(k, "do_group" | "elif_clause" | "else_clause" | "case_item") {
+                self.walk_control(src, *ch, frame, depth + 1, sd);
+            } else {
+                self.scan(src, *ch, frame, depth + 1, sd);
+            }
+        }
+    }
+
+    fn pipeline(&mut self, src: &str, stages: &[Node<'_>], frame: &Frame, depth: usize, sd: usize) {
+        let id = self.next_pipeline;
+        self.next_pipeline += 1;
+        let len = stages.len();
+        for (index, st) in stages.iter().enumerate() {
+            let mut f = frame.clone();
+            f.pipeline = Some(PipelinePosition { id, index, len });
+            self.stmt(src, *st, &f, depth, sd);
+        }
+    }
+
+    /// A stand-alone assignment (`X=1`, `export X=1`).
+    fn assignment(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
+        let name = node
+            .child_by_field_name("name")
+            .map(|n| node_text(src, n).to_string())
+            .unwrap_or_default();
+        let mut pending = Vec::new();
+        let (value, dynamic) = match node.child_by_field_name("value") {
+            Some(v) => {
+                let w = self.word(src, v, &mut pending, depth + 1);
+                (w.text, w.dynamic)
+            }
+            None => (String::new(), false),
+        };
+        if is_sensitive_var(&name) {
+            self.opaque("sensitive_assignment", node_text(src, node));
+        }
+        self.out.assignments.push(EnvAssignment {
+            name,
+            value,
+            dynamic,
+        });
+        self.walk_pending(src, pending, None, frame, depth, sd);
+    }
+
+    /// Find substitutions anywhere below `node` and walk them (no parent segment).
+    fn scan(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
+        let mut pending = Vec::new();
+        self.collect_subs(src, node, &mut pending, depth);
+        self.walk_pending(src, pending, frame.parent, frame, depth, sd);
+    }
+
+    fn collect_subs<'t>(
+        &mut self,
+        src: &str,
+        node: Node<'t>,
+        pending: &mut Vec<Node<'t>>,
+        depth: usize,
+    ) {
+        if depth > MAX_DEPTH {
+            self.opaque("nesting_too_deep", node_text(src, node));
+            return;
+        }
+        match kind(node) {
+            "command_substitution" | "process_substitution" => pending.push(node),
+            _ => {
+                if node.is_error() || node.is_missing() {
+                    self.opaque("parse_error", node_text(src, node));
+                }
+                if kind(node) == "arithmetic_expansion" {
+                    self.opaque("arithmetic", node_text(src, node));
+                }
+                for ch in children(node) {
+                    if ch.is_named() || ch.is_missing() {
+                        self.collect_subs(src, ch, pending, depth + 1);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Walk collected substitution nodes.
+    fn walk_pending(
+        &mut self,
+        src: &str,
+        pending: Vec<Node<'_>>,
+        parent: Option<usize>,
+        frame: &Frame,
+        depth: usize,
+        sd: usize,
+    ) {
+        for n in pending {
+            let text = node_text(src, n);
+            let (kind, ctx) = if kind(n) == "process_substitution" {
+                ("process_substitution", Context::ProcessSubstitution)
+            } else if text.starts_with('`') {
+                ("backticks", Context::CommandSubstitution)
+            } else {
+                ("command_substitution", Context::CommandSubstitution)
+            };
+            self.opaque(kind, text);
+            let f = frame.for_substitution(ctx, parent);
+            self.walk_block(src, n, &f, depth + 1, sd);
+        }
+    }
+
+    /// Evaluate a word node to its text after quote removal.
+    fn word<'t>(
+        &mut self,
+        src: &str,
+        node: Node<'t>,
+        pending: &mut Vec<Node<'t>>,
+        depth: usize,
+    ) -> Word {
+        if depth > MAX_DEPTH {
+            self.opaque("nesting_too_deep", node_text(src, node));
+            return Word {
+                text: node_text(src, node).to_string(),
+                dynamic: true,
+                glob: false,
+            };
+        }
+        let raw = node_text(src, node);
+        if node.is_error() || node.is_missing() {
+            self.opaque("parse_error", raw);
+            self.collect_subs(src, node, pending, depth + 1);
+            return Word {
+                text: raw.to_string(),
+                dynamic: true,
+                glob: false,
+            };
+        }
+        match kind(node) {
+            "word" => unescape_word(raw),
+            "raw_string" => Word::lit(
+                raw.strip_prefix('\'')
+                    .and_then(|s| s.strip_suffix('\''))
+                    .unwrap_or(raw)
+                    .to_string(),
+            ),
+            "ansi_c_string" => {
+                let inner = raw
+                    .strip_prefix("$'")
+                    .and_then(|s| s.strip_suffix('\''))
+                    .unwrap_or(raw);
+                match decode_ansi_c(inner) {
+                    Some(t) => Word::lit(t),
+                    None => Word {
+                        text: raw.to_string(),
+                        dynamic: true,
+                        glob: false,
+                    },
+                }
+            }
+            "string" => self.dquote(src, node, pending, depth + 1),
+            "translated_string" => {
+                let mut w = Word::default();
+                for ch in children(node) {
+                    if kind(ch) == "string" {
+                        w = self.dquote(src, ch, pending, depth + 1);
+                    }
+                }
+                w
+            }
+            "concatenation" | "command_name" => {
+                let mut w = Word::default();
+                for ch in children(node) {
+                    if !ch.is_named() {
+                        w.text.push_str(node_text(src, ch));
+                        continue;
+                    }
+                    let p = self.word(src, ch, pending, depth + 1);
+                    w.text.push_str(&p.text);
+                    w.dynamic |= p.dynamic;
+                    w.glob |= p.glob;
+                }
+                w
+            }
+            "number" => {
+                if node.named_child_count() > 0 {
+                    self.collect_subs(src, node, pending, depth + 1);
+                    Word {
+                        text: raw.to_string(),
+                        dynamic: true,
+                        glob: false,
+                    }
+                } else {
+                    Word::lit(raw.to_string())
+                }
+            }
+            "simple_expansion" | "expansion" => {
+                self.collect_subs(src, node, pending, depth + 1);
+                Word {
+                    text: raw.to_string(),
+                    dynamic: true,
+                    glob: false,
+                }
+            }
+            "command_substitution" | "process_substitution" => {
+                pending.push(node);
+                Word {
+                    text: raw.to_string(),
+                    dynamic: true,
+                    glob: false,
+                }
+            }
+            "arithmetic_expansion" => {
+                self.opaque("arithmetic", raw);
+                self.collect_subs(src, node, pending, depth + 1);
+                Word {
+                    text: raw.to_string(),
+                    dynamic: true,
+                    glob: false,
+                }
+            }
+            "brace_expression" | "array" => Word {
+                text: raw.to_string(),
+                dynamic: true,
+                glob: true,
+            },
+            "extglob_pattern" => Word {
+                text: raw.to_string(),
+                dynamic: false,
+                glob: true,
+            },
+            "regex" | "$" | "==" | "=~" | "variable_name" => Word::lit(raw.to_string()),
+            other => {
+                self.opaque("unknown_syntax", &format!("{other}: {raw}"));
+                self.collect_subs(src, node, pending, depth + 1);
+                Word {
+                    text: raw.to_string(),
+                    dynamic: true,
+                    glob: false,
+                }
+            }
+        }
+    }
+
+    /// A double-quoted string.
+    fn dquote<'t>(
+        &mut self,
+        src: &str,
+        node: Node<'t>,
+        pending: &mut Vec<Node<'t>>,
+        depth: usize,
+    ) -> Word {
+        let r = node.byte_range();
+        let inner_start = r.start + 1;
+        let inner_end = r.end.saturating_sub(1).max(inner_start);
+        let mut w = Word::default();
+        let mut pos = inner_start;
+        for ch in children(node) {
+            let cr = ch.byte_range();
+            if cr.start >= inner_end || cr.end <= inner_start {
+                continue; // the quotes
+            }
+            if cr.start > pos {
+                if let Some(gap) = src.get(pos..cr.start) {
+                    w.text.push_str(&unescape_dquote(gap));
+                }
+            }
+            match kind(ch) {
+                "string_content" => w.text.push_str(&unescape_dquote(node_text(src, ch))),
+                _ if ch.is_named() => {
+                    let p = self.word(src, ch, pending, depth + 1);
+                    w.text.push_str(&p.text);
+                    w.dynamic |= p.dynamic;
+                }
+                _ => w.text.push_str(node_text(src, ch)),
+            }
+            pos = cr.end;
+        }
+        if inner_end > pos {
+            if let Some(gap) = src.get(pos..inner_end) {
+                w.text.push_str(&unescape_dquote(gap));
+            }
+        }
+        w
+    }
+
+    /// A redirection node.
+    fn redirect<'t>(
+        &mut self,
+        src: &str,
+        node: Node<'t>,
+        pending: &mut Vec<Node<'t>>,
+        depth: usize,
+    ) -> Redirection {
+        let mut fd = None;
+        let mut op = String::new();
+        let mut target: Option<Word> = None;
+        let mut extra = Vec::new();
+        let kind_node = kind(node);
+        if kind_node == "heredoc_redirect" {
+            // `<<[-]DELIM` plus continuations (pipeline, `&&` tail, redirects) that the
+            // caller handles; only the delimiter and the body matter here.
+            for ch in children(node) {
+                match kind(ch) {
+                    "file_descriptor" => fd = Some(node_text(src, ch).to_string()),
+                    "heredoc_start" => target = Some(Word::lit(node_text(src, ch).to_string())),
+                    "heredoc_body" => self.collect_subs(src, ch, pending, depth + 1),
+                    "<<" | "<<-" if op.is_empty() => op.push_str(kind(ch)),
+                    _ if ch.is_error() || ch.is_missing() => {
+                        self.opaque("parse_error", node_text(src, ch))
+                    }
+                    _ => {}
+                }
+            }
+            let t = target.unwrap_or_default();
+            return Redirection {
+                fd,
+                op: if op.is_empty() { "<<".into() } else { op },
+                kind: RedirectKind::Heredoc,
+                target: t.text,
+                dynamic: false,
+            };
+        }
+        for ch in children(node) {
+            if ch.is_error() || ch.is_missing() {
+                self.opaque("parse_error", node_text(src, ch));
+                continue;
+            }
+            match kind(ch) {
+                "file_descriptor" => fd = Some(node_text(src, ch).to_string()),
+                _ if !ch.is_named() => op.push_str(kind(ch)),
+                _ => {
+                    let w = self.word(src, ch, pending, depth + 1);
+                    if target.is_none() {
+                        target = Some(w);
+                    } else {
+                        extra.push(w.text);
+                    }
+                }
+            }
+        }
+        let target = target.unwrap_or_default();
+        let kind = match kind_node {
+            "heredoc_redirect" => RedirectKind::Heredoc,
+            "herestring_redirect" => RedirectKind::Herestring,
+            _ => match op.as_str() {
+                "<" => RedirectKind::Read,
+                ">>" | "&>>" => RedirectKind::Append,
+                "<>" => RedirectKind::ReadWrite,
+                "<&" | "<&-" | ">&-" => RedirectKind::Dup,
+                ">&" if target.text == "-"
+                    || (!target.dynamic
+                        && !target.text.is_empty()
+                        && target.text.bytes().all(|b| b.is_ascii_digit())) =>
+                {
+                    RedirectKind::Dup
+                }
+                _ => RedirectKind::Write,
+            },
+        };
+        let op = if op.is_empty() {
+            match kind {
+                RedirectKind::Heredoc => "<<".to_string(),
+                RedirectKind::Herestring => "<<<".to_string(),
+                _ => op,
+            }
+        } else {
+            op
+        };
+        let mut text = target.text;
+        if !extra.is_empty() {
+            text.push(' ');
+            text.push_str(&extra.join(" "));
+        }
+        Redirection {
+            fd,
+            op,
+            kind,
+            target: text,
+            dynamic: target.dynamic,
+        }
+    }
+
+    fn redirected(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
+        let mut redirects = Vec::new();
+        let mut pending = Vec::new();
+        let mut after: Vec<Node<'_>> = Vec::new(); // `&&`/`||` continuation after a heredoc
+        let mut piped: Vec<Node<'_>> = Vec::new(); // `| …` continuation after a heredoc
+        let mut body = None;
+        let mut c = node.walk();
+        let mut fields = Vec::new();
+        if c.goto_first_child() {
+            loop {
+                fields.push((c.field_name(), c.node()));
+                if !c.goto_next_sibling() {
+                    break;
+                }
+            }
+        }
+        for (field, ch) in fields {
+            if field == Some("body") {
+                body = Some(ch);
+                continue;
+            }
+            match kind(ch) {
+                "file_redirect" | "herestring_redirect" => {
+                    redirects.push(self.redirect(src, ch, &mut pending, depth + 1))
+                }
+                "heredoc_redirect" => {
+                    redirects.push(self.redirect(src, ch, &mut pending, depth + 1));
+                    // Heredoc continuations: its own redirects, a pipeline tail, a list tail.
+                    let mut hc = ch.walk();
+                    if hc.goto_first_child() {
+                        loop {
+                            let (f, n) = (hc.field_name(), hc.node());
+                            match (f, kind(n)) {
+                                (_, "file_redirect" | "herestring_redirect") => {
+                                    redirects.push(self.redirect(src, n, &mut pending, depth + 1))
+                                }
+                                (Some("right"), _) => after.push(n),
+                                (_, "pipeline") => {
+                                    piped.extend(children(n).filter(|x| x.is_named()))
+                                }
+                                (_, k) if n.is_named() && is_statement_kind(k) => piped.push(n),
+                                _ => {}
+                            }
+                            if !hc.goto_next_sibling() {
+                                break;
+                            }
+                        }
+                    }
+                }
+                _ if ch.is_error() || ch.is_missing() => {
+                    self.opaque("parse_error", node_text(src, ch));
+                }
+                _ => {}
+            }
+        }
+        let mut f = frame.clone();
+        if !redirects.is_empty() {
+            Rc::make_mut(&mut f.redirects).extend(redirects);
+        }
+        if body.is_none() && !f.redirects.is_empty() {
+            self.redirect_only(Vec::new(), Vec::new(), &f);
+        }
+        if let Some(b) = body {
+            if piped.is_empty() {
+                self.stmt(src, b, &f, depth, sd);
+            } else {
+                // `cat <<EOF | sh`: the heredoc command is the first pipeline stage.
+                let id = self.next_pipeline;
+                self.next_pipeline += 1;
+                let len = piped.len() + 1;
+                f.pipeline = Some(PipelinePosition { id, index: 0, len });
+                self.stmt(src, b, &f, depth, sd);
+                for (i, st) in piped.iter().enumerate() {
+                    let mut g = frame.clone();
+                    g.pipeline = Some(PipelinePosition {
+                        id,
+                        index: i + 1,
+                        len,
+                    });
+                    self.stmt(src, *st, &g, depth, sd);
+                }
+            }
+        }
+        self.walk_pending(src, pending, None, frame, depth, sd);
+        for a in after {
+            self.stmt(src, a, frame, depth, sd);
+        }
+    }
+
+    fn command(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
+        let mut env = Vec::new();
+        let mut words = Vec::new();
+        let mut redirects = Vec::new();
+        let mut pending = Vec::new();
+        let mut c = node.walk();
+        let mut more = c.goto_first_child();
+        while more {
+            let (field, ch) = (c.field_name(), c.node());
+            more = c.goto_next_sibling();
+            if ch.is_error() || ch.is_missing() {
+                self.opaque("parse_error", node_text(src, ch));
+                self.collect_subs(src, ch, &mut pending, depth + 1);
+                continue;
+            }
+            match (field, kind(ch)) {
+                (_, "variable_assignment") => {
+                    let name = ch
+                        .child_by_field_name("name")
+                        .map(|n| node_text(src, n).to_string())
+                        .unwrap_or_default();
+                    let (value, dynamic) = match ch.child_by_field_name("value") {
+                        Some(v) => {
+                            let w = self.word(src, v, &mut pending, depth + 1);
+                            (w.text, w.dynamic)
+                        }
+                        None => (String::new(), false),
+                    };
+                    env.push(EnvAssignment {
+                        name,
+                        value,
+                        dynamic,
+                    });
+                }
+                (Some("redirect"), _)
+                | (_, "file_redirect" | "herestring_redirect" | "heredoc_redirect") => {
+                    redirects.push(self.redirect(src, ch, &mut pending, depth + 1));
+                }
+                (Some("name"), _) | (Some("argument"), _) => {
+                    words.push(self.word(src, ch, &mut pending, depth + 1));
+                }
+                (_, "comment") => {}
+                (_, k) if ch.is_named() => {
+                    self.opaque("unknown_syntax", &format!("{k}: {}", node_text(src, ch)));
+                    self.collect_subs(src, ch, &mut pending, depth + 1);
+                }
+                _ => {}
+            }
+        }
+        let first = if !words.is_empty() {
+            self.emit(words, env, redirects, frame, depth, sd)
+        } else if !redirects.is_empty() {
+            self.redirect_only(redirects, env, frame)
+        } else {
+            None
+        };
+        self.walk_pending(src, pending, first, frame, depth, sd);
+    }
+
+    /// Look through wrappers, recurse into shells, and push the resulting segment(s).
+    /// Returns the index of the first segment produced.
+    fn emit(
+        &mut self,
+        words: Vec<Word>,
+        env: Vec<EnvAssignment>,
+        redirects: Vec<Redirection>,
+        frame: &Frame,
+        depth: usize,
+        sd: usize,
+    ) -> Option<usize> {
+        let mut wrappers: Vec<Wrapper> = Vec::new();
+        let mut wrapper_starts: Vec<usize> = Vec::new();
+        let mut env_all = frame.env.to_vec();
+        env_all.extend(env);
+        let mut runtime_args = frame.runtime_args;
+        let mut chdir = frame.chdir.clone();
+        let mut start = 0;
+        while start < words.len() {
+            let Some(pname) = self.trusted_name(&words[start]) else {
+                break;
+            };
+            match wrapper_step(&pname, &words[start..]) {
+                Step::Program => break,
+                Step::DynamicShell => {
+                    self.opaque(
+                        "dynamic_shell_arguments",
+                        &words[start..]
+                            .iter()
+                            .map(|w| w.text.as_str())
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                    );
+                    break;
+                }
+                Step::Inner {
+                    consumed,
+                    env,
+                    chdir: cd,
+                    runtime_args: ra,
+                    opaque,
+                } => {
+                    for (k, t) in opaque {
+                        self.opaque(k, &t);
+                    }
+                    wrappers.push(Wrapper {
+                        name: pname.to_string(),
+                        argv: words[start..start + consumed]
+                            .iter()
+                            .map(|w| w.text.clone())
+                            .collect(),
+                    });
+                    wrapper_starts.push(start);
+                    env_all.extend(env);
+                    if cd.is_some() {
+                        chdir = cd;
+                    }
+                    runtime_args |= ra;
+                    start += consumed;
+                }
+                Step::SplitString { text } => {
+                    self.opaque("env_split_string", &text);
+                    let mut f = frame.clone();
+                    let fw = Rc::make_mut(&mut f.wrappers);
+                    fw.extend(wrappers.iter().cloned());
+                    fw.push(Wrapper {
+                        name: "env -S".into(),
+                        argv: vec![words[start].text.clone(), "-S".into()],
+                    });
+                    f.env = Rc::new(env_all);
+                    Rc::make_mut(&mut f.redirects).extend(redirects.iter().cloned());
+                    let before = self.out.segments.len();
+                    self.parse_into(&text, &f, depth + 1, sd + 1);
+                    return (self.out.segments.len() > before).then_some(before);
+                }
+                Step::Shell { script } => {
+                    let sw = &words[start + script];
+                    if sw.dynamic {
+                        self.opaque("dynamic_shell_script", &sw.text);
+                        break;
+                    }
+                    let via_xargs = frame
+                        .wrappers
+                        .iter()
+                        .chain(wrappers.iter())
+                        .any(|w| w.name == "xargs");
+                    if runtime_args && (via_xargs || sw.text.contains("{}")) {
+                        // `xargs sh -c '…'` / `find -exec sh -c '…' {}`: the script is
+                        // visible (and checked) but its arguments arrive at run time.
+                        self.opaque("runtime_script_arguments", &sw.text);
+                    }
+                    let mut all_wrappers = frame.wrappers.to_vec();
+                    all_wrappers.extend(wrappers);
+                    all_wrappers.push(Wrapper {
+                        name: pname.to_string(),
+                        argv: words[start..start + script]
+                            .iter()
+                            .map(|w| w.text.clone())
+                            .collect(),
+                    });
+                    let mut redirects_all = frame.redirects.to_vec();
+                    redirects_all.extend(redirects);
+                    let f = Frame {
+                        wrappers: Rc::new(all_wrappers),
+                        env: Rc::new(env_all),
+                        redirects: Rc::new(redirects_all),
+                        context: frame.context.clone(),
+                        pipeline: frame.pipeline,
+                        parent: frame.parent,
+                        runtime_args: false,
+                        background: frame.background,
+                        chdir,
+                    };
+                    let before = self.out.segments.len();
+                    let script_text = sw.text.clone();
+                    self.parse_into(&script_text, &f, depth + 1, sd + 1);
+                    return (self.out.segments.len() > before).then_some(before);
+                }
+            }
+        }
+        if start >= words.len() {
+            // Every word was consumed by wrappers: the last wrapper is the program itself.
+            let s = wrapper_starts.pop()?;
+            wrappers.pop();
+            start = s;
+        }
+        let mut all_wrappers = frame.wrappers.to_vec();
+        all_wrappers.extend(wrappers);
+        let mut redirects_all = frame.redirects.to_vec();
+        redirects_all.extend(redirects);
+        let mut f2 = frame.clone();
+        f2.runtime_args = runtime_args;
+        f2.chdir = chdir;
+        let idx = self.push_segment(words, start, &f2, all_wrappers, env_all, redirects_all)?;
+        self.after_push(idx, frame, depth, sd);
+        Some(idx)
+    }
+
+    /// A redirection without a command (`> file`): recorded as the no-op `:` with those
+    /// redirections, so writes are still checked.
+    fn redirect_only(
+        &mut self,
+        redirects: Vec<Redirection>,
+        env: Vec<EnvAssignment>,
+        frame: &Frame,
+    ) -> Option<usize> {
+        let mut all = frame.redirects.to_vec();
+        all.extend(redirects);
+        let mut env_all = frame.env.to_vec();
+        env_all.extend(env);
+        let idx = self.push_segment(
+            vec![Word::lit(":".into())],
+            0,
+            frame,
+            frame.wrappers.to_vec(),
+            env_all,
+            all,
+        )?;
+        self.out.segments[idx]
+            .notes
+            .push("redirection without a command (recorded as `:`)".into());
+        Some(idx)
+    }
+
+    /// Build and push a segment from `words[start..]`.
+    fn push_segment(
+        &mut self,
+        words: Vec<Word>,
+        start: usize,
+        frame: &Frame,
+        wrappers: Vec<Wrapper>,
+        env: Vec<EnvAssignment>,
+        redirections: Vec<Redirection>,
+    ) -> Option<usize> {
+        if self.out.segments.len() >= MAX_SEGMENTS {
+            if !self.full {
+                self.full = true;
+                self.opaque("too_many_segments", &format!("more than {MAX_SEGMENTS}"));
+            }
+            return None;
+        }
+        let program = self.classify(&words[start]);
+        let mut words = words;
+        words.drain(..start);
+        let mut notes = Vec::new();
+        let mut dynamic_args = Vec::new();
+        for (i, w) in words.iter().enumerate() {
+            if w.dynamic {
+                dynamic_args.push(i);
+                if i > 0 {
+                    notes.push(format!("argument {i} is not static: {}", excerpt(&w.text)));
+                }
+            }
+        }
+        match program.kind {
+            ProgramKind::Dynamic => {
+                let w = &words[0];
+                let kind = if w.text.is_empty() {
+                    "empty_command_name"
+                } else if w.dynamic {
+                    "dynamic_command_name"
+                } else {
+                    "glob_command_name"
+                };
+                self.opaque(kind, &w.text);
+            }
+            ProgramKind::NonAscii => notes.push(format!(
+                "program name {:?} contains non-ASCII or control characters: treated as unknown",
+                words[0].text
+            )),
+            ProgramKind::UntrustedPath => notes.push(format!(
+                "program path {} is not in a trusted location: treated as unknown",
+                words[0].text
+            )),
+            _ => {}
+        }
+        let seg = Segment {
+            argv: words.into_iter().map(|w| w.text).collect(),
+            dynamic_args,
+            program,
+            wrappers,
+            env,
+            redirections,
+            context: frame.context.to_vec(),
+            pipeline: frame.pipeline,
+            parent: frame.parent,
+            runtime_args: frame.runtime_args,
+            background: frame.background,
+            chdir: frame.chdir.clone(),
+            notes,
+        };
+        self.out.segments.push(seg);
+        Some(self.out.segments.len() - 1)
+    }
+
+    /// Follow-ups after a segment was pushed: eval/alias/trap texts, find -exec, opaque
+    /// builtins, interpreters fed by heredocs or pipes.
+    fn after_push(&mut self, idx: usize, frame: &Frame, depth: usize, sd: usize) {
+        let seg = &self.out.segments[idx];
+        if !seg.program.is_trusted_name() {
+            return;
+        }
+        let name = seg.program.name.as_str();
+        let interp = INTERPRETERS.contains(&name);
+        if !interp
+            && !matches!(
+                name,
+                "eval"
+                    | "alias"
+                    | "trap"
+                    | "source"
+                    | "."
+                    | "exec"
+                    | "enable"
+                    | "coproc"
+                    | "hash"
+                    | "find"
+            )
+        {
+            return;
+        }
+        let name = name.to_string();
+        let argv = seg.argv.clone();
+        let all_static = seg.dynamic_args.is_empty();
+        let feeds_stdin = seg
+            .redirections
+            .iter()
+            .any(|r| matches!(r.kind, RedirectKind::Heredoc | RedirectKind::Herestring));
+        let in_later_stage = seg.pipeline.is_some_and(|p| p.index > 0);
+        let redirect_only = seg
+            .redirections
+            .iter()
+            .any(|r| r.kind != RedirectKind::Heredoc);
+        let nested = |b: &mut Self, kind: &str, text: String, ctx: Context| {
+            b.opaque(kind, &text);
+            let mut f = frame.with_context(ctx);
+            f.parent = Some(idx);
+            f.pipeline = None;
+            b.parse_into(&text, &f, depth + 1, sd + 1);
+        };
+        match name.as_str() {
+            "eval" => {
+                if all_static && argv.len() > 1 {
+                    nested(self, "eval", argv[1..].join(" "), Context::Eval);
+                } else {
+                    self.opaque("eval", &argv.join(" "));
+                }
+            }
+            "alias" => {
+                self.opaque("alias", &argv.join(" "));
+                for a in argv.iter().skip(1) {
+                    if let Some((_, v)) = a.split_once('=') {
+                        if all_static {
+                            nested(self, "alias", v.to_string(), Context::Alias);
+                        }
+                    }
+                }
+            }
+            "trap" => {
+                if argv.len() > 2 && !argv[1].starts_with('-') && all_static {
+                    nested(self, "trap", argv[1].clone(), Context::Trap);
+                } else if argv.len() > 2 && !argv[1].starts_with('-') {
+                    self.opaque("trap", &argv.join(" "));
+                }
+            }
+            "source" | "." => self.opaque("source", &argv.join(" ")),
+            "exec" if argv.len() == 1 && redirect_only => {
+                self.opaque("exec_fd", "exec with redirections")
+            }
+            "enable" | "coproc" | "hash" => self.opaque(&name, &argv.join(" ")),
+            "find" => self.find_exec(idx, frame, depth, sd),
+            _ => {}
+        }
+        if interp && feeds_stdin {
+            self.opaque("heredoc_to_interpreter", &argv.join(" "));
+        }
+        if interp && in_later_stage {
+            let script_operand = argv
+                .iter()
+                .skip(1)
+                .any(|a| !a.starts_with('-') && !a.starts_with('+'));
+            let dash = argv.iter().skip(1).any(|a| a == "-" || a == "-s");
+            if !script_operand || dash {
+                self.opaque("stdin_script", &argv.join(" "));
+            }
+        }
+    }
+
+    /// Extract `find … -exec CMD … ;` commands.
+    fn find_exec(&mut self, idx: usize, frame: &Frame, depth: usize, sd: usize) {
+        let seg = self.out.segments[idx].clone();
+        let mut i = 1;
+        while i < seg.argv.len() {
+            let a = seg.argv[i].as_str();
+            if seg.is_static(i) && matches!(a, "-exec" | "-execdir" | "-ok" | "-okdir") {
+                let mut j = i + 1;
+                let mut words = Vec::new();
+                let mut terminated = false;
+                while j < seg.argv.len() {
+                    let t = &seg.argv[j];
+                    if seg.is_static(j)
+                        && (t == ";"
+                            || (t == "+" && words.last().is_some_and(|w: &Word| w.text == "{}")))
+                    {
+                        terminated = true;
+                        break;
+                    }
+                    words.push(Word {
+                        text: t.clone(),
+                        dynamic: !seg.is_static(j) || t == "{}",
+                        glob: false,
+                    });
+                    j += 1;
+                }
+                if !terminated {
+                    self.opaque("find_exec_unterminated", &seg.argv[i..].join(" "));
+                }
+                if !words.is_empty() {
+                    let mut f = frame.with_context(Context::FindExec);
+                    let mut fw = seg.wrappers.clone();
+                    fw.push(Wrapper {
+                        name: "find -exec".into(),
+                        argv: seg.argv[..=i].to_vec(),
+                    });
+                    f.wrappers = Rc::new(fw);
+                    f.env = Rc::new(seg.env.clone());
+                    f.redirects = Rc::new(seg.redirections.clone());
+                    f.runtime_args = true;
+                    f.chdir = seg.chdir.clone();
+                    f.pipeline = seg.pipeline;
+                    self.emit(words, Vec::new(), Vec::new(), &f, depth + 1, sd);
+                }
+                i = j + 1;
+            } else {
+                i += 1;
+            }
+        }
+    }
+}
+
+/// Lexically normalise an absolute path: collapse `//` and `/./`; `None` if it contains `..`.
+fn normalize_abs(p: &str) -> Option<String> {
+    let mut parts = Vec::new();
+    for c in p.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => return None,
+            c => parts.push(c),
+        }
+    }
+    Some(format!("/{}", parts.join("/")))
+}
+
+/// Remove backslash escapes from an unquoted word; detect unquoted glob/brace characters.
+fn unescape_word(raw: &str) -> Word {
+    let mut w = Word::default();
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('\n') | None => {}
+                Some(n) => w.text.push(n),
+            },
+            '*' | '?' | '[' | '{' | '}' => {
+                w.glob = true;
+                w.text.push(c);
+            }
+            _ => w.text.push(c),
+        }
+    }
+    w
+}
+
+/// Remove the escapes that are special inside double quotes.
+fn unescape_dquote(s: &str) -> String {
+    if !s.contains('\\') {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.peek() {
+                Some('$' | '`' | '"' | '\\') => {
+                    out.push(chars.next().unwrap_or('\\'));
+                }
+                Some('\n') => {
+                    chars.next();
+                }
+                _ => out.push('\\'),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Decode the body of a `$'…'` string. `None` when an escape is not understood.
+fn decode_ansi_c(s: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let e = chars.next()?;
+        let push_code = |out: &mut String, v: u32| -> Option<()> {
+            out.push(char::from_u32(v)?);
+            Some(())
+        };
+        match e {
+            'a' => out.push('\x07'),
+            'b' => out.push('\x08'),
+            'e' | 'E' => out.push('\x1b'),
+            'f' => out.push('\x0c'),
+            'n' => out.push('\n'),
+            'r' => out.push('\r'),
+            't' => out.push('\t'),
+            'v' => out.push('\x0b'),
+            '\\' | '\'' | '"' | '?' => out.push(e),
+            '0'..='7' => {
+                let mut v = e.to_digit(8)?;
+                for _ in 0..2 {
+                    match chars.peek().and_then(|c| c.to_digit(8)) {
+                        Some(d) => {
+                            v = v * 8 + d;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                push_code(&mut out, v & 0xff)?;
+            }
+            'x' | 'u' | 'U' => {
+                let max = match e {
+                    'x' => 2,
+                    'u' => 4,
+                    _ => 8,
+                };
+                let mut v = 0u32;
+                let mut n = 0;
+                while n < max {
+                    match chars.peek().and_then(|c| c.to_digit(16)) {
+                        Some(d) => {
+                            v = v.checked_mul(16)? + d;
+                            chars.next();
+                            n += 1;
+                        }
+                        None => break,
+                    }
+                }
+                if n == 0 {
+                    return None;
+                }
+                push_code(&mut out, v)?;
+            }
+            'c' => {
+                let c = chars.next()?;
+                push_code(&mut out, (c as u32) & 0x1f)?;
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg_argvs(p: &ParsedCommand) -> Vec<Vec<String>> {
+        p.segments.iter().map(|s| s.argv.clone()).collect()
+    }
+
+    #[test]
+    fn quoting_and_concatenation() {
+        let p = parse_script(r#"'r''m' -rf /; "git" status; r\m x; $'\x72m' y"#);
+        assert_eq!(
+            seg_argvs(&p),
+            vec![
+                vec!["rm", "-rf", "/"],
+                vec!["git", "status"],
+                vec!["rm", "x"],
+                vec!["rm", "y"]
+            ]
+        );
+        assert!(!p.is_opaque(), "{:?}", p.opaque);
+    }
+
+    #[test]
+    fn shell_c_flag_forms() {
+        for argv in [
+            vec!["bash", "-c", "ls && pwd"],
+            vec!["/bin/bash", "-lc", "ls && pwd"],
+            vec!["sh", "-euc", "ls && pwd"],
+            vec!["zsh", "-l", "-c", "ls && pwd"],
+            vec!["dash", "-o", "errexit", "-c", "ls && pwd"],
+        ] {
+            let argv: Vec<String> = argv.into_iter().map(String::from).collect();
+            let p = parse_command(&argv);
+            assert_eq!(seg_argvs(&p), vec![vec!["ls"], vec!["pwd"]], "{argv:?}");
+            assert_eq!(p.segments[0].wrappers.len(), 1);
+        }
+    }
+
+    #[test]
+    fn wrappers_are_recorded() {
+        let p = parse_script("env -i FOO=1 timeout 5 nice -n 10 nohup git status");
+        assert_eq!(seg_argvs(&p), vec![vec!["git", "status"]]);
+        let names: Vec<_> = p.segments[0]
+            .wrappers
+            .iter()
+            .map(|w| w.name.as_str())
+            .collect();
+        assert_eq!(names, ["env", "timeout", "nice", "nohup"]);
+        assert_eq!(p.segments[0].env[0].name, "FOO");
+    }
+
+    #[test]
+    fn find_exec_extracts_inner() {
+        let p = parse_script(r"find . -name x -exec rm -rf {} \;");
+        assert_eq!(p.segments.len(), 2);
+        assert_eq!(p.segments[1].argv, ["rm", "-rf", "{}"]);
+        assert!(p.segments[1].runtime_args);
+    }
+
+    #[test]
+    fn ansi_c_decoding() {
+        assert_eq!(decode_ansi_c(r"\x72\155\u0041").as_deref(), Some("rmA"));
+        assert_eq!(decode_ansi_c(r"\q"), None);
+    }
+}

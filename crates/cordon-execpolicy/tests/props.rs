@@ -1,0 +1,132 @@
+//! Property smoke tests (R-A2): evaluation never panics, records are consistent, and a
+//! command substitution can never be allowed.
+
+use cordon_execpolicy::{Decision, EvalContext, Policy, ProgramKind};
+use proptest::prelude::*;
+
+fn check_invariants(rec: &cordon_execpolicy::DecisionRecord) -> Result<(), TestCaseError> {
+    let worst = rec.segments.iter().map(|s| s.decision).max();
+    let opaque = !rec.opaque.is_empty();
+    // Either fully parsed (no opaque construct, every program statically known) or opaque.
+    if !opaque {
+        prop_assert!(rec
+            .segments
+            .iter()
+            .all(|s| s.segment.program.kind != ProgramKind::Dynamic));
+    }
+    match rec.decision {
+        Decision::Allow => {
+            prop_assert!(!opaque);
+            prop_assert!(!rec.segments.is_empty());
+            prop_assert_eq!(worst, Some(Decision::Allow));
+        }
+        Decision::Forbid => prop_assert_eq!(worst, Some(Decision::Forbid)),
+        Decision::Ask => prop_assert!(worst != Some(Decision::Forbid)),
+    }
+    if rec.sandbox.bypass {
+        prop_assert_eq!(rec.decision, Decision::Allow);
+    }
+    prop_assert!(rec.decision != Decision::Forbid || rec.suggested_rule.is_none());
+    prop_assert!(!opaque || rec.suggested_rule.is_none());
+    let json = rec.to_json();
+    prop_assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok());
+    let _ = rec.render_text();
+    Ok(())
+}
+
+fn policy() -> Policy {
+    Policy::from_toml_str(include_str!("fixtures/rules.toml"), "rules.toml").unwrap()
+}
+
+/// Shell-flavoured text without single quotes, backslashes, `#` and `<` (the ways `$(` can be
+/// literal text: quoting, escaping, comments, quoted heredocs).
+const SHELLISH: &str = "[a-z0-9 $(){}`\"|&;>=*.~/\n-]{0,40}";
+
+/// Scripts built from known-safe commands and shell punctuation, so that the only thing
+/// standing between them and `allow` is the substitution.
+fn safe_tokens() -> impl Strategy<Value = String> {
+    let tok = prop::sample::select(vec![
+        "ls",
+        "echo x",
+        "cat f",
+        "true",
+        "pwd",
+        "wc -l",
+        "git status",
+        "cargo test",
+        " ",
+        " | ",
+        " && ",
+        " || ",
+        "; ",
+        "\n",
+        "\"",
+        "(",
+        ")",
+        "{ ",
+        "; }",
+        "$(",
+        "`",
+        ")",
+        "$x",
+        "a b",
+    ]);
+    prop::collection::vec(tok, 0..8).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_scripts_never_panic(s in any::<String>()) {
+        let rec = policy().evaluate_script(&s, &EvalContext::default());
+        check_invariants(&rec)?;
+    }
+
+    #[test]
+    fn shellish_scripts_never_panic(s in "[a-z $(){}\\[\\]`'\"|&;<>=*.~/\\\\\n#!-]{0,80}") {
+        let rec = policy().evaluate_script(&s, &EvalContext::default());
+        check_invariants(&rec)?;
+    }
+
+    #[test]
+    fn arbitrary_argv_never_panics(argv in proptest::collection::vec(any::<String>(), 0..6)) {
+        let rec = policy().evaluate(&argv, &EvalContext::default());
+        check_invariants(&rec)?;
+    }
+
+    #[test]
+    fn bash_c_scripts_never_panic(s in "[a-z $(){}`'\"|&;<>=*.~/\\\\\n-]{0,60}") {
+        let argv = vec!["bash".to_string(), "-lc".to_string(), s];
+        let rec = policy().evaluate(&argv, &EvalContext::default());
+        check_invariants(&rec)?;
+    }
+
+    #[test]
+    fn command_substitution_is_never_allowed(a in SHELLISH, b in SHELLISH) {
+        let s = format!("{a}$({b}");
+        let rec = policy().evaluate_script(&s, &EvalContext::default());
+        prop_assert!(rec.decision != Decision::Allow, "{:?} allowed:\n{}", s, rec.render_text());
+        let argv = vec!["bash".to_string(), "-c".to_string(), s.clone()];
+        let rec = policy().evaluate(&argv, &EvalContext::default());
+        prop_assert!(rec.decision != Decision::Allow, "bash -c {:?} allowed", s);
+    }
+
+    #[test]
+    fn substitution_among_safe_commands_is_never_allowed(a in safe_tokens(), b in safe_tokens(), c in safe_tokens()) {
+        let s = format!("{a}$({b}{c}");
+        let rec = policy().evaluate_script(&s, &EvalContext::default());
+        prop_assert!(rec.decision != Decision::Allow, "{:?} allowed:\n{}", s, rec.render_text());
+        let s = format!("{a}`{b}`{c}");
+        let rec = policy().evaluate_script(&s, &EvalContext::default());
+        prop_assert!(rec.decision != Decision::Allow, "{:?} allowed:\n{}", s, rec.render_text());
+    }
+
+    #[test]
+    fn safe_commands_with_substitution_are_not_allowed(cmd in "(ls|cat|echo|git status|cargo test)", inner in "[a-z ]{0,10}") {
+        let s = format!("{cmd} $({inner})");
+        let rec = policy().evaluate_script(&s, &EvalContext::default());
+        prop_assert!(rec.decision != Decision::Allow);
+        prop_assert!(!rec.opaque.is_empty());
+    }
+}
