@@ -136,6 +136,7 @@
 
 #![warn(missing_docs)]
 
+pub mod approval;
 mod decision;
 mod error;
 mod knowledge;
@@ -143,6 +144,7 @@ mod model;
 pub mod parse;
 mod rules;
 
+pub use approval::{gate, ApprovalMode, Gate};
 pub use decision::{
     Basis, DecisionRecord, EvalContext, MatchedRule, SandboxVerdict, SegmentRecord, SuggestedRule,
 };

@@ -1338,7 +1338,19 @@ impl<'o> Builder<'o> {
             };
         }
         match kind(node) {
-            "word" => unescape_word(raw),
+            "word" => {
+                if has_unparsed_expansion(raw) {
+                    // The grammar left an expansion as plain text (e.g. x``ls): bash would
+                    // still expand it, so its effect is not statically known.
+                    self.opaque("unparsed_expansion", raw);
+                    return Word {
+                        text: raw.to_string(),
+                        dynamic: true,
+                        glob: false,
+                    };
+                }
+                unescape_word(raw)
+            }
             "raw_string" => Word::lit(
                 raw.strip_prefix('\'')
                     .and_then(|s| s.strip_suffix('\''))
@@ -1373,7 +1385,13 @@ impl<'o> Builder<'o> {
                 let mut w = Word::default();
                 for ch in children(node) {
                     if !ch.is_named() {
-                        w.text.push_str(node_text(src, ch));
+                        let t = node_text(src, ch);
+                        if has_unparsed_expansion(t) {
+                            // An anonymous token such as an empty `` pair: bash expands it.
+                            self.opaque("unparsed_expansion", t);
+                            w.dynamic = true;
+                        }
+                        w.text.push_str(t);
                         continue;
                     }
                     let p = self.word(src, ch, pending, depth + 1);
@@ -1467,7 +1485,14 @@ impl<'o> Builder<'o> {
                 }
             }
             match kind(ch) {
-                "string_content" => w.text.push_str(&unescape_dquote(node_text(src, ch))),
+                "string_content" => {
+                    let t = node_text(src, ch);
+                    if has_unparsed_expansion(t) {
+                        self.opaque("unparsed_expansion", t);
+                        w.dynamic = true;
+                    }
+                    w.text.push_str(&unescape_dquote(t))
+                }
                 _ if ch.is_named() => {
                     let p = self.word(src, ch, pending, depth + 1);
                     w.text.push_str(&p.text);
@@ -2124,6 +2149,29 @@ fn normalize_abs(p: &str) -> Option<String> {
 }
 
 /// Remove backslash escapes from an unquoted word; detect unquoted glob/brace characters.
+/// Whether literal text still holds an unescaped backtick or a `$` that starts an
+/// expansion (`$(`, `${`, `$name`, `$1`, `$?`, …): text the grammar did not turn into an
+/// expansion node although bash would expand it.
+fn has_unparsed_expansion(raw: &str) -> bool {
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '`' => return true,
+            '$' => match chars.peek() {
+                Some(n) if n.is_ascii_alphanumeric() || "({_?!#$@*-'\"".contains(*n) => {
+                    return true
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    false
+}
+
 fn unescape_word(raw: &str) -> Word {
     let mut w = Word::default();
     let mut chars = raw.chars();

@@ -21,7 +21,7 @@ pub mod run;
 pub mod seatbelt;
 
 #[cfg(unix)]
-pub use run::restore_default_sigpipe;
+pub use run::{exec_replace, restore_default_sigpipe};
 pub use run::{run, RunStatus};
 
 use cordon_policy::env::scrub_env;
@@ -188,13 +188,29 @@ impl SandboxManager {
     /// A manager for this host: probes the kernel (Linux) once. The helper defaults to
     /// the current executable, which must dispatch [`linux::HELPER_SUBCOMMAND`] to
     /// [`linux::helper_main`] (the `cordon` CLI does).
+    ///
+    /// Uses the fast probe (no process is created; user-namespace support is read from
+    /// sysctls). The helper learns the real answer from its own `clone` and refuses (or
+    /// falls back to a rung that still gives every guarantee) if it differs. Use
+    /// [`SandboxManager::for_host_thorough`] where an accurate report matters more than
+    /// start-up time (`cordon status`).
     pub fn for_host() -> SandboxManager {
         SandboxManager {
             os: Os::current(),
             options: PlatformOptions::default(),
             helper_exe: std::env::current_exe().ok(),
             #[cfg(target_os = "linux")]
+            features: linux::probe_fast(),
+        }
+    }
+
+    /// Like [`SandboxManager::for_host`], but probes user namespaces by really creating one
+    /// in a short-lived child process.
+    pub fn for_host_thorough() -> SandboxManager {
+        SandboxManager {
+            #[cfg(target_os = "linux")]
             features: linux::probe(),
+            ..SandboxManager::for_host()
         }
     }
 

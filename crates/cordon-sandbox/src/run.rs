@@ -65,6 +65,19 @@ pub fn run(exec: &ExecRequest) -> io::Result<RunStatus> {
     Ok(RunStatus::from_status(status?))
 }
 
+/// Replaces the current process with `exec` (program, args, cwd, exactly `exec.env`).
+/// Returns only on failure, with the error (`NotFound` → 127, `PermissionDenied` → 126).
+#[cfg(unix)]
+pub fn exec_replace(exec: &ExecRequest) -> io::Error {
+    use std::os::unix::process::CommandExt;
+    Command::new(&exec.program)
+        .args(&exec.args)
+        .current_dir(&exec.cwd)
+        .env_clear()
+        .envs(exec.env.iter().map(|(k, v)| (k, v)))
+        .exec()
+}
+
 #[cfg(unix)]
 fn forward_signals(pid: u32) -> Option<signal_hook::iterator::Handle> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};

@@ -29,6 +29,9 @@ pub enum Command {
     Run(RunArgs),
     /// Show what this host can enforce and the sandbox status of the active profile.
     Status(StatusArgs),
+    /// Decide allow / ask / forbid for a command without running it: parse it (bash -c
+    /// scripts included), match the rules, and print the decision record.
+    Check(CheckArgs),
     /// List the built-in and configured profiles.
     Profiles(ProfileArgs),
     /// Print the environment_context XML the model is given: its limits, rendered from the
@@ -106,6 +109,15 @@ pub struct RunArgs {
     /// Sandbox preference: auto (from the profile), require, forbid.
     #[arg(long, value_enum, default_value_t)]
     pub sandbox: SandboxArg,
+    #[command(flatten)]
+    pub rules: RulesArgs,
+    /// Approval mode (R-A5): untrusted, on-request, on-failure, never, bypass.
+    #[arg(long, value_enum, default_value_t = ApprovalArg::OnRequest)]
+    pub approval_mode: ApprovalArg,
+    /// Approve a command the exec policy would ask about (there is no interactive prompt
+    /// yet, so without --yes an `ask` is refused with the reason).
+    #[arg(short = 'y', long)]
+    pub yes: bool,
     /// Print the ExecRequest (program, args, cwd, env names, backend, what is applied)
     /// without running anything. With --json, as JSON on stdout.
     #[arg(long)]
@@ -134,9 +146,9 @@ pub struct ContextArgs {
     /// Sandbox preference: auto (from the profile), require, forbid.
     #[arg(long, value_enum, default_value_t)]
     pub sandbox: SandboxArg,
-    /// Approval mode shown to the model.
-    #[arg(long, default_value = cordon_policy::DEFAULT_APPROVAL_MODE)]
-    pub approval_mode: String,
+    /// Approval mode shown to the model (R-A5).
+    #[arg(long, value_enum, default_value_t = ApprovalArg::OnRequest)]
+    pub approval_mode: ApprovalArg,
 }
 
 /// `cordon explain`.
@@ -150,4 +162,53 @@ pub struct ExplainArgs {
     /// Paths to explain (absolute or relative to the cwd).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+}
+
+/// Exec-policy rule sources (shared by `run` and `check`).
+#[derive(Debug, Clone, Args)]
+pub struct RulesArgs {
+    /// Extra exec-policy rules file (TOML with `[[rules]]`), in addition to the config
+    /// file's rules (repeatable).
+    #[arg(long = "rules", value_name = "FILE")]
+    pub rules: Vec<PathBuf>,
+}
+
+/// `--approval-mode` values (R-A5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApprovalArg {
+    /// Ask for anything not known-safe.
+    Untrusted,
+    /// Run sandboxed; ask when a rule or a dangerous finding says so.
+    OnRequest,
+    /// Run sandboxed; ask only to escalate.
+    OnFailure,
+    /// Never ask: what would be asked is refused.
+    Never,
+    /// No approvals (no isolation of its own; forbid still refuses).
+    Bypass,
+}
+
+impl From<ApprovalArg> for cordon_execpolicy::ApprovalMode {
+    fn from(a: ApprovalArg) -> Self {
+        use cordon_execpolicy::ApprovalMode as M;
+        match a {
+            ApprovalArg::Untrusted => M::Untrusted,
+            ApprovalArg::OnRequest => M::OnRequest,
+            ApprovalArg::OnFailure => M::OnFailure,
+            ApprovalArg::Never => M::Never,
+            ApprovalArg::Bypass => M::Bypass,
+        }
+    }
+}
+
+/// `cordon check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+    #[command(flatten)]
+    pub rules: RulesArgs,
+    /// The command and its arguments (after `--`), e.g. `-- bash -lc "make && make test"`.
+    #[arg(required = true, last = true, value_name = "CMD")]
+    pub command: Vec<String>,
 }

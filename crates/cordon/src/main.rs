@@ -5,6 +5,7 @@
 
 mod cli;
 mod cmd;
+mod exec_rules;
 mod profile_args;
 
 use clap::Parser;

@@ -33,7 +33,12 @@ pub fn context(args: ContextArgs) -> Result<i32> {
     };
     println!(
         "{}",
-        environment_context(&resolved, &status, backend, &args.approval_mode)
+        environment_context(
+            &resolved,
+            &status,
+            backend,
+            cordon_execpolicy::ApprovalMode::from(args.approval_mode).as_str()
+        )
     );
     Ok(0)
 }

@@ -13,7 +13,7 @@ pub fn explain(args: ExplainArgs) -> Result<i32> {
     let mut req = CommandRequest::new(vec!["true".into()], cwd.clone(), chosen.profile);
     req.preference = preference(args.sandbox);
     req.profile_files = chosen.files;
-    let manager = SandboxManager::for_host();
+    let manager = SandboxManager::for_host_thorough();
     let selection = manager.select(&req);
     let resolved = resolve(&req.profile, &req.resolve_context(), &HostFs)?;
     let prepared = if selection.requested.value && selection.available.value {

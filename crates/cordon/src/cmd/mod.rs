@@ -3,6 +3,7 @@
 use crate::cli::{Cli, Command};
 use anyhow::Result;
 
+mod check;
 mod context;
 mod explain;
 mod profiles;
@@ -14,6 +15,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Run(a) => run::run(a),
         Command::Status(a) => status::status(a),
+        Command::Check(a) => check::check(a),
         Command::Profiles(a) => profiles::profiles(a),
         Command::Context(a) => context::context(a),
         Command::Explain(a) => explain::explain(a),

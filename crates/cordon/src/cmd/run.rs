@@ -1,9 +1,12 @@
 //! `cordon run`: decide, wrap, run, report.
 
 use crate::cli::RunArgs;
+use crate::exec_rules;
 use crate::profile_args::{choose, preference};
 use crate::{EXIT_CANNOT_EXECUTE, EXIT_CORDON, EXIT_NOT_FOUND};
 use anyhow::{Context, Result};
+use cordon_execpolicy::{gate, ApprovalMode, Gate};
+use cordon_policy::SandboxPreference;
 use cordon_sandbox::{run as spawn, CommandRequest, SandboxManager, TransformError};
 use serde_json::json;
 
@@ -11,39 +14,64 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let chosen = choose(&args.profile)?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let overlay = chosen.overlay.clone();
+    let json = args.profile.json;
+    let mode = ApprovalMode::from(args.approval_mode);
+
+    // Exec policy first (R-A2..R-A4): it may forbid, ask, or let a rule bypass the sandbox.
+    let policy = exec_rules::load(chosen.config.as_ref(), &args.rules)?;
+    let record = exec_rules::evaluate(&policy, &args.command, &chosen.profile)?;
+
     let mut req = CommandRequest::new(args.command.clone(), cwd, chosen.profile);
     req.preference = preference(args.sandbox);
+    if record.sandbox.bypass && req.preference == SandboxPreference::Auto {
+        tracing::info!(reason = %record.sandbox.reason, "sandbox bypassed by exec-policy rule");
+        req.preference = SandboxPreference::Forbid;
+    }
     req.profile_files = chosen.files;
     req.allow_unconfined = args.allow_unconfined;
-    let json = args.profile.json;
+
+    let refuse = |reason: String, status: serde_json::Value| -> Result<i32> {
+        if json {
+            eprintln!(
+                "{}",
+                json!({"outcome": "refused", "reason": reason, "status": status,
+                       "exec_policy": serde_json::to_value(&record)?, "exit_code": EXIT_CORDON})
+            );
+        }
+        eprintln!("cordon: {reason}");
+        Ok(EXIT_CORDON as i32)
+    };
 
     let manager = SandboxManager::for_host();
     let exec = match manager.transform(&req) {
         Ok(e) => e,
         Err(e) => {
-            if json {
-                let status = match &e {
-                    TransformError::Refused { status, .. } => serde_json::to_value(status)?,
-                    _ => serde_json::Value::Null,
-                };
-                eprintln!(
-                    "{}",
-                    json!({"outcome": "refused", "reason": e.to_string(), "status": status, "exit_code": EXIT_CORDON})
-                );
-            }
-            eprintln!("cordon: {e}");
-            return Ok(EXIT_CORDON as i32);
+            let status = match &e {
+                TransformError::Refused { status, .. } => serde_json::to_value(status)?,
+                _ => serde_json::Value::Null,
+            };
+            return refuse(e.to_string(), status);
         }
     };
+    let gate = gate(&record, mode, args.yes);
     if args.dry_run {
-        print_dry_run(&exec, overlay.as_ref(), json)?;
+        print_dry_run(&exec, overlay.as_ref(), &gate, json)?;
         return Ok(0);
+    }
+    if let Gate::Refuse { reason } = &gate {
+        return refuse(reason.clone(), serde_json::to_value(&exec.status)?);
     }
     if let Some(reason) = &exec.unconfined_reason {
         tracing::warn!(reason = %reason, "running unconfined by explicit opt-in");
         eprintln!("cordon: warning: running UNCONFINED (explicit opt-in): {reason}");
     }
     tracing::debug!(backend = %exec.backend, applied = ?exec.applied, "running");
+    if !json {
+        // Nothing to report afterwards: become the command (or the helper) directly, so
+        // signals, the exit status and the process tree need no relaying.
+        let e = cordon_sandbox::exec_replace(&exec);
+        return Ok(spawn_error(&exec, &e));
+    }
     let outcome = spawn(&exec);
     let (code, outcome_name) = match &outcome {
         Ok(st) => {
@@ -57,47 +85,56 @@ pub fn run(args: RunArgs) -> Result<i32> {
                 },
             )
         }
-        Err(e) => {
-            let code = match e.kind() {
-                std::io::ErrorKind::NotFound => EXIT_NOT_FOUND,
-                std::io::ErrorKind::PermissionDenied => EXIT_CANNOT_EXECUTE,
-                _ => EXIT_CORDON,
-            };
-            eprintln!("cordon: {}: {e}", exec.program);
-            (code as i32, "refused")
-        }
+        Err(e) => (spawn_error(&exec, e), "refused"),
     };
-    if json {
-        eprintln!(
-            "{}",
-            json!({
-                "outcome": outcome_name,
-                "exit_code": code,
-                "signal": outcome.as_ref().ok().and_then(|s| s.signal),
-                "backend": exec.backend,
-                "applied": exec.applied,
-                "env_dropped": exec.env_dropped,
-                "status": exec.status,
-                "unconfined_reason": exec.unconfined_reason,
-            })
-        );
-    }
+    eprintln!(
+        "{}",
+        json!({
+            "outcome": outcome_name,
+            "exit_code": code,
+            "signal": outcome.as_ref().ok().and_then(|s| s.signal),
+            "backend": exec.backend,
+            "applied": exec.applied,
+            "env_dropped": exec.env_dropped,
+            "status": exec.status,
+            "unconfined_reason": exec.unconfined_reason,
+            "exec_policy": {"decision": record.decision, "reason": record.reason, "gate": gate},
+        })
+    );
     Ok(code)
+}
+
+/// Reports a failure to start `exec` and returns the exit code: 127 not found, 126 cannot
+/// execute, else 125.
+fn spawn_error(exec: &cordon_sandbox::ExecRequest, e: &std::io::Error) -> i32 {
+    let code = match e.kind() {
+        std::io::ErrorKind::NotFound => EXIT_NOT_FOUND,
+        std::io::ErrorKind::PermissionDenied => EXIT_CANNOT_EXECUTE,
+        _ => EXIT_CORDON,
+    };
+    eprintln!("cordon: {}: {e}", exec.program);
+    code as i32
 }
 
 /// `--dry-run`: the ExecRequest as text or JSON, nothing executed (R-T5).
 fn print_dry_run(
     exec: &cordon_sandbox::ExecRequest,
     overlay: Option<&cordon_policy::AdditionalPermissions>,
+    gate: &Gate,
     json: bool,
 ) -> Result<()> {
     if json {
         let mut v = serde_json::to_value(exec)?;
         v["additional_permissions"] = serde_json::to_value(overlay)?;
+        v["approval"] = serde_json::to_value(gate)?;
         // Values of the environment stay out of the report; names are enough to review.
         v["env"] = json!(exec.env.iter().map(|(k, _)| k).collect::<Vec<_>>());
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
+    }
+    match gate {
+        Gate::Run { reason } => println!("approval: would run ({reason})"),
+        Gate::Refuse { reason } => println!("approval: would REFUSE: {reason}"),
     }
     println!("backend:  {}", exec.backend);
     println!("program:  {}", exec.program);

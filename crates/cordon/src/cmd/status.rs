@@ -13,7 +13,7 @@ pub fn status(args: StatusArgs) -> Result<i32> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let mut req = CommandRequest::new(vec!["true".into()], cwd, chosen.profile.clone());
     req.profile_files = chosen.files.clone();
-    let manager = SandboxManager::for_host();
+    let manager = SandboxManager::for_host_thorough();
     let selection = manager.select(&req);
     let resolved = resolve(&req.profile, &req.resolve_context(), &HostFs)?;
     let prepared = if selection.requested.value && selection.available.value {

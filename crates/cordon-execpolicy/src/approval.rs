@@ -1,0 +1,184 @@
+//! Approval modes (R-A5) and the gate that combines an exec-policy decision with the mode
+//! and the sandbox state (R-A1: the dimensions are decided separately, then combined).
+//!
+//! | decision | why | `untrusted` | `on-request` / `on-failure` | `never` | `bypass` |
+//! |---|---|---|---|---|---|
+//! | forbid | any | refuse | refuse | refuse | refuse |
+//! | allow | rule / known-safe | run | run | run | run |
+//! | ask | a rule says ask, or a dangerous finding | approval | approval | refuse | run |
+//! | ask | unknown, opaque, or capped (redirect, …) | approval | run | run | run |
+//!
+//! Outside `untrusted`, a command nobody has a rule for runs: with the profile's sandbox
+//! when it has one, and unconfined only where the user chose that explicitly (a `disabled`
+//! profile, `--sandbox forbid`, `--allow-unconfined`).
+//!
+//! "approval" = run only if the caller pre-approved (`--yes`); without an interactive
+//! prompt (R-A6) an unanswered approval is a refusal with the reason.
+
+use crate::{Basis, Decision, DecisionRecord};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Approval mode (R-A5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalMode {
+    /// Ask for anything that is not known-safe or allowed by a rule.
+    Untrusted,
+    /// Run sandboxed without asking; ask when a rule or a finding says so.
+    #[default]
+    OnRequest,
+    /// Run sandboxed; ask only to escalate (here: like `on-request`).
+    OnFailure,
+    /// Never ask: what would be asked is refused (sandboxed unknown commands still run).
+    Never,
+    /// No approvals at all. Creates no isolation of its own and is shown as such; `forbid`
+    /// still refuses.
+    Bypass,
+}
+
+impl ApprovalMode {
+    /// The kebab-case name (`on-request`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalMode::Untrusted => "untrusted",
+            ApprovalMode::OnRequest => "on-request",
+            ApprovalMode::OnFailure => "on-failure",
+            ApprovalMode::Never => "never",
+            ApprovalMode::Bypass => "bypass",
+        }
+    }
+}
+
+impl fmt::Display for ApprovalMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The gate's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "verdict", rename_all = "kebab-case")]
+pub enum Gate {
+    /// Run it.
+    Run {
+        /// Why it may run.
+        reason: String,
+    },
+    /// Do not run it (never started: R-F1 `refused`).
+    Refuse {
+        /// Why, and what to do about it.
+        reason: String,
+    },
+}
+
+/// Whether an `ask` was raised explicitly (a rule or a dangerous finding) rather than by
+/// default (unknown program, opaque script, capped safe command).
+pub fn explicit_ask(record: &DecisionRecord) -> bool {
+    record.segments.iter().any(|s| {
+        s.decision == Decision::Ask
+            && matches!(s.basis, Basis::Rule { .. } | Basis::Dangerous { .. })
+    })
+}
+
+/// Combines the exec-policy `record` with the approval `mode` and whether the caller
+/// pre-approved (`approved`, e.g. `--yes`). See the module table.
+pub fn gate(record: &DecisionRecord, mode: ApprovalMode, approved: bool) -> Gate {
+    let run = |r: &str| Gate::Run {
+        reason: r.to_string(),
+    };
+    match record.decision {
+        Decision::Forbid => {
+            return Gate::Refuse {
+                reason: format!("forbidden by exec policy: {}", record.reason),
+            }
+        }
+        Decision::Allow => return run(&record.reason),
+        Decision::Ask => {}
+    }
+    if mode == ApprovalMode::Bypass {
+        return run("approval mode bypass: no approvals");
+    }
+    let ask = |why: &str| {
+        if approved {
+            run("approved by the caller (--yes)")
+        } else {
+            Gate::Refuse {
+                reason: format!(
+                    "needs approval: {why}; no one can be asked here (R-A6): pass --yes to \
+                     approve it, or add an allow rule"
+                ),
+            }
+        }
+    };
+    if explicit_ask(record) {
+        return match mode {
+            ApprovalMode::Never => Gate::Refuse {
+                reason: format!(
+                    "approval mode never: {} would need approval, so it is refused",
+                    record.reason
+                ),
+            },
+            _ => ask(&record.reason),
+        };
+    }
+    match mode {
+        ApprovalMode::Untrusted => ask(&record.reason),
+        _ => run("no rule asks about it; approval mode does not ask for unknown commands"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{EvalContext, Policy};
+
+    fn rec(cmd: &str, rules: &str) -> DecisionRecord {
+        let p = if rules.is_empty() {
+            Policy::empty()
+        } else {
+            Policy::from_toml_str(rules, "t.toml").unwrap()
+        };
+        p.evaluate_script(cmd, &EvalContext::default())
+    }
+
+    fn runs(g: &Gate) -> bool {
+        matches!(g, Gate::Run { .. })
+    }
+
+    #[test]
+    fn the_table() {
+        use ApprovalMode::*;
+        let safe = rec("git status", "");
+        let unknown = rec("cargo build", "");
+        let danger = rec("git reset --hard", "");
+        let forbid = rec("rm -rf /", "");
+        let ruled = rec(
+            "npm publish",
+            "[[rules]]\npattern = [\"npm\", \"publish\"]\ndecision = \"ask\"\njustification = \"publishes\"\n",
+        );
+        for m in [Untrusted, OnRequest, OnFailure, Never, Bypass] {
+            assert!(runs(&gate(&safe, m, false)), "{m}");
+            assert!(!runs(&gate(&forbid, m, true)), "{m}");
+        }
+        // unknown command: asked only in untrusted mode
+        assert!(!runs(&gate(&unknown, Untrusted, false)));
+        assert!(runs(&gate(&unknown, Untrusted, true)));
+        for m in [OnRequest, OnFailure, Never, Bypass] {
+            assert!(runs(&gate(&unknown, m, false)), "{m}");
+        }
+        // explicit asks need approval in every asking mode; never refuses them
+        for r in [&danger, &ruled] {
+            assert!(!runs(&gate(r, OnRequest, false)));
+            assert!(!runs(&gate(r, Untrusted, false)));
+            assert!(runs(&gate(r, OnRequest, true)));
+            assert!(!runs(&gate(r, Never, true)));
+            assert!(runs(&gate(r, Bypass, false)));
+        }
+        // refusals say what to do
+        match gate(&danger, OnRequest, false) {
+            Gate::Refuse { reason } => assert!(reason.contains("--yes"), "{reason}"),
+            g => panic!("{g:?}"),
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! Loading the exec policy (R-A3) from the config file's `[[rules]]` and `--rules` files,
+//! and evaluating a command against it.
+
+use crate::cli::RulesArgs;
+use anyhow::{Context, Result};
+use cordon_execpolicy::{DecisionRecord, EvalContext, Policy};
+use cordon_policy::{resolve, Config, PermissionProfile};
+use cordon_sandbox::{CommandRequest, HostFs};
+
+/// The merged policy: config rules first, then each `--rules` file. Rule examples are
+/// checked while loading; a failing example is an error naming the rule and file.
+pub fn load(config: Option<&Config>, args: &RulesArgs) -> Result<Policy> {
+    let mut layers = Vec::new();
+    if let Some(c) = config {
+        if let Some(rules) = &c.rules {
+            layers.push(Policy::from_toml_value(
+                rules,
+                &c.path.display().to_string(),
+            )?);
+        }
+    }
+    for f in &args.rules {
+        let text = std::fs::read_to_string(f)
+            .with_context(|| format!("cannot read rules file {}", f.display()))?;
+        layers.push(Policy::from_toml_str(&text, &f.display().to_string())?);
+    }
+    Ok(Policy::merge_layers(layers))
+}
+
+/// Evaluates `argv` for `profile` in the current directory.
+pub fn evaluate(
+    policy: &Policy,
+    argv: &[String],
+    profile: &PermissionProfile,
+) -> Result<DecisionRecord> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let req = CommandRequest::new(argv.to_vec(), cwd.clone(), profile.clone());
+    let ctx = req.resolve_context();
+    // Deny-read entries are only enforced by the sandbox: they block a rule's bypass.
+    let has_deny_read = resolve(profile, &ctx, &HostFs)
+        .map(|r| r.filesystem.has_deny_read())
+        .unwrap_or(true);
+    let mut eval = EvalContext::default()
+        .with_deny_read(has_deny_read)
+        .with_cwd(cwd.to_string_lossy());
+    if let Some(h) = ctx.home {
+        eval = eval.with_home(h.to_string_lossy());
+    }
+    Ok(policy.evaluate(argv, &eval))
+}
