@@ -19,7 +19,7 @@
 //!       <readable path="/usr"/>
 //!       <deny_read path="/home/u/.ssh"/>
 //!     </filesystem>
-//!     <network mode="restricted"/>
+//!     <network mode="restricted" enforced_by="cordon"/>
 //!   </sandbox>
 //!   <sandbox_status requested="true" available="true" enabled="true"/>
 //! </environment_context>
@@ -29,7 +29,9 @@
 //!   `<filesystem mode="unrestricted"/>`, whatever the host can do: the text describes the
 //!   intent that is compiled; whether a sandbox is really applied is the status triple's
 //!   job, so the story never changes with the host.
-//! - `enforced_by` is `cordon` for `managed`, `caller` for `external` profiles.
+//! - `enforced_by` on `<filesystem>` is `cordon` for `managed`, `caller` for `external`
+//!   profiles; on `<network>` it is `cordon` (managed), `caller` (external: R-S1 leaves a
+//!   restricted network to the caller) or `none` (disabled).
 //! - Writable roots carry their protected sub-paths (R-P3) and read-only sub-paths; `spelled`
 //!   is added when a path was reached through a symlink (R-P2, both spellings kept).
 //! - `<sandbox_status>` carries `requested/available/enabled`; when the three values are
@@ -253,8 +255,17 @@ pub fn environment_context(
                         write_filesystem(w, resolved)?;
                         // `managed` network (proxy + allowed domains) arrives with the
                         // proxy; it will add <allowed_domain> children here.
+                        // Who is meant to enforce the network, from the profile kind alone
+                        // (whether it is applied on this host is the status triple's job, so
+                        // the story does not change with the host).
+                        let net_by = match resolved.profile.kind {
+                            ProfileKind::Managed => "cordon",
+                            ProfileKind::External => "caller",
+                            ProfileKind::Disabled => "none",
+                        };
                         w.create_element("network")
                             .with_attribute(("mode", network.as_str()))
+                            .with_attribute(("enforced_by", net_by))
                             .write_empty()?;
                         Ok(())
                     })?;

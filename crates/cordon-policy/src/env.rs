@@ -32,9 +32,19 @@ fn globset(patterns: &[String]) -> GlobSet {
     b.build().unwrap_or_else(|_| GlobSet::empty())
 }
 
+/// Whether a value carries credentials whatever its name: a URL with a password
+/// (`postgres://user:pass@db/x`).
+pub fn value_is_secret(value: &str) -> bool {
+    value.contains("://")
+        && url::Url::parse(value.trim())
+            .ok()
+            .is_some_and(|u| u.password().is_some_and(|p| !p.is_empty()))
+}
+
 /// Applies `policy` to `vars` (R-L4). Names are matched case-insensitively against
-/// `secret_patterns`; a match is dropped unless it also matches `keep`. `set` is applied
-/// last (an explicit value always reaches the child).
+/// `secret_patterns`, and values that are URLs with a password are secrets whatever the
+/// name; a secret is dropped unless its name matches `keep`. `set` is applied last (an
+/// explicit value always reaches the child).
 pub fn scrub_env<I>(policy: &EnvPolicy, vars: I) -> ScrubbedEnv
 where
     I: IntoIterator<Item = (String, String)>,
@@ -46,7 +56,7 @@ where
         if policy.set.contains_key(&k) {
             continue;
         }
-        if secret.is_match(&k) && !keep.is_match(&k) {
+        if (secret.is_match(&k) || value_is_secret(&v)) && !keep.is_match(&k) {
             out.dropped.push(k);
         } else {
             out.kept.push((k, v));
@@ -88,6 +98,28 @@ mod tests {
         let kept: Vec<_> = r.kept.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(kept, ["PATH", "HOME", "LANG"]);
         assert_eq!(r.dropped.len(), 5);
+    }
+
+    /// Names the patterns miss, and values that are secrets whatever the name.
+    #[test]
+    fn odd_names_and_credential_urls() {
+        let p = EnvPolicy::default();
+        let r = scrub_env(
+            &p,
+            [
+                ("GITHUB_PAT", "x"),
+                ("CI_JOB_JWT", "x"),
+                ("SENTRY_DSN", "https://k@o.example/1"),
+                ("SLACK_WEBHOOK_URL", "https://hooks.example/T/B/x"),
+                ("DATABASE_URL", "postgres://u:hunter2@db/x"),
+                ("HOMEPAGE", "https://example.org/"),
+                ("MIRROR_URL", "https://user@example.org/"),
+            ]
+            .map(|(k, v)| (k.to_string(), v.to_string())),
+        );
+        let kept: Vec<_> = r.kept.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(kept, ["HOMEPAGE", "MIRROR_URL"]);
+        assert!(r.dropped.contains(&"DATABASE_URL".to_string()));
     }
 
     #[test]

@@ -25,13 +25,11 @@
 //! (`{ path = "/data", access = "write" }` + `{ path = "/data/secret", access = "deny" }`
 //! asks for `/data` except `/data/secret`).
 
-use crate::paths::{canonicalize_lenient, depth, lexical_normalize, FsView};
+use crate::paths::{canonicalize_lenient, depth, FsView};
 use crate::profile::{
     Access, FilesystemPolicy, FsEntry, NetworkPolicy, PermissionProfile, ProfileKind,
 };
-use crate::resolve::{
-    expand, find_workspace, redirected_out_of_roots, resolve, ResolveContext, ResolveError,
-};
+use crate::resolve::{expand, redirected_out_of_roots, resolve, ResolveContext, ResolveError};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -210,14 +208,7 @@ struct Flat {
 
 /// The canonical cwd's workspace, as [`resolve`] computes it.
 fn workspace_for(ctx: &ResolveContext, fs: &dyn FsView) -> Result<PathBuf, ResolveError> {
-    if !ctx.cwd.is_absolute() {
-        return Err(ResolveError::RelativeCwd(ctx.cwd.clone()));
-    }
-    let cwd_lex = lexical_normalize(&ctx.cwd, Path::new("/"));
-    let cwd = fs
-        .canonicalize(&cwd_lex)
-        .ok_or_else(|| ResolveError::MissingCwd(ctx.cwd.clone()))?;
-    Ok(find_workspace(fs, &cwd))
+    crate::resolve::locate(ctx, fs).map(|l| l.workspace)
 }
 
 fn flatten(

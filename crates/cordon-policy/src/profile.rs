@@ -216,6 +216,11 @@ pub fn default_secret_patterns() -> Vec<String> {
         "*_AUTH_*",
         "*SESSION*",
         "*COOKIE*",
+        "*_PAT",
+        "*JWT*",
+        "*DSN*",
+        "*WEBHOOK*",
+        "*CONNECTION_STRING*",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -266,6 +271,14 @@ pub const CREDENTIAL_STORES: &[&str] = &[
     ".terraform.d/credentials.tfrc.json",
     ".config/op",
     ".local/share/keyrings",
+    ".pgpass",
+    ".my.cnf",
+    ".config/containers/auth.json",
+    ".gem/credentials",
+    ".codex/auth.json",
+    ".claude/.credentials.json",
+    ".bash_history",
+    ".zsh_history",
 ];
 
 fn credential_entries() -> Vec<FsEntry> {

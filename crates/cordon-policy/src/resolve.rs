@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// The facts about the caller's environment that symbolic roots need.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ResolveContext {
     /// The command's working directory (absolute).
     pub cwd: PathBuf,
@@ -19,6 +19,16 @@ pub struct ResolveContext {
     pub tmpdir: Option<PathBuf>,
     /// Profile/config files in use; inside a writable root they are protected (R-P3).
     pub profile_files: Vec<PathBuf>,
+    /// The cwd as the user typed it (`$PWD`), when it names the same directory as `cwd`
+    /// but through a symlink. The workspace is then found along this path, so a symlink
+    /// planted inside a project cannot make its target the next run's workspace.
+    #[serde(default)]
+    pub logical_cwd: Option<PathBuf>,
+    /// The account's home directory from the user database, when it differs from `home`:
+    /// credential stores are hidden under both (R-P5), so an unset or wrong `$HOME` does
+    /// not expose them.
+    #[serde(default)]
+    pub account_home: Option<PathBuf>,
 }
 
 /// The system paths a process needs to start (`:minimal`).
@@ -224,6 +234,22 @@ pub enum ResolveError {
     /// The cwd does not exist.
     #[error("working directory {0:?} does not exist")]
     MissingCwd(PathBuf),
+    /// The workspace would be `/`, a home directory or a directory above one: making it
+    /// writable would expose shell start-up files and cordon's own user config (R-P3).
+    #[error("refusing to make {0} writable as the workspace: it is the root, your home directory or above it; cd into a project directory (or add a `.git`/`.cordon` there), or use --profile read-only")]
+    UnsafeWorkspace(PathBuf),
+    /// An entry has an empty path.
+    #[error("entry {0}: empty path; write `:workspace` for the project root")]
+    EmptyPath(usize),
+    /// A deny entry under `:home`/`~` but no home directory is known, so the credential
+    /// stores cannot be located and hidden (R-P5).
+    #[error("entry {index} ({spelling:?}) hides a path under the home directory, but neither $HOME nor the user database names one; set HOME")]
+    NoHome {
+        /// Entry index.
+        index: usize,
+        /// The spelling.
+        spelling: String,
+    },
     /// An entry uses an unknown symbolic root.
     #[error("entry {index} ({spelling:?}): unknown symbolic root; use one of :workspace, :tmp, :home, :minimal, :root")]
     UnknownRoot {
@@ -250,6 +276,85 @@ pub fn find_workspace(fs: &dyn FsView, cwd: &Path) -> PathBuf {
     }
 }
 
+/// Where a command runs: its canonical cwd and the workspace `:workspace` stands for, with
+/// a note when they were found along the typed path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// Canonical cwd.
+    pub cwd: PathBuf,
+    /// Canonical workspace.
+    pub workspace: PathBuf,
+    /// Set when the cwd was reached through a symlink and the workspace was taken along
+    /// the typed path (`$PWD`).
+    pub note: Option<String>,
+}
+
+/// Finds the canonical cwd and the workspace for `ctx`.
+///
+/// When the cwd was reached through a symlink (`ctx.logical_cwd`, the typed `$PWD`, names
+/// the same directory), the workspace is searched along the typed path: a symlink that a
+/// confined command planted inside a project (`ln -s / rootlink; cd rootlink`) cannot make
+/// its target the next run's workspace. Errors: relative or missing cwd.
+pub fn locate(ctx: &ResolveContext, fs: &dyn FsView) -> Result<Location, ResolveError> {
+    if !ctx.cwd.is_absolute() {
+        return Err(ResolveError::RelativeCwd(ctx.cwd.clone()));
+    }
+    let cwd_lex = lexical_normalize(&ctx.cwd, Path::new("/"));
+    let cwd = fs
+        .canonicalize(&cwd_lex)
+        .ok_or_else(|| ResolveError::MissingCwd(ctx.cwd.clone()))?;
+    let by_target = find_workspace(fs, &cwd);
+    let typed = ctx
+        .logical_cwd
+        .as_ref()
+        .filter(|l| l.is_absolute())
+        .map(|l| lexical_normalize(l, Path::new("/")))
+        .filter(|l| *l != cwd && fs.canonicalize(l).as_ref() == Some(&cwd));
+    if let Some(typed) = typed {
+        let along = find_workspace(fs, &typed);
+        if along != typed || by_target == cwd {
+            let ws = canonicalize_lenient(fs, &along);
+            if ws != by_target {
+                return Ok(Location {
+                    note: Some(format!(
+                        "the cwd {} is reached through a symlink ({}); the workspace is taken along the typed path: {}",
+                        cwd.display(),
+                        typed.display(),
+                        ws.display()
+                    )),
+                    cwd,
+                    workspace: ws,
+                });
+            }
+        }
+    }
+    Ok(Location {
+        cwd,
+        workspace: by_target,
+        note: None,
+    })
+}
+
+/// The home directories to consider: `$HOME` and the account's home, de-duplicated.
+fn homes(ctx: &ResolveContext) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = Vec::new();
+    for h in ctx.home.iter().chain(ctx.account_home.iter()) {
+        let h = lexical_normalize(h, Path::new("/"));
+        if h.is_absolute() && !v.contains(&h) {
+            v.push(h);
+        }
+    }
+    v
+}
+
+/// Whether making `ws` writable would expose a home directory or the whole disk.
+fn unsafe_workspace(ws: &Path, homes: &[PathBuf], fs: &dyn FsView) -> bool {
+    depth(ws) == 0
+        || homes
+            .iter()
+            .any(|h| canonicalize_lenient(fs, h).starts_with(ws) || h.starts_with(ws))
+}
+
 /// Expands one spelling into lexically-normal absolute paths. `Ok(vec![])` means the
 /// root is unavailable here (noted by the caller). `pub(crate)` so overlays
 /// ([`crate::overlay`]) expand spellings exactly as resolution does.
@@ -259,6 +364,39 @@ pub(crate) fn expand(
     ctx: &ResolveContext,
     workspace: &Path,
 ) -> Result<Vec<PathBuf>, ResolveError> {
+    expand_for(spelling, index, ctx, workspace, Access::Read)
+}
+
+/// [`expand`] for an entry of the given access: `:home`/`~` deny entries expand under every
+/// known home (`$HOME` and the account's), so a wrong `$HOME` hides nothing less; `:tmp`
+/// ignores a `$TMPDIR` that is `/`, a home directory or above one, or the workspace or
+/// above it (it would become writable wholesale).
+pub(crate) fn expand_for(
+    spelling: &str,
+    index: usize,
+    ctx: &ResolveContext,
+    workspace: &Path,
+    access: Access,
+) -> Result<Vec<PathBuf>, ResolveError> {
+    if spelling.trim().is_empty() {
+        return Err(ResolveError::EmptyPath(index));
+    }
+    let all_homes = homes(ctx);
+    let home_bases: Vec<PathBuf> = if access == Access::Deny {
+        all_homes.clone()
+    } else {
+        ctx.home.iter().cloned().collect()
+    };
+    let no_home = || {
+        if access == Access::Deny {
+            Err(ResolveError::NoHome {
+                index,
+                spelling: spelling.to_string(),
+            })
+        } else {
+            Ok(vec![])
+        }
+    };
     let (root, rest) = if let Some(s) = spelling.strip_prefix(':') {
         match s.split_once('/') {
             Some((r, rest)) => (Some(r), rest),
@@ -274,21 +412,32 @@ pub(crate) fn expand(
                     .strip_prefix("~/")
                     .or(if spelling == "~" { Some("") } else { None })
             {
-                return Ok(match &ctx.home {
-                    Some(h) => vec![lexical_normalize(&h.join(r), &ctx.cwd)],
-                    None => vec![],
-                });
+                if home_bases.is_empty() {
+                    return no_home();
+                }
+                return Ok(home_bases
+                    .iter()
+                    .map(|h| lexical_normalize(&h.join(r), &ctx.cwd))
+                    .collect());
             }
             return Ok(vec![lexical_normalize(Path::new(spelling), &ctx.cwd)]);
         }
         Some("workspace") => vec![workspace.to_path_buf()],
-        Some("home") => ctx.home.iter().cloned().collect(),
+        Some("home") => {
+            if home_bases.is_empty() {
+                return no_home();
+            }
+            home_bases
+        }
         Some("root") => vec![PathBuf::from("/")],
         Some("tmp") => {
             let mut v = vec![PathBuf::from("/tmp")];
             if let Some(t) = &ctx.tmpdir {
                 let t = lexical_normalize(t, &ctx.cwd);
-                if t != Path::new("/tmp") {
+                let too_wide = depth(&t) == 0
+                    || all_homes.iter().any(|h| h.starts_with(&t))
+                    || workspace.starts_with(&t);
+                if t != Path::new("/tmp") && !too_wide {
                     v.push(t);
                 }
             }
@@ -359,15 +508,13 @@ pub fn resolve(
     ctx: &ResolveContext,
     fs: &dyn FsView,
 ) -> Result<ResolvedProfile, ResolveError> {
-    if !ctx.cwd.is_absolute() {
-        return Err(ResolveError::RelativeCwd(ctx.cwd.clone()));
-    }
-    let cwd_lex = lexical_normalize(&ctx.cwd, Path::new("/"));
-    let cwd = fs
-        .canonicalize(&cwd_lex)
-        .ok_or_else(|| ResolveError::MissingCwd(ctx.cwd.clone()))?;
-    let workspace = find_workspace(fs, &cwd);
-    let mut notes = Vec::new();
+    let Location {
+        cwd,
+        workspace,
+        note,
+    } = locate(ctx, fs)?;
+    let mut notes: Vec<String> = note.into_iter().collect();
+    let all_homes = homes(ctx);
 
     let filesystem = match profile.effective_filesystem() {
         FilesystemPolicy::Unrestricted => ResolvedFilesystem::Unrestricted,
@@ -379,12 +526,18 @@ pub fn resolve(
             let mut out = Vec::new();
             let mut named: Vec<PathBuf> = Vec::new();
             for (index, e) in entries.iter().enumerate() {
-                let paths = expand(&e.path, index, ctx, &workspace)?;
+                let paths = expand_for(&e.path, index, ctx, &workspace, e.access)?;
                 if paths.is_empty() {
                     notes.push(format!(
                         "entry {index} ({:?}) skipped: $HOME is not set",
                         e.path
                     ));
+                }
+                if e.access == Access::Write
+                    && e.path.starts_with(":workspace")
+                    && unsafe_workspace(&workspace, &all_homes, fs)
+                {
+                    return Err(ResolveError::UnsafeWorkspace(workspace));
                 }
                 for spelled in paths {
                     let origin = EntryOrigin::Profile {
@@ -411,7 +564,14 @@ pub fn resolve(
                     .collect();
                 let mut extra = Vec::new();
                 for root in &roots {
-                    protected_for_root(fs, root, &ctx.profile_files, &mut extra);
+                    protected_for_root(
+                        fs,
+                        root,
+                        &ctx.profile_files,
+                        &all_homes,
+                        &mut extra,
+                        &mut notes,
+                    );
                 }
                 let so_far = ResolvedFilesystem::Restricted {
                     default,
@@ -552,24 +712,96 @@ fn pin_protected_ancestors(
     }
 }
 
-/// Whether `gitdir` is a genuine linked-worktree git dir of `worktree`: git keeps a
-/// `gitdir` file there pointing back at the worktree's `.git` file. Without that backlink
-/// a `.git` file (which a confined command may have written) must not make anything
-/// writable.
-fn worktree_backlink_ok(fs: &dyn FsView, gitdir: &Path, dotgit: &Path) -> bool {
-    let Some(back) = fs.read_to_string(&gitdir.join("gitdir")) else {
-        return false;
-    };
-    let back = lexical_normalize(Path::new(back.trim()), gitdir);
-    canonicalize_lenient(fs, &back) == canonicalize_lenient(fs, dotgit)
-        && gitdir.parent().and_then(|p| p.file_name()) == Some(std::ffi::OsStr::new("worktrees"))
+/// The parts of a git dir that run code or redirect git elsewhere (R-P3): hooks, config,
+/// info (attributes select filters), `commondir` (points git at another dir's config and
+/// hooks), `config.worktree`, `modules/` (submodule git dirs with their own hooks and
+/// config) and `worktrees/` (per-worktree `commondir` and config).
+fn protect_git_dir(
+    prot: &dyn Fn(PathBuf, &str) -> ResolvedEntry,
+    gitdir: &Path,
+    out: &mut Vec<ResolvedEntry>,
+) {
+    for (name, why) in [
+        ("hooks", "git hooks run code"),
+        (
+            "config",
+            "git config can run code (core.fsmonitor, aliases, filters)",
+        ),
+        ("info", "git info/attributes selects filters that run code"),
+        (
+            "commondir",
+            "commondir points git at another directory's config and hooks",
+        ),
+        ("config.worktree", "git config can run code"),
+        (
+            "modules",
+            "submodule git dirs have their own hooks and config",
+        ),
+        (
+            "worktrees",
+            "linked worktrees' commondir and config redirect git",
+        ),
+    ] {
+        out.push(prot(gitdir.join(name), why));
+    }
+}
+
+/// Checks that `gitdir` (named by the `.git` file `dotgit` in writable root `root`) is a
+/// genuine linked worktree's git dir and returns its common dir. A confined command can
+/// write a `.git` file and everything inside its own root, so every fact is checked where
+/// it cannot have written: `gitdir` is `<common>/worktrees/<name>`, outside `root`; its
+/// `gitdir` backlink names `dotgit`; `<common>` is a real git dir (`HEAD`, `objects`,
+/// `refs`) outside `root`, and is not `/`, a home directory or above one.
+fn linked_worktree(
+    fs: &dyn FsView,
+    gitdir: &Path,
+    dotgit: &Path,
+    root: &Path,
+    homes: &[PathBuf],
+) -> Result<PathBuf, String> {
+    if gitdir.starts_with(root) {
+        return Err("its git dir lies inside the writable root".into());
+    }
+    let worktrees = gitdir.parent().ok_or("no parent")?;
+    if worktrees.file_name() != Some(std::ffi::OsStr::new("worktrees")) {
+        return Err("its git dir is not <repo>/worktrees/<name>".into());
+    }
+    let common = worktrees.parent().ok_or("no common dir")?.to_path_buf();
+    let back = fs
+        .read_to_string(&gitdir.join("gitdir"))
+        .ok_or("no gitdir backlink")?;
+    let back = canonicalize_lenient(fs, &lexical_normalize(Path::new(back.trim()), gitdir));
+    if back != canonicalize_lenient(fs, dotgit) {
+        return Err("the git dir's backlink names another worktree".into());
+    }
+    if let Some(c) = fs.read_to_string(&gitdir.join("commondir")) {
+        let c = canonicalize_lenient(fs, &lexical_normalize(Path::new(c.trim()), gitdir));
+        if c != common {
+            return Err("its commondir does not name the repository it lives in".into());
+        }
+    }
+    let real_git_dir = fs.kind(&common.join("HEAD")) == Some(FileKind::File)
+        && fs.kind(&common.join("objects")) == Some(FileKind::Dir)
+        && fs.kind(&common.join("refs")) == Some(FileKind::Dir);
+    if !real_git_dir {
+        return Err("its common dir is not a git dir".into());
+    }
+    if common.starts_with(root)
+        || depth(&common) == 0
+        || homes.iter().any(|h| h.starts_with(&common))
+    {
+        return Err("its common dir is inside the root, `/`, or a home directory".into());
+    }
+    Ok(common)
 }
 
 fn protected_for_root(
     fs: &dyn FsView,
     root: &Path,
     profile_files: &[PathBuf],
+    homes: &[PathBuf],
     out: &mut Vec<ResolvedEntry>,
+    notes: &mut Vec<String>,
 ) {
     let prot = |p: PathBuf, reason: &str| {
         entry_for(
@@ -583,54 +815,49 @@ fn protected_for_root(
     };
     let dotgit = root.join(".git");
     match fs.kind(&dotgit) {
-        Some(FileKind::Dir) => {
-            out.push(prot(dotgit.join("hooks"), "git hooks run code"));
-            out.push(prot(
-                dotgit.join("config"),
-                "git config can run code (core.fsmonitor, aliases, filters)",
-            ));
-            out.push(prot(
-                dotgit.join("info"),
-                "git info/attributes selects filters that run code",
-            ));
-        }
+        Some(FileKind::Dir) => protect_git_dir(&prot, &dotgit, out),
         Some(FileKind::File) => {
             out.push(prot(
                 dotgit.clone(),
                 "the .git file decides which git dir is used",
             ));
-            if let Some(gitdir) =
-                read_gitdir_file(fs, &dotgit).filter(|g| worktree_backlink_ok(fs, g, &dotgit))
-            {
-                let common = fs
-                    .read_to_string(&gitdir.join("commondir"))
-                    .map(|c| {
-                        canonicalize_lenient(fs, &lexical_normalize(Path::new(c.trim()), &gitdir))
-                    })
-                    .unwrap_or_else(|| gitdir.clone());
-                for dir in [&gitdir, &common] {
-                    out.push(entry_for(
-                        fs,
-                        dir.clone(),
-                        Access::Write,
-                        EntryOrigin::GitWorktree {
-                            worktree: root.to_path_buf(),
-                        },
-                    ));
-                }
-                out.push(prot(common.join("hooks"), "git hooks run code"));
-                out.push(prot(
-                    common.join("config"),
-                    "git config can run code (core.fsmonitor, aliases, filters)",
-                ));
-                out.push(prot(
-                    common.join("info"),
-                    "git info/attributes selects filters that run code",
-                ));
-                out.push(prot(
-                    gitdir.join("config.worktree"),
-                    "git config can run code",
-                ));
+            match read_gitdir_file(fs, &dotgit) {
+                Some(gitdir) => match linked_worktree(fs, &gitdir, &dotgit, root, homes) {
+                    Ok(common) => {
+                        // Only what `git commit` in the worktree writes: its own git dir
+                        // and the common dir's object store, refs and logs (R-P3).
+                        let mut grants = vec![gitdir.clone()];
+                        grants.extend(["objects", "refs", "logs"].map(|d| common.join(d)));
+                        if fs.kind(&common.join("packed-refs")).is_some() {
+                            grants.push(common.join("packed-refs"));
+                        }
+                        for dir in grants {
+                            out.push(entry_for(
+                                fs,
+                                dir,
+                                Access::Write,
+                                EntryOrigin::GitWorktree {
+                                    worktree: root.to_path_buf(),
+                                },
+                            ));
+                        }
+                        for (f, why) in [
+                            ("config.worktree", "git config can run code"),
+                            ("commondir", "commondir decides which git config and hooks are used"),
+                            ("gitdir", "git's backlink to this worktree"),
+                        ] {
+                            out.push(prot(gitdir.join(f), why));
+                        }
+                    }
+                    Err(why) => notes.push(format!(
+                        "{}: not a usable linked worktree ({why}); its git dir is not made writable",
+                        dotgit.display()
+                    )),
+                },
+                None => notes.push(format!(
+                    "{}: a .git file without a readable `gitdir:` line",
+                    dotgit.display()
+                )),
             }
         }
         None => out.push(prot(
@@ -659,6 +886,7 @@ mod tests {
             home: Some("/home/u".into()),
             tmpdir: None,
             profile_files: vec![],
+            ..Default::default()
         }
     }
 
@@ -783,6 +1011,9 @@ mod tests {
     fn linked_worktree_gets_gitdir_writable_and_hooks_protected() {
         let fs = MemFs::new()
             .dir("/repo/.git/hooks")
+            .dir("/repo/.git/objects")
+            .dir("/repo/.git/refs")
+            .file("/repo/.git/HEAD", "ref: refs/heads/main\n")
             .file("/repo/.git/config", "")
             .file("/repo/.git/worktrees/wt/commondir", "../..\n")
             .file("/repo/.git/worktrees/wt/gitdir", "/wt/.git\n")
@@ -903,6 +1134,163 @@ mod tests {
                 .access,
             Access::Write
         );
+    }
+
+    /// E1: `ln -s / rootlink` planted inside a project, then `cd rootlink && cordon run`:
+    /// the workspace is found along the typed path, never the symlink's target.
+    #[test]
+    fn symlinked_cwd_does_not_move_the_workspace() {
+        let fs = MemFs::new()
+            .dir("/p/.git")
+            .dir("/etc")
+            .symlink("/p/rootlink", "/");
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        let mut c = ctx("/p/rootlink");
+        c.logical_cwd = Some("/p/rootlink".into());
+        let r = resolve(&p, &c, &fs).unwrap();
+        assert_eq!(r.workspace, PathBuf::from("/p"));
+        assert_eq!(r.cwd, PathBuf::from("/"));
+        assert_eq!(
+            r.filesystem.access_for(&fs, Path::new("/etc/x")).access,
+            Access::Read
+        );
+        assert!(
+            r.notes.iter().any(|n| n.contains("symlink")),
+            "{:?}",
+            r.notes
+        );
+        // Without the typed path the target would be the workspace — and `/` is refused.
+        assert!(matches!(
+            resolve(&p, &ctx("/p/rootlink"), &fs),
+            Err(ResolveError::UnsafeWorkspace(_))
+        ));
+    }
+
+    /// E6: a workspace that is `/`, a home directory or above one is refused.
+    #[test]
+    fn home_or_root_as_workspace_is_refused() {
+        let fs = MemFs::new().dir("/home/u/proj/.git").dir("/tmp");
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        for cwd in ["/home/u", "/home", "/"] {
+            assert!(
+                matches!(
+                    resolve(&p, &ctx(cwd), &fs),
+                    Err(ResolveError::UnsafeWorkspace(_))
+                ),
+                "{cwd}"
+            );
+        }
+        // The same cwd is fine for a profile that does not write the workspace.
+        let ro = PermissionProfile::builtin("read-only").unwrap();
+        assert!(resolve(&ro, &ctx("/home/u"), &fs).is_ok());
+        // And a project below home is fine.
+        assert!(resolve(&p, &ctx("/home/u/proj"), &fs).is_ok());
+    }
+
+    /// E2: a worktree structure the command wrote inside its own root is not trusted, nor
+    /// one whose common dir is `/`.
+    #[test]
+    fn self_made_worktree_grants_nothing() {
+        let fs = MemFs::new()
+            .dir("/w/sub/x/worktrees/wt")
+            .file("/w/sub/x/worktrees/wt/gitdir", "/w/sub/.git\n")
+            .file("/w/sub/x/worktrees/wt/commondir", "/\n")
+            .file("/w/sub/.git", "gitdir: x/worktrees/wt\n")
+            .dir("/w/.git")
+            .dir("/etc");
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        let r = resolve(&p, &ctx("/w/sub"), &fs).unwrap();
+        assert_eq!(
+            r.filesystem.access_for(&fs, Path::new("/etc/x")).access,
+            Access::Read
+        );
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains("not a usable linked worktree")),
+            "{:?}",
+            r.notes
+        );
+    }
+
+    /// A `$TMPDIR` of `/` or a home directory does not become writable through `:tmp`.
+    #[test]
+    fn wide_tmpdir_is_ignored() {
+        let fs = fs();
+        let p = restricted(vec![FsEntry::new(":tmp", Access::Write)]);
+        for t in ["/", "/home/u", "/home"] {
+            let mut c = ctx("/home/u/proj");
+            c.tmpdir = Some(t.into());
+            let r = resolve(&p, &c, &fs).unwrap();
+            assert_eq!(
+                r.filesystem
+                    .access_for(&fs, Path::new("/home/u/.bashrc"))
+                    .access,
+                Access::Read,
+                "{t}"
+            );
+        }
+    }
+
+    /// L1: credential stores are hidden under the account's home too (wrong/unset $HOME),
+    /// and with no home at all the profile is refused rather than left unhidden.
+    #[test]
+    fn credential_stores_hidden_under_every_home() {
+        let fs = fs().dir("/root/.ssh");
+        let p = PermissionProfile::builtin("workspace-write").unwrap();
+        let mut c = ctx("/home/u/proj");
+        c.home = Some("/tmp".into());
+        c.account_home = Some("/home/u".into());
+        let r = resolve(&p, &c, &fs).unwrap();
+        assert_eq!(
+            r.filesystem
+                .access_for(&fs, Path::new("/home/u/.ssh/id_rsa"))
+                .access,
+            Access::Deny
+        );
+        assert_eq!(
+            r.filesystem
+                .access_for(&fs, Path::new("/tmp/.ssh/id_rsa"))
+                .access,
+            Access::Deny
+        );
+        c.home = None;
+        c.account_home = None;
+        assert!(matches!(
+            resolve(&p, &c, &fs),
+            Err(ResolveError::NoHome { .. })
+        ));
+    }
+
+    #[test]
+    fn empty_path_is_an_error() {
+        let p = restricted(vec![FsEntry::new("", Access::Write)]);
+        assert_eq!(
+            resolve(&p, &ctx("/home/u/proj"), &fs()),
+            Err(ResolveError::EmptyPath(0))
+        );
+    }
+
+    /// E4: the parts of `.git` that redirect git (commondir, modules, worktrees) are
+    /// protected too, whether or not they exist yet.
+    #[test]
+    fn git_redirects_are_protected() {
+        let fs = fs();
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+        for q in [
+            "commondir",
+            "modules/sub/config",
+            "worktrees/w/commondir",
+            "config.worktree",
+        ] {
+            let q = format!("/home/u/proj/.git/{q}");
+            assert_eq!(
+                r.filesystem.access_for(&fs, Path::new(&q)).access,
+                Access::Read,
+                "{q}"
+            );
+        }
     }
 
     #[test]

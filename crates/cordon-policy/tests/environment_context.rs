@@ -22,6 +22,7 @@ fn ctx() -> ResolveContext {
         home: Some("/home/u".into()),
         tmpdir: None,
         profile_files: vec![],
+        ..Default::default()
     }
 }
 

@@ -11,6 +11,7 @@ fn ctx() -> ResolveContext {
         home: Some("/h".into()),
         tmpdir: None,
         profile_files: vec![],
+        ..Default::default()
     }
 }
 

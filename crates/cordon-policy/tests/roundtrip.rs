@@ -28,6 +28,7 @@ fn resolved() -> ResolvedProfile {
         home: Some("/home/u".into()),
         tmpdir: None,
         profile_files: vec![],
+        ..Default::default()
     };
     resolve(
         &PermissionProfile::builtin("workspace-write").unwrap(),

@@ -59,6 +59,14 @@ pub fn choose(args: &ProfileArgs) -> Result<Chosen> {
             None => (None, vec![]),
         },
     };
+    // The user config decides every later run's profile: keep it read-only whenever it
+    // lies inside a writable root, even when it does not exist yet (R-P3).
+    let mut files = files;
+    if let Some(u) = user_config_path() {
+        if !files.contains(&u) {
+            files.push(u);
+        }
+    }
     let mut profile = select_profile(config.as_ref(), args.profile.as_deref())?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
 

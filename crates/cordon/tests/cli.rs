@@ -602,3 +602,53 @@ fn explain_names_the_decider() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["paths"][0]["access"], "deny", "{v}");
 }
+
+/// A symlink planted inside the project (`ln -s / rootlink`) cannot make its target the
+/// next run's workspace when that run starts in it: the workspace is found along the
+/// typed path ($PWD). Fails if the workspace is taken from the resolved cwd.
+#[test]
+fn symlinked_cwd_does_not_widen_the_workspace() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let outside = p.home.join("outside-dir");
+    std::fs::create_dir(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, p.dir.join("link")).unwrap();
+    let typed = p.dir.join("link");
+    let mut c = cordon(
+        &p,
+        &[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "echo x > planted; echo y > \"$0\"/ok",
+            p.dir.to_str().unwrap(),
+        ],
+    );
+    c.current_dir(&typed).env("PWD", &typed);
+    let o = out(c);
+    assert!(!outside.join("planted").exists(), "{}", text(&o.stderr));
+    assert!(
+        p.dir.join("ok").exists(),
+        "the real workspace stays writable: {}",
+        text(&o.stderr)
+    );
+}
+
+/// Running from the home directory (no project there) does not make home writable.
+#[test]
+fn home_as_workspace_is_refused() {
+    let p = project();
+    let mut c = cordon(&p, &["run", "--", "touch", "ran"]);
+    c.current_dir(&p.home);
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(
+        text(&o.stderr).contains("home directory"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!p.home.join("ran").exists());
+}
