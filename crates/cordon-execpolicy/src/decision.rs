@@ -723,8 +723,11 @@ fn sandbox_verdict(
         bypass: false,
         reason,
     };
+    if decision == Decision::Forbid {
+        return no("the command is forbidden; it does not run at all".into());
+    }
     if decision != Decision::Allow {
-        return no("the command is not allowed by rule; it runs sandboxed if approved".into());
+        return no("the command is not allowed by rule; if it runs, it runs sandboxed".into());
     }
     if opaque {
         return no("the script is opaque".into());

@@ -288,7 +288,10 @@ impl SandboxStatus {
         } else if !approval_allows {
             Fact::new(false, "approval mode bypasses the sandbox")
         } else {
-            Fact::new(true, format!("{} backend applied", selection.backend))
+            Fact::new(
+                true,
+                format!("{} backend prepared for this command", selection.backend),
+            )
         };
         SandboxStatus {
             sandbox_requested: selection.requested.clone(),

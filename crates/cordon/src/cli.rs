@@ -208,6 +208,9 @@ pub struct CheckArgs {
     pub profile: ProfileArgs,
     #[command(flatten)]
     pub rules: RulesArgs,
+    /// Approval mode to judge the decision under (R-A5), as `cordon run` would.
+    #[arg(long, value_enum, default_value_t = ApprovalArg::OnRequest)]
+    pub approval_mode: ApprovalArg,
     /// The command and its arguments (after `--`), e.g. `-- bash -lc "make && make test"`.
     #[arg(required = true, last = true, value_name = "CMD")]
     pub command: Vec<String>,

@@ -8,7 +8,7 @@ mod cmd;
 mod exec_rules;
 mod profile_args;
 
-use clap::Parser;
+use clap::Parser as _;
 use std::process::ExitCode;
 
 /// Exit code when cordon itself fails or refuses (like `env`/`timeout`).
@@ -34,7 +34,25 @@ fn main() -> ExitCode {
     }
     #[cfg(unix)]
     cordon_sandbox::restore_default_sigpipe();
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            let code = match e.kind() {
+                ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => 0,
+                _ => EXIT_CORDON,
+            };
+            let _ = e.print();
+            if matches!(e.kind(), ErrorKind::UnknownArgument | ErrorKind::MissingRequiredArgument)
+                && std::env::args().any(|a| a == "run" || a == "check")
+            {
+                eprintln!("hint: put the command after `--`, e.g. `cordon run -- ls -la`");
+            }
+            return ExitCode::from(code);
+        }
+    };
     let filter = tracing_subscriber::EnvFilter::try_from_env("CORDON_LOG").unwrap_or_else(|_| {
         tracing_subscriber::EnvFilter::new(if cli.verbose { "debug" } else { "warn" })
     });

@@ -4,17 +4,28 @@ use crate::cli::CheckArgs;
 use crate::exec_rules;
 use crate::profile_args::choose;
 use anyhow::Result;
-use cordon_execpolicy::Decision;
+use cordon_execpolicy::{gate, ApprovalMode, Decision, Gate};
 
-/// Exit status: 0 allow, 1 ask, 2 forbid (so scripts can branch on it).
+/// Exit status: 0 allow, 1 ask, 2 forbid (so scripts can branch on it); the output also
+/// says what `cordon run` would do under the approval mode (unknown commands are `ask` for
+/// the policy but run sandboxed outside `untrusted` mode).
 pub fn check(args: CheckArgs) -> Result<i32> {
     let chosen = choose(&args.profile)?;
     let policy = exec_rules::load(chosen.config.as_ref(), &args.rules)?;
     let record = exec_rules::evaluate(&policy, &args.command, &chosen.profile)?;
+    let mode = ApprovalMode::from(args.approval_mode);
+    let verdict = gate(&record, mode, false);
     if args.profile.json {
-        println!("{}", record.to_json());
+        let mut v = serde_json::to_value(&record)?;
+        v["approval_mode"] = serde_json::json!(mode.as_str());
+        v["run_would"] = serde_json::to_value(&verdict)?;
+        println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print!("{}", record.render_text());
+        match verdict {
+            Gate::Run { reason } => println!("cordon run ({mode}): would run — {reason}"),
+            Gate::Refuse { reason } => println!("cordon run ({mode}): would refuse — {reason}"),
+        }
     }
     Ok(match record.decision {
         Decision::Allow => 0,

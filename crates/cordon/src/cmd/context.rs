@@ -31,14 +31,19 @@ pub fn context(args: ContextArgs) -> Result<i32> {
         ),
         Err(e) => return Err(e.into()),
     };
-    println!(
-        "{}",
-        environment_context(
-            &resolved,
-            &status,
-            backend,
-            cordon_execpolicy::ApprovalMode::from(args.approval_mode).as_str()
-        )
+    let xml = environment_context(
+        &resolved,
+        &status,
+        backend,
+        cordon_execpolicy::ApprovalMode::from(args.approval_mode).as_str(),
     );
+    if args.profile.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "environment_context": xml }))?
+        );
+    } else {
+        println!("{xml}");
+    }
     Ok(0)
 }

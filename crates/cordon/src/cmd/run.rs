@@ -56,13 +56,30 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let gate = gate(&record, mode, args.yes);
     if args.dry_run {
         print_dry_run(&exec, overlay.as_ref(), &gate, json)?;
-        return Ok(0);
+        // The exit status says whether the command would run (0) or be refused (125).
+        return Ok(match gate {
+            Gate::Run { .. } => 0,
+            Gate::Refuse { .. } => EXIT_CORDON as i32,
+        });
     }
     if let Gate::Refuse { reason } = &gate {
         return refuse(reason.clone(), serde_json::to_value(&exec.status)?);
     }
+    if !exec.status.sandbox_requested.value
+        && req.preference == SandboxPreference::Forbid
+        && cordon_policy::should_sandbox(&req.profile, SandboxPreference::Auto, false)
+    {
+        eprintln!(
+            "cordon: warning: running UNCONFINED: {} although profile {:?} asks for a sandbox",
+            if record.sandbox.bypass && args.sandbox == crate::cli::SandboxArg::Auto {
+                format!("an exec-policy rule bypasses the sandbox ({})", record.sandbox.reason)
+            } else {
+                "--sandbox forbid".to_string()
+            },
+            req.profile.name
+        );
+    }
     if let Some(reason) = &exec.unconfined_reason {
-        tracing::warn!(reason = %reason, "running unconfined by explicit opt-in");
         eprintln!("cordon: warning: running UNCONFINED (explicit opt-in): {reason}");
     }
     tracing::debug!(backend = %exec.backend, applied = ?exec.applied, "running");

@@ -15,11 +15,14 @@ pub fn status(args: StatusArgs) -> Result<i32> {
     req.profile_files = chosen.files.clone();
     let manager = SandboxManager::for_host_thorough();
     let selection = manager.select(&req);
-    let resolved = resolve(&req.profile, &req.resolve_context(), &HostFs)?;
-    let prepared = if selection.requested.value && selection.available.value {
-        manager.prepare(selection.backend, &resolved)
-    } else {
-        Ok(Vec::new())
+    // A profile that cannot be compiled here (e.g. the cwd is the home directory) is
+    // reported, not fatal: the host facts are still worth showing.
+    let prepared = match resolve(&req.profile, &req.resolve_context(), &HostFs) {
+        Err(e) => Err(e.to_string()),
+        Ok(resolved) if selection.requested.value && selection.available.value => {
+            manager.prepare(selection.backend, &resolved)
+        }
+        Ok(_) => Ok(Vec::new()),
     };
     let status = SandboxStatus::new(&selection, prepared.clone().map(|_| ()), true);
     #[cfg(target_os = "linux")]
