@@ -28,8 +28,9 @@ cd "$WORK" && git init -q .
 BWRAP=(bwrap --unshare-user --unshare-pid --unshare-net --unshare-ipc --die-with-parent
        --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --bind "$WORK" "$WORK" --chdir "$WORK")
 
-# The helper alone: same payload cordon would pass, invoked directly.
-read -r -a HELPER < <("$CORDON" run --dry-run --json -- true | jq -r '([.program] + .args) | join(" ")')
+# The helper alone: same payload cordon would pass (inline here), invoked directly.
+PAYLOAD="$("$CORDON" run --dry-run --json -- true | jq -r '.helper_payload')"
+HELPER=("$CORDON" __sandbox-helper --permission-profile "$PAYLOAD" -- true)
 
 hyperfine -N --warmup 20 --runs "$RUNS" --export-json "$WORK/h.json" \
   -n bare "true" \

@@ -61,6 +61,22 @@ impl FsView for HostFs {
     }
 }
 
+/// The current user's home directory from the user database (`getpwuid`), if any.
+pub fn account_home() -> Option<PathBuf> {
+    #[cfg(unix)]
+    {
+        nix::unistd::User::from_uid(nix::unistd::getuid())
+            .ok()
+            .flatten()
+            .map(|u| u.dir)
+            .filter(|d| d.is_absolute())
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
 /// One command to run, with everything the manager needs to decide and wrap it.
 #[derive(Debug, Clone, Serialize)]
 pub struct CommandRequest {
@@ -113,6 +129,9 @@ impl CommandRequest {
             home: get("HOME"),
             tmpdir: get("TMPDIR"),
             profile_files: self.profile_files.clone(),
+            // The typed cwd, so a symlink in the path cannot move the workspace.
+            logical_cwd: get("PWD"),
+            account_home: account_home(),
         }
     }
 }
@@ -163,6 +182,9 @@ pub enum TransformError {
         /// The status triple at the time of refusal.
         status: Box<SandboxStatus>,
     },
+    /// A usage error that no opt-in can override (e.g. an unknown layer name).
+    #[error("{0}")]
+    Usage(String),
     /// The helper executable is missing (R-T3: no downgrade).
     #[error(
         "sandbox helper {0:?} not found or not executable; reinstall cordon or set the helper path"
@@ -269,8 +291,19 @@ impl SandboxManager {
     /// caller did not opt in to running unconfined (R-S4); [`TransformError::HelperMissing`]
     /// when the Linux helper is missing; resolution errors.
     pub fn transform(&self, req: &CommandRequest) -> Result<ExecRequest, TransformError> {
-        if req.argv.is_empty() {
+        if req.argv.first().is_none_or(|p| p.is_empty()) {
             return Err(TransformError::EmptyCommand);
+        }
+        // A misspelt CORDON_DISABLE_LAYERS is a usage error, not an unavailable layer:
+        // `--allow-unconfined` must not turn a typo into an unconfined run.
+        #[cfg(target_os = "linux")]
+        if !self.features.unknown_layers.is_empty() {
+            return Err(TransformError::Usage(format!(
+                "unknown layer name(s) in {}: {}; valid names: {}, all",
+                linux::DISABLE_LAYERS_ENV,
+                self.features.unknown_layers.join(", "),
+                linux::LAYER_NAMES.join(", ")
+            )));
         }
         let selection = self.select(req);
         let scrub = req.profile.kind != ProfileKind::Disabled;
@@ -354,11 +387,21 @@ impl SandboxManager {
                 if !exe.is_file() {
                     return Err(TransformError::HelperMissing(exe));
                 }
-                let payload = HelperPayload::new(resolved.clone(), env.clone());
+                // The payload (the command's whole environment and the path layout) goes
+                // in the helper's environment, readable only by this user, not in its
+                // argv, which every local user can read in /proc/<pid>/cmdline. The name
+                // is reserved: a copy in the caller's environment reaches neither.
+                let child_env: Vec<(String, String)> = env
+                    .into_iter()
+                    .filter(|(k, _)| k != linux::PAYLOAD_ENV)
+                    .collect();
+                let payload = HelperPayload::new(resolved.clone(), child_env.clone());
+                let mut helper_env = child_env;
+                helper_env.push((linux::PAYLOAD_ENV.to_string(), payload.encode()));
                 let mut args = vec![
                     linux::HELPER_SUBCOMMAND.to_string(),
                     "--permission-profile".to_string(),
-                    payload.encode(),
+                    format!("{}{}", linux::PAYLOAD_FROM_ENV_PREFIX, linux::PAYLOAD_ENV),
                     "--".to_string(),
                 ];
                 args.extend(req.argv.iter().cloned());
@@ -366,7 +409,7 @@ impl SandboxManager {
                     program: exe.to_string_lossy().into_owned(),
                     args,
                     cwd: resolved.cwd.clone(),
-                    env,
+                    env: helper_env,
                     backend: Backend::LinuxHelper,
                     applied,
                     env_dropped,

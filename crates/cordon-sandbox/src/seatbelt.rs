@@ -130,6 +130,7 @@ mod tests {
             home: Some("/Users/u".into()),
             tmpdir: None,
             profile_files: vec![],
+            ..Default::default()
         };
         resolve(&PermissionProfile::builtin(name).unwrap(), &ctx, &fs).unwrap()
     }
@@ -174,9 +175,10 @@ mod tests {
             .dir("/tmp");
         let ctx = ResolveContext {
             cwd: "/w/a\") (allow file-write* (subpath \"/".into(),
-            home: None,
+            home: Some("/Users/u".into()),
             tmpdir: None,
             profile_files: vec![],
+            ..Default::default()
         };
         let r = resolve(
             &PermissionProfile::builtin("workspace-write").unwrap(),

@@ -160,3 +160,40 @@ fn rung_one_report_names_what_the_kernel_enforced() {
     assert!(err.contains("seccomp filter"), "{err}");
     assert!(err.contains("capabilities dropped"), "{err}");
 }
+
+/// Item 4: a layer name the helper does not know — in `CORDON_DISABLE_LAYERS` or in the
+/// payload's list — is refused (125, the valid names listed), never silently ignored; the
+/// command does not run. Twin: the known names run.
+#[test]
+fn unknown_layer_names_are_refused_not_ignored() {
+    for list in ["bogus", "userns,landlok", " Seccomp , x"] {
+        let s = Sandbox::new().helper_env("CORDON_DISABLE_LAYERS", list);
+        let o = s.sh("echo ran > marker");
+        assert_eq!(o.status.code(), Some(125), "{list}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(
+            err.starts_with("cordon: refusing to run unconfined: "),
+            "{err}"
+        );
+        assert_eq!(
+            err.matches("refusing to run unconfined").count(),
+            1,
+            "{err}"
+        );
+        assert!(err.contains("userns, landlock, seccomp, all"), "{err}");
+        assert!(!s.ws.join("marker").exists(), "{list}: the command ran");
+    }
+    let mut s = Sandbox::new();
+    s.disabled_layers = vec!["landlock".into(), "sec-comp".into()];
+    let o = s.sh("echo ran > marker");
+    assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
+    assert!(stderr(&o).contains("`sec-comp`"), "{}", stderr(&o));
+    assert!(!s.ws.join("marker").exists());
+    // Twin: known names (any case, spaces, empty items) are accepted.
+    if require_full() {
+        let s = Sandbox::new().helper_env("CORDON_DISABLE_LAYERS", " Landlock ,,");
+        let o = s.sh("echo ran > marker");
+        assert_ok(&o);
+        assert!(s.ws.join("marker").exists());
+    }
+}

@@ -161,3 +161,79 @@ fn git_dir_cannot_be_moved_aside_to_plant_hooks() {
     assert_ok(&o);
     assert!(stdout(&o).contains("OK"));
 }
+
+/// Item 2: the placeholders are removed relative to the directory they were created in,
+/// and only while they are the very (empty) entries created. Here a host process (the
+/// pinned `.git` cannot be renamed from inside) moves `.git` aside during the run and
+/// plants a symlink to another directory holding empty `hooks`/`info` and an empty
+/// `config`: the cleanup must not delete those. Fails when placeholders are removed by
+/// path.
+#[test]
+fn placeholder_cleanup_does_not_follow_a_planted_symlink() {
+    if !require_full() {
+        return;
+    }
+    let s = with_git_env(Sandbox::new());
+    repo(&s.ws);
+    for d in ["hooks", "info"] {
+        let _ = std::fs::remove_dir_all(s.ws.join(".git").join(d));
+    }
+    let elsewhere = outside_dir();
+    let e = elsewhere.path();
+    std::fs::create_dir(e.join("hooks")).unwrap();
+    std::fs::create_dir(e.join("info")).unwrap();
+    std::fs::write(e.join("config"), "").unwrap();
+    let mut child = s.spawn_sh("echo ready; while [ ! -e go ]; do sleep 0.02; done");
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    assert!(s.ws.join(".git/hooks").is_dir(), "placeholder not created");
+    std::fs::rename(s.ws.join(".git"), s.ws.join(".git-moved")).unwrap();
+    std::os::unix::fs::symlink(e, s.ws.join(".git")).unwrap();
+    std::fs::write(s.ws.join("go"), "").unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    for n in ["hooks", "info", "config"] {
+        assert!(
+            e.join(n).exists(),
+            "{n} deleted through the planted symlink"
+        );
+    }
+    // Twin: the placeholders themselves (in the moved directory) are gone.
+    assert!(!s.ws.join(".git-moved/hooks").exists());
+    assert!(!s.ws.join(".git-moved/info").exists());
+    assert!(
+        s.ws.join(".git-moved/config").exists(),
+        "the real config stays"
+    );
+}
+
+/// R-P3: `.git/commondir` (missing in an ordinary repository) cannot be created to point
+/// git at a directory with planted hooks/config, while git keeps working inside and no
+/// placeholder is left behind. Fails if commondir gets no placeholder (the write succeeds)
+/// or an empty one (git fails).
+#[test]
+fn commondir_cannot_be_planted_and_git_still_works() {
+    if !require_full() {
+        return;
+    }
+    let s = with_git_env(Sandbox::new());
+    repo(&s.ws);
+    let o = s.sh(
+        "mkdir -p evil/hooks; echo ../evil > .git/commondir 2>/dev/null && echo PLANTED; \
+         git status --short >/dev/null && git commit -q --allow-empty -m x && echo GIT_OK",
+    );
+    assert_ok(&o);
+    assert!(!stdout(&o).contains("PLANTED"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("GIT_OK"),
+        "{} {}",
+        stdout(&o),
+        stderr(&o)
+    );
+    assert!(
+        !s.ws.join(".git/commondir").exists(),
+        "placeholder left behind"
+    );
+}

@@ -5,6 +5,7 @@
 
 mod support;
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::*;
@@ -236,4 +237,325 @@ fn pseudo_terminals_work_inside() {
     ]);
     assert_ok(&o);
     assert_eq!(stdout(&o), "b'x\\r\\n'\n/dev/pts/0\n", "{}", stderr(&o));
+}
+
+/// A `sleep` argument no other process on the host uses, so a `/proc` scan finds exactly
+/// the sleeps of one test.
+fn unique_sleep(base: u32) -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "{base}.{}{:03}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Pids of the processes whose argv contains `arg` as one argument.
+fn holders_of(arg: &str) -> Vec<libc::pid_t> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse().ok()) else {
+            continue;
+        };
+        let Ok(raw) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        if raw.split(|b| *b == 0).any(|a| a == arg.as_bytes()) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// The direct children of `pid`, from `/proc/*/stat`.
+fn children_of(pid: libc::pid_t) -> Vec<libc::pid_t> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(child) = e.file_name().to_str().and_then(|s| s.parse().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        let after = &stat[stat.rfind(')').unwrap() + 1..];
+        if after.split_whitespace().nth(1) == Some(pid.to_string().as_str()) {
+            out.push(child);
+        }
+    }
+    out
+}
+
+/// What gets SIGKILL in [`survivors_after_sigkill`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Victim {
+    /// The helper alone.
+    Helper,
+    /// The helper's whole process group (started as its own group).
+    HelperGroup,
+    /// The helper's only child: the rung-2 supervisor (rung 1: the namespace's init).
+    HelperChild,
+}
+
+/// Starts a command tree (a `setsid` sleep, a backgrounded sleep, a foreground sleep, all
+/// with `tag`), sends SIGKILL to `victim` and returns the survivors still running after a
+/// grace period (killing them afterwards so a failing run leaves nothing behind either).
+fn survivors_after_sigkill(s: &Sandbox, tag: &str, victim: Victim) -> Vec<libc::pid_t> {
+    use std::os::unix::process::CommandExt;
+    let script = format!(
+        "setsid sleep {tag} >/dev/null 2>&1 & \
+         (sleep {tag}; true) >/dev/null 2>&1 & \
+         echo ready; sleep {tag}"
+    );
+    let mut cmd = s.command(&["sh", "-c", &script]);
+    cmd.stdout(Stdio::piped()).stderr(Stdio::inherit());
+    if victim == Victim::HelperGroup {
+        cmd.process_group(0);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    // Let the background sleeps exec.
+    let start = Instant::now();
+    while holders_of(tag).len() < 3 && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(holders_of(tag).len(), 3, "the tree did not start");
+    let helper = child.id() as libc::pid_t;
+    let target = match victim {
+        Victim::Helper => helper,
+        Victim::HelperGroup => -helper,
+        Victim::HelperChild => {
+            let kids = children_of(helper);
+            assert_eq!(kids.len(), 1, "the helper has one child: {kids:?}");
+            kids[0]
+        }
+    };
+    // SAFETY: kill has no memory-safety preconditions; the pid (group) is our child's or
+    // its child's.
+    unsafe { libc::kill(target, libc::SIGKILL) };
+    child.wait().unwrap();
+    let start = Instant::now();
+    let mut left = holders_of(tag);
+    while !left.is_empty() && start.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(20));
+        left = holders_of(tag);
+    }
+    for p in &left {
+        // SAFETY: as above; cleaning up what the sandbox failed to kill.
+        unsafe { libc::kill(*p, libc::SIGKILL) };
+    }
+    left
+}
+
+fn rung_two() -> Sandbox {
+    Sandbox::new()
+        .filesystem(
+            cordon_policy::Access::Read,
+            vec![
+                entry(":workspace", cordon_policy::Access::Write),
+                entry(":tmp", cordon_policy::Access::Write),
+            ],
+            false,
+        )
+        .helper_env("CORDON_DISABLE_LAYERS", "userns")
+}
+
+/// P1 (R-L3): on rung 2 (no user namespaces), SIGKILL of the helper — which nothing can
+/// catch — still takes every process of the command with it, `setsid` ones included.
+/// Fails when the only subreaper is the helper itself (orphans go to pid 1).
+#[test]
+fn rung_two_sigkill_of_the_helper_leaves_nothing_behind() {
+    if !require(&[Need::Landlock(6), Need::Seccomp]) {
+        return;
+    }
+    let tag = unique_sleep(2345);
+    let left = survivors_after_sigkill(&rung_two(), &tag, Victim::Helper);
+    assert!(left.is_empty(), "survivors: {left:?}");
+}
+
+/// The same when the whole process group of the helper is SIGKILLed (what a harness that
+/// runs each command in its own group does on timeout).
+#[test]
+fn rung_two_sigkill_of_the_process_group_leaves_nothing_behind() {
+    if !require(&[Need::Landlock(6), Need::Seccomp]) {
+        return;
+    }
+    let tag = unique_sleep(2346);
+    let left = survivors_after_sigkill(&rung_two(), &tag, Victim::HelperGroup);
+    assert!(left.is_empty(), "survivors: {left:?}");
+}
+
+/// And when the supervisor itself is SIGKILLed: its orphans go to the helper (also a
+/// subreaper), which sweeps them once it sees the supervisor gone.
+#[test]
+fn rung_two_sigkill_of_the_supervisor_leaves_nothing_behind() {
+    if !require(&[Need::Landlock(6), Need::Seccomp]) {
+        return;
+    }
+    let tag = unique_sleep(2348);
+    let left = survivors_after_sigkill(&rung_two(), &tag, Victim::HelperChild);
+    assert!(left.is_empty(), "survivors: {left:?}");
+}
+
+/// Rung 1: the pid namespace's init dies with the helper and takes the namespace with it.
+#[test]
+fn rung_one_sigkill_of_the_helper_leaves_nothing_behind() {
+    if !require_full() {
+        return;
+    }
+    for (name, victim) in [
+        ("helper", Victim::Helper),
+        ("group", Victim::HelperGroup),
+        ("init", Victim::HelperChild),
+    ] {
+        let tag = unique_sleep(2347);
+        let left = survivors_after_sigkill(&Sandbox::new(), &tag, victim);
+        assert!(left.is_empty(), "{name}: survivors: {left:?}");
+    }
+}
+
+/// Rung 2 still forwards signals and reports the command's own exit code through the
+/// supervisor, and a terminal-less run keeps working.
+#[test]
+fn rung_two_signals_and_exit_codes_pass_through_the_supervisor() {
+    if !require(&[Need::Landlock(6), Need::Seccomp]) {
+        return;
+    }
+    let s = rung_two();
+    assert_eq!(s.sh("exit 3").status.code(), Some(3));
+    assert_eq!(s.sh("kill -KILL $$").status.code(), Some(137));
+    assert_eq!(s.run(&["no-such-command-xyz"]).status.code(), Some(127));
+    let mut child =
+        s.spawn_sh("trap 'echo got-term; exit 7' TERM; echo ready; while :; do sleep 0.05; done");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line, "ready\n");
+    // SAFETY: kill has no memory-safety preconditions; the pid is our child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    line.clear();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line, "got-term\n");
+    assert_eq!(status.code(), Some(7));
+}
+
+/// Runs `script` with stdout on `out` (opened write-only) and stdin on `input` (read-only),
+/// both outside every writable root; returns (exit code, stderr).
+fn with_stdio_files(s: &Sandbox, script: &str, out: &Path, input: &Path) -> (i32, String) {
+    let o = s
+        .command(&["sh", "-c", script])
+        .stdout(std::fs::OpenOptions::new().write(true).open(out).unwrap())
+        .stdin(std::fs::File::open(input).unwrap())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    (o.status.code().unwrap_or(-1), stderr(&o))
+}
+
+fn check_stdio_reopen(s: &Sandbox) {
+    let dir = outside_dir();
+    let out = dir.path().join("out.log");
+    let input = dir.path().join("in.txt");
+    let sibling = dir.path().join("sibling.txt");
+    write(&out, "old contents\n");
+    write(&input, "input-data\n");
+    write(&sibling, "orig\n");
+    let script = format!(
+        "echo x > /dev/stdout && echo REOPEN-OK >&2; echo y >> /dev/stdout; \
+         cat /dev/stdin >&2; cat < /proc/self/fd/0 >&2; \
+         echo pwn > {sib} || echo SIBLING-DENIED >&2",
+        sib = q(&sibling)
+    );
+    let (code, err) = with_stdio_files(s, &script, &out, &input);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("REOPEN-OK"), "{err}");
+    assert_eq!(err.matches("input-data").count(), 2, "{err}");
+    assert!(err.contains("SIBLING-DENIED"), "{err}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "x\ny\n");
+    assert_eq!(std::fs::read_to_string(&sibling).unwrap(), "orig\n");
+}
+
+/// Item 6: a script that writes to `/dev/stdout` (or reads `/dev/stdin`) works when the
+/// harness redirected it to a file outside the writable roots: re-opening a descriptor the
+/// command already holds, with the access it was opened with, is not a new grant. A
+/// sibling of that file stays read-only. Fails when Landlock sees only the profile's rules.
+#[test]
+fn dev_stdout_redirected_to_a_file_outside_can_be_reopened() {
+    if !require_full() {
+        return;
+    }
+    check_stdio_reopen(&Sandbox::new());
+}
+
+/// The same on rung 2, where Landlock is the whole filesystem policy.
+#[test]
+fn rung_two_dev_stdout_redirected_to_a_file_outside_can_be_reopened() {
+    if !require(&[Need::Landlock(6), Need::Seccomp]) {
+        return;
+    }
+    check_stdio_reopen(&rung_two());
+}
+
+/// The stdio allowance is exactly the descriptor's file with the descriptor's access: a
+/// write-only stdout cannot be read back through `/dev/stdout`, and a directory given as
+/// stdin grants nothing beneath it (default-deny profile on rung 2, where Landlock decides
+/// alone).
+#[test]
+fn stdio_allowance_is_the_file_with_its_access_only() {
+    if !require(&[Need::Landlock(6), Need::Seccomp]) {
+        return;
+    }
+    use cordon_policy::Access;
+    let s = Sandbox::new()
+        .filesystem(
+            Access::Deny,
+            vec![
+                entry(":minimal", Access::Read),
+                entry(":workspace", Access::Write),
+            ],
+            false,
+        )
+        .helper_env("CORDON_DISABLE_LAYERS", "userns");
+    let dir = outside_dir();
+    let out = dir.path().join("out.log");
+    let input = dir.path().join("in.txt");
+    let sibling = dir.path().join("sibling.txt");
+    write(&out, "secret-old-contents\n");
+    write(&input, "input-data\n");
+    write(&sibling, "sibling-data\n");
+    let script = format!(
+        "cat < /dev/stdout >&2 || echo READBACK-DENIED >&2; \
+         cat {sib} >&2 || echo SIBLING-DENIED >&2; \
+         cat /dev/stdin >&2; echo ok > /dev/stdout && echo REOPEN-OK >&2",
+        sib = q(&sibling)
+    );
+    let (code, err) = with_stdio_files(&s, &script, &out, &input);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("REOPEN-OK"), "{err}");
+    assert!(err.contains("SIBLING-DENIED"), "{err}");
+    assert!(!err.contains("sibling-data"), "{err}");
+    assert!(err.contains("input-data"), "{err}");
+    assert!(err.contains("READBACK-DENIED"), "{err}");
+    assert!(!err.contains("secret-old-contents"), "{err}");
+    // A directory as stdin: nothing beneath it becomes readable.
+    let o = s
+        .command(&[
+            "sh",
+            "-c",
+            &format!("ls /dev/stdin/ >&2; cat {} >&2; echo done >&2", q(&sibling)),
+        ])
+        .stdin(std::fs::File::open(dir.path()).unwrap())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(err.contains("done"), "{err}");
+    assert!(
+        !err.contains("sibling-data") && !err.contains("out.log"),
+        "{err}"
+    );
 }

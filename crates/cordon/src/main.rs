@@ -45,8 +45,10 @@ fn main() -> ExitCode {
                 _ => EXIT_CORDON,
             };
             let _ = e.print();
-            if matches!(e.kind(), ErrorKind::UnknownArgument | ErrorKind::MissingRequiredArgument)
-                && std::env::args().any(|a| a == "run" || a == "check")
+            if matches!(
+                e.kind(),
+                ErrorKind::UnknownArgument | ErrorKind::MissingRequiredArgument
+            ) && std::env::args().any(|a| a == "run" || a == "check")
             {
                 eprintln!("hint: put the command after `--`, e.g. `cordon run -- ls -la`");
             }

@@ -5,14 +5,26 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Name of the environment variable listing layers to treat as unavailable
-/// (comma-separated: `userns`, `landlock`, `seccomp`). Used to exercise lower rungs; a
-/// listed layer is only ever *removed*, so R-S4 still refuses when a guarantee is left
-/// unmet.
+/// (comma-separated: `userns`, `landlock`, `seccomp`, or `all`). Used to exercise lower
+/// rungs; a listed layer is only ever *removed*, so R-S4 still refuses when a guarantee is
+/// left unmet. A name that is not a layer is never ignored: [`super::plan`] refuses to run
+/// (see [`LinuxFeatures::unknown_layers`]).
 pub const DISABLE_LAYERS_ENV: &str = "CORDON_DISABLE_LAYERS";
 
 /// The layers that can be disabled by name ([`DISABLE_LAYERS_ENV`],
-/// `HelperPayload::disabled_layers`).
+/// `HelperPayload::disabled_layers`). `namespaces` is accepted for `userns`, and
+/// [`ALL_LAYERS`] stands for every one of them.
 pub const LAYER_NAMES: &[&str] = &["userns", "landlock", "seccomp"];
+
+/// The name that disables every layer of [`LAYER_NAMES`].
+pub const ALL_LAYERS: &str = "all";
+
+/// The accepted names, for messages: `userns, landlock, seccomp, all`.
+pub fn valid_layer_names() -> String {
+    let mut v: Vec<&str> = LAYER_NAMES.to_vec();
+    v.push(ALL_LAYERS);
+    v.join(", ")
+}
 
 /// The confinement mechanisms this host offers, as probed by [`probe`] (or built by hand
 /// in tests). Every `false`/`None` carries a reason in plain words, shown by
@@ -41,6 +53,11 @@ pub struct LinuxFeatures {
     pub running_as_root: bool,
     /// Layers switched off by [`DISABLE_LAYERS_ENV`] or the payload, as given.
     pub disabled: Vec<String>,
+    /// Names given to be disabled that are not layers (e.g. a typo such as `landlok`).
+    /// [`super::plan`] refuses to run while this is not empty: a misspelt layer must not
+    /// silently leave the layer on (or, worse, hide that a test ran on the wrong rung).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown_layers: Vec<String>,
 }
 
 impl LinuxFeatures {
@@ -56,12 +73,14 @@ impl LinuxFeatures {
             seccomp_reason: None,
             running_as_root: false,
             disabled: Vec::new(),
+            unknown_layers: Vec::new(),
         }
     }
 
-    /// Marks the named layers unavailable (`userns`, `landlock`, `seccomp`; names are
-    /// trimmed and case-insensitive, unknown names are kept in `disabled` but change
-    /// nothing). Only removes layers, never adds one.
+    /// Marks the named layers unavailable (`userns` or `namespaces`, `landlock`, `seccomp`,
+    /// or `all`; names are trimmed and case-insensitive, empty items are skipped). Only
+    /// removes layers, never adds one. A name that is not a layer changes no layer and is
+    /// recorded in [`LinuxFeatures::unknown_layers`], which makes [`super::plan`] refuse.
     pub fn disable<S: AsRef<str>>(&mut self, layers: &[S]) {
         self.disable_by(layers, DISABLE_LAYERS_ENV)
     }
@@ -69,26 +88,37 @@ impl LinuxFeatures {
     /// [`LinuxFeatures::disable`] with the reason naming who disabled them (e.g. `the
     /// payload`).
     pub fn disable_by<S: AsRef<str>>(&mut self, layers: &[S], by: &str) {
+        let why = format!("disabled by {by}");
         for l in layers {
             let l = l.as_ref().trim().to_ascii_lowercase();
             if l.is_empty() {
                 continue;
             }
-            let why = |src: &str| format!("disabled by {src}");
-            match l.as_str() {
-                "userns" | "namespaces" if self.user_namespaces => {
+            let all = l == ALL_LAYERS;
+            let mut known = all;
+            if all || l == "userns" || l == "namespaces" {
+                known = true;
+                if self.user_namespaces {
                     self.user_namespaces = false;
-                    self.userns_reason = Some(why(by));
+                    self.userns_reason = Some(why.clone());
                 }
-                "landlock" if self.landlock_abi.is_some() => {
+            }
+            if all || l == "landlock" {
+                known = true;
+                if self.landlock_abi.is_some() {
                     self.landlock_abi = None;
-                    self.landlock_reason = Some(why(by));
+                    self.landlock_reason = Some(why.clone());
                 }
-                "seccomp" if self.seccomp => {
+            }
+            if all || l == "seccomp" {
+                known = true;
+                if self.seccomp {
                     self.seccomp = false;
-                    self.seccomp_reason = Some(why(by));
+                    self.seccomp_reason = Some(why.clone());
                 }
-                _ => {}
+            }
+            if !known && !self.unknown_layers.contains(&l) {
+                self.unknown_layers.push(l.clone());
             }
             if !self.disabled.contains(&l) {
                 self.disabled.push(l);
@@ -207,6 +237,7 @@ pub fn probe_fast() -> LinuxFeatures {
         seccomp_reason,
         running_as_root: root,
         disabled: Vec::new(),
+        unknown_layers: Vec::new(),
     };
     f.disable_from_env();
     f
@@ -243,6 +274,24 @@ mod tests {
         // Disabling twice keeps the first reason.
         f.disable(&["landlock"]);
         assert_eq!(f.disabled.len(), 3);
+    }
+
+    #[test]
+    fn unknown_names_are_recorded_and_all_means_every_layer() {
+        let mut f = LinuxFeatures::full(6);
+        f.disable(&["userns", "landlok", " BOGUS ", "landlok"]);
+        assert!(!f.user_namespaces);
+        assert_eq!(f.landlock_abi, Some(6), "a typo must not count as landlock");
+        assert_eq!(f.unknown_layers, vec!["landlok", "bogus"]);
+        let mut f = LinuxFeatures::full(6);
+        f.disable(&["namespaces", ""]);
+        assert!(!f.user_namespaces);
+        assert!(f.unknown_layers.is_empty());
+        let mut f = LinuxFeatures::full(6);
+        f.disable(&["All"]);
+        assert!(!f.user_namespaces && f.landlock_abi.is_none() && !f.seccomp);
+        assert!(f.unknown_layers.is_empty());
+        assert_eq!(valid_layer_names(), "userns, landlock, seccomp, all");
     }
 
     #[test]

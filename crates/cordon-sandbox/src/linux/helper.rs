@@ -1,6 +1,7 @@
-//! The helper process (R-T3): `<exe> __sandbox-helper --permission-profile <payload> --
-//! <argv…>`. Lean on purpose: no clap, no logging setup, a handful of syscalls before
-//! the command runs.
+//! The helper process (R-T3): `<exe> __sandbox-helper --permission-profile env:NAME --
+//! <argv…>` with the payload in the environment variable NAME (or, inline and readable by
+//! every local user, `--permission-profile <payload>`). Lean on purpose: no clap, no
+//! logging setup, a handful of syscalls before the command runs.
 //!
 //! Rung 1 process tree:
 //!
@@ -16,9 +17,23 @@
 //! init gets SIGKILL (`PR_SET_PDEATHSIG`), with the same effect; the helper itself gets
 //! SIGKILL when cordon dies.
 //!
-//! Rung 2 (no user namespaces): the helper is a child subreaper, the command is confined by
-//! Landlock + seccomp + no_new_privs + dropped capabilities in its own process, and every
-//! remaining descendant is killed when it exits.
+//! Rung 2 (no user namespaces), with no pid namespace to take the tree down:
+//!
+//! ```text
+//! cordon ─ helper (subreaper; forwards signals)
+//!            └─ supervisor (subreaper, own process group; forwards signals, reaps)
+//!                 └─ the command (back in the helper's process group; confined by
+//!                    Landlock + seccomp + no_new_privs + dropped capabilities)
+//! ```
+//!
+//! Orphans of the command's tree are reparented to the supervisor, which kills every
+//! remaining descendant when the command exits — and when the helper dies, however it dies:
+//! the kernel wakes it with `PR_SET_PDEATHSIG` (SIGKILL of the helper cannot be caught, so
+//! the helper itself could not clean up). Being in its own process group, the supervisor
+//! also survives a SIGKILL sent to the helper's whole group (a harness's timeout), and the
+//! command cannot signal it (Landlock signal scope). If the supervisor is killed instead,
+//! its orphans go to the helper (also a subreaper), which sweeps them when it sees the
+//! supervisor exit. Only killing both at once, from outside, would leave the tree running.
 
 use super::features::{probe_fast, LinuxFeatures};
 use super::landlock_layer::{self, Grant, Prepared};
@@ -27,21 +42,47 @@ use super::plan::{plan, LinuxPlan, Rung};
 use super::process::{self, CommandSpec, EXIT_SETUP};
 use super::seccomp_filter;
 use super::sys;
+use super::PAYLOAD_FROM_ENV_PREFIX;
 use crate::HostFs;
 use cordon_policy::{Access, HelperPayload, ResolvedFilesystem, ResolvedProfile};
 use std::ffi::OsString;
 use std::os::fd::OwnedFd;
 use std::path::Path;
 
+/// Where the payload comes from.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum PayloadArg {
+    /// The encoded payload itself, from argv.
+    Inline(String),
+    /// The name of the environment variable holding it (`env:NAME`).
+    Env(String),
+}
+
 /// Parsed helper arguments.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct HelperArgs {
-    pub payload: String,
+    pub payload: PayloadArg,
     pub argv: Vec<OsString>,
     pub report: bool,
 }
 
-/// Parses `--permission-profile <p> [--report] -- <argv…>` (also `--permission-profile=<p>`).
+fn payload_arg(v: String) -> Result<PayloadArg, String> {
+    match v.strip_prefix(PAYLOAD_FROM_ENV_PREFIX) {
+        // The encoding is URL-safe base64, which has no `:`: the prefix is unambiguous.
+        Some(name) => {
+            if name.is_empty() || name.contains('=') || name.contains('\0') {
+                return Err(format!(
+                    "--permission-profile {v:?}: not a valid environment variable name"
+                ));
+            }
+            Ok(PayloadArg::Env(name.to_string()))
+        }
+        None => Ok(PayloadArg::Inline(v)),
+    }
+}
+
+/// Parses `--permission-profile <p> [--report] -- <argv…>` (also `--permission-profile=<p>`),
+/// where `<p>` is the payload or `env:NAME`.
 pub(crate) fn parse_args(args: Vec<OsString>) -> Result<HelperArgs, String> {
     let mut it = args.into_iter();
     let mut payload = None;
@@ -59,9 +100,9 @@ pub(crate) fn parse_args(args: Vec<OsString>) -> Result<HelperArgs, String> {
                 .ok_or("--permission-profile needs a value")?
                 .into_string()
                 .map_err(|_| "the payload is not valid UTF-8")?;
-            payload = Some(v);
+            payload = Some(payload_arg(v)?);
         } else if let Some(v) = s.strip_prefix("--permission-profile=") {
-            payload = Some(v.to_string());
+            payload = Some(payload_arg(v.to_string())?);
         } else if s == "--report" {
             report = true;
         } else {
@@ -92,6 +133,27 @@ fn die_with_parent() -> bool {
     unsafe { libc::getppid() == before }
 }
 
+/// The encoded payload. For `env:NAME`, the variable is removed from this process's
+/// environment at once (whether or not it is usable), so nothing started later inherits it.
+fn take_payload(arg: &PayloadArg) -> Result<String, String> {
+    match arg {
+        PayloadArg::Inline(p) => Ok(p.clone()),
+        PayloadArg::Env(name) => {
+            let v = std::env::var_os(name);
+            // The helper is single-threaded: nothing reads the environment concurrently.
+            std::env::remove_var(name);
+            v.ok_or_else(|| {
+                format!(
+                    "sandbox helper: the environment variable {name} \
+                     (--permission-profile env:{name}) is not set"
+                )
+            })?
+            .into_string()
+            .map_err(|_| format!("sandbox helper: {name} is not valid UTF-8"))
+        }
+    }
+}
+
 /// See [`super::helper_main`].
 pub(crate) fn main(args: Vec<OsString>) -> i32 {
     if !die_with_parent() {
@@ -105,7 +167,14 @@ pub(crate) fn main(args: Vec<OsString>) -> i32 {
             return EXIT_SETUP;
         }
     };
-    let payload = match HelperPayload::decode(&args.payload) {
+    let encoded = match take_payload(&args.payload) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("cordon: {e}");
+            return EXIT_SETUP;
+        }
+    };
+    let payload = match HelperPayload::decode(&encoded) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("cordon: {e}");
@@ -124,7 +193,7 @@ fn run(payload: &HelperPayload, args: &HelperArgs, features: LinuxFeatures) -> i
     let plan = match plan(&payload.profile, &features) {
         Ok(p) => p,
         Err(r) => {
-            eprintln!("cordon: {r}");
+            eprintln!("cordon: refusing to run unconfined: {r}");
             return EXIT_SETUP;
         }
     };
@@ -196,11 +265,13 @@ fn tmp_denied(fs: &ResolvedFilesystem) -> bool {
 /// The confinement every rung applies in the process that will fork (or be) the command:
 /// Landlock ruleset prepared (while paths are reachable and capabilities still held),
 /// `no_new_privs`, capabilities dropped, Landlock enforced, seccomp installed. Returns the
-/// applied layers as reported by the kernel.
+/// applied layers as reported by the kernel. `extra` and `optional` are Landlock rules on
+/// descriptors (see [`landlock_layer::prepare`]).
 pub(crate) fn confine(
     profile: &ResolvedProfile,
     plan: &LinuxPlan,
     extra: Vec<(OwnedFd, Grant)>,
+    optional: Vec<(OwnedFd, Grant)>,
 ) -> Result<Vec<String>, String> {
     let mut applied = Vec::new();
     let prepared: Option<Prepared> = match &plan.landlock {
@@ -212,7 +283,7 @@ pub(crate) fn confine(
                 .find(|a| a.starts_with("landlock"))
                 .cloned()
                 .unwrap_or_else(|| "landlock".into());
-            landlock_layer::prepare(l, &rules, extra, desc)?
+            landlock_layer::prepare(l, &rules, extra, optional, desc)?
         }
         None => None,
     };
@@ -376,7 +447,7 @@ fn init_main(
         .into_iter()
         .map(|fd| (fd, Grant::Dev))
         .collect();
-    let applied = match confine(profile, plan, extra) {
+    let applied = match confine(profile, plan, extra, landlock_layer::stdio_grants()) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("cordon: {}", with_refusal_prefix(&e));
@@ -425,18 +496,79 @@ fn run_landlock_only(payload: &HelperPayload, args: &HelperArgs, plan: &LinuxPla
             return EXIT_SETUP;
         }
     };
+    // The helper is a subreaper too: if the supervisor is killed, its orphans come here
+    // and are swept below.
     if let Err(e) = sys::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) {
         eprintln!("cordon: refusing to run unconfined: cannot become a subreaper: {e}");
         return EXIT_SETUP;
     }
+    // SAFETY: getpid/getpgrp have no preconditions.
+    let (helper, pgrp) = unsafe { (libc::getpid(), libc::getpgrp()) };
     process::block_signals();
-    let report = args.report;
-    let child = match process::spawn(&spec, || {
-        // Nothing kills the command for us on this rung if the helper dies: ask the
-        // kernel to (its own children are swept by the subreaper at exit).
+    // SAFETY: the helper is single-threaded, so the child may use the Rust runtime.
+    let sup = unsafe { libc::fork() };
+    if sup < 0 {
+        eprintln!(
+            "cordon: sandbox setup failed: fork: {}",
+            std::io::Error::last_os_error()
+        );
+        return EXIT_SETUP;
+    }
+    if sup == 0 {
+        let code = supervisor_main(profile, plan, &spec, args.report, helper, pgrp);
+        process::exit_now(code);
+    }
+    let code = process::supervise(sup);
+    process::kill_descendants();
+    code
+}
+
+/// The rung-2 supervisor (see the module docs). Returns its exit code: the command's, or
+/// 125 when nothing ran.
+fn supervisor_main(
+    profile: &ResolvedProfile,
+    plan: &LinuxPlan,
+    spec: &CommandSpec,
+    report: bool,
+    helper: libc::pid_t,
+    helper_pgrp: libc::pid_t,
+) -> i32 {
+    process::block_supervisor_signals();
+    let death = process::parent_death_signal();
+    // SAFETY: getppid has no preconditions.
+    if sys::prctl(libc::PR_SET_PDEATHSIG, death as libc::c_ulong).is_err()
+        || unsafe { libc::getppid() } != helper
+    {
+        return EXIT_SETUP; // the helper is already gone: run nothing
+    }
+    // Its own process group, so a SIGKILL sent to the helper's group spares it.
+    // SAFETY: setpgid has no memory-safety preconditions.
+    if unsafe { libc::setpgid(0, 0) } != 0 {
+        eprintln!(
+            "cordon: refusing to run unconfined: sandbox setup failed: setpgid: {}",
+            std::io::Error::last_os_error()
+        );
+        return EXIT_SETUP;
+    }
+    if let Err(e) = sys::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) {
+        eprintln!("cordon: refusing to run unconfined: cannot become a subreaper: {e}");
+        return EXIT_SETUP;
+    }
+    let child = match process::spawn(spec, || {
+        // Back into the caller's process group: the command stays in the terminal's
+        // foreground group (job control, ^C) as if the supervisor were not there.
+        // SAFETY: setpgid has no memory-safety preconditions.
+        if unsafe { libc::setpgid(0, helper_pgrp) } != 0 {
+            return Err(format!(
+                "sandbox setup failed: joining the process group {helper_pgrp}: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        // Dies with the supervisor (whose own death leaves the rest to the helper).
         sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)
             .map_err(|e| format!("PR_SET_PDEATHSIG: {e}"))?;
-        let applied = confine(profile, plan, Vec::new()).map_err(|e| with_refusal_prefix(&e))?;
+        let applied = confine(profile, plan, Vec::new(), landlock_layer::stdio_grants())
+            .map_err(|e| with_refusal_prefix(&e))?;
         if report {
             eprintln!("cordon: sandbox: rung 2: {}", applied.join("; "));
             for n in &plan.notes {
@@ -451,7 +583,8 @@ fn run_landlock_only(payload: &HelperPayload, args: &HelperArgs, plan: &LinuxPla
             return code;
         }
     };
-    let code = process::supervise(child);
+    // `None`: the helper died (SIGKILL included); nobody waits for the code any more.
+    let code = process::supervise_while_parent(child, helper).unwrap_or(EXIT_SETUP);
     process::kill_descendants();
     code
 }
@@ -467,16 +600,39 @@ mod tests {
     #[test]
     fn parses_arguments() {
         let a = parse_args(os(&["--permission-profile", "P", "--", "ls", "-l"])).unwrap();
-        assert_eq!(a.payload, "P");
+        assert_eq!(a.payload, PayloadArg::Inline("P".into()));
         assert_eq!(a.argv, os(&["ls", "-l"]));
         assert!(!a.report);
         let a = parse_args(os(&["--report", "--permission-profile=Q", "--", "x", "--"])).unwrap();
-        assert_eq!(a.payload, "Q");
+        assert_eq!(a.payload, PayloadArg::Inline("Q".into()));
         assert_eq!(a.argv, os(&["x", "--"]));
         assert!(a.report);
         assert!(parse_args(os(&["--permission-profile", "P"])).is_err());
         assert!(parse_args(os(&["--permission-profile", "P", "--"])).is_err());
         assert!(parse_args(os(&["--", "ls"])).is_err());
         assert!(parse_args(os(&["--bogus", "--", "ls"])).is_err());
+        let a = parse_args(os(&["--permission-profile", "env:CORDON_X", "--", "ls"])).unwrap();
+        assert_eq!(a.payload, PayloadArg::Env("CORDON_X".into()));
+        let a = parse_args(os(&["--permission-profile=env:Y", "--", "ls"])).unwrap();
+        assert_eq!(a.payload, PayloadArg::Env("Y".into()));
+        assert!(parse_args(os(&["--permission-profile", "env:", "--", "ls"])).is_err());
+        assert!(parse_args(os(&["--permission-profile", "env:A=B", "--", "ls"])).is_err());
+    }
+
+    #[test]
+    fn env_payload_is_taken_and_removed() {
+        let name = "CORDON_TEST_TAKE_PAYLOAD";
+        std::env::set_var(name, "PAYLOAD");
+        assert_eq!(
+            take_payload(&PayloadArg::Env(name.into())).unwrap(),
+            "PAYLOAD"
+        );
+        assert!(
+            std::env::var_os(name).is_none(),
+            "the variable must be removed"
+        );
+        let e = take_payload(&PayloadArg::Env(name.into())).unwrap_err();
+        assert!(e.contains(name), "{e}");
+        assert_eq!(take_payload(&PayloadArg::Inline("I".into())).unwrap(), "I");
     }
 }

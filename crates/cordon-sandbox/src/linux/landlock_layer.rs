@@ -24,6 +24,56 @@ pub enum Grant {
     Write,
     /// Read/write/ioctl on device files (and listing), for `/dev` entries.
     Dev,
+    /// One file the command already holds open as stdin, stdout or stderr, with the access
+    /// that descriptor was opened with (see [`stdio_grants`]).
+    Stdio {
+        /// The descriptor was opened for reading.
+        read: bool,
+        /// The descriptor was opened for writing.
+        write: bool,
+    },
+}
+
+/// Rules for the command's standard descriptors (0, 1, 2) that are regular files or named
+/// FIFOs: the file itself (never its directory), with exactly the access its descriptor
+/// was opened with (read → `read_file`; write → `write_file` and `truncate`).
+///
+/// Why it is safe: the command already holds these descriptors, opened before the sandbox
+/// existed, so it can already read or write (and `ftruncate`) that file. Re-opening it
+/// through `/dev/stdout` (`/proc/self/fd/1`) is a new `open(2)` that Landlock checks
+/// against the *file's* path — which, for a harness that redirected the output to a log
+/// file outside the writable roots, no rule allows, so `echo x > /dev/stdout` failed with
+/// `EACCES`. A rule on that one inode with that one access gives nothing the descriptor
+/// did not. Directories (a directory as stdin would open the whole tree beneath it),
+/// sockets, devices and `O_PATH` descriptors get no rule; anonymous pipes need none
+/// (Landlock does not check them) and are skipped when the rule is added.
+pub fn stdio_grants() -> Vec<(OwnedFd, Grant)> {
+    let mut out = Vec::new();
+    for fd in 0..=2 {
+        let Ok(st) = super::sys::fstat(fd) else {
+            continue;
+        };
+        let kind = st.st_mode & libc::S_IFMT;
+        if kind != libc::S_IFREG && kind != libc::S_IFIFO {
+            continue;
+        }
+        let Ok(flags) = super::sys::status_flags(fd) else {
+            continue;
+        };
+        if flags & libc::O_PATH != 0 {
+            continue;
+        }
+        let (read, write) = match flags & libc::O_ACCMODE {
+            libc::O_RDONLY => (true, false),
+            libc::O_WRONLY => (false, true),
+            libc::O_RDWR => (true, true),
+            _ => continue,
+        };
+        if let Ok(dup) = super::sys::dup_cloexec(fd) {
+            out.push((dup, Grant::Stdio { read, write }));
+        }
+    }
+    out
 }
 
 /// The filesystem rules for `profile` on `rung` (absolute paths as seen by the command).
@@ -110,6 +160,16 @@ fn rights(abi: ABI, g: Grant) -> BitFlags<AccessFs> {
                 | AccessFs::IoctlDev)
                 & all
         }
+        Grant::Stdio { read, write } => {
+            let mut r = BitFlags::EMPTY;
+            if read {
+                r |= AccessFs::ReadFile;
+            }
+            if write {
+                r |= AccessFs::WriteFile | AccessFs::Truncate;
+            }
+            r & AccessFs::from_file(abi)
+        }
     }
 }
 
@@ -124,13 +184,17 @@ pub struct Prepared {
 /// Creates the ruleset and adds the rules (opening each path, so call it while the paths
 /// are reachable and before capabilities are dropped). `extra` are descriptors of places
 /// outside the sandbox's root that inherited descriptors may still point to (the host's
-/// `/dev/pts`). Returns `Ok(None)` when the plan handles nothing.
+/// `/dev/pts`). `optional` are rules added only if the kernel accepts them (the
+/// [`stdio_grants`]: an anonymous pipe or a memfd cannot carry a rule, and needs none or
+/// is not worth refusing the run for). Returns `Ok(None)` when the plan handles nothing.
 ///
-/// Errors: the kernel refused the ruleset or a rule (message names the step).
+/// Errors: the kernel refused the ruleset or a rule of `rules`/`extra` (message names the
+/// step).
 pub fn prepare(
     plan: &LandlockPlan,
     rules: &[(PathBuf, Grant)],
     extra: Vec<(OwnedFd, Grant)>,
+    optional: Vec<(OwnedFd, Grant)>,
     description: String,
 ) -> Result<Option<Prepared>, String> {
     let abi = abi_of(plan.abi);
@@ -187,6 +251,24 @@ pub fn prepare(
                 .add_rule(PathBeneath::new(fd, access))
                 .map_err(|e| err("rule for the host terminal devices", e))?;
         }
+        for (fd, g) in optional {
+            let access = rights(abi, g) & handled;
+            if access.is_empty() {
+                continue;
+            }
+            // Tried on a scratch ruleset first: a refused rule consumes the ruleset it is
+            // added to.
+            let accepted = Ruleset::default()
+                .handle_access(handled)
+                .and_then(|r| r.create())
+                .and_then(|r| r.add_rule(PathBeneath::new(&fd, access)))
+                .is_ok();
+            if accepted {
+                created = created
+                    .add_rule(PathBeneath::new(fd, access))
+                    .map_err(|e| err("rule for a standard descriptor", e))?;
+            }
+        }
     }
     Ok(Some(Prepared {
         ruleset: created.no_new_privs(true),
@@ -239,6 +321,7 @@ mod tests {
             home: Some("/home/u".into()),
             tmpdir: None,
             profile_files: vec![],
+            ..Default::default()
         };
         resolve(&PermissionProfile::builtin(name).unwrap(), &ctx, &fs).unwrap()
     }
@@ -271,5 +354,38 @@ mod tests {
         assert!(rights(ABI::V5, Grant::Dev).contains(AccessFs::IoctlDev));
         assert!(!rights(ABI::V7, Grant::Read).contains(AccessFs::WriteFile));
         assert!(rights(ABI::V7, Grant::Write).contains(AccessFs::Truncate));
+        let w = rights(
+            ABI::V7,
+            Grant::Stdio {
+                read: false,
+                write: true,
+            },
+        );
+        assert_eq!(w, AccessFs::WriteFile | AccessFs::Truncate);
+        let r = rights(
+            ABI::V7,
+            Grant::Stdio {
+                read: true,
+                write: false,
+            },
+        );
+        assert_eq!(r, BitFlags::from(AccessFs::ReadFile));
+        // Never a directory right, never execute.
+        let rw = rights(
+            ABI::V7,
+            Grant::Stdio {
+                read: true,
+                write: true,
+            },
+        );
+        assert!(!rw.contains(AccessFs::ReadDir) && !rw.contains(AccessFs::Execute));
+        assert!(!rights(
+            ABI::V2,
+            Grant::Stdio {
+                read: false,
+                write: true
+            }
+        )
+        .contains(AccessFs::Truncate));
     }
 }

@@ -6,7 +6,10 @@
 //! - [`plan`] (pure) → [`LinuxPlan`] (which rung, which layers, in words) or a
 //!   [`Refusal`] naming the unmet guarantee (R-S4).
 //! - [`helper_main`]: the helper process, invoked as
-//!   `<exe> __sandbox-helper --permission-profile <HelperPayload::encode()> -- <argv…>`.
+//!   `<exe> __sandbox-helper --permission-profile env:CORDON_PERMISSION_PROFILE -- <argv…>`
+//!   with the payload ([`HelperPayload::encode`](cordon_policy::HelperPayload::encode)) in
+//!   that environment variable (see [`PAYLOAD_ENV`]); the inline form
+//!   `--permission-profile <payload>` is still accepted.
 //! - [`confine_current_process`]: apply-once self-confinement (R-L6).
 //!
 //! Exit codes of the helper: the command's code; 128+N when the command was killed by
@@ -23,7 +26,10 @@ mod process;
 mod seccomp_filter;
 mod sys;
 
-pub use features::{probe, probe_fast, LinuxFeatures, DISABLE_LAYERS_ENV, LAYER_NAMES};
+pub use features::{
+    probe, probe_fast, valid_layer_names, LinuxFeatures, ALL_LAYERS, DISABLE_LAYERS_ENV,
+    LAYER_NAMES,
+};
 pub use mounts::{layout, Base, Layout, Step, StepKind};
 pub use plan::{
     carve_outs, plan, CarveOut, LandlockPlan, LinuxPlan, Refusal, Rung, SeccompPlan,
@@ -40,9 +46,27 @@ use std::ffi::OsString;
 /// exit(helper_main(argv[2..])) }`.
 pub const HELPER_SUBCOMMAND: &str = "__sandbox-helper";
 
+/// The environment variable that carries the payload to the helper
+/// (`--permission-profile env:CORDON_PERMISSION_PROFILE`).
+///
+/// The payload holds the command's whole environment and the path layout. In argv it
+/// would be readable by every local user (`/proc/<pid>/cmdline` is mode 0444); a process's
+/// environment (`/proc/<pid>/environ`, mode 0400 and ptrace-checked) is readable only by
+/// the same user. The helper removes the variable from its own environment before doing
+/// anything else, and the command's environment is the payload's, so it never reaches the
+/// command.
+pub const PAYLOAD_ENV: &str = "CORDON_PERMISSION_PROFILE";
+
+/// The prefix of a `--permission-profile` value that names an environment variable holding
+/// the payload (`env:NAME`) instead of the payload itself.
+pub const PAYLOAD_FROM_ENV_PREFIX: &str = "env:";
+
 /// Runs the sandbox helper and returns its exit code (see the module docs for the
 /// codes). `args` are the arguments after [`HELPER_SUBCOMMAND`]:
-/// `--permission-profile <payload> [--report] -- <argv…>`. `--report` prints the applied
+/// `--permission-profile env:<NAME> [--report] -- <argv…>` (the payload is read from the
+/// environment variable NAME, normally [`PAYLOAD_ENV`], which is then removed) or
+/// `--permission-profile <payload> …` (inline; visible to every local user in
+/// `/proc/<pid>/cmdline`, kept for compatibility and tests). `--report` prints the applied
 /// layers, as enforced, to stderr before the command starts.
 ///
 /// Must be called from a single-threaded process (it forks and creates namespaces), early,
@@ -68,7 +92,7 @@ pub enum ConfineError {
 impl std::fmt::Display for ConfineError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ConfineError::Refused(r) => write!(f, "{r}"),
+            ConfineError::Refused(r) => write!(f, "refusing to run unconfined: {r}"),
             ConfineError::MultiThreaded(n) => write!(
                 f,
                 "refusing to confine: the process has {n} threads; self-confinement must \
@@ -116,5 +140,5 @@ pub fn confine_current_process(
     f.userns_reason =
         Some("self-confinement cannot move the running process into new namespaces".into());
     let p = plan(profile, &f).map_err(ConfineError::Refused)?;
-    helper::confine(profile, &p, Vec::new()).map_err(ConfineError::Failed)
+    helper::confine(profile, &p, Vec::new(), Vec::new()).map_err(ConfineError::Failed)
 }

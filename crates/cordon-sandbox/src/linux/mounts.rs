@@ -225,32 +225,64 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
 }
 
 /// A protected path that did not exist and was created empty on the host so it could be
-/// mounted read-only (R-P3). Removed by [`remove_placeholders`] if still empty.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// mounted read-only (R-P3). Removed by [`remove_placeholders`] only while it is still the
+/// very entry created here, and still empty.
+#[derive(Debug)]
 pub struct Placeholder {
-    /// Host path.
-    pub path: PathBuf,
     /// A directory (else an empty file).
     pub dir: bool,
+    /// The directory it was created in, opened (`O_PATH`, no symlink anywhere in the path)
+    /// when it was created: removal acts on that directory even if, meanwhile, it was
+    /// renamed or its path was made to lead elsewhere (e.g. `.git` swapped for a symlink).
+    parent: OwnedFd,
+    /// Its name in `parent`.
+    name: CString,
+    /// Size of the file placeholder as created (its contents are ours).
+    size: libc::off_t,
+    /// Device and inode of the entry created.
+    dev: libc::dev_t,
+    ino: libc::ino_t,
 }
 
 fn placeholder_is_dir(p: &Path) -> bool {
     matches!(
         p.file_name().and_then(|n| n.to_str()),
-        Some("hooks" | "info" | ".git" | ".cordon")
+        Some("hooks" | "info" | ".git" | ".cordon" | "modules" | "worktrees")
     )
+}
+
+/// What a file placeholder holds. An empty `commondir` would make every git command in the
+/// repository fail (git reads it as the location of the common directory), so its
+/// placeholder says `.`: the git dir itself, which is what a missing `commondir` means.
+/// It is still a read-only mount while the command runs, so the command cannot point git
+/// elsewhere; and if it is left behind (helper killed), git keeps working.
+fn placeholder_contents(p: &Path) -> &'static [u8] {
+    match p.file_name().and_then(|n| n.to_str()) {
+        Some("commondir") => b".\n",
+        _ => b"",
+    }
+}
+
+fn is_errno(e: &io::Error, errno: libc::c_int) -> bool {
+    e.raw_os_error() == Some(errno)
 }
 
 /// Creates placeholders on the host for the protected binds of `layout` whose path is
 /// missing now. Runs in the helper (host mount namespace) before the sandbox is built.
+///
+/// Each placeholder is created relative to a descriptor of its parent directory opened
+/// without following any symlink (a path with a symlink in it is an error: the bind would
+/// refuse it too), and its device and inode are recorded, so [`remove_placeholders`] can
+/// remove exactly it and nothing a symlink planted later points to.
 ///
 /// Side effect (documented for users): while the command runs, e.g. an empty `.cordon/`
 /// or `.git/hooks/` exists in the workspace; [`remove_placeholders`] removes it afterwards
 /// if it is still empty. A protected path whose parent is missing is skipped (the bind is
 /// then skipped too, with a note).
 ///
-/// Errors: creating a placeholder failed for another reason than a missing parent (the
-/// helper then refuses to run: the path could not be protected).
+/// Errors: creating a placeholder failed for another reason than a missing parent or an
+/// entry that appeared meanwhile (the helper then refuses to run: the path could not be
+/// protected).
 pub fn create_placeholders(layout: &Layout) -> io::Result<Vec<Placeholder>> {
     let mut out = Vec::new();
     for s in &layout.steps {
@@ -263,26 +295,9 @@ pub fn create_placeholders(layout: &Layout) -> io::Result<Vec<Placeholder>> {
         ) {
             continue;
         }
-        if std::fs::symlink_metadata(&s.path).is_ok() {
-            continue;
-        }
-        let dir = placeholder_is_dir(&s.path);
-        let r = if dir {
-            std::fs::create_dir(&s.path)
-        } else {
-            std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&s.path)
-                .map(|_| ())
-        };
-        match r {
-            Ok(()) => out.push(Placeholder {
-                path: s.path.clone(),
-                dir,
-            }),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        match create_placeholder(&s.path) {
+            Ok(Some(p)) => out.push(p),
+            Ok(None) => {}
             Err(e) => {
                 remove_placeholders(&out);
                 return Err(io::Error::new(
@@ -298,16 +313,73 @@ pub fn create_placeholders(layout: &Layout) -> io::Result<Vec<Placeholder>> {
     Ok(out)
 }
 
-/// Removes placeholders that are still empty, deepest first.
+/// One placeholder: `Ok(None)` when the path exists (whatever it is, a symlink included),
+/// its parent does not, or it appeared while being created.
+fn create_placeholder(path: &Path) -> io::Result<Option<Placeholder>> {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Ok(None);
+    };
+    let pfd = match sys::open_dir_nofollow(parent) {
+        Ok(f) => f,
+        Err(e) if is_errno(&e, libc::ENOENT) => return Ok(None),
+        Err(e) => return Err(ctx_err(format!("opening {}", parent.display()), e)),
+    };
+    let cname = CString::new(name.as_bytes())?;
+    match sys::fstatat_nofollow(pfd.as_raw_fd(), &cname) {
+        Ok(_) => return Ok(None),
+        Err(e) if is_errno(&e, libc::ENOENT) => {}
+        Err(e) => return Err(e),
+    }
+    let dir = placeholder_is_dir(path);
+    let created = if dir {
+        sys::mkdirat_excl(pfd.as_raw_fd(), &cname, 0o755)
+            .and_then(|()| sys::fstatat_nofollow(pfd.as_raw_fd(), &cname))
+    } else {
+        sys::create_file_excl(pfd.as_raw_fd(), &cname, 0o644).and_then(|f| {
+            use std::io::Write as _;
+            let mut file = std::fs::File::from(f);
+            file.write_all(placeholder_contents(path))?;
+            sys::fstat(file.as_raw_fd())
+        })
+    };
+    match created {
+        Ok(st) => Ok(Some(Placeholder {
+            size: st.st_size,
+            dir,
+            parent: pfd,
+            name: cname,
+            dev: st.st_dev,
+            ino: st.st_ino,
+        })),
+        // Someone else's entry appeared, or the parent went away: nothing of ours.
+        Err(e) if is_errno(&e, libc::EEXIST) || is_errno(&e, libc::ENOENT) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Removes the placeholders, deepest first, each only if the entry under its name in the
+/// directory it was created in is still the one created (same device and inode, same type,
+/// checked without following symlinks) and still as created (an empty directory; a file of
+/// the size written). Never resolves the path again: a
+/// directory on the way that was renamed or replaced by a symlink cannot redirect the
+/// removal (`unlinkat` relative to the directory descriptor kept since creation).
 pub fn remove_placeholders(p: &[Placeholder]) {
     for ph in p.iter().rev() {
+        let dirfd = ph.parent.as_raw_fd();
+        let Ok(st) = sys::fstatat_nofollow(dirfd, &ph.name) else {
+            continue;
+        };
+        if st.st_dev != ph.dev || st.st_ino != ph.ino {
+            continue; // not the entry created here any more
+        }
+        let kind = st.st_mode & libc::S_IFMT;
         if ph.dir {
-            let _ = std::fs::remove_dir(&ph.path);
-        } else if std::fs::metadata(&ph.path)
-            .map(|m| m.len() == 0)
-            .unwrap_or(false)
-        {
-            let _ = std::fs::remove_file(&ph.path);
+            if kind == libc::S_IFDIR {
+                // rmdir removes only an empty directory.
+                let _ = sys::unlinkat(dirfd, &ph.name, libc::AT_REMOVEDIR);
+            }
+        } else if kind == libc::S_IFREG && st.st_size == ph.size {
+            let _ = sys::unlinkat(dirfd, &ph.name, 0);
         }
     }
 }
@@ -627,6 +699,7 @@ mod tests {
             home: Some("/home/u".into()),
             tmpdir: None,
             profile_files: vec![],
+            ..Default::default()
         };
         layout(&resolve(&p, &ctx, &fs()).unwrap().filesystem)
     }
@@ -766,5 +839,129 @@ mod tests {
         let l = layout(&ResolvedFilesystem::Unrestricted);
         assert_eq!(l.base, Base::HostWritable);
         assert!(l.steps.is_empty());
+    }
+
+    fn protected_layout(paths: &[&Path]) -> Layout {
+        Layout {
+            base: Base::HostReadOnly,
+            steps: paths
+                .iter()
+                .map(|p| Step {
+                    path: p.to_path_buf(),
+                    kind: StepKind::Bind {
+                        writable: false,
+                        protected: true,
+                    },
+                    may_create: false,
+                })
+                .collect(),
+            notes: Vec::new(),
+        }
+    }
+
+    fn tmp() -> (tempfile::TempDir, PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().canonicalize().unwrap();
+        (d, p)
+    }
+
+    /// Item 2: `.git` moved aside and replaced by a symlink while the command ran: removal
+    /// acts on the directory the placeholders were created in (now `.g`), never on what
+    /// the symlink points to. Fails when placeholders are removed by path.
+    #[test]
+    fn placeholder_removal_does_not_follow_a_planted_symlink() {
+        let (_d, root) = tmp();
+        let ws = root.join("ws");
+        let elsewhere = root.join("elsewhere");
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        let l = protected_layout(&[
+            &ws.join(".git/hooks"),
+            &ws.join(".git/info"),
+            &ws.join(".git/config"),
+        ]);
+        let ph = create_placeholders(&l).unwrap();
+        assert_eq!(ph.len(), 3);
+        assert!(ws.join(".git/hooks").is_dir() && ws.join(".git/info").is_dir());
+        assert_eq!(std::fs::read(ws.join(".git/config")).unwrap(), b"");
+        // The attack: the same names, empty, elsewhere; .git swapped for a symlink there.
+        for d in ["hooks", "info"] {
+            std::fs::create_dir_all(elsewhere.join(d)).unwrap();
+        }
+        std::fs::write(elsewhere.join("config"), "").unwrap();
+        std::fs::rename(ws.join(".git"), ws.join(".g")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, ws.join(".git")).unwrap();
+        remove_placeholders(&ph);
+        for n in ["hooks", "info", "config"] {
+            assert!(
+                elsewhere.join(n).exists(),
+                "{n} removed through the symlink"
+            );
+            assert!(
+                !ws.join(".g").join(n).exists(),
+                "own placeholder {n} left behind"
+            );
+        }
+    }
+
+    /// Only the very entry created, and only while empty: a placeholder replaced by another
+    /// (empty) directory or a symlink, or given content, stays.
+    #[test]
+    fn placeholder_removal_only_removes_the_same_empty_entry() {
+        let (_d, root) = tmp();
+        let ws = root.join("ws");
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        let l = protected_layout(&[
+            &ws.join(".cordon"),
+            &ws.join(".git/hooks"),
+            &ws.join(".git/info"),
+            &ws.join(".git/config"),
+        ]);
+        let ph = create_placeholders(&l).unwrap();
+        assert_eq!(ph.len(), 4);
+        // .cordon: replaced by a new empty directory (another inode: it is made while the
+        // placeholder still exists, so the inode number cannot be reused).
+        std::fs::create_dir(ws.join(".cordon.new")).unwrap();
+        std::fs::remove_dir(ws.join(".cordon")).unwrap();
+        std::fs::rename(ws.join(".cordon.new"), ws.join(".cordon")).unwrap();
+        // hooks: replaced by a symlink to an empty directory.
+        std::fs::remove_dir(ws.join(".git/hooks")).unwrap();
+        std::fs::create_dir(root.join("target")).unwrap();
+        std::os::unix::fs::symlink(root.join("target"), ws.join(".git/hooks")).unwrap();
+        // info: given content; config: given content.
+        std::fs::write(ws.join(".git/info/exclude"), "x").unwrap();
+        std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
+        remove_placeholders(&ph);
+        assert!(ws.join(".cordon").is_dir());
+        assert!(std::fs::symlink_metadata(ws.join(".git/hooks"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert!(root.join("target").is_dir());
+        assert!(ws.join(".git/info/exclude").exists());
+        assert_eq!(std::fs::read(ws.join(".git/config")).unwrap(), b"[core]\n");
+        // Twin: untouched placeholders are removed, and existing paths are never taken.
+        let ph = create_placeholders(&protected_layout(&[
+            &ws.join(".git/new"),
+            &ws.join(".cordon"),
+        ]))
+        .unwrap();
+        assert_eq!(ph.len(), 1, "an existing path is not a placeholder");
+        remove_placeholders(&ph);
+        assert!(!ws.join(".git/new").exists());
+        assert!(ws.join(".cordon").is_dir());
+    }
+
+    /// A symlink on the way to a placeholder is refused, not followed; a missing parent is
+    /// skipped.
+    #[test]
+    fn placeholder_paths_with_symlinks_are_refused() {
+        let (_d, root) = tmp();
+        std::fs::create_dir(root.join("real")).unwrap();
+        std::os::unix::fs::symlink(root.join("real"), root.join("link")).unwrap();
+        let e = create_placeholders(&protected_layout(&[&root.join("link/.cordon")])).unwrap_err();
+        assert!(e.to_string().contains("link/.cordon"), "{e}");
+        assert!(!root.join("real/.cordon").exists());
+        let ph = create_placeholders(&protected_layout(&[&root.join("missing/.cordon")])).unwrap();
+        assert!(ph.is_empty());
     }
 }

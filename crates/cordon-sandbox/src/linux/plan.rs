@@ -1,7 +1,7 @@
 //! Choosing the rung (R-L5, R-S4): which layers will confine the command on this host, or a
 //! refusal naming the guarantee that no available layer can give. Pure: no OS calls.
 
-use super::features::LinuxFeatures;
+use super::features::{valid_layer_names, LinuxFeatures, DISABLE_LAYERS_ENV};
 use cordon_policy::{Access, EntryOrigin, NetworkPolicy, ResolvedFilesystem, ResolvedProfile};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -22,8 +22,9 @@ pub enum Rung {
     /// Rung 1: user + mount + pid + ipc (+ net) namespaces with a rebuilt root, plus
     /// Landlock and seccomp when available.
     Namespaces,
-    /// Rung 2: no user namespaces; Landlock + seccomp + a subreaper that kills every
-    /// descendant at exit. Only when it still gives every guarantee the profile asks for.
+    /// Rung 2: no user namespaces; Landlock + seccomp + a supervisor (child subreaper) that
+    /// kills every descendant when the command exits or the helper dies. Only when it still
+    /// gives every guarantee the profile asks for.
     LandlockOnly,
 }
 
@@ -69,8 +70,10 @@ pub struct LinuxPlan {
     pub landlock: Option<LandlockPlan>,
     /// Seccomp, if applied.
     pub seccomp: Option<SeccompPlan>,
-    /// Rung 2: the helper is a child subreaper and kills every remaining descendant when
-    /// the command exits (rung 1 gets this from the pid namespace).
+    /// Rung 2: a supervisor process (a child subreaper in its own process group, forked by
+    /// the helper) kills every remaining descendant when the command exits, and also when
+    /// the helper is killed (SIGKILL included, alone or with its process group). Rung 1
+    /// gets this from the pid namespace.
     pub kill_descendants: bool,
     /// The applied layers in plain words, in the order they are applied (R-T5, R-S5).
     pub applied: Vec<String>,
@@ -86,8 +89,9 @@ impl LinuxPlan {
 }
 
 /// A refusal to run (R-S4): the guarantee the profile asks for, what it needs, and why that
-/// is missing. Displays as `refusing to run unconfined: <guarantee> needs <needs>, but
-/// <reason>`.
+/// is missing. Displays as `<guarantee> needs <needs>, but <reason>`; whoever reports it
+/// adds the one `refusing to run unconfined: ` prefix (the helper, [`super::ConfineError`],
+/// and `TransformError::Refused`), so the prefix is never doubled.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Refusal {
     /// The unmet guarantee, e.g. `deny-read of /home/u/.ssh`.
@@ -103,7 +107,7 @@ impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "refusing to run unconfined: {} needs {}, but {}",
+            "{} needs {}, but {}",
             self.guarantee, self.needs, self.reason
         )
     }
@@ -226,7 +230,8 @@ fn seccomp_desc(s: &SeccompPlan) -> String {
 /// Rung 2 (no user namespaces): only when Landlock alone expresses the filesystem policy
 /// (no carve-outs: see [`carve_outs`]) at ABI >= [`MIN_LANDLOCK_ABI_FS`], signals are
 /// scoped (ABI >= [`LANDLOCK_ABI_SCOPE`]), and seccomp is available for a restricted
-/// network. Descendants are killed at exit by the subreaper helper.
+/// network. Descendants are killed by the supervisor when the command exits or the helper
+/// dies.
 ///
 /// Errors: a [`Refusal`] naming the first unmet guarantee.
 pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<LinuxPlan, Refusal> {
@@ -234,6 +239,32 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
     let net_restricted = profile.profile.network == NetworkPolicy::Restricted;
     let abi = features.landlock_abi.map(|a| a.min(LANDLOCK_CRATE_MAX_ABI));
     let mut notes = Vec::new();
+
+    // A misspelt layer name would otherwise leave that layer on without a word (and a test
+    // meant for a lower rung would pass on the wrong one): refuse before anything else.
+    if !features.unknown_layers.is_empty() {
+        let names: Vec<String> = features
+            .unknown_layers
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect();
+        return Err(Refusal {
+            guarantee: format!(
+                "the list of layers to disable ({DISABLE_LAYERS_ENV} or the payload's \
+                 disabled_layers)"
+            ),
+            needs: format!("known layer names ({})", valid_layer_names()),
+            reason: format!(
+                "{} {}",
+                names.join(", "),
+                if names.len() == 1 {
+                    "is not a layer"
+                } else {
+                    "are not layers"
+                }
+            ),
+        });
+    }
 
     if net_restricted && !features.seccomp {
         return Err(Refusal {
@@ -380,7 +411,9 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
             .as_ref()
             .map(seccomp_desc)
             .unwrap_or_else(|| "no seccomp filter".into()),
-        "subreaper: every descendant killed at exit".to_string(),
+        "supervisor (subreaper): every descendant killed when the command exits or the helper \
+         is killed"
+            .to_string(),
         "environment replaced by the scrubbed payload env".to_string(),
     ];
     Ok(LinuxPlan {
@@ -419,6 +452,7 @@ mod tests {
             home: Some(PathBuf::from("/home/u")),
             tmpdir: None,
             profile_files: vec![],
+            ..Default::default()
         }
     }
 
@@ -503,9 +537,7 @@ mod tests {
         let mut f = LinuxFeatures::full(7);
         f.disable(&["seccomp"]);
         let r = plan(&p, &f).unwrap_err();
-        assert!(r
-            .to_string()
-            .starts_with("refusing to run unconfined: network restricted"));
+        assert!(r.to_string().starts_with("network restricted"), "{r}");
         assert!(r.reason.contains("seccomp is unavailable"), "{r}");
         // With the network enabled seccomp is optional.
         let mut p2 = PermissionProfile::builtin("workspace-write").unwrap();
@@ -556,7 +588,10 @@ mod tests {
         assert!(plan.kill_descendants);
         let l = plan.landlock.unwrap();
         assert!(l.required && l.fs && l.tcp && l.scope_signal && l.scope_abstract_unix);
-        assert!(plan.applied.iter().any(|a| a.contains("subreaper")));
+        assert!(plan
+            .applied
+            .iter()
+            .any(|a| a.contains("subreaper") && a.contains("helper is killed")));
     }
 
     #[test]
@@ -625,7 +660,33 @@ mod tests {
         let mut f = no_userns(7);
         f.disable(&["landlock", "seccomp"]);
         let e = plan(&p, &f).unwrap_err();
-        assert!(e.to_string().starts_with("refusing to run unconfined"));
+        assert!(e.to_string().contains(" needs "), "{e}");
+        // The prefix is added once by whoever reports the refusal, never here.
+        assert!(!e.to_string().contains("refusing"), "{e}");
+    }
+
+    #[test]
+    fn unknown_layer_names_are_refused_first() {
+        let p = resolved(&PermissionProfile::builtin("workspace-write").unwrap());
+        let mut f = LinuxFeatures::full(7);
+        f.disable(&["landlok"]);
+        let e = plan(&p, &f).unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("`landlok` is not a layer"), "{msg}");
+        assert!(
+            msg.contains("known layer names (userns, landlock, seccomp, all)"),
+            "{msg}"
+        );
+        assert!(msg.contains("CORDON_DISABLE_LAYERS"), "{msg}");
+        f.disable(&["x"]);
+        assert!(plan(&p, &f)
+            .unwrap_err()
+            .reason
+            .contains("`landlok`, `x` are not layers"));
+        // Known names only: plans (here rung 1 without Landlock).
+        let mut f = LinuxFeatures::full(7);
+        f.disable(&["landlock"]);
+        assert!(plan(&p, &f).is_ok());
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Processes (R-L3): signal forwarding, reaping, exec with exit-code conventions, and the
-//! rung-2 sweep of descendants.
+//! rung-2 sweep of descendants (by a supervisor that also outlives a killed helper).
 //!
 //! Exit codes: the command's own code; `128 + N` when it was killed by signal N; 127 when
 //! it was not found; 126 when it could not be executed; 125 when the sandbox could not be
@@ -50,9 +50,31 @@ fn supervised_set() -> libc::sigset_t {
 /// Blocks the forwarded signals and `SIGCHLD`, so they queue for [`supervise`] (set before
 /// any fork so no signal is lost in between).
 pub fn block_signals() {
-    let set = supervised_set();
+    block(&supervised_set());
+}
+
+fn block(set: &libc::sigset_t) {
     // SAFETY: `set` is a valid sigset_t; the old mask is not needed.
-    unsafe { libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+    unsafe { libc::sigprocmask(libc::SIG_BLOCK, set, std::ptr::null_mut()) };
+}
+
+/// The signal the rung-2 supervisor asks the kernel for when the helper dies
+/// (`PR_SET_PDEATHSIG`): the first real-time signal, which nothing else here uses. It is
+/// only a wake-up: the supervisor acts on it only once its parent is really gone.
+pub fn parent_death_signal() -> libc::c_int {
+    libc::SIGRTMIN()
+}
+
+/// For the rung-2 supervisor, after [`block_signals`]: also blocks
+/// [`parent_death_signal`] (taken by [`supervise_while_parent`]) and `SIGTTOU`/`SIGTTIN`
+/// (the supervisor sits in a background process group; a message it prints must not stop
+/// it when the terminal has `tostop` set). The command's mask is emptied before exec.
+pub fn block_supervisor_signals() {
+    block(&sigset(&[
+        parent_death_signal(),
+        libc::SIGTTOU,
+        libc::SIGTTIN,
+    ]));
 }
 
 extern "C" fn noop_handler(_: libc::c_int) {}
@@ -113,7 +135,23 @@ const SI_KERNEL: libc::c_int = 0x80;
 /// A signal the kernel sent to the whole foreground process group (terminal `^C`, `^\`)
 /// already reached the command, which is in the same group: it is not sent twice.
 pub fn supervise(child: libc::pid_t) -> i32 {
-    let set = supervised_set();
+    supervise_inner(child, None).unwrap_or(EXIT_SETUP)
+}
+
+/// [`supervise`], and returns `None` as soon as `parent` (the pid this process had as its
+/// parent) is gone — woken by [`parent_death_signal`], which the caller asked for with
+/// `PR_SET_PDEATHSIG` and blocked ([`block_supervisor_signals`]).
+pub fn supervise_while_parent(child: libc::pid_t, parent: libc::pid_t) -> Option<i32> {
+    supervise_inner(child, Some(parent))
+}
+
+fn supervise_inner(child: libc::pid_t, parent: Option<libc::pid_t>) -> Option<i32> {
+    let mut sigs = FORWARDED.to_vec();
+    sigs.push(libc::SIGCHLD);
+    if parent.is_some() {
+        sigs.push(parent_death_signal());
+    }
+    let set = sigset(&sigs);
     loop {
         // SAFETY: siginfo_t is plain data; zeroed is a valid value.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
@@ -131,9 +169,15 @@ pub fn supervise(child: libc::pid_t) -> i32 {
                     break;
                 }
                 if pid == child {
-                    return code_of(status);
+                    return Some(code_of(status));
                 }
             }
+        } else if sig == parent_death_signal() && parent.is_some() {
+            // SAFETY: getppid has no preconditions.
+            if Some(unsafe { libc::getppid() }) != parent {
+                return None;
+            }
+            // A stray copy of the signal while the parent lives: nothing to do.
         } else if info.si_code != SI_KERNEL {
             // SAFETY: kill has no memory-safety preconditions.
             unsafe { libc::kill(child, sig) };
@@ -346,7 +390,9 @@ fn process_table() -> Vec<(libc::pid_t, libc::pid_t)> {
 
 /// Rung 2: kills (SIGKILL) every descendant of this process and reaps them, repeating
 /// until none is left (bounded). The caller is a child subreaper, so orphans come back to
-/// it and are reaped here. Returns the number of processes killed.
+/// it and are reaped here (a descendant cannot leave the subtree: when its parent dies it
+/// is reparented to the nearest subreaper above it, at worst the caller). Returns the
+/// number of processes killed.
 pub fn kill_descendants() -> usize {
     // SAFETY: getpid has no preconditions.
     let me = unsafe { libc::getpid() };

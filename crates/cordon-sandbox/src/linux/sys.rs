@@ -327,6 +327,100 @@ pub fn mkfileat(dirfd: RawFd, name: &CStr, mode: libc::mode_t) -> io::Result<()>
     }
 }
 
+/// `fstat(fd)`.
+pub fn fstat(fd: RawFd) -> io::Result<libc::stat> {
+    // SAFETY: `stat` is plain old data; zeroed is a valid value to be overwritten.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is a valid, writable `struct stat`; a bad descriptor only fails.
+    check_int(unsafe { libc::fstat(fd, &mut st) })?;
+    Ok(st)
+}
+
+/// `fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW)`: the entry itself, never what a symlink
+/// points to.
+pub fn fstatat_nofollow(dirfd: RawFd, name: &CStr) -> io::Result<libc::stat> {
+    // SAFETY: `stat` is plain old data; zeroed is a valid value to be overwritten.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `name` is NUL-terminated and `st` a valid, writable `struct stat`.
+    check_int(unsafe { libc::fstatat(dirfd, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) })?;
+    Ok(st)
+}
+
+/// `fcntl(fd, F_GETFL)`: the file status flags and access mode of an open descriptor.
+pub fn status_flags(fd: RawFd) -> io::Result<libc::c_int> {
+    // SAFETY: F_GETFL takes no argument and only reads descriptor state.
+    check_int(unsafe { libc::fcntl(fd, libc::F_GETFL) })
+}
+
+/// `fcntl(fd, F_DUPFD_CLOEXEC, 3)`: a close-on-exec duplicate of `fd`.
+pub fn dup_cloexec(fd: RawFd) -> io::Result<OwnedFd> {
+    // SAFETY: F_DUPFD_CLOEXEC creates a new descriptor, owned by the caller from here on.
+    let r = check_int(unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) })?;
+    Ok(owned(r as libc::c_long))
+}
+
+/// Opens the directory `rel` beneath `/` for use as the `dirfd` of `*at` calls: an
+/// `O_PATH | O_DIRECTORY` descriptor resolved with `RESOLVE_NO_SYMLINKS` (no component
+/// may be a symlink, the last one included), so it names the directory that is at that
+/// path now, for good — a later rename or symlink swap of any component cannot redirect
+/// it.
+pub fn open_dir_nofollow(path: &Path) -> io::Result<OwnedFd> {
+    let rel = path
+        .strip_prefix("/")
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "the path must be absolute"))?;
+    let root = open_path(Path::new("/"), true)?;
+    if rel.as_os_str().is_empty() {
+        return Ok(root);
+    }
+    let c = cstr(rel)?;
+    let how = OpenHow {
+        flags: (libc::O_PATH | libc::O_CLOEXEC | libc::O_NOFOLLOW | libc::O_DIRECTORY) as u64,
+        mode: 0,
+        resolve: RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    // SAFETY: `c` is NUL-terminated and `how` is a valid `struct open_how` of the size
+    // passed; both outlive the call.
+    let fd = unsafe {
+        libc::syscall(
+            SYS_OPENAT2,
+            root.as_raw_fd(),
+            c.as_ptr(),
+            &how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        )
+    };
+    check(fd).map(owned)
+}
+
+/// `mkdirat(dirfd, name, mode)`, exclusive: `EEXIST` is an error (unlike [`mkdirat`]).
+pub fn mkdirat_excl(dirfd: RawFd, name: &CStr, mode: libc::mode_t) -> io::Result<()> {
+    // SAFETY: `name` is NUL-terminated.
+    check_int(unsafe { libc::mkdirat(dirfd, name.as_ptr(), mode) }).map(|_| ())
+}
+
+/// Creates the regular file `name` in `dirfd` exclusively (`O_CREAT | O_EXCL |
+/// O_NOFOLLOW`) and returns it open write-only; `EEXIST` is an error (unlike
+/// [`mkfileat`]).
+pub fn create_file_excl(dirfd: RawFd, name: &CStr, mode: libc::mode_t) -> io::Result<OwnedFd> {
+    // SAFETY: `name` is NUL-terminated; O_CREAT takes the mode argument given.
+    let fd = unsafe {
+        libc::openat(
+            dirfd,
+            name.as_ptr(),
+            libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+            mode as libc::c_uint,
+        )
+    };
+    check_int(fd).map(|fd| owned(fd as libc::c_long))
+}
+
+/// `unlinkat(dirfd, name, flags)` (`flags`: 0 for a file, `AT_REMOVEDIR` for an empty
+/// directory). Never follows a symlink: a symlink named `name` is itself the entry.
+pub fn unlinkat(dirfd: RawFd, name: &CStr, flags: libc::c_int) -> io::Result<()> {
+    // SAFETY: `name` is NUL-terminated.
+    check_int(unsafe { libc::unlinkat(dirfd, name.as_ptr(), flags) }).map(|_| ())
+}
+
 /// `symlinkat(target, dirfd, name)`.
 pub fn symlinkat(target: &CStr, dirfd: RawFd, name: &CStr) -> io::Result<()> {
     // SAFETY: both strings are NUL-terminated.

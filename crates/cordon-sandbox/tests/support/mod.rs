@@ -211,6 +211,7 @@ impl Sandbox {
             home: Some(self.home.clone()),
             tmpdir: None,
             profile_files: vec![],
+            ..Default::default()
         };
         resolve(&self.profile, &ctx, &HostFs).unwrap()
     }

@@ -72,7 +72,10 @@ pub fn run(args: RunArgs) -> Result<i32> {
         eprintln!(
             "cordon: warning: running UNCONFINED: {} although profile {:?} asks for a sandbox",
             if record.sandbox.bypass && args.sandbox == crate::cli::SandboxArg::Auto {
-                format!("an exec-policy rule bypasses the sandbox ({})", record.sandbox.reason)
+                format!(
+                    "an exec-policy rule bypasses the sandbox ({})",
+                    record.sandbox.reason
+                )
             } else {
                 "--sandbox forbid".to_string()
             },
@@ -146,6 +149,17 @@ fn print_dry_run(
         v["approval"] = serde_json::to_value(gate)?;
         // Values of the environment stay out of the report; names are enough to review.
         v["env"] = json!(exec.env.iter().map(|(k, _)| k).collect::<Vec<_>>());
+        // The helper payload (passed in the helper's environment) is shown on its own, so
+        // the helper can be invoked by hand: `--permission-profile <helper_payload>`. It
+        // carries the (already scrubbed) environment values the command will get.
+        #[cfg(target_os = "linux")]
+        if let Some((_, p)) = exec
+            .env
+            .iter()
+            .find(|(k, _)| k == cordon_sandbox::linux::PAYLOAD_ENV)
+        {
+            v["helper_payload"] = json!(p);
+        }
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
