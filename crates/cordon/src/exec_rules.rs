@@ -4,8 +4,8 @@
 use crate::cli::RulesArgs;
 use anyhow::{Context, Result};
 use cordon_execpolicy::{DecisionRecord, EvalContext, Policy};
-use cordon_policy::{resolve, Config, PermissionProfile};
-use cordon_sandbox::{CommandRequest, HostFs};
+use cordon_policy::{Access, Config, FilesystemPolicy, PermissionProfile};
+use cordon_sandbox::CommandRequest;
 
 /// The merged policy: config rules first, then each `--rules` file. Rule examples are
 /// checked while loading; a failing example is an error naming the rule and file.
@@ -36,10 +36,15 @@ pub fn evaluate(
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let req = CommandRequest::new(argv.to_vec(), cwd.clone(), profile.clone());
     let ctx = req.resolve_context();
-    // Deny-read entries are only enforced by the sandbox: they block a rule's bypass.
-    let has_deny_read = resolve(profile, &ctx, &HostFs)
-        .map(|r| r.filesystem.has_deny_read())
-        .unwrap_or(true);
+    // Deny-read entries are only enforced by the sandbox: they block a rule's bypass. The
+    // profile's own entries say whether there are any (resolution only adds protected
+    // paths, which are read-only, never denied).
+    let has_deny_read = match profile.effective_filesystem() {
+        FilesystemPolicy::Restricted {
+            default, entries, ..
+        } => default == Access::Deny || entries.iter().any(|e| e.access == Access::Deny),
+        FilesystemPolicy::Unrestricted => false,
+    };
     let mut eval = EvalContext::default()
         .with_deny_read(has_deny_read)
         .with_cwd(cwd.to_string_lossy());

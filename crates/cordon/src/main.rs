@@ -55,14 +55,17 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("CORDON_LOG").unwrap_or_else(|_| {
-        tracing_subscriber::EnvFilter::new(if cli.verbose { "debug" } else { "warn" })
-    });
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(filter)
-        .without_time()
-        .init();
+    // Logging is opt-in (-v or CORDON_LOG): building the filter costs start-up time that
+    // every sandboxed command would pay.
+    if cli.verbose || std::env::var_os("CORDON_LOG").is_some() {
+        let filter = tracing_subscriber::EnvFilter::try_from_env("CORDON_LOG")
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("debug"));
+        tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_env_filter(filter)
+            .without_time()
+            .init();
+    }
     let code = match cmd::dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
