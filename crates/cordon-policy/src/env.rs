@@ -32,13 +32,20 @@ fn globset(patterns: &[String]) -> GlobSet {
     b.build().unwrap_or_else(|_| GlobSet::empty())
 }
 
-/// Whether a value carries credentials whatever its name: a URL with a password
-/// (`postgres://user:pass@db/x`).
+/// Whether a value carries credentials whatever its name: a URL with user information
+/// (`postgres://user:pass@db/x`, `https://token@host/`) or a PEM private key.
 pub fn value_is_secret(value: &str) -> bool {
-    value.contains("://")
-        && url::Url::parse(value.trim())
-            .ok()
-            .is_some_and(|u| u.password().is_some_and(|p| !p.is_empty()))
+    let v = value.trim();
+    if v.starts_with("-----BEGIN") && v.contains("PRIVATE KEY") {
+        return true;
+    }
+    // A URL carrying any user information (`https://ghp_token@host/…` puts a token in
+    // the user name) or a password.
+    v.contains("://")
+        && url::Url::parse(v).ok().is_some_and(|u| {
+            !u.username().is_empty() && u.scheme() != "file"
+                || u.password().is_some_and(|p| !p.is_empty())
+        })
 }
 
 /// Applies `policy` to `vars` (R-L4). Names are matched case-insensitively against
@@ -113,12 +120,19 @@ mod tests {
                 ("SLACK_WEBHOOK_URL", "https://hooks.example/T/B/x"),
                 ("DATABASE_URL", "postgres://u:hunter2@db/x"),
                 ("HOMEPAGE", "https://example.org/"),
-                ("MIRROR_URL", "https://user@example.org/"),
+                ("GH_URL", "https://ghp_x@github.com/o/r"),
+                ("AUTHORIZATION", "Bearer x"),
+                ("MYSQL_PWD", "x"),
+                ("DB_PASS", "x"),
+                ("BORG_PASSPHRASE", "x"),
+                ("SIGNING", "-----BEGIN OPENSSH PRIVATE KEY-----\nabc"),
+                ("PWD", "/home/u/proj"),
+                ("OLDPWD", "/home/u"),
             ]
             .map(|(k, v)| (k.to_string(), v.to_string())),
         );
         let kept: Vec<_> = r.kept.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(kept, ["HOMEPAGE", "MIRROR_URL"]);
+        assert_eq!(kept, ["HOMEPAGE", "PWD", "OLDPWD"]);
         assert!(r.dropped.contains(&"DATABASE_URL".to_string()));
     }
 

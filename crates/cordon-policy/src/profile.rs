@@ -221,6 +221,14 @@ pub fn default_secret_patterns() -> Vec<String> {
         "*DSN*",
         "*WEBHOOK*",
         "*CONNECTION_STRING*",
+        "*AUTHORIZATION*",
+        "*PASSPHRASE*",
+        "*_PASS",
+        "*_PWD",
+        "*PASSWD",
+        "AUTH",
+        "AUTH_*",
+        "PGPASS*",
     ]
     .iter()
     .map(|s| s.to_string())

@@ -236,7 +236,7 @@ pub enum ResolveError {
     MissingCwd(PathBuf),
     /// The workspace would be `/`, a home directory or a directory above one: making it
     /// writable would expose shell start-up files and cordon's own user config (R-P3).
-    #[error("refusing to make {0} writable as the workspace: it is the root, your home directory or above it; cd into a project directory (or add a `.git`/`.cordon` there), or use --profile read-only")]
+    #[error("refusing to make {0} writable as the workspace: it is the root, your home directory or above it, or a directory under your home or a system tree with no project marker; cd into a project directory (or create a `.git` or `.cordon/` there), or use --profile read-only")]
     UnsafeWorkspace(PathBuf),
     /// An entry has an empty path.
     #[error("entry {0}: empty path; write `:workspace` for the project root")]
@@ -284,17 +284,37 @@ pub struct Location {
     pub cwd: PathBuf,
     /// Canonical workspace.
     pub workspace: PathBuf,
+    /// Whether a marker (`.git`, `.cordon/`) decided the workspace; `false` = the cwd
+    /// itself, for lack of one.
+    pub marker: bool,
     /// Set when the cwd was reached through a symlink and the workspace was taken along
     /// the typed path (`$PWD`).
     pub note: Option<String>,
 }
 
+fn has_marker(fs: &dyn FsView, dir: &Path) -> bool {
+    fs.kind(&dir.join(".git")).is_some() || fs.kind(&dir.join(".cordon")) == Some(FileKind::Dir)
+}
+
+/// Whether the last component of `p` is a symlink (its canonical form is not its canonical
+/// parent joined with its name).
+fn is_link(fs: &dyn FsView, p: &Path) -> bool {
+    match (p.parent(), p.file_name()) {
+        (Some(parent), Some(name)) => {
+            canonicalize_lenient(fs, parent).join(name) != canonicalize_lenient(fs, p)
+        }
+        _ => false,
+    }
+}
+
 /// Finds the canonical cwd and the workspace for `ctx`.
 ///
 /// When the cwd was reached through a symlink (`ctx.logical_cwd`, the typed `$PWD`, names
-/// the same directory), the workspace is searched along the typed path: a symlink that a
-/// confined command planted inside a project (`ln -s / rootlink; cd rootlink`) cannot make
-/// its target the next run's workspace. Errors: relative or missing cwd.
+/// the same directory), the workspace is searched along the typed path, and a marker
+/// reached *through* a symlink component is ignored: a symlink a confined command planted
+/// inside a project (`ln -s / rootlink`, or a link to another repository) cannot make its
+/// target the next run's workspace; the project that holds the link stays the workspace.
+/// Errors: relative or missing cwd.
 pub fn locate(ctx: &ResolveContext, fs: &dyn FsView) -> Result<Location, ResolveError> {
     if !ctx.cwd.is_absolute() {
         return Err(ResolveError::RelativeCwd(ctx.cwd.clone()));
@@ -303,7 +323,6 @@ pub fn locate(ctx: &ResolveContext, fs: &dyn FsView) -> Result<Location, Resolve
     let cwd = fs
         .canonicalize(&cwd_lex)
         .ok_or_else(|| ResolveError::MissingCwd(ctx.cwd.clone()))?;
-    let by_target = find_workspace(fs, &cwd);
     let typed = ctx
         .logical_cwd
         .as_ref()
@@ -311,10 +330,10 @@ pub fn locate(ctx: &ResolveContext, fs: &dyn FsView) -> Result<Location, Resolve
         .map(|l| lexical_normalize(l, Path::new("/")))
         .filter(|l| *l != cwd && fs.canonicalize(l).as_ref() == Some(&cwd));
     if let Some(typed) = typed {
-        let along = find_workspace(fs, &typed);
-        if along != typed || by_target == cwd {
-            let ws = canonicalize_lenient(fs, &along);
-            if ws != by_target {
+        let mut a = typed.clone();
+        loop {
+            if !is_link(fs, &a) && has_marker(fs, &a) {
+                let ws = canonicalize_lenient(fs, &a);
                 return Ok(Location {
                     note: Some(format!(
                         "the cwd {} is reached through a symlink ({}); the workspace is taken along the typed path: {}",
@@ -324,15 +343,60 @@ pub fn locate(ctx: &ResolveContext, fs: &dyn FsView) -> Result<Location, Resolve
                     )),
                     cwd,
                     workspace: ws,
+                    marker: true,
                 });
             }
+            if !a.pop() {
+                break;
+            }
+        }
+        return Ok(Location {
+            workspace: cwd.clone(),
+            cwd,
+            marker: false,
+            note: None,
+        });
+    }
+    let mut a = cwd.clone();
+    loop {
+        if has_marker(fs, &a) {
+            return Ok(Location {
+                cwd,
+                workspace: a,
+                marker: true,
+                note: None,
+            });
+        }
+        if !a.pop() {
+            break;
         }
     }
     Ok(Location {
+        workspace: cwd.clone(),
         cwd,
-        workspace: by_target,
+        marker: false,
         note: None,
     })
+}
+
+/// System trees that are never a workspace found by falling back to the cwd.
+const SYSTEM_TREES: &[&str] = &[
+    "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/opt",
+    "/root", "/proc", "/sys", "/dev", "/run", "/snap", "/nix", "/var",
+];
+
+/// Whether a workspace that no marker decided (the cwd itself) may be made writable: not
+/// inside a home directory or a system tree (`/var/tmp` excepted). A confined command can
+/// leave a symlink that a later harness `chdir`s through; without a marker nothing shows
+/// where the project is.
+fn fallback_too_sensitive(ws: &Path, homes: &[PathBuf], fs: &dyn FsView) -> bool {
+    if ws.starts_with("/var/tmp") {
+        return false;
+    }
+    homes
+        .iter()
+        .any(|h| ws.starts_with(canonicalize_lenient(fs, h)) || ws.starts_with(h))
+        || SYSTEM_TREES.iter().any(|t| ws.starts_with(t))
 }
 
 /// The home directories to consider: `$HOME` and the account's home, de-duplicated.
@@ -511,6 +575,7 @@ pub fn resolve(
     let Location {
         cwd,
         workspace,
+        marker,
         note,
     } = locate(ctx, fs)?;
     let mut notes: Vec<String> = note.into_iter().collect();
@@ -535,11 +600,32 @@ pub fn resolve(
                 }
                 if e.access == Access::Write
                     && e.path.starts_with(":workspace")
-                    && unsafe_workspace(&workspace, &all_homes, fs)
+                    && (unsafe_workspace(&workspace, &all_homes, fs)
+                        || (!marker && fallback_too_sensitive(&workspace, &all_homes, fs)))
                 {
                     return Err(ResolveError::UnsafeWorkspace(workspace));
                 }
                 for spelled in paths {
+                    if e.path.starts_with(":tmp") && e.access != Access::Deny {
+                        // `$TMPDIR` may lead (through a symlink) to `/`, a home or the
+                        // workspace's ancestors: judged where it resolves.
+                        let c = canonicalize_lenient(fs, &spelled);
+                        let too_wide = depth(&c) == 0
+                            || all_homes
+                                .iter()
+                                .any(|h| canonicalize_lenient(fs, h).starts_with(&c))
+                            || workspace.starts_with(&c);
+                        if too_wide {
+                            notes.push(format!(
+                                "{} ({}) skipped: it resolves to {}, which would make a home, \
+                                 the workspace's parent or `/` writable",
+                                e.path,
+                                spelled.display(),
+                                c.display()
+                            ));
+                            continue;
+                        }
+                    }
                     let origin = EntryOrigin::Profile {
                         index,
                         spelling: e.path.clone(),
@@ -868,9 +954,22 @@ fn protected_for_root(
     out.push(prot(root.join(".cordon"), "cordon's project configuration"));
     for f in profile_files {
         let f = canonicalize_lenient(fs, &lexical_normalize(f, Path::new("/")));
-        if f.starts_with(root) {
-            out.push(prot(f, "profile file in use"));
+        if !f.starts_with(root) {
+            continue;
         }
+        // A missing file whose directory is missing too: protect the first missing
+        // ancestor, so neither the directory nor the file can be created.
+        let mut p = f.clone();
+        while let Some(parent) = p.parent() {
+            if parent == root || fs.kind(parent).is_some() {
+                break;
+            }
+            p = parent.to_path_buf();
+        }
+        out.push(prot(
+            p,
+            "cordon configuration (decides later runs' profile)",
+        ));
     }
 }
 
@@ -1260,6 +1359,80 @@ mod tests {
             resolve(&p, &c, &fs),
             Err(ResolveError::NoHome { .. })
         ));
+    }
+
+    /// N4: a `$TMPDIR` symlink to `/` or a home is judged where it resolves.
+    #[test]
+    fn symlinked_tmpdir_is_judged_where_it_resolves() {
+        let fs = fs().symlink("/var/l", "/").symlink("/var/h", "/home/u");
+        let p = restricted(vec![FsEntry::new(":tmp", Access::Write)]);
+        for t in ["/var/l", "/var/h"] {
+            let mut c = ctx("/home/u/proj");
+            c.tmpdir = Some(t.into());
+            let r = resolve(&p, &c, &fs).unwrap();
+            assert_eq!(
+                r.filesystem
+                    .access_for(&fs, Path::new("/home/u/.profile"))
+                    .access,
+                Access::Read,
+                "{t}"
+            );
+            assert_eq!(
+                r.filesystem.access_for(&fs, Path::new("/etc/x")).access,
+                Access::Read,
+                "{t}"
+            );
+        }
+    }
+
+    /// N1: a marker reached through a symlink on the typed path does not count (a link to
+    /// another repository), and a marker-less cwd under home is never a writable workspace.
+    #[test]
+    fn workspace_markers_through_links_and_markerless_homes() {
+        let fs = MemFs::new()
+            .dir("/home/u/proj/.git")
+            .dir("/srv/other/.git")
+            .dir("/home/u/.config")
+            .symlink("/home/u/proj/o", "/srv/other")
+            .symlink("/home/u/proj/cfg", "/home/u/.config");
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        let mut c = ctx("/home/u/proj/o");
+        c.logical_cwd = Some("/home/u/proj/o".into());
+        let r = resolve(&p, &c, &fs).unwrap();
+        assert_eq!(r.workspace, PathBuf::from("/home/u/proj"));
+        assert_eq!(
+            r.filesystem
+                .access_for(&fs, Path::new("/srv/other/x"))
+                .access,
+            Access::Read
+        );
+        // No typed path: the cwd is ~/.config, no marker, under home → refused.
+        assert!(matches!(
+            resolve(&p, &ctx("/home/u/proj/cfg"), &fs),
+            Err(ResolveError::UnsafeWorkspace(_))
+        ));
+    }
+
+    /// N2: a missing user config whose directory is missing too is protected at its first
+    /// missing ancestor.
+    #[test]
+    fn missing_config_dir_is_protected() {
+        let fs = MemFs::new().dir("/home/u/.config/.git");
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        let mut c = ctx("/home/u/.config");
+        c.profile_files = vec!["/home/u/.config/cordon/config.toml".into()];
+        let r = resolve(&p, &c, &fs).unwrap();
+        assert_eq!(
+            r.filesystem
+                .access_for(&fs, Path::new("/home/u/.config/cordon/config.toml"))
+                .access,
+            Access::Read
+        );
+        assert!(r
+            .filesystem
+            .protected()
+            .iter()
+            .any(|e| e.path == Path::new("/home/u/.config/cordon")));
     }
 
     #[test]
