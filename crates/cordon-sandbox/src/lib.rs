@@ -377,7 +377,7 @@ impl SandboxManager {
             env_dropped.len()
         ));
 
-        match selection.backend {
+        let (program, args, env) = match selection.backend {
             #[cfg(target_os = "linux")]
             Backend::LinuxHelper => {
                 let exe = self
@@ -405,41 +405,32 @@ impl SandboxManager {
                     "--".to_string(),
                 ];
                 args.extend(req.argv.iter().cloned());
-                Ok(ExecRequest {
-                    program: exe.to_string_lossy().into_owned(),
-                    args,
-                    cwd: resolved.cwd.clone(),
-                    env: helper_env,
-                    backend: Backend::LinuxHelper,
-                    applied,
-                    env_dropped,
-                    status,
-                    selection,
-                    resolved: Some(resolved),
-                    unconfined_reason: None,
-                })
+                (exe.to_string_lossy().into_owned(), args, helper_env)
             }
             Backend::Seatbelt => {
                 let (program, args) = seatbelt::wrap(&resolved, &req.argv);
-                Ok(ExecRequest {
-                    program,
-                    args,
-                    cwd: resolved.cwd.clone(),
-                    env,
-                    backend: Backend::Seatbelt,
-                    applied,
-                    env_dropped,
-                    status,
-                    selection,
-                    resolved: Some(resolved),
-                    unconfined_reason: None,
+                (program, args, env)
+            }
+            other => {
+                return Err(TransformError::Refused {
+                    reason: format!("the {other} backend is not implemented on this build"),
+                    status: Box::new(status),
                 })
             }
-            other => Err(TransformError::Refused {
-                reason: format!("the {other} backend is not implemented on this build"),
-                status: Box::new(status),
-            }),
-        }
+        };
+        Ok(ExecRequest {
+            program,
+            args,
+            cwd: resolved.cwd.clone(),
+            env,
+            backend: selection.backend,
+            applied,
+            env_dropped,
+            status,
+            selection,
+            resolved: Some(resolved),
+            unconfined_reason: None,
+        })
     }
 }
 
