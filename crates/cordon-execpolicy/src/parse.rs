@@ -556,6 +556,33 @@ fn inner(consumed: usize, o: &Opts, name: &str) -> Step {
     }
 }
 
+/// The wrapped command after `VAR=value` assignments (as `env` and `sudo` accept them):
+/// starts at `next`; the working directory comes from the first of `chdir_opts` given.
+/// `Step::Program` when nothing is left to run.
+fn inner_after_assignments(
+    words: &[Word],
+    mut next: usize,
+    o: &Opts,
+    chdir_opts: &[&str],
+    opaque: Vec<(&'static str, String)>,
+) -> Step {
+    let mut env = Vec::new();
+    while let Some(a) = words.get(next).and_then(split_assignment) {
+        env.push(a);
+        next += 1;
+    }
+    if next >= words.len() {
+        return Step::Program;
+    }
+    Step::Inner {
+        consumed: next,
+        env,
+        chdir: opt_value(o, chdir_opts).map(|v| v.clone().unwrap_or_default()),
+        runtime_args: false,
+        opaque,
+    }
+}
+
 /// Decide whether `words[0]` (a trusted program named `name`) is a wrapper.
 fn wrapper_step(name: &str, words: &[Word]) -> Step {
     let n = words.len();
@@ -591,25 +618,7 @@ fn wrapper_step(name: &str, words: &[Word]) -> Step {
                 }
                 return Step::SplitString { text };
             }
-            let mut env = Vec::new();
-            while next < n {
-                match split_assignment(&words[next]) {
-                    Some(a) => env.push(a),
-                    None => break,
-                }
-                next += 1;
-            }
-            if next >= n {
-                return Step::Program;
-            }
-            let chdir = opt_value(&o, &["-C", "--chdir"]).map(|v| v.clone().unwrap_or_default());
-            Step::Inner {
-                consumed: next,
-                env,
-                chdir,
-                runtime_args: false,
-                opaque,
-            }
+            inner_after_assignments(words, next, &o, &["-C", "--chdir"], opaque)
         }
         "timeout" => {
             let o = scan_opts(
@@ -750,26 +759,8 @@ fn wrapper_step(name: &str, words: &[Word]) -> Step {
             if o.seen.iter().any(|(k, _)| modes.contains(&k.as_str())) {
                 return Step::Program;
             }
-            let mut next = o.next;
-            let mut env = Vec::new();
-            while next < n {
-                match split_assignment(&words[next]) {
-                    Some(a) => env.push(a),
-                    None => break,
-                }
-                next += 1;
-            }
-            if next >= n {
-                return Step::Program;
-            }
-            let chdir = opt_value(&o, &["-D", "--chdir"]).map(|v| v.clone().unwrap_or_default());
-            Step::Inner {
-                consumed: next,
-                env,
-                chdir,
-                runtime_args: false,
-                opaque: unknown_opaque("sudo", &o),
-            }
+            let opaque = unknown_opaque("sudo", &o);
+            inner_after_assignments(words, o.next, &o, &["-D", "--chdir"], opaque)
         }
         "doas" => {
             let o = scan_opts(words, "nsL", "uC", "", &[], &[]);
