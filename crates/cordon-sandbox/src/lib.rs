@@ -77,6 +77,10 @@ pub fn account_home() -> Option<PathBuf> {
     }
 }
 
+fn scrubbed_note(dropped: usize) -> String {
+    format!("environment scrubbed: {dropped} secret variable(s) dropped")
+}
+
 /// One command to run, with everything the manager needs to decide and wrap it.
 #[derive(Debug, Clone, Serialize)]
 pub struct CommandRequest {
@@ -163,6 +167,19 @@ pub struct ExecRequest {
     /// Set when the command runs unconfined although a sandbox was needed (the explicit
     /// opt-in of R-S4): the reason the sandbox could not be applied.
     pub unconfined_reason: Option<String>,
+}
+
+/// The result of [`SandboxManager::assess`].
+#[derive(Debug)]
+pub struct Assessment {
+    /// R-S3 selection.
+    pub selection: Selection,
+    /// The profile compiled for the request's cwd, or why it cannot be.
+    pub resolved: Result<ResolvedProfile, ResolveError>,
+    /// The layers the backend would apply, or what is missing (also when `resolved` failed).
+    pub prepared: Result<Vec<String>, String>,
+    /// The status triple (R-S5).
+    pub status: SandboxStatus,
 }
 
 /// Why a command cannot be transformed.
@@ -285,6 +302,30 @@ impl SandboxManager {
         }
     }
 
+    /// What the sandbox would be for `req` without building a command: the R-S3
+    /// selection, the resolved profile (or why it cannot be compiled here), the layers the
+    /// backend would apply (or what is missing), and the status triple (R-S5). Used by
+    /// `cordon status` and `cordon explain`; [`SandboxManager::transform`] is the path that
+    /// runs commands.
+    pub fn assess(&self, req: &CommandRequest) -> Assessment {
+        let selection = self.select(req);
+        let resolved = resolve(&req.profile, &req.resolve_context(), &HostFs);
+        let prepared = match &resolved {
+            Err(e) => Err(e.to_string()),
+            Ok(r) if selection.requested.value && selection.available.value => {
+                self.prepare(selection.backend, r)
+            }
+            Ok(_) => Ok(Vec::new()),
+        };
+        let status = SandboxStatus::new(&selection, prepared.clone().map(|_| ()), true);
+        Assessment {
+            selection,
+            resolved,
+            prepared,
+            status,
+        }
+    }
+
     /// R-T1/R-T3/R-T5: compile `req` into an [`ExecRequest`].
     ///
     /// Errors: [`TransformError::Refused`] when a needed sandbox cannot be prepared and the
@@ -319,10 +360,7 @@ impl SandboxManager {
         let passthrough = |status: SandboxStatus, reason: Option<String>, resolved| {
             let mut applied = Vec::new();
             if scrub {
-                applied.push(format!(
-                    "environment scrubbed: {} secret variable(s) dropped",
-                    env_dropped.len()
-                ));
+                applied.push(scrubbed_note(env_dropped.len()));
             }
             ExecRequest {
                 program: req.argv[0].clone(),
@@ -372,10 +410,7 @@ impl SandboxManager {
             }
         };
         let mut applied = layers;
-        applied.push(format!(
-            "environment scrubbed: {} secret variable(s) dropped",
-            env_dropped.len()
-        ));
+        applied.push(scrubbed_note(env_dropped.len()));
 
         let (program, args, env) = match selection.backend {
             #[cfg(target_os = "linux")]

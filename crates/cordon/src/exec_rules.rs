@@ -4,7 +4,7 @@
 use crate::cli::RulesArgs;
 use anyhow::{Context, Result};
 use cordon_execpolicy::{DecisionRecord, EvalContext, Policy};
-use cordon_policy::{Access, Config, FilesystemPolicy, PermissionProfile};
+use cordon_policy::{Access, Config, FilesystemPolicy};
 use cordon_sandbox::CommandRequest;
 
 /// The merged policy: config rules first, then each `--rules` file. Rule examples are
@@ -27,19 +27,12 @@ pub fn load(config: Option<&Config>, args: &RulesArgs) -> Result<Policy> {
     Ok(Policy::merge_layers(layers))
 }
 
-/// Evaluates `argv` for `profile` in the current directory.
-pub fn evaluate(
-    policy: &Policy,
-    argv: &[String],
-    profile: &PermissionProfile,
-) -> Result<DecisionRecord> {
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let req = CommandRequest::new(argv.to_vec(), cwd.clone(), profile.clone());
-    let ctx = req.resolve_context();
+/// Evaluates the command of `req` (its argv, cwd, home and profile).
+pub fn evaluate(policy: &Policy, req: &CommandRequest) -> DecisionRecord {
     // Deny-read entries are only enforced by the sandbox: they block a rule's bypass. The
     // profile's own entries say whether there are any (resolution only adds protected
     // paths, which are read-only, never denied).
-    let has_deny_read = match profile.effective_filesystem() {
+    let has_deny_read = match req.profile.effective_filesystem() {
         FilesystemPolicy::Restricted {
             default, entries, ..
         } => default == Access::Deny || entries.iter().any(|e| e.access == Access::Deny),
@@ -47,9 +40,9 @@ pub fn evaluate(
     };
     let mut eval = EvalContext::default()
         .with_deny_read(has_deny_read)
-        .with_cwd(cwd.to_string_lossy());
-    if let Some(h) = ctx.home {
-        eval = eval.with_home(h.to_string_lossy());
+        .with_cwd(req.cwd.to_string_lossy());
+    if let Some((_, h)) = req.env.iter().find(|(k, _)| k == "HOME") {
+        eval = eval.with_home(h.as_str());
     }
-    Ok(policy.evaluate(argv, &eval))
+    policy.evaluate(&req.argv, &eval)
 }

@@ -128,8 +128,14 @@ pub fn choose(args: &ProfileArgs) -> Result<Chosen> {
             );
         }
     }
-    let ctx = CommandRequest::new(vec![], cwd, profile.clone()).resolve_context();
-    let profile = effective_profile(&profile, overlay.as_ref(), &ctx, &HostFs)?;
+    // Only an overlay needs the filesystem (to resolve its paths for the merge).
+    let profile = match &overlay {
+        Some(o) => {
+            let ctx = CommandRequest::new(vec![], cwd, profile.clone()).resolve_context();
+            effective_profile(&profile, Some(o), &ctx, &HostFs)?
+        }
+        None => profile,
+    };
     Ok(Chosen {
         profile,
         overlay,

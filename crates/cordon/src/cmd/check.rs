@@ -3,8 +3,9 @@
 use crate::cli::CheckArgs;
 use crate::exec_rules;
 use crate::profile_args::choose;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use cordon_execpolicy::{gate, ApprovalMode, Decision, Gate};
+use cordon_sandbox::CommandRequest;
 
 /// Exit status: 0 allow, 1 ask, 2 forbid (so scripts can branch on it); the output also
 /// says what `cordon run` would do under the approval mode (unknown commands are `ask` for
@@ -12,7 +13,9 @@ use cordon_execpolicy::{gate, ApprovalMode, Decision, Gate};
 pub fn check(args: CheckArgs) -> Result<i32> {
     let chosen = choose(&args.profile)?;
     let policy = exec_rules::load(chosen.config.as_ref(), &args.rules)?;
-    let record = exec_rules::evaluate(&policy, &args.command, &chosen.profile)?;
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let req = CommandRequest::new(args.command.clone(), cwd, chosen.profile);
+    let record = exec_rules::evaluate(&policy, &req);
     let mode = ApprovalMode::from(args.approval_mode);
     let verdict = gate(&record, mode, false);
     if args.profile.json {

@@ -4,7 +4,7 @@
 use crate::cli::ExplainArgs;
 use crate::profile_args::{choose, preference};
 use anyhow::{Context, Result};
-use cordon_policy::{explain as explain_paths, resolve, SandboxStatus};
+use cordon_policy::explain as explain_paths;
 use cordon_sandbox::{CommandRequest, HostFs, SandboxManager};
 
 pub fn explain(args: ExplainArgs) -> Result<i32> {
@@ -14,14 +14,10 @@ pub fn explain(args: ExplainArgs) -> Result<i32> {
     req.preference = preference(args.sandbox);
     req.profile_files = chosen.files;
     let manager = SandboxManager::for_host_thorough();
-    let selection = manager.select(&req);
-    let resolved = resolve(&req.profile, &req.resolve_context(), &HostFs)?;
-    let prepared = if selection.requested.value && selection.available.value {
-        manager.prepare(selection.backend, &resolved).map(|_| ())
-    } else {
-        Ok(())
-    };
-    let status = SandboxStatus::new(&selection, prepared.clone(), true);
+    let a = manager.assess(&req);
+    let resolved = a.resolved?;
+    let (selection, status) = (a.selection, a.status);
+    let prepared = a.prepared.map(|_| ());
     let paths: Vec<_> = args
         .paths
         .iter()

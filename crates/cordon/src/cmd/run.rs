@@ -17,11 +17,12 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let json = args.profile.json;
     let mode = ApprovalMode::from(args.approval_mode);
 
+    let mut req = CommandRequest::new(args.command.clone(), cwd, chosen.profile);
     // Exec policy first (R-A2..R-A4): it may forbid, ask, or let a rule bypass the sandbox.
     let policy = exec_rules::load(chosen.config.as_ref(), &args.rules)?;
-    let record = exec_rules::evaluate(&policy, &args.command, &chosen.profile)?;
+    let record = exec_rules::evaluate(&policy, &req);
+    let gate = gate(&record, mode, args.yes);
 
-    let mut req = CommandRequest::new(args.command.clone(), cwd, chosen.profile);
     req.preference = preference(args.sandbox);
     if record.sandbox.bypass && req.preference == SandboxPreference::Auto {
         tracing::info!(reason = %record.sandbox.reason, "sandbox bypassed by exec-policy rule");
@@ -42,6 +43,10 @@ pub fn run(args: RunArgs) -> Result<i32> {
         Ok(EXIT_CORDON as i32)
     };
 
+    // A refusal needs no sandbox to be prepared (a dry run still shows what would be).
+    if let (Gate::Refuse { reason }, false) = (&gate, args.dry_run) {
+        return refuse(reason.clone(), serde_json::Value::Null);
+    }
     let manager = SandboxManager::for_host();
     let exec = match manager.transform(&req) {
         Ok(e) => e,
@@ -53,7 +58,6 @@ pub fn run(args: RunArgs) -> Result<i32> {
             return refuse(e.to_string(), status);
         }
     };
-    let gate = gate(&record, mode, args.yes);
     if args.dry_run {
         print_dry_run(&exec, overlay.as_ref(), &gate, json)?;
         // The exit status says whether the command would run (0) or be refused (125).
@@ -61,9 +65,6 @@ pub fn run(args: RunArgs) -> Result<i32> {
             Gate::Run { .. } => 0,
             Gate::Refuse { .. } => EXIT_CORDON as i32,
         });
-    }
-    if let Gate::Refuse { reason } = &gate {
-        return refuse(reason.clone(), serde_json::to_value(&exec.status)?);
     }
     if !exec.status.sandbox_requested.value
         && req.preference == SandboxPreference::Forbid

@@ -4,8 +4,7 @@
 use crate::cli::StatusArgs;
 use crate::profile_args::choose;
 use anyhow::{Context, Result};
-use cordon_policy::{resolve, SandboxStatus};
-use cordon_sandbox::{CommandRequest, HostFs, SandboxManager};
+use cordon_sandbox::{CommandRequest, SandboxManager};
 use serde_json::json;
 
 pub fn status(args: StatusArgs) -> Result<i32> {
@@ -14,17 +13,14 @@ pub fn status(args: StatusArgs) -> Result<i32> {
     let mut req = CommandRequest::new(vec!["true".into()], cwd, chosen.profile.clone());
     req.profile_files = chosen.files.clone();
     let manager = SandboxManager::for_host_thorough();
-    let selection = manager.select(&req);
     // A profile that cannot be compiled here (e.g. the cwd is the home directory) is
     // reported, not fatal: the host facts are still worth showing.
-    let prepared = match resolve(&req.profile, &req.resolve_context(), &HostFs) {
-        Err(e) => Err(e.to_string()),
-        Ok(resolved) if selection.requested.value && selection.available.value => {
-            manager.prepare(selection.backend, &resolved)
-        }
-        Ok(_) => Ok(Vec::new()),
-    };
-    let status = SandboxStatus::new(&selection, prepared.clone().map(|_| ()), true);
+    let cordon_sandbox::Assessment {
+        selection,
+        prepared,
+        status,
+        ..
+    } = manager.assess(&req);
     #[cfg(target_os = "linux")]
     let host = serde_json::to_value(&manager.features)?;
     #[cfg(not(target_os = "linux"))]
