@@ -13,7 +13,10 @@ pub struct ScrubbedEnv {
     pub dropped: Vec<String>,
 }
 
-fn globset(patterns: &[String]) -> GlobSet {
+/// Builds a case-insensitive set. If the set cannot be built at all, `fail_closed` decides
+/// what it matches: everything (for secret patterns: drop every variable rather than none)
+/// or nothing (for `keep`: keep no exception).
+fn globset(patterns: &[String], fail_closed: bool) -> GlobSet {
     let mut b = GlobSetBuilder::new();
     for p in patterns {
         // An invalid glob is matched literally, so a typo never widens what is kept.
@@ -29,7 +32,13 @@ fn globset(patterns: &[String]) -> GlobSet {
             b.add(g);
         }
     }
-    b.build().unwrap_or_else(|_| GlobSet::empty())
+    b.build().unwrap_or_else(|_| {
+        if fail_closed {
+            GlobSet::new([globset::Glob::new("*").expect("valid glob")]).unwrap_or_default()
+        } else {
+            GlobSet::empty()
+        }
+    })
 }
 
 /// Whether a value carries credentials whatever its name: a URL with user information
@@ -56,8 +65,8 @@ pub fn scrub_env<I>(policy: &EnvPolicy, vars: I) -> ScrubbedEnv
 where
     I: IntoIterator<Item = (String, String)>,
 {
-    let secret = globset(&policy.secret_patterns);
-    let keep = globset(&policy.keep);
+    let secret = globset(&policy.secret_patterns, true);
+    let keep = globset(&policy.keep, false);
     let mut out = ScrubbedEnv::default();
     for (k, v) in vars {
         if policy.set.contains_key(&k) {

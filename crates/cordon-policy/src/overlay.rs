@@ -29,7 +29,9 @@ use crate::paths::{canonicalize_lenient, depth, FsView};
 use crate::profile::{
     Access, FilesystemPolicy, FsEntry, NetworkPolicy, PermissionProfile, ProfileKind,
 };
-use crate::resolve::{expand, redirected_out_of_roots, resolve, ResolveContext, ResolveError};
+use crate::resolve::{
+    expand, honoured_roots, redirected_out_of_roots, resolve, ResolveContext, ResolveError,
+};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -235,7 +237,10 @@ fn flatten(
         .filter(|f| f.access == Access::Write)
         .map(|f| (f.lexical.clone(), f.canonical.clone()))
         .collect();
-    out.retain(|f| !redirected_out_of_roots(&f.lexical, &f.canonical, f.access, &writable));
+    let landing = honoured_roots(&writable);
+    out.retain(|f| {
+        !redirected_out_of_roots(&f.lexical, &f.canonical, f.access, &writable, &landing)
+    });
     Ok(out)
 }
 
@@ -403,23 +408,22 @@ pub fn merge(
     // (flat index, access) of the expansions that changed the answer.
     let mut emitted: Vec<(usize, Access)> = Vec::new();
     let mut work = merged.clone();
+    // `work` resolved: kept in step with `work`, so each candidate costs one resolution.
+    let mut resolved_work = resolve(&work, ctx, fs)?;
     for i in order {
         let f = &flat[i];
         let want = wider(base_at(&f.canonical), overlay_at(&f.canonical));
-        let current_at = |p: &PermissionProfile| -> Result<Access, ResolveError> {
-            Ok(resolve(p, ctx, fs)?
-                .filesystem
-                .access_for(fs, &f.canonical)
-                .access)
-        };
-        if want == current_at(&work)? {
+        if want == resolved_work.filesystem.access_for(fs, &f.canonical).access {
             continue;
         }
         work.push_entries([FsEntry::new(path_string(&f.lexical), want)]);
-        if current_at(&work)? == want {
+        let tried = resolve(&work, ctx, fs)?;
+        if tried.filesystem.access_for(fs, &f.canonical).access == want {
             emitted.push((i, want));
+            resolved_work = tried;
         } else if let FilesystemPolicy::Restricted { entries, .. } = &mut work.filesystem {
-            // Ineffective (e.g. a base deny on the same path wins the tie): leave it out.
+            // Ineffective (e.g. a base deny on the same path wins the tie): leave it out
+            // (`work` is back to the state `resolved_work` was made from).
             entries.pop();
         }
     }

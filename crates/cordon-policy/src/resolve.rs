@@ -127,28 +127,7 @@ impl ResolvedFilesystem {
             }
             ResolvedFilesystem::Restricted { default, entries } => (*default, entries),
         };
-        let lexical = lexical_normalize(path, Path::new("/"));
-        let canonical = canonicalize_lenient(fs, &lexical);
-        // Only the canonical spelling decides: it is what the backends enforce. (A symlink
-        // inside a writable root that leads outside it is therefore not writable; an entry
-        // spelled through a symlink applies at its target.) The spelled form is kept on
-        // each entry for display.
-        let mut best: Option<(usize, Access, usize)> = None;
-        for (i, e) in entries.iter().enumerate() {
-            if !canonical.starts_with(&e.path) {
-                continue;
-            }
-            let d = depth(&e.path);
-            let better = match best {
-                None => true,
-                Some((bd, ba, _)) => d > bd || (d == bd && e.access > ba),
-            };
-            if better {
-                best = Some((d, e.access, i));
-            }
-        }
-        let (access, entry) = best.map_or((default, None), |(_, a, i)| (a, Some(i)));
-        PathAccess { access, entry }
+        access_in(default, entries, fs, path)
     }
 
     /// The entries collapsed per canonical path (ties resolved deny > write > read) and
@@ -202,8 +181,46 @@ impl ResolvedFilesystem {
 
     /// Whether any entry denies reads (used e.g. to forbid a sandbox bypass).
     pub fn has_deny_read(&self) -> bool {
-        !self.denied().is_empty()
+        // Deny wins every per-path collapse in `layered`, so any deny entry survives it.
+        match self {
+            ResolvedFilesystem::Unrestricted => false,
+            ResolvedFilesystem::Restricted { entries, .. } => {
+                entries.iter().any(|e| e.access == Access::Deny)
+            }
+        }
     }
+}
+
+/// [`ResolvedFilesystem::access_for`] over a plain entry list, so resolution can ask it of
+/// the entries built so far without cloning them into a [`ResolvedFilesystem`].
+fn access_in(
+    default: Access,
+    entries: &[ResolvedEntry],
+    fs: &dyn FsView,
+    path: &Path,
+) -> PathAccess {
+    let lexical = lexical_normalize(path, Path::new("/"));
+    let canonical = canonicalize_lenient(fs, &lexical);
+    // Only the canonical spelling decides: it is what the backends enforce. (A symlink
+    // inside a writable root that leads outside it is therefore not writable; an entry
+    // spelled through a symlink applies at its target.) The spelled form is kept on
+    // each entry for display.
+    let mut best: Option<(usize, Access, usize)> = None;
+    for (i, e) in entries.iter().enumerate() {
+        if !canonical.starts_with(&e.path) {
+            continue;
+        }
+        let d = depth(&e.path);
+        let better = match best {
+            None => true,
+            Some((bd, ba, _)) => d > bd || (d == bd && e.access > ba),
+        };
+        if better {
+            best = Some((d, e.access, i));
+        }
+    }
+    let (access, entry) = best.map_or((default, None), |(_, a, i)| (a, Some(i)));
+    PathAccess { access, entry }
 }
 
 /// A profile compiled for one cwd. Serialised (versioned) as the Linux helper payload
@@ -265,9 +282,7 @@ pub enum ResolveError {
 pub fn find_workspace(fs: &dyn FsView, cwd: &Path) -> PathBuf {
     let mut cur = cwd.to_path_buf();
     loop {
-        if fs.kind(&cur.join(".git")).is_some()
-            || fs.kind(&cur.join(".cordon")) == Some(FileKind::Dir)
-        {
+        if has_marker(fs, &cur) {
             return cur;
         }
         if !cur.pop() {
@@ -580,6 +595,10 @@ pub fn resolve(
     } = locate(ctx, fs)?;
     let mut notes: Vec<String> = note.into_iter().collect();
     let all_homes = homes(ctx);
+    let canonical_homes: Vec<PathBuf> = all_homes
+        .iter()
+        .map(|h| canonicalize_lenient(fs, h))
+        .collect();
 
     let filesystem = match profile.effective_filesystem() {
         FilesystemPolicy::Unrestricted => ResolvedFilesystem::Unrestricted,
@@ -610,12 +629,7 @@ pub fn resolve(
                         // `$TMPDIR` may lead (through a symlink) to `/`, a home or the
                         // workspace's ancestors: judged where it resolves.
                         let c = canonicalize_lenient(fs, &spelled);
-                        let too_wide = depth(&c) == 0
-                            || all_homes
-                                .iter()
-                                .any(|h| canonicalize_lenient(fs, h).starts_with(&c))
-                            || workspace.starts_with(&c);
-                        if too_wide {
+                        if tmp_too_wide(&c, &canonical_homes, &workspace) {
                             notes.push(format!(
                                 "{} ({}) skipped: it resolves to {}, which would make a home, \
                                  the workspace's parent or `/` writable",
@@ -638,9 +652,13 @@ pub fn resolve(
             }
             drop_redirected_grants(&mut out, &mut notes);
             if protect_metadata {
+                // Only a temp dir that `:tmp` itself would accept is exempt: a `$TMPDIR`
+                // that resolves (through a symlink) to the workspace, an ancestor of it or
+                // a home must not strip that root's protected paths.
                 let tmp_roots: Vec<PathBuf> = expand(":tmp", 0, ctx, &workspace)?
                     .into_iter()
                     .map(|p| canonicalize_lenient(fs, &p))
+                    .filter(|c| !tmp_too_wide(c, &canonical_homes, &workspace))
                     .collect();
                 let roots: Vec<PathBuf> = out
                     .iter()
@@ -648,25 +666,32 @@ pub fn resolve(
                     .map(|e| e.path.clone())
                     .filter(|p| !tmp_roots.contains(p))
                     .collect();
+                // Canonicalised once, not once per root.
+                let profile_files: Vec<PathBuf> = ctx
+                    .profile_files
+                    .iter()
+                    .map(|f| canonicalize_lenient(fs, &lexical_normalize(f, Path::new("/"))))
+                    .collect();
+                // Homes as spelled and as resolved: a linked worktree's common dir is
+                // canonical, so a `$HOME` reached through a symlink is compared both ways.
+                let home_forms: Vec<PathBuf> =
+                    all_homes.iter().chain(&canonical_homes).cloned().collect();
                 let mut extra = Vec::new();
                 for root in &roots {
                     protected_for_root(
                         fs,
                         root,
-                        &ctx.profile_files,
-                        &all_homes,
+                        &profile_files,
+                        &home_forms,
                         &mut extra,
                         &mut notes,
                     );
                 }
-                let so_far = ResolvedFilesystem::Restricted {
-                    default,
-                    entries: out.clone(),
-                };
+                let so_far = out.len();
                 for e in extra {
                     // Protection narrows to read-only; it never re-opens a denied area.
                     if matches!(e.origin, EntryOrigin::Protected { .. })
-                        && so_far.access_for(fs, &e.path).access == Access::Deny
+                        && access_in(default, &out[..so_far], fs, &e.path).access == Access::Deny
                     {
                         continue;
                     }
@@ -695,6 +720,12 @@ pub fn resolve(
     })
 }
 
+/// Whether a temp dir that resolves to `c` is too wide to be writable wholesale (or exempt
+/// from protected paths): `/`, a home directory or above one, or the workspace or above it.
+fn tmp_too_wide(c: &Path, canonical_homes: &[PathBuf], workspace: &Path) -> bool {
+    depth(c) == 0 || canonical_homes.iter().any(|h| h.starts_with(c)) || workspace.starts_with(c)
+}
+
 /// A read or write grant whose spelled path lies inside a writable root but which resolves
 /// (through a symlink) to a place outside every writable root is dropped, with a note: a
 /// confined command could have planted that symlink to widen the *next* run (R-P2).
@@ -704,8 +735,9 @@ fn drop_redirected_grants(out: &mut Vec<ResolvedEntry>, notes: &mut Vec<String>)
         .filter(|e| e.access == Access::Write)
         .map(|e| (e.spelled.clone(), e.path.clone()))
         .collect();
+    let landing = honoured_roots(&writable);
     out.retain(|e| {
-        if redirected_out_of_roots(&e.spelled, &e.path, e.access, &writable) {
+        if redirected_out_of_roots(&e.spelled, &e.path, e.access, &writable, &landing) {
             notes.push(format!(
                 "{} entry {} dropped: it goes through a symlink inside a writable root (to \
                  {}); a confined command could have planted that symlink; spell the target \
@@ -724,12 +756,14 @@ fn drop_redirected_grants(out: &mut Vec<ResolvedEntry>, notes: &mut Vec<String>)
 /// grant spelled `spelled` that resolves (through a symlink) to `canonical`, where the
 /// symlink lies inside one of the `writable` roots (`(spelled, canonical)` pairs) and so
 /// may have been planted by a confined command: a write grant is never honoured; a read
-/// grant is not honoured when it lands outside every writable root.
+/// grant is not honoured when it lands outside every writable root that is itself honoured
+/// (`landing`, from [`honoured_roots`]): a dropped write grant's target is no root.
 pub(crate) fn redirected_out_of_roots(
     spelled: &Path,
     canonical: &Path,
     access: Access,
     writable: &[(PathBuf, PathBuf)],
+    landing: &[(PathBuf, PathBuf)],
 ) -> bool {
     if access == Access::Deny || spelled == canonical {
         return false;
@@ -743,10 +777,21 @@ pub(crate) fn redirected_out_of_roots(
     }
     // Dropping a read grant is only safe (narrowing) where it leads outside every writable
     // root; inside one it may be a read-only carve-out.
-    let lands_in_a_root = writable
+    let lands_in_a_root = landing
         .iter()
         .any(|(ws, wc)| ws != spelled && canonical.starts_with(wc));
     inside_a_root && !lands_in_a_root
+}
+
+/// The `writable` roots (`(spelled, canonical)` pairs) whose own write grant
+/// [`redirected_out_of_roots`] keeps: a read grant landing under a dropped write grant's
+/// target (e.g. `:workspace/link -> /etc`) must not count as landing in a writable root.
+pub(crate) fn honoured_roots(writable: &[(PathBuf, PathBuf)]) -> Vec<(PathBuf, PathBuf)> {
+    writable
+        .iter()
+        .filter(|(s, c)| !redirected_out_of_roots(s, c, Access::Write, writable, &[]))
+        .cloned()
+        .collect()
 }
 
 /// Pins every existing directory strictly between a writable root and a protected path
@@ -776,11 +821,8 @@ fn pin_protected_ancestors(
             if out.iter().any(|e| e.path == a) {
                 continue;
             }
-            let here = ResolvedFilesystem::Restricted {
-                default,
-                entries: out.clone(),
-            };
-            if fs.kind(&a) != Some(FileKind::Dir) || here.access_for(fs, &a).access != Access::Write
+            if fs.kind(&a) != Some(FileKind::Dir)
+                || access_in(default, out, fs, &a).access != Access::Write
             {
                 continue;
             }
@@ -952,8 +994,8 @@ fn protected_for_root(
         )),
     }
     out.push(prot(root.join(".cordon"), "cordon's project configuration"));
+    // `profile_files` are canonical already.
     for f in profile_files {
-        let f = canonicalize_lenient(fs, &lexical_normalize(f, Path::new("/")));
         if !f.starts_with(root) {
             continue;
         }
@@ -987,6 +1029,11 @@ mod tests {
             profile_files: vec![],
             ..Default::default()
         }
+    }
+
+    /// The resolved access at `p`.
+    fn access(r: &ResolvedProfile, fs: &MemFs, p: &str) -> Access {
+        r.filesystem.access_for(fs, Path::new(p)).access
     }
 
     fn restricted(entries: Vec<FsEntry>) -> PermissionProfile {
@@ -1139,16 +1186,8 @@ mod tests {
             .file("/wt/.git", "gitdir: /etc\n");
         let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
         let r = resolve(&p, &ctx("/wt"), &fs).unwrap();
-        assert_eq!(
-            r.filesystem
-                .access_for(&fs, Path::new("/etc/passwd"))
-                .access,
-            Access::Read
-        );
-        assert_eq!(
-            r.filesystem.access_for(&fs, Path::new("/wt/.git")).access,
-            Access::Read
-        );
+        assert_eq!(access(&r, &fs, "/etc/passwd"), Access::Read);
+        assert_eq!(access(&r, &fs, "/wt/.git"), Access::Read);
         // Pointing at a real repo's worktree dir that does not point back fails too.
         let fs = MemFs::new()
             .dir("/repo/.git/hooks")
@@ -1156,12 +1195,7 @@ mod tests {
             .file("/repo/.git/worktrees/other/commondir", "../..\n")
             .file("/wt/.git", "gitdir: /repo/.git/worktrees/other\n");
         let r = resolve(&p, &ctx("/wt"), &fs).unwrap();
-        assert_eq!(
-            r.filesystem
-                .access_for(&fs, Path::new("/repo/.git/objects/x"))
-                .access,
-            Access::Read
-        );
+        assert_eq!(access(&r, &fs, "/repo/.git/objects/x"), Access::Read);
     }
 
     /// `.git` is pinned so `mv .git .git-old && mkdir -p .git/hooks` cannot plant hooks.
@@ -1180,12 +1214,7 @@ mod tests {
         assert!(matches!(pin.origin, EntryOrigin::Pinned { .. }));
         assert_eq!(pin.access, Access::Write);
         // Pinning changes no access and adds no writable root.
-        assert_eq!(
-            r.filesystem
-                .access_for(&fs, Path::new("/home/u/proj/.git/index"))
-                .access,
-            Access::Write
-        );
+        assert_eq!(access(&r, &fs, "/home/u/proj/.git/index"), Access::Write);
         assert!(r
             .filesystem
             .writable_roots()
@@ -1204,18 +1233,8 @@ mod tests {
             FsEntry::new(":workspace/link", Access::Write),
         ]);
         let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
-        assert_eq!(
-            r.filesystem
-                .access_for(&fs, Path::new("/etc/passwd"))
-                .access,
-            Access::Read
-        );
-        assert_eq!(
-            r.filesystem
-                .access_for(&fs, Path::new("/data/real/x"))
-                .access,
-            Access::Read
-        );
+        assert_eq!(access(&r, &fs, "/etc/passwd"), Access::Read);
+        assert_eq!(access(&r, &fs, "/data/real/x"), Access::Read);
         assert!(r.notes.iter().any(|n| n.contains("/etc")), "{:?}", r.notes);
         // A symlink outside any writable root is the user's own: honoured.
         let fs = MemFs::new()
@@ -1227,12 +1246,7 @@ mod tests {
             FsEntry::new("~/.cache", Access::Write),
         ]);
         let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
-        assert_eq!(
-            r.filesystem
-                .access_for(&fs, Path::new("/data/cache/x"))
-                .access,
-            Access::Write
-        );
+        assert_eq!(access(&r, &fs, "/data/cache/x"), Access::Write);
     }
 
     /// E1: `ln -s / rootlink` planted inside a project, then `cd rootlink && cordon run`:
@@ -1249,10 +1263,7 @@ mod tests {
         let r = resolve(&p, &c, &fs).unwrap();
         assert_eq!(r.workspace, PathBuf::from("/p"));
         assert_eq!(r.cwd, PathBuf::from("/"));
-        assert_eq!(
-            r.filesystem.access_for(&fs, Path::new("/etc/x")).access,
-            Access::Read
-        );
+        assert_eq!(access(&r, &fs, "/etc/x"), Access::Read);
         assert!(
             r.notes.iter().any(|n| n.contains("symlink")),
             "{:?}",
@@ -1299,10 +1310,7 @@ mod tests {
             .dir("/etc");
         let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
         let r = resolve(&p, &ctx("/w/sub"), &fs).unwrap();
-        assert_eq!(
-            r.filesystem.access_for(&fs, Path::new("/etc/x")).access,
-            Access::Read
-        );
+        assert_eq!(access(&r, &fs, "/etc/x"), Access::Read);
         assert!(
             r.notes
                 .iter()
@@ -1321,13 +1329,7 @@ mod tests {
             let mut c = ctx("/home/u/proj");
             c.tmpdir = Some(t.into());
             let r = resolve(&p, &c, &fs).unwrap();
-            assert_eq!(
-                r.filesystem
-                    .access_for(&fs, Path::new("/home/u/.bashrc"))
-                    .access,
-                Access::Read,
-                "{t}"
-            );
+            assert_eq!(access(&r, &fs, "/home/u/.bashrc"), Access::Read, "{t}");
         }
     }
 
@@ -1341,18 +1343,8 @@ mod tests {
         c.home = Some("/tmp".into());
         c.account_home = Some("/home/u".into());
         let r = resolve(&p, &c, &fs).unwrap();
-        assert_eq!(
-            r.filesystem
-                .access_for(&fs, Path::new("/home/u/.ssh/id_rsa"))
-                .access,
-            Access::Deny
-        );
-        assert_eq!(
-            r.filesystem
-                .access_for(&fs, Path::new("/tmp/.ssh/id_rsa"))
-                .access,
-            Access::Deny
-        );
+        assert_eq!(access(&r, &fs, "/home/u/.ssh/id_rsa"), Access::Deny);
+        assert_eq!(access(&r, &fs, "/tmp/.ssh/id_rsa"), Access::Deny);
         c.home = None;
         c.account_home = None;
         assert!(matches!(
@@ -1370,18 +1362,8 @@ mod tests {
             let mut c = ctx("/home/u/proj");
             c.tmpdir = Some(t.into());
             let r = resolve(&p, &c, &fs).unwrap();
-            assert_eq!(
-                r.filesystem
-                    .access_for(&fs, Path::new("/home/u/.profile"))
-                    .access,
-                Access::Read,
-                "{t}"
-            );
-            assert_eq!(
-                r.filesystem.access_for(&fs, Path::new("/etc/x")).access,
-                Access::Read,
-                "{t}"
-            );
+            assert_eq!(access(&r, &fs, "/home/u/.profile"), Access::Read, "{t}");
+            assert_eq!(access(&r, &fs, "/etc/x"), Access::Read, "{t}");
         }
     }
 
@@ -1400,12 +1382,7 @@ mod tests {
         c.logical_cwd = Some("/home/u/proj/o".into());
         let r = resolve(&p, &c, &fs).unwrap();
         assert_eq!(r.workspace, PathBuf::from("/home/u/proj"));
-        assert_eq!(
-            r.filesystem
-                .access_for(&fs, Path::new("/srv/other/x"))
-                .access,
-            Access::Read
-        );
+        assert_eq!(access(&r, &fs, "/srv/other/x"), Access::Read);
         // No typed path: the cwd is ~/.config, no marker, under home → refused.
         assert!(matches!(
             resolve(&p, &ctx("/home/u/proj/cfg"), &fs),
@@ -1423,9 +1400,7 @@ mod tests {
         c.profile_files = vec!["/home/u/.config/cordon/config.toml".into()];
         let r = resolve(&p, &c, &fs).unwrap();
         assert_eq!(
-            r.filesystem
-                .access_for(&fs, Path::new("/home/u/.config/cordon/config.toml"))
-                .access,
+            access(&r, &fs, "/home/u/.config/cordon/config.toml"),
             Access::Read
         );
         assert!(r
@@ -1514,5 +1489,81 @@ mod tests {
                 .access_for(&fs, Path::new("/home/u/.ssh/id_rsa"));
             assert_eq!(a.access, Access::Deny, "{name}");
         }
+    }
+
+    /// A `$TMPDIR` that resolves (through a symlink) to the workspace does not exempt the
+    /// workspace from its protected paths.
+    #[test]
+    fn tmpdir_linked_to_the_workspace_keeps_its_protection() {
+        let fs = fs().symlink("/tmp/ws", "/home/u/proj");
+        let p = restricted(vec![
+            FsEntry::new(":workspace", Access::Write),
+            FsEntry::new(":tmp", Access::Write),
+        ]);
+        let mut c = ctx("/home/u/proj");
+        c.tmpdir = Some("/tmp/ws".into());
+        let r = resolve(&p, &c, &fs).unwrap();
+        for p in [
+            "/home/u/proj/.git/hooks/pre-commit",
+            "/home/u/proj/.cordon/x",
+        ] {
+            assert_eq!(
+                r.filesystem.access_for(&fs, Path::new(p)).access,
+                Access::Read,
+                "{p}"
+            );
+        }
+    }
+
+    /// A read grant through a planted symlink that lands under a *dropped* write grant's
+    /// target is dropped too: that target is no writable root.
+    #[test]
+    fn read_grant_under_a_dropped_write_grant_is_dropped() {
+        let fs = fs()
+            .dir("/etc")
+            .file("/etc/shadow", "")
+            .symlink("/home/u/proj/wl", "/etc")
+            .symlink("/home/u/proj/rl", "/etc/shadow");
+        let mut p = restricted(vec![
+            FsEntry::new(":workspace", Access::Write),
+            FsEntry::new(":workspace/wl", Access::Write),
+            FsEntry::new(":workspace/rl", Access::Read),
+        ]);
+        if let FilesystemPolicy::Restricted { default, .. } = &mut p.filesystem {
+            *default = Access::Deny;
+        }
+        let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+        assert_eq!(
+            access(&r, &fs, "/etc/shadow"),
+            Access::Deny,
+            "{:?}",
+            r.notes
+        );
+    }
+
+    /// A linked worktree whose common dir is the home directory reached through a
+    /// symlinked `$HOME` is refused, as it is for a `$HOME` spelled canonically.
+    #[test]
+    fn worktree_common_dir_at_a_symlinked_home_is_refused() {
+        let fs = MemFs::new()
+            .dir("/data/u/proj")
+            .file("/data/u/proj/.git", "gitdir: /data/u/worktrees/w\n")
+            .file("/data/u/worktrees/w/gitdir", "/data/u/proj/.git\n")
+            .file("/data/u/HEAD", "ref: refs/heads/main\n")
+            .dir("/data/u/objects")
+            .dir("/data/u/refs")
+            .symlink("/home/u", "/data/u")
+            .dir("/tmp");
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+        assert_eq!(r.workspace, PathBuf::from("/data/u/proj"));
+        assert_eq!(access(&r, &fs, "/data/u/refs/heads/x"), Access::Read);
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains("not a usable linked worktree")),
+            "{:?}",
+            r.notes
+        );
     }
 }

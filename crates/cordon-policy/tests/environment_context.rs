@@ -1,5 +1,6 @@
 //! R-M1: `environment_context` is rendered from the same resolved object that is enforced,
 //! escaped, stable, and tells the same story whatever the host can do.
+mod common;
 use cordon_policy::*;
 use std::path::{Path, PathBuf};
 
@@ -17,17 +18,24 @@ fn fs() -> MemFs {
 }
 
 fn ctx() -> ResolveContext {
-    ResolveContext {
-        cwd: "/home/u/proj".into(),
-        home: Some("/home/u".into()),
-        tmpdir: None,
-        profile_files: vec![],
-        ..Default::default()
-    }
+    common::ctx_at("/home/u/proj", "/home/u")
 }
 
 fn builtin(name: &str) -> PermissionProfile {
     select_profile(None, Some(name)).unwrap()
+}
+
+/// The Linux, `auto`-preference selection for `p`, with a working sandbox.
+fn linux_auto(p: &PermissionProfile) -> (Selection, SandboxStatus) {
+    let sel = select_initial(
+        p,
+        SandboxPreference::Auto,
+        false,
+        Os::Linux,
+        PlatformOptions::default(),
+    );
+    let status = SandboxStatus::new(&sel, Ok(()), true);
+    (sel, status)
 }
 
 /// Resolves, selects and renders, the way the transform will.
@@ -154,14 +162,7 @@ fn disabled_require_on_windows_without_backend() {
 fn xml_follows_the_enforced_object() {
     let fs = fs();
     let mut p = builtin("workspace-write");
-    let sel = select_initial(
-        &p,
-        SandboxPreference::Auto,
-        false,
-        Os::Linux,
-        Default::default(),
-    );
-    let status = SandboxStatus::new(&sel, Ok(()), true);
+    let (sel, status) = linux_auto(&p);
 
     let before = resolve(&p, &ctx(), &fs).unwrap();
     let xml_before = environment_context(&before, &status, sel.backend, DEFAULT_APPROVAL_MODE);
@@ -272,14 +273,7 @@ fn rendering_is_stable_under_entry_order() {
         eb.push(FsEntry::new("/data/b", Access::Write));
         eb.push(FsEntry::new("/data/a", Access::Write));
     }
-    let sel = select_initial(
-        &a,
-        SandboxPreference::Auto,
-        false,
-        Os::Linux,
-        Default::default(),
-    );
-    let status = SandboxStatus::new(&sel, Ok(()), true);
+    let (sel, status) = linux_auto(&a);
     let ra = resolve(&a, &ctx(), &fs).unwrap();
     let rb = resolve(&b, &ctx(), &fs).unwrap();
     assert_eq!(

@@ -1,5 +1,6 @@
 //! `cordon explain`'s model: effective access, the deciding entry with its source, a hint,
 //! the network decision, the R-S1 rule, the backend and what the host lacks.
+mod common;
 use cordon_policy::*;
 use std::path::{Path, PathBuf};
 
@@ -29,13 +30,7 @@ fn fs() -> MemFs {
 }
 
 fn ctx() -> ResolveContext {
-    ResolveContext {
-        cwd: "/home/u/proj".into(),
-        home: Some("/home/u".into()),
-        tmpdir: None,
-        profile_files: vec![],
-        ..Default::default()
-    }
+    common::ctx_at("/home/u/proj", "/home/u")
 }
 
 fn dev() -> PermissionProfile {

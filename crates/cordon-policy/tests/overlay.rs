@@ -1,5 +1,6 @@
 //! Additional permissions: merge (R-O1), intersect (R-O2), the empty case (R-O3), and the
 //! overlay per profile kind.
+mod common;
 use cordon_policy::*;
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
@@ -16,13 +17,7 @@ fn fs() -> MemFs {
 }
 
 fn ctx() -> ResolveContext {
-    ResolveContext {
-        cwd: "/w".into(),
-        home: Some("/h".into()),
-        tmpdir: None,
-        profile_files: vec![],
-        ..Default::default()
-    }
+    common::ctx_at("/w", "/h")
 }
 
 fn ws() -> PermissionProfile {

@@ -1,18 +1,12 @@
-//! Behaviour of `resolve` / `ResolvedFilesystem::access_for` found while building overlays,
-//! `environment_context` and `explain`. These tests state what the enforcing backends
-//! do (they layer canonical `ResolvedEntry::path`s) and fail today; they are left for the
-//! owner of `resolve.rs`; both are fixed and pinned here.
+//! Behaviour of `resolve` / `ResolvedFilesystem::access_for` found wrong while building
+//! overlays, `environment_context` and `explain`, now fixed and pinned here: the answers
+//! match what the enforcing backends do (they layer canonical `ResolvedEntry::path`s).
+mod common;
 use cordon_policy::*;
 use std::path::Path;
 
 fn ctx() -> ResolveContext {
-    ResolveContext {
-        cwd: "/w".into(),
-        home: Some("/h".into()),
-        tmpdir: None,
-        profile_files: vec![],
-        ..Default::default()
-    }
+    common::ctx_at("/w", "/h")
 }
 
 fn profile(entries: Vec<FsEntry>) -> PermissionProfile {
@@ -25,11 +19,10 @@ fn profile(entries: Vec<FsEntry>) -> PermissionProfile {
     p
 }
 
-/// `access_for` takes the most specific match of either spelling, so a symlink inside a
-/// writable root that leads outside it answers "writable" although the backends (which
-/// only see the canonical target) refuse the write.
+/// Only the canonical spelling decides: a symlink inside a writable root that leads
+/// outside it is not writable, as the backends (which see only the target) enforce.
+/// (It once took the most specific match of either spelling and answered "writable".)
 #[test]
-
 fn symlink_leading_out_of_a_writable_root_is_not_writable() {
     let fs = MemFs::new()
         .dir("/w/.git")
@@ -47,11 +40,10 @@ fn symlink_leading_out_of_a_writable_root_is_not_writable() {
     );
 }
 
-/// Protected paths are added as `read` entries, deeper than whatever covers them, so they
-/// can *widen* a denied area: `.git` denied inside a writable workspace still leaves
-/// `.git/hooks` readable.
+/// Protected paths are `read` entries deeper than whatever covers them; they are left out
+/// inside a denied area, so a denied `.git` keeps `.git/hooks` denied too (they once
+/// re-opened it for reading).
 #[test]
-
 fn protection_never_widens_a_deny() {
     let fs = MemFs::new().dir("/w/.git/hooks");
     let p = profile(vec![
