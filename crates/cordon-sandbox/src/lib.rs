@@ -247,9 +247,11 @@ impl SandboxManager {
     /// in a short-lived child process.
     pub fn for_host_thorough() -> SandboxManager {
         SandboxManager {
+            os: Os::current(),
+            options: PlatformOptions::default(),
+            helper_exe: std::env::current_exe().ok(),
             #[cfg(target_os = "linux")]
             features: linux::probe(),
-            ..SandboxManager::for_host()
         }
     }
 

@@ -35,16 +35,24 @@ fn cannot_signal_a_host_process() {
 
 #[test]
 fn no_new_namespaces_mounts_or_ptrace() {
-    if !require_full() {
+    if !require(&[
+        Need::Userns,
+        Need::Landlock(1),
+        Need::Seccomp,
+        Need::Tool("unshare"),
+        Need::Tool("mount"),
+        Need::Tool("umount"),
+        Need::Tool("strace"),
+    ]) {
         return;
     }
     let s = Sandbox::new();
-    let o = s.sh(
-        "unshare -r true && echo UNSHARE-R; unshare -m true && echo UNSHARE-M; \
-         mkdir -p /tmp/x && mount -t tmpfs none /tmp/x && echo MOUNTED; \
-         mount --bind / /tmp/x && echo BOUND; umount /proc && echo UMOUNTED; \
-         strace -o /dev/null true && echo TRACED; exit 0",
-    );
+    let o = s.sh("unshare -r true && echo UNSHARE-R; echo rc-unshare-r=$?; \
+         unshare -m true && echo UNSHARE-M; echo rc-unshare-m=$?; \
+         mkdir -p /tmp/x && mount -t tmpfs none /tmp/x && echo MOUNTED; echo rc-mount=$?; \
+         mount --bind / /tmp/x && echo BOUND; echo rc-bind=$?; \
+         umount /proc && echo UMOUNTED; echo rc-umount=$?; \
+         strace -o /dev/null true && echo TRACED; echo rc-strace=$?; exit 0");
     assert_ok(&o);
     for bad in [
         "UNSHARE-R",
@@ -56,6 +64,19 @@ fn no_new_namespaces_mounts_or_ptrace() {
     ] {
         assert!(!stdout(&o).contains(bad), "{bad}: {}", stdout(&o));
     }
+    // Each attempt ran and was refused: not "command not found" (127) or "cannot
+    // execute" (126), which would make the checks above pass for the wrong reason.
+    for l in stdout(&o).lines().filter(|l| l.starts_with("rc-")) {
+        assert!(
+            !l.ends_with("=126") && !l.ends_with("=127"),
+            "{l}: the tool did not run\n{}",
+            stderr(&o)
+        );
+    }
+    assert_eq!(
+        stdout(&o).lines().filter(|l| l.starts_with("rc-")).count(),
+        6
+    );
     // Twin: the same shell runs ordinary commands.
     let o = s.sh("mkdir -p /tmp/x && touch /tmp/x/f && ls /tmp/x");
     assert_eq!(stdout(&o), "f\n");
@@ -363,41 +384,37 @@ fn rung_two() -> Sandbox {
         .helper_env("CORDON_DISABLE_LAYERS", "userns")
 }
 
+/// Rung 2 with the full layer set, or a skip when the host lacks it; then SIGKILLs
+/// `victim` while a tagged `sleep` runs and asserts nothing of the command survives.
+fn assert_rung_two_sigkill_leaves_nothing(sleep: u32, victim: Victim) {
+    if !require(&[Need::Landlock(6), Need::Seccomp]) {
+        return;
+    }
+    let tag = unique_sleep(sleep);
+    let left = survivors_after_sigkill(&rung_two(), &tag, victim);
+    assert!(left.is_empty(), "survivors: {left:?}");
+}
+
 /// P1 (R-L3): on rung 2 (no user namespaces), SIGKILL of the helper — which nothing can
 /// catch — still takes every process of the command with it, `setsid` ones included.
 /// Fails when the only subreaper is the helper itself (orphans go to pid 1).
 #[test]
 fn rung_two_sigkill_of_the_helper_leaves_nothing_behind() {
-    if !require(&[Need::Landlock(6), Need::Seccomp]) {
-        return;
-    }
-    let tag = unique_sleep(2345);
-    let left = survivors_after_sigkill(&rung_two(), &tag, Victim::Helper);
-    assert!(left.is_empty(), "survivors: {left:?}");
+    assert_rung_two_sigkill_leaves_nothing(2345, Victim::Helper);
 }
 
 /// The same when the whole process group of the helper is SIGKILLed (what a harness that
 /// runs each command in its own group does on timeout).
 #[test]
 fn rung_two_sigkill_of_the_process_group_leaves_nothing_behind() {
-    if !require(&[Need::Landlock(6), Need::Seccomp]) {
-        return;
-    }
-    let tag = unique_sleep(2346);
-    let left = survivors_after_sigkill(&rung_two(), &tag, Victim::HelperGroup);
-    assert!(left.is_empty(), "survivors: {left:?}");
+    assert_rung_two_sigkill_leaves_nothing(2346, Victim::HelperGroup);
 }
 
 /// And when the supervisor itself is SIGKILLed: its orphans go to the helper (also a
 /// subreaper), which sweeps them once it sees the supervisor gone.
 #[test]
 fn rung_two_sigkill_of_the_supervisor_leaves_nothing_behind() {
-    if !require(&[Need::Landlock(6), Need::Seccomp]) {
-        return;
-    }
-    let tag = unique_sleep(2348);
-    let left = survivors_after_sigkill(&rung_two(), &tag, Victim::HelperChild);
-    assert!(left.is_empty(), "survivors: {left:?}");
+    assert_rung_two_sigkill_leaves_nothing(2348, Victim::HelperChild);
 }
 
 /// Rung 1: the pid namespace's init dies with the helper and takes the namespace with it.

@@ -121,27 +121,26 @@ pub(crate) fn parse_args(args: Vec<OsString>) -> Result<HelperArgs, String> {
     })
 }
 
-/// Sets `PR_SET_PDEATHSIG(SIGKILL)` for the calling process; returns false when the parent
-/// already died (the race between spawn and this call).
-fn die_with_parent() -> bool {
+/// Sets `PR_SET_PDEATHSIG(SIGKILL)` for the calling process; `Ok(false)` when the parent
+/// already died (the race between spawn and this call). An error means the helper (and so
+/// the command) could outlive cordon: the caller must not go on.
+fn die_with_parent() -> std::io::Result<bool> {
     // SAFETY: getppid has no preconditions.
     let before = unsafe { libc::getppid() };
-    if sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong).is_err() {
-        return true;
-    }
+    sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)?;
     // SAFETY: getppid has no preconditions.
-    unsafe { libc::getppid() == before }
+    Ok(unsafe { libc::getppid() } == before)
 }
 
 /// The encoded payload. For `env:NAME`, the variable is removed from this process's
 /// environment at once (whether or not it is usable), so nothing started later inherits it.
-fn take_payload(arg: &PayloadArg) -> Result<String, String> {
+fn take_payload(arg: PayloadArg) -> Result<String, String> {
     match arg {
-        PayloadArg::Inline(p) => Ok(p.clone()),
+        PayloadArg::Inline(p) => Ok(p),
         PayloadArg::Env(name) => {
-            let v = std::env::var_os(name);
+            let v = std::env::var_os(&name);
             // The helper is single-threaded: nothing reads the environment concurrently.
-            std::env::remove_var(name);
+            std::env::remove_var(&name);
             v.ok_or_else(|| {
                 format!(
                     "sandbox helper: the environment variable {name} \
@@ -156,18 +155,34 @@ fn take_payload(arg: &PayloadArg) -> Result<String, String> {
 
 /// See [`super::helper_main`].
 pub(crate) fn main(args: Vec<OsString>) -> i32 {
-    if !die_with_parent() {
+    match die_with_parent() {
+        Ok(true) => {}
+        Ok(false) => return EXIT_SETUP, // cordon is gone: nobody to run the command for
+        Err(e) => {
+            eprintln!(
+                "cordon: refusing to run: sandbox setup failed: PR_SET_PDEATHSIG: {e} \
+                 (the command could outlive cordon)"
+            );
+            return EXIT_SETUP;
+        }
+    }
+    if let Err(e) = sys::cloexec_from(3) {
+        eprintln!(
+            "cordon: refusing to run: cannot mark inherited descriptors close-on-exec \
+             (close_range failed and /proc/self/fd is unreadable: {e}); is /proc mounted?"
+        );
         return EXIT_SETUP;
     }
-    sys::cloexec_from(3);
-    let args = match parse_args(args) {
+    let mut args = match parse_args(args) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("cordon: sandbox helper: {e}");
             return EXIT_SETUP;
         }
     };
-    let encoded = match take_payload(&args.payload) {
+    // Moved out (not copied): the inline payload can be large, and it is not needed again.
+    let arg = std::mem::replace(&mut args.payload, PayloadArg::Inline(String::new()));
+    let encoded = match take_payload(arg) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("cordon: {e}");
@@ -413,16 +428,17 @@ fn init_main(
     alive: &OwnedFd,
     report: bool,
 ) -> i32 {
-    if sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong).is_err()
-        || sys::peer_gone(alive)
-    {
-        return EXIT_SETUP;
-    }
-    process::install_init_handlers();
     let fail = |what: &str, e: &dyn std::fmt::Display| {
         eprintln!("cordon: refusing to run unconfined: sandbox setup failed: {what}: {e}");
         EXIT_SETUP
     };
+    if let Err(e) = sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) {
+        return fail("PR_SET_PDEATHSIG", &e);
+    }
+    if sys::peer_gone(alive) {
+        return EXIT_SETUP; // the helper is gone: nobody to run the command for
+    }
+    process::install_init_handlers();
     if let Err(e) = sys::write_file(c"/proc/self/setgroups", b"deny") {
         return fail("setgroups", &e);
     }
@@ -455,15 +471,19 @@ fn init_main(
         }
     };
     if report {
-        let mut all = vec![plan.applied[0].clone(), plan.applied[1].clone()];
+        // The plan's first two entries describe the namespaces and the mount layout.
+        let mut all: Vec<String> = plan.applied.iter().take(2).cloned().collect();
         all.extend(applied);
         eprintln!("cordon: sandbox: rung 1: {}", all.join("; "));
         for n in built.notes.iter().chain(plan.notes.iter()) {
             eprintln!("cordon: sandbox note: {n}");
         }
     }
-    // The command must not be able to read or write init's memory through /proc/1.
-    let _ = sys::prctl(libc::PR_SET_DUMPABLE, 0);
+    // The command must not be able to read or write init's memory through /proc/1: a
+    // failure here is a failed layer, not something to run without.
+    if let Err(e) = sys::prctl(libc::PR_SET_DUMPABLE, 0) {
+        return fail("PR_SET_DUMPABLE", &e);
+    }
     let child = match process::spawn(spec, || Ok(())) {
         Ok(p) => p,
         Err(code) => return code,
@@ -483,7 +503,8 @@ fn run_landlock_only(payload: &HelperPayload, args: &HelperArgs, plan: &LinuxPla
     let profile = &payload.profile;
     if let Err(e) = std::env::set_current_dir(&profile.cwd) {
         eprintln!(
-            "cordon: cannot enter the working directory {}: {e}",
+            "cordon: cannot enter the working directory {}: {e} (cd to an existing \
+             directory and run again)",
             profile.cwd.display()
         );
         return EXIT_SETUP;
@@ -624,15 +645,15 @@ mod tests {
         let name = "CORDON_TEST_TAKE_PAYLOAD";
         std::env::set_var(name, "PAYLOAD");
         assert_eq!(
-            take_payload(&PayloadArg::Env(name.into())).unwrap(),
+            take_payload(PayloadArg::Env(name.into())).unwrap(),
             "PAYLOAD"
         );
         assert!(
             std::env::var_os(name).is_none(),
             "the variable must be removed"
         );
-        let e = take_payload(&PayloadArg::Env(name.into())).unwrap_err();
+        let e = take_payload(PayloadArg::Env(name.into())).unwrap_err();
         assert!(e.contains(name), "{e}");
-        assert_eq!(take_payload(&PayloadArg::Inline("I".into())).unwrap(), "I");
+        assert_eq!(take_payload(PayloadArg::Inline("I".into())).unwrap(), "I");
     }
 }

@@ -12,7 +12,7 @@ use landlock::{
     Access as _, AccessFs, AccessNet, BitFlags, PathBeneath, Ruleset, RulesetAttr, RulesetCreated,
     RulesetCreatedAttr, RulesetStatus, Scope, ABI,
 };
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 /// What a rule grants.
@@ -231,14 +231,16 @@ pub fn prepare(
     let mut created = rs.create().map_err(|e| err("creating the ruleset", e))?;
     if !handled.is_empty() {
         for (path, g) in rules {
-            let Ok(meta) = std::fs::metadata(path) else {
-                continue;
-            };
+            // A path that cannot be opened gets no rule: Landlock then denies it (closed).
+            // One lookup per rule: the type comes from the descriptor, not a second stat.
             let Ok(fd) = super::sys::open_path(path, false) else {
                 continue;
             };
+            let Ok(st) = super::sys::fstat(fd.as_raw_fd()) else {
+                continue;
+            };
             let mut access = rights(abi, *g) & handled;
-            if !meta.is_dir() {
+            if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
                 access &= AccessFs::from_file(abi);
             }
             created = created

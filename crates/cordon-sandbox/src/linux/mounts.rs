@@ -397,8 +397,8 @@ fn ctx_err(what: impl std::fmt::Display, e: io::Error) -> io::Error {
 }
 
 fn is_dir_fd(fd: &OwnedFd) -> io::Result<bool> {
-    let f = std::fs::File::from(fd.try_clone()?);
-    Ok(f.metadata()?.is_dir())
+    // fstat on the descriptor itself: no dup/close per bind on the launch path.
+    Ok(sys::fstat(fd.as_raw_fd())?.st_mode & libc::S_IFMT == libc::S_IFDIR)
 }
 
 /// Opens `rel` beneath `root`, creating it (and its parents) when missing and
@@ -643,8 +643,11 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
         sys::attach(&proc_fs, &target).map_err(|e| ctx_err("attaching /proc", e))?;
         let p = sys::open_beneath(r, Path::new("proc"))?;
         for sub in ["sys", "sysrq-trigger", "irq", "bus"] {
-            let Ok(src) = sys::open_beneath(p.as_raw_fd(), Path::new(sub)) else {
-                continue;
+            // Only an absent entry is skipped: any other failure would leave it writable.
+            let src = match sys::open_beneath(p.as_raw_fd(), Path::new(sub)) {
+                Ok(f) => f,
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => continue,
+                Err(e) => return Err(ctx_err(format!("opening /proc/{sub}"), e)),
             };
             let tree = sys::clone_tree(src.as_raw_fd(), "", true)?;
             sys::mount_setattr(tree.as_raw_fd(), true, sys::MOUNT_ATTR_RDONLY, 0)?;

@@ -74,16 +74,9 @@ fn cstr(p: &Path) -> io::Result<CString> {
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path contains a NUL byte"))
 }
 
-fn check(ret: libc::c_long) -> io::Result<libc::c_long> {
-    if ret < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(ret)
-    }
-}
-
-fn check_int(ret: libc::c_int) -> io::Result<libc::c_int> {
-    if ret < 0 {
+/// `Err(errno)` when a syscall (raw `long` or libc `int` return) reports failure.
+fn check<T: Copy + Default + PartialOrd>(ret: T) -> io::Result<T> {
+    if ret < T::default() {
         Err(io::Error::last_os_error())
     } else {
         Ok(ret)
@@ -130,7 +123,7 @@ pub fn open_path(path: &Path, dir: bool) -> io::Result<OwnedFd> {
     }
     // SAFETY: `c` is NUL-terminated; the flags need no mode argument.
     let fd = unsafe { libc::open(c.as_ptr(), flags) };
-    check_int(fd).map(|fd| owned(fd as libc::c_long))
+    check(fd).map(|fd| owned(fd as libc::c_long))
 }
 
 /// `open_tree(dirfd, rel, OPEN_TREE_CLONE [| AT_RECURSIVE])`: a detached copy of the mount
@@ -249,7 +242,7 @@ pub fn new_fs(fstype: &CStr, opts: &[(&CStr, Option<&CStr>)], attrs: u64) -> io:
 pub fn make_rprivate(path: &CStr) -> io::Result<()> {
     // SAFETY: `path` is NUL-terminated; the other pointers are null, as allowed for a
     // propagation change.
-    check_int(unsafe {
+    check(unsafe {
         libc::mount(
             std::ptr::null(),
             path.as_ptr(),
@@ -264,7 +257,7 @@ pub fn make_rprivate(path: &CStr) -> io::Result<()> {
 /// `mount("tmpfs", target, "tmpfs", flags, data)`.
 pub fn mount_tmpfs(target: &CStr, data: &CStr) -> io::Result<()> {
     // SAFETY: every string is NUL-terminated and outlives the call.
-    check_int(unsafe {
+    check(unsafe {
         libc::mount(
             c"tmpfs".as_ptr(),
             target.as_ptr(),
@@ -286,19 +279,19 @@ pub fn pivot_root(new_root: &CStr, put_old: &CStr) -> io::Result<()> {
 /// `umount2(path, MNT_DETACH)`.
 pub fn detach(path: &CStr) -> io::Result<()> {
     // SAFETY: `path` is NUL-terminated.
-    check_int(unsafe { libc::umount2(path.as_ptr(), libc::MNT_DETACH) }).map(|_| ())
+    check(unsafe { libc::umount2(path.as_ptr(), libc::MNT_DETACH) }).map(|_| ())
 }
 
 /// `fchdir(fd)`.
 pub fn fchdir(fd: &OwnedFd) -> io::Result<()> {
     // SAFETY: the descriptor is owned and open.
-    check_int(unsafe { libc::fchdir(fd.as_raw_fd()) }).map(|_| ())
+    check(unsafe { libc::fchdir(fd.as_raw_fd()) }).map(|_| ())
 }
 
 /// `mkdirat(dirfd, name, mode)`; `EEXIST` is success.
 pub fn mkdirat(dirfd: RawFd, name: &CStr, mode: libc::mode_t) -> io::Result<()> {
     // SAFETY: `name` is NUL-terminated.
-    match check_int(unsafe { libc::mkdirat(dirfd, name.as_ptr(), mode) }) {
+    match check(unsafe { libc::mkdirat(dirfd, name.as_ptr(), mode) }) {
         Ok(_) => Ok(()),
         Err(e) if e.raw_os_error() == Some(libc::EEXIST) => Ok(()),
         Err(e) => Err(e),
@@ -317,7 +310,7 @@ pub fn mkfileat(dirfd: RawFd, name: &CStr, mode: libc::mode_t) -> io::Result<()>
             mode as libc::c_uint,
         )
     };
-    match check_int(fd) {
+    match check(fd) {
         Ok(fd) => {
             drop(owned(fd as libc::c_long));
             Ok(())
@@ -332,7 +325,7 @@ pub fn fstat(fd: RawFd) -> io::Result<libc::stat> {
     // SAFETY: `stat` is plain old data; zeroed is a valid value to be overwritten.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: `st` is a valid, writable `struct stat`; a bad descriptor only fails.
-    check_int(unsafe { libc::fstat(fd, &mut st) })?;
+    check(unsafe { libc::fstat(fd, &mut st) })?;
     Ok(st)
 }
 
@@ -342,20 +335,20 @@ pub fn fstatat_nofollow(dirfd: RawFd, name: &CStr) -> io::Result<libc::stat> {
     // SAFETY: `stat` is plain old data; zeroed is a valid value to be overwritten.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: `name` is NUL-terminated and `st` a valid, writable `struct stat`.
-    check_int(unsafe { libc::fstatat(dirfd, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) })?;
+    check(unsafe { libc::fstatat(dirfd, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) })?;
     Ok(st)
 }
 
 /// `fcntl(fd, F_GETFL)`: the file status flags and access mode of an open descriptor.
 pub fn status_flags(fd: RawFd) -> io::Result<libc::c_int> {
     // SAFETY: F_GETFL takes no argument and only reads descriptor state.
-    check_int(unsafe { libc::fcntl(fd, libc::F_GETFL) })
+    check(unsafe { libc::fcntl(fd, libc::F_GETFL) })
 }
 
 /// `fcntl(fd, F_DUPFD_CLOEXEC, 3)`: a close-on-exec duplicate of `fd`.
 pub fn dup_cloexec(fd: RawFd) -> io::Result<OwnedFd> {
     // SAFETY: F_DUPFD_CLOEXEC creates a new descriptor, owned by the caller from here on.
-    let r = check_int(unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) })?;
+    let r = check(unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) })?;
     Ok(owned(r as libc::c_long))
 }
 
@@ -395,7 +388,7 @@ pub fn open_dir_nofollow(path: &Path) -> io::Result<OwnedFd> {
 /// `mkdirat(dirfd, name, mode)`, exclusive: `EEXIST` is an error (unlike [`mkdirat`]).
 pub fn mkdirat_excl(dirfd: RawFd, name: &CStr, mode: libc::mode_t) -> io::Result<()> {
     // SAFETY: `name` is NUL-terminated.
-    check_int(unsafe { libc::mkdirat(dirfd, name.as_ptr(), mode) }).map(|_| ())
+    check(unsafe { libc::mkdirat(dirfd, name.as_ptr(), mode) }).map(|_| ())
 }
 
 /// Creates the regular file `name` in `dirfd` exclusively (`O_CREAT | O_EXCL |
@@ -411,26 +404,26 @@ pub fn create_file_excl(dirfd: RawFd, name: &CStr, mode: libc::mode_t) -> io::Re
             mode as libc::c_uint,
         )
     };
-    check_int(fd).map(|fd| owned(fd as libc::c_long))
+    check(fd).map(|fd| owned(fd as libc::c_long))
 }
 
 /// `unlinkat(dirfd, name, flags)` (`flags`: 0 for a file, `AT_REMOVEDIR` for an empty
 /// directory). Never follows a symlink: a symlink named `name` is itself the entry.
 pub fn unlinkat(dirfd: RawFd, name: &CStr, flags: libc::c_int) -> io::Result<()> {
     // SAFETY: `name` is NUL-terminated.
-    check_int(unsafe { libc::unlinkat(dirfd, name.as_ptr(), flags) }).map(|_| ())
+    check(unsafe { libc::unlinkat(dirfd, name.as_ptr(), flags) }).map(|_| ())
 }
 
 /// `symlinkat(target, dirfd, name)`.
 pub fn symlinkat(target: &CStr, dirfd: RawFd, name: &CStr) -> io::Result<()> {
     // SAFETY: both strings are NUL-terminated.
-    check_int(unsafe { libc::symlinkat(target.as_ptr(), dirfd, name.as_ptr()) }).map(|_| ())
+    check(unsafe { libc::symlinkat(target.as_ptr(), dirfd, name.as_ptr()) }).map(|_| ())
 }
 
 /// Writes `data` to `path` (opened write-only, no create): used for `/proc/self/uid_map`.
 pub fn write_file(path: &CStr, data: &[u8]) -> io::Result<()> {
     // SAFETY: `path` is NUL-terminated; no mode needed without O_CREAT.
-    let fd = check_int(unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) })?;
+    let fd = check(unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) })?;
     let fd = owned(fd as libc::c_long);
     // SAFETY: `data` is a valid buffer of the length passed; `fd` is open.
     let n = unsafe {
@@ -449,7 +442,7 @@ pub fn write_file(path: &CStr, data: &[u8]) -> io::Result<()> {
 /// `prctl(option, arg2, 0, 0, 0)`.
 pub fn prctl(option: libc::c_int, arg2: libc::c_ulong) -> io::Result<libc::c_int> {
     // SAFETY: the options used here take integer arguments only.
-    check_int(unsafe {
+    check(unsafe {
         libc::prctl(
             option,
             arg2,
@@ -463,7 +456,7 @@ pub fn prctl(option: libc::c_int, arg2: libc::c_ulong) -> io::Result<libc::c_int
 /// `prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)`.
 pub fn clear_ambient_caps() -> io::Result<()> {
     // SAFETY: integer arguments only.
-    check_int(unsafe {
+    check(unsafe {
         libc::prctl(
             libc::PR_CAP_AMBIENT,
             libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
@@ -609,7 +602,7 @@ pub fn kernel_release() -> String {
 pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: `fds` is a valid array of two ints.
-    check_int(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    check(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
     Ok((owned(fds[0] as libc::c_long), owned(fds[1] as libc::c_long)))
 }
 
@@ -666,7 +659,10 @@ pub fn peer_gone(fd: &OwnedFd) -> bool {
 /// `/proc/self/fd` gets `FD_CLOEXEC`). So the command inherits only stdin, stdout and
 /// stderr: a stray descriptor of the caller (a host directory, a socket) would otherwise
 /// be a way around the sandbox.
-pub fn cloexec_from(first: libc::c_uint) {
+///
+/// Errors: neither way worked (the caller must not run the command with descriptors it
+/// could not account for).
+pub fn cloexec_from(first: libc::c_uint) -> io::Result<()> {
     const SYS_CLOSE_RANGE: libc::c_long = 436;
     const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
     // SAFETY: close_range with CLOEXEC only changes descriptor flags.
@@ -679,12 +675,9 @@ pub fn cloexec_from(first: libc::c_uint) {
         )
     };
     if r == 0 {
-        return;
+        return Ok(());
     }
-    let Ok(rd) = std::fs::read_dir("/proc/self/fd") else {
-        return;
-    };
-    let fds: Vec<libc::c_int> = rd
+    let fds: Vec<libc::c_int> = std::fs::read_dir("/proc/self/fd")?
         .flatten()
         .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
         .filter(|fd| *fd >= first as libc::c_int)
@@ -694,4 +687,5 @@ pub fn cloexec_from(first: libc::c_uint) {
         // preconditions (a closed one just fails with EBADF).
         unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
     }
+    Ok(())
 }

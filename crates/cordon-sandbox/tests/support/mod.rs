@@ -37,6 +37,20 @@ pub enum Need {
     Landlock(u32),
     /// Seccomp filters.
     Seccomp,
+    /// A program on `PATH` (a negative check such as "strace fails" proves nothing when
+    /// the program is simply missing).
+    Tool(&'static str),
+}
+
+/// Whether `name` is an executable file in a directory of `PATH`.
+pub fn on_path(name: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|p| {
+        std::env::split_paths(&p).any(|d| {
+            std::fs::metadata(d.join(name))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
 }
 
 /// True when every need is met. Otherwise: panics when `CI=true` (CI must have them), else
@@ -56,13 +70,14 @@ pub fn require(needs: &[Need]) -> bool {
                 f.landlock_reason.as_deref().unwrap_or("")
             )),
             Need::Seccomp if !f.seccomp => missing.push("seccomp".into()),
+            Need::Tool(t) if !on_path(t) => missing.push(format!("the program {t} on PATH")),
             _ => {}
         }
     }
     if missing.is_empty() {
         return true;
     }
-    let msg = format!("kernel feature missing: {}", missing.join(", "));
+    let msg = format!("missing: {}", missing.join(", "));
     if std::env::var("CI").as_deref() == Ok("true") {
         panic!("{msg} (CI=true: failing instead of skipping)");
     }
