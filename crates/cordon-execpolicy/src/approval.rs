@@ -115,7 +115,8 @@ pub fn gate(record: &DecisionRecord, mode: ApprovalMode, approved: bool) -> Gate
         return match mode {
             ApprovalMode::Never => Gate::Refuse {
                 reason: format!(
-                    "approval mode never: {} would need approval, so it is refused",
+                    "approval mode never: {} would need approval, so it is refused; to \
+                     run it, pass --approval-mode on-request --yes",
                     record.reason
                 ),
             },

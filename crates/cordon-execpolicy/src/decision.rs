@@ -479,11 +479,10 @@ pub(crate) fn evaluate(
                 Some((i, t)) if seg.is_static(i) && t != "-" => {
                     cwds.iter().map(|c| resolve(c, t, home)).collect()
                 }
-                Some((_, t)) if knowledge::home_spelled(t).is_some() => {
-                    let t = knowledge::home_spelled(t).unwrap_or_default();
-                    cwds.iter().map(|c| resolve(c, &t, home)).collect()
-                }
-                _ => vec![Cwd::Unknown],
+                Some((_, t)) => match knowledge::home_spelled(t) {
+                    Some(t) => cwds.iter().map(|c| resolve(c, &t, home)).collect(),
+                    None => vec![Cwd::Unknown],
+                },
             };
             for c in new {
                 if !cwds.contains(&c) && cwds.len() < 16 {

@@ -46,7 +46,9 @@ pub enum LoadError {
         message: String,
     },
     /// One of the rule's `examples` does not match the rule.
-    #[error("{at}: example {example:?} does not match this rule")]
+    #[error(
+        "{at}: example {example:?} does not match this rule; widen the pattern or correct the example"
+    )]
     ExampleDoesNotMatch {
         /// The rule.
         at: RuleLocation,
@@ -54,7 +56,9 @@ pub enum LoadError {
         example: String,
     },
     /// One of the rule's `counterexamples` matches the rule.
-    #[error("{at}: counterexample {example:?} matches this rule")]
+    #[error(
+        "{at}: counterexample {example:?} matches this rule; narrow the pattern or correct the counterexample"
+    )]
     CounterexampleMatches {
         /// The rule.
         at: RuleLocation,

@@ -2,7 +2,7 @@
 //! detector. Both look at what a command *does* (its arguments), not only at its name.
 
 use crate::model::{Context, Decision, RedirectKind, Segment};
-use crate::parse::INTERPRETERS;
+use crate::parse::{runs_arithmetic, INTERPRETERS};
 
 /// A dangerous-command finding (R-A4): a stable id, the decision it forces at least, and why.
 /// Findings are combined strictly with rules: an `allow` rule never overrides one.
@@ -292,6 +292,16 @@ fn critical_named(parts: &[String], home: Option<&[String]>) -> Option<String> {
     None
 }
 
+/// The working-directory candidates, or the start directory when none is known (no copy).
+fn cwd_candidates(cwds: &[Cwd]) -> &[Cwd] {
+    const START: &[Cwd] = &[Cwd::Rel(Vec::new())];
+    if cwds.is_empty() {
+        START
+    } else {
+        cwds
+    }
+}
+
 /// Why deleting `p` (static spelling) under the cwd candidates is critical, if it is.
 pub(crate) fn critical_target(p: &str, cwds: &[Cwd], home: Option<&str>) -> Option<String> {
     // Lexical `..` escape, independent of the cwd.
@@ -308,11 +318,7 @@ pub(crate) fn critical_target(p: &str, cwds: &[Cwd], home: Option<&str>) -> Opti
             return Some(format!("another user's home directory {p}"));
         }
     }
-    let mut cands: Vec<Cwd> = cwds.to_vec();
-    if cands.is_empty() {
-        cands.push(Cwd::Rel(Vec::new()));
-    }
-    for c in &cands {
+    for c in cwd_candidates(cwds) {
         match resolve(c, p, home) {
             Cwd::Abs(parts) => {
                 if let Some(r) = critical_abs(&parts, home) {
@@ -379,11 +385,9 @@ pub(crate) fn is_rc_file(p: &str, cwds: &[Cwd], home: Option<&str>) -> bool {
         }
         _ => false,
     };
-    let mut cands: Vec<Cwd> = cwds.to_vec();
-    if cands.is_empty() {
-        cands.push(Cwd::Rel(Vec::new()));
-    }
-    cands.iter().any(|c| check(&resolve(c, p, home)))
+    cwd_candidates(cwds)
+        .iter()
+        .any(|c| check(&resolve(c, p, home)))
 }
 
 /// Why writing to the absolute path `p` is dangerous (system file or device), if it is.
@@ -403,14 +407,18 @@ fn dangerous_write_target(p: &str, cwds: &[Cwd], home: Option<&str>) -> Option<F
     }
     let parts = split_abs(p);
     let root = parts.first().map(String::as_str).unwrap_or("");
-    if root == "dev" {
+    // /dev/shm and /dev/mqueue are file systems (shared memory, message queues), not
+    // devices: a file written there is an ordinary temporary file.
+    let fs_under_dev =
+        matches!(parts.get(1).map(String::as_str), Some("shm" | "mqueue")) && parts.len() > 2;
+    if root == "dev" && !fs_under_dev {
         return Some(finding(
             "device_write",
             Decision::Forbid,
             format!("writes device {p}"),
         ));
     }
-    if SYSTEM_ALL.contains(&root) {
+    if SYSTEM_ALL.contains(&root) && !fs_under_dev {
         return Some(finding(
             "system_file_write",
             Decision::Forbid,
@@ -559,10 +567,10 @@ pub(crate) fn known_safe(seg: &Segment) -> Option<String> {
     let args = &seg.argv[1..];
     let has = |xs: &[&str]| args.iter().any(|a| xs.contains(&a.as_str()));
     let ok = match name {
-        n if SAFE_ANY_ARGS.contains(&n) => {
-            // `printenv` may print secrets but has no side effects; still read-only.
-            true
-        }
+        // `-v NAME` / `[[ X -eq Y ]]` can evaluate `a[$(cmd)]` (see `runs_arithmetic`).
+        "test" | "[" | "[[" | "printf" => !runs_arithmetic(&seg.argv, name == "[["),
+        // `printenv` may print secrets but has no side effects; still read-only.
+        n if SAFE_ANY_ARGS.contains(&n) => true,
         "hostname" => args.is_empty(),
         "date" => {
             all_static
@@ -1110,22 +1118,21 @@ pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
                         .and_then(|p| seg.argv.get(p + 1))
                         .map(String::as_str)
                 });
+            // `SRC` copied into directory `dir` lands at `dir/basename(SRC)`.
+            let into = |dir: &str, src: &str| {
+                let base = src.trim_end_matches('/').rsplit('/').next().unwrap_or(src);
+                format!("{}/{}", dir.trim_end_matches('/'), base)
+            };
             let mut targets: Vec<String> = Vec::new();
             if name == "truncate" {
                 targets.extend(a.operands.iter().map(|(_, t)| t.to_string()));
             } else if let Some(d) = target_dir {
-                for (_, s) in &a.operands {
-                    let base = s.trim_end_matches('/').rsplit('/').next().unwrap_or(s);
-                    targets.push(format!("{}/{}", d.trim_end_matches('/'), base));
-                }
+                targets.extend(a.operands.iter().map(|(_, s)| into(d, s)));
                 targets.push(d.to_string());
-            } else if let Some((_, dest)) = a.operands.last() {
-                if a.operands.len() >= 2 {
+            } else if let [sources @ .., (_, dest)] = a.operands.as_slice() {
+                if !sources.is_empty() {
                     targets.push(dest.to_string());
-                    for (_, s) in &a.operands[..a.operands.len() - 1] {
-                        let base = s.trim_end_matches('/').rsplit('/').next().unwrap_or(s);
-                        targets.push(format!("{}/{}", dest.trim_end_matches('/'), base));
-                    }
+                    targets.extend(sources.iter().map(|(_, s)| into(dest, s)));
                 }
             }
             for t in targets {
@@ -1336,12 +1343,11 @@ fn mode_check(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Findi
     let recursive = a.short.contains('R') || a.long.contains(&"recursive");
     let has_reference = a.long.iter().any(|l| l.starts_with("reference"));
     let mut ops = a.operands.iter();
-    let mode = if name == "chmod" && !has_reference {
-        ops.next().map(|(_, m)| *m)
-    } else if name != "chmod" && !has_reference {
-        ops.next().map(|(_, m)| *m) // owner spec
-    } else {
+    // The first operand is chmod's mode or chown/chgrp's owner spec, unless `--reference`.
+    let mode = if has_reference {
         None
+    } else {
+        ops.next().map(|(_, m)| *m)
     };
     // `chmod -R a+rwx`: a symbolic mode starting with '-' lands in the flags.
     let mode_ww = name == "chmod"

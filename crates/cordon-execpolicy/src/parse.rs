@@ -136,6 +136,14 @@ impl Word {
             glob: false,
         }
     }
+    /// A word whose value is not statically known; keeps its source spelling.
+    fn dynamic(raw: &str) -> Word {
+        Word {
+            text: raw.to_string(),
+            dynamic: true,
+            glob: false,
+        }
+    }
 }
 
 /// Inherited state for segments produced under some enclosing construct.
@@ -391,6 +399,26 @@ fn is_identifier(s: &str) -> bool {
         && cs.all(|c| c == '_' || c.is_ascii_alphanumeric())
 }
 
+/// Whether a test/printf argv can run code by arithmetic evaluation. In `[[ … ]]` the operands
+/// of `-eq -ne -lt -le -gt -ge` are arithmetic expressions; the name after `-v` (`[[`, `[`,
+/// `test`, `printf -v`) may be an array element. A subscript such as `a[$(cmd)]`, spelled
+/// directly or held in a variable, runs `cmd`. Only integer literals and plain identifiers
+/// are known harmless.
+pub(crate) fn runs_arithmetic(argv: &[String], double_bracket: bool) -> bool {
+    let int = |t: &str| {
+        let d = t.strip_prefix(['-', '+']).unwrap_or(t);
+        (!d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+            || matches!(t, "$#" | "$?" | "$$" | "$!")
+    };
+    argv.iter().enumerate().any(|(i, t)| match t.as_str() {
+        "-v" => argv.get(i + 1).is_some_and(|n| !is_identifier(n)),
+        "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge" if double_bracket => {
+            !(i > 0 && int(&argv[i - 1]) && argv.get(i + 1).is_some_and(|n| int(n)))
+        }
+        _ => false,
+    })
+}
+
 /// Split `NAME=VALUE` when NAME is an identifier.
 fn split_assignment(w: &Word) -> Option<EnvAssignment> {
     if w.text.starts_with('=') {
@@ -546,7 +574,12 @@ fn unknown_opaque(name: &str, o: &Opts) -> Vec<(&'static str, String)> {
     }
 }
 
-fn inner(consumed: usize, o: &Opts, name: &str) -> Step {
+/// The wrapped command starting `consumed` words in; `Step::Program` when there is none
+/// (the wrapper itself runs, e.g. a bare `nohup`).
+fn inner(words: &[Word], consumed: usize, o: &Opts, name: &str) -> Step {
+    if consumed >= words.len() {
+        return Step::Program;
+    }
     Step::Inner {
         consumed,
         env: Vec::new(),
@@ -630,10 +663,7 @@ fn wrapper_step(name: &str, words: &[Word]) -> Step {
                 &["signal", "kill-after"],
             );
             // o.next is the duration; the command follows it.
-            if o.next + 1 >= n {
-                return Step::Program;
-            }
-            inner(o.next + 1, &o, "timeout")
+            inner(words, o.next + 1, &o, "timeout")
         }
         "nice" => {
             // Legacy `nice -10 cmd` / `nice --10 cmd`.
@@ -653,31 +683,19 @@ fn wrapper_step(name: &str, words: &[Word]) -> Step {
             let rest = &words[start - 1..];
             let o = scan_opts(rest, "", "n", "", &[], &["adjustment"]);
             let next = o.next + start - 1;
-            if next >= n {
-                return Step::Program;
-            }
-            inner(next, &o, "nice")
+            inner(words, next, &o, "nice")
         }
         "nohup" | "builtin" => {
             let o = scan_opts(words, "", "", "", &[], &[]);
-            if o.next >= n {
-                return Step::Program;
-            }
-            inner(o.next, &o, name)
+            inner(words, o.next, &o, name)
         }
         "setsid" => {
             let o = scan_opts(words, "cfw", "", "", &["ctty", "fork", "wait"], &[]);
-            if o.next >= n {
-                return Step::Program;
-            }
-            inner(o.next, &o, "setsid")
+            inner(words, o.next, &o, "setsid")
         }
         "stdbuf" => {
             let o = scan_opts(words, "", "ioe", "", &[], &["input", "output", "error"]);
-            if o.next >= n {
-                return Step::Program;
-            }
-            inner(o.next, &o, "stdbuf")
+            inner(words, o.next, &o, "stdbuf")
         }
         "time" => {
             let o = scan_opts(
@@ -688,24 +706,18 @@ fn wrapper_step(name: &str, words: &[Word]) -> Step {
                 &["portability", "append", "verbose", "quiet"],
                 &["format", "output"],
             );
-            if o.next >= n {
-                return Step::Program;
-            }
-            inner(o.next, &o, "time")
+            inner(words, o.next, &o, "time")
         }
         "exec" => {
             let o = scan_opts(words, "cl", "a", "", &[], &[]);
-            if o.next >= n {
-                return Step::Program;
-            }
-            inner(o.next, &o, "exec")
+            inner(words, o.next, &o, "exec")
         }
         "command" => {
             let o = scan_opts(words, "pvV", "", "", &[], &[]);
-            if o.seen.iter().any(|(k, _)| k == "-v" || k == "-V") || o.next >= n {
+            if o.seen.iter().any(|(k, _)| k == "-v" || k == "-V") {
                 return Step::Program; // `command -v x` is a lookup
             }
-            inner(o.next, &o, "command")
+            inner(words, o.next, &o, "command")
         }
         "sudo" => {
             let o = scan_opts(
@@ -764,10 +776,10 @@ fn wrapper_step(name: &str, words: &[Word]) -> Step {
         }
         "doas" => {
             let o = scan_opts(words, "nsL", "uC", "", &[], &[]);
-            if o.next >= n || o.seen.iter().any(|(k, _)| k == "-C" || k == "-L") {
+            if o.seen.iter().any(|(k, _)| k == "-C" || k == "-L") {
                 return Step::Program;
             }
-            inner(o.next, &o, "doas")
+            inner(words, o.next, &o, "doas")
         }
         "xargs" => {
             let o = scan_opts(
@@ -1127,6 +1139,9 @@ impl<'o> Builder<'o> {
                 if argv.is_empty() {
                     argv.push("[".into());
                 }
+                if runs_arithmetic(&argv, argv[0] == "[[") {
+                    self.opaque("arithmetic", text);
+                }
                 let words = argv.into_iter().map(Word::lit).collect();
                 let idx = self.push_segment(words, 0, frame, Vec::new(), Vec::new(), Vec::new());
                 let mut f = frame.clone();
@@ -1134,6 +1149,17 @@ impl<'o> Builder<'o> {
                 self.scan(src, node, &f, d, sd);
             }
             "declaration_command" => {
+                // `declare 'a[$(cmd)]=1'` and `declare -i x=EXPR` evaluate subscripts and
+                // values arithmetically, which runs substitutions held in the text.
+                let integer = children(node).any(|ch| {
+                    kind(ch) == "word" && {
+                        let t = node_text(src, ch);
+                        t.starts_with(['-', '+']) && t.contains('i')
+                    }
+                });
+                if integer || node_text(src, node).contains('[') {
+                    self.opaque("arithmetic", node_text(src, node));
+                }
                 for ch in children(node) {
                     if kind(ch) == "variable_assignment" {
                         self.assignment(src, ch, frame, d, sd);
@@ -1142,7 +1168,13 @@ impl<'o> Builder<'o> {
                     }
                 }
             }
-            "unset_command" => self.scan(src, node, frame, d, sd),
+            "unset_command" => {
+                if node_text(src, node).contains('[') {
+                    // `unset 'a[$(cmd)]'` evaluates the subscript.
+                    self.opaque("arithmetic", node_text(src, node));
+                }
+                self.scan(src, node, frame, d, sd)
+            }
             "variable_assignment" => self.assignment(src, node, frame, d, sd),
             "variable_assignments" => {
                 for ch in children(node) {
@@ -1218,27 +1250,39 @@ impl<'o> Builder<'o> {
 
     /// A stand-alone assignment (`X=1`, `export X=1`).
     fn assignment(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
+        let mut pending = Vec::new();
+        let a = self.env_assignment(src, node, &mut pending, depth);
+        if is_sensitive_var(&a.name) {
+            self.opaque("sensitive_assignment", node_text(src, node));
+        }
+        self.out.assignments.push(a);
+        self.walk_pending(src, pending, None, frame, depth, sd);
+    }
+
+    /// The name and (quote-removed) value of a `variable_assignment` node.
+    fn env_assignment<'t>(
+        &mut self,
+        src: &str,
+        node: Node<'t>,
+        pending: &mut Vec<Node<'t>>,
+        depth: usize,
+    ) -> EnvAssignment {
         let name = node
             .child_by_field_name("name")
             .map(|n| node_text(src, n).to_string())
             .unwrap_or_default();
-        let mut pending = Vec::new();
         let (value, dynamic) = match node.child_by_field_name("value") {
             Some(v) => {
-                let w = self.word(src, v, &mut pending, depth + 1);
+                let w = self.word(src, v, pending, depth + 1);
                 (w.text, w.dynamic)
             }
             None => (String::new(), false),
         };
-        if is_sensitive_var(&name) {
-            self.opaque("sensitive_assignment", node_text(src, node));
-        }
-        self.out.assignments.push(EnvAssignment {
+        EnvAssignment {
             name,
             value,
             dynamic,
-        });
-        self.walk_pending(src, pending, None, frame, depth, sd);
+        }
     }
 
     /// Find substitutions anywhere below `node` and walk them (no parent segment).
@@ -1310,23 +1354,15 @@ impl<'o> Builder<'o> {
         pending: &mut Vec<Node<'t>>,
         depth: usize,
     ) -> Word {
-        if depth > MAX_DEPTH {
-            self.opaque("nesting_too_deep", node_text(src, node));
-            return Word {
-                text: node_text(src, node).to_string(),
-                dynamic: true,
-                glob: false,
-            };
-        }
         let raw = node_text(src, node);
+        if depth > MAX_DEPTH {
+            self.opaque("nesting_too_deep", raw);
+            return Word::dynamic(raw);
+        }
         if node.is_error() || node.is_missing() {
             self.opaque("parse_error", raw);
             self.collect_subs(src, node, pending, depth + 1);
-            return Word {
-                text: raw.to_string(),
-                dynamic: true,
-                glob: false,
-            };
+            return Word::dynamic(raw);
         }
         match kind(node) {
             "word" => {
@@ -1334,11 +1370,7 @@ impl<'o> Builder<'o> {
                     // The grammar left an expansion as plain text (e.g. x``ls): bash would
                     // still expand it, so its effect is not statically known.
                     self.opaque("unparsed_expansion", raw);
-                    return Word {
-                        text: raw.to_string(),
-                        dynamic: true,
-                        glob: false,
-                    };
+                    return Word::dynamic(raw);
                 }
                 unescape_word(raw)
             }
@@ -1355,11 +1387,7 @@ impl<'o> Builder<'o> {
                     .unwrap_or(raw);
                 match decode_ansi_c(inner) {
                     Some(t) => Word::lit(t),
-                    None => Word {
-                        text: raw.to_string(),
-                        dynamic: true,
-                        glob: false,
-                    },
+                    None => Word::dynamic(raw),
                 }
             }
             "string" => self.dquote(src, node, pending, depth + 1),
@@ -1395,39 +1423,23 @@ impl<'o> Builder<'o> {
             "number" => {
                 if node.named_child_count() > 0 {
                     self.collect_subs(src, node, pending, depth + 1);
-                    Word {
-                        text: raw.to_string(),
-                        dynamic: true,
-                        glob: false,
-                    }
+                    Word::dynamic(raw)
                 } else {
                     Word::lit(raw.to_string())
                 }
             }
             "simple_expansion" | "expansion" => {
                 self.collect_subs(src, node, pending, depth + 1);
-                Word {
-                    text: raw.to_string(),
-                    dynamic: true,
-                    glob: false,
-                }
+                Word::dynamic(raw)
             }
             "command_substitution" | "process_substitution" => {
                 pending.push(node);
-                Word {
-                    text: raw.to_string(),
-                    dynamic: true,
-                    glob: false,
-                }
+                Word::dynamic(raw)
             }
             "arithmetic_expansion" => {
                 self.opaque("arithmetic", raw);
                 self.collect_subs(src, node, pending, depth + 1);
-                Word {
-                    text: raw.to_string(),
-                    dynamic: true,
-                    glob: false,
-                }
+                Word::dynamic(raw)
             }
             "brace_expression" | "array" => Word {
                 text: raw.to_string(),
@@ -1443,11 +1455,7 @@ impl<'o> Builder<'o> {
             other => {
                 self.opaque("unknown_syntax", &format!("{other}: {raw}"));
                 self.collect_subs(src, node, pending, depth + 1);
-                Word {
-                    text: raw.to_string(),
-                    dynamic: true,
-                    glob: false,
-                }
+                Word::dynamic(raw)
             }
         }
     }
@@ -1704,22 +1712,7 @@ impl<'o> Builder<'o> {
             }
             match (field, kind(ch)) {
                 (_, "variable_assignment") => {
-                    let name = ch
-                        .child_by_field_name("name")
-                        .map(|n| node_text(src, n).to_string())
-                        .unwrap_or_default();
-                    let (value, dynamic) = match ch.child_by_field_name("value") {
-                        Some(v) => {
-                            let w = self.word(src, v, &mut pending, depth + 1);
-                            (w.text, w.dynamic)
-                        }
-                        None => (String::new(), false),
-                    };
-                    env.push(EnvAssignment {
-                        name,
-                        value,
-                        dynamic,
-                    });
+                    env.push(self.env_assignment(src, ch, &mut pending, depth));
                 }
                 (Some("redirect"), _)
                 | (_, "file_redirect" | "herestring_redirect" | "heredoc_redirect") => {
@@ -2026,10 +2019,16 @@ impl<'o> Builder<'o> {
             f.pipeline = None;
             b.parse_into(&text, &f, depth + 1, sd + 1);
         };
+        // `eval -- TEXT` / `trap -- ACTION SIG`: `--` only ends the builtin's options.
+        let text_at = if argv.get(1).is_some_and(|a| a == "--") {
+            2
+        } else {
+            1
+        };
         match name.as_str() {
             "eval" => {
-                if all_static && argv.len() > 1 {
-                    nested(self, "eval", argv[1..].join(" "), Context::Eval);
+                if all_static && argv.len() > text_at {
+                    nested(self, "eval", argv[text_at..].join(" "), Context::Eval);
                 } else {
                     self.opaque("eval", &argv.join(" "));
                 }
@@ -2045,9 +2044,10 @@ impl<'o> Builder<'o> {
                 }
             }
             "trap" => {
-                if argv.len() > 2 && !argv[1].starts_with('-') && all_static {
-                    nested(self, "trap", argv[1].clone(), Context::Trap);
-                } else if argv.len() > 2 && !argv[1].starts_with('-') {
+                let sets_action = argv.len() > text_at + 1 && !argv[text_at].starts_with('-');
+                if sets_action && all_static {
+                    nested(self, "trap", argv[text_at].clone(), Context::Trap);
+                } else if sets_action {
                     self.opaque("trap", &argv.join(" "));
                 }
             }

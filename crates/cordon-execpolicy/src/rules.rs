@@ -293,7 +293,12 @@ fn rule_from_value(
         .ok_or_else(|| err(&at, "a rule must be a table".into()))?;
     let pattern = match t.get("pattern") {
         Some(p) => parse_pattern(p).map_err(|m| err(&at, m))?,
-        None => return Err(err(&at, "missing `pattern`".into())),
+        None => {
+            return Err(err(
+                &at,
+                "missing `pattern`: add e.g. pattern = [\"git\", \"status\"]".into(),
+            ))
+        }
     };
     at.pattern = pattern.to_string();
     for k in t.keys() {
@@ -314,7 +319,12 @@ fn rule_from_value(
                 "`decision` must be \"allow\", \"ask\" or \"forbid\"".into(),
             ))
         }
-        None => return Err(err(&at, "missing `decision`".into())),
+        None => {
+            return Err(err(
+                &at,
+                "missing `decision`: add decision = \"allow\", \"ask\" or \"forbid\"".into(),
+            ))
+        }
     };
     let justification = match t.get("justification") {
         None => None,
