@@ -109,14 +109,35 @@ fn parse_tree(src: &str) -> Option<tree_sitter::Tree> {
                 *slot = new_parser();
             }
             let p = slot.as_mut()?;
-            let tree = p.parse(src, None);
+            let tree = p.parse(grammar_safe(src).as_ref(), None);
             if tree.is_none() {
                 p.reset();
             }
             tree
         }
-        Err(_) => new_parser()?.parse(src, None),
+        Err(_) => new_parser()?.parse(grammar_safe(src).as_ref(), None),
     })
+}
+
+/// The text handed to the grammar: every non-ASCII character replaced by as many `x` as
+/// it has UTF-8 bytes. tree-sitter-bash's external scanner calls C `isdigit` on the
+/// lookahead code point, which reads outside the C library's table (and crashes) for code
+/// points above 255. Non-ASCII characters are word characters to bash either way, so the
+/// tree has the same shape, and byte offsets are unchanged: node text is still read from
+/// the original (look-alike detection sees the real characters).
+fn grammar_safe(src: &str) -> std::borrow::Cow<'_, str> {
+    if src.is_ascii() {
+        return std::borrow::Cow::Borrowed(src);
+    }
+    let mut out = String::with_capacity(src.len());
+    for c in src.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            out.extend(std::iter::repeat_n('x', c.len_utf8()));
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// A word after quote removal. `dynamic` words keep their source spelling.
