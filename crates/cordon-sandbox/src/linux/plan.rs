@@ -212,7 +212,7 @@ fn landlock_desc(l: &LandlockPlan) -> String {
 
 fn seccomp_desc(s: &SeccompPlan) -> String {
     let mut d = "seccomp filter (ptrace, new namespaces, mount, io_uring, keyring, bpf, \
-                 perf, module/kexec, TIOCSTI"
+                 perf, module/kexec, TIOCSTI, setuid/setgid modes"
         .to_string();
     if s.deny_sockets {
         d.push_str(", socket() of every family");
