@@ -218,3 +218,87 @@ cat /etc/hostname >/dev/null && ls / >/dev/null && echo tools-ok"#);
     );
     assert!(out.contains("tools-ok"), "{out}");
 }
+
+/// Opens `p` with `flags` (O_CLOEXEC added).
+fn open_fd(p: &Path, flags: libc::c_int) -> std::os::fd::OwnedFd {
+    use std::os::fd::FromRawFd;
+    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    // SAFETY: valid NUL-terminated path; the descriptor is owned from here on.
+    let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC) };
+    assert!(fd >= 0, "open {}", p.display());
+    // SAFETY: `fd` is a fresh descriptor nobody else owns.
+    unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }
+}
+
+/// Issue 7 item 8: `cordon run -- reader < ~` would let the command `openat(0, ".ssh/…")`
+/// past the deny mask. A directory or O_PATH descriptor on stdin, stdout or stderr is
+/// refused (125, a message naming it), and the command never runs. Twin: a file, a pipe
+/// and /dev/null on stdio work.
+#[test]
+fn directory_and_o_path_stdio_are_refused() {
+    if !require(&[Need::Userns, Need::Tool("python3")]) {
+        return;
+    }
+    let s = Sandbox::new();
+    write(&s.home.join(".ssh/id_test"), "SECRET-KEY\n");
+    let reader = "import os, sys\n\
+                  fd = os.open('.ssh/id_test', os.O_RDONLY, dir_fd=0)\n\
+                  sys.stderr.write(os.read(fd, 100).decode())";
+    let cases: Vec<(&str, std::process::Stdio, u8)> = vec![
+        (
+            "< ~",
+            open_fd(&s.home, libc::O_RDONLY | libc::O_DIRECTORY).into(),
+            0,
+        ),
+        ("0<& O_PATH", open_fd(&s.home, libc::O_PATH).into(), 0),
+        (
+            "> dir (read-only dir as stdout)",
+            open_fd(&s.home, libc::O_RDONLY).into(),
+            1,
+        ),
+        (
+            "O_PATH file as stdout",
+            open_fd(&s.home.join(".ssh/id_test"), libc::O_PATH).into(),
+            1,
+        ),
+    ];
+    for (what, stdio, which) in cases {
+        let mut c = s.command(&["python3", "-c", reader]);
+        c.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        if which == 0 {
+            c.stdin(stdio);
+        } else {
+            c.stdout(stdio);
+        }
+        let o = c.output().unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(125), "{what}: {err}");
+        assert!(!err.contains("SECRET"), "{what}: the key leaked: {err}");
+        assert!(err.contains("refusing to run"), "{what}: {err}");
+        assert!(
+            err.contains("a directory") || err.contains("O_PATH"),
+            "{what}: {err}"
+        );
+    }
+    // Twin: data streams on stdio are fine.
+    write(&s.ws.join("in.txt"), "data\n");
+    let o = s
+        .command(&["sh", "-c", "cat; echo done"])
+        .stdin(std::fs::File::open(s.ws.join("in.txt")).unwrap())
+        .output()
+        .unwrap();
+    assert_ok(&o);
+    assert_eq!(stdout(&o), "data\ndone\n");
+    let mut ch = s
+        .command(&["cat"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    ch.stdin.take().unwrap().write_all(b"piped\n").unwrap();
+    let o = ch.wait_with_output().unwrap();
+    assert_ok(&o);
+    assert_eq!(stdout(&o), "piped\n");
+}

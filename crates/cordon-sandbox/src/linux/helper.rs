@@ -173,6 +173,11 @@ pub(crate) fn main(args: Vec<OsString>) -> i32 {
         );
         return EXIT_SETUP;
     }
+    // Before anything else reads the payload: a path handle on stdio is refused.
+    if let Err(e) = process::check_stdio() {
+        eprintln!("cordon: {e}");
+        return EXIT_SETUP;
+    }
     let mut args = match parse_args(args) {
         Ok(a) => a,
         Err(e) => {

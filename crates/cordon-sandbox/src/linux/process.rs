@@ -465,3 +465,52 @@ pub fn try_unshare_in_child() -> Result<(), String> {
         )),
     }
 }
+
+/// What makes a standard descriptor a path handle, if anything (issue 7 item 8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathHandle {
+    /// A directory: `openat(fd, "…")` reaches every file below it, past every mask.
+    Directory,
+    /// An `O_PATH` descriptor: usable with `openat`, `linkat(AT_EMPTY_PATH)`, `fchdir`, …
+    OPath,
+}
+
+impl std::fmt::Display for PathHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PathHandle::Directory => "a directory",
+            PathHandle::OPath => "an O_PATH descriptor",
+        })
+    }
+}
+
+/// Standard input, output and error are data streams, never path handles: a directory (or
+/// `O_PATH`) descriptor would let the command open files relative to it, past every mount
+/// mask and Landlock rule (`cordon run -- cmd < ~` → `openat(0, ".ssh/id_ed25519")`).
+///
+/// Errors: a message naming the first such descriptor and what to do instead; the caller
+/// refuses to run (exit 125). A closed descriptor is fine.
+pub fn check_stdio() -> Result<(), String> {
+    for (fd, name) in [
+        (0, "standard input"),
+        (1, "standard output"),
+        (2, "standard error"),
+    ] {
+        let kind = match sys::status_flags(fd) {
+            Err(_) => continue, // closed
+            Ok(fl) if fl & libc::O_PATH != 0 => Some(PathHandle::OPath),
+            Ok(_) => match sys::fstat(fd) {
+                Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => Some(PathHandle::Directory),
+                _ => None,
+            },
+        };
+        if let Some(k) = kind {
+            return Err(format!(
+                "refusing to run: {name} (fd {fd}) is {k}, which would let the command open \
+                 files relative to it past every sandbox rule; redirect it from or to a file \
+                 or /dev/null instead"
+            ));
+        }
+    }
+    Ok(())
+}
