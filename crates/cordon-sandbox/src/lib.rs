@@ -22,7 +22,7 @@ pub mod seatbelt;
 
 #[cfg(unix)]
 pub use run::{exec_replace, restore_default_sigpipe};
-pub use run::{run, RunStatus};
+pub use run::{run, run_reported, HelperReport, RunStatus};
 
 use cordon_policy::env::scrub_env;
 use cordon_policy::paths::{FileKind, FsView};
@@ -154,7 +154,9 @@ pub struct ExecRequest {
     pub env: Vec<(String, String)>,
     /// The backend that will confine the command.
     pub backend: Backend,
-    /// What was applied, one item per layer, in plain words (e.g. "landlock ABI 7 …").
+    /// What the backend *plans* to apply, one item per layer, in plain words (e.g.
+    /// "landlock ABI 7 …"): the prediction. What the Linux helper really applied is its
+    /// [`linux::AppliedReport`], returned by [`run::run_reported`].
     pub applied: Vec<String>,
     /// Names of environment variables dropped as secrets (values never recorded).
     pub env_dropped: Vec<String>,
@@ -167,6 +169,12 @@ pub struct ExecRequest {
     /// Set when the command runs unconfined although a sandbox was needed (the explicit
     /// opt-in of R-S4): the reason the sandbox could not be applied.
     pub unconfined_reason: Option<String>,
+    /// The helper's payload (a sealed memfd, inheritable: `args` name it as
+    /// `--permission-profile fd:N`). Kept open as long as the request lives; spawn the
+    /// request from this process.
+    #[cfg(unix)]
+    #[serde(skip)]
+    pub payload_fd: Option<std::sync::Arc<std::os::fd::OwnedFd>>,
 }
 
 /// The result of [`SandboxManager::assess`].
@@ -376,6 +384,8 @@ impl SandboxManager {
                 selection: selection.clone(),
                 resolved,
                 unconfined_reason: reason,
+                #[cfg(unix)]
+                payload_fd: None,
             }
         };
 
@@ -414,6 +424,9 @@ impl SandboxManager {
         let mut applied = layers;
         applied.push(scrubbed_note(env_dropped.len()));
 
+        #[cfg(unix)]
+        #[allow(unused_mut)]
+        let mut payload_fd = None;
         let (program, args, env) = match selection.backend {
             #[cfg(target_os = "linux")]
             Backend::LinuxHelper => {
@@ -425,24 +438,31 @@ impl SandboxManager {
                     return Err(TransformError::HelperMissing(exe));
                 }
                 // The payload (the command's whole environment and the path layout) goes
-                // in the helper's environment, readable only by this user, not in its
-                // argv, which every local user can read in /proc/<pid>/cmdline. The name
-                // is reserved: a copy in the caller's environment reaches neither.
+                // in a sealed memfd the helper inherits (`--permission-profile fd:N`):
+                // not in argv, which every local user can read in /proc/<pid>/cmdline,
+                // and not in one environment variable, capped at 128 KiB by the kernel.
+                // The old variable name is reserved: a copy in the caller's environment
+                // reaches neither the helper nor the command.
                 let child_env: Vec<(String, String)> = env
                     .into_iter()
                     .filter(|(k, _)| k != linux::PAYLOAD_ENV)
                     .collect();
                 let payload = HelperPayload::new(resolved.clone(), child_env.clone());
-                let mut helper_env = child_env;
-                helper_env.push((linux::PAYLOAD_ENV.to_string(), payload.encode()));
+                let fd = linux::payload_descriptor(&payload.encode()).map_err(|e| {
+                    TransformError::Usage(format!(
+                        "cannot hand the payload to the sandbox helper (memfd_create: {e})"
+                    ))
+                })?;
+                use std::os::fd::AsRawFd;
                 let mut args = vec![
                     linux::HELPER_SUBCOMMAND.to_string(),
                     "--permission-profile".to_string(),
-                    format!("{}{}", linux::PAYLOAD_FROM_ENV_PREFIX, linux::PAYLOAD_ENV),
+                    format!("{}{}", linux::PAYLOAD_FROM_FD_PREFIX, fd.as_raw_fd()),
                     "--".to_string(),
                 ];
                 args.extend(req.argv.iter().cloned());
-                (exe.to_string_lossy().into_owned(), args, helper_env)
+                payload_fd = Some(std::sync::Arc::new(fd));
+                (exe.to_string_lossy().into_owned(), args, child_env)
             }
             Backend::Seatbelt => {
                 let (program, args) = seatbelt::wrap(&resolved, &req.argv);
@@ -467,6 +487,8 @@ impl SandboxManager {
             selection,
             resolved: Some(resolved),
             unconfined_reason: None,
+            #[cfg(unix)]
+            payload_fd,
         })
     }
 }

@@ -54,7 +54,40 @@ pub fn run(exec: &ExecRequest) -> io::Result<RunStatus> {
         .current_dir(&exec.cwd)
         .env_clear()
         .envs(exec.env.iter().map(|(k, v)| (k, v)));
-    let mut child = cmd.spawn()?;
+    wait_forwarding(cmd.spawn()?)
+}
+
+/// What the helper reported it applied ([`crate::linux::AppliedReport`] on Linux).
+#[cfg(target_os = "linux")]
+pub type HelperReport = crate::linux::AppliedReport;
+/// What the helper reported it applied (no helper on this platform).
+#[cfg(not(target_os = "linux"))]
+pub type HelperReport = serde_json::Value;
+
+/// [`run`], and for the Linux helper also what it really applied: the helper writes its
+/// report to a pipe only cordon holds (`--report-fd`), closed before the command starts, so
+/// the command can neither forge nor suppress it. `None` for other backends, or when the
+/// helper applied nothing (it refused or failed; its message is on stderr).
+pub fn run_reported(exec: &ExecRequest) -> io::Result<(RunStatus, Option<HelperReport>)> {
+    #[cfg(target_os = "linux")]
+    if exec.backend == cordon_policy::Backend::LinuxHelper {
+        return crate::linux::spawn_reported(
+            exec.args.clone(),
+            |args| {
+                let mut cmd = Command::new(&exec.program);
+                cmd.args(args)
+                    .current_dir(&exec.cwd)
+                    .env_clear()
+                    .envs(exec.env.iter().map(|(k, v)| (k, v)));
+                cmd
+            },
+            wait_forwarding,
+        );
+    }
+    Ok((run(exec)?, None))
+}
+
+fn wait_forwarding(mut child: std::process::Child) -> io::Result<RunStatus> {
     #[cfg(unix)]
     let forwarder = forward_signals(child.id());
     let status = child.wait();

@@ -30,6 +30,7 @@ pub use features::{
     probe, probe_fast, valid_layer_names, LinuxFeatures, ALL_LAYERS, DISABLE_LAYERS_ENV,
     LAYER_NAMES,
 };
+pub use helper::AppliedReport;
 pub use mounts::{layout, Base, Layout, Step, StepKind};
 pub use plan::{
     carve_outs, plan, CarveOut, LandlockPlan, LinuxPlan, Refusal, Rung, SeccompPlan,
@@ -61,6 +62,12 @@ pub const PAYLOAD_ENV: &str = "CORDON_PERMISSION_PROFILE";
 /// the payload (`env:NAME`) instead of the payload itself.
 pub const PAYLOAD_FROM_ENV_PREFIX: &str = "env:";
 
+/// The prefix of a `--permission-profile` value that names an inherited descriptor to read
+/// the payload from (`fd:N`, e.g. a sealed memfd): what [`crate::SandboxManager::transform`]
+/// uses, so neither argv nor the environment carries it and its size is not capped by
+/// `MAX_ARG_STRLEN` (128 KiB).
+pub const PAYLOAD_FROM_FD_PREFIX: &str = "fd:";
+
 /// Runs the sandbox helper and returns its exit code (see the module docs for the
 /// codes). `args` are the arguments after [`HELPER_SUBCOMMAND`]:
 /// `--permission-profile env:<NAME> [--report] -- <argv…>` (the payload is read from the
@@ -74,6 +81,48 @@ pub const PAYLOAD_FROM_ENV_PREFIX: &str = "env:";
 /// Payload of another version or malformed → 125 with a message, the command never runs.
 pub fn helper_main(args: Vec<OsString>) -> i32 {
     helper::main(args)
+}
+
+/// A sealed, inheritable memory file holding `encoded` (the helper payload), for
+/// `--permission-profile fd:N` (see [`PAYLOAD_FROM_FD_PREFIX`]).
+///
+/// Errors: `memfd_create`, write or sealing failed.
+pub fn payload_descriptor(encoded: &str) -> std::io::Result<std::os::fd::OwnedFd> {
+    sys::inheritable_memfd(c"cordon-payload", encoded.as_bytes())
+}
+
+/// Spawns `cmd` (the helper, as built from an [`crate::ExecRequest`]) with
+/// `--report-fd N` inserted after [`HELPER_SUBCOMMAND`], waits with `wait`, and returns its
+/// result with the helper's [`AppliedReport`] (`None` when the helper applied nothing: it
+/// refused or failed before the command started, or is not a cordon helper).
+///
+/// Errors: pipe creation or spawn failure (`NotFound` → 127, `PermissionDenied` → 126).
+pub fn spawn_reported<T>(
+    mut args: Vec<String>,
+    build: impl FnOnce(Vec<String>) -> std::process::Command,
+    wait: impl FnOnce(std::process::Child) -> std::io::Result<T>,
+) -> std::io::Result<(T, Option<AppliedReport>)> {
+    use std::os::fd::AsRawFd;
+    let (r, w) = sys::pipe()?;
+    let at = usize::from(args.first().map(String::as_str) == Some(HELPER_SUBCOMMAND));
+    args.insert(at, "--report-fd".into());
+    args.insert(at + 1, w.as_raw_fd().to_string());
+    let mut cmd = build(args);
+    sys::inherit_in_child(&mut cmd, w.as_raw_fd());
+    let child = cmd.spawn()?;
+    drop(w);
+    let out = wait(child)?;
+    let bytes = sys::read_available(&r, 1024 * 1024);
+    let report = serde_json::from_slice(&bytes).ok();
+    Ok((out, report))
+}
+
+/// Takes an inherited descriptor number given by the user (e.g. `--json-fd 3`) as a file
+/// to write to, marked close-on-exec so no command started later inherits it.
+///
+/// Errors: not open (`EBADF`), or 0, 1 or 2 (`EINVAL`: those are shared with the command).
+pub fn take_inherited_file(fd: i32) -> std::io::Result<std::fs::File> {
+    sys::take_inherited_fd(fd).map(std::fs::File::from)
 }
 
 /// Errors of [`confine_current_process`].

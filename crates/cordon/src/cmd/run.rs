@@ -7,14 +7,65 @@ use crate::{EXIT_CANNOT_EXECUTE, EXIT_CORDON, EXIT_NOT_FOUND};
 use anyhow::{Context, Result};
 use cordon_execpolicy::{gate, ApprovalMode, Gate};
 use cordon_policy::SandboxPreference;
-use cordon_sandbox::{run as spawn, CommandRequest, SandboxManager, TransformError};
+use cordon_sandbox::{run_reported, CommandRequest, SandboxManager, TransformError};
 use serde_json::json;
+use std::io::Write;
+
+/// Where the JSON report goes (issue 8 §2). Only the file and descriptor sinks are out of
+/// the command's reach; `--json` alone shares stderr with the command (documented).
+enum Sink {
+    None,
+    Stderr,
+    Writer(std::fs::File),
+}
+
+impl Sink {
+    fn open(args: &RunArgs) -> Result<Sink> {
+        if let Some(path) = &args.report {
+            let f = std::fs::File::create(path)
+                .with_context(|| format!("--report {}: cannot create the file", path.display()))?;
+            return Ok(Sink::Writer(f));
+        }
+        if let Some(n) = args.json_fd {
+            #[cfg(target_os = "linux")]
+            return cordon_sandbox::linux::take_inherited_file(n)
+                .map(Sink::Writer)
+                .with_context(|| {
+                    format!("--json-fd {n}: not an open descriptor above 2 (e.g. `{n}>report.json`)")
+                });
+            #[cfg(not(target_os = "linux"))]
+            anyhow::bail!("--json-fd {n}: only supported on Linux; use --report FILE");
+        }
+        Ok(if args.profile.json {
+            Sink::Stderr
+        } else {
+            Sink::None
+        })
+    }
+
+    fn active(&self) -> bool {
+        !matches!(self, Sink::None)
+    }
+
+    fn emit(&mut self, v: &serde_json::Value) {
+        match self {
+            Sink::None => {}
+            Sink::Stderr => eprintln!("{v}"),
+            Sink::Writer(f) => {
+                if let Err(e) = writeln!(f, "{v}").and_then(|_| f.flush()) {
+                    eprintln!("cordon: cannot write the report: {e}");
+                }
+            }
+        }
+    }
+}
 
 pub fn run(args: RunArgs) -> Result<i32> {
     let chosen = choose(&args.profile)?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let overlay = chosen.overlay.clone();
     let json = args.profile.json;
+    let mut sink = Sink::open(&args)?;
     let mode = ApprovalMode::from(args.approval_mode);
 
     let mut req = CommandRequest::new(args.command.clone(), cwd, chosen.profile);
@@ -31,13 +82,11 @@ pub fn run(args: RunArgs) -> Result<i32> {
     req.profile_files = chosen.files;
     req.allow_unconfined = args.allow_unconfined;
 
-    let refuse = |reason: String, status: serde_json::Value| -> Result<i32> {
-        if json {
-            eprintln!(
-                "{}",
-                json!({"outcome": "refused", "reason": reason, "status": status,
-                       "exec_policy": serde_json::to_value(&record)?, "exit_code": EXIT_CORDON})
-            );
+    let mut refuse = |reason: String, status: serde_json::Value| -> Result<i32> {
+        if !args.dry_run {
+            sink.emit(&json!({"outcome": "refused", "reason": reason, "status": status,
+                   "applied": [],
+                   "exec_policy": serde_json::to_value(&record)?, "exit_code": EXIT_CORDON}));
         }
         eprintln!("cordon: {reason}");
         Ok(EXIT_CORDON as i32)
@@ -87,15 +136,15 @@ pub fn run(args: RunArgs) -> Result<i32> {
         eprintln!("cordon: warning: running UNCONFINED (explicit opt-in): {reason}");
     }
     tracing::debug!(backend = %exec.backend, applied = ?exec.applied, "running");
-    if !json {
+    if !sink.active() {
         // Nothing to report afterwards: become the command (or the helper) directly, so
         // signals, the exit status and the process tree need no relaying.
         let e = cordon_sandbox::exec_replace(&exec);
         return Ok(spawn_error(&exec, &e));
     }
-    let outcome = spawn(&exec);
-    let (code, outcome_name) = match &outcome {
-        Ok(st) => {
+    let outcome = run_reported(&exec);
+    let (code, mut outcome_name) = match &outcome {
+        Ok((st, _)) => {
             let code = st.shell_code();
             (
                 code,
@@ -108,20 +157,36 @@ pub fn run(args: RunArgs) -> Result<i32> {
         }
         Err(e) => (spawn_error(&exec, e), "refused"),
     };
-    eprintln!(
-        "{}",
-        json!({
-            "outcome": outcome_name,
-            "exit_code": code,
-            "signal": outcome.as_ref().ok().and_then(|s| s.signal),
-            "backend": exec.backend,
-            "applied": exec.applied,
-            "env_dropped": exec.env_dropped,
-            "status": exec.status,
-            "unconfined_reason": exec.unconfined_reason,
-            "exec_policy": {"decision": record.decision, "reason": record.reason, "gate": gate},
-        })
-    );
+    let report = outcome.as_ref().ok().and_then(|(_, r)| r.as_ref());
+    // What was applied is what the helper reports it did (R-S5); the plan is only the
+    // prediction. Without a helper (backend none) cordon itself applied the scrubbing.
+    let applied: serde_json::Value = if exec.backend == cordon_policy::Backend::None {
+        json!(exec.applied)
+    } else if let Some(r) = report {
+        serde_json::to_value(&r)?["applied"].clone()
+    } else {
+        // The helper applied nothing: it refused or failed before the command started.
+        if code == EXIT_CORDON as i32 {
+            outcome_name = "refused";
+        }
+        json!([])
+    };
+    let helper = report.map(serde_json::to_value).transpose()?;
+    sink.emit(&json!({
+        "outcome": outcome_name,
+        "exit_code": code,
+        "signal": outcome.as_ref().ok().and_then(|(s, _)| s.signal),
+        "backend": exec.backend,
+        "applied": applied,
+        "rung": helper.as_ref().map(|h| h["rung"].clone()),
+        "notes": helper.as_ref().map(|h| h["notes"].clone()),
+        "fell_back": helper.as_ref().and_then(|h| h.get("fell_back").cloned()),
+        "planned": exec.applied,
+        "env_dropped": exec.env_dropped,
+        "status": exec.status,
+        "unconfined_reason": exec.unconfined_reason,
+        "exec_policy": {"decision": record.decision, "reason": record.reason, "gate": gate},
+    }));
     Ok(code)
 }
 
@@ -150,17 +215,8 @@ fn print_dry_run(
         v["approval"] = serde_json::to_value(gate)?;
         // Values of the environment stay out of the report; names are enough to review.
         v["env"] = json!(exec.env.iter().map(|(k, _)| k).collect::<Vec<_>>());
-        // The helper payload (passed in the helper's environment) is shown on its own, so
-        // the helper can be invoked by hand: `--permission-profile <helper_payload>`. It
-        // carries the (already scrubbed) environment values the command will get.
-        #[cfg(target_os = "linux")]
-        if let Some((_, p)) = exec
-            .env
-            .iter()
-            .find(|(k, _)| k == cordon_sandbox::linux::PAYLOAD_ENV)
-        {
-            v["helper_payload"] = json!(p);
-        }
+        // The payload itself (a memfd handed to the helper) is not shown: it is the
+        // resolved profile above plus the environment values, which stay out of reports.
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
