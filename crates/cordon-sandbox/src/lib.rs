@@ -77,8 +77,25 @@ pub fn account_home() -> Option<PathBuf> {
     }
 }
 
-fn scrubbed_note(dropped: usize) -> String {
+/// The layer cordon itself applies before any backend: `environment scrubbed: N secret
+/// variable(s) dropped` (R-L4). Reports list it after the backend's layers.
+pub fn scrubbed_note(dropped: usize) -> String {
     format!("environment scrubbed: {dropped} secret variable(s) dropped")
+}
+
+/// The file this program's code was loaded from: the helper to re-invoke (R-T3).
+///
+/// `std::env::current_exe()` (`/proc/self/exe`) names the *dynamic loader* when cordon is
+/// started as `/lib64/ld-linux-x86-64.so.2 ./cordon …`; re-invoking that with
+/// `__sandbox-helper` fails. On Linux the answer comes from `/proc/self/maps`: the file
+/// mapped at the address of this very function. Elsewhere, or when that cannot be read,
+/// `current_exe()`.
+pub fn this_executable() -> Option<PathBuf> {
+    #[cfg(target_os = "linux")]
+    if let Some(p) = linux::mapped_file_of(this_executable as *const () as usize) {
+        return Some(p);
+    }
+    std::env::current_exe().ok()
 }
 
 /// One command to run, with everything the manager needs to decide and wrap it.
@@ -245,7 +262,7 @@ impl SandboxManager {
         SandboxManager {
             os: Os::current(),
             options: PlatformOptions::default(),
-            helper_exe: std::env::current_exe().ok(),
+            helper_exe: this_executable(),
             #[cfg(target_os = "linux")]
             features: linux::probe_fast(),
         }
@@ -257,7 +274,7 @@ impl SandboxManager {
         SandboxManager {
             os: Os::current(),
             options: PlatformOptions::default(),
-            helper_exe: std::env::current_exe().ok(),
+            helper_exe: this_executable(),
             #[cfg(target_os = "linux")]
             features: linux::probe(),
         }

@@ -108,9 +108,10 @@ pub(crate) enum HelperError {
     /// Bad arguments or payload.
     #[error("sandbox helper: {0}")]
     Usage(String),
-    /// A path handle on stdio (issue 7 item 8).
+    /// A complete message: a path handle on stdio (issue 7 item 8), a payload that does
+    /// not decode, a missing payload variable.
     #[error("{0}")]
-    Stdio(String),
+    Message(String),
     /// The plan refuses (R-S4).
     #[error("refusing to run unconfined: {0}")]
     Refused(#[from] Refusal),
@@ -344,7 +345,7 @@ fn start(args: Vec<OsString>) -> Result<Started, HelperError> {
         )
     })?;
     // Before anything else: a path handle on stdio is refused.
-    process::check_stdio().map_err(HelperError::Stdio)?;
+    process::check_stdio().map_err(HelperError::Message)?;
     let mut args = parse_args(args).map_err(HelperError::Usage)?;
     let report_fd = match args.report_fd {
         Some(fd) => Some(
@@ -355,8 +356,9 @@ fn start(args: Vec<OsString>) -> Result<Started, HelperError> {
     };
     // Moved out (not copied): the inline payload can be large, and it is not needed again.
     let arg = std::mem::replace(&mut args.payload, PayloadArg::Inline(String::new()));
-    let encoded = take_payload(arg).map_err(HelperError::Usage)?;
-    let payload = HelperPayload::decode(&encoded).map_err(|e| HelperError::Usage(e.to_string()))?;
+    let encoded = take_payload(arg).map_err(HelperError::Message)?;
+    let payload =
+        HelperPayload::decode(&encoded).map_err(|e| HelperError::Message(e.to_string()))?;
     drop(encoded);
     let mut features = probe_fast();
     features.disable_by(

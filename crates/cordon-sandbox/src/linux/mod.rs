@@ -125,6 +125,32 @@ pub fn take_inherited_file(fd: i32) -> std::io::Result<std::fs::File> {
     sys::take_inherited_fd(fd).map(std::fs::File::from)
 }
 
+/// The file mapped at address `addr` of this process, from `/proc/self/maps` (`None` when
+/// unreadable, anonymous, or the file was deleted since).
+pub fn mapped_file_of(addr: usize) -> Option<std::path::PathBuf> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    for line in maps.lines() {
+        // start-end perms offset dev inode   path
+        let mut it = line.splitn(6, ' ');
+        let range = it.next()?;
+        let (a, b) = range.split_once('-')?;
+        let (a, b) = (
+            usize::from_str_radix(a, 16).ok()?,
+            usize::from_str_radix(b, 16).ok()?,
+        );
+        if addr < a || addr >= b {
+            continue;
+        }
+        let path = it.nth(4)?.trim_start();
+        if !path.starts_with('/') || path.ends_with(" (deleted)") {
+            return None;
+        }
+        let p = std::path::PathBuf::from(path);
+        return p.is_file().then_some(p);
+    }
+    None
+}
+
 /// Errors of [`confine_current_process`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConfineError {

@@ -31,7 +31,9 @@ impl Sink {
             return cordon_sandbox::linux::take_inherited_file(n)
                 .map(Sink::Writer)
                 .with_context(|| {
-                    format!("--json-fd {n}: not an open descriptor above 2 (e.g. `{n}>report.json`)")
+                    format!(
+                        "--json-fd {n}: not an open descriptor above 2 (e.g. `{n}>report.json`)"
+                    )
                 });
             #[cfg(not(target_os = "linux"))]
             anyhow::bail!("--json-fd {n}: only supported on Linux; use --report FILE");
@@ -84,9 +86,11 @@ pub fn run(args: RunArgs) -> Result<i32> {
 
     let mut refuse = |reason: String, status: serde_json::Value| -> Result<i32> {
         if !args.dry_run {
-            sink.emit(&json!({"outcome": "refused", "reason": reason, "status": status,
+            sink.emit(
+                &json!({"outcome": "refused", "reason": reason, "status": status,
                    "applied": [],
-                   "exec_policy": serde_json::to_value(&record)?, "exit_code": EXIT_CORDON}));
+                   "exec_policy": serde_json::to_value(&record)?, "exit_code": EXIT_CORDON}),
+            );
         }
         eprintln!("cordon: {reason}");
         Ok(EXIT_CORDON as i32)
@@ -163,7 +167,11 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let applied: serde_json::Value = if exec.backend == cordon_policy::Backend::None {
         json!(exec.applied)
     } else if let Some(r) = report {
-        serde_json::to_value(&r)?["applied"].clone()
+        let mut v = serde_json::to_value(r)?["applied"].clone();
+        if let Some(a) = v.as_array_mut() {
+            a.push(json!(cordon_sandbox::scrubbed_note(exec.env_dropped.len())));
+        }
+        v
     } else {
         // The helper applied nothing: it refused or failed before the command started.
         if code == EXIT_CORDON as i32 {
@@ -193,6 +201,15 @@ pub fn run(args: RunArgs) -> Result<i32> {
 /// Reports a failure to start `exec` and returns the exit code: 127 not found, 126 cannot
 /// execute, else 125.
 fn spawn_error(exec: &cordon_sandbox::ExecRequest, e: &std::io::Error) -> i32 {
+    if exec.backend != cordon_policy::Backend::None {
+        // The program is cordon's own helper (or sandbox-exec): its absence is cordon's
+        // failure, never "command not found".
+        eprintln!(
+            "cordon: cannot start the sandbox helper {}: {e} (reinstall cordon)",
+            exec.program
+        );
+        return EXIT_CORDON as i32;
+    }
     let code = match e.kind() {
         std::io::ErrorKind::NotFound => EXIT_NOT_FOUND,
         std::io::ErrorKind::PermissionDenied => EXIT_CANNOT_EXECUTE,
