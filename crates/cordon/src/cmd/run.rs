@@ -219,6 +219,33 @@ fn spawn_error(exec: &cordon_sandbox::ExecRequest, e: &std::io::Error) -> i32 {
     code as i32
 }
 
+/// The dry-run view of a resolved profile: profile name, cwd, workspace, network, notes, and
+/// per filesystem entry its path, access, whether it exists and who set it.
+fn compact_resolved(r: &serde_json::Value) -> serde_json::Value {
+    let fs = &r["filesystem"];
+    let filesystem = match fs.get("entries").and_then(|e| e.as_array()) {
+        Some(entries) => json!({
+            "default": fs["default"],
+            "entries": entries.iter().map(|e| json!({
+                "path": e["path"],
+                "access": e["access"],
+                "exists": e["exists"],
+                "source": e["origin"].get("source").or(e["origin"].get("reason"))
+                    .cloned().unwrap_or_else(|| e["origin"]["kind"].clone()),
+            })).collect::<Vec<_>>(),
+        }),
+        None => fs.clone(),
+    };
+    json!({
+        "profile": r["profile"]["name"],
+        "cwd": r["cwd"],
+        "workspace": r["workspace"],
+        "network": r["profile"]["network"],
+        "filesystem": filesystem,
+        "notes": r["notes"],
+    })
+}
+
 /// `--dry-run`: the ExecRequest as text or JSON, nothing executed (R-T5).
 fn print_dry_run(
     exec: &cordon_sandbox::ExecRequest,
@@ -233,7 +260,12 @@ fn print_dry_run(
         // Values of the environment stay out of the report; names are enough to review.
         v["env"] = json!(exec.env.iter().map(|(k, _)| k).collect::<Vec<_>>());
         // The payload itself (a memfd handed to the helper) is not shown: it is the
-        // resolved profile above plus the environment values, which stay out of reports.
+        // resolved profile plus the environment values, which stay out of reports. The
+        // resolved profile is shown compactly (one small object per entry), so the
+        // output stays a few KiB however many built-in entries there are.
+        if let Some(r) = v.get_mut("resolved").filter(|r| r.is_object()) {
+            *r = compact_resolved(r);
+        }
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
