@@ -848,3 +848,66 @@ fn report_tells_the_rung_really_used() {
     // The plan (the prediction) did expect rung 1: both are visible, and differ.
     assert!(v["planned"].to_string().contains("user+mount"), "{v}");
 }
+
+/// Issue 7 item 12: with the host's `/proc` partly covered (as in a container), a fresh
+/// `/proc` cannot be mounted in the sandbox. `status`, `--dry-run` and the run agree: all
+/// say so (the default profile needs mounts, so all refuse with that reason), and a
+/// profile rung 2 can serve runs there, with the report saying why.
+#[test]
+fn partly_covered_proc_status_dry_run_and_run_agree() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || !sandbox_available() {
+        return;
+    }
+    if !std::path::Path::new("/usr/bin/unshare").exists() {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "unshare missing"
+        );
+        return;
+    }
+    let p = project();
+    let cfg = p.home.join("c.toml");
+    std::fs::write(
+        &cfg,
+        "[profiles.plain]\nkind = \"managed\"\nnetwork = \"enabled\"\n[profiles.plain.filesystem]\n\
+         mode = \"restricted\"\ndefault = \"read\"\nprotect_metadata = false\nentries = [{ path = \
+         \":workspace\", access = \"write\" }, { path = \":tmp\", access = \"write\" }]\n",
+    )
+    .unwrap();
+    let report = p.home.join("r.json");
+    let script = format!(
+        "mount -t tmpfs none /proc/sys || exit 99; \
+         {c} status --json > status.json; echo status=$?; \
+         {c} run --dry-run -- true >/dev/null 2>dry.err; echo dry=$?; \
+         {c} run -- touch ran 2>run.err; echo run=$?; \
+         {c} run --config {cfg} --profile plain --report {r} -- true; echo plain=$?",
+        c = CORDON,
+        cfg = cfg.display(),
+        r = report.display()
+    );
+    let mut c = Command::new("/usr/bin/unshare");
+    c.args(["-m", "--propagation", "private", "sh", "-c", &script])
+        .current_dir(&p.dir)
+        .env("HOME", &p.home)
+        .env_remove("CORDON_DISABLE_LAYERS")
+        .stdin(Stdio::null());
+    let o = out(c);
+    let so = text(&o.stdout);
+    assert!(so.contains("dry=125"), "{so} {}", text(&o.stderr));
+    assert!(so.contains("run=125"), "{so}");
+    assert!(so.contains("plain=0"), "{so}");
+    let st: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(p.dir.join("status.json")).unwrap()).unwrap();
+    assert_eq!(st["status"]["sandbox_enabled"]["value"], false, "{st}");
+    for f in ["dry.err", "run.err"] {
+        let e = std::fs::read_to_string(p.dir.join(f)).unwrap();
+        assert!(e.contains("/proc"), "{f}: {e}");
+    }
+    assert!(!p.dir.join("ran").exists());
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(v["rung"], "landlock-only", "{v}");
+    assert!(v["fell_back"].to_string().contains("/proc"), "{v}");
+}

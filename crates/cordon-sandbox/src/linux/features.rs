@@ -243,14 +243,15 @@ pub fn probe_fast() -> LinuxFeatures {
     f
 }
 
-/// Full probe for `cordon status` / `cordon doctor`: [`probe_fast`] plus a real test of
-/// user namespaces — a short-lived child calls `unshare(CLONE_NEWUSER | CLONE_NEWNS)` (a
-/// seccomp policy of a container or an LSM can forbid it even when every sysctl allows
-/// it). Costs one fork (well under a millisecond).
+/// Full probe for `cordon status`: [`probe_fast`] plus a real test of what rung 1 needs
+/// first — a short-lived child creates user + mount + pid namespaces (a seccomp policy of a
+/// container or an LSM can forbid it even when every sysctl allows it), maps its uid and gid
+/// (a root without `CAP_SETFCAP` cannot map uid 0) and mounts a fresh `/proc` (refused when
+/// the visible `/proc` is partly covered). Costs two forks (about a millisecond).
 pub fn probe() -> LinuxFeatures {
     let mut f = probe_fast();
     if f.user_namespaces {
-        if let Err(reason) = super::process::try_unshare_in_child() {
+        if let Err(reason) = super::process::try_userns_in_child() {
             f.user_namespaces = false;
             f.userns_reason = Some(reason);
         }

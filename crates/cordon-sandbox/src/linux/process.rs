@@ -433,37 +433,93 @@ pub fn kill_descendants() -> usize {
     killed
 }
 
-/// For [`super::probe`]: can a child of this process create a user + mount namespace?
-/// `Err(reason)` when not.
-pub fn try_unshare_in_child() -> Result<(), String> {
-    // SAFETY: the child only calls async-signal-safe functions (unshare, _exit).
+/// The stages of [`try_userns_in_child`], as the child's exit code.
+const PROBE_STAGES: [&str; 5] = [
+    "unshare(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID) failed",
+    "writing /proc/self/setgroups failed",
+    "writing /proc/self/uid_map failed (a root container without CAP_SETFCAP, or an LSM, forbids the identity mapping)",
+    "writing /proc/self/gid_map failed",
+    "a fresh /proc cannot be mounted (the host's /proc is partly covered, as in a container)",
+];
+
+/// For [`super::probe`]: can a child of this process do what rung 1 does first — create a
+/// user + mount + pid namespace, map its own uid and gid, and mount a fresh `/proc` in the
+/// new pid namespace? `Err(reason)` names the first step that failed, so `cordon status`
+/// predicts what a run will find (issue 7 item 12).
+///
+/// Safe to call from a multi-threaded process: between fork and `_exit` the children only
+/// make system calls (no allocation; the maps are formatted before the fork).
+pub fn try_userns_in_child() -> Result<(), String> {
+    // SAFETY: geteuid/getegid have no preconditions.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let uid_map = format!("{uid} {uid} 1\n");
+    let gid_map = format!("{gid} {gid} 1\n");
+    let (r, w) = sys::pipe().map_err(|e| format!("pipe: {e}"))?;
+    // SAFETY: the child only makes system calls (see above) and ends with _exit.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
         return Err(format!("fork: {}", io::Error::last_os_error()));
     }
     if pid == 0 {
-        // SAFETY: unshare has no memory-safety preconditions.
-        let r = unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) };
-        let code = if r == 0 {
-            0
-        } else {
-            io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(1)
-                .min(255)
+        let fail = |stage: u8, e: io::Error| -> ! {
+            let errno = e.raw_os_error().unwrap_or(0);
+            let mut b = [0u8; 5];
+            b[0] = stage;
+            b[1..].copy_from_slice(&errno.to_le_bytes());
+            sys::write_all(w.as_raw_fd(), &b);
+            exit_now(1)
         };
-        exit_now(code);
+        // SAFETY: unshare has no memory-safety preconditions.
+        if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID) }
+            != 0
+        {
+            fail(0, io::Error::last_os_error());
+        }
+        for (i, (file, data)) in [
+            (c"/proc/self/setgroups", b"deny".as_slice()),
+            (c"/proc/self/uid_map", uid_map.as_bytes()),
+            (c"/proc/self/gid_map", gid_map.as_bytes()),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if let Err(e) = sys::write_file(file, data) {
+                fail(1 + i as u8, e);
+            }
+        }
+        // The first child of the new pid namespace is its init: only there can proc be
+        // mounted for it.
+        // SAFETY: as above; the grandchild only makes system calls.
+        let init = unsafe { libc::fork() };
+        if init < 0 {
+            fail(0, io::Error::last_os_error());
+        }
+        if init == 0 {
+            if let Err(e) = sys::new_fs(c"proc", &[], 0) {
+                fail(4, e);
+            }
+            exit_now(0);
+        }
+        let mut status = 0;
+        // SAFETY: `status` is a valid int; `init` is our child.
+        unsafe { libc::waitpid(init, &mut status, 0) };
+        exit_now(0);
     }
+    drop(w);
     let mut status = 0;
     // SAFETY: `status` is a valid int; `pid` is our child.
     unsafe { libc::waitpid(pid, &mut status, 0) };
-    match code_of(status) {
-        0 => Ok(()),
-        e => Err(format!(
-            "unshare(CLONE_NEWUSER) failed: {}",
-            io::Error::from_raw_os_error(e)
-        )),
+    let mut buf = [0u8; 5];
+    let n = read_all(&r, &mut buf);
+    if n < 5 {
+        return Ok(());
     }
+    let errno = i32::from_le_bytes([buf[1], buf[2], buf[3], buf[4]]);
+    let stage = PROBE_STAGES
+        .get(buf[0] as usize)
+        .copied()
+        .unwrap_or("user namespace probe failed");
+    Err(format!("{stage}: {}", io::Error::from_raw_os_error(errno)))
 }
 
 /// What makes a standard descriptor a path handle, if anything (issue 7 item 8).

@@ -100,7 +100,14 @@ pub fn run(args: RunArgs) -> Result<i32> {
     if let (Gate::Refuse { reason }, false) = (&gate, args.dry_run) {
         return refuse(reason.clone(), serde_json::Value::Null);
     }
-    let manager = SandboxManager::for_host();
+    // A dry run predicts: it probes as `cordon status` does (a real user namespace, uid
+    // map and /proc mount), so its verdict matches the run's. A run learns the same facts
+    // from its own attempt and falls back or refuses with the reason.
+    let manager = if args.dry_run {
+        SandboxManager::for_host_thorough()
+    } else {
+        SandboxManager::for_host()
+    };
     let exec = match manager.transform(&req) {
         Ok(e) => e,
         Err(e) => {
