@@ -22,7 +22,7 @@ pub mod seatbelt;
 
 #[cfg(unix)]
 pub use run::{exec_replace, restore_default_sigpipe};
-pub use run::{run, run_reported, HelperReport, RunStatus};
+pub use run::{run, run_reported, CordonExit, HelperReport, RunStatus};
 
 use cordon_policy::env::scrub_env;
 use cordon_policy::paths::{FileKind, FsView};

@@ -5,6 +5,36 @@ use serde::Serialize;
 use std::io;
 use std::process::{Command, ExitStatus};
 
+/// The exit codes cordon itself gives, like `env`/`timeout` — defined once, here, for the
+/// CLI and the Linux helper. Every other code is the command's own (`128 + N` when it was
+/// killed by signal N).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CordonExit {
+    /// 125: cordon failed or refused (bad usage, unmet guarantee, setup failure); nothing ran.
+    Failed,
+    /// 126: the command exists but cannot be executed.
+    CannotExecute,
+    /// 127: the command was not found.
+    NotFound,
+}
+
+impl CordonExit {
+    /// The code as a process exit status byte.
+    pub const fn code(self) -> u8 {
+        match self {
+            CordonExit::Failed => 125,
+            CordonExit::CannotExecute => 126,
+            CordonExit::NotFound => 127,
+        }
+    }
+
+    /// The code as the `i32` that `waitpid`/`std::process::exit` use.
+    pub const fn status(self) -> i32 {
+        self.code() as i32
+    }
+}
+
 /// How a spawned command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct RunStatus {
@@ -20,7 +50,7 @@ impl RunStatus {
         match (self.code, self.signal) {
             (Some(c), _) => c,
             (None, Some(s)) => 128 + s,
-            (None, None) => 125,
+            (None, None) => CordonExit::Failed.status(),
         }
     }
 

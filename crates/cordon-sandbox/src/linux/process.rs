@@ -13,11 +13,11 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 
 /// Exit code when the sandbox could not be set up or the run was refused.
-pub const EXIT_SETUP: i32 = 125;
+pub const EXIT_SETUP: i32 = crate::CordonExit::Failed.status();
 /// Exit code when the command exists but cannot be executed.
-pub const EXIT_NOEXEC: i32 = 126;
+pub const EXIT_NOEXEC: i32 = crate::CordonExit::CannotExecute.status();
 /// Exit code when the command was not found.
-pub const EXIT_NOTFOUND: i32 = 127;
+pub const EXIT_NOTFOUND: i32 = crate::CordonExit::NotFound.status();
 
 /// Signals forwarded from the helper to the sandbox's init and from init to the command.
 pub const FORWARDED: [libc::c_int; 6] = [

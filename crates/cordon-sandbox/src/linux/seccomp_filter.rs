@@ -96,7 +96,7 @@ const NR_OPENAT2: i64 = 437;
 const NR_FCHMODAT2: i64 = 452;
 
 /// Mode bits a command may never set on a file it creates or changes (R-H3).
-const SET_ID_BITS: u32 = (libc::S_ISUID | libc::S_ISGID) as u32;
+const SET_ID_BITS: u32 = libc::S_ISUID | libc::S_ISGID;
 /// `open` flags that make the call create a file, so its mode argument is used.
 const CREATING_OPEN_FLAGS: u32 = (libc::O_CREAT | (libc::O_TMPFILE & !libc::O_DIRECTORY)) as u32;
 
