@@ -111,8 +111,18 @@ pub fn spawn_reported<T>(
     sys::inherit_in_child(&mut cmd, w.as_raw_fd());
     let child = cmd.spawn()?;
     drop(w);
+    // Read while the helper runs (a report larger than the pipe buffer must not block it);
+    // the helper closes its end once the report is written, so this ends before the
+    // command does. A bound on the wait afterwards guards against a descriptor leaked to
+    // a process that lives on.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(sys::read_to_end(&r, 1024 * 1024).unwrap_or_default());
+    });
     let out = wait(child)?;
-    let bytes = sys::read_available(&r, 1024 * 1024);
+    let bytes = rx
+        .recv_timeout(std::time::Duration::from_secs(2))
+        .unwrap_or_default();
     let report = serde_json::from_slice(&bytes).ok();
     Ok((out, report))
 }

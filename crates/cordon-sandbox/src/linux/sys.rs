@@ -783,21 +783,3 @@ pub fn inherit_in_child(cmd: &mut std::process::Command, fd: RawFd) {
         })
     };
 }
-
-/// Reads what is already in the pipe `fd` (non-blocking), at most `limit` bytes: for a
-/// report written before the writer's process tree went on, without waiting on a writer
-/// that may still hold the pipe open.
-pub fn read_available(fd: &OwnedFd, limit: usize) -> Vec<u8> {
-    // SAFETY: F_SETFL with O_NONBLOCK only changes the descriptor's status flags.
-    unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
-    let mut out = Vec::new();
-    let mut buf = vec![0u8; 16 * 1024];
-    while out.len() < limit {
-        match read(fd, &mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => out.extend_from_slice(&buf[..n]),
-        }
-    }
-    out.truncate(limit);
-    out
-}
