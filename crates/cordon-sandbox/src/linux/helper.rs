@@ -35,7 +35,7 @@
 //! its orphans go to the helper (also a subreaper), which sweeps them when it sees the
 //! supervisor exit. Only killing both at once, from outside, would leave the tree running.
 
-use super::features::{probe_fast, LinuxFeatures};
+use super::features::{probe_fast, Availability, LinuxFeatures};
 use super::landlock_layer::{self, Grant, Prepared};
 use super::mounts;
 use super::plan::{plan, LinuxPlan, Refusal, Rung};
@@ -570,8 +570,7 @@ fn run_namespaces(
             // LSM) did not: learn it and try the next rung (or refuse).
             drop(placeholders);
             let why = format!("clone(CLONE_NEWUSER) failed: {e}");
-            features.user_namespaces = false;
-            features.userns_reason = Some(why.clone());
+            features.user_namespaces = Availability::Unavailable(why.clone());
             return run(payload, args, features, reporter, Some(why));
         }
         Err(e) => return Err(HelperError::setup("clone", e)),
@@ -607,8 +606,7 @@ fn run_namespaces(
             unsafe { libc::waitpid(pid, &mut st, libc::__WALL) };
             drop(alive_w);
             drop(placeholders);
-            features.user_namespaces = false;
-            features.userns_reason = Some(why.clone());
+            features.user_namespaces = Availability::Unavailable(why.clone());
             return run(payload, args, features, reporter, Some(why));
         }
         None => {} // init failed and said why; its exit code (125) follows

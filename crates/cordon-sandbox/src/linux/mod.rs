@@ -27,8 +27,8 @@ mod seccomp_filter;
 mod sys;
 
 pub use features::{
-    probe, probe_fast, valid_layer_names, LinuxFeatures, ALL_LAYERS, DISABLE_LAYERS_ENV,
-    LAYER_NAMES,
+    probe, probe_fast, valid_layer_names, Availability, LinuxFeatures, Present, ALL_LAYERS,
+    DISABLE_LAYERS_ENV, LAYER_NAMES,
 };
 pub use helper::AppliedReport;
 pub use mounts::{layout, Base, Layout, Step, StepKind};
@@ -221,9 +221,9 @@ pub fn confine_current_process(
         return Err(ConfineError::MultiThreaded(n));
     }
     let mut f = features.clone();
-    f.user_namespaces = false;
-    f.userns_reason =
-        Some("self-confinement cannot move the running process into new namespaces".into());
+    f.user_namespaces = Availability::Unavailable(
+        "self-confinement cannot move the running process into new namespaces".into(),
+    );
     let p = plan(profile, &f).map_err(ConfineError::Refused)?;
     helper::confine(profile, &p, Vec::new(), Vec::new()).map_err(ConfineError::Failed)
 }
