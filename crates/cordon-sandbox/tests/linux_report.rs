@@ -75,7 +75,7 @@ fn host_ns(n: &str) -> String {
 #[track_caller]
 fn assert_report_matches(o: &Output, r: &AppliedReport) {
     let out = stdout(o);
-    let has = |w: &str| r.applied.iter().any(|a| a.contains(w));
+    let has = |w: &str| r.applied().iter().any(|a| a.contains(w));
     let own_userns = field(&out, "userns") != host_ns("user");
     assert_eq!(has("user+mount+pid"), own_userns, "userns: {out}\n{r:?}");
     assert_eq!(r.rung == Rung::Namespaces, own_userns, "{out}\n{r:?}");
@@ -148,10 +148,19 @@ fn rung_two_report_matches_what_is_observable() {
     let r = r.expect("rung 2 reports");
     assert_eq!(r.rung, Rung::LandlockOnly);
     assert!(
-        !r.applied
+        !r.applied()
             .iter()
             .any(|a| a.contains("user+mount") || a.contains("private /tmp")),
         "rung 2 must not claim namespaces or a private /tmp: {r:?}"
+    );
+    // The typed layers say the same.
+    use cordon_sandbox::linux::Layer;
+    assert!(r.layers.contains(&Layer::Supervisor), "{r:?}");
+    assert!(
+        !r.layers
+            .iter()
+            .any(|l| matches!(l, Layer::Namespaces { .. } | Layer::Mounts { .. })),
+        "{r:?}"
     );
     assert_report_matches(&o, &r);
     // Without seccomp (network enabled, so nothing needs it): not claimed, not there.
@@ -161,7 +170,7 @@ fn rung_two_report_matches_what_is_observable() {
     assert_ok(&o);
     let r = r.expect("rung 2 reports");
     assert!(
-        !r.applied.iter().any(|a| a.contains("seccomp filter")),
+        !r.applied().iter().any(|a| a.contains("seccomp filter")),
         "{r:?}"
     );
     assert_report_matches(&o, &r);
@@ -178,7 +187,7 @@ fn rung_one_without_landlock_or_seccomp_reports_so() {
     let (o, r) = observe(&s, outside.path());
     assert_ok(&o);
     let r = r.expect("rung 1 reports");
-    assert!(!r.applied.iter().any(|a| a.contains("landlock")), "{r:?}");
+    assert!(!r.applied().iter().any(|a| a.contains("landlock")), "{r:?}");
     assert_report_matches(&o, &r);
 }
 
@@ -205,7 +214,7 @@ fn refusal_reports_nothing_and_the_command_cannot_write_the_channel() {
     assert_ok(&o);
     assert!(!stdout(&o).contains("wrote-"), "{}", stdout(&o));
     let r = r.expect("report");
-    assert!(!r.applied.iter().any(|a| a == "forged"), "{r:?}");
+    assert!(!r.applied().iter().any(|a| a == "forged"), "{r:?}");
 }
 
 /// Issue 7 item 10: a root without CAP_SETFCAP cannot map uid 0 into a user namespace

@@ -37,8 +37,9 @@
 
 use super::features::{probe_fast, Availability, LinuxFeatures};
 use super::landlock_layer::{self, Grant, Prepared};
+use super::layer::Layer;
 use super::mounts;
-use super::plan::{plan, LinuxPlan, Refusal, Rung};
+use super::plan::{plan, LandlockPlan, LinuxPlan, Refusal, Rung};
 use super::process::{self, CommandSpec, EXIT_SETUP};
 use super::seccomp_filter;
 use super::sys;
@@ -81,9 +82,9 @@ pub(crate) struct HelperArgs {
 pub struct AppliedReport {
     /// The rung the command runs on.
     pub rung: Rung,
-    /// The applied layers in plain words, as enforced (Landlock's status as the kernel
-    /// reported it).
-    pub applied: Vec<String>,
+    /// The applied layers, in the order they were applied, as enforced (Landlock's status
+    /// as the kernel reported it).
+    pub layers: Vec<Layer>,
     /// Things worth knowing that do not weaken a guarantee (skipped mounts, missing layers).
     pub notes: Vec<String>,
     /// Why a higher rung was planned but not used (e.g. `writing /proc/self/uid_map: EPERM`).
@@ -92,6 +93,11 @@ pub struct AppliedReport {
 }
 
 impl AppliedReport {
+    /// The layers in plain words (their `Display`).
+    pub fn applied(&self) -> Vec<String> {
+        self.layers.iter().map(Layer::to_string).collect()
+    }
+
     /// `rung 1` / `rung 2`.
     pub fn rung_label(&self) -> &'static str {
         match self.rung {
@@ -286,25 +292,30 @@ impl Reporter {
         }
     }
 
+    /// Hands the report to the caller's descriptor (the stderr lines are printed by the
+    /// process that applied the layers, before the command starts: [`print_report`]).
     fn deliver(&mut self, r: &AppliedReport) {
-        if self.stderr {
-            eprintln!(
-                "cordon: sandbox: {}: {}",
-                r.rung_label(),
-                r.applied.join("; ")
-            );
-            if let Some(why) = &r.fell_back {
-                eprintln!("cordon: sandbox note: fell back from rung 1: {why}");
-            }
-            for n in &r.notes {
-                eprintln!("cordon: sandbox note: {n}");
-            }
-        }
         if let Some(fd) = self.fd.take() {
             let mut line = serde_json::to_vec(r).expect("report serialises");
             line.push(b'\n');
             sys::write_all(fd.as_raw_fd(), &line);
         }
+    }
+}
+
+/// `--report`: the applied layers on stderr, printed by the process that applied them
+/// just before the command starts (so they come before anything the command prints).
+fn print_report(r: &AppliedReport) {
+    eprintln!(
+        "cordon: sandbox: {}: {}",
+        r.rung_label(),
+        r.applied().join("; ")
+    );
+    if let Some(why) = &r.fell_back {
+        eprintln!("cordon: sandbox note: fell back from rung 1: {why}");
+    }
+    for n in &r.notes {
+        eprintln!("cordon: sandbox note: {n}");
     }
 }
 
@@ -478,44 +489,40 @@ pub(crate) fn confine(
     plan: &LinuxPlan,
     extra: Vec<(OwnedFd, Grant)>,
     optional: Vec<(OwnedFd, Grant)>,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<Layer>, String> {
     let mut applied = Vec::new();
-    let prepared: Option<Prepared> = match &plan.landlock {
+    let prepared: Option<(Prepared, &LandlockPlan)> = match &plan.landlock {
         Some(l) => {
             let rules = landlock_layer::fs_rules(profile, plan.rung);
-            let desc = plan
-                .applied
-                .iter()
-                .find(|a| a.starts_with("landlock"))
-                .cloned()
-                .unwrap_or_else(|| "landlock".into());
-            landlock_layer::prepare(l, &rules, extra, optional, desc)?
+            landlock_layer::prepare(
+                l,
+                &rules,
+                extra,
+                optional,
+                format!("landlock ABI {}", l.abi),
+            )?
+            .map(|p| (p, l))
         }
         None => None,
     };
     sys::prctl(libc::PR_SET_NO_NEW_PRIVS, 1).map_err(|e| format!("no_new_privs: {e}"))?;
-    applied.push("no_new_privs".to_string());
+    applied.push(Layer::NoNewPrivs);
     let d = super::caps::drop_all()?;
-    applied.push(if d.bounding_and_securebits {
-        "capabilities dropped (bounding, ambient, effective; securebits locked)".to_string()
-    } else {
-        "no capabilities held (unprivileged)".to_string()
+    applied.push(Layer::Capabilities {
+        bounding_and_securebits: d.bounding_and_securebits,
     });
-    if let Some(p) = prepared {
-        applied.push(p.enforce()?);
+    if let Some((p, l)) = prepared {
+        applied.push(Layer::Landlock {
+            plan: l.clone(),
+            enforcement: p.enforce()?,
+        });
     }
     if let Some(s) = &plan.seccomp {
         let prog = seccomp_filter::build(seccomp_filter::FilterOptions {
             deny_sockets: s.deny_sockets,
         });
         sys::install_seccomp(&prog).map_err(|e| format!("seccomp: {e}"))?;
-        applied.push(
-            plan.applied
-                .iter()
-                .find(|a| a.starts_with("seccomp"))
-                .cloned()
-                .unwrap_or_else(|| "seccomp".into()),
-        );
+        applied.push(Layer::seccomp(s));
     }
     Ok(applied)
 }
@@ -588,6 +595,7 @@ fn run_namespaces(
             gid,
             alive: alive_r,
             status: status_w,
+            print_report: reporter.stderr,
         };
         let code = match init_main(ctx) {
             Ok(code) => code,
@@ -630,6 +638,8 @@ struct InitContext<'a> {
     alive: OwnedFd,
     /// Write end of the status pipe to the helper ([`SetupStatus`]).
     status: OwnedFd,
+    /// `--report`: print the applied layers before the command starts.
+    print_report: bool,
 }
 
 /// Whether a failed write of `/proc/self/{setgroups,uid_map,gid_map}` means user
@@ -698,14 +708,20 @@ fn init_main(ctx: InitContext<'_>) -> Result<i32, HelperError> {
     // The command must not be able to read or write init's memory through /proc/1: a
     // failure here is a failed layer, not something to run without.
     sys::prctl(libc::PR_SET_DUMPABLE, 0).map_err(|e| HelperError::setup("PR_SET_DUMPABLE", e))?;
-    // The plan's first two entries describe the namespaces and the mount layout, which
-    // are in place now; the rest is what `confine` reports as enforced.
-    let mut all: Vec<String> = ctx.plan.applied.iter().take(2).cloned().collect();
-    all.extend(applied);
-    all.push(ENV_LAYER.to_string());
+    // Namespaces and mounts are in place now; the rest is what `confine` reports as
+    // enforced.
+    let private_tmp = !tmp_denied(&ctx.profile.filesystem);
+    let mut layers = vec![
+        Layer::Namespaces {
+            net: ctx.plan.net_namespace,
+        },
+        Layer::mounts(&ctx.profile.filesystem, private_tmp),
+    ];
+    layers.extend(applied);
+    layers.push(Layer::Environment);
     let report = AppliedReport {
         rung: Rung::Namespaces,
-        applied: all,
+        layers,
         notes: built
             .notes
             .iter()
@@ -714,6 +730,9 @@ fn init_main(ctx: InitContext<'_>) -> Result<i32, HelperError> {
             .collect(),
         fell_back: None,
     };
+    if ctx.print_report {
+        print_report(&report);
+    }
     send_status(&ctx.status, &SetupStatus::Applied(report));
     drop(ctx.status);
     let child = match process::spawn(ctx.spec, || Ok(())) {
@@ -722,9 +741,6 @@ fn init_main(ctx: InitContext<'_>) -> Result<i32, HelperError> {
     };
     Ok(process::supervise(child))
 }
-
-/// The layer every rung applies last: the command's environment is the payload's.
-const ENV_LAYER: &str = "environment replaced by the scrubbed payload env";
 
 /// Whether a failed mount build failed at the fresh `/proc` with a permission error (the
 /// kernel refuses a new proc mount when the visible one is partly covered).
@@ -781,6 +797,7 @@ fn run_landlock_only(
             helper_pgrp: pgrp,
             status: status_w,
             fell_back,
+            print_report: reporter.stderr,
         };
         let code = match supervisor_main(sup_ctx) {
             Ok(c) => c,
@@ -809,6 +826,8 @@ struct SupervisorContext<'a> {
     status: OwnedFd,
     /// Why rung 1 was not used, when it was planned.
     fell_back: Option<String>,
+    /// `--report`: print the applied layers before the command starts.
+    print_report: bool,
 }
 
 /// The rung-2 supervisor (see the module docs). Returns its exit code: the command's, or
@@ -854,18 +873,19 @@ fn supervisor_main(ctx: SupervisorContext<'_>) -> Result<i32, HelperError> {
             landlock_layer::stdio_grants(),
         )
         .map_err(|e| with_refusal_prefix(&e))?;
-        applied.push(SUPERVISOR_LAYER.to_string());
-        applied.push(ENV_LAYER.to_string());
+        applied.push(Layer::Supervisor);
+        applied.push(Layer::Environment);
+        let report = AppliedReport {
+            rung: Rung::LandlockOnly,
+            layers: applied,
+            notes: ctx.plan.notes.clone(),
+            fell_back: ctx.fell_back.clone(),
+        };
+        if ctx.print_report {
+            print_report(&report);
+        }
         // The status pipe is close-on-exec: the command never holds it.
-        send_status(
-            status,
-            &SetupStatus::Applied(AppliedReport {
-                rung: Rung::LandlockOnly,
-                applied,
-                notes: ctx.plan.notes.clone(),
-                fell_back: ctx.fell_back.clone(),
-            }),
-        );
+        send_status(status, &SetupStatus::Applied(report));
         Ok(())
     });
     // Only the command's process writes the report; the helper's read ends once it execs.
@@ -882,10 +902,6 @@ fn supervisor_main(ctx: SupervisorContext<'_>) -> Result<i32, HelperError> {
     process::kill_descendants();
     Ok(code)
 }
-
-/// The rung-2 layer that replaces the pid namespace.
-const SUPERVISOR_LAYER: &str =
-    "supervisor (subreaper): every descendant killed when the command exits or the helper is killed";
 
 #[cfg(test)]
 mod tests {

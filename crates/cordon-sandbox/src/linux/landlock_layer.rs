@@ -286,19 +286,16 @@ impl Prepared {
     ///
     /// Errors: `restrict_self` failed, or the ruleset was not fully enforced while a
     /// guarantee rests on Landlock alone (R-S4).
-    pub fn enforce(self) -> Result<String, String> {
+    pub fn enforce(self) -> Result<super::layer::Enforcement, String> {
+        use super::layer::Enforcement;
         let status = self
             .ruleset
             .restrict_self()
             .map_err(|e| format!("landlock: restrict_self: {e}"))?;
         match status.ruleset {
-            RulesetStatus::FullyEnforced => Ok(format!("{} fully enforced", self.description)),
-            RulesetStatus::PartiallyEnforced if !self.required => {
-                Ok(format!("{} partially enforced", self.description))
-            }
-            RulesetStatus::NotEnforced if !self.required => {
-                Ok(format!("{} NOT enforced", self.description))
-            }
+            RulesetStatus::FullyEnforced => Ok(Enforcement::Full),
+            RulesetStatus::PartiallyEnforced if !self.required => Ok(Enforcement::Partial),
+            RulesetStatus::NotEnforced if !self.required => Ok(Enforcement::None),
             s => Err(format!(
                 "refusing to run unconfined: the filesystem policy rests on Landlock, but the \
                  kernel reported {s:?} for {}",

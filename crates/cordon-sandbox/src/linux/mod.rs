@@ -20,6 +20,7 @@ mod caps;
 mod features;
 mod helper;
 mod landlock_layer;
+mod layer;
 mod mounts;
 mod plan;
 mod process;
@@ -31,6 +32,7 @@ pub use features::{
     DISABLE_LAYERS_ENV, LAYER_NAMES,
 };
 pub use helper::AppliedReport;
+pub use layer::{Enforcement, Layer, RootView};
 pub use mounts::{layout, Base, Layout, Step, StepKind};
 pub use plan::{
     carve_outs, plan, CarveOut, LandlockPlan, LinuxPlan, Refusal, Rung, SeccompPlan,
@@ -215,7 +217,7 @@ fn thread_count() -> usize {
 pub fn confine_current_process(
     profile: &ResolvedProfile,
     features: &LinuxFeatures,
-) -> Result<Vec<String>, ConfineError> {
+) -> Result<Vec<Layer>, ConfineError> {
     let n = thread_count();
     if n > 1 {
         return Err(ConfineError::MultiThreaded(n));

@@ -174,11 +174,12 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let applied: serde_json::Value = if exec.backend == cordon_policy::Backend::None {
         json!(exec.applied)
     } else if let Some(r) = report {
-        let mut v = serde_json::to_value(r)?["applied"].clone();
-        if let Some(a) = v.as_array_mut() {
-            a.push(json!(cordon_sandbox::scrubbed_note(exec.env_dropped.len())));
-        }
-        v
+        #[cfg(target_os = "linux")]
+        let mut a = r.applied();
+        #[cfg(not(target_os = "linux"))]
+        let mut a: Vec<String> = serde_json::from_value(r["applied"].clone()).unwrap_or_default();
+        a.push(cordon_sandbox::scrubbed_note(exec.env_dropped.len()));
+        json!(a)
     } else {
         // The helper applied nothing: it refused or failed before the command started.
         if code == EXIT_CORDON as i32 {
@@ -194,6 +195,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
         "backend": exec.backend,
         "applied": applied,
         "rung": helper.as_ref().map(|h| h["rung"].clone()),
+        "layers": helper.as_ref().map(|h| h["layers"].clone()),
         "notes": helper.as_ref().map(|h| h["notes"].clone()),
         "fell_back": helper.as_ref().and_then(|h| h.get("fell_back").cloned()),
         "planned": exec.applied,
