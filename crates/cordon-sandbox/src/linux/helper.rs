@@ -136,6 +136,9 @@ pub(crate) enum HelperError {
     /// A confinement layer failed (message from the layer; may already be a refusal).
     #[error("{}", with_refusal_prefix(.0))]
     Layer(String),
+    /// The command did not start (127 not found, 126 not executable, 125 setup).
+    #[error(transparent)]
+    Spawn(#[from] process::SpawnError),
     /// The process that would run the command is gone; nothing to say, nothing ran.
     #[error("the parent process is gone")]
     ParentGone,
@@ -150,13 +153,22 @@ impl HelperError {
         }
     }
 
-    /// Prints the `cordon: …` line (unless there is nobody to read it) and returns the exit
-    /// code: always 125, nothing ran.
+    /// The exit code (the one place it is decided): 127/126 when the command could not be
+    /// executed, else 125 — in every case the command did not run.
+    fn exit_code(&self) -> i32 {
+        match self {
+            HelperError::Spawn(e) => e.exit_code(),
+            _ => EXIT_SETUP,
+        }
+    }
+
+    /// Prints the `cordon: …` line (unless there is nobody to read it) and returns
+    /// [`HelperError::exit_code`].
     fn report(&self) -> i32 {
         if !matches!(self, HelperError::ParentGone) {
             eprintln!("cordon: {self}");
         }
-        EXIT_SETUP
+        self.exit_code()
     }
 }
 
@@ -735,11 +747,15 @@ fn init_main(ctx: InitContext<'_>) -> Result<i32, HelperError> {
     }
     send_status(&ctx.status, &SetupStatus::Applied(report));
     drop(ctx.status);
-    let child = match process::spawn(ctx.spec, || Ok(())) {
-        Ok(p) => p,
-        Err(code) => return Ok(code),
-    };
+    let child = process::spawn(ctx.spec, before_exec)?;
     Ok(process::supervise(child))
+}
+
+/// The last step in the command's own process, after every layer is in force and the report
+/// is sent, right before `execve`, on both rungs: the one place for per-command limits
+/// (rlimits, joining a cgroup). An error is a setup failure: 125, the command does not run.
+fn before_exec() -> Result<(), String> {
+    Ok(())
 }
 
 /// Whether a failed mount build failed at the fresh `/proc` with a permission error (the
@@ -886,15 +902,15 @@ fn supervisor_main(ctx: SupervisorContext<'_>) -> Result<i32, HelperError> {
         }
         // The status pipe is close-on-exec: the command never holds it.
         send_status(status, &SetupStatus::Applied(report));
-        Ok(())
+        before_exec()
     });
     // Only the command's process writes the report; the helper's read ends once it execs.
     drop(ctx.status);
     let child = match spawned {
         Ok(p) => p,
-        Err(code) => {
+        Err(e) => {
             process::kill_descendants();
-            return Ok(code);
+            return Err(e.into());
         }
     };
     // `None`: the helper died (SIGKILL included); nobody waits for the code any more.

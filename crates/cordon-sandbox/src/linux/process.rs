@@ -268,30 +268,60 @@ fn exec_search(spec: &CommandSpec) -> libc::c_int {
     best
 }
 
+/// Why the command did not start (reported by [`spawn`]); [`SpawnError::exit_code`] maps it.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    /// No such program (127).
+    #[error("{0}: command not found")]
+    NotFound(String),
+    /// The program exists but may not be executed (126).
+    #[error("{0}: permission denied")]
+    PermissionDenied(String),
+    /// `execve` failed otherwise (126).
+    #[error("{name}: cannot execute: {source}")]
+    CannotExecute {
+        /// The program as given.
+        name: String,
+        /// The errno of `execve`.
+        #[source]
+        source: io::Error,
+    },
+    /// A step before exec failed (125); the message is complete.
+    #[error("{0}")]
+    Setup(String),
+}
+
+impl SpawnError {
+    /// 127 not found, 126 not executable, 125 setup.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            SpawnError::NotFound(_) => EXIT_NOTFOUND,
+            SpawnError::PermissionDenied(_) | SpawnError::CannotExecute { .. } => EXIT_NOEXEC,
+            SpawnError::Setup(_) => EXIT_SETUP,
+        }
+    }
+}
+
 /// Forks the command: the child runs `in_child` (last confinement steps that must happen
 /// in the command's own process, e.g. on rung 2), resets its signals and execs. Returns
-/// the child's pid once the exec succeeded, or `Err(exit code)` after printing a
-/// `cordon:` message (command not found → 127, not executable → 126, setup → 125).
+/// the child's pid once the exec succeeded (the child failed before or at exec otherwise,
+/// and is reaped).
+///
+/// Errors: [`SpawnError`] (command not found, not executable, a failed step).
 pub fn spawn(
     spec: &CommandSpec,
     in_child: impl FnOnce() -> Result<(), String>,
-) -> Result<libc::pid_t, i32> {
-    let (r, w) = match sys::pipe() {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("cordon: sandbox setup failed: pipe: {e}");
-            return Err(EXIT_SETUP);
-        }
-    };
+) -> Result<libc::pid_t, SpawnError> {
+    let (r, w) =
+        sys::pipe().map_err(|e| SpawnError::Setup(format!("sandbox setup failed: pipe: {e}")))?;
     // SAFETY: the helper and init are single-threaded, so the child may allocate and
     // use the Rust runtime until it execs or exits.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        eprintln!(
-            "cordon: sandbox setup failed: fork: {}",
+        return Err(SpawnError::Setup(format!(
+            "sandbox setup failed: fork: {}",
             io::Error::last_os_error()
-        );
-        return Err(EXIT_SETUP);
+        )));
     }
     if pid == 0 {
         drop(r);
@@ -323,28 +353,17 @@ pub fn spawn(
     // SAFETY: `status` is a valid int; `pid` is our child.
     unsafe { libc::waitpid(pid, &mut status, 0) };
     let name = spec.name();
-    match buf[0] {
-        1 if n >= 5 => {
-            let errno = i32::from_le_bytes([buf[1], buf[2], buf[3], buf[4]]);
-            if errno == libc::ENOENT {
-                eprintln!("cordon: {name}: command not found");
-                Err(EXIT_NOTFOUND)
-            } else if errno == libc::EACCES || errno == libc::EPERM {
-                eprintln!("cordon: {name}: permission denied");
-                Err(EXIT_NOEXEC)
-            } else {
-                eprintln!(
-                    "cordon: {name}: cannot execute: {}",
-                    io::Error::from_raw_os_error(errno)
-                );
-                Err(EXIT_NOEXEC)
-            }
-        }
-        _ => {
-            eprintln!("cordon: {}", String::from_utf8_lossy(&buf[1..n]));
-            Err(EXIT_SETUP)
-        }
-    }
+    Err(match buf[0] {
+        1 if n >= 5 => match i32::from_le_bytes([buf[1], buf[2], buf[3], buf[4]]) {
+            libc::ENOENT => SpawnError::NotFound(name),
+            libc::EACCES | libc::EPERM => SpawnError::PermissionDenied(name),
+            errno => SpawnError::CannotExecute {
+                name,
+                source: io::Error::from_raw_os_error(errno),
+            },
+        },
+        _ => SpawnError::Setup(String::from_utf8_lossy(&buf[1..n]).into_owned()),
+    })
 }
 
 fn read_all(fd: &OwnedFd, buf: &mut [u8]) -> usize {
