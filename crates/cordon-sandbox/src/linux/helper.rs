@@ -1,7 +1,9 @@
-//! The helper process (R-T3): `<exe> __sandbox-helper --permission-profile env:NAME --
-//! <argv…>` with the payload in the environment variable NAME (or, inline and readable by
-//! every local user, `--permission-profile <payload>`). Lean on purpose: no clap, no
-//! logging setup, a handful of syscalls before the command runs.
+//! The helper process (R-T3): `<exe> __sandbox-helper --permission-profile fd:N
+//! [--report-fd M] -- <argv…>` with the payload in the inherited memfd N (or `env:NAME`,
+//! or inline). Lean on purpose: no clap, no logging setup, a handful of syscalls before
+//! the command runs. What it applied goes to M (an [`AppliedReport`], written by the process
+//! that applied the layers, relayed by the helper on a status pipe) before the command
+//! starts; errors are one [`HelperError`], mapped to the exit code in one place.
 //!
 //! Rung 1 process tree:
 //!

@@ -6,10 +6,11 @@
 //! - [`plan`] (pure) → [`LinuxPlan`] (which rung, which layers, in words) or a
 //!   [`Refusal`] naming the unmet guarantee (R-S4).
 //! - [`helper_main`]: the helper process, invoked as
-//!   `<exe> __sandbox-helper --permission-profile env:CORDON_PERMISSION_PROFILE -- <argv…>`
-//!   with the payload ([`HelperPayload::encode`](cordon_policy::HelperPayload::encode)) in
-//!   that environment variable (see [`PAYLOAD_ENV`]); the inline form
-//!   `--permission-profile <payload>` is still accepted.
+//!   `<exe> __sandbox-helper --permission-profile fd:N [--report-fd M] -- <argv…>` with the
+//!   payload ([`HelperPayload::encode`](cordon_policy::HelperPayload::encode)) in the
+//!   inherited sealed memfd N ([`payload_descriptor`]); `env:NAME` and the inline form are
+//!   still accepted. It writes what it really applied ([`AppliedReport`], typed
+//!   [`Layer`]s) to descriptor M before the command starts ([`spawn_reported`]).
 //! - [`confine_current_process`]: apply-once self-confinement (R-L6).
 //!
 //! Exit codes of the helper: the command's code; 128+N when the command was killed by
@@ -49,15 +50,16 @@ use std::ffi::OsString;
 /// exit(helper_main(argv[2..])) }`.
 pub const HELPER_SUBCOMMAND: &str = "__sandbox-helper";
 
-/// The environment variable that carries the payload to the helper
-/// (`--permission-profile env:CORDON_PERMISSION_PROFILE`).
+/// The environment variable that can carry the payload to the helper
+/// (`--permission-profile env:CORDON_PERMISSION_PROFILE`; [`crate::SandboxManager`] uses a
+/// descriptor instead, see [`PAYLOAD_FROM_FD_PREFIX`]). The name is reserved: a copy in the
+/// caller's environment never reaches the helper or the command.
 ///
 /// The payload holds the command's whole environment and the path layout. In argv it
 /// would be readable by every local user (`/proc/<pid>/cmdline` is mode 0444); a process's
 /// environment (`/proc/<pid>/environ`, mode 0400 and ptrace-checked) is readable only by
-/// the same user. The helper removes the variable from its own environment before doing
-/// anything else, and the command's environment is the payload's, so it never reaches the
-/// command.
+/// the same user, but one variable is capped at 128 KiB. The helper removes the variable
+/// from its own environment before doing anything else.
 pub const PAYLOAD_ENV: &str = "CORDON_PERMISSION_PROFILE";
 
 /// The prefix of a `--permission-profile` value that names an environment variable holding
@@ -72,11 +74,14 @@ pub const PAYLOAD_FROM_FD_PREFIX: &str = "fd:";
 
 /// Runs the sandbox helper and returns its exit code (see the module docs for the
 /// codes). `args` are the arguments after [`HELPER_SUBCOMMAND`]:
-/// `--permission-profile env:<NAME> [--report] -- <argv…>` (the payload is read from the
-/// environment variable NAME, normally [`PAYLOAD_ENV`], which is then removed) or
+/// `--permission-profile fd:<N> [--report] [--report-fd <M>] -- <argv…>` (the payload is
+/// read from inherited descriptor N, which is then closed), `--permission-profile
+/// env:<NAME> …` (read from the environment variable NAME, which is then removed) or
 /// `--permission-profile <payload> …` (inline; visible to every local user in
-/// `/proc/<pid>/cmdline`, kept for compatibility and tests). `--report` prints the applied
-/// layers, as enforced, to stderr before the command starts.
+/// `/proc/<pid>/cmdline`, kept for tests). `--report` prints the applied layers, as
+/// enforced, to stderr before the command starts; `--report-fd M` writes the
+/// [`AppliedReport`] as one JSON line to M and closes it, before the command starts.
+/// Standard input, output and error must not be directories or `O_PATH` descriptors (125).
 ///
 /// Must be called from a single-threaded process (it forks and creates namespaces), early,
 /// without having changed signal dispositions other than Rust's default `SIGPIPE` ignore.

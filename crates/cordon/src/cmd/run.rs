@@ -146,7 +146,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     if let Some(reason) = &exec.unconfined_reason {
         eprintln!("cordon: warning: running UNCONFINED (explicit opt-in): {reason}");
     }
-    tracing::debug!(backend = %exec.backend, applied = ?exec.applied, "running");
+    tracing::debug!(backend = %exec.backend, planned = ?exec.applied, "running");
     if !sink.active() {
         // Nothing to report afterwards: become the command (or the helper) directly, so
         // signals, the exit status and the process tree need no relaying.
