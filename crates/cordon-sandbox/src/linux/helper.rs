@@ -135,9 +135,9 @@ pub(crate) enum HelperError {
         #[source]
         source: std::io::Error,
     },
-    /// A confinement layer failed (message from the layer; may already be a refusal).
-    #[error("{}", with_refusal_prefix(.0))]
-    Layer(String),
+    /// A confinement layer could not be applied as planned.
+    #[error(transparent)]
+    Confine(#[from] ConfineFailure),
     /// The command did not start (127 not found, 126 not executable, 125 setup).
     #[error(transparent)]
     Spawn(#[from] process::SpawnError),
@@ -503,7 +503,7 @@ pub(crate) fn confine(
     plan: &LinuxPlan,
     extra: Vec<(OwnedFd, Grant)>,
     optional: Vec<(OwnedFd, Grant)>,
-) -> Result<Vec<Layer>, String> {
+) -> Result<Vec<Layer>, ConfineFailure> {
     let mut applied = Vec::new();
     let prepared: Option<(Prepared, &LandlockPlan)> = match &plan.landlock {
         Some(l) => {
@@ -514,14 +514,16 @@ pub(crate) fn confine(
                 extra,
                 optional,
                 format!("landlock ABI {}", l.abi),
-            )?
+            )
+            .map_err(ConfineFailure::Failed)?
             .map(|p| (p, l))
         }
         None => None,
     };
-    sys::prctl(libc::PR_SET_NO_NEW_PRIVS, 1).map_err(|e| format!("no_new_privs: {e}"))?;
+    sys::prctl(libc::PR_SET_NO_NEW_PRIVS, 1)
+        .map_err(|e| ConfineFailure::Failed(format!("no_new_privs: {e}")))?;
     applied.push(Layer::NoNewPrivs);
-    let d = super::caps::drop_all()?;
+    let d = super::caps::drop_all().map_err(ConfineFailure::Failed)?;
     applied.push(Layer::Capabilities {
         bounding_and_securebits: d.bounding_and_securebits,
     });
@@ -535,7 +537,7 @@ pub(crate) fn confine(
         let prog = seccomp_filter::build(seccomp_filter::FilterOptions {
             deny_sockets: s.deny_sockets,
         });
-        sys::install_seccomp(&prog).map_err(|e| format!("seccomp: {e}"))?;
+        sys::install_seccomp(&prog).map_err(|e| ConfineFailure::Failed(format!("seccomp: {e}")))?;
         applied.push(Layer::seccomp(s));
     }
     Ok(applied)
@@ -568,7 +570,7 @@ fn run_namespaces(
     let layout = mounts::layout(&profile.filesystem);
     let placeholders = PlaceholderGuard(
         mounts::create_placeholders(&layout)
-            .map_err(|e| HelperError::Layer(format!("refusing to run unconfined: {e}")))?,
+            .map_err(|e| HelperError::Message(format!("refusing to run unconfined: {e}")))?,
     );
     // Everything the child needs is prepared before the clone.
     let env = child_env(payload, Rung::Namespaces);
@@ -718,7 +720,7 @@ fn init_main(ctx: InitContext<'_>) -> Result<i32, HelperError> {
         .map(|fd| (fd, Grant::Dev))
         .collect();
     let applied = confine(ctx.profile, ctx.plan, extra, landlock_layer::stdio_grants())
-        .map_err(HelperError::Layer)?;
+        .map_err(HelperError::Confine)?;
     // The command must not be able to read or write init's memory through /proc/1: a
     // failure here is a failed layer, not something to run without.
     sys::prctl(libc::PR_SET_DUMPABLE, 0).map_err(|e| HelperError::setup("PR_SET_DUMPABLE", e))?;
@@ -766,11 +768,23 @@ fn is_proc_refusal(e: &std::io::Error) -> bool {
     e.kind() == std::io::ErrorKind::PermissionDenied && e.to_string().contains("/proc")
 }
 
-fn with_refusal_prefix(e: &str) -> String {
-    if e.starts_with("refusing") {
-        e.to_string()
-    } else {
-        format!("refusing to run unconfined: sandbox setup failed: {e}")
+/// Why [`confine`] did not apply every planned layer.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ConfineFailure {
+    /// The kernel gives less than a guarantee needs (R-S4), e.g. Landlock not enforced.
+    #[error("refusing to run unconfined: {0}")]
+    Refused(String),
+    /// A step failed (message names it).
+    #[error("refusing to run unconfined: sandbox setup failed: {0}")]
+    Failed(String),
+}
+
+impl From<landlock_layer::EnforceError> for ConfineFailure {
+    fn from(e: landlock_layer::EnforceError) -> ConfineFailure {
+        match e {
+            landlock_layer::EnforceError::Failed(m) => ConfineFailure::Failed(m),
+            landlock_layer::EnforceError::NotEnforced(m) => ConfineFailure::Refused(m),
+        }
     }
 }
 
@@ -890,7 +904,7 @@ fn supervisor_main(ctx: SupervisorContext<'_>) -> Result<i32, HelperError> {
             Vec::new(),
             landlock_layer::stdio_grants(),
         )
-        .map_err(|e| with_refusal_prefix(&e))?;
+        .map_err(|e| e.to_string())?;
         applied.push(Layer::Supervisor);
         applied.push(Layer::Environment);
         let report = AppliedReport {
