@@ -36,7 +36,7 @@ pub use profile::{
 };
 pub use resolve::{
     resolve, EntryOrigin, ResolveContext, ResolveError, ResolvedEntry, ResolvedFilesystem,
-    ResolvedProfile,
+    ResolvedProfile, PLACEHOLDER_NOTE, PLACEHOLDER_NOTE_TEXT,
 };
 pub mod context;
 pub mod explain;

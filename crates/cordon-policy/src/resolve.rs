@@ -307,8 +307,41 @@ pub struct Location {
     pub note: Option<String>,
 }
 
+/// Name of the note cordon writes into the placeholder it creates for a missing protected
+/// `.git` or `.cordon` directory (R-P3). Placeholders are permanent (never removed by
+/// cordon: removing one would detach the read-only bind of a run still using it), so the
+/// note is what tells [`find_workspace`] that the directory is not a marker.
+pub const PLACEHOLDER_NOTE: &str = "CORDON-PLACEHOLDER";
+
+/// What the placeholder note says (for a person who finds it).
+pub const PLACEHOLDER_NOTE_TEXT: &str = "Created by cordon: this protected name did not exist, \
+so cordon made it (empty) to keep it read-only inside its sandbox.\nIt is not a workspace \
+marker and not a repository. You may delete it when no cordon run is active; cordon \
+recreates it when needed.\n";
+
+/// Whether `dir` holds a workspace marker:
+/// - `.git` as a file (a `gitdir:` pointer), or as a directory that holds `HEAD` (what
+///   git itself requires of a git dir) or does not hold cordon's [`PLACEHOLDER_NOTE`];
+/// - `.cordon` as a directory that does not hold the [`PLACEHOLDER_NOTE`].
+///
+/// So the permanent placeholder cordon leaves for a missing `.git`/`.cordon` (an empty
+/// directory with the note) never moves the workspace of a later run: a run in `W`
+/// followed by a run in `W/sub` still picks `W/sub` when neither has a marker of its own.
 fn has_marker(fs: &dyn FsView, dir: &Path) -> bool {
-    fs.kind(&dir.join(".git")).is_some() || fs.kind(&dir.join(".cordon")) == Some(FileKind::Dir)
+    let git = dir.join(".git");
+    let git_marker = match fs.kind(&git) {
+        None => false,
+        Some(FileKind::Dir) => !is_placeholder(fs, &git),
+        Some(_) => true,
+    };
+    let cordon = dir.join(".cordon");
+    git_marker || (fs.kind(&cordon) == Some(FileKind::Dir) && !is_placeholder(fs, &cordon))
+}
+
+/// Whether the directory `d` is cordon's placeholder: it holds the [`PLACEHOLDER_NOTE`]
+/// and no `HEAD` (so a `git init` over a `.git` placeholder makes it a repository again).
+fn is_placeholder(fs: &dyn FsView, d: &Path) -> bool {
+    fs.kind(&d.join(PLACEHOLDER_NOTE)) == Some(FileKind::File) && fs.kind(&d.join("HEAD")).is_none()
 }
 
 /// Whether the last component of `p` is a symlink (its canonical form is not its canonical
@@ -943,7 +976,7 @@ fn protected_for_root(
     };
     let dotgit = root.join(".git");
     match fs.kind(&dotgit) {
-        Some(FileKind::Dir) => protect_git_dir(&prot, &dotgit, out),
+        Some(FileKind::Dir) if !is_placeholder(fs, &dotgit) => protect_git_dir(&prot, &dotgit, out),
         Some(FileKind::File) => {
             out.push(prot(
                 dotgit.clone(),
@@ -988,7 +1021,8 @@ fn protected_for_root(
                 )),
             }
         }
-        None => out.push(prot(
+        // Missing, or cordon's placeholder for a missing one: read-only as a whole.
+        _ => out.push(prot(
             dotgit,
             "a new .git would let a later unsandboxed git run planted hooks",
         )),

@@ -6,7 +6,7 @@
 //! Rung 1 process tree:
 //!
 //! ```text
-//! cordon ─ helper (host namespaces; forwards signals, cleans placeholders)
+//! cordon ─ helper (host namespaces; creates placeholders, forwards signals)
 //!            └─ init, pid 1 of new user+mount+pid+ipc(+net) namespaces
 //!                 (builds the root, confines itself, reaps, forwards signals)
 //!                 └─ the command
@@ -344,19 +344,16 @@ fn run_namespaces(
 ) -> i32 {
     let profile = &payload.profile;
     let layout = mounts::layout(&profile.filesystem);
-    let placeholders = match mounts::create_placeholders(&layout) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("cordon: refusing to run unconfined: {e}");
-            return EXIT_SETUP;
-        }
-    };
+    // Placeholders are permanent (never removed: see `mounts::Placeholder`).
+    if let Err(e) = mounts::create_placeholders(&layout) {
+        eprintln!("cordon: refusing to run unconfined: {e}");
+        return EXIT_SETUP;
+    }
     // Everything the child needs is prepared before the clone.
     let env = child_env(payload, Rung::Namespaces);
     let spec = match CommandSpec::new(&args.argv, &env) {
         Ok(s) => s,
         Err(e) => {
-            mounts::remove_placeholders(&placeholders);
             eprintln!("cordon: {e}");
             return EXIT_SETUP;
         }
@@ -366,7 +363,6 @@ fn run_namespaces(
     let (alive_r, alive_w) = match sys::pipe() {
         Ok(p) => p,
         Err(e) => {
-            mounts::remove_placeholders(&placeholders);
             eprintln!("cordon: sandbox setup failed: pipe: {e}");
             return EXIT_SETUP;
         }
@@ -383,13 +379,11 @@ fn run_namespaces(
         Err(e) if is_userns_refusal(&e) => {
             // The sysctls allowed it but something else (seccomp of a container, an
             // LSM) did not: learn it and try the next rung (or refuse).
-            mounts::remove_placeholders(&placeholders);
             features.user_namespaces = false;
             features.userns_reason = Some(format!("clone(CLONE_NEWUSER) failed: {e}"));
             return run(payload, args, features);
         }
         Err(e) => {
-            mounts::remove_placeholders(&placeholders);
             eprintln!("cordon: sandbox setup failed: clone: {e}");
             return EXIT_SETUP;
         }
@@ -411,7 +405,6 @@ fn run_namespaces(
     drop(alive_r);
     let code = process::supervise(pid);
     drop(alive_w);
-    mounts::remove_placeholders(&placeholders);
     code
 }
 

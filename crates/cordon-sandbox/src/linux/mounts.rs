@@ -224,24 +224,21 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
     Layout { base, steps, notes }
 }
 
-/// A protected path that did not exist and was created empty on the host so it could be
-/// mounted read-only (R-P3). Removed by [`remove_placeholders`] only while it is still the
-/// very entry created here, and still empty.
-#[derive(Debug)]
+/// A protected path that did not exist and was created on the host so it could be mounted
+/// read-only (R-P3). Placeholders are **permanent**: cordon never removes them. Removing
+/// one would (Linux >= 3.18) detach the read-only bind of every other run still using it,
+/// and runs overlap (issue 7 item 1). What stays behind is harmless: an empty directory
+/// (`.git/hooks`, `.git/info`, `.git/modules`, `.git/worktrees`), an empty file
+/// (`.git/config`, `.git/config.worktree`), `.git/commondir` saying `.` (what a missing
+/// one means), or a `.git`/`.cordon` directory holding only the note
+/// [`cordon_policy::PLACEHOLDER_NOTE`], which git does not take for a repository (no
+/// `HEAD`) and cordon does not take for a workspace marker.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Placeholder {
-    /// A directory (else an empty file).
+    /// Where it was created.
+    pub path: PathBuf,
+    /// A directory (else a file).
     pub dir: bool,
-    /// The directory it was created in, opened (`O_PATH`, no symlink anywhere in the path)
-    /// when it was created: removal acts on that directory even if, meanwhile, it was
-    /// renamed or its path was made to lead elsewhere (e.g. `.git` swapped for a symlink).
-    parent: OwnedFd,
-    /// Its name in `parent`.
-    name: CString,
-    /// Size of the file placeholder as created (its contents are ours).
-    size: libc::off_t,
-    /// Device and inode of the entry created.
-    dev: libc::dev_t,
-    ino: libc::ino_t,
 }
 
 fn placeholder_is_dir(p: &Path) -> bool {
@@ -251,11 +248,18 @@ fn placeholder_is_dir(p: &Path) -> bool {
     )
 }
 
+/// Whether a directory placeholder gets the note (the workspace marker names).
+fn placeholder_gets_note(p: &Path) -> bool {
+    matches!(
+        p.file_name().and_then(|n| n.to_str()),
+        Some(".git" | ".cordon")
+    )
+}
+
 /// What a file placeholder holds. An empty `commondir` would make every git command in the
 /// repository fail (git reads it as the location of the common directory), so its
 /// placeholder says `.`: the git dir itself, which is what a missing `commondir` means.
-/// It is still a read-only mount while the command runs, so the command cannot point git
-/// elsewhere; and if it is left behind (helper killed), git keeps working.
+/// It is a read-only mount while any command runs, so no command can point git elsewhere.
 fn placeholder_contents(p: &Path) -> &'static [u8] {
     match p.file_name().and_then(|n| n.to_str()) {
         Some("commondir") => b".\n",
@@ -267,18 +271,15 @@ fn is_errno(e: &io::Error, errno: libc::c_int) -> bool {
     e.raw_os_error() == Some(errno)
 }
 
-/// Creates placeholders on the host for the protected binds of `layout` whose path is
-/// missing now. Runs in the helper (host mount namespace) before the sandbox is built.
+/// Creates (permanently, see [`Placeholder`]) the protected paths of `layout` that are
+/// missing now and are bound onto a writable host layer. Runs in the helper (host mount
+/// namespace) before the sandbox is built.
 ///
 /// Each placeholder is created relative to a descriptor of its parent directory opened
 /// without following any symlink (a path with a symlink in it is an error: the bind would
-/// refuse it too), and its device and inode are recorded, so [`remove_placeholders`] can
-/// remove exactly it and nothing a symlink planted later points to.
-///
-/// Side effect (documented for users): while the command runs, e.g. an empty `.cordon/`
-/// or `.git/hooks/` exists in the workspace; [`remove_placeholders`] removes it afterwards
-/// if it is still empty. A protected path whose parent is missing is skipped (the bind is
-/// then skipped too, with a note).
+/// refuse it too), with an exclusive create (an entry that appears meanwhile, e.g. made by
+/// a concurrent run, is left as it is and bound). A protected path whose parent is missing
+/// is skipped (the bind is then skipped too, with a note).
 ///
 /// Errors: creating a placeholder failed for another reason than a missing parent or an
 /// entry that appeared meanwhile (the helper then refuses to run: the path could not be
@@ -299,7 +300,6 @@ pub fn create_placeholders(layout: &Layout) -> io::Result<Vec<Placeholder>> {
             Ok(Some(p)) => out.push(p),
             Ok(None) => {}
             Err(e) => {
-                remove_placeholders(&out);
                 return Err(io::Error::new(
                     e.kind(),
                     format!(
@@ -332,24 +332,23 @@ fn create_placeholder(path: &Path) -> io::Result<Option<Placeholder>> {
     }
     let dir = placeholder_is_dir(path);
     let created = if dir {
-        sys::mkdirat_excl(pfd.as_raw_fd(), &cname, 0o755)
-            .and_then(|()| sys::fstatat_nofollow(pfd.as_raw_fd(), &cname))
+        sys::mkdirat_excl(pfd.as_raw_fd(), &cname, 0o755).and_then(|()| {
+            if placeholder_gets_note(path) {
+                write_note(pfd.as_raw_fd(), &cname)
+            } else {
+                Ok(())
+            }
+        })
     } else {
         sys::create_file_excl(pfd.as_raw_fd(), &cname, 0o644).and_then(|f| {
             use std::io::Write as _;
-            let mut file = std::fs::File::from(f);
-            file.write_all(placeholder_contents(path))?;
-            sys::fstat(file.as_raw_fd())
+            std::fs::File::from(f).write_all(placeholder_contents(path))
         })
     };
     match created {
-        Ok(st) => Ok(Some(Placeholder {
-            size: st.st_size,
+        Ok(()) => Ok(Some(Placeholder {
+            path: path.to_path_buf(),
             dir,
-            parent: pfd,
-            name: cname,
-            dev: st.st_dev,
-            ino: st.st_ino,
         })),
         // Someone else's entry appeared, or the parent went away: nothing of ours.
         Err(e) if is_errno(&e, libc::EEXIST) || is_errno(&e, libc::ENOENT) => Ok(None),
@@ -357,31 +356,17 @@ fn create_placeholder(path: &Path) -> io::Result<Option<Placeholder>> {
     }
 }
 
-/// Removes the placeholders, deepest first, each only if the entry under its name in the
-/// directory it was created in is still the one created (same device and inode, same type,
-/// checked without following symlinks) and still as created (an empty directory; a file of
-/// the size written). Never resolves the path again: a
-/// directory on the way that was renamed or replaced by a symlink cannot redirect the
-/// removal (`unlinkat` relative to the directory descriptor kept since creation).
-pub fn remove_placeholders(p: &[Placeholder]) {
-    for ph in p.iter().rev() {
-        let dirfd = ph.parent.as_raw_fd();
-        let Ok(st) = sys::fstatat_nofollow(dirfd, &ph.name) else {
-            continue;
-        };
-        if st.st_dev != ph.dev || st.st_ino != ph.ino {
-            continue; // not the entry created here any more
-        }
-        let kind = st.st_mode & libc::S_IFMT;
-        if ph.dir {
-            if kind == libc::S_IFDIR {
-                // rmdir removes only an empty directory.
-                let _ = sys::unlinkat(dirfd, &ph.name, libc::AT_REMOVEDIR);
-            }
-        } else if kind == libc::S_IFREG && st.st_size == ph.size {
-            let _ = sys::unlinkat(dirfd, &ph.name, 0);
-        }
-    }
+/// Writes the [`cordon_policy::PLACEHOLDER_NOTE`] into the directory `name` of `parent`
+/// just created, opened without following symlinks, with an exclusive create.
+fn write_note(parent: RawFd, name: &CString) -> io::Result<()> {
+    use std::io::Write as _;
+    let d = sys::open_beneath(
+        parent,
+        Path::new(std::ffi::OsStr::from_bytes(name.as_bytes())),
+    )?;
+    let note = CString::new(cordon_policy::PLACEHOLDER_NOTE)?;
+    let f = sys::create_file_excl(d.as_raw_fd(), &note, 0o444)?;
+    std::fs::File::from(f).write_all(cordon_policy::PLACEHOLDER_NOTE_TEXT.as_bytes())
 }
 
 fn c(s: &str) -> CString {
@@ -868,90 +853,34 @@ mod tests {
         (d, p)
     }
 
-    /// Item 2: `.git` moved aside and replaced by a symlink while the command ran: removal
-    /// acts on the directory the placeholders were created in (now `.g`), never on what
-    /// the symlink points to. Fails when placeholders are removed by path.
+    /// Issue 7 item 1: placeholders are permanent and exclusive. Created once with the
+    /// contents git expects, the marker names with cordon's note; a second run (or a
+    /// concurrent one) finds them and creates nothing; an existing entry is never taken.
     #[test]
-    fn placeholder_removal_does_not_follow_a_planted_symlink() {
-        let (_d, root) = tmp();
-        let ws = root.join("ws");
-        let elsewhere = root.join("elsewhere");
-        std::fs::create_dir_all(ws.join(".git")).unwrap();
-        let l = protected_layout(&[
-            &ws.join(".git/hooks"),
-            &ws.join(".git/info"),
-            &ws.join(".git/config"),
-        ]);
-        let ph = create_placeholders(&l).unwrap();
-        assert_eq!(ph.len(), 3);
-        assert!(ws.join(".git/hooks").is_dir() && ws.join(".git/info").is_dir());
-        assert_eq!(std::fs::read(ws.join(".git/config")).unwrap(), b"");
-        // The attack: the same names, empty, elsewhere; .git swapped for a symlink there.
-        for d in ["hooks", "info"] {
-            std::fs::create_dir_all(elsewhere.join(d)).unwrap();
-        }
-        std::fs::write(elsewhere.join("config"), "").unwrap();
-        std::fs::rename(ws.join(".git"), ws.join(".g")).unwrap();
-        std::os::unix::fs::symlink(&elsewhere, ws.join(".git")).unwrap();
-        remove_placeholders(&ph);
-        for n in ["hooks", "info", "config"] {
-            assert!(
-                elsewhere.join(n).exists(),
-                "{n} removed through the symlink"
-            );
-            assert!(
-                !ws.join(".g").join(n).exists(),
-                "own placeholder {n} left behind"
-            );
-        }
-    }
-
-    /// Only the very entry created, and only while empty: a placeholder replaced by another
-    /// (empty) directory or a symlink, or given content, stays.
-    #[test]
-    fn placeholder_removal_only_removes_the_same_empty_entry() {
+    fn placeholders_are_created_once_and_kept() {
         let (_d, root) = tmp();
         let ws = root.join("ws");
         std::fs::create_dir_all(ws.join(".git")).unwrap();
         let l = protected_layout(&[
             &ws.join(".cordon"),
             &ws.join(".git/hooks"),
-            &ws.join(".git/info"),
-            &ws.join(".git/config"),
+            &ws.join(".git/commondir"),
+            &ws.join(".git/config.worktree"),
         ]);
         let ph = create_placeholders(&l).unwrap();
         assert_eq!(ph.len(), 4);
-        // .cordon: replaced by a new empty directory (another inode: it is made while the
-        // placeholder still exists, so the inode number cannot be reused).
-        std::fs::create_dir(ws.join(".cordon.new")).unwrap();
-        std::fs::remove_dir(ws.join(".cordon")).unwrap();
-        std::fs::rename(ws.join(".cordon.new"), ws.join(".cordon")).unwrap();
-        // hooks: replaced by a symlink to an empty directory.
-        std::fs::remove_dir(ws.join(".git/hooks")).unwrap();
-        std::fs::create_dir(root.join("target")).unwrap();
-        std::os::unix::fs::symlink(root.join("target"), ws.join(".git/hooks")).unwrap();
-        // info: given content; config: given content.
-        std::fs::write(ws.join(".git/info/exclude"), "x").unwrap();
-        std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
-        remove_placeholders(&ph);
-        assert!(ws.join(".cordon").is_dir());
-        assert!(std::fs::symlink_metadata(ws.join(".git/hooks"))
-            .unwrap()
-            .file_type()
-            .is_symlink());
-        assert!(root.join("target").is_dir());
-        assert!(ws.join(".git/info/exclude").exists());
-        assert_eq!(std::fs::read(ws.join(".git/config")).unwrap(), b"[core]\n");
-        // Twin: untouched placeholders are removed, and existing paths are never taken.
-        let ph = create_placeholders(&protected_layout(&[
-            &ws.join(".git/new"),
-            &ws.join(".cordon"),
-        ]))
-        .unwrap();
-        assert_eq!(ph.len(), 1, "an existing path is not a placeholder");
-        remove_placeholders(&ph);
-        assert!(!ws.join(".git/new").exists());
-        assert!(ws.join(".cordon").is_dir());
+        assert!(ws.join(".git/hooks").is_dir());
+        assert_eq!(std::fs::read(ws.join(".git/commondir")).unwrap(), b".\n");
+        assert_eq!(std::fs::read(ws.join(".git/config.worktree")).unwrap(), b"");
+        let note = ws.join(".cordon").join(cordon_policy::PLACEHOLDER_NOTE);
+        assert_eq!(
+            std::fs::read_to_string(&note).unwrap(),
+            cordon_policy::PLACEHOLDER_NOTE_TEXT
+        );
+        assert_eq!(std::fs::read_dir(ws.join(".git/hooks")).unwrap().count(), 0);
+        // Again: nothing new, nothing removed.
+        assert!(create_placeholders(&l).unwrap().is_empty());
+        assert!(note.exists() && ws.join(".git/commondir").exists());
     }
 
     /// A symlink on the way to a placeholder is refused, not followed; a missing parent is

@@ -407,13 +407,6 @@ pub fn create_file_excl(dirfd: RawFd, name: &CStr, mode: libc::mode_t) -> io::Re
     check(fd).map(|fd| owned(fd as libc::c_long))
 }
 
-/// `unlinkat(dirfd, name, flags)` (`flags`: 0 for a file, `AT_REMOVEDIR` for an empty
-/// directory). Never follows a symlink: a symlink named `name` is itself the entry.
-pub fn unlinkat(dirfd: RawFd, name: &CStr, flags: libc::c_int) -> io::Result<()> {
-    // SAFETY: `name` is NUL-terminated.
-    check(unsafe { libc::unlinkat(dirfd, name.as_ptr(), flags) }).map(|_| ())
-}
-
 /// `symlinkat(target, dirfd, name)`.
 pub fn symlinkat(target: &CStr, dirfd: RawFd, name: &CStr) -> io::Result<()> {
     // SAFETY: both strings are NUL-terminated.
