@@ -85,6 +85,58 @@ pub struct ResolvedEntry {
     pub is_dir: bool,
     /// Where it came from.
     pub origin: EntryOrigin,
+    /// The symlinks the spelling passes through, in walk order, each named by where the
+    /// link itself lives (a parent without symlinks + the link's name): e.g. for a
+    /// protected `.git/hooks -> ../hk`, `<ws>/.git/hooks`. The backend pins these names
+    /// (a link bound onto itself cannot be removed, renamed or replaced) so the spelling
+    /// keeps leading to [`Self::path`] (R-P3, issue 7 item 2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<PathBuf>,
+}
+
+/// The symlinks passed through when resolving the lexically normal absolute path `p`, each
+/// named by its own location (see [`ResolvedEntry::links`]), following chains and `..`
+/// physically like the kernel (at most 40 links). Uses [`FsView::read_link`].
+pub fn symlinks_on(fs: &dyn FsView, p: &Path) -> Vec<PathBuf> {
+    use std::collections::VecDeque;
+    use std::ffi::OsString;
+    let mut links = Vec::new();
+    let mut cur = PathBuf::from("/");
+    let mut rest: VecDeque<OsString> = p
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(s) => Some(s.to_os_string()),
+            std::path::Component::ParentDir => Some("..".into()),
+            _ => None,
+        })
+        .collect();
+    while let Some(c) = rest.pop_front() {
+        if c == ".." {
+            cur.pop();
+            continue;
+        }
+        let loc = cur.join(&c);
+        match fs.read_link(&loc) {
+            Some(target) if links.len() < 40 => {
+                if !links.contains(&loc) {
+                    links.push(loc);
+                }
+                if target.is_absolute() {
+                    cur = PathBuf::from("/");
+                }
+                for t in target.components().rev() {
+                    match t {
+                        std::path::Component::Normal(s) => rest.push_front(s.to_os_string()),
+                        std::path::Component::ParentDir => rest.push_front("..".into()),
+                        _ => {}
+                    }
+                }
+            }
+            Some(_) => break,
+            None => cur = loc,
+        }
+    }
+    links
 }
 
 /// A resolved filesystem policy.
@@ -583,6 +635,11 @@ fn entry_for(
 ) -> ResolvedEntry {
     let path = canonicalize_lenient(fs, &spelled);
     let kind = fs.kind(&path);
+    let links = if path != spelled {
+        symlinks_on(fs, &spelled)
+    } else {
+        Vec::new()
+    };
     ResolvedEntry {
         path,
         spelled,
@@ -590,6 +647,7 @@ fn entry_for(
         exists: kind.is_some(),
         is_dir: kind == Some(FileKind::Dir),
         origin,
+        links,
     }
 }
 
@@ -868,6 +926,7 @@ fn pin_protected_ancestors(
                 origin: EntryOrigin::Pinned {
                     protects: p.clone(),
                 },
+                links: Vec::new(),
             });
         }
     }

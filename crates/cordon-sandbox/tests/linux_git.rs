@@ -214,3 +214,82 @@ fn commondir_cannot_be_planted_and_git_still_works() {
         .unwrap();
     assert!(o.status.success(), "host git after the run");
 }
+
+/// Issue 7 item 2: protected names that are symlinks (`.git/hooks -> ../hk`,
+/// `.git/config -> ../gitcfg`, `.cordon -> cordon-real`) are pinned — they cannot be
+/// removed, renamed or replaced — and their targets stay read-only; git keeps working.
+/// Fails without the `PinLink` steps (`rm .git/hooks && mkdir .git/hooks` plants a hook).
+#[test]
+fn symlinked_protected_names_are_pinned() {
+    if !require_full() {
+        return;
+    }
+    let s = with_git_env(Sandbox::new());
+    repo(&s.ws);
+    let ws = &s.ws;
+    std::fs::rename(ws.join(".git/hooks"), ws.join("hk")).unwrap();
+    std::os::unix::fs::symlink("../hk", ws.join(".git/hooks")).unwrap();
+    std::fs::rename(ws.join(".git/config"), ws.join("gitcfg")).unwrap();
+    std::os::unix::fs::symlink("../gitcfg", ws.join(".git/config")).unwrap();
+    std::fs::create_dir(ws.join("cordon-real")).unwrap();
+    std::os::unix::fs::symlink("cordon-real", ws.join(".cordon")).unwrap();
+    let cfg_before = std::fs::read_to_string(ws.join("gitcfg")).unwrap();
+    let o = s.sh(
+        "rm -f .git/hooks 2>/dev/null; mkdir .git/hooks 2>/dev/null; \
+         echo x > .git/hooks/pre-commit 2>/dev/null && echo PLANTED hook; \
+         mv .git/hooks .git/h2 2>/dev/null && echo PLANTED moved-hooks; \
+         ln -sfn /tmp .git/hooks 2>/dev/null && echo PLANTED relinked; \
+         mv .git/config .git/c2 2>/dev/null && echo PLANTED moved-config; \
+         echo '[core]' >> .git/config 2>/dev/null && echo PLANTED config; \
+         echo x > hk/pre-commit 2>/dev/null && echo PLANTED hook-target; \
+         rm -f .cordon 2>/dev/null; mkdir .cordon 2>/dev/null && echo PLANTED cordon; \
+         echo x > cordon-real/x 2>/dev/null && echo PLANTED cordon-target; \
+         echo c > c.txt && git add c.txt && git commit -qm c && echo GIT_OK",
+    );
+    assert_ok(&o);
+    let out = stdout(&o);
+    assert!(!out.contains("PLANTED"), "{out}");
+    assert!(out.contains("GIT_OK"), "{out}{}", stderr(&o));
+    for (name, target) in [(".git/hooks", "../hk"), (".git/config", "../gitcfg")] {
+        assert_eq!(
+            std::fs::read_link(ws.join(name)).unwrap(),
+            Path::new(target),
+            "{name}"
+        );
+    }
+    assert!(std::fs::symlink_metadata(ws.join(".cordon"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(ws.join("gitcfg")).unwrap(),
+        cfg_before
+    );
+    assert!(!ws.join("hk/pre-commit").exists());
+}
+
+/// Sibling: a symlinked ancestor of the protected paths (`.git -> gd`, the git dir inside
+/// the workspace) is pinned too: `rm .git && mkdir -p .git/hooks` cannot plant hooks.
+#[test]
+fn symlinked_git_dir_name_is_pinned() {
+    if !require_full() {
+        return;
+    }
+    let s = with_git_env(Sandbox::new());
+    repo(&s.ws);
+    std::fs::rename(s.ws.join(".git"), s.ws.join("gd")).unwrap();
+    std::os::unix::fs::symlink("gd", s.ws.join(".git")).unwrap();
+    let o = s.sh(
+        "rm -f .git 2>/dev/null; mv .git g2 2>/dev/null && echo PLANTED moved; \
+         mkdir -p .git/hooks 2>/dev/null; echo x > .git/hooks/pre-commit 2>/dev/null \
+         && echo PLANTED hook; echo c > c.txt && git add c.txt && git commit -qm c && echo GIT_OK",
+    );
+    assert_ok(&o);
+    assert!(!stdout(&o).contains("PLANTED"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("GIT_OK"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_link(s.ws.join(".git")).unwrap(),
+        Path::new("gd")
+    );
+    assert!(!s.ws.join("gd/hooks/pre-commit").exists());
+}

@@ -58,6 +58,9 @@ pub enum StepKind {
     },
     /// Hide the path: an empty mode-000 tmpfs (directory) or file, read-only.
     Mask,
+    /// A symlink on the way to a protected, denied or pinned path, bound onto itself so its
+    /// name cannot be removed, renamed or replaced (the target gets its own step).
+    PinLink,
 }
 
 /// A step: where, what, and whether its mountpoint may be created (true when the nearest
@@ -144,7 +147,7 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
         layers.push((PathBuf::from("/tmp"), Ctx::Own));
     }
 
-    for e in layered {
+    for e in layered.iter().copied() {
         if e.path == Path::new("/") {
             continue;
         }
@@ -209,6 +212,33 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
             }
         }
     }
+    // Symlink names on the way to protected, denied and pinned paths, where the command
+    // could replace them (in a writable host layer): pinned, after every layer is known.
+    let mut pinned_links: Vec<&Path> = Vec::new();
+    for e in &layered {
+        let guarded = e.access == Access::Deny
+            || matches!(
+                e.origin,
+                EntryOrigin::Protected { .. } | EntryOrigin::Pinned { .. }
+            );
+        if !guarded || under_rebuilt_tree(&e.path) {
+            continue;
+        }
+        for l in &e.links {
+            if !pinned_links.contains(&l.as_path())
+                && ctx_of(&layers, l) == (Ctx::Host { writable: true })
+            {
+                pinned_links.push(l);
+                steps.push(Step {
+                    path: l.clone(),
+                    kind: StepKind::PinLink,
+                    may_create: false,
+                });
+            }
+        }
+    }
+    // Shallow first (stable: equal depths keep their order).
+    steps.sort_by_key(|s| s.path.components().count());
     if !missing_denies.is_empty() {
         notes.push(format!(
             "{} deny entr{} not present, nothing to hide: {}",
@@ -413,6 +443,15 @@ fn ensure_target(root: RawFd, rel: &Path, dir: bool, may_create: bool) -> io::Re
     }
 }
 
+/// Opens the directory `rel` beneath `root` (the root itself when `rel` is empty), no
+/// symlink followed.
+fn open_dir_beneath(root: RawFd, rel: &Path) -> io::Result<OwnedFd> {
+    if rel.as_os_str().is_empty() {
+        return sys::dup_cloexec(root);
+    }
+    sys::open_beneath(root, rel)
+}
+
 /// Handles kept after [`build`]: descriptors the Landlock layer needs.
 pub struct Built {
     /// `O_PATH` descriptor of the host's `/dev/pts`, so a terminal inherited from the host
@@ -519,6 +558,29 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
                     .map_err(|e| ctx_err(format!("mountpoint {}", s.path.display()), e))?;
                 sys::attach(&tree, &target)
                     .map_err(|e| ctx_err(format!("binding {}", s.path.display()), e))?;
+            }
+            StepKind::PinLink => {
+                let (Some(parent), Some(name)) = (rp.parent(), rp.file_name()) else {
+                    continue;
+                };
+                let cname = CString::new(name.as_bytes())?;
+                let fail = |what: &str, e: io::Error| {
+                    ctx_err(format!("{what} the symlink {}", s.path.display()), e)
+                };
+                let src_dir = open_dir_beneath(old, parent).map_err(|e| fail("opening", e))?;
+                let st = sys::fstatat_nofollow(src_dir.as_raw_fd(), &cname)
+                    .map_err(|e| fail("checking", e))?;
+                if st.st_mode & libc::S_IFMT != libc::S_IFLNK {
+                    return Err(fail(
+                        "pinning",
+                        io::Error::other("it was replaced since launch; run again"),
+                    ));
+                }
+                let link = sys::clone_nofollow(src_dir.as_raw_fd(), &cname)
+                    .map_err(|e| fail("cloning", e))?;
+                let dst_dir = open_dir_beneath(r, parent).map_err(|e| fail("opening", e))?;
+                sys::attach_at(&link, dst_dir.as_raw_fd(), &cname)
+                    .map_err(|e| fail("pinning", e))?;
             }
             StepKind::Mask => {
                 let target = match sys::open_beneath(r, rp) {
@@ -827,6 +889,61 @@ mod tests {
         let l = layout(&ResolvedFilesystem::Unrestricted);
         assert_eq!(l.base, Base::HostWritable);
         assert!(l.steps.is_empty());
+    }
+
+    /// Issue 7 item 2: a protected name that is a symlink gets a `PinLink` step for the
+    /// name and a read-only bind of its target; so does a symlinked `.cordon`, and a
+    /// symlinked ancestor (`.git -> gd`) of the protected paths.
+    #[test]
+    fn symlinked_protected_names_are_pinned_and_targets_bound() {
+        let fs = MemFs::new()
+            .dir("/w/.git/info")
+            .dir("/w/hk")
+            .file("/w/gitcfg", "")
+            .symlink("/w/.git/hooks", "../hk")
+            .symlink("/w/.git/config", "../gitcfg")
+            .dir("/w/c")
+            .symlink("/w/.cordon", "c")
+            .dir("/v/gd/hooks")
+            .symlink("/v/.git", "gd");
+        let mut p = PermissionProfile::builtin("workspace-write").unwrap();
+        p.filesystem = FilesystemPolicy::Restricted {
+            default: Access::Read,
+            entries: vec![
+                FsEntry::new(":workspace", Access::Write),
+                FsEntry::new("/v", Access::Write),
+            ],
+            protect_metadata: true,
+        };
+        let ctx = ResolveContext {
+            cwd: "/w".into(),
+            home: Some("/h".into()),
+            ..Default::default()
+        };
+        let l = layout(&resolve(&p, &ctx, &fs).unwrap().filesystem);
+        for name in ["/w/.git/hooks", "/w/.git/config", "/w/.cordon", "/v/.git"] {
+            assert_eq!(
+                find(&l, name).map(|s| &s.kind),
+                Some(&StepKind::PinLink),
+                "{name}"
+            );
+        }
+        for target in ["/w/hk", "/w/gitcfg", "/w/c", "/v/gd/hooks"] {
+            assert_eq!(
+                find(&l, target).map(|s| &s.kind),
+                Some(&StepKind::Bind {
+                    writable: false,
+                    protected: true
+                }),
+                "{target}"
+            );
+        }
+        let depths: Vec<usize> = l
+            .steps
+            .iter()
+            .map(|s| s.path.components().count())
+            .collect();
+        assert!(depths.windows(2).all(|w| w[0] <= w[1]), "{depths:?}");
     }
 
     fn protected_layout(paths: &[&Path]) -> Layout {
