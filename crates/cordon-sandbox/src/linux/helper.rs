@@ -44,7 +44,7 @@ use super::seccomp_filter;
 use super::sys;
 use super::PAYLOAD_FROM_ENV_PREFIX;
 use crate::HostFs;
-use cordon_policy::{Access, HelperPayload, ResolvedFilesystem, ResolvedProfile};
+use cordon_policy::{Access, HelperPayload, ResolvedProfile};
 use std::ffi::OsString;
 use std::os::fd::OwnedFd;
 use std::path::Path;
@@ -223,7 +223,7 @@ fn run(payload: &HelperPayload, args: &HelperArgs, features: LinuxFeatures) -> i
 fn child_env(payload: &HelperPayload, rung: Rung) -> Vec<(String, String)> {
     let fs = &payload.profile.filesystem;
     let host = HostFs;
-    let private_tmp = rung == Rung::Namespaces && !tmp_denied(fs);
+    let private_tmp = rung == Rung::Namespaces && fs.top_view().private_tmp;
     let writable = |p: &Path| -> bool {
         if !p.is_absolute() {
             return false;
@@ -240,16 +240,11 @@ fn child_env(payload: &HelperPayload, rung: Rung) -> Vec<(String, String)> {
         }
         // On rung 1 the host /tmp is replaced by the private one: a path under it is only
         // there when an entry below /tmp binds it in.
-        if private_tmp && p.starts_with("/tmp") {
-            let ResolvedFilesystem::Restricted { entries, .. } = fs else {
-                return false;
-            };
-            return a
-                .entry
-                .and_then(|i| entries.get(i))
-                .is_some_and(|e| e.path != Path::new("/tmp"));
-        }
-        true
+        // On rung 1 the host /tmp is replaced by the private one: a path under it is only
+        // there when an entry below /tmp binds it in.
+        !(private_tmp
+            && p.canonicalize()
+                .map_or(true, |c| fs.hidden_by_private_tmp(&c)))
     };
     let mut env: Vec<(String, String)> = payload
         .env
@@ -269,12 +264,6 @@ fn child_env(payload: &HelperPayload, rung: Rung) -> Vec<(String, String)> {
         _ => {}
     }
     env
-}
-
-fn tmp_denied(fs: &ResolvedFilesystem) -> bool {
-    fs.layered()
-        .iter()
-        .any(|e| e.path == Path::new("/tmp") && e.access == Access::Deny)
 }
 
 /// The confinement every rung applies in the process that will fork (or be) the command:

@@ -1,8 +1,12 @@
 //! The filesystem view of rung 1 (R-L1): a new root built from mounts in a private mount
 //! namespace.
 //!
-//! [`layout`] decides (purely) what to mount; [`build`] does it inside the sandbox's init
-//! process with the new mount API (`open_tree` + `mount_setattr` + `move_mount`), so a
+//! [`layout`] decides (purely) the whole plan as typed [`Step`]s — staging, root, the tree
+//! (private `/tmp`, binds, pinned symlinks, masks), `/dev`, `/proc`, read-only remount,
+//! pivot — from the resolved filesystem and its [`cordon_policy::TopView`] (root access and
+//! private `/tmp`, computed once); `--dry-run` prints it and the Landlock rules of rung 1
+//! are derived from it. [`build`] applies the steps in order, one small function per kind,
+//! inside the sandbox's init process with the new mount API (`open_tree` + `mount_setattr` + `move_mount`), so a
 //! bind is read-only *before* it becomes visible, and every target is opened with
 //! `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` so a path component swapped for a
 //! symlink cannot redirect a mount.
@@ -17,6 +21,8 @@
 //!   an empty mode-000 read-only tmpfs (directories) or an empty mode-000 file bound
 //!   read-only (files). A bind that would show exactly what its parent layer already shows
 //!   is skipped; a deny entry that is missing, or already invisible, is skipped;
+//! - each symlink on the way to a protected, denied or pinned path that lies in a writable
+//!   layer: bound onto itself, so its name cannot be removed, renamed or replaced;
 //! - a minimal `/dev` (null, zero, full, random, urandom, tty from the host; a new `devpts`
 //!   instance; `shm` tmpfs; fd/stdin/stdout/stderr/ptmx symlinks; never block devices);
 //! - a fresh `/proc` for the new pid namespace, with `sys`, `sysrq-trigger`, `irq` and
@@ -33,7 +39,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// What the new root starts from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Base {
     /// The host root, recursively read-only.
     HostReadOnly,
@@ -43,11 +50,26 @@ pub enum Base {
     Empty,
 }
 
-/// One mount step of the layout.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One step of the mount plan. [`build`] applies them in order, one small function per
+/// kind; [`layout`] decides them (purely).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "step", rename_all = "kebab-case")]
 pub enum StepKind {
+    /// `/` made private, a `mode=0700` tmpfs becomes the root for the time of the build
+    /// with the host root at `/oldroot` (bubblewrap's approach; `/oldroot` is never
+    /// modified and is the source of every bind) and the new root at `/newroot`.
+    Staging,
+    /// The new root: the host root (read-only or writable) or an empty tmpfs.
+    Root {
+        /// What it starts from.
+        base: Base,
+    },
     /// A fresh writable tmpfs (mode 1777) on `/tmp`.
-    PrivateTmp,
+    PrivateTmp {
+        /// tmpfs `size=` option (e.g. `"512m"`); `None` = the kernel default (half of RAM).
+        /// Hook for resource limits (issue 8 §4).
+        size: Option<String>,
+    },
     /// A recursive bind of the same host path; read-only unless `writable`.
     Bind {
         /// Writable bind.
@@ -56,34 +78,119 @@ pub enum StepKind {
         /// on the host first, so the command cannot create it.
         protected: bool,
     },
-    /// Hide the path: an empty mode-000 tmpfs (directory) or file, read-only.
-    Mask,
     /// A symlink on the way to a protected, denied or pinned path, bound onto itself so its
     /// name cannot be removed, renamed or replaced (the target gets its own step).
     PinLink,
+    /// Hide the path: an empty mode-000 tmpfs (directory) or file, read-only.
+    Mask,
+    /// A minimal `/dev`: null, zero, full, random, urandom, tty bound from the host; a new
+    /// `devpts` instance; a `shm` tmpfs; fd/stdin/stdout/stderr/ptmx symlinks; never block
+    /// devices.
+    Dev {
+        /// `size=` of the `/dev/shm` tmpfs; `None` = the kernel default. Hook for limits.
+        shm_size: Option<String>,
+    },
+    /// A fresh `/proc` for the new pid namespace, with `sys`, `sysrq-trigger`, `irq` and
+    /// `bus` read-only.
+    Proc,
+    /// Every tmpfs of ours that must not be written (the empty root, masks, `/dev`) made
+    /// read-only, once everything is mounted on it.
+    ReadOnlyRemount,
+    /// `pivot_root` into the new root; the staging root with the host root under it is
+    /// detached; the cwd becomes `/`.
+    Pivot,
+}
+
+impl StepKind {
+    /// Whether the step mounts something at its path inside the tree (as opposed to the
+    /// fixed frame: staging, root, `/dev`, `/proc`, remount, pivot).
+    pub fn is_tree(&self) -> bool {
+        matches!(
+            self,
+            StepKind::PrivateTmp { .. }
+                | StepKind::Bind { .. }
+                | StepKind::PinLink
+                | StepKind::Mask
+        )
+    }
 }
 
 /// A step: where, what, and whether its mountpoint may be created (true when the nearest
 /// layer below it is a tmpfs of ours, never a host directory).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Step {
     /// Absolute path inside the sandbox (= host path).
     pub path: PathBuf,
     /// The mount.
+    #[serde(flatten)]
     pub kind: StepKind,
     /// The mountpoint may be created (it lives in a tmpfs of ours).
     pub may_create: bool,
 }
 
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let p = self.path.display();
+        match &self.kind {
+            StepKind::Staging => write!(f, "staging root (host root at /oldroot)"),
+            StepKind::Root { base } => match base {
+                Base::HostReadOnly => write!(f, "root: host /, read-only"),
+                Base::HostWritable => write!(f, "root: host /, writable"),
+                Base::Empty => write!(f, "root: empty tmpfs"),
+            },
+            StepKind::PrivateTmp { size } => {
+                write!(f, "{p}: private tmpfs")?;
+                if let Some(s) = size {
+                    write!(f, " (size {s})")?;
+                }
+                Ok(())
+            }
+            StepKind::Bind {
+                writable,
+                protected,
+            } => write!(
+                f,
+                "{p}: bind, {}{}",
+                if *writable { "writable" } else { "read-only" },
+                if *protected { " (protected)" } else { "" }
+            ),
+            StepKind::PinLink => write!(f, "{p}: symlink pinned (bound onto itself)"),
+            StepKind::Mask => write!(f, "{p}: hidden (empty, mode 000)"),
+            StepKind::Dev { .. } => write!(f, "{p}: minimal /dev"),
+            StepKind::Proc => write!(
+                f,
+                "{p}: fresh /proc (sys, sysrq-trigger, irq, bus read-only)"
+            ),
+            StepKind::ReadOnlyRemount => write!(f, "own tmpfs mounts made read-only"),
+            StepKind::Pivot => write!(f, "pivot into the new root, host root detached"),
+        }
+    }
+}
+
 /// The whole mount plan for one profile.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Layout {
-    /// The root.
+    /// The root (also in the [`StepKind::Root`] step).
     pub base: Base,
-    /// Steps in order.
+    /// Every step, in order: staging, root, the tree (shallow first), `/dev`, `/proc`,
+    /// read-only remount, pivot.
     pub steps: Vec<Step>,
     /// Skipped entries and why.
     pub notes: Vec<String>,
+}
+
+impl Layout {
+    /// The steps that mount something inside the tree (see [`StepKind::is_tree`]).
+    pub fn tree(&self) -> impl Iterator<Item = &Step> {
+        self.steps.iter().filter(|s| s.kind.is_tree())
+    }
+
+    /// Whether `/tmp` is a private tmpfs.
+    pub fn private_tmp(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|s| matches!(s.kind, StepKind::PrivateTmp { .. }))
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -96,26 +203,44 @@ fn under_rebuilt_tree(p: &Path) -> bool {
     p.starts_with("/proc") || p.starts_with("/dev")
 }
 
+fn step(path: &str, kind: StepKind, may_create: bool) -> Step {
+    Step {
+        path: PathBuf::from(path),
+        kind,
+        may_create,
+    }
+}
+
 /// Computes the mount layout of `fs` (pure). See the module docs for the rules.
 pub fn layout(fs: &ResolvedFilesystem) -> Layout {
-    let ResolvedFilesystem::Restricted { default, .. } = fs else {
-        return Layout {
-            base: Base::HostWritable,
-            steps: Vec::new(),
-            notes: Vec::new(),
-        };
-    };
-    let layered = fs.layered();
-    let root_access = layered
-        .iter()
-        .find(|e| e.path == Path::new("/"))
-        .map(|e| e.access)
-        .unwrap_or(*default);
-    let base = match root_access {
+    let top = fs.top_view();
+    let base = match top.root {
         Access::Read => Base::HostReadOnly,
         Access::Write => Base::HostWritable,
         Access::Deny => Base::Empty,
     };
+    let (tree, notes) = match fs {
+        ResolvedFilesystem::Unrestricted => (Vec::new(), Vec::new()),
+        ResolvedFilesystem::Restricted { .. } => tree_steps(fs, base, top.private_tmp),
+    };
+    let own_root = base == Base::Empty;
+    let mut steps = vec![
+        step("/", StepKind::Staging, false),
+        step("/", StepKind::Root { base }, false),
+    ];
+    steps.extend(tree);
+    steps.extend([
+        step("/dev", StepKind::Dev { shm_size: None }, own_root),
+        step("/proc", StepKind::Proc, own_root),
+        step("/", StepKind::ReadOnlyRemount, false),
+        step("/", StepKind::Pivot, false),
+    ]);
+    Layout { base, steps, notes }
+}
+
+/// The tree steps (private `/tmp`, binds, pins, masks), shallow first, and notes.
+fn tree_steps(fs: &ResolvedFilesystem, base: Base, private_tmp: bool) -> (Vec<Step>, Vec<String>) {
+    let layered = fs.layered();
     let base_ctx = match base {
         Base::HostReadOnly => Ctx::Host { writable: false },
         Base::HostWritable => Ctx::Host { writable: true },
@@ -135,15 +260,12 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
             .unwrap_or(base_ctx)
     };
 
-    let tmp_denied = layered
-        .iter()
-        .any(|e| e.path == Path::new("/tmp") && e.access == Access::Deny);
-    if !tmp_denied {
-        steps.push(Step {
-            path: PathBuf::from("/tmp"),
-            kind: StepKind::PrivateTmp,
-            may_create: base == Base::Empty,
-        });
+    if private_tmp {
+        steps.push(step(
+            "/tmp",
+            StepKind::PrivateTmp { size: None },
+            base == Base::Empty,
+        ));
         layers.push((PathBuf::from("/tmp"), Ctx::Own));
     }
 
@@ -159,7 +281,7 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
             ));
             continue;
         }
-        if e.path == Path::new("/tmp") && !tmp_denied {
+        if e.path == Path::new("/tmp") && private_tmp {
             continue; // the private /tmp stands for it
         }
         let parent = ctx_of(&layers, &e.path);
@@ -251,7 +373,7 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
             missing_denies.join(", ")
         ));
     }
-    Layout { base, steps, notes }
+    (steps, notes)
 }
 
 /// A protected path that did not exist and was created on the host so it could be mounted
@@ -461,167 +583,229 @@ pub struct Built {
     pub notes: Vec<String>,
 }
 
-/// Builds the new root and pivots into it. Must run in a fresh mount namespace owned by a
-/// user namespace in which the caller has `CAP_SYS_ADMIN`, inside the new pid namespace
-/// (for `/proc`). Afterwards `/` is the new root and the host root is detached; the cwd
-/// is `/`.
+/// Builds the new root by applying the steps of `layout` in order, and pivots into it.
+/// Must run in a fresh mount namespace owned by a user namespace in which the caller has
+/// `CAP_SYS_ADMIN`, inside the new pid namespace (for `/proc`). Afterwards `/` is the new
+/// root and the host root is detached; the cwd is `/`.
 ///
 /// Errors: any failed mount step, with the step named (the caller refuses to run).
 pub fn build(layout: &Layout) -> io::Result<Built> {
-    let mut notes = layout.notes.clone();
-    let mut make_ro: Vec<OwnedFd> = Vec::new();
-    const NOSUID_NODEV: u64 = sys::MOUNT_ATTR_NOSUID | sys::MOUNT_ATTR_NODEV;
+    let mut st = BuildState {
+        old: None,
+        root: None,
+        make_ro: Vec::new(),
+        host_devpts: None,
+        notes: layout.notes.clone(),
+    };
+    for s in &layout.steps {
+        match &s.kind {
+            StepKind::Staging => apply_staging(&mut st)?,
+            StepKind::Root { base } => apply_root(&mut st, *base)?,
+            StepKind::PrivateTmp { size } => apply_private_tmp(&mut st, s, size.as_deref())?,
+            StepKind::Bind {
+                writable,
+                protected,
+            } => apply_bind(&mut st, s, *writable, *protected)?,
+            StepKind::PinLink => apply_pin_link(&mut st, s)?,
+            StepKind::Mask => apply_mask(&mut st, s)?,
+            StepKind::Dev { shm_size } => apply_dev(&mut st, s, shm_size.as_deref())?,
+            StepKind::Proc => apply_proc(&mut st, s)?,
+            StepKind::ReadOnlyRemount => apply_read_only(&mut st)?,
+            StepKind::Pivot => apply_pivot(&mut st)?,
+        }
+    }
+    Ok(Built {
+        host_devpts: st.host_devpts,
+        notes: st.notes,
+    })
+}
 
+/// What the steps share while the root is built.
+struct BuildState {
+    /// `/oldroot` (the host root) once staged.
+    old: Option<OwnedFd>,
+    /// `/newroot` once the root is attached.
+    root: Option<OwnedFd>,
+    /// Our tmpfs mounts to make read-only at [`StepKind::ReadOnlyRemount`].
+    make_ro: Vec<OwnedFd>,
+    host_devpts: Option<OwnedFd>,
+    notes: Vec<String>,
+}
+
+impl BuildState {
+    fn old(&self) -> io::Result<RawFd> {
+        self.old
+            .as_ref()
+            .map(|f| f.as_raw_fd())
+            .ok_or_else(|| io::Error::other("mount plan: no staging step before this one"))
+    }
+    fn root(&self) -> io::Result<RawFd> {
+        self.root
+            .as_ref()
+            .map(|f| f.as_raw_fd())
+            .ok_or_else(|| io::Error::other("mount plan: no root step before this one"))
+    }
+}
+
+const NOSUID_NODEV: u64 = sys::MOUNT_ATTR_NOSUID | sys::MOUNT_ATTR_NODEV;
+
+fn apply_staging(st: &mut BuildState) -> io::Result<()> {
     sys::make_rprivate(c"/").map_err(|e| ctx_err("making / private", e))?;
-    // Staging: a tmpfs that becomes the root for the time of the build, with the host
-    // root at /oldroot (bwrap's approach; /oldroot is never modified, so it is the
-    // source of every bind).
     let staging = if Path::new("/tmp").is_dir() {
         c"/tmp"
     } else {
         c"/proc"
     };
     sys::mount_tmpfs(staging, c"mode=0700").map_err(|e| ctx_err("staging tmpfs", e))?;
-    let st = sys::open_path(Path::new(staging.to_str().unwrap_or("/tmp")), true)?;
-    sys::mkdirat(st.as_raw_fd(), c"newroot", 0o755)?;
-    sys::mkdirat(st.as_raw_fd(), c"oldroot", 0o755)?;
-    sys::mkfileat(st.as_raw_fd(), c"deny-file", 0)?;
-    sys::fchdir(&st)?;
+    let dir = sys::open_path(Path::new(staging.to_str().unwrap_or("/tmp")), true)?;
+    sys::mkdirat(dir.as_raw_fd(), c"newroot", 0o755)?;
+    sys::mkdirat(dir.as_raw_fd(), c"oldroot", 0o755)?;
+    sys::mkfileat(dir.as_raw_fd(), c"deny-file", 0)?;
+    sys::fchdir(&dir)?;
     sys::pivot_root(c".", c"oldroot").map_err(|e| ctx_err("pivot_root to staging", e))?;
-    drop(st);
+    drop(dir);
     std::env::set_current_dir("/")?;
-    let oldroot = sys::open_path(Path::new("/oldroot"), true)?;
-    let old = oldroot.as_raw_fd();
+    st.old = Some(sys::open_path(Path::new("/oldroot"), true)?);
+    Ok(())
+}
 
-    // The base.
-    {
-        let target = sys::open_path(Path::new("/newroot"), true)?;
-        match layout.base {
-            Base::HostReadOnly | Base::HostWritable => {
-                let tree = sys::clone_tree(old, "", true)
-                    .map_err(|e| ctx_err("cloning the host root", e))?;
-                let mut set = NOSUID_NODEV;
-                if layout.base == Base::HostReadOnly {
-                    set |= sys::MOUNT_ATTR_RDONLY;
-                }
-                sys::mount_setattr(tree.as_raw_fd(), true, set, 0)
-                    .map_err(|e| ctx_err("making the root read-only", e))?;
-                sys::attach(&tree, &target).map_err(|e| ctx_err("attaching the root", e))?;
+fn apply_root(st: &mut BuildState, base: Base) -> io::Result<()> {
+    let target = sys::open_path(Path::new("/newroot"), true)?;
+    match base {
+        Base::HostReadOnly | Base::HostWritable => {
+            let tree = sys::clone_tree(st.old()?, "", true)
+                .map_err(|e| ctx_err("cloning the host root", e))?;
+            let mut set = NOSUID_NODEV;
+            if base == Base::HostReadOnly {
+                set |= sys::MOUNT_ATTR_RDONLY;
             }
-            Base::Empty => {
-                let t = sys::new_fs(c"tmpfs", &[(c"mode", Some(c"0755"))], NOSUID_NODEV)
-                    .map_err(|e| ctx_err("root tmpfs", e))?;
-                sys::attach(&t, &target).map_err(|e| ctx_err("attaching the root tmpfs", e))?;
-                make_ro.push(t);
-            }
+            sys::mount_setattr(tree.as_raw_fd(), true, set, 0)
+                .map_err(|e| ctx_err("making the root read-only", e))?;
+            sys::attach(&tree, &target).map_err(|e| ctx_err("attaching the root", e))?;
+        }
+        Base::Empty => {
+            let t = sys::new_fs(c"tmpfs", &[(c"mode", Some(c"0755"))], NOSUID_NODEV)
+                .map_err(|e| ctx_err("root tmpfs", e))?;
+            sys::attach(&t, &target).map_err(|e| ctx_err("attaching the root tmpfs", e))?;
+            st.make_ro.push(t);
         }
     }
-    let root = sys::open_path(Path::new("/newroot"), true)?;
-    let r = root.as_raw_fd();
+    st.root = Some(sys::open_path(Path::new("/newroot"), true)?);
+    Ok(())
+}
 
-    for s in &layout.steps {
-        let rp = rel(&s.path);
-        match &s.kind {
-            StepKind::PrivateTmp => {
-                let t = sys::new_fs(c"tmpfs", &[(c"mode", Some(c"1777"))], NOSUID_NODEV)
-                    .map_err(|e| ctx_err("private /tmp", e))?;
-                let target = ensure_target(r, rp, true, s.may_create)
-                    .map_err(|e| ctx_err("mountpoint /tmp", e))?;
-                sys::attach(&t, &target).map_err(|e| ctx_err("attaching /tmp", e))?;
-            }
-            StepKind::Bind {
-                writable,
-                protected,
-            } => {
-                let src = match sys::open_beneath(old, rp) {
-                    Ok(f) => f,
-                    Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-                        notes.push(format!(
-                            "{} {}: vanished before the sandbox was built, skipped",
-                            if *protected { "protected" } else { "entry" },
-                            s.path.display()
-                        ));
-                        continue;
-                    }
-                    Err(e) => return Err(ctx_err(format!("opening {}", s.path.display()), e)),
-                };
-                let dir = is_dir_fd(&src)?;
-                let tree = sys::clone_tree(src.as_raw_fd(), "", true)
-                    .map_err(|e| ctx_err(format!("cloning {}", s.path.display()), e))?;
-                let mut set = NOSUID_NODEV;
-                if !writable {
-                    set |= sys::MOUNT_ATTR_RDONLY;
-                }
-                sys::mount_setattr(tree.as_raw_fd(), true, set, 0)
-                    .map_err(|e| ctx_err(format!("attributes of {}", s.path.display()), e))?;
-                let target = ensure_target(r, rp, dir, s.may_create)
-                    .map_err(|e| ctx_err(format!("mountpoint {}", s.path.display()), e))?;
-                sys::attach(&tree, &target)
-                    .map_err(|e| ctx_err(format!("binding {}", s.path.display()), e))?;
-            }
-            StepKind::PinLink => {
-                let (Some(parent), Some(name)) = (rp.parent(), rp.file_name()) else {
-                    continue;
-                };
-                let cname = CString::new(name.as_bytes())?;
-                let fail = |what: &str, e: io::Error| {
-                    ctx_err(format!("{what} the symlink {}", s.path.display()), e)
-                };
-                let src_dir = open_dir_beneath(old, parent).map_err(|e| fail("opening", e))?;
-                let st = sys::fstatat_nofollow(src_dir.as_raw_fd(), &cname)
-                    .map_err(|e| fail("checking", e))?;
-                if st.st_mode & libc::S_IFMT != libc::S_IFLNK {
-                    return Err(fail(
-                        "pinning",
-                        io::Error::other("it was replaced since launch; run again"),
-                    ));
-                }
-                let link = sys::clone_nofollow(src_dir.as_raw_fd(), &cname)
-                    .map_err(|e| fail("cloning", e))?;
-                let dst_dir = open_dir_beneath(r, parent).map_err(|e| fail("opening", e))?;
-                sys::attach_at(&link, dst_dir.as_raw_fd(), &cname)
-                    .map_err(|e| fail("pinning", e))?;
-            }
-            StepKind::Mask => {
-                let target = match sys::open_beneath(r, rp) {
-                    Ok(t) => t,
-                    Err(e) if e.raw_os_error() == Some(libc::ENOENT) => continue,
-                    Err(e) => return Err(ctx_err(format!("opening {}", s.path.display()), e)),
-                };
-                if is_dir_fd(&target)? {
-                    let t = sys::new_fs(
-                        c"tmpfs",
-                        &[(c"mode", Some(c"000")), (c"size", Some(c"4k"))],
-                        NOSUID_NODEV | sys::MOUNT_ATTR_NOEXEC,
-                    )
-                    .map_err(|e| ctx_err("mask tmpfs", e))?;
-                    sys::attach(&t, &target)
-                        .map_err(|e| ctx_err(format!("masking {}", s.path.display()), e))?;
-                    make_ro.push(t);
-                } else {
-                    let f = sys::clone_tree(libc::AT_FDCWD, "/deny-file", false)?;
-                    sys::mount_setattr(
-                        f.as_raw_fd(),
-                        false,
-                        NOSUID_NODEV | sys::MOUNT_ATTR_NOEXEC | sys::MOUNT_ATTR_RDONLY,
-                        0,
-                    )?;
-                    sys::attach(&f, &target)
-                        .map_err(|e| ctx_err(format!("masking {}", s.path.display()), e))?;
-                }
-            }
-        }
+/// tmpfs options: `mode`, plus `size` when given.
+fn tmpfs_opts(mode: &CString, size: Option<&str>) -> io::Result<Vec<(CString, Option<CString>)>> {
+    let mut o = vec![(c("mode"), Some(mode.clone()))];
+    if let Some(s) = size {
+        o.push((c("size"), Some(CString::new(s)?)));
     }
+    Ok(o)
+}
 
-    // /dev
-    let dev_tmpfs = sys::new_fs(
-        c"tmpfs",
-        &[(c"mode", Some(c"0755"))],
-        sys::MOUNT_ATTR_NOSUID,
-    )
-    .map_err(|e| ctx_err("/dev tmpfs", e))?;
+fn new_tmpfs(mode: &str, size: Option<&str>, attrs: u64) -> io::Result<OwnedFd> {
+    let opts = tmpfs_opts(&c(mode), size)?;
+    let refs: Vec<(&std::ffi::CStr, Option<&std::ffi::CStr>)> = opts
+        .iter()
+        .map(|(k, v)| (k.as_c_str(), v.as_deref()))
+        .collect();
+    sys::new_fs(c"tmpfs", &refs, attrs)
+}
+
+fn apply_private_tmp(st: &mut BuildState, s: &Step, size: Option<&str>) -> io::Result<()> {
+    let t = new_tmpfs("1777", size, NOSUID_NODEV).map_err(|e| ctx_err("private /tmp", e))?;
+    let target = ensure_target(st.root()?, rel(&s.path), true, s.may_create)
+        .map_err(|e| ctx_err("mountpoint /tmp", e))?;
+    sys::attach(&t, &target).map_err(|e| ctx_err("attaching /tmp", e))
+}
+
+fn apply_bind(st: &mut BuildState, s: &Step, writable: bool, protected: bool) -> io::Result<()> {
+    let rp = rel(&s.path);
+    let src = match sys::open_beneath(st.old()?, rp) {
+        Ok(f) => f,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+            st.notes.push(format!(
+                "{} {}: vanished before the sandbox was built, skipped",
+                if protected { "protected" } else { "entry" },
+                s.path.display()
+            ));
+            return Ok(());
+        }
+        Err(e) => return Err(ctx_err(format!("opening {}", s.path.display()), e)),
+    };
+    let dir = is_dir_fd(&src)?;
+    let tree = sys::clone_tree(src.as_raw_fd(), "", true)
+        .map_err(|e| ctx_err(format!("cloning {}", s.path.display()), e))?;
+    let mut set = NOSUID_NODEV;
+    if !writable {
+        set |= sys::MOUNT_ATTR_RDONLY;
+    }
+    sys::mount_setattr(tree.as_raw_fd(), true, set, 0)
+        .map_err(|e| ctx_err(format!("attributes of {}", s.path.display()), e))?;
+    let target = ensure_target(st.root()?, rp, dir, s.may_create)
+        .map_err(|e| ctx_err(format!("mountpoint {}", s.path.display()), e))?;
+    sys::attach(&tree, &target).map_err(|e| ctx_err(format!("binding {}", s.path.display()), e))
+}
+
+fn apply_pin_link(st: &mut BuildState, s: &Step) -> io::Result<()> {
+    let rp = rel(&s.path);
+    let (Some(parent), Some(name)) = (rp.parent(), rp.file_name()) else {
+        return Ok(());
+    };
+    let cname = CString::new(name.as_bytes())?;
+    let fail =
+        |what: &str, e: io::Error| ctx_err(format!("{what} the symlink {}", s.path.display()), e);
+    let src_dir = open_dir_beneath(st.old()?, parent).map_err(|e| fail("opening", e))?;
+    let stat =
+        sys::fstatat_nofollow(src_dir.as_raw_fd(), &cname).map_err(|e| fail("checking", e))?;
+    if stat.st_mode & libc::S_IFMT != libc::S_IFLNK {
+        return Err(fail(
+            "pinning",
+            io::Error::other("it was replaced since launch; run again"),
+        ));
+    }
+    let link = sys::clone_nofollow(src_dir.as_raw_fd(), &cname).map_err(|e| fail("cloning", e))?;
+    let dst_dir = open_dir_beneath(st.root()?, parent).map_err(|e| fail("opening", e))?;
+    sys::attach_at(&link, dst_dir.as_raw_fd(), &cname).map_err(|e| fail("pinning", e))
+}
+
+fn apply_mask(st: &mut BuildState, s: &Step) -> io::Result<()> {
+    let target = match sys::open_beneath(st.root()?, rel(&s.path)) {
+        Ok(t) => t,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(()),
+        Err(e) => return Err(ctx_err(format!("opening {}", s.path.display()), e)),
+    };
+    if is_dir_fd(&target)? {
+        let t = sys::new_fs(
+            c"tmpfs",
+            &[(c"mode", Some(c"000")), (c"size", Some(c"4k"))],
+            NOSUID_NODEV | sys::MOUNT_ATTR_NOEXEC,
+        )
+        .map_err(|e| ctx_err("mask tmpfs", e))?;
+        sys::attach(&t, &target)
+            .map_err(|e| ctx_err(format!("masking {}", s.path.display()), e))?;
+        st.make_ro.push(t);
+    } else {
+        let f = sys::clone_tree(libc::AT_FDCWD, "/deny-file", false)?;
+        sys::mount_setattr(
+            f.as_raw_fd(),
+            false,
+            NOSUID_NODEV | sys::MOUNT_ATTR_NOEXEC | sys::MOUNT_ATTR_RDONLY,
+            0,
+        )?;
+        sys::attach(&f, &target)
+            .map_err(|e| ctx_err(format!("masking {}", s.path.display()), e))?;
+    }
+    Ok(())
+}
+
+fn apply_dev(st: &mut BuildState, s: &Step, shm_size: Option<&str>) -> io::Result<()> {
+    let r = st.root()?;
+    let old = st.old()?;
+    let dev_tmpfs =
+        new_tmpfs("0755", None, sys::MOUNT_ATTR_NOSUID).map_err(|e| ctx_err("/dev tmpfs", e))?;
     {
-        let target = ensure_target(r, Path::new("dev"), true, layout.base == Base::Empty)
+        let target = ensure_target(r, rel(&s.path), true, s.may_create)
             .map_err(|e| ctx_err("mountpoint /dev", e))?;
         sys::attach(&dev_tmpfs, &target).map_err(|e| ctx_err("attaching /dev", e))?;
     }
@@ -631,7 +815,7 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
         let src = match sys::clone_tree(old, &format!("dev/{name}"), false) {
             Ok(s) => s,
             Err(e) => {
-                notes.push(format!("/dev/{name} not available: {e}"));
+                st.notes.push(format!("/dev/{name} not available: {e}"));
                 continue;
             }
         };
@@ -660,12 +844,11 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
             let target = sys::open_beneath(d, Path::new("pts"))?;
             sys::attach(&pts, &target).map_err(|e| ctx_err("/dev/pts", e))?;
         }
-        Err(e) => notes.push(format!("/dev/pts not available: {e}")),
+        Err(e) => st.notes.push(format!("/dev/pts not available: {e}")),
     }
     sys::mkdirat(d, c"shm", 0o1777)?;
     {
-        let shm = sys::new_fs(c"tmpfs", &[(c"mode", Some(c"1777"))], NOSUID_NODEV)
-            .map_err(|e| ctx_err("/dev/shm", e))?;
+        let shm = new_tmpfs("1777", shm_size, NOSUID_NODEV).map_err(|e| ctx_err("/dev/shm", e))?;
         let target = sys::open_beneath(d, Path::new("shm"))?;
         sys::attach(&shm, &target).map_err(|e| ctx_err("/dev/shm", e))?;
     }
@@ -678,45 +861,53 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
     ] {
         sys::symlinkat(&c(to), d, &c(name))?;
     }
-    make_ro.push(dev_tmpfs);
-    drop(dev);
+    st.make_ro.push(dev_tmpfs);
+    Ok(())
+}
 
-    // /proc
-    {
-        let proc_fs = sys::new_fs(c"proc", &[], NOSUID_NODEV | sys::MOUNT_ATTR_NOEXEC)
-            .map_err(|e| ctx_err("mounting a fresh /proc", e))?;
-        let target = ensure_target(r, Path::new("proc"), true, layout.base == Base::Empty)
-            .map_err(|e| ctx_err("mountpoint /proc", e))?;
-        sys::attach(&proc_fs, &target).map_err(|e| ctx_err("attaching /proc", e))?;
-        let p = sys::open_beneath(r, Path::new("proc"))?;
-        for sub in ["sys", "sysrq-trigger", "irq", "bus"] {
-            // Only an absent entry is skipped: any other failure would leave it writable.
-            let src = match sys::open_beneath(p.as_raw_fd(), Path::new(sub)) {
-                Ok(f) => f,
-                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => continue,
-                Err(e) => return Err(ctx_err(format!("opening /proc/{sub}"), e)),
-            };
-            let tree = sys::clone_tree(src.as_raw_fd(), "", true)?;
-            sys::mount_setattr(tree.as_raw_fd(), true, sys::MOUNT_ATTR_RDONLY, 0)?;
-            sys::attach(&tree, &src).map_err(|e| ctx_err(format!("/proc/{sub}"), e))?;
-        }
+fn apply_proc(st: &mut BuildState, s: &Step) -> io::Result<()> {
+    let r = st.root()?;
+    let proc_fs = sys::new_fs(c"proc", &[], NOSUID_NODEV | sys::MOUNT_ATTR_NOEXEC)
+        .map_err(|e| ctx_err("mounting a fresh /proc", e))?;
+    let target = ensure_target(r, rel(&s.path), true, s.may_create)
+        .map_err(|e| ctx_err("mountpoint /proc", e))?;
+    sys::attach(&proc_fs, &target).map_err(|e| ctx_err("attaching /proc", e))?;
+    let p = sys::open_beneath(r, Path::new("proc"))?;
+    for sub in ["sys", "sysrq-trigger", "irq", "bus"] {
+        // Only an absent entry is skipped: any other failure would leave it writable.
+        let src = match sys::open_beneath(p.as_raw_fd(), Path::new(sub)) {
+            Ok(f) => f,
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => continue,
+            Err(e) => return Err(ctx_err(format!("opening /proc/{sub}"), e)),
+        };
+        let tree = sys::clone_tree(src.as_raw_fd(), "", true)?;
+        sys::mount_setattr(tree.as_raw_fd(), true, sys::MOUNT_ATTR_RDONLY, 0)?;
+        sys::attach(&tree, &src).map_err(|e| ctx_err(format!("/proc/{sub}"), e))?;
     }
+    Ok(())
+}
 
-    for m in &make_ro {
+fn apply_read_only(st: &mut BuildState) -> io::Result<()> {
+    for m in st.make_ro.drain(..) {
         sys::mount_setattr(m.as_raw_fd(), false, sys::MOUNT_ATTR_RDONLY, 0)
             .map_err(|e| ctx_err("making a tmpfs read-only", e))?;
     }
-    drop(make_ro);
+    Ok(())
+}
 
-    let host_devpts = sys::open_beneath(old, Path::new("dev/pts")).ok();
-    drop(oldroot);
-
+fn apply_pivot(st: &mut BuildState) -> io::Result<()> {
+    st.host_devpts = sys::open_beneath(st.old()?, Path::new("dev/pts")).ok();
+    st.old = None;
+    let root = st
+        .root
+        .take()
+        .ok_or_else(|| io::Error::other("mount plan: no root step before the pivot"))?;
     // Into the new root; the staging root (with the host root under it) is detached.
     sys::fchdir(&root)?;
     sys::pivot_root(c".", c".").map_err(|e| ctx_err("pivot_root", e))?;
     sys::detach(c".").map_err(|e| ctx_err("detaching the old root", e))?;
     std::env::set_current_dir("/")?;
-    Ok(Built { host_devpts, notes })
+    Ok(())
 }
 
 #[cfg(test)]
@@ -772,7 +963,10 @@ mod tests {
             "/home/u/proj",
         );
         assert_eq!(l.base, Base::HostReadOnly);
-        assert_eq!(l.steps[0].kind, StepKind::PrivateTmp);
+        assert_eq!(
+            l.tree().next().unwrap().kind,
+            StepKind::PrivateTmp { size: None }
+        );
         assert_eq!(
             find(&l, "/home/u/proj").unwrap().kind,
             StepKind::Bind {
@@ -798,11 +992,7 @@ mod tests {
         assert!(find(&l, "/home/u/proj/.cordon").is_some());
         assert!(find(&l, "/home/u/proj/.git/info").is_some());
         // Deeper first never comes before shallower.
-        let depths: Vec<usize> = l
-            .steps
-            .iter()
-            .map(|s| s.path.components().count())
-            .collect();
+        let depths: Vec<usize> = l.tree().map(|s| s.path.components().count()).collect();
         assert!(depths.windows(2).all(|w| w[0] <= w[1]), "{depths:?}");
     }
 
@@ -888,7 +1078,8 @@ mod tests {
     fn unrestricted_is_the_writable_host_root() {
         let l = layout(&ResolvedFilesystem::Unrestricted);
         assert_eq!(l.base, Base::HostWritable);
-        assert!(l.steps.is_empty());
+        assert_eq!(l.tree().count(), 0);
+        assert!(!l.private_tmp());
     }
 
     /// Issue 7 item 2: a protected name that is a symlink gets a `PinLink` step for the
@@ -938,12 +1129,58 @@ mod tests {
                 "{target}"
             );
         }
-        let depths: Vec<usize> = l
+        let depths: Vec<usize> = l.tree().map(|s| s.path.components().count()).collect();
+        assert!(depths.windows(2).all(|w| w[0] <= w[1]), "{depths:?}");
+    }
+
+    /// Issue 13 §1: the plan is the whole plan — the frame steps come in a fixed order
+    /// around the tree, `/dev` and `/proc` may be created only on an empty root, and the
+    /// private `/tmp` is there exactly when `/tmp` is not denied.
+    #[test]
+    fn plan_order_and_frame() {
+        let kinds = |l: &Layout| -> Vec<String> {
+            l.steps
+                .iter()
+                .map(|s| {
+                    let j = serde_json::to_value(s).unwrap();
+                    format!("{} {}", j["step"].as_str().unwrap(), s.path.display())
+                })
+                .collect()
+        };
+        let l = lay(
+            Access::Read,
+            vec![
+                FsEntry::new(":workspace", Access::Write),
+                FsEntry::new("~/.ssh", Access::Deny),
+            ],
+            "/home/u/proj",
+        );
+        let k = kinds(&l);
+        assert_eq!(k[..3], ["staging /", "root /", "private-tmp /tmp"]);
+        assert_eq!(
+            k[k.len() - 4..],
+            ["dev /dev", "proc /proc", "read-only-remount /", "pivot /"]
+        );
+        assert!(k.contains(&"bind /home/u/proj".to_string()), "{k:?}");
+        assert!(k.contains(&"mask /home/u/.ssh".to_string()), "{k:?}");
+        assert!(l.steps.iter().all(|s| !s.may_create || s.kind.is_tree()));
+        // Empty root: /dev and /proc are created in our tmpfs; /tmp denied: no private /tmp.
+        let l = lay(
+            Access::Deny,
+            vec![
+                FsEntry::new("/usr", Access::Read),
+                FsEntry::new("/tmp", Access::Deny),
+            ],
+            "/home/u/proj",
+        );
+        assert!(!l.private_tmp());
+        assert!(l
             .steps
             .iter()
-            .map(|s| s.path.components().count())
-            .collect();
-        assert!(depths.windows(2).all(|w| w[0] <= w[1]), "{depths:?}");
+            .filter(|s| matches!(s.kind, StepKind::Dev { .. } | StepKind::Proc))
+            .all(|s| s.may_create));
+        // Readable text for --dry-run.
+        assert_eq!(l.steps[1].to_string(), "root: empty tmpfs");
     }
 
     fn protected_layout(paths: &[&Path]) -> Layout {

@@ -1,0 +1,116 @@
+//! What the sandbox shows at the top of its tree, computed once from a
+//! [`ResolvedFilesystem`] (issue 13 §1, issue 8 §1): the access of `/`, whether `/tmp` is a
+//! private tmpfs, and whether a path under the host's `/tmp` is hidden by it. The Linux
+//! mount plan, its Landlock rules, the helper's `TMPDIR` choice and `explain` all read these
+//! answers, so they cannot disagree.
+
+use crate::profile::Access;
+use crate::resolve::ResolvedFilesystem;
+use std::path::Path;
+
+/// The top of the sandbox's tree (pure, no OS call).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct TopView {
+    /// Access of `/`: its own entry, else the default (`write` when unrestricted).
+    pub root: Access,
+    /// `/tmp` is a fresh private tmpfs (restricted policy, `/tmp` not denied). Only the
+    /// namespace backend (Linux rung 1) builds it; elsewhere the host `/tmp` is used.
+    pub private_tmp: bool,
+}
+
+impl ResolvedFilesystem {
+    /// The top of the tree: see [`TopView`].
+    pub fn top_view(&self) -> TopView {
+        match self {
+            ResolvedFilesystem::Unrestricted => TopView {
+                root: Access::Write,
+                private_tmp: false,
+            },
+            ResolvedFilesystem::Restricted { default, .. } => {
+                let layered = self.layered();
+                let at = |p: &str| layered.iter().find(|e| e.path == Path::new(p));
+                TopView {
+                    root: at("/").map(|e| e.access).unwrap_or(*default),
+                    private_tmp: at("/tmp").is_none_or(|e| e.access != Access::Deny),
+                }
+            }
+        }
+    }
+
+    /// Whether the canonical `path` (under the host's `/tmp`) is hidden by the private
+    /// `/tmp`: it is, unless an entry strictly below `/tmp` covers it (such an entry is
+    /// bound on top of the private tmpfs). `false` when there is no private `/tmp`.
+    pub fn hidden_by_private_tmp(&self, path: &Path) -> bool {
+        let ResolvedFilesystem::Restricted { .. } = self else {
+            return false;
+        };
+        if !path.starts_with("/tmp") || path == Path::new("/tmp") || !self.top_view().private_tmp {
+            return false;
+        }
+        !self.layered().iter().any(|e| {
+            e.path.starts_with("/tmp")
+                && e.path != Path::new("/tmp")
+                && path.starts_with(&e.path)
+                && e.access != Access::Deny
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{resolve, FilesystemPolicy, FsEntry, MemFs, PermissionProfile, ResolveContext};
+
+    fn fs_of(entries: Vec<FsEntry>, cwd: &str) -> ResolvedFilesystem {
+        let mut p = PermissionProfile::builtin("workspace-write").unwrap();
+        p.filesystem = FilesystemPolicy::Restricted {
+            default: Access::Read,
+            entries,
+            protect_metadata: true,
+        };
+        let fs = MemFs::new()
+            .dir("/tmp/ws")
+            .dir("/tmp/r.git")
+            .dir("/home/u/p");
+        let ctx = ResolveContext {
+            cwd: cwd.into(),
+            home: Some("/home/u".into()),
+            ..Default::default()
+        };
+        resolve(&p, &ctx, &fs).unwrap().filesystem
+    }
+
+    #[test]
+    fn top_view_and_private_tmp() {
+        let f = fs_of(vec![FsEntry::new(":workspace", Access::Write)], "/home/u/p");
+        assert_eq!(
+            f.top_view(),
+            TopView {
+                root: Access::Read,
+                private_tmp: true
+            }
+        );
+        assert!(f.hidden_by_private_tmp(Path::new("/tmp/x.sh")));
+        assert!(!f.hidden_by_private_tmp(Path::new("/tmp")));
+        assert!(!f.hidden_by_private_tmp(Path::new("/home/u/p")));
+        // An entry below /tmp is bound on top of the private tmpfs.
+        let f = fs_of(
+            vec![
+                FsEntry::new(":workspace", Access::Write),
+                FsEntry::new("/tmp/r.git", Access::Read),
+            ],
+            "/tmp/ws",
+        );
+        assert!(!f.hidden_by_private_tmp(Path::new("/tmp/ws/a")));
+        assert!(!f.hidden_by_private_tmp(Path::new("/tmp/r.git/HEAD")));
+        assert!(f.hidden_by_private_tmp(Path::new("/tmp/other")));
+        // /tmp denied: no private tmpfs, nothing hidden by it.
+        let f = fs_of(vec![FsEntry::new("/tmp", Access::Deny)], "/home/u/p");
+        assert!(!f.top_view().private_tmp);
+        assert!(!f.hidden_by_private_tmp(Path::new("/tmp/x")));
+        assert_eq!(
+            ResolvedFilesystem::Unrestricted.top_view().root,
+            Access::Write
+        );
+    }
+}
