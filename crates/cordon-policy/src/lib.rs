@@ -39,7 +39,7 @@ pub use resolve::{
     resolve, EntryOrigin, ResolveContext, ResolveError, ResolvedEntry, ResolvedFilesystem,
     ResolvedProfile, PLACEHOLDER_NOTE, PLACEHOLDER_NOTE_TEXT,
 };
-pub use view::TopView;
+pub use view::{Seen, TopView};
 pub mod context;
 pub mod explain;
 pub mod overlay;

@@ -68,6 +68,10 @@ pub enum EntryOrigin {
         /// The writable root whose `.git` file pointed here.
         worktree: PathBuf,
     },
+    /// The working directory, which lies under `/tmp` where the sandbox's private `/tmp`
+    /// would hide it: bound with the access the profile gives it, so the command can start
+    /// there (issue 8 §1). See [`crate::view`].
+    Cwd,
 }
 
 /// One entry after resolution: absolute canonical path, with its original spelling kept.
@@ -627,7 +631,7 @@ pub(crate) fn expand_for(
         .collect())
 }
 
-fn entry_for(
+pub(crate) fn entry_for(
     fs: &dyn FsView,
     spelled: PathBuf,
     access: Access,
@@ -795,10 +799,12 @@ pub fn resolve(
                 }
                 pin_protected_ancestors(fs, default, &roots, &mut out);
             }
-            ResolvedFilesystem::Restricted {
+            let mut f = ResolvedFilesystem::Restricted {
                 default,
                 entries: out,
-            }
+            };
+            crate::view::keep_cwd_visible(&mut f, &cwd, fs);
+            f
         }
     };
     Ok(ResolvedProfile {

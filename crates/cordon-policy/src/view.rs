@@ -4,8 +4,9 @@
 //! mount plan, its Landlock rules, the helper's `TMPDIR` choice and `explain` all read these
 //! answers, so they cannot disagree.
 
+use crate::paths::{canonicalize_lenient, lexical_normalize, FsView};
 use crate::profile::Access;
-use crate::resolve::ResolvedFilesystem;
+use crate::resolve::{EntryOrigin, ResolvedFilesystem};
 use std::path::Path;
 
 /// The top of the sandbox's tree (pure, no OS call).
@@ -56,6 +57,51 @@ impl ResolvedFilesystem {
     }
 }
 
+/// What the command finds at a path, as far as the policy decides it (the one view that
+/// `explain`, the overlay merge and the mount plan share).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Seen {
+    /// The host's object, with this access.
+    Host(Access),
+    /// Under the private `/tmp` and not granted: the host's object is not visible; the
+    /// command sees an empty, writable `/tmp` whose contents are discarded at exit.
+    PrivateTmp,
+}
+
+impl ResolvedFilesystem {
+    /// What the command finds at `p` (absolute; lexically normalised and canonicalised
+    /// leniently here), assuming the private `/tmp` of the namespace backend when the
+    /// policy has one (see [`TopView::private_tmp`]).
+    pub fn seen(&self, fs: &dyn FsView, p: &Path) -> Seen {
+        let abs = lexical_normalize(p, Path::new("/"));
+        let canonical = canonicalize_lenient(fs, &abs);
+        if self.hidden_by_private_tmp(&canonical) {
+            Seen::PrivateTmp
+        } else {
+            Seen::Host(self.access_for(fs, &abs).access)
+        }
+    }
+}
+
+/// Adds an [`EntryOrigin::Cwd`] entry when the cwd would be hidden by the private `/tmp`
+/// (e.g. `cd /tmp/proj && cordon run --profile read-only -- ls`): the cwd is then bound
+/// with the access the profile gives it (not widened: `read` stays `read`; a denied cwd
+/// stays denied and the run is refused when entering it).
+pub(crate) fn keep_cwd_visible(f: &mut ResolvedFilesystem, cwd: &Path, fs: &dyn FsView) {
+    if !f.hidden_by_private_tmp(cwd) {
+        return;
+    }
+    let access = f.access_for(fs, cwd).access;
+    if access == Access::Deny {
+        return;
+    }
+    let e = crate::resolve::entry_for(fs, cwd.to_path_buf(), access, EntryOrigin::Cwd);
+    if let ResolvedFilesystem::Restricted { entries, .. } = f {
+        entries.push(e);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,9 +115,9 @@ mod tests {
             protect_metadata: true,
         };
         let fs = MemFs::new()
-            .dir("/tmp/ws")
+            .dir("/tmp/ws/.git")
             .dir("/tmp/r.git")
-            .dir("/home/u/p");
+            .dir("/home/u/p/.git");
         let ctx = ResolveContext {
             cwd: cwd.into(),
             home: Some("/home/u".into()),

@@ -333,8 +333,8 @@ fn run_namespaces(
 ) -> i32 {
     let profile = &payload.profile;
     let layout = mounts::layout(&profile.filesystem);
-    // Placeholders are permanent (never removed: see `mounts::Placeholder`).
-    if let Err(e) = mounts::create_placeholders(&layout) {
+    // Missing writable grants created; placeholders are permanent (`mounts::Placeholder`).
+    if let Err(e) = mounts::prepare_host(&layout) {
         eprintln!("cordon: refusing to run unconfined: {e}");
         return EXIT_SETUP;
     }

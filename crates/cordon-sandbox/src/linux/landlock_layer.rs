@@ -117,7 +117,9 @@ pub fn rules_from_layout(layout: &Layout) -> Vec<(PathBuf, Grant)> {
             StepKind::Proc => out.push((s.path.clone(), Grant::Read)),
             StepKind::Staging
             | StepKind::PinLink
-            | StepKind::Mask
+            | StepKind::CopyLink
+            | StepKind::CreateDir
+            | StepKind::Mask { .. }
             | StepKind::ReadOnlyRemount
             | StepKind::Pivot => {}
         }

@@ -81,8 +81,22 @@ pub enum StepKind {
     /// A symlink on the way to a protected, denied or pinned path, bound onto itself so its
     /// name cannot be removed, renamed or replaced (the target gets its own step).
     PinLink,
+    /// A symlink on the way to a granted path, where the layer around it is a tmpfs of
+    /// ours (e.g. `/lib64 -> usr/lib64` on an empty root): recreated there with the host
+    /// link's target, so the spelling the profile used keeps working inside.
+    CopyLink,
+    /// Host side, before the sandbox exists: create the missing directory of a writable
+    /// grant the user spelled (`-w /tmp/w/new`, `--with`, a config entry), each missing
+    /// component with an exclusive `mkdirat` beneath a parent opened without following
+    /// symlinks; the [`StepKind::Bind`] that follows binds it. Failing → refusal.
+    CreateDir,
     /// Hide the path: an empty mode-000 tmpfs (directory) or file, read-only.
-    Mask,
+    Mask {
+        /// Something is bound beneath the hidden directory (e.g. a writable grant inside a
+        /// denied one): its tmpfs gets mode 0111, traversable but not listable or readable,
+        /// so the grant is reachable with exactly its reported access.
+        traverse: bool,
+    },
     /// A minimal `/dev`: null, zero, full, random, urandom, tty bound from the host; a new
     /// `devpts` instance; a `shm` tmpfs; fd/stdin/stdout/stderr/ptmx symlinks; never block
     /// devices.
@@ -110,7 +124,8 @@ impl StepKind {
             StepKind::PrivateTmp { .. }
                 | StepKind::Bind { .. }
                 | StepKind::PinLink
-                | StepKind::Mask
+                | StepKind::CopyLink
+                | StepKind::Mask { .. }
         )
     }
 }
@@ -155,7 +170,15 @@ impl std::fmt::Display for Step {
                 if *protected { " (protected)" } else { "" }
             ),
             StepKind::PinLink => write!(f, "{p}: symlink pinned (bound onto itself)"),
-            StepKind::Mask => write!(f, "{p}: hidden (empty, mode 000)"),
+            StepKind::CopyLink => write!(f, "{p}: symlink recreated (as on the host)"),
+            StepKind::CreateDir => write!(f, "{p}: created on the host (missing writable grant)"),
+            StepKind::Mask { traverse: false } => write!(f, "{p}: hidden (empty, mode 000)"),
+            StepKind::Mask { traverse: true } => {
+                write!(
+                    f,
+                    "{p}: hidden (empty, mode 0111: only the grants beneath it reachable)"
+                )
+            }
             StepKind::Dev { .. } => write!(f, "{p}: minimal /dev"),
             StepKind::Proc => write!(
                 f,
@@ -201,6 +224,12 @@ enum Ctx {
 
 fn under_rebuilt_tree(p: &Path) -> bool {
     p.starts_with("/proc") || p.starts_with("/dev")
+}
+
+/// A grant the user wrote (a profile, config, flag or `--with` entry), other than the
+/// `:tmp` root (a missing `$TMPDIR` is not created).
+fn spelled_grant(e: &cordon_policy::ResolvedEntry) -> bool {
+    matches!(&e.origin, EntryOrigin::Profile { spelling, .. } if !spelling.starts_with(":tmp"))
 }
 
 fn step(path: &str, kind: StepKind, may_create: bool) -> Step {
@@ -297,7 +326,7 @@ fn tree_steps(fs: &ResolvedFilesystem, base: Base, private_tmp: bool) -> (Vec<St
                 }
                 steps.push(Step {
                     path: e.path.clone(),
-                    kind: StepKind::Mask,
+                    kind: StepKind::Mask { traverse: false },
                     may_create: false,
                 });
                 layers.push((e.path.clone(), Ctx::Own));
@@ -306,14 +335,26 @@ fn tree_steps(fs: &ResolvedFilesystem, base: Base, private_tmp: bool) -> (Vec<St
                 let writable = e.access == Access::Write;
                 let placeholder = protected && parent == (Ctx::Host { writable: true });
                 if !e.exists && !placeholder {
-                    if !protected {
-                        notes.push(format!(
-                            "{} {}: does not exist, skipped",
-                            e.access,
-                            e.path.display()
-                        ));
+                    // A writable grant the user spelled for a missing path is honoured:
+                    // created on the host first (issue 8 §1), unless the layer around it
+                    // already lets the command create it.
+                    let create =
+                        writable && parent != (Ctx::Host { writable: true }) && spelled_grant(e);
+                    if !create {
+                        if !protected {
+                            notes.push(format!(
+                                "{} {}: does not exist, skipped",
+                                e.access,
+                                e.path.display()
+                            ));
+                        }
+                        continue;
                     }
-                    continue;
+                    steps.push(Step {
+                        path: e.path.clone(),
+                        kind: StepKind::CreateDir,
+                        may_create: false,
+                    });
                 }
                 // A pinned directory is bound onto itself even though its parent shows the
                 // same access: a mount point cannot be renamed or removed, so the protected
@@ -337,30 +378,48 @@ fn tree_steps(fs: &ResolvedFilesystem, base: Base, private_tmp: bool) -> (Vec<St
     // Symlink names on the way to protected, denied and pinned paths, where the command
     // could replace them (in a writable host layer): pinned, after every layer is known.
     let mut pinned_links: Vec<&Path> = Vec::new();
+    // Symlinks on the way to grants, in a tmpfs of ours: recreated, so the spelling works.
     for e in &layered {
+        if under_rebuilt_tree(&e.path) {
+            continue;
+        }
         let guarded = e.access == Access::Deny
             || matches!(
                 e.origin,
                 EntryOrigin::Protected { .. } | EntryOrigin::Pinned { .. }
             );
-        if !guarded || under_rebuilt_tree(&e.path) {
-            continue;
-        }
         for l in &e.links {
-            if !pinned_links.contains(&l.as_path())
-                && ctx_of(&layers, l) == (Ctx::Host { writable: true })
-            {
-                pinned_links.push(l);
-                steps.push(Step {
-                    path: l.clone(),
-                    kind: StepKind::PinLink,
-                    may_create: false,
-                });
+            if pinned_links.contains(&l.as_path()) {
+                continue;
             }
+            let kind = match ctx_of(&layers, l) {
+                Ctx::Host { writable: true } if guarded => StepKind::PinLink,
+                Ctx::Own if e.access != Access::Deny => StepKind::CopyLink,
+                _ => continue,
+            };
+            pinned_links.push(l);
+            steps.push(Step {
+                path: l.clone(),
+                may_create: kind == StepKind::CopyLink,
+                kind,
+            });
         }
     }
     // Shallow first (stable: equal depths keep their order).
     steps.sort_by_key(|s| s.path.components().count());
+    // A mask with binds beneath it must be traversable, or they are unreachable.
+    let mounted: Vec<PathBuf> = steps
+        .iter()
+        .filter(|s| matches!(s.kind, StepKind::Bind { .. } | StepKind::PinLink))
+        .map(|s| s.path.clone())
+        .collect();
+    for s in &mut steps {
+        if let StepKind::Mask { traverse } = &mut s.kind {
+            *traverse = mounted
+                .iter()
+                .any(|m| m.starts_with(&s.path) && *m != s.path);
+        }
+    }
     if !missing_denies.is_empty() {
         notes.push(format!(
             "{} deny entr{} not present, nothing to hide: {}",
@@ -421,6 +480,64 @@ fn placeholder_contents(p: &Path) -> &'static [u8] {
 
 fn is_errno(e: &io::Error, errno: libc::c_int) -> bool {
     e.raw_os_error() == Some(errno)
+}
+
+/// The host-side steps of `layout`, run by the helper (host mount namespace) before the
+/// sandbox exists: [`StepKind::CreateDir`] for missing writable grants and the
+/// placeholders of missing protected paths ([`create_placeholders`]). Returns the
+/// placeholders created.
+///
+/// Errors: a directory or placeholder could not be created (message names the path and
+/// what to do; the helper refuses to run).
+pub fn prepare_host(layout: &Layout) -> io::Result<Vec<Placeholder>> {
+    for s in layout
+        .steps
+        .iter()
+        .filter(|s| s.kind == StepKind::CreateDir)
+    {
+        create_dir_nofollow(&s.path).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot create {} for its writable grant: {e}; create it yourself or \
+                     drop the grant",
+                    s.path.display()
+                ),
+            )
+        })?;
+    }
+    create_placeholders(layout)
+}
+
+/// `mkdir -p` of the absolute `path` without following any symlink: each component is
+/// opened beneath its parent with `RESOLVE_NO_SYMLINKS` and, when missing, created with an
+/// exclusive `mkdirat` (one that appears meanwhile is taken if it is a directory).
+fn create_dir_nofollow(path: &Path) -> io::Result<()> {
+    let mut cur = sys::open_dir_nofollow(Path::new("/"))?;
+    for comp in rel(path).components() {
+        let name = Path::new(comp.as_os_str());
+        let next = match sys::open_beneath(cur.as_raw_fd(), name) {
+            Ok(f) => f,
+            Err(e) if is_errno(&e, libc::ENOENT) => {
+                let cname = CString::new(comp.as_os_str().as_bytes())?;
+                match sys::mkdirat_excl(cur.as_raw_fd(), &cname, 0o755) {
+                    Ok(()) => {}
+                    Err(e) if is_errno(&e, libc::EEXIST) => {}
+                    Err(e) => return Err(e),
+                }
+                sys::open_beneath(cur.as_raw_fd(), name)?
+            }
+            Err(e) => return Err(e),
+        };
+        if !is_dir_fd(&next)? {
+            return Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!("{} is not a directory", name.display()),
+            ));
+        }
+        cur = next;
+    }
+    Ok(())
 }
 
 /// Creates (permanently, see [`Placeholder`]) the protected paths of `layout` that are
@@ -607,7 +724,9 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
                 protected,
             } => apply_bind(&mut st, s, *writable, *protected)?,
             StepKind::PinLink => apply_pin_link(&mut st, s)?,
-            StepKind::Mask => apply_mask(&mut st, s)?,
+            StepKind::CopyLink => apply_copy_link(&mut st, s)?,
+            StepKind::CreateDir => {} // done by `prepare_host` before the sandbox exists
+            StepKind::Mask { traverse } => apply_mask(&mut st, s, *traverse)?,
             StepKind::Dev { shm_size } => apply_dev(&mut st, s, shm_size.as_deref())?,
             StepKind::Proc => apply_proc(&mut st, s)?,
             StepKind::ReadOnlyRemount => apply_read_only(&mut st)?,
@@ -769,16 +888,47 @@ fn apply_pin_link(st: &mut BuildState, s: &Step) -> io::Result<()> {
     sys::attach_at(&link, dst_dir.as_raw_fd(), &cname).map_err(|e| fail("pinning", e))
 }
 
-fn apply_mask(st: &mut BuildState, s: &Step) -> io::Result<()> {
+fn apply_copy_link(st: &mut BuildState, s: &Step) -> io::Result<()> {
+    let rp = rel(&s.path);
+    let (Some(parent), Some(name)) = (rp.parent(), rp.file_name()) else {
+        return Ok(());
+    };
+    let src_dir = open_dir_beneath(st.old()?, parent)
+        .map_err(|e| ctx_err(format!("opening {}", s.path.display()), e))?;
+    let target = match nix::fcntl::readlinkat(&src_dir, name) {
+        Ok(t) => t,
+        Err(e) => {
+            st.notes
+                .push(format!("symlink {}: not recreated ({e})", s.path.display()));
+            return Ok(());
+        }
+    };
+    let dst_dir = if parent.as_os_str().is_empty() {
+        open_dir_beneath(st.root()?, parent)?
+    } else {
+        ensure_target(st.root()?, parent, true, true)
+            .map_err(|e| ctx_err(format!("mountpoint {}", s.path.display()), e))?
+    };
+    let cname = CString::new(name.as_bytes())?;
+    let ctarget = CString::new(target.as_bytes())?;
+    match sys::symlinkat(&ctarget, dst_dir.as_raw_fd(), &cname) {
+        Ok(()) => Ok(()),
+        Err(e) if is_errno(&e, libc::EEXIST) => Ok(()),
+        Err(e) => Err(ctx_err(format!("recreating {}", s.path.display()), e)),
+    }
+}
+
+fn apply_mask(st: &mut BuildState, s: &Step, traverse: bool) -> io::Result<()> {
     let target = match sys::open_beneath(st.root()?, rel(&s.path)) {
         Ok(t) => t,
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(()),
         Err(e) => return Err(ctx_err(format!("opening {}", s.path.display()), e)),
     };
     if is_dir_fd(&target)? {
+        let mode = if traverse { c"0111" } else { c"000" };
         let t = sys::new_fs(
             c"tmpfs",
-            &[(c"mode", Some(c"000")), (c"size", Some(c"4k"))],
+            &[(c"mode", Some(mode)), (c"size", Some(c"4k"))],
             NOSUID_NODEV | sys::MOUNT_ATTR_NOEXEC,
         )
         .map_err(|e| ctx_err("mask tmpfs", e))?;
@@ -974,8 +1124,14 @@ mod tests {
                 protected: false
             }
         );
-        assert_eq!(find(&l, "/home/u/.ssh").unwrap().kind, StepKind::Mask);
-        assert_eq!(find(&l, "/home/u/.netrc").unwrap().kind, StepKind::Mask);
+        assert_eq!(
+            find(&l, "/home/u/.ssh").unwrap().kind,
+            StepKind::Mask { traverse: false }
+        );
+        assert_eq!(
+            find(&l, "/home/u/.netrc").unwrap().kind,
+            StepKind::Mask { traverse: false }
+        );
         assert!(find(&l, "/home/u/.aws").is_none());
         assert!(l.notes.iter().any(|n| n.contains(".aws")));
         for p in ["/home/u/proj/.git/hooks", "/home/u/proj/.git/config"] {
@@ -1058,7 +1214,10 @@ mod tests {
             "/home/u/proj",
         );
         assert!(find(&l, "/etc").is_none());
-        assert_eq!(find(&l, "/home/u").unwrap().kind, StepKind::Mask);
+        assert_eq!(
+            find(&l, "/home/u").unwrap().kind,
+            StepKind::Mask { traverse: true }
+        );
         let proj = find(&l, "/home/u/proj").unwrap();
         assert!(proj.may_create, "inside the mask tmpfs");
     }
