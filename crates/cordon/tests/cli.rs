@@ -689,3 +689,31 @@ fn dry_run_prints_the_mount_plan() {
     assert!(t.contains("mount plan:"), "{t}");
     assert!(t.contains("/tmp: private tmpfs"), "{t}");
 }
+
+/// Issue 8 §1: `bash /tmp/x.sh` fails inside (the private /tmp hides it) and `explain`
+/// says so with the fix instead of "read-only"; `--with` a read entry for it makes it
+/// visible (it used to show in --dry-run but have no effect).
+#[test]
+fn host_tmp_file_hidden_explained_and_granted_with_with() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let d = tempfile::Builder::new()
+        .prefix("cordon-cli-tmp-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let script = d.path().canonicalize().unwrap().join("x.sh");
+    std::fs::write(&script, "echo hi\n").unwrap();
+    let s = script.to_str().unwrap();
+    let o = out(cordon(&p, &["run", "--", "sh", s]));
+    assert_ne!(o.status.code(), Some(0));
+    let o = out(cordon(&p, &["explain", "--json", s]));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["paths"][0]["decided_by"]["kind"], "private-tmp", "{v}");
+    assert!(v["paths"][0]["hint"].as_str().unwrap().contains("--with"));
+    let with = format!(r#"{{"entries":[{{"path":"{s}","access":"read"}}]}}"#);
+    let o = out(cordon(&p, &["run", "--with", &with, "--", "sh", s]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "hi\n");
+}
