@@ -105,6 +105,7 @@ pub(crate) fn keep_cwd_visible(f: &mut ResolvedFilesystem, cwd: &Path, fs: &dyn 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
     use crate::{resolve, FilesystemPolicy, FsEntry, MemFs, PermissionProfile, ResolveContext};
 
     fn fs_of(entries: Vec<FsEntry>, cwd: &str) -> ResolvedFilesystem {
@@ -124,6 +125,52 @@ mod tests {
             ..Default::default()
         };
         resolve(&p, &ctx, &fs).unwrap().filesystem
+    }
+
+    /// Issue 7 item 2: every hop of a symlink chain on the spelled path is listed (by
+    /// where the link lives), `..` after a link is taken physically, and the resolved
+    /// protected entry carries them.
+    #[test]
+    fn symlinks_on_follows_chains_and_dotdot() {
+        use crate::resolve::symlinks_on;
+        let fs = MemFs::new()
+            .dir("/w/.git")
+            .dir("/w/real/hk2")
+            .symlink("/w/.git/hooks", "../hk")
+            .symlink("/w/hk", "real/hk2")
+            .dir("/a/b")
+            .dir("/a/c")
+            .symlink("/w/l", "/a/b");
+        assert_eq!(
+            symlinks_on(&fs, Path::new("/w/.git/hooks/pre-commit")),
+            [PathBuf::from("/w/.git/hooks"), PathBuf::from("/w/hk")]
+        );
+        assert_eq!(
+            symlinks_on(&fs, Path::new("/w/l/../c")),
+            [PathBuf::from("/w/l")]
+        );
+        assert!(symlinks_on(&fs, Path::new("/w/real/hk2")).is_empty());
+        let mut p = PermissionProfile::builtin("workspace-write").unwrap();
+        p.filesystem = FilesystemPolicy::Restricted {
+            default: Access::Read,
+            entries: vec![FsEntry::new(":workspace", Access::Write)],
+            protect_metadata: true,
+        };
+        let ctx = ResolveContext {
+            cwd: "/w".into(),
+            home: Some("/h".into()),
+            ..Default::default()
+        };
+        let r = resolve(&p, &ctx, &fs).unwrap();
+        let ResolvedFilesystem::Restricted { entries, .. } = &r.filesystem else {
+            panic!()
+        };
+        let hooks = entries
+            .iter()
+            .find(|e| e.spelled == Path::new("/w/.git/hooks"))
+            .unwrap();
+        assert_eq!(hooks.path, Path::new("/w/real/hk2"));
+        assert_eq!(hooks.links.len(), 2);
     }
 
     #[test]
