@@ -105,8 +105,8 @@ pub(crate) fn keep_cwd_visible(f: &mut ResolvedFilesystem, cwd: &Path, fs: &dyn 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
     use crate::{resolve, FilesystemPolicy, FsEntry, MemFs, PermissionProfile, ResolveContext};
+    use std::path::PathBuf;
 
     fn fs_of(entries: Vec<FsEntry>, cwd: &str) -> ResolvedFilesystem {
         let mut p = PermissionProfile::builtin("workspace-write").unwrap();

@@ -53,7 +53,6 @@ done
 echo DONE
 "#;
 
-
 fn cordon(dir: &Path, home: &Path, script: &str, iters: u64) -> Child {
     Command::new(CORDON)
         .args(["run", "--yes", "--", "sh", "-c", script, "attack"])
@@ -171,7 +170,10 @@ fn overlapping_cordon_runs_never_expose_protected_paths() {
         assert_eq!(c, "", "config.worktree planted");
     }
     assert!(!g.join("hooks/pre-commit").exists());
-    assert_eq!(std::fs::read_to_string(g.join("config")).unwrap(), config_before);
+    assert_eq!(
+        std::fs::read_to_string(g.join("config")).unwrap(),
+        config_before
+    );
     for ws in [&repo, &plain] {
         assert!(!ws.join(".cordon/x").exists());
     }
