@@ -209,3 +209,25 @@ fn explain_verdict_matches_a_probe_inside() {
     }
     eprintln!("checked {checked} path verdicts against probes");
 }
+
+/// The same on rung 2 (no user namespaces, Landlock only): the missing writable grant is
+/// created before the Landlock rules are made, so it is writable there too.
+#[test]
+fn missing_writable_grant_is_honoured_on_the_landlock_rung() {
+    if !require(&[Need::Landlock(1), Need::Seccomp]) {
+        return;
+    }
+    let base = outside_dir();
+    let new = base.path().canonicalize().unwrap().join("n/e/w");
+    let mut s = Sandbox::in_base(OUTSIDE_BASE)
+        .filesystem(
+            Access::Read,
+            vec![entry(new.to_str().unwrap(), Access::Write)],
+            false,
+        )
+        .keep(base);
+    s.disabled_layers = vec!["userns".into()];
+    let o = s.sh(&format!("echo hi > {}/f", q(&new)));
+    assert_ok(&o);
+    assert_eq!(std::fs::read_to_string(new.join("f")).unwrap(), "hi\n");
+}

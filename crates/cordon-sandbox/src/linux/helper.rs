@@ -483,6 +483,10 @@ fn with_refusal_prefix(e: &str) -> String {
 
 fn run_landlock_only(payload: &HelperPayload, args: &HelperArgs, plan: &LinuxPlan) -> i32 {
     let profile = &payload.profile;
+    if let Err(e) = mounts::create_missing_grants(&mounts::layout(&profile.filesystem)) {
+        eprintln!("cordon: refusing to run: {e}");
+        return EXIT_SETUP;
+    }
     if let Err(e) = std::env::set_current_dir(&profile.cwd) {
         eprintln!(
             "cordon: cannot enter the working directory {}: {e} (cd to an existing \

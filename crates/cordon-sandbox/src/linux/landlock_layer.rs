@@ -136,7 +136,9 @@ fn rules_landlock_only(fs: &ResolvedFilesystem) -> Vec<(PathBuf, Grant)> {
         Access::Deny => {}
     }
     for e in fs.layered() {
-        if e.path == Path::new("/") || !e.exists {
+        // Missing paths are dropped when the rules are added (a missing writable grant
+        // was created by the helper just before).
+        if e.path == Path::new("/") {
             continue;
         }
         match e.access {

@@ -490,6 +490,15 @@ fn is_errno(e: &io::Error, errno: libc::c_int) -> bool {
 /// Errors: a directory or placeholder could not be created (message names the path and
 /// what to do; the helper refuses to run).
 pub fn prepare_host(layout: &Layout) -> io::Result<Vec<Placeholder>> {
+    create_missing_grants(layout)?;
+    create_placeholders(layout)
+}
+
+/// The [`StepKind::CreateDir`] steps of `layout` (also run on rung 2, which mounts
+/// nothing, so a missing writable grant means the same on every rung).
+///
+/// Errors: as [`prepare_host`].
+pub fn create_missing_grants(layout: &Layout) -> io::Result<()> {
     for s in layout
         .steps
         .iter()
@@ -506,7 +515,7 @@ pub fn prepare_host(layout: &Layout) -> io::Result<Vec<Placeholder>> {
             )
         })?;
     }
-    create_placeholders(layout)
+    Ok(())
 }
 
 /// `mkdir -p` of the absolute `path` without following any symlink: each component is
