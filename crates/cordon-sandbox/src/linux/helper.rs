@@ -8,7 +8,8 @@
 //! Rung 1 process tree:
 //!
 //! ```text
-//! cordon ─ helper (host namespaces; forwards signals, cleans placeholders)
+//! cordon ─ helper (host namespaces; creates placeholders, forwards signals, relays the
+//!            │       report of what was applied)
 //!            └─ init, pid 1 of new user+mount+pid+ipc(+net) namespaces
 //!                 (builds the root, confines itself, reaps, forwards signals)
 //!                 └─ the command
@@ -47,7 +48,7 @@ use super::seccomp_filter;
 use super::sys;
 use super::{PAYLOAD_FROM_ENV_PREFIX, PAYLOAD_FROM_FD_PREFIX};
 use crate::HostFs;
-use cordon_policy::{Access, HelperPayload, ResolvedFilesystem, ResolvedProfile};
+use cordon_policy::{Access, HelperPayload, ResolvedProfile};
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -439,7 +440,7 @@ fn read_status(fd: &OwnedFd) -> Option<SetupStatus> {
 fn child_env(payload: &HelperPayload, rung: Rung) -> Vec<(String, String)> {
     let fs = &payload.profile.filesystem;
     let host = HostFs;
-    let private_tmp = rung == Rung::Namespaces && !tmp_denied(fs);
+    let private_tmp = rung == Rung::Namespaces && fs.top_view().private_tmp;
     let writable = |p: &Path| -> bool {
         if !p.is_absolute() {
             return false;
@@ -456,16 +457,9 @@ fn child_env(payload: &HelperPayload, rung: Rung) -> Vec<(String, String)> {
         }
         // On rung 1 the host /tmp is replaced by the private one: a path under it is only
         // there when an entry below /tmp binds it in.
-        if private_tmp && p.starts_with("/tmp") {
-            let ResolvedFilesystem::Restricted { entries, .. } = fs else {
-                return false;
-            };
-            return a
-                .entry
-                .and_then(|i| entries.get(i))
-                .is_some_and(|e| e.path != Path::new("/tmp"));
-        }
-        true
+        !(private_tmp
+            && p.canonicalize()
+                .map_or(true, |c| fs.hidden_by_private_tmp(&c)))
     };
     let mut env: Vec<(String, String)> = payload
         .env
@@ -485,12 +479,6 @@ fn child_env(payload: &HelperPayload, rung: Rung) -> Vec<(String, String)> {
         _ => {}
     }
     env
-}
-
-fn tmp_denied(fs: &ResolvedFilesystem) -> bool {
-    fs.layered()
-        .iter()
-        .any(|e| e.path == Path::new("/tmp") && e.access == Access::Deny)
 }
 
 /// The confinement every rung applies in the process that will fork (or be) the command:
@@ -550,15 +538,6 @@ fn is_userns_refusal(e: &std::io::Error) -> bool {
     )
 }
 
-/// Removes the placeholders when dropped (every exit path of rung 1 in the helper).
-struct PlaceholderGuard(Vec<mounts::Placeholder>);
-
-impl Drop for PlaceholderGuard {
-    fn drop(&mut self) {
-        mounts::remove_placeholders(&self.0);
-    }
-}
-
 fn run_namespaces(
     payload: &HelperPayload,
     args: &HelperArgs,
@@ -568,10 +547,9 @@ fn run_namespaces(
 ) -> Result<i32, HelperError> {
     let profile = &payload.profile;
     let layout = mounts::layout(&profile.filesystem);
-    let placeholders = PlaceholderGuard(
-        mounts::create_placeholders(&layout)
-            .map_err(|e| HelperError::Message(format!("refusing to run unconfined: {e}")))?,
-    );
+    // Missing writable grants created; placeholders are permanent (`mounts::Placeholder`).
+    mounts::prepare_host(&layout)
+        .map_err(|e| HelperError::Message(format!("refusing to run unconfined: {e}")))?;
     // Everything the child needs is prepared before the clone.
     let env = child_env(payload, Rung::Namespaces);
     let spec = CommandSpec::new(&args.argv, &env).map_err(HelperError::Usage)?;
@@ -591,7 +569,6 @@ fn run_namespaces(
         Err(e) if is_userns_refusal(&e) => {
             // The sysctls allowed it but something else (seccomp of a container, an
             // LSM) did not: learn it and try the next rung (or refuse).
-            drop(placeholders);
             let why = format!("clone(CLONE_NEWUSER) failed: {e}");
             features.user_namespaces = Availability::Unavailable(why.clone());
             return run(payload, args, features, reporter, Some(why));
@@ -629,7 +606,6 @@ fn run_namespaces(
             // SAFETY: `st` is a valid int; `pid` is our child.
             unsafe { libc::waitpid(pid, &mut st, libc::__WALL) };
             drop(alive_w);
-            drop(placeholders);
             features.user_namespaces = Availability::Unavailable(why.clone());
             return run(payload, args, features, reporter, Some(why));
         }
@@ -637,7 +613,6 @@ fn run_namespaces(
     }
     let code = process::supervise(pid);
     drop(alive_w);
-    drop(placeholders);
     Ok(code)
 }
 
@@ -726,7 +701,7 @@ fn init_main(ctx: InitContext<'_>) -> Result<i32, HelperError> {
     sys::prctl(libc::PR_SET_DUMPABLE, 0).map_err(|e| HelperError::setup("PR_SET_DUMPABLE", e))?;
     // Namespaces and mounts are in place now; the rest is what `confine` reports as
     // enforced.
-    let private_tmp = !tmp_denied(&ctx.profile.filesystem);
+    let private_tmp = ctx.profile.filesystem.top_view().private_tmp;
     let mut layers = vec![
         Layer::Namespaces {
             net: ctx.plan.net_namespace,
@@ -796,6 +771,8 @@ fn run_landlock_only(
     fell_back: Option<String>,
 ) -> Result<i32, HelperError> {
     let profile = &payload.profile;
+    mounts::create_missing_grants(&mounts::layout(&profile.filesystem))
+        .map_err(|e| HelperError::Message(format!("refusing to run: {e}")))?;
     if let Err(e) = std::env::set_current_dir(&profile.cwd) {
         return Err(HelperError::Usage(format!(
             "cannot enter the working directory {}: {e} (cd to an existing directory and \
