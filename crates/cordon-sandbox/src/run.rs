@@ -87,9 +87,10 @@ pub fn run(exec: &ExecRequest) -> io::Result<RunStatus> {
     wait_forwarding(cmd.spawn()?)
 }
 
-/// What the helper reported it applied ([`crate::linux::AppliedReport`] on Linux).
+/// What the helper reported: what it applied, or why nothing ran
+/// ([`crate::linux::HelperOutcome`] on Linux).
 #[cfg(target_os = "linux")]
-pub type HelperReport = crate::linux::AppliedReport;
+pub type HelperReport = crate::linux::HelperOutcome;
 /// What the helper reported it applied (no helper on this platform).
 #[cfg(not(target_os = "linux"))]
 pub type HelperReport = serde_json::Value;

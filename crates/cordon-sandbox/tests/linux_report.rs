@@ -8,13 +8,22 @@
 
 mod support;
 use cordon_policy::Access;
-use cordon_sandbox::linux::{spawn_reported, AppliedReport, Rung};
+use cordon_sandbox::linux::{spawn_reported, AppliedReport, HelperOutcome, Rung};
 use std::process::{Command, Output, Stdio};
 use support::*;
 
 /// Runs `script` in `s` through `prefix` (e.g. `setpriv …`) and returns the output and the
-/// helper's report.
+/// helper's report (`None` when it says nothing ran).
 fn run_reported(s: &Sandbox, prefix: &[&str], script: &str) -> (Output, Option<AppliedReport>) {
+    let (o, r) = run_outcome(s, prefix, script);
+    match r {
+        Some(HelperOutcome::Applied(a)) => (o, Some(a)),
+        _ => (o, None),
+    }
+}
+
+/// [`run_reported`] with the raw outcome.
+fn run_outcome(s: &Sandbox, prefix: &[&str], script: &str) -> (Output, Option<HelperOutcome>) {
     let mut args = vec!["__sandbox-helper".to_string()];
     args.push("--permission-profile".into());
     args.push(s.payload());
@@ -197,9 +206,15 @@ fn rung_one_without_landlock_or_seccomp_reports_so() {
 fn refusal_reports_nothing_and_the_command_cannot_write_the_channel() {
     let mut s = Sandbox::new();
     s.disabled_layers = vec!["all".into()];
-    let (o, r) = run_reported(&s, &[], "echo ran");
+    let (o, r) = run_outcome(&s, &[], "echo ran");
     assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
-    assert!(r.is_none());
+    match r {
+        Some(HelperOutcome::NotRun { reason }) => {
+            assert!(reason.starts_with("refusing to run unconfined"), "{reason}");
+            assert!(stderr(&o).contains(&reason), "{}", stderr(&o));
+        }
+        other => panic!("expected not_run, got {other:?}"),
+    }
     if !require_full() {
         return;
     }
@@ -256,9 +271,12 @@ fn uid_map_eperm_falls_back_or_refuses_with_the_reason() {
     assert_report_matches(&o, &r);
     // A profile with carve-outs needs the mount namespace: refused, naming uid_map.
     let s = Sandbox::new();
-    let (o, r) = run_reported(&s, &no_setfcap, "echo ran > marker");
+    let (o, r) = run_outcome(&s, &no_setfcap, "echo ran > marker");
     assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
-    assert!(r.is_none());
+    assert!(
+        matches!(&r, Some(HelperOutcome::NotRun { reason }) if reason.contains("uid_map")),
+        "{r:?}"
+    );
     let err = stderr(&o);
     assert!(
         err.contains("uid_map") && err.contains("refusing to run unconfined"),

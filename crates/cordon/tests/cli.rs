@@ -923,6 +923,32 @@ fn report_tells_the_rung_really_used() {
     assert!(v["fell_back"].to_string().contains("uid_map"), "{v}");
     // The plan (the prediction) did expect rung 1: both are visible, and differ.
     assert!(v["planned"].to_string().contains("user+mount"), "{v}");
+    // A profile that needs mounts is refused by the helper: the report says why (the
+    // same words as stderr), and that nothing was applied.
+    let mut c = Command::new("/usr/bin/setpriv");
+    c.args(["--bounding-set=-setfcap", CORDON])
+        .args([
+            "run",
+            "--report",
+            file.to_str().unwrap(),
+            "--",
+            "touch",
+            "ran",
+        ])
+        .current_dir(&p.dir)
+        .env("HOME", &p.home)
+        .env_remove("CORDON_DISABLE_LAYERS")
+        .stdin(Stdio::null());
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(v["outcome"], "refused", "{v}");
+    assert_eq!(v["applied"], serde_json::json!([]), "{v}");
+    let reason = v["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("uid_map"), "{v}");
+    assert!(text(&o.stderr).contains(reason), "{}", text(&o.stderr));
+    assert!(!p.dir.join("ran").exists());
 }
 
 /// Issue 7 item 12: with the host's `/proc` partly covered (as in a container), a fresh

@@ -95,6 +95,20 @@ pub struct AppliedReport {
     pub fell_back: Option<String>,
 }
 
+/// What the helper writes on `--report-fd`: one JSON line, before the command starts or
+/// when it is clear the command will not (`{"applied": {…}}` / `{"not_run": {"reason": …}}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HelperOutcome {
+    /// Every layer is in force; the command starts next.
+    Applied(AppliedReport),
+    /// Nothing ran: the refusal or setup failure, as printed on stderr.
+    NotRun {
+        /// The message (`refusing to run unconfined: …`).
+        reason: String,
+    },
+}
+
 impl AppliedReport {
     /// The layers in plain words (their `Display`).
     pub fn applied(&self) -> Vec<String> {
@@ -310,8 +324,17 @@ impl Reporter {
     /// Hands the report to the caller's descriptor (the stderr lines are printed by the
     /// process that applied the layers, before the command starts: [`print_report`]).
     fn deliver(&mut self, r: &AppliedReport) {
+        self.send(&HelperOutcome::Applied(r.clone()));
+    }
+
+    /// Tells the caller nothing ran, and why (what stderr also says).
+    fn not_run(&mut self, reason: String) {
+        self.send(&HelperOutcome::NotRun { reason });
+    }
+
+    fn send(&mut self, o: &HelperOutcome) {
         if let Some(fd) = self.fd.take() {
-            let mut line = serde_json::to_vec(r).expect("report serialises");
+            let mut line = serde_json::to_vec(o).expect("report serialises");
             line.push(b'\n');
             sys::write_all(fd.as_raw_fd(), &line);
         }
@@ -341,7 +364,12 @@ pub(crate) fn main(args: Vec<OsString>) -> i32 {
             let mut reporter = reporter;
             match run(&payload, &args, features, &mut reporter, None) {
                 Ok(code) => code,
-                Err(e) => e.report(),
+                Err(e) => {
+                    if !matches!(e, HelperError::ParentGone) {
+                        reporter.not_run(e.to_string());
+                    }
+                    e.report()
+                }
             }
         }
         Err(e) => e.report(),
@@ -421,6 +449,8 @@ enum SetupStatus {
     /// root container without `CAP_SETFCAP`, or a fresh `/proc` refused): take the next
     /// rung, or refuse with this reason (R-S4).
     UsernsUnusable(String),
+    /// Setup failed or was refused in the process that applies the layers: nothing runs.
+    NotRun(String),
 }
 
 fn send_status(fd: &OwnedFd, s: &SetupStatus) {
@@ -579,7 +609,7 @@ fn run_namespaces(
         drop(alive_w);
         drop(status_r);
         reporter.close_in_child();
-        let ctx = InitContext {
+        let mut ctx = InitContext {
             profile,
             plan,
             layout: &layout,
@@ -587,12 +617,17 @@ fn run_namespaces(
             uid,
             gid,
             alive: alive_r,
-            status: status_w,
+            status: Some(status_w),
             print_report: reporter.stderr,
         };
-        let code = match init_main(ctx) {
+        let code = match init_main(&mut ctx) {
             Ok(code) => code,
-            Err(e) => e.report(),
+            Err(e) => {
+                if let (Some(st), false) = (&ctx.status, matches!(e, HelperError::ParentGone)) {
+                    send_status(st, &SetupStatus::NotRun(e.to_string()));
+                }
+                e.report()
+            }
         };
         process::exit_now(code);
     }
@@ -600,6 +635,7 @@ fn run_namespaces(
     drop(status_w);
     match read_status(&status_r) {
         Some(SetupStatus::Applied(r)) => reporter.deliver(&r),
+        Some(SetupStatus::NotRun(why)) => reporter.not_run(why),
         Some(SetupStatus::UsernsUnusable(why)) => {
             // Init exits at once; reap it, then take the next rung (or refuse).
             let mut st = 0;
@@ -627,10 +663,19 @@ struct InitContext<'a> {
     gid: libc::gid_t,
     /// Read end of a pipe the helper holds open: hang-up means the helper is gone.
     alive: OwnedFd,
-    /// Write end of the status pipe to the helper ([`SetupStatus`]).
-    status: OwnedFd,
+    /// Write end of the status pipe to the helper ([`SetupStatus`]); taken (closed) once
+    /// the report is sent, before the command starts.
+    status: Option<OwnedFd>,
     /// `--report`: print the applied layers before the command starts.
     print_report: bool,
+}
+
+impl InitContext<'_> {
+    fn send(&self, s: &SetupStatus) {
+        if let Some(fd) = &self.status {
+            send_status(fd, s);
+        }
+    }
 }
 
 /// Whether a failed write of `/proc/self/{setgroups,uid_map,gid_map}` means user
@@ -642,7 +687,7 @@ fn is_map_refusal(e: &std::io::Error) -> bool {
 
 /// Pid 1 of the new namespaces. Returns the exit code (never returns to the helper's
 /// code path: the caller `_exit`s with it).
-fn init_main(ctx: InitContext<'_>) -> Result<i32, HelperError> {
+fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
     sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)
         .map_err(|e| HelperError::setup("PR_SET_PDEATHSIG", e))?;
     if sys::peer_gone(&ctx.alive) {
@@ -662,7 +707,7 @@ fn init_main(ctx: InitContext<'_>) -> Result<i32, HelperError> {
                      LSM, forbids the identity mapping)",
                     file.to_string_lossy()
                 );
-                send_status(&ctx.status, &SetupStatus::UsernsUnusable(why));
+                ctx.send(&SetupStatus::UsernsUnusable(why));
                 return Err(HelperError::ParentGone); // the helper reports the fallback
             }
             return Err(HelperError::Setup {
@@ -679,7 +724,7 @@ fn init_main(ctx: InitContext<'_>) -> Result<i32, HelperError> {
                 "a fresh /proc cannot be mounted here ({e}); the host's /proc is partly \
                  covered (as in a container)"
             );
-            send_status(&ctx.status, &SetupStatus::UsernsUnusable(why));
+            ctx.send(&SetupStatus::UsernsUnusable(why));
             return Err(HelperError::ParentGone);
         }
         Err(e) => return Err(HelperError::setup("mounts", e)),
@@ -724,8 +769,8 @@ fn init_main(ctx: InitContext<'_>) -> Result<i32, HelperError> {
     if ctx.print_report {
         print_report(&report);
     }
-    send_status(&ctx.status, &SetupStatus::Applied(report));
-    drop(ctx.status);
+    ctx.send(&SetupStatus::Applied(report));
+    drop(ctx.status.take());
     let child = process::spawn(ctx.spec, before_exec)?;
     Ok(process::supervise(child))
 }
@@ -798,25 +843,32 @@ fn run_landlock_only(
     if sup == 0 {
         drop(status_r);
         reporter.close_in_child();
-        let sup_ctx = SupervisorContext {
+        let mut sup_ctx = SupervisorContext {
             profile,
             plan,
             spec: &spec,
             helper,
             helper_pgrp: pgrp,
-            status: status_w,
+            status: Some(status_w),
             fell_back,
             print_report: reporter.stderr,
         };
-        let code = match supervisor_main(sup_ctx) {
+        let code = match supervisor_main(&mut sup_ctx) {
             Ok(c) => c,
-            Err(e) => e.report(),
+            Err(e) => {
+                if let (Some(st), false) = (&sup_ctx.status, matches!(e, HelperError::ParentGone)) {
+                    send_status(st, &SetupStatus::NotRun(e.to_string()));
+                }
+                e.report()
+            }
         };
         process::exit_now(code);
     }
     drop(status_w);
-    if let Some(SetupStatus::Applied(r)) = read_status(&status_r) {
-        reporter.deliver(&r);
+    match read_status(&status_r) {
+        Some(SetupStatus::Applied(r)) => reporter.deliver(&r),
+        Some(SetupStatus::NotRun(why)) => reporter.not_run(why),
+        _ => {}
     }
     let code = process::supervise(sup);
     process::kill_descendants();
@@ -831,8 +883,9 @@ struct SupervisorContext<'a> {
     /// The helper's pid (the supervisor's parent) and process group.
     helper: libc::pid_t,
     helper_pgrp: libc::pid_t,
-    /// Write end of the status pipe; the command's process writes the report on it.
-    status: OwnedFd,
+    /// Write end of the status pipe; the command's process writes the report on it. Taken
+    /// (closed) once the command is spawned.
+    status: Option<OwnedFd>,
     /// Why rung 1 was not used, when it was planned.
     fell_back: Option<String>,
     /// `--report`: print the applied layers before the command starts.
@@ -841,7 +894,7 @@ struct SupervisorContext<'a> {
 
 /// The rung-2 supervisor (see the module docs). Returns its exit code: the command's, or
 /// 125 when nothing ran.
-fn supervisor_main(ctx: SupervisorContext<'_>) -> Result<i32, HelperError> {
+fn supervisor_main(ctx: &mut SupervisorContext<'_>) -> Result<i32, HelperError> {
     process::block_supervisor_signals();
     let death = process::parent_death_signal();
     // SAFETY: getppid has no preconditions.
@@ -861,44 +914,17 @@ fn supervisor_main(ctx: SupervisorContext<'_>) -> Result<i32, HelperError> {
     sys::prctl(libc::PR_SET_CHILD_SUBREAPER, 1)
         .map_err(|e| HelperError::setup("becoming a subreaper", e))?;
     let helper_pgrp = ctx.helper_pgrp;
-    let status = &ctx.status;
+    let status = ctx.status.as_ref();
     let spawned = process::spawn(ctx.spec, || {
-        // Back into the caller's process group: the command stays in the terminal's
-        // foreground group (job control, ^C) as if the supervisor were not there.
-        // SAFETY: setpgid has no memory-safety preconditions.
-        if unsafe { libc::setpgid(0, helper_pgrp) } != 0 {
-            return Err(format!(
-                "sandbox setup failed: joining the process group {helper_pgrp}: {}",
-                std::io::Error::last_os_error()
-            ));
+        let r = apply_in_command(ctx, helper_pgrp, status);
+        if let (Err(why), Some(st)) = (&r, status) {
+            send_status(st, &SetupStatus::NotRun(why.clone()));
         }
-        // Dies with the supervisor (whose own death leaves the rest to the helper).
-        sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)
-            .map_err(|e| format!("PR_SET_PDEATHSIG: {e}"))?;
-        let mut applied = confine(
-            ctx.profile,
-            ctx.plan,
-            Vec::new(),
-            landlock_layer::stdio_grants(),
-        )
-        .map_err(|e| e.to_string())?;
-        applied.push(Layer::Supervisor);
-        applied.push(Layer::Environment);
-        let report = AppliedReport {
-            rung: Rung::LandlockOnly,
-            layers: applied,
-            notes: ctx.plan.notes.clone(),
-            fell_back: ctx.fell_back.clone(),
-        };
-        if ctx.print_report {
-            print_report(&report);
-        }
-        // The status pipe is close-on-exec: the command never holds it.
-        send_status(status, &SetupStatus::Applied(report));
-        before_exec()
+        r
     });
-    // Only the command's process writes the report; the helper's read ends once it execs.
-    drop(ctx.status);
+    // Only the command's process writes the report (or why nothing runs); the helper's
+    // read ends once it execs or exits.
+    drop(ctx.status.take());
     let child = match spawned {
         Ok(p) => p,
         Err(e) => {
@@ -910,6 +936,50 @@ fn supervisor_main(ctx: SupervisorContext<'_>) -> Result<i32, HelperError> {
     let code = process::supervise_while_parent(child, ctx.helper).unwrap_or(EXIT_SETUP);
     process::kill_descendants();
     Ok(code)
+}
+
+/// Rung 2, in the command's own process between fork and exec: back into the caller's
+/// process group, die with the supervisor, confine, report, last per-command steps.
+fn apply_in_command(
+    ctx: &SupervisorContext<'_>,
+    helper_pgrp: libc::pid_t,
+    status: Option<&OwnedFd>,
+) -> Result<(), String> {
+    // Back into the caller's process group: the command stays in the terminal's
+    // foreground group (job control, ^C) as if the supervisor were not there.
+    // SAFETY: setpgid has no memory-safety preconditions.
+    if unsafe { libc::setpgid(0, helper_pgrp) } != 0 {
+        return Err(format!(
+            "sandbox setup failed: joining the process group {helper_pgrp}: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    // Dies with the supervisor (whose own death leaves the rest to the helper).
+    sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)
+        .map_err(|e| format!("PR_SET_PDEATHSIG: {e}"))?;
+    let mut applied = confine(
+        ctx.profile,
+        ctx.plan,
+        Vec::new(),
+        landlock_layer::stdio_grants(),
+    )
+    .map_err(|e| e.to_string())?;
+    applied.push(Layer::Supervisor);
+    applied.push(Layer::Environment);
+    let report = AppliedReport {
+        rung: Rung::LandlockOnly,
+        layers: applied,
+        notes: ctx.plan.notes.clone(),
+        fell_back: ctx.fell_back.clone(),
+    };
+    if ctx.print_report {
+        print_report(&report);
+    }
+    // The status pipe is close-on-exec: the command never holds it.
+    if let Some(st) = status {
+        send_status(st, &SetupStatus::Applied(report));
+    }
+    before_exec()
 }
 
 #[cfg(test)]

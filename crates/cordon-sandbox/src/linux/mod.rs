@@ -32,7 +32,7 @@ pub use features::{
     probe, probe_fast, valid_layer_names, Availability, LinuxFeatures, Present, ALL_LAYERS,
     DISABLE_LAYERS_ENV, LAYER_NAMES,
 };
-pub use helper::AppliedReport;
+pub use helper::{AppliedReport, HelperOutcome};
 pub use layer::{Enforcement, Layer, RootView};
 pub use mounts::{layout, Base, Layout, Step, StepKind};
 pub use plan::{
@@ -100,15 +100,15 @@ pub fn payload_descriptor(encoded: &str) -> std::io::Result<std::os::fd::OwnedFd
 
 /// Spawns `cmd` (the helper, as built from an [`crate::ExecRequest`]) with
 /// `--report-fd N` inserted after [`HELPER_SUBCOMMAND`], waits with `wait`, and returns its
-/// result with the helper's [`AppliedReport`] (`None` when the helper applied nothing: it
-/// refused or failed before the command started, or is not a cordon helper).
+/// result with the helper's [`HelperOutcome`]: what it applied, or why nothing ran (`None`
+/// when it said nothing: killed, or not a cordon helper).
 ///
 /// Errors: pipe creation or spawn failure (`NotFound` → 127, `PermissionDenied` → 126).
 pub fn spawn_reported<T>(
     mut args: Vec<String>,
     build: impl FnOnce(Vec<String>) -> std::process::Command,
     wait: impl FnOnce(std::process::Child) -> std::io::Result<T>,
-) -> std::io::Result<(T, Option<AppliedReport>)> {
+) -> std::io::Result<(T, Option<HelperOutcome>)> {
     use std::os::fd::AsRawFd;
     let (r, w) = sys::pipe()?;
     let at = usize::from(args.first().map(String::as_str) == Some(HELPER_SUBCOMMAND));

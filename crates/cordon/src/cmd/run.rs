@@ -168,16 +168,12 @@ pub fn run(args: RunArgs) -> Result<i32> {
         }
         Err(e) => (spawn_error(&exec, e), "refused"),
     };
-    let report = outcome.as_ref().ok().and_then(|(_, r)| r.as_ref());
+    let facts = HelperFacts::of(outcome.as_ref().ok().and_then(|(_, r)| r.as_ref()))?;
     // What was applied is what the helper reports it did (R-S5); the plan is only the
     // prediction. Without a helper (backend none) cordon itself applied the scrubbing.
     let applied: serde_json::Value = if exec.backend == cordon_policy::Backend::None {
         json!(exec.applied)
-    } else if let Some(r) = report {
-        #[cfg(target_os = "linux")]
-        let mut a = r.applied();
-        #[cfg(not(target_os = "linux"))]
-        let mut a: Vec<String> = serde_json::from_value(r["applied"].clone()).unwrap_or_default();
+    } else if let Some(mut a) = facts.applied.clone() {
         a.push(cordon_sandbox::scrubbed_note(exec.env_dropped.len()));
         json!(a)
     } else {
@@ -187,17 +183,18 @@ pub fn run(args: RunArgs) -> Result<i32> {
         }
         json!([])
     };
-    let helper = report.map(serde_json::to_value).transpose()?;
+    let r = facts.report.as_ref();
     sink.emit(&json!({
         "outcome": outcome_name,
         "exit_code": code,
         "signal": outcome.as_ref().ok().and_then(|(s, _)| s.signal),
+        "reason": facts.not_run,
         "backend": exec.backend,
         "applied": applied,
-        "rung": helper.as_ref().map(|h| h["rung"].clone()),
-        "layers": helper.as_ref().map(|h| h["layers"].clone()),
-        "notes": helper.as_ref().map(|h| h["notes"].clone()),
-        "fell_back": helper.as_ref().and_then(|h| h.get("fell_back").cloned()),
+        "rung": r.map(|h| h["rung"].clone()),
+        "layers": r.map(|h| h["layers"].clone()),
+        "notes": r.map(|h| h["notes"].clone()),
+        "fell_back": r.and_then(|h| h.get("fell_back").cloned()),
         "planned": exec.applied,
         "env_dropped": exec.env_dropped,
         "status": exec.status,
@@ -205,6 +202,51 @@ pub fn run(args: RunArgs) -> Result<i32> {
         "exec_policy": {"decision": record.decision, "reason": record.reason, "gate": gate},
     }));
     Ok(code)
+}
+
+/// What the helper said on its report descriptor, in the shapes the JSON report needs.
+struct HelperFacts {
+    /// The applied layers in words (`None`: nothing was applied).
+    applied: Option<Vec<String>>,
+    /// The typed report (`rung`, `layers`, `notes`, `fell_back`).
+    report: Option<serde_json::Value>,
+    /// Why nothing ran, as the helper printed it.
+    not_run: Option<String>,
+}
+
+impl HelperFacts {
+    fn of(r: Option<&cordon_sandbox::HelperReport>) -> Result<HelperFacts> {
+        #[cfg(target_os = "linux")]
+        {
+            use cordon_sandbox::linux::HelperOutcome;
+            Ok(match r {
+                Some(HelperOutcome::Applied(a)) => HelperFacts {
+                    applied: Some(a.applied()),
+                    report: Some(serde_json::to_value(a)?),
+                    not_run: None,
+                },
+                Some(HelperOutcome::NotRun { reason }) => HelperFacts {
+                    applied: None,
+                    report: None,
+                    not_run: Some(reason.clone()),
+                },
+                None => HelperFacts {
+                    applied: None,
+                    report: None,
+                    not_run: None,
+                },
+            })
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = r;
+            Ok(HelperFacts {
+                applied: None,
+                report: None,
+                not_run: None,
+            })
+        }
+    }
 }
 
 /// Reports a failure to start `exec` and returns the exit code: 127 not found, 126 cannot
