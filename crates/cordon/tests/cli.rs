@@ -782,6 +782,23 @@ fn report_cannot_be_forged_by_the_command() {
     let v: serde_json::Value = serde_json::from_str(body.trim()).expect(&body);
     assert_eq!(v["outcome"], "command-failed");
     assert_eq!(v["exit_code"], 3);
+    // A report file in a directory the command may write is refused: the command could
+    // replace it after the fact.
+    let inside = p.dir.join("report.json");
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--report",
+            inside.to_str().unwrap(),
+            "--",
+            "touch",
+            "ran",
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("--json-fd"), "{}", text(&o.stderr));
+    assert!(!p.dir.join("ran").exists());
     // A descriptor that is not open is a usage error (125), nothing runs.
     let o = out(cordon(&p, &["run", "--json-fd", "9", "--", "touch", "ran"]));
     assert_eq!(o.status.code(), Some(125));

@@ -118,6 +118,27 @@ pub fn run(args: RunArgs) -> Result<i32> {
             return refuse(e.to_string(), status);
         }
     };
+    // A report file the command could replace would be a forgeable report.
+    if let (Some(path), Some(r)) = (&args.report, &exec.resolved) {
+        let dir = std::fs::canonicalize(path)
+            .ok()
+            .and_then(|p| p.parent().map(|d| d.to_path_buf()));
+        let writable = dir.as_ref().is_none_or(|d| {
+            r.filesystem.access_for(&cordon_sandbox::HostFs, d).access
+                == cordon_policy::Access::Write
+        });
+        if writable {
+            return refuse(
+                format!(
+                    "--report {}: the command may write in that directory, so it could \
+                     replace the report; put it outside every writable root, or use \
+                     --json-fd N with a pipe",
+                    path.display()
+                ),
+                serde_json::Value::Null,
+            );
+        }
+    }
     if args.dry_run {
         print_dry_run(&exec, overlay.as_ref(), &gate, json)?;
         // The exit status says whether the command would run (0) or be refused (125).
