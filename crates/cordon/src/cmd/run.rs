@@ -170,7 +170,17 @@ pub fn run(args: RunArgs) -> Result<i32> {
     tracing::debug!(backend = %exec.backend, planned = ?exec.applied, "running");
     if !sink.active() {
         // Nothing to report afterwards: become the command (or the helper) directly, so
-        // signals, the exit status and the process tree need no relaying.
+        // signals, the exit status and the process tree need no relaying. With -v the
+        // helper prints what it really applied (not the plan) before the command starts.
+        let mut exec = exec;
+        #[cfg(target_os = "linux")]
+        if tracing::enabled!(tracing::Level::DEBUG)
+            && exec.backend == cordon_policy::Backend::LinuxHelper
+            && exec.args.first().map(String::as_str)
+                == Some(cordon_sandbox::linux::HELPER_SUBCOMMAND)
+        {
+            exec.args.insert(1, "--report".into());
+        }
         let e = cordon_sandbox::exec_replace(&exec);
         return Ok(spawn_error(&exec, &e));
     }
