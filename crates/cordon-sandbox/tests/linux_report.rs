@@ -230,6 +230,23 @@ fn refusal_reports_nothing_and_the_command_cannot_write_the_channel() {
     assert!(!stdout(&o).contains("wrote-"), "{}", stdout(&o));
     let r = r.expect("report");
     assert!(!r.applied().iter().any(|a| a == "forged"), "{r:?}");
+    // Rung 2 (the helper shares the pid namespace): no pipe of another process, the
+    // helper's report pipe included, can be reached through /proc/<pid>/fd.
+    if !require(&[Need::Landlock(6), Need::Seccomp]) {
+        return;
+    }
+    let mut s = rung_two_profile();
+    s.disabled_layers = vec!["userns".into()];
+    let scan = format!(
+        "for p in /proc/[0-9]*; do [ \"$p\" = /proc/$$ ] && continue; for fd in $p/fd/*; do \
+         (echo '{forged}' > $fd) 2>/dev/null && echo \"wrote $fd\"; done; done; true"
+    );
+    let (o, r) = run_reported(&s, &[], &scan);
+    assert_ok(&o);
+    assert!(!stdout(&o).contains("wrote"), "{}", stdout(&o));
+    let r = r.expect("rung 2 report");
+    assert_eq!(r.rung, Rung::LandlockOnly);
+    assert!(!r.applied().iter().any(|a| a == "forged"), "{r:?}");
 }
 
 /// Issue 7 item 10: a root without CAP_SETFCAP cannot map uid 0 into a user namespace
