@@ -25,7 +25,7 @@
 //!    name resolution need; unix sockets only from an allow list.
 //! 7. [`Section::Final`]: hard links are refused (`file-link`): a link is a second name for
 //!    an inode, so a read-only or denied file linked into a writable region could be
-//!    written or read through it.
+//!    written or read through it; and `TIOCSTI` (typing into the terminal) is refused.
 //!
 //! SBPL facts relied on (from the production policies cited in `docs/macos.md`): the last
 //! matching rule wins; paths are matched in their resolved spelling (`/private/tmp`);
@@ -77,7 +77,7 @@ pub enum Section {
     Pins,
     /// Network allowances (only when the network is enabled).
     Network,
-    /// Closing denials (hard links).
+    /// Closing denials (hard links, TIOCSTI).
     Final,
 }
 
@@ -135,9 +135,6 @@ const BASE: &str = r#"(version 1)
 (allow pseudo-tty)
 (allow file-read* file-write-data file-ioctl (literal "/dev/tty") (literal "/dev/ptmx")
   (regex #"^/dev/ttys[0-9]+$"))
-; No typing into the terminal's input queue (TIOCSTI = _IOW('t', 114, char) = 0x80017472),
-; spelled as a number so it compiles without a symbol table.
-(deny file-ioctl (ioctl-command 2147578994))
 ; Standard streams and the usual device nodes.
 (allow file-read* file-write-data (literal "/dev/null") (literal "/dev/zero")
   (literal "/dev/stdout") (literal "/dev/stderr") (regex #"^/dev/fd/[12]$"))
@@ -184,7 +181,16 @@ const NETWORK: &str = r#"; Network enabled: IP sockets (remote filters accept on
 (allow network-outbound (literal "/private/var/run/mDNSResponder"))
 "#;
 
+/// Closing denials, last so that no allowance above (not even an unrestricted
+/// filesystem's `file*`) overrides them.
 const FINAL: &str =
+    "; No typing into the terminal's input queue (TIOCSTI = _IOW('t', 114, char) = 0x80017472),
+; spelled as a number so it compiles without a symbol table.
+(deny file-ioctl (ioctl-command 2147578994))
+";
+
+/// Hard links, for restricted filesystems.
+const NO_HARD_LINKS: &str =
     "; Hard links are refused: a second name for a read-only or denied file would escape its rules.
 (deny file-link)
 ";
@@ -310,8 +316,9 @@ fn emit(section: Section, profile: &ResolvedProfile, params: &mut Params, text: 
         }
         Section::Final => {
             if restricted.is_some() {
-                text.push_str(FINAL);
+                text.push_str(NO_HARD_LINKS);
             }
+            text.push_str(FINAL);
         }
     }
 }

@@ -440,6 +440,16 @@ fn base_allowances_for_ordinary_tools() {
         ioctl: Some(0x8001_7472),
         ..Default::default()
     }));
+    // Also when the filesystem is unrestricted (its `file*` comes after the base section).
+    let mut full = PermissionProfile::builtin("danger-full-access").unwrap();
+    full.network = NetworkPolicy::Restricted;
+    let (_, _, _, f) = setup(&full, "/Users/u/proj");
+    assert!(!f.allows(&Query {
+        op: "file-ioctl",
+        path: Some("/dev/ttys003"),
+        ioctl: Some(0x8001_7472),
+        ..Default::default()
+    }));
     assert!(c.allows(&Query {
         op: "ipc-posix-sem",
         ..Default::default()
