@@ -661,6 +661,16 @@ mod tests {
             .contains("(allow file-read* file-map-executable file-write*"));
     }
 
+    /// Without `sandbox-exec` (any non-macOS host) `prepare` refuses and names it.
+    #[test]
+    fn prepare_without_sandbox_exec_refuses() {
+        if Path::new(SANDBOX_EXEC).exists() {
+            return; // a Mac: covered by `cordon status` and `cordon selftest`
+        }
+        let e = prepare(&resolved("workspace-write")).unwrap_err();
+        assert!(e.contains(SANDBOX_EXEC), "{e}");
+    }
+
     /// The deny probe and the trial run both decide `prepare` (R-S4).
     #[test]
     fn verify_applies_needs_both_probes() {

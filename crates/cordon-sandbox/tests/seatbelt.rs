@@ -117,11 +117,19 @@ fn pinned(r: &ResolvedFilesystem, fs: &MemFs, p: &str) -> bool {
 
 /// cordon's verdict for `op` (paths already resolved): read needs read access; write and
 /// create need write access; removing or renaming X (source, or an existing destination)
-/// needs write access at X and X not pinned. Hard links are refused on macOS (a narrowing,
+/// needs write access at X and, when X exists, at its parent, and X not pinned. Hard links are refused on macOS (a narrowing,
 /// see docs/macos.md); the general rule (write on both names) must never be exceeded.
 fn cordon_verdict(r: &ResolvedFilesystem, fs: &MemFs, op: &FileOp) -> bool {
     let w = |p: &str| access(r, fs, p) == Access::Write;
-    let movable = |p: &str| w(p) && !pinned(r, fs, p);
+    // An existing entry's name lives in its parent directory: removing or replacing it
+    // also needs write access there (POSIX; on Linux the parent is a mount's directory).
+    let parent_w = |p: &str| {
+        fs.kind(Path::new(p)).is_none()
+            || Path::new(p)
+                .parent()
+                .is_some_and(|d| w(&d.to_string_lossy()))
+    };
+    let movable = |p: &str| w(p) && parent_w(p) && !pinned(r, fs, p);
     match op {
         FileOp::Read(p) => access(r, fs, p).can_read(),
         FileOp::Write(p) => w(p),
