@@ -157,3 +157,53 @@ fn selftest_passes_on_this_host() {
     assert_eq!(v["failed"], 0, "{v:#}");
     assert_eq!(o.status.code(), Some(0));
 }
+
+/// The probes prove something: against a "cordon" that runs commands unconfined, the escape
+/// probes fail.
+#[test]
+fn selftest_probes_catch_an_unconfined_runner() {
+    let (root, dir) = tmp();
+    let o = cordon(
+        &dir,
+        &root.path().join("home"),
+        &["selftest", "--print-script"],
+    )
+    .output()
+    .unwrap();
+    let script = root.path().join("selftest.sh");
+    std::fs::write(&script, &o.stdout).unwrap();
+    let fake = root.path().join("fake-cordon");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nwhile [ \"$1\" != \"--\" ]; do shift; done; shift; exec \"$@\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = Command::new("/bin/sh")
+        .arg(&script)
+        .arg(&fake)
+        .env("HOME", root.path().join("home"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    for probe in [
+        "move-git-aside",
+        "replace-git-with-file",
+        "write-git-hook",
+        "hard-link-out",
+        "write-outside",
+        "read-denied",
+        "move-denied-parent",
+        "hard-link-denied",
+        "inherited-descriptor",
+    ] {
+        assert!(
+            out.lines()
+                .any(|l| l == format!("FAIL\t{probe}\tescape worked")
+                    || l.starts_with(&format!("FAIL\t{probe}\t"))),
+            "{probe} did not catch an unconfined run:\n{out}"
+        );
+    }
+}

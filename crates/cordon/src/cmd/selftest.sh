@@ -7,7 +7,9 @@
 set -u
 CORDON=${1:?usage: selftest.sh /path/to/cordon}
 OS=$(uname -s)
-T=$(mktemp -d "${TMPDIR:-/tmp}/cordon-selftest.XXXXXX") || exit 125
+# Under /var/tmp: outside `:tmp` (/tmp and $TMPDIR), so the project is a workspace of its
+# own and the temp dirs stay writable inside the sandbox.
+T=$(mktemp -d /var/tmp/cordon-selftest.XXXXXX) || exit 125
 trap 'rm -rf "$T"' EXIT INT TERM
 P="$T/proj"
 mkdir -p "$P/src" "$P/secret" && cd "$P" || exit 125
@@ -98,7 +100,9 @@ rm -f "$HOME/.cordon-selftest-probe"
 escape read-denied --deny-read "$P/secret" -- 'cat secret/key && exit 42'
 escape read-denied-case-variant --deny-read "$P/secret" -- 'cat SECRET/key && exit 42 || cat Secret/KEY && exit 42'
 escape move-denied-parent --deny-read "$P/secret" -- 'mv secret s2 && cat s2/key && exit 42'
+[ -d "$P/s2" ] && mv "$P/s2" "$P/secret"
 escape hard-link-denied --deny-read "$P/secret" -- 'ln secret/key k2 && cat k2 && exit 42'
+rm -f "$P/k2"
 # A descriptor opened outside on a file the sandbox may not read.
 "$CORDON" run -p workspace-write --deny-read "$T/fdsecret" -- /bin/sh -c 'cat <&9 && exit 42' \
     9<"$T/fdsecret" </dev/null >/dev/null 2>&1
