@@ -682,6 +682,16 @@ fn lint(sb: &SeatbeltPolicy) {
     }
     assert!(!forms.is_empty());
     assert!(!sb.text.contains("/Users/"), "a user path in the text");
+    // Network address filters accept only `*` or `localhost` as the host.
+    let addr = regex::Regex::new(r#"\((remote|local) (ip|tcp|udp)[46]? "([^"]*)"\)"#).unwrap();
+    for cap in addr.captures_iter(&sb.text) {
+        let host = cap[3].split(':').next().unwrap_or("");
+        assert!(
+            host == "*" || host == "localhost",
+            "address filter {:?}",
+            &cap[0]
+        );
+    }
 }
 
 #[test]
@@ -751,6 +761,14 @@ fn lint_catches_bad_policies() {
         params: sb.params.clone(),
     };
     assert!(sbpl::load(&unbound.text, &unbound.params).is_err());
+    let host = SeatbeltPolicy {
+        text: format!(
+            "{}(allow network-outbound (remote ip \"10.0.0.1:443\"))\n",
+            sb.text
+        ),
+        params: sb.params.clone(),
+    };
+    assert!(std::panic::catch_unwind(|| lint(&host)).is_err());
     let unknown_op = SeatbeltPolicy {
         text: format!("{}(allow file-write-everything)\n", sb.text),
         params: sb.params.clone(),
