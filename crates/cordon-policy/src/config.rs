@@ -232,16 +232,19 @@ impl Config {
             base.on_unavailable = o;
         }
         if let Some(fs) = &def.filesystem {
-            let entries: Vec<FsEntry> = fs
-                .entries
-                .iter()
-                .map(|s| {
-                    let line = line_of(&self.source, s.span().start);
-                    s.get_ref()
-                        .clone()
-                        .with_source(format!("{}:{line}", self.path.display()))
-                })
-                .collect();
+            let mut entries: Vec<FsEntry> = Vec::with_capacity(fs.entries.len());
+            for s in &fs.entries {
+                let line = line_of(&self.source, s.span().start);
+                let where_ = format!("{}:{line}", self.path.display());
+                if crate::profile::has_glob_syntax(&s.get_ref().path) {
+                    return Err(invalid(format!(
+                        "{where_}: entry {:?}: {}",
+                        s.get_ref().path,
+                        crate::profile::GLOB_REFUSED
+                    )));
+                }
+                entries.push(s.get_ref().clone().with_source(where_));
+            }
             let mode = fs.mode.clone().unwrap_or(match base.filesystem {
                 FilesystemPolicy::Unrestricted if !entries.is_empty() || fs.default.is_some() => {
                     FsMode::Restricted

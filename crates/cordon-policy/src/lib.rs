@@ -41,7 +41,7 @@ pub use resolve::{
 pub mod context;
 pub mod explain;
 pub mod overlay;
-pub use context::{environment_context, DEFAULT_APPROVAL_MODE};
+pub use context::{environment_context, environment_context_with, Detail, DEFAULT_APPROVAL_MODE};
 pub use explain::{
     explain, Decider, Explanation, NetworkExplanation, PathExplanation, SandboxExplanation,
 };

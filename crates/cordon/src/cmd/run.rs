@@ -83,6 +83,10 @@ pub fn run(args: RunArgs) -> Result<i32> {
             req.profile.name
         );
     }
+    // Names only, never values (R-L4): the user learns what vanished and how to keep it.
+    if let Some(note) = cordon_policy::env::dropped_note(&exec.env_dropped, &req.env) {
+        eprintln!("{note}");
+    }
     if let Some(reason) = &exec.unconfined_reason {
         eprintln!("cordon: warning: running UNCONFINED (explicit opt-in): {reason}");
     }
@@ -216,7 +220,18 @@ fn print_dry_run(
         if let cordon_policy::ResolvedFilesystem::Restricted { .. } = &r.filesystem {
             println!("writable roots:");
             for e in r.filesystem.writable_roots() {
-                println!("  {}", e.path.display());
+                // The helper replaces /tmp with its own tmpfs: say so, or a reader expects
+                // the host's /tmp (and its files) to be there.
+                if e.path == std::path::Path::new("/tmp")
+                    && exec.backend == cordon_policy::Backend::LinuxHelper
+                {
+                    println!(
+                        "  /tmp (private: an empty tmpfs for this run, discarded afterwards; \
+                         the host's /tmp is not visible)"
+                    );
+                } else {
+                    println!("  {}", e.path.display());
+                }
             }
         }
     }
