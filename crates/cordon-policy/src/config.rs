@@ -94,6 +94,7 @@ struct ProfileDef {
     on_unavailable: Option<OnUnavailable>,
     filesystem: Option<FsDef>,
     env: Option<EnvDef>,
+    limits: Option<crate::limits::LimitsDef>,
 }
 
 #[derive(Debug, Deserialize, Clone)]
@@ -218,6 +219,7 @@ impl Config {
                     network: NetworkPolicy::Restricted,
                     env: EnvPolicy::default(),
                     on_unavailable: OnUnavailable::Refuse,
+                    limits: Default::default(),
                 }
             }
         };
@@ -284,6 +286,14 @@ impl Config {
                     }
                 }
             };
+        }
+        if let Some(l) = &def.limits {
+            base.limits.merge(l);
+            // Checked at load: a misspelt limit is an error naming the profile, not a
+            // silent default.
+            if let Err(e) = base.limits.resolve(1 << 30) {
+                return Err(invalid(e.to_string()));
+            }
         }
         if let Some(env) = &def.env {
             if let Some(p) = &env.secret_patterns {

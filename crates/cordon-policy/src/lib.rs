@@ -18,6 +18,7 @@
 pub mod config;
 pub mod decision;
 pub mod env;
+pub mod limits;
 pub mod paths;
 pub mod payload;
 pub mod profile;

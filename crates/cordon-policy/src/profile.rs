@@ -249,6 +249,9 @@ pub struct PermissionProfile {
     /// Fail closed (default) or run unconfined when confinement is unavailable (R-S4).
     #[serde(default)]
     pub on_unavailable: OnUnavailable,
+    /// Resource limits (R-H5); bounded by default.
+    #[serde(default)]
+    pub limits: crate::limits::Limits,
 }
 
 /// Well-known credential stores hidden from reads by the restricted built-ins (R-P5).
@@ -366,6 +369,7 @@ impl PermissionProfile {
                     network: NetworkPolicy::Restricted,
                     env: EnvPolicy::default(),
                     on_unavailable: OnUnavailable::Refuse,
+                    limits: Default::default(),
                 })
             }
             "read-only" => Some(PermissionProfile {
@@ -379,6 +383,7 @@ impl PermissionProfile {
                 network: NetworkPolicy::Restricted,
                 env: EnvPolicy::default(),
                 on_unavailable: OnUnavailable::Refuse,
+                limits: Default::default(),
             }),
             "danger-full-access" => Some(PermissionProfile {
                 name: name.into(),
@@ -387,6 +392,7 @@ impl PermissionProfile {
                 network: NetworkPolicy::Enabled,
                 env: EnvPolicy::default(),
                 on_unavailable: OnUnavailable::Refuse,
+                limits: Default::default(),
             }),
             _ => None,
         }

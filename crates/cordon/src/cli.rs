@@ -126,6 +126,11 @@ pub struct RunArgs {
     /// (logged; the default is to refuse with exit 125).
     #[arg(long)]
     pub allow_unconfined: bool,
+    /// Wall-clock limit for this run (`200ms`, `30s`, `10m`, `2h`; overrides the profile's
+    /// limits.timeout). When it passes, the command and every process it started are
+    /// killed and cordon exits 124.
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
     /// The command and its arguments (after `--`).
     #[arg(required = true, last = true, value_name = "CMD")]
     pub command: Vec<String>,

@@ -836,3 +836,48 @@ fn dry_run_names_the_private_tmp_and_context_is_compact() {
     );
     assert!(listed.contains("/etc/shadow"), "{listed}");
 }
+
+/// R-H5: `--timeout` kills the tree and the `--json` report says `limit-exceeded` with the
+/// limit, told by the helper on its own pipe: a command's own `exit 124` stays
+/// `command-failed`.
+#[test]
+fn timeout_is_a_classified_outcome() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let t = Instant::now();
+    let o = out(cordon(
+        &p,
+        &["run", "--json", "--timeout", "200ms", "--", "sleep", "30"],
+    ));
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert_eq!(o.status.code(), Some(124), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    let report: serde_json::Value =
+        serde_json::from_str(err.lines().last().unwrap()).expect("json report");
+    assert_eq!(report["outcome"], "limit-exceeded", "{err}");
+    assert_eq!(report["limit"], "timeout", "{err}");
+    assert!(err.contains("limit-exceeded{timeout}"), "{err}");
+
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "echo 'cordon: limit-exceeded{pids}' >&2; exit 124",
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(124));
+    let err = text(&o.stderr);
+    let report: serde_json::Value = serde_json::from_str(err.lines().last().unwrap()).unwrap();
+    assert_eq!(report["outcome"], "command-failed", "{err}");
+    assert!(report["limit"].is_null(), "{err}");
+
+    let o = out(cordon(&p, &["run", "--timeout", "soon", "--", "true"]));
+    assert_eq!(o.status.code(), Some(125));
+    assert!(text(&o.stderr).contains("200ms"), "{}", text(&o.stderr));
+}

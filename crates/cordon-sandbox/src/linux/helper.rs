@@ -289,6 +289,11 @@ pub(crate) fn confine(
     optional: Vec<(OwnedFd, Grant)>,
 ) -> Result<Vec<String>, String> {
     let mut applied = Vec::new();
+    // R-H5: rlimits, lowered once just before the command starts (inherited by it).
+    let rl = super::limits::resolve(profile).and_then(|l| super::limits::apply_rlimits(&l))?;
+    if !rl.is_empty() {
+        applied.push(format!("rlimits {}", rl.join(" ")));
+    }
     let prepared: Option<Prepared> = match &plan.landlock {
         Some(l) => {
             let rules = landlock_layer::fs_rules(profile, plan.rung);
@@ -343,7 +348,15 @@ fn run_namespaces(
     mut features: LinuxFeatures,
 ) -> i32 {
     let profile = &payload.profile;
-    let layout = mounts::layout(&profile.filesystem);
+    let limits = match super::limits::resolve(profile) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("cordon: {e}");
+            return EXIT_SETUP;
+        }
+    };
+    let mut layout = mounts::layout(&profile.filesystem);
+    layout.tmpfs_bytes = limits.tmpfs_bytes;
     let placeholders = match mounts::create_placeholders(&layout) {
         Ok(p) => p,
         Err(e) => {
@@ -372,6 +385,9 @@ fn run_namespaces(
         }
     };
     process::block_signals();
+    // R-H5: the helper joins the run's cgroup (if the host gives one) before the clone, so
+    // everything in the sandbox inherits it.
+    let cgroup = super::limits::Cgroup::create(&limits);
     let mut flags =
         libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
     if plan.net_namespace {
@@ -409,10 +425,25 @@ fn run_namespaces(
         process::exit_now(code);
     }
     drop(alive_r);
+    let watchdog = match super::limits::Watchdog::start(pid, &limits, cgroup.as_ref()) {
+        Ok(w) => w,
+        Err(e) => {
+            // SAFETY: kill has no memory-safety preconditions.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            eprintln!("cordon: refusing to run: sandbox setup failed: limits watchdog: {e}");
+            process::supervise(pid);
+            if let Some(c) = &cgroup {
+                c.remove();
+            }
+            mounts::remove_placeholders(&placeholders);
+            return EXIT_SETUP;
+        }
+    };
     let code = process::supervise(pid);
+    let hit = super::limits::after_run(watchdog, cgroup.as_ref(), code);
     drop(alive_w);
     mounts::remove_placeholders(&placeholders);
-    code
+    super::limits::finish(hit, &limits, code)
 }
 
 /// Pid 1 of the new namespaces. Returns the exit code (never returns to the helper's

@@ -20,6 +20,7 @@ mod caps;
 mod features;
 mod helper;
 mod landlock_layer;
+pub mod limits;
 mod mounts;
 mod plan;
 mod process;

@@ -26,7 +26,7 @@
 
 use super::sys;
 use cordon_policy::{Access, EntryOrigin, ResolvedFilesystem};
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
@@ -81,6 +81,19 @@ pub struct Layout {
     pub steps: Vec<Step>,
     /// Skipped entries and why.
     pub notes: Vec<String>,
+    /// `size=` of the private `/tmp` and `/dev/shm` tmpfs in bytes (R-H5 `limits.tmpfs`);
+    /// `None`: the kernel default (half of RAM). Set by the helper from the profile.
+    pub tmpfs_bytes: Option<u64>,
+}
+
+/// The options of a private tmpfs (`/tmp`, `/dev/shm`): mode 1777 and, when limited,
+/// `size=`.
+fn tmpfs_opts(size: &Option<CString>) -> Vec<(&CStr, Option<&CStr>)> {
+    let mut o: Vec<(&CStr, Option<&CStr>)> = vec![(c"mode", Some(c"1777"))];
+    if let Some(s) = size {
+        o.push((c"size", Some(s.as_c_str())));
+    }
+    o
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -100,6 +113,7 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
             base: Base::HostWritable,
             steps: Vec::new(),
             notes: Vec::new(),
+            tmpfs_bytes: None,
         };
     };
     let layered = fs.layered();
@@ -221,7 +235,12 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
             missing_denies.join(", ")
         ));
     }
-    Layout { base, steps, notes }
+    Layout {
+        base,
+        steps,
+        notes,
+        tmpfs_bytes: None,
+    }
 }
 
 /// A protected path that did not exist and was created empty on the host so it could be
@@ -446,6 +465,9 @@ pub struct Built {
 pub fn build(layout: &Layout) -> io::Result<Built> {
     let mut notes = layout.notes.clone();
     let mut make_ro: Vec<OwnedFd> = Vec::new();
+    let tmpfs_size = layout
+        .tmpfs_bytes
+        .map(|b| CString::new(b.to_string()).expect("digits have no NUL"));
     const NOSUID_NODEV: u64 = sys::MOUNT_ATTR_NOSUID | sys::MOUNT_ATTR_NODEV;
 
     sys::make_rprivate(c"/").map_err(|e| ctx_err("making / private", e))?;
@@ -499,7 +521,7 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
         let rp = rel(&s.path);
         match &s.kind {
             StepKind::PrivateTmp => {
-                let t = sys::new_fs(c"tmpfs", &[(c"mode", Some(c"1777"))], NOSUID_NODEV)
+                let t = sys::new_fs(c"tmpfs", &tmpfs_opts(&tmpfs_size), NOSUID_NODEV)
                     .map_err(|e| ctx_err("private /tmp", e))?;
                 let target = ensure_target(r, rp, true, s.may_create)
                     .map_err(|e| ctx_err("mountpoint /tmp", e))?;
@@ -617,7 +639,7 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
     }
     sys::mkdirat(d, c"shm", 0o1777)?;
     {
-        let shm = sys::new_fs(c"tmpfs", &[(c"mode", Some(c"1777"))], NOSUID_NODEV)
+        let shm = sys::new_fs(c"tmpfs", &tmpfs_opts(&tmpfs_size), NOSUID_NODEV)
             .map_err(|e| ctx_err("/dev/shm", e))?;
         let target = sys::open_beneath(d, Path::new("shm"))?;
         sys::attach(&shm, &target).map_err(|e| ctx_err("/dev/shm", e))?;
@@ -859,6 +881,7 @@ mod tests {
                 })
                 .collect(),
             notes: Vec::new(),
+            tmpfs_bytes: None,
         }
     }
 

@@ -30,6 +30,13 @@ pub fn run(args: RunArgs) -> Result<i32> {
     }
     req.profile_files = chosen.files;
     req.allow_unconfined = args.allow_unconfined;
+    if let Some(t) = &args.timeout {
+        let v = cordon_policy::limits::LimitValue::Text(t.clone());
+        if cordon_policy::limits::parse_duration_ms(&v).is_none_or(|ms| ms == 0) {
+            anyhow::bail!("--timeout {t:?}: write a duration like 200ms, 30s, 10m or 2h");
+        }
+        req.profile.limits.timeout = Some(v);
+    }
 
     let refuse = |reason: String, status: serde_json::Value| -> Result<i32> {
         if json {
@@ -97,13 +104,34 @@ pub fn run(args: RunArgs) -> Result<i32> {
         let e = cordon_sandbox::exec_replace(&exec);
         return Ok(spawn_error(&exec, &e));
     }
+    // R-H5: the helper says which limit ended the run on a pipe only it holds (the
+    // command's own exit code 124 or stderr cannot forge it).
+    #[cfg(target_os = "linux")]
+    let channel = (exec.backend == cordon_policy::Backend::LinuxHelper)
+        .then(cordon_sandbox::linux::limits::OutcomeChannel::new)
+        .and_then(|c| c.ok());
+    #[cfg(target_os = "linux")]
+    let outcome = {
+        let mut e = exec.clone();
+        if let Some(c) = &channel {
+            e.env.push(c.env());
+        }
+        spawn(&e)
+    };
+    #[cfg(not(target_os = "linux"))]
     let outcome = spawn(&exec);
+    #[cfg(target_os = "linux")]
+    let limit = channel.and_then(|c| c.read());
+    #[cfg(not(target_os = "linux"))]
+    let limit: Option<cordon_policy::limits::LimitKind> = None;
     let (code, outcome_name) = match &outcome {
         Ok(st) => {
             let code = st.shell_code();
             (
                 code,
-                if code == 0 {
+                if limit.is_some() {
+                    "limit-exceeded"
+                } else if code == 0 {
                     "success"
                 } else {
                     "command-failed"
@@ -117,6 +145,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
         json!({
             "outcome": outcome_name,
             "exit_code": code,
+            "limit": limit,
             "signal": outcome.as_ref().ok().and_then(|s| s.signal),
             "backend": exec.backend,
             "applied": exec.applied,
