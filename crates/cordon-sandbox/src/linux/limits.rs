@@ -86,6 +86,21 @@ fn get_rlimit(res: libc::__rlimit_resource_t) -> (u64, u64) {
     (r.rlim_cur, r.rlim_max)
 }
 
+/// Sets `size=` (R-H5 `limits.tmpfs`) on the private `/tmp` and `/dev/shm` steps of the
+/// mount plan (the `size` hooks of [`super::mounts::StepKind`]); `None` keeps the kernel
+/// default (half of RAM).
+pub fn size_tmpfs(layout: &mut super::mounts::Layout, bytes: Option<u64>) {
+    use super::mounts::StepKind;
+    let Some(b) = bytes else { return };
+    for s in &mut layout.steps {
+        match &mut s.kind {
+            StepKind::PrivateTmp { size } => *size = Some(b.to_string()),
+            StepKind::Dev { shm_size } => *shm_size = Some(b.to_string()),
+            _ => {}
+        }
+    }
+}
+
 /// Lowers the rlimits of this process (inherited by the command): open files, CPU time,
 /// and — when no cgroup does it — processes and per-process data memory. Called once,
 /// just before the command is started. Never raises a limit.

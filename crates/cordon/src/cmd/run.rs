@@ -194,6 +194,7 @@ fn print_dry_run(
         {
             v["helper_payload"] = json!(p);
         }
+        v["mount_plan"] = serde_json::to_value(mount_plan(exec))?;
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
@@ -245,6 +246,16 @@ fn print_dry_run(
     for a in &exec.applied {
         println!("  - {a}");
     }
+    #[cfg(target_os = "linux")]
+    if let Some(plan) = mount_plan(exec) {
+        println!("mount plan:");
+        for (i, s) in plan.steps.iter().enumerate() {
+            println!("  {:>2}. {s}", i + 1);
+        }
+        for n in &plan.notes {
+            println!("  note: {n}");
+        }
+    }
     if let Some(r) = &exec.resolved {
         if let cordon_policy::ResolvedFilesystem::Restricted { .. } = &r.filesystem {
             println!("writable roots:");
@@ -265,4 +276,26 @@ fn print_dry_run(
         }
     }
     Ok(())
+}
+
+/// The mount plan the Linux helper applies on rung 1 (namespaces), computed from the same
+/// resolved profile it receives (issue 13 §1); `None` for other backends and rungs.
+#[cfg(target_os = "linux")]
+fn mount_plan(exec: &cordon_sandbox::ExecRequest) -> Option<cordon_sandbox::linux::Layout> {
+    let r = exec.resolved.as_ref()?;
+    let rung1 = exec.backend == cordon_policy::Backend::LinuxHelper
+        && exec.applied.iter().any(|a| a.contains("namespaces"));
+    rung1.then(|| {
+        let mut l = cordon_sandbox::linux::layout(&r.filesystem);
+        // The same tmpfs size= the helper sets (R-H5).
+        if let Ok(lim) = cordon_sandbox::linux::limits::resolve(r) {
+            cordon_sandbox::linux::limits::size_tmpfs(&mut l, lim.tmpfs_bytes);
+        }
+        l
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn mount_plan(_exec: &cordon_sandbox::ExecRequest) -> Option<()> {
+    None
 }
