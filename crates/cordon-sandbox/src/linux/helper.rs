@@ -279,7 +279,8 @@ pub(crate) fn confine(
 ) -> Result<Vec<String>, String> {
     let mut applied = Vec::new();
     // R-H5: rlimits, lowered once just before the command starts (inherited by it).
-    let rl = super::limits::resolve(profile).and_then(|l| super::limits::apply_rlimits(&l))?;
+    let rl = super::limits::resolve(profile)
+        .and_then(|l| super::limits::apply_rlimits(&l, plan.rung == Rung::Namespaces))?;
     if !rl.is_empty() {
         applied.push(format!("rlimits {}", rl.join(" ")));
     }

@@ -4,8 +4,9 @@
 //! outcome (`limit-exceeded{which}`).
 //!
 //! - **pids**: cgroup `pids.max` (counts the helper, init and the watchdog too, so 3 are
-//!   added); fallback `RLIMIT_NPROC` (counted per user namespace; the kernel exempts real
-//!   root, so as root without a cgroup it is not enforced — `cordon status` says so).
+//!   added); fallback `RLIMIT_NPROC` in the sandbox's own user namespace (rung 1 only:
+//!   outside one it counts every process of the user; the kernel exempts real root, so as
+//!   root without a cgroup it is not enforced — `cordon status` says so).
 //! - **memory**: cgroup `memory.max` / `memory.limit_in_bytes` for the whole tree; fallback
 //!   `RLIMIT_DATA` per process (not `RLIMIT_AS`: runtimes reserve address space).
 //! - **tmpfs**: `size=` of the private `/tmp` and `/dev/shm` (see `mounts`).
@@ -103,8 +104,11 @@ pub fn size_tmpfs(layout: &mut super::mounts::Layout, bytes: Option<u64>) {
 
 /// Lowers the rlimits of this process (inherited by the command): open files, CPU time,
 /// and — when no cgroup does it — processes and per-process data memory. Called once,
-/// just before the command is started. Never raises a limit.
-pub fn apply_rlimits(r: &ResolvedLimits) -> Result<Vec<String>, String> {
+/// just before the command is started. Never raises a limit. `own_user_namespace`: the
+/// process runs in a user namespace of its own (rung 1), where `RLIMIT_NPROC` counts only
+/// the sandbox's processes; outside one it would count every process of the user on the
+/// host, so it is not set.
+pub fn apply_rlimits(r: &ResolvedLimits, own_user_namespace: bool) -> Result<Vec<String>, String> {
     let mut applied = Vec::new();
     let mut lower = |res, name: &str, want: u64, slack: u64| -> Result<(), String> {
         let (soft, hard) = get_rlimit(res);
@@ -122,7 +126,7 @@ pub fn apply_rlimits(r: &ResolvedLimits) -> Result<Vec<String>, String> {
         lower(libc::RLIMIT_CPU, "RLIMIT_CPU", s, 5)?;
     }
     if let Some(n) = r.pids {
-        if !PIDS_BY_CGROUP.load(Ordering::Relaxed) {
+        if own_user_namespace && !PIDS_BY_CGROUP.load(Ordering::Relaxed) {
             lower(libc::RLIMIT_NPROC, "RLIMIT_NPROC", n, 0)?;
         }
     }
@@ -489,7 +493,10 @@ pub fn describe(r: &ResolvedLimits) -> Vec<String> {
         (Some(n), None) if root => out.push(format!(
             "pids {n}: NOT enforced (no cgroup, and the kernel exempts root from RLIMIT_NPROC)"
         )),
-        (Some(n), None) => out.push(format!("pids {n}: RLIMIT_NPROC (per user namespace)")),
+        (Some(n), None) => out.push(format!(
+            "pids {n}: RLIMIT_NPROC in the sandbox's user namespace (not on the Landlock-only \
+             fallback, where it would count all your processes)"
+        )),
     }
     match (r.memory_bytes, has("memory")) {
         (None, _) => out.push("memory: unlimited".into()),
