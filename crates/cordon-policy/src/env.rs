@@ -752,6 +752,33 @@ mod tests {
         }
     }
 
+    /// The documented threshold in numbers: random base62 tokens of 32..64 characters
+    /// (deterministic LCG samples) are flagged; random hex of the same lengths never is.
+    #[test]
+    fn entropy_threshold_separates_tokens_from_hex() {
+        const B62: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) as usize
+        };
+        let (mut flagged, mut total) = (0, 0);
+        for len in 32..=64 {
+            for _ in 0..30 {
+                let tok: String = (0..len).map(|_| B62[next() % 62] as char).collect();
+                let hex: String = (0..len)
+                    .map(|_| b"0123456789abcdef"[next() % 16] as char)
+                    .collect();
+                assert!(!looks_random(&hex), "{hex}");
+                total += 1;
+                flagged += usize::from(looks_random(&tok));
+            }
+        }
+        assert!(flagged * 100 >= total * 99, "{flagged}/{total}");
+    }
+
     /// The two token-shaped values under harmless names.
     #[test]
     fn token_shaped_values_under_harmless_names() {
