@@ -18,6 +18,7 @@
 pub mod config;
 pub mod decision;
 pub mod env;
+pub mod limits;
 pub mod paths;
 pub mod payload;
 pub mod profile;
@@ -43,7 +44,7 @@ pub use view::{Seen, TopView};
 pub mod context;
 pub mod explain;
 pub mod overlay;
-pub use context::{environment_context, DEFAULT_APPROVAL_MODE};
+pub use context::{environment_context, environment_context_with, Detail, DEFAULT_APPROVAL_MODE};
 pub use explain::{
     explain, Decider, Explanation, NetworkExplanation, PathExplanation, SandboxExplanation,
 };

@@ -323,6 +323,14 @@ pub enum ResolveError {
         /// The spelling.
         spelling: String,
     },
+    /// An entry's path is a glob pattern (`**/.env`): refused, never taken literally.
+    #[error("entry {index} ({spelling:?}): {}", crate::profile::GLOB_REFUSED)]
+    Glob {
+        /// Entry index.
+        index: usize,
+        /// The spelling.
+        spelling: String,
+    },
     /// An entry uses an unknown symbolic root.
     #[error("entry {index} ({spelling:?}): unknown symbolic root; use one of :workspace, :tmp, :home, :minimal, :root")]
     UnknownRoot {
@@ -548,6 +556,12 @@ pub(crate) fn expand_for(
 ) -> Result<Vec<PathBuf>, ResolveError> {
     if spelling.trim().is_empty() {
         return Err(ResolveError::EmptyPath(index));
+    }
+    if crate::profile::has_glob_syntax(spelling) {
+        return Err(ResolveError::Glob {
+            index,
+            spelling: spelling.to_string(),
+        });
     }
     let all_homes = homes(ctx);
     let home_bases: Vec<PathBuf> = if access == Access::Deny {

@@ -475,6 +475,7 @@ fn base_strategy() -> impl Strategy<Value = PermissionProfile> {
                 },
                 env: EnvPolicy::default(),
                 on_unavailable: OnUnavailable::Refuse,
+                limits: Default::default(),
             },
         )
 }
@@ -494,6 +495,7 @@ fn scope(x: Option<&AdditionalPermissions>, q: &Path) -> Access {
         network: NetworkPolicy::Restricted,
         env: EnvPolicy::default(),
         on_unavailable: OnUnavailable::Refuse,
+        limits: Default::default(),
     };
     let fs = fs();
     resolve(&p, &ctx(), &fs)
