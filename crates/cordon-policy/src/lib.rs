@@ -17,11 +17,13 @@
 
 pub mod config;
 pub mod decision;
+mod deny;
 pub mod env;
 pub mod paths;
 pub mod payload;
 pub mod profile;
 pub mod resolve;
+mod tmpdir;
 
 pub use config::{select_profile, Config, ConfigError};
 pub use decision::{
@@ -35,8 +37,8 @@ pub use profile::{
     ProfileKind, PROFILE_FORMAT_VERSION,
 };
 pub use resolve::{
-    resolve, EntryOrigin, ResolveContext, ResolveError, ResolvedEntry, ResolvedFilesystem,
-    ResolvedProfile,
+    resolve, resolve_for_command, EntryOrigin, ResolveContext, ResolveError, ResolvedEntry,
+    ResolvedFilesystem, ResolvedProfile,
 };
 pub mod context;
 pub mod explain;

@@ -2,7 +2,9 @@
 //! paths added (R-P2, R-P3). The result, [`ResolvedProfile`], is the one object the
 //! transform, the Linux helper payload, `environment_context` and `cordon explain` all read.
 
-use crate::paths::{canonicalize_lenient, depth, lexical_normalize, FileKind, FsView};
+use crate::paths::{
+    canonicalize_lenient, depth, lexical_normalize, FileKind, FsView, ReadRefusal, SMALL_FILE_CAP,
+};
 use crate::profile::{Access, FilesystemPolicy, PermissionProfile, PROFILE_FORMAT_VERSION};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -266,6 +268,15 @@ pub enum ResolveError {
         index: usize,
         /// The spelling.
         spelling: String,
+    },
+    /// A deny-read entry decides the command's working directory (e.g. `--deny-read ..`
+    /// from a subdirectory of the workspace): the command could not even start there.
+    #[error("deny-read entry {path} hides the working directory {cwd} (it is the cwd or an ancestor of it and no deeper grant re-opens the cwd); deny a narrower path, or run from outside it")]
+    DenyCoversCwd {
+        /// The denied path (canonical).
+        path: PathBuf,
+        /// The cwd (canonical).
+        cwd: PathBuf,
     },
     /// An entry uses an unknown symbolic root.
     #[error("entry {index} ({spelling:?}): unknown symbolic root; use one of :workspace, :tmp, :home, :minimal, :root")]
@@ -560,15 +571,42 @@ fn entry_for(
     }
 }
 
-/// Reads a `gitdir: <path>` file; returns the git dir it names (canonical, lenient).
-fn read_gitdir_file(fs: &dyn FsView, dotgit: &Path) -> Option<PathBuf> {
-    let text = fs.read_to_string(dotgit)?;
-    let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
-    let base = dotgit.parent()?;
-    Some(canonicalize_lenient(
+/// Reads a `gitdir: <path>` file; returns the git dir it names (canonical, lenient), or
+/// why not, naming the file (a FIFO, device or oversized file is never read: issue 7
+/// item 7).
+fn read_gitdir_file(fs: &dyn FsView, dotgit: &Path) -> Result<PathBuf, String> {
+    let text = fs
+        .read_small(dotgit, SMALL_FILE_CAP)
+        .map_err(|r| format!("{}: {r}", dotgit.display()))?;
+    let target = text
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("gitdir:"))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| format!("{}: a .git file without a `gitdir:` line", dotgit.display()))?;
+    let base = dotgit.parent().unwrap_or(Path::new("/"));
+    Ok(canonicalize_lenient(
         fs,
         &lexical_normalize(Path::new(target), base),
     ))
+}
+
+/// [`resolve`] for a command about to run (transform, `--dry-run`, `explain`): also
+/// refuses a profile whose deny-read entry decides the working directory (e.g.
+/// `--deny-read ..` from a subdirectory of the workspace), which the sandbox could not
+/// even enter (issue 8 §6). [`resolve`] itself stays total, so overlay arithmetic can
+/// compile any profile.
+///
+/// Errors: those of [`resolve`], and [`ResolveError::DenyCoversCwd`].
+pub fn resolve_for_command(
+    profile: &PermissionProfile,
+    ctx: &ResolveContext,
+    fs: &dyn FsView,
+) -> Result<ResolvedProfile, ResolveError> {
+    let r = resolve(profile, ctx, fs)?;
+    crate::deny::check_cwd_not_denied(&r, fs)?;
+    Ok(r)
 }
 
 /// Compiles `profile` for `ctx` (R-P2, R-P3).
@@ -651,14 +689,32 @@ pub fn resolve(
                 }
             }
             drop_redirected_grants(&mut out, &mut notes);
+            crate::tmpdir::drop_unsafe_tmpdir(
+                fs,
+                ctx,
+                &canonical_homes,
+                &workspace,
+                &mut out,
+                &mut notes,
+            );
+            // A dropped grant names nothing: its path keeps its protection.
+            named.retain(|n| out.iter().any(|e| &e.path == n));
+            crate::deny::note_missing_denies(&out, &mut notes);
             if protect_metadata {
                 // Only a temp dir that `:tmp` itself would accept is exempt: a `$TMPDIR`
                 // that resolves (through a symlink) to the workspace, an ancestor of it or
                 // a home must not strip that root's protected paths.
+                // A `$TMPDIR` dropped by the guard exempts nothing (issue 7 item 9).
                 let tmp_roots: Vec<PathBuf> = expand(":tmp", 0, ctx, &workspace)?
                     .into_iter()
                     .map(|p| canonicalize_lenient(fs, &p))
                     .filter(|c| !tmp_too_wide(c, &canonical_homes, &workspace))
+                    .filter(|c| {
+                        *c == canonicalize_lenient(fs, Path::new("/tmp"))
+                            || out
+                                .iter()
+                                .any(|e| e.path == *c && crate::tmpdir::from_tmp(e))
+                    })
                     .collect();
                 let roots: Vec<PathBuf> = out
                     .iter()
@@ -704,6 +760,20 @@ pub fn resolve(
                 }
                 pin_protected_ancestors(fs, default, &roots, &mut out);
             }
+            // Deny entries inside writable roots keep their place even without metadata
+            // protection: renaming an ancestor would carry the hidden files out from
+            // under the next run's deny (issue 7 item 4).
+            let write_roots: Vec<PathBuf> = out
+                .iter()
+                .filter(|e| e.access == Access::Write && e.is_dir)
+                .map(|e| e.path.clone())
+                .collect();
+            let denies: Vec<PathBuf> = out
+                .iter()
+                .filter(|e| e.access == Access::Deny)
+                .map(|e| e.path.clone())
+                .collect();
+            pin_ancestors(fs, default, &write_roots, &denies, &mut out);
             ResolvedFilesystem::Restricted {
                 default,
                 entries: out,
@@ -808,7 +878,20 @@ fn pin_protected_ancestors(
         .filter(|e| matches!(e.origin, EntryOrigin::Protected { .. }))
         .map(|e| e.path.clone())
         .collect();
-    for p in protected {
+    pin_ancestors(fs, default, roots, &protected, out);
+}
+
+/// Pins every existing writable directory strictly between the deepest of `roots` that
+/// holds a target and that target (a protected path or a deny entry), so the target's
+/// place cannot be renamed away and re-created (R-P3, issue 7 item 4).
+fn pin_ancestors(
+    fs: &dyn FsView,
+    default: Access,
+    roots: &[PathBuf],
+    targets: &[PathBuf],
+    out: &mut Vec<ResolvedEntry>,
+) {
+    for p in targets.iter().cloned() {
         let Some(root) = roots
             .iter()
             .filter(|r| p.starts_with(r) && **r != p)
@@ -895,18 +978,24 @@ fn linked_worktree(
         return Err("its git dir is not <repo>/worktrees/<name>".into());
     }
     let common = worktrees.parent().ok_or("no common dir")?.to_path_buf();
+    let back_file = gitdir.join("gitdir");
     let back = fs
-        .read_to_string(&gitdir.join("gitdir"))
-        .ok_or("no gitdir backlink")?;
+        .read_small(&back_file, SMALL_FILE_CAP)
+        .map_err(|r| format!("no gitdir backlink: {}: {r}", back_file.display()))?;
     let back = canonicalize_lenient(fs, &lexical_normalize(Path::new(back.trim()), gitdir));
     if back != canonicalize_lenient(fs, dotgit) {
         return Err("the git dir's backlink names another worktree".into());
     }
-    if let Some(c) = fs.read_to_string(&gitdir.join("commondir")) {
-        let c = canonicalize_lenient(fs, &lexical_normalize(Path::new(c.trim()), gitdir));
-        if c != common {
-            return Err("its commondir does not name the repository it lives in".into());
+    let commondir = gitdir.join("commondir");
+    match fs.read_small(&commondir, SMALL_FILE_CAP) {
+        Ok(c) => {
+            let c = canonicalize_lenient(fs, &lexical_normalize(Path::new(c.trim()), gitdir));
+            if c != common {
+                return Err("its commondir does not name the repository it lives in".into());
+            }
         }
+        Err(ReadRefusal::Missing) => {}
+        Err(r) => return Err(format!("{}: {r}", commondir.display())),
     }
     let real_git_dir = fs.kind(&common.join("HEAD")) == Some(FileKind::File)
         && fs.kind(&common.join("objects")) == Some(FileKind::Dir)
@@ -950,7 +1039,7 @@ fn protected_for_root(
                 "the .git file decides which git dir is used",
             ));
             match read_gitdir_file(fs, &dotgit) {
-                Some(gitdir) => match linked_worktree(fs, &gitdir, &dotgit, root, homes) {
+                Ok(gitdir) => match linked_worktree(fs, &gitdir, &dotgit, root, homes) {
                     Ok(common) => {
                         // Only what `git commit` in the worktree writes: its own git dir
                         // and the common dir's object store, refs and logs (R-P3).
@@ -982,9 +1071,8 @@ fn protected_for_root(
                         dotgit.display()
                     )),
                 },
-                None => notes.push(format!(
-                    "{}: a .git file without a readable `gitdir:` line",
-                    dotgit.display()
+                Err(why) => notes.push(format!(
+                    "{why}; it stays read-only and no git dir is made writable"
                 )),
             }
         }

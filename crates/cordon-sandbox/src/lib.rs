@@ -15,51 +15,27 @@
 //! (macOS SBPL text, R-T2). Backend `none` passes argv through unchanged (R-T1).
 #![deny(missing_docs)]
 
+pub mod hostfs;
 #[cfg(target_os = "linux")]
 pub mod linux;
 pub mod run;
 pub mod seatbelt;
+
+pub use hostfs::HostFs;
 
 #[cfg(unix)]
 pub use run::{exec_replace, restore_default_sigpipe};
 pub use run::{run, RunStatus};
 
 use cordon_policy::env::scrub_env;
-use cordon_policy::paths::{FileKind, FsView};
 use cordon_policy::{
-    resolve, select_initial, Backend, HelperPayload, OnUnavailable, Os, PermissionProfile,
-    PlatformOptions, ProfileKind, ResolveContext, ResolveError, ResolvedProfile, SandboxPreference,
-    SandboxStatus, Selection,
+    resolve, resolve_for_command, select_initial, Backend, HelperPayload, OnUnavailable, Os,
+    PermissionProfile, PlatformOptions, ProfileKind, ResolveContext, ResolveError, ResolvedProfile,
+    SandboxPreference, SandboxStatus, Selection,
 };
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
-
-/// The host filesystem as a [`FsView`] (std::fs, following symlinks).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct HostFs;
-
-impl FsView for HostFs {
-    fn canonicalize(&self, p: &Path) -> Option<PathBuf> {
-        std::fs::canonicalize(p).ok()
-    }
-    fn kind(&self, p: &Path) -> Option<FileKind> {
-        std::fs::metadata(p).ok().map(|m| {
-            if m.is_dir() {
-                FileKind::Dir
-            } else {
-                FileKind::File
-            }
-        })
-    }
-    fn read_to_string(&self, p: &Path) -> Option<String> {
-        let meta = std::fs::metadata(p).ok()?;
-        if meta.len() > 64 * 1024 {
-            return None;
-        }
-        std::fs::read_to_string(p).ok()
-    }
-}
 
 /// The current user's home directory from the user database (`getpwuid`), if any.
 pub fn account_home() -> Option<PathBuf> {
@@ -311,7 +287,7 @@ impl SandboxManager {
     /// runs commands.
     pub fn assess(&self, req: &CommandRequest) -> Assessment {
         let selection = self.select(req);
-        let resolved = resolve(&req.profile, &req.resolve_context(), &HostFs);
+        let resolved = resolve_for_command(&req.profile, &req.resolve_context(), &HostFs);
         let prepared = match &resolved {
             Err(e) => Err(e.to_string()),
             Ok(r) if selection.requested.value && selection.available.value => {
@@ -396,7 +372,7 @@ impl SandboxManager {
             });
         }
 
-        let resolved = resolve(&req.profile, &req.resolve_context(), &HostFs)?;
+        let resolved = resolve_for_command(&req.profile, &req.resolve_context(), &HostFs)?;
         let prepared = self.prepare(selection.backend, &resolved);
         let status = SandboxStatus::new(&selection, prepared.clone().map(|_| ()), true);
         let layers = match prepared {
