@@ -743,6 +743,24 @@ pub fn resolve(
                         &mut notes,
                     );
                 }
+                // Paths git configuration makes code (hooks dir, includes, filters,
+                // `!` aliases, …) inside any writable root (issue 7 item 3).
+                let write_roots: Vec<PathBuf> = out
+                    .iter()
+                    .filter(|e| e.access == Access::Write && e.is_dir)
+                    .map(|e| e.path.clone())
+                    .collect();
+                for root in &roots {
+                    protect_git_config_targets(
+                        fs,
+                        root,
+                        &all_homes,
+                        &home_forms,
+                        &write_roots,
+                        &mut extra,
+                        &mut notes,
+                    );
+                }
                 let so_far = out.len();
                 for e in extra {
                     // Protection narrows to read-only; it never re-opens a denied area.
@@ -1010,6 +1028,65 @@ fn linked_worktree(
         return Err("its common dir is inside the root, `/`, or a home directory".into());
     }
     Ok(common)
+}
+
+/// The git dir and common dir of the repository whose worktree is `root`: `.git` as a
+/// directory (or a symlink to one; its `commondir` followed), or a validated linked
+/// worktree's `.git` file. `None` when `root` holds no usable repository.
+fn repo_dirs_of_root(
+    fs: &dyn FsView,
+    root: &Path,
+    homes: &[PathBuf],
+) -> Option<(PathBuf, PathBuf)> {
+    let dotgit = root.join(".git");
+    match fs.kind(&dotgit)? {
+        FileKind::Dir => {
+            let gitdir = canonicalize_lenient(fs, &dotgit);
+            let common = match fs.read_small(&gitdir.join("commondir"), SMALL_FILE_CAP) {
+                Ok(c) => canonicalize_lenient(fs, &lexical_normalize(Path::new(c.trim()), &gitdir)),
+                Err(_) => gitdir.clone(),
+            };
+            Some((gitdir, common))
+        }
+        FileKind::File => {
+            let gitdir = read_gitdir_file(fs, &dotgit).ok()?;
+            let common = linked_worktree(fs, &gitdir, &dotgit, root, homes).ok()?;
+            Some((gitdir, common))
+        }
+    }
+}
+
+/// Adds a protected entry for every path the repository's effective git configuration
+/// makes code (see [`crate::gitconfig::CODE_KEYS`]) that lies inside one of `write_roots`;
+/// its reason names the key and the file that set it.
+fn protect_git_config_targets(
+    fs: &dyn FsView,
+    root: &Path,
+    homes: &[PathBuf],
+    home_forms: &[PathBuf],
+    write_roots: &[PathBuf],
+    out: &mut Vec<ResolvedEntry>,
+    notes: &mut Vec<String>,
+) {
+    let Some((gitdir, common)) = repo_dirs_of_root(fs, root, home_forms) else {
+        return;
+    };
+    let repo = crate::gitconfig::RepoDirs {
+        worktree: root,
+        gitdir: &gitdir,
+        common: &common,
+    };
+    for t in crate::gitconfig::code_paths(fs, &repo, homes, notes) {
+        let c = canonicalize_lenient(fs, &t.path);
+        if write_roots.iter().any(|r| c.starts_with(r)) {
+            out.push(entry_for(
+                fs,
+                t.path.clone(),
+                Access::Read,
+                EntryOrigin::Protected { reason: t.reason() },
+            ));
+        }
+    }
 }
 
 fn protected_for_root(

@@ -221,3 +221,60 @@ fn tmpdir_becomes_writable_only_when_temp_like() {
         );
     }
 }
+
+/// Item 3: `core.hooksPath = .githooks` (husky) makes `.githooks` protected, whether or not
+/// it exists, named with its key; an include in the global config that points into the
+/// workspace and the commands it defines are protected too; the rest stays writable.
+#[test]
+fn git_config_code_paths_are_protected_by_key() {
+    let fs = MemFs::new()
+        .file(
+            "/w/.git/config",
+            "[core]\n\thooksPath = .githooks\n[alias]\n\tb = !tools/build.sh\n",
+        )
+        .file("/h/.gitconfig", "[include]\n\tpath = /w/team.gitconfig\n")
+        .file(
+            "/w/team.gitconfig",
+            "[filter \"crypt\"]\n\tsmudge = ./bin/decrypt\n",
+        )
+        .dir("/w/src");
+    let p = profile(vec![FsEntry::new(":workspace", Access::Write)]);
+    let r = resolve(&p, &common::ctx_at("/w", "/h"), &fs).unwrap();
+    for (path, key) in [
+        ("/w/.githooks/pre-commit", "core.hooksPath"),
+        ("/w/tools/build.sh", "alias.b"),
+        ("/w/team.gitconfig", "include.path"),
+        ("/w/bin/decrypt", "filter.crypt.smudge"),
+    ] {
+        let a = r.filesystem.access_for(&fs, Path::new(path));
+        assert_eq!(a.access, Access::Read, "{path}");
+        let e = &entries(&r)[a.entry.unwrap()];
+        match &e.origin {
+            EntryOrigin::Protected { reason } => assert!(reason.contains(key), "{reason}"),
+            o => panic!("{path}: {o:?}"),
+        }
+    }
+    assert_eq!(access(&r, &fs, "/w/src/main.rs"), Access::Write);
+    assert_eq!(access(&r, &fs, "/w/tools/other.sh"), Access::Write);
+    // The same in environment_context: the path with the key in its reason.
+    let xml = environment_context(
+        &r,
+        &SandboxStatus::new(
+            &select_initial(
+                &p,
+                SandboxPreference::Auto,
+                false,
+                Os::Linux,
+                Default::default(),
+            ),
+            Ok(()),
+            true,
+        ),
+        Backend::LinuxHelper,
+        DEFAULT_APPROVAL_MODE,
+    );
+    assert!(
+        xml.contains("/w/.githooks") && xml.contains("core.hooksPath"),
+        "{xml}"
+    );
+}

@@ -120,6 +120,9 @@ pub fn run(args: RunArgs) -> Result<i32> {
             "status": exec.status,
             "unconfined_reason": exec.unconfined_reason,
             "exec_policy": {"decision": record.decision, "reason": record.reason, "gate": gate},
+            // What resolution could not honour (a missing deny path, a refused $TMPDIR,
+            // a planted special file it did not read): the same notes explain shows.
+            "notes": exec.resolved.as_ref().map(|r| &r.notes),
         })
     );
     Ok(code)
