@@ -29,7 +29,7 @@ pub use run::{run, RunStatus};
 
 use cordon_policy::env::scrub_env;
 use cordon_policy::{
-    resolve, resolve_for_command, select_initial, Backend, HelperPayload, OnUnavailable, Os,
+    resolve_for_command, select_initial, Backend, HelperPayload, OnUnavailable, Os,
     PermissionProfile, PlatformOptions, ProfileKind, ResolveContext, ResolveError, ResolvedProfile,
     SandboxPreference, SandboxStatus, Selection,
 };
@@ -514,7 +514,7 @@ mod tests {
         let m = SandboxManager::for_host().with_helper(PathBuf::from("/nonexistent/cordon-helper"));
         if m.prepare(
             Backend::LinuxHelper,
-            &resolve(
+            &resolve_for_command(
                 &req("workspace-write").profile,
                 &req("workspace-write").resolve_context(),
                 &HostFs,
