@@ -19,6 +19,7 @@ pub mod config;
 pub mod decision;
 mod deny;
 pub mod env;
+mod git;
 pub mod gitconfig;
 pub mod paths;
 pub mod payload;

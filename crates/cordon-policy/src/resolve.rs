@@ -747,6 +747,7 @@ pub fn resolve(
                 // `!` aliases, …) inside any writable root (issue 7 item 3).
                 let write_roots: Vec<PathBuf> = out
                     .iter()
+                    .chain(extra.iter())
                     .filter(|e| e.access == Access::Write && e.is_dir)
                     .map(|e| e.path.clone())
                     .collect();
@@ -1109,6 +1110,33 @@ fn protected_for_root(
     };
     let dotgit = root.join(".git");
     match fs.kind(&dotgit) {
+        Some(FileKind::Dir) if is_link(fs, &dotgit) => {
+            // `.git` as a symlink to a git dir elsewhere (repo-tool layouts): the target
+            // is granted like a linked worktree's common dir, with its protected children
+            // (issue 7 item 6c). The link's own name is pinned by the mount layer.
+            let target = canonicalize_lenient(fs, &dotgit);
+            match crate::git::external_git_dir(fs, &target, root, homes) {
+                Ok(()) => {
+                    out.push(entry_for(
+                        fs,
+                        target.clone(),
+                        Access::Write,
+                        EntryOrigin::GitWorktree {
+                            worktree: root.to_path_buf(),
+                        },
+                    ));
+                    protect_git_dir(&prot, &target, out);
+                }
+                Err(why) => {
+                    notes.push(format!(
+                        "{}: a symlink to {} ({why}); it stays read-only",
+                        dotgit.display(),
+                        target.display()
+                    ));
+                    protect_git_dir(&prot, &dotgit, out);
+                }
+            }
+        }
         Some(FileKind::Dir) => protect_git_dir(&prot, &dotgit, out),
         Some(FileKind::File) => {
             out.push(prot(
@@ -1118,14 +1146,12 @@ fn protected_for_root(
             match read_gitdir_file(fs, &dotgit) {
                 Ok(gitdir) => match linked_worktree(fs, &gitdir, &dotgit, root, homes) {
                     Ok(common) => {
-                        // Only what `git commit` in the worktree writes: its own git dir
-                        // and the common dir's object store, refs and logs (R-P3).
-                        let mut grants = vec![gitdir.clone()];
-                        grants.extend(["objects", "refs", "logs"].map(|d| common.join(d)));
-                        if fs.kind(&common.join("packed-refs")).is_some() {
-                            grants.push(common.join("packed-refs"));
-                        }
-                        for dir in grants {
+                        // The common dir as a whole (packed-refs.lock, gc.pid, refs and
+                        // objects: every git operation of the worktree works and none
+                        // loses data half-way), with its protected children as for any
+                        // `.git`, and the worktree's own git dir (issue 7 item 6, R-P3).
+                        protect_git_dir(&prot, &common, out);
+                        for dir in [common.clone(), gitdir.clone()] {
                             out.push(entry_for(
                                 fs,
                                 dir,
