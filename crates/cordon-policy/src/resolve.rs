@@ -242,6 +242,11 @@ pub struct ResolvedProfile {
     /// Things resolution could not honour and skipped, in plain words (e.g. `:home` with
     /// no `$HOME`). Shown by `cordon explain`.
     pub notes: Vec<String>,
+    /// The `$TMPDIR` that `:tmp` did not make writable because it is not a temp-like
+    /// directory no other rule protects (issue 7 item 9); the command's `TMPDIR` is then
+    /// set to `/tmp` (the private one on Linux).
+    #[serde(default)]
+    pub tmpdir_refused: Option<PathBuf>,
 }
 
 /// Errors from resolution.
@@ -638,6 +643,7 @@ pub fn resolve(
         .map(|h| canonicalize_lenient(fs, h))
         .collect();
 
+    let mut tmpdir_refused = None;
     let filesystem = match profile.effective_filesystem() {
         FilesystemPolicy::Unrestricted => ResolvedFilesystem::Unrestricted,
         FilesystemPolicy::Restricted {
@@ -689,7 +695,7 @@ pub fn resolve(
                 }
             }
             drop_redirected_grants(&mut out, &mut notes);
-            crate::tmpdir::drop_unsafe_tmpdir(
+            tmpdir_refused = crate::tmpdir::drop_unsafe_tmpdir(
                 fs,
                 ctx,
                 &canonical_homes,
@@ -806,6 +812,7 @@ pub fn resolve(
         workspace,
         filesystem,
         notes,
+        tmpdir_refused,
     })
 }
 

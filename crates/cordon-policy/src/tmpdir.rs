@@ -86,21 +86,6 @@ pub(crate) fn tmpdir_refusal(fs: &dyn FsView, c: &Path, f: &TmpdirFacts) -> Opti
     if f.workspace.starts_with(c) {
         return Some("it is the workspace or above it".into());
     }
-    let in_temp_tree = TEMP_TREES.iter().any(|t| c.starts_with(t));
-    if !in_temp_tree && SYSTEM_TREES.iter().any(|t| c.starts_with(t)) {
-        return Some("it lies in a system tree".into());
-    }
-    let temp_named = c.components().any(|comp| {
-        let s = comp.as_os_str().to_string_lossy().to_ascii_lowercase();
-        matches!(s.as_str(), "tmp" | "temp" | ".tmp")
-    });
-    if !in_temp_tree && !temp_named {
-        return Some(
-            "it is not a temp directory (not under /tmp, /var/tmp, /dev/shm or /run/user, and \
-             no path component is named tmp or temp)"
-                .into(),
-        );
-    }
     for e in f.entries {
         if e.path == c {
             continue;
@@ -121,6 +106,21 @@ pub(crate) fn tmpdir_refusal(fs: &dyn FsView, c: &Path, f: &TmpdirFacts) -> Opti
     if let Some(p) = f.profile_files.iter().find(|p| p.starts_with(c)) {
         return Some(format!("it holds the cordon configuration {}", p.display()));
     }
+    let in_temp_tree = TEMP_TREES.iter().any(|t| c.starts_with(t));
+    if !in_temp_tree && SYSTEM_TREES.iter().any(|t| c.starts_with(t)) {
+        return Some("it lies in a system tree".into());
+    }
+    let temp_named = c.components().any(|comp| {
+        let s = comp.as_os_str().to_string_lossy().to_ascii_lowercase();
+        matches!(s.as_str(), "tmp" | "temp" | ".tmp")
+    });
+    if !in_temp_tree && !temp_named {
+        return Some(
+            "it is not a temp directory (not under /tmp, /var/tmp, /dev/shm or /run/user, and \
+             no path component is named tmp or temp)"
+                .into(),
+        );
+    }
     None
 }
 
@@ -130,7 +130,8 @@ pub(crate) fn from_tmp(e: &ResolvedEntry) -> bool {
 }
 
 /// Removes every non-deny `:tmp` entry that lies under `$TMPDIR` (as spelled) when
-/// `$TMPDIR` fails [`tmpdir_refusal`], with a note naming it and the reason.
+/// `$TMPDIR` fails [`tmpdir_refusal`], with a note naming it and the reason. Returns the
+/// refused `$TMPDIR` (the command's `TMPDIR` is then pointed at the private `/tmp`).
 pub(crate) fn drop_unsafe_tmpdir(
     fs: &dyn FsView,
     ctx: &ResolveContext,
@@ -138,12 +139,12 @@ pub(crate) fn drop_unsafe_tmpdir(
     workspace: &Path,
     out: &mut Vec<ResolvedEntry>,
     notes: &mut Vec<String>,
-) {
-    let Some(t) = &ctx.tmpdir else { return };
-    let t = lexical_normalize(t, &ctx.cwd);
+) -> Option<PathBuf> {
+    let t = lexical_normalize(ctx.tmpdir.as_ref()?, &ctx.cwd);
     if t == Path::new("/tmp") {
-        return;
+        return None;
     }
+    let mut refused = None;
     let profile_files: Vec<PathBuf> = ctx
         .profile_files
         .iter()
@@ -176,9 +177,11 @@ pub(crate) fn drop_unsafe_tmpdir(
                     notes.push(note);
                 }
                 out.remove(i);
+                refused = Some(t.clone());
                 continue;
             }
         }
         i += 1;
     }
+    refused
 }

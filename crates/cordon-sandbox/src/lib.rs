@@ -373,6 +373,21 @@ impl SandboxManager {
         }
 
         let resolved = resolve_for_command(&req.profile, &req.resolve_context(), &HostFs)?;
+        // A `$TMPDIR` the guard refused is not writable: point the command at /tmp.
+        let env: Vec<(String, String)> = match &resolved.tmpdir_refused {
+            Some(_) => env
+                .iter()
+                .cloned()
+                .map(|(k, v)| {
+                    if k == "TMPDIR" {
+                        (k, "/tmp".into())
+                    } else {
+                        (k, v)
+                    }
+                })
+                .collect(),
+            None => env.clone(),
+        };
         let prepared = self.prepare(selection.backend, &resolved);
         let status = SandboxStatus::new(&selection, prepared.clone().map(|_| ()), true);
         let layers = match prepared {
