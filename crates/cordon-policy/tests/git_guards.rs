@@ -278,3 +278,20 @@ fn git_config_code_paths_are_protected_by_key() {
         "{xml}"
     );
 }
+
+/// The README's git configuration table lists every key of `CODE_KEYS` (spelled
+/// `section.<name>.key` for keys with a subsection).
+#[test]
+fn readme_lists_every_code_key() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+        .unwrap()
+        .to_ascii_lowercase();
+    for (section, sub, key, _, _) in cordon_policy::gitconfig::CODE_KEYS {
+        let spelled = match (sub, *key) {
+            (Some(_), k) => format!("`{section}.<name>.{k}`"),
+            (None, "*") => format!("`{section}.<name>`"),
+            (None, k) => format!("`{section}.{k}`"),
+        };
+        assert!(readme.contains(&spelled), "README lacks {spelled}");
+    }
+}
