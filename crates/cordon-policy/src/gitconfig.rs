@@ -454,11 +454,7 @@ fn classify(section: &str, sub: Option<&str>, key: &str) -> Option<(ValueKind, &
         .iter()
         .find(|(s, sp, k, _, _)| {
             *s == section
-                && match (sp, sub) {
-                    (None, None) => true,
-                    (Some(_), Some(_)) => true,
-                    _ => false,
-                }
+                && sp.is_some() == sub.is_some()
                 && (*k == "*" || *k == key)
         })
         .map(|(_, _, _, kind, why)| (*kind, *why))
