@@ -42,6 +42,31 @@ pub(crate) fn note_missing_denies(entries: &[ResolvedEntry], notes: &mut Vec<Str
             notes.push(note);
         }
     }
+    // A deny spelled through a symlink that lies inside a writable root follows whatever
+    // that symlink says at launch: a confined command can re-point it before the next run.
+    let roots: Vec<&ResolvedEntry> = entries
+        .iter()
+        .filter(|e| e.access == Access::Write && e.is_dir)
+        .collect();
+    for e in entries.iter().filter(|e| {
+        e.access == Access::Deny
+            && e.spelled != e.path
+            && !is_builtin(e)
+            && roots.iter().any(|r| {
+                (e.spelled.starts_with(&r.path) && e.spelled != r.path)
+                    || (e.spelled.starts_with(&r.spelled) && e.spelled != r.spelled)
+            })
+    }) {
+        let note = format!(
+            "deny-read entry {} goes through a symlink inside a writable root (to {}); a \
+             confined command could re-point it before the next run: spell the target path",
+            e.spelled.display(),
+            e.path.display()
+        );
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
 }
 
 /// Whether `e` is one of the built-in credential-store entries (most of which do not exist

@@ -453,9 +453,7 @@ fn classify(section: &str, sub: Option<&str>, key: &str) -> Option<(ValueKind, &
     CODE_KEYS
         .iter()
         .find(|(s, sp, k, _, _)| {
-            *s == section
-                && sp.is_some() == sub.is_some()
-                && (*k == "*" || *k == key)
+            *s == section && sp.is_some() == sub.is_some() && (*k == "*" || *k == key)
         })
         .map(|(_, _, _, kind, why)| (*kind, *why))
 }

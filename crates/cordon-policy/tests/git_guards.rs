@@ -295,3 +295,30 @@ fn readme_lists_every_code_key() {
         assert!(readme.contains(&spelled), "README lacks {spelled}");
     }
 }
+
+/// Item 4 sibling: a deny spelled through a symlink inside the workspace pins the real
+/// directory and says that the symlink could be re-pointed.
+#[test]
+fn deny_through_a_workspace_symlink_is_pinned_and_noted() {
+    let fs = MemFs::new()
+        .dir("/w/.git")
+        .file("/w/conf/keys/k.pem", "secret")
+        .symlink("/w/link", "/w/conf")
+        .dir("/h");
+    let p = profile(vec![
+        FsEntry::new(":workspace", Access::Write),
+        FsEntry::new("/w/link/keys", Access::Deny).with_source("--deny-read"),
+    ]);
+    let r = resolve(&p, &common::ctx_at("/w", "/h"), &fs).unwrap();
+    assert_eq!(access(&r, &fs, "/w/conf/keys/k.pem"), Access::Deny);
+    assert!(entries(&r)
+        .iter()
+        .any(|e| e.path == Path::new("/w/conf") && matches!(e.origin, EntryOrigin::Pinned { .. })));
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("/w/link/keys") && n.contains("symlink")),
+        "{:?}",
+        r.notes
+    );
+}
