@@ -26,6 +26,7 @@ pub mod payload;
 pub mod profile;
 pub mod resolve;
 mod tmpdir;
+pub mod view;
 
 pub use config::{select_profile, Config, ConfigError};
 pub use decision::{
@@ -40,8 +41,9 @@ pub use profile::{
 };
 pub use resolve::{
     resolve, resolve_for_command, EntryOrigin, ResolveContext, ResolveError, ResolvedEntry,
-    ResolvedFilesystem, ResolvedProfile,
+    ResolvedFilesystem, ResolvedProfile, PLACEHOLDER_NOTE, PLACEHOLDER_NOTE_TEXT,
 };
+pub use view::{Seen, TopView};
 pub mod context;
 pub mod explain;
 pub mod overlay;

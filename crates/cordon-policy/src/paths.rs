@@ -35,6 +35,12 @@ pub trait FsView {
         let _ = cap;
         self.read_to_string(p).ok_or(ReadRefusal::Missing)
     }
+    /// The target of the symlink at `p` (not followed; `p`'s parent has no symlink in it),
+    /// or `None` when `p` is not a symlink. The default knows no symlinks: an FsView
+    /// without it reports no [`crate::ResolvedEntry::links`].
+    fn read_link(&self, _p: &Path) -> Option<PathBuf> {
+        None
+    }
 }
 
 /// The size cap, in bytes, for the small git files resolution reads (`.git` files,
@@ -234,6 +240,9 @@ impl FsView for MemFs {
             return Err(ReadRefusal::TooLarge(cap));
         }
         Ok(text)
+    }
+    fn read_link(&self, p: &Path) -> Option<PathBuf> {
+        self.links.get(p).cloned()
     }
 }
 
