@@ -332,6 +332,8 @@ pub struct ConfigTarget {
     pub file: PathBuf,
     /// Why git runs code through it.
     pub why: &'static str,
+    /// Whether git expects a directory there (`core.hooksPath`, `init.templateDir`).
+    pub dir: bool,
 }
 
 impl ConfigTarget {
@@ -438,6 +440,10 @@ pub fn code_paths(
                             key: spelled_key.clone(),
                             file: file.clone(),
                             why,
+                            dir: matches!(
+                                key.to_ascii_lowercase().as_str(),
+                                "hookspath" | "templatedir"
+                            ),
                         });
                     }
                 }

@@ -87,7 +87,9 @@ pub struct ResolvedEntry {
     pub access: Access,
     /// Whether the path existed at resolve time.
     pub exists: bool,
-    /// Whether it is a directory (false when missing or a file).
+    /// Whether it is a directory (false when it is a file or missing — except a missing
+    /// protected path git expects to be a directory, such as a configured `core.hooksPath`:
+    /// true, so its placeholder can be a directory).
     pub is_dir: bool,
     /// Where it came from.
     pub origin: EntryOrigin,
@@ -1185,12 +1187,17 @@ fn protect_git_config_targets(
     for t in crate::gitconfig::code_paths(fs, &repo, homes, notes) {
         let c = canonicalize_lenient(fs, &t.path);
         if write_roots.iter().any(|r| c.starts_with(r)) {
-            out.push(entry_for(
+            let mut e = entry_for(
                 fs,
                 t.path.clone(),
                 Access::Read,
                 EntryOrigin::Protected { reason: t.reason() },
-            ));
+            );
+            // A missing hooks or template dir: its placeholder must be a directory.
+            if !e.exists && t.dir {
+                e.is_dir = true;
+            }
+            out.push(e);
         }
     }
 }

@@ -256,6 +256,12 @@ fn git_config_code_paths_are_protected_by_key() {
     }
     assert_eq!(access(&r, &fs, "/w/src/main.rs"), Access::Write);
     assert_eq!(access(&r, &fs, "/w/tools/other.sh"), Access::Write);
+    // The missing hooks dir is marked as a directory (its placeholder must be one).
+    let hooks = entries(&r)
+        .iter()
+        .find(|e| e.path == Path::new("/w/.githooks"))
+        .unwrap();
+    assert!(!hooks.exists && hooks.is_dir);
     // The same in environment_context: the path with the key in its reason.
     let xml = environment_context(
         &r,

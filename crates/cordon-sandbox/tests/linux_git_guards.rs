@@ -202,7 +202,12 @@ fn configured_hooks_path_is_read_only() {
         !s.ws.join(".githooks/pre-commit").exists(),
         "a hook was planted in core.hooksPath"
     );
-    // An existing hooks dir keeps its hooks unchanged.
+    // An existing hooks dir keeps its hooks unchanged. (The run above may have left a
+    // permanent placeholder for the missing `.githooks`.)
+    let hk = s.ws.join(".githooks");
+    if hk.is_file() {
+        std::fs::remove_file(&hk).unwrap();
+    }
     write(&s.ws.join(".githooks/pre-commit"), "#!/bin/sh\nexit 0\n");
     let r = resolve_bounded(&s, ctx(&s, &s.ws));
     let o = run_resolved(&s, r, "echo 'echo pwned' >> .githooks/pre-commit; exit 0");
