@@ -1222,22 +1222,26 @@ fn protected_for_root(
     };
     let dotgit = root.join(".git");
     match fs.kind(&dotgit) {
-        Some(FileKind::Dir) if is_link(fs, &dotgit) => {
+        Some(FileKind::Dir)
+            if is_link(fs, &dotgit) && !canonicalize_lenient(fs, &dotgit).starts_with(root) =>
+        {
             // `.git` as a symlink to a git dir elsewhere (repo-tool layouts): the target
             // is granted like a linked worktree's common dir, with its protected children
-            // (issue 7 item 6c). The link's own name is pinned by the mount layer.
+            // (issue 7 item 6c).
             let target = canonicalize_lenient(fs, &dotgit);
             match crate::git::external_git_dir(fs, &target, root, homes) {
                 Ok(()) => {
+                    // Spelled through the link, so each entry lists it and the mount
+                    // layer pins the link's name (a replaced `.git` is a new repository).
                     out.push(entry_for(
                         fs,
-                        target.clone(),
+                        dotgit.clone(),
                         Access::Write,
                         EntryOrigin::GitWorktree {
                             worktree: root.to_path_buf(),
                         },
                     ));
-                    protect_git_dir(&prot, &target, out);
+                    protect_git_dir(&prot, &dotgit, out);
                 }
                 Err(why) => {
                     notes.push(format!(

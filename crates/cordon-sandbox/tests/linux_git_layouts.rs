@@ -203,6 +203,24 @@ fn matrix(base: &str) {
                 .contains("[alias]"),
             "{layout:?} {base}: config changed"
         );
+        // The `.git` name itself cannot be replaced by a new repository with hooks.
+        let o = c.s.sh(
+            "rm -rf .git 2>/dev/null; mv .git g2 2>/dev/null; mkdir -p .git/hooks 2>/dev/null; \
+             echo x > .git/hooks/pre-commit 2>/dev/null; exit 0",
+        );
+        assert_ok(&o);
+        let dotgit = c.s.ws.join(".git");
+        let meta = std::fs::symlink_metadata(&dotgit).unwrap();
+        let kept = match layout {
+            Layout::SymlinkedGitDir => meta.file_type().is_symlink(),
+            Layout::Worktree => meta.is_file(),
+            Layout::Normal => meta.is_dir(),
+        };
+        assert!(kept, "{layout:?} {base}: .git replaced");
+        assert!(
+            !c.common.join("hooks/pre-commit").exists(),
+            "{layout:?} {base}: hook planted"
+        );
     }
 }
 
