@@ -109,7 +109,7 @@ fn missing_deny_path_is_reported_in_json_and_explain() {
     let err = text(&o.stderr);
     let line = err.lines().last().unwrap_or_default();
     let v: serde_json::Value = serde_json::from_str(line).expect("--json report");
-    let notes = v["notes"].to_string();
+    let notes = v["resolution_notes"].to_string();
     assert!(
         notes.contains("conf/keys") && notes.contains("does not exist"),
         "{notes}"
