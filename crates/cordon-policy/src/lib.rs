@@ -17,12 +17,16 @@
 
 pub mod config;
 pub mod decision;
+mod deny;
 pub mod env;
 pub mod limits;
+mod git;
+pub mod gitconfig;
 pub mod paths;
 pub mod payload;
 pub mod profile;
 pub mod resolve;
+mod tmpdir;
 pub mod view;
 
 pub use config::{select_profile, Config, ConfigError};
@@ -37,8 +41,8 @@ pub use profile::{
     ProfileKind, PROFILE_FORMAT_VERSION,
 };
 pub use resolve::{
-    resolve, EntryOrigin, ResolveContext, ResolveError, ResolvedEntry, ResolvedFilesystem,
-    ResolvedProfile, PLACEHOLDER_NOTE, PLACEHOLDER_NOTE_TEXT,
+    resolve, resolve_for_command, EntryOrigin, ResolveContext, ResolveError, ResolvedEntry,
+    ResolvedFilesystem, ResolvedProfile, PLACEHOLDER_NOTE, PLACEHOLDER_NOTE_TEXT,
 };
 pub use view::{Seen, TopView};
 pub mod context;

@@ -261,6 +261,9 @@ pub fn run(args: RunArgs) -> Result<i32> {
         "rung": r.map(|h| h["rung"].clone()),
         "layers": r.map(|h| h["layers"].clone()),
         "notes": r.map(|h| h["notes"].clone()),
+        // What resolution could not honour (a missing deny path, a refused $TMPDIR, a
+        // planted special file it did not read): the notes explain and context show.
+        "resolution_notes": exec.resolved.as_ref().map(|r| &r.notes),
         "fell_back": r.and_then(|h| h.get("fell_back").cloned()),
         "planned": exec.applied,
         "env_dropped": exec.env_dropped,
