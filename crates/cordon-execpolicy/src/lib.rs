@@ -139,6 +139,7 @@
 pub mod approval;
 mod decision;
 mod error;
+mod grammar;
 mod knowledge;
 mod model;
 pub mod parse;

@@ -706,6 +706,29 @@ fn wrapper_step(name: &str, words: &[Word]) -> Step {
             let next = o.next + start - 1;
             inner(words, next, &o, "nice")
         }
+        "coproc" => {
+            // `coproc CMD ARGS`: bash runs CMD asynchronously (a NAME is only taken before a
+            // compound command, which the grammar does not parse as a command word list).
+            if n < 2 {
+                return Step::Program;
+            }
+            let named = n > 2 && !words[1].dynamic && is_identifier(&words[1].text);
+            let consumed = if named && words[2].text == "{" { 2 } else { 1 };
+            Step::Inner {
+                consumed,
+                env: Vec::new(),
+                chdir: None,
+                runtime_args: false,
+                opaque: vec![(
+                    "coproc",
+                    words
+                        .iter()
+                        .map(|w| w.text.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                )],
+            }
+        }
         "nohup" | "builtin" => {
             let o = scan_opts(words, "", "", "", &[], &[]);
             inner(words, o.next, &o, name)
@@ -1288,8 +1311,13 @@ impl<'o> Builder<'o> {
         pending: &mut Vec<Node<'t>>,
         depth: usize,
     ) -> EnvAssignment {
-        let name = node
-            .child_by_field_name("name")
+        let name_node = node.child_by_field_name("name");
+        if let Some(n) = name_node.filter(|n| kind(n) == "subscript") {
+            // `a[EXPR]=v`: the subscript is evaluated arithmetically (and its substitutions run).
+            self.opaque("arithmetic", node_text(src, n));
+            self.collect_subs(src, n, pending, depth + 1);
+        }
+        let name = name_node
             .map(|n| node_text(src, n).to_string())
             .unwrap_or_default();
         let (value, dynamic) = match node.child_by_field_name("value") {
@@ -1330,8 +1358,13 @@ impl<'o> Builder<'o> {
                 if node.is_error() || node.is_missing() {
                     self.opaque("parse_error", node_text(src, node));
                 }
-                if kind(node) == "arithmetic_expansion" {
-                    self.opaque("arithmetic", node_text(src, node));
+                match kind(node) {
+                    "arithmetic_expansion" => self.opaque("arithmetic", node_text(src, node)),
+                    // `${x:-`cmd`}`: the grammar leaves backticks inside an expansion as text.
+                    "word" if has_unparsed_expansion(node_text(src, node)) => {
+                        self.opaque("unparsed_expansion", node_text(src, node))
+                    }
+                    _ => {}
                 }
                 for ch in children(node) {
                     if ch.is_named() || ch.is_missing() {
@@ -1462,11 +1495,15 @@ impl<'o> Builder<'o> {
                 self.collect_subs(src, node, pending, depth + 1);
                 Word::dynamic(raw)
             }
-            "brace_expression" | "array" => Word {
-                text: raw.to_string(),
-                dynamic: true,
-                glob: true,
-            },
+            "brace_expression" | "array" => {
+                // `x=(a $(cmd))`: elements may hold substitutions.
+                self.collect_subs(src, node, pending, depth + 1);
+                Word {
+                    text: raw.to_string(),
+                    dynamic: true,
+                    glob: true,
+                }
+            }
             "extglob_pattern" => Word {
                 text: raw.to_string(),
                 dynamic: false,
@@ -1550,7 +1587,13 @@ impl<'o> Builder<'o> {
                 match kind(ch) {
                     "file_descriptor" => fd = Some(node_text(src, ch).to_string()),
                     "heredoc_start" => target = Some(Word::lit(node_text(src, ch).to_string())),
-                    "heredoc_body" => self.collect_subs(src, ch, pending, depth + 1),
+                    "heredoc_body" => {
+                        // The grammar parses `$(…)` in a body but leaves backticks as text.
+                        if node_text(src, ch).contains('`') {
+                            self.opaque("unparsed_expansion", node_text(src, ch));
+                        }
+                        self.collect_subs(src, ch, pending, depth + 1)
+                    }
                     "<<" | "<<-" if op.is_empty() => op.push_str(kind(ch)),
                     _ if ch.is_error() || ch.is_missing() => {
                         self.opaque("parse_error", node_text(src, ch))
@@ -1721,6 +1764,7 @@ impl<'o> Builder<'o> {
         let mut words = Vec::new();
         let mut redirects = Vec::new();
         let mut pending = Vec::new();
+        let mut inner_stmts = Vec::new();
         let mut c = node.walk();
         let mut more = c.goto_first_child();
         while more {
@@ -1743,6 +1787,11 @@ impl<'o> Builder<'o> {
                     words.push(self.word(src, ch, &mut pending, depth + 1));
                 }
                 (_, "comment") => {}
+                (_, "subshell" | "compound_statement") => {
+                    // `time ( … )`, `coproc ( … )`: the grammar hangs the compound command
+                    // under the keyword's command; its commands run.
+                    inner_stmts.push(ch);
+                }
                 (_, k) if ch.is_named() => {
                     self.opaque("unknown_syntax", &format!("{k}: {}", node_text(src, ch)));
                     self.collect_subs(src, ch, &mut pending, depth + 1);
@@ -1758,6 +1807,13 @@ impl<'o> Builder<'o> {
             None
         };
         self.walk_pending(src, pending, first, frame, depth, sd);
+        if !inner_stmts.is_empty() {
+            let head = node_text(src, node);
+            self.opaque("keyword_compound", &head);
+            for st in inner_stmts {
+                self.stmt(src, st, frame, depth, sd);
+            }
+        }
     }
 
     /// Look through wrappers, recurse into shells, and push the resulting segment(s).
@@ -1779,6 +1835,15 @@ impl<'o> Builder<'o> {
         let mut chdir = frame.chdir.clone();
         let mut start = 0;
         while start < words.len() {
+            if !words[start].dynamic && words[start].text == "{" && start + 1 < words.len() {
+                // `time { …; }`, `coproc NAME { …; }`, `! { …; }`: the grammar reads the
+                // reserved word `{` as a word and ends the command at the first `;`. The
+                // words after `{` are the first inner command; later ones are statements of
+                // their own.
+                self.opaque("keyword_compound", &words[start].text);
+                start += 1;
+                continue;
+            }
             let Some(pname) = self.trusted_name(&words[start]) else {
                 break;
             };
@@ -2017,6 +2082,16 @@ impl<'o> Builder<'o> {
                     | "coproc"
                     | "hash"
                     | "find"
+                    | "let"
+                    | "mapfile"
+                    | "readarray"
+                    | "fc"
+                    | "complete"
+                    | "compgen"
+                    | "bind"
+                    | "test"
+                    | "["
+                    | "printf"
             )
         {
             return;
@@ -2077,6 +2152,25 @@ impl<'o> Builder<'o> {
                 self.opaque("exec_fd", "exec with redirections")
             }
             "enable" | "coproc" | "hash" => self.opaque(&name, &argv.join(" ")),
+            // `let EXPR` evaluates arithmetic (`a[$(cmd)]` subscripts run commands);
+            // `test -v 'a[$(cmd)]'` / `printf -v 'a[…]'` likewise.
+            "let" => self.opaque("arithmetic", &argv.join(" ")),
+            "test" | "[" | "printf" if runs_arithmetic(&argv, false) => {
+                self.opaque("arithmetic", &argv.join(" "))
+            }
+            // Builtins that run text as code: `mapfile -C CALLBACK`, `fc` (re-runs history),
+            // `complete`/`compgen -C CMD` / `-F FUNC`, `bind -x`.
+            "mapfile" | "readarray" if argv.iter().skip(1).any(|a| a.starts_with("-C")) => {
+                self.opaque("builtin_runs_code", &argv.join(" "))
+            }
+            "fc" => self.opaque("builtin_runs_code", &argv.join(" ")),
+            "complete" | "compgen" | "bind"
+                if argv.iter().skip(1).any(|a| {
+                    a.starts_with('-') && !a.starts_with("--") && a.contains(['C', 'F', 'x'])
+                }) =>
+            {
+                self.opaque("builtin_runs_code", &argv.join(" "))
+            }
             "find" => self.find_exec(idx, frame, depth, sd),
             _ => {}
         }
