@@ -150,10 +150,10 @@ pub use decision::{
     Basis, DecisionRecord, EvalContext, MatchedRule, SandboxVerdict, SegmentRecord, SuggestedRule,
 };
 pub use error::{LoadError, RuleLocation};
-pub use knowledge::Finding;
+pub use knowledge::{Finding, FindingId};
 pub use model::{
-    Context, Decision, EnvAssignment, OpaqueConstruct, ParsedCommand, PipelinePosition, Program,
-    ProgramKind, RedirectKind, Redirection, Segment, Wrapper,
+    Context, Decision, EnvAssignment, OpaqueConstruct, OpaqueKind, ParsedCommand, PipelinePosition,
+    Program, ProgramKind, RedirectKind, Redirection, Segment, Wrapper,
 };
 pub use parse::{parse_command, parse_command_with, parse_script, parse_script_with, ParseOptions};
 pub use rules::{Example, Pattern, Rule, RuleSource, SandboxMode};

@@ -72,7 +72,7 @@ pub fn parse_command(argv: &[String]) -> ParsedCommand {
 pub fn parse_command_with(argv: &[String], opts: &ParseOptions) -> ParsedCommand {
     let mut b = Builder::new(opts);
     if argv.is_empty() {
-        b.opaque("empty_command", "");
+        b.opaque(OpaqueKind::EmptyCommand, "");
     } else {
         let words = argv.iter().map(|s| Word::lit(s.clone())).collect();
         b.emit(words, Vec::new(), Vec::new(), &Frame::default(), 0, 0);
@@ -467,7 +467,7 @@ enum Step {
         chdir: Option<String>,
         runtime_args: bool,
         /// Opaque constructs to record (kind, text).
-        opaque: Vec<(&'static str, String)>,
+        opaque: Vec<(OpaqueKind, String)>,
     },
     /// A shell with `-c`: the script is word `script` (relative index).
     Shell { script: usize },
@@ -584,12 +584,12 @@ fn opt_value<'a>(o: &'a Opts, names: &[&str]) -> Option<&'a Option<String>> {
         .map(|(_, v)| v)
 }
 
-fn unknown_opaque(name: &str, o: &Opts) -> Vec<(&'static str, String)> {
+fn unknown_opaque(name: &str, o: &Opts) -> Vec<(OpaqueKind, String)> {
     if o.unknown.is_empty() {
         Vec::new()
     } else {
         vec![(
-            "unknown_wrapper_option",
+            OpaqueKind::UnknownWrapperOption,
             format!("{name} {}", o.unknown.join(" ")),
         )]
     }
@@ -618,7 +618,7 @@ fn inner_after_assignments(
     mut next: usize,
     o: &Opts,
     chdir_opts: &[&str],
-    opaque: Vec<(&'static str, String)>,
+    opaque: Vec<(OpaqueKind, String)>,
 ) -> Step {
     let mut env = Vec::new();
     while let Some(a) = words.get(next).and_then(split_assignment) {
@@ -720,7 +720,7 @@ fn wrapper_step(name: &str, words: &[Word]) -> Step {
                 chdir: None,
                 runtime_args: false,
                 opaque: vec![(
-                    "coproc",
+                    OpaqueKind::Coproc,
                     words
                         .iter()
                         .map(|w| w.text.as_str())
@@ -926,12 +926,12 @@ impl<'o> Builder<'o> {
         self.out
     }
 
-    fn opaque(&mut self, kind: &str, text: &str) {
+    fn opaque(&mut self, kind: OpaqueKind, text: &str) {
         if self.out.opaque.len() >= 256 {
             return;
         }
         let c = OpaqueConstruct {
-            kind: kind.to_string(),
+            kind,
             text: excerpt(text),
         };
         if !self.out.opaque.contains(&c) {
@@ -1002,22 +1002,25 @@ impl<'o> Builder<'o> {
     /// Parse `script` and walk it under `frame`.
     fn parse_into(&mut self, script: &str, frame: &Frame, depth: usize, shell_depth: usize) {
         if depth > MAX_DEPTH || shell_depth > self.opts.max_shell_depth {
-            self.opaque("nesting_too_deep", script);
+            self.opaque(OpaqueKind::NestingTooDeep, script);
             return;
         }
         if script.len() > self.budget {
-            self.opaque("input_too_large", &format!("{} bytes", script.len()));
+            self.opaque(
+                OpaqueKind::InputTooLarge,
+                &format!("{} bytes", script.len()),
+            );
             return;
         }
         self.budget -= script.len();
         let Some(tree) = parse_tree(script) else {
-            self.opaque("parse_error", script);
+            self.opaque(OpaqueKind::ParseError, script);
             return;
         };
         let root = tree.root_node();
         if root.has_error() {
             // Error recovery may hide ERROR/MISSING nodes in places the walk does not visit.
-            self.opaque("parse_error", script);
+            self.opaque(OpaqueKind::ParseError, script);
         }
         if kind(root) == "program" {
             self.walk_block(script, root, frame, depth + 1, shell_depth);
@@ -1046,7 +1049,7 @@ impl<'o> Builder<'o> {
             if ch.is_named() {
                 held = Some(ch);
             } else if ch.is_missing() || ch.is_error() {
-                self.opaque("parse_error", node_text(src, ch));
+                self.opaque(OpaqueKind::ParseError, node_text(src, ch));
             }
             if !cursor.goto_next_sibling() {
                 break;
@@ -1077,14 +1080,14 @@ impl<'o> Builder<'o> {
 
     fn stmt(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
         if depth > MAX_DEPTH {
-            self.opaque("nesting_too_deep", node_text(src, node));
+            self.opaque(OpaqueKind::NestingTooDeep, node_text(src, node));
             return;
         }
         if self.full {
             return;
         }
         if node.is_missing() {
-            self.opaque("parse_error", &format!("missing {}", kind(node)));
+            self.opaque(OpaqueKind::ParseError, &format!("missing {}", kind(node)));
             return;
         }
         let d = depth + 1;
@@ -1120,7 +1123,7 @@ impl<'o> Builder<'o> {
                 }
                 // Parse errors hidden in operator positions.
                 if node.has_error() {
-                    self.opaque("parse_error", node_text(src, node));
+                    self.opaque(OpaqueKind::ParseError, node_text(src, node));
                 }
             }
             "negated_command" => self.walk_block(src, node, frame, d, sd),
@@ -1133,14 +1136,14 @@ impl<'o> Builder<'o> {
             "subshell" => self.walk_block(src, node, &frame.with_context(Context::Subshell), d, sd),
             "compound_statement" => {
                 if node.child(0).is_some_and(|c| kind(c) == "((") {
-                    self.opaque("arithmetic", node_text(src, node));
+                    self.opaque(OpaqueKind::Arithmetic, node_text(src, node));
                     self.scan(src, node, frame, d, sd);
                 } else {
                     self.walk_block(src, node, &frame.with_context(Context::BraceGroup), d, sd);
                 }
             }
             "function_definition" => {
-                self.opaque("function_definition", node_text(src, node));
+                self.opaque(OpaqueKind::FunctionDefinition, node_text(src, node));
                 let name = node
                     .child_by_field_name("name")
                     .map(|n| node_text(src, n).to_string())
@@ -1173,7 +1176,13 @@ impl<'o> Builder<'o> {
                     "if" | "while" | "until" | "for" | "select" | "case" => kw,
                     _ => kind(node).trim_end_matches("_statement").to_string(),
                 };
-                self.opaque(&kw, node_text(src, node));
+                self.opaque(OpaqueKind::control_flow(&kw), node_text(src, node));
+                // `for PATH in /tmp; do ls; done` assigns the loop variable.
+                if let Some(v) = node.child_by_field_name("variable") {
+                    if is_sensitive_var(node_text(src, v)) {
+                        self.opaque(OpaqueKind::SensitiveAssignment, node_text(src, node));
+                    }
+                }
                 let f = frame.with_context(Context::ControlFlow(kw));
                 self.walk_control(src, node, &f, d, sd);
             }
@@ -1184,7 +1193,7 @@ impl<'o> Builder<'o> {
                     argv.push("[".into());
                 }
                 if runs_arithmetic(&argv, argv[0] == "[[") {
-                    self.opaque("arithmetic", text);
+                    self.opaque(OpaqueKind::Arithmetic, text);
                 }
                 let words = argv.into_iter().map(Word::lit).collect();
                 let idx = self.push_segment(words, 0, frame, Vec::new(), Vec::new(), Vec::new());
@@ -1202,7 +1211,7 @@ impl<'o> Builder<'o> {
                     }
                 });
                 if integer || node_text(src, node).contains('[') {
-                    self.opaque("arithmetic", node_text(src, node));
+                    self.opaque(OpaqueKind::Arithmetic, node_text(src, node));
                 }
                 for ch in children(node) {
                     if kind(ch) == "variable_assignment" {
@@ -1215,7 +1224,7 @@ impl<'o> Builder<'o> {
             "unset_command" => {
                 if node_text(src, node).contains('[') {
                     // `unset 'a[$(cmd)]'` evaluates the subscript.
-                    self.opaque("arithmetic", node_text(src, node));
+                    self.opaque(OpaqueKind::Arithmetic, node_text(src, node));
                 }
                 self.scan(src, node, frame, d, sd)
             }
@@ -1229,7 +1238,7 @@ impl<'o> Builder<'o> {
             }
             "comment" | "heredoc_body" | "heredoc_end" | "heredoc_start" => {}
             "ERROR" => {
-                self.opaque("parse_error", node_text(src, node));
+                self.opaque(OpaqueKind::ParseError, node_text(src, node));
                 for ch in children(node) {
                     if ch.is_named() && is_statement_kind(kind(ch)) {
                         self.stmt(src, ch, frame, d, sd);
@@ -1240,7 +1249,7 @@ impl<'o> Builder<'o> {
             }
             other => {
                 self.opaque(
-                    "unknown_syntax",
+                    OpaqueKind::UnknownSyntax,
                     &format!("{other}: {}", node_text(src, node)),
                 );
                 self.scan(src, node, frame, d, sd);
@@ -1252,14 +1261,14 @@ impl<'o> Builder<'o> {
     /// substitutions.
     fn walk_control(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
         if depth > MAX_DEPTH {
-            self.opaque("nesting_too_deep", node_text(src, node));
+            self.opaque(OpaqueKind::NestingTooDeep, node_text(src, node));
             return;
         }
         let kids: Vec<Node<'_>> = children(node).collect();
         for (i, ch) in kids.iter().enumerate() {
             if !ch.is_named() {
                 if ch.is_missing() {
-                    self.opaque("parse_error", &format!("missing {}", kind(ch)));
+                    self.opaque(OpaqueKind::ParseError, &format!("missing {}", kind(ch)));
                 }
                 continue;
             }
@@ -1297,7 +1306,7 @@ impl<'o> Builder<'o> {
         let mut pending = Vec::new();
         let a = self.env_assignment(src, node, &mut pending, depth);
         if is_sensitive_var(&a.name) {
-            self.opaque("sensitive_assignment", node_text(src, node));
+            self.opaque(OpaqueKind::SensitiveAssignment, node_text(src, node));
         }
         self.out.assignments.push(a);
         self.walk_pending(src, pending, None, frame, depth, sd);
@@ -1314,7 +1323,7 @@ impl<'o> Builder<'o> {
         let name_node = node.child_by_field_name("name");
         if let Some(n) = name_node.filter(|n| kind(n) == "subscript") {
             // `a[EXPR]=v`: the subscript is evaluated arithmetically (and its substitutions run).
-            self.opaque("arithmetic", node_text(src, n));
+            self.opaque(OpaqueKind::Arithmetic, node_text(src, n));
             self.collect_subs(src, n, pending, depth + 1);
         }
         let name = name_node
@@ -1349,20 +1358,22 @@ impl<'o> Builder<'o> {
         depth: usize,
     ) {
         if depth > MAX_DEPTH {
-            self.opaque("nesting_too_deep", node_text(src, node));
+            self.opaque(OpaqueKind::NestingTooDeep, node_text(src, node));
             return;
         }
         match kind(node) {
             "command_substitution" | "process_substitution" => pending.push(node),
             _ => {
                 if node.is_error() || node.is_missing() {
-                    self.opaque("parse_error", node_text(src, node));
+                    self.opaque(OpaqueKind::ParseError, node_text(src, node));
                 }
                 match kind(node) {
-                    "arithmetic_expansion" => self.opaque("arithmetic", node_text(src, node)),
+                    "arithmetic_expansion" => {
+                        self.opaque(OpaqueKind::Arithmetic, node_text(src, node))
+                    }
                     // `${x:-`cmd`}`: the grammar leaves backticks inside an expansion as text.
                     "word" if has_unparsed_expansion(node_text(src, node)) => {
-                        self.opaque("unparsed_expansion", node_text(src, node))
+                        self.opaque(OpaqueKind::UnparsedExpansion, node_text(src, node))
                     }
                     _ => {}
                 }
@@ -1388,11 +1399,17 @@ impl<'o> Builder<'o> {
         for n in pending {
             let text = node_text(src, n);
             let (kind, ctx) = if kind(n) == "process_substitution" {
-                ("process_substitution", Context::ProcessSubstitution)
+                (
+                    OpaqueKind::ProcessSubstitution,
+                    Context::ProcessSubstitution,
+                )
             } else if text.starts_with('`') {
-                ("backticks", Context::CommandSubstitution)
+                (OpaqueKind::Backticks, Context::CommandSubstitution)
             } else {
-                ("command_substitution", Context::CommandSubstitution)
+                (
+                    OpaqueKind::CommandSubstitution,
+                    Context::CommandSubstitution,
+                )
             };
             self.opaque(kind, text);
             let f = frame.for_substitution(ctx, parent);
@@ -1410,11 +1427,11 @@ impl<'o> Builder<'o> {
     ) -> Word {
         let raw = node_text(src, node);
         if depth > MAX_DEPTH {
-            self.opaque("nesting_too_deep", raw);
+            self.opaque(OpaqueKind::NestingTooDeep, raw);
             return Word::dynamic(raw);
         }
         if node.is_error() || node.is_missing() {
-            self.opaque("parse_error", raw);
+            self.opaque(OpaqueKind::ParseError, raw);
             self.collect_subs(src, node, pending, depth + 1);
             return Word::dynamic(raw);
         }
@@ -1423,7 +1440,7 @@ impl<'o> Builder<'o> {
                 if has_unparsed_expansion(raw) {
                     // The grammar left an expansion as plain text (e.g. x``ls): bash would
                     // still expand it, so its effect is not statically known.
-                    self.opaque("unparsed_expansion", raw);
+                    self.opaque(OpaqueKind::UnparsedExpansion, raw);
                     return Word::dynamic(raw);
                 }
                 unescape_word(raw)
@@ -1461,7 +1478,7 @@ impl<'o> Builder<'o> {
                         let t = node_text(src, ch);
                         if has_unparsed_expansion(t) {
                             // An anonymous token such as an empty `` pair: bash expands it.
-                            self.opaque("unparsed_expansion", t);
+                            self.opaque(OpaqueKind::UnparsedExpansion, t);
                             w.dynamic = true;
                         }
                         w.text.push_str(t);
@@ -1491,7 +1508,7 @@ impl<'o> Builder<'o> {
                 Word::dynamic(raw)
             }
             "arithmetic_expansion" => {
-                self.opaque("arithmetic", raw);
+                self.opaque(OpaqueKind::Arithmetic, raw);
                 self.collect_subs(src, node, pending, depth + 1);
                 Word::dynamic(raw)
             }
@@ -1511,7 +1528,7 @@ impl<'o> Builder<'o> {
             },
             "regex" | "$" | "==" | "=~" | "variable_name" => Word::lit(raw.to_string()),
             other => {
-                self.opaque("unknown_syntax", &format!("{other}: {raw}"));
+                self.opaque(OpaqueKind::UnknownSyntax, &format!("{other}: {raw}"));
                 self.collect_subs(src, node, pending, depth + 1);
                 Word::dynamic(raw)
             }
@@ -1545,7 +1562,7 @@ impl<'o> Builder<'o> {
                 "string_content" => {
                     let t = node_text(src, ch);
                     if has_unparsed_expansion(t) {
-                        self.opaque("unparsed_expansion", t);
+                        self.opaque(OpaqueKind::UnparsedExpansion, t);
                         w.dynamic = true;
                     }
                     w.text.push_str(&unescape_dquote(t))
@@ -1590,13 +1607,13 @@ impl<'o> Builder<'o> {
                     "heredoc_body" => {
                         // The grammar parses `$(…)` in a body but leaves backticks as text.
                         if node_text(src, ch).contains('`') {
-                            self.opaque("unparsed_expansion", node_text(src, ch));
+                            self.opaque(OpaqueKind::UnparsedExpansion, node_text(src, ch));
                         }
                         self.collect_subs(src, ch, pending, depth + 1)
                     }
                     "<<" | "<<-" if op.is_empty() => op.push_str(kind(ch)),
                     _ if ch.is_error() || ch.is_missing() => {
-                        self.opaque("parse_error", node_text(src, ch))
+                        self.opaque(OpaqueKind::ParseError, node_text(src, ch))
                     }
                     _ => {}
                 }
@@ -1612,7 +1629,7 @@ impl<'o> Builder<'o> {
         }
         for ch in children(node) {
             if ch.is_error() || ch.is_missing() {
-                self.opaque("parse_error", node_text(src, ch));
+                self.opaque(OpaqueKind::ParseError, node_text(src, ch));
                 continue;
             }
             match kind(ch) {
@@ -1720,7 +1737,7 @@ impl<'o> Builder<'o> {
                     }
                 }
                 _ if ch.is_error() || ch.is_missing() => {
-                    self.opaque("parse_error", node_text(src, ch));
+                    self.opaque(OpaqueKind::ParseError, node_text(src, ch));
                 }
                 _ => {}
             }
@@ -1771,7 +1788,7 @@ impl<'o> Builder<'o> {
             let (field, ch) = (c.field_name(), c.node());
             more = c.goto_next_sibling();
             if ch.is_error() || ch.is_missing() {
-                self.opaque("parse_error", node_text(src, ch));
+                self.opaque(OpaqueKind::ParseError, node_text(src, ch));
                 self.collect_subs(src, ch, &mut pending, depth + 1);
                 continue;
             }
@@ -1793,7 +1810,10 @@ impl<'o> Builder<'o> {
                     inner_stmts.push(ch);
                 }
                 (_, k) if ch.is_named() => {
-                    self.opaque("unknown_syntax", &format!("{k}: {}", node_text(src, ch)));
+                    self.opaque(
+                        OpaqueKind::UnknownSyntax,
+                        &format!("{k}: {}", node_text(src, ch)),
+                    );
                     self.collect_subs(src, ch, &mut pending, depth + 1);
                 }
                 _ => {}
@@ -1809,7 +1829,7 @@ impl<'o> Builder<'o> {
         self.walk_pending(src, pending, first, frame, depth, sd);
         if !inner_stmts.is_empty() {
             let head = node_text(src, node);
-            self.opaque("keyword_compound", &head);
+            self.opaque(OpaqueKind::KeywordCompound, &head);
             for st in inner_stmts {
                 self.stmt(src, st, frame, depth, sd);
             }
@@ -1840,7 +1860,7 @@ impl<'o> Builder<'o> {
                 // reserved word `{` as a word and ends the command at the first `;`. The
                 // words after `{` are the first inner command; later ones are statements of
                 // their own.
-                self.opaque("keyword_compound", &words[start].text);
+                self.opaque(OpaqueKind::KeywordCompound, &words[start].text);
                 start += 1;
                 continue;
             }
@@ -1851,7 +1871,7 @@ impl<'o> Builder<'o> {
                 Step::Program => break,
                 Step::DynamicShell => {
                     self.opaque(
-                        "dynamic_shell_arguments",
+                        OpaqueKind::DynamicShellArguments,
                         &words[start..]
                             .iter()
                             .map(|w| w.text.as_str())
@@ -1886,7 +1906,7 @@ impl<'o> Builder<'o> {
                     start += consumed;
                 }
                 Step::SplitString { text } => {
-                    self.opaque("env_split_string", &text);
+                    self.opaque(OpaqueKind::EnvSplitString, &text);
                     let mut f = frame.clone();
                     let fw = Rc::make_mut(&mut f.wrappers);
                     fw.extend(wrappers.iter().cloned());
@@ -1903,7 +1923,7 @@ impl<'o> Builder<'o> {
                 Step::Shell { script } => {
                     let sw = &words[start + script];
                     if sw.dynamic {
-                        self.opaque("dynamic_shell_script", &sw.text);
+                        self.opaque(OpaqueKind::DynamicShellScript, &sw.text);
                         break;
                     }
                     let via_xargs = frame
@@ -1914,7 +1934,7 @@ impl<'o> Builder<'o> {
                     if runtime_args && (via_xargs || sw.text.contains("{}")) {
                         // `xargs sh -c '…'` / `find -exec sh -c '…' {}`: the script is
                         // visible (and checked) but its arguments arrive at run time.
-                        self.opaque("runtime_script_arguments", &sw.text);
+                        self.opaque(OpaqueKind::RuntimeScriptArguments, &sw.text);
                     }
                     let mut all_wrappers = frame.wrappers.to_vec();
                     all_wrappers.extend(wrappers);
@@ -2002,7 +2022,10 @@ impl<'o> Builder<'o> {
         if self.out.segments.len() >= MAX_SEGMENTS {
             if !self.full {
                 self.full = true;
-                self.opaque("too_many_segments", &format!("more than {MAX_SEGMENTS}"));
+                self.opaque(
+                    OpaqueKind::TooManySegments,
+                    &format!("more than {MAX_SEGMENTS}"),
+                );
             }
             return None;
         }
@@ -2023,11 +2046,11 @@ impl<'o> Builder<'o> {
             ProgramKind::Dynamic => {
                 let w = &words[0];
                 let kind = if w.text.is_empty() {
-                    "empty_command_name"
+                    OpaqueKind::EmptyCommandName
                 } else if w.dynamic {
-                    "dynamic_command_name"
+                    OpaqueKind::DynamicCommandName
                 } else {
-                    "glob_command_name"
+                    OpaqueKind::GlobCommandName
                 };
                 self.opaque(kind, &w.text);
             }
@@ -2108,7 +2131,7 @@ impl<'o> Builder<'o> {
             .redirections
             .iter()
             .any(|r| r.kind != RedirectKind::Heredoc);
-        let nested = |b: &mut Self, kind: &str, text: String, ctx: Context| {
+        let nested = |b: &mut Self, kind: OpaqueKind, text: String, ctx: Context| {
             b.opaque(kind, &text);
             let mut f = frame.with_context(ctx);
             f.parent = Some(idx);
@@ -2124,17 +2147,22 @@ impl<'o> Builder<'o> {
         match name.as_str() {
             "eval" => {
                 if all_static && argv.len() > text_at {
-                    nested(self, "eval", argv[text_at..].join(" "), Context::Eval);
+                    nested(
+                        self,
+                        OpaqueKind::Eval,
+                        argv[text_at..].join(" "),
+                        Context::Eval,
+                    );
                 } else {
-                    self.opaque("eval", &argv.join(" "));
+                    self.opaque(OpaqueKind::Eval, &argv.join(" "));
                 }
             }
             "alias" => {
-                self.opaque("alias", &argv.join(" "));
+                self.opaque(OpaqueKind::Alias, &argv.join(" "));
                 for a in argv.iter().skip(1) {
                     if let Some((_, v)) = a.split_once('=') {
                         if all_static {
-                            nested(self, "alias", v.to_string(), Context::Alias);
+                            nested(self, OpaqueKind::Alias, v.to_string(), Context::Alias);
                         }
                     }
                 }
@@ -2142,40 +2170,42 @@ impl<'o> Builder<'o> {
             "trap" => {
                 let sets_action = argv.len() > text_at + 1 && !argv[text_at].starts_with('-');
                 if sets_action && all_static {
-                    nested(self, "trap", argv[text_at].clone(), Context::Trap);
+                    nested(self, OpaqueKind::Trap, argv[text_at].clone(), Context::Trap);
                 } else if sets_action {
-                    self.opaque("trap", &argv.join(" "));
+                    self.opaque(OpaqueKind::Trap, &argv.join(" "));
                 }
             }
-            "source" | "." => self.opaque("source", &argv.join(" ")),
+            "source" | "." => self.opaque(OpaqueKind::Source, &argv.join(" ")),
             "exec" if argv.len() == 1 && redirect_only => {
-                self.opaque("exec_fd", "exec with redirections")
+                self.opaque(OpaqueKind::ExecFd, "exec with redirections")
             }
-            "enable" | "coproc" | "hash" => self.opaque(&name, &argv.join(" ")),
+            "enable" => self.opaque(OpaqueKind::Enable, &argv.join(" ")),
+            "coproc" => self.opaque(OpaqueKind::Coproc, &argv.join(" ")),
+            "hash" => self.opaque(OpaqueKind::Hash, &argv.join(" ")),
             // `let EXPR` evaluates arithmetic (`a[$(cmd)]` subscripts run commands);
             // `test -v 'a[$(cmd)]'` / `printf -v 'a[…]'` likewise.
-            "let" => self.opaque("arithmetic", &argv.join(" ")),
+            "let" => self.opaque(OpaqueKind::Arithmetic, &argv.join(" ")),
             "test" | "[" | "printf" if runs_arithmetic(&argv, false) => {
-                self.opaque("arithmetic", &argv.join(" "))
+                self.opaque(OpaqueKind::Arithmetic, &argv.join(" "))
             }
             // Builtins that run text as code: `mapfile -C CALLBACK`, `fc` (re-runs history),
             // `complete`/`compgen -C CMD` / `-F FUNC`, `bind -x`.
             "mapfile" | "readarray" if argv.iter().skip(1).any(|a| a.starts_with("-C")) => {
-                self.opaque("builtin_runs_code", &argv.join(" "))
+                self.opaque(OpaqueKind::BuiltinRunsCode, &argv.join(" "))
             }
-            "fc" => self.opaque("builtin_runs_code", &argv.join(" ")),
+            "fc" => self.opaque(OpaqueKind::BuiltinRunsCode, &argv.join(" ")),
             "complete" | "compgen" | "bind"
                 if argv.iter().skip(1).any(|a| {
                     a.starts_with('-') && !a.starts_with("--") && a.contains(['C', 'F', 'x'])
                 }) =>
             {
-                self.opaque("builtin_runs_code", &argv.join(" "))
+                self.opaque(OpaqueKind::BuiltinRunsCode, &argv.join(" "))
             }
             "find" => self.find_exec(idx, frame, depth, sd),
             _ => {}
         }
         if interp && feeds_stdin {
-            self.opaque("heredoc_to_interpreter", &argv.join(" "));
+            self.opaque(OpaqueKind::HeredocToInterpreter, &argv.join(" "));
         }
         if interp && in_later_stage {
             let script_operand = argv
@@ -2184,7 +2214,7 @@ impl<'o> Builder<'o> {
                 .any(|a| !a.starts_with('-') && !a.starts_with('+'));
             let dash = argv.iter().skip(1).any(|a| a == "-" || a == "-s");
             if !script_operand || dash {
-                self.opaque("stdin_script", &argv.join(" "));
+                self.opaque(OpaqueKind::StdinScript, &argv.join(" "));
             }
         }
     }
@@ -2216,7 +2246,7 @@ impl<'o> Builder<'o> {
                     j += 1;
                 }
                 if !terminated {
-                    self.opaque("find_exec_unterminated", &seg.argv[i..].join(" "));
+                    self.opaque(OpaqueKind::FindExecUnterminated, &seg.argv[i..].join(" "));
                 }
                 if !words.is_empty() {
                     let mut f = frame.with_context(Context::FindExec);

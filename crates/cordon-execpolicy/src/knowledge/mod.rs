@@ -4,23 +4,114 @@
 use crate::model::{Context, Decision, RedirectKind, Segment};
 use crate::parse::{runs_arithmetic, INTERPRETERS};
 
+mod disks;
+mod toolchains;
+
 /// A dangerous-command finding (R-A4): a stable id, the decision it forces at least, and why.
 /// Findings are combined strictly with rules: an `allow` rule never overrides one.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Finding {
-    /// Stable identifier (`rm_recursive_critical`, `privilege_escalation`,
-    /// `download_to_interpreter`, `git_force_push`, `git_push_delete`, `git_reset_hard`,
-    /// `git_clean`, `dd_device`, `mkfs`, `chmod_world_writable`, `recursive_owner_mode_system`,
-    /// `fork_bomb`, `shell_rc_write`, `system_file_write`, `device_write`, `power_state`,
-    /// `rm_dynamic_target`, `find_delete_critical`, `rm_system_file`).
-    pub id: &'static str,
+    /// What kind of danger (JSON: the snake_case id, e.g. `"rm_recursive_critical"`).
+    pub id: FindingId,
     /// The decision this finding forces at least (`forbid` or `ask`).
     pub decision: Decision,
     /// Human-readable reason.
     pub reason: String,
 }
 
-fn finding(id: &'static str, decision: Decision, reason: impl Into<String>) -> Finding {
+/// The kinds of dangerous-command finding (R-A4). Serialises as the snake_case id
+/// (`"git_force_push"`); `Display` prints the same id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingId {
+    /// `rm -rf /`, `rm -r ~`, `rm -rf ..`, `--no-preserve-root`: recursive delete of a critical path.
+    RmRecursiveCritical,
+    /// `rm /etc/passwd`: deletes a system file.
+    RmSystemFile,
+    /// `rm -rf "$DIR"`, `xargs rm -rf`: recursive delete of a path known only at run time.
+    RmDynamicTarget,
+    /// `find / -delete`.
+    FindDeleteCritical,
+    /// `sudo`, `doas`, `su`, `pkexec`.
+    PrivilegeEscalation,
+    /// `curl … | sh`, `sh -c "$(curl …)"`.
+    DownloadToInterpreter,
+    /// `git push --force` and equivalents.
+    GitForcePush,
+    /// `git push --delete`, `git push origin :branch`.
+    GitPushDelete,
+    /// `git reset --hard`.
+    GitResetHard,
+    /// `git clean -f` with `-d`/`-x`/`-X`.
+    GitClean,
+    /// `dd of=/dev/sda`: raw device write by dd.
+    DdDevice,
+    /// `> /dev/sda`, `tee /dev/sda`, `cp img /dev/nvme0n1`: a write to a device.
+    DeviceWrite,
+    /// `mkfs.*`, `mke2fs`, `mkswap`, `wipefs`, `blkdiscard`: destroys a filesystem.
+    Mkfs,
+    /// `shred /dev/sda`, `sgdisk --zap-all`, `fdisk`/`parted` writes, `hdparm --security-erase`, …: overwrites a disk.
+    DiskOverwrite,
+    /// `chmod -R 777 x`, `chmod 777 /etc/x`.
+    ChmodWorldWritable,
+    /// `chown -R u /usr`, `chmod -R 755 /etc`.
+    RecursiveOwnerModeSystem,
+    /// `:(){ :|:& };:` and renamed variants.
+    ForkBomb,
+    /// writes a shell start-up file (`>> ~/.bashrc`).
+    ShellRcWrite,
+    /// writes a system path (`> /etc/passwd`).
+    SystemFileWrite,
+    /// `shutdown`, `reboot`, `halt`, `poweroff`.
+    PowerState,
+}
+
+impl FindingId {
+    /// The stable snake_case id used in JSON and in `tests/cases.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FindingId::RmRecursiveCritical => "rm_recursive_critical",
+            FindingId::RmSystemFile => "rm_system_file",
+            FindingId::RmDynamicTarget => "rm_dynamic_target",
+            FindingId::FindDeleteCritical => "find_delete_critical",
+            FindingId::PrivilegeEscalation => "privilege_escalation",
+            FindingId::DownloadToInterpreter => "download_to_interpreter",
+            FindingId::GitForcePush => "git_force_push",
+            FindingId::GitPushDelete => "git_push_delete",
+            FindingId::GitResetHard => "git_reset_hard",
+            FindingId::GitClean => "git_clean",
+            FindingId::DdDevice => "dd_device",
+            FindingId::DeviceWrite => "device_write",
+            FindingId::Mkfs => "mkfs",
+            FindingId::DiskOverwrite => "disk_overwrite",
+            FindingId::ChmodWorldWritable => "chmod_world_writable",
+            FindingId::RecursiveOwnerModeSystem => "recursive_owner_mode_system",
+            FindingId::ForkBomb => "fork_bomb",
+            FindingId::ShellRcWrite => "shell_rc_write",
+            FindingId::SystemFileWrite => "system_file_write",
+            FindingId::PowerState => "power_state",
+        }
+    }
+
+    /// True for the kinds that destroy a disk or a filesystem (one kind, issue 8 §5).
+    pub fn destroys_disk(self) -> bool {
+        matches!(
+            self,
+            FindingId::DdDevice
+                | FindingId::DeviceWrite
+                | FindingId::Mkfs
+                | FindingId::DiskOverwrite
+        )
+    }
+}
+
+impl std::fmt::Display for FindingId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+fn finding(id: FindingId, decision: Decision, reason: impl Into<String>) -> Finding {
     Finding {
         id,
         decision,
@@ -397,7 +488,7 @@ fn dangerous_write_target(p: &str, cwds: &[Cwd], home: Option<&str>) -> Option<F
     }
     if is_rc_file(p, cwds, home) {
         return Some(finding(
-            "shell_rc_write",
+            FindingId::ShellRcWrite,
             Decision::Forbid,
             format!("writes shell start-up file {p}"),
         ));
@@ -413,14 +504,14 @@ fn dangerous_write_target(p: &str, cwds: &[Cwd], home: Option<&str>) -> Option<F
         matches!(parts.get(1).map(String::as_str), Some("shm" | "mqueue")) && parts.len() > 2;
     if root == "dev" && !fs_under_dev {
         return Some(finding(
-            "device_write",
+            FindingId::DeviceWrite,
             Decision::Forbid,
             format!("writes device {p}"),
         ));
     }
     if SYSTEM_ALL.contains(&root) && !fs_under_dev {
         return Some(finding(
-            "system_file_write",
+            FindingId::SystemFileWrite,
             Decision::Forbid,
             format!("writes system path {p}"),
         ));
@@ -566,9 +657,20 @@ pub(crate) fn known_safe(seg: &Segment) -> Option<String> {
     let all_static = seg.dynamic_args.is_empty() && !seg.runtime_args;
     let args = &seg.argv[1..];
     let has = |xs: &[&str]| args.iter().any(|a| xs.contains(&a.as_str()));
+    if let Some(ok) = toolchains::read_only(name, args) {
+        return (ok && all_static).then(|| format!("known-safe read-only command `{name}`"));
+    }
     let ok = match name {
         // `-v NAME` / `[[ X -eq Y ]]` can evaluate `a[$(cmd)]` (see `runs_arithmetic`).
-        "test" | "[" | "[[" | "printf" => !runs_arithmetic(&seg.argv, name == "[["),
+        // `printf -v PATH …` assigns a variable: never a sensitive one.
+        "test" | "[" | "[[" | "printf" => {
+            !runs_arithmetic(&seg.argv, name == "[[")
+                && !(name == "printf"
+                    && seg
+                        .argv
+                        .windows(2)
+                        .any(|w| w[0] == "-v" && crate::parse::is_sensitive_var(&w[1])))
+        }
         // `printenv` may print secrets but has no side effects; still read-only.
         n if SAFE_ANY_ARGS.contains(&n) => true,
         "hostname" => args.is_empty(),
@@ -897,7 +999,8 @@ fn git_subcommand(seg: &Segment) -> (Option<usize>, bool) {
 
 fn git_safe(seg: &Segment) -> bool {
     let (Some(sub), risky) = git_subcommand(seg) else {
-        return false;
+        // `git --version` (and nothing else) is the only subcommand-less read.
+        return matches!(&seg.argv[1..], [v] if v == "--version");
     };
     if risky {
         return false;
@@ -916,7 +1019,33 @@ fn git_safe(seg: &Segment) -> bool {
     }
     match seg.argv[sub].as_str() {
         "status" | "log" | "diff" | "show" | "rev-parse" | "ls-files" | "ls-tree" | "blame"
-        | "describe" | "merge-base" | "show-ref" | "cat-file" => true,
+        | "describe" | "merge-base" | "show-ref" | "cat-file" | "shortlog" | "whatchanged"
+        | "for-each-ref" | "name-rev" | "rev-list" | "count-objects" | "var" | "check-ignore"
+        | "check-attr" | "diff-tree" | "diff-files" | "diff-index" | "cherry" | "range-diff"
+        | "version" => true,
+        // `git stash` alone stashes; `list`/`show` only read.
+        "stash" => matches!(args.first(), Some(&("list" | "show"))),
+        "reflog" => args.is_empty() || args.first() == Some(&"show"),
+        "worktree" => args.first() == Some(&"list"),
+        "notes" => args.is_empty() || matches!(args.first(), Some(&("list" | "show"))),
+        "config" => git_config_reads(&args),
+        "tag" => {
+            let listing = args.is_empty() || args.iter().any(|a| *a == "-l" || *a == "--list");
+            listing
+                && args.iter().all(|a| {
+                    matches!(*a, "-l" | "--list" | "--column" | "--no-column" | "-i")
+                        || a.starts_with("-n")
+                        || a.starts_with("--sort=")
+                        || a.starts_with("--format=")
+                        || a.starts_with("--contains")
+                        || a.starts_with("--no-contains")
+                        || a.starts_with("--merged")
+                        || a.starts_with("--no-merged")
+                        || a.starts_with("--points-at")
+                        || a.starts_with("--color")
+                        || !a.starts_with('-')
+                })
+        }
         "grep" => !args.iter().any(|a| {
             a.starts_with("-O") || (a.starts_with('-') && !a.starts_with("--") && a.contains('O'))
         }),
@@ -962,6 +1091,37 @@ fn git_safe(seg: &Segment) -> bool {
         }
         _ => false,
     }
+}
+
+/// `git config` reading a value or listing (`--get`, `--list`, `get`, `list`), without any
+/// writing option.
+fn git_config_reads(args: &[&str]) -> bool {
+    const READ: &[&str] = &[
+        "--get",
+        "--get-all",
+        "--get-regexp",
+        "--get-urlmatch",
+        "--list",
+        "-l",
+        "get",
+        "list",
+    ];
+    const WRITE: &[&str] = &[
+        "--add",
+        "--unset",
+        "--unset-all",
+        "--replace-all",
+        "--rename-section",
+        "--remove-section",
+        "-e",
+        "--edit",
+        "set",
+        "unset",
+        "edit",
+        "rename-section",
+        "remove-section",
+    ];
+    args.iter().any(|a| READ.contains(a)) && !args.iter().any(|a| WRITE.contains(a))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1014,7 +1174,7 @@ pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
     for w in &seg.wrappers {
         if w.name == "sudo" || w.name == "doas" {
             out.push(finding(
-                "privilege_escalation",
+                FindingId::PrivilegeEscalation,
                 Decision::Ask,
                 format!("runs with elevated privileges via {}", w.name),
             ));
@@ -1032,9 +1192,13 @@ pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
             .filter(|(i, _)| seg.is_static(*i))
             .map(|(_, a)| a.as_str())
     };
+    let disk_args: Vec<&str> = static_args().collect();
+    if let Some(f) = disks::disk_overwrite(&name, &disk_args) {
+        out.push(f);
+    }
     match name.as_ref() {
         "sudo" | "doas" | "su" | "pkexec" | "run0" => out.push(finding(
-            "privilege_escalation",
+            FindingId::PrivilegeEscalation,
             Decision::Ask,
             format!("privilege escalation via {name}"),
         )),
@@ -1046,7 +1210,7 @@ pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
             {
                 if let Some(r) = critical_target(a, cx.cwds, cx.home) {
                     out.push(finding(
-                        "find_delete_critical",
+                        FindingId::FindDeleteCritical,
                         Decision::Forbid,
                         format!("find -delete on {r}"),
                     ));
@@ -1058,8 +1222,8 @@ pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
             for a in static_args() {
                 if let Some(t) = a.strip_prefix("of=") {
                     if let Some(mut f) = dangerous_write_target(t, cx.cwds, cx.home) {
-                        if f.id == "device_write" {
-                            f.id = "dd_device";
+                        if f.id == FindingId::DeviceWrite {
+                            f.id = FindingId::DdDevice;
                             f.reason = format!("dd writes raw device {t}");
                         }
                         out.push(f);
@@ -1067,18 +1231,9 @@ pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
                 }
             }
         }
-        n if n.starts_with("mkfs")
-            || matches!(n, "mke2fs" | "mkswap" | "wipefs" | "blkdiscard") =>
-        {
-            out.push(finding(
-                "mkfs",
-                Decision::Forbid,
-                format!("{n} destroys a filesystem"),
-            ))
-        }
         "chmod" | "chown" | "chgrp" => mode_check(&name, seg, cx, &mut out),
         "shutdown" | "reboot" | "halt" | "poweroff" => out.push(finding(
-            "power_state",
+            FindingId::PowerState,
             Decision::Forbid,
             format!("{name} changes the machine's power state"),
         )),
@@ -1150,7 +1305,7 @@ pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
         if let Context::Function(f) = c {
             if *f == name && (seg.pipeline.is_some() || seg.background) {
                 out.push(finding(
-                    "fork_bomb",
+                    FindingId::ForkBomb,
                     Decision::Forbid,
                     format!("function {f} calls itself in a pipeline/background (fork bomb)"),
                 ));
@@ -1178,7 +1333,7 @@ pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
         }
         if let Some(d) = hit {
             out.push(finding(
-                "download_to_interpreter",
+                FindingId::DownloadToInterpreter,
                 Decision::Forbid,
                 format!(
                     "runs downloaded code: `{}` feeds `{}`",
@@ -1212,7 +1367,7 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let recursive = a.short.contains(['r', 'R']) || a.long.contains(&"recursive");
     if a.long.contains(&"no-preserve-root") {
         out.push(finding(
-            "rm_recursive_critical",
+            FindingId::RmRecursiveCritical,
             Decision::Forbid,
             "rm --no-preserve-root",
         ));
@@ -1224,7 +1379,7 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
                 // Only `$HOME` is dynamic: judge the path like a static one.
                 if let Some(why) = critical_target(&p, cx.cwds, cx.home) {
                     out.push(finding(
-                        "rm_recursive_critical",
+                        FindingId::RmRecursiveCritical,
                         if recursive {
                             Decision::Forbid
                         } else {
@@ -1235,7 +1390,7 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
                 }
             } else if recursive {
                 out.push(finding(
-                    "rm_dynamic_target",
+                    FindingId::RmDynamicTarget,
                     Decision::Ask,
                     format!("recursive delete of a path known only at run time ({t})"),
                 ));
@@ -1245,13 +1400,13 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
         if let Some(why) = critical_target(t, cx.cwds, cx.home) {
             if recursive {
                 out.push(finding(
-                    "rm_recursive_critical",
+                    FindingId::RmRecursiveCritical,
                     Decision::Forbid,
                     format!("recursive delete of {why}"),
                 ));
             } else if why.starts_with("system path") {
                 out.push(finding(
-                    "rm_system_file",
+                    FindingId::RmSystemFile,
                     Decision::Forbid,
                     format!("deletes {why}"),
                 ));
@@ -1263,18 +1418,18 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
         {
             out.push(finding(
                 if recursive {
-                    "rm_recursive_critical"
+                    FindingId::RmRecursiveCritical
                 } else {
-                    "rm_system_file"
+                    FindingId::RmSystemFile
                 },
                 Decision::Forbid,
                 format!("deletes system path {t}"),
             ));
         }
     }
-    if recursive && seg.runtime_args && !out.iter().any(|f| f.id == "rm_dynamic_target") {
+    if recursive && seg.runtime_args && !out.iter().any(|f| f.id == FindingId::RmDynamicTarget) {
         out.push(finding(
-            "rm_dynamic_target",
+            FindingId::RmDynamicTarget,
             Decision::Ask,
             "recursive delete of paths supplied at run time",
         ));
@@ -1302,7 +1457,7 @@ fn git_check(seg: &Segment, out: &mut Vec<Finding>) {
                 });
             if force {
                 out.push(finding(
-                    "git_force_push",
+                    FindingId::GitForcePush,
                     Decision::Forbid,
                     "git push --force rewrites remote history",
                 ));
@@ -1312,14 +1467,14 @@ fn git_check(seg: &Segment, out: &mut Vec<Finding>) {
                     .any(|a| *a == "--delete" || (a.starts_with(':') && a.len() > 1))
             {
                 out.push(finding(
-                    "git_push_delete",
+                    FindingId::GitPushDelete,
                     Decision::Ask,
                     "git push deletes a remote ref",
                 ));
             }
         }
         "reset" if args.contains(&"--hard") => out.push(finding(
-            "git_reset_hard",
+            FindingId::GitResetHard,
             Decision::Ask,
             "git reset --hard discards uncommitted changes",
         )),
@@ -1328,7 +1483,7 @@ fn git_check(seg: &Segment, out: &mut Vec<Finding>) {
             let dx = short('d') || short('x') || short('X');
             if f && dx {
                 out.push(finding(
-                    "git_clean",
+                    FindingId::GitClean,
                     Decision::Ask,
                     "git clean -f with -d/-x deletes untracked files irrecoverably",
                 ));
@@ -1369,19 +1524,19 @@ fn mode_check(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Findi
         .collect();
     if recursive && !critical.is_empty() {
         out.push(finding(
-            "recursive_owner_mode_system",
+            FindingId::RecursiveOwnerModeSystem,
             Decision::Forbid,
             format!("recursive {name} on {}", critical.join(", ")),
         ));
     } else if mode_ww && recursive {
         out.push(finding(
-            "chmod_world_writable",
+            FindingId::ChmodWorldWritable,
             Decision::Forbid,
             format!("recursive world-writable chmod {}", mode.unwrap_or("")),
         ));
     } else if mode_ww && !critical.is_empty() {
         out.push(finding(
-            "chmod_world_writable",
+            FindingId::ChmodWorldWritable,
             Decision::Forbid,
             format!("world-writable chmod on {}", critical.join(", ")),
         ));
