@@ -5,9 +5,10 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::knowledge::variables::is_sensitive_var;
 use crate::knowledge::{self, resolve, Cwd, DangerCtx, Finding};
 use crate::model::*;
-use crate::parse::{is_sensitive_var, ParseOptions};
+use crate::parse::ParseOptions;
 use crate::rules::{Pattern, Rule, RuleSource, SandboxMode};
 
 /// Caller-supplied facts for one evaluation. Approval modes (R-A5) are deliberately not
@@ -405,7 +406,9 @@ fn suggest(seg: &Segment) -> Option<Vec<String>> {
     }
     let name = seg.program.name.clone();
     let base = name.rsplit('/').next().unwrap_or(&name);
-    if crate::parse::INTERPRETERS.contains(&base) && !matches!(base, "python" | "python3") {
+    if crate::knowledge::shells::INTERPRETERS.contains(&base)
+        && !matches!(base, "python" | "python3")
+    {
         return None; // shells and interpreters: `bash -c`, `node -e`, … are banned
     }
     let mut pat = vec![seg.argv[0].clone()];

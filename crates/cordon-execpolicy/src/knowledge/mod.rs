@@ -2,10 +2,14 @@
 //! detector. Both look at what a command *does* (its arguments), not only at its name.
 
 use crate::model::{Context, Decision, RedirectKind, Segment};
-use crate::parse::{runs_arithmetic, INTERPRETERS};
+use shells::INTERPRETERS;
+use variables::runs_arithmetic;
 
 mod disks;
+pub(crate) mod shells;
 mod toolchains;
+pub(crate) mod variables;
+pub(crate) mod wrappers;
 
 /// A dangerous-command finding (R-A4): a stable id, the decision it forces at least, and why.
 /// Findings are combined strictly with rules: an `allow` rule never overrides one.
@@ -669,7 +673,7 @@ pub(crate) fn known_safe(seg: &Segment) -> Option<String> {
                     && seg
                         .argv
                         .windows(2)
-                        .any(|w| w[0] == "-v" && crate::parse::is_sensitive_var(&w[1])))
+                        .any(|w| w[0] == "-v" && variables::is_sensitive_var(&w[1])))
         }
         // `printenv` may print secrets but has no side effects; still read-only.
         n if SAFE_ANY_ARGS.contains(&n) => true,
