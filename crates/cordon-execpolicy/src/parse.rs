@@ -78,7 +78,13 @@ pub fn parse_command_with(argv: &[String], opts: &ParseOptions) -> ParsedCommand
         b.opaque(OpaqueKind::EmptyCommand, "");
     } else {
         let words = argv.iter().map(|s| Word::lit(s.clone())).collect();
-        b.emit(words, Vec::new(), Vec::new(), &Frame::default(), 0, 0);
+        b.emit(
+            Cursor::root(""),
+            words,
+            Vec::new(),
+            Vec::new(),
+            &Frame::default(),
+        );
     }
     b.finish()
 }
@@ -92,7 +98,7 @@ pub fn parse_script(script: &str) -> ParsedCommand {
 /// [`parse_script`] with explicit options.
 pub fn parse_script_with(script: &str, opts: &ParseOptions) -> ParsedCommand {
     let mut b = Builder::new(opts);
-    b.parse_into(script, &Frame::default(), 0, 0);
+    b.parse_at(Cursor::root(script), &Frame::default());
     b.finish()
 }
 
@@ -200,6 +206,34 @@ impl Frame {
         f.background = false;
         f.parent = parent;
         f
+    }
+}
+
+/// Where the walk is: the script text whose tree is being walked, the syntactic nesting
+/// depth (tree nodes and nested shells, bounded by [`MAX_DEPTH`]) and the number of nested
+/// shell levels (bounded by `ParseOptions::max_shell_depth`).
+#[derive(Debug, Clone, Copy)]
+struct Cursor<'s> {
+    src: &'s str,
+    depth: usize,
+    shells: usize,
+}
+
+impl<'s> Cursor<'s> {
+    /// The top level of a parse.
+    fn root(src: &'s str) -> Self {
+        Cursor {
+            src,
+            depth: 0,
+            shells: 0,
+        }
+    }
+    /// One syntactic level deeper.
+    fn down(self) -> Self {
+        Cursor {
+            depth: self.depth + 1,
+            ..self
+        }
     }
 }
 
@@ -430,9 +464,21 @@ impl<'o> Builder<'o> {
         }
     }
 
-    /// Parse `script` and walk it under `frame`.
-    fn parse_into(&mut self, script: &str, frame: &Frame, depth: usize, shell_depth: usize) {
-        if depth > MAX_DEPTH || shell_depth > self.opts.max_shell_depth {
+    /// Parse `script` (a nested shell's script, `eval` text, …, one shell level below `at`)
+    /// and walk it under `frame`.
+    fn parse_into(&mut self, script: &str, frame: &Frame, at: Cursor<'_>) {
+        let inner = Cursor {
+            src: script,
+            depth: at.depth + 1,
+            shells: at.shells + 1,
+        };
+        self.parse_at(inner, frame);
+    }
+
+    /// Parse `at.src` and walk it under `frame` (bounds checked at `at`).
+    fn parse_at(&mut self, at: Cursor<'_>, frame: &Frame) {
+        let script = at.src;
+        if at.depth > MAX_DEPTH || at.shells > self.opts.max_shell_depth {
             self.opaque(OpaqueKind::NestingTooDeep, script);
             return;
         }
@@ -454,14 +500,15 @@ impl<'o> Builder<'o> {
             self.opaque(OpaqueKind::ParseError, script);
         }
         if kind(root) == "program" {
-            self.walk_block(script, root, frame, depth + 1, shell_depth);
+            self.walk_block(at.down(), root, frame);
         } else {
-            self.stmt(script, root, frame, depth + 1, shell_depth);
+            self.stmt(at.down(), root, frame);
         }
     }
 
     /// Walk the statements that are children of a container node.
-    fn walk_block(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
+    fn walk_block(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
         // Allocation-free walk with one statement of look-ahead for a trailing `&`.
         let mut cursor = node.walk();
         if !cursor.goto_first_child() {
@@ -475,7 +522,7 @@ impl<'o> Builder<'o> {
             let ch = cursor.node();
             let bg = kind(ch) == "&";
             if let Some(h) = held.take() {
-                self.stmt_bg(src, h, frame, bg, depth, sd);
+                self.stmt_bg(at, h, frame, bg);
             }
             if ch.is_named() {
                 held = Some(ch);
@@ -487,30 +534,23 @@ impl<'o> Builder<'o> {
             }
         }
         if let Some(h) = held {
-            self.stmt_bg(src, h, frame, false, depth, sd);
+            self.stmt_bg(at, h, frame, false);
         }
     }
 
-    fn stmt_bg(
-        &mut self,
-        src: &str,
-        node: Node<'_>,
-        frame: &Frame,
-        bg: bool,
-        depth: usize,
-        sd: usize,
-    ) {
+    fn stmt_bg(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame, bg: bool) {
         if bg && !frame.background {
             let mut f = frame.clone();
             f.background = true;
-            self.stmt(src, node, &f, depth, sd);
+            self.stmt(at, node, &f);
         } else {
-            self.stmt(src, node, frame, depth, sd);
+            self.stmt(at, node, frame);
         }
     }
 
-    fn stmt(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
-        if depth > MAX_DEPTH {
+    fn stmt(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
+        if at.depth > MAX_DEPTH {
             self.opaque(OpaqueKind::NestingTooDeep, node_text(src, node));
             return;
         }
@@ -521,10 +561,10 @@ impl<'o> Builder<'o> {
             self.opaque(OpaqueKind::ParseError, &format!("missing {}", kind(node)));
             return;
         }
-        let d = depth + 1;
+        let d = at.down();
         match kind(node) {
-            "command" => self.command(src, node, frame, d, sd),
-            "redirected_statement" => self.redirected(src, node, frame, d, sd),
+            "command" => self.command(d, node, frame),
+            "redirected_statement" => self.redirected(d, node, frame),
             "list" => {
                 // `a && b && c` is list(list(a, b), c): flatten the left spine iteratively so
                 // long chains do not count against the nesting bound.
@@ -549,7 +589,7 @@ impl<'o> Builder<'o> {
                         if self.full {
                             return;
                         }
-                        self.stmt(src, *k, frame, d, sd);
+                        self.stmt(d, *k, frame);
                     }
                 }
                 // Parse errors hidden in operator positions.
@@ -557,20 +597,20 @@ impl<'o> Builder<'o> {
                     self.opaque(OpaqueKind::ParseError, node_text(src, node));
                 }
             }
-            "negated_command" => self.walk_block(src, node, frame, d, sd),
+            "negated_command" => self.walk_block(d, node, frame),
             "pipeline" => {
                 let stages: Vec<Node<'_>> = children(node)
                     .filter(|n| n.is_named() && kind(n) != "comment")
                     .collect();
-                self.pipeline(src, &stages, frame, d, sd);
+                self.pipeline(d, &stages, frame);
             }
-            "subshell" => self.walk_block(src, node, &frame.with_context(Context::Subshell), d, sd),
+            "subshell" => self.walk_block(d, node, &frame.with_context(Context::Subshell)),
             "compound_statement" => {
                 if node.child(0).is_some_and(|c| kind(c) == "((") {
                     self.opaque(OpaqueKind::Arithmetic, node_text(src, node));
-                    self.scan(src, node, frame, d, sd);
+                    self.scan(d, node, frame);
                 } else {
-                    self.walk_block(src, node, &frame.with_context(Context::BraceGroup), d, sd);
+                    self.walk_block(d, node, &frame.with_context(Context::BraceGroup));
                 }
             }
             "function_definition" => {
@@ -586,11 +626,11 @@ impl<'o> Builder<'o> {
                     }
                     if kind(ch) == "compound_statement" || kind(ch) == "subshell" {
                         // The body: walk its statements directly.
-                        self.walk_block(src, ch, &f, d, sd);
+                        self.walk_block(d, ch, &f);
                     } else if is_statement_kind(kind(ch)) {
-                        self.stmt(src, ch, &f, d, sd);
+                        self.stmt(d, ch, &f);
                     } else {
-                        self.scan(src, ch, &f, d, sd);
+                        self.scan(d, ch, &f);
                     }
                 }
             }
@@ -615,7 +655,7 @@ impl<'o> Builder<'o> {
                     }
                 }
                 let f = frame.with_context(Context::ControlFlow(kw));
-                self.walk_control(src, node, &f, d, sd);
+                self.walk_control(d, node, &f);
             }
             "test_command" => {
                 let text = node_text(src, node);
@@ -630,7 +670,7 @@ impl<'o> Builder<'o> {
                 let idx = self.push_segment(words, 0, frame, Vec::new(), Vec::new(), Vec::new());
                 let mut f = frame.clone();
                 f.parent = idx;
-                self.scan(src, node, &f, d, sd);
+                self.scan(d, node, &f);
             }
             "declaration_command" => {
                 // `declare 'a[$(cmd)]=1'` and `declare -i x=EXPR` evaluate subscripts and
@@ -646,9 +686,9 @@ impl<'o> Builder<'o> {
                 }
                 for ch in children(node) {
                     if kind(ch) == "variable_assignment" {
-                        self.assignment(src, ch, frame, d, sd);
+                        self.assignment(d, ch, frame);
                     } else if ch.is_named() {
-                        self.scan(src, ch, frame, d, sd);
+                        self.scan(d, ch, frame);
                     }
                 }
             }
@@ -657,13 +697,13 @@ impl<'o> Builder<'o> {
                     // `unset 'a[$(cmd)]'` evaluates the subscript.
                     self.opaque(OpaqueKind::Arithmetic, node_text(src, node));
                 }
-                self.scan(src, node, frame, d, sd)
+                self.scan(d, node, frame)
             }
-            "variable_assignment" => self.assignment(src, node, frame, d, sd),
+            "variable_assignment" => self.assignment(d, node, frame),
             "variable_assignments" => {
                 for ch in children(node) {
                     if kind(ch) == "variable_assignment" {
-                        self.assignment(src, ch, frame, d, sd);
+                        self.assignment(d, ch, frame);
                     }
                 }
             }
@@ -672,9 +712,9 @@ impl<'o> Builder<'o> {
                 self.opaque(OpaqueKind::ParseError, node_text(src, node));
                 for ch in children(node) {
                     if ch.is_named() && is_statement_kind(kind(ch)) {
-                        self.stmt(src, ch, frame, d, sd);
+                        self.stmt(d, ch, frame);
                     } else if ch.is_named() {
-                        self.scan(src, ch, frame, d, sd);
+                        self.scan(d, ch, frame);
                     }
                 }
             }
@@ -683,15 +723,16 @@ impl<'o> Builder<'o> {
                     OpaqueKind::UnknownSyntax,
                     &format!("{other}: {}", node_text(src, node)),
                 );
-                self.scan(src, node, frame, d, sd);
+                self.scan(d, node, frame);
             }
         }
     }
 
     /// Walk a control-flow construct: statements are walked, other parts scanned for
     /// substitutions.
-    fn walk_control(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
-        if depth > MAX_DEPTH {
+    fn walk_control(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
+        if at.depth > MAX_DEPTH {
             self.opaque(OpaqueKind::NestingTooDeep, node_text(src, node));
             return;
         }
@@ -709,60 +750,61 @@ impl<'o> Builder<'o> {
                 if bg {
                     let mut f = frame.clone();
                     f.background = true;
-                    self.stmt(src, *ch, &f, depth + 1, sd);
+                    self.stmt(at.down(), *ch, &f);
                 } else {
-                    self.stmt(src, *ch, frame, depth + 1, sd);
+                    self.stmt(at.down(), *ch, frame);
                 }
             } else if matches!(k, "do_group" | "elif_clause" | "else_clause" | "case_item") {
-                self.walk_control(src, *ch, frame, depth + 1, sd);
+                self.walk_control(at.down(), *ch, frame);
             } else {
-                self.scan(src, *ch, frame, depth + 1, sd);
+                self.scan(at.down(), *ch, frame);
             }
         }
     }
 
-    fn pipeline(&mut self, src: &str, stages: &[Node<'_>], frame: &Frame, depth: usize, sd: usize) {
+    fn pipeline(&mut self, at: Cursor<'_>, stages: &[Node<'_>], frame: &Frame) {
         let id = self.next_pipeline;
         self.next_pipeline += 1;
         let len = stages.len();
         for (index, st) in stages.iter().enumerate() {
             let mut f = frame.clone();
             f.pipeline = Some(PipelinePosition { id, index, len });
-            self.stmt(src, *st, &f, depth, sd);
+            self.stmt(at, *st, &f);
         }
     }
 
     /// A stand-alone assignment (`X=1`, `export X=1`).
-    fn assignment(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
+    fn assignment(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
         let mut pending = Vec::new();
-        let a = self.env_assignment(src, node, &mut pending, depth);
+        let a = self.env_assignment(at, node, &mut pending);
         if is_sensitive_var(&a.name) {
             self.opaque(OpaqueKind::SensitiveAssignment, node_text(src, node));
         }
         self.out.assignments.push(a);
-        self.walk_pending(src, pending, None, frame, depth, sd);
+        self.walk_pending(at, pending, None, frame);
     }
 
     /// The name and (quote-removed) value of a `variable_assignment` node.
     fn env_assignment<'t>(
         &mut self,
-        src: &str,
+        at: Cursor<'_>,
         node: Node<'t>,
         pending: &mut Vec<Node<'t>>,
-        depth: usize,
     ) -> EnvAssignment {
+        let src = at.src;
         let name_node = node.child_by_field_name("name");
         if let Some(n) = name_node.filter(|n| kind(n) == "subscript") {
             // `a[EXPR]=v`: the subscript is evaluated arithmetically (and its substitutions run).
             self.opaque(OpaqueKind::Arithmetic, node_text(src, n));
-            self.collect_subs(src, n, pending, depth + 1);
+            self.collect_subs(at.down(), n, pending);
         }
         let name = name_node
             .map(|n| node_text(src, n).to_string())
             .unwrap_or_default();
         let (value, dynamic) = match node.child_by_field_name("value") {
             Some(v) => {
-                let w = self.word(src, v, pending, depth + 1);
+                let w = self.word(at.down(), v, pending);
                 (w.text, w.dynamic)
             }
             None => (String::new(), false),
@@ -775,20 +817,15 @@ impl<'o> Builder<'o> {
     }
 
     /// Find substitutions anywhere below `node` and walk them (no parent segment).
-    fn scan(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
+    fn scan(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
         let mut pending = Vec::new();
-        self.collect_subs(src, node, &mut pending, depth);
-        self.walk_pending(src, pending, frame.parent, frame, depth, sd);
+        self.collect_subs(at, node, &mut pending);
+        self.walk_pending(at, pending, frame.parent, frame);
     }
 
-    fn collect_subs<'t>(
-        &mut self,
-        src: &str,
-        node: Node<'t>,
-        pending: &mut Vec<Node<'t>>,
-        depth: usize,
-    ) {
-        if depth > MAX_DEPTH {
+    fn collect_subs<'t>(&mut self, at: Cursor<'_>, node: Node<'t>, pending: &mut Vec<Node<'t>>) {
+        let src = at.src;
+        if at.depth > MAX_DEPTH {
             self.opaque(OpaqueKind::NestingTooDeep, node_text(src, node));
             return;
         }
@@ -810,7 +847,7 @@ impl<'o> Builder<'o> {
                 }
                 for ch in children(node) {
                     if ch.is_named() || ch.is_missing() {
-                        self.collect_subs(src, ch, pending, depth + 1);
+                        self.collect_subs(at.down(), ch, pending);
                     }
                 }
             }
@@ -820,13 +857,12 @@ impl<'o> Builder<'o> {
     /// Walk collected substitution nodes.
     fn walk_pending(
         &mut self,
-        src: &str,
+        at: Cursor<'_>,
         pending: Vec<Node<'_>>,
         parent: Option<usize>,
         frame: &Frame,
-        depth: usize,
-        sd: usize,
     ) {
+        let src = at.src;
         for n in pending {
             let text = node_text(src, n);
             let (kind, ctx) = if kind(n) == "process_substitution" {
@@ -844,26 +880,21 @@ impl<'o> Builder<'o> {
             };
             self.opaque(kind, text);
             let f = frame.for_substitution(ctx, parent);
-            self.walk_block(src, n, &f, depth + 1, sd);
+            self.walk_block(at.down(), n, &f);
         }
     }
 
     /// Evaluate a word node to its text after quote removal.
-    fn word<'t>(
-        &mut self,
-        src: &str,
-        node: Node<'t>,
-        pending: &mut Vec<Node<'t>>,
-        depth: usize,
-    ) -> Word {
+    fn word<'t>(&mut self, at: Cursor<'_>, node: Node<'t>, pending: &mut Vec<Node<'t>>) -> Word {
+        let src = at.src;
         let raw = node_text(src, node);
-        if depth > MAX_DEPTH {
+        if at.depth > MAX_DEPTH {
             self.opaque(OpaqueKind::NestingTooDeep, raw);
             return Word::dynamic(raw);
         }
         if node.is_error() || node.is_missing() {
             self.opaque(OpaqueKind::ParseError, raw);
-            self.collect_subs(src, node, pending, depth + 1);
+            self.collect_subs(at.down(), node, pending);
             return Word::dynamic(raw);
         }
         match kind(node) {
@@ -892,12 +923,12 @@ impl<'o> Builder<'o> {
                     None => Word::dynamic(raw),
                 }
             }
-            "string" => self.dquote(src, node, pending, depth + 1),
+            "string" => self.dquote(at.down(), node, pending),
             "translated_string" => {
                 let mut w = Word::default();
                 for ch in children(node) {
                     if kind(ch) == "string" {
-                        w = self.dquote(src, ch, pending, depth + 1);
+                        w = self.dquote(at.down(), ch, pending);
                     }
                 }
                 w
@@ -915,7 +946,7 @@ impl<'o> Builder<'o> {
                         w.text.push_str(t);
                         continue;
                     }
-                    let p = self.word(src, ch, pending, depth + 1);
+                    let p = self.word(at.down(), ch, pending);
                     w.text.push_str(&p.text);
                     w.dynamic |= p.dynamic;
                     w.glob |= p.glob;
@@ -924,14 +955,14 @@ impl<'o> Builder<'o> {
             }
             "number" => {
                 if node.named_child_count() > 0 {
-                    self.collect_subs(src, node, pending, depth + 1);
+                    self.collect_subs(at.down(), node, pending);
                     Word::dynamic(raw)
                 } else {
                     Word::lit(raw.to_string())
                 }
             }
             "simple_expansion" | "expansion" => {
-                self.collect_subs(src, node, pending, depth + 1);
+                self.collect_subs(at.down(), node, pending);
                 Word::dynamic(raw)
             }
             "command_substitution" | "process_substitution" => {
@@ -940,12 +971,12 @@ impl<'o> Builder<'o> {
             }
             "arithmetic_expansion" => {
                 self.opaque(OpaqueKind::Arithmetic, raw);
-                self.collect_subs(src, node, pending, depth + 1);
+                self.collect_subs(at.down(), node, pending);
                 Word::dynamic(raw)
             }
             "brace_expression" | "array" => {
                 // `x=(a $(cmd))`: elements may hold substitutions.
-                self.collect_subs(src, node, pending, depth + 1);
+                self.collect_subs(at.down(), node, pending);
                 Word {
                     text: raw.to_string(),
                     dynamic: true,
@@ -960,20 +991,15 @@ impl<'o> Builder<'o> {
             "regex" | "$" | "==" | "=~" | "variable_name" => Word::lit(raw.to_string()),
             other => {
                 self.opaque(OpaqueKind::UnknownSyntax, &format!("{other}: {raw}"));
-                self.collect_subs(src, node, pending, depth + 1);
+                self.collect_subs(at.down(), node, pending);
                 Word::dynamic(raw)
             }
         }
     }
 
     /// A double-quoted string.
-    fn dquote<'t>(
-        &mut self,
-        src: &str,
-        node: Node<'t>,
-        pending: &mut Vec<Node<'t>>,
-        depth: usize,
-    ) -> Word {
+    fn dquote<'t>(&mut self, at: Cursor<'_>, node: Node<'t>, pending: &mut Vec<Node<'t>>) -> Word {
+        let src = at.src;
         let r = node.byte_range();
         let inner_start = r.start + 1;
         let inner_end = r.end.saturating_sub(1).max(inner_start);
@@ -999,7 +1025,7 @@ impl<'o> Builder<'o> {
                     w.text.push_str(&unescape_dquote(t))
                 }
                 _ if ch.is_named() => {
-                    let p = self.word(src, ch, pending, depth + 1);
+                    let p = self.word(at.down(), ch, pending);
                     w.text.push_str(&p.text);
                     w.dynamic |= p.dynamic;
                 }
@@ -1018,11 +1044,11 @@ impl<'o> Builder<'o> {
     /// A redirection node.
     fn redirect<'t>(
         &mut self,
-        src: &str,
+        at: Cursor<'_>,
         node: Node<'t>,
         pending: &mut Vec<Node<'t>>,
-        depth: usize,
     ) -> Redirection {
+        let src = at.src;
         let mut fd = None;
         let mut op = String::new();
         let mut target: Option<Word> = None;
@@ -1040,7 +1066,7 @@ impl<'o> Builder<'o> {
                         if node_text(src, ch).contains('`') {
                             self.opaque(OpaqueKind::UnparsedExpansion, node_text(src, ch));
                         }
-                        self.collect_subs(src, ch, pending, depth + 1)
+                        self.collect_subs(at.down(), ch, pending)
                     }
                     "<<" | "<<-" if op.is_empty() => op.push_str(kind(ch)),
                     _ if ch.is_error() || ch.is_missing() => {
@@ -1067,7 +1093,7 @@ impl<'o> Builder<'o> {
                 "file_descriptor" => fd = Some(node_text(src, ch).to_string()),
                 _ if !ch.is_named() => op.push_str(kind(ch)),
                 _ => {
-                    let w = self.word(src, ch, pending, depth + 1);
+                    let w = self.word(at.down(), ch, pending);
                     if target.is_none() {
                         target = Some(w);
                     } else {
@@ -1118,7 +1144,8 @@ impl<'o> Builder<'o> {
         }
     }
 
-    fn redirected(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
+    fn redirected(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
         let mut redirects = Vec::new();
         let mut pending = Vec::new();
         let mut after: Vec<Node<'_>> = Vec::new(); // `&&`/`||` continuation after a heredoc
@@ -1141,10 +1168,10 @@ impl<'o> Builder<'o> {
             }
             match kind(ch) {
                 "file_redirect" | "herestring_redirect" => {
-                    redirects.push(self.redirect(src, ch, &mut pending, depth + 1))
+                    redirects.push(self.redirect(at.down(), ch, &mut pending))
                 }
                 "heredoc_redirect" => {
-                    redirects.push(self.redirect(src, ch, &mut pending, depth + 1));
+                    redirects.push(self.redirect(at.down(), ch, &mut pending));
                     // Heredoc continuations: its own redirects, a pipeline tail, a list tail.
                     let mut hc = ch.walk();
                     if hc.goto_first_child() {
@@ -1152,7 +1179,7 @@ impl<'o> Builder<'o> {
                             let (f, n) = (hc.field_name(), hc.node());
                             match (f, kind(n)) {
                                 (_, "file_redirect" | "herestring_redirect") => {
-                                    redirects.push(self.redirect(src, n, &mut pending, depth + 1))
+                                    redirects.push(self.redirect(at.down(), n, &mut pending))
                                 }
                                 (Some("right"), _) => after.push(n),
                                 (_, "pipeline") => {
@@ -1182,14 +1209,14 @@ impl<'o> Builder<'o> {
         }
         if let Some(b) = body {
             if piped.is_empty() {
-                self.stmt(src, b, &f, depth, sd);
+                self.stmt(at, b, &f);
             } else {
                 // `cat <<EOF | sh`: the heredoc command is the first pipeline stage.
                 let id = self.next_pipeline;
                 self.next_pipeline += 1;
                 let len = piped.len() + 1;
                 f.pipeline = Some(PipelinePosition { id, index: 0, len });
-                self.stmt(src, b, &f, depth, sd);
+                self.stmt(at, b, &f);
                 for (i, st) in piped.iter().enumerate() {
                     let mut g = frame.clone();
                     g.pipeline = Some(PipelinePosition {
@@ -1197,17 +1224,18 @@ impl<'o> Builder<'o> {
                         index: i + 1,
                         len,
                     });
-                    self.stmt(src, *st, &g, depth, sd);
+                    self.stmt(at, *st, &g);
                 }
             }
         }
-        self.walk_pending(src, pending, None, frame, depth, sd);
+        self.walk_pending(at, pending, None, frame);
         for a in after {
-            self.stmt(src, a, frame, depth, sd);
+            self.stmt(at, a, frame);
         }
     }
 
-    fn command(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
+    fn command(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
         let mut env = Vec::new();
         let mut words = Vec::new();
         let mut redirects = Vec::new();
@@ -1220,19 +1248,19 @@ impl<'o> Builder<'o> {
             more = c.goto_next_sibling();
             if ch.is_error() || ch.is_missing() {
                 self.opaque(OpaqueKind::ParseError, node_text(src, ch));
-                self.collect_subs(src, ch, &mut pending, depth + 1);
+                self.collect_subs(at.down(), ch, &mut pending);
                 continue;
             }
             match (field, kind(ch)) {
                 (_, "variable_assignment") => {
-                    env.push(self.env_assignment(src, ch, &mut pending, depth));
+                    env.push(self.env_assignment(at, ch, &mut pending));
                 }
                 (Some("redirect"), _)
                 | (_, "file_redirect" | "herestring_redirect" | "heredoc_redirect") => {
-                    redirects.push(self.redirect(src, ch, &mut pending, depth + 1));
+                    redirects.push(self.redirect(at.down(), ch, &mut pending));
                 }
                 (Some("name"), _) | (Some("argument"), _) => {
-                    words.push(self.word(src, ch, &mut pending, depth + 1));
+                    words.push(self.word(at.down(), ch, &mut pending));
                 }
                 (_, "comment") => {}
                 (_, "subshell" | "compound_statement") => {
@@ -1245,24 +1273,24 @@ impl<'o> Builder<'o> {
                         OpaqueKind::UnknownSyntax,
                         &format!("{k}: {}", node_text(src, ch)),
                     );
-                    self.collect_subs(src, ch, &mut pending, depth + 1);
+                    self.collect_subs(at.down(), ch, &mut pending);
                 }
                 _ => {}
             }
         }
         let first = if !words.is_empty() {
-            self.emit(words, env, redirects, frame, depth, sd)
+            self.emit(at, words, env, redirects, frame)
         } else if !redirects.is_empty() {
             self.redirect_only(redirects, env, frame)
         } else {
             None
         };
-        self.walk_pending(src, pending, first, frame, depth, sd);
+        self.walk_pending(at, pending, first, frame);
         if !inner_stmts.is_empty() {
             let head = node_text(src, node);
             self.opaque(OpaqueKind::KeywordCompound, &head);
             for st in inner_stmts {
-                self.stmt(src, st, frame, depth, sd);
+                self.stmt(at, st, frame);
             }
         }
     }
@@ -1271,12 +1299,11 @@ impl<'o> Builder<'o> {
     /// Returns the index of the first segment produced.
     fn emit(
         &mut self,
+        at: Cursor<'_>,
         words: Vec<Word>,
         env: Vec<EnvAssignment>,
         redirects: Vec<Redirection>,
         frame: &Frame,
-        depth: usize,
-        sd: usize,
     ) -> Option<usize> {
         let mut wrappers: Vec<Wrapper> = Vec::new();
         let mut wrapper_starts: Vec<usize> = Vec::new();
@@ -1348,7 +1375,7 @@ impl<'o> Builder<'o> {
                     f.env = Rc::new(env_all);
                     Rc::make_mut(&mut f.redirects).extend(redirects.iter().cloned());
                     let before = self.out.segments.len();
-                    self.parse_into(&text, &f, depth + 1, sd + 1);
+                    self.parse_into(&text, &f, at);
                     return (self.out.segments.len() > before).then_some(before);
                 }
                 Step::Shell { script } => {
@@ -1391,7 +1418,7 @@ impl<'o> Builder<'o> {
                     };
                     let before = self.out.segments.len();
                     let script_text = sw.text.clone();
-                    self.parse_into(&script_text, &f, depth + 1, sd + 1);
+                    self.parse_into(&script_text, &f, at);
                     return (self.out.segments.len() > before).then_some(before);
                 }
             }
@@ -1410,7 +1437,7 @@ impl<'o> Builder<'o> {
         f2.runtime_args = runtime_args;
         f2.chdir = chdir;
         let idx = self.push_segment(words, start, &f2, all_wrappers, env_all, redirects_all)?;
-        self.after_push(idx, frame, depth, sd);
+        self.after_push(at, idx, frame);
         Some(idx)
     }
 
@@ -1516,7 +1543,7 @@ impl<'o> Builder<'o> {
 
     /// Follow-ups after a segment was pushed: eval/alias/trap texts, find -exec, opaque
     /// builtins, interpreters fed by heredocs or pipes.
-    fn after_push(&mut self, idx: usize, frame: &Frame, depth: usize, sd: usize) {
+    fn after_push(&mut self, at: Cursor<'_>, idx: usize, frame: &Frame) {
         let seg = &self.out.segments[idx];
         if !seg.program.is_trusted_name() {
             return;
@@ -1567,7 +1594,7 @@ impl<'o> Builder<'o> {
             let mut f = frame.with_context(ctx);
             f.parent = Some(idx);
             f.pipeline = None;
-            b.parse_into(&text, &f, depth + 1, sd + 1);
+            b.parse_into(&text, &f, at);
         };
         // `eval -- TEXT` / `trap -- ACTION SIG`: `--` only ends the builtin's options.
         let text_at = if argv.get(1).is_some_and(|a| a == "--") {
@@ -1632,7 +1659,7 @@ impl<'o> Builder<'o> {
             {
                 self.opaque(OpaqueKind::BuiltinRunsCode, &argv.join(" "))
             }
-            "find" => self.find_exec(idx, frame, depth, sd),
+            "find" => self.find_exec(at, idx, frame),
             _ => {}
         }
         if interp && feeds_stdin {
@@ -1651,7 +1678,7 @@ impl<'o> Builder<'o> {
     }
 
     /// Extract `find … -exec CMD … ;` commands.
-    fn find_exec(&mut self, idx: usize, frame: &Frame, depth: usize, sd: usize) {
+    fn find_exec(&mut self, at: Cursor<'_>, idx: usize, frame: &Frame) {
         let seg = self.out.segments[idx].clone();
         let mut i = 1;
         while i < seg.argv.len() {
@@ -1692,7 +1719,7 @@ impl<'o> Builder<'o> {
                     f.runtime_args = true;
                     f.chdir = seg.chdir.clone();
                     f.pipeline = seg.pipeline;
-                    self.emit(words, Vec::new(), Vec::new(), &f, depth + 1, sd);
+                    self.emit(at.down(), words, Vec::new(), Vec::new(), &f);
                 }
                 i = j + 1;
             } else {
