@@ -209,6 +209,115 @@ impl Frame {
     }
 }
 
+/// What the wrappers of one command contributed while they were looked through.
+struct Unwrapped {
+    /// Wrappers looked through (this command's only; the frame holds the enclosing ones).
+    wrappers: Vec<Wrapper>,
+    /// Word index where each wrapper started.
+    wrapper_starts: Vec<usize>,
+    /// The frame's environment plus the command's and the wrappers' assignments.
+    env: Vec<EnvAssignment>,
+    runtime_args: bool,
+    chdir: Option<String>,
+    /// Word index of the next candidate program.
+    start: usize,
+}
+
+impl Unwrapped {
+    fn new(frame: &Frame, env: Vec<EnvAssignment>) -> Self {
+        let mut env_all = frame.env.to_vec();
+        env_all.extend(env);
+        Unwrapped {
+            wrappers: Vec::new(),
+            wrapper_starts: Vec::new(),
+            env: env_all,
+            runtime_args: frame.runtime_args,
+            chdir: frame.chdir.clone(),
+            start: 0,
+        }
+    }
+
+    /// Record wrapper `name` spelled `argv` and move past it.
+    fn look_through(
+        &mut self,
+        name: &str,
+        argv: &[Word],
+        env: Vec<EnvAssignment>,
+        chdir: Option<String>,
+        runtime_args: bool,
+    ) {
+        self.wrappers.push(Wrapper {
+            name: name.to_string(),
+            argv: texts(argv),
+        });
+        self.wrapper_starts.push(self.start);
+        self.env.extend(env);
+        if chdir.is_some() {
+            self.chdir = chdir;
+        }
+        self.runtime_args |= runtime_args;
+        self.start += argv.len();
+    }
+
+    /// The frame for the program's segment, all wrappers (enclosing first) and the env.
+    fn into_frame(self, frame: &Frame) -> (Frame, Vec<Wrapper>, Vec<EnvAssignment>) {
+        let mut wrappers = frame.wrappers.to_vec();
+        wrappers.extend(self.wrappers);
+        let mut f = frame.clone();
+        f.runtime_args = self.runtime_args;
+        f.chdir = self.chdir;
+        (f, wrappers, self.env)
+    }
+}
+
+/// Builtins whose effect is not visible in their words: `source`, `exec` with only
+/// redirections, `enable`, `coproc`, `hash`, arithmetic (`let`, `test -v 'a[…]'`,
+/// `printf -v 'a[…]'`), and builtins that run text as code (`mapfile -C`, `fc`,
+/// `complete`/`compgen -C`/`-F`, `bind -x`).
+fn builtin_runs_code(seg: &Segment) -> Option<OpaqueKind> {
+    let argv = &seg.argv;
+    let flag = |letters: &[char]| {
+        argv.iter()
+            .skip(1)
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains(letters))
+    };
+    Some(match seg.program.name.as_str() {
+        "source" | "." => OpaqueKind::Source,
+        "exec"
+            if argv.len() == 1
+                && seg
+                    .redirections
+                    .iter()
+                    .any(|r| r.kind != RedirectKind::Heredoc) =>
+        {
+            OpaqueKind::ExecFd
+        }
+        "enable" => OpaqueKind::Enable,
+        "coproc" => OpaqueKind::Coproc,
+        "hash" => OpaqueKind::Hash,
+        "let" => OpaqueKind::Arithmetic,
+        "test" | "[" | "printf" if runs_arithmetic(argv, false) => OpaqueKind::Arithmetic,
+        "mapfile" | "readarray" if argv.iter().skip(1).any(|a| a.starts_with("-C")) => {
+            OpaqueKind::BuiltinRunsCode
+        }
+        "fc" => OpaqueKind::BuiltinRunsCode,
+        "complete" | "compgen" | "bind" if flag(&['C', 'F', 'x']) => OpaqueKind::BuiltinRunsCode,
+        _ => return None,
+    })
+}
+
+fn texts(words: &[Word]) -> Vec<String> {
+    words.iter().map(|w| w.text.clone()).collect()
+}
+
+fn join(words: &[Word]) -> String {
+    words
+        .iter()
+        .map(|w| w.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Where the walk is: the script text whose tree is being walked, the syntactic nesting
 /// depth (tree nodes and nested shells, bounded by [`MAX_DEPTH`]) and the number of nested
 /// shell levels (bounded by `ParseOptions::max_shell_depth`).
@@ -565,38 +674,7 @@ impl<'o> Builder<'o> {
         match kind(node) {
             "command" => self.command(d, node, frame),
             "redirected_statement" => self.redirected(d, node, frame),
-            "list" => {
-                // `a && b && c` is list(list(a, b), c): flatten the left spine iteratively so
-                // long chains do not count against the nesting bound.
-                let mut groups: Vec<Vec<Node<'_>>> = Vec::new();
-                let mut cur = node;
-                loop {
-                    let kids: Vec<Node<'_>> = children(cur).filter(|k| k.is_named()).collect();
-                    match kids.first() {
-                        Some(first) if kind(first) == "list" => {
-                            let first = *first;
-                            groups.push(kids[1..].to_vec());
-                            cur = first;
-                        }
-                        _ => {
-                            groups.push(kids);
-                            break;
-                        }
-                    }
-                }
-                for group in groups.iter().rev() {
-                    for k in group {
-                        if self.full {
-                            return;
-                        }
-                        self.stmt(d, *k, frame);
-                    }
-                }
-                // Parse errors hidden in operator positions.
-                if node.has_error() {
-                    self.opaque(OpaqueKind::ParseError, node_text(src, node));
-                }
-            }
+            "list" => self.list_stmt(d, node, frame),
             "negated_command" => self.walk_block(d, node, frame),
             "pipeline" => {
                 let stages: Vec<Node<'_>> = children(node)
@@ -613,85 +691,14 @@ impl<'o> Builder<'o> {
                     self.walk_block(d, node, &frame.with_context(Context::BraceGroup));
                 }
             }
-            "function_definition" => {
-                self.opaque(OpaqueKind::FunctionDefinition, node_text(src, node));
-                let name = node
-                    .child_by_field_name("name")
-                    .map(|n| node_text(src, n).to_string())
-                    .unwrap_or_default();
-                let f = frame.with_context(Context::Function(name));
-                for ch in children(node) {
-                    if !ch.is_named() || kind(ch) == "word" {
-                        continue;
-                    }
-                    if kind(ch) == "compound_statement" || kind(ch) == "subshell" {
-                        // The body: walk its statements directly.
-                        self.walk_block(d, ch, &f);
-                    } else if is_statement_kind(kind(ch)) {
-                        self.stmt(d, ch, &f);
-                    } else {
-                        self.scan(d, ch, &f);
-                    }
-                }
-            }
+            "function_definition" => self.function_definition(d, node, frame),
             "if_statement"
             | "while_statement"
             | "for_statement"
             | "c_style_for_statement"
-            | "case_statement" => {
-                let kw = node
-                    .child(0)
-                    .map(|c| kind(c).to_string())
-                    .unwrap_or_else(|| kind(node).to_string());
-                let kw = match kw.as_str() {
-                    "if" | "while" | "until" | "for" | "select" | "case" => kw,
-                    _ => kind(node).trim_end_matches("_statement").to_string(),
-                };
-                self.opaque(OpaqueKind::control_flow(&kw), node_text(src, node));
-                // `for PATH in /tmp; do ls; done` assigns the loop variable.
-                if let Some(v) = node.child_by_field_name("variable") {
-                    if is_sensitive_var(node_text(src, v)) {
-                        self.opaque(OpaqueKind::SensitiveAssignment, node_text(src, node));
-                    }
-                }
-                let f = frame.with_context(Context::ControlFlow(kw));
-                self.walk_control(d, node, &f);
-            }
-            "test_command" => {
-                let text = node_text(src, node);
-                let mut argv: Vec<String> = text.split_whitespace().map(str::to_string).collect();
-                if argv.is_empty() {
-                    argv.push("[".into());
-                }
-                if runs_arithmetic(&argv, argv[0] == "[[") {
-                    self.opaque(OpaqueKind::Arithmetic, text);
-                }
-                let words = argv.into_iter().map(Word::lit).collect();
-                let idx = self.push_segment(words, 0, frame, Vec::new(), Vec::new(), Vec::new());
-                let mut f = frame.clone();
-                f.parent = idx;
-                self.scan(d, node, &f);
-            }
-            "declaration_command" => {
-                // `declare 'a[$(cmd)]=1'` and `declare -i x=EXPR` evaluate subscripts and
-                // values arithmetically, which runs substitutions held in the text.
-                let integer = children(node).any(|ch| {
-                    kind(ch) == "word" && {
-                        let t = node_text(src, ch);
-                        t.starts_with(['-', '+']) && t.contains('i')
-                    }
-                });
-                if integer || node_text(src, node).contains('[') {
-                    self.opaque(OpaqueKind::Arithmetic, node_text(src, node));
-                }
-                for ch in children(node) {
-                    if kind(ch) == "variable_assignment" {
-                        self.assignment(d, ch, frame);
-                    } else if ch.is_named() {
-                        self.scan(d, ch, frame);
-                    }
-                }
-            }
+            | "case_statement" => self.control_flow(d, node, frame),
+            "test_command" => self.test_command(d, node, frame),
+            "declaration_command" => self.declaration(d, node, frame),
             "unset_command" => {
                 if node_text(src, node).contains('[') {
                     // `unset 'a[$(cmd)]'` evaluates the subscript.
@@ -708,22 +715,148 @@ impl<'o> Builder<'o> {
                 }
             }
             "comment" | "heredoc_body" | "heredoc_end" | "heredoc_start" => {}
-            "ERROR" => {
-                self.opaque(OpaqueKind::ParseError, node_text(src, node));
-                for ch in children(node) {
-                    if ch.is_named() && is_statement_kind(kind(ch)) {
-                        self.stmt(d, ch, frame);
-                    } else if ch.is_named() {
-                        self.scan(d, ch, frame);
-                    }
-                }
-            }
+            "ERROR" => self.error_node(d, node, frame),
             other => {
                 self.opaque(
                     OpaqueKind::UnknownSyntax,
                     &format!("{other}: {}", node_text(src, node)),
                 );
                 self.scan(d, node, frame);
+            }
+        }
+    }
+
+    /// `a && b || c`: every operand.
+    fn list_stmt(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
+        // `a && b && c` is list(list(a, b), c): flatten the left spine iteratively so
+        // long chains do not count against the nesting bound.
+        let mut groups: Vec<Vec<Node<'_>>> = Vec::new();
+        let mut cur = node;
+        loop {
+            let kids: Vec<Node<'_>> = children(cur).filter(|k| k.is_named()).collect();
+            match kids.first() {
+                Some(first) if kind(first) == "list" => {
+                    let first = *first;
+                    groups.push(kids[1..].to_vec());
+                    cur = first;
+                }
+                _ => {
+                    groups.push(kids);
+                    break;
+                }
+            }
+        }
+        for group in groups.iter().rev() {
+            for k in group {
+                if self.full {
+                    return;
+                }
+                self.stmt(at, *k, frame);
+            }
+        }
+        // Parse errors hidden in operator positions.
+        if node.has_error() {
+            self.opaque(OpaqueKind::ParseError, node_text(src, node));
+        }
+    }
+
+    /// `f() { …; }`: the body is walked under the function context.
+    fn function_definition(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
+        self.opaque(OpaqueKind::FunctionDefinition, node_text(src, node));
+        let name = node
+            .child_by_field_name("name")
+            .map(|n| node_text(src, n).to_string())
+            .unwrap_or_default();
+        let f = frame.with_context(Context::Function(name));
+        for ch in children(node) {
+            if !ch.is_named() || kind(ch) == "word" {
+                continue;
+            }
+            if kind(ch) == "compound_statement" || kind(ch) == "subshell" {
+                // The body: walk its statements directly.
+                self.walk_block(at, ch, &f);
+            } else if is_statement_kind(kind(ch)) {
+                self.stmt(at, ch, &f);
+            } else {
+                self.scan(at, ch, &f);
+            }
+        }
+    }
+
+    /// `if`/`while`/`until`/`for`/`select`/`case`: recorded, then every part walked.
+    fn control_flow(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
+        let kw = node
+            .child(0)
+            .map(|c| kind(c).to_string())
+            .unwrap_or_else(|| kind(node).to_string());
+        let kw = match kw.as_str() {
+            "if" | "while" | "until" | "for" | "select" | "case" => kw,
+            _ => kind(node).trim_end_matches("_statement").to_string(),
+        };
+        self.opaque(OpaqueKind::control_flow(&kw), node_text(src, node));
+        // `for PATH in /tmp; do ls; done` assigns the loop variable.
+        if let Some(v) = node.child_by_field_name("variable") {
+            if is_sensitive_var(node_text(src, v)) {
+                self.opaque(OpaqueKind::SensitiveAssignment, node_text(src, node));
+            }
+        }
+        let f = frame.with_context(Context::ControlFlow(kw));
+        self.walk_control(at, node, &f);
+    }
+
+    /// `[[ … ]]`/`[ … ]`: a segment of its own; substitutions inside walked.
+    fn test_command(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
+        let text = node_text(src, node);
+        let mut argv: Vec<String> = text.split_whitespace().map(str::to_string).collect();
+        if argv.is_empty() {
+            argv.push("[".into());
+        }
+        if runs_arithmetic(&argv, argv[0] == "[[") {
+            self.opaque(OpaqueKind::Arithmetic, text);
+        }
+        let words = argv.into_iter().map(Word::lit).collect();
+        let idx = self.push_segment(words, 0, frame, Vec::new(), Vec::new(), Vec::new());
+        let mut f = frame.clone();
+        f.parent = idx;
+        self.scan(at, node, &f);
+    }
+
+    /// `declare`/`export`/`local`/…: assignments and their values.
+    fn declaration(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
+        // `declare 'a[$(cmd)]=1'` and `declare -i x=EXPR` evaluate subscripts and
+        // values arithmetically, which runs substitutions held in the text.
+        let integer = children(node).any(|ch| {
+            kind(ch) == "word" && {
+                let t = node_text(src, ch);
+                t.starts_with(['-', '+']) && t.contains('i')
+            }
+        });
+        if integer || node_text(src, node).contains('[') {
+            self.opaque(OpaqueKind::Arithmetic, node_text(src, node));
+        }
+        for ch in children(node) {
+            if kind(ch) == "variable_assignment" {
+                self.assignment(at, ch, frame);
+            } else if ch.is_named() {
+                self.scan(at, ch, frame);
+            }
+        }
+    }
+
+    /// A parse error: opaque; statements inside still walked.
+    fn error_node(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
+        self.opaque(OpaqueKind::ParseError, node_text(src, node));
+        for ch in children(node) {
+            if ch.is_named() && is_statement_kind(kind(ch)) {
+                self.stmt(at, ch, frame);
+            } else if ch.is_named() {
+                self.scan(at, ch, frame);
             }
         }
     }
@@ -1305,140 +1438,137 @@ impl<'o> Builder<'o> {
         redirects: Vec<Redirection>,
         frame: &Frame,
     ) -> Option<usize> {
-        let mut wrappers: Vec<Wrapper> = Vec::new();
-        let mut wrapper_starts: Vec<usize> = Vec::new();
-        let mut env_all = frame.env.to_vec();
-        env_all.extend(env);
-        let mut runtime_args = frame.runtime_args;
-        let mut chdir = frame.chdir.clone();
-        let mut start = 0;
-        while start < words.len() {
-            if !words[start].dynamic && words[start].text == "{" && start + 1 < words.len() {
+        let mut u = Unwrapped::new(frame, env);
+        while u.start < words.len() {
+            let w = &words[u.start];
+            if !w.dynamic && w.text == "{" && u.start + 1 < words.len() {
                 // `time { …; }`, `coproc NAME { …; }`, `! { …; }`: the grammar reads the
                 // reserved word `{` as a word and ends the command at the first `;`. The
                 // words after `{` are the first inner command; later ones are statements of
                 // their own.
-                self.opaque(OpaqueKind::KeywordCompound, &words[start].text);
-                start += 1;
+                self.opaque(OpaqueKind::KeywordCompound, &w.text);
+                u.start += 1;
                 continue;
             }
-            let Some(pname) = self.trusted_name(&words[start]) else {
+            let Some(pname) = self.trusted_name(w) else {
                 break;
             };
-            match wrapper_step(&pname, &words[start..]) {
+            match wrapper_step(&pname, &words[u.start..]) {
                 Step::Program => break,
                 Step::DynamicShell => {
-                    self.opaque(
-                        OpaqueKind::DynamicShellArguments,
-                        &words[start..]
-                            .iter()
-                            .map(|w| w.text.as_str())
-                            .collect::<Vec<_>>()
-                            .join(" "),
-                    );
+                    self.opaque(OpaqueKind::DynamicShellArguments, &join(&words[u.start..]));
                     break;
                 }
                 Step::Inner {
                     consumed,
                     env,
-                    chdir: cd,
-                    runtime_args: ra,
+                    chdir,
+                    runtime_args,
                     opaque,
                 } => {
                     for (k, t) in opaque {
                         self.opaque(k, &t);
                     }
-                    wrappers.push(Wrapper {
-                        name: pname.to_string(),
-                        argv: words[start..start + consumed]
-                            .iter()
-                            .map(|w| w.text.clone())
-                            .collect(),
-                    });
-                    wrapper_starts.push(start);
-                    env_all.extend(env);
-                    if cd.is_some() {
-                        chdir = cd;
-                    }
-                    runtime_args |= ra;
-                    start += consumed;
+                    let argv = &words[u.start..u.start + consumed];
+                    u.look_through(&pname, argv, env, chdir, runtime_args);
                 }
                 Step::SplitString { text } => {
-                    self.opaque(OpaqueKind::EnvSplitString, &text);
-                    let mut f = frame.clone();
-                    let fw = Rc::make_mut(&mut f.wrappers);
-                    fw.extend(wrappers.iter().cloned());
-                    fw.push(Wrapper {
-                        name: "env -S".into(),
-                        argv: vec![words[start].text.clone(), "-S".into()],
-                    });
-                    f.env = Rc::new(env_all);
-                    Rc::make_mut(&mut f.redirects).extend(redirects.iter().cloned());
-                    let before = self.out.segments.len();
-                    self.parse_into(&text, &f, at);
-                    return (self.out.segments.len() > before).then_some(before);
+                    return self.env_split_string(at, &words[u.start], u, redirects, frame, text)
                 }
                 Step::Shell { script } => {
-                    let sw = &words[start + script];
+                    let sw = &words[u.start + script];
                     if sw.dynamic {
                         self.opaque(OpaqueKind::DynamicShellScript, &sw.text);
                         break;
                     }
-                    let via_xargs = frame
-                        .wrappers
-                        .iter()
-                        .chain(wrappers.iter())
-                        .any(|w| w.name == "xargs");
-                    if runtime_args && (via_xargs || sw.text.contains("{}")) {
-                        // `xargs sh -c '…'` / `find -exec sh -c '…' {}`: the script is
-                        // visible (and checked) but its arguments arrive at run time.
-                        self.opaque(OpaqueKind::RuntimeScriptArguments, &sw.text);
-                    }
-                    let mut all_wrappers = frame.wrappers.to_vec();
-                    all_wrappers.extend(wrappers);
-                    all_wrappers.push(Wrapper {
+                    let shell = Wrapper {
                         name: pname.to_string(),
-                        argv: words[start..start + script]
-                            .iter()
-                            .map(|w| w.text.clone())
-                            .collect(),
-                    });
-                    let mut redirects_all = frame.redirects.to_vec();
-                    redirects_all.extend(redirects);
-                    let f = Frame {
-                        wrappers: Rc::new(all_wrappers),
-                        env: Rc::new(env_all),
-                        redirects: Rc::new(redirects_all),
-                        context: frame.context.clone(),
-                        pipeline: frame.pipeline,
-                        parent: frame.parent,
-                        runtime_args: false,
-                        background: frame.background,
-                        chdir,
+                        argv: texts(&words[u.start..u.start + script]),
                     };
-                    let before = self.out.segments.len();
-                    let script_text = sw.text.clone();
-                    self.parse_into(&script_text, &f, at);
-                    return (self.out.segments.len() > before).then_some(before);
+                    return self.shell_script(at, shell, &sw.text, u, redirects, frame);
                 }
             }
         }
-        if start >= words.len() {
+        if u.start >= words.len() {
             // Every word was consumed by wrappers: the last wrapper is the program itself.
-            let s = wrapper_starts.pop()?;
-            wrappers.pop();
-            start = s;
+            u.start = u.wrapper_starts.pop()?;
+            u.wrappers.pop();
         }
-        let mut all_wrappers = frame.wrappers.to_vec();
-        all_wrappers.extend(wrappers);
+        let start = u.start;
+        let (f, wrappers, env) = u.into_frame(frame);
         let mut redirects_all = frame.redirects.to_vec();
         redirects_all.extend(redirects);
-        let mut f2 = frame.clone();
-        f2.runtime_args = runtime_args;
-        f2.chdir = chdir;
-        let idx = self.push_segment(words, start, &f2, all_wrappers, env_all, redirects_all)?;
+        let idx = self.push_segment(words, start, &f, wrappers, env, redirects_all)?;
         self.after_push(at, idx, frame);
         Some(idx)
+    }
+
+    /// `env -S STRING CMD…`: opaque; the string and the rest are parsed best-effort so
+    /// forbid checks still see them.
+    fn env_split_string(
+        &mut self,
+        at: Cursor<'_>,
+        env_word: &Word,
+        u: Unwrapped,
+        redirects: Vec<Redirection>,
+        frame: &Frame,
+        text: String,
+    ) -> Option<usize> {
+        self.opaque(OpaqueKind::EnvSplitString, &text);
+        let mut f = frame.clone();
+        let fw = Rc::make_mut(&mut f.wrappers);
+        fw.extend(u.wrappers);
+        fw.push(Wrapper {
+            name: "env -S".into(),
+            argv: vec![env_word.text.clone(), "-S".into()],
+        });
+        f.env = Rc::new(u.env);
+        Rc::make_mut(&mut f.redirects).extend(redirects);
+        let before = self.out.segments.len();
+        self.parse_into(&text, &f, at);
+        (self.out.segments.len() > before).then_some(before)
+    }
+
+    /// `bash -c SCRIPT` (after any wrappers): the script is parsed one shell level down
+    /// with the wrappers, environment and redirections seen so far.
+    fn shell_script(
+        &mut self,
+        at: Cursor<'_>,
+        shell: Wrapper,
+        script: &str,
+        u: Unwrapped,
+        redirects: Vec<Redirection>,
+        frame: &Frame,
+    ) -> Option<usize> {
+        let via_xargs = frame
+            .wrappers
+            .iter()
+            .chain(u.wrappers.iter())
+            .any(|w| w.name == "xargs");
+        if u.runtime_args && (via_xargs || script.contains("{}")) {
+            // `xargs sh -c '…'` / `find -exec sh -c '…' {}`: the script is visible (and
+            // checked) but its arguments arrive at run time.
+            self.opaque(OpaqueKind::RuntimeScriptArguments, script);
+        }
+        let mut all_wrappers = frame.wrappers.to_vec();
+        all_wrappers.extend(u.wrappers);
+        all_wrappers.push(shell);
+        let mut redirects_all = frame.redirects.to_vec();
+        redirects_all.extend(redirects);
+        let f = Frame {
+            wrappers: Rc::new(all_wrappers),
+            env: Rc::new(u.env),
+            redirects: Rc::new(redirects_all),
+            context: frame.context.clone(),
+            pipeline: frame.pipeline,
+            parent: frame.parent,
+            runtime_args: false,
+            background: frame.background,
+            chdir: u.chdir,
+        };
+        let before = self.out.segments.len();
+        self.parse_into(script, &f, at);
+        (self.out.segments.len() > before).then_some(before)
     }
 
     /// A redirection without a command (`> file`): recorded as the no-op `:` with those
@@ -1541,54 +1671,63 @@ impl<'o> Builder<'o> {
         Some(self.out.segments.len() - 1)
     }
 
-    /// Follow-ups after a segment was pushed: eval/alias/trap texts, find -exec, opaque
-    /// builtins, interpreters fed by heredocs or pipes.
+    /// Follow-ups after a segment was pushed: eval/alias/trap texts, find -exec, builtins
+    /// that run code, interpreters fed by heredocs or pipes.
     fn after_push(&mut self, at: Cursor<'_>, idx: usize, frame: &Frame) {
         let seg = &self.out.segments[idx];
         if !seg.program.is_trusted_name() {
             return;
         }
         let name = seg.program.name.as_str();
-        let interp = INTERPRETERS.contains(&name);
-        if !interp
-            && !matches!(
-                name,
-                "eval"
-                    | "alias"
-                    | "trap"
-                    | "source"
-                    | "."
-                    | "exec"
-                    | "enable"
-                    | "coproc"
-                    | "hash"
-                    | "find"
-                    | "let"
-                    | "mapfile"
-                    | "readarray"
-                    | "fc"
-                    | "complete"
-                    | "compgen"
-                    | "bind"
-                    | "test"
-                    | "["
-                    | "printf"
-            )
-        {
+        if INTERPRETERS.contains(&name) {
+            self.interpreter_input(idx);
             return;
         }
-        let name = name.to_string();
-        let argv = seg.argv.clone();
-        let all_static = seg.dynamic_args.is_empty();
+        match name {
+            "eval" | "alias" | "trap" => self.code_text(at, idx, frame),
+            "find" => self.find_exec(at, idx, frame),
+            _ => {
+                if let Some(kind) = builtin_runs_code(seg) {
+                    let text = if kind == OpaqueKind::ExecFd {
+                        "exec with redirections".to_string()
+                    } else {
+                        seg.argv.join(" ")
+                    };
+                    self.opaque(kind, &text);
+                }
+            }
+        }
+    }
+
+    /// An interpreter whose program comes from a heredoc, a herestring or a pipe.
+    fn interpreter_input(&mut self, idx: usize) {
+        let seg = &self.out.segments[idx];
         let feeds_stdin = seg
             .redirections
             .iter()
             .any(|r| matches!(r.kind, RedirectKind::Heredoc | RedirectKind::Herestring));
         let in_later_stage = seg.pipeline.is_some_and(|p| p.index > 0);
-        let redirect_only = seg
-            .redirections
+        let args = &seg.argv[1..];
+        let script_operand = args
             .iter()
-            .any(|r| r.kind != RedirectKind::Heredoc);
+            .any(|a| !a.starts_with('-') && !a.starts_with('+'));
+        let dash = args.iter().any(|a| a == "-" || a == "-s");
+        let text = seg.argv.join(" ");
+        if feeds_stdin {
+            self.opaque(OpaqueKind::HeredocToInterpreter, &text);
+        }
+        if in_later_stage && (!script_operand || dash) {
+            self.opaque(OpaqueKind::StdinScript, &text);
+        }
+    }
+
+    /// `eval TEXT`, `alias x='TEXT'`, `trap 'TEXT' SIG`: opaque, and static text is parsed
+    /// one shell level down so forbid checks see it.
+    fn code_text(&mut self, at: Cursor<'_>, idx: usize, frame: &Frame) {
+        let seg = &self.out.segments[idx];
+        let name = seg.program.name.clone();
+        let argv = seg.argv.clone();
+        let all_static = seg.dynamic_args.is_empty();
         let nested = |b: &mut Self, kind: OpaqueKind, text: String, ctx: Context| {
             b.opaque(kind, &text);
             let mut f = frame.with_context(ctx);
@@ -1603,18 +1742,13 @@ impl<'o> Builder<'o> {
             1
         };
         match name.as_str() {
-            "eval" => {
-                if all_static && argv.len() > text_at {
-                    nested(
-                        self,
-                        OpaqueKind::Eval,
-                        argv[text_at..].join(" "),
-                        Context::Eval,
-                    );
-                } else {
-                    self.opaque(OpaqueKind::Eval, &argv.join(" "));
-                }
-            }
+            "eval" if all_static && argv.len() > text_at => nested(
+                self,
+                OpaqueKind::Eval,
+                argv[text_at..].join(" "),
+                Context::Eval,
+            ),
+            "eval" => self.opaque(OpaqueKind::Eval, &argv.join(" ")),
             "alias" => {
                 self.opaque(OpaqueKind::Alias, &argv.join(" "));
                 for a in argv.iter().skip(1) {
@@ -1625,54 +1759,13 @@ impl<'o> Builder<'o> {
                     }
                 }
             }
-            "trap" => {
+            _ => {
                 let sets_action = argv.len() > text_at + 1 && !argv[text_at].starts_with('-');
                 if sets_action && all_static {
                     nested(self, OpaqueKind::Trap, argv[text_at].clone(), Context::Trap);
                 } else if sets_action {
                     self.opaque(OpaqueKind::Trap, &argv.join(" "));
                 }
-            }
-            "source" | "." => self.opaque(OpaqueKind::Source, &argv.join(" ")),
-            "exec" if argv.len() == 1 && redirect_only => {
-                self.opaque(OpaqueKind::ExecFd, "exec with redirections")
-            }
-            "enable" => self.opaque(OpaqueKind::Enable, &argv.join(" ")),
-            "coproc" => self.opaque(OpaqueKind::Coproc, &argv.join(" ")),
-            "hash" => self.opaque(OpaqueKind::Hash, &argv.join(" ")),
-            // `let EXPR` evaluates arithmetic (`a[$(cmd)]` subscripts run commands);
-            // `test -v 'a[$(cmd)]'` / `printf -v 'a[…]'` likewise.
-            "let" => self.opaque(OpaqueKind::Arithmetic, &argv.join(" ")),
-            "test" | "[" | "printf" if runs_arithmetic(&argv, false) => {
-                self.opaque(OpaqueKind::Arithmetic, &argv.join(" "))
-            }
-            // Builtins that run text as code: `mapfile -C CALLBACK`, `fc` (re-runs history),
-            // `complete`/`compgen -C CMD` / `-F FUNC`, `bind -x`.
-            "mapfile" | "readarray" if argv.iter().skip(1).any(|a| a.starts_with("-C")) => {
-                self.opaque(OpaqueKind::BuiltinRunsCode, &argv.join(" "))
-            }
-            "fc" => self.opaque(OpaqueKind::BuiltinRunsCode, &argv.join(" ")),
-            "complete" | "compgen" | "bind"
-                if argv.iter().skip(1).any(|a| {
-                    a.starts_with('-') && !a.starts_with("--") && a.contains(['C', 'F', 'x'])
-                }) =>
-            {
-                self.opaque(OpaqueKind::BuiltinRunsCode, &argv.join(" "))
-            }
-            "find" => self.find_exec(at, idx, frame),
-            _ => {}
-        }
-        if interp && feeds_stdin {
-            self.opaque(OpaqueKind::HeredocToInterpreter, &argv.join(" "));
-        }
-        if interp && in_later_stage {
-            let script_operand = argv
-                .iter()
-                .skip(1)
-                .any(|a| !a.starts_with('-') && !a.starts_with('+'));
-            let dash = argv.iter().skip(1).any(|a| a == "-" || a == "-s");
-            if !script_operand || dash {
-                self.opaque(OpaqueKind::StdinScript, &argv.join(" "));
             }
         }
     }
