@@ -1159,22 +1159,13 @@ pub(crate) struct DangerCtx<'a> {
     pub home: Option<&'a str>,
 }
 
-/// Run the dangerous-command detector on segment `idx`.
+/// Run the dangerous-command detector on segment `idx`: writes by redirection, privilege
+/// wrappers, disk-destroying tools, then the program's own checks, fork bombs and
+/// downloads fed to an interpreter.
 pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
     let seg = &cx.segments[idx];
     let mut out = Vec::new();
-    // Writes via redirection (any program).
-    for r in &seg.redirections {
-        if matches!(
-            r.kind,
-            RedirectKind::Write | RedirectKind::Append | RedirectKind::ReadWrite
-        ) && !r.dynamic
-        {
-            if let Some(f) = dangerous_write_target(&r.target, cx.cwds, cx.home) {
-                out.push(f);
-            }
-        }
-    }
+    redirect_writes(seg, cx, &mut out);
     for w in &seg.wrappers {
         if w.name == "sudo" || w.name == "doas" {
             out.push(finding(
@@ -1187,124 +1178,171 @@ pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
     let Some(name) = danger_name(seg) else {
         return out;
     };
-    let args = &seg.argv[1..];
-    let static_args = || {
-        seg.argv
-            .iter()
-            .enumerate()
-            .skip(1)
-            .filter(|(i, _)| seg.is_static(*i))
-            .map(|(_, a)| a.as_str())
-    };
-    let disk_args: Vec<&str> = static_args().collect();
+    let disk_args: Vec<&str> = static_args(seg).collect();
     if let Some(f) = disks::disk_overwrite(&name, &disk_args) {
         out.push(f);
     }
-    match name.as_ref() {
+    program_checks(&name, seg, cx, &mut out);
+    fork_bomb(&name, seg, &mut out);
+    download_to_interpreter(&name, idx, cx, &mut out);
+    out
+}
+
+/// The static arguments of a segment (dynamic words skipped).
+fn static_args(seg: &Segment) -> impl Iterator<Item = &str> {
+    seg.argv
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter(|(i, _)| seg.is_static(*i))
+        .map(|(_, a)| a.as_str())
+}
+
+/// Writes via redirection (any program) to system paths, devices or shell rc files.
+fn redirect_writes(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    for r in &seg.redirections {
+        if matches!(
+            r.kind,
+            RedirectKind::Write | RedirectKind::Append | RedirectKind::ReadWrite
+        ) && !r.dynamic
+        {
+            if let Some(f) = dangerous_write_target(&r.target, cx.cwds, cx.home) {
+                out.push(f);
+            }
+        }
+    }
+}
+
+/// The checks that depend on what the program is.
+fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let args = &seg.argv[1..];
+    match name {
         "sudo" | "doas" | "su" | "pkexec" | "run0" => out.push(finding(
             FindingId::PrivilegeEscalation,
             Decision::Ask,
             format!("privilege escalation via {name}"),
         )),
-        "rm" => rm_check(seg, cx, &mut out),
-        "find" if args.iter().any(|a| a == "-delete") => {
-            for a in args
-                .iter()
-                .take_while(|a| !a.starts_with('-') && *a != "(" && *a != "!")
-            {
-                if let Some(r) = critical_target(a, cx.cwds, cx.home) {
-                    out.push(finding(
-                        FindingId::FindDeleteCritical,
-                        Decision::Forbid,
-                        format!("find -delete on {r}"),
-                    ));
-                }
-            }
-        }
-        "git" => git_check(seg, &mut out),
-        "dd" => {
-            for a in static_args() {
-                if let Some(t) = a.strip_prefix("of=") {
-                    if let Some(mut f) = dangerous_write_target(t, cx.cwds, cx.home) {
-                        if f.id == FindingId::DeviceWrite {
-                            f.id = FindingId::DdDevice;
-                            f.reason = format!("dd writes raw device {t}");
-                        }
-                        out.push(f);
-                    }
-                }
-            }
-        }
-        "chmod" | "chown" | "chgrp" => mode_check(&name, seg, cx, &mut out),
+        "rm" => rm_check(seg, cx, out),
+        "find" if args.iter().any(|a| a == "-delete") => find_delete_check(seg, cx, out),
+        "git" => git_check(seg, out),
+        "dd" => dd_check(seg, cx, out),
+        "chmod" | "chown" | "chgrp" => mode_check(name, seg, cx, out),
         "shutdown" | "reboot" | "halt" | "poweroff" => out.push(finding(
             FindingId::PowerState,
             Decision::Forbid,
             format!("{name} changes the machine's power state"),
         )),
-        "tee" => {
-            let a = split_args(seg, "");
-            for (i, t) in a.operands {
-                if seg.is_static(i) {
-                    if let Some(f) = dangerous_write_target(t, cx.cwds, cx.home) {
-                        out.push(f);
-                    }
-                }
-            }
-        }
-        "sed" => {
-            let in_place = args.iter().any(|a| {
-                a.starts_with("--in-place")
-                    || (a.starts_with('-') && !a.starts_with("--") && a.contains('i'))
-            });
-            if in_place {
-                for t in static_args().filter(|a| !a.starts_with('-')) {
-                    if let Some(f) = dangerous_write_target(t, cx.cwds, cx.home) {
-                        out.push(f);
-                    }
-                }
-            }
-        }
+        "tee" => tee_check(seg, cx, out),
+        "sed" => sed_in_place_check(seg, cx, out),
         "cp" | "mv" | "install" | "ln" | "rsync" | "truncate" => {
-            let a = split_args(seg, "tSmogbT");
-            let target_dir = a
-                .long
-                .iter()
-                .find_map(|l| l.strip_prefix("target-directory="))
-                .or_else(|| {
-                    seg.argv
-                        .iter()
-                        .position(|x| x == "-t")
-                        .and_then(|p| seg.argv.get(p + 1))
-                        .map(String::as_str)
-                });
-            // `SRC` copied into directory `dir` lands at `dir/basename(SRC)`.
-            let into = |dir: &str, src: &str| {
-                let base = src.trim_end_matches('/').rsplit('/').next().unwrap_or(src);
-                format!("{}/{}", dir.trim_end_matches('/'), base)
-            };
-            let mut targets: Vec<String> = Vec::new();
-            if name == "truncate" {
-                targets.extend(a.operands.iter().map(|(_, t)| t.to_string()));
-            } else if let Some(d) = target_dir {
-                targets.extend(a.operands.iter().map(|(_, s)| into(d, s)));
-                targets.push(d.to_string());
-            } else if let [sources @ .., (_, dest)] = a.operands.as_slice() {
-                if !sources.is_empty() {
-                    targets.push(dest.to_string());
-                    targets.extend(sources.iter().map(|(_, s)| into(dest, s)));
-                }
-            }
-            for t in targets {
-                if let Some(f) = dangerous_write_target(&t, cx.cwds, cx.home) {
-                    if !out.contains(&f) {
-                        out.push(f);
-                    }
-                }
-            }
+            copy_target_check(name, seg, cx, out)
         }
         _ => {}
     }
-    // Fork bomb: a function that calls itself in a pipeline or in the background.
+}
+
+/// `find / -delete`.
+fn find_delete_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let args = &seg.argv[1..];
+    for a in args
+        .iter()
+        .take_while(|a| !a.starts_with('-') && *a != "(" && *a != "!")
+    {
+        if let Some(r) = critical_target(a, cx.cwds, cx.home) {
+            out.push(finding(
+                FindingId::FindDeleteCritical,
+                Decision::Forbid,
+                format!("find -delete on {r}"),
+            ));
+        }
+    }
+}
+
+/// `dd of=/dev/sda` and `dd of=/etc/x`.
+fn dd_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    for a in static_args(seg) {
+        if let Some(t) = a.strip_prefix("of=") {
+            if let Some(mut f) = dangerous_write_target(t, cx.cwds, cx.home) {
+                if f.id == FindingId::DeviceWrite {
+                    f.id = FindingId::DdDevice;
+                    f.reason = format!("dd writes raw device {t}");
+                }
+                out.push(f);
+            }
+        }
+    }
+}
+
+/// `tee /dev/sda`, `tee -a ~/.bashrc`.
+fn tee_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let a = split_args(seg, "");
+    for (i, t) in a.operands {
+        if seg.is_static(i) {
+            if let Some(f) = dangerous_write_target(t, cx.cwds, cx.home) {
+                out.push(f);
+            }
+        }
+    }
+}
+
+/// `sed -i … ~/.profile`.
+fn sed_in_place_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let args = &seg.argv[1..];
+    let in_place = args.iter().any(|a| {
+        a.starts_with("--in-place")
+            || (a.starts_with('-') && !a.starts_with("--") && a.contains('i'))
+    });
+    if in_place {
+        for t in static_args(seg).filter(|a| !a.starts_with('-')) {
+            if let Some(f) = dangerous_write_target(t, cx.cwds, cx.home) {
+                out.push(f);
+            }
+        }
+    }
+}
+
+/// `cp x /usr/bin/y`, `install x ~/.bashrc`, `truncate -s0 /etc/x`: the files written.
+fn copy_target_check(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let a = split_args(seg, "tSmogbT");
+    let target_dir = a
+        .long
+        .iter()
+        .find_map(|l| l.strip_prefix("target-directory="))
+        .or_else(|| {
+            seg.argv
+                .iter()
+                .position(|x| x == "-t")
+                .and_then(|p| seg.argv.get(p + 1))
+                .map(String::as_str)
+        });
+    // `SRC` copied into directory `dir` lands at `dir/basename(SRC)`.
+    let into = |dir: &str, src: &str| {
+        let base = src.trim_end_matches('/').rsplit('/').next().unwrap_or(src);
+        format!("{}/{}", dir.trim_end_matches('/'), base)
+    };
+    let mut targets: Vec<String> = Vec::new();
+    if name == "truncate" {
+        targets.extend(a.operands.iter().map(|(_, t)| t.to_string()));
+    } else if let Some(d) = target_dir {
+        targets.extend(a.operands.iter().map(|(_, s)| into(d, s)));
+        targets.push(d.to_string());
+    } else if let [sources @ .., (_, dest)] = a.operands.as_slice() {
+        if !sources.is_empty() {
+            targets.push(dest.to_string());
+            targets.extend(sources.iter().map(|(_, s)| into(dest, s)));
+        }
+    }
+    for t in targets {
+        if let Some(f) = dangerous_write_target(&t, cx.cwds, cx.home) {
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+    }
+}
+
+/// A function that calls itself in a pipeline or in the background.
+fn fork_bomb(name: &str, seg: &Segment, out: &mut Vec<Finding>) {
     for c in &seg.context {
         if let Context::Function(f) = c {
             if *f == name && (seg.pipeline.is_some() || seg.background) {
@@ -1317,37 +1355,41 @@ pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
             }
         }
     }
-    // Download piped or substituted into an interpreter.
-    if INTERPRETERS.contains(&name.as_ref()) || matches!(name.as_ref(), "eval" | "source" | ".") {
-        let mut hit = None;
-        if let Some(p) = seg.pipeline {
-            hit = cx.segments.iter().find(|s| {
-                s.pipeline
-                    .is_some_and(|q| q.id == p.id && q.index < p.index)
-                    && is_downloader(s)
-            });
-        }
-        if hit.is_none() {
-            hit = cx
-                .segments
-                .iter()
-                .enumerate()
-                .find(|(_, s)| descends_from(cx.segments, s, idx) && is_downloader(s))
-                .map(|(_, s)| s);
-        }
-        if let Some(d) = hit {
-            out.push(finding(
-                FindingId::DownloadToInterpreter,
-                Decision::Forbid,
-                format!(
-                    "runs downloaded code: `{}` feeds `{}`",
-                    d.argv.join(" "),
-                    name
-                ),
-            ));
-        }
+}
+
+/// A download piped or substituted into an interpreter (`curl … | sh`, `sh -c "$(curl …)"`).
+fn download_to_interpreter(name: &str, idx: usize, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    if !(INTERPRETERS.contains(&name) || matches!(name, "eval" | "source" | ".")) {
+        return;
     }
-    out
+    let seg = &cx.segments[idx];
+    let mut hit = None;
+    if let Some(p) = seg.pipeline {
+        hit = cx.segments.iter().find(|s| {
+            s.pipeline
+                .is_some_and(|q| q.id == p.id && q.index < p.index)
+                && is_downloader(s)
+        });
+    }
+    if hit.is_none() {
+        hit = cx
+            .segments
+            .iter()
+            .enumerate()
+            .find(|(_, s)| descends_from(cx.segments, s, idx) && is_downloader(s))
+            .map(|(_, s)| s);
+    }
+    if let Some(d) = hit {
+        out.push(finding(
+            FindingId::DownloadToInterpreter,
+            Decision::Forbid,
+            format!(
+                "runs downloaded code: `{}` feeds `{}`",
+                d.argv.join(" "),
+                name
+            ),
+        ));
+    }
 }
 
 fn descends_from(segs: &[Segment], s: &Segment, ancestor: usize) -> bool {
