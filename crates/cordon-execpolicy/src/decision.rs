@@ -235,83 +235,7 @@ impl fmt::Display for DecisionRecord {
         }
         writeln!(f, "segments:")?;
         for (i, s) in self.segments.iter().enumerate() {
-            let seg = &s.segment;
-            writeln!(
-                f,
-                "  [{i}] {:<6} {}",
-                s.decision.as_str(),
-                shell_join(&seg.argv)
-            )?;
-            if !seg.wrappers.is_empty() {
-                let w: Vec<String> = seg.wrappers.iter().map(|w| shell_join(&w.argv)).collect();
-                writeln!(f, "        via: {}", w.join(" → "))?;
-            }
-            if !seg.env.is_empty() {
-                let e: Vec<String> = seg
-                    .env
-                    .iter()
-                    .map(|e| format!("{}={}", e.name, e.value))
-                    .collect();
-                writeln!(f, "        env: {}", e.join(" "))?;
-            }
-            for r in &seg.redirections {
-                let sep = if r.kind == RedirectKind::Dup { "" } else { " " };
-                let kind = serde_json::to_value(r.kind).unwrap_or_default();
-                writeln!(
-                    f,
-                    "        redirect: {}{}{sep}{} ({})",
-                    r.fd.as_deref().unwrap_or(""),
-                    r.op,
-                    r.target,
-                    kind.as_str().unwrap_or("")
-                )?;
-            }
-            if !seg.context.is_empty() {
-                let c: Vec<String> = seg
-                    .context
-                    .iter()
-                    .map(|c| match c {
-                        Context::Function(n) => format!("function {n}"),
-                        Context::ControlFlow(k) => k.clone(),
-                        other => serde_json::to_value(other)
-                            .ok()
-                            .and_then(|v| v.as_str().map(str::to_string))
-                            .unwrap_or_default()
-                            .replace('_', " "),
-                    })
-                    .collect();
-                writeln!(f, "        context: {}", c.join(" > "))?;
-            }
-            let basis = match &s.basis {
-                Basis::Rule { rule } => {
-                    let m = &s.matched_rules[*rule];
-                    format!(
-                        "rule {} ({}) from {}{}",
-                        m.pattern,
-                        m.decision,
-                        m.source,
-                        m.justification
-                            .as_deref()
-                            .map(|j| format!(": {j}"))
-                            .unwrap_or_default()
-                    )
-                }
-                Basis::KnownSafe { reason } => reason.clone(),
-                Basis::Dangerous { finding } => {
-                    format!("dangerous: {}", s.findings[*finding].reason)
-                }
-                Basis::Default { reason } => format!("default: {reason}"),
-            };
-            writeln!(f, "        basis: {basis}")?;
-            for x in &s.findings {
-                writeln!(f, "        finding: {} ({}) {}", x.id, x.decision, x.reason)?;
-            }
-            for c in &s.caps {
-                writeln!(f, "        capped at ask: {c}")?;
-            }
-            for n in &seg.notes {
-                writeln!(f, "        note: {n}")?;
-            }
+            fmt_segment(f, i, s)?;
         }
         match &self.suggested_rule {
             Some(s) => writeln!(
@@ -322,6 +246,89 @@ impl fmt::Display for DecisionRecord {
             None => writeln!(f, "suggested rule: none"),
         }
     }
+}
+
+/// One segment of the text rendering: decision and argv, then wrappers, env, redirections,
+/// context, basis, findings, caps and notes.
+fn fmt_segment(f: &mut fmt::Formatter<'_>, i: usize, s: &SegmentRecord) -> fmt::Result {
+    let seg = &s.segment;
+    writeln!(
+        f,
+        "  [{i}] {:<6} {}",
+        s.decision.as_str(),
+        shell_join(&seg.argv)
+    )?;
+    if !seg.wrappers.is_empty() {
+        let w: Vec<String> = seg.wrappers.iter().map(|w| shell_join(&w.argv)).collect();
+        writeln!(f, "        via: {}", w.join(" → "))?;
+    }
+    if !seg.env.is_empty() {
+        let e: Vec<String> = seg
+            .env
+            .iter()
+            .map(|e| format!("{}={}", e.name, e.value))
+            .collect();
+        writeln!(f, "        env: {}", e.join(" "))?;
+    }
+    for r in &seg.redirections {
+        let sep = if r.kind == RedirectKind::Dup { "" } else { " " };
+        let kind = serde_json::to_value(r.kind).unwrap_or_default();
+        writeln!(
+            f,
+            "        redirect: {}{}{sep}{} ({})",
+            r.fd.as_deref().unwrap_or(""),
+            r.op,
+            r.target,
+            kind.as_str().unwrap_or("")
+        )?;
+    }
+    if !seg.context.is_empty() {
+        let c: Vec<String> = seg
+            .context
+            .iter()
+            .map(|c| match c {
+                Context::Function(n) => format!("function {n}"),
+                Context::ControlFlow(k) => k.clone(),
+                other => serde_json::to_value(other)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+                    .replace('_', " "),
+            })
+            .collect();
+        writeln!(f, "        context: {}", c.join(" > "))?;
+    }
+    let basis = match &s.basis {
+        Basis::Rule { rule } => {
+            let m = &s.matched_rules[*rule];
+            format!(
+                "rule {} ({}) from {}{}",
+                m.pattern,
+                m.decision,
+                m.source,
+                m.justification
+                    .as_deref()
+                    .map(|j| format!(": {j}"))
+                    .unwrap_or_default()
+            )
+        }
+        Basis::KnownSafe { reason } => reason.clone(),
+        Basis::Dangerous { finding } => {
+            format!("dangerous: {}", s.findings[*finding].reason)
+        }
+        Basis::Default { reason } => format!("default: {reason}"),
+    };
+    writeln!(f, "        basis: {basis}")?;
+    for x in &s.findings {
+        writeln!(f, "        finding: {} ({}) {}", x.id, x.decision, x.reason)?;
+    }
+    for c in &s.caps {
+        writeln!(f, "        capped at ask: {c}")?;
+    }
+    for n in &seg.notes {
+        writeln!(f, "        note: {n}")?;
+    }
+    Ok(())
 }
 
 /// Programs that are never suggested alone (a bare-name rule would be over-broad).

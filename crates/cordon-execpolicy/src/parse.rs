@@ -1018,6 +1018,7 @@ impl<'o> Builder<'o> {
     }
 
     /// Evaluate a word node to its text after quote removal.
+    // Longer than most: one short arm per word node kind of the grammar (see grammar.rs).
     fn word<'t>(&mut self, at: Cursor<'_>, node: Node<'t>, pending: &mut Vec<Node<'t>>) -> Word {
         let src = at.src;
         let raw = node_text(src, node);
@@ -1175,6 +1176,8 @@ impl<'o> Builder<'o> {
     }
 
     /// A redirection node.
+    // Longer than most: the two redirection shapes (heredoc, file/herestring) share the
+    // fd/operator/target bookkeeping.
     fn redirect<'t>(
         &mut self,
         at: Cursor<'_>,
@@ -1277,6 +1280,8 @@ impl<'o> Builder<'o> {
         }
     }
 
+    // Longer than most: a heredoc carries its own continuations (redirects, a pipeline
+    // tail, a list tail) that are walked in order here.
     fn redirected(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
         let src = at.src;
         let mut redirects = Vec::new();

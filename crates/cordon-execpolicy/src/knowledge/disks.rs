@@ -59,7 +59,51 @@ pub(crate) fn disk_overwrite(name: &str, args: &[&str]) -> Option<Finding> {
                     .filter(|t| is_device(t))
             })
             .map(|t| format!("{name} writes raw device {t}")),
-        // Partition-table editors: read-only only with their listing/printing flags.
+        "fdisk" | "gdisk" | "cfdisk" | "cgdisk" | "sfdisk" | "sgdisk" | "parted" => {
+            partition_table_write(name, args, device)
+        }
+        "hdparm" => (starts("--security-erase")
+            || starts("--security-set-pass")
+            || starts("--trim-sector-ranges")
+            || starts("--write-sector")
+            || starts("--make-bad-sector")
+            || starts("--dco-restore")
+            || starts("--dco-setmax")
+            || starts("--fwdownload")
+            || has(&["-N"]))
+        .then(|| format!("hdparm {} erases or rewrites the drive", args.join(" "))),
+        "nvme" => matches!(
+            args.first().copied(),
+            Some("format" | "sanitize" | "write-zeroes" | "write" | "delete-ns" | "fw-download")
+        )
+        .then(|| format!("nvme {} erases or rewrites the drive", args[0])),
+        "badblocks" => (has(&["-w"]) && device.is_some())
+            .then(|| "badblocks -w overwrites the device".to_string()),
+        "cryptsetup" => args
+            .iter()
+            .find(|a| matches!(**a, "luksFormat" | "erase" | "luksErase" | "reencrypt"))
+            .map(|c| format!("cryptsetup {c} destroys the data on the device")),
+        "zpool" => matches!(
+            args.first().copied(),
+            Some("create" | "destroy" | "labelclear")
+        )
+        .then(|| format!("zpool {} destroys pool data", args[0])),
+        "mdadm" => (has(&["--create", "-C", "--zero-superblock"]))
+            .then(|| "mdadm rewrites RAID metadata on the devices".to_string()),
+        "pvcreate" | "pvremove" | "vgremove" | "lvremove" => {
+            Some(format!("{name} destroys volume metadata"))
+        }
+        "flashrom" => (has(&["-w", "--write", "-E", "--erase"]))
+            .then(|| "flashrom rewrites firmware flash".to_string()),
+        _ => None,
+    };
+    why.map(|r| finding(FindingId::DiskOverwrite, Decision::Forbid, r))
+}
+
+/// Partition-table editors: a write unless only their listing/printing modes are used.
+fn partition_table_write(name: &str, args: &[&str], device: Option<&str>) -> Option<String> {
+    let has = |xs: &[&str]| args.iter().any(|a| xs.contains(a));
+    match name {
         "fdisk" | "gdisk" | "cfdisk" | "cgdisk" => {
             let listing = has(&["-l", "--list", "-x", "--list-details"]);
             device
@@ -131,40 +175,6 @@ pub(crate) fn disk_overwrite(name: &str, args: &[&str]) -> Option<Finding> {
                 .filter(|_| !listing && writes)
                 .map(|d| format!("parted edits the partition table of {d}"))
         }
-        "hdparm" => (starts("--security-erase")
-            || starts("--security-set-pass")
-            || starts("--trim-sector-ranges")
-            || starts("--write-sector")
-            || starts("--make-bad-sector")
-            || starts("--dco-restore")
-            || starts("--dco-setmax")
-            || starts("--fwdownload")
-            || has(&["-N"]))
-        .then(|| format!("hdparm {} erases or rewrites the drive", args.join(" "))),
-        "nvme" => matches!(
-            args.first().copied(),
-            Some("format" | "sanitize" | "write-zeroes" | "write" | "delete-ns" | "fw-download")
-        )
-        .then(|| format!("nvme {} erases or rewrites the drive", args[0])),
-        "badblocks" => (has(&["-w"]) && device.is_some())
-            .then(|| "badblocks -w overwrites the device".to_string()),
-        "cryptsetup" => args
-            .iter()
-            .find(|a| matches!(**a, "luksFormat" | "erase" | "luksErase" | "reencrypt"))
-            .map(|c| format!("cryptsetup {c} destroys the data on the device")),
-        "zpool" => matches!(
-            args.first().copied(),
-            Some("create" | "destroy" | "labelclear")
-        )
-        .then(|| format!("zpool {} destroys pool data", args[0])),
-        "mdadm" => (has(&["--create", "-C", "--zero-superblock"]))
-            .then(|| "mdadm rewrites RAID metadata on the devices".to_string()),
-        "pvcreate" | "pvremove" | "vgremove" | "lvremove" => {
-            Some(format!("{name} destroys volume metadata"))
-        }
-        "flashrom" => (has(&["-w", "--write", "-E", "--erase"]))
-            .then(|| "flashrom rewrites firmware flash".to_string()),
         _ => None,
-    };
-    why.map(|r| finding(FindingId::DiskOverwrite, Decision::Forbid, r))
+    }
 }

@@ -61,6 +61,8 @@ struct Opts {
 /// `short_opt_arg`: short options taking only an attached optional value;
 /// `short_flag`: short options without value; `long_arg` / `long_flag` likewise (`--x=v` is
 /// accepted for any long option). A lone `-` stops the scan (callers decide its meaning).
+// Longer than most: a getopt-style scanner (long, clustered short, attached and separate
+// values) in one loop; splitting it would scatter the index arithmetic.
 fn scan_opts(
     words: &[Word],
     short_flag: &str,
