@@ -1426,7 +1426,7 @@ impl<'o> Builder<'o> {
         self.walk_pending(at, pending, first, frame);
         if !inner_stmts.is_empty() {
             let head = node_text(src, node);
-            self.opaque(OpaqueKind::KeywordCompound, &head);
+            self.opaque(OpaqueKind::KeywordCompound, head);
             for st in inner_stmts {
                 self.stmt(at, st, frame);
             }

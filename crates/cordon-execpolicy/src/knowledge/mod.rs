@@ -670,12 +670,12 @@ pub(crate) fn known_safe(seg: &Segment) -> Option<String> {
         // `-v NAME` / `[[ X -eq Y ]]` can evaluate `a[$(cmd)]` (see `runs_arithmetic`).
         // `printf -v PATH …` assigns a variable: never a sensitive one.
         "test" | "[" | "[[" | "printf" => {
-            !runs_arithmetic(&seg.argv, name == "[[")
-                && !(name == "printf"
-                    && seg
-                        .argv
-                        .windows(2)
-                        .any(|w| w[0] == "-v" && variables::is_sensitive_var(&w[1])))
+            let sensitive_v = name == "printf"
+                && seg
+                    .argv
+                    .windows(2)
+                    .any(|w| w[0] == "-v" && variables::is_sensitive_var(&w[1]));
+            !runs_arithmetic(&seg.argv, name == "[[") && !sensitive_v
         }
         // `printenv` may print secrets but has no side effects; still read-only.
         n if SAFE_ANY_ARGS.contains(&n) => true,

@@ -59,7 +59,7 @@ fn pnpm(a: &[&str]) -> bool {
             Some("ls" | "list" | "ll" | "la" | "why" | "outdated" | "root" | "view" | "info") => {
                 true
             }
-            Some("audit") => !a.iter().any(|x| *x == "--fix"),
+            Some("audit") => !a.contains(&"--fix"),
             Some("config" | "c") => matches!(a.get(1).copied(), Some("get" | "list")),
             _ => false,
         }
