@@ -534,11 +534,15 @@ impl FunctionBodies {
     fn record(&mut self, seg: &Segment, verdict: &SegmentVerdict) {
         let known_safe =
             verdict.decision == Decision::Allow && matches!(verdict.basis, Basis::KnownSafe { .. });
-        for c in &seg.context {
+        for (depth, c) in seg.context.iter().enumerate() {
             if let Context::Function(name) = c {
+                // Defined at the top level of the script (not in a subshell, a
+                // substitution, a conditional or a pipeline stage), so later calls see it.
+                let top_level = depth == 0 && seg.pipeline.is_none() && !seg.background;
+                let ok_here = known_safe && top_level;
                 match self.safe.iter_mut().find(|(n, _)| n == name) {
-                    Some((_, ok)) => *ok &= known_safe,
-                    None => self.safe.push((name.clone(), known_safe)),
+                    Some((_, ok)) => *ok &= ok_here,
+                    None => self.safe.push((name.clone(), ok_here)),
                 }
             }
         }

@@ -155,6 +155,8 @@ pub enum OpaqueKind {
     StdinScript,
     /// `find -exec` without `;` or `+`.
     FindExecUnterminated,
+    /// `unset` of a function defined earlier (or `unset -f`): later calls run a program.
+    UnsetFunction,
     /// A `{ …; }` or `( … )` group after `time`, `coproc` or `!` that the grammar splits.
     KeywordCompound,
 }
@@ -202,6 +204,7 @@ impl OpaqueKind {
             OpaqueKind::HeredocToInterpreter => "heredoc_to_interpreter",
             OpaqueKind::StdinScript => "stdin_script",
             OpaqueKind::FindExecUnterminated => "find_exec_unterminated",
+            OpaqueKind::UnsetFunction => "unset_function",
             OpaqueKind::KeywordCompound => "keyword_compound",
         }
     }

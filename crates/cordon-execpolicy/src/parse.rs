@@ -352,6 +352,8 @@ struct Builder<'o> {
     next_pipeline: usize,
     budget: usize,
     full: bool,
+    /// Names of the functions defined so far.
+    functions: Vec<String>,
 }
 
 fn is_statement_kind(k: &str) -> bool {
@@ -493,6 +495,7 @@ impl<'o> Builder<'o> {
             next_pipeline: 0,
             budget: MAX_INPUT_BYTES,
             full: false,
+            functions: Vec::new(),
         }
     }
 
@@ -700,9 +703,21 @@ impl<'o> Builder<'o> {
             "test_command" => self.test_command(d, node, frame),
             "declaration_command" => self.declaration(d, node, frame),
             "unset_command" => {
-                if node_text(src, node).contains('[') {
+                let text = node_text(src, node);
+                if text.contains('[') {
                     // `unset 'a[$(cmd)]'` evaluates the subscript.
-                    self.opaque(OpaqueKind::Arithmetic, node_text(src, node));
+                    self.opaque(OpaqueKind::Arithmetic, text);
+                }
+                // `f() { ls; }; unset f; f` runs a program named `f`: a later call is no
+                // longer the visible function.
+                if text.split_whitespace().skip(1).any(|w| {
+                    w == "-f"
+                        || self
+                            .functions
+                            .iter()
+                            .any(|f| f == w.trim_matches(['\'', '"']))
+                }) {
+                    self.opaque(OpaqueKind::UnsetFunction, text);
                 }
                 self.scan(d, node, frame)
             }
@@ -764,6 +779,9 @@ impl<'o> Builder<'o> {
     /// `f() { …; }`: the body is walked under the function context.
     fn function_definition(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
         let src = at.src;
+        if let Some(n) = node.child_by_field_name("name") {
+            self.functions.push(node_text(src, n).to_string());
+        }
         self.opaque(OpaqueKind::FunctionDefinition, node_text(src, node));
         let name = node
             .child_by_field_name("name")
