@@ -32,6 +32,40 @@ fn is_device(a: &str) -> bool {
     a.starts_with("/dev/") && !crate::model::is_harmless_device(a) && a != "/dev/zero"
 }
 
+/// The tools this module knows (a cheap test before the arguments are looked at).
+pub(crate) fn is_disk_tool(name: &str) -> bool {
+    makes_filesystem(name)
+        || matches!(
+            name,
+            "shred"
+                | "scrub"
+                | "wipe"
+                | "sg_format"
+                | "sg_sanitize"
+                | "ddrescue"
+                | "dcfldd"
+                | "dc3dd"
+                | "fdisk"
+                | "gdisk"
+                | "cfdisk"
+                | "cgdisk"
+                | "sfdisk"
+                | "sgdisk"
+                | "parted"
+                | "hdparm"
+                | "nvme"
+                | "badblocks"
+                | "cryptsetup"
+                | "zpool"
+                | "mdadm"
+                | "pvcreate"
+                | "pvremove"
+                | "vgremove"
+                | "lvremove"
+                | "flashrom"
+        )
+}
+
 /// If the segment (`name` is its folded basename, `args` its static arguments) destroys a
 /// disk, the finding.
 pub(crate) fn disk_overwrite(name: &str, args: &[&str]) -> Option<Finding> {

@@ -1188,9 +1188,9 @@ pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
     let Some(name) = danger_name(seg) else {
         return out;
     };
-    let disk_args: Vec<&str> = static_args(seg).collect();
-    if let Some(f) = disks::disk_overwrite(&name, &disk_args) {
-        out.push(f);
+    if disks::is_disk_tool(&name) {
+        let disk_args: Vec<&str> = static_args(seg).collect();
+        out.extend(disks::disk_overwrite(&name, &disk_args));
     }
     program_checks(&name, seg, cx, &mut out);
     fork_bomb(&name, seg, &mut out);

@@ -8,23 +8,24 @@
 
 /// `Some(read-only?)` when `name` is one of the toolchains known here, `None` otherwise.
 pub(crate) fn read_only(name: &str, args: &[String]) -> Option<bool> {
-    let a: Vec<&str> = args.iter().map(String::as_str).collect();
-    Some(match name {
-        "cargo" => cargo(&a),
+    let check: fn(&[&str]) -> bool = match name {
+        "cargo" => cargo,
         "rustc" | "rustup" | "rustfmt" | "node" | "nodejs" | "deno" | "bun" | "ruby" | "perl" => {
-            version_only(&a)
+            version_only
         }
-        "npm" => npm(&a),
-        "pnpm" => pnpm(&a),
-        "yarn" => yarn(&a),
-        "pip" | "pip3" => pip(&a),
-        "uv" => uv(&a),
-        "go" => go(&a),
-        "python" | "python2" | "python3" => python(&a),
-        "awk" | "gawk" | "mawk" | "nawk" => awk(&a),
-        "yq" => yq(&a),
+        "npm" => npm,
+        "pnpm" => pnpm,
+        "yarn" => yarn,
+        "pip" | "pip3" => pip,
+        "uv" => uv,
+        "go" => go,
+        "python" | "python2" | "python3" => python,
+        "awk" | "gawk" | "mawk" | "nawk" => awk,
+        "yq" => yq,
         _ => return None,
-    })
+    };
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    Some(check(&a))
 }
 
 /// `X --version` / `-V` / `-v` / `-VV` and nothing else.

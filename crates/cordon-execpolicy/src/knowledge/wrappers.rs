@@ -207,35 +207,27 @@ fn inner_after_assignments(
     }
 }
 
-/// Decide whether `words[0]` (a trusted program named `name`) is a wrapper.
+/// Decide whether `words[0]` (a trusted program named `name`) is a wrapper: each wrapper
+/// has its own step function below (option table and where the inner command starts).
 pub(crate) fn wrapper_step(name: &str, words: &[Word]) -> Step {
-    if SHELLS.contains(&name) {
-        return shell(name, words);
-    }
-    match WRAPPERS.iter().find(|(w, _)| *w == name) {
-        Some((_, step)) => step(name, words),
-        None => Step::Program,
+    match name {
+        "env" => env(name, words),
+        "timeout" => timeout(name, words),
+        "nice" => nice(name, words),
+        "coproc" => coproc(name, words),
+        "nohup" | "builtin" => plain(name, words),
+        "setsid" => setsid(name, words),
+        "stdbuf" => stdbuf(name, words),
+        "time" => time(name, words),
+        "exec" => exec(name, words),
+        "command" => command(name, words),
+        "sudo" => sudo(name, words),
+        "doas" => doas(name, words),
+        "xargs" => xargs(name, words),
+        s if SHELLS.contains(&s) => shell(name, words),
+        _ => Step::Program,
     }
 }
-
-/// The wrappers looked through, each with its option table and inner-command rule.
-type StepFn = fn(&str, &[Word]) -> Step;
-const WRAPPERS: &[(&str, StepFn)] = &[
-    ("env", env),
-    ("timeout", timeout),
-    ("nice", nice),
-    ("coproc", coproc),
-    ("nohup", plain),
-    ("builtin", plain),
-    ("setsid", setsid),
-    ("stdbuf", stdbuf),
-    ("time", time),
-    ("exec", exec),
-    ("command", command),
-    ("sudo", sudo),
-    ("doas", doas),
-    ("xargs", xargs),
-];
 
 /// `env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]… CMD`.
 fn env(_name: &str, words: &[Word]) -> Step {
