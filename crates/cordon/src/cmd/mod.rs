@@ -8,6 +8,7 @@ mod context;
 mod explain;
 mod profiles;
 mod run;
+mod selftest;
 mod status;
 
 /// Runs the chosen subcommand; returns the process exit code.
@@ -19,5 +20,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Profiles(a) => profiles::profiles(a),
         Command::Context(a) => context::context(a),
         Command::Explain(a) => explain::explain(a),
+        Command::Selftest(a) => selftest::selftest(a),
     }
 }
