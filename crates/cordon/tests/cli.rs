@@ -507,15 +507,40 @@ fn exec_policy_gates_run() {
     assert!(err.contains("rules.toml") && err.contains("touch"), "{err}");
 }
 
-/// `cordon check` exit status and JSON: 0 allow, 1 ask, 2 forbid.
+/// `cordon check` exits with what `cordon run` would do under the approval mode (issue 8
+/// §6): 0 run, 1 needs approval, 2 refused; the policy's raw decision stays in the JSON.
 #[test]
 fn check_reports_the_decision() {
     let p = project();
     let code = |args: &[&str]| out(cordon(&p, args)).status.code();
     assert_eq!(code(&["check", "--", "git", "status"]), Some(0));
+    // unknown commands are `ask` for the policy but run (sandboxed) in on-request mode
+    for cmd in [
+        &["cargo", "build"][..],
+        &["pytest"],
+        &["npm", "install"],
+        &["bash", "-lc", "git status && rm -rf build"],
+    ] {
+        let mut a = vec!["check", "--"];
+        a.extend_from_slice(cmd);
+        assert_eq!(code(&a), Some(0), "{cmd:?}");
+        let mut a = vec!["check", "--approval-mode", "untrusted", "--"];
+        a.extend_from_slice(cmd);
+        assert_eq!(code(&a), Some(1), "untrusted {cmd:?}");
+    }
+    // an explicit ask (dangerous finding) needs approval; `never` refuses it
+    assert_eq!(code(&["check", "--", "git", "reset", "--hard"]), Some(1));
     assert_eq!(
-        code(&["check", "--", "bash", "-lc", "git status && rm -rf build"]),
-        Some(1)
+        code(&[
+            "check",
+            "--approval-mode",
+            "never",
+            "--",
+            "git",
+            "reset",
+            "--hard"
+        ]),
+        Some(2)
     );
     assert_eq!(
         code(&[
@@ -529,10 +554,13 @@ fn check_reports_the_decision() {
     );
     let o = out(cordon(
         &p,
-        &["check", "--json", "--", "bash", "-lc", "echo $(id)"],
+        &["check", "--json", "--", "bash", "-lc", "echo $(id -u) > f"],
     ));
+    assert_eq!(o.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["decision"], "ask");
+    assert_eq!(v["outcome"], "run");
+    assert_eq!(v["exit_code"], 0);
     assert!(!v["opaque"].as_array().unwrap().is_empty());
 }
 
