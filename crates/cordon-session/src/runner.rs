@@ -1,0 +1,144 @@
+//! Running an [`ExecRequest`] for the loop: the exit status, cordon's timer, cancellation,
+//! and a tail of stderr for classification (copied through to cordon's stderr as it
+//! arrives).
+//!
+//! `--timeout` kills the child with SIGKILL. For the Linux helper that is the whole tree:
+//! the helper is the supervisor of the command's pid namespace, and the namespace's
+//! processes die with it. Without a sandbox (backend none) only the direct child is killed.
+
+use crate::outcome::RunSignals;
+use cordon_sandbox::ExecRequest;
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Bytes of stderr kept for classification.
+pub const STDERR_TAIL: usize = 16 * 1024;
+
+/// How to run.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Wall-clock limit; the tree is killed when it passes (outcome `timed-out`).
+    pub timeout: Option<Duration>,
+}
+
+/// Spawns `exec`, copies its stderr through (keeping a tail), forwards SIGINT/SIGTERM/
+/// SIGHUP/SIGQUIT, enforces the timeout, and waits.
+///
+/// Errors: the spawn's `io::Error` (`NotFound` → 127, `PermissionDenied` → 126).
+pub fn run(exec: &ExecRequest, opts: &RunOptions) -> std::io::Result<RunSignals> {
+    let mut child = Command::new(&exec.program)
+        .args(&exec.args)
+        .current_dir(&exec.cwd)
+        .env_clear()
+        .envs(exec.env.iter().map(|(k, v)| (k, v)))
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let tail = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let done = Arc::new(AtomicBool::new(false));
+    let tee = child.stderr.take().map(|mut pipe| {
+        let tail = Arc::clone(&tail);
+        let done = Arc::clone(&done);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            let mut err = std::io::stderr();
+            loop {
+                match pipe.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        let _ = err.write_all(&buf[..n]);
+                        let _ = err.flush();
+                        if let Ok(mut t) = tail.lock() {
+                            t.extend_from_slice(&buf[..n]);
+                            if t.len() > STDERR_TAIL {
+                                let cut = t.len() - STDERR_TAIL;
+                                t.drain(..cut);
+                            }
+                        }
+                    }
+                }
+            }
+            done.store(true, Ordering::SeqCst);
+        })
+    });
+    let cancelled = Arc::new(Mutex::new(None::<String>));
+    #[cfg(unix)]
+    let forwarder = forward_signals(child.id(), Arc::clone(&cancelled));
+    let start = Instant::now();
+    let mut timed_out = None;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break st,
+            Ok(None) => {}
+            Err(e) => return Err(e),
+        }
+        if let Some(t) = opts.timeout {
+            if timed_out.is_none() && start.elapsed() >= t {
+                // The child is not reaped yet, so its pid cannot have been reused.
+                let _ = child.kill();
+                timed_out = Some(humantime::format_duration(t).to_string());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    #[cfg(unix)]
+    if let Some(h) = forwarder {
+        h.close();
+    }
+    // Wait briefly for the rest of stderr; a leftover process holding the pipe (possible
+    // only without a sandbox) must not hold cordon.
+    let until = Instant::now() + Duration::from_millis(500);
+    while !done.load(Ordering::SeqCst) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    if done.load(Ordering::SeqCst) {
+        if let Some(t) = tee {
+            let _ = t.join();
+        }
+    }
+    let stderr_tail = tail
+        .lock()
+        .map(|t| String::from_utf8_lossy(&t).into_owned())
+        .unwrap_or_default();
+    #[cfg(unix)]
+    let (code, signal) = {
+        use std::os::unix::process::ExitStatusExt;
+        (status.code(), status.signal())
+    };
+    #[cfg(not(unix))]
+    let (code, signal) = (status.code(), None);
+    let cancelled = cancelled.lock().ok().and_then(|c| c.clone());
+    Ok(RunSignals {
+        code,
+        signal,
+        timed_out,
+        cancelled,
+        limit: None,
+        stderr_tail,
+        sandboxed: exec.backend != cordon_policy::Backend::None,
+    })
+}
+
+#[cfg(unix)]
+fn forward_signals(
+    pid: u32,
+    cancelled: Arc<Mutex<Option<String>>>,
+) -> Option<signal_hook::iterator::Handle> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    let mut signals =
+        signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT]).ok()?;
+    let handle = signals.handle();
+    std::thread::spawn(move || {
+        for sig in signals.forever() {
+            if let Ok(s) = nix::sys::signal::Signal::try_from(sig) {
+                if let Ok(mut c) = cancelled.lock() {
+                    c.get_or_insert_with(|| format!("cancelled by {s}"));
+                }
+                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), s);
+            }
+        }
+    });
+    Some(handle)
+}
