@@ -11,7 +11,7 @@ use crate::session::{Session, Verdict};
 use crate::trust::TrustProfile;
 use cordon_execpolicy::DecisionRecord;
 use cordon_policy::{should_sandbox, SandboxPreference};
-use cordon_sandbox::{ExecRequest, HostFs, SandboxManager, TransformError};
+use cordon_sandbox::{ExecRequest, HostFs, SandboxManager};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -56,6 +56,12 @@ pub struct Report {
     /// The escalation decision after a denial, if one was considered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub escalation: Option<Escalation>,
+    /// Why the offered retry did not run (its request was denied), if so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_refused: Option<String>,
+    /// The person chose "abort" at the retry's request.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub retry_aborted: bool,
     /// The retry, when an escalation was approved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry: Option<Box<Report>>,
@@ -73,6 +79,7 @@ impl Report {
     /// Whether the person chose "abort".
     pub fn aborted(&self) -> bool {
         matches!(self.approval, Verdict::Refuse { abort: true, .. })
+            || self.retry_aborted
             || self.retry.as_ref().is_some_and(|r| r.aborted())
     }
 }
@@ -130,6 +137,8 @@ fn attempt(
         approval: verdict,
         exec,
         escalation: None,
+        retry_refused: None,
+        retry_aborted: false,
         retry: None,
     };
     if let Verdict::Refuse { reason, .. } = &verdict {
@@ -151,7 +160,6 @@ fn attempt(
             );
             session.scope.finish(&run_id);
             let why = e.to_string();
-            let _ = matches!(e, TransformError::Refused { .. });
             return refused(Outcome::refused(why, EXIT_CORDON), verdict, None);
         }
     };
@@ -220,6 +228,8 @@ fn attempt(
         approval: verdict,
         exec: Some(exec),
         escalation: None,
+        retry_refused: None,
+        retry_aborted: false,
         retry: None,
     };
     if is_retry
@@ -255,14 +265,11 @@ fn attempt(
     );
     let retry_req = first.escalated(new_run.clone(), &report.outcome, wider, &widening);
     let verdict = session.ask(retry_req, &record);
-    if !verdict.runs() {
+    if let Verdict::Refuse { reason, abort } = &verdict {
+        // (the first attempt's report stays as it was)
         session.scope.finish(&new_run);
-        report.retry = None;
-        if let (Verdict::Refuse { abort: true, .. }, Some(Escalation::Offered { .. })) =
-            (&verdict, &report.escalation)
-        {
-            report.approval = verdict;
-        }
+        report.retry_refused = Some(reason.clone());
+        report.retry_aborted = *abort;
         return report;
     }
     let mut layers = trust.layers.clone();
@@ -295,6 +302,8 @@ fn attempt(
                 approval: verdict,
                 exec: None,
                 escalation: None,
+                retry_refused: None,
+                retry_aborted: false,
                 retry: None,
             }));
             return report;

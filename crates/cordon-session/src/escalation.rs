@@ -28,14 +28,15 @@ pub enum Widening {
 }
 
 /// The escalation decision: offered (with the new form) or not (with the reason).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "escalation", rename_all = "kebab-case")]
 pub enum Escalation {
     /// A retry may be offered; it needs a new approval.
     Offered {
         /// The change.
         widening: Widening,
-        /// What the retry would run with.
+        /// What the retry would run with (not serialised: the widening says what changes).
+        #[serde(skip)]
         needs: NeededPermissions,
     },
     /// No retry: why.

@@ -93,6 +93,33 @@ impl Session {
         }
     }
 
+    /// The session of a CLI run: the approver from [`crate::choose_approver`], the session
+    /// cache of `session_id` (persisted) or an in-memory one, and the user's rules file for
+    /// "remember as rule".
+    ///
+    /// Errors: the scripted answers cannot be opened, or the session file is unusable.
+    pub fn for_cli(
+        mode: ApprovalMode,
+        approvals_from: Option<&str>,
+        yes: bool,
+        non_interactive: bool,
+        session_id: Option<&str>,
+    ) -> Result<Session, String> {
+        let approver =
+            crate::choose_approver(approvals_from, yes, non_interactive).map_err(|e| {
+                format!(
+                    "cannot read approvals from {}: {e}",
+                    approvals_from.unwrap_or("?")
+                )
+            })?;
+        let mut s = Session::new(mode, approver);
+        if let Some(id) = session_id {
+            s.cache = SessionCache::open(id).map_err(|e| e.to_string())?;
+        }
+        s.rules_file = crate::trust::user_rules_path();
+        Ok(s)
+    }
+
     /// Decides whether the tool call `record` may run in `cwd` with `needs`, as part of
     /// `run`. Records the decision.
     pub fn decide(

@@ -1,21 +1,16 @@
 //! `cordon check`: the exec-policy decision record for a command, without running it.
 
 use crate::cli::CheckArgs;
-use crate::exec_rules;
-use crate::profile_args::choose;
-use anyhow::{Context, Result};
+use crate::profile_args::trust;
+use anyhow::Result;
 use cordon_execpolicy::{gate, ApprovalMode, Decision, Gate};
-use cordon_sandbox::CommandRequest;
 
 /// Exit status: 0 allow, 1 ask, 2 forbid (so scripts can branch on it); the output also
 /// says what `cordon run` would do under the approval mode (unknown commands are `ask` for
 /// the policy but run sandboxed outside `untrusted` mode).
 pub fn check(args: CheckArgs) -> Result<i32> {
-    let chosen = choose(&args.profile)?;
-    let policy = exec_rules::load(chosen.config.as_ref(), &args.rules)?;
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let req = CommandRequest::new(args.command.clone(), cwd, chosen.profile);
-    let record = exec_rules::evaluate(&policy, &req);
+    let trust = trust("check", &args.profile, &args.rules.rules, false)?;
+    let record = trust.evaluate(&trust.command(args.command.clone()));
     let mode = ApprovalMode::from(args.approval_mode);
     let verdict = gate(&record, mode, false);
     if args.profile.json {

@@ -1,140 +1,120 @@
-//! `cordon run`: decide, wrap, run, report.
+//! `cordon run`: build the trust profile, then hand the tool call to the decision loop
+//! (`cordon_session::drive`: rules → approval → sandbox → run → classify → hint/escalate)
+//! and report its outcome.
 
-use crate::cli::RunArgs;
-use crate::exec_rules;
-use crate::profile_args::{choose, preference};
-use crate::{EXIT_CANNOT_EXECUTE, EXIT_CORDON, EXIT_NOT_FOUND};
-use anyhow::{Context, Result};
+use crate::cli::{RunArgs, SandboxArg};
+use crate::profile_args::{preference, trust};
+use crate::EXIT_CORDON;
+use anyhow::Result;
 use cordon_execpolicy::{gate, ApprovalMode, Gate};
 use cordon_policy::SandboxPreference;
-use cordon_sandbox::{run as spawn, CommandRequest, SandboxManager, TransformError};
+use cordon_sandbox::{SandboxManager, TransformError};
+use cordon_session::{drive, Report, RunSpec, Session};
 use serde_json::json;
 
 pub fn run(args: RunArgs) -> Result<i32> {
-    let chosen = choose(&args.profile)?;
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let overlay = chosen.overlay.clone();
-    let json = args.profile.json;
+    let trust = trust("run", &args.profile, &args.rules.rules, args.plan)?;
     let mode = ApprovalMode::from(args.approval_mode);
+    if args.dry_run {
+        return dry_run(&args, &trust, mode);
+    }
+    let mut session = Session::for_cli(
+        mode,
+        args.approvals_from.as_deref(),
+        args.yes,
+        args.non_interactive,
+        args.session.as_deref(),
+    )
+    .map_err(anyhow::Error::msg)?;
+    let spec = RunSpec {
+        argv: args.command.clone(),
+        preference: preference(args.sandbox),
+        preference_is_default: args.sandbox == SandboxArg::Auto,
+        allow_unconfined: args.allow_unconfined,
+        timeout: args.timeout,
+        allow_unsandboxed_retry: false,
+    };
+    let report = drive(&mut session, &SandboxManager::for_host(), &trust, &spec);
+    print_report(&report, args.profile.json)?;
+    Ok(report.last().outcome.exit_code)
+}
 
-    let mut req = CommandRequest::new(args.command.clone(), cwd, chosen.profile);
-    // Exec policy first (R-A2..R-A4): it may forbid, ask, or let a rule bypass the sandbox.
-    let policy = exec_rules::load(chosen.config.as_ref(), &args.rules)?;
-    let record = exec_rules::evaluate(&policy, &req);
+/// One stderr line per attempt (refusal reason or hint), and with `--json` the report.
+fn print_report(report: &Report, json: bool) -> Result<()> {
+    let mut r = Some(report);
+    while let Some(a) = r {
+        let o = &a.outcome;
+        if let cordon_session::OutcomeClass::Refused { why } = &o.class {
+            eprintln!("cordon: {why}");
+        } else if let Some(h) = &o.hint {
+            eprintln!("cordon: {}: {h}", o.class.name());
+        }
+        r = a.retry.as_deref();
+    }
+    if json {
+        let last = report.last();
+        let mut v = serde_json::to_value(report)?;
+        let exec = last.exec.as_ref();
+        v["exit_code"] = json!(last.outcome.exit_code);
+        v["signal"] = json!(last.outcome.signal);
+        v["backend"] = json!(exec.map(|e| e.backend));
+        v["applied"] = json!(exec.map(|e| &e.applied));
+        v["env_dropped"] = json!(exec.map(|e| &e.env_dropped));
+        v["status"] = json!(exec.map(|e| &e.status));
+        v["unconfined_reason"] = json!(exec.and_then(|e| e.unconfined_reason.as_ref()));
+        // The outcome fields at the top level (`outcome`, `path`, `hint`, …) for the last
+        // attempt; every attempt's outcome is under `outcome_detail` / `retry`.
+        v["outcome_detail"] = serde_json::to_value(&report.outcome)?;
+        if let serde_json::Value::Object(m) = serde_json::to_value(&last.outcome)? {
+            for (k, x) in m {
+                v[k] = x;
+            }
+        }
+        eprintln!("{}", serde_json::to_string(&v)?);
+    }
+    Ok(())
+}
+
+/// `--dry-run`: what would run, nothing executed, nobody asked (`--yes` counts as the
+/// answer).
+fn dry_run(
+    args: &RunArgs,
+    trust: &cordon_session::TrustProfile,
+    mode: ApprovalMode,
+) -> Result<i32> {
+    let json = args.profile.json;
+    let mut req = trust.command(args.command.clone());
+    let record = trust.evaluate(&req);
     let gate = gate(&record, mode, args.yes);
-
     req.preference = preference(args.sandbox);
     if record.sandbox.bypass && req.preference == SandboxPreference::Auto {
-        tracing::info!(reason = %record.sandbox.reason, "sandbox bypassed by exec-policy rule");
         req.preference = SandboxPreference::Forbid;
     }
-    req.profile_files = chosen.files;
     req.allow_unconfined = args.allow_unconfined;
-
-    let refuse = |reason: String, status: serde_json::Value| -> Result<i32> {
-        if json {
-            eprintln!(
-                "{}",
-                json!({"outcome": "refused", "reason": reason, "status": status,
-                       "exec_policy": serde_json::to_value(&record)?, "exit_code": EXIT_CORDON})
-            );
-        }
-        eprintln!("cordon: {reason}");
-        Ok(EXIT_CORDON as i32)
-    };
-
-    // A refusal needs no sandbox to be prepared (a dry run still shows what would be).
-    if let (Gate::Refuse { reason }, false) = (&gate, args.dry_run) {
-        return refuse(reason.clone(), serde_json::Value::Null);
-    }
-    let manager = SandboxManager::for_host();
-    let exec = match manager.transform(&req) {
+    let exec = match SandboxManager::for_host().transform(&req) {
         Ok(e) => e,
         Err(e) => {
             let status = match &e {
                 TransformError::Refused { status, .. } => serde_json::to_value(status)?,
                 _ => serde_json::Value::Null,
             };
-            return refuse(e.to_string(), status);
+            if json {
+                eprintln!(
+                    "{}",
+                    json!({"outcome": "refused", "reason": e.to_string(), "status": status,
+                           "exec_policy": serde_json::to_value(&record)?, "exit_code": EXIT_CORDON})
+                );
+            }
+            eprintln!("cordon: {e}");
+            return Ok(EXIT_CORDON as i32);
         }
     };
-    if args.dry_run {
-        print_dry_run(&exec, overlay.as_ref(), &gate, json)?;
-        // The exit status says whether the command would run (0) or be refused (125).
-        return Ok(match gate {
-            Gate::Run { .. } => 0,
-            Gate::Refuse { .. } => EXIT_CORDON as i32,
-        });
-    }
-    if !exec.status.sandbox_requested.value
-        && req.preference == SandboxPreference::Forbid
-        && cordon_policy::should_sandbox(&req.profile, SandboxPreference::Auto, false)
-    {
-        eprintln!(
-            "cordon: warning: running UNCONFINED: {} although profile {:?} asks for a sandbox",
-            if record.sandbox.bypass && args.sandbox == crate::cli::SandboxArg::Auto {
-                format!(
-                    "an exec-policy rule bypasses the sandbox ({})",
-                    record.sandbox.reason
-                )
-            } else {
-                "--sandbox forbid".to_string()
-            },
-            req.profile.name
-        );
-    }
-    if let Some(reason) = &exec.unconfined_reason {
-        eprintln!("cordon: warning: running UNCONFINED (explicit opt-in): {reason}");
-    }
-    tracing::debug!(backend = %exec.backend, applied = ?exec.applied, "running");
-    if !json {
-        // Nothing to report afterwards: become the command (or the helper) directly, so
-        // signals, the exit status and the process tree need no relaying.
-        let e = cordon_sandbox::exec_replace(&exec);
-        return Ok(spawn_error(&exec, &e));
-    }
-    let outcome = spawn(&exec);
-    let (code, outcome_name) = match &outcome {
-        Ok(st) => {
-            let code = st.shell_code();
-            (
-                code,
-                if code == 0 {
-                    "success"
-                } else {
-                    "command-failed"
-                },
-            )
-        }
-        Err(e) => (spawn_error(&exec, e), "refused"),
-    };
-    eprintln!(
-        "{}",
-        json!({
-            "outcome": outcome_name,
-            "exit_code": code,
-            "signal": outcome.as_ref().ok().and_then(|s| s.signal),
-            "backend": exec.backend,
-            "applied": exec.applied,
-            "env_dropped": exec.env_dropped,
-            "status": exec.status,
-            "unconfined_reason": exec.unconfined_reason,
-            "exec_policy": {"decision": record.decision, "reason": record.reason, "gate": gate},
-        })
-    );
-    Ok(code)
-}
-
-/// Reports a failure to start `exec` and returns the exit code: 127 not found, 126 cannot
-/// execute, else 125.
-fn spawn_error(exec: &cordon_sandbox::ExecRequest, e: &std::io::Error) -> i32 {
-    let code = match e.kind() {
-        std::io::ErrorKind::NotFound => EXIT_NOT_FOUND,
-        std::io::ErrorKind::PermissionDenied => EXIT_CANNOT_EXECUTE,
-        _ => EXIT_CORDON,
-    };
-    eprintln!("cordon: {}: {e}", exec.program);
-    code as i32
+    print_dry_run(&exec, trust.additional.as_ref(), &gate, json)?;
+    // The exit status says whether the command would run (0) or be refused (125).
+    Ok(match gate {
+        Gate::Run { .. } => 0,
+        Gate::Refuse { .. } => EXIT_CORDON as i32,
+    })
 }
 
 /// `--dry-run`: the ExecRequest as text or JSON, nothing executed (R-T5).
