@@ -45,15 +45,23 @@ pub struct NonInteractive;
 
 impl Approver for NonInteractive {
     fn ask(&mut self, req: &ReviewableRequest) -> Reply {
+        let note = if req.kind == crate::request::RequestKind::ToolCall {
+            format!(
+                "needs approval: {}; no one can be asked here (R-A6): pass --yes to approve \
+                 it once, --approvals-from FILE for scripted answers, or add an allow rule",
+                req.reason
+            )
+        } else {
+            format!(
+                "a retry was possible ({}), but no one can be asked here (R-A6)",
+                req.reason
+            )
+        };
         Reply {
             approval_id: req.approval_id.clone(),
             answer: Answer::Deny,
             by: self.name().into(),
-            note: Some(format!(
-                "needs approval: {}; no one can be asked here (R-A6): pass --yes to approve \
-                 it once, --approvals-from FILE for scripted answers, or add an allow rule",
-                req.reason
-            )),
+            note: Some(note),
         }
     }
     fn name(&self) -> &'static str {
@@ -61,12 +69,25 @@ impl Approver for NonInteractive {
     }
 }
 
-/// `--yes`: approve once (never cached for the session).
+/// `--yes`: approve the tool call once (never cached for the session). A retry in a wider
+/// form after a denial is not pre-approved (R-F2: it needs a new approval).
 #[derive(Debug, Default, Clone)]
 pub struct Preapproved;
 
 impl Approver for Preapproved {
     fn ask(&mut self, req: &ReviewableRequest) -> Reply {
+        if req.kind != crate::request::RequestKind::ToolCall {
+            return Reply {
+                approval_id: req.approval_id.clone(),
+                answer: Answer::Deny,
+                by: self.name().into(),
+                note: Some(format!(
+                    "--yes approves the command, not a retry in a wider form (R-F2); to \
+                     retry: {}",
+                    req.reason
+                )),
+            };
+        }
         Reply {
             approval_id: req.approval_id.clone(),
             answer: Answer::Once,

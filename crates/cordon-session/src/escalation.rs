@@ -89,6 +89,7 @@ pub fn escalation(
             path: Some(p),
             access,
             rule,
+            grant,
             ..
         } => {
             if *access == Some(Access::Read) || rule.starts_with("denied") {
@@ -107,9 +108,11 @@ pub fn escalation(
             }
             widen(AdditionalPermissions {
                 network: None,
-                entries: vec![
-                    FsEntry::new(p.to_string_lossy(), Access::Write).with_source("escalation")
-                ],
+                entries: vec![FsEntry::new(
+                    grant.as_deref().unwrap_or(p).to_string_lossy(),
+                    Access::Write,
+                )
+                .with_source("escalation")],
             })
         }
         OutcomeClass::SandboxDenied { .. } => unsandboxed_or(
@@ -223,6 +226,7 @@ mod tests {
             syscall: None,
             rule: rule.into(),
             access: Some(access),
+            grant: None,
         })
     }
 
@@ -255,6 +259,29 @@ mod tests {
             escalation(&net, &needs("workspace-write"), ApprovalMode::Untrusted, false),
             Escalation::Offered { widening: Widening::Additional { ref permissions }, .. } if permissions.network == Some(true)
         ));
+    }
+
+    #[test]
+    fn a_missing_file_widens_its_nearest_existing_directory() {
+        let o = outcome(OutcomeClass::SandboxDenied {
+            path: Some("/data/new/file".into()),
+            syscall: None,
+            rule: "read-only".into(),
+            access: Some(Access::Write),
+            grant: Some("/data".into()),
+        });
+        match escalation(
+            &o,
+            &needs("workspace-write"),
+            ApprovalMode::OnRequest,
+            false,
+        ) {
+            Escalation::Offered {
+                widening: Widening::Additional { permissions },
+                ..
+            } => assert_eq!(permissions.entries[0].path, "/data"),
+            e => panic!("{e:?}"),
+        }
     }
 
     #[test]
@@ -298,6 +325,7 @@ mod tests {
             syscall: Some("ptrace".into()),
             rule: "seccomp".into(),
             access: None,
+            grant: None,
         });
         assert!(matches!(
             escalation(&sc, &n, ApprovalMode::OnRequest, false),
@@ -319,6 +347,7 @@ mod tests {
             syscall: None,
             rule: "seccomp".into(),
             access: None,
+            grant: None,
         });
         match escalation(&sc, &n, ApprovalMode::OnFailure, true) {
             Escalation::Offered {
@@ -357,5 +386,13 @@ mod tests {
             crate::CacheKey::new(&rec, &first.cwd, &first.needs)
         );
         assert!(retry.render_text().contains("side effects"));
+        // --yes approved the tool call; it does not approve the retry
+        use crate::approver::{Approver, Preapproved};
+        assert_eq!(Preapproved.ask(&first).answer, crate::Answer::Once);
+        assert_eq!(Preapproved.ask(&retry).answer, crate::Answer::Deny);
+        // an escalation never offers "remember as rule"
+        assert!(!retry
+            .allowed_answers()
+            .contains(&crate::Answer::RememberRule));
     }
 }

@@ -86,6 +86,11 @@ pub enum OutcomeClass {
         /// The access that was denied (`read` or `write`), when known.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         access: Option<Access>,
+        /// The smallest grant that would allow it: the path itself, or — when it does not
+        /// exist yet — its nearest existing ancestor (creating a file needs its directory
+        /// writable). `None` when no per-command grant can allow it (deny-read, seccomp).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        grant: Option<PathBuf>,
     },
     /// A connection or name lookup was denied by the network policy.
     NetworkDenied {
@@ -410,6 +415,7 @@ pub fn classify(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
                 syscall: None,
                 rule: "seccomp filter (R-L3)".into(),
                 access: None,
+                grant: None,
             };
             out.hint = Some(
                 "a system call was blocked by cordon's seccomp filter (R-L3); no per-command \
@@ -465,6 +471,21 @@ pub fn classify(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
     out
 }
 
+/// The smallest write grant that lets a command write `path`: the path when it exists, else
+/// its nearest existing ancestor (a new file needs its directory writable).
+pub fn smallest_grant(fs: &dyn FsView, path: &Path) -> PathBuf {
+    let mut p = path;
+    loop {
+        if fs.kind(p).is_some() {
+            return p.to_path_buf();
+        }
+        match p.parent() {
+            Some(parent) if parent != p => p = parent,
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
 type Inferred = (OutcomeClass, Confidence, Vec<Evidence>, Option<String>);
 
 fn display_path(p: &Path, cwd: &Path) -> String {
@@ -501,7 +522,9 @@ fn from_output(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Inferred> 
                 if let Some((rule, access)) =
                     resolver_denies(&resolved.filesystem, ctx.fs, &abs, want)
                 {
+                    let grant = smallest_grant(ctx.fs, &abs);
                     let shown = display_path(&abs, ctx.cwd);
+                    let shown_grant = display_path(&grant, ctx.cwd);
                     let hint = if access == Access::Read {
                         format!(
                             "{shown} is hidden from this command ({rule}); it cannot be opened \
@@ -510,7 +533,7 @@ fn from_output(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Inferred> 
                     } else if rule.starts_with("protected") {
                         let why = rule.trim_start_matches("protected (R-P3): ");
                         format!(
-                            "{shown} is protected (R-P3, {why}): allow writing it once with -w {shown}"
+                            "{shown} is protected (R-P3, {why}): allow writing it once with -w {shown_grant}"
                         )
                     } else if rule.starts_with("pinned") {
                         format!(
@@ -519,7 +542,7 @@ fn from_output(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Inferred> 
                         )
                     } else {
                         format!(
-                            "{shown} is read-only for this command ({rule}): allow writing it once with -w {shown}"
+                            "{shown} is read-only for this command ({rule}): allow writing it once with -w {shown_grant}"
                         )
                     };
                     return Some((
@@ -528,6 +551,8 @@ fn from_output(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Inferred> 
                             syscall: None,
                             rule: rule.clone(),
                             access: Some(access),
+                            grant: (access == Access::Write && !rule.starts_with("pinned"))
+                                .then_some(grant),
                         },
                         Confidence::Low,
                         vec![
