@@ -516,8 +516,15 @@ mod tests {
             SessionCache::open_in(dir, ".hidden"),
             Err(CacheError::BadId(_))
         ));
-        // a symlink planted in place of the file
-        std::fs::write(dir.join("target.json"), "{}").unwrap();
+        // a symlink planted in place of the file (to a valid session file, so only the
+        // no-follow open refuses it)
+        std::fs::write(
+            dir.join("target.json"),
+            r#"{"format":"cordon-session","version":1,"id":"s1","entries":[]}"#,
+        )
+        .unwrap();
+        std::fs::set_permissions(dir.join("target.json"), std::fs::Permissions::from_mode(0o600))
+            .unwrap();
         std::os::unix::fs::symlink(dir.join("target.json"), dir.join("s1.json")).unwrap();
         assert!(matches!(
             SessionCache::open_in(dir, "s1"),
