@@ -310,7 +310,7 @@ fn read_file(path: &Path, id: &str) -> Result<Option<Vec<CacheEntry>>, CacheErro
 #[cfg(unix)]
 fn write_file(path: &Path, id: &str, entries: &[CacheEntry]) -> Result<(), CacheError> {
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
-    let dir = path.parent().ok_or_else(|| CacheError::NoStateDir)?;
+    let dir = path.parent().ok_or(CacheError::NoStateDir)?;
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -523,8 +523,11 @@ mod tests {
             r#"{"format":"cordon-session","version":1,"id":"s1","entries":[]}"#,
         )
         .unwrap();
-        std::fs::set_permissions(dir.join("target.json"), std::fs::Permissions::from_mode(0o600))
-            .unwrap();
+        std::fs::set_permissions(
+            dir.join("target.json"),
+            std::fs::Permissions::from_mode(0o600),
+        )
+        .unwrap();
         std::os::unix::fs::symlink(dir.join("target.json"), dir.join("s1.json")).unwrap();
         assert!(matches!(
             SessionCache::open_in(dir, "s1"),

@@ -319,7 +319,7 @@ impl ReviewableRequest {
                     s,
                     "  [{}] {:<6} {}  — {}",
                     seg.index,
-                    seg.decision,
+                    seg.decision.as_str(),
                     shell_words(&seg.argv),
                     seg.why
                 );

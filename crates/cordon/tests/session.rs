@@ -551,3 +551,25 @@ fn interactive_prompt_in_tmux() {
 fn pane_count(log: &str) -> usize {
     log.lines().count()
 }
+
+/// An interrupt while the command runs ends it as `cancelled` (not `command-failed`).
+#[test]
+fn interrupt_is_cancelled() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let mut c = cordon(&p, &["run", "--json", "--", "sleep", "7.4242"]);
+    let child = c.stderr(Stdio::piped()).spawn().unwrap();
+    // Wait until the sandboxed sleep runs, then interrupt cordon (by its pid).
+    wait_for("sleep to start", || !survivors("7.4242").is_empty());
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = child.wait_with_output().unwrap();
+    let v = report(&o);
+    assert_eq!(v["outcome"], "cancelled", "{v}");
+    assert_ne!(o.status.code(), Some(0));
+}
