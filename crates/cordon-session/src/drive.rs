@@ -37,6 +37,8 @@ pub struct RunSpec {
     pub timeout: Option<Duration>,
     /// The tool allows offering a retry outside the sandbox (R-F2).
     pub allow_unsandboxed_retry: bool,
+    /// Capture stderr for classification ([`RunOptions::capture_stderr`]).
+    pub capture_stderr: bool,
 }
 
 /// What happened, for the report and `--json`.
@@ -194,6 +196,7 @@ fn attempt(
         &exec,
         &RunOptions {
             timeout: spec.timeout,
+            capture_stderr: spec.capture_stderr,
         },
     );
     let outcome = match signals {
@@ -241,12 +244,19 @@ fn attempt(
         return report;
     }
     // R-F2: offer the smallest widening (or the unsandboxed form) as a NEW request.
-    let esc = escalation(
-        &report.outcome,
-        &needs,
-        session.mode,
-        spec.allow_unsandboxed_retry,
-    );
+    // Plan mode stays read-only until it is left (R-A10): no widening inside it.
+    let esc = if trust.layers.plan {
+        Escalation::NotOffered {
+            reason: "plan mode is read-only until it is left (R-A10)".into(),
+        }
+    } else {
+        escalation(
+            &report.outcome,
+            &needs,
+            session.mode,
+            spec.allow_unsandboxed_retry,
+        )
+    };
     report.escalation = Some(esc.clone());
     let Escalation::Offered {
         widening,

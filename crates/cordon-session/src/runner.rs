@@ -22,9 +22,13 @@ pub const STDERR_TAIL: usize = 16 * 1024;
 pub struct RunOptions {
     /// Wall-clock limit; the tree is killed when it passes (outcome `timed-out`).
     pub timeout: Option<Duration>,
+    /// Pass stderr through a pipe and keep its tail for classification. When false the
+    /// command keeps cordon's stderr (e.g. a terminal: an interactive shell stays
+    /// interactive) and classification uses structured signals only.
+    pub capture_stderr: bool,
 }
 
-/// Spawns `exec`, copies its stderr through (keeping a tail), forwards SIGINT/SIGTERM/
+/// Spawns `exec`, copies its stderr through (keeping a tail) when asked, forwards SIGINT/SIGTERM/
 /// SIGHUP/SIGQUIT, enforces the timeout, and waits.
 ///
 /// Errors: the spawn's `io::Error` (`NotFound` → 127, `PermissionDenied` → 126).
@@ -34,7 +38,11 @@ pub fn run(exec: &ExecRequest, opts: &RunOptions) -> std::io::Result<RunSignals>
         .current_dir(&exec.cwd)
         .env_clear()
         .envs(exec.env.iter().map(|(k, v)| (k, v)))
-        .stderr(Stdio::piped())
+        .stderr(if opts.capture_stderr {
+            Stdio::piped()
+        } else {
+            Stdio::inherit()
+        })
         .spawn()?;
     let tail = Arc::new(Mutex::new(Vec::<u8>::new()));
     let done = Arc::new(AtomicBool::new(false));

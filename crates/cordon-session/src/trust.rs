@@ -97,7 +97,8 @@ pub struct TrustProfile {
     pub additional: Option<AdditionalPermissions>,
     /// The loaded config, if any.
     pub config: Option<Config>,
-    /// Config/profile/rules files in use (protected inside writable roots, R-P3).
+    /// Config/profile/rules files and the session directory (protected inside writable
+    /// roots, R-P3).
     pub files: Vec<PathBuf>,
     /// The exec-policy rules: config rules, the user's rules file, then `--rules` files.
     pub rules: Policy,
@@ -135,8 +136,8 @@ impl TrustProfile {
     ///
     /// Steps: load the config → select the profile → narrow (`--deny-read`, `--network
     /// off`) → widen by the additional permissions (R-O1) → plan mode's read-only view →
-    /// load the exec-policy rules. Config, user-config and rules files are listed for
-    /// protection (R-P3) even when they do not exist yet.
+    /// load the exec-policy rules. Config, user-config and rules files and the session
+    /// directory are listed for protection (R-P3) even when they do not exist yet.
     ///
     /// Errors: [`TrustError`], each saying what to change.
     pub fn build(entry: Entry, cwd: &Path, layers: &Layers) -> Result<TrustProfile, TrustError> {
@@ -147,9 +148,14 @@ impl TrustProfile {
                 None => (None, vec![]),
             },
         };
-        for u in [user_config_path(), user_rules_path()]
-            .into_iter()
-            .flatten()
+        // The session files decide later runs' approvals (R-A8): protected like the config.
+        for u in [
+            user_config_path(),
+            user_rules_path(),
+            crate::cache::sessions_dir(),
+        ]
+        .into_iter()
+        .flatten()
         {
             if !files.contains(&u) {
                 files.push(u);

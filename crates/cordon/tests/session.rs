@@ -355,6 +355,15 @@ fn plan_mode_is_read_only() {
     ));
     let v = report(&o);
     assert_eq!(v["outcome"], "sandbox-denied", "{v}");
+    // no widening inside plan mode; the decisions are recorded separately (R-A10)
+    assert_eq!(v["escalation"]["escalation"], "not-offered", "{v}");
+    let kinds: Vec<&str> = v["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["tool-approval", "sandbox-preparation"], "{v}");
     assert!(!p.dir.join("planned").exists());
     let o = out(cordon(&p, &["run", "--json", "--", "touch", "planned"]));
     assert_eq!(report(&o)["outcome"], "success");
@@ -572,4 +581,37 @@ fn interrupt_is_cancelled() {
     let v = report(&o);
     assert_eq!(v["outcome"], "cancelled", "{v}");
     assert_ne!(o.status.code(), Some(0));
+}
+
+/// Session files decide later runs' approvals: even when a run may write the directory
+/// they live in, the sessions directory stays protected (R-P3), so a command cannot forge
+/// approvals. Twin: the rest of that directory is writable.
+#[test]
+fn session_files_cannot_be_forged_from_inside() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let local = p.home.join(".local");
+    std::fs::create_dir_all(&local).unwrap();
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "-w",
+            local.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "echo ok > ~/.local/other && mkdir -p ~/.local/state/cordon/sessions && \
+             echo forged > ~/.local/state/cordon/sessions/agent.json",
+        ],
+    ));
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        local.join("other").exists(),
+        "still works: {}",
+        text(&o.stderr)
+    );
+    assert!(!local.join("state/cordon/sessions/agent.json").exists());
 }

@@ -33,14 +33,19 @@ pub fn run(args: RunArgs) -> Result<i32> {
         allow_unconfined: args.allow_unconfined,
         timeout: args.timeout,
         allow_unsandboxed_retry: false,
+        // stderr is captured for classification, except for a program started without
+        // arguments at a terminal (`cordon run -- bash`, a REPL): it keeps the terminal, so
+        // an interactive shell stays interactive.
+        capture_stderr: args.profile.json || !cordon_session::has_tty() || args.command.len() > 1,
     };
     let report = drive(&mut session, &SandboxManager::for_host(), &trust, &spec);
-    print_report(&report, args.profile.json)?;
+    print_report(&report, &session, args.profile.json)?;
     Ok(report.last().outcome.exit_code)
 }
 
-/// One stderr line per attempt (refusal reason or hint), and with `--json` the report.
-fn print_report(report: &Report, json: bool) -> Result<()> {
+/// One stderr line per attempt (refusal reason or hint), and with `--json` the report with
+/// the recorded decisions (R-A10).
+fn print_report(report: &Report, session: &Session, json: bool) -> Result<()> {
     let mut r = Some(report);
     while let Some(a) = r {
         let o = &a.outcome;
@@ -65,6 +70,7 @@ fn print_report(report: &Report, json: bool) -> Result<()> {
         // The outcome fields at the top level (`outcome`, `path`, `hint`, …) for the last
         // attempt; every attempt's outcome is under `outcome_detail` / `retry`.
         v["outcome_detail"] = serde_json::to_value(&report.outcome)?;
+        v["decisions"] = serde_json::to_value(session.scope.log())?;
         if let serde_json::Value::Object(m) = serde_json::to_value(&last.outcome)? {
             for (k, x) in m {
                 v[k] = x;
