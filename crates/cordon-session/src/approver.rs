@@ -8,7 +8,8 @@
 //! - [`ScriptedApprover`]: answers from JSON lines (a file or a descriptor), for harnesses
 //!   and tests. Each line is `"once"` or `{"answer": "session", "approval_id": "…"}`; an
 //!   `approval_id`, when present, must name the request being answered (else the answer is
-//!   rejected as late or misdirected, R-A9). End of input denies.
+//!   rejected as late or misdirected, R-A9). End of input denies. Opened from a file or
+//!   descriptor, it prints each request as `{"approval_request": …}` on stderr first.
 //! - [`Preapproved`]: `--yes` — approve once, never cached.
 
 use crate::ids::ApprovalId;
@@ -117,6 +118,9 @@ pub struct ScriptedApprover {
     input: Box<dyn BufRead + Send>,
     /// Every request seen, in order (for tests and reports: "one prompt per distinct key").
     pub seen: Vec<ReviewableRequest>,
+    /// Print each request as one JSON line `{"approval_request": …}` on stderr before
+    /// reading its answer (on for `--approvals-from`, so a harness knows the approval id).
+    pub announce: bool,
 }
 
 impl ScriptedApprover {
@@ -125,6 +129,7 @@ impl ScriptedApprover {
         ScriptedApprover {
             input,
             seen: Vec::new(),
+            announce: false,
         }
     }
 
@@ -154,9 +159,9 @@ impl ScriptedApprover {
             _ => spec.to_string(),
         };
         let reader = std::fs::File::open(&path)?;
-        Ok(ScriptedApprover::new(Box::new(std::io::BufReader::new(
-            reader,
-        ))))
+        let mut s = ScriptedApprover::new(Box::new(std::io::BufReader::new(reader)));
+        s.announce = true;
+        Ok(s)
     }
 
     fn next_line(&mut self) -> Option<Result<ScriptLine, String>> {
@@ -182,6 +187,12 @@ impl ScriptedApprover {
 impl Approver for ScriptedApprover {
     fn ask(&mut self, req: &ReviewableRequest) -> Reply {
         self.seen.push(req.clone());
+        if self.announce {
+            // The harness sees what it answers: one JSON line on stderr.
+            if let Ok(j) = serde_json::to_string(&serde_json::json!({ "approval_request": req })) {
+                eprintln!("{j}");
+            }
+        }
         let deny = |note: String| Reply {
             approval_id: req.approval_id.clone(),
             answer: Answer::Deny,

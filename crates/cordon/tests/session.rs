@@ -300,6 +300,24 @@ fn escalation_needs_a_fresh_approval() {
     assert_eq!(v["outcome"], "success", "{v}");
     assert!(target.exists());
     assert!(text(&o.stderr).contains("retrying with"));
+    // The harness saw both requests (with their ids) before answering; the retry's warns
+    // about side effects.
+    let requests: Vec<serde_json::Value> = text(&o.stderr)
+        .lines()
+        .filter(|l| l.starts_with("{\"approval_request\""))
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["approval_request"].clone())
+        .collect();
+    assert_eq!(requests.len(), 2, "{}", text(&o.stderr));
+    assert_eq!(requests[0]["approval_id"], v["approval"]["approval_id"]);
+    assert_eq!(
+        requests[1]["approval_id"],
+        v["retry"]["approval"]["approval_id"]
+    );
+    assert_ne!(requests[0]["run_id"], requests[1]["run_id"]);
+    assert!(requests[1]["warning"]
+        .as_str()
+        .unwrap()
+        .contains("side effects"));
 
     // Denied: the first attempt's outcome is returned with the reason.
     let target2 = outside.join("made2");
