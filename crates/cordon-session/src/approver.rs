@@ -308,3 +308,62 @@ pub fn choose_approver(
     }
     Ok(Box::new(NonInteractive))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn choice_of_approver() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("answers");
+        std::fs::write(&f, "\"once\"\n").unwrap();
+        let spec = f.to_str().unwrap();
+        assert_eq!(
+            choose_approver(Some(spec), true, true).unwrap().name(),
+            "scripted"
+        );
+        assert_eq!(choose_approver(None, true, false).unwrap().name(), "--yes");
+        assert_eq!(
+            choose_approver(None, false, true).unwrap().name(),
+            "non-interactive"
+        );
+        if !has_tty() {
+            // no TTY → non-interactive without being told (R-A6)
+            assert_eq!(
+                choose_approver(None, false, false).unwrap().name(),
+                "non-interactive"
+            );
+        }
+        assert!(choose_approver(Some("/nonexistent/answers"), false, false).is_err());
+    }
+
+    #[test]
+    fn scripted_lines() {
+        let req = crate::ReviewableRequest::tool_call(
+            crate::RunId::new(),
+            &cordon_execpolicy::Policy::empty()
+                .evaluate(&["make".into()], &cordon_execpolicy::EvalContext::default()),
+            "/w".into(),
+            crate::NeededPermissions {
+                profile: cordon_policy::PermissionProfile::builtin("workspace-write").unwrap(),
+                additional: None,
+                sandboxed: true,
+            },
+            "x".into(),
+        );
+        let mut s = ScriptedApprover::new(Box::new(std::io::Cursor::new(
+            b"# comment\n\n\"session\"\n{\"answer\": \"deny\"}\nnot json\n".to_vec(),
+        )));
+        assert_eq!(s.ask(&req).answer, Answer::Session);
+        assert_eq!(s.ask(&req).answer, Answer::Deny);
+        let bad = s.ask(&req);
+        assert_eq!(bad.answer, Answer::Deny);
+        assert!(bad.note.unwrap().contains("not valid"));
+        // end of input denies
+        let end = s.ask(&req);
+        assert_eq!(end.answer, Answer::Deny);
+        assert!(end.note.unwrap().contains("no scripted answer left"));
+        assert_eq!(s.seen.len(), 4);
+    }
+}

@@ -76,6 +76,9 @@ fn print_report(report: &Report, session: &Session, json: bool) -> Result<()> {
                 v[k] = x;
             }
         }
+        if let cordon_session::OutcomeClass::Refused { why } = &last.outcome.class {
+            v["reason"] = json!(why);
+        }
         eprintln!("{}", serde_json::to_string(&v)?);
     }
     Ok(())
