@@ -149,6 +149,10 @@ pub struct ReviewableRequest {
     pub opaque: Vec<String>,
     /// The working directory.
     pub cwd: PathBuf,
+    /// Network hosts named in the command's arguments (`https://host/…`, `git@host:…`),
+    /// when known.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
     /// What it would run with.
     pub needs: NeededPermissions,
     /// Matched rules and findings that made it ask, one line each.
@@ -225,6 +229,43 @@ pub fn remember_rule(record: &DecisionRecord) -> Option<RememberRule> {
     })
 }
 
+/// Hosts named in the static arguments of `record`'s segments: `scheme://[user@]host[:port]/…`
+/// and scp-style `user@host:path`.
+pub fn hosts_in(record: &DecisionRecord) -> Vec<String> {
+    let mut hosts: Vec<String> = Vec::new();
+    for s in &record.segments {
+        for (i, a) in s.segment.argv.iter().enumerate().skip(1) {
+            if !s.segment.is_static(i) {
+                continue;
+            }
+            let host = if let Some((_, rest)) = a.split_once("://") {
+                let auth = rest.split(['/', '?', '#']).next().unwrap_or("");
+                let auth = auth.rsplit_once('@').map_or(auth, |(_, h)| h);
+                if let Some(v6) = auth.strip_prefix('[') {
+                    v6.split(']').next().unwrap_or("").to_string()
+                } else {
+                    auth.split(':').next().unwrap_or("").to_string()
+                }
+            } else if let Some((user_host, _)) = a.split_once(':').filter(|_| a.contains('@')) {
+                user_host
+                    .rsplit_once('@')
+                    .map(|(_, h)| h.to_string())
+                    .unwrap_or_default()
+            } else {
+                continue;
+            };
+            let ok = !host.is_empty()
+                && host
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || ".-:".contains(c));
+            if ok && !hosts.contains(&host) {
+                hosts.push(host);
+            }
+        }
+    }
+    hosts
+}
+
 /// Joins words for display, quoting where a shell would need it.
 pub fn shell_words(argv: &[String]) -> String {
     argv.iter()
@@ -279,6 +320,7 @@ impl ReviewableRequest {
                 .iter()
                 .map(|o| format!("{}: {}", o.kind, o.text))
                 .collect(),
+            hosts: hosts_in(record),
             cwd,
             needs,
             matched,
@@ -313,6 +355,9 @@ impl ReviewableRequest {
         let _ = writeln!(s, "  command: {}", shell_words(&self.argv));
         let _ = writeln!(s, "  cwd:     {}", self.cwd.display());
         let _ = writeln!(s, "  runs with: {}", self.needs.summary());
+        if !self.hosts.is_empty() {
+            let _ = writeln!(s, "  hosts:   {}", self.hosts.join(", "));
+        }
         if self.segments.len() > 1 || self.segments.first().map(|x| &x.argv) != Some(&self.argv) {
             for seg in &self.segments {
                 let _ = writeln!(
@@ -450,6 +495,17 @@ mod tests {
             &EvalContext::default(),
         );
         assert_eq!(d.decision, Decision::Allow);
+    }
+
+    #[test]
+    fn hosts_named_in_arguments() {
+        let r = rec(&[
+            "bash",
+            "-c",
+            "curl -sS https://user@example.com:8443/x && git clone git@github.com:o/r.git && echo a:b",
+        ]);
+        assert_eq!(hosts_in(&r), ["example.com", "github.com"]);
+        assert!(hosts_in(&rec(&["cargo", "build"])).is_empty());
     }
 
     #[test]
