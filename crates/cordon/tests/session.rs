@@ -239,6 +239,19 @@ fn network_off_lookups_are_network_denied_at_once() {
     if have("curl") {
         cases.push(vec!["curl", "-sS", "https://example.com/"]);
     }
+    // npm's resolver path (libuv getaddrinfo), when node is installed (not required on CI).
+    let node = Command::new("sh")
+        .args(["-c", "command -v node"])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if node {
+        cases.push(vec![
+            "node",
+            "-e",
+            "require('dns').lookup('registry.npmjs.org', e => { console.error(String(e)); process.exit(1) })",
+        ]);
+    }
     for argv in cases {
         let mut args = vec!["run", "--json", "--"];
         args.extend(&argv);
@@ -632,4 +645,35 @@ fn session_files_cannot_be_forged_from_inside() {
         text(&o.stderr)
     );
     assert!(!local.join("state/cordon/sessions/agent.json").exists());
+}
+
+/// `--approvals-from fd:N` reads answers from an inherited descriptor.
+#[test]
+fn approvals_from_a_descriptor() {
+    let p = project();
+    let answers = p.root.path().join("answers");
+    std::fs::write(&answers, "\"deny\"\n").unwrap();
+    let o = out({
+        let mut c = Command::new("sh");
+        c.args([
+            "-c",
+            &format!(
+                "exec {CORDON} run --json --approval-mode untrusted --approvals-from fd:3 -- touch ran 3<{}",
+                answers.display()
+            ),
+        ])
+        .current_dir(&p.dir)
+        .env("HOME", &p.home)
+        .stdin(Stdio::null());
+        c
+    });
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    let v = report(&o);
+    assert_eq!(v["outcome"], "refused", "{v}");
+    assert_eq!(v["approval"]["verdict"], "refuse", "{v}");
+    assert!(
+        v["reason"].as_str().unwrap().contains("denied by scripted"),
+        "{v}"
+    );
+    assert!(!p.dir.join("ran").exists());
 }
