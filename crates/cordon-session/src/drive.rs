@@ -106,6 +106,8 @@ pub fn drive(
     attempt(session, manager, trust, spec, None)
 }
 
+/// Steps 1–5 of one attempt: exec policy → approval (skipped for an approved retry) →
+/// sandbox preparation → run → classification; then [`offer_retry`].
 fn attempt(
     session: &mut Session,
     manager: &SandboxManager,
@@ -224,7 +226,7 @@ fn attempt(
         }
     };
     session.scope.finish(&run_id);
-    let mut report = Report {
+    let report = Report {
         run_id: run_id.clone(),
         outcome,
         exec_policy: record.clone(),
@@ -243,8 +245,22 @@ fn attempt(
     {
         return report;
     }
-    // R-F2: offer the smallest widening (or the unsandboxed form) as a NEW request.
-    // Plan mode stays read-only until it is left (R-A10): no widening inside it.
+    offer_retry(session, manager, trust, spec, report, &needs)
+}
+
+/// Step 6 (R-F2): after a denial, offer the smallest widening (or the unsandboxed form) as
+/// a NEW request; run the retry only if that request is approved. Plan mode stays
+/// read-only until it is left (R-A10): no widening inside it.
+fn offer_retry(
+    session: &mut Session,
+    manager: &SandboxManager,
+    trust: &TrustProfile,
+    spec: &RunSpec,
+    mut report: Report,
+    needs: &NeededPermissions,
+) -> Report {
+    let record = report.exec_policy.clone();
+    let run_id = report.run_id.clone();
     let esc = if trust.layers.plan {
         Escalation::NotOffered {
             reason: "plan mode is read-only until it is left (R-A10)".into(),
@@ -252,7 +268,7 @@ fn attempt(
     } else {
         escalation(
             &report.outcome,
-            &needs,
+            needs,
             session.mode,
             spec.allow_unsandboxed_retry,
         )
