@@ -59,6 +59,9 @@ impl FsView for HostFs {
         }
         std::fs::read_to_string(p).ok()
     }
+    fn read_link(&self, p: &Path) -> Option<PathBuf> {
+        std::fs::read_link(p).ok()
+    }
 }
 
 /// The current user's home directory from the user database (`getpwuid`), if any.

@@ -652,3 +652,68 @@ fn home_as_workspace_is_refused() {
     );
     assert!(!p.home.join("ran").exists());
 }
+
+/// Issue 13 §1: `--dry-run` prints the typed mount plan the helper applies (text and
+/// `--json`): staging first, pivot last, the project a writable bind, `.git/hooks` a
+/// protected read-only bind, `~/.ssh` masked.
+#[test]
+fn dry_run_prints_the_mount_plan() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let o = out(cordon(&p, &["run", "--dry-run", "--json", "--", "true"]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let steps = v["mount_plan"]["steps"]
+        .as_array()
+        .expect("mount_plan.steps");
+    assert_eq!(steps[0]["step"], "staging");
+    assert_eq!(steps[steps.len() - 1]["step"], "pivot");
+    let find = |path: &std::path::Path| {
+        steps
+            .iter()
+            .find(|s| s["path"] == path.to_str().unwrap())
+            .cloned()
+            .unwrap_or_default()
+    };
+    let ws = find(&p.dir);
+    assert_eq!(ws["step"], "bind");
+    assert_eq!(ws["writable"], true);
+    let hooks = find(&p.dir.join(".git/hooks"));
+    assert_eq!(hooks["protected"], true, "{steps:?}");
+    assert_eq!(hooks["writable"], false);
+    assert_eq!(find(&p.home.join(".ssh"))["step"], "mask");
+    let o = out(cordon(&p, &["run", "--dry-run", "--", "true"]));
+    let t = text(&o.stdout);
+    assert!(t.contains("mount plan:"), "{t}");
+    assert!(t.contains("/tmp: private tmpfs"), "{t}");
+}
+
+/// Issue 8 §1: `bash /tmp/x.sh` fails inside (the private /tmp hides it) and `explain`
+/// says so with the fix instead of "read-only"; `--with` a read entry for it makes it
+/// visible (it used to show in --dry-run but have no effect).
+#[test]
+fn host_tmp_file_hidden_explained_and_granted_with_with() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let d = tempfile::Builder::new()
+        .prefix("cordon-cli-tmp-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let script = d.path().canonicalize().unwrap().join("x.sh");
+    std::fs::write(&script, "echo hi\n").unwrap();
+    let s = script.to_str().unwrap();
+    let o = out(cordon(&p, &["run", "--", "sh", s]));
+    assert_ne!(o.status.code(), Some(0));
+    let o = out(cordon(&p, &["explain", "--json", s]));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["paths"][0]["decided_by"]["kind"], "private-tmp", "{v}");
+    assert!(v["paths"][0]["hint"].as_str().unwrap().contains("--with"));
+    let with = format!(r#"{{"entries":[{{"path":"{s}","access":"read"}}]}}"#);
+    let o = out(cordon(&p, &["run", "--with", &with, "--", "sh", s]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "hi\n");
+}

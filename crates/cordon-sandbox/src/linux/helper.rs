@@ -6,7 +6,7 @@
 //! Rung 1 process tree:
 //!
 //! ```text
-//! cordon ─ helper (host namespaces; forwards signals, cleans placeholders)
+//! cordon ─ helper (host namespaces; creates placeholders, forwards signals)
 //!            └─ init, pid 1 of new user+mount+pid+ipc(+net) namespaces
 //!                 (builds the root, confines itself, reaps, forwards signals)
 //!                 └─ the command
@@ -44,7 +44,7 @@ use super::seccomp_filter;
 use super::sys;
 use super::PAYLOAD_FROM_ENV_PREFIX;
 use crate::HostFs;
-use cordon_policy::{Access, HelperPayload, ResolvedFilesystem, ResolvedProfile};
+use cordon_policy::{Access, HelperPayload, ResolvedProfile};
 use std::ffi::OsString;
 use std::os::fd::OwnedFd;
 use std::path::Path;
@@ -223,7 +223,7 @@ fn run(payload: &HelperPayload, args: &HelperArgs, features: LinuxFeatures) -> i
 fn child_env(payload: &HelperPayload, rung: Rung) -> Vec<(String, String)> {
     let fs = &payload.profile.filesystem;
     let host = HostFs;
-    let private_tmp = rung == Rung::Namespaces && !tmp_denied(fs);
+    let private_tmp = rung == Rung::Namespaces && fs.top_view().private_tmp;
     let writable = |p: &Path| -> bool {
         if !p.is_absolute() {
             return false;
@@ -240,16 +240,11 @@ fn child_env(payload: &HelperPayload, rung: Rung) -> Vec<(String, String)> {
         }
         // On rung 1 the host /tmp is replaced by the private one: a path under it is only
         // there when an entry below /tmp binds it in.
-        if private_tmp && p.starts_with("/tmp") {
-            let ResolvedFilesystem::Restricted { entries, .. } = fs else {
-                return false;
-            };
-            return a
-                .entry
-                .and_then(|i| entries.get(i))
-                .is_some_and(|e| e.path != Path::new("/tmp"));
-        }
-        true
+        // On rung 1 the host /tmp is replaced by the private one: a path under it is only
+        // there when an entry below /tmp binds it in.
+        !(private_tmp
+            && p.canonicalize()
+                .map_or(true, |c| fs.hidden_by_private_tmp(&c)))
     };
     let mut env: Vec<(String, String)> = payload
         .env
@@ -269,12 +264,6 @@ fn child_env(payload: &HelperPayload, rung: Rung) -> Vec<(String, String)> {
         _ => {}
     }
     env
-}
-
-fn tmp_denied(fs: &ResolvedFilesystem) -> bool {
-    fs.layered()
-        .iter()
-        .any(|e| e.path == Path::new("/tmp") && e.access == Access::Deny)
 }
 
 /// The confinement every rung applies in the process that will fork (or be) the command:
@@ -344,19 +333,16 @@ fn run_namespaces(
 ) -> i32 {
     let profile = &payload.profile;
     let layout = mounts::layout(&profile.filesystem);
-    let placeholders = match mounts::create_placeholders(&layout) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("cordon: refusing to run unconfined: {e}");
-            return EXIT_SETUP;
-        }
-    };
+    // Missing writable grants created; placeholders are permanent (`mounts::Placeholder`).
+    if let Err(e) = mounts::prepare_host(&layout) {
+        eprintln!("cordon: refusing to run unconfined: {e}");
+        return EXIT_SETUP;
+    }
     // Everything the child needs is prepared before the clone.
     let env = child_env(payload, Rung::Namespaces);
     let spec = match CommandSpec::new(&args.argv, &env) {
         Ok(s) => s,
         Err(e) => {
-            mounts::remove_placeholders(&placeholders);
             eprintln!("cordon: {e}");
             return EXIT_SETUP;
         }
@@ -366,7 +352,6 @@ fn run_namespaces(
     let (alive_r, alive_w) = match sys::pipe() {
         Ok(p) => p,
         Err(e) => {
-            mounts::remove_placeholders(&placeholders);
             eprintln!("cordon: sandbox setup failed: pipe: {e}");
             return EXIT_SETUP;
         }
@@ -383,13 +368,11 @@ fn run_namespaces(
         Err(e) if is_userns_refusal(&e) => {
             // The sysctls allowed it but something else (seccomp of a container, an
             // LSM) did not: learn it and try the next rung (or refuse).
-            mounts::remove_placeholders(&placeholders);
             features.user_namespaces = false;
             features.userns_reason = Some(format!("clone(CLONE_NEWUSER) failed: {e}"));
             return run(payload, args, features);
         }
         Err(e) => {
-            mounts::remove_placeholders(&placeholders);
             eprintln!("cordon: sandbox setup failed: clone: {e}");
             return EXIT_SETUP;
         }
@@ -411,7 +394,6 @@ fn run_namespaces(
     drop(alive_r);
     let code = process::supervise(pid);
     drop(alive_w);
-    mounts::remove_placeholders(&placeholders);
     code
 }
 
@@ -501,6 +483,10 @@ fn with_refusal_prefix(e: &str) -> String {
 
 fn run_landlock_only(payload: &HelperPayload, args: &HelperArgs, plan: &LinuxPlan) -> i32 {
     let profile = &payload.profile;
+    if let Err(e) = mounts::create_missing_grants(&mounts::layout(&profile.filesystem)) {
+        eprintln!("cordon: refusing to run: {e}");
+        return EXIT_SETUP;
+    }
     if let Err(e) = std::env::set_current_dir(&profile.cwd) {
         eprintln!(
             "cordon: cannot enter the working directory {}: {e} (cd to an existing \

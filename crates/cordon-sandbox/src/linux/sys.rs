@@ -205,6 +205,35 @@ pub fn attach(from: &OwnedFd, to: &OwnedFd) -> io::Result<()> {
     check(r).map(|_| ())
 }
 
+/// `open_tree(dirfd, name, OPEN_TREE_CLONE | AT_SYMLINK_NOFOLLOW)`: a detached bind of the
+/// entry `name` of `dirfd` itself, a symlink included (not followed). With
+/// [`attach_at`] a symlink can be bound onto itself, which pins its name: `unlink`,
+/// `rename` or replacing it then fail with `EBUSY` (issue 7 item 2).
+pub fn clone_nofollow(dirfd: RawFd, name: &CStr) -> io::Result<OwnedFd> {
+    let flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | libc::AT_SYMLINK_NOFOLLOW as libc::c_uint;
+    // SAFETY: `name` is NUL-terminated and outlives the call.
+    let fd = unsafe { libc::syscall(SYS_OPEN_TREE, dirfd, name.as_ptr(), flags) };
+    check(fd).map(owned)
+}
+
+/// `move_mount(from, "", dirfd, name, F_EMPTY_PATH)`: attaches the detached mount `from`
+/// on the entry `name` of `dirfd` without following it when it is a symlink (no
+/// `MOVE_MOUNT_T_SYMLINKS`), so a symlink is covered, not its target.
+pub fn attach_at(from: &OwnedFd, dirfd: RawFd, name: &CStr) -> io::Result<()> {
+    // SAFETY: both strings are NUL-terminated and outlive the call; `from` is owned and open.
+    let r = unsafe {
+        libc::syscall(
+            SYS_MOVE_MOUNT,
+            from.as_raw_fd(),
+            c"".as_ptr(),
+            dirfd,
+            name.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        )
+    };
+    check(r).map(|_| ())
+}
+
 /// Creates a detached mount of a new `fstype` superblock (`fsopen` + `fsconfig` +
 /// `fsmount`). `opts` are `key=value` string options; a `None` value sets a flag option.
 /// `attrs` are `MOUNT_ATTR_*` flags for the new mount.
@@ -405,13 +434,6 @@ pub fn create_file_excl(dirfd: RawFd, name: &CStr, mode: libc::mode_t) -> io::Re
         )
     };
     check(fd).map(|fd| owned(fd as libc::c_long))
-}
-
-/// `unlinkat(dirfd, name, flags)` (`flags`: 0 for a file, `AT_REMOVEDIR` for an empty
-/// directory). Never follows a symlink: a symlink named `name` is itself the entry.
-pub fn unlinkat(dirfd: RawFd, name: &CStr, flags: libc::c_int) -> io::Result<()> {
-    // SAFETY: `name` is NUL-terminated.
-    check(unsafe { libc::unlinkat(dirfd, name.as_ptr(), flags) }).map(|_| ())
 }
 
 /// `symlinkat(target, dirfd, name)`.

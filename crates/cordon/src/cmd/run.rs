@@ -150,6 +150,7 @@ fn print_dry_run(
         {
             v["helper_payload"] = json!(p);
         }
+        v["mount_plan"] = serde_json::to_value(mount_plan(exec))?;
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
@@ -201,6 +202,16 @@ fn print_dry_run(
     for a in &exec.applied {
         println!("  - {a}");
     }
+    #[cfg(target_os = "linux")]
+    if let Some(plan) = mount_plan(exec) {
+        println!("mount plan:");
+        for (i, s) in plan.steps.iter().enumerate() {
+            println!("  {:>2}. {s}", i + 1);
+        }
+        for n in &plan.notes {
+            println!("  note: {n}");
+        }
+    }
     if let Some(r) = &exec.resolved {
         if let cordon_policy::ResolvedFilesystem::Restricted { .. } = &r.filesystem {
             println!("writable roots:");
@@ -210,4 +221,19 @@ fn print_dry_run(
         }
     }
     Ok(())
+}
+
+/// The mount plan the Linux helper applies on rung 1 (namespaces), computed from the same
+/// resolved profile it receives (issue 13 §1); `None` for other backends and rungs.
+#[cfg(target_os = "linux")]
+fn mount_plan(exec: &cordon_sandbox::ExecRequest) -> Option<cordon_sandbox::linux::Layout> {
+    let r = exec.resolved.as_ref()?;
+    let rung1 = exec.backend == cordon_policy::Backend::LinuxHelper
+        && exec.applied.iter().any(|a| a.contains("namespaces"));
+    rung1.then(|| cordon_sandbox::linux::layout(&r.filesystem))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn mount_plan(_exec: &cordon_sandbox::ExecRequest) -> Option<()> {
+    None
 }
