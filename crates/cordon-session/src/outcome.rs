@@ -631,6 +631,7 @@ mod tests {
             exists: true,
             is_dir: true,
             origin,
+            links: vec![],
         }
     }
 
