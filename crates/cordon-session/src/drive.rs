@@ -11,7 +11,7 @@ use crate::session::{Session, Verdict};
 use crate::trust::TrustProfile;
 use cordon_execpolicy::DecisionRecord;
 use cordon_policy::{should_sandbox, SandboxPreference};
-use cordon_sandbox::{ExecRequest, HostFs, SandboxManager};
+use cordon_sandbox::{ExecRequest, HelperReport, HostFs, SandboxManager};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -39,6 +39,8 @@ pub struct RunSpec {
     pub allow_unsandboxed_retry: bool,
     /// Capture stderr for classification ([`RunOptions::capture_stderr`]).
     pub capture_stderr: bool,
+    /// Ask the Linux helper to print what it applied on stderr (`-v`).
+    pub helper_verbose: bool,
 }
 
 /// What happened, for the report and `--json`.
@@ -52,9 +54,14 @@ pub struct Report {
     pub exec_policy: DecisionRecord,
     /// The approval verdict.
     pub approval: Verdict,
-    /// What was spawned (absent when refused before the sandbox was prepared).
+    /// What was spawned (absent when refused before the sandbox was prepared). Its payload
+    /// descriptor is closed once the run ended.
     #[serde(skip)]
     pub exec: Option<ExecRequest>,
+    /// What the sandbox helper reported on its own channel: what it applied, or why nothing
+    /// ran (`None`: no helper, or it said nothing).
+    #[serde(skip)]
+    pub helper: Option<HelperReport>,
     /// The escalation decision after a denial, if one was considered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub escalation: Option<Escalation>,
@@ -140,6 +147,7 @@ fn attempt(
         exec_policy: record.clone(),
         approval: verdict,
         exec,
+        helper: None,
         escalation: None,
         retry_refused: None,
         retry_aborted: false,
@@ -199,9 +207,20 @@ fn attempt(
         &RunOptions {
             timeout: spec.timeout,
             capture_stderr: spec.capture_stderr,
+            helper_verbose: spec.helper_verbose,
         },
     );
+    let mut helper = None;
     let outcome = match signals {
+        // The program is cordon's own helper (or sandbox-exec) for a sandboxed run: its
+        // absence is cordon's failure, never "command not found".
+        Err(e) if exec.backend != cordon_policy::Backend::None => Outcome::refused(
+            format!(
+                "cannot start the sandbox helper {}: {e} (reinstall cordon)",
+                exec.program
+            ),
+            EXIT_CORDON,
+        ),
         Err(e) => {
             let code = match e.kind() {
                 std::io::ErrorKind::NotFound => EXIT_NOT_FOUND,
@@ -210,7 +229,8 @@ fn attempt(
             };
             Outcome::refused(format!("{}: {e}", exec.program), code)
         }
-        Ok(sig) => {
+        Ok((sig, report)) => {
+            helper = report;
             if sig.cancelled.is_some() || sig.timed_out.is_some() {
                 session.scope.cancel(&run_id);
             }
@@ -226,12 +246,15 @@ fn attempt(
         }
     };
     session.scope.finish(&run_id);
+    let mut exec = exec;
+    exec.payload_fd = None;
     let report = Report {
         run_id: run_id.clone(),
         outcome,
         exec_policy: record.clone(),
         approval: verdict,
         exec: Some(exec),
+        helper,
         escalation: None,
         retry_refused: None,
         retry_aborted: false,
@@ -327,6 +350,7 @@ fn offer_retry(
                 exec_policy: record.clone(),
                 approval: verdict,
                 exec: None,
+                helper: None,
                 escalation: None,
                 retry_refused: None,
                 retry_aborted: false,

@@ -5,8 +5,10 @@
 //! 2. cordon's own timer / cancellation → `timed-out` / `cancelled` (high);
 //! 3. a limit cordon set (reported by the runner, or SIGXCPU / SIGXFSZ) → `limit-exceeded`;
 //! 4. SIGSYS → `sandbox-denied` by the seccomp filter (high; the syscall when known);
-//! 5. exit 125 with the helper's own `cordon: …` line → `refused` (the helper's setup error;
-//!    medium until the helper reports on a channel the command cannot write);
+//! 5. the helper's report (a pipe the command never holds) says nothing ran → `refused`
+//!    (high); exit 125 without any report and with the helper's `cordon: …` line →
+//!    `refused` (medium); after the helper reported the command started, 125 is the
+//!    command's own;
 //! 6. exit 0 → `success`; any other exit → `command-failed`, unless
 //! 7. the program's output — the last, labelled, low-confidence signal — names a path that
 //!    **cordon's own resolver** ([`ResolvedFilesystem::access_for`]) says is denied,
@@ -28,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 /// Which source of denial evidence this build reads (shown by `cordon status`).
 pub const DENIAL_EVIDENCE_SOURCE: &str =
-    "signals and exit status from the helper; denials from stderr heuristics only, each path checked against cordon's resolver (no Landlock audit or seccomp user-notification records yet)";
+    "the helper's report channel (applied / not run), signals and exit status; denials from stderr heuristics only, each path checked against cordon's resolver (no Landlock audit or seccomp user-notification records yet)";
 
 /// How sure the classification is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -188,6 +190,12 @@ pub struct RunSignals {
     pub stderr_tail: String,
     /// The command ran inside cordon's sandbox.
     pub sandboxed: bool,
+    /// The sandbox helper reported on its own channel (which the command never holds) that
+    /// nothing ran, and why.
+    pub helper_not_run: Option<String>,
+    /// The sandbox helper reported that every layer was applied and the command started:
+    /// an exit 125 after that is the command's own.
+    pub helper_applied: bool,
 }
 
 /// What the classifier knows about the profile the command ran with.
@@ -440,7 +448,19 @@ pub fn classify(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
         }
         _ => {}
     }
-    if sig.code == Some(125) && sig.sandboxed {
+    if let Some(why) = &sig.helper_not_run {
+        out.class = OutcomeClass::Refused { why: why.clone() };
+        out.evidence.insert(
+            0,
+            ev(
+                EvidenceSource::Helper,
+                format!("helper report (a channel the command cannot write): not run: {why}"),
+            ),
+        );
+        return out;
+    }
+    if sig.code == Some(125) && sig.sandboxed && !sig.helper_applied {
+        // No report at all (the helper died before it could say): its own message, if any.
         if let Some(line) = sig.stderr_tail.lines().find(|l| l.starts_with("cordon: ")) {
             out.class = OutcomeClass::Refused {
                 why: line.trim_start_matches("cordon: ").to_string(),
@@ -877,6 +897,29 @@ mod tests {
             &ctx,
         );
         assert_eq!(o.class, OutcomeClass::CommandFailed);
+        // the helper's own report wins; after it reported "applied", 125 is the command's
+        let o = classify(
+            &RunSignals {
+                code: Some(125),
+                stderr_tail: "cordon: looks like a refusal".into(),
+                sandboxed: true,
+                helper_applied: true,
+                ..Default::default()
+            },
+            &ctx,
+        );
+        assert_eq!(o.class, OutcomeClass::CommandFailed);
+        let o = classify(
+            &RunSignals {
+                code: Some(125),
+                sandboxed: true,
+                helper_not_run: Some("refusing to run unconfined: no landlock".into()),
+                ..Default::default()
+            },
+            &ctx,
+        );
+        assert!(matches!(o.class, OutcomeClass::Refused { .. }), "{o:?}");
+        assert_eq!(o.confidence, Confidence::High);
     }
 
     #[test]

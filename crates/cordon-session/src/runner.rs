@@ -7,7 +7,7 @@
 //! processes die with it. Without a sandbox (backend none) only the direct child is killed.
 
 use crate::outcome::RunSignals;
-use cordon_sandbox::ExecRequest;
+use cordon_sandbox::{ExecRequest, HelperReport};
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,24 +26,66 @@ pub struct RunOptions {
     /// command keeps cordon's stderr (e.g. a terminal: an interactive shell stays
     /// interactive) and classification uses structured signals only.
     pub capture_stderr: bool,
+    /// Ask the Linux helper to print what it applied on stderr (`-v`).
+    pub helper_verbose: bool,
 }
 
-/// Spawns `exec`, copies its stderr through (keeping a tail) when asked, forwards SIGINT/SIGTERM/
-/// SIGHUP/SIGQUIT, enforces the timeout, and waits.
+/// Spawns `exec`, copies its stderr through (keeping a tail) when asked, forwards
+/// SIGINT/SIGTERM/SIGHUP/SIGQUIT, enforces the timeout, and waits. For the Linux helper also
+/// returns what it reported on its report pipe (what it applied, or why nothing ran).
 ///
 /// Errors: the spawn's `io::Error` (`NotFound` → 127, `PermissionDenied` → 126).
-pub fn run(exec: &ExecRequest, opts: &RunOptions) -> std::io::Result<RunSignals> {
-    let mut child = Command::new(&exec.program)
-        .args(&exec.args)
-        .current_dir(&exec.cwd)
-        .env_clear()
-        .envs(exec.env.iter().map(|(k, v)| (k, v)))
-        .stderr(if opts.capture_stderr {
-            Stdio::piped()
-        } else {
-            Stdio::inherit()
-        })
-        .spawn()?;
+pub fn run(
+    exec: &ExecRequest,
+    opts: &RunOptions,
+) -> std::io::Result<(RunSignals, Option<HelperReport>)> {
+    let build = |args: Vec<String>| {
+        let mut cmd = Command::new(&exec.program);
+        cmd.args(args)
+            .current_dir(&exec.cwd)
+            .env_clear()
+            .envs(exec.env.iter().map(|(k, v)| (k, v)))
+            .stderr(if opts.capture_stderr {
+                Stdio::piped()
+            } else {
+                Stdio::inherit()
+            });
+        cmd
+    };
+    let sandboxed = exec.backend != cordon_policy::Backend::None;
+    #[cfg(target_os = "linux")]
+    if exec.backend == cordon_policy::Backend::LinuxHelper {
+        // The helper reports what it applied (or why nothing ran) on a pipe the command
+        // never holds.
+        let mut args = exec.args.clone();
+        if opts.helper_verbose
+            && args.first().map(String::as_str) == Some(cordon_sandbox::linux::HELPER_SUBCOMMAND)
+        {
+            args.insert(1, "--report".into());
+        }
+        let (mut sig, report) = cordon_sandbox::linux::spawn_reported(args, build, |child| {
+            wait(child, opts, sandboxed)
+        })?;
+        match &report {
+            Some(cordon_sandbox::linux::HelperOutcome::NotRun { reason }) => {
+                sig.helper_not_run = Some(reason.clone());
+            }
+            Some(cordon_sandbox::linux::HelperOutcome::Applied(_)) => sig.helper_applied = true,
+            None => {}
+        }
+        return Ok((sig, report));
+    }
+    let child = build(exec.args.clone()).spawn()?;
+    Ok((wait(child, opts, sandboxed)?, None))
+}
+
+/// Waits for `child`: copies its stderr through (keeping a tail), forwards signals,
+/// enforces the timeout.
+fn wait(
+    mut child: std::process::Child,
+    opts: &RunOptions,
+    sandboxed: bool,
+) -> std::io::Result<RunSignals> {
     let tail = Arc::new(Mutex::new(Vec::<u8>::new()));
     let done = Arc::new(AtomicBool::new(false));
     let tee = child.stderr.take().map(|mut pipe| {
@@ -125,7 +167,9 @@ pub fn run(exec: &ExecRequest, opts: &RunOptions) -> std::io::Result<RunSignals>
         cancelled,
         limit: None,
         stderr_tail,
-        sandboxed: exec.backend != cordon_policy::Backend::None,
+        sandboxed,
+        helper_not_run: None,
+        helper_applied: false,
     })
 }
 

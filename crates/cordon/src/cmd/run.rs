@@ -5,18 +5,79 @@
 use crate::cli::{RunArgs, SandboxArg};
 use crate::profile_args::{preference, trust};
 use crate::EXIT_CORDON;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use cordon_execpolicy::{gate, ApprovalMode, Gate};
 use cordon_policy::SandboxPreference;
-use cordon_sandbox::{SandboxManager, TransformError};
-use cordon_session::{drive, Report, RunSpec, Session};
+use cordon_sandbox::SandboxManager;
+use cordon_session::{drive, Report, RunSpec, Session, TrustProfile};
 use serde_json::json;
+use std::io::Write;
+
+/// Where the JSON report goes (issue 8 §2). Only the file and descriptor sinks are out of
+/// the command's reach; `--json` alone shares stderr with the command (documented).
+enum Sink {
+    None,
+    Stderr,
+    Writer(std::fs::File),
+}
+
+impl Sink {
+    fn open(args: &RunArgs) -> Result<Sink> {
+        if let Some(path) = &args.report {
+            let f = std::fs::File::create(path)
+                .with_context(|| format!("--report {}: cannot create the file", path.display()))?;
+            return Ok(Sink::Writer(f));
+        }
+        if let Some(n) = args.json_fd {
+            #[cfg(target_os = "linux")]
+            return cordon_sandbox::linux::take_inherited_file(n)
+                .map(Sink::Writer)
+                .with_context(|| {
+                    format!(
+                        "--json-fd {n}: not an open descriptor above 2 (e.g. `{n}>report.json`)"
+                    )
+                });
+            #[cfg(not(target_os = "linux"))]
+            anyhow::bail!("--json-fd {n}: only supported on Linux; use --report FILE");
+        }
+        Ok(if args.profile.json {
+            Sink::Stderr
+        } else {
+            Sink::None
+        })
+    }
+
+    fn active(&self) -> bool {
+        !matches!(self, Sink::None)
+    }
+
+    fn emit(&mut self, v: &serde_json::Value) {
+        match self {
+            Sink::None => {}
+            Sink::Stderr => eprintln!("{v}"),
+            Sink::Writer(f) => {
+                if let Err(e) = writeln!(f, "{v}").and_then(|_| f.flush()) {
+                    eprintln!("cordon: cannot write the report: {e}");
+                }
+            }
+        }
+    }
+}
 
 pub fn run(args: RunArgs) -> Result<i32> {
     let trust = trust("run", &args.profile, &args.rules.rules, args.plan)?;
     let mode = ApprovalMode::from(args.approval_mode);
     if args.dry_run {
         return dry_run(&args, &trust, mode);
+    }
+    let mut sink = Sink::open(&args)?;
+    if let Some(reason) = report_file_forgeable(&args, &trust) {
+        sink.emit(
+            &json!({"outcome": "refused", "reason": reason, "applied": [],
+                          "exit_code": EXIT_CORDON}),
+        );
+        eprintln!("cordon: {reason}");
+        return Ok(EXIT_CORDON as i32);
     }
     let mut session = Session::for_cli(
         mode,
@@ -36,16 +97,50 @@ pub fn run(args: RunArgs) -> Result<i32> {
         // stderr is captured for classification, except for a program started without
         // arguments at a terminal (`cordon run -- bash`, a REPL): it keeps the terminal, so
         // an interactive shell stays interactive.
-        capture_stderr: args.profile.json || !cordon_session::has_tty() || args.command.len() > 1,
+        capture_stderr: sink.active() || !cordon_session::has_tty() || args.command.len() > 1,
+        // With -v the helper prints what it really applied before the command starts.
+        helper_verbose: tracing::enabled!(tracing::Level::DEBUG),
     };
     let report = drive(&mut session, &SandboxManager::for_host(), &trust, &spec);
-    print_report(&report, &session, args.profile.json)?;
+    print_hints(&report);
+    if sink.active() {
+        sink.emit(&report_json(&report, &session)?);
+    }
     Ok(report.last().outcome.exit_code)
 }
 
-/// One stderr line per attempt (refusal reason or hint), and with `--json` the report with
-/// the recorded decisions (R-A10).
-fn print_report(report: &Report, session: &Session, json: bool) -> Result<()> {
+/// A report file the command could replace would be a forgeable report: refused when the
+/// profile lets the command write the file's directory.
+fn report_file_forgeable(args: &RunArgs, trust: &TrustProfile) -> Option<String> {
+    let path = args.report.as_ref()?;
+    let req = trust.command(args.command.clone());
+    let resolved = cordon_policy::resolve(
+        &req.profile,
+        &req.resolve_context(),
+        &cordon_sandbox::HostFs,
+    )
+    .ok()?;
+    let dir = std::fs::canonicalize(path)
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.to_path_buf()));
+    let writable = dir.as_ref().is_none_or(|d| {
+        resolved
+            .filesystem
+            .access_for(&cordon_sandbox::HostFs, d)
+            .access
+            == cordon_policy::Access::Write
+    });
+    writable.then(|| {
+        format!(
+            "--report {}: the command may write in that directory, so it could replace the \
+             report; put it outside every writable root, or use --json-fd N with a pipe",
+            path.display()
+        )
+    })
+}
+
+/// One stderr line per attempt: the refusal reason, or the hint after a denial.
+fn print_hints(report: &Report) {
     let mut r = Some(report);
     while let Some(a) = r {
         let o = &a.outcome;
@@ -56,41 +151,61 @@ fn print_report(report: &Report, session: &Session, json: bool) -> Result<()> {
         }
         r = a.retry.as_deref();
     }
-    if json {
-        let last = report.last();
-        let mut v = serde_json::to_value(report)?;
-        let exec = last.exec.as_ref();
-        v["exit_code"] = json!(last.outcome.exit_code);
-        v["signal"] = json!(last.outcome.signal);
-        v["backend"] = json!(exec.map(|e| e.backend));
-        v["applied"] = json!(exec.map(|e| &e.applied));
-        v["env_dropped"] = json!(exec.map(|e| &e.env_dropped));
-        v["status"] = json!(exec.map(|e| &e.status));
-        v["unconfined_reason"] = json!(exec.and_then(|e| e.unconfined_reason.as_ref()));
-        // The outcome fields at the top level (`outcome`, `path`, `hint`, …) for the last
-        // attempt; every attempt's outcome is under `outcome_detail` / `retry`.
-        v["outcome_detail"] = serde_json::to_value(&report.outcome)?;
-        v["decisions"] = serde_json::to_value(session.scope.log())?;
-        if let serde_json::Value::Object(m) = serde_json::to_value(&last.outcome)? {
-            for (k, x) in m {
-                v[k] = x;
+}
+
+/// The JSON report: the loop's report (approval, outcome of every attempt, escalation,
+/// recorded decisions) with the last attempt's outcome and what its helper really applied
+/// at the top level.
+fn report_json(report: &Report, session: &Session) -> Result<serde_json::Value> {
+    let last = report.last();
+    let mut v = serde_json::to_value(report)?;
+    let exec = last.exec.as_ref();
+    let facts = HelperFacts::of(last.helper.as_ref())?;
+    // What was applied is what the helper reports it did (R-S5); the plan is only the
+    // prediction. Without a helper (backend none) cordon itself applied the scrubbing.
+    let applied: serde_json::Value = match exec {
+        None => json!([]),
+        Some(e) if e.backend == cordon_policy::Backend::None => json!(e.applied),
+        Some(e) => match facts.applied.clone() {
+            Some(mut a) => {
+                a.push(cordon_sandbox::scrubbed_note(e.env_dropped.len()));
+                json!(a)
             }
+            None => json!([]),
+        },
+    };
+    let r = facts.report.as_ref();
+    v["exit_code"] = json!(last.outcome.exit_code);
+    v["signal"] = json!(last.outcome.signal);
+    v["backend"] = json!(exec.map(|e| e.backend));
+    v["applied"] = applied;
+    v["rung"] = json!(r.map(|h| h["rung"].clone()));
+    v["layers"] = json!(r.map(|h| h["layers"].clone()));
+    v["notes"] = json!(r.map(|h| h["notes"].clone()));
+    v["fell_back"] = json!(r.and_then(|h| h.get("fell_back").cloned()));
+    v["planned"] = json!(exec.map(|e| &e.applied));
+    v["env_dropped"] = json!(exec.map(|e| &e.env_dropped));
+    v["status"] = json!(exec.map(|e| &e.status));
+    v["unconfined_reason"] = json!(exec.and_then(|e| e.unconfined_reason.as_ref()));
+    v["outcome_detail"] = serde_json::to_value(&report.outcome)?;
+    v["decisions"] = serde_json::to_value(session.scope.log())?;
+    // The outcome fields (`outcome`, `path`, `hint`, …) of the last attempt at the top
+    // level; every attempt's own outcome stays under `outcome_detail` / `retry`.
+    if let serde_json::Value::Object(m) = serde_json::to_value(&last.outcome)? {
+        for (k, x) in m {
+            v[k] = x;
         }
-        if let cordon_session::OutcomeClass::Refused { why } = &last.outcome.class {
-            v["reason"] = json!(why);
-        }
-        eprintln!("{}", serde_json::to_string(&v)?);
     }
-    Ok(())
+    v["reason"] = match &last.outcome.class {
+        cordon_session::OutcomeClass::Refused { why } => json!(why),
+        _ => json!(facts.not_run),
+    };
+    Ok(v)
 }
 
 /// `--dry-run`: what would run, nothing executed, nobody asked (`--yes` counts as the
-/// answer).
-fn dry_run(
-    args: &RunArgs,
-    trust: &cordon_session::TrustProfile,
-    mode: ApprovalMode,
-) -> Result<i32> {
+/// answer). It probes as `cordon status` does, so its verdict matches the run's.
+fn dry_run(args: &RunArgs, trust: &TrustProfile, mode: ApprovalMode) -> Result<i32> {
     let json = args.profile.json;
     let mut req = trust.command(args.command.clone());
     let record = trust.evaluate(&req);
@@ -100,20 +215,9 @@ fn dry_run(
         req.preference = SandboxPreference::Forbid;
     }
     req.allow_unconfined = args.allow_unconfined;
-    let exec = match SandboxManager::for_host().transform(&req) {
+    let exec = match SandboxManager::for_host_thorough().transform(&req) {
         Ok(e) => e,
         Err(e) => {
-            let status = match &e {
-                TransformError::Refused { status, .. } => serde_json::to_value(status)?,
-                _ => serde_json::Value::Null,
-            };
-            if json {
-                eprintln!(
-                    "{}",
-                    json!({"outcome": "refused", "reason": e.to_string(), "status": status,
-                           "exec_policy": serde_json::to_value(&record)?, "exit_code": EXIT_CORDON})
-                );
-            }
             eprintln!("cordon: {e}");
             return Ok(EXIT_CORDON as i32);
         }
@@ -123,6 +227,78 @@ fn dry_run(
     Ok(match gate {
         Gate::Run { .. } => 0,
         Gate::Refuse { .. } => EXIT_CORDON as i32,
+    })
+}
+
+/// What the helper said on its report descriptor, in the shapes the JSON report needs.
+struct HelperFacts {
+    /// The applied layers in words (`None`: nothing was applied).
+    applied: Option<Vec<String>>,
+    /// The typed report (`rung`, `layers`, `notes`, `fell_back`).
+    report: Option<serde_json::Value>,
+    /// Why nothing ran, as the helper printed it.
+    not_run: Option<String>,
+}
+
+impl HelperFacts {
+    fn of(r: Option<&cordon_sandbox::HelperReport>) -> Result<HelperFacts> {
+        #[cfg(target_os = "linux")]
+        {
+            use cordon_sandbox::linux::HelperOutcome;
+            Ok(match r {
+                Some(HelperOutcome::Applied(a)) => HelperFacts {
+                    applied: Some(a.applied()),
+                    report: Some(serde_json::to_value(a)?),
+                    not_run: None,
+                },
+                Some(HelperOutcome::NotRun { reason }) => HelperFacts {
+                    applied: None,
+                    report: None,
+                    not_run: Some(reason.clone()),
+                },
+                None => HelperFacts {
+                    applied: None,
+                    report: None,
+                    not_run: None,
+                },
+            })
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = r;
+            Ok(HelperFacts {
+                applied: None,
+                report: None,
+                not_run: None,
+            })
+        }
+    }
+}
+
+/// The dry-run view of a resolved profile: profile name, cwd, workspace, network, notes, and
+/// per filesystem entry its path, access, whether it exists and who set it.
+fn compact_resolved(r: &serde_json::Value) -> serde_json::Value {
+    let fs = &r["filesystem"];
+    let filesystem = match fs.get("entries").and_then(|e| e.as_array()) {
+        Some(entries) => json!({
+            "default": fs["default"],
+            "entries": entries.iter().map(|e| json!({
+                "path": e["path"],
+                "access": e["access"],
+                "exists": e["exists"],
+                "source": e["origin"].get("source").or(e["origin"].get("reason"))
+                    .cloned().unwrap_or_else(|| e["origin"]["kind"].clone()),
+            })).collect::<Vec<_>>(),
+        }),
+        None => fs.clone(),
+    };
+    json!({
+        "profile": r["profile"]["name"],
+        "cwd": r["cwd"],
+        "workspace": r["workspace"],
+        "network": r["profile"]["network"],
+        "filesystem": filesystem,
+        "notes": r["notes"],
     })
 }
 
@@ -139,16 +315,12 @@ fn print_dry_run(
         v["approval"] = serde_json::to_value(gate)?;
         // Values of the environment stay out of the report; names are enough to review.
         v["env"] = json!(exec.env.iter().map(|(k, _)| k).collect::<Vec<_>>());
-        // The helper payload (passed in the helper's environment) is shown on its own, so
-        // the helper can be invoked by hand: `--permission-profile <helper_payload>`. It
-        // carries the (already scrubbed) environment values the command will get.
-        #[cfg(target_os = "linux")]
-        if let Some((_, p)) = exec
-            .env
-            .iter()
-            .find(|(k, _)| k == cordon_sandbox::linux::PAYLOAD_ENV)
-        {
-            v["helper_payload"] = json!(p);
+        // The payload itself (a memfd handed to the helper) is not shown: it is the
+        // resolved profile plus the environment values, which stay out of reports. The
+        // resolved profile is shown compactly (one small object per entry), so the
+        // output stays a few KiB however many built-in entries there are.
+        if let Some(r) = v.get_mut("resolved").filter(|r| r.is_object()) {
+            *r = compact_resolved(r);
         }
         v["mount_plan"] = serde_json::to_value(mount_plan(exec))?;
         println!("{}", serde_json::to_string_pretty(&v)?);
