@@ -3,7 +3,7 @@
 //! is reported, never silently skipped.
 
 use crate::paths::FsView;
-use crate::profile::{Access, CREDENTIAL_STORES};
+use crate::profile::Access;
 use crate::resolve::EntryOrigin;
 use crate::resolve::{ResolveError, ResolvedEntry, ResolvedFilesystem, ResolvedProfile};
 
@@ -77,9 +77,7 @@ fn is_builtin(e: &ResolvedEntry) -> bool {
             spelling, source, ..
         } => {
             source.as_deref().is_some_and(|s| s.starts_with("built-in"))
-                || spelling
-                    .strip_prefix(":home/")
-                    .is_some_and(|s| CREDENTIAL_STORES.contains(&s))
+                || crate::profile::is_builtin_credential_spelling(spelling)
         }
         _ => false,
     }

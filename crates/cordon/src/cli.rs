@@ -136,10 +136,29 @@ pub struct RunArgs {
     /// Approval mode (R-A5): untrusted, on-request, on-failure, never, bypass.
     #[arg(long, value_enum, default_value_t = ApprovalArg::OnRequest)]
     pub approval_mode: ApprovalArg,
-    /// Approve a command the exec policy would ask about (there is no interactive prompt
-    /// yet, so without --yes an `ask` is refused with the reason).
+    /// Approve once, without asking, a command the exec policy would ask about.
     #[arg(short = 'y', long)]
     pub yes: bool,
+    /// Never prompt: what would be asked is refused with the reason (R-A6). The default
+    /// when stdin or stderr is not a terminal.
+    #[arg(long)]
+    pub non_interactive: bool,
+    /// Read approval answers from FILE, or from descriptor N (`fd:N`): one JSON value per
+    /// line, `"once"`, `"session"`, `"remember-rule"`, `"deny"`, `"abort"`, or
+    /// `{"answer": "once", "approval_id": "…"}`. No answer left = deny.
+    #[arg(long, value_name = "FILE|fd:N")]
+    pub approvals_from: Option<String>,
+    /// Share "for this session" approvals across runs with this id (kept in
+    /// $XDG_STATE_HOME/cordon/sessions/ID.json, else ~/.local/state/cordon/sessions/).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Kill the whole process tree after DURATION (e.g. 100ms, 30s, 5m); outcome timed-out.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<std::time::Duration>,
+    /// Plan mode (R-A10): run with the read-only view of the profile (nothing writable, no
+    /// network).
+    #[arg(long)]
+    pub plan: bool,
     /// Print the ExecRequest (program, args, cwd, env names, backend, what is applied)
     /// without running anything. With --json, as JSON on stdout.
     #[arg(long)]
@@ -161,14 +180,13 @@ pub struct RunArgs {
     /// (logged; the default is to refuse with exit 125).
     #[arg(long)]
     pub allow_unconfined: bool,
-    /// Wall-clock limit for this run (`200ms`, `30s`, `10m`, `2h`; overrides the profile's
-    /// limits.timeout). When it passes, the command and every process it started are
-    /// killed and cordon exits 124.
-    #[arg(long, value_name = "DURATION")]
-    pub timeout: Option<String>,
     /// The command and its arguments (after `--`).
     #[arg(required = true, last = true, value_name = "CMD")]
     pub command: Vec<String>,
+}
+
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    humantime::parse_duration(s).map_err(|e| format!("{e} (examples: 100ms, 30s, 5m)"))
 }
 
 /// `cordon status`.
@@ -280,6 +298,7 @@ mod tests {
         "--depth",
         "--all-targets",
         "--test",
+        "--zap-all",
     ];
 
     /// Every `--long` flag (and alias) of every subcommand, plus globals.

@@ -5,7 +5,6 @@
 
 mod cli;
 mod cmd;
-mod exec_rules;
 mod profile_args;
 
 use clap::Parser as _;

@@ -1243,19 +1243,36 @@ fn dry_run_names_the_private_tmp_and_context_is_compact() {
     assert!(listed.contains("/etc/shadow"), "{listed}");
 }
 
-/// R-H5: `--timeout` kills the tree and the `--json` report says `limit-exceeded` with the
-/// limit, told by the helper on its own pipe: a command's own `exit 124` stays
-/// `command-failed`.
+/// R-H5: the profile's `limits.timeout` kills the tree and the `--json` report says
+/// `limit-exceeded` with the limit, told by the helper on its own pipe: a command's own
+/// `exit 124` stays `command-failed`. (`--timeout` on the command line is the decision
+/// loop's timer: outcome `timed-out`, tested in session.rs.)
 #[test]
 fn timeout_is_a_classified_outcome() {
     if !sandbox_available() {
         return;
     }
     let p = project();
+    let cfg = p.home.join("limits.toml");
+    std::fs::write(
+        &cfg,
+        "[profiles.short]\nextends = \"workspace-write\"\n[profiles.short.limits]\ntimeout = \"200ms\"\n",
+    )
+    .unwrap();
     let t = Instant::now();
     let o = out(cordon(
         &p,
-        &["run", "--json", "--timeout", "200ms", "--", "sleep", "30"],
+        &[
+            "run",
+            "--json",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--profile",
+            "short",
+            "--",
+            "sleep",
+            "30",
+        ],
     ));
     assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     assert_eq!(o.status.code(), Some(124), "{}", text(&o.stderr));
@@ -1285,5 +1302,5 @@ fn timeout_is_a_classified_outcome() {
 
     let o = out(cordon(&p, &["run", "--timeout", "soon", "--", "true"]));
     assert_eq!(o.status.code(), Some(125));
-    assert!(text(&o.stderr).contains("200ms"), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("100ms"), "{}", text(&o.stderr));
 }

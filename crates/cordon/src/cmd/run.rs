@@ -1,13 +1,15 @@
-//! `cordon run`: decide, wrap, run, report.
+//! `cordon run`: build the trust profile, then hand the tool call to the decision loop
+//! (`cordon_session::drive`: rules → approval → sandbox → run → classify → hint/escalate)
+//! and report its outcome.
 
-use crate::cli::RunArgs;
-use crate::exec_rules;
-use crate::profile_args::{choose, preference};
-use crate::{EXIT_CANNOT_EXECUTE, EXIT_CORDON, EXIT_NOT_FOUND};
+use crate::cli::{RunArgs, SandboxArg};
+use crate::profile_args::{preference, trust};
+use crate::EXIT_CORDON;
 use anyhow::{Context, Result};
 use cordon_execpolicy::{gate, ApprovalMode, Gate};
 use cordon_policy::SandboxPreference;
-use cordon_sandbox::{run_reported, CommandRequest, SandboxManager, TransformError};
+use cordon_sandbox::SandboxManager;
+use cordon_session::{drive, Report, RunSpec, Session, TrustProfile};
 use serde_json::json;
 use std::io::Write;
 
@@ -63,215 +65,180 @@ impl Sink {
 }
 
 pub fn run(args: RunArgs) -> Result<i32> {
-    let chosen = choose(&args.profile)?;
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let overlay = chosen.overlay.clone();
-    let json = args.profile.json;
-    let mut sink = Sink::open(&args)?;
+    let trust = trust("run", &args.profile, &args.rules.rules, args.plan)?;
     let mode = ApprovalMode::from(args.approval_mode);
-
-    let mut req = CommandRequest::new(args.command.clone(), cwd, chosen.profile);
-    // Exec policy first (R-A2..R-A4): it may forbid, ask, or let a rule bypass the sandbox.
-    let policy = exec_rules::load(chosen.config.as_ref(), &args.rules)?;
-    let record = exec_rules::evaluate(&policy, &req);
-    let gate = gate(&record, mode, args.yes);
-
-    req.preference = preference(args.sandbox);
-    if record.sandbox.bypass && req.preference == SandboxPreference::Auto {
-        tracing::info!(reason = %record.sandbox.reason, "sandbox bypassed by exec-policy rule");
-        req.preference = SandboxPreference::Forbid;
-    }
-    req.profile_files = chosen.files;
-    req.allow_unconfined = args.allow_unconfined;
-    if let Some(t) = &args.timeout {
-        let v = cordon_policy::limits::LimitValue::Text(t.clone());
-        if cordon_policy::limits::parse_duration_ms(&v).is_none_or(|ms| ms == 0) {
-            anyhow::bail!("--timeout {t:?}: write a duration like 200ms, 30s, 10m or 2h");
-        }
-        req.profile.limits.timeout = Some(v);
-    }
-
-    let mut refuse = |reason: String, status: serde_json::Value| -> Result<i32> {
-        if !args.dry_run {
-            sink.emit(
-                &json!({"outcome": "refused", "reason": reason, "status": status,
-                   "applied": [],
-                   "exec_policy": serde_json::to_value(&record)?, "exit_code": EXIT_CORDON}),
-            );
-        }
-        eprintln!("cordon: {reason}");
-        Ok(EXIT_CORDON as i32)
-    };
-
     if args.backend == Some(crate::cli::BackendArg::Seatbelt) {
-        return print_seatbelt(&req, json);
-    }
-    // A refusal needs no sandbox to be prepared (a dry run still shows what would be).
-    if let (Gate::Refuse { reason }, false) = (&gate, args.dry_run) {
-        return refuse(reason.clone(), serde_json::Value::Null);
-    }
-    // A dry run predicts: it probes as `cordon status` does (a real user namespace, uid
-    // map and /proc mount), so its verdict matches the run's. A run learns the same facts
-    // from its own attempt and falls back or refuses with the reason.
-    let manager = if args.dry_run {
-        SandboxManager::for_host_thorough()
-    } else {
-        SandboxManager::for_host()
-    };
-    let exec = match manager.transform(&req) {
-        Ok(e) => e,
-        Err(e) => {
-            let status = match &e {
-                TransformError::Refused { status, .. } => serde_json::to_value(status)?,
-                _ => serde_json::Value::Null,
-            };
-            return refuse(e.to_string(), status);
-        }
-    };
-    // A report file the command could replace would be a forgeable report.
-    if let (Some(path), Some(r)) = (&args.report, &exec.resolved) {
-        let dir = std::fs::canonicalize(path)
-            .ok()
-            .and_then(|p| p.parent().map(|d| d.to_path_buf()));
-        let writable = dir.as_ref().is_none_or(|d| {
-            r.filesystem.access_for(&cordon_sandbox::HostFs, d).access
-                == cordon_policy::Access::Write
-        });
-        if writable {
-            return refuse(
-                format!(
-                    "--report {}: the command may write in that directory, so it could \
-                     replace the report; put it outside every writable root, or use \
-                     --json-fd N with a pipe",
-                    path.display()
-                ),
-                serde_json::Value::Null,
-            );
-        }
+        return print_seatbelt(&trust.command(args.command.clone()), args.profile.json);
     }
     if args.dry_run {
-        print_dry_run(&exec, overlay.as_ref(), &gate, json)?;
-        // The exit status says whether the command would run (0) or be refused (125).
-        return Ok(match gate {
-            Gate::Run { .. } => 0,
-            Gate::Refuse { .. } => EXIT_CORDON as i32,
-        });
+        return dry_run(&args, &trust, mode);
     }
-    if !exec.status.sandbox_requested.value
-        && req.preference == SandboxPreference::Forbid
-        && cordon_policy::should_sandbox(&req.profile, SandboxPreference::Auto, false)
-    {
-        eprintln!(
-            "cordon: warning: running UNCONFINED: {} although profile {:?} asks for a sandbox",
-            if record.sandbox.bypass && args.sandbox == crate::cli::SandboxArg::Auto {
-                format!(
-                    "an exec-policy rule bypasses the sandbox ({})",
-                    record.sandbox.reason
-                )
-            } else {
-                "--sandbox forbid".to_string()
-            },
-            req.profile.name
+    let mut sink = Sink::open(&args)?;
+    if let Some(reason) = report_file_forgeable(&args, &trust) {
+        sink.emit(
+            &json!({"outcome": "refused", "reason": reason, "applied": [],
+                          "exit_code": EXIT_CORDON}),
         );
+        eprintln!("cordon: {reason}");
+        return Ok(EXIT_CORDON as i32);
     }
-    // Names only, never values (R-L4): the user learns what vanished and how to keep it.
-    if let Some(note) = cordon_policy::env::dropped_note(&exec.env_dropped, &req.env) {
-        eprintln!("{note}");
-    }
-    if let Some(reason) = &exec.unconfined_reason {
-        eprintln!("cordon: warning: running UNCONFINED (explicit opt-in): {reason}");
-    }
-    tracing::debug!(backend = %exec.backend, planned = ?exec.applied, "running");
-    if !sink.active() {
-        // Nothing to report afterwards: become the command (or the helper) directly, so
-        // signals, the exit status and the process tree need no relaying. With -v the
-        // helper prints what it really applied (not the plan) before the command starts.
-        let mut exec = exec;
-        #[cfg(target_os = "linux")]
-        if tracing::enabled!(tracing::Level::DEBUG)
-            && exec.backend == cordon_policy::Backend::LinuxHelper
-            && exec.args.first().map(String::as_str)
-                == Some(cordon_sandbox::linux::HELPER_SUBCOMMAND)
-        {
-            exec.args.insert(1, "--report".into());
-        }
-        let e = cordon_sandbox::exec_replace(&exec);
-        return Ok(spawn_error(&exec, &e));
-    }
-    // R-H5: the helper says which limit ended the run on a pipe only it holds (the
-    // command's own exit code 124 or stderr cannot forge it).
-    #[cfg(target_os = "linux")]
-    let channel = (exec.backend == cordon_policy::Backend::LinuxHelper)
-        .then(cordon_sandbox::linux::limits::OutcomeChannel::new)
-        .and_then(|c| c.ok());
-    #[cfg(target_os = "linux")]
-    let outcome = {
-        let mut e = exec.clone();
-        if let Some(c) = &channel {
-            e.env.push(c.env());
-        }
-        run_reported(&e)
+    let mut session = Session::for_cli(
+        mode,
+        args.approvals_from.as_deref(),
+        args.yes,
+        args.non_interactive,
+        args.session.as_deref(),
+    )
+    .map_err(anyhow::Error::msg)?;
+    let spec = RunSpec {
+        argv: args.command.clone(),
+        preference: preference(args.sandbox),
+        preference_is_default: args.sandbox == SandboxArg::Auto,
+        allow_unconfined: args.allow_unconfined,
+        timeout: args.timeout,
+        allow_unsandboxed_retry: false,
+        // stderr is captured for classification, except for a program started without
+        // arguments at a terminal (`cordon run -- bash`, a REPL): it keeps the terminal, so
+        // an interactive shell stays interactive.
+        capture_stderr: sink.active() || !cordon_session::has_tty() || args.command.len() > 1,
+        // With -v the helper prints what it really applied before the command starts.
+        helper_verbose: tracing::enabled!(tracing::Level::DEBUG),
     };
-    #[cfg(not(target_os = "linux"))]
-    let outcome = run_reported(&exec);
-    #[cfg(target_os = "linux")]
-    let limit = channel.and_then(|c| c.read());
-    #[cfg(not(target_os = "linux"))]
-    let limit: Option<cordon_policy::limits::LimitKind> = None;
-    let (code, mut outcome_name) = match &outcome {
-        Ok((st, _)) => {
-            let code = st.shell_code();
-            (
-                code,
-                if limit.is_some() {
-                    "limit-exceeded"
-                } else if code == 0 {
-                    "success"
-                } else {
-                    "command-failed"
-                },
-            )
+    let report = drive(&mut session, &SandboxManager::for_host(), &trust, &spec);
+    print_hints(&report);
+    if sink.active() {
+        sink.emit(&report_json(&report, &session)?);
+    }
+    Ok(report.last().outcome.exit_code)
+}
+
+/// A report file the command could replace would be a forgeable report: refused when the
+/// profile lets the command write the file's directory.
+fn report_file_forgeable(args: &RunArgs, trust: &TrustProfile) -> Option<String> {
+    let path = args.report.as_ref()?;
+    let req = trust.command(args.command.clone());
+    let resolved = cordon_policy::resolve(
+        &req.profile,
+        &req.resolve_context(),
+        &cordon_sandbox::HostFs,
+    )
+    .ok()?;
+    let dir = std::fs::canonicalize(path)
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.to_path_buf()));
+    let writable = dir.as_ref().is_none_or(|d| {
+        resolved
+            .filesystem
+            .access_for(&cordon_sandbox::HostFs, d)
+            .access
+            == cordon_policy::Access::Write
+    });
+    writable.then(|| {
+        format!(
+            "--report {}: the command may write in that directory, so it could replace the \
+             report; put it outside every writable root, or use --json-fd N with a pipe",
+            path.display()
+        )
+    })
+}
+
+/// One stderr line per attempt: the refusal reason, or the hint after a denial.
+fn print_hints(report: &Report) {
+    let mut r = Some(report);
+    while let Some(a) = r {
+        let o = &a.outcome;
+        if let cordon_session::OutcomeClass::Refused { why } = &o.class {
+            eprintln!("cordon: {why}");
+        } else if let Some(h) = &o.hint {
+            eprintln!("cordon: {}: {h}", o.class.name());
         }
-        Err(e) => (spawn_error(&exec, e), "refused"),
-    };
-    let facts = HelperFacts::of(outcome.as_ref().ok().and_then(|(_, r)| r.as_ref()))?;
+        r = a.retry.as_deref();
+    }
+}
+
+/// The JSON report: the loop's report (approval, outcome of every attempt, escalation,
+/// recorded decisions) with the last attempt's outcome and what its helper really applied
+/// at the top level.
+fn report_json(report: &Report, session: &Session) -> Result<serde_json::Value> {
+    let last = report.last();
+    let mut v = serde_json::to_value(report)?;
+    let exec = last.exec.as_ref();
+    let facts = HelperFacts::of(last.helper.as_ref())?;
     // What was applied is what the helper reports it did (R-S5); the plan is only the
     // prediction. Without a helper (backend none) cordon itself applied the scrubbing.
-    let applied: serde_json::Value = if exec.backend == cordon_policy::Backend::None {
-        json!(exec.applied)
-    } else if let Some(mut a) = facts.applied.clone() {
-        a.push(cordon_sandbox::scrubbed_note(exec.env_dropped.len()));
-        json!(a)
-    } else {
-        // The helper applied nothing: it refused or failed before the command started.
-        if code == EXIT_CORDON as i32 {
-            outcome_name = "refused";
-        }
-        json!([])
+    let applied: serde_json::Value = match exec {
+        None => json!([]),
+        Some(e) if e.backend == cordon_policy::Backend::None => json!(e.applied),
+        Some(e) => match facts.applied.clone() {
+            Some(mut a) => {
+                a.push(cordon_sandbox::scrubbed_note(e.env_dropped.len()));
+                json!(a)
+            }
+            None => json!([]),
+        },
     };
     let r = facts.report.as_ref();
-    sink.emit(&json!({
-        "outcome": outcome_name,
-        "exit_code": code,
-        "limit": limit,
-        "signal": outcome.as_ref().ok().and_then(|(s, _)| s.signal),
-        "reason": facts.not_run,
-        "backend": exec.backend,
-        "applied": applied,
-        "rung": r.map(|h| h["rung"].clone()),
-        "layers": r.map(|h| h["layers"].clone()),
-        "notes": r.map(|h| h["notes"].clone()),
-        // What resolution could not honour (a missing deny path, a refused $TMPDIR, a
-        // planted special file it did not read): the notes explain and context show.
-        "resolution_notes": exec.resolved.as_ref().map(|r| &r.notes),
-        "fell_back": r.and_then(|h| h.get("fell_back").cloned()),
-        "planned": exec.applied,
-        "env_dropped": exec.env_dropped,
-        "status": exec.status,
-        "unconfined_reason": exec.unconfined_reason,
-        "exec_policy": {"decision": record.decision, "reason": record.reason, "gate": gate},
-    }));
-    Ok(code)
+    v["exit_code"] = json!(last.outcome.exit_code);
+    v["signal"] = json!(last.outcome.signal);
+    v["backend"] = json!(exec.map(|e| e.backend));
+    v["applied"] = applied;
+    v["rung"] = json!(r.map(|h| h["rung"].clone()));
+    v["layers"] = json!(r.map(|h| h["layers"].clone()));
+    v["notes"] = json!(r.map(|h| h["notes"].clone()));
+    v["fell_back"] = json!(r.and_then(|h| h.get("fell_back").cloned()));
+    // What resolution could not honour (a missing deny path, a refused $TMPDIR, a
+    // planted special file it did not read): the notes explain and context show.
+    v["resolution_notes"] = json!(exec.and_then(|e| e.resolved.as_ref()).map(|r| &r.notes));
+    v["planned"] = json!(exec.map(|e| &e.applied));
+    v["env_dropped"] = json!(exec.map(|e| &e.env_dropped));
+    v["status"] = json!(exec.map(|e| &e.status));
+    v["unconfined_reason"] = json!(exec.and_then(|e| e.unconfined_reason.as_ref()));
+    v["outcome_detail"] = serde_json::to_value(&report.outcome)?;
+    v["decisions"] = serde_json::to_value(session.scope.log())?;
+    // The outcome fields (`outcome`, `path`, `hint`, …) of the last attempt at the top
+    // level; every attempt's own outcome stays under `outcome_detail` / `retry`.
+    if let serde_json::Value::Object(m) = serde_json::to_value(&last.outcome)? {
+        for (k, x) in m {
+            v[k] = x;
+        }
+    }
+    // R-H5: which limit ended the run (told by the helper on its own pipe).
+    v["limit"] = match &last.outcome.class {
+        cordon_session::OutcomeClass::LimitExceeded { which } => json!(which),
+        _ => serde_json::Value::Null,
+    };
+    v["reason"] = match &last.outcome.class {
+        cordon_session::OutcomeClass::Refused { why } => json!(why),
+        _ => json!(facts.not_run),
+    };
+    Ok(v)
+}
+
+/// `--dry-run`: what would run, nothing executed, nobody asked (`--yes` counts as the
+/// answer). It probes as `cordon status` does, so its verdict matches the run's.
+fn dry_run(args: &RunArgs, trust: &TrustProfile, mode: ApprovalMode) -> Result<i32> {
+    let json = args.profile.json;
+    let mut req = trust.command(args.command.clone());
+    let record = trust.evaluate(&req);
+    let gate = gate(&record, mode, args.yes);
+    req.preference = preference(args.sandbox);
+    if record.sandbox.bypass && req.preference == SandboxPreference::Auto {
+        req.preference = SandboxPreference::Forbid;
+    }
+    req.allow_unconfined = args.allow_unconfined;
+    let exec = match SandboxManager::for_host_thorough().transform(&req) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("cordon: {e}");
+            return Ok(EXIT_CORDON as i32);
+        }
+    };
+    print_dry_run(&exec, trust.additional.as_ref(), &gate, json)?;
+    // The exit status says whether the command would run (0) or be refused (125).
+    Ok(match gate {
+        Gate::Run { .. } => 0,
+        Gate::Refuse { .. } => EXIT_CORDON as i32,
+    })
 }
 
 /// What the helper said on its report descriptor, in the shapes the JSON report needs.
@@ -317,27 +284,6 @@ impl HelperFacts {
             })
         }
     }
-}
-
-/// Reports a failure to start `exec` and returns the exit code: 127 not found, 126 cannot
-/// execute, else 125.
-fn spawn_error(exec: &cordon_sandbox::ExecRequest, e: &std::io::Error) -> i32 {
-    if exec.backend != cordon_policy::Backend::None {
-        // The program is cordon's own helper (or sandbox-exec): its absence is cordon's
-        // failure, never "command not found".
-        eprintln!(
-            "cordon: cannot start the sandbox helper {}: {e} (reinstall cordon)",
-            exec.program
-        );
-        return EXIT_CORDON as i32;
-    }
-    let code = match e.kind() {
-        std::io::ErrorKind::NotFound => EXIT_NOT_FOUND,
-        std::io::ErrorKind::PermissionDenied => EXIT_CANNOT_EXECUTE,
-        _ => EXIT_CORDON,
-    };
-    eprintln!("cordon: {}: {e}", exec.program);
-    code as i32
 }
 
 /// The dry-run view of a resolved profile: profile name, cwd, workspace, network, notes, and
@@ -474,7 +420,7 @@ fn print_dry_run(
 /// `--dry-run --backend seatbelt`: the SBPL policy and its `-D` parameters for this
 /// command, on any host (for review, the lint and bug reports). The text output is itself
 /// SBPL (the header is comments), so it can be saved and run with `sandbox-exec -f`.
-fn print_seatbelt(req: &CommandRequest, json: bool) -> Result<i32> {
+fn print_seatbelt(req: &cordon_sandbox::CommandRequest, json: bool) -> Result<i32> {
     use cordon_sandbox::seatbelt;
     let resolved = cordon_policy::resolve(
         &req.profile,

@@ -50,6 +50,7 @@ pub fn status(args: StatusArgs) -> Result<i32> {
                 "applied": prepared.as_ref().ok(),
                 "missing": prepared.as_ref().err(),
                 "limits": limits,
+                "denial_evidence": cordon_session::DENIAL_EVIDENCE_SOURCE,
             }))?
         );
         return Ok(0);
@@ -81,6 +82,10 @@ pub fn status(args: StatusArgs) -> Result<i32> {
     }
     #[cfg(not(target_os = "linux"))]
     println!("  os: {:?}", manager.os);
+    println!(
+        "  denial evidence:  {}",
+        cordon_session::DENIAL_EVIDENCE_SOURCE
+    );
     println!("profile: {} ({})", chosen.profile.name, chosen.profile.kind);
     println!("backend: {}", selection.backend);
     let leg = |name: &str, f: &cordon_policy::Fact| {

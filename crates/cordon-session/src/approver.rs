@@ -1,0 +1,369 @@
+//! Approvers: who answers a [`ReviewableRequest`] (R-A6, R-A7).
+//!
+//! - [`TerminalApprover`]: a person at a terminal (TTY on stdin and stderr); shows the
+//!   request and reads one key: `o` once, `s` session, `r` remember as rule, `d` deny,
+//!   `a` abort. Enter, Escape or end of input deny (default deny).
+//! - [`NonInteractive`]: nobody can be asked (print mode, CI, background workers): every
+//!   ask is denied with the reason (R-A6). Chosen automatically without a TTY.
+//! - [`ScriptedApprover`]: answers from JSON lines (a file or a descriptor), for harnesses
+//!   and tests. Each line is `"once"` or `{"answer": "session", "approval_id": "…"}`; an
+//!   `approval_id`, when present, must name the request being answered (else the answer is
+//!   rejected as late or misdirected, R-A9). End of input denies. Opened from a file or
+//!   descriptor, it prints each request as `{"approval_request": …}` on stderr first.
+//! - [`Preapproved`]: `--yes` — approve once, never cached.
+
+use crate::ids::ApprovalId;
+use crate::request::{Answer, ReviewableRequest};
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, Write};
+
+/// An answer with the request it names and who gave it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reply {
+    /// The approval id the answer is for (R-A9).
+    pub approval_id: ApprovalId,
+    /// The answer.
+    pub answer: Answer,
+    /// Who answered (`terminal`, `non-interactive`, `scripted`, `--yes`, `session cache`).
+    pub by: String,
+    /// Why, for denials that nobody chose (e.g. "no one can be asked here (R-A6)").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Something that answers approval requests.
+pub trait Approver {
+    /// Answers `req`. Must return an answer from `req.allowed_answers()`; implementations
+    /// that cannot reach anyone deny.
+    fn ask(&mut self, req: &ReviewableRequest) -> Reply;
+    /// A short name for reports (`terminal`, `non-interactive`, `scripted`, `--yes`).
+    fn name(&self) -> &'static str;
+}
+
+/// Every ask is denied with the reason (R-A6).
+#[derive(Debug, Default, Clone)]
+pub struct NonInteractive;
+
+impl Approver for NonInteractive {
+    fn ask(&mut self, req: &ReviewableRequest) -> Reply {
+        let note = if req.kind == crate::request::RequestKind::ToolCall {
+            format!(
+                "needs approval: {}; no one can be asked here (R-A6): pass --yes to approve \
+                 it once, --approvals-from FILE for scripted answers, or add an allow rule",
+                req.reason
+            )
+        } else {
+            format!(
+                "a retry was possible ({}), but no one can be asked here (R-A6)",
+                req.reason
+            )
+        };
+        Reply {
+            approval_id: req.approval_id.clone(),
+            answer: Answer::Deny,
+            by: self.name().into(),
+            note: Some(note),
+        }
+    }
+    fn name(&self) -> &'static str {
+        "non-interactive"
+    }
+}
+
+/// `--yes`: approve the tool call once (never cached for the session). A retry in a wider
+/// form after a denial is not pre-approved (R-F2: it needs a new approval).
+#[derive(Debug, Default, Clone)]
+pub struct Preapproved;
+
+impl Approver for Preapproved {
+    fn ask(&mut self, req: &ReviewableRequest) -> Reply {
+        if req.kind != crate::request::RequestKind::ToolCall {
+            return Reply {
+                approval_id: req.approval_id.clone(),
+                answer: Answer::Deny,
+                by: self.name().into(),
+                note: Some(format!(
+                    "--yes approves the command, not a retry in a wider form (R-F2); to \
+                     retry: {}",
+                    req.reason
+                )),
+            };
+        }
+        Reply {
+            approval_id: req.approval_id.clone(),
+            answer: Answer::Once,
+            by: self.name().into(),
+            note: None,
+        }
+    }
+    fn name(&self) -> &'static str {
+        "--yes"
+    }
+}
+
+/// One scripted answer line.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum ScriptLine {
+    Bare(Answer),
+    Full {
+        answer: Answer,
+        #[serde(default)]
+        approval_id: Option<ApprovalId>,
+    },
+}
+
+/// Answers from JSON lines, one per request, in order.
+pub struct ScriptedApprover {
+    input: Box<dyn BufRead + Send>,
+    /// Every request seen, in order (for tests and reports: "one prompt per distinct key").
+    pub seen: Vec<ReviewableRequest>,
+    /// Print each request as one JSON line `{"approval_request": …}` on stderr before
+    /// reading its answer (on for `--approvals-from`, so a harness knows the approval id).
+    pub announce: bool,
+}
+
+impl ScriptedApprover {
+    /// Reads answers from `input`.
+    pub fn new(input: Box<dyn BufRead + Send>) -> ScriptedApprover {
+        ScriptedApprover {
+            input,
+            seen: Vec::new(),
+            announce: false,
+        }
+    }
+
+    /// Answers from a fixed list (tests).
+    pub fn from_answers(answers: &[Answer]) -> ScriptedApprover {
+        let text: String = answers
+            .iter()
+            .map(|a| serde_json::to_string(a).unwrap_or_default() + "\n")
+            .collect();
+        ScriptedApprover::new(Box::new(std::io::Cursor::new(text.into_bytes())))
+    }
+
+    /// Opens `spec`: a file path, or `fd:N` / a bare number for an inherited descriptor.
+    ///
+    /// Errors: the file cannot be opened, or the descriptor is not open.
+    pub fn open(spec: &str) -> std::io::Result<ScriptedApprover> {
+        let fd = spec
+            .strip_prefix("fd:")
+            .unwrap_or(spec)
+            .parse::<i32>()
+            .ok()
+            .filter(|_| !spec.contains('/'));
+        // An inherited descriptor is re-opened through /dev/fd (no unsafe fd adoption;
+        // closing ours never closes the caller's).
+        let path = match fd {
+            Some(n) if n >= 0 => format!("/dev/fd/{n}"),
+            _ => spec.to_string(),
+        };
+        let reader = std::fs::File::open(&path)?;
+        let mut s = ScriptedApprover::new(Box::new(std::io::BufReader::new(reader)));
+        s.announce = true;
+        Ok(s)
+    }
+
+    fn next_line(&mut self) -> Option<Result<ScriptLine, String>> {
+        loop {
+            let mut line = String::new();
+            match self.input.read_line(&mut line) {
+                Ok(0) => return None,
+                Ok(_) => {}
+                Err(e) => return Some(Err(format!("cannot read scripted answers: {e}"))),
+            }
+            let t = line.trim();
+            if t.is_empty() || t.starts_with('#') {
+                continue;
+            }
+            return Some(
+                serde_json::from_str::<ScriptLine>(t)
+                    .map_err(|e| format!("scripted answer {t:?} is not valid: {e}")),
+            );
+        }
+    }
+}
+
+impl Approver for ScriptedApprover {
+    fn ask(&mut self, req: &ReviewableRequest) -> Reply {
+        self.seen.push(req.clone());
+        if self.announce {
+            // The harness sees what it answers: one JSON line on stderr.
+            if let Ok(j) = serde_json::to_string(&serde_json::json!({ "approval_request": req })) {
+                eprintln!("{j}");
+            }
+        }
+        let deny = |note: String| Reply {
+            approval_id: req.approval_id.clone(),
+            answer: Answer::Deny,
+            by: "scripted".into(),
+            note: Some(note),
+        };
+        match self.next_line() {
+            None => deny("no scripted answer left: denied".into()),
+            Some(Err(e)) => deny(e),
+            Some(Ok(ScriptLine::Bare(answer))) => Reply {
+                approval_id: req.approval_id.clone(),
+                answer,
+                by: "scripted".into(),
+                note: None,
+            },
+            Some(Ok(ScriptLine::Full {
+                answer,
+                approval_id,
+            })) => Reply {
+                approval_id: approval_id.unwrap_or_else(|| req.approval_id.clone()),
+                answer,
+                by: "scripted".into(),
+                note: None,
+            },
+        }
+    }
+    fn name(&self) -> &'static str {
+        "scripted"
+    }
+}
+
+/// Whether stdin and stderr are both terminals (the interactive prompt needs both).
+pub fn has_tty() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
+/// A person at the terminal: prints the request on stderr and reads one key.
+#[derive(Debug, Default)]
+pub struct TerminalApprover;
+
+impl TerminalApprover {
+    /// The prompt line for `req`.
+    pub fn prompt_line(req: &ReviewableRequest) -> String {
+        let opts: Vec<String> = req
+            .allowed_answers()
+            .iter()
+            .map(|a| format!("[{}] {}", a.key(), a.label()))
+            .collect();
+        format!("  {}  (Enter = deny) > ", opts.join("  "))
+    }
+}
+
+impl Approver for TerminalApprover {
+    fn ask(&mut self, req: &ReviewableRequest) -> Reply {
+        let term = console::Term::stderr();
+        let mut err = std::io::stderr();
+        let _ = write!(err, "{}", req.render_text());
+        let allowed = req.allowed_answers();
+        let mut answer = Answer::Deny;
+        for _ in 0..3 {
+            let _ = write!(err, "{}", TerminalApprover::prompt_line(req));
+            let _ = err.flush();
+            match term.read_key() {
+                Ok(console::Key::Char(c)) => match Answer::from_key(c) {
+                    Some(a) if allowed.contains(&a) => {
+                        answer = a;
+                        let _ = writeln!(err, "{}", a.label());
+                        break;
+                    }
+                    _ => {
+                        let _ = writeln!(err, "{c:?} is not one of the answers");
+                        continue;
+                    }
+                },
+                _ => {
+                    // Enter, Escape, end of input, read error: default deny.
+                    let _ = writeln!(err, "deny");
+                    break;
+                }
+            }
+        }
+        Reply {
+            approval_id: req.approval_id.clone(),
+            answer,
+            by: self.name().into(),
+            note: None,
+        }
+    }
+    fn name(&self) -> &'static str {
+        "terminal"
+    }
+}
+
+/// Which approver a CLI entry point gets: `--approvals-from` wins, then `--yes`, then the
+/// terminal when stdin and stderr are TTYs and `--non-interactive` was not given, else
+/// [`NonInteractive`] (R-A6).
+///
+/// Errors: the scripted source cannot be opened.
+pub fn choose_approver(
+    approvals_from: Option<&str>,
+    yes: bool,
+    non_interactive: bool,
+) -> std::io::Result<Box<dyn Approver>> {
+    if let Some(spec) = approvals_from {
+        return Ok(Box::new(ScriptedApprover::open(spec)?));
+    }
+    if yes {
+        return Ok(Box::new(Preapproved));
+    }
+    if !non_interactive && has_tty() {
+        return Ok(Box::new(TerminalApprover));
+    }
+    Ok(Box::new(NonInteractive))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn choice_of_approver() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("answers");
+        std::fs::write(&f, "\"once\"\n").unwrap();
+        let spec = f.to_str().unwrap();
+        assert_eq!(
+            choose_approver(Some(spec), true, true).unwrap().name(),
+            "scripted"
+        );
+        assert_eq!(choose_approver(None, true, false).unwrap().name(), "--yes");
+        assert_eq!(
+            choose_approver(None, false, true).unwrap().name(),
+            "non-interactive"
+        );
+        if !has_tty() {
+            // no TTY → non-interactive without being told (R-A6)
+            assert_eq!(
+                choose_approver(None, false, false).unwrap().name(),
+                "non-interactive"
+            );
+        }
+        assert!(choose_approver(Some("/nonexistent/answers"), false, false).is_err());
+    }
+
+    #[test]
+    fn scripted_lines() {
+        let req = crate::ReviewableRequest::tool_call(
+            crate::RunId::new(),
+            &cordon_execpolicy::Policy::empty()
+                .evaluate(&["make".into()], &cordon_execpolicy::EvalContext::default()),
+            "/w".into(),
+            crate::NeededPermissions {
+                profile: cordon_policy::PermissionProfile::builtin("workspace-write").unwrap(),
+                additional: None,
+                sandboxed: true,
+            },
+            "x".into(),
+        );
+        let mut s = ScriptedApprover::new(Box::new(std::io::Cursor::new(
+            b"# comment\n\n\"session\"\n{\"answer\": \"deny\"}\nnot json\n".to_vec(),
+        )));
+        assert_eq!(s.ask(&req).answer, Answer::Session);
+        assert_eq!(s.ask(&req).answer, Answer::Deny);
+        let bad = s.ask(&req);
+        assert_eq!(bad.answer, Answer::Deny);
+        assert!(bad.note.unwrap().contains("not valid"));
+        // end of input denies
+        let end = s.ask(&req);
+        assert_eq!(end.answer, Answer::Deny);
+        assert!(end.note.unwrap().contains("no scripted answer left"));
+        assert_eq!(s.seen.len(), 4);
+    }
+}

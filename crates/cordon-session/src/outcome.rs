@@ -1,0 +1,938 @@
+//! Outcome classification (R-F1) and the one-line hint a person can act on.
+//!
+//! Structured signals decide first, each with its evidence and a confidence:
+//! 1. never started → `refused` (high);
+//! 2. cordon's own timer / cancellation → `timed-out` / `cancelled` (high);
+//! 3. a limit cordon set (reported by the runner, or SIGXCPU / SIGXFSZ) → `limit-exceeded`;
+//! 4. SIGSYS → `sandbox-denied` by the seccomp filter (high; the syscall when known);
+//! 5. the helper's report (a pipe the command never holds) says nothing ran → `refused`
+//!    (high); exit 125 without any report and with the helper's `cordon: …` line →
+//!    `refused` (medium); after the helper reported the command started, 125 is the
+//!    command's own;
+//! 6. exit 0 → `success`; any other exit → `command-failed`, unless
+//! 7. the program's output — the last, labelled, low-confidence signal — names a path that
+//!    **cordon's own resolver** ([`ResolvedFilesystem::access_for`]) says is denied,
+//!    read-only or protected, next to an access error (`Read-only file system`,
+//!    `Permission denied`, `Operation not permitted`, `Device or resource busy`), or reports a
+//!    failed name resolution / connection while the network is off for the command.
+//!
+//! A test runner's `exit 1`, or a program's own "Permission denied" about a path the
+//! profile lets it write, stays `command-failed`: cordon did not cause it.
+//!
+//! Kernel-side denial records (Landlock audit, a seccomp user-notification supervisor) are
+//! not read yet: this host's denial evidence is the helper's signals plus stderr
+//! heuristics checked against the resolver ([`DENIAL_EVIDENCE_SOURCE`]).
+
+use cordon_policy::paths::FsView;
+use cordon_policy::{Access, EntryOrigin, ResolvedFilesystem, ResolvedProfile};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Which source of denial evidence this build reads (shown by `cordon status`).
+pub const DENIAL_EVIDENCE_SOURCE: &str =
+    "the helper's report channel (applied / not run), signals and exit status; denials from stderr heuristics only, each path checked against cordon's resolver (no Landlock audit or seccomp user-notification records yet)";
+
+/// How sure the classification is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Confidence {
+    /// Inferred from the program's own output.
+    Low,
+    /// A cordon fact combined with the program's output, or a signal shared with the child.
+    Medium,
+    /// From a channel or fact the command cannot forge (cordon's timer, a signal, spawn).
+    High,
+}
+
+/// Where a piece of evidence came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EvidenceSource {
+    /// The exit status or signal of the process tree.
+    ExitStatus,
+    /// cordon itself (its timer, its decision not to start, its resolver, the profile).
+    Cordon,
+    /// The sandbox helper's own report.
+    Helper,
+    /// The program's own output (labelled, low confidence).
+    ProgramOutput,
+}
+
+/// One piece of evidence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Evidence {
+    /// Where it came from.
+    pub source: EvidenceSource,
+    /// What it says.
+    pub detail: String,
+}
+
+/// The outcome class (R-F1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "kebab-case")]
+pub enum OutcomeClass {
+    /// Exit 0.
+    Success,
+    /// An ordinary non-zero exit.
+    CommandFailed,
+    /// The sandbox denied a filesystem access or a syscall.
+    SandboxDenied {
+        /// The path, when known (and confirmed by the resolver).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        path: Option<PathBuf>,
+        /// The syscall, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        syscall: Option<String>,
+        /// The rule that denied it (`protected (R-P3): …`, `read-only: …`, `seccomp (R-L3)`).
+        rule: String,
+        /// The access that was denied (`read` or `write`), when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        access: Option<Access>,
+        /// The smallest grant that would allow it: the path itself, or — when it does not
+        /// exist yet — its nearest existing ancestor (creating a file needs its directory
+        /// writable). `None` when no per-command grant can allow it (deny-read, seccomp).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        grant: Option<PathBuf>,
+    },
+    /// A connection or name lookup was denied by the network policy.
+    NetworkDenied {
+        /// The host, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host: Option<String>,
+        /// The rule.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rule: Option<String>,
+    },
+    /// cordon's timer ended the run (the whole tree was killed).
+    TimedOut,
+    /// The run was cancelled (interrupt, or the caller).
+    Cancelled,
+    /// A resource limit was hit.
+    LimitExceeded {
+        /// Which limit (`cpu-time`, `file-size`, `memory`, `processes`, `wall-time`, …).
+        which: String,
+    },
+    /// Never started: forbidden, denied approval, no backend, helper setup failure.
+    Refused {
+        /// Why.
+        why: String,
+    },
+}
+
+impl OutcomeClass {
+    /// The class name (`sandbox-denied`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            OutcomeClass::Success => "success",
+            OutcomeClass::CommandFailed => "command-failed",
+            OutcomeClass::SandboxDenied { .. } => "sandbox-denied",
+            OutcomeClass::NetworkDenied { .. } => "network-denied",
+            OutcomeClass::TimedOut => "timed-out",
+            OutcomeClass::Cancelled => "cancelled",
+            OutcomeClass::LimitExceeded { .. } => "limit-exceeded",
+            OutcomeClass::Refused { .. } => "refused",
+        }
+    }
+}
+
+/// A classified outcome (R-F1): class, exit code, evidence, confidence, hint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// The class.
+    #[serde(flatten)]
+    pub class: OutcomeClass,
+    /// The exit code cordon returns (the child's, 128+signal, or 125/126/127).
+    pub exit_code: i32,
+    /// The terminating signal, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// How sure the class is.
+    pub confidence: Confidence,
+    /// Evidence, strongest first.
+    pub evidence: Vec<Evidence>,
+    /// One line a person can act on (printed on stderr after a denial).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+impl Outcome {
+    /// A refusal (never started) with exit code `code`.
+    pub fn refused(why: impl Into<String>, code: i32) -> Outcome {
+        let why = why.into();
+        Outcome {
+            evidence: vec![Evidence {
+                source: EvidenceSource::Cordon,
+                detail: why.clone(),
+            }],
+            class: OutcomeClass::Refused { why },
+            exit_code: code,
+            signal: None,
+            confidence: Confidence::High,
+            hint: None,
+        }
+    }
+}
+
+/// What the runner observed about one run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunSignals {
+    /// Exit code, when it exited.
+    pub code: Option<i32>,
+    /// Terminating signal, when killed by one.
+    pub signal: Option<i32>,
+    /// cordon's timer fired and killed the tree (the duration, in words).
+    pub timed_out: Option<String>,
+    /// The run was cancelled (the signal or reason, in words).
+    pub cancelled: Option<String>,
+    /// A limit the runner or helper reported as hit.
+    pub limit: Option<String>,
+    /// The last part of the command's stderr (program output: low confidence).
+    pub stderr_tail: String,
+    /// The command ran inside cordon's sandbox.
+    pub sandboxed: bool,
+    /// The sandbox helper reported on its own channel (which the command never holds) that
+    /// nothing ran, and why.
+    pub helper_not_run: Option<String>,
+    /// The sandbox helper reported that every layer was applied and the command started:
+    /// an exit 125 after that is the command's own.
+    pub helper_applied: bool,
+}
+
+/// What the classifier knows about the profile the command ran with.
+pub struct ClassifyContext<'a> {
+    /// The resolved profile (absent when unsandboxed).
+    pub resolved: Option<&'a ResolvedProfile>,
+    /// The filesystem view the resolver uses.
+    pub fs: &'a dyn FsView,
+    /// The command's cwd (relative paths in output are read against it).
+    pub cwd: &'a Path,
+    /// Whether the network was enabled for the command.
+    pub network_enabled: bool,
+}
+
+fn ev(source: EvidenceSource, detail: impl Into<String>) -> Evidence {
+    Evidence {
+        source,
+        detail: detail.into(),
+    }
+}
+
+/// Errors printed by programs when an access is refused; with the access they imply.
+const ACCESS_ERRORS: &[(&str, Option<Access>)] = &[
+    ("read-only file system", Some(Access::Write)),
+    ("erofs", Some(Access::Write)),
+    ("device or resource busy", Some(Access::Write)),
+    ("permission denied", None),
+    ("eacces", None),
+    ("operation not permitted", None),
+    ("eperm", None),
+];
+
+/// Words that show an access error was about writing.
+const WRITE_WORDS: &[&str] = &[
+    "cannot create",
+    "cannot touch",
+    "cannot remove",
+    "cannot move",
+    "cannot write",
+    "could not write",
+    "cannot make directory",
+    "cannot open",
+    "write",
+    "unlink",
+    "rename",
+    "mkdir",
+    "creat",
+    "remove",
+    "delete",
+    "lock",
+];
+
+/// Messages of failed name resolution or connections.
+const NETWORK_ERRORS: &[&str] = &[
+    "temporary failure in name resolution",
+    "could not resolve host",
+    "name or service not known",
+    "getaddrinfo",
+    "eai_again",
+    "enotfound",
+    "network is unreachable",
+    "failed to resolve",
+    "name resolution",
+    "could not resolve",
+    "no address associated with hostname",
+    "connection refused",
+    "dns lookup",
+    "dns resolution",
+];
+
+/// Candidate paths in one line of program output: quoted words, and words that look like
+/// paths (contain `/`, or start with `.`), trimmed of punctuation.
+fn candidate_paths(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (open, close) in [('\'', '\''), ('"', '"'), ('`', '\''), ('‘', '’')] {
+        let mut rest = line;
+        while let Some(i) = rest.find(open) {
+            let after = &rest[i + open.len_utf8()..];
+            match after.find(close) {
+                Some(j) => {
+                    let w = &after[..j];
+                    if !w.is_empty() && !w.contains(' ') {
+                        out.push(w.to_string());
+                    }
+                    rest = &after[j + close.len_utf8()..];
+                }
+                None => break,
+            }
+        }
+    }
+    for w in line.split_whitespace() {
+        let w = w.trim_matches(|c: char| "'\"`‘’,;:()[]{}<>".contains(c));
+        if (w.contains('/') || w.starts_with('.')) && w.len() > 1 && !w.contains("://") {
+            out.push(w.to_string());
+        }
+    }
+    out.dedup();
+    out
+}
+
+/// The extracted host from a name-resolution message, if any.
+fn extract_host(line: &str) -> Option<String> {
+    let lower = line.to_ascii_lowercase();
+    for marker in [
+        "could not resolve host:",
+        "enotfound",
+        "eai_again",
+        "failed to resolve",
+        "could not resolve",
+    ] {
+        if let Some(i) = lower.find(marker) {
+            let rest = &line[i + marker.len()..];
+            let host = rest
+                .split_whitespace()
+                .next()?
+                .trim_matches(|c: char| "'\"`,;:()[]".contains(c));
+            if !host.is_empty() && host.contains('.') {
+                return Some(host.to_string());
+            }
+        }
+    }
+    None
+}
+
+/// Why the resolver says `path` is not accessible for `want`, if it does: (rule, protected?).
+fn resolver_denies(
+    fs: &ResolvedFilesystem,
+    view: &dyn FsView,
+    path: &Path,
+    want: Option<Access>,
+) -> Option<(String, Access)> {
+    let ResolvedFilesystem::Restricted { entries, .. } = fs else {
+        return None;
+    };
+    let pa = fs.access_for(view, path);
+    let entry = pa.entry.and_then(|i| entries.get(i));
+    let origin = entry.map(|e| &e.origin);
+    match pa.access {
+        Access::Deny => Some((
+            match origin {
+                Some(EntryOrigin::Profile {
+                    spelling, source, ..
+                }) => format!(
+                    "denied (deny-read {spelling}{})",
+                    source
+                        .as_deref()
+                        .map(|s| format!(", {s}"))
+                        .unwrap_or_default()
+                ),
+                _ => "denied by the profile".to_string(),
+            },
+            Access::Read,
+        )),
+        Access::Read if want != Some(Access::Read) => Some((
+            match origin {
+                Some(EntryOrigin::Protected { reason }) => format!("protected (R-P3): {reason}"),
+                Some(EntryOrigin::Pinned { protects }) => format!(
+                    "pinned (R-P3): cannot be renamed or removed, it keeps {} protected",
+                    protects.display()
+                ),
+                Some(EntryOrigin::Profile { spelling, .. }) => {
+                    format!("read-only (entry {spelling})")
+                }
+                _ => "read-only: outside every writable root".to_string(),
+            },
+            Access::Write,
+        )),
+        _ => None,
+    }
+}
+
+/// Classifies one run (module docs for the order).
+pub fn classify(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
+    let code = sig
+        .code
+        .unwrap_or_else(|| sig.signal.map(|s| 128 + s).unwrap_or(125));
+    let mut out = Outcome {
+        class: OutcomeClass::CommandFailed,
+        exit_code: code,
+        signal: sig.signal,
+        confidence: Confidence::High,
+        evidence: Vec::new(),
+        hint: None,
+    };
+    match (sig.code, sig.signal) {
+        (Some(c), _) => out
+            .evidence
+            .push(ev(EvidenceSource::ExitStatus, format!("exit {c}"))),
+        (None, Some(s)) => out.evidence.push(ev(
+            EvidenceSource::ExitStatus,
+            format!("killed by signal {s}"),
+        )),
+        _ => {}
+    }
+    if let Some(t) = &sig.timed_out {
+        out.class = OutcomeClass::TimedOut;
+        out.evidence.insert(
+            0,
+            ev(
+                EvidenceSource::Cordon,
+                format!("timer: {t}; the whole process tree was killed"),
+            ),
+        );
+        out.hint = Some(format!(
+            "timed out after {t}: raise --timeout if it needs longer"
+        ));
+        return out;
+    }
+    if let Some(c) = &sig.cancelled {
+        out.class = OutcomeClass::Cancelled;
+        out.evidence
+            .insert(0, ev(EvidenceSource::Cordon, c.clone()));
+        return out;
+    }
+    if let Some(l) = &sig.limit {
+        out.class = OutcomeClass::LimitExceeded { which: l.clone() };
+        out.evidence
+            .insert(0, ev(EvidenceSource::Cordon, format!("limit hit: {l}")));
+        return out;
+    }
+    match sig.signal {
+        Some(s) if s == libc::SIGSYS && sig.sandboxed => {
+            out.class = OutcomeClass::SandboxDenied {
+                path: None,
+                syscall: None,
+                rule: "seccomp filter (R-L3)".into(),
+                access: None,
+                grant: None,
+            };
+            out.hint = Some(
+                "a system call was blocked by cordon's seccomp filter (R-L3); no per-command \
+                 opening exists for it"
+                    .into(),
+            );
+            return out;
+        }
+        Some(s) if s == libc::SIGXCPU => {
+            out.class = OutcomeClass::LimitExceeded {
+                which: "cpu-time".into(),
+            };
+            out.confidence = Confidence::Medium;
+            return out;
+        }
+        Some(s) if s == libc::SIGXFSZ => {
+            out.class = OutcomeClass::LimitExceeded {
+                which: "file-size".into(),
+            };
+            out.confidence = Confidence::Medium;
+            return out;
+        }
+        _ => {}
+    }
+    if let Some(why) = &sig.helper_not_run {
+        out.class = OutcomeClass::Refused { why: why.clone() };
+        out.evidence.insert(
+            0,
+            ev(
+                EvidenceSource::Helper,
+                format!("helper report (a channel the command cannot write): not run: {why}"),
+            ),
+        );
+        return out;
+    }
+    if sig.code == Some(125) && sig.sandboxed && !sig.helper_applied {
+        // No report at all (the helper died before it could say): its own message, if any.
+        if let Some(line) = sig.stderr_tail.lines().find(|l| l.starts_with("cordon: ")) {
+            out.class = OutcomeClass::Refused {
+                why: line.trim_start_matches("cordon: ").to_string(),
+            };
+            out.confidence = Confidence::Medium;
+            out.evidence.push(ev(
+                EvidenceSource::Helper,
+                format!("helper setup error: {line}"),
+            ));
+            return out;
+        }
+    }
+    if sig.code == Some(0) {
+        out.class = OutcomeClass::Success;
+        return out;
+    }
+    // The program's output: last, labelled, low-confidence — and only what cordon's own
+    // view of the profile confirms.
+    if sig.sandboxed {
+        if let Some(o) = from_output(sig, ctx) {
+            out.class = o.0;
+            out.confidence = o.1;
+            out.evidence.extend(o.2);
+            out.hint = o.3;
+            return out;
+        }
+    }
+    out
+}
+
+/// The smallest write grant that lets a command write `path`: the path when it exists, else
+/// its nearest existing ancestor (a new file needs its directory writable).
+pub fn smallest_grant(fs: &dyn FsView, path: &Path) -> PathBuf {
+    let mut p = path;
+    loop {
+        if fs.kind(p).is_some() {
+            return p.to_path_buf();
+        }
+        match p.parent() {
+            Some(parent) if parent != p => p = parent,
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+type Inferred = (OutcomeClass, Confidence, Vec<Evidence>, Option<String>);
+
+fn display_path(p: &Path, cwd: &Path) -> String {
+    p.strip_prefix(cwd)
+        .ok()
+        .filter(|r| !r.as_os_str().is_empty())
+        .map(|r| r.display().to_string())
+        .unwrap_or_else(|| p.display().to_string())
+}
+
+fn from_output(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Inferred> {
+    let lines: Vec<&str> = sig.stderr_tail.lines().collect();
+    // Filesystem: an access error naming a path the resolver denies.
+    if let Some(resolved) = ctx.resolved {
+        for line in &lines {
+            let lower = line.to_ascii_lowercase();
+            let Some((_, want)) = ACCESS_ERRORS.iter().find(|(m, _)| lower.contains(m)) else {
+                continue;
+            };
+            // "Permission denied" alone does not say read or write: a read-only path counts
+            // only when the line says the program was writing.
+            let want = match want {
+                Some(w) => Some(*w),
+                None if WRITE_WORDS.iter().any(|w| lower.contains(w)) => Some(Access::Write),
+                None => Some(Access::Read),
+            };
+            for cand in candidate_paths(line) {
+                let p = Path::new(&cand);
+                let abs = if p.is_absolute() {
+                    p.to_path_buf()
+                } else {
+                    ctx.cwd.join(p)
+                };
+                if let Some((rule, access)) =
+                    resolver_denies(&resolved.filesystem, ctx.fs, &abs, want)
+                {
+                    let grant = smallest_grant(ctx.fs, &abs);
+                    let shown = display_path(&abs, ctx.cwd);
+                    let shown_grant = display_path(&grant, ctx.cwd);
+                    let hint = if access == Access::Read {
+                        format!(
+                            "{shown} is hidden from this command ({rule}); it cannot be opened \
+                             per command — change the profile if it must be readable"
+                        )
+                    } else if rule.starts_with("protected") {
+                        let why = rule.trim_start_matches("protected (R-P3): ");
+                        format!(
+                            "{shown} is protected (R-P3, {why}): allow writing it once with -w {shown_grant}"
+                        )
+                    } else if rule.starts_with("pinned") {
+                        format!(
+                            "{shown} is pinned by cordon (R-P3) so protected paths below it \
+                             stay protected; it cannot be renamed or removed inside the sandbox"
+                        )
+                    } else {
+                        format!(
+                            "{shown} is read-only for this command ({rule}): allow writing it once with -w {shown_grant}"
+                        )
+                    };
+                    return Some((
+                        OutcomeClass::SandboxDenied {
+                            path: Some(abs),
+                            syscall: None,
+                            rule: rule.clone(),
+                            access: Some(access),
+                            grant: (access == Access::Write && !rule.starts_with("pinned"))
+                                .then_some(grant),
+                        },
+                        Confidence::Low,
+                        vec![
+                            ev(
+                                EvidenceSource::ProgramOutput,
+                                format!("stderr: {}", line.trim()),
+                            ),
+                            ev(
+                                EvidenceSource::Cordon,
+                                format!("resolver: {shown} is {rule}"),
+                            ),
+                        ],
+                        Some(hint),
+                    ));
+                }
+            }
+        }
+    }
+    // Network: a failed lookup or connection while the network is off for the command.
+    if !ctx.network_enabled {
+        for line in &lines {
+            let lower = line.to_ascii_lowercase();
+            if NETWORK_ERRORS.iter().any(|m| lower.contains(m)) {
+                let host = extract_host(line);
+                return Some((
+                    OutcomeClass::NetworkDenied {
+                        host: host.clone(),
+                        rule: Some("network restricted by the profile (R-P4)".into()),
+                    },
+                    Confidence::Medium,
+                    vec![
+                        ev(
+                            EvidenceSource::ProgramOutput,
+                            format!("stderr: {}", line.trim()),
+                        ),
+                        ev(
+                            EvidenceSource::Cordon,
+                            "the network is off for this command",
+                        ),
+                    ],
+                    Some(format!(
+                        "network is off for this command{}: allow it once with --allow-network",
+                        host.map(|h| format!(" ({h} was not reached)"))
+                            .unwrap_or_default()
+                    )),
+                ));
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cordon_policy::{ResolvedEntry, PROFILE_FORMAT_VERSION};
+
+    struct NoFs;
+    impl FsView for NoFs {
+        fn canonicalize(&self, _: &Path) -> Option<PathBuf> {
+            None
+        }
+        fn kind(&self, _: &Path) -> Option<cordon_policy::paths::FileKind> {
+            None
+        }
+        fn read_to_string(&self, _: &Path) -> Option<String> {
+            None
+        }
+    }
+
+    fn entry(p: &str, access: Access, origin: EntryOrigin) -> ResolvedEntry {
+        ResolvedEntry {
+            path: p.into(),
+            spelled: p.into(),
+            access,
+            exists: true,
+            is_dir: true,
+            origin,
+            links: vec![],
+        }
+    }
+
+    fn resolved() -> ResolvedProfile {
+        let prof = |i| EntryOrigin::Profile {
+            index: i,
+            spelling: ":workspace".into(),
+            source: None,
+        };
+        ResolvedProfile {
+            format_version: PROFILE_FORMAT_VERSION,
+            profile: cordon_policy::PermissionProfile::builtin("workspace-write").unwrap(),
+            cwd: "/w".into(),
+            workspace: "/w".into(),
+            filesystem: ResolvedFilesystem::Restricted {
+                default: Access::Read,
+                entries: vec![
+                    entry("/w", Access::Write, prof(0)),
+                    entry(
+                        "/w/.git/config",
+                        Access::Read,
+                        EntryOrigin::Protected {
+                            reason: "git config can run code".into(),
+                        },
+                    ),
+                    entry(
+                        "/home/u/.ssh",
+                        Access::Deny,
+                        EntryOrigin::Profile {
+                            index: 2,
+                            spelling: ":home/.ssh".into(),
+                            source: Some("built-in".into()),
+                        },
+                    ),
+                ],
+            },
+            notes: vec![],
+            tmpdir_refused: None,
+        }
+    }
+
+    fn run(code: i32, stderr: &str) -> Outcome {
+        let r = resolved();
+        let sig = RunSignals {
+            code: Some(code),
+            stderr_tail: stderr.into(),
+            sandboxed: true,
+            ..Default::default()
+        };
+        classify(
+            &sig,
+            &ClassifyContext {
+                resolved: Some(&r),
+                fs: &NoFs,
+                cwd: Path::new("/w"),
+                network_enabled: false,
+            },
+        )
+    }
+
+    #[test]
+    fn ordinary_failures_stay_command_failed() {
+        assert_eq!(run(1, "").class, OutcomeClass::CommandFailed);
+        assert_eq!(run(0, "").class, OutcomeClass::Success);
+        // a test runner's own "Permission denied" about its own fixture in the workspace
+        let o = run(
+            1,
+            "FAILED tests/test_io.py::test_perm - PermissionError: [Errno 13] Permission denied: '/w/tests/fixture.txt'",
+        );
+        assert_eq!(o.class, OutcomeClass::CommandFailed, "{o:?}");
+        // a path the profile lets it write, relative
+        assert_eq!(
+            run(
+                1,
+                "cp: cannot create regular file 'out/x': Permission denied"
+            )
+            .class,
+            OutcomeClass::CommandFailed
+        );
+    }
+
+    #[test]
+    fn read_only_and_protected_paths_are_sandbox_denied_when_the_resolver_agrees() {
+        let o = run(
+            1,
+            "touch: cannot touch '/usr/local/x': Read-only file system",
+        );
+        match &o.class {
+            OutcomeClass::SandboxDenied { path, rule, .. } => {
+                assert_eq!(path.as_deref(), Some(Path::new("/usr/local/x")));
+                assert!(rule.contains("read-only"), "{rule}");
+            }
+            c => panic!("{c:?}"),
+        }
+        assert_eq!(o.confidence, Confidence::Low);
+        assert!(o.hint.as_deref().unwrap().contains("-w /usr/local/x"));
+        assert!(o
+            .evidence
+            .iter()
+            .any(|e| e.source == EvidenceSource::ProgramOutput));
+        // protected .git/config, relative spelling, git's EBUSY
+        let o = run(
+            128,
+            "error: could not write config file /w/.git/config: Device or resource busy",
+        );
+        match &o.class {
+            OutcomeClass::SandboxDenied { rule, .. } => assert!(rule.contains("R-P3"), "{rule}"),
+            c => panic!("{c:?}"),
+        }
+        assert_eq!(
+            o.hint.as_deref(),
+            Some(".git/config is protected (R-P3, git config can run code): allow writing it once with -w .git/config")
+        );
+        let o = run(2, "sh: 1: cannot create .git/config: Read-only file system");
+        assert!(
+            matches!(o.class, OutcomeClass::SandboxDenied { .. }),
+            "{o:?}"
+        );
+        // denied read
+        // reading a readable path is not a sandbox denial, even with "Permission denied"
+        assert_eq!(
+            run(
+                1,
+                "PermissionError: [Errno 13] Permission denied: '/usr/share/fixture.txt'"
+            )
+            .class,
+            OutcomeClass::CommandFailed
+        );
+        let o = run(1, "cat: /home/u/.ssh/id_rsa: No such file or directory\ncat: /home/u/.ssh/id_rsa: Permission denied");
+        match &o.class {
+            OutcomeClass::SandboxDenied { access, .. } => assert_eq!(*access, Some(Access::Read)),
+            c => panic!("{c:?}"),
+        }
+    }
+
+    #[test]
+    fn network_errors_count_only_while_the_network_is_off() {
+        let o = run(6, "curl: (6) Could not resolve host: example.com");
+        assert_eq!(
+            o.class,
+            OutcomeClass::NetworkDenied {
+                host: Some("example.com".into()),
+                rule: Some("network restricted by the profile (R-P4)".into())
+            }
+        );
+        assert_eq!(
+            o.hint.as_deref(),
+            Some("network is off for this command (example.com was not reached): allow it once with --allow-network")
+        );
+        let o = run(1, "npm ERR! request to https://registry.npmjs.org/x failed, reason: getaddrinfo EAI_AGAIN registry.npmjs.org");
+        assert!(
+            matches!(o.class, OutcomeClass::NetworkDenied { host: Some(ref h), .. } if h == "registry.npmjs.org"),
+            "{o:?}"
+        );
+        // network on: the program's DNS failure is its own
+        let r = resolved();
+        let sig = RunSignals {
+            code: Some(6),
+            stderr_tail: "curl: (6) Could not resolve host: example.com".into(),
+            sandboxed: true,
+            ..Default::default()
+        };
+        let o = classify(
+            &sig,
+            &ClassifyContext {
+                resolved: Some(&r),
+                fs: &NoFs,
+                cwd: Path::new("/w"),
+                network_enabled: true,
+            },
+        );
+        assert_eq!(o.class, OutcomeClass::CommandFailed);
+    }
+
+    #[test]
+    fn structured_signals_win_over_output() {
+        let r = resolved();
+        let ctx = ClassifyContext {
+            resolved: Some(&r),
+            fs: &NoFs,
+            cwd: Path::new("/w"),
+            network_enabled: false,
+        };
+        let base = RunSignals {
+            signal: Some(libc::SIGKILL),
+            sandboxed: true,
+            stderr_tail: "curl: (6) Could not resolve host: example.com".into(),
+            ..Default::default()
+        };
+        let o = classify(
+            &RunSignals {
+                timed_out: Some("100ms".into()),
+                ..base.clone()
+            },
+            &ctx,
+        );
+        assert_eq!(o.class, OutcomeClass::TimedOut);
+        assert_eq!(o.exit_code, 128 + libc::SIGKILL);
+        let o = classify(
+            &RunSignals {
+                cancelled: Some("SIGINT".into()),
+                ..base.clone()
+            },
+            &ctx,
+        );
+        assert_eq!(o.class, OutcomeClass::Cancelled);
+        let o = classify(
+            &RunSignals {
+                signal: Some(libc::SIGSYS),
+                ..base.clone()
+            },
+            &ctx,
+        );
+        assert!(
+            matches!(o.class, OutcomeClass::SandboxDenied { ref rule, .. } if rule.contains("seccomp"))
+        );
+        let o = classify(
+            &RunSignals {
+                signal: Some(libc::SIGXCPU),
+                ..base.clone()
+            },
+            &ctx,
+        );
+        assert!(matches!(o.class, OutcomeClass::LimitExceeded { .. }));
+        // helper setup error vs the program's own exit 125
+        let o = classify(
+            &RunSignals {
+                code: Some(125),
+                signal: None,
+                stderr_tail: "cordon: refusing to run unconfined: landlock missing".into(),
+                sandboxed: true,
+                ..Default::default()
+            },
+            &ctx,
+        );
+        assert!(matches!(o.class, OutcomeClass::Refused { .. }), "{o:?}");
+        let o = classify(
+            &RunSignals {
+                code: Some(125),
+                stderr_tail: "my tool failed".into(),
+                sandboxed: true,
+                ..Default::default()
+            },
+            &ctx,
+        );
+        assert_eq!(o.class, OutcomeClass::CommandFailed);
+        // the helper's own report wins; after it reported "applied", 125 is the command's
+        let o = classify(
+            &RunSignals {
+                code: Some(125),
+                stderr_tail: "cordon: looks like a refusal".into(),
+                sandboxed: true,
+                helper_applied: true,
+                ..Default::default()
+            },
+            &ctx,
+        );
+        assert_eq!(o.class, OutcomeClass::CommandFailed);
+        let o = classify(
+            &RunSignals {
+                code: Some(125),
+                sandboxed: true,
+                helper_not_run: Some("refusing to run unconfined: no landlock".into()),
+                ..Default::default()
+            },
+            &ctx,
+        );
+        assert!(matches!(o.class, OutcomeClass::Refused { .. }), "{o:?}");
+        assert_eq!(o.confidence, Confidence::High);
+    }
+
+    #[test]
+    fn json_shape() {
+        let o = run(
+            1,
+            "touch: cannot touch '/usr/local/x': Read-only file system",
+        );
+        let v = serde_json::to_value(&o).unwrap();
+        assert_eq!(v["outcome"], "sandbox-denied");
+        assert_eq!(v["path"], "/usr/local/x");
+        assert_eq!(v["confidence"], "low");
+        assert!(v["hint"].is_string());
+    }
+}

@@ -1,0 +1,528 @@
+//! The reviewable request (R-A7) and the answers to it.
+//!
+//! A request carries everything a person needs to decide: the argv and the parsed segments
+//! (each with its decision and why), the cwd, the permissions the command would run with
+//! (the profile plus the per-command additional permissions, as `cordon explain` shows
+//! them), the matched rules and findings, the reason, and — when it is safe to offer — a
+//! remember-rule that covers exactly the segment that asked.
+
+use crate::ids::{ApprovalId, RunId};
+use cordon_execpolicy::{Basis, Decision, DecisionRecord, SegmentRecord};
+use cordon_policy::{AdditionalPermissions, NetworkPolicy, PermissionProfile};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// What the command would run with (R-A7, R-A8 key part): the profile (intent, already
+/// widened by `additional`) and the per-command additional permissions that were merged in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NeededPermissions {
+    /// The effective profile (base + `additional`, R-O1).
+    pub profile: PermissionProfile,
+    /// The per-command additional permissions (R-O1), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub additional: Option<AdditionalPermissions>,
+    /// Whether the command runs inside the sandbox (false = unconfined, e.g. an escalation
+    /// outside the sandbox or a rule's `sandbox = "bypass"`).
+    pub sandboxed: bool,
+}
+
+impl NeededPermissions {
+    /// Whether the network is enabled for the command.
+    pub fn network(&self) -> bool {
+        self.profile.network == NetworkPolicy::Enabled
+            || self
+                .additional
+                .as_ref()
+                .is_some_and(AdditionalPermissions::wants_network)
+    }
+
+    /// One line for a prompt: profile, network, extra grants, sandbox.
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "profile {}, network {}",
+            self.profile.name,
+            if self.network() { "on" } else { "off" }
+        );
+        if let Some(a) = &self.additional {
+            for e in &a.entries {
+                let _ = write!(s, ", +{} {}", e.access_name(), e.path);
+            }
+        }
+        s.push_str(if self.sandboxed {
+            ", sandboxed"
+        } else {
+            ", UNSANDBOXED"
+        });
+        s
+    }
+}
+
+/// Small helper so summaries read `+write /data`.
+trait AccessName {
+    fn access_name(&self) -> &'static str;
+}
+impl AccessName for cordon_policy::FsEntry {
+    fn access_name(&self) -> &'static str {
+        match self.access {
+            cordon_policy::Access::Deny => "deny",
+            cordon_policy::Access::Read => "read",
+            cordon_policy::Access::Write => "write",
+        }
+    }
+}
+
+/// One parsed segment as shown for review.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewSegment {
+    /// Index in the decision record.
+    pub index: usize,
+    /// The effective argv (wrappers looked through).
+    pub argv: Vec<String>,
+    /// This segment's decision.
+    pub decision: Decision,
+    /// Why: `rule "npm" "publish" (rules.toml:3): publishes`, `finding git_reset_hard: …`,
+    /// `known-safe`, `no rule: …`.
+    pub why: String,
+}
+
+/// What kind of decision is asked for (R-A10: these are separate, recorded decisions).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum RequestKind {
+    /// May this tool call run as shown?
+    ToolCall,
+    /// A retry after a denial, in a wider form (R-F2). The first attempt may have had side
+    /// effects.
+    Escalation {
+        /// The outcome class of the attempt that was denied.
+        after: String,
+    },
+}
+
+/// A suggested "remember as rule" answer: an `allow` prefix rule that covers exactly the
+/// segment that asked (never another segment of the pipeline), with itself as the example
+/// checked when the rules load (R-A3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RememberRule {
+    /// Index of the segment it covers.
+    pub segment: usize,
+    /// The pattern: the segment's whole static argv.
+    pub pattern: Vec<String>,
+    /// The example (the segment as a command line).
+    pub example: String,
+}
+
+impl RememberRule {
+    /// The rule as a TOML `[[rules]]` table (validated by [`crate::rules_file`] before it is
+    /// written).
+    pub fn to_toml(&self, justification: &str) -> String {
+        let q = |s: &str| toml::Value::String(s.to_string()).to_string();
+        format!(
+            "\n[[rules]]\npattern = [{}]\ndecision = \"allow\"\njustification = {}\nexamples = [{}]\n",
+            self.pattern
+                .iter()
+                .map(|p| q(p))
+                .collect::<Vec<_>>()
+                .join(", "),
+            q(justification),
+            q(&self.example)
+        )
+    }
+}
+
+/// The reviewable request (R-A7).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewableRequest {
+    /// The run this request belongs to (R-A9).
+    pub run_id: RunId,
+    /// This request's id; an answer must name it (R-A9).
+    pub approval_id: ApprovalId,
+    /// What is asked.
+    pub kind: RequestKind,
+    /// The argv as given.
+    pub argv: Vec<String>,
+    /// The parsed segments with their decisions.
+    pub segments: Vec<ReviewSegment>,
+    /// Opaque constructs (the parser could not understand them statically).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub opaque: Vec<String>,
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// Network hosts named in the command's arguments (`https://host/…`, `git@host:…`),
+    /// when known.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
+    /// What it would run with.
+    pub needs: NeededPermissions,
+    /// Matched rules and findings that made it ask, one line each.
+    pub matched: Vec<String>,
+    /// Why it asks.
+    pub reason: String,
+    /// A remember-rule covering exactly the asking segment, when one can be offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remember: Option<RememberRule>,
+    /// A warning the approver must show (e.g. "the first attempt may have had side effects").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}
+
+fn segment_why(s: &SegmentRecord) -> String {
+    let mut why = match &s.basis {
+        Basis::Rule { rule } => match s.matched_rules.get(*rule) {
+            Some(r) => format!(
+                "rule {} → {} ({}){}",
+                r.pattern,
+                r.decision,
+                r.source,
+                r.justification
+                    .as_deref()
+                    .map(|j| format!(": {j}"))
+                    .unwrap_or_default()
+            ),
+            None => "rule".into(),
+        },
+        Basis::KnownSafe { reason } => format!("known-safe: {reason}"),
+        Basis::Dangerous { finding } => match s.findings.get(*finding) {
+            Some(f) => format!("finding {} → {}: {}", f.id, f.decision, f.reason),
+            None => "dangerous-command finding".into(),
+        },
+        Basis::Default { reason } => format!("no rule: {reason}"),
+    };
+    for c in &s.caps {
+        let _ = write!(why, "; capped at ask: {c}");
+    }
+    why
+}
+
+/// The remember-rule for `record`, if one may be offered: exactly one segment asks, and it
+/// asks only by default (no rule, no finding, no cap — an `allow` rule could not override
+/// those anyway), its program name is trusted and every word is static, and the command is
+/// not opaque. The pattern is that segment's whole argv, so the rule never covers another
+/// segment of the pipeline nor other arguments.
+pub fn remember_rule(record: &DecisionRecord) -> Option<RememberRule> {
+    if !record.opaque.is_empty() || record.decision != Decision::Ask {
+        return None;
+    }
+    let mut asking = record
+        .segments
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.decision != Decision::Allow);
+    let (index, seg) = asking.next()?;
+    if asking.next().is_some()
+        || !matches!(seg.basis, Basis::Default { .. })
+        || !seg.caps.is_empty()
+        || !seg.findings.is_empty()
+        || !seg.segment.dynamic_args.is_empty()
+        || seg.segment.runtime_args
+        || !seg.segment.program.is_trusted_name()
+        || seg.segment.argv.is_empty()
+    {
+        return None;
+    }
+    let pattern = seg.segment.argv.clone();
+    Some(RememberRule {
+        segment: index,
+        example: shell_words(&pattern),
+        pattern,
+    })
+}
+
+/// Hosts named in the static arguments of `record`'s segments: `scheme://[user@]host[:port]/…`
+/// and scp-style `user@host:path`.
+pub fn hosts_in(record: &DecisionRecord) -> Vec<String> {
+    let mut hosts: Vec<String> = Vec::new();
+    for s in &record.segments {
+        for (i, a) in s.segment.argv.iter().enumerate().skip(1) {
+            if !s.segment.is_static(i) {
+                continue;
+            }
+            let host = if let Some((_, rest)) = a.split_once("://") {
+                let auth = rest.split(['/', '?', '#']).next().unwrap_or("");
+                let auth = auth.rsplit_once('@').map_or(auth, |(_, h)| h);
+                if let Some(v6) = auth.strip_prefix('[') {
+                    v6.split(']').next().unwrap_or("").to_string()
+                } else {
+                    auth.split(':').next().unwrap_or("").to_string()
+                }
+            } else if let Some((user_host, _)) = a.split_once(':').filter(|_| a.contains('@')) {
+                user_host
+                    .rsplit_once('@')
+                    .map(|(_, h)| h.to_string())
+                    .unwrap_or_default()
+            } else {
+                continue;
+            };
+            let ok = !host.is_empty()
+                && host
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || ".-:".contains(c));
+            if ok && !hosts.contains(&host) {
+                hosts.push(host);
+            }
+        }
+    }
+    hosts
+}
+
+/// Joins words for display, quoting where a shell would need it.
+pub fn shell_words(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| {
+            if !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c))
+            {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl ReviewableRequest {
+    /// Builds the request for a tool call from its exec-policy `record`.
+    pub fn tool_call(
+        run_id: RunId,
+        record: &DecisionRecord,
+        cwd: PathBuf,
+        needs: NeededPermissions,
+        reason: String,
+    ) -> ReviewableRequest {
+        let segments: Vec<ReviewSegment> = record
+            .segments
+            .iter()
+            .enumerate()
+            .map(|(i, s)| ReviewSegment {
+                index: i,
+                argv: s.segment.argv.clone(),
+                decision: s.decision,
+                why: segment_why(s),
+            })
+            .collect();
+        let matched = record
+            .segments
+            .iter()
+            .filter(|s| s.decision != Decision::Allow)
+            .map(segment_why)
+            .collect();
+        ReviewableRequest {
+            run_id,
+            approval_id: ApprovalId::new(),
+            kind: RequestKind::ToolCall,
+            argv: record.command.clone(),
+            segments,
+            opaque: record
+                .opaque
+                .iter()
+                .map(|o| format!("{}: {}", o.kind, o.text))
+                .collect(),
+            hosts: hosts_in(record),
+            cwd,
+            needs,
+            matched,
+            reason,
+            remember: remember_rule(record),
+            warning: None,
+        }
+    }
+
+    /// The answers this request accepts (`RememberRule` only when a rule can be offered;
+    /// escalations are never remembered beyond once/session).
+    pub fn allowed_answers(&self) -> Vec<Answer> {
+        let mut v = vec![Answer::Once, Answer::Session];
+        if self.remember.is_some() && self.kind == RequestKind::ToolCall {
+            v.push(Answer::RememberRule);
+        }
+        v.push(Answer::Deny);
+        v.push(Answer::Abort);
+        v
+    }
+
+    /// The request as text for a person (the terminal prompt prints it).
+    pub fn render_text(&self) -> String {
+        let mut s = String::new();
+        let title = match &self.kind {
+            RequestKind::ToolCall => "cordon: approval needed".to_string(),
+            RequestKind::Escalation { after } => {
+                format!("cordon: approval needed to RETRY after {after}")
+            }
+        };
+        let _ = writeln!(s, "{title}");
+        let _ = writeln!(s, "  command: {}", shell_words(&self.argv));
+        let _ = writeln!(s, "  cwd:     {}", self.cwd.display());
+        let _ = writeln!(s, "  runs with: {}", self.needs.summary());
+        if !self.hosts.is_empty() {
+            let _ = writeln!(s, "  hosts:   {}", self.hosts.join(", "));
+        }
+        if self.segments.len() > 1 || self.segments.first().map(|x| &x.argv) != Some(&self.argv) {
+            for seg in &self.segments {
+                let _ = writeln!(
+                    s,
+                    "  [{}] {:<6} {}  — {}",
+                    seg.index,
+                    seg.decision.as_str(),
+                    shell_words(&seg.argv),
+                    seg.why
+                );
+            }
+        }
+        for o in &self.opaque {
+            let _ = writeln!(s, "  not understood statically: {o}");
+        }
+        let _ = writeln!(s, "  why: {}", self.reason);
+        if let Some(w) = &self.warning {
+            let _ = writeln!(s, "  WARNING: {w}");
+        }
+        if let Some(r) = &self.remember {
+            let _ = writeln!(
+                s,
+                "  [r] would add the rule: allow {} (segment {})",
+                shell_words(&r.pattern),
+                r.segment
+            );
+        }
+        s
+    }
+}
+
+/// An answer to a [`ReviewableRequest`] (R-A7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Answer {
+    /// Run it this once.
+    Once,
+    /// Run it, and reuse the answer for the exact same key in this session (R-A8).
+    Session,
+    /// Run it, and append the offered remember-rule to the user's rules file.
+    RememberRule,
+    /// Do not run it; continue with the next tool call.
+    Deny,
+    /// Do not run it, and stop the agent's turn.
+    Abort,
+}
+
+impl Answer {
+    /// Whether the command may run.
+    pub fn approves(self) -> bool {
+        matches!(self, Answer::Once | Answer::Session | Answer::RememberRule)
+    }
+
+    /// The single key the terminal prompt reads for it.
+    pub fn key(self) -> char {
+        match self {
+            Answer::Once => 'o',
+            Answer::Session => 's',
+            Answer::RememberRule => 'r',
+            Answer::Deny => 'd',
+            Answer::Abort => 'a',
+        }
+    }
+
+    /// The answer for a key, if any.
+    pub fn from_key(c: char) -> Option<Answer> {
+        [
+            Answer::Once,
+            Answer::Session,
+            Answer::RememberRule,
+            Answer::Deny,
+            Answer::Abort,
+        ]
+        .into_iter()
+        .find(|a| a.key() == c.to_ascii_lowercase())
+    }
+
+    /// Words for the prompt line.
+    pub fn label(self) -> &'static str {
+        match self {
+            Answer::Once => "once",
+            Answer::Session => "for this session",
+            Answer::RememberRule => "remember as rule",
+            Answer::Deny => "deny",
+            Answer::Abort => "abort",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cordon_execpolicy::{EvalContext, Policy};
+
+    fn rec(argv: &[&str]) -> DecisionRecord {
+        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+        Policy::empty().evaluate(&argv, &EvalContext::default())
+    }
+
+    #[test]
+    fn remember_rule_covers_exactly_the_asking_segment() {
+        // The first segment is known-safe; the rule must cover the second, not `git status`.
+        let r = rec(&["bash", "-lc", "git status && cargo build --release"]);
+        let rule = remember_rule(&r).expect("a rule is offered");
+        assert_eq!(rule.segment, 1);
+        assert_eq!(rule.pattern, ["cargo", "build", "--release"]);
+        // Pipelines: the asking stage, not stage 0.
+        let r = rec(&["bash", "-c", "cat x | mytool --fix"]);
+        let rule = remember_rule(&r).expect("a rule is offered");
+        assert_eq!(rule.pattern, ["mytool", "--fix"]);
+        assert_eq!(rule.segment, 1);
+    }
+
+    #[test]
+    fn remember_rule_not_offered_when_it_cannot_be_exact_or_would_not_help() {
+        // two asking segments
+        assert!(remember_rule(&rec(&["bash", "-c", "make && mytool"])).is_none());
+        // a finding asks (an allow rule never overrides it)
+        assert!(remember_rule(&rec(&["git", "reset", "--hard"])).is_none());
+        // opaque
+        assert!(remember_rule(&rec(&["bash", "-c", "mytool $(date)"])).is_none());
+        // untrusted program path
+        assert!(remember_rule(&rec(&["/tmp/mytool"])).is_none());
+        // capped by a redirect
+        assert!(remember_rule(&rec(&["bash", "-c", "mytool > out.txt"])).is_none());
+    }
+
+    #[test]
+    fn remember_rule_toml_loads_and_its_example_matches() {
+        let rule = remember_rule(&rec(&["cargo", "build", "--release"])).unwrap();
+        let toml = rule.to_toml("approved at the prompt");
+        let p = Policy::from_toml_str(&toml, "t").unwrap();
+        let d = p.evaluate(
+            &["cargo".into(), "build".into(), "--release".into()],
+            &EvalContext::default(),
+        );
+        assert_eq!(d.decision, Decision::Allow);
+    }
+
+    #[test]
+    fn hosts_named_in_arguments() {
+        let r = rec(&[
+            "bash",
+            "-c",
+            "curl -sS https://user@example.com:8443/x && git clone git@github.com:o/r.git && echo a:b",
+        ]);
+        assert_eq!(hosts_in(&r), ["example.com", "github.com"]);
+        assert!(hosts_in(&rec(&["cargo", "build"])).is_empty());
+    }
+
+    #[test]
+    fn answers_keys_round_trip() {
+        for a in [
+            Answer::Once,
+            Answer::Session,
+            Answer::RememberRule,
+            Answer::Deny,
+            Answer::Abort,
+        ] {
+            assert_eq!(Answer::from_key(a.key()), Some(a));
+        }
+        assert_eq!(Answer::from_key('x'), None);
+        assert_eq!(
+            serde_json::to_string(&Answer::RememberRule).unwrap(),
+            "\"remember-rule\""
+        );
+    }
+}

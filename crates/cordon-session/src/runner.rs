@@ -1,0 +1,210 @@
+//! Running an [`ExecRequest`] for the loop: the exit status, cordon's timer, cancellation,
+//! and a tail of stderr for classification (copied through to cordon's stderr as it
+//! arrives).
+//!
+//! `--timeout` kills the child with SIGKILL. For the Linux helper that is the whole tree:
+//! the helper is the supervisor of the command's pid namespace, and the namespace's
+//! processes die with it. Without a sandbox (backend none) only the direct child is killed.
+
+use crate::outcome::RunSignals;
+use cordon_sandbox::{ExecRequest, HelperReport};
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Bytes of stderr kept for classification.
+pub const STDERR_TAIL: usize = 16 * 1024;
+
+/// How to run.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Wall-clock limit; the tree is killed when it passes (outcome `timed-out`).
+    pub timeout: Option<Duration>,
+    /// Pass stderr through a pipe and keep its tail for classification. When false the
+    /// command keeps cordon's stderr (e.g. a terminal: an interactive shell stays
+    /// interactive) and classification uses structured signals only.
+    pub capture_stderr: bool,
+    /// Ask the Linux helper to print what it applied on stderr (`-v`).
+    pub helper_verbose: bool,
+}
+
+/// Spawns `exec`, copies its stderr through (keeping a tail) when asked, forwards
+/// SIGINT/SIGTERM/SIGHUP/SIGQUIT, enforces the timeout, and waits. For the Linux helper also
+/// returns what it reported on its report pipe (what it applied, or why nothing ran).
+///
+/// Errors: the spawn's `io::Error` (`NotFound` → 127, `PermissionDenied` → 126).
+pub fn run(
+    exec: &ExecRequest,
+    opts: &RunOptions,
+) -> std::io::Result<(RunSignals, Option<HelperReport>)> {
+    let build = |args: Vec<String>| {
+        let mut cmd = Command::new(&exec.program);
+        cmd.args(args)
+            .current_dir(&exec.cwd)
+            .env_clear()
+            .envs(exec.env.iter().map(|(k, v)| (k, v)))
+            .stderr(if opts.capture_stderr {
+                Stdio::piped()
+            } else {
+                Stdio::inherit()
+            });
+        cmd
+    };
+    let sandboxed = exec.backend != cordon_policy::Backend::None;
+    #[cfg(target_os = "linux")]
+    if exec.backend == cordon_policy::Backend::LinuxHelper {
+        // The helper reports what it applied (or why nothing ran) on a pipe the command
+        // never holds.
+        let mut args = exec.args.clone();
+        if opts.helper_verbose
+            && args.first().map(String::as_str) == Some(cordon_sandbox::linux::HELPER_SUBCOMMAND)
+        {
+            args.insert(1, "--report".into());
+        }
+        // R-H5: the helper says which limit ended the run on a pipe only it holds (the
+        // command's own exit code 124 or stderr cannot forge it).
+        let channel = cordon_sandbox::linux::limits::OutcomeChannel::new().ok();
+        let build = |args: Vec<String>| {
+            let mut cmd = build(args);
+            if let Some(c) = &channel {
+                let (k, v) = c.env();
+                cmd.env(k, v);
+            }
+            cmd
+        };
+        let (mut sig, report) = cordon_sandbox::linux::spawn_reported(args, build, |child| {
+            wait(child, opts, sandboxed)
+        })?;
+        sig.limit = channel
+            .and_then(|c| c.read())
+            .map(|l| l.as_str().to_string());
+        match &report {
+            Some(cordon_sandbox::linux::HelperOutcome::NotRun { reason }) => {
+                sig.helper_not_run = Some(reason.clone());
+            }
+            Some(cordon_sandbox::linux::HelperOutcome::Applied(_)) => sig.helper_applied = true,
+            None => {}
+        }
+        return Ok((sig, report));
+    }
+    let child = build(exec.args.clone()).spawn()?;
+    Ok((wait(child, opts, sandboxed)?, None))
+}
+
+/// Waits for `child`: copies its stderr through (keeping a tail), forwards signals,
+/// enforces the timeout.
+fn wait(
+    mut child: std::process::Child,
+    opts: &RunOptions,
+    sandboxed: bool,
+) -> std::io::Result<RunSignals> {
+    let tail = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let done = Arc::new(AtomicBool::new(false));
+    let tee = child.stderr.take().map(|mut pipe| {
+        let tail = Arc::clone(&tail);
+        let done = Arc::clone(&done);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            let mut err = std::io::stderr();
+            loop {
+                match pipe.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        let _ = err.write_all(&buf[..n]);
+                        let _ = err.flush();
+                        if let Ok(mut t) = tail.lock() {
+                            t.extend_from_slice(&buf[..n]);
+                            if t.len() > STDERR_TAIL {
+                                let cut = t.len() - STDERR_TAIL;
+                                t.drain(..cut);
+                            }
+                        }
+                    }
+                }
+            }
+            done.store(true, Ordering::SeqCst);
+        })
+    });
+    let cancelled = Arc::new(Mutex::new(None::<String>));
+    #[cfg(unix)]
+    let forwarder = forward_signals(child.id(), Arc::clone(&cancelled));
+    let start = Instant::now();
+    let mut timed_out = None;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break st,
+            Ok(None) => {}
+            Err(e) => return Err(e),
+        }
+        if let Some(t) = opts.timeout {
+            if timed_out.is_none() && start.elapsed() >= t {
+                // The child is not reaped yet, so its pid cannot have been reused.
+                let _ = child.kill();
+                timed_out = Some(humantime::format_duration(t).to_string());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    #[cfg(unix)]
+    if let Some(h) = forwarder {
+        h.close();
+    }
+    // Wait briefly for the rest of stderr; a leftover process holding the pipe (possible
+    // only without a sandbox) must not hold cordon.
+    let until = Instant::now() + Duration::from_millis(500);
+    while !done.load(Ordering::SeqCst) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    if done.load(Ordering::SeqCst) {
+        if let Some(t) = tee {
+            let _ = t.join();
+        }
+    }
+    let stderr_tail = tail
+        .lock()
+        .map(|t| String::from_utf8_lossy(&t).into_owned())
+        .unwrap_or_default();
+    #[cfg(unix)]
+    let (code, signal) = {
+        use std::os::unix::process::ExitStatusExt;
+        (status.code(), status.signal())
+    };
+    #[cfg(not(unix))]
+    let (code, signal) = (status.code(), None);
+    let cancelled = cancelled.lock().ok().and_then(|c| c.clone());
+    Ok(RunSignals {
+        code,
+        signal,
+        timed_out,
+        cancelled,
+        limit: None,
+        stderr_tail,
+        sandboxed,
+        helper_not_run: None,
+        helper_applied: false,
+    })
+}
+
+#[cfg(unix)]
+fn forward_signals(
+    pid: u32,
+    cancelled: Arc<Mutex<Option<String>>>,
+) -> Option<signal_hook::iterator::Handle> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    let mut signals =
+        signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT]).ok()?;
+    let handle = signals.handle();
+    std::thread::spawn(move || {
+        for sig in signals.forever() {
+            if let Ok(s) = nix::sys::signal::Signal::try_from(sig) {
+                if let Ok(mut c) = cancelled.lock() {
+                    c.get_or_insert_with(|| format!("cancelled by {s}"));
+                }
+                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), s);
+            }
+        }
+    });
+    Some(handle)
+}

@@ -1,0 +1,395 @@
+//! One entry for everyone (R-E1, R-E2): [`TrustProfile::build`] turns (entry point, cwd,
+//! config layers) into the runnable trust profile — the effective permission profile, the
+//! per-command additional permissions, the config and profile files to protect, and the
+//! exec-policy rules. `run`, `check`, `explain`, `context` and later servers all use it.
+//!
+//! A worker or worktree gets its own profile for its own cwd with [`TrustProfile::child`]:
+//! it clones the parent's layers and builds anew; the parent is never mutated.
+
+use cordon_execpolicy::Policy;
+use cordon_policy::{
+    effective_profile, select_profile, Access, AdditionalPermissions, Config, FilesystemPolicy,
+    FsEntry, NetworkPolicy, PermissionProfile, ProfileKind,
+};
+use cordon_sandbox::{CommandRequest, HostFs};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Which entry point builds the profile (recorded; every entry gets the same checks).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Entry {
+    /// A CLI subcommand (`run`, `check`, `explain`, `context`, `status`, `profiles`).
+    Cli(String),
+    /// A background worker.
+    Worker,
+    /// A linked worktree.
+    Worktree,
+    /// A sub-agent.
+    SubAgent,
+    /// A server (exec / MCP).
+    Server,
+}
+
+/// The configuration layers: what the user chose, as spelt (relative paths are read
+/// against the cwd of the profile being built, so a child re-reads them for its own cwd).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Layers {
+    /// Profile name (`--profile`), else the config's default, else `workspace-write`.
+    pub profile: Option<String>,
+    /// Config file (`--config`), else the user config if it exists.
+    pub config: Option<PathBuf>,
+    /// Extra writable paths (`-w`).
+    pub writable: Vec<PathBuf>,
+    /// `--allow-network`.
+    pub allow_network: bool,
+    /// `--with` JSON.
+    pub with: Option<String>,
+    /// `--deny-read` paths.
+    pub deny_read: Vec<PathBuf>,
+    /// `--network on|off`: `Some(true)` on, `Some(false)` off.
+    pub network: Option<bool>,
+    /// Extra exec-policy rule files (`--rules`).
+    pub rule_files: Vec<PathBuf>,
+    /// Plan mode: the profile's read-only view (R-A10).
+    pub plan: bool,
+}
+
+/// Errors building a trust profile (they say what to do).
+#[derive(Debug, Error)]
+pub enum TrustError {
+    /// The config could not be loaded or the profile does not exist.
+    #[error(transparent)]
+    Config(#[from] cordon_policy::ConfigError),
+    /// Exec-policy rules failed to load (e.g. an example that does not match).
+    #[error(transparent)]
+    Rules(#[from] cordon_execpolicy::LoadError),
+    /// A rules file cannot be read.
+    #[error("cannot read rules file {path}: {source}")]
+    RulesFile {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// A usage error (flags that cannot apply to the chosen profile).
+    #[error("{0}")]
+    Usage(String),
+    /// The additional permissions could not be merged.
+    #[error(transparent)]
+    Merge(#[from] cordon_policy::ResolveError),
+}
+
+/// The runnable trust profile for one entry point and cwd.
+#[derive(Debug, Clone)]
+pub struct TrustProfile {
+    /// Who built it.
+    pub entry: Entry,
+    /// The cwd it was built for (absolute).
+    pub cwd: PathBuf,
+    /// The layers it was built from (a child rebuilds from these).
+    pub layers: Layers,
+    /// The effective profile: base narrowed by `--deny-read`/`--network off`, widened by
+    /// `additional` (R-O1), read-only in plan mode.
+    pub profile: PermissionProfile,
+    /// The per-command additional permissions, if any.
+    pub additional: Option<AdditionalPermissions>,
+    /// The loaded config, if any.
+    pub config: Option<Config>,
+    /// Config/profile/rules files and the session directory (protected inside writable
+    /// roots, R-P3).
+    pub files: Vec<PathBuf>,
+    /// The exec-policy rules: config rules, the user's rules file, then `--rules` files.
+    pub rules: Policy,
+}
+
+/// `$XDG_CONFIG_HOME/cordon/config.toml` or `~/.config/cordon/config.toml`.
+pub fn user_config_path() -> Option<PathBuf> {
+    user_config_dir().map(|d| d.join("config.toml"))
+}
+
+/// `$XDG_CONFIG_HOME/cordon/rules.toml` or `~/.config/cordon/rules.toml`: where "remember
+/// as rule" answers are appended (loaded automatically).
+pub fn user_rules_path() -> Option<PathBuf> {
+    user_config_dir().map(|d| d.join("rules.toml"))
+}
+
+fn user_config_dir() -> Option<PathBuf> {
+    if let Some(x) = std::env::var_os("XDG_CONFIG_HOME").filter(|x| !x.is_empty()) {
+        return Some(PathBuf::from(x).join("cordon"));
+    }
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config/cordon"))
+}
+
+fn absolute(p: &Path, cwd: &Path) -> String {
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        cwd.join(p)
+    };
+    abs.to_string_lossy().into_owned()
+}
+
+impl TrustProfile {
+    /// R-E1: builds the trust profile for `entry` in `cwd` from `layers`.
+    ///
+    /// Steps: load the config → select the profile → narrow (`--deny-read`, `--network
+    /// off`) → widen by the additional permissions (R-O1) → plan mode's read-only view →
+    /// load the exec-policy rules. Config, user-config and rules files and the session
+    /// directory are listed for protection (R-P3) even when they do not exist yet.
+    ///
+    /// Errors: [`TrustError`], each saying what to change.
+    pub fn build(entry: Entry, cwd: &Path, layers: &Layers) -> Result<TrustProfile, TrustError> {
+        let (config, mut files) = match &layers.config {
+            Some(p) => (Some(Config::load(p)?), vec![p.clone()]),
+            None => match user_config_path().filter(|p| p.is_file()) {
+                Some(p) => (Some(Config::load(&p)?), vec![p]),
+                None => (None, vec![]),
+            },
+        };
+        // The session files decide later runs' approvals (R-A8): protected like the config.
+        for u in [
+            user_config_path(),
+            user_rules_path(),
+            crate::cache::sessions_dir(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if !files.contains(&u) {
+                files.push(u);
+            }
+        }
+        let mut profile = select_profile(config.as_ref(), layers.profile.as_deref())?;
+        narrow(&mut profile, layers, cwd)?;
+        let additional = additional(layers, cwd, &profile)?;
+        let mut profile = match &additional {
+            Some(o) => {
+                let ctx = CommandRequest::new(vec![], cwd.to_path_buf(), profile.clone())
+                    .resolve_context();
+                effective_profile(&profile, Some(o), &ctx, &HostFs)?
+            }
+            None => profile,
+        };
+        if layers.plan {
+            profile = crate::scope::read_only_view(&profile);
+        }
+        let rules = load_rules(config.as_ref(), &layers.rule_files)?;
+        Ok(TrustProfile {
+            entry,
+            cwd: cwd.to_path_buf(),
+            layers: layers.clone(),
+            profile,
+            additional: if layers.plan { None } else { additional },
+            config,
+            files,
+            rules,
+        })
+    }
+
+    /// R-E2: the trust profile of a worker or worktree in `cwd`, built anew from a clone of
+    /// this profile's layers. `self` is not changed.
+    ///
+    /// Errors: as [`TrustProfile::build`].
+    pub fn child(&self, entry: Entry, cwd: &Path) -> Result<TrustProfile, TrustError> {
+        TrustProfile::build(entry, cwd, &self.layers.clone())
+    }
+
+    /// The exec-policy decision for `req` (its argv, cwd, home and profile; R-A2..R-A4).
+    /// Deny-read entries block a rule's sandbox bypass: they are only enforced by the
+    /// sandbox.
+    pub fn evaluate(&self, req: &CommandRequest) -> cordon_execpolicy::DecisionRecord {
+        let has_deny_read = match req.profile.effective_filesystem() {
+            FilesystemPolicy::Restricted {
+                default, entries, ..
+            } => default == Access::Deny || entries.iter().any(|e| e.access == Access::Deny),
+            FilesystemPolicy::Unrestricted => false,
+        };
+        let mut eval = cordon_execpolicy::EvalContext::default()
+            .with_deny_read(has_deny_read)
+            .with_cwd(req.cwd.to_string_lossy());
+        if let Some((_, h)) = req.env.iter().find(|(k, _)| k == "HOME") {
+            eval = eval.with_home(h.as_str());
+        }
+        self.rules.evaluate(&req.argv, &eval)
+    }
+
+    /// A [`CommandRequest`] for `argv` under this profile (cwd, profile files, env).
+    pub fn command(&self, argv: Vec<String>) -> CommandRequest {
+        let mut req = CommandRequest::new(argv, self.cwd.clone(), self.profile.clone());
+        req.profile_files = self.files.clone();
+        req
+    }
+}
+
+fn narrow(profile: &mut PermissionProfile, layers: &Layers, cwd: &Path) -> Result<(), TrustError> {
+    if !layers.deny_read.is_empty() {
+        if profile.kind == ProfileKind::Disabled {
+            return Err(TrustError::Usage(format!(
+                "profile {:?} is disabled (no filesystem sandbox), so --deny-read cannot apply; \
+                 choose a managed profile, e.g. --profile workspace-write",
+                profile.name
+            )));
+        }
+        if profile.filesystem == FilesystemPolicy::Unrestricted {
+            profile.filesystem = FilesystemPolicy::Restricted {
+                default: Access::Write,
+                entries: Vec::new(),
+                protect_metadata: false,
+            };
+        }
+        profile.push_entries(
+            layers
+                .deny_read
+                .iter()
+                .map(|p| FsEntry::new(absolute(p, cwd), Access::Deny).with_source("--deny-read")),
+        );
+    }
+    if layers.network == Some(false) {
+        profile.network = NetworkPolicy::Restricted;
+    }
+    Ok(())
+}
+
+fn additional(
+    layers: &Layers,
+    cwd: &Path,
+    profile: &PermissionProfile,
+) -> Result<Option<AdditionalPermissions>, TrustError> {
+    let mut overlay = match &layers.with {
+        Some(json) => serde_json::from_str::<AdditionalPermissions>(json).map_err(|e| {
+            TrustError::Usage(format!(
+                "--with {json:?} is not valid additional permissions JSON ({e}); expected \
+                 {{\"network\": true, \"entries\": [{{\"path\": \"/data\", \"access\": \"write\"}}]}}"
+            ))
+        })?,
+        None => AdditionalPermissions::default(),
+    };
+    for e in &mut overlay.entries {
+        if e.source.is_none() {
+            e.source = Some("--with".into());
+        }
+    }
+    overlay.entries.extend(
+        layers
+            .writable
+            .iter()
+            .map(|p| FsEntry::new(absolute(p, cwd), Access::Write).with_source("--writable")),
+    );
+    if layers.allow_network || layers.network == Some(true) {
+        overlay.network = Some(true);
+    }
+    if overlay.grants_nothing() {
+        return Ok(None);
+    }
+    if profile.kind == ProfileKind::Disabled && !overlay.entries.is_empty() {
+        return Err(TrustError::Usage(format!(
+            "profile {:?} is disabled (no filesystem sandbox): --writable/--with entries have nothing to widen",
+            profile.name
+        )));
+    }
+    Ok(Some(overlay))
+}
+
+/// The exec-policy rules (R-A3, R-P6 order): the config's `[[rules]]`, the user's rules
+/// file (remembered answers), then each extra file. Examples are checked while loading.
+///
+/// Errors: a rules file that cannot be read or whose rules fail their checks.
+pub fn load_rules(config: Option<&Config>, extra: &[PathBuf]) -> Result<Policy, TrustError> {
+    let mut layers = Vec::new();
+    if let Some(c) = config {
+        if let Some(rules) = &c.rules {
+            layers.push(Policy::from_toml_value(
+                rules,
+                &c.path.display().to_string(),
+            )?);
+        }
+    }
+    let mut files: Vec<PathBuf> = user_rules_path()
+        .filter(|p| p.is_file())
+        .into_iter()
+        .collect();
+    files.extend(extra.iter().cloned());
+    for f in &files {
+        let text = std::fs::read_to_string(f).map_err(|source| TrustError::RulesFile {
+            path: f.clone(),
+            source,
+        })?;
+        layers.push(Policy::from_toml_str(&text, &f.display().to_string())?);
+    }
+    Ok(Policy::merge_layers(layers))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn child_builds_its_own_profile_and_leaves_the_parent_untouched() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        let layers = Layers {
+            writable: vec![PathBuf::from("out")],
+            config: Some(a.path().join("missing-ok.toml")),
+            ..Default::default()
+        };
+        // a missing --config is an error; use no config instead
+        let layers = Layers {
+            config: None,
+            ..layers
+        };
+        let parent = TrustProfile::build(Entry::Cli("run".into()), a.path(), &layers).unwrap();
+        let before_profile = parent.profile.clone();
+        let before_additional = parent.additional.clone();
+        let child = parent.child(Entry::Worktree, b.path()).unwrap();
+        assert_eq!(child.cwd, b.path());
+        assert_eq!(parent.cwd, a.path());
+        assert_eq!(parent.profile, before_profile);
+        assert_eq!(parent.additional, before_additional);
+        // relative -w paths are read against each one's own cwd
+        let w = |t: &TrustProfile| t.additional.as_ref().unwrap().entries[0].path.clone();
+        assert!(w(&parent).starts_with(&a.path().to_string_lossy().to_string()));
+        assert!(w(&child).starts_with(&b.path().to_string_lossy().to_string()));
+        assert_eq!(child.entry, Entry::Worktree);
+    }
+
+    #[test]
+    fn plan_layer_gives_the_read_only_view() {
+        let a = tempfile::tempdir().unwrap();
+        let t = TrustProfile::build(
+            Entry::Cli("run".into()),
+            a.path(),
+            &Layers {
+                plan: true,
+                allow_network: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(t.profile.network, NetworkPolicy::Restricted);
+        assert!(t.additional.is_none());
+        match &t.profile.filesystem {
+            FilesystemPolicy::Restricted { entries, .. } => {
+                assert!(entries.iter().all(|e| e.access != Access::Write))
+            }
+            f => panic!("{f:?}"),
+        }
+    }
+
+    #[test]
+    fn usage_errors_say_what_to_do() {
+        let a = tempfile::tempdir().unwrap();
+        let e = TrustProfile::build(
+            Entry::Cli("run".into()),
+            a.path(),
+            &Layers {
+                profile: Some("danger-full-access".into()),
+                deny_read: vec!["x".into()],
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("--profile workspace-write"), "{e}");
+    }
+}

@@ -1,0 +1,679 @@
+//! End-to-end tests of the decision loop in `cordon run` (issue 9): classification of real
+//! runs with hints, timeouts that leave no survivors, escalation needing a fresh approval,
+//! the session cache across runs (`--session` + scripted answers), plan mode, and the
+//! interactive prompt driven through tmux. One `cordon` process per run.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const CORDON: &str = env!("CARGO_BIN_EXE_cordon");
+
+struct Project {
+    root: tempfile::TempDir,
+    dir: PathBuf,
+    home: PathBuf,
+}
+
+fn project() -> Project {
+    // Under /var/tmp so it is not hidden by the sandbox's private /tmp.
+    let root = tempfile::Builder::new()
+        .prefix("cordon-sess-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let dir = root.path().join("proj");
+    let home = root.path().join("home");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let st = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    Project {
+        dir: dir.canonicalize().unwrap(),
+        home: home.canonicalize().unwrap(),
+        root,
+    }
+}
+
+fn cordon(p: &Project, args: &[&str]) -> Command {
+    let mut c = Command::new(CORDON);
+    c.args(args)
+        .current_dir(&p.dir)
+        .env("HOME", &p.home)
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("CORDON_DISABLE_LAYERS")
+        .env_remove("CORDON_PROFILE")
+        .env_remove("CORDON_CONFIG")
+        .stdin(Stdio::null());
+    c
+}
+
+fn out(mut c: Command) -> Output {
+    c.output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The `--json` report: the last JSON line on stderr.
+fn report(o: &Output) -> serde_json::Value {
+    let err = text(&o.stderr);
+    let line = err
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or_else(|| panic!("no JSON report in stderr: {err}"));
+    serde_json::from_str(line).unwrap()
+}
+
+fn sandbox_available() -> bool {
+    let p = project();
+    let o = out(cordon(&p, &["status", "--json"]));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("status --json");
+    let enabled = v["status"]["sandbox_enabled"]["value"].as_bool() == Some(true);
+    if !enabled {
+        let why = v["status"]["sandbox_enabled"]["reason"].to_string();
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("CI host must support the Linux sandbox, but: {why}");
+        }
+        eprintln!("SKIP: sandbox unavailable on this host: {why}");
+    }
+    enabled
+}
+
+fn have(tool: &str) -> bool {
+    let ok = Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok && std::env::var("CI").as_deref() == Ok("true") {
+        panic!("CI host must have {tool} (install it in .ci/run)");
+    }
+    ok
+}
+
+/// Writing outside every writable root → sandbox-denied with the path and a -w hint.
+#[test]
+fn write_to_read_only_path_is_sandbox_denied_with_the_path() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let outside = p.root.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let target = outside.join("x");
+    let o = out(cordon(
+        &p,
+        &["run", "--json", "--", "touch", target.to_str().unwrap()],
+    ));
+    let v = report(&o);
+    assert_eq!(v["outcome"], "sandbox-denied", "{v}");
+    assert_eq!(v["path"], target.to_str().unwrap());
+    let err = text(&o.stderr);
+    assert!(
+        err.contains(&format!("-w {}\n", outside.display())),
+        "hint names the smallest widening (the file does not exist: its directory): {err}"
+    );
+    assert!(!target.exists());
+}
+
+/// git writing its protected config (git branch -M) → sandbox-denied with the R-P3 rule
+/// and the hint `.git/config is protected (R-P3 …): … -w .git/config`.
+#[test]
+fn protected_git_config_is_sandbox_denied_with_the_rule() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let o = out(cordon(
+        &p,
+        &["run", "--json", "--", "git", "branch", "-M", "main"],
+    ));
+    let v = report(&o);
+    assert_eq!(v["outcome"], "sandbox-denied", "{v}");
+    assert!(v["rule"].as_str().unwrap().contains("R-P3"), "{v}");
+    let err = text(&o.stderr);
+    assert!(err.contains(".git/config is protected (R-P3"), "{err}");
+    assert!(err.contains("-w .git/config"), "{err}");
+}
+
+/// Ordinary failures stay command-failed: `exit 1`, and a test runner's own "Permission
+/// denied" about its own fixture in the workspace.
+#[test]
+fn ordinary_failures_are_command_failed() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let o = out(cordon(&p, &["run", "--json", "--", "sh", "-c", "exit 1"]));
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(report(&o)["outcome"], "command-failed");
+    std::fs::create_dir_all(p.dir.join("tests")).unwrap();
+    std::fs::write(p.dir.join("tests/fixture.txt"), "x").unwrap();
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "echo \"E   PermissionError: [Errno 13] Permission denied: 'tests/fixture.txt'\" >&2; \
+             echo '1 failed' >&2; exit 1",
+        ],
+    ));
+    let v = report(&o);
+    assert_eq!(v["outcome"], "command-failed", "{v}");
+    assert!(v.get("hint").is_none() || v["hint"].is_null(), "{v}");
+    assert!(!text(&o.stderr).contains("-w "), "no widening hint");
+}
+
+fn survivors(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(marker) && !cmd.contains("cordon") {
+                found.push(format!("{}: {cmd}", e.file_name().to_string_lossy()));
+            }
+        }
+    }
+    found
+}
+
+/// `--timeout 100ms` on `sleep` (plus a background child) → timed-out, exit 137, and no
+/// process of the tree survives.
+#[test]
+fn timeout_kills_the_whole_tree() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let marker = "10.4242";
+    let started = Instant::now();
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--json",
+            "--timeout",
+            "100ms",
+            "--",
+            "sh",
+            "-c",
+            &format!("sleep {marker} & sleep {marker}; wait"),
+        ],
+    ));
+    let elapsed = started.elapsed();
+    let v = report(&o);
+    assert_eq!(v["outcome"], "timed-out", "{v}");
+    assert_eq!(o.status.code(), Some(137));
+    assert!(elapsed < Duration::from_secs(8), "{elapsed:?}");
+    // The pid namespace dies with its helper; give the kernel a moment to reap.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !survivors(marker).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(survivors(marker), Vec::<String>::new());
+}
+
+/// Network off: curl and a getaddrinfo lookup fail at once and are network-denied with the
+/// --allow-network hint (not a 72 s DNS retry).
+#[test]
+fn network_off_lookups_are_network_denied_at_once() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let mut cases: Vec<Vec<&str>> = vec![vec![
+        "python3",
+        "-c",
+        "import socket; socket.getaddrinfo('registry.npmjs.org', 443)",
+    ]];
+    if have("curl") {
+        cases.push(vec!["curl", "-sS", "https://example.com/"]);
+    }
+    // npm's resolver path (libuv getaddrinfo), when node is installed (not required on CI).
+    let node = Command::new("sh")
+        .args(["-c", "command -v node"])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if node {
+        cases.push(vec![
+            "node",
+            "-e",
+            "require('dns').lookup('registry.npmjs.org', e => { console.error(String(e)); process.exit(1) })",
+        ]);
+    }
+    for argv in cases {
+        let mut args = vec!["run", "--json", "--"];
+        args.extend(&argv);
+        let started = Instant::now();
+        let o = out(cordon(&p, &args));
+        let elapsed = started.elapsed();
+        let v = report(&o);
+        assert_eq!(v["outcome"], "network-denied", "{argv:?}: {v}");
+        assert!(
+            text(&o.stderr).contains("allow it once with --allow-network"),
+            "{}",
+            text(&o.stderr)
+        );
+        // Bounded, not a timing benchmark: the lookup must not hang on retries.
+        assert!(elapsed < Duration::from_secs(10), "{argv:?}: {elapsed:?}");
+    }
+}
+
+/// R-F2: after a sandbox denial the smallest widening is offered as a NEW request (the
+/// tool call's approval does not carry over, even with --session); approved → the retry
+/// runs with `-w PATH`; denied → no retry, the outcome stays.
+#[test]
+fn escalation_needs_a_fresh_approval() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let outside = p.root.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let target = outside.join("made");
+    let answers = p.root.path().join("answers");
+    // 1st answer: the tool call itself (untrusted mode asks for `touch`), for the session;
+    // 2nd: the escalation request.
+    std::fs::write(&answers, "\"session\"\n\"once\"\n").unwrap();
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--json",
+            "--approval-mode",
+            "untrusted",
+            "--session",
+            "esc",
+            "--approvals-from",
+            answers.to_str().unwrap(),
+            "--",
+            "touch",
+            target.to_str().unwrap(),
+        ],
+    ));
+    let v = report(&o);
+    assert_eq!(v["outcome_detail"]["outcome"], "sandbox-denied", "{v}");
+    assert_eq!(v["escalation"]["escalation"], "offered", "{v}");
+    assert_eq!(
+        v["retry"]["approval"]["by"], "scripted",
+        "fresh answer: {v}"
+    );
+    assert_eq!(v["retry"]["approval"]["answer"], "once", "{v}");
+    assert_eq!(v["outcome"], "success", "{v}");
+    assert!(target.exists());
+    assert!(text(&o.stderr).contains("retrying with"));
+    // The harness saw both requests (with their ids) before answering; the retry's warns
+    // about side effects.
+    let requests: Vec<serde_json::Value> = text(&o.stderr)
+        .lines()
+        .filter(|l| l.starts_with("{\"approval_request\""))
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["approval_request"].clone())
+        .collect();
+    assert_eq!(requests.len(), 2, "{}", text(&o.stderr));
+    assert_eq!(requests[0]["approval_id"], v["approval"]["approval_id"]);
+    assert_eq!(
+        requests[1]["approval_id"],
+        v["retry"]["approval"]["approval_id"]
+    );
+    assert_ne!(requests[0]["run_id"], requests[1]["run_id"]);
+    assert!(requests[1]["warning"]
+        .as_str()
+        .unwrap()
+        .contains("side effects"));
+
+    // Denied: the first attempt's outcome is returned with the reason.
+    let target2 = outside.join("made2");
+    std::fs::write(&answers, "\"once\"\n\"deny\"\n").unwrap();
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--json",
+            "--approval-mode",
+            "untrusted",
+            "--approvals-from",
+            answers.to_str().unwrap(),
+            "--",
+            "touch",
+            target2.to_str().unwrap(),
+        ],
+    ));
+    let v = report(&o);
+    assert_eq!(v["outcome"], "sandbox-denied", "{v}");
+    assert!(v["retry_refused"].is_string(), "{v}");
+    assert!(v.get("retry").is_none(), "{v}");
+    assert!(!target2.exists());
+
+    // Not offered in approval mode never (nobody may be asked).
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--json",
+            "--approval-mode",
+            "never",
+            "--",
+            "touch",
+            target2.to_str().unwrap(),
+        ],
+    ));
+    let v = report(&o);
+    assert_eq!(v["outcome"], "sandbox-denied", "{v}");
+    assert_eq!(v["escalation"]["escalation"], "not-offered", "{v}");
+}
+
+/// Plan mode: the workspace is read-only until plan mode is left.
+#[test]
+fn plan_mode_is_read_only() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let o = out(cordon(
+        &p,
+        &["run", "--plan", "--json", "--", "touch", "planned"],
+    ));
+    let v = report(&o);
+    assert_eq!(v["outcome"], "sandbox-denied", "{v}");
+    // no widening inside plan mode; the decisions are recorded separately (R-A10)
+    assert_eq!(v["escalation"]["escalation"], "not-offered", "{v}");
+    let kinds: Vec<&str> = v["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["tool-approval", "sandbox-preparation"], "{v}");
+    assert!(!p.dir.join("planned").exists());
+    let o = out(cordon(&p, &["run", "--json", "--", "touch", "planned"]));
+    assert_eq!(report(&o)["outcome"], "success");
+    assert!(p.dir.join("planned").exists());
+}
+
+/// The issue's "done when": an agent-style session of ten commands with `--session` and
+/// scripted answers — one prompt per distinct key, none for a repeat (also through
+/// `bash -lc`), every failure classified with its class and hint. The session file is
+/// private.
+#[test]
+fn agent_session_of_ten_commands() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let answers = p.root.path().join("answers");
+    let outside = p.root.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let outside_file = outside.join("x");
+    let outside_s = outside_file.to_str().unwrap().to_string();
+    // (argv, expected approval.by, expected outcome)
+    let steps: Vec<(Vec<&str>, &str, &str)> = vec![
+        (vec!["git", "status"], "policy", "success"),
+        (vec!["touch", "a.txt"], "scripted", "success"),
+        (vec!["touch", "a.txt"], "session cache", "success"),
+        (
+            vec!["bash", "-lc", "touch a.txt"],
+            "session cache",
+            "success",
+        ),
+        (vec!["touch", "b.txt"], "scripted", "success"),
+        (
+            vec!["python3", "-c", "raise SystemExit(1)"],
+            "scripted",
+            "command-failed",
+        ),
+        (
+            vec!["python3", "-c", "raise SystemExit(1)"],
+            "session cache",
+            "command-failed",
+        ),
+        (vec!["touch", &outside_s], "scripted", "sandbox-denied"),
+        (
+            vec![
+                "python3",
+                "-c",
+                "import socket; socket.getaddrinfo('example.com', 80)",
+            ],
+            "scripted",
+            "network-denied",
+        ),
+        (
+            vec!["git", "branch", "-M", "main"],
+            "scripted",
+            "sandbox-denied",
+        ),
+    ];
+    let mut prompts = 0;
+    for (i, (argv, by, outcome)) in steps.iter().enumerate() {
+        // One "session" answer per run; it is consumed only when the run prompts.
+        // Escalations after a denial are answered "deny" (second line).
+        std::fs::write(&answers, "\"session\"\n\"deny\"\n").unwrap();
+        let mut args = vec![
+            "run",
+            "--json",
+            "--approval-mode",
+            "untrusted",
+            "--session",
+            "agent-7",
+            "--approvals-from",
+            answers.to_str().unwrap(),
+            "--",
+        ];
+        args.extend(argv.iter());
+        let o = out(cordon(&p, &args));
+        let v = report(&o);
+        assert_eq!(v["approval"]["by"], *by, "step {i} {argv:?}: {v}");
+        assert_eq!(v["outcome"], *outcome, "step {i} {argv:?}: {v}");
+        if *by == "scripted" {
+            prompts += 1;
+        }
+        if matches!(*outcome, "sandbox-denied" | "network-denied") {
+            assert!(v["hint"].is_string(), "step {i}: {v}");
+        }
+    }
+    assert_eq!(prompts, 6, "one prompt per distinct key");
+    let file = p.home.join(".local/state/cordon/sessions/agent-7.json");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
+
+/// Without a TTY, an ask is refused with the reason (R-A6), never hangs waiting for input.
+#[test]
+fn no_tty_means_non_interactive() {
+    let p = project();
+    let o = out(cordon(&p, &["run", "--", "git", "reset", "--hard"]));
+    assert_eq!(o.status.code(), Some(125));
+    let err = text(&o.stderr);
+    assert!(err.contains("R-A6"), "{err}");
+    assert!(err.contains("--yes"), "{err}");
+}
+
+fn tmux(args: &[&str], socket: &Path) -> Output {
+    Command::new("tmux")
+        .arg("-S")
+        .arg(socket)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The interactive prompt in a real terminal (tmux): `o` runs once, `s` runs and the
+/// repeat does not prompt, `d` denies (exit 125, the command did not run).
+#[test]
+fn interactive_prompt_in_tmux() {
+    if !have("tmux") || !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let socket = p.root.path().join("tmux.sock");
+    let script = p.root.path().join("session.sh");
+    let log = p.root.path().join("log");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncd {dir}\nexport HOME={home}\nunset XDG_STATE_HOME XDG_CONFIG_HOME\n\
+             C={cordon}\n\
+             $C run --approval-mode untrusted -- touch once.txt; echo \"once=$?\" >> {log}\n\
+             $C run --approval-mode untrusted --session tty -- touch sess.txt; echo \"sess1=$?\" >> {log}\n\
+             $C run --approval-mode untrusted --session tty -- touch sess.txt; echo \"sess2=$?\" >> {log}\n\
+             $C run --approval-mode untrusted -- touch denied.txt; echo \"deny=$?\" >> {log}\n\
+             sleep 30\n",
+            dir = p.dir.display(),
+            home = p.home.display(),
+            cordon = CORDON,
+            log = log.display(),
+        ),
+    )
+    .unwrap();
+    let st = tmux(
+        &[
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            "200",
+            "-y",
+            "50",
+            "sh",
+            script.to_str().unwrap(),
+        ],
+        &socket,
+    );
+    assert!(st.status.success(), "{}", text(&st.stderr));
+    let pane = || text(&tmux(&["capture-pane", "-p", "-t", "t"], &socket).stdout);
+    let logged = || std::fs::read_to_string(&log).unwrap_or_default();
+    let prompts = |n: usize| pane().matches("(Enter = deny)").count() >= n;
+
+    wait_for("first prompt", || prompts(1));
+    let screen = pane();
+    assert!(screen.contains("command: touch once.txt"), "{screen}");
+    assert!(screen.contains("[o] once"), "{screen}");
+    tmux(&["send-keys", "-t", "t", "o"], &socket);
+    wait_for("once result", || logged().contains("once="));
+    wait_for("session prompt", || prompts(2));
+    tmux(&["send-keys", "-t", "t", "s"], &socket);
+    wait_for("session result", || logged().contains("sess2="));
+    wait_for("deny prompt", || prompts(3));
+    tmux(&["send-keys", "-t", "t", "d"], &socket);
+    wait_for("deny result", || logged().contains("deny="));
+    let _ = tmux(&["kill-server"], &socket);
+    let l = logged();
+    assert!(l.contains("once=0"), "{l}");
+    assert!(l.contains("sess1=0") && l.contains("sess2=0"), "{l}");
+    assert!(l.contains("deny=125"), "{l}");
+    assert!(p.dir.join("once.txt").exists());
+    assert!(p.dir.join("sess.txt").exists());
+    assert!(!p.dir.join("denied.txt").exists());
+    // exactly three prompts: the repeat of the session-approved command asked nothing
+    assert_eq!(pane_count(&l), 4);
+}
+
+fn pane_count(log: &str) -> usize {
+    log.lines().count()
+}
+
+/// An interrupt while the command runs ends it as `cancelled` (not `command-failed`).
+#[test]
+fn interrupt_is_cancelled() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let mut c = cordon(&p, &["run", "--json", "--", "sleep", "7.4242"]);
+    let child = c.stderr(Stdio::piped()).spawn().unwrap();
+    // Wait until the sandboxed sleep runs, then interrupt cordon (by its pid).
+    wait_for("sleep to start", || !survivors("7.4242").is_empty());
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = child.wait_with_output().unwrap();
+    let v = report(&o);
+    assert_eq!(v["outcome"], "cancelled", "{v}");
+    assert_ne!(o.status.code(), Some(0));
+}
+
+/// Session files decide later runs' approvals: even when a run may write the directory
+/// they live in, the sessions directory stays protected (R-P3), so a command cannot forge
+/// approvals. Twin: the rest of that directory is writable.
+#[test]
+fn session_files_cannot_be_forged_from_inside() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let local = p.home.join(".local");
+    std::fs::create_dir_all(&local).unwrap();
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "-w",
+            local.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "echo ok > ~/.local/other && mkdir -p ~/.local/state/cordon/sessions && \
+             echo forged > ~/.local/state/cordon/sessions/agent.json",
+        ],
+    ));
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        local.join("other").exists(),
+        "still works: {}",
+        text(&o.stderr)
+    );
+    assert!(!local.join("state/cordon/sessions/agent.json").exists());
+}
+
+/// `--approvals-from fd:N` reads answers from an inherited descriptor.
+#[test]
+fn approvals_from_a_descriptor() {
+    let p = project();
+    let answers = p.root.path().join("answers");
+    std::fs::write(&answers, "\"deny\"\n").unwrap();
+    let o = out({
+        let mut c = Command::new("sh");
+        c.args([
+            "-c",
+            &format!(
+                "exec {CORDON} run --json --approval-mode untrusted --approvals-from fd:3 -- touch ran 3<{}",
+                answers.display()
+            ),
+        ])
+        .current_dir(&p.dir)
+        .env("HOME", &p.home)
+        .stdin(Stdio::null());
+        c
+    });
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    let v = report(&o);
+    assert_eq!(v["outcome"], "refused", "{v}");
+    assert_eq!(v["approval"]["verdict"], "refuse", "{v}");
+    assert!(
+        v["reason"].as_str().unwrap().contains("denied by scripted"),
+        "{v}"
+    );
+    assert!(!p.dir.join("ran").exists());
+}
