@@ -253,6 +253,14 @@ pub struct PermissionProfile {
     /// Fail closed (default) or run unconfined when confinement is unavailable (R-S4).
     #[serde(default)]
     pub on_unavailable: OnUnavailable,
+    /// How known package caches are shown inside (R-C1): a private copy-on-write layer per
+    /// workspace (default), read-only, or the host's own cache writable. See
+    /// [`crate::caches`].
+    #[serde(default)]
+    pub caches: crate::caches::CacheMode,
+    /// Caches added to (or replacing rows of) [`crate::caches::KNOWN_CACHES`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra_caches: Vec<crate::caches::CacheSpec>,
 }
 
 /// Well-known credential stores hidden from reads by the restricted built-ins (R-P5).
@@ -330,6 +338,8 @@ impl PermissionProfile {
                     network: NetworkPolicy::Restricted,
                     env: EnvPolicy::default(),
                     on_unavailable: OnUnavailable::Refuse,
+                    caches: Default::default(),
+                    extra_caches: Vec::new(),
                 })
             }
             "read-only" => Some(PermissionProfile {
@@ -343,6 +353,8 @@ impl PermissionProfile {
                 network: NetworkPolicy::Restricted,
                 env: EnvPolicy::default(),
                 on_unavailable: OnUnavailable::Refuse,
+                caches: Default::default(),
+                extra_caches: Vec::new(),
             }),
             "danger-full-access" => Some(PermissionProfile {
                 name: name.into(),
@@ -351,6 +363,8 @@ impl PermissionProfile {
                 network: NetworkPolicy::Enabled,
                 env: EnvPolicy::default(),
                 on_unavailable: OnUnavailable::Refuse,
+                caches: Default::default(),
+                extra_caches: Vec::new(),
             }),
             _ => None,
         }

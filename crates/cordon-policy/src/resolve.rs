@@ -296,6 +296,9 @@ pub struct ResolvedProfile {
     /// Things resolution could not honour and skipped, in plain words (e.g. `:home` with
     /// no `$HOME`). Shown by `cordon explain`.
     pub notes: Vec<String>,
+    /// The known package caches this run shows, and how (R-C1, [`crate::caches`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub caches: Vec<crate::caches::ResolvedCache>,
 }
 
 /// Errors from resolution.
@@ -702,6 +705,8 @@ pub fn resolve(
             entries,
             protect_metadata,
         } => {
+            let mut entries = entries;
+            entries.extend(cache_entries(profile, ctx, fs));
             let mut out = Vec::new();
             let mut named: Vec<PathBuf> = Vec::new();
             for (index, e) in entries.iter().enumerate() {
@@ -807,6 +812,14 @@ pub fn resolve(
             f
         }
     };
+    let caches = crate::caches::resolve_caches(
+        profile.caches,
+        &profile.extra_caches,
+        ctx.home.as_deref(),
+        &workspace,
+        &filesystem,
+        fs,
+    );
     Ok(ResolvedProfile {
         format_version: PROFILE_FORMAT_VERSION,
         profile: profile.clone(),
@@ -814,7 +827,30 @@ pub fn resolve(
         workspace,
         filesystem,
         notes,
+        caches,
     })
+}
+
+/// The entries the profile's `caches` mode adds (R-C1): with `overlay`, the overlay state
+/// root `:home/.cache/cordon/overlays` hidden (another workspace's private layers are
+/// never reachable, even under `-w ~/.cache`); with `shared`, each existing known cache
+/// writable. Each names its source for `explain`.
+fn cache_entries(
+    profile: &PermissionProfile,
+    ctx: &ResolveContext,
+    fs: &dyn FsView,
+) -> Vec<crate::profile::FsEntry> {
+    use crate::caches::{shared_entries, CacheMode};
+    use crate::profile::FsEntry;
+    match profile.caches {
+        CacheMode::Overlay => vec![FsEntry::new(":home/.cache/cordon/overlays", Access::Deny)
+            .with_source("caches = \"overlay\" (private cache layers of every workspace)")],
+        CacheMode::ReadOnly => Vec::new(),
+        CacheMode::Shared => shared_entries(&profile.extra_caches, ctx.home.as_deref(), fs)
+            .into_iter()
+            .map(|p| FsEntry::new(p, Access::Write).with_source("caches = \"shared\""))
+            .collect(),
+    }
 }
 
 /// Whether a temp dir that resolves to `c` is too wide to be writable wholesale (or exempt

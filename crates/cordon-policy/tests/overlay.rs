@@ -475,6 +475,8 @@ fn base_strategy() -> impl Strategy<Value = PermissionProfile> {
                 },
                 env: EnvPolicy::default(),
                 on_unavailable: OnUnavailable::Refuse,
+                caches: Default::default(),
+                extra_caches: Vec::new(),
             },
         )
 }
@@ -494,6 +496,8 @@ fn scope(x: Option<&AdditionalPermissions>, q: &Path) -> Access {
         network: NetworkPolicy::Restricted,
         env: EnvPolicy::default(),
         on_unavailable: OnUnavailable::Refuse,
+        caches: Default::default(),
+        extra_caches: Vec::new(),
     };
     let fs = fs();
     resolve(&p, &ctx(), &fs)

@@ -332,7 +332,7 @@ fn run_namespaces(
     mut features: LinuxFeatures,
 ) -> i32 {
     let profile = &payload.profile;
-    let layout = mounts::layout(&profile.filesystem);
+    let layout = mounts::layout_for(profile);
     // Missing writable grants created; placeholders are permanent (`mounts::Placeholder`).
     if let Err(e) = mounts::prepare_host(&layout) {
         eprintln!("cordon: refusing to run unconfined: {e}");
@@ -470,7 +470,13 @@ fn init_main(
         Ok(p) => p,
         Err(code) => return code,
     };
-    process::supervise(child)
+    let code = process::supervise(child);
+    if code != 0 {
+        if let Some(h) = super::caches::read_only_hint(profile, &built.read_only_caches) {
+            eprintln!("cordon: hint: {h}");
+        }
+    }
+    code
 }
 
 fn with_refusal_prefix(e: &str) -> String {
@@ -483,7 +489,7 @@ fn with_refusal_prefix(e: &str) -> String {
 
 fn run_landlock_only(payload: &HelperPayload, args: &HelperArgs, plan: &LinuxPlan) -> i32 {
     let profile = &payload.profile;
-    if let Err(e) = mounts::create_missing_grants(&mounts::layout(&profile.filesystem)) {
+    if let Err(e) = mounts::create_missing_grants(&mounts::layout_for(profile)) {
         eprintln!("cordon: refusing to run: {e}");
         return EXIT_SETUP;
     }

@@ -31,7 +31,7 @@
 //! Entries under `/dev` or `/proc` are ignored (those trees are rebuilt; noted).
 
 use super::sys;
-use cordon_policy::{Access, EntryOrigin, ResolvedFilesystem};
+use cordon_policy::{Access, CacheMode, EntryOrigin, ResolvedFilesystem, ResolvedProfile};
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -90,6 +90,19 @@ pub enum StepKind {
     /// component with an exclusive `mkdirat` beneath a parent opened without following
     /// symlinks; the [`StepKind::Bind`] that follows binds it. Failing → refusal.
     CreateDir,
+    /// A known package cache (R-C1, [`cordon_policy::caches`]): an overlay mount at the
+    /// cache's path with the host cache as its read-only lower layer and a private writable
+    /// layer kept per workspace (`<state>/upper`, `<state>/work`, created on the host
+    /// beforehand without following symlinks, mode 0700). The host cache is never written.
+    /// If the kernel refuses the overlay (no overlayfs in user namespaces before Linux
+    /// 5.11, an upper dir on an unsupported filesystem), the cache stays read-only as the
+    /// layer below shows it, with a note: never a silent write to the host cache.
+    Overlay {
+        /// The cache's short name (`cargo-registry`).
+        name: String,
+        /// The per-workspace state directory holding `upper/` and `work/`.
+        state: PathBuf,
+    },
     /// Hide the path: an empty mode-000 tmpfs (directory) or file, read-only.
     Mask {
         /// Something is bound beneath the hidden directory (e.g. a writable grant inside a
@@ -125,6 +138,7 @@ impl StepKind {
                 | StepKind::Bind { .. }
                 | StepKind::PinLink
                 | StepKind::CopyLink
+                | StepKind::Overlay { .. }
                 | StepKind::Mask { .. }
         )
     }
@@ -171,7 +185,13 @@ impl std::fmt::Display for Step {
             ),
             StepKind::PinLink => write!(f, "{p}: symlink pinned (bound onto itself)"),
             StepKind::CopyLink => write!(f, "{p}: symlink recreated (as on the host)"),
-            StepKind::CreateDir => write!(f, "{p}: created on the host (missing writable grant)"),
+            StepKind::CreateDir => write!(f, "{p}: created on the host first (missing)"),
+            StepKind::Overlay { name, state } => write!(
+                f,
+                "{p}: copy-on-write cache `{name}` (host cache read-only below, private layer \
+                 in {})",
+                state.display()
+            ),
             StepKind::Mask { traverse: false } => write!(f, "{p}: hidden (empty, mode 000)"),
             StepKind::Mask { traverse: true } => {
                 write!(
@@ -238,6 +258,63 @@ fn step(path: &str, kind: StepKind, may_create: bool) -> Step {
         kind,
         may_create,
     }
+}
+
+/// The mount layout of a resolved profile (pure): [`layout`] of its filesystem plus one
+/// [`StepKind::Overlay`] step per copy-on-write cache ([`ResolvedProfile::caches`]) and,
+/// when there is one, the overlay state root hidden (created on the host first when it
+/// was missing at resolve time, so even a first run cannot reach it). This is the plan
+/// the helper applies, `--dry-run` prints and rung-1 Landlock rules are derived from.
+pub fn layout_for(profile: &ResolvedProfile) -> Layout {
+    let mut l = layout(&profile.filesystem);
+    let overlays: Vec<&cordon_policy::ResolvedCache> = profile
+        .caches
+        .iter()
+        .filter(|c| c.mode == CacheMode::Overlay)
+        .collect();
+    let Some(first) = overlays.first() else {
+        return l;
+    };
+    // `<root>/<workspace-key>/<name>`: the state root is two levels up.
+    let Some(root) = first.state.parent().and_then(Path::parent) else {
+        return l;
+    };
+    let mut extra = Vec::new();
+    if !l.steps.iter().any(|s| s.path == root) {
+        extra.push(Step {
+            path: root.to_path_buf(),
+            kind: StepKind::CreateDir,
+            may_create: false,
+        });
+        extra.push(Step {
+            path: root.to_path_buf(),
+            kind: StepKind::Mask { traverse: false },
+            may_create: false,
+        });
+    }
+    for c in overlays {
+        extra.push(Step {
+            path: c.path.clone(),
+            kind: StepKind::Overlay {
+                name: c.name.clone(),
+                state: c.state.clone(),
+            },
+            may_create: false,
+        });
+    }
+    // Into the tree, shallow first (stable), before /dev and /proc.
+    let frame_end = l
+        .steps
+        .iter()
+        .position(|s| matches!(s.kind, StepKind::Dev { .. }))
+        .unwrap_or(l.steps.len());
+    let tail = l.steps.split_off(frame_end);
+    let mut tree: Vec<Step> = l.steps.split_off(2);
+    tree.extend(extra);
+    tree.sort_by_key(|s| s.path.components().count());
+    l.steps.extend(tree);
+    l.steps.extend(tail);
+    l
 }
 
 /// Computes the mount layout of `fs` (pure). See the module docs for the rules.
@@ -491,7 +568,23 @@ fn is_errno(e: &io::Error, errno: libc::c_int) -> bool {
 /// what to do; the helper refuses to run).
 pub fn prepare_host(layout: &Layout) -> io::Result<Vec<Placeholder>> {
     create_missing_grants(layout)?;
+    create_overlay_dirs(layout)?;
     create_placeholders(layout)
+}
+
+/// The host side of each [`StepKind::Overlay`]: `<state>/upper` and `<state>/work`,
+/// created (mode 0700, owned by the invoking user) without following any symlink. A
+/// failure is not a refusal: the cache then stays read-only, with a note at build time.
+pub fn create_overlay_dirs(layout: &Layout) -> io::Result<()> {
+    for s in &layout.steps {
+        if let StepKind::Overlay { state, .. } = &s.kind {
+            for sub in ["upper", "work"] {
+                // Best effort: `apply_overlay` reports a missing layer as a note.
+                let _ = create_dir_nofollow_mode(&state.join(sub), 0o700);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The [`StepKind::CreateDir`] steps of `layout` (also run on rung 2, which mounts
@@ -522,6 +615,11 @@ pub fn create_missing_grants(layout: &Layout) -> io::Result<()> {
 /// opened beneath its parent with `RESOLVE_NO_SYMLINKS` and, when missing, created with an
 /// exclusive `mkdirat` (one that appears meanwhile is taken if it is a directory).
 fn create_dir_nofollow(path: &Path) -> io::Result<()> {
+    create_dir_nofollow_mode(path, 0o755)
+}
+
+/// [`create_dir_nofollow`] creating missing components with `mode`.
+fn create_dir_nofollow_mode(path: &Path, mode: libc::mode_t) -> io::Result<()> {
     let mut cur = sys::open_dir_nofollow(Path::new("/"))?;
     for comp in rel(path).components() {
         let name = Path::new(comp.as_os_str());
@@ -529,7 +627,7 @@ fn create_dir_nofollow(path: &Path) -> io::Result<()> {
             Ok(f) => f,
             Err(e) if is_errno(&e, libc::ENOENT) => {
                 let cname = CString::new(comp.as_os_str().as_bytes())?;
-                match sys::mkdirat_excl(cur.as_raw_fd(), &cname, 0o755) {
+                match sys::mkdirat_excl(cur.as_raw_fd(), &cname, mode) {
                     Ok(()) => {}
                     Err(e) if is_errno(&e, libc::EEXIST) => {}
                     Err(e) => return Err(e),
@@ -707,6 +805,8 @@ pub struct Built {
     pub host_devpts: Option<OwnedFd>,
     /// Skipped steps and why.
     pub notes: Vec<String>,
+    /// [`StepKind::Overlay`] caches the kernel refused, left read-only: path and why.
+    pub read_only_caches: Vec<(PathBuf, String)>,
 }
 
 /// Builds the new root by applying the steps of `layout` in order, and pivots into it.
@@ -722,6 +822,7 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
         make_ro: Vec::new(),
         host_devpts: None,
         notes: layout.notes.clone(),
+        read_only_caches: Vec::new(),
     };
     for s in &layout.steps {
         match &s.kind {
@@ -735,6 +836,7 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
             StepKind::PinLink => apply_pin_link(&mut st, s)?,
             StepKind::CopyLink => apply_copy_link(&mut st, s)?,
             StepKind::CreateDir => {} // done by `prepare_host` before the sandbox exists
+            StepKind::Overlay { name, state } => apply_overlay(&mut st, s, name, state)?,
             StepKind::Mask { traverse } => apply_mask(&mut st, s, *traverse)?,
             StepKind::Dev { shm_size } => apply_dev(&mut st, s, shm_size.as_deref())?,
             StepKind::Proc => apply_proc(&mut st, s)?,
@@ -745,6 +847,7 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
     Ok(Built {
         host_devpts: st.host_devpts,
         notes: st.notes,
+        read_only_caches: st.read_only_caches,
     })
 }
 
@@ -758,6 +861,7 @@ struct BuildState {
     make_ro: Vec<OwnedFd>,
     host_devpts: Option<OwnedFd>,
     notes: Vec<String>,
+    read_only_caches: Vec<(PathBuf, String)>,
 }
 
 impl BuildState {
@@ -925,6 +1029,57 @@ fn apply_copy_link(st: &mut BuildState, s: &Step) -> io::Result<()> {
         Err(e) if is_errno(&e, libc::EEXIST) => Ok(()),
         Err(e) => Err(ctx_err(format!("recreating {}", s.path.display()), e)),
     }
+}
+
+/// Mounts the overlay of one cache. Every layer is opened on the host root beneath
+/// `/oldroot` without following symlinks and handed to overlayfs as a
+/// `/proc/self/fd/N` path, so what was checked is what is mounted. Any failure leaves the
+/// cache as the layer below shows it (read-only) and records why.
+fn apply_overlay(st: &mut BuildState, s: &Step, name: &str, state: &Path) -> io::Result<()> {
+    match mount_overlay(st, s, state) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            st.notes.push(format!(
+                "cache `{name}` {}: copy-on-write layer unavailable ({e}); read-only",
+                s.path.display()
+            ));
+            st.read_only_caches.push((s.path.clone(), e.to_string()));
+            Ok(())
+        }
+    }
+}
+
+fn mount_overlay(st: &mut BuildState, s: &Step, state: &Path) -> io::Result<()> {
+    let old = st.old()?;
+    let lower = sys::open_beneath(old, rel(&s.path)).map_err(|e| ctx_err("lower layer", e))?;
+    let upper =
+        sys::open_beneath(old, &rel(state).join("upper")).map_err(|e| ctx_err("upper layer", e))?;
+    let work =
+        sys::open_beneath(old, &rel(state).join("work")).map_err(|e| ctx_err("work dir", e))?;
+    for (fd, what) in [
+        (&lower, "lower layer"),
+        (&upper, "upper layer"),
+        (&work, "work dir"),
+    ] {
+        if !is_dir_fd(fd)? {
+            return Err(io::Error::other(format!("{what} is not a directory")));
+        }
+    }
+    let via = |fd: &OwnedFd| CString::new(format!("/oldroot/proc/self/fd/{}", fd.as_raw_fd()));
+    let (l, u, w) = (via(&lower)?, via(&upper)?, via(&work)?);
+    let m = sys::new_fs(
+        c"overlay",
+        &[
+            (c"lowerdir", Some(l.as_c_str())),
+            (c"upperdir", Some(u.as_c_str())),
+            (c"workdir", Some(w.as_c_str())),
+            (c"userxattr", None),
+        ],
+        NOSUID_NODEV,
+    )?;
+    let target =
+        sys::open_beneath(st.root()?, rel(&s.path)).map_err(|e| ctx_err("mountpoint", e))?;
+    sys::attach(&m, &target)
 }
 
 fn apply_mask(st: &mut BuildState, s: &Step, traverse: bool) -> io::Result<()> {

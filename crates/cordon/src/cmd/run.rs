@@ -241,7 +241,7 @@ fn mount_plan(exec: &cordon_sandbox::ExecRequest) -> Option<cordon_sandbox::linu
     let r = exec.resolved.as_ref()?;
     let rung1 = exec.backend == cordon_policy::Backend::LinuxHelper
         && exec.applied.iter().any(|a| a.contains("namespaces"));
-    rung1.then(|| cordon_sandbox::linux::layout(&r.filesystem))
+    rung1.then(|| cordon_sandbox::linux::layout_for(r))
 }
 
 #[cfg(not(target_os = "linux"))]

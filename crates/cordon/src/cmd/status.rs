@@ -23,6 +23,7 @@ pub fn status(args: StatusArgs) -> Result<i32> {
     } = manager.assess(&req);
     #[cfg(target_os = "linux")]
     let host = serde_json::to_value(&manager.features)?;
+    let caches = cache_status(&chosen.profile);
     #[cfg(not(target_os = "linux"))]
     let host = json!({"os": format!("{:?}", manager.os)});
 
@@ -37,6 +38,7 @@ pub fn status(args: StatusArgs) -> Result<i32> {
                 "status": status,
                 "applied": prepared.as_ref().ok(),
                 "missing": prepared.as_ref().err(),
+                "caches": caches,
             }))?
         );
         return Ok(0);
@@ -81,6 +83,21 @@ pub fn status(args: StatusArgs) -> Result<i32> {
     }
     #[cfg(not(target_os = "linux"))]
     println!("  os: {:?}", manager.os);
+    println!(
+        "  cache overlays:   {}",
+        match (&caches["overlay"], caches["mode"].as_str()) {
+            (serde_json::Value::Bool(true), _) => format!(
+                "yes (upper layers on {}; caches = {})",
+                caches["upper_fs"].as_str().unwrap_or("?"),
+                caches["mode"]
+            ),
+            (_, Some(m)) => format!(
+                "no ({}); known caches are read-only inside (caches = \"{m}\")",
+                caches["reason"].as_str().unwrap_or("unknown")
+            ),
+            _ => "unknown".into(),
+        }
+    );
     println!("profile: {} ({})", chosen.profile.name, chosen.profile.kind);
     println!("backend: {}", selection.backend);
     let leg = |name: &str, f: &cordon_policy::Fact| {
@@ -100,4 +117,26 @@ pub fn status(args: StatusArgs) -> Result<i32> {
         Err(missing) => println!("cannot confine: {missing}"),
     }
     Ok(0)
+}
+
+/// Whether copy-on-write caches (R-C1) work on this host: probed by mounting a scratch
+/// overlay in a user namespace with its upper layer where the real ones live.
+fn cache_status(profile: &cordon_policy::PermissionProfile) -> serde_json::Value {
+    let mode = profile.caches.to_string();
+    let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
+        return json!({"mode": mode, "overlay": false, "reason": "$HOME is not set"});
+    };
+    #[cfg(target_os = "linux")]
+    {
+        let root = cordon_policy::caches::overlay_root(std::path::Path::new(&home));
+        match cordon_sandbox::linux::probe_overlay(&root) {
+            Ok(fs) => json!({"mode": mode, "overlay": true, "upper_fs": fs, "root": root}),
+            Err(why) => json!({"mode": mode, "overlay": false, "reason": why, "root": root}),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = home;
+        json!({"mode": mode, "overlay": false, "reason": "overlay mounts are Linux-only"})
+    }
 }
