@@ -317,6 +317,69 @@ mod tests {
         assert!(!valid_cache_name("a/b"));
     }
 
+    fn resolved(mode: CacheMode, extra: Vec<crate::FsEntry>) -> crate::ResolvedProfile {
+        let fs = crate::MemFs::new()
+            .dir("/home/u/proj/.git")
+            .dir("/home/u/.cargo/registry")
+            .dir("/home/u/.npm")
+            .dir("/home/u/.cache/pip");
+        let mut p = crate::PermissionProfile::builtin("workspace-write").unwrap();
+        p.caches = mode;
+        p.push_entries(extra);
+        let ctx = crate::ResolveContext {
+            cwd: "/home/u/proj".into(),
+            home: Some("/home/u".into()),
+            ..Default::default()
+        };
+        crate::resolve(&p, &ctx, &fs).unwrap()
+    }
+
+    #[test]
+    fn modes_resolve_to_what_the_command_gets() {
+        let fs = crate::MemFs::new();
+        let r = resolved(CacheMode::Overlay, vec![]);
+        let names: Vec<&str> = r.caches.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["cargo-registry", "npm", "pip"]);
+        assert!(r.caches.iter().all(|c| c.mode == CacheMode::Overlay));
+        assert_eq!(
+            r.caches[0].state,
+            Path::new("/home/u/.cache/cordon/overlays")
+                .join(workspace_key(Path::new("/home/u/proj")))
+                .join("cargo-registry")
+        );
+        // The state root is hidden, even under a write grant on ~/.cache.
+        let r = resolved(
+            CacheMode::Overlay,
+            vec![crate::FsEntry::new("/home/u/.cache", Access::Write)],
+        );
+        let st = r
+            .filesystem
+            .access_for(&fs, Path::new("/home/u/.cache/cordon/overlays/x"));
+        assert_eq!(st.access, Access::Deny);
+        // A cache the user made writable is the user's choice: no overlay.
+        assert!(!r.caches.iter().any(|c| c.name == "pip"));
+        // Denied: stays hidden.
+        let r = resolved(
+            CacheMode::Overlay,
+            vec![crate::FsEntry::new("/home/u/.npm", Access::Deny)],
+        );
+        assert!(!r.caches.iter().any(|c| c.name == "npm"));
+        // Read-only: listed (for the hint), no state root hidden.
+        let r = resolved(CacheMode::ReadOnly, vec![]);
+        assert!(r.caches.iter().all(|c| c.mode == CacheMode::ReadOnly));
+        let st = r
+            .filesystem
+            .access_for(&fs, Path::new("/home/u/.cache/cordon/overlays"));
+        assert_eq!(st.access, Access::Read);
+        // Shared: the host caches are writable entries.
+        let r = resolved(CacheMode::Shared, vec![]);
+        assert!(r.caches.iter().all(|c| c.mode == CacheMode::Shared));
+        let st = r
+            .filesystem
+            .access_for(&fs, Path::new("/home/u/.cargo/registry/cache"));
+        assert_eq!(st.access, Access::Write);
+    }
+
     #[test]
     fn extra_caches_replace_by_name() {
         let extra = vec![CacheSpec {
