@@ -381,6 +381,16 @@ mod tests {
     }
 
     #[test]
+    fn readme_shows_the_table() {
+        let readme = include_str!("../../../README.md");
+        assert!(
+            readme.contains(&readme_table()),
+            "README.md must contain the table of caches:\n{}",
+            readme_table()
+        );
+    }
+
+    #[test]
     fn extra_caches_replace_by_name() {
         let extra = vec![CacheSpec {
             name: "npm".into(),
