@@ -381,9 +381,22 @@ fn explain_path(
         &decided_by,
         resolved.profile.kind,
     );
-    let shown_as = (answer.access == Access::Read)
-        .then(|| shown_as(resolved, &canonical))
-        .flatten();
+    let shown_as = match answer.access {
+        Access::Read => shown_as(resolved, &canonical),
+        Access::Deny => resolved
+            .stripped
+            .iter()
+            .find(|f| f.path == canonical)
+            .map(|f| {
+                format!(
+                    "visible, credentials removed: a read-only copy without tokens or \
+                     passwords ({:?} format) on the Linux namespace backend; hidden whole \
+                     elsewhere or if it does not parse",
+                    f.format
+                )
+            }),
+        Access::Write => None,
+    };
     PathExplanation {
         path: asked.to_path_buf(),
         canonical: (canonical != absolute).then_some(canonical),

@@ -23,6 +23,7 @@ pub mod paths;
 pub mod payload;
 pub mod profile;
 pub mod resolve;
+pub mod stripped;
 pub mod view;
 
 pub use caches::{CacheMode, CacheSpec, ResolvedCache, KNOWN_CACHES};

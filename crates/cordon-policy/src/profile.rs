@@ -273,13 +273,10 @@ pub const CREDENTIAL_STORES: &[&str] = &[
     ".config/hub",
     ".netrc",
     ".kube",
-    ".docker/config.json",
     ".config/gcloud",
     ".azure",
     ".git-credentials",
     ".config/git/credentials",
-    ".npmrc",
-    ".pypirc",
     ".cargo/credentials",
     ".cargo/credentials.toml",
     ".password-store",
@@ -300,6 +297,7 @@ pub const CREDENTIAL_STORES: &[&str] = &[
 fn credential_entries() -> Vec<FsEntry> {
     CREDENTIAL_STORES
         .iter()
+        .chain(crate::stripped::STRIPPED_CONFIGS.iter().map(|(p, _)| p))
         .map(|p| FsEntry::new(format!(":home/{p}"), Access::Deny))
         .collect()
 }

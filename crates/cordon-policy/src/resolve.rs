@@ -299,6 +299,10 @@ pub struct ResolvedProfile {
     /// The known package caches this run shows, and how (R-C1, [`crate::caches`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub caches: Vec<crate::caches::ResolvedCache>,
+    /// Config files hidden by a built-in deny entry that the namespace backend shows as a
+    /// copy with credentials removed (R-C2, [`crate::stripped`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stripped: Vec<crate::stripped::StrippedFile>,
 }
 
 /// Errors from resolution.
@@ -820,6 +824,7 @@ pub fn resolve(
         &filesystem,
         fs,
     );
+    let stripped = stripped_files(&filesystem);
     Ok(ResolvedProfile {
         format_version: PROFILE_FORMAT_VERSION,
         profile: profile.clone(),
@@ -828,7 +833,38 @@ pub fn resolve(
         filesystem,
         notes,
         caches,
+        stripped,
     })
+}
+
+/// The existing files hidden by a built-in deny entry of [`crate::stripped::STRIPPED_CONFIGS`]
+/// (spelled `:home/<path>`, from a built-in profile): shown stripped where possible.
+fn stripped_files(fs: &ResolvedFilesystem) -> Vec<crate::stripped::StrippedFile> {
+    let ResolvedFilesystem::Restricted { entries, .. } = fs else {
+        return Vec::new();
+    };
+    let mut out: Vec<crate::stripped::StrippedFile> = Vec::new();
+    for e in entries {
+        let EntryOrigin::Profile {
+            spelling, source, ..
+        } = &e.origin
+        else {
+            continue;
+        };
+        let builtin = source.as_deref().is_none_or(|s| s.starts_with("built-in"));
+        if e.access != Access::Deny || !e.exists || e.is_dir || !builtin {
+            continue;
+        }
+        if let Some(format) = crate::stripped::format_of_spelling(spelling) {
+            if !out.iter().any(|o| o.path == e.path) {
+                out.push(crate::stripped::StrippedFile {
+                    path: e.path.clone(),
+                    format,
+                });
+            }
+        }
+    }
+    out
 }
 
 /// The entries the profile's `caches` mode adds (R-C1): with `overlay`, the overlay state

@@ -421,3 +421,90 @@ fn find_itoa(cargo_home: &Path) -> Option<(PathBuf, PathBuf)> {
     }
     None
 }
+
+/// Credential-stripped views (issue 11 §2, R-C2): the settings of `~/.npmrc`,
+/// `~/.gitconfig`, `~/.docker/config.json`, `~/.cargo/config.toml` and pip.conf are
+/// visible inside, their tokens and passwords are not (escape test: fails if the copy is
+/// not stripped); a file that does not parse is hidden whole; the copies are read-only;
+/// the host files are unchanged.
+#[test]
+fn config_files_are_shown_with_credentials_removed() {
+    if !overlays_available() {
+        return;
+    }
+    let p = project();
+    let h = &p.home;
+    let files: &[(&str, &str)] = &[
+        (
+            ".npmrc",
+            "registry=https://registry.npmjs.org/\nupdate-notifier=false\n\
+             //registry.npmjs.org/:_authToken=npm_S3CRET_A\n",
+        ),
+        (
+            ".gitconfig",
+            "[user]\n\tname = Tester\n[credential]\n\thelper = store\n\
+             [url \"https://x:S3CRET_B@github.com/\"]\n\tinsteadOf = gh:\n",
+        ),
+        (
+            ".docker/config.json",
+            r#"{"auths":{"ghcr.io":{"auth":"S3CRET_C"}},"credsStore":"pass"}"#,
+        ),
+        (
+            ".cargo/config.toml",
+            "[build]\njobs = 3\n[registry]\ntoken = \"S3CRET_D\"\n",
+        ),
+        (
+            ".config/pip/pip.conf",
+            "[global]\nindex-url = https://u:S3CRET_E@pypi.example/simple\n",
+        ),
+        (".pypirc", "[pypi\npassword = S3CRET_F\n"),
+    ];
+    for (f, c) in files {
+        let path = h.join(f);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, c).unwrap();
+    }
+    let before: Vec<Vec<u8>> = files
+        .iter()
+        .map(|(f, _)| std::fs::read(h.join(f)).unwrap())
+        .collect();
+    let script = "for f in .npmrc .gitconfig .docker/config.json .cargo/config.toml \
+                  .config/pip/pip.conf .pypirc; do cat ~/$f 2>&1; echo; done; \
+                  git config --global user.name; \
+                  echo x >> ~/.npmrc 2>/dev/null && echo NPMRC_WRITABLE; true";
+    let o = cordon(&p, &p.dir, &["run", "--", "sh", "-c", script]);
+    let so = text(&o.stdout);
+    assert!(!so.contains("S3CRET"), "a secret leaked:\n{so}");
+    for want in [
+        "registry=https://registry.npmjs.org/",
+        "update-notifier=false",
+        "\"credsStore\": \"pass\"",
+        "jobs = 3",
+        "index-url=https://pypi.example/simple",
+        "Tester\n",
+    ] {
+        assert!(
+            so.contains(want),
+            "missing {want:?} in\n{so}\n{}",
+            text(&o.stderr)
+        );
+    }
+    assert!(
+        so.contains("Permission denied"),
+        "pypirc hidden whole: {so}"
+    );
+    assert!(!so.contains("NPMRC_WRITABLE"), "{so}");
+    for ((f, _), b) in files.iter().zip(before) {
+        assert_eq!(
+            std::fs::read(h.join(f)).unwrap(),
+            b,
+            "{f} changed on the host"
+        );
+    }
+    let o = cordon(&p, &p.dir, &["explain", h.join(".npmrc").to_str().unwrap()]);
+    assert!(
+        text(&o.stdout).contains("visible, credentials removed"),
+        "{}",
+        text(&o.stdout)
+    );
+}

@@ -452,6 +452,9 @@ fn init_main(
             return EXIT_SETUP;
         }
     };
+    for w in &built.warnings {
+        eprintln!("cordon: note: {w}");
+    }
     if report {
         // The plan's first two entries describe the namespaces and the mount layout.
         let mut all: Vec<String> = plan.applied.iter().take(2).cloned().collect();

@@ -122,6 +122,7 @@ pub fn rules_from_layout(layout: &Layout) -> Vec<(PathBuf, Grant)> {
             | StepKind::CopyLink
             | StepKind::CreateDir
             | StepKind::Mask { .. }
+            | StepKind::Stripped { .. }
             | StepKind::ReadOnlyRemount
             | StepKind::Pivot => {}
         }

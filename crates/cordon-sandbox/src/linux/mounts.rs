@@ -103,6 +103,15 @@ pub enum StepKind {
         /// The per-workspace state directory holding `upper/` and `work/`.
         state: PathBuf,
     },
+    /// A config file that mixes settings and secrets (R-C2, [`cordon_policy::stripped`]):
+    /// read from the host without following symlinks, parsed, and a copy with the
+    /// credentials removed bound read-only over it (the copy lives in the staging tmpfs).
+    /// A file that does not parse (or is not a regular file) is hidden whole instead, as
+    /// [`StepKind::Mask`], with a note naming it.
+    Stripped {
+        /// How to parse it.
+        format: cordon_policy::stripped::ConfigFormat,
+    },
     /// Hide the path: an empty mode-000 tmpfs (directory) or file, read-only.
     Mask {
         /// Something is bound beneath the hidden directory (e.g. a writable grant inside a
@@ -139,6 +148,7 @@ impl StepKind {
                 | StepKind::PinLink
                 | StepKind::CopyLink
                 | StepKind::Overlay { .. }
+                | StepKind::Stripped { .. }
                 | StepKind::Mask { .. }
         )
     }
@@ -191,6 +201,11 @@ impl std::fmt::Display for Step {
                 "{p}: copy-on-write cache `{name}` (host cache read-only below, private layer \
                  in {})",
                 state.display()
+            ),
+            StepKind::Stripped { format } => write!(
+                f,
+                "{p}: read-only copy with credentials removed ({format:?}; hidden whole if it \
+                 does not parse)"
             ),
             StepKind::Mask { traverse: false } => write!(f, "{p}: hidden (empty, mode 000)"),
             StepKind::Mask { traverse: true } => {
@@ -267,6 +282,14 @@ fn step(path: &str, kind: StepKind, may_create: bool) -> Step {
 /// the helper applies, `--dry-run` prints and rung-1 Landlock rules are derived from.
 pub fn layout_for(profile: &ResolvedProfile) -> Layout {
     let mut l = layout(&profile.filesystem);
+    // Stripped views replace the masks of their files (R-C2).
+    for s in &mut l.steps {
+        if let StepKind::Mask { .. } = s.kind {
+            if let Some(f) = profile.stripped.iter().find(|f| f.path == s.path) {
+                s.kind = StepKind::Stripped { format: f.format };
+            }
+        }
+    }
     let overlays: Vec<&cordon_policy::ResolvedCache> = profile
         .caches
         .iter()
@@ -807,6 +830,9 @@ pub struct Built {
     pub notes: Vec<String>,
     /// [`StepKind::Overlay`] caches the kernel refused, left read-only: path and why.
     pub read_only_caches: Vec<(PathBuf, String)>,
+    /// Things the user should always hear about (printed as `cordon: note: …` before the
+    /// command runs), e.g. a config file hidden whole because it does not parse.
+    pub warnings: Vec<String>,
 }
 
 /// Builds the new root by applying the steps of `layout` in order, and pivots into it.
@@ -823,6 +849,8 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
         host_devpts: None,
         notes: layout.notes.clone(),
         read_only_caches: Vec::new(),
+        stripped: 0,
+        warnings: Vec::new(),
     };
     for s in &layout.steps {
         match &s.kind {
@@ -837,6 +865,7 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
             StepKind::CopyLink => apply_copy_link(&mut st, s)?,
             StepKind::CreateDir => {} // done by `prepare_host` before the sandbox exists
             StepKind::Overlay { name, state } => apply_overlay(&mut st, s, name, state)?,
+            StepKind::Stripped { format } => apply_stripped(&mut st, s, *format)?,
             StepKind::Mask { traverse } => apply_mask(&mut st, s, *traverse)?,
             StepKind::Dev { shm_size } => apply_dev(&mut st, s, shm_size.as_deref())?,
             StepKind::Proc => apply_proc(&mut st, s)?,
@@ -848,6 +877,7 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
         host_devpts: st.host_devpts,
         notes: st.notes,
         read_only_caches: st.read_only_caches,
+        warnings: st.warnings,
     })
 }
 
@@ -862,6 +892,9 @@ struct BuildState {
     host_devpts: Option<OwnedFd>,
     notes: Vec<String>,
     read_only_caches: Vec<(PathBuf, String)>,
+    /// Stripped copies written so far (names their files in the staging tmpfs).
+    stripped: usize,
+    warnings: Vec<String>,
 }
 
 impl BuildState {
@@ -1080,6 +1113,70 @@ fn mount_overlay(st: &mut BuildState, s: &Step, state: &Path) -> io::Result<()> 
     let target =
         sys::open_beneath(st.root()?, rel(&s.path)).map_err(|e| ctx_err("mountpoint", e))?;
     sys::attach(&m, &target)
+}
+
+/// Binds a credential-stripped copy over a config file, or hides it whole (with a note)
+/// when it cannot be read as a regular file or does not parse.
+fn apply_stripped(
+    st: &mut BuildState,
+    s: &Step,
+    format: cordon_policy::stripped::ConfigFormat,
+) -> io::Result<()> {
+    match stripped_copy(st, s, format) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            st.warnings.push(format!(
+                "{} is hidden whole: no copy with credentials removed could be made ({e}); \
+                 fix the file's syntax to see its settings inside",
+                s.path.display()
+            ));
+            apply_mask(st, s, false)
+        }
+    }
+}
+
+fn stripped_copy(
+    st: &mut BuildState,
+    s: &Step,
+    format: cordon_policy::stripped::ConfigFormat,
+) -> io::Result<()> {
+    use std::io::{Read as _, Write as _};
+    let src = sys::open_beneath(st.old()?, rel(&s.path))?;
+    if sys::fstat(src.as_raw_fd())?.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(io::Error::other("not a regular file"));
+    }
+    // Reopened for reading through the descriptor checked above.
+    let f = std::fs::File::open(format!("/oldroot/proc/self/fd/{}", src.as_raw_fd()))?;
+    let mut raw = Vec::new();
+    f.take(cordon_policy::stripped::MAX_STRIPPED_BYTES as u64 + 1)
+        .read_to_end(&mut raw)?;
+    let out = cordon_policy::stripped::strip(format, &raw).map_err(io::Error::other)?;
+    st.stripped += 1;
+    let name = CString::new(format!("stripped-{}", st.stripped))?;
+    let staging = sys::open_path(Path::new("/"), true)?;
+    let copy = sys::create_file_excl(staging.as_raw_fd(), &name, 0o444)?;
+    std::fs::File::from(copy).write_all(&out.text)?;
+    let tree = sys::clone_tree(
+        staging.as_raw_fd(),
+        name.to_str().map_err(io::Error::other)?,
+        false,
+    )?;
+    sys::mount_setattr(
+        tree.as_raw_fd(),
+        false,
+        NOSUID_NODEV | sys::MOUNT_ATTR_NOEXEC | sys::MOUNT_ATTR_RDONLY,
+        0,
+    )?;
+    let target = sys::open_beneath(st.root()?, rel(&s.path))?;
+    sys::attach(&tree, &target)?;
+    if !out.removed.is_empty() {
+        st.notes.push(format!(
+            "{}: shown with credentials removed ({})",
+            s.path.display(),
+            out.removed.join(", ")
+        ));
+    }
+    Ok(())
 }
 
 fn apply_mask(st: &mut BuildState, s: &Step, traverse: bool) -> io::Result<()> {
