@@ -23,7 +23,8 @@
 //!   is skipped; a deny entry that is missing, or already invisible, is skipped;
 //! - each symlink on the way to a protected, denied or pinned path that lies in a writable
 //!   layer: bound onto itself, so its name cannot be removed, renamed or replaced;
-//! - a minimal `/dev` (null, zero, full, random, urandom, tty from the host; a new `devpts`
+//! - a minimal `/dev` (null, zero, full, random, urandom, tty from the host; the terminal
+//!   cordon runs in, if any, at `/dev/console` so `tty`/`ttyname()` resolve; a new `devpts`
 //!   instance; `shm` tmpfs; fd/stdin/stdout/stderr/ptmx symlinks; never block devices);
 //! - a fresh `/proc` for the new pid namespace, with `sys`, `sysrq-trigger`, `irq` and
 //!   `bus` read-only.
@@ -1241,6 +1242,7 @@ fn apply_dev(st: &mut BuildState, s: &Step, shm_size: Option<&str>) -> io::Resul
         )?;
         sys::attach(&src, &target).map_err(|e| ctx_err(format!("/dev/{name}"), e))?;
     }
+    bind_host_terminal(st, d)?;
     sys::mkdirat(d, c"pts", 0o755)?;
     match sys::new_fs(
         c"devpts",
@@ -1273,6 +1275,53 @@ fn apply_dev(st: &mut BuildState, s: &Step, shm_size: Option<&str>) -> io::Resul
         sys::symlinkat(&c(to), d, &c(name))?;
     }
     st.make_ro.push(dev_tmpfs);
+    Ok(())
+}
+
+/// The terminal cordon runs in (issue 11 §4): when one of fds 0–2 is a terminal of the
+/// host's `/dev/pts`, that one node (never the rest of the host's `/dev/pts`) is bound at
+/// `/dev/console`, so `tty` and `ttyname()` resolve inside (glibc looks for a node with the
+/// terminal's device and inode under `/dev` when `/proc/self/fd/N` names a path that does
+/// not exist in the sandbox); window size and job control are the terminal's own, and
+/// input injection stays refused by the seccomp filter (`TIOCSTI`, `TIOCLINUX`). The node
+/// is found through the host root by the name `/proc/self/fd/N` gives and bound only if its
+/// device, inode and filesystem match the open descriptor.
+fn bind_host_terminal(st: &mut BuildState, dev: RawFd) -> io::Result<()> {
+    let old = st.old()?;
+    for fd in 0..=2 {
+        let Ok(open) = sys::fstat(fd) else { continue };
+        if open.st_mode & libc::S_IFMT != libc::S_IFCHR {
+            continue;
+        }
+        let Ok(name) = std::fs::read_link(format!("/oldroot/proc/self/fd/{fd}")) else {
+            continue;
+        };
+        let Ok(rel_name) = name.strip_prefix("/dev/pts/") else {
+            continue;
+        };
+        if rel_name.components().count() != 1 {
+            continue;
+        }
+        let Ok(node) = sys::open_beneath(old, &Path::new("dev/pts").join(rel_name)) else {
+            continue;
+        };
+        let found = sys::fstat(node.as_raw_fd())?;
+        if (found.st_rdev, found.st_ino, found.st_dev) != (open.st_rdev, open.st_ino, open.st_dev) {
+            continue;
+        }
+        let tree = sys::clone_tree(node.as_raw_fd(), "", false)
+            .map_err(|e| ctx_err("cloning the terminal", e))?;
+        sys::mount_setattr(
+            tree.as_raw_fd(),
+            false,
+            sys::MOUNT_ATTR_NOSUID | sys::MOUNT_ATTR_NOEXEC,
+            0,
+        )?;
+        sys::mkfileat(dev, c"console", 0o600)?;
+        let target = sys::open_beneath(dev, Path::new("console"))?;
+        sys::attach(&tree, &target).map_err(|e| ctx_err("/dev/console", e))?;
+        return Ok(());
+    }
     Ok(())
 }
 
