@@ -147,6 +147,15 @@ pub struct RunArgs {
     /// without running anything. With --json, as JSON on stdout.
     #[arg(long)]
     pub dry_run: bool,
+    /// Write the JSON report (outcome, exit code, what the sandbox really applied) to FILE
+    /// when the run ends (created or truncated; refusals included). Unlike `--json`, whose
+    /// report shares stderr with the command, the command cannot forge it.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Write the JSON report to the inherited descriptor N (e.g. `3>report.json`) instead
+    /// of stderr. The command never inherits N.
+    #[arg(long, value_name = "N")]
+    pub json_fd: Option<i32>,
     /// If the sandbox is needed but this host cannot give it, run unconfined anyway
     /// (logged; the default is to refuse with exit 125).
     #[arg(long)]

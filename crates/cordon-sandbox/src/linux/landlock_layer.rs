@@ -312,26 +312,31 @@ impl Prepared {
     ///
     /// Errors: `restrict_self` failed, or the ruleset was not fully enforced while a
     /// guarantee rests on Landlock alone (R-S4).
-    pub fn enforce(self) -> Result<String, String> {
+    pub fn enforce(self) -> Result<super::layer::Enforcement, EnforceError> {
+        use super::layer::Enforcement;
         let status = self
             .ruleset
             .restrict_self()
-            .map_err(|e| format!("landlock: restrict_self: {e}"))?;
+            .map_err(|e| EnforceError::Failed(format!("landlock: restrict_self: {e}")))?;
         match status.ruleset {
-            RulesetStatus::FullyEnforced => Ok(format!("{} fully enforced", self.description)),
-            RulesetStatus::PartiallyEnforced if !self.required => {
-                Ok(format!("{} partially enforced", self.description))
-            }
-            RulesetStatus::NotEnforced if !self.required => {
-                Ok(format!("{} NOT enforced", self.description))
-            }
-            s => Err(format!(
-                "refusing to run unconfined: the filesystem policy rests on Landlock, but the \
-                 kernel reported {s:?} for {}",
+            RulesetStatus::FullyEnforced => Ok(Enforcement::Full),
+            RulesetStatus::PartiallyEnforced if !self.required => Ok(Enforcement::Partial),
+            RulesetStatus::NotEnforced if !self.required => Ok(Enforcement::None),
+            s => Err(EnforceError::NotEnforced(format!(
+                "the filesystem policy rests on Landlock, but the kernel reported {s:?} for {}",
                 self.description
-            )),
+            ))),
         }
     }
+}
+
+/// Why [`Prepared::enforce`] did not confine the process as planned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EnforceError {
+    /// `landlock_restrict_self` failed.
+    Failed(String),
+    /// The kernel enforces less than a guarantee resting on Landlock alone needs (R-S4).
+    NotEnforced(String),
 }
 
 #[cfg(test)]

@@ -711,3 +711,97 @@ pub fn cloexec_from(first: libc::c_uint) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// A sealed memory file holding `data`, positioned at its start and *inheritable* (no
+/// `FD_CLOEXEC`): a child process started next reads it through the same descriptor
+/// number. Used to hand the helper its payload without an environment variable (whose size
+/// is capped at 128 KiB by `MAX_ARG_STRLEN`) or argv (readable by every local user).
+pub fn inheritable_memfd(name: &CStr, data: &[u8]) -> io::Result<OwnedFd> {
+    // SAFETY: `name` is NUL-terminated; the new descriptor is owned from here on.
+    let fd = check(unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_ALLOW_SEALING) })?;
+    let fd = owned(fd as libc::c_long);
+    let mut rest = data;
+    while !rest.is_empty() {
+        // SAFETY: `rest` is valid for reads of its length.
+        let n = unsafe {
+            libc::write(
+                fd.as_raw_fd(),
+                rest.as_ptr() as *const libc::c_void,
+                rest.len(),
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        rest = &rest[n as usize..];
+    }
+    let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
+    // SAFETY: F_ADD_SEALS takes an int and only changes the memfd's seals.
+    check(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, seals) })?;
+    // SAFETY: lseek only moves the file offset.
+    if unsafe { libc::lseek(fd.as_raw_fd(), 0, libc::SEEK_SET) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(fd)
+}
+
+/// Takes ownership of an inherited descriptor number given on the command line: checks it
+/// is open and marks it close-on-exec, so it never reaches the command.
+///
+/// Errors: `EBADF` when `fd` is not open, or `fd` is 0, 1 or 2 (`EINVAL`).
+pub fn take_inherited_fd(fd: RawFd) -> io::Result<OwnedFd> {
+    if fd <= 2 {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    // SAFETY: F_SETFD only changes descriptor flags; a closed number fails with EBADF.
+    check(unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) })?;
+    // SAFETY: the descriptor is open and, by the helper's contract, handed to it alone.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// `close(fd)` in a forked child that must not keep its copy of a descriptor its parent
+/// owns (the parent's `OwnedFd` is not dropped in the child, which never returns).
+pub fn close_in_child(fd: RawFd) {
+    // SAFETY: closing a descriptor number has no memory-safety preconditions; the child
+    // never uses it (nor drops an owner of it) afterwards.
+    unsafe { libc::close(fd) };
+}
+
+/// Reads `fd` to its end (at most `limit` bytes).
+///
+/// Errors: a read error, or more than `limit` bytes (`EFBIG`).
+pub fn read_to_end(fd: &OwnedFd, limit: usize) -> io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = read(fd, &mut buf)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        if out.len() + n > limit {
+            return Err(io::Error::from_raw_os_error(libc::EFBIG));
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+}
+
+/// Makes `fd` survive into the program `cmd` starts (clears `FD_CLOEXEC` in the child,
+/// between fork and exec; the parent's descriptor keeps its flag, so no other child
+/// inherits it).
+pub fn inherit_in_child(cmd: &mut std::process::Command, fd: RawFd) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure only calls fcntl, which is async-signal-safe, and allocates
+    // nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
+}
