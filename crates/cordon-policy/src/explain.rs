@@ -411,6 +411,18 @@ fn explain_path(
 /// How a readable path is shown when it is more than read-only: inside a copy-on-write
 /// cache (R-C1).
 fn shown_as(resolved: &ResolvedProfile, canonical: &Path) -> Option<String> {
+    let layers = resolved
+        .caches
+        .iter()
+        .filter(|c| c.mode == crate::caches::CacheMode::Overlay)
+        .find_map(|c| c.state.parent().and_then(Path::parent));
+    if layers.is_some_and(|l| canonical.starts_with(l)) {
+        return Some(
+            "hidden by the namespace backend: private copy-on-write cache layers of every \
+             workspace (caches = \"overlay\")"
+                .into(),
+        );
+    }
     let c = resolved
         .caches
         .iter()

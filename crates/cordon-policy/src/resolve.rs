@@ -816,6 +816,8 @@ pub fn resolve(
             f
         }
     };
+    let mut filesystem = filesystem;
+    hide_writable_cache_layers(profile, &all_homes, &mut filesystem, fs);
     let caches = crate::caches::resolve_caches(
         profile.caches,
         &profile.extra_caches,
@@ -867,10 +869,46 @@ fn stripped_files(fs: &ResolvedFilesystem) -> Vec<crate::stripped::StrippedFile>
     out
 }
 
-/// The entries the profile's `caches` mode adds (R-C1): with `overlay`, the overlay state
-/// root `:home/.cache/cordon/overlays` hidden (another workspace's private layers are
-/// never reachable, even under `-w ~/.cache`); with `shared`, each existing known cache
-/// writable. Each names its source for `explain`.
+/// With `caches = "overlay"`, the overlay state root `<home>/.cache/cordon/overlays` of
+/// every home is hidden when a grant would make it writable (`-w ~/.cache`): no run may
+/// change another workspace's private layers (R-C1). (Where it is only readable, the
+/// namespace backend hides it too, with a mask step of the mount plan; a deny entry there
+/// would needlessly make the Landlock-only rung refuse.)
+fn hide_writable_cache_layers(
+    profile: &PermissionProfile,
+    homes: &[PathBuf],
+    filesystem: &mut ResolvedFilesystem,
+    fs: &dyn FsView,
+) {
+    if profile.caches != crate::caches::CacheMode::Overlay {
+        return;
+    }
+    for h in homes {
+        let root = crate::caches::overlay_root(h);
+        let c = canonicalize_lenient(fs, &root);
+        if filesystem.access_for(fs, &c).access != Access::Write {
+            continue;
+        }
+        if let ResolvedFilesystem::Restricted { entries, .. } = filesystem {
+            let index = entries.len();
+            entries.push(entry_for(
+                fs,
+                root,
+                Access::Deny,
+                EntryOrigin::Profile {
+                    index,
+                    spelling: ":home/.cache/cordon/overlays".into(),
+                    source: Some(
+                        "caches = \"overlay\" (private cache layers of every workspace)".into(),
+                    ),
+                },
+            ));
+        }
+    }
+}
+
+/// The entries the profile's `caches` mode adds (R-C1): with `shared`, each existing known
+/// cache writable, naming its source for `explain`.
 fn cache_entries(
     profile: &PermissionProfile,
     ctx: &ResolveContext,
@@ -879,9 +917,7 @@ fn cache_entries(
     use crate::caches::{shared_entries, CacheMode};
     use crate::profile::FsEntry;
     match profile.caches {
-        CacheMode::Overlay => vec![FsEntry::new(":home/.cache/cordon/overlays", Access::Deny)
-            .with_source("caches = \"overlay\" (private cache layers of every workspace)")],
-        CacheMode::ReadOnly => Vec::new(),
+        CacheMode::Overlay | CacheMode::ReadOnly => Vec::new(),
         CacheMode::Shared => shared_entries(&profile.extra_caches, ctx.home.as_deref(), fs)
             .into_iter()
             .map(|p| FsEntry::new(p, Access::Write).with_source("caches = \"shared\""))
