@@ -1719,4 +1719,67 @@ mod tests {
         let ph = create_placeholders(&protected_layout(&[&root.join("missing/.cordon")])).unwrap();
         assert!(ph.is_empty());
     }
+
+    /// The plan of the built-in profile with two warm caches and two config files:
+    /// one Overlay step per cache (shallow-first order kept, inside the tree, before
+    /// `/dev`), the state root created and hidden, Stripped steps where the masks of the
+    /// config files were, and rung-1 Landlock rules that make each overlay writable.
+    #[test]
+    fn caches_and_stripped_files_are_steps() {
+        let fs = MemFs::new()
+            .dir("/home/u/proj/.git/hooks")
+            .dir("/home/u/.cargo/registry")
+            .dir("/home/u/.npm")
+            .file("/home/u/.npmrc", "registry=x\n")
+            .file("/home/u/.gitconfig", "[user]\nname=a\n")
+            .dir("/usr");
+        let p = PermissionProfile::builtin("workspace-write").unwrap();
+        let ctx = ResolveContext {
+            cwd: "/home/u/proj".into(),
+            home: Some("/home/u".into()),
+            ..Default::default()
+        };
+        let r = resolve(&p, &ctx, &fs).unwrap();
+        let l = layout_for(&r);
+        let kinds: Vec<(String, &StepKind)> = l
+            .steps
+            .iter()
+            .map(|s| (s.path.display().to_string(), &s.kind))
+            .collect();
+        let pos = |p: &str, f: &dyn Fn(&StepKind) -> bool| {
+            kinds
+                .iter()
+                .position(|(q, k)| q == p && f(k))
+                .unwrap_or_else(|| panic!("no step for {p}: {kinds:#?}"))
+        };
+        let reg = pos(
+            "/home/u/.cargo/registry",
+            &|k| matches!(k, StepKind::Overlay { name, .. } if name == "cargo-registry"),
+        );
+        let npm = pos("/home/u/.npm", &|k| matches!(k, StepKind::Overlay { .. }));
+        let root = "/home/u/.cache/cordon/overlays";
+        let create = pos(root, &|k| *k == StepKind::CreateDir);
+        let mask = pos(root, &|k| matches!(k, StepKind::Mask { .. }));
+        let dev = pos("/dev", &|k| matches!(k, StepKind::Dev { .. }));
+        assert!(npm < reg && create < mask && reg < dev && mask < dev);
+        for f in ["/home/u/.npmrc", "/home/u/.gitconfig"] {
+            pos(f, &|k| matches!(k, StepKind::Stripped { .. }));
+        }
+        // Other credential stores stay masks; nothing else changed kind.
+        assert!(!kinds
+            .iter()
+            .any(|(q, k)| q == "/home/u/.npmrc" && matches!(k, StepKind::Mask { .. })));
+        let rules = super::super::landlock_layer::rules_from_layout(&l);
+        assert!(rules.iter().any(|(p, g)| p == Path::new("/home/u/.npm")
+            && *g == super::super::landlock_layer::Grant::Write));
+        // No overlay for a cache the profile already makes writable.
+        let mut p2 = p.clone();
+        p2.push_entries([FsEntry::new("/home/u/.npm", Access::Write)]);
+        let l2 = layout_for(&resolve(&p2, &ctx, &fs).unwrap());
+        assert!(!l2
+            .steps
+            .iter()
+            .any(|s| s.path == Path::new("/home/u/.npm")
+                && matches!(s.kind, StepKind::Overlay { .. })));
+    }
 }
