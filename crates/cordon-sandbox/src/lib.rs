@@ -313,16 +313,8 @@ impl SandboxManager {
             Backend::LinuxHelper => linux::plan(resolved, &self.features)
                 .map(|p| p.applied)
                 .map_err(|r| r.to_string()),
-            Backend::Seatbelt if self.os == Os::Macos => {
-                if Path::new(seatbelt::SANDBOX_EXEC).exists() {
-                    Ok(vec![format!(
-                        "seatbelt policy via {}",
-                        seatbelt::SANDBOX_EXEC
-                    )])
-                } else {
-                    Err(format!("{} not found", seatbelt::SANDBOX_EXEC))
-                }
-            }
+            // The policy is applied once to a trial command and a deny probe (R-S4).
+            Backend::Seatbelt if self.os == Os::Macos => seatbelt::prepare(resolved),
             other => {
                 let _ = resolved;
                 Err(format!(

@@ -79,6 +79,8 @@ impl RunStatus {
 /// Errors: the spawn's `io::Error` (`NotFound` → the caller reports 127,
 /// `PermissionDenied` → 126).
 pub fn run(exec: &ExecRequest) -> io::Result<RunStatus> {
+    #[cfg(unix)]
+    seatbelt_fds(exec)?;
     let mut cmd = Command::new(&exec.program);
     cmd.args(&exec.args)
         .current_dir(&exec.cwd)
@@ -134,12 +136,25 @@ fn wait_forwarding(mut child: std::process::Child) -> io::Result<RunStatus> {
 #[cfg(unix)]
 pub fn exec_replace(exec: &ExecRequest) -> io::Error {
     use std::os::unix::process::CommandExt;
+    if let Err(e) = seatbelt_fds(exec) {
+        return e;
+    }
     Command::new(&exec.program)
         .args(&exec.args)
         .current_dir(&exec.cwd)
         .env_clear()
         .envs(exec.env.iter().map(|(k, v)| (k, v)))
         .exec()
+}
+
+/// Seatbelt checks paths at open time: descriptors above 2 that cordon inherited must not
+/// reach the command (the Linux helper closes its own). Fails closed.
+#[cfg(unix)]
+fn seatbelt_fds(exec: &ExecRequest) -> io::Result<()> {
+    if exec.backend == cordon_policy::Backend::Seatbelt {
+        crate::seatbelt::cloexec_inherited_fds()?;
+    }
+    Ok(())
 }
 
 #[cfg(unix)]

@@ -45,6 +45,10 @@ pub enum Command {
     /// workspace under ~/.cache/cordon/overlays.
     #[command(subcommand)]
     Cache(CacheCommand),
+    /// Run escape probes (move .git aside, hard link out, inherited descriptor, other
+    /// processes' environment, TIOCSTI, …) and "still works" probes through `cordon run` on
+    /// this host, and print a pass/fail table for bug reports. Exit 1 if a probe fails.
+    Selftest(SelftestArgs),
 }
 
 /// `cordon cache`.
@@ -63,6 +67,17 @@ pub struct CacheArgs {
     /// Only the workspace of the current directory.
     #[arg(long)]
     pub workspace: bool,
+    /// Output machine-readable JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cordon selftest`.
+#[derive(Debug, Args)]
+pub struct SelftestArgs {
+    /// Print the probe script (POSIX sh) instead of running it.
+    #[arg(long)]
+    pub print_script: bool,
     /// Output machine-readable JSON.
     #[arg(long)]
     pub json: bool,
@@ -114,6 +129,13 @@ pub enum NetworkArg {
     Off,
 }
 
+/// `--backend` values (with `--dry-run`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BackendArg {
+    /// The macOS Seatbelt policy (`sandbox-exec -p … -D …`).
+    Seatbelt,
+}
+
 /// `--sandbox` values (R-S1 preference).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum SandboxArg {
@@ -156,6 +178,10 @@ pub struct RunArgs {
     /// of stderr. The command never inherits N.
     #[arg(long, value_name = "N")]
     pub json_fd: Option<i32>,
+    /// With --dry-run: show what this backend would run instead of the host's.
+    /// `seatbelt` prints the macOS SBPL policy and its -D parameters, on any host.
+    #[arg(long, value_enum, requires = "dry_run")]
+    pub backend: Option<BackendArg>,
     /// If the sandbox is needed but this host cannot give it, run unconfined anyway
     /// (logged; the default is to refuse with exit 125).
     #[arg(long)]

@@ -9,6 +9,7 @@ mod context;
 mod explain;
 mod profiles;
 mod run;
+mod selftest;
 mod status;
 
 /// Runs the chosen subcommand; returns the process exit code.
@@ -21,5 +22,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Context(a) => context::context(a),
         Command::Explain(a) => explain::explain(a),
         Command::Cache(c) => cache::cache(c),
+        Command::Selftest(a) => selftest::selftest(a),
     }
 }

@@ -96,6 +96,9 @@ pub fn run(args: RunArgs) -> Result<i32> {
         Ok(EXIT_CORDON as i32)
     };
 
+    if args.backend == Some(crate::cli::BackendArg::Seatbelt) {
+        return print_seatbelt(&req, json);
+    }
     // A refusal needs no sandbox to be prepared (a dry run still shows what would be).
     if let (Gate::Refuse { reason }, false) = (&gate, args.dry_run) {
         return refuse(reason.clone(), serde_json::Value::Null);
@@ -419,6 +422,43 @@ fn print_dry_run(
         }
     }
     Ok(())
+}
+
+/// `--dry-run --backend seatbelt`: the SBPL policy and its `-D` parameters for this
+/// command, on any host (for review, the lint and bug reports). The text output is itself
+/// SBPL (the header is comments), so it can be saved and run with `sandbox-exec -f`.
+fn print_seatbelt(req: &CommandRequest, json: bool) -> Result<i32> {
+    use cordon_sandbox::seatbelt;
+    let resolved = cordon_policy::resolve(
+        &req.profile,
+        &req.resolve_context(),
+        &cordon_sandbox::HostFs,
+    )?;
+    let policy = seatbelt::policy(&resolved);
+    let (program, args) = seatbelt::wrap(&resolved, &req.argv);
+    if json {
+        let params: serde_json::Map<String, serde_json::Value> = policy
+            .params
+            .iter()
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "backend": "seatbelt", "program": program, "args": args,
+                "policy": policy.text, "params": params,
+            }))?
+        );
+        return Ok(0);
+    }
+    println!("; cordon seatbelt policy for: {}", req.argv.join(" "));
+    println!("; run as: {program} -p <this policy> -D KEY=VALUE… -- <command>");
+    println!("; parameters (-D):");
+    for (k, v) in &policy.params {
+        println!(";   {k}={v}");
+    }
+    print!("{}", policy.text);
+    Ok(0)
 }
 
 /// The mount plan the Linux helper applies on rung 1 (namespaces), computed from the same
