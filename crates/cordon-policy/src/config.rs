@@ -8,6 +8,8 @@
 //! network = "restricted"             # enabled | restricted
 //! kind = "managed"                   # managed | disabled | external
 //! on_unavailable = "refuse"          # refuse | run-unconfined
+//! caches = "overlay"                 # overlay | read-only | shared (package caches, R-C1)
+//! extra_caches = [{ name = "bun", path = "~/.bun/install/cache", tool = "bun" }]
 //!
 //! [profiles.dev.filesystem]
 //! mode = "restricted"                # restricted | unrestricted
@@ -92,6 +94,9 @@ struct ProfileDef {
     kind: Option<ProfileKind>,
     network: Option<NetworkPolicy>,
     on_unavailable: Option<OnUnavailable>,
+    caches: Option<crate::caches::CacheMode>,
+    #[serde(default)]
+    extra_caches: Vec<crate::caches::CacheSpec>,
     filesystem: Option<FsDef>,
     env: Option<EnvDef>,
     limits: Option<crate::limits::LimitsDef>,
@@ -220,6 +225,8 @@ impl Config {
                     env: EnvPolicy::default(),
                     on_unavailable: OnUnavailable::Refuse,
                     limits: Default::default(),
+                    caches: Default::default(),
+                    extra_caches: Vec::new(),
                 }
             }
         };
@@ -232,6 +239,19 @@ impl Config {
         }
         if let Some(o) = def.on_unavailable {
             base.on_unavailable = o;
+        }
+        if let Some(c) = def.caches {
+            base.caches = c;
+        }
+        for c in &def.extra_caches {
+            if !crate::caches::valid_cache_name(&c.name) {
+                return Err(invalid(format!(
+                    "extra_caches: name {:?} must be letters, digits, `-`, `_` or `.`",
+                    c.name
+                )));
+            }
+            base.extra_caches.retain(|e| e.name != c.name);
+            base.extra_caches.push(c.clone());
         }
         if let Some(fs) = &def.filesystem {
             let mut entries: Vec<FsEntry> = Vec::with_capacity(fs.entries.len());

@@ -133,6 +133,10 @@ pub struct PathExplanation {
     /// For `read`/`deny` answers: one line saying how to change it. `None` when writable.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// How the command sees it when that is more than the access says: a copy-on-write
+    /// package cache (R-C1), a copy with credentials removed (R-C2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shown_as: Option<String>,
 }
 
 /// The network decision.
@@ -334,6 +338,7 @@ fn explain_path(
             access: Access::Deny,
             decided_by,
             hint,
+            shown_as: None,
         };
     }
     let answer = resolved.filesystem.access_for(fs, &absolute);
@@ -377,6 +382,22 @@ fn explain_path(
         &decided_by,
         resolved.profile.kind,
     );
+    let shown_as = match answer.access {
+        Access::Read => shown_as(resolved, &canonical),
+        Access::Deny => resolved
+            .stripped
+            .iter()
+            .find(|f| f.path == canonical)
+            .map(|f| {
+                format!(
+                    "visible, credentials removed: a read-only copy without tokens or \
+                     passwords ({:?} format) on the Linux namespace backend; hidden whole \
+                     elsewhere or if it does not parse",
+                    f.format
+                )
+            }),
+        Access::Write => None,
+    };
     PathExplanation {
         path: asked.to_path_buf(),
         canonical: (canonical != absolute).then_some(canonical),
@@ -384,6 +405,42 @@ fn explain_path(
         access: answer.access,
         decided_by,
         hint,
+        shown_as,
+    }
+}
+
+/// How a readable path is shown when it is more than read-only: inside a copy-on-write
+/// cache (R-C1).
+fn shown_as(resolved: &ResolvedProfile, canonical: &Path) -> Option<String> {
+    let layers = resolved
+        .caches
+        .iter()
+        .filter(|c| c.mode == crate::caches::CacheMode::Overlay)
+        .find_map(|c| c.state.parent().and_then(Path::parent));
+    if layers.is_some_and(|l| canonical.starts_with(l)) {
+        return Some(
+            "hidden by the namespace backend: private copy-on-write cache layers of every \
+             workspace (caches = \"overlay\")"
+                .into(),
+        );
+    }
+    let c = resolved
+        .caches
+        .iter()
+        .find(|c| canonical.starts_with(&c.path))?;
+    match c.mode {
+        crate::caches::CacheMode::Overlay => Some(format!(
+            "visible, copy-on-write: package cache `{}` ({}); writes go to this workspace's \
+             private layer {}, the host cache is never written (caches = \"overlay\")",
+            c.name,
+            c.tool,
+            c.state.display()
+        )),
+        crate::caches::CacheMode::ReadOnly => Some(format!(
+            "package cache `{}` ({}), read-only (caches = \"read-only\")",
+            c.name, c.tool
+        )),
+        crate::caches::CacheMode::Shared => None,
     }
 }
 
@@ -491,6 +548,9 @@ impl fmt::Display for Explanation {
                 writeln!(f, ": hidden (private /tmp)")?;
             } else {
                 writeln!(f, ": {}", access_words(p.access))?;
+            }
+            if let Some(v) = &p.shown_as {
+                writeln!(f, "  shown as: {v}")?;
             }
             writeln!(f, "  decided by: {}", p.decided_by.describe())?;
             if let Some(h) = &p.hint {

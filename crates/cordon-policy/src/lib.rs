@@ -15,6 +15,7 @@
 //! by `cordon-sandbox` and in memory by [`paths::MemFs`].
 #![deny(missing_docs)]
 
+pub mod caches;
 pub mod config;
 pub mod decision;
 mod deny;
@@ -27,8 +28,10 @@ pub mod payload;
 pub mod profile;
 pub mod resolve;
 mod tmpdir;
+pub mod stripped;
 pub mod view;
 
+pub use caches::{CacheMode, CacheSpec, ResolvedCache, KNOWN_CACHES};
 pub use config::{select_profile, Config, ConfigError};
 pub use decision::{
     platform_sandbox, select_initial, should_sandbox, should_sandbox_rule, Backend, Fact, Os,

@@ -252,6 +252,14 @@ pub struct PermissionProfile {
     /// Resource limits (R-H5); bounded by default.
     #[serde(default)]
     pub limits: crate::limits::Limits,
+    /// How known package caches are shown inside (R-C1): a private copy-on-write layer per
+    /// workspace (default), read-only, or the host's own cache writable. See
+    /// [`crate::caches`].
+    #[serde(default)]
+    pub caches: crate::caches::CacheMode,
+    /// Caches added to (or replacing rows of) [`crate::caches::KNOWN_CACHES`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra_caches: Vec<crate::caches::CacheSpec>,
 }
 
 /// Well-known credential stores hidden from reads by the restricted built-ins (R-P5).
@@ -264,13 +272,10 @@ pub const CREDENTIAL_STORES: &[&str] = &[
     ".config/hub",
     ".netrc",
     ".kube",
-    ".docker/config.json",
     ".config/gcloud",
     ".azure",
     ".git-credentials",
     ".config/git/credentials",
-    ".npmrc",
-    ".pypirc",
     ".cargo/credentials",
     ".cargo/credentials.toml",
     ".password-store",
@@ -319,13 +324,16 @@ pub fn is_builtin_credential_spelling(spelling: &str) -> bool {
     let home_rest = spelling
         .strip_prefix(":home/")
         .or_else(|| spelling.strip_prefix("~/"));
-    home_rest.is_some_and(|r| CREDENTIAL_STORES.contains(&r))
-        || SYSTEM_CREDENTIAL_FILES.contains(&spelling)
+    home_rest.is_some_and(|r| {
+        CREDENTIAL_STORES.contains(&r)
+            || crate::stripped::STRIPPED_CONFIGS.iter().any(|(p, _)| *p == r)
+    }) || SYSTEM_CREDENTIAL_FILES.contains(&spelling)
 }
 
 fn credential_entries() -> Vec<FsEntry> {
     CREDENTIAL_STORES
         .iter()
+        .chain(crate::stripped::STRIPPED_CONFIGS.iter().map(|(p, _)| p))
         .map(|p| FsEntry::new(format!(":home/{p}"), Access::Deny))
         .chain(
             SYSTEM_CREDENTIAL_FILES
@@ -370,6 +378,8 @@ impl PermissionProfile {
                     env: EnvPolicy::default(),
                     on_unavailable: OnUnavailable::Refuse,
                     limits: Default::default(),
+                    caches: Default::default(),
+                    extra_caches: Vec::new(),
                 })
             }
             "read-only" => Some(PermissionProfile {
@@ -384,6 +394,8 @@ impl PermissionProfile {
                 env: EnvPolicy::default(),
                 on_unavailable: OnUnavailable::Refuse,
                 limits: Default::default(),
+                caches: Default::default(),
+                extra_caches: Vec::new(),
             }),
             "danger-full-access" => Some(PermissionProfile {
                 name: name.into(),
@@ -393,6 +405,8 @@ impl PermissionProfile {
                 env: EnvPolicy::default(),
                 on_unavailable: OnUnavailable::Refuse,
                 limits: Default::default(),
+                caches: Default::default(),
+                extra_caches: Vec::new(),
             }),
             _ => None,
         }

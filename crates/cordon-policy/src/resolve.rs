@@ -305,6 +305,13 @@ pub struct ResolvedProfile {
     /// set to `/tmp` (the private one on Linux).
     #[serde(default)]
     pub tmpdir_refused: Option<PathBuf>,
+    /// The known package caches this run shows, and how (R-C1, [`crate::caches`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub caches: Vec<crate::caches::ResolvedCache>,
+    /// Config files hidden by a built-in deny entry that the namespace backend shows as a
+    /// copy with credentials removed (R-C2, [`crate::stripped`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stripped: Vec<crate::stripped::StrippedFile>,
 }
 
 /// Errors from resolution.
@@ -762,6 +769,8 @@ pub fn resolve(
             entries,
             protect_metadata,
         } => {
+            let mut entries = entries;
+            entries.extend(cache_entries(profile, ctx, fs));
             let mut out = Vec::new();
             let mut named: Vec<PathBuf> = Vec::new();
             for (index, e) in entries.iter().enumerate() {
@@ -918,6 +927,17 @@ pub fn resolve(
             f
         }
     };
+    let mut filesystem = filesystem;
+    hide_writable_cache_layers(profile, &all_homes, &mut filesystem, fs);
+    let caches = crate::caches::resolve_caches(
+        profile.caches,
+        &profile.extra_caches,
+        ctx.home.as_deref(),
+        &workspace,
+        &filesystem,
+        fs,
+    );
+    let stripped = stripped_files(&filesystem);
     Ok(ResolvedProfile {
         format_version: PROFILE_FORMAT_VERSION,
         profile: profile.clone(),
@@ -926,7 +946,95 @@ pub fn resolve(
         filesystem,
         notes,
         tmpdir_refused,
+        caches,
+        stripped,
     })
+}
+
+/// The existing files hidden by a built-in deny entry of [`crate::stripped::STRIPPED_CONFIGS`]
+/// (spelled `:home/<path>`, from a built-in profile): shown stripped where possible.
+fn stripped_files(fs: &ResolvedFilesystem) -> Vec<crate::stripped::StrippedFile> {
+    let ResolvedFilesystem::Restricted { entries, .. } = fs else {
+        return Vec::new();
+    };
+    let mut out: Vec<crate::stripped::StrippedFile> = Vec::new();
+    for e in entries {
+        let EntryOrigin::Profile {
+            spelling, source, ..
+        } = &e.origin
+        else {
+            continue;
+        };
+        let builtin = source.as_deref().is_none_or(|s| s.starts_with("built-in"));
+        if e.access != Access::Deny || !e.exists || e.is_dir || !builtin {
+            continue;
+        }
+        if let Some(format) = crate::stripped::format_of_spelling(spelling) {
+            if !out.iter().any(|o| o.path == e.path) {
+                out.push(crate::stripped::StrippedFile {
+                    path: e.path.clone(),
+                    format,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// With `caches = "overlay"`, the overlay state root `<home>/.cache/cordon/overlays` of
+/// every home is hidden when a grant would make it writable (`-w ~/.cache`): no run may
+/// change another workspace's private layers (R-C1). (Where it is only readable, the
+/// namespace backend hides it too, with a mask step of the mount plan; a deny entry there
+/// would needlessly make the Landlock-only rung refuse.)
+fn hide_writable_cache_layers(
+    profile: &PermissionProfile,
+    homes: &[PathBuf],
+    filesystem: &mut ResolvedFilesystem,
+    fs: &dyn FsView,
+) {
+    if profile.caches != crate::caches::CacheMode::Overlay {
+        return;
+    }
+    for h in homes {
+        let root = crate::caches::overlay_root(h);
+        let c = canonicalize_lenient(fs, &root);
+        if filesystem.access_for(fs, &c).access != Access::Write {
+            continue;
+        }
+        if let ResolvedFilesystem::Restricted { entries, .. } = filesystem {
+            let index = entries.len();
+            entries.push(entry_for(
+                fs,
+                root,
+                Access::Deny,
+                EntryOrigin::Profile {
+                    index,
+                    spelling: ":home/.cache/cordon/overlays".into(),
+                    source: Some(
+                        "caches = \"overlay\" (private cache layers of every workspace)".into(),
+                    ),
+                },
+            ));
+        }
+    }
+}
+
+/// The entries the profile's `caches` mode adds (R-C1): with `shared`, each existing known
+/// cache writable, naming its source for `explain`.
+fn cache_entries(
+    profile: &PermissionProfile,
+    ctx: &ResolveContext,
+    fs: &dyn FsView,
+) -> Vec<crate::profile::FsEntry> {
+    use crate::caches::{shared_entries, CacheMode};
+    use crate::profile::FsEntry;
+    match profile.caches {
+        CacheMode::Overlay | CacheMode::ReadOnly => Vec::new(),
+        CacheMode::Shared => shared_entries(&profile.extra_caches, ctx.home.as_deref(), fs)
+            .into_iter()
+            .map(|p| FsEntry::new(p, Access::Write).with_source("caches = \"shared\""))
+            .collect(),
+    }
 }
 
 /// Whether a temp dir that resolves to `c` is too wide to be writable wholesale (or exempt

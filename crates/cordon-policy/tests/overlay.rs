@@ -476,6 +476,8 @@ fn base_strategy() -> impl Strategy<Value = PermissionProfile> {
                 env: EnvPolicy::default(),
                 on_unavailable: OnUnavailable::Refuse,
                 limits: Default::default(),
+                caches: Default::default(),
+                extra_caches: Vec::new(),
             },
         )
 }
@@ -496,6 +498,8 @@ fn scope(x: Option<&AdditionalPermissions>, q: &Path) -> Access {
         env: EnvPolicy::default(),
         on_unavailable: OnUnavailable::Refuse,
         limits: Default::default(),
+        caches: Default::default(),
+        extra_caches: Vec::new(),
     };
     let fs = fs();
     resolve(&p, &ctx(), &fs)

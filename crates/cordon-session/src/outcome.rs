@@ -690,6 +690,8 @@ mod tests {
             },
             notes: vec![],
             tmpdir_refused: None,
+            caches: vec![],
+            stripped: vec![],
         }
     }
 

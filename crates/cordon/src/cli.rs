@@ -41,10 +41,35 @@ pub enum Command {
     /// flag) decided it; plus the network decision, the sandbox decision and what the host
     /// lacks.
     Explain(ExplainArgs),
+    /// Copy-on-write package caches (R-C1): list or clear the private layers kept per
+    /// workspace under ~/.cache/cordon/overlays.
+    #[command(subcommand)]
+    Cache(CacheCommand),
     /// Run escape probes (move .git aside, hard link out, inherited descriptor, other
     /// processes' environment, TIOCSTI, …) and "still works" probes through `cordon run` on
     /// this host, and print a pass/fail table for bug reports. Exit 1 if a probe fails.
     Selftest(SelftestArgs),
+}
+
+/// `cordon cache`.
+#[derive(Debug, Subcommand)]
+pub enum CacheCommand {
+    /// List the known caches and the private layers kept for each workspace.
+    List(CacheArgs),
+    /// Remove private layers: every workspace's, or with --workspace only the current
+    /// workspace's (the host caches are never touched).
+    Clear(CacheArgs),
+}
+
+/// Options of `cordon cache list|clear`.
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    /// Only the workspace of the current directory.
+    #[arg(long)]
+    pub workspace: bool,
+    /// Output machine-readable JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `cordon selftest`.

@@ -581,7 +581,7 @@ fn run_namespaces(
 ) -> Result<i32, HelperError> {
     let profile = &payload.profile;
     let limits = super::limits::resolve(profile).map_err(HelperError::Message)?;
-    let mut layout = mounts::layout(&profile.filesystem);
+    let mut layout = mounts::layout_for(profile);
     super::limits::size_tmpfs(&mut layout, limits.tmpfs_bytes);
     // Missing writable grants created; placeholders are permanent (`mounts::Placeholder`).
     mounts::prepare_host(&layout)
@@ -773,6 +773,9 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
         .collect();
     let applied = confine(ctx.profile, ctx.plan, extra, landlock_layer::stdio_grants())
         .map_err(HelperError::Confine)?;
+    for w in &built.warnings {
+        eprintln!("cordon: note: {w}");
+    }
     // The command must not be able to read or write init's memory through /proc/1: a
     // failure here is a failed layer, not something to run without.
     sys::prctl(libc::PR_SET_DUMPABLE, 0).map_err(|e| HelperError::setup("PR_SET_DUMPABLE", e))?;
@@ -804,7 +807,13 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
     ctx.send(&SetupStatus::Applied(report));
     drop(ctx.status.take());
     let child = process::spawn(ctx.spec, before_exec)?;
-    Ok(process::supervise(child))
+    let code = process::supervise(child);
+    if code != 0 {
+        if let Some(h) = super::caches::read_only_hint(ctx.profile, &built.read_only_caches) {
+            eprintln!("cordon: hint: {h}");
+        }
+    }
+    Ok(code)
 }
 
 /// The last step in the command's own process, after every layer is in force and the report
@@ -848,7 +857,7 @@ fn run_landlock_only(
     fell_back: Option<String>,
 ) -> Result<i32, HelperError> {
     let profile = &payload.profile;
-    mounts::create_missing_grants(&mounts::layout(&profile.filesystem))
+    mounts::create_missing_grants(&mounts::layout_for(profile))
         .map_err(|e| HelperError::Message(format!("refusing to run: {e}")))?;
     if let Err(e) = std::env::set_current_dir(&profile.cwd) {
         return Err(HelperError::Usage(format!(

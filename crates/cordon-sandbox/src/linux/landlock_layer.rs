@@ -90,7 +90,7 @@ pub fn fs_rules(profile: &ResolvedProfile, rung: Rung) -> Vec<(PathBuf, Grant)> 
         return Vec::new();
     }
     match rung {
-        Rung::Namespaces => rules_from_layout(&mounts::layout(&profile.filesystem)),
+        Rung::Namespaces => rules_from_layout(&mounts::layout_for(profile)),
         Rung::LandlockOnly => rules_landlock_only(&profile.filesystem),
     }
 }
@@ -109,7 +109,9 @@ pub fn rules_from_layout(layout: &Layout) -> Vec<(PathBuf, Grant)> {
                 s.path.clone(),
                 if *writable { Grant::Write } else { Grant::Read },
             )),
-            StepKind::PrivateTmp { .. } => out.push((s.path.clone(), Grant::Write)),
+            StepKind::PrivateTmp { .. } | StepKind::Overlay { .. } => {
+                out.push((s.path.clone(), Grant::Write))
+            }
             StepKind::Dev { .. } => {
                 out.push((s.path.clone(), Grant::Dev));
                 out.push((s.path.join("shm"), Grant::Write));
@@ -120,6 +122,7 @@ pub fn rules_from_layout(layout: &Layout) -> Vec<(PathBuf, Grant)> {
             | StepKind::CopyLink
             | StepKind::CreateDir
             | StepKind::Mask { .. }
+            | StepKind::Stripped { .. }
             | StepKind::ReadOnlyRemount
             | StepKind::Pivot => {}
         }

@@ -17,6 +17,7 @@
 //! signal N; 127 command not found; 126 not executable; 125 nothing ran (bad payload,
 //! refusal, setup failure), always with a `cordon: …` line on stderr.
 
+mod caches;
 mod caps;
 mod features;
 mod helper;
@@ -29,13 +30,14 @@ mod process;
 mod seccomp_filter;
 mod sys;
 
+pub use caches::{probe_overlay, read_only_hint};
 pub use features::{
     probe, probe_fast, valid_layer_names, Availability, LinuxFeatures, Present, ALL_LAYERS,
     DISABLE_LAYERS_ENV, LAYER_NAMES,
 };
 pub use helper::{AppliedReport, HelperOutcome};
 pub use layer::{Enforcement, Layer, RootView};
-pub use mounts::{layout, Base, Layout, Step, StepKind};
+pub use mounts::{layout, layout_for, Base, Layout, Step, StepKind};
 pub use plan::{
     carve_outs, plan, CarveOut, LandlockPlan, LinuxPlan, Refusal, Rung, SeccompPlan,
     LANDLOCK_ABI_NET, LANDLOCK_ABI_SCOPE, LANDLOCK_CRATE_MAX_ABI, MIN_LANDLOCK_ABI_FS,

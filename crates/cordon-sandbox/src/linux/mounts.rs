@@ -23,7 +23,8 @@
 //!   is skipped; a deny entry that is missing, or already invisible, is skipped;
 //! - each symlink on the way to a protected, denied or pinned path that lies in a writable
 //!   layer: bound onto itself, so its name cannot be removed, renamed or replaced;
-//! - a minimal `/dev` (null, zero, full, random, urandom, tty from the host; a new `devpts`
+//! - a minimal `/dev` (null, zero, full, random, urandom, tty from the host; the terminal
+//!   cordon runs in, if any, at `/dev/console` so `tty`/`ttyname()` resolve; a new `devpts`
 //!   instance; `shm` tmpfs; fd/stdin/stdout/stderr/ptmx symlinks; never block devices);
 //! - a fresh `/proc` for the new pid namespace, with `sys`, `sysrq-trigger`, `irq` and
 //!   `bus` read-only.
@@ -31,7 +32,7 @@
 //! Entries under `/dev` or `/proc` are ignored (those trees are rebuilt; noted).
 
 use super::sys;
-use cordon_policy::{Access, EntryOrigin, ResolvedFilesystem};
+use cordon_policy::{Access, CacheMode, EntryOrigin, ResolvedFilesystem, ResolvedProfile};
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -90,6 +91,28 @@ pub enum StepKind {
     /// component with an exclusive `mkdirat` beneath a parent opened without following
     /// symlinks; the [`StepKind::Bind`] that follows binds it. Failing → refusal.
     CreateDir,
+    /// A known package cache (R-C1, [`cordon_policy::caches`]): an overlay mount at the
+    /// cache's path with the host cache as its read-only lower layer and a private writable
+    /// layer kept per workspace (`<state>/upper`, `<state>/work`, created on the host
+    /// beforehand without following symlinks, mode 0700). The host cache is never written.
+    /// If the kernel refuses the overlay (no overlayfs in user namespaces before Linux
+    /// 5.11, an upper dir on an unsupported filesystem), the cache stays read-only as the
+    /// layer below shows it, with a note: never a silent write to the host cache.
+    Overlay {
+        /// The cache's short name (`cargo-registry`).
+        name: String,
+        /// The per-workspace state directory holding `upper/` and `work/`.
+        state: PathBuf,
+    },
+    /// A config file that mixes settings and secrets (R-C2, [`cordon_policy::stripped`]):
+    /// read from the host without following symlinks, parsed, and a copy with the
+    /// credentials removed bound read-only over it (the copy lives in the staging tmpfs).
+    /// A file that does not parse (or is not a regular file) is hidden whole instead, as
+    /// [`StepKind::Mask`], with a note naming it.
+    Stripped {
+        /// How to parse it.
+        format: cordon_policy::stripped::ConfigFormat,
+    },
     /// Hide the path: an empty mode-000 tmpfs (directory) or file, read-only.
     Mask {
         /// Something is bound beneath the hidden directory (e.g. a writable grant inside a
@@ -125,6 +148,8 @@ impl StepKind {
                 | StepKind::Bind { .. }
                 | StepKind::PinLink
                 | StepKind::CopyLink
+                | StepKind::Overlay { .. }
+                | StepKind::Stripped { .. }
                 | StepKind::Mask { .. }
         )
     }
@@ -171,7 +196,18 @@ impl std::fmt::Display for Step {
             ),
             StepKind::PinLink => write!(f, "{p}: symlink pinned (bound onto itself)"),
             StepKind::CopyLink => write!(f, "{p}: symlink recreated (as on the host)"),
-            StepKind::CreateDir => write!(f, "{p}: created on the host (missing writable grant)"),
+            StepKind::CreateDir => write!(f, "{p}: created on the host first (missing)"),
+            StepKind::Overlay { name, state } => write!(
+                f,
+                "{p}: copy-on-write cache `{name}` (host cache read-only below, private layer \
+                 in {})",
+                state.display()
+            ),
+            StepKind::Stripped { format } => write!(
+                f,
+                "{p}: read-only copy with credentials removed ({format:?}; hidden whole if it \
+                 does not parse)"
+            ),
             StepKind::Mask { traverse: false } => write!(f, "{p}: hidden (empty, mode 000)"),
             StepKind::Mask { traverse: true } => {
                 write!(
@@ -238,6 +274,71 @@ fn step(path: &str, kind: StepKind, may_create: bool) -> Step {
         kind,
         may_create,
     }
+}
+
+/// The mount layout of a resolved profile (pure): [`layout`] of its filesystem plus one
+/// [`StepKind::Overlay`] step per copy-on-write cache ([`ResolvedProfile::caches`]) and,
+/// when there is one, the overlay state root hidden (created on the host first when it
+/// was missing at resolve time, so even a first run cannot reach it). This is the plan
+/// the helper applies, `--dry-run` prints and rung-1 Landlock rules are derived from.
+pub fn layout_for(profile: &ResolvedProfile) -> Layout {
+    let mut l = layout(&profile.filesystem);
+    // Stripped views replace the masks of their files (R-C2).
+    for s in &mut l.steps {
+        if let StepKind::Mask { .. } = s.kind {
+            if let Some(f) = profile.stripped.iter().find(|f| f.path == s.path) {
+                s.kind = StepKind::Stripped { format: f.format };
+            }
+        }
+    }
+    let overlays: Vec<&cordon_policy::ResolvedCache> = profile
+        .caches
+        .iter()
+        .filter(|c| c.mode == CacheMode::Overlay)
+        .collect();
+    let Some(first) = overlays.first() else {
+        return l;
+    };
+    // `<root>/<workspace-key>/<name>`: the state root is two levels up.
+    let Some(root) = first.state.parent().and_then(Path::parent) else {
+        return l;
+    };
+    let mut extra = Vec::new();
+    if !l.steps.iter().any(|s| s.path == root) {
+        extra.push(Step {
+            path: root.to_path_buf(),
+            kind: StepKind::CreateDir,
+            may_create: false,
+        });
+        extra.push(Step {
+            path: root.to_path_buf(),
+            kind: StepKind::Mask { traverse: false },
+            may_create: false,
+        });
+    }
+    for c in overlays {
+        extra.push(Step {
+            path: c.path.clone(),
+            kind: StepKind::Overlay {
+                name: c.name.clone(),
+                state: c.state.clone(),
+            },
+            may_create: false,
+        });
+    }
+    // Into the tree, shallow first (stable), before /dev and /proc.
+    let frame_end = l
+        .steps
+        .iter()
+        .position(|s| matches!(s.kind, StepKind::Dev { .. }))
+        .unwrap_or(l.steps.len());
+    let tail = l.steps.split_off(frame_end);
+    let mut tree: Vec<Step> = l.steps.split_off(2);
+    tree.extend(extra);
+    tree.sort_by_key(|s| s.path.components().count());
+    l.steps.extend(tree);
+    l.steps.extend(tail);
+    l
 }
 
 /// Computes the mount layout of `fs` (pure). See the module docs for the rules.
@@ -491,7 +592,23 @@ fn is_errno(e: &io::Error, errno: libc::c_int) -> bool {
 /// what to do; the helper refuses to run).
 pub fn prepare_host(layout: &Layout) -> io::Result<Vec<Placeholder>> {
     create_missing_grants(layout)?;
+    create_overlay_dirs(layout)?;
     create_placeholders(layout)
+}
+
+/// The host side of each [`StepKind::Overlay`]: `<state>/upper` and `<state>/work`,
+/// created (mode 0700, owned by the invoking user) without following any symlink. A
+/// failure is not a refusal: the cache then stays read-only, with a note at build time.
+pub fn create_overlay_dirs(layout: &Layout) -> io::Result<()> {
+    for s in &layout.steps {
+        if let StepKind::Overlay { state, .. } = &s.kind {
+            for sub in ["upper", "work"] {
+                // Best effort: `apply_overlay` reports a missing layer as a note.
+                let _ = create_dir_nofollow_mode(&state.join(sub), 0o700);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The [`StepKind::CreateDir`] steps of `layout` (also run on rung 2, which mounts
@@ -522,6 +639,11 @@ pub fn create_missing_grants(layout: &Layout) -> io::Result<()> {
 /// opened beneath its parent with `RESOLVE_NO_SYMLINKS` and, when missing, created with an
 /// exclusive `mkdirat` (one that appears meanwhile is taken if it is a directory).
 fn create_dir_nofollow(path: &Path) -> io::Result<()> {
+    create_dir_nofollow_mode(path, 0o755)
+}
+
+/// [`create_dir_nofollow`] creating missing components with `mode`.
+fn create_dir_nofollow_mode(path: &Path, mode: libc::mode_t) -> io::Result<()> {
     let mut cur = sys::open_dir_nofollow(Path::new("/"))?;
     for comp in rel(path).components() {
         let name = Path::new(comp.as_os_str());
@@ -529,7 +651,7 @@ fn create_dir_nofollow(path: &Path) -> io::Result<()> {
             Ok(f) => f,
             Err(e) if is_errno(&e, libc::ENOENT) => {
                 let cname = CString::new(comp.as_os_str().as_bytes())?;
-                match sys::mkdirat_excl(cur.as_raw_fd(), &cname, 0o755) {
+                match sys::mkdirat_excl(cur.as_raw_fd(), &cname, mode) {
                     Ok(()) => {}
                     Err(e) if is_errno(&e, libc::EEXIST) => {}
                     Err(e) => return Err(e),
@@ -707,6 +829,11 @@ pub struct Built {
     pub host_devpts: Option<OwnedFd>,
     /// Skipped steps and why.
     pub notes: Vec<String>,
+    /// [`StepKind::Overlay`] caches the kernel refused, left read-only: path and why.
+    pub read_only_caches: Vec<(PathBuf, String)>,
+    /// Things the user should always hear about (printed as `cordon: note: …` before the
+    /// command runs), e.g. a config file hidden whole because it does not parse.
+    pub warnings: Vec<String>,
 }
 
 /// Builds the new root by applying the steps of `layout` in order, and pivots into it.
@@ -722,6 +849,9 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
         make_ro: Vec::new(),
         host_devpts: None,
         notes: layout.notes.clone(),
+        read_only_caches: Vec::new(),
+        stripped: 0,
+        warnings: Vec::new(),
     };
     for s in &layout.steps {
         match &s.kind {
@@ -735,6 +865,8 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
             StepKind::PinLink => apply_pin_link(&mut st, s)?,
             StepKind::CopyLink => apply_copy_link(&mut st, s)?,
             StepKind::CreateDir => {} // done by `prepare_host` before the sandbox exists
+            StepKind::Overlay { name, state } => apply_overlay(&mut st, s, name, state)?,
+            StepKind::Stripped { format } => apply_stripped(&mut st, s, *format)?,
             StepKind::Mask { traverse } => apply_mask(&mut st, s, *traverse)?,
             StepKind::Dev { shm_size } => apply_dev(&mut st, s, shm_size.as_deref())?,
             StepKind::Proc => apply_proc(&mut st, s)?,
@@ -745,6 +877,8 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
     Ok(Built {
         host_devpts: st.host_devpts,
         notes: st.notes,
+        read_only_caches: st.read_only_caches,
+        warnings: st.warnings,
     })
 }
 
@@ -758,6 +892,10 @@ struct BuildState {
     make_ro: Vec<OwnedFd>,
     host_devpts: Option<OwnedFd>,
     notes: Vec<String>,
+    read_only_caches: Vec<(PathBuf, String)>,
+    /// Stripped copies written so far (names their files in the staging tmpfs).
+    stripped: usize,
+    warnings: Vec<String>,
 }
 
 impl BuildState {
@@ -927,6 +1065,121 @@ fn apply_copy_link(st: &mut BuildState, s: &Step) -> io::Result<()> {
     }
 }
 
+/// Mounts the overlay of one cache. Every layer is opened on the host root beneath
+/// `/oldroot` without following symlinks and handed to overlayfs as a
+/// `/proc/self/fd/N` path, so what was checked is what is mounted. Any failure leaves the
+/// cache as the layer below shows it (read-only) and records why.
+fn apply_overlay(st: &mut BuildState, s: &Step, name: &str, state: &Path) -> io::Result<()> {
+    match mount_overlay(st, s, state) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            st.notes.push(format!(
+                "cache `{name}` {}: copy-on-write layer unavailable ({e}); read-only",
+                s.path.display()
+            ));
+            st.read_only_caches.push((s.path.clone(), e.to_string()));
+            Ok(())
+        }
+    }
+}
+
+fn mount_overlay(st: &mut BuildState, s: &Step, state: &Path) -> io::Result<()> {
+    let old = st.old()?;
+    let lower = sys::open_beneath(old, rel(&s.path)).map_err(|e| ctx_err("lower layer", e))?;
+    let upper =
+        sys::open_beneath(old, &rel(state).join("upper")).map_err(|e| ctx_err("upper layer", e))?;
+    let work =
+        sys::open_beneath(old, &rel(state).join("work")).map_err(|e| ctx_err("work dir", e))?;
+    for (fd, what) in [
+        (&lower, "lower layer"),
+        (&upper, "upper layer"),
+        (&work, "work dir"),
+    ] {
+        if !is_dir_fd(fd)? {
+            return Err(io::Error::other(format!("{what} is not a directory")));
+        }
+    }
+    let via = |fd: &OwnedFd| CString::new(format!("/oldroot/proc/self/fd/{}", fd.as_raw_fd()));
+    let (l, u, w) = (via(&lower)?, via(&upper)?, via(&work)?);
+    let m = sys::new_fs(
+        c"overlay",
+        &[
+            (c"lowerdir", Some(l.as_c_str())),
+            (c"upperdir", Some(u.as_c_str())),
+            (c"workdir", Some(w.as_c_str())),
+            (c"userxattr", None),
+        ],
+        NOSUID_NODEV,
+    )?;
+    let target =
+        sys::open_beneath(st.root()?, rel(&s.path)).map_err(|e| ctx_err("mountpoint", e))?;
+    sys::attach(&m, &target)
+}
+
+/// Binds a credential-stripped copy over a config file, or hides it whole (with a note)
+/// when it cannot be read as a regular file or does not parse.
+fn apply_stripped(
+    st: &mut BuildState,
+    s: &Step,
+    format: cordon_policy::stripped::ConfigFormat,
+) -> io::Result<()> {
+    match stripped_copy(st, s, format) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            st.warnings.push(format!(
+                "{} is hidden whole: no copy with credentials removed could be made ({e}); \
+                 fix the file's syntax to see its settings inside",
+                s.path.display()
+            ));
+            apply_mask(st, s, false)
+        }
+    }
+}
+
+fn stripped_copy(
+    st: &mut BuildState,
+    s: &Step,
+    format: cordon_policy::stripped::ConfigFormat,
+) -> io::Result<()> {
+    use std::io::{Read as _, Write as _};
+    let src = sys::open_beneath(st.old()?, rel(&s.path))?;
+    if sys::fstat(src.as_raw_fd())?.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(io::Error::other("not a regular file"));
+    }
+    // Reopened for reading through the descriptor checked above.
+    let f = std::fs::File::open(format!("/oldroot/proc/self/fd/{}", src.as_raw_fd()))?;
+    let mut raw = Vec::new();
+    f.take(cordon_policy::stripped::MAX_STRIPPED_BYTES as u64 + 1)
+        .read_to_end(&mut raw)?;
+    let out = cordon_policy::stripped::strip(format, &raw).map_err(io::Error::other)?;
+    st.stripped += 1;
+    let name = CString::new(format!("stripped-{}", st.stripped))?;
+    let staging = sys::open_path(Path::new("/"), true)?;
+    let copy = sys::create_file_excl(staging.as_raw_fd(), &name, 0o444)?;
+    std::fs::File::from(copy).write_all(&out.text)?;
+    let tree = sys::clone_tree(
+        staging.as_raw_fd(),
+        name.to_str().map_err(io::Error::other)?,
+        false,
+    )?;
+    sys::mount_setattr(
+        tree.as_raw_fd(),
+        false,
+        NOSUID_NODEV | sys::MOUNT_ATTR_NOEXEC | sys::MOUNT_ATTR_RDONLY,
+        0,
+    )?;
+    let target = sys::open_beneath(st.root()?, rel(&s.path))?;
+    sys::attach(&tree, &target)?;
+    if !out.removed.is_empty() {
+        st.notes.push(format!(
+            "{}: shown with credentials removed ({})",
+            s.path.display(),
+            out.removed.join(", ")
+        ));
+    }
+    Ok(())
+}
+
 fn apply_mask(st: &mut BuildState, s: &Step, traverse: bool) -> io::Result<()> {
     let target = match sys::open_beneath(st.root()?, rel(&s.path)) {
         Ok(t) => t,
@@ -989,6 +1242,7 @@ fn apply_dev(st: &mut BuildState, s: &Step, shm_size: Option<&str>) -> io::Resul
         )?;
         sys::attach(&src, &target).map_err(|e| ctx_err(format!("/dev/{name}"), e))?;
     }
+    bind_host_terminal(st, d)?;
     sys::mkdirat(d, c"pts", 0o755)?;
     match sys::new_fs(
         c"devpts",
@@ -1021,6 +1275,53 @@ fn apply_dev(st: &mut BuildState, s: &Step, shm_size: Option<&str>) -> io::Resul
         sys::symlinkat(&c(to), d, &c(name))?;
     }
     st.make_ro.push(dev_tmpfs);
+    Ok(())
+}
+
+/// The terminal cordon runs in (issue 11 §4): when one of fds 0–2 is a terminal of the
+/// host's `/dev/pts`, that one node (never the rest of the host's `/dev/pts`) is bound at
+/// `/dev/console`, so `tty` and `ttyname()` resolve inside (glibc looks for a node with the
+/// terminal's device and inode under `/dev` when `/proc/self/fd/N` names a path that does
+/// not exist in the sandbox); window size and job control are the terminal's own, and
+/// input injection stays refused by the seccomp filter (`TIOCSTI`, `TIOCLINUX`). The node
+/// is found through the host root by the name `/proc/self/fd/N` gives and bound only if its
+/// device, inode and filesystem match the open descriptor.
+fn bind_host_terminal(st: &mut BuildState, dev: RawFd) -> io::Result<()> {
+    let old = st.old()?;
+    for fd in 0..=2 {
+        let Ok(open) = sys::fstat(fd) else { continue };
+        if open.st_mode & libc::S_IFMT != libc::S_IFCHR {
+            continue;
+        }
+        let Ok(name) = std::fs::read_link(format!("/oldroot/proc/self/fd/{fd}")) else {
+            continue;
+        };
+        let Ok(rel_name) = name.strip_prefix("/dev/pts/") else {
+            continue;
+        };
+        if rel_name.components().count() != 1 {
+            continue;
+        }
+        let Ok(node) = sys::open_beneath(old, &Path::new("dev/pts").join(rel_name)) else {
+            continue;
+        };
+        let found = sys::fstat(node.as_raw_fd())?;
+        if (found.st_rdev, found.st_ino, found.st_dev) != (open.st_rdev, open.st_ino, open.st_dev) {
+            continue;
+        }
+        let tree = sys::clone_tree(node.as_raw_fd(), "", false)
+            .map_err(|e| ctx_err("cloning the terminal", e))?;
+        sys::mount_setattr(
+            tree.as_raw_fd(),
+            false,
+            sys::MOUNT_ATTR_NOSUID | sys::MOUNT_ATTR_NOEXEC,
+            0,
+        )?;
+        sys::mkfileat(dev, c"console", 0o600)?;
+        let target = sys::open_beneath(dev, Path::new("console"))?;
+        sys::attach(&tree, &target).map_err(|e| ctx_err("/dev/console", e))?;
+        return Ok(());
+    }
     Ok(())
 }
 
@@ -1417,5 +1718,68 @@ mod tests {
         assert!(!root.join("real/.cordon").exists());
         let ph = create_placeholders(&protected_layout(&[&root.join("missing/.cordon")])).unwrap();
         assert!(ph.is_empty());
+    }
+
+    /// The plan of the built-in profile with two warm caches and two config files:
+    /// one Overlay step per cache (shallow-first order kept, inside the tree, before
+    /// `/dev`), the state root created and hidden, Stripped steps where the masks of the
+    /// config files were, and rung-1 Landlock rules that make each overlay writable.
+    #[test]
+    fn caches_and_stripped_files_are_steps() {
+        let fs = MemFs::new()
+            .dir("/home/u/proj/.git/hooks")
+            .dir("/home/u/.cargo/registry")
+            .dir("/home/u/.npm")
+            .file("/home/u/.npmrc", "registry=x\n")
+            .file("/home/u/.gitconfig", "[user]\nname=a\n")
+            .dir("/usr");
+        let p = PermissionProfile::builtin("workspace-write").unwrap();
+        let ctx = ResolveContext {
+            cwd: "/home/u/proj".into(),
+            home: Some("/home/u".into()),
+            ..Default::default()
+        };
+        let r = resolve(&p, &ctx, &fs).unwrap();
+        let l = layout_for(&r);
+        let kinds: Vec<(String, &StepKind)> = l
+            .steps
+            .iter()
+            .map(|s| (s.path.display().to_string(), &s.kind))
+            .collect();
+        let pos = |p: &str, f: &dyn Fn(&StepKind) -> bool| {
+            kinds
+                .iter()
+                .position(|(q, k)| q == p && f(k))
+                .unwrap_or_else(|| panic!("no step for {p}: {kinds:#?}"))
+        };
+        let reg = pos(
+            "/home/u/.cargo/registry",
+            &|k| matches!(k, StepKind::Overlay { name, .. } if name == "cargo-registry"),
+        );
+        let npm = pos("/home/u/.npm", &|k| matches!(k, StepKind::Overlay { .. }));
+        let root = "/home/u/.cache/cordon/overlays";
+        let create = pos(root, &|k| *k == StepKind::CreateDir);
+        let mask = pos(root, &|k| matches!(k, StepKind::Mask { .. }));
+        let dev = pos("/dev", &|k| matches!(k, StepKind::Dev { .. }));
+        assert!(npm < reg && create < mask && reg < dev && mask < dev);
+        for f in ["/home/u/.npmrc", "/home/u/.gitconfig"] {
+            pos(f, &|k| matches!(k, StepKind::Stripped { .. }));
+        }
+        // Other credential stores stay masks; nothing else changed kind.
+        assert!(!kinds
+            .iter()
+            .any(|(q, k)| q == "/home/u/.npmrc" && matches!(k, StepKind::Mask { .. })));
+        let rules = super::super::landlock_layer::rules_from_layout(&l);
+        assert!(rules.iter().any(|(p, g)| p == Path::new("/home/u/.npm")
+            && *g == super::super::landlock_layer::Grant::Write));
+        // No overlay for a cache the profile already makes writable.
+        let mut p2 = p.clone();
+        p2.push_entries([FsEntry::new("/home/u/.npm", Access::Write)]);
+        let l2 = layout_for(&resolve(&p2, &ctx, &fs).unwrap());
+        assert!(!l2
+            .steps
+            .iter()
+            .any(|s| s.path == Path::new("/home/u/.npm")
+                && matches!(s.kind, StepKind::Overlay { .. })));
     }
 }

@@ -3,6 +3,7 @@
 use crate::cli::{Cli, Command};
 use anyhow::Result;
 
+mod cache;
 mod check;
 mod context;
 mod explain;
@@ -20,6 +21,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Profiles(a) => profiles::profiles(a),
         Command::Context(a) => context::context(a),
         Command::Explain(a) => explain::explain(a),
+        Command::Cache(c) => cache::cache(c),
         Command::Selftest(a) => selftest::selftest(a),
     }
 }

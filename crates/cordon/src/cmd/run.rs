@@ -462,7 +462,7 @@ fn mount_plan(exec: &cordon_sandbox::ExecRequest) -> Option<cordon_sandbox::linu
     let rung1 = exec.backend == cordon_policy::Backend::LinuxHelper
         && exec.applied.iter().any(|a| a.contains("namespaces"));
     rung1.then(|| {
-        let mut l = cordon_sandbox::linux::layout(&r.filesystem);
+        let mut l = cordon_sandbox::linux::layout_for(r);
         // The same tmpfs size= the helper sets (R-H5).
         if let Ok(lim) = cordon_sandbox::linux::limits::resolve(r) {
             cordon_sandbox::linux::limits::size_tmpfs(&mut l, lim.tmpfs_bytes);

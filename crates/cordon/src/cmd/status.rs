@@ -35,6 +35,7 @@ pub fn status(args: StatusArgs) -> Result<i32> {
     let limits: Vec<String> = vec!["not enforced on this OS".into()];
     #[cfg(target_os = "linux")]
     let host = serde_json::to_value(&manager.features)?;
+    let caches = cache_status(&chosen.profile);
     #[cfg(not(target_os = "linux"))]
     let host = json!({"os": format!("{:?}", manager.os)});
 
@@ -51,6 +52,7 @@ pub fn status(args: StatusArgs) -> Result<i32> {
                 "missing": prepared.as_ref().err(),
                 "limits": limits,
                 "denial_evidence": cordon_session::DENIAL_EVIDENCE_SOURCE,
+                "caches": caches,
             }))?
         );
         return Ok(0);
@@ -83,8 +85,20 @@ pub fn status(args: StatusArgs) -> Result<i32> {
     #[cfg(not(target_os = "linux"))]
     println!("  os: {:?}", manager.os);
     println!(
-        "  denial evidence:  {}",
-        cordon_session::DENIAL_EVIDENCE_SOURCE
+        "  denial evidence:  {}\n  cache overlays:   {}",
+        cordon_session::DENIAL_EVIDENCE_SOURCE,
+        match (&caches["overlay"], caches["mode"].as_str()) {
+            (serde_json::Value::Bool(true), _) => format!(
+                "yes (upper layers on {}; caches = {})",
+                caches["upper_fs"].as_str().unwrap_or("?"),
+                caches["mode"]
+            ),
+            (_, Some(m)) => format!(
+                "no ({}); known caches are read-only inside (caches = \"{m}\")",
+                caches["reason"].as_str().unwrap_or("unknown")
+            ),
+            _ => "unknown".into(),
+        }
     );
     println!("profile: {} ({})", chosen.profile.name, chosen.profile.kind);
     println!("backend: {}", selection.backend);
@@ -109,4 +123,26 @@ pub fn status(args: StatusArgs) -> Result<i32> {
         println!("  - {l}");
     }
     Ok(0)
+}
+
+/// Whether copy-on-write caches (R-C1) work on this host: probed by mounting a scratch
+/// overlay in a user namespace with its upper layer where the real ones live.
+fn cache_status(profile: &cordon_policy::PermissionProfile) -> serde_json::Value {
+    let mode = profile.caches.to_string();
+    let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
+        return json!({"mode": mode, "overlay": false, "reason": "$HOME is not set"});
+    };
+    #[cfg(target_os = "linux")]
+    {
+        let root = cordon_policy::caches::overlay_root(std::path::Path::new(&home));
+        match cordon_sandbox::linux::probe_overlay(&root) {
+            Ok(fs) => json!({"mode": mode, "overlay": true, "upper_fs": fs, "root": root}),
+            Err(why) => json!({"mode": mode, "overlay": false, "reason": why, "root": root}),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = home;
+        json!({"mode": mode, "overlay": false, "reason": "overlay mounts are Linux-only"})
+    }
 }

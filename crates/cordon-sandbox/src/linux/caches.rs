@@ -1,0 +1,174 @@
+//! Copy-on-write package caches on Linux (R-C1): whether this host can mount them
+//! ([`probe_overlay`], shown by `cordon status`), the hint printed when a command fails
+//! while some cache is read-only ([`read_only_hint`]). The mounts themselves are
+//! [`super::StepKind::Overlay`] steps of the mount plan.
+
+use super::sys;
+use cordon_policy::{CacheMode, ResolvedProfile};
+use std::ffi::CString;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+/// Whether overlay mounts work in a user namespace with their upper layer in `state_root`
+/// (the overlay state root, e.g. `~/.cache/cordon/overlays`, created if missing): a child
+/// process in a new user + mount namespace mounts an overlay over scratch directories in
+/// `<state_root>/.probe-<pid>`, writes a file through it, and checks it landed in the upper
+/// layer only. `Ok(fs type of the upper dir)` or `Err(why not, in words)`.
+///
+/// Needs Linux >= 5.11 (overlayfs in user namespaces) and an upper filesystem that
+/// supports it (ext4, xfs, btrfs, tmpfs…; not overlayfs, NFS or FUSE in most setups).
+/// Must be called from a single-threaded process (it forks).
+pub fn probe_overlay(state_root: &Path) -> Result<String, String> {
+    std::fs::create_dir_all(state_root)
+        .map_err(|e| format!("cannot create {}: {e}", state_root.display()))?;
+    let dir = state_root.join(format!(".probe-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for sub in ["lower", "upper", "work", "merged"] {
+        std::fs::create_dir_all(dir.join(sub))
+            .map_err(|e| format!("cannot create {}: {e}", dir.join(sub).display()))?;
+    }
+    let fstype = fs_type(state_root);
+    let r = probe_in(&dir);
+    let landed = dir.join("upper/probe").exists() && !dir.join("lower/probe").exists();
+    let _ = remove_tree(&dir);
+    match r {
+        Ok(()) if landed => Ok(fstype),
+        Ok(()) => Err("the overlay did not write to its upper layer".into()),
+        Err(e) => Err(format!(
+            "{e} (kernel {}; needs Linux >= 5.11 and an upper dir on a local filesystem, here \
+             {fstype})",
+            sys::kernel_release()
+        )),
+    }
+}
+
+/// The filesystem type name of `p` (`ext4`, `tmpfs`, …) from `/proc/self/mountinfo`'s
+/// longest matching mount point.
+fn fs_type(p: &Path) -> String {
+    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return "unknown".into();
+    };
+    let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut best: Option<(usize, String)> = None;
+    for line in info.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        let Some(sep) = f.iter().position(|x| *x == "-") else {
+            continue;
+        };
+        let (Some(mp), Some(ty)) = (f.get(4), f.get(sep + 1)) else {
+            continue;
+        };
+        if p.starts_with(mp) && best.as_ref().is_none_or(|(l, _)| mp.len() >= *l) {
+            best = Some((mp.len(), ty.to_string()));
+        }
+    }
+    best.map(|b| b.1).unwrap_or_else(|| "unknown".into())
+}
+
+fn probe_in(dir: &Path) -> Result<(), String> {
+    // SAFETY: geteuid/getegid have no preconditions.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let c = |p: PathBuf| CString::new(p.into_os_string().into_encoded_bytes());
+    let (lower, upper, work, merged, file) = (
+        c(dir.join("lower")).map_err(|e| e.to_string())?,
+        c(dir.join("upper")).map_err(|e| e.to_string())?,
+        c(dir.join("work")).map_err(|e| e.to_string())?,
+        dir.join("merged"),
+        dir.join("merged/probe"),
+    );
+    let (r, w) = sys::pipe().map_err(|e| e.to_string())?;
+    // SAFETY: the caller is single-threaded (documented); the child only makes syscalls,
+    // writes one byte and `_exit`s.
+    let pid = unsafe { sys::clone_fork((libc::CLONE_NEWUSER | libc::CLONE_NEWNS) as u64) }
+        .map_err(|e| format!("no user namespace: {e}"))?;
+    if pid == 0 {
+        drop(r);
+        let step = || -> io::Result<()> {
+            sys::write_file(c"/proc/self/setgroups", b"deny")?;
+            sys::write_file(c"/proc/self/uid_map", format!("{uid} {uid} 1\n").as_bytes())?;
+            sys::write_file(c"/proc/self/gid_map", format!("{gid} {gid} 1\n").as_bytes())?;
+            let m = sys::new_fs(
+                c"overlay",
+                &[
+                    (c"lowerdir", Some(lower.as_c_str())),
+                    (c"upperdir", Some(upper.as_c_str())),
+                    (c"workdir", Some(work.as_c_str())),
+                    (c"userxattr", None),
+                ],
+                sys::MOUNT_ATTR_NOSUID | sys::MOUNT_ATTR_NODEV,
+            )?;
+            let target = sys::open_path(&merged, true)?;
+            sys::attach(&m, &target)?;
+            std::fs::write(&file, b"x")?;
+            Ok(())
+        };
+        let code = match step() {
+            Ok(()) => 0u8,
+            Err(e) => e.raw_os_error().unwrap_or(libc::EIO) as u8,
+        };
+        sys::write_all(w.as_raw_fd(), &[code]);
+        super::process::exit_now(0);
+    }
+    drop(w);
+    let mut b = [0u8; 1];
+    let n = sys::read(&r, &mut b).unwrap_or(0);
+    let mut status = 0;
+    // SAFETY: waiting for our own child; `status` is a valid out pointer.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    match (n, b[0]) {
+        (1, 0) => Ok(()),
+        (1, e) => Err(format!(
+            "mounting an overlay in a user namespace failed: {}",
+            io::Error::from_raw_os_error(e as i32)
+        )),
+        _ => Err("the probe process died".into()),
+    }
+}
+
+/// Removes a directory tree without following symlinks, making directories searchable
+/// first (overlayfs leaves its `work/work` at mode 000).
+fn remove_tree(p: &Path) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let md = std::fs::symlink_metadata(p)?;
+    if md.is_dir() {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o700))?;
+        for e in std::fs::read_dir(p)? {
+            remove_tree(&e?.path())?;
+        }
+        std::fs::remove_dir(p)
+    } else {
+        std::fs::remove_file(p)
+    }
+}
+
+/// The hint printed (to stderr, by the helper) when a command fails while some known
+/// cache is read-only in its sandbox: which caches, why, and what to do. `unavailable`
+/// are the overlays the kernel refused at build time (path, reason). `None` when every
+/// cache is writable one way or another.
+pub fn read_only_hint(
+    profile: &ResolvedProfile,
+    unavailable: &[(PathBuf, String)],
+) -> Option<String> {
+    let mut items: Vec<String> = profile
+        .caches
+        .iter()
+        .filter(|c| c.mode == CacheMode::ReadOnly)
+        .map(|c| format!("{} (caches = \"read-only\")", c.path.display()))
+        .collect();
+    items.extend(
+        unavailable
+            .iter()
+            .map(|(p, why)| format!("{} (copy-on-write layer unavailable: {why})", p.display())),
+    );
+    if items.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "package caches are read-only in this sandbox: {}. If the command failed writing one \
+         (EROFS, \"Read-only file system\"), set `caches = \"overlay\"` in the profile (a \
+         private copy-on-write layer per workspace; `cordon status` says whether this host \
+         supports it), or grant it with -w PATH (then the host cache itself is written)",
+        items.join(", ")
+    ))
+}

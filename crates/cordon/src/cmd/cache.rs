@@ -1,0 +1,174 @@
+//! `cordon cache list|clear [--workspace]`: the private copy-on-write layers of package
+//! caches (R-C1), kept per workspace under `~/.cache/cordon/overlays/<workspace-key>/`.
+//! The host caches themselves are never touched.
+
+use crate::cli::{CacheArgs, CacheCommand};
+use anyhow::{bail, Context, Result};
+use cordon_policy::caches::{overlay_root, workspace_key, KNOWN_CACHES};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+
+/// Runs `cordon cache …`; returns the exit code.
+pub fn cache(c: CacheCommand) -> Result<i32> {
+    match c {
+        CacheCommand::List(a) => list(&a),
+        CacheCommand::Clear(a) => clear(&a),
+    }
+}
+
+fn home() -> Result<PathBuf> {
+    match std::env::var_os("HOME") {
+        Some(h) if !h.is_empty() => Ok(PathBuf::from(h)),
+        _ => bail!("$HOME is not set: the cache layers live under ~/.cache/cordon/overlays"),
+    }
+}
+
+/// The key of the workspace of the current directory.
+fn current_key() -> Result<String> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let cwd = std::fs::canonicalize(&cwd).unwrap_or(cwd);
+    let ws = cordon_policy::resolve::find_workspace(&cordon_sandbox::HostFs, &cwd);
+    Ok(workspace_key(&ws))
+}
+
+/// Total size in bytes of the regular files under `p` (symlinks not followed).
+fn size_of(p: &Path) -> u64 {
+    let Ok(md) = std::fs::symlink_metadata(p) else {
+        return 0;
+    };
+    if md.is_dir() {
+        std::fs::read_dir(p)
+            .map(|r| r.flatten().map(|e| size_of(&e.path())).sum())
+            .unwrap_or(0)
+    } else {
+        md.len()
+    }
+}
+
+/// `(workspace key, [(cache name, bytes in upper)])`, sorted.
+fn layers(root: &Path, only: Option<&str>) -> Vec<(String, Vec<(String, u64)>)> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(root) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let key = e.file_name().to_string_lossy().into_owned();
+        if key.starts_with('.') || only.is_some_and(|o| o != key) {
+            continue;
+        }
+        if !e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+            continue;
+        }
+        let mut caches: Vec<(String, u64)> = std::fs::read_dir(e.path())
+            .map(|r| {
+                r.flatten()
+                    .filter(|c| c.file_type().map(|t| t.is_dir()).unwrap_or(false))
+                    .map(|c| {
+                        (
+                            c.file_name().to_string_lossy().into_owned(),
+                            size_of(&c.path().join("upper")),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        caches.sort();
+        out.push((key, caches));
+    }
+    out.sort();
+    out
+}
+
+fn list(a: &CacheArgs) -> Result<i32> {
+    let root = overlay_root(&home()?);
+    let current = current_key()?;
+    let only = a.workspace.then_some(current.as_str());
+    let found = layers(&root, only);
+    if a.json {
+        let ws: Vec<_> = found
+            .iter()
+            .map(|(k, c)| {
+                json!({
+                    "workspace": k,
+                    "current": *k == current,
+                    "caches": c.iter().map(|(n, b)| json!({"name": n, "bytes": b})).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let known: Vec<_> = KNOWN_CACHES
+            .iter()
+            .map(|k| json!({"name": k.name, "path": format!("~/{}", k.path), "tool": k.tool}))
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "root": root, "known": known, "workspaces": ws
+            }))?
+        );
+        return Ok(0);
+    }
+    println!("known caches (copy-on-write inside the sandbox with caches = \"overlay\"):");
+    for k in KNOWN_CACHES {
+        println!("  {:<16} ~/{:<26} {}", k.name, k.path, k.tool);
+    }
+    println!("private layers in {}:", root.display());
+    if found.is_empty() {
+        println!("  (none)");
+    }
+    for (k, caches) in &found {
+        println!(
+            "  {k}{}",
+            if *k == current {
+                "  (this workspace)"
+            } else {
+                ""
+            }
+        );
+        for (n, b) in caches {
+            println!("    {n:<16} {b} bytes");
+        }
+    }
+    Ok(0)
+}
+
+fn clear(a: &CacheArgs) -> Result<i32> {
+    let root = overlay_root(&home()?);
+    let only = if a.workspace {
+        Some(current_key()?)
+    } else {
+        None
+    };
+    let found = layers(&root, only.as_deref());
+    let mut removed = Vec::new();
+    for (k, _) in &found {
+        let p = root.join(k);
+        remove_tree(&p).with_context(|| format!("cannot remove {}", p.display()))?;
+        removed.push(k.clone());
+    }
+    if a.json {
+        println!("{}", json!({ "removed": removed }));
+    } else if removed.is_empty() {
+        println!("nothing to clear in {}", root.display());
+    } else {
+        for k in &removed {
+            println!("removed {}", root.join(k).display());
+        }
+    }
+    Ok(0)
+}
+
+/// Removes a directory tree without following symlinks, making directories writable and
+/// searchable first (overlayfs leaves its `work/work` at mode 000).
+fn remove_tree(p: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let md = std::fs::symlink_metadata(p)?;
+    if md.is_dir() {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o700))?;
+        for e in std::fs::read_dir(p)? {
+            remove_tree(&e?.path())?;
+        }
+        std::fs::remove_dir(p)
+    } else {
+        std::fs::remove_file(p)
+    }
+}

@@ -1,0 +1,510 @@
+//! Copy-on-write package caches (issue 11 §1, R-C1), end to end through the `cordon`
+//! binary: one sandbox per `cordon` process, bounded sizes and times.
+//!
+//! Tests that need overlay mounts in user namespaces check for them with `cordon status
+//! --json`; on CI (`CI=true`) a missing feature fails the test, elsewhere it is a skip.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const CORDON: &str = env!("CARGO_BIN_EXE_cordon");
+
+struct Project {
+    _root: tempfile::TempDir,
+    dir: PathBuf,
+    home: PathBuf,
+}
+
+/// A git project and a fake HOME with a warm cargo registry, under /var/tmp (not hidden
+/// by the sandbox's private /tmp).
+fn project() -> Project {
+    let root = tempfile::Builder::new()
+        .prefix("cordon-caches-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let dir = root.path().join("proj");
+    let home = root.path().join("home");
+    std::fs::create_dir_all(&dir).unwrap();
+    let reg = home.join(".cargo/registry/cache/index.example");
+    std::fs::create_dir_all(&reg).unwrap();
+    std::fs::write(reg.join("dep-1.0.0.crate"), b"original crate bytes\n").unwrap();
+    assert!(Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&dir)
+        .status()
+        .unwrap()
+        .success());
+    Project {
+        dir: dir.canonicalize().unwrap(),
+        home: home.canonicalize().unwrap(),
+        _root: root,
+    }
+}
+
+fn cordon(p: &Project, cwd: &Path, args: &[&str]) -> Output {
+    Command::new(CORDON)
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", &p.home)
+        .env_remove("CORDON_DISABLE_LAYERS")
+        .env_remove("CORDON_PROFILE")
+        .env_remove("CORDON_CONFIG")
+        .env_remove("CARGO_HOME")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Every entry under `p`: relative path → (kind, contents or link target, mode).
+fn snapshot(p: &Path) -> BTreeMap<PathBuf, (char, Vec<u8>, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = BTreeMap::new();
+    fn walk(base: &Path, p: &Path, out: &mut BTreeMap<PathBuf, (char, Vec<u8>, u32)>) {
+        let md = std::fs::symlink_metadata(p).unwrap();
+        let rel = p.strip_prefix(base).unwrap().to_path_buf();
+        let mode = md.permissions().mode();
+        if md.is_symlink() {
+            let t = std::fs::read_link(p).unwrap();
+            out.insert(rel, ('l', t.into_os_string().into_encoded_bytes(), mode));
+        } else if md.is_dir() {
+            out.insert(rel, ('d', Vec::new(), mode));
+            for e in std::fs::read_dir(p).unwrap() {
+                walk(base, &e.unwrap().path(), out);
+            }
+        } else {
+            out.insert(rel, ('f', std::fs::read(p).unwrap(), mode));
+        }
+    }
+    walk(p, p, &mut out);
+    out
+}
+
+/// Whether overlays work here (`cordon status --json`); on CI a missing feature fails.
+fn overlays_available() -> bool {
+    let p = project();
+    let o = cordon(&p, &p.dir, &["status", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("status --json");
+    let sandbox = v["status"]["sandbox_enabled"]["value"].as_bool() == Some(true);
+    let overlay = v["caches"]["overlay"].as_bool() == Some(true);
+    if !(sandbox && overlay) {
+        let why = format!("{} / {}", v["status"]["sandbox_enabled"], v["caches"]);
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("CI host must support the sandbox with cache overlays, but: {why}");
+        }
+        eprintln!("SKIP: no cache overlays on this host: {why}");
+    }
+    sandbox && overlay
+}
+
+/// The host cache is never written; the next run in the same workspace sees what the last
+/// one wrote; another workspace does not.
+#[test]
+fn overlay_cache_keeps_host_cache_and_persists_per_workspace() {
+    if !overlays_available() {
+        return;
+    }
+    let p = project();
+    let reg = p.home.join(".cargo/registry");
+    let before = snapshot(&reg);
+    let script = "set -e; c=~/.cargo/registry/cache/index.example; \
+                  echo poisoned > $c/dep-1.0.0.crate; echo new > $c/new-2.0.0.crate; \
+                  mkdir -p ~/.cargo/registry/src/dep && echo src > ~/.cargo/registry/src/dep/lib.rs; \
+                  rm -f ~/.cargo/registry/cache/index.example/dep-1.0.0.crate; echo WROTE";
+    let o = cordon(&p, &p.dir, &["run", "--", "sh", "-c", script]);
+    assert!(text(&o.stdout).contains("WROTE"), "{}", text(&o.stderr));
+    assert_eq!(snapshot(&reg), before, "the host cache changed");
+
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "cat ~/.cargo/registry/cache/index.example/new-2.0.0.crate ~/.cargo/registry/src/dep/lib.rs; \
+             test -e ~/.cargo/registry/cache/index.example/dep-1.0.0.crate && echo DEP_BACK",
+        ],
+    );
+    let so = text(&o.stdout);
+    assert_eq!(so, "new\nsrc\n", "second run: {so} {}", text(&o.stderr));
+
+    // Another workspace sees the host's contents only.
+    let other = p.dir.parent().unwrap().join("other");
+    std::fs::create_dir_all(other.join(".git")).unwrap();
+    let o = cordon(
+        &p,
+        &other,
+        &[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "ls ~/.cargo/registry/cache/index.example",
+        ],
+    );
+    assert_eq!(text(&o.stdout), "dep-1.0.0.crate\n", "{}", text(&o.stderr));
+    assert_eq!(snapshot(&reg), before);
+}
+
+/// Escape test: even with `-w ~/.cache`, the private layers (this workspace's and others')
+/// are neither readable nor writable inside; the overlay of the own cache still works.
+/// Fails if the overlay state root is not hidden.
+#[test]
+fn explicit_write_grant_on_cache_dir_does_not_expose_layers() {
+    if !overlays_available() {
+        return;
+    }
+    let p = project();
+    // Another workspace's layer, on the host.
+    let root = p.home.join(".cache/cordon/overlays");
+    let victim = root.join("victim-0000000000000000/cargo-registry/upper/cache");
+    std::fs::create_dir_all(&victim).unwrap();
+    std::fs::write(victim.join("x.crate"), b"clean\n").unwrap();
+    let script = format!(
+        "echo bad > {v}/x.crate 2>/dev/null && echo WROTE_OTHER; \
+         cat {v}/x.crate 2>/dev/null && echo READ_OTHER; \
+         ls {r} 2>/dev/null && echo LISTED; \
+         mkdir -p {r}/evil 2>/dev/null && echo CREATED; \
+         echo ok > ~/.cache/mine && echo CACHE_WRITABLE; \
+         echo y > ~/.cargo/registry/y && echo OWN_OVERLAY",
+        v = victim.display(),
+        r = root.display()
+    );
+    let cache_dir = p.home.join(".cache");
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "-w",
+            cache_dir.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+    );
+    let so = text(&o.stdout);
+    assert!(so.contains("CACHE_WRITABLE"), "{so} {}", text(&o.stderr));
+    assert!(so.contains("OWN_OVERLAY"), "{so} {}", text(&o.stderr));
+    for bad in ["WROTE_OTHER", "READ_OTHER", "LISTED", "CREATED"] {
+        assert!(!so.contains(bad), "{bad}: {so}");
+    }
+    assert_eq!(std::fs::read(victim.join("x.crate")).unwrap(), b"clean\n");
+    assert!(!root.join("evil").exists());
+}
+
+/// `caches = "read-only"`: a write fails with EROFS and cordon prints the hint; the host
+/// cache is unchanged. Twin: reading still works.
+#[test]
+fn read_only_caches_fail_with_hint() {
+    if !overlays_available() {
+        return;
+    }
+    let p = project();
+    let cfg = p.home.join("cordon.toml");
+    std::fs::write(
+        &cfg,
+        "default_profile = \"ro\"\n[profiles.ro]\nextends = \"workspace-write\"\ncaches = \"read-only\"\n",
+    )
+    .unwrap();
+    let reg = p.home.join(".cargo/registry");
+    let before = snapshot(&reg);
+    let cfgs = cfg.to_str().unwrap();
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "--config",
+            cfgs,
+            "--",
+            "sh",
+            "-c",
+            "cat ~/.cargo/registry/cache/index.example/dep-1.0.0.crate && \
+             echo x > ~/.cargo/registry/cache/index.example/n.crate",
+        ],
+    );
+    let (so, se) = (text(&o.stdout), text(&o.stderr));
+    assert_ne!(o.status.code(), Some(0));
+    assert!(so.contains("original crate bytes"), "{so}");
+    assert!(se.contains("Read-only file system"), "{se}");
+    assert!(
+        se.contains("hint: package caches are read-only") && se.contains("caches = \"overlay\""),
+        "{se}"
+    );
+    assert_eq!(snapshot(&reg), before);
+    assert!(
+        !p.home.join(".cache/cordon/overlays").exists() || {
+            // No layer is kept for a read-only cache.
+            std::fs::read_dir(p.home.join(".cache/cordon/overlays"))
+                .unwrap()
+                .next()
+                .is_none()
+        }
+    );
+}
+
+/// `cordon cache list` shows the workspace's layer; `cache clear --workspace` removes it
+/// (and only it); the next run starts from the host's contents again.
+#[test]
+fn cache_list_and_clear() {
+    if !overlays_available() {
+        return;
+    }
+    let p = project();
+    let o = cordon(
+        &p,
+        &p.dir,
+        &["run", "--", "sh", "-c", "echo n > ~/.cargo/registry/n"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let root = p.home.join(".cache/cordon/overlays");
+    let other = root.join("other-0000000000000000/npm/upper");
+    std::fs::create_dir_all(&other).unwrap();
+
+    let o = cordon(&p, &p.dir, &["cache", "list", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ws = v["workspaces"].as_array().unwrap();
+    let mine = ws.iter().find(|w| w["current"] == true).expect("current");
+    assert!(mine["workspace"].as_str().unwrap().starts_with("proj-"));
+    assert_eq!(mine["caches"][0]["name"], "cargo-registry");
+    assert_eq!(mine["caches"][0]["bytes"], 2);
+    assert_eq!(ws.len(), 2);
+
+    let o = cordon(&p, &p.dir, &["cache", "clear", "--workspace"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let left: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, vec!["other-0000000000000000".to_string()]);
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "test -e ~/.cargo/registry/n || echo GONE",
+        ],
+    );
+    assert_eq!(text(&o.stdout), "GONE\n", "{}", text(&o.stderr));
+
+    let o = cordon(&p, &p.dir, &["cache", "clear"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
+}
+
+/// A cargo project whose dependency is in the (warm) registry cache builds and runs
+/// offline with the network off; cargo unpacks the crate into the private layer, and the
+/// host registry stays byte-for-byte unchanged. Uses the crate `itoa` from the cargo home
+/// that built these tests (copied into the fake home: index entry and `.crate`).
+#[test]
+fn cargo_builds_offline_from_the_warm_cache() {
+    if !overlays_available() {
+        return;
+    }
+    let cargo = PathBuf::from(env!("CARGO"));
+    let real_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .unwrap();
+    let Some((index_dir, krate)) = find_itoa(&real_home) else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI: no itoa crate in {}/registry",
+            real_home.display()
+        );
+        eprintln!("SKIP: no itoa crate in the cargo registry");
+        return;
+    };
+    let p = project();
+    let idx_name = index_dir.file_name().unwrap();
+    let reg = p.home.join(".cargo/registry");
+    let idx = reg.join("index").join(idx_name);
+    std::fs::create_dir_all(idx.join(".cache/it/oa")).unwrap();
+    for f in ["config.json", ".cache/it/oa/itoa"] {
+        if index_dir.join(f).exists() {
+            std::fs::copy(index_dir.join(f), idx.join(f)).unwrap();
+        }
+    }
+    let cache = reg.join("cache").join(idx_name);
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::copy(&krate, cache.join(krate.file_name().unwrap())).unwrap();
+    let version = krate
+        .file_stem()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .trim_start_matches("itoa-")
+        .to_string();
+    std::fs::write(
+        p.dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"t\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
+             [dependencies]\nitoa = \"={version}\"\n"
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir_all(p.dir.join("src")).unwrap();
+    std::fs::write(
+        p.dir.join("src/main.rs"),
+        "fn main() { println!(\"{}\", itoa::Buffer::new().format(4242)); }\n",
+    )
+    .unwrap();
+    let before = snapshot(&reg);
+    let bin = cargo.parent().unwrap();
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display());
+    let home_cargo = p.home.join(".cargo");
+    let o = Command::new(CORDON)
+        .args(["run", "--network", "off", "--"])
+        .arg(&cargo)
+        .args(["run", "--offline", "-q"])
+        .current_dir(&p.dir)
+        .env("HOME", &p.home)
+        .env("CARGO_HOME", &home_cargo)
+        .env("PATH", &path)
+        .env_remove("CORDON_DISABLE_LAYERS")
+        .env_remove("CORDON_PROFILE")
+        .env_remove("CORDON_CONFIG")
+        .env_remove("RUSTC_WRAPPER")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET_DIR")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        text(&o.stdout),
+        "4242\n",
+        "cargo run under cordon: {}",
+        text(&o.stderr)
+    );
+    assert_eq!(snapshot(&reg), before, "the host registry changed");
+    assert!(
+        !reg.join("src").exists(),
+        "crate unpacked into the host cache"
+    );
+    // The unpacked sources live in this workspace's private layer.
+    let layers = p.home.join(".cache/cordon/overlays");
+    let key = std::fs::read_dir(&layers)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert!(key.join("cargo-registry/upper/src").is_dir());
+}
+
+/// `(index dir, itoa-*.crate)` from a cargo home's sparse crates.io registry.
+fn find_itoa(cargo_home: &Path) -> Option<(PathBuf, PathBuf)> {
+    let cache = cargo_home.join("registry/cache");
+    for d in std::fs::read_dir(&cache).ok()?.flatten() {
+        let name = d.file_name();
+        let index = cargo_home.join("registry/index").join(&name);
+        if !index.join(".cache/it/oa/itoa").is_file() {
+            continue;
+        }
+        for f in std::fs::read_dir(d.path()).ok()?.flatten() {
+            let n = f.file_name().to_string_lossy().into_owned();
+            if n.starts_with("itoa-") && n.ends_with(".crate") {
+                return Some((index, f.path()));
+            }
+        }
+    }
+    None
+}
+
+/// Credential-stripped views (issue 11 §2, R-C2): the settings of `~/.npmrc`,
+/// `~/.gitconfig`, `~/.docker/config.json`, `~/.cargo/config.toml` and pip.conf are
+/// visible inside, their tokens and passwords are not (escape test: fails if the copy is
+/// not stripped); a file that does not parse is hidden whole; the copies are read-only;
+/// the host files are unchanged.
+#[test]
+fn config_files_are_shown_with_credentials_removed() {
+    if !overlays_available() {
+        return;
+    }
+    let p = project();
+    let h = &p.home;
+    let files: &[(&str, &str)] = &[
+        (
+            ".npmrc",
+            "registry=https://registry.npmjs.org/\nupdate-notifier=false\n\
+             //registry.npmjs.org/:_authToken=npm_S3CRET_A\n",
+        ),
+        (
+            ".gitconfig",
+            "[user]\n\tname = Tester\n[credential]\n\thelper = store\n\
+             [url \"https://x:S3CRET_B@github.com/\"]\n\tinsteadOf = gh:\n",
+        ),
+        (
+            ".docker/config.json",
+            r#"{"auths":{"ghcr.io":{"auth":"S3CRET_C"}},"credsStore":"pass"}"#,
+        ),
+        (
+            ".cargo/config.toml",
+            "[build]\njobs = 3\n[registry]\ntoken = \"S3CRET_D\"\n",
+        ),
+        (
+            ".config/pip/pip.conf",
+            "[global]\nindex-url = https://u:S3CRET_E@pypi.example/simple\n",
+        ),
+        (".pypirc", "[pypi\npassword = S3CRET_F\n"),
+    ];
+    for (f, c) in files {
+        let path = h.join(f);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, c).unwrap();
+    }
+    let before: Vec<Vec<u8>> = files
+        .iter()
+        .map(|(f, _)| std::fs::read(h.join(f)).unwrap())
+        .collect();
+    let script = "for f in .npmrc .gitconfig .docker/config.json .cargo/config.toml \
+                  .config/pip/pip.conf .pypirc; do cat ~/$f 2>&1; echo; done; \
+                  git config --global user.name; \
+                  echo x >> ~/.npmrc 2>/dev/null && echo NPMRC_WRITABLE; true";
+    let o = cordon(&p, &p.dir, &["run", "--", "sh", "-c", script]);
+    let so = text(&o.stdout);
+    assert!(!so.contains("S3CRET"), "a secret leaked:\n{so}");
+    for want in [
+        "registry=https://registry.npmjs.org/",
+        "update-notifier=false",
+        "\"credsStore\": \"pass\"",
+        "jobs = 3",
+        "index-url=https://pypi.example/simple",
+        "Tester\n",
+    ] {
+        assert!(
+            so.contains(want),
+            "missing {want:?} in\n{so}\n{}",
+            text(&o.stderr)
+        );
+    }
+    assert!(
+        so.contains("Permission denied"),
+        "pypirc hidden whole: {so}"
+    );
+    assert!(!so.contains("NPMRC_WRITABLE"), "{so}");
+    for ((f, _), b) in files.iter().zip(before) {
+        assert_eq!(
+            std::fs::read(h.join(f)).unwrap(),
+            b,
+            "{f} changed on the host"
+        );
+    }
+    let o = cordon(&p, &p.dir, &["explain", h.join(".npmrc").to_str().unwrap()]);
+    assert!(
+        text(&o.stdout).contains("visible, credentials removed"),
+        "{}",
+        text(&o.stdout)
+    );
+}

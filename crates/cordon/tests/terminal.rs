@@ -1,0 +1,75 @@
+//! The terminal (issue 11 §4), end to end: `cordon run` started inside a pseudo-terminal
+//! made by `script(1)` (util-linux). One sandbox per `cordon` process; bounded times.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+const CORDON: &str = env!("CARGO_BIN_EXE_cordon");
+
+fn sandbox_ready() -> bool {
+    let ok = Command::new("script").arg("--version").output().is_ok();
+    if !ok {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI needs script(1) from util-linux"
+        );
+        eprintln!("SKIP: no script(1)");
+    }
+    ok
+}
+
+/// Runs `inner` (a shell command line) under `cordon run` in a fresh pty of size 21x61.
+fn in_pty(inner: &str) -> String {
+    let root = tempfile::Builder::new()
+        .prefix("cordon-tty-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let dir: PathBuf = root.path().join("proj");
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    let line = format!(
+        "stty rows 21 cols 61; {CORDON} run -- sh -c {}",
+        shlex_quote(inner)
+    );
+    let o = Command::new("timeout")
+        .args(["30", "script", "-qec", &line, "/dev/null"])
+        .current_dir(&dir)
+        .env("HOME", root.path())
+        .env_remove("CORDON_DISABLE_LAYERS")
+        .env_remove("CORDON_PROFILE")
+        .env_remove("CORDON_CONFIG")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).replace('\r', "")
+}
+
+fn shlex_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// `tty`, `ttyname()` and the window size work inside; only the command's own terminal is
+/// visible (not the host's other ptys); a pty allocated inside still works; TIOCSTI is
+/// refused (escape: typing into the host terminal).
+#[test]
+fn terminal_resolves_inside_and_injection_is_refused() {
+    if !sandbox_ready() {
+        return;
+    }
+    let out = in_pty(
+        "tty; stty size; \
+         python3 -c 'import os; print(\"NAME\", os.ttyname(0) == os.ttyname(1))'; \
+         ls /dev/pts; script -qc tty /dev/null </dev/null; \
+         python3 -c 'import fcntl, termios; fcntl.ioctl(0, termios.TIOCSTI, b\"x\"); print(\"INJECTED\")' \
+           2>/dev/null || echo TIOCSTI_REFUSED",
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.first(), Some(&"/dev/console"), "{out}");
+    assert!(out.contains("21 61"), "window size: {out}");
+    assert!(out.contains("NAME True"), "{out}");
+    assert!(out.contains("\nptmx\n"), "only ptmx in /dev/pts: {out}");
+    assert!(out.contains("/dev/pts/0"), "nested pty: {out}");
+    assert!(
+        out.contains("TIOCSTI_REFUSED") && !out.contains("INJECTED"),
+        "{out}"
+    );
+}
