@@ -395,7 +395,8 @@ fn explain_path(
                      elsewhere or if it does not parse",
                     f.format
                 )
-            }),
+            })
+            .or_else(|| missing_deny(&resolved.filesystem, answer.entry, &canonical)),
         Access::Write => None,
     };
     PathExplanation {
@@ -407,6 +408,21 @@ fn explain_path(
         hint,
         shown_as,
     }
+}
+
+/// A deny entry whose path did not exist at launch hides nothing: there is no mount point
+/// to mask, so a file created there while a command runs (by you, or by another program)
+/// is readable by that command. Said plainly instead of "denied" alone (R-H4).
+fn missing_deny(fs: &ResolvedFilesystem, entry: Option<usize>, canonical: &Path) -> Option<String> {
+    let ResolvedFilesystem::Restricted { entries, .. } = fs else {
+        return None;
+    };
+    let e = &entries[entry?];
+    (!e.exists && e.path == canonical).then(|| {
+        "not present now, so nothing is hidden: a file created here while a command runs is \
+         readable by that command (the deny takes effect from the next run after it exists)"
+            .to_string()
+    })
 }
 
 /// How a readable path is shown when it is more than read-only: inside a copy-on-write
