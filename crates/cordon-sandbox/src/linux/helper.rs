@@ -938,9 +938,8 @@ struct SupervisorContext<'a> {
 fn supervisor_main(ctx: &mut SupervisorContext<'_>) -> Result<i32, HelperError> {
     process::block_supervisor_signals();
     let death = process::parent_death_signal();
-    // SAFETY: getppid has no preconditions.
     if sys::prctl(libc::PR_SET_PDEATHSIG, death as libc::c_ulong).is_err()
-        || unsafe { libc::getppid() } != ctx.helper
+        || nix::unistd::getppid().as_raw() != ctx.helper
     {
         return Err(HelperError::ParentGone); // the helper is already gone: run nothing
     }
