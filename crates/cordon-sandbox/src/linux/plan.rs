@@ -198,7 +198,9 @@ fn seccomp_reason(f: &LinuxFeatures) -> String {
     )
 }
 
-/// The highest Landlock ABI the `landlock` crate in this build knows how to drive.
+/// The highest Landlock ABI the `landlock` crate in this build knows how to drive (the
+/// last `landlock::ABI` variant, V7 for landlock 0.4.8). The cap is pinned by the test
+/// `landlock_abi_is_capped_and_reported` below; raise this together with the crate.
 pub const LANDLOCK_CRATE_MAX_ABI: u32 = 7;
 
 fn landlock_desc(l: &LandlockPlan) -> String {
