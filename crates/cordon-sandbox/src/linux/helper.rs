@@ -316,6 +316,8 @@ pub(crate) fn confine(
     if let Some(s) = &plan.seccomp {
         let prog = seccomp_filter::build(seccomp_filter::FilterOptions {
             deny_sockets: s.deny_sockets,
+            local_families_only: s.local_families_only,
+            allow_pidfd_getfd: plan.unix_guard,
         });
         sys::install_seccomp(&prog).map_err(|e| format!("seccomp: {e}"))?;
         applied.push(
@@ -452,6 +454,11 @@ fn init_main(
         Ok(b) => b,
         Err(e) => return fail("mounts", &e),
     };
+    if plan.loopback {
+        if let Err(e) = super::loopback::bring_up_lo() {
+            return fail("bringing up the private loopback (lo)", &e);
+        }
+    }
     if let Err(e) = std::env::set_current_dir(&profile.cwd) {
         return fail(
             &format!("entering the working directory {}", profile.cwd.display()),
@@ -484,10 +491,41 @@ fn init_main(
     if let Err(e) = sys::prctl(libc::PR_SET_DUMPABLE, 0) {
         return fail("PR_SET_DUMPABLE", &e);
     }
-    let child = match process::spawn(spec, || Ok(())) {
+    let guard_chan = if plan.unix_guard {
+        match super::unix_guard::channel() {
+            Ok(p) => Some(p),
+            Err(e) => return fail("socketpair for the unix-socket guard", &e),
+        }
+    } else {
+        None
+    };
+    let child = match process::spawn(spec, || match &guard_chan {
+        Some((_, theirs)) => super::unix_guard::install_in_child(theirs),
+        None => Ok(()),
+    }) {
         Ok(p) => p,
         Err(code) => return code,
     };
+    if let Some((ours, theirs)) = guard_chan {
+        drop(theirs);
+        let cfg = super::unix_guard::GuardConfig {
+            abstract_ok: plan.net_namespace
+                || plan
+                    .landlock
+                    .as_ref()
+                    .is_some_and(|l| l.scope_abstract_unix),
+            allowed: Vec::new(),
+        };
+        let started = super::unix_guard::receive_listener(&ours)
+            .and_then(|l| super::unix_guard::start(l, cfg));
+        if let Err(e) = started {
+            // The command's connect calls would wait forever: take the tree down.
+            // SAFETY: kill has no memory-safety preconditions; `child` is our child.
+            unsafe { libc::kill(child, libc::SIGKILL) };
+            process::supervise(child);
+            return fail("starting the unix-socket guard", &e);
+        }
+    }
     process::supervise(child)
 }
 

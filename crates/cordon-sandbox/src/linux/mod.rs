@@ -20,11 +20,13 @@ mod caps;
 mod features;
 mod helper;
 mod landlock_layer;
+mod loopback;
 mod mounts;
 mod plan;
 mod process;
 mod seccomp_filter;
 mod sys;
+mod unix_guard;
 
 pub use features::{
     probe, probe_fast, valid_layer_names, LinuxFeatures, ALL_LAYERS, DISABLE_LAYERS_ENV,
@@ -37,6 +39,7 @@ pub use plan::{
 };
 pub use process::{EXIT_NOEXEC, EXIT_NOTFOUND, EXIT_SETUP};
 pub use seccomp_filter::denied_syscalls;
+pub use unix_guard::mechanism as unix_socket_mechanism;
 
 use cordon_policy::ResolvedProfile;
 use std::ffi::OsString;

@@ -22,7 +22,12 @@ pub fn status(args: StatusArgs) -> Result<i32> {
         ..
     } = manager.assess(&req);
     #[cfg(target_os = "linux")]
-    let host = serde_json::to_value(&manager.features)?;
+    let host = {
+        let mut h = serde_json::to_value(&manager.features)?;
+        let (pathname, abstract_) = cordon_sandbox::linux::unix_socket_mechanism(&manager.features);
+        h["unix_sockets"] = json!({"pathname": pathname, "abstract": abstract_});
+        h
+    };
     #[cfg(not(target_os = "linux"))]
     let host = json!({"os": format!("{:?}", manager.os)});
 
@@ -72,6 +77,9 @@ pub fn status(args: StatusArgs) -> Result<i32> {
             "  running as root:  {}",
             if f.running_as_root { "yes" } else { "no" }
         );
+        let (pathname, abstract_) = cordon_sandbox::linux::unix_socket_mechanism(f);
+        println!("  unix sockets:     {pathname}");
+        println!("  abstract sockets: {abstract_}");
         if !f.disabled.is_empty() {
             println!(
                 "  disabled layers:  {} (CORDON_DISABLE_LAYERS)",
