@@ -18,6 +18,7 @@
 pub mod config;
 pub mod decision;
 pub mod env;
+pub mod network;
 pub mod paths;
 pub mod payload;
 pub mod profile;
@@ -28,6 +29,7 @@ pub use decision::{
     platform_sandbox, select_initial, should_sandbox, should_sandbox_rule, Backend, Fact, Os,
     PlatformOptions, SandboxPreference, SandboxStatus, Selection, ShouldSandboxRule,
 };
+pub use network::{container_engine_socket, NetworkRules};
 pub use paths::{FileKind, FsView, MemFs};
 pub use payload::{HelperPayload, PayloadError};
 pub use profile::{

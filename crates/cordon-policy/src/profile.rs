@@ -5,6 +5,7 @@
 //! (possibly symbolic, like `:workspace/build`); [`crate::resolve`] turns them into absolute,
 //! normalised paths for one cwd.
 
+use crate::network::NetworkRules;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -247,6 +248,9 @@ pub struct PermissionProfile {
     pub filesystem: FilesystemPolicy,
     /// Network intent.
     pub network: NetworkPolicy,
+    /// The rest of the `[network]` table: unix sockets reachable in every mode (R-N2).
+    #[serde(default, skip_serializing_if = "NetworkRules::is_empty")]
+    pub network_rules: NetworkRules,
     /// Environment scrubbing.
     #[serde(default)]
     pub env: EnvPolicy,
@@ -328,6 +332,7 @@ impl PermissionProfile {
                         protect_metadata: true,
                     },
                     network: NetworkPolicy::Restricted,
+                    network_rules: NetworkRules::default(),
                     env: EnvPolicy::default(),
                     on_unavailable: OnUnavailable::Refuse,
                 })
@@ -341,6 +346,7 @@ impl PermissionProfile {
                     protect_metadata: true,
                 },
                 network: NetworkPolicy::Restricted,
+                network_rules: NetworkRules::default(),
                 env: EnvPolicy::default(),
                 on_unavailable: OnUnavailable::Refuse,
             }),
@@ -349,6 +355,7 @@ impl PermissionProfile {
                 kind: ProfileKind::Disabled,
                 filesystem: FilesystemPolicy::Unrestricted,
                 network: NetworkPolicy::Enabled,
+                network_rules: NetworkRules::default(),
                 env: EnvPolicy::default(),
                 on_unavailable: OnUnavailable::Refuse,
             }),

@@ -299,3 +299,62 @@ fn unix_guard_keeps_inet_connects_working() {
     assert_ok(&o);
     assert_eq!(stdout(&o), "True\nok\n", "{}", stderr(&o));
 }
+
+/// `network.unix_sockets` (R-N2): a listed host socket is reachable with the network off
+/// and on — also one the sandbox's private /tmp hides — while an unlisted neighbour in the
+/// same directory stays refused.
+#[test]
+fn listed_unix_sockets_are_reachable_in_every_mode() {
+    if !require_full() {
+        return;
+    }
+    let d = outside_dir();
+    let listed = d.path().join("agent.sock");
+    let other = d.path().join("other.sock");
+    let hidden_dir = tempdir_in("/tmp");
+    let hidden = hidden_dir.path().join("agent.sock");
+    let ls: Vec<UnixListener> = [&listed, &other, &hidden]
+        .iter()
+        .map(|p| {
+            let l = UnixListener::bind(p).unwrap();
+            l.set_nonblocking(true).unwrap();
+            l
+        })
+        .collect();
+    let script = r#"
+import socket, sys
+for p in sys.argv[1:]:
+    s = socket.socket(socket.AF_UNIX); s.settimeout(2)
+    try:
+        s.connect(p); s.send(b"x"); print("OK")
+    except Exception as e:
+        print("ERR", type(e).__name__)
+"#;
+    for net in [
+        cordon_policy::NetworkPolicy::Restricted,
+        cordon_policy::NetworkPolicy::Enabled,
+    ] {
+        let mut s = Sandbox::new().network(net);
+        s.profile.network_rules.unix_sockets =
+            vec![listed.display().to_string(), hidden.display().to_string()];
+        let o = s.run(&[
+            "python3",
+            "-c",
+            script,
+            &listed.display().to_string(),
+            &other.display().to_string(),
+            &hidden.display().to_string(),
+        ]);
+        assert_ok(&o);
+        assert_eq!(
+            stdout(&o),
+            "OK\nERR PermissionError\nOK\n",
+            "{net}: {}",
+            stderr(&o)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(ls[0].accept().is_ok(), "{net}");
+        assert!(ls[1].accept().is_err(), "{net}: unlisted socket reached");
+        assert!(ls[2].accept().is_ok(), "{net}");
+    }
+}

@@ -450,6 +450,12 @@ fn init_main(
     if let Err(e) = sys::write_file(c"/proc/self/gid_map", format!("{gid} {gid} 1\n").as_bytes()) {
         return fail("gid_map", &e);
     }
+    // Listed host sockets are pinned in the host's view, before the root is rebuilt.
+    let allowed_sockets = if plan.unix_guard {
+        super::unix_guard::pin_allowed(&profile.unix_sockets)
+    } else {
+        Vec::new()
+    };
     let built = match mounts::build(layout) {
         Ok(b) => b,
         Err(e) => return fail("mounts", &e),
@@ -514,7 +520,7 @@ fn init_main(
                     .landlock
                     .as_ref()
                     .is_some_and(|l| l.scope_abstract_unix),
-            allowed: Vec::new(),
+            allowed: allowed_sockets,
         };
         let started = super::unix_guard::receive_listener(&ours)
             .and_then(|l| super::unix_guard::start(l, cfg));

@@ -40,14 +40,38 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// What the guard allows besides sockets on writable mounts.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Default)]
 pub struct GuardConfig {
     /// Abstract unix addresses may be connected to (a Landlock scope or a private network
     /// namespace confines them); otherwise they are refused with `EPERM`.
     pub abstract_ok: bool,
-    /// `network.unix_sockets`: absolute paths (as the sandbox sees them, symlinks
-    /// resolved) of host sockets the command may connect to.
-    pub allowed: Vec<PathBuf>,
+    /// `network.unix_sockets`: absolute paths (symlinks resolved) of host sockets the
+    /// command may connect to, each with an `O_PATH` descriptor opened in the host's view
+    /// before the sandbox's root was built ([`pin_allowed`]) — so a socket the mounts
+    /// hide (under the private `/tmp`, or a denied directory) is still reachable by the
+    /// path the profile names, and only that inode.
+    pub allowed: Vec<(PathBuf, Option<OwnedFd>)>,
+}
+
+/// Opens each allowed socket (`O_PATH`, following symlinks) in the current — host's —
+/// view. A socket that does not exist yet gets no descriptor: it is then reachable only
+/// if the sandbox sees it at that path.
+pub fn pin_allowed(paths: &[PathBuf]) -> Vec<(PathBuf, Option<OwnedFd>)> {
+    paths
+        .iter()
+        .map(|p| {
+            let fd = CString::new(p.as_os_str().as_bytes()).ok().and_then(|c| {
+                // SAFETY: `c` is a valid NUL-terminated path.
+                let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+                check_fd(fd as libc::c_long).ok()
+            });
+            let fd = fd.filter(|f| {
+                super::sys::fstat(f.as_raw_fd())
+                    .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFSOCK)
+            });
+            (p.clone(), fd)
+        })
+        .collect()
 }
 
 /// How host unix sockets are kept out of reach on a host with `features`, in words for
@@ -336,9 +360,27 @@ fn connect_for(listener: &OwnedFd, n: &libc::seccomp_notif, cfg: &GuardConfig) -
             return raw_connect(&sock, &addr[..len]);
         }
         let end = path.iter().position(|b| *b == 0).unwrap_or(path.len());
-        let target = pin_socket(tid, &path[..end])?;
-        judge(&target, &path[..end], cfg)?;
-        let via = format!("/proc/self/fd/{}", target.as_raw_fd());
+        let asked = &path[..end];
+        let seen = pin_socket(tid, asked);
+        let judged = match &seen {
+            Ok(t) => judge(t, asked, cfg),
+            Err(e) => Err(*e),
+        };
+        let via_fd = match judged {
+            Ok(()) => seen.as_ref().map(|t| t.as_raw_fd()).map_err(|e| *e)?,
+            // Not reachable as the sandbox sees it: a listed socket is still reachable by
+            // the path the profile names, through the descriptor pinned at start.
+            Err(e) => match pinned_for(tid, asked, cfg) {
+                Some(fd) => fd,
+                None => {
+                    if e == libc::EACCES {
+                        refused(asked, seen.as_ref().ok());
+                    }
+                    return Err(e);
+                }
+            },
+        };
+        let via = format!("/proc/self/fd/{via_fd}");
         let mut un = [0u8; 2 + 108];
         un[..2].copy_from_slice(&(libc::AF_UNIX as u16).to_ne_bytes());
         un[2..2 + via.len()].copy_from_slice(via.as_bytes());
@@ -418,16 +460,39 @@ fn judge(target: &OwnedFd, asked: &[u8], cfg: &GuardConfig) -> Result<(), i32> {
     {
         return Ok(());
     }
+    let _ = asked;
     let real = std::fs::read_link(format!("/proc/self/fd/{}", target.as_raw_fd()))
         .map_err(|_| libc::EACCES)?;
-    if cfg.allowed.iter().any(|a| *a == real) {
+    if cfg.allowed.iter().any(|(a, _)| *a == real) {
         return Ok(());
     }
+    Err(libc::EACCES)
+}
+
+fn refused(asked: &[u8], target: Option<&OwnedFd>) {
+    let real = target
+        .and_then(|t| std::fs::read_link(format!("/proc/self/fd/{}", t.as_raw_fd())).ok())
+        .map(|p| format!(" ({})", p.display()))
+        .unwrap_or_default();
     eprintln!(
-        "cordon: refused connect to the host unix socket {} ({}): it is outside the \
+        "cordon: refused connect to the host unix socket {}{real}: it is outside the \
          writable roots and not in network.unix_sockets",
         String::from_utf8_lossy(asked),
-        real.display()
     );
-    Err(libc::EACCES)
+}
+
+/// The pinned descriptor of a listed socket whose path is the one asked (made absolute
+/// against the caller's working directory, lexically).
+fn pinned_for(tid: u32, asked: &[u8], cfg: &GuardConfig) -> Option<RawFd> {
+    let p = Path::new(std::ffi::OsStr::from_bytes(asked));
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::fs::read_link(format!("/proc/{tid}/cwd")).ok()?.join(p)
+    };
+    let abs = cordon_policy::paths::lexical_normalize(&abs, Path::new("/"));
+    cfg.allowed
+        .iter()
+        .find(|(a, _)| *a == abs)
+        .and_then(|(_, fd)| fd.as_ref().map(|f| f.as_raw_fd()))
 }
