@@ -22,6 +22,9 @@
 //! mode = "restricted"
 //! unix_sockets = ["/run/user/1000/ssh-agent.sock"]   # reachable in every mode (R-N2)
 //! i_understand_host_root = false     # required to list docker.sock, podman.sock, …
+//! allow = ["crates.io", "**.npmjs.org"]  # the filtering proxy's lists (`cordon proxy`)
+//! deny = ["evil.crates.io"]          # deny wins; bare `*` is refused
+//! ports = [443]                      # optional
 //!
 //! [profiles.dev.env]
 //! keep = ["GITHUB_TOKEN"]            # kept although they match a secret pattern
@@ -118,6 +121,13 @@ struct NetTable {
     #[serde(default)]
     unix_sockets: Vec<String>,
     i_understand_host_root: Option<bool>,
+    /// Appended to the base profile's lists.
+    #[serde(default)]
+    allow: Vec<String>,
+    #[serde(default)]
+    deny: Vec<String>,
+    /// Replaces the base profile's list when given.
+    ports: Option<Vec<u16>>,
 }
 
 impl NetDef {
@@ -269,6 +279,11 @@ impl Config {
                 .extend(t.unix_sockets.iter().cloned());
             if let Some(c) = t.i_understand_host_root {
                 base.network_rules.i_understand_host_root = c;
+            }
+            base.network_rules.allow.extend(t.allow.iter().cloned());
+            base.network_rules.deny.extend(t.deny.iter().cloned());
+            if let Some(p) = &t.ports {
+                base.network_rules.ports = p.clone();
             }
             base.network_rules.validate().map_err(invalid)?;
         }

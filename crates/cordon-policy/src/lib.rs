@@ -18,6 +18,7 @@
 pub mod config;
 pub mod decision;
 pub mod env;
+pub mod hosts;
 pub mod network;
 pub mod paths;
 pub mod payload;

@@ -24,6 +24,16 @@ pub struct NetworkRules {
     /// whoever reaches one is root on the host.
     #[serde(default, skip_serializing_if = "is_false")]
     pub i_understand_host_root: bool,
+    /// Hosts the filtering proxy lets through ([`crate::hosts`] spellings). A bare `*` is
+    /// a load error.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
+    /// Hosts the proxy refuses even when an allow entry matches (deny wins).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deny: Vec<String>,
+    /// When not empty, the only destination ports the proxy connects to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<u16>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -63,7 +73,11 @@ pub fn container_engine_socket(path: &str) -> Option<&'static str> {
 impl NetworkRules {
     /// Nothing set.
     pub fn is_empty(&self) -> bool {
-        self.unix_sockets.is_empty() && !self.i_understand_host_root
+        self.unix_sockets.is_empty()
+            && !self.i_understand_host_root
+            && self.allow.is_empty()
+            && self.deny.is_empty()
+            && self.ports.is_empty()
     }
 
     /// Checks the rules (R-N2): an empty spelling, or a container-engine socket without
@@ -74,6 +88,14 @@ impl NetworkRules {
                 return Err("network.unix_sockets has an empty path".into());
             }
             self.check_host_root(s)?;
+        }
+        for (list, entries) in [("allow", &self.allow), ("deny", &self.deny)] {
+            for e in entries {
+                crate::hosts::HostRule::parse(e).map_err(|m| format!("network.{list}: {m}"))?;
+            }
+        }
+        if self.ports.contains(&0) {
+            return Err("network.ports: 0 is not a port".into());
         }
         Ok(())
     }
@@ -133,7 +155,7 @@ mod tests {
                 "/run/user/1000/ssh.sock".into(),
                 "/var/run/docker.sock".into(),
             ],
-            i_understand_host_root: false,
+            ..Default::default()
         };
         let e = r.validate().unwrap_err();
         assert!(
@@ -145,5 +167,18 @@ mod tests {
         assert!(r.validate().is_ok());
         r.unix_sockets.push(" ".into());
         assert!(r.validate().is_err());
+    }
+
+    #[test]
+    fn bare_star_is_a_load_error() {
+        let r = NetworkRules {
+            allow: vec!["crates.io".into(), "*".into()],
+            ..Default::default()
+        };
+        let e = r.validate().unwrap_err();
+        assert!(
+            e.starts_with("network.allow: \"*\" would match every host"),
+            "{e}"
+        );
     }
 }
