@@ -7,6 +7,7 @@ mod check;
 mod context;
 mod explain;
 mod profiles;
+mod proxy;
 mod run;
 mod status;
 
@@ -19,5 +20,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Profiles(a) => profiles::profiles(a),
         Command::Context(a) => context::context(a),
         Command::Explain(a) => explain::explain(a),
+        Command::Proxy(a) => proxy::proxy(a),
     }
 }
