@@ -361,6 +361,11 @@ pub fn explain(
     let profile = &resolved.profile;
     let network_hint = match profile.network {
         NetworkPolicy::Enabled => None,
+        NetworkPolicy::Managed => Some(format!(
+            "profile `{}` lets the network out only through cordon's proxy; hosts: \
+             network.allow = {:?}, network.deny = {:?}",
+            profile.name, profile.network_rules.allow, profile.network_rules.deny
+        )),
         NetworkPolicy::Restricted => Some(format!(
             "profile `{}` restricts the network; set `network = \"enabled\"` in it, or \
              pass `--allow-network` for one command",

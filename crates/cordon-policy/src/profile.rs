@@ -156,6 +156,10 @@ pub enum NetworkPolicy {
     /// No network at all: no socket reaches another host or the host's own loopback
     /// services, nor unix sockets outside the sandbox (R-L2).
     Restricted,
+    /// Out only through cordon's filtering proxy (issue 10 §4, §5): `network.allow` /
+    /// `deny` / `ports` decide per host; inside, the command has a private loopback and
+    /// the proxy at `127.0.0.1:3128` (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` set).
+    Managed,
 }
 
 impl fmt::Display for NetworkPolicy {
@@ -163,6 +167,7 @@ impl fmt::Display for NetworkPolicy {
         f.write_str(match self {
             NetworkPolicy::Enabled => "enabled",
             NetworkPolicy::Restricted => "restricted",
+            NetworkPolicy::Managed => "managed",
         })
     }
 }

@@ -33,8 +33,8 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream, UnixListener};
 
 /// Name of the response header of a blocked request; its value is the rule.
 pub const BLOCKED_HEADER: &str = "x-cordon-blocked";
@@ -305,14 +305,34 @@ impl Proxy {
         }
     }
 
+    /// Serves a unix-socket listener (the sandbox's relay connects here) until the task
+    /// is dropped.
+    pub async fn run_unix(self, listener: UnixListener) {
+        loop {
+            match listener.accept().await {
+                Ok((s, _)) => {
+                    let me = self.clone();
+                    tokio::spawn(async move { me.serve_stream(BufReader::new(s)).await });
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+            }
+        }
+    }
+
     async fn serve_conn(self, s: TcpStream) {
         let _ = s.set_nodelay(true);
-        let mut first = [0u8; 1];
-        match tokio::time::timeout(Duration::from_secs(30), s.peek(&mut first)).await {
-            Ok(Ok(1)) => {}
+        self.serve_stream(BufReader::new(s)).await
+    }
+
+    async fn serve_stream<S>(self, mut s: BufReader<S>)
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let first = match tokio::time::timeout(Duration::from_secs(30), s.fill_buf()).await {
+            Ok(Ok(b)) if !b.is_empty() => b[0],
             _ => return,
-        }
-        if first[0] == socks5::VERSION {
+        };
+        if first == socks5::VERSION {
             let _ = tokio::time::timeout(Duration::from_secs(30), self.socks5_handshake(s))
                 .await
                 .map(|r| r.map(|(up, down)| tokio::spawn(splice(up, down))));
@@ -411,7 +431,10 @@ impl Proxy {
 
     /// The SOCKS5 exchange up to the reply; returns the upstream and the client (with any
     /// bytes the client sent early already forwarded).
-    async fn socks5_handshake(&self, mut s: TcpStream) -> Option<(TcpStream, TcpStream)> {
+    async fn socks5_handshake<S>(&self, mut s: S) -> Option<(TcpStream, S)>
+    where
+        S: AsyncRead + AsyncWrite + Unpin,
+    {
         let mut buf: Vec<u8> = Vec::with_capacity(300);
         let methods = loop {
             match socks5::parse_greeting(&buf) {
@@ -502,7 +525,7 @@ impl Proxy {
     }
 }
 
-async fn read_more(s: &mut TcpStream, buf: &mut Vec<u8>) -> Option<()> {
+async fn read_more<S: AsyncRead + Unpin>(s: &mut S, buf: &mut Vec<u8>) -> Option<()> {
     if buf.len() > 1024 {
         return None;
     }
@@ -550,20 +573,61 @@ impl Drop for Running {
 ///
 /// Errors: the runtime cannot be built or the address cannot be bound.
 pub fn spawn(cfg: ProxyConfig, addr: SocketAddr, threads: usize) -> std::io::Result<Running> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads.max(1))
-        .enable_all()
-        .build()?;
+    let rt = runtime(threads)?;
     let listener = rt.block_on(TcpListener::bind(addr))?;
     let local = listener.local_addr()?;
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let proxy = Proxy::new(cfg);
+    start(rt, local, move |p: Proxy| p.run(listener), proxy)
+}
+
+/// [`spawn`] on a bound unix-socket listener (the managed network's relay target); the
+/// returned [`Running::addr`] is `0.0.0.0:0`.
+///
+/// Errors: the runtime cannot be built or the listener cannot be registered.
+pub fn spawn_unix(
+    cfg: ProxyConfig,
+    listener: std::os::unix::net::UnixListener,
+    threads: usize,
+) -> std::io::Result<Running> {
+    let rt = runtime(threads)?;
+    listener.set_nonblocking(true)?;
+    let listener = {
+        let _g = rt.enter();
+        UnixListener::from_std(listener)?
+    };
+    let proxy = Proxy::new(cfg);
+    start(
+        rt,
+        SocketAddr::from(([0, 0, 0, 0], 0)),
+        move |p: Proxy| p.run_unix(listener),
+        proxy,
+    )
+}
+
+fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads.max(1))
+        .enable_all()
+        .build()
+}
+
+fn start<F, Fut>(
+    rt: tokio::runtime::Runtime,
+    local: SocketAddr,
+    serve: F,
+    proxy: Proxy,
+) -> std::io::Result<Running>
+where
+    F: FnOnce(Proxy) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let thread = std::thread::Builder::new()
         .name("cordon-proxy".into())
         .spawn(move || {
             rt.block_on(async move {
                 tokio::select! {
-                    _ = proxy.run(listener) => {}
+                    _ = serve(proxy) => {}
                     _ = rx => {}
                 }
             });

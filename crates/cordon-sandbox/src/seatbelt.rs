@@ -95,7 +95,7 @@ pub fn policy(profile: &ResolvedProfile) -> SeatbeltPolicy {
     }
     match profile.profile.network {
         NetworkPolicy::Enabled => text.push_str("(allow network*)\n(allow system-socket)\n"),
-        NetworkPolicy::Restricted => {}
+        NetworkPolicy::Restricted | NetworkPolicy::Managed => {}
     }
     SeatbeltPolicy { text, params }
 }

@@ -358,3 +358,84 @@ for p in sys.argv[1:]:
         assert!(ls[2].accept().is_ok(), "{net}");
     }
 }
+
+/// Managed network (issue 10 §5): the proxy variables are set; an allowed host is reached
+/// through the relay and the proxy (plain HTTP via urllib, and SOCKS5 with remote DNS), a
+/// host the list does not allow gets the proxy's 403 naming the rule, and a raw socket
+/// that ignores the proxy variables reaches nothing.
+#[test]
+fn managed_network_goes_through_the_proxy_only() {
+    if !require_full() {
+        return;
+    }
+    // An upstream on 127.0.0.2 (allowed by an explicit address rule); 127.0.0.3 is not.
+    let up = TcpListener::bind("127.0.0.2:0").unwrap();
+    let port = up.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in up.incoming() {
+            let Ok(mut s) = s else { continue };
+            std::thread::spawn(move || {
+                use std::io::{BufRead, BufReader, Write};
+                let mut r = BufReader::new(s.try_clone().unwrap());
+                let mut line = String::new();
+                while r.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                    line.clear();
+                }
+                let _ = s.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 8\r\nConnection: close\r\n\r\nupstream",
+                );
+            });
+        }
+    });
+    let other = TcpListener::bind("127.0.0.3:0").unwrap();
+    other.set_nonblocking(true).unwrap();
+    let other_port = other.local_addr().unwrap().port();
+    let script = r#"
+import os, socket, sys, urllib.request, urllib.error
+port, other = int(sys.argv[1]), int(sys.argv[2])
+print(os.environ.get("HTTP_PROXY"), os.environ.get("all_proxy"), os.environ.get("NO_PROXY"))
+print(urllib.request.urlopen("http://127.0.0.2:%d/" % port, timeout=10).read().decode())
+try:
+    urllib.request.urlopen("http://127.0.0.3:%d/" % other, timeout=10)
+    print("other: reached")
+except urllib.error.HTTPError as e:
+    print("other:", e.code, e.headers.get("X-Cordon-Blocked"))
+# SOCKS5 by hand, name-less (address), to the allowed upstream.
+s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+s.sendall(b"\x05\x01\x00"); assert s.recv(2) == b"\x05\x00"
+s.sendall(b"\x05\x01\x00\x01" + socket.inet_aton("127.0.0.2") + port.to_bytes(2, "big"))
+rep = s.recv(10); print("socks:", rep[1])
+s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"); print(s.recv(100).split(b"\r\n\r\n")[1].decode())
+# Ignoring the proxy: nothing.
+try:
+    socket.create_connection(("127.0.0.2", port), timeout=3); print("raw: reached")
+except OSError as e:
+    print("raw:", type(e).__name__)
+"#;
+    let mut s = Sandbox::new().network(cordon_policy::NetworkPolicy::Managed);
+    s.profile.network_rules.allow = vec!["127.0.0.2".into()];
+    let o = s.run(&[
+        "python3",
+        "-c",
+        script,
+        &port.to_string(),
+        &other_port.to_string(),
+    ]);
+    assert_ok(&o);
+    assert_eq!(
+        stdout(&o),
+        "http://127.0.0.1:3128 socks5h://127.0.0.1:3128 localhost,127.0.0.1,::1\n\
+         upstream\n\
+         other: 403 not in network.allow\n\
+         socks: 0\n\
+         upstream\n\
+         raw: ConnectionRefusedError\n",
+        "{}",
+        stderr(&o)
+    );
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(
+        other.accept().is_err(),
+        "a host outside the allow list was reached"
+    );
+}

@@ -44,7 +44,7 @@ use super::seccomp_filter;
 use super::sys;
 use super::PAYLOAD_FROM_ENV_PREFIX;
 use crate::HostFs;
-use cordon_policy::{Access, HelperPayload, ResolvedFilesystem, ResolvedProfile};
+use cordon_policy::{Access, HelperPayload, NetworkPolicy, ResolvedFilesystem, ResolvedProfile};
 use std::ffi::OsString;
 use std::os::fd::OwnedFd;
 use std::path::Path;
@@ -268,7 +268,99 @@ fn child_env(payload: &HelperPayload, rung: Rung) -> Vec<(String, String)> {
         _ if writable(Path::new("/tmp")) => env.push(("TMPDIR".into(), "/tmp".into())),
         _ => {}
     }
+    if rung == Rung::Namespaces && payload.profile.profile.network == NetworkPolicy::Managed {
+        let vars = proxy_env();
+        env.retain(|(k, _)| !vars.iter().any(|(v, _)| v == k));
+        env.extend(vars);
+    }
     env
+}
+
+/// The variables that point programs at the relay of a managed network (issue 10 §5):
+/// `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` (SOCKS5 with remote DNS), `NO_PROXY` in both
+/// cases (git, curl, Python, Go, Rust/reqwest, …), and npm's, pip's, yarn's and cargo's
+/// own.
+pub(crate) fn proxy_env() -> Vec<(String, String)> {
+    let http = format!("http://127.0.0.1:{}", super::relay::PROXY_PORT);
+    let socks = format!("socks5h://127.0.0.1:{}", super::relay::PROXY_PORT);
+    let no = "localhost,127.0.0.1,::1".to_string();
+    let mut v = Vec::new();
+    for (k, val) in [
+        ("HTTP_PROXY", &http),
+        ("HTTPS_PROXY", &http),
+        ("ALL_PROXY", &socks),
+        ("NO_PROXY", &no),
+    ] {
+        v.push((k.to_string(), val.clone()));
+        v.push((k.to_ascii_lowercase(), val.clone()));
+    }
+    for k in [
+        "npm_config_proxy",
+        "npm_config_https_proxy",
+        "PIP_PROXY",
+        "YARN_HTTP_PROXY",
+        "YARN_HTTPS_PROXY",
+        "CARGO_HTTP_PROXY",
+    ] {
+        v.push((k.to_string(), http.clone()));
+    }
+    v
+}
+
+/// The host side of a managed network: the proxy's unix socket in a fresh private
+/// directory (mode 0700, created — never reused — so nothing another run or user made is
+/// followed), removed when dropped.
+struct ProxySocket {
+    dir: std::path::PathBuf,
+    path: std::path::PathBuf,
+    listener: Option<std::os::unix::net::UnixListener>,
+}
+
+impl ProxySocket {
+    fn create() -> std::io::Result<ProxySocket> {
+        use std::os::unix::fs::DirBuilderExt;
+        let base = std::env::temp_dir();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        // SAFETY: getpid has no preconditions.
+        let dir = base.join(format!("cordon-proxy-{}-{nanos}", unsafe {
+            libc::getpid()
+        }));
+        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+        let path = dir.join("proxy.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&path)?;
+        Ok(ProxySocket {
+            dir,
+            path,
+            listener: Some(listener),
+        })
+    }
+}
+
+impl Drop for ProxySocket {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// Starts the filtering proxy for a managed network on the socket's listener, with the
+/// profile's `network.allow`/`deny`/`ports`; decisions go to `$CORDON_PROXY_LOG` (JSONL)
+/// when set.
+fn start_proxy(
+    profile: &ResolvedProfile,
+    sock: &mut ProxySocket,
+) -> Result<cordon_proxy::Running, String> {
+    let policy = cordon_proxy::ProxyPolicy::from_rules(&profile.profile.network_rules)?;
+    let mut cfg = cordon_proxy::ProxyConfig::new(policy);
+    if let Some(p) = std::env::var_os("CORDON_PROXY_LOG") {
+        cfg.log = cordon_proxy::DecisionLog::open(Path::new(&p))
+            .map_err(|e| format!("cannot open CORDON_PROXY_LOG: {e}"))?;
+    }
+    let l = sock.listener.take().ok_or("the proxy socket is gone")?;
+    cordon_proxy::spawn_unix(cfg, l, 2).map_err(|e| format!("starting the proxy: {e}"))
 }
 
 fn tmp_denied(fs: &ResolvedFilesystem) -> bool {
@@ -373,6 +465,24 @@ fn run_namespaces(
             return EXIT_SETUP;
         }
     };
+    let mut proxy_sock = if plan.proxy_relay {
+        // Checked before anything starts: a bad list is a refusal, not a dead proxy.
+        if let Err(e) = cordon_proxy::ProxyPolicy::from_rules(&profile.profile.network_rules) {
+            mounts::remove_placeholders(&placeholders);
+            eprintln!("cordon: refusing to run: {e}");
+            return EXIT_SETUP;
+        }
+        match ProxySocket::create() {
+            Ok(s) => Some(s),
+            Err(e) => {
+                mounts::remove_placeholders(&placeholders);
+                eprintln!("cordon: sandbox setup failed: the proxy socket: {e}");
+                return EXIT_SETUP;
+            }
+        }
+    } else {
+        None
+    };
     process::block_signals();
     let mut flags =
         libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
@@ -398,6 +508,10 @@ fn run_namespaces(
     };
     if pid == 0 {
         drop(alive_w);
+        let sock_path = proxy_sock.as_mut().map(|s| {
+            s.listener.take(); // init never serves it
+            s.path.clone()
+        });
         let code = init_main(
             profile,
             plan,
@@ -407,11 +521,28 @@ fn run_namespaces(
             gid,
             &alive_r,
             args.report,
+            sock_path.as_deref(),
         );
         process::exit_now(code);
     }
     drop(alive_r);
+    // The proxy lives exactly as long as the command's tree: until init is reaped.
+    let proxy = match proxy_sock.as_mut().map(|s| start_proxy(profile, s)) {
+        Some(Err(e)) => {
+            eprintln!("cordon: sandbox setup failed: {e}");
+            // SAFETY: kill has no memory-safety preconditions; `pid` is our child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            process::supervise(pid);
+            drop(alive_w);
+            mounts::remove_placeholders(&placeholders);
+            return EXIT_SETUP;
+        }
+        Some(Ok(r)) => Some(r),
+        None => None,
+    };
     let code = process::supervise(pid);
+    drop(proxy);
+    drop(proxy_sock);
     drop(alive_w);
     mounts::remove_placeholders(&placeholders);
     code
@@ -429,6 +560,7 @@ fn init_main(
     gid: libc::gid_t,
     alive: &OwnedFd,
     report: bool,
+    proxy_sock: Option<&Path>,
 ) -> i32 {
     let fail = |what: &str, e: &dyn std::fmt::Display| {
         eprintln!("cordon: refusing to run unconfined: sandbox setup failed: {what}: {e}");
@@ -450,6 +582,12 @@ fn init_main(
     if let Err(e) = sys::write_file(c"/proc/self/gid_map", format!("{gid} {gid} 1\n").as_bytes()) {
         return fail("gid_map", &e);
     }
+    // The proxy's socket, too (managed network).
+    let relay_target = match proxy_sock.map(super::relay::pin) {
+        Some(Ok(fd)) => Some(fd),
+        Some(Err(e)) => return fail("opening the proxy socket", &e),
+        None => None,
+    };
     // Listed host sockets are pinned in the host's view, before the root is rebuilt.
     let allowed_sockets = if plan.unix_guard {
         super::unix_guard::pin_allowed(&profile.unix_sockets)
@@ -465,6 +603,13 @@ fn init_main(
             return fail("bringing up the private loopback (lo)", &e);
         }
     }
+    let relay_listeners = match &relay_target {
+        Some(_) => match super::relay::listen() {
+            Ok(l) => l,
+            Err(e) => return fail("listening on the proxy relay port", &e),
+        },
+        None => Vec::new(),
+    };
     if let Err(e) = std::env::set_current_dir(&profile.cwd) {
         return fail(
             &format!("entering the working directory {}", profile.cwd.display()),
@@ -530,6 +675,14 @@ fn init_main(
             unsafe { libc::kill(child, libc::SIGKILL) };
             process::supervise(child);
             return fail("starting the unix-socket guard", &e);
+        }
+    }
+    if let Some(target) = relay_target {
+        if let Err(e) = super::relay::start(relay_listeners, target) {
+            // SAFETY: kill has no memory-safety preconditions; `child` is our child.
+            unsafe { libc::kill(child, libc::SIGKILL) };
+            process::supervise(child);
+            return fail("starting the proxy relay", &e);
         }
     }
     process::supervise(child)

@@ -24,6 +24,7 @@ mod loopback;
 mod mounts;
 mod plan;
 mod process;
+mod relay;
 mod seccomp_filter;
 mod sys;
 mod unix_guard;

@@ -80,6 +80,10 @@ pub struct LinuxPlan {
     /// `super::unix_guard`).
     #[serde(default)]
     pub unix_guard: bool,
+    /// Managed network: init relays `127.0.0.1:3128` to cordon's filtering proxy, which
+    /// the helper runs for exactly as long as the command (see `super::relay`).
+    #[serde(default)]
+    pub proxy_relay: bool,
     /// Landlock, if applied.
     pub landlock: Option<LandlockPlan>,
     /// Seccomp, if applied.
@@ -256,7 +260,9 @@ fn seccomp_desc(s: &SeccompPlan) -> String {
 /// Errors: a [`Refusal`] naming the first unmet guarantee.
 pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<LinuxPlan, Refusal> {
     let fs_restricted = matches!(profile.filesystem, ResolvedFilesystem::Restricted { .. });
-    let net_restricted = profile.profile.network == NetworkPolicy::Restricted;
+    // Managed is restricted plus a relay to the proxy.
+    let net_restricted = profile.profile.network != NetworkPolicy::Enabled;
+    let managed = profile.profile.network == NetworkPolicy::Managed;
     let abi = features.landlock_abi.map(|a| a.min(LANDLOCK_CRATE_MAX_ABI));
     let mut notes = Vec::new();
 
@@ -294,6 +300,13 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
         });
     }
     let rung1 = features.user_namespaces;
+    if managed && !rung1 {
+        return Err(Refusal {
+            guarantee: "managed network (only cordon's proxy reaches out)".into(),
+            needs: "a network namespace".into(),
+            reason: userns_reason(features),
+        });
+    }
     let seccomp = if features.seccomp {
         Some(SeccompPlan {
             deny_sockets: net_restricted && !rung1,
@@ -368,12 +381,20 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
         if unix_guard {
             applied.push(UNIX_GUARD_DESC.into());
         }
+        if managed {
+            applied.push(
+                "proxy relay: 127.0.0.1:3128 -> cordon's filtering proxy (network.allow/deny), \
+                 HTTP(S)_PROXY/ALL_PROXY set"
+                    .into(),
+            );
+        }
         applied.push("environment replaced by the scrubbed payload env".into());
         return Ok(LinuxPlan {
             rung: Rung::Namespaces,
             net_namespace: net_restricted,
             loopback: net_restricted,
             unix_guard,
+            proxy_relay: managed,
             landlock,
             seccomp,
             kill_descendants: false,
@@ -463,6 +484,7 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
         net_namespace: false,
         loopback: false,
         unix_guard: false,
+        proxy_relay: false,
         landlock: Some(landlock),
         seccomp,
         kill_descendants: true,
