@@ -57,6 +57,16 @@ pub enum Decider {
     },
     /// The filesystem is unrestricted (a `disabled` profile, or mode `unrestricted`).
     Unrestricted,
+    /// The working directory, bound through the private `/tmp` with the access the
+    /// profile gives it, so the command can start there.
+    Cwd {
+        /// The cwd.
+        path: PathBuf,
+    },
+    /// Under `/tmp`, which the sandbox replaces with a private, empty, writable tmpfs
+    /// (discarded at exit), and no entry below `/tmp` grants it: the host's object is not
+    /// visible to the command (it reads as absent; a file created there is private).
+    PrivateTmp,
 }
 
 impl Decider {
@@ -93,6 +103,14 @@ impl Decider {
                 protects.display()
             ),
             Decider::Unrestricted => "unrestricted filesystem".to_string(),
+            Decider::Cwd { path } => format!(
+                "the working directory {} is bound through the private /tmp so the command \
+                 can start there",
+                path.display()
+            ),
+            Decider::PrivateTmp => "hidden by the sandbox's private /tmp: the command sees \
+                an empty, writable /tmp discarded at exit, not the host's files"
+                .to_string(),
         }
     }
 }
@@ -231,6 +249,19 @@ fn hint_for(
         toml_str(abs),
     );
     Some(match decider {
+        Decider::PrivateTmp => {
+            let perms = serde_json::json!({
+                "entries": [{ "path": abs.to_string_lossy(), "access": "read" }]
+            });
+            format!(
+                "grant it to make the host's path visible: `--with {}` (or `{{ path = {}, \
+                 access = \"read\" }}` in your profile) to read it, `--allow-write {}` to \
+                 write it",
+                shell_word(Path::new(&perms.to_string())),
+                toml_str(abs),
+                shell_word(abs)
+            )
+        }
         Decider::Protected { reason, path } => format!(
             "kept read-only inside a writable root because {reason} (R-P3); only if you \
              trust every command, name it explicitly: `{{ path = {}, access = \"write\" }}`",
@@ -269,7 +300,8 @@ fn hint_for(
         Decider::GitWorktree { .. }
         | Decider::Pinned { .. }
         | Decider::Default { .. }
-        | Decider::Unrestricted => add,
+        | Decider::Unrestricted
+        | Decider::Cwd { .. } => add,
     })
 }
 
@@ -281,9 +313,32 @@ fn looks_like_file_line(src: &str) -> bool {
     })
 }
 
-fn explain_path(resolved: &ResolvedProfile, fs: &dyn FsView, asked: &Path) -> PathExplanation {
+fn explain_path(
+    resolved: &ResolvedProfile,
+    fs: &dyn FsView,
+    asked: &Path,
+    private_tmp: bool,
+) -> PathExplanation {
     let absolute = lexical_normalize(asked, &resolved.cwd);
     let canonical = canonicalize_lenient(fs, &absolute);
+    if private_tmp && resolved.filesystem.seen(fs, &absolute) == crate::view::Seen::PrivateTmp {
+        let decided_by = Decider::PrivateTmp;
+        let hint = hint_for(
+            &absolute,
+            &canonical,
+            Access::Deny,
+            &decided_by,
+            resolved.profile.kind,
+        );
+        return PathExplanation {
+            path: asked.to_path_buf(),
+            canonical: (canonical != absolute).then_some(canonical),
+            absolute,
+            access: Access::Deny,
+            decided_by,
+            hint,
+        };
+    }
     let answer = resolved.filesystem.access_for(fs, &absolute);
     let decided_by = match (&resolved.filesystem, answer.entry) {
         (ResolvedFilesystem::Unrestricted, _) => Decider::Unrestricted,
@@ -310,6 +365,9 @@ fn explain_path(resolved: &ResolvedProfile, fs: &dyn FsView, asked: &Path) -> Pa
                 },
                 EntryOrigin::Pinned { protects } => Decider::Pinned {
                     protects: protects.clone(),
+                    path: e.path.clone(),
+                },
+                EntryOrigin::Cwd => Decider::Cwd {
                     path: e.path.clone(),
                 },
             }
@@ -359,6 +417,10 @@ pub fn explain(
     host_missing: Option<&str>,
 ) -> Explanation {
     let profile = &resolved.profile;
+    // The namespace backend replaces /tmp with a private tmpfs (see `crate::view`).
+    let private_tmp = selection.backend == Backend::LinuxHelper
+        && status.sandbox_enabled.value
+        && resolved.filesystem.top_view().private_tmp;
     let network_hint = match profile.network {
         NetworkPolicy::Enabled => None,
         NetworkPolicy::Managed => Some(format!(
@@ -380,7 +442,7 @@ pub fn explain(
         enforcement: enforcement(profile.kind, selection, status),
         paths: paths
             .iter()
-            .map(|p| explain_path(resolved, fs, p))
+            .map(|p| explain_path(resolved, fs, p, private_tmp))
             .collect(),
         network: NetworkExplanation {
             mode: profile.network,
@@ -434,7 +496,11 @@ impl fmt::Display for Explanation {
             if let Some(c) = &p.canonical {
                 write!(f, " (-> {})", c.display())?;
             }
-            writeln!(f, ": {}", access_words(p.access))?;
+            if p.decided_by == Decider::PrivateTmp {
+                writeln!(f, ": hidden (private /tmp)")?;
+            } else {
+                writeln!(f, ": {}", access_words(p.access))?;
+            }
             writeln!(f, "  decided by: {}", p.decided_by.describe())?;
             if let Some(h) = &p.hint {
                 writeln!(f, "  to change: {h}")?;

@@ -24,6 +24,7 @@ pub mod paths;
 pub mod payload;
 pub mod profile;
 pub mod resolve;
+pub mod view;
 
 pub use config::{select_profile, Config, ConfigError};
 pub use decision::{
@@ -39,8 +40,9 @@ pub use profile::{
 };
 pub use resolve::{
     resolve, EntryOrigin, ResolveContext, ResolveError, ResolvedEntry, ResolvedFilesystem,
-    ResolvedProfile,
+    ResolvedProfile, PLACEHOLDER_NOTE, PLACEHOLDER_NOTE_TEXT,
 };
+pub use view::{Seen, TopView};
 pub mod context;
 pub mod explain;
 pub mod overlay;

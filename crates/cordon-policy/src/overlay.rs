@@ -401,7 +401,13 @@ pub fn merge(
         |q: &Path| scope_access(flat.iter().map(|f| (f.canonical.as_path(), f.access)), q);
     // Answers are taken at canonical paths: that is what the backends enforce (they layer
     // `ResolvedEntry::path`), see `ResolvedFilesystem::layered`.
-    let base_at = |p: &Path| resolved_base.filesystem.access_for(fs, p).access;
+    // A path the private /tmp hides counts as not granted (issue 8 §1): otherwise a `read`
+    // of `/tmp/r.git` would look like "already readable" and be dropped, and stay hidden.
+    let seen = |f: &crate::resolve::ResolvedFilesystem, p: &Path| match f.seen(fs, p) {
+        crate::view::Seen::Host(a) => a,
+        crate::view::Seen::PrivateTmp => Access::Deny,
+    };
+    let base_at = |p: &Path| seen(&resolved_base.filesystem, p);
 
     let mut order: Vec<usize> = (0..flat.len()).collect();
     order.sort_by_key(|&i| depth(&flat[i].canonical));
@@ -413,12 +419,12 @@ pub fn merge(
     for i in order {
         let f = &flat[i];
         let want = wider(base_at(&f.canonical), overlay_at(&f.canonical));
-        if want == resolved_work.filesystem.access_for(fs, &f.canonical).access {
+        if want == seen(&resolved_work.filesystem, &f.canonical) {
             continue;
         }
         work.push_entries([FsEntry::new(path_string(&f.lexical), want)]);
         let tried = resolve(&work, ctx, fs)?;
-        if tried.filesystem.access_for(fs, &f.canonical).access == want {
+        if seen(&tried.filesystem, &f.canonical) == want {
             emitted.push((i, want));
             resolved_work = tried;
         } else if let FilesystemPolicy::Restricted { entries, .. } = &mut work.filesystem {

@@ -26,6 +26,12 @@ pub trait FsView {
     fn kind(&self, p: &Path) -> Option<FileKind>;
     /// The contents of a small text file (e.g. a `.git` file in a linked worktree).
     fn read_to_string(&self, p: &Path) -> Option<String>;
+    /// The target of the symlink at `p` (not followed; `p`'s parent has no symlink in it),
+    /// or `None` when `p` is not a symlink. The default knows no symlinks: an FsView
+    /// without it reports no [`crate::ResolvedEntry::links`].
+    fn read_link(&self, _p: &Path) -> Option<PathBuf> {
+        None
+    }
 }
 
 /// Lexical normalisation: make `p` absolute against `cwd`, drop `.`, resolve `..` without
@@ -173,6 +179,9 @@ impl FsView for MemFs {
     fn read_to_string(&self, p: &Path) -> Option<String> {
         let c = self.canonicalize(p)?;
         self.files.get(&c).cloned()
+    }
+    fn read_link(&self, p: &Path) -> Option<PathBuf> {
+        self.links.get(p).cloned()
     }
 }
 

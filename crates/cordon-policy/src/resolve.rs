@@ -68,6 +68,10 @@ pub enum EntryOrigin {
         /// The writable root whose `.git` file pointed here.
         worktree: PathBuf,
     },
+    /// The working directory, which lies under `/tmp` where the sandbox's private `/tmp`
+    /// would hide it: bound with the access the profile gives it, so the command can start
+    /// there (issue 8 §1). See [`crate::view`].
+    Cwd,
 }
 
 /// One entry after resolution: absolute canonical path, with its original spelling kept.
@@ -85,6 +89,58 @@ pub struct ResolvedEntry {
     pub is_dir: bool,
     /// Where it came from.
     pub origin: EntryOrigin,
+    /// The symlinks the spelling passes through, in walk order, each named by where the
+    /// link itself lives (a parent without symlinks + the link's name): e.g. for a
+    /// protected `.git/hooks -> ../hk`, `<ws>/.git/hooks`. The backend pins these names
+    /// (a link bound onto itself cannot be removed, renamed or replaced) so the spelling
+    /// keeps leading to [`Self::path`] (R-P3, issue 7 item 2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<PathBuf>,
+}
+
+/// The symlinks passed through when resolving the lexically normal absolute path `p`, each
+/// named by its own location (see [`ResolvedEntry::links`]), following chains and `..`
+/// physically like the kernel (at most 40 links). Uses [`FsView::read_link`].
+pub fn symlinks_on(fs: &dyn FsView, p: &Path) -> Vec<PathBuf> {
+    use std::collections::VecDeque;
+    use std::ffi::OsString;
+    let mut links = Vec::new();
+    let mut cur = PathBuf::from("/");
+    let mut rest: VecDeque<OsString> = p
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(s) => Some(s.to_os_string()),
+            std::path::Component::ParentDir => Some("..".into()),
+            _ => None,
+        })
+        .collect();
+    while let Some(c) = rest.pop_front() {
+        if c == ".." {
+            cur.pop();
+            continue;
+        }
+        let loc = cur.join(&c);
+        match fs.read_link(&loc) {
+            Some(target) if links.len() < 40 => {
+                if !links.contains(&loc) {
+                    links.push(loc);
+                }
+                if target.is_absolute() {
+                    cur = PathBuf::from("/");
+                }
+                for t in target.components().rev() {
+                    match t {
+                        std::path::Component::Normal(s) => rest.push_front(s.to_os_string()),
+                        std::path::Component::ParentDir => rest.push_front("..".into()),
+                        _ => {}
+                    }
+                }
+            }
+            Some(_) => break,
+            None => cur = loc,
+        }
+    }
+    links
 }
 
 /// A resolved filesystem policy.
@@ -315,8 +371,41 @@ pub struct Location {
     pub note: Option<String>,
 }
 
+/// Name of the note cordon writes into the placeholder it creates for a missing protected
+/// `.git` or `.cordon` directory (R-P3). Placeholders are permanent (never removed by
+/// cordon: removing one would detach the read-only bind of a run still using it), so the
+/// note is what tells [`find_workspace`] that the directory is not a marker.
+pub const PLACEHOLDER_NOTE: &str = "CORDON-PLACEHOLDER";
+
+/// What the placeholder note says (for a person who finds it).
+pub const PLACEHOLDER_NOTE_TEXT: &str = "Created by cordon: this protected name did not exist, \
+so cordon made it (empty) to keep it read-only inside its sandbox.\nIt is not a workspace \
+marker and not a repository. You may delete it when no cordon run is active; cordon \
+recreates it when needed.\n";
+
+/// Whether `dir` holds a workspace marker:
+/// - `.git` as a file (a `gitdir:` pointer), or as a directory that holds `HEAD` (what
+///   git itself requires of a git dir) or does not hold cordon's [`PLACEHOLDER_NOTE`];
+/// - `.cordon` as a directory that does not hold the [`PLACEHOLDER_NOTE`].
+///
+/// So the permanent placeholder cordon leaves for a missing `.git`/`.cordon` (an empty
+/// directory with the note) never moves the workspace of a later run: a run in `W`
+/// followed by a run in `W/sub` still picks `W/sub` when neither has a marker of its own.
 fn has_marker(fs: &dyn FsView, dir: &Path) -> bool {
-    fs.kind(&dir.join(".git")).is_some() || fs.kind(&dir.join(".cordon")) == Some(FileKind::Dir)
+    let git = dir.join(".git");
+    let git_marker = match fs.kind(&git) {
+        None => false,
+        Some(FileKind::Dir) => !is_placeholder(fs, &git),
+        Some(_) => true,
+    };
+    let cordon = dir.join(".cordon");
+    git_marker || (fs.kind(&cordon) == Some(FileKind::Dir) && !is_placeholder(fs, &cordon))
+}
+
+/// Whether the directory `d` is cordon's placeholder: it holds the [`PLACEHOLDER_NOTE`]
+/// and no `HEAD` (so a `git init` over a `.git` placeholder makes it a repository again).
+fn is_placeholder(fs: &dyn FsView, d: &Path) -> bool {
+    fs.kind(&d.join(PLACEHOLDER_NOTE)) == Some(FileKind::File) && fs.kind(&d.join("HEAD")).is_none()
 }
 
 /// Whether the last component of `p` is a symlink (its canonical form is not its canonical
@@ -550,7 +639,7 @@ pub(crate) fn expand_for(
         .collect())
 }
 
-fn entry_for(
+pub(crate) fn entry_for(
     fs: &dyn FsView,
     spelled: PathBuf,
     access: Access,
@@ -558,6 +647,11 @@ fn entry_for(
 ) -> ResolvedEntry {
     let path = canonicalize_lenient(fs, &spelled);
     let kind = fs.kind(&path);
+    let links = if path != spelled {
+        symlinks_on(fs, &spelled)
+    } else {
+        Vec::new()
+    };
     ResolvedEntry {
         path,
         spelled,
@@ -565,6 +659,7 @@ fn entry_for(
         exists: kind.is_some(),
         is_dir: kind == Some(FileKind::Dir),
         origin,
+        links,
     }
 }
 
@@ -712,10 +807,12 @@ pub fn resolve(
                 }
                 pin_protected_ancestors(fs, default, &roots, &mut out);
             }
-            ResolvedFilesystem::Restricted {
+            let mut f = ResolvedFilesystem::Restricted {
                 default,
                 entries: out,
-            }
+            };
+            crate::view::keep_cwd_visible(&mut f, &cwd, fs);
+            f
         }
     };
     let unix_sockets = resolve_unix_sockets(profile, ctx, fs, &workspace)?;
@@ -871,6 +968,7 @@ fn pin_protected_ancestors(
                 origin: EntryOrigin::Pinned {
                     protects: p.clone(),
                 },
+                links: Vec::new(),
             });
         }
     }
@@ -979,7 +1077,7 @@ fn protected_for_root(
     };
     let dotgit = root.join(".git");
     match fs.kind(&dotgit) {
-        Some(FileKind::Dir) => protect_git_dir(&prot, &dotgit, out),
+        Some(FileKind::Dir) if !is_placeholder(fs, &dotgit) => protect_git_dir(&prot, &dotgit, out),
         Some(FileKind::File) => {
             out.push(prot(
                 dotgit.clone(),
@@ -1024,7 +1122,8 @@ fn protected_for_root(
                 )),
             }
         }
-        None => out.push(prot(
+        // Missing, or cordon's placeholder for a missing one: read-only as a whole.
+        _ => out.push(prot(
             dotgit,
             "a new .git would let a later unsandboxed git run planted hooks",
         )),

@@ -254,3 +254,52 @@ fn text_and_json() {
     assert_eq!(json["sandbox"]["rule"], "network-restricted");
     insta::assert_json_snapshot!("explain_json", e);
 }
+
+/// Issue 8 §1: a host file under `/tmp` that no entry grants is hidden by the private
+/// `/tmp` on Linux (the sandbox shows an empty one); explain says so, with the fix, instead
+/// of "read-only". Sibling: granted, it is readable; on macOS (no private /tmp) it is read.
+#[test]
+fn host_tmp_paths_are_reported_hidden_with_the_fix() {
+    let e = run(&dev(), &["/tmp/x.sh"], Os::Linux, Ok(()));
+    let p = &e.paths[0];
+    assert_eq!(p.decided_by, Decider::PrivateTmp);
+    assert_eq!(p.access, Access::Deny);
+    let hint = p.hint.as_deref().unwrap();
+    assert!(
+        hint.contains("--with") && hint.contains("/tmp/x.sh"),
+        "{hint}"
+    );
+    assert!(e.to_string().contains("hidden (private /tmp)"), "{e}");
+    // The private /tmp itself is writable.
+    let e = run(&dev(), &["/tmp"], Os::Linux, Ok(()));
+    assert_eq!(e.paths[0].access, Access::Write);
+    // Granted through --with: visible, readable, and the merged profile keeps the entry.
+    let fs = fs().dir("/tmp/r.git");
+    let extra: AdditionalPermissions =
+        serde_json::from_str(r#"{"entries":[{"path":"/tmp/r.git","access":"read"}]}"#).unwrap();
+    let merged = merge(&dev(), &extra, &ctx(), &fs).unwrap();
+    let r = resolve(&merged, &ctx(), &fs).unwrap();
+    assert_eq!(
+        r.filesystem.seen(&fs, Path::new("/tmp/r.git/HEAD")),
+        Seen::Host(Access::Read)
+    );
+    let e = run(&dev(), &["/tmp/x.sh"], Os::Macos, Ok(()));
+    assert_ne!(e.paths[0].decided_by, Decider::PrivateTmp);
+}
+
+/// Issue 8 §1: `cd /tmp/proj && cordon run --profile read-only -- ls` — the cwd under the
+/// private /tmp is kept visible with the profile's access (read), not widened.
+#[test]
+fn cwd_under_tmp_stays_visible_read_only() {
+    let fs = MemFs::new().dir("/tmp/proj").dir("/home/u");
+    let p = PermissionProfile::builtin("read-only").unwrap();
+    let r = resolve(&p, &common::ctx_at("/tmp/proj", "/home/u"), &fs).unwrap();
+    assert_eq!(
+        r.filesystem.seen(&fs, Path::new("/tmp/proj/a")),
+        Seen::Host(Access::Read)
+    );
+    assert_eq!(
+        r.filesystem.seen(&fs, Path::new("/tmp/other")),
+        Seen::PrivateTmp
+    );
+}

@@ -22,7 +22,7 @@ pub mod seatbelt;
 
 #[cfg(unix)]
 pub use run::{exec_replace, restore_default_sigpipe};
-pub use run::{run, RunStatus};
+pub use run::{run, run_reported, CordonExit, HelperReport, RunStatus};
 
 use cordon_policy::env::scrub_env;
 use cordon_policy::paths::{FileKind, FsView};
@@ -59,6 +59,9 @@ impl FsView for HostFs {
         }
         std::fs::read_to_string(p).ok()
     }
+    fn read_link(&self, p: &Path) -> Option<PathBuf> {
+        std::fs::read_link(p).ok()
+    }
 }
 
 /// The current user's home directory from the user database (`getpwuid`), if any.
@@ -77,8 +80,25 @@ pub fn account_home() -> Option<PathBuf> {
     }
 }
 
-fn scrubbed_note(dropped: usize) -> String {
+/// The layer cordon itself applies before any backend: `environment scrubbed: N secret
+/// variable(s) dropped` (R-L4). Reports list it after the backend's layers.
+pub fn scrubbed_note(dropped: usize) -> String {
     format!("environment scrubbed: {dropped} secret variable(s) dropped")
+}
+
+/// The file this program's code was loaded from: the helper to re-invoke (R-T3).
+///
+/// `std::env::current_exe()` (`/proc/self/exe`) names the *dynamic loader* when cordon is
+/// started as `/lib64/ld-linux-x86-64.so.2 ./cordon …`; re-invoking that with
+/// `__sandbox-helper` fails. On Linux the answer comes from `/proc/self/maps`: the file
+/// mapped at the address of this very function. Elsewhere, or when that cannot be read,
+/// `current_exe()`.
+pub fn this_executable() -> Option<PathBuf> {
+    #[cfg(target_os = "linux")]
+    if let Some(p) = linux::mapped_file_of(this_executable as *const () as usize) {
+        return Some(p);
+    }
+    std::env::current_exe().ok()
 }
 
 /// One command to run, with everything the manager needs to decide and wrap it.
@@ -154,7 +174,9 @@ pub struct ExecRequest {
     pub env: Vec<(String, String)>,
     /// The backend that will confine the command.
     pub backend: Backend,
-    /// What was applied, one item per layer, in plain words (e.g. "landlock ABI 7 …").
+    /// What the backend *plans* to apply, one item per layer, in plain words (e.g.
+    /// "landlock ABI 7 …"): the prediction. What the Linux helper really applied is its
+    /// [`linux::AppliedReport`], returned by [`run::run_reported`].
     pub applied: Vec<String>,
     /// Names of environment variables dropped as secrets (values never recorded).
     pub env_dropped: Vec<String>,
@@ -167,6 +189,12 @@ pub struct ExecRequest {
     /// Set when the command runs unconfined although a sandbox was needed (the explicit
     /// opt-in of R-S4): the reason the sandbox could not be applied.
     pub unconfined_reason: Option<String>,
+    /// The helper's payload (a sealed memfd, inheritable: `args` name it as
+    /// `--permission-profile fd:N`). Kept open as long as the request lives; spawn the
+    /// request from this process.
+    #[cfg(unix)]
+    #[serde(skip)]
+    pub payload_fd: Option<std::sync::Arc<std::os::fd::OwnedFd>>,
 }
 
 /// The result of [`SandboxManager::assess`].
@@ -237,7 +265,7 @@ impl SandboxManager {
         SandboxManager {
             os: Os::current(),
             options: PlatformOptions::default(),
-            helper_exe: std::env::current_exe().ok(),
+            helper_exe: this_executable(),
             #[cfg(target_os = "linux")]
             features: linux::probe_fast(),
         }
@@ -249,7 +277,7 @@ impl SandboxManager {
         SandboxManager {
             os: Os::current(),
             options: PlatformOptions::default(),
-            helper_exe: std::env::current_exe().ok(),
+            helper_exe: this_executable(),
             #[cfg(target_os = "linux")]
             features: linux::probe(),
         }
@@ -285,16 +313,8 @@ impl SandboxManager {
             Backend::LinuxHelper => linux::plan(resolved, &self.features)
                 .map(|p| p.applied)
                 .map_err(|r| r.to_string()),
-            Backend::Seatbelt if self.os == Os::Macos => {
-                if Path::new(seatbelt::SANDBOX_EXEC).exists() {
-                    Ok(vec![format!(
-                        "seatbelt policy via {}",
-                        seatbelt::SANDBOX_EXEC
-                    )])
-                } else {
-                    Err(format!("{} not found", seatbelt::SANDBOX_EXEC))
-                }
-            }
+            // The policy is applied once to a trial command and a deny probe (R-S4).
+            Backend::Seatbelt if self.os == Os::Macos => seatbelt::prepare(resolved),
             other => {
                 let _ = resolved;
                 Err(format!(
@@ -376,6 +396,8 @@ impl SandboxManager {
                 selection: selection.clone(),
                 resolved,
                 unconfined_reason: reason,
+                #[cfg(unix)]
+                payload_fd: None,
             }
         };
 
@@ -414,6 +436,9 @@ impl SandboxManager {
         let mut applied = layers;
         applied.push(scrubbed_note(env_dropped.len()));
 
+        #[cfg(unix)]
+        #[allow(unused_mut)]
+        let mut payload_fd = None;
         let (program, args, env) = match selection.backend {
             #[cfg(target_os = "linux")]
             Backend::LinuxHelper => {
@@ -425,24 +450,31 @@ impl SandboxManager {
                     return Err(TransformError::HelperMissing(exe));
                 }
                 // The payload (the command's whole environment and the path layout) goes
-                // in the helper's environment, readable only by this user, not in its
-                // argv, which every local user can read in /proc/<pid>/cmdline. The name
-                // is reserved: a copy in the caller's environment reaches neither.
+                // in a sealed memfd the helper inherits (`--permission-profile fd:N`):
+                // not in argv, which every local user can read in /proc/<pid>/cmdline,
+                // and not in one environment variable, capped at 128 KiB by the kernel.
+                // The old variable name is reserved: a copy in the caller's environment
+                // reaches neither the helper nor the command.
                 let child_env: Vec<(String, String)> = env
                     .into_iter()
                     .filter(|(k, _)| k != linux::PAYLOAD_ENV)
                     .collect();
                 let payload = HelperPayload::new(resolved.clone(), child_env.clone());
-                let mut helper_env = child_env;
-                helper_env.push((linux::PAYLOAD_ENV.to_string(), payload.encode()));
+                let fd = linux::payload_descriptor(&payload.encode()).map_err(|e| {
+                    TransformError::Usage(format!(
+                        "cannot hand the payload to the sandbox helper (memfd_create: {e})"
+                    ))
+                })?;
+                use std::os::fd::AsRawFd;
                 let mut args = vec![
                     linux::HELPER_SUBCOMMAND.to_string(),
                     "--permission-profile".to_string(),
-                    format!("{}{}", linux::PAYLOAD_FROM_ENV_PREFIX, linux::PAYLOAD_ENV),
+                    format!("{}{}", linux::PAYLOAD_FROM_FD_PREFIX, fd.as_raw_fd()),
                     "--".to_string(),
                 ];
                 args.extend(req.argv.iter().cloned());
-                (exe.to_string_lossy().into_owned(), args, helper_env)
+                payload_fd = Some(std::sync::Arc::new(fd));
+                (exe.to_string_lossy().into_owned(), args, child_env)
             }
             Backend::Seatbelt => {
                 let (program, args) = seatbelt::wrap(&resolved, &req.argv);
@@ -467,6 +499,8 @@ impl SandboxManager {
             selection,
             resolved: Some(resolved),
             unconfined_reason: None,
+            #[cfg(unix)]
+            payload_fd,
         })
     }
 }

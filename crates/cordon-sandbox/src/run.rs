@@ -5,6 +5,36 @@ use serde::Serialize;
 use std::io;
 use std::process::{Command, ExitStatus};
 
+/// The exit codes cordon itself gives, like `env`/`timeout` — defined once, here, for the
+/// CLI and the Linux helper. Every other code is the command's own (`128 + N` when it was
+/// killed by signal N).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CordonExit {
+    /// 125: cordon failed or refused (bad usage, unmet guarantee, setup failure); nothing ran.
+    Failed,
+    /// 126: the command exists but cannot be executed.
+    CannotExecute,
+    /// 127: the command was not found.
+    NotFound,
+}
+
+impl CordonExit {
+    /// The code as a process exit status byte.
+    pub const fn code(self) -> u8 {
+        match self {
+            CordonExit::Failed => 125,
+            CordonExit::CannotExecute => 126,
+            CordonExit::NotFound => 127,
+        }
+    }
+
+    /// The code as the `i32` that `waitpid`/`std::process::exit` use.
+    pub const fn status(self) -> i32 {
+        self.code() as i32
+    }
+}
+
 /// How a spawned command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct RunStatus {
@@ -20,7 +50,7 @@ impl RunStatus {
         match (self.code, self.signal) {
             (Some(c), _) => c,
             (None, Some(s)) => 128 + s,
-            (None, None) => 125,
+            (None, None) => CordonExit::Failed.status(),
         }
     }
 
@@ -49,12 +79,48 @@ impl RunStatus {
 /// Errors: the spawn's `io::Error` (`NotFound` → the caller reports 127,
 /// `PermissionDenied` → 126).
 pub fn run(exec: &ExecRequest) -> io::Result<RunStatus> {
+    #[cfg(unix)]
+    seatbelt_fds(exec)?;
     let mut cmd = Command::new(&exec.program);
     cmd.args(&exec.args)
         .current_dir(&exec.cwd)
         .env_clear()
         .envs(exec.env.iter().map(|(k, v)| (k, v)));
-    let mut child = cmd.spawn()?;
+    wait_forwarding(cmd.spawn()?)
+}
+
+/// What the helper reported: what it applied, or why nothing ran
+/// ([`crate::linux::HelperOutcome`] on Linux).
+#[cfg(target_os = "linux")]
+pub type HelperReport = crate::linux::HelperOutcome;
+/// What the helper reported it applied (no helper on this platform).
+#[cfg(not(target_os = "linux"))]
+pub type HelperReport = serde_json::Value;
+
+/// [`run`], and for the Linux helper also what it really applied: the helper writes its
+/// report to a pipe only cordon holds (`--report-fd`), closed before the command starts, so
+/// the command can neither forge nor suppress it. `None` for other backends, or when the
+/// helper applied nothing (it refused or failed; its message is on stderr).
+pub fn run_reported(exec: &ExecRequest) -> io::Result<(RunStatus, Option<HelperReport>)> {
+    #[cfg(target_os = "linux")]
+    if exec.backend == cordon_policy::Backend::LinuxHelper {
+        return crate::linux::spawn_reported(
+            exec.args.clone(),
+            |args| {
+                let mut cmd = Command::new(&exec.program);
+                cmd.args(args)
+                    .current_dir(&exec.cwd)
+                    .env_clear()
+                    .envs(exec.env.iter().map(|(k, v)| (k, v)));
+                cmd
+            },
+            wait_forwarding,
+        );
+    }
+    Ok((run(exec)?, None))
+}
+
+fn wait_forwarding(mut child: std::process::Child) -> io::Result<RunStatus> {
     #[cfg(unix)]
     let forwarder = forward_signals(child.id());
     let status = child.wait();
@@ -70,12 +136,25 @@ pub fn run(exec: &ExecRequest) -> io::Result<RunStatus> {
 #[cfg(unix)]
 pub fn exec_replace(exec: &ExecRequest) -> io::Error {
     use std::os::unix::process::CommandExt;
+    if let Err(e) = seatbelt_fds(exec) {
+        return e;
+    }
     Command::new(&exec.program)
         .args(&exec.args)
         .current_dir(&exec.cwd)
         .env_clear()
         .envs(exec.env.iter().map(|(k, v)| (k, v)))
         .exec()
+}
+
+/// Seatbelt checks paths at open time: descriptors above 2 that cordon inherited must not
+/// reach the command (the Linux helper closes its own). Fails closed.
+#[cfg(unix)]
+fn seatbelt_fds(exec: &ExecRequest) -> io::Result<()> {
+    if exec.backend == cordon_policy::Backend::Seatbelt {
+        crate::seatbelt::cloexec_inherited_fds()?;
+    }
+    Ok(())
 }
 
 #[cfg(unix)]

@@ -113,8 +113,10 @@ fn linked_worktree_commit_works_hooks_stay_read_only() {
         .contains("/tmp\n"));
 }
 
+/// R-P3: a missing `.git/hooks` cannot be created; the placeholder that protects it stays
+/// (permanent: removing it would unprotect an overlapping run) and is harmless.
 #[test]
-fn missing_hooks_dir_cannot_be_created_and_is_not_left_behind() {
+fn missing_hooks_dir_cannot_be_created_and_placeholder_is_harmless() {
     if !require_full() {
         return;
     }
@@ -127,16 +129,32 @@ fn missing_hooks_dir_cannot_be_created_and_is_not_left_behind() {
     );
     assert_ok(&o);
     assert_eq!(stdout(&o).trim(), "0");
-    // The placeholder used to protect it is gone after the run.
-    assert!(!s.ws.join(".git/hooks").exists());
-    // And a non-git workspace does not become one.
+    // The placeholder stays, empty.
+    assert_eq!(
+        std::fs::read_dir(s.ws.join(".git/hooks")).unwrap().count(),
+        0
+    );
+    // And a non-git workspace does not become one: the placeholders are a `.git` and a
+    // `.cordon` holding only cordon's note, which git does not take for a repository.
     let s2 = with_git_env(Sandbox::new());
     let o = s2.sh("git init -q . ; mkdir .cordon; echo x > .cordon/config.toml; exit 0");
     assert_ok(&o);
-    assert!(!s2.ws.join(".git").exists(), "placeholder .git left behind");
+    for d in [".git", ".cordon"] {
+        let names: Vec<_> = std::fs::read_dir(s2.ws.join(d))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, [cordon_policy::PLACEHOLDER_NOTE], "{d}");
+    }
+    let o = Command::new("git")
+        .args(["rev-parse", "--git-dir"])
+        .current_dir(&s2.ws)
+        .env("GIT_CEILING_DIRECTORIES", s2.ws.parent().unwrap())
+        .output()
+        .unwrap();
     assert!(
-        !s2.ws.join(".cordon").exists(),
-        "placeholder .cordon left behind"
+        !o.status.success(),
+        "the placeholder .git is taken for a repository"
     );
 }
 
@@ -162,57 +180,10 @@ fn git_dir_cannot_be_moved_aside_to_plant_hooks() {
     assert!(stdout(&o).contains("OK"));
 }
 
-/// Item 2: the placeholders are removed relative to the directory they were created in,
-/// and only while they are the very (empty) entries created. Here a host process (the
-/// pinned `.git` cannot be renamed from inside) moves `.git` aside during the run and
-/// plants a symlink to another directory holding empty `hooks`/`info` and an empty
-/// `config`: the cleanup must not delete those. Fails when placeholders are removed by
-/// path.
-#[test]
-fn placeholder_cleanup_does_not_follow_a_planted_symlink() {
-    if !require_full() {
-        return;
-    }
-    let s = with_git_env(Sandbox::new());
-    repo(&s.ws);
-    for d in ["hooks", "info"] {
-        let _ = std::fs::remove_dir_all(s.ws.join(".git").join(d));
-    }
-    let elsewhere = outside_dir();
-    let e = elsewhere.path();
-    std::fs::create_dir(e.join("hooks")).unwrap();
-    std::fs::create_dir(e.join("info")).unwrap();
-    std::fs::write(e.join("config"), "").unwrap();
-    let mut child = s.spawn_sh("echo ready; while [ ! -e go ]; do sleep 0.02; done");
-    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
-    assert_eq!(line, "ready\n");
-    assert!(s.ws.join(".git/hooks").is_dir(), "placeholder not created");
-    std::fs::rename(s.ws.join(".git"), s.ws.join(".git-moved")).unwrap();
-    std::os::unix::fs::symlink(e, s.ws.join(".git")).unwrap();
-    std::fs::write(s.ws.join("go"), "").unwrap();
-    let status = child.wait().unwrap();
-    assert!(status.success(), "{status:?}");
-    for n in ["hooks", "info", "config"] {
-        assert!(
-            e.join(n).exists(),
-            "{n} deleted through the planted symlink"
-        );
-    }
-    // Twin: the placeholders themselves (in the moved directory) are gone.
-    assert!(!s.ws.join(".git-moved/hooks").exists());
-    assert!(!s.ws.join(".git-moved/info").exists());
-    assert!(
-        s.ws.join(".git-moved/config").exists(),
-        "the real config stays"
-    );
-}
-
 /// R-P3: `.git/commondir` (missing in an ordinary repository) cannot be created to point
 /// git at a directory with planted hooks/config, while git keeps working inside and no
-/// placeholder is left behind. Fails if commondir gets no placeholder (the write succeeds)
-/// or an empty one (git fails).
+/// placeholder left behind says `.` (git keeps working on the host). Fails if commondir
+/// gets no placeholder (the write succeeds) or an empty one (git fails).
 #[test]
 fn commondir_cannot_be_planted_and_git_still_works() {
     if !require_full() {
@@ -232,8 +203,93 @@ fn commondir_cannot_be_planted_and_git_still_works() {
         stdout(&o),
         stderr(&o)
     );
-    assert!(
-        !s.ws.join(".git/commondir").exists(),
-        "placeholder left behind"
+    assert_eq!(
+        std::fs::read_to_string(s.ws.join(".git/commondir")).unwrap(),
+        ".\n"
     );
+    let o = Command::new("git")
+        .args(["status", "--short"])
+        .current_dir(&s.ws)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "host git after the run");
+}
+
+/// Issue 7 item 2: protected names that are symlinks (`.git/hooks -> ../hk`,
+/// `.git/config -> ../gitcfg`, `.cordon -> cordon-real`) are pinned — they cannot be
+/// removed, renamed or replaced — and their targets stay read-only; git keeps working.
+/// Fails without the `PinLink` steps (`rm .git/hooks && mkdir .git/hooks` plants a hook).
+#[test]
+fn symlinked_protected_names_are_pinned() {
+    if !require_full() {
+        return;
+    }
+    let s = with_git_env(Sandbox::new());
+    repo(&s.ws);
+    let ws = &s.ws;
+    std::fs::rename(ws.join(".git/hooks"), ws.join("hk")).unwrap();
+    std::os::unix::fs::symlink("../hk", ws.join(".git/hooks")).unwrap();
+    std::fs::rename(ws.join(".git/config"), ws.join("gitcfg")).unwrap();
+    std::os::unix::fs::symlink("../gitcfg", ws.join(".git/config")).unwrap();
+    std::fs::create_dir(ws.join("cordon-real")).unwrap();
+    std::os::unix::fs::symlink("cordon-real", ws.join(".cordon")).unwrap();
+    let cfg_before = std::fs::read_to_string(ws.join("gitcfg")).unwrap();
+    let o = s.sh(
+        "rm -f .git/hooks 2>/dev/null; mkdir .git/hooks 2>/dev/null; \
+         echo x > .git/hooks/pre-commit 2>/dev/null && echo PLANTED hook; \
+         mv .git/hooks .git/h2 2>/dev/null && echo PLANTED moved-hooks; \
+         ln -sfn /tmp .git/hooks 2>/dev/null && echo PLANTED relinked; \
+         mv .git/config .git/c2 2>/dev/null && echo PLANTED moved-config; \
+         echo '[core]' >> .git/config 2>/dev/null && echo PLANTED config; \
+         echo x > hk/pre-commit 2>/dev/null && echo PLANTED hook-target; \
+         rm -f .cordon 2>/dev/null; mkdir .cordon 2>/dev/null && echo PLANTED cordon; \
+         echo x > cordon-real/x 2>/dev/null && echo PLANTED cordon-target; \
+         echo c > c.txt && git add c.txt && git commit -qm c && echo GIT_OK",
+    );
+    assert_ok(&o);
+    let out = stdout(&o);
+    assert!(!out.contains("PLANTED"), "{out}");
+    assert!(out.contains("GIT_OK"), "{out}{}", stderr(&o));
+    for (name, target) in [(".git/hooks", "../hk"), (".git/config", "../gitcfg")] {
+        assert_eq!(
+            std::fs::read_link(ws.join(name)).unwrap(),
+            Path::new(target),
+            "{name}"
+        );
+    }
+    assert!(std::fs::symlink_metadata(ws.join(".cordon"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(ws.join("gitcfg")).unwrap(),
+        cfg_before
+    );
+    assert!(!ws.join("hk/pre-commit").exists());
+}
+
+/// Sibling: a symlinked ancestor of the protected paths (`.git -> gd`, the git dir inside
+/// the workspace) is pinned too: `rm .git && mkdir -p .git/hooks` cannot plant hooks.
+#[test]
+fn symlinked_git_dir_name_is_pinned() {
+    if !require_full() {
+        return;
+    }
+    let s = with_git_env(Sandbox::new());
+    repo(&s.ws);
+    std::fs::rename(s.ws.join(".git"), s.ws.join("gd")).unwrap();
+    std::os::unix::fs::symlink("gd", s.ws.join(".git")).unwrap();
+    let o = s.sh(
+        "rm -f .git 2>/dev/null; mv .git g2 2>/dev/null && echo PLANTED moved; \
+         mkdir -p .git/hooks 2>/dev/null; echo x > .git/hooks/pre-commit 2>/dev/null \
+         && echo PLANTED hook; echo c > c.txt && git add c.txt && git commit -qm c && echo GIT_OK",
+    );
+    assert_ok(&o);
+    assert!(!stdout(&o).contains("PLANTED"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("GIT_OK"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_link(s.ws.join(".git")).unwrap(),
+        Path::new("gd")
+    );
+    assert!(!s.ws.join("gd/hooks/pre-commit").exists());
 }

@@ -558,7 +558,8 @@ fn stdio_allowance_is_the_file_with_its_access_only() {
     assert!(err.contains("input-data"), "{err}");
     assert!(err.contains("READBACK-DENIED"), "{err}");
     assert!(!err.contains("secret-old-contents"), "{err}");
-    // A directory as stdin: nothing beneath it becomes readable.
+    // A directory as stdin is refused outright (issue 7 item 8): nothing runs, nothing
+    // beneath it is read.
     let o = s
         .command(&[
             "sh",
@@ -570,9 +571,10 @@ fn stdio_allowance_is_the_file_with_its_access_only() {
         .output()
         .unwrap();
     let err = stderr(&o);
-    assert!(err.contains("done"), "{err}");
+    assert_eq!(o.status.code(), Some(125), "{err}");
+    assert!(err.contains("is a directory"), "{err}");
     assert!(
-        !err.contains("sibling-data") && !err.contains("out.log"),
+        !err.contains("done") && !err.contains("sibling-data") && !err.contains("out.log"),
         "{err}"
     );
 }

@@ -35,7 +35,11 @@ fn self_confine_child() {
                 let sock = std::os::unix::net::UnixDatagram::unbound().is_ok();
                 format!(
                     "APPLIED {}\nOUTSIDE {w_out} INSIDE {w_in} SOCKET {sock}\n",
-                    applied.join("; ")
+                    applied
+                        .iter()
+                        .map(|l| l.to_string())
+                        .collect::<Vec<_>>()
+                        .join("; ")
                 )
             }
             Err(e) => format!("REFUSED {e}\n"),

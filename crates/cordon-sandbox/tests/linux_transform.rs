@@ -78,28 +78,28 @@ fn payload_is_not_in_the_helpers_argv() {
     let exec = manager()
         .transform(&request(&s, &["sh", "-c", script]))
         .unwrap();
+    let fd = exec.payload_fd.as_ref().expect("payload descriptor");
+    use std::os::fd::AsRawFd;
+    let fd_arg = format!("fd:{}", fd.as_raw_fd());
     assert_eq!(
         exec.args,
         vec![
             "__sandbox-helper".to_string(),
             "--permission-profile".into(),
-            format!("env:{PAYLOAD_ENV}"),
+            fd_arg.clone(),
             "--".into(),
             "sh".into(),
             "-c".into(),
             script.into(),
         ]
     );
-    let payloads: Vec<&String> = exec
-        .env
-        .iter()
-        .filter(|(k, _)| k == PAYLOAD_ENV)
-        .map(|(_, v)| v)
-        .collect();
-    assert_eq!(payloads.len(), 1, "exactly one payload variable");
-    assert_ne!(payloads[0], "stale");
-    let payload = payloads[0].clone();
-
+    assert!(
+        exec.env.iter().all(|(k, _)| k != PAYLOAD_ENV),
+        "no payload variable (and the stale one is dropped)"
+    );
+    // The payload, read through the descriptor (the memfd is sealed and seekable).
+    let payload = std::fs::read_to_string(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap();
+    assert!(payload.len() > 64);
     let mut child = spawn(&exec);
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
@@ -112,7 +112,7 @@ fn payload_is_not_in_the_helpers_argv() {
         !cmdline.contains(&payload[..64]),
         "payload in argv: {cmdline}"
     );
-    assert!(cmdline.contains(&format!("env:{PAYLOAD_ENV}")), "{cmdline}");
+    assert!(cmdline.contains(&fd_arg), "{cmdline}");
     // No process at all (helper, sandbox init, command) shows the payload or an
     // environment value in its argv.
     assert_eq!(argv_holders(PRIVATE_VALUE), vec![]);
@@ -129,6 +129,25 @@ fn payload_is_not_in_the_helpers_argv() {
         "{env}"
     );
     assert!(!env.contains(PAYLOAD_ENV), "{env}");
+}
+
+/// The command never holds the payload descriptor (the helper reads and closes it).
+#[test]
+fn payload_descriptor_does_not_reach_the_command() {
+    if !require_full() {
+        return;
+    }
+    let s = Sandbox::new();
+    let exec = manager()
+        .transform(&request(
+            &s,
+            &["sh", "-c", "ls -l /proc/self/fd/ > fds.txt"],
+        ))
+        .unwrap();
+    let o = spawn(&exec).wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let fds = std::fs::read_to_string(s.ws.join("fds.txt")).unwrap();
+    assert!(!fds.contains("memfd"), "{fds}");
 }
 
 /// The env form also works for a plain run to completion (exit code, stdout).

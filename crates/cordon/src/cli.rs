@@ -45,6 +45,21 @@ pub enum Command {
     /// port) with the profile's network.allow/deny/ports plus --allow/--deny/--port, for a
     /// harness that confines the command by other means. Runs until killed.
     Proxy(ProxyArgs),
+    /// Run escape probes (move .git aside, hard link out, inherited descriptor, other
+    /// processes' environment, TIOCSTI, …) and "still works" probes through `cordon run` on
+    /// this host, and print a pass/fail table for bug reports. Exit 1 if a probe fails.
+    Selftest(SelftestArgs),
+}
+
+/// `cordon selftest`.
+#[derive(Debug, Args)]
+pub struct SelftestArgs {
+    /// Print the probe script (POSIX sh) instead of running it.
+    #[arg(long)]
+    pub print_script: bool,
+    /// Output machine-readable JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `cordon proxy` options.
@@ -131,6 +146,13 @@ pub enum NetworkArg {
     Off,
 }
 
+/// `--backend` values (with `--dry-run`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BackendArg {
+    /// The macOS Seatbelt policy (`sandbox-exec -p … -D …`).
+    Seatbelt,
+}
+
 /// `--sandbox` values (R-S1 preference).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum SandboxArg {
@@ -164,6 +186,19 @@ pub struct RunArgs {
     /// without running anything. With --json, as JSON on stdout.
     #[arg(long)]
     pub dry_run: bool,
+    /// Write the JSON report (outcome, exit code, what the sandbox really applied) to FILE
+    /// when the run ends (created or truncated; refusals included). Unlike `--json`, whose
+    /// report shares stderr with the command, the command cannot forge it.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Write the JSON report to the inherited descriptor N (e.g. `3>report.json`) instead
+    /// of stderr. The command never inherits N.
+    #[arg(long, value_name = "N")]
+    pub json_fd: Option<i32>,
+    /// With --dry-run: show what this backend would run instead of the host's.
+    /// `seatbelt` prints the macOS SBPL policy and its -D parameters, on any host.
+    #[arg(long, value_enum, requires = "dry_run")]
+    pub backend: Option<BackendArg>,
     /// If the sandbox is needed but this host cannot give it, run unconfined anyway
     /// (logged; the default is to refuse with exit 125).
     #[arg(long)]

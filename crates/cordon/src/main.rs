@@ -11,12 +11,14 @@ mod profile_args;
 use clap::Parser as _;
 use std::process::ExitCode;
 
+use cordon_sandbox::CordonExit;
+
 /// Exit code when cordon itself fails or refuses (like `env`/`timeout`).
-pub const EXIT_CORDON: u8 = 125;
+pub const EXIT_CORDON: u8 = CordonExit::Failed.code();
 /// Exit code when the command exists but cannot be executed.
-pub const EXIT_CANNOT_EXECUTE: u8 = 126;
+pub const EXIT_CANNOT_EXECUTE: u8 = CordonExit::CannotExecute.code();
 /// Exit code when the command is not found.
-pub const EXIT_NOT_FOUND: u8 = 127;
+pub const EXIT_NOT_FOUND: u8 = CordonExit::NotFound.code();
 
 fn main() -> ExitCode {
     // The Linux helper is this same executable re-invoked (R-T3). Dispatch it before any

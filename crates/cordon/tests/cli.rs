@@ -700,3 +700,381 @@ fn proxy_refuses_bare_star_and_serves_its_lists() {
     assert!(r.starts_with("HTTP/1.1 403"), "{r}");
     assert!(r.contains("x-cordon-blocked: not in network.allow"), "{r}");
 }
+
+/// Issue 13 §1: `--dry-run` prints the typed mount plan the helper applies (text and
+/// `--json`): staging first, pivot last, the project a writable bind, `.git/hooks` a
+/// protected read-only bind, `~/.ssh` masked.
+#[test]
+fn dry_run_prints_the_mount_plan() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let o = out(cordon(&p, &["run", "--dry-run", "--json", "--", "true"]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let steps = v["mount_plan"]["steps"]
+        .as_array()
+        .expect("mount_plan.steps");
+    assert_eq!(steps[0]["step"], "staging");
+    assert_eq!(steps[steps.len() - 1]["step"], "pivot");
+    let find = |path: &std::path::Path| {
+        steps
+            .iter()
+            .find(|s| s["path"] == path.to_str().unwrap())
+            .cloned()
+            .unwrap_or_default()
+    };
+    let ws = find(&p.dir);
+    assert_eq!(ws["step"], "bind");
+    assert_eq!(ws["writable"], true);
+    let hooks = find(&p.dir.join(".git/hooks"));
+    assert_eq!(hooks["protected"], true, "{steps:?}");
+    assert_eq!(hooks["writable"], false);
+    assert_eq!(find(&p.home.join(".ssh"))["step"], "mask");
+    let o = out(cordon(&p, &["run", "--dry-run", "--", "true"]));
+    let t = text(&o.stdout);
+    assert!(t.contains("mount plan:"), "{t}");
+    assert!(t.contains("/tmp: private tmpfs"), "{t}");
+}
+
+/// Issue 8 §1: `bash /tmp/x.sh` fails inside (the private /tmp hides it) and `explain`
+/// says so with the fix instead of "read-only"; `--with` a read entry for it makes it
+/// visible (it used to show in --dry-run but have no effect).
+#[test]
+fn host_tmp_file_hidden_explained_and_granted_with_with() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let d = tempfile::Builder::new()
+        .prefix("cordon-cli-tmp-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let script = d.path().canonicalize().unwrap().join("x.sh");
+    std::fs::write(&script, "echo hi\n").unwrap();
+    let s = script.to_str().unwrap();
+    let o = out(cordon(&p, &["run", "--", "sh", s]));
+    assert_ne!(o.status.code(), Some(0));
+    let o = out(cordon(&p, &["explain", "--json", s]));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["paths"][0]["decided_by"]["kind"], "private-tmp", "{v}");
+    assert!(v["paths"][0]["hint"].as_str().unwrap().contains("--with"));
+    let with = format!(r#"{{"entries":[{{"path":"{s}","access":"read"}}]}}"#);
+    let o = out(cordon(&p, &["run", "--with", &with, "--", "sh", s]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "hi\n");
+}
+
+/// Issue 8 §2: the command prints a forged report on stderr (a line, then `partial`
+/// without a newline) and exits 3. `--report FILE` and `--json-fd N` carry the real
+/// report, which the command cannot write; `--json` alone is the stderr line (documented
+/// as forgeable).
+#[test]
+fn report_cannot_be_forged_by_the_command() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let forge = r#"echo '{"outcome":"success","exit_code":0}' >&2; printf partial >&2; for fd in 3 4 5 6 7 8 9; do (echo '{"outcome":"success","exit_code":0}' >&$fd) 2>/dev/null; done; exit 3"#;
+    let file = p.home.join("report.json");
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--report",
+            file.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            forge,
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    let body = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(body.lines().count(), 1, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["outcome"], "command-failed");
+    assert_eq!(v["exit_code"], 3);
+    assert!(
+        v["applied"].as_array().is_some_and(|a| !a.is_empty()),
+        "{v}"
+    );
+    // The same through an inherited descriptor: `3>report2.json`.
+    let file2 = p.home.join("report2.json");
+    let f = std::fs::File::create(&file2).unwrap();
+    let mut c = cordon(&p, &["run", "--json-fd", "3", "--", "sh", "-c", forge]);
+    {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::process::CommandExt;
+        let raw = f.as_raw_fd();
+        // SAFETY: dup2 is async-signal-safe; it only installs the descriptor as fd 3.
+        unsafe {
+            c.pre_exec(move || {
+                if raw == 3 {
+                    // dup2(3, 3) keeps FD_CLOEXEC: clear it instead.
+                    if libc::fcntl(3, libc::F_SETFD, 0) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                } else if libc::dup2(raw, 3) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let o = out(c);
+    drop(f);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    let body = std::fs::read_to_string(&file2).unwrap();
+    let v: serde_json::Value = serde_json::from_str(body.trim()).expect(&body);
+    assert_eq!(v["outcome"], "command-failed");
+    assert_eq!(v["exit_code"], 3);
+    // A report file in a directory the command may write is refused: the command could
+    // replace it after the fact.
+    let inside = p.dir.join("report.json");
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--report",
+            inside.to_str().unwrap(),
+            "--",
+            "touch",
+            "ran",
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("--json-fd"), "{}", text(&o.stderr));
+    assert!(!p.dir.join("ran").exists());
+    // A descriptor that is not open is a usage error (125), nothing runs.
+    let o = out(cordon(&p, &["run", "--json-fd", "9", "--", "touch", "ran"]));
+    assert_eq!(o.status.code(), Some(125));
+    assert!(
+        text(&o.stderr).contains("--json-fd 9"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!p.dir.join("ran").exists());
+}
+
+/// Issue 8 §2: `--dry-run --json` is a readable, bounded object: no payload blob.
+#[test]
+fn dry_run_json_is_bounded_and_has_no_payload() {
+    let p = project();
+    let o = out(cordon(&p, &["run", "--dry-run", "--json", "--", "true"]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    // A few KiB per profile entry at most, and no blob: no string value is long (the
+    // base64 payload was 30+ KiB in one string).
+    assert!(o.stdout.len() < 48 * 1024, "{} bytes", o.stdout.len());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    fn longest(v: &serde_json::Value) -> usize {
+        match v {
+            serde_json::Value::String(s) => s.len(),
+            serde_json::Value::Array(a) => a.iter().map(longest).max().unwrap_or(0),
+            serde_json::Value::Object(o) => o.values().map(longest).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+    assert!(longest(&v) < 8 * 1024, "a string of {} bytes", longest(&v));
+    assert!(v.get("helper_payload").is_none());
+    assert!(v["applied"].is_array());
+    let s = text(&o.stdout);
+    assert!(!s.contains("CORDON_PERMISSION_PROFILE"), "{s}");
+}
+
+/// Issue 7 item 13: started through the dynamic loader, cordon still finds its helper;
+/// an environment over 128 KiB (many variables) reaches the command.
+#[test]
+fn loader_start_and_large_environment_work() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let loader = ["/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"]
+        .into_iter()
+        .find(|l| std::path::Path::new(l).exists());
+    if let Some(ld) = loader {
+        let file = p.home.join("r.json");
+        let mut c = Command::new(ld);
+        c.arg(CORDON)
+            .args([
+                "run",
+                "--report",
+                file.to_str().unwrap(),
+                "--",
+                "sh",
+                "-c",
+                "echo in",
+            ])
+            .current_dir(&p.dir)
+            .env("HOME", &p.home)
+            .env_remove("CORDON_DISABLE_LAYERS")
+            .stdin(Stdio::null());
+        let o = out(c);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        assert_eq!(text(&o.stdout), "in\n");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert!(
+            v["applied"].as_array().is_some_and(|a| !a.is_empty()),
+            "{v}"
+        );
+    }
+    let mut c = cordon(&p, &["run", "--", "sh", "-c", "echo ${#BIG_39}"]);
+    for i in 0..40 {
+        c.env(format!("BIG_{i}"), "x".repeat(4000));
+    }
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "4000\n");
+}
+
+/// Issue 7 items 10–11 end to end: a root without CAP_SETFCAP cannot map uid 0, so the
+/// helper falls back to rung 2 for a profile rung 2 can serve — and the report says what
+/// was really applied (no namespaces, no private /tmp), not what was planned.
+#[test]
+fn report_tells_the_rung_really_used() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || !sandbox_available() {
+        return;
+    }
+    if !std::path::Path::new("/usr/bin/setpriv").exists() {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "setpriv missing"
+        );
+        return;
+    }
+    let p = project();
+    let cfg = p.home.join("c.toml");
+    std::fs::write(
+        &cfg,
+        "[profiles.plain]\nkind = \"managed\"\nnetwork = \"enabled\"\n[profiles.plain.filesystem]\nmode = \
+         \"restricted\"\ndefault = \"read\"\nprotect_metadata = false\nentries = [{ path = \
+         \":workspace\", access = \"write\" }, { path = \":tmp\", access = \"write\" }]\n",
+    )
+    .unwrap();
+    let file = p.home.join("r.json");
+    let mut c = Command::new("/usr/bin/setpriv");
+    c.args(["--bounding-set=-setfcap", CORDON])
+        .args([
+            "run",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--profile",
+            "plain",
+            "--report",
+            file.to_str().unwrap(),
+            "--",
+            "readlink",
+            "/proc/self/ns/user",
+        ])
+        .current_dir(&p.dir)
+        .env("HOME", &p.home)
+        .env_remove("CORDON_DISABLE_LAYERS")
+        .stdin(Stdio::null());
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let host_ns = std::fs::read_link("/proc/self/ns/user").unwrap();
+    assert_eq!(text(&o.stdout).trim(), host_ns.to_str().unwrap());
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(v["rung"], "landlock-only", "{v}");
+    let applied = v["applied"].to_string();
+    assert!(!applied.contains("user+mount"), "{applied}");
+    assert!(!applied.contains("private /tmp"), "{applied}");
+    assert!(v["fell_back"].to_string().contains("uid_map"), "{v}");
+    // The plan (the prediction) did expect rung 1: both are visible, and differ.
+    assert!(v["planned"].to_string().contains("user+mount"), "{v}");
+    // A profile that needs mounts is refused by the helper: the report says why (the
+    // same words as stderr), and that nothing was applied.
+    let mut c = Command::new("/usr/bin/setpriv");
+    c.args(["--bounding-set=-setfcap", CORDON])
+        .args([
+            "run",
+            "--report",
+            file.to_str().unwrap(),
+            "--",
+            "touch",
+            "ran",
+        ])
+        .current_dir(&p.dir)
+        .env("HOME", &p.home)
+        .env_remove("CORDON_DISABLE_LAYERS")
+        .stdin(Stdio::null());
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(v["outcome"], "refused", "{v}");
+    assert_eq!(v["applied"], serde_json::json!([]), "{v}");
+    let reason = v["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("uid_map"), "{v}");
+    assert!(text(&o.stderr).contains(reason), "{}", text(&o.stderr));
+    assert!(!p.dir.join("ran").exists());
+}
+
+/// Issue 7 item 12: with the host's `/proc` partly covered (as in a container), a fresh
+/// `/proc` cannot be mounted in the sandbox. `status`, `--dry-run` and the run agree: all
+/// say so (the default profile needs mounts, so all refuse with that reason), and a
+/// profile rung 2 can serve runs there, with the report saying why.
+#[test]
+fn partly_covered_proc_status_dry_run_and_run_agree() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || !sandbox_available() {
+        return;
+    }
+    if !std::path::Path::new("/usr/bin/unshare").exists() {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "unshare missing"
+        );
+        return;
+    }
+    let p = project();
+    let cfg = p.home.join("c.toml");
+    std::fs::write(
+        &cfg,
+        "[profiles.plain]\nkind = \"managed\"\nnetwork = \"enabled\"\n[profiles.plain.filesystem]\n\
+         mode = \"restricted\"\ndefault = \"read\"\nprotect_metadata = false\nentries = [{ path = \
+         \":workspace\", access = \"write\" }, { path = \":tmp\", access = \"write\" }]\n",
+    )
+    .unwrap();
+    let report = p.home.join("r.json");
+    let script = format!(
+        "mount -t tmpfs none /proc/sys || exit 99; \
+         {c} status --json > status.json; echo status=$?; \
+         {c} run --dry-run -- true >/dev/null 2>dry.err; echo dry=$?; \
+         {c} run -- touch ran 2>run.err; echo run=$?; \
+         {c} run --config {cfg} --profile plain --report {r} -- true; echo plain=$?",
+        c = CORDON,
+        cfg = cfg.display(),
+        r = report.display()
+    );
+    let mut c = Command::new("/usr/bin/unshare");
+    c.args(["-m", "--propagation", "private", "sh", "-c", &script])
+        .current_dir(&p.dir)
+        .env("HOME", &p.home)
+        .env_remove("CORDON_DISABLE_LAYERS")
+        .stdin(Stdio::null());
+    let o = out(c);
+    let so = text(&o.stdout);
+    assert!(so.contains("dry=125"), "{so} {}", text(&o.stderr));
+    assert!(so.contains("run=125"), "{so}");
+    assert!(so.contains("plain=0"), "{so}");
+    let st: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(p.dir.join("status.json")).unwrap()).unwrap();
+    assert_eq!(st["status"]["sandbox_enabled"]["value"], false, "{st}");
+    for f in ["dry.err", "run.err"] {
+        let e = std::fs::read_to_string(p.dir.join(f)).unwrap();
+        assert!(e.contains("/proc"), "{f}: {e}");
+    }
+    assert!(!p.dir.join("ran").exists());
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(v["rung"], "landlock-only", "{v}");
+    assert!(v["fell_back"].to_string().contains("/proc"), "{v}");
+}

@@ -26,6 +26,87 @@ pub fn valid_layer_names() -> String {
     v.join(", ")
 }
 
+/// Whether a mechanism is there: its value (an ABI version, or `()`), or the reason it is
+/// not, in plain words (R-S5). One value, so a missing reason or a reason next to an
+/// available layer cannot be expressed. JSON: `{"available": 7}` / `{"unavailable": "…"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Availability<T> {
+    /// Available, with its value.
+    Available(T),
+    /// Unavailable, and why (e.g. `kernel.apparmor_restrict_unprivileged_userns=1`).
+    Unavailable(String),
+}
+
+impl<T> Availability<T> {
+    /// Whether it is available.
+    pub fn is_available(&self) -> bool {
+        matches!(self, Availability::Available(_))
+    }
+
+    /// The value when available.
+    pub fn value(&self) -> Option<&T> {
+        match self {
+            Availability::Available(v) => Some(v),
+            Availability::Unavailable(_) => None,
+        }
+    }
+
+    /// The reason when unavailable.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Availability::Available(_) => None,
+            Availability::Unavailable(r) => Some(r),
+        }
+    }
+
+    /// From a probe's result.
+    pub fn from_result(r: Result<T, String>) -> Availability<T> {
+        match r {
+            Ok(v) => Availability::Available(v),
+            Err(why) => Availability::Unavailable(why),
+        }
+    }
+}
+
+impl<T: fmt::Display> fmt::Display for Availability<T> {
+    /// `available`-side: the value (`()` shows as `yes`); otherwise `no (reason)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Availability::Available(v) => write!(f, "{v}"),
+            Availability::Unavailable(r) => write!(f, "no ({r})"),
+        }
+    }
+}
+
+/// The value of an available on/off mechanism; displays as `yes`, serialises as `true`
+/// (`{"available": true}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Present;
+
+impl Serialize for Present {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bool(true)
+    }
+}
+
+impl<'de> Deserialize<'de> for Present {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Present, D::Error> {
+        match bool::deserialize(d)? {
+            true => Ok(Present),
+            false => Err(serde::de::Error::custom(
+                "`available` takes `true`; an unavailable layer is `{\"unavailable\": reason}`",
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Present {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("yes")
+    }
+}
+
 /// The confinement mechanisms this host offers, as probed by [`probe`] (or built by hand
 /// in tests). Every `false`/`None` carries a reason in plain words, shown by
 /// `cordon status`/`cordon doctor` and in refusals (R-S4, R-S5).
@@ -35,20 +116,15 @@ pub struct LinuxFeatures {
     pub kernel_release: String,
     /// Highest Landlock ABI the kernel offers (1 = Linux 5.13 fs, 2 = refer, 3 = truncate,
     /// 4 = TCP, 5 = ioctl on devices, 6 = scopes: abstract unix sockets and signals,
-    /// 7 = audit logging flags), or `None`.
-    pub landlock_abi: Option<u32>,
-    /// Why Landlock is unavailable (`None` when available).
-    pub landlock_reason: Option<String>,
+    /// 7 = audit logging flags), or why Landlock is unavailable.
+    pub landlock: Availability<u32>,
     /// Whether this process can create user namespaces (and with them mount, pid, net and
-    /// ipc namespaces) and use the new mount API (`mount_setattr`, Linux >= 5.12).
-    pub user_namespaces: bool,
-    /// Why user namespaces are unavailable, e.g.
-    /// `kernel.apparmor_restrict_unprivileged_userns=1` (`None` when available).
-    pub userns_reason: Option<String>,
-    /// Whether seccomp filters can be installed.
-    pub seccomp: bool,
-    /// Why seccomp is unavailable (`None` when available).
-    pub seccomp_reason: Option<String>,
+    /// ipc namespaces), map its ids, mount a fresh `/proc` and use the new mount API
+    /// (`mount_setattr`, Linux >= 5.12) — or why not, e.g.
+    /// `kernel.apparmor_restrict_unprivileged_userns=1`.
+    pub user_namespaces: Availability<Present>,
+    /// Whether seccomp filters can be installed, or why not.
+    pub seccomp: Availability<Present>,
     /// Whether the probing process runs as uid 0.
     pub running_as_root: bool,
     /// Layers switched off by [`DISABLE_LAYERS_ENV`] or the payload, as given.
@@ -65,12 +141,9 @@ impl LinuxFeatures {
     pub fn full(landlock_abi: u32) -> LinuxFeatures {
         LinuxFeatures {
             kernel_release: "test".into(),
-            landlock_abi: Some(landlock_abi),
-            landlock_reason: None,
-            user_namespaces: true,
-            userns_reason: None,
-            seccomp: true,
-            seccomp_reason: None,
+            landlock: Availability::Available(landlock_abi),
+            user_namespaces: Availability::Available(Present),
+            seccomp: Availability::Available(Present),
             running_as_root: false,
             disabled: Vec::new(),
             unknown_layers: Vec::new(),
@@ -98,23 +171,20 @@ impl LinuxFeatures {
             let mut known = all;
             if all || l == "userns" || l == "namespaces" {
                 known = true;
-                if self.user_namespaces {
-                    self.user_namespaces = false;
-                    self.userns_reason = Some(why.clone());
+                if self.user_namespaces.is_available() {
+                    self.user_namespaces = Availability::Unavailable(why.clone());
                 }
             }
             if all || l == "landlock" {
                 known = true;
-                if self.landlock_abi.is_some() {
-                    self.landlock_abi = None;
-                    self.landlock_reason = Some(why.clone());
+                if self.landlock.is_available() {
+                    self.landlock = Availability::Unavailable(why.clone());
                 }
             }
             if all || l == "seccomp" {
                 known = true;
-                if self.seccomp {
-                    self.seccomp = false;
-                    self.seccomp_reason = Some(why.clone());
+                if self.seccomp.is_available() {
+                    self.seccomp = Availability::Unavailable(why.clone());
                 }
             }
             if !known && !self.unknown_layers.contains(&l) {
@@ -139,31 +209,21 @@ impl fmt::Display for LinuxFeatures {
     /// One line per layer, e.g. for `cordon status`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "kernel: {}", self.kernel_release)?;
-        match (self.user_namespaces, &self.userns_reason) {
-            (true, _) => writeln!(f, "user namespaces: available")?,
-            (false, r) => writeln!(
-                f,
-                "user namespaces: unavailable ({})",
-                r.as_deref().unwrap_or("unknown")
-            )?,
+        let no = |r: &str| format!("unavailable ({r})");
+        writeln!(
+            f,
+            "user namespaces: {}",
+            self.user_namespaces.reason().map_or("available".into(), no)
+        )?;
+        match &self.landlock {
+            Availability::Available(a) => writeln!(f, "landlock: ABI {a}")?,
+            Availability::Unavailable(r) => writeln!(f, "landlock: {}", no(r))?,
         }
-        match (self.landlock_abi, &self.landlock_reason) {
-            (Some(a), _) => writeln!(f, "landlock: ABI {a}")?,
-            (None, r) => writeln!(
-                f,
-                "landlock: unavailable ({})",
-                r.as_deref().unwrap_or("unknown")
-            )?,
-        }
-        match (self.seccomp, &self.seccomp_reason) {
-            (true, _) => write!(f, "seccomp: available")?,
-            (false, r) => write!(
-                f,
-                "seccomp: unavailable ({})",
-                r.as_deref().unwrap_or("unknown")
-            )?,
-        }
-        Ok(())
+        write!(
+            f,
+            "seccomp: {}",
+            self.seccomp.reason().map_or("available".into(), no)
+        )
     }
 }
 
@@ -201,40 +261,29 @@ fn userns_sysctls(root: bool) -> Result<(), String> {
 pub fn probe_fast() -> LinuxFeatures {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
-    let (landlock_abi, landlock_reason) = match sys::landlock_abi() {
-        Ok(v) if v > 0 => (Some(v), None),
-        Ok(_) => (None, Some("landlock reports ABI 0".to_string())),
-        Err(e) => (
-            None,
-            Some(match e.raw_os_error() {
-                Some(libc::ENOSYS) => "the kernel is built without Landlock".to_string(),
-                Some(libc::EOPNOTSUPP) => {
-                    "Landlock is disabled at boot (add it to the lsm= kernel parameter)".into()
-                }
-                _ => format!("landlock_create_ruleset: {e}"),
-            }),
-        ),
-    };
-    let (seccomp, seccomp_reason) = match sys::seccomp_mode() {
-        Ok(_) if super::seccomp_filter::AUDIT_ARCH.is_none() => (
-            false,
-            Some("cordon has no seccomp filter for this CPU architecture".to_string()),
-        ),
-        Ok(_) => (true, None),
-        Err(e) => (false, Some(format!("prctl(PR_GET_SECCOMP): {e}"))),
-    };
-    let (user_namespaces, userns_reason) = match userns_sysctls(root) {
-        Ok(()) => (true, None),
-        Err(r) => (false, Some(r)),
-    };
+    let landlock = Availability::from_result(match sys::landlock_abi() {
+        Ok(v) if v > 0 => Ok(v),
+        Ok(_) => Err("landlock reports ABI 0".to_string()),
+        Err(e) => Err(match e.raw_os_error() {
+            Some(libc::ENOSYS) => "the kernel is built without Landlock".to_string(),
+            Some(libc::EOPNOTSUPP) => {
+                "Landlock is disabled at boot (add it to the lsm= kernel parameter)".into()
+            }
+            _ => format!("landlock_create_ruleset: {e}"),
+        }),
+    });
+    let seccomp = Availability::from_result(match sys::seccomp_mode() {
+        Ok(_) if super::seccomp_filter::AUDIT_ARCH.is_none() => {
+            Err("cordon has no seccomp filter for this CPU architecture".to_string())
+        }
+        Ok(_) => Ok(Present),
+        Err(e) => Err(format!("prctl(PR_GET_SECCOMP): {e}")),
+    });
     let mut f = LinuxFeatures {
         kernel_release: sys::kernel_release(),
-        landlock_abi,
-        landlock_reason,
-        user_namespaces,
-        userns_reason,
+        landlock,
+        user_namespaces: Availability::from_result(userns_sysctls(root).map(|()| Present)),
         seccomp,
-        seccomp_reason,
         running_as_root: root,
         disabled: Vec::new(),
         unknown_layers: Vec::new(),
@@ -243,16 +292,16 @@ pub fn probe_fast() -> LinuxFeatures {
     f
 }
 
-/// Full probe for `cordon status` / `cordon doctor`: [`probe_fast`] plus a real test of
-/// user namespaces — a short-lived child calls `unshare(CLONE_NEWUSER | CLONE_NEWNS)` (a
-/// seccomp policy of a container or an LSM can forbid it even when every sysctl allows
-/// it). Costs one fork (well under a millisecond).
+/// Full probe for `cordon status`: [`probe_fast`] plus a real test of what rung 1 needs
+/// first — a short-lived child creates user + mount + pid namespaces (a seccomp policy of a
+/// container or an LSM can forbid it even when every sysctl allows it), maps its uid and gid
+/// (a root without `CAP_SETFCAP` cannot map uid 0) and mounts a fresh `/proc` (refused when
+/// the visible `/proc` is partly covered). Costs two forks (about a millisecond).
 pub fn probe() -> LinuxFeatures {
     let mut f = probe_fast();
-    if f.user_namespaces {
-        if let Err(reason) = super::process::try_unshare_in_child() {
-            f.user_namespaces = false;
-            f.userns_reason = Some(reason);
+    if f.user_namespaces.is_available() {
+        if let Err(reason) = super::process::try_userns_in_child() {
+            f.user_namespaces = Availability::Unavailable(reason);
         }
     }
     f
@@ -266,10 +315,10 @@ mod tests {
     fn disable_only_removes() {
         let mut f = LinuxFeatures::full(6);
         f.disable(&["Landlock", " seccomp ", "bogus", ""]);
-        assert!(f.user_namespaces);
-        assert_eq!(f.landlock_abi, None);
-        assert!(!f.seccomp);
-        assert!(f.landlock_reason.as_deref().unwrap().contains("disabled"));
+        assert!(f.user_namespaces.is_available());
+        assert_eq!(f.landlock.value(), None);
+        assert!(!f.seccomp.is_available());
+        assert!(f.landlock.reason().unwrap().contains("disabled"));
         assert_eq!(f.disabled, vec!["landlock", "seccomp", "bogus"]);
         // Disabling twice keeps the first reason.
         f.disable(&["landlock"]);
@@ -280,16 +329,24 @@ mod tests {
     fn unknown_names_are_recorded_and_all_means_every_layer() {
         let mut f = LinuxFeatures::full(6);
         f.disable(&["userns", "landlok", " BOGUS ", "landlok"]);
-        assert!(!f.user_namespaces);
-        assert_eq!(f.landlock_abi, Some(6), "a typo must not count as landlock");
+        assert!(!f.user_namespaces.is_available());
+        assert_eq!(
+            f.landlock.value(),
+            Some(&6),
+            "a typo must not count as landlock"
+        );
         assert_eq!(f.unknown_layers, vec!["landlok", "bogus"]);
         let mut f = LinuxFeatures::full(6);
         f.disable(&["namespaces", ""]);
-        assert!(!f.user_namespaces);
+        assert!(!f.user_namespaces.is_available());
         assert!(f.unknown_layers.is_empty());
         let mut f = LinuxFeatures::full(6);
         f.disable(&["All"]);
-        assert!(!f.user_namespaces && f.landlock_abi.is_none() && !f.seccomp);
+        assert!(
+            !f.user_namespaces.is_available()
+                && !f.landlock.is_available()
+                && !f.seccomp.is_available()
+        );
         assert!(f.unknown_layers.is_empty());
         assert_eq!(valid_layer_names(), "userns, landlock, seccomp, all");
     }
@@ -297,9 +354,16 @@ mod tests {
     #[test]
     fn probe_is_consistent() {
         let f = probe_fast();
-        assert_eq!(f.landlock_abi.is_some(), f.landlock_reason.is_none());
-        assert_eq!(f.user_namespaces, f.userns_reason.is_none());
-        assert_eq!(f.seccomp, f.seccomp_reason.is_none());
         assert!(!f.to_string().is_empty());
+        let v = serde_json::to_value(&f).unwrap();
+        let back: LinuxFeatures = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(back, f);
+        let full = serde_json::to_value(LinuxFeatures::full(6)).unwrap();
+        assert_eq!(full["seccomp"], serde_json::json!({"available": true}));
+        assert_eq!(full["landlock"], serde_json::json!({"available": 6}));
+        assert!(
+            v["landlock"].get("available").is_some() || v["landlock"].get("unavailable").is_some(),
+            "{v}"
+        );
     }
 }

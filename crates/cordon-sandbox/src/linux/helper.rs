@@ -1,12 +1,15 @@
-//! The helper process (R-T3): `<exe> __sandbox-helper --permission-profile env:NAME --
-//! <argv…>` with the payload in the environment variable NAME (or, inline and readable by
-//! every local user, `--permission-profile <payload>`). Lean on purpose: no clap, no
-//! logging setup, a handful of syscalls before the command runs.
+//! The helper process (R-T3): `<exe> __sandbox-helper --permission-profile fd:N
+//! [--report-fd M] -- <argv…>` with the payload in the inherited memfd N (or `env:NAME`,
+//! or inline). Lean on purpose: no clap, no logging setup, a handful of syscalls before
+//! the command runs. What it applied goes to M (an [`AppliedReport`], written by the process
+//! that applied the layers, relayed by the helper on a status pipe) before the command
+//! starts; errors are one [`HelperError`], mapped to the exit code in one place.
 //!
 //! Rung 1 process tree:
 //!
 //! ```text
-//! cordon ─ helper (host namespaces; forwards signals, cleans placeholders)
+//! cordon ─ helper (host namespaces; creates placeholders, forwards signals, relays the
+//!            │       report of what was applied)
 //!            └─ init, pid 1 of new user+mount+pid+ipc(+net) namespaces
 //!                 (builds the root, confines itself, reaps, forwards signals)
 //!                 └─ the command
@@ -35,19 +38,21 @@
 //! its orphans go to the helper (also a subreaper), which sweeps them when it sees the
 //! supervisor exit. Only killing both at once, from outside, would leave the tree running.
 
-use super::features::{probe_fast, LinuxFeatures};
+use super::features::{probe_fast, Availability, LinuxFeatures};
 use super::landlock_layer::{self, Grant, Prepared};
+use super::layer::Layer;
 use super::mounts;
-use super::plan::{plan, LinuxPlan, Rung};
+use super::plan::{plan, LandlockPlan, LinuxPlan, Refusal, Rung};
 use super::process::{self, CommandSpec, EXIT_SETUP};
 use super::seccomp_filter;
 use super::sys;
-use super::PAYLOAD_FROM_ENV_PREFIX;
+use super::{PAYLOAD_FROM_ENV_PREFIX, PAYLOAD_FROM_FD_PREFIX};
 use crate::HostFs;
-use cordon_policy::{Access, HelperPayload, NetworkPolicy, ResolvedFilesystem, ResolvedProfile};
+use cordon_policy::{Access, HelperPayload, NetworkPolicy, ResolvedProfile};
+use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
-use std::os::fd::OwnedFd;
-use std::path::Path;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
 
 /// Where the payload comes from.
 #[derive(Debug, PartialEq, Eq)]
@@ -56,6 +61,8 @@ pub(crate) enum PayloadArg {
     Inline(String),
     /// The name of the environment variable holding it (`env:NAME`).
     Env(String),
+    /// An inherited descriptor to read it from (`fd:N`), e.g. a sealed memfd.
+    Fd(RawFd),
 }
 
 /// Parsed helper arguments.
@@ -63,12 +70,136 @@ pub(crate) enum PayloadArg {
 pub(crate) struct HelperArgs {
     pub payload: PayloadArg,
     pub argv: Vec<OsString>,
+    /// `--report`: print the applied layers to stderr (for people).
     pub report: bool,
+    /// `--report-fd N`: write the [`AppliedReport`] as one JSON line to descriptor N, then
+    /// close it, before the command starts (for the CLI; the command cannot write it).
+    pub report_fd: Option<RawFd>,
+}
+
+/// What the helper really applied (R-S5, R-T5), written by the process that applied the
+/// layers once they are in force and before the command starts, and handed to the caller on
+/// a descriptor the command never holds (`--report-fd`). The caller's plan is only the
+/// prediction; this is the fact.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppliedReport {
+    /// The rung the command runs on.
+    pub rung: Rung,
+    /// The applied layers, in the order they were applied, as enforced (Landlock's status
+    /// as the kernel reported it).
+    pub layers: Vec<Layer>,
+    /// Things worth knowing that do not weaken a guarantee (skipped mounts, missing layers).
+    pub notes: Vec<String>,
+    /// Why a higher rung was planned but not used (e.g. `writing /proc/self/uid_map: EPERM`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fell_back: Option<String>,
+}
+
+/// What the helper writes on `--report-fd`: one JSON line, before the command starts or
+/// when it is clear the command will not (`{"applied": {…}}` / `{"not_run": {"reason": …}}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HelperOutcome {
+    /// Every layer is in force; the command starts next.
+    Applied(AppliedReport),
+    /// Nothing ran: the refusal or setup failure, as printed on stderr.
+    NotRun {
+        /// The message (`refusing to run unconfined: …`).
+        reason: String,
+    },
+}
+
+impl AppliedReport {
+    /// The layers in plain words (their `Display`).
+    pub fn applied(&self) -> Vec<String> {
+        self.layers.iter().map(Layer::to_string).collect()
+    }
+
+    /// `rung 1` / `rung 2`.
+    pub fn rung_label(&self) -> &'static str {
+        match self.rung {
+            Rung::Namespaces => "rung 1",
+            Rung::LandlockOnly => "rung 2",
+        }
+    }
+}
+
+/// Why the helper did not run the command. One place maps it to the exit code (125) and
+/// the message (R-S4: every refusal names what is missing).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum HelperError {
+    /// Bad arguments or payload.
+    #[error("sandbox helper: {0}")]
+    Usage(String),
+    /// A complete message: a path handle on stdio (issue 7 item 8), a payload that does
+    /// not decode, a missing payload variable.
+    #[error("{0}")]
+    Message(String),
+    /// The plan refuses (R-S4).
+    #[error("refusing to run unconfined: {0}")]
+    Refused(#[from] Refusal),
+    /// A setup step failed.
+    #[error("refusing to run unconfined: sandbox setup failed: {stage}{}: {source}",
+            path.as_ref().map(|p| format!(" ({})", p.display())).unwrap_or_default())]
+    Setup {
+        /// The step, e.g. `PR_SET_PDEATHSIG`, `clone`, `placeholders`.
+        stage: &'static str,
+        /// The path involved, if any.
+        path: Option<PathBuf>,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A confinement layer could not be applied as planned.
+    #[error(transparent)]
+    Confine(#[from] ConfineFailure),
+    /// The command did not start (127 not found, 126 not executable, 125 setup).
+    #[error(transparent)]
+    Spawn(#[from] process::SpawnError),
+    /// The process that would run the command is gone; nothing to say, nothing ran.
+    #[error("the parent process is gone")]
+    ParentGone,
+}
+
+impl HelperError {
+    fn setup(stage: &'static str, source: std::io::Error) -> HelperError {
+        HelperError::Setup {
+            stage,
+            path: None,
+            source,
+        }
+    }
+
+    /// The exit code (the one place it is decided): 127/126 when the command could not be
+    /// executed, else 125 — in every case the command did not run.
+    fn exit_code(&self) -> i32 {
+        match self {
+            HelperError::Spawn(e) => e.exit_code(),
+            _ => EXIT_SETUP,
+        }
+    }
+
+    /// Prints the `cordon: …` line (unless there is nobody to read it) and returns
+    /// [`HelperError::exit_code`].
+    fn report(&self) -> i32 {
+        if !matches!(self, HelperError::ParentGone) {
+            eprintln!("cordon: {self}");
+        }
+        self.exit_code()
+    }
 }
 
 fn payload_arg(v: String) -> Result<PayloadArg, String> {
+    // The encoding is URL-safe base64, which has no `:`: the prefixes are unambiguous.
+    if let Some(n) = v.strip_prefix(PAYLOAD_FROM_FD_PREFIX) {
+        return n
+            .parse::<RawFd>()
+            .ok()
+            .filter(|fd| *fd > 2)
+            .map(PayloadArg::Fd)
+            .ok_or_else(|| format!("--permission-profile {v:?}: not a descriptor number above 2"));
+    }
     match v.strip_prefix(PAYLOAD_FROM_ENV_PREFIX) {
-        // The encoding is URL-safe base64, which has no `:`: the prefix is unambiguous.
         Some(name) => {
             if name.is_empty() || name.contains('=') || name.contains('\0') {
                 return Err(format!(
@@ -81,12 +212,13 @@ fn payload_arg(v: String) -> Result<PayloadArg, String> {
     }
 }
 
-/// Parses `--permission-profile <p> [--report] -- <argv…>` (also `--permission-profile=<p>`),
-/// where `<p>` is the payload or `env:NAME`.
+/// Parses `--permission-profile <p> [--report] [--report-fd N] -- <argv…>` (also
+/// `--permission-profile=<p>`), where `<p>` is the payload, `env:NAME` or `fd:N`.
 pub(crate) fn parse_args(args: Vec<OsString>) -> Result<HelperArgs, String> {
     let mut it = args.into_iter();
     let mut payload = None;
     let mut report = false;
+    let mut report_fd = None;
     loop {
         let Some(a) = it.next() else {
             return Err("missing `--` before the command".into());
@@ -105,6 +237,14 @@ pub(crate) fn parse_args(args: Vec<OsString>) -> Result<HelperArgs, String> {
             payload = Some(payload_arg(v.to_string())?);
         } else if s == "--report" {
             report = true;
+        } else if s == "--report-fd" {
+            let v = it.next().ok_or("--report-fd needs a descriptor number")?;
+            let fd = v
+                .to_str()
+                .and_then(|v| v.parse::<RawFd>().ok())
+                .filter(|fd| *fd > 2)
+                .ok_or_else(|| format!("--report-fd {v:?}: not a descriptor number above 2"))?;
+            report_fd = Some(fd);
         } else {
             return Err(format!("unexpected helper argument {s:?}"));
         }
@@ -118,6 +258,7 @@ pub(crate) fn parse_args(args: Vec<OsString>) -> Result<HelperArgs, String> {
         payload,
         argv,
         report,
+        report_fd,
     })
 }
 
@@ -132,11 +273,23 @@ fn die_with_parent() -> std::io::Result<bool> {
     Ok(unsafe { libc::getppid() } == before)
 }
 
+/// Largest payload read from a descriptor (a profile and an environment: far below).
+const PAYLOAD_FD_LIMIT: usize = 64 * 1024 * 1024;
+
 /// The encoded payload. For `env:NAME`, the variable is removed from this process's
-/// environment at once (whether or not it is usable), so nothing started later inherits it.
+/// environment at once (whether or not it is usable), so nothing started later inherits it;
+/// for `fd:N`, the descriptor is read to its end and closed.
 fn take_payload(arg: PayloadArg) -> Result<String, String> {
     match arg {
         PayloadArg::Inline(p) => Ok(p),
+        PayloadArg::Fd(fd) => {
+            let f = sys::take_inherited_fd(fd)
+                .map_err(|e| format!("sandbox helper: --permission-profile fd:{fd}: {e}"))?;
+            let bytes = sys::read_to_end(&f, PAYLOAD_FD_LIMIT)
+                .map_err(|e| format!("sandbox helper: reading the payload from fd {fd}: {e}"))?;
+            String::from_utf8(bytes)
+                .map_err(|_| format!("sandbox helper: the payload on fd {fd} is not UTF-8"))
+        }
         PayloadArg::Env(name) => {
             let v = std::env::var_os(&name);
             // The helper is single-threaded: nothing reads the environment concurrently.
@@ -153,69 +306,163 @@ fn take_payload(arg: PayloadArg) -> Result<String, String> {
     }
 }
 
+/// Where the [`AppliedReport`] goes: stderr (`--report`) and/or the caller's descriptor.
+struct Reporter {
+    stderr: bool,
+    fd: Option<OwnedFd>,
+}
+
+impl Reporter {
+    /// In a forked child: close this process's copy of the caller's descriptor (only the
+    /// helper writes to it).
+    fn close_in_child(&self) {
+        if let Some(fd) = &self.fd {
+            sys::close_in_child(fd.as_raw_fd());
+        }
+    }
+
+    /// Hands the report to the caller's descriptor (the stderr lines are printed by the
+    /// process that applied the layers, before the command starts: [`print_report`]).
+    fn deliver(&mut self, r: &AppliedReport) {
+        self.send(&HelperOutcome::Applied(r.clone()));
+    }
+
+    /// Tells the caller nothing ran, and why (what stderr also says).
+    fn not_run(&mut self, reason: String) {
+        self.send(&HelperOutcome::NotRun { reason });
+    }
+
+    fn send(&mut self, o: &HelperOutcome) {
+        if let Some(fd) = self.fd.take() {
+            let mut line = serde_json::to_vec(o).expect("report serialises");
+            line.push(b'\n');
+            sys::write_all(fd.as_raw_fd(), &line);
+        }
+    }
+}
+
+/// `--report`: the applied layers on stderr, printed by the process that applied them
+/// just before the command starts (so they come before anything the command prints).
+fn print_report(r: &AppliedReport) {
+    eprintln!(
+        "cordon: sandbox: {}: {}",
+        r.rung_label(),
+        r.applied().join("; ")
+    );
+    if let Some(why) = &r.fell_back {
+        eprintln!("cordon: sandbox note: fell back from rung 1: {why}");
+    }
+    for n in &r.notes {
+        eprintln!("cordon: sandbox note: {n}");
+    }
+}
+
 /// See [`super::helper_main`].
 pub(crate) fn main(args: Vec<OsString>) -> i32 {
+    match start(args) {
+        Ok((payload, args, reporter, features)) => {
+            let mut reporter = reporter;
+            match run(&payload, &args, features, &mut reporter, None) {
+                Ok(code) => code,
+                Err(e) => {
+                    if !matches!(e, HelperError::ParentGone) {
+                        reporter.not_run(e.to_string());
+                    }
+                    e.report()
+                }
+            }
+        }
+        Err(e) => e.report(),
+    }
+}
+
+type Started = (HelperPayload, HelperArgs, Reporter, LinuxFeatures);
+
+/// Everything before the rung is chosen: parent-death signal, inherited descriptors,
+/// stdio check, arguments, report descriptor, payload, features.
+fn start(args: Vec<OsString>) -> Result<Started, HelperError> {
     match die_with_parent() {
         Ok(true) => {}
-        Ok(false) => return EXIT_SETUP, // cordon is gone: nobody to run the command for
+        Ok(false) => return Err(HelperError::ParentGone), // cordon is gone
         Err(e) => {
-            eprintln!(
-                "cordon: refusing to run: sandbox setup failed: PR_SET_PDEATHSIG: {e} \
-                 (the command could outlive cordon)"
-            );
-            return EXIT_SETUP;
+            return Err(HelperError::setup(
+                "PR_SET_PDEATHSIG (the command could outlive cordon)",
+                e,
+            ))
         }
     }
-    if let Err(e) = sys::cloexec_from(3) {
-        eprintln!(
-            "cordon: refusing to run: cannot mark inherited descriptors close-on-exec \
-             (close_range failed and /proc/self/fd is unreadable: {e}); is /proc mounted?"
-        );
-        return EXIT_SETUP;
-    }
-    let mut args = match parse_args(args) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("cordon: sandbox helper: {e}");
-            return EXIT_SETUP;
-        }
+    sys::cloexec_from(3).map_err(|e| {
+        HelperError::setup(
+            "marking inherited descriptors close-on-exec (close_range failed and \
+             /proc/self/fd is unreadable; is /proc mounted?)",
+            e,
+        )
+    })?;
+    // Before anything else: a path handle on stdio is refused.
+    process::check_stdio().map_err(HelperError::Message)?;
+    let mut args = parse_args(args).map_err(HelperError::Usage)?;
+    let report_fd = match args.report_fd {
+        Some(fd) => Some(
+            sys::take_inherited_fd(fd)
+                .map_err(|e| HelperError::Usage(format!("--report-fd {fd}: {e}")))?,
+        ),
+        None => None,
     };
     // Moved out (not copied): the inline payload can be large, and it is not needed again.
     let arg = std::mem::replace(&mut args.payload, PayloadArg::Inline(String::new()));
-    let encoded = match take_payload(arg) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("cordon: {e}");
-            return EXIT_SETUP;
-        }
-    };
-    let payload = match HelperPayload::decode(&encoded) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("cordon: {e}");
-            return EXIT_SETUP;
-        }
-    };
+    let encoded = take_payload(arg).map_err(HelperError::Message)?;
+    let payload =
+        HelperPayload::decode(&encoded).map_err(|e| HelperError::Message(e.to_string()))?;
+    drop(encoded);
     let mut features = probe_fast();
     features.disable_by(
         &payload.disabled_layers,
         "the caller (payload disabled_layers)",
     );
-    run(&payload, &args, features)
+    let reporter = Reporter {
+        stderr: args.report,
+        fd: report_fd,
+    };
+    Ok((payload, args, reporter, features))
 }
 
-fn run(payload: &HelperPayload, args: &HelperArgs, features: LinuxFeatures) -> i32 {
-    let plan = match plan(&payload.profile, &features) {
-        Ok(p) => p,
-        Err(r) => {
-            eprintln!("cordon: refusing to run unconfined: {r}");
-            return EXIT_SETUP;
-        }
-    };
+fn run(
+    payload: &HelperPayload,
+    args: &HelperArgs,
+    features: LinuxFeatures,
+    reporter: &mut Reporter,
+    fell_back: Option<String>,
+) -> Result<i32, HelperError> {
+    let plan = plan(&payload.profile, &features)?;
     match plan.rung {
-        Rung::Namespaces => run_namespaces(payload, args, &plan, features),
-        Rung::LandlockOnly => run_landlock_only(payload, args, &plan),
+        Rung::Namespaces => run_namespaces(payload, args, &plan, features, reporter),
+        Rung::LandlockOnly => run_landlock_only(payload, args, &plan, reporter, fell_back),
     }
+}
+
+/// What the process that applies the layers tells the helper on the status pipe.
+#[derive(Debug, Serialize, Deserialize)]
+enum SetupStatus {
+    /// Every layer is in force; the command is about to start.
+    Applied(AppliedReport),
+    /// Rung 1 cannot work on this host after all (e.g. `uid_map` refused with EPERM in a
+    /// root container without `CAP_SETFCAP`, or a fresh `/proc` refused): take the next
+    /// rung, or refuse with this reason (R-S4).
+    UsernsUnusable(String),
+    /// Setup failed or was refused in the process that applies the layers: nothing runs.
+    NotRun(String),
+}
+
+fn send_status(fd: &OwnedFd, s: &SetupStatus) {
+    let bytes = serde_json::to_vec(s).expect("status serialises");
+    sys::write_all(fd.as_raw_fd(), &bytes);
+}
+
+/// Reads the status pipe to its end (every writer closed it: the command has started, or
+/// the setup process exited). `None`: nothing was sent (setup failed and said why).
+fn read_status(fd: &OwnedFd) -> Option<SetupStatus> {
+    let bytes = sys::read_to_end(fd, 1024 * 1024).ok()?;
+    serde_json::from_slice(&bytes).ok()
 }
 
 /// `TMPDIR` for the child: kept when it names an existing directory the sandbox lets the
@@ -223,7 +470,7 @@ fn run(payload: &HelperPayload, args: &HelperArgs, features: LinuxFeatures) -> i
 fn child_env(payload: &HelperPayload, rung: Rung) -> Vec<(String, String)> {
     let fs = &payload.profile.filesystem;
     let host = HostFs;
-    let private_tmp = rung == Rung::Namespaces && !tmp_denied(fs);
+    let private_tmp = rung == Rung::Namespaces && fs.top_view().private_tmp;
     let writable = |p: &Path| -> bool {
         if !p.is_absolute() {
             return false;
@@ -240,16 +487,9 @@ fn child_env(payload: &HelperPayload, rung: Rung) -> Vec<(String, String)> {
         }
         // On rung 1 the host /tmp is replaced by the private one: a path under it is only
         // there when an entry below /tmp binds it in.
-        if private_tmp && p.starts_with("/tmp") {
-            let ResolvedFilesystem::Restricted { entries, .. } = fs else {
-                return false;
-            };
-            return a
-                .entry
-                .and_then(|i| entries.get(i))
-                .is_some_and(|e| e.path != Path::new("/tmp"));
-        }
-        true
+        !(private_tmp
+            && p.canonicalize()
+                .map_or(true, |c| fs.hidden_by_private_tmp(&c)))
     };
     let mut env: Vec<(String, String)> = payload
         .env
@@ -363,12 +603,6 @@ fn start_proxy(
     cordon_proxy::spawn_unix(cfg, l, 2).map_err(|e| format!("starting the proxy: {e}"))
 }
 
-fn tmp_denied(fs: &ResolvedFilesystem) -> bool {
-    fs.layered()
-        .iter()
-        .any(|e| e.path == Path::new("/tmp") && e.access == Access::Deny)
-}
-
 /// The confinement every rung applies in the process that will fork (or be) the command:
 /// Landlock ruleset prepared (while paths are reachable and capabilities still held),
 /// `no_new_privs`, capabilities dropped, Landlock enforced, seccomp installed. Returns the
@@ -379,31 +613,35 @@ pub(crate) fn confine(
     plan: &LinuxPlan,
     extra: Vec<(OwnedFd, Grant)>,
     optional: Vec<(OwnedFd, Grant)>,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<Layer>, ConfineFailure> {
     let mut applied = Vec::new();
-    let prepared: Option<Prepared> = match &plan.landlock {
+    let prepared: Option<(Prepared, &LandlockPlan)> = match &plan.landlock {
         Some(l) => {
             let rules = landlock_layer::fs_rules(profile, plan.rung);
-            let desc = plan
-                .applied
-                .iter()
-                .find(|a| a.starts_with("landlock"))
-                .cloned()
-                .unwrap_or_else(|| "landlock".into());
-            landlock_layer::prepare(l, &rules, extra, optional, desc)?
+            landlock_layer::prepare(
+                l,
+                &rules,
+                extra,
+                optional,
+                format!("landlock ABI {}", l.abi),
+            )
+            .map_err(ConfineFailure::Failed)?
+            .map(|p| (p, l))
         }
         None => None,
     };
-    sys::prctl(libc::PR_SET_NO_NEW_PRIVS, 1).map_err(|e| format!("no_new_privs: {e}"))?;
-    applied.push("no_new_privs".to_string());
-    let d = super::caps::drop_all()?;
-    applied.push(if d.bounding_and_securebits {
-        "capabilities dropped (bounding, ambient, effective; securebits locked)".to_string()
-    } else {
-        "no capabilities held (unprivileged)".to_string()
+    sys::prctl(libc::PR_SET_NO_NEW_PRIVS, 1)
+        .map_err(|e| ConfineFailure::Failed(format!("no_new_privs: {e}")))?;
+    applied.push(Layer::NoNewPrivs);
+    let d = super::caps::drop_all().map_err(ConfineFailure::Failed)?;
+    applied.push(Layer::Capabilities {
+        bounding_and_securebits: d.bounding_and_securebits,
     });
-    if let Some(p) = prepared {
-        applied.push(p.enforce()?);
+    if let Some((p, l)) = prepared {
+        applied.push(Layer::Landlock {
+            plan: l.clone(),
+            enforcement: p.enforce()?,
+        });
     }
     if let Some(s) = &plan.seccomp {
         let prog = seccomp_filter::build(seccomp_filter::FilterOptions {
@@ -411,14 +649,8 @@ pub(crate) fn confine(
             local_families_only: s.local_families_only,
             allow_pidfd_getfd: plan.unix_guard,
         });
-        sys::install_seccomp(&prog).map_err(|e| format!("seccomp: {e}"))?;
-        applied.push(
-            plan.applied
-                .iter()
-                .find(|a| a.starts_with("seccomp"))
-                .cloned()
-                .unwrap_or_else(|| "seccomp".into()),
-        );
+        sys::install_seccomp(&prog).map_err(|e| ConfineFailure::Failed(format!("seccomp: {e}")))?;
+        applied.push(Layer::seccomp(s));
     }
     Ok(applied)
 }
@@ -435,51 +667,25 @@ fn run_namespaces(
     args: &HelperArgs,
     plan: &LinuxPlan,
     mut features: LinuxFeatures,
-) -> i32 {
+    reporter: &mut Reporter,
+) -> Result<i32, HelperError> {
     let profile = &payload.profile;
     let layout = mounts::layout(&profile.filesystem);
-    let placeholders = match mounts::create_placeholders(&layout) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("cordon: refusing to run unconfined: {e}");
-            return EXIT_SETUP;
-        }
-    };
+    // Missing writable grants created; placeholders are permanent (`mounts::Placeholder`).
+    mounts::prepare_host(&layout)
+        .map_err(|e| HelperError::Message(format!("refusing to run unconfined: {e}")))?;
     // Everything the child needs is prepared before the clone.
     let env = child_env(payload, Rung::Namespaces);
-    let spec = match CommandSpec::new(&args.argv, &env) {
-        Ok(s) => s,
-        Err(e) => {
-            mounts::remove_placeholders(&placeholders);
-            eprintln!("cordon: {e}");
-            return EXIT_SETUP;
-        }
-    };
+    let spec = CommandSpec::new(&args.argv, &env).map_err(HelperError::Usage)?;
     // SAFETY: geteuid/getegid have no preconditions.
     let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-    let (alive_r, alive_w) = match sys::pipe() {
-        Ok(p) => p,
-        Err(e) => {
-            mounts::remove_placeholders(&placeholders);
-            eprintln!("cordon: sandbox setup failed: pipe: {e}");
-            return EXIT_SETUP;
-        }
-    };
+    let (alive_r, alive_w) = sys::pipe().map_err(|e| HelperError::setup("pipe", e))?;
+    let (status_r, status_w) = sys::pipe().map_err(|e| HelperError::setup("pipe", e))?;
     let mut proxy_sock = if plan.proxy_relay {
         // Checked before anything starts: a bad list is a refusal, not a dead proxy.
-        if let Err(e) = cordon_proxy::ProxyPolicy::from_rules(&profile.profile.network_rules) {
-            mounts::remove_placeholders(&placeholders);
-            eprintln!("cordon: refusing to run: {e}");
-            return EXIT_SETUP;
-        }
-        match ProxySocket::create() {
-            Ok(s) => Some(s),
-            Err(e) => {
-                mounts::remove_placeholders(&placeholders);
-                eprintln!("cordon: sandbox setup failed: the proxy socket: {e}");
-                return EXIT_SETUP;
-            }
-        }
+        cordon_proxy::ProxyPolicy::from_rules(&profile.profile.network_rules)
+            .map_err(|e| HelperError::Message(format!("refusing to run: {e}")))?;
+        Some(ProxySocket::create().map_err(|e| HelperError::setup("the proxy socket", e))?)
     } else {
         None
     };
@@ -495,47 +701,67 @@ fn run_namespaces(
         Err(e) if is_userns_refusal(&e) => {
             // The sysctls allowed it but something else (seccomp of a container, an
             // LSM) did not: learn it and try the next rung (or refuse).
-            mounts::remove_placeholders(&placeholders);
-            features.user_namespaces = false;
-            features.userns_reason = Some(format!("clone(CLONE_NEWUSER) failed: {e}"));
-            return run(payload, args, features);
+            let why = format!("clone(CLONE_NEWUSER) failed: {e}");
+            features.user_namespaces = Availability::Unavailable(why.clone());
+            return run(payload, args, features, reporter, Some(why));
         }
-        Err(e) => {
-            mounts::remove_placeholders(&placeholders);
-            eprintln!("cordon: sandbox setup failed: clone: {e}");
-            return EXIT_SETUP;
-        }
+        Err(e) => return Err(HelperError::setup("clone", e)),
     };
     if pid == 0 {
         drop(alive_w);
+        drop(status_r);
+        reporter.close_in_child();
         let sock_path = proxy_sock.as_mut().map(|s| {
             s.listener.take(); // init never serves it
             s.path.clone()
         });
-        let code = init_main(
+        let mut ctx = InitContext {
             profile,
             plan,
-            &layout,
-            &spec,
+            layout: &layout,
+            spec: &spec,
             uid,
             gid,
-            &alive_r,
-            args.report,
-            sock_path.as_deref(),
-        );
+            alive: alive_r,
+            status: Some(status_w),
+            print_report: reporter.stderr,
+            proxy_sock: sock_path,
+        };
+        let code = match init_main(&mut ctx) {
+            Ok(code) => code,
+            Err(e) => {
+                if let (Some(st), false) = (&ctx.status, matches!(e, HelperError::ParentGone)) {
+                    send_status(st, &SetupStatus::NotRun(e.to_string()));
+                }
+                e.report()
+            }
+        };
         process::exit_now(code);
     }
     drop(alive_r);
+    drop(status_w);
+    match read_status(&status_r) {
+        Some(SetupStatus::Applied(r)) => reporter.deliver(&r),
+        Some(SetupStatus::NotRun(why)) => reporter.not_run(why),
+        Some(SetupStatus::UsernsUnusable(why)) => {
+            // Init exits at once; reap it, then take the next rung (or refuse).
+            let mut st = 0;
+            // SAFETY: `st` is a valid int; `pid` is our child.
+            unsafe { libc::waitpid(pid, &mut st, libc::__WALL) };
+            drop(alive_w);
+            features.user_namespaces = Availability::Unavailable(why.clone());
+            return run(payload, args, features, reporter, Some(why));
+        }
+        None => {} // init failed and said why; its exit code (125) follows
+    }
     // The proxy lives exactly as long as the command's tree: until init is reaped.
     let proxy = match proxy_sock.as_mut().map(|s| start_proxy(profile, s)) {
         Some(Err(e)) => {
-            eprintln!("cordon: sandbox setup failed: {e}");
             // SAFETY: kill has no memory-safety preconditions; `pid` is our child.
             unsafe { libc::kill(pid, libc::SIGKILL) };
             process::supervise(pid);
             drop(alive_w);
-            mounts::remove_placeholders(&placeholders);
-            return EXIT_SETUP;
+            return Err(HelperError::Message(format!("sandbox setup failed: {e}")));
         }
         Some(Ok(r)) => Some(r),
         None => None,
@@ -544,124 +770,182 @@ fn run_namespaces(
     drop(proxy);
     drop(proxy_sock);
     drop(alive_w);
-    mounts::remove_placeholders(&placeholders);
-    code
+    Ok(code)
+}
+
+/// What pid 1 of the new namespaces needs (prepared by the helper before the clone).
+struct InitContext<'a> {
+    profile: &'a ResolvedProfile,
+    plan: &'a LinuxPlan,
+    layout: &'a mounts::Layout,
+    spec: &'a CommandSpec,
+    /// The helper's effective uid and gid, mapped to themselves.
+    uid: libc::uid_t,
+    gid: libc::gid_t,
+    /// Read end of a pipe the helper holds open: hang-up means the helper is gone.
+    alive: OwnedFd,
+    /// Write end of the status pipe to the helper ([`SetupStatus`]); taken (closed) once
+    /// the report is sent, before the command starts.
+    status: Option<OwnedFd>,
+    /// `--report`: print the applied layers before the command starts.
+    print_report: bool,
+    /// Managed network: the proxy's unix socket on the host (pinned before the root is
+    /// rebuilt, relayed to `127.0.0.1:3128`).
+    proxy_sock: Option<PathBuf>,
+}
+
+impl InitContext<'_> {
+    fn send(&self, s: &SetupStatus) {
+        if let Some(fd) = &self.status {
+            send_status(fd, s);
+        }
+    }
+}
+
+/// Whether a failed write of `/proc/self/{setgroups,uid_map,gid_map}` means user
+/// namespaces cannot be used here (rather than a fault of the sandbox): EPERM/EACCES, e.g.
+/// mapping uid 0 needs `CAP_SETFCAP`, which a root container may lack.
+fn is_map_refusal(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EPERM | libc::EACCES))
 }
 
 /// Pid 1 of the new namespaces. Returns the exit code (never returns to the helper's
 /// code path: the caller `_exit`s with it).
-#[allow(clippy::too_many_arguments)]
-fn init_main(
-    profile: &ResolvedProfile,
-    plan: &LinuxPlan,
-    layout: &mounts::Layout,
-    spec: &CommandSpec,
-    uid: libc::uid_t,
-    gid: libc::gid_t,
-    alive: &OwnedFd,
-    report: bool,
-    proxy_sock: Option<&Path>,
-) -> i32 {
-    let fail = |what: &str, e: &dyn std::fmt::Display| {
-        eprintln!("cordon: refusing to run unconfined: sandbox setup failed: {what}: {e}");
-        EXIT_SETUP
-    };
-    if let Err(e) = sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) {
-        return fail("PR_SET_PDEATHSIG", &e);
-    }
-    if sys::peer_gone(alive) {
-        return EXIT_SETUP; // the helper is gone: nobody to run the command for
+fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
+    sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)
+        .map_err(|e| HelperError::setup("PR_SET_PDEATHSIG", e))?;
+    if sys::peer_gone(&ctx.alive) {
+        return Err(HelperError::ParentGone); // nobody to run the command for
     }
     process::install_init_handlers();
-    if let Err(e) = sys::write_file(c"/proc/self/setgroups", b"deny") {
-        return fail("setgroups", &e);
+    let maps: [(&std::ffi::CStr, String); 3] = [
+        (c"/proc/self/setgroups", "deny".to_string()),
+        (c"/proc/self/uid_map", format!("{0} {0} 1\n", ctx.uid)),
+        (c"/proc/self/gid_map", format!("{0} {0} 1\n", ctx.gid)),
+    ];
+    for (file, data) in &maps {
+        if let Err(e) = sys::write_file(file, data.as_bytes()) {
+            if is_map_refusal(&e) {
+                let why = format!(
+                    "writing {} failed: {e} (a root container without CAP_SETFCAP, or an \
+                     LSM, forbids the identity mapping)",
+                    file.to_string_lossy()
+                );
+                ctx.send(&SetupStatus::UsernsUnusable(why));
+                return Err(HelperError::ParentGone); // the helper reports the fallback
+            }
+            return Err(HelperError::Setup {
+                stage: "identity mapping",
+                path: Some(PathBuf::from(file.to_string_lossy().into_owned())),
+                source: e,
+            });
+        }
     }
-    if let Err(e) = sys::write_file(c"/proc/self/uid_map", format!("{uid} {uid} 1\n").as_bytes()) {
-        return fail("uid_map", &e);
-    }
-    if let Err(e) = sys::write_file(c"/proc/self/gid_map", format!("{gid} {gid} 1\n").as_bytes()) {
-        return fail("gid_map", &e);
-    }
-    // The proxy's socket, too (managed network).
-    let relay_target = match proxy_sock.map(super::relay::pin) {
+    // The proxy's socket (managed network) and the listed host sockets are pinned in the
+    // host's view, before the root is rebuilt.
+    let relay_target = match ctx.proxy_sock.as_deref().map(super::relay::pin) {
         Some(Ok(fd)) => Some(fd),
-        Some(Err(e)) => return fail("opening the proxy socket", &e),
+        Some(Err(e)) => return Err(HelperError::setup("opening the proxy socket", e)),
         None => None,
     };
-    // Listed host sockets are pinned in the host's view, before the root is rebuilt.
-    let allowed_sockets = if plan.unix_guard {
-        super::unix_guard::pin_allowed(&profile.unix_sockets)
+    let allowed_sockets = if ctx.plan.unix_guard {
+        super::unix_guard::pin_allowed(&ctx.profile.unix_sockets)
     } else {
         Vec::new()
     };
-    let built = match mounts::build(layout) {
+    let built = match mounts::build(ctx.layout) {
         Ok(b) => b,
-        Err(e) => return fail("mounts", &e),
-    };
-    if plan.loopback {
-        if let Err(e) = super::loopback::bring_up_lo() {
-            return fail("bringing up the private loopback (lo)", &e);
+        Err(e) if is_proc_refusal(&e) => {
+            let why = format!(
+                "a fresh /proc cannot be mounted here ({e}); the host's /proc is partly \
+                 covered (as in a container)"
+            );
+            ctx.send(&SetupStatus::UsernsUnusable(why));
+            return Err(HelperError::ParentGone);
         }
+        Err(e) => return Err(HelperError::setup("mounts", e)),
+    };
+    if ctx.plan.loopback {
+        super::loopback::bring_up_lo()
+            .map_err(|e| HelperError::setup("bringing up the private loopback (lo)", e))?;
     }
     let relay_listeners = match &relay_target {
-        Some(_) => match super::relay::listen() {
-            Ok(l) => l,
-            Err(e) => return fail("listening on the proxy relay port", &e),
-        },
+        Some(_) => super::relay::listen()
+            .map_err(|e| HelperError::setup("listening on the proxy relay port", e))?,
         None => Vec::new(),
     };
-    if let Err(e) = std::env::set_current_dir(&profile.cwd) {
-        return fail(
-            &format!("entering the working directory {}", profile.cwd.display()),
-            &e,
-        );
-    }
+    std::env::set_current_dir(&ctx.profile.cwd).map_err(|e| HelperError::Setup {
+        stage: "entering the working directory",
+        path: Some(ctx.profile.cwd.clone()),
+        source: e,
+    })?;
     let extra: Vec<(OwnedFd, Grant)> = built
         .host_devpts
         .into_iter()
         .map(|fd| (fd, Grant::Dev))
         .collect();
-    let applied = match confine(profile, plan, extra, landlock_layer::stdio_grants()) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("cordon: {}", with_refusal_prefix(&e));
-            return EXIT_SETUP;
-        }
-    };
-    if report {
-        // The plan's first two entries describe the namespaces and the mount layout.
-        let mut all: Vec<String> = plan.applied.iter().take(2).cloned().collect();
-        all.extend(applied);
-        eprintln!("cordon: sandbox: rung 1: {}", all.join("; "));
-        for n in built.notes.iter().chain(plan.notes.iter()) {
-            eprintln!("cordon: sandbox note: {n}");
-        }
-    }
+    let applied = confine(ctx.profile, ctx.plan, extra, landlock_layer::stdio_grants())
+        .map_err(HelperError::Confine)?;
     // The command must not be able to read or write init's memory through /proc/1: a
     // failure here is a failed layer, not something to run without.
-    if let Err(e) = sys::prctl(libc::PR_SET_DUMPABLE, 0) {
-        return fail("PR_SET_DUMPABLE", &e);
+    sys::prctl(libc::PR_SET_DUMPABLE, 0).map_err(|e| HelperError::setup("PR_SET_DUMPABLE", e))?;
+    // Namespaces and mounts are in place now; the rest is what `confine` reports as
+    // enforced.
+    let private_tmp = ctx.profile.filesystem.top_view().private_tmp;
+    let mut layers = vec![
+        Layer::Namespaces {
+            net: ctx.plan.net_namespace,
+        },
+        Layer::mounts(&ctx.profile.filesystem, private_tmp),
+    ];
+    layers.extend(applied);
+    if ctx.plan.unix_guard {
+        layers.push(Layer::UnixGuard {
+            listed: allowed_sockets.len(),
+        });
     }
-    let guard_chan = if plan.unix_guard {
-        match super::unix_guard::channel() {
-            Ok(p) => Some(p),
-            Err(e) => return fail("socketpair for the unix-socket guard", &e),
-        }
+    if relay_target.is_some() {
+        layers.push(Layer::ProxyRelay {
+            port: super::relay::PROXY_PORT,
+        });
+    }
+    layers.push(Layer::Environment);
+    let report = AppliedReport {
+        rung: Rung::Namespaces,
+        layers,
+        notes: built
+            .notes
+            .iter()
+            .chain(ctx.plan.notes.iter())
+            .cloned()
+            .collect(),
+        fell_back: None,
+    };
+    if ctx.print_report {
+        print_report(&report);
+    }
+    ctx.send(&SetupStatus::Applied(report));
+    drop(ctx.status.take());
+    let guard_chan = if ctx.plan.unix_guard {
+        Some(
+            super::unix_guard::channel()
+                .map_err(|e| HelperError::setup("socketpair for the unix-socket guard", e))?,
+        )
     } else {
         None
     };
-    let child = match process::spawn(spec, || match &guard_chan {
-        Some((_, theirs)) => super::unix_guard::install_in_child(theirs),
-        None => Ok(()),
-    }) {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
+    let child = process::spawn(ctx.spec, || {
+        if let Some((_, theirs)) = &guard_chan {
+            super::unix_guard::install_in_child(theirs)?;
+        }
+        before_exec()
+    })?;
     if let Some((ours, theirs)) = guard_chan {
         drop(theirs);
         let cfg = super::unix_guard::GuardConfig {
-            abstract_ok: plan.net_namespace
-                || plan
+            abstract_ok: ctx.plan.net_namespace
+                || ctx
+                    .plan
                     .landlock
                     .as_ref()
                     .is_some_and(|l| l.scope_abstract_unix),
@@ -674,7 +958,7 @@ fn init_main(
             // SAFETY: kill has no memory-safety preconditions; `child` is our child.
             unsafe { libc::kill(child, libc::SIGKILL) };
             process::supervise(child);
-            return fail("starting the unix-socket guard", &e);
+            return Err(HelperError::setup("starting the unix-socket guard", e));
         }
     }
     if let Some(target) = relay_target {
@@ -682,129 +966,217 @@ fn init_main(
             // SAFETY: kill has no memory-safety preconditions; `child` is our child.
             unsafe { libc::kill(child, libc::SIGKILL) };
             process::supervise(child);
-            return fail("starting the proxy relay", &e);
+            return Err(HelperError::setup("starting the proxy relay", e));
         }
     }
-    process::supervise(child)
+    Ok(process::supervise(child))
 }
 
-fn with_refusal_prefix(e: &str) -> String {
-    if e.starts_with("refusing") {
-        e.to_string()
-    } else {
-        format!("refusing to run unconfined: sandbox setup failed: {e}")
+/// The last step in the command's own process, after every layer is in force and the report
+/// is sent, right before `execve`, on both rungs: the one place for per-command limits
+/// (rlimits, joining a cgroup). An error is a setup failure: 125, the command does not run.
+fn before_exec() -> Result<(), String> {
+    Ok(())
+}
+
+/// Whether a failed mount build failed at the fresh `/proc` with a permission error (the
+/// kernel refuses a new proc mount when the visible one is partly covered).
+fn is_proc_refusal(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::PermissionDenied && e.to_string().contains("/proc")
+}
+
+/// Why [`confine`] did not apply every planned layer.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ConfineFailure {
+    /// The kernel gives less than a guarantee needs (R-S4), e.g. Landlock not enforced.
+    #[error("refusing to run unconfined: {0}")]
+    Refused(String),
+    /// A step failed (message names it).
+    #[error("refusing to run unconfined: sandbox setup failed: {0}")]
+    Failed(String),
+}
+
+impl From<landlock_layer::EnforceError> for ConfineFailure {
+    fn from(e: landlock_layer::EnforceError) -> ConfineFailure {
+        match e {
+            landlock_layer::EnforceError::Failed(m) => ConfineFailure::Failed(m),
+            landlock_layer::EnforceError::NotEnforced(m) => ConfineFailure::Refused(m),
+        }
     }
 }
 
-fn run_landlock_only(payload: &HelperPayload, args: &HelperArgs, plan: &LinuxPlan) -> i32 {
+fn run_landlock_only(
+    payload: &HelperPayload,
+    args: &HelperArgs,
+    plan: &LinuxPlan,
+    reporter: &mut Reporter,
+    fell_back: Option<String>,
+) -> Result<i32, HelperError> {
     let profile = &payload.profile;
+    mounts::create_missing_grants(&mounts::layout(&profile.filesystem))
+        .map_err(|e| HelperError::Message(format!("refusing to run: {e}")))?;
     if let Err(e) = std::env::set_current_dir(&profile.cwd) {
-        eprintln!(
-            "cordon: cannot enter the working directory {}: {e} (cd to an existing \
-             directory and run again)",
+        return Err(HelperError::Usage(format!(
+            "cannot enter the working directory {}: {e} (cd to an existing directory and \
+             run again)",
             profile.cwd.display()
-        );
-        return EXIT_SETUP;
+        )));
     }
     let env = child_env(payload, Rung::LandlockOnly);
-    let spec = match CommandSpec::new(&args.argv, &env) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("cordon: {e}");
-            return EXIT_SETUP;
-        }
-    };
+    let spec = CommandSpec::new(&args.argv, &env).map_err(HelperError::Usage)?;
     // The helper is a subreaper too: if the supervisor is killed, its orphans come here
     // and are swept below.
-    if let Err(e) = sys::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) {
-        eprintln!("cordon: refusing to run unconfined: cannot become a subreaper: {e}");
-        return EXIT_SETUP;
-    }
+    sys::prctl(libc::PR_SET_CHILD_SUBREAPER, 1)
+        .map_err(|e| HelperError::setup("becoming a subreaper", e))?;
+    let (status_r, status_w) = sys::pipe().map_err(|e| HelperError::setup("pipe", e))?;
     // SAFETY: getpid/getpgrp have no preconditions.
     let (helper, pgrp) = unsafe { (libc::getpid(), libc::getpgrp()) };
     process::block_signals();
     // SAFETY: the helper is single-threaded, so the child may use the Rust runtime.
     let sup = unsafe { libc::fork() };
     if sup < 0 {
-        eprintln!(
-            "cordon: sandbox setup failed: fork: {}",
-            std::io::Error::last_os_error()
-        );
-        return EXIT_SETUP;
+        return Err(HelperError::setup("fork", std::io::Error::last_os_error()));
     }
     if sup == 0 {
-        let code = supervisor_main(profile, plan, &spec, args.report, helper, pgrp);
+        drop(status_r);
+        reporter.close_in_child();
+        let mut sup_ctx = SupervisorContext {
+            profile,
+            plan,
+            spec: &spec,
+            helper,
+            helper_pgrp: pgrp,
+            status: Some(status_w),
+            fell_back,
+            print_report: reporter.stderr,
+        };
+        let code = match supervisor_main(&mut sup_ctx) {
+            Ok(c) => c,
+            Err(e) => {
+                if let (Some(st), false) = (&sup_ctx.status, matches!(e, HelperError::ParentGone)) {
+                    send_status(st, &SetupStatus::NotRun(e.to_string()));
+                }
+                e.report()
+            }
+        };
         process::exit_now(code);
+    }
+    drop(status_w);
+    match read_status(&status_r) {
+        Some(SetupStatus::Applied(r)) => reporter.deliver(&r),
+        Some(SetupStatus::NotRun(why)) => reporter.not_run(why),
+        _ => {}
     }
     let code = process::supervise(sup);
     process::kill_descendants();
-    code
+    Ok(code)
+}
+
+/// What the rung-2 supervisor needs.
+struct SupervisorContext<'a> {
+    profile: &'a ResolvedProfile,
+    plan: &'a LinuxPlan,
+    spec: &'a CommandSpec,
+    /// The helper's pid (the supervisor's parent) and process group.
+    helper: libc::pid_t,
+    helper_pgrp: libc::pid_t,
+    /// Write end of the status pipe; the command's process writes the report on it. Taken
+    /// (closed) once the command is spawned.
+    status: Option<OwnedFd>,
+    /// Why rung 1 was not used, when it was planned.
+    fell_back: Option<String>,
+    /// `--report`: print the applied layers before the command starts.
+    print_report: bool,
 }
 
 /// The rung-2 supervisor (see the module docs). Returns its exit code: the command's, or
 /// 125 when nothing ran.
-fn supervisor_main(
-    profile: &ResolvedProfile,
-    plan: &LinuxPlan,
-    spec: &CommandSpec,
-    report: bool,
-    helper: libc::pid_t,
-    helper_pgrp: libc::pid_t,
-) -> i32 {
+fn supervisor_main(ctx: &mut SupervisorContext<'_>) -> Result<i32, HelperError> {
     process::block_supervisor_signals();
     let death = process::parent_death_signal();
     // SAFETY: getppid has no preconditions.
     if sys::prctl(libc::PR_SET_PDEATHSIG, death as libc::c_ulong).is_err()
-        || unsafe { libc::getppid() } != helper
+        || unsafe { libc::getppid() } != ctx.helper
     {
-        return EXIT_SETUP; // the helper is already gone: run nothing
+        return Err(HelperError::ParentGone); // the helper is already gone: run nothing
     }
     // Its own process group, so a SIGKILL sent to the helper's group spares it.
     // SAFETY: setpgid has no memory-safety preconditions.
     if unsafe { libc::setpgid(0, 0) } != 0 {
-        eprintln!(
-            "cordon: refusing to run unconfined: sandbox setup failed: setpgid: {}",
-            std::io::Error::last_os_error()
-        );
-        return EXIT_SETUP;
+        return Err(HelperError::setup(
+            "setpgid",
+            std::io::Error::last_os_error(),
+        ));
     }
-    if let Err(e) = sys::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) {
-        eprintln!("cordon: refusing to run unconfined: cannot become a subreaper: {e}");
-        return EXIT_SETUP;
-    }
-    let child = match process::spawn(spec, || {
-        // Back into the caller's process group: the command stays in the terminal's
-        // foreground group (job control, ^C) as if the supervisor were not there.
-        // SAFETY: setpgid has no memory-safety preconditions.
-        if unsafe { libc::setpgid(0, helper_pgrp) } != 0 {
-            return Err(format!(
-                "sandbox setup failed: joining the process group {helper_pgrp}: {}",
-                std::io::Error::last_os_error()
-            ));
+    sys::prctl(libc::PR_SET_CHILD_SUBREAPER, 1)
+        .map_err(|e| HelperError::setup("becoming a subreaper", e))?;
+    let helper_pgrp = ctx.helper_pgrp;
+    let status = ctx.status.as_ref();
+    let spawned = process::spawn(ctx.spec, || {
+        let r = apply_in_command(ctx, helper_pgrp, status);
+        if let (Err(why), Some(st)) = (&r, status) {
+            send_status(st, &SetupStatus::NotRun(why.clone()));
         }
-        // Dies with the supervisor (whose own death leaves the rest to the helper).
-        sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)
-            .map_err(|e| format!("PR_SET_PDEATHSIG: {e}"))?;
-        let applied = confine(profile, plan, Vec::new(), landlock_layer::stdio_grants())
-            .map_err(|e| with_refusal_prefix(&e))?;
-        if report {
-            eprintln!("cordon: sandbox: rung 2: {}", applied.join("; "));
-            for n in &plan.notes {
-                eprintln!("cordon: sandbox note: {n}");
-            }
-        }
-        Ok(())
-    }) {
+        r
+    });
+    // Only the command's process writes the report (or why nothing runs); the helper's
+    // read ends once it execs or exits.
+    drop(ctx.status.take());
+    let child = match spawned {
         Ok(p) => p,
-        Err(code) => {
+        Err(e) => {
             process::kill_descendants();
-            return code;
+            return Err(e.into());
         }
     };
     // `None`: the helper died (SIGKILL included); nobody waits for the code any more.
-    let code = process::supervise_while_parent(child, helper).unwrap_or(EXIT_SETUP);
+    let code = process::supervise_while_parent(child, ctx.helper).unwrap_or(EXIT_SETUP);
     process::kill_descendants();
-    code
+    Ok(code)
+}
+
+/// Rung 2, in the command's own process between fork and exec: back into the caller's
+/// process group, die with the supervisor, confine, report, last per-command steps.
+fn apply_in_command(
+    ctx: &SupervisorContext<'_>,
+    helper_pgrp: libc::pid_t,
+    status: Option<&OwnedFd>,
+) -> Result<(), String> {
+    // Back into the caller's process group: the command stays in the terminal's
+    // foreground group (job control, ^C) as if the supervisor were not there.
+    // SAFETY: setpgid has no memory-safety preconditions.
+    if unsafe { libc::setpgid(0, helper_pgrp) } != 0 {
+        return Err(format!(
+            "sandbox setup failed: joining the process group {helper_pgrp}: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    // Dies with the supervisor (whose own death leaves the rest to the helper).
+    sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)
+        .map_err(|e| format!("PR_SET_PDEATHSIG: {e}"))?;
+    let mut applied = confine(
+        ctx.profile,
+        ctx.plan,
+        Vec::new(),
+        landlock_layer::stdio_grants(),
+    )
+    .map_err(|e| e.to_string())?;
+    applied.push(Layer::Supervisor);
+    applied.push(Layer::Environment);
+    let report = AppliedReport {
+        rung: Rung::LandlockOnly,
+        layers: applied,
+        notes: ctx.plan.notes.clone(),
+        fell_back: ctx.fell_back.clone(),
+    };
+    if ctx.print_report {
+        print_report(&report);
+    }
+    // The status pipe is close-on-exec: the command never holds it.
+    if let Some(st) = status {
+        send_status(st, &SetupStatus::Applied(report));
+    }
+    before_exec()
 }
 
 #[cfg(test)]
@@ -821,6 +1193,7 @@ mod tests {
         assert_eq!(a.payload, PayloadArg::Inline("P".into()));
         assert_eq!(a.argv, os(&["ls", "-l"]));
         assert!(!a.report);
+        assert_eq!(a.report_fd, None);
         let a = parse_args(os(&["--report", "--permission-profile=Q", "--", "x", "--"])).unwrap();
         assert_eq!(a.payload, PayloadArg::Inline("Q".into()));
         assert_eq!(a.argv, os(&["x", "--"]));
@@ -835,6 +1208,31 @@ mod tests {
         assert_eq!(a.payload, PayloadArg::Env("Y".into()));
         assert!(parse_args(os(&["--permission-profile", "env:", "--", "ls"])).is_err());
         assert!(parse_args(os(&["--permission-profile", "env:A=B", "--", "ls"])).is_err());
+        let a = parse_args(os(&[
+            "--permission-profile",
+            "fd:5",
+            "--report-fd",
+            "7",
+            "--",
+            "x",
+        ]))
+        .unwrap();
+        assert_eq!(a.payload, PayloadArg::Fd(5));
+        assert_eq!(a.report_fd, Some(7));
+        for bad in ["fd:1", "fd:x", "fd:"] {
+            assert!(
+                parse_args(os(&["--permission-profile", bad, "--", "x"])).is_err(),
+                "{bad}"
+            );
+        }
+        assert!(parse_args(os(&[
+            "--permission-profile=P",
+            "--report-fd",
+            "2",
+            "--",
+            "x"
+        ]))
+        .is_err());
     }
 
     #[test]

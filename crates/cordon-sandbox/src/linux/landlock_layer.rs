@@ -6,6 +6,7 @@
 //! and protected paths are left to the mounts (rung 1), and rung 2 only runs when there
 //! are none (see `plan::carve_outs`).
 
+use super::mounts::{self, Base, Layout, StepKind};
 use super::plan::{LandlockPlan, Rung};
 use cordon_policy::{Access, ResolvedFilesystem, ResolvedProfile};
 use landlock::{
@@ -78,30 +79,67 @@ pub fn stdio_grants() -> Vec<(OwnedFd, Grant)> {
 
 /// The filesystem rules for `profile` on `rung` (absolute paths as seen by the command).
 /// Missing paths are dropped when the rules are added.
+///
+/// On rung 1 they are derived from the mount plan ([`mounts::layout`], the same object
+/// the helper mounts): the root's access, one rule per bind (writable or read), the
+/// private `/tmp`, `/dev` (+ `/dev/shm`) and `/proc` — so Landlock and the mounts cannot
+/// disagree. On rung 2 (no mounts) from the resolved entries, with the root's access
+/// from the same [`cordon_policy::TopView`].
 pub fn fs_rules(profile: &ResolvedProfile, rung: Rung) -> Vec<(PathBuf, Grant)> {
-    let ResolvedFilesystem::Restricted { default, .. } = &profile.filesystem else {
+    if let ResolvedFilesystem::Unrestricted = &profile.filesystem {
         return Vec::new();
-    };
-    let layered = profile.filesystem.layered();
-    let root_access = layered
-        .iter()
-        .find(|e| e.path == Path::new("/"))
-        .map(|e| e.access)
-        .unwrap_or(*default);
+    }
+    match rung {
+        Rung::Namespaces => rules_from_layout(&mounts::layout(&profile.filesystem)),
+        Rung::LandlockOnly => rules_landlock_only(&profile.filesystem),
+    }
+}
+
+/// Rung 1: see [`fs_rules`].
+pub fn rules_from_layout(layout: &Layout) -> Vec<(PathBuf, Grant)> {
+    let mut out = Vec::new();
+    for s in &layout.steps {
+        match &s.kind {
+            StepKind::Root { base } => match base {
+                Base::HostReadOnly => out.push((PathBuf::from("/"), Grant::Read)),
+                Base::HostWritable => out.push((PathBuf::from("/"), Grant::Write)),
+                Base::Empty => {}
+            },
+            StepKind::Bind { writable, .. } => out.push((
+                s.path.clone(),
+                if *writable { Grant::Write } else { Grant::Read },
+            )),
+            StepKind::PrivateTmp { .. } => out.push((s.path.clone(), Grant::Write)),
+            StepKind::Dev { .. } => {
+                out.push((s.path.clone(), Grant::Dev));
+                out.push((s.path.join("shm"), Grant::Write));
+            }
+            StepKind::Proc => out.push((s.path.clone(), Grant::Read)),
+            StepKind::Staging
+            | StepKind::PinLink
+            | StepKind::CopyLink
+            | StepKind::CreateDir
+            | StepKind::Mask { .. }
+            | StepKind::ReadOnlyRemount
+            | StepKind::Pivot => {}
+        }
+    }
+    out
+}
+
+fn rules_landlock_only(fs: &ResolvedFilesystem) -> Vec<(PathBuf, Grant)> {
+    let root_access = fs.top_view().root;
     let mut out = Vec::new();
     match root_access {
         Access::Read => out.push((PathBuf::from("/"), Grant::Read)),
         Access::Write => out.push((PathBuf::from("/"), Grant::Write)),
         Access::Deny => {}
     }
-    let rebuilt =
-        |p: &Path| rung == Rung::Namespaces && (p.starts_with("/dev") || p.starts_with("/proc"));
-    for e in &layered {
-        if e.path == Path::new("/") || !e.exists || rebuilt(&e.path) {
+    for e in fs.layered() {
+        // Missing paths are dropped when the rules are added (a missing writable grant
+        // was created by the helper just before).
+        if e.path == Path::new("/") {
             continue;
-        }
-        if rung == Rung::Namespaces && e.path == Path::new("/tmp") {
-            continue; // the private /tmp gets its own rule
         }
         match e.access {
             Access::Read => out.push((e.path.clone(), Grant::Read)),
@@ -109,36 +147,21 @@ pub fn fs_rules(profile: &ResolvedProfile, rung: Rung) -> Vec<(PathBuf, Grant)> 
             Access::Deny => {}
         }
     }
-    match rung {
-        Rung::Namespaces => {
-            let tmp_denied = layered
-                .iter()
-                .any(|e| e.path == Path::new("/tmp") && e.access == Access::Deny);
-            if !tmp_denied {
-                out.push((PathBuf::from("/tmp"), Grant::Write));
-            }
-            out.push((PathBuf::from("/proc"), Grant::Read));
-            out.push((PathBuf::from("/dev"), Grant::Dev));
-            out.push((PathBuf::from("/dev/shm"), Grant::Write));
-        }
-        Rung::LandlockOnly => {
-            for d in [
-                "/dev/null",
-                "/dev/zero",
-                "/dev/full",
-                "/dev/random",
-                "/dev/urandom",
-                "/dev/tty",
-                "/dev/ptmx",
-                "/dev/pts",
-            ] {
-                out.push((PathBuf::from(d), Grant::Dev));
-            }
-            out.push((PathBuf::from("/dev/shm"), Grant::Write));
-            if root_access == Access::Deny {
-                out.push((PathBuf::from("/proc"), Grant::Read));
-            }
-        }
+    for d in [
+        "/dev/null",
+        "/dev/zero",
+        "/dev/full",
+        "/dev/random",
+        "/dev/urandom",
+        "/dev/tty",
+        "/dev/ptmx",
+        "/dev/pts",
+    ] {
+        out.push((PathBuf::from(d), Grant::Dev));
+    }
+    out.push((PathBuf::from("/dev/shm"), Grant::Write));
+    if root_access == Access::Deny {
+        out.push((PathBuf::from("/proc"), Grant::Read));
     }
     out
 }
@@ -286,26 +309,31 @@ impl Prepared {
     ///
     /// Errors: `restrict_self` failed, or the ruleset was not fully enforced while a
     /// guarantee rests on Landlock alone (R-S4).
-    pub fn enforce(self) -> Result<String, String> {
+    pub fn enforce(self) -> Result<super::layer::Enforcement, EnforceError> {
+        use super::layer::Enforcement;
         let status = self
             .ruleset
             .restrict_self()
-            .map_err(|e| format!("landlock: restrict_self: {e}"))?;
+            .map_err(|e| EnforceError::Failed(format!("landlock: restrict_self: {e}")))?;
         match status.ruleset {
-            RulesetStatus::FullyEnforced => Ok(format!("{} fully enforced", self.description)),
-            RulesetStatus::PartiallyEnforced if !self.required => {
-                Ok(format!("{} partially enforced", self.description))
-            }
-            RulesetStatus::NotEnforced if !self.required => {
-                Ok(format!("{} NOT enforced", self.description))
-            }
-            s => Err(format!(
-                "refusing to run unconfined: the filesystem policy rests on Landlock, but the \
-                 kernel reported {s:?} for {}",
+            RulesetStatus::FullyEnforced => Ok(Enforcement::Full),
+            RulesetStatus::PartiallyEnforced if !self.required => Ok(Enforcement::Partial),
+            RulesetStatus::NotEnforced if !self.required => Ok(Enforcement::None),
+            s => Err(EnforceError::NotEnforced(format!(
+                "the filesystem policy rests on Landlock, but the kernel reported {s:?} for {}",
                 self.description
-            )),
+            ))),
         }
     }
+}
+
+/// Why [`Prepared::enforce`] did not confine the process as planned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EnforceError {
+    /// `landlock_restrict_self` failed.
+    Failed(String),
+    /// The kernel enforces less than a guarantee resting on Landlock alone needs (R-S4).
+    NotEnforced(String),
 }
 
 #[cfg(test)]

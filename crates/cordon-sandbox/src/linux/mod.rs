@@ -6,10 +6,11 @@
 //! - [`plan`] (pure) → [`LinuxPlan`] (which rung, which layers, in words) or a
 //!   [`Refusal`] naming the unmet guarantee (R-S4).
 //! - [`helper_main`]: the helper process, invoked as
-//!   `<exe> __sandbox-helper --permission-profile env:CORDON_PERMISSION_PROFILE -- <argv…>`
-//!   with the payload ([`HelperPayload::encode`](cordon_policy::HelperPayload::encode)) in
-//!   that environment variable (see [`PAYLOAD_ENV`]); the inline form
-//!   `--permission-profile <payload>` is still accepted.
+//!   `<exe> __sandbox-helper --permission-profile fd:N [--report-fd M] -- <argv…>` with the
+//!   payload ([`HelperPayload::encode`](cordon_policy::HelperPayload::encode)) in the
+//!   inherited sealed memfd N ([`payload_descriptor`]); `env:NAME` and the inline form are
+//!   still accepted. It writes what it really applied ([`AppliedReport`], typed
+//!   [`Layer`]s) to descriptor M before the command starts ([`spawn_reported`]).
 //! - [`confine_current_process`]: apply-once self-confinement (R-L6).
 //!
 //! Exit codes of the helper: the command's code; 128+N when the command was killed by
@@ -20,6 +21,7 @@ mod caps;
 mod features;
 mod helper;
 mod landlock_layer;
+mod layer;
 mod loopback;
 mod mounts;
 mod plan;
@@ -30,9 +32,11 @@ mod sys;
 mod unix_guard;
 
 pub use features::{
-    probe, probe_fast, valid_layer_names, LinuxFeatures, ALL_LAYERS, DISABLE_LAYERS_ENV,
-    LAYER_NAMES,
+    probe, probe_fast, valid_layer_names, Availability, LinuxFeatures, Present, ALL_LAYERS,
+    DISABLE_LAYERS_ENV, LAYER_NAMES,
 };
+pub use helper::{AppliedReport, HelperOutcome};
+pub use layer::{Enforcement, Layer, RootView};
 pub use mounts::{layout, Base, Layout, Step, StepKind};
 pub use plan::{
     carve_outs, plan, CarveOut, LandlockPlan, LinuxPlan, Refusal, Rung, SeccompPlan,
@@ -50,34 +54,122 @@ use std::ffi::OsString;
 /// exit(helper_main(argv[2..])) }`.
 pub const HELPER_SUBCOMMAND: &str = "__sandbox-helper";
 
-/// The environment variable that carries the payload to the helper
-/// (`--permission-profile env:CORDON_PERMISSION_PROFILE`).
+/// The environment variable that can carry the payload to the helper
+/// (`--permission-profile env:CORDON_PERMISSION_PROFILE`; [`crate::SandboxManager`] uses a
+/// descriptor instead, see [`PAYLOAD_FROM_FD_PREFIX`]). The name is reserved: a copy in the
+/// caller's environment never reaches the helper or the command.
 ///
 /// The payload holds the command's whole environment and the path layout. In argv it
 /// would be readable by every local user (`/proc/<pid>/cmdline` is mode 0444); a process's
 /// environment (`/proc/<pid>/environ`, mode 0400 and ptrace-checked) is readable only by
-/// the same user. The helper removes the variable from its own environment before doing
-/// anything else, and the command's environment is the payload's, so it never reaches the
-/// command.
+/// the same user, but one variable is capped at 128 KiB. The helper removes the variable
+/// from its own environment before doing anything else.
 pub const PAYLOAD_ENV: &str = "CORDON_PERMISSION_PROFILE";
 
 /// The prefix of a `--permission-profile` value that names an environment variable holding
 /// the payload (`env:NAME`) instead of the payload itself.
 pub const PAYLOAD_FROM_ENV_PREFIX: &str = "env:";
 
+/// The prefix of a `--permission-profile` value that names an inherited descriptor to read
+/// the payload from (`fd:N`, e.g. a sealed memfd): what [`crate::SandboxManager::transform`]
+/// uses, so neither argv nor the environment carries it and its size is not capped by
+/// `MAX_ARG_STRLEN` (128 KiB).
+pub const PAYLOAD_FROM_FD_PREFIX: &str = "fd:";
+
 /// Runs the sandbox helper and returns its exit code (see the module docs for the
 /// codes). `args` are the arguments after [`HELPER_SUBCOMMAND`]:
-/// `--permission-profile env:<NAME> [--report] -- <argv…>` (the payload is read from the
-/// environment variable NAME, normally [`PAYLOAD_ENV`], which is then removed) or
+/// `--permission-profile fd:<N> [--report] [--report-fd <M>] -- <argv…>` (the payload is
+/// read from inherited descriptor N, which is then closed), `--permission-profile
+/// env:<NAME> …` (read from the environment variable NAME, which is then removed) or
 /// `--permission-profile <payload> …` (inline; visible to every local user in
-/// `/proc/<pid>/cmdline`, kept for compatibility and tests). `--report` prints the applied
-/// layers, as enforced, to stderr before the command starts.
+/// `/proc/<pid>/cmdline`, kept for tests). `--report` prints the applied layers, as
+/// enforced, to stderr before the command starts; `--report-fd M` writes the
+/// [`AppliedReport`] as one JSON line to M and closes it, before the command starts.
+/// Standard input, output and error must not be directories or `O_PATH` descriptors (125).
 ///
 /// Must be called from a single-threaded process (it forks and creates namespaces), early,
 /// without having changed signal dispositions other than Rust's default `SIGPIPE` ignore.
 /// Payload of another version or malformed → 125 with a message, the command never runs.
 pub fn helper_main(args: Vec<OsString>) -> i32 {
     helper::main(args)
+}
+
+/// A sealed, inheritable memory file holding `encoded` (the helper payload), for
+/// `--permission-profile fd:N` (see [`PAYLOAD_FROM_FD_PREFIX`]).
+///
+/// Errors: `memfd_create`, write or sealing failed.
+pub fn payload_descriptor(encoded: &str) -> std::io::Result<std::os::fd::OwnedFd> {
+    sys::inheritable_memfd(c"cordon-payload", encoded.as_bytes())
+}
+
+/// Spawns `cmd` (the helper, as built from an [`crate::ExecRequest`]) with
+/// `--report-fd N` inserted after [`HELPER_SUBCOMMAND`], waits with `wait`, and returns its
+/// result with the helper's [`HelperOutcome`]: what it applied, or why nothing ran (`None`
+/// when it said nothing: killed, or not a cordon helper).
+///
+/// Errors: pipe creation or spawn failure (`NotFound` → 127, `PermissionDenied` → 126).
+pub fn spawn_reported<T>(
+    mut args: Vec<String>,
+    build: impl FnOnce(Vec<String>) -> std::process::Command,
+    wait: impl FnOnce(std::process::Child) -> std::io::Result<T>,
+) -> std::io::Result<(T, Option<HelperOutcome>)> {
+    use std::os::fd::AsRawFd;
+    let (r, w) = sys::pipe()?;
+    let at = usize::from(args.first().map(String::as_str) == Some(HELPER_SUBCOMMAND));
+    args.insert(at, "--report-fd".into());
+    args.insert(at + 1, w.as_raw_fd().to_string());
+    let mut cmd = build(args);
+    sys::inherit_in_child(&mut cmd, w.as_raw_fd());
+    let child = cmd.spawn()?;
+    drop(w);
+    // Read while the helper runs (a report larger than the pipe buffer must not block it);
+    // the helper closes its end once the report is written, so this ends before the
+    // command does. A bound on the wait afterwards guards against a descriptor leaked to
+    // a process that lives on.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(sys::read_to_end(&r, 1024 * 1024).unwrap_or_default());
+    });
+    let out = wait(child)?;
+    let bytes = rx
+        .recv_timeout(std::time::Duration::from_secs(2))
+        .unwrap_or_default();
+    let report = serde_json::from_slice(&bytes).ok();
+    Ok((out, report))
+}
+
+/// Takes an inherited descriptor number given by the user (e.g. `--json-fd 3`) as a file
+/// to write to, marked close-on-exec so no command started later inherits it.
+///
+/// Errors: not open (`EBADF`), or 0, 1 or 2 (`EINVAL`: those are shared with the command).
+pub fn take_inherited_file(fd: i32) -> std::io::Result<std::fs::File> {
+    sys::take_inherited_fd(fd).map(std::fs::File::from)
+}
+
+/// The file mapped at address `addr` of this process, from `/proc/self/maps` (`None` when
+/// unreadable, anonymous, or the file was deleted since).
+pub fn mapped_file_of(addr: usize) -> Option<std::path::PathBuf> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    for line in maps.lines() {
+        // start-end perms offset dev inode   path
+        let mut it = line.splitn(6, ' ');
+        let range = it.next()?;
+        let (a, b) = range.split_once('-')?;
+        let (a, b) = (
+            usize::from_str_radix(a, 16).ok()?,
+            usize::from_str_radix(b, 16).ok()?,
+        );
+        if addr < a || addr >= b {
+            continue;
+        }
+        let path = it.nth(4)?.trim_start();
+        if !path.starts_with('/') || path.ends_with(" (deleted)") {
+            return None;
+        }
+        let p = std::path::PathBuf::from(path);
+        return p.is_file().then_some(p);
+    }
+    None
 }
 
 /// Errors of [`confine_current_process`].
@@ -134,15 +226,19 @@ fn thread_count() -> usize {
 pub fn confine_current_process(
     profile: &ResolvedProfile,
     features: &LinuxFeatures,
-) -> Result<Vec<String>, ConfineError> {
+) -> Result<Vec<Layer>, ConfineError> {
     let n = thread_count();
     if n > 1 {
         return Err(ConfineError::MultiThreaded(n));
     }
     let mut f = features.clone();
-    f.user_namespaces = false;
-    f.userns_reason =
-        Some("self-confinement cannot move the running process into new namespaces".into());
+    f.user_namespaces = Availability::Unavailable(
+        "self-confinement cannot move the running process into new namespaces".into(),
+    );
     let p = plan(profile, &f).map_err(ConfineError::Refused)?;
-    helper::confine(profile, &p, Vec::new(), Vec::new()).map_err(ConfineError::Failed)
+    helper::confine(profile, &p, Vec::new(), Vec::new()).map_err(|e| match e {
+        helper::ConfineFailure::Refused(m) | helper::ConfineFailure::Failed(m) => {
+            ConfineError::Failed(m)
+        }
+    })
 }

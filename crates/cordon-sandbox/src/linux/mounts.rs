@@ -1,8 +1,12 @@
 //! The filesystem view of rung 1 (R-L1): a new root built from mounts in a private mount
 //! namespace.
 //!
-//! [`layout`] decides (purely) what to mount; [`build`] does it inside the sandbox's init
-//! process with the new mount API (`open_tree` + `mount_setattr` + `move_mount`), so a
+//! [`layout`] decides (purely) the whole plan as typed [`Step`]s — staging, root, the tree
+//! (private `/tmp`, binds, pinned symlinks, masks), `/dev`, `/proc`, read-only remount,
+//! pivot — from the resolved filesystem and its [`cordon_policy::TopView`] (root access and
+//! private `/tmp`, computed once); `--dry-run` prints it and the Landlock rules of rung 1
+//! are derived from it. [`build`] applies the steps in order, one small function per kind,
+//! inside the sandbox's init process with the new mount API (`open_tree` + `mount_setattr` + `move_mount`), so a
 //! bind is read-only *before* it becomes visible, and every target is opened with
 //! `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` so a path component swapped for a
 //! symlink cannot redirect a mount.
@@ -17,6 +21,8 @@
 //!   an empty mode-000 read-only tmpfs (directories) or an empty mode-000 file bound
 //!   read-only (files). A bind that would show exactly what its parent layer already shows
 //!   is skipped; a deny entry that is missing, or already invisible, is skipped;
+//! - each symlink on the way to a protected, denied or pinned path that lies in a writable
+//!   layer: bound onto itself, so its name cannot be removed, renamed or replaced;
 //! - a minimal `/dev` (null, zero, full, random, urandom, tty from the host; a new `devpts`
 //!   instance; `shm` tmpfs; fd/stdin/stdout/stderr/ptmx symlinks; never block devices);
 //! - a fresh `/proc` for the new pid namespace, with `sys`, `sysrq-trigger`, `irq` and
@@ -33,7 +39,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// What the new root starts from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Base {
     /// The host root, recursively read-only.
     HostReadOnly,
@@ -43,11 +50,26 @@ pub enum Base {
     Empty,
 }
 
-/// One mount step of the layout.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One step of the mount plan. [`build`] applies them in order, one small function per
+/// kind; [`layout`] decides them (purely).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "step", rename_all = "kebab-case")]
 pub enum StepKind {
+    /// `/` made private, a `mode=0700` tmpfs becomes the root for the time of the build
+    /// with the host root at `/oldroot` (bubblewrap's approach; `/oldroot` is never
+    /// modified and is the source of every bind) and the new root at `/newroot`.
+    Staging,
+    /// The new root: the host root (read-only or writable) or an empty tmpfs.
+    Root {
+        /// What it starts from.
+        base: Base,
+    },
     /// A fresh writable tmpfs (mode 1777) on `/tmp`.
-    PrivateTmp,
+    PrivateTmp {
+        /// tmpfs `size=` option (e.g. `"512m"`); `None` = the kernel default (half of RAM).
+        /// Hook for resource limits (issue 8 §4).
+        size: Option<String>,
+    },
     /// A recursive bind of the same host path; read-only unless `writable`.
     Bind {
         /// Writable bind.
@@ -56,31 +78,142 @@ pub enum StepKind {
         /// on the host first, so the command cannot create it.
         protected: bool,
     },
+    /// A symlink on the way to a protected, denied or pinned path, bound onto itself so its
+    /// name cannot be removed, renamed or replaced (the target gets its own step).
+    PinLink,
+    /// A symlink on the way to a granted path, where the layer around it is a tmpfs of
+    /// ours (e.g. `/lib64 -> usr/lib64` on an empty root): recreated there with the host
+    /// link's target, so the spelling the profile used keeps working inside.
+    CopyLink,
+    /// Host side, before the sandbox exists: create the missing directory of a writable
+    /// grant the user spelled (`-w /tmp/w/new`, `--with`, a config entry), each missing
+    /// component with an exclusive `mkdirat` beneath a parent opened without following
+    /// symlinks; the [`StepKind::Bind`] that follows binds it. Failing → refusal.
+    CreateDir,
     /// Hide the path: an empty mode-000 tmpfs (directory) or file, read-only.
-    Mask,
+    Mask {
+        /// Something is bound beneath the hidden directory (e.g. a writable grant inside a
+        /// denied one): its tmpfs gets mode 0111, traversable but not listable or readable,
+        /// so the grant is reachable with exactly its reported access.
+        traverse: bool,
+    },
+    /// A minimal `/dev`: null, zero, full, random, urandom, tty bound from the host; a new
+    /// `devpts` instance; a `shm` tmpfs; fd/stdin/stdout/stderr/ptmx symlinks; never block
+    /// devices.
+    Dev {
+        /// `size=` of the `/dev/shm` tmpfs; `None` = the kernel default. Hook for limits.
+        shm_size: Option<String>,
+    },
+    /// A fresh `/proc` for the new pid namespace, with `sys`, `sysrq-trigger`, `irq` and
+    /// `bus` read-only.
+    Proc,
+    /// Every tmpfs of ours that must not be written (the empty root, masks, `/dev`) made
+    /// read-only, once everything is mounted on it.
+    ReadOnlyRemount,
+    /// `pivot_root` into the new root; the staging root with the host root under it is
+    /// detached; the cwd becomes `/`.
+    Pivot,
+}
+
+impl StepKind {
+    /// Whether the step mounts something at its path inside the tree (as opposed to the
+    /// fixed frame: staging, root, `/dev`, `/proc`, remount, pivot).
+    pub fn is_tree(&self) -> bool {
+        matches!(
+            self,
+            StepKind::PrivateTmp { .. }
+                | StepKind::Bind { .. }
+                | StepKind::PinLink
+                | StepKind::CopyLink
+                | StepKind::Mask { .. }
+        )
+    }
 }
 
 /// A step: where, what, and whether its mountpoint may be created (true when the nearest
 /// layer below it is a tmpfs of ours, never a host directory).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Step {
     /// Absolute path inside the sandbox (= host path).
     pub path: PathBuf,
     /// The mount.
+    #[serde(flatten)]
     pub kind: StepKind,
     /// The mountpoint may be created (it lives in a tmpfs of ours).
     pub may_create: bool,
 }
 
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let p = self.path.display();
+        match &self.kind {
+            StepKind::Staging => write!(f, "staging root (host root at /oldroot)"),
+            StepKind::Root { base } => match base {
+                Base::HostReadOnly => write!(f, "root: host /, read-only"),
+                Base::HostWritable => write!(f, "root: host /, writable"),
+                Base::Empty => write!(f, "root: empty tmpfs"),
+            },
+            StepKind::PrivateTmp { size } => {
+                write!(f, "{p}: private tmpfs")?;
+                if let Some(s) = size {
+                    write!(f, " (size {s})")?;
+                }
+                Ok(())
+            }
+            StepKind::Bind {
+                writable,
+                protected,
+            } => write!(
+                f,
+                "{p}: bind, {}{}",
+                if *writable { "writable" } else { "read-only" },
+                if *protected { " (protected)" } else { "" }
+            ),
+            StepKind::PinLink => write!(f, "{p}: symlink pinned (bound onto itself)"),
+            StepKind::CopyLink => write!(f, "{p}: symlink recreated (as on the host)"),
+            StepKind::CreateDir => write!(f, "{p}: created on the host (missing writable grant)"),
+            StepKind::Mask { traverse: false } => write!(f, "{p}: hidden (empty, mode 000)"),
+            StepKind::Mask { traverse: true } => {
+                write!(
+                    f,
+                    "{p}: hidden (empty, mode 0111: only the grants beneath it reachable)"
+                )
+            }
+            StepKind::Dev { .. } => write!(f, "{p}: minimal /dev"),
+            StepKind::Proc => write!(
+                f,
+                "{p}: fresh /proc (sys, sysrq-trigger, irq, bus read-only)"
+            ),
+            StepKind::ReadOnlyRemount => write!(f, "own tmpfs mounts made read-only"),
+            StepKind::Pivot => write!(f, "pivot into the new root, host root detached"),
+        }
+    }
+}
+
 /// The whole mount plan for one profile.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Layout {
-    /// The root.
+    /// The root (also in the [`StepKind::Root`] step).
     pub base: Base,
-    /// Steps in order.
+    /// Every step, in order: staging, root, the tree (shallow first), `/dev`, `/proc`,
+    /// read-only remount, pivot.
     pub steps: Vec<Step>,
     /// Skipped entries and why.
     pub notes: Vec<String>,
+}
+
+impl Layout {
+    /// The steps that mount something inside the tree (see [`StepKind::is_tree`]).
+    pub fn tree(&self) -> impl Iterator<Item = &Step> {
+        self.steps.iter().filter(|s| s.kind.is_tree())
+    }
+
+    /// Whether `/tmp` is a private tmpfs.
+    pub fn private_tmp(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|s| matches!(s.kind, StepKind::PrivateTmp { .. }))
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -93,26 +226,50 @@ fn under_rebuilt_tree(p: &Path) -> bool {
     p.starts_with("/proc") || p.starts_with("/dev")
 }
 
+/// A grant the user wrote (a profile, config, flag or `--with` entry), other than the
+/// `:tmp` root (a missing `$TMPDIR` is not created).
+fn spelled_grant(e: &cordon_policy::ResolvedEntry) -> bool {
+    matches!(&e.origin, EntryOrigin::Profile { spelling, .. } if !spelling.starts_with(":tmp"))
+}
+
+fn step(path: &str, kind: StepKind, may_create: bool) -> Step {
+    Step {
+        path: PathBuf::from(path),
+        kind,
+        may_create,
+    }
+}
+
 /// Computes the mount layout of `fs` (pure). See the module docs for the rules.
 pub fn layout(fs: &ResolvedFilesystem) -> Layout {
-    let ResolvedFilesystem::Restricted { default, .. } = fs else {
-        return Layout {
-            base: Base::HostWritable,
-            steps: Vec::new(),
-            notes: Vec::new(),
-        };
-    };
-    let layered = fs.layered();
-    let root_access = layered
-        .iter()
-        .find(|e| e.path == Path::new("/"))
-        .map(|e| e.access)
-        .unwrap_or(*default);
-    let base = match root_access {
+    let top = fs.top_view();
+    let base = match top.root {
         Access::Read => Base::HostReadOnly,
         Access::Write => Base::HostWritable,
         Access::Deny => Base::Empty,
     };
+    let (tree, notes) = match fs {
+        ResolvedFilesystem::Unrestricted => (Vec::new(), Vec::new()),
+        ResolvedFilesystem::Restricted { .. } => tree_steps(fs, base, top.private_tmp),
+    };
+    let own_root = base == Base::Empty;
+    let mut steps = vec![
+        step("/", StepKind::Staging, false),
+        step("/", StepKind::Root { base }, false),
+    ];
+    steps.extend(tree);
+    steps.extend([
+        step("/dev", StepKind::Dev { shm_size: None }, own_root),
+        step("/proc", StepKind::Proc, own_root),
+        step("/", StepKind::ReadOnlyRemount, false),
+        step("/", StepKind::Pivot, false),
+    ]);
+    Layout { base, steps, notes }
+}
+
+/// The tree steps (private `/tmp`, binds, pins, masks), shallow first, and notes.
+fn tree_steps(fs: &ResolvedFilesystem, base: Base, private_tmp: bool) -> (Vec<Step>, Vec<String>) {
+    let layered = fs.layered();
     let base_ctx = match base {
         Base::HostReadOnly => Ctx::Host { writable: false },
         Base::HostWritable => Ctx::Host { writable: true },
@@ -132,19 +289,16 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
             .unwrap_or(base_ctx)
     };
 
-    let tmp_denied = layered
-        .iter()
-        .any(|e| e.path == Path::new("/tmp") && e.access == Access::Deny);
-    if !tmp_denied {
-        steps.push(Step {
-            path: PathBuf::from("/tmp"),
-            kind: StepKind::PrivateTmp,
-            may_create: base == Base::Empty,
-        });
+    if private_tmp {
+        steps.push(step(
+            "/tmp",
+            StepKind::PrivateTmp { size: None },
+            base == Base::Empty,
+        ));
         layers.push((PathBuf::from("/tmp"), Ctx::Own));
     }
 
-    for e in layered {
+    for e in layered.iter().copied() {
         if e.path == Path::new("/") {
             continue;
         }
@@ -156,7 +310,7 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
             ));
             continue;
         }
-        if e.path == Path::new("/tmp") && !tmp_denied {
+        if e.path == Path::new("/tmp") && private_tmp {
             continue; // the private /tmp stands for it
         }
         let parent = ctx_of(&layers, &e.path);
@@ -172,7 +326,7 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
                 }
                 steps.push(Step {
                     path: e.path.clone(),
-                    kind: StepKind::Mask,
+                    kind: StepKind::Mask { traverse: false },
                     may_create: false,
                 });
                 layers.push((e.path.clone(), Ctx::Own));
@@ -181,14 +335,26 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
                 let writable = e.access == Access::Write;
                 let placeholder = protected && parent == (Ctx::Host { writable: true });
                 if !e.exists && !placeholder {
-                    if !protected {
-                        notes.push(format!(
-                            "{} {}: does not exist, skipped",
-                            e.access,
-                            e.path.display()
-                        ));
+                    // A writable grant the user spelled for a missing path is honoured:
+                    // created on the host first (issue 8 §1), unless the layer around it
+                    // already lets the command create it.
+                    let create =
+                        writable && parent != (Ctx::Host { writable: true }) && spelled_grant(e);
+                    if !create {
+                        if !protected {
+                            notes.push(format!(
+                                "{} {}: does not exist, skipped",
+                                e.access,
+                                e.path.display()
+                            ));
+                        }
+                        continue;
                     }
-                    continue;
+                    steps.push(Step {
+                        path: e.path.clone(),
+                        kind: StepKind::CreateDir,
+                        may_create: false,
+                    });
                 }
                 // A pinned directory is bound onto itself even though its parent shows the
                 // same access: a mount point cannot be renamed or removed, so the protected
@@ -209,6 +375,51 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
             }
         }
     }
+    // Symlink names on the way to protected, denied and pinned paths, where the command
+    // could replace them (in a writable host layer): pinned, after every layer is known.
+    let mut pinned_links: Vec<&Path> = Vec::new();
+    // Symlinks on the way to grants, in a tmpfs of ours: recreated, so the spelling works.
+    for e in &layered {
+        if under_rebuilt_tree(&e.path) {
+            continue;
+        }
+        let guarded = e.access == Access::Deny
+            || matches!(
+                e.origin,
+                EntryOrigin::Protected { .. } | EntryOrigin::Pinned { .. }
+            );
+        for l in &e.links {
+            if pinned_links.contains(&l.as_path()) {
+                continue;
+            }
+            let kind = match ctx_of(&layers, l) {
+                Ctx::Host { writable: true } if guarded => StepKind::PinLink,
+                Ctx::Own if e.access != Access::Deny => StepKind::CopyLink,
+                _ => continue,
+            };
+            pinned_links.push(l);
+            steps.push(Step {
+                path: l.clone(),
+                may_create: kind == StepKind::CopyLink,
+                kind,
+            });
+        }
+    }
+    // Shallow first (stable: equal depths keep their order).
+    steps.sort_by_key(|s| s.path.components().count());
+    // A mask with binds beneath it must be traversable, or they are unreachable.
+    let mounted: Vec<PathBuf> = steps
+        .iter()
+        .filter(|s| matches!(s.kind, StepKind::Bind { .. } | StepKind::PinLink))
+        .map(|s| s.path.clone())
+        .collect();
+    for s in &mut steps {
+        if let StepKind::Mask { traverse } = &mut s.kind {
+            *traverse = mounted
+                .iter()
+                .any(|m| m.starts_with(&s.path) && *m != s.path);
+        }
+    }
     if !missing_denies.is_empty() {
         notes.push(format!(
             "{} deny entr{} not present, nothing to hide: {}",
@@ -221,27 +432,24 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
             missing_denies.join(", ")
         ));
     }
-    Layout { base, steps, notes }
+    (steps, notes)
 }
 
-/// A protected path that did not exist and was created empty on the host so it could be
-/// mounted read-only (R-P3). Removed by [`remove_placeholders`] only while it is still the
-/// very entry created here, and still empty.
-#[derive(Debug)]
+/// A protected path that did not exist and was created on the host so it could be mounted
+/// read-only (R-P3). Placeholders are **permanent**: cordon never removes them. Removing
+/// one would (Linux >= 3.18) detach the read-only bind of every other run still using it,
+/// and runs overlap (issue 7 item 1). What stays behind is harmless: an empty directory
+/// (`.git/hooks`, `.git/info`, `.git/modules`, `.git/worktrees`), an empty file
+/// (`.git/config`, `.git/config.worktree`), `.git/commondir` saying `.` (what a missing
+/// one means), or a `.git`/`.cordon` directory holding only the note
+/// [`cordon_policy::PLACEHOLDER_NOTE`], which git does not take for a repository (no
+/// `HEAD`) and cordon does not take for a workspace marker.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Placeholder {
-    /// A directory (else an empty file).
+    /// Where it was created.
+    pub path: PathBuf,
+    /// A directory (else a file).
     pub dir: bool,
-    /// The directory it was created in, opened (`O_PATH`, no symlink anywhere in the path)
-    /// when it was created: removal acts on that directory even if, meanwhile, it was
-    /// renamed or its path was made to lead elsewhere (e.g. `.git` swapped for a symlink).
-    parent: OwnedFd,
-    /// Its name in `parent`.
-    name: CString,
-    /// Size of the file placeholder as created (its contents are ours).
-    size: libc::off_t,
-    /// Device and inode of the entry created.
-    dev: libc::dev_t,
-    ino: libc::ino_t,
 }
 
 fn placeholder_is_dir(p: &Path) -> bool {
@@ -251,11 +459,18 @@ fn placeholder_is_dir(p: &Path) -> bool {
     )
 }
 
+/// Whether a directory placeholder gets the note (the workspace marker names).
+fn placeholder_gets_note(p: &Path) -> bool {
+    matches!(
+        p.file_name().and_then(|n| n.to_str()),
+        Some(".git" | ".cordon")
+    )
+}
+
 /// What a file placeholder holds. An empty `commondir` would make every git command in the
 /// repository fail (git reads it as the location of the common directory), so its
 /// placeholder says `.`: the git dir itself, which is what a missing `commondir` means.
-/// It is still a read-only mount while the command runs, so the command cannot point git
-/// elsewhere; and if it is left behind (helper killed), git keeps working.
+/// It is a read-only mount while any command runs, so no command can point git elsewhere.
 fn placeholder_contents(p: &Path) -> &'static [u8] {
     match p.file_name().and_then(|n| n.to_str()) {
         Some("commondir") => b".\n",
@@ -267,18 +482,82 @@ fn is_errno(e: &io::Error, errno: libc::c_int) -> bool {
     e.raw_os_error() == Some(errno)
 }
 
-/// Creates placeholders on the host for the protected binds of `layout` whose path is
-/// missing now. Runs in the helper (host mount namespace) before the sandbox is built.
+/// The host-side steps of `layout`, run by the helper (host mount namespace) before the
+/// sandbox exists: [`StepKind::CreateDir`] for missing writable grants and the
+/// placeholders of missing protected paths ([`create_placeholders`]). Returns the
+/// placeholders created.
+///
+/// Errors: a directory or placeholder could not be created (message names the path and
+/// what to do; the helper refuses to run).
+pub fn prepare_host(layout: &Layout) -> io::Result<Vec<Placeholder>> {
+    create_missing_grants(layout)?;
+    create_placeholders(layout)
+}
+
+/// The [`StepKind::CreateDir`] steps of `layout` (also run on rung 2, which mounts
+/// nothing, so a missing writable grant means the same on every rung).
+///
+/// Errors: as [`prepare_host`].
+pub fn create_missing_grants(layout: &Layout) -> io::Result<()> {
+    for s in layout
+        .steps
+        .iter()
+        .filter(|s| s.kind == StepKind::CreateDir)
+    {
+        create_dir_nofollow(&s.path).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot create {} for its writable grant: {e}; create it yourself or \
+                     drop the grant",
+                    s.path.display()
+                ),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// `mkdir -p` of the absolute `path` without following any symlink: each component is
+/// opened beneath its parent with `RESOLVE_NO_SYMLINKS` and, when missing, created with an
+/// exclusive `mkdirat` (one that appears meanwhile is taken if it is a directory).
+fn create_dir_nofollow(path: &Path) -> io::Result<()> {
+    let mut cur = sys::open_dir_nofollow(Path::new("/"))?;
+    for comp in rel(path).components() {
+        let name = Path::new(comp.as_os_str());
+        let next = match sys::open_beneath(cur.as_raw_fd(), name) {
+            Ok(f) => f,
+            Err(e) if is_errno(&e, libc::ENOENT) => {
+                let cname = CString::new(comp.as_os_str().as_bytes())?;
+                match sys::mkdirat_excl(cur.as_raw_fd(), &cname, 0o755) {
+                    Ok(()) => {}
+                    Err(e) if is_errno(&e, libc::EEXIST) => {}
+                    Err(e) => return Err(e),
+                }
+                sys::open_beneath(cur.as_raw_fd(), name)?
+            }
+            Err(e) => return Err(e),
+        };
+        if !is_dir_fd(&next)? {
+            return Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!("{} is not a directory", name.display()),
+            ));
+        }
+        cur = next;
+    }
+    Ok(())
+}
+
+/// Creates (permanently, see [`Placeholder`]) the protected paths of `layout` that are
+/// missing now and are bound onto a writable host layer. Runs in the helper (host mount
+/// namespace) before the sandbox is built.
 ///
 /// Each placeholder is created relative to a descriptor of its parent directory opened
 /// without following any symlink (a path with a symlink in it is an error: the bind would
-/// refuse it too), and its device and inode are recorded, so [`remove_placeholders`] can
-/// remove exactly it and nothing a symlink planted later points to.
-///
-/// Side effect (documented for users): while the command runs, e.g. an empty `.cordon/`
-/// or `.git/hooks/` exists in the workspace; [`remove_placeholders`] removes it afterwards
-/// if it is still empty. A protected path whose parent is missing is skipped (the bind is
-/// then skipped too, with a note).
+/// refuse it too), with an exclusive create (an entry that appears meanwhile, e.g. made by
+/// a concurrent run, is left as it is and bound). A protected path whose parent is missing
+/// is skipped (the bind is then skipped too, with a note).
 ///
 /// Errors: creating a placeholder failed for another reason than a missing parent or an
 /// entry that appeared meanwhile (the helper then refuses to run: the path could not be
@@ -299,7 +578,6 @@ pub fn create_placeholders(layout: &Layout) -> io::Result<Vec<Placeholder>> {
             Ok(Some(p)) => out.push(p),
             Ok(None) => {}
             Err(e) => {
-                remove_placeholders(&out);
                 return Err(io::Error::new(
                     e.kind(),
                     format!(
@@ -332,24 +610,23 @@ fn create_placeholder(path: &Path) -> io::Result<Option<Placeholder>> {
     }
     let dir = placeholder_is_dir(path);
     let created = if dir {
-        sys::mkdirat_excl(pfd.as_raw_fd(), &cname, 0o755)
-            .and_then(|()| sys::fstatat_nofollow(pfd.as_raw_fd(), &cname))
+        sys::mkdirat_excl(pfd.as_raw_fd(), &cname, 0o755).and_then(|()| {
+            if placeholder_gets_note(path) {
+                write_note(pfd.as_raw_fd(), &cname)
+            } else {
+                Ok(())
+            }
+        })
     } else {
         sys::create_file_excl(pfd.as_raw_fd(), &cname, 0o644).and_then(|f| {
             use std::io::Write as _;
-            let mut file = std::fs::File::from(f);
-            file.write_all(placeholder_contents(path))?;
-            sys::fstat(file.as_raw_fd())
+            std::fs::File::from(f).write_all(placeholder_contents(path))
         })
     };
     match created {
-        Ok(st) => Ok(Some(Placeholder {
-            size: st.st_size,
+        Ok(()) => Ok(Some(Placeholder {
+            path: path.to_path_buf(),
             dir,
-            parent: pfd,
-            name: cname,
-            dev: st.st_dev,
-            ino: st.st_ino,
         })),
         // Someone else's entry appeared, or the parent went away: nothing of ours.
         Err(e) if is_errno(&e, libc::EEXIST) || is_errno(&e, libc::ENOENT) => Ok(None),
@@ -357,31 +634,17 @@ fn create_placeholder(path: &Path) -> io::Result<Option<Placeholder>> {
     }
 }
 
-/// Removes the placeholders, deepest first, each only if the entry under its name in the
-/// directory it was created in is still the one created (same device and inode, same type,
-/// checked without following symlinks) and still as created (an empty directory; a file of
-/// the size written). Never resolves the path again: a
-/// directory on the way that was renamed or replaced by a symlink cannot redirect the
-/// removal (`unlinkat` relative to the directory descriptor kept since creation).
-pub fn remove_placeholders(p: &[Placeholder]) {
-    for ph in p.iter().rev() {
-        let dirfd = ph.parent.as_raw_fd();
-        let Ok(st) = sys::fstatat_nofollow(dirfd, &ph.name) else {
-            continue;
-        };
-        if st.st_dev != ph.dev || st.st_ino != ph.ino {
-            continue; // not the entry created here any more
-        }
-        let kind = st.st_mode & libc::S_IFMT;
-        if ph.dir {
-            if kind == libc::S_IFDIR {
-                // rmdir removes only an empty directory.
-                let _ = sys::unlinkat(dirfd, &ph.name, libc::AT_REMOVEDIR);
-            }
-        } else if kind == libc::S_IFREG && st.st_size == ph.size {
-            let _ = sys::unlinkat(dirfd, &ph.name, 0);
-        }
-    }
+/// Writes the [`cordon_policy::PLACEHOLDER_NOTE`] into the directory `name` of `parent`
+/// just created, opened without following symlinks, with an exclusive create.
+fn write_note(parent: RawFd, name: &CString) -> io::Result<()> {
+    use std::io::Write as _;
+    let d = sys::open_beneath(
+        parent,
+        Path::new(std::ffi::OsStr::from_bytes(name.as_bytes())),
+    )?;
+    let note = CString::new(cordon_policy::PLACEHOLDER_NOTE)?;
+    let f = sys::create_file_excl(d.as_raw_fd(), &note, 0o444)?;
+    std::fs::File::from(f).write_all(cordon_policy::PLACEHOLDER_NOTE_TEXT.as_bytes())
 }
 
 fn c(s: &str) -> CString {
@@ -428,6 +691,15 @@ fn ensure_target(root: RawFd, rel: &Path, dir: bool, may_create: bool) -> io::Re
     }
 }
 
+/// Opens the directory `rel` beneath `root` (the root itself when `rel` is empty), no
+/// symlink followed.
+fn open_dir_beneath(root: RawFd, rel: &Path) -> io::Result<OwnedFd> {
+    if rel.as_os_str().is_empty() {
+        return sys::dup_cloexec(root);
+    }
+    sys::open_beneath(root, rel)
+}
+
 /// Handles kept after [`build`]: descriptors the Landlock layer needs.
 pub struct Built {
     /// `O_PATH` descriptor of the host's `/dev/pts`, so a terminal inherited from the host
@@ -437,144 +709,262 @@ pub struct Built {
     pub notes: Vec<String>,
 }
 
-/// Builds the new root and pivots into it. Must run in a fresh mount namespace owned by a
-/// user namespace in which the caller has `CAP_SYS_ADMIN`, inside the new pid namespace
-/// (for `/proc`). Afterwards `/` is the new root and the host root is detached; the cwd
-/// is `/`.
+/// Builds the new root by applying the steps of `layout` in order, and pivots into it.
+/// Must run in a fresh mount namespace owned by a user namespace in which the caller has
+/// `CAP_SYS_ADMIN`, inside the new pid namespace (for `/proc`). Afterwards `/` is the new
+/// root and the host root is detached; the cwd is `/`.
 ///
 /// Errors: any failed mount step, with the step named (the caller refuses to run).
 pub fn build(layout: &Layout) -> io::Result<Built> {
-    let mut notes = layout.notes.clone();
-    let mut make_ro: Vec<OwnedFd> = Vec::new();
-    const NOSUID_NODEV: u64 = sys::MOUNT_ATTR_NOSUID | sys::MOUNT_ATTR_NODEV;
+    let mut st = BuildState {
+        old: None,
+        root: None,
+        make_ro: Vec::new(),
+        host_devpts: None,
+        notes: layout.notes.clone(),
+    };
+    for s in &layout.steps {
+        match &s.kind {
+            StepKind::Staging => apply_staging(&mut st)?,
+            StepKind::Root { base } => apply_root(&mut st, *base)?,
+            StepKind::PrivateTmp { size } => apply_private_tmp(&mut st, s, size.as_deref())?,
+            StepKind::Bind {
+                writable,
+                protected,
+            } => apply_bind(&mut st, s, *writable, *protected)?,
+            StepKind::PinLink => apply_pin_link(&mut st, s)?,
+            StepKind::CopyLink => apply_copy_link(&mut st, s)?,
+            StepKind::CreateDir => {} // done by `prepare_host` before the sandbox exists
+            StepKind::Mask { traverse } => apply_mask(&mut st, s, *traverse)?,
+            StepKind::Dev { shm_size } => apply_dev(&mut st, s, shm_size.as_deref())?,
+            StepKind::Proc => apply_proc(&mut st, s)?,
+            StepKind::ReadOnlyRemount => apply_read_only(&mut st)?,
+            StepKind::Pivot => apply_pivot(&mut st)?,
+        }
+    }
+    Ok(Built {
+        host_devpts: st.host_devpts,
+        notes: st.notes,
+    })
+}
 
+/// What the steps share while the root is built.
+struct BuildState {
+    /// `/oldroot` (the host root) once staged.
+    old: Option<OwnedFd>,
+    /// `/newroot` once the root is attached.
+    root: Option<OwnedFd>,
+    /// Our tmpfs mounts to make read-only at [`StepKind::ReadOnlyRemount`].
+    make_ro: Vec<OwnedFd>,
+    host_devpts: Option<OwnedFd>,
+    notes: Vec<String>,
+}
+
+impl BuildState {
+    fn old(&self) -> io::Result<RawFd> {
+        self.old
+            .as_ref()
+            .map(|f| f.as_raw_fd())
+            .ok_or_else(|| io::Error::other("mount plan: no staging step before this one"))
+    }
+    fn root(&self) -> io::Result<RawFd> {
+        self.root
+            .as_ref()
+            .map(|f| f.as_raw_fd())
+            .ok_or_else(|| io::Error::other("mount plan: no root step before this one"))
+    }
+}
+
+const NOSUID_NODEV: u64 = sys::MOUNT_ATTR_NOSUID | sys::MOUNT_ATTR_NODEV;
+
+fn apply_staging(st: &mut BuildState) -> io::Result<()> {
     sys::make_rprivate(c"/").map_err(|e| ctx_err("making / private", e))?;
-    // Staging: a tmpfs that becomes the root for the time of the build, with the host
-    // root at /oldroot (bwrap's approach; /oldroot is never modified, so it is the
-    // source of every bind).
     let staging = if Path::new("/tmp").is_dir() {
         c"/tmp"
     } else {
         c"/proc"
     };
     sys::mount_tmpfs(staging, c"mode=0700").map_err(|e| ctx_err("staging tmpfs", e))?;
-    let st = sys::open_path(Path::new(staging.to_str().unwrap_or("/tmp")), true)?;
-    sys::mkdirat(st.as_raw_fd(), c"newroot", 0o755)?;
-    sys::mkdirat(st.as_raw_fd(), c"oldroot", 0o755)?;
-    sys::mkfileat(st.as_raw_fd(), c"deny-file", 0)?;
-    sys::fchdir(&st)?;
+    let dir = sys::open_path(Path::new(staging.to_str().unwrap_or("/tmp")), true)?;
+    sys::mkdirat(dir.as_raw_fd(), c"newroot", 0o755)?;
+    sys::mkdirat(dir.as_raw_fd(), c"oldroot", 0o755)?;
+    sys::mkfileat(dir.as_raw_fd(), c"deny-file", 0)?;
+    sys::fchdir(&dir)?;
     sys::pivot_root(c".", c"oldroot").map_err(|e| ctx_err("pivot_root to staging", e))?;
-    drop(st);
+    drop(dir);
     std::env::set_current_dir("/")?;
-    let oldroot = sys::open_path(Path::new("/oldroot"), true)?;
-    let old = oldroot.as_raw_fd();
+    st.old = Some(sys::open_path(Path::new("/oldroot"), true)?);
+    Ok(())
+}
 
-    // The base.
-    {
-        let target = sys::open_path(Path::new("/newroot"), true)?;
-        match layout.base {
-            Base::HostReadOnly | Base::HostWritable => {
-                let tree = sys::clone_tree(old, "", true)
-                    .map_err(|e| ctx_err("cloning the host root", e))?;
-                let mut set = NOSUID_NODEV;
-                if layout.base == Base::HostReadOnly {
-                    set |= sys::MOUNT_ATTR_RDONLY;
-                }
-                sys::mount_setattr(tree.as_raw_fd(), true, set, 0)
-                    .map_err(|e| ctx_err("making the root read-only", e))?;
-                sys::attach(&tree, &target).map_err(|e| ctx_err("attaching the root", e))?;
+fn apply_root(st: &mut BuildState, base: Base) -> io::Result<()> {
+    let target = sys::open_path(Path::new("/newroot"), true)?;
+    match base {
+        Base::HostReadOnly | Base::HostWritable => {
+            let tree = sys::clone_tree(st.old()?, "", true)
+                .map_err(|e| ctx_err("cloning the host root", e))?;
+            let mut set = NOSUID_NODEV;
+            if base == Base::HostReadOnly {
+                set |= sys::MOUNT_ATTR_RDONLY;
             }
-            Base::Empty => {
-                let t = sys::new_fs(c"tmpfs", &[(c"mode", Some(c"0755"))], NOSUID_NODEV)
-                    .map_err(|e| ctx_err("root tmpfs", e))?;
-                sys::attach(&t, &target).map_err(|e| ctx_err("attaching the root tmpfs", e))?;
-                make_ro.push(t);
-            }
+            sys::mount_setattr(tree.as_raw_fd(), true, set, 0)
+                .map_err(|e| ctx_err("making the root read-only", e))?;
+            sys::attach(&tree, &target).map_err(|e| ctx_err("attaching the root", e))?;
+        }
+        Base::Empty => {
+            let t = sys::new_fs(c"tmpfs", &[(c"mode", Some(c"0755"))], NOSUID_NODEV)
+                .map_err(|e| ctx_err("root tmpfs", e))?;
+            sys::attach(&t, &target).map_err(|e| ctx_err("attaching the root tmpfs", e))?;
+            st.make_ro.push(t);
         }
     }
-    let root = sys::open_path(Path::new("/newroot"), true)?;
-    let r = root.as_raw_fd();
+    st.root = Some(sys::open_path(Path::new("/newroot"), true)?);
+    Ok(())
+}
 
-    for s in &layout.steps {
-        let rp = rel(&s.path);
-        match &s.kind {
-            StepKind::PrivateTmp => {
-                let t = sys::new_fs(c"tmpfs", &[(c"mode", Some(c"1777"))], NOSUID_NODEV)
-                    .map_err(|e| ctx_err("private /tmp", e))?;
-                let target = ensure_target(r, rp, true, s.may_create)
-                    .map_err(|e| ctx_err("mountpoint /tmp", e))?;
-                sys::attach(&t, &target).map_err(|e| ctx_err("attaching /tmp", e))?;
-            }
-            StepKind::Bind {
-                writable,
-                protected,
-            } => {
-                let src = match sys::open_beneath(old, rp) {
-                    Ok(f) => f,
-                    Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-                        notes.push(format!(
-                            "{} {}: vanished before the sandbox was built, skipped",
-                            if *protected { "protected" } else { "entry" },
-                            s.path.display()
-                        ));
-                        continue;
-                    }
-                    Err(e) => return Err(ctx_err(format!("opening {}", s.path.display()), e)),
-                };
-                let dir = is_dir_fd(&src)?;
-                let tree = sys::clone_tree(src.as_raw_fd(), "", true)
-                    .map_err(|e| ctx_err(format!("cloning {}", s.path.display()), e))?;
-                let mut set = NOSUID_NODEV;
-                if !writable {
-                    set |= sys::MOUNT_ATTR_RDONLY;
-                }
-                sys::mount_setattr(tree.as_raw_fd(), true, set, 0)
-                    .map_err(|e| ctx_err(format!("attributes of {}", s.path.display()), e))?;
-                let target = ensure_target(r, rp, dir, s.may_create)
-                    .map_err(|e| ctx_err(format!("mountpoint {}", s.path.display()), e))?;
-                sys::attach(&tree, &target)
-                    .map_err(|e| ctx_err(format!("binding {}", s.path.display()), e))?;
-            }
-            StepKind::Mask => {
-                let target = match sys::open_beneath(r, rp) {
-                    Ok(t) => t,
-                    Err(e) if e.raw_os_error() == Some(libc::ENOENT) => continue,
-                    Err(e) => return Err(ctx_err(format!("opening {}", s.path.display()), e)),
-                };
-                if is_dir_fd(&target)? {
-                    let t = sys::new_fs(
-                        c"tmpfs",
-                        &[(c"mode", Some(c"000")), (c"size", Some(c"4k"))],
-                        NOSUID_NODEV | sys::MOUNT_ATTR_NOEXEC,
-                    )
-                    .map_err(|e| ctx_err("mask tmpfs", e))?;
-                    sys::attach(&t, &target)
-                        .map_err(|e| ctx_err(format!("masking {}", s.path.display()), e))?;
-                    make_ro.push(t);
-                } else {
-                    let f = sys::clone_tree(libc::AT_FDCWD, "/deny-file", false)?;
-                    sys::mount_setattr(
-                        f.as_raw_fd(),
-                        false,
-                        NOSUID_NODEV | sys::MOUNT_ATTR_NOEXEC | sys::MOUNT_ATTR_RDONLY,
-                        0,
-                    )?;
-                    sys::attach(&f, &target)
-                        .map_err(|e| ctx_err(format!("masking {}", s.path.display()), e))?;
-                }
-            }
-        }
+/// tmpfs options: `mode`, plus `size` when given.
+fn tmpfs_opts(mode: &CString, size: Option<&str>) -> io::Result<Vec<(CString, Option<CString>)>> {
+    let mut o = vec![(c("mode"), Some(mode.clone()))];
+    if let Some(s) = size {
+        o.push((c("size"), Some(CString::new(s)?)));
     }
+    Ok(o)
+}
 
-    // /dev
-    let dev_tmpfs = sys::new_fs(
-        c"tmpfs",
-        &[(c"mode", Some(c"0755"))],
-        sys::MOUNT_ATTR_NOSUID,
-    )
-    .map_err(|e| ctx_err("/dev tmpfs", e))?;
+fn new_tmpfs(mode: &str, size: Option<&str>, attrs: u64) -> io::Result<OwnedFd> {
+    let opts = tmpfs_opts(&c(mode), size)?;
+    let refs: Vec<(&std::ffi::CStr, Option<&std::ffi::CStr>)> = opts
+        .iter()
+        .map(|(k, v)| (k.as_c_str(), v.as_deref()))
+        .collect();
+    sys::new_fs(c"tmpfs", &refs, attrs)
+}
+
+fn apply_private_tmp(st: &mut BuildState, s: &Step, size: Option<&str>) -> io::Result<()> {
+    let t = new_tmpfs("1777", size, NOSUID_NODEV).map_err(|e| ctx_err("private /tmp", e))?;
+    let target = ensure_target(st.root()?, rel(&s.path), true, s.may_create)
+        .map_err(|e| ctx_err("mountpoint /tmp", e))?;
+    sys::attach(&t, &target).map_err(|e| ctx_err("attaching /tmp", e))
+}
+
+fn apply_bind(st: &mut BuildState, s: &Step, writable: bool, protected: bool) -> io::Result<()> {
+    let rp = rel(&s.path);
+    let src = match sys::open_beneath(st.old()?, rp) {
+        Ok(f) => f,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+            st.notes.push(format!(
+                "{} {}: vanished before the sandbox was built, skipped",
+                if protected { "protected" } else { "entry" },
+                s.path.display()
+            ));
+            return Ok(());
+        }
+        Err(e) => return Err(ctx_err(format!("opening {}", s.path.display()), e)),
+    };
+    let dir = is_dir_fd(&src)?;
+    let tree = sys::clone_tree(src.as_raw_fd(), "", true)
+        .map_err(|e| ctx_err(format!("cloning {}", s.path.display()), e))?;
+    let mut set = NOSUID_NODEV;
+    if !writable {
+        set |= sys::MOUNT_ATTR_RDONLY;
+    }
+    sys::mount_setattr(tree.as_raw_fd(), true, set, 0)
+        .map_err(|e| ctx_err(format!("attributes of {}", s.path.display()), e))?;
+    let target = ensure_target(st.root()?, rp, dir, s.may_create)
+        .map_err(|e| ctx_err(format!("mountpoint {}", s.path.display()), e))?;
+    sys::attach(&tree, &target).map_err(|e| ctx_err(format!("binding {}", s.path.display()), e))
+}
+
+fn apply_pin_link(st: &mut BuildState, s: &Step) -> io::Result<()> {
+    let rp = rel(&s.path);
+    let (Some(parent), Some(name)) = (rp.parent(), rp.file_name()) else {
+        return Ok(());
+    };
+    let cname = CString::new(name.as_bytes())?;
+    let fail =
+        |what: &str, e: io::Error| ctx_err(format!("{what} the symlink {}", s.path.display()), e);
+    let src_dir = open_dir_beneath(st.old()?, parent).map_err(|e| fail("opening", e))?;
+    let stat =
+        sys::fstatat_nofollow(src_dir.as_raw_fd(), &cname).map_err(|e| fail("checking", e))?;
+    if stat.st_mode & libc::S_IFMT != libc::S_IFLNK {
+        return Err(fail(
+            "pinning",
+            io::Error::other("it was replaced since launch; run again"),
+        ));
+    }
+    let link = sys::clone_nofollow(src_dir.as_raw_fd(), &cname).map_err(|e| fail("cloning", e))?;
+    let dst_dir = open_dir_beneath(st.root()?, parent).map_err(|e| fail("opening", e))?;
+    sys::attach_at(&link, dst_dir.as_raw_fd(), &cname).map_err(|e| fail("pinning", e))
+}
+
+fn apply_copy_link(st: &mut BuildState, s: &Step) -> io::Result<()> {
+    let rp = rel(&s.path);
+    let (Some(parent), Some(name)) = (rp.parent(), rp.file_name()) else {
+        return Ok(());
+    };
+    let src_dir = open_dir_beneath(st.old()?, parent)
+        .map_err(|e| ctx_err(format!("opening {}", s.path.display()), e))?;
+    let target = match nix::fcntl::readlinkat(&src_dir, name) {
+        Ok(t) => t,
+        Err(e) => {
+            st.notes
+                .push(format!("symlink {}: not recreated ({e})", s.path.display()));
+            return Ok(());
+        }
+    };
+    let dst_dir = if parent.as_os_str().is_empty() {
+        open_dir_beneath(st.root()?, parent)?
+    } else {
+        ensure_target(st.root()?, parent, true, true)
+            .map_err(|e| ctx_err(format!("mountpoint {}", s.path.display()), e))?
+    };
+    let cname = CString::new(name.as_bytes())?;
+    let ctarget = CString::new(target.as_bytes())?;
+    match sys::symlinkat(&ctarget, dst_dir.as_raw_fd(), &cname) {
+        Ok(()) => Ok(()),
+        Err(e) if is_errno(&e, libc::EEXIST) => Ok(()),
+        Err(e) => Err(ctx_err(format!("recreating {}", s.path.display()), e)),
+    }
+}
+
+fn apply_mask(st: &mut BuildState, s: &Step, traverse: bool) -> io::Result<()> {
+    let target = match sys::open_beneath(st.root()?, rel(&s.path)) {
+        Ok(t) => t,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(()),
+        Err(e) => return Err(ctx_err(format!("opening {}", s.path.display()), e)),
+    };
+    if is_dir_fd(&target)? {
+        let mode = if traverse { c"0111" } else { c"000" };
+        let t = sys::new_fs(
+            c"tmpfs",
+            &[(c"mode", Some(mode)), (c"size", Some(c"4k"))],
+            NOSUID_NODEV | sys::MOUNT_ATTR_NOEXEC,
+        )
+        .map_err(|e| ctx_err("mask tmpfs", e))?;
+        sys::attach(&t, &target)
+            .map_err(|e| ctx_err(format!("masking {}", s.path.display()), e))?;
+        st.make_ro.push(t);
+    } else {
+        let f = sys::clone_tree(libc::AT_FDCWD, "/deny-file", false)?;
+        sys::mount_setattr(
+            f.as_raw_fd(),
+            false,
+            NOSUID_NODEV | sys::MOUNT_ATTR_NOEXEC | sys::MOUNT_ATTR_RDONLY,
+            0,
+        )?;
+        sys::attach(&f, &target)
+            .map_err(|e| ctx_err(format!("masking {}", s.path.display()), e))?;
+    }
+    Ok(())
+}
+
+fn apply_dev(st: &mut BuildState, s: &Step, shm_size: Option<&str>) -> io::Result<()> {
+    let r = st.root()?;
+    let old = st.old()?;
+    let dev_tmpfs =
+        new_tmpfs("0755", None, sys::MOUNT_ATTR_NOSUID).map_err(|e| ctx_err("/dev tmpfs", e))?;
     {
-        let target = ensure_target(r, Path::new("dev"), true, layout.base == Base::Empty)
+        let target = ensure_target(r, rel(&s.path), true, s.may_create)
             .map_err(|e| ctx_err("mountpoint /dev", e))?;
         sys::attach(&dev_tmpfs, &target).map_err(|e| ctx_err("attaching /dev", e))?;
     }
@@ -584,7 +974,7 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
         let src = match sys::clone_tree(old, &format!("dev/{name}"), false) {
             Ok(s) => s,
             Err(e) => {
-                notes.push(format!("/dev/{name} not available: {e}"));
+                st.notes.push(format!("/dev/{name} not available: {e}"));
                 continue;
             }
         };
@@ -613,12 +1003,11 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
             let target = sys::open_beneath(d, Path::new("pts"))?;
             sys::attach(&pts, &target).map_err(|e| ctx_err("/dev/pts", e))?;
         }
-        Err(e) => notes.push(format!("/dev/pts not available: {e}")),
+        Err(e) => st.notes.push(format!("/dev/pts not available: {e}")),
     }
     sys::mkdirat(d, c"shm", 0o1777)?;
     {
-        let shm = sys::new_fs(c"tmpfs", &[(c"mode", Some(c"1777"))], NOSUID_NODEV)
-            .map_err(|e| ctx_err("/dev/shm", e))?;
+        let shm = new_tmpfs("1777", shm_size, NOSUID_NODEV).map_err(|e| ctx_err("/dev/shm", e))?;
         let target = sys::open_beneath(d, Path::new("shm"))?;
         sys::attach(&shm, &target).map_err(|e| ctx_err("/dev/shm", e))?;
     }
@@ -631,45 +1020,53 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
     ] {
         sys::symlinkat(&c(to), d, &c(name))?;
     }
-    make_ro.push(dev_tmpfs);
-    drop(dev);
+    st.make_ro.push(dev_tmpfs);
+    Ok(())
+}
 
-    // /proc
-    {
-        let proc_fs = sys::new_fs(c"proc", &[], NOSUID_NODEV | sys::MOUNT_ATTR_NOEXEC)
-            .map_err(|e| ctx_err("mounting a fresh /proc", e))?;
-        let target = ensure_target(r, Path::new("proc"), true, layout.base == Base::Empty)
-            .map_err(|e| ctx_err("mountpoint /proc", e))?;
-        sys::attach(&proc_fs, &target).map_err(|e| ctx_err("attaching /proc", e))?;
-        let p = sys::open_beneath(r, Path::new("proc"))?;
-        for sub in ["sys", "sysrq-trigger", "irq", "bus"] {
-            // Only an absent entry is skipped: any other failure would leave it writable.
-            let src = match sys::open_beneath(p.as_raw_fd(), Path::new(sub)) {
-                Ok(f) => f,
-                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => continue,
-                Err(e) => return Err(ctx_err(format!("opening /proc/{sub}"), e)),
-            };
-            let tree = sys::clone_tree(src.as_raw_fd(), "", true)?;
-            sys::mount_setattr(tree.as_raw_fd(), true, sys::MOUNT_ATTR_RDONLY, 0)?;
-            sys::attach(&tree, &src).map_err(|e| ctx_err(format!("/proc/{sub}"), e))?;
-        }
+fn apply_proc(st: &mut BuildState, s: &Step) -> io::Result<()> {
+    let r = st.root()?;
+    let proc_fs = sys::new_fs(c"proc", &[], NOSUID_NODEV | sys::MOUNT_ATTR_NOEXEC)
+        .map_err(|e| ctx_err("mounting a fresh /proc", e))?;
+    let target = ensure_target(r, rel(&s.path), true, s.may_create)
+        .map_err(|e| ctx_err("mountpoint /proc", e))?;
+    sys::attach(&proc_fs, &target).map_err(|e| ctx_err("attaching /proc", e))?;
+    let p = sys::open_beneath(r, Path::new("proc"))?;
+    for sub in ["sys", "sysrq-trigger", "irq", "bus"] {
+        // Only an absent entry is skipped: any other failure would leave it writable.
+        let src = match sys::open_beneath(p.as_raw_fd(), Path::new(sub)) {
+            Ok(f) => f,
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => continue,
+            Err(e) => return Err(ctx_err(format!("opening /proc/{sub}"), e)),
+        };
+        let tree = sys::clone_tree(src.as_raw_fd(), "", true)?;
+        sys::mount_setattr(tree.as_raw_fd(), true, sys::MOUNT_ATTR_RDONLY, 0)?;
+        sys::attach(&tree, &src).map_err(|e| ctx_err(format!("/proc/{sub}"), e))?;
     }
+    Ok(())
+}
 
-    for m in &make_ro {
+fn apply_read_only(st: &mut BuildState) -> io::Result<()> {
+    for m in st.make_ro.drain(..) {
         sys::mount_setattr(m.as_raw_fd(), false, sys::MOUNT_ATTR_RDONLY, 0)
             .map_err(|e| ctx_err("making a tmpfs read-only", e))?;
     }
-    drop(make_ro);
+    Ok(())
+}
 
-    let host_devpts = sys::open_beneath(old, Path::new("dev/pts")).ok();
-    drop(oldroot);
-
+fn apply_pivot(st: &mut BuildState) -> io::Result<()> {
+    st.host_devpts = sys::open_beneath(st.old()?, Path::new("dev/pts")).ok();
+    st.old = None;
+    let root = st
+        .root
+        .take()
+        .ok_or_else(|| io::Error::other("mount plan: no root step before the pivot"))?;
     // Into the new root; the staging root (with the host root under it) is detached.
     sys::fchdir(&root)?;
     sys::pivot_root(c".", c".").map_err(|e| ctx_err("pivot_root", e))?;
     sys::detach(c".").map_err(|e| ctx_err("detaching the old root", e))?;
     std::env::set_current_dir("/")?;
-    Ok(Built { host_devpts, notes })
+    Ok(())
 }
 
 #[cfg(test)]
@@ -725,7 +1122,10 @@ mod tests {
             "/home/u/proj",
         );
         assert_eq!(l.base, Base::HostReadOnly);
-        assert_eq!(l.steps[0].kind, StepKind::PrivateTmp);
+        assert_eq!(
+            l.tree().next().unwrap().kind,
+            StepKind::PrivateTmp { size: None }
+        );
         assert_eq!(
             find(&l, "/home/u/proj").unwrap().kind,
             StepKind::Bind {
@@ -733,8 +1133,14 @@ mod tests {
                 protected: false
             }
         );
-        assert_eq!(find(&l, "/home/u/.ssh").unwrap().kind, StepKind::Mask);
-        assert_eq!(find(&l, "/home/u/.netrc").unwrap().kind, StepKind::Mask);
+        assert_eq!(
+            find(&l, "/home/u/.ssh").unwrap().kind,
+            StepKind::Mask { traverse: false }
+        );
+        assert_eq!(
+            find(&l, "/home/u/.netrc").unwrap().kind,
+            StepKind::Mask { traverse: false }
+        );
         assert!(find(&l, "/home/u/.aws").is_none());
         assert!(l.notes.iter().any(|n| n.contains(".aws")));
         for p in ["/home/u/proj/.git/hooks", "/home/u/proj/.git/config"] {
@@ -751,11 +1157,7 @@ mod tests {
         assert!(find(&l, "/home/u/proj/.cordon").is_some());
         assert!(find(&l, "/home/u/proj/.git/info").is_some());
         // Deeper first never comes before shallower.
-        let depths: Vec<usize> = l
-            .steps
-            .iter()
-            .map(|s| s.path.components().count())
-            .collect();
+        let depths: Vec<usize> = l.tree().map(|s| s.path.components().count()).collect();
         assert!(depths.windows(2).all(|w| w[0] <= w[1]), "{depths:?}");
     }
 
@@ -821,7 +1223,10 @@ mod tests {
             "/home/u/proj",
         );
         assert!(find(&l, "/etc").is_none());
-        assert_eq!(find(&l, "/home/u").unwrap().kind, StepKind::Mask);
+        assert_eq!(
+            find(&l, "/home/u").unwrap().kind,
+            StepKind::Mask { traverse: true }
+        );
         let proj = find(&l, "/home/u/proj").unwrap();
         assert!(proj.may_create, "inside the mask tmpfs");
     }
@@ -841,7 +1246,109 @@ mod tests {
     fn unrestricted_is_the_writable_host_root() {
         let l = layout(&ResolvedFilesystem::Unrestricted);
         assert_eq!(l.base, Base::HostWritable);
-        assert!(l.steps.is_empty());
+        assert_eq!(l.tree().count(), 0);
+        assert!(!l.private_tmp());
+    }
+
+    /// Issue 7 item 2: a protected name that is a symlink gets a `PinLink` step for the
+    /// name and a read-only bind of its target; so does a symlinked `.cordon`, and a
+    /// symlinked ancestor (`.git -> gd`) of the protected paths.
+    #[test]
+    fn symlinked_protected_names_are_pinned_and_targets_bound() {
+        let fs = MemFs::new()
+            .dir("/w/.git/info")
+            .dir("/w/hk")
+            .file("/w/gitcfg", "")
+            .symlink("/w/.git/hooks", "../hk")
+            .symlink("/w/.git/config", "../gitcfg")
+            .dir("/w/c")
+            .symlink("/w/.cordon", "c")
+            .dir("/v/gd/hooks")
+            .symlink("/v/.git", "gd");
+        let mut p = PermissionProfile::builtin("workspace-write").unwrap();
+        p.filesystem = FilesystemPolicy::Restricted {
+            default: Access::Read,
+            entries: vec![
+                FsEntry::new(":workspace", Access::Write),
+                FsEntry::new("/v", Access::Write),
+            ],
+            protect_metadata: true,
+        };
+        let ctx = ResolveContext {
+            cwd: "/w".into(),
+            home: Some("/h".into()),
+            ..Default::default()
+        };
+        let l = layout(&resolve(&p, &ctx, &fs).unwrap().filesystem);
+        for name in ["/w/.git/hooks", "/w/.git/config", "/w/.cordon", "/v/.git"] {
+            assert_eq!(
+                find(&l, name).map(|s| &s.kind),
+                Some(&StepKind::PinLink),
+                "{name}"
+            );
+        }
+        for target in ["/w/hk", "/w/gitcfg", "/w/c", "/v/gd/hooks"] {
+            assert_eq!(
+                find(&l, target).map(|s| &s.kind),
+                Some(&StepKind::Bind {
+                    writable: false,
+                    protected: true
+                }),
+                "{target}"
+            );
+        }
+        let depths: Vec<usize> = l.tree().map(|s| s.path.components().count()).collect();
+        assert!(depths.windows(2).all(|w| w[0] <= w[1]), "{depths:?}");
+    }
+
+    /// Issue 13 §1: the plan is the whole plan — the frame steps come in a fixed order
+    /// around the tree, `/dev` and `/proc` may be created only on an empty root, and the
+    /// private `/tmp` is there exactly when `/tmp` is not denied.
+    #[test]
+    fn plan_order_and_frame() {
+        let kinds = |l: &Layout| -> Vec<String> {
+            l.steps
+                .iter()
+                .map(|s| {
+                    let j = serde_json::to_value(s).unwrap();
+                    format!("{} {}", j["step"].as_str().unwrap(), s.path.display())
+                })
+                .collect()
+        };
+        let l = lay(
+            Access::Read,
+            vec![
+                FsEntry::new(":workspace", Access::Write),
+                FsEntry::new("~/.ssh", Access::Deny),
+            ],
+            "/home/u/proj",
+        );
+        let k = kinds(&l);
+        assert_eq!(k[..3], ["staging /", "root /", "private-tmp /tmp"]);
+        assert_eq!(
+            k[k.len() - 4..],
+            ["dev /dev", "proc /proc", "read-only-remount /", "pivot /"]
+        );
+        assert!(k.contains(&"bind /home/u/proj".to_string()), "{k:?}");
+        assert!(k.contains(&"mask /home/u/.ssh".to_string()), "{k:?}");
+        assert!(l.steps.iter().all(|s| !s.may_create || s.kind.is_tree()));
+        // Empty root: /dev and /proc are created in our tmpfs; /tmp denied: no private /tmp.
+        let l = lay(
+            Access::Deny,
+            vec![
+                FsEntry::new("/usr", Access::Read),
+                FsEntry::new("/tmp", Access::Deny),
+            ],
+            "/home/u/proj",
+        );
+        assert!(!l.private_tmp());
+        assert!(l
+            .steps
+            .iter()
+            .filter(|s| matches!(s.kind, StepKind::Dev { .. } | StepKind::Proc))
+            .all(|s| s.may_create));
+        // Readable text for --dry-run.
+        assert_eq!(l.steps[1].to_string(), "root: empty tmpfs");
     }
 
     fn protected_layout(paths: &[&Path]) -> Layout {
@@ -868,90 +1375,34 @@ mod tests {
         (d, p)
     }
 
-    /// Item 2: `.git` moved aside and replaced by a symlink while the command ran: removal
-    /// acts on the directory the placeholders were created in (now `.g`), never on what
-    /// the symlink points to. Fails when placeholders are removed by path.
+    /// Issue 7 item 1: placeholders are permanent and exclusive. Created once with the
+    /// contents git expects, the marker names with cordon's note; a second run (or a
+    /// concurrent one) finds them and creates nothing; an existing entry is never taken.
     #[test]
-    fn placeholder_removal_does_not_follow_a_planted_symlink() {
-        let (_d, root) = tmp();
-        let ws = root.join("ws");
-        let elsewhere = root.join("elsewhere");
-        std::fs::create_dir_all(ws.join(".git")).unwrap();
-        let l = protected_layout(&[
-            &ws.join(".git/hooks"),
-            &ws.join(".git/info"),
-            &ws.join(".git/config"),
-        ]);
-        let ph = create_placeholders(&l).unwrap();
-        assert_eq!(ph.len(), 3);
-        assert!(ws.join(".git/hooks").is_dir() && ws.join(".git/info").is_dir());
-        assert_eq!(std::fs::read(ws.join(".git/config")).unwrap(), b"");
-        // The attack: the same names, empty, elsewhere; .git swapped for a symlink there.
-        for d in ["hooks", "info"] {
-            std::fs::create_dir_all(elsewhere.join(d)).unwrap();
-        }
-        std::fs::write(elsewhere.join("config"), "").unwrap();
-        std::fs::rename(ws.join(".git"), ws.join(".g")).unwrap();
-        std::os::unix::fs::symlink(&elsewhere, ws.join(".git")).unwrap();
-        remove_placeholders(&ph);
-        for n in ["hooks", "info", "config"] {
-            assert!(
-                elsewhere.join(n).exists(),
-                "{n} removed through the symlink"
-            );
-            assert!(
-                !ws.join(".g").join(n).exists(),
-                "own placeholder {n} left behind"
-            );
-        }
-    }
-
-    /// Only the very entry created, and only while empty: a placeholder replaced by another
-    /// (empty) directory or a symlink, or given content, stays.
-    #[test]
-    fn placeholder_removal_only_removes_the_same_empty_entry() {
+    fn placeholders_are_created_once_and_kept() {
         let (_d, root) = tmp();
         let ws = root.join("ws");
         std::fs::create_dir_all(ws.join(".git")).unwrap();
         let l = protected_layout(&[
             &ws.join(".cordon"),
             &ws.join(".git/hooks"),
-            &ws.join(".git/info"),
-            &ws.join(".git/config"),
+            &ws.join(".git/commondir"),
+            &ws.join(".git/config.worktree"),
         ]);
         let ph = create_placeholders(&l).unwrap();
         assert_eq!(ph.len(), 4);
-        // .cordon: replaced by a new empty directory (another inode: it is made while the
-        // placeholder still exists, so the inode number cannot be reused).
-        std::fs::create_dir(ws.join(".cordon.new")).unwrap();
-        std::fs::remove_dir(ws.join(".cordon")).unwrap();
-        std::fs::rename(ws.join(".cordon.new"), ws.join(".cordon")).unwrap();
-        // hooks: replaced by a symlink to an empty directory.
-        std::fs::remove_dir(ws.join(".git/hooks")).unwrap();
-        std::fs::create_dir(root.join("target")).unwrap();
-        std::os::unix::fs::symlink(root.join("target"), ws.join(".git/hooks")).unwrap();
-        // info: given content; config: given content.
-        std::fs::write(ws.join(".git/info/exclude"), "x").unwrap();
-        std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
-        remove_placeholders(&ph);
-        assert!(ws.join(".cordon").is_dir());
-        assert!(std::fs::symlink_metadata(ws.join(".git/hooks"))
-            .unwrap()
-            .file_type()
-            .is_symlink());
-        assert!(root.join("target").is_dir());
-        assert!(ws.join(".git/info/exclude").exists());
-        assert_eq!(std::fs::read(ws.join(".git/config")).unwrap(), b"[core]\n");
-        // Twin: untouched placeholders are removed, and existing paths are never taken.
-        let ph = create_placeholders(&protected_layout(&[
-            &ws.join(".git/new"),
-            &ws.join(".cordon"),
-        ]))
-        .unwrap();
-        assert_eq!(ph.len(), 1, "an existing path is not a placeholder");
-        remove_placeholders(&ph);
-        assert!(!ws.join(".git/new").exists());
-        assert!(ws.join(".cordon").is_dir());
+        assert!(ws.join(".git/hooks").is_dir());
+        assert_eq!(std::fs::read(ws.join(".git/commondir")).unwrap(), b".\n");
+        assert_eq!(std::fs::read(ws.join(".git/config.worktree")).unwrap(), b"");
+        let note = ws.join(".cordon").join(cordon_policy::PLACEHOLDER_NOTE);
+        assert_eq!(
+            std::fs::read_to_string(&note).unwrap(),
+            cordon_policy::PLACEHOLDER_NOTE_TEXT
+        );
+        assert_eq!(std::fs::read_dir(ws.join(".git/hooks")).unwrap().count(), 0);
+        // Again: nothing new, nothing removed.
+        assert!(create_placeholders(&l).unwrap().is_empty());
+        assert!(note.exists() && ws.join(".git/commondir").exists());
     }
 
     /// A symlink on the way to a placeholder is refused, not followed; a missing parent is

@@ -1,7 +1,7 @@
 //! Choosing the rung (R-L5, R-S4): which layers will confine the command on this host, or a
 //! refusal naming the guarantee that no available layer can give. Pure: no OS calls.
 
-use super::features::{valid_layer_names, LinuxFeatures, DISABLE_LAYERS_ENV};
+use super::features::{valid_layer_names, Availability, LinuxFeatures, DISABLE_LAYERS_ENV};
 use cordon_policy::{Access, EntryOrigin, NetworkPolicy, ResolvedFilesystem, ResolvedProfile};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -182,25 +182,23 @@ pub fn carve_outs(fs: &ResolvedFilesystem) -> Vec<CarveOut> {
 fn userns_reason(f: &LinuxFeatures) -> String {
     format!(
         "user namespaces are unavailable ({})",
-        f.userns_reason.as_deref().unwrap_or("unknown reason")
+        f.user_namespaces.reason().unwrap_or("unknown reason")
     )
 }
 
 fn landlock_reason(f: &LinuxFeatures) -> String {
-    match f.landlock_abi {
-        Some(a) => format!("the kernel offers Landlock ABI {a} only"),
-        None => format!(
-            "landlock is unavailable ({}; kernel {})",
-            f.landlock_reason.as_deref().unwrap_or("unknown reason"),
-            f.kernel_release
-        ),
+    match &f.landlock {
+        Availability::Available(a) => format!("the kernel offers Landlock ABI {a} only"),
+        Availability::Unavailable(r) => {
+            format!("landlock is unavailable ({r}; kernel {})", f.kernel_release)
+        }
     }
 }
 
 fn seccomp_reason(f: &LinuxFeatures) -> String {
     format!(
         "seccomp is unavailable ({})",
-        f.seccomp_reason.as_deref().unwrap_or("unknown reason")
+        f.seccomp.reason().unwrap_or("unknown reason")
     )
 }
 
@@ -234,7 +232,7 @@ fn landlock_desc(l: &LandlockPlan) -> String {
 
 fn seccomp_desc(s: &SeccompPlan) -> String {
     let mut d = "seccomp filter (ptrace, new namespaces, mount, io_uring, keyring, bpf, \
-                 perf, module/kexec, TIOCSTI"
+                 perf, module/kexec, TIOCSTI, setuid/setgid modes"
         .to_string();
     if s.deny_sockets {
         d.push_str(", socket() of every family");
@@ -263,7 +261,10 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
     // Managed is restricted plus a relay to the proxy.
     let net_restricted = profile.profile.network != NetworkPolicy::Enabled;
     let managed = profile.profile.network == NetworkPolicy::Managed;
-    let abi = features.landlock_abi.map(|a| a.min(LANDLOCK_CRATE_MAX_ABI));
+    let abi = features
+        .landlock
+        .value()
+        .map(|a| (*a).min(LANDLOCK_CRATE_MAX_ABI));
     let mut notes = Vec::new();
 
     // A misspelt layer name would otherwise leave that layer on without a word (and a test
@@ -292,14 +293,14 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
         });
     }
 
-    if net_restricted && !features.seccomp {
+    if net_restricted && !features.seccomp.is_available() {
         return Err(Refusal {
             guarantee: "network restricted (no connection to unix sockets of host services)".into(),
             needs: "a seccomp filter".into(),
             reason: seccomp_reason(features),
         });
     }
-    let rung1 = features.user_namespaces;
+    let rung1 = features.user_namespaces.is_available();
     if managed && !rung1 {
         return Err(Refusal {
             guarantee: "managed network (only cordon's proxy reaches out)".into(),
@@ -307,7 +308,7 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
             reason: userns_reason(features),
         });
     }
-    let seccomp = if features.seccomp {
+    let seccomp = if features.seccomp.is_available() {
         Some(SeccompPlan {
             deny_sockets: net_restricted && !rung1,
             local_families_only: net_restricted && rung1,
@@ -321,7 +322,7 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
         None
     };
 
-    if features.user_namespaces {
+    if features.user_namespaces.is_available() {
         let landlock = abi.map(|abi| LandlockPlan {
             abi,
             fs: fs_restricted,
@@ -538,8 +539,8 @@ mod tests {
 
     fn no_userns(abi: u32) -> LinuxFeatures {
         let mut f = LinuxFeatures::full(abi);
-        f.user_namespaces = false;
-        f.userns_reason = Some("kernel.apparmor_restrict_unprivileged_userns=1".into());
+        f.user_namespaces =
+            Availability::Unavailable("kernel.apparmor_restrict_unprivileged_userns=1".into());
         f
     }
 

@@ -13,11 +13,11 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 
 /// Exit code when the sandbox could not be set up or the run was refused.
-pub const EXIT_SETUP: i32 = 125;
+pub const EXIT_SETUP: i32 = crate::CordonExit::Failed.status();
 /// Exit code when the command exists but cannot be executed.
-pub const EXIT_NOEXEC: i32 = 126;
+pub const EXIT_NOEXEC: i32 = crate::CordonExit::CannotExecute.status();
 /// Exit code when the command was not found.
-pub const EXIT_NOTFOUND: i32 = 127;
+pub const EXIT_NOTFOUND: i32 = crate::CordonExit::NotFound.status();
 
 /// Signals forwarded from the helper to the sandbox's init and from init to the command.
 pub const FORWARDED: [libc::c_int; 6] = [
@@ -268,30 +268,60 @@ fn exec_search(spec: &CommandSpec) -> libc::c_int {
     best
 }
 
+/// Why the command did not start (reported by [`spawn`]); [`SpawnError::exit_code`] maps it.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    /// No such program (127).
+    #[error("{0}: command not found")]
+    NotFound(String),
+    /// The program exists but may not be executed (126).
+    #[error("{0}: permission denied")]
+    PermissionDenied(String),
+    /// `execve` failed otherwise (126).
+    #[error("{name}: cannot execute: {source}")]
+    CannotExecute {
+        /// The program as given.
+        name: String,
+        /// The errno of `execve`.
+        #[source]
+        source: io::Error,
+    },
+    /// A step before exec failed (125); the message is complete.
+    #[error("{0}")]
+    Setup(String),
+}
+
+impl SpawnError {
+    /// 127 not found, 126 not executable, 125 setup.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            SpawnError::NotFound(_) => EXIT_NOTFOUND,
+            SpawnError::PermissionDenied(_) | SpawnError::CannotExecute { .. } => EXIT_NOEXEC,
+            SpawnError::Setup(_) => EXIT_SETUP,
+        }
+    }
+}
+
 /// Forks the command: the child runs `in_child` (last confinement steps that must happen
 /// in the command's own process, e.g. on rung 2), resets its signals and execs. Returns
-/// the child's pid once the exec succeeded, or `Err(exit code)` after printing a
-/// `cordon:` message (command not found → 127, not executable → 126, setup → 125).
+/// the child's pid once the exec succeeded (the child failed before or at exec otherwise,
+/// and is reaped).
+///
+/// Errors: [`SpawnError`] (command not found, not executable, a failed step).
 pub fn spawn(
     spec: &CommandSpec,
     in_child: impl FnOnce() -> Result<(), String>,
-) -> Result<libc::pid_t, i32> {
-    let (r, w) = match sys::pipe() {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("cordon: sandbox setup failed: pipe: {e}");
-            return Err(EXIT_SETUP);
-        }
-    };
+) -> Result<libc::pid_t, SpawnError> {
+    let (r, w) =
+        sys::pipe().map_err(|e| SpawnError::Setup(format!("sandbox setup failed: pipe: {e}")))?;
     // SAFETY: the helper and init are single-threaded, so the child may allocate and
     // use the Rust runtime until it execs or exits.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        eprintln!(
-            "cordon: sandbox setup failed: fork: {}",
+        return Err(SpawnError::Setup(format!(
+            "sandbox setup failed: fork: {}",
             io::Error::last_os_error()
-        );
-        return Err(EXIT_SETUP);
+        )));
     }
     if pid == 0 {
         drop(r);
@@ -323,28 +353,17 @@ pub fn spawn(
     // SAFETY: `status` is a valid int; `pid` is our child.
     unsafe { libc::waitpid(pid, &mut status, 0) };
     let name = spec.name();
-    match buf[0] {
-        1 if n >= 5 => {
-            let errno = i32::from_le_bytes([buf[1], buf[2], buf[3], buf[4]]);
-            if errno == libc::ENOENT {
-                eprintln!("cordon: {name}: command not found");
-                Err(EXIT_NOTFOUND)
-            } else if errno == libc::EACCES || errno == libc::EPERM {
-                eprintln!("cordon: {name}: permission denied");
-                Err(EXIT_NOEXEC)
-            } else {
-                eprintln!(
-                    "cordon: {name}: cannot execute: {}",
-                    io::Error::from_raw_os_error(errno)
-                );
-                Err(EXIT_NOEXEC)
-            }
-        }
-        _ => {
-            eprintln!("cordon: {}", String::from_utf8_lossy(&buf[1..n]));
-            Err(EXIT_SETUP)
-        }
-    }
+    Err(match buf[0] {
+        1 if n >= 5 => match i32::from_le_bytes([buf[1], buf[2], buf[3], buf[4]]) {
+            libc::ENOENT => SpawnError::NotFound(name),
+            libc::EACCES | libc::EPERM => SpawnError::PermissionDenied(name),
+            errno => SpawnError::CannotExecute {
+                name,
+                source: io::Error::from_raw_os_error(errno),
+            },
+        },
+        _ => SpawnError::Setup(String::from_utf8_lossy(&buf[1..n]).into_owned()),
+    })
 }
 
 fn read_all(fd: &OwnedFd, buf: &mut [u8]) -> usize {
@@ -433,35 +452,140 @@ pub fn kill_descendants() -> usize {
     killed
 }
 
-/// For [`super::probe`]: can a child of this process create a user + mount namespace?
-/// `Err(reason)` when not.
-pub fn try_unshare_in_child() -> Result<(), String> {
-    // SAFETY: the child only calls async-signal-safe functions (unshare, _exit).
+/// The stages of [`try_userns_in_child`], as the child's exit code.
+const PROBE_STAGES: [&str; 5] = [
+    "unshare(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWPID) failed",
+    "writing /proc/self/setgroups failed",
+    "writing /proc/self/uid_map failed (a root container without CAP_SETFCAP, or an LSM, forbids the identity mapping)",
+    "writing /proc/self/gid_map failed",
+    "a fresh /proc cannot be mounted (the host's /proc is partly covered, as in a container)",
+];
+
+/// For [`super::probe`]: can a child of this process do what rung 1 does first — create a
+/// user + mount + pid namespace, map its own uid and gid, and mount a fresh `/proc` in the
+/// new pid namespace? `Err(reason)` names the first step that failed, so `cordon status`
+/// predicts what a run will find (issue 7 item 12).
+///
+/// Safe to call from a multi-threaded process: between fork and `_exit` the children only
+/// make system calls (no allocation; the maps are formatted before the fork).
+pub fn try_userns_in_child() -> Result<(), String> {
+    // SAFETY: geteuid/getegid have no preconditions.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let uid_map = format!("{uid} {uid} 1\n");
+    let gid_map = format!("{gid} {gid} 1\n");
+    let (r, w) = sys::pipe().map_err(|e| format!("pipe: {e}"))?;
+    // SAFETY: the child only makes system calls (see above) and ends with _exit.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
         return Err(format!("fork: {}", io::Error::last_os_error()));
     }
     if pid == 0 {
-        // SAFETY: unshare has no memory-safety preconditions.
-        let r = unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) };
-        let code = if r == 0 {
-            0
-        } else {
-            io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(1)
-                .min(255)
+        let fail = |stage: u8, e: io::Error| -> ! {
+            let errno = e.raw_os_error().unwrap_or(0);
+            let mut b = [0u8; 5];
+            b[0] = stage;
+            b[1..].copy_from_slice(&errno.to_le_bytes());
+            sys::write_all(w.as_raw_fd(), &b);
+            exit_now(1)
         };
-        exit_now(code);
+        // SAFETY: unshare has no memory-safety preconditions.
+        if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID) }
+            != 0
+        {
+            fail(0, io::Error::last_os_error());
+        }
+        for (i, (file, data)) in [
+            (c"/proc/self/setgroups", b"deny".as_slice()),
+            (c"/proc/self/uid_map", uid_map.as_bytes()),
+            (c"/proc/self/gid_map", gid_map.as_bytes()),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if let Err(e) = sys::write_file(file, data) {
+                fail(1 + i as u8, e);
+            }
+        }
+        // The first child of the new pid namespace is its init: only there can proc be
+        // mounted for it.
+        // SAFETY: as above; the grandchild only makes system calls.
+        let init = unsafe { libc::fork() };
+        if init < 0 {
+            fail(0, io::Error::last_os_error());
+        }
+        if init == 0 {
+            if let Err(e) = sys::new_fs(c"proc", &[], 0) {
+                fail(4, e);
+            }
+            exit_now(0);
+        }
+        let mut status = 0;
+        // SAFETY: `status` is a valid int; `init` is our child.
+        unsafe { libc::waitpid(init, &mut status, 0) };
+        exit_now(0);
     }
+    drop(w);
     let mut status = 0;
     // SAFETY: `status` is a valid int; `pid` is our child.
     unsafe { libc::waitpid(pid, &mut status, 0) };
-    match code_of(status) {
-        0 => Ok(()),
-        e => Err(format!(
-            "unshare(CLONE_NEWUSER) failed: {}",
-            io::Error::from_raw_os_error(e)
-        )),
+    let mut buf = [0u8; 5];
+    let n = read_all(&r, &mut buf);
+    if n < 5 {
+        return Ok(());
     }
+    let errno = i32::from_le_bytes([buf[1], buf[2], buf[3], buf[4]]);
+    let stage = PROBE_STAGES
+        .get(buf[0] as usize)
+        .copied()
+        .unwrap_or("user namespace probe failed");
+    Err(format!("{stage}: {}", io::Error::from_raw_os_error(errno)))
+}
+
+/// What makes a standard descriptor a path handle, if anything (issue 7 item 8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathHandle {
+    /// A directory: `openat(fd, "…")` reaches every file below it, past every mask.
+    Directory,
+    /// An `O_PATH` descriptor: usable with `openat`, `linkat(AT_EMPTY_PATH)`, `fchdir`, …
+    OPath,
+}
+
+impl std::fmt::Display for PathHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PathHandle::Directory => "a directory",
+            PathHandle::OPath => "an O_PATH descriptor",
+        })
+    }
+}
+
+/// Standard input, output and error are data streams, never path handles: a directory (or
+/// `O_PATH`) descriptor would let the command open files relative to it, past every mount
+/// mask and Landlock rule (`cordon run -- cmd < ~` → `openat(0, ".ssh/id_ed25519")`).
+///
+/// Errors: a message naming the first such descriptor and what to do instead; the caller
+/// refuses to run (exit 125). A closed descriptor is fine.
+pub fn check_stdio() -> Result<(), String> {
+    for (fd, name) in [
+        (0, "standard input"),
+        (1, "standard output"),
+        (2, "standard error"),
+    ] {
+        let kind = match sys::status_flags(fd) {
+            Err(_) => continue, // closed
+            Ok(fl) if fl & libc::O_PATH != 0 => Some(PathHandle::OPath),
+            Ok(_) => match sys::fstat(fd) {
+                Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => Some(PathHandle::Directory),
+                _ => None,
+            },
+        };
+        if let Some(k) = kind {
+            return Err(format!(
+                "refusing to run: {name} (fd {fd}) is {k}, which would let the command open \
+                 files relative to it past every sandbox rule; redirect it from or to a file \
+                 or /dev/null instead"
+            ));
+        }
+    }
+    Ok(())
 }

@@ -19,7 +19,14 @@
 //!    `socket(2)` is allowed for `AF_UNIX`, `AF_INET` and `AF_INET6` only (`EPERM` for
 //!    `AF_NETLINK`, `AF_PACKET`, …): the namespace reaches nothing, and pathname unix
 //!    sockets are judged by the unix-socket guard (see [`build_unix_guard`]).
-//! 8. Everything else is allowed.
+//! 8. No setuid/setgid bits (R-H3): `chmod`, `fchmod`, `fchmodat`, `fchmodat2`, `mkdir`,
+//!    `mkdirat`, `mknod`, `mknodat` with `S_ISUID` or `S_ISGID` in the mode → `EPERM`;
+//!    `open`, `openat` and `creat` that create a file (`O_CREAT` or `O_TMPFILE`) with such a
+//!    mode → `EPERM`. `openat2` → `ENOSYS` (its mode sits in a struct seccomp cannot read;
+//!    libc falls back to `openat`). Otherwise a root-started command could leave a
+//!    root-owned setuid program on the host. File capabilities need `CAP_SETFCAP`, which
+//!    is dropped before the filter is installed.
+//! 9. Everything else is allowed.
 //!
 //! A second, smaller program ([`build_unix_guard`]) is stacked on the command alone when
 //! the unix-socket guard runs (`super::unix_guard`): `connect(2)` goes to the guard as a
@@ -97,6 +104,57 @@ const NR_PIDFD_GETFD: i64 = 438;
 const NR_MOUNT_SETATTR: i64 = 442;
 const NR_QUOTACTL_FD: i64 = 443;
 const NR_OPEN_TREE_ATTR: i64 = 467;
+const NR_OPENAT2: i64 = 437;
+const NR_FCHMODAT2: i64 = 452;
+
+/// Mode bits a command may never set on a file it creates or changes (R-H3).
+const SET_ID_BITS: u32 = libc::S_ISUID | libc::S_ISGID;
+/// `open` flags that make the call create a file, so its mode argument is used.
+const CREATING_OPEN_FLAGS: u32 = (libc::O_CREAT | (libc::O_TMPFILE & !libc::O_DIRECTORY)) as u32;
+
+/// Where a syscall that sets a file mode keeps it (R-H3), for the set-id check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModeArg {
+    /// The mode is `args[i]`, always used (`chmod`, `mkdir`, `mknod`, …).
+    Always(u32),
+    /// The mode is `args[mode]`, used only when `args[flags]` has `O_CREAT` or `O_TMPFILE`.
+    WhenCreating {
+        /// Index of the open flags.
+        flags: u32,
+        /// Index of the mode.
+        mode: u32,
+    },
+}
+
+/// The syscalls that set a file mode, with where the mode is (step 8 of the module docs).
+pub fn mode_setting_syscalls() -> Vec<(&'static str, i64, ModeArg)> {
+    use ModeArg::*;
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    return Vec::new();
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    let mut v: Vec<(&'static str, i64, ModeArg)> = vec![
+        ("fchmod", libc::SYS_fchmod, Always(1)),
+        ("fchmodat", libc::SYS_fchmodat, Always(2)),
+        ("fchmodat2", NR_FCHMODAT2, Always(2)),
+        ("mkdirat", libc::SYS_mkdirat, Always(2)),
+        ("mknodat", libc::SYS_mknodat, Always(2)),
+        (
+            "openat",
+            libc::SYS_openat,
+            WhenCreating { flags: 2, mode: 3 },
+        ),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    {
+        v.push(("chmod", libc::SYS_chmod, Always(1)));
+        v.push(("mkdir", libc::SYS_mkdir, Always(1)));
+        v.push(("mknod", libc::SYS_mknod, Always(1)));
+        v.push(("creat", libc::SYS_creat, Always(1)));
+        v.push(("open", libc::SYS_open, WhenCreating { flags: 1, mode: 2 }));
+    }
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    v
+}
 
 /// The syscalls answered with `EPERM` (step 3 of the module docs), with names for
 /// reports and tests.
@@ -185,10 +243,25 @@ enum Target {
     SocketCheck,
     UnixTypeCheck,
     Notify,
+    /// `open`: flags in args[1], mode in args[2].
+    OpenFlags1,
+    /// `openat`: flags in args[2], mode in args[3].
+    OpenFlags2,
+    /// Set-id bits in args[i].
+    Mode1,
+    Mode2,
+    Mode3,
 }
 
-/// Number of [`Target`] variants (labels).
-const N_TARGETS: usize = 10;
+const TARGETS: usize = 15;
+
+fn mode_target(i: u32) -> Target {
+    match i {
+        1 => Target::Mode1,
+        2 => Target::Mode2,
+        _ => Target::Mode3,
+    }
+}
 
 enum Ins {
     Ld(u32),
@@ -219,6 +292,15 @@ pub fn build(opts: FilterOptions) -> Vec<SockFilter> {
         p.push(Ins::Jeq(nr as u32, Eperm, Next));
     }
     p.push(Ins::Jeq(NR_CLONE3 as u32, Enosys, Next));
+    p.push(Ins::Jeq(NR_OPENAT2 as u32, Enosys, Next));
+    for (_, nr, arg) in mode_setting_syscalls() {
+        let to = match arg {
+            ModeArg::Always(i) => mode_target(i),
+            ModeArg::WhenCreating { flags: 1, .. } => OpenFlags1,
+            ModeArg::WhenCreating { .. } => OpenFlags2,
+        };
+        p.push(Ins::Jeq(nr as u32, to, Next));
+    }
     p.push(Ins::Jeq(libc::SYS_clone as u32, CloneCheck, Next));
     p.push(Ins::Jeq(libc::SYS_ioctl as u32, IoctlCheck, Next));
     if opts.deny_sockets {
@@ -235,6 +317,24 @@ pub fn build(opts: FilterOptions) -> Vec<SockFilter> {
         p.push(Ins::Jeq(libc::AF_INET as u32, Allow, Next));
         p.push(Ins::Jeq(libc::AF_INET6 as u32, Allow, Eperm));
     }
+    // open(path, flags, mode) / openat(dfd, path, flags, mode): the mode only counts when
+    // the call creates a file (otherwise it is whatever was left in the register).
+    p.push(Ins::Label(OpenFlags1));
+    p.push(Ins::Ld(off_arg_lo(1)));
+    p.push(Ins::Jset(CREATING_OPEN_FLAGS, Mode2, Allow));
+    p.push(Ins::Label(OpenFlags2));
+    p.push(Ins::Ld(off_arg_lo(2)));
+    p.push(Ins::Jset(CREATING_OPEN_FLAGS, Mode3, Allow));
+    // The kernel reads the mode as `umode_t` (16 bits): the low word holds every bit it uses.
+    p.push(Ins::Label(Mode1));
+    p.push(Ins::Ld(off_arg_lo(1)));
+    p.push(Ins::Jset(SET_ID_BITS, Eperm, Allow));
+    p.push(Ins::Label(Mode2));
+    p.push(Ins::Ld(off_arg_lo(2)));
+    p.push(Ins::Jset(SET_ID_BITS, Eperm, Allow));
+    p.push(Ins::Label(Mode3));
+    p.push(Ins::Ld(off_arg_lo(3)));
+    p.push(Ins::Jset(SET_ID_BITS, Eperm, Allow));
     p.push(Ins::Label(CloneCheck));
     // clone(flags, …): flags is args[0] on x86_64 and aarch64.
     p.push(Ins::Ld(off_arg_lo(0)));
@@ -305,7 +405,7 @@ fn label_index(t: Target) -> usize {
 
 fn assemble(p: &[Ins]) -> Vec<SockFilter> {
     // First pass: the index of each label (labels take no slot).
-    let mut labels = [usize::MAX; N_TARGETS];
+    let mut labels = [usize::MAX; TARGETS];
     let mut n = 0;
     for i in p {
         match i {
@@ -529,6 +629,50 @@ mod tests {
         assert_eq!(
             sys(&p, libc::SYS_ioctl, [0, 0x5401 /* TCGETS */, 0, 0, 0, 0]),
             RET_ALLOW
+        );
+    }
+
+    /// R-H3: no setuid/setgid bit through any mode-setting call; ordinary modes pass.
+    #[test]
+    fn set_id_modes_are_denied_and_plain_modes_allowed() {
+        let p = build(FilterOptions::default());
+        let calls = mode_setting_syscalls();
+        assert!(calls.len() >= 6);
+        for (name, nr, arg) in calls {
+            for (mode, want) in [
+                (0o4755u64, EPERM),
+                (0o2755, EPERM),
+                (0o6777, EPERM),
+                // The kernel uses only the low 16 bits; a set-id bit stays a set-id bit.
+                ((1u64 << 32) | 0o4755, EPERM),
+                (0o755, RET_ALLOW),
+                (0o1777, RET_ALLOW),
+                (0o644, RET_ALLOW),
+            ] {
+                let mut args = [0u64; 6];
+                match arg {
+                    ModeArg::Always(i) => args[i as usize] = mode,
+                    ModeArg::WhenCreating { flags, mode: m } => {
+                        args[flags as usize] = (libc::O_CREAT | libc::O_WRONLY) as u64;
+                        args[m as usize] = mode;
+                    }
+                }
+                assert_eq!(sys(&p, nr, args), want, "{name} {mode:o}");
+                if let ModeArg::WhenCreating { flags, mode: m } = arg {
+                    // O_TMPFILE creates too.
+                    args[flags as usize] = (libc::O_TMPFILE | libc::O_RDWR) as u64;
+                    assert_eq!(sys(&p, nr, args), want, "{name} O_TMPFILE {mode:o}");
+                    // Without O_CREAT/O_TMPFILE the mode argument is ignored by the kernel.
+                    args[flags as usize] = libc::O_RDONLY as u64;
+                    args[m as usize] = 0o4755;
+                    assert_eq!(sys(&p, nr, args), RET_ALLOW, "{name} no O_CREAT");
+                }
+            }
+        }
+        assert_eq!(
+            sys(&p, NR_OPENAT2, [0; 6]),
+            RET_ERRNO | libc::ENOSYS as u32,
+            "openat2's mode cannot be read: ENOSYS so libc falls back to openat"
         );
     }
 

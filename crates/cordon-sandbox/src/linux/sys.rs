@@ -205,6 +205,35 @@ pub fn attach(from: &OwnedFd, to: &OwnedFd) -> io::Result<()> {
     check(r).map(|_| ())
 }
 
+/// `open_tree(dirfd, name, OPEN_TREE_CLONE | AT_SYMLINK_NOFOLLOW)`: a detached bind of the
+/// entry `name` of `dirfd` itself, a symlink included (not followed). With
+/// [`attach_at`] a symlink can be bound onto itself, which pins its name: `unlink`,
+/// `rename` or replacing it then fail with `EBUSY` (issue 7 item 2).
+pub fn clone_nofollow(dirfd: RawFd, name: &CStr) -> io::Result<OwnedFd> {
+    let flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | libc::AT_SYMLINK_NOFOLLOW as libc::c_uint;
+    // SAFETY: `name` is NUL-terminated and outlives the call.
+    let fd = unsafe { libc::syscall(SYS_OPEN_TREE, dirfd, name.as_ptr(), flags) };
+    check(fd).map(owned)
+}
+
+/// `move_mount(from, "", dirfd, name, F_EMPTY_PATH)`: attaches the detached mount `from`
+/// on the entry `name` of `dirfd` without following it when it is a symlink (no
+/// `MOVE_MOUNT_T_SYMLINKS`), so a symlink is covered, not its target.
+pub fn attach_at(from: &OwnedFd, dirfd: RawFd, name: &CStr) -> io::Result<()> {
+    // SAFETY: both strings are NUL-terminated and outlive the call; `from` is owned and open.
+    let r = unsafe {
+        libc::syscall(
+            SYS_MOVE_MOUNT,
+            from.as_raw_fd(),
+            c"".as_ptr(),
+            dirfd,
+            name.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        )
+    };
+    check(r).map(|_| ())
+}
+
 /// Creates a detached mount of a new `fstype` superblock (`fsopen` + `fsconfig` +
 /// `fsmount`). `opts` are `key=value` string options; a `None` value sets a flag option.
 /// `attrs` are `MOUNT_ATTR_*` flags for the new mount.
@@ -405,13 +434,6 @@ pub fn create_file_excl(dirfd: RawFd, name: &CStr, mode: libc::mode_t) -> io::Re
         )
     };
     check(fd).map(|fd| owned(fd as libc::c_long))
-}
-
-/// `unlinkat(dirfd, name, flags)` (`flags`: 0 for a file, `AT_REMOVEDIR` for an empty
-/// directory). Never follows a symlink: a symlink named `name` is itself the entry.
-pub fn unlinkat(dirfd: RawFd, name: &CStr, flags: libc::c_int) -> io::Result<()> {
-    // SAFETY: `name` is NUL-terminated.
-    check(unsafe { libc::unlinkat(dirfd, name.as_ptr(), flags) }).map(|_| ())
 }
 
 /// `symlinkat(target, dirfd, name)`.
@@ -688,4 +710,98 @@ pub fn cloexec_from(first: libc::c_uint) -> io::Result<()> {
         unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
     }
     Ok(())
+}
+
+/// A sealed memory file holding `data`, positioned at its start and *inheritable* (no
+/// `FD_CLOEXEC`): a child process started next reads it through the same descriptor
+/// number. Used to hand the helper its payload without an environment variable (whose size
+/// is capped at 128 KiB by `MAX_ARG_STRLEN`) or argv (readable by every local user).
+pub fn inheritable_memfd(name: &CStr, data: &[u8]) -> io::Result<OwnedFd> {
+    // SAFETY: `name` is NUL-terminated; the new descriptor is owned from here on.
+    let fd = check(unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_ALLOW_SEALING) })?;
+    let fd = owned(fd as libc::c_long);
+    let mut rest = data;
+    while !rest.is_empty() {
+        // SAFETY: `rest` is valid for reads of its length.
+        let n = unsafe {
+            libc::write(
+                fd.as_raw_fd(),
+                rest.as_ptr() as *const libc::c_void,
+                rest.len(),
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        rest = &rest[n as usize..];
+    }
+    let seals = libc::F_SEAL_SEAL | libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE;
+    // SAFETY: F_ADD_SEALS takes an int and only changes the memfd's seals.
+    check(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, seals) })?;
+    // SAFETY: lseek only moves the file offset.
+    if unsafe { libc::lseek(fd.as_raw_fd(), 0, libc::SEEK_SET) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(fd)
+}
+
+/// Takes ownership of an inherited descriptor number given on the command line: checks it
+/// is open and marks it close-on-exec, so it never reaches the command.
+///
+/// Errors: `EBADF` when `fd` is not open, or `fd` is 0, 1 or 2 (`EINVAL`).
+pub fn take_inherited_fd(fd: RawFd) -> io::Result<OwnedFd> {
+    if fd <= 2 {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    // SAFETY: F_SETFD only changes descriptor flags; a closed number fails with EBADF.
+    check(unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) })?;
+    // SAFETY: the descriptor is open and, by the helper's contract, handed to it alone.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// `close(fd)` in a forked child that must not keep its copy of a descriptor its parent
+/// owns (the parent's `OwnedFd` is not dropped in the child, which never returns).
+pub fn close_in_child(fd: RawFd) {
+    // SAFETY: closing a descriptor number has no memory-safety preconditions; the child
+    // never uses it (nor drops an owner of it) afterwards.
+    unsafe { libc::close(fd) };
+}
+
+/// Reads `fd` to its end (at most `limit` bytes).
+///
+/// Errors: a read error, or more than `limit` bytes (`EFBIG`).
+pub fn read_to_end(fd: &OwnedFd, limit: usize) -> io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = read(fd, &mut buf)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        if out.len() + n > limit {
+            return Err(io::Error::from_raw_os_error(libc::EFBIG));
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+}
+
+/// Makes `fd` survive into the program `cmd` starts (clears `FD_CLOEXEC` in the child,
+/// between fork and exec; the parent's descriptor keeps its flag, so no other child
+/// inherits it).
+pub fn inherit_in_child(cmd: &mut std::process::Command, fd: RawFd) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure only calls fcntl, which is async-signal-safe, and allocates
+    // nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::fcntl(fd, libc::F_SETFD, 0) < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
 }

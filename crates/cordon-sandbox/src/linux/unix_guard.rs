@@ -79,8 +79,10 @@ pub fn pin_allowed(paths: &[PathBuf]) -> Vec<(PathBuf, Option<OwnedFd>)> {
 /// one. Landlock has no right for connecting to a pathname socket up to ABI 7, so the guard
 /// (seccomp user notification, judged by init) is the mechanism wherever rung 1 runs.
 pub fn mechanism(features: &super::LinuxFeatures) -> (String, String) {
-    let abi = features.landlock_abi.unwrap_or(0);
-    let pathname = if features.user_namespaces && features.seccomp {
+    let abi = features.landlock.value().copied().unwrap_or(0);
+    let userns = features.user_namespaces.is_available();
+    let seccomp = features.seccomp.is_available();
+    let pathname = if userns && seccomp {
         format!(
             "unix-socket guard (seccomp user notification on connect, judged by the \
              sandbox's init: only sockets on writable mounts or in network.unix_sockets; \
@@ -91,7 +93,7 @@ pub fn mechanism(features: &super::LinuxFeatures) -> (String, String) {
                 "; Landlock ABI <= 7 has no pathname-socket right"
             }
         )
-    } else if features.seccomp {
+    } else if seccomp {
         "no guard on rung 2: socket() denied with the network off; host sockets reachable \
          with it on"
             .to_string()
@@ -100,7 +102,7 @@ pub fn mechanism(features: &super::LinuxFeatures) -> (String, String) {
     };
     let abstract_ = if abi >= super::LANDLOCK_ABI_SCOPE {
         format!("Landlock abstract-unix scope (ABI {abi}), every network mode")
-    } else if features.user_namespaces {
+    } else if userns {
         "private network namespace with the network off; refused by the guard with it on"
             .to_string()
     } else {

@@ -60,16 +60,14 @@ pub fn require(needs: &[Need]) -> bool {
     let mut missing = Vec::new();
     for n in needs {
         match n {
-            Need::Userns if !f.user_namespaces => missing.push(format!(
+            Need::Userns if !f.user_namespaces.is_available() => missing.push(format!(
                 "user namespaces ({})",
-                f.userns_reason.as_deref().unwrap_or("?")
+                f.user_namespaces.reason().unwrap_or("?")
             )),
-            Need::Landlock(abi) if f.landlock_abi.unwrap_or(0) < *abi => missing.push(format!(
-                "landlock ABI >= {abi} (have {:?}: {})",
-                f.landlock_abi,
-                f.landlock_reason.as_deref().unwrap_or("")
-            )),
-            Need::Seccomp if !f.seccomp => missing.push("seccomp".into()),
+            Need::Landlock(abi) if f.landlock.value().copied().unwrap_or(0) < *abi => {
+                missing.push(format!("landlock ABI >= {abi} (have {})", f.landlock))
+            }
+            Need::Seccomp if !f.seccomp.is_available() => missing.push("seccomp".into()),
             Need::Tool(t) if !on_path(t) => missing.push(format!("the program {t} on PATH")),
             _ => {}
         }

@@ -9,6 +9,7 @@ mod explain;
 mod profiles;
 mod proxy;
 mod run;
+mod selftest;
 mod status;
 
 /// Runs the chosen subcommand; returns the process exit code.
@@ -21,5 +22,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Context(a) => context::context(a),
         Command::Explain(a) => explain::explain(a),
         Command::Proxy(a) => proxy::proxy(a),
+        Command::Selftest(a) => selftest::selftest(a),
     }
 }

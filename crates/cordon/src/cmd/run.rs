@@ -7,14 +7,67 @@ use crate::{EXIT_CANNOT_EXECUTE, EXIT_CORDON, EXIT_NOT_FOUND};
 use anyhow::{Context, Result};
 use cordon_execpolicy::{gate, ApprovalMode, Gate};
 use cordon_policy::SandboxPreference;
-use cordon_sandbox::{run as spawn, CommandRequest, SandboxManager, TransformError};
+use cordon_sandbox::{run_reported, CommandRequest, SandboxManager, TransformError};
 use serde_json::json;
+use std::io::Write;
+
+/// Where the JSON report goes (issue 8 §2). Only the file and descriptor sinks are out of
+/// the command's reach; `--json` alone shares stderr with the command (documented).
+enum Sink {
+    None,
+    Stderr,
+    Writer(std::fs::File),
+}
+
+impl Sink {
+    fn open(args: &RunArgs) -> Result<Sink> {
+        if let Some(path) = &args.report {
+            let f = std::fs::File::create(path)
+                .with_context(|| format!("--report {}: cannot create the file", path.display()))?;
+            return Ok(Sink::Writer(f));
+        }
+        if let Some(n) = args.json_fd {
+            #[cfg(target_os = "linux")]
+            return cordon_sandbox::linux::take_inherited_file(n)
+                .map(Sink::Writer)
+                .with_context(|| {
+                    format!(
+                        "--json-fd {n}: not an open descriptor above 2 (e.g. `{n}>report.json`)"
+                    )
+                });
+            #[cfg(not(target_os = "linux"))]
+            anyhow::bail!("--json-fd {n}: only supported on Linux; use --report FILE");
+        }
+        Ok(if args.profile.json {
+            Sink::Stderr
+        } else {
+            Sink::None
+        })
+    }
+
+    fn active(&self) -> bool {
+        !matches!(self, Sink::None)
+    }
+
+    fn emit(&mut self, v: &serde_json::Value) {
+        match self {
+            Sink::None => {}
+            Sink::Stderr => eprintln!("{v}"),
+            Sink::Writer(f) => {
+                if let Err(e) = writeln!(f, "{v}").and_then(|_| f.flush()) {
+                    eprintln!("cordon: cannot write the report: {e}");
+                }
+            }
+        }
+    }
+}
 
 pub fn run(args: RunArgs) -> Result<i32> {
     let chosen = choose(&args.profile)?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let overlay = chosen.overlay.clone();
     let json = args.profile.json;
+    let mut sink = Sink::open(&args)?;
     let mode = ApprovalMode::from(args.approval_mode);
 
     let mut req = CommandRequest::new(args.command.clone(), cwd, chosen.profile);
@@ -31,23 +84,33 @@ pub fn run(args: RunArgs) -> Result<i32> {
     req.profile_files = chosen.files;
     req.allow_unconfined = args.allow_unconfined;
 
-    let refuse = |reason: String, status: serde_json::Value| -> Result<i32> {
-        if json {
-            eprintln!(
-                "{}",
-                json!({"outcome": "refused", "reason": reason, "status": status,
-                       "exec_policy": serde_json::to_value(&record)?, "exit_code": EXIT_CORDON})
+    let mut refuse = |reason: String, status: serde_json::Value| -> Result<i32> {
+        if !args.dry_run {
+            sink.emit(
+                &json!({"outcome": "refused", "reason": reason, "status": status,
+                   "applied": [],
+                   "exec_policy": serde_json::to_value(&record)?, "exit_code": EXIT_CORDON}),
             );
         }
         eprintln!("cordon: {reason}");
         Ok(EXIT_CORDON as i32)
     };
 
+    if args.backend == Some(crate::cli::BackendArg::Seatbelt) {
+        return print_seatbelt(&req, json);
+    }
     // A refusal needs no sandbox to be prepared (a dry run still shows what would be).
     if let (Gate::Refuse { reason }, false) = (&gate, args.dry_run) {
         return refuse(reason.clone(), serde_json::Value::Null);
     }
-    let manager = SandboxManager::for_host();
+    // A dry run predicts: it probes as `cordon status` does (a real user namespace, uid
+    // map and /proc mount), so its verdict matches the run's. A run learns the same facts
+    // from its own attempt and falls back or refuses with the reason.
+    let manager = if args.dry_run {
+        SandboxManager::for_host_thorough()
+    } else {
+        SandboxManager::for_host()
+    };
     let exec = match manager.transform(&req) {
         Ok(e) => e,
         Err(e) => {
@@ -58,6 +121,27 @@ pub fn run(args: RunArgs) -> Result<i32> {
             return refuse(e.to_string(), status);
         }
     };
+    // A report file the command could replace would be a forgeable report.
+    if let (Some(path), Some(r)) = (&args.report, &exec.resolved) {
+        let dir = std::fs::canonicalize(path)
+            .ok()
+            .and_then(|p| p.parent().map(|d| d.to_path_buf()));
+        let writable = dir.as_ref().is_none_or(|d| {
+            r.filesystem.access_for(&cordon_sandbox::HostFs, d).access
+                == cordon_policy::Access::Write
+        });
+        if writable {
+            return refuse(
+                format!(
+                    "--report {}: the command may write in that directory, so it could \
+                     replace the report; put it outside every writable root, or use \
+                     --json-fd N with a pipe",
+                    path.display()
+                ),
+                serde_json::Value::Null,
+            );
+        }
+    }
     if args.dry_run {
         print_dry_run(&exec, overlay.as_ref(), &gate, json)?;
         // The exit status says whether the command would run (0) or be refused (125).
@@ -86,16 +170,26 @@ pub fn run(args: RunArgs) -> Result<i32> {
     if let Some(reason) = &exec.unconfined_reason {
         eprintln!("cordon: warning: running UNCONFINED (explicit opt-in): {reason}");
     }
-    tracing::debug!(backend = %exec.backend, applied = ?exec.applied, "running");
-    if !json {
+    tracing::debug!(backend = %exec.backend, planned = ?exec.applied, "running");
+    if !sink.active() {
         // Nothing to report afterwards: become the command (or the helper) directly, so
-        // signals, the exit status and the process tree need no relaying.
+        // signals, the exit status and the process tree need no relaying. With -v the
+        // helper prints what it really applied (not the plan) before the command starts.
+        let mut exec = exec;
+        #[cfg(target_os = "linux")]
+        if tracing::enabled!(tracing::Level::DEBUG)
+            && exec.backend == cordon_policy::Backend::LinuxHelper
+            && exec.args.first().map(String::as_str)
+                == Some(cordon_sandbox::linux::HELPER_SUBCOMMAND)
+        {
+            exec.args.insert(1, "--report".into());
+        }
         let e = cordon_sandbox::exec_replace(&exec);
         return Ok(spawn_error(&exec, &e));
     }
-    let outcome = spawn(&exec);
-    let (code, outcome_name) = match &outcome {
-        Ok(st) => {
+    let outcome = run_reported(&exec);
+    let (code, mut outcome_name) = match &outcome {
+        Ok((st, _)) => {
             let code = st.shell_code();
             (
                 code,
@@ -108,26 +202,99 @@ pub fn run(args: RunArgs) -> Result<i32> {
         }
         Err(e) => (spawn_error(&exec, e), "refused"),
     };
-    eprintln!(
-        "{}",
-        json!({
-            "outcome": outcome_name,
-            "exit_code": code,
-            "signal": outcome.as_ref().ok().and_then(|s| s.signal),
-            "backend": exec.backend,
-            "applied": exec.applied,
-            "env_dropped": exec.env_dropped,
-            "status": exec.status,
-            "unconfined_reason": exec.unconfined_reason,
-            "exec_policy": {"decision": record.decision, "reason": record.reason, "gate": gate},
-        })
-    );
+    let facts = HelperFacts::of(outcome.as_ref().ok().and_then(|(_, r)| r.as_ref()))?;
+    // What was applied is what the helper reports it did (R-S5); the plan is only the
+    // prediction. Without a helper (backend none) cordon itself applied the scrubbing.
+    let applied: serde_json::Value = if exec.backend == cordon_policy::Backend::None {
+        json!(exec.applied)
+    } else if let Some(mut a) = facts.applied.clone() {
+        a.push(cordon_sandbox::scrubbed_note(exec.env_dropped.len()));
+        json!(a)
+    } else {
+        // The helper applied nothing: it refused or failed before the command started.
+        if code == EXIT_CORDON as i32 {
+            outcome_name = "refused";
+        }
+        json!([])
+    };
+    let r = facts.report.as_ref();
+    sink.emit(&json!({
+        "outcome": outcome_name,
+        "exit_code": code,
+        "signal": outcome.as_ref().ok().and_then(|(s, _)| s.signal),
+        "reason": facts.not_run,
+        "backend": exec.backend,
+        "applied": applied,
+        "rung": r.map(|h| h["rung"].clone()),
+        "layers": r.map(|h| h["layers"].clone()),
+        "notes": r.map(|h| h["notes"].clone()),
+        "fell_back": r.and_then(|h| h.get("fell_back").cloned()),
+        "planned": exec.applied,
+        "env_dropped": exec.env_dropped,
+        "status": exec.status,
+        "unconfined_reason": exec.unconfined_reason,
+        "exec_policy": {"decision": record.decision, "reason": record.reason, "gate": gate},
+    }));
     Ok(code)
+}
+
+/// What the helper said on its report descriptor, in the shapes the JSON report needs.
+struct HelperFacts {
+    /// The applied layers in words (`None`: nothing was applied).
+    applied: Option<Vec<String>>,
+    /// The typed report (`rung`, `layers`, `notes`, `fell_back`).
+    report: Option<serde_json::Value>,
+    /// Why nothing ran, as the helper printed it.
+    not_run: Option<String>,
+}
+
+impl HelperFacts {
+    fn of(r: Option<&cordon_sandbox::HelperReport>) -> Result<HelperFacts> {
+        #[cfg(target_os = "linux")]
+        {
+            use cordon_sandbox::linux::HelperOutcome;
+            Ok(match r {
+                Some(HelperOutcome::Applied(a)) => HelperFacts {
+                    applied: Some(a.applied()),
+                    report: Some(serde_json::to_value(a)?),
+                    not_run: None,
+                },
+                Some(HelperOutcome::NotRun { reason }) => HelperFacts {
+                    applied: None,
+                    report: None,
+                    not_run: Some(reason.clone()),
+                },
+                None => HelperFacts {
+                    applied: None,
+                    report: None,
+                    not_run: None,
+                },
+            })
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = r;
+            Ok(HelperFacts {
+                applied: None,
+                report: None,
+                not_run: None,
+            })
+        }
+    }
 }
 
 /// Reports a failure to start `exec` and returns the exit code: 127 not found, 126 cannot
 /// execute, else 125.
 fn spawn_error(exec: &cordon_sandbox::ExecRequest, e: &std::io::Error) -> i32 {
+    if exec.backend != cordon_policy::Backend::None {
+        // The program is cordon's own helper (or sandbox-exec): its absence is cordon's
+        // failure, never "command not found".
+        eprintln!(
+            "cordon: cannot start the sandbox helper {}: {e} (reinstall cordon)",
+            exec.program
+        );
+        return EXIT_CORDON as i32;
+    }
     let code = match e.kind() {
         std::io::ErrorKind::NotFound => EXIT_NOT_FOUND,
         std::io::ErrorKind::PermissionDenied => EXIT_CANNOT_EXECUTE,
@@ -135,6 +302,33 @@ fn spawn_error(exec: &cordon_sandbox::ExecRequest, e: &std::io::Error) -> i32 {
     };
     eprintln!("cordon: {}: {e}", exec.program);
     code as i32
+}
+
+/// The dry-run view of a resolved profile: profile name, cwd, workspace, network, notes, and
+/// per filesystem entry its path, access, whether it exists and who set it.
+fn compact_resolved(r: &serde_json::Value) -> serde_json::Value {
+    let fs = &r["filesystem"];
+    let filesystem = match fs.get("entries").and_then(|e| e.as_array()) {
+        Some(entries) => json!({
+            "default": fs["default"],
+            "entries": entries.iter().map(|e| json!({
+                "path": e["path"],
+                "access": e["access"],
+                "exists": e["exists"],
+                "source": e["origin"].get("source").or(e["origin"].get("reason"))
+                    .cloned().unwrap_or_else(|| e["origin"]["kind"].clone()),
+            })).collect::<Vec<_>>(),
+        }),
+        None => fs.clone(),
+    };
+    json!({
+        "profile": r["profile"]["name"],
+        "cwd": r["cwd"],
+        "workspace": r["workspace"],
+        "network": r["profile"]["network"],
+        "filesystem": filesystem,
+        "notes": r["notes"],
+    })
 }
 
 /// `--dry-run`: the ExecRequest as text or JSON, nothing executed (R-T5).
@@ -150,17 +344,14 @@ fn print_dry_run(
         v["approval"] = serde_json::to_value(gate)?;
         // Values of the environment stay out of the report; names are enough to review.
         v["env"] = json!(exec.env.iter().map(|(k, _)| k).collect::<Vec<_>>());
-        // The helper payload (passed in the helper's environment) is shown on its own, so
-        // the helper can be invoked by hand: `--permission-profile <helper_payload>`. It
-        // carries the (already scrubbed) environment values the command will get.
-        #[cfg(target_os = "linux")]
-        if let Some((_, p)) = exec
-            .env
-            .iter()
-            .find(|(k, _)| k == cordon_sandbox::linux::PAYLOAD_ENV)
-        {
-            v["helper_payload"] = json!(p);
+        // The payload itself (a memfd handed to the helper) is not shown: it is the
+        // resolved profile plus the environment values, which stay out of reports. The
+        // resolved profile is shown compactly (one small object per entry), so the
+        // output stays a few KiB however many built-in entries there are.
+        if let Some(r) = v.get_mut("resolved").filter(|r| r.is_object()) {
+            *r = compact_resolved(r);
         }
+        v["mount_plan"] = serde_json::to_value(mount_plan(exec))?;
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
@@ -212,6 +403,16 @@ fn print_dry_run(
     for a in &exec.applied {
         println!("  - {a}");
     }
+    #[cfg(target_os = "linux")]
+    if let Some(plan) = mount_plan(exec) {
+        println!("mount plan:");
+        for (i, s) in plan.steps.iter().enumerate() {
+            println!("  {:>2}. {s}", i + 1);
+        }
+        for n in &plan.notes {
+            println!("  note: {n}");
+        }
+    }
     if let Some(r) = &exec.resolved {
         if let cordon_policy::ResolvedFilesystem::Restricted { .. } = &r.filesystem {
             println!("writable roots:");
@@ -221,4 +422,56 @@ fn print_dry_run(
         }
     }
     Ok(())
+}
+
+/// `--dry-run --backend seatbelt`: the SBPL policy and its `-D` parameters for this
+/// command, on any host (for review, the lint and bug reports). The text output is itself
+/// SBPL (the header is comments), so it can be saved and run with `sandbox-exec -f`.
+fn print_seatbelt(req: &CommandRequest, json: bool) -> Result<i32> {
+    use cordon_sandbox::seatbelt;
+    let resolved = cordon_policy::resolve(
+        &req.profile,
+        &req.resolve_context(),
+        &cordon_sandbox::HostFs,
+    )?;
+    let policy = seatbelt::policy(&resolved);
+    let (program, args) = seatbelt::wrap(&resolved, &req.argv);
+    if json {
+        let params: serde_json::Map<String, serde_json::Value> = policy
+            .params
+            .iter()
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "backend": "seatbelt", "program": program, "args": args,
+                "policy": policy.text, "params": params,
+            }))?
+        );
+        return Ok(0);
+    }
+    println!("; cordon seatbelt policy for: {}", req.argv.join(" "));
+    println!("; run as: {program} -p <this policy> -D KEY=VALUE… -- <command>");
+    println!("; parameters (-D):");
+    for (k, v) in &policy.params {
+        println!(";   {k}={v}");
+    }
+    print!("{}", policy.text);
+    Ok(0)
+}
+
+/// The mount plan the Linux helper applies on rung 1 (namespaces), computed from the same
+/// resolved profile it receives (issue 13 §1); `None` for other backends and rungs.
+#[cfg(target_os = "linux")]
+fn mount_plan(exec: &cordon_sandbox::ExecRequest) -> Option<cordon_sandbox::linux::Layout> {
+    let r = exec.resolved.as_ref()?;
+    let rung1 = exec.backend == cordon_policy::Backend::LinuxHelper
+        && exec.applied.iter().any(|a| a.contains("namespaces"));
+    rung1.then(|| cordon_sandbox::linux::layout(&r.filesystem))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn mount_plan(_exec: &cordon_sandbox::ExecRequest) -> Option<()> {
+    None
 }

@@ -50,29 +50,16 @@ pub fn status(args: StatusArgs) -> Result<i32> {
     #[cfg(target_os = "linux")]
     {
         let f = &manager.features;
-        let yes_no = |ok: bool, why: &Option<String>| {
-            if ok {
-                "yes".to_string()
-            } else {
-                format!("no ({})", why.as_deref().unwrap_or("unknown"))
-            }
-        };
         println!("  kernel:           {}", f.kernel_release);
         println!(
             "  landlock:         {}",
-            match f.landlock_abi {
-                Some(abi) => format!("ABI {abi}"),
-                None => yes_no(false, &f.landlock_reason),
+            match &f.landlock {
+                cordon_sandbox::linux::Availability::Available(abi) => format!("ABI {abi}"),
+                other => other.to_string(),
             }
         );
-        println!(
-            "  user namespaces:  {}",
-            yes_no(f.user_namespaces, &f.userns_reason)
-        );
-        println!(
-            "  seccomp:          {}",
-            yes_no(f.seccomp, &f.seccomp_reason)
-        );
+        println!("  user namespaces:  {}", f.user_namespaces);
+        println!("  seccomp:          {}", f.seccomp);
         println!(
             "  running as root:  {}",
             if f.running_as_root { "yes" } else { "no" }

@@ -1,0 +1,209 @@
+//! What the sandbox shows at the top of its tree, computed once from a
+//! [`ResolvedFilesystem`] (issue 13 §1, issue 8 §1): the access of `/`, whether `/tmp` is a
+//! private tmpfs, and whether a path under the host's `/tmp` is hidden by it. The Linux
+//! mount plan, its Landlock rules, the helper's `TMPDIR` choice and `explain` all read these
+//! answers, so they cannot disagree.
+
+use crate::paths::{canonicalize_lenient, lexical_normalize, FsView};
+use crate::profile::Access;
+use crate::resolve::{EntryOrigin, ResolvedFilesystem};
+use std::path::Path;
+
+/// The top of the sandbox's tree (pure, no OS call).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct TopView {
+    /// Access of `/`: its own entry, else the default (`write` when unrestricted).
+    pub root: Access,
+    /// `/tmp` is a fresh private tmpfs (restricted policy, `/tmp` not denied). Only the
+    /// namespace backend (Linux rung 1) builds it; elsewhere the host `/tmp` is used.
+    pub private_tmp: bool,
+}
+
+impl ResolvedFilesystem {
+    /// The top of the tree: see [`TopView`].
+    pub fn top_view(&self) -> TopView {
+        match self {
+            ResolvedFilesystem::Unrestricted => TopView {
+                root: Access::Write,
+                private_tmp: false,
+            },
+            ResolvedFilesystem::Restricted { default, .. } => {
+                let layered = self.layered();
+                let at = |p: &str| layered.iter().find(|e| e.path == Path::new(p));
+                TopView {
+                    root: at("/").map(|e| e.access).unwrap_or(*default),
+                    private_tmp: at("/tmp").is_none_or(|e| e.access != Access::Deny),
+                }
+            }
+        }
+    }
+
+    /// Whether the canonical `path` (under the host's `/tmp`) is hidden by the private
+    /// `/tmp`: it is, unless an entry strictly below `/tmp` covers it (such an entry is
+    /// bound on top of the private tmpfs). `false` when there is no private `/tmp`.
+    pub fn hidden_by_private_tmp(&self, path: &Path) -> bool {
+        let ResolvedFilesystem::Restricted { .. } = self else {
+            return false;
+        };
+        if !path.starts_with("/tmp") || path == Path::new("/tmp") || !self.top_view().private_tmp {
+            return false;
+        }
+        !self.layered().iter().any(|e| {
+            e.path.starts_with("/tmp")
+                && e.path != Path::new("/tmp")
+                && path.starts_with(&e.path)
+                && e.access != Access::Deny
+        })
+    }
+}
+
+/// What the command finds at a path, as far as the policy decides it (the one view that
+/// `explain`, the overlay merge and the mount plan share).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Seen {
+    /// The host's object, with this access.
+    Host(Access),
+    /// Under the private `/tmp` and not granted: the host's object is not visible; the
+    /// command sees an empty, writable `/tmp` whose contents are discarded at exit.
+    PrivateTmp,
+}
+
+impl ResolvedFilesystem {
+    /// What the command finds at `p` (absolute; lexically normalised and canonicalised
+    /// leniently here), assuming the private `/tmp` of the namespace backend when the
+    /// policy has one (see [`TopView::private_tmp`]).
+    pub fn seen(&self, fs: &dyn FsView, p: &Path) -> Seen {
+        let abs = lexical_normalize(p, Path::new("/"));
+        let canonical = canonicalize_lenient(fs, &abs);
+        if self.hidden_by_private_tmp(&canonical) {
+            Seen::PrivateTmp
+        } else {
+            Seen::Host(self.access_for(fs, &abs).access)
+        }
+    }
+}
+
+/// Adds an [`EntryOrigin::Cwd`] entry when the cwd would be hidden by the private `/tmp`
+/// (e.g. `cd /tmp/proj && cordon run --profile read-only -- ls`): the cwd is then bound
+/// with the access the profile gives it (not widened: `read` stays `read`; a denied cwd
+/// stays denied and the run is refused when entering it).
+pub(crate) fn keep_cwd_visible(f: &mut ResolvedFilesystem, cwd: &Path, fs: &dyn FsView) {
+    if !f.hidden_by_private_tmp(cwd) {
+        return;
+    }
+    let access = f.access_for(fs, cwd).access;
+    if access == Access::Deny {
+        return;
+    }
+    let e = crate::resolve::entry_for(fs, cwd.to_path_buf(), access, EntryOrigin::Cwd);
+    if let ResolvedFilesystem::Restricted { entries, .. } = f {
+        entries.push(e);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{resolve, FilesystemPolicy, FsEntry, MemFs, PermissionProfile, ResolveContext};
+    use std::path::PathBuf;
+
+    fn fs_of(entries: Vec<FsEntry>, cwd: &str) -> ResolvedFilesystem {
+        let mut p = PermissionProfile::builtin("workspace-write").unwrap();
+        p.filesystem = FilesystemPolicy::Restricted {
+            default: Access::Read,
+            entries,
+            protect_metadata: true,
+        };
+        let fs = MemFs::new()
+            .dir("/tmp/ws/.git")
+            .dir("/tmp/r.git")
+            .dir("/home/u/p/.git");
+        let ctx = ResolveContext {
+            cwd: cwd.into(),
+            home: Some("/home/u".into()),
+            ..Default::default()
+        };
+        resolve(&p, &ctx, &fs).unwrap().filesystem
+    }
+
+    /// Issue 7 item 2: every hop of a symlink chain on the spelled path is listed (by
+    /// where the link lives), `..` after a link is taken physically, and the resolved
+    /// protected entry carries them.
+    #[test]
+    fn symlinks_on_follows_chains_and_dotdot() {
+        use crate::resolve::symlinks_on;
+        let fs = MemFs::new()
+            .dir("/w/.git")
+            .dir("/w/real/hk2")
+            .symlink("/w/.git/hooks", "../hk")
+            .symlink("/w/hk", "real/hk2")
+            .dir("/a/b")
+            .dir("/a/c")
+            .symlink("/w/l", "/a/b");
+        assert_eq!(
+            symlinks_on(&fs, Path::new("/w/.git/hooks/pre-commit")),
+            [PathBuf::from("/w/.git/hooks"), PathBuf::from("/w/hk")]
+        );
+        assert_eq!(
+            symlinks_on(&fs, Path::new("/w/l/../c")),
+            [PathBuf::from("/w/l")]
+        );
+        assert!(symlinks_on(&fs, Path::new("/w/real/hk2")).is_empty());
+        let mut p = PermissionProfile::builtin("workspace-write").unwrap();
+        p.filesystem = FilesystemPolicy::Restricted {
+            default: Access::Read,
+            entries: vec![FsEntry::new(":workspace", Access::Write)],
+            protect_metadata: true,
+        };
+        let ctx = ResolveContext {
+            cwd: "/w".into(),
+            home: Some("/h".into()),
+            ..Default::default()
+        };
+        let r = resolve(&p, &ctx, &fs).unwrap();
+        let ResolvedFilesystem::Restricted { entries, .. } = &r.filesystem else {
+            panic!()
+        };
+        let hooks = entries
+            .iter()
+            .find(|e| e.spelled == Path::new("/w/.git/hooks"))
+            .unwrap();
+        assert_eq!(hooks.path, Path::new("/w/real/hk2"));
+        assert_eq!(hooks.links.len(), 2);
+    }
+
+    #[test]
+    fn top_view_and_private_tmp() {
+        let f = fs_of(vec![FsEntry::new(":workspace", Access::Write)], "/home/u/p");
+        assert_eq!(
+            f.top_view(),
+            TopView {
+                root: Access::Read,
+                private_tmp: true
+            }
+        );
+        assert!(f.hidden_by_private_tmp(Path::new("/tmp/x.sh")));
+        assert!(!f.hidden_by_private_tmp(Path::new("/tmp")));
+        assert!(!f.hidden_by_private_tmp(Path::new("/home/u/p")));
+        // An entry below /tmp is bound on top of the private tmpfs.
+        let f = fs_of(
+            vec![
+                FsEntry::new(":workspace", Access::Write),
+                FsEntry::new("/tmp/r.git", Access::Read),
+            ],
+            "/tmp/ws",
+        );
+        assert!(!f.hidden_by_private_tmp(Path::new("/tmp/ws/a")));
+        assert!(!f.hidden_by_private_tmp(Path::new("/tmp/r.git/HEAD")));
+        assert!(f.hidden_by_private_tmp(Path::new("/tmp/other")));
+        // /tmp denied: no private tmpfs, nothing hidden by it.
+        let f = fs_of(vec![FsEntry::new("/tmp", Access::Deny)], "/home/u/p");
+        assert!(!f.top_view().private_tmp);
+        assert!(!f.hidden_by_private_tmp(Path::new("/tmp/x")));
+        assert_eq!(
+            ResolvedFilesystem::Unrestricted.top_view().root,
+            Access::Write
+        );
+    }
+}
