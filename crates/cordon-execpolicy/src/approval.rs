@@ -129,6 +129,40 @@ pub fn gate(record: &DecisionRecord, mode: ApprovalMode, approved: bool) -> Gate
     }
 }
 
+/// What `cordon run` would do with a command under an approval mode when nobody has
+/// pre-approved it (the exit status of `cordon check`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunWould {
+    /// It would run (exit 0).
+    Run,
+    /// It would run only with approval (`--yes`) (exit 1).
+    NeedsApproval,
+    /// It would be refused whatever the approval (forbidden, or `never` mode) (exit 2).
+    Refuse,
+}
+
+impl RunWould {
+    /// `cordon check`'s exit status: 0 run, 1 needs approval, 2 refused.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            RunWould::Run => 0,
+            RunWould::NeedsApproval => 1,
+            RunWould::Refuse => 2,
+        }
+    }
+}
+
+/// What [`gate`] decides for `record` under `mode` without approval, and whether approval
+/// would change it.
+pub fn run_would(record: &DecisionRecord, mode: ApprovalMode) -> RunWould {
+    match (gate(record, mode, false), gate(record, mode, true)) {
+        (Gate::Run { .. }, _) => RunWould::Run,
+        (Gate::Refuse { .. }, Gate::Run { .. }) => RunWould::NeedsApproval,
+        (Gate::Refuse { .. }, Gate::Refuse { .. }) => RunWould::Refuse,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,6 +210,13 @@ mod tests {
             assert!(!runs(&gate(r, Never, true)));
             assert!(runs(&gate(r, Bypass, false)));
         }
+        // run_would: what `cordon check` exits with
+        assert_eq!(run_would(&unknown, OnRequest), RunWould::Run);
+        assert_eq!(run_would(&unknown, Untrusted), RunWould::NeedsApproval);
+        assert_eq!(run_would(&danger, OnRequest), RunWould::NeedsApproval);
+        assert_eq!(run_would(&danger, Never), RunWould::Refuse);
+        assert_eq!(run_would(&forbid, Bypass), RunWould::Refuse);
+        assert_eq!(run_would(&safe, Untrusted), RunWould::Run);
         // refusals say what to do
         match gate(&danger, OnRequest, false) {
             Gate::Refuse { reason } => assert!(reason.contains("--yes"), "{reason}"),

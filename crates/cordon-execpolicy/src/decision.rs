@@ -5,9 +5,10 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::knowledge::variables::is_sensitive_var;
 use crate::knowledge::{self, resolve, Cwd, DangerCtx, Finding};
 use crate::model::*;
-use crate::parse::{is_sensitive_var, ParseOptions};
+use crate::parse::ParseOptions;
 use crate::rules::{Pattern, Rule, RuleSource, SandboxMode};
 
 /// Caller-supplied facts for one evaluation. Approval modes (R-A5) are deliberately not
@@ -165,6 +166,10 @@ pub struct DecisionRecord {
     pub sandbox: SandboxVerdict,
     /// Opaque constructs found (empty = fully understood).
     pub opaque: Vec<OpaqueConstruct>,
+    /// Substitutions, loops, conditionals and function definitions whose bodies were fully
+    /// parsed and hold only known-safe commands: they do not make the command opaque.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub visible: Vec<OpaqueConstruct>,
     /// Stand-alone variable assignments in the script.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub assignments: Vec<EnvAssignment>,
@@ -222,85 +227,15 @@ impl fmt::Display for DecisionRecord {
                 writeln!(f, "  - {}: {}", o.kind, o.text)?;
             }
         }
+        if !self.visible.is_empty() {
+            writeln!(f, "visible (every command inside is known-safe):")?;
+            for o in &self.visible {
+                writeln!(f, "  - {}: {}", o.kind, o.text)?;
+            }
+        }
         writeln!(f, "segments:")?;
         for (i, s) in self.segments.iter().enumerate() {
-            let seg = &s.segment;
-            writeln!(
-                f,
-                "  [{i}] {:<6} {}",
-                s.decision.as_str(),
-                shell_join(&seg.argv)
-            )?;
-            if !seg.wrappers.is_empty() {
-                let w: Vec<String> = seg.wrappers.iter().map(|w| shell_join(&w.argv)).collect();
-                writeln!(f, "        via: {}", w.join(" → "))?;
-            }
-            if !seg.env.is_empty() {
-                let e: Vec<String> = seg
-                    .env
-                    .iter()
-                    .map(|e| format!("{}={}", e.name, e.value))
-                    .collect();
-                writeln!(f, "        env: {}", e.join(" "))?;
-            }
-            for r in &seg.redirections {
-                let sep = if r.kind == RedirectKind::Dup { "" } else { " " };
-                let kind = serde_json::to_value(r.kind).unwrap_or_default();
-                writeln!(
-                    f,
-                    "        redirect: {}{}{sep}{} ({})",
-                    r.fd.as_deref().unwrap_or(""),
-                    r.op,
-                    r.target,
-                    kind.as_str().unwrap_or("")
-                )?;
-            }
-            if !seg.context.is_empty() {
-                let c: Vec<String> = seg
-                    .context
-                    .iter()
-                    .map(|c| match c {
-                        Context::Function(n) => format!("function {n}"),
-                        Context::ControlFlow(k) => k.clone(),
-                        other => serde_json::to_value(other)
-                            .ok()
-                            .and_then(|v| v.as_str().map(str::to_string))
-                            .unwrap_or_default()
-                            .replace('_', " "),
-                    })
-                    .collect();
-                writeln!(f, "        context: {}", c.join(" > "))?;
-            }
-            let basis = match &s.basis {
-                Basis::Rule { rule } => {
-                    let m = &s.matched_rules[*rule];
-                    format!(
-                        "rule {} ({}) from {}{}",
-                        m.pattern,
-                        m.decision,
-                        m.source,
-                        m.justification
-                            .as_deref()
-                            .map(|j| format!(": {j}"))
-                            .unwrap_or_default()
-                    )
-                }
-                Basis::KnownSafe { reason } => reason.clone(),
-                Basis::Dangerous { finding } => {
-                    format!("dangerous: {}", s.findings[*finding].reason)
-                }
-                Basis::Default { reason } => format!("default: {reason}"),
-            };
-            writeln!(f, "        basis: {basis}")?;
-            for x in &s.findings {
-                writeln!(f, "        finding: {} ({}) {}", x.id, x.decision, x.reason)?;
-            }
-            for c in &s.caps {
-                writeln!(f, "        capped at ask: {c}")?;
-            }
-            for n in &seg.notes {
-                writeln!(f, "        note: {n}")?;
-            }
+            fmt_segment(f, i, s)?;
         }
         match &self.suggested_rule {
             Some(s) => writeln!(
@@ -311,6 +246,89 @@ impl fmt::Display for DecisionRecord {
             None => writeln!(f, "suggested rule: none"),
         }
     }
+}
+
+/// One segment of the text rendering: decision and argv, then wrappers, env, redirections,
+/// context, basis, findings, caps and notes.
+fn fmt_segment(f: &mut fmt::Formatter<'_>, i: usize, s: &SegmentRecord) -> fmt::Result {
+    let seg = &s.segment;
+    writeln!(
+        f,
+        "  [{i}] {:<6} {}",
+        s.decision.as_str(),
+        shell_join(&seg.argv)
+    )?;
+    if !seg.wrappers.is_empty() {
+        let w: Vec<String> = seg.wrappers.iter().map(|w| shell_join(&w.argv)).collect();
+        writeln!(f, "        via: {}", w.join(" → "))?;
+    }
+    if !seg.env.is_empty() {
+        let e: Vec<String> = seg
+            .env
+            .iter()
+            .map(|e| format!("{}={}", e.name, e.value))
+            .collect();
+        writeln!(f, "        env: {}", e.join(" "))?;
+    }
+    for r in &seg.redirections {
+        let sep = if r.kind == RedirectKind::Dup { "" } else { " " };
+        let kind = serde_json::to_value(r.kind).unwrap_or_default();
+        writeln!(
+            f,
+            "        redirect: {}{}{sep}{} ({})",
+            r.fd.as_deref().unwrap_or(""),
+            r.op,
+            r.target,
+            kind.as_str().unwrap_or("")
+        )?;
+    }
+    if !seg.context.is_empty() {
+        let c: Vec<String> = seg
+            .context
+            .iter()
+            .map(|c| match c {
+                Context::Function(n) => format!("function {n}"),
+                Context::ControlFlow(k) => k.clone(),
+                other => serde_json::to_value(other)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+                    .replace('_', " "),
+            })
+            .collect();
+        writeln!(f, "        context: {}", c.join(" > "))?;
+    }
+    let basis = match &s.basis {
+        Basis::Rule { rule } => {
+            let m = &s.matched_rules[*rule];
+            format!(
+                "rule {} ({}) from {}{}",
+                m.pattern,
+                m.decision,
+                m.source,
+                m.justification
+                    .as_deref()
+                    .map(|j| format!(": {j}"))
+                    .unwrap_or_default()
+            )
+        }
+        Basis::KnownSafe { reason } => reason.clone(),
+        Basis::Dangerous { finding } => {
+            format!("dangerous: {}", s.findings[*finding].reason)
+        }
+        Basis::Default { reason } => format!("default: {reason}"),
+    };
+    writeln!(f, "        basis: {basis}")?;
+    for x in &s.findings {
+        writeln!(f, "        finding: {} ({}) {}", x.id, x.decision, x.reason)?;
+    }
+    for c in &s.caps {
+        writeln!(f, "        capped at ask: {c}")?;
+    }
+    for n in &seg.notes {
+        writeln!(f, "        note: {n}")?;
+    }
+    Ok(())
 }
 
 /// Programs that are never suggested alone (a bare-name rule would be over-broad).
@@ -395,7 +413,9 @@ fn suggest(seg: &Segment) -> Option<Vec<String>> {
     }
     let name = seg.program.name.clone();
     let base = name.rsplit('/').next().unwrap_or(&name);
-    if crate::parse::INTERPRETERS.contains(&base) && !matches!(base, "python" | "python3") {
+    if crate::knowledge::shells::INTERPRETERS.contains(&base)
+        && !matches!(base, "python" | "python3")
+    {
         return None; // shells and interpreters: `bash -c`, `node -e`, … are banned
     }
     let mut pat = vec![seg.argv[0].clone()];
@@ -435,180 +455,281 @@ fn known_builtin_cd(seg: &Segment) -> bool {
     seg.program.is_trusted_name() && matches!(seg.program.name.as_str(), "cd" | "pushd" | "popd")
 }
 
-/// Evaluate a parsed command against rules (R-A2, R-A3, R-A4). See the crate docs for the
-/// combination table.
-pub(crate) fn evaluate(
-    rules: &[Rule],
-    parsed: ParsedCommand,
-    command: Vec<String>,
-    ctx: &EvalContext,
-) -> DecisionRecord {
-    let home = ctx.home.as_deref();
-    let mut cwds: Vec<Cwd> = vec![match ctx.cwd.as_deref() {
-        Some(c) if c.starts_with('/') => resolve(&Cwd::Rel(Vec::new()), c, home),
-        _ => Cwd::Rel(Vec::new()),
-    }];
-    let ParsedCommand {
-        segments,
-        opaque: opaque_list,
-        assignments,
-    } = parsed;
-    let mut partial = Vec::with_capacity(segments.len());
-    for (idx, seg) in segments.iter().enumerate() {
-        let seg_cwds: std::borrow::Cow<'_, [Cwd]> = match seg.chdir.as_deref() {
-            Some(d) => cwds.iter().map(|c| resolve(c, d, home)).collect(),
-            None => std::borrow::Cow::Borrowed(&cwds),
+/// Working-directory candidates while walking the segments in order (an
+/// over-approximation: every `cd` target stays a candidate afterwards, at most 16).
+struct CwdTracker<'c> {
+    home: Option<&'c str>,
+    cwds: Vec<Cwd>,
+}
+
+impl<'c> CwdTracker<'c> {
+    fn new(ctx: &'c EvalContext) -> Self {
+        let home = ctx.home.as_deref();
+        let start = match ctx.cwd.as_deref() {
+            Some(c) if c.starts_with('/') => resolve(&Cwd::Rel(Vec::new()), c, home),
+            _ => Cwd::Rel(Vec::new()),
         };
-        let dcx = DangerCtx {
-            segments: &segments,
-            cwds: &seg_cwds,
+        CwdTracker {
             home,
+            cwds: vec![start],
+        }
+    }
+
+    /// The dangerous-command findings for segment `idx`, judged under the candidates (and
+    /// the segment's own `env -C DIR` / `sudo -D DIR`).
+    fn findings(&self, segments: &[Segment], idx: usize) -> Vec<Finding> {
+        let seg_cwds: std::borrow::Cow<'_, [Cwd]> = match segments[idx].chdir.as_deref() {
+            Some(d) => self.cwds.iter().map(|c| resolve(c, d, self.home)).collect(),
+            None => std::borrow::Cow::Borrowed(&self.cwds),
         };
-        let findings = knowledge::dangerous(idx, &dcx);
-        // cwd tracking (over-approximation: every `cd` target is a candidate afterwards).
-        if known_builtin_cd(seg) {
-            let target = seg
-                .argv
-                .iter()
-                .enumerate()
-                .skip(1)
-                .rfind(|(_, a)| !a.starts_with('-') || a.as_str() == "-");
-            let new: Vec<Cwd> = match target {
-                _ if seg.program.name == "popd" => vec![Cwd::Unknown],
-                None => cwds.iter().map(|c| resolve(c, "~", home)).collect(),
-                Some((i, t)) if seg.is_static(i) && t != "-" => {
-                    cwds.iter().map(|c| resolve(c, t, home)).collect()
-                }
-                Some((_, t)) => match knowledge::home_spelled(t) {
-                    Some(t) => cwds.iter().map(|c| resolve(c, &t, home)).collect(),
-                    None => vec![Cwd::Unknown],
-                },
-            };
-            for c in new {
-                if !cwds.contains(&c) && cwds.len() < 16 {
-                    cwds.push(c);
+        knowledge::dangerous(
+            idx,
+            &DangerCtx {
+                segments,
+                cwds: &seg_cwds,
+                home: self.home,
+            },
+        )
+    }
+
+    /// Add the targets of a `cd`/`pushd`/`popd` segment to the candidates.
+    fn follow(&mut self, seg: &Segment) {
+        if !known_builtin_cd(seg) {
+            return;
+        }
+        let home = self.home;
+        let target = seg
+            .argv
+            .iter()
+            .enumerate()
+            .skip(1)
+            .rfind(|(_, a)| !a.starts_with('-') || a.as_str() == "-");
+        let new: Vec<Cwd> = match target {
+            _ if seg.program.name == "popd" => vec![Cwd::Unknown],
+            None => self.cwds.iter().map(|c| resolve(c, "~", home)).collect(),
+            Some((i, t)) if seg.is_static(i) && t != "-" => {
+                self.cwds.iter().map(|c| resolve(c, t, home)).collect()
+            }
+            Some((_, t)) => match knowledge::home_spelled(t) {
+                Some(t) => self.cwds.iter().map(|c| resolve(c, &t, home)).collect(),
+                None => vec![Cwd::Unknown],
+            },
+        };
+        for c in new {
+            if !self.cwds.contains(&c) && self.cwds.len() < 16 {
+                self.cwds.push(c);
+            }
+        }
+    }
+}
+
+/// Functions defined so far in the script, and whether every command of each body was
+/// allowed as known-safe (a call to such a function is then known-safe itself).
+#[derive(Default)]
+struct FunctionBodies {
+    safe: Vec<(String, bool)>,
+}
+
+impl FunctionBodies {
+    fn record(&mut self, seg: &Segment, verdict: &SegmentVerdict) {
+        let known_safe =
+            verdict.decision == Decision::Allow && matches!(verdict.basis, Basis::KnownSafe { .. });
+        for (depth, c) in seg.context.iter().enumerate() {
+            if let Context::Function(name) = c {
+                // Defined at the top level of the script (not in a subshell, a
+                // substitution, a conditional or a pipeline stage), so later calls see it.
+                let top_level = depth == 0 && seg.pipeline.is_none() && !seg.background;
+                let ok_here = known_safe && top_level;
+                match self.safe.iter_mut().find(|(n, _)| n == name) {
+                    Some((_, ok)) => *ok &= ok_here,
+                    None => self.safe.push((name.clone(), ok_here)),
                 }
             }
         }
+    }
+
+    /// The reason a call to a function defined earlier with a known-safe body is safe.
+    fn safe_call(&self, seg: &Segment) -> Option<String> {
+        if seg.program.kind != ProgramKind::Bare {
+            return None;
+        }
+        let name = &seg.program.name;
+        // A call inside the function's own body is recursion, not a visible call.
+        let recursive = seg
+            .context
+            .iter()
+            .any(|c| matches!(c, Context::Function(n) if n == name));
+        self.safe
+            .iter()
+            .any(|(n, ok)| n == name && *ok && !recursive)
+            .then(|| format!("calls function `{name}`, whose body is known-safe"))
+    }
+}
+
+/// What decided one segment, before it is paired with the segment in a [`SegmentRecord`].
+struct SegmentVerdict {
+    decision: Decision,
+    basis: Basis,
+    matched_rules: Vec<MatchedRule>,
+    findings: Vec<Finding>,
+    caps: Vec<String>,
+}
+
+/// Reasons that cap an allowed segment at `ask` (see the crate docs).
+fn caps(seg: &Segment) -> Vec<String> {
+    let mut caps = Vec::new();
+    for r in seg.file_writes() {
+        caps.push(format!(
+            "output redirection {}{} {}",
+            r.fd.as_deref().unwrap_or(""),
+            r.op,
+            r.target
+        ));
+    }
+    for e in &seg.env {
+        if is_sensitive_var(&e.name) {
+            caps.push(format!("sets {} (changes what the command runs)", e.name));
+        }
+    }
+    if seg.program.kind == ProgramKind::NonAscii {
+        caps.push("program name contains non-ASCII or control characters".into());
+    }
+    if seg.program.kind == ProgramKind::Dynamic {
+        caps.push("program name is not known statically".into());
+    }
+    caps
+}
+
+/// Combine matching rules, the known-safe verdict, findings and caps for one segment: the
+/// strictest rule (or known-safe / default), then findings by `max` (an allow rule never
+/// overrides a finding), then caps turn `allow` into `ask`.
+fn segment_verdict(
+    matched: &[&Rule],
+    safe: Option<String>,
+    findings: Vec<Finding>,
+    caps: Vec<String>,
+) -> SegmentVerdict {
+    let rule_decision = matched.iter().map(|r| r.decision).max();
+    let base = rule_decision.unwrap_or(if safe.is_some() {
+        Decision::Allow
+    } else {
+        Decision::Ask
+    });
+    let finding_decision = findings.iter().map(|f| f.decision).max();
+    let mut decision = base.max(finding_decision.unwrap_or(Decision::Allow));
+    if decision == Decision::Allow && !caps.is_empty() {
+        decision = Decision::Ask;
+    }
+    let matched_rules: Vec<MatchedRule> =
+        matched.iter().map(|r| MatchedRule::from_rule(r)).collect();
+    let basis = match (finding_decision, rule_decision) {
+        (Some(fd), rd) if fd > base || (rd.is_none() && fd >= base) => Basis::Dangerous {
+            finding: findings.iter().position(|f| f.decision == fd).unwrap_or(0),
+        },
+        (_, Some(rd)) => Basis::Rule {
+            rule: matched_rules
+                .iter()
+                .position(|m| m.decision == rd)
+                .unwrap_or(0),
+        },
+        (_, None) => match safe {
+            Some(reason) => Basis::KnownSafe { reason },
+            None => Basis::Default {
+                reason: "no rule matched and the command is not known-safe".into(),
+            },
+        },
+    };
+    SegmentVerdict {
+        decision,
+        basis,
+        matched_rules,
+        findings,
+        caps,
+    }
+}
+
+/// Decide every segment in order (cwd tracking and function bodies depend on the order).
+fn segment_verdicts(
+    rules: &[Rule],
+    segments: &[Segment],
+    ctx: &EvalContext,
+) -> Vec<SegmentVerdict> {
+    let mut cwd = CwdTracker::new(ctx);
+    let mut functions = FunctionBodies::default();
+    let mut out = Vec::with_capacity(segments.len());
+    for (idx, seg) in segments.iter().enumerate() {
+        let findings = cwd.findings(segments, idx);
+        cwd.follow(seg);
         let matched: Vec<&Rule> = rules.iter().filter(|r| r.matches(seg)).collect();
         let safe = if matched.is_empty() {
-            knowledge::known_safe(seg)
+            knowledge::known_safe(seg).or_else(|| functions.safe_call(seg))
         } else {
             None
         };
-        let mut caps = Vec::new();
-        for r in seg.file_writes() {
-            caps.push(format!(
-                "output redirection {}{} {}",
-                r.fd.as_deref().unwrap_or(""),
-                r.op,
-                r.target
-            ));
-        }
-        for e in &seg.env {
-            if is_sensitive_var(&e.name) {
-                caps.push(format!("sets {} (changes what the command runs)", e.name));
-            }
-        }
-        if seg.program.kind == ProgramKind::NonAscii {
-            caps.push("program name contains non-ASCII or control characters".into());
-        }
-        if seg.program.kind == ProgramKind::Dynamic {
-            caps.push("program name is not known statically".into());
-        }
-        let rule_decision = matched.iter().map(|r| r.decision).max();
-        let base = rule_decision.unwrap_or(if safe.is_some() {
-            Decision::Allow
-        } else {
-            Decision::Ask
-        });
-        let finding_decision = findings.iter().map(|f| f.decision).max();
-        let mut decision = base.max(finding_decision.unwrap_or(Decision::Allow));
-        if decision == Decision::Allow && !caps.is_empty() {
-            decision = Decision::Ask;
-        }
-        let matched_rules: Vec<MatchedRule> =
-            matched.iter().map(|r| MatchedRule::from_rule(r)).collect();
-        let basis = match finding_decision {
-            Some(fd) if fd > base || (rule_decision.is_none() && fd >= base) => Basis::Dangerous {
-                finding: findings.iter().position(|f| f.decision == fd).unwrap_or(0),
-            },
-            _ => match rule_decision {
-                Some(rd) => Basis::Rule {
-                    rule: matched_rules
-                        .iter()
-                        .position(|m| m.decision == rd)
-                        .unwrap_or(0),
-                },
-                None => match safe {
-                    Some(reason) => Basis::KnownSafe { reason },
-                    None => Basis::Default {
-                        reason: "no rule matched and the command is not known-safe".into(),
-                    },
-                },
-            },
-        };
-        partial.push((decision, basis, matched_rules, findings, caps));
+        let verdict = segment_verdict(&matched, safe, findings, caps(seg));
+        functions.record(seg, &verdict);
+        out.push(verdict);
     }
-    let records: Vec<SegmentRecord> = segments
-        .into_iter()
-        .zip(partial)
-        .map(
-            |(segment, (decision, basis, matched_rules, findings, caps))| SegmentRecord {
-                segment,
-                decision,
-                basis,
-                matched_rules,
-                findings,
-                caps,
-            },
-        )
-        .collect();
+    out
+}
 
+/// Split the parse's constructs into those that keep the command opaque and those that are
+/// visible: substitutions, loops, conditionals and functions (bodies fully walked) count as
+/// visible only when nothing else is opaque and every segment is allowed as known-safe.
+fn split_visible(
+    constructs: Vec<OpaqueConstruct>,
+    records: &[SegmentRecord],
+) -> (Vec<OpaqueConstruct>, Vec<OpaqueConstruct>) {
+    let visible = !constructs.is_empty()
+        && !records.is_empty()
+        && constructs.iter().all(|c| c.kind.body_is_visible())
+        && records
+            .iter()
+            .all(|r| r.decision == Decision::Allow && matches!(r.basis, Basis::KnownSafe { .. }));
+    if visible {
+        (Vec::new(), constructs)
+    } else {
+        (constructs, Vec::new())
+    }
+}
+
+/// The overall decision and its one-line reason: the strictest segment, never `allow` when
+/// opaque, `ask` without segments.
+fn overall(records: &[SegmentRecord], opaque_list: &[OpaqueConstruct]) -> (Decision, String) {
     let opaque = !opaque_list.is_empty();
-    let worst = records.iter().map(|r| r.decision).max();
-    let (decision, reason) = match worst {
+    let first = |d: Decision| {
+        records
+            .iter()
+            .enumerate()
+            .find(|(_, r)| r.decision == d)
+            .map(|(i, r)| (i, shell_join(&r.segment.argv), why(r)))
+    };
+    match records.iter().map(|r| r.decision).max() {
         None => (
             Decision::Ask,
             if opaque {
                 format!(
                     "no command could be extracted ({})",
-                    opaque_kinds(&opaque_list)
+                    opaque_kinds(opaque_list)
                 )
             } else {
                 "no command found".to_string()
             },
         ),
         Some(Decision::Forbid) => {
-            let (i, r) = records
-                .iter()
-                .enumerate()
-                .find(|(_, r)| r.decision == Decision::Forbid)
-                .expect("a forbidden segment exists");
+            let (i, cmd, why) = first(Decision::Forbid).unwrap_or_default();
             (
                 Decision::Forbid,
-                format!(
-                    "segment {i} `{}` is forbidden: {}",
-                    shell_join(&r.segment.argv),
-                    why(r)
-                ),
+                format!("segment {i} `{cmd}` is forbidden: {why}"),
             )
         }
         Some(Decision::Ask) => {
-            let (i, r) = records
-                .iter()
-                .enumerate()
-                .find(|(_, r)| r.decision == Decision::Ask)
-                .expect("an ask segment exists");
-            let mut s = format!(
-                "segment {i} `{}` needs approval: {}",
-                shell_join(&r.segment.argv),
-                why(r)
-            );
+            let (i, cmd, why) = first(Decision::Ask).unwrap_or_default();
+            let mut s = format!("segment {i} `{cmd}` needs approval: {why}");
             if opaque {
                 s.push_str(&format!(
                     "; script is opaque ({})",
-                    opaque_kinds(&opaque_list)
+                    opaque_kinds(opaque_list)
                 ));
             }
             (Decision::Ask, s)
@@ -617,7 +738,7 @@ pub(crate) fn evaluate(
             Decision::Ask,
             format!(
                 "every visible segment is allowed, but the script is opaque ({}): never allowed",
-                opaque_kinds(&opaque_list)
+                opaque_kinds(opaque_list)
             ),
         ),
         Some(Decision::Allow) => {
@@ -633,42 +754,77 @@ pub(crate) fn evaluate(
                 ),
             )
         }
-    };
+    }
+}
 
-    let sandbox = sandbox_verdict(decision, opaque, &records, ctx);
-
-    let suggested_rule = if decision == Decision::Ask && !opaque {
-        records
+/// The "approve and remember" suggestion (see the crate docs): only for a plain, non-opaque
+/// `ask` whose first asking segment was decided by the default.
+fn suggestion(
+    decision: Decision,
+    opaque: bool,
+    records: &[SegmentRecord],
+) -> Option<SuggestedRule> {
+    if decision != Decision::Ask || opaque {
+        return None;
+    }
+    let (i, r) = records
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.decision == Decision::Ask)?;
+    let plain = matches!(r.basis, Basis::Default { .. })
+        && r.caps.is_empty()
+        && r.findings.is_empty()
+        && r.segment
+            .wrappers
             .iter()
-            .enumerate()
-            .find(|(_, r)| r.decision == Decision::Ask)
-            .and_then(|(i, r)| {
-                let plain = matches!(r.basis, Basis::Default { .. })
-                    && r.caps.is_empty()
-                    && r.findings.is_empty()
-                    && r.segment
-                        .wrappers
-                        .iter()
-                        .all(|w| w.name != "sudo" && w.name != "doas");
-                if !plain {
-                    return None;
-                }
-                suggest(&r.segment).map(|pattern| SuggestedRule {
-                    pattern,
-                    decision: Decision::Allow,
-                    from_segment: i,
-                })
-            })
-    } else {
-        None
-    };
+            .all(|w| w.name != "sudo" && w.name != "doas");
+    if !plain {
+        return None;
+    }
+    suggest(&r.segment).map(|pattern| SuggestedRule {
+        pattern,
+        decision: Decision::Allow,
+        from_segment: i,
+    })
+}
 
+/// Evaluate a parsed command against rules (R-A2, R-A3, R-A4). See the crate docs for the
+/// combination table.
+pub(crate) fn evaluate(
+    rules: &[Rule],
+    parsed: ParsedCommand,
+    command: Vec<String>,
+    ctx: &EvalContext,
+) -> DecisionRecord {
+    let ParsedCommand {
+        segments,
+        opaque: constructs,
+        assignments,
+    } = parsed;
+    let verdicts = segment_verdicts(rules, &segments, ctx);
+    let records: Vec<SegmentRecord> = segments
+        .into_iter()
+        .zip(verdicts)
+        .map(|(segment, v)| SegmentRecord {
+            segment,
+            decision: v.decision,
+            basis: v.basis,
+            matched_rules: v.matched_rules,
+            findings: v.findings,
+            caps: v.caps,
+        })
+        .collect();
+    let (opaque, visible) = split_visible(constructs, &records);
+    let (decision, reason) = overall(&records, &opaque);
+    let sandbox = sandbox_verdict(decision, !opaque.is_empty(), &records, ctx);
+    let suggested_rule = suggestion(decision, !opaque.is_empty(), &records);
     DecisionRecord {
         command,
         decision,
         reason,
         sandbox,
-        opaque: opaque_list,
+        opaque,
+        visible,
         assignments,
         segments: records,
         suggested_rule,

@@ -39,7 +39,11 @@
 //!    `LD_*`, `GIT_*`, …), or its program name is non-ASCII/dynamic.
 //! 3. **Overall**: the strictest segment decision. `allow` only if every segment is allowed
 //!    and the command is not opaque (opaque + all visible segments allowed → `ask`). No
-//!    segment at all → `ask`.
+//!    segment at all → `ask`. Substitutions, loops, conditionals and function definitions
+//!    ([`OpaqueKind::body_is_visible`]) are walked completely; when nothing else is opaque
+//!    and every segment is known-safe they are listed as `visible` instead of `opaque`
+//!    (`for f in *.rs; do wc -l $f; done` is allowed). A call to a function defined earlier
+//!    whose body is known-safe is known-safe.
 //! 4. **Sandbox bypass**: only when the overall decision is `allow`, nothing is opaque,
 //!    every segment's matched rules all say `sandbox = "bypass"` (known-safe never
 //!    bypasses), and [`EvalContext::profile_has_deny_read`] is false.
@@ -71,8 +75,9 @@
 //! | `git_push_delete` | `git push --delete`, `git push origin :branch` | ask |
 //! | `git_reset_hard` | `git reset --hard` | ask |
 //! | `git_clean` | `git clean -fdx` (any `-f` with `-d`/`-x`/`-X`) | ask |
-//! | `dd_device` / `device_write` | `dd of=/dev/sda`, `> /dev/sda`, `tee /dev/sda` | forbid |
-//! | `mkfs` | `mkfs.ext4`, `mke2fs`, `mkswap`, `wipefs`, `blkdiscard` | forbid |
+//! | `dd_device` / `device_write` | `dd of=/dev/sda`, `> /dev/sda`, `tee /dev/sda`, `cp img /dev/nvme0n1` | forbid |
+//! | `mkfs` | `mkfs.ext4`, `mke2fs`, `mkswap`, `mkdosfs`, `wipefs`, `blkdiscard` | forbid |
+//! | `disk_overwrite` | `shred /dev/sda`, `sgdisk --zap-all`, `fdisk /dev/sda`, `sfdisk`, `parted … mklabel`, `hdparm --security-erase`, `nvme format`, `badblocks -w`, `cryptsetup luksFormat`, `zpool labelclear`, `ddrescue x /dev/…`, `dcfldd of=/dev/…` | forbid |
 //! | `chmod_world_writable` | `chmod -R 777 x`, `chmod -R a+rwx x`, `chmod 777 /etc/x` | forbid |
 //! | `recursive_owner_mode_system` | `chown -R u /usr`, `chmod -R 755 /etc` | forbid |
 //! | `fork_bomb` | `:(){ :\|:& };:` and renamed variants | forbid |
@@ -101,9 +106,15 @@
 //! `--pre-glob`, `-z`), `fd` (no `-x`/`-X`), `find` (no `-exec -execdir -ok -okdir -delete
 //! -fprint* -fls`), `sed` (no `-i`/`-f`; scripts only of print/delete/substitute commands
 //! without `w`/`e` flags), `git status|log|diff|show|rev-parse|ls-files|ls-tree|blame|
-//! describe|merge-base|show-ref|cat-file|grep|branch (listing)|remote (-v, get-url)` without
+//! describe|merge-base|show-ref|cat-file|grep|shortlog|for-each-ref|rev-list|reflog (show)|
+//! stash list|stash show|tag (listing)|config --get/--list|worktree list|branch (listing)|
+//! remote (-v, get-url)|--version` without
 //! global `-c`/`-C`/`--git-dir`/`--work-tree`/`--exec-path`/`-p` and without `--output`,
-//! `--ext-diff`, `--textconv`, `-O`. `command -v`/`-V`. Only for bare names or trusted
+//! `--ext-diff`, `--textconv`, `-O`. `command -v`/`-V`. Toolchains (`knowledge/toolchains.rs`):
+//! `--version` of cargo/rustc/node/python/…, `npm|pnpm ls|view|outdated|why|config get`,
+//! `yarn list|why|info`, `pip list|show|freeze|check` (also `python3 -m pip`, `uv pip`),
+//! `go version|env|list|doc` (no `-w`, `-mod`, `-toolexec`), `awk` programs without
+//! `system`, `|`, `>` or `@` and without `-f`, `yq` without `-i`/`-s`. Only for bare names or trusted
 //! paths, and (for commands that inspect arguments) only when every argument is static.
 //!
 //! ## Trusted program locations
@@ -139,20 +150,21 @@
 pub mod approval;
 mod decision;
 mod error;
+mod grammar;
 mod knowledge;
 mod model;
 pub mod parse;
 mod rules;
 
-pub use approval::{gate, ApprovalMode, Gate};
+pub use approval::{gate, run_would, ApprovalMode, Gate, RunWould};
 pub use decision::{
     Basis, DecisionRecord, EvalContext, MatchedRule, SandboxVerdict, SegmentRecord, SuggestedRule,
 };
 pub use error::{LoadError, RuleLocation};
-pub use knowledge::Finding;
+pub use knowledge::{Finding, FindingId};
 pub use model::{
-    Context, Decision, EnvAssignment, OpaqueConstruct, ParsedCommand, PipelinePosition, Program,
-    ProgramKind, RedirectKind, Redirection, Segment, Wrapper,
+    Context, Decision, EnvAssignment, OpaqueConstruct, OpaqueKind, ParsedCommand, PipelinePosition,
+    Program, ProgramKind, RedirectKind, Redirection, Segment, Wrapper,
 };
 pub use parse::{parse_command, parse_command_with, parse_script, parse_script_with, ParseOptions};
 pub use rules::{Example, Pattern, Rule, RuleSource, SandboxMode};

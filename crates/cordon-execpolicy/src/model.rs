@@ -66,13 +66,188 @@ impl ParsedCommand {
 /// `{"kind": "command_substitution", "text": "$(date)"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OpaqueConstruct {
-    /// Short stable name (`command_substitution`, `backticks`, `process_substitution`, `eval`,
-    /// `source`, `heredoc_to_interpreter`, `function_definition`, `if`, `for`, `while`,
-    /// `until`, `case`, `dynamic_command_name`, `glob_command_name`, `alias`, `exec_fd`,
-    /// `arithmetic`, `parse_error`, `env_split_string`, `nesting_too_deep`, …).
-    pub kind: String,
+    /// What kind of construct (JSON: its snake_case name).
+    pub kind: OpaqueKind,
     /// The source text (truncated to 80 characters).
     pub text: String,
+}
+
+/// The kinds of [`OpaqueConstruct`] (R-A2). Serialises as the snake_case name
+/// (`"command_substitution"`); `Display` prints the same name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpaqueKind {
+    /// An empty argv.
+    EmptyCommand,
+    /// A wrapper option cordon does not know (`env --frob`).
+    UnknownWrapperOption,
+    /// `coproc`: the command runs as a coprocess.
+    Coproc,
+    /// Nesting depth or nested shells beyond the bound.
+    NestingTooDeep,
+    /// More script text than the parse budget.
+    InputTooLarge,
+    /// The script does not parse.
+    ParseError,
+    /// Arithmetic evaluation (`$(( ))`, `(( ))`, `let`, subscripts): may run code held in variables.
+    Arithmetic,
+    /// A function definition.
+    FunctionDefinition,
+    /// An `if` statement.
+    If,
+    /// A `while` loop.
+    While,
+    /// An `until` loop.
+    Until,
+    /// A `for` loop.
+    For,
+    /// A `select` loop.
+    Select,
+    /// A `case` statement.
+    Case,
+    /// A stand-alone assignment to a sensitive variable (`PATH=…`).
+    SensitiveAssignment,
+    /// `$(…)`.
+    CommandSubstitution,
+    /// `` `…` ``.
+    Backticks,
+    /// `<(…)` / `>(…)`.
+    ProcessSubstitution,
+    /// An expansion the grammar left as text (backticks inside `${…}` or a heredoc).
+    UnparsedExpansion,
+    /// A node the walk does not know.
+    UnknownSyntax,
+    /// A shell whose options are not static (`bash $FLAGS`).
+    DynamicShellArguments,
+    /// `env -S STRING`.
+    EnvSplitString,
+    /// A shell script that is not static (`bash -c "$X"`).
+    DynamicShellScript,
+    /// `xargs sh -c '…'`: the script's arguments arrive at run time.
+    RuntimeScriptArguments,
+    /// More segments than the bound.
+    TooManySegments,
+    /// An empty program name.
+    EmptyCommandName,
+    /// A program name known only at run time (`$CMD`).
+    DynamicCommandName,
+    /// A glob as the program name (`r*m`).
+    GlobCommandName,
+    /// `eval` (its static text is parsed too).
+    Eval,
+    /// `alias` (static values are parsed too).
+    Alias,
+    /// `trap` (static actions are parsed too).
+    Trap,
+    /// `source` / `.`.
+    Source,
+    /// `exec` with only redirections.
+    ExecFd,
+    /// `enable` (loads or toggles builtins).
+    Enable,
+    /// `hash` (changes program lookup).
+    Hash,
+    /// A builtin that runs text as code (`mapfile -C`, `fc`, `compgen -C`, `bind -x`).
+    BuiltinRunsCode,
+    /// A heredoc or herestring feeding an interpreter.
+    HeredocToInterpreter,
+    /// A pipe feeding an interpreter its program.
+    StdinScript,
+    /// `find -exec` without `;` or `+`.
+    FindExecUnterminated,
+    /// `unset` of a function defined earlier (or `unset -f`): later calls run a program.
+    UnsetFunction,
+    /// A `{ …; }` or `( … )` group after `time`, `coproc` or `!` that the grammar splits.
+    KeywordCompound,
+}
+
+impl OpaqueKind {
+    /// The stable snake_case name used in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpaqueKind::EmptyCommand => "empty_command",
+            OpaqueKind::UnknownWrapperOption => "unknown_wrapper_option",
+            OpaqueKind::Coproc => "coproc",
+            OpaqueKind::NestingTooDeep => "nesting_too_deep",
+            OpaqueKind::InputTooLarge => "input_too_large",
+            OpaqueKind::ParseError => "parse_error",
+            OpaqueKind::Arithmetic => "arithmetic",
+            OpaqueKind::FunctionDefinition => "function_definition",
+            OpaqueKind::If => "if",
+            OpaqueKind::While => "while",
+            OpaqueKind::Until => "until",
+            OpaqueKind::For => "for",
+            OpaqueKind::Select => "select",
+            OpaqueKind::Case => "case",
+            OpaqueKind::SensitiveAssignment => "sensitive_assignment",
+            OpaqueKind::CommandSubstitution => "command_substitution",
+            OpaqueKind::Backticks => "backticks",
+            OpaqueKind::ProcessSubstitution => "process_substitution",
+            OpaqueKind::UnparsedExpansion => "unparsed_expansion",
+            OpaqueKind::UnknownSyntax => "unknown_syntax",
+            OpaqueKind::DynamicShellArguments => "dynamic_shell_arguments",
+            OpaqueKind::EnvSplitString => "env_split_string",
+            OpaqueKind::DynamicShellScript => "dynamic_shell_script",
+            OpaqueKind::RuntimeScriptArguments => "runtime_script_arguments",
+            OpaqueKind::TooManySegments => "too_many_segments",
+            OpaqueKind::EmptyCommandName => "empty_command_name",
+            OpaqueKind::DynamicCommandName => "dynamic_command_name",
+            OpaqueKind::GlobCommandName => "glob_command_name",
+            OpaqueKind::Eval => "eval",
+            OpaqueKind::Alias => "alias",
+            OpaqueKind::Trap => "trap",
+            OpaqueKind::Source => "source",
+            OpaqueKind::ExecFd => "exec_fd",
+            OpaqueKind::Enable => "enable",
+            OpaqueKind::Hash => "hash",
+            OpaqueKind::BuiltinRunsCode => "builtin_runs_code",
+            OpaqueKind::HeredocToInterpreter => "heredoc_to_interpreter",
+            OpaqueKind::StdinScript => "stdin_script",
+            OpaqueKind::FindExecUnterminated => "find_exec_unterminated",
+            OpaqueKind::UnsetFunction => "unset_function",
+            OpaqueKind::KeywordCompound => "keyword_compound",
+        }
+    }
+
+    /// The control-flow keyword's kind (`if`, `while`, `until`, `for`, `select`, `case`);
+    /// anything else is `unknown_syntax`.
+    pub(crate) fn control_flow(keyword: &str) -> OpaqueKind {
+        match keyword {
+            "if" => OpaqueKind::If,
+            "while" => OpaqueKind::While,
+            "until" => OpaqueKind::Until,
+            "for" => OpaqueKind::For,
+            "select" => OpaqueKind::Select,
+            "case" => OpaqueKind::Case,
+            _ => OpaqueKind::UnknownSyntax,
+        }
+    }
+
+    /// Constructs whose body the parser walks completely (substitutions, loops,
+    /// conditionals, function definitions): every command inside is a segment. A script
+    /// whose only such constructs are these, and whose every segment is known-safe, is
+    /// visible and may be allowed (issue 8 §5); any other kind keeps it opaque.
+    pub fn body_is_visible(self) -> bool {
+        matches!(
+            self,
+            OpaqueKind::CommandSubstitution
+                | OpaqueKind::Backticks
+                | OpaqueKind::ProcessSubstitution
+                | OpaqueKind::If
+                | OpaqueKind::While
+                | OpaqueKind::Until
+                | OpaqueKind::For
+                | OpaqueKind::Select
+                | OpaqueKind::Case
+                | OpaqueKind::FunctionDefinition
+        )
+    }
+}
+
+impl std::fmt::Display for OpaqueKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// One simple command (R-A2): a program and its arguments, after wrappers were looked through.

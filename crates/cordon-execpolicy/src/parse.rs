@@ -16,6 +16,9 @@ use std::rc::Rc;
 
 use tree_sitter::{Node, Parser};
 
+use crate::knowledge::shells::INTERPRETERS;
+use crate::knowledge::variables::{is_sensitive_var, runs_arithmetic};
+use crate::knowledge::wrappers::{wrapper_step, Step};
 use crate::model::*;
 
 /// Maximum number of script bytes parsed for one command (all nested scripts together).
@@ -72,10 +75,16 @@ pub fn parse_command(argv: &[String]) -> ParsedCommand {
 pub fn parse_command_with(argv: &[String], opts: &ParseOptions) -> ParsedCommand {
     let mut b = Builder::new(opts);
     if argv.is_empty() {
-        b.opaque("empty_command", "");
+        b.opaque(OpaqueKind::EmptyCommand, "");
     } else {
         let words = argv.iter().map(|s| Word::lit(s.clone())).collect();
-        b.emit(words, Vec::new(), Vec::new(), &Frame::default(), 0, 0);
+        b.emit(
+            Cursor::root(""),
+            words,
+            Vec::new(),
+            Vec::new(),
+            &Frame::default(),
+        );
     }
     b.finish()
 }
@@ -89,7 +98,7 @@ pub fn parse_script(script: &str) -> ParsedCommand {
 /// [`parse_script`] with explicit options.
 pub fn parse_script_with(script: &str, opts: &ParseOptions) -> ParsedCommand {
     let mut b = Builder::new(opts);
-    b.parse_into(script, &Frame::default(), 0, 0);
+    b.parse_at(Cursor::root(script), &Frame::default());
     b.finish()
 }
 
@@ -200,45 +209,152 @@ impl Frame {
     }
 }
 
+/// What the wrappers of one command contributed while they were looked through.
+struct Unwrapped {
+    /// Wrappers looked through (this command's only; the frame holds the enclosing ones).
+    wrappers: Vec<Wrapper>,
+    /// Word index where each wrapper started.
+    wrapper_starts: Vec<usize>,
+    /// The frame's environment plus the command's and the wrappers' assignments.
+    env: Vec<EnvAssignment>,
+    runtime_args: bool,
+    chdir: Option<String>,
+    /// Word index of the next candidate program.
+    start: usize,
+}
+
+impl Unwrapped {
+    fn new(frame: &Frame, env: Vec<EnvAssignment>) -> Self {
+        let mut env_all = frame.env.to_vec();
+        env_all.extend(env);
+        Unwrapped {
+            wrappers: Vec::new(),
+            wrapper_starts: Vec::new(),
+            env: env_all,
+            runtime_args: frame.runtime_args,
+            chdir: frame.chdir.clone(),
+            start: 0,
+        }
+    }
+
+    /// Record wrapper `name` spelled `argv` and move past it.
+    fn look_through(
+        &mut self,
+        name: &str,
+        argv: &[Word],
+        env: Vec<EnvAssignment>,
+        chdir: Option<String>,
+        runtime_args: bool,
+    ) {
+        self.wrappers.push(Wrapper {
+            name: name.to_string(),
+            argv: texts(argv),
+        });
+        self.wrapper_starts.push(self.start);
+        self.env.extend(env);
+        if chdir.is_some() {
+            self.chdir = chdir;
+        }
+        self.runtime_args |= runtime_args;
+        self.start += argv.len();
+    }
+
+    /// The frame for the program's segment, all wrappers (enclosing first) and the env.
+    fn into_frame(self, frame: &Frame) -> (Frame, Vec<Wrapper>, Vec<EnvAssignment>) {
+        let mut wrappers = frame.wrappers.to_vec();
+        wrappers.extend(self.wrappers);
+        let mut f = frame.clone();
+        f.runtime_args = self.runtime_args;
+        f.chdir = self.chdir;
+        (f, wrappers, self.env)
+    }
+}
+
+/// Builtins whose effect is not visible in their words: `source`, `exec` with only
+/// redirections, `enable`, `coproc`, `hash`, arithmetic (`let`, `test -v 'a[…]'`,
+/// `printf -v 'a[…]'`), and builtins that run text as code (`mapfile -C`, `fc`,
+/// `complete`/`compgen -C`/`-F`, `bind -x`).
+fn builtin_runs_code(seg: &Segment) -> Option<OpaqueKind> {
+    let argv = &seg.argv;
+    let flag = |letters: &[char]| {
+        argv.iter()
+            .skip(1)
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains(letters))
+    };
+    Some(match seg.program.name.as_str() {
+        "source" | "." => OpaqueKind::Source,
+        "exec"
+            if argv.len() == 1
+                && seg
+                    .redirections
+                    .iter()
+                    .any(|r| r.kind != RedirectKind::Heredoc) =>
+        {
+            OpaqueKind::ExecFd
+        }
+        "enable" => OpaqueKind::Enable,
+        "coproc" => OpaqueKind::Coproc,
+        "hash" => OpaqueKind::Hash,
+        "let" => OpaqueKind::Arithmetic,
+        "test" | "[" | "printf" if runs_arithmetic(argv, false) => OpaqueKind::Arithmetic,
+        "mapfile" | "readarray" if argv.iter().skip(1).any(|a| a.starts_with("-C")) => {
+            OpaqueKind::BuiltinRunsCode
+        }
+        "fc" => OpaqueKind::BuiltinRunsCode,
+        "complete" | "compgen" | "bind" if flag(&['C', 'F', 'x']) => OpaqueKind::BuiltinRunsCode,
+        _ => return None,
+    })
+}
+
+fn texts(words: &[Word]) -> Vec<String> {
+    words.iter().map(|w| w.text.clone()).collect()
+}
+
+fn join(words: &[Word]) -> String {
+    words
+        .iter()
+        .map(|w| w.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Where the walk is: the script text whose tree is being walked, the syntactic nesting
+/// depth (tree nodes and nested shells, bounded by [`MAX_DEPTH`]) and the number of nested
+/// shell levels (bounded by `ParseOptions::max_shell_depth`).
+#[derive(Debug, Clone, Copy)]
+struct Cursor<'s> {
+    src: &'s str,
+    depth: usize,
+    shells: usize,
+}
+
+impl<'s> Cursor<'s> {
+    /// The top level of a parse.
+    fn root(src: &'s str) -> Self {
+        Cursor {
+            src,
+            depth: 0,
+            shells: 0,
+        }
+    }
+    /// One syntactic level deeper.
+    fn down(self) -> Self {
+        Cursor {
+            depth: self.depth + 1,
+            ..self
+        }
+    }
+}
+
 struct Builder<'o> {
     opts: &'o ParseOptions,
     out: ParsedCommand,
     next_pipeline: usize,
     budget: usize,
     full: bool,
+    /// Names of the functions defined so far.
+    functions: Vec<String>,
 }
-
-const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh", "mksh", "ash"];
-
-/// Interpreters that run a program read from stdin / heredoc.
-pub(crate) const INTERPRETERS: &[&str] = &[
-    "bash",
-    "sh",
-    "zsh",
-    "dash",
-    "ksh",
-    "mksh",
-    "ash",
-    "fish",
-    "csh",
-    "tcsh",
-    "python",
-    "python2",
-    "python3",
-    "perl",
-    "ruby",
-    "node",
-    "nodejs",
-    "php",
-    "lua",
-    "deno",
-    "bun",
-    "pwsh",
-    "tclsh",
-    "irb",
-    "Rscript",
-    "osascript",
-];
 
 fn is_statement_kind(k: &str) -> bool {
     matches!(
@@ -371,523 +487,6 @@ impl<'t> Iterator for Kids<'t> {
     }
 }
 
-/// Variables whose assignment changes what other commands do (program lookup, loader,
-/// shell start-up, git/pager hooks). Assigning one caps a segment at `ask`; a stand-alone
-/// assignment of one in a script makes the script opaque.
-pub(crate) fn is_sensitive_var(name: &str) -> bool {
-    const EXACT: &[&str] = &[
-        "PATH",
-        "BASH_ENV",
-        "ENV",
-        "IFS",
-        "SHELLOPTS",
-        "BASHOPTS",
-        "PS4",
-        "PROMPT_COMMAND",
-        "CDPATH",
-        "HOME",
-        "PAGER",
-        "MANPAGER",
-        "EDITOR",
-        "VISUAL",
-        "BROWSER",
-        "LESSOPEN",
-        "LESSCLOSE",
-        "PYTHONPATH",
-        "PYTHONSTARTUP",
-        "PYTHONHOME",
-        "NODE_OPTIONS",
-        "NODE_PATH",
-        "PERL5OPT",
-        "PERL5LIB",
-        "RUBYOPT",
-        "RUBYLIB",
-        "JAVA_TOOL_OPTIONS",
-        "SSH_ASKPASS",
-        "SUDO_ASKPASS",
-        "RUSTC_WRAPPER",
-        "RUSTC",
-        "ZDOTDIR",
-        "XDG_CONFIG_HOME",
-    ];
-    const PREFIX: &[&str] = &["LD_", "DYLD_", "GIT_", "BASH_FUNC_"];
-    EXACT.contains(&name) || PREFIX.iter().any(|p| name.starts_with(p))
-}
-
-fn is_identifier(s: &str) -> bool {
-    let mut cs = s.chars();
-    matches!(cs.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
-        && cs.all(|c| c == '_' || c.is_ascii_alphanumeric())
-}
-
-/// Whether a test/printf argv can run code by arithmetic evaluation. In `[[ … ]]` the operands
-/// of `-eq -ne -lt -le -gt -ge` are arithmetic expressions; the name after `-v` (`[[`, `[`,
-/// `test`, `printf -v`) may be an array element. A subscript such as `a[$(cmd)]`, spelled
-/// directly or held in a variable, runs `cmd`. Only integer literals and plain identifiers
-/// are known harmless.
-pub(crate) fn runs_arithmetic(argv: &[String], double_bracket: bool) -> bool {
-    let int = |t: &str| {
-        let d = t.strip_prefix(['-', '+']).unwrap_or(t);
-        (!d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
-            || matches!(t, "$#" | "$?" | "$$" | "$!")
-    };
-    argv.iter().enumerate().any(|(i, t)| match t.as_str() {
-        "-v" => argv.get(i + 1).is_some_and(|n| !is_identifier(n)),
-        "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge" if double_bracket => {
-            !(i > 0 && int(&argv[i - 1]) && argv.get(i + 1).is_some_and(|n| int(n)))
-        }
-        _ => false,
-    })
-}
-
-/// Split `NAME=VALUE` when NAME is an identifier.
-fn split_assignment(w: &Word) -> Option<EnvAssignment> {
-    if w.text.starts_with('=') {
-        return None;
-    }
-    let (n, v) = w.text.split_once('=')?;
-    if !is_identifier(n) {
-        return None;
-    }
-    Some(EnvAssignment {
-        name: n.to_string(),
-        value: v.to_string(),
-        dynamic: w.dynamic,
-    })
-}
-
-/// Result of looking at one potential wrapper.
-enum Step {
-    /// Not a wrapper (or a wrapper without an inner command): this word is the program.
-    Program,
-    /// A wrapper; the inner command starts `consumed` words later.
-    Inner {
-        consumed: usize,
-        env: Vec<EnvAssignment>,
-        chdir: Option<String>,
-        runtime_args: bool,
-        /// Opaque constructs to record (kind, text).
-        opaque: Vec<(&'static str, String)>,
-    },
-    /// A shell with `-c`: the script is word `script` (relative index).
-    Shell { script: usize },
-    /// A shell whose options are not static (`bash $FLAGS …`): the program is the shell,
-    /// and the command is opaque.
-    DynamicShell,
-    /// `env -S STRING`: opaque; STRING (plus the rest) is parsed best-effort for checks.
-    SplitString { text: String },
-}
-
-/// Result of scanning wrapper options.
-struct Opts {
-    /// Index of the first operand (or `words.len()`).
-    next: usize,
-    /// (option, value) pairs seen; option without dashes-normalisation (e.g. "-u", "--unset").
-    seen: Vec<(String, Option<String>)>,
-    /// Unknown options or dynamic words in option position.
-    unknown: Vec<String>,
-}
-
-/// Scan options starting at `words[1]`.
-/// `short_arg`: short options taking a value (attached or next word);
-/// `short_opt_arg`: short options taking only an attached optional value;
-/// `short_flag`: short options without value; `long_arg` / `long_flag` likewise (`--x=v` is
-/// accepted for any long option). A lone `-` stops the scan (callers decide its meaning).
-fn scan_opts(
-    words: &[Word],
-    short_flag: &str,
-    short_arg: &str,
-    short_opt_arg: &str,
-    long_flag: &[&str],
-    long_arg: &[&str],
-) -> Opts {
-    let mut o = Opts {
-        next: words.len(),
-        seen: Vec::new(),
-        unknown: Vec::new(),
-    };
-    let mut i = 1;
-    while i < words.len() {
-        let w = &words[i];
-        if w.dynamic {
-            o.unknown.push(w.text.clone());
-            i += 1;
-            continue;
-        }
-        let t = w.text.as_str();
-        if t == "--" {
-            o.next = i + 1;
-            return o;
-        }
-        if let Some(long) = t.strip_prefix("--") {
-            let (name, val) = match long.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_string())),
-                None => (long, None),
-            };
-            if val.is_none() && long_arg.contains(&name) {
-                let v = words.get(i + 1).map(|w| w.text.clone());
-                o.seen.push((format!("--{name}"), v));
-                i += 2;
-                continue;
-            }
-            if !long_flag.contains(&name) && !long_arg.contains(&name) {
-                o.unknown.push(t.to_string());
-            }
-            o.seen.push((format!("--{name}"), val));
-            i += 1;
-            continue;
-        }
-        if t.len() > 1 && t.starts_with('-') {
-            let body: Vec<char> = t[1..].chars().collect();
-            let mut k = 0;
-            let mut consumed_next = false;
-            while k < body.len() {
-                let c = body[k];
-                if short_arg.contains(c) {
-                    let rest: String = body[k + 1..].iter().collect();
-                    if rest.is_empty() {
-                        let v = words.get(i + 1).map(|w| w.text.clone());
-                        o.seen.push((format!("-{c}"), v));
-                        consumed_next = true;
-                    } else {
-                        o.seen.push((format!("-{c}"), Some(rest)));
-                    }
-                    break;
-                }
-                if short_opt_arg.contains(c) {
-                    let rest: String = body[k + 1..].iter().collect();
-                    o.seen
-                        .push((format!("-{c}"), (!rest.is_empty()).then_some(rest)));
-                    break;
-                }
-                if !short_flag.contains(c) {
-                    o.unknown.push(format!("-{c}"));
-                }
-                o.seen.push((format!("-{c}"), None));
-                k += 1;
-            }
-            i += if consumed_next { 2 } else { 1 };
-            continue;
-        }
-        o.next = i;
-        return o;
-    }
-    o.next = words.len().min(i);
-    o
-}
-
-fn opt_value<'a>(o: &'a Opts, names: &[&str]) -> Option<&'a Option<String>> {
-    o.seen
-        .iter()
-        .rev()
-        .find(|(n, _)| names.contains(&n.as_str()))
-        .map(|(_, v)| v)
-}
-
-fn unknown_opaque(name: &str, o: &Opts) -> Vec<(&'static str, String)> {
-    if o.unknown.is_empty() {
-        Vec::new()
-    } else {
-        vec![(
-            "unknown_wrapper_option",
-            format!("{name} {}", o.unknown.join(" ")),
-        )]
-    }
-}
-
-/// The wrapped command starting `consumed` words in; `Step::Program` when there is none
-/// (the wrapper itself runs, e.g. a bare `nohup`).
-fn inner(words: &[Word], consumed: usize, o: &Opts, name: &str) -> Step {
-    if consumed >= words.len() {
-        return Step::Program;
-    }
-    Step::Inner {
-        consumed,
-        env: Vec::new(),
-        chdir: None,
-        runtime_args: false,
-        opaque: unknown_opaque(name, o),
-    }
-}
-
-/// The wrapped command after `VAR=value` assignments (as `env` and `sudo` accept them):
-/// starts at `next`; the working directory comes from the first of `chdir_opts` given.
-/// `Step::Program` when nothing is left to run.
-fn inner_after_assignments(
-    words: &[Word],
-    mut next: usize,
-    o: &Opts,
-    chdir_opts: &[&str],
-    opaque: Vec<(&'static str, String)>,
-) -> Step {
-    let mut env = Vec::new();
-    while let Some(a) = words.get(next).and_then(split_assignment) {
-        env.push(a);
-        next += 1;
-    }
-    if next >= words.len() {
-        return Step::Program;
-    }
-    Step::Inner {
-        consumed: next,
-        env,
-        chdir: opt_value(o, chdir_opts).map(|v| v.clone().unwrap_or_default()),
-        runtime_args: false,
-        opaque,
-    }
-}
-
-/// Decide whether `words[0]` (a trusted program named `name`) is a wrapper.
-fn wrapper_step(name: &str, words: &[Word]) -> Step {
-    let n = words.len();
-    match name {
-        "env" => {
-            let o = scan_opts(
-                words,
-                "i0v",
-                "uCS",
-                "",
-                &[
-                    "ignore-environment",
-                    "null",
-                    "debug",
-                    "block-signal",
-                    "default-signal",
-                    "ignore-signal",
-                    "list-signal-handling",
-                ],
-                &["unset", "chdir", "split-string"],
-            );
-            let mut next = o.next;
-            if next < n && !words[next].dynamic && words[next].text == "-" {
-                next += 1; // `env -` = `env -i`
-            }
-            let opaque = unknown_opaque("env", &o);
-            if let Some(v) = opt_value(&o, &["-S", "--split-string"]) {
-                // `env -S 'cmd args'`: the string is split by env's own rules, not a shell's.
-                let mut text = v.clone().unwrap_or_default();
-                for w in &words[o.next.min(n)..] {
-                    text.push(' ');
-                    text.push_str(&w.text);
-                }
-                return Step::SplitString { text };
-            }
-            inner_after_assignments(words, next, &o, &["-C", "--chdir"], opaque)
-        }
-        "timeout" => {
-            let o = scan_opts(
-                words,
-                "v",
-                "sk",
-                "",
-                &["preserve-status", "foreground", "verbose"],
-                &["signal", "kill-after"],
-            );
-            // o.next is the duration; the command follows it.
-            inner(words, o.next + 1, &o, "timeout")
-        }
-        "nice" => {
-            // Legacy `nice -10 cmd` / `nice --10 cmd`.
-            let mut start = 1;
-            while start < n {
-                let t = &words[start].text;
-                let digits = t.trim_start_matches('-');
-                if t.starts_with('-')
-                    && !digits.is_empty()
-                    && digits.bytes().all(|b| b.is_ascii_digit())
-                {
-                    start += 1;
-                } else {
-                    break;
-                }
-            }
-            let rest = &words[start - 1..];
-            let o = scan_opts(rest, "", "n", "", &[], &["adjustment"]);
-            let next = o.next + start - 1;
-            inner(words, next, &o, "nice")
-        }
-        "nohup" | "builtin" => {
-            let o = scan_opts(words, "", "", "", &[], &[]);
-            inner(words, o.next, &o, name)
-        }
-        "setsid" => {
-            let o = scan_opts(words, "cfw", "", "", &["ctty", "fork", "wait"], &[]);
-            inner(words, o.next, &o, "setsid")
-        }
-        "stdbuf" => {
-            let o = scan_opts(words, "", "ioe", "", &[], &["input", "output", "error"]);
-            inner(words, o.next, &o, "stdbuf")
-        }
-        "time" => {
-            let o = scan_opts(
-                words,
-                "apqvV",
-                "fo",
-                "",
-                &["portability", "append", "verbose", "quiet"],
-                &["format", "output"],
-            );
-            inner(words, o.next, &o, "time")
-        }
-        "exec" => {
-            let o = scan_opts(words, "cl", "a", "", &[], &[]);
-            inner(words, o.next, &o, "exec")
-        }
-        "command" => {
-            let o = scan_opts(words, "pvV", "", "", &[], &[]);
-            if o.seen.iter().any(|(k, _)| k == "-v" || k == "-V") {
-                return Step::Program; // `command -v x` is a lookup
-            }
-            inner(words, o.next, &o, "command")
-        }
-        "sudo" => {
-            let o = scan_opts(
-                words,
-                "AbEHiKknPSsVlve",
-                "CDghpRrTtUu",
-                "",
-                &[
-                    "askpass",
-                    "background",
-                    "preserve-env",
-                    "edit",
-                    "set-home",
-                    "login",
-                    "remove-timestamp",
-                    "reset-timestamp",
-                    "list",
-                    "non-interactive",
-                    "preserve-groups",
-                    "stdin",
-                    "shell",
-                    "validate",
-                    "version",
-                    "help",
-                ],
-                &[
-                    "close-from",
-                    "chdir",
-                    "group",
-                    "host",
-                    "prompt",
-                    "chroot",
-                    "role",
-                    "type",
-                    "command-timeout",
-                    "other-user",
-                    "user",
-                ],
-            );
-            let modes = [
-                "-e",
-                "--edit",
-                "-l",
-                "--list",
-                "-v",
-                "--validate",
-                "-k",
-                "-K",
-                "-V",
-            ];
-            if o.seen.iter().any(|(k, _)| modes.contains(&k.as_str())) {
-                return Step::Program;
-            }
-            let opaque = unknown_opaque("sudo", &o);
-            inner_after_assignments(words, o.next, &o, &["-D", "--chdir"], opaque)
-        }
-        "doas" => {
-            let o = scan_opts(words, "nsL", "uC", "", &[], &[]);
-            if o.seen.iter().any(|(k, _)| k == "-C" || k == "-L") {
-                return Step::Program;
-            }
-            inner(words, o.next, &o, "doas")
-        }
-        "xargs" => {
-            let o = scan_opts(
-                words,
-                "0prtxo",
-                "adEILnPs",
-                "eil",
-                &[
-                    "null",
-                    "no-run-if-empty",
-                    "interactive",
-                    "verbose",
-                    "exit",
-                    "open-tty",
-                    "show-limits",
-                    "eof",
-                    "replace",
-                    "max-lines",
-                ],
-                &[
-                    "arg-file",
-                    "delimiter",
-                    "max-args",
-                    "max-procs",
-                    "max-chars",
-                    "process-slot-var",
-                ],
-            );
-            if o.next >= n {
-                return Step::Program; // runs `echo`
-            }
-            Step::Inner {
-                consumed: o.next,
-                env: Vec::new(),
-                chdir: None,
-                runtime_args: true,
-                opaque: unknown_opaque("xargs", &o),
-            }
-        }
-        s if SHELLS.contains(&s) => {
-            let mut has_c = false;
-            let mut j = 1;
-            while j < n {
-                let w = &words[j];
-                if w.dynamic {
-                    if has_c {
-                        break; // the script itself is dynamic
-                    }
-                    return Step::DynamicShell;
-                }
-                let t = w.text.as_str();
-                if t == "--" || t == "-" {
-                    j += 1;
-                    break;
-                }
-                if t.starts_with("--") {
-                    j += if matches!(t, "--rcfile" | "--init-file") {
-                        2
-                    } else {
-                        1
-                    };
-                    continue;
-                }
-                if t.len() > 1 && (t.starts_with('-') || t.starts_with('+')) {
-                    let mut extra = 0;
-                    for c in t[1..].chars() {
-                        match c {
-                            'c' => has_c = true,
-                            'o' | 'O' => extra += 1,
-                            _ => {}
-                        }
-                    }
-                    j += 1 + extra;
-                    continue;
-                }
-                break;
-            }
-            if has_c && j < n {
-                Step::Shell { script: j }
-            } else {
-                Step::Program
-            }
-        }
-        _ => Step::Program,
-    }
-}
-
 impl<'o> Builder<'o> {
     fn new(opts: &'o ParseOptions) -> Self {
         Builder {
@@ -896,6 +495,7 @@ impl<'o> Builder<'o> {
             next_pipeline: 0,
             budget: MAX_INPUT_BYTES,
             full: false,
+            functions: Vec::new(),
         }
     }
 
@@ -903,12 +503,12 @@ impl<'o> Builder<'o> {
         self.out
     }
 
-    fn opaque(&mut self, kind: &str, text: &str) {
+    fn opaque(&mut self, kind: OpaqueKind, text: &str) {
         if self.out.opaque.len() >= 256 {
             return;
         }
         let c = OpaqueConstruct {
-            kind: kind.to_string(),
+            kind,
             text: excerpt(text),
         };
         if !self.out.opaque.contains(&c) {
@@ -976,35 +576,51 @@ impl<'o> Builder<'o> {
         }
     }
 
-    /// Parse `script` and walk it under `frame`.
-    fn parse_into(&mut self, script: &str, frame: &Frame, depth: usize, shell_depth: usize) {
-        if depth > MAX_DEPTH || shell_depth > self.opts.max_shell_depth {
-            self.opaque("nesting_too_deep", script);
+    /// Parse `script` (a nested shell's script, `eval` text, …, one shell level below `at`)
+    /// and walk it under `frame`.
+    fn parse_into(&mut self, script: &str, frame: &Frame, at: Cursor<'_>) {
+        let inner = Cursor {
+            src: script,
+            depth: at.depth + 1,
+            shells: at.shells + 1,
+        };
+        self.parse_at(inner, frame);
+    }
+
+    /// Parse `at.src` and walk it under `frame` (bounds checked at `at`).
+    fn parse_at(&mut self, at: Cursor<'_>, frame: &Frame) {
+        let script = at.src;
+        if at.depth > MAX_DEPTH || at.shells > self.opts.max_shell_depth {
+            self.opaque(OpaqueKind::NestingTooDeep, script);
             return;
         }
         if script.len() > self.budget {
-            self.opaque("input_too_large", &format!("{} bytes", script.len()));
+            self.opaque(
+                OpaqueKind::InputTooLarge,
+                &format!("{} bytes", script.len()),
+            );
             return;
         }
         self.budget -= script.len();
         let Some(tree) = parse_tree(script) else {
-            self.opaque("parse_error", script);
+            self.opaque(OpaqueKind::ParseError, script);
             return;
         };
         let root = tree.root_node();
         if root.has_error() {
             // Error recovery may hide ERROR/MISSING nodes in places the walk does not visit.
-            self.opaque("parse_error", script);
+            self.opaque(OpaqueKind::ParseError, script);
         }
         if kind(root) == "program" {
-            self.walk_block(script, root, frame, depth + 1, shell_depth);
+            self.walk_block(at.down(), root, frame);
         } else {
-            self.stmt(script, root, frame, depth + 1, shell_depth);
+            self.stmt(at.down(), root, frame);
         }
     }
 
     /// Walk the statements that are children of a container node.
-    fn walk_block(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
+    fn walk_block(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
         // Allocation-free walk with one statement of look-ahead for a trailing `&`.
         let mut cursor = node.walk();
         if !cursor.goto_first_child() {
@@ -1018,225 +634,264 @@ impl<'o> Builder<'o> {
             let ch = cursor.node();
             let bg = kind(ch) == "&";
             if let Some(h) = held.take() {
-                self.stmt_bg(src, h, frame, bg, depth, sd);
+                self.stmt_bg(at, h, frame, bg);
             }
             if ch.is_named() {
                 held = Some(ch);
             } else if ch.is_missing() || ch.is_error() {
-                self.opaque("parse_error", node_text(src, ch));
+                self.opaque(OpaqueKind::ParseError, node_text(src, ch));
             }
             if !cursor.goto_next_sibling() {
                 break;
             }
         }
         if let Some(h) = held {
-            self.stmt_bg(src, h, frame, false, depth, sd);
+            self.stmt_bg(at, h, frame, false);
         }
     }
 
-    fn stmt_bg(
-        &mut self,
-        src: &str,
-        node: Node<'_>,
-        frame: &Frame,
-        bg: bool,
-        depth: usize,
-        sd: usize,
-    ) {
+    fn stmt_bg(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame, bg: bool) {
         if bg && !frame.background {
             let mut f = frame.clone();
             f.background = true;
-            self.stmt(src, node, &f, depth, sd);
+            self.stmt(at, node, &f);
         } else {
-            self.stmt(src, node, frame, depth, sd);
+            self.stmt(at, node, frame);
         }
     }
 
-    fn stmt(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
-        if depth > MAX_DEPTH {
-            self.opaque("nesting_too_deep", node_text(src, node));
+    fn stmt(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
+        if at.depth > MAX_DEPTH {
+            self.opaque(OpaqueKind::NestingTooDeep, node_text(src, node));
             return;
         }
         if self.full {
             return;
         }
         if node.is_missing() {
-            self.opaque("parse_error", &format!("missing {}", kind(node)));
+            self.opaque(OpaqueKind::ParseError, &format!("missing {}", kind(node)));
             return;
         }
-        let d = depth + 1;
+        let d = at.down();
         match kind(node) {
-            "command" => self.command(src, node, frame, d, sd),
-            "redirected_statement" => self.redirected(src, node, frame, d, sd),
-            "list" => {
-                // `a && b && c` is list(list(a, b), c): flatten the left spine iteratively so
-                // long chains do not count against the nesting bound.
-                let mut groups: Vec<Vec<Node<'_>>> = Vec::new();
-                let mut cur = node;
-                loop {
-                    let kids: Vec<Node<'_>> = children(cur).filter(|k| k.is_named()).collect();
-                    match kids.first() {
-                        Some(first) if kind(first) == "list" => {
-                            let first = *first;
-                            groups.push(kids[1..].to_vec());
-                            cur = first;
-                        }
-                        _ => {
-                            groups.push(kids);
-                            break;
-                        }
-                    }
-                }
-                for group in groups.iter().rev() {
-                    for k in group {
-                        if self.full {
-                            return;
-                        }
-                        self.stmt(src, *k, frame, d, sd);
-                    }
-                }
-                // Parse errors hidden in operator positions.
-                if node.has_error() {
-                    self.opaque("parse_error", node_text(src, node));
-                }
-            }
-            "negated_command" => self.walk_block(src, node, frame, d, sd),
+            "command" => self.command(d, node, frame),
+            "redirected_statement" => self.redirected(d, node, frame),
+            "list" => self.list_stmt(d, node, frame),
+            "negated_command" => self.walk_block(d, node, frame),
             "pipeline" => {
                 let stages: Vec<Node<'_>> = children(node)
                     .filter(|n| n.is_named() && kind(n) != "comment")
                     .collect();
-                self.pipeline(src, &stages, frame, d, sd);
+                self.pipeline(d, &stages, frame);
             }
-            "subshell" => self.walk_block(src, node, &frame.with_context(Context::Subshell), d, sd),
+            "subshell" => self.walk_block(d, node, &frame.with_context(Context::Subshell)),
             "compound_statement" => {
                 if node.child(0).is_some_and(|c| kind(c) == "((") {
-                    self.opaque("arithmetic", node_text(src, node));
-                    self.scan(src, node, frame, d, sd);
+                    self.opaque(OpaqueKind::Arithmetic, node_text(src, node));
+                    self.scan(d, node, frame);
                 } else {
-                    self.walk_block(src, node, &frame.with_context(Context::BraceGroup), d, sd);
+                    self.walk_block(d, node, &frame.with_context(Context::BraceGroup));
                 }
             }
-            "function_definition" => {
-                self.opaque("function_definition", node_text(src, node));
-                let name = node
-                    .child_by_field_name("name")
-                    .map(|n| node_text(src, n).to_string())
-                    .unwrap_or_default();
-                let f = frame.with_context(Context::Function(name));
-                for ch in children(node) {
-                    if !ch.is_named() || kind(ch) == "word" {
-                        continue;
-                    }
-                    if kind(ch) == "compound_statement" || kind(ch) == "subshell" {
-                        // The body: walk its statements directly.
-                        self.walk_block(src, ch, &f, d, sd);
-                    } else if is_statement_kind(kind(ch)) {
-                        self.stmt(src, ch, &f, d, sd);
-                    } else {
-                        self.scan(src, ch, &f, d, sd);
-                    }
-                }
-            }
+            "function_definition" => self.function_definition(d, node, frame),
             "if_statement"
             | "while_statement"
             | "for_statement"
             | "c_style_for_statement"
-            | "case_statement" => {
-                let kw = node
-                    .child(0)
-                    .map(|c| kind(c).to_string())
-                    .unwrap_or_else(|| kind(node).to_string());
-                let kw = match kw.as_str() {
-                    "if" | "while" | "until" | "for" | "select" | "case" => kw,
-                    _ => kind(node).trim_end_matches("_statement").to_string(),
-                };
-                self.opaque(&kw, node_text(src, node));
-                let f = frame.with_context(Context::ControlFlow(kw));
-                self.walk_control(src, node, &f, d, sd);
-            }
-            "test_command" => {
-                let text = node_text(src, node);
-                let mut argv: Vec<String> = text.split_whitespace().map(str::to_string).collect();
-                if argv.is_empty() {
-                    argv.push("[".into());
-                }
-                if runs_arithmetic(&argv, argv[0] == "[[") {
-                    self.opaque("arithmetic", text);
-                }
-                let words = argv.into_iter().map(Word::lit).collect();
-                let idx = self.push_segment(words, 0, frame, Vec::new(), Vec::new(), Vec::new());
-                let mut f = frame.clone();
-                f.parent = idx;
-                self.scan(src, node, &f, d, sd);
-            }
-            "declaration_command" => {
-                // `declare 'a[$(cmd)]=1'` and `declare -i x=EXPR` evaluate subscripts and
-                // values arithmetically, which runs substitutions held in the text.
-                let integer = children(node).any(|ch| {
-                    kind(ch) == "word" && {
-                        let t = node_text(src, ch);
-                        t.starts_with(['-', '+']) && t.contains('i')
-                    }
-                });
-                if integer || node_text(src, node).contains('[') {
-                    self.opaque("arithmetic", node_text(src, node));
-                }
-                for ch in children(node) {
-                    if kind(ch) == "variable_assignment" {
-                        self.assignment(src, ch, frame, d, sd);
-                    } else if ch.is_named() {
-                        self.scan(src, ch, frame, d, sd);
-                    }
-                }
-            }
+            | "case_statement" => self.control_flow(d, node, frame),
+            "test_command" => self.test_command(d, node, frame),
+            "declaration_command" => self.declaration(d, node, frame),
             "unset_command" => {
-                if node_text(src, node).contains('[') {
+                let text = node_text(src, node);
+                if text.contains('[') {
                     // `unset 'a[$(cmd)]'` evaluates the subscript.
-                    self.opaque("arithmetic", node_text(src, node));
+                    self.opaque(OpaqueKind::Arithmetic, text);
                 }
-                self.scan(src, node, frame, d, sd)
+                // `f() { ls; }; unset f; f` runs a program named `f`: a later call is no
+                // longer the visible function.
+                if text.split_whitespace().skip(1).any(|w| {
+                    w == "-f"
+                        || self
+                            .functions
+                            .iter()
+                            .any(|f| f == w.trim_matches(['\'', '"']))
+                }) {
+                    self.opaque(OpaqueKind::UnsetFunction, text);
+                }
+                self.scan(d, node, frame)
             }
-            "variable_assignment" => self.assignment(src, node, frame, d, sd),
+            "variable_assignment" => self.assignment(d, node, frame),
             "variable_assignments" => {
                 for ch in children(node) {
                     if kind(ch) == "variable_assignment" {
-                        self.assignment(src, ch, frame, d, sd);
+                        self.assignment(d, ch, frame);
                     }
                 }
             }
             "comment" | "heredoc_body" | "heredoc_end" | "heredoc_start" => {}
-            "ERROR" => {
-                self.opaque("parse_error", node_text(src, node));
-                for ch in children(node) {
-                    if ch.is_named() && is_statement_kind(kind(ch)) {
-                        self.stmt(src, ch, frame, d, sd);
-                    } else if ch.is_named() {
-                        self.scan(src, ch, frame, d, sd);
-                    }
-                }
-            }
+            "ERROR" => self.error_node(d, node, frame),
             other => {
                 self.opaque(
-                    "unknown_syntax",
+                    OpaqueKind::UnknownSyntax,
                     &format!("{other}: {}", node_text(src, node)),
                 );
-                self.scan(src, node, frame, d, sd);
+                self.scan(d, node, frame);
+            }
+        }
+    }
+
+    /// `a && b || c`: every operand.
+    fn list_stmt(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
+        // `a && b && c` is list(list(a, b), c): flatten the left spine iteratively so
+        // long chains do not count against the nesting bound.
+        let mut groups: Vec<Vec<Node<'_>>> = Vec::new();
+        let mut cur = node;
+        loop {
+            let kids: Vec<Node<'_>> = children(cur).filter(|k| k.is_named()).collect();
+            match kids.first() {
+                Some(first) if kind(first) == "list" => {
+                    let first = *first;
+                    groups.push(kids[1..].to_vec());
+                    cur = first;
+                }
+                _ => {
+                    groups.push(kids);
+                    break;
+                }
+            }
+        }
+        for group in groups.iter().rev() {
+            for k in group {
+                if self.full {
+                    return;
+                }
+                self.stmt(at, *k, frame);
+            }
+        }
+        // Parse errors hidden in operator positions.
+        if node.has_error() {
+            self.opaque(OpaqueKind::ParseError, node_text(src, node));
+        }
+    }
+
+    /// `f() { …; }`: the body is walked under the function context.
+    fn function_definition(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
+        if let Some(n) = node.child_by_field_name("name") {
+            self.functions.push(node_text(src, n).to_string());
+        }
+        self.opaque(OpaqueKind::FunctionDefinition, node_text(src, node));
+        let name = node
+            .child_by_field_name("name")
+            .map(|n| node_text(src, n).to_string())
+            .unwrap_or_default();
+        let f = frame.with_context(Context::Function(name));
+        for ch in children(node) {
+            if !ch.is_named() || kind(ch) == "word" {
+                continue;
+            }
+            if kind(ch) == "compound_statement" || kind(ch) == "subshell" {
+                // The body: walk its statements directly.
+                self.walk_block(at, ch, &f);
+            } else if is_statement_kind(kind(ch)) {
+                self.stmt(at, ch, &f);
+            } else {
+                self.scan(at, ch, &f);
+            }
+        }
+    }
+
+    /// `if`/`while`/`until`/`for`/`select`/`case`: recorded, then every part walked.
+    fn control_flow(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
+        let kw = node
+            .child(0)
+            .map(|c| kind(c).to_string())
+            .unwrap_or_else(|| kind(node).to_string());
+        let kw = match kw.as_str() {
+            "if" | "while" | "until" | "for" | "select" | "case" => kw,
+            _ => kind(node).trim_end_matches("_statement").to_string(),
+        };
+        self.opaque(OpaqueKind::control_flow(&kw), node_text(src, node));
+        // `for PATH in /tmp; do ls; done` assigns the loop variable.
+        if let Some(v) = node.child_by_field_name("variable") {
+            if is_sensitive_var(node_text(src, v)) {
+                self.opaque(OpaqueKind::SensitiveAssignment, node_text(src, node));
+            }
+        }
+        let f = frame.with_context(Context::ControlFlow(kw));
+        self.walk_control(at, node, &f);
+    }
+
+    /// `[[ … ]]`/`[ … ]`: a segment of its own; substitutions inside walked.
+    fn test_command(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
+        let text = node_text(src, node);
+        let mut argv: Vec<String> = text.split_whitespace().map(str::to_string).collect();
+        if argv.is_empty() {
+            argv.push("[".into());
+        }
+        if runs_arithmetic(&argv, argv[0] == "[[") {
+            self.opaque(OpaqueKind::Arithmetic, text);
+        }
+        let words = argv.into_iter().map(Word::lit).collect();
+        let idx = self.push_segment(words, 0, frame, Vec::new(), Vec::new(), Vec::new());
+        let mut f = frame.clone();
+        f.parent = idx;
+        self.scan(at, node, &f);
+    }
+
+    /// `declare`/`export`/`local`/…: assignments and their values.
+    fn declaration(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
+        // `declare 'a[$(cmd)]=1'` and `declare -i x=EXPR` evaluate subscripts and
+        // values arithmetically, which runs substitutions held in the text.
+        let integer = children(node).any(|ch| {
+            kind(ch) == "word" && {
+                let t = node_text(src, ch);
+                t.starts_with(['-', '+']) && t.contains('i')
+            }
+        });
+        if integer || node_text(src, node).contains('[') {
+            self.opaque(OpaqueKind::Arithmetic, node_text(src, node));
+        }
+        for ch in children(node) {
+            if kind(ch) == "variable_assignment" {
+                self.assignment(at, ch, frame);
+            } else if ch.is_named() {
+                self.scan(at, ch, frame);
+            }
+        }
+    }
+
+    /// A parse error: opaque; statements inside still walked.
+    fn error_node(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
+        self.opaque(OpaqueKind::ParseError, node_text(src, node));
+        for ch in children(node) {
+            if ch.is_named() && is_statement_kind(kind(ch)) {
+                self.stmt(at, ch, frame);
+            } else if ch.is_named() {
+                self.scan(at, ch, frame);
             }
         }
     }
 
     /// Walk a control-flow construct: statements are walked, other parts scanned for
     /// substitutions.
-    fn walk_control(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
-        if depth > MAX_DEPTH {
-            self.opaque("nesting_too_deep", node_text(src, node));
+    fn walk_control(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
+        if at.depth > MAX_DEPTH {
+            self.opaque(OpaqueKind::NestingTooDeep, node_text(src, node));
             return;
         }
         let kids: Vec<Node<'_>> = children(node).collect();
         for (i, ch) in kids.iter().enumerate() {
             if !ch.is_named() {
                 if ch.is_missing() {
-                    self.opaque("parse_error", &format!("missing {}", kind(ch)));
+                    self.opaque(OpaqueKind::ParseError, &format!("missing {}", kind(ch)));
                 }
                 continue;
             }
@@ -1246,55 +901,61 @@ impl<'o> Builder<'o> {
                 if bg {
                     let mut f = frame.clone();
                     f.background = true;
-                    self.stmt(src, *ch, &f, depth + 1, sd);
+                    self.stmt(at.down(), *ch, &f);
                 } else {
-                    self.stmt(src, *ch, frame, depth + 1, sd);
+                    self.stmt(at.down(), *ch, frame);
                 }
             } else if matches!(k, "do_group" | "elif_clause" | "else_clause" | "case_item") {
-                self.walk_control(src, *ch, frame, depth + 1, sd);
+                self.walk_control(at.down(), *ch, frame);
             } else {
-                self.scan(src, *ch, frame, depth + 1, sd);
+                self.scan(at.down(), *ch, frame);
             }
         }
     }
 
-    fn pipeline(&mut self, src: &str, stages: &[Node<'_>], frame: &Frame, depth: usize, sd: usize) {
+    fn pipeline(&mut self, at: Cursor<'_>, stages: &[Node<'_>], frame: &Frame) {
         let id = self.next_pipeline;
         self.next_pipeline += 1;
         let len = stages.len();
         for (index, st) in stages.iter().enumerate() {
             let mut f = frame.clone();
             f.pipeline = Some(PipelinePosition { id, index, len });
-            self.stmt(src, *st, &f, depth, sd);
+            self.stmt(at, *st, &f);
         }
     }
 
     /// A stand-alone assignment (`X=1`, `export X=1`).
-    fn assignment(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
+    fn assignment(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
         let mut pending = Vec::new();
-        let a = self.env_assignment(src, node, &mut pending, depth);
+        let a = self.env_assignment(at, node, &mut pending);
         if is_sensitive_var(&a.name) {
-            self.opaque("sensitive_assignment", node_text(src, node));
+            self.opaque(OpaqueKind::SensitiveAssignment, node_text(src, node));
         }
         self.out.assignments.push(a);
-        self.walk_pending(src, pending, None, frame, depth, sd);
+        self.walk_pending(at, pending, None, frame);
     }
 
     /// The name and (quote-removed) value of a `variable_assignment` node.
     fn env_assignment<'t>(
         &mut self,
-        src: &str,
+        at: Cursor<'_>,
         node: Node<'t>,
         pending: &mut Vec<Node<'t>>,
-        depth: usize,
     ) -> EnvAssignment {
-        let name = node
-            .child_by_field_name("name")
+        let src = at.src;
+        let name_node = node.child_by_field_name("name");
+        if let Some(n) = name_node.filter(|n| kind(n) == "subscript") {
+            // `a[EXPR]=v`: the subscript is evaluated arithmetically (and its substitutions run).
+            self.opaque(OpaqueKind::Arithmetic, node_text(src, n));
+            self.collect_subs(at.down(), n, pending);
+        }
+        let name = name_node
             .map(|n| node_text(src, n).to_string())
             .unwrap_or_default();
         let (value, dynamic) = match node.child_by_field_name("value") {
             Some(v) => {
-                let w = self.word(src, v, pending, depth + 1);
+                let w = self.word(at.down(), v, pending);
                 (w.text, w.dynamic)
             }
             None => (String::new(), false),
@@ -1307,35 +968,37 @@ impl<'o> Builder<'o> {
     }
 
     /// Find substitutions anywhere below `node` and walk them (no parent segment).
-    fn scan(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
+    fn scan(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
         let mut pending = Vec::new();
-        self.collect_subs(src, node, &mut pending, depth);
-        self.walk_pending(src, pending, frame.parent, frame, depth, sd);
+        self.collect_subs(at, node, &mut pending);
+        self.walk_pending(at, pending, frame.parent, frame);
     }
 
-    fn collect_subs<'t>(
-        &mut self,
-        src: &str,
-        node: Node<'t>,
-        pending: &mut Vec<Node<'t>>,
-        depth: usize,
-    ) {
-        if depth > MAX_DEPTH {
-            self.opaque("nesting_too_deep", node_text(src, node));
+    fn collect_subs<'t>(&mut self, at: Cursor<'_>, node: Node<'t>, pending: &mut Vec<Node<'t>>) {
+        let src = at.src;
+        if at.depth > MAX_DEPTH {
+            self.opaque(OpaqueKind::NestingTooDeep, node_text(src, node));
             return;
         }
         match kind(node) {
             "command_substitution" | "process_substitution" => pending.push(node),
             _ => {
                 if node.is_error() || node.is_missing() {
-                    self.opaque("parse_error", node_text(src, node));
+                    self.opaque(OpaqueKind::ParseError, node_text(src, node));
                 }
-                if kind(node) == "arithmetic_expansion" {
-                    self.opaque("arithmetic", node_text(src, node));
+                match kind(node) {
+                    "arithmetic_expansion" => {
+                        self.opaque(OpaqueKind::Arithmetic, node_text(src, node))
+                    }
+                    // `${x:-`cmd`}`: the grammar leaves backticks inside an expansion as text.
+                    "word" if has_unparsed_expansion(node_text(src, node)) => {
+                        self.opaque(OpaqueKind::UnparsedExpansion, node_text(src, node))
+                    }
+                    _ => {}
                 }
                 for ch in children(node) {
                     if ch.is_named() || ch.is_missing() {
-                        self.collect_subs(src, ch, pending, depth + 1);
+                        self.collect_subs(at.down(), ch, pending);
                     }
                 }
             }
@@ -1345,44 +1008,45 @@ impl<'o> Builder<'o> {
     /// Walk collected substitution nodes.
     fn walk_pending(
         &mut self,
-        src: &str,
+        at: Cursor<'_>,
         pending: Vec<Node<'_>>,
         parent: Option<usize>,
         frame: &Frame,
-        depth: usize,
-        sd: usize,
     ) {
+        let src = at.src;
         for n in pending {
             let text = node_text(src, n);
             let (kind, ctx) = if kind(n) == "process_substitution" {
-                ("process_substitution", Context::ProcessSubstitution)
+                (
+                    OpaqueKind::ProcessSubstitution,
+                    Context::ProcessSubstitution,
+                )
             } else if text.starts_with('`') {
-                ("backticks", Context::CommandSubstitution)
+                (OpaqueKind::Backticks, Context::CommandSubstitution)
             } else {
-                ("command_substitution", Context::CommandSubstitution)
+                (
+                    OpaqueKind::CommandSubstitution,
+                    Context::CommandSubstitution,
+                )
             };
             self.opaque(kind, text);
             let f = frame.for_substitution(ctx, parent);
-            self.walk_block(src, n, &f, depth + 1, sd);
+            self.walk_block(at.down(), n, &f);
         }
     }
 
     /// Evaluate a word node to its text after quote removal.
-    fn word<'t>(
-        &mut self,
-        src: &str,
-        node: Node<'t>,
-        pending: &mut Vec<Node<'t>>,
-        depth: usize,
-    ) -> Word {
+    // Longer than most: one short arm per word node kind of the grammar (see grammar.rs).
+    fn word<'t>(&mut self, at: Cursor<'_>, node: Node<'t>, pending: &mut Vec<Node<'t>>) -> Word {
+        let src = at.src;
         let raw = node_text(src, node);
-        if depth > MAX_DEPTH {
-            self.opaque("nesting_too_deep", raw);
+        if at.depth > MAX_DEPTH {
+            self.opaque(OpaqueKind::NestingTooDeep, raw);
             return Word::dynamic(raw);
         }
         if node.is_error() || node.is_missing() {
-            self.opaque("parse_error", raw);
-            self.collect_subs(src, node, pending, depth + 1);
+            self.opaque(OpaqueKind::ParseError, raw);
+            self.collect_subs(at.down(), node, pending);
             return Word::dynamic(raw);
         }
         match kind(node) {
@@ -1390,7 +1054,7 @@ impl<'o> Builder<'o> {
                 if has_unparsed_expansion(raw) {
                     // The grammar left an expansion as plain text (e.g. x``ls): bash would
                     // still expand it, so its effect is not statically known.
-                    self.opaque("unparsed_expansion", raw);
+                    self.opaque(OpaqueKind::UnparsedExpansion, raw);
                     return Word::dynamic(raw);
                 }
                 unescape_word(raw)
@@ -1411,12 +1075,12 @@ impl<'o> Builder<'o> {
                     None => Word::dynamic(raw),
                 }
             }
-            "string" => self.dquote(src, node, pending, depth + 1),
+            "string" => self.dquote(at.down(), node, pending),
             "translated_string" => {
                 let mut w = Word::default();
                 for ch in children(node) {
                     if kind(ch) == "string" {
-                        w = self.dquote(src, ch, pending, depth + 1);
+                        w = self.dquote(at.down(), ch, pending);
                     }
                 }
                 w
@@ -1428,13 +1092,13 @@ impl<'o> Builder<'o> {
                         let t = node_text(src, ch);
                         if has_unparsed_expansion(t) {
                             // An anonymous token such as an empty `` pair: bash expands it.
-                            self.opaque("unparsed_expansion", t);
+                            self.opaque(OpaqueKind::UnparsedExpansion, t);
                             w.dynamic = true;
                         }
                         w.text.push_str(t);
                         continue;
                     }
-                    let p = self.word(src, ch, pending, depth + 1);
+                    let p = self.word(at.down(), ch, pending);
                     w.text.push_str(&p.text);
                     w.dynamic |= p.dynamic;
                     w.glob |= p.glob;
@@ -1443,14 +1107,14 @@ impl<'o> Builder<'o> {
             }
             "number" => {
                 if node.named_child_count() > 0 {
-                    self.collect_subs(src, node, pending, depth + 1);
+                    self.collect_subs(at.down(), node, pending);
                     Word::dynamic(raw)
                 } else {
                     Word::lit(raw.to_string())
                 }
             }
             "simple_expansion" | "expansion" => {
-                self.collect_subs(src, node, pending, depth + 1);
+                self.collect_subs(at.down(), node, pending);
                 Word::dynamic(raw)
             }
             "command_substitution" | "process_substitution" => {
@@ -1458,15 +1122,19 @@ impl<'o> Builder<'o> {
                 Word::dynamic(raw)
             }
             "arithmetic_expansion" => {
-                self.opaque("arithmetic", raw);
-                self.collect_subs(src, node, pending, depth + 1);
+                self.opaque(OpaqueKind::Arithmetic, raw);
+                self.collect_subs(at.down(), node, pending);
                 Word::dynamic(raw)
             }
-            "brace_expression" | "array" => Word {
-                text: raw.to_string(),
-                dynamic: true,
-                glob: true,
-            },
+            "brace_expression" | "array" => {
+                // `x=(a $(cmd))`: elements may hold substitutions.
+                self.collect_subs(at.down(), node, pending);
+                Word {
+                    text: raw.to_string(),
+                    dynamic: true,
+                    glob: true,
+                }
+            }
             "extglob_pattern" => Word {
                 text: raw.to_string(),
                 dynamic: false,
@@ -1474,21 +1142,16 @@ impl<'o> Builder<'o> {
             },
             "regex" | "$" | "==" | "=~" | "variable_name" => Word::lit(raw.to_string()),
             other => {
-                self.opaque("unknown_syntax", &format!("{other}: {raw}"));
-                self.collect_subs(src, node, pending, depth + 1);
+                self.opaque(OpaqueKind::UnknownSyntax, &format!("{other}: {raw}"));
+                self.collect_subs(at.down(), node, pending);
                 Word::dynamic(raw)
             }
         }
     }
 
     /// A double-quoted string.
-    fn dquote<'t>(
-        &mut self,
-        src: &str,
-        node: Node<'t>,
-        pending: &mut Vec<Node<'t>>,
-        depth: usize,
-    ) -> Word {
+    fn dquote<'t>(&mut self, at: Cursor<'_>, node: Node<'t>, pending: &mut Vec<Node<'t>>) -> Word {
+        let src = at.src;
         let r = node.byte_range();
         let inner_start = r.start + 1;
         let inner_end = r.end.saturating_sub(1).max(inner_start);
@@ -1508,13 +1171,13 @@ impl<'o> Builder<'o> {
                 "string_content" => {
                     let t = node_text(src, ch);
                     if has_unparsed_expansion(t) {
-                        self.opaque("unparsed_expansion", t);
+                        self.opaque(OpaqueKind::UnparsedExpansion, t);
                         w.dynamic = true;
                     }
                     w.text.push_str(&unescape_dquote(t))
                 }
                 _ if ch.is_named() => {
-                    let p = self.word(src, ch, pending, depth + 1);
+                    let p = self.word(at.down(), ch, pending);
                     w.text.push_str(&p.text);
                     w.dynamic |= p.dynamic;
                 }
@@ -1531,13 +1194,15 @@ impl<'o> Builder<'o> {
     }
 
     /// A redirection node.
+    // Longer than most: the two redirection shapes (heredoc, file/herestring) share the
+    // fd/operator/target bookkeeping.
     fn redirect<'t>(
         &mut self,
-        src: &str,
+        at: Cursor<'_>,
         node: Node<'t>,
         pending: &mut Vec<Node<'t>>,
-        depth: usize,
     ) -> Redirection {
+        let src = at.src;
         let mut fd = None;
         let mut op = String::new();
         let mut target: Option<Word> = None;
@@ -1550,10 +1215,16 @@ impl<'o> Builder<'o> {
                 match kind(ch) {
                     "file_descriptor" => fd = Some(node_text(src, ch).to_string()),
                     "heredoc_start" => target = Some(Word::lit(node_text(src, ch).to_string())),
-                    "heredoc_body" => self.collect_subs(src, ch, pending, depth + 1),
+                    "heredoc_body" => {
+                        // The grammar parses `$(…)` in a body but leaves backticks as text.
+                        if node_text(src, ch).contains('`') {
+                            self.opaque(OpaqueKind::UnparsedExpansion, node_text(src, ch));
+                        }
+                        self.collect_subs(at.down(), ch, pending)
+                    }
                     "<<" | "<<-" if op.is_empty() => op.push_str(kind(ch)),
                     _ if ch.is_error() || ch.is_missing() => {
-                        self.opaque("parse_error", node_text(src, ch))
+                        self.opaque(OpaqueKind::ParseError, node_text(src, ch))
                     }
                     _ => {}
                 }
@@ -1569,14 +1240,14 @@ impl<'o> Builder<'o> {
         }
         for ch in children(node) {
             if ch.is_error() || ch.is_missing() {
-                self.opaque("parse_error", node_text(src, ch));
+                self.opaque(OpaqueKind::ParseError, node_text(src, ch));
                 continue;
             }
             match kind(ch) {
                 "file_descriptor" => fd = Some(node_text(src, ch).to_string()),
                 _ if !ch.is_named() => op.push_str(kind(ch)),
                 _ => {
-                    let w = self.word(src, ch, pending, depth + 1);
+                    let w = self.word(at.down(), ch, pending);
                     if target.is_none() {
                         target = Some(w);
                     } else {
@@ -1627,7 +1298,10 @@ impl<'o> Builder<'o> {
         }
     }
 
-    fn redirected(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
+    // Longer than most: a heredoc carries its own continuations (redirects, a pipeline
+    // tail, a list tail) that are walked in order here.
+    fn redirected(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
         let mut redirects = Vec::new();
         let mut pending = Vec::new();
         let mut after: Vec<Node<'_>> = Vec::new(); // `&&`/`||` continuation after a heredoc
@@ -1650,10 +1324,10 @@ impl<'o> Builder<'o> {
             }
             match kind(ch) {
                 "file_redirect" | "herestring_redirect" => {
-                    redirects.push(self.redirect(src, ch, &mut pending, depth + 1))
+                    redirects.push(self.redirect(at.down(), ch, &mut pending))
                 }
                 "heredoc_redirect" => {
-                    redirects.push(self.redirect(src, ch, &mut pending, depth + 1));
+                    redirects.push(self.redirect(at.down(), ch, &mut pending));
                     // Heredoc continuations: its own redirects, a pipeline tail, a list tail.
                     let mut hc = ch.walk();
                     if hc.goto_first_child() {
@@ -1661,7 +1335,7 @@ impl<'o> Builder<'o> {
                             let (f, n) = (hc.field_name(), hc.node());
                             match (f, kind(n)) {
                                 (_, "file_redirect" | "herestring_redirect") => {
-                                    redirects.push(self.redirect(src, n, &mut pending, depth + 1))
+                                    redirects.push(self.redirect(at.down(), n, &mut pending))
                                 }
                                 (Some("right"), _) => after.push(n),
                                 (_, "pipeline") => {
@@ -1677,7 +1351,7 @@ impl<'o> Builder<'o> {
                     }
                 }
                 _ if ch.is_error() || ch.is_missing() => {
-                    self.opaque("parse_error", node_text(src, ch));
+                    self.opaque(OpaqueKind::ParseError, node_text(src, ch));
                 }
                 _ => {}
             }
@@ -1691,14 +1365,14 @@ impl<'o> Builder<'o> {
         }
         if let Some(b) = body {
             if piped.is_empty() {
-                self.stmt(src, b, &f, depth, sd);
+                self.stmt(at, b, &f);
             } else {
                 // `cat <<EOF | sh`: the heredoc command is the first pipeline stage.
                 let id = self.next_pipeline;
                 self.next_pipeline += 1;
                 let len = piped.len() + 1;
                 f.pipeline = Some(PipelinePosition { id, index: 0, len });
-                self.stmt(src, b, &f, depth, sd);
+                self.stmt(at, b, &f);
                 for (i, st) in piped.iter().enumerate() {
                     let mut g = frame.clone();
                     g.pipeline = Some(PipelinePosition {
@@ -1706,196 +1380,218 @@ impl<'o> Builder<'o> {
                         index: i + 1,
                         len,
                     });
-                    self.stmt(src, *st, &g, depth, sd);
+                    self.stmt(at, *st, &g);
                 }
             }
         }
-        self.walk_pending(src, pending, None, frame, depth, sd);
+        self.walk_pending(at, pending, None, frame);
         for a in after {
-            self.stmt(src, a, frame, depth, sd);
+            self.stmt(at, a, frame);
         }
     }
 
-    fn command(&mut self, src: &str, node: Node<'_>, frame: &Frame, depth: usize, sd: usize) {
+    fn command(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame) {
+        let src = at.src;
         let mut env = Vec::new();
         let mut words = Vec::new();
         let mut redirects = Vec::new();
         let mut pending = Vec::new();
+        let mut inner_stmts = Vec::new();
         let mut c = node.walk();
         let mut more = c.goto_first_child();
         while more {
             let (field, ch) = (c.field_name(), c.node());
             more = c.goto_next_sibling();
             if ch.is_error() || ch.is_missing() {
-                self.opaque("parse_error", node_text(src, ch));
-                self.collect_subs(src, ch, &mut pending, depth + 1);
+                self.opaque(OpaqueKind::ParseError, node_text(src, ch));
+                self.collect_subs(at.down(), ch, &mut pending);
                 continue;
             }
             match (field, kind(ch)) {
                 (_, "variable_assignment") => {
-                    env.push(self.env_assignment(src, ch, &mut pending, depth));
+                    env.push(self.env_assignment(at, ch, &mut pending));
                 }
                 (Some("redirect"), _)
                 | (_, "file_redirect" | "herestring_redirect" | "heredoc_redirect") => {
-                    redirects.push(self.redirect(src, ch, &mut pending, depth + 1));
+                    redirects.push(self.redirect(at.down(), ch, &mut pending));
                 }
                 (Some("name"), _) | (Some("argument"), _) => {
-                    words.push(self.word(src, ch, &mut pending, depth + 1));
+                    words.push(self.word(at.down(), ch, &mut pending));
                 }
                 (_, "comment") => {}
+                (_, "subshell" | "compound_statement") => {
+                    // `time ( … )`, `coproc ( … )`: the grammar hangs the compound command
+                    // under the keyword's command; its commands run.
+                    inner_stmts.push(ch);
+                }
                 (_, k) if ch.is_named() => {
-                    self.opaque("unknown_syntax", &format!("{k}: {}", node_text(src, ch)));
-                    self.collect_subs(src, ch, &mut pending, depth + 1);
+                    self.opaque(
+                        OpaqueKind::UnknownSyntax,
+                        &format!("{k}: {}", node_text(src, ch)),
+                    );
+                    self.collect_subs(at.down(), ch, &mut pending);
                 }
                 _ => {}
             }
         }
         let first = if !words.is_empty() {
-            self.emit(words, env, redirects, frame, depth, sd)
+            self.emit(at, words, env, redirects, frame)
         } else if !redirects.is_empty() {
             self.redirect_only(redirects, env, frame)
         } else {
             None
         };
-        self.walk_pending(src, pending, first, frame, depth, sd);
+        self.walk_pending(at, pending, first, frame);
+        if !inner_stmts.is_empty() {
+            let head = node_text(src, node);
+            self.opaque(OpaqueKind::KeywordCompound, head);
+            for st in inner_stmts {
+                self.stmt(at, st, frame);
+            }
+        }
     }
 
     /// Look through wrappers, recurse into shells, and push the resulting segment(s).
     /// Returns the index of the first segment produced.
     fn emit(
         &mut self,
+        at: Cursor<'_>,
         words: Vec<Word>,
         env: Vec<EnvAssignment>,
         redirects: Vec<Redirection>,
         frame: &Frame,
-        depth: usize,
-        sd: usize,
     ) -> Option<usize> {
-        let mut wrappers: Vec<Wrapper> = Vec::new();
-        let mut wrapper_starts: Vec<usize> = Vec::new();
-        let mut env_all = frame.env.to_vec();
-        env_all.extend(env);
-        let mut runtime_args = frame.runtime_args;
-        let mut chdir = frame.chdir.clone();
-        let mut start = 0;
-        while start < words.len() {
-            let Some(pname) = self.trusted_name(&words[start]) else {
+        let mut u = Unwrapped::new(frame, env);
+        while u.start < words.len() {
+            let w = &words[u.start];
+            if !w.dynamic && w.text == "{" && u.start + 1 < words.len() {
+                // `time { …; }`, `coproc NAME { …; }`, `! { …; }`: the grammar reads the
+                // reserved word `{` as a word and ends the command at the first `;`. The
+                // words after `{` are the first inner command; later ones are statements of
+                // their own.
+                self.opaque(OpaqueKind::KeywordCompound, &w.text);
+                u.start += 1;
+                continue;
+            }
+            let Some(pname) = self.trusted_name(w) else {
                 break;
             };
-            match wrapper_step(&pname, &words[start..]) {
+            match wrapper_step(&pname, &words[u.start..]) {
                 Step::Program => break,
                 Step::DynamicShell => {
-                    self.opaque(
-                        "dynamic_shell_arguments",
-                        &words[start..]
-                            .iter()
-                            .map(|w| w.text.as_str())
-                            .collect::<Vec<_>>()
-                            .join(" "),
-                    );
+                    self.opaque(OpaqueKind::DynamicShellArguments, &join(&words[u.start..]));
                     break;
                 }
                 Step::Inner {
                     consumed,
                     env,
-                    chdir: cd,
-                    runtime_args: ra,
+                    chdir,
+                    runtime_args,
                     opaque,
                 } => {
                     for (k, t) in opaque {
                         self.opaque(k, &t);
                     }
-                    wrappers.push(Wrapper {
-                        name: pname.to_string(),
-                        argv: words[start..start + consumed]
-                            .iter()
-                            .map(|w| w.text.clone())
-                            .collect(),
-                    });
-                    wrapper_starts.push(start);
-                    env_all.extend(env);
-                    if cd.is_some() {
-                        chdir = cd;
-                    }
-                    runtime_args |= ra;
-                    start += consumed;
+                    let argv = &words[u.start..u.start + consumed];
+                    u.look_through(&pname, argv, env, chdir, runtime_args);
                 }
                 Step::SplitString { text } => {
-                    self.opaque("env_split_string", &text);
-                    let mut f = frame.clone();
-                    let fw = Rc::make_mut(&mut f.wrappers);
-                    fw.extend(wrappers.iter().cloned());
-                    fw.push(Wrapper {
-                        name: "env -S".into(),
-                        argv: vec![words[start].text.clone(), "-S".into()],
-                    });
-                    f.env = Rc::new(env_all);
-                    Rc::make_mut(&mut f.redirects).extend(redirects.iter().cloned());
-                    let before = self.out.segments.len();
-                    self.parse_into(&text, &f, depth + 1, sd + 1);
-                    return (self.out.segments.len() > before).then_some(before);
+                    return self.env_split_string(at, &words[u.start], u, redirects, frame, text)
                 }
                 Step::Shell { script } => {
-                    let sw = &words[start + script];
+                    let sw = &words[u.start + script];
                     if sw.dynamic {
-                        self.opaque("dynamic_shell_script", &sw.text);
+                        self.opaque(OpaqueKind::DynamicShellScript, &sw.text);
                         break;
                     }
-                    let via_xargs = frame
-                        .wrappers
-                        .iter()
-                        .chain(wrappers.iter())
-                        .any(|w| w.name == "xargs");
-                    if runtime_args && (via_xargs || sw.text.contains("{}")) {
-                        // `xargs sh -c '…'` / `find -exec sh -c '…' {}`: the script is
-                        // visible (and checked) but its arguments arrive at run time.
-                        self.opaque("runtime_script_arguments", &sw.text);
-                    }
-                    let mut all_wrappers = frame.wrappers.to_vec();
-                    all_wrappers.extend(wrappers);
-                    all_wrappers.push(Wrapper {
+                    let shell = Wrapper {
                         name: pname.to_string(),
-                        argv: words[start..start + script]
-                            .iter()
-                            .map(|w| w.text.clone())
-                            .collect(),
-                    });
-                    let mut redirects_all = frame.redirects.to_vec();
-                    redirects_all.extend(redirects);
-                    let f = Frame {
-                        wrappers: Rc::new(all_wrappers),
-                        env: Rc::new(env_all),
-                        redirects: Rc::new(redirects_all),
-                        context: frame.context.clone(),
-                        pipeline: frame.pipeline,
-                        parent: frame.parent,
-                        runtime_args: false,
-                        background: frame.background,
-                        chdir,
+                        argv: texts(&words[u.start..u.start + script]),
                     };
-                    let before = self.out.segments.len();
-                    let script_text = sw.text.clone();
-                    self.parse_into(&script_text, &f, depth + 1, sd + 1);
-                    return (self.out.segments.len() > before).then_some(before);
+                    return self.shell_script(at, shell, &sw.text, u, redirects, frame);
                 }
             }
         }
-        if start >= words.len() {
+        if u.start >= words.len() {
             // Every word was consumed by wrappers: the last wrapper is the program itself.
-            let s = wrapper_starts.pop()?;
-            wrappers.pop();
-            start = s;
+            u.start = u.wrapper_starts.pop()?;
+            u.wrappers.pop();
         }
-        let mut all_wrappers = frame.wrappers.to_vec();
-        all_wrappers.extend(wrappers);
+        let start = u.start;
+        let (f, wrappers, env) = u.into_frame(frame);
         let mut redirects_all = frame.redirects.to_vec();
         redirects_all.extend(redirects);
-        let mut f2 = frame.clone();
-        f2.runtime_args = runtime_args;
-        f2.chdir = chdir;
-        let idx = self.push_segment(words, start, &f2, all_wrappers, env_all, redirects_all)?;
-        self.after_push(idx, frame, depth, sd);
+        let idx = self.push_segment(words, start, &f, wrappers, env, redirects_all)?;
+        self.after_push(at, idx, frame);
         Some(idx)
+    }
+
+    /// `env -S STRING CMD…`: opaque; the string and the rest are parsed best-effort so
+    /// forbid checks still see them.
+    fn env_split_string(
+        &mut self,
+        at: Cursor<'_>,
+        env_word: &Word,
+        u: Unwrapped,
+        redirects: Vec<Redirection>,
+        frame: &Frame,
+        text: String,
+    ) -> Option<usize> {
+        self.opaque(OpaqueKind::EnvSplitString, &text);
+        let mut f = frame.clone();
+        let fw = Rc::make_mut(&mut f.wrappers);
+        fw.extend(u.wrappers);
+        fw.push(Wrapper {
+            name: "env -S".into(),
+            argv: vec![env_word.text.clone(), "-S".into()],
+        });
+        f.env = Rc::new(u.env);
+        Rc::make_mut(&mut f.redirects).extend(redirects);
+        let before = self.out.segments.len();
+        self.parse_into(&text, &f, at);
+        (self.out.segments.len() > before).then_some(before)
+    }
+
+    /// `bash -c SCRIPT` (after any wrappers): the script is parsed one shell level down
+    /// with the wrappers, environment and redirections seen so far.
+    fn shell_script(
+        &mut self,
+        at: Cursor<'_>,
+        shell: Wrapper,
+        script: &str,
+        u: Unwrapped,
+        redirects: Vec<Redirection>,
+        frame: &Frame,
+    ) -> Option<usize> {
+        let via_xargs = frame
+            .wrappers
+            .iter()
+            .chain(u.wrappers.iter())
+            .any(|w| w.name == "xargs");
+        if u.runtime_args && (via_xargs || script.contains("{}")) {
+            // `xargs sh -c '…'` / `find -exec sh -c '…' {}`: the script is visible (and
+            // checked) but its arguments arrive at run time.
+            self.opaque(OpaqueKind::RuntimeScriptArguments, script);
+        }
+        let mut all_wrappers = frame.wrappers.to_vec();
+        all_wrappers.extend(u.wrappers);
+        all_wrappers.push(shell);
+        let mut redirects_all = frame.redirects.to_vec();
+        redirects_all.extend(redirects);
+        let f = Frame {
+            wrappers: Rc::new(all_wrappers),
+            env: Rc::new(u.env),
+            redirects: Rc::new(redirects_all),
+            context: frame.context.clone(),
+            pipeline: frame.pipeline,
+            parent: frame.parent,
+            runtime_args: false,
+            background: frame.background,
+            chdir: u.chdir,
+        };
+        let before = self.out.segments.len();
+        self.parse_into(script, &f, at);
+        (self.out.segments.len() > before).then_some(before)
     }
 
     /// A redirection without a command (`> file`): recorded as the no-op `:` with those
@@ -1937,7 +1633,10 @@ impl<'o> Builder<'o> {
         if self.out.segments.len() >= MAX_SEGMENTS {
             if !self.full {
                 self.full = true;
-                self.opaque("too_many_segments", &format!("more than {MAX_SEGMENTS}"));
+                self.opaque(
+                    OpaqueKind::TooManySegments,
+                    &format!("more than {MAX_SEGMENTS}"),
+                );
             }
             return None;
         }
@@ -1958,11 +1657,11 @@ impl<'o> Builder<'o> {
             ProgramKind::Dynamic => {
                 let w = &words[0];
                 let kind = if w.text.is_empty() {
-                    "empty_command_name"
+                    OpaqueKind::EmptyCommandName
                 } else if w.dynamic {
-                    "dynamic_command_name"
+                    OpaqueKind::DynamicCommandName
                 } else {
-                    "glob_command_name"
+                    OpaqueKind::GlobCommandName
                 };
                 self.opaque(kind, &w.text);
             }
@@ -1995,50 +1694,69 @@ impl<'o> Builder<'o> {
         Some(self.out.segments.len() - 1)
     }
 
-    /// Follow-ups after a segment was pushed: eval/alias/trap texts, find -exec, opaque
-    /// builtins, interpreters fed by heredocs or pipes.
-    fn after_push(&mut self, idx: usize, frame: &Frame, depth: usize, sd: usize) {
+    /// Follow-ups after a segment was pushed: eval/alias/trap texts, find -exec, builtins
+    /// that run code, interpreters fed by heredocs or pipes.
+    fn after_push(&mut self, at: Cursor<'_>, idx: usize, frame: &Frame) {
         let seg = &self.out.segments[idx];
         if !seg.program.is_trusted_name() {
             return;
         }
         let name = seg.program.name.as_str();
-        let interp = INTERPRETERS.contains(&name);
-        if !interp
-            && !matches!(
-                name,
-                "eval"
-                    | "alias"
-                    | "trap"
-                    | "source"
-                    | "."
-                    | "exec"
-                    | "enable"
-                    | "coproc"
-                    | "hash"
-                    | "find"
-            )
-        {
+        if INTERPRETERS.contains(&name) {
+            self.interpreter_input(idx);
             return;
         }
-        let name = name.to_string();
-        let argv = seg.argv.clone();
-        let all_static = seg.dynamic_args.is_empty();
+        match name {
+            "eval" | "alias" | "trap" => self.code_text(at, idx, frame),
+            "find" => self.find_exec(at, idx, frame),
+            _ => {
+                if let Some(kind) = builtin_runs_code(seg) {
+                    let text = if kind == OpaqueKind::ExecFd {
+                        "exec with redirections".to_string()
+                    } else {
+                        seg.argv.join(" ")
+                    };
+                    self.opaque(kind, &text);
+                }
+            }
+        }
+    }
+
+    /// An interpreter whose program comes from a heredoc, a herestring or a pipe.
+    fn interpreter_input(&mut self, idx: usize) {
+        let seg = &self.out.segments[idx];
         let feeds_stdin = seg
             .redirections
             .iter()
             .any(|r| matches!(r.kind, RedirectKind::Heredoc | RedirectKind::Herestring));
         let in_later_stage = seg.pipeline.is_some_and(|p| p.index > 0);
-        let redirect_only = seg
-            .redirections
+        let args = &seg.argv[1..];
+        let script_operand = args
             .iter()
-            .any(|r| r.kind != RedirectKind::Heredoc);
-        let nested = |b: &mut Self, kind: &str, text: String, ctx: Context| {
+            .any(|a| !a.starts_with('-') && !a.starts_with('+'));
+        let dash = args.iter().any(|a| a == "-" || a == "-s");
+        let text = seg.argv.join(" ");
+        if feeds_stdin {
+            self.opaque(OpaqueKind::HeredocToInterpreter, &text);
+        }
+        if in_later_stage && (!script_operand || dash) {
+            self.opaque(OpaqueKind::StdinScript, &text);
+        }
+    }
+
+    /// `eval TEXT`, `alias x='TEXT'`, `trap 'TEXT' SIG`: opaque, and static text is parsed
+    /// one shell level down so forbid checks see it.
+    fn code_text(&mut self, at: Cursor<'_>, idx: usize, frame: &Frame) {
+        let seg = &self.out.segments[idx];
+        let name = seg.program.name.clone();
+        let argv = seg.argv.clone();
+        let all_static = seg.dynamic_args.is_empty();
+        let nested = |b: &mut Self, kind: OpaqueKind, text: String, ctx: Context| {
             b.opaque(kind, &text);
             let mut f = frame.with_context(ctx);
             f.parent = Some(idx);
             f.pipeline = None;
-            b.parse_into(&text, &f, depth + 1, sd + 1);
+            b.parse_into(&text, &f, at);
         };
         // `eval -- TEXT` / `trap -- ACTION SIG`: `--` only ends the builtin's options.
         let text_at = if argv.get(1).is_some_and(|a| a == "--") {
@@ -2047,56 +1765,36 @@ impl<'o> Builder<'o> {
             1
         };
         match name.as_str() {
-            "eval" => {
-                if all_static && argv.len() > text_at {
-                    nested(self, "eval", argv[text_at..].join(" "), Context::Eval);
-                } else {
-                    self.opaque("eval", &argv.join(" "));
-                }
-            }
+            "eval" if all_static && argv.len() > text_at => nested(
+                self,
+                OpaqueKind::Eval,
+                argv[text_at..].join(" "),
+                Context::Eval,
+            ),
+            "eval" => self.opaque(OpaqueKind::Eval, &argv.join(" ")),
             "alias" => {
-                self.opaque("alias", &argv.join(" "));
+                self.opaque(OpaqueKind::Alias, &argv.join(" "));
                 for a in argv.iter().skip(1) {
                     if let Some((_, v)) = a.split_once('=') {
                         if all_static {
-                            nested(self, "alias", v.to_string(), Context::Alias);
+                            nested(self, OpaqueKind::Alias, v.to_string(), Context::Alias);
                         }
                     }
                 }
             }
-            "trap" => {
+            _ => {
                 let sets_action = argv.len() > text_at + 1 && !argv[text_at].starts_with('-');
                 if sets_action && all_static {
-                    nested(self, "trap", argv[text_at].clone(), Context::Trap);
+                    nested(self, OpaqueKind::Trap, argv[text_at].clone(), Context::Trap);
                 } else if sets_action {
-                    self.opaque("trap", &argv.join(" "));
+                    self.opaque(OpaqueKind::Trap, &argv.join(" "));
                 }
-            }
-            "source" | "." => self.opaque("source", &argv.join(" ")),
-            "exec" if argv.len() == 1 && redirect_only => {
-                self.opaque("exec_fd", "exec with redirections")
-            }
-            "enable" | "coproc" | "hash" => self.opaque(&name, &argv.join(" ")),
-            "find" => self.find_exec(idx, frame, depth, sd),
-            _ => {}
-        }
-        if interp && feeds_stdin {
-            self.opaque("heredoc_to_interpreter", &argv.join(" "));
-        }
-        if interp && in_later_stage {
-            let script_operand = argv
-                .iter()
-                .skip(1)
-                .any(|a| !a.starts_with('-') && !a.starts_with('+'));
-            let dash = argv.iter().skip(1).any(|a| a == "-" || a == "-s");
-            if !script_operand || dash {
-                self.opaque("stdin_script", &argv.join(" "));
             }
         }
     }
 
     /// Extract `find … -exec CMD … ;` commands.
-    fn find_exec(&mut self, idx: usize, frame: &Frame, depth: usize, sd: usize) {
+    fn find_exec(&mut self, at: Cursor<'_>, idx: usize, frame: &Frame) {
         let seg = self.out.segments[idx].clone();
         let mut i = 1;
         while i < seg.argv.len() {
@@ -2122,7 +1820,7 @@ impl<'o> Builder<'o> {
                     j += 1;
                 }
                 if !terminated {
-                    self.opaque("find_exec_unterminated", &seg.argv[i..].join(" "));
+                    self.opaque(OpaqueKind::FindExecUnterminated, &seg.argv[i..].join(" "));
                 }
                 if !words.is_empty() {
                     let mut f = frame.with_context(Context::FindExec);
@@ -2137,7 +1835,7 @@ impl<'o> Builder<'o> {
                     f.runtime_args = true;
                     f.chdir = seg.chdir.clone();
                     f.pipeline = seg.pipeline;
-                    self.emit(words, Vec::new(), Vec::new(), &f, depth + 1, sd);
+                    self.emit(at.down(), words, Vec::new(), Vec::new(), &f);
                 }
                 i = j + 1;
             } else {

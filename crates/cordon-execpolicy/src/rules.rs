@@ -272,6 +272,8 @@ pub(crate) fn rules_from_value(v: &toml::Value, label: &str) -> Result<Vec<Rule>
     Ok(out)
 }
 
+// Longer than most: one short step per rule key (pattern, decision, justification, sandbox,
+// examples), each with its own load error.
 fn rule_from_value(
     v: &toml::Value,
     label: &str,

@@ -105,7 +105,7 @@ fn table_driven_cases() {
             let ids: Vec<&str> = rec
                 .segments
                 .iter()
-                .flat_map(|s| s.findings.iter().map(|f| f.id))
+                .flat_map(|s| s.findings.iter().map(|f| f.id.as_str()))
                 .collect();
             if !ids.contains(&f.as_str()) {
                 problems.push(format!("finding {f} missing (have {ids:?})"));

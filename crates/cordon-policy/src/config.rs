@@ -103,6 +103,7 @@ struct ProfileDef {
     on_unavailable: Option<OnUnavailable>,
     filesystem: Option<FsDef>,
     env: Option<EnvDef>,
+    limits: Option<crate::limits::LimitsDef>,
 }
 
 /// `network = "restricted"` or a `[network]` table.
@@ -263,6 +264,7 @@ impl Config {
                     network_rules: NetworkRules::default(),
                     env: EnvPolicy::default(),
                     on_unavailable: OnUnavailable::Refuse,
+                    limits: Default::default(),
                 }
             }
         };
@@ -291,16 +293,19 @@ impl Config {
             base.on_unavailable = o;
         }
         if let Some(fs) = &def.filesystem {
-            let entries: Vec<FsEntry> = fs
-                .entries
-                .iter()
-                .map(|s| {
-                    let line = line_of(&self.source, s.span().start);
-                    s.get_ref()
-                        .clone()
-                        .with_source(format!("{}:{line}", self.path.display()))
-                })
-                .collect();
+            let mut entries: Vec<FsEntry> = Vec::with_capacity(fs.entries.len());
+            for s in &fs.entries {
+                let line = line_of(&self.source, s.span().start);
+                let where_ = format!("{}:{line}", self.path.display());
+                if crate::profile::has_glob_syntax(&s.get_ref().path) {
+                    return Err(invalid(format!(
+                        "{where_}: entry {:?}: {}",
+                        s.get_ref().path,
+                        crate::profile::GLOB_REFUSED
+                    )));
+                }
+                entries.push(s.get_ref().clone().with_source(where_));
+            }
             let mode = fs.mode.clone().unwrap_or(match base.filesystem {
                 FilesystemPolicy::Unrestricted if !entries.is_empty() || fs.default.is_some() => {
                     FsMode::Restricted
@@ -340,6 +345,14 @@ impl Config {
                     }
                 }
             };
+        }
+        if let Some(l) = &def.limits {
+            base.limits.merge(l);
+            // Checked at load: a misspelt limit is an error naming the profile, not a
+            // silent default.
+            if let Err(e) = base.limits.resolve(1 << 30) {
+                return Err(invalid(e.to_string()));
+            }
         }
         if let Some(env) = &def.env {
             if let Some(p) = &env.secret_patterns {

@@ -17,7 +17,8 @@
 //!         <protected path="/home/u/proj/.git/hooks" reason="git hooks run code"/>
 //!       </writable_root>
 //!       <readable path="/usr"/>
-//!       <deny_read path="/home/u/.ssh"/>
+//!       <deny_read_group name="credential-stores" count="45" ask="cordon explain credential-stores"/>
+//!       <deny_read path="/home/u/proj/secrets"/>
 //!     </filesystem>
 //!     <network mode="restricted" enforced_by="cordon"/>
 //!   </sandbox>
@@ -34,13 +35,18 @@
 //!   restricted network to the caller) or `none` (disabled).
 //! - Writable roots carry their protected sub-paths (R-P3) and read-only sub-paths; `spelled`
 //!   is added when a path was reached through a symlink (R-P2, both spellings kept).
+//! - [`Detail::Compact`] (the default) folds the built-in credential stores and system
+//!   credential files ([`CREDENTIAL_GROUP`]) into one `<deny_read_group>` with their count and
+//!   the `cordon explain` question that lists them; the user's own deny entries are listed.
+//!   [`Detail::Full`] (`cordon context --full`) lists every `<deny_read>`. Both are rendered
+//!   by the same code from the same object.
 //! - `<sandbox_status>` carries `requested/available/enabled`; when the three values are
 //!   not all equal each gets a child element with its reason.
 //! - Everything is XML-escaped (`<&"'>` in paths included); characters XML 1.0 cannot
 //!   carry at all (control characters) are written as `\u{..}`.
 
 use crate::decision::{Backend, Fact, SandboxStatus};
-use crate::profile::{Access, ProfileKind};
+use crate::profile::{is_builtin_credential_spelling, Access, ProfileKind};
 use crate::resolve::{EntryOrigin, ResolvedEntry, ResolvedFilesystem, ResolvedProfile};
 use quick_xml::events::BytesText;
 use quick_xml::Writer;
@@ -106,7 +112,30 @@ fn by_path(mut v: Vec<&ResolvedEntry>) -> Vec<&ResolvedEntry> {
     v
 }
 
-fn write_filesystem(w: &mut W, resolved: &ResolvedProfile) -> io::Result<()> {
+/// The name of the group of built-in credential deny entries (home credential stores and
+/// system credential files), as shown in the compact context and accepted by
+/// `cordon explain`.
+pub const CREDENTIAL_GROUP: &str = "credential-stores";
+
+/// How much of the deny list [`environment_context_with`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Detail {
+    /// Built-in credential entries as one `<deny_read_group>` (the model pays for every
+    /// line in every turn); user entries listed.
+    #[default]
+    Compact,
+    /// Every deny entry listed.
+    Full,
+}
+
+/// Whether a resolved entry belongs to [`CREDENTIAL_GROUP`]: a deny entry the profile
+/// spelled as a built-in credential store or system credential file.
+pub fn in_credential_group(e: &ResolvedEntry) -> bool {
+    e.access == Access::Deny
+        && matches!(&e.origin, EntryOrigin::Profile { spelling, .. } if is_builtin_credential_spelling(spelling))
+}
+
+fn write_filesystem(w: &mut W, resolved: &ResolvedProfile, detail: Detail) -> io::Result<()> {
     let enforced_by = match resolved.profile.kind {
         ProfileKind::External => "caller",
         _ => "cordon",
@@ -178,7 +207,23 @@ fn write_filesystem(w: &mut W, resolved: &ResolvedProfile) -> io::Result<()> {
                 };
                 entry_element(w, name, e)?;
             }
+            let grouped = denied
+                .iter()
+                .filter(|e| detail == Detail::Compact && in_credential_group(e))
+                .count();
+            if grouped > 0 {
+                let count = grouped.to_string();
+                let ask = format!("cordon explain {CREDENTIAL_GROUP}");
+                w.create_element("deny_read_group")
+                    .with_attribute(("name", CREDENTIAL_GROUP))
+                    .with_attribute(("count", count.as_str()))
+                    .with_attribute(("ask", ask.as_str()))
+                    .write_empty()?;
+            }
             for e in &denied {
+                if detail == Detail::Compact && in_credential_group(e) {
+                    continue;
+                }
                 entry_element(w, "deny_read", e)?;
             }
             for n in &resolved.notes {
@@ -233,6 +278,18 @@ pub fn environment_context(
     backend: Backend,
     approval_mode: &str,
 ) -> String {
+    environment_context_with(resolved, status, backend, approval_mode, Detail::Compact)
+}
+
+/// [`environment_context`] with the chosen [`Detail`] (`cordon context --full` passes
+/// [`Detail::Full`]).
+pub fn environment_context_with(
+    resolved: &ResolvedProfile,
+    status: &SandboxStatus,
+    backend: Backend,
+    approval_mode: &str,
+    detail: Detail,
+) -> String {
     let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);
     let cwd = path_text(&resolved.cwd);
     let approval = xml_safe(approval_mode).into_owned();
@@ -252,7 +309,7 @@ pub fn environment_context(
                     .with_attribute(("profile", name.as_str()))
                     .with_attribute(("backend", backend.as_str()))
                     .write_inner_content(|w| {
-                        write_filesystem(w, resolved)?;
+                        write_filesystem(w, resolved, detail)?;
                         // `managed` network (proxy + allowed domains) arrives with the
                         // proxy; it will add <allowed_domain> children here.
                         // Who is meant to enforce the network, from the profile kind alone

@@ -214,6 +214,7 @@ fn is_credential_store(spelling: &str) -> bool {
         .strip_prefix(":home/")
         .or_else(|| spelling.strip_prefix("~/"));
     rest.is_some_and(|r| CREDENTIAL_STORES.contains(&r))
+        || crate::profile::SYSTEM_CREDENTIAL_FILES.contains(&spelling)
 }
 
 fn hint_for(

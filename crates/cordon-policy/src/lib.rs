@@ -17,13 +17,18 @@
 
 pub mod config;
 pub mod decision;
+mod deny;
 pub mod env;
+mod git;
+pub mod gitconfig;
 pub mod hosts;
+pub mod limits;
 pub mod network;
 pub mod paths;
 pub mod payload;
 pub mod profile;
 pub mod resolve;
+mod tmpdir;
 pub mod view;
 
 pub use config::{select_profile, Config, ConfigError};
@@ -39,14 +44,14 @@ pub use profile::{
     ProfileKind, PROFILE_FORMAT_VERSION,
 };
 pub use resolve::{
-    resolve, EntryOrigin, ResolveContext, ResolveError, ResolvedEntry, ResolvedFilesystem,
-    ResolvedProfile, PLACEHOLDER_NOTE, PLACEHOLDER_NOTE_TEXT,
+    resolve, resolve_for_command, EntryOrigin, ResolveContext, ResolveError, ResolvedEntry,
+    ResolvedFilesystem, ResolvedProfile, PLACEHOLDER_NOTE, PLACEHOLDER_NOTE_TEXT,
 };
 pub use view::{Seen, TopView};
 pub mod context;
 pub mod explain;
 pub mod overlay;
-pub use context::{environment_context, DEFAULT_APPROVAL_MODE};
+pub use context::{environment_context, environment_context_with, Detail, DEFAULT_APPROVAL_MODE};
 pub use explain::{
     explain, Decider, Explanation, NetworkExplanation, PathExplanation, SandboxExplanation,
 };

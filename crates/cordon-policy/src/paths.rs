@@ -26,11 +26,51 @@ pub trait FsView {
     fn kind(&self, p: &Path) -> Option<FileKind>;
     /// The contents of a small text file (e.g. a `.git` file in a linked worktree).
     fn read_to_string(&self, p: &Path) -> Option<String>;
+    /// The contents of a small regular text file of at most `cap` bytes, or why it was not
+    /// read. A host implementation opens without following a final symlink, without
+    /// blocking, and only regular files (issue 7 item 7): a previous confined run may have
+    /// left a FIFO or a link to `/dev/zero` where a `.git` file or git config is expected.
+    /// The default forwards to [`FsView::read_to_string`].
+    fn read_small(&self, p: &Path, cap: u64) -> Result<String, ReadRefusal> {
+        let _ = cap;
+        self.read_to_string(p).ok_or(ReadRefusal::Missing)
+    }
     /// The target of the symlink at `p` (not followed; `p`'s parent has no symlink in it),
     /// or `None` when `p` is not a symlink. The default knows no symlinks: an FsView
     /// without it reports no [`crate::ResolvedEntry::links`].
     fn read_link(&self, _p: &Path) -> Option<PathBuf> {
         None
+    }
+}
+
+/// The size cap, in bytes, for the small git files resolution reads (`.git` files,
+/// `gitdir`, `commondir`).
+pub const SMALL_FILE_CAP: u64 = 64 * 1024;
+
+/// The size cap, in bytes, for one git configuration file read at launch.
+pub const CONFIG_FILE_CAP: u64 = 1024 * 1024;
+
+/// Why [`FsView::read_small`] returned no text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadRefusal {
+    /// Nothing at that path (or a dangling symlink).
+    Missing,
+    /// Not a regular file (`fifo`, `character device`, `directory`, …): never read.
+    NotRegular(String),
+    /// Larger than the cap (the cap in bytes).
+    TooLarge(u64),
+    /// Any other failure (permission, I/O, not UTF-8), in plain words.
+    Unreadable(String),
+}
+
+impl std::fmt::Display for ReadRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadRefusal::Missing => write!(f, "it does not exist"),
+            ReadRefusal::NotRegular(k) => write!(f, "it is a {k}, not a regular file; not read"),
+            ReadRefusal::TooLarge(cap) => write!(f, "it is larger than {cap} bytes; not read"),
+            ReadRefusal::Unreadable(why) => write!(f, "it cannot be read: {why}"),
+        }
     }
 }
 
@@ -95,6 +135,7 @@ pub struct MemFs {
     dirs: BTreeMap<PathBuf, ()>,
     files: BTreeMap<PathBuf, String>,
     links: BTreeMap<PathBuf, PathBuf>,
+    special: BTreeMap<PathBuf, String>,
 }
 
 impl MemFs {
@@ -119,6 +160,13 @@ impl MemFs {
             self = self.dir(parent.to_str().unwrap_or("/"));
         }
         self.files.insert(PathBuf::from(p), contents.to_string());
+        self
+    }
+    /// Adds a non-regular file (`kind` e.g. `fifo`, `character device`) that
+    /// [`FsView::read_small`] refuses, as a host view does.
+    pub fn special(mut self, p: &str, kind: &str) -> Self {
+        self = self.file(p, "");
+        self.special.insert(PathBuf::from(p), kind.to_string());
         self
     }
     /// Adds a symlink `p -> target` (target absolute or relative to `p`'s parent).
@@ -177,8 +225,21 @@ impl FsView for MemFs {
         }
     }
     fn read_to_string(&self, p: &Path) -> Option<String> {
-        let c = self.canonicalize(p)?;
-        self.files.get(&c).cloned()
+        self.read_small(p, SMALL_FILE_CAP).ok()
+    }
+    fn read_small(&self, p: &Path, cap: u64) -> Result<String, ReadRefusal> {
+        let c = self.canonicalize(p).ok_or(ReadRefusal::Missing)?;
+        if let Some(k) = self.special.get(&c) {
+            return Err(ReadRefusal::NotRegular(k.clone()));
+        }
+        if self.dirs.contains_key(&c) {
+            return Err(ReadRefusal::NotRegular("directory".into()));
+        }
+        let text = self.files.get(&c).cloned().ok_or(ReadRefusal::Missing)?;
+        if text.len() as u64 > cap {
+            return Err(ReadRefusal::TooLarge(cap));
+        }
+        Ok(text)
     }
     fn read_link(&self, p: &Path) -> Option<PathBuf> {
         self.links.get(p).cloned()

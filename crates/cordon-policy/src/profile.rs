@@ -117,6 +117,28 @@ impl FsEntry {
     }
 }
 
+/// Whether a path spelling uses glob syntax: `*`, `?`, a `[…]` class or a `{a,b}`
+/// alternative. Such entries are refused (see [`GLOB_REFUSED`]), never taken literally.
+pub fn has_glob_syntax(spelling: &str) -> bool {
+    let class = spelling
+        .find('[')
+        .is_some_and(|i| spelling[i..].contains(']'));
+    let alt = spelling.find('{').is_some_and(|i| {
+        spelling[i..]
+            .find('}')
+            .is_some_and(|j| spelling[i..i + j].contains(','))
+    });
+    spelling.contains('*') || spelling.contains('?') || class || alt
+}
+
+/// Why glob entries (`**/.env`) are refused rather than expanded: cordon hides paths that
+/// exist when the command starts (mounts and Landlock rules are per path), so a pattern
+/// would silently miss every match created, renamed or copied later, and expanding `**`
+/// under the readable root `/` means walking the whole disk at every launch.
+pub const GLOB_REFUSED: &str = "glob patterns are not supported in filesystem entries \
+     (a pattern would silently miss matching files created later); list each path, e.g. \
+     `:workspace/.env`, or deny the directory that holds them";
+
 /// Filesystem policy (R-P2).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "mode", rename_all = "kebab-case", deny_unknown_fields)]
@@ -187,7 +209,8 @@ pub enum OnUnavailable {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EnvPolicy {
-    /// Case-insensitive glob patterns of variable *names* treated as secrets and dropped.
+    /// Extra case-insensitive glob patterns of variable *names* treated as secrets, on top
+    /// of the built-in word tables and value formats of [`crate::env`] (default: none).
     #[serde(default = "default_secret_patterns")]
     pub secret_patterns: Vec<String>,
     /// Names (globs allowed) kept even when they match a secret pattern.
@@ -208,37 +231,10 @@ impl Default for EnvPolicy {
     }
 }
 
-/// The default secret patterns of R-L4.
+/// The default extra secret patterns: none. Secrets are recognised by the word tables and
+/// value formats of [`crate::env`]; `env.secret_patterns` adds globs on top (R-L4).
 pub fn default_secret_patterns() -> Vec<String> {
-    [
-        "*KEY*",
-        "*SECRET*",
-        "*TOKEN*",
-        "*PASSWORD*",
-        "*PASSWD*",
-        "*CREDENTIAL*",
-        "*PRIVATE*",
-        "*_AUTH",
-        "*_AUTH_*",
-        "*SESSION*",
-        "*COOKIE*",
-        "*_PAT",
-        "*JWT*",
-        "*DSN*",
-        "*WEBHOOK*",
-        "*CONNECTION_STRING*",
-        "*AUTHORIZATION*",
-        "*PASSPHRASE*",
-        "*_PASS",
-        "*_PWD",
-        "*PASSWD",
-        "AUTH",
-        "AUTH_*",
-        "PGPASS*",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect()
+    Vec::new()
 }
 
 /// A permission profile (R-P1..R-P5): the whole intent for one command runner.
@@ -262,6 +258,9 @@ pub struct PermissionProfile {
     /// Fail closed (default) or run unconfined when confinement is unavailable (R-S4).
     #[serde(default)]
     pub on_unavailable: OnUnavailable,
+    /// Resource limits (R-H5); bounded by default.
+    #[serde(default)]
+    pub limits: crate::limits::Limits,
 }
 
 /// Well-known credential stores hidden from reads by the restricted built-ins (R-P5).
@@ -298,10 +297,50 @@ pub const CREDENTIAL_STORES: &[&str] = &[
     ".zsh_history",
 ];
 
+/// System credential files hidden from reads by the restricted built-ins (R-P5, R-H3): a
+/// command cordon starts as root must not read them because uid 0 owns them. Absolute
+/// paths; entries that do not exist on a host are skipped. Not listed (not secrets):
+/// `/etc/passwd`, `/etc/group` (needed by every tool), `/etc/sudoers` (policy, no
+/// credentials). `/root/.ssh` and the other stores under root's home are covered by
+/// [`CREDENTIAL_STORES`] (the account's home).
+pub const SYSTEM_CREDENTIAL_FILES: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/security/opasswd",
+    "/etc/ssh/ssh_host_rsa_key",
+    "/etc/ssh/ssh_host_dsa_key",
+    "/etc/ssh/ssh_host_ecdsa_key",
+    "/etc/ssh/ssh_host_ed25519_key",
+    "/etc/ssl/private",
+    "/etc/pki/tls/private",
+    "/etc/krb5.keytab",
+    "/etc/NetworkManager/system-connections",
+    "/etc/wireguard",
+    "/etc/ppp/chap-secrets",
+    "/etc/ppp/pap-secrets",
+];
+
+/// Whether an entry spelling is one of the built-in credential deny entries
+/// (`:home/<store>` for [`CREDENTIAL_STORES`], or a [`SYSTEM_CREDENTIAL_FILES`] path).
+pub fn is_builtin_credential_spelling(spelling: &str) -> bool {
+    let home_rest = spelling
+        .strip_prefix(":home/")
+        .or_else(|| spelling.strip_prefix("~/"));
+    home_rest.is_some_and(|r| CREDENTIAL_STORES.contains(&r))
+        || SYSTEM_CREDENTIAL_FILES.contains(&spelling)
+}
+
 fn credential_entries() -> Vec<FsEntry> {
     CREDENTIAL_STORES
         .iter()
         .map(|p| FsEntry::new(format!(":home/{p}"), Access::Deny))
+        .chain(
+            SYSTEM_CREDENTIAL_FILES
+                .iter()
+                .map(|p| FsEntry::new(*p, Access::Deny)),
+        )
         .collect()
 }
 
@@ -340,6 +379,7 @@ impl PermissionProfile {
                     network_rules: NetworkRules::default(),
                     env: EnvPolicy::default(),
                     on_unavailable: OnUnavailable::Refuse,
+                    limits: Default::default(),
                 })
             }
             "read-only" => Some(PermissionProfile {
@@ -354,6 +394,7 @@ impl PermissionProfile {
                 network_rules: NetworkRules::default(),
                 env: EnvPolicy::default(),
                 on_unavailable: OnUnavailable::Refuse,
+                limits: Default::default(),
             }),
             "danger-full-access" => Some(PermissionProfile {
                 name: name.into(),
@@ -363,6 +404,7 @@ impl PermissionProfile {
                 network_rules: NetworkRules::default(),
                 env: EnvPolicy::default(),
                 on_unavailable: OnUnavailable::Refuse,
+                limits: Default::default(),
             }),
             _ => None,
         }

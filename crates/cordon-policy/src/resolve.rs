@@ -2,7 +2,9 @@
 //! paths added (R-P2, R-P3). The result, [`ResolvedProfile`], is the one object the
 //! transform, the Linux helper payload, `environment_context` and `cordon explain` all read.
 
-use crate::paths::{canonicalize_lenient, depth, lexical_normalize, FileKind, FsView};
+use crate::paths::{
+    canonicalize_lenient, depth, lexical_normalize, FileKind, FsView, ReadRefusal, SMALL_FILE_CAP,
+};
 use crate::profile::{Access, FilesystemPolicy, PermissionProfile, PROFILE_FORMAT_VERSION};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -85,7 +87,9 @@ pub struct ResolvedEntry {
     pub access: Access,
     /// Whether the path existed at resolve time.
     pub exists: bool,
-    /// Whether it is a directory (false when missing or a file).
+    /// Whether it is a directory (false when it is a file or missing — except a missing
+    /// protected path git expects to be a directory, such as a configured `core.hooksPath`:
+    /// true, so its placeholder can be a directory).
     pub is_dir: bool,
     /// Where it came from.
     pub origin: EntryOrigin,
@@ -300,6 +304,11 @@ pub struct ResolvedProfile {
     /// Things resolution could not honour and skipped, in plain words (e.g. `:home` with
     /// no `$HOME`). Shown by `cordon explain`.
     pub notes: Vec<String>,
+    /// The `$TMPDIR` that `:tmp` did not make writable because it is not a temp-like
+    /// directory no other rule protects (issue 7 item 9); the command's `TMPDIR` is then
+    /// set to `/tmp` (the private one on Linux).
+    #[serde(default)]
+    pub tmpdir_refused: Option<PathBuf>,
 }
 
 /// Errors from resolution.
@@ -330,6 +339,23 @@ pub enum ResolveError {
         index: usize,
         /// The spelling.
         spelling: String,
+    },
+    /// An entry's path is a glob pattern (`**/.env`): refused, never taken literally.
+    #[error("entry {index} ({spelling:?}): {}", crate::profile::GLOB_REFUSED)]
+    Glob {
+        /// Entry index.
+        index: usize,
+        /// The spelling.
+        spelling: String,
+    },
+    /// A deny-read entry decides the command's working directory (e.g. `--deny-read ..`
+    /// from a subdirectory of the workspace): the command could not even start there.
+    #[error("deny-read entry {path} hides the working directory {cwd} (it is the cwd or an ancestor of it and no deeper grant re-opens the cwd); deny a narrower path, or run from outside it")]
+    DenyCoversCwd {
+        /// The denied path (canonical).
+        path: PathBuf,
+        /// The cwd (canonical).
+        cwd: PathBuf,
     },
     /// An entry uses an unknown symbolic root.
     #[error("entry {index} ({spelling:?}): unknown symbolic root; use one of :workspace, :tmp, :home, :minimal, :root")]
@@ -557,6 +583,12 @@ pub(crate) fn expand_for(
     if spelling.trim().is_empty() {
         return Err(ResolveError::EmptyPath(index));
     }
+    if crate::profile::has_glob_syntax(spelling) {
+        return Err(ResolveError::Glob {
+            index,
+            spelling: spelling.to_string(),
+        });
+    }
     let all_homes = homes(ctx);
     let home_bases: Vec<PathBuf> = if access == Access::Deny {
         all_homes.clone()
@@ -663,15 +695,42 @@ pub(crate) fn entry_for(
     }
 }
 
-/// Reads a `gitdir: <path>` file; returns the git dir it names (canonical, lenient).
-fn read_gitdir_file(fs: &dyn FsView, dotgit: &Path) -> Option<PathBuf> {
-    let text = fs.read_to_string(dotgit)?;
-    let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
-    let base = dotgit.parent()?;
-    Some(canonicalize_lenient(
+/// Reads a `gitdir: <path>` file; returns the git dir it names (canonical, lenient), or
+/// why not, naming the file (a FIFO, device or oversized file is never read: issue 7
+/// item 7).
+fn read_gitdir_file(fs: &dyn FsView, dotgit: &Path) -> Result<PathBuf, String> {
+    let text = fs
+        .read_small(dotgit, SMALL_FILE_CAP)
+        .map_err(|r| format!("{}: {r}", dotgit.display()))?;
+    let target = text
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("gitdir:"))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| format!("{}: a .git file without a `gitdir:` line", dotgit.display()))?;
+    let base = dotgit.parent().unwrap_or(Path::new("/"));
+    Ok(canonicalize_lenient(
         fs,
         &lexical_normalize(Path::new(target), base),
     ))
+}
+
+/// [`resolve`] for a command about to run (transform, `--dry-run`, `explain`): also
+/// refuses a profile whose deny-read entry decides the working directory (e.g.
+/// `--deny-read ..` from a subdirectory of the workspace), which the sandbox could not
+/// even enter (issue 8 §6). [`resolve`] itself stays total, so overlay arithmetic can
+/// compile any profile.
+///
+/// Errors: those of [`resolve`], and [`ResolveError::DenyCoversCwd`].
+pub fn resolve_for_command(
+    profile: &PermissionProfile,
+    ctx: &ResolveContext,
+    fs: &dyn FsView,
+) -> Result<ResolvedProfile, ResolveError> {
+    let r = resolve(profile, ctx, fs)?;
+    crate::deny::check_cwd_not_denied(&r, fs)?;
+    Ok(r)
 }
 
 /// Compiles `profile` for `ctx` (R-P2, R-P3).
@@ -703,6 +762,7 @@ pub fn resolve(
         .map(|h| canonicalize_lenient(fs, h))
         .collect();
 
+    let mut tmpdir_refused = None;
     let filesystem = match profile.effective_filesystem() {
         FilesystemPolicy::Unrestricted => ResolvedFilesystem::Unrestricted,
         FilesystemPolicy::Restricted {
@@ -754,14 +814,32 @@ pub fn resolve(
                 }
             }
             drop_redirected_grants(&mut out, &mut notes);
+            tmpdir_refused = crate::tmpdir::drop_unsafe_tmpdir(
+                fs,
+                ctx,
+                &canonical_homes,
+                &workspace,
+                &mut out,
+                &mut notes,
+            );
+            // A dropped grant names nothing: its path keeps its protection.
+            named.retain(|n| out.iter().any(|e| &e.path == n));
+            crate::deny::note_missing_denies(&out, &mut notes);
             if protect_metadata {
                 // Only a temp dir that `:tmp` itself would accept is exempt: a `$TMPDIR`
                 // that resolves (through a symlink) to the workspace, an ancestor of it or
                 // a home must not strip that root's protected paths.
+                // A `$TMPDIR` dropped by the guard exempts nothing (issue 7 item 9).
                 let tmp_roots: Vec<PathBuf> = expand(":tmp", 0, ctx, &workspace)?
                     .into_iter()
                     .map(|p| canonicalize_lenient(fs, &p))
                     .filter(|c| !tmp_too_wide(c, &canonical_homes, &workspace))
+                    .filter(|c| {
+                        *c == canonicalize_lenient(fs, Path::new("/tmp"))
+                            || out
+                                .iter()
+                                .any(|e| e.path == *c && crate::tmpdir::from_tmp(e))
+                    })
                     .collect();
                 let roots: Vec<PathBuf> = out
                     .iter()
@@ -790,6 +868,25 @@ pub fn resolve(
                         &mut notes,
                     );
                 }
+                // Paths git configuration makes code (hooks dir, includes, filters,
+                // `!` aliases, …) inside any writable root (issue 7 item 3).
+                let write_roots: Vec<PathBuf> = out
+                    .iter()
+                    .chain(extra.iter())
+                    .filter(|e| e.access == Access::Write && e.is_dir)
+                    .map(|e| e.path.clone())
+                    .collect();
+                for root in &roots {
+                    protect_git_config_targets(
+                        fs,
+                        root,
+                        &all_homes,
+                        &home_forms,
+                        &write_roots,
+                        &mut extra,
+                        &mut notes,
+                    );
+                }
                 let so_far = out.len();
                 for e in extra {
                     // Protection narrows to read-only; it never re-opens a denied area.
@@ -807,6 +904,20 @@ pub fn resolve(
                 }
                 pin_protected_ancestors(fs, default, &roots, &mut out);
             }
+            // Deny entries inside writable roots keep their place even without metadata
+            // protection: renaming an ancestor would carry the hidden files out from
+            // under the next run's deny (issue 7 item 4).
+            let write_roots: Vec<PathBuf> = out
+                .iter()
+                .filter(|e| e.access == Access::Write && e.is_dir)
+                .map(|e| e.path.clone())
+                .collect();
+            let denies: Vec<PathBuf> = out
+                .iter()
+                .filter(|e| e.access == Access::Deny)
+                .map(|e| e.path.clone())
+                .collect();
+            pin_ancestors(fs, default, &write_roots, &denies, &mut out);
             let mut f = ResolvedFilesystem::Restricted {
                 default,
                 entries: out,
@@ -824,6 +935,7 @@ pub fn resolve(
         filesystem,
         unix_sockets,
         notes,
+        tmpdir_refused,
     })
 }
 
@@ -941,7 +1053,20 @@ fn pin_protected_ancestors(
         .filter(|e| matches!(e.origin, EntryOrigin::Protected { .. }))
         .map(|e| e.path.clone())
         .collect();
-    for p in protected {
+    pin_ancestors(fs, default, roots, &protected, out);
+}
+
+/// Pins every existing writable directory strictly between the deepest of `roots` that
+/// holds a target and that target (a protected path or a deny entry), so the target's
+/// place cannot be renamed away and re-created (R-P3, issue 7 item 4).
+fn pin_ancestors(
+    fs: &dyn FsView,
+    default: Access,
+    roots: &[PathBuf],
+    targets: &[PathBuf],
+    out: &mut Vec<ResolvedEntry>,
+) {
+    for p in targets.iter().cloned() {
         let Some(root) = roots
             .iter()
             .filter(|r| p.starts_with(r) && **r != p)
@@ -1029,18 +1154,24 @@ fn linked_worktree(
         return Err("its git dir is not <repo>/worktrees/<name>".into());
     }
     let common = worktrees.parent().ok_or("no common dir")?.to_path_buf();
+    let back_file = gitdir.join("gitdir");
     let back = fs
-        .read_to_string(&gitdir.join("gitdir"))
-        .ok_or("no gitdir backlink")?;
+        .read_small(&back_file, SMALL_FILE_CAP)
+        .map_err(|r| format!("no gitdir backlink: {}: {r}", back_file.display()))?;
     let back = canonicalize_lenient(fs, &lexical_normalize(Path::new(back.trim()), gitdir));
     if back != canonicalize_lenient(fs, dotgit) {
         return Err("the git dir's backlink names another worktree".into());
     }
-    if let Some(c) = fs.read_to_string(&gitdir.join("commondir")) {
-        let c = canonicalize_lenient(fs, &lexical_normalize(Path::new(c.trim()), gitdir));
-        if c != common {
-            return Err("its commondir does not name the repository it lives in".into());
+    let commondir = gitdir.join("commondir");
+    match fs.read_small(&commondir, SMALL_FILE_CAP) {
+        Ok(c) => {
+            let c = canonicalize_lenient(fs, &lexical_normalize(Path::new(c.trim()), gitdir));
+            if c != common {
+                return Err("its commondir does not name the repository it lives in".into());
+            }
         }
+        Err(ReadRefusal::Missing) => {}
+        Err(r) => return Err(format!("{}: {r}", commondir.display())),
     }
     let real_git_dir = fs.kind(&common.join("HEAD")) == Some(FileKind::File)
         && fs.kind(&common.join("objects")) == Some(FileKind::Dir)
@@ -1055,6 +1186,70 @@ fn linked_worktree(
         return Err("its common dir is inside the root, `/`, or a home directory".into());
     }
     Ok(common)
+}
+
+/// The git dir and common dir of the repository whose worktree is `root`: `.git` as a
+/// directory (or a symlink to one; its `commondir` followed), or a validated linked
+/// worktree's `.git` file. `None` when `root` holds no usable repository.
+fn repo_dirs_of_root(
+    fs: &dyn FsView,
+    root: &Path,
+    homes: &[PathBuf],
+) -> Option<(PathBuf, PathBuf)> {
+    let dotgit = root.join(".git");
+    match fs.kind(&dotgit)? {
+        FileKind::Dir => {
+            let gitdir = canonicalize_lenient(fs, &dotgit);
+            let common = match fs.read_small(&gitdir.join("commondir"), SMALL_FILE_CAP) {
+                Ok(c) => canonicalize_lenient(fs, &lexical_normalize(Path::new(c.trim()), &gitdir)),
+                Err(_) => gitdir.clone(),
+            };
+            Some((gitdir, common))
+        }
+        FileKind::File => {
+            let gitdir = read_gitdir_file(fs, &dotgit).ok()?;
+            let common = linked_worktree(fs, &gitdir, &dotgit, root, homes).ok()?;
+            Some((gitdir, common))
+        }
+    }
+}
+
+/// Adds a protected entry for every path the repository's effective git configuration
+/// makes code (see [`crate::gitconfig::CODE_KEYS`]) that lies inside one of `write_roots`;
+/// its reason names the key and the file that set it.
+fn protect_git_config_targets(
+    fs: &dyn FsView,
+    root: &Path,
+    homes: &[PathBuf],
+    home_forms: &[PathBuf],
+    write_roots: &[PathBuf],
+    out: &mut Vec<ResolvedEntry>,
+    notes: &mut Vec<String>,
+) {
+    let Some((gitdir, common)) = repo_dirs_of_root(fs, root, home_forms) else {
+        return;
+    };
+    let repo = crate::gitconfig::RepoDirs {
+        worktree: root,
+        gitdir: &gitdir,
+        common: &common,
+    };
+    for t in crate::gitconfig::code_paths(fs, &repo, homes, notes) {
+        let c = canonicalize_lenient(fs, &t.path);
+        if write_roots.iter().any(|r| c.starts_with(r)) {
+            let mut e = entry_for(
+                fs,
+                t.path.clone(),
+                Access::Read,
+                EntryOrigin::Protected { reason: t.reason() },
+            );
+            // A missing hooks or template dir: its placeholder must be a directory.
+            if !e.exists && t.dir {
+                e.is_dir = true;
+            }
+            out.push(e);
+        }
+    }
 }
 
 fn protected_for_root(
@@ -1077,6 +1272,37 @@ fn protected_for_root(
     };
     let dotgit = root.join(".git");
     match fs.kind(&dotgit) {
+        Some(FileKind::Dir)
+            if is_link(fs, &dotgit) && !canonicalize_lenient(fs, &dotgit).starts_with(root) =>
+        {
+            // `.git` as a symlink to a git dir elsewhere (repo-tool layouts): the target
+            // is granted like a linked worktree's common dir, with its protected children
+            // (issue 7 item 6c).
+            let target = canonicalize_lenient(fs, &dotgit);
+            match crate::git::external_git_dir(fs, &target, root, homes) {
+                Ok(()) => {
+                    // Spelled through the link, so each entry lists it and the mount
+                    // layer pins the link's name (a replaced `.git` is a new repository).
+                    out.push(entry_for(
+                        fs,
+                        dotgit.clone(),
+                        Access::Write,
+                        EntryOrigin::GitWorktree {
+                            worktree: root.to_path_buf(),
+                        },
+                    ));
+                    protect_git_dir(&prot, &dotgit, out);
+                }
+                Err(why) => {
+                    notes.push(format!(
+                        "{}: a symlink to {} ({why}); it stays read-only",
+                        dotgit.display(),
+                        target.display()
+                    ));
+                    protect_git_dir(&prot, &dotgit, out);
+                }
+            }
+        }
         Some(FileKind::Dir) if !is_placeholder(fs, &dotgit) => protect_git_dir(&prot, &dotgit, out),
         Some(FileKind::File) => {
             out.push(prot(
@@ -1084,16 +1310,14 @@ fn protected_for_root(
                 "the .git file decides which git dir is used",
             ));
             match read_gitdir_file(fs, &dotgit) {
-                Some(gitdir) => match linked_worktree(fs, &gitdir, &dotgit, root, homes) {
+                Ok(gitdir) => match linked_worktree(fs, &gitdir, &dotgit, root, homes) {
                     Ok(common) => {
-                        // Only what `git commit` in the worktree writes: its own git dir
-                        // and the common dir's object store, refs and logs (R-P3).
-                        let mut grants = vec![gitdir.clone()];
-                        grants.extend(["objects", "refs", "logs"].map(|d| common.join(d)));
-                        if fs.kind(&common.join("packed-refs")).is_some() {
-                            grants.push(common.join("packed-refs"));
-                        }
-                        for dir in grants {
+                        // The common dir as a whole (packed-refs.lock, gc.pid, refs and
+                        // objects: every git operation of the worktree works and none
+                        // loses data half-way), with its protected children as for any
+                        // `.git`, and the worktree's own git dir (issue 7 item 6, R-P3).
+                        protect_git_dir(&prot, &common, out);
+                        for dir in [common.clone(), gitdir.clone()] {
                             out.push(entry_for(
                                 fs,
                                 dir,
@@ -1116,9 +1340,8 @@ fn protected_for_root(
                         dotgit.display()
                     )),
                 },
-                None => notes.push(format!(
-                    "{}: a .git file without a readable `gitdir:` line",
-                    dotgit.display()
+                Err(why) => notes.push(format!(
+                    "{why}; it stays read-only and no git dir is made writable"
                 )),
             }
         }

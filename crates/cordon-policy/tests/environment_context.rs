@@ -281,3 +281,53 @@ fn rendering_is_stable_under_entry_order() {
         environment_context(&rb, &status, sel.backend, DEFAULT_APPROVAL_MODE)
     );
 }
+
+/// Issue 8 §6: the compact form folds the built-in credential entries into one element
+/// with a count and a name `cordon explain` answers; user deny entries stay listed; the
+/// full form lists them all. Both come from the same resolved object.
+#[test]
+fn compact_and_full_forms() {
+    let mut p = builtin("workspace-write");
+    p.push_entries([FsEntry::new(":workspace/secrets", Access::Deny)]);
+    let fs = fs();
+    let r = resolve(&p, &ctx(), &fs).unwrap();
+    let (sel, status) = linux_auto(&p);
+    let compact = environment_context(&r, &status, sel.backend, DEFAULT_APPROVAL_MODE);
+    let full = environment_context_with(
+        &r,
+        &status,
+        sel.backend,
+        DEFAULT_APPROVAL_MODE,
+        Detail::Full,
+    );
+    let grouped = r
+        .filesystem
+        .denied()
+        .into_iter()
+        .filter(|e| cordon_policy::context::in_credential_group(e))
+        .count();
+    assert!(grouped >= 29, "{grouped}");
+    assert!(compact.contains(&format!(
+        "<deny_read_group name=\"credential-stores\" count=\"{grouped}\" ask=\"cordon explain credential-stores\"/>"
+    )), "{compact}");
+    assert!(
+        compact.contains("<deny_read path=\"/home/u/proj/secrets\"/>"),
+        "{compact}"
+    );
+    assert!(!compact.contains("/home/u/.ssh"), "{compact}");
+    assert_eq!(compact.matches("<deny_read ").count(), 1, "{compact}");
+    assert!(
+        full.contains("<deny_read path=\"/home/u/.ssh\"/>"),
+        "{full}"
+    );
+    assert!(full.contains("<deny_read path=\"/etc/shadow\"/>"), "{full}");
+    assert_eq!(full.matches("<deny_read ").count(), grouped + 1);
+    assert!(!full.contains("deny_read_group"));
+    assert!(
+        compact.len() * 2 < full.len(),
+        "{} vs {}",
+        compact.len(),
+        full.len()
+    );
+    insta::assert_snapshot!("workspace_write_linux_full", full);
+}

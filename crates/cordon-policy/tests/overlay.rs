@@ -476,6 +476,7 @@ fn base_strategy() -> impl Strategy<Value = PermissionProfile> {
                 network_rules: Default::default(),
                 env: EnvPolicy::default(),
                 on_unavailable: OnUnavailable::Refuse,
+                limits: Default::default(),
             },
         )
 }
@@ -496,6 +497,7 @@ fn scope(x: Option<&AdditionalPermissions>, q: &Path) -> Access {
         network_rules: Default::default(),
         env: EnvPolicy::default(),
         on_unavailable: OnUnavailable::Refuse,
+        limits: Default::default(),
     };
     let fs = fs();
     resolve(&p, &ctx(), &fs)

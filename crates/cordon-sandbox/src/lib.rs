@@ -15,54 +15,27 @@
 //! (macOS SBPL text, R-T2). Backend `none` passes argv through unchanged (R-T1).
 #![deny(missing_docs)]
 
+pub mod hostfs;
 #[cfg(target_os = "linux")]
 pub mod linux;
 pub mod run;
 pub mod seatbelt;
+
+pub use hostfs::HostFs;
 
 #[cfg(unix)]
 pub use run::{exec_replace, restore_default_sigpipe};
 pub use run::{run, run_reported, CordonExit, HelperReport, RunStatus};
 
 use cordon_policy::env::scrub_env;
-use cordon_policy::paths::{FileKind, FsView};
 use cordon_policy::{
-    resolve, select_initial, Backend, HelperPayload, OnUnavailable, Os, PermissionProfile,
-    PlatformOptions, ProfileKind, ResolveContext, ResolveError, ResolvedProfile, SandboxPreference,
-    SandboxStatus, Selection,
+    resolve_for_command, select_initial, Backend, HelperPayload, OnUnavailable, Os,
+    PermissionProfile, PlatformOptions, ProfileKind, ResolveContext, ResolveError, ResolvedProfile,
+    SandboxPreference, SandboxStatus, Selection,
 };
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use thiserror::Error;
-
-/// The host filesystem as a [`FsView`] (std::fs, following symlinks).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct HostFs;
-
-impl FsView for HostFs {
-    fn canonicalize(&self, p: &Path) -> Option<PathBuf> {
-        std::fs::canonicalize(p).ok()
-    }
-    fn kind(&self, p: &Path) -> Option<FileKind> {
-        std::fs::metadata(p).ok().map(|m| {
-            if m.is_dir() {
-                FileKind::Dir
-            } else {
-                FileKind::File
-            }
-        })
-    }
-    fn read_to_string(&self, p: &Path) -> Option<String> {
-        let meta = std::fs::metadata(p).ok()?;
-        if meta.len() > 64 * 1024 {
-            return None;
-        }
-        std::fs::read_to_string(p).ok()
-    }
-    fn read_link(&self, p: &Path) -> Option<PathBuf> {
-        std::fs::read_link(p).ok()
-    }
-}
 
 /// The current user's home directory from the user database (`getpwuid`), if any.
 pub fn account_home() -> Option<PathBuf> {
@@ -331,7 +304,7 @@ impl SandboxManager {
     /// runs commands.
     pub fn assess(&self, req: &CommandRequest) -> Assessment {
         let selection = self.select(req);
-        let resolved = resolve(&req.profile, &req.resolve_context(), &HostFs);
+        let resolved = resolve_for_command(&req.profile, &req.resolve_context(), &HostFs);
         let prepared = match &resolved {
             Err(e) => Err(e.to_string()),
             Ok(r) if selection.requested.value && selection.available.value => {
@@ -418,7 +391,22 @@ impl SandboxManager {
             });
         }
 
-        let resolved = resolve(&req.profile, &req.resolve_context(), &HostFs)?;
+        let resolved = resolve_for_command(&req.profile, &req.resolve_context(), &HostFs)?;
+        // A `$TMPDIR` the guard refused is not writable: point the command at /tmp.
+        let env: Vec<(String, String)> = match &resolved.tmpdir_refused {
+            Some(_) => env
+                .iter()
+                .cloned()
+                .map(|(k, v)| {
+                    if k == "TMPDIR" {
+                        (k, "/tmp".into())
+                    } else {
+                        (k, v)
+                    }
+                })
+                .collect(),
+            None => env.clone(),
+        };
         let prepared = self.prepare(selection.backend, &resolved);
         let status = SandboxStatus::new(&selection, prepared.clone().map(|_| ()), true);
         let layers = match prepared {
@@ -572,7 +560,7 @@ mod tests {
         let m = SandboxManager::for_host().with_helper(PathBuf::from("/nonexistent/cordon-helper"));
         if m.prepare(
             Backend::LinuxHelper,
-            &resolve(
+            &resolve_for_command(
                 &req("workspace-write").profile,
                 &req("workspace-write").resolve_context(),
                 &HostFs,

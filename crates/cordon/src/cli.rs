@@ -203,6 +203,11 @@ pub struct RunArgs {
     /// (logged; the default is to refuse with exit 125).
     #[arg(long)]
     pub allow_unconfined: bool,
+    /// Wall-clock limit for this run (`200ms`, `30s`, `10m`, `2h`; overrides the profile's
+    /// limits.timeout). When it passes, the command and every process it started are
+    /// killed and cordon exits 124.
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
     /// The command and its arguments (after `--`).
     #[arg(required = true, last = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -226,6 +231,10 @@ pub struct ContextArgs {
     /// Approval mode shown to the model (R-A5).
     #[arg(long, value_enum, default_value_t = ApprovalArg::OnRequest)]
     pub approval_mode: ApprovalArg,
+    /// List every hidden path; by default the built-in credential stores are one
+    /// `<deny_read_group>` element (`cordon explain credential-stores` lists them).
+    #[arg(long)]
+    pub full: bool,
 }
 
 /// `cordon explain`.
@@ -291,4 +300,110 @@ pub struct CheckArgs {
     /// The command and its arguments (after `--`), e.g. `-- bash -lc "make && make test"`.
     #[arg(required = true, last = true, value_name = "CMD")]
     pub command: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+    use std::collections::BTreeSet;
+
+    const README: &str = include_str!("../../../README.md");
+
+    /// Flags of other tools the README mentions (cargo, git, bash …), not cordon's.
+    const OTHER_TOOLS: &[&str] = &[
+        "--workspace",
+        "--locked",
+        "--release",
+        "--short",
+        "--hard",
+        "--force",
+        "--continue",
+        "--depth",
+        "--all-targets",
+        "--test",
+    ];
+
+    /// Every `--long` flag (and alias) of every subcommand, plus globals.
+    fn clap_flags() -> BTreeSet<String> {
+        let cmd = Cli::command();
+        let mut out = BTreeSet::new();
+        let mut add = |c: &clap::Command| {
+            for a in c.get_arguments() {
+                if let Some(l) = a.get_long() {
+                    out.insert(format!("--{l}"));
+                }
+                for al in a.get_all_aliases().unwrap_or_default() {
+                    out.insert(format!("--{al}"));
+                }
+                if let Some(s) = a.get_short() {
+                    out.insert(format!("-{s}"));
+                }
+            }
+        };
+        add(&cmd);
+        for sc in cmd.get_subcommands() {
+            add(sc);
+        }
+        out.insert("--help".into());
+        out.insert("--version".into());
+        out
+    }
+
+    /// `--word` tokens in the README.
+    fn readme_flags() -> BTreeSet<String> {
+        let b = README.as_bytes();
+        let mut out = BTreeSet::new();
+        let mut i = 0;
+        while i + 2 < b.len() {
+            let boundary = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'-');
+            if boundary && b[i] == b'-' && b[i + 1] == b'-' && b[i + 2].is_ascii_lowercase() {
+                let mut j = i + 2;
+                while j < b.len() && (b[j].is_ascii_lowercase() || b[j] == b'-') {
+                    j += 1;
+                }
+                out.insert(README[i..j].trim_end_matches('-').to_string());
+                i = j;
+            } else {
+                i += 1;
+            }
+        }
+        out
+    }
+
+    /// Issue 8 §6: the README names only flags cordon has (`-w` is `--writable`, alias
+    /// `--allow-write`), and every flag of the main subcommands is documented.
+    #[test]
+    fn readme_flags_match_clap() {
+        let clap = clap_flags();
+        for f in readme_flags() {
+            assert!(
+                clap.contains(&f) || OTHER_TOOLS.contains(&f.as_str()),
+                "README mentions {f}, which cordon does not have (another tool's flag? add \
+                 it to OTHER_TOOLS)"
+            );
+        }
+        let documented = readme_flags();
+        let cmd = Cli::command();
+        for sc in cmd.get_subcommands() {
+            for a in sc.get_arguments() {
+                if let Some(l) = a.get_long() {
+                    let f = format!("--{l}");
+                    assert!(
+                        documented.contains(&f),
+                        "`cordon {}` has {f}, which the README does not mention",
+                        sc.get_name()
+                    );
+                }
+            }
+        }
+        for sc in ["run", "check", "explain", "context", "status", "profiles"] {
+            assert!(
+                README.contains(&format!("cordon {sc}")),
+                "README does not show `cordon {sc}`"
+            );
+        }
+        // -w's long name, as the README spells it.
+        assert!(README.contains("`--writable PATH`"));
+    }
 }

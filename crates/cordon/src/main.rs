@@ -65,6 +65,9 @@ fn main() -> ExitCode {
         tracing_subscriber::fmt()
             .with_writer(std::io::stderr)
             .with_env_filter(filter)
+            // Colour codes only for a terminal: a log file or a harness reading stderr gets
+            // plain text.
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
             .without_time()
             .init();
     }

@@ -507,15 +507,40 @@ fn exec_policy_gates_run() {
     assert!(err.contains("rules.toml") && err.contains("touch"), "{err}");
 }
 
-/// `cordon check` exit status and JSON: 0 allow, 1 ask, 2 forbid.
+/// `cordon check` exits with what `cordon run` would do under the approval mode (issue 8
+/// §6): 0 run, 1 needs approval, 2 refused; the policy's raw decision stays in the JSON.
 #[test]
 fn check_reports_the_decision() {
     let p = project();
     let code = |args: &[&str]| out(cordon(&p, args)).status.code();
     assert_eq!(code(&["check", "--", "git", "status"]), Some(0));
+    // unknown commands are `ask` for the policy but run (sandboxed) in on-request mode
+    for cmd in [
+        &["cargo", "build"][..],
+        &["pytest"],
+        &["npm", "install"],
+        &["bash", "-lc", "git status && rm -rf build"],
+    ] {
+        let mut a = vec!["check", "--"];
+        a.extend_from_slice(cmd);
+        assert_eq!(code(&a), Some(0), "{cmd:?}");
+        let mut a = vec!["check", "--approval-mode", "untrusted", "--"];
+        a.extend_from_slice(cmd);
+        assert_eq!(code(&a), Some(1), "untrusted {cmd:?}");
+    }
+    // an explicit ask (dangerous finding) needs approval; `never` refuses it
+    assert_eq!(code(&["check", "--", "git", "reset", "--hard"]), Some(1));
     assert_eq!(
-        code(&["check", "--", "bash", "-lc", "git status && rm -rf build"]),
-        Some(1)
+        code(&[
+            "check",
+            "--approval-mode",
+            "never",
+            "--",
+            "git",
+            "reset",
+            "--hard"
+        ]),
+        Some(2)
     );
     assert_eq!(
         code(&[
@@ -529,10 +554,13 @@ fn check_reports_the_decision() {
     );
     let o = out(cordon(
         &p,
-        &["check", "--json", "--", "bash", "-lc", "echo $(id)"],
+        &["check", "--json", "--", "bash", "-lc", "echo $(id -u) > f"],
     ));
+    assert_eq!(o.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["decision"], "ask");
+    assert_eq!(v["outcome"], "run");
+    assert_eq!(v["exit_code"], 0);
     assert!(!v["opaque"].as_array().unwrap().is_empty());
 }
 
@@ -540,7 +568,7 @@ fn check_reports_the_decision() {
 #[test]
 fn context_follows_the_profile() {
     let p = project();
-    let o = out(cordon(&p, &["context"]));
+    let o = out(cordon(&p, &["context", "--full"]));
     let xml = text(&o.stdout);
     assert!(xml.contains(r#"type="managed""#), "{xml}");
     assert!(
@@ -1077,4 +1105,233 @@ fn partly_covered_proc_status_dry_run_and_run_agree() {
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert_eq!(v["rung"], "landlock-only", "{v}");
     assert!(v["fell_back"].to_string().contains("/proc"), "{v}");
+}
+
+/// Issue 8 §3: secrets by meaning. Leaks under odd names and token-shaped values under
+/// harmless names are dropped, substring false positives reach the command, and one stderr
+/// line names what was dropped (never the values) and how to keep it.
+#[test]
+fn secrets_by_meaning_and_the_dropped_note() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let random64 = "q8Zr2LmX0vB7nT4kYw9HcD1sFe6GaJ3uPi5oRt8yUb2NxMz7QwE4rTy6UiO0pAs1";
+    let mut c = cordon(
+        &p,
+        &[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "echo C=${MY_APP_CREDS:-unset} S=${SSHPASS:-unset} G=${GH_X:-unset} \
+             K=${K:-unset} T=${TOKENIZERS_PARALLELISM:-unset} L=${KEYBOARD_LAYOUT:-unset}",
+        ],
+    );
+    c.env("MY_APP_CREDS", random64)
+        .env("SSHPASS", "hunter2")
+        .env("GH_X", "ghp_abcdefghijklmnopqrstuvwxyz0123456789")
+        .env("K", "AKIAIOSFODNN7EXAMPLE")
+        .env("TOKENIZERS_PARALLELISM", "false")
+        .env("KEYBOARD_LAYOUT", "us");
+    let o = out(c);
+    let s = text(&o.stdout);
+    let err = text(&o.stderr);
+    assert!(
+        s.contains("C=unset S=unset G=unset K=unset T=false L=us"),
+        "{s} {err}"
+    );
+    let note: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("secrets not passed"))
+        .collect();
+    assert_eq!(note.len(), 1, "{err}");
+    for name in ["MY_APP_CREDS", "SSHPASS", "GH_X", "K (value looks like"] {
+        assert!(note[0].contains(name), "{name}: {err}");
+    }
+    assert!(note[0].contains("env.keep"), "{err}");
+    assert!(!err.contains("hunter2") && !err.contains(random64) && !err.contains("ghp_abc"));
+}
+
+/// Glob entries are refused at load (config file, with its line) and on the command line,
+/// never taken as a literal path.
+#[test]
+fn glob_deny_entries_are_refused() {
+    let p = project();
+    let o = out(cordon(&p, &["run", "--deny-read", "**/.env", "--", "true"]));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("glob patterns are not supported"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--dry-run",
+            "--deny-read",
+            "secrets/*.pem",
+            "--",
+            "true",
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    let cfg = p.home.join("g.toml");
+    std::fs::write(
+        &cfg,
+        "[profiles.g]\nextends = \"workspace-write\"\n[profiles.g.filesystem]\nentries = [\n  { path = \"**/.env\", access = \"deny\" },\n]\n",
+    )
+    .unwrap();
+    let o = out(cordon(
+        &p,
+        &[
+            "explain",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--profile",
+            "g",
+            ".env",
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("g.toml:5") && err.contains("glob"), "{err}");
+}
+
+/// R-H3: system credential files are hidden by the restricted built-ins, so a command
+/// cordon starts as root cannot read them; ordinary system files stay readable.
+#[test]
+fn system_credential_files_are_hidden() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let id = Command::new("id").arg("-u").output().unwrap();
+    let root = text(&id.stdout).trim() == "0";
+    if !root {
+        eprintln!("SKIP: needs root (as a user /etc/shadow is unreadable anyway)");
+        return;
+    }
+    if !std::path::Path::new("/etc/shadow").exists() {
+        eprintln!("SKIP: this host has no /etc/shadow");
+        return;
+    }
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "cat /etc/shadow >/dev/null && echo SHADOW-READ; grep -c root /etc/passwd",
+        ],
+    ));
+    let s = text(&o.stdout);
+    assert!(!s.contains("SHADOW-READ"), "{s}");
+    assert!(
+        s.trim().ends_with('1') || s.trim().parse::<u32>().is_ok(),
+        "{s} {}",
+        text(&o.stderr)
+    );
+    assert!(
+        text(&o.stderr).contains("Permission denied"),
+        "{}",
+        text(&o.stderr)
+    );
+    // Still works: the same command reads its own files.
+    let o = out(cordon(
+        &p,
+        &["run", "--", "sh", "-c", "echo ok > f && cat f"],
+    ));
+    assert_eq!(text(&o.stdout).trim(), "ok");
+}
+
+/// Issue 8 §6: `-v` writes no colour codes when stderr is not a terminal (here: a pipe).
+#[test]
+fn verbose_log_has_no_colour_codes_on_a_pipe() {
+    let p = project();
+    let o = out(cordon(&p, &["-v", "run", "--", "true"]));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("DEBUG") || err.contains("INFO"),
+        "no log at all: {err}"
+    );
+    assert!(!err.contains('\u{1b}'), "ANSI escape on a pipe: {err:?}");
+}
+
+/// Issue 8 §6: `--dry-run` says the /tmp it lists is the private one; `cordon context` is
+/// compact by default and `--full` lists every hidden path; `cordon explain
+/// credential-stores` answers the group's name.
+#[test]
+fn dry_run_names_the_private_tmp_and_context_is_compact() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let o = out(cordon(&p, &["run", "--dry-run", "--", "true"]));
+    let s = text(&o.stdout);
+    assert!(s.contains("/tmp (private"), "{s}");
+    let compact = text(&out(cordon(&p, &["context"])).stdout);
+    let full = text(&out(cordon(&p, &["context", "--full"])).stdout);
+    assert!(
+        compact.contains("deny_read_group name=\"credential-stores\""),
+        "{compact}"
+    );
+    assert!(!compact.contains(".ssh"), "{compact}");
+    assert!(
+        full.contains(&format!("{}/.ssh", p.home.display())),
+        "{full}"
+    );
+    let listed = text(&out(cordon(&p, &["explain", "credential-stores"])).stdout);
+    assert!(
+        listed.contains(&format!("{}/.ssh", p.home.display())),
+        "{listed}"
+    );
+    assert!(listed.contains("/etc/shadow"), "{listed}");
+}
+
+/// R-H5: `--timeout` kills the tree and the `--json` report says `limit-exceeded` with the
+/// limit, told by the helper on its own pipe: a command's own `exit 124` stays
+/// `command-failed`.
+#[test]
+fn timeout_is_a_classified_outcome() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let t = Instant::now();
+    let o = out(cordon(
+        &p,
+        &["run", "--json", "--timeout", "200ms", "--", "sleep", "30"],
+    ));
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert_eq!(o.status.code(), Some(124), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    let report: serde_json::Value =
+        serde_json::from_str(err.lines().last().unwrap()).expect("json report");
+    assert_eq!(report["outcome"], "limit-exceeded", "{err}");
+    assert_eq!(report["limit"], "timeout", "{err}");
+    assert!(err.contains("limit-exceeded{timeout}"), "{err}");
+
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "echo 'cordon: limit-exceeded{pids}' >&2; exit 124",
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(124));
+    let err = text(&o.stderr);
+    let report: serde_json::Value = serde_json::from_str(err.lines().last().unwrap()).unwrap();
+    assert_eq!(report["outcome"], "command-failed", "{err}");
+    assert!(report["limit"].is_null(), "{err}");
+
+    let o = out(cordon(&p, &["run", "--timeout", "soon", "--", "true"]));
+    assert_eq!(o.status.code(), Some(125));
+    assert!(text(&o.stderr).contains("200ms"), "{}", text(&o.stderr));
 }

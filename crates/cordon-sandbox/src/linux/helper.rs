@@ -615,6 +615,10 @@ pub(crate) fn confine(
     optional: Vec<(OwnedFd, Grant)>,
 ) -> Result<Vec<Layer>, ConfineFailure> {
     let mut applied = Vec::new();
+    // R-H5: rlimits, lowered once just before the command starts (inherited by it).
+    super::limits::resolve(profile)
+        .and_then(|l| super::limits::apply_rlimits(&l, plan.rung == Rung::Namespaces))
+        .map_err(ConfineFailure::Failed)?;
     let prepared: Option<(Prepared, &LandlockPlan)> = match &plan.landlock {
         Some(l) => {
             let rules = landlock_layer::fs_rules(profile, plan.rung);
@@ -670,7 +674,9 @@ fn run_namespaces(
     reporter: &mut Reporter,
 ) -> Result<i32, HelperError> {
     let profile = &payload.profile;
-    let layout = mounts::layout(&profile.filesystem);
+    let limits = super::limits::resolve(profile).map_err(HelperError::Message)?;
+    let mut layout = mounts::layout(&profile.filesystem);
+    super::limits::size_tmpfs(&mut layout, limits.tmpfs_bytes);
     // Missing writable grants created; placeholders are permanent (`mounts::Placeholder`).
     mounts::prepare_host(&layout)
         .map_err(|e| HelperError::Message(format!("refusing to run unconfined: {e}")))?;
@@ -690,6 +696,14 @@ fn run_namespaces(
         None
     };
     process::block_signals();
+    // R-H5: the helper joins the run's cgroup (if the host gives one) before the clone, so
+    // everything in the sandbox inherits it; it leaves and removes it on every way out.
+    let cgroup = super::limits::Cgroup::create(&limits);
+    let leave = |cg: &Option<super::limits::Cgroup>| {
+        if let Some(c) = cg {
+            c.remove();
+        }
+    };
     let mut flags =
         libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
     if plan.net_namespace {
@@ -701,11 +715,15 @@ fn run_namespaces(
         Err(e) if is_userns_refusal(&e) => {
             // The sysctls allowed it but something else (seccomp of a container, an
             // LSM) did not: learn it and try the next rung (or refuse).
+            leave(&cgroup);
             let why = format!("clone(CLONE_NEWUSER) failed: {e}");
             features.user_namespaces = Availability::Unavailable(why.clone());
             return run(payload, args, features, reporter, Some(why));
         }
-        Err(e) => return Err(HelperError::setup("clone", e)),
+        Err(e) => {
+            leave(&cgroup);
+            return Err(HelperError::setup("clone", e));
+        }
     };
     if pid == 0 {
         drop(alive_w);
@@ -749,6 +767,7 @@ fn run_namespaces(
             // SAFETY: `st` is a valid int; `pid` is our child.
             unsafe { libc::waitpid(pid, &mut st, libc::__WALL) };
             drop(alive_w);
+            leave(&cgroup);
             features.user_namespaces = Availability::Unavailable(why.clone());
             return run(payload, args, features, reporter, Some(why));
         }
@@ -760,17 +779,31 @@ fn run_namespaces(
             // SAFETY: kill has no memory-safety preconditions; `pid` is our child.
             unsafe { libc::kill(pid, libc::SIGKILL) };
             process::supervise(pid);
+            leave(&cgroup);
             drop(alive_w);
             return Err(HelperError::Message(format!("sandbox setup failed: {e}")));
         }
         Some(Ok(r)) => Some(r),
         None => None,
     };
+    let watchdog = match super::limits::Watchdog::start(pid, &limits, cgroup.as_ref()) {
+        Ok(w) => w,
+        Err(e) => {
+            // SAFETY: kill has no memory-safety preconditions; `pid` is our child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            process::supervise(pid);
+            leave(&cgroup);
+            return Err(HelperError::Message(format!(
+                "refusing to run: sandbox setup failed: limits watchdog: {e}"
+            )));
+        }
+    };
     let code = process::supervise(pid);
+    let hit = super::limits::after_run(watchdog, cgroup.as_ref(), code);
     drop(proxy);
     drop(proxy_sock);
     drop(alive_w);
-    Ok(code)
+    Ok(super::limits::finish(hit, &limits, code))
 }
 
 /// What pid 1 of the new namespaces needs (prepared by the helper before the clone).

@@ -22,6 +22,7 @@ mod features;
 mod helper;
 mod landlock_layer;
 mod layer;
+pub mod limits;
 mod loopback;
 mod mounts;
 mod plan;

@@ -167,7 +167,7 @@ pub fn carve_outs(fs: &ResolvedFilesystem) -> Vec<CarveOut> {
             (EntryOrigin::Protected { reason }, _) => {
                 format!("read-only protected path {} ({reason})", e.path.display())
             }
-            (_, Access::Deny) if !e.exists => continue,
+            (_, Access::Deny) if !e.exists || unreadable_system_credential(e) => continue,
             (_, Access::Deny) => format!("deny-read of {}", e.path.display()),
             _ => format!("read-only {} inside a writable root", e.path.display()),
         };
@@ -177,6 +177,20 @@ pub fn carve_outs(fs: &ResolvedFilesystem) -> Vec<CarveOut> {
         });
     }
     out
+}
+
+/// A built-in system credential file (R-H3: `/etc/shadow`, host keys …) this process
+/// cannot read anyway: file permissions already hide it (it is root's), so it needs no
+/// mount to be hidden and is no carve-out. As root it is readable, and it is one.
+fn unreadable_system_credential(e: &cordon_policy::ResolvedEntry) -> bool {
+    let builtin = matches!(&e.origin, EntryOrigin::Profile { spelling, .. }
+        if cordon_policy::profile::SYSTEM_CREDENTIAL_FILES.contains(&spelling.as_str()));
+    let Ok(c) = std::ffi::CString::new(e.path.as_os_str().as_encoded_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a NUL-terminated path that outlives the calls.
+    let denied = |mode| unsafe { libc::access(c.as_ptr(), mode) } != 0;
+    builtin && denied(libc::R_OK) && (!e.is_dir || denied(libc::X_OK))
 }
 
 fn userns_reason(f: &LinuxFeatures) -> String {
@@ -407,7 +421,12 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
     // Rung 2: Landlock must say everything the mounts would have said.
     let mut cuts = carve_outs(&profile.filesystem);
     // Name a credential store first: it is what the user cares about most.
-    cuts.sort_by_key(|c| !c.guarantee.starts_with("deny-read"));
+    cuts.sort_by_key(|c| {
+        (
+            !c.guarantee.starts_with("deny-read"),
+            c.path.starts_with("/etc"),
+        )
+    });
     if let Some(c) = cuts.first() {
         let more = match cuts.len() - 1 {
             0 => String::new(),

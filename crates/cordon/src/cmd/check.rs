@@ -4,12 +4,13 @@ use crate::cli::CheckArgs;
 use crate::exec_rules;
 use crate::profile_args::choose;
 use anyhow::{Context, Result};
-use cordon_execpolicy::{gate, ApprovalMode, Decision, Gate};
+use cordon_execpolicy::{gate, run_would, ApprovalMode, Gate};
 use cordon_sandbox::CommandRequest;
 
-/// Exit status: 0 allow, 1 ask, 2 forbid (so scripts can branch on it); the output also
-/// says what `cordon run` would do under the approval mode (unknown commands are `ask` for
-/// the policy but run sandboxed outside `untrusted` mode).
+/// Exit status: what `cordon run` would do under the active approval mode (R-A5): 0 run,
+/// 1 needs approval (`--yes`), 2 refused. An unknown command is `ask` for the policy but
+/// runs sandboxed outside `untrusted` mode, so it exits 0 there. The policy's raw verdict
+/// (`decision`) stays in the JSON, next to `run_would` and `exit_code`.
 pub fn check(args: CheckArgs) -> Result<i32> {
     let chosen = choose(&args.profile)?;
     let policy = exec_rules::load(chosen.config.as_ref(), &args.rules)?;
@@ -18,10 +19,13 @@ pub fn check(args: CheckArgs) -> Result<i32> {
     let record = exec_rules::evaluate(&policy, &req);
     let mode = ApprovalMode::from(args.approval_mode);
     let verdict = gate(&record, mode, false);
+    let outcome = run_would(&record, mode);
     if args.profile.json {
         let mut v = serde_json::to_value(&record)?;
         v["approval_mode"] = serde_json::json!(mode.as_str());
         v["run_would"] = serde_json::to_value(&verdict)?;
+        v["outcome"] = serde_json::to_value(outcome)?;
+        v["exit_code"] = serde_json::json!(outcome.exit_code());
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print!("{}", record.render_text());
@@ -30,9 +34,5 @@ pub fn check(args: CheckArgs) -> Result<i32> {
             Gate::Refuse { reason } => println!("cordon run ({mode}): would refuse — {reason}"),
         }
     }
-    Ok(match record.decision {
-        Decision::Allow => 0,
-        Decision::Ask => 1,
-        Decision::Forbid => 2,
-    })
+    Ok(outcome.exit_code())
 }

@@ -4,7 +4,7 @@
 use crate::cli::ContextArgs;
 use crate::profile_args::{choose, preference};
 use anyhow::{Context, Result};
-use cordon_policy::{environment_context, resolve};
+use cordon_policy::{environment_context_with, resolve, Detail};
 use cordon_sandbox::{CommandRequest, HostFs, SandboxManager, TransformError};
 
 pub fn context(args: ContextArgs) -> Result<i32> {
@@ -31,11 +31,17 @@ pub fn context(args: ContextArgs) -> Result<i32> {
         ),
         Err(e) => return Err(e.into()),
     };
-    let xml = environment_context(
+    let detail = if args.full {
+        Detail::Full
+    } else {
+        Detail::Compact
+    };
+    let xml = environment_context_with(
         &resolved,
         &status,
         backend,
         cordon_execpolicy::ApprovalMode::from(args.approval_mode).as_str(),
+        detail,
     );
     if args.profile.json {
         println!(

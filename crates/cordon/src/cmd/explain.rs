@@ -16,6 +16,36 @@ pub fn explain(args: ExplainArgs) -> Result<i32> {
     let manager = SandboxManager::for_host_thorough();
     let a = manager.assess(&req);
     let resolved = a.resolved?;
+    // `cordon explain credential-stores`: the group the compact environment_context names.
+    let group = cordon_policy::context::CREDENTIAL_GROUP;
+    if args.paths.len() == 1
+        && args.paths[0] == std::path::Path::new(group)
+        && !cwd.join(group).exists()
+    {
+        let members: Vec<_> = resolved
+            .filesystem
+            .denied()
+            .into_iter()
+            .filter(|e| cordon_policy::context::in_credential_group(e))
+            .collect();
+        if args.profile.json {
+            let paths: Vec<_> = members.iter().map(|e| &e.path).collect();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&serde_json::json!({"group": group, "paths": paths}))?
+            );
+        } else {
+            println!(
+                "{group}: {} paths hidden from reads by the built-in profiles (credential \
+                 stores under each home, system credential files):",
+                members.len()
+            );
+            for e in members {
+                println!("  {}", e.path.display());
+            }
+        }
+        return Ok(0);
+    }
     let (selection, status) = (a.selection, a.status);
     let prepared = a.prepared.map(|_| ());
     let paths: Vec<_> = args

@@ -83,6 +83,13 @@ pub fn run(args: RunArgs) -> Result<i32> {
     }
     req.profile_files = chosen.files;
     req.allow_unconfined = args.allow_unconfined;
+    if let Some(t) = &args.timeout {
+        let v = cordon_policy::limits::LimitValue::Text(t.clone());
+        if cordon_policy::limits::parse_duration_ms(&v).is_none_or(|ms| ms == 0) {
+            anyhow::bail!("--timeout {t:?}: write a duration like 200ms, 30s, 10m or 2h");
+        }
+        req.profile.limits.timeout = Some(v);
+    }
 
     let mut refuse = |reason: String, status: serde_json::Value| -> Result<i32> {
         if !args.dry_run {
@@ -167,6 +174,10 @@ pub fn run(args: RunArgs) -> Result<i32> {
             req.profile.name
         );
     }
+    // Names only, never values (R-L4): the user learns what vanished and how to keep it.
+    if let Some(note) = cordon_policy::env::dropped_note(&exec.env_dropped, &req.env) {
+        eprintln!("{note}");
+    }
     if let Some(reason) = &exec.unconfined_reason {
         eprintln!("cordon: warning: running UNCONFINED (explicit opt-in): {reason}");
     }
@@ -187,13 +198,34 @@ pub fn run(args: RunArgs) -> Result<i32> {
         let e = cordon_sandbox::exec_replace(&exec);
         return Ok(spawn_error(&exec, &e));
     }
+    // R-H5: the helper says which limit ended the run on a pipe only it holds (the
+    // command's own exit code 124 or stderr cannot forge it).
+    #[cfg(target_os = "linux")]
+    let channel = (exec.backend == cordon_policy::Backend::LinuxHelper)
+        .then(cordon_sandbox::linux::limits::OutcomeChannel::new)
+        .and_then(|c| c.ok());
+    #[cfg(target_os = "linux")]
+    let outcome = {
+        let mut e = exec.clone();
+        if let Some(c) = &channel {
+            e.env.push(c.env());
+        }
+        run_reported(&e)
+    };
+    #[cfg(not(target_os = "linux"))]
     let outcome = run_reported(&exec);
+    #[cfg(target_os = "linux")]
+    let limit = channel.and_then(|c| c.read());
+    #[cfg(not(target_os = "linux"))]
+    let limit: Option<cordon_policy::limits::LimitKind> = None;
     let (code, mut outcome_name) = match &outcome {
         Ok((st, _)) => {
             let code = st.shell_code();
             (
                 code,
-                if code == 0 {
+                if limit.is_some() {
+                    "limit-exceeded"
+                } else if code == 0 {
                     "success"
                 } else {
                     "command-failed"
@@ -221,6 +253,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     sink.emit(&json!({
         "outcome": outcome_name,
         "exit_code": code,
+        "limit": limit,
         "signal": outcome.as_ref().ok().and_then(|(s, _)| s.signal),
         "reason": facts.not_run,
         "backend": exec.backend,
@@ -228,6 +261,9 @@ pub fn run(args: RunArgs) -> Result<i32> {
         "rung": r.map(|h| h["rung"].clone()),
         "layers": r.map(|h| h["layers"].clone()),
         "notes": r.map(|h| h["notes"].clone()),
+        // What resolution could not honour (a missing deny path, a refused $TMPDIR, a
+        // planted special file it did not read): the notes explain and context show.
+        "resolution_notes": exec.resolved.as_ref().map(|r| &r.notes),
         "fell_back": r.and_then(|h| h.get("fell_back").cloned()),
         "planned": exec.applied,
         "env_dropped": exec.env_dropped,
@@ -417,7 +453,18 @@ fn print_dry_run(
         if let cordon_policy::ResolvedFilesystem::Restricted { .. } = &r.filesystem {
             println!("writable roots:");
             for e in r.filesystem.writable_roots() {
-                println!("  {}", e.path.display());
+                // The helper replaces /tmp with its own tmpfs: say so, or a reader expects
+                // the host's /tmp (and its files) to be there.
+                if e.path == std::path::Path::new("/tmp")
+                    && exec.backend == cordon_policy::Backend::LinuxHelper
+                {
+                    println!(
+                        "  /tmp (private: an empty tmpfs for this run, discarded afterwards; \
+                         the host's /tmp is not visible)"
+                    );
+                } else {
+                    println!("  {}", e.path.display());
+                }
             }
         }
     }
@@ -468,7 +515,14 @@ fn mount_plan(exec: &cordon_sandbox::ExecRequest) -> Option<cordon_sandbox::linu
     let r = exec.resolved.as_ref()?;
     let rung1 = exec.backend == cordon_policy::Backend::LinuxHelper
         && exec.applied.iter().any(|a| a.contains("namespaces"));
-    rung1.then(|| cordon_sandbox::linux::layout(&r.filesystem))
+    rung1.then(|| {
+        let mut l = cordon_sandbox::linux::layout(&r.filesystem);
+        // The same tmpfs size= the helper sets (R-H5).
+        if let Ok(lim) = cordon_sandbox::linux::limits::resolve(r) {
+            cordon_sandbox::linux::limits::size_tmpfs(&mut l, lim.tmpfs_bytes);
+        }
+        l
+    })
 }
 
 #[cfg(not(target_os = "linux"))]

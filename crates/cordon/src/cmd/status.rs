@@ -21,6 +21,18 @@ pub fn status(args: StatusArgs) -> Result<i32> {
         status,
         ..
     } = manager.assess(&req);
+    // R-H5: the profile's limits and how this host enforces each one.
+    #[cfg(target_os = "linux")]
+    let limits: Vec<String> = match chosen
+        .profile
+        .limits
+        .resolve(cordon_sandbox::linux::limits::ram_bytes())
+    {
+        Ok(r) => cordon_sandbox::linux::limits::describe(&r),
+        Err(e) => vec![format!("invalid: {e}")],
+    };
+    #[cfg(not(target_os = "linux"))]
+    let limits: Vec<String> = vec!["not enforced on this OS".into()];
     #[cfg(target_os = "linux")]
     let host = {
         let mut h = serde_json::to_value(&manager.features)?;
@@ -42,6 +54,7 @@ pub fn status(args: StatusArgs) -> Result<i32> {
                 "status": status,
                 "applied": prepared.as_ref().ok(),
                 "missing": prepared.as_ref().err(),
+                "limits": limits,
             }))?
         );
         return Ok(0);
@@ -93,6 +106,10 @@ pub fn status(args: StatusArgs) -> Result<i32> {
         }
         Ok(_) => {}
         Err(missing) => println!("cannot confine: {missing}"),
+    }
+    println!("limits (R-H5):");
+    for l in &limits {
+        println!("  - {l}");
     }
     Ok(0)
 }

@@ -2,25 +2,120 @@
 //! detector. Both look at what a command *does* (its arguments), not only at its name.
 
 use crate::model::{Context, Decision, RedirectKind, Segment};
-use crate::parse::{runs_arithmetic, INTERPRETERS};
+use shells::INTERPRETERS;
+use variables::runs_arithmetic;
+
+mod disks;
+pub(crate) mod shells;
+mod toolchains;
+pub(crate) mod variables;
+pub(crate) mod wrappers;
 
 /// A dangerous-command finding (R-A4): a stable id, the decision it forces at least, and why.
 /// Findings are combined strictly with rules: an `allow` rule never overrides one.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Finding {
-    /// Stable identifier (`rm_recursive_critical`, `privilege_escalation`,
-    /// `download_to_interpreter`, `git_force_push`, `git_push_delete`, `git_reset_hard`,
-    /// `git_clean`, `dd_device`, `mkfs`, `chmod_world_writable`, `recursive_owner_mode_system`,
-    /// `fork_bomb`, `shell_rc_write`, `system_file_write`, `device_write`, `power_state`,
-    /// `rm_dynamic_target`, `find_delete_critical`, `rm_system_file`).
-    pub id: &'static str,
+    /// What kind of danger (JSON: the snake_case id, e.g. `"rm_recursive_critical"`).
+    pub id: FindingId,
     /// The decision this finding forces at least (`forbid` or `ask`).
     pub decision: Decision,
     /// Human-readable reason.
     pub reason: String,
 }
 
-fn finding(id: &'static str, decision: Decision, reason: impl Into<String>) -> Finding {
+/// The kinds of dangerous-command finding (R-A4). Serialises as the snake_case id
+/// (`"git_force_push"`); `Display` prints the same id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FindingId {
+    /// `rm -rf /`, `rm -r ~`, `rm -rf ..`, `--no-preserve-root`: recursive delete of a critical path.
+    RmRecursiveCritical,
+    /// `rm /etc/passwd`: deletes a system file.
+    RmSystemFile,
+    /// `rm -rf "$DIR"`, `xargs rm -rf`: recursive delete of a path known only at run time.
+    RmDynamicTarget,
+    /// `find / -delete`.
+    FindDeleteCritical,
+    /// `sudo`, `doas`, `su`, `pkexec`.
+    PrivilegeEscalation,
+    /// `curl … | sh`, `sh -c "$(curl …)"`.
+    DownloadToInterpreter,
+    /// `git push --force` and equivalents.
+    GitForcePush,
+    /// `git push --delete`, `git push origin :branch`.
+    GitPushDelete,
+    /// `git reset --hard`.
+    GitResetHard,
+    /// `git clean -f` with `-d`/`-x`/`-X`.
+    GitClean,
+    /// `dd of=/dev/sda`: raw device write by dd.
+    DdDevice,
+    /// `> /dev/sda`, `tee /dev/sda`, `cp img /dev/nvme0n1`: a write to a device.
+    DeviceWrite,
+    /// `mkfs.*`, `mke2fs`, `mkswap`, `wipefs`, `blkdiscard`: destroys a filesystem.
+    Mkfs,
+    /// `shred /dev/sda`, `sgdisk --zap-all`, `fdisk`/`parted` writes, `hdparm --security-erase`, …: overwrites a disk.
+    DiskOverwrite,
+    /// `chmod -R 777 x`, `chmod 777 /etc/x`.
+    ChmodWorldWritable,
+    /// `chown -R u /usr`, `chmod -R 755 /etc`.
+    RecursiveOwnerModeSystem,
+    /// `:(){ :|:& };:` and renamed variants.
+    ForkBomb,
+    /// writes a shell start-up file (`>> ~/.bashrc`).
+    ShellRcWrite,
+    /// writes a system path (`> /etc/passwd`).
+    SystemFileWrite,
+    /// `shutdown`, `reboot`, `halt`, `poweroff`.
+    PowerState,
+}
+
+impl FindingId {
+    /// The stable snake_case id used in JSON and in `tests/cases.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FindingId::RmRecursiveCritical => "rm_recursive_critical",
+            FindingId::RmSystemFile => "rm_system_file",
+            FindingId::RmDynamicTarget => "rm_dynamic_target",
+            FindingId::FindDeleteCritical => "find_delete_critical",
+            FindingId::PrivilegeEscalation => "privilege_escalation",
+            FindingId::DownloadToInterpreter => "download_to_interpreter",
+            FindingId::GitForcePush => "git_force_push",
+            FindingId::GitPushDelete => "git_push_delete",
+            FindingId::GitResetHard => "git_reset_hard",
+            FindingId::GitClean => "git_clean",
+            FindingId::DdDevice => "dd_device",
+            FindingId::DeviceWrite => "device_write",
+            FindingId::Mkfs => "mkfs",
+            FindingId::DiskOverwrite => "disk_overwrite",
+            FindingId::ChmodWorldWritable => "chmod_world_writable",
+            FindingId::RecursiveOwnerModeSystem => "recursive_owner_mode_system",
+            FindingId::ForkBomb => "fork_bomb",
+            FindingId::ShellRcWrite => "shell_rc_write",
+            FindingId::SystemFileWrite => "system_file_write",
+            FindingId::PowerState => "power_state",
+        }
+    }
+
+    /// True for the kinds that destroy a disk or a filesystem (one kind, issue 8 §5).
+    pub fn destroys_disk(self) -> bool {
+        matches!(
+            self,
+            FindingId::DdDevice
+                | FindingId::DeviceWrite
+                | FindingId::Mkfs
+                | FindingId::DiskOverwrite
+        )
+    }
+}
+
+impl std::fmt::Display for FindingId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+fn finding(id: FindingId, decision: Decision, reason: impl Into<String>) -> Finding {
     Finding {
         id,
         decision,
@@ -397,7 +492,7 @@ fn dangerous_write_target(p: &str, cwds: &[Cwd], home: Option<&str>) -> Option<F
     }
     if is_rc_file(p, cwds, home) {
         return Some(finding(
-            "shell_rc_write",
+            FindingId::ShellRcWrite,
             Decision::Forbid,
             format!("writes shell start-up file {p}"),
         ));
@@ -413,14 +508,14 @@ fn dangerous_write_target(p: &str, cwds: &[Cwd], home: Option<&str>) -> Option<F
         matches!(parts.get(1).map(String::as_str), Some("shm" | "mqueue")) && parts.len() > 2;
     if root == "dev" && !fs_under_dev {
         return Some(finding(
-            "device_write",
+            FindingId::DeviceWrite,
             Decision::Forbid,
             format!("writes device {p}"),
         ));
     }
     if SYSTEM_ALL.contains(&root) && !fs_under_dev {
         return Some(finding(
-            "system_file_write",
+            FindingId::SystemFileWrite,
             Decision::Forbid,
             format!("writes system path {p}"),
         ));
@@ -558,6 +653,8 @@ const SAFE_ANY_ARGS: &[&str] = &[
 ///
 /// The caller separately refuses file-writing redirections and sensitive environment
 /// variables; this function looks at the program and its arguments only.
+// Longer than most: one short arm per program of the known-safe list, kept in one place so
+// the list reads as a table.
 pub(crate) fn known_safe(seg: &Segment) -> Option<String> {
     if !seg.program.is_trusted_name() {
         return None;
@@ -566,9 +663,20 @@ pub(crate) fn known_safe(seg: &Segment) -> Option<String> {
     let all_static = seg.dynamic_args.is_empty() && !seg.runtime_args;
     let args = &seg.argv[1..];
     let has = |xs: &[&str]| args.iter().any(|a| xs.contains(&a.as_str()));
+    if let Some(ok) = toolchains::read_only(name, args) {
+        return (ok && all_static).then(|| format!("known-safe read-only command `{name}`"));
+    }
     let ok = match name {
         // `-v NAME` / `[[ X -eq Y ]]` can evaluate `a[$(cmd)]` (see `runs_arithmetic`).
-        "test" | "[" | "[[" | "printf" => !runs_arithmetic(&seg.argv, name == "[["),
+        // `printf -v PATH …` assigns a variable: never a sensitive one.
+        "test" | "[" | "[[" | "printf" => {
+            let sensitive_v = name == "printf"
+                && seg
+                    .argv
+                    .windows(2)
+                    .any(|w| w[0] == "-v" && variables::is_sensitive_var(&w[1]));
+            !runs_arithmetic(&seg.argv, name == "[[") && !sensitive_v
+        }
         // `printenv` may print secrets but has no side effects; still read-only.
         n if SAFE_ANY_ARGS.contains(&n) => true,
         "hostname" => args.is_empty(),
@@ -718,6 +826,8 @@ fn sed_safe(seg: &Segment) -> bool {
 
 /// Accept only sed scripts made of print/select/substitute commands without `w`/`e`
 /// (and no `r`, `R`, `W`, `e`, `a`, `i`, `c`, branches or labels).
+// Longer than most: a small recursive-descent reader of sed's script syntax (addresses,
+// commands, delimited arguments); its closures share the cursor, so it stays one function.
 pub(crate) fn sed_script_safe(s: &str) -> bool {
     let b: Vec<char> = s.chars().collect();
     let mut i = 0;
@@ -897,7 +1007,8 @@ fn git_subcommand(seg: &Segment) -> (Option<usize>, bool) {
 
 fn git_safe(seg: &Segment) -> bool {
     let (Some(sub), risky) = git_subcommand(seg) else {
-        return false;
+        // `git --version` (and nothing else) is the only subcommand-less read.
+        return matches!(&seg.argv[1..], [v] if v == "--version");
     };
     if risky {
         return false;
@@ -916,45 +1027,21 @@ fn git_safe(seg: &Segment) -> bool {
     }
     match seg.argv[sub].as_str() {
         "status" | "log" | "diff" | "show" | "rev-parse" | "ls-files" | "ls-tree" | "blame"
-        | "describe" | "merge-base" | "show-ref" | "cat-file" => true,
+        | "describe" | "merge-base" | "show-ref" | "cat-file" | "shortlog" | "whatchanged"
+        | "for-each-ref" | "name-rev" | "rev-list" | "count-objects" | "var" | "check-ignore"
+        | "check-attr" | "diff-tree" | "diff-files" | "diff-index" | "cherry" | "range-diff"
+        | "version" => true,
+        // `git stash` alone stashes; `list`/`show` only read.
+        "stash" => matches!(args.first(), Some(&("list" | "show"))),
+        "reflog" => args.is_empty() || args.first() == Some(&"show"),
+        "worktree" => args.first() == Some(&"list"),
+        "notes" => args.is_empty() || matches!(args.first(), Some(&("list" | "show"))),
+        "config" => git_config_reads(&args),
+        "tag" => git_tag_lists(&args),
         "grep" => !args.iter().any(|a| {
             a.starts_with("-O") || (a.starts_with('-') && !a.starts_with("--") && a.contains('O'))
         }),
-        "branch" => {
-            const OK: &[&str] = &[
-                "-a",
-                "--all",
-                "-r",
-                "--remotes",
-                "-v",
-                "-vv",
-                "--verbose",
-                "--list",
-                "-l",
-                "--show-current",
-                "--color",
-                "--no-color",
-                "--column",
-                "--no-column",
-                "-q",
-                "--quiet",
-                "--contains",
-                "--no-contains",
-                "--merged",
-                "--no-merged",
-                "--points-at",
-            ];
-            let listing = args.iter().any(|a| *a == "--list" || *a == "-l");
-            args.iter().all(|a| {
-                OK.contains(a)
-                    || a.starts_with("--sort=")
-                    || a.starts_with("--format=")
-                    || a.starts_with("--color=")
-                    || a.starts_with("--contains=")
-                    || a.starts_with("--merged=")
-                    || (listing && !a.starts_with('-'))
-            })
-        }
+        "branch" => git_branch_lists(&args),
         "remote" => {
             args.is_empty()
                 || args.iter().all(|a| *a == "-v" || *a == "--verbose")
@@ -962,6 +1049,93 @@ fn git_safe(seg: &Segment) -> bool {
         }
         _ => false,
     }
+}
+
+/// `git tag` listing (no arguments, or `-l`/`--list` with patterns and listing options).
+fn git_tag_lists(args: &[&str]) -> bool {
+    let listing = args.is_empty() || args.iter().any(|a| *a == "-l" || *a == "--list");
+    listing
+        && args.iter().all(|a| {
+            matches!(*a, "-l" | "--list" | "--column" | "--no-column" | "-i")
+                || a.starts_with("-n")
+                || a.starts_with("--sort=")
+                || a.starts_with("--format=")
+                || a.starts_with("--contains")
+                || a.starts_with("--no-contains")
+                || a.starts_with("--merged")
+                || a.starts_with("--no-merged")
+                || a.starts_with("--points-at")
+                || a.starts_with("--color")
+                || !a.starts_with('-')
+        })
+}
+
+/// `git branch` listing (no names to create, delete, move or copy).
+fn git_branch_lists(args: &[&str]) -> bool {
+    const OK: &[&str] = &[
+        "-a",
+        "--all",
+        "-r",
+        "--remotes",
+        "-v",
+        "-vv",
+        "--verbose",
+        "--list",
+        "-l",
+        "--show-current",
+        "--color",
+        "--no-color",
+        "--column",
+        "--no-column",
+        "-q",
+        "--quiet",
+        "--contains",
+        "--no-contains",
+        "--merged",
+        "--no-merged",
+        "--points-at",
+    ];
+    let listing = args.iter().any(|a| *a == "--list" || *a == "-l");
+    args.iter().all(|a| {
+        OK.contains(a)
+            || a.starts_with("--sort=")
+            || a.starts_with("--format=")
+            || a.starts_with("--color=")
+            || a.starts_with("--contains=")
+            || a.starts_with("--merged=")
+            || (listing && !a.starts_with('-'))
+    })
+}
+
+/// `git config` reading a value or listing (`--get`, `--list`, `get`, `list`), without any
+/// writing option.
+fn git_config_reads(args: &[&str]) -> bool {
+    const READ: &[&str] = &[
+        "--get",
+        "--get-all",
+        "--get-regexp",
+        "--get-urlmatch",
+        "--list",
+        "-l",
+        "get",
+        "list",
+    ];
+    const WRITE: &[&str] = &[
+        "--add",
+        "--unset",
+        "--unset-all",
+        "--replace-all",
+        "--rename-section",
+        "--remove-section",
+        "-e",
+        "--edit",
+        "set",
+        "unset",
+        "edit",
+        "rename-section",
+        "remove-section",
+    ];
+    args.iter().any(|a| READ.contains(a)) && !args.iter().any(|a| WRITE.contains(a))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -995,11 +1169,47 @@ pub(crate) struct DangerCtx<'a> {
     pub home: Option<&'a str>,
 }
 
-/// Run the dangerous-command detector on segment `idx`.
+/// Run the dangerous-command detector on segment `idx`: writes by redirection, privilege
+/// wrappers, disk-destroying tools, then the program's own checks, fork bombs and
+/// downloads fed to an interpreter.
 pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
     let seg = &cx.segments[idx];
     let mut out = Vec::new();
-    // Writes via redirection (any program).
+    redirect_writes(seg, cx, &mut out);
+    for w in &seg.wrappers {
+        if w.name == "sudo" || w.name == "doas" {
+            out.push(finding(
+                FindingId::PrivilegeEscalation,
+                Decision::Ask,
+                format!("runs with elevated privileges via {}", w.name),
+            ));
+        }
+    }
+    let Some(name) = danger_name(seg) else {
+        return out;
+    };
+    if disks::is_disk_tool(&name) {
+        let disk_args: Vec<&str> = static_args(seg).collect();
+        out.extend(disks::disk_overwrite(&name, &disk_args));
+    }
+    program_checks(&name, seg, cx, &mut out);
+    fork_bomb(&name, seg, &mut out);
+    download_to_interpreter(&name, idx, cx, &mut out);
+    out
+}
+
+/// The static arguments of a segment (dynamic words skipped).
+fn static_args(seg: &Segment) -> impl Iterator<Item = &str> {
+    seg.argv
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter(|(i, _)| seg.is_static(*i))
+        .map(|(_, a)| a.as_str())
+}
+
+/// Writes via redirection (any program) to system paths, devices or shell rc files.
+fn redirect_writes(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     for r in &seg.redirections {
         if matches!(
             r.kind,
@@ -1011,146 +1221,143 @@ pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
             }
         }
     }
-    for w in &seg.wrappers {
-        if w.name == "sudo" || w.name == "doas" {
-            out.push(finding(
-                "privilege_escalation",
-                Decision::Ask,
-                format!("runs with elevated privileges via {}", w.name),
-            ));
-        }
-    }
-    let Some(name) = danger_name(seg) else {
-        return out;
-    };
+}
+
+/// The checks that depend on what the program is.
+fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let args = &seg.argv[1..];
-    let static_args = || {
-        seg.argv
-            .iter()
-            .enumerate()
-            .skip(1)
-            .filter(|(i, _)| seg.is_static(*i))
-            .map(|(_, a)| a.as_str())
-    };
-    match name.as_ref() {
+    match name {
         "sudo" | "doas" | "su" | "pkexec" | "run0" => out.push(finding(
-            "privilege_escalation",
+            FindingId::PrivilegeEscalation,
             Decision::Ask,
             format!("privilege escalation via {name}"),
         )),
-        "rm" => rm_check(seg, cx, &mut out),
-        "find" if args.iter().any(|a| a == "-delete") => {
-            for a in args
-                .iter()
-                .take_while(|a| !a.starts_with('-') && *a != "(" && *a != "!")
-            {
-                if let Some(r) = critical_target(a, cx.cwds, cx.home) {
-                    out.push(finding(
-                        "find_delete_critical",
-                        Decision::Forbid,
-                        format!("find -delete on {r}"),
-                    ));
-                }
-            }
-        }
-        "git" => git_check(seg, &mut out),
-        "dd" => {
-            for a in static_args() {
-                if let Some(t) = a.strip_prefix("of=") {
-                    if let Some(mut f) = dangerous_write_target(t, cx.cwds, cx.home) {
-                        if f.id == "device_write" {
-                            f.id = "dd_device";
-                            f.reason = format!("dd writes raw device {t}");
-                        }
-                        out.push(f);
-                    }
-                }
-            }
-        }
-        n if n.starts_with("mkfs")
-            || matches!(n, "mke2fs" | "mkswap" | "wipefs" | "blkdiscard") =>
-        {
-            out.push(finding(
-                "mkfs",
-                Decision::Forbid,
-                format!("{n} destroys a filesystem"),
-            ))
-        }
-        "chmod" | "chown" | "chgrp" => mode_check(&name, seg, cx, &mut out),
+        "rm" => rm_check(seg, cx, out),
+        "find" if args.iter().any(|a| a == "-delete") => find_delete_check(seg, cx, out),
+        "git" => git_check(seg, out),
+        "dd" => dd_check(seg, cx, out),
+        "chmod" | "chown" | "chgrp" => mode_check(name, seg, cx, out),
         "shutdown" | "reboot" | "halt" | "poweroff" => out.push(finding(
-            "power_state",
+            FindingId::PowerState,
             Decision::Forbid,
             format!("{name} changes the machine's power state"),
         )),
-        "tee" => {
-            let a = split_args(seg, "");
-            for (i, t) in a.operands {
-                if seg.is_static(i) {
-                    if let Some(f) = dangerous_write_target(t, cx.cwds, cx.home) {
-                        out.push(f);
-                    }
-                }
-            }
-        }
-        "sed" => {
-            let in_place = args.iter().any(|a| {
-                a.starts_with("--in-place")
-                    || (a.starts_with('-') && !a.starts_with("--") && a.contains('i'))
-            });
-            if in_place {
-                for t in static_args().filter(|a| !a.starts_with('-')) {
-                    if let Some(f) = dangerous_write_target(t, cx.cwds, cx.home) {
-                        out.push(f);
-                    }
-                }
-            }
-        }
+        "tee" => tee_check(seg, cx, out),
+        "sed" => sed_in_place_check(seg, cx, out),
         "cp" | "mv" | "install" | "ln" | "rsync" | "truncate" => {
-            let a = split_args(seg, "tSmogbT");
-            let target_dir = a
-                .long
-                .iter()
-                .find_map(|l| l.strip_prefix("target-directory="))
-                .or_else(|| {
-                    seg.argv
-                        .iter()
-                        .position(|x| x == "-t")
-                        .and_then(|p| seg.argv.get(p + 1))
-                        .map(String::as_str)
-                });
-            // `SRC` copied into directory `dir` lands at `dir/basename(SRC)`.
-            let into = |dir: &str, src: &str| {
-                let base = src.trim_end_matches('/').rsplit('/').next().unwrap_or(src);
-                format!("{}/{}", dir.trim_end_matches('/'), base)
-            };
-            let mut targets: Vec<String> = Vec::new();
-            if name == "truncate" {
-                targets.extend(a.operands.iter().map(|(_, t)| t.to_string()));
-            } else if let Some(d) = target_dir {
-                targets.extend(a.operands.iter().map(|(_, s)| into(d, s)));
-                targets.push(d.to_string());
-            } else if let [sources @ .., (_, dest)] = a.operands.as_slice() {
-                if !sources.is_empty() {
-                    targets.push(dest.to_string());
-                    targets.extend(sources.iter().map(|(_, s)| into(dest, s)));
-                }
-            }
-            for t in targets {
-                if let Some(f) = dangerous_write_target(&t, cx.cwds, cx.home) {
-                    if !out.contains(&f) {
-                        out.push(f);
-                    }
-                }
-            }
+            copy_target_check(name, seg, cx, out)
         }
         _ => {}
     }
-    // Fork bomb: a function that calls itself in a pipeline or in the background.
+}
+
+/// `find / -delete`.
+fn find_delete_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let args = &seg.argv[1..];
+    for a in args
+        .iter()
+        .take_while(|a| !a.starts_with('-') && *a != "(" && *a != "!")
+    {
+        if let Some(r) = critical_target(a, cx.cwds, cx.home) {
+            out.push(finding(
+                FindingId::FindDeleteCritical,
+                Decision::Forbid,
+                format!("find -delete on {r}"),
+            ));
+        }
+    }
+}
+
+/// `dd of=/dev/sda` and `dd of=/etc/x`.
+fn dd_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    for a in static_args(seg) {
+        if let Some(t) = a.strip_prefix("of=") {
+            if let Some(mut f) = dangerous_write_target(t, cx.cwds, cx.home) {
+                if f.id == FindingId::DeviceWrite {
+                    f.id = FindingId::DdDevice;
+                    f.reason = format!("dd writes raw device {t}");
+                }
+                out.push(f);
+            }
+        }
+    }
+}
+
+/// `tee /dev/sda`, `tee -a ~/.bashrc`.
+fn tee_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let a = split_args(seg, "");
+    for (i, t) in a.operands {
+        if seg.is_static(i) {
+            if let Some(f) = dangerous_write_target(t, cx.cwds, cx.home) {
+                out.push(f);
+            }
+        }
+    }
+}
+
+/// `sed -i … ~/.profile`.
+fn sed_in_place_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let args = &seg.argv[1..];
+    let in_place = args.iter().any(|a| {
+        a.starts_with("--in-place")
+            || (a.starts_with('-') && !a.starts_with("--") && a.contains('i'))
+    });
+    if in_place {
+        for t in static_args(seg).filter(|a| !a.starts_with('-')) {
+            if let Some(f) = dangerous_write_target(t, cx.cwds, cx.home) {
+                out.push(f);
+            }
+        }
+    }
+}
+
+/// `cp x /usr/bin/y`, `install x ~/.bashrc`, `truncate -s0 /etc/x`: the files written.
+fn copy_target_check(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let a = split_args(seg, "tSmogbT");
+    let target_dir = a
+        .long
+        .iter()
+        .find_map(|l| l.strip_prefix("target-directory="))
+        .or_else(|| {
+            seg.argv
+                .iter()
+                .position(|x| x == "-t")
+                .and_then(|p| seg.argv.get(p + 1))
+                .map(String::as_str)
+        });
+    // `SRC` copied into directory `dir` lands at `dir/basename(SRC)`.
+    let into = |dir: &str, src: &str| {
+        let base = src.trim_end_matches('/').rsplit('/').next().unwrap_or(src);
+        format!("{}/{}", dir.trim_end_matches('/'), base)
+    };
+    let mut targets: Vec<String> = Vec::new();
+    if name == "truncate" {
+        targets.extend(a.operands.iter().map(|(_, t)| t.to_string()));
+    } else if let Some(d) = target_dir {
+        targets.extend(a.operands.iter().map(|(_, s)| into(d, s)));
+        targets.push(d.to_string());
+    } else if let [sources @ .., (_, dest)] = a.operands.as_slice() {
+        if !sources.is_empty() {
+            targets.push(dest.to_string());
+            targets.extend(sources.iter().map(|(_, s)| into(dest, s)));
+        }
+    }
+    for t in targets {
+        if let Some(f) = dangerous_write_target(&t, cx.cwds, cx.home) {
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+    }
+}
+
+/// A function that calls itself in a pipeline or in the background.
+fn fork_bomb(name: &str, seg: &Segment, out: &mut Vec<Finding>) {
     for c in &seg.context {
         if let Context::Function(f) = c {
             if *f == name && (seg.pipeline.is_some() || seg.background) {
                 out.push(finding(
-                    "fork_bomb",
+                    FindingId::ForkBomb,
                     Decision::Forbid,
                     format!("function {f} calls itself in a pipeline/background (fork bomb)"),
                 ));
@@ -1158,37 +1365,41 @@ pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
             }
         }
     }
-    // Download piped or substituted into an interpreter.
-    if INTERPRETERS.contains(&name.as_ref()) || matches!(name.as_ref(), "eval" | "source" | ".") {
-        let mut hit = None;
-        if let Some(p) = seg.pipeline {
-            hit = cx.segments.iter().find(|s| {
-                s.pipeline
-                    .is_some_and(|q| q.id == p.id && q.index < p.index)
-                    && is_downloader(s)
-            });
-        }
-        if hit.is_none() {
-            hit = cx
-                .segments
-                .iter()
-                .enumerate()
-                .find(|(_, s)| descends_from(cx.segments, s, idx) && is_downloader(s))
-                .map(|(_, s)| s);
-        }
-        if let Some(d) = hit {
-            out.push(finding(
-                "download_to_interpreter",
-                Decision::Forbid,
-                format!(
-                    "runs downloaded code: `{}` feeds `{}`",
-                    d.argv.join(" "),
-                    name
-                ),
-            ));
-        }
+}
+
+/// A download piped or substituted into an interpreter (`curl … | sh`, `sh -c "$(curl …)"`).
+fn download_to_interpreter(name: &str, idx: usize, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    if !(INTERPRETERS.contains(&name) || matches!(name, "eval" | "source" | ".")) {
+        return;
     }
-    out
+    let seg = &cx.segments[idx];
+    let mut hit = None;
+    if let Some(p) = seg.pipeline {
+        hit = cx.segments.iter().find(|s| {
+            s.pipeline
+                .is_some_and(|q| q.id == p.id && q.index < p.index)
+                && is_downloader(s)
+        });
+    }
+    if hit.is_none() {
+        hit = cx
+            .segments
+            .iter()
+            .enumerate()
+            .find(|(_, s)| descends_from(cx.segments, s, idx) && is_downloader(s))
+            .map(|(_, s)| s);
+    }
+    if let Some(d) = hit {
+        out.push(finding(
+            FindingId::DownloadToInterpreter,
+            Decision::Forbid,
+            format!(
+                "runs downloaded code: `{}` feeds `{}`",
+                d.argv.join(" "),
+                name
+            ),
+        ));
+    }
 }
 
 fn descends_from(segs: &[Segment], s: &Segment, ancestor: usize) -> bool {
@@ -1212,7 +1423,7 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let recursive = a.short.contains(['r', 'R']) || a.long.contains(&"recursive");
     if a.long.contains(&"no-preserve-root") {
         out.push(finding(
-            "rm_recursive_critical",
+            FindingId::RmRecursiveCritical,
             Decision::Forbid,
             "rm --no-preserve-root",
         ));
@@ -1224,7 +1435,7 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
                 // Only `$HOME` is dynamic: judge the path like a static one.
                 if let Some(why) = critical_target(&p, cx.cwds, cx.home) {
                     out.push(finding(
-                        "rm_recursive_critical",
+                        FindingId::RmRecursiveCritical,
                         if recursive {
                             Decision::Forbid
                         } else {
@@ -1235,7 +1446,7 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
                 }
             } else if recursive {
                 out.push(finding(
-                    "rm_dynamic_target",
+                    FindingId::RmDynamicTarget,
                     Decision::Ask,
                     format!("recursive delete of a path known only at run time ({t})"),
                 ));
@@ -1245,13 +1456,13 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
         if let Some(why) = critical_target(t, cx.cwds, cx.home) {
             if recursive {
                 out.push(finding(
-                    "rm_recursive_critical",
+                    FindingId::RmRecursiveCritical,
                     Decision::Forbid,
                     format!("recursive delete of {why}"),
                 ));
             } else if why.starts_with("system path") {
                 out.push(finding(
-                    "rm_system_file",
+                    FindingId::RmSystemFile,
                     Decision::Forbid,
                     format!("deletes {why}"),
                 ));
@@ -1263,18 +1474,18 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
         {
             out.push(finding(
                 if recursive {
-                    "rm_recursive_critical"
+                    FindingId::RmRecursiveCritical
                 } else {
-                    "rm_system_file"
+                    FindingId::RmSystemFile
                 },
                 Decision::Forbid,
                 format!("deletes system path {t}"),
             ));
         }
     }
-    if recursive && seg.runtime_args && !out.iter().any(|f| f.id == "rm_dynamic_target") {
+    if recursive && seg.runtime_args && !out.iter().any(|f| f.id == FindingId::RmDynamicTarget) {
         out.push(finding(
-            "rm_dynamic_target",
+            FindingId::RmDynamicTarget,
             Decision::Ask,
             "recursive delete of paths supplied at run time",
         ));
@@ -1302,7 +1513,7 @@ fn git_check(seg: &Segment, out: &mut Vec<Finding>) {
                 });
             if force {
                 out.push(finding(
-                    "git_force_push",
+                    FindingId::GitForcePush,
                     Decision::Forbid,
                     "git push --force rewrites remote history",
                 ));
@@ -1312,14 +1523,14 @@ fn git_check(seg: &Segment, out: &mut Vec<Finding>) {
                     .any(|a| *a == "--delete" || (a.starts_with(':') && a.len() > 1))
             {
                 out.push(finding(
-                    "git_push_delete",
+                    FindingId::GitPushDelete,
                     Decision::Ask,
                     "git push deletes a remote ref",
                 ));
             }
         }
         "reset" if args.contains(&"--hard") => out.push(finding(
-            "git_reset_hard",
+            FindingId::GitResetHard,
             Decision::Ask,
             "git reset --hard discards uncommitted changes",
         )),
@@ -1328,7 +1539,7 @@ fn git_check(seg: &Segment, out: &mut Vec<Finding>) {
             let dx = short('d') || short('x') || short('X');
             if f && dx {
                 out.push(finding(
-                    "git_clean",
+                    FindingId::GitClean,
                     Decision::Ask,
                     "git clean -f with -d/-x deletes untracked files irrecoverably",
                 ));
@@ -1369,19 +1580,19 @@ fn mode_check(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Findi
         .collect();
     if recursive && !critical.is_empty() {
         out.push(finding(
-            "recursive_owner_mode_system",
+            FindingId::RecursiveOwnerModeSystem,
             Decision::Forbid,
             format!("recursive {name} on {}", critical.join(", ")),
         ));
     } else if mode_ww && recursive {
         out.push(finding(
-            "chmod_world_writable",
+            FindingId::ChmodWorldWritable,
             Decision::Forbid,
             format!("recursive world-writable chmod {}", mode.unwrap_or("")),
         ));
     } else if mode_ww && !critical.is_empty() {
         out.push(finding(
-            "chmod_world_writable",
+            FindingId::ChmodWorldWritable,
             Decision::Forbid,
             format!("world-writable chmod on {}", critical.join(", ")),
         ));

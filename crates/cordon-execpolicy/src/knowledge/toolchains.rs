@@ -1,0 +1,247 @@
+//! Read-only subcommands and flags of the common toolchains (R-A4, issue 8 §5): what
+//! developers and agents run all day to look around (`npm ls`, `pip list`, `go env`,
+//! `python3 --version`, `awk '{print $1}'`, `yq .a f.yaml`). Anything that can write files,
+//! change a project or run code stays off the list (`npm version 1.2.3`, `go env -w`,
+//! `awk 'BEGIN{system("x")}'`, `yq -i`).
+//!
+//! The caller only asks about a trusted program name whose arguments are all static.
+
+/// `Some(read-only?)` when `name` is one of the toolchains known here, `None` otherwise.
+pub(crate) fn read_only(name: &str, args: &[String]) -> Option<bool> {
+    let check: fn(&[&str]) -> bool = match name {
+        "cargo" => cargo,
+        "rustc" | "rustup" | "rustfmt" | "node" | "nodejs" | "deno" | "bun" | "ruby" | "perl" => {
+            version_only
+        }
+        "npm" => npm,
+        "pnpm" => pnpm,
+        "yarn" => yarn,
+        "pip" | "pip3" => pip,
+        "uv" => uv,
+        "go" => go,
+        "python" | "python2" | "python3" => python,
+        "awk" | "gawk" | "mawk" | "nawk" => awk,
+        "yq" => yq,
+        _ => return None,
+    };
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    Some(check(&a))
+}
+
+/// `X --version` / `-V` / `-v` / `-VV` and nothing else.
+fn version_only(a: &[&str]) -> bool {
+    matches!(a, [v] if matches!(*v, "--version" | "-V" | "-v" | "-VV" | "-vV"))
+}
+
+fn cargo(a: &[&str]) -> bool {
+    version_only(a) || matches!(a, ["version"] | ["--list"]) || a.first() == Some(&"locate-project")
+}
+
+/// npm's read-only subcommands. `npm version` without arguments prints; with one it bumps.
+fn npm(a: &[&str]) -> bool {
+    if version_only(a) || a == ["version"] {
+        return true;
+    }
+    match a.first().copied() {
+        Some(
+            "ls" | "list" | "ll" | "la" | "view" | "info" | "show" | "v" | "outdated" | "root"
+            | "prefix" | "explain" | "why" | "search" | "find" | "s" | "se",
+        ) => true,
+        Some("audit") => !a.iter().any(|x| *x == "fix" || x.starts_with("--fix")),
+        Some("config" | "c") => matches!(a.get(1).copied(), Some("get" | "list" | "ls")),
+        Some("pkg") => a.get(1) == Some(&"get"),
+        _ => false,
+    }
+}
+
+fn pnpm(a: &[&str]) -> bool {
+    version_only(a)
+        || match a.first().copied() {
+            Some("ls" | "list" | "ll" | "la" | "why" | "outdated" | "root" | "view" | "info") => {
+                true
+            }
+            Some("audit") => !a.contains(&"--fix"),
+            Some("config" | "c") => matches!(a.get(1).copied(), Some("get" | "list")),
+            _ => false,
+        }
+}
+
+/// `yarn` alone installs; only listing subcommands are read-only.
+fn yarn(a: &[&str]) -> bool {
+    version_only(a)
+        || match a.first().copied() {
+            Some("list" | "why" | "info" | "outdated") => true,
+            Some("config") => matches!(a.get(1).copied(), Some("get" | "list")),
+            _ => false,
+        }
+}
+
+fn pip(a: &[&str]) -> bool {
+    version_only(a)
+        || match a.first().copied() {
+            Some("list" | "show" | "freeze" | "check") => true,
+            Some("config") => matches!(a.get(1).copied(), Some("list" | "get")),
+            _ => false,
+        }
+}
+
+/// `uv version VALUE` sets the project version; `uv tree`/`uv lock` may write the lock file.
+fn uv(a: &[&str]) -> bool {
+    version_only(a)
+        || a == ["version"]
+        || match a {
+            ["pip", sub, ..] => matches!(*sub, "list" | "show" | "freeze" | "check"),
+            ["python", "list", ..] => true,
+            _ => false,
+        }
+}
+
+/// `go env -w/-u` writes the go env file; `go list -mod=mod` may rewrite go.mod; `-export`,
+/// `-compiled` and `-toolexec` build.
+fn go(a: &[&str]) -> bool {
+    match a.first().copied() {
+        Some("version") => true,
+        Some("env") => !a.iter().any(|x| matches!(*x, "-w" | "-u")),
+        Some("list") => !a.iter().any(|x| {
+            let f = x.trim_start_matches('-');
+            x.starts_with('-')
+                && (f.starts_with("mod")
+                    || f.starts_with("export")
+                    || f.starts_with("compiled")
+                    || f.starts_with("toolexec")
+                    || f.starts_with("exec")
+                    || f.starts_with("overlay"))
+        }),
+        Some("doc") => true,
+        _ => false,
+    }
+}
+
+/// `python3 --version`, `python3 -m pip list|show|freeze|check`.
+fn python(a: &[&str]) -> bool {
+    version_only(a)
+        || match a {
+            ["-m", "pip", rest @ ..] => pip(rest),
+            _ => false,
+        }
+}
+
+/// awk without side effects: options limited to `-F`, `-v`, `-e`, `--`; the program must not
+/// call `system`, pipe (`|`, `|&`, `| getline`), redirect output (`>`, `>>`), or use gawk
+/// directives (`@load`, `@include`). `>` is refused even as a comparison (conservative).
+fn awk(a: &[&str]) -> bool {
+    let mut programs: Vec<&str> = Vec::new();
+    let mut i = 0;
+    let mut opts_done = false;
+    while i < a.len() {
+        let t = a[i];
+        if opts_done || !t.starts_with('-') || t == "-" {
+            if programs.is_empty() {
+                programs.push(t);
+            }
+            // later operands are input files or `var=value` assignments
+            opts_done = true;
+            i += 1;
+            continue;
+        }
+        match t {
+            "--" => opts_done = true,
+            "-F" | "-v" => i += 1,
+            "-e" | "--source" => {
+                match a.get(i + 1) {
+                    Some(p) => programs.push(p),
+                    None => return false,
+                }
+                i += 1;
+                opts_done = false;
+            }
+            _ if t.starts_with("-F") || t.starts_with("-v") => {}
+            _ if t.starts_with("--field-separator=") || t.starts_with("--assign=") => {}
+            _ => return false, // -f progfile, -i, -l, -E, -p/-o (write profile files), …
+        }
+        i += 1;
+    }
+    !programs.is_empty()
+        && programs
+            .iter()
+            .all(|p| !p.contains("system") && !p.contains(['|', '>', '@']))
+}
+
+/// yq (Go and Python flavours) without in-place editing or file splitting.
+fn yq(a: &[&str]) -> bool {
+    !a.iter().any(|x| {
+        if let Some(l) = x.strip_prefix("--") {
+            l.starts_with("inplace") || l.starts_with("in-place") || l.starts_with("split-exp")
+        } else {
+            x.starts_with('-') && x.len() > 1 && x[1..].contains(['i', 's'])
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ro(cmd: &str) -> Option<bool> {
+        let mut w = cmd.split_whitespace();
+        let name = w.next().unwrap();
+        let args: Vec<String> = w.map(str::to_string).collect();
+        read_only(name, &args)
+    }
+
+    #[test]
+    fn read_only_and_not() {
+        for ok in [
+            "npm ls --depth=0",
+            "npm view react version",
+            "npm config get registry",
+            "npm --version",
+            "pnpm why react",
+            "yarn list",
+            "pip list",
+            "pip3 show requests",
+            "uv pip list",
+            "go env GOPATH",
+            "go list ./...",
+            "go version",
+            "python3 --version",
+            "python3 -m pip freeze",
+            "node --version",
+            "cargo --version",
+            "cargo locate-project",
+            "awk {print}",
+            "awk -F: {print$1} /etc/passwd",
+            "yq .a f.yaml",
+            "yq -P .a f.yaml",
+        ] {
+            assert_eq!(ro(ok), Some(true), "{ok}");
+        }
+        for bad in [
+            "npm install",
+            "npm version 1.2.3",
+            "npm audit fix",
+            "npm config set x y",
+            "yarn",
+            "pip install x",
+            "uv version 1.0",
+            "uv tree",
+            "go env -w GOFLAGS=x",
+            "go list -mod=mod ./...",
+            "go build",
+            "python3 x.py",
+            "python3 -c 1",
+            "node -e 1",
+            "cargo build",
+            "awk BEGIN{system(\"x\")}",
+            "awk {print>\"f\"}",
+            "awk -f prog.awk",
+            "awk {\"date\"|getline}",
+            "yq -i .a=1 f.yaml",
+            "yq --inplace .a=1 f.yaml",
+            "yq -s .a f.yaml",
+        ] {
+            assert_eq!(ro(bad), Some(false), "{bad}");
+        }
+        assert_eq!(ro("make test"), None);
+    }
+}

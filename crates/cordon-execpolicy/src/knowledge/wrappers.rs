@@ -1,0 +1,526 @@
+//! Wrappers (R-A2): programs that run another command (`env`, `timeout`, `nice`, `nohup`,
+//! `sudo`, `doas`, `exec`, `command`, `builtin`, `time`, `stdbuf`, `setsid`, `xargs`,
+//! `coproc`) and shells with `-c`. Each has its option table here; the parser asks
+//! [`wrapper_step`] where the inner command starts.
+
+use super::shells::SHELLS;
+use super::variables::is_identifier;
+use crate::model::{EnvAssignment, OpaqueKind};
+use crate::parse::Word;
+
+/// Split `NAME=VALUE` when NAME is an identifier.
+pub(crate) fn split_assignment(w: &Word) -> Option<EnvAssignment> {
+    if w.text.starts_with('=') {
+        return None;
+    }
+    let (n, v) = w.text.split_once('=')?;
+    if !is_identifier(n) {
+        return None;
+    }
+    Some(EnvAssignment {
+        name: n.to_string(),
+        value: v.to_string(),
+        dynamic: w.dynamic,
+    })
+}
+
+/// Result of looking at one potential wrapper.
+pub(crate) enum Step {
+    /// Not a wrapper (or a wrapper without an inner command): this word is the program.
+    Program,
+    /// A wrapper; the inner command starts `consumed` words later.
+    Inner {
+        consumed: usize,
+        env: Vec<EnvAssignment>,
+        chdir: Option<String>,
+        runtime_args: bool,
+        /// Opaque constructs to record (kind, text).
+        opaque: Vec<(OpaqueKind, String)>,
+    },
+    /// A shell with `-c`: the script is word `script` (relative index).
+    Shell { script: usize },
+    /// A shell whose options are not static (`bash $FLAGS …`): the program is the shell,
+    /// and the command is opaque.
+    DynamicShell,
+    /// `env -S STRING`: opaque; STRING (plus the rest) is parsed best-effort for checks.
+    SplitString { text: String },
+}
+
+/// Result of scanning wrapper options.
+struct Opts {
+    /// Index of the first operand (or `words.len()`).
+    next: usize,
+    /// (option, value) pairs seen; option without dashes-normalisation (e.g. "-u", "--unset").
+    seen: Vec<(String, Option<String>)>,
+    /// Unknown options or dynamic words in option position.
+    unknown: Vec<String>,
+}
+
+/// Scan options starting at `words[1]`.
+/// `short_arg`: short options taking a value (attached or next word);
+/// `short_opt_arg`: short options taking only an attached optional value;
+/// `short_flag`: short options without value; `long_arg` / `long_flag` likewise (`--x=v` is
+/// accepted for any long option). A lone `-` stops the scan (callers decide its meaning).
+// Longer than most: a getopt-style scanner (long, clustered short, attached and separate
+// values) in one loop; splitting it would scatter the index arithmetic.
+fn scan_opts(
+    words: &[Word],
+    short_flag: &str,
+    short_arg: &str,
+    short_opt_arg: &str,
+    long_flag: &[&str],
+    long_arg: &[&str],
+) -> Opts {
+    let mut o = Opts {
+        next: words.len(),
+        seen: Vec::new(),
+        unknown: Vec::new(),
+    };
+    let mut i = 1;
+    while i < words.len() {
+        let w = &words[i];
+        if w.dynamic {
+            o.unknown.push(w.text.clone());
+            i += 1;
+            continue;
+        }
+        let t = w.text.as_str();
+        if t == "--" {
+            o.next = i + 1;
+            return o;
+        }
+        if let Some(long) = t.strip_prefix("--") {
+            let (name, val) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (long, None),
+            };
+            if val.is_none() && long_arg.contains(&name) {
+                let v = words.get(i + 1).map(|w| w.text.clone());
+                o.seen.push((format!("--{name}"), v));
+                i += 2;
+                continue;
+            }
+            if !long_flag.contains(&name) && !long_arg.contains(&name) {
+                o.unknown.push(t.to_string());
+            }
+            o.seen.push((format!("--{name}"), val));
+            i += 1;
+            continue;
+        }
+        if t.len() > 1 && t.starts_with('-') {
+            let body: Vec<char> = t[1..].chars().collect();
+            let mut k = 0;
+            let mut consumed_next = false;
+            while k < body.len() {
+                let c = body[k];
+                if short_arg.contains(c) {
+                    let rest: String = body[k + 1..].iter().collect();
+                    if rest.is_empty() {
+                        let v = words.get(i + 1).map(|w| w.text.clone());
+                        o.seen.push((format!("-{c}"), v));
+                        consumed_next = true;
+                    } else {
+                        o.seen.push((format!("-{c}"), Some(rest)));
+                    }
+                    break;
+                }
+                if short_opt_arg.contains(c) {
+                    let rest: String = body[k + 1..].iter().collect();
+                    o.seen
+                        .push((format!("-{c}"), (!rest.is_empty()).then_some(rest)));
+                    break;
+                }
+                if !short_flag.contains(c) {
+                    o.unknown.push(format!("-{c}"));
+                }
+                o.seen.push((format!("-{c}"), None));
+                k += 1;
+            }
+            i += if consumed_next { 2 } else { 1 };
+            continue;
+        }
+        o.next = i;
+        return o;
+    }
+    o.next = words.len().min(i);
+    o
+}
+
+fn opt_value<'a>(o: &'a Opts, names: &[&str]) -> Option<&'a Option<String>> {
+    o.seen
+        .iter()
+        .rev()
+        .find(|(n, _)| names.contains(&n.as_str()))
+        .map(|(_, v)| v)
+}
+
+fn unknown_opaque(name: &str, o: &Opts) -> Vec<(OpaqueKind, String)> {
+    if o.unknown.is_empty() {
+        Vec::new()
+    } else {
+        vec![(
+            OpaqueKind::UnknownWrapperOption,
+            format!("{name} {}", o.unknown.join(" ")),
+        )]
+    }
+}
+
+/// The wrapped command starting `consumed` words in; `Step::Program` when there is none
+/// (the wrapper itself runs, e.g. a bare `nohup`).
+fn inner(words: &[Word], consumed: usize, o: &Opts, name: &str) -> Step {
+    if consumed >= words.len() {
+        return Step::Program;
+    }
+    Step::Inner {
+        consumed,
+        env: Vec::new(),
+        chdir: None,
+        runtime_args: false,
+        opaque: unknown_opaque(name, o),
+    }
+}
+
+/// The wrapped command after `VAR=value` assignments (as `env` and `sudo` accept them):
+/// starts at `next`; the working directory comes from the first of `chdir_opts` given.
+/// `Step::Program` when nothing is left to run.
+fn inner_after_assignments(
+    words: &[Word],
+    mut next: usize,
+    o: &Opts,
+    chdir_opts: &[&str],
+    opaque: Vec<(OpaqueKind, String)>,
+) -> Step {
+    let mut env = Vec::new();
+    while let Some(a) = words.get(next).and_then(split_assignment) {
+        env.push(a);
+        next += 1;
+    }
+    if next >= words.len() {
+        return Step::Program;
+    }
+    Step::Inner {
+        consumed: next,
+        env,
+        chdir: opt_value(o, chdir_opts).map(|v| v.clone().unwrap_or_default()),
+        runtime_args: false,
+        opaque,
+    }
+}
+
+/// Decide whether `words[0]` (a trusted program named `name`) is a wrapper: each wrapper
+/// has its own step function below (option table and where the inner command starts).
+pub(crate) fn wrapper_step(name: &str, words: &[Word]) -> Step {
+    match name {
+        "env" => env(name, words),
+        "timeout" => timeout(name, words),
+        "nice" => nice(name, words),
+        "coproc" => coproc(name, words),
+        "nohup" | "builtin" => plain(name, words),
+        "setsid" => setsid(name, words),
+        "stdbuf" => stdbuf(name, words),
+        "time" => time(name, words),
+        "exec" => exec(name, words),
+        "command" => command(name, words),
+        "sudo" => sudo(name, words),
+        "doas" => doas(name, words),
+        "xargs" => xargs(name, words),
+        s if SHELLS.contains(&s) => shell(name, words),
+        _ => Step::Program,
+    }
+}
+
+/// `env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]… CMD`.
+fn env(_name: &str, words: &[Word]) -> Step {
+    let n = words.len();
+    let o = scan_opts(
+        words,
+        "i0v",
+        "uCS",
+        "",
+        &[
+            "ignore-environment",
+            "null",
+            "debug",
+            "block-signal",
+            "default-signal",
+            "ignore-signal",
+            "list-signal-handling",
+        ],
+        &["unset", "chdir", "split-string"],
+    );
+    let mut next = o.next;
+    if next < n && !words[next].dynamic && words[next].text == "-" {
+        next += 1; // `env -` = `env -i`
+    }
+    let opaque = unknown_opaque("env", &o);
+    if let Some(v) = opt_value(&o, &["-S", "--split-string"]) {
+        // `env -S 'cmd args'`: the string is split by env's own rules, not a shell's.
+        let mut text = v.clone().unwrap_or_default();
+        for w in &words[o.next.min(n)..] {
+            text.push(' ');
+            text.push_str(&w.text);
+        }
+        return Step::SplitString { text };
+    }
+    inner_after_assignments(words, next, &o, &["-C", "--chdir"], opaque)
+}
+
+/// `timeout [OPTS] DURATION CMD`.
+fn timeout(_name: &str, words: &[Word]) -> Step {
+    let o = scan_opts(
+        words,
+        "v",
+        "sk",
+        "",
+        &["preserve-status", "foreground", "verbose"],
+        &["signal", "kill-after"],
+    );
+    // o.next is the duration; the command follows it.
+    inner(words, o.next + 1, &o, "timeout")
+}
+
+/// `nice [-n N | -N] CMD`.
+fn nice(_name: &str, words: &[Word]) -> Step {
+    let n = words.len();
+    // Legacy `nice -10 cmd` / `nice --10 cmd`.
+    let mut start = 1;
+    while start < n {
+        let t = &words[start].text;
+        let digits = t.trim_start_matches('-');
+        if t.starts_with('-') && !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+            start += 1;
+        } else {
+            break;
+        }
+    }
+    let rest = &words[start - 1..];
+    let o = scan_opts(rest, "", "n", "", &[], &["adjustment"]);
+    let next = o.next + start - 1;
+    inner(words, next, &o, "nice")
+}
+
+/// `coproc [NAME] CMD`.
+fn coproc(_name: &str, words: &[Word]) -> Step {
+    let n = words.len();
+    // `coproc CMD ARGS`: bash runs CMD asynchronously (a NAME is only taken before a
+    // compound command, which the grammar does not parse as a command word list).
+    if n < 2 {
+        return Step::Program;
+    }
+    let named = n > 2 && !words[1].dynamic && is_identifier(&words[1].text);
+    let consumed = if named && words[2].text == "{" { 2 } else { 1 };
+    Step::Inner {
+        consumed,
+        env: Vec::new(),
+        chdir: None,
+        runtime_args: false,
+        opaque: vec![(
+            OpaqueKind::Coproc,
+            words
+                .iter()
+                .map(|w| w.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+        )],
+    }
+}
+
+/// `nohup CMD`, `builtin CMD`.
+fn plain(name: &str, words: &[Word]) -> Step {
+    let o = scan_opts(words, "", "", "", &[], &[]);
+    inner(words, o.next, &o, name)
+}
+
+/// `setsid [-cfw] CMD`.
+fn setsid(_name: &str, words: &[Word]) -> Step {
+    let o = scan_opts(words, "cfw", "", "", &["ctty", "fork", "wait"], &[]);
+    inner(words, o.next, &o, "setsid")
+}
+
+/// `stdbuf -oL CMD`.
+fn stdbuf(_name: &str, words: &[Word]) -> Step {
+    let o = scan_opts(words, "", "ioe", "", &[], &["input", "output", "error"]);
+    inner(words, o.next, &o, "stdbuf")
+}
+
+/// `time [-p] CMD` (the keyword and GNU time).
+fn time(_name: &str, words: &[Word]) -> Step {
+    let o = scan_opts(
+        words,
+        "apqvV",
+        "fo",
+        "",
+        &["portability", "append", "verbose", "quiet"],
+        &["format", "output"],
+    );
+    inner(words, o.next, &o, "time")
+}
+
+/// `exec [-cl] [-a NAME] CMD`.
+fn exec(_name: &str, words: &[Word]) -> Step {
+    let o = scan_opts(words, "cl", "a", "", &[], &[]);
+    inner(words, o.next, &o, "exec")
+}
+
+/// `command [-p] CMD` (`-v`/`-V` is a lookup).
+fn command(_name: &str, words: &[Word]) -> Step {
+    let o = scan_opts(words, "pvV", "", "", &[], &[]);
+    if o.seen.iter().any(|(k, _)| k == "-v" || k == "-V") {
+        return Step::Program; // `command -v x` is a lookup
+    }
+    inner(words, o.next, &o, "command")
+}
+
+/// `sudo [OPTS] [NAME=VALUE]… CMD` (listing/editing modes run nothing).
+fn sudo(_name: &str, words: &[Word]) -> Step {
+    let o = scan_opts(
+        words,
+        "AbEHiKknPSsVlve",
+        "CDghpRrTtUu",
+        "",
+        &[
+            "askpass",
+            "background",
+            "preserve-env",
+            "edit",
+            "set-home",
+            "login",
+            "remove-timestamp",
+            "reset-timestamp",
+            "list",
+            "non-interactive",
+            "preserve-groups",
+            "stdin",
+            "shell",
+            "validate",
+            "version",
+            "help",
+        ],
+        &[
+            "close-from",
+            "chdir",
+            "group",
+            "host",
+            "prompt",
+            "chroot",
+            "role",
+            "type",
+            "command-timeout",
+            "other-user",
+            "user",
+        ],
+    );
+    let modes = [
+        "-e",
+        "--edit",
+        "-l",
+        "--list",
+        "-v",
+        "--validate",
+        "-k",
+        "-K",
+        "-V",
+    ];
+    if o.seen.iter().any(|(k, _)| modes.contains(&k.as_str())) {
+        return Step::Program;
+    }
+    let opaque = unknown_opaque("sudo", &o);
+    inner_after_assignments(words, o.next, &o, &["-D", "--chdir"], opaque)
+}
+
+/// `doas [-u USER] CMD`.
+fn doas(_name: &str, words: &[Word]) -> Step {
+    let o = scan_opts(words, "nsL", "uC", "", &[], &[]);
+    if o.seen.iter().any(|(k, _)| k == "-C" || k == "-L") {
+        return Step::Program;
+    }
+    inner(words, o.next, &o, "doas")
+}
+
+/// `xargs [OPTS] CMD`: arguments arrive at run time.
+fn xargs(_name: &str, words: &[Word]) -> Step {
+    let n = words.len();
+    let o = scan_opts(
+        words,
+        "0prtxo",
+        "adEILnPs",
+        "eil",
+        &[
+            "null",
+            "no-run-if-empty",
+            "interactive",
+            "verbose",
+            "exit",
+            "open-tty",
+            "show-limits",
+            "eof",
+            "replace",
+            "max-lines",
+        ],
+        &[
+            "arg-file",
+            "delimiter",
+            "max-args",
+            "max-procs",
+            "max-chars",
+            "process-slot-var",
+        ],
+    );
+    if o.next >= n {
+        return Step::Program; // runs `echo`
+    }
+    Step::Inner {
+        consumed: o.next,
+        env: Vec::new(),
+        chdir: None,
+        runtime_args: true,
+        opaque: unknown_opaque("xargs", &o),
+    }
+}
+
+/// `bash|sh|… [OPTS] -c SCRIPT`: the script is parsed.
+fn shell(_name: &str, words: &[Word]) -> Step {
+    let n = words.len();
+    let mut has_c = false;
+    let mut j = 1;
+    while j < n {
+        let w = &words[j];
+        if w.dynamic {
+            if has_c {
+                break; // the script itself is dynamic
+            }
+            return Step::DynamicShell;
+        }
+        let t = w.text.as_str();
+        if t == "--" || t == "-" {
+            j += 1;
+            break;
+        }
+        if t.starts_with("--") {
+            j += if matches!(t, "--rcfile" | "--init-file") {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        if t.len() > 1 && (t.starts_with('-') || t.starts_with('+')) {
+            let mut extra = 0;
+            for c in t[1..].chars() {
+                match c {
+                    'c' => has_c = true,
+                    'o' | 'O' => extra += 1,
+                    _ => {}
+                }
+            }
+            j += 1 + extra;
+            continue;
+        }
+        break;
+    }
+    if has_c && j < n {
+        Step::Shell { script: j }
+    } else {
+        Step::Program
+    }
+}

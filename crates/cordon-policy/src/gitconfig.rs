@@ -1,0 +1,632 @@
+//! Git configuration that points code-running paths into writable places (issue 7 item 3,
+//! R-P3).
+//!
+//! `git config core.hooksPath .githooks` (husky and similar tools) makes git run hooks from a
+//! directory of the worktree: a confined command that writes `.githooks/pre-commit` runs
+//! code on the host's next commit. At launch, resolution reads the repository's effective
+//! configuration — system (`/etc/gitconfig`), global (`~/.gitconfig`), XDG
+//! (`~/.config/git/config`), local (`<common dir>/config`), `config.worktree`, and every
+//! `include.path` / `includeIf.*.path` target (all conditions followed: over-protecting is
+//! safe) — with `gix-config`, reading each file through [`FsView::read_small`] (no-follow,
+//! non-blocking, regular files only, capped at [`CONFIG_FILE_CAP`]). Every path through
+//! which git would run code or load more configuration, wherever it points inside a
+//! writable root, becomes a protected (read-only) entry whose reason names the key and the
+//! file that set it. [`CODE_KEYS`] is the table of keys and why.
+
+use crate::paths::{lexical_normalize, FsView, ReadRefusal, CONFIG_FILE_CAP};
+use std::path::{Path, PathBuf};
+
+/// How a configuration value leads git to run code or read more configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    /// A path to a configuration file git reads next (relative to the including file).
+    Include,
+    /// A path (file or directory) whose contents git executes or that selects code;
+    /// relative to the worktree root.
+    Path,
+    /// A command line git runs (through the shell when it has shell syntax); every word
+    /// that is a path is protected (relative to the worktree root).
+    Command,
+    /// `alias.*`: a command only when it starts with `!`.
+    Alias,
+    /// `credential.helper`: a command when it starts with `!` or is a path; a bare name is
+    /// `git credential-<name>` found on `PATH`.
+    Credential,
+    /// `core.fsmonitor`: a boolean, or else the path of a hook command.
+    Fsmonitor,
+}
+
+/// One row of the table: section, subsection pattern (`None` = no subsection, `Some("*")`
+/// = any), key (lowercase), kind, why.
+pub type CodeKey = (
+    &'static str,
+    Option<&'static str>,
+    &'static str,
+    ValueKind,
+    &'static str,
+);
+
+/// Every configuration key through which git runs code or loads more configuration, with
+/// the reason. Section and key names are matched case-insensitively. Documented in the
+/// README ("Git configuration").
+pub const CODE_KEYS: &[CodeKey] = &[
+    (
+        "include",
+        None,
+        "path",
+        ValueKind::Include,
+        "git reads more configuration from this file",
+    ),
+    (
+        "includeif",
+        Some("*"),
+        "path",
+        ValueKind::Include,
+        "git reads more configuration from this file",
+    ),
+    (
+        "core",
+        None,
+        "hookspath",
+        ValueKind::Path,
+        "git runs hooks from this directory",
+    ),
+    (
+        "core",
+        None,
+        "attributesfile",
+        ValueKind::Path,
+        "git attributes select filter and diff drivers that run code",
+    ),
+    (
+        "init",
+        None,
+        "templatedir",
+        ValueKind::Path,
+        "git init/clone copy hooks from this template directory",
+    ),
+    (
+        "core",
+        None,
+        "fsmonitor",
+        ValueKind::Fsmonitor,
+        "git runs this fsmonitor hook on status",
+    ),
+    (
+        "core",
+        None,
+        "sshcommand",
+        ValueKind::Command,
+        "git runs this command for ssh transports",
+    ),
+    (
+        "core",
+        None,
+        "editor",
+        ValueKind::Command,
+        "git runs this editor",
+    ),
+    (
+        "core",
+        None,
+        "pager",
+        ValueKind::Command,
+        "git runs this pager",
+    ),
+    (
+        "core",
+        None,
+        "askpass",
+        ValueKind::Command,
+        "git runs this password prompt",
+    ),
+    (
+        "core",
+        None,
+        "gitproxy",
+        ValueKind::Command,
+        "git runs this proxy command for git:// transports",
+    ),
+    (
+        "sequence",
+        None,
+        "editor",
+        ValueKind::Command,
+        "git rebase runs this editor",
+    ),
+    (
+        "gpg",
+        None,
+        "program",
+        ValueKind::Command,
+        "git runs this signing program",
+    ),
+    (
+        "gpg",
+        Some("*"),
+        "program",
+        ValueKind::Command,
+        "git runs this signing program",
+    ),
+    (
+        "credential",
+        None,
+        "helper",
+        ValueKind::Credential,
+        "git runs this credential helper",
+    ),
+    (
+        "credential",
+        Some("*"),
+        "helper",
+        ValueKind::Credential,
+        "git runs this credential helper",
+    ),
+    (
+        "diff",
+        None,
+        "external",
+        ValueKind::Command,
+        "git diff runs this external diff program",
+    ),
+    (
+        "diff",
+        Some("*"),
+        "textconv",
+        ValueKind::Command,
+        "git runs this textconv filter",
+    ),
+    (
+        "diff",
+        Some("*"),
+        "command",
+        ValueKind::Command,
+        "git runs this diff driver",
+    ),
+    (
+        "merge",
+        Some("*"),
+        "driver",
+        ValueKind::Command,
+        "git runs this merge driver",
+    ),
+    (
+        "filter",
+        Some("*"),
+        "clean",
+        ValueKind::Command,
+        "git runs this clean filter",
+    ),
+    (
+        "filter",
+        Some("*"),
+        "smudge",
+        ValueKind::Command,
+        "git runs this smudge filter",
+    ),
+    (
+        "filter",
+        Some("*"),
+        "process",
+        ValueKind::Command,
+        "git runs this filter process",
+    ),
+    (
+        "alias",
+        None,
+        "*",
+        ValueKind::Alias,
+        "git runs this `!` alias through the shell",
+    ),
+    (
+        "pager",
+        None,
+        "*",
+        ValueKind::Command,
+        "git runs this per-command pager",
+    ),
+    (
+        "interactive",
+        None,
+        "difffilter",
+        ValueKind::Command,
+        "git add -p runs this diff filter",
+    ),
+    (
+        "difftool",
+        Some("*"),
+        "cmd",
+        ValueKind::Command,
+        "git difftool runs this command",
+    ),
+    (
+        "difftool",
+        Some("*"),
+        "path",
+        ValueKind::Command,
+        "git difftool runs this program",
+    ),
+    (
+        "mergetool",
+        Some("*"),
+        "cmd",
+        ValueKind::Command,
+        "git mergetool runs this command",
+    ),
+    (
+        "mergetool",
+        Some("*"),
+        "path",
+        ValueKind::Command,
+        "git mergetool runs this program",
+    ),
+    (
+        "remote",
+        Some("*"),
+        "uploadpack",
+        ValueKind::Command,
+        "git fetch runs this program for local remotes",
+    ),
+    (
+        "remote",
+        Some("*"),
+        "receivepack",
+        ValueKind::Command,
+        "git push runs this program for local remotes",
+    ),
+    (
+        "uploadpack",
+        None,
+        "packobjectshook",
+        ValueKind::Command,
+        "git upload-pack runs this hook",
+    ),
+    (
+        "web",
+        None,
+        "browser",
+        ValueKind::Command,
+        "git web--browse runs this browser",
+    ),
+    (
+        "browser",
+        Some("*"),
+        "cmd",
+        ValueKind::Command,
+        "git web--browse runs this command",
+    ),
+    (
+        "browser",
+        Some("*"),
+        "path",
+        ValueKind::Command,
+        "git web--browse runs this program",
+    ),
+    (
+        "sendemail",
+        None,
+        "smtpserver",
+        ValueKind::Command,
+        "git send-email runs this program when it is a path",
+    ),
+    (
+        "sendemail",
+        None,
+        "sendmailcmd",
+        ValueKind::Command,
+        "git send-email runs this command",
+    ),
+];
+
+/// Nested includes followed at most this deep (git's own limit is 10).
+const MAX_INCLUDE_DEPTH: usize = 10;
+
+/// One path git would execute or read configuration from, and what made it so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigTarget {
+    /// The path (absolute, lexically normal; not yet canonical).
+    pub path: PathBuf,
+    /// The key, e.g. `core.hooksPath` or `filter.lfs.smudge` (as spelled in the file).
+    pub key: String,
+    /// The configuration file that set it.
+    pub file: PathBuf,
+    /// Why git runs code through it.
+    pub why: &'static str,
+    /// Whether git expects a directory there (`core.hooksPath`, `init.templateDir`).
+    pub dir: bool,
+}
+
+impl ConfigTarget {
+    /// The protected entry's reason: key, file and why.
+    pub fn reason(&self) -> String {
+        format!("{} in {}: {}", self.key, self.file.display(), self.why)
+    }
+}
+
+/// Where one repository's configuration lives.
+#[derive(Debug, Clone)]
+pub struct RepoDirs<'a> {
+    /// The worktree root (relative hook and command paths are taken from here).
+    pub worktree: &'a Path,
+    /// The worktree's git dir (holds `config.worktree`).
+    pub gitdir: &'a Path,
+    /// The common dir (holds `config`).
+    pub common: &'a Path,
+}
+
+/// The configuration files git reads for `repo`, in git's order: system, global (each
+/// home's `~/.gitconfig` and `~/.config/git/config`), local, worktree.
+pub fn config_files(repo: &RepoDirs, homes: &[PathBuf]) -> Vec<PathBuf> {
+    let mut v = vec![PathBuf::from("/etc/gitconfig")];
+    for h in homes {
+        v.push(h.join(".gitconfig"));
+        v.push(h.join(".config/git/config"));
+    }
+    v.push(repo.common.join("config"));
+    v.push(repo.gitdir.join("config.worktree"));
+    v
+}
+
+/// Every path through which git would run code or load more configuration for `repo`,
+/// following includes. Files that cannot be read (a FIFO, a device, too large, not UTF-8)
+/// or parsed add a note naming them; missing files are skipped.
+pub fn code_paths(
+    fs: &dyn FsView,
+    repo: &RepoDirs,
+    homes: &[PathBuf],
+    notes: &mut Vec<String>,
+) -> Vec<ConfigTarget> {
+    let mut out = Vec::new();
+    let mut queue: Vec<(PathBuf, usize)> = config_files(repo, homes)
+        .into_iter()
+        .map(|f| (f, 0))
+        .collect();
+    queue.reverse();
+    let mut seen: Vec<PathBuf> = Vec::new();
+    while let Some((file, depth)) = queue.pop() {
+        if seen.contains(&file) || depth > MAX_INCLUDE_DEPTH {
+            continue;
+        }
+        seen.push(file.clone());
+        let text = match fs.read_small(&file, CONFIG_FILE_CAP) {
+            Ok(t) => t,
+            Err(ReadRefusal::Missing) => continue,
+            Err(r) => {
+                notes.push(format!(
+                    "git configuration {}: {r}; paths it names are not known to cordon",
+                    file.display()
+                ));
+                continue;
+            }
+        };
+        let parsed = match gix_config::File::from_bytes_no_includes(
+            text.as_bytes(),
+            gix_config::file::Metadata::default(),
+            Default::default(),
+        ) {
+            Ok(p) => p,
+            Err(e) => {
+                notes.push(format!(
+                    "git configuration {} could not be parsed ({e}); git will refuse it too",
+                    file.display()
+                ));
+                continue;
+            }
+        };
+        let base = file.parent().unwrap_or(Path::new("/")).to_path_buf();
+        for section in parsed.sections() {
+            let header = section.header();
+            let name = header.name().to_string().to_ascii_lowercase();
+            let sub = header.subsection_name().map(|s| s.to_string());
+            let mut keys: Vec<String> = section.value_names().collect();
+            keys.dedup();
+            for key in keys {
+                let Some((kind, why)) = classify(&name, sub.as_deref(), &key) else {
+                    continue;
+                };
+                let spelled_key = match &sub {
+                    Some(s) => format!("{}.{s}.{key}", header.name()),
+                    None => format!("{}.{key}", header.name()),
+                };
+                for value in section.values(&key) {
+                    let value = value.to_string();
+                    let paths = value_paths(kind, &value, &base, repo.worktree, homes);
+                    for p in paths {
+                        if kind == ValueKind::Include {
+                            queue.push((p.clone(), depth + 1));
+                        }
+                        out.push(ConfigTarget {
+                            path: p,
+                            key: spelled_key.clone(),
+                            file: file.clone(),
+                            why,
+                            dir: matches!(
+                                key.to_ascii_lowercase().as_str(),
+                                "hookspath" | "templatedir"
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The table row for `section[.sub].key`, if any.
+fn classify(section: &str, sub: Option<&str>, key: &str) -> Option<(ValueKind, &'static str)> {
+    let key = key.to_ascii_lowercase();
+    CODE_KEYS
+        .iter()
+        .find(|(s, sp, k, _, _)| {
+            *s == section && sp.is_some() == sub.is_some() && (*k == "*" || *k == key)
+        })
+        .map(|(_, _, _, kind, why)| (*kind, *why))
+}
+
+/// The paths a value names: expanded `~/`, relative ones against `base` (includes) or the
+/// worktree root (everything else).
+fn value_paths(
+    kind: ValueKind,
+    value: &str,
+    include_base: &Path,
+    worktree: &Path,
+    homes: &[PathBuf],
+) -> Vec<PathBuf> {
+    let value = value.trim();
+    match kind {
+        ValueKind::Include => expand_path(value, include_base, homes),
+        ValueKind::Path => expand_path(value, worktree, homes),
+        ValueKind::Fsmonitor => {
+            let v = value.to_ascii_lowercase();
+            if matches!(
+                v.as_str(),
+                "true" | "false" | "yes" | "no" | "on" | "off" | "1" | "0" | ""
+            ) {
+                Vec::new()
+            } else {
+                command_paths(value, worktree, homes)
+            }
+        }
+        ValueKind::Alias => match value.strip_prefix('!') {
+            Some(cmd) => command_paths(cmd, worktree, homes),
+            None => Vec::new(),
+        },
+        ValueKind::Credential => {
+            if let Some(cmd) = value.strip_prefix('!') {
+                command_paths(cmd, worktree, homes)
+            } else if value.contains('/') || value.starts_with('~') {
+                command_paths(value, worktree, homes)
+            } else {
+                Vec::new()
+            }
+        }
+        ValueKind::Command => command_paths(value, worktree, homes),
+    }
+}
+
+/// A pathname value as git expands it: `~/` (each home), `:(optional)` dropped,
+/// relative to `base`.
+fn expand_path(value: &str, base: &Path, homes: &[PathBuf]) -> Vec<PathBuf> {
+    let value = value.strip_prefix(":(optional)").unwrap_or(value);
+    if value.is_empty() {
+        return Vec::new();
+    }
+    if let Some(rest) = value.strip_prefix("~/") {
+        return homes
+            .iter()
+            .map(|h| lexical_normalize(Path::new(rest), h))
+            .collect();
+    }
+    if value.starts_with('~') {
+        // `~user/…`: another account's home; outside the workspace in practice.
+        return Vec::new();
+    }
+    vec![lexical_normalize(Path::new(value), base)]
+}
+
+/// Every word of a command line that names a path (contains `/` or starts with `~/`),
+/// split with a shell tokenizer (whitespace when the line is not valid shell).
+fn command_paths(cmd: &str, worktree: &Path, homes: &[PathBuf]) -> Vec<PathBuf> {
+    let words =
+        shlex::split(cmd).unwrap_or_else(|| cmd.split_whitespace().map(str::to_string).collect());
+    let mut out = Vec::new();
+    for w in words {
+        // `VAR=/x/y prog` and `--opt=/x/y`: the part after `=` is a path too.
+        let candidates: Vec<&str> = std::iter::once(w.as_str())
+            .chain(w.split_once('=').map(|(_, v)| v))
+            .collect();
+        for c in candidates {
+            if c.contains('/') || c.starts_with("~/") {
+                out.extend(expand_path(c, worktree, homes));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::MemFs;
+
+    fn repo() -> RepoDirs<'static> {
+        RepoDirs {
+            worktree: Path::new("/w"),
+            gitdir: Path::new("/w/.git"),
+            common: Path::new("/w/.git"),
+        }
+    }
+
+    #[test]
+    fn hooks_path_includes_and_commands_are_found() {
+        let fs = MemFs::new()
+            .file(
+                "/w/.git/config",
+                "[core]\n\thooksPath = .githooks\n\tfsmonitor = true\n\
+                 [include]\n\tpath = ../shared.gitconfig\n\
+                 [alias]\n\tx = !./scripts/x.sh --flag\n\ty = log\n\
+                 [filter \"lfs\"]\n\tsmudge = git-lfs smudge -- %f\n\tclean = tools/clean %f\n",
+            )
+            .file(
+                "/w/shared.gitconfig",
+                "[includeIf \"onbranch:main\"]\n\tpath = /w/more.cfg\n[core]\n\tpager = less\n",
+            )
+            .file("/w/more.cfg", "[diff \"x\"]\n\ttextconv = ~/bin/conv\n");
+        let mut notes = vec![];
+        let got = code_paths(&fs, &repo(), &[PathBuf::from("/h")], &mut notes);
+        let paths: Vec<(String, String)> = got
+            .iter()
+            .map(|t| (t.key.clone(), t.path.display().to_string()))
+            .collect();
+        for want in [
+            ("core.hooksPath", "/w/.githooks"),
+            ("include.path", "/w/shared.gitconfig"),
+            ("alias.x", "/w/scripts/x.sh"),
+            ("filter.lfs.clean", "/w/tools/clean"),
+            ("includeIf.onbranch:main.path", "/w/more.cfg"),
+            ("diff.x.textconv", "/h/bin/conv"),
+        ] {
+            assert!(
+                paths.contains(&(want.0.to_string(), want.1.to_string())),
+                "{want:?} not in {paths:?}"
+            );
+        }
+        // Not code: a plain alias, the builtin fsmonitor, a PATH program.
+        assert!(!paths
+            .iter()
+            .any(|(k, _)| k == "alias.y" || k == "core.fsmonitor"));
+        assert!(!paths.iter().any(|(k, _)| k == "core.pager"));
+        assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    #[test]
+    fn unreadable_and_malformed_config_is_noted() {
+        let fs = MemFs::new()
+            .special("/w/.git/config", "fifo")
+            .file("/w/.git/config.worktree", "[core\nbroken");
+        let mut notes = vec![];
+        let got = code_paths(&fs, &repo(), &[], &mut notes);
+        assert!(got.is_empty());
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("/w/.git/config:") && n.contains("fifo")),
+            "{notes:?}"
+        );
+        assert!(
+            notes.iter().any(|n| n.contains("/w/.git/config.worktree")),
+            "{notes:?}"
+        );
+    }
+
+    #[test]
+    fn include_cycles_end() {
+        let fs = MemFs::new()
+            .file("/w/.git/config", "[include]\n\tpath = ../a\n")
+            .file("/w/a", "[include]\n\tpath = /w/.git/config\n");
+        let mut notes = vec![];
+        let got = code_paths(&fs, &repo(), &[], &mut notes);
+        assert_eq!(got.len(), 2);
+    }
+}

@@ -1,0 +1,187 @@
+//! The `$TMPDIR` guard (issue 7 item 9): `:tmp` stands for the private `/tmp` plus
+//! `$TMPDIR`, and `$TMPDIR` becomes a writable root only when it is a temp-like directory
+//! that no other rule protects. Otherwise it is dropped with a note and the command uses the
+//! private `/tmp`.
+//!
+//! Temp-like, judged where `$TMPDIR` resolves (symlinks followed):
+//! 1. an existing directory;
+//! 2. under a temp tree (`/tmp`, `/var/tmp`, `/dev/shm`, `/run/user/<uid>`, macOS
+//!    `/private/tmp`, `/private/var/folders`, `/var/folders`), or one of its path components
+//!    is named `tmp`, `temp` or `.tmp` (any case), e.g. `~/tmp`, `/scratch/tmp/u`;
+//! 3. not inside a system tree (`/etc`, `/usr`, `/var`, …) other than those temp trees;
+//! 4. not `/`, a home directory or above one, the workspace or above it;
+//! 5. not inside another writable root (there it would override that root's protected
+//!    paths, e.g. `<ws>/.git/hooks`), not inside or above a deny-read entry, not at or above
+//!    a profile/config file.
+
+use crate::paths::{canonicalize_lenient, depth, lexical_normalize, FileKind, FsView};
+use crate::profile::Access;
+use crate::resolve::{EntryOrigin, ResolveContext, ResolvedEntry};
+use std::path::{Path, PathBuf};
+
+/// Temp trees under which a `$TMPDIR` counts as temp-like.
+const TEMP_TREES: &[&str] = &[
+    "/tmp",
+    "/var/tmp",
+    "/dev/shm",
+    "/run/user",
+    "/private/tmp",
+    "/private/var/folders",
+    "/var/folders",
+];
+
+/// System trees a `$TMPDIR` may not lie in (the temp trees above excepted).
+const SYSTEM_TREES: &[&str] = &[
+    "/etc",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/boot",
+    "/opt",
+    "/root",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/run",
+    "/snap",
+    "/nix",
+    "/var",
+    "/srv",
+    "/System",
+    "/Library",
+    "/Applications",
+    "/private",
+];
+
+/// What the guard needs to know besides the path.
+pub(crate) struct TmpdirFacts<'a> {
+    /// Canonical home directories.
+    pub homes: &'a [PathBuf],
+    /// Canonical workspace.
+    pub workspace: &'a Path,
+    /// Canonical profile/config files.
+    pub profile_files: &'a [PathBuf],
+    /// Every other resolved entry so far (writable roots, deny entries).
+    pub entries: &'a [ResolvedEntry],
+}
+
+/// Why `$TMPDIR`, resolving to `c`, must not become a writable root; `None` = temp-like.
+pub(crate) fn tmpdir_refusal(fs: &dyn FsView, c: &Path, f: &TmpdirFacts) -> Option<String> {
+    if fs.kind(c) != Some(FileKind::Dir) {
+        return Some("it is not an existing directory".into());
+    }
+    if depth(c) == 0 {
+        return Some("it is `/`".into());
+    }
+    if let Some(h) = f.homes.iter().find(|h| h.starts_with(c)) {
+        return Some(format!(
+            "it is the home directory {} or above it",
+            h.display()
+        ));
+    }
+    if f.workspace.starts_with(c) {
+        return Some("it is the workspace or above it".into());
+    }
+    for e in f.entries {
+        if e.path == c {
+            continue;
+        }
+        if e.access == Access::Write && e.is_dir && !from_tmp(e) && c.starts_with(&e.path) {
+            return Some(format!(
+                "it lies inside the writable root {}, whose protected paths it would override",
+                e.path.display()
+            ));
+        }
+        if e.access == Access::Deny && (c.starts_with(&e.path) || e.path.starts_with(c)) {
+            return Some(format!(
+                "it is inside or above the deny-read entry {}",
+                e.path.display()
+            ));
+        }
+    }
+    if let Some(p) = f.profile_files.iter().find(|p| p.starts_with(c)) {
+        return Some(format!("it holds the cordon configuration {}", p.display()));
+    }
+    let in_temp_tree = TEMP_TREES.iter().any(|t| c.starts_with(t));
+    if !in_temp_tree && SYSTEM_TREES.iter().any(|t| c.starts_with(t)) {
+        return Some("it lies in a system tree".into());
+    }
+    let temp_named = c.components().any(|comp| {
+        let s = comp.as_os_str().to_string_lossy().to_ascii_lowercase();
+        matches!(s.as_str(), "tmp" | "temp" | ".tmp")
+    });
+    if !in_temp_tree && !temp_named {
+        return Some(
+            "it is not a temp directory (not under /tmp, /var/tmp, /dev/shm or /run/user, and \
+             no path component is named tmp or temp)"
+                .into(),
+        );
+    }
+    None
+}
+
+/// Whether `e` came from a `:tmp` spelling.
+pub(crate) fn from_tmp(e: &ResolvedEntry) -> bool {
+    matches!(&e.origin, EntryOrigin::Profile { spelling, .. } if spelling.starts_with(":tmp"))
+}
+
+/// Removes every non-deny `:tmp` entry that lies under `$TMPDIR` (as spelled) when
+/// `$TMPDIR` fails [`tmpdir_refusal`], with a note naming it and the reason. Returns the
+/// refused `$TMPDIR` (the command's `TMPDIR` is then pointed at the private `/tmp`).
+pub(crate) fn drop_unsafe_tmpdir(
+    fs: &dyn FsView,
+    ctx: &ResolveContext,
+    homes: &[PathBuf],
+    workspace: &Path,
+    out: &mut Vec<ResolvedEntry>,
+    notes: &mut Vec<String>,
+) -> Option<PathBuf> {
+    let t = lexical_normalize(ctx.tmpdir.as_ref()?, &ctx.cwd);
+    if t == Path::new("/tmp") {
+        return None;
+    }
+    let mut refused = None;
+    let profile_files: Vec<PathBuf> = ctx
+        .profile_files
+        .iter()
+        .map(|f| canonicalize_lenient(fs, &lexical_normalize(f, Path::new("/"))))
+        .collect();
+    let mut i = 0;
+    while i < out.len() {
+        let e = &out[i];
+        if from_tmp(e) && e.access != Access::Deny && e.spelled.starts_with(&t) {
+            let others: Vec<ResolvedEntry> = out
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, o)| o.clone())
+                .collect();
+            let facts = TmpdirFacts {
+                homes,
+                workspace,
+                profile_files: &profile_files,
+                entries: &others,
+            };
+            if let Some(why) = tmpdir_refusal(fs, &e.path, &facts) {
+                let note = format!(
+                    "$TMPDIR {} (resolves to {}) is not made writable: {why}; temporary \
+                     files go to the private /tmp",
+                    t.display(),
+                    e.path.display()
+                );
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
+                out.remove(i);
+                refused = Some(t.clone());
+                continue;
+            }
+        }
+        i += 1;
+    }
+    refused
+}

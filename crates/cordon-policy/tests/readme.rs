@@ -1,0 +1,89 @@
+//! The README's lists of secrets are the code's tables (issue 8 §6: "keep the README
+//! generated from, or tested against, the code"). Each list sits between `<!-- name -->`
+//! markers; this test renders the table and compares. On failure it prints the expected
+//! text to paste.
+
+use cordon_policy::env::{Shape, SECRET_SUFFIXES, SECRET_WORDS, VALUE_FORMATS};
+use cordon_policy::profile::{CREDENTIAL_STORES, SYSTEM_CREDENTIAL_FILES};
+
+fn readme() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+        .expect("README.md")
+}
+
+fn section<'a>(text: &'a str, name: &str) -> &'a str {
+    let open = format!("<!-- {name} -->");
+    let close = format!("<!-- /{name} -->");
+    let start = text
+        .find(&open)
+        .unwrap_or_else(|| panic!("README lacks {open}"))
+        + open.len();
+    let end = text[start..]
+        .find(&close)
+        .unwrap_or_else(|| panic!("README lacks {close}"));
+    &text[start..start + end]
+}
+
+fn ticked(items: &[&str]) -> String {
+    items
+        .iter()
+        .map(|w| format!("`{w}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn value_formats() -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for f in VALUE_FORMATS {
+        if !names.contains(&f.name) {
+            names.push(f.name);
+        }
+    }
+    names
+        .iter()
+        .map(|n| {
+            let rows: Vec<_> = VALUE_FORMATS.iter().filter(|f| f.name == *n).collect();
+            let prefixes: Vec<&str> = rows
+                .iter()
+                .filter_map(|f| match f.shape {
+                    Shape::Prefixed { prefix, .. } | Shape::UpperAlnum { prefix, .. } => {
+                        Some(prefix)
+                    }
+                    _ => None,
+                })
+                .collect();
+            if !prefixes.is_empty() {
+                format!("{n} ({})", ticked(&prefixes))
+            } else if rows.iter().any(|f| f.shape == Shape::AwsSecretKey) {
+                format!("{n} (40 base64 characters, mixed case and digits)")
+            } else {
+                n.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[test]
+fn readme_lists_match_the_code() {
+    let text = readme();
+    for (name, want) in [
+        ("secret-words", ticked(SECRET_WORDS)),
+        ("secret-suffixes", ticked(SECRET_SUFFIXES)),
+        ("value-formats", value_formats()),
+        ("system-credentials", ticked(SYSTEM_CREDENTIAL_FILES)),
+    ] {
+        assert_eq!(
+            section(&text, name),
+            want,
+            "README section {name} is out of date; replace it with:\n{want}"
+        );
+    }
+    // The home credential stores are listed in prose: every one must appear.
+    for store in CREDENTIAL_STORES {
+        assert!(
+            text.contains(&format!("`{store}`")),
+            "README does not list the credential store {store}"
+        );
+    }
+}

@@ -1,0 +1,170 @@
+//! The host filesystem as a [`FsView`], with bounded reads of files a confined command
+//! could have written (issue 7 item 7).
+//!
+//! Resolution reads `.git` files, `gitdir`/`commondir` pointers and git configuration from
+//! inside writable roots. A previous run may have left a FIFO there (an ordinary `open`
+//! blocks forever) or a symlink to `/dev/zero` (an ordinary read never ends). Every read
+//! here therefore:
+//! 1. resolves the path once (`realpath`) and opens the *resolved* path with
+//!    `O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY` (a symlink swapped in after the
+//!    check is refused, a FIFO does not block),
+//! 2. checks with `fstat` on the opened descriptor that it is a regular file,
+//! 3. reads at most `cap + 1` bytes and refuses a larger file,
+//!
+//! and says which path it refused and why ([`ReadRefusal`]), so resolution can name it.
+
+use cordon_policy::paths::{FileKind, FsView, ReadRefusal, SMALL_FILE_CAP};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The host filesystem as a [`FsView`]: `realpath`/`stat` for paths, and
+/// [`read_small_file`] for every read.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct HostFs;
+
+impl FsView for HostFs {
+    fn canonicalize(&self, p: &Path) -> Option<PathBuf> {
+        std::fs::canonicalize(p).ok()
+    }
+    fn kind(&self, p: &Path) -> Option<FileKind> {
+        // `stat` never opens the file: safe on FIFOs and devices.
+        std::fs::metadata(p).ok().map(|m| {
+            if m.is_dir() {
+                FileKind::Dir
+            } else {
+                FileKind::File
+            }
+        })
+    }
+    fn read_to_string(&self, p: &Path) -> Option<String> {
+        read_small_file(p, SMALL_FILE_CAP).ok()
+    }
+    fn read_small(&self, p: &Path, cap: u64) -> Result<String, ReadRefusal> {
+        read_small_file(p, cap)
+    }
+    fn read_link(&self, p: &Path) -> Option<PathBuf> {
+        // `readlink` never opens the target.
+        std::fs::read_link(p).ok()
+    }
+}
+
+/// The kind of a non-regular file, in plain words.
+fn kind_name(ft: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_fifo() {
+            return "fifo";
+        }
+        if ft.is_char_device() {
+            return "character device";
+        }
+        if ft.is_block_device() {
+            return "block device";
+        }
+        if ft.is_socket() {
+            return "socket";
+        }
+    }
+    if ft.is_dir() {
+        "directory"
+    } else if ft.is_symlink() {
+        "symlink"
+    } else {
+        "special file"
+    }
+}
+
+/// Reads the regular text file at `p` (after resolving symlinks once) if it is at most
+/// `cap` bytes. Never blocks on a FIFO, never reads a device, never reads more than
+/// `cap + 1` bytes.
+///
+/// Errors: [`ReadRefusal::Missing`] (absent or dangling), [`ReadRefusal::NotRegular`]
+/// (FIFO, device, socket, directory, or a symlink that appeared after resolution),
+/// [`ReadRefusal::TooLarge`], [`ReadRefusal::Unreadable`] (permission, I/O, not UTF-8).
+pub fn read_small_file(p: &Path, cap: u64) -> Result<String, ReadRefusal> {
+    let resolved = match std::fs::canonicalize(p) {
+        Ok(r) => r,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadRefusal::Missing),
+        Err(e) => return Err(ReadRefusal::Unreadable(e.to_string())),
+    };
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY);
+    }
+    let file = match opts.open(&resolved) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadRefusal::Missing),
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(ReadRefusal::NotRegular(
+                "symlink (it changed while being read)".into(),
+            ))
+        }
+        Err(e) => return Err(ReadRefusal::Unreadable(e.to_string())),
+    };
+    let meta = file
+        .metadata()
+        .map_err(|e| ReadRefusal::Unreadable(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(ReadRefusal::NotRegular(kind_name(meta.file_type()).into()));
+    }
+    if meta.len() > cap {
+        return Err(ReadRefusal::TooLarge(cap));
+    }
+    let mut buf = Vec::new();
+    file.take(cap + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| ReadRefusal::Unreadable(e.to_string()))?;
+    if buf.len() as u64 > cap {
+        return Err(ReadRefusal::TooLarge(cap));
+    }
+    String::from_utf8(buf).map_err(|_| ReadRefusal::Unreadable("not UTF-8 text".into()))
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn mkfifo(p: &Path) {
+        nix::unistd::mkfifo(p, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    }
+
+    /// A FIFO is refused without blocking; a link to `/dev/zero` is refused without
+    /// reading; a large file is refused; a normal file (also through a symlink) is read.
+    #[test]
+    fn refuses_fifos_devices_and_large_files() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo");
+        mkfifo(&fifo);
+        assert_eq!(
+            read_small_file(&fifo, 10),
+            Err(ReadRefusal::NotRegular("fifo".into()))
+        );
+        let zero = d.path().join("zero");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        assert_eq!(
+            read_small_file(&zero, 10),
+            Err(ReadRefusal::NotRegular("character device".into()))
+        );
+        let big = d.path().join("big");
+        std::fs::write(&big, vec![b'a'; 11]).unwrap();
+        assert_eq!(read_small_file(&big, 10), Err(ReadRefusal::TooLarge(10)));
+        let ok = d.path().join("ok");
+        std::fs::write(&ok, "gitdir: x\n").unwrap();
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&ok, &link).unwrap();
+        assert_eq!(read_small_file(&link, 64).unwrap(), "gitdir: x\n");
+        assert_eq!(
+            read_small_file(&d.path().join("none"), 64),
+            Err(ReadRefusal::Missing)
+        );
+        assert!(matches!(
+            read_small_file(d.path(), 64),
+            Err(ReadRefusal::NotRegular(_))
+        ));
+    }
+}

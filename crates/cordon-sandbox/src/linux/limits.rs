@@ -1,0 +1,525 @@
+//! Resource limits (R-H5) for one run: a cgroup where cordon can create one (cgroup v2, or
+//! the v1 `pids`/`memory` hierarchies), rlimits otherwise and in addition, a watchdog for
+//! the wall-clock timeout and for limits the kernel only counts, and the classified
+//! outcome (`limit-exceeded{which}`).
+//!
+//! - **pids**: cgroup `pids.max` (counts the helper, init and the watchdog too, so 3 are
+//!   added); fallback `RLIMIT_NPROC` in the sandbox's own user namespace (rung 1 only:
+//!   outside one it counts every process of the user; the kernel exempts real root, so as
+//!   root without a cgroup it is not enforced — `cordon status` says so).
+//! - **memory**: cgroup `memory.max` / `memory.limit_in_bytes` for the whole tree; fallback
+//!   `RLIMIT_DATA` per process (not `RLIMIT_AS`: runtimes reserve address space).
+//! - **tmpfs**: `size=` of the private `/tmp` and `/dev/shm` (see `mounts`).
+//! - **open files**: `RLIMIT_NOFILE`. **cpu time**: `RLIMIT_CPU` per process (`SIGXCPU`).
+//! - **timeout**: the watchdog kills the sandbox's init; the pid namespace takes every
+//!   process of the command with it.
+//!
+//! When the watchdog sees a pids or memory event (`pids.events max`, `oom_kill`) or the
+//! deadline, it kills the tree, and the helper prints one stderr line and exits 124 (like
+//! `timeout`); with `--json` the limit travels to cordon on a pipe the command never holds
+//! ([`OUTCOME_FD_ENV`]).
+
+use super::sys;
+use cordon_policy::limits::{LimitKind, ResolvedLimits};
+use cordon_policy::ResolvedProfile;
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Exit code of a run ended by a limit (like `timeout(1)`).
+pub const EXIT_LIMIT: i32 = 124;
+
+/// Environment variable of the *helper* naming a descriptor it writes the limit that ended
+/// the run to (one byte, [`LimitKind::code`]). Set by `cordon run --json`; never part of
+/// the command's environment (that comes from the payload).
+pub const OUTCOME_FD_ENV: &str = "CORDON_OUTCOME_FD";
+
+/// Processes of cordon's own inside the cgroup: the helper, init and the watchdog.
+const OWN_PROCESSES: u64 = 3;
+
+/// Set in the helper when the cgroup limits memory, so the forked init/supervisor does not
+/// add a per-process `RLIMIT_DATA` (the cgroup is the one that classifies).
+static MEMORY_BY_CGROUP: AtomicBool = AtomicBool::new(false);
+/// Set when the cgroup limits pids (no `RLIMIT_NPROC` then).
+static PIDS_BY_CGROUP: AtomicBool = AtomicBool::new(false);
+
+/// Total RAM of the host in bytes (`sysinfo`), 0 if unknown.
+pub fn ram_bytes() -> u64 {
+    // SAFETY: sysinfo is plain data; zeroed is valid and the kernel fills it.
+    let mut si: libc::sysinfo = unsafe { std::mem::zeroed() };
+    // SAFETY: `si` is a valid, writable sysinfo struct.
+    if unsafe { libc::sysinfo(&mut si) } != 0 {
+        return 0;
+    }
+    (si.totalram as u64).saturating_mul(si.mem_unit as u64)
+}
+
+/// The profile's limits in numbers for this host.
+pub fn resolve(profile: &ResolvedProfile) -> Result<ResolvedLimits, String> {
+    profile
+        .profile
+        .limits
+        .resolve(ram_bytes())
+        .map_err(|e| e.to_string())
+}
+
+fn set_rlimit(res: libc::__rlimit_resource_t, soft: u64, hard: u64) -> std::io::Result<()> {
+    let r = libc::rlimit {
+        rlim_cur: soft,
+        rlim_max: hard,
+    };
+    // SAFETY: `r` is a valid rlimit.
+    if unsafe { libc::setrlimit(res, &r) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn get_rlimit(res: libc::__rlimit_resource_t) -> (u64, u64) {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `r` is a valid, writable rlimit.
+    unsafe { libc::getrlimit(res, &mut r) };
+    (r.rlim_cur, r.rlim_max)
+}
+
+/// Sets `size=` (R-H5 `limits.tmpfs`) on the private `/tmp` and `/dev/shm` steps of the
+/// mount plan (the `size` hooks of [`super::mounts::StepKind`]); `None` keeps the kernel
+/// default (half of RAM).
+pub fn size_tmpfs(layout: &mut super::mounts::Layout, bytes: Option<u64>) {
+    use super::mounts::StepKind;
+    let Some(b) = bytes else { return };
+    for s in &mut layout.steps {
+        match &mut s.kind {
+            StepKind::PrivateTmp { size } => *size = Some(b.to_string()),
+            StepKind::Dev { shm_size } => *shm_size = Some(b.to_string()),
+            _ => {}
+        }
+    }
+}
+
+/// Lowers the rlimits of this process (inherited by the command): open files, CPU time,
+/// and — when no cgroup does it — processes and per-process data memory. Called once,
+/// just before the command is started. Never raises a limit. `own_user_namespace`: the
+/// process runs in a user namespace of its own (rung 1), where `RLIMIT_NPROC` counts only
+/// the sandbox's processes; outside one it would count every process of the user on the
+/// host, so it is not set.
+pub fn apply_rlimits(r: &ResolvedLimits, own_user_namespace: bool) -> Result<Vec<String>, String> {
+    let mut applied = Vec::new();
+    let mut lower = |res, name: &str, want: u64, slack: u64| -> Result<(), String> {
+        let (soft, hard) = get_rlimit(res);
+        let new_hard = hard.min(want.saturating_add(slack));
+        let new_soft = soft.min(want).min(new_hard);
+        set_rlimit(res, new_soft, new_hard).map_err(|e| format!("setrlimit({name}): {e}"))?;
+        applied.push(format!("{name}={new_soft}"));
+        Ok(())
+    };
+    if let Some(n) = r.open_files {
+        lower(libc::RLIMIT_NOFILE, "RLIMIT_NOFILE", n, 0)?;
+    }
+    if let Some(s) = r.cpu_seconds {
+        // SIGXCPU at the soft limit, SIGKILL 5 s later.
+        lower(libc::RLIMIT_CPU, "RLIMIT_CPU", s, 5)?;
+    }
+    if let Some(n) = r.pids {
+        if own_user_namespace && !PIDS_BY_CGROUP.load(Ordering::Relaxed) {
+            lower(libc::RLIMIT_NPROC, "RLIMIT_NPROC", n, 0)?;
+        }
+    }
+    if let Some(b) = r.memory_bytes {
+        if !MEMORY_BY_CGROUP.load(Ordering::Relaxed) {
+            lower(libc::RLIMIT_DATA, "RLIMIT_DATA", b, 0)?;
+        }
+    }
+    Ok(applied)
+}
+
+/// One cgroup directory of ours and the directory to move back to.
+#[derive(Debug)]
+struct Dir {
+    path: PathBuf,
+    home: PathBuf,
+}
+
+/// The cgroup(s) created for one run.
+#[derive(Debug, Default)]
+pub struct Cgroup {
+    dirs: Vec<Dir>,
+    /// Files whose `max N` / `oom_kill N` counters say a limit was hit.
+    pids_events: Option<PathBuf>,
+    memory_events: Option<PathBuf>,
+    /// How each limit is enforced, for reports.
+    pub how: Vec<String>,
+}
+
+fn own_cgroups() -> Vec<(String, String)> {
+    std::fs::read_to_string("/proc/self/cgroup")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let mut it = l.splitn(3, ':');
+            let _id = it.next()?;
+            let ctrl = it.next()?.to_string();
+            let path = it.next()?.to_string();
+            Some((ctrl, path))
+        })
+        .collect()
+}
+
+fn write(p: &Path, s: &str) -> std::io::Result<()> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(p)?
+        .write_all(s.as_bytes())
+}
+
+impl Cgroup {
+    /// Creates a cgroup for this run with the pids and memory limits of `r`, and moves the
+    /// calling process (the helper) into it, so everything it starts inherits it. `None`
+    /// when this host gives cordon no cgroup (no delegation, v1 hierarchies not writable):
+    /// the rlimit fallbacks apply.
+    pub fn create(r: &ResolvedLimits) -> Option<Cgroup> {
+        if r.pids.is_none() && r.memory_bytes.is_none() {
+            return None;
+        }
+        let mut cg = Cgroup::default();
+        let name = format!("cordon-{}", std::process::id());
+        let own = own_cgroups();
+        let v2_root = Path::new("/sys/fs/cgroup");
+        if v2_root.join("cgroup.controllers").exists() {
+            let base = own.iter().find(|(c, _)| c.is_empty())?.1.clone();
+            let home = v2_root.join(base.trim_start_matches('/'));
+            let dir = home.join(&name);
+            std::fs::create_dir(&dir).ok()?;
+            cg.dirs.push(Dir {
+                path: dir.clone(),
+                home,
+            });
+            if let Some(n) = r.pids {
+                if write(&dir.join("pids.max"), &(n + OWN_PROCESSES).to_string()).is_ok() {
+                    cg.pids_events = Some(dir.join("pids.events"));
+                    cg.how.push(format!("pids {n}: cgroup v2 pids.max"));
+                }
+            }
+            if let Some(b) = r.memory_bytes {
+                if write(&dir.join("memory.max"), &b.to_string()).is_ok() {
+                    let _ = write(&dir.join("memory.swap.max"), "0");
+                    cg.memory_events = Some(dir.join("memory.events"));
+                    cg.how
+                        .push(format!("memory {b} bytes: cgroup v2 memory.max"));
+                }
+            }
+        } else {
+            for (ctrl, limit_file, events, value) in [
+                (
+                    "pids",
+                    "pids.max",
+                    "pids.events",
+                    r.pids.map(|n| n + OWN_PROCESSES),
+                ),
+                (
+                    "memory",
+                    "memory.limit_in_bytes",
+                    "memory.oom_control",
+                    r.memory_bytes,
+                ),
+            ] {
+                let Some(value) = value else { continue };
+                let Some((_, base)) = own.iter().find(|(c, _)| c.split(',').any(|x| x == ctrl))
+                else {
+                    continue;
+                };
+                let home = Path::new("/sys/fs/cgroup")
+                    .join(ctrl)
+                    .join(base.trim_start_matches('/'));
+                let dir = home.join(&name);
+                if std::fs::create_dir(&dir).is_err() {
+                    continue;
+                }
+                cg.dirs.push(Dir {
+                    path: dir.clone(),
+                    home,
+                });
+                if write(&dir.join(limit_file), &value.to_string()).is_err() {
+                    continue;
+                }
+                if ctrl == "pids" {
+                    cg.pids_events = Some(dir.join(events));
+                    cg.how.push(format!(
+                        "pids {}: cgroup v1 pids.max",
+                        value - OWN_PROCESSES
+                    ));
+                } else {
+                    let _ = write(&dir.join("memory.memsw.limit_in_bytes"), &value.to_string());
+                    cg.memory_events = Some(dir.join(events));
+                    cg.how.push(format!(
+                        "memory {value} bytes: cgroup v1 memory.limit_in_bytes"
+                    ));
+                }
+            }
+        }
+        if cg.dirs.is_empty() {
+            return None;
+        }
+        let me = std::process::id().to_string();
+        for d in &cg.dirs {
+            if write(&d.path.join("cgroup.procs"), &me).is_err() {
+                cg.remove();
+                return None;
+            }
+        }
+        PIDS_BY_CGROUP.store(cg.pids_events.is_some(), Ordering::Relaxed);
+        MEMORY_BY_CGROUP.store(cg.memory_events.is_some(), Ordering::Relaxed);
+        Some(cg)
+    }
+
+    /// Moves this process back where it came from and removes the directories (empty by
+    /// then: the pid namespace is gone).
+    pub fn remove(&self) {
+        let me = std::process::id().to_string();
+        for d in &self.dirs {
+            let _ = write(&d.home.join("cgroup.procs"), &me);
+            let _ = std::fs::remove_dir(&d.path);
+        }
+    }
+
+    /// Which limit the kernel counted as hit, if any.
+    fn tripped(&self) -> Option<LimitKind> {
+        let counter = |p: &Option<PathBuf>, key: &str| -> bool {
+            p.as_ref()
+                .and_then(|p| std::fs::read_to_string(p).ok())
+                .is_some_and(|s| {
+                    s.lines().any(|l| {
+                        let mut it = l.split_whitespace();
+                        it.next() == Some(key)
+                            && it.next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0) > 0
+                    })
+                })
+        };
+        if counter(&self.pids_events, "max") {
+            return Some(LimitKind::Pids);
+        }
+        if counter(&self.memory_events, "oom_kill") {
+            return Some(LimitKind::Memory);
+        }
+        None
+    }
+}
+
+/// The watchdog of one run: a forked process that kills the sandbox's init when the
+/// deadline passes or the cgroup counts a pids/memory hit, and says which on a pipe.
+pub struct Watchdog {
+    pid: libc::pid_t,
+    verdict: OwnedFd,
+}
+
+impl Watchdog {
+    /// Forks the watchdog for `target` (the sandbox's init). `None` when there is nothing
+    /// to watch (no timeout, no cgroup).
+    pub fn start(
+        target: libc::pid_t,
+        r: &ResolvedLimits,
+        cg: Option<&Cgroup>,
+    ) -> Result<Option<Watchdog>, String> {
+        if r.timeout_ms.is_none() && cg.is_none() {
+            return Ok(None);
+        }
+        let (rd, wr) = sys::pipe().map_err(|e| format!("pipe: {e}"))?;
+        let deadline = r
+            .timeout_ms
+            .map(|ms| Instant::now() + Duration::from_millis(ms));
+        // SAFETY: getpid has no preconditions.
+        let helper = unsafe { libc::getpid() };
+        // SAFETY: the helper is single-threaded; the child only sleeps, reads files and
+        // calls kill/write/_exit.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(format!("fork: {}", std::io::Error::last_os_error()));
+        }
+        if pid == 0 {
+            drop(rd);
+            // SAFETY: prctl/getppid have no memory-safety preconditions.
+            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) };
+            // SAFETY: as above.
+            if unsafe { libc::getppid() } != helper {
+                super::process::exit_now(0);
+            }
+            let mut w = std::fs::File::from(wr);
+            loop {
+                std::thread::sleep(Duration::from_millis(20));
+                let hit = if deadline.is_some_and(|d| Instant::now() >= d) {
+                    Some(LimitKind::Timeout)
+                } else {
+                    cg.and_then(|c| c.tripped())
+                };
+                if let Some(k) = hit {
+                    let _ = w.write_all(&[k.code()]);
+                    // SAFETY: kill has no memory-safety preconditions; the pid namespace
+                    // ends with its init, taking every process of the command with it.
+                    unsafe { libc::kill(target, libc::SIGKILL) };
+                    super::process::exit_now(0);
+                }
+            }
+        }
+        drop(wr);
+        Ok(Some(Watchdog { pid, verdict: rd }))
+    }
+
+    /// Stops the watchdog and returns the limit it enforced, if any.
+    pub fn stop(self) -> Option<LimitKind> {
+        // SAFETY: kill/waitpid on our own child; no memory-safety preconditions.
+        unsafe {
+            libc::kill(self.pid, libc::SIGKILL);
+            libc::waitpid(self.pid, std::ptr::null_mut(), 0);
+        }
+        let mut b = [0u8; 1];
+        let mut f = std::fs::File::from(self.verdict);
+        match f.read(&mut b) {
+            Ok(1) => LimitKind::from_code(b[0]),
+            _ => None,
+        }
+    }
+}
+
+/// After the run: stops the watchdog, reads the cgroup's counters once more (a command
+/// that failed after hitting the pids or memory limit, before the watchdog looked, ended
+/// by that limit too; a command that succeeded anyway is not reclassified), and removes
+/// the cgroup. Returns the limit that ended the run, if any.
+pub fn after_run(w: Option<Watchdog>, cg: Option<&Cgroup>, code: i32) -> Option<LimitKind> {
+    let hit = w.and_then(|w| w.stop());
+    let late = if code != 0 {
+        cg.and_then(|c| c.tripped())
+    } else {
+        None
+    };
+    if let Some(c) = cg {
+        c.remove();
+    }
+    hit.or(late)
+}
+
+/// After the run: reports a limit that ended it (stderr line, the `--json` outcome pipe)
+/// and returns the exit code (124 for a limit, else `code`).
+pub fn finish(hit: Option<LimitKind>, r: &ResolvedLimits, code: i32) -> i32 {
+    let Some(k) = hit else { return code };
+    let detail = match k {
+        LimitKind::Timeout => format!("{} ms wall-clock timeout", r.timeout_ms.unwrap_or(0)),
+        LimitKind::Pids => format!("more than {} processes", r.pids.unwrap_or(0)),
+        LimitKind::Memory => format!("more than {} bytes of memory", r.memory_bytes.unwrap_or(0)),
+        LimitKind::CpuTime => "CPU time".to_string(),
+    };
+    let field = match k {
+        LimitKind::Timeout => "timeout",
+        LimitKind::Pids => "pids",
+        LimitKind::Memory => "memory",
+        LimitKind::CpuTime => "cpu_time",
+    };
+    eprintln!(
+        "cordon: limit-exceeded{{{k}}}: {detail}; the command and every process it started \
+         were killed (raise limits.{field} in the profile)"
+    );
+    if let Some(fd) = std::env::var(OUTCOME_FD_ENV)
+        .ok()
+        .and_then(|v| v.parse::<i32>().ok())
+        .filter(|fd| *fd > 2)
+    {
+        // SAFETY: the caller (cordon run) passed this descriptor for exactly this write;
+        // ManuallyDrop keeps it open (it is closed when the helper exits).
+        let f = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
+        let _ = (&*f).write_all(&[k.code()]);
+    }
+    EXIT_LIMIT
+}
+
+/// The `--json` side of [`OUTCOME_FD_ENV`]: a pipe whose write end the helper inherits.
+pub struct OutcomeChannel {
+    read: OwnedFd,
+    write: Option<OwnedFd>,
+}
+
+impl OutcomeChannel {
+    /// A new pipe; the write end is inheritable, the read end close-on-exec.
+    pub fn new() -> std::io::Result<OutcomeChannel> {
+        let (read, write) = sys::pipe()?;
+        // SAFETY: clearing FD_CLOEXEC on a descriptor we own.
+        if unsafe { libc::fcntl(write.as_raw_fd(), libc::F_SETFD, 0) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(OutcomeChannel {
+            read,
+            write: Some(write),
+        })
+    }
+
+    /// `(name, value)` to add to the helper's environment.
+    pub fn env(&self) -> (String, String) {
+        let fd = self.write.as_ref().map(|w| w.as_raw_fd()).unwrap_or(-1);
+        (OUTCOME_FD_ENV.to_string(), fd.to_string())
+    }
+
+    /// After the helper exited: the limit it reported, if any.
+    pub fn read(mut self) -> Option<LimitKind> {
+        drop(self.write.take());
+        let mut b = [0u8; 1];
+        let mut f = std::fs::File::from(self.read);
+        match f.read(&mut b) {
+            Ok(1) => LimitKind::from_code(b[0]),
+            _ => None,
+        }
+    }
+}
+
+/// How each limit of `r` would be enforced on this host (for `cordon status`): probes
+/// whether a cgroup can be created (and removes it).
+pub fn describe(r: &ResolvedLimits) -> Vec<String> {
+    let probe = Cgroup::create(r);
+    let how = probe.as_ref().map(|c| c.how.clone()).unwrap_or_default();
+    if let Some(c) = &probe {
+        c.remove();
+    }
+    PIDS_BY_CGROUP.store(false, Ordering::Relaxed);
+    MEMORY_BY_CGROUP.store(false, Ordering::Relaxed);
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut out = Vec::new();
+    let has = |k: &str| how.iter().find(|h| h.starts_with(k)).cloned();
+    match (r.pids, has("pids")) {
+        (None, _) => out.push("pids: unlimited".into()),
+        (Some(_), Some(h)) => out.push(h),
+        (Some(n), None) if root => out.push(format!(
+            "pids {n}: NOT enforced (no cgroup, and the kernel exempts root from RLIMIT_NPROC)"
+        )),
+        (Some(n), None) => out.push(format!(
+            "pids {n}: RLIMIT_NPROC in the sandbox's user namespace (not on the Landlock-only \
+             fallback, where it would count all your processes)"
+        )),
+    }
+    match (r.memory_bytes, has("memory")) {
+        (None, _) => out.push("memory: unlimited".into()),
+        (Some(_), Some(h)) => out.push(h),
+        (Some(b), None) => out.push(format!(
+            "memory {b} bytes: RLIMIT_DATA per process (no cgroup)"
+        )),
+    }
+    out.push(match r.tmpfs_bytes {
+        Some(b) => format!("tmpfs {b} bytes: size= of the private /tmp and /dev/shm"),
+        None => "tmpfs: kernel default (half of RAM)".into(),
+    });
+    out.push(match r.open_files {
+        Some(n) => format!("open files {n}: RLIMIT_NOFILE"),
+        None => "open files: inherited".into(),
+    });
+    out.push(match r.cpu_seconds {
+        Some(s) => format!("cpu time {s} s: RLIMIT_CPU per process"),
+        None => "cpu time: unlimited".into(),
+    });
+    out.push(match r.timeout_ms {
+        Some(ms) => format!("timeout {ms} ms: watchdog kills the pid namespace"),
+        None => "timeout: none".into(),
+    });
+    out
+}

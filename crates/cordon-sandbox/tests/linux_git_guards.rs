@@ -1,0 +1,300 @@
+//! Issue 7 items 3, 4, 7, 9 in real sandbox runs: planted special files never hang or
+//! flood resolution; git configuration that makes code keeps those paths read-only; deny
+//! entries cannot be renamed away; `$TMPDIR` cannot turn a protected place writable.
+#![cfg(target_os = "linux")]
+
+mod support;
+use cordon_policy::{resolve_for_command, HelperPayload, ResolveContext, ResolvedProfile};
+use cordon_sandbox::HostFs;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+use support::*;
+
+fn git(dir: &Path, args: &[&str]) {
+    let o = Command::new("git")
+        .args([
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
+}
+
+fn repo(dir: &Path) {
+    git(dir, &["init", "-q"]);
+    write(&dir.join("a.txt"), "a\n");
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-qm", "init"]);
+}
+
+fn ctx(s: &Sandbox, cwd: &Path) -> ResolveContext {
+    ResolveContext {
+        cwd: cwd.to_path_buf(),
+        home: Some(s.home.clone()),
+        ..Default::default()
+    }
+}
+
+/// Resolves on the host side in a thread: a hang (a FIFO opened for reading) or a flood
+/// (`/dev/zero`) fails the test after 20 s instead of blocking it.
+fn resolve_bounded(s: &Sandbox, c: ResolveContext) -> ResolvedProfile {
+    let p = s.profile.clone();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(resolve_for_command(&p, &c, &HostFs));
+    });
+    rx.recv_timeout(Duration::from_secs(20))
+        .expect("resolution finished within 20 s (a planted FIFO or /dev/zero was read)")
+        .expect("resolves")
+}
+
+/// Runs `sh -c script` in the sandbox compiled from `r`, killed after 30 s.
+fn run_resolved(s: &Sandbox, r: ResolvedProfile, script: &str) -> Output {
+    let cwd = r.cwd.clone();
+    let payload = HelperPayload::new(r, s.env.clone()).encode();
+    let mut child = Command::new(helper_bin())
+        .args([
+            "__sandbox-helper",
+            "--permission-profile",
+            &payload,
+            "--",
+            "sh",
+            "-c",
+            script,
+        ])
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("sandboxed command did not finish within 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn mkfifo(p: &Path) {
+    let _ = std::fs::remove_file(p);
+    nix::unistd::mkfifo(p, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+}
+
+fn zero_link(p: &Path) {
+    let _ = std::fs::remove_file(p);
+    std::os::unix::fs::symlink("/dev/zero", p).unwrap();
+}
+
+/// Item 7: a FIFO or a symlink to `/dev/zero` at `.git`, `sub/.git`, `.git/commondir`,
+/// `.git/config` or a linked worktree's `gitdir` never hangs or floods cordon; each one
+/// that is read is refused by name; the sandbox still starts.
+#[test]
+fn planted_special_files_are_refused_by_name() {
+    if !require_full() {
+        return;
+    }
+    type Plant = fn(&Path);
+    for (plant, kind) in [
+        (mkfifo as Plant, "fifo"),
+        (zero_link as Plant, "character device"),
+    ] {
+        // `.git` itself, and `sub/.git` (the cwd's nearest marker).
+        for rel in [".git", "sub/.git"] {
+            let s = Sandbox::new();
+            std::fs::create_dir_all(s.ws.join("sub")).unwrap();
+            let target = s.ws.join(rel);
+            plant(&target);
+            let cwd = target.parent().unwrap().to_path_buf();
+            let r = resolve_bounded(&s, ctx(&s, &cwd));
+            assert!(
+                r.notes
+                    .iter()
+                    .any(|n| n.contains(&target.display().to_string()) && n.contains(kind)),
+                "{rel} {kind}: {:?}",
+                r.notes
+            );
+            assert_ok(&run_resolved(&s, r, "echo ok > f && cat f"));
+        }
+        // Inside a real `.git`: commondir and config are read at launch.
+        for rel in [".git/commondir", ".git/config"] {
+            let s = Sandbox::new();
+            repo(&s.ws);
+            let target = s.ws.join(rel);
+            plant(&target);
+            let r = resolve_bounded(&s, ctx(&s, &s.ws));
+            if rel.ends_with("config") {
+                assert!(
+                    r.notes
+                        .iter()
+                        .any(|n| n.contains(&target.display().to_string()) && n.contains(kind)),
+                    "{rel} {kind}: {:?}",
+                    r.notes
+                );
+            }
+            assert_ok(&run_resolved(&s, r, "echo ok > f && cat f"));
+        }
+        // A linked worktree whose git dir's `gitdir` backlink was replaced.
+        let main = outside_dir();
+        let main_repo = main.path().join("r");
+        std::fs::create_dir_all(&main_repo).unwrap();
+        repo(&main_repo);
+        let s = Sandbox::new().keep(main);
+        let wt = s.ws.join("wt");
+        git(&main_repo, &["worktree", "add", "-q", wt.to_str().unwrap()]);
+        let back = main_repo.join(".git/worktrees/wt/gitdir");
+        plant(&back);
+        let r = resolve_bounded(&s, ctx(&s, &wt));
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains(&back.display().to_string()) && n.contains(kind)),
+            "worktree gitdir {kind}: {:?}",
+            r.notes
+        );
+        assert_ok(&run_resolved(&s, r, "true"));
+    }
+}
+
+/// Item 3: with `core.hooksPath = .githooks` (husky), the command can neither create nor
+/// change a hook there, while `git commit` still works (twin).
+#[test]
+fn configured_hooks_path_is_read_only() {
+    if !require(&[
+        Need::Userns,
+        Need::Landlock(1),
+        Need::Seccomp,
+        Need::Tool("git"),
+    ]) {
+        return;
+    }
+    let s = Sandbox::new()
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .env("GIT_CONFIG_NOSYSTEM", "1");
+    repo(&s.ws);
+    git(&s.ws, &["config", "core.hooksPath", ".githooks"]);
+    let r = resolve_bounded(&s, ctx(&s, &s.ws));
+    let o = run_resolved(
+        &s,
+        r,
+        "mkdir -p .githooks; printf '#!/bin/sh\\necho pwned\\n' > .githooks/pre-commit; \
+         chmod +x .githooks/pre-commit; exit 0",
+    );
+    assert_ok(&o);
+    assert!(
+        !s.ws.join(".githooks/pre-commit").exists(),
+        "a hook was planted in core.hooksPath"
+    );
+    // An existing hooks dir keeps its hooks unchanged. (The run above may have left a
+    // permanent placeholder for the missing `.githooks`.)
+    let hk = s.ws.join(".githooks");
+    if hk.is_file() {
+        std::fs::remove_file(&hk).unwrap();
+    }
+    write(&s.ws.join(".githooks/pre-commit"), "#!/bin/sh\nexit 0\n");
+    let r = resolve_bounded(&s, ctx(&s, &s.ws));
+    let o = run_resolved(&s, r, "echo 'echo pwned' >> .githooks/pre-commit; exit 0");
+    assert_ok(&o);
+    assert_eq!(
+        std::fs::read_to_string(s.ws.join(".githooks/pre-commit")).unwrap(),
+        "#!/bin/sh\nexit 0\n"
+    );
+    // Twin: commits work.
+    let r = resolve_bounded(&s, ctx(&s, &s.ws));
+    let o = run_resolved(
+        &s,
+        r,
+        "echo b > b.txt && git add b.txt && git commit -qm second && git log --oneline | wc -l",
+    );
+    assert_ok(&o);
+    assert_eq!(stdout(&o).trim(), "2");
+}
+
+/// Item 4: with `conf/keys` denied, `mv conf conf2` (and `mv conf/keys conf/k2`) fail, so the
+/// next run's deny still hides the keys; writing elsewhere in `conf` works (twin). Sibling:
+/// a deny spelled through a symlinked directory pins the real directory.
+#[test]
+fn deny_entries_cannot_be_renamed_away() {
+    if !require_full() {
+        return;
+    }
+    let mut s = Sandbox::new();
+    let ws = s.ws.clone();
+    write(&s.ws.join("conf/keys/k.pem"), "SECRET\n");
+    std::os::unix::fs::symlink(s.ws.join("conf"), s.ws.join("link")).unwrap();
+    for deny in ["conf/keys", "link/keys"] {
+        s = s.filesystem(
+            cordon_policy::Access::Read,
+            vec![
+                entry(":workspace", cordon_policy::Access::Write),
+                entry(
+                    &ws.join(deny).display().to_string(),
+                    cordon_policy::Access::Deny,
+                ),
+            ],
+            true,
+        );
+        let r = resolve_bounded(&s, ctx(&s, &s.ws));
+        let o = run_resolved(
+            &s,
+            r,
+            "mv conf conf2; mkdir -p conf; mv conf/keys conf/k2; \
+             cat conf/keys/k.pem conf2/keys/k.pem conf/k2/k.pem; \
+             echo ok > conf/other && cat conf/other",
+        );
+        assert!(!stdout(&o).contains("SECRET"), "{deny}: {}", stdout(&o));
+        assert!(stdout(&o).contains("ok"), "{deny}: twin: {}", stderr(&o));
+        assert!(s.ws.join("conf/keys/k.pem").exists(), "{deny}: moved away");
+        assert!(!s.ws.join("conf2").exists(), "{deny}");
+    }
+}
+
+/// Item 9: `$TMPDIR` at `<ws>/.git/hooks` or inside a denied directory does not become
+/// writable (a note says so); a real temp dir does (twin).
+#[test]
+fn tmpdir_cannot_open_protected_places() {
+    if !require_full() {
+        return;
+    }
+    let s = Sandbox::new();
+    repo(&s.ws);
+    std::fs::create_dir_all(s.home.join(".ssh/tmp")).unwrap();
+    for t in [s.ws.join(".git/hooks"), s.home.join(".ssh/tmp")] {
+        let mut c = ctx(&s, &s.ws);
+        c.tmpdir = Some(t.clone());
+        let r = resolve_bounded(&s, c);
+        assert!(
+            r.notes.iter().any(|n| n.contains("$TMPDIR")),
+            "{}: {:?}",
+            t.display(),
+            r.notes
+        );
+        let script = format!("echo x > {}/planted; exit 0", q(&t));
+        assert_ok(&run_resolved(&s, r, &script));
+        assert!(!t.join("planted").exists(), "{}", t.display());
+    }
+    let tmp = outside_dir();
+    let mut c = ctx(&s, &s.ws);
+    c.tmpdir = Some(tmp.path().to_path_buf());
+    let r = resolve_bounded(&s, c);
+    let o = run_resolved(&s, r, &format!("echo x > {}/f", q(tmp.path())));
+    assert_ok(&o);
+    assert!(tmp.path().join("f").exists());
+}

@@ -1,0 +1,160 @@
+//! End-to-end checks of issue 7 items 4 and 9 and issue 8 §6 through the `cordon` binary:
+//! what `run`, `--dry-run`, `--json` and `explain` say agree.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+const CORDON: &str = env!("CARGO_BIN_EXE_cordon");
+
+struct Project {
+    _root: tempfile::TempDir,
+    dir: PathBuf,
+    home: PathBuf,
+}
+
+fn project() -> Project {
+    // Under /var/tmp so it is not hidden by the sandbox's private /tmp.
+    let root = tempfile::Builder::new()
+        .prefix("cordon-cli-git-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let dir = root.path().join("proj");
+    let home = root.path().join("home");
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let st = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    Project {
+        dir: dir.canonicalize().unwrap(),
+        home: home.canonicalize().unwrap(),
+        _root: root,
+    }
+}
+
+fn cordon(p: &Project, cwd: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(CORDON)
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", &p.home)
+        .env("PWD", cwd)
+        .env_remove("CORDON_DISABLE_LAYERS")
+        .env_remove("CORDON_PROFILE")
+        .env_remove("CORDON_CONFIG")
+        .env_remove("TMPDIR")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn sandbox_available(p: &Project) -> bool {
+    let o = cordon(p, &p.dir, &["status", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("status --json");
+    let enabled = v["status"]["sandbox_enabled"]["value"].as_bool() == Some(true);
+    if !enabled {
+        let why = v["status"]["sandbox_enabled"]["reason"].to_string();
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("CI host must support the Linux sandbox, but: {why}");
+        }
+        eprintln!("SKIP: sandbox unavailable on this host: {why}");
+    }
+    enabled
+}
+
+/// Issue 8 §6: `--deny-read ..` from a subdirectory hides the cwd: `run` and `--dry-run`
+/// both refuse up front with exit 125 and the reason (not "No such file or directory").
+#[test]
+fn deny_read_of_the_cwd_is_refused_identically_in_dry_run() {
+    let p = project();
+    let sub = p.dir.join("sub");
+    for args in [
+        &["run", "--deny-read", "..", "--", "pwd"][..],
+        &["run", "--dry-run", "--deny-read", "..", "--", "pwd"][..],
+    ] {
+        let o = cordon(&p, &sub, args);
+        assert_eq!(o.status.code(), Some(125), "{args:?}: {}", text(&o.stderr));
+        let err = text(&o.stderr);
+        assert!(
+            err.contains("hides the working directory"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("No such file"), "{args:?}: {err}");
+    }
+    // Still works: denying a sibling.
+    let o = cordon(&p, &sub, &["run", "--deny-read", "../other", "--", "pwd"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+}
+
+/// Issue 7 item 4: a configured deny path that does not exist is reported in `--json` and
+/// in `explain`.
+#[test]
+fn missing_deny_path_is_reported_in_json_and_explain() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let o = cordon(
+        &p,
+        &p.dir,
+        &["run", "--json", "--deny-read", "conf/keys", "--", "true"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    let line = err.lines().last().unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_str(line).expect("--json report");
+    let notes = v["resolution_notes"].to_string();
+    assert!(
+        notes.contains("conf/keys") && notes.contains("does not exist"),
+        "{notes}"
+    );
+    let o = cordon(
+        &p,
+        &p.dir,
+        &["explain", "--deny-read", "conf/keys", "conf/keys"],
+    );
+    assert!(
+        text(&o.stdout).contains("does not exist"),
+        "{}",
+        text(&o.stdout)
+    );
+}
+
+/// Issue 7 item 9: `TMPDIR=<ws>/.git/hooks` does not open the hooks: the command gets
+/// `TMPDIR=/tmp`, a note says why, and nothing lands in the hooks directory.
+#[test]
+fn refused_tmpdir_points_the_command_at_tmp() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let hooks = p.dir.join(".git/hooks");
+    let o = Command::new(CORDON)
+        .args([
+            "run",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "echo \"$TMPDIR\"; echo x > \"$TMPDIR/planted\"",
+        ])
+        .current_dir(&p.dir)
+        .env("HOME", &p.home)
+        .env("TMPDIR", &hooks)
+        .env_remove("CORDON_DISABLE_LAYERS")
+        .env_remove("CORDON_PROFILE")
+        .env_remove("CORDON_CONFIG")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout).trim(), "/tmp");
+    assert!(!hooks.join("planted").exists());
+    assert!(text(&o.stderr).contains("$TMPDIR"), "{}", text(&o.stderr));
+}
