@@ -322,6 +322,7 @@ mod tests {
         "--depth",
         "--all-targets",
         "--test",
+        "--zap-all", // sgdisk, in the list of disk-destroying commands
     ];
 
     /// Every `--long` flag (and alias) of every subcommand, plus globals.
