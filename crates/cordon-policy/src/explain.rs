@@ -147,6 +147,10 @@ pub struct NetworkExplanation {
     /// How to change it when restricted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// Unix sockets: what is reachable and why (R-N2), one line each — the
+    /// `network.unix_sockets` entries (a container-engine one says it is host root), then
+    /// the rule for every other host socket.
+    pub unix_sockets: Vec<String>,
 }
 
 /// The sandbox decision: R-S1 rule, R-S3 backend, R-S5 status.
@@ -493,6 +497,11 @@ pub fn explain(
         && resolved.filesystem.top_view().private_tmp;
     let network_hint = match profile.network {
         NetworkPolicy::Enabled => None,
+        NetworkPolicy::Managed => Some(format!(
+            "profile `{}` lets the network out only through cordon's proxy; hosts: \
+             network.allow = {:?}, network.deny = {:?}",
+            profile.name, profile.network_rules.allow, profile.network_rules.deny
+        )),
         NetworkPolicy::Restricted => Some(format!(
             "profile `{}` restricts the network; set `network = \"enabled\"` in it, or \
              pass `--allow-network` for one command",
@@ -512,6 +521,7 @@ pub fn explain(
         network: NetworkExplanation {
             mode: profile.network,
             hint: network_hint,
+            unix_sockets: unix_socket_lines(resolved),
         },
         sandbox: SandboxExplanation {
             needed: selection.rule.needed(),
@@ -574,6 +584,9 @@ impl fmt::Display for Explanation {
             }
         }
         writeln!(f, "\nnetwork: {}", self.network.mode)?;
+        for l in &self.network.unix_sockets {
+            writeln!(f, "  unix socket: {l}")?;
+        }
         if let Some(h) = &self.network.hint {
             writeln!(f, "  to change: {h}")?;
         }
@@ -600,4 +613,29 @@ impl fmt::Display for Explanation {
         }
         Ok(())
     }
+}
+
+/// The lines of [`NetworkExplanation::unix_sockets`].
+fn unix_socket_lines(resolved: &ResolvedProfile) -> Vec<String> {
+    let mut out: Vec<String> = resolved
+        .unix_sockets
+        .iter()
+        .map(|p| {
+            let s = p.to_string_lossy();
+            match crate::network::container_engine_socket(&s) {
+                Some(engine) => format!(
+                    "{s}: reachable in every network mode (network.unix_sockets); a {engine} \
+                     socket is host root, allowed because i_understand_host_root = true"
+                ),
+                None => format!("{s}: reachable in every network mode (network.unix_sockets)"),
+            }
+        })
+        .collect();
+    out.push(
+        "any other host socket outside the writable roots: refused in every network mode \
+         (add it to network.unix_sockets; docker.sock, podman.sock and containerd.sock also \
+         need i_understand_host_root = true, since reaching one is root on the host)"
+            .into(),
+    );
+    out
 }
