@@ -1,10 +1,10 @@
 //! `cordon proxy`: the filtering proxy standalone (issue 10 §7).
 
 use crate::cli::ProxyArgs;
-use cordon_session::trust::user_config_path;
 use anyhow::{bail, Context, Result};
 use cordon_policy::{hosts::normalize_name, select_profile, Config, NetworkRules};
 use cordon_proxy::{DecisionLog, ProxyConfig, ProxyPolicy, Resolver};
+use cordon_session::trust::user_config_path;
 use std::collections::HashMap;
 use std::net::IpAddr;
 
