@@ -1245,12 +1245,14 @@ fn linked_worktree(
         Err(ReadRefusal::Missing) => {}
         Err(r) => return Err(format!("{}: {r}", commondir.display())),
     }
-    let real_git_dir = fs.kind(&common.join("HEAD")) == Some(FileKind::File)
-        && fs.kind(&common.join("objects")) == Some(FileKind::Dir)
-        && fs.kind(&common.join("refs")) == Some(FileKind::Dir);
-    if !real_git_dir {
-        return Err("its common dir is not a git dir".into());
+    // Every pointer was read from files a confined command could have written: none of
+    // the derived dirs may be reached through a symlink (one planted inside a writable
+    // root would carry the grant anywhere), and the common dir must be a real git dir.
+    if canonicalize_lenient(fs, gitdir) != gitdir || is_spelled_through_link(fs, dotgit) {
+        return Err("its git dir is named through a symlink".into());
     }
+    crate::git::real_git_dir(fs, &common)
+        .map_err(|why| format!("its common dir is not a real git dir: {why}"))?;
     if common.starts_with(root)
         || depth(&common) == 0
         || homes.iter().any(|h| h.starts_with(&common))
@@ -1258,6 +1260,21 @@ fn linked_worktree(
         return Err("its common dir is inside the root, `/`, or a home directory".into());
     }
     Ok(common)
+}
+
+/// Whether the `gitdir:` line of the `.git` file `dotgit` names its target through a
+/// symlink (its normalized spelling is not canonical). Unreadable counts as spelled
+/// through one: the caller refuses the grant.
+fn is_spelled_through_link(fs: &dyn FsView, dotgit: &Path) -> bool {
+    let Ok(text) = fs.read_small(dotgit, SMALL_FILE_CAP) else {
+        return true;
+    };
+    let Some(t) = text.lines().next().and_then(|l| l.strip_prefix("gitdir:")) else {
+        return true;
+    };
+    let base = canonicalize_lenient(fs, dotgit.parent().unwrap_or(Path::new("/")));
+    let spelled = lexical_normalize(Path::new(t.trim()), &base);
+    canonicalize_lenient(fs, &spelled) != spelled
 }
 
 /// The git dir and common dir of the repository whose worktree is `root`: `.git` as a
@@ -1995,5 +2012,67 @@ mod tests {
             "{:?}",
             r.notes
         );
+    }
+
+    /// A planted "common dir" whose `refs`/`objects`/`logs` are symlinks (to another
+    /// repository's hooks, to `$HOME`) is not a real git dir: nothing derived from it is
+    /// granted writable (security finding: fake linked worktree).
+    #[test]
+    fn fake_common_dir_with_symlinked_children_grants_nothing() {
+        let base = || {
+            MemFs::new()
+                .dir("/p/sub")
+                .dir("/victim/.git/hooks")
+                .dir("/home/u")
+                .file("/p/sub/.git", "gitdir: /p/fr/worktrees/wt\n")
+                .file("/p/fr/worktrees/wt/gitdir", "/p/sub/.git\n")
+                .file("/p/fr/worktrees/wt/commondir", "../..\n")
+                .file("/p/fr/worktrees/wt/HEAD", "ref: refs/heads/master\n")
+                .file("/p/fr/HEAD", "ref: refs/heads/master\n")
+        };
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        let cases = [
+            base().symlink("/p/fr/refs", "/victim/.git/hooks").symlink("/p/fr/objects", "/home/u"),
+            base().dir("/p/fr/refs").dir("/p/fr/objects").symlink("/p/fr/logs", "/home/u"),
+        ];
+        for fs in cases {
+            let r = resolve(&p, &ctx("/p/sub"), &fs).unwrap();
+            assert_eq!(access(&r, &fs, "/p/fr/x"), Access::Read);
+            assert_eq!(access(&r, &fs, "/p/fr/worktrees/wt/index"), Access::Read);
+            assert_eq!(access(&r, &fs, "/home/u/x"), Access::Read);
+            assert_eq!(access(&r, &fs, "/victim/.git/hooks/x"), Access::Read);
+            assert!(
+                r.notes.iter().any(|n| n.contains("not a real git dir")),
+                "{:?}",
+                r.notes
+            );
+        }
+        // The gitdir named through a symlink to the real repository's git dir.
+        let fs = MemFs::new()
+            .dir("/p/sub")
+            .dir("/repo/.git/objects")
+            .dir("/repo/.git/refs")
+            .file("/repo/.git/HEAD", "ref: refs/heads/main\n")
+            .file("/repo/.git/worktrees/wt/gitdir", "/p/sub/.git\n")
+            .symlink("/p/lnk", "/repo/.git")
+            .file("/p/sub/.git", "gitdir: /p/lnk/worktrees/wt\n");
+        let r = resolve(&p, &ctx("/p/sub"), &fs).unwrap();
+        assert_eq!(access(&r, &fs, "/repo/.git/objects/x"), Access::Read);
+    }
+
+    /// Still works: the same layout built by git (real children) is granted.
+    #[test]
+    fn real_common_dir_is_still_granted() {
+        let fs = MemFs::new()
+            .dir("/p/sub")
+            .dir("/p/fr/refs")
+            .dir("/p/fr/objects")
+            .file("/p/sub/.git", "gitdir: /p/fr/worktrees/wt\n")
+            .file("/p/fr/worktrees/wt/gitdir", "/p/sub/.git\n")
+            .file("/p/fr/worktrees/wt/commondir", "../..\n")
+            .file("/p/fr/HEAD", "ref: refs/heads/master\n");
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        let r = resolve(&p, &ctx("/p/sub"), &fs).unwrap();
+        assert_eq!(access(&r, &fs, "/p/fr/objects/x"), Access::Write);
     }
 }
