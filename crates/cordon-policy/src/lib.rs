@@ -20,15 +20,15 @@ pub mod config;
 pub mod decision;
 mod deny;
 pub mod env;
-pub mod limits;
 mod git;
 pub mod gitconfig;
+pub mod limits;
 pub mod paths;
 pub mod payload;
 pub mod profile;
 pub mod resolve;
-mod tmpdir;
 pub mod stripped;
+mod tmpdir;
 pub mod view;
 
 pub use caches::{CacheMode, CacheSpec, ResolvedCache, KNOWN_CACHES};

@@ -326,7 +326,9 @@ pub fn is_builtin_credential_spelling(spelling: &str) -> bool {
         .or_else(|| spelling.strip_prefix("~/"));
     home_rest.is_some_and(|r| {
         CREDENTIAL_STORES.contains(&r)
-            || crate::stripped::STRIPPED_CONFIGS.iter().any(|(p, _)| *p == r)
+            || crate::stripped::STRIPPED_CONFIGS
+                .iter()
+                .any(|(p, _)| *p == r)
     }) || SYSTEM_CREDENTIAL_FILES.contains(&spelling)
 }
 

@@ -2032,8 +2032,13 @@ mod tests {
         };
         let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
         let cases = [
-            base().symlink("/p/fr/refs", "/victim/.git/hooks").symlink("/p/fr/objects", "/home/u"),
-            base().dir("/p/fr/refs").dir("/p/fr/objects").symlink("/p/fr/logs", "/home/u"),
+            base()
+                .symlink("/p/fr/refs", "/victim/.git/hooks")
+                .symlink("/p/fr/objects", "/home/u"),
+            base()
+                .dir("/p/fr/refs")
+                .dir("/p/fr/objects")
+                .symlink("/p/fr/logs", "/home/u"),
         ];
         for fs in cases {
             let r = resolve(&p, &ctx("/p/sub"), &fs).unwrap();
