@@ -396,10 +396,11 @@ pub struct Location {
     pub note: Option<String>,
 }
 
-/// Name of the note cordon writes into the placeholder it creates for a missing protected
-/// `.git` or `.cordon` directory (R-P3). Placeholders are permanent (never removed by
-/// cordon: removing one would detach the read-only bind of a run still using it), so the
-/// note is what tells [`find_workspace`] that the directory is not a marker.
+/// Name of the note older cordon versions wrote into the placeholder for a missing
+/// protected `.git` or `.cordon` directory (R-P3); placeholders are now empty directories
+/// (git ignores them). Placeholders are permanent (never removed by cordon: removing one
+/// would detach the read-only bind of a run still using it), so a directory holding only
+/// this note is still not a marker for [`find_workspace`].
 pub const PLACEHOLDER_NOTE: &str = "CORDON-PLACEHOLDER";
 
 /// What the placeholder note says (for a person who finds it).
@@ -409,13 +410,23 @@ marker and not a repository. You may delete it when no cordon run is active; cor
 recreates it when needed.\n";
 
 /// Whether `dir` holds a workspace marker:
-/// - `.git` as a file (a `gitdir:` pointer), or as a directory that holds `HEAD` (what
-///   git itself requires of a git dir) or does not hold cordon's [`PLACEHOLDER_NOTE`];
-/// - `.cordon` as a directory that does not hold the [`PLACEHOLDER_NOTE`].
+/// - `.git` as a file (a `gitdir:` pointer), or as a non-empty directory that holds `HEAD`
+///   (what git itself requires of a git dir) or does not hold cordon's legacy
+///   [`PLACEHOLDER_NOTE`];
+/// - `.cordon` as a non-empty directory that does not hold the [`PLACEHOLDER_NOTE`].
 ///
 /// So the permanent placeholder cordon leaves for a missing `.git`/`.cordon` (an empty
-/// directory with the note) never moves the workspace of a later run: a run in `W`
-/// followed by a run in `W/sub` still picks `W/sub` when neither has a marker of its own.
+/// directory, which git ignores: it never shows in `git status`; older versions left the
+/// note in it) never moves the workspace of a later run: a run in `W` followed by a run in
+/// `W/sub` still picks `W/sub` when neither has a marker of its own.
+///
+/// Why an empty directory not counting can never give a confined command a wider
+/// workspace than it could already get: to make a marker `X/.cordon` empty, a command must
+/// be able to write inside it, and then it can remove `X/.cordon` outright, which has the
+/// same effect (the search goes on above `X`). The protected marker of a command's own
+/// workspace root is a read-only mount, so it can do neither. Creating an empty directory
+/// only removes a marker that was not there. What changes is for the user: an empty
+/// `.cordon/` they made by hand is no longer a marker (README: put the project config in it).
 fn has_marker(fs: &dyn FsView, dir: &Path) -> bool {
     let git = dir.join(".git");
     let git_marker = match fs.kind(&git) {
@@ -427,10 +438,13 @@ fn has_marker(fs: &dyn FsView, dir: &Path) -> bool {
     git_marker || (fs.kind(&cordon) == Some(FileKind::Dir) && !is_placeholder(fs, &cordon))
 }
 
-/// Whether the directory `d` is cordon's placeholder: it holds the [`PLACEHOLDER_NOTE`]
-/// and no `HEAD` (so a `git init` over a `.git` placeholder makes it a repository again).
+/// Whether the directory `d` is cordon's placeholder: it is empty, or (left by older
+/// versions) it holds the [`PLACEHOLDER_NOTE`] and no `HEAD` (so a `git init` over a `.git`
+/// placeholder makes it a repository again).
 fn is_placeholder(fs: &dyn FsView, d: &Path) -> bool {
-    fs.kind(&d.join(PLACEHOLDER_NOTE)) == Some(FileKind::File) && fs.kind(&d.join("HEAD")).is_none()
+    fs.is_empty_dir(d)
+        || (fs.kind(&d.join(PLACEHOLDER_NOTE)) == Some(FileKind::File)
+            && fs.kind(&d.join("HEAD")).is_none())
 }
 
 /// Whether the last component of `p` is a symlink (its canonical form is not its canonical
@@ -1687,7 +1701,7 @@ mod tests {
         let fs = MemFs::new()
             .dir("/data/cache")
             .symlink("/home/u/.cache", "/data/cache")
-            .dir("/home/u/proj/.git");
+            .dir("/home/u/proj/.git/objects");
         let p = restricted(vec![
             FsEntry::new(":workspace", Access::Write),
             FsEntry::new("~/.cache", Access::Write),
@@ -1701,7 +1715,7 @@ mod tests {
     #[test]
     fn symlinked_cwd_does_not_move_the_workspace() {
         let fs = MemFs::new()
-            .dir("/p/.git")
+            .dir("/p/.git/objects")
             .dir("/etc")
             .symlink("/p/rootlink", "/");
         let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
@@ -1726,7 +1740,7 @@ mod tests {
     /// E6: a workspace that is `/`, a home directory or above one is refused.
     #[test]
     fn home_or_root_as_workspace_is_refused() {
-        let fs = MemFs::new().dir("/home/u/proj/.git").dir("/tmp");
+        let fs = MemFs::new().dir("/home/u/proj/.git/objects").dir("/tmp");
         let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
         for cwd in ["/home/u", "/home", "/"] {
             assert!(
@@ -1753,7 +1767,7 @@ mod tests {
             .file("/w/sub/x/worktrees/wt/gitdir", "/w/sub/.git\n")
             .file("/w/sub/x/worktrees/wt/commondir", "/\n")
             .file("/w/sub/.git", "gitdir: x/worktrees/wt\n")
-            .dir("/w/.git")
+            .dir("/w/.git/objects")
             .dir("/etc");
         let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
         let r = resolve(&p, &ctx("/w/sub"), &fs).unwrap();
@@ -1819,8 +1833,8 @@ mod tests {
     #[test]
     fn workspace_markers_through_links_and_markerless_homes() {
         let fs = MemFs::new()
-            .dir("/home/u/proj/.git")
-            .dir("/srv/other/.git")
+            .dir("/home/u/proj/.git/objects")
+            .dir("/srv/other/.git/objects")
             .dir("/home/u/.config")
             .symlink("/home/u/proj/o", "/srv/other")
             .symlink("/home/u/proj/cfg", "/home/u/.config");
@@ -1841,7 +1855,7 @@ mod tests {
     /// missing ancestor.
     #[test]
     fn missing_config_dir_is_protected() {
-        let fs = MemFs::new().dir("/home/u/.config/.git");
+        let fs = MemFs::new().dir("/home/u/.config/.git/objects");
         let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
         let mut c = ctx("/home/u/.config");
         c.profile_files = vec!["/home/u/.config/cordon/config.toml".into()];
@@ -1890,7 +1904,7 @@ mod tests {
 
     #[test]
     fn missing_protected_paths_are_still_protected() {
-        let fs = MemFs::new().dir("/p/.git").dir("/tmp");
+        let fs = MemFs::new().dir("/p/.git/objects").dir("/tmp");
         let p = restricted(vec![
             FsEntry::new(":workspace", Access::Write),
             FsEntry::new(":tmp", Access::Write),

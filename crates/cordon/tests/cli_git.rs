@@ -214,3 +214,26 @@ fn planted_linked_worktree_with_symlinked_common_children_grants_nothing() {
         }
     }
 }
+
+/// Security finding 2: the placeholder cordon leaves for a missing `.cordon/` (and, in a
+/// repository-less workspace, `.git`) is an empty directory, which git ignores: a run
+/// leaves `git status` clean. Fails when the placeholder holds a file.
+#[test]
+fn placeholders_leave_git_status_clean() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let o = cordon(&p, &p.dir, &["run", "--", "true"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(p.dir.join(".cordon").is_dir(), "no placeholder was made");
+    let o = Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=all"])
+        .current_dir(&p.dir)
+        .output()
+        .unwrap();
+    assert_eq!(text(&o.stdout), "", "git status is not clean");
+    // A second run from a subdirectory keeps the repository as its workspace.
+    let o = cordon(&p, &p.dir.join("sub"), &["run", "--", "true"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+}
