@@ -237,3 +237,33 @@ fn placeholders_leave_git_status_clean() {
     let o = cordon(&p, &p.dir.join("sub"), &["run", "--", "true"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
 }
+
+/// Security finding 3: `cordon status` warns (text and `--json`) while the user's git
+/// configuration does not set `safe.bareRepository = explicit`, and stops once it does.
+#[test]
+fn status_warns_until_safe_bare_repository_is_explicit() {
+    let p = project();
+    let warned = |p: &Project| {
+        let o = cordon(p, &p.dir, &["status"]);
+        let t = text(&o.stdout).contains("safe.bareRepository");
+        let o = cordon(p, &p.dir, &["status", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("status --json");
+        let j = v["warnings"].to_string().contains("safe.bareRepository");
+        assert_eq!(t, j, "text and --json disagree");
+        t
+    };
+    let sys_sets_it = std::fs::read_to_string("/etc/gitconfig")
+        .is_ok_and(|s| s.to_ascii_lowercase().contains("barerepository"));
+    if !sys_sets_it {
+        assert!(warned(&p), "no warning without safe.bareRepository");
+    }
+    std::fs::write(
+        p.home.join(".gitconfig"),
+        "[safe]\n\tbareRepository = explicit\n",
+    )
+    .unwrap();
+    assert!(
+        !warned(&p),
+        "warning although safe.bareRepository = explicit"
+    );
+}
