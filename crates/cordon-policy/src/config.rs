@@ -5,7 +5,7 @@
 //!
 //! [profiles.dev]
 //! extends = "workspace-write"        # optional: start from a built-in or another profile
-//! network = "restricted"             # enabled | restricted
+//! network = "restricted"             # enabled | restricted (or a [network] table:)
 //! kind = "managed"                   # managed | disabled | external
 //! on_unavailable = "refuse"          # refuse | run-unconfined
 //! caches = "overlay"                 # overlay | read-only | shared (package caches, R-C1)
@@ -20,6 +20,14 @@
 //!   { path = ":home/secrets", access = "deny" },
 //! ]
 //!
+//! [profiles.dev.network]             # instead of `network = "…"` above
+//! mode = "restricted"
+//! unix_sockets = ["/run/user/1000/ssh-agent.sock"]   # reachable in every mode (R-N2)
+//! i_understand_host_root = false     # required to list docker.sock, podman.sock, …
+//! allow = ["crates.io", "**.npmjs.org"]  # the filtering proxy's lists (`cordon proxy`)
+//! deny = ["evil.crates.io"]          # deny wins; bare `*` is refused
+//! ports = [443]                      # optional
+//!
 //! [profiles.dev.env]
 //! keep = ["GITHUB_TOKEN"]            # kept although they match a secret pattern
 //! set = { RUST_LOG = "info" }
@@ -28,6 +36,7 @@
 //! A malformed file is an error with the file, line and column; it is never replaced by a
 //! default.
 
+use crate::network::NetworkRules;
 use crate::profile::{
     Access, EnvPolicy, FilesystemPolicy, FsEntry, NetworkPolicy, OnUnavailable, PermissionProfile,
     ProfileKind, BUILTIN_PROFILES, DEFAULT_PROFILE,
@@ -92,7 +101,7 @@ struct FileDef {
 struct ProfileDef {
     extends: Option<String>,
     kind: Option<ProfileKind>,
-    network: Option<NetworkPolicy>,
+    network: Option<NetDef>,
     on_unavailable: Option<OnUnavailable>,
     caches: Option<crate::caches::CacheMode>,
     #[serde(default)]
@@ -100,6 +109,40 @@ struct ProfileDef {
     filesystem: Option<FsDef>,
     env: Option<EnvDef>,
     limits: Option<crate::limits::LimitsDef>,
+}
+
+/// `network = "restricted"` or a `[network]` table.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(untagged)]
+enum NetDef {
+    Mode(NetworkPolicy),
+    Table(NetTable),
+}
+
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct NetTable {
+    mode: Option<NetworkPolicy>,
+    /// Appended to the base profile's list.
+    #[serde(default)]
+    unix_sockets: Vec<String>,
+    i_understand_host_root: Option<bool>,
+    /// Appended to the base profile's lists.
+    #[serde(default)]
+    allow: Vec<String>,
+    #[serde(default)]
+    deny: Vec<String>,
+    /// Replaces the base profile's list when given.
+    ports: Option<Vec<u16>>,
+}
+
+impl NetDef {
+    fn mode(&self) -> Option<NetworkPolicy> {
+        match self {
+            NetDef::Mode(m) => Some(*m),
+            NetDef::Table(t) => t.mode,
+        }
+    }
 }
 
 #[derive(Debug, Deserialize, Clone)]
@@ -210,7 +253,8 @@ impl Config {
             }
             Some(parent) => self.build(parent, depth + 1)?,
             None => {
-                if def.kind.is_none() || def.network.is_none() || def.filesystem.is_none() {
+                let has_mode = def.network.as_ref().and_then(NetDef::mode).is_some();
+                if def.kind.is_none() || !has_mode || def.filesystem.is_none() {
                     return Err(invalid(
                         "a profile without `extends` must set `kind`, `network` and `[filesystem]` \
                          (or add `extends = \"workspace-write\"`)"
@@ -222,6 +266,7 @@ impl Config {
                     kind: ProfileKind::Managed,
                     filesystem: FilesystemPolicy::Unrestricted,
                     network: NetworkPolicy::Restricted,
+                    network_rules: NetworkRules::default(),
                     env: EnvPolicy::default(),
                     on_unavailable: OnUnavailable::Refuse,
                     limits: Default::default(),
@@ -234,8 +279,22 @@ impl Config {
         if let Some(k) = def.kind {
             base.kind = k;
         }
-        if let Some(n) = def.network {
+        if let Some(n) = def.network.as_ref().and_then(NetDef::mode) {
             base.network = n;
+        }
+        if let Some(NetDef::Table(t)) = &def.network {
+            base.network_rules
+                .unix_sockets
+                .extend(t.unix_sockets.iter().cloned());
+            if let Some(c) = t.i_understand_host_root {
+                base.network_rules.i_understand_host_root = c;
+            }
+            base.network_rules.allow.extend(t.allow.iter().cloned());
+            base.network_rules.deny.extend(t.deny.iter().cloned());
+            if let Some(p) = &t.ports {
+                base.network_rules.ports = p.clone();
+            }
+            base.network_rules.validate().map_err(invalid)?;
         }
         if let Some(o) = def.on_unavailable {
             base.on_unavailable = o;
@@ -472,5 +531,67 @@ entries = [{ path = ":minimal", access = "read" }]
         )
         .unwrap();
         assert!(c.profile("a").is_err());
+    }
+
+    #[test]
+    fn network_table_sets_mode_and_unix_sockets() {
+        let text = r#"
+[profiles.agent]
+extends = "workspace-write"
+[profiles.agent.network]
+mode = "enabled"
+unix_sockets = ["/run/user/1000/ssh-agent.sock"]
+
+[profiles.child]
+extends = "agent"
+network = "restricted"
+
+[profiles.more]
+extends = "agent"
+[profiles.more.network]
+unix_sockets = ["~/.gnupg/S.gpg-agent"]
+"#;
+        let c = Config::parse(text, Path::new("/cfg.toml")).unwrap();
+        let p = c.profile("agent").unwrap();
+        assert_eq!(p.network, NetworkPolicy::Enabled);
+        assert_eq!(
+            p.network_rules.unix_sockets,
+            vec!["/run/user/1000/ssh-agent.sock"]
+        );
+        // A mode string keeps the parent's sockets; a table appends to them.
+        let child = c.profile("child").unwrap();
+        assert_eq!(child.network, NetworkPolicy::Restricted);
+        assert_eq!(child.network_rules.unix_sockets.len(), 1);
+        let more = c.profile("more").unwrap();
+        assert_eq!(more.network, NetworkPolicy::Enabled);
+        assert_eq!(more.network_rules.unix_sockets.len(), 2);
+    }
+
+    #[test]
+    fn container_engine_socket_needs_consent_at_load() {
+        let text = r#"
+[profiles.d]
+extends = "workspace-write"
+[profiles.d.network]
+unix_sockets = ["/var/run/docker.sock"]
+"#;
+        let c = Config::parse(text, Path::new("/cfg.toml")).unwrap();
+        let e = c.profile("d").unwrap_err().to_string();
+        assert!(
+            e.contains("docker socket") && e.contains("root on the host"),
+            "{e}"
+        );
+        assert!(e.contains("i_understand_host_root = true"), "{e}");
+        let ok = text.replace(
+            "unix_sockets",
+            "i_understand_host_root = true\nunix_sockets",
+        );
+        let c = Config::parse(&ok, Path::new("/cfg.toml")).unwrap();
+        assert!(c.profile("d").unwrap().network_rules.i_understand_host_root);
+        // An unknown key in the table is an error, not ignored.
+        let bad = "[profiles.x]\nextends = \"read-only\"\n[profiles.x.network]\nunix_socket = []\n";
+        assert!(Config::parse(bad, Path::new("/cfg.toml"))
+            .and_then(|c| c.profile("x"))
+            .is_err());
     }
 }

@@ -89,7 +89,10 @@ pub fn should_sandbox_rule(
     if managed_network_required {
         return ShouldSandboxRule::ManagedNetwork;
     }
-    if profile.network == NetworkPolicy::Restricted {
+    if profile.network == NetworkPolicy::Managed && profile.kind != ProfileKind::External {
+        return ShouldSandboxRule::ManagedNetwork;
+    }
+    if profile.network != NetworkPolicy::Enabled {
         return if profile.kind == ProfileKind::External {
             ShouldSandboxRule::ExternalOwnsFilesystem
         } else {
@@ -321,10 +324,24 @@ mod tests {
         }
     }
 
+    /// A `managed` network profile is sandboxed (the proxy relay needs the namespace).
+    #[test]
+    fn managed_network_profile_is_sandboxed() {
+        let p = profile(
+            ProfileKind::Managed,
+            FilesystemPolicy::Unrestricted,
+            NetworkPolicy::Managed,
+        );
+        assert_eq!(
+            should_sandbox_rule(&p, SandboxPreference::Auto, false),
+            ShouldSandboxRule::ManagedNetwork
+        );
+    }
+
     /// R-S1: the four returns of the auto branch, in order, plus the preferences.
     #[test]
     fn should_sandbox_four_returns() {
-        use NetworkPolicy::*;
+        use NetworkPolicy::{Enabled, Restricted};
         use ProfileKind::*;
         use SandboxPreference::*;
         let un = FilesystemPolicy::Unrestricted;

@@ -147,6 +147,10 @@ pub struct NetworkExplanation {
     /// How to change it when restricted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// Unix sockets: what is reachable and why (R-N2), one line each — the
+    /// `network.unix_sockets` entries (a container-engine one says it is host root), then
+    /// the rule for every other host socket.
+    pub unix_sockets: Vec<String>,
 }
 
 /// The sandbox decision: R-S1 rule, R-S3 backend, R-S5 status.
@@ -395,7 +399,8 @@ fn explain_path(
                      elsewhere or if it does not parse",
                     f.format
                 )
-            }),
+            })
+            .or_else(|| missing_deny(&resolved.filesystem, answer.entry, &canonical)),
         Access::Write => None,
     };
     PathExplanation {
@@ -407,6 +412,21 @@ fn explain_path(
         hint,
         shown_as,
     }
+}
+
+/// A deny entry whose path did not exist at launch hides nothing: there is no mount point
+/// to mask, so a file created there while a command runs (by you, or by another program)
+/// is readable by that command. Said plainly instead of "denied" alone (R-H4).
+fn missing_deny(fs: &ResolvedFilesystem, entry: Option<usize>, canonical: &Path) -> Option<String> {
+    let ResolvedFilesystem::Restricted { entries, .. } = fs else {
+        return None;
+    };
+    let e = &entries[entry?];
+    (!e.exists && e.path == canonical).then(|| {
+        "not present now, so nothing is hidden: a file created here while a command runs is \
+         readable by that command (the deny takes effect from the next run after it exists)"
+            .to_string()
+    })
 }
 
 /// How a readable path is shown when it is more than read-only: inside a copy-on-write
@@ -477,6 +497,11 @@ pub fn explain(
         && resolved.filesystem.top_view().private_tmp;
     let network_hint = match profile.network {
         NetworkPolicy::Enabled => None,
+        NetworkPolicy::Managed => Some(format!(
+            "profile `{}` lets the network out only through cordon's proxy; hosts: \
+             network.allow = {:?}, network.deny = {:?}",
+            profile.name, profile.network_rules.allow, profile.network_rules.deny
+        )),
         NetworkPolicy::Restricted => Some(format!(
             "profile `{}` restricts the network; set `network = \"enabled\"` in it, or \
              pass `--allow-network` for one command",
@@ -496,6 +521,7 @@ pub fn explain(
         network: NetworkExplanation {
             mode: profile.network,
             hint: network_hint,
+            unix_sockets: unix_socket_lines(resolved),
         },
         sandbox: SandboxExplanation {
             needed: selection.rule.needed(),
@@ -558,6 +584,9 @@ impl fmt::Display for Explanation {
             }
         }
         writeln!(f, "\nnetwork: {}", self.network.mode)?;
+        for l in &self.network.unix_sockets {
+            writeln!(f, "  unix socket: {l}")?;
+        }
         if let Some(h) = &self.network.hint {
             writeln!(f, "  to change: {h}")?;
         }
@@ -584,4 +613,29 @@ impl fmt::Display for Explanation {
         }
         Ok(())
     }
+}
+
+/// The lines of [`NetworkExplanation::unix_sockets`].
+fn unix_socket_lines(resolved: &ResolvedProfile) -> Vec<String> {
+    let mut out: Vec<String> = resolved
+        .unix_sockets
+        .iter()
+        .map(|p| {
+            let s = p.to_string_lossy();
+            match crate::network::container_engine_socket(&s) {
+                Some(engine) => format!(
+                    "{s}: reachable in every network mode (network.unix_sockets); a {engine} \
+                     socket is host root, allowed because i_understand_host_root = true"
+                ),
+                None => format!("{s}: reachable in every network mode (network.unix_sockets)"),
+            }
+        })
+        .collect();
+    out.push(
+        "any other host socket outside the writable roots: refused in every network mode \
+         (add it to network.unix_sockets; docker.sock, podman.sock and containerd.sock also \
+         need i_understand_host_root = true, since reaching one is root on the host)"
+            .into(),
+    );
+    out
 }

@@ -664,7 +664,7 @@ mod tests {
         let sys = PathBuf::from("/etc/gitconfig");
         let user = PathBuf::from("/h/.gitconfig");
         assert_eq!(
-            safe_bare_repository(&fs, &[sys.clone()]).as_deref(),
+            safe_bare_repository(&fs, std::slice::from_ref(&sys)).as_deref(),
             Some("explicit")
         );
         assert_eq!(

@@ -22,7 +22,9 @@ mod deny;
 pub mod env;
 mod git;
 pub mod gitconfig;
+pub mod hosts;
 pub mod limits;
+pub mod network;
 pub mod paths;
 pub mod payload;
 pub mod profile;
@@ -37,6 +39,7 @@ pub use decision::{
     platform_sandbox, select_initial, should_sandbox, should_sandbox_rule, Backend, Fact, Os,
     PlatformOptions, SandboxPreference, SandboxStatus, Selection, ShouldSandboxRule,
 };
+pub use network::{container_engine_socket, NetworkRules};
 pub use paths::{FileKind, FsView, MemFs};
 pub use payload::{HelperPayload, PayloadError};
 pub use profile::{

@@ -5,6 +5,7 @@
 //! (possibly symbolic, like `:workspace/build`); [`crate::resolve`] turns them into absolute,
 //! normalised paths for one cwd.
 
+use crate::network::NetworkRules;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -177,6 +178,10 @@ pub enum NetworkPolicy {
     /// No network at all: no socket reaches another host or the host's own loopback
     /// services, nor unix sockets outside the sandbox (R-L2).
     Restricted,
+    /// Out only through cordon's filtering proxy (issue 10 §4, §5): `network.allow` /
+    /// `deny` / `ports` decide per host; inside, the command has a private loopback and
+    /// the proxy at `127.0.0.1:3128` (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` set).
+    Managed,
 }
 
 impl fmt::Display for NetworkPolicy {
@@ -184,6 +189,7 @@ impl fmt::Display for NetworkPolicy {
         f.write_str(match self {
             NetworkPolicy::Enabled => "enabled",
             NetworkPolicy::Restricted => "restricted",
+            NetworkPolicy::Managed => "managed",
         })
     }
 }
@@ -243,6 +249,9 @@ pub struct PermissionProfile {
     pub filesystem: FilesystemPolicy,
     /// Network intent.
     pub network: NetworkPolicy,
+    /// The rest of the `[network]` table: unix sockets reachable in every mode (R-N2).
+    #[serde(default, skip_serializing_if = "NetworkRules::is_empty")]
+    pub network_rules: NetworkRules,
     /// Environment scrubbing.
     #[serde(default)]
     pub env: EnvPolicy,
@@ -377,6 +386,7 @@ impl PermissionProfile {
                         protect_metadata: true,
                     },
                     network: NetworkPolicy::Restricted,
+                    network_rules: NetworkRules::default(),
                     env: EnvPolicy::default(),
                     on_unavailable: OnUnavailable::Refuse,
                     limits: Default::default(),
@@ -393,6 +403,7 @@ impl PermissionProfile {
                     protect_metadata: true,
                 },
                 network: NetworkPolicy::Restricted,
+                network_rules: NetworkRules::default(),
                 env: EnvPolicy::default(),
                 on_unavailable: OnUnavailable::Refuse,
                 limits: Default::default(),
@@ -404,6 +415,7 @@ impl PermissionProfile {
                 kind: ProfileKind::Disabled,
                 filesystem: FilesystemPolicy::Unrestricted,
                 network: NetworkPolicy::Enabled,
+                network_rules: NetworkRules::default(),
                 env: EnvPolicy::default(),
                 on_unavailable: OnUnavailable::Refuse,
                 limits: Default::default(),

@@ -297,6 +297,10 @@ pub struct ResolvedProfile {
     pub workspace: PathBuf,
     /// The compiled filesystem policy.
     pub filesystem: ResolvedFilesystem,
+    /// `network.unix_sockets` (R-N2) as absolute paths with every symlink resolved (as far
+    /// as they exist): the host sockets the unix-socket guard lets the command reach.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unix_sockets: Vec<PathBuf>,
     /// Things resolution could not honour and skipped, in plain words (e.g. `:home` with
     /// no `$HOME`). Shown by `cordon explain`.
     pub notes: Vec<String>,
@@ -317,6 +321,10 @@ pub struct ResolvedProfile {
 /// Errors from resolution.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum ResolveError {
+    /// A `network.unix_sockets` entry is invalid or is a container-engine socket listed
+    /// without `i_understand_host_root = true` (R-N2; a symlink to one counts).
+    #[error("{0}")]
+    UnixSocket(String),
     /// The cwd is not absolute.
     #[error("cwd must be an absolute path, got {0:?}")]
     RelativeCwd(PathBuf),
@@ -952,12 +960,14 @@ pub fn resolve(
         fs,
     );
     let stripped = stripped_files(&filesystem);
+    let unix_sockets = resolve_unix_sockets(profile, ctx, fs, &workspace)?;
     Ok(ResolvedProfile {
         format_version: PROFILE_FORMAT_VERSION,
         profile: profile.clone(),
         cwd,
         workspace,
         filesystem,
+        unix_sockets,
         notes,
         tmpdir_refused,
         caches,
@@ -1049,6 +1059,32 @@ fn cache_entries(
             .map(|p| FsEntry::new(p, Access::Write).with_source("caches = \"shared\""))
             .collect(),
     }
+}
+
+/// `network.unix_sockets` expanded like filesystem entries and canonicalised; a
+/// container-engine socket (by its spelling or where it resolves) without consent is an
+/// error (R-N2).
+fn resolve_unix_sockets(
+    profile: &PermissionProfile,
+    ctx: &ResolveContext,
+    fs: &dyn FsView,
+    workspace: &Path,
+) -> Result<Vec<PathBuf>, ResolveError> {
+    let rules = &profile.network_rules;
+    rules.validate().map_err(ResolveError::UnixSocket)?;
+    let mut out = Vec::new();
+    for (index, s) in rules.unix_sockets.iter().enumerate() {
+        for p in expand(s, index, ctx, workspace)? {
+            let c = canonicalize_lenient(fs, &p);
+            rules
+                .check_host_root(&c.to_string_lossy())
+                .map_err(|e| ResolveError::UnixSocket(format!("{e} ({s} resolves to it)")))?;
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Whether a temp dir that resolves to `c` is too wide to be writable wholesale (or exempt
@@ -2093,5 +2129,36 @@ mod tests {
         let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
         let r = resolve(&p, &ctx("/p/sub"), &fs).unwrap();
         assert_eq!(access(&r, &fs, "/p/fr/objects/x"), Access::Write);
+    }
+
+    #[test]
+    fn unix_sockets_resolve_and_a_symlinked_engine_socket_needs_consent() {
+        let fs = MemFs::new()
+            .dir("/home/u/proj/.git/objects")
+            .dir("/run/user/1000")
+            .file("/run/user/1000/agent.sock", "")
+            .file("/run/docker.sock", "")
+            .symlink("/run/user/1000/innocent.sock", "/run/docker.sock");
+        let ctx = ResolveContext {
+            cwd: "/home/u/proj".into(),
+            home: Some("/home/u".into()),
+            ..Default::default()
+        };
+        let mut p = PermissionProfile::builtin("workspace-write").unwrap();
+        p.network_rules.unix_sockets = vec!["/run/user/1000/agent.sock".into()];
+        let r = resolve(&p, &ctx, &fs).unwrap();
+        assert_eq!(
+            r.unix_sockets,
+            vec![PathBuf::from("/run/user/1000/agent.sock")]
+        );
+        p.network_rules.unix_sockets = vec!["/run/user/1000/innocent.sock".into()];
+        let e = resolve(&p, &ctx, &fs).unwrap_err().to_string();
+        assert!(
+            e.contains("/run/docker.sock") && e.contains("innocent.sock"),
+            "{e}"
+        );
+        p.network_rules.i_understand_host_root = true;
+        let r = resolve(&p, &ctx, &fs).unwrap();
+        assert_eq!(r.unix_sockets, vec![PathBuf::from("/run/docker.sock")]);
     }
 }

@@ -473,6 +473,7 @@ fn base_strategy() -> impl Strategy<Value = PermissionProfile> {
                 } else {
                     NetworkPolicy::Restricted
                 },
+                network_rules: Default::default(),
                 env: EnvPolicy::default(),
                 on_unavailable: OnUnavailable::Refuse,
                 limits: Default::default(),
@@ -495,6 +496,7 @@ fn scope(x: Option<&AdditionalPermissions>, q: &Path) -> Access {
             protect_metadata: false,
         },
         network: NetworkPolicy::Restricted,
+        network_rules: Default::default(),
         env: EnvPolicy::default(),
         on_unavailable: OnUnavailable::Refuse,
         limits: Default::default(),

@@ -30,6 +30,8 @@ pub enum Widening {
 /// The escalation decision: offered (with the new form) or not (with the reason).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "escalation", rename_all = "kebab-case")]
+// Built at most once per attempt and moved, never stored in bulk: boxing buys nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Escalation {
     /// A retry may be offered; it needs a new approval.
     Offered {

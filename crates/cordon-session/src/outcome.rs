@@ -692,6 +692,7 @@ mod tests {
             tmpdir_refused: None,
             caches: vec![],
             stripped: vec![],
+            unix_sockets: vec![],
         }
     }
 

@@ -45,6 +45,10 @@ pub enum Command {
     /// workspace under ~/.cache/cordon/overlays.
     #[command(subcommand)]
     Cache(CacheCommand),
+    /// Run the filtering proxy standalone (HTTP absolute-form, CONNECT and SOCKS5 on one
+    /// port) with the profile's network.allow/deny/ports plus --allow/--deny/--port, for a
+    /// harness that confines the command by other means. Runs until killed.
+    Proxy(ProxyArgs),
     /// Run escape probes (move .git aside, hard link out, inherited descriptor, other
     /// processes' environment, TIOCSTI, …) and "still works" probes through `cordon run` on
     /// this host, and print a pass/fail table for bug reports. Exit 1 if a probe fails.
@@ -79,6 +83,44 @@ pub struct SelftestArgs {
     #[arg(long)]
     pub print_script: bool,
     /// Output machine-readable JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cordon proxy` options.
+#[derive(Debug, Clone, Args)]
+pub struct ProxyArgs {
+    /// Address to listen on (port 0 picks a free one; the chosen address is printed).
+    #[arg(long, default_value = "127.0.0.1:0", value_name = "ADDR")]
+    pub listen: std::net::SocketAddr,
+    /// Allow HOST (repeatable): `example.com`, `*.example.com` (subdomains),
+    /// `**.example.com` (apex and subdomains), `10.0.0.5`, `127.0.0.0/8`, each optionally
+    /// `:PORT`. A bare `*` is refused.
+    #[arg(long, value_name = "HOST")]
+    pub allow: Vec<String>,
+    /// Deny HOST (repeatable; deny wins over allow).
+    #[arg(long, value_name = "HOST")]
+    pub deny: Vec<String>,
+    /// Only these destination ports (repeatable; default: any).
+    #[arg(long = "port", value_name = "PORT")]
+    pub ports: Vec<u16>,
+    /// Append every decision as one JSON line to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Resolve NAME to IP instead of asking DNS (repeatable, `NAME=IP`); when given, names
+    /// not listed do not resolve. For tests and benchmarks.
+    #[arg(long = "map", value_name = "NAME=IP")]
+    pub map: Vec<String>,
+    /// Worker threads.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+    /// Take network.allow/deny/ports from this profile too (default: none).
+    #[arg(short, long)]
+    pub profile: Option<String>,
+    /// Config file with named profiles.
+    #[arg(short, long)]
+    pub config: Option<PathBuf>,
+    /// Print the listening address as JSON (`{"listen": "127.0.0.1:PORT"}`).
     #[arg(long)]
     pub json: bool,
 }
@@ -323,7 +365,7 @@ mod tests {
         "--depth",
         "--all-targets",
         "--test",
-        "--zap-all",
+        "--zap-all", // sgdisk, in the list of disk-destroying commands
     ];
 
     /// Every `--long` flag (and alias) of every subcommand, plus globals.

@@ -681,6 +681,54 @@ fn home_as_workspace_is_refused() {
     assert!(!p.home.join("ran").exists());
 }
 
+/// `cordon proxy` (issue 10 §7): a bare `*` is refused before anything listens; a valid
+/// list listens and prints its address, and blocks an unlisted host with the rule named.
+#[test]
+fn proxy_refuses_bare_star_and_serves_its_lists() {
+    let o = Command::new(CORDON)
+        .args(["proxy", "--allow", "*"])
+        .output()
+        .unwrap();
+    assert_ne!(o.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("would match every host"), "{err}");
+
+    let mut child = Command::new(CORDON)
+        .args([
+            "proxy",
+            "--json",
+            "--allow",
+            "example.test",
+            "--map",
+            "example.test=127.0.0.1",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    let addr: std::net::SocketAddr = v["listen"].as_str().unwrap().parse().unwrap();
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    use std::io::{Read, Write};
+    s.write_all(
+        b"GET http://other.test/ HTTP/1.1\r\nHost: other.test\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    let mut r = String::new();
+    let _ = s.read_to_string(&mut r);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(r.starts_with("HTTP/1.1 403"), "{r}");
+    assert!(r.contains("x-cordon-blocked: not in network.allow"), "{r}");
+}
+
 /// Issue 13 §1: `--dry-run` prints the typed mount plan the helper applies (text and
 /// `--json`): staging first, pivot last, the project a writable bind, `.git/hooks` a
 /// protected read-only bind, `~/.ssh` masked.

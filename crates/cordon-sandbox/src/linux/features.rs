@@ -109,7 +109,7 @@ impl fmt::Display for Present {
 
 /// The confinement mechanisms this host offers, as probed by [`probe`] (or built by hand
 /// in tests). Every `false`/`None` carries a reason in plain words, shown by
-/// `cordon status`/`cordon doctor` and in refusals (R-S4, R-S5).
+/// `cordon status` and in refusals (R-S4, R-S5).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LinuxFeatures {
     /// `uname -r`.

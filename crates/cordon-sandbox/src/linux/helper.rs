@@ -48,7 +48,7 @@ use super::seccomp_filter;
 use super::sys;
 use super::{PAYLOAD_FROM_ENV_PREFIX, PAYLOAD_FROM_FD_PREFIX};
 use crate::HostFs;
-use cordon_policy::{Access, HelperPayload, ResolvedProfile};
+use cordon_policy::{Access, HelperPayload, NetworkPolicy, ResolvedProfile};
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -508,7 +508,99 @@ fn child_env(payload: &HelperPayload, rung: Rung) -> Vec<(String, String)> {
         _ if writable(Path::new("/tmp")) => env.push(("TMPDIR".into(), "/tmp".into())),
         _ => {}
     }
+    if rung == Rung::Namespaces && payload.profile.profile.network == NetworkPolicy::Managed {
+        let vars = proxy_env();
+        env.retain(|(k, _)| !vars.iter().any(|(v, _)| v == k));
+        env.extend(vars);
+    }
     env
+}
+
+/// The variables that point programs at the relay of a managed network (issue 10 §5):
+/// `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` (SOCKS5 with remote DNS), `NO_PROXY` in both
+/// cases (git, curl, Python, Go, Rust/reqwest, …), and npm's, pip's, yarn's and cargo's
+/// own.
+pub(crate) fn proxy_env() -> Vec<(String, String)> {
+    let http = format!("http://127.0.0.1:{}", super::relay::PROXY_PORT);
+    let socks = format!("socks5h://127.0.0.1:{}", super::relay::PROXY_PORT);
+    let no = "localhost,127.0.0.1,::1".to_string();
+    let mut v = Vec::new();
+    for (k, val) in [
+        ("HTTP_PROXY", &http),
+        ("HTTPS_PROXY", &http),
+        ("ALL_PROXY", &socks),
+        ("NO_PROXY", &no),
+    ] {
+        v.push((k.to_string(), val.clone()));
+        v.push((k.to_ascii_lowercase(), val.clone()));
+    }
+    for k in [
+        "npm_config_proxy",
+        "npm_config_https_proxy",
+        "PIP_PROXY",
+        "YARN_HTTP_PROXY",
+        "YARN_HTTPS_PROXY",
+        "CARGO_HTTP_PROXY",
+    ] {
+        v.push((k.to_string(), http.clone()));
+    }
+    v
+}
+
+/// The host side of a managed network: the proxy's unix socket in a fresh private
+/// directory (mode 0700, created — never reused — so nothing another run or user made is
+/// followed), removed when dropped.
+struct ProxySocket {
+    dir: std::path::PathBuf,
+    path: std::path::PathBuf,
+    listener: Option<std::os::unix::net::UnixListener>,
+}
+
+impl ProxySocket {
+    fn create() -> std::io::Result<ProxySocket> {
+        use std::os::unix::fs::DirBuilderExt;
+        let base = std::env::temp_dir();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        // SAFETY: getpid has no preconditions.
+        let dir = base.join(format!("cordon-proxy-{}-{nanos}", unsafe {
+            libc::getpid()
+        }));
+        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+        let path = dir.join("proxy.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&path)?;
+        Ok(ProxySocket {
+            dir,
+            path,
+            listener: Some(listener),
+        })
+    }
+}
+
+impl Drop for ProxySocket {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// Starts the filtering proxy for a managed network on the socket's listener, with the
+/// profile's `network.allow`/`deny`/`ports`; decisions go to `$CORDON_PROXY_LOG` (JSONL)
+/// when set.
+fn start_proxy(
+    profile: &ResolvedProfile,
+    sock: &mut ProxySocket,
+) -> Result<cordon_proxy::Running, String> {
+    let policy = cordon_proxy::ProxyPolicy::from_rules(&profile.profile.network_rules)?;
+    let mut cfg = cordon_proxy::ProxyConfig::new(policy);
+    if let Some(p) = std::env::var_os("CORDON_PROXY_LOG") {
+        cfg.log = cordon_proxy::DecisionLog::open(Path::new(&p))
+            .map_err(|e| format!("cannot open CORDON_PROXY_LOG: {e}"))?;
+    }
+    let l = sock.listener.take().ok_or("the proxy socket is gone")?;
+    cordon_proxy::spawn_unix(cfg, l, 2).map_err(|e| format!("starting the proxy: {e}"))
 }
 
 /// The confinement every rung applies in the process that will fork (or be) the command:
@@ -558,6 +650,8 @@ pub(crate) fn confine(
     if let Some(s) = &plan.seccomp {
         let prog = seccomp_filter::build(seccomp_filter::FilterOptions {
             deny_sockets: s.deny_sockets,
+            local_families_only: s.local_families_only,
+            allow_pidfd_getfd: plan.unix_guard,
         });
         sys::install_seccomp(&prog).map_err(|e| ConfineFailure::Failed(format!("seccomp: {e}")))?;
         applied.push(Layer::seccomp(s));
@@ -593,6 +687,14 @@ fn run_namespaces(
     let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
     let (alive_r, alive_w) = sys::pipe().map_err(|e| HelperError::setup("pipe", e))?;
     let (status_r, status_w) = sys::pipe().map_err(|e| HelperError::setup("pipe", e))?;
+    let mut proxy_sock = if plan.proxy_relay {
+        // Checked before anything starts: a bad list is a refusal, not a dead proxy.
+        cordon_proxy::ProxyPolicy::from_rules(&profile.profile.network_rules)
+            .map_err(|e| HelperError::Message(format!("refusing to run: {e}")))?;
+        Some(ProxySocket::create().map_err(|e| HelperError::setup("the proxy socket", e))?)
+    } else {
+        None
+    };
     process::block_signals();
     // R-H5: the helper joins the run's cgroup (if the host gives one) before the clone, so
     // everything in the sandbox inherits it; it leaves and removes it on every way out.
@@ -627,6 +729,10 @@ fn run_namespaces(
         drop(alive_w);
         drop(status_r);
         reporter.close_in_child();
+        let sock_path = proxy_sock.as_mut().map(|s| {
+            s.listener.take(); // init never serves it
+            s.path.clone()
+        });
         let mut ctx = InitContext {
             profile,
             plan,
@@ -637,6 +743,7 @@ fn run_namespaces(
             alive: alive_r,
             status: Some(status_w),
             print_report: reporter.stderr,
+            proxy_sock: sock_path,
         };
         let code = match init_main(&mut ctx) {
             Ok(code) => code,
@@ -666,6 +773,19 @@ fn run_namespaces(
         }
         None => {} // init failed and said why; its exit code (125) follows
     }
+    // The proxy lives exactly as long as the command's tree: until init is reaped.
+    let proxy = match proxy_sock.as_mut().map(|s| start_proxy(profile, s)) {
+        Some(Err(e)) => {
+            // SAFETY: kill has no memory-safety preconditions; `pid` is our child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            process::supervise(pid);
+            leave(&cgroup);
+            drop(alive_w);
+            return Err(HelperError::Message(format!("sandbox setup failed: {e}")));
+        }
+        Some(Ok(r)) => Some(r),
+        None => None,
+    };
     let watchdog = match super::limits::Watchdog::start(pid, &limits, cgroup.as_ref()) {
         Ok(w) => w,
         Err(e) => {
@@ -680,6 +800,8 @@ fn run_namespaces(
     };
     let code = process::supervise(pid);
     let hit = super::limits::after_run(watchdog, cgroup.as_ref(), code);
+    drop(proxy);
+    drop(proxy_sock);
     drop(alive_w);
     Ok(super::limits::finish(hit, &limits, code))
 }
@@ -700,6 +822,9 @@ struct InitContext<'a> {
     status: Option<OwnedFd>,
     /// `--report`: print the applied layers before the command starts.
     print_report: bool,
+    /// Managed network: the proxy's unix socket on the host (pinned before the root is
+    /// rebuilt, relayed to `127.0.0.1:3128`).
+    proxy_sock: Option<PathBuf>,
 }
 
 impl InitContext<'_> {
@@ -749,6 +874,18 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
             });
         }
     }
+    // The proxy's socket (managed network) and the listed host sockets are pinned in the
+    // host's view, before the root is rebuilt.
+    let relay_target = match ctx.proxy_sock.as_deref().map(super::relay::pin) {
+        Some(Ok(fd)) => Some(fd),
+        Some(Err(e)) => return Err(HelperError::setup("opening the proxy socket", e)),
+        None => None,
+    };
+    let allowed_sockets = if ctx.plan.unix_guard {
+        super::unix_guard::pin_allowed(&ctx.profile.unix_sockets)
+    } else {
+        Vec::new()
+    };
     let built = match mounts::build(ctx.layout) {
         Ok(b) => b,
         Err(e) if is_proc_refusal(&e) => {
@@ -760,6 +897,15 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
             return Err(HelperError::ParentGone);
         }
         Err(e) => return Err(HelperError::setup("mounts", e)),
+    };
+    if ctx.plan.loopback {
+        super::loopback::bring_up_lo()
+            .map_err(|e| HelperError::setup("bringing up the private loopback (lo)", e))?;
+    }
+    let relay_listeners = match &relay_target {
+        Some(_) => super::relay::listen()
+            .map_err(|e| HelperError::setup("listening on the proxy relay port", e))?,
+        None => Vec::new(),
     };
     std::env::set_current_dir(&ctx.profile.cwd).map_err(|e| HelperError::Setup {
         stage: "entering the working directory",
@@ -789,6 +935,16 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
         Layer::mounts(&ctx.profile.filesystem, private_tmp),
     ];
     layers.extend(applied);
+    if ctx.plan.unix_guard {
+        layers.push(Layer::UnixGuard {
+            listed: allowed_sockets.len(),
+        });
+    }
+    if relay_target.is_some() {
+        layers.push(Layer::ProxyRelay {
+            port: super::relay::PROXY_PORT,
+        });
+    }
     layers.push(Layer::Environment);
     let report = AppliedReport {
         rung: Rung::Namespaces,
@@ -806,7 +962,49 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
     }
     ctx.send(&SetupStatus::Applied(report));
     drop(ctx.status.take());
-    let child = process::spawn(ctx.spec, before_exec)?;
+    let guard_chan = if ctx.plan.unix_guard {
+        Some(
+            super::unix_guard::channel()
+                .map_err(|e| HelperError::setup("socketpair for the unix-socket guard", e))?,
+        )
+    } else {
+        None
+    };
+    let child = process::spawn(ctx.spec, || {
+        if let Some((_, theirs)) = &guard_chan {
+            super::unix_guard::install_in_child(theirs)?;
+        }
+        before_exec()
+    })?;
+    if let Some((ours, theirs)) = guard_chan {
+        drop(theirs);
+        let cfg = super::unix_guard::GuardConfig {
+            abstract_ok: ctx.plan.net_namespace
+                || ctx
+                    .plan
+                    .landlock
+                    .as_ref()
+                    .is_some_and(|l| l.scope_abstract_unix),
+            allowed: allowed_sockets,
+        };
+        let started = super::unix_guard::receive_listener(&ours)
+            .and_then(|l| super::unix_guard::start(l, cfg));
+        if let Err(e) = started {
+            // The command's connect calls would wait forever: take the tree down.
+            // SAFETY: kill has no memory-safety preconditions; `child` is our child.
+            unsafe { libc::kill(child, libc::SIGKILL) };
+            process::supervise(child);
+            return Err(HelperError::setup("starting the unix-socket guard", e));
+        }
+    }
+    if let Some(target) = relay_target {
+        if let Err(e) = super::relay::start(relay_listeners, target) {
+            // SAFETY: kill has no memory-safety preconditions; `child` is our child.
+            unsafe { libc::kill(child, libc::SIGKILL) };
+            process::supervise(child);
+            return Err(HelperError::setup("starting the proxy relay", e));
+        }
+    }
     let code = process::supervise(child);
     if code != 0 {
         if let Some(h) = super::caches::read_only_hint(ctx.profile, &built.read_only_caches) {
@@ -938,9 +1136,8 @@ struct SupervisorContext<'a> {
 fn supervisor_main(ctx: &mut SupervisorContext<'_>) -> Result<i32, HelperError> {
     process::block_supervisor_signals();
     let death = process::parent_death_signal();
-    // SAFETY: getppid has no preconditions.
     if sys::prctl(libc::PR_SET_PDEATHSIG, death as libc::c_ulong).is_err()
-        || unsafe { libc::getppid() } != ctx.helper
+        || nix::unistd::getppid().as_raw() != ctx.helper
     {
         return Err(HelperError::ParentGone); // the helper is already gone: run nothing
     }

@@ -77,6 +77,19 @@ pub enum Layer {
     Seccomp {
         /// `socket(2)` denied for every family.
         deny_sockets: bool,
+        /// `socket(2)` allowed for unix/inet/inet6 only (private network namespace).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        local_families_only: bool,
+    },
+    /// The unix-socket guard: init judges every `connect(2)` of the command (issue 10).
+    UnixGuard {
+        /// Host sockets listed in `network.unix_sockets`.
+        listed: usize,
+    },
+    /// The managed network's relay to cordon's filtering proxy.
+    ProxyRelay {
+        /// The port inside the sandbox (`127.0.0.1:PORT`).
+        port: u16,
     },
     /// Rung 2's supervisor (child subreaper) that kills every descendant.
     Supervisor,
@@ -113,6 +126,7 @@ impl Layer {
     pub fn seccomp(plan: &SeccompPlan) -> Layer {
         Layer::Seccomp {
             deny_sockets: plan.deny_sockets,
+            local_families_only: plan.local_families_only,
         }
     }
 }
@@ -185,13 +199,27 @@ impl fmt::Display for Layer {
                     }
                 )
             }
-            Layer::Seccomp { deny_sockets } => write!(
+            Layer::UnixGuard { listed } => write!(
+                f,
+                "unix-socket guard (connect judged by init: pathname sockets only on writable \
+                 mounts or among the {listed} in network.unix_sockets; unix datagrams refused)"
+            ),
+            Layer::ProxyRelay { port } => write!(
+                f,
+                "proxy relay 127.0.0.1:{port} -> cordon's filtering proxy (network.allow/deny)"
+            ),
+            Layer::Seccomp {
+                deny_sockets,
+                local_families_only,
+            } => write!(
                 f,
                 "seccomp filter (ptrace, new namespaces, mount, io_uring, keyring, bpf, perf, \
                  module/kexec, TIOCSTI, setuid/setgid modes{}; clone3 -> ENOSYS; foreign \
                  arch/x32 killed)",
                 if *deny_sockets {
                     ", socket() of every family"
+                } else if *local_families_only {
+                    ", socket() other than unix/inet/inet6"
                 } else {
                     ""
                 }
@@ -238,7 +266,11 @@ mod tests {
         );
         let m = Layer::mounts(&ResolvedFilesystem::Unrestricted, true);
         assert!(m.to_string().starts_with("mounts: host root writable"));
-        let v = serde_json::to_value(Layer::Seccomp { deny_sockets: true }).unwrap();
+        let v = serde_json::to_value(Layer::Seccomp {
+            deny_sockets: true,
+            local_families_only: false,
+        })
+        .unwrap();
         assert_eq!(
             v,
             serde_json::json!({"layer": "seccomp", "deny_sockets": true})

@@ -24,11 +24,14 @@ mod helper;
 mod landlock_layer;
 mod layer;
 pub mod limits;
+mod loopback;
 mod mounts;
 mod plan;
 mod process;
+mod relay;
 mod seccomp_filter;
 mod sys;
+mod unix_guard;
 
 pub use caches::{probe_overlay, read_only_hint};
 pub use features::{
@@ -44,6 +47,7 @@ pub use plan::{
 };
 pub use process::{EXIT_NOEXEC, EXIT_NOTFOUND, EXIT_SETUP};
 pub use seccomp_filter::denied_syscalls;
+pub use unix_guard::mechanism as unix_socket_mechanism;
 
 use cordon_policy::ResolvedProfile;
 use std::ffi::OsString;

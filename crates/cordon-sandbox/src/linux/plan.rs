@@ -37,10 +37,10 @@ pub struct LandlockPlan {
     /// Filesystem rights are handled (restricted filesystem).
     pub fs: bool,
     /// TCP bind/connect are handled with no rule allowing any port (ABI >= 4, network
-    /// restricted).
+    /// restricted on rung 2; rung 1 has a private network namespace instead).
     pub tcp: bool,
     /// Connecting to abstract unix sockets created outside the sandbox is denied (ABI >= 6,
-    /// network restricted).
+    /// every network mode).
     pub scope_abstract_unix: bool,
     /// Signalling processes outside the sandbox is denied (ABI >= 6).
     pub scope_signal: bool,
@@ -53,9 +53,14 @@ pub struct LandlockPlan {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeccompPlan {
     /// `socket(2)` fails with `EPERM` for every family, `AF_UNIX` included (network
-    /// restricted). `socketpair(2)` keeps working.
+    /// restricted on rung 2). `socketpair(2)` keeps working.
     pub deny_sockets: bool,
-    /// Some guarantee rests on seccomp (always true when `deny_sockets`).
+    /// `socket(2)` only for `AF_UNIX`, `AF_INET`, `AF_INET6` (network restricted on rung
+    /// 1: the private network namespace reaches nothing).
+    #[serde(default)]
+    pub local_families_only: bool,
+    /// Some guarantee rests on seccomp (always true when `deny_sockets` or the unix-socket
+    /// guard runs).
     pub required: bool,
 }
 
@@ -66,6 +71,19 @@ pub struct LinuxPlan {
     pub rung: Rung,
     /// A network namespace is created (rung 1, network restricted).
     pub net_namespace: bool,
+    /// Init brings `lo` up in that namespace: the command gets a private 127.0.0.1/::1
+    /// (see `super::loopback`).
+    #[serde(default)]
+    pub loopback: bool,
+    /// Init judges the command's `connect(2)` calls (rung 1 with seccomp): pathname unix
+    /// sockets only on writable mounts or in `network.unix_sockets` (see
+    /// `super::unix_guard`).
+    #[serde(default)]
+    pub unix_guard: bool,
+    /// Managed network: init relays `127.0.0.1:3128` to cordon's filtering proxy, which
+    /// the helper runs for exactly as long as the command (see `super::relay`).
+    #[serde(default)]
+    pub proxy_relay: bool,
     /// Landlock, if applied.
     pub landlock: Option<LandlockPlan>,
     /// Seccomp, if applied.
@@ -198,7 +216,13 @@ fn seccomp_reason(f: &LinuxFeatures) -> String {
     )
 }
 
-/// The highest Landlock ABI the `landlock` crate in this build knows how to drive.
+/// How the unix-socket guard is described in reports.
+pub const UNIX_GUARD_DESC: &str = "unix-socket guard (connect judged by init: pathname \
+     sockets only on writable mounts or in network.unix_sockets)";
+
+/// The highest Landlock ABI the `landlock` crate in this build knows how to drive (the
+/// last `landlock::ABI` variant, V7 for landlock 0.4.8). The cap is pinned by the test
+/// `landlock_abi_is_capped_and_reported` below; raise this together with the crate.
 pub const LANDLOCK_CRATE_MAX_ABI: u32 = 7;
 
 fn landlock_desc(l: &LandlockPlan) -> String {
@@ -228,6 +252,8 @@ fn seccomp_desc(s: &SeccompPlan) -> String {
         .to_string();
     if s.deny_sockets {
         d.push_str(", socket() of every family");
+    } else if s.local_families_only {
+        d.push_str(", socket() other than unix/inet/inet6");
     }
     d.push_str("; clone3 -> ENOSYS; foreign arch/x32 killed)");
     d
@@ -248,7 +274,9 @@ fn seccomp_desc(s: &SeccompPlan) -> String {
 /// Errors: a [`Refusal`] naming the first unmet guarantee.
 pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<LinuxPlan, Refusal> {
     let fs_restricted = matches!(profile.filesystem, ResolvedFilesystem::Restricted { .. });
-    let net_restricted = profile.profile.network == NetworkPolicy::Restricted;
+    // Managed is restricted plus a relay to the proxy.
+    let net_restricted = profile.profile.network != NetworkPolicy::Enabled;
+    let managed = profile.profile.network == NetworkPolicy::Managed;
     let abi = features
         .landlock
         .value()
@@ -288,9 +316,18 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
             reason: seccomp_reason(features),
         });
     }
+    let rung1 = features.user_namespaces.is_available();
+    if managed && !rung1 {
+        return Err(Refusal {
+            guarantee: "managed network (only cordon's proxy reaches out)".into(),
+            needs: "a network namespace".into(),
+            reason: userns_reason(features),
+        });
+    }
     let seccomp = if features.seccomp.is_available() {
         Some(SeccompPlan {
-            deny_sockets: net_restricted,
+            deny_sockets: net_restricted && !rung1,
+            local_families_only: net_restricted && rung1,
             required: net_restricted,
         })
     } else {
@@ -305,11 +342,19 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
         let landlock = abi.map(|abi| LandlockPlan {
             abi,
             fs: fs_restricted,
-            tcp: net_restricted && abi >= LANDLOCK_ABI_NET,
-            scope_abstract_unix: net_restricted && abi >= LANDLOCK_ABI_SCOPE,
+            // The private network namespace confines TCP on this rung.
+            tcp: false,
+            scope_abstract_unix: abi >= LANDLOCK_ABI_SCOPE,
             scope_signal: abi >= LANDLOCK_ABI_SCOPE,
             required: false,
         });
+        let unix_guard = seccomp.is_some();
+        if !unix_guard {
+            notes.push(format!(
+                "{}: host unix sockets are reachable with the network enabled",
+                seccomp_reason(features)
+            ));
+        }
         if landlock.is_none() {
             notes.push(format!(
                 "{}: mounts and namespaces alone confine the command",
@@ -317,7 +362,7 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
             ));
         }
         let mut applied = vec![if net_restricted {
-            "user+mount+pid+ipc+net namespaces".to_string()
+            "user+mount+pid+ipc+net namespaces (private loopback up)".to_string()
         } else {
             "user+mount+pid+ipc namespaces".to_string()
         }];
@@ -350,10 +395,23 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
         if let Some(s) = &seccomp {
             applied.push(seccomp_desc(s));
         }
+        if unix_guard {
+            applied.push(UNIX_GUARD_DESC.into());
+        }
+        if managed {
+            applied.push(
+                "proxy relay: 127.0.0.1:3128 -> cordon's filtering proxy (network.allow/deny), \
+                 HTTP(S)_PROXY/ALL_PROXY set"
+                    .into(),
+            );
+        }
         applied.push("environment replaced by the scrubbed payload env".into());
         return Ok(LinuxPlan {
             rung: Rung::Namespaces,
             net_namespace: net_restricted,
+            loopback: net_restricted,
+            unix_guard,
+            proxy_relay: managed,
             landlock,
             seccomp,
             kill_descendants: false,
@@ -415,7 +473,7 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
         abi,
         fs: fs_restricted,
         tcp: net_restricted && abi >= LANDLOCK_ABI_NET,
-        scope_abstract_unix: net_restricted,
+        scope_abstract_unix: true,
         scope_signal: true,
         required: true,
     };
@@ -436,9 +494,19 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
             .to_string(),
         "environment replaced by the scrubbed payload env".to_string(),
     ];
+    if !net_restricted {
+        notes.push(
+            "rung 2 has no unix-socket guard: host pathname unix sockets are reachable with \
+             the network enabled"
+                .into(),
+        );
+    }
     Ok(LinuxPlan {
         rung: Rung::LandlockOnly,
         net_namespace: false,
+        loopback: false,
+        unix_guard: false,
+        proxy_relay: false,
         landlock: Some(landlock),
         seccomp,
         kill_descendants: true,
@@ -504,12 +572,14 @@ mod tests {
         assert_eq!(plan.rung, Rung::Namespaces);
         assert!(plan.net_namespace);
         let l = plan.landlock.as_ref().unwrap();
-        assert!(l.fs && l.tcp && l.scope_abstract_unix && l.scope_signal && !l.required);
-        assert!(plan.seccomp.as_ref().unwrap().deny_sockets);
+        assert!(l.fs && !l.tcp && l.scope_abstract_unix && l.scope_signal && !l.required);
+        let sc = plan.seccomp.as_ref().unwrap();
+        assert!(!sc.deny_sockets && sc.local_families_only && sc.required);
+        assert!(plan.loopback && plan.unix_guard);
         let s = plan.summary();
         assert!(s.contains("user+mount+pid+ipc+net namespaces"), "{s}");
         assert!(
-            s.contains("landlock ABI 7 (fs, tcp, scope: abstract-unix, signal)"),
+            s.contains("landlock ABI 7 (fs, scope: abstract-unix, signal)"),
             "{s}"
         );
         assert!(s.contains("capabilities dropped"), "{s}");
@@ -521,10 +591,13 @@ mod tests {
         let mut p = PermissionProfile::builtin("workspace-write").unwrap();
         p.network = NetworkPolicy::Enabled;
         let plan = plan(&resolved(&p), &LinuxFeatures::full(7)).unwrap();
-        assert!(!plan.net_namespace);
-        assert!(!plan.seccomp.unwrap().deny_sockets);
+        assert!(!plan.net_namespace && !plan.loopback);
+        // Host unix sockets stay guarded and abstract sockets scoped in every mode.
+        assert!(plan.unix_guard);
+        let sc = plan.seccomp.unwrap();
+        assert!(!sc.deny_sockets && !sc.local_families_only);
         let l = plan.landlock.unwrap();
-        assert!(!l.tcp && !l.scope_abstract_unix && l.scope_signal);
+        assert!(!l.tcp && l.scope_abstract_unix && l.scope_signal);
     }
 
     #[test]

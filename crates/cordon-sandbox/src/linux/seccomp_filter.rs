@@ -12,9 +12,13 @@
 //! 4. `clone3` → `ENOSYS`, so libc falls back to `clone`, whose flags a filter can read.
 //! 5. `clone` with any `CLONE_NEW*` flag → `EPERM`.
 //! 6. `ioctl(fd, TIOCSTI | TIOCLINUX, …)` → `EPERM` (typing into the host terminal).
-//! 7. Network restricted: `socket(2)` → `EPERM` for every family (`AF_UNIX` too: a unix
-//!    socket bound on the host filesystem would otherwise be reachable). `socketpair(2)`
-//!    and I/O on existing sockets stay allowed.
+//! 7. Network restricted on rung 2 (no network namespace): `socket(2)` → `EPERM` for every
+//!    family (`AF_UNIX` too: a unix socket bound on the host filesystem would otherwise be
+//!    reachable). `socketpair(2)` and I/O on existing sockets stay allowed.
+//!    Network restricted on rung 1 (a private network namespace with only `lo`):
+//!    `socket(2)` is allowed for `AF_UNIX`, `AF_INET` and `AF_INET6` only (`EPERM` for
+//!    `AF_NETLINK`, `AF_PACKET`, …): the namespace reaches nothing, and pathname unix
+//!    sockets are judged by the unix-socket guard (see [`build_unix_guard`]).
 //! 8. No setuid/setgid bits (R-H3): `chmod`, `fchmod`, `fchmodat`, `fchmodat2`, `mkdir`,
 //!    `mkdirat`, `mknod`, `mknodat` with `S_ISUID` or `S_ISGID` in the mode → `EPERM`;
 //!    `open`, `openat` and `creat` that create a file (`O_CREAT` or `O_TMPFILE`) with such a
@@ -23,6 +27,11 @@
 //!    root-owned setuid program on the host. File capabilities need `CAP_SETFCAP`, which
 //!    is dropped before the filter is installed.
 //! 9. Everything else is allowed.
+//!
+//! A second, smaller program ([`build_unix_guard`]) is stacked on the command alone when
+//! the unix-socket guard runs (`super::unix_guard`): `connect(2)` goes to the guard as a
+//! user notification, datagram unix sockets (whose `sendto` carries an address the guard
+//! cannot see) are refused, and `pidfd_getfd(2)` is denied to the command.
 
 use super::sys::SockFilter;
 
@@ -32,6 +41,7 @@ const BPF_JEQ_K: u16 = 0x05 | 0x10; // BPF_JMP | BPF_JEQ | BPF_K
 const BPF_JGE_K: u16 = 0x05 | 0x30; // BPF_JMP | BPF_JGE | BPF_K
 const BPF_JSET_K: u16 = 0x05 | 0x40; // BPF_JMP | BPF_JSET | BPF_K
 const BPF_RET_K: u16 = 0x06; // BPF_RET | BPF_K
+const BPF_ALU_AND_K: u16 = 0x04 | 0x50; // BPF_ALU | BPF_AND | BPF_K
 
 // <linux/seccomp.h>
 /// `SECCOMP_RET_KILL_PROCESS`.
@@ -40,6 +50,8 @@ pub const RET_KILL_PROCESS: u32 = 0x8000_0000;
 pub const RET_ALLOW: u32 = 0x7fff_0000;
 /// `SECCOMP_RET_ERRNO` (the errno goes in the low 16 bits).
 pub const RET_ERRNO: u32 = 0x0005_0000;
+/// `SECCOMP_RET_USER_NOTIF`: the syscall waits for the listener's answer.
+pub const RET_USER_NOTIF: u32 = 0x7fc0_0000;
 
 // struct seccomp_data { int nr; __u32 arch; __u64 instruction_pointer; __u64 args[6]; }
 const OFF_NR: u32 = 0;
@@ -207,10 +219,16 @@ pub fn denied_syscalls() -> Vec<(&'static str, i64)> {
 }
 
 /// Options of the filter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct FilterOptions {
-    /// Deny `socket(2)` for every family (network restricted).
+    /// Deny `socket(2)` for every family (network restricted on rung 2).
     pub deny_sockets: bool,
+    /// Allow `socket(2)` for `AF_UNIX`, `AF_INET` and `AF_INET6` only (network restricted
+    /// on rung 1: a private network namespace).
+    pub local_families_only: bool,
+    /// Leave `pidfd_getfd(2)` allowed: the filter of init, which uses it to judge the
+    /// command's `connect(2)` calls (the command's own [`build_unix_guard`] denies it).
+    pub allow_pidfd_getfd: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -222,6 +240,9 @@ enum Target {
     Kill,
     CloneCheck,
     IoctlCheck,
+    SocketCheck,
+    UnixTypeCheck,
+    Notify,
     /// `open`: flags in args[1], mode in args[2].
     OpenFlags1,
     /// `openat`: flags in args[2], mode in args[3].
@@ -232,7 +253,7 @@ enum Target {
     Mode3,
 }
 
-const TARGETS: usize = 12;
+const TARGETS: usize = 15;
 
 fn mode_target(i: u32) -> Target {
     match i {
@@ -247,6 +268,7 @@ enum Ins {
     Jeq(u32, Target, Target),
     Jge(u32, Target, Target),
     Jset(u32, Target, Target),
+    And(u32),
     Ret(u32),
     Label(Target),
 }
@@ -264,6 +286,9 @@ pub fn build(opts: FilterOptions) -> Vec<SockFilter> {
     #[cfg(target_arch = "x86_64")]
     p.push(Ins::Jge(X32_SYSCALL_BIT, Kill, Next));
     for (_, nr) in denied_syscalls() {
+        if opts.allow_pidfd_getfd && nr == NR_PIDFD_GETFD {
+            continue;
+        }
         p.push(Ins::Jeq(nr as u32, Eperm, Next));
     }
     p.push(Ins::Jeq(NR_CLONE3 as u32, Enosys, Next));
@@ -280,8 +305,18 @@ pub fn build(opts: FilterOptions) -> Vec<SockFilter> {
     p.push(Ins::Jeq(libc::SYS_ioctl as u32, IoctlCheck, Next));
     if opts.deny_sockets {
         p.push(Ins::Jeq(libc::SYS_socket as u32, Eperm, Next));
+    } else if opts.local_families_only {
+        p.push(Ins::Jeq(libc::SYS_socket as u32, SocketCheck, Next));
     }
     p.push(Ins::Ret(RET_ALLOW));
+    if !opts.deny_sockets && opts.local_families_only {
+        p.push(Ins::Label(SocketCheck));
+        // socket(domain, type, protocol): the domain is args[0].
+        p.push(Ins::Ld(off_arg_lo(0)));
+        p.push(Ins::Jeq(libc::AF_UNIX as u32, Allow, Next));
+        p.push(Ins::Jeq(libc::AF_INET as u32, Allow, Next));
+        p.push(Ins::Jeq(libc::AF_INET6 as u32, Allow, Eperm));
+    }
     // open(path, flags, mode) / openat(dfd, path, flags, mode): the mode only counts when
     // the call creates a file (otherwise it is whatever was left in the register).
     p.push(Ins::Label(OpenFlags1));
@@ -320,6 +355,50 @@ pub fn build(opts: FilterOptions) -> Vec<SockFilter> {
     assemble(&p)
 }
 
+/// The program stacked on the command when the unix-socket guard runs (see the module
+/// docs and `super::unix_guard`):
+/// - `connect(2)` → `SECCOMP_RET_USER_NOTIF` (every family: the guard cannot trust the
+///   address in the caller's memory, so it performs every connect itself);
+/// - `socket(2)`/`socketpair(2)` of `AF_UNIX` with a type other than `SOCK_STREAM` or
+///   `SOCK_SEQPACKET` → `EPERM` (a datagram's `sendto` names its peer in user memory;
+///   `SOCK_RAW` is a datagram socket for `AF_UNIX`);
+/// - `pidfd_getfd(2)` → `EPERM` (only init may take the command's descriptors).
+///
+/// Foreign architectures and x32 are killed as in [`build`].
+pub fn build_unix_guard() -> Vec<SockFilter> {
+    use Target::*;
+    let mut p: Vec<Ins> = vec![
+        Ins::Ld(OFF_ARCH),
+        Ins::Jeq(AUDIT_ARCH.unwrap_or(u32::MAX), Next, Kill),
+        Ins::Ld(OFF_NR),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    p.push(Ins::Jge(X32_SYSCALL_BIT, Kill, Next));
+    p.push(Ins::Jeq(libc::SYS_connect as u32, Notify, Next));
+    p.push(Ins::Jeq(NR_PIDFD_GETFD as u32, Eperm, Next));
+    p.push(Ins::Jeq(libc::SYS_socket as u32, SocketCheck, Next));
+    p.push(Ins::Jeq(libc::SYS_socketpair as u32, SocketCheck, Next));
+    p.push(Ins::Ret(RET_ALLOW));
+    p.push(Ins::Label(SocketCheck));
+    p.push(Ins::Ld(off_arg_lo(0)));
+    p.push(Ins::Jeq(libc::AF_UNIX as u32, UnixTypeCheck, Allow));
+    p.push(Ins::Label(UnixTypeCheck));
+    // The type is args[1] with SOCK_NONBLOCK/SOCK_CLOEXEC in the high bits.
+    p.push(Ins::Ld(off_arg_lo(1)));
+    p.push(Ins::And(0xf));
+    p.push(Ins::Jeq(libc::SOCK_STREAM as u32, Allow, Next));
+    p.push(Ins::Jeq(libc::SOCK_SEQPACKET as u32, Allow, Eperm));
+    p.push(Ins::Label(Allow));
+    p.push(Ins::Ret(RET_ALLOW));
+    p.push(Ins::Label(Notify));
+    p.push(Ins::Ret(RET_USER_NOTIF));
+    p.push(Ins::Label(Eperm));
+    p.push(Ins::Ret(RET_ERRNO | libc::EPERM as u32));
+    p.push(Ins::Label(Kill));
+    p.push(Ins::Ret(RET_KILL_PROCESS));
+    assemble(&p)
+}
+
 fn label_index(t: Target) -> usize {
     t as usize
 }
@@ -353,6 +432,12 @@ fn assemble(p: &[Ins]) -> Vec<SockFilter> {
             Ins::Label(_) => continue,
             Ins::Ld(k) => SockFilter {
                 code: BPF_LD_W_ABS,
+                jt: 0,
+                jf: 0,
+                k,
+            },
+            Ins::And(k) => SockFilter {
+                code: BPF_ALU_AND_K,
                 jt: 0,
                 jf: 0,
                 k,
@@ -410,6 +495,7 @@ mod tests {
                     a = u32::from_le_bytes(data[k..k + 4].try_into().unwrap());
                 }
                 BPF_RET_K => return i.k,
+                BPF_ALU_AND_K => a &= i.k,
                 BPF_JEQ_K | BPF_JGE_K | BPF_JSET_K => {
                     let c = match i.code {
                         BPF_JEQ_K => a == i.k,
@@ -431,9 +517,7 @@ mod tests {
 
     #[test]
     fn denies_the_listed_syscalls_and_allows_the_rest() {
-        let p = build(FilterOptions {
-            deny_sockets: false,
-        });
+        let p = build(FilterOptions::default());
         for (name, nr) in denied_syscalls() {
             assert_eq!(sys(&p, nr, [0; 6]), EPERM, "{name}");
         }
@@ -455,7 +539,10 @@ mod tests {
 
     #[test]
     fn restricted_network_denies_every_socket_family_but_not_socketpair() {
-        let p = build(FilterOptions { deny_sockets: true });
+        let p = build(FilterOptions {
+            deny_sockets: true,
+            ..Default::default()
+        });
         for family in [
             libc::AF_UNIX,
             libc::AF_INET,
@@ -479,7 +566,10 @@ mod tests {
 
     #[test]
     fn clone_with_namespace_flags_is_denied_and_clone3_is_enosys() {
-        let p = build(FilterOptions { deny_sockets: true });
+        let p = build(FilterOptions {
+            deny_sockets: true,
+            ..Default::default()
+        });
         let fork_flags =
             (libc::CLONE_CHILD_SETTID | libc::CLONE_CHILD_CLEARTID | libc::SIGCHLD) as u64;
         let thread_flags = (libc::CLONE_VM
@@ -518,9 +608,7 @@ mod tests {
 
     #[test]
     fn tiocsti_is_denied_other_ioctls_allowed() {
-        let p = build(FilterOptions {
-            deny_sockets: false,
-        });
+        let p = build(FilterOptions::default());
         assert_eq!(
             sys(&p, libc::SYS_ioctl, [0, TIOCSTI as u64, 0, 0, 0, 0]),
             EPERM
@@ -547,9 +635,7 @@ mod tests {
     /// R-H3: no setuid/setgid bit through any mode-setting call; ordinary modes pass.
     #[test]
     fn set_id_modes_are_denied_and_plain_modes_allowed() {
-        let p = build(FilterOptions {
-            deny_sockets: false,
-        });
+        let p = build(FilterOptions::default());
         let calls = mode_setting_syscalls();
         assert!(calls.len() >= 6);
         for (name, nr, arg) in calls {
@@ -592,9 +678,7 @@ mod tests {
 
     #[test]
     fn foreign_arch_and_x32_are_killed() {
-        let p = build(FilterOptions {
-            deny_sockets: false,
-        });
+        let p = build(FilterOptions::default());
         // i386 (AUDIT_ARCH_I386) and arm (AUDIT_ARCH_ARM).
         assert_eq!(run(&p, 0x4000_0003, 1, [0; 6]), RET_KILL_PROCESS);
         assert_eq!(run(&p, 0x4000_0028, 1, [0; 6]), RET_KILL_PROCESS);
@@ -612,8 +696,74 @@ mod tests {
 
     #[test]
     fn program_fits_the_kernel_limit() {
-        let p = build(FilterOptions { deny_sockets: true });
+        let p = build(FilterOptions {
+            deny_sockets: true,
+            ..Default::default()
+        });
         assert!(p.len() < 4096);
         assert_eq!(p.last().unwrap().k, RET_KILL_PROCESS);
+    }
+
+    #[test]
+    fn private_netns_allows_local_families_only() {
+        let p = build(FilterOptions {
+            local_families_only: true,
+            ..Default::default()
+        });
+        for family in [libc::AF_UNIX, libc::AF_INET, libc::AF_INET6] {
+            assert_eq!(
+                sys(&p, libc::SYS_socket, [family as u64, 1, 0, 0, 0, 0]),
+                RET_ALLOW,
+                "{family}"
+            );
+        }
+        for family in [libc::AF_NETLINK, libc::AF_PACKET, libc::AF_VSOCK, 0] {
+            assert_eq!(
+                sys(&p, libc::SYS_socket, [family as u64, 3, 0, 0, 0, 0]),
+                EPERM,
+                "{family}"
+            );
+        }
+        // pidfd_getfd is only left to init when asked.
+        assert_eq!(sys(&p, NR_PIDFD_GETFD, [0; 6]), EPERM);
+        let init = build(FilterOptions {
+            local_families_only: true,
+            allow_pidfd_getfd: true,
+            ..Default::default()
+        });
+        assert_eq!(sys(&init, NR_PIDFD_GETFD, [0; 6]), RET_ALLOW);
+    }
+
+    #[test]
+    fn unix_guard_notifies_connect_and_refuses_unix_datagrams() {
+        let p = build_unix_guard();
+        assert_eq!(
+            sys(&p, libc::SYS_connect, [3, 0, 0, 0, 0, 0]),
+            RET_USER_NOTIF
+        );
+        assert_eq!(sys(&p, NR_PIDFD_GETFD, [0; 6]), EPERM);
+        let unix = libc::AF_UNIX as u64;
+        let flags = (libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK) as u64;
+        for nr in [libc::SYS_socket, libc::SYS_socketpair] {
+            for ok in [libc::SOCK_STREAM, libc::SOCK_SEQPACKET] {
+                assert_eq!(
+                    sys(&p, nr, [unix, ok as u64 | flags, 0, 0, 0, 0]),
+                    RET_ALLOW
+                );
+            }
+            for bad in [libc::SOCK_DGRAM, libc::SOCK_RAW, libc::SOCK_RDM] {
+                assert_eq!(sys(&p, nr, [unix, bad as u64 | flags, 0, 0, 0, 0]), EPERM);
+            }
+            // Other families' datagrams are not this program's business.
+            let inet = libc::AF_INET as u64;
+            assert_eq!(
+                sys(&p, nr, [inet, libc::SOCK_DGRAM as u64, 0, 0, 0, 0]),
+                RET_ALLOW
+            );
+        }
+        for nr in [libc::SYS_sendto, libc::SYS_sendmsg, libc::SYS_read] {
+            assert_eq!(sys(&p, nr, [0; 6]), RET_ALLOW);
+        }
+        assert_eq!(run(&p, 0x4000_0003, 1, [0; 6]), RET_KILL_PROCESS);
     }
 }

@@ -8,6 +8,7 @@ mod check;
 mod context;
 mod explain;
 mod profiles;
+mod proxy;
 mod run;
 mod selftest;
 mod status;
@@ -22,6 +23,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Context(a) => context::context(a),
         Command::Explain(a) => explain::explain(a),
         Command::Cache(c) => cache::cache(c),
+        Command::Proxy(a) => proxy::proxy(a),
         Command::Selftest(a) => selftest::selftest(a),
     }
 }

@@ -34,7 +34,12 @@ pub fn status(args: StatusArgs) -> Result<i32> {
     #[cfg(not(target_os = "linux"))]
     let limits: Vec<String> = vec!["not enforced on this OS".into()];
     #[cfg(target_os = "linux")]
-    let host = serde_json::to_value(&manager.features)?;
+    let host = {
+        let mut h = serde_json::to_value(&manager.features)?;
+        let (pathname, abstract_) = cordon_sandbox::linux::unix_socket_mechanism(&manager.features);
+        h["unix_sockets"] = json!({"pathname": pathname, "abstract": abstract_});
+        h
+    };
     let caches = cache_status(&chosen.profile);
     #[cfg(not(target_os = "linux"))]
     let host = json!({"os": format!("{:?}", manager.os)});
@@ -80,6 +85,9 @@ pub fn status(args: StatusArgs) -> Result<i32> {
             "  running as root:  {}",
             if f.running_as_root { "yes" } else { "no" }
         );
+        let (pathname, abstract_) = cordon_sandbox::linux::unix_socket_mechanism(f);
+        println!("  unix sockets:     {pathname}");
+        println!("  abstract sockets: {abstract_}");
         if !f.disabled.is_empty() {
             println!(
                 "  disabled layers:  {} (CORDON_DISABLE_LAYERS)",

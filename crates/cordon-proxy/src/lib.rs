@@ -1,0 +1,641 @@
+//! cordon's filtering proxy (issue 10 §4, `cordon proxy`): one TCP port that speaks
+//!
+//! - HTTP/1.1 absolute-form requests for plain `http://` (`GET http://host/path`),
+//! - `CONNECT host:port` (HTTPS and anything else tunnelled), and
+//! - SOCKS5 `CONNECT` with addresses or names (`socks5h://`: the proxy resolves),
+//!
+//! told apart by the first byte (5 = SOCKS5), and judges all three with one
+//! [`ProxyPolicy`]: deny list, allow list (deny wins), optional port list, then every
+//! resolved address just before connecting to exactly that address (internal addresses
+//! need an explicit address rule — DNS rebinding gets nothing). A blocked HTTP request
+//! gets `403` with an `X-Cordon-Blocked` header and a body naming the rule; a blocked
+//! SOCKS5 request gets reply 2 ("not allowed by ruleset"). Every decision is one JSON line
+//! in the decision log ([`DecisionLog`]).
+//!
+//! HTTP is parsed by hyper; the SOCKS5 parser ([`socks5`]) is small, fuzzed and
+//! property-tested.
+
+pub mod policy;
+pub mod socks5;
+
+pub use policy::{ProxyPolicy, Verdict};
+
+use bytes::Bytes;
+use http_body_util::{combinators::BoxBody, BodyExt, Empty, Full};
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::io::Write;
+use std::net::{IpAddr, SocketAddr};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream, UnixListener};
+
+/// Name of the response header of a blocked request; its value is the rule.
+pub const BLOCKED_HEADER: &str = "x-cordon-blocked";
+
+/// How names are resolved.
+#[derive(Debug, Clone, Default)]
+pub enum Resolver {
+    /// The system resolver (`getaddrinfo` through tokio).
+    #[default]
+    System,
+    /// A fixed table (the test and benchmark hook): names not in it do not resolve.
+    /// Keys are normalised names (lower case, no trailing dot).
+    Map(HashMap<String, Vec<IpAddr>>),
+}
+
+impl Resolver {
+    async fn resolve(&self, name: &str, port: u16) -> std::io::Result<Vec<IpAddr>> {
+        match self {
+            Resolver::System => Ok(tokio::net::lookup_host((name, port))
+                .await?
+                .map(|a| a.ip())
+                .collect()),
+            Resolver::Map(m) => m.get(name).cloned().ok_or_else(|| {
+                std::io::Error::new(std::io::ErrorKind::NotFound, format!("{name}: no address"))
+            }),
+        }
+    }
+}
+
+/// One decision, as written to the log (one JSON object per line).
+#[derive(Debug, Clone, Serialize)]
+pub struct LogRecord {
+    /// Seconds since the Unix epoch.
+    pub ts: f64,
+    /// `http`, `connect` or `socks5`.
+    pub proto: &'static str,
+    /// The destination host as the client named it.
+    pub host: String,
+    /// The destination port.
+    pub port: u16,
+    /// `allow`, `deny` or `error` (allowed but the connection failed).
+    pub decision: &'static str,
+    /// The rule (see [`Verdict::rule`]) or the error.
+    pub rule: String,
+    /// The address connected to (allow) or refused (internal address).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub addr: Option<String>,
+}
+
+/// The JSONL decision log: a file opened for appending (each line one `write`), or
+/// nothing.
+#[derive(Debug, Default)]
+pub struct DecisionLog {
+    file: Option<Mutex<std::fs::File>>,
+}
+
+impl DecisionLog {
+    /// Appends to `path` (created if missing).
+    ///
+    /// Errors: the file cannot be opened.
+    pub fn open(path: &Path) -> std::io::Result<DecisionLog> {
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        Ok(DecisionLog {
+            file: Some(Mutex::new(f)),
+        })
+    }
+
+    fn record(&self, r: &LogRecord) {
+        let Some(f) = &self.file else { return };
+        let mut line = serde_json::to_vec(r).unwrap_or_default();
+        line.push(b'\n');
+        if let Ok(mut f) = f.lock() {
+            let _ = f.write_all(&line);
+        }
+    }
+}
+
+/// Everything the proxy needs.
+#[derive(Debug)]
+pub struct ProxyConfig {
+    /// The policy.
+    pub policy: ProxyPolicy,
+    /// Name resolution.
+    pub resolver: Resolver,
+    /// Where decisions go.
+    pub log: DecisionLog,
+    /// Upper bound for one upstream connect.
+    pub connect_timeout: Duration,
+}
+
+impl ProxyConfig {
+    /// A configuration with the system resolver, no log and a 10 s connect timeout.
+    pub fn new(policy: ProxyPolicy) -> ProxyConfig {
+        ProxyConfig {
+            policy,
+            resolver: Resolver::System,
+            log: DecisionLog::default(),
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// The proxy (cheap to clone; one per listener or many).
+#[derive(Debug, Clone)]
+pub struct Proxy {
+    inner: Arc<ProxyConfig>,
+}
+
+enum OpenError {
+    Blocked(Verdict),
+    Failed(String),
+}
+
+type Body = BoxBody<Bytes, hyper::Error>;
+
+fn full(s: String) -> Body {
+    Full::new(Bytes::from(s)).map_err(|n| match n {}).boxed()
+}
+
+fn empty() -> Body {
+    Empty::<Bytes>::new().map_err(|n| match n {}).boxed()
+}
+
+fn text_response(status: StatusCode, body: String) -> Response<Body> {
+    let mut r = Response::new(full(body));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+/// The 403 of a blocked request: header and body name the rule.
+fn blocked(host: &str, port: u16, v: &Verdict) -> Response<Body> {
+    let mut r = text_response(
+        StatusCode::FORBIDDEN,
+        format!("cordon proxy: {host}:{port} blocked: {}\n", v.rule),
+    );
+    let printable: String = v
+        .rule
+        .chars()
+        .map(|c| {
+            if c.is_ascii_graphic() || c == ' ' {
+                c
+            } else {
+                '?'
+            }
+        })
+        .collect();
+    if let Ok(h) = hyper::header::HeaderValue::from_str(&printable) {
+        r.headers_mut().insert(BLOCKED_HEADER, h);
+    }
+    r
+}
+
+fn now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+impl Proxy {
+    /// A proxy with `cfg`.
+    pub fn new(cfg: ProxyConfig) -> Proxy {
+        Proxy {
+            inner: Arc::new(cfg),
+        }
+    }
+
+    fn log(
+        &self,
+        proto: &'static str,
+        host: &str,
+        port: u16,
+        decision: &'static str,
+        rule: &str,
+        addr: Option<String>,
+    ) {
+        self.inner.log.record(&LogRecord {
+            ts: now(),
+            proto,
+            host: host.to_string(),
+            port,
+            decision,
+            rule: rule.to_string(),
+            addr,
+        });
+    }
+
+    /// Judges and connects: stage 1 on the name, then each resolved address judged and
+    /// connected to in turn (exactly the judged address).
+    async fn open(
+        &self,
+        proto: &'static str,
+        host: &str,
+        port: u16,
+    ) -> Result<TcpStream, OpenError> {
+        let p = &self.inner.policy;
+        let (target, v) = p.judge_host(host, port);
+        let target = match target {
+            Some(t) if v.allowed => t,
+            _ => {
+                self.log(proto, host, port, "deny", &v.rule, None);
+                return Err(OpenError::Blocked(v));
+            }
+        };
+        let addrs = match &target {
+            cordon_policy::hosts::Target::Ip(ip) => vec![*ip],
+            cordon_policy::hosts::Target::Name(n) => {
+                match self.inner.resolver.resolve(n, port).await {
+                    Ok(a) if !a.is_empty() => a,
+                    Ok(_) | Err(_) => {
+                        let msg = format!("cannot resolve {n}");
+                        self.log(proto, host, port, "error", &msg, None);
+                        return Err(OpenError::Failed(msg));
+                    }
+                }
+            }
+        };
+        let mut refused: Option<(Verdict, IpAddr)> = None;
+        let mut failure = None;
+        for a in addrs {
+            let v2 = p.judge_addr(a, port, &v);
+            if !v2.allowed {
+                refused.get_or_insert((v2, a));
+                continue;
+            }
+            let to = SocketAddr::new(a, port);
+            match tokio::time::timeout(self.inner.connect_timeout, TcpStream::connect(to)).await {
+                Ok(Ok(s)) => {
+                    let _ = s.set_nodelay(true);
+                    self.log(proto, host, port, "allow", &v2.rule, Some(to.to_string()));
+                    return Ok(s);
+                }
+                Ok(Err(e)) => failure = Some(format!("connecting to {to}: {e}")),
+                Err(_) => failure = Some(format!("connecting to {to}: timed out")),
+            }
+        }
+        match (failure, refused) {
+            (Some(f), _) => {
+                self.log(proto, host, port, "error", &f, None);
+                Err(OpenError::Failed(f))
+            }
+            (None, Some((v2, a))) => {
+                self.log(proto, host, port, "deny", &v2.rule, Some(a.to_string()));
+                Err(OpenError::Blocked(v2))
+            }
+            (None, None) => Err(OpenError::Failed("no address".into())),
+        }
+    }
+
+    /// Serves `listener` until the task is dropped. Connection errors end that connection
+    /// only; an accept error (e.g. out of descriptors) is retried after a pause.
+    pub async fn run(self, listener: TcpListener) {
+        loop {
+            match listener.accept().await {
+                Ok((s, _)) => {
+                    let me = self.clone();
+                    tokio::spawn(async move { me.serve_conn(s).await });
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+            }
+        }
+    }
+
+    /// Serves a unix-socket listener (the sandbox's relay connects here) until the task
+    /// is dropped.
+    pub async fn run_unix(self, listener: UnixListener) {
+        loop {
+            match listener.accept().await {
+                Ok((s, _)) => {
+                    let me = self.clone();
+                    tokio::spawn(async move { me.serve_stream(BufReader::new(s)).await });
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+            }
+        }
+    }
+
+    async fn serve_conn(self, s: TcpStream) {
+        let _ = s.set_nodelay(true);
+        self.serve_stream(BufReader::new(s)).await
+    }
+
+    async fn serve_stream<S>(self, mut s: BufReader<S>)
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let first = match tokio::time::timeout(Duration::from_secs(30), s.fill_buf()).await {
+            Ok(Ok(b)) if !b.is_empty() => b[0],
+            _ => return,
+        };
+        if first == socks5::VERSION {
+            let _ = tokio::time::timeout(Duration::from_secs(30), self.socks5_handshake(s))
+                .await
+                .map(|r| r.map(|(up, down)| tokio::spawn(splice(up, down))));
+            return;
+        }
+        let me = self.clone();
+        let svc = hyper::service::service_fn(move |req| {
+            let me = me.clone();
+            async move { Ok::<_, Infallible>(me.http(req).await) }
+        });
+        let _ = hyper::server::conn::http1::Builder::new()
+            .serve_connection(TokioIo::new(s), svc)
+            .with_upgrades()
+            .await;
+    }
+
+    async fn http(&self, mut req: Request<Incoming>) -> Response<Body> {
+        if req.method() == Method::CONNECT {
+            let Some(auth) = req.uri().authority().cloned() else {
+                return text_response(
+                    StatusCode::BAD_REQUEST,
+                    "cordon proxy: CONNECT needs host:port\n".into(),
+                );
+            };
+            let Some(port) = auth.port_u16() else {
+                return text_response(
+                    StatusCode::BAD_REQUEST,
+                    "cordon proxy: CONNECT needs host:port\n".into(),
+                );
+            };
+            let host = auth.host().to_string();
+            return match self.open("connect", &host, port).await {
+                Ok(up) => {
+                    let on = hyper::upgrade::on(&mut req);
+                    tokio::spawn(async move {
+                        if let Ok(u) = on.await {
+                            splice(up, TokioIo::new(u)).await;
+                        }
+                    });
+                    Response::new(empty())
+                }
+                Err(OpenError::Blocked(v)) => blocked(&host, port, &v),
+                Err(OpenError::Failed(e)) => {
+                    text_response(StatusCode::BAD_GATEWAY, format!("cordon proxy: {e}\n"))
+                }
+            };
+        }
+        let uri = req.uri().clone();
+        let (Some("http"), Some(host)) = (uri.scheme_str(), uri.host()) else {
+            return text_response(
+                StatusCode::BAD_REQUEST,
+                "cordon proxy: send absolute-form http:// requests, or CONNECT host:port \
+                 (https:// goes through CONNECT)\n"
+                    .into(),
+            );
+        };
+        let host = host.to_string();
+        let port = uri.port_u16().unwrap_or(80);
+        let up = match self.open("http", &host, port).await {
+            Ok(s) => s,
+            Err(OpenError::Blocked(v)) => return blocked(&host, port, &v),
+            Err(OpenError::Failed(e)) => {
+                return text_response(StatusCode::BAD_GATEWAY, format!("cordon proxy: {e}\n"))
+            }
+        };
+        let (mut sender, conn) = match hyper::client::conn::http1::handshake(TokioIo::new(up)).await
+        {
+            Ok(x) => x,
+            Err(e) => {
+                return text_response(StatusCode::BAD_GATEWAY, format!("cordon proxy: {e}\n"))
+            }
+        };
+        tokio::spawn(conn);
+        let origin = uri
+            .path_and_query()
+            .map(|p| p.as_str().to_string())
+            .unwrap_or_else(|| "/".into());
+        if let Ok(u) = origin.parse() {
+            *req.uri_mut() = u;
+        }
+        let h = req.headers_mut();
+        h.remove("proxy-connection");
+        h.remove("proxy-authorization");
+        if !h.contains_key(hyper::header::HOST) {
+            if let Some(a) = uri.authority() {
+                if let Ok(v) = hyper::header::HeaderValue::from_str(a.as_str()) {
+                    h.insert(hyper::header::HOST, v);
+                }
+            }
+        }
+        match sender.send_request(req).await {
+            Ok(resp) => resp.map(|b| b.boxed()),
+            Err(e) => text_response(StatusCode::BAD_GATEWAY, format!("cordon proxy: {e}\n")),
+        }
+    }
+
+    /// The SOCKS5 exchange up to the reply; returns the upstream and the client (with any
+    /// bytes the client sent early already forwarded).
+    async fn socks5_handshake<S>(&self, mut s: S) -> Option<(TcpStream, S)>
+    where
+        S: AsyncRead + AsyncWrite + Unpin,
+    {
+        let mut buf: Vec<u8> = Vec::with_capacity(300);
+        let methods = loop {
+            match socks5::parse_greeting(&buf) {
+                Ok(Some((m, n))) => {
+                    buf.drain(..n);
+                    break m;
+                }
+                Ok(None) => read_more(&mut s, &mut buf).await?,
+                Err(_) => return None,
+            }
+        };
+        if !methods.contains(&socks5::METHOD_NO_AUTH) {
+            let _ = s.write_all(&[socks5::VERSION, socks5::METHOD_NONE]).await;
+            return None;
+        }
+        s.write_all(&[socks5::VERSION, socks5::METHOD_NO_AUTH])
+            .await
+            .ok()?;
+        let req = loop {
+            match socks5::parse_request(&buf) {
+                Ok(Some((r, n))) => {
+                    buf.drain(..n);
+                    break r;
+                }
+                Ok(None) => read_more(&mut s, &mut buf).await?,
+                Err(socks5::Socks5Error::AddressType(_)) => {
+                    let _ = s
+                        .write_all(&socks5::encode_reply(
+                            socks5::reply::ADDRESS_TYPE_NOT_SUPPORTED,
+                            None,
+                        ))
+                        .await;
+                    return None;
+                }
+                Err(_) => {
+                    let _ = s
+                        .write_all(&socks5::encode_reply(socks5::reply::GENERAL_FAILURE, None))
+                        .await;
+                    return None;
+                }
+            }
+        };
+        let host = match &req.host {
+            socks5::Host::Ip(ip) => ip.to_string(),
+            socks5::Host::Domain(d) => d.clone(),
+        };
+        if req.command != socks5::Command::Connect {
+            self.log(
+                "socks5",
+                &host,
+                req.port,
+                "deny",
+                "only SOCKS5 CONNECT is served",
+                None,
+            );
+            let _ = s
+                .write_all(&socks5::encode_reply(
+                    socks5::reply::COMMAND_NOT_SUPPORTED,
+                    None,
+                ))
+                .await;
+            return None;
+        }
+        match self.open("socks5", &host, req.port).await {
+            Ok(mut up) => {
+                let bound = up.local_addr().ok();
+                s.write_all(&socks5::encode_reply(socks5::reply::SUCCEEDED, bound))
+                    .await
+                    .ok()?;
+                if !buf.is_empty() {
+                    up.write_all(&buf).await.ok()?;
+                }
+                Some((up, s))
+            }
+            Err(OpenError::Blocked(_)) => {
+                let _ = s
+                    .write_all(&socks5::encode_reply(socks5::reply::NOT_ALLOWED, None))
+                    .await;
+                None
+            }
+            Err(OpenError::Failed(_)) => {
+                let _ = s
+                    .write_all(&socks5::encode_reply(socks5::reply::HOST_UNREACHABLE, None))
+                    .await;
+                None
+            }
+        }
+    }
+}
+
+async fn read_more<S: AsyncRead + Unpin>(s: &mut S, buf: &mut Vec<u8>) -> Option<()> {
+    if buf.len() > 1024 {
+        return None;
+    }
+    let mut tmp = [0u8; 512];
+    match s.read(&mut tmp).await {
+        Ok(0) | Err(_) => None,
+        Ok(n) => {
+            buf.extend_from_slice(&tmp[..n]);
+            Some(())
+        }
+    }
+}
+
+/// Copies both ways until both sides are done (64 KiB buffers).
+async fn splice<A, B>(mut a: A, mut b: B)
+where
+    A: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    B: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let _ = tokio::io::copy_bidirectional_with_sizes(&mut a, &mut b, 64 * 1024, 64 * 1024).await;
+}
+
+/// A proxy running on its own thread and runtime (for `cordon proxy`, the sandbox and
+/// tests): the address it listens on, and a handle that stops it when dropped.
+pub struct Running {
+    /// The listening address.
+    pub addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Binds `addr` (port 0 picks one) and serves `cfg` on a background thread with a
+/// `threads`-worker runtime until the returned [`Running`] is dropped.
+///
+/// Errors: the runtime cannot be built or the address cannot be bound.
+pub fn spawn(cfg: ProxyConfig, addr: SocketAddr, threads: usize) -> std::io::Result<Running> {
+    let rt = runtime(threads)?;
+    let listener = rt.block_on(TcpListener::bind(addr))?;
+    let local = listener.local_addr()?;
+    let proxy = Proxy::new(cfg);
+    start(rt, local, move |p: Proxy| p.run(listener), proxy)
+}
+
+/// [`spawn`] on a bound unix-socket listener (the managed network's relay target); the
+/// returned [`Running::addr`] is `0.0.0.0:0`.
+///
+/// Errors: the runtime cannot be built or the listener cannot be registered.
+pub fn spawn_unix(
+    cfg: ProxyConfig,
+    listener: std::os::unix::net::UnixListener,
+    threads: usize,
+) -> std::io::Result<Running> {
+    let rt = runtime(threads)?;
+    listener.set_nonblocking(true)?;
+    let listener = {
+        let _g = rt.enter();
+        UnixListener::from_std(listener)?
+    };
+    let proxy = Proxy::new(cfg);
+    start(
+        rt,
+        SocketAddr::from(([0, 0, 0, 0], 0)),
+        move |p: Proxy| p.run_unix(listener),
+        proxy,
+    )
+}
+
+fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads.max(1))
+        .enable_all()
+        .build()
+}
+
+fn start<F, Fut>(
+    rt: tokio::runtime::Runtime,
+    local: SocketAddr,
+    serve: F,
+    proxy: Proxy,
+) -> std::io::Result<Running>
+where
+    F: FnOnce(Proxy) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::Builder::new()
+        .name("cordon-proxy".into())
+        .spawn(move || {
+            rt.block_on(async move {
+                tokio::select! {
+                    _ = serve(proxy) => {}
+                    _ = rx => {}
+                }
+            });
+            rt.shutdown_background();
+        })?;
+    Ok(Running {
+        addr: local,
+        stop: Some(tx),
+        thread: Some(thread),
+    })
+}

@@ -1,0 +1,175 @@
+//! One policy for HTTP, CONNECT and SOCKS5 (issue 10 §4): judged first on the destination
+//! as the client named it, then on every address it resolves to — the address actually
+//! connected to is the one judged, so a name that rebinds to an internal address between
+//! checks gets nothing.
+
+use cordon_policy::hosts::{is_internal, parse_target, HostRule, Target};
+use cordon_policy::NetworkRules;
+use std::net::IpAddr;
+
+/// The allow and deny lists and the optional port list.
+#[derive(Debug, Clone, Default)]
+pub struct ProxyPolicy {
+    allow: Vec<HostRule>,
+    deny: Vec<HostRule>,
+    ports: Vec<u16>,
+}
+
+/// A decision and the rule that made it (named in the 403, the SOCKS5 log line and the
+/// JSONL log), e.g. `allow **.crates.io`, `deny evil.example`, `not in network.allow`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// Whether the connection may proceed.
+    pub allowed: bool,
+    /// The rule, in words.
+    pub rule: String,
+}
+
+impl Verdict {
+    fn allow(rule: String) -> Verdict {
+        Verdict {
+            allowed: true,
+            rule,
+        }
+    }
+    fn deny(rule: String) -> Verdict {
+        Verdict {
+            allowed: false,
+            rule,
+        }
+    }
+}
+
+impl ProxyPolicy {
+    /// Builds the policy from spellings (see [`cordon_policy::hosts`]).
+    ///
+    /// Errors: the first bad entry, naming its list (`network.allow: "*" would match
+    /// every host; …`), or port 0.
+    pub fn new(allow: &[String], deny: &[String], ports: &[u16]) -> Result<ProxyPolicy, String> {
+        let parse = |list: &str, v: &[String]| -> Result<Vec<HostRule>, String> {
+            v.iter()
+                .map(|s| HostRule::parse(s).map_err(|e| format!("network.{list}: {e}")))
+                .collect()
+        };
+        if ports.contains(&0) {
+            return Err("network.ports: 0 is not a port".into());
+        }
+        Ok(ProxyPolicy {
+            allow: parse("allow", allow)?,
+            deny: parse("deny", deny)?,
+            ports: ports.to_vec(),
+        })
+    }
+
+    /// The policy of a profile's `[network]` table.
+    ///
+    /// Errors: see [`ProxyPolicy::new`].
+    pub fn from_rules(r: &NetworkRules) -> Result<ProxyPolicy, String> {
+        ProxyPolicy::new(&r.allow, &r.deny, &r.ports)
+    }
+
+    /// Parses a host as the client named it and judges it (stage 1: ports, deny list, allow
+    /// list — deny wins). Address literals need an address rule in the allow list.
+    pub fn judge_host(&self, host: &str, port: u16) -> (Option<Target>, Verdict) {
+        match parse_target(host) {
+            Ok(t) => {
+                let v = self.judge_target(&t, port);
+                (Some(t), v)
+            }
+            Err(e) => (None, Verdict::deny(format!("invalid host: {e}"))),
+        }
+    }
+
+    /// Stage 1 on a parsed target.
+    pub fn judge_target(&self, target: &Target, port: u16) -> Verdict {
+        if !self.ports.is_empty() && !self.ports.contains(&port) {
+            return Verdict::deny(format!("port {port} is not in network.ports"));
+        }
+        if let Some(d) = self.deny.iter().find(|r| r.matches(target, port)) {
+            return Verdict::deny(format!("deny {}", d.text));
+        }
+        match self.allow.iter().find(|r| r.matches(target, port)) {
+            Some(a) => Verdict::allow(format!("allow {}", a.text)),
+            None => Verdict::deny("not in network.allow".into()),
+        }
+    }
+
+    /// Stage 2: an address the destination resolved to (or the literal itself), judged
+    /// just before connecting to exactly that address. Deny address rules apply; an
+    /// internal address (loopback, private, link-local, …) needs an allow address rule
+    /// covering it. `stage1` is the rule that allowed the destination.
+    pub fn judge_addr(&self, addr: IpAddr, port: u16, stage1: &Verdict) -> Verdict {
+        if let Some(d) = self.deny.iter().find(|r| r.matches_addr(addr, port)) {
+            return Verdict::deny(format!("deny {} (resolved address {addr})", d.text));
+        }
+        if is_internal(addr) && !self.allow.iter().any(|r| r.matches_addr(addr, port)) {
+            return Verdict::deny(format!(
+                "internal address {addr} (loopback/private/link-local) needs an address rule \
+                 in network.allow"
+            ));
+        }
+        stage1.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(allow: &[&str], deny: &[&str], ports: &[u16]) -> ProxyPolicy {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        ProxyPolicy::new(&s(allow), &s(deny), ports).unwrap()
+    }
+
+    #[test]
+    fn deny_wins_and_ports_apply() {
+        let pol = p(&["**.example.com"], &["evil.example.com"], &[443]);
+        assert!(pol.judge_host("a.example.com", 443).1.allowed);
+        assert_eq!(
+            pol.judge_host("EVIL.example.com.", 443).1.rule,
+            "deny evil.example.com"
+        );
+        assert_eq!(
+            pol.judge_host("a.example.com", 80).1.rule,
+            "port 80 is not in network.ports"
+        );
+        assert_eq!(
+            pol.judge_host("other.org", 443).1.rule,
+            "not in network.allow"
+        );
+        assert!(!pol.judge_host("bad host", 443).1.allowed);
+        assert!(ProxyPolicy::new(&["*".into()], &[], &[]).is_err());
+    }
+
+    #[test]
+    fn literals_and_internal_addresses_need_address_rules() {
+        let pol = p(&["example.com", "127.0.0.2"], &["10.0.0.0/8"], &[]);
+        assert!(!pol.judge_host("127.0.0.1", 80).1.allowed);
+        assert!(pol.judge_host("127.0.0.2", 80).1.allowed);
+        assert!(!pol.judge_host("[::1]", 80).1.allowed);
+        let ok = pol.judge_host("example.com", 80).1;
+        assert!(ok.allowed);
+        // Rebinding: an allowed name resolving to an internal address.
+        let v = pol.judge_addr("127.0.0.1".parse().unwrap(), 80, &ok);
+        assert!(
+            !v.allowed && v.rule.contains("internal address 127.0.0.1"),
+            "{v:?}"
+        );
+        assert!(
+            !pol.judge_addr("::ffff:169.254.169.254".parse().unwrap(), 80, &ok)
+                .allowed
+        );
+        assert!(
+            pol.judge_addr("127.0.0.2".parse().unwrap(), 80, &ok)
+                .allowed
+        );
+        assert!(
+            pol.judge_addr("93.184.216.34".parse().unwrap(), 80, &ok)
+                .allowed
+        );
+        assert!(pol
+            .judge_addr("10.1.1.1".parse().unwrap(), 80, &ok)
+            .rule
+            .starts_with("deny 10.0.0.0/8"));
+    }
+}
