@@ -319,7 +319,7 @@ mod tests {
 
     fn resolved(mode: CacheMode, extra: Vec<crate::FsEntry>) -> crate::ResolvedProfile {
         let fs = crate::MemFs::new()
-            .dir("/home/u/proj/.git")
+            .dir("/home/u/proj/.git/objects")
             .dir("/home/u/.cargo/registry")
             .dir("/home/u/.npm")
             .dir("/home/u/.cache/pip");

@@ -1,7 +1,7 @@
 //! Git layouts whose git dir lives outside the writable root (issue 7 item 6): linked
 //! worktrees (validated in `resolve`) and `.git` as a symlink to a git dir elsewhere.
 
-use crate::paths::{depth, FileKind, FsView};
+use crate::paths::{canonicalize_lenient, depth, FileKind, FsView};
 use std::path::{Path, PathBuf};
 
 /// Checks that `target` (where the symlink `<root>/.git` leads) is a git dir that may be
@@ -21,11 +21,52 @@ pub(crate) fn external_git_dir(
     {
         return Err("it is `/`, a home directory, or above the workspace".into());
     }
-    let real_git_dir = fs.kind(&target.join("HEAD")) == Some(FileKind::File)
-        && fs.kind(&target.join("objects")) == Some(FileKind::Dir)
-        && fs.kind(&target.join("refs")) == Some(FileKind::Dir);
-    if !real_git_dir {
-        return Err("it is not a git dir (HEAD, objects/, refs/)".into());
+    real_git_dir(fs, target).map_err(|why| format!("it is not a real git dir ({why})"))
+}
+
+/// The children of a git dir that a derived grant must not reach through a symlink: the
+/// ones every git dir has, and the ones git reads code, config or other repositories from.
+const GIT_DIR_CHILDREN: [&str; 12] = [
+    "HEAD",
+    "objects",
+    "refs",
+    "logs",
+    "hooks",
+    "info",
+    "config",
+    "packed-refs",
+    "index",
+    "commondir",
+    "worktrees",
+    "modules",
+];
+
+/// Checks that `dir` is a real git dir a derived writable grant may cover: `HEAD` a
+/// regular file, `objects/` and `refs/` directories, and none of [`GIT_DIR_CHILDREN`] a
+/// symlink. A planted "common dir" whose `objects` or `refs` is a symlink to `$HOME` or
+/// another repository's hooks would otherwise be granted writable with everything it
+/// leads to (R-P3, README "Workspace safety": a grant spelled through a symlink inside a
+/// writable root is dropped). `dir` itself must be canonical (reached through no symlink).
+///
+/// Errors: a sentence naming the first child that fails.
+pub(crate) fn real_git_dir(fs: &dyn FsView, dir: &Path) -> Result<(), String> {
+    if canonicalize_lenient(fs, dir) != dir {
+        return Err(format!("{} is reached through a symlink", dir.display()));
+    }
+    for (name, want) in [
+        ("HEAD", FileKind::File),
+        ("objects", FileKind::Dir),
+        ("refs", FileKind::Dir),
+    ] {
+        if fs.kind(&dir.join(name)) != Some(want) {
+            return Err(format!("no {name} (HEAD, objects/, refs/)"));
+        }
+    }
+    for name in GIT_DIR_CHILDREN {
+        let child = dir.join(name);
+        if fs.kind(&child).is_some() && canonicalize_lenient(fs, &child) != child {
+            return Err(format!("{} is a symlink", child.display()));
+        }
     }
     Ok(())
 }

@@ -367,6 +367,32 @@ pub fn config_files(repo: &RepoDirs, homes: &[PathBuf]) -> Vec<PathBuf> {
     v
 }
 
+/// The user's effective `safe.bareRepository` from `files` (system, then global, in git's
+/// order; the last value wins), read through [`FsView::read_small`] (capped, no FIFO).
+/// Includes are not followed. `None` when no file sets it. A confined command can create
+/// `HEAD`, `objects/`, `refs/` and a `config` with `core.fsmonitor` in any writable
+/// directory; host git then takes it for an implicit bare repository and runs that code,
+/// unless `safe.bareRepository = explicit` (git >= 2.38) — `cordon status` warns.
+pub fn safe_bare_repository(fs: &dyn FsView, files: &[PathBuf]) -> Option<String> {
+    let mut value = None;
+    for file in files {
+        let Ok(text) = fs.read_small(file, CONFIG_FILE_CAP) else {
+            continue;
+        };
+        let Ok(parsed) = gix_config::File::from_bytes_no_includes(
+            text.as_bytes(),
+            gix_config::file::Metadata::default(),
+            Default::default(),
+        ) else {
+            continue;
+        };
+        if let Some(v) = parsed.string("safe.bareRepository") {
+            value = Some(v.to_string());
+        }
+    }
+    value
+}
+
 /// Every path through which git would run code or load more configuration for `repo`,
 /// following includes. Files that cannot be read (a FIFO, a device, too large, not UTF-8)
 /// or parsed add a note naming them; missing files are skipped.
@@ -628,5 +654,23 @@ mod tests {
         let mut notes = vec![];
         let got = code_paths(&fs, &repo(), &[], &mut notes);
         assert_eq!(got.len(), 2);
+    }
+
+    #[test]
+    fn safe_bare_repository_last_file_wins() {
+        let fs = MemFs::new()
+            .file("/etc/gitconfig", "[safe]\n\tbareRepository = explicit\n")
+            .file("/h/.gitconfig", "[safe]\nbareRepository = all\n");
+        let sys = PathBuf::from("/etc/gitconfig");
+        let user = PathBuf::from("/h/.gitconfig");
+        assert_eq!(
+            safe_bare_repository(&fs, std::slice::from_ref(&sys)).as_deref(),
+            Some("explicit")
+        );
+        assert_eq!(
+            safe_bare_repository(&fs, &[sys, user]).as_deref(),
+            Some("all")
+        );
+        assert_eq!(safe_bare_repository(&fs, &[PathBuf::from("/none")]), None);
     }
 }

@@ -41,6 +41,13 @@ pub trait FsView {
     fn read_link(&self, _p: &Path) -> Option<PathBuf> {
         None
     }
+    /// Whether `p` (symlinks followed) is a directory with no entries. Cordon's
+    /// placeholder for a missing `.git`/`.cordon` is such a directory, which git ignores
+    /// (so it never shows in `git status`) and which is not a workspace marker. The default
+    /// says `false` (every directory counts as non-empty, i.e. as a marker).
+    fn is_empty_dir(&self, _p: &Path) -> bool {
+        false
+    }
 }
 
 /// The size cap, in bytes, for the small git files resolution reads (`.git` files,
@@ -243,6 +250,18 @@ impl FsView for MemFs {
     }
     fn read_link(&self, p: &Path) -> Option<PathBuf> {
         self.links.get(p).cloned()
+    }
+    fn is_empty_dir(&self, p: &Path) -> bool {
+        let Some(c) = self.canonicalize(p) else {
+            return false;
+        };
+        self.dirs.contains_key(&c)
+            && !self
+                .dirs
+                .keys()
+                .chain(self.files.keys())
+                .chain(self.links.keys())
+                .any(|k| k.parent() == Some(c.as_path()))
     }
 }
 

@@ -404,10 +404,11 @@ pub struct Location {
     pub note: Option<String>,
 }
 
-/// Name of the note cordon writes into the placeholder it creates for a missing protected
-/// `.git` or `.cordon` directory (R-P3). Placeholders are permanent (never removed by
-/// cordon: removing one would detach the read-only bind of a run still using it), so the
-/// note is what tells [`find_workspace`] that the directory is not a marker.
+/// Name of the note older cordon versions wrote into the placeholder for a missing
+/// protected `.git` or `.cordon` directory (R-P3); placeholders are now empty directories
+/// (git ignores them). Placeholders are permanent (never removed by cordon: removing one
+/// would detach the read-only bind of a run still using it), so a directory holding only
+/// this note is still not a marker for [`find_workspace`].
 pub const PLACEHOLDER_NOTE: &str = "CORDON-PLACEHOLDER";
 
 /// What the placeholder note says (for a person who finds it).
@@ -417,13 +418,23 @@ marker and not a repository. You may delete it when no cordon run is active; cor
 recreates it when needed.\n";
 
 /// Whether `dir` holds a workspace marker:
-/// - `.git` as a file (a `gitdir:` pointer), or as a directory that holds `HEAD` (what
-///   git itself requires of a git dir) or does not hold cordon's [`PLACEHOLDER_NOTE`];
-/// - `.cordon` as a directory that does not hold the [`PLACEHOLDER_NOTE`].
+/// - `.git` as a file (a `gitdir:` pointer), or as a non-empty directory that holds `HEAD`
+///   (what git itself requires of a git dir) or does not hold cordon's legacy
+///   [`PLACEHOLDER_NOTE`];
+/// - `.cordon` as a non-empty directory that does not hold the [`PLACEHOLDER_NOTE`].
 ///
 /// So the permanent placeholder cordon leaves for a missing `.git`/`.cordon` (an empty
-/// directory with the note) never moves the workspace of a later run: a run in `W`
-/// followed by a run in `W/sub` still picks `W/sub` when neither has a marker of its own.
+/// directory, which git ignores: it never shows in `git status`; older versions left the
+/// note in it) never moves the workspace of a later run: a run in `W` followed by a run in
+/// `W/sub` still picks `W/sub` when neither has a marker of its own.
+///
+/// Why an empty directory not counting can never give a confined command a wider
+/// workspace than it could already get: to make a marker `X/.cordon` empty, a command must
+/// be able to write inside it, and then it can remove `X/.cordon` outright, which has the
+/// same effect (the search goes on above `X`). The protected marker of a command's own
+/// workspace root is a read-only mount, so it can do neither. Creating an empty directory
+/// only removes a marker that was not there. What changes is for the user: an empty
+/// `.cordon/` they made by hand is no longer a marker (README: put the project config in it).
 fn has_marker(fs: &dyn FsView, dir: &Path) -> bool {
     let git = dir.join(".git");
     let git_marker = match fs.kind(&git) {
@@ -435,10 +446,13 @@ fn has_marker(fs: &dyn FsView, dir: &Path) -> bool {
     git_marker || (fs.kind(&cordon) == Some(FileKind::Dir) && !is_placeholder(fs, &cordon))
 }
 
-/// Whether the directory `d` is cordon's placeholder: it holds the [`PLACEHOLDER_NOTE`]
-/// and no `HEAD` (so a `git init` over a `.git` placeholder makes it a repository again).
+/// Whether the directory `d` is cordon's placeholder: it is empty, or (left by older
+/// versions) it holds the [`PLACEHOLDER_NOTE`] and no `HEAD` (so a `git init` over a `.git`
+/// placeholder makes it a repository again).
 fn is_placeholder(fs: &dyn FsView, d: &Path) -> bool {
-    fs.kind(&d.join(PLACEHOLDER_NOTE)) == Some(FileKind::File) && fs.kind(&d.join("HEAD")).is_none()
+    fs.is_empty_dir(d)
+        || (fs.kind(&d.join(PLACEHOLDER_NOTE)) == Some(FileKind::File)
+            && fs.kind(&d.join("HEAD")).is_none())
 }
 
 /// Whether the last component of `p` is a symlink (its canonical form is not its canonical
@@ -1281,12 +1295,14 @@ fn linked_worktree(
         Err(ReadRefusal::Missing) => {}
         Err(r) => return Err(format!("{}: {r}", commondir.display())),
     }
-    let real_git_dir = fs.kind(&common.join("HEAD")) == Some(FileKind::File)
-        && fs.kind(&common.join("objects")) == Some(FileKind::Dir)
-        && fs.kind(&common.join("refs")) == Some(FileKind::Dir);
-    if !real_git_dir {
-        return Err("its common dir is not a git dir".into());
+    // Every pointer was read from files a confined command could have written: none of
+    // the derived dirs may be reached through a symlink (one planted inside a writable
+    // root would carry the grant anywhere), and the common dir must be a real git dir.
+    if canonicalize_lenient(fs, gitdir) != gitdir || is_spelled_through_link(fs, dotgit) {
+        return Err("its git dir is named through a symlink".into());
     }
+    crate::git::real_git_dir(fs, &common)
+        .map_err(|why| format!("its common dir is not a real git dir: {why}"))?;
     if common.starts_with(root)
         || depth(&common) == 0
         || homes.iter().any(|h| h.starts_with(&common))
@@ -1294,6 +1310,21 @@ fn linked_worktree(
         return Err("its common dir is inside the root, `/`, or a home directory".into());
     }
     Ok(common)
+}
+
+/// Whether the `gitdir:` line of the `.git` file `dotgit` names its target through a
+/// symlink (its normalized spelling is not canonical). Unreadable counts as spelled
+/// through one: the caller refuses the grant.
+fn is_spelled_through_link(fs: &dyn FsView, dotgit: &Path) -> bool {
+    let Ok(text) = fs.read_small(dotgit, SMALL_FILE_CAP) else {
+        return true;
+    };
+    let Some(t) = text.lines().next().and_then(|l| l.strip_prefix("gitdir:")) else {
+        return true;
+    };
+    let base = canonicalize_lenient(fs, dotgit.parent().unwrap_or(Path::new("/")));
+    let spelled = lexical_normalize(Path::new(t.trim()), &base);
+    canonicalize_lenient(fs, &spelled) != spelled
 }
 
 /// The git dir and common dir of the repository whose worktree is `root`: `.git` as a
@@ -1706,7 +1737,7 @@ mod tests {
         let fs = MemFs::new()
             .dir("/data/cache")
             .symlink("/home/u/.cache", "/data/cache")
-            .dir("/home/u/proj/.git");
+            .dir("/home/u/proj/.git/objects");
         let p = restricted(vec![
             FsEntry::new(":workspace", Access::Write),
             FsEntry::new("~/.cache", Access::Write),
@@ -1720,7 +1751,7 @@ mod tests {
     #[test]
     fn symlinked_cwd_does_not_move_the_workspace() {
         let fs = MemFs::new()
-            .dir("/p/.git")
+            .dir("/p/.git/objects")
             .dir("/etc")
             .symlink("/p/rootlink", "/");
         let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
@@ -1745,7 +1776,7 @@ mod tests {
     /// E6: a workspace that is `/`, a home directory or above one is refused.
     #[test]
     fn home_or_root_as_workspace_is_refused() {
-        let fs = MemFs::new().dir("/home/u/proj/.git").dir("/tmp");
+        let fs = MemFs::new().dir("/home/u/proj/.git/objects").dir("/tmp");
         let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
         for cwd in ["/home/u", "/home", "/"] {
             assert!(
@@ -1772,7 +1803,7 @@ mod tests {
             .file("/w/sub/x/worktrees/wt/gitdir", "/w/sub/.git\n")
             .file("/w/sub/x/worktrees/wt/commondir", "/\n")
             .file("/w/sub/.git", "gitdir: x/worktrees/wt\n")
-            .dir("/w/.git")
+            .dir("/w/.git/objects")
             .dir("/etc");
         let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
         let r = resolve(&p, &ctx("/w/sub"), &fs).unwrap();
@@ -1838,8 +1869,8 @@ mod tests {
     #[test]
     fn workspace_markers_through_links_and_markerless_homes() {
         let fs = MemFs::new()
-            .dir("/home/u/proj/.git")
-            .dir("/srv/other/.git")
+            .dir("/home/u/proj/.git/objects")
+            .dir("/srv/other/.git/objects")
             .dir("/home/u/.config")
             .symlink("/home/u/proj/o", "/srv/other")
             .symlink("/home/u/proj/cfg", "/home/u/.config");
@@ -1860,7 +1891,7 @@ mod tests {
     /// missing ancestor.
     #[test]
     fn missing_config_dir_is_protected() {
-        let fs = MemFs::new().dir("/home/u/.config/.git");
+        let fs = MemFs::new().dir("/home/u/.config/.git/objects");
         let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
         let mut c = ctx("/home/u/.config");
         c.profile_files = vec!["/home/u/.config/cordon/config.toml".into()];
@@ -1909,7 +1940,7 @@ mod tests {
 
     #[test]
     fn missing_protected_paths_are_still_protected() {
-        let fs = MemFs::new().dir("/p/.git").dir("/tmp");
+        let fs = MemFs::new().dir("/p/.git/objects").dir("/tmp");
         let p = restricted(vec![
             FsEntry::new(":workspace", Access::Write),
             FsEntry::new(":tmp", Access::Write),
@@ -2033,10 +2064,77 @@ mod tests {
         );
     }
 
+    /// A planted "common dir" whose `refs`/`objects`/`logs` are symlinks (to another
+    /// repository's hooks, to `$HOME`) is not a real git dir: nothing derived from it is
+    /// granted writable (security finding: fake linked worktree).
+    #[test]
+    fn fake_common_dir_with_symlinked_children_grants_nothing() {
+        let base = || {
+            MemFs::new()
+                .dir("/p/sub")
+                .dir("/victim/.git/hooks")
+                .dir("/home/u")
+                .file("/p/sub/.git", "gitdir: /p/fr/worktrees/wt\n")
+                .file("/p/fr/worktrees/wt/gitdir", "/p/sub/.git\n")
+                .file("/p/fr/worktrees/wt/commondir", "../..\n")
+                .file("/p/fr/worktrees/wt/HEAD", "ref: refs/heads/master\n")
+                .file("/p/fr/HEAD", "ref: refs/heads/master\n")
+        };
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        let cases = [
+            base()
+                .symlink("/p/fr/refs", "/victim/.git/hooks")
+                .symlink("/p/fr/objects", "/home/u"),
+            base()
+                .dir("/p/fr/refs")
+                .dir("/p/fr/objects")
+                .symlink("/p/fr/logs", "/home/u"),
+        ];
+        for fs in cases {
+            let r = resolve(&p, &ctx("/p/sub"), &fs).unwrap();
+            assert_eq!(access(&r, &fs, "/p/fr/x"), Access::Read);
+            assert_eq!(access(&r, &fs, "/p/fr/worktrees/wt/index"), Access::Read);
+            assert_eq!(access(&r, &fs, "/home/u/x"), Access::Read);
+            assert_eq!(access(&r, &fs, "/victim/.git/hooks/x"), Access::Read);
+            assert!(
+                r.notes.iter().any(|n| n.contains("not a real git dir")),
+                "{:?}",
+                r.notes
+            );
+        }
+        // The gitdir named through a symlink to the real repository's git dir.
+        let fs = MemFs::new()
+            .dir("/p/sub")
+            .dir("/repo/.git/objects")
+            .dir("/repo/.git/refs")
+            .file("/repo/.git/HEAD", "ref: refs/heads/main\n")
+            .file("/repo/.git/worktrees/wt/gitdir", "/p/sub/.git\n")
+            .symlink("/p/lnk", "/repo/.git")
+            .file("/p/sub/.git", "gitdir: /p/lnk/worktrees/wt\n");
+        let r = resolve(&p, &ctx("/p/sub"), &fs).unwrap();
+        assert_eq!(access(&r, &fs, "/repo/.git/objects/x"), Access::Read);
+    }
+
+    /// Still works: the same layout built by git (real children) is granted.
+    #[test]
+    fn real_common_dir_is_still_granted() {
+        let fs = MemFs::new()
+            .dir("/p/sub")
+            .dir("/p/fr/refs")
+            .dir("/p/fr/objects")
+            .file("/p/sub/.git", "gitdir: /p/fr/worktrees/wt\n")
+            .file("/p/fr/worktrees/wt/gitdir", "/p/sub/.git\n")
+            .file("/p/fr/worktrees/wt/commondir", "../..\n")
+            .file("/p/fr/HEAD", "ref: refs/heads/master\n");
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        let r = resolve(&p, &ctx("/p/sub"), &fs).unwrap();
+        assert_eq!(access(&r, &fs, "/p/fr/objects/x"), Access::Write);
+    }
+
     #[test]
     fn unix_sockets_resolve_and_a_symlinked_engine_socket_needs_consent() {
         let fs = MemFs::new()
-            .dir("/home/u/proj/.git")
+            .dir("/home/u/proj/.git/objects")
             .dir("/run/user/1000")
             .file("/run/user/1000/agent.sock", "")
             .file("/run/docker.sock", "")

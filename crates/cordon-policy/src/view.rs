@@ -116,9 +116,9 @@ mod tests {
             protect_metadata: true,
         };
         let fs = MemFs::new()
-            .dir("/tmp/ws/.git")
+            .dir("/tmp/ws/.git/objects")
             .dir("/tmp/r.git")
-            .dir("/home/u/p/.git");
+            .dir("/home/u/p/.git/objects");
         let ctx = ResolveContext {
             cwd: cwd.into(),
             home: Some("/home/u".into()),
@@ -134,7 +134,7 @@ mod tests {
     fn symlinks_on_follows_chains_and_dotdot() {
         use crate::resolve::symlinks_on;
         let fs = MemFs::new()
-            .dir("/w/.git")
+            .dir("/w/.git/objects")
             .dir("/w/real/hk2")
             .symlink("/w/.git/hooks", "../hk")
             .symlink("/w/hk", "real/hk2")

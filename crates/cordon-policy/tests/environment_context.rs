@@ -205,7 +205,9 @@ fn xml_follows_the_enforced_object() {
 #[test]
 fn paths_and_names_are_escaped() {
     let weird = r#"/home/u/we<ird>&"q'"#;
-    let fs = MemFs::new().dir(&format!("{weird}/.git")).dir("/tmp");
+    let fs = MemFs::new()
+        .dir(&format!("{weird}/.git/objects"))
+        .dir("/tmp");
     let mut p = builtin("workspace-write");
     p.name = r#"<profile & "co">"#.into();
     p.push_entries([FsEntry::new("/x/ctl\u{1}char", Access::Deny)]);

@@ -31,7 +31,7 @@ fn access(r: &ResolvedProfile, fs: &dyn FsView, p: &str) -> Access {
 #[test]
 fn ancestors_of_deny_entries_are_pinned() {
     let fs = MemFs::new()
-        .dir("/w/.git")
+        .dir("/w/.git/objects")
         .file("/w/conf/keys/k.pem", "secret")
         .dir("/h");
     let p = profile(vec![
@@ -70,7 +70,7 @@ fn ancestors_of_deny_entries_are_pinned() {
 /// skipped; the built-in credential stores that do not exist are not noise.
 #[test]
 fn missing_deny_paths_are_reported() {
-    let fs = MemFs::new().dir("/w/.git").dir("/w/conf").dir("/h");
+    let fs = MemFs::new().dir("/w/.git/objects").dir("/w/conf").dir("/h");
     let mut p = PermissionProfile::builtin("workspace-write").unwrap();
     if let FilesystemPolicy::Restricted { entries, .. } = &mut p.filesystem {
         entries.push(FsEntry::new("/w/conf/keys", Access::Deny).with_source("--deny-read"));
@@ -90,7 +90,10 @@ fn missing_deny_paths_are_reported() {
 /// sandbox with "No such file or directory". `resolve` itself stays total.
 #[test]
 fn deny_over_the_cwd_is_refused() {
-    let fs = MemFs::new().dir("/p/w/.git").dir("/p/w/sub").dir("/h");
+    let fs = MemFs::new()
+        .dir("/p/w/.git/objects")
+        .dir("/p/w/sub")
+        .dir("/h");
     for (cwd, d) in [
         ("/p/w/sub", "/p/w"),
         ("/p/w/sub", "/p/w/sub"),
@@ -123,7 +126,7 @@ fn deny_over_the_cwd_is_refused() {
 fn special_dot_git_files_are_refused_by_name() {
     for kind in ["fifo", "character device"] {
         let fs = MemFs::new()
-            .dir("/w/.git")
+            .dir("/w/.git/objects")
             .special("/w/sub/.git", kind)
             .dir("/h");
         let p = profile(vec![FsEntry::new(":workspace", Access::Write)]);
@@ -307,7 +310,7 @@ fn readme_lists_every_code_key() {
 #[test]
 fn deny_through_a_workspace_symlink_is_pinned_and_noted() {
     let fs = MemFs::new()
-        .dir("/w/.git")
+        .dir("/w/.git/objects")
         .file("/w/conf/keys/k.pem", "secret")
         .symlink("/w/link", "/w/conf")
         .dir("/h");

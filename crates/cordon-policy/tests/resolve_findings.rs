@@ -65,20 +65,26 @@ fn protection_never_widens_a_deny() {
     );
 }
 
-/// Issue 7 item 1: the permanent placeholders a run in `/p/w` leaves (`.git` and `.cordon`
-/// directories holding only cordon's note) do not make `/p/w` the workspace of a later run
-/// in `/p/w/sub`, which picks `/p/w/sub` as before. Fails when any `.git`/`.cordon`
-/// directory counts as a marker.
+/// Issue 7 item 1: the permanent placeholders a run in `/p/w` leaves (empty `.git` and
+/// `.cordon` directories; older versions left cordon's note in them) do not make `/p/w` the
+/// workspace of a later run in `/p/w/sub`, which picks `/p/w/sub` as before. Fails when any
+/// `.git`/`.cordon` directory counts as a marker.
 #[test]
 fn placeholders_do_not_move_the_workspace_of_a_later_run() {
     let note = |d: &str| format!("{d}/{PLACEHOLDER_NOTE}");
-    let fs = MemFs::new()
+    let p = profile(vec![FsEntry::new(":workspace", Access::Write)]);
+    let legacy = MemFs::new()
         .dir("/p/w/sub")
         .dir("/p/w/.git")
         .file(&note("/p/w/.git"), PLACEHOLDER_NOTE_TEXT)
         .dir("/p/w/.cordon")
         .file(&note("/p/w/.cordon"), PLACEHOLDER_NOTE_TEXT);
-    let p = profile(vec![FsEntry::new(":workspace", Access::Write)]);
+    let r = resolve(&p, &common::ctx_at("/p/w/sub", "/h"), &legacy).unwrap();
+    assert_eq!(r.workspace, Path::new("/p/w/sub"));
+    let fs = MemFs::new()
+        .dir("/p/w/sub")
+        .dir("/p/w/.git")
+        .dir("/p/w/.cordon");
     let r = resolve(&p, &common::ctx_at("/p/w/sub", "/h"), &fs).unwrap();
     assert_eq!(r.workspace, Path::new("/p/w/sub"));
     // A run in `/p/w` itself keeps the placeholder `.git` read-only as a whole (no HEAD
@@ -93,16 +99,18 @@ fn placeholders_do_not_move_the_workspace_of_a_later_run() {
         );
     }
     // Twins: a real marker still counts — a `.git` with HEAD (git init over the
-    // placeholder), an empty `.cordon/` a user made, a `.git` directory without the note,
-    // a `.git` file.
+    // placeholder), a `.cordon/` holding the project config, a non-empty `.git` directory
+    // without the note, a `.git` file.
     for fs in [
         MemFs::new()
             .dir("/p/w/sub")
             .dir("/p/w/.git")
             .file(&note("/p/w/.git"), "")
             .file("/p/w/.git/HEAD", "ref: refs/heads/main\n"),
-        MemFs::new().dir("/p/w/sub").dir("/p/w/.cordon"),
-        MemFs::new().dir("/p/w/sub").dir("/p/w/.git"),
+        MemFs::new()
+            .dir("/p/w/sub")
+            .file("/p/w/.cordon/config.toml", ""),
+        MemFs::new().dir("/p/w/sub").dir("/p/w/.git/objects"),
         MemFs::new()
             .dir("/p/w/sub")
             .dir("/g")

@@ -22,7 +22,7 @@ fn builtin_profiles_roundtrip_json_and_toml() {
 }
 
 fn resolved() -> ResolvedProfile {
-    let fs = MemFs::new().dir("/home/u/proj/.git").dir("/tmp");
+    let fs = MemFs::new().dir("/home/u/proj/.git/objects").dir("/tmp");
     let ctx = ResolveContext {
         cwd: "/home/u/proj".into(),
         home: Some("/home/u".into()),

@@ -46,6 +46,10 @@ impl FsView for HostFs {
         // `readlink` never opens the target.
         std::fs::read_link(p).ok()
     }
+    fn is_empty_dir(&self, p: &Path) -> bool {
+        // Lists at most one entry; never opens a file.
+        std::fs::read_dir(p).is_ok_and(|mut d| d.next().is_none())
+    }
 }
 
 /// The kind of a non-regular file, in plain words.

@@ -70,7 +70,7 @@ fn explain_verdict_equals_the_mount_plan() {
         .dir("/srv/ws/.git/hooks")
         .file("/srv/ws/.git/config", "")
         .file("/srv/ws/.git/HEAD", "ref: refs/heads/main\n")
-        .dir("/tmp/ws/.git")
+        .dir("/tmp/ws/.git/objects")
         .dir("/usr/bin");
     for d in &dirs {
         fs = fs.file(&format!("{}/f", d.display()), "x");

@@ -158,3 +158,112 @@ fn refused_tmpdir_points_the_command_at_tmp() {
     assert!(!hooks.join("planted").exists());
     assert!(text(&o.stderr).contains("$TMPDIR"), "{}", text(&o.stderr));
 }
+
+/// Security finding (fake linked worktree): run 1 plants a "common dir" `fr/` whose
+/// `refs`/`objects` (or `logs`) are symlinks to another repository's hooks and to `$HOME`,
+/// plus a `.git` file and backlink making `sub/` look like its linked worktree. Run 2 from
+/// `sub/` must grant nothing derived from it: `fr/`, its worktree dir, the victim's hooks
+/// and the home stay read-only, in explain and in the sandbox, with a note saying why.
+#[test]
+fn planted_linked_worktree_with_symlinked_common_children_grants_nothing() {
+    for sibling in [
+        "ln -s \"$V\" fr/refs; ln -s \"$HOME\" fr/objects",
+        "mkdir fr/refs fr/objects; ln -s \"$HOME\" fr/logs",
+    ] {
+        let p = project();
+        if !sandbox_available(&p) {
+            return;
+        }
+        let victim = p.dir.parent().unwrap().join("victim");
+        std::fs::create_dir_all(victim.join(".git/hooks")).unwrap();
+        let plant = format!(
+            "V='{}'; mkdir -p sub fr/worktrees/wt; echo \"gitdir: $PWD/fr/worktrees/wt\" > sub/.git; \
+             echo \"$PWD/sub/.git\" > fr/worktrees/wt/gitdir; echo ../.. > fr/worktrees/wt/commondir; \
+             echo 'ref: refs/heads/master' > fr/worktrees/wt/HEAD; echo 'ref: refs/heads/master' > fr/HEAD; {sibling}",
+            victim.join(".git/hooks").display()
+        );
+        let o = cordon(&p, &p.dir, &["run", "--", "sh", "-c", &plant]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let sub = p.dir.join("sub");
+        let fr = p.dir.join("fr");
+        let hooks = victim.join(".git/hooks");
+        let o = cordon(
+            &p,
+            &sub,
+            &[
+                "explain",
+                fr.to_str().unwrap(),
+                hooks.to_str().unwrap(),
+                p.home.to_str().unwrap(),
+            ],
+        );
+        let out = text(&o.stdout);
+        assert!(!out.contains(": writable"), "{out}");
+        let probe = format!(
+            "for d in '{}' '{}' '{}' '{}'; do touch \"$d/pwn\" 2>/dev/null && echo WROTE $d; done; true",
+            fr.display(),
+            fr.join("worktrees/wt").display(),
+            hooks.display(),
+            p.home.display()
+        );
+        let o = cordon(&p, &sub, &["run", "--", "sh", "-c", &probe]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(!text(&o.stdout).contains("WROTE"), "{}", text(&o.stdout));
+        for d in [&fr, &hooks, &p.home] {
+            assert!(!d.join("pwn").exists(), "{} written", d.display());
+        }
+    }
+}
+
+/// Security finding 2: the placeholder cordon leaves for a missing `.cordon/` (and, in a
+/// repository-less workspace, `.git`) is an empty directory, which git ignores: a run
+/// leaves `git status` clean. Fails when the placeholder holds a file.
+#[test]
+fn placeholders_leave_git_status_clean() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let o = cordon(&p, &p.dir, &["run", "--", "true"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(p.dir.join(".cordon").is_dir(), "no placeholder was made");
+    let o = Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=all"])
+        .current_dir(&p.dir)
+        .output()
+        .unwrap();
+    assert_eq!(text(&o.stdout), "", "git status is not clean");
+    // A second run from a subdirectory keeps the repository as its workspace.
+    let o = cordon(&p, &p.dir.join("sub"), &["run", "--", "true"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+}
+
+/// Security finding 3: `cordon status` warns (text and `--json`) while the user's git
+/// configuration does not set `safe.bareRepository = explicit`, and stops once it does.
+#[test]
+fn status_warns_until_safe_bare_repository_is_explicit() {
+    let p = project();
+    let warned = |p: &Project| {
+        let o = cordon(p, &p.dir, &["status"]);
+        let t = text(&o.stdout).contains("safe.bareRepository");
+        let o = cordon(p, &p.dir, &["status", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("status --json");
+        let j = v["warnings"].to_string().contains("safe.bareRepository");
+        assert_eq!(t, j, "text and --json disagree");
+        t
+    };
+    let sys_sets_it = std::fs::read_to_string("/etc/gitconfig")
+        .is_ok_and(|s| s.to_ascii_lowercase().contains("barerepository"));
+    if !sys_sets_it {
+        assert!(warned(&p), "no warning without safe.bareRepository");
+    }
+    std::fs::write(
+        p.home.join(".gitconfig"),
+        "[safe]\n\tbareRepository = explicit\n",
+    )
+    .unwrap();
+    assert!(
+        !warned(&p),
+        "warning although safe.bareRepository = explicit"
+    );
+}

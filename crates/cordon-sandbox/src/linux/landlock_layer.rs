@@ -346,7 +346,7 @@ mod tests {
 
     fn resolved(name: &str) -> ResolvedProfile {
         let fs = MemFs::new()
-            .dir("/home/u/proj/.git")
+            .dir("/home/u/proj/.git/objects")
             .dir("/home/u/.ssh")
             .dir("/tmp");
         let ctx = ResolveContext {

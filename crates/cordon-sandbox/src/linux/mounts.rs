@@ -542,9 +542,9 @@ fn tree_steps(fs: &ResolvedFilesystem, base: Base, private_tmp: bool) -> (Vec<St
 /// and runs overlap (issue 7 item 1). What stays behind is harmless: an empty directory
 /// (`.git/hooks`, `.git/info`, `.git/modules`, `.git/worktrees`), an empty file
 /// (`.git/config`, `.git/config.worktree`), `.git/commondir` saying `.` (what a missing
-/// one means), or a `.git`/`.cordon` directory holding only the note
-/// [`cordon_policy::PLACEHOLDER_NOTE`], which git does not take for a repository (no
-/// `HEAD`) and cordon does not take for a workspace marker.
+/// one means), or an empty `.git`/`.cordon` directory, which git neither takes for a
+/// repository (no `HEAD`) nor lists in `git status`, and cordon does not take for a
+/// workspace marker.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Placeholder {
     /// Where it was created.
@@ -557,14 +557,6 @@ fn placeholder_is_dir(p: &Path) -> bool {
     matches!(
         p.file_name().and_then(|n| n.to_str()),
         Some("hooks" | "info" | ".git" | ".cordon" | "cordon" | "modules" | "worktrees")
-    )
-}
-
-/// Whether a directory placeholder gets the note (the workspace marker names).
-fn placeholder_gets_note(p: &Path) -> bool {
-    matches!(
-        p.file_name().and_then(|n| n.to_str()),
-        Some(".git" | ".cordon")
     )
 }
 
@@ -732,13 +724,9 @@ fn create_placeholder(path: &Path) -> io::Result<Option<Placeholder>> {
     }
     let dir = placeholder_is_dir(path);
     let created = if dir {
-        sys::mkdirat_excl(pfd.as_raw_fd(), &cname, 0o755).and_then(|()| {
-            if placeholder_gets_note(path) {
-                write_note(pfd.as_raw_fd(), &cname)
-            } else {
-                Ok(())
-            }
-        })
+        // Empty, including `.git`/`.cordon`: git ignores an empty directory (no `??`
+        // in `git status`), and cordon does not take it for a workspace marker.
+        sys::mkdirat_excl(pfd.as_raw_fd(), &cname, 0o755)
     } else {
         sys::create_file_excl(pfd.as_raw_fd(), &cname, 0o644).and_then(|f| {
             use std::io::Write as _;
@@ -754,19 +742,6 @@ fn create_placeholder(path: &Path) -> io::Result<Option<Placeholder>> {
         Err(e) if is_errno(&e, libc::EEXIST) || is_errno(&e, libc::ENOENT) => Ok(None),
         Err(e) => Err(e),
     }
-}
-
-/// Writes the [`cordon_policy::PLACEHOLDER_NOTE`] into the directory `name` of `parent`
-/// just created, opened without following symlinks, with an exclusive create.
-fn write_note(parent: RawFd, name: &CString) -> io::Result<()> {
-    use std::io::Write as _;
-    let d = sys::open_beneath(
-        parent,
-        Path::new(std::ffi::OsStr::from_bytes(name.as_bytes())),
-    )?;
-    let note = CString::new(cordon_policy::PLACEHOLDER_NOTE)?;
-    let f = sys::create_file_excl(d.as_raw_fd(), &note, 0o444)?;
-    std::fs::File::from(f).write_all(cordon_policy::PLACEHOLDER_NOTE_TEXT.as_bytes())
 }
 
 fn c(s: &str) -> CString {
@@ -1383,7 +1358,7 @@ mod tests {
             .file("/home/u/proj/.git/config", "")
             .dir("/home/u/.ssh")
             .file("/home/u/.netrc", "x")
-            .dir("/tmp/ws/.git")
+            .dir("/tmp/ws/.git/objects")
             .dir("/usr")
             .dir("/etc")
     }
@@ -1677,7 +1652,7 @@ mod tests {
     }
 
     /// Issue 7 item 1: placeholders are permanent and exclusive. Created once with the
-    /// contents git expects, the marker names with cordon's note; a second run (or a
+    /// contents git expects, the marker names empty; a second run (or a
     /// concurrent one) finds them and creates nothing; an existing entry is never taken.
     #[test]
     fn placeholders_are_created_once_and_kept() {
@@ -1695,15 +1670,12 @@ mod tests {
         assert!(ws.join(".git/hooks").is_dir());
         assert_eq!(std::fs::read(ws.join(".git/commondir")).unwrap(), b".\n");
         assert_eq!(std::fs::read(ws.join(".git/config.worktree")).unwrap(), b"");
-        let note = ws.join(".cordon").join(cordon_policy::PLACEHOLDER_NOTE);
-        assert_eq!(
-            std::fs::read_to_string(&note).unwrap(),
-            cordon_policy::PLACEHOLDER_NOTE_TEXT
-        );
+        // The marker name's placeholder is empty: git ignores it (`git status` clean).
+        assert_eq!(std::fs::read_dir(ws.join(".cordon")).unwrap().count(), 0);
         assert_eq!(std::fs::read_dir(ws.join(".git/hooks")).unwrap().count(), 0);
         // Again: nothing new, nothing removed.
         assert!(create_placeholders(&l).unwrap().is_empty());
-        assert!(note.exists() && ws.join(".git/commondir").exists());
+        assert!(ws.join(".cordon").is_dir() && ws.join(".git/commondir").exists());
     }
 
     /// A symlink on the way to a placeholder is refused, not followed; a missing parent is

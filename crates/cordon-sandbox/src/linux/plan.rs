@@ -528,7 +528,7 @@ mod tests {
             .dir("/home/u/proj/.git/hooks")
             .file("/home/u/proj/.git/config", "")
             .dir("/home/u/proj/.git/info")
-            .dir("/home/u/proj/.cordon")
+            .file("/home/u/proj/.cordon/config.toml", "")
             .file("/home/u/.ssh/id_rsa", "k")
             .dir("/tmp")
             .dir("/usr")

@@ -44,6 +44,7 @@ pub fn status(args: StatusArgs) -> Result<i32> {
     #[cfg(not(target_os = "linux"))]
     let host = json!({"os": format!("{:?}", manager.os)});
 
+    let bare_warning = bare_repository_warning();
     if args.profile.json {
         println!(
             "{}",
@@ -58,9 +59,13 @@ pub fn status(args: StatusArgs) -> Result<i32> {
                 "limits": limits,
                 "denial_evidence": cordon_session::DENIAL_EVIDENCE_SOURCE,
                 "caches": caches,
+                "warnings": bare_warning.iter().collect::<Vec<_>>(),
             }))?
         );
         return Ok(0);
+    }
+    if let Some(w) = &bare_warning {
+        println!("warning: {w}");
     }
     println!("host");
     #[cfg(target_os = "linux")]
@@ -153,4 +158,36 @@ fn cache_status(profile: &cordon_policy::PermissionProfile) -> serde_json::Value
         let _ = home;
         json!({"mode": mode, "overlay": false, "reason": "overlay mounts are Linux-only"})
     }
+}
+
+/// A one-line warning when the user's git configuration (system, `~/.gitconfig`, XDG) does
+/// not set `safe.bareRepository = explicit`: a confined command can lay out a bare
+/// repository (`HEAD`, `objects/`, `refs/`, `config` with `core.fsmonitor`) in any
+/// writable directory, and host git run there would use it and run its code (README
+/// "Known limits").
+fn bare_repository_warning() -> Option<String> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let mut files = vec![std::path::PathBuf::from("/etc/gitconfig")];
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| home.as_ref().map(|h| h.join(".config")));
+    if let Some(x) = xdg {
+        files.push(x.join("git/config"));
+    }
+    if let Some(h) = &home {
+        files.push(h.join(".gitconfig"));
+    }
+    let v = cordon_policy::gitconfig::safe_bare_repository(&cordon_sandbox::HostFs, &files);
+    if v.as_deref()
+        .is_some_and(|v| v.eq_ignore_ascii_case("explicit"))
+    {
+        return None;
+    }
+    Some(
+        "git's safe.bareRepository is not `explicit`: a sandboxed command can plant a bare \
+         repository whose config runs code when you use git there; run \
+         `git config --global safe.bareRepository explicit` (git >= 2.38)"
+            .into(),
+    )
 }
