@@ -10,9 +10,8 @@ use crate::outcome::RunSignals;
 use cordon_sandbox::{ExecRequest, HelperReport};
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Bytes of stderr kept for classification.
 pub const STDERR_TAIL: usize = 16 * 1024;
@@ -101,10 +100,9 @@ fn wait(
     sandboxed: bool,
 ) -> std::io::Result<RunSignals> {
     let tail = Arc::new(Mutex::new(Vec::<u8>::new()));
-    let done = Arc::new(AtomicBool::new(false));
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let tee = child.stderr.take().map(|mut pipe| {
         let tail = Arc::clone(&tail);
-        let done = Arc::clone(&done);
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
             let mut err = std::io::stderr();
@@ -124,41 +122,45 @@ fn wait(
                     }
                 }
             }
-            done.store(true, Ordering::SeqCst);
+            let _ = done_tx.send(());
         })
     });
     let cancelled = Arc::new(Mutex::new(None::<String>));
     #[cfg(unix)]
     let forwarder = forward_signals(child.id(), Arc::clone(&cancelled));
-    let start = Instant::now();
-    let mut timed_out = None;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(st)) => break st,
-            Ok(None) => {}
-            Err(e) => return Err(e),
-        }
-        if let Some(t) = opts.timeout {
-            if timed_out.is_none() && start.elapsed() >= t {
-                // The child is not reaped yet, so its pid cannot have been reused.
-                let _ = child.kill();
-                timed_out = Some(humantime::format_duration(t).to_string());
+    // No polling on the launch path: block until the child exits. With a timeout, a timer
+    // thread kills it; the child is only reaped after the timer has been told it exited,
+    // so the pid it kills cannot have been reused.
+    let timed_out = Arc::new(Mutex::new(None::<String>));
+    let timer = opts.timeout.map(|t| {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let pid = child.id();
+        let timed_out = Arc::clone(&timed_out);
+        let h = std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(t) {
+                kill_unreaped(pid);
+                if let Ok(mut g) = timed_out.lock() {
+                    *g = Some(humantime::format_duration(t).to_string());
+                }
             }
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
+        });
+        (tx, h)
+    });
+    wait_exited(&child)?;
+    if let Some((tx, h)) = timer {
+        let _ = tx.send(());
+        let _ = h.join();
+    }
+    let status = child.wait()?;
+    let timed_out = timed_out.lock().ok().and_then(|g| g.clone());
     #[cfg(unix)]
     if let Some(h) = forwarder {
         h.close();
     }
     // Wait briefly for the rest of stderr; a leftover process holding the pipe (possible
     // only without a sandbox) must not hold cordon.
-    let until = Instant::now() + Duration::from_millis(500);
-    while !done.load(Ordering::SeqCst) && Instant::now() < until {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    if done.load(Ordering::SeqCst) {
-        if let Some(t) = tee {
+    if let Some(t) = tee {
+        if done_rx.recv_timeout(Duration::from_millis(500)).is_ok() {
             let _ = t.join();
         }
     }
@@ -185,6 +187,37 @@ fn wait(
         helper_not_run: None,
         helper_applied: false,
     })
+}
+
+/// Blocks until `child` has exited, without reaping it (`waitid(WNOWAIT)`): its pid stays
+/// reserved until [`std::process::Child::wait`] reaps it.
+#[cfg(unix)]
+fn wait_exited(child: &std::process::Child) -> std::io::Result<()> {
+    use nix::sys::wait::{waitid, Id, WaitPidFlag};
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    loop {
+        match waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
+            Ok(_) => return Ok(()),
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn wait_exited(_child: &std::process::Child) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// SIGKILL to a child that has not been reaped yet (see [`wait_exited`]).
+fn kill_unreaped(pid: u32) {
+    #[cfg(unix)]
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    #[cfg(not(unix))]
+    let _ = pid;
 }
 
 #[cfg(unix)]
