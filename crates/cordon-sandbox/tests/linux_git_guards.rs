@@ -227,6 +227,47 @@ fn configured_hooks_path_is_read_only() {
     assert_eq!(stdout(&o).trim(), "2");
 }
 
+/// Item 3, found by a re-test: a configured code path whose *parent* does not exist yet
+/// (`core.hooksPath = tools/git/hooks`, `include.path = conf/extra.cfg`) is protected too
+/// (its missing directories are created first), instead of being skipped.
+#[test]
+fn configured_code_path_under_a_missing_parent_is_read_only() {
+    if !require(&[
+        Need::Userns,
+        Need::Landlock(1),
+        Need::Seccomp,
+        Need::Tool("git"),
+    ]) {
+        return;
+    }
+    let s = Sandbox::new().env("GIT_CONFIG_NOSYSTEM", "1");
+    repo(&s.ws);
+    git(&s.ws, &["config", "core.hooksPath", "tools/git/hooks"]);
+    git(&s.ws, &["config", "include.path", "../conf/extra.cfg"]);
+    let r = resolve_bounded(&s, ctx(&s, &s.ws));
+    let o = run_resolved(
+        &s,
+        r,
+        "mkdir -p tools/git/hooks conf; echo pwned > tools/git/hooks/pre-commit; \
+         printf '[core]\\n\\tfsmonitor = x\\n' > conf/extra.cfg; exit 0",
+    );
+    assert_ok(&o);
+    assert!(
+        !s.ws.join("tools/git/hooks/pre-commit").exists(),
+        "a hook was planted under a missing core.hooksPath parent"
+    );
+    let cfg = s.ws.join("conf/extra.cfg");
+    assert!(
+        std::fs::read_to_string(&cfg).unwrap_or_default().is_empty(),
+        "an included config file was planted under a missing parent"
+    );
+    // Twin: the rest of the new directories' parents stays writable.
+    let r = resolve_bounded(&s, ctx(&s, &s.ws));
+    let o = run_resolved(&s, r, "echo ok > tools/notes.txt && cat tools/notes.txt");
+    assert_ok(&o);
+    assert_eq!(stdout(&o).trim(), "ok");
+}
+
 /// Item 4: with `conf/keys` denied, `mv conf conf2` (and `mv conf/keys conf/k2`) fail, so the
 /// next run's deny still hides the keys; writing elsewhere in `conf` works (twin). Sibling:
 /// a deny spelled through a symlinked directory pins the real directory.

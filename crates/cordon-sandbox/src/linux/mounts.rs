@@ -670,11 +670,11 @@ fn create_dir_nofollow_mode(path: &Path, mode: libc::mode_t) -> io::Result<()> {
 /// Each placeholder is created relative to a descriptor of its parent directory opened
 /// without following any symlink (a path with a symlink in it is an error: the bind would
 /// refuse it too), with an exclusive create (an entry that appears meanwhile, e.g. made by
-/// a concurrent run, is left as it is and bound). A protected path whose parent is missing
-/// is skipped (the bind is then skipped too, with a note).
+/// a concurrent run, is left as it is and bound). The missing directories above a
+/// protected path are created the same way (empty, permanent), so it is always bound.
 ///
-/// Errors: creating a placeholder failed for another reason than a missing parent or an
-/// entry that appeared meanwhile (the helper then refuses to run: the path could not be
+/// Errors: creating a placeholder failed for another reason than an entry that appeared
+/// meanwhile (the helper then refuses to run: the path could not be
 /// protected).
 pub fn create_placeholders(layout: &Layout) -> io::Result<Vec<Placeholder>> {
     let mut out = Vec::new();
@@ -711,11 +711,13 @@ fn create_placeholder(path: &Path) -> io::Result<Option<Placeholder>> {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Ok(None);
     };
-    let pfd = match sys::open_dir_nofollow(parent) {
-        Ok(f) => f,
-        Err(e) if is_errno(&e, libc::ENOENT) => return Ok(None),
-        Err(e) => return Err(ctx_err(format!("opening {}", parent.display()), e)),
-    };
+    // A protected path whose parent does not exist yet (e.g. `core.hooksPath =
+    // tools/git/hooks` before `tools/` exists) is protected all the same: the missing
+    // directories are created first (no symlink followed, each relative to its parent's
+    // descriptor), so the read-only bind has a mount point. Skipping it would let the
+    // command create the path (fail open).
+    let pfd = ensure_dir_nofollow(parent, 0)
+        .map_err(|e| ctx_err(format!("opening {}", parent.display()), e))?;
     let cname = CString::new(name.as_bytes())?;
     match sys::fstatat_nofollow(pfd.as_raw_fd(), &cname) {
         Ok(_) => return Ok(None),
@@ -741,6 +743,28 @@ fn create_placeholder(path: &Path) -> io::Result<Option<Placeholder>> {
         // Someone else's entry appeared, or the parent went away: nothing of ours.
         Err(e) if is_errno(&e, libc::EEXIST) || is_errno(&e, libc::ENOENT) => Ok(None),
         Err(e) => Err(e),
+    }
+}
+
+/// Opens directory `path` with no symlink anywhere in it, creating it and any missing
+/// ancestors (mode 0755) one level at a time relative to the parent's descriptor. Depth is
+/// bounded; an ancestor that is not a directory (or a symlink) is an error.
+fn ensure_dir_nofollow(path: &Path, depth: usize) -> io::Result<OwnedFd> {
+    match sys::open_dir_nofollow(path) {
+        Err(e) if is_errno(&e, libc::ENOENT) && depth < 32 => {
+            let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+                return Err(e);
+            };
+            let pfd = ensure_dir_nofollow(parent, depth + 1)?;
+            let cname = CString::new(name.as_bytes())?;
+            match sys::mkdirat_excl(pfd.as_raw_fd(), &cname, 0o755) {
+                Ok(()) => {}
+                Err(e) if is_errno(&e, libc::EEXIST) => {}
+                Err(e) => return Err(e),
+            }
+            sys::open_dir_nofollow(path)
+        }
+        other => other,
     }
 }
 
@@ -1679,7 +1703,7 @@ mod tests {
     }
 
     /// A symlink on the way to a placeholder is refused, not followed; a missing parent is
-    /// skipped.
+    /// created (skipping it let the command create the protected path).
     #[test]
     fn placeholder_paths_with_symlinks_are_refused() {
         let (_d, root) = tmp();
@@ -1689,7 +1713,8 @@ mod tests {
         assert!(e.to_string().contains("link/.cordon"), "{e}");
         assert!(!root.join("real/.cordon").exists());
         let ph = create_placeholders(&protected_layout(&[&root.join("missing/.cordon")])).unwrap();
-        assert!(ph.is_empty());
+        assert_eq!(ph.len(), 1);
+        assert!(root.join("missing/.cordon").is_dir());
     }
 
     /// The plan of the built-in profile with two warm caches and two config files:
