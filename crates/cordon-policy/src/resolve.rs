@@ -1375,7 +1375,14 @@ fn protect_git_config_targets(
     };
     for t in crate::gitconfig::code_paths(fs, &repo, homes, notes) {
         let c = canonicalize_lenient(fs, &t.path);
-        if write_roots.iter().any(|r| c.starts_with(r)) {
+        // Inside a writable root by where it leads, or by how git spells it: a target
+        // reached through a symlink that lives in a writable root (`!lk/q.sh` with `lk` a
+        // link elsewhere) is protected too, so the link on the way is pinned (PinLink) and
+        // cannot be swapped for a directory the command fills.
+        if write_roots
+            .iter()
+            .any(|r| c.starts_with(r) || t.path.starts_with(r))
+        {
             let mut e = entry_for(
                 fs,
                 t.path.clone(),

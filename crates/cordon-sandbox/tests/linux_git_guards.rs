@@ -268,6 +268,42 @@ fn configured_code_path_under_a_missing_parent_is_read_only() {
     assert_eq!(stdout(&o).trim(), "ok");
 }
 
+/// Item 2 × 3, found by a re-test: a code path git reaches through a symlink that lives in
+/// the workspace (`alias.q = !lk/q.sh`, `lk` → a directory elsewhere): the link is pinned,
+/// so it cannot be replaced by a directory holding the command's own `q.sh`.
+#[test]
+fn symlink_on_the_way_to_a_configured_code_path_is_pinned() {
+    if !require(&[
+        Need::Userns,
+        Need::Landlock(1),
+        Need::Seccomp,
+        Need::Tool("git"),
+    ]) {
+        return;
+    }
+    let s = Sandbox::new().env("GIT_CONFIG_NOSYSTEM", "1");
+    repo(&s.ws);
+    let elsewhere = tempfile::tempdir_in("/var/tmp").unwrap();
+    write(&elsewhere.path().join("q.sh"), "echo hi\n");
+    std::os::unix::fs::symlink(elsewhere.path(), s.ws.join("lk")).unwrap();
+    git(&s.ws, &["config", "alias.q", "!lk/q.sh"]);
+    let r = resolve_bounded(&s, ctx(&s, &s.ws));
+    let o = run_resolved(&s, r, "rm lk && mkdir lk && echo pwned > lk/q.sh; exit 0");
+    assert_ok(&o);
+    assert!(
+        std::fs::symlink_metadata(s.ws.join("lk"))
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the symlink on the way to alias.q's program was replaced"
+    );
+    // Twin: other files next to it stay writable.
+    let r = resolve_bounded(&s, ctx(&s, &s.ws));
+    let o = run_resolved(&s, r, "echo ok > other.txt && cat other.txt");
+    assert_ok(&o);
+    assert_eq!(stdout(&o).trim(), "ok");
+}
+
 /// Item 4: with `conf/keys` denied, `mv conf conf2` (and `mv conf/keys conf/k2`) fail, so the
 /// next run's deny still hides the keys; writing elsewhere in `conf` works (twin). Sibling:
 /// a deny spelled through a symlinked directory pins the real directory.
