@@ -45,9 +45,9 @@
 //! - Everything is XML-escaped (`<&"'>` in paths included); characters XML 1.0 cannot
 //!   carry at all (control characters) are written as `\u{..}`.
 
-use crate::decision::{Backend, Fact, SandboxStatus};
 use crate::profile::{is_builtin_credential_spelling, Access, ProfileKind};
 use crate::resolve::{EntryOrigin, ResolvedEntry, ResolvedFilesystem, ResolvedProfile};
+use crate::selection::{Backend, Fact, SandboxStatus};
 use quick_xml::events::BytesText;
 use quick_xml::Writer;
 use std::borrow::Cow;

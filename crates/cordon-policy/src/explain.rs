@@ -6,10 +6,10 @@
 //! [`Explanation`] serialises (serde) for `--json` and renders a one-screen text answer to
 //! "why can't this command write X" through [`std::fmt::Display`].
 
-use crate::decision::{Backend, Fact, SandboxStatus, Selection, ShouldSandboxRule};
 use crate::paths::{canonicalize_lenient, lexical_normalize, FsView};
 use crate::profile::{Access, NetworkPolicy, ProfileKind, CREDENTIAL_STORES};
 use crate::resolve::{EntryOrigin, ResolvedFilesystem, ResolvedProfile};
+use crate::selection::{Backend, Fact, SandboxStatus, Selection, ShouldSandboxRule};
 use serde::Serialize;
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 //! - [`config`]: named profiles from TOML, errors with file and line.
 //! - [`paths`] + [`resolve`]: symbolic roots, normalisation (`..`, symlinks, both spellings),
 //!   most-specific-wins, protected paths (R-P2, R-P3) → [`ResolvedProfile`].
-//! - [`decision`]: `should_sandbox` (R-S1), `platform_sandbox` (R-S2), `select_initial`
+//! - [`selection`]: `should_sandbox` (R-S1), `platform_sandbox` (R-S2), `select_initial`
 //!   (R-S3) and the status triple (R-S5).
 //! - [`env`]: secret scrubbing (R-L4).
 //! - [`payload`]: the versioned helper payload (R-T3).
@@ -17,7 +17,6 @@
 
 pub mod caches;
 pub mod config;
-pub mod decision;
 mod deny;
 pub mod env;
 mod git;
@@ -29,16 +28,13 @@ pub mod paths;
 pub mod payload;
 pub mod profile;
 pub mod resolve;
+pub mod selection;
 pub mod stripped;
 mod tmpdir;
 pub mod view;
 
 pub use caches::{CacheMode, CacheSpec, ResolvedCache, KNOWN_CACHES};
 pub use config::{select_profile, Config, ConfigError};
-pub use decision::{
-    platform_sandbox, select_initial, should_sandbox, should_sandbox_rule, Backend, Fact, Os,
-    PlatformOptions, SandboxPreference, SandboxStatus, Selection, ShouldSandboxRule,
-};
 pub use network::{container_engine_socket, NetworkRules};
 pub use paths::{FileKind, FsView, MemFs};
 pub use payload::{HelperPayload, PayloadError};
@@ -50,14 +46,18 @@ pub use resolve::{
     resolve, resolve_for_command, EntryOrigin, ResolveContext, ResolveError, ResolvedEntry,
     ResolvedFilesystem, ResolvedProfile, PLACEHOLDER_NOTE, PLACEHOLDER_NOTE_TEXT,
 };
+pub use selection::{
+    platform_sandbox, select_initial, should_sandbox, should_sandbox_rule, Backend, Fact, Os,
+    PlatformOptions, SandboxPreference, SandboxStatus, Selection, ShouldSandboxRule,
+};
 pub use view::{Seen, TopView};
+pub mod additional;
 pub mod context;
 pub mod explain;
-pub mod overlay;
+pub use additional::{
+    effective_profile, intersect, merge, AdditionalPermissions, NonEmptyGrant, Recorded,
+};
 pub use context::{environment_context, environment_context_with, Detail, DEFAULT_APPROVAL_MODE};
 pub use explain::{
     explain, Decider, Explanation, NetworkExplanation, PathExplanation, SandboxExplanation,
-};
-pub use overlay::{
-    effective_profile, intersect, merge, AdditionalPermissions, NonEmptyGrant, Recorded,
 };

@@ -1504,18 +1504,26 @@ fn protected_for_root(
             continue;
         }
         // A missing file whose directory is missing too: protect the first missing
-        // ancestor, so neither the directory nor the file can be created.
+        // ancestor, so neither the directory nor the file can be created — but no higher
+        // than cordon's own directory (`~/.config/cordon`): the placeholder step creates
+        // the missing directories above it as ordinary ones, so protecting `~/.config`
+        // itself would make every other tool's config read-only on the first run only.
         let mut p = f.clone();
         while let Some(parent) = p.parent() {
-            if parent == root || fs.kind(parent).is_some() {
+            if parent == root
+                || fs.kind(parent).is_some()
+                || p.file_name().is_some_and(|n| n == "cordon")
+            {
                 break;
             }
             p = parent.to_path_buf();
         }
-        out.push(prot(
-            p,
-            "cordon configuration (decides later runs' profile)",
-        ));
+        let ancestor = p != *f;
+        let mut e = prot(p, "cordon configuration (decides later runs' profile)");
+        // A missing directory above the file: its placeholder is a directory, so a later
+        // run can still create the file's parents beneath it.
+        e.is_dir |= ancestor;
+        out.push(e);
     }
 }
 
@@ -1894,6 +1902,25 @@ mod tests {
         ));
     }
 
+    /// The protected ancestor of a missing cordon config stops at cordon's own directory:
+    /// a home without `~/.config` gets `~/.config/cordon` protected (a directory
+    /// placeholder), not `~/.config` (which made every tool's config read-only on a
+    /// first run and, as a file placeholder, broke every later run with ENOTDIR).
+    #[test]
+    fn missing_config_ancestor_stops_at_cordons_directory() {
+        let fs = MemFs::new().dir("/home/u/proj/.git/objects");
+        let p = restricted(vec![FsEntry::new("/home/u", Access::Write)]);
+        let mut c = ctx("/home/u/proj");
+        c.profile_files = vec!["/home/u/.config/cordon/config.toml".into()];
+        let r = resolve(&p, &c, &fs).unwrap();
+        let prot = r.filesystem.protected();
+        assert!(prot
+            .iter()
+            .any(|e| e.path == Path::new("/home/u/.config/cordon") && e.is_dir));
+        assert!(!prot.iter().any(|e| e.path == Path::new("/home/u/.config")));
+        assert_eq!(access(&r, &fs, "/home/u/.config/other/x"), Access::Write);
+    }
+
     /// N2: a missing user config whose directory is missing too is protected at its first
     /// missing ancestor.
     #[test]
@@ -1907,11 +1934,13 @@ mod tests {
             access(&r, &fs, "/home/u/.config/cordon/config.toml"),
             Access::Read
         );
+        // The missing ancestor is protected as a directory (its placeholder must be one:
+        // a file there broke every later run with ENOTDIR).
         assert!(r
             .filesystem
             .protected()
             .iter()
-            .any(|e| e.path == Path::new("/home/u/.config/cordon")));
+            .any(|e| e.path == Path::new("/home/u/.config/cordon") && e.is_dir));
     }
 
     #[test]

@@ -40,7 +40,9 @@ pub use cache::{CacheKey, SessionCache};
 pub use drive::{drive, Report, RunSpec};
 pub use escalation::{escalation, Escalation, Widening};
 pub use ids::{ApprovalId, RunId};
-pub use outcome::{classify, Confidence, Outcome, OutcomeClass, DENIAL_EVIDENCE_SOURCE};
+pub use outcome::{
+    classify, Confidence, Evidence, EvidenceSource, Outcome, OutcomeClass, DENIAL_EVIDENCE_SOURCE,
+};
 pub use request::{Answer, NeededPermissions, ReviewableRequest};
 pub use scope::{DecisionKind, Scope};
 pub use session::{Session, Verdict};

@@ -681,6 +681,61 @@ fn home_as_workspace_is_refused() {
     assert!(!p.home.join("ran").exists());
 }
 
+/// `-w ~` on a home without `~/.config`: every run works, the first as the next. The
+/// protected missing cordon config directory used to get a *file* placeholder at
+/// `~/.config` (kind guessed from the name), and every later run failed with ENOTDIR;
+/// `~/.config` itself was also read-only on the first run only.
+#[test]
+fn writable_home_without_config_dir_works_run_after_run() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let home = p.home.to_str().unwrap().to_string();
+    for i in 0..2 {
+        let o = out(cordon(
+            &p,
+            &[
+                "run",
+                "-w",
+                &home,
+                "--",
+                "sh",
+                "-c",
+                "mkdir -p ~/.config/tool ~/.local/share/tool && echo ok",
+            ],
+        ));
+        assert_eq!(o.status.code(), Some(0), "run {i}: {}", text(&o.stderr));
+        assert!(p.home.join(".config").is_dir(), "run {i}");
+        assert!(p.home.join(".config/tool").is_dir(), "run {i}");
+    }
+    // cordon's own configuration stays protected.
+    for f in ["config.toml", "rules.toml"] {
+        let script = format!("echo '[profiles.x]' > ~/.config/cordon/{f}");
+        let o = out(cordon(&p, &["run", "-w", &home, "--", "sh", "-c", &script]));
+        assert_ne!(o.status.code(), Some(0), "{f}: {}", text(&o.stderr));
+        let left = std::fs::read(p.home.join(".config/cordon").join(f)).unwrap_or_default();
+        assert!(left.is_empty(), "{f}");
+    }
+}
+
+/// A directory on stdin is refused (125) with the fix in the message, printed once: the
+/// helper says it, and the CLI does not repeat a refusal the helper reported.
+#[test]
+fn directory_stdin_is_refused_once() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let mut c = cordon(&p, &["run", "--", "true"]);
+    c.stdin(std::fs::File::open(&p.dir).unwrap());
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(125));
+    let err = text(&o.stderr);
+    assert_eq!(err.matches("is a directory").count(), 1, "{err}");
+    assert!(err.contains("/dev/null"), "{err}");
+}
+
 /// `cordon proxy` (issue 10 §7): a bare `*` is refused before anything listens; a valid
 /// list listens and prints its address, and blocks an unlisted host with the rule named.
 #[test]

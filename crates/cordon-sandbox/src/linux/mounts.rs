@@ -78,6 +78,10 @@ pub enum StepKind {
         /// A protected path (R-P3): if it is missing at run time a placeholder is created
         /// on the host first, so the command cannot create it.
         protected: bool,
+        /// The placeholder's kind when `protected` and missing: a directory (an empty one)
+        /// or an empty file. From the resolved entry ([`ResolvedEntry::is_dir`]: a missing
+        /// ancestor of a protected file, a configured hooks directory) or git's names.
+        dir: bool,
     },
     /// A symlink on the way to a protected, denied or pinned path, bound onto itself so its
     /// name cannot be removed, renamed or replaced (the target gets its own step).
@@ -188,6 +192,7 @@ impl std::fmt::Display for Step {
             StepKind::Bind {
                 writable,
                 protected,
+                ..
             } => write!(
                 f,
                 "{p}: bind, {}{}",
@@ -469,6 +474,7 @@ fn tree_steps(fs: &ResolvedFilesystem, base: Base, private_tmp: bool) -> (Vec<St
                     kind: StepKind::Bind {
                         writable,
                         protected,
+                        dir: protected && (e.is_dir || placeholder_is_dir(&e.path)),
                     },
                     may_create: parent == Ctx::Own,
                 });
@@ -679,16 +685,15 @@ fn create_dir_nofollow_mode(path: &Path, mode: libc::mode_t) -> io::Result<()> {
 pub fn create_placeholders(layout: &Layout) -> io::Result<Vec<Placeholder>> {
     let mut out = Vec::new();
     for s in &layout.steps {
-        if !matches!(
-            s.kind,
-            StepKind::Bind {
-                protected: true,
-                ..
-            }
-        ) {
+        let StepKind::Bind {
+            protected: true,
+            dir,
+            ..
+        } = s.kind
+        else {
             continue;
-        }
-        match create_placeholder(&s.path) {
+        };
+        match create_placeholder(&s.path, dir) {
             Ok(Some(p)) => out.push(p),
             Ok(None) => {}
             Err(e) => {
@@ -707,7 +712,7 @@ pub fn create_placeholders(layout: &Layout) -> io::Result<Vec<Placeholder>> {
 
 /// One placeholder: `Ok(None)` when the path exists (whatever it is, a symlink included),
 /// its parent does not, or it appeared while being created.
-fn create_placeholder(path: &Path) -> io::Result<Option<Placeholder>> {
+fn create_placeholder(path: &Path, dir: bool) -> io::Result<Option<Placeholder>> {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Ok(None);
     };
@@ -724,7 +729,6 @@ fn create_placeholder(path: &Path) -> io::Result<Option<Placeholder>> {
         Err(e) if is_errno(&e, libc::ENOENT) => {}
         Err(e) => return Err(e),
     }
-    let dir = placeholder_is_dir(path);
     let created = if dir {
         // Empty, including `.git`/`.cordon`: git ignores an empty directory (no `??`
         // in `git status`), and cordon does not take it for a workspace marker.
@@ -860,6 +864,7 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
             StepKind::Bind {
                 writable,
                 protected,
+                ..
             } => apply_bind(&mut st, s, *writable, *protected)?,
             StepKind::PinLink => apply_pin_link(&mut st, s)?,
             StepKind::CopyLink => apply_copy_link(&mut st, s)?,
@@ -1430,7 +1435,8 @@ mod tests {
             find(&l, "/home/u/proj").unwrap().kind,
             StepKind::Bind {
                 writable: true,
-                protected: false
+                protected: false,
+                dir: false
             }
         );
         assert_eq!(
@@ -1448,7 +1454,8 @@ mod tests {
                 find(&l, p).unwrap().kind,
                 StepKind::Bind {
                     writable: false,
-                    protected: true
+                    protected: true,
+                    dir: p.ends_with("hooks")
                 },
                 "{p}"
             );
@@ -1504,7 +1511,8 @@ mod tests {
             usr.kind,
             StepKind::Bind {
                 writable: false,
-                protected: false
+                protected: false,
+                dir: false
             }
         );
         // Already invisible: no mask needed.
@@ -1592,7 +1600,8 @@ mod tests {
                 find(&l, target).map(|s| &s.kind),
                 Some(&StepKind::Bind {
                     writable: false,
-                    protected: true
+                    protected: true,
+                    dir: target != "/w/gitcfg"
                 }),
                 "{target}"
             );
@@ -1661,6 +1670,7 @@ mod tests {
                     kind: StepKind::Bind {
                         writable: false,
                         protected: true,
+                        dir: placeholder_is_dir(p),
                     },
                     may_create: false,
                 })

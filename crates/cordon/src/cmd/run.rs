@@ -148,7 +148,15 @@ fn print_hints(report: &Report) {
     while let Some(a) = r {
         let o = &a.outcome;
         if let cordon_session::OutcomeClass::Refused { why } = &o.class {
-            eprintln!("cordon: {why}");
+            // A refusal the helper reported has already been printed by the helper itself
+            // on the same stderr: once is enough.
+            let from_helper = o
+                .evidence
+                .iter()
+                .any(|e| e.source == cordon_session::EvidenceSource::Helper);
+            if !from_helper {
+                eprintln!("cordon: {why}");
+            }
         } else if let Some(h) = &o.hint {
             eprintln!("cordon: {}: {h}", o.class.name());
         }

@@ -1,7 +1,7 @@
 //! Additional permissions for one command: widening (R-O1), what an approval may record
 //! (R-O2) and the empty case (R-O3).
 //!
-//! A command may carry an overlay, [`AdditionalPermissions`], on top of the session's base
+//! A command may carry an extra grant, [`AdditionalPermissions`], on top of the session's base
 //! [`PermissionProfile`]. Two operations exist and they are deliberately different:
 //!
 //! - [`merge`] (R-O1) *widens* a profile for one command: a union. It never narrows
@@ -16,12 +16,12 @@
 //! "deny everything" or "the command is forbidden" — whether the command may still run is
 //! decided later by the approval policy and the sandbox, from the base profile.
 //!
-//! ## The scope of an overlay
+//! ## The scope of an extra grant
 //!
-//! An overlay's entries are read like a profile's (R-P2: most specific path wins, ties
+//! An extra grant's entries are read like a profile's (R-P2: most specific path wins, ties
 //! deny > write > read), with one difference: a path no entry covers is *not part of the
-//! overlay* (it grants nothing there). A `deny` entry in an overlay therefore does not
-//! hide anything from the base profile; it carves a hole in the overlay's own grants
+//! extra grant* (it grants nothing there). A `deny` entry in an extra grant therefore does not
+//! hide anything from the base profile; it carves a hole in the extra grant's own grants
 //! (`{ path = "/data", access = "write" }` + `{ path = "/data/secret", access = "deny" }`
 //! asks for `/data` except `/data/secret`).
 
@@ -35,15 +35,15 @@ use crate::resolve::{
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// Source tag given to merged overlay entries that carry no source of their own (shown by
+/// Source tag given to merged extra grant entries that carry no source of their own (shown by
 /// `cordon explain`).
-pub const OVERLAY_SOURCE: &str = "additional permissions";
+pub const ADDITIONAL_SOURCE: &str = "additional permissions";
 
 /// Extra permissions requested (or approved) for one command (R-O1, R-O2).
 ///
 /// Shape: `{ "network": true, "entries": [{ "path": "/data", "access": "write" }] }`; both
 /// fields optional. `network: Some(true)` asks for the network to be enabled; `Some(false)`
-/// and `None` both ask for nothing (an overlay never narrows). `entries` are [`FsEntry`]
+/// and `None` both ask for nothing (an extra grant never narrows). `entries` are [`FsEntry`]
 /// spellings (absolute, `~/…`, relative to the cwd, or symbolic like `:workspace/build`),
 /// read as described in the [module docs](self).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -58,18 +58,18 @@ pub struct AdditionalPermissions {
 }
 
 impl AdditionalPermissions {
-    /// Whether this overlay asks for the network.
+    /// Whether this extra grant asks for the network.
     pub fn wants_network(&self) -> bool {
         self.network == Some(true)
     }
 
-    /// Whether this overlay asks for nothing at all: no network and no `read`/`write`
+    /// Whether this extra grant asks for nothing at all: no network and no `read`/`write`
     /// entry (`deny` entries alone only carve holes in grants that do not exist).
     pub fn grants_nothing(&self) -> bool {
         !self.wants_network() && self.entries.iter().all(|e| e.access == Access::Deny)
     }
 
-    /// Combines two overlays, e.g. two per-command requests (R-O1 applied to overlays).
+    /// Combines two extra grants, e.g. two per-command requests (R-O1 applied to extra grants).
     ///
     /// Network: `Some(true)` if either side enables it, else `Some(false)` if either side
     /// says so, else `None`. Entries: `self`'s, then `other`'s, de-duplicated on
@@ -99,8 +99,8 @@ impl AdditionalPermissions {
 /// A grant an approval may record for the session: guaranteed to add *something* — the
 /// network, or at least one `read`/`write` entry (R-O2, R-O3).
 ///
-/// It cannot be constructed empty: [`NonEmptyGrant::new`] returns `None` for an overlay
-/// that grants nothing, and deserialising such an overlay fails. Paths in a grant built by
+/// It cannot be constructed empty: [`NonEmptyGrant::new`] returns `None` for an extra grant
+/// that grants nothing, and deserialising such an extra grant fails. Paths in a grant built by
 /// [`intersect`] are absolute and canonical, so the grant cannot re-bind to another
 /// directory (another cwd, a re-pointed symlink) later.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -118,7 +118,7 @@ impl NonEmptyGrant {
         }
     }
 
-    /// The granted permissions, as an overlay for [`effective_profile`].
+    /// The granted permissions, as an extra grant for [`effective_profile`].
     pub fn permissions(&self) -> &AdditionalPermissions {
         &self.0
     }
@@ -166,9 +166,9 @@ pub enum Recorded {
 }
 
 impl Recorded {
-    /// The overlay to apply on top of the base profile, if any: `None` for
+    /// The extra grant to apply on top of the base profile, if any: `None` for
     /// [`Recorded::Nothing`] (the base profile applies as is).
-    pub fn overlay(&self) -> Option<&AdditionalPermissions> {
+    pub fn additional(&self) -> Option<&AdditionalPermissions> {
         match self {
             Recorded::Nothing => None,
             Recorded::Grant(g) => Some(g.permissions()),
@@ -199,7 +199,7 @@ fn wider(a: Access, b: Access) -> Access {
     }
 }
 
-/// One overlay entry expansion: canonical path, lexical path, access, entry index.
+/// One extra grant entry expansion: canonical path, lexical path, access, entry index.
 #[derive(Debug, Clone)]
 struct Flat {
     canonical: PathBuf,
@@ -244,8 +244,8 @@ fn flatten(
     Ok(out)
 }
 
-/// The overlay's own access at canonical path `q`: most specific entry wins, ties
-/// deny > write > read (R-P2); a path no entry covers is outside the overlay (`Deny`,
+/// The extra grant's own access at canonical path `q`: most specific entry wins, ties
+/// deny > write > read (R-P2); a path no entry covers is outside the extra grant (`Deny`,
 /// i.e. width 0: "grants nothing").
 fn scope_access<'a>(entries: impl IntoIterator<Item = (&'a Path, Access)>, q: &Path) -> Access {
     let mut best: Option<(usize, Access)> = None;
@@ -267,7 +267,7 @@ fn path_string(p: &Path) -> String {
 
 /// R-O2 `intersect(requested, approved, ctx, fs)`: what an approval may record.
 ///
-/// Both overlays are expanded for the command's context exactly as [`resolve`] would
+/// Both extra grants are expanded for the command's context exactly as [`resolve`] would
 /// (`:workspace` = the cwd's project root, relative paths against `ctx.cwd`, `~`/`:home`,
 /// `:tmp`, `:minimal`), then canonicalised through `fs`. The result is the pointwise
 /// intersection of the two scopes (see the [module docs](self)):
@@ -350,34 +350,34 @@ pub fn intersect(
     )
 }
 
-/// R-O1 `merge(base, extra, ctx, fs)`: the base profile widened by an overlay — a union
+/// R-O1 `merge(base, extra, ctx, fs)`: the base profile widened by an extra grant — a union
 /// that **never narrows** anything the base allows.
 ///
 /// - Network: enabled if either side enables it.
 /// - Filesystem (only when the base's filesystem is restricted; an unrestricted one has
 ///   nothing to widen): the base entries, unchanged and in order, followed by entries
-///   derived from the overlay's, in the overlay's order, de-duplicated on
+///   derived from the extra grant's, in the extra grant's order, de-duplicated on
 ///   (path spelling, access).
 ///
-/// Why the overlay's entries are not simply appended: with most-specific-wins (R-P2) an
+/// Why the extra grant's entries are not simply appended: with most-specific-wins (R-P2) an
 /// appended `{ path = ":workspace/src", access = "read" }` would make a writable `src`
-/// read-only, and an overlay's `deny` carve-out would hide a path the base lets you read.
-/// So the base is resolved for `ctx` and each overlay path `P` (shallow first) gets
-/// `access = max(base(P), overlay(P))` by [`Access::width`], and an entry is added only
+/// read-only, and an extra grant's `deny` carve-out would hide a path the base lets you read.
+/// So the base is resolved for `ctx` and each extra grant path `P` (shallow first) gets
+/// `access = max(base(P), extra grant(P))` by [`Access::width`], and an entry is added only
 /// where that changes the answer. Answers are compared at canonical paths (symlinks
-/// resolved), the paths the backends enforce. An entry keeps the overlay's spelling when
+/// resolved), the paths the backends enforce. An entry keeps the extra grant's spelling when
 /// all of its expansions got the same access, else it is split into absolute paths.
-/// Entries without a `source` are tagged [`OVERLAY_SOURCE`].
+/// Entries without a `source` are tagged [`ADDITIONAL_SOURCE`].
 ///
 /// Consequences, all on the safe side:
-/// - a more specific base entry still wins beneath an overlay path (an overlay on `~`
+/// - a more specific base entry still wins beneath an extra grant path (an extra grant on `~`
 ///   does not open the `~/.ssh` the base denies; ask for `~/.ssh/known_hosts` itself);
 /// - a base `deny` on exactly the same path is not lifted (ties go to deny, R-P2);
-/// - R-P3 protection applies to writable roots an overlay adds (`.git/hooks` of a newly
-///   writable repo stays read-only unless the overlay names it).
+/// - R-P3 protection applies to writable roots an extra grant adds (`.git/hooks` of a newly
+///   writable repo stays read-only unless the extra grant names it).
 ///
 /// `merge(merge(b, x), x) == merge(b, x)`. Use [`effective_profile`] to respect the
-/// profile kind. Errors: those of [`resolve`] for the base or the overlay's spellings.
+/// profile kind. Errors: those of [`resolve`] for the base or the extra grant's spellings.
 pub fn merge(
     base: &PermissionProfile,
     extra: &AdditionalPermissions,
@@ -397,7 +397,7 @@ pub fn merge(
     }
     let resolved_base = resolve(base, ctx, fs)?;
     let flat = flatten(&extra.entries, ctx, &resolved_base.workspace, fs)?;
-    let overlay_at =
+    let extra_at =
         |q: &Path| scope_access(flat.iter().map(|f| (f.canonical.as_path(), f.access)), q);
     // Answers are taken at canonical paths: that is what the backends enforce (they layer
     // `ResolvedEntry::path`), see `ResolvedFilesystem::layered`.
@@ -418,7 +418,7 @@ pub fn merge(
     let mut resolved_work = resolve(&work, ctx, fs)?;
     for i in order {
         let f = &flat[i];
-        let want = wider(base_at(&f.canonical), overlay_at(&f.canonical));
+        let want = wider(base_at(&f.canonical), extra_at(&f.canonical));
         if want == seen(&resolved_work.filesystem, &f.canonical) {
             continue;
         }
@@ -434,7 +434,7 @@ pub fn merge(
         }
     }
 
-    // Rebuild the appended part in the overlay's order, with spellings and sources.
+    // Rebuild the appended part in the extra grant's order, with spellings and sources.
     let mut appended: Vec<FsEntry> = Vec::new();
     for (index, e) in extra.entries.iter().enumerate() {
         let expansions: Vec<usize> = (0..flat.len())
@@ -451,7 +451,7 @@ pub fn merge(
         let source = Some(
             e.source
                 .clone()
-                .unwrap_or_else(|| OVERLAY_SOURCE.to_string()),
+                .unwrap_or_else(|| ADDITIONAL_SOURCE.to_string()),
         );
         let same = got.len() == expansions.len() && got.iter().all(|(_, a)| *a == got[0].1);
         if same {
@@ -486,7 +486,7 @@ pub fn merge(
     Ok(merged)
 }
 
-/// A base grant spelled through a symlink is dropped by [`resolve`] once the overlay makes
+/// A base grant spelled through a symlink is dropped by [`resolve`] once the extra grant makes
 /// the symlink's directory writable (a confined command could re-point it). So that the
 /// merge still never narrows (R-O1), such a grant is kept in its canonical spelling, as it
 /// was resolved for the base — which no later re-pointing can move.
@@ -524,7 +524,7 @@ fn keep_base_grants(
     Ok(())
 }
 
-/// The profile the transform compiles for one command: `base` with the overlay applied
+/// The profile the transform compiles for one command: `base` with the extra grant applied
 /// according to the profile kind (R-P1, R-O1). `None` → `base` unchanged.
 ///
 /// - `managed`: filesystem and network are widened by [`merge`] (the filesystem only when
@@ -539,18 +539,18 @@ fn keep_base_grants(
 /// Errors: those of [`merge`].
 pub fn effective_profile(
     base: &PermissionProfile,
-    overlay: Option<&AdditionalPermissions>,
+    extra: Option<&AdditionalPermissions>,
     ctx: &ResolveContext,
     fs: &dyn FsView,
 ) -> Result<PermissionProfile, ResolveError> {
-    let Some(overlay) = overlay else {
+    let Some(extra) = extra else {
         return Ok(base.clone());
     };
     match base.kind {
-        ProfileKind::Managed => merge(base, overlay, ctx, fs),
+        ProfileKind::Managed => merge(base, extra, ctx, fs),
         ProfileKind::Disabled | ProfileKind::External => {
             let network_only = AdditionalPermissions {
-                network: overlay.network,
+                network: extra.network,
                 entries: Vec::new(),
             };
             merge(base, &network_only, ctx, fs)

@@ -56,7 +56,7 @@ fn recorded(req: &AdditionalPermissions, app: &AdditionalPermissions) -> Recorde
 }
 
 fn grant(r: &Recorded) -> &AdditionalPermissions {
-    r.overlay().expect("expected a grant")
+    r.additional().expect("expected a grant")
 }
 
 // ---------------------------------------------------------------- merge (R-O1)
@@ -327,9 +327,9 @@ fn empty_intersection_records_nothing_and_keeps_the_base() {
     let app = perms(None, &[("/w/c", Access::Write)]);
     let r = recorded(&req, &app);
     assert_eq!(r, Recorded::Nothing);
-    assert_eq!(r.overlay(), None);
+    assert_eq!(r.additional(), None);
     let base = ws();
-    let eff = effective_profile(&base, r.overlay(), &ctx(), &fs()).unwrap();
+    let eff = effective_profile(&base, r.additional(), &ctx(), &fs()).unwrap();
     assert_eq!(eff, base, "the base profile, not a narrowed one");
     assert_eq!(
         access(&eff, "/w/a/x"),
@@ -615,7 +615,7 @@ proptest! {
     #[test]
     fn intersect_is_inside_both(req in overlay_strategy(POOL), app in overlay_strategy(POOL)) {
         let r = recorded(&req, &app);
-        let g = r.overlay();
+        let g = r.additional();
         let mut something = false;
         for q in canonical_probes() {
             let (rq, ap, rec) = (scope(Some(&req), &q), scope(Some(&app), &q), scope(g, &q));
@@ -645,7 +645,7 @@ proptest! {
         }
         let r = recorded(&any_x, &any_x);
         for q in canonical_probes() {
-            prop_assert_eq!(w(scope(r.overlay(), &q)), w(scope(Some(&any_x), &q)));
+            prop_assert_eq!(w(scope(r.additional(), &q)), w(scope(Some(&any_x), &q)));
         }
     }
 
@@ -675,11 +675,11 @@ proptest! {
         let small = recorded(&req, &app);
         let big = recorded(&req, &wider);
         for q in canonical_probes() {
-            prop_assert!(w(scope(big.overlay(), &q)) >= w(scope(small.overlay(), &q)), "{q:?}");
+            prop_assert!(w(scope(big.additional(), &q)) >= w(scope(small.additional(), &q)), "{q:?}");
         }
         prop_assert!(small.is_nothing() || !big.is_nothing());
-        if small.overlay().is_some_and(|g| g.network == Some(true)) {
-            prop_assert_eq!(big.overlay().and_then(|g| g.network), Some(true));
+        if small.additional().is_some_and(|g| g.network == Some(true)) {
+            prop_assert_eq!(big.additional().and_then(|g| g.network), Some(true));
         }
     }
 }
