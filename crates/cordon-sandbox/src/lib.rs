@@ -150,7 +150,7 @@ pub struct ExecRequest {
     /// What the backend *plans* to apply, one item per layer, in plain words (e.g.
     /// "landlock ABI 7 …"): the prediction. What the Linux helper really applied is its
     /// [`linux::AppliedReport`], returned by [`run::run_reported`].
-    pub applied: Vec<String>,
+    pub planned: Vec<String>,
     /// Names of environment variables dropped as secrets (values never recorded).
     pub env_dropped: Vec<String>,
     /// The status triple (R-S5).
@@ -284,7 +284,7 @@ impl SandboxManager {
             Backend::None => Ok(Vec::new()),
             #[cfg(target_os = "linux")]
             Backend::LinuxHelper => linux::plan(resolved, &self.features)
-                .map(|p| p.applied)
+                .map(|p| p.planned_lines())
                 .map_err(|r| r.to_string()),
             // The policy is applied once to a trial command and a deny probe (R-S4).
             Backend::Seatbelt if self.os == Os::Macos => seatbelt::prepare(resolved),
@@ -363,7 +363,7 @@ impl SandboxManager {
                 cwd: req.cwd.clone(),
                 env: env.clone(),
                 backend: Backend::None,
-                applied,
+                planned: applied,
                 env_dropped: env_dropped.clone(),
                 status,
                 selection: selection.clone(),
@@ -481,7 +481,7 @@ impl SandboxManager {
             cwd: resolved.cwd.clone(),
             env,
             backend: selection.backend,
-            applied,
+            planned: applied,
             env_dropped,
             status,
             selection,

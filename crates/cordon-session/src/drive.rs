@@ -179,9 +179,9 @@ fn attempt(
         DecisionKind::SandboxPreparation,
         Some(&run_id),
         None,
-        format!("{} backend: {}", exec.backend, exec.applied.join("; ")),
+        format!("{} backend: {}", exec.backend, exec.planned.join("; ")),
     );
-    tracing::debug!(backend = %exec.backend, planned = ?exec.applied, "running");
+    tracing::debug!(backend = %exec.backend, planned = ?exec.planned, "running");
     // Names only, never values (R-L4): the user learns what vanished and how to keep it.
     if !is_retry {
         if let Some(note) = cordon_policy::env::dropped_note(&exec.env_dropped, &req.env) {

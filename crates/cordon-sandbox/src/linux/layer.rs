@@ -19,6 +19,9 @@ pub enum Enforcement {
     Partial,
     /// Nothing is enforced (tolerated only when no guarantee rests on Landlock alone).
     None,
+    /// Not applied yet: the plan's prediction (the kernel answers when the helper applies
+    /// it). Never in a helper's report.
+    Planned,
 }
 
 /// What the command sees as `/` on rung 1.
@@ -136,8 +139,12 @@ impl fmt::Display for Layer {
         match self {
             Layer::Namespaces { net } => write!(
                 f,
-                "user+mount+pid+ipc{} namespaces",
-                if *net { "+net" } else { "" }
+                "user+mount+pid+ipc{}",
+                if *net {
+                    "+net namespaces (private loopback up)"
+                } else {
+                    " namespaces"
+                }
             ),
             Layer::Mounts {
                 root: RootView::HostWritable,
@@ -196,6 +203,7 @@ impl fmt::Display for Layer {
                         Enforcement::Full => "fully enforced",
                         Enforcement::Partial => "partially enforced",
                         Enforcement::None => "NOT enforced",
+                        Enforcement::Planned => "planned",
                     }
                 )
             }

@@ -2,6 +2,7 @@
 //! refusal naming the guarantee that no available layer can give. Pure: no OS calls.
 
 use super::features::{valid_layer_names, Availability, LinuxFeatures, DISABLE_LAYERS_ENV};
+use super::layer::{Enforcement, Layer};
 use cordon_policy::{Access, EntryOrigin, NetworkPolicy, ResolvedFilesystem, ResolvedProfile};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -93,16 +94,23 @@ pub struct LinuxPlan {
     /// the helper is killed (SIGKILL included, alone or with its process group). Rung 1
     /// gets this from the pid namespace.
     pub kill_descendants: bool,
-    /// The applied layers in plain words, in the order they are applied (R-T5, R-S5).
-    pub applied: Vec<String>,
+    /// The layers the helper will apply, in order (R-T5, R-S5): the prediction, typed. What
+    /// the helper really applied comes back in its [`super::AppliedReport`], built the same
+    /// way from what it did (Landlock's enforcement is then the kernel's answer).
+    pub planned: Vec<Layer>,
     /// Things worth knowing that do not weaken a guarantee.
     pub notes: Vec<String>,
 }
 
 impl LinuxPlan {
-    /// The applied layers joined with `"; "`.
+    /// The planned layers in plain words, one line each (their `Display`).
+    pub fn planned_lines(&self) -> Vec<String> {
+        self.planned.iter().map(Layer::to_string).collect()
+    }
+
+    /// The planned layers joined with `"; "`.
     pub fn summary(&self) -> String {
-        self.applied.join("; ")
+        self.planned_lines().join("; ")
     }
 }
 
@@ -216,48 +224,10 @@ fn seccomp_reason(f: &LinuxFeatures) -> String {
     )
 }
 
-/// How the unix-socket guard is described in reports.
-pub const UNIX_GUARD_DESC: &str = "unix-socket guard (connect judged by init: pathname \
-     sockets only on writable mounts or in network.unix_sockets)";
-
 /// The highest Landlock ABI the `landlock` crate in this build knows how to drive (the
 /// last `landlock::ABI` variant, V7 for landlock 0.4.8). The cap is pinned by the test
 /// `landlock_abi_is_capped_and_reported` below; raise this together with the crate.
 pub const LANDLOCK_CRATE_MAX_ABI: u32 = 7;
-
-fn landlock_desc(l: &LandlockPlan) -> String {
-    let mut parts = Vec::new();
-    if l.fs {
-        parts.push("fs".to_string());
-    }
-    if l.tcp {
-        parts.push("tcp".to_string());
-    }
-    let mut scopes = Vec::new();
-    if l.scope_abstract_unix {
-        scopes.push("abstract-unix");
-    }
-    if l.scope_signal {
-        scopes.push("signal");
-    }
-    if !scopes.is_empty() {
-        parts.push(format!("scope: {}", scopes.join(", ")));
-    }
-    format!("landlock ABI {} ({})", l.abi, parts.join(", "))
-}
-
-fn seccomp_desc(s: &SeccompPlan) -> String {
-    let mut d = "seccomp filter (ptrace, new namespaces, mount, io_uring, keyring, bpf, \
-                 perf, module/kexec, TIOCSTI, setuid/setgid modes"
-        .to_string();
-    if s.deny_sockets {
-        d.push_str(", socket() of every family");
-    } else if s.local_families_only {
-        d.push_str(", socket() other than unix/inet/inet6");
-    }
-    d.push_str("; clone3 -> ENOSYS; foreign arch/x32 killed)");
-    d
-}
 
 /// Decides how to confine `profile` on a host with `features` (R-L5, R-S4). Pure.
 ///
@@ -361,51 +331,39 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
                 landlock_reason(features)
             ));
         }
-        let mut applied = vec![if net_restricted {
-            "user+mount+pid+ipc+net namespaces (private loopback up)".to_string()
-        } else {
-            "user+mount+pid+ipc namespaces".to_string()
-        }];
-        applied.push(match &profile.filesystem {
-            ResolvedFilesystem::Unrestricted => {
-                "mounts: host root writable, fresh /proc, minimal /dev".to_string()
-            }
-            ResolvedFilesystem::Restricted { default, .. } => {
-                let fs = &profile.filesystem;
-                format!(
-                    "mounts: {} root, {} writable, {} denied, {} protected, private /tmp, \
-                     fresh /proc, minimal /dev",
-                    match default {
-                        Access::Read => "read-only host",
-                        Access::Write => "writable host",
-                        Access::Deny => "empty",
-                    },
-                    fs.writable_roots().len(),
-                    fs.denied().iter().filter(|e| e.exists).count(),
-                    fs.protected().len()
-                )
-            }
-        });
-        applied.push("no_new_privs".into());
-        applied
-            .push("capabilities dropped (bounding, ambient, effective; securebits locked)".into());
+        let mut planned = vec![
+            Layer::Namespaces {
+                net: net_restricted,
+            },
+            Layer::mounts(
+                &profile.filesystem,
+                profile.filesystem.top_view().private_tmp,
+            ),
+            Layer::NoNewPrivs,
+            Layer::Capabilities {
+                bounding_and_securebits: true,
+            },
+        ];
         if let Some(l) = &landlock {
-            applied.push(landlock_desc(l));
+            planned.push(Layer::Landlock {
+                plan: l.clone(),
+                enforcement: Enforcement::Planned,
+            });
         }
         if let Some(s) = &seccomp {
-            applied.push(seccomp_desc(s));
+            planned.push(Layer::seccomp(s));
         }
         if unix_guard {
-            applied.push(UNIX_GUARD_DESC.into());
+            planned.push(Layer::UnixGuard {
+                listed: profile.unix_sockets.len(),
+            });
         }
         if managed {
-            applied.push(
-                "proxy relay: 127.0.0.1:3128 -> cordon's filtering proxy (network.allow/deny), \
-                 HTTP(S)_PROXY/ALL_PROXY set"
-                    .into(),
-            );
+            planned.push(Layer::ProxyRelay {
+                port: super::relay::PROXY_PORT,
+            });
         }
-        applied.push("environment replaced by the scrubbed payload env".into());
+        planned.push(Layer::Environment);
         return Ok(LinuxPlan {
             rung: Rung::Namespaces,
             net_namespace: net_restricted,
@@ -415,7 +373,7 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
             landlock,
             seccomp,
             kill_descendants: false,
-            applied,
+            planned,
             notes,
         });
     }
@@ -481,19 +439,18 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
         "{no_userns}: running on rung 2 (no private /tmp, /proc or /dev; host /tmp is \
          writable only if a writable entry covers it)"
     ));
-    let applied = vec![
-        "no_new_privs".to_string(),
-        "capabilities dropped".to_string(),
-        landlock_desc(&landlock),
-        seccomp
-            .as_ref()
-            .map(seccomp_desc)
-            .unwrap_or_else(|| "no seccomp filter".into()),
-        "supervisor (subreaper): every descendant killed when the command exits or the helper \
-         is killed"
-            .to_string(),
-        "environment replaced by the scrubbed payload env".to_string(),
+    let mut planned = vec![
+        Layer::NoNewPrivs,
+        Layer::Capabilities {
+            bounding_and_securebits: true,
+        },
+        Layer::Landlock {
+            plan: landlock.clone(),
+            enforcement: Enforcement::Planned,
+        },
     ];
+    planned.extend(seccomp.as_ref().map(Layer::seccomp));
+    planned.extend([Layer::Supervisor, Layer::Environment]);
     if !net_restricted {
         notes.push(
             "rung 2 has no unix-socket guard: host pathname unix sockets are reachable with \
@@ -510,7 +467,7 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
         landlock: Some(landlock),
         seccomp,
         kill_descendants: true,
-        applied,
+        planned,
         notes,
     })
 }
@@ -679,10 +636,11 @@ mod tests {
         let plan = plan(&resolved(&p), &no_userns(7)).unwrap();
         assert_eq!(plan.rung, Rung::LandlockOnly);
         assert!(plan.kill_descendants);
-        let l = plan.landlock.unwrap();
+        let l = plan.landlock.clone().unwrap();
         assert!(l.required && l.fs && l.tcp && l.scope_signal && l.scope_abstract_unix);
+        assert!(plan.planned.contains(&Layer::Supervisor));
         assert!(plan
-            .applied
+            .planned_lines()
             .iter()
             .any(|a| a.contains("subreaper") && a.contains("helper is killed")));
     }

@@ -176,7 +176,7 @@ fn report_json(report: &Report, session: &Session) -> Result<serde_json::Value> 
     // prediction. Without a helper (backend none) cordon itself applied the scrubbing.
     let applied: serde_json::Value = match exec {
         None => json!([]),
-        Some(e) if e.backend == cordon_policy::Backend::None => json!(e.applied),
+        Some(e) if e.backend == cordon_policy::Backend::None => json!(e.planned),
         Some(e) => match facts.applied.clone() {
             Some(mut a) => {
                 a.push(cordon_sandbox::scrubbed_note(e.env_dropped.len()));
@@ -197,7 +197,7 @@ fn report_json(report: &Report, session: &Session) -> Result<serde_json::Value> 
     // What resolution could not honour (a missing deny path, a refused $TMPDIR, a
     // planted special file it did not read): the notes explain and context show.
     v["resolution_notes"] = json!(exec.and_then(|e| e.resolved.as_ref()).map(|r| &r.notes));
-    v["planned"] = json!(exec.map(|e| &e.applied));
+    v["planned"] = json!(exec.map(|e| &e.planned));
     v["env_dropped"] = json!(exec.map(|e| &e.env_dropped));
     v["status"] = json!(exec.map(|e| &e.status));
     v["unconfined_reason"] = json!(exec.and_then(|e| e.unconfined_reason.as_ref()));
@@ -390,7 +390,7 @@ fn print_dry_run(
         );
     }
     println!("applied:");
-    for a in &exec.applied {
+    for a in &exec.planned {
         println!("  - {a}");
     }
     #[cfg(target_os = "linux")]
@@ -468,7 +468,7 @@ fn print_seatbelt(req: &cordon_sandbox::CommandRequest, json: bool) -> Result<i3
 fn mount_plan(exec: &cordon_sandbox::ExecRequest) -> Option<cordon_sandbox::linux::Layout> {
     let r = exec.resolved.as_ref()?;
     let rung1 = exec.backend == cordon_policy::Backend::LinuxHelper
-        && exec.applied.iter().any(|a| a.contains("namespaces"));
+        && exec.planned.iter().any(|a| a.contains("namespaces"));
     rung1.then(|| {
         let mut l = cordon_sandbox::linux::layout_for(r);
         // The same tmpfs size= the helper sets (R-H5).
