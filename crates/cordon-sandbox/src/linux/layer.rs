@@ -270,7 +270,7 @@ mod tests {
         assert_eq!(back, l);
         assert_eq!(
             Layer::Namespaces { net: true }.to_string(),
-            "user+mount+pid+ipc+net namespaces"
+            "user+mount+pid+ipc+net namespaces (private loopback up)"
         );
         let m = Layer::mounts(&ResolvedFilesystem::Unrestricted, true);
         assert!(m.to_string().starts_with("mounts: host root writable"));
