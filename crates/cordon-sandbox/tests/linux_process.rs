@@ -272,7 +272,7 @@ fn unique_sleep(base: u32) -> String {
     )
 }
 
-/// Pids of the processes whose argv contains `arg` as one argument.
+/// Pids of the `sleep` processes whose argv contains `arg` as one argument.
 fn holders_of(arg: &str) -> Vec<libc::pid_t> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -282,7 +282,14 @@ fn holders_of(arg: &str) -> Vec<libc::pid_t> {
         let Ok(raw) = std::fs::read(e.path().join("cmdline")) else {
             continue;
         };
-        if raw.split(|b| *b == 0).any(|a| a == arg.as_bytes()) {
+        // Only `sleep` processes: `setsid sleep TAG` also has TAG in its argv for a moment
+        // (and forks when it leads its group, the parent exiting), which made the count
+        // reach 3 and drop back to 2 before the tree was complete.
+        let mut argv = raw.split(|b| *b == 0);
+        let is_sleep = argv
+            .next()
+            .is_some_and(|a0| a0 == b"sleep" || a0.ends_with(b"/sleep"));
+        if is_sleep && argv.any(|a| a == arg.as_bytes()) {
             out.push(pid);
         }
     }
