@@ -24,6 +24,7 @@ mod helper;
 mod landlock_layer;
 mod layer;
 pub mod limits;
+pub mod pty;
 mod loopback;
 mod mounts;
 mod plan;
