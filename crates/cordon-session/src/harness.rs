@@ -94,6 +94,10 @@ pub struct HarnessOptions {
     pub mode: ApprovalMode,
     /// Sessions not named by any call for this long are killed (and forgotten).
     pub idle_timeout: Duration,
+    /// The cordon executable run as the Linux sandbox helper (`None`: this executable,
+    /// which must then dispatch the helper like the `cordon` CLI does; a harness linking
+    /// the library into its own program points this at an installed `cordon`).
+    pub helper: Option<PathBuf>,
 }
 
 impl HarnessOptions {
@@ -106,6 +110,7 @@ impl HarnessOptions {
             layers: Layers::default(),
             mode: ApprovalMode::OnRequest,
             idle_timeout: Duration::from_secs(30 * 60),
+            helper: None,
         }
     }
 }
@@ -500,9 +505,13 @@ impl Harness {
             }),
         );
         session.rules_file = crate::trust::user_rules_path();
+        let mut manager = SandboxManager::for_host();
+        if let Some(h) = &opts.helper {
+            manager = manager.with_helper(h.clone());
+        }
         let inner = Arc::new(Inner {
             opts,
-            manager: SandboxManager::for_host(),
+            manager,
             approvals: Mutex::new(session),
             justification,
             procs: Mutex::new(BTreeMap::new()),

@@ -88,3 +88,81 @@ fn python_mcp_client_end_to_end() {
         assert!(out.contains(step), "missing {step:?}:\n{out}\n{err}");
     }
 }
+
+/// The server killed outright (SIGKILL: no chance to clean up) still takes its sessions'
+/// process trees with it: each helper asked the kernel for SIGKILL when the thread that
+/// started it dies (`PR_SET_PDEATHSIG`). Raw JSON-RPC lines; no Python needed.
+#[test]
+fn killed_server_leaves_no_session_behind() {
+    use std::io::{BufRead, BufReader, Write};
+    let root = tempfile::Builder::new()
+        .prefix("cordon-mcp-kill-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let dir = root.path().join("proj");
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    let mut child = Command::new(CORDON)
+        .arg("mcp")
+        .current_dir(&dir)
+        .env("HOME", root.path())
+        .env_remove("CORDON_DISABLE_LAYERS")
+        .env_remove("CORDON_PROFILE")
+        .env_remove("CORDON_CONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let mut output = BufReader::new(child.stdout.take().unwrap());
+    let mut send = |v: serde_json::Value| writeln!(input, "{v}").unwrap();
+    send(serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}}));
+    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "exec_command",
+        "arguments": {"argv": ["sleep", "2721"], "yield_time_ms": 200}}}));
+    let mut reply = String::new();
+    let mut found = None;
+    for _ in 0..10 {
+        reply.clear();
+        if output.read_line(&mut reply).unwrap() == 0 {
+            break;
+        }
+        let v: serde_json::Value = serde_json::from_str(&reply).unwrap();
+        if v["id"] == 2 {
+            found = Some(v);
+            break;
+        }
+    }
+    let v = found.expect("a reply to tools/call");
+    let sc = &v["result"]["structuredContent"];
+    if sc["outcome"]["outcome"] == "refused" {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "the sandbox does not run: {v}"
+        );
+        eprintln!("SKIP: the sandbox does not run here: {v}");
+        let _ = child.kill();
+        return;
+    }
+    assert_eq!(sc["running"], true, "{v}");
+    let sleepers = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == b"sleep\x002721\x00")
+            })
+            .count()
+    };
+    assert_eq!(sleepers(), 1);
+    child.kill().unwrap(); // SIGKILL
+    let _ = child.wait();
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while sleepers() > 0 && std::time::Instant::now() < end {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(sleepers(), 0, "a session outlived the killed server");
+}
