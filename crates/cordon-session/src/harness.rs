@@ -28,7 +28,8 @@
 //! Lifetimes: a session ends with its process tree (R-X1: the outcome is R-F1's); idle
 //! sessions (no call naming them for [`HarnessOptions::idle_timeout`]) are killed; dropping
 //! the harness kills every session's process tree, and each helper also dies with the
-//! thread that started it (`PR_SET_PDEATHSIG`), so a crashed harness leaves nothing behind.
+//! thread that started it (the helper's own `PR_SET_PDEATHSIG`), so a crashed harness
+//! leaves nothing behind.
 
 use crate::approver::{Approver, NonInteractive, Reply};
 use crate::drive::{conclude, finish_run, prepare, Prepared, Report, RunSpec};

@@ -2,7 +2,7 @@
 //! a pty pair whose slave becomes the command's terminal (the helper binds it at
 //! `/dev/console` inside the sandbox, see `mounts.rs`), its window size, and the
 //! spawn-time setup that makes the helper a session leader (its own process group, the
-//! pty as controlling terminal) that dies with the thread that started it.
+//! pty as controlling terminal).
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -65,22 +65,19 @@ pub fn set_window_size(fd: &OwnedFd, rows: u16, cols: u16) -> io::Result<()> {
 
 /// Makes the process `cmd` spawns a session leader (`setsid`: a new session and process
 /// group, so signals to the group reach only this run), with its stdin as controlling
-/// terminal when `controlling_tty` (stdin must then be a pty slave), and asks the kernel
-/// for `SIGKILL` when the spawning thread dies (`PR_SET_PDEATHSIG`): a process session
-/// never outlives the program that started it. Call from the thread that spawns and waits.
+/// terminal when `controlling_tty` (stdin must then be a pty slave). (The helper itself
+/// asks for `SIGKILL` when the thread that started it dies, `PR_SET_PDEATHSIG`: a process
+/// session never outlives the program that started it.)
 pub fn attach_session(cmd: &mut Command, controlling_tty: bool) {
     use std::os::unix::process::CommandExt;
     // SAFETY: the closure runs between fork and exec and calls only async-signal-safe
-    // functions (setsid, ioctl, prctl); it allocates nothing.
+    // functions (setsid, ioctl); it allocates nothing.
     unsafe {
         cmd.pre_exec(move || {
             if libc::setsid() < 0 {
                 return Err(io::Error::last_os_error());
             }
             if controlling_tty && libc::ioctl(0, libc::TIOCSCTTY, 0) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
                 return Err(io::Error::last_os_error());
             }
             Ok(())
