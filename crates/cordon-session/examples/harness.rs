@@ -44,7 +44,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut seen = String::new();
     let deadline = Instant::now() + Duration::from_secs(10);
     while !seen.contains("42") && Instant::now() < deadline {
-        seen += &h.read_output(&id, 4096, Duration::from_millis(500))?.output.text;
+        seen += &h
+            .read_output(&id, 4096, Duration::from_millis(500))?
+            .output
+            .text;
     }
     println!("python said: {}", seen.trim());
     h.write_stdin(&id, b"exit()\n")?;

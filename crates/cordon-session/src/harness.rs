@@ -295,8 +295,8 @@ pub struct ExecResult {
     pub outcome: Option<Outcome>,
     /// What the sandbox applied, once known.
     pub sandbox: Option<AppliedSandbox>,
-    /// The whole report of the loop (approval, exec policy, escalation offered), once the
-    /// run ended.
+    /// The whole report of the loop (approval, exec policy, and after a denial the
+    /// smallest widening that would allow it, R-F2), once the run ended.
     #[serde(skip)]
     pub report: Option<Report>,
 }
@@ -526,7 +526,11 @@ impl Harness {
     /// additional permissions: the one constructor (R-E1).
     ///
     /// Errors: [`HarnessError::Trust`].
-    pub fn trust(&self, cwd: Option<&Path>, with: Option<&str>) -> Result<TrustProfile, HarnessError> {
+    pub fn trust(
+        &self,
+        cwd: Option<&Path>,
+        with: Option<&str>,
+    ) -> Result<TrustProfile, HarnessError> {
         let o = &self.inner.opts;
         let cwd = match cwd {
             Some(c) if c.is_absolute() => c.to_path_buf(),
@@ -562,8 +566,12 @@ impl Harness {
                 (resolved, exec.status, exec.backend)
             }
             Err(cordon_sandbox::TransformError::Refused { status, .. }) => (
-                cordon_policy::resolve(&req.profile, &req.resolve_context(), &cordon_sandbox::HostFs)
-                    .map_err(|e| usage(e.to_string()))?,
+                cordon_policy::resolve(
+                    &req.profile,
+                    &req.resolve_context(),
+                    &cordon_sandbox::HostFs,
+                )
+                .map_err(|e| usage(e.to_string()))?,
                 *status,
                 cordon_policy::Backend::None,
             ),
@@ -587,7 +595,10 @@ impl Harness {
     ///
     /// Errors: the trust profile cannot be built (bad cwd or additional permissions).
     pub fn exec(&self, params: ExecParams) -> Result<ExecResult, HarnessError> {
-        let trust = self.trust(params.cwd.as_deref(), params.additional_permissions.as_deref())?;
+        let trust = self.trust(
+            params.cwd.as_deref(),
+            params.additional_permissions.as_deref(),
+        )?;
         let spec = RunSpec {
             argv: params.command.to_argv(),
             preference: SandboxPreference::Auto,
@@ -723,6 +734,7 @@ impl Harness {
             helper_verbose: false,
         };
         let inner = Arc::downgrade(&self.inner);
+        let mode = self.inner.opts.mode;
         let p = Arc::clone(&proc);
         std::thread::Builder::new()
             .name(format!("cordon-{id}"))
@@ -734,7 +746,19 @@ impl Harness {
                     .recv_timeout(deadline.saturating_duration_since(Instant::now()))
                     .is_ok()
                 {}
-                let report = conclude(prepared, &trust, ran);
+                let needs = prepared.needs.clone();
+                let mut report = conclude(prepared, &trust, ran);
+                // After a denial: the smallest widening (R-F2), as advice: the caller asks
+                // for it with `additional_permissions`, which needs its own approval.
+                if matches!(
+                    report.outcome.class,
+                    crate::OutcomeClass::SandboxDenied { .. }
+                        | crate::OutcomeClass::NetworkDenied { .. }
+                ) && !trust.layers.plan
+                {
+                    report.escalation =
+                        Some(crate::escalation(&report.outcome, &needs, mode, false));
+                }
                 if let Some(h) = inner.upgrade() {
                     finish_run(&mut lock(&h.approvals), &report.run_id, &report.outcome);
                 }
@@ -772,7 +796,8 @@ impl Harness {
         if until_end {
             proc.wait_finished(Instant::now().checked_add(wait));
         }
-        let (mut out, finished) = proc.take(max_bytes, if until_end { Duration::ZERO } else { wait });
+        let (mut out, finished) =
+            proc.take(max_bytes, if until_end { Duration::ZERO } else { wait });
         out.truncated = out.remaining_bytes > 0 || out.dropped_bytes > 0;
         let done = finished.is_some() && out.remaining_bytes == 0;
         if done {
@@ -957,4 +982,64 @@ fn spawn_reaper(inner: Weak<Inner>) {
             drop(h);
             std::thread::sleep(tick);
         });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn proc() -> Proc {
+        Proc {
+            id: "s-1".into(),
+            tty: false,
+            state: Mutex::new(ProcState::default()),
+            changed: Condvar::new(),
+            stdin: Mutex::new(None),
+            master: None,
+            control: Mutex::new(None),
+            last_used: Mutex::new(Instant::now()),
+        }
+    }
+
+    #[test]
+    fn reads_stop_at_character_boundaries_and_say_what_is_left() {
+        let p = proc();
+        p.push("aé€b".as_bytes()); // 1 + 2 + 3 + 1 bytes
+        let (o, _) = p.take(2, Duration::ZERO); // "a" + half of "é": only "a"
+        assert_eq!(o.text, "a");
+        assert_eq!(o.remaining_bytes, 6);
+        assert!(o.truncated);
+        let (o, _) = p.take(5, Duration::ZERO);
+        assert_eq!(o.text, "é€");
+        let (o, _) = p.take(5, Duration::ZERO);
+        assert_eq!(
+            (o.text.as_str(), o.remaining_bytes, o.truncated),
+            ("b", 0, false)
+        );
+    }
+
+    #[test]
+    fn a_full_buffer_drops_the_oldest_output_and_says_so_once() {
+        let p = proc();
+        p.push(&vec![b'x'; OUTPUT_BUFFER_BYTES]);
+        p.push(b"tail");
+        let (o, _) = p.take(usize::MAX, Duration::ZERO);
+        assert_eq!(o.dropped_bytes, 4);
+        assert!(o
+            .text
+            .starts_with("[cordon: 4 bytes of earlier output were dropped unread]\n"));
+        assert!(o.text.ends_with("xtail"));
+        p.push(b"more");
+        let (o, _) = p.take(usize::MAX, Duration::ZERO);
+        assert_eq!((o.text.as_str(), o.dropped_bytes), ("more", 0));
+    }
+
+    #[test]
+    fn an_empty_read_waits_at_most_its_bound() {
+        let p = proc();
+        let t = Instant::now();
+        let (o, f) = p.take(10, Duration::from_millis(50));
+        assert!(o.text.is_empty() && f.is_none());
+        assert!(t.elapsed() >= Duration::from_millis(50));
+    }
 }

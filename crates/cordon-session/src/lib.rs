@@ -42,8 +42,8 @@ pub use approver::{
 };
 pub use cache::{CacheKey, SessionCache};
 pub use drive::{drive, Report, RunSpec};
-pub use harness::{ExecParams, ExecResult, Harness, HarnessOptions};
 pub use escalation::{escalation, Escalation, Widening};
+pub use harness::{ExecParams, ExecResult, Harness, HarnessOptions};
 pub use ids::{ApprovalId, RunId};
 pub use outcome::{
     classify, Confidence, Evidence, EvidenceSource, Outcome, OutcomeClass, DENIAL_EVIDENCE_SOURCE,

@@ -29,6 +29,12 @@ pub struct RunOptions {
     pub helper_verbose: bool,
 }
 
+/// Receives captured stderr chunk by chunk ([`RunIo::stderr_sink`]).
+pub type StderrSink = Box<dyn FnMut(&[u8]) + Send>;
+
+/// Changes the command just before it is spawned ([`RunIo::prepare`]).
+pub type PrepareCommand = Box<dyn FnOnce(&mut Command) + Send>;
+
 /// Where a run's standard streams go and who may steer it, for callers other than the
 /// CLI (the library's process sessions, [`crate::harness`]). The default is the CLI's: the
 /// caller's stdin and stdout, stderr as [`RunOptions::capture_stderr`] says, copied to
@@ -42,10 +48,10 @@ pub struct RunIo {
     /// The command's stderr when it is not captured (`None`: inherited).
     pub stderr: Option<Stdio>,
     /// Receives the captured stderr, chunk by chunk, instead of cordon's own stderr.
-    pub stderr_sink: Option<Box<dyn FnMut(&[u8]) + Send>>,
+    pub stderr_sink: Option<StderrSink>,
     /// Changes the command just before it is spawned (e.g. a new session with a
     /// controlling terminal: `cordon_sandbox::linux::pty::attach_session`).
-    pub prepare: Option<Box<dyn FnOnce(&mut Command) + Send>>,
+    pub prepare: Option<PrepareCommand>,
     /// Told once the process exists: the handle that signals or kills it (see
     /// [`RunControl`]).
     pub on_spawn: Option<Box<dyn FnOnce(RunControl) + Send>>,
@@ -252,10 +258,12 @@ fn wait(
             let mut deadline = limit.map(|t| (std::time::Instant::now() + t, t));
             loop {
                 let msg = match deadline {
-                    Some((at, _)) => rx.recv_timeout(
-                        at.saturating_duration_since(std::time::Instant::now()),
-                    ),
-                    None => rx.recv().map_err(|_| std::sync::mpsc::RecvTimeoutError::Disconnected),
+                    Some((at, _)) => {
+                        rx.recv_timeout(at.saturating_duration_since(std::time::Instant::now()))
+                    }
+                    None => rx
+                        .recv()
+                        .map_err(|_| std::sync::mpsc::RecvTimeoutError::Disconnected),
                 };
                 match msg {
                     Ok(Control::Exited) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {

@@ -51,11 +51,19 @@ fn sandbox_ready() -> bool {
 
 /// Host processes whose argv is exactly `argv`.
 fn count_procs(argv: &[&str]) -> usize {
-    let want: Vec<u8> = argv.iter().flat_map(|a| [a.as_bytes(), b"\0"].concat()).collect();
+    let want: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
     std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
         .filter(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == want))
         .count()
 }
@@ -91,7 +99,11 @@ fn one_shot_is_confined_classified_and_reports_what_was_applied() {
     let r = h
         .exec(ExecParams::argv(["touch", outside.to_str().unwrap()]))
         .unwrap();
-    assert_eq!(r.outcome.as_ref().unwrap().class.name(), "sandbox-denied", "{r:?}");
+    assert_eq!(
+        r.outcome.as_ref().unwrap().class.name(),
+        "sandbox-denied",
+        "{r:?}"
+    );
     assert!(!outside.exists());
 }
 
@@ -106,19 +118,33 @@ fn output_is_capped_with_markers_and_read_incrementally() {
     p.max_output_bytes = 1000;
     let r = h.exec(p).unwrap();
     assert_eq!(r.output.text.len(), 1000);
-    assert!(r.output.truncated && r.output.remaining_bytes == 4000, "{:?}", r.output);
-    let id = r.session_id.clone().expect("kept for the rest of the output");
+    assert!(
+        r.output.truncated && r.output.remaining_bytes == 4000,
+        "{:?}",
+        r.output
+    );
+    let id = r
+        .session_id
+        .clone()
+        .expect("kept for the rest of the output");
     let rest = h.read_output(&id, 100_000, Duration::ZERO).unwrap();
     assert_eq!(rest.output.text.len(), 4000);
     assert!(!rest.output.truncated && rest.session_id.is_none());
-    assert!(h.read_output(&id, 10, Duration::ZERO).is_err(), "forgotten once read");
+    assert!(
+        h.read_output(&id, 10, Duration::ZERO).is_err(),
+        "forgotten once read"
+    );
     // more than the buffer keeps: the oldest bytes are dropped, and the read says so
     let n = OUTPUT_BUFFER_BYTES + 3000;
     let r = h
-        .exec(ExecParams::script(format!("head -c {n} /dev/zero | tr '\\0' b")))
+        .exec(ExecParams::script(format!(
+            "head -c {n} /dev/zero | tr '\\0' b"
+        )))
         .unwrap();
     assert!(
-        r.output.text.starts_with("[cordon: 3000 bytes of earlier output were dropped unread]\n"),
+        r.output
+            .text
+            .starts_with("[cordon: 3000 bytes of earlier output were dropped unread]\n"),
         "{}",
         &r.output.text[..80]
     );
@@ -148,7 +174,11 @@ fn sessions_take_stdin_signals_and_kill_the_whole_tree() {
     let mut seen = String::new();
     let end = Instant::now() + Duration::from_secs(10);
     while !seen.contains("read:hello") && Instant::now() < end {
-        seen += &h.read_output(&id, 1000, Duration::from_millis(200)).unwrap().output.text;
+        seen += &h
+            .read_output(&id, 1000, Duration::from_millis(200))
+            .unwrap()
+            .output
+            .text;
     }
     assert!(seen.contains("read:hello"), "{seen}");
     h.signal(&id, libc::SIGINT).unwrap();
@@ -209,7 +239,10 @@ fn tty_session_has_a_terminal_and_injection_is_refused() {
     let seen = seen.replace('\r', "");
     assert!(seen.starts_with("/dev/console\n21 61\n"), "{seen}");
     assert!(seen.contains("33 77\n"), "{seen}");
-    assert!(seen.contains("TIOCSTI_REFUSED") && !seen.contains("INJECTED"), "{seen}");
+    assert!(
+        seen.contains("TIOCSTI_REFUSED") && !seen.contains("INJECTED"),
+        "{seen}"
+    );
     assert_eq!(r.outcome.unwrap().class.name(), "success");
 }
 
@@ -232,6 +265,12 @@ fn drop_and_idle_expiry_kill_sessions() {
         .exec(ExecParams::argv(["sleep", "2719"]).yield_time(Duration::from_millis(200)))
         .unwrap();
     assert_eq!(count_procs(&["sleep", "2719"]), 1);
-    assert_eq!(wait_gone(&["sleep", "2719"], 5), 0, "idle session not expired");
-    assert!(h.read_output(r.session_id.as_deref().unwrap(), 10, Duration::ZERO).is_err());
+    assert_eq!(
+        wait_gone(&["sleep", "2719"], 5),
+        0,
+        "idle session not expired"
+    );
+    assert!(h
+        .read_output(r.session_id.as_deref().unwrap(), 10, Duration::ZERO)
+        .is_err());
 }

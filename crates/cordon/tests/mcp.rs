@@ -116,13 +116,17 @@ fn killed_server_leaves_no_session_behind() {
     let mut input = child.stdin.take().unwrap();
     let mut output = BufReader::new(child.stdout.take().unwrap());
     let mut send = |v: serde_json::Value| writeln!(input, "{v}").unwrap();
-    send(serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"}}}));
+        "clientInfo": {"name": "raw", "version": "0"}}}),
+    );
     send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    send(serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "exec_command",
-        "arguments": {"argv": ["sleep", "2721"], "yield_time_ms": 200}}}));
+        "arguments": {"argv": ["sleep", "2721"], "yield_time_ms": 200}}}),
+    );
     let mut reply = String::new();
     let mut found = None;
     for _ in 0..10 {
@@ -145,6 +149,7 @@ fn killed_server_leaves_no_session_behind() {
         );
         eprintln!("SKIP: the sandbox does not run here: {v}");
         let _ = child.kill();
+        let _ = child.wait();
         return;
     }
     assert_eq!(sc["running"], true, "{v}");

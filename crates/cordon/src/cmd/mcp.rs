@@ -34,6 +34,9 @@ use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// The client (set at each tool call) and the runtime to talk to it from a blocking thread.
+type PeerSlot = Arc<Mutex<Option<(Peer<RoleServer>, tokio::runtime::Handle)>>>;
+
 /// The resource holding the environment_context.
 const CONTEXT_URI: &str = "cordon://environment_context";
 
@@ -50,8 +53,7 @@ pub fn mcp(args: McpArgs) -> Result<i32> {
     opts.layers = layers(&args.profile, &args.rules.rules, false);
     opts.mode = cordon_execpolicy::ApprovalMode::from(args.approval_mode);
     opts.idle_timeout = args.idle_timeout;
-    let peer: Arc<Mutex<Option<(Peer<RoleServer>, tokio::runtime::Handle)>>> =
-        Arc::new(Mutex::new(None));
+    let peer: PeerSlot = Arc::new(Mutex::new(None));
     let approver = Elicitor {
         peer: Arc::clone(&peer),
     };
@@ -83,7 +85,7 @@ pub fn mcp(args: McpArgs) -> Result<i32> {
 /// one (R-A6). Runs on a blocking thread (the harness is called through
 /// `spawn_blocking`), so it may wait on the runtime.
 struct Elicitor {
-    peer: Arc<Mutex<Option<(Peer<RoleServer>, tokio::runtime::Handle)>>>,
+    peer: PeerSlot,
 }
 
 impl Approver for Elicitor {
@@ -174,7 +176,7 @@ impl Approver for Elicitor {
 #[derive(Clone)]
 struct Server {
     harness: Arc<Harness>,
-    peer: Arc<Mutex<Option<(Peer<RoleServer>, tokio::runtime::Handle)>>>,
+    peer: PeerSlot,
 }
 
 fn schema(v: Value) -> Arc<serde_json::Map<String, Value>> {
@@ -276,8 +278,7 @@ fn result(r: &ExecResult) -> CallToolResult {
     let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
     if let Some(rep) = &r.report {
         v["approval"] = serde_json::to_value(&rep.approval).unwrap_or(Value::Null);
-        v["escalation"] =
-            serde_json::to_value(&rep.last().escalation).unwrap_or(Value::Null);
+        v["escalation"] = serde_json::to_value(&rep.last().escalation).unwrap_or(Value::Null);
     }
     v["summary"] = json!(r.summary());
     let mut text = r.output.text.clone();
@@ -309,7 +310,9 @@ fn tool_error(msg: impl Into<String>) -> CallToolResult {
 }
 
 fn ms(args: &serde_json::Map<String, Value>, key: &str) -> Option<Duration> {
-    args.get(key).and_then(Value::as_u64).map(Duration::from_millis)
+    args.get(key)
+        .and_then(Value::as_u64)
+        .map(Duration::from_millis)
 }
 
 fn max_bytes(args: &serde_json::Map<String, Value>) -> usize {
@@ -370,8 +373,7 @@ fn call(h: &Harness, name: &str, args: serde_json::Map<String, Value>) -> CallTo
                 (None, Some(Value::String(s))) => Command::Script(s.clone()),
                 _ => {
                     return Err(HarnessError::Usage(
-                        "give exactly one of argv (a list of strings) or script (a string)"
-                            .into(),
+                        "give exactly one of argv (a list of strings) or script (a string)".into(),
                     ))
                 }
             };
