@@ -375,6 +375,7 @@ mod tests {
     /// Flags of other tools the README mentions (cargo, git, bash …), not cordon's.
     const OTHER_TOOLS: &[&str] = &[
         "--workspace",
+        "--example",
         "--locked",
         "--release",
         "--short",

@@ -6,6 +6,8 @@ use cordon_session::harness::{ExecParams, Harness, HarnessOptions, OUTPUT_BUFFER
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+mod support;
+
 const CORDON: &str = env!("CARGO_BIN_EXE_cordon");
 
 struct Ws {
@@ -34,19 +36,7 @@ fn harness(w: &Ws, idle: Duration) -> Harness {
 }
 
 fn sandbox_ready() -> bool {
-    // The same probe the CLI tests use: the sandbox runs here, or CI says it must.
-    let ok = std::process::Command::new(CORDON)
-        .args(["run", "--", "true"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI needs a working sandbox"
-        );
-        eprintln!("SKIP: the sandbox does not run here");
-    }
-    ok
+    support::sandbox_available()
 }
 
 /// Host processes whose argv is exactly `argv`.

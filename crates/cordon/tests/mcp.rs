@@ -8,6 +8,8 @@
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
+mod support;
+
 const CORDON: &str = env!("CARGO_BIN_EXE_cordon");
 
 /// The venv's python, or `None` (skip) when it is missing locally; a failure under CI.
@@ -42,6 +44,9 @@ fn venv_python() -> Option<PathBuf> {
 #[test]
 fn python_mcp_client_end_to_end() {
     let Some(py) = venv_python() else { return };
+    if !support::sandbox_available() {
+        return;
+    }
     let root = tempfile::Builder::new()
         .prefix("cordon-mcp-")
         .tempdir_in("/var/tmp")
