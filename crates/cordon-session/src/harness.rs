@@ -147,8 +147,9 @@ pub struct ExecParams {
     /// Wall-clock limit for the whole run; the tree is killed when it passes (`timed-out`).
     pub timeout: Option<Duration>,
     /// Additional permissions for this command only, as `--with` JSON (R-O1), e.g.
-    /// `{"filesystem":{"write":["/data"]},"network":true}`; asking for them needs approval
-    /// like any widening.
+    /// `{"network": true, "entries": [{"path": "/data", "access": "write"}]}`. They come
+    /// from the agent: any grant needs an approval, whatever the exec policy says of the
+    /// command (`forbid` still refuses).
     pub additional_permissions: Option<String>,
     /// Why the agent wants this (shown to the person asked for approval).
     pub justification: Option<String>,
@@ -612,7 +613,11 @@ impl Harness {
         let prepared = {
             let mut session = lock(&self.inner.approvals);
             set(&self.inner.justification, params.justification.clone());
-            let p = prepare(&mut session, &self.inner.manager, &trust, &spec, None);
+            let approved = self.approve_widening(&mut session, &trust, &spec, &params);
+            let p = match approved {
+                Ok(approved) => prepare(&mut session, &self.inner.manager, &trust, &spec, approved),
+                Err(refused) => Err(refused),
+            };
             set(&self.inner.justification, None);
             p
         };
@@ -633,6 +638,85 @@ impl Harness {
         let proc = self.start(prepared, trust, &spec, &params)?;
         let wait = params.yield_time.unwrap_or(Duration::MAX);
         self.collect(&proc, params.max_output_bytes, wait, true)
+    }
+
+    /// Additional permissions come from the agent, not from the person who configured the
+    /// harness: a widening always needs an approval (R-O1, R-A7), whatever the exec policy
+    /// says of the command (a `forbid` still refuses; bypass mode approves). `Ok(None)`: no
+    /// widening asked, the loop decides as usual; `Ok(Some(..))`: approved, the loop runs it
+    /// without asking again.
+    fn approve_widening(
+        &self,
+        session: &mut Session,
+        trust: &TrustProfile,
+        spec: &RunSpec,
+        params: &ExecParams,
+    ) -> Result<Option<(crate::RunId, crate::Verdict)>, Box<Report>> {
+        let Some(json) = params.additional_permissions.as_deref() else {
+            return Ok(None);
+        };
+        if trust.additional.as_ref().is_none_or(|a| a.grants_nothing()) {
+            return Ok(None);
+        }
+        let req = trust.command(spec.argv.clone());
+        let record = trust.evaluate(&req);
+        let run = session.scope.start_run();
+        let refuse = |session: &mut Session, reason: String| {
+            session.scope.finish(&run);
+            Box::new(Report {
+                run_id: run.clone(),
+                outcome: Outcome::refused(reason.clone(), crate::drive::EXIT_CORDON),
+                exec_policy: record.clone(),
+                approval: crate::Verdict::Refuse {
+                    reason,
+                    abort: false,
+                },
+                exec: None,
+                helper: None,
+                escalation: None,
+                retry_refused: None,
+                retry_aborted: false,
+                retry: None,
+            })
+        };
+        let why = match crate::session::need(&record, session.mode) {
+            crate::session::Need::Refused(r) => return Err(refuse(session, r)),
+            _ if session.mode == ApprovalMode::Never => {
+                return Err(refuse(
+                    session,
+                    format!(
+                        "additional permissions {json} need an approval, and approval mode                          never asks"
+                    ),
+                ))
+            }
+            crate::session::Need::Ask(r) => {
+                format!("{r}; and it asks for additional permissions {json}")
+            }
+            crate::session::Need::NotNeeded(_) if session.mode == ApprovalMode::Bypass => {
+                return Ok(Some((
+                    run,
+                    crate::Verdict::Run {
+                        reason: "bypass mode: additional permissions approved".into(),
+                        by: "policy".into(),
+                        approval_id: None,
+                        answer: None,
+                    },
+                )))
+            }
+            crate::session::Need::NotNeeded(_) => {
+                format!("asks for additional permissions {json}")
+            }
+        };
+        let needs = crate::request::NeededPermissions {
+            profile: trust.profile.clone(),
+            additional: trust.additional.clone(),
+            sandboxed: true,
+        };
+        let ask = ReviewableRequest::tool_call(run.clone(), &record, trust.cwd.clone(), needs, why);
+        match session.ask(ask, &record) {
+            v @ crate::Verdict::Run { .. } => Ok(Some((run, v))),
+            crate::Verdict::Refuse { reason, .. } => Err(refuse(session, reason)),
+        }
     }
 
     fn start(

@@ -264,3 +264,39 @@ fn drop_and_idle_expiry_kill_sessions() {
         .read_output(r.session_id.as_deref().unwrap(), 10, Duration::ZERO)
         .is_err());
 }
+
+/// Escape: additional permissions come from the agent; without an approval they widen
+/// nothing (the write outside the workspace is refused before anything runs). Twin: the
+/// same call approved by a person runs with the grant.
+#[test]
+fn additional_permissions_need_an_approval() {
+    if !sandbox_ready() {
+        return;
+    }
+    let w = ws();
+    let outside = w.root.path().join("granted");
+    std::fs::create_dir_all(&outside).unwrap();
+    let target = outside.join("f.txt");
+    let with = format!(
+        r#"{{"entries": [{{"path": "{}", "access": "write"}}]}}"#,
+        outside.display()
+    );
+    let call = || {
+        ExecParams::argv(["touch", target.to_str().unwrap()])
+            .additional_permissions(with.clone())
+            .justification("needs the output directory")
+    };
+    let h = harness(&w, Duration::from_secs(60));
+    let r = h.exec(call()).unwrap();
+    let o = r.outcome.unwrap();
+    assert_eq!(o.class.name(), "refused", "{o:?}");
+    assert!(!target.exists(), "the agent widened its own sandbox");
+
+    let mut opts = HarnessOptions::new(w.dir.clone());
+    opts.helper = Some(PathBuf::from(CORDON));
+    let approver = cordon_session::ScriptedApprover::from_answers(&[cordon_session::Answer::Once]);
+    let h = Harness::with_approver(opts, Box::new(approver)).unwrap();
+    let r = h.exec(call()).unwrap();
+    assert_eq!(r.outcome.unwrap().class.name(), "success");
+    assert!(target.exists());
+}

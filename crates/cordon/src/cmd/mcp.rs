@@ -218,7 +218,7 @@ fn tools() -> Vec<Tool> {
                     "rows": {"type": "integer", "minimum": 1}, "cols": {"type": "integer", "minimum": 1},
                     "stdin": {"type": "boolean", "description": "Keep stdin open for write_stdin (implied by tty)."},
                     "additional_permissions": {"type": "object",
-                        "description": "Extra permissions for this command only, e.g. {\"filesystem\":{\"write\":[\"/data\"]},\"network\":true}."},
+                        "description": "Extra permissions for this command only (needs the user's approval), e.g. {\"network\": true, \"entries\": [{\"path\": \"/data\", \"access\": \"write\"}]}."},
                     "justification": {"type": "string", "description": "Why this is needed (shown to the person asked)."},
                     "max_output_bytes": max,
                 },
