@@ -100,6 +100,7 @@ async def with_person():
             assert o.get("path", "").endswith("outside.txt"), o
             assert not os.path.exists(f"{home}/outside.txt")
             assert r.is_error
+            assert "additional_permissions" in r.content[0].text, r.content[0].text
             ok("denied write classified sandbox-denied: " + o.get("hint", ""))
 
             # A command the rules say to ask about: asked through elicitation, approved.

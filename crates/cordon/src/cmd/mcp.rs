@@ -292,6 +292,22 @@ fn result(r: &ExecResult) -> CallToolResult {
         text.push('\n');
     }
     text.push_str(&format!("[cordon: {}]", r.summary()));
+    // The CLI's hint names its flags; here the widening is a tool argument.
+    if let Some(cordon_session::Escalation::Offered {
+        widening: cordon_session::Widening::Additional { permissions },
+        ..
+    }) = r
+        .report
+        .as_ref()
+        .and_then(|rep| rep.last().escalation.as_ref())
+    {
+        if let Ok(json) = serde_json::to_string(permissions) {
+            text.push_str(&format!(
+                "\n[cordon: to allow it, call exec_command again with additional_permissions \
+                 {json} and a justification; the user must approve]"
+            ));
+        }
+    }
     let mut c = CallToolResult::structured(v);
     c.content = vec![ContentBlock::text(text)];
     let failed = r
