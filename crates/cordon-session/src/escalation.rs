@@ -108,13 +108,24 @@ pub fn escalation(
                     "the directory is pinned to keep protected paths protected",
                 );
             }
+            // No grant: the path lies outside the cwd and workspace and only the program's
+            // output names it (no kernel record backs it): nothing is widened from that.
+            let Some(grant) = grant else {
+                return unsandboxed_or(
+                    needs,
+                    allow_unsandboxed,
+                    &format!(
+                        "{} is outside the command's cwd and workspace and no kernel-side \
+                         denial record backs it: no widening is offered from program output",
+                        p.display()
+                    ),
+                );
+            };
             widen(AdditionalPermissions {
                 network: None,
-                entries: vec![FsEntry::new(
-                    grant.as_deref().unwrap_or(p).to_string_lossy(),
-                    Access::Write,
-                )
-                .with_source("escalation")],
+                entries: vec![
+                    FsEntry::new(grant.to_string_lossy(), Access::Write).with_source("escalation")
+                ],
             })
         }
         OutcomeClass::SandboxDenied { .. } => unsandboxed_or(

@@ -42,6 +42,7 @@ pub use escalation::{escalation, Escalation, Widening};
 pub use ids::{ApprovalId, RunId};
 pub use outcome::{
     classify, Confidence, Evidence, EvidenceSource, Outcome, OutcomeClass, DENIAL_EVIDENCE_SOURCE,
+    DENIAL_RECORDS_SOURCE,
 };
 pub use request::{Answer, NeededPermissions, ReviewableRequest};
 pub use scope::{DecisionKind, Scope};

@@ -83,7 +83,10 @@ pub fn run(
             Some(cordon_sandbox::linux::HelperOutcome::NotRun { reason }) => {
                 sig.helper_not_run = Some(reason.clone());
             }
-            Some(cordon_sandbox::linux::HelperOutcome::Applied(_)) => sig.helper_applied = true,
+            Some(cordon_sandbox::linux::HelperOutcome::Applied(a)) => {
+                sig.helper_applied = true;
+                sig.denials = a.denials.clone();
+            }
             None => {}
         }
         return Ok((sig, report));
@@ -186,6 +189,7 @@ fn wait(
         sandboxed,
         helper_not_run: None,
         helper_applied: false,
+        denials: None,
     })
 }
 

@@ -677,3 +677,68 @@ pub fn landlock_writable(layout: &super::mounts::Layout) -> Vec<PathBuf> {
         .map(|(p, _)| p)
         .collect()
 }
+
+/// Which kernel-side denial records this host gives (`cordon status`), in words: `Ok` when
+/// the supervisor runs (rung 1 with seccomp; a restricted filesystem), `Err(why not)`.
+pub fn source(features: &super::LinuxFeatures) -> Result<String, String> {
+    if features
+        .disabled
+        .iter()
+        .any(|d| d == super::features::DENIAL_RECORDS_LAYER)
+    {
+        return Err(format!(
+            "disabled ({}={})",
+            super::DISABLE_LAYERS_ENV,
+            super::features::DENIAL_RECORDS_LAYER
+        ));
+    }
+    if !features.seccomp.is_available() {
+        return Err(format!(
+            "seccomp unavailable ({})",
+            features.seccomp.reason().unwrap_or("?")
+        ));
+    }
+    if !features.user_namespaces.is_available() {
+        return Err(
+            "no sandbox init on rung 2 (user namespaces unavailable): the supervisor runs in \
+             rung 1's init"
+                .into(),
+        );
+    }
+    Ok(
+        "seccomp user notification: init judges every writing path call and records the \
+        refused ones (syscall, path, errno, rule, grant) on the helper's channel"
+            .into(),
+    )
+}
+
+/// Whether Landlock's own audit records (ABI >= 7) could be read here, in words. They are
+/// not used: reading the audit log needs `CAP_AUDIT_READ` in the initial user namespace.
+pub fn landlock_audit(features: &super::LinuxFeatures) -> String {
+    let abi = features.landlock.value().copied().unwrap_or(0);
+    let cap_audit_read = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("CapEff:"))
+                .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        })
+        .is_some_and(|caps| caps & (1 << 37) != 0); // CAP_AUDIT_READ = 37
+    let initial_userns = std::fs::read_to_string("/proc/self/uid_map")
+        .is_ok_and(|m| m.split_whitespace().collect::<Vec<_>>() == ["0", "0", "4294967295"]);
+    let base = if abi >= 7 {
+        format!("Landlock ABI {abi} can log denials to the audit subsystem")
+    } else {
+        format!("Landlock ABI {abi} has no audit logging (needs ABI 7)")
+    };
+    format!(
+        "{base}; not read by cordon (reading audit records needs CAP_AUDIT_READ in the \
+         initial user namespace: this process {} it{})",
+        if cap_audit_read { "has" } else { "lacks" },
+        if initial_userns {
+            ""
+        } else {
+            ", and runs in a nested user namespace"
+        }
+    )
+}

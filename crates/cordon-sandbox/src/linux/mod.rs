@@ -35,6 +35,7 @@ mod sys;
 mod unix_guard;
 
 pub use caches::{probe_overlay, read_only_hint};
+pub use denial_records::{landlock_audit, source as denial_record_source};
 pub use features::{
     probe, probe_fast, valid_layer_names, Availability, LinuxFeatures, Present, ALL_LAYERS,
     DENIAL_RECORDS_LAYER, DISABLE_LAYERS_ENV, LAYER_NAMES,
