@@ -539,6 +539,11 @@ impl Caller {
         // SAFETY: the kernel returned a new descriptor that we own.
         let dir = unsafe { OwnedFd::from_raw_fd(fd) };
         let dir_path = real_path(dir.as_raw_fd())?;
+        // procfs is not the profile's business (its access checks are per process, and
+        // `/proc/self` would name init here): the kernel decides, unrecorded.
+        if dir_path.starts_with("/proc") {
+            return None;
+        }
         Some(Entry {
             dir,
             dir_path,
