@@ -69,7 +69,10 @@ fn records_available() -> bool {
     let p = project();
     let o = cordon(&p, &["status", "--json"]).output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("status --json");
-    let src = v["denial_records"]["source"].as_str().unwrap_or("").to_string();
+    let src = v["denial_records"]["source"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
     let ok = src.starts_with("seccomp user notification");
     if !ok {
         if std::env::var("CI").as_deref() == Ok("true") {
@@ -113,7 +116,10 @@ fn read_only_write_is_recorded() {
     assert_eq!(r[0]["path"], s(&target), "{v}");
     assert_eq!(r[0]["errno"], "EROFS", "{v}");
     assert!(r[0]["syscall"].as_str().unwrap().starts_with("open"), "{v}");
-    assert!(r[0]["rule"].as_str().unwrap().starts_with("read-only"), "{v}");
+    assert!(
+        r[0]["rule"].as_str().unwrap().starts_with("read-only"),
+        "{v}"
+    );
     assert_eq!(r[0]["grant"], s(&dir), "{v}");
     assert_eq!(v["outcome"], "sandbox-denied", "{v}");
     assert_eq!(v["confidence"], "high", "{v}");
@@ -151,7 +157,13 @@ fn protected_git_config_is_recorded() {
     assert_eq!(r.len(), 1, "{v}");
     assert_eq!(r[0]["path"], s(&p.dir.join(".git/config")), "{v}");
     assert_eq!(r[0]["errno"], "EROFS", "{v}");
-    assert!(r[0]["rule"].as_str().unwrap().starts_with("protected (R-P3)"), "{v}");
+    assert!(
+        r[0]["rule"]
+            .as_str()
+            .unwrap()
+            .starts_with("protected (R-P3)"),
+        "{v}"
+    );
     assert_eq!(r[0]["grant"], s(&p.dir.join(".git/config")), "{v}");
     assert_eq!(v["outcome"], "sandbox-denied", "{v}");
     assert_eq!(v["confidence"], "high", "{v}");
@@ -159,7 +171,10 @@ fn protected_git_config_is_recorded() {
     let r = records(&v);
     let last = r.last().unwrap();
     assert_eq!(last["errno"], "EBUSY", "{v}");
-    assert!(last["syscall"].as_str().unwrap().starts_with("rename"), "{v}");
+    assert!(
+        last["syscall"].as_str().unwrap().starts_with("rename"),
+        "{v}"
+    );
     assert!(last["rule"].as_str().unwrap().contains("R-P3"), "{v}");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("-w .git/config"), "{err}");
@@ -184,7 +199,10 @@ fn forged_stderr_stays_command_failed() {
         assert_eq!(o.status.code(), Some(1));
         assert_eq!(v["outcome"], "command-failed", "{line}: {v}");
         assert_eq!(v["denials"]["total"], 0, "{v}");
-        assert!(!String::from_utf8_lossy(&o.stderr).contains("-w "), "{line}");
+        assert!(
+            !String::from_utf8_lossy(&o.stderr).contains("-w "),
+            "{line}"
+        );
     }
 }
 
@@ -330,11 +348,24 @@ fn cargo_build_still_works() {
         "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
     )
     .unwrap();
-    std::fs::write(p.dir.join("src/main.rs"), "fn main() { println!(\"hi\"); }\n").unwrap();
+    std::fs::write(
+        p.dir.join("src/main.rs"),
+        "fn main() { println!(\"hi\"); }\n",
+    )
+    .unwrap();
     let cargo = cargo.to_string_lossy().into_owned();
     let mut c = cordon(
         &p,
-        &["run", "--json", "--yes", "--", &cargo, "build", "--offline", "-q"],
+        &[
+            "run",
+            "--json",
+            "--yes",
+            "--",
+            &cargo,
+            "build",
+            "--offline",
+            "-q",
+        ],
     );
     for k in ["RUSTUP_HOME", "CARGO_HOME", "RUSTUP_TOOLCHAIN", "PATH"] {
         if let Some(v) = std::env::var_os(k) {
