@@ -239,8 +239,33 @@ mod tests {
             syscall: None,
             rule: rule.into(),
             access: Some(access),
-            grant: None,
+            grant: (access == Access::Write).then(|| path.into()),
         })
+    }
+
+    /// Issue 9 re-test: a path outside the cwd and workspace named only by the program's
+    /// output carries no grant; no widening is offered for it (a fake error about $HOME
+    /// must not steer cordon into offering `-w ~`).
+    #[test]
+    fn no_grant_no_widening() {
+        let o = outcome(OutcomeClass::SandboxDenied {
+            path: Some("/home/u/.bashrc".into()),
+            syscall: None,
+            rule: "read-only: outside every writable root".into(),
+            access: Some(Access::Write),
+            grant: None,
+        });
+        match escalation(
+            &o,
+            &needs("workspace-write"),
+            ApprovalMode::OnRequest,
+            false,
+        ) {
+            Escalation::NotOffered { reason } => {
+                assert!(reason.contains("no kernel-side denial record"), "{reason}")
+            }
+            e => panic!("{e:?}"),
+        }
     }
 
     #[test]

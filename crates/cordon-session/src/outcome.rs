@@ -870,7 +870,12 @@ mod tests {
             c => panic!("{c:?}"),
         }
         assert_eq!(o.confidence, Confidence::Low);
-        assert!(o.hint.as_deref().unwrap().contains("-w /usr/local/x"));
+        // Outside the cwd and workspace, output alone offers no widening (issue 9 re-test b).
+        let hint = o.hint.as_deref().unwrap();
+        assert!(
+            hint.contains("offers no widening") && !hint.contains("-w /usr"),
+            "{hint}"
+        );
         assert!(o
             .evidence
             .iter()
@@ -1044,6 +1049,158 @@ mod tests {
         );
         assert!(matches!(o.class, OutcomeClass::Refused { .. }), "{o:?}");
         assert_eq!(o.confidence, Confidence::High);
+    }
+
+    fn run_in(cwd: &str, sig: RunSignals) -> Outcome {
+        let mut r = resolved();
+        r.cwd = cwd.into();
+        classify(
+            &sig,
+            &ClassifyContext {
+                resolved: Some(&r),
+                fs: &NoFs,
+                cwd: Path::new(cwd),
+                network_enabled: false,
+            },
+        )
+    }
+
+    fn record(
+        path: &str,
+        rule: &str,
+        grant: Option<&str>,
+    ) -> cordon_sandbox::denials::DenialRecord {
+        cordon_sandbox::denials::DenialRecord {
+            syscall: "openat".into(),
+            path: path.into(),
+            errno: "EROFS".into(),
+            rule: rule.into(),
+            grant: grant.map(PathBuf::from),
+        }
+    }
+
+    /// Issue 9 re-test (a): a relative path printed by a command running in /w/sub is read
+    /// against the command's cwd and normalised (it offered `-w ..`).
+    #[test]
+    fn relative_paths_are_read_against_the_commands_cwd() {
+        let sig = |line: &str| RunSignals {
+            code: Some(1),
+            stderr_tail: line.into(),
+            sandboxed: true,
+            ..Default::default()
+        };
+        // ../x from /w/sub is /w/x: writable, so not a denial.
+        let o = run_in(
+            "/w/sub",
+            sig("touch: cannot touch '../x': Read-only file system"),
+        );
+        assert_eq!(o.class, OutcomeClass::CommandFailed, "{o:?}");
+        // ../.git/config from /w/sub is the protected /w/.git/config.
+        let o = run_in(
+            "/w/sub",
+            sig("error: could not lock config file ../.git/config: Read-only file system"),
+        );
+        match &o.class {
+            OutcomeClass::SandboxDenied { path, grant, .. } => {
+                assert_eq!(path.as_deref(), Some(Path::new("/w/.git/config")));
+                assert_eq!(grant.as_deref(), Some(Path::new("/w/.git/config")));
+            }
+            c => panic!("{c:?}"),
+        }
+        assert!(!o.hint.unwrap().contains("-w .."));
+    }
+
+    /// Issue 9 re-test (b): a fake error about a path outside the cwd and workspace (e.g. in
+    /// $HOME) gives no widening without a kernel record.
+    #[test]
+    fn output_alone_cannot_steer_the_widening_outside_the_workspace() {
+        let o = run(
+            1,
+            "cp: cannot create regular file '/home/u/.bashrc': Read-only file system",
+        );
+        match &o.class {
+            OutcomeClass::SandboxDenied { grant, .. } => assert_eq!(*grant, None, "{o:?}"),
+            c => panic!("{c:?}"),
+        }
+        let hint = o.hint.unwrap();
+        assert!(!hint.contains("-w /home"), "{hint}");
+        // Inside the workspace the grant stays.
+        let o = run(
+            1,
+            "touch: cannot touch '/w/.git/config': Read-only file system",
+        );
+        assert!(matches!(
+            o.class,
+            OutcomeClass::SandboxDenied { grant: Some(_), .. }
+        ));
+    }
+
+    /// Kernel-side records decide first: named by the output → high; with records kept, a
+    /// forged line about a read-only path stays command-failed; records the output does not
+    /// mention (a probe such as Python's bytecode cache) do not make a denial.
+    #[test]
+    fn records_decide_and_forged_output_does_not() {
+        let with = |tail: &str, recs: Vec<cordon_sandbox::denials::DenialRecord>| {
+            let mut d = cordon_sandbox::denials::DenialReport::default();
+            for r in recs {
+                d.push(r);
+            }
+            run_in(
+                "/w",
+                RunSignals {
+                    code: Some(1),
+                    stderr_tail: tail.into(),
+                    sandboxed: true,
+                    denials: Some(d),
+                    ..Default::default()
+                },
+            )
+        };
+        let o = with(
+            "touch: cannot touch '/usr/x': Read-only file system",
+            vec![record(
+                "/usr/x",
+                "read-only: outside every writable root",
+                Some("/usr"),
+            )],
+        );
+        assert_eq!(o.confidence, Confidence::High);
+        match &o.class {
+            OutcomeClass::SandboxDenied {
+                path,
+                syscall,
+                grant,
+                ..
+            } => {
+                assert_eq!(path.as_deref(), Some(Path::new("/usr/x")));
+                assert_eq!(syscall.as_deref(), Some("openat"));
+                assert_eq!(grant.as_deref(), Some(Path::new("/usr")));
+            }
+            c => panic!("{c:?}"),
+        }
+        assert!(o.hint.unwrap().ends_with("-w /usr"));
+        assert!(o
+            .evidence
+            .iter()
+            .any(|e| e.source == EvidenceSource::Helper));
+        let forged = with(
+            "touch: cannot touch '/etc/x': Read-only file system",
+            vec![],
+        );
+        assert_eq!(forged.class, OutcomeClass::CommandFailed, "{forged:?}");
+        let probe = with(
+            "FAILED tests/test_x.py::test_y - AssertionError",
+            vec![record(
+                "/usr/lib/python3/__pycache__/x.pyc",
+                "read-only: outside every writable root",
+                Some("/usr/lib/python3/__pycache__"),
+            )],
+        );
+        assert_eq!(probe.class, OutcomeClass::CommandFailed, "{probe:?}");
+        assert!(probe
+            .evidence
+            .iter()
+            .any(|e| e.detail.contains("none named")));
     }
 
     #[test]
