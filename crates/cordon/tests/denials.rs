@@ -377,3 +377,33 @@ fn cargo_build_still_works() {
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(p.dir.join("target/debug/tiny").exists(), "{err}");
 }
+
+/// With the network off, package managers are told not to retry (npm spent 72 s retrying
+/// DNS); with it on, nothing is added. A value the user set is kept.
+#[test]
+fn network_off_sets_the_fail_fast_knobs() {
+    if !records_available() {
+        return;
+    }
+    let p = project();
+    let o = cordon(&p, &["run", "--yes", "--", "env"]).output().unwrap();
+    let env = String::from_utf8_lossy(&o.stdout);
+    for kv in [
+        "npm_config_fetch_retries=0",
+        "PIP_RETRIES=0",
+        "CARGO_NET_RETRY=0",
+    ] {
+        assert!(env.lines().any(|l| l == kv), "{kv} missing: {env}");
+    }
+    let o = cordon(&p, &["run", "--yes", "--", "env"])
+        .env("PIP_RETRIES", "3")
+        .output()
+        .unwrap();
+    let env = String::from_utf8_lossy(&o.stdout);
+    assert!(env.lines().any(|l| l == "PIP_RETRIES=3"), "{env}");
+    let o = cordon(&p, &["run", "--yes", "--allow-network", "--", "env"])
+        .output()
+        .unwrap();
+    let env = String::from_utf8_lossy(&o.stdout);
+    assert!(!env.contains("npm_config_fetch_retries"), "{env}");
+}

@@ -533,6 +533,15 @@ fn child_env(payload: &HelperPayload, rung: Rung) -> Vec<(String, String)> {
         _ if writable(Path::new("/tmp")) => env.push(("TMPDIR".into(), "/tmp".into())),
         _ => {}
     }
+    if payload.profile.profile.network == NetworkPolicy::Restricted {
+        // Fail fast: nothing can be reached, so package managers must not retry (npm spent
+        // 72 s retrying DNS). A value the user set is kept.
+        for (k, v) in offline_env() {
+            if !env.iter().any(|(e, _)| e == k) {
+                env.push((k.to_string(), v.to_string()));
+            }
+        }
+    }
     if rung == Rung::Namespaces && payload.profile.profile.network == NetworkPolicy::Managed {
         let vars = proxy_env();
         env.retain(|(k, _)| !vars.iter().any(|(v, _)| v == k));
@@ -545,6 +554,22 @@ fn child_env(payload: &HelperPayload, rung: Rung) -> Vec<(String, String)> {
 /// `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` (SOCKS5 with remote DNS), `NO_PROXY` in both
 /// cases (git, curl, Python, Go, Rust/reqwest, …), and npm's, pip's, yarn's and cargo's
 /// own.
+/// With the network off: the knobs that make package managers fail at once instead of
+/// retrying a network that cannot answer (issue 9 §6): npm/yarn (fetch retries and their
+/// backoff), pip (retries, timeout), cargo (net retries).
+pub(crate) fn offline_env() -> &'static [(&'static str, &'static str)] {
+    &[
+        ("npm_config_fetch_retries", "0"),
+        ("npm_config_fetch_retry_mintimeout", "100"),
+        ("npm_config_fetch_retry_maxtimeout", "100"),
+        ("npm_config_fetch_timeout", "5000"),
+        ("YARN_NETWORK_TIMEOUT", "5000"),
+        ("PIP_RETRIES", "0"),
+        ("PIP_TIMEOUT", "5"),
+        ("CARGO_NET_RETRY", "0"),
+    ]
+}
+
 pub(crate) fn proxy_env() -> Vec<(String, String)> {
     let http = format!("http://127.0.0.1:{}", super::relay::PROXY_PORT);
     let socks = format!("socks5h://127.0.0.1:{}", super::relay::PROXY_PORT);

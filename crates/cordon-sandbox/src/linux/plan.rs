@@ -740,7 +740,7 @@ mod tests {
         let msg = e.to_string();
         assert!(msg.contains("`landlok` is not a layer"), "{msg}");
         assert!(
-            msg.contains("known layer names (userns, landlock, seccomp, all)"),
+            msg.contains("known layer names (userns, landlock, seccomp, denial-records, all)"),
             "{msg}"
         );
         assert!(msg.contains("CORDON_DISABLE_LAYERS"), "{msg}");

@@ -31,7 +31,9 @@
 //! A second, smaller program ([`build_unix_guard`]) is stacked on the command alone when
 //! the unix-socket guard runs (`super::unix_guard`): `connect(2)` goes to the guard as a
 //! user notification, datagram unix sockets (whose `sendto` carries an address the guard
-//! cannot see) are refused, and `pidfd_getfd(2)` is denied to the command.
+//! cannot see) are refused, and `pidfd_getfd(2)` is denied to the command. With denial
+//! records ([`build_unix_guard_with`]) the same program also sends the writing path calls
+//! to init (the open family only when its flags may write).
 
 use super::sys::SockFilter;
 

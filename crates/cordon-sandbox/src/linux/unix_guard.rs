@@ -29,6 +29,10 @@
 //!
 //! Other families (`AF_INET`, `AF_INET6`) are connected to as asked: the network policy
 //! for them is the namespace (and, later, the proxy), not this guard.
+//!
+//! The same program and listener also carry the denial-record supervisor's writing path
+//! calls (`super::denial_records`): the serve loop dispatches on the syscall number —
+//! `connect` here, every other number to [`GuardConfig::denials`].
 
 use super::seccomp_filter;
 use super::sys::SockFilter;
