@@ -557,7 +557,7 @@ fn child_env(payload: &HelperPayload, rung: Rung) -> Vec<(String, String)> {
 /// With the network off: the knobs that make package managers fail at once instead of
 /// retrying a network that cannot answer (issue 9 §6): npm/yarn (fetch retries and their
 /// backoff), pip (retries, timeout), cargo (net retries).
-pub(crate) fn offline_env() -> &'static [(&'static str, &'static str)] {
+pub fn offline_env() -> &'static [(&'static str, &'static str)] {
     &[
         ("npm_config_fetch_retries", "0"),
         ("npm_config_fetch_retry_mintimeout", "100"),

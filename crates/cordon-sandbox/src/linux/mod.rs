@@ -40,7 +40,7 @@ pub use features::{
     probe, probe_fast, valid_layer_names, Availability, LinuxFeatures, Present, ALL_LAYERS,
     DENIAL_RECORDS_LAYER, DISABLE_LAYERS_ENV, LAYER_NAMES,
 };
-pub use helper::{AppliedReport, HelperOutcome, RunRecords};
+pub use helper::{offline_env, AppliedReport, HelperOutcome, RunRecords};
 pub use layer::{Enforcement, Layer, RootView};
 pub use mounts::{layout, layout_for, Base, Layout, Step, StepKind};
 pub use plan::{
