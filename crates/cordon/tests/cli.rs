@@ -676,6 +676,27 @@ fn directory_stdin_is_refused_once() {
     assert!(err.contains("/dev/null"), "{err}");
 }
 
+/// `cordon explain` without a path still answers the first question a person has: what
+/// is writable, how much is protected or hidden, and how to ask about one path.
+#[test]
+fn explain_without_paths_summarises_the_filesystem() {
+    let p = project();
+    let o = out(cordon(&p, &["explain"]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let t = text(&o.stdout);
+    let line = t
+        .lines()
+        .find(|l| l.trim_start().starts_with("writable:"))
+        .unwrap_or_else(|| panic!("no writable line: {t}"));
+    assert!(line.contains(p.dir.to_str().unwrap()), "{t}");
+    assert!(t.contains("cordon explain PATH"), "{t}");
+    let o = out(cordon(&p, &["explain", "--json"]));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let roots = v["filesystem"]["writable_roots"].as_array().unwrap();
+    assert!(roots.iter().any(|r| r == p.dir.to_str().unwrap()), "{v}");
+    assert!(v["filesystem"]["protected"].as_u64().unwrap() > 0, "{v}");
+}
+
 /// `cordon proxy` (issue 10 §7): a bare `*` is refused before anything listens; a valid
 /// list listens and prints its address, and blocks an unlisted host with the rule named.
 #[test]
