@@ -297,7 +297,11 @@ pub fn conclude(
                 &ClassifyContext {
                     resolved: exec.resolved.as_ref(),
                     fs: &HostFs,
-                    cwd: &trust.cwd,
+                    // The command's cwd (the resolved profile's), not cordon's.
+                    cwd: exec
+                        .resolved
+                        .as_ref()
+                        .map_or(trust.cwd.as_path(), |r| r.cwd.as_path()),
                     network_enabled: needs.network(),
                 },
             )

@@ -47,6 +47,7 @@ pub use harness::{ExecParams, ExecResult, Harness, HarnessOptions};
 pub use ids::{ApprovalId, RunId};
 pub use outcome::{
     classify, Confidence, Evidence, EvidenceSource, Outcome, OutcomeClass, DENIAL_EVIDENCE_SOURCE,
+    DENIAL_RECORDS_SOURCE,
 };
 pub use request::{Answer, NeededPermissions, ReviewableRequest};
 pub use scope::{DecisionKind, Scope};

@@ -182,7 +182,10 @@ pub fn run_with(
             Some(cordon_sandbox::linux::HelperOutcome::NotRun { reason }) => {
                 sig.helper_not_run = Some(reason.clone());
             }
-            Some(cordon_sandbox::linux::HelperOutcome::Applied(_)) => sig.helper_applied = true,
+            Some(cordon_sandbox::linux::HelperOutcome::Applied(a)) => {
+                sig.helper_applied = true;
+                sig.denials = a.denials.clone();
+            }
             None => {}
         }
         return Ok((sig, report));
@@ -332,6 +335,7 @@ fn wait(
         sandboxed,
         helper_not_run: None,
         helper_applied: false,
+        denials: None,
     })
 }
 

@@ -184,6 +184,8 @@ fn report_json(report: &Report, session: &Session) -> Result<serde_json::Value> 
     v["layers"] = json!(r.map(|h| h["layers"].clone()));
     v["notes"] = json!(r.map(|h| h["notes"].clone()));
     v["fell_back"] = json!(r.and_then(|h| h.get("fell_back").cloned()));
+    // Kernel-side denial records (issue 9 §5): null when this run had no supervisor.
+    v["denials"] = json!(r.and_then(|h| h.get("denials").cloned()));
     // What resolution could not honour (a missing deny path, a refused $TMPDIR, a
     // planted special file it did not read): the notes explain and context show.
     v["resolution_notes"] = json!(exec.and_then(|e| e.resolved.as_ref()).map(|r| &r.notes));
