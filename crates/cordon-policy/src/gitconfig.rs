@@ -14,6 +14,36 @@
 //! file that set it. [`CODE_KEYS`] is the table of keys and why.
 
 use crate::paths::{lexical_normalize, FsView, ReadRefusal, CONFIG_FILE_CAP};
+
+pub mod merge;
+
+/// The reason of the protected `<git dir>/config` entry (R-P3); also how the backend finds
+/// the files it gives the sandbox as a writable private copy ([`brokered_configs`]).
+pub const GIT_CONFIG_REASON: &str = "git config can run code (core.fsmonitor, aliases, filters)";
+
+/// The repository configuration files a sandbox edits as a private copy merged back by
+/// [`merge::merge`] (issue 11 §3): the protected `config` of every `.git` *directory* of a
+/// writable root (not a linked worktree's common dir, nor a `.git` symlink's target: those
+/// stay read-only). Pure: reads the resolved entries only.
+pub fn brokered_configs(profile: &crate::ResolvedProfile) -> Vec<PathBuf> {
+    let crate::ResolvedFilesystem::Restricted { entries, .. } = &profile.filesystem else {
+        return Vec::new();
+    };
+    entries
+        .iter()
+        .filter(|e| {
+            matches!(&e.origin, crate::EntryOrigin::Protected { reason } if reason == GIT_CONFIG_REASON)
+                && e.path == e.spelled
+                && e.links.is_empty()
+                && e.path.file_name().is_some_and(|n| n == "config")
+                && e.path
+                    .parent()
+                    .and_then(Path::file_name)
+                    .is_some_and(|n| n == ".git")
+        })
+        .map(|e| e.path.clone())
+        .collect()
+}
 use std::path::{Path, PathBuf};
 
 /// How a configuration value leads git to run code or read more configuration.

@@ -1232,10 +1232,7 @@ fn protect_git_dir(
 ) {
     for (name, why) in [
         ("hooks", "git hooks run code"),
-        (
-            "config",
-            "git config can run code (core.fsmonitor, aliases, filters)",
-        ),
+        ("config", crate::gitconfig::GIT_CONFIG_REASON),
         ("info", "git info/attributes selects filters that run code"),
         (
             "commondir",
