@@ -687,6 +687,18 @@ fn run_namespaces(
     let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
     let (alive_r, alive_w) = sys::pipe().map_err(|e| HelperError::setup("pipe", e))?;
     let (status_r, status_w) = sys::pipe().map_err(|e| HelperError::setup("pipe", e))?;
+    let git_result = if layout
+        .steps
+        .iter()
+        .any(|s| s.kind == mounts::StepKind::GitConfig)
+    {
+        Some(
+            super::git_config_broker::result_file()
+                .map_err(|e| HelperError::setup("memfd for the .git/config copies", e))?,
+        )
+    } else {
+        None
+    };
     let mut proxy_sock = if plan.proxy_relay {
         // Checked before anything starts: a bad list is a refusal, not a dead proxy.
         cordon_proxy::ProxyPolicy::from_rules(&profile.profile.network_rules)
@@ -744,6 +756,7 @@ fn run_namespaces(
             status: Some(status_w),
             print_report: reporter.stderr,
             proxy_sock: sock_path,
+            git_result: git_result.as_ref().and_then(|f| sys::dup_cloexec(f.as_raw_fd()).ok()),
         };
         let code = match init_main(&mut ctx) {
             Ok(code) => code,
@@ -799,6 +812,12 @@ fn run_namespaces(
         }
     };
     let code = process::supervise(pid);
+    if let Some(f) = &git_result {
+        // Init is gone: its report is complete. Merge the allowed edits (host side).
+        for n in super::git_config_broker::merge_reported(f) {
+            eprintln!("cordon: note: {n}");
+        }
+    }
     let hit = super::limits::after_run(watchdog, cgroup.as_ref(), code);
     drop(proxy);
     drop(proxy_sock);
@@ -825,6 +844,9 @@ struct InitContext<'a> {
     /// Managed network: the proxy's unix socket on the host (pinned before the root is
     /// rebuilt, relayed to `127.0.0.1:3128`).
     proxy_sock: Option<PathBuf>,
+    /// The memory file init reports the `.git/config` copies into after the command
+    /// ([`super::git_config_broker::report`]); the helper merges them.
+    git_result: Option<OwnedFd>,
 }
 
 impl InitContext<'_> {
@@ -898,6 +920,7 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
         }
         Err(e) => return Err(HelperError::setup("mounts", e)),
     };
+    let git_configs = std::sync::Arc::new(built.git_configs);
     if ctx.plan.loopback {
         super::loopback::bring_up_lo()
             .map_err(|e| HelperError::setup("bringing up the private loopback (lo)", e))?;
@@ -962,6 +985,8 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
     }
     ctx.send(&SetupStatus::Applied(report));
     drop(ctx.status.take());
+    // Renames are notified only when a `.git/config` copy exists (the broker).
+    let renames = !git_configs.is_empty();
     let guard_chan = if ctx.plan.unix_guard {
         Some(
             super::unix_guard::channel()
@@ -972,7 +997,7 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
     };
     let child = process::spawn(ctx.spec, || {
         if let Some((_, theirs)) = &guard_chan {
-            super::unix_guard::install_in_child(theirs)?;
+            super::unix_guard::install_in_child(theirs, renames)?;
         }
         before_exec()
     })?;
@@ -986,6 +1011,7 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
                     .as_ref()
                     .is_some_and(|l| l.scope_abstract_unix),
             allowed: allowed_sockets,
+            git_configs: std::sync::Arc::clone(&git_configs),
         };
         let started = super::unix_guard::receive_listener(&ours)
             .and_then(|l| super::unix_guard::start(l, cfg));
@@ -1006,6 +1032,9 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
         }
     }
     let code = process::supervise(child);
+    if let (Some(out), false) = (&ctx.git_result, git_configs.is_empty()) {
+        super::git_config_broker::report(&git_configs, out.as_raw_fd());
+    }
     if code != 0 {
         if let Some(h) = super::caches::read_only_hint(ctx.profile, &built.read_only_caches) {
             eprintln!("cordon: hint: {h}");

@@ -32,6 +32,7 @@ mod relay;
 mod seccomp_filter;
 mod sys;
 mod unix_guard;
+mod git_config_broker;
 
 pub use caches::{probe_overlay, read_only_hint};
 pub use features::{

@@ -365,7 +365,14 @@ pub fn build(opts: FilterOptions) -> Vec<SockFilter> {
 /// - `pidfd_getfd(2)` → `EPERM` (only init may take the command's descriptors).
 ///
 /// Foreign architectures and x32 are killed as in [`build`].
+#[cfg(test)]
 pub fn build_unix_guard() -> Vec<SockFilter> {
+    build_unix_guard_with(&[])
+}
+
+/// [`build_unix_guard`], plus a user notification for each syscall in `also_notify` (the
+/// `.git/config` broker's renames, [`super::git_config_broker::rename_syscalls`]).
+pub fn build_unix_guard_with(also_notify: &[u32]) -> Vec<SockFilter> {
     use Target::*;
     let mut p: Vec<Ins> = vec![
         Ins::Ld(OFF_ARCH),
@@ -375,6 +382,9 @@ pub fn build_unix_guard() -> Vec<SockFilter> {
     #[cfg(target_arch = "x86_64")]
     p.push(Ins::Jge(X32_SYSCALL_BIT, Kill, Next));
     p.push(Ins::Jeq(libc::SYS_connect as u32, Notify, Next));
+    for nr in also_notify {
+        p.push(Ins::Jeq(*nr, Notify, Next));
+    }
     p.push(Ins::Jeq(NR_PIDFD_GETFD as u32, Eperm, Next));
     p.push(Ins::Jeq(libc::SYS_socket as u32, SocketCheck, Next));
     p.push(Ins::Jeq(libc::SYS_socketpair as u32, SocketCheck, Next));

@@ -51,6 +51,9 @@ pub struct GuardConfig {
     /// hide (under the private `/tmp`, or a denied directory) is still reachable by the
     /// path the profile names, and only that inode.
     pub allowed: Vec<(PathBuf, Option<OwnedFd>)>,
+    /// The `.git/config` copies whose renames the supervisor emulates
+    /// ([`super::git_config_broker`]); empty = renames are not notified.
+    pub git_configs: Arc<Vec<super::git_config_broker::Copy>>,
 }
 
 /// Opens each allowed socket (`O_PATH`, following symlinks) in the current — host's —
@@ -142,8 +145,13 @@ pub fn channel() -> io::Result<(OwnedFd, OwnedFd)> {
 /// (`SCM_RIGHTS`).
 ///
 /// Errors: the filter or the send failed (message names the step).
-pub fn install_in_child(chan: &OwnedFd) -> Result<(), String> {
-    let prog = seccomp_filter::build_unix_guard();
+pub fn install_in_child(chan: &OwnedFd, renames: bool) -> Result<(), String> {
+    let also = if renames {
+        super::git_config_broker::rename_syscalls()
+    } else {
+        Vec::new()
+    };
+    let prog = seccomp_filter::build_unix_guard_with(&also);
     let listener = install_with_listener(&prog)
         .map_err(|e| format!("sandbox setup failed: seccomp listener: {e}"))?;
     let fds = [listener.as_raw_fd()];
@@ -255,6 +263,14 @@ fn serve(listener: Arc<OwnedFd>, cfg: Arc<GuardConfig>) {
                 _ => return,
             }
         }
+        if super::git_config_broker::is_rename(n.data.nr) {
+            // Answered inline: a few file operations, never a blocking one.
+            match super::git_config_broker::handle(&n, &cfg.git_configs) {
+                Some(r) => respond(&listener, n.id, r),
+                None => respond_continue(&listener, n.id),
+            }
+            continue;
+        }
         let l = Arc::clone(&listener);
         let c = Arc::clone(&cfg);
         // One thread per call: a blocking connect must not hold up the others.
@@ -277,6 +293,24 @@ fn respond(listener: &OwnedFd, id: u64, result: Result<i64, i32>) {
         val,
         error,
         flags: 0,
+    };
+    // SAFETY: `resp` is a valid seccomp_notif_resp. A failure means the caller is gone.
+    unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_SEND,
+            &mut resp,
+        )
+    };
+}
+
+/// Lets the kernel run the notified syscall as the caller asked (its own rights).
+fn respond_continue(listener: &OwnedFd, id: u64) {
+    let mut resp = libc::seccomp_notif_resp {
+        id,
+        val: 0,
+        error: 0,
+        flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
     };
     // SAFETY: `resp` is a valid seccomp_notif_resp. A failure means the caller is gone.
     unsafe {
