@@ -242,3 +242,45 @@ fn planted_config_lock_symlink_is_not_followed() {
         "{stderr}"
     );
 }
+
+/// Issue 11 §3: `git init` in a workspace without a repository is refused (its `.git` is
+/// protected as a whole) with a hint saying what to do; nothing is created. Sibling: the
+/// `git -C . init` spelling gets the same hint.
+#[test]
+fn git_init_without_a_repository_is_refused_with_a_hint() {
+    let root = tempfile::Builder::new()
+        .prefix("cordon-tc-init-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let dir = root.path().join("proj");
+    std::fs::create_dir_all(dir.join(".cordon")).unwrap();
+    std::fs::write(dir.join(".cordon/marker"), "").unwrap();
+    let p = Project {
+        dir: dir.canonicalize().unwrap(),
+        home: root.path().canonicalize().unwrap(),
+        root,
+    };
+    if !sandbox_available(&p) {
+        return;
+    }
+    for argv in [&["git", "init"][..], &["git", "-C", ".", "init", "-q"][..]] {
+        let o = Command::new(CORDON)
+            .arg("run")
+            .arg("--")
+            .args(argv)
+            .current_dir(&p.dir)
+            .env("HOME", &p.home)
+            .env("PWD", &p.dir)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_ne!(o.status.code(), Some(0), "{argv:?}");
+        let stderr = text(&o.stderr);
+        assert!(
+            stderr.contains("cordon: hint: `git init` cannot create")
+                && stderr.contains("Run `git init` once outside cordon"),
+            "{argv:?}: {stderr}"
+        );
+        assert!(!p.dir.join(".git/HEAD").exists());
+    }
+}

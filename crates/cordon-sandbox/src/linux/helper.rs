@@ -1039,6 +1039,15 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
         if let Some(h) = super::caches::read_only_hint(ctx.profile, &built.read_only_caches) {
             eprintln!("cordon: hint: {h}");
         }
+        let argv: Vec<String> = ctx
+            .spec
+            .argv
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        if let Some(h) = cordon_policy::gitconfig::git_init_hint(ctx.profile, &argv) {
+            eprintln!("cordon: hint: {h}");
+        }
     }
     Ok(code)
 }
