@@ -353,3 +353,107 @@ fn make_j4_shares_its_jobserver_with_a_sub_make() {
         assert!(p.dir.join(format!("{f}.out")).is_file(), "{f}.out missing");
     }
 }
+
+/// `(index dir, itoa-*.crate)` from a cargo home's sparse crates.io registry.
+fn find_itoa(cargo_home: &Path) -> Option<(PathBuf, PathBuf)> {
+    let cache = cargo_home.join("registry/cache");
+    for d in std::fs::read_dir(&cache).ok()?.flatten() {
+        let name = d.file_name();
+        let index = cargo_home.join("registry/index").join(&name);
+        if !index.join(".cache/it/oa/itoa").is_file() {
+            continue;
+        }
+        for f in std::fs::read_dir(d.path()).ok()?.flatten() {
+            let n = f.file_name().to_string_lossy().into_owned();
+            if n.starts_with("itoa-") && n.ends_with(".crate") {
+                return Some((index, f.path()));
+            }
+        }
+    }
+    None
+}
+
+/// A cargo project depending on a crate already in the registry cache (`itoa`, from the
+/// cargo home that built these tests) builds and runs its tests with `--offline` and the
+/// network off; the host registry is unchanged.
+#[test]
+fn cargo_tests_offline_with_the_network_off() {
+    let p = project();
+    if !sandbox_with_overlays(&p) {
+        return;
+    }
+    let cargo = PathBuf::from(env!("CARGO"));
+    let real_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .unwrap();
+    let Some((index_dir, krate)) = find_itoa(&real_home) else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI: no itoa crate in {}/registry",
+            real_home.display()
+        );
+        eprintln!("SKIP: no itoa crate in the cargo registry");
+        return;
+    };
+    let idx_name = index_dir.file_name().unwrap();
+    let reg = p.home.join(".cargo/registry");
+    let idx = reg.join("index").join(idx_name);
+    std::fs::create_dir_all(idx.join(".cache/it/oa")).unwrap();
+    for f in ["config.json", ".cache/it/oa/itoa"] {
+        if index_dir.join(f).exists() {
+            std::fs::copy(index_dir.join(f), idx.join(f)).unwrap();
+        }
+    }
+    let cache = reg.join("cache").join(idx_name);
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::copy(&krate, cache.join(krate.file_name().unwrap())).unwrap();
+    let version = krate
+        .file_stem()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .trim_start_matches("itoa-")
+        .to_string();
+    std::fs::write(
+        p.dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"t\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
+             [dependencies]\nitoa = \"={version}\"\n"
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir_all(p.dir.join("src")).unwrap();
+    std::fs::write(
+        p.dir.join("src/lib.rs"),
+        "pub fn f(n: u32) -> String { itoa::Buffer::new().format(n).to_string() }\n\
+         #[test] fn formats() { assert_eq!(f(4242), \"4242\"); }\n",
+    )
+    .unwrap();
+    let before = snapshot(&reg);
+    let path = format!(
+        "{}:/usr/local/bin:/usr/bin:/bin",
+        cargo.parent().unwrap().display()
+    );
+    let o = Command::new(CORDON)
+        .args(["run", "--network", "off", "--"])
+        .arg(&cargo)
+        .args(["test", "--offline", "-q"])
+        .current_dir(&p.dir)
+        .env("HOME", &p.home)
+        .env("PWD", &p.dir)
+        .env("CARGO_HOME", p.home.join(".cargo"))
+        .env("PATH", &path)
+        .env_remove("CORDON_DISABLE_LAYERS")
+        .env_remove("CORDON_PROFILE")
+        .env_remove("CORDON_CONFIG")
+        .env_remove("RUSTC_WRAPPER")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET_DIR")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "cargo test: {}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("1 passed"), "{}", text(&o.stdout));
+    assert_eq!(snapshot(&reg), before, "the host registry changed");
+}
