@@ -211,9 +211,7 @@ fn strip_ini(text: &str, dialect: IniDialect) -> Result<Stripped, String> {
         };
         if keys.is_empty() {
             // Keep an empty section header (e.g. `[distutils]` with nothing in it).
-            out.get_mut_map()
-                .entry(section.clone())
-                .or_default();
+            out.get_mut_map().entry(section.clone()).or_default();
         }
         for (key, value) in keys {
             if secret_key(key) {

@@ -137,7 +137,10 @@ fn allowed_git_config_edits_round_trip() {
     let branches = text(&git(&p.dir, &["branch", "--show-current"]).stdout);
     assert_eq!(branches.trim(), "main");
     let stderr = text(&o.stderr);
-    assert!(stderr.contains("merged back") && stderr.contains("user.email"), "{stderr}");
+    assert!(
+        stderr.contains("merged back") && stderr.contains("user.email"),
+        "{stderr}"
+    );
     assert!(!p.dir.join(".git/config.lock").exists());
 }
 
@@ -200,10 +203,10 @@ fn concurrent_runs_lose_no_allowed_edit() {
         &p,
         "sleep 0.4 && git config user.email b@example.com && sleep 1",
     )
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
     assert_eq!(a.status.code(), Some(0), "{}", text(&a.stderr));
     assert_eq!(b.status.code(), Some(0), "{}", text(&b.stderr));

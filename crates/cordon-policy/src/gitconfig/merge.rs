@@ -225,8 +225,15 @@ fn set_values(file: &mut gix_config::File, key: &Key, values: &[Vec<u8>]) -> Res
     let ids: Vec<_> = file
         .sections_and_ids()
         .filter(|(s, _)| {
-            s.header().name().to_string().eq_ignore_ascii_case(&key.section)
-                && s.header().subsection_name().map(|b| b.to_string()).as_deref() == sub
+            s.header()
+                .name()
+                .to_string()
+                .eq_ignore_ascii_case(&key.section)
+                && s.header()
+                    .subsection_name()
+                    .map(|b| b.to_string())
+                    .as_deref()
+                    == sub
         })
         .map(|(_, id)| id)
         .collect();
@@ -246,8 +253,11 @@ fn set_values(file: &mut gix_config::File, key: &Key, values: &[Vec<u8>]) -> Res
             .section_mut_or_create_new(&key.section, sub.map(gix_config::AsBStr::as_bstr))
             .map_err(|e| format!("cannot write {key}: {e}"))?;
         for v in values {
-            s.push(key.name.as_str(), Some(gix_config::AsBStr::as_bstr(v.as_slice())))
-                .map_err(|e| format!("cannot write {key}: {e}"))?;
+            s.push(
+                key.name.as_str(),
+                Some(gix_config::AsBStr::as_bstr(v.as_slice())),
+            )
+            .map_err(|e| format!("cannot write {key}: {e}"))?;
         }
     }
     for id in ids {
@@ -291,8 +301,11 @@ mod tests {
         let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
         assert!(o.refused.is_empty(), "{o:?}");
         let v = reparse(&text(&o));
-        assert!(v.get(&key("branch", Some("master"), "remote")).is_none());
-        assert_eq!(v[&key("branch", Some("main"), "remote")], vec![b"origin".to_vec()]);
+        assert!(!v.contains_key(&key("branch", Some("master"), "remote")));
+        assert_eq!(
+            v[&key("branch", Some("main"), "remote")],
+            vec![b"origin".to_vec()]
+        );
         assert!(!text(&o).contains("master\"]"), "{}", text(&o));
     }
 
@@ -305,7 +318,10 @@ mod tests {
         let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
         assert!(o.refused.is_empty(), "{o:?}");
         let v = reparse(&text(&o));
-        assert_eq!(v[&key("user", None, "email")], vec![b"a@example.com".to_vec()]);
+        assert_eq!(
+            v[&key("user", None, "email")],
+            vec![b"a@example.com".to_vec()]
+        );
         assert_eq!(
             v[&key("remote", Some("origin"), "url")],
             vec![b"https://example.com/r.git".to_vec()]
@@ -341,8 +357,13 @@ mod tests {
         for bad in ["fsmonitor", "hooksPath", "evil", "alias", "include"] {
             assert!(!t.contains(bad), "{bad} landed: {t}");
         }
-        let note = o.refusal_note(std::path::Path::new("/w/.git/config")).unwrap();
-        assert!(note.contains("core.fsmonitor") && note.contains("alias.x"), "{note}");
+        let note = o
+            .refusal_note(std::path::Path::new("/w/.git/config"))
+            .unwrap();
+        assert!(
+            note.contains("core.fsmonitor") && note.contains("alias.x"),
+            "{note}"
+        );
     }
 
     #[test]
@@ -396,7 +417,10 @@ mod tests {
         let o = merge(HOST.as_bytes(), edited.as_bytes(), current.as_bytes()).unwrap();
         let v = reparse(&text(&o));
         assert_eq!(v[&key("user", None, "name")], vec![b"Other Run".to_vec()]);
-        assert_eq!(v[&key("user", None, "email")], vec![b"me@example.com".to_vec()]);
+        assert_eq!(
+            v[&key("user", None, "email")],
+            vec![b"me@example.com".to_vec()]
+        );
         // Keys the run did not touch keep the host's value even if the copy differs.
         let current = HOST.replace("bare = false", "bare = false\n\tlogallrefupdates = true");
         let o = merge(HOST.as_bytes(), edited.as_bytes(), current.as_bytes()).unwrap();

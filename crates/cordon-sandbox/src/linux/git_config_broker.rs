@@ -202,7 +202,8 @@ fn emulate(copy: &Copy, dir: &OwnedFd, name: &[u8]) -> Result<i64, i32> {
     }
     {
         let f = copy.file.lock().map_err(|_| libc::EIO)?;
-        f.set_len(0).map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+        f.set_len(0)
+            .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
         f.write_all_at(&text, 0)
             .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
     }
@@ -268,7 +269,8 @@ fn parent_in_caller_view(tid: u32, dirfd: i32, path: &[u8]) -> Result<(OwnedFd, 
         PathBuf::from(format!("/proc/{tid}/fd/{dirfd}"))
     };
     let full = base.join(parent.strip_prefix("/").unwrap_or(parent));
-    let fd = super::sys::open_path(&full, true).map_err(|e| e.raw_os_error().unwrap_or(libc::ENOENT))?;
+    let fd =
+        super::sys::open_path(&full, true).map_err(|e| e.raw_os_error().unwrap_or(libc::ENOENT))?;
     Ok((fd, name))
 }
 
@@ -343,7 +345,11 @@ pub fn merge_reported(file: &OwnedFd) -> Vec<String> {
     }
     let list: Vec<Reported> = match serde_json::from_slice(&bytes) {
         Ok(l) => l,
-        Err(e) => return vec![format!("git config copies: report unreadable ({e}); nothing merged")],
+        Err(e) => {
+            return vec![format!(
+                "git config copies: report unreadable ({e}); nothing merged"
+            )]
+        }
     };
     let mut notes = Vec::new();
     for r in list {
@@ -387,8 +393,12 @@ pub fn merge_back(
 ) -> Result<cordon_policy::gitconfig::merge::MergeOutcome, String> {
     let dir_path = path.parent().ok_or("no parent directory")?;
     let name = path.file_name().ok_or("no file name")?.as_bytes().to_vec();
-    let dir = super::sys::open_dir_nofollow(dir_path)
-        .map_err(|e| format!("opening {} without following symlinks: {e}", dir_path.display()))?;
+    let dir = super::sys::open_dir_nofollow(dir_path).map_err(|e| {
+        format!(
+            "opening {} without following symlinks: {e}",
+            dir_path.display()
+        )
+    })?;
     let mut lock_name = name.clone();
     lock_name.extend_from_slice(b".lock");
     let lock_c = cstr(&lock_name).ok_or("bad name")?;
@@ -398,7 +408,9 @@ pub fn merge_back(
     let lock = take_lock(&dir, &lock_c, mode)?;
     let result = (|| {
         // Re-read under the lock: a concurrent writer finished before we got it.
-        let current = open_read(&dir, &name_c)?.map(|(t, _)| t).unwrap_or_default();
+        let current = open_read(&dir, &name_c)?
+            .map(|(t, _)| t)
+            .unwrap_or_default();
         let out = cordon_policy::gitconfig::merge::merge(original, edited, &current)?;
         if let Some(text) = &out.text {
             lock.write_all_at(text, 0).map_err(|e| e.to_string())?;

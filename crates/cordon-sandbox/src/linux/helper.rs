@@ -756,7 +756,9 @@ fn run_namespaces(
             status: Some(status_w),
             print_report: reporter.stderr,
             proxy_sock: sock_path,
-            git_result: git_result.as_ref().and_then(|f| sys::dup_cloexec(f.as_raw_fd()).ok()),
+            git_result: git_result
+                .as_ref()
+                .and_then(|f| sys::dup_cloexec(f.as_raw_fd()).ok()),
         };
         let code = match init_main(&mut ctx) {
             Ok(code) => code,

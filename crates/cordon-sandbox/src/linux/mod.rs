@@ -20,6 +20,7 @@
 mod caches;
 mod caps;
 mod features;
+mod git_config_broker;
 mod helper;
 mod landlock_layer;
 mod layer;
@@ -32,7 +33,6 @@ mod relay;
 mod seccomp_filter;
 mod sys;
 mod unix_guard;
-mod git_config_broker;
 
 pub use caches::{probe_overlay, read_only_hint};
 pub use features::{
