@@ -29,6 +29,7 @@ mod loopback;
 mod mounts;
 mod plan;
 mod process;
+pub mod pty;
 mod relay;
 mod seccomp_filter;
 mod sys;
