@@ -14,6 +14,79 @@
 //! file that set it. [`CODE_KEYS`] is the table of keys and why.
 
 use crate::paths::{lexical_normalize, FsView, ReadRefusal, CONFIG_FILE_CAP};
+
+pub mod merge;
+
+/// The reason of the protected `<git dir>/config` entry (R-P3); also how the backend finds
+/// the files it gives the sandbox as a writable private copy ([`brokered_configs`]).
+pub const GIT_CONFIG_REASON: &str = "git config can run code (core.fsmonitor, aliases, filters)";
+
+/// The reason of the protected `.git` of a writable root without a repository (R-P3).
+pub const MISSING_GIT_REASON: &str =
+    "a new .git would let a later unsandboxed git run planted hooks";
+
+/// Issue 11 §3: `git init` in a workspace without a repository is refused (its `.git` is
+/// protected as a whole: a `.git/hooks` made inside would run later on the host). When the
+/// command `argv` is `git [-C dir | -c k=v]… init …` and `profile` protects a missing
+/// `.git`, the hint that says what to do; `None` otherwise.
+pub fn git_init_hint(profile: &crate::ResolvedProfile, argv: &[String]) -> Option<String> {
+    let (first, rest) = argv.split_first()?;
+    if Path::new(first).file_name()? != "git" {
+        return None;
+    }
+    let mut words = rest.iter();
+    let sub = loop {
+        match words.next()?.as_str() {
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" => {
+                words.next()?;
+            }
+            w if w.starts_with('-') => {}
+            w => break w,
+        }
+    };
+    if sub != "init" {
+        return None;
+    }
+    let crate::ResolvedFilesystem::Restricted { entries, .. } = &profile.filesystem else {
+        return None;
+    };
+    let dotgit = entries.iter().find(|e| {
+        matches!(&e.origin, crate::EntryOrigin::Protected { reason } if reason == MISSING_GIT_REASON)
+    })?;
+    Some(format!(
+        "`git init` cannot create {} inside the sandbox: the workspace has no repository and \
+         a new .git is protected (its hooks would later run outside the sandbox). Run `git \
+         init` once outside cordon — afterwards cordon keeps its hooks and config protected \
+         and `git config`, `git branch -M`, `git remote add` work inside — or allow it for \
+         this run with -w {}",
+        dotgit.path.display(),
+        dotgit.path.display()
+    ))
+}
+
+/// The repository configuration files a sandbox edits as a private copy merged back by
+/// [`merge::merge`] (issue 11 §3): the protected `config` of every `.git` *directory* of a
+/// writable root (not a linked worktree's common dir, nor a `.git` symlink's target: those
+/// stay read-only). Pure: reads the resolved entries only.
+pub fn brokered_configs(profile: &crate::ResolvedProfile) -> Vec<PathBuf> {
+    let crate::ResolvedFilesystem::Restricted { entries, .. } = &profile.filesystem else {
+        return Vec::new();
+    };
+    entries
+        .iter()
+        .filter(|e| {
+            matches!(&e.origin, crate::EntryOrigin::Protected { reason } if reason == GIT_CONFIG_REASON)
+                && e.path == e.spelled
+                && e.links.is_empty()
+                && e.path.file_name().is_some_and(|n| n == "config")
+                && e.path
+                    .parent()
+                    .and_then(Path::file_name)
+                    .is_some_and(|n| n == ".git")
+        })
+        .map(|e| e.path.clone())
+        .collect()
+}
 use std::path::{Path, PathBuf};
 
 /// How a configuration value leads git to run code or read more configuration.

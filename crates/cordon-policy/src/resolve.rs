@@ -1232,10 +1232,7 @@ fn protect_git_dir(
 ) {
     for (name, why) in [
         ("hooks", "git hooks run code"),
-        (
-            "config",
-            "git config can run code (core.fsmonitor, aliases, filters)",
-        ),
+        ("config", crate::gitconfig::GIT_CONFIG_REASON),
         ("info", "git info/attributes selects filters that run code"),
         (
             "commondir",
@@ -1492,10 +1489,7 @@ fn protected_for_root(
             }
         }
         // Missing, or cordon's placeholder for a missing one: read-only as a whole.
-        _ => out.push(prot(
-            dotgit,
-            "a new .git would let a later unsandboxed git run planted hooks",
-        )),
+        _ => out.push(prot(dotgit, crate::gitconfig::MISSING_GIT_REASON)),
     }
     out.push(prot(root.join(".cordon"), "cordon's project configuration"));
     // `profile_files` are canonical already.

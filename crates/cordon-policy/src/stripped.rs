@@ -9,11 +9,11 @@
 //! the format. A file that does not parse stays hidden whole, with a note.
 //!
 //! What is removed, per format (comments are always dropped, they may quote a secret):
-//! - npmrc (npm's ini: `key=value`, split at the first `=`): `_authToken`, `_auth`,
-//!   `_password`, `password`, `token`, and any `//host/:…` key naming one of these;
-//!   passwords in URL values.
-//! - pypirc / pip.conf (Python `configparser`: `key = value` or `key: value`,
-//!   indented continuation lines): `password`, `token`, and passwords in URL values
+//! - npmrc (the `configparser` crate set up as npm's ini: `key=value` split at the first
+//!   `=`): `_authToken`, `_auth`, `_password`, `password`, `token`, and any `//host/:…`
+//!   key naming one of these; passwords in URL values.
+//! - pypirc / pip.conf (the `configparser` crate set up as Python's: `key = value` or
+//!   `key: value`, indented continuation lines): `password`, `token`, and passwords in URL values
 //!   (`index-url = https://user:pw@host/…` → `https://host/…`).
 //! - docker `config.json` (serde_json): `auths.*.{auth,password,identitytoken,
 //!   registrytoken}`, top-level `identitytoken`, `HttpHeaders` entries naming auth,
@@ -162,98 +162,101 @@ fn redact_urls(value: &str) -> Option<String> {
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum IniDialect {
-    /// npm's `ini`: `key=value` split at the first `=`, `;`/`#` comments, `[section]`.
+    /// npm's `ini`: `key=value` split at the first `=` (keys such as `//host/:_authToken`
+    /// hold colons), `;`/`#` comment lines, a bare word means `key = true`, no
+    /// continuation lines.
     Npm,
-    /// Python `configparser`: split at the first `=` or `:`, indented continuation lines.
+    /// Python `configparser`: split at the first `=` or `:`, indented continuation
+    /// lines, every line a key with a value.
     Python,
 }
 
-/// Line grammar of the two ini dialects; anything else is a parse error.
+/// The section name the `configparser` crate files keys before any `[section]` under
+/// (one no real file can spell: it holds a NUL).
+const TOP: &str = "\0top";
+
+/// Parses `text` with the `configparser` crate in the given dialect, drops secret keys,
+/// removes URL credentials from the other values, and writes it back (comments are
+/// dropped: they may quote a secret). Keys keep their order and case.
+///
+/// Errors: what the parser reports, or (Python dialect) a line that is not `key = value`.
 fn strip_ini(text: &str, dialect: IniDialect) -> Result<Stripped, String> {
-    let mut out = String::new();
-    let mut removed = Vec::new();
-    // Whether the previous key was dropped (its continuation lines go too).
-    let mut dropping = false;
-    let mut section = String::new();
-    for (n, line) in text.lines().enumerate() {
-        let t = line.trim();
-        let indented = line.starts_with([' ', '\t']);
-        if t.is_empty() {
-            out.push('\n');
-            dropping = false;
-            continue;
+    use configparser::ini::{Ini, IniDefault, WriteOptions};
+    let mut defaults = IniDefault::default();
+    defaults.default_section = TOP.to_string();
+    defaults.case_sensitive = true;
+    defaults.enable_inline_comments = false;
+    defaults.comment_symbols = vec![';', '#'];
+    match dialect {
+        IniDialect::Npm => {
+            defaults.delimiters = vec!['='];
+            defaults.multiline = false;
         }
-        if t.starts_with(';') || t.starts_with('#') {
-            continue; // comments may quote a secret
-        }
-        if dialect == IniDialect::Python && indented && !out.is_empty() {
-            // Continuation of the previous value (e.g. extra-index-url lists).
-            if dropping {
-                continue;
-            }
-            match redact_urls(t) {
-                Some(r) => {
-                    removed.push(format!("[{section}] URL credentials"));
-                    out.push_str(&line[..line.len() - line.trim_start().len()]);
-                    out.push_str(&r);
-                }
-                None => out.push_str(line),
-            }
-            out.push('\n');
-            continue;
-        }
-        if t.starts_with('[') {
-            if !t.ends_with(']') {
-                return Err(format!("line {}: unterminated section header", n + 1));
-            }
-            section = t[1..t.len() - 1].trim().to_string();
-            dropping = false;
-            out.push_str(t);
-            out.push('\n');
-            continue;
-        }
-        let split = match dialect {
-            IniDialect::Npm => t.find('='),
-            IniDialect::Python => t.find(['=', ':']),
-        };
-        let Some(i) = split else {
-            if dialect == IniDialect::Npm {
-                // npm takes a bare word as `key = true`.
-                out.push_str(t);
-                out.push('\n');
-                continue;
-            }
-            return Err(format!(
-                "line {}: neither a section, a key nor a comment",
-                n + 1
-            ));
-        };
-        let (key, value) = (t[..i].trim(), t[i + 1..].trim());
-        if secret_key(key) {
-            removed.push(if section.is_empty() {
-                key.to_string()
-            } else {
-                format!("[{section}] {key}")
-            });
-            dropping = true;
-            continue;
-        }
-        dropping = false;
-        match redact_urls(value) {
-            Some(r) => {
-                removed.push(format!("{key}: URL credentials"));
-                out.push_str(&format!("{key}={r}\n"));
-            }
-            None => {
-                out.push_str(t);
-                out.push('\n');
-            }
+        IniDialect::Python => {
+            defaults.delimiters = vec!['=', ':'];
+            defaults.multiline = true;
         }
     }
+    let mut ini = Ini::new_from_defaults(defaults);
+    let map = ini.read(text.to_string())?;
+    let mut removed = Vec::new();
+    let mut out = Ini::new_from_defaults(ini.defaults());
+    for (section, keys) in &map {
+        let label = |k: &str| {
+            if section == TOP {
+                k.to_string()
+            } else {
+                format!("[{section}] {k}")
+            }
+        };
+        if keys.is_empty() {
+            // Keep an empty section header (e.g. `[distutils]` with nothing in it).
+            out.get_mut_map().entry(section.clone()).or_default();
+        }
+        for (key, value) in keys {
+            if secret_key(key) {
+                removed.push(label(key));
+                continue;
+            }
+            let value = match value {
+                None if dialect == IniDialect::Python => {
+                    return Err(format!(
+                        "[{section}] `{key}`: neither a section, a key = value nor a comment"
+                    ));
+                }
+                None => None,
+                Some(v) => Some(match redact_urls_lines(v) {
+                    Some(r) => {
+                        removed.push(format!("{}: URL credentials", label(key)));
+                        r
+                    }
+                    None => v.clone(),
+                }),
+            };
+            out.set(section, key, value);
+        }
+    }
+    let opts = WriteOptions::new_with_params(dialect == IniDialect::Python, 4, 0);
     Ok(Stripped {
-        text: out.into_bytes(),
+        text: out.pretty_writes(&opts).into_bytes(),
         removed,
     })
+}
+
+/// [`redact_urls`] on every line of a (possibly multi-line) value.
+fn redact_urls_lines(value: &str) -> Option<String> {
+    let mut changed = false;
+    let lines: Vec<String> = value
+        .split('\n')
+        .map(|l| match redact_urls(l) {
+            Some(r) => {
+                changed = true;
+                r
+            }
+            None => l.to_string(),
+        })
+        .collect();
+    changed.then(|| lines.join("\n"))
 }
 
 fn strip_docker(text: &str) -> Result<Stripped, String> {
@@ -513,8 +516,10 @@ mod tests {
             "[distutils]\nindex-servers =\n    pypi\n    private\n\n[pypi]\nusername = __token__\n\
              password = pypi-SECRET\n\n[private]\nrepository: https://u:SECRET@p.example/\n",
         );
+        // Written back by the configparser crate: `key = value`, continuation lines
+        // indented by four spaces.
         assert!(
-            out.contains("index-servers =\n    pypi\n    private"),
+            out.contains("index-servers = \n    pypi\n    private"),
             "{out}"
         );
         assert!(out.contains("username = __token__"));
@@ -526,13 +531,31 @@ mod tests {
         );
         assert!(out.contains("timeout = 60"));
         assert!(
-            out.contains("index-url=https://pypi.example/simple"),
+            out.contains("index-url = https://pypi.example/simple"),
             "{out}"
         );
         assert!(out.contains("https://y.example/simple"));
         assert!(!out.contains("SECRET"), "{out}");
         assert_eq!(rm.len(), 2);
         assert!(strip(ConfigFormat::PipConf, b"[global]\nnot a key line\n").is_err());
+    }
+
+    /// The ini views come from the configparser crate: `=` inside npm values and `:` inside
+    /// npm keys survive, a bare npm word stays, an unterminated section header is an error
+    /// (the file is then hidden whole).
+    #[test]
+    fn ini_views_use_a_real_parser() {
+        let (out, rm) = s(
+            ConfigFormat::Npmrc,
+            "registry=https://r.example/?a=b\n//r.example/:_authToken=x=y\nstrict-ssl\n",
+        );
+        assert!(out.contains("registry=https://r.example/?a=b"), "{out}");
+        assert!(out.contains("strict-ssl\n"), "{out}");
+        assert!(!out.contains("x=y"), "{out}");
+        assert_eq!(rm, vec!["//r.example/:_authToken".to_string()]);
+        for f in [ConfigFormat::Npmrc, ConfigFormat::PipConf] {
+            assert!(strip(f, b"[global\ntimeout = 1\n").is_err(), "{f:?}");
+        }
     }
 
     #[test]

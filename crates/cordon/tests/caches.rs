@@ -447,7 +447,7 @@ fn config_files_are_shown_with_credentials_removed() {
         "update-notifier=false",
         "\"credsStore\": \"pass\"",
         "jobs = 3",
-        "index-url=https://pypi.example/simple",
+        "index-url = https://pypi.example/simple",
         "Tester\n",
     ] {
         assert!(

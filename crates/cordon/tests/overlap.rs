@@ -34,7 +34,9 @@ while [ $i -lt "$1" ]; do
   mkdir .cordon/x 2>/dev/null && echo "WROTE cordon dir"
   echo x > .cordon/x 2>/dev/null && echo "WROTE cordon file"
   echo x > .git/hooks/pre-commit 2>/dev/null && echo "WROTE hook"
-  echo '[alias]' >> .git/config 2>/dev/null && echo "WROTE config"
+  # .git/config is a writable private copy (issue 11 §3): the write lands in the copy,
+  # and the check after the runs is that the host file is unchanged (not merged back).
+  printf '[alias]\n\tx = !id\n' >> .git/config 2>/dev/null
   sleep 0.03
 done
 echo DONE

@@ -54,24 +54,33 @@ fn write_to_read_only_path_is_sandbox_denied_with_the_path() {
     assert!(!target.exists());
 }
 
-/// git writing its protected config (git branch -M) → sandbox-denied with the R-P3 rule
-/// and the hint `.git/config is protected (R-P3 …): … -w .git/config`.
+/// Writing a protected git hook → sandbox-denied with the R-P3 rule and the hint
+/// `.git/hooks/pre-commit is protected (R-P3 …): … -w …`. (`git branch -M`, which writes
+/// `.git/config`, now works: the config is a private copy merged back by allow list,
+/// `tests/toolchains_git.rs`.)
 #[test]
-fn protected_git_config_is_sandbox_denied_with_the_rule() {
+fn protected_git_hook_is_sandbox_denied_with_the_rule() {
     if !sandbox_available() {
         return;
     }
     let p = project();
     let o = out(cordon(
         &p,
-        &["run", "--json", "--", "git", "branch", "-M", "main"],
+        &[
+            "run",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "echo x > .git/hooks/pre-commit",
+        ],
     ));
     let v = report(&o);
     assert_eq!(v["outcome"], "sandbox-denied", "{v}");
     assert!(v["rule"].as_str().unwrap().contains("R-P3"), "{v}");
     let err = text(&o.stderr);
-    assert!(err.contains(".git/config is protected (R-P3"), "{err}");
-    assert!(err.contains("-w .git/config"), "{err}");
+    assert!(err.contains(".git/hooks"), "{err}");
+    assert!(err.contains("is protected (R-P3"), "{err}");
 }
 
 /// Ordinary failures stay command-failed: `exit 1`, and a test runner's own "Permission
@@ -378,11 +387,8 @@ fn agent_session_of_ten_commands() {
             "scripted",
             "network-denied",
         ),
-        (
-            vec!["git", "branch", "-M", "main"],
-            "scripted",
-            "sandbox-denied",
-        ),
+        // `.git/config` is a private copy merged back by allow list (issue 11 §3).
+        (vec!["git", "branch", "-M", "main"], "scripted", "success"),
     ];
     let mut prompts = 0;
     for (i, (argv, by, outcome)) in steps.iter().enumerate() {

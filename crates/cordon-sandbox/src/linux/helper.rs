@@ -743,6 +743,18 @@ fn run_namespaces(
     } else {
         None
     };
+    let git_result = if layout
+        .steps
+        .iter()
+        .any(|s| s.kind == mounts::StepKind::GitConfig)
+    {
+        Some(
+            super::git_config_broker::result_file()
+                .map_err(|e| HelperError::setup("memfd for the .git/config copies", e))?,
+        )
+    } else {
+        None
+    };
     let mut proxy_sock = if plan.proxy_relay {
         // Checked before anything starts: a bad list is a refusal, not a dead proxy.
         cordon_proxy::ProxyPolicy::from_rules(&profile.profile.network_rules)
@@ -805,6 +817,9 @@ fn run_namespaces(
             print_report: reporter.stderr,
             proxy_sock: sock_path,
             records: records_w,
+            git_result: git_result
+                .as_ref()
+                .and_then(|f| sys::dup_cloexec(f.as_raw_fd()).ok()),
         };
         let code = match init_main(&mut ctx) {
             Ok(code) => code,
@@ -867,6 +882,12 @@ fn run_namespaces(
     if let Some(d) = records_r.as_ref().and_then(super::denial_records::receive) {
         reporter.records(d);
     }
+    if let Some(f) = &git_result {
+        // Init is gone: its report is complete. Merge the allowed edits (host side).
+        for n in super::git_config_broker::merge_reported(f) {
+            eprintln!("cordon: note: {n}");
+        }
+    }
     let hit = super::limits::after_run(watchdog, cgroup.as_ref(), code);
     drop(proxy);
     drop(proxy_sock);
@@ -895,6 +916,9 @@ struct InitContext<'a> {
     proxy_sock: Option<PathBuf>,
     /// Write end of the denial-records pipe to the helper (`plan.denial_records`).
     records: Option<OwnedFd>,
+    /// The memory file init reports the `.git/config` copies into after the command
+    /// ([`super::git_config_broker::report`]); the helper merges them.
+    git_result: Option<OwnedFd>,
 }
 
 impl InitContext<'_> {
@@ -968,6 +992,7 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
         }
         Err(e) => return Err(HelperError::setup("mounts", e)),
     };
+    let git_configs = std::sync::Arc::new(built.git_configs);
     if ctx.plan.loopback {
         super::loopback::bring_up_lo()
             .map_err(|e| HelperError::setup("bringing up the private loopback (lo)", e))?;
@@ -1054,6 +1079,8 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
     }
     ctx.send(&SetupStatus::Applied(report));
     drop(ctx.status.take());
+    // Renames are notified only when a `.git/config` copy exists (the broker).
+    let renames = !git_configs.is_empty();
     let guard_chan = if ctx.plan.unix_guard {
         Some(
             super::unix_guard::channel()
@@ -1064,7 +1091,7 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
     };
     let child = process::spawn(ctx.spec, || {
         if let Some((_, theirs)) = &guard_chan {
-            super::unix_guard::install_in_child(theirs, ctx.plan.denial_records)?;
+            super::unix_guard::install_in_child(theirs, ctx.plan.denial_records, renames)?;
         }
         before_exec()
     })?;
@@ -1079,6 +1106,7 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
                     .is_some_and(|l| l.scope_abstract_unix),
             allowed: allowed_sockets,
             denials: denials.clone(),
+            git_configs: std::sync::Arc::clone(&git_configs),
         };
         let started = super::unix_guard::receive_listener(&ours)
             .and_then(|l| super::unix_guard::start(l, cfg));
@@ -1102,8 +1130,20 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
     if let (Some(sup), Some(fd)) = (&denials, &ctx.records) {
         super::denial_records::send(fd, &sup.report());
     }
+    if let (Some(out), false) = (&ctx.git_result, git_configs.is_empty()) {
+        super::git_config_broker::report(&git_configs, out.as_raw_fd());
+    }
     if code != 0 {
         if let Some(h) = super::caches::read_only_hint(ctx.profile, &built.read_only_caches) {
+            eprintln!("cordon: hint: {h}");
+        }
+        let argv: Vec<String> = ctx
+            .spec
+            .argv
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        if let Some(h) = cordon_policy::gitconfig::git_init_hint(ctx.profile, &argv) {
             eprintln!("cordon: hint: {h}");
         }
     }

@@ -123,6 +123,7 @@ pub fn rules_from_layout(layout: &Layout) -> Vec<(PathBuf, Grant)> {
             | StepKind::CreateDir
             | StepKind::Mask { .. }
             | StepKind::Stripped { .. }
+            | StepKind::GitConfig
             | StepKind::ReadOnlyRemount
             | StepKind::Pivot => {}
         }

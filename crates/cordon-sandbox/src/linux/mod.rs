@@ -21,6 +21,7 @@ mod caches;
 mod caps;
 mod denial_records;
 mod features;
+mod git_config_broker;
 mod helper;
 mod landlock_layer;
 mod layer;

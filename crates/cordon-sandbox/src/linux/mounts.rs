@@ -117,6 +117,12 @@ pub enum StepKind {
         /// How to parse it.
         format: cordon_policy::stripped::ConfigFormat,
     },
+    /// A repository's `.git/config` (issue 11 §3, [`super::git_config_broker`]): a writable
+    /// private copy of the host file (read once, no symlink followed; the copy lives in the
+    /// staging tmpfs) bound over the protected read-only bind of the same path, which
+    /// stays in place below it. After the run only allow-listed keys are merged back into
+    /// the host file. If the copy cannot be made, the protected bind stays (with a note).
+    GitConfig,
     /// Hide the path: an empty mode-000 tmpfs (directory) or file, read-only.
     Mask {
         /// Something is bound beneath the hidden directory (e.g. a writable grant inside a
@@ -154,6 +160,7 @@ impl StepKind {
                 | StepKind::CopyLink
                 | StepKind::Overlay { .. }
                 | StepKind::Stripped { .. }
+                | StepKind::GitConfig
                 | StepKind::Mask { .. }
         )
     }
@@ -212,6 +219,11 @@ impl std::fmt::Display for Step {
                 f,
                 "{p}: read-only copy with credentials removed ({format:?}; hidden whole if it \
                  does not parse)"
+            ),
+            StepKind::GitConfig => write!(
+                f,
+                "{p}: writable private copy; branch, remote, user and init.defaultBranch \
+                 edits merged back after the run, other keys refused"
             ),
             StepKind::Mask { traverse: false } => write!(f, "{p}: hidden (empty, mode 000)"),
             StepKind::Mask { traverse: true } => {
@@ -294,6 +306,30 @@ pub fn layout_for(profile: &ResolvedProfile) -> Layout {
             if let Some(f) = profile.stripped.iter().find(|f| f.path == s.path) {
                 s.kind = StepKind::Stripped { format: f.format };
             }
+        }
+    }
+    // Each repository config gets a writable private copy over its protected bind.
+    for path in cordon_policy::gitconfig::brokered_configs(profile) {
+        let at = l.steps.iter().position(|s| {
+            s.path == path
+                && matches!(
+                    s.kind,
+                    StepKind::Bind {
+                        protected: true,
+                        writable: false,
+                        ..
+                    }
+                )
+        });
+        if let Some(i) = at {
+            l.steps.insert(
+                i + 1,
+                Step {
+                    path,
+                    kind: StepKind::GitConfig,
+                    may_create: false,
+                },
+            );
         }
     }
     let overlays: Vec<&cordon_policy::ResolvedCache> = profile
@@ -837,6 +873,8 @@ pub struct Built {
     /// Things the user should always hear about (printed as `cordon: note: …` before the
     /// command runs), e.g. a config file hidden whole because it does not parse.
     pub warnings: Vec<String>,
+    /// The writable `.git/config` copies ([`StepKind::GitConfig`]) for the broker.
+    pub git_configs: Vec<super::git_config_broker::Copy>,
 }
 
 /// Builds the new root by applying the steps of `layout` in order, and pivots into it.
@@ -855,6 +893,7 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
         read_only_caches: Vec::new(),
         stripped: 0,
         warnings: Vec::new(),
+        git_configs: Vec::new(),
     };
     for s in &layout.steps {
         match &s.kind {
@@ -871,6 +910,7 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
             StepKind::CreateDir => {} // done by `prepare_host` before the sandbox exists
             StepKind::Overlay { name, state } => apply_overlay(&mut st, s, name, state)?,
             StepKind::Stripped { format } => apply_stripped(&mut st, s, *format)?,
+            StepKind::GitConfig => apply_git_config(&mut st, s)?,
             StepKind::Mask { traverse } => apply_mask(&mut st, s, *traverse)?,
             StepKind::Dev { shm_size } => apply_dev(&mut st, s, shm_size.as_deref())?,
             StepKind::Proc => apply_proc(&mut st, s)?,
@@ -883,6 +923,7 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
         notes: st.notes,
         read_only_caches: st.read_only_caches,
         warnings: st.warnings,
+        git_configs: st.git_configs,
     })
 }
 
@@ -900,6 +941,7 @@ struct BuildState {
     /// Stripped copies written so far (names their files in the staging tmpfs).
     stripped: usize,
     warnings: Vec<String>,
+    git_configs: Vec<super::git_config_broker::Copy>,
 }
 
 impl BuildState {
@@ -1181,6 +1223,47 @@ fn stripped_copy(
             out.removed.join(", ")
         ));
     }
+    Ok(())
+}
+
+fn apply_git_config(st: &mut BuildState, s: &Step) -> io::Result<()> {
+    if let Err(e) = git_config_copy(st, s) {
+        st.warnings.push(format!(
+            "{} stays read-only: no private copy could be made ({e}); git commands that \
+             change it fail with \"Device or resource busy\"",
+            s.path.display()
+        ));
+    }
+    Ok(())
+}
+
+fn git_config_copy(st: &mut BuildState, s: &Step) -> io::Result<()> {
+    let src = match sys::open_beneath(st.old()?, rel(&s.path)) {
+        Ok(fd) => Some(fd),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => None,
+        Err(e) => return Err(e),
+    };
+    let reopen = src
+        .as_ref()
+        .map(|fd| PathBuf::from(format!("/oldroot/proc/self/fd/{}", fd.as_raw_fd())));
+    let name = format!("git-config-{}", st.git_configs.len() + 1);
+    let copy = super::git_config_broker::stage(
+        &s.path,
+        src.as_ref().zip(reopen.as_deref()),
+        Path::new("/"),
+        &name,
+    )?;
+    let staging = sys::open_path(Path::new("/"), true)?;
+    let tree = sys::clone_tree(staging.as_raw_fd(), &name, false)?;
+    sys::mount_setattr(
+        tree.as_raw_fd(),
+        false,
+        NOSUID_NODEV | sys::MOUNT_ATTR_NOEXEC,
+        0,
+    )?;
+    let target = sys::open_beneath(st.root()?, rel(&s.path))?;
+    sys::attach(&tree, &target)?;
+    st.git_configs.push(copy);
     Ok(())
 }
 

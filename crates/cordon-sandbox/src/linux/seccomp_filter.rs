@@ -373,14 +373,16 @@ pub fn build(opts: FilterOptions) -> Vec<SockFilter> {
 /// Foreign architectures and x32 are killed as in [`build`].
 #[cfg(test)]
 pub fn build_unix_guard() -> Vec<SockFilter> {
-    build_unix_guard_with(false)
+    build_unix_guard_with(false, &[])
 }
 
 /// [`build_unix_guard`], plus, with `denial_records`, the path syscalls that write
 /// (`super::denial_records::calls`) → `SECCOMP_RET_USER_NOTIF` on the same listener; the
 /// open family only when its flags hold one of
-/// [`super::denial_records::WRITING_OPEN_FLAGS`] (read-only opens never leave the kernel).
-pub fn build_unix_guard_with(denial_records: bool) -> Vec<SockFilter> {
+/// [`super::denial_records::WRITING_OPEN_FLAGS`] (read-only opens never leave the kernel);
+/// and a user notification for each syscall in `also_notify` (the `.git/config` broker's
+/// renames, [`super::git_config_broker::rename_syscalls`]).
+pub fn build_unix_guard_with(denial_records: bool, also_notify: &[u32]) -> Vec<SockFilter> {
     use Target::*;
     let mut p: Vec<Ins> = vec![
         Ins::Ld(OFF_ARCH),
@@ -390,6 +392,9 @@ pub fn build_unix_guard_with(denial_records: bool) -> Vec<SockFilter> {
     #[cfg(target_arch = "x86_64")]
     p.push(Ins::Jge(X32_SYSCALL_BIT, Kill, Next));
     p.push(Ins::Jeq(libc::SYS_connect as u32, Notify, Next));
+    for nr in also_notify {
+        p.push(Ins::Jeq(*nr, Notify, Next));
+    }
     p.push(Ins::Jeq(NR_PIDFD_GETFD as u32, Eperm, Next));
     p.push(Ins::Jeq(libc::SYS_socket as u32, SocketCheck, Next));
     p.push(Ins::Jeq(libc::SYS_socketpair as u32, SocketCheck, Next));
@@ -775,7 +780,7 @@ mod tests {
 
     #[test]
     fn denial_records_trap_writing_path_calls_only() {
-        let p = build_unix_guard_with(true);
+        let p = build_unix_guard_with(true, &[]);
         let at = libc::AT_FDCWD as u32 as u64;
         for f in [libc::O_WRONLY, libc::O_RDWR, libc::O_CREAT, libc::O_TRUNC] {
             let f = (f | libc::O_CLOEXEC) as u64;

@@ -56,8 +56,11 @@ pub struct GuardConfig {
     /// path the profile names, and only that inode.
     pub allowed: Vec<(PathBuf, Option<OwnedFd>)>,
     /// The denial-record supervisor sharing this listener (every notification that is not
-    /// a `connect` is its: `super::denial_records`).
+    /// a `connect` or a brokered rename is its: `super::denial_records`).
     pub denials: Option<Arc<super::denial_records::Supervisor>>,
+    /// The `.git/config` copies whose renames the supervisor emulates
+    /// ([`super::git_config_broker`]); empty = renames are not notified for it.
+    pub git_configs: Arc<Vec<super::git_config_broker::Copy>>,
 }
 
 /// Opens each allowed socket (`O_PATH`, following symlinks) in the current — host's —
@@ -152,8 +155,17 @@ pub fn channel() -> io::Result<(OwnedFd, OwnedFd)> {
 /// ([`seccomp_filter::build_unix_guard_with`]).
 ///
 /// Errors: the filter or the send failed (message names the step).
-pub fn install_in_child(chan: &OwnedFd, denial_records: bool) -> Result<(), String> {
-    let prog = seccomp_filter::build_unix_guard_with(denial_records);
+pub fn install_in_child(
+    chan: &OwnedFd,
+    denial_records: bool,
+    renames: bool,
+) -> Result<(), String> {
+    let also = if renames {
+        super::git_config_broker::rename_syscalls()
+    } else {
+        Vec::new()
+    };
+    let prog = seccomp_filter::build_unix_guard_with(denial_records, &also);
     let listener = install_with_listener(&prog)
         .map_err(|e| format!("sandbox setup failed: seccomp listener: {e}"))?;
     let fds = [listener.as_raw_fd()];
@@ -266,7 +278,14 @@ fn serve(listener: Arc<OwnedFd>, cfg: Arc<GuardConfig>) {
             }
         }
         if n.data.nr != libc::SYS_connect as i32 {
-            // A denial-record call: judged inline (no blocking step), answered at once.
+            // Answered inline (a few file operations, never a blocking one): first the
+            // `.git/config` broker's emulated rename, then the denial records' judgement.
+            if super::git_config_broker::is_rename(n.data.nr) {
+                if let Some(r) = super::git_config_broker::handle(&n, &cfg.git_configs) {
+                    respond(&listener, n.id, r);
+                    continue;
+                }
+            }
             let answer = match &cfg.denials {
                 Some(sup) => super::denial_records::handle(sup, &n, || id_valid(&listener, n.id)),
                 None => super::denial_records::Answer::Continue,

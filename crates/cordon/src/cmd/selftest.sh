@@ -91,7 +91,11 @@ else result SKIP stty "no terminal"; fi
 escape move-git-aside -- 'mv .git moved && exit 42'; restore_git
 escape replace-git-with-file -- 'mv .git .git.old && printf "gitdir: /tmp\n" > .git && exit 42'; restore_git
 escape write-git-hook -- 'echo "echo pwned" > .git/hooks/pre-commit && exit 42'
-escape write-git-config -- 'echo "[core] fsmonitor = x" >> .git/config && exit 42'
+# .git/config is a writable private copy inside; only allow-listed keys reach the host file.
+inbox -- 'printf "[core]\n\tfsmonitor = ./x\n" >> .git/config'
+if grep -q fsmonitor .git/config; then
+    result FAIL write-git-config "core.fsmonitor reached the host .git/config"
+else result PASS write-git-config "refused (kept in the sandbox's copy, not merged back)"; fi
 escape hard-link-out -- 'ln .git/config cfg && echo x >> cfg && exit 42'; restore_git
 escape move-workspace -- "mv '$P' '$T/moved' && exit 42"
 [ -d "$T/moved" ] && mv "$T/moved" "$P"

@@ -1,0 +1,450 @@
+//! Merging a sandbox's edits of `.git/config` back into the host file (issue 11 §3, R-P3).
+//!
+//! Inside the sandbox `.git/config` is a writable private copy of the host file. When the
+//! command ends, the edits it made (the difference between the copy as it started,
+//! `original`, and as it ended, `edited`) are applied to the host file as it is *now*
+//! (`current`, re-read under git's lock by the caller), but only for keys in [`ALLOWED`]
+//! whose values pass [`value_allowed`]. Every other changed key is refused and named, so a
+//! confined command cannot make the host's next `git` run code (`core.fsmonitor`,
+//! `core.hooksPath`, `alias.x = !…`, `filter.*`, `include*`, `*.uploadpack`,
+//! `core.sshCommand`, `credential.*`) or send git elsewhere (`url.*.insteadOf`, a
+//! `file://` or `ext::` remote).
+//!
+//! Keys are compared as git does: section and key names case-insensitively, subsection names
+//! exactly. A key's value list is replaced as a whole (multi-valued keys such as
+//! `remote.*.fetch` keep their order); an emptied section is removed, so
+//! `git branch -M main` (which renames `[branch "master"]`) lands as "`branch.master.*`
+//! removed, `branch.main.*` added". Edits to keys the run did not touch are never made, so a
+//! concurrent run's edits survive.
+
+use std::collections::BTreeMap;
+
+/// The keys a sandbox may change: `(section, subsection required, key)`, names lowercase.
+/// `subsection required` = the key lives in a named subsection (`[branch "main"]`); any
+/// name is accepted there.
+pub const ALLOWED: &[(&str, bool, &str)] = &[
+    ("branch", true, "remote"),
+    ("branch", true, "merge"),
+    ("branch", true, "rebase"),
+    ("remote", true, "url"),
+    ("remote", true, "pushurl"),
+    ("remote", true, "fetch"),
+    ("user", false, "name"),
+    ("user", false, "email"),
+    ("init", false, "defaultbranch"),
+];
+
+/// A key as git identifies it: section (lowercase), subsection (exact), key (lowercase).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Key {
+    /// Section name, lowercase (`branch`).
+    pub section: String,
+    /// Subsection, exactly as written (`main`).
+    pub subsection: Option<String>,
+    /// Key name, lowercase (`merge`).
+    pub name: String,
+}
+
+impl std::fmt::Display for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.subsection {
+            Some(s) => write!(f, "{}.{}.{}", self.section, s, self.name),
+            None => write!(f, "{}.{}", self.section, self.name),
+        }
+    }
+}
+
+/// What a merge did: the new host text (`None` = nothing to write), the keys merged and the
+/// keys refused with why.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct MergeOutcome {
+    /// The host file's new content, when an allowed key changed.
+    pub text: Option<Vec<u8>>,
+    /// Keys whose new values were merged (`user.email`).
+    pub merged: Vec<String>,
+    /// Keys left out, each with the reason (`core.hookspath`, "not on the allow list …").
+    pub refused: Vec<(String, String)>,
+}
+
+impl MergeOutcome {
+    /// The `cordon: note:` line for the refused keys (`None` when nothing was refused).
+    pub fn refusal_note(&self, file: &std::path::Path) -> Option<String> {
+        if self.refused.is_empty() {
+            return None;
+        }
+        let keys: Vec<String> = self
+            .refused
+            .iter()
+            .map(|(k, why)| format!("{k} ({why})"))
+            .collect();
+        Some(format!(
+            "{}: edits not merged back to the host: {}; only branch.*.{{remote,merge,rebase}}, \
+             remote.*.{{url,pushurl,fetch}}, user.{{name,email}} and init.defaultBranch are \
+             merged (README \"Git configuration\"); make other changes outside the sandbox",
+            file.display(),
+            keys.join(", ")
+        ))
+    }
+}
+
+type Values = BTreeMap<Key, Vec<Vec<u8>>>;
+
+fn parse(bytes: &[u8], what: &str) -> Result<gix_config::File, String> {
+    gix_config::File::from_bytes_owned(
+        &mut bytes.to_vec(),
+        gix_config::file::Metadata::default(),
+        gix_config::file::init::Options::default(),
+    )
+    .map_err(|e| format!("the {what} .git/config does not parse: {e}"))
+}
+
+fn values_of(file: &gix_config::File) -> Values {
+    let mut out = Values::new();
+    for s in file.sections() {
+        let section = s.header().name().to_string().to_ascii_lowercase();
+        let subsection = s.header().subsection_name().map(|b| b.to_string());
+        let mut seen: Vec<String> = Vec::new();
+        for name in s.value_names() {
+            let lower = name.to_ascii_lowercase();
+            if seen.contains(&lower) {
+                continue; // `value_names` yields a name once per occurrence
+            }
+            seen.push(lower.clone());
+            let key = Key {
+                section: section.clone(),
+                subsection: subsection.clone(),
+                name: lower,
+            };
+            // A key repeated in two sections of the same name appends (git's multi-value
+            // semantics).
+            let vals = s.values(&name).into_iter().map(|v| v.to_vec());
+            out.entry(key).or_default().extend(vals);
+        }
+    }
+    out
+}
+
+/// Why `key` may not change to `values`, or `None` when it may.
+pub fn refusal(key: &Key, values: &[Vec<u8>]) -> Option<String> {
+    let listed = ALLOWED
+        .iter()
+        .any(|(s, sub, k)| *s == key.section && *sub == key.subsection.is_some() && *k == key.name);
+    if !listed {
+        let why = crate::gitconfig::CODE_KEYS
+            .iter()
+            .find(|(s, _, k, _, _)| *s == key.section && (*k == key.name || *k == "*"))
+            .map(|(_, _, _, _, why)| why.to_string());
+        return Some(why.unwrap_or_else(|| "not on the allow list".into()));
+    }
+    if key.section == "remote" && key.name != "fetch" {
+        for v in values {
+            if let Err(why) = value_allowed(v) {
+                return Some(why);
+            }
+        }
+    }
+    if values.iter().any(|v| v.iter().any(|b| *b < 0x20)) {
+        return Some("a value with control characters".into());
+    }
+    None
+}
+
+/// Checks a remote URL a sandbox may set: `https://`, `http://`, `ssh://`, `git://`,
+/// `git+ssh://`, `ssh+git://`, or scp-like `[user@]host:path`. Refused: `ext::` and every
+/// other `<helper>::` transport (runs `git-remote-<helper>`), `file://` and local paths (a
+/// host fetch would run `git upload-pack` on a repository the sandbox may have written),
+/// `fd::`, and anything starting with `-` (option injection into `ssh`).
+///
+/// Errors: the reason, for the refusal note.
+pub fn value_allowed(url: &[u8]) -> Result<(), String> {
+    let s = std::str::from_utf8(url).map_err(|_| "a URL that is not UTF-8".to_string())?;
+    if s.starts_with('-') {
+        return Err("a URL starting with '-'".into());
+    }
+    if s.contains("::") {
+        return Err("a remote-helper URL (<transport>::…) runs a program".into());
+    }
+    if let Some((scheme, rest)) = s.split_once("://") {
+        let scheme = scheme.to_ascii_lowercase();
+        if !matches!(
+            scheme.as_str(),
+            "https" | "http" | "ssh" | "git" | "git+ssh" | "ssh+git"
+        ) {
+            return Err(format!(
+                "a {scheme}:// URL (only https, http, ssh, git are merged)"
+            ));
+        }
+        if rest.starts_with('-') || rest.is_empty() {
+            return Err("a URL whose host starts with '-' or is empty".into());
+        }
+        return Ok(());
+    }
+    // scp-like syntax: a colon before any slash (git's own rule), host not empty.
+    match (s.find(':'), s.find('/')) {
+        (Some(c), slash) if c > 0 && slash.is_none_or(|sl| c < sl) => Ok(()),
+        _ => Err("a local path (a host fetch would run git on it)".into()),
+    }
+}
+
+/// Applies the sandbox's allowed edits (`original` → `edited`) to `current` (the host file
+/// re-read under its lock). Pure.
+///
+/// Errors: one of the three does not parse (nothing is merged then; the caller says so).
+pub fn merge(original: &[u8], edited: &[u8], current: &[u8]) -> Result<MergeOutcome, String> {
+    let before = values_of(&parse(original, "starting")?);
+    let after = values_of(&parse(edited, "sandbox's")?);
+    let mut host = parse(current, "host's")?;
+    let mut out = MergeOutcome::default();
+    let keys: std::collections::BTreeSet<&Key> = before.keys().chain(after.keys()).collect();
+    let empty = Vec::new();
+    let mut changed = false;
+    for key in keys {
+        let old = before.get(key).unwrap_or(&empty);
+        let new = after.get(key).unwrap_or(&empty);
+        if old == new {
+            continue;
+        }
+        if let Some(why) = refusal(key, new) {
+            out.refused.push((key.to_string(), why));
+            continue;
+        }
+        set_values(&mut host, key, new)?;
+        out.merged.push(key.to_string());
+        changed = true;
+    }
+    if changed {
+        out.text = Some(host.to_bstring().to_vec());
+    }
+    Ok(out)
+}
+
+/// Replaces every value of `key` in `file` with `values` (in order); removes sections the
+/// removal left empty.
+fn set_values(file: &mut gix_config::File, key: &Key, values: &[Vec<u8>]) -> Result<(), String> {
+    let sub = key.subsection.as_deref();
+    let ids: Vec<_> = file
+        .sections_and_ids()
+        .filter(|(s, _)| {
+            s.header()
+                .name()
+                .to_string()
+                .eq_ignore_ascii_case(&key.section)
+                && s.header()
+                    .subsection_name()
+                    .map(|b| b.to_string())
+                    .as_deref()
+                    == sub
+        })
+        .map(|(_, id)| id)
+        .collect();
+    for id in &ids {
+        if let Some(mut s) = file.section_mut_by_id(*id) {
+            let names: Vec<String> = s
+                .value_names()
+                .filter(|n| n.eq_ignore_ascii_case(&key.name))
+                .collect();
+            for n in names {
+                while s.remove(&n).is_some() {}
+            }
+        }
+    }
+    if !values.is_empty() {
+        let mut s = file
+            .section_mut_or_create_new(&key.section, sub.map(gix_config::AsBStr::as_bstr))
+            .map_err(|e| format!("cannot write {key}: {e}"))?;
+        for v in values {
+            s.push(
+                key.name.as_str(),
+                Some(gix_config::AsBStr::as_bstr(v.as_slice())),
+            )
+            .map_err(|e| format!("cannot write {key}: {e}"))?;
+        }
+    }
+    for id in ids {
+        let void = file
+            .section_mut_by_id(id)
+            .is_some_and(|s| s.num_values() == 0);
+        if void {
+            file.remove_section_by_id(id);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOST: &str = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\
+                        [branch \"master\"]\n\tremote = origin\n\tmerge = refs/heads/master\n";
+
+    fn text(o: &MergeOutcome) -> String {
+        String::from_utf8(o.text.clone().unwrap()).unwrap()
+    }
+
+    fn reparse(s: &str) -> Values {
+        values_of(&parse(s.as_bytes(), "test").unwrap())
+    }
+
+    fn key(s: &str, sub: Option<&str>, n: &str) -> Key {
+        Key {
+            section: s.into(),
+            subsection: sub.map(Into::into),
+            name: n.into(),
+        }
+    }
+
+    #[test]
+    fn branch_rename_lands_as_remove_and_add() {
+        let edited = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\
+                      [branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/master\n";
+        let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
+        assert!(o.refused.is_empty(), "{o:?}");
+        let v = reparse(&text(&o));
+        assert!(!v.contains_key(&key("branch", Some("master"), "remote")));
+        assert_eq!(
+            v[&key("branch", Some("main"), "remote")],
+            vec![b"origin".to_vec()]
+        );
+        assert!(!text(&o).contains("master\"]"), "{}", text(&o));
+    }
+
+    #[test]
+    fn user_email_and_remote_add_merge() {
+        let edited = format!(
+            "{HOST}[user]\n\temail = a@example.com\n[remote \"origin\"]\n\t\
+             url = https://example.com/r.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n"
+        );
+        let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
+        assert!(o.refused.is_empty(), "{o:?}");
+        let v = reparse(&text(&o));
+        assert_eq!(
+            v[&key("user", None, "email")],
+            vec![b"a@example.com".to_vec()]
+        );
+        assert_eq!(
+            v[&key("remote", Some("origin"), "url")],
+            vec![b"https://example.com/r.git".to_vec()]
+        );
+    }
+
+    #[test]
+    fn code_running_keys_are_refused_and_named() {
+        let edited = format!(
+            "{HOST}[core]\n\tfsmonitor = ./x.sh\n\thooksPath = .githooks\n\tsshCommand = evil\n\
+             [alias]\n\tx = !sh -c id\n[filter \"lfs\"]\n\tclean = evil\n\
+             [include]\n\tpath = ../x\n[remote \"o\"]\n\tuploadpack = evil\n\
+             [credential]\n\thelper = !evil\n[url \"https://evil/\"]\n\tinsteadOf = https://good/\n\
+             [user]\n\temail = ok@example.com\n"
+        );
+        let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
+        let refused: Vec<&str> = o.refused.iter().map(|(k, _)| k.as_str()).collect();
+        for k in [
+            "core.fsmonitor",
+            "core.hookspath",
+            "core.sshcommand",
+            "alias.x",
+            "filter.lfs.clean",
+            "include.path",
+            "remote.o.uploadpack",
+            "credential.helper",
+            "url.https://evil/.insteadof",
+        ] {
+            assert!(refused.contains(&k), "{k} not refused: {refused:?}");
+        }
+        let t = text(&o);
+        assert!(t.contains("ok@example.com"));
+        for bad in ["fsmonitor", "hooksPath", "evil", "alias", "include"] {
+            assert!(!t.contains(bad), "{bad} landed: {t}");
+        }
+        let note = o
+            .refusal_note(std::path::Path::new("/w/.git/config"))
+            .unwrap();
+        assert!(
+            note.contains("core.fsmonitor") && note.contains("alias.x"),
+            "{note}"
+        );
+    }
+
+    #[test]
+    fn only_refused_edits_write_nothing() {
+        let edited = format!("{HOST}[core]\n\thooksPath = .githooks\n");
+        let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
+        assert_eq!(o.text, None);
+        assert_eq!(o.refused.len(), 1);
+    }
+
+    #[test]
+    fn removing_a_code_key_is_refused_too() {
+        let host = format!("{HOST}[core]\n\tsshCommand = ssh -i key\n");
+        let o = merge(host.as_bytes(), HOST.as_bytes(), host.as_bytes()).unwrap();
+        assert_eq!(o.text, None);
+        assert_eq!(o.refused[0].0, "core.sshcommand");
+    }
+
+    #[test]
+    fn remote_urls_are_checked() {
+        for ok in [
+            "https://github.com/a/b.git",
+            "ssh://git@host/x",
+            "git@github.com:a/b.git",
+            "git://host/x",
+        ] {
+            assert!(value_allowed(ok.as_bytes()).is_ok(), "{ok}");
+        }
+        for bad in [
+            "ext::sh -c id",
+            "fd::3",
+            "file:///home/u/repo",
+            "/home/u/repo",
+            "../other",
+            "-oProxyCommand=id",
+            "ssh://-oProxyCommand=id/x",
+            "foo::bar",
+        ] {
+            assert!(value_allowed(bad.as_bytes()).is_err(), "{bad}");
+        }
+        let edited = format!("{HOST}[remote \"o\"]\n\turl = ext::sh -c id\n");
+        let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
+        assert_eq!(o.text, None);
+        assert!(o.refused[0].1.contains("remote-helper"), "{o:?}");
+    }
+
+    #[test]
+    fn a_concurrent_edit_of_the_host_file_survives() {
+        let current = format!("{HOST}[user]\n\tname = Other Run\n");
+        let edited = format!("{HOST}[user]\n\temail = me@example.com\n");
+        let o = merge(HOST.as_bytes(), edited.as_bytes(), current.as_bytes()).unwrap();
+        let v = reparse(&text(&o));
+        assert_eq!(v[&key("user", None, "name")], vec![b"Other Run".to_vec()]);
+        assert_eq!(
+            v[&key("user", None, "email")],
+            vec![b"me@example.com".to_vec()]
+        );
+        // Keys the run did not touch keep the host's value even if the copy differs.
+        let current = HOST.replace("bare = false", "bare = false\n\tlogallrefupdates = true");
+        let o = merge(HOST.as_bytes(), edited.as_bytes(), current.as_bytes()).unwrap();
+        assert!(text(&o).contains("logallrefupdates"));
+    }
+
+    #[test]
+    fn section_and_key_names_are_case_insensitive() {
+        let edited = format!("{HOST}[User]\n\tEMAIL = x@example.com\n");
+        let current = format!("{HOST}[user]\n\temail = old@example.com\n");
+        let o = merge(
+            current.as_bytes(),
+            edited.replace("[User]", "[user]").as_bytes(),
+            current.as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(
+            reparse(&text(&o))[&key("user", None, "email")],
+            vec![b"x@example.com".to_vec()]
+        );
+    }
+
+    #[test]
+    fn an_unparsable_file_merges_nothing() {
+        assert!(merge(HOST.as_bytes(), b"[unterminated", HOST.as_bytes()).is_err());
+    }
+}

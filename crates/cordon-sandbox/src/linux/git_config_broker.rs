@@ -1,0 +1,506 @@
+//! The `.git/config` broker (issue 11 §3, R-P3): safe git configuration edits.
+//!
+//! A repository's `.git/config` can make the host's next `git` run code, so it is
+//! protected (read-only). Yet `git branch -M main`, `git remote add`, `git config
+//! user.email` are everyday work. The broker gives the sandbox a writable *private copy*
+//! and merges back only keys that cannot run code or redirect git:
+//!
+//! 1. **Copy** ([`stage`], a [`super::mounts::StepKind::GitConfig`] step): while the root
+//!    is built, the host file is read once without following symlinks; a copy of it in the
+//!    staging tmpfs (not the host file) is bound writable over the protected bind.
+//! 2. **Rename** ([`handle`]): git writes `config.lock` and renames it onto `config`, which
+//!    is a mount point (`EBUSY`). The command's `rename`, `renameat` and `renameat2` calls
+//!    are seccomp user notifications answered by init (the unix-socket guard's
+//!    supervisor, [`super::unix_guard`]). A rename whose target is a copy (same inode, looked
+//!    up in the caller's view) and whose source is `config.lock` beside it is emulated: the
+//!    lock's content is written into the copy, the lock unlinked, 0 returned. Every other
+//!    rename continues in the kernel unchanged (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`: the
+//!    caller's own syscall with its own rights). Init has the command's Landlock domain
+//!    and credentials, and only copies a file the caller can read into a file it can
+//!    write: a racing thread that swaps the path gains nothing.
+//! 3. **Report** ([`report`]): when the command ends, init writes each copy's starting
+//!    and final text into a memory file the helper made before the clone.
+//! 4. **Merge** ([`merge_reported`], host side, in the helper): under git's own lock
+//!    protocol (`config.lock` created `O_CREAT | O_EXCL | O_NOFOLLOW` beside `config`,
+//!    in a `.git` opened without following symlinks), the host file is re-read (a
+//!    concurrent run's edits survive) and [`cordon_policy::gitconfig::merge::merge`] applies
+//!    the allowed edits; every refused key is named in a `cordon: note:`. A `config.lock`
+//!    that exists (git running on the host, or planted) is never followed or written: the
+//!    merge waits up to a second, then gives up with a note.
+
+use std::fs::File;
+use std::io::{self, Read as _};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The largest `.git/config` (and `config.lock`) the broker copies: bytes.
+pub const MAX_CONFIG_BYTES: usize = cordon_policy::paths::CONFIG_FILE_CAP as usize;
+
+/// One private copy, held by init.
+#[derive(Debug)]
+pub struct Copy {
+    /// The repository's config path (host path = sandbox path).
+    pub path: PathBuf,
+    /// The host file's text when the copy was made.
+    original: Vec<u8>,
+    /// The copy, open read-write (opened before Landlock).
+    file: Mutex<File>,
+    /// Device and inode of the copy: what a rename's target must be.
+    dev: u64,
+    ino: u64,
+}
+
+/// Step 1: reads the host file `src` (already opened `O_PATH`, no symlink followed, by the
+/// caller; `None` = missing: the copy starts empty) through `reopen` (a path naming that
+/// descriptor), writes the copy `name` in the directory `staging`, and returns it with a
+/// read-write handle. The caller binds it over the path.
+///
+/// Errors: not a regular file, larger than [`MAX_CONFIG_BYTES`], or an I/O failure.
+pub fn stage(
+    path: &Path,
+    src: Option<(&OwnedFd, &Path)>,
+    staging: &Path,
+    name: &str,
+) -> io::Result<Copy> {
+    let mut original = Vec::new();
+    if let Some((fd, reopen)) = src {
+        if super::sys::fstat(fd.as_raw_fd())?.st_mode & libc::S_IFMT != libc::S_IFREG {
+            return Err(io::Error::other("not a regular file"));
+        }
+        File::open(reopen)?
+            .take(MAX_CONFIG_BYTES as u64 + 1)
+            .read_to_end(&mut original)?;
+        if original.len() > MAX_CONFIG_BYTES {
+            return Err(io::Error::other("larger than 1 MiB"));
+        }
+    }
+    let copy_path = staging.join(name);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .custom_flags_nofollow()
+        .open(&copy_path)?;
+    file.write_all_at(&original, 0)?;
+    let st = super::sys::fstat(file.as_raw_fd())?;
+    Ok(Copy {
+        path: path.to_path_buf(),
+        original,
+        file: Mutex::new(file),
+        dev: st.st_dev,
+        ino: st.st_ino,
+    })
+}
+
+trait NoFollow {
+    fn custom_flags_nofollow(&mut self) -> &mut Self;
+}
+
+impl NoFollow for std::fs::OpenOptions {
+    fn custom_flags_nofollow(&mut self) -> &mut Self {
+        use std::os::unix::fs::OpenOptionsExt;
+        self.mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+    }
+}
+
+/// Whether syscall number `nr` is one the broker looks at.
+pub fn is_rename(nr: i32) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if nr as libc::c_long == libc::SYS_rename {
+        return true;
+    }
+    nr as libc::c_long == libc::SYS_renameat || nr as libc::c_long == libc::SYS_renameat2
+}
+
+/// The syscall numbers [`is_rename`] accepts, for the seccomp program.
+pub fn rename_syscalls() -> Vec<u32> {
+    let mut v = vec![libc::SYS_renameat as u32, libc::SYS_renameat2 as u32];
+    #[cfg(target_arch = "x86_64")]
+    v.push(libc::SYS_rename as u32);
+    v
+}
+
+/// Step 2: answers a rename notification. `Some(result)` = emulated (the syscall's value
+/// or an errno); `None` = not a rename onto a copy: let the kernel run it.
+pub fn handle(n: &libc::seccomp_notif, copies: &[Copy]) -> Option<Result<i64, i32>> {
+    let a = n.data.args;
+    let nr = n.data.nr as libc::c_long;
+    #[cfg(target_arch = "x86_64")]
+    let (odir, optr, ndir, nptr) = if nr == libc::SYS_rename {
+        (libc::AT_FDCWD, a[0], libc::AT_FDCWD, a[1])
+    } else {
+        (a[0] as i32, a[1], a[2] as i32, a[3])
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let (odir, optr, ndir, nptr) = (a[0] as i32, a[1], a[2] as i32, a[3]);
+    if nr == libc::SYS_renameat2 && a[4] as u32 != 0 {
+        return None; // RENAME_EXCHANGE / NOREPLACE / WHITEOUT: not git's lock protocol
+    }
+    let tid = n.pid;
+    let new = read_path(tid, nptr).ok()?;
+    let (ndirfd, nname) = parent_in_caller_view(tid, ndir, &new).ok()?;
+    let st = super::sys::fstatat_nofollow(ndirfd.as_raw_fd(), &cstr(&nname)?).ok()?;
+    let copy = copies
+        .iter()
+        .find(|c| c.dev == st.st_dev as u64 && c.ino == st.st_ino as u64)?;
+    // The target is a copy: from here on the answer is ours (the kernel would say EBUSY).
+    let old = match read_path(tid, optr) {
+        Ok(p) => p,
+        Err(e) => return Some(Err(e)),
+    };
+    let (odirfd, oname) = match parent_in_caller_view(tid, odir, &old) {
+        Ok(x) => x,
+        Err(e) => return Some(Err(e)),
+    };
+    let same_dir = match (
+        super::sys::fstat(odirfd.as_raw_fd()),
+        super::sys::fstat(ndirfd.as_raw_fd()),
+    ) {
+        (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
+        _ => false,
+    };
+    let mut lock_name = nname.clone();
+    lock_name.extend_from_slice(b".lock");
+    if !same_dir || oname != lock_name {
+        return Some(Err(libc::EBUSY)); // what the kernel says for a mount point
+    }
+    Some(emulate(copy, &odirfd, &oname))
+}
+
+/// Copies `<dir>/<name>` (a regular file, not followed if a symlink) into the copy and
+/// unlinks it.
+fn emulate(copy: &Copy, dir: &OwnedFd, name: &[u8]) -> Result<i64, i32> {
+    let c = cstr(name).ok_or(libc::EINVAL)?;
+    // SAFETY: `c` is NUL-terminated; the flags need no mode.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(errno());
+    }
+    // SAFETY: `fd` is a fresh descriptor we own.
+    let src = unsafe { File::from_raw_fd(fd) };
+    let st = super::sys::fstat(src.as_raw_fd()).map_err(|_| libc::EIO)?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(libc::EBUSY);
+    }
+    let mut text = Vec::new();
+    (&src)
+        .take(MAX_CONFIG_BYTES as u64 + 1)
+        .read_to_end(&mut text)
+        .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+    if text.len() > MAX_CONFIG_BYTES {
+        return Err(libc::EFBIG);
+    }
+    {
+        let f = copy.file.lock().map_err(|_| libc::EIO)?;
+        f.set_len(0)
+            .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+        f.write_all_at(&text, 0)
+            .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+    }
+    // SAFETY: `c` is NUL-terminated; unlinkat takes no other memory.
+    if unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), 0) } < 0 {
+        return Err(errno());
+    }
+    Ok(0)
+}
+
+fn errno() -> i32 {
+    io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+fn cstr(b: &[u8]) -> Option<std::ffi::CString> {
+    std::ffi::CString::new(b.to_vec()).ok()
+}
+
+/// Reads a NUL-terminated path (at most `PATH_MAX` bytes) from the caller's memory, page
+/// by page so a string near the end of a mapping is still read.
+fn read_path(tid: u32, ptr: u64) -> Result<Vec<u8>, i32> {
+    let mem = File::open(format!("/proc/{tid}/mem")).map_err(|_| libc::EPERM)?;
+    let mut out = Vec::new();
+    let mut at = ptr;
+    while out.len() < libc::PATH_MAX as usize {
+        let room = (4096 - (at % 4096)) as usize;
+        let mut buf = vec![0u8; room];
+        let n = mem.read_at(&mut buf, at).map_err(|_| libc::EFAULT)?;
+        if n == 0 {
+            return Err(libc::EFAULT);
+        }
+        if let Some(end) = buf[..n].iter().position(|b| *b == 0) {
+            out.extend_from_slice(&buf[..end]);
+            return if out.is_empty() {
+                Err(libc::ENOENT)
+            } else {
+                Ok(out)
+            };
+        }
+        out.extend_from_slice(&buf[..n]);
+        at += n as u64;
+    }
+    Err(libc::ENAMETOOLONG)
+}
+
+/// Opens (`O_PATH | O_DIRECTORY`) the parent directory of `path` as the caller sees it
+/// (relative to `dirfd` or its working directory, absolute against its root) and returns
+/// it with the last component's name. Intermediate symlinks resolve as for the caller.
+fn parent_in_caller_view(tid: u32, dirfd: i32, path: &[u8]) -> Result<(OwnedFd, Vec<u8>), i32> {
+    let p = Path::new(std::ffi::OsStr::from_bytes(path));
+    let name = p
+        .file_name()
+        .map(|n| n.as_bytes().to_vec())
+        .ok_or(libc::EINVAL)?;
+    let parent = p.parent().unwrap_or(Path::new(""));
+    let base = if p.is_absolute() {
+        PathBuf::from(format!("/proc/{tid}/root"))
+    } else if dirfd == libc::AT_FDCWD {
+        PathBuf::from(format!("/proc/{tid}/cwd"))
+    } else {
+        PathBuf::from(format!("/proc/{tid}/fd/{dirfd}"))
+    };
+    let full = base.join(parent.strip_prefix("/").unwrap_or(parent));
+    let fd =
+        super::sys::open_path(&full, true).map_err(|e| e.raw_os_error().unwrap_or(libc::ENOENT))?;
+    Ok((fd, name))
+}
+
+/// What init reports per copy after the command ended.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct Reported {
+    /// The repository's config path.
+    pub path: PathBuf,
+    /// Its text when the copy was made.
+    pub original: Vec<u8>,
+    /// The copy's text at the end (`None`: it could not be read, nothing is merged).
+    pub edited: Option<Vec<u8>>,
+}
+
+/// A memory file (close-on-exec) the helper creates before the clone; init writes the
+/// [`Reported`] copies into it ([`report`]), the helper reads them after init is gone.
+///
+/// Errors: `memfd_create` failed.
+pub fn result_file() -> io::Result<OwnedFd> {
+    // SAFETY: the name is NUL-terminated; the new descriptor is owned from here on.
+    let fd = unsafe { libc::memfd_create(c"cordon-git-config".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a fresh descriptor we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Step 3 (init, after the command's tree is done): writes every copy's text into `out`.
+pub fn report(copies: &[Copy], out: RawFd) {
+    let list: Vec<Reported> = copies
+        .iter()
+        .map(|c| Reported {
+            path: c.path.clone(),
+            original: c.original.clone(),
+            edited: c.file.lock().ok().and_then(|f| {
+                let mut v = Vec::new();
+                (&*f)
+                    .take(MAX_CONFIG_BYTES as u64 + 1)
+                    .read_to_end(&mut v)
+                    .ok()
+                    .filter(|_| v.len() <= MAX_CONFIG_BYTES)
+                    .map(|_| v)
+            }),
+        })
+        .collect();
+    if let Ok(bytes) = serde_json::to_vec(&list) {
+        // SAFETY: `out` is a descriptor we hold (the helper's memory file); the borrowed
+        // File is never closed (ManuallyDrop).
+        let f = std::mem::ManuallyDrop::new(unsafe { File::from_raw_fd(out) });
+        let _ = f.write_all_at(&bytes, 0);
+    }
+}
+
+/// Step 4 (the helper, host side, after init is gone): merges what init reported in
+/// `file` into each host `.git/config`. Returns the lines to print (`cordon: note: …`).
+pub fn merge_reported(file: &OwnedFd) -> Vec<String> {
+    let mut bytes = Vec::new();
+    // SAFETY: the File borrows `file` and is never closed (ManuallyDrop).
+    let f = std::mem::ManuallyDrop::new(unsafe { File::from_raw_fd(file.as_raw_fd()) });
+    let mut at = 0u64;
+    let mut buf = vec![0u8; 64 * 1024];
+    while let Ok(n) = f.read_at(&mut buf, at) {
+        if n == 0 || bytes.len() > 4 * MAX_CONFIG_BYTES {
+            break;
+        }
+        bytes.extend_from_slice(&buf[..n]);
+        at += n as u64;
+    }
+    if bytes.is_empty() {
+        return Vec::new();
+    }
+    let list: Vec<Reported> = match serde_json::from_slice(&bytes) {
+        Ok(l) => l,
+        Err(e) => {
+            return vec![format!(
+                "git config copies: report unreadable ({e}); nothing merged"
+            )]
+        }
+    };
+    let mut notes = Vec::new();
+    for r in list {
+        let Some(edited) = r.edited else {
+            notes.push(format!(
+                "{}: the sandbox's copy could not be read back; nothing merged",
+                r.path.display()
+            ));
+            continue;
+        };
+        if edited == r.original {
+            continue;
+        }
+        match merge_back(&r.path, &r.original, &edited) {
+            Ok(o) => {
+                if !o.merged.is_empty() {
+                    notes.push(format!(
+                        "{}: merged back: {}",
+                        r.path.display(),
+                        o.merged.join(", ")
+                    ));
+                }
+                notes.extend(o.refusal_note(&r.path));
+            }
+            Err(e) => notes.push(format!("{}: edits not merged back: {e}", r.path.display())),
+        }
+    }
+    notes
+}
+
+/// Applies the allowed edits (`original` → `edited`) to the host file `path` under git's
+/// lock protocol. The directory is opened without following symlinks; `config.lock` is
+/// created exclusively and never followed; `config` is re-read under the lock.
+///
+/// Errors: the lock stayed taken for a second, the directory or file is not what it
+/// should be, a file does not parse, or an I/O failure (the lock is removed then).
+pub fn merge_back(
+    path: &Path,
+    original: &[u8],
+    edited: &[u8],
+) -> Result<cordon_policy::gitconfig::merge::MergeOutcome, String> {
+    let dir_path = path.parent().ok_or("no parent directory")?;
+    let name = path.file_name().ok_or("no file name")?.as_bytes().to_vec();
+    let dir = super::sys::open_dir_nofollow(dir_path).map_err(|e| {
+        format!(
+            "opening {} without following symlinks: {e}",
+            dir_path.display()
+        )
+    })?;
+    let mut lock_name = name.clone();
+    lock_name.extend_from_slice(b".lock");
+    let lock_c = cstr(&lock_name).ok_or("bad name")?;
+    let name_c = cstr(&name).ok_or("bad name")?;
+    let current = open_read(&dir, &name_c)?;
+    let mode = current.as_ref().map(|(_, m)| *m).unwrap_or(0o644);
+    let lock = take_lock(&dir, &lock_c, mode)?;
+    let result = (|| {
+        // Re-read under the lock: a concurrent writer finished before we got it.
+        let current = open_read(&dir, &name_c)?
+            .map(|(t, _)| t)
+            .unwrap_or_default();
+        let out = cordon_policy::gitconfig::merge::merge(original, edited, &current)?;
+        if let Some(text) = &out.text {
+            lock.write_all_at(text, 0).map_err(|e| e.to_string())?;
+            lock.sync_all().map_err(|e| e.to_string())?;
+            // SAFETY: both names are NUL-terminated; renameat takes no other memory.
+            let r = unsafe {
+                libc::renameat(
+                    dir.as_raw_fd(),
+                    lock_c.as_ptr(),
+                    dir.as_raw_fd(),
+                    name_c.as_ptr(),
+                )
+            };
+            if r < 0 {
+                return Err(format!("renaming the lock: {}", io::Error::last_os_error()));
+            }
+        }
+        Ok(out)
+    })();
+    if !matches!(&result, Ok(o) if o.text.is_some()) {
+        // SAFETY: `lock_c` is NUL-terminated. The lock is ours (created exclusively).
+        unsafe { libc::unlinkat(dir.as_raw_fd(), lock_c.as_ptr(), 0) };
+    }
+    result
+}
+
+/// Reads `<dir>/<name>` (regular file, not followed): text and permission bits, or `None`
+/// when missing.
+fn open_read(dir: &OwnedFd, name: &std::ffi::CStr) -> Result<Option<(Vec<u8>, u32)>, String> {
+    // SAFETY: `name` is NUL-terminated; the flags need no mode.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::ENOENT) {
+            return Ok(None);
+        }
+        return Err(format!("reading the host's config: {e}"));
+    }
+    // SAFETY: `fd` is a fresh descriptor we own.
+    let f = unsafe { File::from_raw_fd(fd) };
+    let st = super::sys::fstat(f.as_raw_fd()).map_err(|e| e.to_string())?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err("the host's config is not a regular file".into());
+    }
+    let mut v = Vec::new();
+    (&f).take(MAX_CONFIG_BYTES as u64 + 1)
+        .read_to_end(&mut v)
+        .map_err(|e| e.to_string())?;
+    if v.len() > MAX_CONFIG_BYTES {
+        return Err("the host's config is larger than 1 MiB".into());
+    }
+    Ok(Some((v, st.st_mode & 0o777)))
+}
+
+/// Creates the lock file exclusively (never following a symlink), retrying for up to a
+/// second while it exists.
+fn take_lock(dir: &OwnedFd, name: &std::ffi::CStr, mode: u32) -> Result<File, String> {
+    for _ in 0..50 {
+        // SAFETY: `name` is NUL-terminated; O_CREAT takes the mode argument given.
+        let fd = unsafe {
+            libc::openat(
+                dir.as_raw_fd(),
+                name.as_ptr(),
+                libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                mode as libc::c_uint,
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: `fd` is a fresh descriptor we own.
+            let f = unsafe { File::from_raw_fd(fd) };
+            // The umask narrowed it: the file gets the old config's mode.
+            use std::os::unix::fs::PermissionsExt;
+            let _ = f.set_permissions(std::fs::Permissions::from_mode(mode));
+            return Ok(f);
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EEXIST) {
+            return Err(format!("creating {}: {e}", name.to_string_lossy()));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Err(format!(
+        "{} exists (a git running on the host, or left behind; it is never followed): remove \
+         it if no git is running and make the edit again",
+        name.to_string_lossy()
+    ))
+}

@@ -1,0 +1,289 @@
+//! Issue 11 §3: safe git configuration edits through the `cordon` binary. Inside the
+//! sandbox `.git/config` is a writable private copy; after the run only allow-listed keys
+//! land in the host file, under git's lock protocol; every other key is named and refused.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const CORDON: &str = env!("CARGO_BIN_EXE_cordon");
+
+struct Project {
+    root: tempfile::TempDir,
+    dir: PathBuf,
+    home: PathBuf,
+}
+
+fn git(dir: &Path, args: &[&str]) -> Output {
+    Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .output()
+        .unwrap()
+}
+
+fn project() -> Project {
+    // Under /var/tmp so it is not hidden by the sandbox's private /tmp.
+    let root = tempfile::Builder::new()
+        .prefix("cordon-tc-git-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let dir = root.path().join("proj");
+    let home = root.path().join("home");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    assert!(git(&dir, &["init", "-q", "-b", "master"]).status.success());
+    assert!(git(&dir, &["commit", "-q", "--allow-empty", "-m", "first"])
+        .status
+        .success());
+    assert!(git(&dir, &["config", "branch.master.remote", "origin"])
+        .status
+        .success());
+    Project {
+        dir: dir.canonicalize().unwrap(),
+        home: home.canonicalize().unwrap(),
+        root,
+    }
+}
+
+fn cordon_cmd(p: &Project, script: &str) -> Command {
+    let mut c = Command::new(CORDON);
+    c.args(["run", "--", "sh", "-c", script])
+        .current_dir(&p.dir)
+        .env("HOME", &p.home)
+        .env("PWD", &p.dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .env_remove("CORDON_DISABLE_LAYERS")
+        .env_remove("CORDON_PROFILE")
+        .env_remove("CORDON_CONFIG")
+        .env_remove("TMPDIR")
+        .stdin(Stdio::null());
+    c
+}
+
+fn run(p: &Project, script: &str) -> Output {
+    cordon_cmd(p, script).output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn config(p: &Project) -> String {
+    std::fs::read_to_string(p.dir.join(".git/config")).unwrap()
+}
+
+/// `git config --file <host file> --get <key>` (the host's own git reads the result).
+fn get(p: &Project, key: &str) -> Option<String> {
+    let o = git(&p.dir, &["config", "--file", ".git/config", "--get", key]);
+    o.status
+        .success()
+        .then(|| text(&o.stdout).trim().to_string())
+}
+
+fn sandbox_available(p: &Project) -> bool {
+    let o = Command::new(CORDON)
+        .args(["status", "--json"])
+        .current_dir(&p.dir)
+        .env("HOME", &p.home)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("status --json");
+    let enabled = v["status"]["sandbox_enabled"]["value"].as_bool() == Some(true);
+    if !enabled {
+        let why = v["status"]["sandbox_enabled"]["reason"].to_string();
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("CI host must support the Linux sandbox, but: {why}");
+        }
+        eprintln!("SKIP: sandbox unavailable on this host: {why}");
+    }
+    enabled
+}
+
+/// The issue's failing inputs: `git branch -M main`, `git remote add origin …`, `git config
+/// user.email …` work inside and land on the host. Still works: a commit, a plain `mv`
+/// (a rename the broker lets the kernel run).
+#[test]
+fn allowed_git_config_edits_round_trip() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let o = run(
+        &p,
+        "set -e; git branch -M main; git remote add origin https://example.com/r.git; \
+         git config user.email me@example.com; git config init.defaultBranch trunk; \
+         git config --get user.email; git commit -q --allow-empty -m inside; \
+         touch a; mv a b; test -f b",
+    );
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));
+    assert_eq!(text(&o.stdout).trim(), "me@example.com");
+    assert_eq!(get(&p, "branch.main.remote").as_deref(), Some("origin"));
+    assert_eq!(get(&p, "branch.master.remote"), None);
+    assert_eq!(
+        get(&p, "remote.origin.url").as_deref(),
+        Some("https://example.com/r.git")
+    );
+    assert_eq!(
+        get(&p, "remote.origin.fetch").as_deref(),
+        Some("+refs/heads/*:refs/remotes/origin/*")
+    );
+    assert_eq!(get(&p, "user.email").as_deref(), Some("me@example.com"));
+    assert_eq!(get(&p, "init.defaultbranch").as_deref(), Some("trunk"));
+    let branches = text(&git(&p.dir, &["branch", "--show-current"]).stdout);
+    assert_eq!(branches.trim(), "main");
+    let stderr = text(&o.stderr);
+    assert!(
+        stderr.contains("merged back") && stderr.contains("user.email"),
+        "{stderr}"
+    );
+    assert!(!p.dir.join(".git/config.lock").exists());
+}
+
+/// Keys that run code or redirect git never land: the host file is unchanged byte for
+/// byte and the note names each key.
+#[test]
+fn code_running_keys_are_refused_by_name() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let before = config(&p);
+    let o = run(
+        &p,
+        "git config core.fsmonitor ./fsm.sh; git config core.hooksPath .hk; \
+         git config alias.x '!id'; git config filter.lfs.clean evil; \
+         git config include.path ../evil.cfg; git config remote.origin.uploadpack evil; \
+         git config core.sshCommand evil; git config credential.helper '!evil'; \
+         git config remote.evil.url 'ext::sh -c id'; \
+         git config url.https://evil.example/.insteadOf https://good.example/; \
+         git config --get core.hooksPath",
+    );
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));
+    assert_eq!(text(&o.stdout).trim(), ".hk", "the copy is writable inside");
+    assert_eq!(config(&p), before, "the host file must not change");
+    let stderr = text(&o.stderr);
+    for k in [
+        "core.fsmonitor",
+        "core.hookspath",
+        "alias.x",
+        "filter.lfs.clean",
+        "include.path",
+        "remote.origin.uploadpack",
+        "core.sshcommand",
+        "credential.helper",
+        "remote.evil.url",
+        "url.https://evil.example/.insteadof",
+    ] {
+        assert!(stderr.contains(k), "{k} not named in: {stderr}");
+    }
+    assert!(!stderr.contains("merged back:"), "{stderr}");
+}
+
+/// Two runs at once, each editing a different allowed key: both edits survive (each
+/// merge re-reads the host file under the lock and applies only its own changes).
+#[test]
+fn concurrent_runs_lose_no_allowed_edit() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let a = cordon_cmd(&p, "git config user.name 'Run A' && sleep 1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // B edits a little later (two gits taking the same `config.lock` at once fail, as on
+    // the host) but both copies are made before either run ends.
+    let b = cordon_cmd(
+        &p,
+        "sleep 0.4 && git config user.email b@example.com && sleep 1",
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert_eq!(a.status.code(), Some(0), "{}", text(&a.stderr));
+    assert_eq!(b.status.code(), Some(0), "{}", text(&b.stderr));
+    assert_eq!(get(&p, "user.name").as_deref(), Some("Run A"));
+    assert_eq!(get(&p, "user.email").as_deref(), Some("b@example.com"));
+    assert_eq!(get(&p, "branch.master.remote").as_deref(), Some("origin"));
+}
+
+/// Escape test: a `config.lock` symlink planted by the command (pointing outside the
+/// workspace) is never followed by the host-side merge: its target is not created, the
+/// host config is unchanged, and the note says why.
+#[test]
+fn planted_config_lock_symlink_is_not_followed() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let outside = p.root.path().join("outside.txt");
+    let before = config(&p);
+    let o = run(
+        &p,
+        &format!(
+            "git config user.email planted@example.com && ln -s {} .git/config.lock",
+            outside.display()
+        ),
+    );
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));
+    assert!(
+        std::fs::symlink_metadata(&outside).is_err(),
+        "the merge wrote through the planted symlink"
+    );
+    assert_eq!(config(&p), before);
+    let stderr = text(&o.stderr);
+    assert!(
+        stderr.contains("config.lock exists") && stderr.contains("never followed"),
+        "{stderr}"
+    );
+}
+
+/// Issue 11 §3: `git init` in a workspace without a repository is refused (its `.git` is
+/// protected as a whole) with a hint saying what to do; nothing is created. Sibling: the
+/// `git -C . init` spelling gets the same hint.
+#[test]
+fn git_init_without_a_repository_is_refused_with_a_hint() {
+    let root = tempfile::Builder::new()
+        .prefix("cordon-tc-init-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let dir = root.path().join("proj");
+    std::fs::create_dir_all(dir.join(".cordon")).unwrap();
+    std::fs::write(dir.join(".cordon/marker"), "").unwrap();
+    let p = Project {
+        dir: dir.canonicalize().unwrap(),
+        home: root.path().canonicalize().unwrap(),
+        root,
+    };
+    if !sandbox_available(&p) {
+        return;
+    }
+    for argv in [&["git", "init"][..], &["git", "-C", ".", "init", "-q"][..]] {
+        let o = Command::new(CORDON)
+            .arg("run")
+            .arg("--")
+            .args(argv)
+            .current_dir(&p.dir)
+            .env("HOME", &p.home)
+            .env("PWD", &p.dir)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_ne!(o.status.code(), Some(0), "{argv:?}");
+        let stderr = text(&o.stderr);
+        assert!(
+            stderr.contains("cordon: hint: `git init` cannot create")
+                && stderr.contains("Run `git init` once outside cordon"),
+            "{argv:?}: {stderr}"
+        );
+        assert!(!p.dir.join(".git/HEAD").exists());
+    }
+}
