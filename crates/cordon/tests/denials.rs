@@ -143,19 +143,28 @@ fn read_only_write_is_recorded() {
     assert!(dir.join("old").exists());
 }
 
-/// A write to the protected `.git/config`: record with the R-P3 rule and EROFS; git's own
-/// rename onto it (git branch -M) gives EBUSY with the same rule.
+/// A write to a protected git path (`.git/hooks/pre-commit`): record with the R-P3 rule
+/// and EROFS. `.git/config` itself is a writable copy brokered back by allow list (issue
+/// 11 §3), so `git branch -M` works and leaves no record, and a code-running key written
+/// into the copy never reaches the host file.
 #[test]
-fn protected_git_config_is_recorded() {
+fn protected_git_path_is_recorded() {
     if !records_available() {
         return;
     }
     let p = project();
-    let before = std::fs::read(p.dir.join(".git/config")).unwrap();
-    let (_, v) = run(&p, &["sh", "-c", "echo '[core]' > .git/config"]);
+    let hook = p.dir.join(".git/hooks/pre-commit");
+    let (_, v) = run(
+        &p,
+        &[
+            "sh",
+            "-c",
+            "echo 'touch /tmp/pwned' > .git/hooks/pre-commit",
+        ],
+    );
     let r = records(&v);
     assert_eq!(r.len(), 1, "{v}");
-    assert_eq!(r[0]["path"], s(&p.dir.join(".git/config")), "{v}");
+    assert_eq!(r[0]["path"], s(&hook), "{v}");
     assert_eq!(r[0]["errno"], "EROFS", "{v}");
     assert!(
         r[0]["rule"]
@@ -164,21 +173,17 @@ fn protected_git_config_is_recorded() {
             .starts_with("protected (R-P3)"),
         "{v}"
     );
-    assert_eq!(r[0]["grant"], s(&p.dir.join(".git/config")), "{v}");
     assert_eq!(v["outcome"], "sandbox-denied", "{v}");
     assert_eq!(v["confidence"], "high", "{v}");
-    let (o, v) = run(&p, &["git", "branch", "-M", "main"]);
-    let r = records(&v);
-    let last = r.last().unwrap();
-    assert_eq!(last["errno"], "EBUSY", "{v}");
-    assert!(
-        last["syscall"].as_str().unwrap().starts_with("rename"),
-        "{v}"
-    );
-    assert!(last["rule"].as_str().unwrap().contains("R-P3"), "{v}");
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("-w .git/config"), "{err}");
+    assert!(!hook.exists());
+    let before = std::fs::read(p.dir.join(".git/config")).unwrap();
+    let (o, v) = run(&p, &["git", "config", "core.fsmonitor", "touch /tmp/pwned"]);
+    assert_eq!(o.status.code(), Some(0), "{v}");
+    assert!(records(&v).is_empty(), "{v}");
     assert_eq!(std::fs::read(p.dir.join(".git/config")).unwrap(), before);
+    let (o, v) = run(&p, &["git", "branch", "-M", "main"]);
+    assert_eq!(o.status.code(), Some(0), "{v}");
+    assert!(records(&v).is_empty(), "{v}");
 }
 
 /// A forged "Permission denied" / "Read-only file system" about a read-only path, with

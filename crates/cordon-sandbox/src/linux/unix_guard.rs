@@ -155,11 +155,7 @@ pub fn channel() -> io::Result<(OwnedFd, OwnedFd)> {
 /// ([`seccomp_filter::build_unix_guard_with`]).
 ///
 /// Errors: the filter or the send failed (message names the step).
-pub fn install_in_child(
-    chan: &OwnedFd,
-    denial_records: bool,
-    renames: bool,
-) -> Result<(), String> {
+pub fn install_in_child(chan: &OwnedFd, denial_records: bool, renames: bool) -> Result<(), String> {
     let also = if renames {
         super::git_config_broker::rename_syscalls()
     } else {
