@@ -319,6 +319,61 @@ impl Proxy {
         }
     }
 
+    /// Serves a `network.local` forward (issue 10 §6) until the task is dropped: every
+    /// connection on `listener` (the sandbox's relay) is carried to exactly `target`, a
+    /// host loopback address and port; each is logged as proto `local`, rule
+    /// `network.local`.
+    pub async fn run_forward(self, listener: UnixListener, target: SocketAddr) {
+        loop {
+            match listener.accept().await {
+                Ok((s, _)) => {
+                    let me = self.clone();
+                    tokio::spawn(async move { me.forward_one(s, target).await });
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+            }
+        }
+    }
+
+    async fn forward_one<S>(self, s: S, target: SocketAddr)
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let host = target.ip().to_string();
+        let connected =
+            tokio::time::timeout(self.inner.connect_timeout, TcpStream::connect(target)).await;
+        match connected {
+            Ok(Ok(up)) => {
+                let _ = up.set_nodelay(true);
+                self.log(
+                    "local",
+                    &host,
+                    target.port(),
+                    "allow",
+                    "network.local",
+                    Some(target.to_string()),
+                );
+                splice(up, s).await;
+            }
+            Ok(Err(e)) => self.log(
+                "local",
+                &host,
+                target.port(),
+                "error",
+                &format!("connecting to {target}: {e}"),
+                None,
+            ),
+            Err(_) => self.log(
+                "local",
+                &host,
+                target.port(),
+                "error",
+                &format!("connecting to {target}: timed out"),
+                None,
+            ),
+        }
+    }
+
     async fn serve_conn(self, s: TcpStream) {
         let _ = s.set_nodelay(true);
         self.serve_stream(BufReader::new(s)).await
@@ -589,17 +644,55 @@ pub fn spawn_unix(
     listener: std::os::unix::net::UnixListener,
     threads: usize,
 ) -> std::io::Result<Running> {
+    spawn_unix_with(cfg, Some(listener), Vec::new(), threads)
+}
+
+/// A `network.local` forward (issue 10 §6): the unix listener the sandbox's relay
+/// connects to, and the host loopback address every connection is carried to.
+#[derive(Debug)]
+pub struct LocalForward {
+    /// The bound listener (host side).
+    pub listener: std::os::unix::net::UnixListener,
+    /// The host loopback address and port.
+    pub target: SocketAddr,
+}
+
+/// Like [`spawn_unix`], with the filtering proxy optional (a restricted network with
+/// `network.local` has only forwards) and any number of [`LocalForward`]s served on the
+/// same runtime and decision log.
+///
+/// Errors: the runtime cannot be built or a listener cannot be registered.
+pub fn spawn_unix_with(
+    cfg: ProxyConfig,
+    listener: Option<std::os::unix::net::UnixListener>,
+    forwards: Vec<LocalForward>,
+    threads: usize,
+) -> std::io::Result<Running> {
     let rt = runtime(threads)?;
-    listener.set_nonblocking(true)?;
-    let listener = {
+    let register = |l: std::os::unix::net::UnixListener| -> std::io::Result<UnixListener> {
+        l.set_nonblocking(true)?;
         let _g = rt.enter();
-        UnixListener::from_std(listener)?
+        UnixListener::from_std(l)
     };
+    let listener = listener.map(register).transpose()?;
+    let forwards = forwards
+        .into_iter()
+        .map(|f| Ok((register(f.listener)?, f.target)))
+        .collect::<std::io::Result<Vec<_>>>()?;
     let proxy = Proxy::new(cfg);
     start(
         rt,
         SocketAddr::from(([0, 0, 0, 0], 0)),
-        move |p: Proxy| p.run_unix(listener),
+        move |p: Proxy| async move {
+            let mut set = tokio::task::JoinSet::new();
+            for (l, t) in forwards {
+                set.spawn(p.clone().run_forward(l, t));
+            }
+            if let Some(l) = listener {
+                set.spawn(p.run_unix(l));
+            }
+            while set.join_next().await.is_some() {}
+        },
         proxy,
     )
 }

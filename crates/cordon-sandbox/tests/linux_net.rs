@@ -439,3 +439,60 @@ except OSError as e:
         "a host outside the allow list was reached"
     );
 }
+
+/// `network.local` (issue 10 §6): a listed host loopback port is reached inside the
+/// sandbox at the same address, through the relay, with the network off and managed; a
+/// second host listener on another port is not reached. Fails without the forward (the
+/// first connection is refused like every other host port).
+#[test]
+fn network_local_reaches_exactly_its_port() {
+    if !require_full() {
+        return;
+    }
+    use std::io::Write;
+    let listed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listed.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in listed.incoming() {
+            let Ok(mut s) = s else { continue };
+            let _ = s.write_all(b"host-service");
+        }
+    });
+    let other = TcpListener::bind("127.0.0.1:0").unwrap();
+    other.set_nonblocking(true).unwrap();
+    let other_port = other.local_addr().unwrap().port();
+    let script = r#"
+import socket, sys
+for name, port in (("listed", int(sys.argv[1])), ("other", int(sys.argv[2]))):
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        print(name + ":", s.recv(100).decode())
+    except OSError as e:
+        print(name + ":", type(e).__name__)
+"#;
+    for net in [restricted(), cordon_policy::NetworkPolicy::Managed] {
+        let mut s = Sandbox::new().network(net).report();
+        s.profile.network_rules.local = vec![format!("127.0.0.1:{port}")];
+        let o = s.run(&[
+            "python3",
+            "-c",
+            script,
+            &port.to_string(),
+            &other_port.to_string(),
+        ]);
+        assert_ok(&o);
+        assert_eq!(
+            stdout(&o),
+            "listed: host-service\nother: ConnectionRefusedError\n",
+            "{net:?}: {}",
+            stderr(&o)
+        );
+        assert!(
+            stderr(&o).contains(&format!("network.local): 127.0.0.1:{port}")),
+            "the report names the forward: {}",
+            stderr(&o)
+        );
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(other.accept().is_err(), "an unlisted host port was reached");
+}

@@ -7,9 +7,14 @@
 //! guard refuses it anyway: it lives on a read-only mount). Nothing else leaves the
 //! namespace: a program that ignores the proxy variables reaches nothing, and direct DNS
 //! fails at once (no route, or a refused port on the private loopback).
+//!
+//! `network.local` (issue 10 §6) uses the same relay: for each listed host loopback port,
+//! init listens on the same address and port inside the namespace and carries every
+//! connection to a unix socket the helper serves on the host, which connects to exactly
+//! that host port. Nothing else of the host's loopback is reachable.
 
 use std::io;
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
@@ -34,6 +39,14 @@ pub fn listen() -> io::Result<Vec<TcpListener>> {
         v.push(l);
     }
     Ok(v)
+}
+
+/// Listens on `addr` inside the namespace (a `network.local` forward), before the command
+/// starts.
+///
+/// Errors: the address cannot be bound (e.g. `::1` without IPv6 in the namespace).
+pub fn listen_on(addr: SocketAddr) -> io::Result<TcpListener> {
+    TcpListener::bind(addr)
 }
 
 /// Starts one accept thread per listener; each connection gets a fresh connection to the
