@@ -25,7 +25,7 @@ use http_body_util::{combinators::BoxBody, BodyExt, Empty, Full};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::io::Write;
@@ -65,18 +65,18 @@ impl Resolver {
 }
 
 /// One decision, as written to the log (one JSON object per line).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LogRecord {
     /// Seconds since the Unix epoch.
     pub ts: f64,
-    /// `http`, `connect` or `socks5`.
-    pub proto: &'static str,
+    /// `http`, `connect`, `socks5` or `local` (a `network.local` forward).
+    pub proto: String,
     /// The destination host as the client named it.
     pub host: String,
     /// The destination port.
     pub port: u16,
     /// `allow`, `deny` or `error` (allowed but the connection failed).
-    pub decision: &'static str,
+    pub decision: String,
     /// The rule (see [`Verdict::rule`]) or the error.
     pub rule: String,
     /// The address connected to (allow) or refused (internal address).
@@ -84,11 +84,10 @@ pub struct LogRecord {
     pub addr: Option<String>,
 }
 
-/// The JSONL decision log: a file opened for appending (each line one `write`), or
-/// nothing.
+/// The JSONL decision log: files written to (each line one `write`), possibly none.
 #[derive(Debug, Default)]
 pub struct DecisionLog {
-    file: Option<Mutex<std::fs::File>>,
+    files: Vec<Mutex<std::fs::File>>,
 }
 
 impl DecisionLog {
@@ -96,23 +95,48 @@ impl DecisionLog {
     ///
     /// Errors: the file cannot be opened.
     pub fn open(path: &Path) -> std::io::Result<DecisionLog> {
+        let mut l = DecisionLog::default();
+        l.add_path(path)?;
+        Ok(l)
+    }
+
+    /// Also appends to `path` (created if missing).
+    ///
+    /// Errors: the file cannot be opened.
+    pub fn add_path(&mut self, path: &Path) -> std::io::Result<()> {
         let f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)?;
-        Ok(DecisionLog {
-            file: Some(Mutex::new(f)),
-        })
+        self.add_file(f);
+        Ok(())
+    }
+
+    /// Also writes to an open file (e.g. the memory file `cordon run` reads the run's
+    /// decisions from, which the command never holds).
+    pub fn add_file(&mut self, f: std::fs::File) {
+        self.files.push(Mutex::new(f));
     }
 
     fn record(&self, r: &LogRecord) {
-        let Some(f) = &self.file else { return };
+        if self.files.is_empty() {
+            return;
+        }
         let mut line = serde_json::to_vec(r).unwrap_or_default();
         line.push(b'\n');
-        if let Ok(mut f) = f.lock() {
-            let _ = f.write_all(&line);
+        for f in &self.files {
+            if let Ok(mut f) = f.lock() {
+                let _ = f.write_all(&line);
+            }
         }
     }
+}
+
+/// Parses a decision log (JSONL); lines that are not records are skipped.
+pub fn parse_log(text: &str) -> Vec<LogRecord> {
+    text.lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
 }
 
 /// Everything the proxy needs.
@@ -220,10 +244,10 @@ impl Proxy {
     ) {
         self.inner.log.record(&LogRecord {
             ts: now(),
-            proto,
+            proto: proto.to_string(),
             host: host.to_string(),
             port,
-            decision,
+            decision: decision.to_string(),
             rule: rule.to_string(),
             addr,
         });

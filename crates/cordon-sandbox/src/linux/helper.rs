@@ -627,6 +627,10 @@ fn start_proxy(
         cfg.log = cordon_proxy::DecisionLog::open(Path::new(&p))
             .map_err(|e| format!("cannot open CORDON_PROXY_LOG: {e}"))?;
     }
+    // The caller's copy (`cordon run` reads network-denied from it after the run).
+    if let Some(f) = super::relay::decisions_from_env() {
+        cfg.log.add_file(f);
+    }
     let l = sock.listener.take().ok_or("the proxy socket is gone")?;
     // A restricted network with network.local has forwards only: nobody connects to the
     // proxy's socket (init does not pin it), and it is not served.

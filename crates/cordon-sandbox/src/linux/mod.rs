@@ -47,6 +47,7 @@ pub use plan::{
 };
 pub use process::{EXIT_NOEXEC, EXIT_NOTFOUND, EXIT_SETUP};
 pub use seccomp_filter::denied_syscalls;
+pub use relay::DecisionChannel;
 pub use unix_guard::mechanism as unix_socket_mechanism;
 
 use cordon_policy::ResolvedProfile;

@@ -96,3 +96,78 @@ fn relay_one(c: TcpStream, via: &str) {
         let _ = t.join();
     }
 }
+
+/// Names the descriptor of the run's proxy decision log in the helper's environment
+/// (set by `cordon run`, see [`DecisionChannel`]).
+pub const DECISIONS_FD_ENV: &str = "CORDON_PROXY_DECISIONS_FD";
+
+/// The caller's side of the proxy's decision log for one run (issue 10 §4): a memory file
+/// the helper inherits (descriptor number in [`DECISIONS_FD_ENV`]) and its proxy appends
+/// every decision to, one JSON line each. The command never holds it (the helper marks
+/// every inherited descriptor close-on-exec), so what the caller reads back after the run
+/// — e.g. `network-denied{host, rule}` — cannot be forged by the command.
+pub struct DecisionChannel {
+    fd: OwnedFd,
+}
+
+/// At most this many bytes of decisions are read back.
+const DECISIONS_MAX: u64 = 4 * 1024 * 1024;
+
+impl DecisionChannel {
+    /// A new, empty, inheritable memory file.
+    ///
+    /// Errors: `memfd_create` failed.
+    pub fn new() -> io::Result<DecisionChannel> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: the name is NUL-terminated; flags 0 leave the descriptor inheritable.
+        let fd = unsafe { libc::memfd_create(c"cordon-proxy-decisions".as_ptr(), 0) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a fresh descriptor owned by nothing else.
+        Ok(DecisionChannel {
+            fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
+    /// `(name, value)` to add to the helper's environment.
+    pub fn env(&self) -> (String, String) {
+        (DECISIONS_FD_ENV.to_string(), self.fd.as_raw_fd().to_string())
+    }
+
+    /// After the helper exited: every decision its proxy logged, in order.
+    pub fn read(self) -> Vec<cordon_proxy::LogRecord> {
+        use std::io::Read;
+        let f = std::fs::File::from(self.fd);
+        let mut text = String::new();
+        // Read from the start through a positioned reader (the helper moved the offset).
+        let mut r = io::Read::take(PositionedFile { f, pos: 0 }, DECISIONS_MAX);
+        if r.read_to_string(&mut text).is_err() {
+            return Vec::new();
+        }
+        cordon_proxy::parse_log(&text)
+    }
+}
+
+struct PositionedFile {
+    f: std::fs::File,
+    pos: u64,
+}
+
+impl io::Read for PositionedFile {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let n = self.f.read_at(buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// Helper side: the decision log descriptor named by [`DECISIONS_FD_ENV`], if any (checked
+/// open, close-on-exec).
+pub fn decisions_from_env() -> Option<std::fs::File> {
+    let fd = std::env::var(DECISIONS_FD_ENV).ok()?.parse::<i32>().ok()?;
+    super::sys::take_inherited_fd(fd)
+        .ok()
+        .map(std::fs::File::from)
+}
