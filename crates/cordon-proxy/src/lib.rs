@@ -403,6 +403,16 @@ impl Proxy {
         self.serve_stream(BufReader::new(s)).await
     }
 
+    /// Serves one client connection given as any byte stream (the listeners' per-connection
+    /// step; public for the fuzz target and property tests, which feed arbitrary bytes
+    /// through an in-memory pipe).
+    pub async fn serve_io<S>(self, s: S)
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        self.serve_stream(BufReader::new(s)).await
+    }
+
     async fn serve_stream<S>(self, mut s: BufReader<S>)
     where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
