@@ -33,7 +33,7 @@ run_client() {   # LABEL ADDR [SOCKS=0|1]
 }
 
 LOG="$TMP/cordon.jsonl"
-"$CORDON" proxy --json --threads 2 --log "$LOG" \
+"$CORDON" proxy --json --threads "${THREADS:-2}" --log "$LOG" \
   --allow sink.bench --allow web.bench --allow 127.0.0.2 \
   --allow denied.bench --deny denied.bench \
   --map sink.bench=127.0.0.2 --map web.bench=127.0.0.2 --map denied.bench=127.0.0.3 \

@@ -58,7 +58,9 @@ pub fn parse_local(entry: &str) -> Result<SocketAddr, String> {
         )
     })?;
     if a.port() == 0 {
-        return Err(format!("network.local: {entry:?}: 0 is not a port (1-65535)"));
+        return Err(format!(
+            "network.local: {entry:?}: 0 is not a port (1-65535)"
+        ));
     }
     if !a.ip().is_loopback() {
         return Err(format!(
@@ -241,10 +243,17 @@ mod tests {
             ("5432", "not ADDR:PORT"),
         ] {
             let e = parse_local(bad).unwrap_err();
-            assert!(e.contains(says) && e.starts_with("network.local"), "{bad}: {e}");
+            assert!(
+                e.contains(says) && e.starts_with("network.local"),
+                "{bad}: {e}"
+            );
         }
         let r = NetworkRules {
-            local: vec!["127.0.0.1:5432".into(), "127.0.0.1:5432".into(), "[::1]:1".into()],
+            local: vec![
+                "127.0.0.1:5432".into(),
+                "127.0.0.1:5432".into(),
+                "[::1]:1".into(),
+            ],
             ..Default::default()
         };
         assert_eq!(r.local_addrs().unwrap().len(), 2);

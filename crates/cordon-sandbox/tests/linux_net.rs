@@ -541,7 +541,13 @@ open(os.path.join(root, "simple", "index.html"), "w").write('<a href="cordon-tes
         .unwrap()
         .port();
     let mut server = std::process::Command::new("python3")
-        .args(["-m", "http.server", "--bind", "127.0.0.2", &port.to_string()])
+        .args([
+            "-m",
+            "http.server",
+            "--bind",
+            "127.0.0.2",
+            &port.to_string(),
+        ])
         .current_dir(idx.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -557,7 +563,10 @@ open(os.path.join(root, "simple", "index.html"), "w").write('<a href="cordon-tes
     let _k = Kill(&mut server);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while std::net::TcpStream::connect(("127.0.0.2", port)).is_err() {
-        assert!(std::time::Instant::now() < deadline, "index server did not start");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "index server did not start"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     let url = format!("http://127.0.0.2:{port}/simple/");

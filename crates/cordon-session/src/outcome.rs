@@ -229,10 +229,7 @@ fn proxy_denied(d: &[ProxyDenial]) -> Option<(OutcomeClass, Evidence, String)> {
             last.host,
             last.port,
             last.rule,
-            last.rule
-                .split_whitespace()
-                .nth(2)
-                .unwrap_or(&last.host)
+            last.rule.split_whitespace().nth(2).unwrap_or(&last.host)
         )
     } else if last.rule.starts_with("port ") {
         format!(

@@ -256,11 +256,10 @@ fn narrow(profile: &mut PermissionProfile, layers: &Layers, cwd: &Path) -> Resul
         // Exactly the named host ports, no more: a bad entry is a usage error, never
         // ignored.
         for l in &layers.local_ports {
-            cordon_policy::network::parse_local(l)
-                .map_err(|e| {
-                    let e = e.trim_start_matches("network.local: ");
-                    TrustError::Usage(format!("--local-port: {e}"))
-                })?;
+            cordon_policy::network::parse_local(l).map_err(|e| {
+                let e = e.trim_start_matches("network.local: ");
+                TrustError::Usage(format!("--local-port: {e}"))
+            })?;
             if !profile.network_rules.local.contains(l) {
                 profile.network_rules.local.push(l.clone());
             }
@@ -426,7 +425,10 @@ mod tests {
         let t = build("127.0.0.1:5432").unwrap();
         assert_eq!(t.profile.network_rules.local, vec!["127.0.0.1:5432"]);
         let e = build("192.168.0.1:5432").unwrap_err().to_string();
-        assert!(e.contains("--local-port") && e.contains("not a loopback"), "{e}");
+        assert!(
+            e.contains("--local-port") && e.contains("not a loopback"),
+            "{e}"
+        );
         assert!(build("127.0.0.1:0").is_err());
     }
 }

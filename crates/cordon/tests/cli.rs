@@ -1389,7 +1389,8 @@ fn proxy_denial_is_the_outcome_in_json() {
             while r.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
                 line.clear();
             }
-            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+            let _ =
+                s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
         }
     });
     let p = project();

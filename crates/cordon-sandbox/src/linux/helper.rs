@@ -639,10 +639,12 @@ fn start_proxy(
         .locals
         .iter_mut()
         .filter_map(|f| {
-            f.listener.take().map(|listener| cordon_proxy::LocalForward {
-                listener,
-                target: f.target,
-            })
+            f.listener
+                .take()
+                .map(|listener| cordon_proxy::LocalForward {
+                    listener,
+                    target: f.target,
+                })
         })
         .collect();
     cordon_proxy::spawn_unix_with(cfg, l, forwards, 2)

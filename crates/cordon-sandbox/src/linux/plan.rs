@@ -269,7 +269,9 @@ fn local_forwards(
     if let Some(a) = addrs
         .iter()
         .find(|a| managed && a.port() == super::relay::PROXY_PORT)
-        .filter(|a| a.ip() == std::net::Ipv4Addr::LOCALHOST || a.ip() == std::net::Ipv6Addr::LOCALHOST)
+        .filter(|a| {
+            a.ip() == std::net::Ipv4Addr::LOCALHOST || a.ip() == std::net::Ipv6Addr::LOCALHOST
+        })
     {
         return Err(Refusal {
             guarantee: guarantee.into(),

@@ -153,7 +153,10 @@ impl DecisionChannel {
 
     /// `(name, value)` to add to the helper's environment.
     pub fn env(&self) -> (String, String) {
-        (DECISIONS_FD_ENV.to_string(), self.fd.as_raw_fd().to_string())
+        (
+            DECISIONS_FD_ENV.to_string(),
+            self.fd.as_raw_fd().to_string(),
+        )
     }
 
     /// After the helper exited: every decision its proxy logged, in order.
