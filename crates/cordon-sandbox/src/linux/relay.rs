@@ -146,9 +146,8 @@ impl DecisionChannel {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: `fd` is a fresh descriptor owned by nothing else.
-        Ok(DecisionChannel {
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
-        })
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        Ok(DecisionChannel { fd })
     }
 
     /// `(name, value)` to add to the helper's environment.
