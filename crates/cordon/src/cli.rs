@@ -53,6 +53,25 @@ pub enum Command {
     /// processes' environment, TIOCSTI, …) and "still works" probes through `cordon run` on
     /// this host, and print a pass/fail table for bug reports. Exit 1 if a probe fails.
     Selftest(SelftestArgs),
+    /// Serve the sandbox to an agent over MCP on stdin/stdout: tools exec_command,
+    /// write_stdin, read_output, kill; the environment_context as a resource; approvals
+    /// asked through MCP elicitation when the client supports it, else denied (R-A6).
+    Mcp(McpArgs),
+}
+
+/// `cordon mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+    #[command(flatten)]
+    pub rules: RulesArgs,
+    /// Approval mode (R-A5): untrusted, on-request, on-failure, never, bypass.
+    #[arg(long, value_enum, default_value_t = ApprovalArg::OnRequest)]
+    pub approval_mode: ApprovalArg,
+    /// Kill a session (and forget it) when no tool call named it for DURATION.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "30m")]
+    pub idle_timeout: std::time::Duration,
 }
 
 /// `cordon cache`.
@@ -361,6 +380,7 @@ mod tests {
     /// Flags of other tools the README mentions (cargo, git, bash …), not cordon's.
     const OTHER_TOOLS: &[&str] = &[
         "--workspace",
+        "--example",
         "--locked",
         "--release",
         "--short",

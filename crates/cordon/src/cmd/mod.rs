@@ -7,6 +7,7 @@ mod cache;
 mod check;
 mod context;
 mod explain;
+mod mcp;
 mod profiles;
 mod proxy;
 mod run;
@@ -25,5 +26,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Cache(c) => cache::cache(c),
         Command::Proxy(a) => proxy::proxy(a),
         Command::Selftest(a) => selftest::selftest(a),
+        Command::Mcp(a) => mcp::mcp(a),
     }
 }
