@@ -19,6 +19,7 @@ UP_IP, DENIED_IP = "127.0.0.2", "127.0.0.3"   # mapped by `cordon proxy --map`
 SINK_PORT, HTTP_PORT, DENIED_PORT = int(os.environ["SINK_PORT"]), int(os.environ["HTTP_PORT"]), int(os.environ["DENIED_PORT"])
 ph, pp = PROXY.rsplit(":", 1); pp = int(pp)
 CHUNK = 1 << 20
+SOCKS = os.environ.get("SOCKS", "1") == "1"   # srt's HTTP proxy has no SOCKS5 on the same port
 
 def sink_server():
     """Reads each connection to EOF and answers with the byte count."""
@@ -96,7 +97,7 @@ async def hold(kind, barrier, results):
         r, w = await asyncio.open_connection(ph, pp)
         host = "denied.bench" if kind.endswith("denied") else "web.bench"
         port = DENIED_PORT if kind.endswith("denied") else HTTP_PORT
-        if kind.startswith("socks"):
+        if kind.startswith("socks") and SOCKS:
             w.write(b"\x05\x01\x00"); await w.drain(); await r.readexactly(2)
             w.write(b"\x05\x01\x00\x03" + bytes([len(host)]) + host.encode() + port.to_bytes(2, "big"))
             rep = await r.readexactly(10); granted = rep[1] == 0

@@ -27,6 +27,7 @@
 //! allow = ["crates.io", "**.npmjs.org"]  # the filtering proxy's lists (`cordon proxy`)
 //! deny = ["evil.crates.io"]          # deny wins; bare `*` is refused
 //! ports = [443]                      # optional
+//! local = ["127.0.0.1:5432"]         # host loopback ports forwarded into the sandbox
 //!
 //! [profiles.dev.env]
 //! keep = ["GITHUB_TOKEN"]            # kept although they match a secret pattern
@@ -134,6 +135,9 @@ struct NetTable {
     deny: Vec<String>,
     /// Replaces the base profile's list when given.
     ports: Option<Vec<u16>>,
+    /// Appended to the base profile's list.
+    #[serde(default)]
+    local: Vec<String>,
 }
 
 impl NetDef {
@@ -294,6 +298,7 @@ impl Config {
             if let Some(p) = &t.ports {
                 base.network_rules.ports = p.clone();
             }
+            base.network_rules.local.extend(t.local.iter().cloned());
             base.network_rules.validate().map_err(invalid)?;
         }
         if let Some(o) = def.on_unavailable {
@@ -565,6 +570,25 @@ unix_sockets = ["~/.gnupg/S.gpg-agent"]
         let more = c.profile("more").unwrap();
         assert_eq!(more.network, NetworkPolicy::Enabled);
         assert_eq!(more.network_rules.unix_sockets.len(), 2);
+    }
+
+    #[test]
+    fn network_local_is_read_and_checked_at_load() {
+        let text = r#"
+[profiles.db]
+extends = "workspace-write"
+[profiles.db.network]
+local = ["127.0.0.1:5432"]
+[profiles.bad]
+extends = "workspace-write"
+[profiles.bad.network]
+local = ["10.1.2.3:5432"]
+"#;
+        let c = Config::parse(text, Path::new("/cfg.toml")).unwrap();
+        let p = c.profile("db").unwrap();
+        assert_eq!(p.network_rules.local, vec!["127.0.0.1:5432"]);
+        let e = c.profile("bad").unwrap_err().to_string();
+        assert!(e.contains("not a loopback address"), "{e}");
     }
 
     #[test]

@@ -320,10 +320,23 @@ pub fn environment_context_with(
                             ProfileKind::External => "caller",
                             ProfileKind::Disabled => "none",
                         };
-                        w.create_element("network")
+                        let net = w
+                            .create_element("network")
                             .with_attribute(("mode", network.as_str()))
-                            .with_attribute(("enforced_by", net_by))
-                            .write_empty()?;
+                            .with_attribute(("enforced_by", net_by));
+                        let local = &resolved.profile.network_rules.local;
+                        if local.is_empty() {
+                            net.write_empty()?;
+                        } else {
+                            // Host loopback ports the command can reach (issue 10 §6).
+                            net.write_inner_content(|w| {
+                                for l in local {
+                                    w.create_element("local_port")
+                                        .write_text_content(BytesText::new(l))?;
+                                }
+                                Ok(())
+                            })?;
+                        }
                         Ok(())
                     })?;
                 write_status(w, status)?;

@@ -151,6 +151,29 @@ pub struct NetworkExplanation {
     /// `network.unix_sockets` entries (a container-engine one says it is host root), then
     /// the rule for every other host socket.
     pub unix_sockets: Vec<String>,
+    /// `network.local`: host loopback ports forwarded into the sandbox (issue 10 §6), one
+    /// line each (`127.0.0.1:5432: forwarded …`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub local: Vec<String>,
+}
+
+/// The lines of [`NetworkExplanation::local`].
+fn local_lines(profile: &crate::PermissionProfile) -> Vec<String> {
+    profile
+        .network_rules
+        .local
+        .iter()
+        .map(|l| match profile.network {
+            NetworkPolicy::Enabled => format!(
+                "{l}: listed in network.local, but the network is enabled: the host's whole \
+                 loopback is reachable anyway"
+            ),
+            _ => format!(
+                "{l}: host loopback port forwarded into the sandbox at the same address \
+                 (network.local); no other host port is reachable"
+            ),
+        })
+        .collect()
 }
 
 /// The sandbox decision: R-S1 rule, R-S3 backend, R-S5 status.
@@ -553,6 +576,7 @@ pub fn explain(
             mode: profile.network,
             hint: network_hint,
             unix_sockets: unix_socket_lines(resolved),
+            local: local_lines(profile),
         },
         sandbox: SandboxExplanation {
             needed: selection.rule.needed(),
@@ -654,6 +678,9 @@ impl fmt::Display for Explanation {
         writeln!(f, "\nnetwork: {}", self.network.mode)?;
         for l in &self.network.unix_sockets {
             writeln!(f, "  unix socket: {l}")?;
+        }
+        for l in &self.network.local {
+            writeln!(f, "  local port: {l}")?;
         }
         if let Some(h) = &self.network.hint {
             writeln!(f, "  to change: {h}")?;

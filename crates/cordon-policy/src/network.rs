@@ -7,9 +7,11 @@
 //! mode = "restricted"                          # enabled | restricted
 //! unix_sockets = ["/run/user/1000/ssh-agent.sock", "~/.gnupg/S.gpg-agent"]
 //! i_understand_host_root = false               # needed for docker.sock, podman.sock, …
+//! local = ["127.0.0.1:5432", "[::1]:6379"]     # host loopback ports forwarded in
 //! ```
 
 use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
 
 /// Extra network rules of a profile (the `[network]` table minus `mode`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -34,6 +36,40 @@ pub struct NetworkRules {
     /// When not empty, the only destination ports the proxy connects to.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<u16>,
+    /// Host loopback services forwarded into the sandbox (issue 10 §6), `ADDR:PORT` with
+    /// a loopback address (`127.0.0.1:5432`, `[::1]:6379`): inside, the same address and
+    /// port reach exactly that host port through the relay; nothing else of the host's
+    /// loopback is reachable. See [`parse_local`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub local: Vec<String>,
+}
+
+/// Parses one `network.local` entry: a loopback address (`127.0.0.0/8` or `::1`) and a
+/// port 1–65535, e.g. `127.0.0.1:5432` or `[::1]:6379`.
+///
+/// Errors: not `ADDR:PORT`, port 0, or an address that is not loopback (a message naming
+/// the entry and what to write instead).
+pub fn parse_local(entry: &str) -> Result<SocketAddr, String> {
+    let e = entry.trim();
+    let a: SocketAddr = e.parse().map_err(|_| {
+        format!(
+            "network.local: {entry:?} is not ADDR:PORT with a loopback address and a port \
+             1-65535 (e.g. \"127.0.0.1:5432\" or \"[::1]:6379\")"
+        )
+    })?;
+    if a.port() == 0 {
+        return Err(format!(
+            "network.local: {entry:?}: 0 is not a port (1-65535)"
+        ));
+    }
+    if !a.ip().is_loopback() {
+        return Err(format!(
+            "network.local: {entry:?} is not a loopback address: only host loopback services \
+             (127.0.0.0/8, ::1) can be forwarded; for other hosts use network = \"managed\" \
+             with network.allow"
+        ));
+    }
+    Ok(a)
 }
 
 fn is_false(b: &bool) -> bool {
@@ -78,6 +114,21 @@ impl NetworkRules {
             && self.allow.is_empty()
             && self.deny.is_empty()
             && self.ports.is_empty()
+            && self.local.is_empty()
+    }
+
+    /// The parsed `network.local` entries, deduplicated, in order.
+    ///
+    /// Errors: the first bad entry (see [`parse_local`]).
+    pub fn local_addrs(&self) -> Result<Vec<SocketAddr>, String> {
+        let mut v: Vec<SocketAddr> = Vec::new();
+        for e in &self.local {
+            let a = parse_local(e)?;
+            if !v.contains(&a) {
+                v.push(a);
+            }
+        }
+        Ok(v)
     }
 
     /// Checks the rules (R-N2): an empty spelling, or a container-engine socket without
@@ -97,6 +148,7 @@ impl NetworkRules {
         if self.ports.contains(&0) {
             return Err("network.ports: 0 is not a port".into());
         }
+        self.local_addrs()?;
         Ok(())
     }
 
@@ -166,6 +218,50 @@ mod tests {
         r.i_understand_host_root = true;
         assert!(r.validate().is_ok());
         r.unix_sockets.push(" ".into());
+        assert!(r.validate().is_err());
+    }
+
+    #[test]
+    fn local_entries_are_loopback_ports_only() {
+        assert_eq!(
+            parse_local("127.0.0.1:5432").unwrap(),
+            "127.0.0.1:5432".parse().unwrap()
+        );
+        assert_eq!(
+            parse_local(" [::1]:6379 ").unwrap(),
+            "[::1]:6379".parse().unwrap()
+        );
+        assert!(parse_local("127.0.0.2:80").is_ok());
+        for (bad, says) in [
+            ("10.0.0.1:5432", "not a loopback address"),
+            ("0.0.0.0:5432", "not a loopback address"),
+            ("[::]:5432", "not a loopback address"),
+            ("127.0.0.1:0", "0 is not a port"),
+            ("127.0.0.1:65536", "not ADDR:PORT"),
+            ("127.0.0.1", "not ADDR:PORT"),
+            ("localhost:5432", "not ADDR:PORT"),
+            ("5432", "not ADDR:PORT"),
+        ] {
+            let e = parse_local(bad).unwrap_err();
+            assert!(
+                e.contains(says) && e.starts_with("network.local"),
+                "{bad}: {e}"
+            );
+        }
+        let r = NetworkRules {
+            local: vec![
+                "127.0.0.1:5432".into(),
+                "127.0.0.1:5432".into(),
+                "[::1]:1".into(),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(r.local_addrs().unwrap().len(), 2);
+        assert!(r.validate().is_ok());
+        let r = NetworkRules {
+            local: vec!["192.168.1.1:22".into()],
+            ..Default::default()
+        };
         assert!(r.validate().is_err());
     }
 

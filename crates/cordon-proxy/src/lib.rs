@@ -25,7 +25,7 @@ use http_body_util::{combinators::BoxBody, BodyExt, Empty, Full};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::io::Write;
@@ -65,18 +65,18 @@ impl Resolver {
 }
 
 /// One decision, as written to the log (one JSON object per line).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LogRecord {
     /// Seconds since the Unix epoch.
     pub ts: f64,
-    /// `http`, `connect` or `socks5`.
-    pub proto: &'static str,
+    /// `http`, `connect`, `socks5` or `local` (a `network.local` forward).
+    pub proto: String,
     /// The destination host as the client named it.
     pub host: String,
     /// The destination port.
     pub port: u16,
     /// `allow`, `deny` or `error` (allowed but the connection failed).
-    pub decision: &'static str,
+    pub decision: String,
     /// The rule (see [`Verdict::rule`]) or the error.
     pub rule: String,
     /// The address connected to (allow) or refused (internal address).
@@ -84,11 +84,10 @@ pub struct LogRecord {
     pub addr: Option<String>,
 }
 
-/// The JSONL decision log: a file opened for appending (each line one `write`), or
-/// nothing.
+/// The JSONL decision log: files written to (each line one `write`), possibly none.
 #[derive(Debug, Default)]
 pub struct DecisionLog {
-    file: Option<Mutex<std::fs::File>>,
+    files: Vec<Mutex<std::fs::File>>,
 }
 
 impl DecisionLog {
@@ -96,23 +95,48 @@ impl DecisionLog {
     ///
     /// Errors: the file cannot be opened.
     pub fn open(path: &Path) -> std::io::Result<DecisionLog> {
+        let mut l = DecisionLog::default();
+        l.add_path(path)?;
+        Ok(l)
+    }
+
+    /// Also appends to `path` (created if missing).
+    ///
+    /// Errors: the file cannot be opened.
+    pub fn add_path(&mut self, path: &Path) -> std::io::Result<()> {
         let f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)?;
-        Ok(DecisionLog {
-            file: Some(Mutex::new(f)),
-        })
+        self.add_file(f);
+        Ok(())
+    }
+
+    /// Also writes to an open file (e.g. the memory file `cordon run` reads the run's
+    /// decisions from, which the command never holds).
+    pub fn add_file(&mut self, f: std::fs::File) {
+        self.files.push(Mutex::new(f));
     }
 
     fn record(&self, r: &LogRecord) {
-        let Some(f) = &self.file else { return };
+        if self.files.is_empty() {
+            return;
+        }
         let mut line = serde_json::to_vec(r).unwrap_or_default();
         line.push(b'\n');
-        if let Ok(mut f) = f.lock() {
-            let _ = f.write_all(&line);
+        for f in &self.files {
+            if let Ok(mut f) = f.lock() {
+                let _ = f.write_all(&line);
+            }
         }
     }
+}
+
+/// Parses a decision log (JSONL); lines that are not records are skipped.
+pub fn parse_log(text: &str) -> Vec<LogRecord> {
+    text.lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
 }
 
 /// Everything the proxy needs.
@@ -220,10 +244,10 @@ impl Proxy {
     ) {
         self.inner.log.record(&LogRecord {
             ts: now(),
-            proto,
+            proto: proto.to_string(),
             host: host.to_string(),
             port,
-            decision,
+            decision: decision.to_string(),
             rule: rule.to_string(),
             addr,
         });
@@ -319,8 +343,73 @@ impl Proxy {
         }
     }
 
+    /// Serves a `network.local` forward (issue 10 §6) until the task is dropped: every
+    /// connection on `listener` (the sandbox's relay) is carried to exactly `target`, a
+    /// host loopback address and port; each is logged as proto `local`, rule
+    /// `network.local`.
+    pub async fn run_forward(self, listener: UnixListener, target: SocketAddr) {
+        loop {
+            match listener.accept().await {
+                Ok((s, _)) => {
+                    let me = self.clone();
+                    tokio::spawn(async move { me.forward_one(s, target).await });
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+            }
+        }
+    }
+
+    async fn forward_one<S>(self, s: S, target: SocketAddr)
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let host = target.ip().to_string();
+        let connected =
+            tokio::time::timeout(self.inner.connect_timeout, TcpStream::connect(target)).await;
+        match connected {
+            Ok(Ok(up)) => {
+                let _ = up.set_nodelay(true);
+                self.log(
+                    "local",
+                    &host,
+                    target.port(),
+                    "allow",
+                    "network.local",
+                    Some(target.to_string()),
+                );
+                splice(up, s).await;
+            }
+            Ok(Err(e)) => self.log(
+                "local",
+                &host,
+                target.port(),
+                "error",
+                &format!("connecting to {target}: {e}"),
+                None,
+            ),
+            Err(_) => self.log(
+                "local",
+                &host,
+                target.port(),
+                "error",
+                &format!("connecting to {target}: timed out"),
+                None,
+            ),
+        }
+    }
+
     async fn serve_conn(self, s: TcpStream) {
         let _ = s.set_nodelay(true);
+        self.serve_stream(BufReader::new(s)).await
+    }
+
+    /// Serves one client connection given as any byte stream (the listeners' per-connection
+    /// step; public for the fuzz target and property tests, which feed arbitrary bytes
+    /// through an in-memory pipe).
+    pub async fn serve_io<S>(self, s: S)
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
         self.serve_stream(BufReader::new(s)).await
     }
 
@@ -589,17 +678,55 @@ pub fn spawn_unix(
     listener: std::os::unix::net::UnixListener,
     threads: usize,
 ) -> std::io::Result<Running> {
+    spawn_unix_with(cfg, Some(listener), Vec::new(), threads)
+}
+
+/// A `network.local` forward (issue 10 §6): the unix listener the sandbox's relay
+/// connects to, and the host loopback address every connection is carried to.
+#[derive(Debug)]
+pub struct LocalForward {
+    /// The bound listener (host side).
+    pub listener: std::os::unix::net::UnixListener,
+    /// The host loopback address and port.
+    pub target: SocketAddr,
+}
+
+/// Like [`spawn_unix`], with the filtering proxy optional (a restricted network with
+/// `network.local` has only forwards) and any number of [`LocalForward`]s served on the
+/// same runtime and decision log.
+///
+/// Errors: the runtime cannot be built or a listener cannot be registered.
+pub fn spawn_unix_with(
+    cfg: ProxyConfig,
+    listener: Option<std::os::unix::net::UnixListener>,
+    forwards: Vec<LocalForward>,
+    threads: usize,
+) -> std::io::Result<Running> {
     let rt = runtime(threads)?;
-    listener.set_nonblocking(true)?;
-    let listener = {
+    let register = |l: std::os::unix::net::UnixListener| -> std::io::Result<UnixListener> {
+        l.set_nonblocking(true)?;
         let _g = rt.enter();
-        UnixListener::from_std(listener)?
+        UnixListener::from_std(l)
     };
+    let listener = listener.map(register).transpose()?;
+    let forwards = forwards
+        .into_iter()
+        .map(|f| Ok((register(f.listener)?, f.target)))
+        .collect::<std::io::Result<Vec<_>>>()?;
     let proxy = Proxy::new(cfg);
     start(
         rt,
         SocketAddr::from(([0, 0, 0, 0], 0)),
-        move |p: Proxy| p.run_unix(listener),
+        move |p: Proxy| async move {
+            let mut set = tokio::task::JoinSet::new();
+            for (l, t) in forwards {
+                set.spawn(p.clone().run_forward(l, t));
+            }
+            if let Some(l) = listener {
+                set.spawn(p.run_unix(l));
+            }
+            while set.join_next().await.is_some() {}
+        },
         proxy,
     )
 }

@@ -299,6 +299,48 @@ mod props {
     use super::*;
     use proptest::prelude::*;
 
+    /// Feeds `bytes` to one connection of a deny-all proxy through an in-memory pipe;
+    /// returns what it answered (up to the end of the first response head, or EOF) and
+    /// its decision log.
+    fn front(bytes: Vec<u8>, half_close: bool) -> (Vec<u8>, String) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let dir = tempfile::tempdir().unwrap();
+        let log_path = dir.path().join("log.jsonl");
+        let mut cfg = ProxyConfig::new(ProxyPolicy::default());
+        cfg.log = DecisionLog::open(&log_path).unwrap();
+        cfg.resolver = Resolver::Map(Default::default());
+        let proxy = cordon_proxy::Proxy::new(cfg);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let out = rt.block_on(async move {
+            let (mut client, server) = tokio::io::duplex(64 * 1024);
+            let task = tokio::spawn(proxy.serve_io(server));
+            let _ = client.write_all(&bytes).await;
+            if half_close {
+                let _ = client.shutdown().await;
+            }
+            let mut out = Vec::new();
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+                let mut buf = [0u8; 4096];
+                loop {
+                    match client.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => out.extend_from_slice(&buf[..n]),
+                    }
+                    if out.windows(4).any(|w| w == b"\r\n\r\n") || out.first() == Some(&5) {
+                        break;
+                    }
+                }
+            })
+            .await;
+            task.abort();
+            out
+        });
+        (out, std::fs::read_to_string(&log_path).unwrap_or_default())
+    }
+
     fn host() -> impl Strategy<Value = Host> {
         prop_oneof![
             any::<[u8; 4]>().prop_map(|a| Host::Ip(IpAddr::from(a))),
@@ -321,6 +363,30 @@ mod props {
             }
             b.extend_from_slice(&tail);
             prop_assert_eq!(socks5::parse_request(&b), Ok(Some((r, n))));
+        }
+
+        /// The HTTP/CONNECT/SOCKS5 front with a policy that allows nothing: whatever the
+        /// client sends (arbitrary bytes, or a request line with an arbitrary target), no
+        /// connection is allowed, nothing panics, and an HTTP answer is never a success.
+        #[test]
+        fn the_front_allows_nothing_a_deny_all_policy_denies(
+            raw in proptest::collection::vec(any::<u8>(), 0..300),
+            target in "[ -~]{0,80}",
+            method in prop_oneof![Just("CONNECT "), Just("GET http://"), Just("GET "), Just("POST http://")],
+            structured in any::<bool>(),
+        ) {
+            let (bytes, half_close) = if structured {
+                (format!("{method}{target} HTTP/1.1\r\nHost: x\r\n\r\n").into_bytes(), false)
+            } else {
+                (raw, true)
+            };
+            let (out, log) = front(bytes, half_close);
+            prop_assert!(!out.starts_with(b"HTTP/1.1 2"), "{}", String::from_utf8_lossy(&out));
+            prop_assert!(!log.contains("\"allow\""), "{}", log);
+            if structured && !out.is_empty() {
+                let status = String::from_utf8_lossy(&out[..out.len().min(12)]).into_owned();
+                prop_assert!(status.ends_with("400") || status.ends_with("403"), "{}", status);
+            }
         }
 
         #[test]

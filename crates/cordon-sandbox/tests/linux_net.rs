@@ -439,3 +439,157 @@ except OSError as e:
         "a host outside the allow list was reached"
     );
 }
+
+/// `network.local` (issue 10 §6): a listed host loopback port is reached inside the
+/// sandbox at the same address, through the relay, with the network off and managed; a
+/// second host listener on another port is not reached. Fails without the forward (the
+/// first connection is refused like every other host port).
+#[test]
+fn network_local_reaches_exactly_its_port() {
+    if !require_full() {
+        return;
+    }
+    use std::io::Write;
+    let listed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listed.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in listed.incoming() {
+            let Ok(mut s) = s else { continue };
+            let _ = s.write_all(b"host-service");
+        }
+    });
+    let other = TcpListener::bind("127.0.0.1:0").unwrap();
+    other.set_nonblocking(true).unwrap();
+    let other_port = other.local_addr().unwrap().port();
+    let script = r#"
+import socket, sys
+for name, port in (("listed", int(sys.argv[1])), ("other", int(sys.argv[2]))):
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        print(name + ":", s.recv(100).decode())
+    except OSError as e:
+        print(name + ":", type(e).__name__)
+"#;
+    for net in [restricted(), cordon_policy::NetworkPolicy::Managed] {
+        let mut s = Sandbox::new().network(net).report();
+        s.profile.network_rules.local = vec![format!("127.0.0.1:{port}")];
+        let o = s.run(&[
+            "python3",
+            "-c",
+            script,
+            &port.to_string(),
+            &other_port.to_string(),
+        ]);
+        assert_ok(&o);
+        assert_eq!(
+            stdout(&o),
+            "listed: host-service\nother: ConnectionRefusedError\n",
+            "{net:?}: {}",
+            stderr(&o)
+        );
+        assert!(
+            stderr(&o).contains(&format!("network.local): 127.0.0.1:{port}")),
+            "the report names the forward: {}",
+            stderr(&o)
+        );
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(other.accept().is_err(), "an unlisted host port was reached");
+}
+
+/// Managed network (issue 10 tests): `pip download` from a package index served on the
+/// host (127.0.0.2, allowed by an address rule) works through the proxy — pip reads the
+/// proxy variables cordon sets — and the index is not reachable around the proxy.
+#[test]
+fn pip_download_from_a_local_index_through_the_proxy() {
+    if !require_full() {
+        return;
+    }
+    if std::process::Command::new("python3")
+        .args(["-m", "pip", "--version"])
+        .output()
+        .map_or(true, |o| !o.status.success())
+    {
+        assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "pip missing");
+        eprintln!("note: pip missing; test not run");
+        return;
+    }
+    // A one-file wheel and a PEP 503 simple index for it, served by python's http.server.
+    let idx = outside_dir();
+    let build = r#"
+import os, sys, zipfile
+root = sys.argv[1]
+d = os.path.join(root, "simple", "cordon-testpkg"); os.makedirs(d)
+whl = "cordon_testpkg-1.0-py3-none-any.whl"
+with zipfile.ZipFile(os.path.join(d, whl), "w") as z:
+    z.writestr("cordon_testpkg/__init__.py", "X = 1\n")
+    di = "cordon_testpkg-1.0.dist-info/"
+    z.writestr(di + "METADATA", "Metadata-Version: 2.1\nName: cordon-testpkg\nVersion: 1.0\n")
+    z.writestr(di + "WHEEL", "Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+    z.writestr(di + "RECORD", "")
+open(os.path.join(d, "index.html"), "w").write('<a href="%s">%s</a>\n' % (whl, whl))
+open(os.path.join(root, "simple", "index.html"), "w").write('<a href="cordon-testpkg/">cordon-testpkg</a>\n')
+"#;
+    let st = std::process::Command::new("python3")
+        .args(["-c", build, idx.path().to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let port = TcpListener::bind("127.0.0.2:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = std::process::Command::new("python3")
+        .args([
+            "-m",
+            "http.server",
+            "--bind",
+            "127.0.0.2",
+            &port.to_string(),
+        ])
+        .current_dir(idx.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    struct Kill<'a>(&'a mut std::process::Child);
+    impl Drop for Kill<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _k = Kill(&mut server);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.2", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "index server did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let url = format!("http://127.0.0.2:{port}/simple/");
+    let script = format!(
+        "python3 -m pip download --no-deps --no-cache-dir --disable-pip-version-check \
+         --retries 0 --timeout 10 --index-url {url} -d dl cordon-testpkg==1.0 >pip.log 2>&1; \
+         echo pip=$?; ls dl; \
+         python3 -c 'import socket; socket.create_connection((\"127.0.0.2\", {port}), timeout=3)' \
+         2>/dev/null && echo raw=reached || echo raw=refused"
+    );
+    let mut s = Sandbox::new().network(cordon_policy::NetworkPolicy::Managed);
+    s.profile.network_rules.allow = vec!["127.0.0.2".into()];
+    let o = s.sh(&script);
+    let log = std::fs::read_to_string(s.ws.join("pip.log")).unwrap_or_default();
+    assert_eq!(
+        stdout(&o),
+        "pip=0\ncordon_testpkg-1.0-py3-none-any.whl\nraw=refused\n",
+        "{}\n{log}",
+        stderr(&o)
+    );
+    // Twin: without the allow entry the proxy refuses the index, and pip fails.
+    let mut s = Sandbox::new().network(cordon_policy::NetworkPolicy::Managed);
+    s.profile.network_rules.allow = vec!["127.0.0.9".into()];
+    let o = s.sh(&script);
+    assert!(stdout(&o).starts_with("pip=1\n"), "{}", stdout(&o));
+}

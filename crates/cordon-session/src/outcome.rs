@@ -211,9 +211,70 @@ pub struct RunSignals {
     /// The sandbox helper reported that every layer was applied and the command started:
     /// an exit 125 after that is the command's own.
     pub helper_applied: bool,
+    /// Connections cordon's proxy refused during the run (managed network), from its
+    /// decision log on a channel the command never holds, in order.
+    pub network_denied: Vec<ProxyDenial>,
     /// Kernel-side denial records from the helper's report channel (`None`: no supervisor
     /// ran; `Some` with no records: it ran and nothing was refused).
     pub denials: Option<cordon_sandbox::denials::DenialReport>,
+}
+
+/// One connection the filtering proxy refused (issue 10 §4).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProxyDenial {
+    /// The host as the command named it.
+    pub host: String,
+    /// The destination port.
+    pub port: u16,
+    /// The rule (`not in network.allow`, `deny evil.example`, …).
+    pub rule: String,
+}
+
+/// The network-denied outcome of a failed run whose proxy refused a connection: the last
+/// refusal (the one most likely to have ended the run), with a hint naming the change.
+fn proxy_denied(d: &[ProxyDenial]) -> Option<(OutcomeClass, Evidence, String)> {
+    let last = d.last()?;
+    let hint = if last.rule.starts_with("deny ") {
+        format!(
+            "{}:{} was blocked by cordon's proxy ({}): it is in network.deny, which wins over \
+             network.allow",
+            last.host, last.port, last.rule
+        )
+    } else if last.rule.starts_with("internal address") {
+        format!(
+            "{}:{} was blocked by cordon's proxy ({}); allow it with an address rule, e.g. \
+             network.allow = [\"{}\"]",
+            last.host,
+            last.port,
+            last.rule,
+            last.rule.split_whitespace().nth(2).unwrap_or(&last.host)
+        )
+    } else if last.rule.starts_with("port ") {
+        format!(
+            "{}:{} was blocked by cordon's proxy ({}); add {} to network.ports",
+            last.host, last.port, last.rule, last.port
+        )
+    } else {
+        format!(
+            "{}:{} was blocked by cordon's proxy ({}); allow it with network.allow = [\"{}\"]",
+            last.host, last.port, last.rule, last.host
+        )
+    };
+    let hosts: Vec<String> = d.iter().map(|x| format!("{}:{}", x.host, x.port)).collect();
+    Some((
+        OutcomeClass::NetworkDenied {
+            host: Some(last.host.clone()),
+            rule: Some(last.rule.clone()),
+        },
+        ev(
+            EvidenceSource::Helper,
+            format!(
+                "proxy decision log (a channel the command cannot write): denied {}",
+                hosts.join(", ")
+            ),
+        ),
+        hint,
+    ))
 }
 
 /// What the classifier knows about the profile the command ran with.
@@ -477,6 +538,14 @@ pub fn classify(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
             ),
         );
         return out;
+    }
+    if sig.code != Some(0) {
+        if let Some((class, evidence, hint)) = proxy_denied(&sig.network_denied) {
+            out.class = class;
+            out.evidence.insert(0, evidence);
+            out.hint = Some(hint);
+            return out;
+        }
     }
     if sig.code == Some(125) && sig.sandboxed && !sig.helper_applied {
         // No report at all (the helper died before it could say): its own message, if any.
@@ -1214,5 +1283,72 @@ mod tests {
         assert_eq!(v["path"], "/usr/local/x");
         assert_eq!(v["confidence"], "low");
         assert!(v["hint"].is_string());
+    }
+
+    #[test]
+    fn proxy_denials_make_network_denied_with_host_rule_and_hint() {
+        let r = resolved();
+        let ctx = ClassifyContext {
+            resolved: Some(&r),
+            fs: &NoFs,
+            cwd: Path::new("/w"),
+            network_enabled: false,
+        };
+        let denial = |host: &str, rule: &str| ProxyDenial {
+            host: host.into(),
+            port: 443,
+            rule: rule.into(),
+        };
+        let sig = RunSignals {
+            code: Some(1),
+            // What the program prints does not decide it; the proxy's log does.
+            stderr_tail: "error: something else entirely".into(),
+            sandboxed: true,
+            helper_applied: true,
+            network_denied: vec![denial("registry.npmjs.org", "not in network.allow")],
+            ..Default::default()
+        };
+        let o = classify(&sig, &ctx);
+        assert_eq!(
+            o.class,
+            OutcomeClass::NetworkDenied {
+                host: Some("registry.npmjs.org".into()),
+                rule: Some("not in network.allow".into()),
+            }
+        );
+        assert_eq!(o.confidence, Confidence::High);
+        assert!(
+            o.hint
+                .as_deref()
+                .unwrap()
+                .contains(r#"network.allow = ["registry.npmjs.org"]"#),
+            "{o:?}"
+        );
+        let o = classify(
+            &RunSignals {
+                network_denied: vec![denial("evil.example", "deny evil.example")],
+                ..sig.clone()
+            },
+            &ctx,
+        );
+        assert!(o.hint.unwrap().contains("network.deny"));
+        // A run that succeeded anyway stays a success.
+        let o = classify(
+            &RunSignals {
+                code: Some(0),
+                ..sig.clone()
+            },
+            &ctx,
+        );
+        assert_eq!(o.class, OutcomeClass::Success);
+        // Without a proxy denial the same failure is an ordinary one.
+        let o = classify(
+            &RunSignals {
+                network_denied: vec![],
+                ..sig
+            },
+            &ctx,
+        );
+        assert_eq!(o.class, OutcomeClass::CommandFailed);
     }
 }

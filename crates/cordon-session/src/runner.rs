@@ -164,10 +164,17 @@ pub fn run_with(
         // R-H5: the helper says which limit ended the run on a pipe only it holds (the
         // command's own exit code 124 or stderr cannot forge it).
         let channel = cordon_sandbox::linux::limits::OutcomeChannel::new().ok();
+        // The proxy's decisions (managed network) come back the same way: network-denied
+        // is read from them, not from anything the command prints.
+        let decisions = cordon_sandbox::linux::DecisionChannel::new().ok();
         let build = |args: Vec<String>| {
             let mut cmd = build(args);
             if let Some(c) = &channel {
                 let (k, v) = c.env();
+                cmd.env(k, v);
+            }
+            if let Some(d) = &decisions {
+                let (k, v) = d.env();
                 cmd.env(k, v);
             }
             cmd
@@ -178,6 +185,17 @@ pub fn run_with(
         sig.limit = channel
             .and_then(|c| c.read())
             .map(|l| l.as_str().to_string());
+        sig.network_denied = decisions
+            .map(|d| d.read())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|r| r.decision == "deny")
+            .map(|r| crate::outcome::ProxyDenial {
+                host: r.host,
+                port: r.port,
+                rule: r.rule,
+            })
+            .collect();
         match &report {
             Some(cordon_sandbox::linux::HelperOutcome::NotRun { reason }) => {
                 sig.helper_not_run = Some(reason.clone());
@@ -335,6 +353,7 @@ fn wait(
         sandboxed,
         helper_not_run: None,
         helper_applied: false,
+        network_denied: Vec::new(),
         denials: None,
     })
 }

@@ -50,6 +50,9 @@ pub struct Layers {
     pub deny_read: Vec<PathBuf>,
     /// `--network on|off`: `Some(true)` on, `Some(false)` off.
     pub network: Option<bool>,
+    /// `--local-port ADDR:PORT`: host loopback ports forwarded into the sandbox, appended
+    /// to the profile's `network.local` (issue 10 §6).
+    pub local_ports: Vec<String>,
     /// Extra exec-policy rule files (`--rules`).
     pub rule_files: Vec<PathBuf>,
     /// Plan mode: the profile's read-only view (R-A10).
@@ -249,6 +252,19 @@ fn narrow(profile: &mut PermissionProfile, layers: &Layers, cwd: &Path) -> Resul
     if layers.network == Some(false) {
         profile.network = NetworkPolicy::Restricted;
     }
+    if !layers.local_ports.is_empty() {
+        // Exactly the named host ports, no more: a bad entry is a usage error, never
+        // ignored.
+        for l in &layers.local_ports {
+            cordon_policy::network::parse_local(l).map_err(|e| {
+                let e = e.trim_start_matches("network.local: ");
+                TrustError::Usage(format!("--local-port: {e}"))
+            })?;
+            if !profile.network_rules.local.contains(l) {
+                profile.network_rules.local.push(l.clone());
+            }
+        }
+    }
     Ok(())
 }
 
@@ -391,5 +407,28 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("--profile workspace-write"), "{e}");
+    }
+
+    #[test]
+    fn local_ports_join_network_local_and_are_checked() {
+        let a = tempfile::tempdir().unwrap();
+        let build = |l: &str| {
+            TrustProfile::build(
+                Entry::Cli("run".into()),
+                a.path(),
+                &Layers {
+                    local_ports: vec![l.into()],
+                    ..Default::default()
+                },
+            )
+        };
+        let t = build("127.0.0.1:5432").unwrap();
+        assert_eq!(t.profile.network_rules.local, vec!["127.0.0.1:5432"]);
+        let e = build("192.168.0.1:5432").unwrap_err().to_string();
+        assert!(
+            e.contains("--local-port") && e.contains("not a loopback"),
+            "{e}"
+        );
+        assert!(build("127.0.0.1:0").is_err());
     }
 }

@@ -176,6 +176,11 @@ pub struct ProfileArgs {
     /// Network access for this run: `on` (enabled) or `off` (restricted).
     #[arg(long, value_enum)]
     pub network: Option<NetworkArg>,
+    /// Forward this host loopback port into the sandbox (repeatable), e.g.
+    /// `127.0.0.1:5432`: added to the profile's `network.local`; nothing else of the
+    /// host's loopback is reachable.
+    #[arg(long = "local-port", value_name = "ADDR:PORT")]
+    pub local_port: Vec<String>,
     /// Output machine-readable JSON.
     #[arg(long)]
     pub json: bool,

@@ -36,6 +36,7 @@ pub fn layers(args: &ProfileArgs, rules: &[PathBuf], plan: bool) -> Layers {
         with: args.with.clone(),
         deny_read: args.deny_read.clone(),
         network: args.network.map(|n| n == NetworkArg::On),
+        local_ports: args.local_port.clone(),
         rule_files: rules.to_vec(),
         plan,
     }

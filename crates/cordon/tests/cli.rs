@@ -1368,3 +1368,82 @@ fn timeout_is_a_classified_outcome() {
     assert_eq!(o.status.code(), Some(125));
     assert!(text(&o.stderr).contains("100ms"), "{}", text(&o.stderr));
 }
+
+/// Managed network (issue 10 §4): a connection the proxy refuses makes the run's outcome
+/// `network-denied{host, rule}` with a hint naming `network.allow`, read from the proxy's
+/// own decision log (the command cannot write it: its stderr claiming something else
+/// changes nothing). The allowed twin succeeds.
+#[test]
+fn proxy_denial_is_the_outcome_in_json() {
+    if !sandbox_available() {
+        return;
+    }
+    let up = TcpListener::bind("127.0.0.2:0").unwrap();
+    let port = up.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::{BufRead, BufReader, Write};
+        for s in up.incoming() {
+            let Ok(mut s) = s else { continue };
+            let mut r = BufReader::new(s.try_clone().unwrap());
+            let mut line = String::new();
+            while r.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                line.clear();
+            }
+            let _ =
+                s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+        }
+    });
+    let p = project();
+    let cfg = p.home.join("c.toml");
+    std::fs::write(
+        &cfg,
+        "[profiles.net]\nextends = \"workspace-write\"\n[profiles.net.network]\nmode = \
+         \"managed\"\nallow = [\"127.0.0.2\"]\n",
+    )
+    .unwrap();
+    let script = r#"
+import sys, urllib.request
+print("forged: network-denied{host=elsewhere}", file=sys.stderr)
+print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())
+"#;
+    let run = |url: &str| {
+        let file = p.home.join("r.json");
+        let _ = std::fs::remove_file(&file);
+        let o = out(cordon(
+            &p,
+            &[
+                "run",
+                "--config",
+                cfg.to_str().unwrap(),
+                "--profile",
+                "net",
+                "--report",
+                file.to_str().unwrap(),
+                "--",
+                "python3",
+                "-c",
+                script,
+                url,
+            ],
+        ));
+        let v: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(&file).unwrap_or_else(|_| text(&o.stderr)),
+        )
+        .expect("report");
+        (o, v)
+    };
+    let (o, v) = run(&format!("http://127.0.0.2:{port}/"));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(v["outcome"], "success", "{v}");
+    let (o, v) = run(&format!("http://127.0.0.3:{port}/"));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert_eq!(v["outcome"], "network-denied", "{v}");
+    assert_eq!(v["host"], "127.0.0.3", "{v}");
+    assert_eq!(v["rule"], "not in network.allow", "{v}");
+    assert!(
+        v["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains(r#"network.allow = ["127.0.0.3"]"#)),
+        "{v}"
+    );
+}

@@ -604,10 +604,19 @@ struct ProxySocket {
     dir: std::path::PathBuf,
     path: std::path::PathBuf,
     listener: Option<std::os::unix::net::UnixListener>,
+    /// `network.local`: one socket per forwarded host port (`local-N.sock` in `dir`).
+    locals: Vec<LocalSocket>,
+}
+
+/// The host side of one `network.local` forward.
+struct LocalSocket {
+    target: std::net::SocketAddr,
+    path: std::path::PathBuf,
+    listener: Option<std::os::unix::net::UnixListener>,
 }
 
 impl ProxySocket {
-    fn create() -> std::io::Result<ProxySocket> {
+    fn create(locals: &[std::net::SocketAddr]) -> std::io::Result<ProxySocket> {
         use std::os::unix::fs::DirBuilderExt;
         let base = std::env::temp_dir();
         let nanos = std::time::SystemTime::now()
@@ -621,16 +630,30 @@ impl ProxySocket {
         std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
         let path = dir.join("proxy.sock");
         let listener = std::os::unix::net::UnixListener::bind(&path)?;
-        Ok(ProxySocket {
+        let mut me = ProxySocket {
             dir,
             path,
             listener: Some(listener),
-        })
+            locals: Vec::new(),
+        };
+        for (i, t) in locals.iter().enumerate() {
+            let path = me.dir.join(format!("local-{i}.sock"));
+            let listener = std::os::unix::net::UnixListener::bind(&path)?;
+            me.locals.push(LocalSocket {
+                target: *t,
+                path,
+                listener: Some(listener),
+            });
+        }
+        Ok(me)
     }
 }
 
 impl Drop for ProxySocket {
     fn drop(&mut self) {
+        for l in &self.locals {
+            let _ = std::fs::remove_file(&l.path);
+        }
         let _ = std::fs::remove_file(&self.path);
         let _ = std::fs::remove_dir(&self.dir);
     }
@@ -641,16 +664,41 @@ impl Drop for ProxySocket {
 /// when set.
 fn start_proxy(
     profile: &ResolvedProfile,
+    plan: &LinuxPlan,
     sock: &mut ProxySocket,
 ) -> Result<cordon_proxy::Running, String> {
-    let policy = cordon_proxy::ProxyPolicy::from_rules(&profile.profile.network_rules)?;
+    let policy = if plan.proxy_relay {
+        cordon_proxy::ProxyPolicy::from_rules(&profile.profile.network_rules)?
+    } else {
+        cordon_proxy::ProxyPolicy::default()
+    };
     let mut cfg = cordon_proxy::ProxyConfig::new(policy);
     if let Some(p) = std::env::var_os("CORDON_PROXY_LOG") {
         cfg.log = cordon_proxy::DecisionLog::open(Path::new(&p))
             .map_err(|e| format!("cannot open CORDON_PROXY_LOG: {e}"))?;
     }
+    // The caller's copy (`cordon run` reads network-denied from it after the run).
+    if let Some(f) = super::relay::decisions_from_env() {
+        cfg.log.add_file(f);
+    }
     let l = sock.listener.take().ok_or("the proxy socket is gone")?;
-    cordon_proxy::spawn_unix(cfg, l, 2).map_err(|e| format!("starting the proxy: {e}"))
+    // A restricted network with network.local has forwards only: nobody connects to the
+    // proxy's socket (init does not pin it), and it is not served.
+    let l = plan.proxy_relay.then_some(l);
+    let forwards = sock
+        .locals
+        .iter_mut()
+        .filter_map(|f| {
+            f.listener
+                .take()
+                .map(|listener| cordon_proxy::LocalForward {
+                    listener,
+                    target: f.target,
+                })
+        })
+        .collect();
+    cordon_proxy::spawn_unix_with(cfg, l, forwards, 2)
+        .map_err(|e| format!("starting the proxy: {e}"))
 }
 
 /// The confinement every rung applies in the process that will fork (or be) the command:
@@ -755,11 +803,16 @@ fn run_namespaces(
     } else {
         None
     };
-    let mut proxy_sock = if plan.proxy_relay {
+    let mut proxy_sock = if plan.proxy_relay || !plan.local_forwards.is_empty() {
         // Checked before anything starts: a bad list is a refusal, not a dead proxy.
-        cordon_proxy::ProxyPolicy::from_rules(&profile.profile.network_rules)
-            .map_err(|e| HelperError::Message(format!("refusing to run: {e}")))?;
-        Some(ProxySocket::create().map_err(|e| HelperError::setup("the proxy socket", e))?)
+        if plan.proxy_relay {
+            cordon_proxy::ProxyPolicy::from_rules(&profile.profile.network_rules)
+                .map_err(|e| HelperError::Message(format!("refusing to run: {e}")))?;
+        }
+        Some(
+            ProxySocket::create(&plan.local_forwards)
+                .map_err(|e| HelperError::setup("the proxy socket", e))?,
+        )
     } else {
         None
     };
@@ -801,10 +854,22 @@ fn run_namespaces(
             drop(r);
             w
         });
-        let sock_path = proxy_sock.as_mut().map(|s| {
+        let sock_path = proxy_sock.as_mut().and_then(|s| {
             s.listener.take(); // init never serves it
-            s.path.clone()
+            plan.proxy_relay.then(|| s.path.clone())
         });
+        let local_socks: Vec<(std::net::SocketAddr, PathBuf)> = proxy_sock
+            .as_mut()
+            .map(|s| {
+                s.locals
+                    .iter_mut()
+                    .map(|l| {
+                        l.listener.take();
+                        (l.target, l.path.clone())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         let mut ctx = InitContext {
             profile,
             plan,
@@ -816,6 +881,7 @@ fn run_namespaces(
             status: Some(status_w),
             print_report: reporter.stderr,
             proxy_sock: sock_path,
+            local_socks,
             records: records_w,
             git_result: git_result
                 .as_ref()
@@ -854,7 +920,7 @@ fn run_namespaces(
         None => {} // init failed and said why; its exit code (125) follows
     }
     // The proxy lives exactly as long as the command's tree: until init is reaped.
-    let proxy = match proxy_sock.as_mut().map(|s| start_proxy(profile, s)) {
+    let proxy = match proxy_sock.as_mut().map(|s| start_proxy(profile, plan, s)) {
         Some(Err(e)) => {
             // SAFETY: kill has no memory-safety preconditions; `pid` is our child.
             unsafe { libc::kill(pid, libc::SIGKILL) };
@@ -914,6 +980,9 @@ struct InitContext<'a> {
     /// Managed network: the proxy's unix socket on the host (pinned before the root is
     /// rebuilt, relayed to `127.0.0.1:3128`).
     proxy_sock: Option<PathBuf>,
+    /// `network.local`: each forwarded host address and the helper's unix socket for it
+    /// (pinned like `proxy_sock`, relayed to the same address inside).
+    local_socks: Vec<(std::net::SocketAddr, PathBuf)>,
     /// Write end of the denial-records pipe to the helper (`plan.denial_records`).
     records: Option<OwnedFd>,
     /// The memory file init reports the `.git/config` copies into after the command
@@ -975,6 +1044,12 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
         Some(Err(e)) => return Err(HelperError::setup("opening the proxy socket", e)),
         None => None,
     };
+    let local_targets = ctx
+        .local_socks
+        .iter()
+        .map(|(a, p)| super::relay::pin(p).map(|fd| (*a, fd)))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| HelperError::setup("opening a network.local socket", e))?;
     let allowed_sockets = if ctx.plan.unix_guard {
         super::unix_guard::pin_allowed(&ctx.profile.unix_sockets)
     } else {
@@ -1002,6 +1077,17 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
             .map_err(|e| HelperError::setup("listening on the proxy relay port", e))?,
         None => Vec::new(),
     };
+    let local_relays = local_targets
+        .into_iter()
+        .map(|(a, fd)| {
+            super::relay::listen_on(a).map(|l| (l, fd)).map_err(|e| {
+                HelperError::Message(format!(
+                    "sandbox setup failed: network.local {a}: cannot listen on it inside the \
+                     sandbox: {e}"
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     std::env::set_current_dir(&ctx.profile.cwd).map_err(|e| HelperError::Setup {
         stage: "entering the working directory",
         path: Some(ctx.profile.cwd.clone()),
@@ -1059,6 +1145,11 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
     if relay_target.is_some() {
         layers.push(Layer::ProxyRelay {
             port: super::relay::PROXY_PORT,
+        });
+    }
+    if !local_relays.is_empty() {
+        layers.push(Layer::LocalForwards {
+            addrs: ctx.local_socks.iter().map(|(a, _)| a.to_string()).collect(),
         });
     }
     layers.push(Layer::Environment);
@@ -1124,6 +1215,14 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
             unsafe { libc::kill(child, libc::SIGKILL) };
             process::supervise(child);
             return Err(HelperError::setup("starting the proxy relay", e));
+        }
+    }
+    for (l, target) in local_relays {
+        if let Err(e) = super::relay::start(vec![l], target) {
+            // SAFETY: kill has no memory-safety preconditions; `child` is our child.
+            unsafe { libc::kill(child, libc::SIGKILL) };
+            process::supervise(child);
+            return Err(HelperError::setup("starting a network.local relay", e));
         }
     }
     let code = process::supervise(child);

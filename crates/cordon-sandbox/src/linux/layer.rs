@@ -94,6 +94,11 @@ pub enum Layer {
         /// The port inside the sandbox (`127.0.0.1:PORT`).
         port: u16,
     },
+    /// `network.local`: host loopback ports relayed into the namespace (issue 10 §6).
+    LocalForwards {
+        /// The forwarded addresses (`127.0.0.1:5432`), the same inside and on the host.
+        addrs: Vec<String>,
+    },
     /// Rung 2's supervisor (child subreaper) that kills every descendant.
     Supervisor,
     /// Kernel-side denial records: init judges the command's writing path calls (seccomp
@@ -218,6 +223,11 @@ impl fmt::Display for Layer {
             Layer::ProxyRelay { port } => write!(
                 f,
                 "proxy relay 127.0.0.1:{port} -> cordon's filtering proxy (network.allow/deny)"
+            ),
+            Layer::LocalForwards { addrs } => write!(
+                f,
+                "host loopback ports relayed in (network.local): {}; no other host port",
+                addrs.join(", ")
             ),
             Layer::Seccomp {
                 deny_sockets,

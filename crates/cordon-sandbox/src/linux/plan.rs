@@ -92,6 +92,11 @@ pub struct LinuxPlan {
     /// the helper runs for exactly as long as the command (see `super::relay`).
     #[serde(default)]
     pub proxy_relay: bool,
+    /// `network.local` (issue 10 §6), network restricted or managed: init listens on each
+    /// of these host loopback addresses inside the namespace and relays to the helper,
+    /// which connects to exactly that host port (see `super::relay`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub local_forwards: Vec<std::net::SocketAddr>,
     /// Landlock, if applied.
     pub landlock: Option<LandlockPlan>,
     /// Seccomp, if applied.
@@ -236,6 +241,57 @@ fn seccomp_reason(f: &LinuxFeatures) -> String {
 /// `landlock_abi_is_capped_and_reported` below; raise this together with the crate.
 pub const LANDLOCK_CRATE_MAX_ABI: u32 = 7;
 
+/// The host loopback ports `network.local` forwards into the namespace (issue 10 §6):
+/// none with the network enabled (the host's loopback is reachable anyway).
+///
+/// Errors: a bad entry, a forward on rung 2 (no namespace to forward into), or one on the
+/// managed network's own relay port.
+fn local_forwards(
+    profile: &ResolvedProfile,
+    net_restricted: bool,
+    managed: bool,
+    rung1: bool,
+    features: &LinuxFeatures,
+) -> Result<Vec<std::net::SocketAddr>, Refusal> {
+    let guarantee = "network.local (exactly the listed host loopback ports)";
+    let addrs = profile
+        .profile
+        .network_rules
+        .local_addrs()
+        .map_err(|e| Refusal {
+            guarantee: guarantee.into(),
+            needs: "loopback ADDR:PORT entries".into(),
+            reason: e,
+        })?;
+    if !net_restricted || addrs.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !rung1 {
+        return Err(Refusal {
+            guarantee: guarantee.into(),
+            needs: "a network namespace".into(),
+            reason: userns_reason(features),
+        });
+    }
+    if let Some(a) = addrs
+        .iter()
+        .find(|a| managed && a.port() == super::relay::PROXY_PORT)
+        .filter(|a| {
+            a.ip() == std::net::Ipv4Addr::LOCALHOST || a.ip() == std::net::Ipv6Addr::LOCALHOST
+        })
+    {
+        return Err(Refusal {
+            guarantee: guarantee.into(),
+            needs: format!(
+                "a port other than {}, the managed network's proxy relay",
+                super::relay::PROXY_PORT
+            ),
+            reason: format!("network.local lists {a}"),
+        });
+    }
+    Ok(addrs)
+}
+
 /// Decides how to confine `profile` on a host with `features` (R-L5, R-S4). Pure.
 ///
 /// Rung 1 (user namespaces available): namespaces + rebuilt root; Landlock and seccomp
@@ -294,6 +350,7 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
         });
     }
     let rung1 = features.user_namespaces.is_available();
+    let local_forwards = local_forwards(profile, net_restricted, managed, rung1, features)?;
     if managed && !rung1 {
         return Err(Refusal {
             guarantee: "managed network (only cordon's proxy reaches out)".into(),
@@ -376,6 +433,11 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
                 port: super::relay::PROXY_PORT,
             });
         }
+        if !local_forwards.is_empty() {
+            planned.push(Layer::LocalForwards {
+                addrs: local_forwards.iter().map(|a| a.to_string()).collect(),
+            });
+        }
         planned.push(Layer::Environment);
         return Ok(LinuxPlan {
             rung: Rung::Namespaces,
@@ -384,6 +446,7 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
             unix_guard,
             denial_records,
             proxy_relay: managed,
+            local_forwards,
             landlock,
             seccomp,
             kill_descendants: false,
@@ -479,6 +542,7 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
         unix_guard: false,
         denial_records: false,
         proxy_relay: false,
+        local_forwards: Vec::new(),
         landlock: Some(landlock),
         seccomp,
         kill_descendants: true,

@@ -7,9 +7,14 @@
 //! guard refuses it anyway: it lives on a read-only mount). Nothing else leaves the
 //! namespace: a program that ignores the proxy variables reaches nothing, and direct DNS
 //! fails at once (no route, or a refused port on the private loopback).
+//!
+//! `network.local` (issue 10 §6) uses the same relay: for each listed host loopback port,
+//! init listens on the same address and port inside the namespace and carries every
+//! connection to a unix socket the helper serves on the host, which connects to exactly
+//! that host port. Nothing else of the host's loopback is reachable.
 
 use std::io;
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
@@ -34,6 +39,14 @@ pub fn listen() -> io::Result<Vec<TcpListener>> {
         v.push(l);
     }
     Ok(v)
+}
+
+/// Listens on `addr` inside the namespace (a `network.local` forward), before the command
+/// starts.
+///
+/// Errors: the address cannot be bound (e.g. `::1` without IPv6 in the namespace).
+pub fn listen_on(addr: SocketAddr) -> io::Result<TcpListener> {
+    TcpListener::bind(addr)
 }
 
 /// Starts one accept thread per listener; each connection gets a fresh connection to the
@@ -73,13 +86,111 @@ fn relay_one(c: TcpStream, via: &str) {
         .stack_size(128 * 1024)
         .spawn(move || {
             let (mut r, mut w) = (c2, up2);
-            let _ = io::copy(&mut r, &mut w);
+            let _ = copy(&mut r, &mut w);
             let _ = w.shutdown(Shutdown::Write);
         });
     let (mut r, mut w) = (up, c);
-    let _ = io::copy(&mut r, &mut w);
+    let _ = copy(&mut r, &mut w);
     let _ = w.shutdown(Shutdown::Write);
     if let Ok(t) = t {
         let _ = t.join();
     }
+}
+
+/// Bytes moved per `read`/`write` by the relay (`io::copy` uses 8 KiB between two
+/// sockets: a bulk transfer then costs a syscall pair per 8 KiB on this hop).
+const RELAY_BUF: usize = 256 * 1024;
+
+/// Copies `r` to `w` until end of input, [`RELAY_BUF`] bytes at a time (heap buffer: the
+/// relay threads have small stacks).
+fn copy(r: &mut impl io::Read, w: &mut impl io::Write) -> io::Result<u64> {
+    let mut buf = vec![0u8; RELAY_BUF];
+    let mut total = 0u64;
+    loop {
+        let n = match r.read(&mut buf) {
+            Ok(0) => return Ok(total),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        w.write_all(&buf[..n])?;
+        total += n as u64;
+    }
+}
+
+/// Names the descriptor of the run's proxy decision log in the helper's environment
+/// (set by `cordon run`, see [`DecisionChannel`]).
+pub const DECISIONS_FD_ENV: &str = "CORDON_PROXY_DECISIONS_FD";
+
+/// The caller's side of the proxy's decision log for one run (issue 10 §4): a memory file
+/// the helper inherits (descriptor number in [`DECISIONS_FD_ENV`]) and its proxy appends
+/// every decision to, one JSON line each. The command never holds it (the helper marks
+/// every inherited descriptor close-on-exec), so what the caller reads back after the run
+/// — e.g. `network-denied{host, rule}` — cannot be forged by the command.
+pub struct DecisionChannel {
+    fd: OwnedFd,
+}
+
+/// At most this many bytes of decisions are read back.
+const DECISIONS_MAX: u64 = 4 * 1024 * 1024;
+
+impl DecisionChannel {
+    /// A new, empty, inheritable memory file.
+    ///
+    /// Errors: `memfd_create` failed.
+    pub fn new() -> io::Result<DecisionChannel> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: the name is NUL-terminated; flags 0 leave the descriptor inheritable.
+        let fd = unsafe { libc::memfd_create(c"cordon-proxy-decisions".as_ptr(), 0) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a fresh descriptor owned by nothing else.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        Ok(DecisionChannel { fd })
+    }
+
+    /// `(name, value)` to add to the helper's environment.
+    pub fn env(&self) -> (String, String) {
+        (
+            DECISIONS_FD_ENV.to_string(),
+            self.fd.as_raw_fd().to_string(),
+        )
+    }
+
+    /// After the helper exited: every decision its proxy logged, in order.
+    pub fn read(self) -> Vec<cordon_proxy::LogRecord> {
+        use std::io::Read;
+        let f = std::fs::File::from(self.fd);
+        let mut text = String::new();
+        // Read from the start through a positioned reader (the helper moved the offset).
+        let mut r = io::Read::take(PositionedFile { f, pos: 0 }, DECISIONS_MAX);
+        if r.read_to_string(&mut text).is_err() {
+            return Vec::new();
+        }
+        cordon_proxy::parse_log(&text)
+    }
+}
+
+struct PositionedFile {
+    f: std::fs::File,
+    pos: u64,
+}
+
+impl io::Read for PositionedFile {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let n = self.f.read_at(buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// Helper side: the decision log descriptor named by [`DECISIONS_FD_ENV`], if any (checked
+/// open, close-on-exec).
+pub fn decisions_from_env() -> Option<std::fs::File> {
+    let fd = std::env::var(DECISIONS_FD_ENV).ok()?.parse::<i32>().ok()?;
+    super::sys::take_inherited_fd(fd)
+        .ok()
+        .map(std::fs::File::from)
 }
