@@ -183,6 +183,10 @@ pub struct Explanation {
     /// (linux-helper backend applied)`, `not enforced: unavailable: …`, `the caller
     /// (external profile)`).
     pub enforcement: String,
+    /// The filesystem at a glance (what `explain` without a path shows); `None` when the
+    /// filesystem is unrestricted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filesystem: Option<FilesystemSummary>,
     /// One answer per asked path, in the order asked.
     pub paths: Vec<PathExplanation>,
     /// The network decision.
@@ -195,6 +199,23 @@ pub struct Explanation {
     /// Things resolution skipped (e.g. `:home` without `$HOME`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+}
+
+/// The resolved filesystem at a glance: the default, the writable roots, and how many
+/// paths are protected (R-P3) or denied; each path's reason is one `cordon explain PATH`
+/// away (and in `cordon context`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FilesystemSummary {
+    /// Access everywhere no entry covers.
+    pub default: Access,
+    /// The writable roots, canonical.
+    pub writable_roots: Vec<PathBuf>,
+    /// Protected paths inside the writable roots (read-only, R-P3).
+    pub protected: usize,
+    /// Denied paths that exist (hidden).
+    pub denied: usize,
+    /// `/tmp` is a private tmpfs (the host's `/tmp` is hidden), see [`crate::view`].
+    pub private_tmp: bool,
 }
 
 /// A path as a one-line TOML basic string (quoted and escaped by `toml_writer`).
@@ -514,6 +535,16 @@ pub fn explain(
         cwd: resolved.cwd.clone(),
         workspace: resolved.workspace.clone(),
         enforcement: enforcement(profile.kind, selection, status),
+        filesystem: match &resolved.filesystem {
+            ResolvedFilesystem::Unrestricted => None,
+            fs @ ResolvedFilesystem::Restricted { default, .. } => Some(FilesystemSummary {
+                default: *default,
+                writable_roots: fs.writable_roots().iter().map(|e| e.path.clone()).collect(),
+                protected: fs.protected().len(),
+                denied: fs.denied().iter().filter(|e| e.exists).count(),
+                private_tmp,
+            }),
+        },
         paths: paths
             .iter()
             .map(|p| explain_path(resolved, fs, p, private_tmp))
@@ -565,6 +596,43 @@ impl fmt::Display for Explanation {
             self.workspace.display()
         )?;
         writeln!(f, "filesystem enforced by: {}", self.enforcement)?;
+        if let Some(fs) = &self.filesystem {
+            writeln!(f, "  default: {}", access_words(fs.default))?;
+            let roots: Vec<String> = fs
+                .writable_roots
+                .iter()
+                .map(|p| {
+                    if fs.private_tmp && p == Path::new("/tmp") {
+                        "/tmp (a private tmpfs: the host's /tmp is hidden)".to_string()
+                    } else {
+                        p.display().to_string()
+                    }
+                })
+                .collect();
+            writeln!(
+                f,
+                "  writable: {}",
+                if roots.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    roots.join(", ")
+                }
+            )?;
+            writeln!(
+                f,
+                "  {} protected path(s) inside them stay read-only, {} denied path(s) are \
+                 hidden{}",
+                fs.protected,
+                fs.denied,
+                if self.paths.is_empty() {
+                    "; ask about one: cordon explain PATH"
+                } else {
+                    ""
+                }
+            )?;
+        } else {
+            writeln!(f, "  unrestricted: every path as the host allows")?;
+        }
         for p in &self.paths {
             write!(f, "\n{}", p.absolute.display())?;
             if let Some(c) = &p.canonical {

@@ -59,5 +59,6 @@ pub use additional::{
 };
 pub use context::{environment_context, environment_context_with, Detail, DEFAULT_APPROVAL_MODE};
 pub use explain::{
-    explain, Decider, Explanation, NetworkExplanation, PathExplanation, SandboxExplanation,
+    explain, Decider, Explanation, FilesystemSummary, NetworkExplanation, PathExplanation,
+    SandboxExplanation,
 };

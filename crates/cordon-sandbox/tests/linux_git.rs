@@ -9,33 +9,11 @@ use std::process::Command;
 use support::*;
 
 fn git(dir: &Path, args: &[&str]) {
-    let o = Command::new("git")
-        .args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env("HOME", dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    host_git(dir, args);
 }
 
 fn repo(dir: &Path) {
-    git(dir, &["init", "-q"]);
-    write(&dir.join("a.txt"), "a\n");
-    git(dir, &["add", "."]);
-    git(dir, &["commit", "-qm", "init"]);
+    host_repo(dir);
 }
 
 fn with_git_env(s: Sandbox) -> Sandbox {

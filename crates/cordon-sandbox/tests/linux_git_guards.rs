@@ -13,29 +13,11 @@ use std::time::Duration;
 use support::*;
 
 fn git(dir: &Path, args: &[&str]) {
-    let o = Command::new("git")
-        .args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env("HOME", dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
+    host_git(dir, args);
 }
 
 fn repo(dir: &Path) {
-    git(dir, &["init", "-q"]);
-    write(&dir.join("a.txt"), "a\n");
-    git(dir, &["add", "."]);
-    git(dir, &["commit", "-qm", "init"]);
+    host_repo(dir);
 }
 
 fn ctx(s: &Sandbox, cwd: &Path) -> ResolveContext {

@@ -8,32 +8,10 @@
 
 mod support;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use support::*;
 
 fn git_out(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git")
-        .args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env("HOME", dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "git {args:?} in {}: {}",
-        dir.display(),
-        stderr(&o)
-    );
-    stdout(&o)
+    host_git(dir, args)
 }
 
 fn git(dir: &Path, args: &[&str]) {

@@ -8,56 +8,23 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-const CORDON: &str = env!("CARGO_BIN_EXE_cordon");
+mod support;
+use support::{text, Project, CORDON};
 
-struct Project {
-    _root: tempfile::TempDir,
-    dir: PathBuf,
-    home: PathBuf,
-}
-
-/// A git project and a fake HOME with a warm cargo registry, under /var/tmp (not hidden
-/// by the sandbox's private /tmp).
+/// A git project and a fake HOME with a warm cargo registry.
 fn project() -> Project {
-    let root = tempfile::Builder::new()
-        .prefix("cordon-caches-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let dir = root.path().join("proj");
-    let home = root.path().join("home");
-    std::fs::create_dir_all(&dir).unwrap();
-    let reg = home.join(".cargo/registry/cache/index.example");
+    let p = Project::new("cordon-caches-");
+    let reg = p.home.join(".cargo/registry/cache/index.example");
     std::fs::create_dir_all(&reg).unwrap();
     std::fs::write(reg.join("dep-1.0.0.crate"), b"original crate bytes\n").unwrap();
-    assert!(Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&dir)
-        .status()
-        .unwrap()
-        .success());
-    Project {
-        dir: dir.canonicalize().unwrap(),
-        home: home.canonicalize().unwrap(),
-        _root: root,
-    }
+    p
 }
 
 fn cordon(p: &Project, cwd: &Path, args: &[&str]) -> Output {
-    Command::new(CORDON)
-        .args(args)
-        .current_dir(cwd)
-        .env("HOME", &p.home)
-        .env_remove("CORDON_DISABLE_LAYERS")
-        .env_remove("CORDON_PROFILE")
-        .env_remove("CORDON_CONFIG")
+    p.cordon_in(cwd, args)
         .env_remove("CARGO_HOME")
-        .stdin(Stdio::null())
         .output()
         .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// Every entry under `p`: relative path → (kind, contents or link target, mode).

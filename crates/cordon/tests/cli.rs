@@ -5,82 +5,22 @@
 //! (`CI=true`) a missing feature fails the test; elsewhere it is a reported skip.
 
 use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const CORDON: &str = env!("CARGO_BIN_EXE_cordon");
+mod support;
+use support::{out, sandbox_available, text, Project, CORDON};
 
-/// A project directory (git repo) outside /tmp, plus a fake HOME with a credential store.
-struct Project {
-    _root: tempfile::TempDir,
-    dir: PathBuf,
-    home: PathBuf,
-}
-
+/// A project whose home holds an SSH key the sandbox must hide.
 fn project() -> Project {
-    // Under /var/tmp so it is not hidden by the sandbox's private /tmp.
-    let root = tempfile::Builder::new()
-        .prefix("cordon-cli-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let dir = root.path().join("proj");
-    let home = root.path().join("home");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::create_dir_all(home.join(".ssh")).unwrap();
-    std::fs::write(home.join(".ssh/id_rsa"), "PRIVATE KEY MATERIAL\n").unwrap();
-    let st = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&dir)
-        .status()
-        .unwrap();
-    assert!(st.success());
-    Project {
-        dir: dir.canonicalize().unwrap(),
-        home: home.canonicalize().unwrap(),
-        _root: root,
-    }
+    let p = Project::new("cordon-cli-");
+    std::fs::create_dir_all(p.home.join(".ssh")).unwrap();
+    std::fs::write(p.home.join(".ssh/id_rsa"), "PRIVATE KEY MATERIAL\n").unwrap();
+    p
 }
 
 fn cordon(p: &Project, args: &[&str]) -> Command {
-    let mut c = Command::new(CORDON);
-    c.args(args)
-        .current_dir(&p.dir)
-        .env("HOME", &p.home)
-        .env_remove("CORDON_DISABLE_LAYERS")
-        .env_remove("CORDON_PROFILE")
-        .env_remove("CORDON_CONFIG")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-        .stdin(Stdio::null());
-    c
-}
-
-fn out(mut c: Command) -> Output {
-    c.output().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-/// Whether this host can run the default profile confined. On CI a missing feature is a
-/// failure, not a skip.
-fn sandbox_available() -> bool {
-    let p = project();
-    let o = out(cordon(&p, &["status", "--json"]));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("status --json");
-    let enabled = v["status"]["sandbox_enabled"]["value"].as_bool() == Some(true);
-    if !enabled {
-        let why = v["status"]["sandbox_enabled"]["reason"].to_string();
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("CI host must support the Linux sandbox, but: {why}");
-        }
-        eprintln!("SKIP: sandbox unavailable on this host: {why}");
-    }
-    enabled
+    p.cordon(args)
 }
 
 /// The issue's "done when" scenario: git works, the file is written, the secret is
@@ -734,6 +674,27 @@ fn directory_stdin_is_refused_once() {
     let err = text(&o.stderr);
     assert_eq!(err.matches("is a directory").count(), 1, "{err}");
     assert!(err.contains("/dev/null"), "{err}");
+}
+
+/// `cordon explain` without a path still answers the first question a person has: what
+/// is writable, how much is protected or hidden, and how to ask about one path.
+#[test]
+fn explain_without_paths_summarises_the_filesystem() {
+    let p = project();
+    let o = out(cordon(&p, &["explain"]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let t = text(&o.stdout);
+    let line = t
+        .lines()
+        .find(|l| l.trim_start().starts_with("writable:"))
+        .unwrap_or_else(|| panic!("no writable line: {t}"));
+    assert!(line.contains(p.dir.to_str().unwrap()), "{t}");
+    assert!(t.contains("cordon explain PATH"), "{t}");
+    let o = out(cordon(&p, &["explain", "--json"]));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let roots = v["filesystem"]["writable_roots"].as_array().unwrap();
+    assert!(roots.iter().any(|r| r == p.dir.to_str().unwrap()), "{v}");
+    assert!(v["filesystem"]["protected"].as_u64().unwrap() > 0, "{v}");
 }
 
 /// `cordon proxy` (issue 10 §7): a bare `*` is refused before anything listens; a valid

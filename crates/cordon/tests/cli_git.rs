@@ -1,71 +1,23 @@
 //! End-to-end checks of issue 7 items 4 and 9 and issue 8 §6 through the `cordon` binary:
 //! what `run`, `--dry-run`, `--json` and `explain` say agree.
 
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-const CORDON: &str = env!("CARGO_BIN_EXE_cordon");
-
-struct Project {
-    _root: tempfile::TempDir,
-    dir: PathBuf,
-    home: PathBuf,
-}
+mod support;
+use support::{text, Project, CORDON};
 
 fn project() -> Project {
-    // Under /var/tmp so it is not hidden by the sandbox's private /tmp.
-    let root = tempfile::Builder::new()
-        .prefix("cordon-cli-git-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let dir = root.path().join("proj");
-    let home = root.path().join("home");
-    std::fs::create_dir_all(dir.join("sub")).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    let st = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&dir)
-        .status()
-        .unwrap();
-    assert!(st.success());
-    Project {
-        dir: dir.canonicalize().unwrap(),
-        home: home.canonicalize().unwrap(),
-        _root: root,
-    }
+    let p = Project::new("cordon-cli-git-");
+    std::fs::create_dir_all(p.dir.join("sub")).unwrap();
+    p
 }
 
 fn cordon(p: &Project, cwd: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(CORDON)
-        .args(args)
-        .current_dir(cwd)
-        .env("HOME", &p.home)
-        .env("PWD", cwd)
-        .env_remove("CORDON_DISABLE_LAYERS")
-        .env_remove("CORDON_PROFILE")
-        .env_remove("CORDON_CONFIG")
-        .env_remove("TMPDIR")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
+    p.cordon_in(cwd, args).output().unwrap()
 }
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn sandbox_available(p: &Project) -> bool {
-    let o = cordon(p, &p.dir, &["status", "--json"]);
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("status --json");
-    let enabled = v["status"]["sandbox_enabled"]["value"].as_bool() == Some(true);
-    if !enabled {
-        let why = v["status"]["sandbox_enabled"]["reason"].to_string();
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("CI host must support the Linux sandbox, but: {why}");
-        }
-        eprintln!("SKIP: sandbox unavailable on this host: {why}");
-    }
-    enabled
+fn sandbox_available(_: &Project) -> bool {
+    support::sandbox_available()
 }
 
 /// Issue 8 §6: `--deny-read ..` from a subdirectory hides the cwd: `run` and `--dry-run`

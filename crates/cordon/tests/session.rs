@@ -3,61 +3,19 @@
 //! the session cache across runs (`--session` + scripted answers), plan mode, and the
 //! interactive prompt driven through tmux. One `cordon` process per run.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const CORDON: &str = env!("CARGO_BIN_EXE_cordon");
-
-struct Project {
-    root: tempfile::TempDir,
-    dir: PathBuf,
-    home: PathBuf,
-}
+mod support;
+use support::{have, out, sandbox_available, text, Project, CORDON};
 
 fn project() -> Project {
-    // Under /var/tmp so it is not hidden by the sandbox's private /tmp.
-    let root = tempfile::Builder::new()
-        .prefix("cordon-sess-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let dir = root.path().join("proj");
-    let home = root.path().join("home");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    let st = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&dir)
-        .status()
-        .unwrap();
-    assert!(st.success());
-    Project {
-        dir: dir.canonicalize().unwrap(),
-        home: home.canonicalize().unwrap(),
-        root,
-    }
+    Project::new("cordon-sess-")
 }
 
 fn cordon(p: &Project, args: &[&str]) -> Command {
-    let mut c = Command::new(CORDON);
-    c.args(args)
-        .current_dir(&p.dir)
-        .env("HOME", &p.home)
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("CORDON_DISABLE_LAYERS")
-        .env_remove("CORDON_PROFILE")
-        .env_remove("CORDON_CONFIG")
-        .stdin(Stdio::null());
-    c
-}
-
-fn out(mut c: Command) -> Output {
-    c.output().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+    p.cordon(args)
 }
 
 /// The `--json` report: the last JSON line on stderr.
@@ -69,33 +27,6 @@ fn report(o: &Output) -> serde_json::Value {
         .find(|l| l.starts_with('{'))
         .unwrap_or_else(|| panic!("no JSON report in stderr: {err}"));
     serde_json::from_str(line).unwrap()
-}
-
-fn sandbox_available() -> bool {
-    let p = project();
-    let o = out(cordon(&p, &["status", "--json"]));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("status --json");
-    let enabled = v["status"]["sandbox_enabled"]["value"].as_bool() == Some(true);
-    if !enabled {
-        let why = v["status"]["sandbox_enabled"]["reason"].to_string();
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("CI host must support the Linux sandbox, but: {why}");
-        }
-        eprintln!("SKIP: sandbox unavailable on this host: {why}");
-    }
-    enabled
-}
-
-fn have(tool: &str) -> bool {
-    let ok = Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok && std::env::var("CI").as_deref() == Ok("true") {
-        panic!("CI host must have {tool} (install it in .ci/run)");
-    }
-    ok
 }
 
 /// Writing outside every writable root → sandbox-denied with the path and a -w hint.

@@ -23,10 +23,46 @@ pub struct Dropped {
     pub bounding_and_securebits: bool,
 }
 
+/// The step of [`drop_all`] that failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CapStep {
+    /// `PR_CAPBSET_DROP` of this capability number.
+    Bounding(u64),
+    /// `PR_SET_SECUREBITS` (set and lock).
+    Securebits,
+    /// `PR_CAP_AMBIENT_CLEAR_ALL`.
+    Ambient,
+    /// `capset` with empty effective, permitted and inheritable sets.
+    Sets,
+}
+
+impl std::fmt::Display for CapStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CapStep::Bounding(cap) => write!(f, "dropping capability {cap} from the bounding set"),
+            CapStep::Securebits => f.write_str("setting securebits"),
+            CapStep::Ambient => f.write_str("clearing ambient capabilities"),
+            CapStep::Sets => f.write_str("clearing capabilities"),
+        }
+    }
+}
+
+/// A failed [`drop_all`]: the step and the OS error.
+#[derive(Debug, thiserror::Error)]
+#[error("{step}: {source}")]
+pub struct CapsError {
+    /// What was being done.
+    pub step: CapStep,
+    /// The kernel's answer.
+    #[source]
+    pub source: std::io::Error,
+}
+
 /// Drops every capability of the calling thread (see the module docs).
 ///
-/// Errors: a step that should have succeeded failed (message names the step).
-pub fn drop_all() -> Result<Dropped, String> {
+/// Errors: [`CapsError`], a step that should have succeeded failed.
+pub fn drop_all() -> Result<Dropped, CapsError> {
+    let err = |step| move |source| CapsError { step, source };
     let mut bounding = true;
     for cap in 0..64u64 {
         match sys::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong) {
@@ -36,11 +72,7 @@ pub fn drop_all() -> Result<Dropped, String> {
                 bounding = false;
                 break;
             }
-            Err(e) => {
-                return Err(format!(
-                    "dropping capability {cap} from the bounding set: {e}"
-                ))
-            }
+            Err(e) => return Err(err(CapStep::Bounding(cap))(e)),
         }
     }
     if bounding {
@@ -54,10 +86,10 @@ pub fn drop_all() -> Result<Dropped, String> {
                 | SECBIT_NO_CAP_AMBIENT_RAISE
                 | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
         )
-        .map_err(|e| format!("setting securebits: {e}"))?;
+        .map_err(err(CapStep::Securebits))?;
     }
-    sys::clear_ambient_caps().map_err(|e| format!("clearing ambient capabilities: {e}"))?;
-    sys::clear_caps().map_err(|e| format!("clearing capabilities: {e}"))?;
+    sys::clear_ambient_caps().map_err(err(CapStep::Ambient))?;
+    sys::clear_caps().map_err(err(CapStep::Sets))?;
     Ok(Dropped {
         bounding_and_securebits: bounding,
     })

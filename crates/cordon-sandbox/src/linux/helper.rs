@@ -637,7 +637,7 @@ pub(crate) fn confine(
     sys::prctl(libc::PR_SET_NO_NEW_PRIVS, 1)
         .map_err(|e| ConfineFailure::Failed(format!("no_new_privs: {e}")))?;
     applied.push(Layer::NoNewPrivs);
-    let d = super::caps::drop_all().map_err(ConfineFailure::Failed)?;
+    let d = super::caps::drop_all().map_err(|e| ConfineFailure::Failed(e.to_string()))?;
     applied.push(Layer::Capabilities {
         bounding_and_securebits: d.bounding_and_securebits,
     });

@@ -370,3 +370,38 @@ pub fn unb64(s: &str) -> Vec<u8> {
     }
     out
 }
+
+/// Host-side `git ARGS` in `dir` (outside any sandbox) with a fixed identity, `main` as
+/// the initial branch, HOME = `dir` and no system config; panics on failure. Returns stdout.
+pub fn host_git(dir: &Path, args: &[&str]) -> String {
+    let o = std::process::Command::new("git")
+        .args([
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        stderr(&o)
+    );
+    stdout(&o)
+}
+
+/// A repository at `dir` with one commit (`a.txt`), made by [`host_git`].
+pub fn host_repo(dir: &Path) {
+    host_git(dir, &["init", "-q"]);
+    write(&dir.join("a.txt"), "a\n");
+    host_git(dir, &["add", "."]);
+    host_git(dir, &["commit", "-qm", "init"]);
+}

@@ -1,0 +1,118 @@
+//! Shared fixtures of the `cordon` binary's end-to-end tests: a throw-away project (a git
+//! repository and a fake HOME under `/var/tmp`, which the sandbox's private `/tmp` does not
+//! hide), a `cordon` command with a clean environment, and the kernel-feature gate.
+//!
+//! Each test file uses what it needs (`mod support;`), so some items are unused in some
+//! test crates.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The `cordon` binary under test.
+pub const CORDON: &str = env!("CARGO_BIN_EXE_cordon");
+
+/// A temporary project: `root/proj` (a git repository, canonical path in `dir`) and
+/// `root/home` (the HOME every `cordon` command of the test gets). Removed on drop.
+pub struct Project {
+    /// The temporary directory holding both (for paths outside the project).
+    pub root: tempfile::TempDir,
+    /// The project directory (canonical), the commands' cwd.
+    pub dir: PathBuf,
+    /// The fake home directory (canonical).
+    pub home: PathBuf,
+}
+
+impl Project {
+    /// A fresh project; `prefix` names the temporary directory (e.g. `cordon-cli-`).
+    pub fn new(prefix: &str) -> Project {
+        let root = tempfile::Builder::new()
+            .prefix(prefix)
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        let dir = root.path().join("proj");
+        let home = root.path().join("home");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        let st = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&dir)
+            .status()
+            .unwrap();
+        assert!(st.success(), "git init failed");
+        Project {
+            dir: dir.canonicalize().unwrap(),
+            home: home.canonicalize().unwrap(),
+            root,
+        }
+    }
+
+    /// `cordon ARGS` run in the project with HOME set to the fake home, stdin from
+    /// /dev/null, a git identity, and none of the caller's cordon, XDG or TMPDIR settings.
+    pub fn cordon(&self, args: &[&str]) -> Command {
+        self.cordon_in(&self.dir, args)
+    }
+
+    /// [`Project::cordon`] with another cwd (`PWD` set to it too).
+    pub fn cordon_in(&self, cwd: &Path, args: &[&str]) -> Command {
+        let mut c = Command::new(CORDON);
+        c.args(args)
+            .current_dir(cwd)
+            .env("PWD", cwd)
+            .env("HOME", &self.home)
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("CORDON_DISABLE_LAYERS")
+            .env_remove("CORDON_PROFILE")
+            .env_remove("CORDON_CONFIG")
+            .env_remove("TMPDIR")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+            .stdin(Stdio::null());
+        c
+    }
+}
+
+/// Runs `c` to completion, capturing stdout and stderr.
+pub fn out(mut c: Command) -> Output {
+    c.output().unwrap()
+}
+
+/// Bytes as text (lossy).
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Whether this host can run the default profile confined, from `cordon status --json`.
+/// On CI (`CI=true`) a missing feature panics (a failure, not a skip); elsewhere it
+/// prints a SKIP line and returns false.
+pub fn sandbox_available() -> bool {
+    let p = Project::new("cordon-probe-");
+    let o = out(p.cordon(&["status", "--json"]));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("status --json");
+    let enabled = v["status"]["sandbox_enabled"]["value"].as_bool() == Some(true);
+    if !enabled {
+        let why = v["status"]["sandbox_enabled"]["reason"].to_string();
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("CI host must support the Linux sandbox, but: {why}");
+        }
+        eprintln!("SKIP: sandbox unavailable on this host: {why}");
+    }
+    enabled
+}
+
+/// Whether `tool` is on PATH; on CI a missing tool panics (install it in `.ci/run`).
+pub fn have(tool: &str) -> bool {
+    let ok = Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok && std::env::var("CI").as_deref() == Ok("true") {
+        panic!("CI host must have {tool} (install it in .ci/run)");
+    }
+    ok
+}
