@@ -3,12 +3,13 @@
 //! helper is forked by a running `cordon serve`). Every run asserts, from `--json`, which
 //! path it really took (`"launch"`). One sandbox per child process.
 
+mod support;
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-const CORDON: &str = env!("CARGO_BIN_EXE_cordon");
+use support::{sandbox_available, text, CORDON};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Launch {
@@ -25,10 +26,10 @@ impl Launch {
     }
 }
 
-/// A project (git repo) under /var/tmp, a fake HOME with a key, and a running server on a
+/// A project (tests/support) with a key in its fake HOME, and a running server on a
 /// private socket.
 struct Project {
-    root: tempfile::TempDir,
+    p: support::Project,
     dir: PathBuf,
     home: PathBuf,
     server: Child,
@@ -43,27 +44,17 @@ impl Drop for Project {
 
 impl Project {
     fn socket(&self) -> PathBuf {
-        self.root.path().join("run").join("serve.sock")
+        self.p.root.path().join("run").join("serve.sock")
     }
 
     fn cordon(&self, launch: Launch, args: &[&str]) -> Command {
-        let mut c = Command::new(CORDON);
-        c.arg("run").arg("--json");
+        let mut all = vec!["run", "--json"];
         if launch == Launch::Cold {
-            c.arg("--no-server");
+            all.push("--no-server");
         }
-        c.args(args)
-            .current_dir(&self.dir)
-            .env("HOME", &self.home)
-            .env("CORDON_SERVE_SOCKET", self.socket())
-            .env_remove("CORDON_DISABLE_LAYERS")
-            .env_remove("CORDON_PROFILE")
-            .env_remove("CORDON_CONFIG")
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-            .stdin(Stdio::null());
+        all.extend_from_slice(args);
+        let mut c = self.p.cordon(&all);
+        c.env("CORDON_SERVE_SOCKET", self.socket());
         c
     }
 
@@ -85,26 +76,14 @@ impl Project {
 }
 
 fn project() -> Project {
-    let root = tempfile::Builder::new()
-        .prefix("cordon-serve-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let dir = root.path().join("proj");
-    let home = root.path().join("home");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::create_dir_all(home.join(".ssh")).unwrap();
-    std::fs::write(home.join(".ssh/id_rsa"), "PRIVATE KEY MATERIAL\n").unwrap();
-    assert!(Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&dir)
-        .status()
-        .unwrap()
-        .success());
-    let server = spawn_server(&root.path().join("run").join("serve.sock"));
+    let p = support::Project::new("cordon-serve-");
+    std::fs::create_dir_all(p.home.join(".ssh")).unwrap();
+    std::fs::write(p.home.join(".ssh/id_rsa"), "PRIVATE KEY MATERIAL\n").unwrap();
+    let server = spawn_server(&p.root.path().join("run").join("serve.sock"));
     Project {
-        dir: dir.canonicalize().unwrap(),
-        home: home.canonicalize().unwrap(),
-        root,
+        dir: p.dir.clone(),
+        home: p.home.clone(),
+        p,
         server,
     }
 }
@@ -130,10 +109,6 @@ fn spawn_server(sock: &Path) -> Child {
     server
 }
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
 /// The `--json` report: the last line of stderr that is a JSON object.
 fn last_json(stderr: &[u8]) -> serde_json::Value {
     text(stderr)
@@ -141,23 +116,6 @@ fn last_json(stderr: &[u8]) -> serde_json::Value {
         .rev()
         .find_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
         .unwrap_or(serde_json::Value::Null)
-}
-
-fn sandbox_available() -> bool {
-    let o = Command::new(CORDON)
-        .args(["status", "--json"])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("status --json");
-    let enabled = v["status"]["sandbox_enabled"]["value"].as_bool() == Some(true);
-    if !enabled {
-        let why = v["status"]["sandbox_enabled"]["reason"].to_string();
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("CI host must support the Linux sandbox, but: {why}");
-        }
-        eprintln!("SKIP: sandbox unavailable on this host: {why}");
-    }
-    enabled
 }
 
 const BOTH: [Launch; 2] = [Launch::Cold, Launch::Server];

@@ -321,7 +321,12 @@ fn handle(conn: UnixStream) -> io::Result<()> {
     sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)?;
     // SAFETY: restoring the default disposition is always valid.
     unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
-    let (req, fds) = read_request(&conn)?;
+    let (req, fds) = match read_request(&conn) {
+        Ok(r) => r,
+        // A liveness probe (connect and close): nothing to do.
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(()),
+        Err(e) => return Err(e),
+    };
     check_targets(&req)?;
     // Signals to the handler are forwarded to the helper; SIGCHLD says it exited.
     let mut sigs = process::FORWARDED.to_vec();
