@@ -15,6 +15,7 @@
 //! (macOS SBPL text, R-T2). Backend `none` passes argv through unchanged (R-T1).
 #![deny(missing_docs)]
 
+pub mod denials;
 pub mod hostfs;
 #[cfg(target_os = "linux")]
 pub mod linux;

@@ -185,7 +185,10 @@ fn unknown_layer_names_are_refused_not_ignored() {
             1,
             "{err}"
         );
-        assert!(err.contains("userns, landlock, seccomp, all"), "{err}");
+        assert!(
+            err.contains("userns, landlock, seccomp, denial-records, all"),
+            "{err}"
+        );
         assert!(!s.ws.join("marker").exists(), "{list}: the command ran");
     }
     let mut s = Sandbox::new();

@@ -206,6 +206,12 @@ fn environment_is_exactly_the_payload_env() {
         .collect();
     // TMPDIR pointed nowhere useful: replaced by the private /tmp.
     want.push("TMPDIR=/tmp".into());
+    // The network is off: the package managers' fail-fast knobs are added.
+    want.extend(
+        cordon_sandbox::linux::offline_env()
+            .iter()
+            .map(|(k, v)| format!("{k}={v}")),
+    );
     want.sort();
     assert_eq!(got, want);
     // A TMPDIR inside a writable root is kept.

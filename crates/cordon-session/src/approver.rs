@@ -31,8 +31,9 @@ pub struct Reply {
     pub note: Option<String>,
 }
 
-/// Something that answers approval requests.
-pub trait Approver {
+/// Something that answers approval requests (from any thread: a harness shares its
+/// session between the threads of its callers).
+pub trait Approver: Send {
     /// Answers `req`. Must return an answer from `req.allowed_answers()`; implementations
     /// that cannot reach anyone deny.
     fn ask(&mut self, req: &ReviewableRequest) -> Reply;

@@ -85,6 +85,25 @@ impl Report {
         }
     }
 
+    /// What the sandbox applied in this attempt, in words: the layers the Linux helper
+    /// reported it applied (R-H4) plus the environment scrubbing; for backend none the
+    /// plan (cordon itself applied the scrubbing); empty when nothing ran.
+    pub fn applied(&self) -> Vec<String> {
+        let Some(e) = self.exec.as_ref() else {
+            return Vec::new();
+        };
+        if e.backend == cordon_policy::Backend::None {
+            return e.planned.clone();
+        }
+        #[cfg(target_os = "linux")]
+        if let Some(cordon_sandbox::linux::HelperOutcome::Applied(a)) = &self.helper {
+            let mut v = a.applied();
+            v.push(cordon_sandbox::scrubbed_note(e.env_dropped.len()));
+            return v;
+        }
+        Vec::new()
+    }
+
     /// Whether the person chose "abort".
     pub fn aborted(&self) -> bool {
         matches!(self.approval, Verdict::Refuse { abort: true, .. })
@@ -113,15 +132,33 @@ pub fn drive(
     attempt(session, manager, trust, spec, None)
 }
 
-/// Steps 1–5 of one attempt: exec policy → approval (skipped for an approved retry) →
-/// sandbox preparation → run → classification; then [`offer_retry`].
-fn attempt(
+/// A tool call that passed steps 1–3 of an attempt (exec policy, approval, sandbox
+/// preparation) and may now be started: by [`runner::run`] here, or by the library's
+/// process sessions ([`crate::harness`]) with their own streams.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The run (open in the session's scope until [`Session`]'s `scope.finish`).
+    pub run_id: RunId,
+    /// The exec-policy record.
+    pub record: DecisionRecord,
+    /// The approval verdict (always [`Verdict::Run`]).
+    pub verdict: Verdict,
+    /// What to spawn.
+    pub exec: ExecRequest,
+    /// The permissions it runs with.
+    pub needs: NeededPermissions,
+}
+
+/// Steps 1–3 of one attempt: exec policy → approval (skipped for an approved retry,
+/// `approved`) → sandbox preparation, with the warnings about running unconfined on
+/// stderr. A refusal is the finished [`Report`] (`Err`), its run already finished.
+pub fn prepare(
     session: &mut Session,
     manager: &SandboxManager,
     trust: &TrustProfile,
     spec: &RunSpec,
     approved: Option<(RunId, Verdict)>,
-) -> Report {
+) -> Result<Prepared, Box<Report>> {
     let mut req = trust.command(spec.argv.clone());
     let record = trust.evaluate(&req);
     req.preference = spec.preference;
@@ -141,25 +178,26 @@ fn attempt(
             (run, v)
         }
     };
-    let refused = |outcome: Outcome, verdict: Verdict, exec: Option<ExecRequest>| Report {
-        run_id: run_id.clone(),
-        outcome,
-        exec_policy: record.clone(),
-        approval: verdict,
-        exec,
-        helper: None,
-        escalation: None,
-        retry_refused: None,
-        retry_aborted: false,
-        retry: None,
+    let refused = |outcome: Outcome, verdict: Verdict| {
+        Box::new(Report {
+            run_id: run_id.clone(),
+            outcome,
+            exec_policy: record.clone(),
+            approval: verdict,
+            exec: None,
+            helper: None,
+            escalation: None,
+            retry_refused: None,
+            retry_aborted: false,
+            retry: None,
+        })
     };
     if let Verdict::Refuse { reason, .. } = &verdict {
         session.scope.finish(&run_id);
-        return refused(
+        return Err(refused(
             Outcome::refused(reason.clone(), EXIT_CORDON),
             verdict.clone(),
-            None,
-        );
+        ));
     }
     let exec = match manager.transform(&req) {
         Ok(e) => e,
@@ -172,7 +210,7 @@ fn attempt(
             );
             session.scope.finish(&run_id);
             let why = e.to_string();
-            return refused(Outcome::refused(why, EXIT_CORDON), verdict, None);
+            return Err(refused(Outcome::refused(why, EXIT_CORDON), verdict));
         }
     };
     session.scope.record(
@@ -209,16 +247,32 @@ fn attempt(
     if let Some(reason) = &exec.unconfined_reason {
         eprintln!("cordon: warning: running UNCONFINED (explicit opt-in): {reason}");
     }
-    let signals = runner::run(
-        &exec,
-        &RunOptions {
-            timeout: spec.timeout,
-            capture_stderr: spec.capture_stderr,
-            helper_verbose: spec.helper_verbose,
-        },
-    );
+    Ok(Prepared {
+        run_id,
+        record,
+        verdict,
+        exec,
+        needs,
+    })
+}
+
+/// Step 5 of one attempt: classifies what the runner returned for `prepared` (R-F1) into
+/// the attempt's [`Report`] (no escalation yet). The caller finishes the run in its scope
+/// (and cancels it first when the outcome is `timed-out` or `cancelled`).
+pub fn conclude(
+    prepared: Prepared,
+    trust: &TrustProfile,
+    ran: std::io::Result<(crate::outcome::RunSignals, Option<HelperReport>)>,
+) -> Report {
+    let Prepared {
+        run_id,
+        record,
+        verdict,
+        exec,
+        needs,
+    } = prepared;
     let mut helper = None;
-    let outcome = match signals {
+    let outcome = match ran {
         // The program is cordon's own helper (or sandbox-exec) for a sandboxed run: its
         // absence is cordon's failure, never "command not found".
         Err(e) if exec.backend != cordon_policy::Backend::None => Outcome::refused(
@@ -238,27 +292,27 @@ fn attempt(
         }
         Ok((sig, report)) => {
             helper = report;
-            if sig.cancelled.is_some() || sig.timed_out.is_some() {
-                session.scope.cancel(&run_id);
-            }
             classify(
                 &sig,
                 &ClassifyContext {
                     resolved: exec.resolved.as_ref(),
                     fs: &HostFs,
-                    cwd: &trust.cwd,
+                    // The command's cwd (the resolved profile's), not cordon's.
+                    cwd: exec
+                        .resolved
+                        .as_ref()
+                        .map_or(trust.cwd.as_path(), |r| r.cwd.as_path()),
                     network_enabled: needs.network(),
                 },
             )
         }
     };
-    session.scope.finish(&run_id);
     let mut exec = exec;
     exec.payload_fd = None;
-    let report = Report {
-        run_id: run_id.clone(),
+    Report {
+        run_id,
         outcome,
-        exec_policy: record.clone(),
+        exec_policy: record,
         approval: verdict,
         exec: Some(exec),
         helper,
@@ -266,7 +320,45 @@ fn attempt(
         retry_refused: None,
         retry_aborted: false,
         retry: None,
+    }
+}
+
+/// Ends `run` in the session's scope: cancelled first when the outcome says the run was
+/// ended early (a late answer for it is then rejected, R-A9).
+pub fn finish_run(session: &mut Session, run: &RunId, outcome: &Outcome) {
+    if matches!(
+        outcome.class,
+        OutcomeClass::TimedOut | OutcomeClass::Cancelled
+    ) {
+        session.scope.cancel(run);
+    }
+    session.scope.finish(run);
+}
+
+/// One attempt: [`prepare`] → [`runner::run`] → [`conclude`]; then [`offer_retry`].
+fn attempt(
+    session: &mut Session,
+    manager: &SandboxManager,
+    trust: &TrustProfile,
+    spec: &RunSpec,
+    approved: Option<(RunId, Verdict)>,
+) -> Report {
+    let is_retry = approved.is_some();
+    let prepared = match prepare(session, manager, trust, spec, approved) {
+        Ok(p) => p,
+        Err(report) => return *report,
     };
+    let needs = prepared.needs.clone();
+    let ran = runner::run(
+        &prepared.exec,
+        &RunOptions {
+            timeout: spec.timeout,
+            capture_stderr: spec.capture_stderr,
+            helper_verbose: spec.helper_verbose,
+        },
+    );
+    let report = conclude(prepared, trust, ran);
+    finish_run(session, &report.run_id, &report.outcome);
     if is_retry
         || !matches!(
             report.outcome.class,

@@ -108,13 +108,24 @@ pub fn escalation(
                     "the directory is pinned to keep protected paths protected",
                 );
             }
+            // No grant: the path lies outside the cwd and workspace and only the program's
+            // output names it (no kernel record backs it): nothing is widened from that.
+            let Some(grant) = grant else {
+                return unsandboxed_or(
+                    needs,
+                    allow_unsandboxed,
+                    &format!(
+                        "{} is outside the command's cwd and workspace and no kernel-side \
+                         denial record backs it: no widening is offered from program output",
+                        p.display()
+                    ),
+                );
+            };
             widen(AdditionalPermissions {
                 network: None,
-                entries: vec![FsEntry::new(
-                    grant.as_deref().unwrap_or(p).to_string_lossy(),
-                    Access::Write,
-                )
-                .with_source("escalation")],
+                entries: vec![
+                    FsEntry::new(grant.to_string_lossy(), Access::Write).with_source("escalation")
+                ],
             })
         }
         OutcomeClass::SandboxDenied { .. } => unsandboxed_or(
@@ -165,6 +176,34 @@ fn unsandboxed_or(needs: &NeededPermissions, allow: bool, why: &str) -> Escalati
     }
 }
 
+/// The widening as the `cordon run` flags a person would type (`-w /usr`,
+/// `--allow-network`): the retry prompt shows these, not JSON.
+pub fn as_flags(p: &AdditionalPermissions) -> String {
+    let mut out: Vec<String> = p
+        .entries
+        .iter()
+        .map(|e| match e.access {
+            Access::Write => format!("-w {}", e.path),
+            _ => format!(
+                "--with '{}'",
+                serde_json::to_string(&AdditionalPermissions {
+                    network: None,
+                    entries: vec![e.clone()],
+                })
+                .unwrap_or_default()
+            ),
+        })
+        .collect();
+    if p.network == Some(true) {
+        out.push("--allow-network".into());
+    }
+    if out.is_empty() {
+        "no change".into()
+    } else {
+        out.join(" ")
+    }
+}
+
 impl ReviewableRequest {
     /// The NEW request for a retry in the escalated form: a new approval id (and the caller
     /// gives a new run id), the widened permissions, and the side-effects warning.
@@ -186,7 +225,7 @@ impl ReviewableRequest {
         r.reason = match widening {
             Widening::Additional { permissions } => format!(
                 "retry with {} after {}",
-                serde_json::to_string(permissions).unwrap_or_default(),
+                as_flags(permissions),
                 outcome.hint.as_deref().unwrap_or(outcome.class.name())
             ),
             Widening::Unsandboxed => format!(
@@ -228,8 +267,42 @@ mod tests {
             syscall: None,
             rule: rule.into(),
             access: Some(access),
-            grant: None,
+            grant: (access == Access::Write).then(|| path.into()),
         })
+    }
+
+    /// Issue 9 re-test: a path outside the cwd and workspace named only by the program's
+    /// output carries no grant; no widening is offered for it (a fake error about $HOME
+    /// must not steer cordon into offering `-w ~`).
+    #[test]
+    fn the_retry_prompt_shows_flags_not_json() {
+        let p = AdditionalPermissions {
+            network: Some(true),
+            entries: vec![FsEntry::new("/usr", Access::Write)],
+        };
+        assert_eq!(as_flags(&p), "-w /usr --allow-network");
+    }
+
+    #[test]
+    fn no_grant_no_widening() {
+        let o = outcome(OutcomeClass::SandboxDenied {
+            path: Some("/home/u/.bashrc".into()),
+            syscall: None,
+            rule: "read-only: outside every writable root".into(),
+            access: Some(Access::Write),
+            grant: None,
+        });
+        match escalation(
+            &o,
+            &needs("workspace-write"),
+            ApprovalMode::OnRequest,
+            false,
+        ) {
+            Escalation::NotOffered { reason } => {
+                assert!(reason.contains("no kernel-side denial record"), "{reason}")
+            }
+            e => panic!("{e:?}"),
+        }
     }
 
     #[test]

@@ -13,6 +13,9 @@
 //!   the decision log.
 //! - [`classify`] (R-F1): the outcome class with evidence, confidence and a hint.
 //! - [`escalation()`] (R-F2): the smallest widening, as a new request needing a new answer.
+//! - [`Harness`] (R-X1): the library API for agent harnesses — one-shot tool calls and
+//!   long-running process sessions (stdin, incremental output, terminal, signals, kill),
+//!   each through the same loop; `cordon mcp` is built on it.
 //! - [`drive`]: the whole loop — rules → approval → sandbox → run → classify →
 //!   hint/escalate.
 //!
@@ -24,6 +27,7 @@ pub mod approver;
 pub mod cache;
 pub mod drive;
 pub mod escalation;
+pub mod harness;
 pub mod ids;
 pub mod outcome;
 pub mod request;
@@ -39,9 +43,11 @@ pub use approver::{
 pub use cache::{CacheKey, SessionCache};
 pub use drive::{drive, Report, RunSpec};
 pub use escalation::{escalation, Escalation, Widening};
+pub use harness::{ExecParams, ExecResult, Harness, HarnessOptions};
 pub use ids::{ApprovalId, RunId};
 pub use outcome::{
     classify, Confidence, Evidence, EvidenceSource, Outcome, OutcomeClass, DENIAL_EVIDENCE_SOURCE,
+    DENIAL_RECORDS_SOURCE,
 };
 pub use request::{Answer, NeededPermissions, ReviewableRequest};
 pub use scope::{DecisionKind, Scope};

@@ -10,7 +10,15 @@
 //!    `refused` (medium); after the helper reported the command started, 125 is the
 //!    command's own;
 //! 6. exit 0 → `success`; any other exit → `command-failed`, unless
-//! 7. the program's output — the last, labelled, low-confidence signal — names a path that
+//! 7. the helper's **kernel-side denial records** (a seccomp user-notification supervisor
+//!    in the sandbox's init judged the command's writing path calls and recorded the ones
+//!    the sandbox refused: `{syscall, path, errno, rule, grant}`, on the helper's report
+//!    channel, which the command cannot write) name a refused write: `sandbox-denied`
+//!    (high when the output names the record's path, medium when it only shows an access
+//!    error, else the run stays `command-failed` with the records as evidence: a program
+//!    that probes and moves on, like Python's bytecode cache, is not a denial). When
+//!    records were kept, the output alone never makes a filesystem denial; otherwise
+//! 8. the program's output — the last, labelled, low-confidence signal — names a path that
 //!    **cordon's own resolver** ([`ResolvedFilesystem::access_for`]) says is denied,
 //!    read-only or protected, next to an access error (`Read-only file system`,
 //!    `Permission denied`, `Operation not permitted`, `Device or resource busy`), or reports a
@@ -19,18 +27,25 @@
 //! A test runner's `exit 1`, or a program's own "Permission denied" about a path the
 //! profile lets it write, stays `command-failed`: cordon did not cause it.
 //!
-//! Kernel-side denial records (Landlock audit, a seccomp user-notification supervisor) are
-//! not read yet: this host's denial evidence is the helper's signals plus stderr
-//! heuristics checked against the resolver ([`DENIAL_EVIDENCE_SOURCE`]).
+//! A widening offered from program output alone is capped to the command's cwd and
+//! workspace (a command must not steer cordon into offering `-w ~` by printing a fake
+//! error); a kernel record backs any grant. Relative paths in the output are read against
+//! the command's cwd (the resolved profile's), lexically normalised.
 
 use cordon_policy::paths::FsView;
 use cordon_policy::{Access, EntryOrigin, ResolvedFilesystem, ResolvedProfile};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// Which source of denial evidence this build reads (shown by `cordon status`).
+/// Which source of denial evidence this build reads when the host gives no kernel-side
+/// records (rung 2, seccomp unavailable, unrestricted filesystem).
 pub const DENIAL_EVIDENCE_SOURCE: &str =
-    "the helper's report channel (applied / not run), signals and exit status; denials from stderr heuristics only, each path checked against cordon's resolver (no Landlock audit or seccomp user-notification records yet)";
+    "the helper's report channel (applied / not run), signals and exit status; denials from stderr heuristics only, each path checked against cordon's resolver";
+
+/// Which source of denial evidence this build reads when the supervisor runs (rung 1 with
+/// seccomp).
+pub const DENIAL_RECORDS_SOURCE: &str =
+    "kernel-side denial records: a seccomp user-notification supervisor in the sandbox's init judges every writing path call (open with write flags, mkdir, unlink, rename, link, symlink, truncate, mknod) and records the refused ones on the helper's report channel; stderr heuristics only as a labelled low-confidence fallback";
 
 /// How sure the classification is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -196,6 +211,9 @@ pub struct RunSignals {
     /// The sandbox helper reported that every layer was applied and the command started:
     /// an exit 125 after that is the command's own.
     pub helper_applied: bool,
+    /// Kernel-side denial records from the helper's report channel (`None`: no supervisor
+    /// ran; `Some` with no records: it ran and nothing was refused).
+    pub denials: Option<cordon_sandbox::denials::DenialReport>,
 }
 
 /// What the classifier knows about the profile the command ran with.
@@ -204,7 +222,8 @@ pub struct ClassifyContext<'a> {
     pub resolved: Option<&'a ResolvedProfile>,
     /// The filesystem view the resolver uses.
     pub fs: &'a dyn FsView,
-    /// The command's cwd (relative paths in output are read against it).
+    /// The command's cwd (relative paths in output are read against it): the resolved
+    /// profile's, not cordon's.
     pub cwd: &'a Path,
     /// Whether the network was enabled for the command.
     pub network_enabled: bool,
@@ -477,6 +496,28 @@ pub fn classify(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
         out.class = OutcomeClass::Success;
         return out;
     }
+    if let Some(d) = &sig.denials {
+        if let Some(o) = from_records(d, sig, ctx) {
+            out.class = o.0;
+            out.confidence = o.1;
+            out.evidence.extend(o.2);
+            out.hint = o.3;
+            return out;
+        }
+        if d.total > 0 {
+            out.evidence.push(ev(
+                EvidenceSource::Helper,
+                format!(
+                    "{} denial record(s) (e.g. {} {}: {}), none named by the output: not \
+                     counted as the cause",
+                    d.total,
+                    d.records[0].syscall,
+                    d.records[0].path.display(),
+                    d.records[0].errno
+                ),
+            ));
+        }
+    }
     // The program's output: last, labelled, low-confidence — and only what cordon's own
     // view of the profile confirms.
     if sig.sandboxed {
@@ -516,10 +557,109 @@ fn display_path(p: &Path, cwd: &Path) -> String {
         .unwrap_or_else(|| p.display().to_string())
 }
 
+/// The hint line for a write (or read) denial of `shown` by `rule`, with the grant to offer.
+fn denial_hint(shown: &str, rule: &str, access: Access, grant: Option<&str>) -> String {
+    let offer = |what: &str| match grant {
+        Some(g) => format!("{what}: allow writing it once with -w {g}"),
+        None => format!(
+            "{what}; it is outside the command's cwd and workspace, so cordon offers no \
+             widening from the program's output alone (-w PATH if you are sure)"
+        ),
+    };
+    if access == Access::Read || rule.starts_with("denied") {
+        format!(
+            "{shown} is hidden from this command ({rule}); it cannot be opened per command — \
+             change the profile if it must be readable"
+        )
+    } else if let Some(why) = rule.strip_prefix("protected (R-P3): ") {
+        offer(&format!("{shown} is protected (R-P3, {why})"))
+    } else if rule.starts_with("pinned") {
+        format!(
+            "{shown} is pinned by cordon (R-P3) so protected paths below it stay protected; it \
+             cannot be renamed or removed inside the sandbox"
+        )
+    } else {
+        offer(&format!("{shown} is read-only for this command ({rule})"))
+    }
+}
+
+/// Whether the output names `path`: absolute, relative to the cwd, or by its file name.
+fn output_names(tail: &str, path: &Path, cwd: &Path) -> bool {
+    let abs = path.to_string_lossy();
+    let rel = display_path(path, cwd);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    tail.contains(abs.as_ref())
+        || (!rel.is_empty() && tail.contains(&rel))
+        || (name.len() >= 2 && tail.contains(&name))
+}
+
+/// Step 7: the kernel-side records (module docs).
+fn from_records(
+    d: &cordon_sandbox::denials::DenialReport,
+    sig: &RunSignals,
+    ctx: &ClassifyContext<'_>,
+) -> Option<Inferred> {
+    let tail = &sig.stderr_tail;
+    let lower = tail.to_ascii_lowercase();
+    let (rec, confidence) = match d
+        .records
+        .iter()
+        .rev()
+        .find(|r| output_names(tail, &r.path, ctx.cwd))
+    {
+        Some(r) => (r, Confidence::High),
+        None if ACCESS_ERRORS.iter().any(|(m, _)| lower.contains(m)) => {
+            (d.records.last()?, Confidence::Medium)
+        }
+        None => return None,
+    };
+    let shown = display_path(&rec.path, ctx.cwd);
+    let grant = rec.grant.as_ref().map(|g| display_path(g, ctx.cwd));
+    let hint = denial_hint(&shown, &rec.rule, Access::Write, grant.as_deref());
+    let mut evidence = vec![ev(
+        EvidenceSource::Helper,
+        format!(
+            "denial record (seccomp user notification, on the helper's channel): {} {} -> {} \
+             ({}){}",
+            rec.syscall,
+            rec.path.display(),
+            rec.errno,
+            rec.rule,
+            if d.total > 1 {
+                format!("; {} refused call(s) in all", d.total)
+            } else {
+                String::new()
+            }
+        ),
+    )];
+    if let Some(line) = tail.lines().find(|l| output_names(l, &rec.path, ctx.cwd)) {
+        evidence.push(ev(
+            EvidenceSource::ProgramOutput,
+            format!("stderr: {}", line.trim()),
+        ));
+    }
+    Some((
+        OutcomeClass::SandboxDenied {
+            path: Some(rec.path.clone()),
+            syscall: Some(rec.syscall.clone()),
+            rule: rec.rule.clone(),
+            access: Some(Access::Write),
+            grant: rec.grant.clone(),
+        },
+        confidence,
+        evidence,
+        Some(hint),
+    ))
+}
+
 fn from_output(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Inferred> {
     let lines: Vec<&str> = sig.stderr_tail.lines().collect();
-    // Filesystem: an access error naming a path the resolver denies.
-    if let Some(resolved) = ctx.resolved {
+    // Filesystem: an access error naming a path the resolver denies — only when the host
+    // kept no kernel-side records (with records, step 7 decided).
+    if let (Some(resolved), None) = (ctx.resolved, &sig.denials) {
         for line in &lines {
             let lower = line.to_ascii_lowercase();
             let Some((_, want)) = ACCESS_ERRORS.iter().find(|(m, _)| lower.contains(m)) else {
@@ -534,45 +674,25 @@ fn from_output(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Inferred> 
             };
             for cand in candidate_paths(line) {
                 let p = Path::new(&cand);
-                let abs = if p.is_absolute() {
-                    p.to_path_buf()
-                } else {
-                    ctx.cwd.join(p)
-                };
+                let abs = cordon_policy::paths::lexical_normalize(p, ctx.cwd);
                 if let Some((rule, access)) =
                     resolver_denies(&resolved.filesystem, ctx.fs, &abs, want)
                 {
-                    let grant = smallest_grant(ctx.fs, &abs);
+                    // Without a kernel record, the offered widening stays inside the
+                    // command's cwd and workspace: output alone must not steer it to `~`.
+                    let grant = Some(smallest_grant(ctx.fs, &abs))
+                        .filter(|g| g.starts_with(ctx.cwd) || g.starts_with(&resolved.workspace));
                     let shown = display_path(&abs, ctx.cwd);
-                    let shown_grant = display_path(&grant, ctx.cwd);
-                    let hint = if access == Access::Read {
-                        format!(
-                            "{shown} is hidden from this command ({rule}); it cannot be opened \
-                             per command — change the profile if it must be readable"
-                        )
-                    } else if rule.starts_with("protected") {
-                        let why = rule.trim_start_matches("protected (R-P3): ");
-                        format!(
-                            "{shown} is protected (R-P3, {why}): allow writing it once with -w {shown_grant}"
-                        )
-                    } else if rule.starts_with("pinned") {
-                        format!(
-                            "{shown} is pinned by cordon (R-P3) so protected paths below it \
-                             stay protected; it cannot be renamed or removed inside the sandbox"
-                        )
-                    } else {
-                        format!(
-                            "{shown} is read-only for this command ({rule}): allow writing it once with -w {shown_grant}"
-                        )
-                    };
+                    let shown_grant = grant.as_ref().map(|g| display_path(g, ctx.cwd));
+                    let hint = denial_hint(&shown, &rule, access, shown_grant.as_deref());
                     return Some((
                         OutcomeClass::SandboxDenied {
                             path: Some(abs),
                             syscall: None,
                             rule: rule.clone(),
                             access: Some(access),
-                            grant: (access == Access::Write && !rule.starts_with("pinned"))
-                                .then_some(grant),
+                            grant: grant
+                                .filter(|_| access == Access::Write && !rule.starts_with("pinned")),
                         },
                         Confidence::Low,
                         vec![
@@ -750,7 +870,12 @@ mod tests {
             c => panic!("{c:?}"),
         }
         assert_eq!(o.confidence, Confidence::Low);
-        assert!(o.hint.as_deref().unwrap().contains("-w /usr/local/x"));
+        // Outside the cwd and workspace, output alone offers no widening (issue 9 re-test b).
+        let hint = o.hint.as_deref().unwrap();
+        assert!(
+            hint.contains("offers no widening") && !hint.contains("-w /usr"),
+            "{hint}"
+        );
         assert!(o
             .evidence
             .iter()
@@ -924,6 +1049,158 @@ mod tests {
         );
         assert!(matches!(o.class, OutcomeClass::Refused { .. }), "{o:?}");
         assert_eq!(o.confidence, Confidence::High);
+    }
+
+    fn run_in(cwd: &str, sig: RunSignals) -> Outcome {
+        let mut r = resolved();
+        r.cwd = cwd.into();
+        classify(
+            &sig,
+            &ClassifyContext {
+                resolved: Some(&r),
+                fs: &NoFs,
+                cwd: Path::new(cwd),
+                network_enabled: false,
+            },
+        )
+    }
+
+    fn record(
+        path: &str,
+        rule: &str,
+        grant: Option<&str>,
+    ) -> cordon_sandbox::denials::DenialRecord {
+        cordon_sandbox::denials::DenialRecord {
+            syscall: "openat".into(),
+            path: path.into(),
+            errno: "EROFS".into(),
+            rule: rule.into(),
+            grant: grant.map(PathBuf::from),
+        }
+    }
+
+    /// Issue 9 re-test (a): a relative path printed by a command running in /w/sub is read
+    /// against the command's cwd and normalised (it offered `-w ..`).
+    #[test]
+    fn relative_paths_are_read_against_the_commands_cwd() {
+        let sig = |line: &str| RunSignals {
+            code: Some(1),
+            stderr_tail: line.into(),
+            sandboxed: true,
+            ..Default::default()
+        };
+        // ../x from /w/sub is /w/x: writable, so not a denial.
+        let o = run_in(
+            "/w/sub",
+            sig("touch: cannot touch '../x': Read-only file system"),
+        );
+        assert_eq!(o.class, OutcomeClass::CommandFailed, "{o:?}");
+        // ../.git/config from /w/sub is the protected /w/.git/config.
+        let o = run_in(
+            "/w/sub",
+            sig("error: could not lock config file ../.git/config: Read-only file system"),
+        );
+        match &o.class {
+            OutcomeClass::SandboxDenied { path, grant, .. } => {
+                assert_eq!(path.as_deref(), Some(Path::new("/w/.git/config")));
+                assert_eq!(grant.as_deref(), Some(Path::new("/w/.git/config")));
+            }
+            c => panic!("{c:?}"),
+        }
+        assert!(!o.hint.unwrap().contains("-w .."));
+    }
+
+    /// Issue 9 re-test (b): a fake error about a path outside the cwd and workspace (e.g. in
+    /// $HOME) gives no widening without a kernel record.
+    #[test]
+    fn output_alone_cannot_steer_the_widening_outside_the_workspace() {
+        let o = run(
+            1,
+            "cp: cannot create regular file '/home/u/.bashrc': Read-only file system",
+        );
+        match &o.class {
+            OutcomeClass::SandboxDenied { grant, .. } => assert_eq!(*grant, None, "{o:?}"),
+            c => panic!("{c:?}"),
+        }
+        let hint = o.hint.unwrap();
+        assert!(!hint.contains("-w /home"), "{hint}");
+        // Inside the workspace the grant stays.
+        let o = run(
+            1,
+            "touch: cannot touch '/w/.git/config': Read-only file system",
+        );
+        assert!(matches!(
+            o.class,
+            OutcomeClass::SandboxDenied { grant: Some(_), .. }
+        ));
+    }
+
+    /// Kernel-side records decide first: named by the output → high; with records kept, a
+    /// forged line about a read-only path stays command-failed; records the output does not
+    /// mention (a probe such as Python's bytecode cache) do not make a denial.
+    #[test]
+    fn records_decide_and_forged_output_does_not() {
+        let with = |tail: &str, recs: Vec<cordon_sandbox::denials::DenialRecord>| {
+            let mut d = cordon_sandbox::denials::DenialReport::default();
+            for r in recs {
+                d.push(r);
+            }
+            run_in(
+                "/w",
+                RunSignals {
+                    code: Some(1),
+                    stderr_tail: tail.into(),
+                    sandboxed: true,
+                    denials: Some(d),
+                    ..Default::default()
+                },
+            )
+        };
+        let o = with(
+            "touch: cannot touch '/usr/x': Read-only file system",
+            vec![record(
+                "/usr/x",
+                "read-only: outside every writable root",
+                Some("/usr"),
+            )],
+        );
+        assert_eq!(o.confidence, Confidence::High);
+        match &o.class {
+            OutcomeClass::SandboxDenied {
+                path,
+                syscall,
+                grant,
+                ..
+            } => {
+                assert_eq!(path.as_deref(), Some(Path::new("/usr/x")));
+                assert_eq!(syscall.as_deref(), Some("openat"));
+                assert_eq!(grant.as_deref(), Some(Path::new("/usr")));
+            }
+            c => panic!("{c:?}"),
+        }
+        assert!(o.hint.unwrap().ends_with("-w /usr"));
+        assert!(o
+            .evidence
+            .iter()
+            .any(|e| e.source == EvidenceSource::Helper));
+        let forged = with(
+            "touch: cannot touch '/etc/x': Read-only file system",
+            vec![],
+        );
+        assert_eq!(forged.class, OutcomeClass::CommandFailed, "{forged:?}");
+        let probe = with(
+            "FAILED tests/test_x.py::test_y - AssertionError",
+            vec![record(
+                "/usr/lib/python3/__pycache__/x.pyc",
+                "read-only: outside every writable root",
+                Some("/usr/lib/python3/__pycache__"),
+            )],
+        );
+        assert_eq!(probe.class, OutcomeClass::CommandFailed, "{probe:?}");
+        assert!(probe
+            .evidence
+            .iter()
+            .any(|e| e.detail.contains("none named")));
     }
 
     #[test]

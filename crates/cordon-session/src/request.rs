@@ -165,6 +165,10 @@ pub struct ReviewableRequest {
     /// A warning the approver must show (e.g. "the first attempt may have had side effects").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
+    /// Why the agent says it needs this (a harness's tool-call argument; the agent's
+    /// words, shown as such, never a reason to approve by itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub justification: Option<String>,
 }
 
 fn segment_why(s: &SegmentRecord) -> String {
@@ -327,6 +331,7 @@ impl ReviewableRequest {
             reason,
             remember: remember_rule(record),
             warning: None,
+            justification: None,
         }
     }
 
@@ -374,6 +379,9 @@ impl ReviewableRequest {
             let _ = writeln!(s, "  not understood statically: {o}");
         }
         let _ = writeln!(s, "  why: {}", self.reason);
+        if let Some(j) = &self.justification {
+            let _ = writeln!(s, "  the agent says: {j}");
+        }
         if let Some(w) = &self.warning {
             let _ = writeln!(s, "  WARNING: {w}");
         }

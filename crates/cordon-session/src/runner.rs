@@ -29,6 +29,81 @@ pub struct RunOptions {
     pub helper_verbose: bool,
 }
 
+/// Receives captured stderr chunk by chunk ([`RunIo::stderr_sink`]).
+pub type StderrSink = Box<dyn FnMut(&[u8]) + Send>;
+
+/// Changes the command just before it is spawned ([`RunIo::prepare`]).
+pub type PrepareCommand = Box<dyn FnOnce(&mut Command) + Send>;
+
+/// Where a run's standard streams go and who may steer it, for callers other than the
+/// CLI (the library's process sessions, [`crate::harness`]). The default is the CLI's: the
+/// caller's stdin and stdout, stderr as [`RunOptions::capture_stderr`] says, copied to
+/// cordon's stderr, no control handle.
+#[derive(Default)]
+pub struct RunIo {
+    /// The command's stdin (`None`: inherited).
+    pub stdin: Option<Stdio>,
+    /// The command's stdout (`None`: inherited).
+    pub stdout: Option<Stdio>,
+    /// The command's stderr when it is not captured (`None`: inherited).
+    pub stderr: Option<Stdio>,
+    /// Receives the captured stderr, chunk by chunk, instead of cordon's own stderr.
+    pub stderr_sink: Option<StderrSink>,
+    /// Changes the command just before it is spawned (e.g. a new session with a
+    /// controlling terminal: `cordon_sandbox::linux::pty::attach_session`).
+    pub prepare: Option<PrepareCommand>,
+    /// Told once the process exists: the handle that signals or kills it (see
+    /// [`RunControl`]).
+    pub on_spawn: Option<Box<dyn FnOnce(RunControl) + Send>>,
+    /// Output to classify when stderr is not captured (e.g. a terminal's last bytes), read
+    /// once the process tree has ended.
+    pub tail: Option<Box<dyn FnOnce() -> String + Send>>,
+}
+
+impl std::fmt::Debug for RunIo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunIo").finish_non_exhaustive()
+    }
+}
+
+/// What a [`RunControl`] asks of the running process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Control {
+    /// The process has exited (sent by the runner itself).
+    Exited,
+    /// Deliver this signal.
+    Signal(i32),
+    /// Kill the tree (SIGKILL): outcome `cancelled`, with this reason.
+    Kill,
+}
+
+/// Signals a running process safely: every signal goes through the runner's own timer
+/// thread, which stops acting once the process has exited and before it is reaped, so a
+/// signal can never reach a reused pid. Cheap to clone; useless after the run ended.
+#[derive(Debug, Clone)]
+pub struct RunControl {
+    pid: u32,
+    tx: std::sync::mpsc::Sender<Control>,
+}
+
+impl RunControl {
+    /// The spawned process (the Linux helper, the supervisor of the command's pid
+    /// namespace, for a sandboxed run).
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+    /// Sends `signal` (a `libc::SIG*` number). The Linux helper forwards it to the
+    /// command. Returns false when the run has already ended.
+    pub fn signal(&self, signal: i32) -> bool {
+        self.tx.send(Control::Signal(signal)).is_ok()
+    }
+    /// Kills the whole process tree (SIGKILL to the helper, whose pid namespace dies with
+    /// it); the outcome is `cancelled` ("killed by the caller"). False when already ended.
+    pub fn kill(&self) -> bool {
+        self.tx.send(Control::Kill).is_ok()
+    }
+}
+
 /// Spawns `exec`, copies its stderr through (keeping a tail) when asked, forwards
 /// SIGINT/SIGTERM/SIGHUP/SIGQUIT, enforces the timeout, and waits. For the Linux helper also
 /// returns what it reported on its report pipe (what it applied, or why nothing ran).
@@ -38,7 +113,23 @@ pub fn run(
     exec: &ExecRequest,
     opts: &RunOptions,
 ) -> std::io::Result<(RunSignals, Option<HelperReport>)> {
-    let build = |args: Vec<String>| {
+    run_with(exec, opts, RunIo::default())
+}
+
+/// [`run`] with the streams and control of `io` (the library's process sessions).
+/// Signals reaching cordon itself are forwarded only when `io` is the default (the CLI).
+///
+/// Errors: as [`run`].
+pub fn run_with(
+    exec: &ExecRequest,
+    opts: &RunOptions,
+    mut io: RunIo,
+) -> std::io::Result<(RunSignals, Option<HelperReport>)> {
+    let forward = io.stdin.is_none() && io.stdout.is_none() && io.on_spawn.is_none();
+    let mut streams = (io.stdin.take(), io.stdout.take(), io.stderr.take());
+    let prepare = io.prepare.take();
+    let prepare_none = prepare.is_none();
+    let build = move |args: Vec<String>| {
         let mut cmd = Command::new(&exec.program);
         cmd.args(args)
             .current_dir(&exec.cwd)
@@ -47,8 +138,17 @@ pub fn run(
             .stderr(if opts.capture_stderr {
                 Stdio::piped()
             } else {
-                Stdio::inherit()
+                streams.2.take().unwrap_or_else(Stdio::inherit)
             });
+        if let Some(s) = streams.0.take() {
+            cmd.stdin(s);
+        }
+        if let Some(s) = streams.1.take() {
+            cmd.stdout(s);
+        }
+        if let Some(p) = prepare {
+            p(&mut cmd);
+        }
         cmd
     };
     let sandboxed = exec.backend != cordon_policy::Backend::None;
@@ -73,13 +173,19 @@ pub fn run(
             }
             cmd
         };
-        // `cordon serve` running (and allowed): the helper is forked there instead.
-        let served = cordon_sandbox::linux::server::connect()
-            .and_then(|conn| run_served(conn, exec, args.clone(), opts, channel.as_ref()));
+        // `cordon serve` running (and allowed): the helper is forked there instead. Only
+        // with the default streams (the CLI); a library session's own stdio, PTY or
+        // pre-exec step keeps the cold path.
+        let served = if forward && prepare_none {
+            cordon_sandbox::linux::server::connect()
+                .and_then(|conn| run_served(conn, exec, args.clone(), opts, channel.as_ref()))
+        } else {
+            None
+        };
         let (mut sig, report) = match served {
             Some(r) => r?,
             None => cordon_sandbox::linux::spawn_reported(args, build, |child| {
-                wait(Proc::Child(child), opts, sandboxed)
+                wait(Proc::Child(child), opts, sandboxed, io, forward)
             })?,
         };
         sig.limit = channel
@@ -89,13 +195,19 @@ pub fn run(
             Some(cordon_sandbox::linux::HelperOutcome::NotRun { reason }) => {
                 sig.helper_not_run = Some(reason.clone());
             }
-            Some(cordon_sandbox::linux::HelperOutcome::Applied(_)) => sig.helper_applied = true,
+            Some(cordon_sandbox::linux::HelperOutcome::Applied(a)) => {
+                sig.helper_applied = true;
+                sig.denials = a.denials.clone();
+            }
             None => {}
         }
         return Ok((sig, report));
     }
     let child = build(exec.args.clone()).spawn()?;
-    Ok((wait(Proc::Child(child), opts, sandboxed)?, None))
+    Ok((
+        wait(Proc::Child(child), opts, sandboxed, io, forward)?,
+        None,
+    ))
 }
 
 /// The helper through `cordon serve`: same descriptors, cwd and environment as the
@@ -141,7 +253,13 @@ fn run_served(
         &extra,
         move |child| {
             drop(w); // the server holds its copy
-            wait(Proc::Served(child, r), opts, sandboxed)
+            wait(
+                Proc::Served(child, r),
+                opts,
+                sandboxed,
+                RunIo::default(),
+                true,
+            )
         },
     );
     match res {
@@ -200,9 +318,16 @@ impl Proc {
 
 /// Waits for `child`: copies its stderr through (keeping a tail), forwards signals,
 /// enforces the timeout.
-fn wait(mut child: Proc, opts: &RunOptions, sandboxed: bool) -> std::io::Result<RunSignals> {
+fn wait(
+    mut child: Proc,
+    opts: &RunOptions,
+    sandboxed: bool,
+    mut io: RunIo,
+    forward: bool,
+) -> std::io::Result<RunSignals> {
     let tail = Arc::new(Mutex::new(Vec::<u8>::new()));
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let mut sink = io.stderr_sink.take();
     let tee = child.take_stderr().map(|mut pipe| {
         let tail = Arc::clone(&tail);
         std::thread::spawn(move || {
@@ -212,8 +337,13 @@ fn wait(mut child: Proc, opts: &RunOptions, sandboxed: bool) -> std::io::Result<
                 match pipe.read(&mut buf) {
                     Ok(0) | Err(_) => break,
                     Ok(n) => {
-                        let _ = err.write_all(&buf[..n]);
-                        let _ = err.flush();
+                        match sink.as_mut() {
+                            Some(s) => s(&buf[..n]),
+                            None => {
+                                let _ = err.write_all(&buf[..n]);
+                                let _ = err.flush();
+                            }
+                        }
                         if let Ok(mut t) = tail.lock() {
                             t.extend_from_slice(&buf[..n]);
                             if t.len() > STDERR_TAIL {
@@ -229,20 +359,56 @@ fn wait(mut child: Proc, opts: &RunOptions, sandboxed: bool) -> std::io::Result<
     });
     let cancelled = Arc::new(Mutex::new(None::<String>));
     #[cfg(unix)]
-    let forwarder = forward_signals(child.id(), Arc::clone(&cancelled));
-    // No polling on the launch path: block until the child exits. With a timeout, a timer
-    // thread kills it; the child is only reaped after the timer has been told it exited,
-    // so the pid it kills cannot have been reused.
+    let forwarder = forward
+        .then(|| forward_signals(child.id(), Arc::clone(&cancelled)))
+        .flatten();
+    // No polling on the launch path: block until the child exits. With a timeout (or a
+    // control handle), a timer thread kills or signals it; the child is only reaped after
+    // the timer has been told it exited, so the pid it signals cannot have been reused.
     let timed_out = Arc::new(Mutex::new(None::<String>));
-    let timer = opts.timeout.map(|t| {
-        let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let on_spawn = io.on_spawn.take();
+    let timer = (opts.timeout.is_some() || on_spawn.is_some()).then(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<Control>();
         let pid = child.id();
+        if let Some(f) = on_spawn {
+            f(RunControl {
+                pid,
+                tx: tx.clone(),
+            });
+        }
         let timed_out = Arc::clone(&timed_out);
+        let cancelled = Arc::clone(&cancelled);
+        let limit = opts.timeout;
         let h = std::thread::spawn(move || {
-            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(t) {
-                kill_unreaped(pid);
-                if let Ok(mut g) = timed_out.lock() {
-                    *g = Some(humantime::format_duration(t).to_string());
+            let mut deadline = limit.map(|t| (std::time::Instant::now() + t, t));
+            loop {
+                let msg = match deadline {
+                    Some((at, _)) => {
+                        rx.recv_timeout(at.saturating_duration_since(std::time::Instant::now()))
+                    }
+                    None => rx
+                        .recv()
+                        .map_err(|_| std::sync::mpsc::RecvTimeoutError::Disconnected),
+                };
+                match msg {
+                    Ok(Control::Exited) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                        break
+                    }
+                    Ok(Control::Signal(s)) => signal_unreaped(pid, s),
+                    Ok(Control::Kill) => {
+                        if let Ok(mut c) = cancelled.lock() {
+                            c.get_or_insert_with(|| "killed by the caller".to_string());
+                        }
+                        kill_unreaped(pid);
+                    }
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                        kill_unreaped(pid);
+                        if let (Ok(mut g), Some((_, t))) = (timed_out.lock(), deadline) {
+                            *g = Some(humantime::format_duration(t).to_string());
+                        }
+                        // Once: the Exited message still ends the loop.
+                        deadline = None;
+                    }
                 }
             }
         });
@@ -250,7 +416,7 @@ fn wait(mut child: Proc, opts: &RunOptions, sandboxed: bool) -> std::io::Result<
     });
     child.wait_exited()?;
     if let Some((tx, h)) = timer {
-        let _ = tx.send(());
+        let _ = tx.send(Control::Exited);
         let _ = h.join();
     }
     let status = child.wait()?;
@@ -266,10 +432,13 @@ fn wait(mut child: Proc, opts: &RunOptions, sandboxed: bool) -> std::io::Result<
             let _ = t.join();
         }
     }
-    let stderr_tail = tail
+    let mut stderr_tail = tail
         .lock()
         .map(|t| String::from_utf8_lossy(&t).into_owned())
         .unwrap_or_default();
+    if let Some(extra) = io.tail.take() {
+        stderr_tail.push_str(&extra());
+    }
     #[cfg(unix)]
     let (code, signal) = {
         use std::os::unix::process::ExitStatusExt;
@@ -288,6 +457,7 @@ fn wait(mut child: Proc, opts: &RunOptions, sandboxed: bool) -> std::io::Result<
         sandboxed,
         helper_not_run: None,
         helper_applied: false,
+        denials: None,
     })
 }
 
@@ -313,13 +483,17 @@ fn wait_exited(_child: &std::process::Child) -> std::io::Result<()> {
 
 /// SIGKILL to a child that has not been reaped yet (see [`wait_exited`]).
 fn kill_unreaped(pid: u32) {
+    signal_unreaped(pid, libc::SIGKILL);
+}
+
+/// `signal` to a child that has not been reaped yet (see [`wait_exited`]).
+fn signal_unreaped(pid: u32, signal: i32) {
     #[cfg(unix)]
-    let _ = nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid as i32),
-        nix::sys::signal::Signal::SIGKILL,
-    );
+    if let Ok(s) = nix::sys::signal::Signal::try_from(signal) {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), s);
+    }
     #[cfg(not(unix))]
-    let _ = pid;
+    let _ = (pid, signal);
 }
 
 #[cfg(unix)]

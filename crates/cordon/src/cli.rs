@@ -57,6 +57,10 @@ pub enum Command {
     /// instead of executing a second cordon (every guarantee unchanged; `--no-server` opts
     /// out). Listens on $XDG_RUNTIME_DIR/cordon/serve.sock (0600) until killed.
     Serve(ServeArgs),
+    /// Serve the sandbox to an agent over MCP on stdin/stdout: tools exec_command,
+    /// write_stdin, read_output, kill; the environment_context as a resource; approvals
+    /// asked through MCP elicitation when the client supports it, else denied (R-A6).
+    Mcp(McpArgs),
 }
 
 /// `cordon serve`.
@@ -70,6 +74,21 @@ pub struct ServeArgs {
     /// Print the socket path and exit.
     #[arg(long)]
     pub print_socket: bool,
+}
+
+/// `cordon mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+    #[command(flatten)]
+    pub rules: RulesArgs,
+    /// Approval mode (R-A5): untrusted, on-request, on-failure, never, bypass.
+    #[arg(long, value_enum, default_value_t = ApprovalArg::OnRequest)]
+    pub approval_mode: ApprovalArg,
+    /// Kill a session (and forget it) when no tool call named it for DURATION.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "30m")]
+    pub idle_timeout: std::time::Duration,
 }
 
 /// `cordon cache`.
@@ -376,6 +395,7 @@ mod tests {
     /// Flags of other tools the README mentions (cargo, git, bash …), not cordon's.
     const OTHER_TOOLS: &[&str] = &[
         "--workspace",
+        "--example",
         "--locked",
         "--release",
         "--short",

@@ -411,6 +411,18 @@ fn agent_session_of_ten_commands() {
         if matches!(*outcome, "sandbox-denied" | "network-denied") {
             assert!(v["hint"].is_string(), "step {i}: {v}");
         }
+        // Filesystem denials are backed by a kernel-side record (issue 9 §5) where the
+        // host gives them (rung 1 with seccomp, as in CI).
+        if *outcome == "sandbox-denied" && !v["denials"].is_null() {
+            assert_eq!(v["confidence"], "high", "step {i}: {v}");
+            assert!(v["syscall"].is_string(), "step {i}: {v}");
+        }
+        if *outcome == "command-failed" {
+            assert!(
+                v["hint"].is_null(),
+                "no widening after an ordinary failure: {v}"
+            );
+        }
     }
     assert_eq!(prompts, 6, "one prompt per distinct key");
     let file = p.home.join(".local/state/cordon/sessions/agent-7.json");

@@ -14,7 +14,12 @@ pub const DISABLE_LAYERS_ENV: &str = "CORDON_DISABLE_LAYERS";
 /// The layers that can be disabled by name ([`DISABLE_LAYERS_ENV`],
 /// `HelperPayload::disabled_layers`). `namespaces` is accepted for `userns`, and
 /// [`ALL_LAYERS`] stands for every one of them.
-pub const LAYER_NAMES: &[&str] = &["userns", "landlock", "seccomp"];
+pub const LAYER_NAMES: &[&str] = &["userns", "landlock", "seccomp", DENIAL_RECORDS_LAYER];
+
+/// The layer name that switches off kernel-side denial records (the seccomp
+/// user-notification supervisor of writing path calls) and nothing else: for measuring its
+/// overhead (`bench/denials.sh`). Confinement is unchanged without it.
+pub const DENIAL_RECORDS_LAYER: &str = "denial-records";
 
 /// The name that disables every layer of [`LAYER_NAMES`].
 pub const ALL_LAYERS: &str = "all";
@@ -187,6 +192,9 @@ impl LinuxFeatures {
                     self.seccomp = Availability::Unavailable(why.clone());
                 }
             }
+            if all || l == DENIAL_RECORDS_LAYER {
+                known = true;
+            }
             if !known && !self.unknown_layers.contains(&l) {
                 self.unknown_layers.push(l.clone());
             }
@@ -348,7 +356,10 @@ mod tests {
                 && !f.seccomp.is_available()
         );
         assert!(f.unknown_layers.is_empty());
-        assert_eq!(valid_layer_names(), "userns, landlock, seccomp, all");
+        assert_eq!(
+            valid_layer_names(),
+            "userns, landlock, seccomp, denial-records, all"
+        );
     }
 
     #[test]

@@ -93,6 +93,20 @@ pub struct AppliedReport {
     /// Why a higher rung was planned but not used (e.g. `writing /proc/self/uid_map: EPERM`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fell_back: Option<String>,
+    /// Kernel-side denial records of the run (issue 9 §5), when the supervisor ran: sent by
+    /// the helper as a second line (`{"denials": …}`) once the command's tree has ended,
+    /// and attached here by [`super::spawn_reported`]. `None`: no supervisor (rung 2, an
+    /// unrestricted filesystem, seccomp unavailable, or disabled), or the run did not end
+    /// normally.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub denials: Option<crate::denials::DenialReport>,
+}
+
+/// The helper's second line on `--report-fd`, after the command's tree has ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunRecords {
+    /// The denial records (see [`AppliedReport::denials`]).
+    pub denials: crate::denials::DenialReport,
 }
 
 /// What the helper writes on `--report-fd`: one JSON line, before the command starts or
@@ -324,7 +338,13 @@ impl Reporter {
     /// Hands the report to the caller's descriptor (the stderr lines are printed by the
     /// process that applied the layers, before the command starts: [`print_report`]).
     fn deliver(&mut self, r: &AppliedReport) {
-        self.send(&HelperOutcome::Applied(r.clone()));
+        self.write_line(&HelperOutcome::Applied(r.clone()));
+    }
+
+    /// The denial records, after the command's tree has ended (then the descriptor is
+    /// closed).
+    fn records(&mut self, denials: crate::denials::DenialReport) {
+        self.send(&RunRecords { denials });
     }
 
     /// Tells the caller nothing ran, and why (what stderr also says).
@@ -332,8 +352,13 @@ impl Reporter {
         self.send(&HelperOutcome::NotRun { reason });
     }
 
-    fn send(&mut self, o: &HelperOutcome) {
-        if let Some(fd) = self.fd.take() {
+    fn send<T: Serialize>(&mut self, o: &T) {
+        self.write_line(o);
+        self.fd.take();
+    }
+
+    fn write_line<T: Serialize>(&mut self, o: &T) {
+        if let Some(fd) = &self.fd {
             let mut line = serde_json::to_vec(o).expect("report serialises");
             line.push(b'\n');
             sys::write_all(fd.as_raw_fd(), &line);
@@ -508,6 +533,15 @@ fn child_env(payload: &HelperPayload, rung: Rung) -> Vec<(String, String)> {
         _ if writable(Path::new("/tmp")) => env.push(("TMPDIR".into(), "/tmp".into())),
         _ => {}
     }
+    if payload.profile.profile.network == NetworkPolicy::Restricted {
+        // Fail fast: nothing can be reached, so package managers must not retry (npm spent
+        // 72 s retrying DNS). A value the user set is kept.
+        for (k, v) in offline_env() {
+            if !env.iter().any(|(e, _)| e == k) {
+                env.push((k.to_string(), v.to_string()));
+            }
+        }
+    }
     if rung == Rung::Namespaces && payload.profile.profile.network == NetworkPolicy::Managed {
         let vars = proxy_env();
         env.retain(|(k, _)| !vars.iter().any(|(v, _)| v == k));
@@ -520,6 +554,22 @@ fn child_env(payload: &HelperPayload, rung: Rung) -> Vec<(String, String)> {
 /// `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` (SOCKS5 with remote DNS), `NO_PROXY` in both
 /// cases (git, curl, Python, Go, Rust/reqwest, …), and npm's, pip's, yarn's and cargo's
 /// own.
+/// With the network off: the knobs that make package managers fail at once instead of
+/// retrying a network that cannot answer (issue 9 §6): npm/yarn (fetch retries and their
+/// backoff), pip (retries, timeout), cargo (net retries).
+pub fn offline_env() -> &'static [(&'static str, &'static str)] {
+    &[
+        ("npm_config_fetch_retries", "0"),
+        ("npm_config_fetch_retry_mintimeout", "100"),
+        ("npm_config_fetch_retry_maxtimeout", "100"),
+        ("npm_config_fetch_timeout", "5000"),
+        ("YARN_NETWORK_TIMEOUT", "5000"),
+        ("PIP_RETRIES", "0"),
+        ("PIP_TIMEOUT", "5"),
+        ("CARGO_NET_RETRY", "0"),
+    ]
+}
+
 pub(crate) fn proxy_env() -> Vec<(String, String)> {
     let http = format!("http://127.0.0.1:{}", super::relay::PROXY_PORT);
     let socks = format!("socks5h://127.0.0.1:{}", super::relay::PROXY_PORT);
@@ -687,6 +737,12 @@ fn run_namespaces(
     let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
     let (alive_r, alive_w) = sys::pipe().map_err(|e| HelperError::setup("pipe", e))?;
     let (status_r, status_w) = sys::pipe().map_err(|e| HelperError::setup("pipe", e))?;
+    // Init → helper: the denial records, once the command's tree has ended.
+    let records = if plan.denial_records {
+        Some(sys::pipe().map_err(|e| HelperError::setup("pipe", e))?)
+    } else {
+        None
+    };
     let mut proxy_sock = if plan.proxy_relay {
         // Checked before anything starts: a bad list is a refusal, not a dead proxy.
         cordon_proxy::ProxyPolicy::from_rules(&profile.profile.network_rules)
@@ -729,6 +785,10 @@ fn run_namespaces(
         drop(alive_w);
         drop(status_r);
         reporter.close_in_child();
+        let records_w = records.map(|(r, w)| {
+            drop(r);
+            w
+        });
         let sock_path = proxy_sock.as_mut().map(|s| {
             s.listener.take(); // init never serves it
             s.path.clone()
@@ -744,6 +804,7 @@ fn run_namespaces(
             status: Some(status_w),
             print_report: reporter.stderr,
             proxy_sock: sock_path,
+            records: records_w,
         };
         let code = match init_main(&mut ctx) {
             Ok(code) => code,
@@ -758,6 +819,10 @@ fn run_namespaces(
     }
     drop(alive_r);
     drop(status_w);
+    let records_r = records.map(|(r, w)| {
+        drop(w);
+        r
+    });
     match read_status(&status_r) {
         Some(SetupStatus::Applied(r)) => reporter.deliver(&r),
         Some(SetupStatus::NotRun(why)) => reporter.not_run(why),
@@ -799,6 +864,9 @@ fn run_namespaces(
         }
     };
     let code = process::supervise(pid);
+    if let Some(d) = records_r.as_ref().and_then(super::denial_records::receive) {
+        reporter.records(d);
+    }
     let hit = super::limits::after_run(watchdog, cgroup.as_ref(), code);
     drop(proxy);
     drop(proxy_sock);
@@ -825,6 +893,8 @@ struct InitContext<'a> {
     /// Managed network: the proxy's unix socket on the host (pinned before the root is
     /// rebuilt, relayed to `127.0.0.1:3128`).
     proxy_sock: Option<PathBuf>,
+    /// Write end of the denial-records pipe to the helper (`plan.denial_records`).
+    records: Option<OwnedFd>,
 }
 
 impl InitContext<'_> {
@@ -919,6 +989,24 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
         .collect();
     let applied = confine(ctx.profile, ctx.plan, extra, landlock_layer::stdio_grants())
         .map_err(HelperError::Confine)?;
+    // What the denial-record supervisor judges with: the profile and the Landlock
+    // ruleset's writable places from the same layout (only when fully enforced).
+    let denials = ctx.plan.denial_records.then(|| {
+        let landlock = applied.iter().find_map(|l| match l {
+            Layer::Landlock {
+                plan,
+                enforcement: super::layer::Enforcement::Full,
+            } if plan.fs => Some((
+                plan.abi,
+                super::denial_records::landlock_writable(ctx.layout),
+            )),
+            _ => None,
+        });
+        std::sync::Arc::new(super::denial_records::Supervisor::new(
+            ctx.profile,
+            landlock,
+        ))
+    });
     for w in &built.warnings {
         eprintln!("cordon: note: {w}");
     }
@@ -940,6 +1028,9 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
             listed: allowed_sockets.len(),
         });
     }
+    if denials.is_some() {
+        layers.push(Layer::DenialRecords);
+    }
     if relay_target.is_some() {
         layers.push(Layer::ProxyRelay {
             port: super::relay::PROXY_PORT,
@@ -956,6 +1047,7 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
             .cloned()
             .collect(),
         fell_back: None,
+        denials: None,
     };
     if ctx.print_report {
         print_report(&report);
@@ -972,7 +1064,7 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
     };
     let child = process::spawn(ctx.spec, || {
         if let Some((_, theirs)) = &guard_chan {
-            super::unix_guard::install_in_child(theirs)?;
+            super::unix_guard::install_in_child(theirs, ctx.plan.denial_records)?;
         }
         before_exec()
     })?;
@@ -986,6 +1078,7 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
                     .as_ref()
                     .is_some_and(|l| l.scope_abstract_unix),
             allowed: allowed_sockets,
+            denials: denials.clone(),
         };
         let started = super::unix_guard::receive_listener(&ours)
             .and_then(|l| super::unix_guard::start(l, cfg));
@@ -1006,6 +1099,9 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
         }
     }
     let code = process::supervise(child);
+    if let (Some(sup), Some(fd)) = (&denials, &ctx.records) {
+        super::denial_records::send(fd, &sup.report());
+    }
     if code != 0 {
         if let Some(h) = super::caches::read_only_hint(ctx.profile, &built.read_only_caches) {
             eprintln!("cordon: hint: {h}");
@@ -1209,6 +1305,7 @@ fn apply_in_command(
         layers: applied,
         notes: ctx.plan.notes.clone(),
         fell_back: ctx.fell_back.clone(),
+        denials: None,
     };
     if ctx.print_report {
         print_report(&report);

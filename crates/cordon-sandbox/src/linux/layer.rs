@@ -96,6 +96,9 @@ pub enum Layer {
     },
     /// Rung 2's supervisor (child subreaper) that kills every descendant.
     Supervisor,
+    /// Kernel-side denial records: init judges the command's writing path calls (seccomp
+    /// user notification) and records the ones the sandbox refuses (issue 9 §5).
+    DenialRecords,
     /// The command's environment is the payload's (scrubbed) environment.
     Environment,
 }
@@ -235,6 +238,10 @@ impl fmt::Display for Layer {
             Layer::Supervisor => f.write_str(
                 "supervisor (subreaper): every descendant killed when the command exits or the \
                  helper is killed",
+            ),
+            Layer::DenialRecords => f.write_str(
+                "denial records (writing path calls judged by init via seccomp user \
+                 notification; refusals recorded on the helper's channel)",
             ),
             Layer::Environment => f.write_str("environment replaced by the scrubbed payload env"),
         }

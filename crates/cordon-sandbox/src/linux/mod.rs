@@ -19,6 +19,7 @@
 
 mod caches;
 mod caps;
+mod denial_records;
 mod features;
 mod helper;
 mod landlock_layer;
@@ -28,6 +29,7 @@ mod loopback;
 mod mounts;
 mod plan;
 mod process;
+pub mod pty;
 mod relay;
 mod seccomp_filter;
 pub mod server;
@@ -35,11 +37,12 @@ mod sys;
 mod unix_guard;
 
 pub use caches::{probe_overlay, read_only_hint};
+pub use denial_records::{landlock_audit, source as denial_record_source};
 pub use features::{
     probe, probe_fast, valid_layer_names, Availability, LinuxFeatures, Present, ALL_LAYERS,
-    DISABLE_LAYERS_ENV, LAYER_NAMES,
+    DENIAL_RECORDS_LAYER, DISABLE_LAYERS_ENV, LAYER_NAMES,
 };
-pub use helper::{AppliedReport, HelperOutcome};
+pub use helper::{offline_env, AppliedReport, HelperOutcome, RunRecords};
 pub use layer::{Enforcement, Layer, RootView};
 pub use mounts::{layout, layout_for, Base, Layout, Step, StepKind};
 pub use plan::{
@@ -139,7 +142,19 @@ pub fn spawn_reported<T>(
     let bytes = rx
         .recv_timeout(std::time::Duration::from_secs(2))
         .unwrap_or_default();
-    let report = serde_json::from_slice(&bytes).ok();
+    // Line 1: what was applied (or why nothing ran); line 2, after the command's tree
+    // ended: the denial records ([`helper::RunRecords`]), attached to the applied report.
+    let mut lines = bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty());
+    let mut report: Option<HelperOutcome> =
+        lines.next().and_then(|l| serde_json::from_slice(l).ok());
+    if let (Some(HelperOutcome::Applied(a)), Some(records)) = (
+        report.as_mut(),
+        lines
+            .next()
+            .and_then(|l| serde_json::from_slice::<helper::RunRecords>(l).ok()),
+    ) {
+        a.denials = Some(records.denials);
+    }
     Ok((out, report))
 }
 

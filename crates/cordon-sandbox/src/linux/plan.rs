@@ -1,7 +1,9 @@
 //! Choosing the rung (R-L5, R-S4): which layers will confine the command on this host, or a
 //! refusal naming the guarantee that no available layer can give. Pure: no OS calls.
 
-use super::features::{valid_layer_names, Availability, LinuxFeatures, DISABLE_LAYERS_ENV};
+use super::features::{
+    valid_layer_names, Availability, LinuxFeatures, DENIAL_RECORDS_LAYER, DISABLE_LAYERS_ENV,
+};
 use super::layer::{Enforcement, Layer};
 use cordon_policy::{Access, EntryOrigin, NetworkPolicy, ResolvedFilesystem, ResolvedProfile};
 use serde::{Deserialize, Serialize};
@@ -81,6 +83,11 @@ pub struct LinuxPlan {
     /// `super::unix_guard`).
     #[serde(default)]
     pub unix_guard: bool,
+    /// Init also records the writing path calls the sandbox refuses (rides on the
+    /// unix-socket guard's listener; a restricted filesystem; not disabled with
+    /// `denial-records`): see `super::denial_records`.
+    #[serde(default)]
+    pub denial_records: bool,
     /// Managed network: init relays `127.0.0.1:3128` to cordon's filtering proxy, which
     /// the helper runs for exactly as long as the command (see `super::relay`).
     #[serde(default)]
@@ -358,6 +365,12 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
                 listed: profile.unix_sockets.len(),
             });
         }
+        let denial_records = unix_guard
+            && fs_restricted
+            && !features.disabled.iter().any(|d| d == DENIAL_RECORDS_LAYER);
+        if denial_records {
+            planned.push(Layer::DenialRecords);
+        }
         if managed {
             planned.push(Layer::ProxyRelay {
                 port: super::relay::PROXY_PORT,
@@ -369,6 +382,7 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
             net_namespace: net_restricted,
             loopback: net_restricted,
             unix_guard,
+            denial_records,
             proxy_relay: managed,
             landlock,
             seccomp,
@@ -463,6 +477,7 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
         net_namespace: false,
         loopback: false,
         unix_guard: false,
+        denial_records: false,
         proxy_relay: false,
         landlock: Some(landlock),
         seccomp,
@@ -725,7 +740,7 @@ mod tests {
         let msg = e.to_string();
         assert!(msg.contains("`landlok` is not a layer"), "{msg}");
         assert!(
-            msg.contains("known layer names (userns, landlock, seccomp, all)"),
+            msg.contains("known layer names (userns, landlock, seccomp, denial-records, all)"),
             "{msg}"
         );
         assert!(msg.contains("CORDON_DISABLE_LAYERS"), "{msg}");

@@ -31,7 +31,9 @@
 //! A second, smaller program ([`build_unix_guard`]) is stacked on the command alone when
 //! the unix-socket guard runs (`super::unix_guard`): `connect(2)` goes to the guard as a
 //! user notification, datagram unix sockets (whose `sendto` carries an address the guard
-//! cannot see) are refused, and `pidfd_getfd(2)` is denied to the command.
+//! cannot see) are refused, and `pidfd_getfd(2)` is denied to the command. With denial
+//! records ([`build_unix_guard_with`]) the same program also sends the writing path calls
+//! to init (the open family only when its flags may write).
 
 use super::sys::SockFilter;
 
@@ -251,9 +253,13 @@ enum Target {
     Mode1,
     Mode2,
     Mode3,
+    /// Denial records: an open family call whose flags (args[i]) may write → notify.
+    WriteFlags0,
+    WriteFlags1,
+    WriteFlags2,
 }
 
-const TARGETS: usize = 15;
+const TARGETS: usize = 18;
 
 fn mode_target(i: u32) -> Target {
     match i {
@@ -365,7 +371,16 @@ pub fn build(opts: FilterOptions) -> Vec<SockFilter> {
 /// - `pidfd_getfd(2)` → `EPERM` (only init may take the command's descriptors).
 ///
 /// Foreign architectures and x32 are killed as in [`build`].
+#[cfg(test)]
 pub fn build_unix_guard() -> Vec<SockFilter> {
+    build_unix_guard_with(false)
+}
+
+/// [`build_unix_guard`], plus, with `denial_records`, the path syscalls that write
+/// (`super::denial_records::calls`) → `SECCOMP_RET_USER_NOTIF` on the same listener; the
+/// open family only when its flags hold one of
+/// [`super::denial_records::WRITING_OPEN_FLAGS`] (read-only opens never leave the kernel).
+pub fn build_unix_guard_with(denial_records: bool) -> Vec<SockFilter> {
     use Target::*;
     let mut p: Vec<Ins> = vec![
         Ins::Ld(OFF_ARCH),
@@ -378,7 +393,31 @@ pub fn build_unix_guard() -> Vec<SockFilter> {
     p.push(Ins::Jeq(NR_PIDFD_GETFD as u32, Eperm, Next));
     p.push(Ins::Jeq(libc::SYS_socket as u32, SocketCheck, Next));
     p.push(Ins::Jeq(libc::SYS_socketpair as u32, SocketCheck, Next));
+    if denial_records {
+        for (_, nr, call) in super::denial_records::calls() {
+            let to = match call {
+                super::denial_records::PathCall::Open { flags: Some(i), .. } => match i {
+                    0 => WriteFlags0,
+                    1 => WriteFlags1,
+                    _ => WriteFlags2,
+                },
+                _ => Notify,
+            };
+            p.push(Ins::Jeq(nr as u32, to, Next));
+        }
+    }
     p.push(Ins::Ret(RET_ALLOW));
+    if denial_records {
+        for (t, i) in [(WriteFlags0, 0), (WriteFlags1, 1), (WriteFlags2, 2)] {
+            p.push(Ins::Label(t));
+            p.push(Ins::Ld(off_arg_lo(i)));
+            p.push(Ins::Jset(
+                super::denial_records::WRITING_OPEN_FLAGS,
+                Notify,
+                Allow,
+            ));
+        }
+    }
     p.push(Ins::Label(SocketCheck));
     p.push(Ins::Ld(off_arg_lo(0)));
     p.push(Ins::Jeq(libc::AF_UNIX as u32, UnixTypeCheck, Allow));
@@ -732,6 +771,55 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(sys(&init, NR_PIDFD_GETFD, [0; 6]), RET_ALLOW);
+    }
+
+    #[test]
+    fn denial_records_trap_writing_path_calls_only() {
+        let p = build_unix_guard_with(true);
+        let at = libc::AT_FDCWD as u32 as u64;
+        for f in [libc::O_WRONLY, libc::O_RDWR, libc::O_CREAT, libc::O_TRUNC] {
+            let f = (f | libc::O_CLOEXEC) as u64;
+            assert_eq!(
+                sys(&p, libc::SYS_openat, [at, 0, f, 0, 0, 0]),
+                RET_USER_NOTIF
+            );
+        }
+        let ro = (libc::O_RDONLY | libc::O_CLOEXEC | libc::O_DIRECTORY) as u64;
+        assert_eq!(sys(&p, libc::SYS_openat, [at, 0, ro, 0, 0, 0]), RET_ALLOW);
+        for nr in [
+            libc::SYS_mkdirat,
+            libc::SYS_unlinkat,
+            libc::SYS_renameat2,
+            libc::SYS_linkat,
+            libc::SYS_symlinkat,
+            libc::SYS_truncate,
+        ] {
+            assert_eq!(sys(&p, nr, [0; 6]), RET_USER_NOTIF);
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            assert_eq!(sys(&p, libc::SYS_open, [0, ro, 0, 0, 0, 0]), RET_ALLOW);
+            let w = libc::O_WRONLY as u64;
+            assert_eq!(sys(&p, libc::SYS_open, [0, w, 0, 0, 0, 0]), RET_USER_NOTIF);
+            assert_eq!(sys(&p, libc::SYS_creat, [0; 6]), RET_USER_NOTIF);
+            assert_eq!(sys(&p, libc::SYS_rename, [0; 6]), RET_USER_NOTIF);
+        }
+        for nr in [
+            libc::SYS_read,
+            libc::SYS_write,
+            libc::SYS_fchmodat,
+            libc::SYS_ftruncate,
+        ] {
+            assert_eq!(sys(&p, nr, [0; 6]), RET_ALLOW);
+        }
+        assert_eq!(
+            sys(&p, libc::SYS_connect, [3, 0, 0, 0, 0, 0]),
+            RET_USER_NOTIF
+        );
+        // Without records the guard program lets every path call through.
+        let g = build_unix_guard();
+        assert_eq!(sys(&g, libc::SYS_mkdirat, [0; 6]), RET_ALLOW);
+        assert!(p.len() < 200, "{}", p.len());
     }
 
     #[test]

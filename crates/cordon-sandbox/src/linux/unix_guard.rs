@@ -29,6 +29,10 @@
 //!
 //! Other families (`AF_INET`, `AF_INET6`) are connected to as asked: the network policy
 //! for them is the namespace (and, later, the proxy), not this guard.
+//!
+//! The same program and listener also carry the denial-record supervisor's writing path
+//! calls (`super::denial_records`): the serve loop dispatches on the syscall number —
+//! `connect` here, every other number to [`GuardConfig::denials`].
 
 use super::seccomp_filter;
 use super::sys::SockFilter;
@@ -51,6 +55,9 @@ pub struct GuardConfig {
     /// hide (under the private `/tmp`, or a denied directory) is still reachable by the
     /// path the profile names, and only that inode.
     pub allowed: Vec<(PathBuf, Option<OwnedFd>)>,
+    /// The denial-record supervisor sharing this listener (every notification that is not
+    /// a `connect` is its: `super::denial_records`).
+    pub denials: Option<Arc<super::denial_records::Supervisor>>,
 }
 
 /// Opens each allowed socket (`O_PATH`, following symlinks) in the current — host's —
@@ -141,9 +148,12 @@ pub fn channel() -> io::Result<(OwnedFd, OwnedFd)> {
 /// with `SECCOMP_FILTER_FLAG_NEW_LISTENER` and sends the listener to init over `chan`
 /// (`SCM_RIGHTS`).
 ///
+/// With `denial_records` the same program also traps the writing path calls
+/// ([`seccomp_filter::build_unix_guard_with`]).
+///
 /// Errors: the filter or the send failed (message names the step).
-pub fn install_in_child(chan: &OwnedFd) -> Result<(), String> {
-    let prog = seccomp_filter::build_unix_guard();
+pub fn install_in_child(chan: &OwnedFd, denial_records: bool) -> Result<(), String> {
+    let prog = seccomp_filter::build_unix_guard_with(denial_records);
     let listener = install_with_listener(&prog)
         .map_err(|e| format!("sandbox setup failed: seccomp listener: {e}"))?;
     let fds = [listener.as_raw_fd()];
@@ -255,6 +265,18 @@ fn serve(listener: Arc<OwnedFd>, cfg: Arc<GuardConfig>) {
                 _ => return,
             }
         }
+        if n.data.nr != libc::SYS_connect as i32 {
+            // A denial-record call: judged inline (no blocking step), answered at once.
+            let answer = match &cfg.denials {
+                Some(sup) => super::denial_records::handle(sup, &n, || id_valid(&listener, n.id)),
+                None => super::denial_records::Answer::Continue,
+            };
+            match answer {
+                super::denial_records::Answer::Continue => respond_continue(&listener, n.id),
+                super::denial_records::Answer::Deny(e) => respond(&listener, n.id, Err(e)),
+            }
+            continue;
+        }
         let l = Arc::clone(&listener);
         let c = Arc::clone(&cfg);
         // One thread per call: a blocking connect must not hold up the others.
@@ -277,6 +299,24 @@ fn respond(listener: &OwnedFd, id: u64, result: Result<i64, i32>) {
         val,
         error,
         flags: 0,
+    };
+    // SAFETY: `resp` is a valid seccomp_notif_resp. A failure means the caller is gone.
+    unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_SEND,
+            &mut resp,
+        )
+    };
+}
+
+/// `SECCOMP_USER_NOTIF_FLAG_CONTINUE`: the kernel performs the call with its own checks.
+fn respond_continue(listener: &OwnedFd, id: u64) {
+    let mut resp = libc::seccomp_notif_resp {
+        id,
+        val: 0,
+        error: 0,
+        flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32,
     };
     // SAFETY: `resp` is a valid seccomp_notif_resp. A failure means the caller is gone.
     unsafe {

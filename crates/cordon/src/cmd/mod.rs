@@ -7,6 +7,7 @@ mod cache;
 mod check;
 mod context;
 mod explain;
+mod mcp;
 mod profiles;
 mod proxy;
 mod run;
@@ -31,5 +32,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Serve(a) => serve::serve(a),
         #[cfg(not(target_os = "linux"))]
         Command::Serve(_) => anyhow::bail!("cordon serve: only on Linux"),
+        Command::Mcp(a) => mcp::mcp(a),
     }
 }

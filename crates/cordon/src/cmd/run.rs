@@ -176,17 +176,7 @@ fn report_json(report: &Report, session: &Session) -> Result<serde_json::Value> 
     let facts = HelperFacts::of(last.helper.as_ref())?;
     // What was applied is what the helper reports it did (R-S5); the plan is only the
     // prediction. Without a helper (backend none) cordon itself applied the scrubbing.
-    let applied: serde_json::Value = match exec {
-        None => json!([]),
-        Some(e) if e.backend == cordon_policy::Backend::None => json!(e.planned),
-        Some(e) => match facts.applied.clone() {
-            Some(mut a) => {
-                a.push(cordon_sandbox::scrubbed_note(e.env_dropped.len()));
-                json!(a)
-            }
-            None => json!([]),
-        },
-    };
+    let applied = json!(last.applied());
     let r = facts.report.as_ref();
     v["exit_code"] = json!(last.outcome.exit_code);
     // How the sandbox helper was started: "server" (forked by `cordon serve`) or "cold"
@@ -203,6 +193,8 @@ fn report_json(report: &Report, session: &Session) -> Result<serde_json::Value> 
     v["layers"] = json!(r.map(|h| h["layers"].clone()));
     v["notes"] = json!(r.map(|h| h["notes"].clone()));
     v["fell_back"] = json!(r.and_then(|h| h.get("fell_back").cloned()));
+    // Kernel-side denial records (issue 9 §5): null when this run had no supervisor.
+    v["denials"] = json!(r.and_then(|h| h.get("denials").cloned()));
     // What resolution could not honour (a missing deny path, a refused $TMPDIR, a
     // planted special file it did not read): the notes explain and context show.
     v["resolution_notes"] = json!(exec.and_then(|e| e.resolved.as_ref()).map(|r| &r.notes));
@@ -260,8 +252,6 @@ fn dry_run(args: &RunArgs, trust: &TrustProfile, mode: ApprovalMode) -> Result<i
 
 /// What the helper said on its report descriptor, in the shapes the JSON report needs.
 struct HelperFacts {
-    /// The applied layers in words (`None`: nothing was applied).
-    applied: Option<Vec<String>>,
     /// The typed report (`rung`, `layers`, `notes`, `fell_back`).
     report: Option<serde_json::Value>,
     /// Why nothing ran, as the helper printed it.
@@ -275,17 +265,14 @@ impl HelperFacts {
             use cordon_sandbox::linux::HelperOutcome;
             Ok(match r {
                 Some(HelperOutcome::Applied(a)) => HelperFacts {
-                    applied: Some(a.applied()),
                     report: Some(serde_json::to_value(a)?),
                     not_run: None,
                 },
                 Some(HelperOutcome::NotRun { reason }) => HelperFacts {
-                    applied: None,
                     report: None,
                     not_run: Some(reason.clone()),
                 },
                 None => HelperFacts {
-                    applied: None,
                     report: None,
                     not_run: None,
                 },
@@ -295,7 +282,6 @@ impl HelperFacts {
         {
             let _ = r;
             Ok(HelperFacts {
-                applied: None,
                 report: None,
                 not_run: None,
             })

@@ -40,6 +40,30 @@ pub fn status(args: StatusArgs) -> Result<i32> {
         h["unix_sockets"] = json!({"pathname": pathname, "abstract": abstract_});
         h
     };
+    // Which denial evidence this host gives (issue 9 §5): kernel-side records when the
+    // supervisor can run, else the labelled stderr heuristic.
+    #[cfg(target_os = "linux")]
+    let (denial_records, denial_evidence, landlock_audit) = {
+        let src = cordon_sandbox::linux::denial_record_source(&manager.features);
+        (
+            match &src {
+                Ok(s) => s.clone(),
+                Err(why) => format!("none ({why})"),
+            },
+            if src.is_ok() {
+                cordon_session::DENIAL_RECORDS_SOURCE
+            } else {
+                cordon_session::DENIAL_EVIDENCE_SOURCE
+            },
+            cordon_sandbox::linux::landlock_audit(&manager.features),
+        )
+    };
+    #[cfg(not(target_os = "linux"))]
+    let (denial_records, denial_evidence, landlock_audit) = (
+        "none (no supervisor on this OS)".to_string(),
+        cordon_session::DENIAL_EVIDENCE_SOURCE,
+        "not applicable".to_string(),
+    );
     let caches = cache_status(&chosen.profile);
     #[cfg(not(target_os = "linux"))]
     let host = json!({"os": format!("{:?}", manager.os)});
@@ -57,7 +81,8 @@ pub fn status(args: StatusArgs) -> Result<i32> {
                 "applied": prepared.as_ref().ok(),
                 "missing": prepared.as_ref().err(),
                 "limits": limits,
-                "denial_evidence": cordon_session::DENIAL_EVIDENCE_SOURCE,
+                "denial_evidence": denial_evidence,
+                "denial_records": {"source": denial_records, "landlock_audit": landlock_audit},
                 "caches": caches,
                 "warnings": bare_warning.iter().collect::<Vec<_>>(),
             }))?
@@ -97,9 +122,11 @@ pub fn status(args: StatusArgs) -> Result<i32> {
     }
     #[cfg(not(target_os = "linux"))]
     println!("  os: {:?}", manager.os);
+    println!("  denial records:   {denial_records}");
+    println!("  landlock audit:   {landlock_audit}");
     println!(
         "  denial evidence:  {}\n  cache overlays:   {}",
-        cordon_session::DENIAL_EVIDENCE_SOURCE,
+        denial_evidence,
         match (&caches["overlay"], caches["mode"].as_str()) {
             (serde_json::Value::Bool(true), _) => format!(
                 "yes (upper layers on {}; caches = {})",

@@ -1,0 +1,75 @@
+//! Kernel-side denial records (issue 9 §5, R-F1): what the sandbox refused, recorded by the
+//! process that judged the call (the seccomp user-notification supervisor in the sandbox's
+//! init, `linux::denial_records`) and handed to cordon on the helper's report channel — a
+//! descriptor the command never holds, so the command cannot forge or erase a record.
+//!
+//! Platform-neutral data only: the supervisor lives in the Linux backend.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// At most this many records travel per run (the first ones); the rest are only counted
+/// ([`DenialReport::total`]).
+pub const MAX_RECORDS: usize = 32;
+
+/// One refused call: `{syscall, path, errno, rule, smallest grant that would allow it}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DenialRecord {
+    /// The system call, by name (`openat`, `mkdir`, `renameat2`, …).
+    pub syscall: String,
+    /// The path the call needed to write, absolute in the command's view with the
+    /// directories resolved as the kernel resolved them (the last component as named).
+    pub path: PathBuf,
+    /// The errno the command got, by name (`EROFS`, `EACCES`, `EBUSY`): the one the kernel
+    /// would have given for the same call.
+    pub errno: String,
+    /// The rule of the resolved profile that denies it (`protected (R-P3): …`,
+    /// `read-only (entry /usr)`, `read-only: outside every writable root`, …).
+    pub rule: String,
+    /// The smallest grant that would allow it (`-w` of this path), when a per-command grant
+    /// can: the file itself, or the directory a new entry is made in or removed from.
+    /// `None` for a pinned directory or a deny entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<PathBuf>,
+}
+
+/// The records of one run, in the order the calls were made (capped at [`MAX_RECORDS`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DenialReport {
+    /// The first [`MAX_RECORDS`] records.
+    pub records: Vec<DenialRecord>,
+    /// How many calls were refused in all (≥ `records.len()`).
+    pub total: u64,
+}
+
+impl DenialReport {
+    /// Adds a record (kept while fewer than [`MAX_RECORDS`] are held; always counted).
+    pub fn push(&mut self, r: DenialRecord) {
+        self.total += 1;
+        if self.records.len() < MAX_RECORDS {
+            self.records.push(r);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capped_and_counted() {
+        let mut d = DenialReport::default();
+        for i in 0..40 {
+            d.push(DenialRecord {
+                syscall: "mkdir".into(),
+                path: PathBuf::from(format!("/x/{i}")),
+                errno: "EROFS".into(),
+                rule: "read-only".into(),
+                grant: None,
+            });
+        }
+        assert_eq!(d.records.len(), MAX_RECORDS);
+        assert_eq!(d.total, 40);
+        assert_eq!(d.records[0].path, PathBuf::from("/x/0"));
+    }
+}

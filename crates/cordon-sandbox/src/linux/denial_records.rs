@@ -1,0 +1,749 @@
+//! Kernel-side denial records (issue 9 §5, R-F1): a seccomp user-notification supervisor
+//! for the path syscalls that **write**, run by the sandbox's init on the same listener as
+//! the unix-socket guard (`super::unix_guard`: one program, one listener, dispatched by
+//! syscall number through [`CALLS`]).
+//!
+//! The supervisor is a **reporter, not the boundary**. The mounts and Landlock enforce the
+//! profile whatever it answers:
+//! - when its judgment says the kernel allows the call, it answers
+//!   `SECCOMP_USER_NOTIF_FLAG_CONTINUE`: the kernel then performs the call with its own
+//!   checks, on a fresh read of the caller's memory. The kernel documentation
+//!   (`Documentation/userspace-api/seccomp_filter.rst`, "Userspace Notification") warns that
+//!   CONTINUE is racy (TOCTOU: the caller may change the path after it was read) and must
+//!   not be used to *allow* what the supervisor judged; here it never is — CONTINUE only
+//!   hands the call back to the kernel, whose mounts and Landlock decide. A race can at
+//!   worst lose a record, never allow a write the kernel would deny;
+//! - when its judgment says the kernel denies the call, it answers the errno the kernel
+//!   would have given itself (`EROFS` on a read-only mount, `EACCES` for Landlock,
+//!   `EBUSY` for a pinned or protected mount point) and records `{syscall, path, errno,
+//!   rule, smallest grant}`. Answering it refuses nothing the kernel would have allowed:
+//!   every denial needs both the resolved profile's verdict (the rule) and the kernel's
+//!   own state (a read-only mount as `fstatvfs` reports it, or a path no Landlock rule of
+//!   this sandbox's layout makes writable). When in doubt (unreadable memory, a symlink
+//!   as the last component, a device, the caller gone) it answers CONTINUE without record.
+//!
+//! Only calls that may write trap: `open`/`openat`/`creat` with `O_WRONLY`, `O_RDWR`,
+//! `O_CREAT` or `O_TRUNC` (the flags are checked in BPF, so read-only opens never leave
+//! the kernel), `mkdir(at)`, `mknod(at)`, `unlink(at)`, `rmdir`, `rename(at, at2)`,
+//! `link(at)`, `symlink(at)`, `truncate`. `openat2` is already `ENOSYS` for the command
+//! (libc falls back to `openat`). The chmod family is not trapped (Landlock does not
+//! restrict it; a read-only mount refuses it with `EROFS` unrecorded).
+//!
+//! The records are kept in init (the command cannot reach init's memory: init is not
+//! dumpable and `ptrace`/`process_vm_*` are denied by the filter), written on a pipe to the
+//! helper when the command's tree has ended, and passed on by the helper on its report
+//! descriptor: a channel the command never holds.
+
+use crate::denials::{DenialRecord, DenialReport};
+use cordon_policy::{Access, EntryOrigin, ResolvedFilesystem, ResolvedProfile};
+use std::ffi::{CString, OsStr};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// How a trapped call names the paths it writes (argument indexes into
+/// `seccomp_data.args`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathCall {
+    /// `open(path, flags)` / `openat(dirfd, path, flags)` / `creat(path)` (`flags: None`
+    /// = `O_CREAT|O_WRONLY|O_TRUNC`).
+    Open {
+        /// Index of the directory descriptor, if any.
+        dirfd: Option<usize>,
+        /// Index of the path.
+        path: usize,
+        /// Index of the flags, if any.
+        flags: Option<usize>,
+    },
+    /// Makes a new entry (`mkdir`, `mknod`, `symlink`'s link path, `link`'s new path).
+    Create {
+        /// Index of the directory descriptor, if any.
+        dirfd: Option<usize>,
+        /// Index of the new path.
+        path: usize,
+    },
+    /// Removes an entry (`unlink`, `unlinkat`, `rmdir`).
+    Remove {
+        /// Index of the directory descriptor, if any.
+        dirfd: Option<usize>,
+        /// Index of the path.
+        path: usize,
+    },
+    /// Moves an entry (`rename`, `renameat`, `renameat2`).
+    Rename {
+        /// Index of the old directory descriptor, if any.
+        old_dirfd: Option<usize>,
+        /// Index of the old path.
+        old: usize,
+        /// Index of the new directory descriptor, if any.
+        new_dirfd: Option<usize>,
+        /// Index of the new path.
+        new: usize,
+    },
+    /// Writes an existing file in place (`truncate`).
+    Truncate {
+        /// Index of the path.
+        path: usize,
+    },
+}
+
+/// The dispatch table of the supervisor: syscall name, number, how it names its paths. The
+/// seccomp program (`super::seccomp_filter::build_unix_guard_with`) traps exactly these
+/// numbers (the open family only with a writing flag).
+pub fn calls() -> Vec<(&'static str, i64, PathCall)> {
+    use PathCall::*;
+    let mut v = vec![
+        (
+            "openat",
+            libc::SYS_openat,
+            Open {
+                dirfd: Some(0),
+                path: 1,
+                flags: Some(2),
+            },
+        ),
+        (
+            "mkdirat",
+            libc::SYS_mkdirat,
+            Create {
+                dirfd: Some(0),
+                path: 1,
+            },
+        ),
+        (
+            "mknodat",
+            libc::SYS_mknodat,
+            Create {
+                dirfd: Some(0),
+                path: 1,
+            },
+        ),
+        (
+            "symlinkat",
+            libc::SYS_symlinkat,
+            Create {
+                dirfd: Some(1),
+                path: 2,
+            },
+        ),
+        (
+            "linkat",
+            libc::SYS_linkat,
+            Create {
+                dirfd: Some(2),
+                path: 3,
+            },
+        ),
+        (
+            "unlinkat",
+            libc::SYS_unlinkat,
+            Remove {
+                dirfd: Some(0),
+                path: 1,
+            },
+        ),
+        (
+            "renameat",
+            libc::SYS_renameat,
+            Rename {
+                old_dirfd: Some(0),
+                old: 1,
+                new_dirfd: Some(2),
+                new: 3,
+            },
+        ),
+        (
+            "renameat2",
+            libc::SYS_renameat2,
+            Rename {
+                old_dirfd: Some(0),
+                old: 1,
+                new_dirfd: Some(2),
+                new: 3,
+            },
+        ),
+        ("truncate", libc::SYS_truncate, Truncate { path: 0 }),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    v.extend([
+        (
+            "open",
+            libc::SYS_open,
+            Open {
+                dirfd: None,
+                path: 0,
+                flags: Some(1),
+            },
+        ),
+        (
+            "creat",
+            libc::SYS_creat,
+            Open {
+                dirfd: None,
+                path: 0,
+                flags: None,
+            },
+        ),
+        (
+            "mkdir",
+            libc::SYS_mkdir,
+            Create {
+                dirfd: None,
+                path: 0,
+            },
+        ),
+        (
+            "mknod",
+            libc::SYS_mknod,
+            Create {
+                dirfd: None,
+                path: 0,
+            },
+        ),
+        (
+            "symlink",
+            libc::SYS_symlink,
+            Create {
+                dirfd: None,
+                path: 1,
+            },
+        ),
+        (
+            "link",
+            libc::SYS_link,
+            Create {
+                dirfd: None,
+                path: 1,
+            },
+        ),
+        (
+            "unlink",
+            libc::SYS_unlink,
+            Remove {
+                dirfd: None,
+                path: 0,
+            },
+        ),
+        (
+            "rmdir",
+            libc::SYS_rmdir,
+            Remove {
+                dirfd: None,
+                path: 0,
+            },
+        ),
+        (
+            "rename",
+            libc::SYS_rename,
+            Rename {
+                old_dirfd: None,
+                old: 0,
+                new_dirfd: None,
+                new: 1,
+            },
+        ),
+    ]);
+    v
+}
+
+/// `open` flags that make a call possibly write (trapped; anything else never leaves the
+/// kernel).
+pub const WRITING_OPEN_FLAGS: u32 =
+    (libc::O_WRONLY | libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC) as u32;
+
+/// What the supervisor judges with: the resolved profile (the rules' names) and the
+/// writable places of this sandbox's Landlock ruleset (from the same mount layout).
+#[derive(Debug)]
+pub struct Supervisor {
+    filesystem: ResolvedFilesystem,
+    /// Paths under which Landlock grants every write right (`Grant::Write` rules of the
+    /// layout), when Landlock's filesystem rules are fully enforced; `None` otherwise (then
+    /// only read-only mounts count as the kernel's refusal).
+    landlock_writable: Option<Vec<PathBuf>>,
+    /// `(st_dev, st_ino)` of init's standard descriptors opened for writing: Landlock has a
+    /// rule on exactly those inodes (`landlock_layer::stdio_grants`).
+    stdio: Vec<(u64, u64)>,
+    /// Landlock handles `truncate` (ABI >= 3); below, truncating is only refused by a
+    /// read-only mount.
+    landlock_truncate: bool,
+    records: Mutex<DenialReport>,
+}
+
+impl Supervisor {
+    /// A supervisor for `profile`. `landlock`: the ABI and the writable places of a fully
+    /// enforced Landlock filesystem ruleset ([`landlock_writable`]), or `None` when
+    /// Landlock does not confine the filesystem (then only read-only mounts refuse).
+    pub fn new(profile: &ResolvedProfile, landlock: Option<(u32, Vec<PathBuf>)>) -> Supervisor {
+        let stdio = (0..=2)
+            .filter(|fd| {
+                super::sys::status_flags(*fd)
+                    .is_ok_and(|f| f & libc::O_ACCMODE != libc::O_RDONLY && f & libc::O_PATH == 0)
+            })
+            .filter_map(|fd| super::sys::fstat(fd).ok())
+            .map(|st| (st.st_dev, st.st_ino))
+            .collect();
+        Supervisor {
+            filesystem: profile.filesystem.clone(),
+            landlock_truncate: landlock.as_ref().is_some_and(|(abi, _)| *abi >= 3),
+            landlock_writable: landlock.map(|(_, w)| w),
+            stdio,
+            records: Mutex::new(DenialReport::default()),
+        }
+    }
+
+    /// The records so far.
+    pub fn report(&self) -> DenialReport {
+        self.records.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+}
+
+/// The answer to one notification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// `SECCOMP_USER_NOTIF_FLAG_CONTINUE`: the kernel performs the call with its checks.
+    Continue,
+    /// Fail the call with this errno (the one the kernel would have given).
+    Deny(i32),
+}
+
+/// Judges one notification for a call of [`calls`] (`nr` not in the table: CONTINUE).
+/// `still_valid` is `SECCOMP_IOCTL_NOTIF_ID_VALID` on the notification, asked after the
+/// caller's memory was read (the pid may have been reused).
+pub fn handle(sup: &Supervisor, n: &libc::seccomp_notif, still_valid: impl Fn() -> bool) -> Answer {
+    let Some((name, _, call)) = calls()
+        .into_iter()
+        .find(|(_, nr, _)| *nr == n.data.nr as i64)
+    else {
+        return Answer::Continue;
+    };
+    let Some(verdict) = judge_call(sup, n.pid, &n.data.args, call) else {
+        return Answer::Continue;
+    };
+    if !still_valid() {
+        return Answer::Continue; // the caller is gone: nothing to answer or record
+    }
+    let errno = verdict.errno;
+    if let Ok(mut r) = sup.records.lock() {
+        r.push(sup.record(name, verdict));
+    }
+    Answer::Deny(errno)
+}
+
+/// A call the kernel would refuse: where, why.
+struct Verdict {
+    /// The place as resolved (real directory path + the last component as named).
+    path: PathBuf,
+    errno: i32,
+    /// What needs writing: the entry itself (open of an existing file, truncate) or its
+    /// directory (create, remove, rename).
+    grant: PathBuf,
+    /// A mount point was in the way (`EBUSY`).
+    busy: bool,
+}
+
+impl Supervisor {
+    fn record(&self, syscall: &str, v: Verdict) -> DenialRecord {
+        let (rule, grantable) = self.rule_for(&v.path, v.busy);
+        DenialRecord {
+            syscall: syscall.to_string(),
+            path: v.path,
+            errno: errno_name(v.errno).to_string(),
+            rule,
+            grant: grantable.then_some(v.grant),
+        }
+    }
+
+    /// The resolved profile's rule for `path` (the one truth `explain` shows), and whether
+    /// a per-command `-w` grant can lift it.
+    fn rule_for(&self, path: &Path, busy: bool) -> (String, bool) {
+        let ResolvedFilesystem::Restricted { entries, .. } = &self.filesystem else {
+            return ("a read-only mount of the sandbox".into(), false);
+        };
+        let pa = self.filesystem.access_for(&crate::HostFs, path);
+        let origin = pa.entry.and_then(|i| entries.get(i)).map(|e| &e.origin);
+        match (pa.access, origin) {
+            (Access::Deny, _) => ("denied by the profile (deny entry)".into(), false),
+            (_, Some(EntryOrigin::Protected { reason })) => {
+                (format!("protected (R-P3): {reason}"), true)
+            }
+            (_, Some(EntryOrigin::Pinned { protects })) => (
+                format!(
+                    "pinned (R-P3): cannot be renamed or removed, it keeps {} protected",
+                    protects.display()
+                ),
+                false,
+            ),
+            (Access::Read, Some(EntryOrigin::Profile { spelling, .. })) => {
+                (format!("read-only (entry {spelling})"), true)
+            }
+            (Access::Read, _) => ("read-only: outside every writable root".into(), true),
+            (Access::Write, _) if busy => ("a mount point of the sandbox".into(), false),
+            (Access::Write, _) => ("a read-only mount of the sandbox".into(), false),
+        }
+    }
+}
+
+/// `EROFS` → `"EROFS"`.
+pub fn errno_name(e: i32) -> &'static str {
+    match e {
+        libc::EROFS => "EROFS",
+        libc::EACCES => "EACCES",
+        libc::EBUSY => "EBUSY",
+        libc::EPERM => "EPERM",
+        _ => "EIO",
+    }
+}
+
+/// Steps of one judgment. `None`: CONTINUE (allowed, or not sure).
+fn judge_call(sup: &Supervisor, tid: u32, args: &[u64; 6], call: PathCall) -> Option<Verdict> {
+    let sup_ctx = Caller { tid };
+    match call {
+        PathCall::Open { dirfd, path, flags } => {
+            let flags = flags.map_or(libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC, |i| {
+                args[i] as u32 as i32
+            });
+            if flags & (libc::O_TMPFILE & !libc::O_DIRECTORY) != 0 {
+                return None;
+            }
+            let at = sup_ctx.entry(dirfd.map(|i| args[i]), args[path])?;
+            let write_file = flags & libc::O_ACCMODE != libc::O_RDONLY;
+            let truncates = flags & libc::O_TRUNC != 0;
+            match at.kind() {
+                Some(libc::S_IFREG) if write_file || truncates => {
+                    judge_file(sup, &at, write_file || (truncates && sup.landlock_truncate))
+                }
+                Some(_) => None, // a symlink, device, directory…: the kernel decides
+                None if flags & libc::O_CREAT != 0 => judge_dir(sup, &at, at.dir.as_raw_fd()),
+                None => None, // ENOENT
+            }
+        }
+        PathCall::Create { dirfd, path } => {
+            let at = sup_ctx.entry(dirfd.map(|i| args[i]), args[path])?;
+            if at.kind().is_some() {
+                return None; // EEXIST comes first
+            }
+            judge_dir(sup, &at, at.dir.as_raw_fd())
+        }
+        PathCall::Remove { dirfd, path } => {
+            let at = sup_ctx.entry(dirfd.map(|i| args[i]), args[path])?;
+            at.kind()?;
+            judge_dir(sup, &at, at.dir.as_raw_fd()).or_else(|| judge_busy(&at))
+        }
+        PathCall::Rename {
+            old_dirfd,
+            old,
+            new_dirfd,
+            new,
+        } => {
+            let from = sup_ctx.entry(old_dirfd.map(|i| args[i]), args[old])?;
+            let to = sup_ctx.entry(new_dirfd.map(|i| args[i]), args[new])?;
+            from.kind()?;
+            // Parents on two mounts: EXDEV, before any other check.
+            if mount_id(&from.dir)? != mount_id(&to.dir)? {
+                return None;
+            }
+            judge_dir(sup, &to, to.dir.as_raw_fd())
+                .or_else(|| judge_dir(sup, &from, from.dir.as_raw_fd()))
+                .or_else(|| judge_busy(&from))
+                .or_else(|| judge_busy(&to))
+        }
+        PathCall::Truncate { path } => {
+            let at = sup_ctx.entry(None, args[path])?;
+            match at.kind() {
+                Some(libc::S_IFREG) => judge_file(sup, &at, sup.landlock_truncate),
+                _ => None,
+            }
+        }
+    }
+}
+
+struct Caller {
+    tid: u32,
+}
+
+/// A directory entry as the caller named it: its directory (resolved by the kernel, pinned
+/// by an `O_PATH` descriptor), the directory's real path, and the last component.
+struct Entry {
+    dir: OwnedFd,
+    dir_path: PathBuf,
+    name: CString,
+}
+
+impl Entry {
+    fn path(&self) -> PathBuf {
+        self.dir_path.join(OsStr::from_bytes(self.name.as_bytes()))
+    }
+
+    /// The file type of the entry itself (not following a symlink), or `None` when it does
+    /// not exist.
+    fn kind(&self) -> Option<u32> {
+        super::sys::fstatat_nofollow(self.dir.as_raw_fd(), &self.name)
+            .ok()
+            .map(|st| st.st_mode & libc::S_IFMT)
+    }
+
+    fn open_nofollow(&self) -> Option<OwnedFd> {
+        // SAFETY: `name` is NUL-terminated; the directory descriptor is open.
+        let fd = unsafe {
+            libc::openat(
+                self.dir.as_raw_fd(),
+                self.name.as_ptr(),
+                libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            )
+        };
+        (fd >= 0).then(|| {
+            // SAFETY: the kernel returned a new descriptor that we own.
+            unsafe { OwnedFd::from_raw_fd(fd) }
+        })
+    }
+}
+
+impl Caller {
+    /// Reads the path at `ptr` in the caller's memory and resolves its directory in the
+    /// caller's view: relative to `dirfd` (`AT_FDCWD`: the caller's cwd) or its root.
+    fn entry(&self, dirfd: Option<u64>, ptr: u64) -> Option<Entry> {
+        let raw = read_path(self.tid, ptr)?;
+        let mut bytes: &[u8] = &raw;
+        while bytes.len() > 1 && bytes.ends_with(b"/") {
+            bytes = &bytes[..bytes.len() - 1];
+        }
+        let p = Path::new(OsStr::from_bytes(bytes));
+        let name = p.file_name()?; // `..`, `.`, `/` → None: the kernel decides
+        if name == "." || name == ".." {
+            return None;
+        }
+        let parent = p.parent().unwrap_or(Path::new(""));
+        let base = if p.is_absolute() {
+            format!("/proc/{}/root", self.tid)
+        } else {
+            match dirfd.map(|d| d as u32 as i32) {
+                None | Some(libc::AT_FDCWD) => format!("/proc/{}/cwd", self.tid),
+                Some(fd) if fd >= 0 => format!("/proc/{}/fd/{fd}", self.tid),
+                Some(_) => return None,
+            }
+        };
+        let rel = parent.strip_prefix("/").unwrap_or(parent);
+        let dir_on = Path::new(&base).join(rel);
+        let c = CString::new(dir_on.as_os_str().as_bytes()).ok()?;
+        // SAFETY: `c` is a valid NUL-terminated path.
+        let fd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: the kernel returned a new descriptor that we own.
+        let dir = unsafe { OwnedFd::from_raw_fd(fd) };
+        let dir_path = real_path(dir.as_raw_fd())?;
+        // procfs is not the profile's business (its access checks are per process, and
+        // `/proc/self` would name init here): the kernel decides, unrecorded.
+        if dir_path.starts_with("/proc") {
+            return None;
+        }
+        Some(Entry {
+            dir,
+            dir_path,
+            name: CString::new(name.as_bytes()).ok()?,
+        })
+    }
+}
+
+/// Reads a NUL-terminated path (at most `PATH_MAX` bytes) from the caller's memory, page
+/// by page (a path near the end of a mapping must not fail the read).
+fn read_path(tid: u32, ptr: u64) -> Option<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let mem = std::fs::File::open(format!("/proc/{tid}/mem")).ok()?;
+    let mut out = Vec::new();
+    let mut at = ptr;
+    while out.len() < libc::PATH_MAX as usize {
+        let room = 4096 - (at % 4096) as usize;
+        let mut buf = vec![0u8; room];
+        let n = mem.read_at(&mut buf, at).ok()?;
+        if n == 0 {
+            return None;
+        }
+        if let Some(end) = buf[..n].iter().position(|b| *b == 0) {
+            out.extend_from_slice(&buf[..end]);
+            return (!out.is_empty()).then_some(out);
+        }
+        out.extend_from_slice(&buf[..n]);
+        at += n as u64;
+    }
+    None
+}
+
+/// The path of an open descriptor in this process's view (`None` when deleted).
+fn real_path(fd: RawFd) -> Option<PathBuf> {
+    let p = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
+    (p.is_absolute() && !p.as_os_str().as_bytes().ends_with(b" (deleted)")).then_some(p)
+}
+
+/// The mount id of a descriptor (`/proc/self/fdinfo`).
+fn mount_id(fd: &OwnedFd) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.as_raw_fd())).ok()?;
+    s.lines()
+        .find_map(|l| l.strip_prefix("mnt_id:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+fn read_only_mount(fd: RawFd) -> Option<bool> {
+    // SAFETY: statvfs is plain old data; the kernel fills it.
+    let mut vfs: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `vfs` is a valid statvfs; the descriptor is open.
+    (unsafe { libc::fstatvfs(fd, &mut vfs) } == 0).then_some(vfs.f_flag & libc::ST_RDONLY != 0)
+}
+
+/// Writing in the directory of `at` (create, remove, rename): `EROFS` on a read-only
+/// mount, else `EACCES` when no Landlock rule makes the directory writable.
+fn judge_dir(sup: &Supervisor, at: &Entry, dirfd: RawFd) -> Option<Verdict> {
+    let errno = if read_only_mount(dirfd)? {
+        libc::EROFS
+    } else if sup.landlock_denies(&at.dir_path) {
+        libc::EACCES
+    } else {
+        return None;
+    };
+    Some(Verdict {
+        path: at.path(),
+        errno,
+        grant: at.dir_path.clone(),
+        busy: false,
+    })
+}
+
+/// Writing the existing regular file `at` (open for writing, truncate). `landlock_checks`:
+/// Landlock handles this access (else only a read-only mount refuses it).
+fn judge_file(sup: &Supervisor, at: &Entry, landlock_checks: bool) -> Option<Verdict> {
+    let f = at.open_nofollow()?;
+    let st = super::sys::fstat(f.as_raw_fd()).ok()?;
+    let errno = if read_only_mount(f.as_raw_fd())? {
+        libc::EROFS
+    } else if landlock_checks
+        && !sup.stdio.contains(&(st.st_dev, st.st_ino))
+        && sup.landlock_denies(&at.path())
+    {
+        libc::EACCES
+    } else {
+        return None;
+    };
+    Some(Verdict {
+        path: at.path(),
+        errno,
+        grant: at.path(),
+        busy: false,
+    })
+}
+
+/// Removing or renaming a mount point (a protected file or pinned directory bound onto
+/// itself): `EBUSY`.
+fn judge_busy(at: &Entry) -> Option<Verdict> {
+    let f = at.open_nofollow()?;
+    (mount_id(&f)? != mount_id(&at.dir)?).then(|| Verdict {
+        path: at.path(),
+        errno: libc::EBUSY,
+        grant: at.path(),
+        busy: true,
+    })
+}
+
+impl Supervisor {
+    /// Whether no Landlock rule of this sandbox lets the command write at `p`.
+    fn landlock_denies(&self, p: &Path) -> bool {
+        self.landlock_writable
+            .as_ref()
+            .is_some_and(|w| !w.iter().any(|root| p.starts_with(root)))
+    }
+}
+
+/// Writes `report` as one JSON line on `fd` (init → helper, after the command's tree has
+/// ended).
+pub fn send(fd: &OwnedFd, report: &DenialReport) {
+    let mut line = serde_json::to_vec(report).expect("records serialise");
+    line.push(b'\n');
+    super::sys::write_all(fd.as_raw_fd(), &line);
+}
+
+/// Reads what [`send`] wrote (the helper, after init was reaped). `None`: nothing came
+/// (the supervisor did not run, or init died first).
+pub fn receive(fd: &OwnedFd) -> Option<DenialReport> {
+    let bytes = super::sys::read_to_end(fd, 1024 * 1024).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// The writable places of a rung-1 Landlock ruleset built from `layout`.
+pub fn landlock_writable(layout: &super::mounts::Layout) -> Vec<PathBuf> {
+    super::landlock_layer::rules_from_layout(layout)
+        .into_iter()
+        .filter(|(_, g)| *g == super::landlock_layer::Grant::Write)
+        .map(|(p, _)| p)
+        .collect()
+}
+
+/// Which kernel-side denial records this host gives (`cordon status`), in words: `Ok` when
+/// the supervisor runs (rung 1 with seccomp; a restricted filesystem), `Err(why not)`.
+pub fn source(features: &super::LinuxFeatures) -> Result<String, String> {
+    if features
+        .disabled
+        .iter()
+        .any(|d| d == super::features::DENIAL_RECORDS_LAYER)
+    {
+        return Err(format!(
+            "disabled ({}={})",
+            super::DISABLE_LAYERS_ENV,
+            super::features::DENIAL_RECORDS_LAYER
+        ));
+    }
+    if !features.seccomp.is_available() {
+        return Err(format!(
+            "seccomp unavailable ({})",
+            features.seccomp.reason().unwrap_or("?")
+        ));
+    }
+    if !features.user_namespaces.is_available() {
+        return Err(
+            "no sandbox init on rung 2 (user namespaces unavailable): the supervisor runs in \
+             rung 1's init"
+                .into(),
+        );
+    }
+    Ok(
+        "seccomp user notification: init judges every writing path call and records the \
+        refused ones (syscall, path, errno, rule, grant) on the helper's channel"
+            .into(),
+    )
+}
+
+/// Whether Landlock's own audit records (ABI >= 7) could be read here, in words. They are
+/// not used: reading the audit log needs `CAP_AUDIT_READ` in the initial user namespace.
+pub fn landlock_audit(features: &super::LinuxFeatures) -> String {
+    let abi = features.landlock.value().copied().unwrap_or(0);
+    let cap_audit_read = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("CapEff:"))
+                .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        })
+        .is_some_and(|caps| caps & (1 << 37) != 0); // CAP_AUDIT_READ = 37
+    let initial_userns = std::fs::read_to_string("/proc/self/uid_map")
+        .is_ok_and(|m| m.split_whitespace().collect::<Vec<_>>() == ["0", "0", "4294967295"]);
+    let base = if abi >= 7 {
+        format!("Landlock ABI {abi} can log denials to the audit subsystem")
+    } else {
+        format!("Landlock ABI {abi} has no audit logging (needs ABI 7)")
+    };
+    format!(
+        "{base}; not read by cordon (reading audit records needs CAP_AUDIT_READ in the \
+         initial user namespace: this process {} it{})",
+        if cap_audit_read { "has" } else { "lacks" },
+        if initial_userns {
+            ""
+        } else {
+            ", and runs in a nested user namespace"
+        }
+    )
+}

@@ -1,0 +1,1129 @@
+//! The library API for agent harnesses (R-X1, R-E1): one [`Harness`] per agent session
+//! runs tool calls through the same loop as `cordon run` — exec policy → approval →
+//! sandbox → run → classify ([`crate::drive`]'s [`prepare`] and [`conclude`]) — and keeps
+//! commands that outlive the call as **process sessions**.
+//!
+//! ```no_run
+//! use cordon_session::harness::{ExecParams, Harness, HarnessOptions};
+//! use std::time::Duration;
+//!
+//! let h = Harness::new(HarnessOptions::new(std::env::current_dir().unwrap()))?;
+//! // One-shot: waits for the end, returns the classified outcome and what was applied.
+//! let r = h.exec(ExecParams::argv(["git", "status"]))?;
+//! println!("{} {}", r.outcome.as_ref().unwrap().class.name(), r.output.text);
+//! // A session: a Python REPL on a terminal inside the sandbox.
+//! let s = h.exec(ExecParams::argv(["python3", "-i"]).tty(true).yield_time(Duration::from_millis(500)))?;
+//! let id = s.session_id.unwrap();
+//! h.write_stdin(&id, b"print(6*7)\n")?;
+//! let out = h.read_output(&id, 4096, Duration::from_secs(2))?;
+//! h.kill(&id)?;
+//! # Ok::<(), cordon_session::harness::HarnessError>(())
+//! ```
+//!
+//! Every call returns within its stated bound (`yield_time`, `wait`, `timeout`), and a
+//! [`Harness`] is `Send + Sync` (share it in an `Arc`); from async code call it through
+//! `tokio::task::spawn_blocking` (`cordon mcp` does). Approvals go to the
+//! [`Approver`](crate::Approver) given at construction; it must answer from any thread.
+//!
+//! Lifetimes: a session ends with its process tree (R-X1: the outcome is R-F1's); idle
+//! sessions (no call naming them for [`HarnessOptions::idle_timeout`]) are killed; dropping
+//! the harness kills every session's process tree, and each helper also dies with the
+//! thread that started it (the helper's own `PR_SET_PDEATHSIG`), so a crashed harness
+//! leaves nothing behind.
+
+use crate::approver::{Approver, NonInteractive, Reply};
+use crate::drive::{conclude, finish_run, prepare, Prepared, Report, RunSpec};
+use crate::outcome::Outcome;
+use crate::request::ReviewableRequest;
+use crate::runner::{self, RunControl, RunIo, RunOptions};
+use crate::session::Session;
+use crate::trust::{Entry, Layers, TrustError, TrustProfile};
+use cordon_execpolicy::ApprovalMode;
+use cordon_policy::SandboxPreference;
+use cordon_sandbox::SandboxManager;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+/// Output kept per session and not yet read; older bytes are dropped (and counted) past it.
+pub const OUTPUT_BUFFER_BYTES: usize = 1024 * 1024;
+
+/// Default cap on the bytes one read returns.
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 64 * 1024;
+
+/// Errors of the harness API (each says what to do).
+#[derive(Debug, Error)]
+pub enum HarnessError {
+    /// The trust profile could not be built for the requested cwd and permissions (R-E1).
+    #[error(transparent)]
+    Trust(#[from] TrustError),
+    /// No session has this id (never existed, finished and fully read, or expired).
+    #[error("no session {0}: it finished and its output was read, expired, or never existed")]
+    NoSession(String),
+    /// The session's stdin is closed (or it was started without one).
+    #[error("session {0} has no open stdin")]
+    StdinClosed(String),
+    /// A request that cannot apply (e.g. resizing a session without a terminal).
+    #[error("{0}")]
+    Usage(String),
+    /// An I/O error talking to the session's process.
+    #[error("session {id}: {source}")]
+    Io {
+        /// The session.
+        id: String,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+/// How a harness is set up.
+#[derive(Debug, Clone)]
+pub struct HarnessOptions {
+    /// The entry point recorded in every trust profile (R-E1): [`Entry::Server`] by default.
+    pub entry: Entry,
+    /// The default cwd of commands (absolute); a request's relative cwd is read against it.
+    pub cwd: PathBuf,
+    /// The configuration layers (profile, config, `-w`, network, rules), as on the CLI.
+    pub layers: Layers,
+    /// The approval mode (R-A5).
+    pub mode: ApprovalMode,
+    /// Sessions not named by any call for this long are killed (and forgotten).
+    pub idle_timeout: Duration,
+    /// The cordon executable run as the Linux sandbox helper (`None`: this executable,
+    /// which must then dispatch the helper like the `cordon` CLI does; a harness linking
+    /// the library into its own program points this at an installed `cordon`).
+    pub helper: Option<PathBuf>,
+}
+
+impl HarnessOptions {
+    /// The defaults for `cwd`: entry `server`, default layers (the config's profile, else
+    /// `workspace-write`), mode `on-request`, idle sessions killed after 30 minutes.
+    pub fn new(cwd: PathBuf) -> HarnessOptions {
+        HarnessOptions {
+            entry: Entry::Server,
+            cwd,
+            layers: Layers::default(),
+            mode: ApprovalMode::OnRequest,
+            idle_timeout: Duration::from_secs(30 * 60),
+            helper: None,
+        }
+    }
+}
+
+/// What to run: an argv, or a shell script (run as `bash -c SCRIPT`; the exec policy
+/// parses the script, so each of its commands is judged).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Command {
+    /// The argv (`argv[0]` looked up in `PATH` inside the sandbox).
+    Argv(Vec<String>),
+    /// A shell script.
+    Script(String),
+}
+
+impl Command {
+    /// The argv that runs it.
+    pub fn to_argv(&self) -> Vec<String> {
+        match self {
+            Command::Argv(a) => a.clone(),
+            Command::Script(s) => vec!["bash".into(), "-c".into(), s.clone()],
+        }
+    }
+}
+
+/// One tool call.
+#[derive(Debug, Clone)]
+pub struct ExecParams {
+    /// What to run.
+    pub command: Command,
+    /// Working directory (relative: against the harness's cwd; `None`: the harness's cwd).
+    pub cwd: Option<PathBuf>,
+    /// Wall-clock limit for the whole run; the tree is killed when it passes (`timed-out`).
+    pub timeout: Option<Duration>,
+    /// Additional permissions for this command only, as `--with` JSON (R-O1), e.g.
+    /// `{"network": true, "entries": [{"path": "/data", "access": "write"}]}`. They come
+    /// from the agent: any grant needs an approval, whatever the exec policy says of the
+    /// command (`forbid` still refuses).
+    pub additional_permissions: Option<String>,
+    /// Why the agent wants this (shown to the person asked for approval).
+    pub justification: Option<String>,
+    /// Run on a pseudo-terminal (interactive programs: `python3 -i`, `bash`).
+    pub tty: bool,
+    /// Terminal size (rows, cols) when `tty`.
+    pub size: (u16, u16),
+    /// Return after this long even if the command still runs (then with a session id);
+    /// `None`: wait for the end (bounded by `timeout`).
+    pub yield_time: Option<Duration>,
+    /// Keep stdin open for [`Harness::write_stdin`] (always with `tty`); otherwise the
+    /// command's stdin is empty.
+    pub stdin: bool,
+    /// Cap on the output bytes returned with the result (the rest stays readable).
+    pub max_output_bytes: usize,
+}
+
+impl ExecParams {
+    /// A one-shot argv with the defaults (harness cwd, no timeout, no terminal, wait for
+    /// the end, 64 KiB of output).
+    pub fn argv<I, S>(argv: I) -> ExecParams
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        ExecParams::new(Command::Argv(argv.into_iter().map(Into::into).collect()))
+    }
+    /// A one-shot shell script (see [`Command::Script`]).
+    pub fn script(script: impl Into<String>) -> ExecParams {
+        ExecParams::new(Command::Script(script.into()))
+    }
+    fn new(command: Command) -> ExecParams {
+        ExecParams {
+            command,
+            cwd: None,
+            timeout: None,
+            additional_permissions: None,
+            justification: None,
+            tty: false,
+            size: (24, 80),
+            yield_time: None,
+            stdin: false,
+            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+        }
+    }
+    /// Sets the working directory.
+    pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+    /// Sets the wall-clock limit.
+    pub fn timeout(mut self, t: Duration) -> Self {
+        self.timeout = Some(t);
+        self
+    }
+    /// Runs on a terminal (implies an open stdin).
+    pub fn tty(mut self, tty: bool) -> Self {
+        self.tty = tty;
+        self
+    }
+    /// Keeps stdin open.
+    pub fn stdin(mut self, open: bool) -> Self {
+        self.stdin = open;
+        self
+    }
+    /// Returns after `t` with a session id if it still runs.
+    pub fn yield_time(mut self, t: Duration) -> Self {
+        self.yield_time = Some(t);
+        self
+    }
+    /// Asks for additional permissions (`--with` JSON).
+    pub fn additional_permissions(mut self, json: impl Into<String>) -> Self {
+        self.additional_permissions = Some(json.into());
+        self
+    }
+    /// Says why.
+    pub fn justification(mut self, why: impl Into<String>) -> Self {
+        self.justification = Some(why.into());
+        self
+    }
+}
+
+/// Output read from a session.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Output {
+    /// The bytes read (stdout and stderr interleaved as they arrived; lossy UTF-8), with a
+    /// `[cordon: …]` marker line first when older output was dropped.
+    pub text: String,
+    /// Bytes still unread after this read (more than the cap asked for).
+    pub remaining_bytes: usize,
+    /// Bytes dropped unread because the session's buffer was full
+    /// ([`OUTPUT_BUFFER_BYTES`]), since the previous read.
+    pub dropped_bytes: u64,
+    /// `remaining_bytes > 0 || dropped_bytes > 0`.
+    pub truncated: bool,
+}
+
+/// What the sandbox did for one run, as the helper reported it (R-H4: what was applied is
+/// what the helper did; the plan is only the prediction).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct AppliedSandbox {
+    /// The backend (`linux-helper`, `seatbelt`, `none`).
+    pub backend: Option<String>,
+    /// The layers applied, in words (empty: nothing ran, or nothing was confined).
+    pub applied: Vec<String>,
+    /// The layers planned before the run.
+    pub planned: Vec<String>,
+    /// Names of environment variables dropped as secrets.
+    pub env_dropped: Vec<String>,
+    /// Why the command ran unconfined, when it did (explicit opt-in only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unconfined_reason: Option<String>,
+}
+
+impl AppliedSandbox {
+    /// From the last attempt of `report`.
+    pub fn of(report: &Report) -> AppliedSandbox {
+        let last = report.last();
+        let Some(e) = last.exec.as_ref() else {
+            return AppliedSandbox::default();
+        };
+        AppliedSandbox {
+            backend: Some(e.backend.to_string()),
+            applied: last.applied(),
+            planned: e.planned.clone(),
+            env_dropped: e.env_dropped.clone(),
+            unconfined_reason: e.unconfined_reason.clone(),
+        }
+    }
+}
+
+/// The answer to [`Harness::exec`], [`Harness::read_output`]-like polls and
+/// [`Harness::wait`].
+#[derive(Debug, Clone, Serialize)]
+pub struct ExecResult {
+    /// The session id while the command runs or output is left to read; `None` once the
+    /// session is over and fully read (it is then forgotten).
+    pub session_id: Option<String>,
+    /// Whether the process tree still runs.
+    pub running: bool,
+    /// Output since the previous read, capped.
+    pub output: Output,
+    /// The classified outcome (R-F1), once the run ended (or was refused).
+    pub outcome: Option<Outcome>,
+    /// What the sandbox applied, once known.
+    pub sandbox: Option<AppliedSandbox>,
+    /// The whole report of the loop (approval, exec policy, and after a denial the
+    /// smallest widening that would allow it, R-F2), once the run ended.
+    #[serde(skip)]
+    pub report: Option<Report>,
+}
+
+impl ExecResult {
+    /// A short line for people and models: `success (exit 0)`, `sandbox-denied … hint`,
+    /// `running (session s-3)`.
+    pub fn summary(&self) -> String {
+        match (&self.outcome, &self.session_id) {
+            (Some(o), _) => {
+                let mut s = format!("{} (exit {})", o.class.name(), o.exit_code);
+                if let crate::OutcomeClass::Refused { why } = &o.class {
+                    s.push_str(&format!(": {why}"));
+                }
+                if let Some(h) = &o.hint {
+                    s.push_str(&format!("; hint: {h}"));
+                }
+                s
+            }
+            (None, Some(id)) => format!("running (session {id})"),
+            (None, None) => "running".into(),
+        }
+    }
+}
+
+/// One process session's shared state.
+struct Proc {
+    id: String,
+    tty: bool,
+    state: Mutex<ProcState>,
+    changed: Condvar,
+    stdin: Mutex<Option<std::fs::File>>,
+    master: Option<std::os::fd::OwnedFd>,
+    control: Mutex<Option<RunControl>>,
+    last_used: Mutex<Instant>,
+}
+
+#[derive(Default)]
+struct ProcState {
+    unread: std::collections::VecDeque<u8>,
+    /// The last [`runner::STDERR_TAIL`] bytes of output, read or not (for classification).
+    recent: std::collections::VecDeque<u8>,
+    dropped: u64,
+    finished: Option<Report>,
+}
+
+impl Proc {
+    fn push(&self, bytes: &[u8]) {
+        if let Ok(mut st) = self.state.lock() {
+            st.unread.extend(bytes);
+            st.recent.extend(bytes);
+            let old = st.recent.len().saturating_sub(runner::STDERR_TAIL);
+            st.recent.drain(..old);
+            let over = st.unread.len().saturating_sub(OUTPUT_BUFFER_BYTES);
+            if over > 0 {
+                st.unread.drain(..over);
+                st.dropped += over as u64;
+            }
+        }
+        self.changed.notify_all();
+    }
+
+    fn touch(&self) {
+        if let Ok(mut t) = self.last_used.lock() {
+            *t = Instant::now();
+        }
+    }
+
+    /// Waits until the run ended, at most until `deadline` (`None`: no bound).
+    fn wait_finished(&self, deadline: Option<Instant>) {
+        let mut st = lock(&self.state);
+        while st.finished.is_none() {
+            let left = match deadline {
+                Some(d) => d.saturating_duration_since(Instant::now()),
+                None => Duration::from_secs(3600),
+            };
+            if left.is_zero() {
+                return;
+            }
+            st = match self.changed.wait_timeout(st, left) {
+                Ok((s, _)) => s,
+                Err(p) => p.into_inner().0,
+            };
+        }
+    }
+
+    /// Waits until there is output or the run ended, at most `wait`; then takes up to
+    /// `max` bytes (cut at a UTF-8 boundary).
+    fn take(&self, max: usize, wait: Duration) -> (Output, Option<Report>) {
+        let deadline = Instant::now() + wait;
+        let mut st = match self.state.lock() {
+            Ok(s) => s,
+            Err(p) => p.into_inner(),
+        };
+        while st.unread.is_empty() && st.finished.is_none() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            st = match self.changed.wait_timeout(st, left) {
+                Ok((s, _)) => s,
+                Err(p) => p.into_inner().0,
+            };
+        }
+        let n = st.unread.len().min(max);
+        let bytes: Vec<u8> = st.unread.iter().take(n).copied().collect();
+        let cut = match std::str::from_utf8(&bytes) {
+            Ok(_) => n,
+            // An incomplete character at the end stays for the next read.
+            Err(e) if e.error_len().is_none() && e.valid_up_to() > 0 => e.valid_up_to(),
+            Err(_) => n,
+        };
+        st.unread.drain(..cut);
+        let dropped = std::mem::take(&mut st.dropped);
+        let mut text = String::new();
+        if dropped > 0 {
+            text.push_str(&format!(
+                "[cordon: {dropped} bytes of earlier output were dropped unread]\n"
+            ));
+        }
+        text.push_str(&String::from_utf8_lossy(&bytes[..cut]));
+        let remaining = st.unread.len();
+        (
+            Output {
+                text,
+                remaining_bytes: remaining,
+                dropped_bytes: dropped,
+                truncated: remaining > 0 || dropped > 0,
+            },
+            st.finished.clone(),
+        )
+    }
+}
+
+struct Inner {
+    opts: HarnessOptions,
+    manager: SandboxManager,
+    approvals: Mutex<Session>,
+    justification: Arc<Mutex<Option<String>>>,
+    procs: Mutex<BTreeMap<String, Arc<Proc>>>,
+    next: AtomicU64,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Ok(procs) = self.procs.get_mut() {
+            for p in procs.values() {
+                if let Some(c) = p.control.lock().ok().and_then(|c| c.clone()) {
+                    c.kill();
+                }
+            }
+        }
+    }
+}
+
+/// The approver wrapper that shows the agent's justification with each request.
+struct Justified {
+    inner: Box<dyn Approver + Send>,
+    justification: Arc<Mutex<Option<String>>>,
+}
+
+impl Approver for Justified {
+    fn ask(&mut self, req: &ReviewableRequest) -> Reply {
+        let j = self.justification.lock().ok().and_then(|j| j.clone());
+        match j {
+            Some(j) => {
+                let mut req = req.clone();
+                req.justification = Some(j);
+                self.inner.ask(&req)
+            }
+            None => self.inner.ask(req),
+        }
+    }
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+}
+
+/// A harness: the approval session, the sandbox manager and the process sessions of one
+/// agent session. See the module docs.
+pub struct Harness {
+    inner: Arc<Inner>,
+}
+
+impl Harness {
+    /// A harness whose approvals are denied with the reason (non-interactive, R-A6).
+    ///
+    /// Errors: the trust profile cannot be built for `opts.cwd` (checked once up front).
+    pub fn new(opts: HarnessOptions) -> Result<Harness, HarnessError> {
+        Harness::with_approver(opts, Box::new(NonInteractive))
+    }
+
+    /// A harness whose approvals go to `approver`.
+    ///
+    /// Errors: as [`Harness::new`].
+    pub fn with_approver(
+        opts: HarnessOptions,
+        approver: Box<dyn Approver + Send>,
+    ) -> Result<Harness, HarnessError> {
+        TrustProfile::build(opts.entry.clone(), &opts.cwd, &opts.layers)?;
+        let justification = Arc::new(Mutex::new(None));
+        let mut session = Session::new(
+            opts.mode,
+            Box::new(Justified {
+                inner: approver,
+                justification: Arc::clone(&justification),
+            }),
+        );
+        session.rules_file = crate::trust::user_rules_path();
+        let mut manager = SandboxManager::for_host();
+        if let Some(h) = &opts.helper {
+            manager = manager.with_helper(h.clone());
+        }
+        let inner = Arc::new(Inner {
+            opts,
+            manager,
+            approvals: Mutex::new(session),
+            justification,
+            procs: Mutex::new(BTreeMap::new()),
+            next: AtomicU64::new(1),
+        });
+        spawn_reaper(Arc::downgrade(&inner));
+        Ok(Harness { inner })
+    }
+
+    /// The trust profile for `cwd` (relative: against the harness's cwd) with `with`
+    /// additional permissions: the one constructor (R-E1).
+    ///
+    /// Errors: [`HarnessError::Trust`].
+    pub fn trust(
+        &self,
+        cwd: Option<&Path>,
+        with: Option<&str>,
+    ) -> Result<TrustProfile, HarnessError> {
+        let o = &self.inner.opts;
+        let cwd = match cwd {
+            Some(c) if c.is_absolute() => c.to_path_buf(),
+            Some(c) => o.cwd.join(c),
+            None => o.cwd.clone(),
+        };
+        let mut layers = o.layers.clone();
+        if let Some(w) = with {
+            layers.with = Some(w.to_string());
+        }
+        Ok(TrustProfile::build(o.entry.clone(), &cwd, &layers)?)
+    }
+
+    /// The `environment_context` (R-M1) for the harness's cwd, rendered from the profile
+    /// a command would be confined by.
+    ///
+    /// Errors: the profile cannot be built or resolved.
+    pub fn environment_context(&self) -> Result<String, HarnessError> {
+        let trust = self.trust(None, None)?;
+        let req = trust.command(vec!["true".into()]);
+        let usage = |e: String| HarnessError::Usage(e);
+        let (resolved, status, backend) = match self.inner.manager.transform(&req) {
+            Ok(exec) => {
+                let resolved = match exec.resolved {
+                    Some(r) => r,
+                    None => cordon_policy::resolve(
+                        &req.profile,
+                        &req.resolve_context(),
+                        &cordon_sandbox::HostFs,
+                    )
+                    .map_err(|e| usage(e.to_string()))?,
+                };
+                (resolved, exec.status, exec.backend)
+            }
+            Err(cordon_sandbox::TransformError::Refused { status, .. }) => (
+                cordon_policy::resolve(
+                    &req.profile,
+                    &req.resolve_context(),
+                    &cordon_sandbox::HostFs,
+                )
+                .map_err(|e| usage(e.to_string()))?,
+                *status,
+                cordon_policy::Backend::None,
+            ),
+            Err(e) => return Err(usage(e.to_string())),
+        };
+        Ok(cordon_policy::environment_context_with(
+            &resolved,
+            &status,
+            backend,
+            self.inner.opts.mode.as_str(),
+            cordon_policy::Detail::Compact,
+        ))
+    }
+
+    /// Runs one tool call: exec policy → approval → sandbox → start. Waits for the end
+    /// (or `yield_time`), and returns the output so far with the classified outcome, or
+    /// — when it still runs — a session id for [`Harness::write_stdin`],
+    /// [`Harness::read_output`], [`Harness::wait`], [`Harness::kill`]. A refusal
+    /// (forbidden, denied approval, sandbox unavailable) is an `Ok` result with outcome
+    /// `refused`: the command never ran.
+    ///
+    /// Errors: the trust profile cannot be built (bad cwd or additional permissions).
+    pub fn exec(&self, params: ExecParams) -> Result<ExecResult, HarnessError> {
+        let trust = self.trust(
+            params.cwd.as_deref(),
+            params.additional_permissions.as_deref(),
+        )?;
+        let spec = RunSpec {
+            argv: params.command.to_argv(),
+            preference: SandboxPreference::Auto,
+            preference_is_default: true,
+            allow_unconfined: false,
+            timeout: params.timeout,
+            allow_unsandboxed_retry: false,
+            capture_stderr: !params.tty,
+            helper_verbose: false,
+        };
+        let prepared = {
+            let mut session = lock(&self.inner.approvals);
+            set(&self.inner.justification, params.justification.clone());
+            let approved = self.approve_widening(&mut session, &trust, &spec, &params);
+            let p = match approved {
+                Ok(approved) => prepare(&mut session, &self.inner.manager, &trust, &spec, approved),
+                Err(refused) => Err(refused),
+            };
+            set(&self.inner.justification, None);
+            p
+        };
+        let prepared = match prepared {
+            Ok(p) => p,
+            Err(report) => {
+                let report = *report;
+                return Ok(ExecResult {
+                    session_id: None,
+                    running: false,
+                    output: Output::default(),
+                    outcome: Some(report.outcome.clone()),
+                    sandbox: Some(AppliedSandbox::of(&report)),
+                    report: Some(report),
+                });
+            }
+        };
+        let proc = self.start(prepared, trust, &spec, &params)?;
+        let wait = params.yield_time.unwrap_or(Duration::MAX);
+        self.collect(&proc, params.max_output_bytes, wait, true)
+    }
+
+    /// Additional permissions come from the agent, not from the person who configured the
+    /// harness: a widening always needs an approval (R-O1, R-A7), whatever the exec policy
+    /// says of the command (a `forbid` still refuses; bypass mode approves). `Ok(None)`: no
+    /// widening asked, the loop decides as usual; `Ok(Some(..))`: approved, the loop runs it
+    /// without asking again.
+    fn approve_widening(
+        &self,
+        session: &mut Session,
+        trust: &TrustProfile,
+        spec: &RunSpec,
+        params: &ExecParams,
+    ) -> Result<Option<(crate::RunId, crate::Verdict)>, Box<Report>> {
+        let Some(json) = params.additional_permissions.as_deref() else {
+            return Ok(None);
+        };
+        if trust.additional.as_ref().is_none_or(|a| a.grants_nothing()) {
+            return Ok(None);
+        }
+        let req = trust.command(spec.argv.clone());
+        let record = trust.evaluate(&req);
+        let run = session.scope.start_run();
+        let refuse = |session: &mut Session, reason: String| {
+            session.scope.finish(&run);
+            Box::new(Report {
+                run_id: run.clone(),
+                outcome: Outcome::refused(reason.clone(), crate::drive::EXIT_CORDON),
+                exec_policy: record.clone(),
+                approval: crate::Verdict::Refuse {
+                    reason,
+                    abort: false,
+                },
+                exec: None,
+                helper: None,
+                escalation: None,
+                retry_refused: None,
+                retry_aborted: false,
+                retry: None,
+            })
+        };
+        let why = match crate::session::need(&record, session.mode) {
+            crate::session::Need::Refused(r) => return Err(refuse(session, r)),
+            _ if session.mode == ApprovalMode::Never => {
+                return Err(refuse(
+                    session,
+                    format!(
+                        "additional permissions {json} need an approval, and approval mode                          never asks"
+                    ),
+                ))
+            }
+            crate::session::Need::Ask(r) => {
+                format!("{r}; and it asks for additional permissions {json}")
+            }
+            crate::session::Need::NotNeeded(_) if session.mode == ApprovalMode::Bypass => {
+                return Ok(Some((
+                    run,
+                    crate::Verdict::Run {
+                        reason: "bypass mode: additional permissions approved".into(),
+                        by: "policy".into(),
+                        approval_id: None,
+                        answer: None,
+                    },
+                )))
+            }
+            crate::session::Need::NotNeeded(_) => {
+                format!("asks for additional permissions {json}")
+            }
+        };
+        let needs = crate::request::NeededPermissions {
+            profile: trust.profile.clone(),
+            additional: trust.additional.clone(),
+            sandboxed: true,
+        };
+        let ask = ReviewableRequest::tool_call(run.clone(), &record, trust.cwd.clone(), needs, why);
+        match session.ask(ask, &record) {
+            v @ crate::Verdict::Run { .. } => Ok(Some((run, v))),
+            crate::Verdict::Refuse { reason, .. } => Err(refuse(session, reason)),
+        }
+    }
+
+    fn start(
+        &self,
+        prepared: Prepared,
+        trust: TrustProfile,
+        spec: &RunSpec,
+        params: &ExecParams,
+    ) -> Result<Arc<Proc>, HarnessError> {
+        let id = format!("s-{}", self.inner.next.fetch_add(1, Ordering::Relaxed));
+        let io_err = |source| HarnessError::Io {
+            id: id.clone(),
+            source,
+        };
+        let mut io = RunIo::default();
+        let mut readers: Vec<Box<dyn Read + Send>> = Vec::new();
+        let mut stdin_w = None;
+        let mut master = None;
+        if params.tty {
+            let (m, s) = open_pty(params.size).map_err(io_err)?;
+            let dup = |fd: &std::os::fd::OwnedFd| fd.try_clone().map_err(io_err);
+            io.stdin = Some(Stdio::from(dup(&s)?));
+            io.stdout = Some(Stdio::from(dup(&s)?));
+            io.stderr = Some(Stdio::from(s));
+            readers.push(Box::new(std::fs::File::from(dup(&m)?)));
+            stdin_w = Some(std::fs::File::from(dup(&m)?));
+            master = Some(m);
+        } else {
+            if params.stdin {
+                let (r, w) = std::io::pipe().map_err(io_err)?;
+                io.stdin = Some(Stdio::from(r));
+                stdin_w = Some(std::fs::File::from(std::os::fd::OwnedFd::from(w)));
+            } else {
+                io.stdin = Some(Stdio::null());
+            }
+            let (r, w) = std::io::pipe().map_err(io_err)?;
+            io.stdout = Some(Stdio::from(w));
+            readers.push(Box::new(r));
+        }
+        let proc = Arc::new(Proc {
+            id: id.clone(),
+            tty: params.tty,
+            state: Mutex::new(ProcState::default()),
+            changed: Condvar::new(),
+            stdin: Mutex::new(stdin_w),
+            master,
+            control: Mutex::new(None),
+            last_used: Mutex::new(Instant::now()),
+        });
+        if !params.tty {
+            let p = Arc::clone(&proc);
+            io.stderr_sink = Some(Box::new(move |b: &[u8]| p.push(b)));
+        }
+        let tty = params.tty;
+        #[cfg(target_os = "linux")]
+        {
+            io.prepare = Some(Box::new(move |cmd: &mut std::process::Command| {
+                cordon_sandbox::linux::pty::attach_session(cmd, tty)
+            }));
+        }
+        {
+            let p = Arc::clone(&proc);
+            io.on_spawn = Some(Box::new(move |c: RunControl| {
+                *lock(&p.control) = Some(c);
+            }));
+        }
+        // The reader threads end at end of file (every writer closed), or — for a
+        // terminal — at EIO once the command's side is gone.
+        let (eof_tx, eof_rx) = std::sync::mpsc::channel::<()>();
+        for mut r in readers {
+            let p = Arc::clone(&proc);
+            let eof = eof_tx.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 8192];
+                loop {
+                    match r.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => p.push(&buf[..n]),
+                    }
+                }
+                let _ = eof.send(());
+            });
+        }
+        drop(eof_tx);
+        if tty {
+            // Classification reads the terminal's last output (stdout and stderr share it).
+            let p = Arc::clone(&proc);
+            io.tail = Some(Box::new(move || {
+                // Let the reader catch up with what the command wrote last.
+                std::thread::sleep(Duration::from_millis(50));
+                let st = lock(&p.state);
+                let v: Vec<u8> = st.recent.iter().copied().collect();
+                String::from_utf8_lossy(&v).into_owned()
+            }));
+        }
+        let opts = RunOptions {
+            timeout: spec.timeout,
+            capture_stderr: spec.capture_stderr,
+            helper_verbose: false,
+        };
+        let inner = Arc::downgrade(&self.inner);
+        let mode = self.inner.opts.mode;
+        let p = Arc::clone(&proc);
+        std::thread::Builder::new()
+            .name(format!("cordon-{id}"))
+            .spawn(move || {
+                let ran = runner::run_with(&prepared.exec, &opts, io);
+                // The Command (holding the other ends) is gone: drain what is left.
+                let deadline = Instant::now() + Duration::from_millis(500);
+                while eof_rx
+                    .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                    .is_ok()
+                {}
+                let needs = prepared.needs.clone();
+                let mut report = conclude(prepared, &trust, ran);
+                // After a denial: the smallest widening (R-F2), as advice: the caller asks
+                // for it with `additional_permissions`, which needs its own approval.
+                if matches!(
+                    report.outcome.class,
+                    crate::OutcomeClass::SandboxDenied { .. }
+                        | crate::OutcomeClass::NetworkDenied { .. }
+                ) && !trust.layers.plan
+                {
+                    report.escalation =
+                        Some(crate::escalation(&report.outcome, &needs, mode, false));
+                }
+                if let Some(h) = inner.upgrade() {
+                    finish_run(&mut lock(&h.approvals), &report.run_id, &report.outcome);
+                }
+                if let Ok(mut st) = p.state.lock() {
+                    st.finished = Some(report);
+                }
+                if let Ok(mut s) = p.stdin.lock() {
+                    *s = None;
+                }
+                p.changed.notify_all();
+            })
+            .map_err(io_err)?;
+        lock(&self.inner.procs).insert(id, Arc::clone(&proc));
+        Ok(proc)
+    }
+
+    fn get(&self, id: &str) -> Result<Arc<Proc>, HarnessError> {
+        let p = lock(&self.inner.procs)
+            .get(id)
+            .cloned()
+            .ok_or_else(|| HarnessError::NoSession(id.to_string()))?;
+        p.touch();
+        Ok(p)
+    }
+
+    /// Reads up to `max_bytes` of `proc`'s output, waiting at most `wait` for some (or for
+    /// the end when `until_end`); forgets the session once it ended and was fully read.
+    fn collect(
+        &self,
+        proc: &Arc<Proc>,
+        max_bytes: usize,
+        wait: Duration,
+        until_end: bool,
+    ) -> Result<ExecResult, HarnessError> {
+        if until_end {
+            proc.wait_finished(Instant::now().checked_add(wait));
+        }
+        let (mut out, finished) =
+            proc.take(max_bytes, if until_end { Duration::ZERO } else { wait });
+        out.truncated = out.remaining_bytes > 0 || out.dropped_bytes > 0;
+        let done = finished.is_some() && out.remaining_bytes == 0;
+        if done {
+            lock(&self.inner.procs).remove(&proc.id);
+        }
+        Ok(ExecResult {
+            session_id: (!done).then(|| proc.id.clone()),
+            running: finished.is_none(),
+            output: out,
+            outcome: finished.as_ref().map(|r| r.last().outcome.clone()),
+            sandbox: finished.as_ref().map(AppliedSandbox::of),
+            report: finished,
+        })
+    }
+
+    /// Writes `bytes` to the session's stdin (a terminal's input when it has one: `\x03`
+    /// is ^C there); `close` then closes stdin (end of file).
+    ///
+    /// Errors: no such session; stdin closed; the write failed (the command exited).
+    pub fn write_stdin(&self, id: &str, bytes: &[u8]) -> Result<(), HarnessError> {
+        let p = self.get(id)?;
+        let mut g = lock(&p.stdin);
+        let f = g
+            .as_mut()
+            .ok_or_else(|| HarnessError::StdinClosed(id.to_string()))?;
+        f.write_all(bytes)
+            .and_then(|_| f.flush())
+            .map_err(|source| HarnessError::Io {
+                id: id.to_string(),
+                source,
+            })
+    }
+
+    /// Closes the session's stdin (end of file for a pipe; for a terminal, use `\x04`).
+    ///
+    /// Errors: no such session.
+    pub fn close_stdin(&self, id: &str) -> Result<(), HarnessError> {
+        let p = self.get(id)?;
+        if !p.tty {
+            *lock(&p.stdin) = None;
+        }
+        Ok(())
+    }
+
+    /// Output since the last read, at most `max_bytes`, waiting up to `wait` for some to
+    /// arrive (returns at once when there is some, or the run ended). With the outcome
+    /// once the run ended.
+    ///
+    /// Errors: no such session.
+    pub fn read_output(
+        &self,
+        id: &str,
+        max_bytes: usize,
+        wait: Duration,
+    ) -> Result<ExecResult, HarnessError> {
+        let p = self.get(id)?;
+        self.collect(&p, max_bytes, wait, false)
+    }
+
+    /// Waits up to `timeout` for the run to end, collecting up to `max_bytes` of output.
+    ///
+    /// Errors: no such session.
+    pub fn wait(
+        &self,
+        id: &str,
+        timeout: Duration,
+        max_bytes: usize,
+    ) -> Result<ExecResult, HarnessError> {
+        let p = self.get(id)?;
+        self.collect(&p, max_bytes, timeout, true)
+    }
+
+    /// Sends `signal` (`libc::SIG*`) to the session's command (through the helper, which
+    /// forwards it).
+    ///
+    /// Errors: no such session, or its run already ended.
+    pub fn signal(&self, id: &str, signal: i32) -> Result<(), HarnessError> {
+        let p = self.get(id)?;
+        let c = lock(&p.control).clone();
+        match c {
+            Some(c) if c.signal(signal) => Ok(()),
+            _ => Err(HarnessError::Usage(format!("session {id} has ended"))),
+        }
+    }
+
+    /// Resizes the session's terminal (the command gets `SIGWINCH`).
+    ///
+    /// Errors: no such session, or it has no terminal.
+    pub fn resize(&self, id: &str, rows: u16, cols: u16) -> Result<(), HarnessError> {
+        let p = self.get(id)?;
+        let m = p
+            .master
+            .as_ref()
+            .ok_or_else(|| HarnessError::Usage(format!("session {id} has no terminal")))?;
+        set_size(m, rows, cols).map_err(|source| HarnessError::Io {
+            id: id.to_string(),
+            source,
+        })
+    }
+
+    /// Kills the session's whole process tree and returns its final result (outcome
+    /// `cancelled`, unless it had already ended), waiting up to 5 s for the end.
+    ///
+    /// Errors: no such session.
+    pub fn kill(&self, id: &str) -> Result<ExecResult, HarnessError> {
+        let p = self.get(id)?;
+        if let Some(c) = lock(&p.control).clone() {
+            c.kill();
+        }
+        let r = self.collect(&p, DEFAULT_MAX_OUTPUT_BYTES, Duration::from_secs(5), true)?;
+        // Killed: what is left unread is not wanted.
+        lock(&self.inner.procs).remove(id);
+        Ok(ExecResult {
+            session_id: None,
+            ..r
+        })
+    }
+
+    /// The ids of the sessions the harness holds (running, or with output left to read).
+    pub fn sessions(&self) -> Vec<String> {
+        lock(&self.inner.procs).keys().cloned().collect()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+fn set(slot: &Mutex<Option<String>>, v: Option<String>) {
+    *lock(slot) = v;
+}
+
+#[cfg(target_os = "linux")]
+fn open_pty(size: (u16, u16)) -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
+    cordon_sandbox::linux::pty::open_pty(size.0, size.1)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_pty(_size: (u16, u16)) -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "terminal sessions are supported on Linux only",
+    ))
+}
+
+#[cfg(target_os = "linux")]
+fn set_size(m: &std::os::fd::OwnedFd, rows: u16, cols: u16) -> std::io::Result<()> {
+    cordon_sandbox::linux::pty::set_window_size(m, rows, cols)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn set_size(_m: &std::os::fd::OwnedFd, _rows: u16, _cols: u16) -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "terminal sessions are supported on Linux only",
+    ))
+}
+
+/// Kills sessions idle for longer than the harness's `idle_timeout`, and forgets ended
+/// ones nobody read for as long. Ends with the harness.
+fn spawn_reaper(inner: Weak<Inner>) {
+    let _ = std::thread::Builder::new()
+        .name("cordon-reaper".into())
+        .spawn(move || loop {
+            let Some(h) = inner.upgrade() else { return };
+            let idle = h.opts.idle_timeout;
+            let tick = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(5));
+            let expired: Vec<Arc<Proc>> = lock(&h.procs)
+                .values()
+                .filter(|p| lock(&p.last_used).elapsed() >= idle)
+                .cloned()
+                .collect();
+            for p in expired {
+                if let Some(c) = lock(&p.control).clone() {
+                    c.kill();
+                }
+                lock(&h.procs).remove(&p.id);
+            }
+            drop(h);
+            std::thread::sleep(tick);
+        });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn proc() -> Proc {
+        Proc {
+            id: "s-1".into(),
+            tty: false,
+            state: Mutex::new(ProcState::default()),
+            changed: Condvar::new(),
+            stdin: Mutex::new(None),
+            master: None,
+            control: Mutex::new(None),
+            last_used: Mutex::new(Instant::now()),
+        }
+    }
+
+    #[test]
+    fn reads_stop_at_character_boundaries_and_say_what_is_left() {
+        let p = proc();
+        p.push("aé€b".as_bytes()); // 1 + 2 + 3 + 1 bytes
+        let (o, _) = p.take(2, Duration::ZERO); // "a" + half of "é": only "a"
+        assert_eq!(o.text, "a");
+        assert_eq!(o.remaining_bytes, 6);
+        assert!(o.truncated);
+        let (o, _) = p.take(5, Duration::ZERO);
+        assert_eq!(o.text, "é€");
+        let (o, _) = p.take(5, Duration::ZERO);
+        assert_eq!(
+            (o.text.as_str(), o.remaining_bytes, o.truncated),
+            ("b", 0, false)
+        );
+    }
+
+    #[test]
+    fn a_full_buffer_drops_the_oldest_output_and_says_so_once() {
+        let p = proc();
+        p.push(&vec![b'x'; OUTPUT_BUFFER_BYTES]);
+        p.push(b"tail");
+        let (o, _) = p.take(usize::MAX, Duration::ZERO);
+        assert_eq!(o.dropped_bytes, 4);
+        assert!(o
+            .text
+            .starts_with("[cordon: 4 bytes of earlier output were dropped unread]\n"));
+        assert!(o.text.ends_with("xtail"));
+        p.push(b"more");
+        let (o, _) = p.take(usize::MAX, Duration::ZERO);
+        assert_eq!((o.text.as_str(), o.dropped_bytes), ("more", 0));
+    }
+
+    #[test]
+    fn an_empty_read_waits_at_most_its_bound() {
+        let p = proc();
+        let t = Instant::now();
+        let (o, f) = p.take(10, Duration::from_millis(50));
+        assert!(o.text.is_empty() && f.is_none());
+        assert!(t.elapsed() >= Duration::from_millis(50));
+    }
+}

@@ -1,0 +1,551 @@
+//! `cordon mcp`: an MCP server on stdin/stdout (rmcp) over the library's [`Harness`]
+//! (R-X1, R-E1: every command goes through `TrustProfile::build` and the same loop as
+//! `cordon run`).
+//!
+//! - tools: `exec_command` (argv or shell script, cwd, timeout, additional permissions,
+//!   justification, terminal, yield time), `write_stdin`, `read_output`, `kill`;
+//! - each result carries the classified outcome (R-F1) and the applied sandbox as
+//!   structured content, and a short text;
+//! - resource `cordon://environment_context` (R-M1);
+//! - approvals that need a person go to the client as an elicitation when it declared the
+//!   capability; otherwise they are denied with the reason (R-A6).
+//!
+//! Stdout carries the protocol only: commands never inherit it. Closing stdin ends the
+//! server, which kills every session's process tree.
+
+use crate::cli::McpArgs;
+use crate::profile_args::layers;
+use anyhow::{Context, Result};
+use cordon_session::harness::{
+    Command, ExecParams, ExecResult, Harness, HarnessError, HarnessOptions,
+    DEFAULT_MAX_OUTPUT_BYTES,
+};
+use cordon_session::{Answer, Approver, NonInteractive, Reply, ReviewableRequest};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
+    ElicitationAction, ElicitationSchema, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{ElicitationMode, RequestContext};
+use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{json, Value};
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The client (set at each tool call) and the runtime to talk to it from a blocking thread.
+type PeerSlot = Arc<Mutex<Option<(Peer<RoleServer>, tokio::runtime::Handle)>>>;
+
+/// The resource holding the environment_context.
+const CONTEXT_URI: &str = "cordon://environment_context";
+
+/// How long a person may take to answer an elicitation before it counts as "deny".
+const ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Default `yield_time_ms` of `exec_command`: a command still running after it returns a
+/// session id.
+const DEFAULT_YIELD_MS: u64 = 10_000;
+
+pub fn mcp(args: McpArgs) -> Result<i32> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let mut opts = HarnessOptions::new(cwd);
+    opts.layers = layers(&args.profile, &args.rules.rules, false);
+    opts.mode = cordon_execpolicy::ApprovalMode::from(args.approval_mode);
+    opts.idle_timeout = args.idle_timeout;
+    let peer: PeerSlot = Arc::new(Mutex::new(None));
+    let approver = Elicitor {
+        peer: Arc::clone(&peer),
+    };
+    let harness = Arc::new(Harness::with_approver(opts, Box::new(approver))?);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let server = Server {
+        harness: Arc::clone(&harness),
+        peer,
+    };
+    rt.block_on(async move {
+        let running = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .context("MCP initialization failed")?;
+        running.waiting().await.context("MCP server failed")?;
+        anyhow::Ok(())
+    })?;
+    // Dropping the last reference kills every session's process tree.
+    drop(harness);
+    rt.shutdown_timeout(Duration::from_secs(1));
+    Ok(0)
+}
+
+/// Asks the MCP client (a person behind it) through a form elicitation; denies without
+/// one (R-A6). Runs on a blocking thread (the harness is called through
+/// `spawn_blocking`), so it may wait on the runtime.
+struct Elicitor {
+    peer: PeerSlot,
+}
+
+impl Approver for Elicitor {
+    fn ask(&mut self, req: &ReviewableRequest) -> Reply {
+        let deny = |note: String| Reply {
+            approval_id: req.approval_id.clone(),
+            answer: Answer::Deny,
+            by: "mcp client".into(),
+            note: Some(note),
+        };
+        let slot = self.peer.lock().ok().and_then(|p| p.clone());
+        let Some((peer, handle)) = slot.filter(|(p, _)| {
+            p.supported_elicitation_modes()
+                .contains(&ElicitationMode::Form)
+        }) else {
+            return NonInteractive.ask(req);
+        };
+        let allowed = req.allowed_answers();
+        let names: Vec<String> = allowed
+            .iter()
+            .filter_map(|a| serde_json::to_value(a).ok())
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect();
+        let schema: ElicitationSchema = match serde_json::from_value(json!({
+            "type": "object",
+            "properties": {"answer": {
+                "type": "string",
+                "title": "Answer",
+                "description": "once: run it this time; session: also later identical \
+                                calls; deny: do not run it; abort: stop the agent's turn",
+                "enum": names,
+            }},
+            "required": ["answer"],
+        })) {
+            Ok(s) => s,
+            Err(e) => return deny(format!("cannot build the approval form: {e}")),
+        };
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: format!(
+                "cordon: approval needed (approval id {})\n{}",
+                req.approval_id,
+                req.render_text()
+            ),
+            requested_schema: schema,
+        };
+        let asked = handle.block_on(async {
+            tokio::time::timeout(ELICITATION_TIMEOUT, peer.create_elicitation(params)).await
+        });
+        let result = match asked {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => return deny(format!("the client could not be asked: {e}")),
+            Err(_) => return deny("no answer from the client in time".into()),
+        };
+        let answer = match result.action {
+            ElicitationAction::Accept => result
+                .content
+                .as_ref()
+                .and_then(|c| c.get("answer"))
+                .and_then(|a| serde_json::from_value::<Answer>(a.clone()).ok())
+                .unwrap_or(Answer::Once),
+            // Declined, or dismissed without a choice: default deny.
+            _ => Answer::Deny,
+        };
+        let answer = if allowed.contains(&answer) {
+            answer
+        } else {
+            Answer::Deny
+        };
+        Reply {
+            approval_id: req.approval_id.clone(),
+            answer,
+            by: "mcp client".into(),
+            note: (answer == Answer::Deny).then(|| {
+                format!(
+                    "denied through the MCP client (elicitation): {}",
+                    req.reason
+                )
+            }),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "mcp client"
+    }
+}
+
+#[derive(Clone)]
+struct Server {
+    harness: Arc<Harness>,
+    peer: PeerSlot,
+}
+
+fn schema(v: Value) -> Arc<serde_json::Map<String, Value>> {
+    match v {
+        Value::Object(m) => Arc::new(m),
+        _ => Arc::new(serde_json::Map::new()),
+    }
+}
+
+fn tools() -> Vec<Tool> {
+    let session = json!({"type": "string", "description": "Session id from exec_command."});
+    let max = json!({"type": "integer", "minimum": 1,
+        "description": format!("Cap on output bytes returned (default {DEFAULT_MAX_OUTPUT_BYTES}); \
+                                the rest stays readable (`remaining_bytes`).")});
+    vec![
+        Tool::new(
+            "exec_command",
+            "Run a command inside cordon's sandbox (the limits are in the \
+             environment_context resource). Give `argv` (a list) or `script` (run by bash -c). \
+             Returns the output, the classified outcome (success, command-failed, \
+             sandbox-denied with the path and a hint, network-denied, timed-out, refused …) \
+             and the sandbox applied. A command still running after yield_time_ms returns a \
+             session_id for write_stdin / read_output / kill. A command that needs approval \
+             is asked to the user, or refused when no one can be asked. To get a write or \
+             network access the sandbox denied, call again with additional_permissions and a \
+             justification (approval required).",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "argv": {"type": "array", "items": {"type": "string"}, "minItems": 1,
+                             "description": "The command and its arguments."},
+                    "script": {"type": "string", "description": "A shell script (bash -c)."},
+                    "cwd": {"type": "string", "description": "Working directory (relative to the server's)."},
+                    "timeout_ms": {"type": "integer", "minimum": 1,
+                                   "description": "Kill the whole process tree after this long."},
+                    "yield_time_ms": {"type": "integer", "minimum": 0,
+                        "description": format!("Return after this long if still running (default {DEFAULT_YIELD_MS}).")},
+                    "tty": {"type": "boolean", "description": "Run on a terminal (interactive programs: python3 -i, bash)."},
+                    "rows": {"type": "integer", "minimum": 1}, "cols": {"type": "integer", "minimum": 1},
+                    "stdin": {"type": "boolean", "description": "Keep stdin open for write_stdin (implied by tty)."},
+                    "additional_permissions": {"type": "object",
+                        "description": "Extra permissions for this command only (needs the user's approval), e.g. {\"network\": true, \"entries\": [{\"path\": \"/data\", \"access\": \"write\"}]}."},
+                    "justification": {"type": "string", "description": "Why this is needed (shown to the person asked)."},
+                    "max_output_bytes": max,
+                },
+            })),
+        ),
+        Tool::new(
+            "write_stdin",
+            "Write text to a running session's stdin (a terminal's input with tty: \\u0003 is ^C, \
+             \\u0004 end of input). Then returns the output that arrives within wait_ms.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "session_id": session,
+                    "chars": {"type": "string", "description": "Text to write (add \\n to submit a line)."},
+                    "close_stdin": {"type": "boolean", "description": "Close stdin afterwards (end of file)."},
+                    "wait_ms": {"type": "integer", "minimum": 0, "description": "Wait this long for output (default 500)."},
+                    "max_output_bytes": max,
+                },
+                "required": ["session_id"],
+            })),
+        ),
+        Tool::new(
+            "read_output",
+            "Read a session's output since the last read (waiting up to wait_ms for some), \
+             with its outcome once it ended. wait_for_exit waits for the end instead.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "session_id": session,
+                    "wait_ms": {"type": "integer", "minimum": 0, "description": "Wait this long (default 1000)."},
+                    "wait_for_exit": {"type": "boolean"},
+                    "max_output_bytes": max,
+                    "rows": {"type": "integer", "minimum": 1, "description": "Resize the terminal first (with cols)."},
+                    "cols": {"type": "integer", "minimum": 1},
+                },
+                "required": ["session_id"],
+            })),
+        ),
+        Tool::new(
+            "kill",
+            "Kill a session's whole process tree (or send `signal`, e.g. SIGINT, SIGTERM). \
+             Returns the final outcome (cancelled) and what output was left.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "session_id": session,
+                    "signal": {"type": "string", "description": "Send this signal instead of killing (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2)."},
+                },
+                "required": ["session_id"],
+            })),
+        ),
+    ]
+}
+
+/// The structured content and text of a result.
+fn result(r: &ExecResult) -> CallToolResult {
+    let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
+    if let Some(rep) = &r.report {
+        v["approval"] = serde_json::to_value(&rep.approval).unwrap_or(Value::Null);
+        v["escalation"] = serde_json::to_value(&rep.last().escalation).unwrap_or(Value::Null);
+    }
+    v["summary"] = json!(r.summary());
+    let mut text = r.output.text.clone();
+    if r.output.truncated {
+        text.push_str(&format!(
+            "\n[cordon: output truncated: {} more bytes; call read_output]",
+            r.output.remaining_bytes
+        ));
+    }
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&format!("[cordon: {}]", r.summary()));
+    // The CLI's hint names its flags; here the widening is a tool argument.
+    if let Some(cordon_session::Escalation::Offered {
+        widening: cordon_session::Widening::Additional { permissions },
+        ..
+    }) = r
+        .report
+        .as_ref()
+        .and_then(|rep| rep.last().escalation.as_ref())
+    {
+        if let Ok(json) = serde_json::to_string(permissions) {
+            text.push_str(&format!(
+                "\n[cordon: to allow it, call exec_command again with additional_permissions \
+                 {json} and a justification; the user must approve]"
+            ));
+        }
+    }
+    let mut c = CallToolResult::structured(v);
+    c.content = vec![ContentBlock::text(text)];
+    let failed = r
+        .outcome
+        .as_ref()
+        .is_some_and(|o| !matches!(o.class, cordon_session::OutcomeClass::Success));
+    c.is_error = Some(failed);
+    c
+}
+
+fn tool_error(msg: impl Into<String>) -> CallToolResult {
+    let msg = msg.into();
+    let mut c = CallToolResult::structured_error(json!({"error": msg}));
+    c.content = vec![ContentBlock::text(format!("cordon: {msg}"))];
+    c
+}
+
+fn ms(args: &serde_json::Map<String, Value>, key: &str) -> Option<Duration> {
+    args.get(key)
+        .and_then(Value::as_u64)
+        .map(Duration::from_millis)
+}
+
+fn max_bytes(args: &serde_json::Map<String, Value>) -> usize {
+    args.get("max_output_bytes")
+        .and_then(Value::as_u64)
+        .map(|n| n.max(1) as usize)
+        .unwrap_or(DEFAULT_MAX_OUTPUT_BYTES)
+}
+
+fn size(args: &serde_json::Map<String, Value>) -> Option<(u16, u16)> {
+    let get = |k| {
+        args.get(k)
+            .and_then(Value::as_u64)
+            .map(|n| n.clamp(1, 1000) as u16)
+    };
+    Some((get("rows")?, get("cols")?))
+}
+
+fn signal_named(name: &str) -> Option<i32> {
+    let n = name.trim().to_ascii_uppercase();
+    let n = n.strip_prefix("SIG").unwrap_or(&n);
+    Some(match n {
+        "INT" => libc::SIGINT,
+        "TERM" => libc::SIGTERM,
+        "HUP" => libc::SIGHUP,
+        "QUIT" => libc::SIGQUIT,
+        "KILL" => libc::SIGKILL,
+        "USR1" => libc::SIGUSR1,
+        "USR2" => libc::SIGUSR2,
+        "WINCH" => libc::SIGWINCH,
+        _ => return None,
+    })
+}
+
+/// One tool call, on a blocking thread.
+fn call(h: &Harness, name: &str, args: serde_json::Map<String, Value>) -> CallToolResult {
+    let session = || {
+        args.get("session_id")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| HarnessError::Usage("session_id is required".into()))
+    };
+    let out: Result<ExecResult, HarnessError> = (|| match name {
+        "exec_command" => {
+            let command = match (args.get("argv"), args.get("script")) {
+                (Some(Value::Array(a)), None) => {
+                    let argv: Option<Vec<String>> =
+                        a.iter().map(|x| x.as_str().map(str::to_string)).collect();
+                    match argv {
+                        Some(v) if !v.is_empty() => Command::Argv(v),
+                        _ => {
+                            return Err(HarnessError::Usage(
+                                "argv must be a non-empty list of strings".into(),
+                            ))
+                        }
+                    }
+                }
+                (None, Some(Value::String(s))) => Command::Script(s.clone()),
+                _ => {
+                    return Err(HarnessError::Usage(
+                        "give exactly one of argv (a list of strings) or script (a string)".into(),
+                    ))
+                }
+            };
+            let mut p = match command {
+                Command::Argv(a) => ExecParams::argv(a),
+                Command::Script(s) => ExecParams::script(s),
+            };
+            if let Some(c) = args.get("cwd").and_then(Value::as_str) {
+                p = p.cwd(c);
+            }
+            p.timeout = ms(&args, "timeout_ms");
+            p.tty = args.get("tty").and_then(Value::as_bool).unwrap_or(false);
+            p.stdin = args.get("stdin").and_then(Value::as_bool).unwrap_or(false);
+            if let Some(s) = size(&args) {
+                p.size = s;
+            }
+            p.yield_time =
+                Some(ms(&args, "yield_time_ms").unwrap_or(Duration::from_millis(DEFAULT_YIELD_MS)));
+            p.additional_permissions = match args.get("additional_permissions") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(v.to_string()),
+            };
+            p.justification = args
+                .get("justification")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            p.max_output_bytes = max_bytes(&args);
+            h.exec(p)
+        }
+        "write_stdin" => {
+            let id = session()?;
+            if let Some(s) = args.get("chars").and_then(Value::as_str) {
+                h.write_stdin(&id, s.as_bytes())?;
+            }
+            if args.get("close_stdin").and_then(Value::as_bool) == Some(true) {
+                h.close_stdin(&id)?;
+            }
+            let wait = ms(&args, "wait_ms").unwrap_or(Duration::from_millis(500));
+            // Let the command answer before reading.
+            std::thread::sleep(wait.min(Duration::from_millis(100)));
+            h.read_output(&id, max_bytes(&args), wait)
+        }
+        "read_output" => {
+            let id = session()?;
+            if let Some((r, c)) = size(&args) {
+                h.resize(&id, r, c)?;
+            }
+            let wait = ms(&args, "wait_ms").unwrap_or(Duration::from_millis(1000));
+            if args.get("wait_for_exit").and_then(Value::as_bool) == Some(true) {
+                h.wait(&id, wait, max_bytes(&args))
+            } else {
+                h.read_output(&id, max_bytes(&args), wait)
+            }
+        }
+        "kill" => {
+            let id = session()?;
+            match args.get("signal").and_then(Value::as_str) {
+                Some(s) => {
+                    let sig = signal_named(s)
+                        .ok_or_else(|| HarnessError::Usage(format!("unknown signal {s:?}")))?;
+                    h.signal(&id, sig)?;
+                    h.read_output(&id, max_bytes(&args), Duration::from_millis(200))
+                }
+                None => h.kill(&id),
+            }
+        }
+        other => Err(HarnessError::Usage(format!("unknown tool {other:?}"))),
+    })();
+    match out {
+        Ok(r) => result(&r),
+        Err(e) => tool_error(e.to_string()),
+    }
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_instructions(
+            "cordon runs your shell commands inside a sandbox. Read the resource \
+             cordon://environment_context for what is writable and whether the network is \
+             on; use exec_command to run commands, and the session tools for long-running \
+             or interactive ones.",
+        )
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        // Approvals are server-to-client elicitation requests, which protocol 2026-07-28
+        // replaces by multi-round-trip results: negotiate up to 2025-11-25.
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        if let Ok(mut p) = self.peer.lock() {
+            *p = Some((context.peer.clone(), tokio::runtime::Handle::current()));
+        }
+        let h = Arc::clone(&self.harness);
+        let name = request.name.to_string();
+        let args = request.arguments.unwrap_or_default();
+        let r = tokio::task::spawn_blocking(move || call(&h, &name, args))
+            .await
+            .map_err(|e| McpError::internal_error(format!("tool call failed: {e}"), None))?;
+        Ok(r.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        serde_json::from_value(json!({"resources": [{
+            "uri": CONTEXT_URI,
+            "name": "environment_context",
+            "description": "What the sandbox allows: cwd, writable roots, protected and denied \
+                            paths, network, approval mode (rendered from the enforced profile).",
+            "mimeType": "application/xml",
+        }]}))
+        .map_err(|e| McpError::internal_error(e.to_string(), None))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        if request.uri != CONTEXT_URI {
+            return Err(McpError::resource_not_found(
+                format!("no resource {}", request.uri),
+                None,
+            ));
+        }
+        let h = Arc::clone(&self.harness);
+        let xml = tokio::task::spawn_blocking(move || h.environment_context())
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        let r: ReadResourceResult = serde_json::from_value(json!({"contents": [{
+            "uri": CONTEXT_URI, "mimeType": "application/xml", "text": xml,
+        }]}))
+        .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        Ok(r.into())
+    }
+}

@@ -1,0 +1,409 @@
+//! Kernel-side denial records (issue 9 §5): the seccomp user-notification supervisor in
+//! the sandbox's init records the writing path calls the sandbox refuses, on the helper's
+//! report channel; the outcome uses them first. One `cordon` process per run.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const CORDON: &str = env!("CARGO_BIN_EXE_cordon");
+
+struct Project {
+    root: tempfile::TempDir,
+    dir: PathBuf,
+    home: PathBuf,
+}
+
+fn project() -> Project {
+    // Under /var/tmp so it is not hidden by the sandbox's private /tmp.
+    let root = tempfile::Builder::new()
+        .prefix("cordon-denial-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let dir = root.path().join("proj");
+    let home = root.path().join("home");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let st = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    Project {
+        dir: dir.canonicalize().unwrap(),
+        home: home.canonicalize().unwrap(),
+        root,
+    }
+}
+
+fn cordon(p: &Project, args: &[&str]) -> Command {
+    let mut c = Command::new(CORDON);
+    c.args(args)
+        .current_dir(&p.dir)
+        .env("HOME", &p.home)
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("CORDON_DISABLE_LAYERS")
+        .env_remove("CORDON_PROFILE")
+        .env_remove("CORDON_CONFIG")
+        .stdin(Stdio::null());
+    c
+}
+
+fn run(p: &Project, argv: &[&str]) -> (Output, serde_json::Value) {
+    let mut args = vec!["run", "--json", "--yes", "--"];
+    args.extend(argv);
+    let o = cordon(p, &args).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let line = err
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or_else(|| panic!("no JSON report in stderr: {err}"));
+    let v = serde_json::from_str(line).unwrap();
+    (o, v)
+}
+
+/// Whether this host gives denial records (`cordon status --json`); with CI=true it must.
+fn records_available() -> bool {
+    let p = project();
+    let o = cordon(&p, &["status", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("status --json");
+    let src = v["denial_records"]["source"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let ok = src.starts_with("seccomp user notification");
+    if !ok {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("CI host must give kernel-side denial records, but: {src}");
+        }
+        eprintln!("SKIP: no denial records on this host: {src}");
+    }
+    ok
+}
+
+fn records(v: &serde_json::Value) -> &Vec<serde_json::Value> {
+    v["denials"]["records"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no denial records in the report: {v}"))
+}
+
+fn outside(p: &Project) -> PathBuf {
+    let d = p.root.path().join("outside");
+    std::fs::create_dir_all(&d).unwrap();
+    d.canonicalize().unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A write to a read-only path: one record {openat, path, EROFS, read-only rule, -w DIR},
+/// and the outcome is sandbox-denied with high confidence from it.
+#[test]
+fn read_only_write_is_recorded() {
+    if !records_available() {
+        return;
+    }
+    let p = project();
+    let dir = outside(&p);
+    let target = dir.join("x");
+    let (o, v) = run(&p, &["touch", s(&target)]);
+    assert_eq!(o.status.code(), Some(1));
+    let r = records(&v);
+    assert_eq!(r.len(), 1, "{v}");
+    assert_eq!(r[0]["path"], s(&target), "{v}");
+    assert_eq!(r[0]["errno"], "EROFS", "{v}");
+    assert!(r[0]["syscall"].as_str().unwrap().starts_with("open"), "{v}");
+    assert!(
+        r[0]["rule"].as_str().unwrap().starts_with("read-only"),
+        "{v}"
+    );
+    assert_eq!(r[0]["grant"], s(&dir), "{v}");
+    assert_eq!(v["outcome"], "sandbox-denied", "{v}");
+    assert_eq!(v["confidence"], "high", "{v}");
+    assert_eq!(v["syscall"], r[0]["syscall"], "{v}");
+    assert!(!target.exists());
+    // mkdir, unlink and rename outside too (the directory exists on the host).
+    std::fs::write(dir.join("old"), "x").unwrap();
+    let script = format!(
+        "mkdir {d}/m; rm -f {d}/old; mv {d}/old {d}/new; exit 3",
+        d = dir.display()
+    );
+    let (_, v) = run(&p, &["sh", "-c", &script]);
+    let calls: Vec<&str> = records(&v)
+        .iter()
+        .map(|r| r["syscall"].as_str().unwrap())
+        .collect();
+    assert_eq!(calls.len(), 3, "{v}");
+    assert!(calls[0].starts_with("mkdir"), "{calls:?}");
+    assert!(calls[1].starts_with("unlink"), "{calls:?}");
+    assert!(calls[2].starts_with("rename"), "{calls:?}");
+    assert!(dir.join("old").exists());
+}
+
+/// A write to the protected `.git/config`: record with the R-P3 rule and EROFS; git's own
+/// rename onto it (git branch -M) gives EBUSY with the same rule.
+#[test]
+fn protected_git_config_is_recorded() {
+    if !records_available() {
+        return;
+    }
+    let p = project();
+    let before = std::fs::read(p.dir.join(".git/config")).unwrap();
+    let (_, v) = run(&p, &["sh", "-c", "echo '[core]' > .git/config"]);
+    let r = records(&v);
+    assert_eq!(r.len(), 1, "{v}");
+    assert_eq!(r[0]["path"], s(&p.dir.join(".git/config")), "{v}");
+    assert_eq!(r[0]["errno"], "EROFS", "{v}");
+    assert!(
+        r[0]["rule"]
+            .as_str()
+            .unwrap()
+            .starts_with("protected (R-P3)"),
+        "{v}"
+    );
+    assert_eq!(r[0]["grant"], s(&p.dir.join(".git/config")), "{v}");
+    assert_eq!(v["outcome"], "sandbox-denied", "{v}");
+    assert_eq!(v["confidence"], "high", "{v}");
+    let (o, v) = run(&p, &["git", "branch", "-M", "main"]);
+    let r = records(&v);
+    let last = r.last().unwrap();
+    assert_eq!(last["errno"], "EBUSY", "{v}");
+    assert!(
+        last["syscall"].as_str().unwrap().starts_with("rename"),
+        "{v}"
+    );
+    assert!(last["rule"].as_str().unwrap().contains("R-P3"), "{v}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("-w .git/config"), "{err}");
+    assert_eq!(std::fs::read(p.dir.join(".git/config")).unwrap(), before);
+}
+
+/// A forged "Permission denied" / "Read-only file system" about a read-only path, with
+/// exit 1, stays command-failed: no record backs it, and with records the output alone
+/// never makes a filesystem denial.
+#[test]
+fn forged_stderr_stays_command_failed() {
+    if !records_available() {
+        return;
+    }
+    let p = project();
+    for line in [
+        "Permission denied: /etc/x",
+        "touch: cannot touch '/etc/x': Read-only file system",
+        "cp: cannot create regular file '/root/.bashrc': Permission denied",
+    ] {
+        let (o, v) = run(&p, &["sh", "-c", &format!("echo \"{line}\" >&2; exit 1")]);
+        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(v["outcome"], "command-failed", "{line}: {v}");
+        assert_eq!(v["denials"]["total"], 0, "{v}");
+        assert!(
+            !String::from_utf8_lossy(&o.stderr).contains("-w "),
+            "{line}"
+        );
+    }
+}
+
+/// The records survive the command closing every descriptor it has (and reopening
+/// stdio): they are kept in init and travel on the helper's channel, which the command
+/// never holds.
+#[test]
+fn records_survive_the_command_closing_its_descriptors() {
+    if !records_available() {
+        return;
+    }
+    let p = project();
+    let dir = outside(&p);
+    let target = dir.join("y");
+    let script = format!(
+        "import os\n\
+         os.closerange(0, 4096)\n\
+         for i in range(3): os.open('/dev/null', os.O_RDWR)\n\
+         try: os.open('{t}', os.O_WRONLY | os.O_CREAT)\n\
+         except OSError: pass\n\
+         os.closerange(0, 4096)\n\
+         os._exit(7)\n",
+        t = target.display()
+    );
+    let (o, v) = run(&p, &["python3", "-c", &script]);
+    assert_eq!(o.status.code(), Some(7));
+    let r = records(&v);
+    assert_eq!(r.len(), 1, "{v}");
+    assert_eq!(r[0]["path"], s(&target), "{v}");
+}
+
+/// A race cannot turn the supervisor into an allow: while one thread swaps a symlink
+/// between a writable directory and a read-only one (and renames the directory), another
+/// keeps creating files through it. Whatever the supervisor judged, the kernel's mounts
+/// still refuse every write to the read-only side.
+#[test]
+fn a_race_cannot_make_the_supervisor_allow_a_write() {
+    if !records_available() {
+        return;
+    }
+    let p = project();
+    let dir = outside(&p);
+    let script = format!(
+        "import os, threading, time\n\
+         os.makedirs('w', exist_ok=True)\n\
+         stop = False\n\
+         def swap():\n\
+         \x20   i = 0\n\
+         \x20   while not stop:\n\
+         \x20       i += 1\n\
+         \x20       try: os.unlink('l')\n\
+         \x20       except OSError: pass\n\
+         \x20       os.symlink('{o}' if i % 2 else 'w', 'l')\n\
+         \x20       try: os.rename('w', 'w2'); os.rename('w2', 'w')\n\
+         \x20       except OSError: pass\n\
+         t = threading.Thread(target=swap); t.start()\n\
+         ok = 0\n\
+         for n in range(400):\n\
+         \x20   try:\n\
+         \x20       fd = os.open('l/f%d' % n, os.O_WRONLY | os.O_CREAT); os.close(fd); ok += 1\n\
+         \x20   except OSError: pass\n\
+         stop = True; t.join()\n\
+         print(ok)\n",
+        o = dir.display()
+    );
+    let (o, v) = run(&p, &["python3", "-c", &script]);
+    assert_eq!(o.status.code(), Some(0), "{v}");
+    let written: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+    assert!(written.is_empty(), "the race wrote outside: {written:?}");
+    for r in records(&v) {
+        assert!(r["path"].as_str().unwrap().starts_with(s(&dir)), "{r}");
+    }
+}
+
+/// Escape test: the command cannot write a record. Init (which keeps them) is not dumpable,
+/// so its descriptors under /proc/1/fd are out of reach; the helper's channel is outside
+/// the sandbox. A forged record line anywhere the command can write changes nothing.
+#[test]
+fn the_command_cannot_write_a_fake_record() {
+    if !records_available() {
+        return;
+    }
+    let p = project();
+    let fake = r#"{"records":[{"syscall":"openat","path":"/home/u","errno":"EROFS","rule":"read-only","grant":"/home/u"}],"total":1}"#;
+    let script = format!(
+        "for f in /proc/1/fd/*; do echo '{fake}' > \"$f\" 2>/dev/null; done; \
+         echo '{{\"denials\":{fake}}}'; echo '{{\"denials\":{fake}}}' >&2; \
+         echo 'cp: cannot create /home/u: Read-only file system' >&2; exit 1"
+    );
+    let (o, v) = run(&p, &["sh", "-c", &script]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(v["denials"]["total"], 0, "{v}");
+    assert_eq!(v["outcome"], "command-failed", "{v}");
+}
+
+/// Still works under the supervisor: git commit, Python writing temp files (in the
+/// workspace and the private /tmp), a small cargo build.
+#[test]
+fn everyday_writes_still_work() {
+    if !records_available() {
+        return;
+    }
+    let p = project();
+    let (_, v) = run(
+        &p,
+        &[
+            "sh",
+            "-c",
+            "echo a > a.txt && git add a.txt && \
+             git -c user.name=t -c user.email=t@t commit -qm one && git log --oneline",
+        ],
+    );
+    assert_eq!(v["outcome"], "success", "{v}");
+    let (_, v) = run(
+        &p,
+        &[
+            "python3",
+            "-c",
+            "import tempfile, os\n\
+             with tempfile.NamedTemporaryFile(dir='.') as f: f.write(b'x')\n\
+             with tempfile.TemporaryDirectory() as d: open(os.path.join(d, 'f'), 'w').write('y')\n\
+             os.replace(tempfile.mkstemp(dir='.')[1], 'moved')\n",
+        ],
+    );
+    assert_eq!(v["outcome"], "success", "{v}");
+    assert_eq!(v["denials"]["total"], 0, "{v}");
+    assert!(p.dir.join("moved").exists());
+}
+
+/// A cargo build (no dependencies, offline) under the supervisor.
+#[test]
+fn cargo_build_still_works() {
+    if !records_available() {
+        return;
+    }
+    let Some(cargo) = std::env::var_os("CARGO") else {
+        return;
+    };
+    let p = project();
+    std::fs::create_dir_all(p.dir.join("src")).unwrap();
+    std::fs::write(
+        p.dir.join("Cargo.toml"),
+        "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p.dir.join("src/main.rs"),
+        "fn main() { println!(\"hi\"); }\n",
+    )
+    .unwrap();
+    let cargo = cargo.to_string_lossy().into_owned();
+    let mut c = cordon(
+        &p,
+        &[
+            "run",
+            "--json",
+            "--yes",
+            "--",
+            &cargo,
+            "build",
+            "--offline",
+            "-q",
+        ],
+    );
+    for k in ["RUSTUP_HOME", "CARGO_HOME", "RUSTUP_TOOLCHAIN", "PATH"] {
+        if let Some(v) = std::env::var_os(k) {
+            c.env(k, v);
+        }
+    }
+    let o = c.output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(p.dir.join("target/debug/tiny").exists(), "{err}");
+}
+
+/// With the network off, package managers are told not to retry (npm spent 72 s retrying
+/// DNS); with it on, nothing is added. A value the user set is kept.
+#[test]
+fn network_off_sets_the_fail_fast_knobs() {
+    if !records_available() {
+        return;
+    }
+    let p = project();
+    let o = cordon(&p, &["run", "--yes", "--", "env"]).output().unwrap();
+    let env = String::from_utf8_lossy(&o.stdout);
+    for kv in [
+        "npm_config_fetch_retries=0",
+        "PIP_RETRIES=0",
+        "CARGO_NET_RETRY=0",
+    ] {
+        assert!(env.lines().any(|l| l == kv), "{kv} missing: {env}");
+    }
+    let o = cordon(&p, &["run", "--yes", "--", "env"])
+        .env("PIP_RETRIES", "3")
+        .output()
+        .unwrap();
+    let env = String::from_utf8_lossy(&o.stdout);
+    assert!(env.lines().any(|l| l == "PIP_RETRIES=3"), "{env}");
+    let o = cordon(&p, &["run", "--yes", "--allow-network", "--", "env"])
+        .output()
+        .unwrap();
+    let env = String::from_utf8_lossy(&o.stdout);
+    assert!(!env.contains("npm_config_fetch_retries"), "{env}");
+}

@@ -1,0 +1,302 @@
+//! The library API for harnesses (`cordon_session::harness`, R-X1) against the real
+//! sandbox: the `cordon` binary is the helper, each command its own helper process.
+//! Bounded: small outputs, timeouts of seconds.
+
+use cordon_session::harness::{ExecParams, Harness, HarnessOptions, OUTPUT_BUFFER_BYTES};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+mod support;
+
+const CORDON: &str = env!("CARGO_BIN_EXE_cordon");
+
+struct Ws {
+    root: tempfile::TempDir,
+    dir: PathBuf,
+}
+
+/// A workspace under /var/tmp with HOME outside it (so a write to HOME is denied).
+fn ws() -> Ws {
+    let root = tempfile::Builder::new()
+        .prefix("cordon-harness-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let dir = root.path().join("proj");
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    Ws { root, dir }
+}
+
+fn harness(w: &Ws, idle: Duration) -> Harness {
+    // HOME is read from the environment by the resolver: one value for the whole test
+    // binary (the workspace's parent is outside every writable root either way).
+    let mut o = HarnessOptions::new(w.dir.clone());
+    o.helper = Some(PathBuf::from(CORDON));
+    o.idle_timeout = idle;
+    Harness::new(o).unwrap()
+}
+
+fn sandbox_ready() -> bool {
+    support::sandbox_available()
+}
+
+/// Host processes whose argv is exactly `argv`.
+fn count_procs(argv: &[&str]) -> usize {
+    let want: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == want))
+        .count()
+}
+
+fn wait_gone(argv: &[&str], secs: u64) -> usize {
+    let end = Instant::now() + Duration::from_secs(secs);
+    while count_procs(argv) > 0 && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    count_procs(argv)
+}
+
+#[test]
+fn one_shot_is_confined_classified_and_reports_what_was_applied() {
+    if !sandbox_ready() {
+        return;
+    }
+    let w = ws();
+    let h = harness(&w, Duration::from_secs(60));
+    // still works: a file in the workspace, git, python3
+    let r = h
+        .exec(ExecParams::script(
+            "echo hi > in.txt && cat in.txt && git --version >/dev/null && python3 -c 'print(1+1)'",
+        ))
+        .unwrap();
+    let o = r.outcome.as_ref().unwrap();
+    assert_eq!(o.class.name(), "success", "{r:?}");
+    assert_eq!(r.output.text, "hi\n2\n");
+    assert!(!r.sandbox.as_ref().unwrap().applied.is_empty(), "{r:?}");
+    assert!(r.session_id.is_none() && !r.running);
+    // escape: a write outside the workspace is denied by the sandbox and classified
+    let outside = w.root.path().join("outside.txt");
+    let r = h
+        .exec(ExecParams::argv(["touch", outside.to_str().unwrap()]))
+        .unwrap();
+    assert_eq!(
+        r.outcome.as_ref().unwrap().class.name(),
+        "sandbox-denied",
+        "{r:?}"
+    );
+    assert!(!outside.exists());
+}
+
+#[test]
+fn output_is_capped_with_markers_and_read_incrementally() {
+    if !sandbox_ready() {
+        return;
+    }
+    let w = ws();
+    let h = harness(&w, Duration::from_secs(60));
+    let mut p = ExecParams::script("head -c 5000 /dev/zero | tr '\\0' a");
+    p.max_output_bytes = 1000;
+    let r = h.exec(p).unwrap();
+    assert_eq!(r.output.text.len(), 1000);
+    assert!(
+        r.output.truncated && r.output.remaining_bytes == 4000,
+        "{:?}",
+        r.output
+    );
+    let id = r
+        .session_id
+        .clone()
+        .expect("kept for the rest of the output");
+    let rest = h.read_output(&id, 100_000, Duration::ZERO).unwrap();
+    assert_eq!(rest.output.text.len(), 4000);
+    assert!(!rest.output.truncated && rest.session_id.is_none());
+    assert!(
+        h.read_output(&id, 10, Duration::ZERO).is_err(),
+        "forgotten once read"
+    );
+    // more than the buffer keeps: the oldest bytes are dropped, and the read says so
+    let n = OUTPUT_BUFFER_BYTES + 3000;
+    let r = h
+        .exec(ExecParams::script(format!(
+            "head -c {n} /dev/zero | tr '\\0' b"
+        )))
+        .unwrap();
+    assert!(
+        r.output
+            .text
+            .starts_with("[cordon: 3000 bytes of earlier output were dropped unread]\n"),
+        "{}",
+        &r.output.text[..80]
+    );
+    assert_eq!(r.output.dropped_bytes, 3000);
+}
+
+#[test]
+fn sessions_take_stdin_signals_and_kill_the_whole_tree() {
+    if !sandbox_ready() {
+        return;
+    }
+    let w = ws();
+    let h = harness(&w, Duration::from_secs(60));
+    let r = h
+        .exec(
+            ExecParams::script(
+                "trap 'echo got-int; exit 7' INT; read line; echo \"read:$line\"; \
+                 while :; do sleep 0.05; done",
+            )
+            .stdin(true)
+            .yield_time(Duration::from_millis(300)),
+        )
+        .unwrap();
+    let id = r.session_id.clone().unwrap();
+    assert!(r.running);
+    h.write_stdin(&id, b"hello\n").unwrap();
+    let mut seen = String::new();
+    let end = Instant::now() + Duration::from_secs(10);
+    while !seen.contains("read:hello") && Instant::now() < end {
+        seen += &h
+            .read_output(&id, 1000, Duration::from_millis(200))
+            .unwrap()
+            .output
+            .text;
+    }
+    assert!(seen.contains("read:hello"), "{seen}");
+    h.signal(&id, libc::SIGINT).unwrap();
+    let r = h.wait(&id, Duration::from_secs(10), 1000).unwrap();
+    assert!(r.output.text.contains("got-int"), "{r:?}");
+    assert_eq!(r.outcome.as_ref().unwrap().exit_code, 7, "{r:?}");
+
+    // kill: every process of the tree ends, the outcome is cancelled
+    let r = h
+        .exec(
+            ExecParams::script("sleep 3141 & sleep 3141 & wait")
+                .yield_time(Duration::from_millis(300)),
+        )
+        .unwrap();
+    assert_eq!(count_procs(&["sleep", "3141"]), 2);
+    let k = h.kill(r.session_id.as_deref().unwrap()).unwrap();
+    assert_eq!(k.outcome.unwrap().class.name(), "cancelled");
+    assert_eq!(wait_gone(&["sleep", "3141"], 5), 0);
+}
+
+#[test]
+fn timeout_ends_a_session_as_timed_out() {
+    if !sandbox_ready() {
+        return;
+    }
+    let w = ws();
+    let h = harness(&w, Duration::from_secs(60));
+    let r = h
+        .exec(ExecParams::argv(["sleep", "30"]).timeout(Duration::from_millis(300)))
+        .unwrap();
+    assert_eq!(r.outcome.unwrap().class.name(), "timed-out");
+}
+
+/// A terminal session: the command sees a real terminal (`/dev/console` inside, the
+/// window size set and changed by the caller); input injection stays refused (TIOCSTI).
+#[test]
+fn tty_session_has_a_terminal_and_injection_is_refused() {
+    if !sandbox_ready() {
+        return;
+    }
+    let w = ws();
+    let h = harness(&w, Duration::from_secs(60));
+    let mut p = ExecParams::script(
+        "tty; stty size; read x; stty size; \
+         python3 -c 'import fcntl, termios; fcntl.ioctl(0, termios.TIOCSTI, b\"x\"); print(\"INJECTED\")' \
+           2>/dev/null || echo TIOCSTI_REFUSED",
+    )
+    .tty(true)
+    .yield_time(Duration::from_millis(500));
+    p.size = (21, 61);
+    let r = h.exec(p).unwrap();
+    let id = r.session_id.clone().unwrap();
+    let mut seen = r.output.text;
+    h.resize(&id, 33, 77).unwrap();
+    h.write_stdin(&id, b"go\n").unwrap();
+    let r = h.wait(&id, Duration::from_secs(10), 10_000).unwrap();
+    seen += &r.output.text;
+    let seen = seen.replace('\r', "");
+    assert!(seen.starts_with("/dev/console\n21 61\n"), "{seen}");
+    assert!(seen.contains("33 77\n"), "{seen}");
+    assert!(
+        seen.contains("TIOCSTI_REFUSED") && !seen.contains("INJECTED"),
+        "{seen}"
+    );
+    assert_eq!(r.outcome.unwrap().class.name(), "success");
+}
+
+/// Dropping the harness kills every session's process tree; idle sessions expire.
+#[test]
+fn drop_and_idle_expiry_kill_sessions() {
+    if !sandbox_ready() {
+        return;
+    }
+    let w = ws();
+    let h = harness(&w, Duration::from_secs(60));
+    h.exec(ExecParams::argv(["sleep", "2718"]).yield_time(Duration::from_millis(300)))
+        .unwrap();
+    assert_eq!(count_procs(&["sleep", "2718"]), 1);
+    drop(h);
+    assert_eq!(wait_gone(&["sleep", "2718"], 5), 0, "outlived the harness");
+
+    let h = harness(&w, Duration::from_millis(400));
+    let r = h
+        .exec(ExecParams::argv(["sleep", "2719"]).yield_time(Duration::from_millis(200)))
+        .unwrap();
+    assert_eq!(count_procs(&["sleep", "2719"]), 1);
+    assert_eq!(
+        wait_gone(&["sleep", "2719"], 5),
+        0,
+        "idle session not expired"
+    );
+    assert!(h
+        .read_output(r.session_id.as_deref().unwrap(), 10, Duration::ZERO)
+        .is_err());
+}
+
+/// Escape: additional permissions come from the agent; without an approval they widen
+/// nothing (the write outside the workspace is refused before anything runs). Twin: the
+/// same call approved by a person runs with the grant.
+#[test]
+fn additional_permissions_need_an_approval() {
+    if !sandbox_ready() {
+        return;
+    }
+    let w = ws();
+    let outside = w.root.path().join("granted");
+    std::fs::create_dir_all(&outside).unwrap();
+    let target = outside.join("f.txt");
+    let with = format!(
+        r#"{{"entries": [{{"path": "{}", "access": "write"}}]}}"#,
+        outside.display()
+    );
+    let call = || {
+        ExecParams::argv(["touch", target.to_str().unwrap()])
+            .additional_permissions(with.clone())
+            .justification("needs the output directory")
+    };
+    let h = harness(&w, Duration::from_secs(60));
+    let r = h.exec(call()).unwrap();
+    let o = r.outcome.unwrap();
+    assert_eq!(o.class.name(), "refused", "{o:?}");
+    assert!(!target.exists(), "the agent widened its own sandbox");
+
+    let mut opts = HarnessOptions::new(w.dir.clone());
+    opts.helper = Some(PathBuf::from(CORDON));
+    let approver = cordon_session::ScriptedApprover::from_answers(&[cordon_session::Answer::Once]);
+    let h = Harness::with_approver(opts, Box::new(approver)).unwrap();
+    let r = h.exec(call()).unwrap();
+    assert_eq!(r.outcome.unwrap().class.name(), "success");
+    assert!(target.exists());
+}

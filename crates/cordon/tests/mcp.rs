@@ -1,0 +1,178 @@
+//! `cordon mcp` through a real MCP client: the official Python `mcp` package (PyPI), in the
+//! virtualenv `.ci/run` creates at `<repo>/.ci-venv` (or `$CORDON_TEST_VENV`). The client
+//! script is `mcp_client.py` next to this file: tools listed, a confined command, a denied
+//! write classified `sandbox-denied`, an approval through elicitation, a 20-command
+//! session, an interactive Python REPL on a terminal, kill, refusal without elicitation
+//! (R-A6), and the server's exit killing a running session. Bounded by a 180 s timeout.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+mod support;
+
+const CORDON: &str = env!("CARGO_BIN_EXE_cordon");
+
+/// The venv's python, or `None` (skip) when it is missing locally; a failure under CI.
+fn venv_python() -> Option<PathBuf> {
+    let venv = std::env::var_os("CORDON_TEST_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.ci-venv"));
+    let py = venv.join("bin/python");
+    let ok = py.exists()
+        && Command::new(&py)
+            .args(["-c", "import mcp"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI needs the Python MCP client: {} with `mcp` installed (.ci/run creates it)",
+            venv.display()
+        );
+        eprintln!(
+            "SKIP: no Python MCP client at {} (run: python3 -m venv .ci-venv && \
+             .ci-venv/bin/pip install mcp)",
+            venv.display()
+        );
+        return None;
+    }
+    Some(py)
+}
+
+#[test]
+fn python_mcp_client_end_to_end() {
+    let Some(py) = venv_python() else { return };
+    if !support::sandbox_available() {
+        return;
+    }
+    let root = tempfile::Builder::new()
+        .prefix("cordon-mcp-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let dir = root.path().join("proj");
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    let rules = root.path().join("rules.toml");
+    std::fs::write(
+        &rules,
+        "[[rules]]\npattern = [\"touch\", \"approved.txt\"]\ndecision = \"ask\"\n\
+         justification = \"asks\"\n\
+         [[rules]]\npattern = [\"touch\", \"approved-2.txt\"]\ndecision = \"ask\"\n\
+         justification = \"asks\"\n",
+    )
+    .unwrap();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
+    let o = Command::new("timeout")
+        .arg("180")
+        .arg(&py)
+        .arg(&script)
+        .arg(CORDON)
+        .arg(&rules)
+        .current_dir(&dir)
+        .env("HOME", root.path())
+        .env_remove("CORDON_DISABLE_LAYERS")
+        .env_remove("CORDON_PROFILE")
+        .env_remove("CORDON_CONFIG")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "stdout:\n{out}\nstderr:\n{err}");
+    for step in [
+        "ok tools listed",
+        "ok confined command",
+        "ok denied write classified sandbox-denied",
+        "ok approved via elicitation",
+        "ok 20-command session",
+        "ok interactive python REPL on a terminal",
+        "ok no elicitation: refused (R-A6)",
+        "ok server exit killed the sessions",
+    ] {
+        assert!(out.contains(step), "missing {step:?}:\n{out}\n{err}");
+    }
+}
+
+/// The server killed outright (SIGKILL: no chance to clean up) still takes its sessions'
+/// process trees with it: each helper asked the kernel for SIGKILL when the thread that
+/// started it dies (`PR_SET_PDEATHSIG`). Raw JSON-RPC lines; no Python needed.
+#[test]
+fn killed_server_leaves_no_session_behind() {
+    use std::io::{BufRead, BufReader, Write};
+    let root = tempfile::Builder::new()
+        .prefix("cordon-mcp-kill-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let dir = root.path().join("proj");
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    let mut child = Command::new(CORDON)
+        .arg("mcp")
+        .current_dir(&dir)
+        .env("HOME", root.path())
+        .env_remove("CORDON_DISABLE_LAYERS")
+        .env_remove("CORDON_PROFILE")
+        .env_remove("CORDON_CONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let mut output = BufReader::new(child.stdout.take().unwrap());
+    let mut send = |v: serde_json::Value| writeln!(input, "{v}").unwrap();
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}}),
+    );
+    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "exec_command",
+        "arguments": {"argv": ["sleep", "2721"], "yield_time_ms": 200}}}),
+    );
+    let mut reply = String::new();
+    let mut found = None;
+    for _ in 0..10 {
+        reply.clear();
+        if output.read_line(&mut reply).unwrap() == 0 {
+            break;
+        }
+        let v: serde_json::Value = serde_json::from_str(&reply).unwrap();
+        if v["id"] == 2 {
+            found = Some(v);
+            break;
+        }
+    }
+    let v = found.expect("a reply to tools/call");
+    let sc = &v["result"]["structuredContent"];
+    if sc["outcome"]["outcome"] == "refused" {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "the sandbox does not run: {v}"
+        );
+        eprintln!("SKIP: the sandbox does not run here: {v}");
+        let _ = child.kill();
+        let _ = child.wait();
+        return;
+    }
+    assert_eq!(sc["running"], true, "{v}");
+    let sleepers = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == b"sleep\x002721\x00")
+            })
+            .count()
+    };
+    assert_eq!(sleepers(), 1);
+    child.kill().unwrap(); // SIGKILL
+    let _ = child.wait();
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while sleepers() > 0 && std::time::Instant::now() < end {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(sleepers(), 0, "a session outlived the killed server");
+}
