@@ -28,14 +28,15 @@ cd "$WORK" && git init -q .
 BWRAP=(bwrap --unshare-user --unshare-pid --unshare-net --unshare-ipc --die-with-parent
        --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --bind "$WORK" "$WORK" --chdir "$WORK")
 
-# The helper alone: same payload cordon would pass (inline here), invoked directly.
-PAYLOAD="$("$CORDON" run --dry-run --json -- true | jq -r '.helper_payload')"
-HELPER=("$CORDON" __sandbox-helper --permission-profile "$PAYLOAD" -- true)
+# The helper's own share: `--sandbox forbid` runs the same CLI (parse, trust profile,
+# decision, resolution) without the helper, so cordon − forbid ≈ the helper's cost. (The
+# payload is no longer in the dry-run JSON: it carries environment values.)
+FORBID=("$CORDON" run --sandbox forbid -- true)
 
 hyperfine -N --warmup 20 --runs "$RUNS" --export-json "$WORK/h.json" \
   -n bare "true" \
   -n cordon "$CORDON run -- true" \
-  -n helper "${HELPER[*]}" \
+  -n forbid "${FORBID[*]}" \
   -n bwrap "${BWRAP[*]} true" >/dev/null
 
 rss() { /usr/bin/time -f '%M' "$@" 2>&1 >/dev/null | tail -1; }
@@ -43,7 +44,7 @@ median_rss() { for _ in $(seq 15); do rss "$@"; done | sort -n | awk '{a[NR]=$1}
 
 R_BARE=$(median_rss true)
 R_CORDON=$(median_rss "$CORDON" run -- true)
-R_HELPER=$(median_rss "${HELPER[@]}")
+R_HELPER=$(median_rss "${FORBID[@]}")
 R_BWRAP=$(median_rss "${BWRAP[@]}" true)
 
 jq -r --arg rb "$R_BARE" --arg rc "$R_CORDON" --arg rh "$R_HELPER" --arg rw "$R_BWRAP" '
@@ -51,9 +52,9 @@ jq -r --arg rb "$R_BARE" --arg rc "$R_CORDON" --arg rh "$R_HELPER" --arg rw "$R_
   "what      median wall   peak RSS",
   "bare      \($m.bare*1000|.*100|round/100) ms   \($rb) KiB",
   "cordon    \($m.cordon*1000|.*100|round/100) ms   \($rc) KiB",
-  "helper    \($m.helper*1000|.*100|round/100) ms   \($rh) KiB",
+  "forbid    \($m.forbid*1000|.*100|round/100) ms   \($rh) KiB   (CLI without the helper)",
   "bwrap     \($m.bwrap*1000|.*100|round/100) ms   \($rw) KiB",
   "",
   "cordon/bwrap wall ratio: \(($m.cordon/$m.bwrap)*100|round/100)",
-  "helper/bwrap wall ratio: \(($m.helper/$m.bwrap)*100|round/100)"
+  "helper share (cordon - forbid): \((($m.cordon-$m.forbid)*1000)*100|round/100) ms"
 ' "$WORK/h.json"

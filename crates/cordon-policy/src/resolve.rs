@@ -198,14 +198,23 @@ impl ResolvedFilesystem {
             ResolvedFilesystem::Unrestricted => return Vec::new(),
             ResolvedFilesystem::Restricted { entries, .. } => entries,
         };
-        let mut out: Vec<&ResolvedEntry> = Vec::new();
+        // One hash lookup per entry: a linear search here made every launch compare
+        // hundreds of paths with hundreds (Path equality walks components), the largest
+        // CPU cost of `cordon run` in a profile.
+        let mut out: Vec<&ResolvedEntry> = Vec::with_capacity(entries.len());
+        let mut index: std::collections::HashMap<&Path, usize> =
+            std::collections::HashMap::with_capacity(entries.len());
         for e in entries {
-            if let Some(slot) = out.iter_mut().find(|o| o.path == e.path) {
-                if e.access > slot.access {
-                    *slot = e;
+            match index.get(e.path.as_path()) {
+                Some(&i) => {
+                    if e.access > out[i].access {
+                        out[i] = e;
+                    }
                 }
-            } else {
-                out.push(e);
+                None => {
+                    index.insert(e.path.as_path(), out.len());
+                    out.push(e);
+                }
             }
         }
         out.sort_by_key(|e| depth(&e.path));

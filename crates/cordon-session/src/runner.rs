@@ -128,6 +128,7 @@ pub fn run_with(
     let forward = io.stdin.is_none() && io.stdout.is_none() && io.on_spawn.is_none();
     let mut streams = (io.stdin.take(), io.stdout.take(), io.stderr.take());
     let prepare = io.prepare.take();
+    let prepare_none = prepare.is_none();
     let build = move |args: Vec<String>| {
         let mut cmd = Command::new(&exec.program);
         cmd.args(args)
@@ -179,9 +180,21 @@ pub fn run_with(
             }
             cmd
         };
-        let (mut sig, report) = cordon_sandbox::linux::spawn_reported(args, build, |child| {
-            wait(child, opts, sandboxed, io, forward)
-        })?;
+        // `cordon serve` running (and allowed): the helper is forked there instead. Only
+        // with the default streams (the CLI); a library session's own stdio, PTY or
+        // pre-exec step keeps the cold path.
+        let served = if forward && prepare_none {
+            cordon_sandbox::linux::server::connect()
+                .and_then(|conn| run_served(conn, exec, args.clone(), opts, channel.as_ref()))
+        } else {
+            None
+        };
+        let (mut sig, report) = match served {
+            Some(r) => r?,
+            None => cordon_sandbox::linux::spawn_reported(args, build, |child| {
+                wait(Proc::Child(child), opts, sandboxed, io, forward)
+            })?,
+        };
         sig.limit = channel
             .and_then(|c| c.read())
             .map(|l| l.as_str().to_string());
@@ -209,13 +222,122 @@ pub fn run_with(
         return Ok((sig, report));
     }
     let child = build(exec.args.clone()).spawn()?;
-    Ok((wait(child, opts, sandboxed, io, forward)?, None))
+    Ok((
+        wait(Proc::Child(child), opts, sandboxed, io, forward)?,
+        None,
+    ))
+}
+
+/// The helper through `cordon serve`: same descriptors, cwd and environment as the
+/// spawned helper would get. `None` when the server did not start it (the caller takes
+/// the cold path; nothing ran).
+#[cfg(target_os = "linux")]
+fn run_served(
+    conn: std::os::unix::net::UnixStream,
+    exec: &ExecRequest,
+    args: Vec<String>,
+    opts: &RunOptions,
+    channel: Option<&cordon_sandbox::linux::limits::OutcomeChannel>,
+) -> Option<std::io::Result<(RunSignals, Option<HelperReport>)>> {
+    use std::os::fd::AsRawFd;
+    let mut env = exec.env.clone();
+    let mut extra = Vec::new();
+    if let Some(c) = channel {
+        let (k, v) = c.env();
+        env.retain(|(n, _)| *n != k);
+        if let Ok(fd) = v.parse::<i32>() {
+            extra.push(fd);
+        }
+        env.push((k, v));
+    }
+    let pipe = if opts.capture_stderr {
+        let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).ok()?;
+        Some((std::fs::File::from(r), w))
+    } else {
+        None
+    };
+    let stderr_w = pipe.as_ref().map(|(_, w)| w.as_raw_fd());
+    let (r, w) = match pipe {
+        Some((r, w)) => (Some(r), Some(w)),
+        None => (None, None),
+    };
+    let sandboxed = exec.backend != cordon_policy::Backend::None;
+    let res = cordon_sandbox::linux::spawn_reported_server(
+        conn,
+        args,
+        std::path::Path::new(&exec.cwd),
+        env,
+        stderr_w,
+        &extra,
+        move |child| {
+            drop(w); // the server holds its copy
+            wait(
+                Proc::Served(child, r),
+                opts,
+                sandboxed,
+                RunIo::default(),
+                true,
+            )
+        },
+    );
+    match res {
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => None,
+        other => Some(other),
+    }
+}
+
+/// A started helper: spawned, or forked by `cordon serve`.
+enum Proc {
+    Child(std::process::Child),
+    #[cfg(target_os = "linux")]
+    Served(
+        cordon_sandbox::linux::server::ServerChild,
+        Option<std::fs::File>,
+    ),
+}
+
+impl Proc {
+    fn id(&self) -> u32 {
+        match self {
+            Proc::Child(c) => c.id(),
+            #[cfg(target_os = "linux")]
+            Proc::Served(c, _) => c.id(),
+        }
+    }
+
+    fn take_stderr(&mut self) -> Option<Box<dyn Read + Send>> {
+        match self {
+            Proc::Child(c) => c.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>),
+            #[cfg(target_os = "linux")]
+            Proc::Served(_, r) => r.take().map(|p| Box::new(p) as Box<dyn Read + Send>),
+        }
+    }
+
+    /// Blocks until it exited, without releasing its pid.
+    fn wait_exited(&mut self) -> std::io::Result<()> {
+        match self {
+            Proc::Child(c) => wait_exited(c),
+            #[cfg(target_os = "linux")]
+            Proc::Served(c, _) => c.wait().map(|_| ()),
+        }
+    }
+
+    fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        match self {
+            Proc::Child(c) => c.wait(),
+            #[cfg(target_os = "linux")]
+            Proc::Served(c, _) => {
+                use std::os::unix::process::ExitStatusExt;
+                c.wait().map(std::process::ExitStatus::from_raw)
+            }
+        }
+    }
 }
 
 /// Waits for `child`: copies its stderr through (keeping a tail), forwards signals,
 /// enforces the timeout.
 fn wait(
-    mut child: std::process::Child,
+    mut child: Proc,
     opts: &RunOptions,
     sandboxed: bool,
     mut io: RunIo,
@@ -224,7 +346,7 @@ fn wait(
     let tail = Arc::new(Mutex::new(Vec::<u8>::new()));
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let mut sink = io.stderr_sink.take();
-    let tee = child.stderr.take().map(|mut pipe| {
+    let tee = child.take_stderr().map(|mut pipe| {
         let tail = Arc::clone(&tail);
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
@@ -310,7 +432,7 @@ fn wait(
         });
         (tx, h)
     });
-    wait_exited(&child)?;
+    child.wait_exited()?;
     if let Some((tx, h)) = timer {
         let _ = tx.send(Control::Exited);
         let _ = h.join();

@@ -53,10 +53,27 @@ pub enum Command {
     /// processes' environment, TIOCSTI, …) and "still works" probes through `cordon run` on
     /// this host, and print a pass/fail table for bug reports. Exit 1 if a probe fails.
     Selftest(SelftestArgs),
+    /// Run the per-user launch server: `cordon run` then forks each sandbox helper from it
+    /// instead of executing a second cordon (every guarantee unchanged; `--no-server` opts
+    /// out). Listens on $XDG_RUNTIME_DIR/cordon/serve.sock (0600) until killed.
+    Serve(ServeArgs),
     /// Serve the sandbox to an agent over MCP on stdin/stdout: tools exec_command,
     /// write_stdin, read_output, kill; the environment_context as a resource; approvals
     /// asked through MCP elicitation when the client supports it, else denied (R-A6).
     Mcp(McpArgs),
+}
+
+/// `cordon serve`.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// The socket to listen on (default: $CORDON_SERVE_SOCKET, else
+    /// $XDG_RUNTIME_DIR/cordon/serve.sock, else /run/user/UID/cordon/serve.sock, else
+    /// $TMPDIR/cordon-UID/serve.sock).
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<std::path::PathBuf>,
+    /// Print the socket path and exit.
+    #[arg(long)]
+    pub print_socket: bool,
 }
 
 /// `cordon mcp`.
@@ -243,6 +260,9 @@ pub struct RunArgs {
     /// $XDG_STATE_HOME/cordon/sessions/ID.json, else ~/.local/state/cordon/sessions/).
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
+    /// Do not use a running `cordon serve`: start the sandbox helper here (the cold path).
+    #[arg(long)]
+    pub no_server: bool,
     /// Kill the whole process tree after DURATION (e.g. 100ms, 30s, 5m); outcome timed-out.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,

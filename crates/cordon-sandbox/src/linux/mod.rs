@@ -33,6 +33,7 @@ mod process;
 pub mod pty;
 mod relay;
 mod seccomp_filter;
+pub mod server;
 mod sys;
 mod unix_guard;
 
@@ -129,6 +130,7 @@ pub fn spawn_reported<T>(
     let mut cmd = build(args);
     sys::inherit_in_child(&mut cmd, w.as_raw_fd());
     let child = cmd.spawn()?;
+    server::record_path(false);
     drop(w);
     // Read while the helper runs (a report larger than the pipe buffer must not block it);
     // the helper closes its end once the report is written, so this ends before the
@@ -156,6 +158,59 @@ pub fn spawn_reported<T>(
         a.denials = Some(records.denials);
     }
     Ok((out, report))
+}
+
+/// [`spawn_reported`] through a running `cordon serve` ([`server::connect`]): the helper
+/// is forked by the server instead of executed, with this process's stdin and stdout,
+/// `stderr` (or this process's), the payload descriptor named in `args`, the report pipe
+/// and `extra` descriptors at their numbers, `cwd` and exactly `env`. `wait` gets the
+/// [`server::ServerChild`] (its `id` is the process to signal).
+///
+/// Errors: pipe creation or the launch failed (nothing ran).
+pub fn spawn_reported_server<T>(
+    conn: std::os::unix::net::UnixStream,
+    mut args: Vec<String>,
+    cwd: &std::path::Path,
+    env: Vec<(String, String)>,
+    stderr: Option<std::os::fd::RawFd>,
+    extra: &[std::os::fd::RawFd],
+    wait: impl FnOnce(server::ServerChild) -> std::io::Result<T>,
+) -> std::io::Result<(T, Option<HelperOutcome>)> {
+    use std::os::fd::AsRawFd;
+    let (r, w) = sys::pipe()?;
+    let at = usize::from(args.first().map(String::as_str) == Some(HELPER_SUBCOMMAND));
+    args.insert(at, "--report-fd".into());
+    args.insert(at + 1, w.as_raw_fd().to_string());
+    let mut fds = vec![
+        (0, 0),
+        (1, 1),
+        (stderr.unwrap_or(2), 2),
+        (w.as_raw_fd(), w.as_raw_fd()),
+    ];
+    let payload_fd = args
+        .iter()
+        .skip_while(|a| *a != "--permission-profile")
+        .nth(1)
+        .and_then(|v| v.strip_prefix(PAYLOAD_FROM_FD_PREFIX))
+        .and_then(|n| n.parse::<i32>().ok());
+    fds.extend(
+        payload_fd
+            .into_iter()
+            .chain(extra.iter().copied())
+            .map(|f| (f, f)),
+    );
+    let child = server::launch(conn, args, cwd, env, &fds)?;
+    server::record_path(true);
+    drop(w);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(sys::read_to_end(&r, 1024 * 1024).unwrap_or_default());
+    });
+    let out = wait(child)?;
+    let bytes = rx
+        .recv_timeout(std::time::Duration::from_secs(2))
+        .unwrap_or_default();
+    Ok((out, serde_json::from_slice(&bytes).ok()))
 }
 
 /// Takes an inherited descriptor number given by the user (e.g. `--json-fd 3`) as a file

@@ -1147,19 +1147,46 @@ fn mount_overlay(st: &mut BuildState, s: &Step, state: &Path) -> io::Result<()> 
     }
     let via = |fd: &OwnedFd| CString::new(format!("/oldroot/proc/self/fd/{}", fd.as_raw_fd()));
     let (l, u, w) = (via(&lower)?, via(&upper)?, via(&work)?);
-    let m = sys::new_fs(
-        c"overlay",
-        &[
+    let mount = |volatile: bool| {
+        let mut opts = vec![
             (c"lowerdir", Some(l.as_c_str())),
             (c"upperdir", Some(u.as_c_str())),
             (c"workdir", Some(w.as_c_str())),
             (c"userxattr", None),
-        ],
-        NOSUID_NODEV,
-    )?;
+        ];
+        if volatile {
+            opts.push((c"volatile", None));
+        }
+        sys::new_fs(c"overlay", &opts, NOSUID_NODEV)
+    };
+    // `volatile`: no sync of the upper filesystem when the sandbox's mount namespace goes
+    // away. Without it every run's teardown waits for a sync of the whole host disk the
+    // cache lives on (tens of ms on a busy disk). The layer is a cache: after a host crash
+    // it may miss the last writes, which the package managers re-fetch. The kernel leaves
+    // `work/incompat/volatile` behind and refuses the next volatile mount while it is
+    // there: removed first (beneath the pinned work dir, nothing followed: the `dirty` file, then
+    // its directory). Kernels without
+    // the option (< 5.10) get the plain mount.
+    clear_volatile_mark(&work);
+    let m = match mount(true) {
+        Ok(m) => m,
+        Err(_) => mount(false)?,
+    };
     let target =
         sys::open_beneath(st.root()?, rel(&s.path)).map_err(|e| ctx_err("mountpoint", e))?;
     sys::attach(&m, &target)
+}
+
+/// Removes `work/incompat/volatile` beneath an overlay's pinned work dir (see
+/// [`mount_overlay`]); best effort: when it stays, the mount falls back to a plain one.
+fn clear_volatile_mark(work: &OwnedFd) {
+    // The kernel's mark: `work/incompat/volatile/dirty` (a file) in its directory.
+    if let Ok(d) = sys::open_beneath(work.as_raw_fd(), Path::new("work/incompat/volatile")) {
+        let _ = sys::unlinkat(d.as_raw_fd(), c"dirty", false);
+    }
+    if let Ok(d) = sys::open_beneath(work.as_raw_fd(), Path::new("work/incompat")) {
+        let _ = sys::unlinkat(d.as_raw_fd(), c"volatile", true);
+    }
 }
 
 /// Binds a credential-stripped copy over a config file, or hides it whole (with a note)

@@ -114,6 +114,14 @@ pub fn open_beneath(dirfd: RawFd, rel: &Path) -> io::Result<OwnedFd> {
     check(fd).map(owned)
 }
 
+/// `unlinkat(dirfd, name, dir ? AT_REMOVEDIR : 0)`: removes the file (or, with `dir`, the
+/// empty directory) `name` in `dirfd` (a single component; nothing is followed).
+pub fn unlinkat(dirfd: RawFd, name: &CStr, dir: bool) -> io::Result<()> {
+    let flags = if dir { libc::AT_REMOVEDIR } else { 0 };
+    // SAFETY: `name` is NUL-terminated and outlives the call.
+    check(unsafe { libc::unlinkat(dirfd, name.as_ptr(), flags) } as libc::c_long).map(|_| ())
+}
+
 /// `open(path, O_PATH | O_CLOEXEC [| O_DIRECTORY])`.
 pub fn open_path(path: &Path, dir: bool) -> io::Result<OwnedFd> {
     let c = cstr(path)?;

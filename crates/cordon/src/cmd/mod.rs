@@ -12,6 +12,8 @@ mod profiles;
 mod proxy;
 mod run;
 mod selftest;
+#[cfg(target_os = "linux")]
+mod serve;
 mod status;
 
 /// Runs the chosen subcommand; returns the process exit code.
@@ -26,6 +28,10 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Cache(c) => cache::cache(c),
         Command::Proxy(a) => proxy::proxy(a),
         Command::Selftest(a) => selftest::selftest(a),
+        #[cfg(target_os = "linux")]
+        Command::Serve(a) => serve::serve(a),
+        #[cfg(not(target_os = "linux"))]
+        Command::Serve(_) => anyhow::bail!("cordon serve: only on Linux"),
         Command::Mcp(a) => mcp::mcp(a),
     }
 }

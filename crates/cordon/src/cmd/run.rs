@@ -73,6 +73,8 @@ pub fn run(args: RunArgs) -> Result<i32> {
     if args.dry_run {
         return dry_run(&args, &trust, mode);
     }
+    #[cfg(target_os = "linux")]
+    cordon_sandbox::linux::server::set_use_server(!args.no_server);
     let mut sink = Sink::open(&args)?;
     if let Some(reason) = report_file_forgeable(&args, &trust) {
         sink.emit(
@@ -177,6 +179,13 @@ fn report_json(report: &Report, session: &Session) -> Result<serde_json::Value> 
     let applied = json!(last.applied());
     let r = facts.report.as_ref();
     v["exit_code"] = json!(last.outcome.exit_code);
+    // How the sandbox helper was started: "server" (forked by `cordon serve`) or "cold"
+    // (executed here); null when no helper ran. (Not "path": that key is the denied path
+    // of a sandbox-denied outcome.)
+    #[cfg(target_os = "linux")]
+    {
+        v["launch"] = json!(cordon_sandbox::linux::server::last_path());
+    }
     v["signal"] = json!(last.outcome.signal);
     v["backend"] = json!(exec.map(|e| e.backend));
     v["applied"] = applied;

@@ -1,0 +1,670 @@
+//! `cordon serve` (issue 12 item 2): a per-user launch server that starts the sandbox
+//! helper by `fork` from a warm, single-threaded process instead of `execve` of the whole
+//! cordon binary, so a command pays neither the second dynamic load and relocation nor the
+//! helper's start-up.
+//!
+//! Protocol (JSON lines over a unix stream socket, one connection per command):
+//!
+//! ```text
+//! client → server  {"args": ["__sandbox-helper", …], "cwd": "/w", "env": [["K","V"],…],
+//!                   "fds": [0,1,2,5,7]}          + SCM_RIGHTS: one descriptor per "fds" entry
+//! server → client  {"pid": 1234}                  (the handler: signal it as the helper)
+//! server → client  {"status": 0}                  (raw wait status of the helper)
+//! client closes the connection                    (the handler's pid stays valid until then)
+//! ```
+//!
+//! Process tree per command:
+//!
+//! ```text
+//! cordon serve ─ handler (one per connection; forwards signals; dies when the client
+//!                  │      hangs up, or the server dies: PR_SET_PDEATHSIG)
+//!                  └─ helper (exactly `helper_main(args)` with the client's descriptors,
+//!                       cwd and environment) ─ init (new user+mount+pid+ipc+net ns) ─ command
+//! ```
+//!
+//! Every command still gets its own namespaces, mount plan, Landlock, seccomp and report:
+//! the helper code is the cold path's, run from a fork. What differs from the cold path:
+//! the command starts in the server's cgroup and with the server's resource limits (the
+//! profile's own limits are applied as on the cold path).
+//!
+//! Who may connect: the socket is 0600 in a 0700 directory of the user's; the peer's uid
+//! (`SO_PEERCRED`) must be the server's; and the peer must be no more confined than the
+//! server (same user, mount, network and pid namespaces, no more seccomp filters, not
+//! `no_new_privs` unless the server is): a sandboxed command must not reach an unconfined
+//! launcher. A refused peer gets its connection closed and falls back to the cold path,
+//! which nests inside its sandbox.
+
+use super::process;
+use super::sys;
+use serde::{Deserialize, Serialize};
+use std::ffi::OsString;
+use std::io::{self, BufRead, BufReader, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+
+/// The environment variable naming the server socket to use instead of the default
+/// ([`socket_path`]); `cordon serve --socket` and tests set it.
+pub const SOCKET_ENV: &str = "CORDON_SERVE_SOCKET";
+
+/// Largest request line (arguments and environment; the payload travels as a descriptor).
+const REQUEST_LIMIT: usize = 4 * 1024 * 1024;
+/// Most descriptors one request may pass.
+const MAX_FDS: usize = 16;
+/// Descriptor numbers a request may name (the helper's `fd:N` / `--report-fd N`).
+const MAX_TARGET_FD: RawFd = 64;
+
+/// One launch request (client → server).
+#[derive(Debug, Serialize, Deserialize)]
+struct Request {
+    /// The helper's argv after the program name, starting with `__sandbox-helper`.
+    args: Vec<String>,
+    /// The helper's working directory.
+    cwd: PathBuf,
+    /// The helper's whole environment.
+    env: Vec<(String, String)>,
+    /// The descriptor number each passed descriptor gets in the helper, in order.
+    fds: Vec<RawFd>,
+}
+
+/// A message from the server.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Reply {
+    /// The handler's pid: the process to signal (it forwards to the helper).
+    Pid(i32),
+    /// The helper's raw wait status.
+    Status(i32),
+}
+
+/// The default socket: `$XDG_RUNTIME_DIR/cordon/serve.sock`, else
+/// `/run/user/<uid>/cordon/serve.sock` when that runtime dir exists, else
+/// `/tmp/cordon-<uid>/serve.sock`. [`SOCKET_ENV`] overrides it.
+pub fn socket_path() -> PathBuf {
+    if let Some(p) = std::env::var_os(SOCKET_ENV).filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let run = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute() && p.is_dir())
+        .or_else(|| Some(PathBuf::from(format!("/run/user/{uid}"))).filter(|p| p.is_dir()));
+    match run {
+        Some(r) => r.join("cordon").join("serve.sock"),
+        None => std::env::temp_dir()
+            .join(format!("cordon-{uid}"))
+            .join("serve.sock"),
+    }
+}
+
+/// Creates (or checks) the socket's directory: a real directory (no symlink), owned by
+/// us, mode 0700 (tightened when we own it).
+fn private_dir(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let fd = sys::open_dir_nofollow(dir)?;
+    let st = sys::fstat(fd.as_raw_fd())?;
+    // SAFETY: getuid has no preconditions.
+    if st.st_uid != unsafe { libc::getuid() } {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{} is not owned by this user", dir.display()),
+        ));
+    }
+    if st.st_mode & 0o077 != 0 {
+        let f = std::fs::File::from(fd);
+        f.set_permissions(std::fs::Permissions::from_mode(0o700))?;
+        if f.metadata()?.mode() & 0o077 != 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!("{} is not private (mode 0700)", dir.display()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Binds the server socket at `path` (mode 0600, in a private directory). A socket file
+/// nobody answers on is replaced; a live server is an error (`AddrInUse`).
+pub fn bind(path: &Path) -> io::Result<UnixListener> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "socket path has no parent"))?;
+    private_dir(dir)?;
+    if UnixStream::connect(path).is_ok() {
+        return Err(io::Error::new(
+            io::ErrorKind::AddrInUse,
+            format!("a server already listens on {}", path.display()),
+        ));
+    }
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()) => {
+            std::fs::remove_file(path)?
+        }
+        Ok(_) => {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("{} exists and is not a socket", path.display()),
+            ))
+        }
+        Err(_) => {}
+    }
+    // SAFETY: umask only changes this process's file-creation mask; restored below.
+    let old = unsafe { libc::umask(0o177) };
+    let l = UnixListener::bind(path);
+    // SAFETY: as above.
+    unsafe { libc::umask(old) };
+    l
+}
+
+/// Runs the server on `listener` until a signal ends it (SIGTERM/SIGINT default action).
+/// Single-threaded on purpose: each connection is handled in a forked process, and a
+/// fork of a single-threaded process is safe to run any code in.
+///
+/// Errors: `accept` failed for another reason than an interruption.
+pub fn serve(listener: UnixListener) -> io::Result<()> {
+    // Handlers are reaped by the kernel.
+    // SAFETY: setting a disposition to SIG_IGN is always valid.
+    unsafe { libc::signal(libc::SIGCHLD, libc::SIG_IGN) };
+    let me = Confinement::of("self").unwrap_or_default();
+    loop {
+        let (conn, _) = match listener.accept() {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
+            Err(e) => return Err(e),
+        };
+        if let Err(why) = admit(&conn, &me) {
+            eprintln!("cordon serve: refused a client: {why}");
+            continue;
+        }
+        // SAFETY: this process is single-threaded (see above).
+        match unsafe { libc::fork() } {
+            0 => {
+                drop(listener);
+                let code = match handle(conn) {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        eprintln!("cordon serve: {e}");
+                        1
+                    }
+                };
+                process::exit_now(code);
+            }
+            -1 => eprintln!("cordon serve: fork: {}", io::Error::last_os_error()),
+            _ => drop(conn),
+        }
+    }
+}
+
+/// What a process's confinement looks like from outside, for [`admit`].
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Confinement {
+    /// Inodes of `/proc/<pid>/ns/{user,mnt,net,pid}`.
+    namespaces: [u64; 4],
+    /// `Seccomp_filters:` (or `Seccomp:` mode when the kernel has no filter count).
+    seccomp: u64,
+    /// `NoNewPrivs:`.
+    no_new_privs: u64,
+}
+
+impl Confinement {
+    fn of(pid: &str) -> io::Result<Confinement> {
+        use std::os::unix::fs::MetadataExt;
+        let mut c = Confinement::default();
+        for (i, ns) in ["user", "mnt", "net", "pid"].iter().enumerate() {
+            c.namespaces[i] = std::fs::metadata(format!("/proc/{pid}/ns/{ns}"))?.ino();
+        }
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+        let field = |name: &str| -> Option<u64> {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.trim().parse().ok())
+        };
+        c.seccomp = field("Seccomp_filters:")
+            .or_else(|| field("Seccomp:"))
+            .unwrap_or(u64::MAX);
+        c.no_new_privs = field("NoNewPrivs:").unwrap_or(1);
+        Ok(c)
+    }
+}
+
+/// Whether the peer of `conn` may launch through this server: same uid, and no more
+/// confined than the server (a sandboxed command must not escape through it).
+fn admit(conn: &UnixStream, me: &Confinement) -> Result<(), String> {
+    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+    let cred = getsockopt(conn, PeerCredentials).map_err(|e| format!("SO_PEERCRED: {e}"))?;
+    // SAFETY: getuid has no preconditions.
+    if cred.uid() != unsafe { libc::getuid() } {
+        return Err(format!("uid {} is not the server's", cred.uid()));
+    }
+    let peer = Confinement::of(&cred.pid().to_string()).map_err(|e| format!("peer: {e}"))?;
+    if peer.namespaces != me.namespaces {
+        return Err(format!(
+            "pid {} is in other namespaces (a sandbox?)",
+            cred.pid()
+        ));
+    }
+    if peer.seccomp > me.seccomp || peer.no_new_privs > me.no_new_privs {
+        return Err(format!(
+            "pid {} is confined (seccomp or no_new_privs: a sandbox?)",
+            cred.pid()
+        ));
+    }
+    Ok(())
+}
+
+/// Reads one request line and the descriptors sent with it.
+fn read_request(conn: &UnixStream) -> io::Result<(Request, Vec<OwnedFd>)> {
+    use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
+    let mut line = Vec::new();
+    let mut fds = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let mut cmsg = nix::cmsg_space!([RawFd; MAX_FDS]);
+        let mut iov = [io::IoSliceMut::new(&mut buf)];
+        let msg = recvmsg::<()>(
+            conn.as_raw_fd(),
+            &mut iov,
+            Some(&mut cmsg),
+            MsgFlags::MSG_CMSG_CLOEXEC,
+        )
+        .map_err(io::Error::from)?;
+        for c in msg.cmsgs().map_err(io::Error::from)? {
+            if let ControlMessageOwned::ScmRights(r) = c {
+                // SAFETY: the kernel just installed these descriptors in this process.
+                fds.extend(r.into_iter().map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }));
+            }
+        }
+        let n = msg.bytes;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "client hung up",
+            ));
+        }
+        line.extend_from_slice(&buf[..n]);
+        if line.len() > REQUEST_LIMIT {
+            return Err(io::Error::from_raw_os_error(libc::EFBIG));
+        }
+        if line.ends_with(b"\n") {
+            break;
+        }
+    }
+    let req: Request = serde_json::from_slice(&line).map_err(io::Error::other)?;
+    if req.fds.len() != fds.len() {
+        return Err(io::Error::other(format!(
+            "{} descriptors named, {} passed",
+            req.fds.len(),
+            fds.len()
+        )));
+    }
+    Ok((req, fds))
+}
+
+fn reply(conn: &UnixStream, r: &Reply) -> io::Result<()> {
+    let mut line = serde_json::to_vec(r).map_err(io::Error::other)?;
+    line.push(b'\n');
+    (&*conn).write_all(&line)
+}
+
+/// The handler: one connection, one helper.
+fn handle(conn: UnixStream) -> io::Result<()> {
+    // The handler (and so the helper and the sandbox) dies with the server.
+    sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)?;
+    // SAFETY: restoring the default disposition is always valid.
+    unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
+    let (req, fds) = match read_request(&conn) {
+        Ok(r) => r,
+        // A liveness probe (connect and close): nothing to do.
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    check_targets(&req)?;
+    // Signals to the handler are forwarded to the helper; SIGCHLD says it exited.
+    let mut sigs = process::FORWARDED.to_vec();
+    sigs.push(libc::SIGCHLD);
+    let set = sigset(&sigs);
+    // SAFETY: `set` is a valid sigset_t.
+    unsafe { libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+    // SAFETY: `set` is valid; the new descriptor is owned below.
+    let sfd = unsafe { libc::signalfd(-1, &set, libc::SFD_CLOEXEC) };
+    if sfd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: signalfd returned a new descriptor.
+    let sfd = unsafe { OwnedFd::from_raw_fd(sfd) };
+    // The pid first: once the client has it, the run counts as started (no fallback to
+    // the cold path could run the command a second time).
+    // SAFETY: getpid has no preconditions.
+    reply(&conn, &Reply::Pid(unsafe { libc::getpid() }))?;
+    // SAFETY: the handler is single-threaded (forked from the single-threaded server).
+    let helper = match unsafe { libc::fork() } {
+        -1 => {
+            eprintln!(
+                "cordon: refusing to run unconfined: cordon serve: fork: {}",
+                io::Error::last_os_error()
+            );
+            return reply(&conn, &Reply::Status(process::EXIT_SETUP << 8));
+        }
+        0 => {
+            drop(sfd);
+            let code = become_helper(req, fds, conn.as_raw_fd());
+            process::exit_now(code);
+        }
+        pid => pid,
+    };
+    drop(fds);
+    let status = loop {
+        let mut pfd = [
+            libc::pollfd {
+                fd: conn.as_raw_fd(),
+                events: libc::POLLIN | libc::POLLRDHUP,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: sfd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: `pfd` is a valid array of two pollfd.
+        if unsafe { libc::poll(pfd.as_mut_ptr(), 2, -1) } < 0 {
+            continue; // EINTR
+        }
+        if pfd[0].revents != 0 {
+            // The client hung up (or spoke out of turn): the run is over for it.
+            // SAFETY: kill has no memory-safety preconditions; `helper` is our child.
+            unsafe { libc::kill(helper, libc::SIGKILL) };
+            let mut st = 0;
+            // SAFETY: `st` is a valid int.
+            unsafe { libc::waitpid(helper, &mut st, 0) };
+            return Ok(());
+        }
+        if pfd[1].revents != 0 {
+            // SAFETY: signalfd_siginfo is plain data.
+            let mut si: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
+            // SAFETY: reading one signalfd_siginfo into a buffer of its size.
+            let n = unsafe {
+                libc::read(
+                    sfd.as_raw_fd(),
+                    &mut si as *mut _ as *mut libc::c_void,
+                    std::mem::size_of::<libc::signalfd_siginfo>(),
+                )
+            };
+            if n <= 0 {
+                continue;
+            }
+            if si.ssi_signo as libc::c_int == libc::SIGCHLD {
+                let mut st = 0;
+                // SAFETY: `st` is a valid int; `helper` is our child.
+                if unsafe { libc::waitpid(helper, &mut st, libc::WNOHANG) } == helper {
+                    break st;
+                }
+            } else {
+                // SAFETY: kill has no memory-safety preconditions; `helper` is our child
+                // (not yet reaped, so the pid is still its).
+                unsafe { libc::kill(helper, si.ssi_signo as libc::c_int) };
+            }
+        }
+    };
+    reply(&conn, &Reply::Status(status))?;
+    // Stay (and keep this pid) until the client hangs up, so a signal it sends late
+    // cannot hit a reused pid. Bounded: a client that never closes is not waited for.
+    let mut pfd = [libc::pollfd {
+        fd: conn.as_raw_fd(),
+        events: libc::POLLIN | libc::POLLRDHUP,
+        revents: 0,
+    }];
+    // SAFETY: `pfd` is a valid array of one pollfd.
+    unsafe { libc::poll(pfd.as_mut_ptr(), 1, 10_000) };
+    Ok(())
+}
+
+fn check_targets(req: &Request) -> io::Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    for t in &req.fds {
+        if !(0..MAX_TARGET_FD).contains(t) || !seen.insert(*t) {
+            return Err(io::Error::other(format!("bad descriptor number {t}")));
+        }
+    }
+    if req.args.first().map(String::as_str) != Some(super::HELPER_SUBCOMMAND) {
+        return Err(io::Error::other("not a helper invocation"));
+    }
+    Ok(())
+}
+
+fn sigset(sigs: &[libc::c_int]) -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data; sigemptyset initialises it.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid sigset_t.
+    unsafe { libc::sigemptyset(&mut set) };
+    for s in sigs {
+        // SAFETY: `set` is valid and `s` a valid signal number.
+        unsafe { libc::sigaddset(&mut set, *s) };
+    }
+    set
+}
+
+/// In the forked helper process: the client's descriptors at their numbers (every other
+/// descriptor closed), its cwd and environment, default signal state; then exactly what
+/// `cordon __sandbox-helper …` would run. Returns the exit code.
+fn become_helper(req: Request, fds: Vec<OwnedFd>, conn: RawFd) -> i32 {
+    let fail = |what: &str, e: io::Error| -> i32 {
+        eprintln!("cordon: refusing to run unconfined: cordon serve: {what}: {e}");
+        process::EXIT_SETUP
+    };
+    sys::close_in_child(conn);
+    // Out of the way of every target number first, then onto the targets.
+    let mut high = Vec::new();
+    for fd in fds {
+        // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor or -1.
+        let h = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 100) };
+        if h < 0 {
+            return fail("dup", io::Error::last_os_error());
+        }
+        high.push(h);
+    }
+    for (h, t) in high.iter().zip(&req.fds) {
+        // SAFETY: dup2 onto a number in 0..64; the previous holder (if any) is closed.
+        if unsafe { libc::dup2(*h, *t) } < 0 {
+            return fail("dup2", io::Error::last_os_error());
+        }
+    }
+    // Close everything that is not a target (the listener, the connection, the copies).
+    let mut keep: Vec<RawFd> = req.fds.clone();
+    keep.sort_unstable();
+    let mut from: RawFd = 0;
+    for k in keep.iter().copied().chain([RawFd::MAX]) {
+        if k > from {
+            close_range(from, k - 1);
+        }
+        from = k.saturating_add(1);
+    }
+    if let Err(e) = std::env::set_current_dir(&req.cwd) {
+        return fail("cwd", e);
+    }
+    // The process is single-threaded: nothing reads the environment concurrently.
+    for (k, _) in std::env::vars_os() {
+        std::env::remove_var(k);
+    }
+    for (k, v) in &req.env {
+        if !k.is_empty() && !k.contains('=') && !k.contains('\0') && !v.contains('\0') {
+            std::env::set_var(k, v);
+        }
+    }
+    let empty = sigset(&[]);
+    // SAFETY: `empty` is valid; restoring an empty mask and default dispositions (SIGPIPE
+    // ignored, as a fresh Rust process has it) is what the helper expects.
+    unsafe {
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        for s in process::FORWARDED {
+            libc::signal(s, libc::SIG_DFL);
+        }
+        libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+    let args: Vec<OsString> = req.args.into_iter().skip(1).map(OsString::from).collect();
+    super::helper_main(args)
+}
+
+fn close_range(first: RawFd, last: RawFd) {
+    if first < 0 || last < first {
+        return;
+    }
+    const SYS_CLOSE_RANGE: libc::c_long = 436;
+    // SAFETY: closing descriptor numbers has no memory-safety preconditions; none of
+    // them is used (or owned) afterwards in this process.
+    let r = unsafe { libc::syscall(SYS_CLOSE_RANGE, first as u32, last as u32, 0u32) };
+    if r != 0 {
+        for fd in first..=last.min(4096) {
+            sys::close_in_child(fd);
+        }
+    }
+}
+
+// ---- client ----------------------------------------------------------------------------
+
+static USE_SERVER: AtomicBool = AtomicBool::new(false);
+static LAST_PATH: AtomicU8 = AtomicU8::new(0);
+
+/// Lets [`spawn_reported`](super::spawn_reported)'s callers in this process use a running
+/// server (`cordon run` sets it unless `--no-server`). Off by default: a library user opts
+/// in.
+pub fn set_use_server(on: bool) {
+    USE_SERVER.store(on, Ordering::Relaxed);
+}
+
+/// Whether this process may use a running server ([`set_use_server`]).
+pub fn use_server() -> bool {
+    USE_SERVER.load(Ordering::Relaxed)
+}
+
+/// How the last helper of this process was started: `"server"` or `"cold"` (`None`
+/// before any).
+pub fn last_path() -> Option<&'static str> {
+    match LAST_PATH.load(Ordering::Relaxed) {
+        1 => Some("cold"),
+        2 => Some("server"),
+        _ => None,
+    }
+}
+
+pub(crate) fn record_path(server: bool) {
+    LAST_PATH.store(if server { 2 } else { 1 }, Ordering::Relaxed);
+}
+
+/// A helper started by the server, seen from the client.
+#[derive(Debug)]
+pub struct ServerChild {
+    conn: BufReader<UnixStream>,
+    pid: i32,
+    status: Option<i32>,
+}
+
+impl ServerChild {
+    /// The handler's pid: signals sent to it reach the helper; SIGKILL ends the run
+    /// (the helper dies with the handler, the sandbox with the helper). Valid until this
+    /// value is dropped.
+    pub fn id(&self) -> u32 {
+        self.pid as u32
+    }
+
+    /// Blocks until the helper exited; its raw wait status.
+    ///
+    /// Errors: the connection broke (the server died: the run is lost).
+    pub fn wait(&mut self) -> io::Result<i32> {
+        if let Some(s) = self.status {
+            return Ok(s);
+        }
+        let mut line = String::new();
+        if self.conn.read_line(&mut line)? == 0 {
+            // The handler is gone without a status: it was killed (the timer's SIGKILL, or
+            // the server died), and the helper and the sandbox with it.
+            self.status = Some(libc::SIGKILL);
+            return Ok(libc::SIGKILL);
+        }
+        match serde_json::from_str::<Reply>(&line) {
+            Ok(Reply::Status(s)) => {
+                self.status = Some(s);
+                Ok(s)
+            }
+            _ => Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the cordon server ended the run without a status",
+            )),
+        }
+    }
+}
+
+/// Connects to the server at [`socket_path`] when this process may use one
+/// ([`use_server`]) and one answers, owned by our uid. `None`: use the cold path.
+pub fn connect() -> Option<UnixStream> {
+    if !use_server() {
+        return None;
+    }
+    let conn = UnixStream::connect(socket_path()).ok()?;
+    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+    let cred = getsockopt(&conn, PeerCredentials).ok()?;
+    // SAFETY: getuid has no preconditions.
+    (cred.uid() == unsafe { libc::getuid() }).then_some(conn)
+}
+
+/// Asks the server on `conn` to run the helper with `args` (starting with
+/// `__sandbox-helper`), `cwd`, exactly `env`, and `fds` (descriptor in this process →
+/// number in the helper; include 0, 1 and 2).
+///
+/// Errors: the request could not be sent or the server did not start it (then nothing
+/// ran: the caller may fall back to the cold path).
+pub fn launch(
+    conn: UnixStream,
+    args: Vec<String>,
+    cwd: &Path,
+    env: Vec<(String, String)>,
+    fds: &[(RawFd, RawFd)],
+) -> io::Result<ServerChild> {
+    use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
+    let req = Request {
+        args,
+        cwd: cwd.to_path_buf(),
+        env,
+        fds: fds.iter().map(|(_, t)| *t).collect(),
+    };
+    let mut line = serde_json::to_vec(&req).map_err(io::Error::other)?;
+    line.push(b'\n');
+    let raw: Vec<RawFd> = fds.iter().map(|(f, _)| *f).collect();
+    let cmsg = [ControlMessage::ScmRights(&raw)];
+    let iov = [io::IoSlice::new(&line)];
+    // Any failure before the server says it started the helper means nothing ran:
+    // `ConnectionRefused`, so the caller takes the cold path (e.g. the server refused this
+    // client and closed the connection).
+    let refused = |e: io::Error| {
+        io::Error::new(
+            io::ErrorKind::ConnectionRefused,
+            format!("the cordon server did not start the helper: {e}"),
+        )
+    };
+    let mut sent = sendmsg::<()>(conn.as_raw_fd(), &iov, &cmsg, MsgFlags::MSG_NOSIGNAL, None)
+        .map_err(|e| refused(e.into()))?;
+    while sent < line.len() {
+        sent += (&conn).write(&line[sent..]).map_err(refused)?;
+    }
+    let mut conn = BufReader::new(conn);
+    let mut first = String::new();
+    conn.read_line(&mut first).map_err(refused)?;
+    match serde_json::from_str::<Reply>(&first) {
+        Ok(Reply::Pid(pid)) if pid > 0 => Ok(ServerChild {
+            conn,
+            pid,
+            status: None,
+        }),
+        _ => Err(refused(io::Error::other("no pid in the reply"))),
+    }
+}

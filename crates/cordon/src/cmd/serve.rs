@@ -1,0 +1,20 @@
+//! `cordon serve`: the per-user launch server (issue 12 item 2; see
+//! `cordon_sandbox::linux::server`).
+
+use crate::cli::ServeArgs;
+use anyhow::{Context, Result};
+use cordon_sandbox::linux::server;
+
+/// Binds the socket and serves until killed. Returns only on error.
+pub fn serve(args: ServeArgs) -> Result<i32> {
+    let path = args.socket.unwrap_or_else(server::socket_path);
+    if args.print_socket {
+        println!("{}", path.display());
+        return Ok(0);
+    }
+    let listener = server::bind(&path)
+        .with_context(|| format!("cordon serve: listening on {}", path.display()))?;
+    eprintln!("cordon serve: listening on {}", path.display());
+    server::serve(listener).context("cordon serve")?;
+    Ok(0)
+}

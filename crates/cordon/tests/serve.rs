@@ -1,0 +1,310 @@
+//! The same escape and "still works" checks on both launch paths of `cordon run` (issue 12
+//! item 2): the cold path (`--no-server`: the helper is executed) and the server path (the
+//! helper is forked by a running `cordon serve`). Every run asserts, from `--json`, which
+//! path it really took (`"launch"`). One sandbox per child process.
+
+mod support;
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use support::{sandbox_available, text, CORDON};
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Launch {
+    Cold,
+    Server,
+}
+
+impl Launch {
+    fn name(self) -> &'static str {
+        match self {
+            Launch::Cold => "cold",
+            Launch::Server => "server",
+        }
+    }
+}
+
+/// A project (tests/support) with a key in its fake HOME, and a running server on a
+/// private socket.
+struct Project {
+    p: support::Project,
+    dir: PathBuf,
+    home: PathBuf,
+    server: Child,
+}
+
+impl Drop for Project {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+}
+
+impl Project {
+    fn socket(&self) -> PathBuf {
+        self.p.root.path().join("run").join("serve.sock")
+    }
+
+    fn cordon(&self, launch: Launch, args: &[&str]) -> Command {
+        let mut all = vec!["run", "--json"];
+        if launch == Launch::Cold {
+            all.push("--no-server");
+        }
+        all.extend_from_slice(args);
+        let mut c = self.p.cordon(&all);
+        c.env("CORDON_SERVE_SOCKET", self.socket());
+        c
+    }
+
+    /// Runs `cordon run --json [--no-server] -- sh -c script`; checks the path taken.
+    fn sh(&self, launch: Launch, script: &str) -> Output {
+        let o = self
+            .cordon(launch, &["--", "sh", "-c", script])
+            .output()
+            .unwrap();
+        let report = last_json(&o.stderr);
+        assert_eq!(
+            report["launch"].as_str(),
+            Some(launch.name()),
+            "launch path; stderr: {}",
+            text(&o.stderr)
+        );
+        o
+    }
+}
+
+fn project() -> Project {
+    let p = support::Project::new("cordon-serve-");
+    std::fs::create_dir_all(p.home.join(".ssh")).unwrap();
+    std::fs::write(p.home.join(".ssh/id_rsa"), "PRIVATE KEY MATERIAL\n").unwrap();
+    let server = spawn_server(&p.root.path().join("run").join("serve.sock"));
+    Project {
+        dir: p.dir.clone(),
+        home: p.home.clone(),
+        p,
+        server,
+    }
+}
+
+/// `cordon serve --socket sock`, once it listens.
+fn spawn_server(sock: &Path) -> Child {
+    let server = Command::new(CORDON)
+        .arg("serve")
+        .arg("--socket")
+        .arg(sock)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while std::os::unix::net::UnixStream::connect(sock).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "cordon serve did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server
+}
+
+/// The `--json` report: the last line of stderr that is a JSON object.
+fn last_json(stderr: &[u8]) -> serde_json::Value {
+    text(stderr)
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .unwrap_or(serde_json::Value::Null)
+}
+
+const BOTH: [Launch; 2] = [Launch::Cold, Launch::Server];
+
+/// R-L1: writing outside the project fails; inside works.
+#[test]
+fn write_outside_fails_inside_works_on_both_paths() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    for l in BOTH {
+        let outside = p.home.join(format!("outside-{}.txt", l.name()));
+        let o = p.sh(l, &format!("echo x > {}", outside.display()));
+        assert_ne!(o.status.code(), Some(0), "{l:?}");
+        assert!(!outside.exists(), "{l:?}: wrote outside the project");
+        let inside = format!("inside-{}.txt", l.name());
+        let o = p.sh(l, &format!("echo x > {inside}"));
+        assert_eq!(o.status.code(), Some(0), "{l:?}: {}", text(&o.stderr));
+        assert!(p.dir.join(&inside).exists(), "{l:?}");
+    }
+}
+
+/// The credential store is unreadable; stdout reaches the caller on both paths.
+#[test]
+fn secret_read_fails_on_both_paths() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    for l in BOTH {
+        let o = p.sh(l, "cat ~/.ssh/id_rsa; echo DONE");
+        let so = text(&o.stdout);
+        assert!(so.contains("DONE"), "{l:?}: stdout is passed through: {so}");
+        assert!(!so.contains("PRIVATE KEY"), "{l:?}: {so}");
+    }
+}
+
+/// No connection to the host's loopback; a private loopback works inside.
+#[test]
+fn network_is_private_on_both_paths() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    for l in BOTH {
+        let o = p.sh(
+            l,
+            &format!(
+                "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), \
+                 timeout=2)' 2>/dev/null && echo NET_LEAKED; echo DONE"
+            ),
+        );
+        let so = text(&o.stdout);
+        assert!(
+            so.contains("DONE") && !so.contains("NET_LEAKED"),
+            "{l:?}: {so}"
+        );
+    }
+    listener.set_nonblocking(true).unwrap();
+    assert!(listener.accept().is_err(), "nothing may have connected");
+}
+
+/// git commits, python writes a temp file, `.git/config` stays protected.
+#[test]
+fn git_python_and_protected_git_config_on_both_paths() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    for l in BOTH {
+        let name = l.name();
+        let o = p.sh(
+            l,
+            &format!(
+                "echo {name} > f-{name} && git add f-{name} && git commit -qm {name} && echo GIT_OK; \
+                 python3 -c 'import tempfile; f=tempfile.NamedTemporaryFile(); f.write(b\"x\"); f.flush(); print(\"PY_OK\")'; \
+                 echo '[core] hooksPath = /x' >> .git/config && echo CONFIG_WRITTEN; true"
+            ),
+        );
+        let so = text(&o.stdout);
+        assert!(so.contains("GIT_OK"), "{l:?}: {so} {}", text(&o.stderr));
+        assert!(so.contains("PY_OK"), "{l:?}: {so} {}", text(&o.stderr));
+        assert!(!so.contains("CONFIG_WRITTEN"), "{l:?}: {so}");
+        let cfg = std::fs::read_to_string(p.dir.join(".git/config")).unwrap();
+        assert!(!cfg.contains("hooksPath"), "{l:?}: {cfg}");
+    }
+}
+
+/// Exit codes and stderr capture are the command's on both paths; a missing command is 127.
+#[test]
+fn exit_codes_on_both_paths() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    for l in BOTH {
+        let o = p.sh(l, "echo oops >&2; exit 7");
+        assert_eq!(o.status.code(), Some(7), "{l:?}");
+        assert!(text(&o.stderr).contains("oops"), "{l:?}");
+        let o = p
+            .cordon(l, &["--", "no-such-command-cordon"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(127), "{l:?}: {}", text(&o.stderr));
+    }
+}
+
+/// A `--timeout` kills the tree on both paths (the server path kills the handler; the
+/// helper and the sandbox die with it).
+#[test]
+fn timeout_kills_the_tree_on_both_paths() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    for l in BOTH {
+        let marker = p.dir.join(format!("late-{}", l.name()));
+        let start = Instant::now();
+        let o = p
+            .cordon(
+                l,
+                &[
+                    "--timeout",
+                    "300ms",
+                    "--",
+                    "sh",
+                    "-c",
+                    &format!("sleep 2; touch {}", marker.display()),
+                ],
+            )
+            .output()
+            .unwrap();
+        assert!(start.elapsed() < Duration::from_secs(2), "{l:?}");
+        let v = last_json(&o.stderr);
+        assert_eq!(v["outcome"].as_str(), Some("timed-out"), "{l:?}: {v}");
+        std::thread::sleep(Duration::from_millis(2200));
+        assert!(!marker.exists(), "{l:?}: the tree outlived the timeout");
+    }
+}
+
+/// A sandboxed command cannot launch through the server (it would run outside its own
+/// sandbox): the server refuses a peer in other namespaces, and the nested `cordon run`
+/// takes the cold path, inside the outer sandbox. The socket is put in the workspace, where
+/// the sandbox's unix-socket guard lets the command connect: only the server's own check
+/// stands between the command and an unconfined launch.
+#[test]
+fn sandboxed_command_cannot_use_the_server() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let sock = p.dir.join("srv").join("s.sock");
+    let mut inner = spawn_server(&sock);
+    let outside = p.home.join("escaped.txt");
+    let script = format!(
+        "{CORDON} run --json -w {home} -- sh -c 'echo x > {out}'; true",
+        home = p.home.display(),
+        out = outside.display()
+    );
+    let o = p
+        .cordon(Launch::Server, &["--", "sh", "-c", &script])
+        .env("CORDON_SERVE_SOCKET", &sock)
+        .output()
+        .unwrap();
+    let _ = inner.kill();
+    let _ = inner.wait();
+    let err = text(&o.stderr);
+    assert_eq!(last_json(&o.stderr)["launch"].as_str(), Some("server"));
+    // The nested run's report (the first JSON line) must not say it used the server.
+    let nested = err
+        .lines()
+        .find_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .map(|v| v["launch"].clone());
+    assert!(
+        !outside.exists(),
+        "escaped through the server (nested launch: {nested:?})"
+    );
+    assert_ne!(nested.as_ref().and_then(|v| v.as_str()), Some("server"));
+}
+
+/// The socket is private: mode 0600 in a 0700 directory.
+#[test]
+fn socket_is_private() {
+    let p = project();
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |q: &Path| std::fs::metadata(q).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&p.socket()), 0o600);
+    assert_eq!(mode(p.socket().parent().unwrap()), 0o700);
+}
