@@ -181,7 +181,8 @@ fn network_is_private_on_both_paths() {
     assert!(listener.accept().is_err(), "nothing may have connected");
 }
 
-/// git commits, python writes a temp file, `.git/config` stays protected.
+/// git commits, python writes a temp file; a hook cannot be planted and a code-running key
+/// written into the brokered `.git/config` copy never reaches the host file.
 #[test]
 fn git_python_and_protected_git_config_on_both_paths() {
     if !sandbox_available() {
@@ -195,13 +196,15 @@ fn git_python_and_protected_git_config_on_both_paths() {
             &format!(
                 "echo {name} > f-{name} && git add f-{name} && git commit -qm {name} && echo GIT_OK; \
                  python3 -c 'import tempfile; f=tempfile.NamedTemporaryFile(); f.write(b\"x\"); f.flush(); print(\"PY_OK\")'; \
-                 echo '[core] hooksPath = /x' >> .git/config && echo CONFIG_WRITTEN; true"
+                 echo '[core] hooksPath = /x' >> .git/config; \
+                 echo 'touch /tmp/pwned' > .git/hooks/post-commit && echo HOOK_WRITTEN; true"
             ),
         );
         let so = text(&o.stdout);
         assert!(so.contains("GIT_OK"), "{l:?}: {so} {}", text(&o.stderr));
         assert!(so.contains("PY_OK"), "{l:?}: {so} {}", text(&o.stderr));
-        assert!(!so.contains("CONFIG_WRITTEN"), "{l:?}: {so}");
+        assert!(!so.contains("HOOK_WRITTEN"), "{l:?}: {so}");
+        assert!(!p.dir.join(".git/hooks/post-commit").exists(), "{l:?}");
         let cfg = std::fs::read_to_string(p.dir.join(".git/config")).unwrap();
         assert!(!cfg.contains("hooksPath"), "{l:?}: {cfg}");
     }
