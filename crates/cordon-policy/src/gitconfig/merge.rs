@@ -143,10 +143,42 @@ pub fn refusal(key: &Key, values: &[Vec<u8>]) -> Option<String> {
             }
         }
     }
+    if key.section == "branch" {
+        for v in values {
+            let ok = match key.name.as_str() {
+                // `branch.X.remote` may also be a URL or a path, which git uses like
+                // `remote.*.url` (a local path runs the hooks of a repository the sandbox
+                // wrote on the host's next `git push`): only a remote's name, or `.`.
+                "remote" => remote_name_allowed(v),
+                // `interactive` opens an editor on the host's next `git pull`.
+                "rebase" => matches!(v.as_slice(), b"true" | b"false" | b"merges"),
+                _ => true,
+            };
+            if !ok {
+                return Some(format!(
+                    "branch.*.{} = {:?} (only a remote's name or `.` for remote;                      true/false/merges for rebase)",
+                    key.name,
+                    String::from_utf8_lossy(v)
+                ));
+            }
+        }
+    }
     if values.iter().any(|v| v.iter().any(|b| *b < 0x20)) {
         return Some("a value with control characters".into());
     }
     None
+}
+
+/// A remote's name as `branch.*.remote` may name it: `.` (this repository), or letters,
+/// digits, `-`, `_` and `.` not starting with `-` or `.` (never a URL or a path).
+pub fn remote_name_allowed(v: &[u8]) -> bool {
+    v == b"."
+        || (!v.is_empty()
+            && v.len() <= 100
+            && !matches!(v[0], b'-' | b'.')
+            && v
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.')))
 }
 
 /// Checks a remote URL a sandbox may set: `https://`, `http://`, `ssh://`, `git://`,
@@ -292,6 +324,40 @@ mod tests {
             subsection: sub.map(Into::into),
             name: n.into(),
         }
+    }
+
+    /// Breaker finding: `branch.X.remote` set to a local path made the host's next
+    /// `git push` run the pre-receive hook of a repository the sandbox wrote. Only a
+    /// remote's name (or `.`) is merged; `rebase = interactive` is refused too.
+    #[test]
+    fn branch_remote_must_be_a_name_and_rebase_not_interactive() {
+        for bad in [
+            "/var/tmp/evil.git",
+            "./evil.git",
+            "../x",
+            "file:///tmp/x",
+            "ext::sh -c id",
+            "foo::bar",
+            "-oProxyCommand=x",
+            "https://example.com/x.git",
+            "..",
+        ] {
+            let edited = format!("{HOST}[branch \"main\"]\n\tremote = {bad}\n");
+            let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
+            assert!(
+                o.refused.iter().any(|(k, _)| k.ends_with(".remote")),
+                "{bad}: {o:?}"
+            );
+            assert!(o.text.is_none() || !text(&o).contains(bad), "{bad}");
+        }
+        for good in ["origin", "upstream-2", "my_fork.x", "."] {
+            let edited = format!("{HOST}[branch \"main\"]\n\tremote = {good}\n");
+            let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
+            assert!(o.refused.is_empty(), "{good}: {o:?}");
+        }
+        let edited = format!("{HOST}[branch \"main\"]\n\trebase = interactive\n");
+        let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
+        assert!(!o.refused.is_empty(), "{o:?}");
     }
 
     #[test]

@@ -1006,8 +1006,71 @@ fn is_map_refusal(e: &std::io::Error) -> bool {
 }
 
 /// Pid 1 of the new namespaces. Returns the exit code (never returns to the helper's
-/// code path: the caller `_exit`s with it).
+/// code path: the caller `_exit`s with it). The steps, in order: map the identity, pin the
+/// host endpoints, build the root, start the network inside, confine, report, run the
+/// command with its supervisors, hand back what the supervisors collected.
 fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
+    enter_namespaces(ctx)?;
+    let mut endpoints = pin_host_endpoints(ctx)?;
+    let built = build_root(ctx)?;
+    let git_configs = std::sync::Arc::new(built.git_configs);
+    let relays = start_network(ctx, &mut endpoints)?;
+    std::env::set_current_dir(&ctx.profile.cwd).map_err(|e| HelperError::Setup {
+        stage: "entering the working directory",
+        path: Some(ctx.profile.cwd.clone()),
+        source: e,
+    })?;
+    let extra: Vec<(OwnedFd, Grant)> = built
+        .host_devpts
+        .into_iter()
+        .map(|fd| (fd, Grant::Dev))
+        .collect();
+    let applied = confine(ctx.profile, ctx.plan, extra, landlock_layer::stdio_grants())
+        .map_err(HelperError::Confine)?;
+    let denials = denial_supervisor(ctx, &applied);
+    for w in &built.warnings {
+        eprintln!("cordon: note: {w}");
+    }
+    // The command must not be able to read or write init's memory through /proc/1: a
+    // failure here is a failed layer, not something to run without.
+    sys::prctl(libc::PR_SET_DUMPABLE, 0).map_err(|e| HelperError::setup("PR_SET_DUMPABLE", e))?;
+    let report = applied_report(
+        ctx,
+        applied,
+        &endpoints,
+        &relays,
+        denials.is_some(),
+        &built.notes,
+    );
+    if ctx.print_report {
+        print_report(&report);
+    }
+    ctx.send(&SetupStatus::Applied(report));
+    drop(ctx.status.take());
+    let supervisors = Supervisors {
+        allowed_sockets: endpoints.allowed_sockets,
+        denials: denials.clone(),
+        git_configs: std::sync::Arc::clone(&git_configs),
+        relays,
+        relay_target: endpoints.relay_target,
+    };
+    let code = run_supervised(ctx, supervisors)?;
+    if let (Some(sup), Some(fd)) = (&denials, &ctx.records) {
+        super::denial_records::send(fd, &sup.report());
+    }
+    if let (Some(out), false) = (&ctx.git_result, git_configs.is_empty()) {
+        super::git_config_broker::report(&git_configs, out.as_raw_fd());
+    }
+    if code != 0 {
+        failure_hints(ctx, &built.read_only_caches);
+    }
+    Ok(code)
+}
+
+/// Init's first step: die with the helper, and map the helper's uid/gid to themselves
+/// (`setgroups` denied first). A refused mapping is reported as "user namespaces unusable"
+/// so the helper falls back to the next rung.
+fn enter_namespaces(ctx: &mut InitContext<'_>) -> Result<(), HelperError> {
     sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)
         .map_err(|e| HelperError::setup("PR_SET_PDEATHSIG", e))?;
     if sys::peer_gone(&ctx.alive) {
@@ -1037,8 +1100,19 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
             });
         }
     }
-    // The proxy's socket (managed network) and the listed host sockets are pinned in the
-    // host's view, before the root is rebuilt.
+    Ok(())
+}
+
+/// Host endpoints the command may reach, pinned in the host's view before the root is
+/// rebuilt: the proxy's socket (managed network), each `network.local` socket, and the
+/// `network.unix_sockets` allow list.
+struct HostEndpoints {
+    relay_target: Option<OwnedFd>,
+    local_targets: Vec<(std::net::SocketAddr, OwnedFd)>,
+    allowed_sockets: Vec<(PathBuf, Option<OwnedFd>)>,
+}
+
+fn pin_host_endpoints(ctx: &InitContext<'_>) -> Result<HostEndpoints, HelperError> {
     let relay_target = match ctx.proxy_sock.as_deref().map(super::relay::pin) {
         Some(Ok(fd)) => Some(fd),
         Some(Err(e)) => return Err(HelperError::setup("opening the proxy socket", e)),
@@ -1055,29 +1129,51 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
     } else {
         Vec::new()
     };
-    let built = match mounts::build(ctx.layout) {
-        Ok(b) => b,
+    Ok(HostEndpoints {
+        relay_target,
+        local_targets,
+        allowed_sockets,
+    })
+}
+
+/// The mount plan applied ([`mounts::build`]). A refused fresh `/proc` means this host
+/// cannot give rung 1 (reported as a fallback, not a failure).
+fn build_root(ctx: &InitContext<'_>) -> Result<mounts::Built, HelperError> {
+    match mounts::build(ctx.layout) {
+        Ok(b) => Ok(b),
         Err(e) if is_proc_refusal(&e) => {
             let why = format!(
                 "a fresh /proc cannot be mounted here ({e}); the host's /proc is partly \
                  covered (as in a container)"
             );
             ctx.send(&SetupStatus::UsernsUnusable(why));
-            return Err(HelperError::ParentGone);
+            Err(HelperError::ParentGone)
         }
-        Err(e) => return Err(HelperError::setup("mounts", e)),
-    };
-    let git_configs = std::sync::Arc::new(built.git_configs);
+        Err(e) => Err(HelperError::setup("mounts", e)),
+    }
+}
+
+/// The listeners inside the namespace: the proxy relay port and each `network.local`
+/// address, each with the pinned host endpoint it relays to.
+struct Relays {
+    proxy: Vec<std::net::TcpListener>,
+    local: Vec<(std::net::TcpListener, OwnedFd)>,
+}
+
+fn start_network(
+    ctx: &InitContext<'_>,
+    endpoints: &mut HostEndpoints,
+) -> Result<Relays, HelperError> {
     if ctx.plan.loopback {
         super::loopback::bring_up_lo()
             .map_err(|e| HelperError::setup("bringing up the private loopback (lo)", e))?;
     }
-    let relay_listeners = match &relay_target {
+    let proxy = match &endpoints.relay_target {
         Some(_) => super::relay::listen()
             .map_err(|e| HelperError::setup("listening on the proxy relay port", e))?,
         None => Vec::new(),
     };
-    let local_relays = local_targets
+    let local = std::mem::take(&mut endpoints.local_targets)
         .into_iter()
         .map(|(a, fd)| {
             super::relay::listen_on(a).map(|l| (l, fd)).map_err(|e| {
@@ -1088,21 +1184,16 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    std::env::set_current_dir(&ctx.profile.cwd).map_err(|e| HelperError::Setup {
-        stage: "entering the working directory",
-        path: Some(ctx.profile.cwd.clone()),
-        source: e,
-    })?;
-    let extra: Vec<(OwnedFd, Grant)> = built
-        .host_devpts
-        .into_iter()
-        .map(|fd| (fd, Grant::Dev))
-        .collect();
-    let applied = confine(ctx.profile, ctx.plan, extra, landlock_layer::stdio_grants())
-        .map_err(HelperError::Confine)?;
-    // What the denial-record supervisor judges with: the profile and the Landlock
-    // ruleset's writable places from the same layout (only when fully enforced).
-    let denials = ctx.plan.denial_records.then(|| {
+    Ok(Relays { proxy, local })
+}
+
+/// What the denial-record supervisor judges with: the profile and the Landlock ruleset's
+/// writable places from the same layout (only when fully enforced).
+fn denial_supervisor(
+    ctx: &InitContext<'_>,
+    applied: &[Layer],
+) -> Option<std::sync::Arc<super::denial_records::Supervisor>> {
+    ctx.plan.denial_records.then(|| {
         let landlock = applied.iter().find_map(|l| match l {
             Layer::Landlock {
                 plan,
@@ -1117,15 +1208,19 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
             ctx.profile,
             landlock,
         ))
-    });
-    for w in &built.warnings {
-        eprintln!("cordon: note: {w}");
-    }
-    // The command must not be able to read or write init's memory through /proc/1: a
-    // failure here is a failed layer, not something to run without.
-    sys::prctl(libc::PR_SET_DUMPABLE, 0).map_err(|e| HelperError::setup("PR_SET_DUMPABLE", e))?;
-    // Namespaces and mounts are in place now; the rest is what `confine` reports as
-    // enforced.
+    })
+}
+
+/// The report of what rung 1 applied: namespaces and mounts (in place now), then what
+/// `confine` reports as enforced, then init's own supervisors and relays.
+fn applied_report(
+    ctx: &InitContext<'_>,
+    applied: Vec<Layer>,
+    endpoints: &HostEndpoints,
+    relays: &Relays,
+    denial_records: bool,
+    mount_notes: &[String],
+) -> AppliedReport {
     let private_tmp = ctx.profile.filesystem.top_view().private_tmp;
     let mut layers = vec![
         Layer::Namespaces {
@@ -1136,42 +1231,52 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
     layers.extend(applied);
     if ctx.plan.unix_guard {
         layers.push(Layer::UnixGuard {
-            listed: allowed_sockets.len(),
+            listed: endpoints.allowed_sockets.len(),
         });
     }
-    if denials.is_some() {
+    if denial_records {
         layers.push(Layer::DenialRecords);
     }
-    if relay_target.is_some() {
+    if endpoints.relay_target.is_some() {
         layers.push(Layer::ProxyRelay {
             port: super::relay::PROXY_PORT,
         });
     }
-    if !local_relays.is_empty() {
+    if !relays.local.is_empty() {
         layers.push(Layer::LocalForwards {
             addrs: ctx.local_socks.iter().map(|(a, _)| a.to_string()).collect(),
         });
     }
     layers.push(Layer::Environment);
-    let report = AppliedReport {
+    AppliedReport {
         rung: Rung::Namespaces,
         layers,
-        notes: built
-            .notes
+        notes: mount_notes
             .iter()
             .chain(ctx.plan.notes.iter())
             .cloned()
             .collect(),
         fell_back: None,
         denials: None,
-    };
-    if ctx.print_report {
-        print_report(&report);
     }
-    ctx.send(&SetupStatus::Applied(report));
-    drop(ctx.status.take());
+}
+
+/// What init runs beside the command: the unix-socket guard's listener (connect, the
+/// denial records, the `.git/config` broker) and the relays.
+struct Supervisors {
+    allowed_sockets: Vec<(PathBuf, Option<OwnedFd>)>,
+    denials: Option<std::sync::Arc<super::denial_records::Supervisor>>,
+    git_configs: std::sync::Arc<Vec<super::git_config_broker::Copy>>,
+    relays: Relays,
+    relay_target: Option<OwnedFd>,
+}
+
+/// Spawns the command (the guard's filter installed in it before exec), starts the
+/// supervisors, and waits for the command's tree. A supervisor that cannot start takes the
+/// tree down (its calls would wait forever).
+fn run_supervised(ctx: &InitContext<'_>, sup: Supervisors) -> Result<i32, HelperError> {
     // Renames are notified only when a `.git/config` copy exists (the broker).
-    let renames = !git_configs.is_empty();
+    let renames = !sup.git_configs.is_empty();
     let guard_chan = if ctx.plan.unix_guard {
         Some(
             super::unix_guard::channel()
@@ -1186,6 +1291,12 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
         }
         before_exec()
     })?;
+    let abort = |what: &'static str, e: std::io::Error| {
+        // SAFETY: kill has no memory-safety preconditions; `child` is our child.
+        unsafe { libc::kill(child, libc::SIGKILL) };
+        process::supervise(child);
+        HelperError::setup(what, e)
+    };
     if let Some((ours, theirs)) = guard_chan {
         drop(theirs);
         let cfg = super::unix_guard::GuardConfig {
@@ -1195,58 +1306,40 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
                     .landlock
                     .as_ref()
                     .is_some_and(|l| l.scope_abstract_unix),
-            allowed: allowed_sockets,
-            denials: denials.clone(),
-            git_configs: std::sync::Arc::clone(&git_configs),
+            allowed: sup.allowed_sockets,
+            denials: sup.denials,
+            git_configs: sup.git_configs,
         };
-        let started = super::unix_guard::receive_listener(&ours)
-            .and_then(|l| super::unix_guard::start(l, cfg));
-        if let Err(e) = started {
-            // The command's connect calls would wait forever: take the tree down.
-            // SAFETY: kill has no memory-safety preconditions; `child` is our child.
-            unsafe { libc::kill(child, libc::SIGKILL) };
-            process::supervise(child);
-            return Err(HelperError::setup("starting the unix-socket guard", e));
-        }
+        super::unix_guard::receive_listener(&ours)
+            .and_then(|l| super::unix_guard::start(l, cfg))
+            .map_err(|e| abort("starting the unix-socket guard", e))?;
     }
-    if let Some(target) = relay_target {
-        if let Err(e) = super::relay::start(relay_listeners, target) {
-            // SAFETY: kill has no memory-safety preconditions; `child` is our child.
-            unsafe { libc::kill(child, libc::SIGKILL) };
-            process::supervise(child);
-            return Err(HelperError::setup("starting the proxy relay", e));
-        }
+    if let Some(target) = sup.relay_target {
+        super::relay::start(sup.relays.proxy, target)
+            .map_err(|e| abort("starting the proxy relay", e))?;
     }
-    for (l, target) in local_relays {
-        if let Err(e) = super::relay::start(vec![l], target) {
-            // SAFETY: kill has no memory-safety preconditions; `child` is our child.
-            unsafe { libc::kill(child, libc::SIGKILL) };
-            process::supervise(child);
-            return Err(HelperError::setup("starting a network.local relay", e));
-        }
+    for (l, target) in sup.relays.local {
+        super::relay::start(vec![l], target)
+            .map_err(|e| abort("starting a network.local relay", e))?;
     }
-    let code = process::supervise(child);
-    if let (Some(sup), Some(fd)) = (&denials, &ctx.records) {
-        super::denial_records::send(fd, &sup.report());
+    Ok(process::supervise(child))
+}
+
+/// After a failed command: hints from what init knows (a cache left read-only, `git init`
+/// without a repository).
+fn failure_hints(ctx: &InitContext<'_>, read_only_caches: &[(PathBuf, String)]) {
+    if let Some(h) = super::caches::read_only_hint(ctx.profile, read_only_caches) {
+        eprintln!("cordon: hint: {h}");
     }
-    if let (Some(out), false) = (&ctx.git_result, git_configs.is_empty()) {
-        super::git_config_broker::report(&git_configs, out.as_raw_fd());
+    let argv: Vec<String> = ctx
+        .spec
+        .argv
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if let Some(h) = cordon_policy::gitconfig::git_init_hint(ctx.profile, &argv) {
+        eprintln!("cordon: hint: {h}");
     }
-    if code != 0 {
-        if let Some(h) = super::caches::read_only_hint(ctx.profile, &built.read_only_caches) {
-            eprintln!("cordon: hint: {h}");
-        }
-        let argv: Vec<String> = ctx
-            .spec
-            .argv
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        if let Some(h) = cordon_policy::gitconfig::git_init_hint(ctx.profile, &argv) {
-            eprintln!("cordon: hint: {h}");
-        }
-    }
-    Ok(code)
 }
 
 /// The last step in the command's own process, after every layer is in force and the report
