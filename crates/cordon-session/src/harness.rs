@@ -523,6 +523,14 @@ impl Harness {
         Ok(Harness { inner })
     }
 
+    /// `Some(cwd)` when `cwd` (canonical where it exists) is not inside the harness's cwd.
+    fn outside_cwd(&self, cwd: &Path) -> Option<PathBuf> {
+        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let base = canon(&self.inner.opts.cwd);
+        let c = canon(cwd);
+        (!c.starts_with(&base)).then_some(c)
+    }
+
     /// The trust profile for `cwd` (relative: against the harness's cwd) with `with`
     /// additional permissions: the one constructor (R-E1).
     ///
@@ -652,12 +660,31 @@ impl Harness {
         spec: &RunSpec,
         params: &ExecParams,
     ) -> Result<Option<(crate::RunId, crate::Verdict)>, Box<Report>> {
-        let Some(json) = params.additional_permissions.as_deref() else {
-            return Ok(None);
+        // Two ways an agent widens its own sandbox: additional permissions, and a cwd
+        // outside the harness's (its project becomes the writable workspace). Each needs
+        // an approval (breaker finding: `cwd: "../other"` wrote there unapproved).
+        let grants = params.additional_permissions.as_deref().filter(|_| {
+            trust
+                .additional
+                .as_ref()
+                .is_some_and(|a| !a.grants_nothing())
+        });
+        let elsewhere = self.outside_cwd(&trust.cwd);
+        let json = match (grants, &elsewhere) {
+            (None, None) => return Ok(None),
+            (Some(g), None) => g.to_string(),
+            (None, Some(d)) => format!(
+                "(cwd {} outside {}: its project becomes writable)",
+                d.display(),
+                self.inner.opts.cwd.display()
+            ),
+            (Some(g), Some(d)) => format!(
+                "{g} (cwd {} outside {}: its project becomes writable)",
+                d.display(),
+                self.inner.opts.cwd.display()
+            ),
         };
-        if trust.additional.as_ref().is_none_or(|a| a.grants_nothing()) {
-            return Ok(None);
-        }
+        let json = json.as_str();
         let req = trust.command(spec.argv.clone());
         let record = trust.evaluate(&req);
         let run = session.scope.start_run();

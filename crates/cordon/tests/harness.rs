@@ -300,3 +300,38 @@ fn additional_permissions_need_an_approval() {
     assert_eq!(r.outcome.unwrap().class.name(), "success");
     assert!(target.exists());
 }
+
+/// A cwd outside the harness's makes that directory's project the writable workspace: a
+/// widening like additional permissions, so it needs an approval (breaker finding: an MCP
+/// `cwd: "../other"` wrote there unapproved).
+#[test]
+fn a_cwd_outside_the_harness_needs_an_approval() {
+    if !sandbox_ready() {
+        return;
+    }
+    let w = ws();
+    let other = w.root.path().join("other");
+    std::fs::create_dir_all(other.join(".git")).unwrap();
+    let target = other.join("x");
+    let call = || ExecParams::argv(["touch", "x"]).cwd(other.clone());
+    let h = harness(&w, Duration::from_secs(60));
+    let r = h.exec(call()).unwrap();
+    let o = r.outcome.unwrap();
+    assert_eq!(o.class.name(), "refused", "{o:?}");
+    assert!(!target.exists(), "the agent widened its own sandbox by cwd");
+    // Inside the harness's cwd: no approval needed.
+    std::fs::create_dir_all(w.dir.join("sub")).unwrap();
+    let r = h
+        .exec(ExecParams::argv(["touch", "y"]).cwd(w.dir.join("sub")))
+        .unwrap();
+    assert_eq!(r.outcome.unwrap().class.name(), "success");
+    assert!(w.dir.join("sub/y").exists());
+    // Approved: it runs.
+    let mut opts = HarnessOptions::new(w.dir.clone());
+    opts.helper = Some(PathBuf::from(CORDON));
+    let approver = cordon_session::ScriptedApprover::from_answers(&[cordon_session::Answer::Once]);
+    let h = Harness::with_approver(opts, Box::new(approver)).unwrap();
+    let r = h.exec(call()).unwrap();
+    assert_eq!(r.outcome.unwrap().class.name(), "success");
+    assert!(target.exists());
+}

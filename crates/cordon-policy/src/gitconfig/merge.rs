@@ -176,8 +176,7 @@ pub fn remote_name_allowed(v: &[u8]) -> bool {
         || (!v.is_empty()
             && v.len() <= 100
             && !matches!(v[0], b'-' | b'.')
-            && v
-                .iter()
+            && v.iter()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.')))
 }
 
