@@ -697,6 +697,30 @@ fn explain_without_paths_summarises_the_filesystem() {
     assert!(v["filesystem"]["protected"].as_u64().unwrap() > 0, "{v}");
 }
 
+/// A path the command chose is quoted in cordon's hint with its control characters
+/// escaped: no terminal escape reaches the screen and no fake `cordon:` line appears
+/// (breaker finding).
+#[test]
+fn hints_escape_control_characters() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let evil = "/usr/\x1b[2J\x1b[31mX\ncordon: all fine";
+    let script = format!("touch \"$(printf '{evil}')\"");
+    let o = out(cordon(&p, &["run", "--", "sh", "-c", &script]));
+    let err = text(&o.stderr);
+    let ours: Vec<&str> = err.lines().filter(|l| l.starts_with("cordon:")).collect();
+    assert!(
+        !ours
+            .iter()
+            .any(|l| l.contains("all fine") && !l.contains("\\n")),
+        "{err}"
+    );
+    assert!(!ours.iter().any(|l| l.contains('\x1b')), "{err}");
+    assert!(ours.iter().any(|l| l.contains("\\u{1b}")), "{err}");
+}
+
 /// `cordon proxy` (issue 10 §7): a bare `*` is refused before anything listens; a valid
 /// list listens and prints its address, and blocks an unlisted host with the rule named.
 #[test]

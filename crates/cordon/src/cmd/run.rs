@@ -144,6 +144,21 @@ fn report_file_forgeable(args: &RunArgs, trust: &TrustProfile) -> Option<String>
     })
 }
 
+/// `s` with every control character (ESC, newline, …) shown escaped: hints quote paths the
+/// command chose, which must not move the cursor, recolour the terminal or start a line
+/// that looks like cordon's own.
+fn printable(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
+
 /// One stderr line per attempt: the refusal reason, or the hint after a denial.
 fn print_hints(report: &Report) {
     let mut r = Some(report);
@@ -157,10 +172,10 @@ fn print_hints(report: &Report) {
                 .iter()
                 .any(|e| e.source == cordon_session::EvidenceSource::Helper);
             if !from_helper {
-                eprintln!("cordon: {why}");
+                eprintln!("cordon: {}", printable(why));
             }
         } else if let Some(h) = &o.hint {
-            eprintln!("cordon: {}: {h}", o.class.name());
+            eprintln!("cordon: {}: {}", o.class.name(), printable(h));
         }
         r = a.retry.as_deref();
     }
