@@ -184,8 +184,16 @@ pub fn run_with(
         // with the default streams (the CLI); a library session's own stdio, PTY or
         // pre-exec step keeps the cold path.
         let served = if forward && prepare_none {
-            cordon_sandbox::linux::server::connect()
-                .and_then(|conn| run_served(conn, exec, args.clone(), opts, channel.as_ref()))
+            cordon_sandbox::linux::server::connect().and_then(|conn| {
+                run_served(
+                    conn,
+                    exec,
+                    args.clone(),
+                    opts,
+                    channel.as_ref().map(|c| c.env()),
+                    decisions.as_ref().map(|d| d.env()),
+                )
+            })
         } else {
             None
         };
@@ -237,13 +245,15 @@ fn run_served(
     exec: &ExecRequest,
     args: Vec<String>,
     opts: &RunOptions,
-    channel: Option<&cordon_sandbox::linux::limits::OutcomeChannel>,
+    limits_channel: Option<(String, String)>,
+    decisions_channel: Option<(String, String)>,
 ) -> Option<std::io::Result<(RunSignals, Option<HelperReport>)>> {
     use std::os::fd::AsRawFd;
     let mut env = exec.env.clone();
     let mut extra = Vec::new();
-    if let Some(c) = channel {
-        let (k, v) = c.env();
+    // The same side channels as the cold path (limits hit, proxy decisions): their
+    // descriptors at the same numbers, named by the same variables.
+    for (k, v) in [limits_channel, decisions_channel].into_iter().flatten() {
         env.retain(|(n, _)| *n != k);
         if let Ok(fd) = v.parse::<i32>() {
             extra.push(fd);

@@ -311,3 +311,32 @@ fn socket_is_private() {
     assert_eq!(mode(&p.socket()), 0o600);
     assert_eq!(mode(p.socket().parent().unwrap()), 0o700);
 }
+
+/// One truth: the report of a run is the same on both paths — the layers the helper
+/// applied, the rung, and the kernel-side denial records of a denied write (new-user
+/// finding: through the server `applied` was empty and the records missing, so a denial
+/// was only a low-confidence guess).
+#[test]
+fn the_report_is_the_same_on_both_paths() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let mut seen = Vec::new();
+    for l in BOTH {
+        let o = p.sh(l, "touch /usr/cordon-serve-probe; exit 1");
+        let v = last_json(&o.stderr);
+        let applied = v["applied"].as_array().cloned().unwrap_or_default();
+        assert!(applied.len() >= 5, "{l:?}: {v}");
+        assert_eq!(v["rung"], "namespaces", "{l:?}: {v}");
+        assert_eq!(v["outcome"], "sandbox-denied", "{l:?}: {v}");
+        assert_eq!(v["confidence"], "high", "{l:?}: {v}");
+        let records = v["denials"]["records"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(records.len(), 1, "{l:?}: {v}");
+        seen.push((applied, records[0]["path"].clone()));
+    }
+    assert_eq!(seen[0], seen[1]);
+}

@@ -144,8 +144,15 @@ pub fn spawn_reported<T>(
     let bytes = rx
         .recv_timeout(std::time::Duration::from_secs(2))
         .unwrap_or_default();
-    // Line 1: what was applied (or why nothing ran); line 2, after the command's tree
-    // ended: the denial records ([`helper::RunRecords`]), attached to the applied report.
+    Ok((out, parse_report(&bytes)))
+}
+
+/// The helper's report descriptor as read by the caller, on every launch path (cold or
+/// through `cordon serve`: one parser, one truth). Line 1: what was applied (or why
+/// nothing ran); line 2, after the command's tree ended: the denial records
+/// ([`helper::RunRecords`]), attached to the applied report. `None` when line 1 is missing
+/// or not a report.
+fn parse_report(bytes: &[u8]) -> Option<HelperOutcome> {
     let mut lines = bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty());
     let mut report: Option<HelperOutcome> =
         lines.next().and_then(|l| serde_json::from_slice(l).ok());
@@ -157,7 +164,7 @@ pub fn spawn_reported<T>(
     ) {
         a.denials = Some(records.denials);
     }
-    Ok((out, report))
+    report
 }
 
 /// [`spawn_reported`] through a running `cordon serve` ([`server::connect`]): the helper
@@ -210,7 +217,7 @@ pub fn spawn_reported_server<T>(
     let bytes = rx
         .recv_timeout(std::time::Duration::from_secs(2))
         .unwrap_or_default();
-    Ok((out, serde_json::from_slice(&bytes).ok()))
+    Ok((out, parse_report(&bytes)))
 }
 
 /// Takes an inherited descriptor number given by the user (e.g. `--json-fd 3`) as a file
