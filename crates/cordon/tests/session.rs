@@ -253,6 +253,12 @@ fn escalation_needs_a_fresh_approval() {
     assert_eq!(v["outcome"], "success", "{v}");
     assert!(target.exists());
     assert!(text(&o.stderr).contains("retrying with"));
+    // The retry worked: no stale denial line for the first attempt (new-user finding).
+    assert!(
+        !text(&o.stderr).contains("cordon: sandbox-denied"),
+        "{}",
+        text(&o.stderr)
+    );
     // The harness saw both requests (with their ids) before answering; the retry's warns
     // about side effects.
     let requests: Vec<serde_json::Value> = text(&o.stderr)

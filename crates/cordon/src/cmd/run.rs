@@ -159,7 +159,7 @@ fn printable(s: &str) -> String {
         .collect()
 }
 
-/// One stderr line per attempt: the refusal reason, or the hint after a denial.
+/// The refusal reason of each attempt, and the hint after the last attempt's denial.
 fn print_hints(report: &Report) {
     let mut r = Some(report);
     while let Some(a) = r {
@@ -174,7 +174,9 @@ fn print_hints(report: &Report) {
             if !from_helper {
                 eprintln!("cordon: {}", printable(why));
             }
-        } else if let Some(h) = &o.hint {
+        } else if let (Some(h), None) = (&o.hint, &a.retry) {
+            // Only the last attempt's hint: after a retry that worked, the first attempt's
+            // denial is history (it stays in --json), not advice.
             eprintln!("cordon: {}: {}", o.class.name(), printable(h));
         }
         r = a.retry.as_deref();
