@@ -209,11 +209,11 @@ fn shell_join(argv: &[String]) -> String {
 
 impl fmt::Display for DecisionRecord {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "command:  {}", shell_join(&self.command))?;
-        writeln!(f, "decision: {} — {}", self.decision, self.reason)?;
+        writeln!(f, "command:     {}", shell_join(&self.command))?;
+        writeln!(f, "exec policy: {} — {}", self.decision, self.reason)?;
         writeln!(
             f,
-            "sandbox:  {} — {}",
+            "sandbox:     {} — {}",
             if self.sandbox.bypass {
                 "bypass"
             } else {
