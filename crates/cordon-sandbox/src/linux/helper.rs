@@ -764,6 +764,13 @@ fn is_userns_refusal(e: &std::io::Error) -> bool {
     )
 }
 
+/// Rung 1: prepares the host side (placeholders, channels, cgroup), clones init into new
+/// namespaces ([`become_init`]), then, as the parent, delivers init's setup status, runs
+/// the proxy and the limits watchdog for exactly as long as init lives, and collects what
+/// init handed back (denial records, `.git/config` edits to merge).
+// Longer than most: the parent's side of the clone, where each failure path must kill and
+// reap init, leave the cgroup and close the alive pipe in order; split further, the steps
+// would pass a dozen descriptors between them.
 fn run_namespaces(
     payload: &HelperPayload,
     args: &HelperArgs,
@@ -783,39 +790,13 @@ fn run_namespaces(
     let spec = CommandSpec::new(&args.argv, &env).map_err(HelperError::Usage)?;
     // SAFETY: geteuid/getegid have no preconditions.
     let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-    let (alive_r, alive_w) = sys::pipe().map_err(|e| HelperError::setup("pipe", e))?;
-    let (status_r, status_w) = sys::pipe().map_err(|e| HelperError::setup("pipe", e))?;
-    // Init → helper: the denial records, once the command's tree has ended.
-    let records = if plan.denial_records {
-        Some(sys::pipe().map_err(|e| HelperError::setup("pipe", e))?)
-    } else {
-        None
-    };
-    let git_result = if layout
-        .steps
-        .iter()
-        .any(|s| s.kind == mounts::StepKind::GitConfig)
-    {
-        Some(
-            super::git_config_broker::result_file()
-                .map_err(|e| HelperError::setup("memfd for the .git/config copies", e))?,
-        )
-    } else {
-        None
-    };
-    let mut proxy_sock = if plan.proxy_relay || !plan.local_forwards.is_empty() {
-        // Checked before anything starts: a bad list is a refusal, not a dead proxy.
-        if plan.proxy_relay {
-            cordon_proxy::ProxyPolicy::from_rules(&profile.profile.network_rules)
-                .map_err(|e| HelperError::Message(format!("refusing to run: {e}")))?;
-        }
-        Some(
-            ProxySocket::create(&plan.local_forwards)
-                .map_err(|e| HelperError::setup("the proxy socket", e))?,
-        )
-    } else {
-        None
-    };
+    let Channels {
+        alive: (alive_r, alive_w),
+        status: (status_r, status_w),
+        records,
+        git_result,
+        mut proxy_sock,
+    } = Channels::prepare(profile, plan, &layout)?;
     process::block_signals();
     // R-H5: the helper joins the run's cgroup (if the host gives one) before the clone, so
     // everything in the sandbox inherits it; it leaves and removes it on every way out.
@@ -854,22 +835,6 @@ fn run_namespaces(
             drop(r);
             w
         });
-        let sock_path = proxy_sock.as_mut().and_then(|s| {
-            s.listener.take(); // init never serves it
-            plan.proxy_relay.then(|| s.path.clone())
-        });
-        let local_socks: Vec<(std::net::SocketAddr, PathBuf)> = proxy_sock
-            .as_mut()
-            .map(|s| {
-                s.locals
-                    .iter_mut()
-                    .map(|l| {
-                        l.listener.take();
-                        (l.target, l.path.clone())
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
         let mut ctx = InitContext {
             profile,
             plan,
@@ -880,23 +845,15 @@ fn run_namespaces(
             alive: alive_r,
             status: Some(status_w),
             print_report: reporter.stderr,
-            proxy_sock: sock_path,
-            local_socks,
+            proxy_sock: None,
+            local_socks: Vec::new(),
             records: records_w,
             git_result: git_result
                 .as_ref()
                 .and_then(|f| sys::dup_cloexec(f.as_raw_fd()).ok()),
         };
-        let code = match init_main(&mut ctx) {
-            Ok(code) => code,
-            Err(e) => {
-                if let (Some(st), false) = (&ctx.status, matches!(e, HelperError::ParentGone)) {
-                    send_status(st, &SetupStatus::NotRun(e.to_string()));
-                }
-                e.report()
-            }
-        };
-        process::exit_now(code);
+        (ctx.proxy_sock, ctx.local_socks) = init_sockets(proxy_sock.as_mut(), plan);
+        become_init(ctx);
     }
     drop(alive_r);
     drop(status_w);
@@ -959,6 +916,105 @@ fn run_namespaces(
     drop(proxy_sock);
     drop(alive_w);
     Ok(super::limits::finish(hit, &limits, code))
+}
+
+/// The descriptors shared by the helper and init, made before the clone: a pipe whose
+/// hang-up tells init the helper is gone, the setup-status pipe, the denial-records pipe,
+/// the memory file init reports `.git/config` copies into, and the proxy's (and
+/// `network.local`'s) unix sockets.
+struct Channels {
+    alive: (OwnedFd, OwnedFd),
+    status: (OwnedFd, OwnedFd),
+    records: Option<(OwnedFd, OwnedFd)>,
+    git_result: Option<OwnedFd>,
+    proxy_sock: Option<ProxySocket>,
+}
+
+impl Channels {
+    fn prepare(
+        profile: &ResolvedProfile,
+        plan: &LinuxPlan,
+        layout: &mounts::Layout,
+    ) -> Result<Channels, HelperError> {
+        let pipe = || sys::pipe().map_err(|e| HelperError::setup("pipe", e));
+        let alive = pipe()?;
+        let status = pipe()?;
+        // Init → helper: the denial records, once the command's tree has ended.
+        let records = if plan.denial_records {
+            Some(pipe()?)
+        } else {
+            None
+        };
+        let git_result = if layout
+            .steps
+            .iter()
+            .any(|s| s.kind == mounts::StepKind::GitConfig)
+        {
+            Some(
+                super::git_config_broker::result_file()
+                    .map_err(|e| HelperError::setup("memfd for the .git/config copies", e))?,
+            )
+        } else {
+            None
+        };
+        let proxy_sock = if plan.proxy_relay || !plan.local_forwards.is_empty() {
+            // Checked before anything starts: a bad list is a refusal, not a dead proxy.
+            if plan.proxy_relay {
+                cordon_proxy::ProxyPolicy::from_rules(&profile.profile.network_rules)
+                    .map_err(|e| HelperError::Message(format!("refusing to run: {e}")))?;
+            }
+            Some(
+                ProxySocket::create(&plan.local_forwards)
+                    .map_err(|e| HelperError::setup("the proxy socket", e))?,
+            )
+        } else {
+            None
+        };
+        Ok(Channels {
+            alive,
+            status,
+            records,
+            git_result,
+            proxy_sock,
+        })
+    }
+}
+
+/// In init: the paths of the proxy's socket (managed network) and of each `network.local`
+/// socket, whose listeners only the helper serves (init's copies are dropped).
+fn init_sockets(
+    proxy_sock: Option<&mut ProxySocket>,
+    plan: &LinuxPlan,
+) -> (Option<PathBuf>, Vec<(std::net::SocketAddr, PathBuf)>) {
+    let Some(s) = proxy_sock else {
+        return (None, Vec::new());
+    };
+    s.listener.take(); // init never serves it
+    let path = plan.proxy_relay.then(|| s.path.clone());
+    let locals = s
+        .locals
+        .iter_mut()
+        .map(|l| {
+            l.listener.take();
+            (l.target, l.path.clone())
+        })
+        .collect();
+    (path, locals)
+}
+
+/// The clone's child becomes pid 1 of the new namespaces: runs [`init_main`], reports a
+/// setup failure on the status pipe, and exits with the command's code (never returns).
+fn become_init(mut ctx: InitContext<'_>) -> ! {
+    let code = match init_main(&mut ctx) {
+        Ok(code) => code,
+        Err(e) => {
+            if let (Some(st), false) = (&ctx.status, matches!(e, HelperError::ParentGone)) {
+                send_status(st, &SetupStatus::NotRun(e.to_string()));
+            }
+            e.report()
+        }
+    };
+    process::exit_now(code);
 }
 
 /// What pid 1 of the new namespaces needs (prepared by the helper before the clone).

@@ -177,6 +177,29 @@ fn write(p: &Path, s: &str) -> std::io::Result<()> {
         .write_all(s.as_bytes())
 }
 
+/// Removes the cgroups `cordon-<pid>[-…]` under `home` whose helper `<pid>` is gone (a
+/// helper killed by SIGKILL cannot remove its own). Only dead helpers' directories are
+/// touched, so a live run's cgroup is never raced; `rmdir` of a cgroup that still has
+/// processes fails and is ignored.
+fn sweep_dead(home: &Path) {
+    let Ok(entries) = std::fs::read_dir(home) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("cordon-")) else {
+            continue;
+        };
+        let pid = rest.split('-').next().unwrap_or("");
+        if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir(e.path());
+        }
+    }
+}
+
 impl Cgroup {
     /// Creates a cgroup for this run with the pids and memory limits of `r`, and moves the
     /// calling process (the helper) into it, so everything it starts inherits it. `None`
@@ -187,12 +210,20 @@ impl Cgroup {
             return None;
         }
         let mut cg = Cgroup::default();
-        let name = format!("cordon-{}", std::process::id());
+        // Unique per run, not per pid: a helper killed by SIGKILL cannot remove its
+        // cgroup, and a later helper with the same (reused) pid then found the name taken
+        // and ran without any pids/memory limit (seen as a flaky fork-bomb test).
+        let nonce = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let name = format!("cordon-{}-{nonce:08x}", std::process::id());
         let own = own_cgroups();
         let v2_root = Path::new("/sys/fs/cgroup");
         if v2_root.join("cgroup.controllers").exists() {
             let base = own.iter().find(|(c, _)| c.is_empty())?.1.clone();
             let home = v2_root.join(base.trim_start_matches('/'));
+            sweep_dead(&home);
             let dir = home.join(&name);
             std::fs::create_dir(&dir).ok()?;
             cg.dirs.push(Dir {
@@ -236,6 +267,7 @@ impl Cgroup {
                 let home = Path::new("/sys/fs/cgroup")
                     .join(ctrl)
                     .join(base.trim_start_matches('/'));
+                sweep_dead(&home);
                 let dir = home.join(&name);
                 if std::fs::create_dir(&dir).is_err() {
                     continue;
@@ -522,4 +554,40 @@ pub fn describe(r: &ResolvedLimits) -> Vec<String> {
         None => "timeout: none".into(),
     });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Leaked cgroups of dead helpers are removed (470 had piled up on a test machine, and
+    /// a reused pid's name collision ran a command without its pids limit); a live
+    /// helper's and anything not ours are left alone.
+    #[test]
+    fn sweep_removes_only_dead_helpers_cgroups() {
+        let d = tempfile::tempdir().unwrap();
+        let me = std::process::id();
+        for n in [
+            "cordon-999999999-0000abcd".to_string(),
+            "cordon-999999998".to_string(),
+            format!("cordon-{me}-00000001"),
+            "cordon-notapid".to_string(),
+            "other".to_string(),
+        ] {
+            std::fs::create_dir(d.path().join(n)).unwrap();
+        }
+        sweep_dead(d.path());
+        let mut left: Vec<String> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        let mut want = vec![
+            format!("cordon-{me}-00000001"),
+            "cordon-notapid".to_string(),
+            "other".to_string(),
+        ];
+        want.sort();
+        assert_eq!(left, want);
+    }
 }
