@@ -91,6 +91,8 @@ pub enum PathCall {
 /// The dispatch table of the supervisor: syscall name, number, how it names its paths. The
 /// seccomp program (`super::seccomp_filter::build_unix_guard_with`) traps exactly these
 /// numbers (the open family only with a writing flag).
+// Longer than most: the table of trapped syscalls (number, name, argument layout) per
+// architecture, one line each; a table reads best in one place.
 pub fn calls() -> Vec<(&'static str, i64, PathCall)> {
     use PathCall::*;
     let mut v = vec![

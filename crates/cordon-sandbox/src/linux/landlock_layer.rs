@@ -217,6 +217,8 @@ pub struct Prepared {
 ///
 /// Errors: the kernel refused the ruleset or a rule of `rules`/`extra` (message names the
 /// step).
+// Longer than most: one step per Landlock ABI feature (fs, net, scopes) with the
+// best-effort/required decision next to each, in the kernel doc's order.
 pub fn prepare(
     plan: &LandlockPlan,
     rules: &[(PathBuf, Grant)],

@@ -143,6 +143,7 @@ impl Layer {
 }
 
 impl fmt::Display for Layer {
+    // Longer than most: one short arm per layer variant (the words people read).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Layer::Namespaces { net } => write!(

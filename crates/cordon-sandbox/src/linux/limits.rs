@@ -205,6 +205,8 @@ impl Cgroup {
     /// calling process (the helper) into it, so everything it starts inherits it. `None`
     /// when this host gives cordon no cgroup (no delegation, v1 hierarchies not writable):
     /// the rlimit fallbacks apply.
+    // Longer than most: the v2 and v1 cgroup hierarchies side by side (same steps, different
+    // files), so their differences stay visible.
     pub fn create(r: &ResolvedLimits) -> Option<Cgroup> {
         if r.pids.is_none() && r.memory_bytes.is_none() {
             return None;

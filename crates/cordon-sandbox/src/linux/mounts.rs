@@ -298,6 +298,8 @@ fn step(path: &str, kind: StepKind, may_create: bool) -> Step {
 /// when there is one, the overlay state root hidden (created on the host first when it
 /// was missing at resolve time, so even a first run cannot reach it). This is the plan
 /// the helper applies, `--dry-run` prints and rung-1 Landlock rules are derived from.
+// Longer than most: the fixed prefix of the plan (staging, root, /tmp, /dev, /proc) as
+// typed steps, each a few lines, in the order they are applied.
 pub fn layout_for(profile: &ResolvedProfile) -> Layout {
     let mut l = layout(&profile.filesystem);
     // Stripped views replace the masks of their files (R-C2).
@@ -410,6 +412,8 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
 }
 
 /// The tree steps (private `/tmp`, binds, pins, masks), shallow first, and notes.
+// Longer than most: one arm per access (deny, read, write) with the layer bookkeeping that
+// decides whether a step is needed; split, the layer stack would be threaded through each.
 fn tree_steps(fs: &ResolvedFilesystem, base: Base, private_tmp: bool) -> (Vec<Step>, Vec<String>) {
     let layered = fs.layered();
     let base_ctx = match base {

@@ -305,6 +305,8 @@ fn local_forwards(
 /// dies.
 ///
 /// Errors: a [`Refusal`] naming the first unmet guarantee.
+// Longer than most: the whole rung decision (R-L5, R-S4) — rung 1, its layers and notes,
+// then rung 2's stricter conditions — kept in one place so every refusal reads in order.
 pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<LinuxPlan, Refusal> {
     let fs_restricted = matches!(profile.filesystem, ResolvedFilesystem::Restricted { .. });
     // Managed is restricted plus a relay to the proxy.

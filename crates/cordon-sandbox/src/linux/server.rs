@@ -316,6 +316,8 @@ fn reply(conn: &UnixStream, r: &Reply) -> io::Result<()> {
 }
 
 /// The handler: one connection, one helper.
+// Longer than most: one request's life in the server (admit the peer, receive descriptors,
+// fork the handler, report the pid, wait), where each failure must answer the client.
 fn handle(conn: UnixStream) -> io::Result<()> {
     // The handler (and so the helper and the sandbox) dies with the server.
     sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)?;
