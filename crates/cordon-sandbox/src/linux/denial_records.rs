@@ -738,14 +738,20 @@ pub fn landlock_audit(features: &super::LinuxFeatures) -> String {
     } else {
         format!("Landlock ABI {abi} has no audit logging (needs ABI 7)")
     };
-    format!(
-        "{base}; not read by cordon (reading audit records needs CAP_AUDIT_READ in the \
-         initial user namespace: this process {} it{})",
-        if cap_audit_read { "has" } else { "lacks" },
-        if initial_userns {
-            ""
-        } else {
-            ", and runs in a nested user namespace"
-        }
-    )
+    let why = match (cap_audit_read, initial_userns) {
+        (true, true) => "cordon does not read the audit log (most users cannot: it needs \
+                         CAP_AUDIT_READ in the initial user namespace); the seccomp supervisor \
+                         gives the same records to everyone"
+            .to_string(),
+        (cap, userns) => format!(
+            "not readable here: it needs CAP_AUDIT_READ in the initial user namespace, and \
+             this process {}",
+            match (cap, userns) {
+                (false, true) => "lacks CAP_AUDIT_READ",
+                (true, false) => "runs in a nested user namespace",
+                _ => "lacks CAP_AUDIT_READ and runs in a nested user namespace",
+            }
+        ),
+    };
+    format!("{base}; {why}")
 }
