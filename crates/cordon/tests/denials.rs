@@ -2,52 +2,17 @@
 //! the sandbox's init records the writing path calls the sandbox refuses, on the helper's
 //! report channel; the outcome uses them first. One `cordon` process per run.
 
+mod support;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-const CORDON: &str = env!("CARGO_BIN_EXE_cordon");
-
-struct Project {
-    root: tempfile::TempDir,
-    dir: PathBuf,
-    home: PathBuf,
-}
+use std::process::{Command, Output};
+use support::Project;
 
 fn project() -> Project {
-    // Under /var/tmp so it is not hidden by the sandbox's private /tmp.
-    let root = tempfile::Builder::new()
-        .prefix("cordon-denial-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let dir = root.path().join("proj");
-    let home = root.path().join("home");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    let st = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&dir)
-        .status()
-        .unwrap();
-    assert!(st.success());
-    Project {
-        dir: dir.canonicalize().unwrap(),
-        home: home.canonicalize().unwrap(),
-        root,
-    }
+    Project::new("cordon-denial-")
 }
 
 fn cordon(p: &Project, args: &[&str]) -> Command {
-    let mut c = Command::new(CORDON);
-    c.args(args)
-        .current_dir(&p.dir)
-        .env("HOME", &p.home)
-        .env_remove("XDG_STATE_HOME")
-        .env_remove("XDG_CONFIG_HOME")
-        .env_remove("CORDON_DISABLE_LAYERS")
-        .env_remove("CORDON_PROFILE")
-        .env_remove("CORDON_CONFIG")
-        .stdin(Stdio::null());
-    c
+    p.cordon(args)
 }
 
 fn run(p: &Project, argv: &[&str]) -> (Output, serde_json::Value) {

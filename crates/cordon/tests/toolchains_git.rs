@@ -2,16 +2,11 @@
 //! sandbox `.git/config` is a writable private copy; after the run only allow-listed keys
 //! land in the host file, under git's lock protocol; every other key is named and refused.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-const CORDON: &str = env!("CARGO_BIN_EXE_cordon");
-
-struct Project {
-    root: tempfile::TempDir,
-    dir: PathBuf,
-    home: PathBuf,
-}
+mod support;
+use support::{Project, CORDON};
 
 fn git(dir: &Path, args: &[&str]) -> Output {
     Command::new("git")
@@ -23,46 +18,24 @@ fn git(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// A repository on `master` with one commit and `branch.master.remote = origin`.
 fn project() -> Project {
-    // Under /var/tmp so it is not hidden by the sandbox's private /tmp.
-    let root = tempfile::Builder::new()
-        .prefix("cordon-tc-git-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let dir = root.path().join("proj");
-    let home = root.path().join("home");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    assert!(git(&dir, &["init", "-q", "-b", "master"]).status.success());
-    assert!(git(&dir, &["commit", "-q", "--allow-empty", "-m", "first"])
+    let p = Project::new("cordon-tc-git-");
+    let dir = &p.dir;
+    assert!(git(dir, &["symbolic-ref", "HEAD", "refs/heads/master"])
         .status
         .success());
-    assert!(git(&dir, &["config", "branch.master.remote", "origin"])
+    assert!(git(dir, &["commit", "-q", "--allow-empty", "-m", "first"])
         .status
         .success());
-    Project {
-        dir: dir.canonicalize().unwrap(),
-        home: home.canonicalize().unwrap(),
-        root,
-    }
+    assert!(git(dir, &["config", "branch.master.remote", "origin"])
+        .status
+        .success());
+    p
 }
 
 fn cordon_cmd(p: &Project, script: &str) -> Command {
-    let mut c = Command::new(CORDON);
-    c.args(["run", "--", "sh", "-c", script])
-        .current_dir(&p.dir)
-        .env("HOME", &p.home)
-        .env("PWD", &p.dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .env_remove("CORDON_DISABLE_LAYERS")
-        .env_remove("CORDON_PROFILE")
-        .env_remove("CORDON_CONFIG")
-        .env_remove("TMPDIR")
-        .stdin(Stdio::null());
-    c
+    p.cordon(&["run", "--", "sh", "-c", script])
 }
 
 fn run(p: &Project, script: &str) -> Output {
@@ -85,23 +58,8 @@ fn get(p: &Project, key: &str) -> Option<String> {
         .then(|| text(&o.stdout).trim().to_string())
 }
 
-fn sandbox_available(p: &Project) -> bool {
-    let o = Command::new(CORDON)
-        .args(["status", "--json"])
-        .current_dir(&p.dir)
-        .env("HOME", &p.home)
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("status --json");
-    let enabled = v["status"]["sandbox_enabled"]["value"].as_bool() == Some(true);
-    if !enabled {
-        let why = v["status"]["sandbox_enabled"]["reason"].to_string();
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("CI host must support the Linux sandbox, but: {why}");
-        }
-        eprintln!("SKIP: sandbox unavailable on this host: {why}");
-    }
-    enabled
+fn sandbox_available(_: &Project) -> bool {
+    support::sandbox_available()
 }
 
 /// The failing inputs: `git branch -M main`, `git remote add origin …`, `git config
