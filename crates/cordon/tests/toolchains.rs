@@ -11,35 +11,12 @@ use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
-const CORDON: &str = env!("CARGO_BIN_EXE_cordon");
+mod support;
 
-struct Project {
-    root: tempfile::TempDir,
-    dir: PathBuf,
-    home: PathBuf,
-}
+use support::{Project, CORDON};
 
 fn project() -> Project {
-    // Under /var/tmp so it is not hidden by the sandbox's private /tmp.
-    let root = tempfile::Builder::new()
-        .prefix("cordon-tc-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let dir = root.path().join("proj");
-    let home = root.path().join("home");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    assert!(Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&dir)
-        .status()
-        .unwrap()
-        .success());
-    Project {
-        dir: dir.canonicalize().unwrap(),
-        home: home.canonicalize().unwrap(),
-        root,
-    }
+    Project::new("cordon-tc-")
 }
 
 fn text(b: &[u8]) -> String {
@@ -48,23 +25,15 @@ fn text(b: &[u8]) -> String {
 
 /// `cordon run [flags] -- argv` in the project, with the fake HOME.
 fn cordon(p: &Project, flags: &[&str], argv: &[&str]) -> Output {
-    Command::new(CORDON)
-        .arg("run")
-        .args(flags)
-        .arg("--")
-        .args(argv)
-        .current_dir(&p.dir)
-        .env("HOME", &p.home)
-        .env("PWD", &p.dir)
-        .env_remove("CORDON_DISABLE_LAYERS")
-        .env_remove("CORDON_PROFILE")
-        .env_remove("CORDON_CONFIG")
-        .env_remove("TMPDIR")
+    let mut args = vec!["run"];
+    args.extend_from_slice(flags);
+    args.push("--");
+    args.extend_from_slice(argv);
+    p.cordon(&args)
         .env_remove("MAKEFLAGS")
         .env_remove("MFLAGS")
         .env_remove("PIP_INDEX_URL")
         .env_remove("npm_config_registry")
-        .stdin(Stdio::null())
         .output()
         .unwrap()
 }
@@ -354,25 +323,6 @@ fn make_j4_shares_its_jobserver_with_a_sub_make() {
     }
 }
 
-/// `(index dir, itoa-*.crate)` from a cargo home's sparse crates.io registry.
-fn find_itoa(cargo_home: &Path) -> Option<(PathBuf, PathBuf)> {
-    let cache = cargo_home.join("registry/cache");
-    for d in std::fs::read_dir(&cache).ok()?.flatten() {
-        let name = d.file_name();
-        let index = cargo_home.join("registry/index").join(&name);
-        if !index.join(".cache/it/oa/itoa").is_file() {
-            continue;
-        }
-        for f in std::fs::read_dir(d.path()).ok()?.flatten() {
-            let n = f.file_name().to_string_lossy().into_owned();
-            if n.starts_with("itoa-") && n.ends_with(".crate") {
-                return Some((index, f.path()));
-            }
-        }
-    }
-    None
-}
-
 /// A cargo project depending on a crate already in the registry cache (`itoa`, from the
 /// cargo home that built these tests) builds and runs its tests with `--offline` and the
 /// network off; the host registry is unchanged.
@@ -383,47 +333,9 @@ fn cargo_tests_offline_with_the_network_off() {
         return;
     }
     let cargo = PathBuf::from(env!("CARGO"));
-    let real_home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
-        .unwrap();
-    let Some((index_dir, krate)) = find_itoa(&real_home) else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI: no itoa crate in {}/registry",
-            real_home.display()
-        );
-        eprintln!("SKIP: no itoa crate in the cargo registry");
+    let Some(reg) = support::seed_itoa_project(&p) else {
         return;
     };
-    let idx_name = index_dir.file_name().unwrap();
-    let reg = p.home.join(".cargo/registry");
-    let idx = reg.join("index").join(idx_name);
-    std::fs::create_dir_all(idx.join(".cache/it/oa")).unwrap();
-    for f in ["config.json", ".cache/it/oa/itoa"] {
-        if index_dir.join(f).exists() {
-            std::fs::copy(index_dir.join(f), idx.join(f)).unwrap();
-        }
-    }
-    let cache = reg.join("cache").join(idx_name);
-    std::fs::create_dir_all(&cache).unwrap();
-    std::fs::copy(&krate, cache.join(krate.file_name().unwrap())).unwrap();
-    let version = krate
-        .file_stem()
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .trim_start_matches("itoa-")
-        .to_string();
-    std::fs::write(
-        p.dir.join("Cargo.toml"),
-        format!(
-            "[package]\nname = \"t\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
-             [dependencies]\nitoa = \"={version}\"\n"
-        ),
-    )
-    .unwrap();
-    std::fs::create_dir_all(p.dir.join("src")).unwrap();
     std::fs::write(
         p.dir.join("src/lib.rs"),
         "pub fn f(n: u32) -> String { itoa::Buffer::new().format(n).to_string() }\n\

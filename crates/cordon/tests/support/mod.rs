@@ -116,3 +116,71 @@ pub fn have(tool: &str) -> bool {
     }
     ok
 }
+
+/// Seeds `p` with an offline cargo project depending on the `itoa` crate: its index entry
+/// and `.crate` are copied from the cargo home that built these tests into the fake
+/// home's `~/.cargo/registry`, and `Cargo.toml` pins that version (the caller writes
+/// `src/`). Returns the fake registry path, or `None` (a SKIP line; on CI a panic) when
+/// the real registry has no `itoa`.
+pub fn seed_itoa_project(p: &Project) -> Option<PathBuf> {
+    let real_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .unwrap();
+    let Some((index_dir, krate)) = find_itoa(&real_home) else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI: no itoa crate in {}/registry",
+            real_home.display()
+        );
+        eprintln!("SKIP: no itoa crate in the cargo registry");
+        return None;
+    };
+    let idx_name = index_dir.file_name().unwrap();
+    let reg = p.home.join(".cargo/registry");
+    let idx = reg.join("index").join(idx_name);
+    std::fs::create_dir_all(idx.join(".cache/it/oa")).unwrap();
+    for f in ["config.json", ".cache/it/oa/itoa"] {
+        if index_dir.join(f).exists() {
+            std::fs::copy(index_dir.join(f), idx.join(f)).unwrap();
+        }
+    }
+    let cache = reg.join("cache").join(idx_name);
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::copy(&krate, cache.join(krate.file_name().unwrap())).unwrap();
+    let version = krate
+        .file_stem()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .trim_start_matches("itoa-")
+        .to_string();
+    std::fs::write(
+        p.dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"t\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
+             [dependencies]\nitoa = \"={version}\"\n"
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir_all(p.dir.join("src")).unwrap();
+    Some(reg)
+}
+
+/// The index directory and `.crate` file of `itoa` in `cargo_home`'s registry.
+fn find_itoa(cargo_home: &Path) -> Option<(PathBuf, PathBuf)> {
+    let cache = cargo_home.join("registry/cache");
+    for d in std::fs::read_dir(&cache).ok()?.flatten() {
+        let index = cargo_home.join("registry/index").join(d.file_name());
+        if !index.join(".cache/it/oa/itoa").is_file() {
+            continue;
+        }
+        for f in std::fs::read_dir(d.path()).ok()?.flatten() {
+            let n = f.file_name().to_string_lossy().into_owned();
+            if n.starts_with("itoa-") && n.ends_with(".crate") {
+                return Some((index, f.path()));
+            }
+        }
+    }
+    None
+}
