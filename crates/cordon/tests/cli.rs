@@ -674,6 +674,25 @@ fn directory_stdin_is_refused_once() {
     let err = text(&o.stderr);
     assert_eq!(err.matches("is a directory").count(), 1, "{err}");
     assert!(err.contains("/dev/null"), "{err}");
+    // One truth: the helper refused, so the report says the sandbox was not enabled
+    // (the plan had predicted it would be).
+    let mut c = cordon(&p, &["run", "--json", "--", "true"]);
+    c.stdin(std::fs::File::open(&p.dir).unwrap());
+    let o = out(c);
+    let err = text(&o.stderr);
+    let v: serde_json::Value = err
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("no report: {err}"));
+    assert_eq!(v["status"]["sandbox_enabled"]["value"], false, "{v}");
+    assert!(
+        v["status"]["sandbox_enabled"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("helper"),
+        "{v}"
+    );
 }
 
 /// `cordon explain` without a path still answers the first question a person has: what

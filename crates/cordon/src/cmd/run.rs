@@ -159,6 +159,33 @@ fn printable(s: &str) -> String {
         .collect()
 }
 
+/// The exec's status triple with `sandbox_enabled` taken from what the Linux helper
+/// reported: `NotRun` → false with its reason; no report at all → false (nothing confirmed
+/// it). Other backends keep the planned value.
+fn enforced_status(
+    exec: &cordon_sandbox::ExecRequest,
+    helper: Option<&cordon_sandbox::HelperReport>,
+) -> cordon_policy::SandboxStatus {
+    let mut s = exec.status.clone();
+    if !s.sandbox_enabled.value || exec.backend != cordon_policy::Backend::LinuxHelper {
+        return s;
+    }
+    match helper {
+        Some(cordon_sandbox::linux::HelperOutcome::Applied(_)) => {}
+        Some(cordon_sandbox::linux::HelperOutcome::NotRun { reason }) => {
+            s.sandbox_enabled =
+                cordon_policy::Fact::new(false, format!("the helper did not run it: {reason}"));
+        }
+        None => {
+            s.sandbox_enabled = cordon_policy::Fact::new(
+                false,
+                "the helper reported nothing (it ended before it could)",
+            );
+        }
+    }
+    s
+}
+
 /// The refusal reason of each attempt, and the hint after the last attempt's denial.
 fn print_hints(report: &Report) {
     let mut r = Some(report);
@@ -217,7 +244,9 @@ fn report_json(report: &Report, session: &Session) -> Result<serde_json::Value> 
     v["resolution_notes"] = json!(exec.and_then(|e| e.resolved.as_ref()).map(|r| &r.notes));
     v["planned"] = json!(exec.map(|e| &e.planned));
     v["env_dropped"] = json!(exec.map(|e| &e.env_dropped));
-    v["status"] = json!(exec.map(|e| &e.status));
+    // The status triple as enforced: `enabled` is the helper's answer when it gave one (a
+    // helper that did not run the command, or never reported, did not enable anything).
+    v["status"] = json!(exec.map(|e| enforced_status(e, last.helper.as_ref())));
     v["unconfined_reason"] = json!(exec.and_then(|e| e.unconfined_reason.as_ref()));
     v["outcome_detail"] = serde_json::to_value(&report.outcome)?;
     v["decisions"] = serde_json::to_value(session.scope.log())?;
@@ -401,7 +430,7 @@ fn print_dry_run(
             serde_json::to_string(o)?
         );
     }
-    println!("applied:");
+    println!("would apply:");
     for a in &exec.planned {
         println!("  - {a}");
     }

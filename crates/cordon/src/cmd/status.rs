@@ -78,7 +78,8 @@ pub fn status(args: StatusArgs) -> Result<i32> {
                 "backend": selection.backend,
                 "should_sandbox_rule": selection.rule,
                 "status": status,
-                "applied": prepared.as_ref().ok(),
+                // A prediction (nothing ran): what a run here would apply.
+                "would_apply": prepared.as_ref().ok(),
                 "missing": prepared.as_ref().err(),
                 "limits": limits,
                 "denial_evidence": denial_evidence,
