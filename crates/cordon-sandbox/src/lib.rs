@@ -298,6 +298,34 @@ impl SandboxManager {
         }
     }
 
+    /// What `environment_context` (R-M1) is rendered from, for `req`: the resolved profile
+    /// the transform compiles (taken from the transform when it resolved one, else
+    /// resolved the same way), the status triple, and the backend (`None` when the
+    /// transform refused). One place for the CLI's `cordon context` and the harness.
+    ///
+    /// Errors: the transform failed for another reason than a refusal, or the profile
+    /// cannot be resolved for `req`'s cwd (the message says why).
+    pub fn context_parts(
+        &self,
+        req: &CommandRequest,
+    ) -> Result<(ResolvedProfile, SandboxStatus, Backend), String> {
+        let resolve = || {
+            resolve_for_command(&req.profile, &req.resolve_context(), &HostFs)
+                .map_err(|e| e.to_string())
+        };
+        match self.transform(req) {
+            Ok(exec) => {
+                let resolved = match exec.resolved {
+                    Some(r) => r,
+                    None => resolve()?,
+                };
+                Ok((resolved, exec.status, exec.backend))
+            }
+            Err(TransformError::Refused { status, .. }) => Ok((resolve()?, *status, Backend::None)),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
     /// What the sandbox would be for `req` without building a command: the R-S3
     /// selection, the resolved profile (or why it cannot be compiled here), the layers the
     /// backend would apply (or what is missing), and the status triple (R-S5). Used by

@@ -560,32 +560,11 @@ impl Harness {
     pub fn environment_context(&self) -> Result<String, HarnessError> {
         let trust = self.trust(None, None)?;
         let req = trust.command(vec!["true".into()]);
-        let usage = |e: String| HarnessError::Usage(e);
-        let (resolved, status, backend) = match self.inner.manager.transform(&req) {
-            Ok(exec) => {
-                let resolved = match exec.resolved {
-                    Some(r) => r,
-                    None => cordon_policy::resolve(
-                        &req.profile,
-                        &req.resolve_context(),
-                        &cordon_sandbox::HostFs,
-                    )
-                    .map_err(|e| usage(e.to_string()))?,
-                };
-                (resolved, exec.status, exec.backend)
-            }
-            Err(cordon_sandbox::TransformError::Refused { status, .. }) => (
-                cordon_policy::resolve(
-                    &req.profile,
-                    &req.resolve_context(),
-                    &cordon_sandbox::HostFs,
-                )
-                .map_err(|e| usage(e.to_string()))?,
-                *status,
-                cordon_policy::Backend::None,
-            ),
-            Err(e) => return Err(usage(e.to_string())),
-        };
+        let (resolved, status, backend) = self
+            .inner
+            .manager
+            .context_parts(&req)
+            .map_err(HarnessError::Usage)?;
         Ok(cordon_policy::environment_context_with(
             &resolved,
             &status,

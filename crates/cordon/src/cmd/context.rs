@@ -4,8 +4,8 @@
 use crate::cli::ContextArgs;
 use crate::profile_args::{choose, preference};
 use anyhow::{Context, Result};
-use cordon_policy::{environment_context_with, resolve, Detail};
-use cordon_sandbox::{CommandRequest, HostFs, SandboxManager, TransformError};
+use cordon_policy::{environment_context_with, Detail};
+use cordon_sandbox::{CommandRequest, SandboxManager};
 
 pub fn context(args: ContextArgs) -> Result<i32> {
     let chosen = choose(&args.profile)?;
@@ -14,23 +14,8 @@ pub fn context(args: ContextArgs) -> Result<i32> {
     req.preference = preference(args.sandbox);
     req.profile_files = chosen.files;
     let manager = SandboxManager::for_host();
-    // The same object the transform compiles: take it from the ExecRequest when the
-    // transform resolved one; otherwise (no sandbox requested, or refused) resolve once.
-    let (resolved, status, backend) = match manager.transform(&req) {
-        Ok(exec) => {
-            let resolved = match exec.resolved {
-                Some(r) => r,
-                None => resolve(&req.profile, &req.resolve_context(), &HostFs)?,
-            };
-            (resolved, exec.status, exec.backend)
-        }
-        Err(TransformError::Refused { status, .. }) => (
-            resolve(&req.profile, &req.resolve_context(), &HostFs)?,
-            *status,
-            cordon_policy::Backend::None,
-        ),
-        Err(e) => return Err(e.into()),
-    };
+    // The same object the transform compiles (one place: `context_parts`).
+    let (resolved, status, backend) = manager.context_parts(&req).map_err(anyhow::Error::msg)?;
     let detail = if args.full {
         Detail::Full
     } else {
