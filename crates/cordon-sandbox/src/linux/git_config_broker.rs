@@ -202,9 +202,12 @@ fn emulate(copy: &Copy, dir: &OwnedFd, name: &[u8]) -> Result<i64, i32> {
     }
     {
         let f = copy.file.lock().map_err(|_| libc::EIO)?;
-        f.set_len(0)
-            .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+        // Write, then cut to length: a failed write leaves the old text (plus at most a
+        // partial overwrite that git then fails on), never an empty copy that the merge
+        // would read as "every key removed".
         f.write_all_at(&text, 0)
+            .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+        f.set_len(text.len() as u64)
             .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
     }
     // SAFETY: `c` is NUL-terminated; unlinkat takes no other memory.
@@ -381,8 +384,9 @@ pub fn merge_reported(file: &OwnedFd) -> Vec<String> {
 }
 
 /// Applies the allowed edits (`original` → `edited`) to the host file `path` under git's
-/// lock protocol. The directory is opened without following symlinks; `config.lock` is
-/// created exclusively and never followed; `config` is re-read under the lock.
+/// lock (`config.lock`, created exclusively, never followed, removed only while it is still
+/// ours). The directory is opened without following symlinks; `config` is re-read under
+/// the lock and written in place through a descriptor.
 ///
 /// Errors: the lock stayed taken for a second, the directory or file is not what it
 /// should be, a file does not parse, or an I/O failure (the lock is removed then).
@@ -413,28 +417,61 @@ pub fn merge_back(
             .unwrap_or_default();
         let out = cordon_policy::gitconfig::merge::merge(original, edited, &current)?;
         if let Some(text) = &out.text {
-            lock.write_all_at(text, 0).map_err(|e| e.to_string())?;
-            lock.sync_all().map_err(|e| e.to_string())?;
-            // SAFETY: both names are NUL-terminated; renameat takes no other memory.
-            let r = unsafe {
-                libc::renameat(
-                    dir.as_raw_fd(),
-                    lock_c.as_ptr(),
-                    dir.as_raw_fd(),
-                    name_c.as_ptr(),
-                )
-            };
-            if r < 0 {
-                return Err(format!("renaming the lock: {}", io::Error::last_os_error()));
-            }
+            // Written into `config` itself through a descriptor (opened without following
+            // links, created exclusively if missing), not by renaming `config.lock`: the
+            // sandboxed command can write `.git/` and so could swap its own file in at the
+            // lock's name between our write and a rename (breaker review). The name
+            // `config` is covered by the sandbox's copy, so the command cannot touch it;
+            // the lock stays git's mutex.
+            let file = open_config_for_write(&dir, &name_c, mode)?;
+            file.write_all_at(text, 0).map_err(|e| e.to_string())?;
+            file.set_len(text.len() as u64).map_err(|e| e.to_string())?;
+            file.sync_all().map_err(|e| e.to_string())?;
         }
         Ok(out)
     })();
-    if !matches!(&result, Ok(o) if o.text.is_some()) {
-        // SAFETY: `lock_c` is NUL-terminated. The lock is ours (created exclusively).
-        unsafe { libc::unlinkat(dir.as_raw_fd(), lock_c.as_ptr(), 0) };
+    // Remove the lock only while the name is still our file.
+    let ours = super::sys::fstat(lock.as_raw_fd()).ok();
+    let there = super::sys::fstatat_nofollow(dir.as_raw_fd(), &lock_c).ok();
+    if let (Some(a), Some(b)) = (ours, there) {
+        if a.st_dev == b.st_dev && a.st_ino == b.st_ino {
+            // SAFETY: `lock_c` is NUL-terminated; unlinkat takes no other memory.
+            unsafe { libc::unlinkat(dir.as_raw_fd(), lock_c.as_ptr(), 0) };
+        }
     }
     result
+}
+
+/// `<dir>/<name>` opened for writing without following a symlink (a regular file), or
+/// created exclusively with `mode` when it does not exist.
+fn open_config_for_write(dir: &OwnedFd, name: &std::ffi::CStr, mode: u32) -> Result<File, String> {
+    let open = |flags: libc::c_int| {
+        // SAFETY: `name` is NUL-terminated; openat takes no other memory.
+        let fd = unsafe {
+            libc::openat(
+                dir.as_raw_fd(),
+                name.as_ptr(),
+                flags | libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                mode as libc::c_uint,
+            )
+        };
+        if fd < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            // SAFETY: a fresh descriptor we own.
+            Ok(unsafe { File::from_raw_fd(fd) })
+        }
+    };
+    let file = match open(0) {
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => open(libc::O_CREAT | libc::O_EXCL),
+        other => other,
+    }
+    .map_err(|e| format!("opening .git/config for the merge: {e}"))?;
+    let st = super::sys::fstat(file.as_raw_fd()).map_err(|e| e.to_string())?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(".git/config is not a regular file; nothing merged".into());
+    }
+    Ok(file)
 }
 
 /// Reads `<dir>/<name>` (regular file, not followed): text and permission bits, or `None`
