@@ -228,9 +228,15 @@ impl Confinement {
                 .find_map(|l| l.strip_prefix(name))
                 .and_then(|v| v.trim().parse().ok())
         };
-        c.seccomp = field("Seccomp_filters:")
-            .or_else(|| field("Seccomp:"))
-            .unwrap_or(u64::MAX);
+        // The filter count (Linux ≥ 5.9). Without it, `Seccomp:` is only the mode: a
+        // filtered process's count is unknown (u64::MAX), which `admit` refuses.
+        c.seccomp = match field("Seccomp_filters:") {
+            Some(n) => n,
+            None => match field("Seccomp:") {
+                Some(0) => 0,
+                _ => u64::MAX,
+            },
+        };
         c.no_new_privs = field("NoNewPrivs:").unwrap_or(1);
         Ok(c)
     }
@@ -252,7 +258,8 @@ fn admit(conn: &UnixStream, me: &Confinement) -> Result<(), String> {
             cred.pid()
         ));
     }
-    if peer.seccomp > me.seccomp || peer.no_new_privs > me.no_new_privs {
+    if peer.seccomp == u64::MAX || peer.seccomp > me.seccomp || peer.no_new_privs > me.no_new_privs
+    {
         return Err(format!(
             "pid {} is confined (seccomp or no_new_privs: a sandbox?)",
             cred.pid()
