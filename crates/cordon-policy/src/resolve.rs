@@ -31,6 +31,10 @@ pub struct ResolveContext {
     /// not expose them.
     #[serde(default)]
     pub account_home: Option<PathBuf>,
+    /// `$XDG_RUNTIME_DIR`, if set: `$TMPDIR` in, at or above it is never made writable
+    /// (it holds the session's sockets).
+    #[serde(default)]
+    pub runtime_dir: Option<PathBuf>,
 }
 
 /// The system paths a process needs to start (`:minimal`).
@@ -1883,6 +1887,44 @@ mod tests {
             let r = resolve(&p, &c, &fs).unwrap();
             assert_eq!(access(&r, &fs, "/home/u/.bashrc"), Access::Read, "{t}");
         }
+    }
+
+    /// A `$TMPDIR` in, at or above the session runtime directory is not made writable: it
+    /// holds the session bus, gpg-agent and systemd's private socket (breaker, stop 8:
+    /// `TMPDIR=$XDG_RUNTIME_DIR` made `/run/user/1001/bus` reachable). A temp dir beside it
+    /// still is (sibling case).
+    #[test]
+    fn runtime_dir_tmpdir_is_not_writable() {
+        let fs = fs()
+            .file("/run/user/1001/bus", "")
+            .dir("/run/user/1001/sub")
+            .file("/var/tmp/rt/bus", "")
+            .dir("/var/tmp/rt/tmp")
+            .dir("/var/tmp/mine");
+        let p = restricted(vec![FsEntry::new(":tmp", Access::Write)]);
+        for (t, rt, probe) in [
+            ("/run/user/1001", None, "/run/user/1001/bus"),
+            ("/run/user/1001/sub", None, "/run/user/1001/sub/x"),
+            ("/var/tmp/rt", Some("/var/tmp/rt"), "/var/tmp/rt/bus"),
+            ("/var/tmp/rt/tmp", Some("/var/tmp/rt"), "/var/tmp/rt/tmp/x"),
+            ("/var/tmp", Some("/var/tmp/rt"), "/var/tmp/rt/bus"),
+        ] {
+            let mut c = ctx("/home/u/proj");
+            c.tmpdir = Some(t.into());
+            c.runtime_dir = rt.map(Into::into);
+            let r = resolve(&p, &c, &fs).unwrap();
+            assert_eq!(access(&r, &fs, probe), Access::Read, "{t}");
+            assert!(
+                r.notes.iter().any(|n| n.contains("runtime directory")),
+                "{t}: {:?}",
+                r.notes
+            );
+        }
+        let mut c = ctx("/home/u/proj");
+        c.tmpdir = Some("/var/tmp/mine".into());
+        c.runtime_dir = Some("/var/tmp/rt".into());
+        let r = resolve(&p, &c, &fs).unwrap();
+        assert_eq!(access(&r, &fs, "/var/tmp/mine/x"), Access::Write);
     }
 
     /// L1: credential stores are hidden under the account's home too (wrong/unset $HOME),
