@@ -340,3 +340,104 @@ fn the_report_is_the_same_on_both_paths() {
     }
     assert_eq!(seen[0], seen[1]);
 }
+
+/// The fake server a sandboxed command plants: binds `argv[1]` (in a 0700 directory it
+/// makes), logs each request to `argv[2]`, and answers as a server would (a pid, status
+/// 0) without running anything.
+const PLANTED_SERVER: &str = r#"
+import os, socket, sys
+sock, log = sys.argv[1], sys.argv[2]
+os.mkdir(os.path.dirname(sock), 0o700)
+s = socket.socket(socket.AF_UNIX)
+s.bind(sock)
+s.listen(8)
+open(log, "w").write("LISTENING\n")
+while True:
+    c, _ = s.accept()
+    c.settimeout(2)
+    try:
+        data = c.recv(65536)
+    except Exception:
+        data = b""
+    if data:
+        open(log, "a").write("REQUEST " + data.decode(errors="replace") + "\n")
+        c.sendall(b'{"pid":1}\n{"status":0}\n')
+    c.close()
+"#;
+
+/// A same-uid listener planted by a sandboxed command (in a private directory it made,
+/// where the client looks for the server) is not trusted: the client sends it nothing and
+/// runs the command on the cold path. Without the client's check of the server process
+/// (namespaces, confinement) the request — descriptors included — went to the fake, which
+/// answered "status 0" for a command that never ran.
+#[test]
+fn client_does_not_trust_a_planted_listener() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let sock = p.dir.join("planted").join("serve.sock");
+    let log = p.dir.join("planted.log");
+    let mut fake = p
+        .p
+        .cordon(&["run", "--no-server", "--", "python3", "-c", PLANTED_SERVER])
+        .arg(&sock)
+        .arg(&log)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !std::fs::read_to_string(&log).is_ok_and(|l| l.contains("LISTENING")) {
+        if start.elapsed() > Duration::from_secs(20) {
+            let _ = fake.kill();
+            panic!("the planted listener did not start");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let marker = p.dir.join("ran-for-real");
+    let o = p
+        .cordon(Launch::Server, &["--", "sh", "-c", "echo yes > ran-for-real"])
+        .env("CORDON_SERVE_SOCKET", &sock)
+        .output()
+        .unwrap();
+    let _ = fake.kill();
+    let _ = fake.wait();
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        !logged.contains("REQUEST"),
+        "the planted listener got a request: {logged}"
+    );
+    assert_eq!(
+        last_json(&o.stderr)["launch"].as_str(),
+        Some("cold"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(marker.exists(), "the command did not run");
+    assert!(
+        text(&o.stderr).contains("not using the server"),
+        "the refusal is named: {}",
+        text(&o.stderr)
+    );
+}
+
+/// The twin: the real server, in a private directory of ours, is trusted (the server path
+/// is taken) — and a socket directory that is not private is not.
+#[test]
+fn client_trusts_the_real_server_only_in_a_private_directory() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let o = p.sh(Launch::Server, "true");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    use std::os::unix::fs::PermissionsExt;
+    let dir = p.socket().parent().unwrap().to_path_buf();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = p.cordon(Launch::Server, &["--", "true"]).output().unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(last_json(&o.stderr)["launch"].as_str(), Some("cold"));
+    assert!(text(&o.stderr).contains("not a private directory"));
+}

@@ -28,11 +28,17 @@
 //! profile's own limits are applied as on the cold path).
 //!
 //! Who may connect: the socket is 0600 in a 0700 directory of the user's; the peer's uid
-//! (`SO_PEERCRED`) must be the server's; and the peer must be no more confined than the
+//! (`SO_PEERCRED`, its pid pinned by `SO_PEERPIDFD` on Linux ≥ 6.5) must be the server's;
+//! and the peer must be no more confined than the
 //! server (same user, mount, network and pid namespaces, no more seccomp filters, not
 //! `no_new_privs` unless the server is): a sandboxed command must not reach an unconfined
 //! launcher. A refused peer gets its connection closed and falls back to the cold path,
 //! which nests inside its sandbox.
+//!
+//! Which server a client trusts ([`connect_trusted`]): the same checks the other way — a
+//! private directory of ours reached without following symlinks, a socket we own, and a
+//! server process of our uid in our namespaces and no more confined than the client, so a
+//! same-uid listener planted by a sandboxed command is never sent a request.
 
 use super::process;
 use super::sys;
@@ -242,30 +248,92 @@ impl Confinement {
     }
 }
 
-/// Whether the peer of `conn` may launch through this server: same uid, and no more
-/// confined than the server (a sandboxed command must not escape through it).
-fn admit(conn: &UnixStream, me: &Confinement) -> Result<(), String> {
-    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
-    let cred = getsockopt(conn, PeerCredentials).map_err(|e| format!("SO_PEERCRED: {e}"))?;
-    // SAFETY: getuid has no preconditions.
-    if cred.uid() != unsafe { libc::getuid() } {
-        return Err(format!("uid {} is not the server's", cred.uid()));
+/// The process at the other end of a unix stream socket, pinned: its pid as this process
+/// sees it (`SO_PEERCRED`, taken at `connect`/`listen`) and, on Linux ≥ 6.5, a pidfd
+/// (`SO_PEERPIDFD`) that proves the pid still names that process after its `/proc` files
+/// are read (without it a peer that exits could have its pid reused by another process
+/// between the accept and the check: the fallback of older kernels).
+struct Peer {
+    pid: libc::pid_t,
+    uid: libc::uid_t,
+    pidfd: Option<OwnedFd>,
+}
+
+impl Peer {
+    /// The peer of `conn`. Errors: `SO_PEERCRED` failed.
+    fn of(conn: &UnixStream) -> io::Result<Peer> {
+        use nix::sys::socket::{getsockopt, sockopt::PeerCredentials, sockopt::PeerPidfd};
+        let cred = getsockopt(conn, PeerCredentials).map_err(io::Error::from)?;
+        // ENOPROTOOPT before 6.5: the pid alone (the check has a pid-reuse window there).
+        let pidfd = getsockopt(conn, PeerPidfd).ok();
+        Ok(Peer {
+            pid: cred.pid(),
+            uid: cred.uid(),
+            pidfd,
+        })
     }
-    let peer = Confinement::of(&cred.pid().to_string()).map_err(|e| format!("peer: {e}"))?;
+
+    /// The peer's confinement, read from `/proc/<pid>`, then checked to still be the
+    /// peer's: the pidfd has not signalled an exit, so the pid was not reused meanwhile.
+    ///
+    /// Errors: the pid is not visible here (0: the peer is in a pid namespace outside
+    /// ours), `/proc` unreadable, or the peer exited during the check.
+    fn confinement(&self) -> io::Result<Confinement> {
+        if self.pid <= 0 {
+            return Err(io::Error::other(
+                "its pid is not visible here (another pid namespace)",
+            ));
+        }
+        let c = Confinement::of(&self.pid.to_string())?;
+        if let Some(fd) = &self.pidfd {
+            let mut pfd = [libc::pollfd {
+                fd: fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            }];
+            // SAFETY: `pfd` is a valid array of one pollfd; timeout 0 does not block.
+            let r = unsafe { libc::poll(pfd.as_mut_ptr(), 1, 0) };
+            if r != 0 {
+                return Err(io::Error::other(format!(
+                    "pid {} exited while it was checked",
+                    self.pid
+                )));
+            }
+        }
+        Ok(c)
+    }
+}
+
+/// Why `peer` is not as free as `me`: in other namespaces, under more seccomp filters, or
+/// `no_new_privs` where `me` is not — the marks of a sandbox. Used both ways: the server
+/// admits no client more confined than itself, and a client trusts no server more
+/// confined than itself (a listener planted by a sandboxed command).
+fn more_confined(peer: &Confinement, me: &Confinement, pid: libc::pid_t) -> Option<String> {
     if peer.namespaces != me.namespaces {
-        return Err(format!(
-            "pid {} is in other namespaces (a sandbox?)",
-            cred.pid()
-        ));
+        return Some(format!("pid {pid} is in other namespaces (a sandbox?)"));
     }
     if peer.seccomp == u64::MAX || peer.seccomp > me.seccomp || peer.no_new_privs > me.no_new_privs
     {
-        return Err(format!(
-            "pid {} is confined (seccomp or no_new_privs: a sandbox?)",
-            cred.pid()
+        return Some(format!(
+            "pid {pid} is confined (seccomp or no_new_privs: a sandbox?)"
         ));
     }
-    Ok(())
+    None
+}
+
+/// Whether the peer of `conn` may launch through this server: same uid, and no more
+/// confined than the server (a sandboxed command must not escape through it).
+fn admit(conn: &UnixStream, me: &Confinement) -> Result<(), String> {
+    let peer = Peer::of(conn).map_err(|e| format!("SO_PEERCRED: {e}"))?;
+    // SAFETY: getuid has no preconditions.
+    if peer.uid != unsafe { libc::getuid() } {
+        return Err(format!("uid {} is not the server's", peer.uid));
+    }
+    let c = peer.confinement().map_err(|e| format!("peer: {e}"))?;
+    match more_confined(&c, me, peer.pid) {
+        Some(why) => Err(why),
+        None => Ok(()),
+    }
 }
 
 /// Reads one request line and the descriptors sent with it.
@@ -614,16 +682,81 @@ impl ServerChild {
 }
 
 /// Connects to the server at [`socket_path`] when this process may use one
-/// ([`use_server`]) and one answers, owned by our uid. `None`: use the cold path.
+/// ([`use_server`]) and it passes [`connect_trusted`]. `None`: use the cold path (a
+/// server that is there but not trusted is named on stderr).
 pub fn connect() -> Option<UnixStream> {
     if !use_server() {
         return None;
     }
-    let conn = UnixStream::connect(socket_path()).ok()?;
-    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
-    let cred = getsockopt(&conn, PeerCredentials).ok()?;
+    let path = socket_path();
+    match connect_trusted(&path) {
+        Ok(c) => Some(c),
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            eprintln!(
+                "cordon: note: not using the server at {}: {e}; running on the cold path",
+                path.display()
+            );
+            None
+        }
+        Err(_) => None, // no server: the cold path, silently
+    }
+}
+
+/// Connects to the server socket at `path` and checks who answers, so that a listener
+/// planted by someone else — a sandboxed command of ours included — never gets a request
+/// (it would receive our descriptors and could forge the report):
+/// - the directory is opened without following any symlink, is owned by us and private
+///   (no group/other bits), and the socket is reached through that descriptor (a rename
+///   or symlink swap after the check cannot redirect the connect);
+/// - the entry is a socket owned by us (not a symlink);
+/// - the server process (`SO_PEERCRED`, pinned by `SO_PEERPIDFD`) runs as our uid, in our
+///   namespaces, under no more seccomp filters and no `no_new_privs` we do not have.
+///
+/// Errors: `NotFound`/`ConnectionRefused` when nothing listens; `PermissionDenied` naming
+/// the check that failed.
+pub fn connect_trusted(path: &Path) -> io::Result<UnixStream> {
+    let denied = |why: String| io::Error::new(io::ErrorKind::PermissionDenied, why);
     // SAFETY: getuid has no preconditions.
-    (cred.uid() == unsafe { libc::getuid() }).then_some(conn)
+    let uid = unsafe { libc::getuid() };
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "socket path has no directory",
+        ));
+    };
+    let dir_fd = sys::open_dir_nofollow(dir)?;
+    let st = sys::fstat(dir_fd.as_raw_fd())?;
+    if st.st_uid != uid || st.st_mode & 0o077 != 0 {
+        return Err(denied(format!(
+            "{} is not a private directory of this user (owner {}, mode {:o}; want 0700)",
+            dir.display(),
+            st.st_uid,
+            st.st_mode & 0o7777
+        )));
+    }
+    let cname = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(name))
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in the socket name"))?;
+    let st = sys::fstatat_nofollow(dir_fd.as_raw_fd(), &cname)?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFSOCK || st.st_uid != uid {
+        return Err(denied(format!(
+            "{} is not a socket owned by this user",
+            path.display()
+        )));
+    }
+    let pinned = PathBuf::from(format!("/proc/self/fd/{}", dir_fd.as_raw_fd())).join(name);
+    let conn = UnixStream::connect(&pinned)?;
+    let peer = Peer::of(&conn)?;
+    if peer.uid != uid {
+        return Err(denied(format!("the server runs as uid {}", peer.uid)));
+    }
+    let me = Confinement::of("self")?;
+    let theirs = peer
+        .confinement()
+        .map_err(|e| denied(format!("the server cannot be checked: {e}")))?;
+    if let Some(why) = more_confined(&theirs, &me, peer.pid) {
+        return Err(denied(format!("the server {why}")));
+    }
+    Ok(conn)
 }
 
 /// Asks the server on `conn` to run the helper with `args` (starting with
