@@ -361,9 +361,8 @@ fn the_report_is_the_same_on_both_paths() {
     }
     assert_eq!(seen[0], seen[1]);
     // The template's workspace is another directory: compare with a cold run there.
-    let o = p
-        .p
-        .cordon_in(
+    let o =
+        p.p.cordon_in(
             &p.plain,
             &["run", "--json", "--no-server", "--", "sh", "-c", PROBE],
         )
@@ -415,15 +414,14 @@ fn client_does_not_trust_a_planted_listener() {
     let p = project();
     let sock = p.dir.join("planted").join("serve.sock");
     let log = p.dir.join("planted.log");
-    let mut fake = p
-        .p
-        .cordon(&["run", "--no-server", "--", "python3", "-c", PLANTED_SERVER])
-        .arg(&sock)
-        .arg(&log)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut fake =
+        p.p.cordon(&["run", "--no-server", "--", "python3", "-c", PLANTED_SERVER])
+            .arg(&sock)
+            .arg(&log)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
     let start = Instant::now();
     while !std::fs::read_to_string(&log).is_ok_and(|l| l.contains("LISTENING")) {
         if start.elapsed() > Duration::from_secs(20) {
@@ -434,7 +432,10 @@ fn client_does_not_trust_a_planted_listener() {
     }
     let marker = p.dir.join("ran-for-real");
     let o = p
-        .cordon(Launch::Server, &["--", "sh", "-c", "echo yes > ran-for-real"])
+        .cordon(
+            Launch::Server,
+            &["--", "sh", "-c", "echo yes > ran-for-real"],
+        )
         .env("CORDON_SERVE_SOCKET", &sock)
         .output()
         .unwrap();
@@ -500,7 +501,11 @@ fn template_carries_no_state_between_commands() {
          (sleep 30 &) ; echo FIRST_OK",
     );
     let so = text(&o.stdout);
-    assert!(so.contains("FIRST_OK") && so.contains("PTY_OK"), "{so} {}", text(&o.stderr));
+    assert!(
+        so.contains("FIRST_OK") && so.contains("PTY_OK"),
+        "{so} {}",
+        text(&o.stderr)
+    );
     let o = p.sh(
         Launch::Template,
         "ls /tmp /dev/shm /dev/pts; echo COMMS $(cat /proc/[0-9]*/comm | tr '\\n' ' '); \
@@ -509,7 +514,10 @@ fn template_carries_no_state_between_commands() {
     let so = text(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{so} {}", text(&o.stderr));
     assert!(!so.contains("left"), "state carried over: {so}");
-    assert!(!so.lines().any(|l| l.trim() == "0"), "a pty carried over: {so}");
+    assert!(
+        !so.lines().any(|l| l.trim() == "0"),
+        "a pty carried over: {so}"
+    );
     let comms = so
         .lines()
         .find_map(|l| l.strip_prefix("COMMS "))

@@ -139,8 +139,7 @@ pub fn apply_rlimits(r: &ResolvedLimits, own_user_namespace: bool) -> Result<Vec
 }
 
 /// One cgroup directory of ours and the directory to move back to.
-#[derive(Debug)]
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 struct Dir {
     path: PathBuf,
     home: PathBuf,
@@ -334,7 +333,9 @@ impl Cgroup {
     /// Errors: a descriptor is missing or the write failed (the caller refuses to run).
     pub(crate) fn join(self, procs: &[OwnedFd]) -> std::io::Result<Cgroup> {
         if procs.len() != self.dirs.len() {
-            return Err(std::io::Error::other("one cgroup.procs descriptor per cgroup"));
+            return Err(std::io::Error::other(
+                "one cgroup.procs descriptor per cgroup",
+            ));
         }
         for fd in procs {
             let mut f = std::fs::File::from(sys::dup_cloexec(fd.as_raw_fd())?);

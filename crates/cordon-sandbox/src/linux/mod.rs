@@ -34,8 +34,8 @@ pub mod pty;
 mod relay;
 mod seccomp_filter;
 pub mod server;
-mod template;
 mod sys;
+mod template;
 mod unix_guard;
 
 pub use caches::{probe_overlay, read_only_hint};

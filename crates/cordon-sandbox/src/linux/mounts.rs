@@ -984,7 +984,11 @@ pub fn refresh_per_command(layout: &Layout) -> io::Result<()> {
 /// The places [`refresh_per_command`] mounts afresh for each command of a template
 /// (`/tmp` only when it is private).
 pub fn per_command_places(layout: &Layout) -> Vec<&'static Path> {
-    let mut v = vec![Path::new("/proc"), Path::new("/dev/shm"), Path::new("/dev/pts")];
+    let mut v = vec![
+        Path::new("/proc"),
+        Path::new("/dev/shm"),
+        Path::new("/dev/pts"),
+    ];
     if layout.private_tmp() {
         v.push(Path::new("/tmp"));
     }

@@ -8,7 +8,8 @@
 //! ```text
 //! client → server  {"args": ["__sandbox-helper", …], "cwd": "/w", "env": [["K","V"],…],
 //!                   "fds": [0,1,2,5,7]}          + SCM_RIGHTS: one descriptor per "fds" entry
-//! server → client  {"pid": 1234}                  (the handler: signal it as the helper)
+//! server → client  {"pid": 1234}                  (the handler: signal it as the helper;
+//!                  or {"template": 1234}          when forked from a template)
 //! server → client  {"status": 0}                  (raw wait status of the helper)
 //! client closes the connection                    (the handler's pid stays valid until then)
 //! ```
@@ -21,6 +22,9 @@
 //!                  └─ helper (exactly `helper_main(args)` with the client's descriptors,
 //!                       cwd and environment) ─ init (new user+mount+pid+ipc+net ns) ─ command
 //! ```
+//!
+//! The server reads the request itself and, when the command fits, hands it to a prepared
+//! template ([`super::template`], process tree there); otherwise:
 //!
 //! Every command still gets its own namespaces, mount plan, Landlock, seccomp and report:
 //! the helper code is the cold path's, run from a fork. What differs from the cold path:
@@ -177,11 +181,13 @@ pub fn bind(path: &Path) -> io::Result<UnixListener> {
 }
 
 /// Runs the server on `listener` until a signal ends it (SIGTERM/SIGINT default action).
+/// With `templates`, eligible commands are forked from prepared templates
+/// ([`super::template`]); otherwise (and for the others) a per-command helper is forked.
 /// Single-threaded on purpose: each connection is handled in a forked process, and a
 /// fork of a single-threaded process is safe to run any code in.
 ///
 /// Errors: `accept` failed for another reason than an interruption.
-pub fn serve(listener: UnixListener) -> io::Result<()> {
+pub fn serve(listener: UnixListener, templates_on: bool) -> io::Result<()> {
     // Handlers and templates are reaped by the kernel.
     // SAFETY: setting a disposition to SIG_IGN is always valid.
     unsafe { libc::signal(libc::SIGCHLD, libc::SIG_IGN) };
@@ -223,7 +229,11 @@ pub fn serve(listener: UnixListener) -> io::Result<()> {
             }
         };
         let _ = conn.set_read_timeout(None);
-        let route = route(&mut templates, &req, &fds);
+        let route = if templates_on {
+            route(&mut templates, &req, &fds)
+        } else {
+            Err("templates are off (--no-templates)".to_string())
+        };
         if let (Err(why), true) = (&route, verbose) {
             eprintln!("cordon serve: per-command helper: {why}");
         }

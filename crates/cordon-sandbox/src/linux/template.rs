@@ -130,7 +130,9 @@ pub(crate) fn eligible(
         );
         if !own
             && s.kind.is_tree()
-            && places.iter().any(|p| s.path.starts_with(p) || p.starts_with(&s.path))
+            && places
+                .iter()
+                .any(|p| s.path.starts_with(p) || p.starts_with(&s.path))
         {
             return Err(format!(
                 "{} meets a place mounted afresh per command",
@@ -263,7 +265,10 @@ impl Templates {
             }
         };
         let base = features.clone();
-        features.disable_by(&payload.disabled_layers, "the caller (payload disabled_layers)");
+        features.disable_by(
+            &payload.disabled_layers,
+            "the caller (payload disabled_layers)",
+        );
         let plan = plan(&payload.profile, &features).map_err(|e| e.to_string())?;
         let layout = layout_of(&payload)?;
         eligible(&payload, &plan, &layout)?;
@@ -322,7 +327,9 @@ fn read_payload(fd: &OwnedFd) -> Result<HelperPayload, String> {
     let mut bytes = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        let n = f.read_at(&mut buf, bytes.len() as u64).map_err(|e| e.to_string())?;
+        let n = f
+            .read_at(&mut buf, bytes.len() as u64)
+            .map_err(|e| e.to_string())?;
         if n == 0 {
             break;
         }
@@ -567,7 +574,10 @@ fn template_main(
                 };
                 process::exit_now(code);
             }
-            -1 => eprintln!("cordon serve: template: fork: {}", io::Error::last_os_error()),
+            -1 => eprintln!(
+                "cordon serve: template: fork: {}",
+                io::Error::last_os_error()
+            ),
             _ => drop(conn),
         }
     }
