@@ -1427,33 +1427,27 @@ fn protected_for_root(
         Some(FileKind::Dir)
             if is_link(fs, &dotgit) && !canonicalize_lenient(fs, &dotgit).starts_with(root) =>
         {
-            // `.git` as a symlink to a git dir elsewhere (repo-tool layouts): the target
-            // is granted like a linked worktree's common dir, with its protected children
-            // (issue 7 item 6c).
+            // `.git` as a symlink to a git dir elsewhere (repo-tool layouts). Nothing proves
+            // who made the link: an earlier confined run can plant `sub/.git -> <any
+            // repository>/.git` and a later run in `sub` would get that repository's refs
+            // and objects writable (breaker, stop 8). Unlike a linked worktree there is no
+            // backlink outside the root to confirm it, so the target is never granted
+            // from the link alone: it stays read-only unless the profile or `-w` names it,
+            // and its code-running children are protected either way (R-P3).
             let target = canonicalize_lenient(fs, &dotgit);
-            match crate::git::external_git_dir(fs, &target, root, homes) {
-                Ok(()) => {
-                    // Spelled through the link, so each entry lists it and the mount
-                    // layer pins the link's name (a replaced `.git` is a new repository).
-                    out.push(entry_for(
-                        fs,
-                        dotgit.clone(),
-                        Access::Write,
-                        EntryOrigin::GitWorktree {
-                            worktree: root.to_path_buf(),
-                        },
-                    ));
-                    protect_git_dir(&prot, &dotgit, out);
-                }
-                Err(why) => {
-                    notes.push(format!(
-                        "{}: a symlink to {} ({why}); it stays read-only",
-                        dotgit.display(),
-                        target.display()
-                    ));
-                    protect_git_dir(&prot, &dotgit, out);
-                }
-            }
+            let what = match crate::git::external_git_dir(fs, &target, root, homes) {
+                Ok(()) => "a git dir outside the workspace".to_string(),
+                Err(why) => why,
+            };
+            notes.push(format!(
+                "{}: a symlink to {} ({what}); a symlink inside a writable root may have \
+                 been planted by an earlier run, so the link alone makes nothing writable — if \
+                 the git dir is yours, grant it with `-w {}` (or a profile entry)",
+                dotgit.display(),
+                target.display(),
+                target.display()
+            ));
+            protect_git_dir(&prot, &dotgit, out);
         }
         Some(FileKind::Dir) if !is_placeholder(fs, &dotgit) => protect_git_dir(&prot, &dotgit, out),
         Some(FileKind::File) => {
@@ -1711,6 +1705,49 @@ mod tests {
             .file("/wt/.git", "gitdir: /repo/.git/worktrees/other\n");
         let r = resolve(&p, &ctx("/wt"), &fs).unwrap();
         assert_eq!(access(&r, &fs, "/repo/.git/objects/x"), Access::Read);
+    }
+
+    /// A `.git` symlink leading to another repository's git dir grants nothing: an earlier
+    /// confined run can plant `sub/.git -> /victim/.git`, and a later run in `sub` got the
+    /// victim's refs and objects writable (breaker, stop 8). Named explicitly, the git dir
+    /// is writable with its code-running children still protected.
+    #[test]
+    fn symlinked_git_dir_is_not_granted_by_the_link() {
+        let fs = MemFs::new()
+            .file("/victim/.git/HEAD", "ref: refs/heads/main\n")
+            .dir("/victim/.git/objects")
+            .dir("/victim/.git/refs/heads")
+            .dir("/victim/.git/hooks")
+            .file("/victim/.git/config", "")
+            .dir("/p/sub")
+            .symlink("/p/sub/.git", "/victim/.git");
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        let r = resolve(&p, &ctx("/p/sub"), &fs).unwrap();
+        assert_eq!(
+            access(&r, &fs, "/victim/.git/refs/heads/main"),
+            Access::Read
+        );
+        assert_eq!(access(&r, &fs, "/victim/.git/objects/ab"), Access::Read);
+        assert!(
+            r.notes.iter().any(|n| n.contains("-w /victim/.git")),
+            "{:?}",
+            r.notes
+        );
+        // Its owner names it: writable, hooks and config still not.
+        let p = restricted(vec![
+            FsEntry::new(":workspace", Access::Write),
+            FsEntry::new("/victim/.git", Access::Write),
+        ]);
+        let r = resolve(&p, &ctx("/p/sub"), &fs).unwrap();
+        assert_eq!(
+            access(&r, &fs, "/victim/.git/refs/heads/main"),
+            Access::Write
+        );
+        assert_eq!(
+            access(&r, &fs, "/victim/.git/hooks/pre-commit"),
+            Access::Read
+        );
+        assert_eq!(access(&r, &fs, "/victim/.git/config"), Access::Read);
     }
 
     /// `.git` is pinned so `mv .git .git-old && mkdir -p .git/hooks` cannot plant hooks.
