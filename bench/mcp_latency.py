@@ -29,7 +29,7 @@ async def main():
                 t = time.perf_counter()
                 res = await s.call_tool("exec_command", {"argv": ["true"]})
                 times.append((time.perf_counter() - t) * 1000)
-                assert not res.isError, res
+                assert not res.is_error, res
     times.sort()
     med = times[len(times) // 2]
     p95 = times[min(len(times) - 1, int(len(times) * 0.95))]

@@ -529,3 +529,26 @@ fn template_carries_no_state_between_commands() {
     );
     assert!(so.contains("KEPT_c"), "the workspace write persists: {so}");
 }
+
+/// A template follows the host: when the workspace directory is replaced (same path, new
+/// directory), the next command gets a new template whose bind is the new directory — a
+/// stale one would write into the deleted directory (lost, or another tree's).
+#[test]
+fn template_follows_a_replaced_workspace() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    p.sh(Launch::Template, "true");
+    let o = p.sh(Launch::Template, "echo x > before");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(p.plain.join("before").exists());
+    std::fs::remove_dir_all(&p.plain).unwrap();
+    std::fs::create_dir(&p.plain).unwrap();
+    let o = p.sh(Launch::Template, "echo x > after");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        p.plain.join("after").exists(),
+        "the write went to the old directory"
+    );
+}

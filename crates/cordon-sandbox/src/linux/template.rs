@@ -160,7 +160,8 @@ pub(crate) fn check_fits(
 }
 
 /// What the host shows at every path a mount plan mounts: (device, inode, file type) or
-/// absent. A template is used only while this is unchanged.
+/// absent, and for the files copied with credentials removed also (size, mtime). A
+/// template is used only while this is unchanged.
 #[derive(Debug, PartialEq, Eq)]
 struct Identity(Vec<Option<(u64, u64, u32)>>);
 
@@ -180,13 +181,24 @@ impl Identity {
             if let StepKind::Overlay { state, .. } = &s.kind {
                 v.push(stat(state));
             }
+            if let StepKind::Stripped { .. } = &s.kind {
+                // The copy is made from the file's content: an edit in place counts.
+                v.push(
+                    std::fs::symlink_metadata(&s.path)
+                        .ok()
+                        .map(|m| (m.size(), m.mtime() as u64, m.mtime_nsec() as u32)),
+                );
+            }
         }
         Identity(v)
     }
 }
 
-/// The identity of a file: device, inode, size, modification time.
-fn file_id(p: &Path) -> Option<(u64, u64, u64, i64, i64)> {
+/// The identity of a file: device, inode, size, modification time (s, ns).
+type FileId = (u64, u64, u64, i64, i64);
+
+/// The [`FileId`] of `p`, following symlinks.
+fn file_id(p: &Path) -> Option<FileId> {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::metadata(p).ok()?;
     Some((m.dev(), m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
@@ -207,7 +219,7 @@ pub(crate) struct Templates {
     map: HashMap<Vec<u8>, Entry>,
     features: Option<LinuxFeatures>,
     /// The server's binary as it was at start.
-    binary: Option<(PathBuf, Option<(u64, u64, u64, i64, i64)>)>,
+    binary: Option<(PathBuf, Option<FileId>)>,
 }
 
 impl Templates {
