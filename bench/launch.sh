@@ -1,82 +1,154 @@
 #!/usr/bin/env bash
-# Launch cost of one sandboxed command (issue 12): bare `true`, `cordon run -- true` on the
-# cold path (--no-server) and through a running `cordon serve`, and `bwrap` with and
-# without a network namespace — one interleaved hyperfine run (medians, p95), peak RSS (GNU
-# time, median of 15), and throughput with 8 concurrent client loops.
+# Launch cost of one sandboxed `true` (issue 12), in ONE interleaved hyperfine run:
+#   bare         `true`
+#   cold         `cordon run --no-server -- true`        (the helper is executed)
+#   template     `cordon run -- true` through `cordon serve` (forked from a prepared template)
+#   server       the same through `cordon serve --no-templates` (per-command helper forked)
+#   bwrap-net    bubblewrap, user+pid+ipc+net namespaces, ro root, /tmp, workspace bound
+#   bwrap        the same without a net namespace
+#   nono         `nono run --allow WS -- true`             (cargo install nono-cli)
+#   srt          `srt true`                                (npm @anthropic-ai/sandbox-runtime)
+#   codex        `codex sandbox -- true`                   (npm @openai/codex, its native binary)
+# plus the per-call latency of `cordon mcp`'s exec_command ["true"] (Python MCP client, in
+# .ci-venv), peak RSS (GNU time, median of 15) and throughput with 8 concurrent client loops.
+# Every row runs in the same workspace: a directory outside any git repository (a git
+# repository's .git/config copy is per command, so it takes the "server" path).
 #
 # Usage: bench/launch.sh [RUNS] [LOOP_COMMANDS]   (defaults 200, 25 per loop).
+# Peers are installed under $PEERS (default /var/tmp/cordon-bench-peers) when missing;
+# NONO_INSTALL=1 also tries `cargo install nono-cli` (bounded to 10 minutes).
 # Machines here are shared and noisy: compare the ratios within one run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+ROOT="$PWD"
 RUNS="${1:-200}"
 PER_LOOP="${2:-25}"
+PEERS="${PEERS:-/var/tmp/cordon-bench-peers}"
 
 missing=()
 command -v hyperfine >/dev/null || missing+=(hyperfine)
 command -v bwrap >/dev/null || missing+=(bubblewrap)
 [ -x /usr/bin/time ] || missing+=(time)
 command -v jq >/dev/null || missing+=(jq)
+command -v rg >/dev/null || missing+=(ripgrep) # srt needs rg and socat
+command -v socat >/dev/null || missing+=(socat)
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+if [ ! -x "$PEERS/node_modules/.bin/srt" ] || [ ! -x "$PEERS/node_modules/.bin/codex" ]; then
+  mkdir -p "$PEERS"
+  npm install -s --no-audit --no-fund --prefix "$PEERS" @anthropic-ai/sandbox-runtime @openai/codex \
+    >/dev/null 2>&1 || true
+fi
+if ! command -v nono >/dev/null && [ "${NONO_INSTALL:-0}" = 1 ]; then
+  timeout 600 cargo install -q --locked nono-cli >/dev/null 2>&1 || true
+fi
 
 cargo build --release -q -p cordon --bin cordon
-CORDON="$PWD/target/release/cordon"
+CORDON="$ROOT/target/release/cordon"
 WORK="$(mktemp -d /var/tmp/cordon-launch.XXXXXX)"
+WS="$WORK/ws"
+mkdir -p "$WS" "$WORK/run" "$WORK/run2"
+chmod 700 "$WORK/run" "$WORK/run2"
 export CORDON_SERVE_SOCKET="$WORK/run/serve.sock"
+PLAIN_SOCKET="$WORK/run2/serve.sock"
 "$CORDON" serve --socket "$CORDON_SERVE_SOCKET" 2>/dev/null &
 SERVER=$!
-trap 'kill $SERVER 2>/dev/null; rm -rf "$WORK"' EXIT
-cd "$WORK" && git init -q .
-for _ in $(seq 100); do [ -S "$CORDON_SERVE_SOCKET" ] && break; sleep 0.05; done
-"$CORDON" run --json -- true 2>&1 | grep -q '"launch":"server"' || { echo "server path not taken" >&2; exit 1; }
+"$CORDON" serve --no-templates --socket "$PLAIN_SOCKET" 2>/dev/null &
+SERVER2=$!
+trap 'kill $SERVER $SERVER2 2>/dev/null; rm -rf "$WORK"' EXIT
+cd "$WS"
+for _ in $(seq 100); do [ -S "$CORDON_SERVE_SOCKET" ] && [ -S "$PLAIN_SOCKET" ] && break; sleep 0.05; done
+launch_of() { "$@" 2>&1 >/dev/null | grep -o '"launch":"[a-z]*"' | tail -1; }
+# Twice: the first run creates the cache layers' directories, which changes the plan.
+launch_of "$CORDON" run --json -- true >/dev/null
+[ "$(launch_of "$CORDON" run --json -- true)" = '"launch":"template"' ] ||
+  { echo "template path not taken" >&2; exit 1; }
+[ "$(launch_of env CORDON_SERVE_SOCKET="$PLAIN_SOCKET" "$CORDON" run --json -- true)" = '"launch":"server"' ] ||
+  { echo "server path not taken" >&2; exit 1; }
 
 BWRAP=(bwrap --unshare-user --unshare-pid --unshare-ipc --die-with-parent
-       --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --bind "$WORK" "$WORK" --chdir "$WORK")
+       --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --bind "$WS" "$WS" --chdir "$WS")
+CODEX_BIN="$(find "$PEERS/node_modules/@openai" -path '*/bin/codex' -type f 2>/dev/null | head -1)"
 
 declare -A CMD=(
   [bare]="true"
   [cold]="$CORDON run --no-server -- true"
-  [server]="$CORDON run -- true"
+  [template]="$CORDON run -- true"
+  [server]="env CORDON_SERVE_SOCKET=$PLAIN_SOCKET $CORDON run -- true"
   [bwrap-net]="${BWRAP[*]} --unshare-net true"
   [bwrap]="${BWRAP[*]} true"
 )
-ORDER=(bare cold server bwrap-net bwrap)
+ORDER=(bare cold template server bwrap-net bwrap)
+NOT_INSTALLED=()
+peer() { # name, probe command..., then the command string in PEER_CMD
+  local name=$1; shift
+  if "$@" >/dev/null 2>&1; then CMD[$name]="$PEER_CMD"; ORDER+=("$name"); else NOT_INSTALLED+=("$name"); fi
+}
+PEER_CMD="nono run --allow $WS -- true"; peer nono nono run --allow "$WS" -- true
+PEER_CMD="$PEERS/node_modules/.bin/srt true"; peer srt "$PEERS/node_modules/.bin/srt" true
+PEER_CMD="$CODEX_BIN sandbox -- true"; peer codex "${CODEX_BIN:-/nonexistent}" sandbox -- true
 
+# cordon and bwrap rows: RUNS each; the peers (hundreds of ms to seconds per command):
+# PEER_RUNS each, in a second run.
 args=()
-for n in "${ORDER[@]}"; do args+=(-n "$n" "${CMD[$n]}"); done
-hyperfine -N --warmup 20 --runs "$RUNS" --export-json "$WORK/h.json" "${args[@]}" >/dev/null
+for n in "${ORDER[@]:0:6}"; do args+=(-n "$n" "${CMD[$n]}"); done
+hyperfine -N --warmup 10 --runs "$RUNS" --export-json "$WORK/h1.json" "${args[@]}" >/dev/null 2>&1
+args=()
+for n in "${ORDER[@]:6}"; do args+=(-n "$n" "${CMD[$n]}"); done
+if [ ${#args[@]} -gt 0 ]; then
+  hyperfine -N --warmup 2 --runs "${PEER_RUNS:-20}" --export-json "$WORK/h2.json" "${args[@]}" >/dev/null 2>&1
+else
+  echo '{"results": []}' > "$WORK/h2.json"
+fi
+jq -s '{results: (.[0].results + .[1].results)}' "$WORK/h1.json" "$WORK/h2.json" > "$WORK/h.json"
 
 rss() { /usr/bin/time -f '%M' "$@" 2>&1 >/dev/null | tail -1; }
-median_rss() { for _ in $(seq 15); do rss "$@"; done | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+median_rss() { for _ in $(seq "${REPS:-15}"); do rss "$@"; done | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-# Throughput: 8 concurrent loops of PER_LOOP commands each; commands per second.
+# Throughput: 8 concurrent loops of PER_LOOP commands each (2 for the peers); commands
+# per second.
 throughput() {
-  local start end
+  local start end per=$2
   start=$(date +%s.%N)
   for _ in $(seq 8); do
-    ( for _ in $(seq "$PER_LOOP"); do $1 >/dev/null 2>&1; done ) &
+    ( for _ in $(seq "$per"); do $1 >/dev/null 2>&1; done ) &
   done
   wait
   end=$(date +%s.%N)
-  echo "$start $end" | awk -v n=$((8 * PER_LOOP)) '{printf "%.0f", n / ($2 - $1)}'
+  echo "$start $end" | awk -v n=$((8 * per)) '{printf "%.0f", n / ($2 - $1)}'
 }
 
 printf '%-10s %10s %10s %10s %12s\n' what median p95 'peak RSS' '8-loop cmd/s'
+i=0
 for n in "${ORDER[@]}"; do
+  per=$PER_LOOP; reps=15
+  if [ $i -ge 6 ]; then per=2; reps=3; fi
+  i=$((i + 1))
   # shellcheck disable=SC2086
-  r=$(median_rss ${CMD[$n]})
+  r=$(REPS=$reps median_rss ${CMD[$n]})
   # shellcheck disable=SC2086
-  t=$(throughput "${CMD[$n]}")
+  t=$(throughput "${CMD[$n]}" "$per")
   jq -r --arg n "$n" --arg r "$r" --arg t "$t" '
     .results[] | select(.command == $n) |
     (.times | sort) as $s |
     "\($n)\t\(.median*1000*100|round/100) ms\t\($s[(($s|length)*0.95|floor)]*1000*100|round/100) ms\t\($r) KiB\t\($t)"
   ' "$WORK/h.json" | awk -F'\t' '{printf "%-10s %10s %10s %10s %12s\n", $1, $2, $3, $4, $5}'
 done
+
+# `cordon mcp`: per-call latency of exec_command ["true"] from the Python MCP client.
+PY="$ROOT/.ci-venv/bin/python"
+if [ -x "$PY" ] && "$PY" -c 'import mcp' 2>/dev/null; then
+  "$PY" "$ROOT/bench/mcp_latency.py" "$CORDON" "$RUNS" | awk '{printf "%-10s %10s %10s %10s %12s\n", $1, $2" ms", $3" ms", "-", "-"}'
+else
+  echo "mcp        not measured (no .ci-venv with the mcp package; .ci/run creates it)"
+fi
+for n in "${NOT_INSTALLED[@]}"; do printf '%-10s not installed\n' "$n"; done
+
 jq -r '
   (.results | map({(.command): .median}) | add) as $m |
   "",
-  "cold/bwrap-net median ratio:   \(($m.cold/$m["bwrap-net"])*100|round/100)",
-  "server/bwrap-net median ratio: \(($m.server/$m["bwrap-net"])*100|round/100)"
+  "cold/bwrap-net median ratio:     \(($m.cold/$m["bwrap-net"])*100|round/100)",
+  "template/bwrap-net median ratio: \(($m.template/$m["bwrap-net"])*100|round/100)",
+  "server/bwrap-net median ratio:   \(($m.server/$m["bwrap-net"])*100|round/100)"
 ' "$WORK/h.json"

@@ -74,6 +74,10 @@ pub struct ServeArgs {
     /// Print the socket path and exit.
     #[arg(long)]
     pub print_socket: bool,
+    /// Fork the per-command helper for every command instead of forking from prepared
+    /// sandbox templates (slower; for comparison).
+    #[arg(long)]
+    pub no_templates: bool,
 }
 
 /// `cordon mcp`.

@@ -14,7 +14,12 @@ use support::{sandbox_available, text, CORDON};
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Launch {
     Cold,
+    /// Through the server, in the git project: the `.git/config` copy is per command, so
+    /// the server forks its per-command helper.
     Server,
+    /// Through the server, in a directory outside any repository: forked from a prepared
+    /// template.
+    Template,
 }
 
 impl Launch {
@@ -22,6 +27,7 @@ impl Launch {
         match self {
             Launch::Cold => "cold",
             Launch::Server => "server",
+            Launch::Template => "template",
         }
     }
 }
@@ -31,6 +37,8 @@ impl Launch {
 struct Project {
     p: support::Project,
     dir: PathBuf,
+    /// A workspace outside any repository (the template path).
+    plain: PathBuf,
     home: PathBuf,
     server: Child,
 }
@@ -47,13 +55,21 @@ impl Project {
         self.p.root.path().join("run").join("serve.sock")
     }
 
+    /// The workspace the commands of `launch` run in.
+    fn dir(&self, launch: Launch) -> &Path {
+        match launch {
+            Launch::Template => &self.plain,
+            _ => &self.dir,
+        }
+    }
+
     fn cordon(&self, launch: Launch, args: &[&str]) -> Command {
         let mut all = vec!["run", "--json"];
         if launch == Launch::Cold {
             all.push("--no-server");
         }
         all.extend_from_slice(args);
-        let mut c = self.p.cordon(&all);
+        let mut c = self.p.cordon_in(self.dir(launch), &all);
         c.env("CORDON_SERVE_SOCKET", self.socket());
         c
     }
@@ -80,8 +96,11 @@ fn project() -> Project {
     std::fs::create_dir_all(p.home.join(".ssh")).unwrap();
     std::fs::write(p.home.join(".ssh/id_rsa"), "PRIVATE KEY MATERIAL\n").unwrap();
     let server = spawn_server(&p.root.path().join("run").join("serve.sock"));
+    let plain = p.root.path().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
     Project {
         dir: p.dir.clone(),
+        plain,
         home: p.home.clone(),
         p,
         server,
@@ -119,6 +138,7 @@ fn last_json(stderr: &[u8]) -> serde_json::Value {
 }
 
 const BOTH: [Launch; 2] = [Launch::Cold, Launch::Server];
+const ALL: [Launch; 3] = [Launch::Cold, Launch::Server, Launch::Template];
 
 /// R-L1: writing outside the project fails; inside works.
 #[test]
@@ -127,7 +147,7 @@ fn write_outside_fails_inside_works_on_both_paths() {
         return;
     }
     let p = project();
-    for l in BOTH {
+    for l in ALL {
         let outside = p.home.join(format!("outside-{}.txt", l.name()));
         let o = p.sh(l, &format!("echo x > {}", outside.display()));
         assert_ne!(o.status.code(), Some(0), "{l:?}");
@@ -135,7 +155,7 @@ fn write_outside_fails_inside_works_on_both_paths() {
         let inside = format!("inside-{}.txt", l.name());
         let o = p.sh(l, &format!("echo x > {inside}"));
         assert_eq!(o.status.code(), Some(0), "{l:?}: {}", text(&o.stderr));
-        assert!(p.dir.join(&inside).exists(), "{l:?}");
+        assert!(p.dir(l).join(&inside).exists(), "{l:?}");
     }
 }
 
@@ -146,7 +166,7 @@ fn secret_read_fails_on_both_paths() {
         return;
     }
     let p = project();
-    for l in BOTH {
+    for l in ALL {
         let o = p.sh(l, "cat ~/.ssh/id_rsa; echo DONE");
         let so = text(&o.stdout);
         assert!(so.contains("DONE"), "{l:?}: stdout is passed through: {so}");
@@ -163,7 +183,7 @@ fn network_is_private_on_both_paths() {
     let p = project();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
-    for l in BOTH {
+    for l in ALL {
         let o = p.sh(
             l,
             &format!(
@@ -217,7 +237,7 @@ fn exit_codes_on_both_paths() {
         return;
     }
     let p = project();
-    for l in BOTH {
+    for l in ALL {
         let o = p.sh(l, "echo oops >&2; exit 7");
         assert_eq!(o.status.code(), Some(7), "{l:?}");
         assert!(text(&o.stderr).contains("oops"), "{l:?}");
@@ -237,8 +257,8 @@ fn timeout_kills_the_tree_on_both_paths() {
         return;
     }
     let p = project();
-    for l in BOTH {
-        let marker = p.dir.join(format!("late-{}", l.name()));
+    for l in ALL {
+        let marker = p.dir(l).join(format!("late-{}", l.name()));
         let start = Instant::now();
         let o = p
             .cordon(
@@ -257,6 +277,7 @@ fn timeout_kills_the_tree_on_both_paths() {
         assert!(start.elapsed() < Duration::from_secs(2), "{l:?}");
         let v = last_json(&o.stderr);
         assert_eq!(v["outcome"].as_str(), Some("timed-out"), "{l:?}: {v}");
+        assert_eq!(v["launch"].as_str(), Some(l.name()), "{l:?}: {v}");
         std::thread::sleep(Duration::from_millis(2200));
         assert!(!marker.exists(), "{l:?}: the tree outlived the timeout");
     }
@@ -323,8 +344,8 @@ fn the_report_is_the_same_on_both_paths() {
     }
     let p = project();
     let mut seen = Vec::new();
-    for l in BOTH {
-        let o = p.sh(l, "touch /usr/cordon-serve-probe; exit 1");
+    for l in ALL {
+        let o = p.sh(l, PROBE);
         let v = last_json(&o.stderr);
         let applied = v["applied"].as_array().cloned().unwrap_or_default();
         assert!(applied.len() >= 5, "{l:?}: {v}");
@@ -339,4 +360,195 @@ fn the_report_is_the_same_on_both_paths() {
         seen.push((applied, records[0]["path"].clone()));
     }
     assert_eq!(seen[0], seen[1]);
+    // The template's workspace is another directory: compare with a cold run there.
+    let o =
+        p.p.cordon_in(
+            &p.plain,
+            &["run", "--json", "--no-server", "--", "sh", "-c", PROBE],
+        )
+        .output()
+        .unwrap();
+    let v = last_json(&o.stderr);
+    assert_eq!(v["launch"], "cold");
+    let applied = v["applied"].as_array().cloned().unwrap_or_default();
+    let record = v["denials"]["records"][0]["path"].clone();
+    assert_eq!((applied, record), seen[2]);
+}
+
+const PROBE: &str = "touch /usr/cordon-serve-probe; exit 1";
+
+/// The fake server a sandboxed command plants: binds `argv[1]` (in a 0700 directory it
+/// makes), logs each request to `argv[2]`, and answers as a server would (a pid, status
+/// 0) without running anything.
+const PLANTED_SERVER: &str = r#"
+import os, socket, sys
+sock, log = sys.argv[1], sys.argv[2]
+os.mkdir(os.path.dirname(sock), 0o700)
+s = socket.socket(socket.AF_UNIX)
+s.bind(sock)
+s.listen(8)
+open(log, "w").write("LISTENING\n")
+while True:
+    c, _ = s.accept()
+    c.settimeout(2)
+    try:
+        data = c.recv(65536)
+    except Exception:
+        data = b""
+    if data:
+        open(log, "a").write("REQUEST " + data.decode(errors="replace") + "\n")
+        c.sendall(b'{"pid":1}\n{"status":0}\n')
+    c.close()
+"#;
+
+/// A same-uid listener planted by a sandboxed command (in a private directory it made,
+/// where the client looks for the server) is not trusted: the client sends it nothing and
+/// runs the command on the cold path. Without the client's check of the server process
+/// (namespaces, confinement) the request — descriptors included — went to the fake, which
+/// answered "status 0" for a command that never ran.
+#[test]
+fn client_does_not_trust_a_planted_listener() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let sock = p.dir.join("planted").join("serve.sock");
+    let log = p.dir.join("planted.log");
+    let mut fake =
+        p.p.cordon(&["run", "--no-server", "--", "python3", "-c", PLANTED_SERVER])
+            .arg(&sock)
+            .arg(&log)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+    let start = Instant::now();
+    while !std::fs::read_to_string(&log).is_ok_and(|l| l.contains("LISTENING")) {
+        if start.elapsed() > Duration::from_secs(20) {
+            let _ = fake.kill();
+            panic!("the planted listener did not start");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let marker = p.dir.join("ran-for-real");
+    let o = p
+        .cordon(
+            Launch::Server,
+            &["--", "sh", "-c", "echo yes > ran-for-real"],
+        )
+        .env("CORDON_SERVE_SOCKET", &sock)
+        .output()
+        .unwrap();
+    let _ = fake.kill();
+    let _ = fake.wait();
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        !logged.contains("REQUEST"),
+        "the planted listener got a request: {logged}"
+    );
+    assert_eq!(
+        last_json(&o.stderr)["launch"].as_str(),
+        Some("cold"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(marker.exists(), "the command did not run");
+    assert!(
+        text(&o.stderr).contains("not using the server"),
+        "the refusal is named: {}",
+        text(&o.stderr)
+    );
+}
+
+/// The twin: the real server, in a private directory of ours, is trusted (the server path
+/// is taken) — and a socket directory that is not private is not.
+#[test]
+fn client_trusts_the_real_server_only_in_a_private_directory() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let o = p.sh(Launch::Server, "true");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    use std::os::unix::fs::PermissionsExt;
+    let dir = p.socket().parent().unwrap().to_path_buf();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = p.cordon(Launch::Server, &["--", "true"]).output().unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(last_json(&o.stderr)["launch"].as_str(), Some("cold"));
+    assert!(text(&o.stderr).contains("not a private directory"));
+}
+
+/// A template never carries one command's state into the next: files in `/tmp` and
+/// `/dev/shm`, a process left running, a pty — the second command forked from the same
+/// template sees none of them (each gets fresh `/tmp`, `/dev/shm`, `/dev/pts`, `/proc` and
+/// pid namespace, as on the cold path). The twin: both run, and a file written in the
+/// workspace does persist (it is the host's).
+#[test]
+fn template_carries_no_state_between_commands() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    // The first run creates host directories the mount plan names (cache layers), which
+    // changes the plan: the next two commands share one template.
+    p.sh(Launch::Template, "true");
+    let o = p.sh(
+        Launch::Template,
+        "echo a > /tmp/left; echo b > /dev/shm/left; echo c > kept; \
+         python3 -c 'import os; os.openpty(); print(\"PTY_OK\")'; \
+         (sleep 30 &) ; echo FIRST_OK",
+    );
+    let so = text(&o.stdout);
+    assert!(
+        so.contains("FIRST_OK") && so.contains("PTY_OK"),
+        "{so} {}",
+        text(&o.stderr)
+    );
+    let o = p.sh(
+        Launch::Template,
+        "ls /tmp /dev/shm /dev/pts; echo COMMS $(cat /proc/[0-9]*/comm | tr '\\n' ' '); \
+         echo KEPT_$(cat kept)",
+    );
+    let so = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{so} {}", text(&o.stderr));
+    assert!(!so.contains("left"), "state carried over: {so}");
+    assert!(
+        !so.lines().any(|l| l.trim() == "0"),
+        "a pty carried over: {so}"
+    );
+    let comms = so
+        .lines()
+        .find_map(|l| l.strip_prefix("COMMS "))
+        .unwrap_or_default();
+    assert!(comms.contains("sh"), "{so}");
+    assert!(
+        !comms.contains("sleep"),
+        "a process of another command is visible: {so}"
+    );
+    assert!(so.contains("KEPT_c"), "the workspace write persists: {so}");
+}
+
+/// A template follows the host: when the workspace directory is replaced (same path, new
+/// directory), the next command gets a new template whose bind is the new directory — a
+/// stale one would write into the deleted directory (lost, or another tree's).
+#[test]
+fn template_follows_a_replaced_workspace() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    p.sh(Launch::Template, "true");
+    let o = p.sh(Launch::Template, "echo x > before");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(p.plain.join("before").exists());
+    std::fs::remove_dir_all(&p.plain).unwrap();
+    std::fs::create_dir(&p.plain).unwrap();
+    let o = p.sh(Launch::Template, "echo x > after");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        p.plain.join("after").exists(),
+        "the write went to the old directory"
+    );
 }

@@ -384,10 +384,27 @@ fn print_report(r: &AppliedReport) {
 
 /// See [`super::helper_main`].
 pub(crate) fn main(args: Vec<OsString>) -> i32 {
-    match start(args) {
+    main_with(args, None)
+}
+
+/// [`main`] forked from a prepared template of `cordon serve` ([`super::template`]): the
+/// same steps, except that the mount namespace (and the user namespace owning it) is the
+/// template's, with its root already built; the command still gets its own pid, ipc and
+/// network namespaces, fresh `/tmp`, `/proc`, `/dev/shm`, `/dev/pts`, Landlock, seccomp and
+/// report. A payload whose mount plan is not the template's is refused (125).
+pub(crate) fn main_prepared(args: Vec<OsString>, prepared: &super::template::Prepared) -> i32 {
+    main_with(args, Some(prepared))
+}
+
+fn main_with(args: Vec<OsString>, prepared: Option<&super::template::Prepared>) -> i32 {
+    match start(args, prepared.map(|p| p.features.clone())) {
         Ok((payload, args, reporter, features)) => {
             let mut reporter = reporter;
-            match run(&payload, &args, features, &mut reporter, None) {
+            let ran = match prepared {
+                Some(p) => run_prepared(&payload, &args, features, &mut reporter, p),
+                None => run(&payload, &args, features, &mut reporter, None),
+            };
+            match ran {
                 Ok(code) => code,
                 Err(e) => {
                     if !matches!(e, HelperError::ParentGone) {
@@ -404,8 +421,9 @@ pub(crate) fn main(args: Vec<OsString>) -> i32 {
 type Started = (HelperPayload, HelperArgs, Reporter, LinuxFeatures);
 
 /// Everything before the rung is chosen: parent-death signal, inherited descriptors,
-/// stdio check, arguments, report descriptor, payload, features.
-fn start(args: Vec<OsString>) -> Result<Started, HelperError> {
+/// stdio check, arguments, report descriptor, payload, features (probed, or the
+/// template's: `known`).
+fn start(args: Vec<OsString>, known: Option<LinuxFeatures>) -> Result<Started, HelperError> {
     match die_with_parent() {
         Ok(true) => {}
         Ok(false) => return Err(HelperError::ParentGone), // cordon is gone
@@ -439,7 +457,7 @@ fn start(args: Vec<OsString>) -> Result<Started, HelperError> {
     let payload =
         HelperPayload::decode(&encoded).map_err(|e| HelperError::Message(e.to_string()))?;
     drop(encoded);
-    let mut features = probe_fast();
+    let mut features = known.unwrap_or_else(probe_fast);
     features.disable_by(
         &payload.disabled_layers,
         "the caller (payload disabled_layers)",
@@ -460,9 +478,27 @@ fn run(
 ) -> Result<i32, HelperError> {
     let plan = plan(&payload.profile, &features)?;
     match plan.rung {
-        Rung::Namespaces => run_namespaces(payload, args, &plan, features, reporter),
+        Rung::Namespaces => run_namespaces(payload, args, &plan, features, reporter, None),
         Rung::LandlockOnly => run_landlock_only(payload, args, &plan, reporter, fell_back),
     }
+}
+
+/// [`run`] from a template: rung 1 only, and only for the template's mount plan.
+fn run_prepared(
+    payload: &HelperPayload,
+    args: &HelperArgs,
+    features: LinuxFeatures,
+    reporter: &mut Reporter,
+    prepared: &super::template::Prepared,
+) -> Result<i32, HelperError> {
+    let plan = plan(&payload.profile, &features)?;
+    super::template::check_fits(payload, &plan, prepared).map_err(|why| {
+        HelperError::Message(format!(
+            "refusing to run unconfined: cordon serve: this command does not fit the \
+             prepared template: {why}"
+        ))
+    })?;
+    run_namespaces(payload, args, &plan, features, reporter, Some(prepared))
 }
 
 /// What the process that applies the layers tells the helper on the status pipe.
@@ -777,14 +813,23 @@ fn run_namespaces(
     plan: &LinuxPlan,
     mut features: LinuxFeatures,
     reporter: &mut Reporter,
+    prepared: Option<&super::template::Prepared>,
 ) -> Result<i32, HelperError> {
     let profile = &payload.profile;
     let limits = super::limits::resolve(profile).map_err(HelperError::Message)?;
-    let mut layout = mounts::layout_for(profile);
-    super::limits::size_tmpfs(&mut layout, limits.tmpfs_bytes);
-    // Missing writable grants created; placeholders are permanent (`mounts::Placeholder`).
-    mounts::prepare_host(&layout)
-        .map_err(|e| HelperError::Message(format!("refusing to run unconfined: {e}")))?;
+    let layout = match prepared {
+        // The template built this plan (and prepared the host for it) once.
+        Some(p) => p.layout.clone(),
+        None => {
+            let mut layout = mounts::layout_for(profile);
+            super::limits::size_tmpfs(&mut layout, limits.tmpfs_bytes);
+            // Missing writable grants created; placeholders are permanent
+            // (`mounts::Placeholder`).
+            mounts::prepare_host(&layout)
+                .map_err(|e| HelperError::Message(format!("refusing to run unconfined: {e}")))?;
+            layout
+        }
+    };
     // Everything the child needs is prepared before the clone.
     let env = child_env(payload, Rung::Namespaces);
     let spec = CommandSpec::new(&args.argv, &env).map_err(HelperError::Usage)?;
@@ -800,7 +845,11 @@ fn run_namespaces(
     process::block_signals();
     // R-H5: the helper joins the run's cgroup (if the host gives one) before the clone, so
     // everything in the sandbox inherits it; it leaves and removes it on every way out.
-    let cgroup = super::limits::Cgroup::create(&limits);
+    // From a template it joined the one its server-side handler made (and removes).
+    let cgroup = match prepared {
+        Some(p) => p.take_cgroup(),
+        None => super::limits::Cgroup::create(&limits),
+    };
     let leave = |cg: &Option<super::limits::Cgroup>| {
         if let Some(c) = cg {
             c.remove();
@@ -808,13 +857,18 @@ fn run_namespaces(
     };
     let mut flags =
         libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
+    if prepared.is_some() {
+        // Already in the template's user namespace (with its capabilities): the new mount
+        // namespace is a copy of the template's built root.
+        flags &= !libc::CLONE_NEWUSER;
+    }
     if plan.net_namespace {
         flags |= libc::CLONE_NEWNET;
     }
     // SAFETY: the helper is single-threaded (no thread is ever started in it).
     let pid = match unsafe { sys::clone_fork(flags as libc::c_ulong) } {
         Ok(p) => p,
-        Err(e) if is_userns_refusal(&e) => {
+        Err(e) if prepared.is_none() && is_userns_refusal(&e) => {
             // The sysctls allowed it but something else (seccomp of a container, an
             // LSM) did not: learn it and try the next rung (or refuse).
             leave(&cgroup);
@@ -851,6 +905,7 @@ fn run_namespaces(
             git_result: git_result
                 .as_ref()
                 .and_then(|f| sys::dup_cloexec(f.as_raw_fd()).ok()),
+            prepared,
         };
         (ctx.proxy_sock, ctx.local_socks) = init_sockets(proxy_sock.as_mut(), plan);
         become_init(ctx);
@@ -864,7 +919,7 @@ fn run_namespaces(
     match read_status(&status_r) {
         Some(SetupStatus::Applied(r)) => reporter.deliver(&r),
         Some(SetupStatus::NotRun(why)) => reporter.not_run(why),
-        Some(SetupStatus::UsernsUnusable(why)) => {
+        Some(SetupStatus::UsernsUnusable(why)) if prepared.is_none() => {
             // Init exits at once; reap it, then take the next rung (or refuse).
             let mut st = 0;
             // SAFETY: `st` is a valid int; `pid` is our child.
@@ -874,6 +929,7 @@ fn run_namespaces(
             features.user_namespaces = Availability::Unavailable(why.clone());
             return run(payload, args, features, reporter, Some(why));
         }
+        Some(SetupStatus::UsernsUnusable(why)) => reporter.not_run(why),
         None => {} // init failed and said why; its exit code (125) follows
     }
     // The proxy lives exactly as long as the command's tree: until init is reaped.
@@ -1038,6 +1094,9 @@ struct InitContext<'a> {
     /// The memory file init reports the `.git/config` copies into after the command
     /// ([`super::git_config_broker::report`]); the helper merges them.
     git_result: Option<OwnedFd>,
+    /// Forked from a `cordon serve` template: the identity is mapped and the root built
+    /// already; only the per-command places are mounted afresh.
+    prepared: Option<&'a super::template::Prepared>,
 }
 
 impl InitContext<'_> {
@@ -1127,6 +1186,9 @@ fn enter_namespaces(ctx: &mut InitContext<'_>) -> Result<(), HelperError> {
         return Err(HelperError::ParentGone); // nobody to run the command for
     }
     process::install_init_handlers();
+    if ctx.prepared.is_some() {
+        return Ok(()); // the template's user namespace is mapped already
+    }
     let maps: [(&std::ffi::CStr, String); 3] = [
         (c"/proc/self/setgroups", "deny".to_string()),
         (c"/proc/self/uid_map", format!("{0} {0} 1\n", ctx.uid)),
@@ -1189,6 +1251,11 @@ fn pin_host_endpoints(ctx: &InitContext<'_>) -> Result<HostEndpoints, HelperErro
 /// The mount plan applied ([`mounts::build`]). A refused fresh `/proc` means this host
 /// cannot give rung 1 (reported as a fallback, not a failure).
 fn build_root(ctx: &InitContext<'_>) -> Result<mounts::Built, HelperError> {
+    if let Some(p) = ctx.prepared {
+        mounts::refresh_per_command(ctx.layout)
+            .map_err(|e| HelperError::setup("per-command mounts of the template", e))?;
+        return Ok(p.built());
+    }
     match mounts::build(ctx.layout) {
         Ok(b) => Ok(b),
         Err(e) if is_proc_refusal(&e) => {

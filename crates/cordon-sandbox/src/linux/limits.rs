@@ -138,14 +138,14 @@ pub fn apply_rlimits(r: &ResolvedLimits, own_user_namespace: bool) -> Result<Vec
 }
 
 /// One cgroup directory of ours and the directory to move back to.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 struct Dir {
     path: PathBuf,
     home: PathBuf,
 }
 
 /// The cgroup(s) created for one run.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Cgroup {
     dirs: Vec<Dir>,
     /// Files whose `max N` / `oom_kill N` counters say a limit was hit.
@@ -324,6 +324,41 @@ impl Cgroup {
         PIDS_BY_CGROUP.store(cg.pids_events.is_some(), Ordering::Relaxed);
         MEMORY_BY_CGROUP.store(cg.memory_events.is_some(), Ordering::Relaxed);
         Some(cg)
+    }
+
+    /// Template launches (`cordon serve`): each `cgroup.procs` of this run, opened for
+    /// writing here, on the host, by the process that created the cgroup — for a process
+    /// inside a template (where `/sys/fs/cgroup` is read-only) to join with [`Cgroup::join`].
+    pub(crate) fn procs_files(&self) -> std::io::Result<Vec<OwnedFd>> {
+        self.dirs
+            .iter()
+            .map(|d| {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(d.path.join("cgroup.procs"))
+                    .map(OwnedFd::from)
+            })
+            .collect()
+    }
+
+    /// Joins the cgroup described by `self` (made by another process) through the
+    /// `cgroup.procs` descriptors it opened ([`Cgroup::procs_files`]), one per directory, and
+    /// records how the limits are enforced, as [`Cgroup::create`] does.
+    ///
+    /// Errors: a descriptor is missing or the write failed (the caller refuses to run).
+    pub(crate) fn join(self, procs: &[OwnedFd]) -> std::io::Result<Cgroup> {
+        if procs.len() != self.dirs.len() {
+            return Err(std::io::Error::other(
+                "one cgroup.procs descriptor per cgroup",
+            ));
+        }
+        for fd in procs {
+            let mut f = std::fs::File::from(sys::dup_cloexec(fd.as_raw_fd())?);
+            f.write_all(b"0\n")?;
+        }
+        PIDS_BY_CGROUP.store(self.pids_events.is_some(), Ordering::Relaxed);
+        MEMORY_BY_CGROUP.store(self.memory_events.is_some(), Ordering::Relaxed);
+        Ok(self)
     }
 
     /// Moves this process back where it came from and removes the directories (empty by

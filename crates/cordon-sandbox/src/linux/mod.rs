@@ -35,6 +35,7 @@ mod relay;
 mod seccomp_filter;
 pub mod server;
 mod sys;
+mod template;
 mod unix_guard;
 
 pub use caches::{probe_overlay, read_only_hint};
@@ -130,7 +131,7 @@ pub fn spawn_reported<T>(
     let mut cmd = build(args);
     sys::inherit_in_child(&mut cmd, w.as_raw_fd());
     let child = cmd.spawn()?;
-    server::record_path(false);
+    server::record_cold();
     drop(w);
     // Read while the helper runs (a report larger than the pipe buffer must not block it);
     // the helper closes its end once the report is written, so this ends before the
@@ -207,7 +208,6 @@ pub fn spawn_reported_server<T>(
             .map(|f| (f, f)),
     );
     let child = server::launch(conn, args, cwd, env, &fds)?;
-    server::record_path(true);
     drop(w);
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {

@@ -931,6 +931,70 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
     })
 }
 
+/// Template launches (issue 12, [`super::template`]): in a per-command mount namespace
+/// copied from a template's built root (after its pivot), mounts afresh everything one
+/// command could leave behind for the next — the private `/tmp`, this pid namespace's own
+/// `/proc` (with its read-only entries), and `/dev`'s `shm` tmpfs and `pts` instance —
+/// on top of the template's. Must run as pid 1 of the command's new pid namespace, with
+/// `CAP_SYS_ADMIN` in the template's user namespace. The template refuses layouts with
+/// other mounts beneath these places ([`per_command_places`]).
+///
+/// Errors: a mount failed, named (the caller refuses to run).
+pub fn refresh_per_command(layout: &Layout) -> io::Result<()> {
+    let mut st = BuildState {
+        old: None,
+        root: Some(sys::open_path(Path::new("/"), true)?),
+        make_ro: Vec::new(),
+        host_devpts: None,
+        notes: Vec::new(),
+        read_only_caches: Vec::new(),
+        stripped: 0,
+        warnings: Vec::new(),
+        git_configs: Vec::new(),
+    };
+    for s in &layout.steps {
+        match &s.kind {
+            StepKind::PrivateTmp { size } => apply_private_tmp(&mut st, s, size.as_deref())?,
+            StepKind::Proc => apply_proc(&mut st, s)?,
+            StepKind::Dev { shm_size } => {
+                let dev = sys::open_beneath(st.root()?, Path::new("dev"))?;
+                if let Ok(pts) = sys::new_fs(
+                    c"devpts",
+                    &[
+                        (c"newinstance", None),
+                        (c"ptmxmode", Some(c"0666")),
+                        (c"mode", Some(c"620")),
+                    ],
+                    sys::MOUNT_ATTR_NOSUID | sys::MOUNT_ATTR_NOEXEC,
+                ) {
+                    let target = sys::open_beneath(dev.as_raw_fd(), Path::new("pts"))?;
+                    sys::attach(&pts, &target).map_err(|e| ctx_err("/dev/pts", e))?;
+                }
+                let shm = new_tmpfs("1777", shm_size.as_deref(), NOSUID_NODEV)
+                    .map_err(|e| ctx_err("/dev/shm", e))?;
+                let target = sys::open_beneath(dev.as_raw_fd(), Path::new("shm"))?;
+                sys::attach(&shm, &target).map_err(|e| ctx_err("/dev/shm", e))?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The places [`refresh_per_command`] mounts afresh for each command of a template
+/// (`/tmp` only when it is private).
+pub fn per_command_places(layout: &Layout) -> Vec<&'static Path> {
+    let mut v = vec![
+        Path::new("/proc"),
+        Path::new("/dev/shm"),
+        Path::new("/dev/pts"),
+    ];
+    if layout.private_tmp() {
+        v.push(Path::new("/tmp"));
+    }
+    v
+}
+
 /// What the steps share while the root is built.
 struct BuildState {
     /// `/oldroot` (the host root) once staged.

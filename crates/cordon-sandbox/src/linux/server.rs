@@ -8,7 +8,8 @@
 //! ```text
 //! client → server  {"args": ["__sandbox-helper", …], "cwd": "/w", "env": [["K","V"],…],
 //!                   "fds": [0,1,2,5,7]}          + SCM_RIGHTS: one descriptor per "fds" entry
-//! server → client  {"pid": 1234}                  (the handler: signal it as the helper)
+//! server → client  {"pid": 1234}                  (the handler: signal it as the helper;
+//!                  or {"template": 1234}          when forked from a template)
 //! server → client  {"status": 0}                  (raw wait status of the helper)
 //! client closes the connection                    (the handler's pid stays valid until then)
 //! ```
@@ -22,17 +23,26 @@
 //!                       cwd and environment) ─ init (new user+mount+pid+ipc+net ns) ─ command
 //! ```
 //!
+//! The server reads the request itself and, when the command fits, hands it to a prepared
+//! template ([`super::template`], process tree there); otherwise:
+//!
 //! Every command still gets its own namespaces, mount plan, Landlock, seccomp and report:
 //! the helper code is the cold path's, run from a fork. What differs from the cold path:
 //! the command starts in the server's cgroup and with the server's resource limits (the
 //! profile's own limits are applied as on the cold path).
 //!
 //! Who may connect: the socket is 0600 in a 0700 directory of the user's; the peer's uid
-//! (`SO_PEERCRED`) must be the server's; and the peer must be no more confined than the
+//! (`SO_PEERCRED`, its pid pinned by `SO_PEERPIDFD` on Linux ≥ 6.5) must be the server's;
+//! and the peer must be no more confined than the
 //! server (same user, mount, network and pid namespaces, no more seccomp filters, not
 //! `no_new_privs` unless the server is): a sandboxed command must not reach an unconfined
 //! launcher. A refused peer gets its connection closed and falls back to the cold path,
 //! which nests inside its sandbox.
+//!
+//! Which server a client trusts ([`connect_trusted`]): the same checks the other way — a
+//! private directory of ours reached without following symlinks, a socket we own, and a
+//! server process of our uid in our namespaces and no more confined than the client, so a
+//! same-uid listener planted by a sandboxed command is never sent a request.
 
 use super::process;
 use super::sys;
@@ -66,6 +76,11 @@ struct Request {
     env: Vec<(String, String)>,
     /// The descriptor number each passed descriptor gets in the helper, in order.
     fds: Vec<RawFd>,
+    /// Template launches: the run's cgroup, made on the host by the server's handler, and
+    /// the descriptor numbers of its `cgroup.procs` files (among `fds`), which the helper
+    /// writes to join it before anything else.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cgroup: Option<(super::limits::Cgroup, Vec<RawFd>)>,
 }
 
 /// A message from the server.
@@ -76,6 +91,8 @@ enum Reply {
     Pid(i32),
     /// The helper's raw wait status.
     Status(i32),
+    /// Like `Pid`, for a command forked from a prepared template ([`super::template`]).
+    Template(i32),
 }
 
 /// The default socket: `$XDG_RUNTIME_DIR/cordon/serve.sock`, else
@@ -165,16 +182,31 @@ pub fn bind(path: &Path) -> io::Result<UnixListener> {
 }
 
 /// Runs the server on `listener` until a signal ends it (SIGTERM/SIGINT default action).
+/// With `templates`, eligible commands are forked from prepared templates
+/// ([`super::template`]); otherwise (and for the others) a per-command helper is forked.
 /// Single-threaded on purpose: each connection is handled in a forked process, and a
 /// fork of a single-threaded process is safe to run any code in.
 ///
 /// Errors: `accept` failed for another reason than an interruption.
-pub fn serve(listener: UnixListener) -> io::Result<()> {
-    // Handlers are reaped by the kernel.
+pub fn serve(listener: UnixListener, templates_on: bool) -> io::Result<()> {
+    // Handlers and templates are reaped by the kernel.
     // SAFETY: setting a disposition to SIG_IGN is always valid.
     unsafe { libc::signal(libc::SIGCHLD, libc::SIG_IGN) };
     let me = Confinement::of("self").unwrap_or_default();
+    let mut templates = super::template::Templates::new();
+    // Why a command did not use a template, on the server's stderr.
+    let verbose = std::env::var_os("CORDON_SERVE_VERBOSE").is_some_and(|v| v == "1");
     loop {
+        templates.expire();
+        let mut pfd = [libc::pollfd {
+            fd: listener.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }];
+        // SAFETY: `pfd` is a valid array of one pollfd.
+        if unsafe { libc::poll(pfd.as_mut_ptr(), 1, 30_000) } <= 0 {
+            continue; // idle (templates expire above) or EINTR
+        }
         let (conn, _) = match listener.accept() {
             Ok(c) => c,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -185,11 +217,37 @@ pub fn serve(listener: UnixListener) -> io::Result<()> {
             eprintln!("cordon serve: refused a client: {why}");
             continue;
         }
+        // The request is read here (bounded: an admitted client sends it at once), so
+        // the template can be chosen — and made — by the process that keeps them.
+        let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(2)));
+        let (req, fds) = match read_request(&conn).and_then(|r| check_targets(&r.0).map(|_| r)) {
+            Ok(r) => r,
+            // A liveness probe (connect and close): nothing to do.
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => continue,
+            Err(e) => {
+                eprintln!("cordon serve: {e}");
+                continue;
+            }
+        };
+        let _ = conn.set_read_timeout(None);
+        let route = if templates_on {
+            route(&mut templates, &req, &fds)
+        } else {
+            Err("templates are off (--no-templates)".to_string())
+        };
+        if let (Err(why), true) = (&route, verbose) {
+            eprintln!("cordon serve: per-command helper: {why}");
+        }
         // SAFETY: this process is single-threaded (see above).
         match unsafe { libc::fork() } {
             0 => {
                 drop(listener);
-                let code = match handle(conn) {
+                drop(templates);
+                let r = match route {
+                    Ok((ctl, limits)) => relay_to_template(conn, req, fds, ctl, &limits),
+                    Err(_) => handle_request(conn, req, fds, Launcher::Fork),
+                };
+                let code = match r {
                     Ok(()) => 0,
                     Err(e) => {
                         eprintln!("cordon serve: {e}");
@@ -202,6 +260,37 @@ pub fn serve(listener: UnixListener) -> io::Result<()> {
             _ => drop(conn),
         }
     }
+}
+
+/// The template for a request ([`super::template::Templates::route`]), when its payload
+/// comes on a descriptor; `Err`: the per-command helper.
+fn route(
+    templates: &mut super::template::Templates,
+    req: &Request,
+    fds: &[OwnedFd],
+) -> Result<(OwnedFd, cordon_policy::limits::ResolvedLimits), String> {
+    let target = req
+        .args
+        .iter()
+        .skip_while(|a| *a != "--permission-profile")
+        .nth(1)
+        .and_then(|v| v.strip_prefix(super::PAYLOAD_FROM_FD_PREFIX))
+        .and_then(|n| n.parse::<RawFd>().ok())
+        .ok_or("the payload is not on a descriptor")?;
+    let at = |t: RawFd| {
+        req.fds
+            .iter()
+            .position(|x| *x == t)
+            .map(|i| fds[i].as_raw_fd())
+    };
+    let payload = req
+        .fds
+        .iter()
+        .position(|x| *x == target)
+        .map(|i| &fds[i])
+        .ok_or("the payload descriptor was not passed")?;
+    let stdio: Vec<RawFd> = (0..3).filter_map(at).collect();
+    templates.route(payload, &stdio)
 }
 
 /// What a process's confinement looks like from outside, for [`admit`].
@@ -243,30 +332,92 @@ impl Confinement {
     }
 }
 
-/// Whether the peer of `conn` may launch through this server: same uid, and no more
-/// confined than the server (a sandboxed command must not escape through it).
-fn admit(conn: &UnixStream, me: &Confinement) -> Result<(), String> {
-    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
-    let cred = getsockopt(conn, PeerCredentials).map_err(|e| format!("SO_PEERCRED: {e}"))?;
-    // SAFETY: getuid has no preconditions.
-    if cred.uid() != unsafe { libc::getuid() } {
-        return Err(format!("uid {} is not the server's", cred.uid()));
+/// The process at the other end of a unix stream socket, pinned: its pid as this process
+/// sees it (`SO_PEERCRED`, taken at `connect`/`listen`) and, on Linux ≥ 6.5, a pidfd
+/// (`SO_PEERPIDFD`) that proves the pid still names that process after its `/proc` files
+/// are read (without it a peer that exits could have its pid reused by another process
+/// between the accept and the check: the fallback of older kernels).
+struct Peer {
+    pid: libc::pid_t,
+    uid: libc::uid_t,
+    pidfd: Option<OwnedFd>,
+}
+
+impl Peer {
+    /// The peer of `conn`. Errors: `SO_PEERCRED` failed.
+    fn of(conn: &UnixStream) -> io::Result<Peer> {
+        use nix::sys::socket::{getsockopt, sockopt::PeerCredentials, sockopt::PeerPidfd};
+        let cred = getsockopt(conn, PeerCredentials).map_err(io::Error::from)?;
+        // ENOPROTOOPT before 6.5: the pid alone (the check has a pid-reuse window there).
+        let pidfd = getsockopt(conn, PeerPidfd).ok();
+        Ok(Peer {
+            pid: cred.pid(),
+            uid: cred.uid(),
+            pidfd,
+        })
     }
-    let peer = Confinement::of(&cred.pid().to_string()).map_err(|e| format!("peer: {e}"))?;
+
+    /// The peer's confinement, read from `/proc/<pid>`, then checked to still be the
+    /// peer's: the pidfd has not signalled an exit, so the pid was not reused meanwhile.
+    ///
+    /// Errors: the pid is not visible here (0: the peer is in a pid namespace outside
+    /// ours), `/proc` unreadable, or the peer exited during the check.
+    fn confinement(&self) -> io::Result<Confinement> {
+        if self.pid <= 0 {
+            return Err(io::Error::other(
+                "its pid is not visible here (another pid namespace)",
+            ));
+        }
+        let c = Confinement::of(&self.pid.to_string())?;
+        if let Some(fd) = &self.pidfd {
+            let mut pfd = [libc::pollfd {
+                fd: fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            }];
+            // SAFETY: `pfd` is a valid array of one pollfd; timeout 0 does not block.
+            let r = unsafe { libc::poll(pfd.as_mut_ptr(), 1, 0) };
+            if r != 0 {
+                return Err(io::Error::other(format!(
+                    "pid {} exited while it was checked",
+                    self.pid
+                )));
+            }
+        }
+        Ok(c)
+    }
+}
+
+/// Why `peer` is not as free as `me`: in other namespaces, under more seccomp filters, or
+/// `no_new_privs` where `me` is not — the marks of a sandbox. Used both ways: the server
+/// admits no client more confined than itself, and a client trusts no server more
+/// confined than itself (a listener planted by a sandboxed command).
+fn more_confined(peer: &Confinement, me: &Confinement, pid: libc::pid_t) -> Option<String> {
     if peer.namespaces != me.namespaces {
-        return Err(format!(
-            "pid {} is in other namespaces (a sandbox?)",
-            cred.pid()
-        ));
+        return Some(format!("pid {pid} is in other namespaces (a sandbox?)"));
     }
     if peer.seccomp == u64::MAX || peer.seccomp > me.seccomp || peer.no_new_privs > me.no_new_privs
     {
-        return Err(format!(
-            "pid {} is confined (seccomp or no_new_privs: a sandbox?)",
-            cred.pid()
+        return Some(format!(
+            "pid {pid} is confined (seccomp or no_new_privs: a sandbox?)"
         ));
     }
-    Ok(())
+    None
+}
+
+/// Whether the peer of `conn` may launch through this server: same uid, and no more
+/// confined than the server (a sandboxed command must not escape through it).
+fn admit(conn: &UnixStream, me: &Confinement) -> Result<(), String> {
+    let peer = Peer::of(conn).map_err(|e| format!("SO_PEERCRED: {e}"))?;
+    // SAFETY: getuid has no preconditions.
+    if peer.uid != unsafe { libc::getuid() } {
+        return Err(format!("uid {} is not the server's", peer.uid));
+    }
+    let c = peer.confinement().map_err(|e| format!("peer: {e}"))?;
+    match more_confined(&c, me, peer.pid) {
+        Some(why) => Err(why),
+        None => Ok(()),
+    }
 }
 
 /// Reads one request line and the descriptors sent with it.
@@ -323,21 +474,44 @@ fn reply(conn: &UnixStream, r: &Reply) -> io::Result<()> {
     (&*conn).write_all(&line)
 }
 
-/// The handler: one connection, one helper.
-// Longer than most: one request's life in the server (admit the peer, receive descriptors,
-// fork the handler, report the pid, wait), where each failure must answer the client.
-fn handle(conn: UnixStream) -> io::Result<()> {
-    // The handler (and so the helper and the sandbox) dies with the server.
-    sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)?;
-    // SAFETY: restoring the default disposition is always valid.
-    unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
+/// How a handler starts the helper.
+#[derive(Clone, Copy)]
+enum Launcher<'a> {
+    /// Forked from the server: `helper_main`, namespaces made per command.
+    Fork,
+    /// Forked from a template ([`super::template`]): `helper::main_prepared`.
+    Template(&'a super::template::Prepared),
+}
+
+/// In a template (process P): one connection relayed by the server's handler, one helper
+/// forked from the template. Like [`handle_request`], except that the first reply carries
+/// a pidfd of P (its pid means nothing outside the template's pid namespace).
+pub(crate) fn handle_prepared(
+    conn: UnixStream,
+    prepared: &super::template::Prepared,
+) -> io::Result<()> {
     let (req, fds) = match read_request(&conn) {
         Ok(r) => r,
-        // A liveness probe (connect and close): nothing to do.
         Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(()),
         Err(e) => return Err(e),
     };
     check_targets(&req)?;
+    handle_request(conn, req, fds, Launcher::Template(prepared))
+}
+
+/// The handler: one connection, one helper.
+// Longer than most: one request's life in the server (report the pid, fork the helper,
+// forward signals, wait), where each failure must answer the client.
+fn handle_request(
+    conn: UnixStream,
+    req: Request,
+    fds: Vec<OwnedFd>,
+    launcher: Launcher<'_>,
+) -> io::Result<()> {
+    // The handler (and so the helper and the sandbox) dies with the server (or template).
+    sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)?;
+    // SAFETY: restoring the default disposition is always valid.
+    unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
     // Signals to the handler are forwarded to the helper; SIGCHLD says it exited.
     let mut sigs = process::FORWARDED.to_vec();
     sigs.push(libc::SIGCHLD);
@@ -353,8 +527,18 @@ fn handle(conn: UnixStream) -> io::Result<()> {
     let sfd = unsafe { OwnedFd::from_raw_fd(sfd) };
     // The pid first: once the client has it, the run counts as started (no fallback to
     // the cold path could run the command a second time).
-    // SAFETY: getpid has no preconditions.
-    reply(&conn, &Reply::Pid(unsafe { libc::getpid() }))?;
+    match launcher {
+        // SAFETY: getpid has no preconditions.
+        Launcher::Fork => reply(&conn, &Reply::Pid(unsafe { libc::getpid() }))?,
+        Launcher::Template(_) => {
+            let me = super::template::own_pidfd()?;
+            // SAFETY: getpid has no preconditions.
+            let mut line = serde_json::to_vec(&Reply::Template(unsafe { libc::getpid() }))
+                .map_err(io::Error::other)?;
+            line.push(b'\n');
+            send_with_fds(&conn, &line, &[me.as_raw_fd()])?;
+        }
+    }
     // SAFETY: the handler is single-threaded (forked from the single-threaded server).
     let helper = match unsafe { libc::fork() } {
         -1 => {
@@ -366,7 +550,7 @@ fn handle(conn: UnixStream) -> io::Result<()> {
         }
         0 => {
             drop(sfd);
-            let code = become_helper(req, fds, conn.as_raw_fd());
+            let code = become_helper(req, fds, conn.as_raw_fd(), launcher);
             process::exit_now(code);
         }
         pid => pid,
@@ -466,7 +650,7 @@ fn sigset(sigs: &[libc::c_int]) -> libc::sigset_t {
 /// In the forked helper process: the client's descriptors at their numbers (every other
 /// descriptor closed), its cwd and environment, default signal state; then exactly what
 /// `cordon __sandbox-helper …` would run. Returns the exit code.
-fn become_helper(req: Request, fds: Vec<OwnedFd>, conn: RawFd) -> i32 {
+fn become_helper(req: Request, fds: Vec<OwnedFd>, conn: RawFd, launcher: Launcher<'_>) -> i32 {
     let fail = |what: &str, e: io::Error| -> i32 {
         eprintln!("cordon: refusing to run unconfined: cordon serve: {what}: {e}");
         process::EXIT_SETUP
@@ -499,7 +683,11 @@ fn become_helper(req: Request, fds: Vec<OwnedFd>, conn: RawFd) -> i32 {
         from = k.saturating_add(1);
     }
     if let Err(e) = std::env::set_current_dir(&req.cwd) {
-        return fail("cwd", e);
+        // In a template the sandbox's view decides: init enters the profile's cwd (or
+        // refuses, naming it).
+        if matches!(launcher, Launcher::Fork) {
+            return fail("cwd", e);
+        }
     }
     // The process is single-threaded: nothing reads the environment concurrently.
     for (k, _) in std::env::vars_os() {
@@ -522,7 +710,216 @@ fn become_helper(req: Request, fds: Vec<OwnedFd>, conn: RawFd) -> i32 {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
     let args: Vec<OsString> = req.args.into_iter().skip(1).map(OsString::from).collect();
-    super::helper_main(args)
+    match launcher {
+        Launcher::Fork => super::helper_main(args),
+        Launcher::Template(p) => {
+            if let Some((cg, targets)) = req.cgroup {
+                // SAFETY: the targets were just put in place (dup2 above) and are owned
+                // here; they are closed right after the join.
+                let procs: Vec<OwnedFd> = targets
+                    .iter()
+                    .map(|t| unsafe { OwnedFd::from_raw_fd(*t) })
+                    .collect();
+                match cg.join(&procs) {
+                    Ok(cg) => p.set_cgroup(cg),
+                    Err(e) => return fail("joining the run's cgroup", e),
+                }
+            }
+            super::helper::main_prepared(args, p)
+        }
+    }
+}
+
+/// Closes every descriptor of this process except `keep` (in a forked child).
+pub(crate) fn close_all_but(keep: &[RawFd]) {
+    let mut keep = keep.to_vec();
+    keep.sort_unstable();
+    let mut from: RawFd = 0;
+    for k in keep.iter().copied().chain([RawFd::MAX]) {
+        if k > from {
+            close_range(from, k - 1);
+        }
+        from = k.saturating_add(1);
+    }
+}
+
+/// Sends `line` with `fds` (SCM_RIGHTS) on `conn`, then any rest of the line.
+fn send_with_fds(conn: &UnixStream, line: &[u8], fds: &[RawFd]) -> io::Result<()> {
+    use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
+    let cmsg = [ControlMessage::ScmRights(fds)];
+    let iov = [io::IoSlice::new(line)];
+    let mut sent = sendmsg::<()>(conn.as_raw_fd(), &iov, &cmsg, MsgFlags::MSG_NOSIGNAL, None)
+        .map_err(io::Error::from)?;
+    while sent < line.len() {
+        sent += (&*conn).write(&line[sent..])?;
+    }
+    Ok(())
+}
+
+/// In the server's handler (host namespaces): hands the request to a template's
+/// per-command handler P over a fresh socket pair, answers the client with this process's
+/// pid once P took it, forwards signals to P through its pidfd and relays the status.
+/// Anything failing before P answers means nothing ran: the per-command helper runs it
+/// instead.
+fn relay_to_template(
+    conn: UnixStream,
+    mut req: Request,
+    fds: Vec<OwnedFd>,
+    ctl: OwnedFd,
+    limits: &cordon_policy::limits::ResolvedLimits,
+) -> io::Result<()> {
+    sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)?;
+    // The run's cgroup, on the host (this handler joins it, as the cold helper does);
+    // the helper in the template joins it through the `cgroup.procs` descriptors.
+    let cgroup = super::limits::Cgroup::create(limits);
+    let procs = match cgroup.as_ref().map(|c| c.procs_files()).transpose() {
+        Ok(p) => p.unwrap_or_default(),
+        Err(_) => {
+            if let Some(c) = &cgroup {
+                c.remove();
+            }
+            return handle_request(conn, req, fds, Launcher::Fork);
+        }
+    };
+    let mut all: Vec<RawFd> = fds.iter().map(|f| f.as_raw_fd()).collect();
+    if let Some(c) = &cgroup {
+        let mut free = (0..MAX_TARGET_FD).rev().filter(|t| !req.fds.contains(t));
+        let targets: Vec<RawFd> = procs.iter().map_while(|_| free.next()).collect();
+        req.fds.extend(&targets);
+        all.extend(procs.iter().map(|f| f.as_raw_fd()));
+        let spec: super::limits::Cgroup =
+            serde_json::from_value(serde_json::to_value(c).map_err(io::Error::other)?)
+                .map_err(io::Error::other)?;
+        req.cgroup = Some((spec, targets));
+    }
+    let started = (|| -> io::Result<(UnixStream, OwnedFd, Vec<u8>)> {
+        let (h, w) = UnixStream::pair()?;
+        super::template::send_fd(&ctl, w.as_raw_fd())?;
+        drop(w);
+        drop(ctl);
+        let mut line = serde_json::to_vec(&req).map_err(io::Error::other)?;
+        line.push(b'\n');
+        send_with_fds(&h, &line, &all)?;
+        let mut buf = vec![0u8; 4096];
+        let (n, pidfd) = super::template::recv_fd(h.as_raw_fd(), &mut buf)?;
+        buf.truncate(n);
+        // The first line; anything after it is the start of the next (the status).
+        let end = buf.iter().position(|b| *b == b'\n').unwrap_or(buf.len());
+        let rest = buf.get(end + 1..).unwrap_or_default().to_vec();
+        match (serde_json::from_slice::<Reply>(&buf[..end]), pidfd) {
+            (Ok(Reply::Template(_)), Some(pidfd)) => Ok((h, pidfd, rest)),
+            _ => Err(io::Error::other("the template did not start the command")),
+        }
+    })();
+    drop(procs);
+    let (h, pidfd, rest) = match started {
+        Ok(s) => s,
+        Err(_) => {
+            if let Some(c) = &cgroup {
+                c.remove();
+            }
+            req.fds.truncate(fds.len());
+            req.cgroup = None;
+            return handle_request(conn, req, fds, Launcher::Fork);
+        }
+    };
+    drop(fds);
+    let set = sigset(&process::FORWARDED);
+    // SAFETY: `set` is a valid sigset_t.
+    unsafe { libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+    // SAFETY: `set` is valid; the new descriptor is owned below.
+    let sfd = unsafe { libc::signalfd(-1, &set, libc::SFD_CLOEXEC) };
+    if sfd < 0 {
+        super::template::pidfd_signal(&pidfd, libc::SIGKILL);
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: signalfd returned a new descriptor.
+    let sfd = unsafe { OwnedFd::from_raw_fd(sfd) };
+    // SAFETY: getpid has no preconditions.
+    if let Err(e) = reply(&conn, &Reply::Template(unsafe { libc::getpid() })) {
+        super::template::pidfd_signal(&pidfd, libc::SIGKILL);
+        return Err(e);
+    }
+    // Bytes already read after the first line: parse them before waiting.
+    let mut pending = !rest.is_empty();
+    let mut from_p = BufReader::new(std::io::Read::chain(
+        std::io::Cursor::new(rest),
+        h.try_clone()?,
+    ));
+    let status = loop {
+        if std::mem::take(&mut pending) {
+            let mut line = String::new();
+            if from_p.read_line(&mut line).is_ok() {
+                if let Ok(Reply::Status(s)) = serde_json::from_str::<Reply>(&line) {
+                    break s;
+                }
+            }
+        }
+        let mut pfd = [
+            libc::pollfd {
+                fd: conn.as_raw_fd(),
+                events: libc::POLLIN | libc::POLLRDHUP,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: sfd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: h.as_raw_fd(),
+                events: libc::POLLIN | libc::POLLRDHUP,
+                revents: 0,
+            },
+        ];
+        // SAFETY: `pfd` is a valid array of three pollfd.
+        if unsafe { libc::poll(pfd.as_mut_ptr(), 3, -1) } < 0 {
+            continue; // EINTR
+        }
+        if pfd[0].revents != 0 {
+            // The client hung up (or spoke out of turn): the run is over for it.
+            super::template::pidfd_signal(&pidfd, libc::SIGKILL);
+            return Ok(());
+        }
+        if pfd[1].revents != 0 {
+            // SAFETY: signalfd_siginfo is plain data.
+            let mut si: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
+            // SAFETY: reading one signalfd_siginfo into a buffer of its size.
+            let n = unsafe {
+                libc::read(
+                    sfd.as_raw_fd(),
+                    &mut si as *mut _ as *mut libc::c_void,
+                    std::mem::size_of::<libc::signalfd_siginfo>(),
+                )
+            };
+            if n > 0 {
+                super::template::pidfd_signal(&pidfd, si.ssi_signo as libc::c_int);
+            }
+        }
+        if pfd[2].revents != 0 {
+            let mut line = String::new();
+            let got = from_p.read_line(&mut line).unwrap_or(0);
+            match serde_json::from_str::<Reply>(&line) {
+                Ok(Reply::Status(s)) => break s,
+                _ if got == 0 => break libc::SIGKILL, // P is gone: killed with the run
+                _ => {}
+            }
+        }
+    };
+    // The command's tree has ended (P reports after reaping the helper, which outlives
+    // init): the cgroup is empty.
+    if let Some(c) = &cgroup {
+        c.remove();
+    }
+    reply(&conn, &Reply::Status(status))?;
+    let mut pfd = [libc::pollfd {
+        fd: conn.as_raw_fd(),
+        events: libc::POLLIN | libc::POLLRDHUP,
+        revents: 0,
+    }];
+    // SAFETY: `pfd` is a valid array of one pollfd.
+    unsafe { libc::poll(pfd.as_mut_ptr(), 1, 10_000) };
+    Ok(())
 }
 
 fn close_range(first: RawFd, last: RawFd) {
@@ -544,6 +941,9 @@ fn close_range(first: RawFd, last: RawFd) {
 
 static USE_SERVER: AtomicBool = AtomicBool::new(false);
 static LAST_PATH: AtomicU8 = AtomicU8::new(0);
+const PATH_COLD: u8 = 1;
+const PATH_SERVER: u8 = 2;
+const PATH_TEMPLATE: u8 = 3;
 
 /// Lets [`spawn_reported`](super::spawn_reported)'s callers in this process use a running
 /// server (`cordon run` sets it unless `--no-server`). Off by default: a library user opts
@@ -557,18 +957,21 @@ pub fn use_server() -> bool {
     USE_SERVER.load(Ordering::Relaxed)
 }
 
-/// How the last helper of this process was started: `"server"` or `"cold"` (`None`
-/// before any).
+/// How the last helper of this process was started: `"cold"` (executed), `"server"`
+/// (forked by `cordon serve`, namespaces made per command) or `"template"` (forked from a
+/// prepared template of `cordon serve`); `None` before any.
 pub fn last_path() -> Option<&'static str> {
     match LAST_PATH.load(Ordering::Relaxed) {
-        1 => Some("cold"),
-        2 => Some("server"),
+        PATH_COLD => Some("cold"),
+        PATH_SERVER => Some("server"),
+        PATH_TEMPLATE => Some("template"),
         _ => None,
     }
 }
 
-pub(crate) fn record_path(server: bool) {
-    LAST_PATH.store(if server { 2 } else { 1 }, Ordering::Relaxed);
+/// Records a cold launch (the server paths are recorded by [`launch`]).
+pub(crate) fn record_cold() {
+    LAST_PATH.store(PATH_COLD, Ordering::Relaxed);
 }
 
 /// A helper started by the server, seen from the client.
@@ -615,16 +1018,81 @@ impl ServerChild {
 }
 
 /// Connects to the server at [`socket_path`] when this process may use one
-/// ([`use_server`]) and one answers, owned by our uid. `None`: use the cold path.
+/// ([`use_server`]) and it passes [`connect_trusted`]. `None`: use the cold path (a
+/// server that is there but not trusted is named on stderr).
 pub fn connect() -> Option<UnixStream> {
     if !use_server() {
         return None;
     }
-    let conn = UnixStream::connect(socket_path()).ok()?;
-    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
-    let cred = getsockopt(&conn, PeerCredentials).ok()?;
+    let path = socket_path();
+    match connect_trusted(&path) {
+        Ok(c) => Some(c),
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            eprintln!(
+                "cordon: note: not using the server at {}: {e}; running on the cold path",
+                path.display()
+            );
+            None
+        }
+        Err(_) => None, // no server: the cold path, silently
+    }
+}
+
+/// Connects to the server socket at `path` and checks who answers, so that a listener
+/// planted by someone else — a sandboxed command of ours included — never gets a request
+/// (it would receive our descriptors and could forge the report):
+/// - the directory is opened without following any symlink, is owned by us and private
+///   (no group/other bits), and the socket is reached through that descriptor (a rename
+///   or symlink swap after the check cannot redirect the connect);
+/// - the entry is a socket owned by us (not a symlink);
+/// - the server process (`SO_PEERCRED`, pinned by `SO_PEERPIDFD`) runs as our uid, in our
+///   namespaces, under no more seccomp filters and no `no_new_privs` we do not have.
+///
+/// Errors: `NotFound`/`ConnectionRefused` when nothing listens; `PermissionDenied` naming
+/// the check that failed.
+pub fn connect_trusted(path: &Path) -> io::Result<UnixStream> {
+    let denied = |why: String| io::Error::new(io::ErrorKind::PermissionDenied, why);
     // SAFETY: getuid has no preconditions.
-    (cred.uid() == unsafe { libc::getuid() }).then_some(conn)
+    let uid = unsafe { libc::getuid() };
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "socket path has no directory",
+        ));
+    };
+    let dir_fd = sys::open_dir_nofollow(dir)?;
+    let st = sys::fstat(dir_fd.as_raw_fd())?;
+    if st.st_uid != uid || st.st_mode & 0o077 != 0 {
+        return Err(denied(format!(
+            "{} is not a private directory of this user (owner {}, mode {:o}; want 0700)",
+            dir.display(),
+            st.st_uid,
+            st.st_mode & 0o7777
+        )));
+    }
+    let cname = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(name))
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in the socket name"))?;
+    let st = sys::fstatat_nofollow(dir_fd.as_raw_fd(), &cname)?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFSOCK || st.st_uid != uid {
+        return Err(denied(format!(
+            "{} is not a socket owned by this user",
+            path.display()
+        )));
+    }
+    let pinned = PathBuf::from(format!("/proc/self/fd/{}", dir_fd.as_raw_fd())).join(name);
+    let conn = UnixStream::connect(&pinned)?;
+    let peer = Peer::of(&conn)?;
+    if peer.uid != uid {
+        return Err(denied(format!("the server runs as uid {}", peer.uid)));
+    }
+    let me = Confinement::of("self")?;
+    let theirs = peer
+        .confinement()
+        .map_err(|e| denied(format!("the server cannot be checked: {e}")))?;
+    if let Some(why) = more_confined(&theirs, &me, peer.pid) {
+        return Err(denied(format!("the server {why}")));
+    }
+    Ok(conn)
 }
 
 /// Asks the server on `conn` to run the helper with `args` (starting with
@@ -646,6 +1114,7 @@ pub fn launch(
         cwd: cwd.to_path_buf(),
         env,
         fds: fds.iter().map(|(_, t)| *t).collect(),
+        cgroup: None,
     };
     let mut line = serde_json::to_vec(&req).map_err(io::Error::other)?;
     line.push(b'\n');
@@ -669,12 +1138,15 @@ pub fn launch(
     let mut conn = BufReader::new(conn);
     let mut first = String::new();
     conn.read_line(&mut first).map_err(refused)?;
-    match serde_json::from_str::<Reply>(&first) {
-        Ok(Reply::Pid(pid)) if pid > 0 => Ok(ServerChild {
-            conn,
-            pid,
-            status: None,
-        }),
-        _ => Err(refused(io::Error::other("no pid in the reply"))),
-    }
+    let (pid, path) = match serde_json::from_str::<Reply>(&first) {
+        Ok(Reply::Pid(pid)) if pid > 0 => (pid, PATH_SERVER),
+        Ok(Reply::Template(pid)) if pid > 0 => (pid, PATH_TEMPLATE),
+        _ => return Err(refused(io::Error::other("no pid in the reply"))),
+    };
+    LAST_PATH.store(path, Ordering::Relaxed);
+    Ok(ServerChild {
+        conn,
+        pid,
+        status: None,
+    })
 }

@@ -15,6 +15,6 @@ pub fn serve(args: ServeArgs) -> Result<i32> {
     let listener = server::bind(&path)
         .with_context(|| format!("cordon serve: listening on {}", path.display()))?;
     eprintln!("cordon serve: listening on {}", path.display());
-    server::serve(listener).context("cordon serve")?;
+    server::serve(listener, !args.no_templates).context("cordon serve")?;
     Ok(0)
 }

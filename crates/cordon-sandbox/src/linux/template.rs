@@ -1,0 +1,629 @@
+//! Prepared sandbox templates for `cordon serve` (issue 12 item 2).
+//!
+//! A template is a process that did the expensive, command-independent part of rung 1
+//! once: a user namespace with the identity mapped, a mount namespace with the whole mount
+//! plan built and pivoted into. Each command is forked from it and then gets, exactly as on
+//! the cold path, its own pid, ipc and (restricted network) net namespaces, a fresh `/tmp`,
+//! `/proc`, `/dev/shm` and `/dev/pts` ([`mounts::refresh_per_command`]), rlimits,
+//! `no_new_privs`, dropped capabilities, Landlock, seccomp, the unix-socket guard and
+//! denial records, and its report on the same descriptor with the same parser.
+//!
+//! ```text
+//! cordon serve ─ T0 (host namespaces: placeholders; dies with the server)
+//!   │             └─ T (user+mount+pid+ipc ns: mount plan built; pid 1; one per key)
+//!   │                  └─ P (per command: the handler protocol of `server.rs`)
+//!   │                       └─ Q (the helper, `helper::main_prepared`)
+//!   │                            └─ I (new pid+mount+ipc(+net) ns: per-command mounts,
+//!   │                                   confinement) ─ the command
+//!   └─ H (per connection, host namespaces: relays the request to P and the status back;
+//!          the pid the client signals; signals reach P through a pidfd)
+//! ```
+//!
+//! Keyed by the mount plan itself (the serialized [`Layout`], which the profile, the
+//! workspace and the tmpfs limits decide); checked per request against the host: every
+//! path the plan mounts is `lstat`ed and must still be the entry the template saw (device,
+//! inode, type, or still absent), else the template is replaced. Templates end when idle
+//! ([`IDLE`]), when the server's binary changes, and with the server.
+//!
+//! Only commands whose per-run state can be recreated per fork use a template; the rest
+//! take the server's per-command helper ([`eligible`] says why): a `.git/config` copy,
+//! a managed network or `network.local` (the proxy), `network.unix_sockets`, a terminal
+//! on stdio, rung 2, and any mount beneath the per-command places. The run's cgroup (pids
+//! and memory limits) is per command: created on the host by H, joined by Q through
+//! `cgroup.procs` descriptors H opened, removed by H after the run.
+
+use super::features::{probe_fast, LinuxFeatures};
+use super::mounts::{self, Layout, StepKind};
+use super::plan::{plan, LinuxPlan, Rung};
+use super::{process, sys};
+use cordon_policy::limits::ResolvedLimits;
+use cordon_policy::HelperPayload;
+use std::collections::HashMap;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// A template unused this long is ended (its running commands finish first).
+pub const IDLE: Duration = Duration::from_secs(300);
+/// Most templates kept at once (the least recently used is ended first).
+const MAX_TEMPLATES: usize = 16;
+/// How long the server waits for a new template's root to be built.
+const READY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Largest payload read from a request's memfd.
+const PAYLOAD_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// What a template holds for the commands forked from it (inherited by the fork).
+pub(crate) struct Prepared {
+    /// The host's features, probed by the server when the template was made.
+    pub(crate) features: LinuxFeatures,
+    /// The mount plan the template built.
+    pub(crate) layout: Layout,
+    notes: Vec<String>,
+    warnings: Vec<String>,
+    read_only_caches: Vec<(PathBuf, String)>,
+    /// In Q: the run's cgroup, joined before the helper starts ([`Prepared::set_cgroup`]).
+    cgroup: std::cell::RefCell<Option<super::limits::Cgroup>>,
+}
+
+impl Prepared {
+    /// In Q (a fork of the template, single-threaded): the cgroup this command joined.
+    pub(crate) fn set_cgroup(&self, cg: super::limits::Cgroup) {
+        *self.cgroup.borrow_mut() = Some(cg);
+    }
+
+    /// The cgroup this command joined, if the host gave one (then the helper runs the
+    /// watchdog on it as on the cold path); never created inside the template.
+    pub(crate) fn take_cgroup(&self) -> Option<super::limits::Cgroup> {
+        self.cgroup.borrow_mut().take()
+    }
+
+    /// What [`mounts::build`] returned for the template, for one command's report (no
+    /// host terminal: a terminal on stdio is not forked from a template; no `.git/config`
+    /// copies: neither).
+    pub(crate) fn built(&self) -> mounts::Built {
+        mounts::Built {
+            host_devpts: None,
+            notes: self.notes.clone(),
+            read_only_caches: self.read_only_caches.clone(),
+            warnings: self.warnings.clone(),
+            git_configs: Vec::new(),
+        }
+    }
+}
+
+/// The mount plan the cold helper would build for `payload` (tmpfs sizes included).
+fn layout_of(payload: &HelperPayload) -> Result<Layout, String> {
+    let limits = super::limits::resolve(&payload.profile)?;
+    let mut layout = mounts::layout_for(&payload.profile);
+    super::limits::size_tmpfs(&mut layout, limits.tmpfs_bytes);
+    Ok(layout)
+}
+
+/// Whether a command with this payload, plan and mount plan may be forked from a
+/// template; `Err` says why not (it then takes the server's per-command helper).
+pub(crate) fn eligible(
+    payload: &HelperPayload,
+    plan: &LinuxPlan,
+    layout: &Layout,
+) -> Result<(), String> {
+    if plan.rung != Rung::Namespaces {
+        return Err("not rung 1".into());
+    }
+    if plan.proxy_relay || !plan.local_forwards.is_empty() {
+        return Err("a managed network or network.local needs a per-command proxy".into());
+    }
+    if !payload.profile.unix_sockets.is_empty() {
+        return Err("network.unix_sockets are pinned in the host's view per command".into());
+    }
+    let places = mounts::per_command_places(layout);
+    for s in &layout.steps {
+        if s.kind == StepKind::GitConfig {
+            return Err(format!(
+                "{}: the writable .git/config copy is per command",
+                s.path.display()
+            ));
+        }
+        let own = matches!(
+            s.kind,
+            StepKind::PrivateTmp { .. } | StepKind::Dev { .. } | StepKind::Proc
+        );
+        if !own
+            && s.kind.is_tree()
+            && places
+                .iter()
+                .any(|p| s.path.starts_with(p) || p.starts_with(&s.path))
+        {
+            return Err(format!(
+                "{} meets a place mounted afresh per command",
+                s.path.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// In the helper forked from a template: the command's payload must be eligible and
+/// build exactly the template's mount plan (the server routed it by that plan; this is
+/// the check where it is used).
+pub(crate) fn check_fits(
+    payload: &HelperPayload,
+    plan: &LinuxPlan,
+    prepared: &Prepared,
+) -> Result<(), String> {
+    let layout = layout_of(payload)?;
+    eligible(payload, plan, &layout)?;
+    if layout != prepared.layout {
+        return Err("its mount plan is not the template's".into());
+    }
+    Ok(())
+}
+
+/// What the host shows at every path a mount plan mounts: (device, inode, file type) or
+/// absent, and for the files copied with credentials removed also (size, mtime). A
+/// template is used only while this is unchanged.
+#[derive(Debug, PartialEq, Eq)]
+struct Identity(Vec<Option<(u64, u64, u32)>>);
+
+impl Identity {
+    fn of(layout: &Layout) -> Identity {
+        use std::os::unix::fs::MetadataExt;
+        let stat = |p: &Path| {
+            std::fs::symlink_metadata(p)
+                .ok()
+                .map(|m| (m.dev(), m.ino(), m.mode() & libc::S_IFMT))
+        };
+        let mut v = Vec::new();
+        for s in &layout.steps {
+            if s.kind.is_tree() || s.kind == StepKind::CreateDir {
+                v.push(stat(&s.path));
+            }
+            if let StepKind::Overlay { state, .. } = &s.kind {
+                v.push(stat(state));
+            }
+            if let StepKind::Stripped { .. } = &s.kind {
+                // The copy is made from the file's content: an edit in place counts.
+                v.push(
+                    std::fs::symlink_metadata(&s.path)
+                        .ok()
+                        .map(|m| (m.size(), m.mtime() as u64, m.mtime_nsec() as u32)),
+                );
+            }
+        }
+        Identity(v)
+    }
+}
+
+/// The identity of a file: device, inode, size, modification time (s, ns).
+type FileId = (u64, u64, u64, i64, i64);
+
+/// The [`FileId`] of `p`, following symlinks.
+fn file_id(p: &Path) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(p).ok()?;
+    Some((m.dev(), m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
+}
+
+/// One template, seen from the server.
+struct Entry {
+    /// The server's end of the template's control socket (`SOCK_SEQPACKET`): one
+    /// connection descriptor per message. Dropping it ends the template once its
+    /// commands are done.
+    ctl: OwnedFd,
+    identity: Identity,
+    used: Instant,
+}
+
+/// The server's templates, keyed by mount plan.
+pub(crate) struct Templates {
+    map: HashMap<Vec<u8>, Entry>,
+    features: Option<LinuxFeatures>,
+    /// The server's binary as it was at start.
+    binary: Option<(PathBuf, Option<FileId>)>,
+}
+
+impl Templates {
+    pub(crate) fn new() -> Templates {
+        let binary = std::env::current_exe().ok().map(|p| {
+            let id = file_id(&p);
+            (p, id)
+        });
+        Templates {
+            map: HashMap::new(),
+            features: None,
+            binary,
+        }
+    }
+
+    /// Ends the templates idle for longer than [`IDLE`].
+    pub(crate) fn expire(&mut self) {
+        self.map.retain(|_, e| e.used.elapsed() < IDLE);
+    }
+
+    /// The template for the request whose payload is on `payload` (a memfd, read without
+    /// moving its offset), made when missing, replaced when the host changed beneath it:
+    /// a duplicate of its control socket. `stdio` are the command's descriptors 0–2.
+    ///
+    /// Also returns the command's limits (H creates its cgroup).
+    ///
+    /// Errors: why this command takes the server's per-command helper instead.
+    pub(crate) fn route(
+        &mut self,
+        payload: &OwnedFd,
+        stdio: &[RawFd],
+    ) -> Result<(OwnedFd, ResolvedLimits), String> {
+        if let Some((p, id)) = &self.binary {
+            if file_id(p) != *id {
+                self.map.clear();
+                return Err(format!(
+                    "{} changed since cordon serve started (restart it)",
+                    p.display()
+                ));
+            }
+        }
+        for fd in stdio {
+            // SAFETY: isatty only inspects the descriptor.
+            if unsafe { libc::isatty(*fd) } == 1 {
+                return Err("a terminal on stdio is bound per command".into());
+            }
+        }
+        let payload = read_payload(payload)?;
+        let mut features = match &self.features {
+            Some(f) => f.clone(),
+            None => {
+                let f = probe_fast();
+                self.features = Some(f.clone());
+                f
+            }
+        };
+        let base = features.clone();
+        features.disable_by(
+            &payload.disabled_layers,
+            "the caller (payload disabled_layers)",
+        );
+        let plan = plan(&payload.profile, &features).map_err(|e| e.to_string())?;
+        let layout = layout_of(&payload)?;
+        eligible(&payload, &plan, &layout)?;
+        let limits = super::limits::resolve(&payload.profile)?;
+        let key = serde_json::to_vec(&layout).map_err(|e| e.to_string())?;
+        let identity = Identity::of(&layout);
+        if let Some(e) = self.map.get_mut(&key) {
+            if e.identity == identity && !hung_up(&e.ctl) {
+                e.used = Instant::now();
+                let ctl = sys::dup_cloexec(e.ctl.as_raw_fd()).map_err(|e| e.to_string())?;
+                return Ok((ctl, limits));
+            }
+            self.map.remove(&key); // the host changed beneath it: a new one
+        }
+        if self.map.len() >= MAX_TEMPLATES {
+            if let Some(oldest) = self
+                .map
+                .iter()
+                .min_by_key(|(_, e)| e.used)
+                .map(|(k, _)| k.clone())
+            {
+                self.map.remove(&oldest);
+            }
+        }
+        let ctl = spawn(layout, base).map_err(|e| format!("making a template: {e}"))?;
+        let dup = sys::dup_cloexec(ctl.as_raw_fd()).map_err(|e| e.to_string())?;
+        self.map.insert(
+            key,
+            Entry {
+                ctl,
+                identity,
+                used: Instant::now(),
+            },
+        );
+        Ok((dup, limits))
+    }
+}
+
+/// Whether the template behind `ctl` is gone.
+fn hung_up(ctl: &OwnedFd) -> bool {
+    let mut pfd = [libc::pollfd {
+        fd: ctl.as_raw_fd(),
+        events: libc::POLLRDHUP,
+        revents: 0,
+    }];
+    // SAFETY: `pfd` is a valid array of one pollfd; timeout 0 does not block.
+    let r = unsafe { libc::poll(pfd.as_mut_ptr(), 1, 0) };
+    r != 0
+}
+
+/// The payload on a request's memfd, read with `pread` (the helper reads it again from
+/// its own offset).
+fn read_payload(fd: &OwnedFd) -> Result<HelperPayload, String> {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::File::from(sys::dup_cloexec(fd.as_raw_fd()).map_err(|e| e.to_string())?);
+    let mut bytes = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = f
+            .read_at(&mut buf, bytes.len() as u64)
+            .map_err(|e| e.to_string())?;
+        if n == 0 {
+            break;
+        }
+        bytes.extend_from_slice(&buf[..n]);
+        if bytes.len() as u64 > PAYLOAD_LIMIT {
+            return Err("payload too large".into());
+        }
+    }
+    let text = std::str::from_utf8(&bytes).map_err(|_| "payload is not UTF-8".to_string())?;
+    HelperPayload::decode(text).map_err(|e| e.to_string())
+}
+
+/// A `SOCK_SEQPACKET` pair (close-on-exec).
+fn seqpacket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` is a valid array of two ints for the new descriptors.
+    let r = unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: socketpair returned two new descriptors, owned from here on.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Sends `fd` on a control socket (one message, one descriptor).
+pub(crate) fn send_fd(ctl: &OwnedFd, fd: RawFd) -> io::Result<()> {
+    use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
+    let raw = [fd];
+    let cmsg = [ControlMessage::ScmRights(&raw)];
+    let iov = [io::IoSlice::new(b"c")];
+    sendmsg::<()>(ctl.as_raw_fd(), &iov, &cmsg, MsgFlags::MSG_NOSIGNAL, None)
+        .map(|_| ())
+        .map_err(io::Error::from)
+}
+
+/// Receives one message of a control socket: its bytes and the descriptor sent with it.
+/// `Ok((0, None))`: the other end closed.
+pub(crate) fn recv_fd(ctl: RawFd, buf: &mut [u8]) -> io::Result<(usize, Option<OwnedFd>)> {
+    use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
+    let mut cmsg = nix::cmsg_space!([RawFd; 1]);
+    let mut iov = [io::IoSliceMut::new(buf)];
+    let msg = recvmsg::<()>(ctl, &mut iov, Some(&mut cmsg), MsgFlags::MSG_CMSG_CLOEXEC)
+        .map_err(io::Error::from)?;
+    let mut fd = None;
+    for c in msg.cmsgs().map_err(io::Error::from)? {
+        if let ControlMessageOwned::ScmRights(r) = c {
+            for f in r {
+                // SAFETY: the kernel just installed this descriptor in this process.
+                let f = unsafe { OwnedFd::from_raw_fd(f) };
+                if fd.is_none() {
+                    fd = Some(f);
+                }
+            }
+        }
+    }
+    Ok((msg.bytes, fd))
+}
+
+/// Makes a template for `layout` (see the module docs): forks T0, which prepares the
+/// host side and clones T into new user, mount, pid and ipc namespaces; T maps the
+/// identity, builds the root and says `ready`. Returns the server's end of T's control
+/// socket.
+///
+/// Errors: the fork, the host preparation or the build failed (T's message).
+fn spawn(layout: Layout, features: LinuxFeatures) -> io::Result<OwnedFd> {
+    let (srv, tpl) = seqpacket_pair()?;
+    // SAFETY: the server is single-threaded.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if pid == 0 {
+        drop(srv);
+        let code = t0_main(tpl, layout, features);
+        process::exit_now(code);
+    }
+    drop(tpl);
+    let tv = libc::timeval {
+        tv_sec: READY_TIMEOUT.as_secs() as libc::time_t,
+        tv_usec: 0,
+    };
+    // SAFETY: `tv` is a valid timeval of the size passed.
+    unsafe {
+        libc::setsockopt(
+            srv.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVTIMEO,
+            &tv as *const _ as *const libc::c_void,
+            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+        )
+    };
+    let mut buf = [0u8; 4096];
+    let (n, _) = recv_fd(srv.as_raw_fd(), &mut buf)?;
+    match &buf[..n] {
+        b"ready" => {
+            let no = libc::timeval {
+                tv_sec: 0,
+                tv_usec: 0,
+            };
+            // SAFETY: as above.
+            unsafe {
+                libc::setsockopt(
+                    srv.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_RCVTIMEO,
+                    &no as *const _ as *const libc::c_void,
+                    std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+                )
+            };
+            Ok(srv)
+        }
+        [] => Err(io::Error::other("the template exited")),
+        why => Err(io::Error::other(String::from_utf8_lossy(why).into_owned())),
+    }
+}
+
+/// T0: host side, then T; exits with T.
+fn t0_main(tpl: OwnedFd, layout: Layout, features: LinuxFeatures) -> i32 {
+    let say = |m: &str| {
+        let _ = nix::sys::socket::send(
+            tpl.as_raw_fd(),
+            m.as_bytes(),
+            nix::sys::socket::MsgFlags::MSG_NOSIGNAL,
+        );
+    };
+    // SAFETY: getppid has no preconditions.
+    let server = unsafe { libc::getppid() };
+    if sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong).is_err()
+        // SAFETY: as above.
+        || unsafe { libc::getppid() } != server
+    {
+        return process::EXIT_SETUP;
+    }
+    // Nothing of the server's (listener, other templates' sockets, connections).
+    super::server::close_all_but(&[0, 1, 2, tpl.as_raw_fd()]);
+    // SAFETY: restoring the default disposition is always valid.
+    unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
+    if let Err(e) = mounts::prepare_host(&layout) {
+        say(&format!("preparing the host: {e}"));
+        return process::EXIT_SETUP;
+    }
+    // SAFETY: geteuid/getegid have no preconditions.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
+    // SAFETY: T0 is single-threaded (forked from the single-threaded server).
+    let t = match unsafe { sys::clone_fork(flags as libc::c_ulong) } {
+        Ok(p) => p,
+        Err(e) => {
+            say(&format!("clone: {e}"));
+            return process::EXIT_SETUP;
+        }
+    };
+    if t == 0 {
+        let code = template_main(tpl, layout, features, uid, gid);
+        process::exit_now(code);
+    }
+    drop(tpl);
+    let mut st = 0;
+    // SAFETY: `st` is a valid int; `t` is our child.
+    unsafe { libc::waitpid(t, &mut st, 0) };
+    0
+}
+
+/// T: pid 1 of the template's namespaces. Maps the identity, builds the root, then forks
+/// one handler per connection it is sent, until the server closes the control socket;
+/// then waits for its commands and exits.
+fn template_main(
+    tpl: OwnedFd,
+    layout: Layout,
+    features: LinuxFeatures,
+    uid: libc::uid_t,
+    gid: libc::gid_t,
+) -> i32 {
+    let say = |m: &str| {
+        let _ = nix::sys::socket::send(
+            tpl.as_raw_fd(),
+            m.as_bytes(),
+            nix::sys::socket::MsgFlags::MSG_NOSIGNAL,
+        );
+    };
+    if sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong).is_err() {
+        return process::EXIT_SETUP;
+    }
+    let maps: [(&std::ffi::CStr, String); 3] = [
+        (c"/proc/self/setgroups", "deny".to_string()),
+        (c"/proc/self/uid_map", format!("{uid} {uid} 1\n")),
+        (c"/proc/self/gid_map", format!("{gid} {gid} 1\n")),
+    ];
+    for (file, data) in &maps {
+        if let Err(e) = sys::write_file(file, data.as_bytes()) {
+            say(&format!("writing {}: {e}", file.to_string_lossy()));
+            return process::EXIT_SETUP;
+        }
+    }
+    let built = match mounts::build(&layout) {
+        Ok(b) => b,
+        Err(e) => {
+            say(&format!("building the root: {e}"));
+            return process::EXIT_SETUP;
+        }
+    };
+    let prepared = Prepared {
+        features,
+        layout,
+        notes: built.notes,
+        warnings: built.warnings,
+        read_only_caches: built.read_only_caches,
+        cgroup: std::cell::RefCell::new(None),
+    };
+    drop(built.host_devpts);
+    // Handlers are reaped by the kernel.
+    // SAFETY: setting a disposition to SIG_IGN is always valid.
+    unsafe { libc::signal(libc::SIGCHLD, libc::SIG_IGN) };
+    say("ready");
+    let mut buf = [0u8; 16];
+    loop {
+        let conn = match recv_fd(tpl.as_raw_fd(), &mut buf) {
+            Ok((0, _)) => break, // the server ended this template
+            Ok((_, Some(fd))) => fd,
+            Ok((_, None)) => continue,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        // SAFETY: T is single-threaded.
+        match unsafe { libc::fork() } {
+            0 => {
+                drop(tpl);
+                let conn = std::os::unix::net::UnixStream::from(conn);
+                let code = match super::server::handle_prepared(conn, &prepared) {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        eprintln!("cordon serve: template: {e}");
+                        1
+                    }
+                };
+                process::exit_now(code);
+            }
+            -1 => eprintln!(
+                "cordon serve: template: fork: {}",
+                io::Error::last_os_error()
+            ),
+            _ => drop(conn),
+        }
+    }
+    drop(tpl);
+    // With SIGCHLD ignored, wait returns (ECHILD) once every handler has exited.
+    // SAFETY: a null status pointer is allowed.
+    while unsafe { libc::wait(std::ptr::null_mut()) } > 0 {}
+    0
+}
+
+/// `pidfd_open(getpid())`: a descriptor that signals this process from any pid namespace
+/// above it.
+pub(crate) fn own_pidfd() -> io::Result<OwnedFd> {
+    const SYS_PIDFD_OPEN: libc::c_long = 434;
+    // SAFETY: getpid has no preconditions; pidfd_open returns a new descriptor or -1.
+    let r = unsafe { libc::syscall(SYS_PIDFD_OPEN, libc::getpid(), 0) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a new descriptor, owned from here on.
+    Ok(unsafe { OwnedFd::from_raw_fd(r as RawFd) })
+}
+
+/// `pidfd_send_signal(pidfd, sig)`.
+pub(crate) fn pidfd_signal(pidfd: &OwnedFd, sig: libc::c_int) {
+    const SYS_PIDFD_SEND_SIGNAL: libc::c_long = 424;
+    // SAFETY: no memory is passed (null siginfo); a stale pidfd only fails (ESRCH).
+    unsafe {
+        libc::syscall(
+            SYS_PIDFD_SEND_SIGNAL,
+            pidfd.as_raw_fd(),
+            sig,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        )
+    };
+}
