@@ -540,13 +540,39 @@ fn clear_left_lock(w: &LockWatch, ended: std::time::SystemTime) -> Option<(bool,
     let dir = w.dir.as_raw_fd();
     let st = super::sys::fstatat_nofollow(dir, &name).ok()?;
     let id = (st.st_dev, st.st_ino);
-    if w.before == Some(id) || st.st_mode & libc::S_IFMT != libc::S_IFREG {
-        return None; // not the run's: a host git's, or one the user left before
+    if w.before == Some(id) {
+        return None; // not the run's: one the user (or a host git) had before
     }
     let ended_ns = ended
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as i128)
         .unwrap_or(0);
+    let removed_note = || {
+        Some((
+            true,
+            format!(
+                "{}: removed the lock the sandboxed command left behind (created during the \
+                 run, open by no process), so later `git config` writes work",
+                lock_path.display()
+            ),
+        ))
+    };
+    let unlink_if_still = |id: (u64, u64)| {
+        let still = super::sys::fstatat_nofollow(dir, &name)
+            .ok()
+            .map(|s| (s.st_dev, s.st_ino));
+        // SAFETY: `name` is NUL-terminated; unlinkat takes no other memory.
+        still == Some(id) && unsafe { libc::unlinkat(dir, name.as_ptr(), 0) } == 0
+    };
+    if st.st_mode & libc::S_IFMT == libc::S_IFLNK {
+        // git never makes its lock a symlink: one created during the run was planted by
+        // the command. Removing the name follows nothing.
+        let born = statx_times(dir, &name, libc::AT_SYMLINK_NOFOLLOW).ok()?.0;
+        return (born <= ended_ns && unlink_if_still(id)).then(removed_note)?;
+    }
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return None;
+    }
     let leave = |why: &str| {
         Some((
             false,
@@ -599,39 +625,29 @@ fn clear_left_lock(w: &LockWatch, ended: std::time::SystemTime) -> Option<(bool,
     if unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETLEASE, libc::F_WRLCK) } < 0 {
         return leave("another process has it open, perhaps a git on the host");
     }
-    let still = super::sys::fstatat_nofollow(dir, &name)
-        .ok()
-        .map(|s| (s.st_dev, s.st_ino));
-    let removed = still == Some(id)
-        // SAFETY: `name` is NUL-terminated; unlinkat takes no other memory.
-        && unsafe { libc::unlinkat(dir, name.as_ptr(), 0) } == 0;
-    // SAFETY: as above; releasing our lease.
+    let removed = unlink_if_still(id);
+    // SAFETY: fcntl on a descriptor we own; releasing our lease.
     unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETLEASE, libc::F_UNLCK) };
-    if !removed {
-        return None;
-    }
-    Some((
-        true,
-        format!(
-            "{}: removed the lock the sandboxed command left behind (created during the \
-             run, open by no process), so later `git config` writes work",
-            lock_path.display()
-        ),
-    ))
+    removed.then(removed_note)?
 }
 
 /// Birth time (statx `STATX_BTIME`; the change time where the filesystem has none) and
 /// modification time of `f`, in nanoseconds since the epoch.
 fn birth_and_mtime(f: &OwnedFd) -> io::Result<(i128, i128)> {
+    statx_times(f.as_raw_fd(), c"", libc::AT_EMPTY_PATH)
+}
+
+/// [`birth_and_mtime`] of `name` in `dir` (`flags`: `AT_EMPTY_PATH` with an empty name for
+/// `dir` itself, `AT_SYMLINK_NOFOLLOW` for a symlink).
+fn statx_times(dir: RawFd, name: &std::ffi::CStr, flags: libc::c_int) -> io::Result<(i128, i128)> {
     // SAFETY: `statx` is plain old data; zeroed is a valid value to be overwritten.
     let mut sx: libc::statx = unsafe { std::mem::zeroed() };
-    // SAFETY: the path is an empty NUL-terminated string with AT_EMPTY_PATH (the
-    // descriptor itself); `sx` is a valid, writable `struct statx`.
+    // SAFETY: `name` is NUL-terminated; `sx` is a valid, writable `struct statx`.
     let r = unsafe {
         libc::statx(
-            f.as_raw_fd(),
-            c"".as_ptr(),
-            libc::AT_EMPTY_PATH,
+            dir,
+            name.as_ptr(),
+            flags,
             libc::STATX_BTIME | libc::STATX_CTIME | libc::STATX_MTIME,
             &mut sx,
         )
