@@ -471,9 +471,10 @@ fn cargo_home_without_a_registry_is_one_private_layer() {
 }
 
 /// Issue 11: two overlapping runs in one workspace must not mount overlays sharing an
-/// upper/work directory (overlayfs refuses the second: its caches went read-only). Each
-/// run takes a slot under a lock: both write their cache, the first keeps reading its own
-/// file, and the next run (slot 0 again) sees what the first one wrote.
+/// upper/work directory (overlayfs calls that undefined behaviour: the second run's file
+/// appeared inside the first run's live mount). Each run takes a slot under a lock: both
+/// write their cache, the first sees only its own file, and the next run (slot 0 again)
+/// sees what the first one wrote.
 #[test]
 fn concurrent_runs_get_their_own_cache_layers() {
     let p = project();
@@ -489,13 +490,13 @@ fn concurrent_runs_get_their_own_cache_layers() {
             .spawn()
             .unwrap()
     };
-    let a = spawn("echo a > ~/.npm/a && sleep 2 && cat ~/.npm/a");
+    let a = spawn("echo a > ~/.npm/a && sleep 2 && cat ~/.npm/a && ls ~/.npm");
     std::thread::sleep(std::time::Duration::from_millis(700));
     let b = spawn("echo b > ~/.npm/b && cat ~/.npm/b");
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
     assert_eq!(
         (a.status.code(), text(&a.stdout).as_str()),
-        (Some(0), "a\n"),
+        (Some(0), "a\na\n"),
         "{}",
         text(&a.stderr)
     );
