@@ -394,11 +394,21 @@ pub fn shared_entries(extra: &[CacheSpec], home: Option<&Path>, fs: &dyn FsView)
         .collect()
 }
 
-/// The README table of [`KNOWN_CACHES`] (markdown).
+/// The README table of [`KNOWN_CACHES`] (markdown), with what a command gets when the
+/// cache is missing on the host.
 pub fn readme_table() -> String {
-    let mut s = String::from("| name | path | tool |\n|---|---|---|\n");
+    let mut s = String::from("| name | path | tool | when missing |\n|---|---|---|---|\n");
     for k in KNOWN_CACHES {
-        s.push_str(&format!("| `{}` | `~/{}` | {} |\n", k.name, k.path, k.tool));
+        let home = TOOL_HOMES.iter().find(|h| h.caches.contains(&k.name));
+        let missing = match (k.env, home) {
+            ("", Some(h)) => format!("layer on `~/{}`, or `{}`", h.path, h.env),
+            ("", None) => "—".to_string(),
+            (v, _) => format!("`{v}`"),
+        };
+        s.push_str(&format!(
+            "| `{}` | `~/{}` | {} | {missing} |\n",
+            k.name, k.path, k.tool
+        ));
     }
     s
 }
