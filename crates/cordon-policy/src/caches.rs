@@ -154,7 +154,7 @@ pub const KNOWN_CACHES: &[KnownCache] = &[
         name: "pnpm-store",
         path: ".local/share/pnpm/store",
         tool: "pnpm",
-        env: "npm_config_store_dir",
+        env: "",
     },
     KnownCache {
         name: "pip",

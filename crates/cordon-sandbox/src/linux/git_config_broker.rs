@@ -475,9 +475,11 @@ fn merge_reported(file: &OwnedFd) -> Vec<MergeReport> {
                     .collect();
                 rep.merged = o.merged;
             }
-            Err(e) => rep
-                .notes
-                .push(format!("{}: edits not merged back: {e}", r.path.display())),
+            Err(e) => rep.notes.push(format!(
+                "{}: edits not merged back: {e}; make them again (outside cordon if it \
+                 keeps failing)",
+                r.path.display()
+            )),
         }
         out.push(rep);
     }
