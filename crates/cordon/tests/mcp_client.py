@@ -166,6 +166,8 @@ async def without_person():
             r = await call(s, "exec_command", argv=["touch", "approved-2.txt"])
             o = sc(r)["outcome"]
             assert o["outcome"] == "refused" and "R-A6" in o["why"], o
+            # The note speaks MCP, not the CLI's flags.
+            assert "elicitation" in o["why"] and "--yes" not in o["why"], o
             assert not os.path.exists("approved-2.txt")
             ok("no elicitation: refused (R-A6)")
             # A session left running when the client goes away.
