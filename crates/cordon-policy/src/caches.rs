@@ -532,14 +532,19 @@ mod tests {
         assert_eq!(npm.env.as_deref(), Some("npm_config_cache"));
         assert_eq!(npm.mode, CacheMode::Overlay);
         assert_eq!(npm.path, Path::new("/home/u/.npm"));
-        assert!(npm.private_dir().starts_with("/home/u/.cache/cordon/overlays"));
+        assert!(npm
+            .private_dir()
+            .starts_with("/home/u/.cache/cordon/overlays"));
         assert_eq!(
             find("pip").and_then(|c| c.env.as_deref()),
             Some("PIP_CACHE_DIR")
         );
         // ~/.cargo exists without a registry: the whole cargo home is the layer.
         let cargo = find("cargo-home").expect("cargo home layer");
-        assert_eq!((cargo.env.as_deref(), cargo.path.as_path()), (None, Path::new("/home/u/.cargo")));
+        assert_eq!(
+            (cargo.env.as_deref(), cargo.path.as_path()),
+            (None, Path::new("/home/u/.cargo"))
+        );
         assert!(find("cargo-registry").is_none() && find("cargo-git").is_none());
         // No variable, no place: maven stays as the tool finds it.
         assert!(find("maven").is_none());

@@ -8,7 +8,7 @@
 //! 2. under a temp tree (`/tmp`, `/var/tmp`, `/dev/shm`, macOS `/private/tmp`,
 //!    `/private/var/folders`, `/var/folders`), or one of its path components is named `tmp`,
 //!    `temp` or `.tmp` (any case), e.g. `~/tmp`, `/scratch/tmp/u`;
-//! 2b. not in, at or above a session runtime directory (`/run/user/<uid>`,
+//!    (2b) not in, at or above a session runtime directory (`/run/user/<uid>`,
 //!    `$XDG_RUNTIME_DIR`): it holds the session's sockets (D-Bus, gpg-agent, systemd's
 //!    private socket, cordon serve), and a writable root makes every socket in it
 //!    reachable (breaker, stop 8: `TMPDIR=$XDG_RUNTIME_DIR` opened the session bus);

@@ -428,7 +428,11 @@ fn npm_works_for_a_new_user_without_a_cache() {
     std::fs::remove_dir_all(p.dir.join("node_modules")).unwrap();
     let o = npm(&[], &["--offline"]);
     assert_eq!(o.status.code(), Some(0), "offline npm: {}", text(&o.stderr));
-    let o = cordon(&p, &[], &["node", "-e", "console.log(require('tinylib')())"]);
+    let o = cordon(
+        &p,
+        &[],
+        &["node", "-e", "console.log(require('tinylib')())"],
+    );
     assert_eq!(text(&o.stdout), "tiny ok\n", "{}", text(&o.stderr));
     assert_eq!(home_snapshot(&p), before, "the home directory changed");
 }
@@ -460,13 +464,25 @@ fn cargo_home_without_a_registry_is_one_private_layer() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(text(&o.stdout), "# rustup\n");
     assert_eq!(home_snapshot(&p), before, "the host ~/.cargo changed");
-    let o = cordon(&p, &[], &["cat", &format!("{}/registry/cache/c", cargo.display())]);
+    let o = cordon(
+        &p,
+        &[],
+        &["cat", &format!("{}/registry/cache/c", cargo.display())],
+    );
     assert_eq!(text(&o.stdout), "dl\n", "{}", text(&o.stderr));
     // No ~/.cargo: CARGO_HOME is a private, writable directory.
     std::fs::remove_dir_all(&cargo).unwrap();
-    let o = cordon(&p, &[], &["sh", "-c", "touch \"$CARGO_HOME/x\" && echo $CARGO_HOME"]);
+    let o = cordon(
+        &p,
+        &[],
+        &["sh", "-c", "touch \"$CARGO_HOME/x\" && echo $CARGO_HOME"],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert!(text(&o.stdout).contains("/.cache/cordon/overlays/"), "{}", text(&o.stdout));
+    assert!(
+        text(&o.stdout).contains("/.cache/cordon/overlays/"),
+        "{}",
+        text(&o.stdout)
+    );
     assert!(!cargo.exists());
 }
 
@@ -508,5 +524,9 @@ fn concurrent_runs_get_their_own_cache_layers() {
     );
     let o = cordon(&p, &[], &["cat", &format!("{}/.npm/a", p.home.display())]);
     assert_eq!(text(&o.stdout), "a\n", "{}", text(&o.stderr));
-    assert_eq!(snapshot(&p.home.join(".npm")), before, "the host ~/.npm changed");
+    assert_eq!(
+        snapshot(&p.home.join(".npm")),
+        before,
+        "the host ~/.npm changed"
+    );
 }

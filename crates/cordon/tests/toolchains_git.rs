@@ -196,7 +196,10 @@ fn planted_config_lock_symlink_is_not_followed() {
         "the host side wrote through the planted symlink"
     );
     assert!(std::fs::symlink_metadata(p.dir.join(".git/config.lock")).is_err());
-    assert_eq!(get(&p, "user.email").as_deref(), Some("planted@example.com"));
+    assert_eq!(
+        get(&p, "user.email").as_deref(),
+        Some("planted@example.com")
+    );
 }
 
 /// The last `--json` line on stderr.
@@ -237,7 +240,9 @@ fn a_left_config_lock_is_removed_and_git_config_works_after() {
     assert_eq!(gc["merged"][0], "user.email", "{v}");
     assert!(gc["notes"].to_string().contains("removed the lock"), "{v}");
     // The host's git and the next run both write the config.
-    assert!(git(&p.dir, &["config", "user.name", "host"]).status.success());
+    assert!(git(&p.dir, &["config", "user.name", "host"])
+        .status
+        .success());
     let o = run(&p, "git config user.email next@example.com");
     assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));
     assert_eq!(get(&p, "user.email").as_deref(), Some("next@example.com"));
@@ -245,7 +250,10 @@ fn a_left_config_lock_is_removed_and_git_config_works_after() {
     std::fs::write(&lock, "host git at work\n").unwrap();
     let o = run(&p, "true");
     assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));
-    assert_eq!(std::fs::read_to_string(&lock).unwrap(), "host git at work\n");
+    assert_eq!(
+        std::fs::read_to_string(&lock).unwrap(),
+        "host git at work\n"
+    );
 }
 
 /// Issue 11 §4: refused keys are in `--json` too, each with why and the command that makes
@@ -272,10 +280,11 @@ fn refused_keys_are_in_the_json_report_with_what_to_do() {
     let gc = &v["git_config"][0];
     assert_eq!(gc["merged"][0], "user.name", "{v}");
     assert_eq!(gc["refused"][0]["key"], "core.fsmonitor", "{v}");
-    assert!(gc["refused"][0]["why"].as_str().is_some_and(|w| !w.is_empty()));
+    assert!(gc["refused"][0]["why"]
+        .as_str()
+        .is_some_and(|w| !w.is_empty()));
     assert_eq!(
-        gc["refused"][0]["host_command"],
-        "git config core.fsmonitor ./fsm.sh",
+        gc["refused"][0]["host_command"], "git config core.fsmonitor ./fsm.sh",
         "{v}"
     );
     let err = text(&o.stderr);
@@ -284,10 +293,7 @@ fn refused_keys_are_in_the_json_report_with_what_to_do() {
         "{err}"
     );
     // Nothing to report: an empty list, not null.
-    let o = p
-        .cordon(&["run", "--json", "--", "true"])
-        .output()
-        .unwrap();
+    let o = p.cordon(&["run", "--json", "--", "true"]).output().unwrap();
     assert_eq!(json_report(&o)["git_config"], serde_json::json!([]));
 }
 

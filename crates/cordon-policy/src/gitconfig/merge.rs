@@ -261,12 +261,11 @@ fn host_command(key: &Key, values: &[Vec<u8>]) -> String {
     let q = |s: &str| shlex::try_quote(s).map_or_else(|_| "'?'".into(), |c| c.into_owned());
     let k = q(&key.to_string());
     let mut cmds = vec![format!("git config --unset-all {k}")];
-    cmds.extend(values.iter().map(|v| {
-        format!(
-            "git config --add {k} {}",
-            q(&String::from_utf8_lossy(v))
-        )
-    }));
+    cmds.extend(
+        values
+            .iter()
+            .map(|v| format!("git config --add {k} {}", q(&String::from_utf8_lossy(v)))),
+    );
     if values.len() == 1 {
         cmds = vec![format!(
             "git config {k} {}",
@@ -458,10 +457,7 @@ mod tests {
         );
         // Each refused key comes with the command that makes the change on the host.
         assert_eq!(o.commands.len(), o.refused.len());
-        assert!(
-            note.contains("run outside cordon: `git config "),
-            "{note}"
-        );
+        assert!(note.contains("run outside cordon: `git config "), "{note}");
     }
 
     #[test]
