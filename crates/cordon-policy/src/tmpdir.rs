@@ -8,13 +8,13 @@
 //! 2. under a temp tree (`/tmp`, `/var/tmp`, `/dev/shm`, macOS `/private/tmp`,
 //!    `/private/var/folders`, `/var/folders`), or one of its path components is named `tmp`,
 //!    `temp` or `.tmp` (any case), e.g. `~/tmp`, `/scratch/tmp/u`;
-//!    (2b) not in, at or above a session runtime directory (`/run/user/<uid>`,
+//! 3. not inside a system tree (`/etc`, `/usr`, `/var`, …) other than those temp trees;
+//! 4. not `/`, a home directory or above one, the workspace or above it;
+//! 5. not in, at or above a session runtime directory (`/run/user/<uid>`,
 //!    `$XDG_RUNTIME_DIR`): it holds the session's sockets (D-Bus, gpg-agent, systemd's
 //!    private socket, cordon serve), and a writable root makes every socket in it
 //!    reachable (breaker, stop 8: `TMPDIR=$XDG_RUNTIME_DIR` opened the session bus);
-//! 3. not inside a system tree (`/etc`, `/usr`, `/var`, …) other than those temp trees;
-//! 4. not `/`, a home directory or above one, the workspace or above it;
-//! 5. not inside another writable root (there it would override that root's protected
+//! 6. not inside another writable root (there it would override that root's protected
 //!    paths, e.g. `<ws>/.git/hooks`), not inside or above a deny-read entry, not at or above
 //!    a profile/config file.
 
