@@ -116,3 +116,28 @@ for n in cargo-cold cargo-warm npm-cold npm-warm; do
   jq -r --arg n "$n" '[.results[].median] | "\($n) \(.[0]*1000) \(.[1]*1000) \(.[1]/.[0])"' \
     "$results/$n.json" | awk '{printf "%-11s %10.0f %10.0f %8.2f\n", $1, $2, $3, $4}'
 done
+
+# hyperfine runs all of one command's runs, then the other's: on a shared, loaded machine the
+# load drifts between the blocks (warm cargo read 0.98, 1.56 and 1.13 in three runs). The
+# warm cases again, interleaved (bare, cordon, `cordon run -- true` in turn), medians of
+# wall time and of CPU time (user + sys of the whole tree):
+med() { sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+interleave() { # name dir clean bare-cmd cordon-flags
+  local name=$1 dir=$2 clean=$3 bare=$4 flags=$5 ilog="$WORK/interleaved-$1.txt"
+  for _ in $(seq "$RUNS"); do
+    ( cd "$dir" && rm -rf "$clean" \
+      && /usr/bin/time -f "bare %e %U %S" -a -o "$ilog" $bare >/dev/null \
+      && rm -rf "$clean" \
+      && /usr/bin/time -f "cordon %e %U %S" -a -o "$ilog" $CORDON run $flags -- $bare >/dev/null \
+      && /usr/bin/time -f "startup %e %U %S" -a -o "$ilog" $CORDON run $flags -- true )
+  done
+  echo "$name interleaved ($RUNS rounds):"
+  for k in bare cordon startup; do
+    printf '  %-8s wall %6.0f ms  cpu %6.0f ms\n' "$k" \
+      "$(grep "^$k " "$ilog" | awk '{print $2*1000}' | med)" \
+      "$(grep "^$k " "$ilog" | awk '{print ($3+$4)*1000}' | med)"
+  done
+}
+echo
+interleave cargo-warm "$WORK/cargo-proj" target "$cargo_cmd" "--network off"
+interleave npm-warm "$WORK/npm-proj" node_modules "$npm_cmd" "--allow-network"

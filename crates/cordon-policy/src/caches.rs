@@ -59,6 +59,11 @@ pub struct CacheSpec {
     /// The tool it belongs to (shown in tables).
     #[serde(default)]
     pub tool: String,
+    /// The tool's variable naming the cache's location (`BUN_INSTALL_CACHE_DIR`): when the
+    /// cache is missing on the host, the command gets it pointed at a private
+    /// per-workspace directory. Empty: none.
+    #[serde(default)]
+    pub env: String,
 }
 
 /// One row of the built-in table.
@@ -70,7 +75,47 @@ pub struct KnownCache {
     pub path: &'static str,
     /// The tool.
     pub tool: &'static str,
+    /// The tool's variable naming this cache's location (`npm_config_cache`), or `""`:
+    /// when the cache is missing on the host, the command gets it pointed at a private
+    /// per-workspace directory ([`ResolvedCache::private_dir`]).
+    pub env: &'static str,
 }
+
+/// A tool's home directory that holds some of the known caches and has one variable for
+/// all of it (`CARGO_HOME`): when one of its caches is missing on the host, the whole home
+/// gets the copy-on-write layer (or, when the home itself is missing, the variable points
+/// at a private per-workspace directory). Its caches' own layers are not used then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolHome {
+    /// Short unique name (the layer's directory name).
+    pub name: &'static str,
+    /// Relative to `$HOME`.
+    pub path: &'static str,
+    /// The tool.
+    pub tool: &'static str,
+    /// The variable naming the home.
+    pub env: &'static str,
+    /// The names of the [`KNOWN_CACHES`] rows inside it.
+    pub caches: &'static [&'static str],
+}
+
+/// The tool homes (see [`ToolHome`]).
+pub const TOOL_HOMES: &[ToolHome] = &[
+    ToolHome {
+        name: "cargo-home",
+        path: ".cargo",
+        tool: "cargo",
+        env: "CARGO_HOME",
+        caches: &["cargo-registry", "cargo-git"],
+    },
+    ToolHome {
+        name: "gradle-home",
+        path: ".gradle",
+        tool: "gradle",
+        env: "GRADLE_USER_HOME",
+        caches: &["gradle"],
+    },
+];
 
 /// The built-in table of toolchain caches (rendered into the README; extended by a
 /// profile's `extra_caches`).
@@ -79,61 +124,73 @@ pub const KNOWN_CACHES: &[KnownCache] = &[
         name: "cargo-registry",
         path: ".cargo/registry",
         tool: "cargo",
+        env: "",
     },
     KnownCache {
         name: "cargo-git",
         path: ".cargo/git",
         tool: "cargo",
+        env: "",
     },
     KnownCache {
         name: "npm",
         path: ".npm",
         tool: "npm",
+        env: "npm_config_cache",
     },
     KnownCache {
         name: "yarn",
         path: ".cache/yarn",
         tool: "yarn (v1)",
+        env: "YARN_CACHE_FOLDER",
     },
     KnownCache {
         name: "yarn-berry",
         path: ".yarn/berry/cache",
         tool: "yarn (berry)",
+        env: "",
     },
     KnownCache {
         name: "pnpm-store",
         path: ".local/share/pnpm/store",
         tool: "pnpm",
+        env: "",
     },
     KnownCache {
         name: "pip",
         path: ".cache/pip",
         tool: "pip",
+        env: "PIP_CACHE_DIR",
     },
     KnownCache {
         name: "uv",
         path: ".cache/uv",
         tool: "uv",
+        env: "UV_CACHE_DIR",
     },
     KnownCache {
         name: "go-mod",
         path: "go/pkg/mod",
         tool: "go (modules)",
+        env: "GOMODCACHE",
     },
     KnownCache {
         name: "go-build",
         path: ".cache/go-build",
         tool: "go (build cache)",
+        env: "GOCACHE",
     },
     KnownCache {
         name: "maven",
         path: ".m2/repository",
         tool: "maven",
+        env: "",
     },
     KnownCache {
         name: "gradle",
         path: ".gradle/caches",
         tool: "gradle",
+        env: "",
     },
 ];
 
@@ -187,6 +244,7 @@ pub fn all_caches(extra: &[CacheSpec]) -> Vec<CacheSpec> {
             name: k.name.into(),
             path: k.path.into(),
             tool: k.tool.into(),
+            env: k.env.into(),
         })
         .collect();
     out.extend(extra.iter().cloned());
@@ -215,6 +273,20 @@ pub struct ResolvedCache {
     /// For [`CacheMode::Overlay`]: the directory holding `upper/` and `work/`,
     /// `<home>/.cache/cordon/overlays/<workspace-key>/<name>`.
     pub state: PathBuf,
+    /// `Some(variable)`: the cache is missing on the host (a new user without `~/.npm`).
+    /// Nothing is created in the home directory; the command gets `variable` =
+    /// [`ResolvedCache::private_dir`], a writable directory kept per workspace, so the
+    /// next run in the same workspace sees what this one downloaded. `path` is then the
+    /// (missing) host path, for messages only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<String>,
+}
+
+impl ResolvedCache {
+    /// The private directory of a cache missing on the host: `<state>/data`.
+    pub fn private_dir(&self) -> PathBuf {
+        self.state.join("data")
+    }
 }
 
 /// The caches of one run, in table order: those that exist on the host and that the
@@ -222,6 +294,12 @@ pub struct ResolvedCache {
 /// a denied one stays hidden). `mode` is the profile's, except that `Shared` caches have
 /// become writable entries during resolution and are reported as such. Nothing when the
 /// filesystem is unrestricted or `$HOME` is unknown.
+///
+/// With [`CacheMode::Overlay`], a cache missing on the host (a new user) is not left
+/// unusable: a cache with a variable ([`KnownCache::env`]) gets a private per-workspace
+/// directory ([`ResolvedCache::env`]); a cache inside a [`ToolHome`] makes the whole home
+/// one layer (an overlay of `~/.cargo` when it exists, else `CARGO_HOME` pointed at a
+/// private directory). Nothing is ever created in the home directory.
 pub fn resolve_caches(
     mode: CacheMode,
     extra: &[CacheSpec],
@@ -234,36 +312,70 @@ pub fn resolve_caches(
         return Vec::new();
     };
     let home_c = canonicalize_lenient(fs, home);
-    let key = workspace_key(workspace);
-    let root = overlay_root(&home_c).join(&key);
-    let mut out = Vec::new();
-    for c in all_caches(extra) {
-        if !valid_cache_name(&c.name) {
-            continue;
-        }
-        let spelled = lexical_normalize(Path::new(home_relative(&c.path)), home);
-        if !spelled.starts_with(home) {
-            continue;
-        }
-        if fs.kind(&spelled) != Some(FileKind::Dir) {
-            continue;
-        }
-        let path = canonicalize_lenient(fs, &spelled);
+    let root = overlay_root(&home_c).join(workspace_key(workspace));
+    let spelled = |rel: &str| {
+        let p = lexical_normalize(Path::new(home_relative(rel)), home);
+        p.starts_with(home).then_some(p)
+    };
+    let present = |rel: &str| spelled(rel).is_some_and(|p| fs.kind(&p) == Some(FileKind::Dir));
+    let all = all_caches(extra);
+    let homes: Vec<&ToolHome> = TOOL_HOMES
+        .iter()
+        .filter(|h| {
+            mode == CacheMode::Overlay
+                && h.caches
+                    .iter()
+                    .any(|n| all.iter().any(|c| c.name == *n && !present(&c.path)))
+        })
+        .collect();
+    let layer = |name: &str, tool: &str, at: &Path, env: Option<&str>| -> Option<ResolvedCache> {
+        let path = canonicalize_lenient(fs, at);
         let access = filesystem.access_for(fs, &path).access;
-        let effective = match (mode, access) {
-            (_, Access::Deny) => continue,
-            (CacheMode::Shared, Access::Write) => CacheMode::Shared,
-            (_, Access::Write) => continue,
-            (CacheMode::Shared, Access::Read) => CacheMode::ReadOnly,
-            (m, Access::Read) => m,
+        let effective = match (mode, access, env) {
+            (_, Access::Deny, _) => return None,
+            (CacheMode::Shared, Access::Write, None) => CacheMode::Shared,
+            (_, Access::Write, _) => return None,
+            (CacheMode::Overlay, Access::Read, _) => CacheMode::Overlay,
+            (_, Access::Read, Some(_)) => return None,
+            (CacheMode::Shared, Access::Read, None) => CacheMode::ReadOnly,
+            (m, Access::Read, None) => m,
         };
-        out.push(ResolvedCache {
-            state: root.join(&c.name),
-            name: c.name,
-            tool: c.tool,
+        Some(ResolvedCache {
+            state: root.join(name),
+            name: name.into(),
+            tool: tool.into(),
             path,
             mode: effective,
-        });
+            env: env.map(str::to_string),
+        })
+    };
+    let mut out = Vec::new();
+    for c in &all {
+        if !valid_cache_name(&c.name) || homes.iter().any(|h| h.caches.contains(&&*c.name)) {
+            continue;
+        }
+        let Some(at) = spelled(&c.path) else {
+            continue;
+        };
+        let found = if fs.kind(&at) == Some(FileKind::Dir) {
+            layer(&c.name, &c.tool, &at, None)
+        } else if fs.kind(&at).is_none() && mode == CacheMode::Overlay && !c.env.is_empty() {
+            layer(&c.name, &c.tool, &at, Some(&c.env))
+        } else {
+            None
+        };
+        out.extend(found);
+    }
+    for h in homes {
+        let Some(at) = spelled(h.path) else {
+            continue;
+        };
+        let found = match fs.kind(&at) {
+            Some(FileKind::Dir) => layer(h.name, h.tool, &at, None),
+            None => layer(h.name, h.tool, &at, Some(h.env)),
+            Some(_) => None,
+        };
+        out.extend(found);
     }
     out
 }
@@ -282,11 +394,21 @@ pub fn shared_entries(extra: &[CacheSpec], home: Option<&Path>, fs: &dyn FsView)
         .collect()
 }
 
-/// The README table of [`KNOWN_CACHES`] (markdown).
+/// The README table of [`KNOWN_CACHES`] (markdown), with what a command gets when the
+/// cache is missing on the host.
 pub fn readme_table() -> String {
-    let mut s = String::from("| name | path | tool |\n|---|---|---|\n");
+    let mut s = String::from("| name | path | tool | when missing |\n|---|---|---|---|\n");
     for k in KNOWN_CACHES {
-        s.push_str(&format!("| `{}` | `~/{}` | {} |\n", k.name, k.path, k.tool));
+        let home = TOOL_HOMES.iter().find(|h| h.caches.contains(&k.name));
+        let missing = match (k.env, home) {
+            ("", Some(h)) => format!("layer on `~/{}`, or `{}`", h.path, h.env),
+            ("", None) => "—".to_string(),
+            (v, _) => format!("`{v}`"),
+        };
+        s.push_str(&format!(
+            "| `{}` | `~/{}` | {} | {missing} |\n",
+            k.name, k.path, k.tool
+        ));
     }
     s
 }
@@ -321,6 +443,7 @@ mod tests {
         let fs = crate::MemFs::new()
             .dir("/home/u/proj/.git/objects")
             .dir("/home/u/.cargo/registry")
+            .dir("/home/u/.cargo/git")
             .dir("/home/u/.npm")
             .dir("/home/u/.cache/pip");
         let mut p = crate::PermissionProfile::builtin("workspace-write").unwrap();
@@ -338,8 +461,13 @@ mod tests {
     fn modes_resolve_to_what_the_command_gets() {
         let fs = crate::MemFs::new();
         let r = resolved(CacheMode::Overlay, vec![]);
-        let names: Vec<&str> = r.caches.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["cargo-registry", "npm", "pip"]);
+        let names: Vec<&str> = r
+            .caches
+            .iter()
+            .filter(|c| c.env.is_none())
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(names, ["cargo-registry", "cargo-git", "npm", "pip"]);
         assert!(r.caches.iter().all(|c| c.mode == CacheMode::Overlay));
         assert_eq!(
             r.caches[0].state,
@@ -380,6 +508,68 @@ mod tests {
         assert_eq!(st.access, Access::Write);
     }
 
+    fn resolved_in(fs: &crate::MemFs, mode: CacheMode) -> Vec<ResolvedCache> {
+        let mut p = crate::PermissionProfile::builtin("workspace-write").unwrap();
+        p.caches = mode;
+        let ctx = crate::ResolveContext {
+            cwd: "/home/u/proj".into(),
+            home: Some("/home/u".into()),
+            ..Default::default()
+        };
+        crate::resolve(&p, &ctx, fs).unwrap().caches
+    }
+
+    #[test]
+    fn missing_caches_get_a_private_place_and_nothing_in_home() {
+        // A new user: rustup made ~/.cargo/bin, no registry yet; no ~/.npm, no pip cache.
+        let fs = crate::MemFs::new()
+            .dir("/home/u/proj/.git/objects")
+            .dir("/home/u/.cargo/bin")
+            .dir("/home/u/.cache");
+        let c = resolved_in(&fs, CacheMode::Overlay);
+        let find = |n: &str| c.iter().find(|c| c.name == n);
+        let npm = find("npm").expect("npm gets a private directory");
+        assert_eq!(npm.env.as_deref(), Some("npm_config_cache"));
+        assert_eq!(npm.mode, CacheMode::Overlay);
+        assert_eq!(npm.path, Path::new("/home/u/.npm"));
+        assert!(npm
+            .private_dir()
+            .starts_with("/home/u/.cache/cordon/overlays"));
+        assert_eq!(
+            find("pip").and_then(|c| c.env.as_deref()),
+            Some("PIP_CACHE_DIR")
+        );
+        // ~/.cargo exists without a registry: the whole cargo home is the layer.
+        let cargo = find("cargo-home").expect("cargo home layer");
+        assert_eq!(
+            (cargo.env.as_deref(), cargo.path.as_path()),
+            (None, Path::new("/home/u/.cargo"))
+        );
+        assert!(find("cargo-registry").is_none() && find("cargo-git").is_none());
+        // No variable, no place: maven stays as the tool finds it.
+        assert!(find("maven").is_none());
+        // No ~/.cargo at all: CARGO_HOME points at a private directory.
+        let fs = crate::MemFs::new().dir("/home/u/proj/.git/objects");
+        let c = resolved_in(&fs, CacheMode::Overlay);
+        let cargo = c.iter().find(|c| c.name == "cargo-home").unwrap();
+        assert_eq!(cargo.env.as_deref(), Some("CARGO_HOME"));
+        // Both cargo caches present: two layers, as before.
+        let fs = crate::MemFs::new()
+            .dir("/home/u/proj/.git/objects")
+            .dir("/home/u/.cargo/registry")
+            .dir("/home/u/.cargo/git");
+        let names: Vec<String> = resolved_in(&fs, CacheMode::Overlay)
+            .iter()
+            .filter(|c| c.env.is_none())
+            .map(|c| c.name.clone())
+            .collect();
+        assert_eq!(names, ["cargo-registry", "cargo-git"]);
+        // Other modes: nothing private (read-only means read-only).
+        let fs = crate::MemFs::new().dir("/home/u/proj/.git/objects");
+        assert!(resolved_in(&fs, CacheMode::ReadOnly).is_empty());
+        assert!(resolved_in(&fs, CacheMode::Shared).is_empty());
+    }
+
     #[test]
     fn readme_shows_the_table() {
         let readme = include_str!("../../../README.md");
@@ -396,6 +586,7 @@ mod tests {
             name: "npm".into(),
             path: "~/.npm-custom".into(),
             tool: "npm".into(),
+            env: String::new(),
         }];
         let all = all_caches(&extra);
         assert_eq!(all.iter().filter(|c| c.name == "npm").count(), 1);

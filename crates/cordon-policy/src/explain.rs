@@ -492,6 +492,16 @@ fn shown_as(resolved: &ResolvedProfile, canonical: &Path) -> Option<String> {
         .caches
         .iter()
         .find(|c| canonical.starts_with(&c.path))?;
+    if let Some(var) = &c.env {
+        return Some(format!(
+            "package cache `{}` ({}), missing on the host: the command's {var} points at this \
+             workspace's private directory {} instead (nothing is created in your home; the \
+             next run here sees what this one downloaded)",
+            c.name,
+            c.tool,
+            c.private_dir().display()
+        ));
+    }
     match c.mode {
         crate::caches::CacheMode::Overlay => Some(format!(
             "visible, copy-on-write: package cache `{}` ({}); writes go to this workspace's \

@@ -34,6 +34,7 @@ fn cordon(p: &Project, flags: &[&str], argv: &[&str]) -> Output {
         .env_remove("MFLAGS")
         .env_remove("PIP_INDEX_URL")
         .env_remove("npm_config_registry")
+        .env_remove("CARGO_HOME")
         .output()
         .unwrap()
 }
@@ -368,4 +369,164 @@ fn cargo_tests_offline_with_the_network_off() {
     assert_eq!(o.status.code(), Some(0), "cargo test: {}", text(&o.stderr));
     assert!(text(&o.stdout).contains("1 passed"), "{}", text(&o.stdout));
     assert_eq!(snapshot(&reg), before, "the host registry changed");
+}
+
+/// Every entry of the fake home except cordon's own state (`~/.cache/cordon`).
+fn home_snapshot(p: &Project) -> BTreeMap<PathBuf, (char, Vec<u8>)> {
+    let mut s = snapshot(&p.home);
+    s.retain(|k, _| !k.starts_with(".cache/cordon"));
+    s.remove(Path::new(".cache"));
+    s
+}
+
+/// Issue 11: a new user has no `~/.npm`. Nothing is created in the home directory, yet
+/// `npm install` works: npm's cache variable names a private per-workspace directory; the
+/// home is unchanged; the next run in the workspace installs offline from what this one
+/// downloaded (the registry is gone by then).
+#[test]
+fn npm_works_for_a_new_user_without_a_cache() {
+    let p = project();
+    if !need("npm") || !need("node") || !sandbox_with_overlays(&p) {
+        return;
+    }
+    let py = python().expect("python3");
+    let reg = p.root.path().join("registry");
+    std::fs::create_dir_all(&reg).unwrap();
+    let server = Server::start(&py, &reg);
+    assert!(Command::new(&py)
+        .args(["-c", NPM_FIXTURE])
+        .arg(&reg)
+        .arg(server.port.to_string())
+        .status()
+        .unwrap()
+        .success());
+    let before = home_snapshot(&p);
+    std::fs::write(
+        p.dir.join("package.json"),
+        r#"{"name":"p","version":"1.0.0","dependencies":{"tinylib":"1.0.0"}}"#,
+    )
+    .unwrap();
+    let registry = format!("http://127.0.0.1:{}/", server.port);
+    let npm = |flags: &[&str], extra: &[&str]| {
+        let mut argv = vec![
+            "npm",
+            "install",
+            "--registry",
+            &registry,
+            "--no-audit",
+            "--no-fund",
+            "--no-update-notifier",
+        ];
+        argv.extend_from_slice(extra);
+        cordon(&p, flags, &argv)
+    };
+    let o = npm(&["--allow-network"], &[]);
+    assert_eq!(o.status.code(), Some(0), "npm: {}", text(&o.stderr));
+    assert_eq!(home_snapshot(&p), before, "the home directory changed");
+    assert!(!p.home.join(".npm").exists());
+    drop(server);
+    std::fs::remove_dir_all(p.dir.join("node_modules")).unwrap();
+    let o = npm(&[], &["--offline"]);
+    assert_eq!(o.status.code(), Some(0), "offline npm: {}", text(&o.stderr));
+    let o = cordon(
+        &p,
+        &[],
+        &["node", "-e", "console.log(require('tinylib')())"],
+    );
+    assert_eq!(text(&o.stdout), "tiny ok\n", "{}", text(&o.stderr));
+    assert_eq!(home_snapshot(&p), before, "the home directory changed");
+}
+
+/// Sibling: a rustup user whose `~/.cargo` has no registry yet. The whole cargo home is
+/// the copy-on-write layer (its config and binaries stay visible), so cargo can create
+/// `registry/`; the host `~/.cargo` is unchanged and the next run sees the download. With
+/// no `~/.cargo` at all, `CARGO_HOME` names a private directory.
+#[test]
+fn cargo_home_without_a_registry_is_one_private_layer() {
+    let p = project();
+    if !sandbox_with_overlays(&p) {
+        return;
+    }
+    let cargo = p.home.join(".cargo");
+    std::fs::create_dir_all(cargo.join("bin")).unwrap();
+    std::fs::write(cargo.join("env"), "# rustup\n").unwrap();
+    let before = home_snapshot(&p);
+    let o = cordon(
+        &p,
+        &[],
+        &[
+            "sh",
+            "-c",
+            "mkdir -p ~/.cargo/registry/cache && echo dl > ~/.cargo/registry/cache/c \
+             && cat ~/.cargo/env",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "# rustup\n");
+    assert_eq!(home_snapshot(&p), before, "the host ~/.cargo changed");
+    let o = cordon(
+        &p,
+        &[],
+        &["cat", &format!("{}/registry/cache/c", cargo.display())],
+    );
+    assert_eq!(text(&o.stdout), "dl\n", "{}", text(&o.stderr));
+    // No ~/.cargo: CARGO_HOME is a private, writable directory.
+    std::fs::remove_dir_all(&cargo).unwrap();
+    let o = cordon(
+        &p,
+        &[],
+        &["sh", "-c", "touch \"$CARGO_HOME/x\" && echo $CARGO_HOME"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("/.cache/cordon/overlays/"),
+        "{}",
+        text(&o.stdout)
+    );
+    assert!(!cargo.exists());
+}
+
+/// Issue 11: two overlapping runs in one workspace must not mount overlays sharing an
+/// upper/work directory (overlayfs calls that undefined behaviour: the second run's file
+/// appeared inside the first run's live mount). Each run takes a slot under a lock: both
+/// write their cache, the first sees only its own file, and the next run (slot 0 again)
+/// sees what the first one wrote.
+#[test]
+fn concurrent_runs_get_their_own_cache_layers() {
+    let p = project();
+    if !sandbox_with_overlays(&p) {
+        return;
+    }
+    std::fs::create_dir_all(p.home.join(".npm")).unwrap();
+    let before = snapshot(&p.home.join(".npm"));
+    let spawn = |script: &str| {
+        p.cordon(&["run", "--", "sh", "-c", script])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let a = spawn("echo a > ~/.npm/a && sleep 2 && cat ~/.npm/a && ls ~/.npm");
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let b = spawn("echo b > ~/.npm/b && cat ~/.npm/b");
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert_eq!(
+        (a.status.code(), text(&a.stdout).as_str()),
+        (Some(0), "a\na\n"),
+        "{}",
+        text(&a.stderr)
+    );
+    assert_eq!(
+        (b.status.code(), text(&b.stdout).as_str()),
+        (Some(0), "b\n"),
+        "{}",
+        text(&b.stderr)
+    );
+    let o = cordon(&p, &[], &["cat", &format!("{}/.npm/a", p.home.display())]);
+    assert_eq!(text(&o.stdout), "a\n", "{}", text(&o.stderr));
+    assert_eq!(
+        snapshot(&p.home.join(".npm")),
+        before,
+        "the host ~/.npm changed"
+    );
 }

@@ -64,6 +64,10 @@ pub struct MergeOutcome {
     pub merged: Vec<String>,
     /// Keys left out, each with the reason (`core.hookspath`, "not on the allow list …").
     pub refused: Vec<(String, String)>,
+    /// For each refused key (in `refused` order), the git command that makes the same change
+    /// to the host file, for the user to run outside cordon if they mean it
+    /// (`git config set core.fsmonitor 'x'`-style, shell-quoted).
+    pub commands: Vec<String>,
 }
 
 impl MergeOutcome {
@@ -80,9 +84,10 @@ impl MergeOutcome {
         Some(format!(
             "{}: edits not merged back to the host: {}; only branch.*.{{remote,merge,rebase}}, \
              remote.*.{{url,pushurl,fetch}}, user.{{name,email}} and init.defaultBranch are \
-             merged (README \"Git configuration\"); make other changes outside the sandbox",
+             merged (README \"Git configuration\"). If you mean it, run outside cordon: {}",
             file.display(),
-            keys.join(", ")
+            keys.join(", "),
+            self.commands.join("; ")
         ))
     }
 }
@@ -237,6 +242,7 @@ pub fn merge(original: &[u8], edited: &[u8], current: &[u8]) -> Result<MergeOutc
         }
         if let Some(why) = refusal(key, new) {
             out.refused.push((key.to_string(), why));
+            out.commands.push(host_command(key, new));
             continue;
         }
         set_values(&mut host, key, new)?;
@@ -247,6 +253,26 @@ pub fn merge(original: &[u8], edited: &[u8], current: &[u8]) -> Result<MergeOutc
         out.text = Some(host.to_bstring().to_vec());
     }
     Ok(out)
+}
+
+/// The `git config` command(s) that give `key` the `values` in the host file: unset when
+/// empty, one `--add` per further value of a multi-valued key. Shell-quoted.
+fn host_command(key: &Key, values: &[Vec<u8>]) -> String {
+    let q = |s: &str| shlex::try_quote(s).map_or_else(|_| "'?'".into(), |c| c.into_owned());
+    let k = q(&key.to_string());
+    let mut cmds = vec![format!("git config --unset-all {k}")];
+    cmds.extend(
+        values
+            .iter()
+            .map(|v| format!("git config --add {k} {}", q(&String::from_utf8_lossy(v)))),
+    );
+    if values.len() == 1 {
+        cmds = vec![format!(
+            "git config {k} {}",
+            q(&String::from_utf8_lossy(&values[0]))
+        )];
+    }
+    format!("`{}`", cmds.join(" && "))
 }
 
 /// Replaces every value of `key` in `file` with `values` (in order); removes sections the
@@ -429,6 +455,19 @@ mod tests {
             note.contains("core.fsmonitor") && note.contains("alias.x"),
             "{note}"
         );
+        // Each refused key comes with the command that makes the change on the host.
+        assert_eq!(o.commands.len(), o.refused.len());
+        assert!(note.contains("run outside cordon: `git config "), "{note}");
+    }
+
+    #[test]
+    fn refused_keys_come_with_the_host_command() {
+        let edited = format!("{HOST}[core]\n\tfsmonitor = echo hi\n");
+        let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
+        assert_eq!(o.commands, ["`git config core.fsmonitor 'echo hi'`"]);
+        let host = format!("{HOST}[core]\n\tsshCommand = ssh -i key\n");
+        let o = merge(host.as_bytes(), HOST.as_bytes(), host.as_bytes()).unwrap();
+        assert_eq!(o.commands, ["`git config --unset-all core.sshcommand`"]);
     }
 
     #[test]

@@ -3,12 +3,110 @@
 //! while some cache is read-only ([`read_only_hint`]). The mounts themselves are
 //! [`super::StepKind::Overlay`] steps of the mount plan.
 
+use super::mounts::{Layout, StepKind};
 use super::sys;
 use cordon_policy::{CacheMode, ResolvedProfile};
 use std::ffi::CString;
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
+
+/// How many runs of one workspace can have its copy-on-write cache layers at the same
+/// time (each in its own slot); a run beyond that gets the caches read-only, with a note.
+pub const OVERLAY_SLOTS: u32 = 4;
+
+/// Claims a slot of the workspace's copy-on-write layers for this run (R-C1). Overlayfs
+/// forbids two mounts sharing an upper or work directory (`EBUSY`, or undefined results
+/// on older kernels), and clearing the `volatile` mark of a work directory another run
+/// has mounted would break that run: so a run first takes an exclusive `flock` on
+/// `<key>/.slot-N.lock` (the key directory created and opened without following symlinks,
+/// the lock file opened beneath it with `O_NOFOLLOW`), trying slots 0..[`OVERLAY_SLOTS`]
+/// without waiting. Slot 0 keeps the layers in `<key>/<name>/`, slot N in
+/// `<key>/.slot-N/<name>/` (the [`StepKind::Overlay`] steps of `layout` are rewritten).
+/// The returned descriptor holds the claim: keep it until the run has ended (init, which
+/// inherits it, holds it too; the command never does: close-on-exec). With every slot
+/// taken, or when the lock cannot be taken at all, the overlay steps are dropped and their
+/// caches listed in [`Layout::read_only_caches`] (read-only, with the hint). `None` when the
+/// layout has no overlay.
+pub fn claim_overlay_slot(layout: &mut Layout) -> Option<OwnedFd> {
+    let key = layout.steps.iter().find_map(|s| match &s.kind {
+        StepKind::Overlay { state, .. } => state.parent().map(Path::to_path_buf),
+        _ => None,
+    })?;
+    let claim = (|| -> io::Result<Option<(u32, OwnedFd)>> {
+        super::mounts::create_dir_nofollow_mode(&key, 0o700)?;
+        let dir = sys::open_dir_nofollow(&key)?;
+        for slot in 0..OVERLAY_SLOTS {
+            if let Some(fd) = lock_nb(&dir, slot)? {
+                return Ok(Some((slot, fd)));
+            }
+        }
+        Ok(None)
+    })();
+    let why = match claim {
+        Ok(Some((slot, fd))) => {
+            if slot > 0 {
+                for s in &mut layout.steps {
+                    if let StepKind::Overlay { name, state } = &mut s.kind {
+                        *state = key.join(format!(".slot-{slot}")).join(&*name);
+                    }
+                }
+            }
+            return Some(fd);
+        }
+        Ok(None) => format!(
+            "{OVERLAY_SLOTS} other runs in this workspace are using its copy-on-write layers; \
+             run this after they end"
+        ),
+        Err(e) => format!("cannot lock the layers in {}: {e}", key.display()),
+    };
+    let mut dropped = Vec::new();
+    layout.steps.retain(|s| match &s.kind {
+        StepKind::Overlay { .. } => {
+            dropped.push((s.path.clone(), why.clone()));
+            false
+        }
+        _ => true,
+    });
+    layout.read_only_caches.extend(dropped);
+    None
+}
+
+/// Opens (creating, mode 0600) `.slot-<slot>.lock` beneath `dir` without following a
+/// symlink and takes an exclusive `flock` without waiting: `Ok(None)` when another run
+/// holds it.
+fn lock_nb(dir: &OwnedFd, slot: u32) -> io::Result<Option<OwnedFd>> {
+    let name = CString::new(format!(".slot-{slot}.lock"))?;
+    // SAFETY: `name` is NUL-terminated; O_CREAT takes the mode argument given.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            libc::O_RDWR | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK,
+            0o600 as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a fresh descriptor we own.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    if sys::fstat(fd.as_raw_fd())?.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(io::Error::other(format!(
+            "{} is not a regular file",
+            name.to_string_lossy()
+        )));
+    }
+    // SAFETY: flock on a descriptor we own; no memory is passed.
+    if unsafe { libc::flock(fd.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } < 0 {
+        let e = io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::EWOULDBLOCK) => Ok(None),
+            _ => Err(e),
+        };
+    }
+    Ok(Some(fd))
+}
 
 /// Whether overlay mounts work in a user namespace with their upper layer in `state_root`
 /// (the overlay state root, e.g. `~/.cache/cordon/overlays`, created if missing): a child

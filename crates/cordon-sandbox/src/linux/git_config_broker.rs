@@ -27,6 +27,14 @@
 //!    the allowed edits; every refused key is named in a `cordon: note:`. A `config.lock`
 //!    that exists (git running on the host, or planted) is never followed or written: the
 //!    merge waits up to a second, then gives up with a note.
+//! 5. **Left locks** ([`after_run`], before the merge): a `config.lock` the command left in
+//!    the host `.git` (a `git config` killed mid-write, a planted file) would jam every
+//!    later config write, on the host and in the sandbox. The helper removes it only when
+//!    it is provably the run's (created during the run, not the one there before, open by
+//!    no process, not written for a while); a host git's lock is never touched.
+//!
+//! The merged and refused keys (each refused one with the `git config` command to run
+//! outside cordon if meant) and every note are in `--json` (`git_config`) too.
 
 use std::fs::File;
 use std::io::{self, Read as _};
@@ -328,9 +336,82 @@ pub fn report(copies: &[Copy], out: RawFd) {
     }
 }
 
-/// Step 4 (the helper, host side, after init is gone): merges what init reported in
-/// `file` into each host `.git/config`. Returns the lines to print (`cordon: note: …`).
-pub fn merge_reported(file: &OwnedFd) -> Vec<String> {
+/// What happened to one repository's `.git/config` after a run, as `--json` reports it
+/// (`git_config`) and as the `cordon: note:` lines on stderr say it (`notes`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct MergeReport {
+    /// The repository's config path.
+    pub path: PathBuf,
+    /// Keys whose new values were merged into the host file (`user.email`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged: Vec<String>,
+    /// Keys the command changed that were not merged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<RefusedKey>,
+    /// Whether a `config.lock` the command left behind was removed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lock_removed: bool,
+    /// The lines printed as `cordon: note: …`, each saying what to do.
+    pub notes: Vec<String>,
+}
+
+/// A key the merge refused.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RefusedKey {
+    /// The key (`core.fsmonitor`).
+    pub key: String,
+    /// Why (`can run code: …`).
+    pub why: String,
+    /// The command that makes the same change on the host, to run outside cordon if
+    /// meant (`` `git config core.fsmonitor 'x'` ``).
+    pub host_command: String,
+}
+
+impl MergeReport {
+    fn new(path: &Path) -> MergeReport {
+        MergeReport {
+            path: path.to_path_buf(),
+            merged: Vec::new(),
+            refused: Vec::new(),
+            lock_removed: false,
+            notes: Vec::new(),
+        }
+    }
+}
+
+/// Steps 4 and 5 (the helper, host side, after init and with it every process of the
+/// sandbox is gone, at `ended`): removes a `config.lock` the run left behind
+/// ([`clear_left_lock`]), then merges what init reported in `file` into each host
+/// `.git/config`. One report per config that had something to say.
+pub fn after_run(
+    watches: &[LockWatch],
+    ended: std::time::SystemTime,
+    file: Option<&OwnedFd>,
+) -> Vec<MergeReport> {
+    let mut out: Vec<MergeReport> = Vec::new();
+    for w in watches {
+        if let Some(note) = clear_left_lock(w, ended) {
+            let mut r = MergeReport::new(&w.config);
+            r.lock_removed = note.0;
+            r.notes.push(note.1);
+            out.push(r);
+        }
+    }
+    for r in file.map(merge_reported).unwrap_or_default() {
+        match out.iter_mut().find(|o| o.path == r.path) {
+            Some(o) => {
+                o.merged = r.merged;
+                o.refused = r.refused;
+                o.notes.extend(r.notes);
+            }
+            None => out.push(r),
+        }
+    }
+    out
+}
+
+/// Step 4: merges what init reported in `file` into each host `.git/config`.
+fn merge_reported(file: &OwnedFd) -> Vec<MergeReport> {
     let mut bytes = Vec::new();
     // SAFETY: the File borrows `file` and is never closed (ManuallyDrop).
     let f = std::mem::ManuallyDrop::new(unsafe { File::from_raw_fd(file.as_raw_fd()) });
@@ -349,18 +430,24 @@ pub fn merge_reported(file: &OwnedFd) -> Vec<String> {
     let list: Vec<Reported> = match serde_json::from_slice(&bytes) {
         Ok(l) => l,
         Err(e) => {
-            return vec![format!(
-                "git config copies: report unreadable ({e}); nothing merged"
-            )]
+            let mut r = MergeReport::new(Path::new(""));
+            r.notes.push(format!(
+                "git config copies: report unreadable ({e}); nothing merged: make the \
+                 edits again, outside cordon if they keep failing"
+            ));
+            return vec![r];
         }
     };
-    let mut notes = Vec::new();
+    let mut out = Vec::new();
     for r in list {
+        let mut rep = MergeReport::new(&r.path);
         let Some(edited) = r.edited else {
-            notes.push(format!(
-                "{}: the sandbox's copy could not be read back; nothing merged",
+            rep.notes.push(format!(
+                "{}: the sandbox's copy could not be read back; nothing merged: make the \
+                 edits again",
                 r.path.display()
             ));
+            out.push(rep);
             continue;
         };
         if edited == r.original {
@@ -369,18 +456,214 @@ pub fn merge_reported(file: &OwnedFd) -> Vec<String> {
         match merge_back(&r.path, &r.original, &edited) {
             Ok(o) => {
                 if !o.merged.is_empty() {
-                    notes.push(format!(
+                    rep.notes.push(format!(
                         "{}: merged back: {}",
                         r.path.display(),
                         o.merged.join(", ")
                     ));
                 }
-                notes.extend(o.refusal_note(&r.path));
+                rep.notes.extend(o.refusal_note(&r.path));
+                rep.refused = o
+                    .refused
+                    .iter()
+                    .zip(&o.commands)
+                    .map(|((key, why), cmd)| RefusedKey {
+                        key: key.clone(),
+                        why: why.clone(),
+                        host_command: cmd.trim_matches('`').to_string(),
+                    })
+                    .collect();
+                rep.merged = o.merged;
             }
-            Err(e) => notes.push(format!("{}: edits not merged back: {e}", r.path.display())),
+            Err(e) => rep.notes.push(format!(
+                "{}: edits not merged back: {e}; make them again (outside cordon if it \
+                 keeps failing)",
+                r.path.display()
+            )),
+        }
+        out.push(rep);
+    }
+    out
+}
+
+/// One repository's `config.lock` as it was before the run (issue 11: a lock the command
+/// leaves behind, e.g. a `git config` killed mid-write or a planted file, jams every later
+/// config write on the host and in the sandbox until removed).
+pub struct LockWatch {
+    /// The repository's config path.
+    config: PathBuf,
+    /// Its directory, opened without following symlinks before the run.
+    dir: OwnedFd,
+    /// Device and inode of a `config.lock` that existed before the run (never touched).
+    before: Option<(u64, u64)>,
+}
+
+/// Before the clone: a [`LockWatch`] per [`super::mounts::StepKind::GitConfig`] step.
+pub fn watch_locks(layout: &super::mounts::Layout) -> Vec<LockWatch> {
+    layout
+        .steps
+        .iter()
+        .filter(|s| s.kind == super::mounts::StepKind::GitConfig)
+        .filter_map(|s| {
+            let dir = super::sys::open_dir_nofollow(s.path.parent()?).ok()?;
+            let before = super::sys::fstatat_nofollow(dir.as_raw_fd(), &lock_name(&s.path)?)
+                .ok()
+                .map(|st| (st.st_dev, st.st_ino));
+            Some(LockWatch {
+                config: s.path.clone(),
+                dir,
+                before,
+            })
+        })
+        .collect()
+}
+
+fn lock_name(config: &Path) -> Option<std::ffi::CString> {
+    let mut n = config.file_name()?.as_bytes().to_vec();
+    n.extend_from_slice(b".lock");
+    cstr(&n)
+}
+
+/// How long a lock's last write must lie in the past before it counts as abandoned: git
+/// renames its lock within milliseconds of its last write.
+const LOCK_SETTLE: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Step 5: removes `config.lock` when it is provably the run's: it is not the one that
+/// existed before, it was created (statx birth time, else change time) no later than
+/// `ended` (the moment the sandbox's last process was gone), no process has it open (a
+/// write lease is granted only then), and its last write is at least [`LOCK_SETTLE`] old
+/// (a host git between writing and renaming its lock is waited out, then re-checked).
+/// Everything through the directory opened before the run, nothing followed; the name is
+/// removed only while it is still the file checked. `Some((removed, note))` when there was a
+/// lock to speak of.
+fn clear_left_lock(w: &LockWatch, ended: std::time::SystemTime) -> Option<(bool, String)> {
+    let name = lock_name(&w.config)?;
+    let lock_path = w.config.with_file_name(name.to_string_lossy().as_ref());
+    let dir = w.dir.as_raw_fd();
+    let st = super::sys::fstatat_nofollow(dir, &name).ok()?;
+    let id = (st.st_dev, st.st_ino);
+    if w.before == Some(id) {
+        return None; // not the run's: one the user (or a host git) had before
+    }
+    let ended_ns = ended
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i128)
+        .unwrap_or(0);
+    let removed_note = || {
+        Some((
+            true,
+            format!(
+                "{}: removed the lock the sandboxed command left behind (created during the \
+                 run, open by no process), so later `git config` writes work",
+                lock_path.display()
+            ),
+        ))
+    };
+    let unlink_if_still = |id: (u64, u64)| {
+        let still = super::sys::fstatat_nofollow(dir, &name)
+            .ok()
+            .map(|s| (s.st_dev, s.st_ino));
+        // SAFETY: `name` is NUL-terminated; unlinkat takes no other memory.
+        still == Some(id) && unsafe { libc::unlinkat(dir, name.as_ptr(), 0) } == 0
+    };
+    if st.st_mode & libc::S_IFMT == libc::S_IFLNK {
+        // git never makes its lock a symlink: one created during the run was planted by
+        // the command. Removing the name follows nothing.
+        let born = statx_times(dir, &name, libc::AT_SYMLINK_NOFOLLOW).ok()?.0;
+        return (born <= ended_ns && unlink_if_still(id)).then(removed_note)?;
+    }
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return None;
+    }
+    let leave = |why: &str| {
+        Some((
+            false,
+            format!(
+                "{} exists ({why}); left alone: if no git is running, remove it, then                  `git config` works again",
+                lock_path.display()
+            ),
+        ))
+    };
+    // SAFETY: `name` is NUL-terminated; the flags need no mode.
+    let fd = unsafe {
+        libc::openat(
+            dir,
+            name.as_ptr(),
+            libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return None; // gone meanwhile: a host git renamed it
+    }
+    // SAFETY: a fresh descriptor we own.
+    let f = unsafe { OwnedFd::from_raw_fd(fd) };
+    let Ok((born, modified)) = birth_and_mtime(&f) else {
+        return leave("its times cannot be read");
+    };
+    let fst = super::sys::fstat(f.as_raw_fd()).ok()?;
+    if (fst.st_dev, fst.st_ino) != id {
+        return None;
+    }
+    if born > ended_ns {
+        return None; // created after the run: a host git's
+    }
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as i128)
+            .unwrap_or(0)
+    };
+    let settle = LOCK_SETTLE.as_nanos() as i128;
+    if now() - modified < settle {
+        std::thread::sleep(std::time::Duration::from_nanos(
+            (settle - (now() - modified)).clamp(0, settle) as u64,
+        ));
+        match birth_and_mtime(&f) {
+            Ok((_, m)) if m == modified => {}
+            _ => return leave("it is being written"),
         }
     }
-    notes
+    // SAFETY: fcntl on a descriptor we own; F_SETLEASE takes an int.
+    if unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETLEASE, libc::F_WRLCK) } < 0 {
+        return leave("another process has it open, perhaps a git on the host");
+    }
+    let removed = unlink_if_still(id);
+    // SAFETY: fcntl on a descriptor we own; releasing our lease.
+    unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETLEASE, libc::F_UNLCK) };
+    removed.then(removed_note)?
+}
+
+/// Birth time (statx `STATX_BTIME`; the change time where the filesystem has none) and
+/// modification time of `f`, in nanoseconds since the epoch.
+fn birth_and_mtime(f: &OwnedFd) -> io::Result<(i128, i128)> {
+    statx_times(f.as_raw_fd(), c"", libc::AT_EMPTY_PATH)
+}
+
+/// [`birth_and_mtime`] of `name` in `dir` (`flags`: `AT_EMPTY_PATH` with an empty name for
+/// `dir` itself, `AT_SYMLINK_NOFOLLOW` for a symlink).
+fn statx_times(dir: RawFd, name: &std::ffi::CStr, flags: libc::c_int) -> io::Result<(i128, i128)> {
+    // SAFETY: `statx` is plain old data; zeroed is a valid value to be overwritten.
+    let mut sx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: `name` is NUL-terminated; `sx` is a valid, writable `struct statx`.
+    let r = unsafe {
+        libc::statx(
+            dir,
+            name.as_ptr(),
+            flags,
+            libc::STATX_BTIME | libc::STATX_CTIME | libc::STATX_MTIME,
+            &mut sx,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let ns = |t: libc::statx_timestamp| t.tv_sec as i128 * 1_000_000_000 + t.tv_nsec as i128;
+    let born = if sx.stx_mask & libc::STATX_BTIME != 0 {
+        ns(sx.stx_btime)
+    } else {
+        ns(sx.stx_ctime)
+    };
+    Ok((born, ns(sx.stx_mtime)))
 }
 
 /// Applies the allowed edits (`original` → `edited`) to the host file `path` under git's

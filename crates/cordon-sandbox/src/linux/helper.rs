@@ -100,13 +100,23 @@ pub struct AppliedReport {
     /// normally.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub denials: Option<crate::denials::DenialReport>,
+    /// What happened to each repository's `.git/config` after the run (issue 11 §3): keys
+    /// merged back, keys refused (each with the command to run outside cordon if meant), a
+    /// `config.lock` the command left behind and cordon removed. Sent on the second line
+    /// like [`AppliedReport::denials`]; empty when no copy was edited.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub git_config: Vec<super::git_config_broker::MergeReport>,
 }
 
 /// The helper's second line on `--report-fd`, after the command's tree has ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunRecords {
-    /// The denial records (see [`AppliedReport::denials`]).
-    pub denials: crate::denials::DenialReport,
+    /// The denial records (see [`AppliedReport::denials`]), when the supervisor ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub denials: Option<crate::denials::DenialReport>,
+    /// See [`AppliedReport::git_config`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub git_config: Vec<super::git_config_broker::MergeReport>,
 }
 
 /// What the helper writes on `--report-fd`: one JSON line, before the command starts or
@@ -341,10 +351,10 @@ impl Reporter {
         self.write_line(&HelperOutcome::Applied(r.clone()));
     }
 
-    /// The denial records, after the command's tree has ended (then the descriptor is
-    /// closed).
-    fn records(&mut self, denials: crate::denials::DenialReport) {
-        self.send(&RunRecords { denials });
+    /// The denial records and `.git/config` results, after the command's tree has ended
+    /// (then the descriptor is closed).
+    fn records(&mut self, r: RunRecords) {
+        self.send(&r);
     }
 
     /// Tells the caller nothing ran, and why (what stderr also says).
@@ -568,6 +578,17 @@ fn child_env(payload: &HelperPayload, rung: Rung) -> Vec<(String, String)> {
         Some(t) if writable(Path::new(&t)) => env.push(("TMPDIR".into(), t)),
         _ if writable(Path::new("/tmp")) => env.push(("TMPDIR".into(), "/tmp".into())),
         _ => {}
+    }
+    if rung == Rung::Namespaces {
+        // Known caches missing on the host: the tool's variable names the private
+        // directory the mount plan binds (`StepKind::CacheDir`). A value the user set wins.
+        for c in &payload.profile.caches {
+            if let (Some(var), cordon_policy::CacheMode::Overlay) = (&c.env, c.mode) {
+                if !env.iter().any(|(k, _)| k == var) {
+                    env.push((var.clone(), c.private_dir().display().to_string()));
+                }
+            }
+        }
     }
     if payload.profile.profile.network == NetworkPolicy::Restricted {
         // Fail fast: nothing can be reached, so package managers must not retry (npm spent
@@ -817,12 +838,16 @@ fn run_namespaces(
 ) -> Result<i32, HelperError> {
     let profile = &payload.profile;
     let limits = super::limits::resolve(profile).map_err(HelperError::Message)?;
+    // This run's slot of the workspace's cache layers, held until the run has ended (a
+    // template holds its own slot for its whole life).
+    let mut _cache_slot = None;
     let layout = match prepared {
         // The template built this plan (and prepared the host for it) once.
         Some(p) => p.layout.clone(),
         None => {
             let mut layout = mounts::layout_for(profile);
             super::limits::size_tmpfs(&mut layout, limits.tmpfs_bytes);
+            _cache_slot = super::caches::claim_overlay_slot(&mut layout);
             // Missing writable grants created; placeholders are permanent
             // (`mounts::Placeholder`).
             mounts::prepare_host(&layout)
@@ -842,6 +867,8 @@ fn run_namespaces(
         git_result,
         mut proxy_sock,
     } = Channels::prepare(profile, plan, &layout)?;
+    // Which `config.lock` exists before the run (one the command leaves is removed after).
+    let lock_watch = super::git_config_broker::watch_locks(&layout);
     process::block_signals();
     // R-H5: the helper joins the run's cgroup (if the host gives one) before the clone, so
     // everything in the sandbox inherits it; it leaves and removes it on every way out.
@@ -952,14 +979,19 @@ fn run_namespaces(
         }
         None => process::supervise(pid),
     };
-    if let Some(d) = records_r.as_ref().and_then(super::denial_records::receive) {
-        reporter.records(d);
+    let ended = std::time::SystemTime::now();
+    let denials = records_r.as_ref().and_then(super::denial_records::receive);
+    // Init is gone (and every process of the sandbox with it): its report is complete. A
+    // `config.lock` the command left is removed, then the allowed edits merged (host side).
+    let git_config = super::git_config_broker::after_run(&lock_watch, ended, git_result.as_ref());
+    for n in git_config.iter().flat_map(|r| &r.notes) {
+        eprintln!("cordon: note: {n}");
     }
-    if let Some(f) = &git_result {
-        // Init is gone: its report is complete. Merge the allowed edits (host side).
-        for n in super::git_config_broker::merge_reported(f) {
-            eprintln!("cordon: note: {n}");
-        }
+    if denials.is_some() || !git_config.is_empty() {
+        reporter.records(RunRecords {
+            denials,
+            git_config,
+        });
     }
     let hit = super::limits::after_run(watchdog, cgroup.as_ref(), code);
     drop(proxy);
@@ -1375,6 +1407,7 @@ fn applied_report(
             .collect(),
         fell_back: None,
         denials: None,
+        git_config: Vec::new(),
     }
 }
 
@@ -1655,6 +1688,7 @@ fn apply_in_command(
         notes: ctx.plan.notes.clone(),
         fell_back: ctx.fell_back.clone(),
         denials: None,
+        git_config: Vec::new(),
     };
     if ctx.print_report {
         print_report(&report);

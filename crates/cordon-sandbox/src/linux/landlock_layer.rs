@@ -109,7 +109,7 @@ pub fn rules_from_layout(layout: &Layout) -> Vec<(PathBuf, Grant)> {
                 s.path.clone(),
                 if *writable { Grant::Write } else { Grant::Read },
             )),
-            StepKind::PrivateTmp { .. } | StepKind::Overlay { .. } => {
+            StepKind::PrivateTmp { .. } | StepKind::Overlay { .. } | StepKind::CacheDir { .. } => {
                 out.push((s.path.clone(), Grant::Write))
             }
             StepKind::Dev { .. } => {

@@ -163,7 +163,8 @@ fn parse_report(bytes: &[u8]) -> Option<HelperOutcome> {
             .next()
             .and_then(|l| serde_json::from_slice::<helper::RunRecords>(l).ok()),
     ) {
-        a.denials = Some(records.denials);
+        a.denials = records.denials;
+        a.git_config = records.git_config;
     }
     report
 }

@@ -108,6 +108,18 @@ pub enum StepKind {
         /// The per-workspace state directory holding `upper/` and `work/`.
         state: PathBuf,
     },
+    /// A known package cache missing on the host (a new user without `~/.npm`, R-C1): the
+    /// per-workspace directory `<state>/data` (created on the host beforehand without
+    /// following symlinks, mode 0700, under the overlay state root, never in the home
+    /// directory) bound writable at its own path beneath the hidden state root, and the
+    /// tool's variable (`npm_config_cache`) pointed at it in the command's environment.
+    /// If the bind fails the cache stays missing, with a note.
+    CacheDir {
+        /// The cache's short name (`npm`).
+        name: String,
+        /// The variable pointed at it.
+        var: String,
+    },
     /// A config file that mixes settings and secrets (R-C2, [`cordon_policy::stripped`]):
     /// read from the host without following symlinks, parsed, and a copy with the
     /// credentials removed bound read-only over it (the copy lives in the staging tmpfs).
@@ -159,6 +171,7 @@ impl StepKind {
                 | StepKind::PinLink
                 | StepKind::CopyLink
                 | StepKind::Overlay { .. }
+                | StepKind::CacheDir { .. }
                 | StepKind::Stripped { .. }
                 | StepKind::GitConfig
                 | StepKind::Mask { .. }
@@ -215,6 +228,11 @@ impl std::fmt::Display for Step {
                  in {})",
                 state.display()
             ),
+            StepKind::CacheDir { name, var } => write!(
+                f,
+                "{p}: private writable directory for the cache `{name}`, missing on the host \
+                 ({var} points here)"
+            ),
             StepKind::Stripped { format } => write!(
                 f,
                 "{p}: read-only copy with credentials removed ({format:?}; hidden whole if it \
@@ -253,6 +271,11 @@ pub struct Layout {
     pub steps: Vec<Step>,
     /// Skipped entries and why.
     pub notes: Vec<String>,
+    /// Caches whose copy-on-write layer this run cannot have (every slot of the workspace
+    /// taken by concurrent runs, [`super::caches::claim_overlay_slot`]): path and why.
+    /// They stay read-only, with the hint.
+    #[serde(skip)]
+    pub read_only_caches: Vec<(PathBuf, String)>,
 }
 
 impl Layout {
@@ -346,8 +369,14 @@ pub fn layout_for(profile: &ResolvedProfile) -> Layout {
     let Some(root) = first.state.parent().and_then(Path::parent) else {
         return l;
     };
+    // A private directory beneath the hidden root must be reachable by its path.
+    let traverse = overlays.iter().any(|c| c.env.is_some());
     let mut extra = Vec::new();
-    if !l.steps.iter().any(|s| s.path == root) {
+    if let Some(s) = l.steps.iter_mut().find(|s| s.path == root) {
+        if let StepKind::Mask { traverse: t } = &mut s.kind {
+            *t |= traverse;
+        }
+    } else {
         extra.push(Step {
             path: root.to_path_buf(),
             kind: StepKind::CreateDir,
@@ -355,18 +384,28 @@ pub fn layout_for(profile: &ResolvedProfile) -> Layout {
         });
         extra.push(Step {
             path: root.to_path_buf(),
-            kind: StepKind::Mask { traverse: false },
+            kind: StepKind::Mask { traverse },
             may_create: false,
         });
     }
     for c in overlays {
-        extra.push(Step {
-            path: c.path.clone(),
-            kind: StepKind::Overlay {
-                name: c.name.clone(),
-                state: c.state.clone(),
+        extra.push(match &c.env {
+            None => Step {
+                path: c.path.clone(),
+                kind: StepKind::Overlay {
+                    name: c.name.clone(),
+                    state: c.state.clone(),
+                },
+                may_create: false,
             },
-            may_create: false,
+            Some(var) => Step {
+                path: c.private_dir(),
+                kind: StepKind::CacheDir {
+                    name: c.name.clone(),
+                    var: var.clone(),
+                },
+                may_create: true,
+            },
         });
     }
     // Into the tree, shallow first (stable), before /dev and /proc.
@@ -408,7 +447,12 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
         step("/", StepKind::ReadOnlyRemount, false),
         step("/", StepKind::Pivot, false),
     ]);
-    Layout { base, steps, notes }
+    Layout {
+        base,
+        steps,
+        notes,
+        read_only_caches: Vec::new(),
+    }
 }
 
 /// The tree steps (private `/tmp`, binds, pins, masks), shallow first, and notes.
@@ -634,16 +678,23 @@ pub fn prepare_host(layout: &Layout) -> io::Result<Vec<Placeholder>> {
     create_placeholders(layout)
 }
 
-/// The host side of each [`StepKind::Overlay`]: `<state>/upper` and `<state>/work`,
-/// created (mode 0700, owned by the invoking user) without following any symlink. A
-/// failure is not a refusal: the cache then stays read-only, with a note at build time.
+/// The host side of each [`StepKind::Overlay`]: `<state>/upper` and `<state>/work`, and
+/// of each [`StepKind::CacheDir`]: its directory, created (mode 0700, owned by the
+/// invoking user) without following any symlink. A failure is not a refusal: the cache
+/// then stays read-only (or missing), with a note at build time.
 pub fn create_overlay_dirs(layout: &Layout) -> io::Result<()> {
     for s in &layout.steps {
-        if let StepKind::Overlay { state, .. } = &s.kind {
-            for sub in ["upper", "work"] {
-                // Best effort: `apply_overlay` reports a missing layer as a note.
-                let _ = create_dir_nofollow_mode(&state.join(sub), 0o700);
+        match &s.kind {
+            StepKind::Overlay { state, .. } => {
+                for sub in ["upper", "work"] {
+                    // Best effort: `apply_overlay` reports a missing layer as a note.
+                    let _ = create_dir_nofollow_mode(&state.join(sub), 0o700);
+                }
             }
+            StepKind::CacheDir { .. } => {
+                let _ = create_dir_nofollow_mode(&s.path, 0o700);
+            }
+            _ => {}
         }
     }
     Ok(())
@@ -681,7 +732,7 @@ fn create_dir_nofollow(path: &Path) -> io::Result<()> {
 }
 
 /// [`create_dir_nofollow`] creating missing components with `mode`.
-fn create_dir_nofollow_mode(path: &Path, mode: libc::mode_t) -> io::Result<()> {
+pub(super) fn create_dir_nofollow_mode(path: &Path, mode: libc::mode_t) -> io::Result<()> {
     let mut cur = sys::open_dir_nofollow(Path::new("/"))?;
     for comp in rel(path).components() {
         let name = Path::new(comp.as_os_str());
@@ -894,7 +945,7 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
         make_ro: Vec::new(),
         host_devpts: None,
         notes: layout.notes.clone(),
-        read_only_caches: Vec::new(),
+        read_only_caches: layout.read_only_caches.clone(),
         stripped: 0,
         warnings: Vec::new(),
         git_configs: Vec::new(),
@@ -913,6 +964,7 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
             StepKind::CopyLink => apply_copy_link(&mut st, s)?,
             StepKind::CreateDir => {} // done by `prepare_host` before the sandbox exists
             StepKind::Overlay { name, state } => apply_overlay(&mut st, s, name, state)?,
+            StepKind::CacheDir { name, var } => apply_cache_dir(&mut st, s, name, var),
             StepKind::Stripped { format } => apply_stripped(&mut st, s, *format)?,
             StepKind::GitConfig => apply_git_config(&mut st, s)?,
             StepKind::Mask { traverse } => apply_mask(&mut st, s, *traverse)?,
@@ -1243,6 +1295,19 @@ fn mount_overlay(st: &mut BuildState, s: &Step, state: &Path) -> io::Result<()> 
     let target =
         sys::open_beneath(st.root()?, rel(&s.path)).map_err(|e| ctx_err("mountpoint", e))?;
     sys::attach(&m, &target)
+}
+
+/// Binds the private directory of a cache missing on the host ([`StepKind::CacheDir`]);
+/// a failure leaves the cache missing, with a note (the tool then fails as it would
+/// without cordon's help, naming the path).
+fn apply_cache_dir(st: &mut BuildState, s: &Step, name: &str, var: &str) {
+    if let Err(e) = apply_bind(st, s, true, false) {
+        st.notes.push(format!(
+            "cache `{name}`: its private directory {} could not be mounted ({e}); {var} \
+             points at a missing directory",
+            s.path.display()
+        ));
+    }
 }
 
 /// Removes `work/incompat/volatile` beneath an overlay's pinned work dir (see
@@ -1854,6 +1919,7 @@ mod tests {
                 })
                 .collect(),
             notes: Vec::new(),
+            read_only_caches: Vec::new(),
         }
     }
 
@@ -1914,6 +1980,7 @@ mod tests {
         let fs = MemFs::new()
             .dir("/home/u/proj/.git/hooks")
             .dir("/home/u/.cargo/registry")
+            .dir("/home/u/.cargo/git")
             .dir("/home/u/.npm")
             .file("/home/u/.npmrc", "registry=x\n")
             .file("/home/u/.gitconfig", "[user]\nname=a\n")
@@ -1947,6 +2014,17 @@ mod tests {
         let mask = pos(root, &|k| matches!(k, StepKind::Mask { .. }));
         let dev = pos("/dev", &|k| matches!(k, StepKind::Dev { .. }));
         assert!(npm < reg && create < mask && reg < dev && mask < dev);
+        // A cache missing on the host (pip): its private directory bound beneath the
+        // hidden root, which is then traversable (only the binds beneath it reachable).
+        let pip = pos(
+            &format!(
+                "{root}/{}/pip/data",
+                cordon_policy::caches::workspace_key(Path::new("/home/u/proj"))
+            ),
+            &|k| matches!(k, StepKind::CacheDir { var, .. } if var == "PIP_CACHE_DIR"),
+        );
+        assert!(mask < pip && pip < dev);
+        assert_eq!(kinds[mask].1, &StepKind::Mask { traverse: true });
         for f in ["/home/u/.npmrc", "/home/u/.gitconfig"] {
             pos(f, &|k| matches!(k, StepKind::Stripped { .. }));
         }

@@ -466,7 +466,7 @@ fn spawn(layout: Layout, features: LinuxFeatures) -> io::Result<OwnedFd> {
 }
 
 /// T0: host side, then T; exits with T.
-fn t0_main(tpl: OwnedFd, layout: Layout, features: LinuxFeatures) -> i32 {
+fn t0_main(tpl: OwnedFd, mut layout: Layout, features: LinuxFeatures) -> i32 {
     let say = |m: &str| {
         let _ = nix::sys::socket::send(
             tpl.as_raw_fd(),
@@ -486,6 +486,10 @@ fn t0_main(tpl: OwnedFd, layout: Layout, features: LinuxFeatures) -> i32 {
     super::server::close_all_but(&[0, 1, 2, tpl.as_raw_fd()]);
     // SAFETY: restoring the default disposition is always valid.
     unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
+    // The template keeps its cache overlays mounted for its whole life: it holds one slot
+    // of the workspace's layers as long (T0 and T keep the descriptor), so a cold run
+    // beside it takes another slot and never shares its upper/work dirs.
+    let _cache_slot = super::caches::claim_overlay_slot(&mut layout);
     if let Err(e) = mounts::prepare_host(&layout) {
         say(&format!("preparing the host: {e}"));
         return process::EXIT_SETUP;

@@ -59,19 +59,25 @@ fn layers(root: &Path, only: Option<&str>) -> Vec<(String, Vec<(String, u64)>)> 
         if !e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
             continue;
         }
-        let mut caches: Vec<(String, u64)> = std::fs::read_dir(e.path())
-            .map(|r| {
-                r.flatten()
-                    .filter(|c| c.file_type().map(|t| t.is_dir()).unwrap_or(false))
-                    .map(|c| {
-                        (
-                            c.file_name().to_string_lossy().into_owned(),
-                            size_of(&c.path().join("upper")),
-                        )
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        // `<key>/<name>/{upper,data}`; a concurrent run's slot: `<key>/.slot-N/<name>/`
+        // (counted under the same name).
+        let mut sizes = std::collections::BTreeMap::<String, u64>::new();
+        let mut dirs = vec![e.path()];
+        while let Some(d) = dirs.pop() {
+            for c in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                if !c.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+                    continue;
+                }
+                let name = c.file_name().to_string_lossy().into_owned();
+                if name.starts_with(".slot-") && d == e.path() {
+                    dirs.push(c.path());
+                    continue;
+                }
+                *sizes.entry(name).or_default() +=
+                    size_of(&c.path().join("upper")) + size_of(&c.path().join("data"));
+            }
+        }
+        let mut caches: Vec<(String, u64)> = sizes.into_iter().collect();
         caches.sort();
         out.push((key, caches));
     }

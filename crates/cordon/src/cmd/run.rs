@@ -288,6 +288,12 @@ fn report_json(report: &Report, session: &Session) -> Result<serde_json::Value> 
     v["fell_back"] = json!(r.and_then(|h| h.get("fell_back").cloned()));
     // Kernel-side denial records (issue 9 §5): null when this run had no supervisor.
     v["denials"] = json!(r.and_then(|h| h.get("denials").cloned()));
+    // What happened to `.git/config` after the run (issue 11 §3): keys merged, keys
+    // refused with the command to run outside cordon, a left `config.lock` removed; every
+    // `cordon: note:` line about it. [] when no copy was edited.
+    v["git_config"] = r
+        .and_then(|h| h.get("git_config").cloned())
+        .unwrap_or_else(|| json!([]));
     // What resolution could not honour (a missing deny path, a refused $TMPDIR, a
     // planted special file it did not read): the notes explain and context show.
     v["resolution_notes"] = json!(exec.and_then(|e| e.resolved.as_ref()).map(|r| &r.notes));

@@ -67,6 +67,12 @@ impl Project {
             .env_remove("CORDON_PROFILE")
             .env_remove("CORDON_CONFIG")
             .env_remove("TMPDIR")
+            // Never a `cordon serve` someone else started on this machine (it would run
+            // its own binary's helper): the cold path unless a test names a socket.
+            .env(
+                "CORDON_SERVE_SOCKET",
+                self.root.path().join("no-server.sock"),
+            )
             .env("GIT_AUTHOR_NAME", "t")
             .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
             .env("GIT_COMMITTER_NAME", "t")
