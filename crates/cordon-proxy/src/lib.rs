@@ -9,12 +9,14 @@
 //! resolved address just before connecting to exactly that address (internal addresses
 //! need an explicit address rule — DNS rebinding gets nothing). A blocked HTTP request
 //! gets `403` with an `X-Cordon-Blocked` header and a body naming the rule; a blocked
-//! SOCKS5 request gets reply 2 ("not allowed by ruleset"). Every decision is one JSON line
-//! in the decision log ([`DecisionLog`]).
+//! SOCKS5 request gets reply 2 ("not allowed by ruleset"). A destination no rule names is
+//! put to the caller through an [`ask::Asker`] when one is configured (else denied). Every
+//! decision is one JSON line in the decision log ([`DecisionLog`]).
 //!
 //! HTTP is parsed by hyper; the SOCKS5 parser ([`socks5`]) is small, fuzzed and
 //! property-tested.
 
+pub mod ask;
 pub mod policy;
 pub mod socks5;
 
@@ -150,6 +152,9 @@ pub struct ProxyConfig {
     pub log: DecisionLog,
     /// Upper bound for one upstream connect.
     pub connect_timeout: Duration,
+    /// Who is asked about destinations no rule names (`None`: they are denied at once,
+    /// rule `not in network.allow`).
+    pub asker: Option<ask::Asker>,
 }
 
 impl ProxyConfig {
@@ -160,6 +165,7 @@ impl ProxyConfig {
             resolver: Resolver::System,
             log: DecisionLog::default(),
             connect_timeout: Duration::from_secs(10),
+            asker: None,
         }
     }
 }
@@ -262,7 +268,13 @@ impl Proxy {
         port: u16,
     ) -> Result<TcpStream, OpenError> {
         let p = &self.inner.policy;
-        let (target, v) = p.judge_host(host, port);
+        let (target, mut v) = p.judge_host(host, port);
+        // No rule names it: asked (R-P4 `ask`) when someone can answer; the answer is the
+        // rule (`approved once by terminal`, `denied by scripted`).
+        if let (Some(t), true, Some(a)) = (&target, v.unknown, &self.inner.asker) {
+            let (allowed, rule) = a.ask(proto, &t.to_string(), port).await;
+            v = Verdict::answered(allowed, rule);
+        }
         let target = match target {
             Some(t) if v.allowed => t,
             _ => {

@@ -39,6 +39,13 @@ pub trait Approver: Send {
     fn ask(&mut self, req: &ReviewableRequest) -> Reply;
     /// A short name for reports (`terminal`, `non-interactive`, `scripted`, `--yes`).
     fn name(&self) -> &'static str;
+    /// Whether it can be asked about hosts while a command runs (R-P4 `ask`): false for
+    /// approvers that would deny anyway (nobody there) or that approve only what they
+    /// were shown (`--yes` saw the command, not the hosts it reaches). Without it, a
+    /// managed network's unknown hosts are denied at once, without waiting.
+    fn answers_hosts(&self) -> bool {
+        true
+    }
 }
 
 /// Every ask is denied with the reason (R-A6).
@@ -68,6 +75,9 @@ impl Approver for NonInteractive {
     }
     fn name(&self) -> &'static str {
         "non-interactive"
+    }
+    fn answers_hosts(&self) -> bool {
+        false
     }
 }
 
@@ -99,6 +109,9 @@ impl Approver for Preapproved {
     }
     fn name(&self) -> &'static str {
         "--yes"
+    }
+    fn answers_hosts(&self) -> bool {
+        false
     }
 }
 

@@ -67,6 +67,12 @@ impl Project {
             .env_remove("CORDON_PROFILE")
             .env_remove("CORDON_CONFIG")
             .env_remove("TMPDIR")
+            // Never a `cordon serve` someone else runs on this machine (another build):
+            // the cold path unless a test points this at its own server.
+            .env(
+                "CORDON_SERVE_SOCKET",
+                self.root.path().join("no-server.sock"),
+            )
             .env("GIT_AUTHOR_NAME", "t")
             .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
             .env("GIT_COMMITTER_NAME", "t")
