@@ -247,3 +247,39 @@ fn unknown_host_is_asked_through_cordon_serve_too() {
     assert_eq!(o.status.code(), Some(0), "{}\n{v}", text(&o.stderr));
     assert_eq!(host_asks(&o).len(), 1, "{}", text(&o.stderr));
 }
+
+/// The library harness (and `cordon mcp`, which runs on it with the client's elicitation
+/// as approver): the harness's approver is asked from the run's thread.
+#[test]
+fn unknown_host_is_asked_through_the_harness() {
+    use cordon_session::approver::ScriptedApprover;
+    use cordon_session::harness::{ExecParams, Harness, HarnessOptions};
+    use cordon_session::Answer;
+    if !sandbox_available() {
+        return;
+    }
+    let s = setup();
+    let exec = |answer: Answer| {
+        let mut o = HarnessOptions::new(s.p.dir.clone());
+        o.helper = Some(support::CORDON.into());
+        o.layers.config = Some(s.cfg.clone());
+        o.layers.profile = Some("net".into());
+        let h =
+            Harness::with_approver(o, Box::new(ScriptedApprover::from_answers(&[answer]))).unwrap();
+        let mut p = ExecParams::argv(["python3", "-c", FETCH, &s.url]);
+        p.timeout = Some(Duration::from_secs(60));
+        h.exec(p).unwrap()
+    };
+    let r = exec(Answer::Once);
+    let outcome = r.outcome.expect("finished");
+    assert_eq!(outcome.exit_code, 0, "{outcome:?}\n{}", r.output.text);
+    assert!(r.output.text.contains("ok"), "{}", r.output.text);
+    let r = exec(Answer::Deny);
+    let outcome = r.outcome.expect("finished");
+    assert_eq!(outcome.exit_code, 3, "{outcome:?}\n{}", r.output.text);
+    assert!(
+        r.output.text.contains("HTTP 403 denied by scripted"),
+        "{}",
+        r.output.text
+    );
+}
