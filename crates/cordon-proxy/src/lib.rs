@@ -640,13 +640,18 @@ async fn read_more<S: AsyncRead + Unpin>(s: &mut S, buf: &mut Vec<u8>) -> Option
     }
 }
 
-/// Copies both ways until both sides are done (64 KiB buffers).
+/// Bytes per read/write of a tunnel, each direction (one heap buffer per direction,
+/// allocated once per connection). 256 KiB: a loopback bulk transfer moves up to the
+/// socket buffer per call, so 64 KiB cost four syscall pairs where one does.
+const TUNNEL_BUF: usize = 256 * 1024;
+
+/// Copies both ways until both sides are done ([`TUNNEL_BUF`] buffers).
 async fn splice<A, B>(mut a: A, mut b: B)
 where
     A: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
     B: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
-    let _ = tokio::io::copy_bidirectional_with_sizes(&mut a, &mut b, 64 * 1024, 64 * 1024).await;
+    let _ = tokio::io::copy_bidirectional_with_sizes(&mut a, &mut b, TUNNEL_BUF, TUNNEL_BUF).await;
 }
 
 /// A proxy running on its own thread and runtime (for `cordon proxy`, the sandbox and
