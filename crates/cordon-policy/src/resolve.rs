@@ -31,6 +31,10 @@ pub struct ResolveContext {
     /// not expose them.
     #[serde(default)]
     pub account_home: Option<PathBuf>,
+    /// `$XDG_RUNTIME_DIR`, if set: `$TMPDIR` in, at or above it is never made writable
+    /// (it holds the session's sockets).
+    #[serde(default)]
+    pub runtime_dir: Option<PathBuf>,
 }
 
 /// The system paths a process needs to start (`:minimal`).
@@ -1427,33 +1431,27 @@ fn protected_for_root(
         Some(FileKind::Dir)
             if is_link(fs, &dotgit) && !canonicalize_lenient(fs, &dotgit).starts_with(root) =>
         {
-            // `.git` as a symlink to a git dir elsewhere (repo-tool layouts): the target
-            // is granted like a linked worktree's common dir, with its protected children
-            // (issue 7 item 6c).
+            // `.git` as a symlink to a git dir elsewhere (repo-tool layouts). Nothing proves
+            // who made the link: an earlier confined run can plant `sub/.git -> <any
+            // repository>/.git` and a later run in `sub` would get that repository's refs
+            // and objects writable (breaker, stop 8). Unlike a linked worktree there is no
+            // backlink outside the root to confirm it, so the target is never granted
+            // from the link alone: it stays read-only unless the profile or `-w` names it,
+            // and its code-running children are protected either way (R-P3).
             let target = canonicalize_lenient(fs, &dotgit);
-            match crate::git::external_git_dir(fs, &target, root, homes) {
-                Ok(()) => {
-                    // Spelled through the link, so each entry lists it and the mount
-                    // layer pins the link's name (a replaced `.git` is a new repository).
-                    out.push(entry_for(
-                        fs,
-                        dotgit.clone(),
-                        Access::Write,
-                        EntryOrigin::GitWorktree {
-                            worktree: root.to_path_buf(),
-                        },
-                    ));
-                    protect_git_dir(&prot, &dotgit, out);
-                }
-                Err(why) => {
-                    notes.push(format!(
-                        "{}: a symlink to {} ({why}); it stays read-only",
-                        dotgit.display(),
-                        target.display()
-                    ));
-                    protect_git_dir(&prot, &dotgit, out);
-                }
-            }
+            let what = match crate::git::external_git_dir(fs, &target, root, homes) {
+                Ok(()) => "a git dir outside the workspace".to_string(),
+                Err(why) => why,
+            };
+            notes.push(format!(
+                "{}: a symlink to {} ({what}); a symlink inside a writable root may have \
+                 been planted by an earlier run, so the link alone makes nothing writable — if \
+                 the git dir is yours, grant it with `-w {}` (or a profile entry)",
+                dotgit.display(),
+                target.display(),
+                target.display()
+            ));
+            protect_git_dir(&prot, &dotgit, out);
         }
         Some(FileKind::Dir) if !is_placeholder(fs, &dotgit) => protect_git_dir(&prot, &dotgit, out),
         Some(FileKind::File) => {
@@ -1713,6 +1711,49 @@ mod tests {
         assert_eq!(access(&r, &fs, "/repo/.git/objects/x"), Access::Read);
     }
 
+    /// A `.git` symlink leading to another repository's git dir grants nothing: an earlier
+    /// confined run can plant `sub/.git -> /victim/.git`, and a later run in `sub` got the
+    /// victim's refs and objects writable (breaker, stop 8). Named explicitly, the git dir
+    /// is writable with its code-running children still protected.
+    #[test]
+    fn symlinked_git_dir_is_not_granted_by_the_link() {
+        let fs = MemFs::new()
+            .file("/victim/.git/HEAD", "ref: refs/heads/main\n")
+            .dir("/victim/.git/objects")
+            .dir("/victim/.git/refs/heads")
+            .dir("/victim/.git/hooks")
+            .file("/victim/.git/config", "")
+            .dir("/p/sub")
+            .symlink("/p/sub/.git", "/victim/.git");
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        let r = resolve(&p, &ctx("/p/sub"), &fs).unwrap();
+        assert_eq!(
+            access(&r, &fs, "/victim/.git/refs/heads/main"),
+            Access::Read
+        );
+        assert_eq!(access(&r, &fs, "/victim/.git/objects/ab"), Access::Read);
+        assert!(
+            r.notes.iter().any(|n| n.contains("-w /victim/.git")),
+            "{:?}",
+            r.notes
+        );
+        // Its owner names it: writable, hooks and config still not.
+        let p = restricted(vec![
+            FsEntry::new(":workspace", Access::Write),
+            FsEntry::new("/victim/.git", Access::Write),
+        ]);
+        let r = resolve(&p, &ctx("/p/sub"), &fs).unwrap();
+        assert_eq!(
+            access(&r, &fs, "/victim/.git/refs/heads/main"),
+            Access::Write
+        );
+        assert_eq!(
+            access(&r, &fs, "/victim/.git/hooks/pre-commit"),
+            Access::Read
+        );
+        assert_eq!(access(&r, &fs, "/victim/.git/config"), Access::Read);
+    }
+
     /// `.git` is pinned so `mv .git .git-old && mkdir -p .git/hooks` cannot plant hooks.
     #[test]
     fn directories_above_protected_paths_are_pinned() {
@@ -1846,6 +1887,44 @@ mod tests {
             let r = resolve(&p, &c, &fs).unwrap();
             assert_eq!(access(&r, &fs, "/home/u/.bashrc"), Access::Read, "{t}");
         }
+    }
+
+    /// A `$TMPDIR` in, at or above the session runtime directory is not made writable: it
+    /// holds the session bus, gpg-agent and systemd's private socket (breaker, stop 8:
+    /// `TMPDIR=$XDG_RUNTIME_DIR` made `/run/user/1001/bus` reachable). A temp dir beside it
+    /// still is (sibling case).
+    #[test]
+    fn runtime_dir_tmpdir_is_not_writable() {
+        let fs = fs()
+            .file("/run/user/1001/bus", "")
+            .dir("/run/user/1001/sub")
+            .file("/var/tmp/rt/bus", "")
+            .dir("/var/tmp/rt/tmp")
+            .dir("/var/tmp/mine");
+        let p = restricted(vec![FsEntry::new(":tmp", Access::Write)]);
+        for (t, rt, probe) in [
+            ("/run/user/1001", None, "/run/user/1001/bus"),
+            ("/run/user/1001/sub", None, "/run/user/1001/sub/x"),
+            ("/var/tmp/rt", Some("/var/tmp/rt"), "/var/tmp/rt/bus"),
+            ("/var/tmp/rt/tmp", Some("/var/tmp/rt"), "/var/tmp/rt/tmp/x"),
+            ("/var/tmp", Some("/var/tmp/rt"), "/var/tmp/rt/bus"),
+        ] {
+            let mut c = ctx("/home/u/proj");
+            c.tmpdir = Some(t.into());
+            c.runtime_dir = rt.map(Into::into);
+            let r = resolve(&p, &c, &fs).unwrap();
+            assert_eq!(access(&r, &fs, probe), Access::Read, "{t}");
+            assert!(
+                r.notes.iter().any(|n| n.contains("runtime directory")),
+                "{t}: {:?}",
+                r.notes
+            );
+        }
+        let mut c = ctx("/home/u/proj");
+        c.tmpdir = Some("/var/tmp/mine".into());
+        c.runtime_dir = Some("/var/tmp/rt".into());
+        let r = resolve(&p, &c, &fs).unwrap();
+        assert_eq!(access(&r, &fs, "/var/tmp/mine/x"), Access::Write);
     }
 
     /// L1: credential stores are hidden under the account's home too (wrong/unset $HOME),

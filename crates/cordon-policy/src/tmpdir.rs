@@ -5,12 +5,16 @@
 //!
 //! Temp-like, judged where `$TMPDIR` resolves (symlinks followed):
 //! 1. an existing directory;
-//! 2. under a temp tree (`/tmp`, `/var/tmp`, `/dev/shm`, `/run/user/<uid>`, macOS
-//!    `/private/tmp`, `/private/var/folders`, `/var/folders`), or one of its path components
-//!    is named `tmp`, `temp` or `.tmp` (any case), e.g. `~/tmp`, `/scratch/tmp/u`;
+//! 2. under a temp tree (`/tmp`, `/var/tmp`, `/dev/shm`, macOS `/private/tmp`,
+//!    `/private/var/folders`, `/var/folders`), or one of its path components is named `tmp`,
+//!    `temp` or `.tmp` (any case), e.g. `~/tmp`, `/scratch/tmp/u`;
 //! 3. not inside a system tree (`/etc`, `/usr`, `/var`, …) other than those temp trees;
 //! 4. not `/`, a home directory or above one, the workspace or above it;
-//! 5. not inside another writable root (there it would override that root's protected
+//! 5. not in, at or above a session runtime directory (`/run/user/<uid>`,
+//!    `$XDG_RUNTIME_DIR`): it holds the session's sockets (D-Bus, gpg-agent, systemd's
+//!    private socket, cordon serve), and a writable root makes every socket in it
+//!    reachable (breaker, stop 8: `TMPDIR=$XDG_RUNTIME_DIR` opened the session bus);
+//! 6. not inside another writable root (there it would override that root's protected
 //!    paths, e.g. `<ws>/.git/hooks`), not inside or above a deny-read entry, not at or above
 //!    a profile/config file.
 
@@ -24,7 +28,6 @@ const TEMP_TREES: &[&str] = &[
     "/tmp",
     "/var/tmp",
     "/dev/shm",
-    "/run/user",
     "/private/tmp",
     "/private/var/folders",
     "/var/folders",
@@ -67,6 +70,8 @@ pub(crate) struct TmpdirFacts<'a> {
     pub profile_files: &'a [PathBuf],
     /// Every other resolved entry so far (writable roots, deny entries).
     pub entries: &'a [ResolvedEntry],
+    /// The session's runtime directory (`$XDG_RUNTIME_DIR`, canonical), if known.
+    pub runtime_dir: Option<&'a Path>,
 }
 
 /// Why `$TMPDIR`, resolving to `c`, must not become a writable root; `None` = temp-like.
@@ -85,6 +90,17 @@ pub(crate) fn tmpdir_refusal(fs: &dyn FsView, c: &Path, f: &TmpdirFacts) -> Opti
     }
     if f.workspace.starts_with(c) {
         return Some("it is the workspace or above it".into());
+    }
+    let runtime = f
+        .runtime_dir
+        .filter(|r| c.starts_with(r) || r.starts_with(c))
+        .or_else(|| c.starts_with("/run/user").then_some(c));
+    if let Some(r) = runtime {
+        return Some(format!(
+            "it is (in or above) the session runtime directory {}, which holds the \
+             session's sockets (D-Bus, gpg-agent, systemd)",
+            r.display()
+        ));
     }
     for e in f.entries {
         if e.path == c {
@@ -116,7 +132,7 @@ pub(crate) fn tmpdir_refusal(fs: &dyn FsView, c: &Path, f: &TmpdirFacts) -> Opti
     });
     if !in_temp_tree && !temp_named {
         return Some(
-            "it is not a temp directory (not under /tmp, /var/tmp, /dev/shm or /run/user, and \
+            "it is not a temp directory (not under /tmp, /var/tmp or /dev/shm, and \
              no path component is named tmp or temp)"
                 .into(),
         );
@@ -145,6 +161,11 @@ pub(crate) fn drop_unsafe_tmpdir(
         return None;
     }
     let mut refused = None;
+    let runtime_dir = ctx
+        .runtime_dir
+        .as_ref()
+        .filter(|r| r.is_absolute())
+        .map(|r| canonicalize_lenient(fs, &lexical_normalize(r, Path::new("/"))));
     let profile_files: Vec<PathBuf> = ctx
         .profile_files
         .iter()
@@ -165,6 +186,7 @@ pub(crate) fn drop_unsafe_tmpdir(
                 workspace,
                 profile_files: &profile_files,
                 entries: &others,
+                runtime_dir: runtime_dir.as_deref(),
             };
             if let Some(why) = tmpdir_refusal(fs, &e.path, &facts) {
                 let note = format!(

@@ -130,6 +130,7 @@ impl CommandRequest {
             // The typed cwd, so a symlink in the path cannot move the workspace.
             logical_cwd: get("PWD"),
             account_home: account_home(),
+            runtime_dir: get("XDG_RUNTIME_DIR"),
         }
     }
 }

@@ -7,6 +7,7 @@
 #![cfg(target_os = "linux")]
 
 mod support;
+use cordon_policy::Access;
 use std::path::{Path, PathBuf};
 use support::*;
 
@@ -34,7 +35,9 @@ struct Case {
 }
 
 /// A repository with `main` (2 commits), a packed branch `packed`, a loose branch `keep`
-/// and a tag `t1`; laid out as `layout` with the git dir under `base`.
+/// and a tag `t1`; laid out as `layout` with the git dir under `base`. A symlinked `.git`
+/// makes nothing writable by itself (anyone inside a writable root can plant one), so that
+/// layout's sandbox names the git dir explicitly, as its user would with `-w`.
 fn setup(layout: Layout, base: &str) -> Case {
     let holder = tempdir_in(base);
     let hold = holder.path().canonicalize().unwrap();
@@ -93,6 +96,10 @@ fn setup(layout: Layout, base: &str) -> Case {
             write(&s.ws.join("a.txt"), "b\n");
             gd
         }
+    };
+    let s = match layout {
+        Layout::SymlinkedGitDir => s.grant(&common, Access::Write),
+        _ => s,
     };
     Case { s, common, bare }
 }

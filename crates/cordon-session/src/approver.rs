@@ -48,17 +48,62 @@ pub trait Approver: Send {
     }
 }
 
-/// Every ask is denied with the reason (R-A6).
+/// Every ask is denied with the reason (R-A6). The note says how a person could approve,
+/// in the terms of the front end that asked ([`ApprovalFront`]): a CLI user has flags, an MCP
+/// client has elicitation, a harness author has the `Approver` it passes in.
 #[derive(Debug, Default, Clone)]
-pub struct NonInteractive;
+pub struct NonInteractive {
+    /// Whose terms the denial note uses.
+    pub front: ApprovalFront,
+}
+
+/// The front end a denial note is written for (what its user can do to approve).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalFront {
+    /// `cordon run` / `cordon check`: `--yes`, `--approvals-from FILE`.
+    #[default]
+    Cli,
+    /// `cordon mcp`: the client has no form elicitation.
+    Mcp,
+    /// The library harness: constructed without an approver.
+    Library,
+}
+
+impl ApprovalFront {
+    /// What a person can do to approve, in this front end's terms.
+    pub fn how_to_approve(self) -> &'static str {
+        match self {
+            ApprovalFront::Cli => {
+                "pass --yes to approve it once, --approvals-from FILE for scripted answers, \
+                 or add an allow rule"
+            }
+            ApprovalFront::Mcp => {
+                "this MCP client does not support elicitation (form mode), so no one can \
+                 approve it from here: use a client that does, or add an allow rule to the \
+                 profile cordon mcp was started with"
+            }
+            ApprovalFront::Library => {
+                "the harness was built without an approver: construct it with \
+                 Harness::with_approver, or add an allow rule"
+            }
+        }
+    }
+}
+
+impl NonInteractive {
+    /// A non-interactive approver whose notes use `front`'s terms.
+    pub fn for_front(front: ApprovalFront) -> Self {
+        NonInteractive { front }
+    }
+}
 
 impl Approver for NonInteractive {
     fn ask(&mut self, req: &ReviewableRequest) -> Reply {
         let note = if req.kind == crate::request::RequestKind::ToolCall {
             format!(
-                "needs approval: {}; no one can be asked here (R-A6): pass --yes to approve \
-                 it once, --approvals-from FILE for scripted answers, or add an allow rule",
-                req.reason
+                "needs approval: {}; no one can be asked here (R-A6): {}",
+                req.reason,
+                self.front.how_to_approve()
             )
         } else {
             format!(
@@ -320,7 +365,7 @@ pub fn choose_approver(
     if !non_interactive && has_tty() {
         return Ok(Box::new(TerminalApprover));
     }
-    Ok(Box::new(NonInteractive))
+    Ok(Box::new(NonInteractive::default()))
 }
 
 #[cfg(test)]
@@ -379,5 +424,40 @@ mod tests {
         assert_eq!(end.answer, Answer::Deny);
         assert!(end.note.unwrap().contains("no scripted answer left"));
         assert_eq!(s.seen.len(), 4);
+    }
+
+    /// The denial note tells the user of each front end what *they* can do: CLI flags only
+    /// to a CLI user (an MCP client has no `--yes` to pass).
+    #[test]
+    fn denial_note_speaks_the_front_ends_terms() {
+        let req = crate::ReviewableRequest::tool_call(
+            crate::RunId::new(),
+            &cordon_execpolicy::Policy::empty()
+                .evaluate(&["make".into()], &cordon_execpolicy::EvalContext::default()),
+            "/w".into(),
+            crate::NeededPermissions {
+                profile: cordon_policy::PermissionProfile::builtin("workspace-write").unwrap(),
+                additional: None,
+                sandboxed: true,
+            },
+            "x".into(),
+        );
+        let note = |front| {
+            NonInteractive::for_front(front)
+                .ask(&req)
+                .note
+                .unwrap_or_default()
+        };
+        assert!(note(ApprovalFront::Cli).contains("--yes"));
+        for front in [ApprovalFront::Mcp, ApprovalFront::Library] {
+            let n = note(front);
+            assert!(n.contains("R-A6"), "{n}");
+            assert!(
+                !n.contains("--yes") && !n.contains("--approvals-from"),
+                "{n}"
+            );
+        }
+        assert!(note(ApprovalFront::Mcp).contains("elicitation"));
+        assert!(note(ApprovalFront::Library).contains("with_approver"));
     }
 }

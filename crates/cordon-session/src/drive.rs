@@ -272,6 +272,10 @@ pub fn conclude(
         needs,
     } = prepared;
     let mut helper = None;
+    // The user's home: never offered as a one-off grant after a denial.
+    let home = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .filter(|h| h.is_absolute());
     let outcome = match ran {
         // The program is cordon's own helper (or sandbox-exec) for a sandboxed run: its
         // absence is cordon's failure, never "command not found".
@@ -303,6 +307,7 @@ pub fn conclude(
                         .as_ref()
                         .map_or(trust.cwd.as_path(), |r| r.cwd.as_path()),
                     network_enabled: needs.network(),
+                    home: home.as_deref(),
                 },
             )
         }

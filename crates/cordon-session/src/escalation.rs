@@ -108,15 +108,15 @@ pub fn escalation(
                     "the directory is pinned to keep protected paths protected",
                 );
             }
-            // No grant: the path lies outside the cwd and workspace and only the program's
-            // output names it (no kernel record backs it): nothing is widened from that.
+            // No grant: only the program's output names a path outside the cwd and
+            // workspace, or the grant would be wider than a project (`/`, the home, a
+            // system tree: `outcome::offerable_grant`; the hint says which).
             let Some(grant) = grant else {
                 return unsandboxed_or(
                     needs,
                     allow_unsandboxed,
                     &format!(
-                        "{} is outside the command's cwd and workspace and no kernel-side \
-                         denial record backs it: no widening is offered from program output",
+                        "no per-command widening is offered for {} (see the hint)",
                         p.display()
                     ),
                 );
@@ -299,7 +299,7 @@ mod tests {
             false,
         ) {
             Escalation::NotOffered { reason } => {
-                assert!(reason.contains("no kernel-side denial record"), "{reason}")
+                assert!(reason.contains("no per-command widening"), "{reason}")
             }
             e => panic!("{e:?}"),
         }

@@ -490,7 +490,10 @@ impl Harness {
     ///
     /// Errors: the trust profile cannot be built for `opts.cwd` (checked once up front).
     pub fn new(opts: HarnessOptions) -> Result<Harness, HarnessError> {
-        Harness::with_approver(opts, Box::new(NonInteractive))
+        Harness::with_approver(
+            opts,
+            Box::new(NonInteractive::for_front(crate::ApprovalFront::Library)),
+        )
     }
 
     /// A harness whose approvals go to `approver`.

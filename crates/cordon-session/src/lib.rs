@@ -38,8 +38,8 @@ pub mod session;
 pub mod trust;
 
 pub use approver::{
-    choose_approver, has_tty, Approver, NonInteractive, Preapproved, Reply, ScriptedApprover,
-    TerminalApprover,
+    choose_approver, has_tty, ApprovalFront, Approver, NonInteractive, Preapproved, Reply,
+    ScriptedApprover, TerminalApprover,
 };
 pub use cache::{CacheKey, SessionCache};
 pub use drive::{drive, Report, RunSpec};

@@ -288,6 +288,9 @@ pub struct ClassifyContext<'a> {
     pub cwd: &'a Path,
     /// Whether the network was enabled for the command.
     pub network_enabled: bool,
+    /// The user's home directory, when known: never offered as a grant, nor anything above
+    /// it ([`offerable_grant`]).
+    pub home: Option<&'a Path>,
 }
 
 fn ev(source: EvidenceSource, detail: impl Into<String>) -> Evidence {
@@ -616,6 +619,66 @@ pub fn smallest_grant(fs: &dyn FsView, path: &Path) -> PathBuf {
     }
 }
 
+/// Trees a per-command write grant is never offered in: writing there is a change to the
+/// system, not to a project (a profile entry can still say so).
+const SYSTEM_TREES: &[&str] = &[
+    "/usr",
+    "/etc",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/boot",
+    "/opt",
+    "/srv",
+    "/sys",
+    "/proc",
+    "/dev",
+    "/run",
+    "/snap",
+    "/nix",
+    "/var/lib",
+    "/var/cache",
+    "/var/log",
+    "/var/spool",
+    "/var/mail",
+    "/var/www",
+];
+
+/// Whether `grant` (from [`smallest_grant`]) may be offered as a one-off `-w` after a
+/// denial. The command chooses which path it fails on, so it could otherwise steer the
+/// person to approve `-w /` for its own retry (breaker, stop 8: `mkdir /newdir` offered
+/// `-w /`, `touch ~/x` offered the whole home). Refused, with the reason: `/` and top-level
+/// directories, the home directory or above it, a directory above the cwd or workspace,
+/// and system trees ([`SYSTEM_TREES`]).
+pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), String> {
+    let g = grant.display();
+    if grant.components().count() <= 2 {
+        return Err(format!("it would need {g} writable, a top-level directory"));
+    }
+    if ctx.home.is_some_and(|h| h.starts_with(grant)) {
+        return Err(format!(
+            "it would need {g} writable: the home directory or above it"
+        ));
+    }
+    let workspace = ctx.resolved.map(|r| r.workspace.as_path());
+    if [Some(ctx.cwd), workspace]
+        .into_iter()
+        .flatten()
+        .any(|w| w.starts_with(grant) && w != grant)
+    {
+        return Err(format!(
+            "it would need {g} writable, which holds the whole workspace"
+        ));
+    }
+    if SYSTEM_TREES.iter().any(|t| grant.starts_with(t)) {
+        return Err(format!("it would need {g} writable, a system directory"));
+    }
+    Ok(())
+}
+
 type Inferred = (OutcomeClass, Confidence, Vec<Evidence>, Option<String>);
 
 fn display_path(p: &Path, cwd: &Path) -> String {
@@ -626,13 +689,14 @@ fn display_path(p: &Path, cwd: &Path) -> String {
         .unwrap_or_else(|| p.display().to_string())
 }
 
-/// The hint line for a write (or read) denial of `shown` by `rule`, with the grant to offer.
-fn denial_hint(shown: &str, rule: &str, access: Access, grant: Option<&str>) -> String {
+/// The hint line for a write (or read) denial of `shown` by `rule`, with the grant to offer
+/// (or why none is offered).
+fn denial_hint(shown: &str, rule: &str, access: Access, grant: Result<&str, &str>) -> String {
     let offer = |what: &str| match grant {
-        Some(g) => format!("{what}: allow writing it once with -w {g}"),
-        None => format!(
-            "{what}; it is outside the command's cwd and workspace, so cordon offers no \
-             widening from the program's output alone (-w PATH if you are sure)"
+        Ok(g) => format!("{what}: allow writing it once with -w {g}"),
+        Err(why) => format!(
+            "{what}; cordon offers no per-command widening: {why} (-w PATH if you are sure, \
+             or change the profile)"
         ),
     };
     if access == Access::Read || rule.starts_with("denied") {
@@ -686,8 +750,17 @@ fn from_records(
         None => return None,
     };
     let shown = display_path(&rec.path, ctx.cwd);
-    let grant = rec.grant.as_ref().map(|g| display_path(g, ctx.cwd));
-    let hint = denial_hint(&shown, &rec.rule, Access::Write, grant.as_deref());
+    let offered: Result<PathBuf, String> = match &rec.grant {
+        Some(g) => offerable_grant(g, ctx).map(|()| g.clone()),
+        None => Err("no per-command grant can lift this rule".into()),
+    };
+    let shown_grant = offered.as_ref().map(|g| display_path(g, ctx.cwd));
+    let hint = denial_hint(
+        &shown,
+        &rec.rule,
+        Access::Write,
+        shown_grant.as_deref().map_err(|e| e.as_str()),
+    );
     let mut evidence = vec![ev(
         EvidenceSource::Helper,
         format!(
@@ -716,7 +789,7 @@ fn from_records(
             syscall: Some(rec.syscall.clone()),
             rule: rec.rule.clone(),
             access: Some(Access::Write),
-            grant: rec.grant.clone(),
+            grant: offered.ok(),
         },
         confidence,
         evidence,
@@ -749,11 +822,26 @@ fn from_output(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Inferred> 
                 {
                     // Without a kernel record, the offered widening stays inside the
                     // command's cwd and workspace: output alone must not steer it to `~`.
-                    let grant = Some(smallest_grant(ctx.fs, &abs))
-                        .filter(|g| g.starts_with(ctx.cwd) || g.starts_with(&resolved.workspace));
+                    let g = smallest_grant(ctx.fs, &abs);
+                    let grant: Result<PathBuf, String> =
+                        if g.starts_with(ctx.cwd) || g.starts_with(&resolved.workspace) {
+                            offerable_grant(&g, ctx).map(|()| g)
+                        } else {
+                            Err(
+                                "it is outside the command's cwd and workspace and only the \
+                                 program's output names it"
+                                    .into(),
+                            )
+                        };
                     let shown = display_path(&abs, ctx.cwd);
                     let shown_grant = grant.as_ref().map(|g| display_path(g, ctx.cwd));
-                    let hint = denial_hint(&shown, &rule, access, shown_grant.as_deref());
+                    let hint = denial_hint(
+                        &shown,
+                        &rule,
+                        access,
+                        shown_grant.as_deref().map_err(|e| e.as_str()),
+                    );
+                    let grant = grant.ok();
                     return Some((
                         OutcomeClass::SandboxDenied {
                             path: Some(abs),
@@ -900,6 +988,7 @@ mod tests {
                 fs: &NoFs,
                 cwd: Path::new("/w"),
                 network_enabled: false,
+                home: None,
             },
         )
     }
@@ -942,7 +1031,7 @@ mod tests {
         // Outside the cwd and workspace, output alone offers no widening (issue 9 re-test b).
         let hint = o.hint.as_deref().unwrap();
         assert!(
-            hint.contains("offers no widening") && !hint.contains("-w /usr"),
+            hint.contains("offers no per-command widening") && !hint.contains("-w /usr"),
             "{hint}"
         );
         assert!(o
@@ -1018,6 +1107,7 @@ mod tests {
                 fs: &NoFs,
                 cwd: Path::new("/w"),
                 network_enabled: true,
+                home: None,
             },
         );
         assert_eq!(o.class, OutcomeClass::CommandFailed);
@@ -1031,6 +1121,7 @@ mod tests {
             fs: &NoFs,
             cwd: Path::new("/w"),
             network_enabled: false,
+            home: None,
         };
         let base = RunSignals {
             signal: Some(libc::SIGKILL),
@@ -1130,6 +1221,7 @@ mod tests {
                 fs: &NoFs,
                 cwd: Path::new(cwd),
                 network_enabled: false,
+                home: None,
             },
         )
     }
@@ -1226,11 +1318,11 @@ mod tests {
             )
         };
         let o = with(
-            "touch: cannot touch '/usr/x': Read-only file system",
+            "touch: cannot touch '/data/proj/x': Read-only file system",
             vec![record(
-                "/usr/x",
+                "/data/proj/x",
                 "read-only: outside every writable root",
-                Some("/usr"),
+                Some("/data/proj"),
             )],
         );
         assert_eq!(o.confidence, Confidence::High);
@@ -1241,13 +1333,43 @@ mod tests {
                 grant,
                 ..
             } => {
-                assert_eq!(path.as_deref(), Some(Path::new("/usr/x")));
+                assert_eq!(path.as_deref(), Some(Path::new("/data/proj/x")));
                 assert_eq!(syscall.as_deref(), Some("openat"));
-                assert_eq!(grant.as_deref(), Some(Path::new("/usr")));
+                assert_eq!(grant.as_deref(), Some(Path::new("/data/proj")));
             }
             c => panic!("{c:?}"),
         }
-        assert!(o.hint.unwrap().ends_with("-w /usr"));
+        assert!(o.hint.unwrap().ends_with("-w /data/proj"));
+        // The command picks the path it fails on: a grant wider than a project is never
+        // offered, even with a kernel record (breaker, stop 8: `mkdir /newdir` offered
+        // `-w /`). `/w` is the workspace here.
+        for (path, grant) in [
+            ("/newdir", "/"),
+            ("/data/x", "/data"),
+            ("/usr/local/zz", "/usr/local"),
+            ("/etc/cron.d/x", "/etc/cron.d"),
+            ("/var/lib/x/y", "/var/lib/x"),
+        ] {
+            let o = with(
+                &format!("mkdir: cannot create directory '{path}': Read-only file system"),
+                vec![record(
+                    path,
+                    "read-only: outside every writable root",
+                    Some(grant),
+                )],
+            );
+            match &o.class {
+                OutcomeClass::SandboxDenied { grant, .. } => {
+                    assert_eq!(grant, &None, "{path}")
+                }
+                c => panic!("{c:?}"),
+            }
+            let hint = o.hint.unwrap();
+            assert!(
+                hint.contains("offers no per-command widening") && !hint.contains("-w /"),
+                "{hint}"
+            );
+        }
         assert!(o
             .evidence
             .iter()
@@ -1293,6 +1415,7 @@ mod tests {
             fs: &NoFs,
             cwd: Path::new("/w"),
             network_enabled: false,
+            home: None,
         };
         let denial = |host: &str, rule: &str| ProxyDenial {
             host: host.into(),
@@ -1350,5 +1473,39 @@ mod tests {
             &ctx,
         );
         assert_eq!(o.class, OutcomeClass::CommandFailed);
+    }
+
+    /// What may be offered as a one-off grant: a project-sized directory, never the home,
+    /// anything above the cwd, a top-level or a system directory.
+    #[test]
+    fn offerable_grants_stay_project_sized() {
+        let ctx = ClassifyContext {
+            resolved: None,
+            fs: &NoFs,
+            cwd: Path::new("/srv2/u/proj/sub"),
+            network_enabled: false,
+            home: Some(Path::new("/home/u")),
+        };
+        for ok in [
+            "/srv2/u/proj/sub",
+            "/srv2/u/proj/sub/out",
+            "/home/u/other",
+            "/var/tmp/x",
+        ] {
+            assert!(offerable_grant(Path::new(ok), &ctx).is_ok(), "{ok}");
+        }
+        for no in [
+            "/",
+            "/home",
+            "/home/u",
+            "/srv2",
+            "/srv2/u",
+            "/srv2/u/proj",
+            "/usr/local",
+            "/etc/x",
+        ] {
+            let why = offerable_grant(Path::new(no), &ctx).unwrap_err();
+            assert!(why.contains(no), "{no}: {why}");
+        }
     }
 }

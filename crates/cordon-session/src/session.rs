@@ -399,7 +399,7 @@ mod tests {
                 let v = decide(&mut tty, cmd);
                 assert_eq!(v.runs(), runs_tty, "{mode} {kind} tty: {v:?}");
                 assert_eq!(tty.prompts == 1, prompts, "{mode} {kind} prompts");
-                let mut no_tty = Session::new(mode, Box::new(NonInteractive));
+                let mut no_tty = Session::new(mode, Box::new(NonInteractive::default()));
                 let v = decide(&mut no_tty, cmd);
                 assert_eq!(v.runs(), runs_no_tty, "{mode} {kind} no tty: {v:?}");
                 if let Verdict::Refuse { reason, .. } = &v {
@@ -501,7 +501,7 @@ mod tests {
     #[test]
     fn late_answer_after_cancel_is_rejected() {
         // Drive the scope by hand: issue, cancel, then answer.
-        let mut s = Session::new(ApprovalMode::OnRequest, Box::new(NonInteractive));
+        let mut s = Session::new(ApprovalMode::OnRequest, Box::new(NonInteractive::default()));
         let run = s.scope.start_run();
         let req = ReviewableRequest::tool_call(
             run.clone(),

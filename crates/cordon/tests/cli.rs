@@ -934,6 +934,7 @@ fn report_cannot_be_forged_by_the_command() {
     assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
     assert!(text(&o.stderr).contains("--json-fd"), "{}", text(&o.stderr));
     assert!(!p.dir.join("ran").exists());
+    assert!(!inside.exists(), "a refused report file was created");
     // A descriptor that is not open is a usage error (125), nothing runs.
     let o = out(cordon(&p, &["run", "--json-fd", "9", "--", "touch", "ran"]));
     assert_eq!(o.status.code(), Some(125));
@@ -943,6 +944,76 @@ fn report_cannot_be_forged_by_the_command() {
         text(&o.stderr)
     );
     assert!(!p.dir.join("ran").exists());
+}
+
+/// Breaker (stop 8): an earlier run plants `rl -> <victim file>` and `out -> <victim dir>`
+/// in the workspace; `--report rl` or `--report out/r.json` overwrote the victim. A path
+/// through a symlink inside a writable root is refused (125, nothing runs, nothing
+/// written); a real path outside every writable root still works (sibling).
+#[test]
+fn report_path_never_follows_a_planted_symlink() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let victim_dir = p.home.join("victim");
+    std::fs::create_dir_all(&victim_dir).unwrap();
+    let victim = victim_dir.join("target.json");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let plant = format!(
+        "ln -s {} rl && ln -s {} out",
+        victim.display(),
+        victim_dir.display()
+    );
+    let o = out(cordon(&p, &["run", "--", "sh", "-c", &plant]));
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    for via in [
+        p.dir.join("rl"),
+        p.dir.join("out/r.json"),
+        p.dir.join("out/../x.json"),
+    ] {
+        let o = out(cordon(
+            &p,
+            &[
+                "run",
+                "--report",
+                via.to_str().unwrap(),
+                "--",
+                "touch",
+                "ran",
+            ],
+        ));
+        assert_eq!(o.status.code(), Some(125), "{via:?}: {}", text(&o.stderr));
+        // `rl` lies in the workspace itself (refused as writable); the others pass
+        // through the planted directory link.
+        let why = text(&o.stderr);
+        assert!(
+            why.contains("symlink") || why.contains("may write in that directory"),
+            "{why}"
+        );
+        assert!(!p.dir.join("ran").exists(), "{via:?}: the command ran");
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    assert!(!victim_dir.join("r.json").exists());
+    // A symlink as the file name itself, outside every writable root: not followed.
+    let link = p.home.join("link.json");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let o = out(cordon(
+        &p,
+        &["run", "--report", link.to_str().unwrap(), "--", "true"],
+    ));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    // The real directory works.
+    let real = victim_dir.join("ok.json");
+    let o = out(cordon(
+        &p,
+        &["run", "--report", real.to_str().unwrap(), "--", "true"],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&real).unwrap().trim()).unwrap();
+    assert_eq!(v["outcome"], "success");
 }
 
 /// Issue 8 §2: `--dry-run --json` is a readable, bounded object: no payload blob.

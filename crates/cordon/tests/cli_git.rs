@@ -219,3 +219,69 @@ fn status_warns_until_safe_bare_repository_is_explicit() {
         "warning although safe.bareRepository = explicit"
     );
 }
+
+/// Breaker finding (stop 8): run 1 plants `sub/.git -> <another repository>/.git`; run 2
+/// in `sub` had that repository's refs and objects writable. The link alone grants
+/// nothing now; `git status` in `sub` still works (read-only git dir).
+#[test]
+fn planted_dotgit_symlink_does_not_open_another_repository() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = project();
+    let victim = p.root.path().join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    for args in [
+        &["init", "-q"][..],
+        &["commit", "-q", "--allow-empty", "-m", "one"][..],
+    ] {
+        let st = Command::new("git")
+            .args(args)
+            .current_dir(&victim)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    let head_ref = victim.join(".git/refs/heads");
+    let before: Vec<_> = std::fs::read_dir(&head_ref)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let plant = format!(
+        "mkdir -p sub3 && ln -s {} sub3/.git",
+        victim.join(".git").display()
+    );
+    let o = cordon(&p, &p.dir, &["run", "--", "sh", "-c", &plant]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let sub3 = p.dir.join("sub3");
+    let o = cordon(
+        &p,
+        &sub3,
+        &[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "git status >/dev/null && echo READ; echo x > .git/refs/heads/evil && echo WROTE",
+        ],
+    );
+    let so = text(&o.stdout);
+    assert!(so.contains("READ"), "{so}{}", text(&o.stderr));
+    assert!(!so.contains("WROTE"), "{so}");
+    let after: Vec<_> = std::fs::read_dir(&head_ref)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(before, after, "the other repository's refs changed");
+    let o = cordon(
+        &p,
+        &sub3,
+        &["explain", victim.join(".git/refs").to_str().unwrap()],
+    );
+    let said = text(&o.stdout);
+    assert!(said.contains("victim/.git/refs: read-only"), "{said}");
+}

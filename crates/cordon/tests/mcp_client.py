@@ -93,12 +93,14 @@ async def with_person():
             ok("confined command: " + "; ".join(sc(r)["sandbox"]["applied"][:2]))
 
             # A write outside the workspace is denied by the sandbox, and classified.
-            home = os.environ["HOME"]
-            r = await call(s, "exec_command", script=f"echo x > {home}/outside.txt")
+            # (In a directory of its own: the home itself is never offered as a grant.)
+            out = os.path.join(os.environ["HOME"], "out")
+            os.makedirs(out, exist_ok=True)
+            r = await call(s, "exec_command", script=f"echo x > {out}/outside.txt")
             o = sc(r)["outcome"]
             assert o["outcome"] == "sandbox-denied", sc(r)
             assert o.get("path", "").endswith("outside.txt"), o
-            assert not os.path.exists(f"{home}/outside.txt")
+            assert not os.path.exists(f"{out}/outside.txt")
             assert r.is_error
             assert "additional_permissions" in r.content[0].text, r.content[0].text
             ok("denied write classified sandbox-denied: " + o.get("hint", ""))
@@ -166,6 +168,8 @@ async def without_person():
             r = await call(s, "exec_command", argv=["touch", "approved-2.txt"])
             o = sc(r)["outcome"]
             assert o["outcome"] == "refused" and "R-A6" in o["why"], o
+            # The note speaks MCP, not the CLI's flags.
+            assert "elicitation" in o["why"] and "--yes" not in o["why"], o
             assert not os.path.exists("approved-2.txt")
             ok("no elicitation: refused (R-A6)")
             # A session left running when the client goes away.

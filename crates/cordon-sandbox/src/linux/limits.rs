@@ -177,10 +177,17 @@ fn write(p: &Path, s: &str) -> std::io::Result<()> {
         .write_all(s.as_bytes())
 }
 
+/// How old a dead helper's cgroup must be before [`sweep_dead`] removes it: far longer
+/// than a live helper needs between creating its cgroup and moving into it (microseconds).
+const SWEEP_MIN_AGE: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Removes the cgroups `cordon-<pid>[-…]` under `home` whose helper `<pid>` is gone (a
-/// helper killed by SIGKILL cannot remove its own). Only dead helpers' directories are
-/// touched, so a live run's cgroup is never raced; `rmdir` of a cgroup that still has
-/// processes fails and is ignored.
+/// helper killed by SIGKILL cannot remove its own) and that are older than
+/// [`SWEEP_MIN_AGE`]. `rmdir` of a cgroup that still has processes fails and is ignored;
+/// the age rule covers the one empty state of a live run — created, limits not yet
+/// written, helper not yet moved in — which a helper in *another* pid namespace (where the
+/// pid in the name does not exist) would otherwise remove, leaving that run without its
+/// limits.
 fn sweep_dead(home: &Path) {
     let Ok(entries) = std::fs::read_dir(home) else {
         return;
@@ -194,7 +201,16 @@ fn sweep_dead(home: &Path) {
         if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
             continue;
         }
-        if !Path::new("/proc").join(pid).exists() {
+        if Path::new("/proc").join(pid).exists() {
+            continue;
+        }
+        let old_enough = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age >= SWEEP_MIN_AGE);
+        if old_enough {
             let _ = std::fs::remove_dir(e.path());
         }
     }
@@ -564,19 +580,30 @@ mod tests {
 
     /// Leaked cgroups of dead helpers are removed (470 had piled up on a test machine, and
     /// a reused pid's name collision ran a command without its pids limit); a live
-    /// helper's and anything not ours are left alone.
+    /// helper's, a fresh one whose pid is not visible here (a run in another pid
+    /// namespace, between creating its cgroup and moving in) and anything not ours are
+    /// left alone.
     #[test]
     fn sweep_removes_only_dead_helpers_cgroups() {
         let d = tempfile::tempdir().unwrap();
         let me = std::process::id();
-        for n in [
-            "cordon-999999999-0000abcd".to_string(),
-            "cordon-999999998".to_string(),
-            format!("cordon-{me}-00000001"),
-            "cordon-notapid".to_string(),
-            "other".to_string(),
+        let long_ago = std::time::SystemTime::now() - 2 * SWEEP_MIN_AGE;
+        for (n, old) in [
+            ("cordon-999999999-0000abcd".to_string(), true),
+            ("cordon-999999998".to_string(), true),
+            ("cordon-999999997-00000002".to_string(), false),
+            (format!("cordon-{me}-00000001"), true),
+            ("cordon-notapid".to_string(), true),
+            ("other".to_string(), true),
         ] {
-            std::fs::create_dir(d.path().join(n)).unwrap();
+            let p = d.path().join(n);
+            std::fs::create_dir(&p).unwrap();
+            if old {
+                std::fs::File::open(&p)
+                    .unwrap()
+                    .set_modified(long_ago)
+                    .unwrap();
+            }
         }
         sweep_dead(d.path());
         let mut left: Vec<String> = std::fs::read_dir(d.path())
@@ -585,6 +612,7 @@ mod tests {
             .collect();
         left.sort();
         let mut want = vec![
+            "cordon-999999997-00000002".to_string(),
             format!("cordon-{me}-00000001"),
             "cordon-notapid".to_string(),
             "other".to_string(),

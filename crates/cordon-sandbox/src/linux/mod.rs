@@ -228,6 +228,37 @@ pub fn take_inherited_file(fd: i32) -> std::io::Result<std::fs::File> {
     sys::take_inherited_fd(fd).map(std::fs::File::from)
 }
 
+/// Opens the report file `name` in the directory `dir` (absolute, canonical) for writing,
+/// with no symlink followed anywhere: `dir` is opened with `RESOLVE_NO_SYMLINKS` (so a
+/// component swapped for a link since the caller checked it is an error, not a detour)
+/// and `name` with `O_NOFOLLOW`; the file is created mode 0644 or truncated, and must be a
+/// regular file (R-H2: host-side opens near writable roots never follow a planted link).
+///
+/// Errors: `ELOOP` when a component or `name` is a symlink, `EINVAL` when `name` is not a
+/// single normal component or the file is not a regular file, or the open's own error.
+pub fn create_report_file(
+    dir: &std::path::Path,
+    name: &std::ffi::OsStr,
+) -> std::io::Result<std::fs::File> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::io::AsRawFd;
+    let bad = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, what.to_string());
+    let bytes = name.as_bytes();
+    if bytes.is_empty() || bytes == b"." || bytes == b".." || bytes.contains(&b'/') {
+        return Err(bad("not a file name"));
+    }
+    let dirfd = sys::open_dir_nofollow(dir)?;
+    let c = std::ffi::CString::new(bytes).map_err(|_| bad("a NUL byte in the name"))?;
+    let fd = sys::open_write_nofollow(dirfd.as_raw_fd(), &c, 0o644)?;
+    let st = sys::fstat(fd.as_raw_fd())?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(bad("not a regular file"));
+    }
+    let f = std::fs::File::from(fd);
+    f.set_len(0)?;
+    Ok(f)
+}
+
 /// The file mapped at address `addr` of this process, from `/proc/self/maps` (`None` when
 /// unreadable, anonymous, or the file was deleted since).
 pub fn mapped_file_of(addr: usize) -> Option<std::path::PathBuf> {

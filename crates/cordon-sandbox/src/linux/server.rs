@@ -80,7 +80,10 @@ enum Reply {
 
 /// The default socket: `$XDG_RUNTIME_DIR/cordon/serve.sock`, else
 /// `/run/user/<uid>/cordon/serve.sock` when that runtime dir exists, else
-/// `/tmp/cordon-<uid>/serve.sock`. [`SOCKET_ENV`] overrides it.
+/// `/tmp/cordon-<uid>/serve.sock` — the host's `/tmp` literally, never `$TMPDIR`: `:tmp`
+/// can make `$TMPDIR` writable inside a sandbox, and a command there could then plant a
+/// server of its own (breaker, stop 8), while the host's `/tmp` is always behind the
+/// sandbox's private `/tmp`. [`SOCKET_ENV`] overrides it.
 pub fn socket_path() -> PathBuf {
     if let Some(p) = std::env::var_os(SOCKET_ENV).filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
@@ -93,9 +96,7 @@ pub fn socket_path() -> PathBuf {
         .or_else(|| Some(PathBuf::from(format!("/run/user/{uid}"))).filter(|p| p.is_dir()));
     match run {
         Some(r) => r.join("cordon").join("serve.sock"),
-        None => std::env::temp_dir()
-            .join(format!("cordon-{uid}"))
-            .join("serve.sock"),
+        None => PathBuf::from(format!("/tmp/cordon-{uid}")).join("serve.sock"),
     }
 }
 

@@ -444,6 +444,27 @@ pub fn create_file_excl(dirfd: RawFd, name: &CStr, mode: libc::mode_t) -> io::Re
     check(fd).map(|fd| owned(fd as libc::c_long))
 }
 
+/// Opens the file `name` in `dirfd` for writing, created (mode `mode`) or truncated,
+/// never following a symlink at `name` (`ELOOP`) and never blocking on a FIFO
+/// (`O_NONBLOCK`); the caller checks with [`fstat`] that it is a regular file.
+pub fn open_write_nofollow(dirfd: RawFd, name: &CStr, mode: libc::mode_t) -> io::Result<OwnedFd> {
+    // SAFETY: `name` is NUL-terminated; O_CREAT takes the mode argument given.
+    let fd = unsafe {
+        libc::openat(
+            dirfd,
+            name.as_ptr(),
+            libc::O_CREAT
+                | libc::O_WRONLY
+                | libc::O_CLOEXEC
+                | libc::O_NOFOLLOW
+                | libc::O_NONBLOCK
+                | libc::O_NOCTTY,
+            mode as libc::c_uint,
+        )
+    };
+    check(fd).map(|fd| owned(fd as libc::c_long))
+}
+
 /// `symlinkat(target, dirfd, name)`.
 pub fn symlinkat(target: &CStr, dirfd: RawFd, name: &CStr) -> io::Result<()> {
     // SAFETY: both strings are NUL-terminated.

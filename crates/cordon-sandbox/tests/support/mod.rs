@@ -187,6 +187,14 @@ impl Sandbox {
         self
     }
 
+    /// Adds one filesystem entry to the (restricted) profile, keeping its other entries.
+    pub fn grant(mut self, path: &Path, access: Access) -> Sandbox {
+        if let FilesystemPolicy::Restricted { entries, .. } = &mut self.profile.filesystem {
+            entries.push(entry(path.to_str().unwrap(), access));
+        }
+        self
+    }
+
     /// Sets the network policy.
     pub fn network(mut self, n: NetworkPolicy) -> Sandbox {
         self.profile.network = n;

@@ -20,7 +20,7 @@ use cordon_session::harness::{
     Command, ExecParams, ExecResult, Harness, HarnessError, HarnessOptions,
     DEFAULT_MAX_OUTPUT_BYTES,
 };
-use cordon_session::{Answer, Approver, NonInteractive, Reply, ReviewableRequest};
+use cordon_session::{Answer, ApprovalFront, Approver, NonInteractive, Reply, ReviewableRequest};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
     ElicitationAction, ElicitationSchema, ListResourcesResult, ListToolsResult,
@@ -101,7 +101,7 @@ impl Approver for Elicitor {
             p.supported_elicitation_modes()
                 .contains(&ElicitationMode::Form)
         }) else {
-            return NonInteractive.ask(req);
+            return NonInteractive::for_front(ApprovalFront::Mcp).ask(req);
         };
         let allowed = req.allowed_answers();
         let names: Vec<String> = allowed

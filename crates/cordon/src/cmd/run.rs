@@ -22,11 +22,12 @@ enum Sink {
 }
 
 impl Sink {
-    fn open(args: &RunArgs) -> Result<Sink> {
+    /// The sink `args` ask for. A `--report` file is checked first ([`report_file_refusal`])
+    /// and then opened without following any symlink; a refused one is never created.
+    fn open(args: &RunArgs, trust: &TrustProfile) -> Result<Sink> {
         if let Some(path) = &args.report {
-            let f = std::fs::File::create(path)
-                .with_context(|| format!("--report {}: cannot create the file", path.display()))?;
-            return Ok(Sink::Writer(f));
+            let checked = report_file_refusal(args, trust, path)?;
+            return Ok(Sink::Writer(open_report_file(path, &checked)?));
         }
         if let Some(n) = args.json_fd {
             #[cfg(target_os = "linux")]
@@ -75,15 +76,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     }
     #[cfg(target_os = "linux")]
     cordon_sandbox::linux::server::set_use_server(!args.no_server);
-    let mut sink = Sink::open(&args)?;
-    if let Some(reason) = report_file_forgeable(&args, &trust) {
-        sink.emit(
-            &json!({"outcome": "refused", "reason": reason, "applied": [],
-                          "exit_code": EXIT_CORDON}),
-        );
-        eprintln!("cordon: {reason}");
-        return Ok(EXIT_CORDON as i32);
-    }
+    let mut sink = Sink::open(&args, &trust)?;
     let mut session = Session::for_cli(
         mode,
         args.approvals_from.as_deref(),
@@ -114,31 +107,87 @@ pub fn run(args: RunArgs) -> Result<i32> {
     Ok(report.last().outcome.exit_code)
 }
 
-/// A report file the command could replace would be a forgeable report: refused when the
-/// profile lets the command write the file's directory.
-fn report_file_forgeable(args: &RunArgs, trust: &TrustProfile) -> Option<String> {
-    let path = args.report.as_ref()?;
+/// Where a `--report` file goes once checked: its directory (canonical) and file name.
+struct ReportPlace {
+    dir: std::path::PathBuf,
+    name: std::ffi::OsString,
+}
+
+/// Checks a `--report PATH` before anything is created (R-H2, issue 8 §2). Refused — an
+/// error, exit 125, nothing run, no file made — when the profile lets the command write
+/// the file's directory (it could replace the report afterwards), or when the path passes
+/// through a symlink that lies inside a writable root (an earlier run may have planted it
+/// to aim the report at another file: breaker, stop 8).
+fn report_file_refusal(
+    args: &RunArgs,
+    trust: &TrustProfile,
+    path: &std::path::Path,
+) -> Result<ReportPlace> {
+    use cordon_policy::Access;
     let req = trust.command(args.command.clone());
     let resolved = cordon_policy::resolve(
         &req.profile,
         &req.resolve_context(),
         &cordon_sandbox::HostFs,
     )
-    .ok()?;
-    let dir = std::fs::canonicalize(path)
-        .ok()
-        .and_then(|p| p.parent().map(|d| d.to_path_buf()));
-    let writable = dir.as_ref().is_none_or(|d| {
+    .map_err(|e| anyhow::anyhow!("--report {}: {e}", path.display()))?;
+    let writable = |d: &std::path::Path| {
         resolved
             .filesystem
             .access_for(&cordon_sandbox::HostFs, d)
             .access
-            == cordon_policy::Access::Write
-    });
-    writable.then(|| {
+            == Access::Write
+    };
+    // Absolute but not normalised: a `..` after a symlink goes where the kernel takes it,
+    // and the symlink itself is among the ancestors checked below.
+    let abs = std::path::absolute(path)
+        .with_context(|| format!("--report {}: not a usable path", path.display()))?;
+    let (Some(parent), Some(name)) = (abs.parent(), abs.file_name()) else {
+        anyhow::bail!("--report {}: not a file path", path.display());
+    };
+    // Every symlink on the way whose own directory the command may write could have been
+    // planted; one outside every writable root (e.g. a system link) is followed.
+    for a in parent.ancestors() {
+        let is_link = std::fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_symlink());
+        if is_link && a.parent().is_some_and(&writable) {
+            anyhow::bail!(
+                "--report {}: the path passes through the symlink {}, which lies inside a \
+                 writable root (an earlier command may have planted it); give the real path",
+                path.display(),
+                a.display()
+            );
+        }
+    }
+    let dir = std::fs::canonicalize(parent).with_context(|| {
         format!(
+            "--report {}: its directory {} does not exist",
+            path.display(),
+            parent.display()
+        )
+    })?;
+    if writable(&dir) {
+        anyhow::bail!(
             "--report {}: the command may write in that directory, so it could replace the \
              report; put it outside every writable root, or use --json-fd N with a pipe",
+            path.display()
+        );
+    }
+    Ok(ReportPlace {
+        dir,
+        name: name.to_os_string(),
+    })
+}
+
+/// Opens the checked report file: the directory pinned without following links, the file
+/// itself never a symlink and always a regular file.
+fn open_report_file(path: &std::path::Path, at: &ReportPlace) -> Result<std::fs::File> {
+    #[cfg(target_os = "linux")]
+    let f = cordon_sandbox::linux::create_report_file(&at.dir, &at.name);
+    #[cfg(not(target_os = "linux"))]
+    let f = std::fs::File::create(at.dir.join(&at.name));
+    f.with_context(|| {
+        format!(
+            "--report {}: cannot create the file without following a symlink",
             path.display()
         )
     })
