@@ -135,6 +135,70 @@ pub fn depth(p: &Path) -> usize {
         .count()
 }
 
+/// One resolution's memory of the filesystem: wraps an [`FsView`] and answers each
+/// `canonicalize`, `kind` and `read_link` question about one path once, so a resolution
+/// that asks about the same ancestors again and again (every missing deny entry under
+/// `~`, every protected path under a root) costs one host lookup per distinct path (the
+/// host's `canonicalize` is `realpath`: one `readlink` per component). File contents
+/// (`read_small`, `read_to_string`) and `is_empty_dir` are passed through.
+///
+/// Lives for one call (e.g. [`crate::resolve::resolve`]) and is then dropped: a long-lived
+/// process must not keep answers about a filesystem a command can change. Within the call
+/// the view is consistent (one answer per path), and nothing here is trusted for
+/// enforcement: the helper opens every path again without following links.
+pub struct MemoFs<'a> {
+    inner: &'a dyn FsView,
+    canonical: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<PathBuf>>>,
+    kinds: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<FileKind>>>,
+    links: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<PathBuf>>>,
+}
+
+impl<'a> MemoFs<'a> {
+    /// A memo in front of `inner`, empty.
+    pub fn new(inner: &'a dyn FsView) -> MemoFs<'a> {
+        MemoFs {
+            inner,
+            canonical: Default::default(),
+            kinds: Default::default(),
+            links: Default::default(),
+        }
+    }
+}
+
+fn memo<T: Clone>(
+    map: &std::cell::RefCell<std::collections::HashMap<PathBuf, T>>,
+    p: &Path,
+    ask: impl FnOnce() -> T,
+) -> T {
+    if let Some(v) = map.borrow().get(p) {
+        return v.clone();
+    }
+    let v = ask();
+    map.borrow_mut().insert(p.to_path_buf(), v.clone());
+    v
+}
+
+impl FsView for MemoFs<'_> {
+    fn canonicalize(&self, p: &Path) -> Option<PathBuf> {
+        memo(&self.canonical, p, || self.inner.canonicalize(p))
+    }
+    fn kind(&self, p: &Path) -> Option<FileKind> {
+        memo(&self.kinds, p, || self.inner.kind(p))
+    }
+    fn read_to_string(&self, p: &Path) -> Option<String> {
+        self.inner.read_to_string(p)
+    }
+    fn read_small(&self, p: &Path, cap: u64) -> Result<String, ReadRefusal> {
+        self.inner.read_small(p, cap)
+    }
+    fn read_link(&self, p: &Path) -> Option<PathBuf> {
+        memo(&self.links, p, || self.inner.read_link(p))
+    }
+    fn is_empty_dir(&self, p: &Path) -> bool {
+        self.inner.is_empty_dir(p)
+    }
+}
+
 /// An in-memory [`FsView`] for tests and for hosts without a disk view. Paths are
 /// absolute; symlinks are followed (max 40 hops, like the kernel).
 #[derive(Debug, Default, Clone)]
@@ -268,6 +332,70 @@ impl FsView for MemFs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Counts the questions that reach the wrapped view.
+    struct Counting<'a>(&'a MemFs, std::cell::Cell<usize>);
+    impl FsView for Counting<'_> {
+        fn canonicalize(&self, p: &Path) -> Option<PathBuf> {
+            self.1.set(self.1.get() + 1);
+            self.0.canonicalize(p)
+        }
+        fn kind(&self, p: &Path) -> Option<FileKind> {
+            self.1.set(self.1.get() + 1);
+            self.0.kind(p)
+        }
+        fn read_to_string(&self, p: &Path) -> Option<String> {
+            self.0.read_to_string(p)
+        }
+        fn read_link(&self, p: &Path) -> Option<PathBuf> {
+            self.1.set(self.1.get() + 1);
+            self.0.read_link(p)
+        }
+    }
+
+    /// One host lookup per distinct path and question (the same ancestors come up for
+    /// every missing deny entry), with the same answers as the view itself, missing paths
+    /// and symlinks included.
+    #[test]
+    fn memo_asks_each_path_once_and_answers_the_same() {
+        let m = MemFs::new()
+            .dir("/home/u")
+            .symlink("/home/u/link", "/etc")
+            .file("/etc/hosts", "x");
+        let counting = Counting(&m, std::cell::Cell::new(0));
+        let memo = MemoFs::new(&counting);
+        let paths = [
+            "/home/u/.ssh",
+            "/home/u/.aws",
+            "/home/u/link/hosts",
+            "/home/u",
+        ];
+        for _ in 0..3 {
+            for p in paths {
+                let p = Path::new(p);
+                assert_eq!(canonicalize_lenient(&memo, p), canonicalize_lenient(&m, p));
+                assert_eq!(memo.kind(p), m.kind(p));
+                assert_eq!(memo.read_link(p), m.read_link(p));
+            }
+        }
+        let first_round = {
+            let c = Counting(&m, std::cell::Cell::new(0));
+            let memo = MemoFs::new(&c);
+            for p in paths {
+                let p = Path::new(p);
+                canonicalize_lenient(&memo, p);
+                memo.kind(p);
+                memo.read_link(p);
+            }
+            c.1.get()
+        };
+        assert_eq!(
+            counting.1.get(),
+            first_round,
+            "repeats must not reach the view"
+        );
+        assert!(first_round < 3 * paths.len() + 3, "{first_round}");
+    }
 
     #[test]
     fn lexical_handles_dotdot_and_relative() {

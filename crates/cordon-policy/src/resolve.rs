@@ -221,7 +221,8 @@ impl ResolvedFilesystem {
                 }
             }
         }
-        out.sort_by_key(|e| depth(&e.path));
+        // Stable, and each depth counted once (not once per comparison).
+        out.sort_by_cached_key(|e| depth(&e.path));
         out
     }
 
@@ -783,6 +784,10 @@ pub fn resolve(
     ctx: &ResolveContext,
     fs: &dyn FsView,
 ) -> Result<ResolvedProfile, ResolveError> {
+    // Each path is looked up on the host once per resolution (the same ancestors come up
+    // for every entry).
+    let memo = crate::paths::MemoFs::new(fs);
+    let fs: &dyn FsView = &memo;
     let Location {
         cwd,
         workspace,

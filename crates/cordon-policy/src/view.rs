@@ -27,12 +27,20 @@ impl ResolvedFilesystem {
                 root: Access::Write,
                 private_tmp: false,
             },
-            ResolvedFilesystem::Restricted { default, .. } => {
-                let layered = self.layered();
-                let at = |p: &str| layered.iter().find(|e| e.path == Path::new(p));
+            ResolvedFilesystem::Restricted { default, entries } => {
+                // The access `layered` collapses the entries at `p` to (the strongest),
+                // without building the whole layered list (asked many times per launch).
+                // Entry paths are canonical, so their bytes compare.
+                let at = |p: &str| {
+                    entries
+                        .iter()
+                        .filter(|e| e.path.as_os_str() == p)
+                        .map(|e| e.access)
+                        .max()
+                };
                 TopView {
-                    root: at("/").map(|e| e.access).unwrap_or(*default),
-                    private_tmp: at("/tmp").is_none_or(|e| e.access != Access::Deny),
+                    root: at("/").unwrap_or(*default),
+                    private_tmp: at("/tmp").is_none_or(|a| a != Access::Deny),
                 }
             }
         }
@@ -42,17 +50,22 @@ impl ResolvedFilesystem {
     /// `/tmp`: it is, unless an entry strictly below `/tmp` covers it (such an entry is
     /// bound on top of the private tmpfs). `false` when there is no private `/tmp`.
     pub fn hidden_by_private_tmp(&self, path: &Path) -> bool {
-        let ResolvedFilesystem::Restricted { .. } = self else {
+        let ResolvedFilesystem::Restricted { entries, .. } = self else {
             return false;
         };
         if !path.starts_with("/tmp") || path == Path::new("/tmp") || !self.top_view().private_tmp {
             return false;
         }
-        !self.layered().iter().any(|e| {
-            e.path.starts_with("/tmp")
-                && e.path != Path::new("/tmp")
-                && path.starts_with(&e.path)
-                && e.access != Access::Deny
+        // An entry covers `path` when its path (strictly below /tmp, an ancestor of
+        // `path`) collapses to a non-deny access in `layered`, i.e. no entry denies it.
+        let below_tmp = |e: &&crate::resolve::ResolvedEntry| {
+            e.path.starts_with("/tmp") && e.path != Path::new("/tmp") && path.starts_with(&e.path)
+        };
+        !entries.iter().filter(below_tmp).any(|e| {
+            e.access != Access::Deny
+                && !entries
+                    .iter()
+                    .any(|o| o.access == Access::Deny && o.path == e.path)
         })
     }
 }

@@ -200,3 +200,54 @@ fn open_files_and_cpu_time_are_rlimits() {
         stderr(&o)
     );
 }
+
+/// Pids whose parent is `pid` (from `/proc/*/stat`).
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid …`; comm may hold spaces and parentheses.
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let ppid = rest
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(pid) {
+            if let Ok(p) = e.file_name().to_string_lossy().parse() {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// The limits watchdog (timeout, cgroup counters) runs inside the helper while it waits:
+/// no forked watchdog process per run (a fork, exit and reap on every cold launch). While
+/// a command with a timeout runs, the helper's only child is the sandbox's init; the
+/// timeout itself is still enforced (`timeout_kills_the_whole_tree`).
+#[test]
+fn the_limits_watchdog_is_not_an_extra_process() {
+    use std::io::BufRead;
+    if !require_full() {
+        return;
+    }
+    let s = sandbox(Limits {
+        timeout: text("20s"),
+        ..Limits::default()
+    });
+    let mut child = s.spawn_sh("echo ready; sleep 2");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "ready");
+    std::thread::sleep(Duration::from_millis(200));
+    let kids = children_of(child.id());
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(kids.len(), 1, "the helper's children: {kids:?} (init only)");
+}

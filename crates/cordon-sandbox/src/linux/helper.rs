@@ -893,19 +893,13 @@ fn run_namespaces(
         Some(Ok(r)) => Some(r),
         None => None,
     };
-    let watchdog = match super::limits::Watchdog::start(pid, &limits, cgroup.as_ref()) {
-        Ok(w) => w,
-        Err(e) => {
-            // SAFETY: kill has no memory-safety preconditions; `pid` is our child.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            process::supervise(pid);
-            leave(&cgroup);
-            return Err(HelperError::Message(format!(
-                "refusing to run: sandbox setup failed: limits watchdog: {e}"
-            )));
+    let mut watchdog = super::limits::Watchdog::start(pid, &limits, cgroup.as_ref());
+    let code = match watchdog.as_mut() {
+        Some(w) => {
+            process::supervise_checking(pid, super::limits::Watchdog::EVERY, &mut || w.check())
         }
+        None => process::supervise(pid),
     };
-    let code = process::supervise(pid);
     if let Some(d) = records_r.as_ref().and_then(super::denial_records::receive) {
         reporter.records(d);
     }

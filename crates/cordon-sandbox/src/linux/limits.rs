@@ -3,8 +3,7 @@
 //! the wall-clock timeout and for limits the kernel only counts, and the classified
 //! outcome (`limit-exceeded{which}`).
 //!
-//! - **pids**: cgroup `pids.max` (counts the helper, init and the watchdog too, so 3 are
-//!   added); fallback `RLIMIT_NPROC` in the sandbox's own user namespace (rung 1 only:
+//! - **pids**: cgroup `pids.max` (counts the helper and init too, so 2 are added); fallback `RLIMIT_NPROC` in the sandbox's own user namespace (rung 1 only:
 //!   outside one it counts every process of the user; the kernel exempts real root, so as
 //!   root without a cgroup it is not enforced — `cordon status` says so).
 //! - **memory**: cgroup `memory.max` / `memory.limit_in_bytes` for the whole tree; fallback
@@ -14,7 +13,7 @@
 //! - **timeout**: the watchdog kills the sandbox's init; the pid namespace takes every
 //!   process of the command with it.
 //!
-//! When the watchdog sees a pids or memory event (`pids.events max`, `oom_kill`) or the
+//! When the watchdog (in the helper, checking every 20 ms while it waits) sees a pids or memory event (`pids.events max`, `oom_kill`) or the
 //! deadline, it kills the tree, and the helper prints one stderr line and exits 124 (like
 //! `timeout`); with `--json` the limit travels to cordon on a pipe the command never holds
 //! ([`OUTCOME_FD_ENV`]).
@@ -36,8 +35,8 @@ pub const EXIT_LIMIT: i32 = 124;
 /// the command's environment (that comes from the payload).
 pub const OUTCOME_FD_ENV: &str = "CORDON_OUTCOME_FD";
 
-/// Processes of cordon's own inside the cgroup: the helper, init and the watchdog.
-const OWN_PROCESSES: u64 = 3;
+/// Processes of cordon's own inside the cgroup: the helper and init.
+const OWN_PROCESSES: u64 = 2;
 
 /// Set in the helper when the cgroup limits memory, so the forked init/supervisor does not
 /// add a per-process `RLIMIT_DATA` (the cgroup is the one that classifies).
@@ -339,99 +338,89 @@ impl Cgroup {
 
     /// Which limit the kernel counted as hit, if any.
     fn tripped(&self) -> Option<LimitKind> {
-        let counter = |p: &Option<PathBuf>, key: &str| -> bool {
-            p.as_ref()
-                .and_then(|p| std::fs::read_to_string(p).ok())
-                .is_some_and(|s| {
-                    s.lines().any(|l| {
-                        let mut it = l.split_whitespace();
-                        it.next() == Some(key)
-                            && it.next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0) > 0
-                    })
-                })
-        };
-        if counter(&self.pids_events, "max") {
-            return Some(LimitKind::Pids);
-        }
-        if counter(&self.memory_events, "oom_kill") {
-            return Some(LimitKind::Memory);
-        }
-        None
+        tripped(self.pids_events.as_deref(), self.memory_events.as_deref())
     }
 }
 
-/// The watchdog of one run: a forked process that kills the sandbox's init when the
-/// deadline passes or the cgroup counts a pids/memory hit, and says which on a pipe.
+/// Which limit the kernel counted as hit in these event files (`max N` in `pids.events`,
+/// `oom_kill N` in the memory events), if any.
+fn tripped(pids_events: Option<&Path>, memory_events: Option<&Path>) -> Option<LimitKind> {
+    let counter = |p: Option<&Path>, key: &str| -> bool {
+        p.and_then(|p| std::fs::read_to_string(p).ok())
+            .is_some_and(|s| {
+                s.lines().any(|l| {
+                    let mut it = l.split_whitespace();
+                    it.next() == Some(key)
+                        && it.next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0) > 0
+                })
+            })
+    };
+    if counter(pids_events, "max") {
+        return Some(LimitKind::Pids);
+    }
+    if counter(memory_events, "oom_kill") {
+        return Some(LimitKind::Memory);
+    }
+    None
+}
+
+/// The watchdog of one run, kept by the helper itself while it waits for the sandbox's
+/// init ([`Watchdog::check`] every [`Watchdog::EVERY`], from
+/// [`super::process::supervise_checking`]): it kills init when the deadline passes or the
+/// cgroup counts a pids/memory hit, and remembers which. (It was a forked process polling
+/// on its own: one more fork, exit and reap on every run.)
+#[derive(Debug)]
 pub struct Watchdog {
-    pid: libc::pid_t,
-    verdict: OwnedFd,
+    target: libc::pid_t,
+    deadline: Option<Instant>,
+    pids_events: Option<PathBuf>,
+    memory_events: Option<PathBuf>,
+    hit: Option<LimitKind>,
 }
 
 impl Watchdog {
-    /// Forks the watchdog for `target` (the sandbox's init). `None` when there is nothing
-    /// to watch (no timeout, no cgroup).
-    pub fn start(
-        target: libc::pid_t,
-        r: &ResolvedLimits,
-        cg: Option<&Cgroup>,
-    ) -> Result<Option<Watchdog>, String> {
+    /// How often [`Watchdog::check`] runs while the command lives.
+    pub const EVERY: Duration = Duration::from_millis(20);
+
+    /// The watchdog for `target` (the sandbox's init). `None` when there is nothing to
+    /// watch (no timeout, no cgroup).
+    pub fn start(target: libc::pid_t, r: &ResolvedLimits, cg: Option<&Cgroup>) -> Option<Watchdog> {
         if r.timeout_ms.is_none() && cg.is_none() {
-            return Ok(None);
+            return None;
         }
-        let (rd, wr) = sys::pipe().map_err(|e| format!("pipe: {e}"))?;
-        let deadline = r
-            .timeout_ms
-            .map(|ms| Instant::now() + Duration::from_millis(ms));
-        // SAFETY: getpid has no preconditions.
-        let helper = unsafe { libc::getpid() };
-        // SAFETY: the helper is single-threaded; the child only sleeps, reads files and
-        // calls kill/write/_exit.
-        let pid = unsafe { libc::fork() };
-        if pid < 0 {
-            return Err(format!("fork: {}", std::io::Error::last_os_error()));
-        }
-        if pid == 0 {
-            drop(rd);
-            // SAFETY: prctl/getppid have no memory-safety preconditions.
-            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) };
-            // SAFETY: as above.
-            if unsafe { libc::getppid() } != helper {
-                super::process::exit_now(0);
-            }
-            let mut w = std::fs::File::from(wr);
-            loop {
-                std::thread::sleep(Duration::from_millis(20));
-                let hit = if deadline.is_some_and(|d| Instant::now() >= d) {
-                    Some(LimitKind::Timeout)
-                } else {
-                    cg.and_then(|c| c.tripped())
-                };
-                if let Some(k) = hit {
-                    let _ = w.write_all(&[k.code()]);
-                    // SAFETY: kill has no memory-safety preconditions; the pid namespace
-                    // ends with its init, taking every process of the command with it.
-                    unsafe { libc::kill(target, libc::SIGKILL) };
-                    super::process::exit_now(0);
-                }
-            }
-        }
-        drop(wr);
-        Ok(Some(Watchdog { pid, verdict: rd }))
+        Some(Watchdog {
+            target,
+            deadline: r
+                .timeout_ms
+                .map(|ms| Instant::now() + Duration::from_millis(ms)),
+            pids_events: cg.and_then(|c| c.pids_events.clone()),
+            memory_events: cg.and_then(|c| c.memory_events.clone()),
+            hit: None,
+        })
     }
 
-    /// Stops the watchdog and returns the limit it enforced, if any.
+    /// Kills the target (SIGKILL; the pid namespace ends with its init, taking every
+    /// process of the command with it) once the deadline has passed or a cgroup counter
+    /// says a limit was hit. The first hit is kept.
+    pub fn check(&mut self) {
+        if self.hit.is_some() {
+            return;
+        }
+        let hit = if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            Some(LimitKind::Timeout)
+        } else {
+            tripped(self.pids_events.as_deref(), self.memory_events.as_deref())
+        };
+        if let Some(k) = hit {
+            self.hit = Some(k);
+            // SAFETY: kill has no memory-safety preconditions; `target` is our child.
+            unsafe { libc::kill(self.target, libc::SIGKILL) };
+        }
+    }
+
+    /// The limit it enforced, if any.
     pub fn stop(self) -> Option<LimitKind> {
-        // SAFETY: kill/waitpid on our own child; no memory-safety preconditions.
-        unsafe {
-            libc::kill(self.pid, libc::SIGKILL);
-            libc::waitpid(self.pid, std::ptr::null_mut(), 0);
-        }
-        let mut b = [0u8; 1];
-        let mut f = std::fs::File::from(self.verdict);
-        match f.read(&mut b) {
-            Ok(1) => LimitKind::from_code(b[0]),
-            _ => None,
-        }
+        self.hit
     }
 }
 

@@ -378,7 +378,7 @@ pub fn layout_for(profile: &ResolvedProfile) -> Layout {
     let tail = l.steps.split_off(frame_end);
     let mut tree: Vec<Step> = l.steps.split_off(2);
     tree.extend(extra);
-    tree.sort_by_key(|s| s.path.components().count());
+    tree.sort_by_cached_key(|s| s.path.components().count());
     l.steps.extend(tree);
     l.steps.extend(tail);
     l
@@ -553,7 +553,7 @@ fn tree_steps(fs: &ResolvedFilesystem, base: Base, private_tmp: bool) -> (Vec<St
         }
     }
     // Shallow first (stable: equal depths keep their order).
-    steps.sort_by_key(|s| s.path.components().count());
+    steps.sort_by_cached_key(|s| s.path.components().count());
     // A mask with binds beneath it must be traversable, or they are unreachable.
     let mounted: Vec<PathBuf> = steps
         .iter()

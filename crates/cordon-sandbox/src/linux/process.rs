@@ -135,28 +135,63 @@ const SI_KERNEL: libc::c_int = 0x80;
 /// A signal the kernel sent to the whole foreground process group (terminal `^C`, `^\`)
 /// already reached the command, which is in the same group: it is not sent twice.
 pub fn supervise(child: libc::pid_t) -> i32 {
-    supervise_inner(child, None).unwrap_or(EXIT_SETUP)
+    supervise_inner(child, None, None).unwrap_or(EXIT_SETUP)
+}
+
+/// [`supervise`], and while the child lives calls `check` at least every `every` (the
+/// limits watchdog, run in the supervising process itself instead of a forked one: a
+/// `check` that kills the child makes the wait end with the child's death).
+pub fn supervise_checking(
+    child: libc::pid_t,
+    every: std::time::Duration,
+    check: &mut dyn FnMut(),
+) -> i32 {
+    supervise_inner(child, None, Some((every, check))).unwrap_or(EXIT_SETUP)
 }
 
 /// [`supervise`], and returns `None` as soon as `parent` (the pid this process had as its
 /// parent) is gone — woken by [`parent_death_signal`], which the caller asked for with
 /// `PR_SET_PDEATHSIG` and blocked ([`block_supervisor_signals`]).
 pub fn supervise_while_parent(child: libc::pid_t, parent: libc::pid_t) -> Option<i32> {
-    supervise_inner(child, Some(parent))
+    supervise_inner(child, Some(parent), None)
 }
 
-fn supervise_inner(child: libc::pid_t, parent: Option<libc::pid_t>) -> Option<i32> {
+fn supervise_inner(
+    child: libc::pid_t,
+    parent: Option<libc::pid_t>,
+    mut check: Option<(std::time::Duration, &mut dyn FnMut())>,
+) -> Option<i32> {
     let mut sigs = FORWARDED.to_vec();
     sigs.push(libc::SIGCHLD);
     if parent.is_some() {
         sigs.push(parent_death_signal());
     }
     let set = sigset(&sigs);
+    let mut last_check = std::time::Instant::now();
     loop {
         // SAFETY: siginfo_t is plain data; zeroed is a valid value.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `set` is a valid sigset_t and `info` a writable siginfo_t.
-        let sig = unsafe { libc::sigwaitinfo(&set, &mut info) };
+        let sig = match &mut check {
+            None => {
+                // SAFETY: `set` is a valid sigset_t and `info` a writable siginfo_t.
+                unsafe { libc::sigwaitinfo(&set, &mut info) }
+            }
+            Some((every, f)) => {
+                // Due even when other signals keep arriving.
+                let left = every.saturating_sub(last_check.elapsed());
+                if left.is_zero() {
+                    f();
+                    last_check = std::time::Instant::now();
+                    continue;
+                }
+                let ts = libc::timespec {
+                    tv_sec: left.as_secs() as libc::time_t,
+                    tv_nsec: left.subsec_nanos() as libc::c_long,
+                };
+                // SAFETY: `set`, `info` and `ts` are valid for the call.
+                unsafe { libc::sigtimedwait(&set, &mut info, &ts) }
+            }
+        };
         if sig < 0 {
             continue; // EINTR
         }
