@@ -23,6 +23,9 @@ pub struct Verdict {
     pub allowed: bool,
     /// The rule, in words.
     pub rule: String,
+    /// No rule named the destination (`not in network.allow`): with an ask channel the
+    /// person running the command is asked (R-P4 `ask`) instead of the deny standing.
+    pub unknown: bool,
 }
 
 impl Verdict {
@@ -30,12 +33,23 @@ impl Verdict {
         Verdict {
             allowed: true,
             rule,
+            unknown: false,
         }
     }
     fn deny(rule: String) -> Verdict {
         Verdict {
             allowed: false,
             rule,
+            unknown: false,
+        }
+    }
+
+    /// The verdict of an answer to an ask about an unknown destination.
+    pub fn answered(allowed: bool, rule: String) -> Verdict {
+        Verdict {
+            allowed,
+            rule,
+            unknown: false,
         }
     }
 }
@@ -90,7 +104,10 @@ impl ProxyPolicy {
         }
         match self.allow.iter().find(|r| r.matches(target, port)) {
             Some(a) => Verdict::allow(format!("allow {}", a.text)),
-            None => Verdict::deny("not in network.allow".into()),
+            None => Verdict {
+                unknown: true,
+                ..Verdict::deny("not in network.allow".into())
+            },
         }
     }
 

@@ -593,3 +593,64 @@ open(os.path.join(root, "simple", "index.html"), "w").write('<a href="cordon-tes
     let o = s.sh(&script);
     assert!(stdout(&o).starts_with("pip=1\n"), "{}", stdout(&o));
 }
+
+/// R-N2 on rung 2 (no user namespaces: no init to judge `connect`, so no unix-socket
+/// guard): the network on would leave every host unix socket reachable, and a
+/// `network.unix_sockets` list could not be honoured (socket() is denied there) — both are
+/// refused naming the guard, and the command never runs. The network off with nothing
+/// listed still runs (the "still works" twin: a socketpair, python, a temp file).
+#[test]
+fn rung_two_refuses_what_needs_the_unix_socket_guard() {
+    if !require(&[Need::Landlock(6), Need::Seccomp, Need::Tool("python3")]) {
+        return;
+    }
+    let d = outside_dir();
+    let sock_path = d.path().join("daemon.sock");
+    let host = UnixListener::bind(&sock_path).unwrap();
+    host.set_nonblocking(true).unwrap();
+    let rung_two = |net| {
+        Sandbox::new()
+            .filesystem(
+                cordon_policy::Access::Read,
+                vec![
+                    entry(":workspace", cordon_policy::Access::Write),
+                    entry(":tmp", cordon_policy::Access::Write),
+                ],
+                false,
+            )
+            .network(net)
+            .helper_env("CORDON_DISABLE_LAYERS", "userns")
+    };
+    let reach = "import socket, sys\n\
+                 s = socket.socket(socket.AF_UNIX); s.settimeout(2); s.connect(sys.argv[1])\n\
+                 s.send(b'x'); print('REACHED')";
+    let s = rung_two(cordon_policy::NetworkPolicy::Enabled);
+    let o = s.run(&["python3", "-c", reach, &sock_path.display().to_string()]);
+    assert_eq!(o.status.code(), Some(125), "{}{}", stdout(&o), stderr(&o));
+    assert!(!stdout(&o).contains("REACHED"));
+    let err = stderr(&o);
+    assert!(
+        err.contains("host unix sockets") && err.contains("unix-socket guard"),
+        "{err}"
+    );
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(host.accept().is_err(), "host socket reached on rung 2");
+
+    let mut s = rung_two(cordon_policy::NetworkPolicy::Restricted);
+    s.profile.network_rules.unix_sockets = vec![sock_path.display().to_string()];
+    let o = s.run(&["python3", "-c", reach, &sock_path.display().to_string()]);
+    assert_eq!(o.status.code(), Some(125), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stderr(&o).contains("network.unix_sockets reachable"),
+        "{}",
+        stderr(&o)
+    );
+
+    let s = rung_two(cordon_policy::NetworkPolicy::Restricted);
+    let o = s.sh(
+        "python3 -c 'import socket; a, b = socket.socketpair(); a.send(b\"p\"); \
+         print(b.recv(1).decode())' && echo t > \"$(mktemp -p .)\" && echo fine",
+    );
+    assert_ok(&o);
+    assert_eq!(stdout(&o), "p\nfine\n", "{}", stderr(&o));
+}

@@ -172,27 +172,30 @@ fn rung_two_report_matches_what_is_observable() {
         "{r:?}"
     );
     assert_report_matches(&o, &r);
-    // Without seccomp (network enabled, so nothing needs it): not claimed, not there.
+    // Without seccomp: nothing runs, whatever the network (off needs the socket filter,
+    // on needs the unix-socket guard, R-N2), and nothing is claimed.
     let mut s = rung_two_profile().network(cordon_policy::NetworkPolicy::Enabled);
     s.disabled_layers = vec!["userns".into(), "seccomp".into()];
-    let (o, r) = observe(&s, outside.path());
-    assert_ok(&o);
-    let r = r.expect("rung 2 reports");
-    assert!(
-        !r.applied().iter().any(|a| a.contains("seccomp filter")),
-        "{r:?}"
-    );
-    assert_report_matches(&o, &r);
+    let (o, r) = run_outcome(&s, &[], "echo ran");
+    assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("ran"));
+    match r {
+        Some(HelperOutcome::NotRun { reason }) => {
+            assert!(reason.contains("unix-socket guard"), "{reason}")
+        }
+        other => panic!("expected not_run, got {other:?}"),
+    }
 }
 
 #[test]
-fn rung_one_without_landlock_or_seccomp_reports_so() {
+fn rung_one_without_landlock_reports_so() {
     if !require_full() {
         return;
     }
     let outside = outside_dir();
+    // (Without seccomp too, nothing would run: no unix-socket guard, R-N2.)
     let mut s = Sandbox::new().network(cordon_policy::NetworkPolicy::Enabled);
-    s.disabled_layers = vec!["landlock".into(), "seccomp".into()];
+    s.disabled_layers = vec!["landlock".into()];
     let (o, r) = observe(&s, outside.path());
     assert_ok(&o);
     let r = r.expect("rung 1 reports");

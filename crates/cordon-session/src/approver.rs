@@ -39,6 +39,13 @@ pub trait Approver: Send {
     fn ask(&mut self, req: &ReviewableRequest) -> Reply;
     /// A short name for reports (`terminal`, `non-interactive`, `scripted`, `--yes`).
     fn name(&self) -> &'static str;
+    /// Whether it can be asked about hosts while a command runs (R-P4 `ask`): false for
+    /// approvers that would deny anyway (nobody there) or that approve only what they
+    /// were shown (`--yes` saw the command, not the hosts it reaches). Without it, a
+    /// managed network's unknown hosts are denied at once, without waiting.
+    fn answers_hosts(&self) -> bool {
+        true
+    }
 }
 
 /// Every ask is denied with the reason (R-A6). The note says how a person could approve,
@@ -114,6 +121,9 @@ impl Approver for NonInteractive {
     fn name(&self) -> &'static str {
         "non-interactive"
     }
+    fn answers_hosts(&self) -> bool {
+        false
+    }
 }
 
 /// `--yes`: approve the tool call once (never cached for the session). A retry in a wider
@@ -144,6 +154,9 @@ impl Approver for Preapproved {
     }
     fn name(&self) -> &'static str {
         "--yes"
+    }
+    fn answers_hosts(&self) -> bool {
+        false
     }
 }
 

@@ -354,13 +354,24 @@ fn attempt(
         Err(report) => return *report,
     };
     let needs = prepared.needs.clone();
-    let ran = runner::run(
+    // Unknown hosts of a managed network are asked on this thread while it runs.
+    let ctx = crate::hosts::HostAskContext {
+        run_id: prepared.run_id.clone(),
+        argv: spec.argv.clone(),
+        cwd: trust.cwd.clone(),
+        needs: needs.clone(),
+    };
+    let asks = trust.profile.network == cordon_policy::NetworkPolicy::Managed;
+    let mut asker = |q: &runner::HostAsk| session.ask_host(&ctx, q);
+    let ran = runner::run_asking(
         &prepared.exec,
         &RunOptions {
             timeout: spec.timeout,
             capture_stderr: spec.capture_stderr,
             helper_verbose: spec.helper_verbose,
         },
+        runner::RunIo::default(),
+        asks.then_some(&mut asker as &mut runner::HostAsker<'_>),
     );
     let report = conclude(prepared, trust, ran);
     finish_run(session, &report.run_id, &report.outcome);

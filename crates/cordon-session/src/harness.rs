@@ -474,6 +474,9 @@ impl Approver for Justified {
     fn name(&self) -> &'static str {
         self.inner.name()
     }
+    fn answers_hosts(&self) -> bool {
+        self.inner.answers_hosts()
+    }
 }
 
 /// A harness: the approval session, the sandbox manager and the process sessions of one
@@ -829,10 +832,33 @@ impl Harness {
         let inner = Arc::downgrade(&self.inner);
         let mode = self.inner.opts.mode;
         let p = Arc::clone(&proc);
+        // Unknown hosts of a managed network go to the harness's approver (R-P4 `ask`),
+        // asked from this run's thread.
+        let ctx = crate::hosts::HostAskContext {
+            run_id: prepared.run_id.clone(),
+            argv: spec.argv.clone(),
+            cwd: trust.cwd.clone(),
+            needs: prepared.needs.clone(),
+        };
+        let asks = trust.profile.network == cordon_policy::NetworkPolicy::Managed;
         std::thread::Builder::new()
             .name(format!("cordon-{id}"))
             .spawn(move || {
-                let ran = runner::run_with(&prepared.exec, &opts, io);
+                let weak = inner.clone();
+                let mut asker = |q: &runner::HostAsk| match weak.upgrade() {
+                    Some(h) => lock(&h.approvals).ask_host(&ctx, q),
+                    None => runner::HostReply {
+                        id: q.id,
+                        allow: false,
+                        rule: "the harness is gone".into(),
+                    },
+                };
+                let ran = runner::run_asking(
+                    &prepared.exec,
+                    &opts,
+                    io,
+                    asks.then_some(&mut asker as &mut runner::HostAsker<'_>),
+                );
                 // The Command (holding the other ends) is gone: drain what is left.
                 let deadline = Instant::now() + Duration::from_millis(500);
                 while eof_rx

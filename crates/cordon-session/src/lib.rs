@@ -28,6 +28,7 @@ pub mod cache;
 pub mod drive;
 pub mod escalation;
 pub mod harness;
+pub mod hosts;
 pub mod ids;
 pub mod outcome;
 pub mod request;

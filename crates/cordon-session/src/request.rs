@@ -98,6 +98,16 @@ pub enum RequestKind {
         /// The outcome class of the attempt that was denied.
         after: String,
     },
+    /// The running command's managed network wants a destination that no
+    /// `network.allow`/`network.deny` rule names (R-P4 `ask`): may it connect?
+    NetworkHost {
+        /// The destination host (normalised: lower case, no trailing dot; `[v6]`).
+        host: String,
+        /// The destination port.
+        port: u16,
+        /// `http`, `connect` or `socks5`.
+        proto: String,
+    },
 }
 
 /// A suggested "remember as rule" answer: an `allow` prefix rule that covers exactly the
@@ -338,6 +348,16 @@ impl ReviewableRequest {
     /// The answers this request accepts (`RememberRule` only when a rule can be offered;
     /// escalations are never remembered beyond once/session).
     pub fn allowed_answers(&self) -> Vec<Answer> {
+        if matches!(self.kind, RequestKind::NetworkHost { .. }) {
+            // Remember = add the host to the remembered hosts (`crate::hosts`); abort
+            // means nothing more than deny for a connection.
+            return vec![
+                Answer::Once,
+                Answer::Session,
+                Answer::RememberRule,
+                Answer::Deny,
+            ];
+        }
         let mut v = vec![Answer::Once, Answer::Session];
         if self.remember.is_some() && self.kind == RequestKind::ToolCall {
             v.push(Answer::RememberRule);
@@ -355,6 +375,10 @@ impl ReviewableRequest {
             RequestKind::Escalation { after } => {
                 format!("cordon: approval needed to RETRY after {after}")
             }
+            RequestKind::NetworkHost { host, port, proto } => format!(
+                "cordon: the running command wants to reach {host}:{port} ({proto}), which \
+                 no network.allow rule names"
+            ),
         };
         let _ = writeln!(s, "{title}");
         let _ = writeln!(s, "  command: {}", shell_words(&self.argv));

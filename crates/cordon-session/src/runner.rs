@@ -7,6 +7,7 @@
 //! processes die with it. Without a sandbox (backend none) only the direct child is killed.
 
 use crate::outcome::RunSignals;
+pub use cordon_proxy::ask::{HostAsk, HostReply};
 use cordon_sandbox::{ExecRequest, HelperReport};
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
@@ -123,8 +124,29 @@ pub fn run(
 pub fn run_with(
     exec: &ExecRequest,
     opts: &RunOptions,
-    mut io: RunIo,
+    io: RunIo,
 ) -> std::io::Result<(RunSignals, Option<HelperReport>)> {
+    run_asking(exec, opts, io, None)
+}
+
+/// Answers the managed network's questions about hosts no rule names (R-P4 `ask`), on the
+/// thread that called [`run_asking`].
+pub type HostAsker<'a> = dyn FnMut(&HostAsk) -> HostReply + 'a;
+
+/// [`run_with`], and while the command runs `asker` (when given) answers the proxy's
+/// questions about destinations no `network.allow`/`deny` rule names, on this thread (the
+/// approver need not be shared with another thread). Without an asker they are denied at
+/// once. Each question waits at most [`cordon_sandbox::linux::ASK_TIMEOUT`] for its answer.
+///
+/// Errors: as [`run`].
+pub fn run_asking(
+    exec: &ExecRequest,
+    opts: &RunOptions,
+    mut io: RunIo,
+    asker: Option<&mut HostAsker<'_>>,
+) -> std::io::Result<(RunSignals, Option<HelperReport>)> {
+    #[cfg(not(target_os = "linux"))]
+    let _ = asker;
     let forward = io.stdin.is_none() && io.stdout.is_none() && io.on_spawn.is_none();
     let mut streams = (io.stdin.take(), io.stdout.take(), io.stderr.take());
     let prepare = io.prepare.take();
@@ -168,6 +190,17 @@ pub fn run_with(
         // The proxy's decisions (managed network) come back the same way: network-denied
         // is read from them, not from anything the command prints.
         let decisions = cordon_sandbox::linux::DecisionChannel::new().ok();
+        // Someone can be asked about unknown hosts: the proxy's questions come back on a
+        // socket the command never holds, and are answered on this thread.
+        let ask = asker
+            .is_some()
+            .then(cordon_sandbox::linux::AskChannel::new)
+            .and_then(Result::ok);
+        let ask_env = ask.as_ref().map(|a| a.env());
+        let mut asks = ask.map(|a| Asks {
+            channel: Some(a),
+            asker: asker.expect("asker given"),
+        });
         let build = |args: Vec<String>| {
             let mut cmd = build(args);
             if let Some(c) = &channel {
@@ -176,6 +209,9 @@ pub fn run_with(
             }
             if let Some(d) = &decisions {
                 let (k, v) = d.env();
+                cmd.env(k, v);
+            }
+            if let Some((k, v)) = &ask_env {
                 cmd.env(k, v);
             }
             cmd
@@ -190,8 +226,12 @@ pub fn run_with(
                     exec,
                     args.clone(),
                     opts,
-                    channel.as_ref().map(|c| c.env()),
-                    decisions.as_ref().map(|d| d.env()),
+                    [
+                        channel.as_ref().map(|c| c.env()),
+                        decisions.as_ref().map(|d| d.env()),
+                        ask_env.clone(),
+                    ],
+                    asks.as_mut(),
                 )
             })
         } else {
@@ -200,7 +240,14 @@ pub fn run_with(
         let (mut sig, report) = match served {
             Some(r) => r?,
             None => cordon_sandbox::linux::spawn_reported(args, build, |child| {
-                wait(Proc::Child(child), opts, sandboxed, io, forward)
+                wait(
+                    Proc::Child(child),
+                    opts,
+                    sandboxed,
+                    io,
+                    forward,
+                    asks.as_mut(),
+                )
             })?,
         };
         sig.limit = channel
@@ -231,7 +278,7 @@ pub fn run_with(
     }
     let child = build(exec.args.clone()).spawn()?;
     Ok((
-        wait(Proc::Child(child), opts, sandboxed, io, forward)?,
+        wait(Proc::Child(child), opts, sandboxed, io, forward, None)?,
         None,
     ))
 }
@@ -245,15 +292,15 @@ fn run_served(
     exec: &ExecRequest,
     args: Vec<String>,
     opts: &RunOptions,
-    limits_channel: Option<(String, String)>,
-    decisions_channel: Option<(String, String)>,
+    channels: [Option<(String, String)>; 3],
+    asks: Option<&mut Asks<'_, '_>>,
 ) -> Option<std::io::Result<(RunSignals, Option<HelperReport>)>> {
     use std::os::fd::AsRawFd;
     let mut env = exec.env.clone();
     let mut extra = Vec::new();
-    // The same side channels as the cold path (limits hit, proxy decisions): their
-    // descriptors at the same numbers, named by the same variables.
-    for (k, v) in [limits_channel, decisions_channel].into_iter().flatten() {
+    // The same side channels as the cold path (limits hit, proxy decisions, host asks):
+    // their descriptors at the same numbers, named by the same variables.
+    for (k, v) in channels.into_iter().flatten() {
         env.retain(|(n, _)| *n != k);
         if let Ok(fd) = v.parse::<i32>() {
             extra.push(fd);
@@ -287,6 +334,7 @@ fn run_served(
                 sandboxed,
                 RunIo::default(),
                 true,
+                asks,
             )
         },
     );
@@ -294,6 +342,14 @@ fn run_served(
         Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => None,
         other => Some(other),
     }
+}
+
+/// The proxy's questions of one run and who answers them.
+struct Asks<'a, 'b> {
+    /// The channel until the helper is started (then its caller's end is taken).
+    #[cfg(target_os = "linux")]
+    channel: Option<cordon_sandbox::linux::AskChannel>,
+    asker: &'a mut HostAsker<'b>,
 }
 
 /// A started helper: spawned, or forked by `cordon serve`.
@@ -352,6 +408,7 @@ fn wait(
     sandboxed: bool,
     mut io: RunIo,
     forward: bool,
+    asks: Option<&mut Asks<'_, '_>>,
 ) -> std::io::Result<RunSignals> {
     let tail = Arc::new(Mutex::new(Vec::<u8>::new()));
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
@@ -442,7 +499,11 @@ fn wait(
         });
         (tx, h)
     });
-    child.wait_exited()?;
+    match asks {
+        #[cfg(target_os = "linux")]
+        Some(a) => wait_exited_answering(&mut child, a)?,
+        _ => child.wait_exited()?,
+    }
     if let Some((tx, h)) = timer {
         let _ = tx.send(Control::Exited);
         let _ = h.join();
@@ -487,6 +548,59 @@ fn wait(
         helper_applied: false,
         network_denied: Vec::new(),
         denials: None,
+    })
+}
+
+/// [`Proc::wait_exited`] while answering the proxy's host questions on this thread: a
+/// scoped thread waits for the exit, another reads questions; this one answers them in
+/// order until the exit arrives.
+#[cfg(target_os = "linux")]
+fn wait_exited_answering(child: &mut Proc, asks: &mut Asks<'_, '_>) -> std::io::Result<()> {
+    use std::io::BufRead;
+    enum Event {
+        Exited(std::io::Result<()>),
+        Ask(HostAsk),
+    }
+    let Some(stream) = asks.channel.take().map(|c| c.into_caller()) else {
+        return child.wait_exited();
+    };
+    let (tx, rx) = std::sync::mpsc::channel::<Event>();
+    let reader = stream.try_clone()?;
+    let mut writer = stream.try_clone()?;
+    std::thread::scope(|scope| {
+        let exit_tx = tx.clone();
+        scope.spawn(move || {
+            let _ = exit_tx.send(Event::Exited(child.wait_exited()));
+        });
+        scope.spawn(move || {
+            let mut lines = std::io::BufReader::new(reader);
+            let mut line = String::new();
+            // Lines are bounded by the proxy (one small JSON object each); a reader
+            // error or end of stream ends this thread.
+            while matches!(lines.read_line(&mut line), Ok(n) if n > 0) {
+                if let Ok(q) = serde_json::from_str::<HostAsk>(&line) {
+                    if tx.send(Event::Ask(q)).is_err() {
+                        break;
+                    }
+                }
+                line.clear();
+            }
+        });
+        let result = loop {
+            match rx.recv() {
+                Ok(Event::Ask(q)) => {
+                    let reply = (asks.asker)(&q);
+                    let mut out = serde_json::to_vec(&reply).unwrap_or_default();
+                    out.push(b'\n');
+                    let _ = writer.write_all(&out);
+                }
+                Ok(Event::Exited(r)) => break r,
+                Err(_) => break Ok(()),
+            }
+        };
+        // Wakes the reader (the helper's end may outlive it in a leftover process).
+        let _ = stream.shutdown(std::net::Shutdown::Both);
+        result
     })
 }
 

@@ -47,6 +47,8 @@ pub enum DecisionKind {
     SandboxPreparation,
     /// An answer arrived for a run or request that is no longer current, and was rejected.
     LateAnswerRejected,
+    /// A running command's unknown network host was approved or denied (R-P4 `ask`).
+    NetworkHost,
 }
 
 /// One recorded decision.

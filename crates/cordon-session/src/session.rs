@@ -300,7 +300,7 @@ pub fn append_rule(path: &Path, rule: &RememberRule) -> Result<(), String> {
 }
 
 #[cfg(unix)]
-fn write_private(path: &Path, body: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_private(path: &Path, body: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -331,7 +331,7 @@ fn write_private(path: &Path, body: &[u8]) -> std::io::Result<()> {
 }
 
 #[cfg(not(unix))]
-fn write_private(path: &Path, body: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_private(path: &Path, body: &[u8]) -> std::io::Result<()> {
     std::fs::write(path, body)
 }
 

@@ -1109,7 +1109,7 @@ fn report_tells_the_rung_really_used() {
     let cfg = p.home.join("c.toml");
     std::fs::write(
         &cfg,
-        "[profiles.plain]\nkind = \"managed\"\nnetwork = \"enabled\"\n[profiles.plain.filesystem]\nmode = \
+        "[profiles.plain]\nkind = \"managed\"\nnetwork = \"restricted\"\n[profiles.plain.filesystem]\nmode = \
          \"restricted\"\ndefault = \"read\"\nprotect_metadata = false\nentries = [{ path = \
          \":workspace\", access = \"write\" }, { path = \":tmp\", access = \"write\" }]\n",
     )
@@ -1196,7 +1196,7 @@ fn partly_covered_proc_status_dry_run_and_run_agree() {
     let cfg = p.home.join("c.toml");
     std::fs::write(
         &cfg,
-        "[profiles.plain]\nkind = \"managed\"\nnetwork = \"enabled\"\n[profiles.plain.filesystem]\n\
+        "[profiles.plain]\nkind = \"managed\"\nnetwork = \"restricted\"\n[profiles.plain.filesystem]\n\
          mode = \"restricted\"\ndefault = \"read\"\nprotect_metadata = false\nentries = [{ path = \
          \":workspace\", access = \"write\" }, { path = \":tmp\", access = \"write\" }]\n",
     )

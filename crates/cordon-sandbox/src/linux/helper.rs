@@ -738,6 +738,10 @@ fn start_proxy(
     if let Some(f) = super::relay::decisions_from_env() {
         cfg.log.add_file(f);
     }
+    // Someone can be asked about hosts no rule names (R-P4 `ask`): the caller's channel.
+    if let Some(s) = super::relay::ask_from_env().filter(|_| plan.proxy_relay) {
+        cfg.asker = Some(cordon_proxy::ask::Asker::new(s, super::relay::ASK_TIMEOUT));
+    }
     let l = sock.listener.take().ok_or("the proxy socket is gone")?;
     // A restricted network with network.local has forwards only: nobody connects to the
     // proxy's socket (init does not pin it), and it is not served.

@@ -52,7 +52,7 @@ pub use plan::{
     LANDLOCK_ABI_NET, LANDLOCK_ABI_SCOPE, LANDLOCK_CRATE_MAX_ABI, MIN_LANDLOCK_ABI_FS,
 };
 pub use process::{EXIT_NOEXEC, EXIT_NOTFOUND, EXIT_SETUP};
-pub use relay::DecisionChannel;
+pub use relay::{AskChannel, DecisionChannel, ASK_TIMEOUT};
 pub use seccomp_filter::denied_syscalls;
 pub use unix_guard::mechanism as unix_socket_mechanism;
 

@@ -229,6 +229,53 @@ fn landlock_reason(f: &LinuxFeatures) -> String {
     }
 }
 
+/// R-N2 on every rung: host pathname unix sockets are reachable only when listed. The
+/// unix-socket guard (`super::unix_guard`: seccomp user notification judged by the
+/// sandbox's init) needs user namespaces and seccomp. Without it, a network that is on
+/// (every host socket would be reachable) or a `network.unix_sockets` list (rung 2 denies
+/// `socket()` with the network off: the listed sockets would be unreachable) is a refusal
+/// naming what is missing. With the network off and nothing listed, rung 2's `socket()`
+/// denial keeps every host socket out of reach.
+///
+/// Errors: the refusal.
+fn unix_guard_needed(
+    profile: &ResolvedProfile,
+    net_restricted: bool,
+    rung1: bool,
+    features: &LinuxFeatures,
+) -> Result<(), Refusal> {
+    if rung1 && features.seccomp.is_available() {
+        return Ok(());
+    }
+    let reason = if rung1 {
+        seccomp_reason(features)
+    } else {
+        userns_reason(features)
+    };
+    let needs = "the unix-socket guard (user namespaces and seccomp user notification)";
+    if !net_restricted {
+        return Err(Refusal {
+            guarantee: "with the network on, host unix sockets (docker.sock, the D-Bus and \
+                        agent sockets) reachable only when listed in network.unix_sockets"
+                .into(),
+            needs: needs.into(),
+            reason: format!("{reason}; run with the network off, or where user namespaces work"),
+        });
+    }
+    if let Some(first) = profile.unix_sockets.first() {
+        return Err(Refusal {
+            guarantee: format!(
+                "network.unix_sockets reachable ({} listed, e.g. {})",
+                profile.unix_sockets.len(),
+                first.display()
+            ),
+            needs: needs.into(),
+            reason,
+        });
+    }
+    Ok(())
+}
+
 fn seccomp_reason(f: &LinuxFeatures) -> String {
     format!(
         "seccomp is unavailable ({})",
@@ -352,6 +399,7 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
         });
     }
     let rung1 = features.user_namespaces.is_available();
+    unix_guard_needed(profile, net_restricted, rung1, features)?;
     let local_forwards = local_forwards(profile, net_restricted, managed, rung1, features)?;
     if managed && !rung1 {
         return Err(Refusal {
@@ -384,13 +432,9 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
             scope_signal: abi >= LANDLOCK_ABI_SCOPE,
             required: false,
         });
+        // Always true here: without seccomp, `unix_guard_needed` refused every profile
+        // that relies on the guard.
         let unix_guard = seccomp.is_some();
-        if !unix_guard {
-            notes.push(format!(
-                "{}: host unix sockets are reachable with the network enabled",
-                seccomp_reason(features)
-            ));
-        }
         if landlock.is_none() {
             notes.push(format!(
                 "{}: mounts and namespaces alone confine the command",
@@ -530,13 +574,6 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
     ];
     planned.extend(seccomp.as_ref().map(Layer::seccomp));
     planned.extend([Layer::Supervisor, Layer::Environment]);
-    if !net_restricted {
-        notes.push(
-            "rung 2 has no unix-socket guard: host pathname unix sockets are reachable with \
-             the network enabled"
-                .into(),
-        );
-    }
     Ok(LinuxPlan {
         rung: Rung::LandlockOnly,
         net_namespace: false,
@@ -670,10 +707,51 @@ mod tests {
         let r = plan(&p, &f).unwrap_err();
         assert!(r.to_string().starts_with("network restricted"), "{r}");
         assert!(r.reason.contains("seccomp is unavailable"), "{r}");
-        // With the network enabled seccomp is optional.
+        // With the network enabled too: without seccomp there is no unix-socket guard,
+        // and every host unix socket would be reachable (R-N2).
         let mut p2 = PermissionProfile::builtin("workspace-write").unwrap();
         p2.network = NetworkPolicy::Enabled;
-        assert!(plan(&resolved(&p2), &f).unwrap().seccomp.is_none());
+        let r = plan(&resolved(&p2), &f).unwrap_err();
+        assert!(r.needs.contains("unix-socket guard"), "{r}");
+        assert!(r.reason.contains("seccomp is unavailable"), "{r}");
+    }
+
+    /// R-N2 on rung 2 (no user namespaces, so no guard): the network on, or a
+    /// `network.unix_sockets` list, is refused naming the guard; the network off with
+    /// nothing listed runs (socket() is denied there).
+    #[test]
+    fn rung_two_refuses_what_needs_the_unix_socket_guard() {
+        let base = custom(
+            Access::Read,
+            vec![FsEntry::new(":workspace", Access::Write)],
+            false,
+        );
+        let ok = plan(&resolved(&base), &no_userns(7)).unwrap();
+        assert_eq!(ok.rung, Rung::LandlockOnly);
+        assert!(ok.seccomp.unwrap().deny_sockets);
+
+        let mut on = base.clone();
+        on.network = NetworkPolicy::Enabled;
+        let r = plan(&resolved(&on), &no_userns(7)).unwrap_err();
+        assert!(r.guarantee.contains("host unix sockets"), "{r}");
+        assert!(r.needs.contains("unix-socket guard"), "{r}");
+        assert!(
+            r.reason
+                .contains("kernel.apparmor_restrict_unprivileged_userns=1"),
+            "{r}"
+        );
+
+        let mut listed = resolved(&base);
+        listed.unix_sockets = vec!["/run/user/1000/ssh-agent.sock".into()];
+        let r = plan(&listed, &no_userns(7)).unwrap_err();
+        assert!(
+            r.guarantee.contains(
+                "network.unix_sockets reachable (1 listed, e.g. /run/user/1000/ssh-agent.sock)"
+            ),
+            "{r}"
+        );
+        // Rung 1 with seccomp: the guard applies to both.
+        assert!(plan(&listed, &LinuxFeatures::full(7)).unwrap().unix_guard);
     }
 
     #[test]

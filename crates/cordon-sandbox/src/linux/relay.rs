@@ -194,3 +194,67 @@ pub fn decisions_from_env() -> Option<std::fs::File> {
         .ok()
         .map(std::fs::File::from)
 }
+
+/// Names the descriptor of the run's ask channel in the helper's environment (set by
+/// `cordon run` when someone can be asked, see [`AskChannel`]).
+pub const ASK_FD_ENV: &str = "CORDON_PROXY_ASK_FD";
+
+/// How long the proxy waits for an answer about an unknown host before denying it.
+pub const ASK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// The caller's side of the proxy's ask channel for one run (issue 10 §4, R-P4 `ask`): a
+/// unix stream pair; the helper inherits one end (number in [`ASK_FD_ENV`], close-on-exec
+/// in the helper, so the command never holds it) and its proxy asks about every
+/// destination no rule names ([`cordon_proxy::ask`]); the caller answers on the other end.
+/// Without the channel, unknown hosts are denied at once.
+pub struct AskChannel {
+    ours: std::os::unix::net::UnixStream,
+    helpers: Option<OwnedFd>,
+}
+
+impl AskChannel {
+    /// A new pair; the helper's end is inheritable until [`AskChannel::into_caller`].
+    ///
+    /// Errors: `socketpair` failed.
+    pub fn new() -> io::Result<AskChannel> {
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
+        let theirs = OwnedFd::from(theirs);
+        // SAFETY: F_SETFD on a descriptor this function owns; clearing FD_CLOEXEC lets
+        // the spawned helper inherit it.
+        if unsafe { libc::fcntl(theirs.as_raw_fd(), libc::F_SETFD, 0) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(AskChannel {
+            ours,
+            helpers: Some(theirs),
+        })
+    }
+
+    /// `(name, value)` to add to the helper's environment.
+    pub fn env(&self) -> (String, String) {
+        (
+            ASK_FD_ENV.to_string(),
+            self.helpers
+                .as_ref()
+                .map(|f| f.as_raw_fd().to_string())
+                .unwrap_or_default(),
+        )
+    }
+
+    /// After the helper was started: closes the helper's end here and returns the
+    /// caller's end (read [`cordon_proxy::ask::HostAsk`] lines, write
+    /// [`cordon_proxy::ask::HostReply`] lines).
+    pub fn into_caller(mut self) -> std::os::unix::net::UnixStream {
+        self.helpers = None;
+        self.ours
+    }
+}
+
+/// Helper side: the ask channel named by [`ASK_FD_ENV`], if any (checked open,
+/// close-on-exec).
+pub fn ask_from_env() -> Option<std::os::unix::net::UnixStream> {
+    let fd = std::env::var(ASK_FD_ENV).ok()?.parse::<i32>().ok()?;
+    super::sys::take_inherited_fd(fd)
+        .ok()
+        .map(std::os::unix::net::UnixStream::from)
+}

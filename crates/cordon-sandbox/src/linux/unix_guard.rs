@@ -104,11 +104,13 @@ pub fn mechanism(features: &super::LinuxFeatures) -> (String, String) {
             }
         )
     } else if seccomp {
-        "no guard on rung 2: socket() denied with the network off; host sockets reachable \
-         with it on"
+        "no guard on rung 2 (no user namespaces): socket() is denied with the network off; \
+         runs with the network on or with network.unix_sockets are refused"
             .to_string()
     } else {
-        "none (seccomp unavailable): runs with the network off are refused".to_string()
+        "none (seccomp unavailable): runs with the network off or on, or with \
+         network.unix_sockets, are refused"
+            .to_string()
     };
     let abstract_ = if abi >= super::LANDLOCK_ABI_SCOPE {
         format!("Landlock abstract-unix scope (ABI {abi}), every network mode")

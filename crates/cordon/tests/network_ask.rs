@@ -1,0 +1,285 @@
+//! Managed network, unknown hosts (issue 10 §4, R-P4 `ask`): a destination no
+//! `network.allow`/`deny` rule names is put to the approver while the command runs —
+//! scripted here (`--approvals-from`); approved → the request goes through, denied → 403
+//! naming the answer, nobody to ask (or `--yes`) → denied at once. "session" and
+//! "remember" answers are reused by later runs without asking.
+//!
+//! The host: `localhost` (a name no rule names) resolving to 127.0.0.1, where the test's
+//! server listens; the allow list's address rule `127.0.0.1` lets an approved name reach
+//! that internal address (an approval never widens the address check).
+
+mod support;
+use support::{out, sandbox_available, text, Project};
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+fn server() -> u16 {
+    let up = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = up.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in up.incoming() {
+            let Ok(mut s) = s else { continue };
+            let mut r = BufReader::new(s.try_clone().unwrap());
+            let mut line = String::new();
+            while r.read_line(&mut line).unwrap_or(0) > 0 && line != "\r\n" {
+                line.clear();
+            }
+            let _ =
+                s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+        }
+    });
+    port
+}
+
+/// Fetches argv[1] through the proxy (`localhost` is in `NO_PROXY`: dropped here).
+const FETCH: &str = r#"
+import os, sys, urllib.request, urllib.error
+os.environ.pop("no_proxy", None); os.environ.pop("NO_PROXY", None)
+try:
+    print(urllib.request.urlopen(sys.argv[1], timeout=30).read().decode())
+except urllib.error.HTTPError as e:
+    print("HTTP", e.code, e.headers.get("x-cordon-blocked"), file=sys.stderr)
+    sys.exit(3)
+"#;
+
+struct Setup {
+    p: Project,
+    cfg: std::path::PathBuf,
+    url: String,
+}
+
+fn setup() -> Setup {
+    let p = Project::new("cordon-ask-");
+    let cfg = p.home.join("c.toml");
+    std::fs::write(
+        &cfg,
+        "[profiles.net]\nextends = \"workspace-write\"\n[profiles.net.network]\nmode = \
+         \"managed\"\nallow = [\"127.0.0.1\"]\n",
+    )
+    .unwrap();
+    let url = format!("http://localhost:{}/", server());
+    Setup { p, cfg, url }
+}
+
+/// Runs the fetch with `extra` flags (and the scripted `answers`, if any); returns the
+/// output, the `--json` report and how long it took.
+fn fetch(
+    s: &Setup,
+    extra: &[&str],
+    answers: Option<&str>,
+) -> (std::process::Output, serde_json::Value, Duration) {
+    fetch_via(s, extra, answers, None)
+}
+
+/// [`fetch`], through the `cordon serve` listening on `server` when given.
+fn fetch_via(
+    s: &Setup,
+    extra: &[&str],
+    answers: Option<&str>,
+    server: Option<&std::path::Path>,
+) -> (std::process::Output, serde_json::Value, Duration) {
+    let report = s.p.home.join("r.json");
+    let _ = std::fs::remove_file(&report);
+    let answers_file = s.p.home.join("answers.jsonl");
+    let mut args: Vec<String> = vec![
+        "run".into(),
+        "--config".into(),
+        s.cfg.display().to_string(),
+        "--profile".into(),
+        "net".into(),
+        "--report".into(),
+        report.display().to_string(),
+    ];
+    if let Some(a) = answers {
+        std::fs::write(&answers_file, a).unwrap();
+        args.push("--approvals-from".into());
+        args.push(answers_file.display().to_string());
+    }
+    args.extend(extra.iter().map(|x| x.to_string()));
+    args.extend(["--", "python3", "-c", FETCH, &s.url].map(String::from));
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let t = Instant::now();
+    let mut c = s.p.cordon(&argv);
+    if let Some(sock) = server {
+        c.env("CORDON_SERVE_SOCKET", sock);
+    }
+    let o = out(c);
+    let took = t.elapsed();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap_or_else(|_| text(&o.stderr)))
+            .unwrap_or_else(|e| panic!("report: {e}\n{}", text(&o.stderr)));
+    (o, v, took)
+}
+
+/// The host asks the scripted approver saw (`{"approval_request": …}` lines on stderr).
+fn host_asks(o: &std::process::Output) -> Vec<serde_json::Value> {
+    text(&o.stderr)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v.get("approval_request").cloned())
+        .filter(|r| r["kind"]["kind"] == "network-host")
+        .collect()
+}
+
+#[test]
+fn unknown_host_approved_once_goes_through() {
+    if !sandbox_available() {
+        return;
+    }
+    let s = setup();
+    let (o, v, _) = fetch(&s, &[], Some("\"once\"\n"));
+    assert_eq!(o.status.code(), Some(0), "{}\n{v}", text(&o.stderr));
+    assert_eq!(text(&o.stdout).trim(), "ok");
+    let asks = host_asks(&o);
+    assert_eq!(asks.len(), 1, "{}", text(&o.stderr));
+    assert_eq!(asks[0]["kind"]["host"], "localhost");
+    assert_eq!(v["outcome"], "success", "{v}");
+    // The decision log names the answer.
+    let log = v["decisions"].to_string();
+    assert!(log.contains("approved once by scripted"), "{v}");
+}
+
+#[test]
+fn unknown_host_denied_is_a_403_naming_the_answer() {
+    if !sandbox_available() {
+        return;
+    }
+    let s = setup();
+    let (o, v, _) = fetch(&s, &[], Some("\"deny\"\n"));
+    assert_eq!(o.status.code(), Some(3), "{}\n{v}", text(&o.stderr));
+    assert_eq!(host_asks(&o).len(), 1, "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("HTTP 403 denied by scripted"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(v["outcome"], "network-denied", "{v}");
+    assert_eq!(v["host"], "localhost", "{v}");
+    assert!(
+        v["rule"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("denied by scripted")),
+        "{v}"
+    );
+}
+
+/// Nobody to ask (no terminal, no scripted answers), and `--yes` (which approves the
+/// command it showed, not hosts it reaches later): denied at once, nothing asked.
+#[test]
+fn unknown_host_without_anyone_to_ask_is_denied_without_waiting() {
+    if !sandbox_available() {
+        return;
+    }
+    let s = setup();
+    for extra in [&[][..], &["--yes"][..]] {
+        let (o, v, took) = fetch(&s, extra, None);
+        assert_eq!(o.status.code(), Some(3), "{extra:?}: {}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains("HTTP 403 not in network.allow"),
+            "{extra:?}: {}",
+            text(&o.stderr)
+        );
+        assert_eq!(v["outcome"], "network-denied", "{v}");
+        assert_eq!(v["rule"], "not in network.allow", "{v}");
+        // Far below the ask timeout (120 s): nothing waited for an answer.
+        assert!(took < Duration::from_secs(60), "{extra:?} took {took:?}");
+    }
+}
+
+/// "session" is reused by the next run of the same session without asking; "remember"
+/// by any later run, even one where nobody can be asked.
+#[test]
+fn session_and_remembered_host_answers_are_reused() {
+    if !sandbox_available() {
+        return;
+    }
+    let s = setup();
+    let (o, _, _) = fetch(&s, &["--session", "ask-test"], Some("\"session\"\n"));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(host_asks(&o).len(), 1);
+    let (o, v, _) = fetch(&s, &["--session", "ask-test"], Some(""));
+    assert_eq!(o.status.code(), Some(0), "{}\n{v}", text(&o.stderr));
+    assert!(host_asks(&o).is_empty(), "{}", text(&o.stderr));
+    // Another session: asked again (denied: no answers left).
+    let (o, _, _) = fetch(&s, &["--session", "other"], Some(""));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+
+    let (o, _, _) = fetch(&s, &[], Some("\"remember-rule\"\n"));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let remembered =
+        std::fs::read_to_string(s.p.home.join(".config/cordon/network-hosts.toml")).unwrap();
+    assert!(remembered.contains("\"localhost:"), "{remembered}");
+    let (o, v, _) = fetch(&s, &[], None);
+    assert_eq!(o.status.code(), Some(0), "{}\n{v}", text(&o.stderr));
+}
+
+/// The same question through `cordon serve` (the helper forked by the server gets the ask
+/// channel like the decision channel).
+#[test]
+fn unknown_host_is_asked_through_cordon_serve_too() {
+    if !sandbox_available() {
+        return;
+    }
+    let s = setup();
+    let sock = s.p.root.path().join("run").join("serve.sock");
+    let mut server = std::process::Command::new(support::CORDON)
+        .arg("serve")
+        .arg("--socket")
+        .arg(&sock)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while std::os::unix::net::UnixStream::connect(&sock).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "cordon serve did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (o, v, _) = fetch_via(&s, &[], Some("\"once\"\n"), Some(&sock));
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(v["launch"], "server", "{v}");
+    assert_eq!(o.status.code(), Some(0), "{}\n{v}", text(&o.stderr));
+    assert_eq!(host_asks(&o).len(), 1, "{}", text(&o.stderr));
+}
+
+/// The library harness (and `cordon mcp`, which runs on it with the client's elicitation
+/// as approver): the harness's approver is asked from the run's thread.
+#[test]
+fn unknown_host_is_asked_through_the_harness() {
+    use cordon_session::approver::ScriptedApprover;
+    use cordon_session::harness::{ExecParams, Harness, HarnessOptions};
+    use cordon_session::Answer;
+    if !sandbox_available() {
+        return;
+    }
+    let s = setup();
+    let exec = |answer: Answer| {
+        let mut o = HarnessOptions::new(s.p.dir.clone());
+        o.helper = Some(support::CORDON.into());
+        o.layers.config = Some(s.cfg.clone());
+        o.layers.profile = Some("net".into());
+        let h =
+            Harness::with_approver(o, Box::new(ScriptedApprover::from_answers(&[answer]))).unwrap();
+        let mut p = ExecParams::argv(["python3", "-c", FETCH, &s.url]);
+        p.timeout = Some(Duration::from_secs(60));
+        h.exec(p).unwrap()
+    };
+    let r = exec(Answer::Once);
+    let outcome = r.outcome.expect("finished");
+    assert_eq!(outcome.exit_code, 0, "{outcome:?}\n{}", r.output.text);
+    assert!(r.output.text.contains("ok"), "{}", r.output.text);
+    let r = exec(Answer::Deny);
+    let outcome = r.outcome.expect("finished");
+    assert_eq!(outcome.exit_code, 3, "{outcome:?}\n{}", r.output.text);
+    assert!(
+        r.output.text.contains("HTTP 403 denied by scripted"),
+        "{}",
+        r.output.text
+    );
+}
