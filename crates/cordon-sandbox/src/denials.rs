@@ -33,6 +33,17 @@ pub struct DenialRecord {
     pub grant: Option<PathBuf>,
 }
 
+impl DenialRecord {
+    /// The `syscall` of a network attempt record: a `connect` to an internet address that
+    /// could not leave the sandbox's network namespace (its `path` is `address:port`).
+    pub const NETWORK_SYSCALL: &'static str = "connect";
+
+    /// Whether this records a network attempt (not a path write).
+    pub fn is_network(&self) -> bool {
+        self.syscall == Self::NETWORK_SYSCALL
+    }
+}
+
 /// The records of one run, in the order the calls were made (capped at [`MAX_RECORDS`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DenialReport {

@@ -737,15 +737,16 @@ fn from_records(
 ) -> Option<Inferred> {
     let tail = &sig.stderr_tail;
     let lower = tail.to_ascii_lowercase();
-    let (rec, confidence) = match d
-        .records
-        .iter()
+    // Path writes only: network attempts are judged with the network (`from_output`).
+    let mut writes = d.records.iter().filter(|r| !r.is_network());
+    let (rec, confidence) = match writes
+        .clone()
         .rev()
         .find(|r| output_names(tail, &r.path, ctx.cwd))
     {
         Some(r) => (r, Confidence::High),
         None if ACCESS_ERRORS.iter().any(|(m, _)| lower.contains(m)) => {
-            (d.records.last()?, Confidence::Medium)
+            (writes.next_back()?, Confidence::Medium)
         }
         None => return None,
     };
@@ -870,36 +871,96 @@ fn from_output(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Inferred> 
     }
     // Network: a failed lookup or connection while the network is off for the command.
     if !ctx.network_enabled {
-        for line in &lines {
-            let lower = line.to_ascii_lowercase();
-            if NETWORK_ERRORS.iter().any(|m| lower.contains(m)) {
-                let host = extract_host(line);
-                return Some((
-                    OutcomeClass::NetworkDenied {
-                        host: host.clone(),
-                        rule: Some("network restricted by the profile (R-P4)".into()),
-                    },
-                    Confidence::Medium,
-                    vec![
-                        ev(
-                            EvidenceSource::ProgramOutput,
-                            format!("stderr: {}", line.trim()),
-                        ),
-                        ev(
-                            EvidenceSource::Cordon,
-                            "the network is off for this command",
-                        ),
-                    ],
-                    Some(format!(
-                        "network is off for this command{}: allow it once with --allow-network",
-                        host.map(|h| format!(" ({h} was not reached)"))
-                            .unwrap_or_default()
-                    )),
-                ));
-            }
-        }
+        return network_failure(sig, &lines);
     }
     None
+}
+
+/// Step 8b: a network failure while the network is off. With kernel-side records (the
+/// supervisor sees every `connect`), a record of an attempt decides (high confidence) and
+/// output alone does not: a program that only *prints* "Could not resolve host" is a
+/// failed command, so the network is never offered on its word (breaker, stop 8). Without
+/// records (no supervisor on this host), the output is read as before (medium).
+fn network_failure(sig: &RunSignals, lines: &[&str]) -> Option<Inferred> {
+    let line = lines.iter().find(|l| {
+        let lower = l.to_ascii_lowercase();
+        NETWORK_ERRORS.iter().any(|m| lower.contains(m))
+    });
+    let host = line.and_then(|l| extract_host(l));
+    let hint = |host: &Option<String>| {
+        format!(
+            "network is off for this command{}: allow it once with --allow-network",
+            host.as_ref()
+                .map(|h| format!(" ({h} was not reached)"))
+                .unwrap_or_default()
+        )
+    };
+    let Some(d) = &sig.denials else {
+        let line = line?;
+        return Some((
+            OutcomeClass::NetworkDenied {
+                host: host.clone(),
+                rule: Some("network restricted by the profile (R-P4)".into()),
+            },
+            Confidence::Medium,
+            vec![
+                ev(
+                    EvidenceSource::ProgramOutput,
+                    format!("stderr: {}", line.trim()),
+                ),
+                ev(
+                    EvidenceSource::Cordon,
+                    "the network is off for this command",
+                ),
+            ],
+            Some(hint(&host)),
+        ));
+    };
+    let Some(rec) = d.records.iter().rev().find(|r| r.is_network()) else {
+        let line = line?;
+        return Some((
+            OutcomeClass::CommandFailed,
+            Confidence::Low,
+            vec![ev(
+                EvidenceSource::ProgramOutput,
+                format!(
+                    "stderr: {} (but no connection attempt was recorded by the sandbox)",
+                    line.trim()
+                ),
+            )],
+            Some(
+                "the output mentions a network failure, but the sandbox saw no connection \
+                 attempt, so no retry with the network is offered; if the command does need \
+                 the network, run it with --allow-network"
+                    .into(),
+            ),
+        ));
+    };
+    let host = host.or_else(|| Some(rec.path.display().to_string()));
+    let mut evidence = vec![ev(
+        EvidenceSource::Helper,
+        format!(
+            "network record (seccomp user notification): connect {} -> {} ({})",
+            rec.path.display(),
+            rec.errno,
+            rec.rule
+        ),
+    )];
+    if let Some(l) = line {
+        evidence.push(ev(
+            EvidenceSource::ProgramOutput,
+            format!("stderr: {}", l.trim()),
+        ));
+    }
+    Some((
+        OutcomeClass::NetworkDenied {
+            host: host.clone(),
+            rule: Some(rec.rule.clone()),
+        },
+        Confidence::High,
+        evidence,
+        Some(hint(&host)),
+    ))
 }
 
 #[cfg(test)]
@@ -1507,5 +1568,76 @@ mod tests {
             let why = offerable_grant(Path::new(no), &ctx).unwrap_err();
             assert!(why.contains(no), "{no}: {why}");
         }
+    }
+
+    /// With kernel-side records, a network failure is judged on them: printed words alone
+    /// are a failed command with no network offered (breaker, stop 8: a faked "Could not
+    /// resolve host" got the network offered, and the approved retry had it); a recorded
+    /// attempt is network-denied with high confidence, even when the output says nothing.
+    #[test]
+    fn network_failure_needs_a_recorded_attempt_when_records_are_kept() {
+        let with = |tail: &str, recs: Vec<cordon_sandbox::denials::DenialRecord>| {
+            let mut d = cordon_sandbox::denials::DenialReport::default();
+            for r in recs {
+                d.push(r);
+            }
+            run_in(
+                "/w",
+                RunSignals {
+                    code: Some(6),
+                    stderr_tail: tail.into(),
+                    sandboxed: true,
+                    denials: Some(d),
+                    ..Default::default()
+                },
+            )
+        };
+        let fake = with("curl: (6) Could not resolve host: evil.com", vec![]);
+        assert_eq!(fake.class, OutcomeClass::CommandFailed, "{fake:?}");
+        assert!(fake.hint.unwrap().contains("saw no connection attempt"));
+        let net = cordon_sandbox::denials::DenialRecord {
+            syscall: cordon_sandbox::denials::DenialRecord::NETWORK_SYSCALL.into(),
+            path: "93.184.216.34:443".into(),
+            errno: "ENETUNREACH".into(),
+            rule: "network off (R-P4)".into(),
+            grant: None,
+        };
+        let real = with(
+            "curl: (6) Could not resolve host: example.com",
+            vec![net.clone()],
+        );
+        assert_eq!(real.confidence, Confidence::High);
+        match &real.class {
+            OutcomeClass::NetworkDenied { host, rule } => {
+                assert_eq!(host.as_deref(), Some("example.com"));
+                assert_eq!(rule.as_deref(), Some("network off (R-P4)"));
+            }
+            c => panic!("{c:?}"),
+        }
+        // Silent program, recorded attempt: still the network.
+        let quiet = with("", vec![net.clone()]);
+        assert!(
+            matches!(quiet.class, OutcomeClass::NetworkDenied { .. }),
+            "{quiet:?}"
+        );
+        // A network record never becomes a path denial.
+        let mixed = with("Permission denied", vec![net]);
+        assert!(
+            !matches!(mixed.class, OutcomeClass::SandboxDenied { .. }),
+            "{mixed:?}"
+        );
+        // Without records (no supervisor on this host) the output is read as before.
+        let old = run_in(
+            "/w",
+            RunSignals {
+                code: Some(6),
+                stderr_tail: "curl: (6) Could not resolve host: example.com".into(),
+                sandboxed: true,
+                denials: None,
+                ..Default::default()
+            },
+        );
+        assert!(matches!(old.class, OutcomeClass::NetworkDenied { .. }));
+        assert_eq!(old.confidence, Confidence::Medium);
     }
 }

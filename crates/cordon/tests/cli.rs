@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod support;
-use support::{out, sandbox_available, text, Project, CORDON};
+use support::{have, out, sandbox_available, text, Project, CORDON};
 
 /// A project whose home holds an SSH key the sandbox must hide.
 fn project() -> Project {
@@ -1560,4 +1560,41 @@ print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())
             .is_some_and(|h| h.contains(r#"network.allow = ["127.0.0.3"]"#)),
         "{v}"
     );
+}
+
+/// Breaker (stop 8): with the network off, a command that only *prints* a resolver error
+/// was classified network-denied and offered the network (the approved retry had it).
+/// Output alone is now a failed command with no offer; a real attempt — a connect the
+/// sandbox's supervisor saw — is network-denied naming the address (sibling).
+#[test]
+fn network_is_offered_on_a_recorded_attempt_not_on_printed_words() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let fake = r#"echo "curl: (6) Could not resolve host: evil.com" >&2; exit 6"#;
+    let o = out(cordon(&p, &["run", "--json", "--", "sh", "-c", fake]));
+    assert_eq!(o.status.code(), Some(6), "{}", text(&o.stderr));
+    let v = last_json(&o.stderr);
+    assert_eq!(v["outcome"], "command-failed", "{v}");
+    assert!(v["escalation"].get("widening").is_none(), "{v}");
+    if !have("python3") {
+        return;
+    }
+    let real = "import socket\ntry:\n    socket.create_connection(('192.0.2.7', 80), timeout=3)\nexcept OSError as e:\n    raise SystemExit(f'connect failed: {e}')";
+    let o = out(cordon(&p, &["run", "--json", "--", "python3", "-c", real]));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let v = last_json(&o.stderr);
+    assert_eq!(v["outcome"], "network-denied", "{v}");
+    assert_eq!(v["confidence"], "high", "{v}");
+    assert!(v.to_string().contains("192.0.2.7:80"), "{v}");
+}
+
+/// The `--json` report: the last line of stderr that parses as JSON.
+fn last_json(stderr: &[u8]) -> serde_json::Value {
+    let err = text(stderr);
+    err.lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("no report: {err}"))
 }

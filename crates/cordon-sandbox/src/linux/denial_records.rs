@@ -345,6 +345,29 @@ struct Verdict {
 }
 
 impl Supervisor {
+    /// Records a `connect` to the internet address `addr` (a raw `sockaddr_in`/`in6`) made
+    /// while the sandbox's network namespace is not the host's: a non-loopback destination
+    /// (it cannot leave the namespace) or a name lookup (port 53) — the kernel-side
+    /// evidence a network failure is classified on (R-F1: the program's output alone does
+    /// not get the network offered). `rule` says why nothing left. Loopback connections
+    /// (local servers) are not recorded.
+    pub fn note_network(&self, addr: &[u8], errno: Option<i32>, rule: &str) {
+        let Some(sa) = inet_addr(addr) else { return };
+        if sa.ip().is_loopback() && sa.port() != 53 {
+            return;
+        }
+        let r = DenialRecord {
+            syscall: DenialRecord::NETWORK_SYSCALL.to_string(),
+            path: PathBuf::from(sa.to_string()),
+            errno: errno.map_or("none", errno_name).to_string(),
+            rule: rule.to_string(),
+            grant: None,
+        };
+        if let Ok(mut d) = self.records.lock() {
+            d.push(r);
+        }
+    }
+
     fn record(&self, syscall: &str, v: Verdict) -> DenialRecord {
         let (rule, grantable) = self.rule_for(&v.path, v.busy);
         DenialRecord {
@@ -393,6 +416,9 @@ pub fn errno_name(e: i32) -> &'static str {
         libc::EACCES => "EACCES",
         libc::EBUSY => "EBUSY",
         libc::EPERM => "EPERM",
+        libc::ENETUNREACH => "ENETUNREACH",
+        libc::EHOSTUNREACH => "EHOSTUNREACH",
+        libc::ECONNREFUSED => "ECONNREFUSED",
         _ => "EIO",
     }
 }
@@ -754,4 +780,22 @@ pub fn landlock_audit(features: &super::LinuxFeatures) -> String {
         ),
     };
     format!("{base}; {why}")
+}
+
+/// The socket address in a raw `sockaddr_in` / `sockaddr_in6` (`None` for other families
+/// or a short buffer).
+fn inet_addr(a: &[u8]) -> Option<std::net::SocketAddr> {
+    let family = u16::from_ne_bytes([*a.first()?, *a.get(1)?]) as i32;
+    let port = u16::from_be_bytes([*a.get(2)?, *a.get(3)?]);
+    match family {
+        libc::AF_INET => {
+            let ip: [u8; 4] = a.get(4..8)?.try_into().ok()?;
+            Some(std::net::SocketAddr::from((ip, port)))
+        }
+        libc::AF_INET6 => {
+            let ip: [u8; 16] = a.get(8..24)?.try_into().ok()?;
+            Some(std::net::SocketAddr::from((ip, port)))
+        }
+        _ => None,
+    }
 }

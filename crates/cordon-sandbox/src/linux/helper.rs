@@ -1463,6 +1463,16 @@ fn run_supervised(ctx: &InitContext<'_>, sup: Supervisors) -> Result<i32, Helper
             allowed: sup.allowed_sockets,
             denials: sup.denials,
             git_configs: sup.git_configs,
+            network_rule: ctx.plan.net_namespace.then(|| {
+                if ctx.plan.proxy_relay {
+                    "managed network (R-P4): only the proxy leaves the sandbox; a direct \
+                     connection does not"
+                        .to_string()
+                } else {
+                    "network off (R-P4): the sandbox's network namespace has only loopback"
+                        .to_string()
+                }
+            }),
         };
         super::unix_guard::receive_listener(&ours)
             .and_then(|l| super::unix_guard::start(l, cfg))

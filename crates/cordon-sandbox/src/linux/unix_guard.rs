@@ -61,6 +61,10 @@ pub struct GuardConfig {
     /// The `.git/config` copies whose renames the supervisor emulates
     /// ([`super::git_config_broker`]); empty = renames are not notified for it.
     pub git_configs: Arc<Vec<super::git_config_broker::Copy>>,
+    /// When the sandbox's network namespace is not the host's: why an internet connection
+    /// cannot leave it. Such connects are then recorded as network attempts
+    /// ([`super::denial_records::Supervisor::note_network`]).
+    pub network_rule: Option<String>,
 }
 
 /// Opens each allowed socket (`O_PATH`, following symlinks) in the current — host's —
@@ -445,7 +449,13 @@ fn connect_for(listener: &OwnedFd, n: &libc::seccomp_notif, cfg: &GuardConfig) -
         un[2..2 + via.len()].copy_from_slice(via.as_bytes());
         return raw_connect(&sock, &un[..2 + via.len() + 1]);
     }
-    raw_connect(&sock, &addr[..len])
+    let r = raw_connect(&sock, &addr[..len]);
+    if let (Some(sup), Some(rule)) = (&cfg.denials, &cfg.network_rule) {
+        if family == libc::AF_INET || family == libc::AF_INET6 {
+            sup.note_network(&addr[..len], r.err(), rule);
+        }
+    }
+    r
 }
 
 fn socket_domain(sock: &OwnedFd) -> Result<i32, i32> {
