@@ -133,6 +133,19 @@ pub fn escalation(
             allow_unsandboxed,
             "the denial names no path or is a blocked system call: there is no smaller widening",
         ),
+        // Under a managed network the proxy refused one host by a rule (or a person's
+        // answer): the whole network is not offered in its place (new-user trial: a
+        // denied host was followed by "retry with --allow-network?").
+        OutcomeClass::NetworkDenied { host, rule }
+            if needs.profile.network == NetworkPolicy::Managed =>
+        {
+            not(&format!(
+                "the managed network refused {} ({}); allow that host with network.allow (or \
+                 answer its ask with once/session) — the whole network is not offered instead",
+                host.as_deref().unwrap_or("the host"),
+                rule.as_deref().unwrap_or("its rules")
+            ))
+        }
         OutcomeClass::NetworkDenied { .. } => widen(AdditionalPermissions {
             network: Some(true),
             entries: vec![],
@@ -469,5 +482,35 @@ mod tests {
         assert!(!retry
             .allowed_answers()
             .contains(&crate::Answer::RememberRule));
+    }
+
+    /// A host refused under a managed network is not followed by an offer of the whole
+    /// network (new-user trial); with the network off it still is (sibling).
+    #[test]
+    fn managed_refusal_does_not_offer_the_whole_network() {
+        let net = outcome(OutcomeClass::NetworkDenied {
+            host: Some("example.com".into()),
+            rule: Some("denied by the person".into()),
+        });
+        let mut managed = needs("workspace-write");
+        managed.profile.network = NetworkPolicy::Managed;
+        match escalation(&net, &managed, ApprovalMode::OnRequest, false) {
+            Escalation::NotOffered { reason } => {
+                assert!(
+                    reason.contains("example.com") && reason.contains("network.allow"),
+                    "{reason}"
+                )
+            }
+            e => panic!("{e:?}"),
+        }
+        assert!(matches!(
+            escalation(
+                &net,
+                &needs("workspace-write"),
+                ApprovalMode::OnRequest,
+                false
+            ),
+            Escalation::Offered { .. }
+        ));
     }
 }

@@ -800,9 +800,12 @@ fn from_records(
 
 fn from_output(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Inferred> {
     let lines: Vec<&str> = sig.stderr_tail.lines().collect();
-    // Filesystem: an access error naming a path the resolver denies — only when the host
-    // kept no kernel-side records (with records, step 7 decided).
-    if let (Some(resolved), None) = (ctx.resolved, &sig.denials) {
+    // Filesystem: an access error naming a path the resolver denies. With kernel-side
+    // records, step 7 decided every write; reads are never recorded, so a read of a path
+    // the profile hides is still named (new-user trial: `cat ~/.ssh/id_rsa` said only
+    // "Permission denied"). A hidden path offers no widening, whatever the output says.
+    let records_kept = sig.denials.is_some();
+    if let Some(resolved) = ctx.resolved {
         for line in &lines {
             let lower = line.to_ascii_lowercase();
             let Some((_, want)) = ACCESS_ERRORS.iter().find(|(m, _)| lower.contains(m)) else {
@@ -820,6 +823,7 @@ fn from_output(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Inferred> 
                 let abs = cordon_policy::paths::lexical_normalize(p, ctx.cwd);
                 if let Some((rule, access)) =
                     resolver_denies(&resolved.filesystem, ctx.fs, &abs, want)
+                        .filter(|(rule, _)| !records_kept || rule.starts_with("denied"))
                 {
                     // Without a kernel record, the offered widening stays inside the
                     // command's cwd and workspace: output alone must not steer it to `~`.
@@ -1639,5 +1643,35 @@ mod tests {
         );
         assert!(matches!(old.class, OutcomeClass::NetworkDenied { .. }));
         assert_eq!(old.confidence, Confidence::Medium);
+    }
+
+    /// Reads are never kernel-recorded: with records kept, a read of a hidden path is
+    /// still named from the output (new-user trial: `cat ~/.ssh/id_rsa` got no cordon
+    /// line); a read-only write claim in output alone still is not (records decide).
+    #[test]
+    fn hidden_reads_are_named_even_when_records_are_kept() {
+        let with = |tail: &str| {
+            run_in(
+                "/w",
+                RunSignals {
+                    code: Some(1),
+                    stderr_tail: tail.into(),
+                    sandboxed: true,
+                    denials: Some(cordon_sandbox::denials::DenialReport::default()),
+                    ..Default::default()
+                },
+            )
+        };
+        let o = with("cat: /home/u/.ssh/id_rsa: Permission denied");
+        match &o.class {
+            OutcomeClass::SandboxDenied { rule, grant, .. } => {
+                assert!(rule.starts_with("denied"), "{rule}");
+                assert_eq!(grant, &None);
+            }
+            c => panic!("{c:?}"),
+        }
+        assert!(o.hint.unwrap().contains("hidden"));
+        let w = with("touch: cannot touch '/usr/x': Read-only file system");
+        assert_eq!(w.class, OutcomeClass::CommandFailed, "{w:?}");
     }
 }

@@ -39,11 +39,14 @@ impl NeededPermissions {
 
     /// One line for a prompt: profile, network, extra grants, sandbox.
     pub fn summary(&self) -> String {
-        let mut s = format!(
-            "profile {}, network {}",
-            self.profile.name,
-            if self.network() { "on" } else { "off" }
-        );
+        let net = if self.network() {
+            "on"
+        } else if self.profile.network == NetworkPolicy::Managed {
+            "managed (allow-listed hosts through cordon's proxy)"
+        } else {
+            "off"
+        };
+        let mut s = format!("profile {}, network {net}", self.profile.name);
         if let Some(a) = &self.additional {
             for e in &a.entries {
                 let _ = write!(s, ", +{} {}", e.access_name(), e.path);
@@ -556,5 +559,28 @@ mod tests {
             serde_json::to_string(&Answer::RememberRule).unwrap(),
             "\"remember-rule\""
         );
+    }
+
+    /// New-user finding: a managed profile's prompt said "network off".
+    #[test]
+    fn summary_names_the_network_mode() {
+        let mut profile = cordon_policy::PermissionProfile::builtin("workspace-write").unwrap();
+        let line = |profile: &cordon_policy::PermissionProfile| {
+            NeededPermissions {
+                profile: profile.clone(),
+                additional: None,
+                sandboxed: true,
+            }
+            .summary()
+        };
+        assert!(line(&profile).contains("network off"));
+        profile.network = NetworkPolicy::Managed;
+        assert!(
+            line(&profile).contains("network managed"),
+            "{}",
+            line(&profile)
+        );
+        profile.network = NetworkPolicy::Enabled;
+        assert!(line(&profile).contains("network on"));
     }
 }

@@ -68,7 +68,7 @@ pub enum Command {
 pub struct ServeArgs {
     /// The socket to listen on (default: $CORDON_SERVE_SOCKET, else
     /// $XDG_RUNTIME_DIR/cordon/serve.sock, else /run/user/UID/cordon/serve.sock, else
-    /// $TMPDIR/cordon-UID/serve.sock).
+    /// /tmp/cordon-UID/serve.sock — the host's /tmp, never $TMPDIR).
     #[arg(long, value_name = "PATH")]
     pub socket: Option<std::path::PathBuf>,
     /// Print the socket path and exit.

@@ -84,7 +84,7 @@ impl MergeOutcome {
         Some(format!(
             "{}: edits not merged back to the host: {}; only branch.*.{{remote,merge,rebase}}, \
              remote.*.{{url,pushurl,fetch}}, user.{{name,email}} and init.defaultBranch are \
-             merged (README \"Git configuration\"). If you mean it, run outside cordon: {}",
+             merged (README \"Git config edits\"). If you mean it, run outside cordon: {}",
             file.display(),
             keys.join(", "),
             self.commands.join("; ")
