@@ -552,3 +552,50 @@ fn template_follows_a_replaced_workspace() {
         "the write went to the old directory"
     );
 }
+
+/// Breaker (stop 8): with a host package cache present the template holds a cache slot of
+/// its own, and every command after the first was refused as "not fitting" the template
+/// (exit 125). Three commands in a row all run from the template.
+#[test]
+fn template_keeps_serving_with_a_cache_overlay() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    std::fs::create_dir_all(p.home.join(".npm")).unwrap();
+    for i in 0..3 {
+        let o = p.sh(Launch::Template, "true");
+        assert_eq!(o.status.code(), Some(0), "run {i}: {}", text(&o.stderr));
+    }
+}
+
+/// Breaker (stop 8): a credential file deleted and written again (as a token refresh
+/// does) often gets the old inode number back; the template's mask stayed on the deleted
+/// file and the new secret was readable. The identity check now sees the change time.
+#[test]
+fn template_hides_a_rewritten_secret() {
+    if !sandbox_available() {
+        return;
+    }
+    use std::os::unix::fs::MetadataExt;
+    let p = project();
+    let netrc = p.home.join(".netrc");
+    std::fs::write(&netrc, "password OLDPW\n").unwrap();
+    let o = p.sh(Launch::Template, "cat \"$HOME/.netrc\"");
+    assert!(!text(&o.stdout).contains("OLDPW"), "{}", text(&o.stdout));
+    let old = std::fs::metadata(&netrc).unwrap().ino();
+    // Rewrite it until the filesystem hands the old inode number back (ext4 usually
+    // does at once); the secret must stay hidden either way.
+    for _ in 0..50 {
+        std::fs::remove_file(&netrc).unwrap();
+        std::fs::write(&netrc, "password NEWPW\n").unwrap();
+        if std::fs::metadata(&netrc).unwrap().ino() == old {
+            break;
+        }
+    }
+    let o = p.sh(Launch::Template, "cat \"$HOME/.netrc\"");
+    assert!(
+        !text(&o.stdout).contains("NEWPW"),
+        "the rewritten secret was readable through the template"
+    );
+}

@@ -504,8 +504,8 @@ fn run_prepared(
     let plan = plan(&payload.profile, &features)?;
     super::template::check_fits(payload, &plan, prepared).map_err(|why| {
         HelperError::Message(format!(
-            "refusing to run unconfined: cordon serve: this command does not fit the \
-             prepared template: {why}"
+            "cordon serve: this command does not fit the \
+             prepared template: {why} (cordon run --no-server takes the cold path)"
         ))
     })?;
     run_namespaces(payload, args, &plan, features, reporter, Some(prepared))

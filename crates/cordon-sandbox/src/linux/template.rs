@@ -153,25 +153,54 @@ pub(crate) fn check_fits(
 ) -> Result<(), String> {
     let layout = layout_of(payload)?;
     eligible(payload, plan, &layout)?;
-    if layout != prepared.layout {
+    if unslotted(&layout) != unslotted(&prepared.layout) {
         return Err("its mount plan is not the template's".into());
     }
     Ok(())
 }
 
-/// What the host shows at every path a mount plan mounts: (device, inode, file type) or
-/// absent, and for the files copied with credentials removed also (size, mtime). A
-/// template is used only while this is unchanged.
+/// `layout` with each cache overlay's state named as slot 0 names it: the template holds
+/// a slot of its own (`caches::claim_overlay_slot` rewrote its plan to `.slot-N`), which
+/// is the same plan (breaker: every command after the first was refused as not fitting).
+fn unslotted(layout: &Layout) -> Layout {
+    let mut l = layout.clone();
+    for s in &mut l.steps {
+        if let StepKind::Overlay { name, state } = &mut s.kind {
+            let slot_dir = state.parent().filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(".slot-"))
+            });
+            if let Some(key) = slot_dir.and_then(Path::parent) {
+                *state = key.join(&*name);
+            }
+        }
+    }
+    l
+}
+
+/// What the host shows at every path a mount plan mounts: (device, inode, file type,
+/// change time) or absent, and for the files copied with credentials removed also (size,
+/// mtime). A template is used only while this is unchanged. The change time is what tells
+/// a *new* file from the old one when the filesystem reuses the deleted file's inode
+/// number (breaker: a credential file rewritten — deleted and created, or renamed over —
+/// got the old inode number back, and the template's mask stayed on the deleted file, so
+/// the new secret was readable).
 #[derive(Debug, PartialEq, Eq)]
-struct Identity(Vec<Option<(u64, u64, u32)>>);
+struct Identity(Vec<Option<(u64, u64, u32, i64, i64)>>);
 
 impl Identity {
     fn of(layout: &Layout) -> Identity {
         use std::os::unix::fs::MetadataExt;
         let stat = |p: &Path| {
-            std::fs::symlink_metadata(p)
-                .ok()
-                .map(|m| (m.dev(), m.ino(), m.mode() & libc::S_IFMT))
+            std::fs::symlink_metadata(p).ok().map(|m| {
+                (
+                    m.dev(),
+                    m.ino(),
+                    m.mode() & libc::S_IFMT,
+                    m.ctime(),
+                    m.ctime_nsec(),
+                )
+            })
         };
         let mut v = Vec::new();
         for s in &layout.steps {
@@ -183,11 +212,15 @@ impl Identity {
             }
             if let StepKind::Stripped { .. } = &s.kind {
                 // The copy is made from the file's content: an edit in place counts.
-                v.push(
-                    std::fs::symlink_metadata(&s.path)
-                        .ok()
-                        .map(|m| (m.size(), m.mtime() as u64, m.mtime_nsec() as u32)),
-                );
+                v.push(std::fs::symlink_metadata(&s.path).ok().map(|m| {
+                    (
+                        m.size(),
+                        m.mtime() as u64,
+                        m.mtime_nsec() as u32,
+                        m.ctime(),
+                        m.ctime_nsec(),
+                    )
+                }));
             }
         }
         Identity(v)
