@@ -151,11 +151,14 @@ impl TrustProfile {
                 None => (None, vec![]),
             },
         };
-        // The session files decide later runs' approvals (R-A8): protected like the config.
+        // The session files and the remembered network hosts decide later runs' approvals
+        // (R-A8): protected like the config (breaker: a run under `-w ~/.config` planted a
+        // host in network-hosts.toml and later managed runs reached it unasked).
         for u in [
             user_config_path(),
             user_rules_path(),
             crate::cache::sessions_dir(),
+            crate::hosts::remembered_hosts_path(),
         ]
         .into_iter()
         .flatten()

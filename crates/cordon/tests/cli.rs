@@ -1598,3 +1598,34 @@ fn last_json(stderr: &[u8]) -> serde_json::Value {
         .find_map(|l| serde_json::from_str(l).ok())
         .unwrap_or_else(|| panic!("no report: {err}"))
 }
+
+/// Breaker (stop 8): under `-w ~/.config` a command could write
+/// `~/.config/cordon/network-hosts.toml`, and later managed runs reached the planted host
+/// without asking. The file is protected like the rules and the session files; the rest
+/// of `~/.config` stays writable (sibling).
+#[test]
+fn remembered_hosts_file_is_protected() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let cfg = p.home.join(".config");
+    std::fs::create_dir_all(cfg.join("cordon")).unwrap();
+    let plant = r#"echo 'hosts = ["evil.example:443"]' > "$HOME/.config/cordon/network-hosts.toml"; echo other > "$HOME/.config/other.txt""#;
+    let o = out(cordon(
+        &p,
+        &["run", "-w", cfg.to_str().unwrap(), "--", "sh", "-c", plant],
+    ));
+    let hosts = std::fs::read_to_string(cfg.join("cordon/network-hosts.toml")).unwrap_or_default();
+    assert!(
+        !hosts.contains("evil.example"),
+        "planted: {hosts}; {}",
+        text(&o.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(cfg.join("other.txt")).unwrap_or_default(),
+        "other\n",
+        "{}",
+        text(&o.stderr)
+    );
+}
