@@ -178,9 +178,22 @@ fn unslotted(layout: &Layout) -> Layout {
     l
 }
 
+/// When the file at `m` was made: its birth time (`statx` `btime`), which content changes
+/// never move — unlike the change time, which a directory gets for every entry added, so
+/// a template keyed on it would be rebuilt after each command that writes its workspace.
+/// Without a birth time: a file's change time, nothing for a directory.
+fn born(m: &std::fs::Metadata) -> (i64, i64) {
+    use std::os::unix::fs::MetadataExt;
+    match m.created().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()) {
+        Some(d) => (d.as_secs() as i64, d.subsec_nanos() as i64),
+        None if !m.is_dir() => (m.ctime(), m.ctime_nsec()),
+        None => (0, 0),
+    }
+}
+
 /// What the host shows at every path a mount plan mounts: (device, inode, file type,
-/// change time) or absent, and for the files copied with credentials removed also (size,
-/// mtime). A template is used only while this is unchanged. The change time is what tells
+/// birth time) or absent, and for the files copied with credentials removed also (size,
+/// mtime). A template is used only while this is unchanged. The birth time is what tells
 /// a *new* file from the old one when the filesystem reuses the deleted file's inode
 /// number (breaker: a credential file rewritten — deleted and created, or renamed over —
 /// got the old inode number back, and the template's mask stayed on the deleted file, so
@@ -193,13 +206,8 @@ impl Identity {
         use std::os::unix::fs::MetadataExt;
         let stat = |p: &Path| {
             std::fs::symlink_metadata(p).ok().map(|m| {
-                (
-                    m.dev(),
-                    m.ino(),
-                    m.mode() & libc::S_IFMT,
-                    m.ctime(),
-                    m.ctime_nsec(),
-                )
+                let (a, b) = born(&m);
+                (m.dev(), m.ino(), m.mode() & libc::S_IFMT, a, b)
             })
         };
         let mut v = Vec::new();
@@ -213,13 +221,8 @@ impl Identity {
             if let StepKind::Stripped { .. } = &s.kind {
                 // The copy is made from the file's content: an edit in place counts.
                 v.push(std::fs::symlink_metadata(&s.path).ok().map(|m| {
-                    (
-                        m.size(),
-                        m.mtime() as u64,
-                        m.mtime_nsec() as u32,
-                        m.ctime(),
-                        m.ctime_nsec(),
-                    )
+                    let (a, b) = born(&m);
+                    (m.size(), m.mtime() as u64, m.mtime_nsec() as u32, a, b)
                 }));
             }
         }
