@@ -1043,9 +1043,9 @@ fn hide_writable_cache_layers(
         if filesystem.access_for(fs, &c).access != Access::Write {
             continue;
         }
-        if let ResolvedFilesystem::Restricted { entries, .. } = filesystem {
+        if let ResolvedFilesystem::Restricted { default, entries } = filesystem {
             let index = entries.len();
-            entries.push(entry_for(
+            let deny = entry_for(
                 fs,
                 root,
                 Access::Deny,
@@ -1056,7 +1056,18 @@ fn hide_writable_cache_layers(
                         "caches = \"overlay\" (private cache layers of every workspace)".into(),
                     ),
                 },
-            ));
+            );
+            let hidden = deny.path.clone();
+            entries.push(deny);
+            // Pinned like every deny entry's ancestors (this one is added after that step):
+            // `mv ~/.cache/cordon elsewhere` carried the layers out from under the deny, and a
+            // new `~/.cache/cordon/overlays` planted another workspace's layer (breaker).
+            let write_roots: Vec<PathBuf> = entries
+                .iter()
+                .filter(|e| e.access == Access::Write && e.is_dir)
+                .map(|e| e.path.clone())
+                .collect();
+            pin_ancestors(fs, *default, &write_roots, &[hidden], entries);
         }
     }
 }
@@ -1757,6 +1768,38 @@ mod tests {
             Access::Read
         );
         assert_eq!(access(&r, &fs, "/victim/.git/config"), Access::Read);
+    }
+
+    /// Breaker (stop 8): under `-w ~/.cache` the hidden cache-layer root's parent could be
+    /// renamed (`mv ~/.cache/cordon …`), carrying every workspace's layers out from under
+    /// the deny and letting a new `overlays/` be planted. It is pinned like any deny
+    /// entry's ancestors; a sibling in `~/.cache` stays writable.
+    #[test]
+    fn hidden_cache_layer_root_cannot_be_moved_aside() {
+        let fs = fs()
+            .dir("/home/u/.cache/cordon/overlays/k/pip")
+            .dir("/home/u/.cache/other");
+        let mut p = restricted(vec![
+            FsEntry::new(":workspace", Access::Write),
+            FsEntry::new("/home/u/.cache", Access::Write),
+        ]);
+        p.caches = crate::caches::CacheMode::Overlay;
+        let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+        assert_eq!(
+            access(&r, &fs, "/home/u/.cache/cordon/overlays/k/pip"),
+            Access::Deny
+        );
+        let ResolvedFilesystem::Restricted { entries, .. } = &r.filesystem else {
+            panic!()
+        };
+        assert!(
+            entries
+                .iter()
+                .any(|e| e.path == Path::new("/home/u/.cache/cordon")
+                    && matches!(e.origin, EntryOrigin::Pinned { .. })),
+            "{entries:#?}"
+        );
+        assert_eq!(access(&r, &fs, "/home/u/.cache/other/x"), Access::Write);
     }
 
     /// `.git` is pinned so `mv .git .git-old && mkdir -p .git/hooks` cannot plant hooks.

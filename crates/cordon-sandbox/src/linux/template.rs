@@ -184,7 +184,11 @@ fn unslotted(layout: &Layout) -> Layout {
 /// Without a birth time: a file's change time, nothing for a directory.
 fn born(m: &std::fs::Metadata) -> (i64, i64) {
     use std::os::unix::fs::MetadataExt;
-    match m.created().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()) {
+    match m
+        .created()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+    {
         Some(d) => (d.as_secs() as i64, d.subsec_nanos() as i64),
         None if !m.is_dir() => (m.ctime(), m.ctime_nsec()),
         None => (0, 0),
