@@ -599,3 +599,24 @@ fn template_hides_a_rewritten_secret() {
         "the rewritten secret was readable through the template"
     );
 }
+
+/// Breaker (stop 8): with `CORDON_DISABLE_LAYERS=landlock` the template path still applied
+/// the template's Landlock while the plan said none (planned and applied disagreed). A
+/// request with disabled layers takes the per-command helper, which applies what it says.
+#[test]
+fn disabled_layers_do_not_use_a_template() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    p.sh(Launch::Template, "true");
+    let o = p
+        .cordon(Launch::Template, &["--", "true"])
+        .env("CORDON_DISABLE_LAYERS", "landlock")
+        .output()
+        .unwrap();
+    let v = last_json(&o.stderr);
+    assert_ne!(v["launch"], "template", "{v}");
+    let applied = v["applied"].to_string();
+    assert!(!applied.contains("\"landlock\""), "applied: {applied}");
+}

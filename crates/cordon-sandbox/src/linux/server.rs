@@ -269,6 +269,18 @@ fn route(
     req: &Request,
     fds: &[OwnedFd],
 ) -> Result<(OwnedFd, cordon_policy::limits::ResolvedLimits), String> {
+    // Layers the caller disabled through the helper's environment: the template was built
+    // with every layer, so what it applied would not be what was planned.
+    if req
+        .env
+        .iter()
+        .any(|(k, v)| k == super::features::DISABLE_LAYERS_ENV && !v.is_empty())
+    {
+        return Err(format!(
+            "the caller disabled layers ({})",
+            super::features::DISABLE_LAYERS_ENV
+        ));
+    }
     let target = req
         .args
         .iter()

@@ -110,6 +110,11 @@ pub(crate) fn eligible(
     if plan.rung != Rung::Namespaces {
         return Err("not rung 1".into());
     }
+    if !payload.disabled_layers.is_empty() {
+        // The template was built with every layer; what the caller disabled must be what
+        // the report says was applied (breaker: planned had no Landlock, applied had it).
+        return Err("the caller disabled layers (CORDON_DISABLE_LAYERS)".into());
+    }
     if plan.proxy_relay || !plan.local_forwards.is_empty() {
         return Err("a managed network or network.local needs a per-command proxy".into());
     }
