@@ -208,7 +208,11 @@ fn born(m: &std::fs::Metadata) -> (i64, i64) {
 /// got the old inode number back, and the template's mask stayed on the deleted file, so
 /// the new secret was readable).
 #[derive(Debug, PartialEq, Eq)]
-struct Identity(Vec<Option<(u64, u64, u32, i64, i64)>>);
+struct Identity(Vec<Option<PathFacts>>);
+
+/// What [`Identity`] keeps per path: (device or size, inode or mtime seconds, file type or
+/// mtime nanoseconds, birth seconds, birth nanoseconds).
+type PathFacts = (u64, u64, u32, i64, i64);
 
 impl Identity {
     fn of(layout: &Layout) -> Identity {
