@@ -397,9 +397,9 @@ mod tests {
         assert!(choose_approver(Some("/nonexistent/answers"), false, false).is_err());
     }
 
-    #[test]
-    fn scripted_lines() {
-        let req = crate::ReviewableRequest::tool_call(
+    /// A tool-call request for `make` under workspace-write.
+    fn make_request() -> crate::ReviewableRequest {
+        crate::ReviewableRequest::tool_call(
             crate::RunId::new(),
             &cordon_execpolicy::Policy::empty()
                 .evaluate(&["make".into()], &cordon_execpolicy::EvalContext::default()),
@@ -410,7 +410,12 @@ mod tests {
                 sandboxed: true,
             },
             "x".into(),
-        );
+        )
+    }
+
+    #[test]
+    fn scripted_lines() {
+        let req = make_request();
         let mut s = ScriptedApprover::new(Box::new(std::io::Cursor::new(
             b"# comment\n\n\"session\"\n{\"answer\": \"deny\"}\nnot json\n".to_vec(),
         )));
@@ -430,18 +435,7 @@ mod tests {
     /// to a CLI user (an MCP client has no `--yes` to pass).
     #[test]
     fn denial_note_speaks_the_front_ends_terms() {
-        let req = crate::ReviewableRequest::tool_call(
-            crate::RunId::new(),
-            &cordon_execpolicy::Policy::empty()
-                .evaluate(&["make".into()], &cordon_execpolicy::EvalContext::default()),
-            "/w".into(),
-            crate::NeededPermissions {
-                profile: cordon_policy::PermissionProfile::builtin("workspace-write").unwrap(),
-                additional: None,
-                sandboxed: true,
-            },
-            "x".into(),
-        );
+        let req = make_request();
         let note = |front| {
             NonInteractive::for_front(front)
                 .ask(&req)

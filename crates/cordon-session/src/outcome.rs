@@ -1291,6 +1291,29 @@ mod tests {
         )
     }
 
+    /// A failed sandboxed run in `/w` exiting `code` with `tail` on stderr, whose host kept
+    /// kernel-side records `recs`.
+    fn run_with_records(
+        code: i32,
+        tail: &str,
+        recs: Vec<cordon_sandbox::denials::DenialRecord>,
+    ) -> Outcome {
+        let mut d = cordon_sandbox::denials::DenialReport::default();
+        for r in recs {
+            d.push(r);
+        }
+        run_in(
+            "/w",
+            RunSignals {
+                code: Some(code),
+                stderr_tail: tail.into(),
+                sandboxed: true,
+                denials: Some(d),
+                ..Default::default()
+            },
+        )
+    }
+
     fn record(
         path: &str,
         rule: &str,
@@ -1366,22 +1389,7 @@ mod tests {
     /// mention (a probe such as Python's bytecode cache) do not make a denial.
     #[test]
     fn records_decide_and_forged_output_does_not() {
-        let with = |tail: &str, recs: Vec<cordon_sandbox::denials::DenialRecord>| {
-            let mut d = cordon_sandbox::denials::DenialReport::default();
-            for r in recs {
-                d.push(r);
-            }
-            run_in(
-                "/w",
-                RunSignals {
-                    code: Some(1),
-                    stderr_tail: tail.into(),
-                    sandboxed: true,
-                    denials: Some(d),
-                    ..Default::default()
-                },
-            )
-        };
+        let with = |tail: &str, recs| run_with_records(1, tail, recs);
         let o = with(
             "touch: cannot touch '/data/proj/x': Read-only file system",
             vec![record(
@@ -1580,22 +1588,7 @@ mod tests {
     /// attempt is network-denied with high confidence, even when the output says nothing.
     #[test]
     fn network_failure_needs_a_recorded_attempt_when_records_are_kept() {
-        let with = |tail: &str, recs: Vec<cordon_sandbox::denials::DenialRecord>| {
-            let mut d = cordon_sandbox::denials::DenialReport::default();
-            for r in recs {
-                d.push(r);
-            }
-            run_in(
-                "/w",
-                RunSignals {
-                    code: Some(6),
-                    stderr_tail: tail.into(),
-                    sandboxed: true,
-                    denials: Some(d),
-                    ..Default::default()
-                },
-            )
-        };
+        let with = |tail: &str, recs| run_with_records(6, tail, recs);
         let fake = with("curl: (6) Could not resolve host: evil.com", vec![]);
         assert_eq!(fake.class, OutcomeClass::CommandFailed, "{fake:?}");
         assert!(fake.hint.unwrap().contains("saw no connection attempt"));
@@ -1650,18 +1643,7 @@ mod tests {
     /// line); a read-only write claim in output alone still is not (records decide).
     #[test]
     fn hidden_reads_are_named_even_when_records_are_kept() {
-        let with = |tail: &str| {
-            run_in(
-                "/w",
-                RunSignals {
-                    code: Some(1),
-                    stderr_tail: tail.into(),
-                    sandboxed: true,
-                    denials: Some(cordon_sandbox::denials::DenialReport::default()),
-                    ..Default::default()
-                },
-            )
-        };
+        let with = |tail: &str| run_with_records(1, tail, vec![]);
         let o = with("cat: /home/u/.ssh/id_rsa: Permission denied");
         match &o.class {
             OutcomeClass::SandboxDenied { rule, grant, .. } => {
