@@ -697,7 +697,8 @@ impl Harness {
                 return Err(refuse(
                     session,
                     format!(
-                        "additional permissions {json} need an approval, and approval mode                          never asks"
+                        "additional permissions {json} need an approval, and approval mode \
+                         never asks"
                     ),
                 ))
             }

@@ -338,3 +338,32 @@ fn git_init_without_a_repository_is_refused_with_a_hint() {
         assert!(!p.dir.join(".git/HEAD").exists());
     }
 }
+
+/// Breaker (stop 8): a `config.lock` the command leaves as a directory (or FIFO) jammed
+/// every later `git config` silently. It is left alone (never removed recursively) and the
+/// report says so, with what to do.
+#[test]
+fn a_left_non_file_config_lock_is_reported() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let lock = p.dir.join(".git/config.lock");
+    let o = p
+        .cordon(&[
+            "run",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "git config user.email left@example.com && mkdir .git/config.lock",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));
+    assert!(lock.is_dir());
+    let v = json_report(&o);
+    let said = v["git_config"].to_string();
+    assert!(said.contains("not a regular file"), "{v}");
+    assert!(text(&o.stderr).contains("remove it"), "{}", text(&o.stderr));
+}

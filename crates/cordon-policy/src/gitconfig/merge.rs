@@ -161,7 +161,8 @@ pub fn refusal(key: &Key, values: &[Vec<u8>]) -> Option<String> {
             };
             if !ok {
                 return Some(format!(
-                    "branch.*.{} = {:?} (only a remote's name or `.` for remote;                      true/false/merges for rebase)",
+                    "branch.*.{} = {:?} (only a remote's name or `.` for remote; \
+                     true/false/merges for rebase)",
                     key.name,
                     String::from_utf8_lossy(v)
                 ));

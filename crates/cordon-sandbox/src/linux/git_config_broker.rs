@@ -572,18 +572,22 @@ fn clear_left_lock(w: &LockWatch, ended: std::time::SystemTime) -> Option<(bool,
         let born = statx_times(dir, &name, libc::AT_SYMLINK_NOFOLLOW).ok()?.0;
         return (born <= ended_ns && unlink_if_still(id)).then(removed_note)?;
     }
-    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
-        return None;
-    }
     let leave = |why: &str| {
         Some((
             false,
             format!(
-                "{} exists ({why}); left alone: if no git is running, remove it, then                  `git config` works again",
+                "{} exists ({why}); left alone: if no git is running, remove it, then \
+                 `git config` works again",
                 lock_path.display()
             ),
         ))
     };
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        // Not git's (git's lock is a regular file): the command made it, and every later
+        // `git config` fails on it. Never removed recursively here; said, with what to do
+        // (breaker: a directory or FIFO lock jammed git silently).
+        return leave("not a regular file: a directory or FIFO made during the run");
+    }
     // SAFETY: `name` is NUL-terminated; the flags need no mode.
     let fd = unsafe {
         libc::openat(
