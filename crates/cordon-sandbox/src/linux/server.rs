@@ -595,20 +595,10 @@ fn handle_request(
             return Ok(());
         }
         if pfd[1].revents != 0 {
-            // SAFETY: signalfd_siginfo is plain data.
-            let mut si: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
-            // SAFETY: reading one signalfd_siginfo into a buffer of its size.
-            let n = unsafe {
-                libc::read(
-                    sfd.as_raw_fd(),
-                    &mut si as *mut _ as *mut libc::c_void,
-                    std::mem::size_of::<libc::signalfd_siginfo>(),
-                )
-            };
-            if n <= 0 {
+            let Some(signo) = read_signal(&sfd) else {
                 continue;
-            }
-            if si.ssi_signo as libc::c_int == libc::SIGCHLD {
+            };
+            if signo == libc::SIGCHLD {
                 let mut st = 0;
                 // SAFETY: `st` is a valid int; `helper` is our child.
                 if unsafe { libc::waitpid(helper, &mut st, libc::WNOHANG) } == helper {
@@ -617,7 +607,7 @@ fn handle_request(
             } else {
                 // SAFETY: kill has no memory-safety preconditions; `helper` is our child
                 // (not yet reaped, so the pid is still its).
-                unsafe { libc::kill(helper, si.ssi_signo as libc::c_int) };
+                unsafe { libc::kill(helper, signo) };
             }
         }
     };
@@ -645,6 +635,22 @@ fn check_targets(req: &Request) -> io::Result<()> {
         return Err(io::Error::other("not a helper invocation"));
     }
     Ok(())
+}
+
+/// The number of the next signal queued on the signalfd `sfd`; `None` when nothing was
+/// read (EINTR, EAGAIN).
+fn read_signal(sfd: &OwnedFd) -> Option<libc::c_int> {
+    // SAFETY: signalfd_siginfo is plain data.
+    let mut si: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
+    // SAFETY: reading one signalfd_siginfo into a buffer of its size.
+    let n = unsafe {
+        libc::read(
+            sfd.as_raw_fd(),
+            &mut si as *mut _ as *mut libc::c_void,
+            std::mem::size_of::<libc::signalfd_siginfo>(),
+        )
+    };
+    (n > 0).then_some(si.ssi_signo as libc::c_int)
 }
 
 fn sigset(sigs: &[libc::c_int]) -> libc::sigset_t {
@@ -894,18 +900,8 @@ fn relay_to_template(
             return Ok(());
         }
         if pfd[1].revents != 0 {
-            // SAFETY: signalfd_siginfo is plain data.
-            let mut si: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
-            // SAFETY: reading one signalfd_siginfo into a buffer of its size.
-            let n = unsafe {
-                libc::read(
-                    sfd.as_raw_fd(),
-                    &mut si as *mut _ as *mut libc::c_void,
-                    std::mem::size_of::<libc::signalfd_siginfo>(),
-                )
-            };
-            if n > 0 {
-                super::template::pidfd_signal(&pidfd, si.ssi_signo as libc::c_int);
+            if let Some(signo) = read_signal(&sfd) {
+                super::template::pidfd_signal(&pidfd, signo);
             }
         }
         if pfd[2].revents != 0 {
