@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod support;
-use support::{have, out, sandbox_available, text, Project, CORDON};
+use support::{have, last_json, out, sandbox_available, text, Project, CORDON};
 
 /// A project whose home holds an SSH key the sandbox must hide.
 fn project() -> Project {
@@ -1588,15 +1588,6 @@ fn network_is_offered_on_a_recorded_attempt_not_on_printed_words() {
     assert_eq!(v["outcome"], "network-denied", "{v}");
     assert_eq!(v["confidence"], "high", "{v}");
     assert!(v.to_string().contains("192.0.2.7:80"), "{v}");
-}
-
-/// The `--json` report: the last line of stderr that parses as JSON.
-fn last_json(stderr: &[u8]) -> serde_json::Value {
-    let err = text(stderr);
-    err.lines()
-        .rev()
-        .find_map(|l| serde_json::from_str(l).ok())
-        .unwrap_or_else(|| panic!("no report: {err}"))
 }
 
 /// Breaker (stop 8): under `-w ~/.config` a command could write

@@ -9,7 +9,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use support::{sandbox_available, text, CORDON};
+use support::{last_json, sandbox_available, text, CORDON};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Launch {
@@ -126,15 +126,6 @@ fn spawn_server(sock: &Path) -> Child {
         std::thread::sleep(Duration::from_millis(20));
     }
     server
-}
-
-/// The `--json` report: the last line of stderr that is a JSON object.
-fn last_json(stderr: &[u8]) -> serde_json::Value {
-    text(stderr)
-        .lines()
-        .rev()
-        .find_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .unwrap_or(serde_json::Value::Null)
 }
 
 const BOTH: [Launch; 2] = [Launch::Cold, Launch::Server];

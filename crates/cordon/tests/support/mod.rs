@@ -190,3 +190,13 @@ fn find_itoa(cargo_home: &Path) -> Option<(PathBuf, PathBuf)> {
     }
     None
 }
+
+/// The `--json` report of a run: the last line of its stderr that parses as JSON (the
+/// command's own output comes before it). Panics, showing stderr, when there is none.
+pub fn last_json(stderr: &[u8]) -> serde_json::Value {
+    let err = text(stderr);
+    err.lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("no JSON report: {err}"))
+}
