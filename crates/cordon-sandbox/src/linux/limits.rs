@@ -220,9 +220,21 @@ impl Cgroup {
     /// calling process (the helper) into it, so everything it starts inherits it. `None`
     /// when this host gives cordon no cgroup (no delegation, v1 hierarchies not writable):
     /// the rlimit fallbacks apply.
+    pub fn create(r: &ResolvedLimits) -> Option<Cgroup> {
+        Self::make(r, true)
+    }
+
+    /// [`Cgroup::create`] for another process to join (`cordon serve`'s handler for a
+    /// template's command): the directories and limits only, the caller stays out — so
+    /// `pids.max` counts exactly the helper and init beside the command, as on the cold
+    /// path (the handler inside made the limit one lower than reported).
+    pub fn create_for_others(r: &ResolvedLimits) -> Option<Cgroup> {
+        Self::make(r, false)
+    }
+
     // Longer than most: the v2 and v1 cgroup hierarchies side by side (same steps, different
     // files), so their differences stay visible.
-    pub fn create(r: &ResolvedLimits) -> Option<Cgroup> {
+    fn make(r: &ResolvedLimits, join: bool) -> Option<Cgroup> {
         if r.pids.is_none() && r.memory_bytes.is_none() {
             return None;
         }
@@ -315,7 +327,7 @@ impl Cgroup {
             return None;
         }
         let me = std::process::id().to_string();
-        for d in &cg.dirs {
+        for d in cg.dirs.iter().filter(|_| join) {
             if write(&d.path.join("cgroup.procs"), &me).is_err() {
                 cg.remove();
                 return None;

@@ -787,9 +787,10 @@ fn relay_to_template(
     limits: &cordon_policy::limits::ResolvedLimits,
 ) -> io::Result<()> {
     sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)?;
-    // The run's cgroup, on the host (this handler joins it, as the cold helper does);
-    // the helper in the template joins it through the `cgroup.procs` descriptors.
-    let cgroup = super::limits::Cgroup::create(limits);
+    // The run's cgroup, on the host; the helper in the template joins it through the
+    // `cgroup.procs` descriptors (this handler stays out: `pids.max` counts the helper and
+    // init beside the command, as on the cold path).
+    let cgroup = super::limits::Cgroup::create_for_others(limits);
     let procs = match cgroup.as_ref().map(|c| c.procs_files()).transpose() {
         Ok(p) => p.unwrap_or_default(),
         Err(_) => {
@@ -897,6 +898,17 @@ fn relay_to_template(
         if pfd[0].revents != 0 {
             // The client hung up (or spoke out of turn): the run is over for it.
             super::template::pidfd_signal(&pidfd, libc::SIGKILL);
+            if let Some(c) = &cgroup {
+                // Once the killed tree is gone (P's end closes) the directory is empty and
+                // removable; a tree slower than 2 s leaves it to the sweep of dead runs.
+                let _ = from_p
+                    .get_ref()
+                    .get_ref()
+                    .1
+                    .set_read_timeout(Some(std::time::Duration::from_secs(2)));
+                let _ = from_p.read_line(&mut String::new());
+                c.remove();
+            }
             return Ok(());
         }
         if pfd[1].revents != 0 {
