@@ -146,7 +146,8 @@ impl Approver for Elicitor {
                 .as_ref()
                 .and_then(|c| c.get("answer"))
                 .and_then(|a| serde_json::from_value::<Answer>(a.clone()).ok())
-                .unwrap_or(Answer::Once),
+                // Accepted without a readable choice: nothing was approved (fail closed).
+                .unwrap_or(Answer::Deny),
             // Declined, or dismissed without a choice: default deny.
             _ => Answer::Deny,
         };
