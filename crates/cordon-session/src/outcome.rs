@@ -655,6 +655,15 @@ const SYSTEM_TREES: &[&str] = &[
 /// and system trees ([`SYSTEM_TREES`]).
 pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), String> {
     let g = grant.display();
+    // Every check below compares spellings: a grant that leads elsewhere through a symlink
+    // (the command can plant `ws/link -> /etc` and fail on `link/x`) is never offered.
+    let real = cordon_policy::paths::canonicalize_lenient(ctx.fs, grant);
+    if real != grant {
+        return Err(format!(
+            "it would need {g} writable, which leads to {} through a symlink",
+            real.display()
+        ));
+    }
     if grant.components().count() <= 2 {
         return Err(format!("it would need {g} writable, a top-level directory"));
     }
@@ -1655,5 +1664,26 @@ mod tests {
         assert!(o.hint.unwrap().contains("hidden"));
         let w = with("touch: cannot touch '/usr/x': Read-only file system");
         assert_eq!(w.class, OutcomeClass::CommandFailed, "{w:?}");
+    }
+
+    /// Review finding: the command plants `ws/link -> /etc` and fails on `link/x`; the
+    /// grant `ws/link` passed every spelling check and would have made `/etc` writable.
+    /// A real directory in the workspace is still offered (sibling).
+    #[test]
+    fn a_grant_through_a_symlink_is_never_offered() {
+        let fs = cordon_policy::MemFs::new()
+            .dir("/srv2/u/proj/real")
+            .dir("/etc/cron.d")
+            .symlink("/srv2/u/proj/link", "/etc");
+        let ctx = ClassifyContext {
+            resolved: None,
+            fs: &fs,
+            cwd: Path::new("/srv2/u/proj"),
+            network_enabled: false,
+            home: None,
+        };
+        let why = offerable_grant(Path::new("/srv2/u/proj/link"), &ctx).unwrap_err();
+        assert!(why.contains("symlink") && why.contains("/etc"), "{why}");
+        assert!(offerable_grant(Path::new("/srv2/u/proj/real"), &ctx).is_ok());
     }
 }
