@@ -1010,7 +1010,9 @@ pub fn refresh_per_command(layout: &Layout) -> io::Result<()> {
             StepKind::Proc => apply_proc(&mut st, s)?,
             StepKind::Dev { shm_size } => {
                 let dev = sys::open_beneath(st.root()?, Path::new("dev"))?;
-                if let Ok(pts) = sys::new_fs(
+                // A command's own pty instance, or no command: the template's would be shared
+                // with the commands before and after it (review: this failure was skipped).
+                let pts = sys::new_fs(
                     c"devpts",
                     &[
                         (c"newinstance", None),
@@ -1018,10 +1020,10 @@ pub fn refresh_per_command(layout: &Layout) -> io::Result<()> {
                         (c"mode", Some(c"620")),
                     ],
                     sys::MOUNT_ATTR_NOSUID | sys::MOUNT_ATTR_NOEXEC,
-                ) {
-                    let target = sys::open_beneath(dev.as_raw_fd(), Path::new("pts"))?;
-                    sys::attach(&pts, &target).map_err(|e| ctx_err("/dev/pts", e))?;
-                }
+                )
+                .map_err(|e| ctx_err("/dev/pts (a new instance per command)", e))?;
+                let target = sys::open_beneath(dev.as_raw_fd(), Path::new("pts"))?;
+                sys::attach(&pts, &target).map_err(|e| ctx_err("/dev/pts", e))?;
                 let shm = new_tmpfs("1777", shm_size.as_deref(), NOSUID_NODEV)
                     .map_err(|e| ctx_err("/dev/shm", e))?;
                 let target = sys::open_beneath(dev.as_raw_fd(), Path::new("shm"))?;
