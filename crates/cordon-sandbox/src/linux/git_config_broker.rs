@@ -134,7 +134,14 @@ pub fn rename_syscalls() -> Vec<u32> {
 
 /// Step 2: answers a rename notification. `Some(result)` = emulated (the syscall's value
 /// or an errno); `None` = not a rename onto a copy: let the kernel run it.
-pub fn handle(n: &libc::seccomp_notif, copies: &[Copy]) -> Option<Result<i64, i32>> {
+/// `still_valid` re-checks the notification (`SECCOMP_IOCTL_NOTIF_ID_VALID`) after the
+/// caller's memory and descriptors were read and before anything is written: a caller that
+/// died meanwhile (its tid reused) is not acted for.
+pub fn handle(
+    n: &libc::seccomp_notif,
+    copies: &[Copy],
+    still_valid: impl Fn() -> bool,
+) -> Option<Result<i64, i32>> {
     let a = n.data.args;
     let nr = n.data.nr as libc::c_long;
     #[cfg(target_arch = "x86_64")]
@@ -175,6 +182,9 @@ pub fn handle(n: &libc::seccomp_notif, copies: &[Copy]) -> Option<Result<i64, i3
     lock_name.extend_from_slice(b".lock");
     if !same_dir || oname != lock_name {
         return Some(Err(libc::EBUSY)); // what the kernel says for a mount point
+    }
+    if !still_valid() {
+        return Some(Err(libc::ENOENT)); // the caller is gone: nothing is written for it
     }
     Some(emulate(copy, &odirfd, &oname))
 }

@@ -283,7 +283,9 @@ fn serve(listener: Arc<OwnedFd>, cfg: Arc<GuardConfig>) {
             // Answered inline (a few file operations, never a blocking one): first the
             // `.git/config` broker's emulated rename, then the denial records' judgement.
             if super::git_config_broker::is_rename(n.data.nr) {
-                if let Some(r) = super::git_config_broker::handle(&n, &cfg.git_configs) {
+                if let Some(r) = super::git_config_broker::handle(&n, &cfg.git_configs, || {
+                    id_valid(&listener, n.id)
+                }) {
                     respond(&listener, n.id, r);
                     continue;
                 }
