@@ -691,15 +691,7 @@ fn become_helper(req: Request, fds: Vec<OwnedFd>, conn: RawFd, launcher: Launche
         }
     }
     // Close everything that is not a target (the listener, the connection, the copies).
-    let mut keep: Vec<RawFd> = req.fds.clone();
-    keep.sort_unstable();
-    let mut from: RawFd = 0;
-    for k in keep.iter().copied().chain([RawFd::MAX]) {
-        if k > from {
-            close_range(from, k - 1);
-        }
-        from = k.saturating_add(1);
-    }
+    close_all_but(&req.fds);
     if let Err(e) = std::env::set_current_dir(&req.cwd) {
         // In a template the sandbox's view decides: init enters the profile's cwd (or
         // refuses, naming it).
