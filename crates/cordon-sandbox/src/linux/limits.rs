@@ -138,14 +138,14 @@ pub fn apply_rlimits(r: &ResolvedLimits, own_user_namespace: bool) -> Result<Vec
 }
 
 /// One cgroup directory of ours and the directory to move back to.
-#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Dir {
     path: PathBuf,
     home: PathBuf,
 }
 
 /// The cgroup(s) created for one run.
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Cgroup {
     dirs: Vec<Dir>,
     /// Files whose `max N` / `oom_kill N` counters say a limit was hit.

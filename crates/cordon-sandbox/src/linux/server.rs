@@ -798,10 +798,7 @@ fn relay_to_template(
         let targets: Vec<RawFd> = procs.iter().map_while(|_| free.next()).collect();
         req.fds.extend(&targets);
         all.extend(procs.iter().map(|f| f.as_raw_fd()));
-        let spec: super::limits::Cgroup =
-            serde_json::from_value(serde_json::to_value(c).map_err(io::Error::other)?)
-                .map_err(io::Error::other)?;
-        req.cgroup = Some((spec, targets));
+        req.cgroup = Some((c.clone(), targets));
     }
     let started = (|| -> io::Result<(UnixStream, OwnedFd, Vec<u8>)> {
         let (h, w) = UnixStream::pair()?;
