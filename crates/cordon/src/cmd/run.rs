@@ -277,7 +277,10 @@ fn report_json(report: &Report, session: &Session) -> Result<serde_json::Value> 
     // of a sandbox-denied outcome.)
     #[cfg(target_os = "linux")]
     {
-        v["launch"] = json!(cordon_sandbox::linux::server::last_path());
+        // The process-wide record is this attempt's only when this attempt ran the helper
+        // (review: an unsandboxed retry still showed the first attempt's path).
+        let helper_ran = exec.is_some_and(|e| e.backend == cordon_policy::Backend::LinuxHelper);
+        v["launch"] = json!(cordon_sandbox::linux::server::last_path().filter(|_| helper_ran));
     }
     v["signal"] = json!(last.outcome.signal);
     v["backend"] = json!(exec.map(|e| e.backend));
