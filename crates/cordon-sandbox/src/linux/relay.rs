@@ -162,13 +162,13 @@ impl DecisionChannel {
     pub fn read(self) -> Vec<cordon_proxy::LogRecord> {
         use std::io::Read;
         let f = std::fs::File::from(self.fd);
-        let mut text = String::new();
+        let mut bytes = Vec::new();
         // Read from the start through a positioned reader (the helper moved the offset).
+        // Bytes, then lossy text: a cap cutting a UTF-8 character (or any invalid byte)
+        // made the whole read fail and every denial vanish from the report (review).
         let mut r = io::Read::take(PositionedFile { f, pos: 0 }, DECISIONS_MAX);
-        if r.read_to_string(&mut text).is_err() {
-            return Vec::new();
-        }
-        cordon_proxy::parse_log(&text)
+        let _ = r.read_to_end(&mut bytes);
+        cordon_proxy::parse_log(&String::from_utf8_lossy(&bytes))
     }
 }
 
