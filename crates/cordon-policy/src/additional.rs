@@ -483,7 +483,85 @@ pub fn merge(
         }
     }
     keep_base_grants(&resolved_base, &mut merged, ctx, fs)?;
+    pin_revived_grants(&resolved_base, base, &mut merged, ctx, fs, |p| {
+        wider(base_at(p), extra_at(p))
+    })?;
     Ok(merged)
+}
+
+/// The converse of [`keep_base_grants`]: a base grant spelled through a symlink inside a
+/// writable root that [`resolve`] dropped for the base (it led outside every writable
+/// root) can come back once the extra grant makes its landing place a writable root — a
+/// `read` of `ws/link/f` (`link -> /d/e`) revived by an extra `/` write beside an extra
+/// `/w/link` deny would read `/d/e/f`, which neither side grants. So that the merge stays a
+/// union (R-O1), each revived grant's canonical path is pinned to the union's answer
+/// (`union`: the wider of the base's and the extra grant's answers there), repeated until
+/// no pin revives anything else (a `write` pin is a new writable root).
+fn pin_revived_grants(
+    resolved_base: &crate::resolve::ResolvedProfile,
+    base: &PermissionProfile,
+    merged: &mut PermissionProfile,
+    ctx: &ResolveContext,
+    fs: &dyn FsView,
+    union: impl Fn(&Path) -> Access,
+) -> Result<(), ResolveError> {
+    use crate::resolve::{EntryOrigin, ResolvedFilesystem};
+    let ResolvedFilesystem::Restricted { entries: was, .. } = &resolved_base.filesystem else {
+        return Ok(());
+    };
+    let base_len = match &base.filesystem {
+        FilesystemPolicy::Restricted { entries, .. } => entries.len(),
+        FilesystemPolicy::Unrestricted => return Ok(()),
+    };
+    let kept = |i: usize| {
+        was.iter()
+            .any(|b| matches!(b.origin, EntryOrigin::Profile { index, .. } if index == i))
+    };
+    // Each round pins at least one more path or stops; the base has `base_len` entries.
+    for _ in 0..=base_len {
+        let resolved = resolve(merged, ctx, fs)?;
+        let ResolvedFilesystem::Restricted { entries: now, .. } = &resolved.filesystem else {
+            return Ok(());
+        };
+        let pins: Vec<FsEntry> = now
+            .iter()
+            .filter(|n| {
+                matches!(n.origin, EntryOrigin::Profile { index, .. }
+                    if index < base_len && !kept(index))
+                    && n.access != Access::Deny
+            })
+            .filter_map(|n| {
+                let want = union(&n.path);
+                let seen = match resolved.filesystem.seen(fs, &n.path) {
+                    crate::view::Seen::Host(a) => a,
+                    crate::view::Seen::PrivateTmp => Access::Deny,
+                };
+                (seen != want).then(|| {
+                    FsEntry::new(path_string(&n.path), want).with_source(format!(
+                        "base entry {} (dropped for the base; pinned to the union at its \
+                         resolved path)",
+                        n.spelled.display()
+                    ))
+                })
+            })
+            .collect();
+        let FilesystemPolicy::Restricted { entries, .. } = &merged.filesystem else {
+            return Ok(());
+        };
+        let pins: Vec<FsEntry> = pins
+            .into_iter()
+            .filter(|p| {
+                !entries
+                    .iter()
+                    .any(|e| e.path == p.path && e.access == p.access)
+            })
+            .collect();
+        if pins.is_empty() {
+            return Ok(());
+        }
+        merged.push_entries(pins);
+    }
+    Ok(())
 }
 
 /// A base grant spelled through a symlink is dropped by [`resolve`] once the extra grant makes

@@ -683,3 +683,50 @@ proptest! {
         }
     }
 }
+
+/// A base whose `read` of `/w/l/f` (`/w/l -> /d/e`, a symlink inside the writable `/w`)
+/// was dropped by resolve, merged with an extra grant that makes the landing place writable.
+fn deny_default_base_with_redirected_read() -> PermissionProfile {
+    let mut base = ws();
+    base.filesystem = FilesystemPolicy::Restricted {
+        default: Access::Deny,
+        entries: vec![
+            FsEntry::new("/w/l/f", Access::Read),
+            FsEntry::new("/w", Access::Write),
+        ],
+        protect_metadata: false,
+    };
+    base
+}
+
+/// R-O1, found by `merge_never_narrows_and_is_idempotent`: the extra `/` write made the
+/// base's dropped read grant count again, so `/d/e/f` became readable although the base
+/// drops it and the extra grant denies it (`/w/l`). The merge is a union: deny there.
+#[test]
+fn merge_does_not_revive_a_dropped_base_grant() {
+    let base = deny_default_base_with_redirected_read();
+    assert_eq!(
+        access(&base, "/d/e/f/x"),
+        Access::Deny,
+        "dropped for the base"
+    );
+    let x = perms(None, &[("/", Access::Write), ("/w/l", Access::Deny)]);
+    let m = merged(&base, &x);
+    assert_eq!(access(&m, "/d/e/f/x"), Access::Deny);
+    assert_eq!(access(&m, "/d/e/x"), Access::Deny);
+    assert_eq!(access(&m, "/d/x"), Access::Write);
+    assert_eq!(access(&m, "/w/a/x"), Access::Write);
+    assert_eq!(merged(&m, &x), m, "idempotent");
+}
+
+/// The sibling: an extra write over the landing place without a carve-out. The revived
+/// read must not narrow the extra grant's write there.
+#[test]
+fn revived_base_grant_does_not_narrow_the_extra_grant() {
+    let base = deny_default_base_with_redirected_read();
+    let x = perms(None, &[("/d", Access::Write)]);
+    let m = merged(&base, &x);
+    assert_eq!(access(&m, "/d/e/f/x"), Access::Write);
+    assert_eq!(access(&m, "/d/x"), Access::Write);
+    assert_eq!(merged(&m, &x), m, "idempotent");
+}
