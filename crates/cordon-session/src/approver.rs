@@ -309,6 +309,11 @@ impl Approver for TerminalApprover {
     fn ask(&mut self, req: &ReviewableRequest) -> Reply {
         let term = console::Term::stderr();
         let mut err = std::io::stderr();
+        // Keys typed (or pushed) before the question was shown answer nothing: the input
+        // queue is discarded. Attributes a command left (hidden text, colours) are reset,
+        // on a line of its own, so the question reads as printed.
+        let _ = nix::sys::termios::tcflush(std::io::stdin(), nix::sys::termios::FlushArg::TCIFLUSH);
+        let _ = write!(err, "\x1b[0m\x1b[?25h\r\n");
         let _ = write!(err, "{}", req.render_text());
         let allowed = req.allowed_answers();
         let mut answer = Answer::Deny;

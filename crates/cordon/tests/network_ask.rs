@@ -283,3 +283,100 @@ fn unknown_host_is_asked_through_the_harness() {
         r.output.text
     );
 }
+
+/// While a question about a host is open the command holds still (stop 8 breaker: a
+/// running command shares the terminal with the prompt and could repaint or outrun it):
+/// a ticker in the sandbox makes no progress until the answer, and runs again after it.
+#[test]
+fn command_is_held_while_a_host_question_is_open() {
+    if !sandbox_available() {
+        return;
+    }
+    let s = setup();
+    let fifo = s.p.home.join("answers.fifo");
+    let st = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let tick = s.p.dir.join("tick");
+    let script = format!(
+        "(while :; do echo x >> {tick}; sleep 0.01; done) & T=$!\n\
+         python3 -c \"$1\" {url}\n\
+         n=$(wc -l < {tick}); sleep 0.3; m=$(wc -l < {tick}); kill $T\n\
+         echo \"after=$((m-n))\"\n",
+        tick = tick.display(),
+        url = s.url,
+    );
+    let fifo_arg = fifo.display().to_string();
+    let cfg = s.cfg.display().to_string();
+    let mut c = s.p.cordon(&[
+        "run",
+        "--config",
+        &cfg,
+        "--profile",
+        "net",
+        "--approvals-from",
+        &fifo_arg,
+        "--",
+        "sh",
+        "-c",
+        &script,
+        "sh",
+        FETCH,
+    ]);
+    c.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    // Opening the FIFO for writing waits for cordon to open it for reading.
+    let mut answers = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let err = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for l in BufReader::new(err).lines().map_while(Result::ok) {
+            if l.contains("approval_request") && l.contains("network-host") {
+                let _ = tx.send(l.clone());
+            }
+            all.push_str(&l);
+            all.push('\n');
+        }
+        all
+    });
+    let asked = rx.recv_timeout(Duration::from_secs(60));
+    let lines = || {
+        std::fs::read_to_string(&tick)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let (held_from, held_to) = if asked.is_ok() {
+        let a = lines();
+        std::thread::sleep(Duration::from_millis(500));
+        (a, lines())
+    } else {
+        (0, 0)
+    };
+    answers.write_all(b"\"once\"\n").unwrap();
+    drop(answers);
+    let o = child.wait_with_output().unwrap();
+    let stderr = reader.join().unwrap();
+    assert!(asked.is_ok(), "no host question:\n{stderr}");
+    assert!(held_from > 0, "the ticker never ran:\n{stderr}");
+    assert_eq!(
+        held_from, held_to,
+        "the command ran on while the question was open\n{stderr}"
+    );
+    let stdout = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("ok"), "{stdout}");
+    let after: usize = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("after="))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0);
+    assert!(
+        after > 0,
+        "the command was not continued after the answer: {stdout}"
+    );
+}

@@ -718,11 +718,13 @@ impl Drop for ProxySocket {
 
 /// Starts the filtering proxy for a managed network on the socket's listener, with the
 /// profile's `network.allow`/`deny`/`ports`; decisions go to `$CORDON_PROXY_LOG` (JSONL)
-/// when set.
+/// when set. `init` is the sandbox's init, whose namespace is held while a question about a
+/// host is open ([`super::pause`]).
 fn start_proxy(
     profile: &ResolvedProfile,
     plan: &LinuxPlan,
     sock: &mut ProxySocket,
+    init: libc::pid_t,
 ) -> Result<cordon_proxy::Running, String> {
     let policy = if plan.proxy_relay {
         cordon_proxy::ProxyPolicy::from_rules(&profile.profile.network_rules)?
@@ -739,8 +741,16 @@ fn start_proxy(
         cfg.log.add_file(f);
     }
     // Someone can be asked about hosts no rule names (R-P4 `ask`): the caller's channel.
+    // The command is stopped while each question is open (`pause`): it cannot repaint or
+    // answer the prompt on the terminal it shares with the person asked.
     if let Some(s) = super::relay::ask_from_env().filter(|_| plan.proxy_relay) {
-        cfg.asker = Some(cordon_proxy::ask::Asker::new(s, super::relay::ASK_TIMEOUT));
+        let held = super::pause::Sandbox::of_init(init)
+            .and_then(|sb| super::pause::interpose(s, sb, super::relay::ASK_TIMEOUT))
+            .map_err(|e| format!("cannot hold the command while asking about hosts: {e}"))?;
+        cfg.asker = Some(cordon_proxy::ask::Asker::new(
+            held,
+            super::relay::ASK_TIMEOUT,
+        ));
     }
     let l = sock.listener.take().ok_or("the proxy socket is gone")?;
     // A restricted network with network.local has forwards only: nobody connects to the
@@ -964,7 +974,10 @@ fn run_namespaces(
         None => {} // init failed and said why; its exit code (125) follows
     }
     // The proxy lives exactly as long as the command's tree: until init is reaped.
-    let proxy = match proxy_sock.as_mut().map(|s| start_proxy(profile, plan, s)) {
+    let proxy = match proxy_sock
+        .as_mut()
+        .map(|s| start_proxy(profile, plan, s, pid))
+    {
         Some(Err(e)) => {
             // SAFETY: kill has no memory-safety preconditions; `pid` is our child.
             unsafe { libc::kill(pid, libc::SIGKILL) };

@@ -28,6 +28,7 @@ mod layer;
 pub mod limits;
 mod loopback;
 mod mounts;
+mod pause;
 mod plan;
 mod process;
 pub mod pty;
