@@ -33,6 +33,9 @@
 //! - `enforced_by` on `<filesystem>` is `cordon` for `managed`, `caller` for `external`
 //!   profiles; on `<network>` it is `cordon` (managed), `caller` (external: R-S1 leaves a
 //!   restricted network to the caller) or `none` (disabled).
+//! - `<network>` lists what the backends apply beside the mode: with `mode="managed"` the
+//!   proxy's `<allowed_host>`, `<denied_host>` and `<allowed_port>` rules; in every mode the
+//!   reachable host `<unix_socket>`s and forwarded `<local_port>`s (normalised addresses).
 //! - Writable roots carry their protected sub-paths (R-P3) and read-only sub-paths; `spelled`
 //!   is added when a path was reached through a symlink (R-P2, both spellings kept).
 //! - [`Detail::Compact`] (the default) folds the built-in credential stores and system
@@ -310,8 +313,6 @@ pub fn environment_context_with(
                     .with_attribute(("backend", backend.as_str()))
                     .write_inner_content(|w| {
                         write_filesystem(w, resolved, detail)?;
-                        // `managed` network (proxy + allowed domains) arrives with the
-                        // proxy; it will add <allowed_domain> children here.
                         // Who is meant to enforce the network, from the profile kind alone
                         // (whether it is applied on this host is the status triple's job, so
                         // the story does not change with the host).
@@ -324,15 +325,14 @@ pub fn environment_context_with(
                             .create_element("network")
                             .with_attribute(("mode", network.as_str()))
                             .with_attribute(("enforced_by", net_by));
-                        let local = &resolved.profile.network_rules.local;
-                        if local.is_empty() {
+                        let items = network_items(resolved, network == "managed");
+                        if items.is_empty() {
                             net.write_empty()?;
                         } else {
-                            // Host loopback ports the command can reach (issue 10 §6).
                             net.write_inner_content(|w| {
-                                for l in local {
-                                    w.create_element("local_port")
-                                        .write_text_content(BytesText::new(l))?;
+                                for (tag, value) in &items {
+                                    w.create_element(*tag)
+                                        .write_text_content(BytesText::new(value))?;
                                 }
                                 Ok(())
                             })?;
@@ -346,4 +346,32 @@ pub fn environment_context_with(
     })();
     result.expect("writing XML into a Vec<u8> cannot fail");
     String::from_utf8(w.into_inner()).expect("quick-xml writes the UTF-8 it is given")
+}
+
+/// The children of `<network>`, from the same resolved object the backends apply (issue 10):
+/// with a managed network the proxy's `network.allow` (`<allowed_host>`), `network.deny`
+/// (`<denied_host>`) and `network.ports` (`<allowed_port>`); in every mode the host unix
+/// sockets the guard lets through (`<unix_socket>`, symlinks resolved) and the forwarded
+/// host loopback ports (`<local_port>`, normalised like the relay binds them, e.g.
+/// `[0::1]:6379` → `[::1]:6379`).
+fn network_items(resolved: &ResolvedProfile, managed: bool) -> Vec<(&'static str, String)> {
+    let rules = &resolved.profile.network_rules;
+    let mut v: Vec<(&'static str, String)> = Vec::new();
+    if managed {
+        v.extend(rules.allow.iter().map(|h| ("allowed_host", h.clone())));
+        v.extend(rules.deny.iter().map(|h| ("denied_host", h.clone())));
+        v.extend(rules.ports.iter().map(|p| ("allowed_port", p.to_string())));
+    }
+    v.extend(
+        resolved
+            .unix_sockets
+            .iter()
+            .map(|p| ("unix_socket", p.display().to_string())),
+    );
+    match rules.local_addrs() {
+        Ok(addrs) => v.extend(addrs.iter().map(|a| ("local_port", a.to_string()))),
+        // Resolution already refused such a profile; say it as written rather than hide it.
+        Err(_) => v.extend(rules.local.iter().map(|l| ("local_port", l.clone()))),
+    }
+    v
 }

@@ -333,3 +333,32 @@ fn compact_and_full_forms() {
     );
     insta::assert_snapshot!("workspace_write_linux_full", full);
 }
+
+/// Issue 10: the model is told the managed network's rules — the same ones the proxy
+/// applies — and the forwarded host ports as the relay binds them (normalised).
+#[test]
+fn managed_network_lists_its_rules() {
+    let mut p = builtin("workspace-write");
+    p.network = NetworkPolicy::Managed;
+    p.network_rules.allow = vec!["pypi.org".into(), "**.npmjs.org".into()];
+    p.network_rules.deny = vec!["evil.npmjs.org".into()];
+    p.network_rules.ports = vec![443];
+    p.network_rules.local = vec!["[0:0::1]:6379".into(), "127.0.0.1:5432".into()];
+    let (_, xml) = render(&p, SandboxPreference::Auto, Os::Linux);
+    for want in [
+        "<allowed_host>pypi.org</allowed_host>",
+        "<allowed_host>**.npmjs.org</allowed_host>",
+        "<denied_host>evil.npmjs.org</denied_host>",
+        "<allowed_port>443</allowed_port>",
+        "<local_port>[::1]:6379</local_port>",
+        "<local_port>127.0.0.1:5432</local_port>",
+    ] {
+        assert!(xml.contains(want), "{want} missing:\n{xml}");
+    }
+    assert!(!xml.contains("[0:0::1]"), "{xml}");
+    // A restricted network lists no proxy rules (there is no proxy), only the ports.
+    p.network = NetworkPolicy::Restricted;
+    let (_, xml) = render(&p, SandboxPreference::Auto, Os::Linux);
+    assert!(!xml.contains("allowed_host"), "{xml}");
+    assert!(xml.contains("<local_port>[::1]:6379</local_port>"), "{xml}");
+}
