@@ -331,6 +331,27 @@ impl FsView for MemFs {
 
 #[cfg(test)]
 mod tests {
+    /// One list of system trees for the workspace fallback, `$TMPDIR` and one-off grants:
+    /// temp trees and the inside of the home are the exceptions.
+    #[test]
+    fn system_trees_with_their_exceptions() {
+        let sys = |p: &str, h: Option<&str>| in_system_tree(Path::new(p), h.map(Path::new));
+        assert!(sys("/usr/local/lib", None));
+        assert!(sys("/srv/www", None));
+        assert!(sys("/var/lib/x", None));
+        assert!(sys("/root/x", Some("/home/u")));
+        assert!(!sys("/root/proj", Some("/root")), "inside the home");
+        assert!(
+            sys("/root", Some("/root")),
+            "the home itself is the caller's rule"
+        );
+        assert!(!sys("/var/tmp/ws", None));
+        assert!(!sys("/dev/shm/x", None));
+        assert!(sys("/dev/sda", None));
+        assert!(!sys("/home/u/proj", None));
+        assert!(!sys("/usrlocal", None), "whole components only");
+    }
+
     use super::*;
 
     /// Counts the questions that reach the wrapped view.
@@ -440,4 +461,59 @@ mod tests {
         let fs = MemFs::new().symlink("/a", "/b").symlink("/b", "/a");
         assert_eq!(fs.canonicalize(Path::new("/a")), None);
     }
+}
+
+/// Trees that belong to the system, not to a project (Linux and macOS spellings): never a
+/// workspace found by falling back to the cwd, never where a `$TMPDIR` is made writable,
+/// never offered as a one-off write grant after a denial. See [`in_system_tree`] for the
+/// exceptions.
+pub const SYSTEM_TREES: &[&str] = &[
+    "/etc",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/boot",
+    "/opt",
+    "/srv",
+    "/root",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/run",
+    "/snap",
+    "/nix",
+    "/var",
+    "/System",
+    "/Library",
+    "/Applications",
+    "/private",
+];
+
+/// Temp trees: inside a [`SYSTEM_TREES`] entry, but places any program may make its own
+/// directories in.
+pub const TEMP_TREES: &[&str] = &[
+    "/tmp",
+    "/var/tmp",
+    "/dev/shm",
+    "/private/tmp",
+    "/private/var/folders",
+    "/var/folders",
+];
+
+/// Whether the (canonical, absolute) path `p` lies in a system tree ([`SYSTEM_TREES`]):
+/// not when it lies in a temp tree ([`TEMP_TREES`]), nor inside `home` (a home directory
+/// under `/root` or `/var/lib/…` is the user's own; whether the home itself or above it may
+/// be touched is each caller's separate rule).
+pub fn in_system_tree(p: &Path, home: Option<&Path>) -> bool {
+    if TEMP_TREES.iter().any(|t| p.starts_with(t)) {
+        return false;
+    }
+    if home.is_some_and(|h| p.starts_with(h) && p != h) {
+        return false;
+    }
+    SYSTEM_TREES.iter().any(|t| p.starts_with(t))
 }

@@ -552,24 +552,16 @@ pub fn locate(ctx: &ResolveContext, fs: &dyn FsView) -> Result<Location, Resolve
     })
 }
 
-/// System trees that are never a workspace found by falling back to the cwd.
-const SYSTEM_TREES: &[&str] = &[
-    "/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/opt",
-    "/root", "/proc", "/sys", "/dev", "/run", "/snap", "/nix", "/var",
-];
-
 /// Whether a workspace that no marker decided (the cwd itself) may be made writable: not
-/// inside a home directory or a system tree (`/var/tmp` excepted). A confined command can
+/// inside a home directory or a system tree ([`crate::paths::in_system_tree`]: temp trees
+/// excepted). A confined command can
 /// leave a symlink that a later harness `chdir`s through; without a marker nothing shows
 /// where the project is.
 fn fallback_too_sensitive(ws: &Path, homes: &[PathBuf], fs: &dyn FsView) -> bool {
-    if ws.starts_with("/var/tmp") {
-        return false;
-    }
     homes
         .iter()
         .any(|h| ws.starts_with(canonicalize_lenient(fs, h)) || ws.starts_with(h))
-        || SYSTEM_TREES.iter().any(|t| ws.starts_with(t))
+        || crate::paths::in_system_tree(ws, None)
 }
 
 /// The home directories to consider: `$HOME` and the account's home, de-duplicated.

@@ -23,43 +23,6 @@ use crate::profile::Access;
 use crate::resolve::{EntryOrigin, ResolveContext, ResolvedEntry};
 use std::path::{Path, PathBuf};
 
-/// Temp trees under which a `$TMPDIR` counts as temp-like.
-const TEMP_TREES: &[&str] = &[
-    "/tmp",
-    "/var/tmp",
-    "/dev/shm",
-    "/private/tmp",
-    "/private/var/folders",
-    "/var/folders",
-];
-
-/// System trees a `$TMPDIR` may not lie in (the temp trees above excepted).
-const SYSTEM_TREES: &[&str] = &[
-    "/etc",
-    "/usr",
-    "/bin",
-    "/sbin",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/libx32",
-    "/boot",
-    "/opt",
-    "/root",
-    "/proc",
-    "/sys",
-    "/dev",
-    "/run",
-    "/snap",
-    "/nix",
-    "/var",
-    "/srv",
-    "/System",
-    "/Library",
-    "/Applications",
-    "/private",
-];
-
 /// What the guard needs to know besides the path.
 pub(crate) struct TmpdirFacts<'a> {
     /// Canonical home directories.
@@ -122,8 +85,8 @@ pub(crate) fn tmpdir_refusal(fs: &dyn FsView, c: &Path, f: &TmpdirFacts) -> Opti
     if let Some(p) = f.profile_files.iter().find(|p| p.starts_with(c)) {
         return Some(format!("it holds the cordon configuration {}", p.display()));
     }
-    let in_temp_tree = TEMP_TREES.iter().any(|t| c.starts_with(t));
-    if !in_temp_tree && SYSTEM_TREES.iter().any(|t| c.starts_with(t)) {
+    let in_temp_tree = crate::paths::TEMP_TREES.iter().any(|t| c.starts_with(t));
+    if crate::paths::in_system_tree(c, None) {
         return Some("it lies in a system tree".into());
     }
     let temp_named = c.components().any(|comp| {

@@ -619,40 +619,12 @@ pub fn smallest_grant(fs: &dyn FsView, path: &Path) -> PathBuf {
     }
 }
 
-/// Trees a per-command write grant is never offered in: writing there is a change to the
-/// system, not to a project (a profile entry can still say so).
-const SYSTEM_TREES: &[&str] = &[
-    "/usr",
-    "/etc",
-    "/bin",
-    "/sbin",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/libx32",
-    "/boot",
-    "/opt",
-    "/srv",
-    "/sys",
-    "/proc",
-    "/dev",
-    "/run",
-    "/snap",
-    "/nix",
-    "/var/lib",
-    "/var/cache",
-    "/var/log",
-    "/var/spool",
-    "/var/mail",
-    "/var/www",
-];
-
 /// Whether `grant` (from [`smallest_grant`]) may be offered as a one-off `-w` after a
 /// denial. The command chooses which path it fails on, so it could otherwise steer the
 /// person to approve `-w /` for its own retry (breaker, stop 8: `mkdir /newdir` offered
 /// `-w /`, `touch ~/x` offered the whole home). Refused, with the reason: `/` and top-level
 /// directories, the home directory or above it, a directory above the cwd or workspace,
-/// and system trees ([`SYSTEM_TREES`]).
+/// and system trees ([`cordon_policy::paths::in_system_tree`]; inside the home excepted).
 pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), String> {
     let g = grant.display();
     // Every check below compares spellings: a grant that leads elsewhere through a symlink
@@ -682,7 +654,7 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
             "it would need {g} writable, which holds the whole workspace"
         ));
     }
-    if SYSTEM_TREES.iter().any(|t| grant.starts_with(t)) {
+    if cordon_policy::paths::in_system_tree(grant, ctx.home) {
         return Err(format!("it would need {g} writable, a system directory"));
     }
     Ok(())
