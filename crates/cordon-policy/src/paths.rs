@@ -329,6 +329,61 @@ impl FsView for MemFs {
     }
 }
 
+/// Trees that belong to the system, not to a project (Linux and macOS spellings): never a
+/// workspace found by falling back to the cwd, never where a `$TMPDIR` is made writable,
+/// never offered as a one-off write grant after a denial. See [`in_system_tree`] for the
+/// exceptions.
+pub const SYSTEM_TREES: &[&str] = &[
+    "/etc",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/boot",
+    "/opt",
+    "/srv",
+    "/root",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/run",
+    "/snap",
+    "/nix",
+    "/var",
+    "/System",
+    "/Library",
+    "/Applications",
+    "/private",
+];
+
+/// Temp trees: inside a [`SYSTEM_TREES`] entry, but places any program may make its own
+/// directories in.
+pub const TEMP_TREES: &[&str] = &[
+    "/tmp",
+    "/var/tmp",
+    "/dev/shm",
+    "/private/tmp",
+    "/private/var/folders",
+    "/var/folders",
+];
+
+/// Whether the (canonical, absolute) path `p` lies in a system tree ([`SYSTEM_TREES`]):
+/// not when it lies in a temp tree ([`TEMP_TREES`]), nor inside `home` (a home directory
+/// under `/root` or `/var/lib/…` is the user's own; whether the home itself or above it may
+/// be touched is each caller's separate rule).
+pub fn in_system_tree(p: &Path, home: Option<&Path>) -> bool {
+    if TEMP_TREES.iter().any(|t| p.starts_with(t)) {
+        return false;
+    }
+    if home.is_some_and(|h| p.starts_with(h) && p != h) {
+        return false;
+    }
+    SYSTEM_TREES.iter().any(|t| p.starts_with(t))
+}
+
 #[cfg(test)]
 mod tests {
     /// One list of system trees for the workspace fallback, `$TMPDIR` and one-off grants:
@@ -461,59 +516,4 @@ mod tests {
         let fs = MemFs::new().symlink("/a", "/b").symlink("/b", "/a");
         assert_eq!(fs.canonicalize(Path::new("/a")), None);
     }
-}
-
-/// Trees that belong to the system, not to a project (Linux and macOS spellings): never a
-/// workspace found by falling back to the cwd, never where a `$TMPDIR` is made writable,
-/// never offered as a one-off write grant after a denial. See [`in_system_tree`] for the
-/// exceptions.
-pub const SYSTEM_TREES: &[&str] = &[
-    "/etc",
-    "/usr",
-    "/bin",
-    "/sbin",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/libx32",
-    "/boot",
-    "/opt",
-    "/srv",
-    "/root",
-    "/proc",
-    "/sys",
-    "/dev",
-    "/run",
-    "/snap",
-    "/nix",
-    "/var",
-    "/System",
-    "/Library",
-    "/Applications",
-    "/private",
-];
-
-/// Temp trees: inside a [`SYSTEM_TREES`] entry, but places any program may make its own
-/// directories in.
-pub const TEMP_TREES: &[&str] = &[
-    "/tmp",
-    "/var/tmp",
-    "/dev/shm",
-    "/private/tmp",
-    "/private/var/folders",
-    "/var/folders",
-];
-
-/// Whether the (canonical, absolute) path `p` lies in a system tree ([`SYSTEM_TREES`]):
-/// not when it lies in a temp tree ([`TEMP_TREES`]), nor inside `home` (a home directory
-/// under `/root` or `/var/lib/…` is the user's own; whether the home itself or above it may
-/// be touched is each caller's separate rule).
-pub fn in_system_tree(p: &Path, home: Option<&Path>) -> bool {
-    if TEMP_TREES.iter().any(|t| p.starts_with(t)) {
-        return false;
-    }
-    if home.is_some_and(|h| p.starts_with(h) && p != h) {
-        return false;
-    }
-    SYSTEM_TREES.iter().any(|t| p.starts_with(t))
 }
