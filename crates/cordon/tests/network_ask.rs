@@ -284,14 +284,27 @@ fn unknown_host_is_asked_through_the_harness() {
     );
 }
 
+/// A ticker whose main thread exits (`SYS_exit`, leaving a zombie thread-group leader)
+/// while a second thread keeps appending to argv[1] (stop 8 breaker: such a process was
+/// never looked at, so it ran on — and could `SIGCONT` the others).
+const ZOMBIE_LEADER_TICKER: &str = r#"
+import ctypes, os, sys, threading, time
+def tick():
+    while True:
+        with open(sys.argv[1], "a") as f:
+            f.write("x\n")
+        time.sleep(0.01)
+threading.Thread(target=tick).start()
+time.sleep(0.05)
+nr = {"x86_64": 60, "aarch64": 93}.get(os.uname().machine, 60)
+ctypes.CDLL(None).syscall(nr, 0)
+"#;
+
 /// While a question about a host is open the command holds still (stop 8 breaker: a
 /// running command shares the terminal with the prompt and could repaint or outrun it):
-/// a ticker in the sandbox makes no progress until the answer, and runs again after it.
-#[test]
-fn command_is_held_while_a_host_question_is_open() {
-    if !sandbox_available() {
-        return;
-    }
+/// tickers in the sandbox make no progress until the answer, and run again after it.
+/// `user`: run cordon as that uid (the pause reads nothing a user cannot read).
+fn held_while_a_host_question_is_open(user: Option<u32>) {
     let s = setup();
     let fifo = s.p.home.join("answers.fifo");
     let st = std::process::Command::new("mkfifo")
@@ -300,12 +313,16 @@ fn command_is_held_while_a_host_question_is_open() {
         .unwrap();
     assert!(st.success());
     let tick = s.p.dir.join("tick");
+    let tock = s.p.dir.join("tock");
+    std::fs::write(s.p.dir.join("zl.py"), ZOMBIE_LEADER_TICKER).unwrap();
     let script = format!(
         "(while :; do echo x >> {tick}; sleep 0.01; done) & T=$!\n\
-         python3 -c \"$1\" {url}\n\
-         n=$(wc -l < {tick}); sleep 0.3; m=$(wc -l < {tick}); kill $T\n\
+         /usr/bin/python3 zl.py {tock} & Z=$!\n\
+         /usr/bin/python3 -c \"$1\" {url}\n\
+         n=$(wc -l < {tick}); sleep 0.3; m=$(wc -l < {tick}); kill $T $Z\n\
          echo \"after=$((m-n))\"\n",
         tick = tick.display(),
+        tock = tock.display(),
         url = s.url,
     );
     let fifo_arg = fifo.display().to_string();
@@ -325,6 +342,9 @@ fn command_is_held_while_a_host_question_is_open() {
         "sh",
         FETCH,
     ]);
+    if let Some(uid) = user {
+        c = s.p.as_user(&c, uid);
+    }
     c.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let mut child = c.spawn().unwrap();
@@ -344,28 +364,31 @@ fn command_is_held_while_a_host_question_is_open() {
         all
     });
     let asked = rx.recv_timeout(Duration::from_secs(60));
-    let lines = || {
-        std::fs::read_to_string(&tick)
+    let lines = |f: &std::path::Path| {
+        std::fs::read_to_string(f)
             .unwrap_or_default()
             .lines()
             .count()
     };
-    let (held_from, held_to) = if asked.is_ok() {
-        let a = lines();
+    let (from, to) = if asked.is_ok() {
+        let a = (lines(&tick), lines(&tock));
         std::thread::sleep(Duration::from_millis(500));
-        (a, lines())
+        (a, (lines(&tick), lines(&tock)))
     } else {
-        (0, 0)
+        ((0, 0), (0, 0))
     };
     answers.write_all(b"\"once\"\n").unwrap();
     drop(answers);
     let o = child.wait_with_output().unwrap();
     let stderr = reader.join().unwrap();
     assert!(asked.is_ok(), "no host question:\n{stderr}");
-    assert!(held_from > 0, "the ticker never ran:\n{stderr}");
+    assert!(
+        from.0 > 0 && from.1 > 0,
+        "a ticker never ran {from:?}:\n{stderr}"
+    );
     assert_eq!(
-        held_from, held_to,
-        "the command ran on while the question was open\n{stderr}"
+        from, to,
+        "the command ran on while the question was open (ticker, zombie-leader ticker)\n{stderr}"
     );
     let stdout = text(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
@@ -378,5 +401,63 @@ fn command_is_held_while_a_host_question_is_open() {
     assert!(
         after > 0,
         "the command was not continued after the answer: {stdout}"
+    );
+}
+
+#[test]
+fn command_is_held_while_a_host_question_is_open() {
+    if !sandbox_available() {
+        return;
+    }
+    held_while_a_host_question_is_open(None);
+}
+
+/// The same as an unprivileged user (breaker: the pause read `/proc/<init>/ns/pid`, which
+/// only root may, so every managed run of a normal user failed with 125).
+#[test]
+fn command_is_held_while_a_host_question_is_open_as_a_user() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || !sandbox_available() {
+        return;
+    }
+    held_while_a_host_question_is_open(Some(support::TEST_UID));
+}
+
+/// A proxy that cannot start is "nothing ran", with the reason, not a command failure with
+/// every layer listed as applied (breaker: the report disagreed with what happened).
+#[test]
+fn proxy_that_cannot_start_is_reported_as_nothing_ran() {
+    if !sandbox_available() {
+        return;
+    }
+    let s = setup();
+    let report = s.p.home.join("r.json");
+    let cfg = s.cfg.display().to_string();
+    let rep = report.display().to_string();
+    let mut c = s.p.cordon(&[
+        "run",
+        "--config",
+        &cfg,
+        "--profile",
+        "net",
+        "--report",
+        &rep,
+        "--",
+        "touch",
+        "ran",
+    ]);
+    c.env("CORDON_PROXY_LOG", s.p.home.join("missing-dir/log"));
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(!s.p.dir.join("ran").exists(), "the command ran");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_ne!(v["outcome"], "command-failed", "{v}");
+    assert_eq!(v["applied"], serde_json::json!([]), "{v}");
+    assert!(
+        v["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("CORDON_PROXY_LOG")),
+        "{v}"
     );
 }

@@ -957,6 +957,26 @@ fn run_namespaces(
         drop(w);
         r
     });
+    // The proxy lives exactly as long as the command's tree: until init is reaped. It is
+    // started before init's report is read, so a proxy that cannot start is reported as
+    // "nothing ran" (breaker: it was a command failure with every layer listed as applied).
+    let proxy = match proxy_sock
+        .as_mut()
+        .map(|s| start_proxy(profile, plan, s, pid))
+    {
+        Some(Err(e)) => {
+            // SAFETY: kill has no memory-safety preconditions; `pid` is our child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            process::supervise(pid);
+            leave(&cgroup);
+            drop(alive_w);
+            let why = format!("sandbox setup failed: {e}");
+            reporter.not_run(why.clone());
+            return Err(HelperError::Message(why));
+        }
+        Some(Ok(r)) => Some(r),
+        None => None,
+    };
     match read_status(&status_r) {
         Some(SetupStatus::Applied(r)) => reporter.deliver(&r),
         Some(SetupStatus::NotRun(why)) => reporter.not_run(why),
@@ -973,22 +993,6 @@ fn run_namespaces(
         Some(SetupStatus::UsernsUnusable(why)) => reporter.not_run(why),
         None => {} // init failed and said why; its exit code (125) follows
     }
-    // The proxy lives exactly as long as the command's tree: until init is reaped.
-    let proxy = match proxy_sock
-        .as_mut()
-        .map(|s| start_proxy(profile, plan, s, pid))
-    {
-        Some(Err(e)) => {
-            // SAFETY: kill has no memory-safety preconditions; `pid` is our child.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            process::supervise(pid);
-            leave(&cgroup);
-            drop(alive_w);
-            return Err(HelperError::Message(format!("sandbox setup failed: {e}")));
-        }
-        Some(Ok(r)) => Some(r),
-        None => None,
-    };
     let mut watchdog = super::limits::Watchdog::start(pid, &limits, cgroup.as_ref());
     let code = match watchdog.as_mut() {
         Some(w) => {

@@ -6,10 +6,12 @@
 //! line over it, hide it with escape sequences) or keep writing until the person answers
 //! the wrong thing (stop 8 breaker). So the helper sits between the proxy and the caller on
 //! the ask channel ([`interpose`]): before a question reaches the caller, every process of
-//! the sandbox's pid namespace but init (cordon's own supervisor) is stopped with
-//! `SIGSTOP`, which no process can catch, block or ignore; when the last open question is
-//! answered (or has outlived the proxy's own timeout) exactly those processes get
-//! `SIGCONT`. Processes are named by pidfds, so a pid reused meanwhile is never signalled.
+//! the sandbox but init (cordon's own supervisor) — init's descendants, which are exactly
+//! its pid namespace — is stopped with `SIGSTOP`, which no process can catch, block or
+//! ignore; when the last open question is answered (or has outlived the proxy's own timeout)
+//! exactly those processes get `SIGCONT`. Processes are named by pidfds, so a pid reused
+//! meanwhile is never signalled. A process counts as held when none of its threads can run
+//! user code (a thread group whose leader exited is looked at thread by thread).
 //!
 //! Why not the cgroup freezer: the helper itself is in the run's cgroup (its `pids.max`
 //! counts it), and a host without a delegated cgroup would have no pause at all. Why
@@ -21,7 +23,6 @@
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::os::unix::fs::MetadataExt;
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -30,25 +31,68 @@ use std::time::{Duration, Instant};
 /// refused instead.
 pub(crate) const STOP_WITHIN: Duration = Duration::from_secs(2);
 
-/// The sandbox's pid namespace, named by its init (pid 1 inside, `init` outside).
+/// The sandbox's processes, named by its init (pid 1 inside, `init` outside): init's
+/// descendants. Every process of the sandbox's pid namespace is one — an orphan there is
+/// re-parented to init, and no process leaves a pid namespace — and no other process is.
+/// Read from `/proc/<pid>/status` (`PPid:`), which needs no ptrace access (init is not
+/// dumpable: `/proc/<init>/ns/pid` is refused to an unprivileged helper).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Sandbox {
     init: libc::pid_t,
-    ns: (u64, u64),
 }
 
 /// The processes one [`Sandbox::stop`] stopped (and only those are continued).
 #[derive(Debug, Default)]
 pub(crate) struct Stopped(Vec<OwnedFd>);
 
-fn ns_of(pid: libc::pid_t) -> io::Result<(u64, u64)> {
-    let m = std::fs::metadata(format!("/proc/{pid}/ns/pid"))?;
-    Ok((m.dev(), m.ino()))
+/// `SIGSTOP`'s bit in the `ShdPnd:` mask of `/proc/<pid>/status`.
+const STOP_BIT: u64 = 1 << (libc::SIGSTOP - 1);
+
+/// `(PPid, SIGSTOP pending for the thread group)` of `pid`; `None` when it is gone.
+///
+/// Errors: the file exists but cannot be read (e.g. `/proc` mounted `hidepid`), so
+/// whether the process is the sandbox's is unknown.
+fn status_of(pid: libc::pid_t) -> io::Result<Option<(libc::pid_t, bool)>> {
+    let text = match std::fs::read_to_string(format!("/proc/{pid}/status")) {
+        Ok(t) => t,
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ESRCH)) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(str::trim)
+    };
+    let ppid = field("PPid:").and_then(|v| v.parse().ok());
+    let pending = field("ShdPnd:")
+        .and_then(|v| u64::from_str_radix(v, 16).ok())
+        .is_some_and(|m| m & STOP_BIT != 0);
+    Ok(ppid.map(|p| (p, pending)))
 }
 
-/// The scheduler state letter of `/proc/<pid>/stat` (after the command name).
-fn state_of(pid: libc::pid_t) -> Option<u8> {
-    let s = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+/// Whether no thread of `pid` can run user code: each is stopped, traced-stopped or dead,
+/// or waits uninterruptibly (`D`, e.g. a `vfork` parent) with the group's `SIGSTOP`
+/// pending — it stops before it returns to user space. Every thread is looked at: a
+/// thread group whose leader exited (`Z`) can still have running threads.
+fn held(pid: libc::pid_t, stop_pending: bool) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return true; // gone
+    };
+    tasks
+        .filter_map(|t| t.ok()?.file_name().to_str()?.parse::<libc::pid_t>().ok())
+        .all(|tid| {
+            match state_of(&format!("/proc/{pid}/task/{tid}/stat")) {
+                None => true, // exited meanwhile
+                Some(b'T' | b't' | b'Z' | b'X' | b'x') => true,
+                Some(b'D') => stop_pending,
+                Some(_) => false,
+            }
+        })
+}
+
+/// The scheduler state letter of a `stat` file (after the command name).
+fn state_of(path: &str) -> Option<u8> {
+    let s = std::fs::read(path).ok()?;
     let close = s.iter().rposition(|&b| b == b')')?;
     s.get(close + 2).copied()
 }
@@ -64,39 +108,59 @@ fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
 }
 
 impl Sandbox {
-    /// The namespace of `init` (the helper's child, pid 1 of the sandbox).
+    /// The sandbox whose init is `init` (the helper's child, pid 1 of the sandbox).
     ///
-    /// Errors: `/proc/<init>/ns/pid` cannot be read.
+    /// Errors: init's `/proc/<init>/status` cannot be read (then nothing could be held).
     pub(crate) fn of_init(init: libc::pid_t) -> io::Result<Sandbox> {
-        Ok(Sandbox {
-            init,
-            ns: ns_of(init)?,
-        })
+        status_of(init)?.ok_or_else(|| io::Error::other("the sandbox's init is gone"))?;
+        Ok(Sandbox { init })
     }
 
-    /// Pids (host numbering) of the namespace's processes other than init that are not
-    /// stopped, traced-stopped or dead.
-    fn running(&self) -> Vec<libc::pid_t> {
-        let Ok(dir) = std::fs::read_dir("/proc") else {
-            return Vec::new();
-        };
-        dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<libc::pid_t>().ok())
-            .filter(|&p| p != self.init && ns_of(p).is_ok_and(|ns| ns == self.ns))
-            .filter(|&p| !matches!(state_of(p), Some(b'T' | b't' | b'Z' | b'X') | None))
-            .collect()
+    /// Init's descendants (host pids) with whether their group has `SIGSTOP` pending.
+    ///
+    /// Errors: some process's status could not be read ([`status_of`]).
+    fn members(&self) -> io::Result<Vec<(libc::pid_t, bool)>> {
+        let mut all: Vec<(libc::pid_t, libc::pid_t, bool)> = Vec::new();
+        for e in std::fs::read_dir("/proc")? {
+            let Some(pid) = e
+                .ok()
+                .and_then(|e| e.file_name().to_str()?.parse::<libc::pid_t>().ok())
+            else {
+                continue;
+            };
+            if let Some((ppid, pending)) = status_of(pid)? {
+                all.push((pid, ppid, pending));
+            }
+        }
+        let mut members: Vec<(libc::pid_t, bool)> = Vec::new();
+        let mut frontier = vec![self.init];
+        while let Some(parent) = frontier.pop() {
+            for &(pid, ppid, pending) in &all {
+                if ppid == parent && pid != self.init && !members.iter().any(|m| m.0 == pid) {
+                    members.push((pid, pending));
+                    frontier.push(pid);
+                }
+            }
+        }
+        Ok(members)
     }
 
-    /// Stops every process of the namespace but init (module docs). The processes already
+    /// Stops every process of the sandbox but init (module docs). The processes already
     /// stopped by someone else stay as they are and are not continued later.
     ///
-    /// Errors: some process was still running after [`STOP_WITHIN`] (those stopped so far
-    /// are continued before returning).
+    /// Errors: the processes could not be listed, or some process was still running after
+    /// [`STOP_WITHIN`] (those stopped so far are continued before returning).
     pub(crate) fn stop(&self) -> io::Result<Stopped> {
         let mut stopped = Stopped::default();
         let mut signalled: Vec<libc::pid_t> = Vec::new();
         let until = Instant::now() + STOP_WITHIN;
         loop {
-            let running = self.running();
+            let members = self.members().inspect_err(|_| stopped.resume())?;
+            let running: Vec<libc::pid_t> = members
+                .iter()
+                .filter(|(p, pending)| !held(*p, *pending))
+                .map(|(p, _)| *p)
+                .collect();
             if running.is_empty() {
                 return Ok(stopped);
             }
@@ -110,8 +174,9 @@ impl Sandbox {
             for p in running {
                 let Ok(fd) = pidfd_open(p) else { continue };
                 // The pid may have been reused between the scan and pidfd_open: the
-                // descriptor must still name a process of this namespace.
-                if ns_of(p).ok() != Some(self.ns) {
+                // descriptor must still name a child of a process of the sandbox.
+                let parent = status_of(p).ok().flatten().map(|(pp, _)| pp);
+                if !parent.is_some_and(|pp| pp == self.init || members.iter().any(|m| m.0 == pp)) {
                     continue;
                 }
                 super::template::pidfd_signal(&fd, libc::SIGSTOP);

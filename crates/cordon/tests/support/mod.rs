@@ -82,6 +82,46 @@ impl Project {
     }
 }
 
+/// The unprivileged uid (and gid) tests run cordon as when they run as root.
+pub const TEST_UID: u32 = 1000;
+
+impl Project {
+    /// `c` (a [`Project::cordon`] command) run as `uid`:`uid` with no supplementary groups,
+    /// through `setpriv`: the project and home are given to that user, and cordon is run
+    /// from a copy in the project's temporary directory (the build tree may lie under a
+    /// home only root can enter).
+    pub fn as_user(&self, c: &Command, uid: u32) -> Command {
+        let bin = self.root.path().join("cordon-bin");
+        if !bin.exists() {
+            std::fs::copy(c.get_program(), &bin).unwrap();
+        }
+        let st = Command::new("chown")
+            .arg("-R")
+            .arg(format!("{uid}:{uid}"))
+            .arg(self.root.path())
+            .status()
+            .unwrap();
+        assert!(st.success(), "chown failed");
+        let mut s = Command::new("/usr/bin/setpriv");
+        s.arg(format!("--reuid={uid}"))
+            .arg(format!("--regid={uid}"))
+            .arg("--clear-groups")
+            .arg(&bin)
+            .args(c.get_args());
+        for (k, v) in c.get_envs() {
+            match v {
+                Some(v) => s.env(k, v),
+                None => s.env_remove(k),
+            };
+        }
+        if let Some(d) = c.get_current_dir() {
+            s.current_dir(d);
+        }
+        s.stdin(Stdio::null());
+        s
+    }
+}
+
 /// Runs `c` to completion, capturing stdout and stderr.
 pub fn out(mut c: Command) -> Output {
     c.output().unwrap()
