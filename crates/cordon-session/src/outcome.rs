@@ -624,7 +624,8 @@ pub fn smallest_grant(fs: &dyn FsView, path: &Path) -> PathBuf {
 /// person to approve `-w /` for its own retry (breaker, stop 8: `mkdir /newdir` offered
 /// `-w /`, `touch ~/x` offered the whole home). Refused, with the reason: `/` and top-level
 /// directories, the home directory or above it, a directory above the cwd or workspace,
-/// and system trees ([`cordon_policy::paths::in_system_tree`]; inside the home excepted).
+/// hidden directories of the home but `~/.cache`, and system trees
+/// ([`cordon_policy::paths::in_system_tree`]; inside the home excepted).
 pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), String> {
     let g = grant.display();
     // Every check below compares spellings: a grant that leads elsewhere through a symlink
@@ -653,6 +654,24 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
         return Err(format!(
             "it would need {g} writable, which holds the whole workspace"
         ));
+    }
+    // Hidden directories of the home hold tools' configuration, and much of it makes
+    // programs run code later (`~/.config/systemd/user`, `~/.config/autostart`,
+    // `~/.local/bin`, git's `core.fsmonitor` in `~/.config/git`): the command chooses where
+    // it fails, so it could steer the person into such a grant (breaker: a planted
+    // `units -> ~/.config/systemd/user` offered `-w ~/.config/systemd/user`). Caches are
+    // data, and stay offerable.
+    if let Some(rest) = ctx.home.and_then(|h| grant.strip_prefix(h).ok()) {
+        let first = rest
+            .components()
+            .next()
+            .map(|c| c.as_os_str().to_string_lossy());
+        if first.is_some_and(|f| f.starts_with('.') && f != ".cache") {
+            return Err(format!(
+                "it would need {g} writable: tool configuration in the home, where a later \
+                 program may run what is written"
+            ));
+        }
     }
     if cordon_policy::paths::in_system_tree(grant, ctx.home) {
         return Err(format!("it would need {g} writable, a system directory"));
@@ -1544,6 +1563,7 @@ mod tests {
             "/srv2/u/proj/sub",
             "/srv2/u/proj/sub/out",
             "/home/u/other",
+            "/home/u/.cache/pip",
             "/var/tmp/x",
         ] {
             assert!(offerable_grant(Path::new(ok), &ctx).is_ok(), "{ok}");
@@ -1557,6 +1577,10 @@ mod tests {
             "/srv2/u/proj",
             "/usr/local",
             "/etc/x",
+            // Tool configuration where later programs run what is written (breaker).
+            "/home/u/.config/systemd/user",
+            "/home/u/.local/bin",
+            "/home/u/.config/git",
         ] {
             let why = offerable_grant(Path::new(no), &ctx).unwrap_err();
             assert!(why.contains(no), "{no}: {why}");

@@ -461,3 +461,54 @@ fn proxy_that_cannot_start_is_reported_as_nothing_ran() {
         "{v}"
     );
 }
+
+/// An answers file the command may write would let it answer its own questions (breaker:
+/// a FIFO in the workspace approved the command's host): refused before anything runs;
+/// the same answers outside every writable root are used.
+#[test]
+fn answers_inside_a_writable_root_are_refused() {
+    if !sandbox_available() {
+        return;
+    }
+    let s = setup();
+    let inside = s.p.dir.join("answers.jsonl");
+    std::fs::write(&inside, "\"once\"\n").unwrap();
+    let (cfg, path) = (s.cfg.display().to_string(), inside.display().to_string());
+    let o = out(s.p.cordon(&[
+        "run",
+        "--config",
+        &cfg,
+        "--profile",
+        "net",
+        "--approvals-from",
+        &path,
+        "--",
+        "touch",
+        "ran",
+    ]));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("could answer its own"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!s.p.dir.join("ran").exists());
+    // Still works: the home is read-only for the command.
+    let outside = s.p.home.join("answers.jsonl");
+    std::fs::write(&outside, "\"once\"\n").unwrap();
+    let path = outside.display().to_string();
+    let o = out(s.p.cordon(&[
+        "run",
+        "--config",
+        &cfg,
+        "--profile",
+        "net",
+        "--approvals-from",
+        &path,
+        "--",
+        "touch",
+        "ran",
+    ]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(s.p.dir.join("ran").exists());
+}

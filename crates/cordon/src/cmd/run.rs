@@ -77,6 +77,9 @@ pub fn run(args: RunArgs) -> Result<i32> {
     #[cfg(target_os = "linux")]
     cordon_sandbox::linux::server::set_use_server(!args.no_server);
     let mut sink = Sink::open(&args, &trust)?;
+    if let Some(spec) = &args.approvals_from {
+        approvals_file_refusal(&args, &trust, spec)?;
+    }
     let mut session = Session::for_cli(
         mode,
         args.approvals_from.as_deref(),
@@ -176,6 +179,47 @@ fn report_file_refusal(
         dir,
         name: name.to_os_string(),
     })
+}
+
+/// Checks a path given to `--approvals-from` (not an inherited `fd:N`): refused — exit 125,
+/// nothing run — when the command may write the file or its directory, where it could
+/// write its own answers (breaker: a FIFO in the workspace approved the command's host).
+fn approvals_file_refusal(args: &RunArgs, trust: &TrustProfile, spec: &str) -> Result<()> {
+    let is_fd = spec
+        .strip_prefix("fd:")
+        .unwrap_or(spec)
+        .parse::<i32>()
+        .is_ok()
+        && !spec.contains('/');
+    if is_fd {
+        return Ok(());
+    }
+    let path = std::path::Path::new(spec);
+    let req = trust.command(args.command.clone());
+    let resolved = cordon_policy::resolve(
+        &req.profile,
+        &req.resolve_context(),
+        &cordon_sandbox::HostFs,
+    )
+    .map_err(|e| anyhow::anyhow!("--approvals-from {spec}: {e}"))?;
+    let real = std::fs::canonicalize(path)
+        .with_context(|| format!("--approvals-from {spec}: cannot be opened"))?;
+    let writable = |p: &std::path::Path| {
+        resolved
+            .filesystem
+            .access_for(&cordon_sandbox::HostFs, p)
+            .access
+            == cordon_policy::Access::Write
+    };
+    if writable(&real) || real.parent().is_some_and(writable) {
+        anyhow::bail!(
+            "--approvals-from {spec}: the command may write {}, so it could answer its own \
+             questions; put the answers outside every writable root, or pass a descriptor \
+             (--approvals-from fd:N)",
+            real.display()
+        );
+    }
+    Ok(())
 }
 
 /// Opens the checked report file: the directory pinned without following links, the file
