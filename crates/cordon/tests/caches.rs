@@ -104,6 +104,8 @@ fn overlay_cache_keeps_host_cache_and_persists_per_workspace() {
     // Another workspace sees the host's contents only.
     let other = p.dir.parent().unwrap().join("other");
     std::fs::create_dir_all(other.join(".git")).unwrap();
+    // A marker is a git dir with HEAD (an empty `.git` is cordon's placeholder).
+    std::fs::write(other.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     let o = cordon(
         &p,
         &other,

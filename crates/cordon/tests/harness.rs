@@ -23,6 +23,8 @@ fn ws() -> Ws {
         .unwrap();
     let dir = root.path().join("proj");
     std::fs::create_dir_all(dir.join(".git")).unwrap();
+    // A marker is a git dir with HEAD (an empty `.git` is cordon's placeholder).
+    std::fs::write(dir.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     Ws { root, dir }
 }
 
@@ -312,6 +314,8 @@ fn a_cwd_outside_the_harness_needs_an_approval() {
     let w = ws();
     let other = w.root.path().join("other");
     std::fs::create_dir_all(other.join(".git")).unwrap();
+    // A marker is a git dir with HEAD (an empty `.git` is cordon's placeholder).
+    std::fs::write(other.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     let target = other.join("x");
     let call = || ExecParams::argv(["touch", "x"]).cwd(other.clone());
     let h = harness(&w, Duration::from_secs(60));

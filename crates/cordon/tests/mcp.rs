@@ -53,6 +53,8 @@ fn python_mcp_client_end_to_end() {
         .unwrap();
     let dir = root.path().join("proj");
     std::fs::create_dir_all(dir.join(".git")).unwrap();
+    // A marker is a git dir with HEAD (an empty `.git` is cordon's placeholder).
+    std::fs::write(dir.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     let rules = root.path().join("rules.toml");
     std::fs::write(
         &rules,
@@ -106,6 +108,8 @@ fn killed_server_leaves_no_session_behind() {
         .unwrap();
     let dir = root.path().join("proj");
     std::fs::create_dir_all(dir.join(".git")).unwrap();
+    // A marker is a git dir with HEAD (an empty `.git` is cordon's placeholder).
+    std::fs::write(dir.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     let mut child = Command::new(CORDON)
         .arg("mcp")
         .current_dir(&dir)

@@ -26,6 +26,8 @@ fn in_pty(inner: &str) -> String {
         .unwrap();
     let dir: PathBuf = root.path().join("proj");
     std::fs::create_dir_all(dir.join(".git")).unwrap();
+    // A marker is a git dir with HEAD (an empty `.git` is cordon's placeholder).
+    std::fs::write(dir.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
     let line = format!(
         "stty rows 21 cols 61; {CORDON} run -- sh -c {}",
         shlex_quote(inner)
