@@ -360,15 +360,22 @@ pub const SYSTEM_TREES: &[&str] = &[
 ];
 
 /// Temp trees: inside a [`SYSTEM_TREES`] entry, but places any program may make its own
-/// directories in.
+/// directories in. Not `/dev/shm`: the Linux sandbox rebuilds `/dev` with a private, empty
+/// `/dev/shm` per command ([`REBUILT_TREES`]), so a host directory there would be named in
+/// the report but absent inside (breaker MEDIUM-3).
 pub const TEMP_TREES: &[&str] = &[
     "/tmp",
     "/var/tmp",
-    "/dev/shm",
     "/private/tmp",
     "/private/var/folders",
     "/var/folders",
 ];
+
+/// Trees the Linux sandbox builds afresh for every command (a minimal `/dev` with a private
+/// `/dev/shm` tmpfs, a new `/proc` for its pid namespace): a read or write grant beneath
+/// them names a host path the command would not see, so resolution drops it with a note
+/// (on Linux) rather than report it as given.
+pub const REBUILT_TREES: &[&str] = &["/dev", "/proc"];
 
 /// Whether the (canonical, absolute) path `p` lies in a system tree ([`SYSTEM_TREES`]):
 /// not when it lies in a temp tree ([`TEMP_TREES`]), nor inside `home` (a home directory
@@ -401,7 +408,10 @@ mod tests {
             "the home itself is the caller's rule"
         );
         assert!(!sys("/var/tmp/ws", None));
-        assert!(!sys("/dev/shm/x", None));
+        assert!(
+            sys("/dev/shm/x", None),
+            "/dev/shm is private inside the sandbox: not a temp tree"
+        );
         assert!(sys("/dev/sda", None));
         assert!(!sys("/home/u/proj", None));
         assert!(!sys("/usrlocal", None), "whole components only");

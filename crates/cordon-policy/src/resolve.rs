@@ -552,6 +552,31 @@ pub fn locate(ctx: &ResolveContext, fs: &dyn FsView) -> Result<Location, Resolve
     })
 }
 
+/// Removes every read or write grant beneath a tree the Linux sandbox rebuilds per command
+/// ([`crate::paths::REBUILT_TREES`]: `/dev` with a private `/dev/shm`, `/proc`), with a
+/// note: the host path would not be there, so reporting it as readable or writable would
+/// be false (breaker MEDIUM-3: `-w /dev/shm/x` was listed as writable while the command saw
+/// an empty `/dev/shm`). Deny entries stay (they hide nothing that is there, harmlessly).
+fn drop_rebuilt_tree_grants(out: &mut Vec<ResolvedEntry>, notes: &mut Vec<String>) {
+    out.retain(|e| {
+        let tree = crate::paths::REBUILT_TREES
+            .iter()
+            .find(|t| e.path.starts_with(t));
+        match tree {
+            Some(t) if e.access != Access::Deny => {
+                notes.push(format!(
+                    "{} {} dropped: {t} is rebuilt inside the sandbox for every command (a \
+                     private, empty /dev/shm and a new /proc), so the host path is not there",
+                    e.access,
+                    e.path.display()
+                ));
+                false
+            }
+            _ => true,
+        }
+    });
+}
+
 /// Whether a workspace that no marker decided (the cwd itself) may be made writable: not
 /// inside a home directory or a system tree ([`crate::paths::in_system_tree`]: temp trees
 /// excepted). A confined command can
@@ -855,6 +880,9 @@ pub fn resolve(
                 &mut out,
                 &mut notes,
             );
+            if cfg!(target_os = "linux") {
+                drop_rebuilt_tree_grants(&mut out, &mut notes);
+            }
             // A dropped grant names nothing: its path keeps its protection.
             named.retain(|n| out.iter().any(|e| &e.path == n));
             crate::deny::note_missing_denies(&out, &mut notes);
@@ -1927,6 +1955,70 @@ mod tests {
             let r = resolve(&p, &c, &fs).unwrap();
             assert_eq!(access(&r, &fs, "/home/u/.bashrc"), Access::Read, "{t}");
         }
+    }
+
+    /// A `$TMPDIR` or a grant under `/dev` (`/dev/shm/x`) or `/proc` is not reported as
+    /// given: the Linux sandbox rebuilds those trees per command (a private, empty
+    /// `/dev/shm`), so the host path would not be there (breaker MEDIUM-3). `$TMPDIR`
+    /// falls back to the private `/tmp` (refused, with a note); `/var/tmp/x` still works
+    /// (sibling case); a deny entry there stays.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn grants_under_rebuilt_trees_are_dropped() {
+        let fs = fs()
+            .dir("/dev/shm/x")
+            .dir("/var/tmp/x")
+            .file("/proc/sys/kernel/x", "");
+        let p = restricted(vec![
+            FsEntry::new(":workspace", Access::Write),
+            FsEntry::new(":tmp", Access::Write),
+        ]);
+        let mut c = ctx("/home/u/proj");
+        c.tmpdir = Some("/dev/shm/x".into());
+        let r = resolve(&p, &c, &fs).unwrap();
+        assert_eq!(r.tmpdir_refused.as_deref(), Some(Path::new("/dev/shm/x")));
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains("rebuilds for every command")),
+            "{:?}",
+            r.notes
+        );
+        assert_eq!(access(&r, &fs, "/dev/shm/x/f"), Access::Read);
+        c.tmpdir = Some("/var/tmp/x".into());
+        let r = resolve(&p, &c, &fs).unwrap();
+        assert_eq!(r.tmpdir_refused, None);
+        assert_eq!(access(&r, &fs, "/var/tmp/x/f"), Access::Write);
+
+        let p = restricted(vec![
+            FsEntry::new(":workspace", Access::Write),
+            FsEntry::new("/dev/shm/x", Access::Write),
+            FsEntry::new("/proc/sys/kernel/x", Access::Write),
+            FsEntry::new("/dev/shm/x/secret", Access::Deny),
+        ]);
+        let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+        let writable: Vec<&Path> = r
+            .filesystem
+            .writable_roots()
+            .into_iter()
+            .map(|e| e.path.as_path())
+            .collect();
+        assert!(
+            !writable
+                .iter()
+                .any(|w| w.starts_with("/dev") || w.starts_with("/proc")),
+            "{writable:?}"
+        );
+        for p in ["/dev/shm/x", "/proc/sys/kernel/x"] {
+            assert!(
+                r.notes
+                    .iter()
+                    .any(|n| n.contains(p) && n.contains("rebuilt")),
+                "{p}: {:?}",
+                r.notes
+            );
+        }
+        assert_eq!(access(&r, &fs, "/dev/shm/x/secret"), Access::Deny);
     }
 
     /// A `$TMPDIR` in, at or above the session runtime directory is not made writable: it

@@ -5,7 +5,7 @@
 //!
 //! Temp-like, judged where `$TMPDIR` resolves (symlinks followed):
 //! 1. an existing directory;
-//! 2. under a temp tree (`/tmp`, `/var/tmp`, `/dev/shm`, macOS `/private/tmp`,
+//! 2. under a temp tree (`/tmp`, `/var/tmp`, macOS `/private/tmp`,
 //!    `/private/var/folders`, `/var/folders`), or one of its path components is named `tmp`,
 //!    `temp` or `.tmp` (any case), e.g. `~/tmp`, `/scratch/tmp/u`;
 //! 3. not inside a system tree (`/etc`, `/usr`, `/var`, …) other than those temp trees;
@@ -86,6 +86,15 @@ pub(crate) fn tmpdir_refusal(fs: &dyn FsView, c: &Path, f: &TmpdirFacts) -> Opti
         return Some(format!("it holds the cordon configuration {}", p.display()));
     }
     let in_temp_tree = crate::paths::TEMP_TREES.iter().any(|t| c.starts_with(t));
+    if let Some(t) = crate::paths::REBUILT_TREES
+        .iter()
+        .find(|t| c.starts_with(t))
+    {
+        return Some(format!(
+            "it lies under {t}, which the sandbox rebuilds for every command (a private, \
+             empty /dev/shm and a new /proc): the host directory would not be there"
+        ));
+    }
     if crate::paths::in_system_tree(c, None) {
         return Some("it lies in a system tree".into());
     }
@@ -95,7 +104,7 @@ pub(crate) fn tmpdir_refusal(fs: &dyn FsView, c: &Path, f: &TmpdirFacts) -> Opti
     });
     if !in_temp_tree && !temp_named {
         return Some(
-            "it is not a temp directory (not under /tmp, /var/tmp or /dev/shm, and \
+            "it is not a temp directory (not under /tmp or /var/tmp, and \
              no path component is named tmp or temp)"
                 .into(),
         );

@@ -285,3 +285,61 @@ fn planted_dotgit_symlink_does_not_open_another_repository() {
     let said = text(&o.stdout);
     assert!(said.contains("victim/.git/refs: read-only"), "{said}");
 }
+
+/// Breaker MEDIUM-3: `TMPDIR=/dev/shm/<dir>` was reported writable but the command saw the
+/// sandbox's private, empty `/dev/shm` (its `TMPDIR` named nothing: every temp file failed).
+/// Now `$TMPDIR` is refused with a note and the command gets a working `/tmp`; `explain`
+/// no longer lists it as writable, nor a `--writable` grant there.
+#[test]
+fn tmpdir_under_dev_shm_falls_back_to_tmp() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let shm = tempfile::Builder::new()
+        .prefix("cordon-shm-")
+        .tempdir_in("/dev/shm")
+        .unwrap();
+    let cmd = |args: &[&str]| {
+        let mut c = Command::new(CORDON);
+        c.args(args)
+            .current_dir(&p.dir)
+            .env("HOME", &p.home)
+            .env("TMPDIR", shm.path())
+            .env_remove("CORDON_DISABLE_LAYERS")
+            .env_remove("CORDON_PROFILE")
+            .env_remove("CORDON_CONFIG")
+            .stdin(Stdio::null());
+        c.output().unwrap()
+    };
+    let o = cmd(&[
+        "run",
+        "--",
+        "sh",
+        "-c",
+        "echo \"$TMPDIR\"; t=$(mktemp) && echo ok > \"$t\" && cat \"$t\"",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "/tmp\nok\n", "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("$TMPDIR"), "{}", text(&o.stderr));
+    let shm_s = shm.path().display().to_string();
+    let o = cmd(&["explain"]);
+    let writable = text(&o.stdout)
+        .lines()
+        .find(|l| l.trim_start().starts_with("writable:"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(!writable.contains(&shm_s), "{}", text(&o.stdout));
+    // A `--writable` grant there is not reported as given either.
+    let o = cmd(&["explain", "--writable", &shm_s]);
+    let out = text(&o.stdout);
+    let writable = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("writable:"))
+        .unwrap_or_default();
+    assert!(
+        !writable.is_empty() && !writable.contains(&shm_s),
+        "{out}{}",
+        text(&o.stderr)
+    );
+}

@@ -103,6 +103,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
         helper_verbose: tracing::enabled!(tracing::Level::DEBUG),
     };
     let report = drive(&mut session, &SandboxManager::for_host(), &trust, &spec);
+    print_tmpdir_note(&report);
     print_hints(&report);
     if sink.active() {
         sink.emit(&report_json(&report, &session)?);
@@ -277,6 +278,22 @@ fn enforced_status(
         }
     }
     s
+}
+
+/// A `$TMPDIR` the guard did not make writable changes what the command saw (its `TMPDIR`
+/// became `/tmp`): said on stderr, not only in `--json` (breaker LOW-2: a user whose
+/// `TMPDIR=/dev/shm/x` was silently replaced had no way to know).
+fn print_tmpdir_note(report: &Report) {
+    let resolved = report
+        .last()
+        .exec
+        .as_ref()
+        .and_then(|e| e.resolved.as_ref());
+    if let Some(r) = resolved.filter(|r| r.tmpdir_refused.is_some()) {
+        for n in r.notes.iter().filter(|n| n.starts_with("$TMPDIR")) {
+            eprintln!("cordon: note: {}", printable(n));
+        }
+    }
 }
 
 /// The refusal reason of each attempt, and the hint after the last attempt's denial.
