@@ -279,6 +279,39 @@ fn timeout_kills_the_tree_on_both_paths() {
 /// takes the cold path, inside the outer sandbox. The socket is put in the workspace, where
 /// the sandbox's unix-socket guard lets the command connect: only the server's own check
 /// stands between the command and an unconfined launch.
+/// R-H5 on every launch path: the command runs inside the run's own cgroup (pids and
+/// memory bound the whole tree), which the helper now moves init into after the clone
+/// instead of joining itself (issue 12: a self-move cost an RCU grace period, ~7 ms, on
+/// every run). Where the host gives cordon no cgroup (not root, no delegation) no path has
+/// one; under CI (root on a cgroup host) every path must.
+#[test]
+fn the_command_runs_in_the_runs_cgroup_on_every_path() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let in_own = |l: Launch| -> bool {
+        let o = p.sh(l, "cat /proc/self/cgroup");
+        assert_eq!(o.status.code(), Some(0), "{l:?}: {}", text(&o.stderr));
+        text(&o.stdout)
+            .lines()
+            .any(|line| line.contains("pids") && line.contains("/cordon-"))
+            || text(&o.stdout)
+                .lines()
+                .any(|line| line.starts_with("0::") && line.contains("/cordon-"))
+    };
+    let cold = in_own(Launch::Cold);
+    if std::env::var("CI").as_deref() == Ok("true") {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            assert!(cold, "no run cgroup on the cold path (root, CI)");
+        }
+    }
+    for l in [Launch::Server, Launch::Template] {
+        assert_eq!(in_own(l), cold, "{l:?} differs from the cold path");
+    }
+}
+
 #[test]
 fn sandboxed_command_cannot_use_the_server() {
     if !sandbox_available() {

@@ -35,7 +35,9 @@ pub const EXIT_LIMIT: i32 = 124;
 /// the command's environment (that comes from the payload).
 pub const OUTCOME_FD_ENV: &str = "CORDON_OUTCOME_FD";
 
-/// Processes of cordon's own inside the cgroup: the helper and init.
+/// Tasks of cordon's own inside the cgroup: init and its supervisor thread (cold path; the
+/// helper stays outside, [`Cgroup::attach`]), or the helper and init (a template's command,
+/// which joins with [`Cgroup::join`]).
 const OWN_PROCESSES: u64 = 2;
 
 /// Set in the helper when the cgroup limits memory, so the forked init/supervisor does not
@@ -153,6 +155,12 @@ pub struct Cgroup {
     memory_events: Option<PathBuf>,
     /// How each limit is enforced, for reports.
     pub how: Vec<String>,
+    /// This process moved itself in ([`Cgroup::create`], [`Cgroup::join`]), so
+    /// [`Cgroup::remove`] moves it back first; `false` after [`Cgroup::attach`] of another
+    /// process (a move costs an RCU grace period on cgroup v1: ~7 ms of every run's wall
+    /// time, measured, issue 12).
+    #[serde(default)]
+    joined: bool,
 }
 
 fn own_cgroups() -> Vec<(String, String)> {
@@ -326,16 +334,54 @@ impl Cgroup {
         if cg.dirs.is_empty() {
             return None;
         }
-        let me = std::process::id().to_string();
-        for d in cg.dirs.iter().filter(|_| join) {
-            if write(&d.path.join("cgroup.procs"), &me).is_err() {
-                cg.remove();
-                return None;
+        if join {
+            let me = std::process::id().to_string();
+            cg.joined = true;
+            for d in &cg.dirs {
+                if write(&d.path.join("cgroup.procs"), &me).is_err() {
+                    cg.remove();
+                    return None;
+                }
             }
+            cg.enforce_here();
         }
-        PIDS_BY_CGROUP.store(cg.pids_events.is_some(), Ordering::Relaxed);
-        MEMORY_BY_CGROUP.store(cg.memory_events.is_some(), Ordering::Relaxed);
         Some(cg)
+    }
+
+    /// Moves the process `pid` (a child of this one: the sandbox's init, before it starts
+    /// the command) into every directory of this cgroup, so everything it starts inherits
+    /// it; this process stays where it is. The move is the slow part of a cgroup on v1 (the
+    /// kernel waits for an RCU grace period): the helper does it while init builds the
+    /// sandbox's root, instead of moving itself in before the clone and back out after.
+    ///
+    /// Errors: a `cgroup.procs` write failed (the caller removes the cgroup and lets init
+    /// fall back to the rlimits, as when no cgroup could be made).
+    pub fn attach(&self, pid: libc::pid_t) -> std::io::Result<()> {
+        let pid = pid.to_string();
+        for d in &self.dirs {
+            write(&d.path.join("cgroup.procs"), &pid)?;
+        }
+        Ok(())
+    }
+
+    /// Which limits the cgroup enforces, as `(pids, memory)`: what a process that the
+    /// helper [`attach`](Cgroup::attach)ed passes to [`Cgroup::enforced_by_cgroup`].
+    pub fn limits_enforced(&self) -> (bool, bool) {
+        (self.pids_events.is_some(), self.memory_events.is_some())
+    }
+
+    /// Records, in this process, that the cgroup enforces the pids/memory limits, so
+    /// [`apply_rlimits`] does not add the per-process fallbacks.
+    fn enforce_here(&self) {
+        let (pids, memory) = self.limits_enforced();
+        Self::enforced_by_cgroup(pids, memory);
+    }
+
+    /// Records, in this process (the sandbox's init after the helper attached it), which
+    /// limits a cgroup enforces: `(pids, memory)` of [`Cgroup::limits_enforced`].
+    pub fn enforced_by_cgroup(pids: bool, memory: bool) {
+        PIDS_BY_CGROUP.store(pids, Ordering::Relaxed);
+        MEMORY_BY_CGROUP.store(memory, Ordering::Relaxed);
     }
 
     /// Template launches (`cordon serve`): each `cgroup.procs` of this run, opened for
@@ -353,12 +399,22 @@ impl Cgroup {
             .collect()
     }
 
-    /// Joins the cgroup described by `self` (made by another process) through the
-    /// `cgroup.procs` descriptors it opened ([`Cgroup::procs_files`]), one per directory, and
-    /// records how the limits are enforced, as [`Cgroup::create`] does.
+    /// How many directories (one per controller hierarchy on v1) the cgroup has: one
+    /// `cgroup.procs` descriptor each for [`Cgroup::attach_through`].
+    pub(crate) fn directories(&self) -> usize {
+        self.dirs.len()
+    }
+
+    /// [`Cgroup::attach`] through `cgroup.procs` descriptors another process opened on the
+    /// host ([`Cgroup::procs_files`], one per directory): for a helper inside a template,
+    /// where `/sys/fs/cgroup` is read-only. `pid` is as this process sees it.
     ///
-    /// Errors: a descriptor is missing or the write failed (the caller refuses to run).
-    pub(crate) fn join(self, procs: &[OwnedFd]) -> std::io::Result<Cgroup> {
+    /// Errors: a descriptor is missing or a write failed (the caller refuses the cgroup).
+    pub(crate) fn attach_through(
+        &self,
+        procs: &[OwnedFd],
+        pid: libc::pid_t,
+    ) -> std::io::Result<()> {
         if procs.len() != self.dirs.len() {
             return Err(std::io::Error::other(
                 "one cgroup.procs descriptor per cgroup",
@@ -366,19 +422,19 @@ impl Cgroup {
         }
         for fd in procs {
             let mut f = std::fs::File::from(sys::dup_cloexec(fd.as_raw_fd())?);
-            f.write_all(b"0\n")?;
+            f.write_all(pid.to_string().as_bytes())?;
         }
-        PIDS_BY_CGROUP.store(self.pids_events.is_some(), Ordering::Relaxed);
-        MEMORY_BY_CGROUP.store(self.memory_events.is_some(), Ordering::Relaxed);
-        Ok(self)
+        Ok(())
     }
 
-    /// Moves this process back where it came from and removes the directories (empty by
-    /// then: the pid namespace is gone).
+    /// Moves this process back where it came from if it joined, and removes the
+    /// directories (empty by then: the pid namespace is gone).
     pub fn remove(&self) {
         let me = std::process::id().to_string();
         for d in &self.dirs {
-            let _ = write(&d.home.join("cgroup.procs"), &me);
+            if self.joined {
+                let _ = write(&d.home.join("cgroup.procs"), &me);
+            }
             let _ = std::fs::remove_dir(&d.path);
         }
     }

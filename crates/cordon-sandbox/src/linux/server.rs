@@ -725,15 +725,18 @@ fn become_helper(req: Request, fds: Vec<OwnedFd>, conn: RawFd, launcher: Launche
         Launcher::Template(p) => {
             if let Some((cg, targets)) = req.cgroup {
                 // SAFETY: the targets were just put in place (dup2 above) and are owned
-                // here; they are closed right after the join.
+                // here; the helper moves init in through them, then they are closed.
                 let procs: Vec<OwnedFd> = targets
                     .iter()
                     .map(|t| unsafe { OwnedFd::from_raw_fd(*t) })
                     .collect();
-                match cg.join(&procs) {
-                    Ok(cg) => p.set_cgroup(cg),
-                    Err(e) => return fail("joining the run's cgroup", e),
+                if procs.len() != cg.directories() {
+                    return fail(
+                        "joining the run's cgroup",
+                        std::io::Error::other("one cgroup.procs descriptor per cgroup"),
+                    );
                 }
+                p.set_cgroup(cg, procs);
             }
             super::helper::main_prepared(args, p)
         }

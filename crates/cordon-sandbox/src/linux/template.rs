@@ -62,19 +62,22 @@ pub(crate) struct Prepared {
     notes: Vec<String>,
     warnings: Vec<String>,
     read_only_caches: Vec<(PathBuf, String)>,
-    /// In Q: the run's cgroup, joined before the helper starts ([`Prepared::set_cgroup`]).
-    cgroup: std::cell::RefCell<Option<super::limits::Cgroup>>,
+    /// In Q: the run's cgroup and its `cgroup.procs` descriptors (opened on the host by H),
+    /// through which the helper moves init in ([`Prepared::set_cgroup`]).
+    cgroup: std::cell::RefCell<Option<(super::limits::Cgroup, Vec<OwnedFd>)>>,
 }
 
 impl Prepared {
-    /// In Q (a fork of the template, single-threaded): the cgroup this command joined.
-    pub(crate) fn set_cgroup(&self, cg: super::limits::Cgroup) {
-        *self.cgroup.borrow_mut() = Some(cg);
+    /// In Q (a fork of the template, single-threaded): the cgroup H made for this command
+    /// and one `cgroup.procs` descriptor per directory of it.
+    pub(crate) fn set_cgroup(&self, cg: super::limits::Cgroup, procs: Vec<OwnedFd>) {
+        *self.cgroup.borrow_mut() = Some((cg, procs));
     }
 
-    /// The cgroup this command joined, if the host gave one (then the helper runs the
-    /// watchdog on it as on the cold path); never created inside the template.
-    pub(crate) fn take_cgroup(&self) -> Option<super::limits::Cgroup> {
+    /// The cgroup H made for this command, if the host gave one, with its `cgroup.procs`
+    /// descriptors: the helper moves init in through them ([`super::limits::Cgroup::attach_through`])
+    /// and runs the watchdog on it as on the cold path; never created inside the template.
+    pub(crate) fn take_cgroup(&self) -> Option<(super::limits::Cgroup, Vec<OwnedFd>)> {
         self.cgroup.borrow_mut().take()
     }
 
