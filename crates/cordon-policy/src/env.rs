@@ -90,6 +90,39 @@ pub const SECRET_SUFFIXES: &[&str] = &[
     "SIGNINGKEY",
 ];
 
+/// Short word endings that make a compound word a secret (`DBPASS`, `SMTPPASS`,
+/// `MASTERKEY`, `DBPWD`) unless the word is one of [`HARMLESS_COMPOUNDS`]: these endings
+/// occur in ordinary words, so the ordinary words are listed instead (breaker LOW-5: the
+/// long endings of [`SECRET_SUFFIXES`] alone passed `DBPASS` and `MASTERKEY` on).
+pub const SHORT_SECRET_SUFFIXES: &[&str] = &["PASS", "KEY", "PWD"];
+
+/// Ordinary words that end in a [`SHORT_SECRET_SUFFIXES`] entry (compared whole,
+/// case-insensitively): `BYPASS_CACHE` and `MONKEY_PATCH` are not secrets.
+pub const HARMLESS_COMPOUNDS: &[&str] = &[
+    "BYPASS",
+    "COMPASS",
+    "ENCOMPASS",
+    "SURPASS",
+    "TRESPASS",
+    "OVERPASS",
+    "UNDERPASS",
+    "MULTIPASS",
+    "SINGLEPASS",
+    "ONEPASS",
+    "TWOPASS",
+    "MONKEY",
+    "DONKEY",
+    "TURKEY",
+    "HOCKEY",
+    "JOCKEY",
+    "WHISKEY",
+    "LACKEY",
+    "HOTKEY",
+    "HOTKEYS",
+    "TURNKEY",
+    "OLDPWD",
+];
+
 /// Pairs of adjacent words that together name a secret (`CONNECTION_STRING`,
 /// `SESSION_ID`). `SESSION` alone is not a secret word: `XDG_SESSION_TYPE`,
 /// `DBUS_SESSION_BUS_ADDRESS` and `DESKTOP_SESSION` are everywhere and harmless.
@@ -396,6 +429,14 @@ pub fn name_secret_word(name: &str) -> Option<&'static str> {
         if let Some(s) = SECRET_SUFFIXES.iter().find(|s| ends_with_ignore_case(w, s)) {
             return Some(s);
         }
+        if !HARMLESS_COMPOUNDS.iter().any(|h| h.eq_ignore_ascii_case(w)) {
+            if let Some(s) = SHORT_SECRET_SUFFIXES
+                .iter()
+                .find(|s| ends_with_ignore_case(w, s))
+            {
+                return Some(s);
+            }
+        }
     }
     words.windows(2).find_map(|p| {
         SECRET_PHRASES
@@ -588,6 +629,15 @@ mod tests {
             ("BYPASS_CACHE", "1"),
             ("GIT_AUTHOR_NAME", "A U Thor"),
             ("PASSWORD2", "x"),
+            // Breaker LOW-5: compounds on short endings are secrets …
+            ("DBPASS", "x"),
+            ("SMTPPASS", "x"),
+            ("MASTERKEY", "x"),
+            ("APP_DBPWD", "x"),
+            ("encryptionKey", "x"),
+            // … the ordinary words that end the same way are not.
+            ("COMPASS_DIR", "/x"),
+            ("HOTKEY_MODE", "1"),
         ]);
         assert_eq!(
             kept(&r),
@@ -601,6 +651,8 @@ mod tests {
                 "MONKEY_PATCH",
                 "BYPASS_CACHE",
                 "GIT_AUTHOR_NAME",
+                "COMPASS_DIR",
+                "HOTKEY_MODE",
             ]
         );
     }

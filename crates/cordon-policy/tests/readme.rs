@@ -3,7 +3,9 @@
 //! markers; this test renders the table and compares. On failure it prints the expected
 //! text to paste.
 
-use cordon_policy::env::{Shape, SECRET_SUFFIXES, SECRET_WORDS, VALUE_FORMATS};
+use cordon_policy::env::{
+    Shape, HARMLESS_COMPOUNDS, SECRET_SUFFIXES, SECRET_WORDS, SHORT_SECRET_SUFFIXES, VALUE_FORMATS,
+};
 use cordon_policy::profile::{CREDENTIAL_STORES, SYSTEM_CREDENTIAL_FILES};
 
 fn readme() -> String {
@@ -70,6 +72,8 @@ fn readme_lists_match_the_code() {
     for (name, want) in [
         ("secret-words", ticked(SECRET_WORDS)),
         ("secret-suffixes", ticked(SECRET_SUFFIXES)),
+        ("short-secret-suffixes", ticked(SHORT_SECRET_SUFFIXES)),
+        ("harmless-compounds", ticked(HARMLESS_COMPOUNDS)),
         ("value-formats", value_formats()),
         ("system-credentials", ticked(SYSTEM_CREDENTIAL_FILES)),
     ] {
