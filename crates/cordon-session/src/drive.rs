@@ -74,6 +74,12 @@ pub struct Report {
     /// The retry, when an escalation was approved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry: Option<Box<Report>>,
+    /// Every connection cordon's filtering proxy refused during this attempt (managed
+    /// network), from its decision log on a channel the command never holds, whatever the
+    /// outcome: a command that exits 0 after a 403 still shows what it was refused
+    /// (breaker LOW-1). Each is also a `network-host` entry of the decision log.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub network_denied: Vec<crate::outcome::ProxyDenial>,
 }
 
 impl Report {
@@ -190,6 +196,7 @@ pub fn prepare(
             retry_refused: None,
             retry_aborted: false,
             retry: None,
+            network_denied: Vec::new(),
         })
     };
     if let Verdict::Refuse { reason, .. } = &verdict {
@@ -272,6 +279,7 @@ pub fn conclude(
         needs,
     } = prepared;
     let mut helper = None;
+    let mut network_denied = Vec::new();
     // The user's home: never offered as a one-off grant after a denial.
     let home = std::env::var_os("HOME")
         .map(std::path::PathBuf::from)
@@ -296,6 +304,7 @@ pub fn conclude(
         }
         Ok((sig, report)) => {
             helper = report;
+            network_denied = sig.network_denied.clone();
             classify(
                 &sig,
                 &ClassifyContext {
@@ -325,6 +334,30 @@ pub fn conclude(
         retry_refused: None,
         retry_aborted: false,
         retry: None,
+        network_denied,
+    }
+}
+
+/// Records in the session's decision log each connection the proxy refused during the
+/// attempt of `report` that no answer already recorded (a host a person denied is logged
+/// when answered; one denied by a rule, or without anyone to ask, was not: breaker LOW-1).
+/// Kind `network-host`, detail `host:port: denied by cordon's proxy (rule)`.
+pub fn record_network_denials(session: &mut Session, report: &Report) {
+    for d in &report.network_denied {
+        let entry = format!("{}:{}", d.host, d.port);
+        let known = session.scope.log().iter().any(|e| {
+            e.kind == DecisionKind::NetworkHost
+                && e.run_id.as_ref() == Some(&report.run_id)
+                && e.detail.starts_with(&format!("{entry}: "))
+        });
+        if !known {
+            session.scope.record(
+                DecisionKind::NetworkHost,
+                Some(&report.run_id),
+                None,
+                format!("{entry}: denied by cordon's proxy ({})", d.rule),
+            );
+        }
     }
 }
 
@@ -374,6 +407,7 @@ fn attempt(
         asks.then_some(&mut asker as &mut runner::HostAsker<'_>),
     );
     let report = conclude(prepared, trust, ran);
+    record_network_denials(session, &report);
     finish_run(session, &report.run_id, &report.outcome);
     if is_retry
         || !matches!(
@@ -470,6 +504,7 @@ fn offer_retry(
                 retry_refused: None,
                 retry_aborted: false,
                 retry: None,
+                network_denied: Vec::new(),
             }));
             return report;
         }

@@ -689,6 +689,7 @@ impl Harness {
                 retry_refused: None,
                 retry_aborted: false,
                 retry: None,
+                network_denied: Vec::new(),
             })
         };
         let why = match crate::session::need(&record, session.mode) {
@@ -880,7 +881,9 @@ impl Harness {
                         Some(crate::escalation(&report.outcome, &needs, mode, false));
                 }
                 if let Some(h) = inner.upgrade() {
-                    finish_run(&mut lock(&h.approvals), &report.run_id, &report.outcome);
+                    let mut approvals = lock(&h.approvals);
+                    crate::drive::record_network_denials(&mut approvals, &report);
+                    finish_run(&mut approvals, &report.run_id, &report.outcome);
                 }
                 if let Ok(mut st) = p.state.lock() {
                     st.finished = Some(report);

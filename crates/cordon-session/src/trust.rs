@@ -48,8 +48,10 @@ pub struct Layers {
     pub with: Option<String>,
     /// `--deny-read` paths.
     pub deny_read: Vec<PathBuf>,
-    /// `--network on|off`: `Some(true)` on, `Some(false)` off.
-    pub network: Option<bool>,
+    /// `--network on|off|managed`: `Enabled` (on: an additional permission, R-O1),
+    /// `Restricted` (off), `Managed` (out only through the filtering proxy with the
+    /// profile's `network.allow`/`deny`/`ports`, issue 10 §4); `None` = the profile's mode.
+    pub network: Option<NetworkPolicy>,
     /// `--local-port ADDR:PORT`: host loopback ports forwarded into the sandbox, appended
     /// to the profile's `network.local` (issue 10 §6).
     pub local_ports: Vec<String>,
@@ -252,8 +254,10 @@ fn narrow(profile: &mut PermissionProfile, layers: &Layers, cwd: &Path) -> Resul
                 .map(|p| FsEntry::new(absolute(p, cwd), Access::Deny).with_source("--deny-read")),
         );
     }
-    if layers.network == Some(false) {
-        profile.network = NetworkPolicy::Restricted;
+    match layers.network {
+        Some(NetworkPolicy::Restricted) => profile.network = NetworkPolicy::Restricted,
+        Some(NetworkPolicy::Managed) => profile.network = NetworkPolicy::Managed,
+        Some(NetworkPolicy::Enabled) | None => {}
     }
     if !layers.local_ports.is_empty() {
         // Exactly the named host ports, no more: a bad entry is a usage error, never
@@ -296,7 +300,7 @@ fn additional(
             .iter()
             .map(|p| FsEntry::new(absolute(p, cwd), Access::Write).with_source("--writable")),
     );
-    if layers.allow_network || layers.network == Some(true) {
+    if layers.allow_network || layers.network == Some(NetworkPolicy::Enabled) {
         overlay.network = Some(true);
     }
     if overlay.grants_nothing() {

@@ -194,7 +194,10 @@ pub struct ProfileArgs {
     /// Hide PATH from reads (repeatable).
     #[arg(long = "deny-read", value_name = "PATH")]
     pub deny_read: Vec<PathBuf>,
-    /// Network access for this run: `on` (enabled) or `off` (restricted).
+    /// Network access for this run: `on` (enabled), `off` (restricted: a private loopback
+    /// only) or `managed` (out only through cordon's filtering proxy, by the profile's
+    /// `network.allow`/`deny`/`ports`; unknown hosts are asked about, or denied without a
+    /// person).
     #[arg(long, value_enum)]
     pub network: Option<NetworkArg>,
     /// Forward this host loopback port into the sandbox (repeatable), e.g.
@@ -212,8 +215,13 @@ pub struct ProfileArgs {
 pub enum NetworkArg {
     /// Network enabled.
     On,
-    /// Network restricted (no sockets to anything but the sandbox's own socketpairs).
+    /// Network restricted: the command's own private loopback (127.0.0.1, ::1) and unix
+    /// sockets in its writable roots; nothing of the host or beyond.
     Off,
+    /// Out only through cordon's filtering proxy (HTTP, CONNECT, SOCKS5 at
+    /// 127.0.0.1:3128; `HTTP_PROXY` & co. set): the profile's `network.allow`, `deny`
+    /// and `ports` decide per host; unknown hosts are asked about (or denied).
+    Managed,
 }
 
 /// `--backend` values (with `--dry-run`).

@@ -188,6 +188,63 @@ fn unknown_host_without_anyone_to_ask_is_denied_without_waiting() {
     }
 }
 
+/// Breaker LOW-1: a refusal nobody was asked about (no one to ask, a deny rule) is in the
+/// report even when the command carries on and exits 0: `network_denied` lists it and the
+/// decision log has a `network-host` entry naming the rule (it was only classified when
+/// the run failed, and only answered questions were logged).
+#[test]
+fn unasked_refusal_is_reported_when_the_command_succeeds() {
+    if !sandbox_available() {
+        return;
+    }
+    let s = setup();
+    let report = s.p.home.join("r0.json");
+    let _ = std::fs::remove_file(&report);
+    let cfg = s.cfg.display().to_string();
+    let rep = report.display().to_string();
+    let script = format!("{FETCH}\n");
+    let o = out(s.p.cordon(&[
+        "run",
+        "--config",
+        &cfg,
+        "--profile",
+        "net",
+        "--report",
+        &rep,
+        "--",
+        "sh",
+        "-c",
+        "python3 -c \"$0\" \"$1\"; echo carried on",
+        &script,
+        &s.url,
+    ]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("carried on"),
+        "{}",
+        text(&o.stdout)
+    );
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap())
+        .unwrap_or_else(|e| panic!("report: {e}\n{}", text(&o.stderr)));
+    let denied = v["network_denied"].as_array().cloned().unwrap_or_default();
+    assert!(
+        denied
+            .iter()
+            .any(|d| d["host"] == "localhost" && d["rule"] == "not in network.allow"),
+        "{v}"
+    );
+    let logged = v["decisions"].as_array().cloned().unwrap_or_default();
+    assert!(
+        logged.iter().any(|d| {
+            d["kind"] == "network-host"
+                && d["detail"].as_str().is_some_and(|t| {
+                    t.starts_with("localhost:") && t.contains("not in network.allow")
+                })
+        }),
+        "{v}"
+    );
+}
+
 /// "session" is reused by the next run of the same session without asking; "remember"
 /// by any later run, even one where nobody can be asked.
 #[test]
