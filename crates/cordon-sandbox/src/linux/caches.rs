@@ -148,7 +148,12 @@ pub fn clear_layers(root: &Path, key: &str) -> io::Result<Cleared> {
     use std::os::fd::AsFd;
 
     let shown = root.join(key);
-    let in_shown = |e: Errno| io::Error::new(io::Error::from(e).kind(), format!("{}: {e}", shown.display()));
+    let in_shown = |e: Errno| {
+        io::Error::new(
+            io::Error::from(e).kind(),
+            format!("{}: {e}", shown.display()),
+        )
+    };
     if key.is_empty() || key.contains('/') || key == "." || key == ".." {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,

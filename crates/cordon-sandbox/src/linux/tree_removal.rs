@@ -154,9 +154,8 @@ pub fn remove_tree(path: &Path) -> io::Result<()> {
             format!("{}: no parent directory", path.display()),
         ));
     };
-    let parent_fd = super::sys::open_dir_nofollow(parent).map_err(|e| {
-        io::Error::new(e.kind(), format!("{}: {e}", parent.display()))
-    })?;
+    let parent_fd = super::sys::open_dir_nofollow(parent)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", parent.display())))?;
     remove_tree_at(parent_fd.as_fd(), name, path)
 }
 
@@ -311,7 +310,13 @@ mod tests {
                     while !stop.load(Ordering::Relaxed) {
                         for i in 0..8 {
                             let (d, l) = (format!("d{i}"), format!("l{i}"));
-                            let _ = renameat2(&dir, d.as_str(), &dir, l.as_str(), RenameFlags::RENAME_EXCHANGE);
+                            let _ = renameat2(
+                                &dir,
+                                d.as_str(),
+                                &dir,
+                                l.as_str(),
+                                RenameFlags::RENAME_EXCHANGE,
+                            );
                         }
                     }
                 })
@@ -326,7 +331,11 @@ mod tests {
                 );
             }
             let mode = std::fs::metadata(&outside).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o755, "round {round}: the outside directory was chmodded");
+            assert_eq!(
+                mode & 0o777,
+                0o755,
+                "round {round}: the outside directory was chmodded"
+            );
             // Without the writer the rest goes.
             if top.exists() {
                 remove_tree(&top).unwrap();
