@@ -15,8 +15,9 @@
 //! - a directory without owner `rwx` (overlayfs leaves `work/work` at mode 000) is
 //!   `chmod`ed through `/proc/self/fd/N` of its `O_PATH` descriptor: the inode checked,
 //!   never a path that could have been swapped;
-//! - a directory on another filesystem than the top (a mount point) is not entered: the
-//!   removal fails with an error naming it;
+//! - a mount point (another filesystem, or a bind mount of the same one: `openat2` with
+//!   `RESOLVE_NO_XDEV`, and `st_dev` compared with the top's) is not entered: the removal
+//!   fails with an error naming it;
 //! - nesting deeper than [`MAX_DEPTH`] fails (a descriptor is held per level).
 //!
 //! No path-based call is made below the top.
@@ -49,14 +50,23 @@ fn is_dir(st: &FileStat) -> bool {
     st.st_mode & libc::S_IFMT == libc::S_IFDIR
 }
 
-/// `O_PATH | O_NOFOLLOW` descriptor of `name` in `dir`, never following a symlink there.
+/// `O_PATH | O_NOFOLLOW` descriptor of `name` in `dir`, never following a symlink there
+/// and never crossing a mount point (`openat2` with `RESOLVE_NO_XDEV`: `EXDEV` for a mount
+/// point, a bind mount of the same filesystem included).
 fn pin(dir: BorrowedFd<'_>, name: &CStr) -> nix::Result<OwnedFd> {
-    openat(
-        dir,
-        name,
-        OFlag::O_PATH | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-        Mode::empty(),
+    super::sys::open_beneath_same_mount(
+        dir.as_raw_fd(),
+        Path::new(OsStr::from_bytes(name.to_bytes())),
     )
+    .map_err(|e| Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)))
+}
+
+/// The error for a mount point met at `shown`.
+fn mount_point(shown: &Path) -> io::Error {
+    io::Error::other(format!(
+        "{}: a mount point (another filesystem or a bind mount); not entered, not removed",
+        shown.display()
+    ))
 }
 
 /// Opens the directory pinned by `pinned` (whose `fstat` is `st`) for listing and
@@ -104,7 +114,11 @@ pub fn remove_tree_at(parent: BorrowedFd<'_>, name: &OsStr, shown: &Path) -> io:
             format!("{}: not a single path component", name.to_string_lossy()),
         ));
     }
-    let top = pin(parent, &cname).map_err(|e| err(e, shown))?;
+    let top = match pin(parent, &cname) {
+        Ok(fd) => fd,
+        Err(Errno::EXDEV) => return Err(mount_point(shown)),
+        Err(e) => return Err(err(e, shown)),
+    };
     let st = fstat(&top).map_err(|e| err(e, shown))?;
     if !is_dir(&st) {
         return Err(io::Error::new(
@@ -212,6 +226,7 @@ fn remove_entry(
     let pinned = match pin(dir, name) {
         Ok(fd) => fd,
         Err(Errno::ENOENT) => return Ok(()),
+        Err(Errno::EXDEV) => return Err(mount_point(shown)),
         Err(e) => return Err(err(e, shown)),
     };
     let st = fstat(&pinned).map_err(|e| err(e, shown))?;
@@ -221,10 +236,7 @@ fn remove_entry(
         return gone(unlinkat(dir, name, UnlinkatFlags::NoRemoveDir));
     }
     if st.st_dev != dev {
-        return Err(io::Error::other(format!(
-            "{}: on another filesystem (a mount point); not removed",
-            shown.display()
-        )));
+        return Err(mount_point(shown));
     }
     let mut sub = open_pinned_dir(&pinned, &st, shown)?;
     drop(pinned);
@@ -354,6 +366,40 @@ mod tests {
         assert!(remove_tree(&t.path().join("top")).is_err());
         assert_eq!(std::fs::read(outside.join("keep")).unwrap(), b"k");
         assert!(std::fs::symlink_metadata(t.path().join("top")).is_ok());
+    }
+
+    /// A mount point inside the tree (here a bind mount of an outside directory: same
+    /// filesystem, same `st_dev`) is not entered: an error names it and the files of the
+    /// mounted directory survive. Needs root (mount).
+    #[test]
+    fn a_mount_point_in_the_tree_is_not_crossed() {
+        if !nix::unistd::geteuid().is_root() {
+            eprintln!("SKIP: bind mounts need root");
+            return;
+        }
+        let t = tmp();
+        let outside = t.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("keep"), b"k").unwrap();
+        let top = t.path().join("top");
+        let m = top.join("upper/m");
+        std::fs::create_dir_all(&m).unwrap();
+        let st = std::process::Command::new("mount")
+            .arg("--bind")
+            .arg(&outside)
+            .arg(&m)
+            .status()
+            .unwrap();
+        assert!(st.success(), "mount --bind failed");
+        let r = remove_tree(&top);
+        let _ = std::process::Command::new("umount").arg(&m).status();
+        let e = r.unwrap_err();
+        assert!(
+            e.to_string().contains("mount point") && e.to_string().contains("upper/m"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read(outside.join("keep")).unwrap(), b"k");
+        remove_tree(&top).unwrap();
     }
 
     #[test]
