@@ -441,8 +441,12 @@ fn hostile_layers(p: &Project) -> (PathBuf, PathBuf) {
     symlink(&outside, layer.join("upper/swapped")).unwrap();
     std::fs::create_dir_all(layer.join("work/work/index/deep")).unwrap();
     std::fs::write(layer.join("work/work/index/deep/f"), b"f").unwrap();
-    std::fs::set_permissions(layer.join("work/work/index"), PermissionsExt::from_mode(0)).unwrap();
-    std::fs::set_permissions(layer.join("work/work"), PermissionsExt::from_mode(0)).unwrap();
+    std::fs::set_permissions(
+        layer.join("work/work/index"),
+        PermissionsExt::from_mode(0o000),
+    )
+    .unwrap();
+    std::fs::set_permissions(layer.join("work/work"), PermissionsExt::from_mode(0o000)).unwrap();
     symlink(&outside_top, root.join("ws-2222222222222222")).unwrap();
     (outside, outside_top)
 }

@@ -265,7 +265,8 @@ mod tests {
         std::fs::write(top.join("a/work/work/inner/f"), b"x").unwrap();
         std::fs::write(top.join("a/f"), b"x").unwrap();
         symlink("/etc/passwd", top.join("a/l")).unwrap();
-        std::fs::set_permissions(top.join("a/work/work"), PermissionsExt::from_mode(0)).unwrap();
+        std::fs::set_permissions(top.join("a/work/work"), PermissionsExt::from_mode(0o000))
+            .unwrap();
         remove_tree(&top).unwrap();
         assert!(!top.exists());
     }
