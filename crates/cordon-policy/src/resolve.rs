@@ -402,6 +402,44 @@ pub fn find_workspace(fs: &dyn FsView, cwd: &Path) -> PathBuf {
     }
 }
 
+/// The project roots that enclose `workspace`: each strict ancestor of it that holds a
+/// workspace marker (see [`has_marker`]), nearest first, up to but not including `/` or a
+/// home directory (`homes`, as spelled or canonical: the walk stops there).
+///
+/// Why: the workspace is the *nearest* marked ancestor of the cwd, and a confined command
+/// that could write project `W` can plant a marker (`W/sub/.git/HEAD`, a `W/sub/.git`
+/// `gitdir:` file, a non-empty `W/sub/.cordon/`) so that a later run from `W/sub` gets
+/// `W/sub` as its workspace. A deny entry the user spelled on `:workspace` (`deny
+/// :workspace/.env`) must still hide `W/.env` then: [`resolve`] expands deny entries
+/// spelled on `:workspace` for the workspace *and* for every root listed here. Grants are
+/// never widened this way (only the workspace is writable).
+pub fn enclosing_project_roots(
+    fs: &dyn FsView,
+    workspace: &Path,
+    homes: &[PathBuf],
+) -> Vec<PathBuf> {
+    let homes: Vec<PathBuf> = homes
+        .iter()
+        .flat_map(|h| [h.clone(), canonicalize_lenient(fs, h)])
+        .collect();
+    let mut out = Vec::new();
+    let mut a = workspace.to_path_buf();
+    while a.pop() {
+        if depth(&a) == 0 || homes.contains(&a) {
+            break;
+        }
+        if has_marker(fs, &a) {
+            out.push(a.clone());
+        }
+    }
+    out
+}
+
+/// Whether an entry spelling is rooted at `:workspace` (`:workspace` or `:workspace/…`).
+fn on_workspace(spelling: &str) -> bool {
+    spelling == ":workspace" || spelling.starts_with(":workspace/")
+}
+
 /// Where a command runs: its canonical cwd and the workspace `:workspace` stands for, with
 /// a note when they were found along the typed path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -830,8 +868,30 @@ pub fn resolve(
             entries.extend(cache_entries(profile, ctx, fs));
             let mut out = Vec::new();
             let mut named: Vec<PathBuf> = Vec::new();
+            // Deny entries on `:workspace` also hide their paths in every enclosing project
+            // root: a marker planted below the project must not shrink them (HIGH-6).
+            let enclosing = enclosing_project_roots(fs, &workspace, &all_homes);
+            if !enclosing.is_empty()
+                && entries
+                    .iter()
+                    .any(|e| e.access == Access::Deny && on_workspace(&e.path))
+            {
+                for root in &enclosing {
+                    notes.push(format!(
+                        "deny entries on :workspace also applied to the enclosing project root \
+                         {} (the workspace {} is a project nested in it)",
+                        root.display(),
+                        workspace.display()
+                    ));
+                }
+            }
             for (index, e) in entries.iter().enumerate() {
-                let paths = expand_for(&e.path, index, ctx, &workspace, e.access)?;
+                let mut paths = expand_for(&e.path, index, ctx, &workspace, e.access)?;
+                if e.access == Access::Deny && on_workspace(&e.path) {
+                    for root in &enclosing {
+                        paths.extend(expand_for(&e.path, index, ctx, root, e.access)?);
+                    }
+                }
                 if paths.is_empty() {
                     notes.push(format!(
                         "entry {index} ({:?}) skipped: $HOME is not set",
@@ -1638,6 +1698,112 @@ mod tests {
             let got = r.filesystem.access_for(&fs, Path::new(path)).access;
             assert_eq!(got, want, "{path}");
         }
+    }
+
+    /// Project `W` with a marker planted in `W/sub` (`how`: a git dir with `HEAD`, a
+    /// `gitdir:` file, or a non-empty `.cordon/`), `.env` files in both.
+    fn nested(how: &str) -> MemFs {
+        let fs = MemFs::new()
+            .file("/home/u/W/.git/HEAD", "ref: refs/heads/main\n")
+            .dir("/home/u/W/.git/hooks")
+            .file("/home/u/W/.env", "TOKEN=1")
+            .file("/home/u/W/secrets/key", "k")
+            .file("/home/u/W/src/main.rs", "")
+            .file("/home/u/W/sub/.env", "TOKEN=2")
+            .dir("/tmp");
+        match how {
+            "git-dir" => fs.file("/home/u/W/sub/.git/HEAD", "ref: refs/heads/main\n"),
+            "gitdir-file" => fs.file("/home/u/W/sub/.git", "gitdir: /home/u/W/.git\n"),
+            "cordon-dir" => fs.file("/home/u/W/sub/.cordon/config.toml", ""),
+            _ => unreachable!(),
+        }
+    }
+
+    /// HIGH-6: a marker planted below the project makes the nested directory the
+    /// workspace, but deny entries spelled on `:workspace` still hide the enclosing
+    /// project's paths; the grant is not widened (only the nested workspace is writable),
+    /// and the nested workspace's own protected paths stay.
+    #[test]
+    fn workspace_denies_cover_enclosing_project_roots() {
+        let p = restricted(vec![
+            FsEntry::new(":workspace", Access::Write),
+            FsEntry::new(":workspace/.env", Access::Deny),
+            FsEntry::new(":workspace/secrets", Access::Deny),
+        ]);
+        for how in ["git-dir", "gitdir-file", "cordon-dir"] {
+            let fs = nested(how);
+            let r = resolve(&p, &ctx("/home/u/W/sub"), &fs).unwrap();
+            assert_eq!(r.workspace, PathBuf::from("/home/u/W/sub"), "{how}");
+            let table = [
+                ("/home/u/W/sub/.env", Access::Deny),
+                ("/home/u/W/.env", Access::Deny),
+                ("/home/u/W/secrets/key", Access::Deny),
+                ("/home/u/W/sub/secrets/key", Access::Deny),
+                ("/home/u/W/src/main.rs", Access::Read),
+                ("/home/u/W/new-file", Access::Read),
+                ("/home/u/W/sub/new-file", Access::Write),
+                ("/home/u/W/sub/.cordon/config.toml", Access::Read),
+                ("/home/u/W/.git/hooks/pre-commit", Access::Read),
+            ];
+            for (path, want) in table {
+                assert_eq!(access(&r, &fs, path), want, "{how}: {path}");
+            }
+            if how == "git-dir" {
+                assert_eq!(access(&r, &fs, "/home/u/W/sub/.git/hooks/x"), Access::Read);
+                assert_eq!(access(&r, &fs, "/home/u/W/sub/.git/index"), Access::Write);
+            }
+            assert!(
+                r.notes.iter().any(|n| n.contains(
+                    "deny entries on :workspace also applied to the enclosing project root \
+                     /home/u/W"
+                )),
+                "{how}: {:?}",
+                r.notes
+            );
+            // Only the nested workspace is a writable root.
+            let roots: Vec<&Path> = r
+                .filesystem
+                .writable_roots()
+                .iter()
+                .map(|e| e.path.as_path())
+                .collect();
+            assert!(!roots.contains(&Path::new("/home/u/W")), "{how}: {roots:?}");
+        }
+    }
+
+    /// The enclosing roots stop before a home directory (a home under git, e.g. dotfiles,
+    /// is not a project) and `/`; without an enclosing marker nothing changes.
+    #[test]
+    fn enclosing_project_roots_stop_at_home() {
+        let fs = nested("git-dir").file("/home/u/.git/HEAD", "ref: x\n");
+        let homes = vec![PathBuf::from("/home/u")];
+        assert_eq!(
+            enclosing_project_roots(&fs, Path::new("/home/u/W/sub"), &homes),
+            vec![PathBuf::from("/home/u/W")]
+        );
+        assert!(enclosing_project_roots(&fs, Path::new("/home/u/W"), &homes).is_empty());
+        let fs = MemFs::new()
+            .file("/.git/HEAD", "ref: x\n")
+            .file("/srv/a/.git/HEAD", "ref: x\n")
+            .file("/srv/a/b/.cordon/c", "")
+            .dir("/srv/a/b/c/d");
+        assert_eq!(
+            enclosing_project_roots(&fs, Path::new("/srv/a/b/c/d"), &[]),
+            vec![PathBuf::from("/srv/a/b"), PathBuf::from("/srv/a")]
+        );
+        let p = restricted(vec![
+            FsEntry::new(":workspace", Access::Write),
+            FsEntry::new(":workspace/.env", Access::Deny),
+        ]);
+        let fs = MemFs::new()
+            .file("/home/u/.git/HEAD", "ref: x\n")
+            .file("/home/u/.env", "")
+            .file("/home/u/W/.git/HEAD", "ref: x\n")
+            .dir("/tmp");
+        let r = resolve(&p, &ctx("/home/u/W"), &fs).unwrap();
+        assert_eq!(access(&r, &fs, "/home/u/W/.env"), Access::Deny);
+        assert_eq!(access(&r, &fs, "/home/u/.env"), Access::Read);
+        assert!(!r.notes.iter().any(|n| n.contains("enclosing project root")));
     }
 
     #[test]

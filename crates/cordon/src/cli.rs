@@ -101,7 +101,10 @@ pub enum CacheCommand {
     /// List the known caches and the private layers kept for each workspace.
     List(CacheArgs),
     /// Remove private layers: every workspace's, or with --workspace only the current
-    /// workspace's (the host caches are never touched).
+    /// workspace's (the host caches are never touched). A workspace whose layers a running
+    /// command is using is skipped and reported as busy ("busy" in --json); that is not an
+    /// error (exit 0: clear again after the run ends). Exit 1 when a removal failed (each
+    /// failure is named; the other workspaces are still cleared).
     Clear(CacheArgs),
 }
 

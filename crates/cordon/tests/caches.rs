@@ -422,3 +422,187 @@ fn config_files_are_shown_with_credentials_removed() {
         text(&o.stdout)
     );
 }
+
+/// A hostile layer tree under `~/.cache/cordon/overlays/<key>/`, as a command writing its
+/// copy-on-write layer (perhaps still running) can leave it: a symlink to an outside
+/// directory in place of a directory, a mode-000 `work/work` with contents, and a key that
+/// is itself a symlink. Returns the outside directories (each holds a file `keep`).
+fn hostile_layers(p: &Project) -> (PathBuf, PathBuf) {
+    use std::os::unix::fs::{symlink, PermissionsExt};
+    let root = p.home.join(".cache/cordon/overlays");
+    let (outside, outside_top) = (p.root.path().join("outside"), p.root.path().join("top"));
+    for d in [&outside, &outside_top] {
+        std::fs::create_dir_all(d).unwrap();
+        std::fs::write(d.join("keep"), b"k").unwrap();
+    }
+    let layer = root.join("ws-1111111111111111/cargo-home");
+    std::fs::create_dir_all(layer.join("upper/registry")).unwrap();
+    std::fs::write(layer.join("upper/registry/n"), b"n").unwrap();
+    symlink(&outside, layer.join("upper/swapped")).unwrap();
+    std::fs::create_dir_all(layer.join("work/work/index/deep")).unwrap();
+    std::fs::write(layer.join("work/work/index/deep/f"), b"f").unwrap();
+    std::fs::set_permissions(
+        layer.join("work/work/index"),
+        PermissionsExt::from_mode(0o000),
+    )
+    .unwrap();
+    std::fs::set_permissions(layer.join("work/work"), PermissionsExt::from_mode(0o000)).unwrap();
+    symlink(&outside_top, root.join("ws-2222222222222222")).unwrap();
+    (outside, outside_top)
+}
+
+/// `cache clear` removes a layer tree by descriptor (R-C1, HIGH-3): the symlinks a command
+/// planted are removed, never followed (their targets' files and modes survive), a
+/// key that is a symlink is not entered, mode-000 directories are removed; as root and as
+/// a normal user (who needs the mode-000 directories made searchable first).
+#[test]
+fn cache_clear_never_follows_planted_links() {
+    use std::os::unix::fs::PermissionsExt;
+    // Run as root, the test also runs cordon as a normal user.
+    let root_user = std::fs::metadata("/proc/self").map(|m| {
+        use std::os::unix::fs::MetadataExt;
+        m.uid() == 0
+    });
+    let mut users = vec![None];
+    if root_user.unwrap_or(false) {
+        users.push(Some(support::TEST_UID));
+    }
+    for user in users {
+        let p = project();
+        let (outside, outside_top) = hostile_layers(&p);
+        let mode_before = std::fs::metadata(&outside).unwrap().permissions().mode();
+        let c = p.cordon_in(&p.dir, &["cache", "clear", "--json"]);
+        let c = match user {
+            Some(uid) => p.as_user(&c, uid),
+            None => c,
+        };
+        let o = support::out(c);
+        assert_eq!(o.status.code(), Some(0), "{user:?}: {}", text(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(
+            v["removed"],
+            serde_json::json!(["ws-1111111111111111"]),
+            "{v}"
+        );
+        assert_eq!(v["busy"], serde_json::json!([]), "{v}");
+        assert_eq!(v["failed"], serde_json::json!([]), "{v}");
+        let root = p.home.join(".cache/cordon/overlays");
+        assert!(!root.join("ws-1111111111111111").exists(), "{user:?}");
+        for d in [&outside, &outside_top] {
+            assert_eq!(std::fs::read(d.join("keep")).unwrap(), b"k", "{user:?}");
+        }
+        let mode = std::fs::metadata(&outside).unwrap().permissions().mode();
+        assert_eq!(
+            mode, mode_before,
+            "{user:?}: the link's target was chmodded"
+        );
+        // The symlinked key is not a layer: left as it is.
+        assert!(std::fs::symlink_metadata(root.join("ws-2222222222222222"))
+            .unwrap()
+            .is_symlink());
+    }
+}
+
+/// A workspace whose layers a run is using (it holds a slot lock, here `.slot-2.lock`
+/// held by `flock(1)`) is skipped and reported busy, its files untouched, while the other
+/// workspaces are cleared; exit 0. Once the run ends, `cache clear` removes it.
+#[test]
+fn cache_clear_skips_a_workspace_in_use() {
+    if !support::have("flock") {
+        return;
+    }
+    let p = project();
+    let root = p.home.join(".cache/cordon/overlays");
+    let busy = root.join("busy-1111111111111111");
+    let idle = root.join("idle-2222222222222222");
+    for k in [&busy, &idle] {
+        std::fs::create_dir_all(k.join("npm/upper/pkg")).unwrap();
+        std::fs::write(k.join("npm/upper/pkg/f"), b"f").unwrap();
+        std::fs::create_dir_all(k.join(".slot-1/npm/upper")).unwrap();
+    }
+    let lock = busy.join(".slot-2.lock");
+    // `-o`: the lock is held by `flock` itself, not the shell, so killing it ends the run.
+    let mut holder = Command::new("flock")
+        .args(["-x", "-o"])
+        .arg(&lock)
+        .args(["-c", "echo locked; exec sleep 60"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::BufRead;
+        let mut line = String::new();
+        std::io::BufReader::new(holder.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line, "locked\n");
+    }
+    let o = cordon(&p, &p.dir, &["cache", "clear", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let o2 = cordon(&p, &p.dir, &["cache", "clear"]);
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(
+        v["busy"],
+        serde_json::json!(["busy-1111111111111111"]),
+        "{v}"
+    );
+    assert_eq!(
+        v["removed"],
+        serde_json::json!(["idle-2222222222222222"]),
+        "{v}"
+    );
+    assert!(!idle.exists());
+    assert_eq!(std::fs::read(busy.join("npm/upper/pkg/f")).unwrap(), b"f");
+    assert!(busy.join(".slot-1/npm/upper").is_dir());
+    assert!(lock.exists());
+    assert_eq!(o2.status.code(), Some(0));
+    assert!(
+        text(&o2.stdout).contains("skipped") && text(&o2.stdout).contains("busy-1111111111111111"),
+        "{}",
+        text(&o2.stdout)
+    );
+
+    let o = cordon(&p, &p.dir, &["cache", "clear", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["removed"],
+        serde_json::json!(["busy-1111111111111111"]),
+        "{v}"
+    );
+    assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
+}
+
+/// Still works: `cache clear` removes every workspace's layers, slots and lock files
+/// included, and says what it removed; `--workspace` only the current one's.
+#[test]
+fn cache_clear_removes_every_layer() {
+    let p = project();
+    let root = p.home.join(".cache/cordon/overlays");
+    let o = cordon(&p, &p.dir, &["cache", "clear"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        text(&o.stdout).starts_with("nothing to clear"),
+        "{}",
+        text(&o.stdout)
+    );
+    for k in ["a-1111111111111111", "b-2222222222222222"] {
+        let k = root.join(k);
+        std::fs::create_dir_all(k.join("cargo-home/upper/registry/x")).unwrap();
+        std::fs::create_dir_all(k.join("cargo-home/work/work")).unwrap();
+        std::fs::create_dir_all(k.join(".slot-3/pip/upper")).unwrap();
+        std::fs::write(k.join(".slot-0.lock"), b"").unwrap();
+        std::fs::write(k.join(".slot-3.lock"), b"").unwrap();
+    }
+    let o = cordon(&p, &p.dir, &["cache", "clear"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let so = text(&o.stdout);
+    assert!(
+        so.contains("removed") && so.contains("a-1111111111111111"),
+        "{so}"
+    );
+    assert!(so.contains("b-2222222222222222"), "{so}");
+    assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
+}

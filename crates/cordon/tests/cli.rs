@@ -1377,6 +1377,89 @@ fn system_credential_files_are_hidden() {
     assert_eq!(text(&o.stdout).trim(), "ok");
 }
 
+/// HIGH-6: a previous run planted a project marker in `W/sub` (a git dir with `HEAD`, a
+/// `gitdir:` file, a non-empty `.cordon/`), so a command run from `W/sub` has `W/sub` as
+/// its workspace; the profile's deny entries on `:workspace` still hide `W/.env` and
+/// `W/secrets` (the enclosing project's), while an ordinary file of `W` stays readable and
+/// only `W/sub` is writable. `cordon explain` says so in a note.
+#[test]
+fn workspace_denies_cover_the_enclosing_project() {
+    if !sandbox_available() {
+        return;
+    }
+    for how in ["git-dir", "gitdir-file", "cordon-dir"] {
+        let p = project();
+        let w = &p.dir;
+        std::fs::write(w.join(".env"), "TOP_ENV\n").unwrap();
+        std::fs::create_dir_all(w.join("secrets")).unwrap();
+        std::fs::write(w.join("secrets/key"), "TOP_KEY\n").unwrap();
+        std::fs::write(w.join("readme"), "PLAIN\n").unwrap();
+        let sub = w.join("sub");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(sub.join(".env"), "SUB_ENV\n").unwrap();
+        match how {
+            "git-dir" => {
+                std::fs::create_dir_all(sub.join(".git")).unwrap();
+                std::fs::write(sub.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+            }
+            "gitdir-file" => std::fs::write(sub.join(".git"), "gitdir: ../.git\n").unwrap(),
+            _ => {
+                std::fs::create_dir_all(sub.join(".cordon")).unwrap();
+                std::fs::write(sub.join(".cordon/notes"), "x\n").unwrap();
+            }
+        }
+        let cfg = p.home.join("d.toml");
+        std::fs::write(
+            &cfg,
+            "[profiles.d]\nextends = \"workspace-write\"\n[profiles.d.filesystem]\nentries = [\n  \
+             { path = \":workspace/.env\", access = \"deny\" },\n  \
+             { path = \":workspace/secrets\", access = \"deny\" },\n]\n",
+        )
+        .unwrap();
+        let run = |script: &str| {
+            out(p.cordon_in(
+                &sub,
+                &[
+                    "run",
+                    "--config",
+                    cfg.to_str().unwrap(),
+                    "--profile",
+                    "d",
+                    "--",
+                    "sh",
+                    "-c",
+                    script,
+                ],
+            ))
+        };
+        let o = run("cat ../.env; cat ../secrets/key; cat .env; cat ../readme; \
+                     echo w > ../new 2>/dev/null && echo WROTE_W; echo s > new && echo WROTE_SUB");
+        let so = text(&o.stdout);
+        assert!(!so.contains("TOP_ENV"), "{how}: {so}");
+        assert!(!so.contains("TOP_KEY"), "{how}: {so}");
+        assert!(!so.contains("SUB_ENV"), "{how}: {so}");
+        assert!(!so.contains("WROTE_W"), "{how}: {so}");
+        assert!(so.contains("PLAIN"), "{how}: {so} {}", text(&o.stderr));
+        assert!(so.contains("WROTE_SUB"), "{how}: {so} {}", text(&o.stderr));
+        let o = out(p.cordon_in(
+            &sub,
+            &[
+                "explain",
+                "--config",
+                cfg.to_str().unwrap(),
+                "--profile",
+                "d",
+                "../.env",
+            ],
+        ));
+        let all = format!("{}{}", text(&o.stdout), text(&o.stderr));
+        assert!(
+            all.contains("also applied to the enclosing project root"),
+            "{how}: {all}"
+        );
+    }
+}
+
 /// Issue 8 §6: `-v` writes no colour codes when stderr is not a terminal (here: a pipe).
 #[test]
 fn verbose_log_has_no_colour_codes_on_a_pipe() {

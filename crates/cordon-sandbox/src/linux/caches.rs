@@ -76,7 +76,7 @@ pub fn claim_overlay_slot(layout: &mut Layout) -> Option<OwnedFd> {
 /// symlink and takes an exclusive `flock` without waiting: `Ok(None)` when another run
 /// holds it.
 fn lock_nb(dir: &OwnedFd, slot: u32) -> io::Result<Option<OwnedFd>> {
-    let name = CString::new(format!(".slot-{slot}.lock"))?;
+    let name = slot_lock_name(slot);
     // SAFETY: `name` is NUL-terminated; O_CREAT takes the mode argument given.
     let fd = unsafe {
         libc::openat(
@@ -108,6 +108,102 @@ fn lock_nb(dir: &OwnedFd, slot: u32) -> io::Result<Option<OwnedFd>> {
     Ok(Some(fd))
 }
 
+/// What [`clear_layers`] did with one workspace's copy-on-write layers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cleared {
+    /// The layers (the whole `<key>` directory) were removed.
+    Removed,
+    /// A run holds one of the workspace's slot locks (or one started while the layers
+    /// were being removed): nothing of a running command's layers was touched.
+    Busy,
+    /// There was no such directory.
+    Missing,
+}
+
+/// The name of slot `slot`'s lock file in a workspace key directory.
+fn slot_lock_name(slot: u32) -> CString {
+    CString::new(format!(".slot-{slot}.lock")).expect("no NUL in a lock name")
+}
+
+/// Removes the copy-on-write layers of the workspace `key` under the overlay state root
+/// `root` (`~/.cache/cordon/overlays`), unless a run is using them (R-C1).
+///
+/// `root` is opened without following any symlink (as a run claiming a slot does), the
+/// key directory beneath it with `O_NOFOLLOW`. Every slot lock `<key>/.slot-N.lock` is
+/// then taken without waiting, as a run does when it claims a slot: if one is held, the
+/// answer is [`Cleared::Busy`] and nothing is removed. With all of them held (no run can
+/// claim a slot meanwhile), the layers are removed by descriptor
+/// ([`super::tree_removal`]: no symlink a command planted in its layer is followed, no
+/// mount point is crossed), then the lock files, then the key directory; a run that
+/// started after the lock files went makes that last step fail with `ENOTEMPTY`, which is
+/// reported as [`Cleared::Busy`] too (its new layers are left alone).
+///
+/// Errors: `key` is not a single path component, the key is not a directory, or a
+/// removal failed (the message names the path).
+pub fn clear_layers(root: &Path, key: &str) -> io::Result<Cleared> {
+    use nix::errno::Errno;
+    use nix::fcntl::{openat, OFlag};
+    use nix::sys::stat::Mode;
+    use nix::unistd::{unlinkat, UnlinkatFlags};
+    use std::os::fd::AsFd;
+
+    let shown = root.join(key);
+    let in_shown = |e: Errno| {
+        io::Error::new(
+            io::Error::from(e).kind(),
+            format!("{}: {e}", shown.display()),
+        )
+    };
+    if key.is_empty() || key.contains('/') || key == "." || key == ".." {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{key:?} is not a workspace key"),
+        ));
+    }
+    let ckey = CString::new(key)?;
+    let root_fd = match sys::open_dir_nofollow(root) {
+        Ok(fd) => fd,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(Cleared::Missing),
+        Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", root.display()))),
+    };
+    let key_fd = match openat(
+        root_fd.as_fd(),
+        ckey.as_c_str(),
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(Errno::ENOENT) => return Ok(Cleared::Missing),
+        Err(e) => return Err(in_shown(e)),
+    };
+    let mut held = Vec::new();
+    for slot in 0..OVERLAY_SLOTS {
+        match lock_nb(&key_fd, slot)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", shown.display())))?
+        {
+            Some(fd) => held.push(fd),
+            None => return Ok(Cleared::Busy),
+        }
+    }
+    let locks: Vec<CString> = (0..OVERLAY_SLOTS).map(slot_lock_name).collect();
+    super::tree_removal::empty_dir_at(key_fd.as_fd(), &shown, &|n| {
+        locks.iter().any(|l| l.as_c_str() == n)
+    })?;
+    for l in &locks {
+        match unlinkat(key_fd.as_fd(), l.as_c_str(), UnlinkatFlags::NoRemoveDir) {
+            Ok(()) | Err(Errno::ENOENT) => {}
+            Err(e) => return Err(in_shown(e)),
+        }
+    }
+    let r = match unlinkat(root_fd.as_fd(), ckey.as_c_str(), UnlinkatFlags::RemoveDir) {
+        Ok(()) | Err(Errno::ENOENT) => Ok(Cleared::Removed),
+        Err(Errno::ENOTEMPTY) | Err(Errno::EEXIST) => Ok(Cleared::Busy),
+        Err(e) => Err(in_shown(e)),
+    };
+    drop(held);
+    r
+}
+
 /// Whether overlay mounts work in a user namespace with their upper layer in `state_root`
 /// (the overlay state root, e.g. `~/.cache/cordon/overlays`, created if missing): a child
 /// process in a new user + mount namespace mounts an overlay over scratch directories in
@@ -129,7 +225,7 @@ pub fn probe_overlay(state_root: &Path) -> Result<String, String> {
     let fstype = fs_type(state_root);
     let r = probe_in(&dir);
     let landed = dir.join("upper/probe").exists() && !dir.join("lower/probe").exists();
-    let _ = remove_tree(&dir);
+    let _ = super::tree_removal::remove_tree(&dir);
     match r {
         Ok(()) if landed => Ok(fstype),
         Ok(()) => Err("the overlay did not write to its upper layer".into()),
@@ -221,22 +317,6 @@ fn probe_in(dir: &Path) -> Result<(), String> {
             io::Error::from_raw_os_error(e as i32)
         )),
         _ => Err("the probe process died".into()),
-    }
-}
-
-/// Removes a directory tree without following symlinks, making directories searchable
-/// first (overlayfs leaves its `work/work` at mode 000).
-fn remove_tree(p: &Path) -> io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let md = std::fs::symlink_metadata(p)?;
-    if md.is_dir() {
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o700))?;
-        for e in std::fs::read_dir(p)? {
-            remove_tree(&e?.path())?;
-        }
-        std::fs::remove_dir(p)
-    } else {
-        std::fs::remove_file(p)
     }
 }
 

@@ -37,9 +37,10 @@ mod seccomp_filter;
 pub mod server;
 mod sys;
 mod template;
+pub mod tree_removal;
 mod unix_guard;
 
-pub use caches::{probe_overlay, read_only_hint};
+pub use caches::{clear_layers, probe_overlay, read_only_hint, Cleared};
 pub use denial_records::{landlock_audit, source as denial_record_source};
 pub use features::{
     probe, probe_fast, valid_layer_names, Availability, LinuxFeatures, Present, ALL_LAYERS,

@@ -49,6 +49,7 @@ pub const MOUNT_ATTR_NODEV: u64 = 0x4;
 pub const MOUNT_ATTR_NOEXEC: u64 = 0x8;
 
 // <linux/openat2.h>
+const RESOLVE_NO_XDEV: u64 = 0x01;
 const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
 const RESOLVE_NO_SYMLINKS: u64 = 0x04;
 const RESOLVE_BENEATH: u64 = 0x08;
@@ -99,6 +100,30 @@ pub fn open_beneath(dirfd: RawFd, rel: &Path) -> io::Result<OwnedFd> {
         flags: (libc::O_PATH | libc::O_CLOEXEC | libc::O_NOFOLLOW) as u64,
         mode: 0,
         resolve: RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
+    // SAFETY: `c` is NUL-terminated and `how` is a valid `struct open_how` of the size passed;
+    // both outlive the call.
+    let fd = unsafe {
+        libc::syscall(
+            SYS_OPENAT2,
+            dirfd,
+            c.as_ptr(),
+            &how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        )
+    };
+    check(fd).map(owned)
+}
+
+/// [`open_beneath`] that also refuses to cross a mount point, bind mounts of the same
+/// filesystem included (`RESOLVE_NO_XDEV`: `EXDEV` when `rel` is, or passes, a mount
+/// point).
+pub fn open_beneath_same_mount(dirfd: RawFd, rel: &Path) -> io::Result<OwnedFd> {
+    let c = cstr(rel)?;
+    let how = OpenHow {
+        flags: (libc::O_PATH | libc::O_CLOEXEC | libc::O_NOFOLLOW) as u64,
+        mode: 0,
+        resolve: RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
     };
     // SAFETY: `c` is NUL-terminated and `how` is a valid `struct open_how` of the size passed;
     // both outlive the call.

@@ -137,7 +137,19 @@ fn list(a: &CacheArgs) -> Result<i32> {
     Ok(0)
 }
 
+#[cfg(not(target_os = "linux"))]
+fn clear(_: &CacheArgs) -> Result<i32> {
+    bail!("cordon cache clear: copy-on-write cache layers exist only on Linux")
+}
+
+/// Removes the layers of every workspace (or the current one), skipping a workspace a run
+/// is using (it holds one of its slot locks): such a workspace is reported as busy
+/// (`"busy"` in `--json`), which is not a failure (exit 0). A removal that fails is
+/// reported (`"failed"`) and makes the exit code 1, after the other workspaces were
+/// cleared.
+#[cfg(target_os = "linux")]
 fn clear(a: &CacheArgs) -> Result<i32> {
+    use cordon_sandbox::linux::{clear_layers, Cleared};
     let root = overlay_root(&home()?);
     let only = if a.workspace {
         Some(current_key()?)
@@ -145,36 +157,41 @@ fn clear(a: &CacheArgs) -> Result<i32> {
         None
     };
     let found = layers(&root, only.as_deref());
-    let mut removed = Vec::new();
+    let (mut removed, mut busy, mut failed) = (Vec::new(), Vec::new(), Vec::new());
     for (k, _) in &found {
-        let p = root.join(k);
-        remove_tree(&p).with_context(|| format!("cannot remove {}", p.display()))?;
-        removed.push(k.clone());
+        match clear_layers(&root, k) {
+            Ok(Cleared::Removed) => removed.push(k.clone()),
+            Ok(Cleared::Busy) => busy.push(k.clone()),
+            Ok(Cleared::Missing) => {}
+            Err(e) => failed.push((k.clone(), e.to_string())),
+        }
     }
     if a.json {
-        println!("{}", json!({ "removed": removed }));
-    } else if removed.is_empty() {
-        println!("nothing to clear in {}", root.display());
+        let failed: Vec<_> = failed
+            .iter()
+            .map(|(k, e)| json!({"workspace": k, "error": e}))
+            .collect();
+        println!(
+            "{}",
+            json!({ "removed": removed, "busy": busy, "failed": failed })
+        );
     } else {
+        if removed.is_empty() && busy.is_empty() && failed.is_empty() {
+            println!("nothing to clear in {}", root.display());
+        }
         for k in &removed {
             println!("removed {}", root.join(k).display());
         }
-    }
-    Ok(0)
-}
-
-/// Removes a directory tree without following symlinks, making directories writable and
-/// searchable first (overlayfs leaves its `work/work` at mode 000).
-fn remove_tree(p: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let md = std::fs::symlink_metadata(p)?;
-    if md.is_dir() {
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o700))?;
-        for e in std::fs::read_dir(p)? {
-            remove_tree(&e?.path())?;
+        for k in &busy {
+            println!(
+                "skipped {}: a run in that workspace is using its layers (clear again after it \
+                 ends)",
+                root.join(k).display()
+            );
         }
-        std::fs::remove_dir(p)
-    } else {
-        std::fs::remove_file(p)
+        for (k, e) in &failed {
+            eprintln!("cordon: cannot remove {}: {e}", root.join(k).display());
+        }
     }
+    Ok(if failed.is_empty() { 0 } else { 1 })
 }
