@@ -67,7 +67,13 @@ pub const SECRET_WORDS: &[&str] = &[
     "SIGNATURE",
     "OTP",
     "TOTP",
+    "PASSCODE",
+    "PASSCODES",
 ];
+
+/// Words that make a name a secret only as its last word: `DB_PW`, `LDAP_BIND_PW` (a
+/// password), while Playwright's `PW_TEST_…` settings are not (breaker, stop 18).
+pub const SECRET_LAST_WORDS: &[&str] = &["PW"];
 
 /// Word endings that make a compound word a secret (`GITHUBTOKEN`, `APIKEY`,
 /// `CLIENTSECRET`, `DBPASSWORD`). Only endings long enough not to occur in harmless words
@@ -94,7 +100,7 @@ pub const SECRET_SUFFIXES: &[&str] = &[
 /// `MASTERKEY`, `DBPWD`) unless the word is one of [`HARMLESS_COMPOUNDS`]: these endings
 /// occur in ordinary words, so the ordinary words are listed instead (breaker LOW-5: the
 /// long endings of [`SECRET_SUFFIXES`] alone passed `DBPASS` and `MASTERKEY` on).
-pub const SHORT_SECRET_SUFFIXES: &[&str] = &["PASS", "KEY", "PWD"];
+pub const SHORT_SECRET_SUFFIXES: &[&str] = &["PASS", "KEY", "PWD", "PW"];
 
 /// Ordinary words that end in a [`SHORT_SECRET_SUFFIXES`] entry (compared whole,
 /// case-insensitively): `BYPASS_CACHE` and `MONKEY_PATCH` are not secrets.
@@ -121,6 +127,13 @@ pub const HARMLESS_COMPOUNDS: &[&str] = &[
     "HOTKEYS",
     "TURNKEY",
     "OLDPWD",
+    "LOWPASS",
+    "HIGHPASS",
+    "BANDPASS",
+    "FIRSTPASS",
+    "SECONDPASS",
+    "SORTKEY",
+    "PUBKEY",
 ];
 
 /// Pairs of adjacent words that together name a secret (`CONNECTION_STRING`,
@@ -135,7 +148,14 @@ pub const SECRET_PHRASES: &[(&str, &str, &str)] = &[
 
 /// Names that look like secrets by their words but are not (compared exactly,
 /// case-insensitively): the shell's working directories, the logind session id.
-pub const NOT_SECRETS: &[&str] = &["PWD", "OLDPWD", "XDG_SESSION_ID"];
+pub const NOT_SECRETS: &[&str] = &[
+    "PWD",
+    "OLDPWD",
+    "XDG_SESSION_ID",
+    // Erlang/OTP's release, set by every official erlang and elixir image.
+    "OTP_VERSION",
+    "ERLANG_OTP_VERSION",
+];
 
 /// How a credential value is recognised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -236,6 +256,9 @@ pub const VALUE_FORMATS: &[ValueFormat] = &[
     prefixed("npm token", "npm_", 30),
     prefixed("PyPI token", "pypi-", 50),
     prefixed("DigitalOcean token", "dop_v1_", 40),
+    prefixed("SonarQube token", "squ_", 40),
+    prefixed("SonarQube token", "sqp_", 40),
+    prefixed("SonarQube token", "sqa_", 40),
     ValueFormat {
         name: "JWT",
         shape: Shape::Jwt,
@@ -430,12 +453,22 @@ pub fn name_secret_word(name: &str) -> Option<&'static str> {
             return Some(s);
         }
         if !HARMLESS_COMPOUNDS.iter().any(|h| h.eq_ignore_ascii_case(w)) {
+            // Compounds only: the words themselves are [`SECRET_WORDS`] (or, `PW`,
+            // [`SECRET_LAST_WORDS`]).
             if let Some(s) = SHORT_SECRET_SUFFIXES
                 .iter()
-                .find(|s| ends_with_ignore_case(w, s))
+                .find(|s| w.len() > s.len() && ends_with_ignore_case(w, s))
             {
                 return Some(s);
             }
+        }
+    }
+    if let Some(last) = words.last() {
+        if let Some(s) = SECRET_LAST_WORDS
+            .iter()
+            .find(|s| s.eq_ignore_ascii_case(last))
+        {
+            return Some(s);
         }
     }
     words.windows(2).find_map(|p| {
@@ -635,9 +668,15 @@ mod tests {
             ("MASTERKEY", "x"),
             ("APP_DBPWD", "x"),
             ("encryptionKey", "x"),
+            ("LDAP_BIND_PW", "Tr0ub4dor&3"),
+            ("ROOTPW", "x"),
+            ("DB_PASSCODE", "x"),
             // … the ordinary words that end the same way are not.
             ("COMPASS_DIR", "/x"),
             ("HOTKEY_MODE", "1"),
+            ("LOWPASS", "1"),
+            ("PW_TEST_HTML_REPORT_OPEN", "never"),
+            ("OTP_VERSION", "26.2"),
         ]);
         assert_eq!(
             kept(&r),
@@ -653,6 +692,9 @@ mod tests {
                 "GIT_AUTHOR_NAME",
                 "COMPASS_DIR",
                 "HOTKEY_MODE",
+                "LOWPASS",
+                "PW_TEST_HTML_REPORT_OPEN",
+                "OTP_VERSION",
             ]
         );
     }
@@ -758,6 +800,19 @@ mod tests {
             (format!("npm_{a36}"), "npm token"),
             (format!("pypi-AgEIcHlwaS5vcmc{a36}"), "PyPI token"),
             (format!("dop_v1_{a36}{a36}"), "DigitalOcean token"),
+            // Breaker (stop 18): hex after the prefix, so the entropy check never saw it.
+            (
+                "squ_0123456789abcdef0123456789abcdef01234567".into(),
+                "SonarQube token",
+            ),
+            (
+                "sqp_0123456789abcdef0123456789abcdef01234567".into(),
+                "SonarQube token",
+            ),
+            (
+                "sqa_0123456789abcdef0123456789abcdef01234567".into(),
+                "SonarQube token",
+            ),
             (
                 "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U".into(),
                 "JWT",

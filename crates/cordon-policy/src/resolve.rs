@@ -2123,6 +2123,46 @@ mod tests {
         }
     }
 
+    /// Breaker (stop 18): `TMPDIR=/var/tmp` made the whole shared temp tree writable, with
+    /// every repository in it (other projects' `.git/hooks`), since temp roots carry no
+    /// protected paths. A shared temp tree itself is refused; a directory of one's own in
+    /// it is not (sibling). And a `$TMPDIR` that is a home or above the workspace is refused
+    /// with a note, not dropped silently.
+    #[test]
+    fn shared_temp_tree_and_wide_tmpdir_are_refused_with_a_note() {
+        let fs = fs()
+            .dir("/var/tmp/other/.git/hooks")
+            .file("/var/tmp/other/.git/HEAD", "ref: x\n")
+            .dir("/var/tmp/me");
+        let p = restricted(vec![
+            FsEntry::new(":workspace", Access::Write),
+            FsEntry::new(":tmp", Access::Write),
+        ]);
+        for t in ["/var/tmp", "/home/u", "/home"] {
+            let mut c = ctx("/home/u/proj");
+            c.tmpdir = Some(t.into());
+            let r = resolve(&p, &c, &fs).unwrap();
+            assert_eq!(r.tmpdir_refused.as_deref(), Some(Path::new(t)), "{t}");
+            assert!(
+                r.notes
+                    .iter()
+                    .any(|n| n.starts_with(&format!("$TMPDIR {t}"))),
+                "{t}: {:?}",
+                r.notes
+            );
+            assert_eq!(
+                access(&r, &fs, "/var/tmp/other/.git/hooks/pre-commit"),
+                Access::Read,
+                "{t}"
+            );
+        }
+        let mut c = ctx("/home/u/proj");
+        c.tmpdir = Some("/var/tmp/me".into());
+        let r = resolve(&p, &c, &fs).unwrap();
+        assert_eq!(r.tmpdir_refused, None);
+        assert_eq!(access(&r, &fs, "/var/tmp/me/x"), Access::Write);
+    }
+
     /// A `$TMPDIR` or a grant under `/dev` (`/dev/shm/x`) or `/proc` is not reported as
     /// given: the Linux sandbox rebuilds those trees per command (a private, empty
     /// `/dev/shm`), so the host path would not be there (breaker MEDIUM-3). `$TMPDIR`

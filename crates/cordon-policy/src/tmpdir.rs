@@ -9,7 +9,8 @@
 //!    `/private/var/folders`, `/var/folders`), or one of its path components is named `tmp`,
 //!    `temp` or `.tmp` (any case), e.g. `~/tmp`, `/scratch/tmp/u`;
 //! 3. not inside a system tree (`/etc`, `/usr`, `/var`, …) other than those temp trees;
-//! 4. not `/`, a home directory or above one, the workspace or above it;
+//! 4. not `/`, a home directory or above one, the workspace or above it, nor a shared
+//!    temp tree itself (`/var/tmp`: other projects' repositories live there);
 //! 5. not in, at or above a session runtime directory (`/run/user/<uid>`,
 //!    `$XDG_RUNTIME_DIR`): it holds the session's sockets (D-Bus, gpg-agent, systemd's
 //!    private socket, cordon serve), and a writable root makes every socket in it
@@ -82,6 +83,13 @@ pub(crate) fn tmpdir_refusal(fs: &dyn FsView, c: &Path, f: &TmpdirFacts) -> Opti
             ));
         }
     }
+    if let Some(t) = crate::paths::TEMP_TREES.iter().find(|t| c == Path::new(t)) {
+        return Some(format!(
+            "it is the shared temp directory {t} itself, where other users and projects keep \
+             their files (repositories among them, whose hooks it would open); use a \
+             directory of your own in it, e.g. {t}/$USER"
+        ));
+    }
     if let Some(p) = f.profile_files.iter().find(|p| p.starts_with(c)) {
         return Some(format!("it holds the cordon configuration {}", p.display()));
     }
@@ -131,6 +139,29 @@ pub(crate) fn drop_unsafe_tmpdir(
     let t = lexical_normalize(ctx.tmpdir.as_ref()?, &ctx.cwd);
     if t == Path::new("/tmp") {
         return None;
+    }
+    // `:tmp` never expanded to a `$TMPDIR` that is `/`, a home or above one, or the
+    // workspace or above it (`resolve::expand_for`): refused just the same, with the same
+    // note and the command pointed at the private /tmp (breaker: it was dropped silently).
+    let lexical_homes: Vec<PathBuf> = ctx
+        .home
+        .iter()
+        .chain(ctx.account_home.iter())
+        .map(|h| lexical_normalize(h, Path::new("/")))
+        .collect();
+    if depth(&t) == 0
+        || lexical_homes.iter().chain(homes).any(|h| h.starts_with(&t))
+        || workspace.starts_with(&t)
+    {
+        let note = format!(
+            "$TMPDIR {} is not made writable: it is `/`, a home directory or above one, or \
+             the workspace or above it; temporary files go to the private /tmp",
+            t.display()
+        );
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+        return Some(t);
     }
     let mut refused = None;
     let runtime_dir = ctx

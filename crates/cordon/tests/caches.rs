@@ -606,3 +606,40 @@ fn cache_clear_removes_every_layer() {
     assert!(so.contains("b-2222222222222222"), "{so}");
     assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0);
 }
+
+/// `cache clear` finds the layers where runs put them when `$HOME` is spelled through a
+/// symlink (runs keep them under the canonical home; the no-follow removal refused the
+/// link and exited 1: breaker, stop 18).
+#[test]
+fn cache_clear_with_a_home_reached_through_a_symlink() {
+    if !overlays_available() {
+        return;
+    }
+    let p = project();
+    let link = p.root.path().join("homelink");
+    std::os::unix::fs::symlink(&p.home, &link).unwrap();
+    let run = |args: &[&str]| {
+        p.cordon_in(&p.dir, args)
+            .env_remove("CARGO_HOME")
+            .env("HOME", &link)
+            .output()
+            .unwrap()
+    };
+    let o = run(&["run", "--", "sh", "-c", "echo n > ~/.cargo/registry/n"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let root = p.home.join(".cache/cordon/overlays");
+    assert!(std::fs::read_dir(&root).unwrap().next().is_some());
+    let o = run(&["cache", "clear", "--json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    assert!(
+        std::fs::read_dir(&root).unwrap().next().is_none(),
+        "{}",
+        text(&o.stdout)
+    );
+}

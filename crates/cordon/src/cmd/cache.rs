@@ -16,9 +16,15 @@ pub fn cache(c: CacheCommand) -> Result<i32> {
     }
 }
 
+/// `$HOME` resolved as runs resolve it (`cordon_policy::caches`: the layers live under
+/// the canonical home), so a home spelled through a symlink finds the same layers (the
+/// no-follow removal refused the link: breaker, stop 18).
 fn home() -> Result<PathBuf> {
     match std::env::var_os("HOME") {
-        Some(h) if !h.is_empty() => Ok(PathBuf::from(h)),
+        Some(h) if !h.is_empty() => Ok(cordon_policy::paths::canonicalize_lenient(
+            &cordon_sandbox::HostFs,
+            Path::new(&h),
+        )),
         _ => bail!("$HOME is not set: the cache layers live under ~/.cache/cordon/overlays"),
     }
 }
