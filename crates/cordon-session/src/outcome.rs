@@ -676,6 +676,18 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
     if cordon_policy::paths::in_system_tree(grant, ctx.home) {
         return Err(format!("it would need {g} writable, a system directory"));
     }
+    // A repository's metadata and cordon's own directory are the protected paths of R-P3:
+    // `.git/hooks`, `.git/config` and friends make git run code later, outside any
+    // sandbox (breaker, stop 18: a denied hook write offered `-w <repo>/.git/hooks`).
+    if let Some(name) = grant.components().find_map(|c| {
+        let n = c.as_os_str().to_string_lossy();
+        (n == ".git" || n == ".cordon").then(|| n.into_owned())
+    }) {
+        return Err(format!(
+            "it would need {g} writable, inside a {name} directory (git or cordon would run \
+             or trust what is written there)"
+        ));
+    }
     Ok(())
 }
 
@@ -1581,6 +1593,10 @@ mod tests {
             "/home/u/.config/systemd/user",
             "/home/u/.local/bin",
             "/home/u/.config/git",
+            // A repository's metadata (breaker, stop 18).
+            "/var/tmp/r/.git/hooks",
+            "/srv2/u/proj/sub/.git",
+            "/srv2/u/proj/.cordon",
         ] {
             let why = offerable_grant(Path::new(no), &ctx).unwrap_err();
             assert!(why.contains(no), "{no}: {why}");
