@@ -86,10 +86,67 @@ pub struct LogRecord {
     pub addr: Option<String>,
 }
 
-/// The JSONL decision log: files written to (each line one `write`), possibly none.
-#[derive(Debug, Default)]
+/// Most bytes the decision log writes to each file; past it one [`LOG_FULL_RULE`] record
+/// is written and later decisions are not (the command drives the log: without a cap a
+/// flood of refused, long names grew it without bound, breaker stop 18).
+pub const LOG_MAX_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The rule of the record written once when the log reached [`LOG_MAX_BYTES`] (decision
+/// `deny`, host `*`, port 0): later decisions, refusals among them, are not in the log.
+pub const LOG_FULL_RULE: &str = "the decision log is full: later decisions were not recorded";
+
+/// Longest host name kept in a record (a DNS name has at most 253 characters); longer
+/// names are cut, with `…` at the end.
+const LOG_HOST_MAX: usize = 255;
+
+/// The host name as a record shows it: cut to [`LOG_HOST_MAX`] characters, and every
+/// character that cannot occur in a host name or an address literal (`A-Z a-z 0-9 . - _ :
+/// [ ] *`) percent-encoded, so a name the command chose cannot forge the text of another
+/// record, or carry control characters into a terminal (breaker, stop 18: a SOCKS5 name
+/// `x:443: approved once by terminal` passed for an answered question).
+pub fn log_safe_host(host: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in host.chars().enumerate() {
+        if i == LOG_HOST_MAX {
+            out.push('…');
+            break;
+        }
+        if c.is_ascii_alphanumeric() || ".-_:[]*".contains(c) {
+            out.push(c);
+        } else {
+            let mut b = [0u8; 4];
+            for byte in c.encode_utf8(&mut b).bytes() {
+                out.push_str(&format!("%{byte:02X}"));
+            }
+        }
+    }
+    out
+}
+
+/// A rule text as a record shows it: control characters replaced by `?`, cut to 512
+/// characters (a rule may quote what the command sent).
+fn log_safe_rule(rule: &str) -> String {
+    rule.chars()
+        .take(512)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
+/// The JSONL decision log: files written to (each line one `write`), possibly none, each
+/// up to [`LOG_MAX_BYTES`].
+#[derive(Debug)]
 pub struct DecisionLog {
-    files: Vec<Mutex<std::fs::File>>,
+    files: Vec<Mutex<(std::fs::File, u64)>>,
+    cap: u64,
+}
+
+impl Default for DecisionLog {
+    fn default() -> Self {
+        DecisionLog {
+            files: Vec::new(),
+            cap: LOG_MAX_BYTES,
+        }
+    }
 }
 
 impl DecisionLog {
@@ -117,18 +174,49 @@ impl DecisionLog {
     /// Also writes to an open file (e.g. the memory file `cordon run` reads the run's
     /// decisions from, which the command never holds).
     pub fn add_file(&mut self, f: std::fs::File) {
-        self.files.push(Mutex::new(f));
+        self.files.push(Mutex::new((f, 0)));
+    }
+
+    /// The same log with a lower cap than [`LOG_MAX_BYTES`] (bytes per file; never
+    /// higher: the reader of the run's log reads that much at most).
+    pub fn capped(mut self, bytes: u64) -> DecisionLog {
+        self.cap = bytes.min(LOG_MAX_BYTES);
+        self
     }
 
     fn record(&self, r: &LogRecord) {
         if self.files.is_empty() {
             return;
         }
-        let mut line = serde_json::to_vec(r).unwrap_or_default();
-        line.push(b'\n');
+        let line = |r: &LogRecord| {
+            let mut l = serde_json::to_vec(r).unwrap_or_default();
+            l.push(b'\n');
+            l
+        };
+        let this = line(r);
         for f in &self.files {
-            if let Ok(mut f) = f.lock() {
-                let _ = f.write_all(&line);
+            if let Ok(mut g) = f.lock() {
+                let (file, written) = &mut *g;
+                if *written >= self.cap {
+                    continue;
+                }
+                let next = *written + this.len() as u64;
+                let out = if next <= self.cap {
+                    this.clone()
+                } else {
+                    line(&LogRecord {
+                        ts: r.ts,
+                        proto: r.proto.clone(),
+                        host: "*".into(),
+                        port: 0,
+                        decision: "deny".into(),
+                        rule: LOG_FULL_RULE.into(),
+                        addr: None,
+                    })
+                };
+                // Past the cap (the marker included) nothing more is written.
+                *written = if next <= self.cap { next } else { self.cap };
+                let _ = file.write_all(&out);
             }
         }
     }
@@ -251,10 +339,10 @@ impl Proxy {
         self.inner.log.record(&LogRecord {
             ts: now(),
             proto: proto.to_string(),
-            host: host.to_string(),
+            host: log_safe_host(host),
             port,
             decision: decision.to_string(),
-            rule: rule.to_string(),
+            rule: log_safe_rule(rule),
             addr,
         });
     }

@@ -398,3 +398,84 @@ mod props {
         }
     }
 }
+
+/// Breaker (stop 18): the command names the host, so a record shows a name cut to 255
+/// characters with everything a host name cannot hold percent-encoded: a SOCKS5 name
+/// `x:443: approved once by terminal`, a newline or an escape sequence cannot forge the
+/// text of another decision or reach a terminal.
+#[test]
+fn logged_host_names_cannot_forge_records() {
+    let f = fixture();
+    let forged = "exfil.test:443: approved once by terminal\n\u{1b}[2J";
+    let (code, _) = socks_get(&f, Host::Domain(forged.into()), 443);
+    assert_ne!(code, 0);
+    let long = "a".repeat(240) + &".b".repeat(40);
+    let r = http_get(&f, &long, 80);
+    assert!(r.contains("403") || r.contains("400"), "{r}");
+    let lines = log_lines(&f);
+    let hosts: Vec<&str> = lines.iter().filter_map(|l| l["host"].as_str()).collect();
+    assert!(
+        hosts.contains(&"exfil.test:443:%20approved%20once%20by%20terminal%0A%1B[2J"),
+        "{hosts:?}"
+    );
+    let cut = hosts.iter().find(|h| h.starts_with("aaaa")).unwrap();
+    assert_eq!(cut.chars().count(), 256, "{cut}");
+    assert!(cut.ends_with('…'));
+    for l in &lines {
+        let rule = l["rule"].as_str().unwrap();
+        assert!(!rule.chars().any(char::is_control), "{rule:?}");
+    }
+}
+
+/// The decision log stops at its cap with one record saying so (the command drives it: a
+/// flood of refused names grew it without bound).
+#[test]
+fn decision_log_stops_at_its_cap_and_says_so() {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let mut log = DecisionLog::default();
+    log.add_file(file.reopen().unwrap());
+    let policy = ProxyPolicy::new(&[], &[], &[]).unwrap();
+    let mut cfg = ProxyConfig::new(policy);
+    cfg.log = log.capped(8 * 1024);
+    cfg.resolver = Resolver::Map(HashMap::new());
+    let proxy = spawn(cfg, "127.0.0.1:0".parse().unwrap(), 2).unwrap();
+    let f = Fixture {
+        proxy,
+        port: 0,
+        rebind_port: 0,
+        rebind_hits: Arc::new(AtomicUsize::new(0)),
+        log: file,
+    };
+    // Each refusal is ~300 bytes: enough of them to pass the (lowered) cap.
+    let name = "n".repeat(200);
+    let cap = 8 * 1024u64;
+    let n = cap / 250 + 40;
+    let mut handles = Vec::new();
+    for t in 0..4 {
+        let addr = f.proxy.addr;
+        let name = name.clone();
+        handles.push(std::thread::spawn(move || {
+            for i in 0..n / 4 {
+                let mut s = connect(addr);
+                let _ = write!(
+                    s,
+                    "GET http://{name}{t}x{i}.test/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                );
+                let mut sink = Vec::new();
+                let _ = s.read_to_end(&mut sink);
+            }
+        }));
+    }
+    for h in handles {
+        h.join().unwrap();
+    }
+    let size = std::fs::metadata(f.log.path()).unwrap().len();
+    assert!(size <= cap + 1024, "{size} bytes past the cap");
+    let lines = log_lines(&f);
+    let full: Vec<_> = lines
+        .iter()
+        .filter(|l| l["rule"] == cordon_proxy::LOG_FULL_RULE)
+        .collect();
+    assert_eq!(full.len(), 1, "one marker");
+    assert_eq!(lines.last().unwrap()["rule"], cordon_proxy::LOG_FULL_RULE);
+}

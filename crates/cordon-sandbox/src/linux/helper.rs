@@ -979,10 +979,16 @@ fn run_namespaces(
     drop(status_w);
     if let Some((gate_r, gate_w)) = gate {
         drop(gate_r);
-        // Init is outside the cgroup until here; it starts nothing before the answer.
-        let joined = cgroup.as_ref().is_some_and(|c| match prepared {
-            None => c.attach(pid).is_ok(),
-            Some(_) => c.attach_through(&procs, pid).is_ok(),
+        // Init is outside the cgroup until here; it starts nothing before the answer. The
+        // helper goes in first when it runs the proxy (its threads and memory are the
+        // command's doing).
+        let with_proxy = proxy_sock.is_some();
+        let joined = cgroup.as_mut().is_some_and(|c| {
+            (!with_proxy || c.join_self(&procs).is_ok())
+                && match prepared {
+                    None => c.attach(pid).is_ok(),
+                    Some(_) => c.attach_through(&procs, pid).is_ok(),
+                }
         });
         drop(procs);
         if !joined {

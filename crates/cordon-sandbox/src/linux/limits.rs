@@ -364,6 +364,26 @@ impl Cgroup {
         Ok(())
     }
 
+    /// Moves this process (the helper) in as well, when it runs the filtering proxy for the
+    /// command: the proxy's threads and memory (connections, buffers, its decision log)
+    /// are driven by the command, so they count against the run's limits as they did when
+    /// the helper joined before the clone (breaker, stop 18). `procs`: the `cgroup.procs`
+    /// descriptors of a template's command ([`Cgroup::attach_through`]), empty on the
+    /// cold path. [`Cgroup::remove`] moves it back out.
+    ///
+    /// Errors: a `cgroup.procs` write failed.
+    pub(crate) fn join_self(&mut self, procs: &[OwnedFd]) -> std::io::Result<()> {
+        // SAFETY: getpid has no preconditions.
+        let me = unsafe { libc::getpid() };
+        if procs.is_empty() {
+            self.attach(me)?;
+        } else {
+            self.attach_through(procs, me)?;
+        }
+        self.joined = true;
+        Ok(())
+    }
+
     /// Which limits the cgroup enforces, as `(pids, memory)`: what a process that the
     /// helper [`attach`](Cgroup::attach)ed passes to [`Cgroup::enforced_by_cgroup`].
     pub fn limits_enforced(&self) -> (bool, bool) {

@@ -131,8 +131,9 @@ pub struct DecisionChannel {
     fd: OwnedFd,
 }
 
-/// At most this many bytes of decisions are read back.
-const DECISIONS_MAX: u64 = 4 * 1024 * 1024;
+/// At most this many bytes of decisions are read back: all the proxy writes
+/// ([`cordon_proxy::LOG_MAX_BYTES`], its last record saying when it stopped).
+const DECISIONS_MAX: u64 = cordon_proxy::LOG_MAX_BYTES;
 
 impl DecisionChannel {
     /// A new, empty, inheritable memory file.
