@@ -67,6 +67,13 @@ pub enum Decider {
     /// (discarded at exit), and no entry below `/tmp` grants it: the host's object is not
     /// visible to the command (it reads as absent; a file created there is private).
     PrivateTmp,
+    /// The path lies under a tree the Linux sandbox builds afresh for every command
+    /// ([`crate::paths::REBUILT_TREES`]): a minimal `/dev` with a private, empty, writable
+    /// `/dev/shm`, and the sandbox's own `/proc`; no profile entry applies there.
+    RebuiltTree {
+        /// `/dev` or `/proc`.
+        tree: String,
+    },
 }
 
 impl Decider {
@@ -111,6 +118,11 @@ impl Decider {
             Decider::PrivateTmp => "hidden by the sandbox's private /tmp: the command sees \
                 an empty, writable /tmp discarded at exit, not the host's files"
                 .to_string(),
+            Decider::RebuiltTree { tree } => format!(
+                "{tree} is rebuilt inside the sandbox for every command (a minimal /dev with \
+                 a private, empty, writable /dev/shm discarded at exit; the sandbox's own \
+                 /proc): no profile entry applies there"
+            ),
         }
     }
 }
@@ -298,6 +310,8 @@ fn hint_for(
         toml_str(abs),
     );
     Some(match decider {
+        // Nothing a profile can change (its grants there are dropped).
+        Decider::RebuiltTree { .. } => return None,
         Decider::PrivateTmp => {
             let perms = serde_json::json!({
                 "entries": [{ "path": abs.to_string_lossy(), "access": "read" }]
@@ -388,6 +402,29 @@ fn explain_path(
             hint,
             shown_as: None,
         };
+    }
+    if private_tmp {
+        if let Some(tree) = crate::paths::REBUILT_TREES
+            .iter()
+            .find(|t| absolute.starts_with(t))
+        {
+            let shm = absolute.starts_with("/dev/shm");
+            return PathExplanation {
+                path: asked.to_path_buf(),
+                canonical: (canonical != absolute).then_some(canonical),
+                access: if shm { Access::Write } else { Access::Read },
+                shown_as: shm.then(|| {
+                    "the sandbox's private /dev/shm: empty at start, discarded at exit; the \
+                     host's files there are not visible"
+                        .to_string()
+                }),
+                absolute,
+                decided_by: Decider::RebuiltTree {
+                    tree: tree.to_string(),
+                },
+                hint: None,
+            };
+        }
     }
     let answer = resolved.filesystem.access_for(fs, &absolute);
     let decided_by = match (&resolved.filesystem, answer.entry) {

@@ -287,6 +287,34 @@ fn host_tmp_paths_are_reported_hidden_with_the_fix() {
     assert_ne!(e.paths[0].decided_by, Decider::PrivateTmp);
 }
 
+/// Breaker (stop 18): `/dev` and `/proc` are rebuilt inside the Linux sandbox, so explain
+/// says what the command sees there — a private, writable `/dev/shm`, the sandbox's own
+/// `/proc` — with no profile change to offer, instead of the host's "read-only" and a
+/// grant that would be dropped. On macOS the profile decides (sibling).
+#[test]
+fn rebuilt_trees_are_explained_as_the_sandbox_shows_them() {
+    let e = run(
+        &dev(),
+        &["/dev/shm/x", "/proc/1/environ"],
+        Os::Linux,
+        Ok(()),
+    );
+    assert_eq!(
+        e.paths[0].decided_by,
+        Decider::RebuiltTree {
+            tree: "/dev".into()
+        }
+    );
+    assert_eq!(e.paths[0].access, Access::Write);
+    assert!(e.paths[0].hint.is_none());
+    assert_eq!(e.paths[1].access, Access::Read);
+    let e = run(&dev(), &["/dev/shm/x"], Os::Macos, Ok(()));
+    assert!(!matches!(
+        e.paths[0].decided_by,
+        Decider::RebuiltTree { .. }
+    ));
+}
+
 /// Issue 8 §1: `cd /tmp/proj && cordon run --profile read-only -- ls` — the cwd under the
 /// private /tmp is kept visible with the profile's access (read), not widened.
 #[test]

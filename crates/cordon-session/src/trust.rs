@@ -303,6 +303,26 @@ fn additional(
     if layers.allow_network || layers.network == Some(NetworkPolicy::Enabled) {
         overlay.network = Some(true);
     }
+    // A grant under a tree the Linux sandbox rebuilds per command names a host path the
+    // command would not see: a usage error, not a grant silently dropped (breaker, stop 18:
+    // `-w /dev/shm/x` was accepted and nothing said it had no effect).
+    if cfg!(target_os = "linux") {
+        for e in overlay.entries.iter().filter(|e| e.access != Access::Deny) {
+            let p = PathBuf::from(absolute(Path::new(&e.path), cwd));
+            if let Some(t) = cordon_policy::paths::REBUILT_TREES
+                .iter()
+                .find(|t| p.starts_with(t))
+            {
+                return Err(TrustError::Usage(format!(
+                    "{} {}: {t} is rebuilt inside the sandbox for every command (a private, \
+                     empty /dev/shm and a new /proc), so the host path would not be there; \
+                     use a directory elsewhere (e.g. under /tmp or the project)",
+                    e.source.as_deref().unwrap_or("--with"),
+                    e.path
+                )));
+            }
+        }
+    }
     if overlay.grants_nothing() {
         return Ok(None);
     }

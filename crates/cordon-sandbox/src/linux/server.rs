@@ -786,6 +786,16 @@ fn relay_to_template(
     // `cgroup.procs` descriptors (this handler stays out: `pids.max` counts the helper and
     // init beside the command, as on the cold path).
     let cgroup = super::limits::Cgroup::create_for_others(limits);
+    // Without a cgroup that counts processes, the pids limit is `RLIMIT_NPROC` in the
+    // command's user namespace, and every command of a template shares the template's: one
+    // command's processes would eat another's budget (breaker, stop 18, as uid 1000). Such
+    // a command takes the per-command helper, with a user namespace of its own.
+    if limits.pids.is_some() && !cgroup.as_ref().is_some_and(|c| c.limits_enforced().0) {
+        if let Some(c) = &cgroup {
+            c.remove();
+        }
+        return handle_request(conn, req, fds, Launcher::Fork);
+    }
     let procs = match cgroup.as_ref().map(|c| c.procs_files()).transpose() {
         Ok(p) => p.unwrap_or_default(),
         Err(_) => {
