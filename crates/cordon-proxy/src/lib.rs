@@ -539,17 +539,30 @@ impl Proxy {
     }
 
     async fn http(&self, mut req: Request<Incoming>) -> Response<Body> {
+        // A request refused before any host was judged is a refusal too: logged (deny,
+        // with what the client named), so the run's report lists it (breaker, stop 18).
+        let bad = |proto: &'static str, host: &str, port: u16, rule: &str, msg: &str| {
+            self.log(proto, host, port, "deny", rule, None);
+            text_response(StatusCode::BAD_REQUEST, format!("cordon proxy: {msg}\n"))
+        };
         if req.method() == Method::CONNECT {
             let Some(auth) = req.uri().authority().cloned() else {
-                return text_response(
-                    StatusCode::BAD_REQUEST,
-                    "cordon proxy: CONNECT needs host:port\n".into(),
+                let named = req.uri().to_string();
+                return bad(
+                    "connect",
+                    &named,
+                    0,
+                    "bad request: CONNECT without host:port",
+                    "CONNECT needs host:port",
                 );
             };
             let Some(port) = auth.port_u16() else {
-                return text_response(
-                    StatusCode::BAD_REQUEST,
-                    "cordon proxy: CONNECT needs host:port\n".into(),
+                return bad(
+                    "connect",
+                    auth.host(),
+                    0,
+                    "bad request: CONNECT without a port",
+                    "CONNECT needs host:port",
                 );
             };
             let host = auth.host().to_string();
@@ -571,11 +584,27 @@ impl Proxy {
         }
         let uri = req.uri().clone();
         let (Some("http"), Some(host)) = (uri.scheme_str(), uri.host()) else {
-            return text_response(
-                StatusCode::BAD_REQUEST,
-                "cordon proxy: send absolute-form http:// requests, or CONNECT host:port \
-                 (https:// goes through CONNECT)\n"
-                    .into(),
+            let named = uri
+                .host()
+                .map(str::to_string)
+                .or_else(|| {
+                    req.headers()
+                        .get(hyper::header::HOST)
+                        .and_then(|h| h.to_str().ok())
+                        .map(|h| h.rsplit_once(':').map_or(h, |(n, _)| n).to_string())
+                })
+                .unwrap_or_else(|| "?".into());
+            let port = uri.port_u16().unwrap_or(match uri.scheme_str() {
+                Some("https") => 443,
+                _ => 80,
+            });
+            return bad(
+                "http",
+                &named,
+                port,
+                "bad request: not an absolute-form http:// request",
+                "send absolute-form http:// requests, or CONNECT host:port (https:// goes \
+                 through CONNECT)",
             );
         };
         let host = host.to_string();

@@ -273,6 +273,31 @@ fn garbage_and_unsupported_requests_get_errors_not_hangs() {
         .unwrap();
     let r = read_all(s);
     assert!(r.starts_with("HTTP/1.1 400"), "{r}");
+    // Refused before any host was judged, and still logged as refusals naming what was
+    // asked for (breaker, stop 18: 400s were missing from the run's report).
+    for req in [
+        "GET https://secret.test/x HTTP/1.1\r\nHost: secret.test\r\nConnection: close\r\n\r\n",
+        "CONNECT noport.test HTTP/1.1\r\nHost: noport.test\r\n\r\n",
+    ] {
+        let mut s = connect(f.proxy.addr);
+        s.write_all(req.as_bytes()).unwrap();
+        let r = read_all(s);
+        assert!(r.starts_with("HTTP/1.1 400"), "{r}");
+    }
+    let lines = log_lines(&f);
+    for (host, port) in [
+        ("allowed.test", 80),
+        ("secret.test", 443),
+        ("noport.test", 0),
+    ] {
+        assert!(
+            lines.iter().any(|l| l["host"] == host
+                && l["port"] == port
+                && l["decision"] == "deny"
+                && l["rule"].as_str().unwrap().starts_with("bad request")),
+            "{host}: {lines:?}"
+        );
+    }
     // SOCKS5 BIND is not served.
     let mut s = connect(f.proxy.addr);
     s.write_all(&[5, 1, 0]).unwrap();

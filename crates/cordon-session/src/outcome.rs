@@ -676,17 +676,25 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
     if cordon_policy::paths::in_system_tree(grant, ctx.home) {
         return Err(format!("it would need {g} writable, a system directory"));
     }
-    // A repository's metadata and cordon's own directory are the protected paths of R-P3:
-    // `.git/hooks`, `.git/config` and friends make git run code later, outside any
-    // sandbox (breaker, stop 18: a denied hook write offered `-w <repo>/.git/hooks`).
+    // Another repository's metadata (or cordon directory) is never offered: `.git/hooks`,
+    // `.git/config` and friends make git run code later, outside any sandbox, and the
+    // command chooses where it fails (breaker, stop 18: a denied hook write in a repository
+    // under /var/tmp offered `-w <repo>/.git/hooks`). The workspace's own stays offerable
+    // (`git config user.name …` in the project), as a one-off the person approves.
+    let in_workspace = [Some(ctx.cwd), workspace]
+        .into_iter()
+        .flatten()
+        .any(|w| grant.starts_with(w));
     if let Some(name) = grant.components().find_map(|c| {
         let n = c.as_os_str().to_string_lossy();
         (n == ".git" || n == ".cordon").then(|| n.into_owned())
     }) {
-        return Err(format!(
-            "it would need {g} writable, inside a {name} directory (git or cordon would run \
-             or trust what is written there)"
-        ));
+        if !in_workspace {
+            return Err(format!(
+                "it would need {g} writable, inside the {name} directory of another \
+                 project (git or cordon would run or trust what is written there)"
+            ));
+        }
     }
     Ok(())
 }
@@ -1593,10 +1601,10 @@ mod tests {
             "/home/u/.config/systemd/user",
             "/home/u/.local/bin",
             "/home/u/.config/git",
-            // A repository's metadata (breaker, stop 18).
+            // Another repository's metadata (breaker, stop 18).
             "/var/tmp/r/.git/hooks",
-            "/srv2/u/proj/sub/.git",
-            "/srv2/u/proj/.cordon",
+            "/srv2/u/other/.git/config",
+            "/home/u/other/.cordon",
         ] {
             let why = offerable_grant(Path::new(no), &ctx).unwrap_err();
             assert!(why.contains(no), "{no}: {why}");
