@@ -95,35 +95,24 @@ fn owned(fd: libc::c_long) -> OwnedFd {
 /// for a symlink cannot redirect a mount. `rel` must be relative (an empty `rel` is not
 /// allowed: use the directory descriptor itself).
 pub fn open_beneath(dirfd: RawFd, rel: &Path) -> io::Result<OwnedFd> {
-    let c = cstr(rel)?;
-    let how = OpenHow {
-        flags: (libc::O_PATH | libc::O_CLOEXEC | libc::O_NOFOLLOW) as u64,
-        mode: 0,
-        resolve: RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-    };
-    // SAFETY: `c` is NUL-terminated and `how` is a valid `struct open_how` of the size passed;
-    // both outlive the call.
-    let fd = unsafe {
-        libc::syscall(
-            SYS_OPENAT2,
-            dirfd,
-            c.as_ptr(),
-            &how as *const OpenHow,
-            std::mem::size_of::<OpenHow>(),
-        )
-    };
-    check(fd).map(owned)
+    open_path_beneath(dirfd, rel, 0)
 }
 
 /// [`open_beneath`] that also refuses to cross a mount point, bind mounts of the same
 /// filesystem included (`RESOLVE_NO_XDEV`: `EXDEV` when `rel` is, or passes, a mount
 /// point).
 pub fn open_beneath_same_mount(dirfd: RawFd, rel: &Path) -> io::Result<OwnedFd> {
+    open_path_beneath(dirfd, rel, RESOLVE_NO_XDEV)
+}
+
+/// `openat2(dirfd, rel, O_PATH | O_NOFOLLOW, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+/// RESOLVE_NO_MAGICLINKS | extra)`.
+fn open_path_beneath(dirfd: RawFd, rel: &Path, extra: u64) -> io::Result<OwnedFd> {
     let c = cstr(rel)?;
     let how = OpenHow {
         flags: (libc::O_PATH | libc::O_CLOEXEC | libc::O_NOFOLLOW) as u64,
         mode: 0,
-        resolve: RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+        resolve: RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | extra,
     };
     // SAFETY: `c` is NUL-terminated and `how` is a valid `struct open_how` of the size passed;
     // both outlive the call.
