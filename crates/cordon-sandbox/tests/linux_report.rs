@@ -60,6 +60,8 @@ echo "netns=$(readlink /proc/self/ns/net)"
 grep -E '^(NoNewPrivs|Seccomp|CapEff):' /proc/self/status | tr -d '\t ' | sed 's/:/=/'
 awk '$5 == "/tmp" { for (i = 7; i <= NF; i++) if ($i == "-") { print "tmpfs_tmp=" $(i+1); break } }' /proc/self/mountinfo | tail -1
 if echo x > "$OUTSIDE/probe" 2>/dev/null; then echo outside=writable; else echo outside=blocked; fi
+if grep -q '/cordon-' /proc/self/cgroup; then echo cgroup=own; else echo cgroup=none; fi
+echo "nofile=$(ulimit -n)"
 "#;
 
 fn observe(s: &Sandbox, outside: &std::path::Path) -> (Output, Option<AppliedReport>) {
@@ -116,6 +118,25 @@ fn assert_report_matches(o: &Output, r: &AppliedReport) {
         "{out}\n{r:?}"
     );
     assert!(has("environment replaced"), "{r:?}");
+    // R-H5: the limits line says how each limit is enforced; a cgroup named there is the
+    // one the command is in, and the open-files rlimit is the one it has.
+    let limits = r
+        .applied()
+        .into_iter()
+        .find(|a| a.starts_with("limits: "))
+        .unwrap_or_else(|| panic!("no limits layer: {r:?}"));
+    assert_eq!(
+        limits.contains("pids 4096: cgroup"),
+        field(&out, "cgroup") == "own",
+        "{out}\n{limits}"
+    );
+    assert!(
+        limits.contains(&format!(
+            "open files {}: RLIMIT_NOFILE",
+            field(&out, "nofile")
+        )),
+        "{out}\n{limits}"
+    );
 }
 
 fn rung_two_profile() -> Sandbox {

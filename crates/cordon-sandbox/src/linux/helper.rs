@@ -784,10 +784,14 @@ pub(crate) fn confine(
     optional: Vec<(OwnedFd, Grant)>,
 ) -> Result<Vec<Layer>, ConfineFailure> {
     let mut applied = Vec::new();
-    // R-H5: rlimits, lowered once just before the command starts (inherited by it).
-    super::limits::resolve(profile)
-        .and_then(|l| super::limits::apply_rlimits(&l, plan.rung == Rung::Namespaces))
-        .map_err(ConfineFailure::Failed)?;
+    // R-H5: rlimits, lowered once just before the command starts (inherited by it); the
+    // report says how each limit is enforced, as found here.
+    let rung1 = plan.rung == Rung::Namespaces;
+    let limits = super::limits::resolve(profile).map_err(ConfineFailure::Failed)?;
+    super::limits::apply_rlimits(&limits, rung1).map_err(ConfineFailure::Failed)?;
+    applied.push(Layer::Limits {
+        items: super::limits::enforced_here(&limits, rung1),
+    });
     let prepared: Option<(Prepared, &LandlockPlan)> = match &plan.landlock {
         Some(l) => {
             let rules = landlock_layer::fs_rules(profile, plan.rung);

@@ -106,6 +106,14 @@ pub enum Layer {
     DenialRecords,
     /// The command's environment is the payload's (scrubbed) environment.
     Environment,
+    /// Resource limits (R-H5), one item per limit: planned, the values
+    /// ([`super::limits::planned`]); applied, each with how init found it enforced
+    /// ([`super::limits::enforced_here`]: `pids 4096: cgroup`, `open files 16384:
+    /// RLIMIT_NOFILE`, or `NOT enforced` and why).
+    Limits {
+        /// One entry per limit.
+        items: Vec<String>,
+    },
 }
 
 impl Layer {
@@ -255,6 +263,7 @@ impl fmt::Display for Layer {
                  notification; refusals recorded on the helper's channel)",
             ),
             Layer::Environment => f.write_str("environment replaced by the scrubbed payload env"),
+            Layer::Limits { items } => write!(f, "limits: {}", items.join(", ")),
         }
     }
 }

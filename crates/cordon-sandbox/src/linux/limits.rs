@@ -635,6 +635,80 @@ impl OutcomeChannel {
     }
 }
 
+/// The limits of `r` as planned, one item each, values only (the mechanism is the host's
+/// answer, known once init runs: [`enforced_here`]).
+pub fn planned(r: &ResolvedLimits) -> Vec<String> {
+    let mut out = Vec::new();
+    out.push(
+        r.pids
+            .map_or("pids unlimited".into(), |n| format!("pids {n}")),
+    );
+    out.push(
+        r.memory_bytes
+            .map_or("memory unlimited".into(), |b| format!("memory {b} bytes")),
+    );
+    if let Some(b) = r.tmpfs_bytes {
+        out.push(format!("tmpfs {b} bytes"));
+    }
+    if let Some(n) = r.open_files {
+        out.push(format!("open files {n}"));
+    }
+    if let Some(s) = r.cpu_seconds {
+        out.push(format!("cpu time {s} s"));
+    }
+    if let Some(ms) = r.timeout_ms {
+        out.push(format!("timeout {ms} ms"));
+    }
+    out
+}
+
+/// How each limit of `r` is enforced for this run, as init finds it just before the
+/// command starts (after the helper's cgroup answer and [`apply_rlimits`]): the applied
+/// [`super::layer::Layer::Limits`] item list. `rung1`: the sandbox has its own user and
+/// pid namespaces (tmpfs sizes, `RLIMIT_NPROC` per namespace, the helper's watchdog).
+pub fn enforced_here(r: &ResolvedLimits, rung1: bool) -> Vec<String> {
+    let by_pids = PIDS_BY_CGROUP.load(Ordering::Relaxed);
+    let by_memory = MEMORY_BY_CGROUP.load(Ordering::Relaxed);
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut out = Vec::new();
+    out.push(match r.pids {
+        None => "pids unlimited".into(),
+        Some(n) if by_pids => format!("pids {n}: cgroup"),
+        Some(n) if rung1 && !root => format!("pids {n}: RLIMIT_NPROC"),
+        Some(n) if rung1 => format!(
+            "pids {n}: NOT enforced (no cgroup, and the kernel exempts root from RLIMIT_NPROC)"
+        ),
+        Some(n) => format!("pids {n}: NOT enforced (no cgroup on the Landlock-only fallback)"),
+    });
+    out.push(match r.memory_bytes {
+        None => "memory unlimited".into(),
+        Some(b) if by_memory => format!("memory {b} bytes: cgroup"),
+        Some(b) => format!("memory {b} bytes: RLIMIT_DATA per process"),
+    });
+    if let Some(b) = r.tmpfs_bytes {
+        out.push(if rung1 {
+            format!("tmpfs {b} bytes: size=")
+        } else {
+            format!("tmpfs {b} bytes: no private tmpfs on the Landlock-only fallback")
+        });
+    }
+    if let Some(n) = r.open_files {
+        out.push(format!("open files {n}: RLIMIT_NOFILE"));
+    }
+    if let Some(s) = r.cpu_seconds {
+        out.push(format!("cpu time {s} s: RLIMIT_CPU"));
+    }
+    if let Some(ms) = r.timeout_ms {
+        out.push(if rung1 {
+            format!("timeout {ms} ms: watchdog")
+        } else {
+            format!("timeout {ms} ms: NOT enforced (no watchdog on the Landlock-only fallback)")
+        });
+    }
+    out
+}
+
 /// How each limit of `r` would be enforced on this host (for `cordon status`): probes
 /// whether a cgroup can be created (and removes it).
 pub fn describe(r: &ResolvedLimits) -> Vec<String> {

@@ -126,6 +126,16 @@ impl LinuxPlan {
     }
 }
 
+/// The planned limits layer of `profile` (values only; a profile whose limits do not
+/// resolve fails later, in the helper, with the reason).
+fn limits_layer(profile: &ResolvedProfile) -> Layer {
+    Layer::Limits {
+        items: super::limits::resolve(profile)
+            .map(|l| super::limits::planned(&l))
+            .unwrap_or_default(),
+    }
+}
+
 /// A refusal to run (R-S4): the guarantee the profile asks for, what it needs, and why that
 /// is missing. Displays as `<guarantee> needs <needs>, but <reason>`; whoever reports it
 /// adds the one `refusing to run unconfined: ` prefix (the helper, [`super::ConfineError`],
@@ -449,6 +459,7 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
                 &profile.filesystem,
                 profile.filesystem.top_view().private_tmp,
             ),
+            limits_layer(profile),
             Layer::NoNewPrivs,
             Layer::Capabilities {
                 bounding_and_securebits: true,
@@ -563,6 +574,7 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
          writable only if a writable entry covers it)"
     ));
     let mut planned = vec![
+        limits_layer(profile),
         Layer::NoNewPrivs,
         Layer::Capabilities {
             bounding_and_securebits: true,
