@@ -460,6 +460,27 @@ fn explain_path(
             }
         }
     };
+    // On the Linux namespace backend (`private_tmp` stands for it) a config file that mixes
+    // settings and secrets is shown as a read-only copy with the credentials removed
+    // (R-C2): that is the answer, not "denied" (new user, stop 18: `explain ~/.gitconfig`
+    // said it could not be read while git read it).
+    if private_tmp && answer.access == Access::Deny {
+        if let Some(f) = resolved.stripped.iter().find(|f| f.path == canonical) {
+            return PathExplanation {
+                path: asked.to_path_buf(),
+                canonical: (canonical != absolute).then_some(canonical),
+                absolute,
+                access: Access::Read,
+                decided_by,
+                hint: None,
+                shown_as: Some(format!(
+                    "a read-only copy with the credentials removed (tokens, passwords; {:?} \
+                     format); hidden whole if it does not parse",
+                    f.format
+                )),
+            };
+        }
+    }
     let hint = hint_for(
         &absolute,
         &canonical,

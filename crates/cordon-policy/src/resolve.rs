@@ -347,7 +347,7 @@ pub enum ResolveError {
     MissingCwd(PathBuf),
     /// The workspace would be `/`, a home directory or a directory above one: making it
     /// writable would expose shell start-up files and cordon's own user config (R-P3).
-    #[error("refusing to make {0} writable as the workspace: it is the root, your home directory or above it, or a directory under your home or a system tree with no project marker; cd into a project directory (or create a `.git` or `.cordon/` there), or use --profile read-only")]
+    #[error("refusing to make {0} writable as the workspace: it is the root, your home directory or above it, a shared temp directory itself (/tmp, /var/tmp), or a directory under your home or a system tree with no project marker; cd into a project directory (or create a `.git` or `.cordon/` there), or use --profile read-only")]
     UnsafeWorkspace(PathBuf),
     /// An entry has an empty path.
     #[error("entry {0}: empty path; write `:workspace` for the project root")]
@@ -639,9 +639,12 @@ fn homes(ctx: &ResolveContext) -> Vec<PathBuf> {
     v
 }
 
-/// Whether making `ws` writable would expose a home directory or the whole disk.
+/// Whether making `ws` writable would expose a home directory, the whole disk, or a
+/// shared temp directory itself (`/var/tmp`: every other project and repository in it,
+/// hooks included — breaker, stop 18 — marker or not: a marker there is anyone's).
 fn unsafe_workspace(ws: &Path, homes: &[PathBuf], fs: &dyn FsView) -> bool {
     depth(ws) == 0
+        || crate::paths::TEMP_TREES.iter().any(|t| ws == Path::new(t))
         || homes
             .iter()
             .any(|h| canonicalize_lenient(fs, h).starts_with(ws) || h.starts_with(ws))
@@ -2121,6 +2124,31 @@ mod tests {
             let r = resolve(&p, &c, &fs).unwrap();
             assert_eq!(access(&r, &fs, "/home/u/.bashrc"), Access::Read, "{t}");
         }
+    }
+
+    /// Breaker (stop 18, new user): `cd /var/tmp && cordon run …` made the whole shared temp
+    /// tree the workspace (the marker-less fallback allows temp trees), opening every
+    /// repository in it. A temp tree itself is refused, marker or not; a project in it is
+    /// not (sibling).
+    #[test]
+    fn a_shared_temp_tree_is_never_the_workspace() {
+        let fs = fs()
+            .dir("/var/tmp/other/.git/hooks")
+            .file("/var/tmp/other/.git/HEAD", "ref: x\n")
+            .dir("/var/tmp/plain");
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        assert!(matches!(
+            resolve(&p, &ctx("/var/tmp"), &fs),
+            Err(ResolveError::UnsafeWorkspace(_))
+        ));
+        let fs2 = fs.clone().file("/var/tmp/.git/HEAD", "ref: x\n");
+        assert!(matches!(
+            resolve(&p, &ctx("/var/tmp/plain"), &fs2),
+            Err(ResolveError::UnsafeWorkspace(_))
+        ));
+        let r = resolve(&p, &ctx("/var/tmp/other"), &fs).unwrap();
+        assert_eq!(r.workspace, Path::new("/var/tmp/other"));
+        assert_eq!(access(&r, &fs, "/var/tmp/other/src"), Access::Write);
     }
 
     /// Breaker (stop 18): `TMPDIR=/var/tmp` made the whole shared temp tree writable, with

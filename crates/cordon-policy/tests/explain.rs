@@ -331,3 +331,37 @@ fn cwd_under_tmp_stays_visible_read_only() {
         Seen::PrivateTmp
     );
 }
+
+/// New user (stop 18): on the Linux namespace backend `~/.gitconfig` is shown as a
+/// read-only copy with the credentials removed (R-C2), so explain answers "read-only" with
+/// that, not "denied" with a deny-beats-everything hint; elsewhere (macOS) it is hidden.
+#[test]
+fn stripped_config_is_explained_as_the_command_sees_it() {
+    let fs = fs().file("/home/u/.gitconfig", "[user]\n\tname = u\n");
+    let p = dev();
+    let r = resolve(&p, &ctx(), &fs).unwrap();
+    let explain_on = |os| {
+        let sel = select_initial(&p, SandboxPreference::Auto, false, os, Default::default());
+        let status = SandboxStatus::new(&sel, Ok(()), true);
+        explain(
+            &r,
+            &fs,
+            &[PathBuf::from("/home/u/.gitconfig")],
+            &sel,
+            &status,
+            None,
+        )
+    };
+    let e = explain_on(Os::Linux);
+    assert_eq!(e.paths[0].access, Access::Read, "{e}");
+    assert!(
+        e.paths[0]
+            .shown_as
+            .as_deref()
+            .is_some_and(|s| s.contains("credentials removed")),
+        "{e}"
+    );
+    assert!(e.paths[0].hint.is_none(), "{e}");
+    let e = explain_on(Os::Macos);
+    assert_eq!(e.paths[0].access, Access::Deny, "{e}");
+}

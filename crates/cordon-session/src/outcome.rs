@@ -344,10 +344,21 @@ const NETWORK_ERRORS: &[&str] = &[
     "name resolution",
     "could not resolve",
     "no address associated with hostname",
-    "connection refused",
     "dns lookup",
     "dns resolution",
 ];
+
+/// Whether `marker` occurs in `text` as whole words: not inside a longer word (`enotfound`
+/// is Node's `ENOTFOUND`, not the end of Python's `FileNotFoundError`: new user, stop 18).
+fn contains_word(text: &str, marker: &str) -> bool {
+    let b = text.as_bytes();
+    text.match_indices(marker).any(|(i, m)| {
+        let before = i.checked_sub(1).map(|j| b[j]);
+        let after = b.get(i + m.len()).copied();
+        !before.is_some_and(|c| c.is_ascii_alphanumeric())
+            && !after.is_some_and(|c| c.is_ascii_alphanumeric())
+    })
+}
 
 /// Candidate paths in one line of program output: quoted words, and words that look like
 /// paths (contain `/`, or start with `.`), trimmed of punctuation.
@@ -681,10 +692,10 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
     // command chooses where it fails (breaker, stop 18: a denied hook write in a repository
     // under /var/tmp offered `-w <repo>/.git/hooks`). The workspace's own stays offerable
     // (`git config user.name …` in the project), as a one-off the person approves.
-    let in_workspace = [Some(ctx.cwd), workspace]
-        .into_iter()
-        .flatten()
-        .any(|w| grant.starts_with(w));
+    // Judged against the workspace only: the cwd may have been reached through a symlink
+    // an earlier run planted (`W/link -> /other/repo`), and then lies in another project
+    // (breaker, stop 18).
+    let in_workspace = workspace.is_some_and(|w| grant.starts_with(w));
     if let Some(name) = grant.components().find_map(|c| {
         let n = c.as_os_str().to_string_lossy();
         (n == ".git" || n == ".cordon").then(|| n.into_owned())
@@ -908,7 +919,7 @@ fn from_output(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Inferred> 
 fn network_failure(sig: &RunSignals, lines: &[&str]) -> Option<Inferred> {
     let line = lines.iter().find(|l| {
         let lower = l.to_ascii_lowercase();
-        NETWORK_ERRORS.iter().any(|m| lower.contains(m))
+        NETWORK_ERRORS.iter().any(|m| contains_word(&lower, m))
     });
     let host = line.and_then(|l| extract_host(l));
     let hint = |host: &Option<String>| {
@@ -1076,6 +1087,50 @@ mod tests {
                 home: None,
             },
         )
+    }
+
+    /// Breaker (stop 18): a cwd reached through a symlink an earlier run planted
+    /// (`/w/link -> /other/repo`) lies in another project; its `.git` is never offered,
+    /// while the workspace's own `.git/config` still is.
+    #[test]
+    fn another_projects_git_is_not_offered_from_a_symlinked_cwd() {
+        let r = resolved();
+        let ctx = ClassifyContext {
+            resolved: Some(&r),
+            fs: &NoFs,
+            cwd: Path::new("/other/repo"),
+            network_enabled: false,
+            home: None,
+        };
+        let why = offerable_grant(Path::new("/other/repo/.git/hooks"), &ctx).unwrap_err();
+        assert!(why.contains("another project"), "{why}");
+        assert!(offerable_grant(Path::new("/w/.git/config"), &ctx).is_ok());
+    }
+
+    /// New user (stop 18): Python's `ModuleNotFoundError`/`FileNotFoundError` matched
+    /// Node's `ENOTFOUND` inside the word, and a refused connection to the sandbox's own
+    /// loopback counted as "the network is off": each got an `--allow-network` hint. Real
+    /// resolver failures still count (sibling).
+    #[test]
+    fn ordinary_python_errors_are_not_network_failures() {
+        for tail in [
+            "ModuleNotFoundError: No module named 'nupkg'",
+            "FileNotFoundError: [Errno 2] No such file or directory: '/nonexistent/x'",
+            "ConnectionRefusedError: [Errno 111] Connection refused",
+        ] {
+            let o = run(1, tail);
+            assert_eq!(o.class, OutcomeClass::CommandFailed, "{tail}");
+            assert!(
+                !o.hint.as_deref().unwrap_or("").contains("network"),
+                "{tail}: {:?}",
+                o.hint
+            );
+        }
+        let o = run(1, "npm ERR! getaddrinfo ENOTFOUND registry.npmjs.org");
+        assert!(
+            matches!(o.class, OutcomeClass::NetworkDenied { .. }),
+            "{o:?}"
+        );
     }
 
     #[test]
