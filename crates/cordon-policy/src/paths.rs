@@ -48,6 +48,11 @@ pub trait FsView {
     fn is_empty_dir(&self, _p: &Path) -> bool {
         false
     }
+    /// The names of at most `cap` entries of the directory `p` (symlinks followed), in no
+    /// particular order; empty when it is not a directory. The default lists nothing.
+    fn list_dir(&self, _p: &Path, _cap: usize) -> Vec<std::ffi::OsString> {
+        Vec::new()
+    }
 }
 
 /// The size cap, in bytes, for the small git files resolution reads (`.git` files,
@@ -197,6 +202,9 @@ impl FsView for MemoFs<'_> {
     fn is_empty_dir(&self, p: &Path) -> bool {
         self.inner.is_empty_dir(p)
     }
+    fn list_dir(&self, p: &Path, cap: usize) -> Vec<std::ffi::OsString> {
+        self.inner.list_dir(p, cap)
+    }
 }
 
 /// An in-memory [`FsView`] for tests and for hosts without a disk view. Paths are
@@ -327,6 +335,22 @@ impl FsView for MemFs {
                 .chain(self.links.keys())
                 .any(|k| k.parent() == Some(c.as_path()))
     }
+    fn list_dir(&self, p: &Path, cap: usize) -> Vec<std::ffi::OsString> {
+        let Some(c) = self.canonicalize(p) else {
+            return Vec::new();
+        };
+        let mut out: Vec<std::ffi::OsString> = self
+            .dirs
+            .keys()
+            .chain(self.files.keys())
+            .chain(self.links.keys())
+            .filter(|k| k.parent() == Some(c.as_path()))
+            .filter_map(|k| k.file_name().map(|n| n.to_os_string()))
+            .collect();
+        out.dedup();
+        out.truncate(cap);
+        out
+    }
 }
 
 /// Trees that belong to the system, not to a project (Linux and macOS spellings): never a
@@ -357,6 +381,17 @@ pub const SYSTEM_TREES: &[&str] = &[
     "/Library",
     "/Applications",
     "/private",
+];
+
+/// Directories that hold other people's or other disks' trees (home directories, mount
+/// points): never a workspace without a project marker of its own.
+pub const SHARED_TOP_DIRS: &[&str] = &[
+    "/home",
+    "/mnt",
+    "/media",
+    "/run/media",
+    "/Users",
+    "/Volumes",
 ];
 
 /// Temp trees: inside a [`SYSTEM_TREES`] entry, but places any program may make its own

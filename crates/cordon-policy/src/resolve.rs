@@ -388,6 +388,10 @@ pub enum ResolveError {
     },
 }
 
+/// The reason of the protected entry a cordon configuration, rules or session file gets
+/// inside a writable root (R-P3): such a grant is never offered as a one-off widening.
+pub const CONFIG_PROTECTION_REASON: &str = "cordon configuration (decides later runs' profile)";
+
 /// Finds the project root for `cwd`: the nearest ancestor (including `cwd`) holding a
 /// `.git` (directory or `gitdir:` file) or a `.cordon` directory; `cwd` itself if none.
 pub fn find_workspace(fs: &dyn FsView, cwd: &Path) -> PathBuf {
@@ -621,9 +625,15 @@ fn drop_rebuilt_tree_grants(out: &mut Vec<ResolvedEntry>, notes: &mut Vec<String
 /// leave a symlink that a later harness `chdir`s through; without a marker nothing shows
 /// where the project is.
 fn fallback_too_sensitive(ws: &Path, homes: &[PathBuf], fs: &dyn FsView) -> bool {
-    homes
+    // Mount points and the directory of home directories hold other people's and other
+    // projects' trees: never a marker-less workspace (breaker, stop 18: `/mnt` and, as
+    // root, `/home` were accepted).
+    crate::paths::SHARED_TOP_DIRS
         .iter()
-        .any(|h| ws.starts_with(canonicalize_lenient(fs, h)) || ws.starts_with(h))
+        .any(|t| ws == Path::new(t))
+        || homes
+            .iter()
+            .any(|h| ws.starts_with(canonicalize_lenient(fs, h)) || ws.starts_with(h))
         || crate::paths::in_system_tree(ws, None)
 }
 
@@ -975,7 +985,7 @@ pub fn resolve(
                 let profile_files: Vec<PathBuf> = ctx
                     .profile_files
                     .iter()
-                    .map(|f| canonicalize_lenient(fs, &lexical_normalize(f, Path::new("/"))))
+                    .map(|f| canonicalize_lenient(fs, &lexical_normalize(f, &ctx.cwd)))
                     .collect();
                 // Homes as spelled and as resolved: a linked worktree's common dir is
                 // canonical, so a `$HOME` reached through a symlink is compared both ways.
@@ -1619,7 +1629,7 @@ fn protected_for_root(
             p = parent.to_path_buf();
         }
         let ancestor = p != *f;
-        let mut e = prot(p, "cordon configuration (decides later runs' profile)");
+        let mut e = prot(p, CONFIG_PROTECTION_REASON);
         // A missing directory above the file: its placeholder is a directory, so a later
         // run can still create the file's parents beneath it.
         e.is_dir |= ancestor;
@@ -2149,6 +2159,50 @@ mod tests {
         let r = resolve(&p, &ctx("/var/tmp/other"), &fs).unwrap();
         assert_eq!(r.workspace, Path::new("/var/tmp/other"));
         assert_eq!(access(&r, &fs, "/var/tmp/other/src"), Access::Write);
+    }
+
+    /// Breaker (stop 18): a marker-less top-level directory (`/mnt`, `/home` as root) is
+    /// not a workspace; `TMPDIR` holding a repository (or being one) is refused; a project
+    /// below a top-level directory and an empty temp dir are fine (siblings).
+    #[test]
+    fn top_level_fallback_and_tmpdir_holding_projects_are_refused() {
+        let fs = fs()
+            .dir("/mnt/disk")
+            .dir("/data/proj/.git")
+            .file("/data/proj/.git/HEAD", "ref: x\n")
+            .dir("/var/tmp/u/clone/.git/hooks")
+            .file("/var/tmp/u/clone/.git/HEAD", "ref: x\n")
+            .dir("/var/tmp/mine");
+        let p = restricted(vec![
+            FsEntry::new(":workspace", Access::Write),
+            FsEntry::new(":tmp", Access::Write),
+        ]);
+        for cwd in ["/mnt", "/home"] {
+            assert!(
+                matches!(
+                    resolve(&p, &ctx(cwd), &fs),
+                    Err(ResolveError::UnsafeWorkspace(_))
+                ),
+                "{cwd}"
+            );
+        }
+        assert!(resolve(&p, &ctx("/data/proj"), &fs).is_ok());
+        let mut c = ctx("/home/u/proj");
+        c.tmpdir = Some("/var/tmp/u".into());
+        let r = resolve(&p, &c, &fs).unwrap();
+        assert_eq!(r.tmpdir_refused.as_deref(), Some(Path::new("/var/tmp/u")));
+        assert!(
+            r.notes.iter().any(|n| n.contains("holds the project")),
+            "{:?}",
+            r.notes
+        );
+        assert_eq!(
+            access(&r, &fs, "/var/tmp/u/clone/.git/hooks/pre-commit"),
+            Access::Read
+        );
+        c.tmpdir = Some("/var/tmp/mine".into());
+        let r = resolve(&p, &c, &fs).unwrap();
+        assert_eq!(r.tmpdir_refused, None);
     }
 
     /// Breaker (stop 18): `TMPDIR=/var/tmp` made the whole shared temp tree writable, with

@@ -90,6 +90,14 @@ pub(crate) fn tmpdir_refusal(fs: &dyn FsView, c: &Path, f: &TmpdirFacts) -> Opti
              directory of your own in it, e.g. {t}/$USER"
         ));
     }
+    if let Some(repo) = holds_a_project(fs, c) {
+        return Some(format!(
+            "it holds the project {} (its `.git`/`.cordon` would be writable with no \
+             protected paths, and git runs its hooks outside any sandbox); use an empty \
+             temp directory of your own",
+            repo.display()
+        ));
+    }
     if let Some(p) = f.profile_files.iter().find(|p| p.starts_with(c)) {
         return Some(format!("it holds the cordon configuration {}", p.display()));
     }
@@ -118,6 +126,33 @@ pub(crate) fn tmpdir_refusal(fs: &dyn FsView, c: &Path, f: &TmpdirFacts) -> Opti
         );
     }
     None
+}
+
+/// Entries looked at per directory by [`holds_a_project`].
+const SCAN_CAP: usize = 4096;
+
+/// A project (a directory holding `.git` or `.cordon`) at `c` itself or one level below,
+/// if any: a temp directory that holds repositories (`TMPDIR=/var/tmp/u` with scratch
+/// clones) is not made a writable root, since temp roots carry no protected paths
+/// (breaker, stop 18). Bounded: at most [`SCAN_CAP`] entries of `c` are looked at, and a
+/// directory with more counts as holding one (fail closed).
+fn holds_a_project(fs: &dyn FsView, c: &Path) -> Option<PathBuf> {
+    let marked = |d: &Path| {
+        [".git", ".cordon"]
+            .iter()
+            .any(|m| fs.kind(&d.join(m)).is_some())
+    };
+    if marked(c) {
+        return Some(c.to_path_buf());
+    }
+    let names = fs.list_dir(c, SCAN_CAP + 1);
+    if names.len() > SCAN_CAP {
+        return Some(c.join("…"));
+    }
+    names
+        .into_iter()
+        .map(|n| c.join(n))
+        .find(|d| fs.kind(d) == Some(FileKind::Dir) && marked(d))
 }
 
 /// Whether `e` came from a `:tmp` spelling.
@@ -172,7 +207,7 @@ pub(crate) fn drop_unsafe_tmpdir(
     let profile_files: Vec<PathBuf> = ctx
         .profile_files
         .iter()
-        .map(|f| canonicalize_lenient(fs, &lexical_normalize(f, Path::new("/"))))
+        .map(|f| canonicalize_lenient(fs, &lexical_normalize(f, &ctx.cwd)))
         .collect();
     let mut i = 0;
     while i < out.len() {

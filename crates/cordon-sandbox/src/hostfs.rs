@@ -50,6 +50,16 @@ impl FsView for HostFs {
         // Lists at most one entry; never opens a file.
         std::fs::read_dir(p).is_ok_and(|mut d| d.next().is_none())
     }
+    fn list_dir(&self, p: &Path, cap: usize) -> Vec<std::ffi::OsString> {
+        // Names only; never opens a file.
+        std::fs::read_dir(p)
+            .map(|d| {
+                d.take(cap)
+                    .filter_map(|e| e.ok().map(|e| e.file_name()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
 }
 
 /// The kind of a non-regular file, in plain words.

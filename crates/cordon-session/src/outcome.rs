@@ -692,6 +692,23 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
     // command chooses where it fails (breaker, stop 18: a denied hook write in a repository
     // under /var/tmp offered `-w <repo>/.git/hooks`). The workspace's own stays offerable
     // (`git config user.name …` in the project), as a one-off the person approves.
+    // cordon's own configuration, rules and session files decide later runs: a grant that
+    // would make one writable is never offered (breaker, stop 18: a denied write to
+    // `--config cfg.toml` offered `-w cfg.toml`).
+    if let Some(ResolvedFilesystem::Restricted { entries, .. }) =
+        ctx.resolved.map(|r| &r.filesystem)
+    {
+        if let Some(e) = entries.iter().find(|e| {
+            e.path.starts_with(grant)
+                && matches!(&e.origin, EntryOrigin::Protected { reason }
+                    if reason == cordon_policy::resolve::CONFIG_PROTECTION_REASON)
+        }) {
+            return Err(format!(
+                "it would make {} writable, cordon configuration that decides later runs",
+                e.path.display()
+            ));
+        }
+    }
     // Judged against the workspace only: the cwd may have been reached through a symlink
     // an earlier run planted (`W/link -> /other/repo`), and then lies in another project
     // (breaker, stop 18).

@@ -120,11 +120,20 @@ pub fn user_rules_path() -> Option<PathBuf> {
     user_config_dir().map(|d| d.join("rules.toml"))
 }
 
+/// `$XDG_CONFIG_HOME/cordon`, else `$HOME/.config/cordon`. A relative `$XDG_CONFIG_HOME`
+/// is ignored, as the XDG base directory spec says (it named a config inside the workspace
+/// that was then never protected: breaker, stop 18); a relative `$HOME` gives none.
 fn user_config_dir() -> Option<PathBuf> {
-    if let Some(x) = std::env::var_os("XDG_CONFIG_HOME").filter(|x| !x.is_empty()) {
-        return Some(PathBuf::from(x).join("cordon"));
+    if let Some(x) = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|x| x.is_absolute())
+    {
+        return Some(x.join("cordon"));
     }
-    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config/cordon"))
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())
+        .map(|h| h.join(".config/cordon"))
 }
 
 fn absolute(p: &Path, cwd: &Path) -> String {
@@ -146,8 +155,12 @@ impl TrustProfile {
     ///
     /// Errors: [`TrustError`], each saying what to change.
     pub fn build(entry: Entry, cwd: &Path, layers: &Layers) -> Result<TrustProfile, TrustError> {
+        // Every file listed for protection is absolute: a relative `--config cfg.toml` was
+        // taken against `/` when protected paths were computed, so the file the run read
+        // stayed writable (breaker, stop 18).
+        let abs = |p: &Path| cordon_policy::paths::lexical_normalize(p, cwd);
         let (config, mut files) = match &layers.config {
-            Some(p) => (Some(Config::load(p)?), vec![p.clone()]),
+            Some(p) => (Some(Config::load(p)?), vec![abs(p)]),
             None => match user_config_path().filter(|p| p.is_file()) {
                 Some(p) => (Some(Config::load(&p)?), vec![p]),
                 None => (None, vec![]),
@@ -156,6 +169,8 @@ impl TrustProfile {
         // The session files and the remembered network hosts decide later runs' approvals
         // (R-A8): protected like the config (breaker: a run under `-w ~/.config` planted a
         // host in network-hosts.toml and later managed runs reached it unasked).
+        // The `--rules` files decide what runs unasked: protected like the config (breaker,
+        // stop 18: one inside the workspace was writable by the commands it governs).
         for u in [
             user_config_path(),
             user_rules_path(),
@@ -164,6 +179,7 @@ impl TrustProfile {
         ]
         .into_iter()
         .flatten()
+        .chain(layers.rule_files.iter().map(|r| abs(r)))
         {
             if !files.contains(&u) {
                 files.push(u);

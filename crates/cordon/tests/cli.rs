@@ -1703,3 +1703,61 @@ fn remembered_hosts_file_is_protected() {
         text(&o.stderr)
     );
 }
+
+/// Breaker (stop 18): cordon's own files in the workspace, spelled relatively, stay
+/// read-only inside: `--config cfg.toml` (it was taken against `/` and left writable: the
+/// command set `default_profile = "danger-full-access"` for the next run), `--rules r.toml`
+/// (never listed), and a relative `$XDG_CONFIG_HOME` is not a config location at all (the
+/// XDG spec ignores relative values; it named an unprotected config in the workspace).
+/// No one-off grant of them is offered either.
+#[test]
+fn relative_config_and_rules_files_stay_read_only() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = support::Project::new("cordon-relcfg-");
+    std::fs::write(
+        p.dir.join("cfg.toml"),
+        "[profiles.p]\nextends = \"workspace-write\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p.dir.join("r.toml"),
+        "[[rules]]\npattern = [\"true\"]\ndecision = \"allow\"\njustification = \"x\"\n",
+    )
+    .unwrap();
+    for (args, file) in [
+        (&["--config", "cfg.toml", "--profile", "p"][..], "cfg.toml"),
+        (&["--rules", "r.toml"][..], "r.toml"),
+    ] {
+        let script = format!("echo '# planted' >> {file} && echo WROTE");
+        let mut all = vec!["run"];
+        all.extend_from_slice(args);
+        all.extend(["--", "sh", "-c", &script]);
+        let o = support::out(p.cordon(&all));
+        assert!(!support::text(&o.stdout).contains("WROTE"), "{file}");
+        let text = std::fs::read_to_string(p.dir.join(file)).unwrap();
+        assert!(!text.contains("planted"), "{file}: {text}");
+        assert!(
+            !support::text(&o.stderr).contains(&format!("-w {file}")),
+            "{file}: {}",
+            support::text(&o.stderr)
+        );
+    }
+    // A relative XDG_CONFIG_HOME names no config: the planted one is not read.
+    std::fs::create_dir_all(p.dir.join("xdg/cordon")).unwrap();
+    std::fs::write(
+        p.dir.join("xdg/cordon/config.toml"),
+        "default_profile = \"danger-full-access\"\n",
+    )
+    .unwrap();
+    let mut c = p.cordon(&["explain"]);
+    c.env("XDG_CONFIG_HOME", "xdg");
+    let o = support::out(c);
+    let head = support::text(&o.stdout);
+    assert!(
+        head.starts_with("profile workspace-write"),
+        "{head}{}",
+        support::text(&o.stderr)
+    );
+}
