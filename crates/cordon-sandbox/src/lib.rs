@@ -528,9 +528,13 @@ mod tests {
     use super::*;
 
     fn req(profile: &str) -> CommandRequest {
+        // A directory of its own under the temp dir: the temp dir itself is never a
+        // workspace.
+        let ws = std::env::temp_dir().join("cordon-lib-tests");
+        let _ = std::fs::create_dir_all(&ws);
         let mut r = CommandRequest::new(
             vec!["git".into(), "status".into()],
-            std::env::temp_dir(),
+            ws,
             PermissionProfile::builtin(profile).unwrap(),
         );
         r.env = vec![

@@ -416,8 +416,11 @@ fn config_files_are_shown_with_credentials_removed() {
         );
     }
     let o = cordon(&p, &p.dir, &["explain", h.join(".npmrc").to_str().unwrap()]);
+    // Explained as the command sees it (new user, stop 18): read-only, a copy with the
+    // credentials removed.
     assert!(
-        text(&o.stdout).contains("visible, credentials removed"),
+        text(&o.stdout).contains(".npmrc: read-only")
+            && text(&o.stdout).contains("credentials removed"),
         "{}",
         text(&o.stdout)
     );

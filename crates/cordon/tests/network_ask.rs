@@ -568,4 +568,28 @@ fn answers_inside_a_writable_root_are_refused() {
     ]));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(s.p.dir.join("ran").exists());
+    // Breaker (stop 18): the same outside file named through a symlink in the workspace
+    // (which a concurrent run could swap before the answers are read) is refused.
+    let link = s.p.dir.join("answers-link");
+    std::os::unix::fs::symlink(&outside, &link).unwrap();
+    let path = link.display().to_string();
+    let o = out(s.p.cordon(&[
+        "run",
+        "--config",
+        &cfg,
+        "--profile",
+        "net",
+        "--approvals-from",
+        &path,
+        "--",
+        "touch",
+        "ran2",
+    ]));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("passes through the symlink"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!s.p.dir.join("ran2").exists());
 }

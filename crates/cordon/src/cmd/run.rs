@@ -220,6 +220,24 @@ fn approvals_file_refusal(args: &RunArgs, trust: &TrustProfile, spec: &str) -> R
             real.display()
         );
     }
+    // The file is opened again by name when the questions come: a symlink on the way that
+    // a command may replace (it lies in a writable directory) would let a concurrent run
+    // answer (breaker, stop 18; `--report` refuses the same).
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let lexical = cordon_policy::paths::lexical_normalize(path, &cwd);
+    for a in lexical.ancestors() {
+        let is_link = std::fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_symlink());
+        if is_link && a.parent().is_some_and(writable) {
+            anyhow::bail!(
+                "--approvals-from {spec}: it passes through the symlink {}, which lies in a \
+                 directory the command may write (a run could replace it and answer its own \
+                 questions); name the file by its real path {}, or pass a descriptor \
+                 (--approvals-from fd:N)",
+                a.display(),
+                real.display()
+            );
+        }
+    }
     Ok(())
 }
 
