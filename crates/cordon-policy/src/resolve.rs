@@ -1346,7 +1346,8 @@ fn pin_ancestors(
 /// The parts of a git dir that run code or redirect git elsewhere (R-P3): hooks, config,
 /// info (attributes select filters), `commondir` (points git at another dir's config and
 /// hooks), `config.worktree`, `modules/` (submodule git dirs with their own hooks and
-/// config) and `worktrees/` (per-worktree `commondir` and config).
+/// config), `worktrees/` (per-worktree `commondir` and config), and `remotes/` and
+/// `branches/` (legacy remote definitions: where `git push` goes).
 fn protect_git_dir(
     prot: &dyn Fn(PathBuf, &str) -> ResolvedEntry,
     gitdir: &Path,
@@ -1368,6 +1369,17 @@ fn protect_git_dir(
         (
             "worktrees",
             "linked worktrees' commondir and config redirect git",
+        ),
+        // Remotes defined the old way (a file per remote) point `git push`/`fetch` at
+        // another repository, whose hooks then run on the host (breaker, stop 18: a
+        // planted `.git/remotes/origin` to a bare repository in the workspace).
+        (
+            "remotes",
+            "legacy remote definitions point git push and fetch at another repository",
+        ),
+        (
+            "branches",
+            "legacy remote definitions point git push and fetch at another repository",
         ),
     ] {
         out.push(prot(gitdir.join(name), why));

@@ -646,7 +646,17 @@ pub struct Placeholder {
 fn placeholder_is_dir(p: &Path) -> bool {
     matches!(
         p.file_name().and_then(|n| n.to_str()),
-        Some("hooks" | "info" | ".git" | ".cordon" | "cordon" | "modules" | "worktrees")
+        Some(
+            "hooks"
+                | "info"
+                | ".git"
+                | ".cordon"
+                | "cordon"
+                | "modules"
+                | "worktrees"
+                | "remotes"
+                | "branches"
+        )
     )
 }
 
