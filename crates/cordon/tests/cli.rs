@@ -1761,3 +1761,28 @@ fn relative_config_and_rules_files_stay_read_only() {
         support::text(&o.stderr)
     );
 }
+
+/// Breaker (stop 18): cordon run as root in a repository someone else owns gives the
+/// placeholders it leaves (`.git/worktrees/`, `.git/modules/`, `.cordon/`, …) to that
+/// owner: root-owned ones broke the user's own `git worktree add` later.
+#[test]
+fn placeholders_in_another_users_repository_belong_to_that_user() {
+    // SAFETY: geteuid has no preconditions.
+    if !support::sandbox_available() || unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let p = support::Project::new("cordon-owner-");
+    let uid = support::TEST_UID;
+    let st = std::process::Command::new("chown")
+        .args(["-R", &format!("{uid}:{uid}"), p.dir.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = support::out(p.cordon(&["run", "--", "true"]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+    use std::os::unix::fs::MetadataExt;
+    for rel in [".git/worktrees", ".git/modules", ".git/remotes", ".cordon"] {
+        let md = std::fs::symlink_metadata(p.dir.join(rel)).unwrap();
+        assert_eq!(md.uid(), uid, "{rel} owned by {}", md.uid());
+    }
+}

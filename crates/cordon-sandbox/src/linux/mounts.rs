@@ -33,7 +33,7 @@
 
 use super::sys;
 use cordon_policy::{Access, CacheMode, EntryOrigin, ResolvedFilesystem, ResolvedProfile};
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
@@ -830,13 +830,24 @@ fn create_placeholder(path: &Path, dir: bool) -> io::Result<Option<Placeholder>>
         Err(e) if is_errno(&e, libc::ENOENT) => {}
         Err(e) => return Err(e),
     }
+    // Run as root in a directory someone else owns, the placeholder is given to that owner
+    // (through its own descriptor, checked to be the entry just made): a root-owned
+    // `.git/worktrees/` broke the user's `git worktree add` (breaker, stop 18).
+    let owner = owner_for_placeholder(&pfd);
     let created = if dir {
         // Empty, including `.git`/`.cordon`: git ignores an empty directory (no `??`
         // in `git status`), and cordon does not take it for a workspace marker.
-        sys::mkdirat_excl(pfd.as_raw_fd(), &cname, 0o755)
+        sys::mkdirat_excl(pfd.as_raw_fd(), &cname, 0o755).map(|()| {
+            if let Some((uid, gid)) = owner {
+                give_new_dir(&pfd, &cname, uid, gid);
+            }
+        })
     } else {
         sys::create_file_excl(pfd.as_raw_fd(), &cname, 0o644).and_then(|f| {
             use std::io::Write as _;
+            if let Some((uid, gid)) = owner {
+                let _ = sys::fchown(f.as_raw_fd(), uid, gid);
+            }
             std::fs::File::from(f).write_all(placeholder_contents(path))
         })
     };
@@ -848,6 +859,29 @@ fn create_placeholder(path: &Path, dir: bool) -> io::Result<Option<Placeholder>>
         // Someone else's entry appeared, or the parent went away: nothing of ours.
         Err(e) if is_errno(&e, libc::EEXIST) || is_errno(&e, libc::ENOENT) => Ok(None),
         Err(e) => Err(e),
+    }
+}
+
+/// `(uid, gid)` of the directory `pfd` when this process is root and the directory is not
+/// root's: the owner a placeholder created in it is given to.
+fn owner_for_placeholder(pfd: &OwnedFd) -> Option<(libc::uid_t, libc::gid_t)> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return None;
+    }
+    let st = sys::fstat(pfd.as_raw_fd()).ok()?;
+    (st.st_uid != 0).then_some((st.st_uid, st.st_gid))
+}
+
+/// Gives the directory `name` just created in `pfd` to `uid:gid`: opened without
+/// following a link and changed through that descriptor only if it is still a directory
+/// of ours (root's) — an entry swapped in meanwhile by the directory's owner is left alone.
+fn give_new_dir(pfd: &OwnedFd, name: &CStr, uid: libc::uid_t, gid: libc::gid_t) {
+    let Ok(fd) = sys::open_dir_at_nofollow(pfd.as_raw_fd(), name) else {
+        return;
+    };
+    if sys::fstat(fd.as_raw_fd()).is_ok_and(|st| st.st_uid == 0) {
+        let _ = sys::fchown(fd.as_raw_fd(), uid, gid);
     }
 }
 

@@ -442,6 +442,26 @@ pub fn mkdirat_excl(dirfd: RawFd, name: &CStr, mode: libc::mode_t) -> io::Result
     check(unsafe { libc::mkdirat(dirfd, name.as_ptr(), mode) }).map(|_| ())
 }
 
+/// Opens the directory `name` in `dirfd` for reading, never following a symlink at `name`
+/// (`O_DIRECTORY | O_NOFOLLOW`): a real descriptor (not `O_PATH`), for [`fchown`].
+pub fn open_dir_at_nofollow(dirfd: RawFd, name: &CStr) -> io::Result<OwnedFd> {
+    // SAFETY: `name` is NUL-terminated; no mode argument without O_CREAT.
+    let fd = unsafe {
+        libc::openat(
+            dirfd,
+            name.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    check(fd).map(|fd| owned(fd as libc::c_long))
+}
+
+/// `fchown(2)` on an open descriptor (never a path: nothing to redirect).
+pub fn fchown(fd: RawFd, uid: libc::uid_t, gid: libc::gid_t) -> io::Result<()> {
+    // SAFETY: fchown takes plain integers; `fd` is open.
+    check(unsafe { libc::fchown(fd, uid, gid) }).map(|_| ())
+}
+
 /// Creates the regular file `name` in `dirfd` exclusively (`O_CREAT | O_EXCL |
 /// O_NOFOLLOW`) and returns it open write-only; `EEXIST` is an error (unlike
 /// [`mkfileat`]).
