@@ -245,6 +245,56 @@ impl TrustProfile {
         req.profile_files = self.files.clone();
         req
     }
+
+    /// One line for each `--writable`/`--with` entry that the command will not get as asked
+    /// (the merge leaves out what cannot take effect, R-O1): a grant that leads through a
+    /// symlink, one a profile deny wins over, a lone `deny` (it only narrows the extra
+    /// grant itself; `--deny-read` narrows the profile). Empty when every entry holds, or
+    /// when the profile does not resolve (the run reports that). For `cordon run` to say on
+    /// stderr (breaker, stop 18: they were dropped in silence).
+    pub fn ungranted_extras(&self) -> Vec<String> {
+        let Some(extra) = &self.additional else {
+            return Vec::new();
+        };
+        let req = self.command(Vec::new());
+        let Ok(r) = cordon_policy::resolve(&self.profile, &req.resolve_context(), &HostFs) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for e in &extra.entries {
+            let source = e.source.as_deref().unwrap_or("--with");
+            let lexical = cordon_policy::paths::lexical_normalize(Path::new(&e.path), &self.cwd);
+            if e.access == Access::Deny {
+                out.push(format!(
+                    "{source} {}: a deny entry in additional permissions only narrows the \
+                     extra grant itself; to hide a path from the command use --deny-read {}",
+                    e.path, e.path
+                ));
+                continue;
+            }
+            let got = r.filesystem.access_for(&HostFs, &lexical).access;
+            if got.width() >= e.access.width() {
+                continue;
+            }
+            let real = cordon_policy::paths::canonicalize_lenient(&HostFs, &lexical);
+            let why = if real != lexical {
+                format!(
+                    "it leads through a symlink to {}; name the real path if you mean it",
+                    real.display()
+                )
+            } else {
+                format!(
+                    "the profile's rules win there (cordon explain {} says which)",
+                    e.path
+                )
+            };
+            out.push(format!(
+                "{source} {} was not granted ({} here): {why}",
+                e.path, got
+            ));
+        }
+        out
+    }
 }
 
 fn narrow(profile: &mut PermissionProfile, layers: &Layers, cwd: &Path) -> Result<(), TrustError> {
@@ -340,6 +390,16 @@ fn additional(
         }
     }
     if overlay.grants_nothing() {
+        // Deny entries alone narrow nothing (they only carve holes in the extra grant):
+        // said, not ignored (breaker, stop 18).
+        if let Some(e) = overlay.entries.iter().find(|e| e.access == Access::Deny) {
+            return Err(TrustError::Usage(format!(
+                "--with: the deny entry {:?} grants and hides nothing on its own (a deny in \
+                 additional permissions only narrows the extra grant itself); to hide a path \
+                 from the command use --deny-read {}",
+                e.path, e.path
+            )));
+        }
         return Ok(None);
     }
     if profile.kind == ProfileKind::Disabled && !overlay.entries.is_empty() {

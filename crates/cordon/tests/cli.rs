@@ -1786,3 +1786,46 @@ fn placeholders_in_another_users_repository_belong_to_that_user() {
         assert_eq!(md.uid(), uid, "{rel} owned by {}", md.uid());
     }
 }
+
+/// Breaker (stop 18): extra grants that cannot take effect are said, not dropped in
+/// silence: `-w link` (a symlink in the workspace to a directory outside) gets a stderr
+/// note naming where it leads, and a `--with` holding only a deny entry is a usage error
+/// pointing at `--deny-read`. A grant that holds says nothing (sibling).
+#[test]
+fn extra_grants_that_do_not_hold_are_said() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = support::Project::new("cordon-extra-");
+    let out_dir = p.root.path().join("out");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    std::os::unix::fs::symlink(&out_dir, p.dir.join("link")).unwrap();
+    let o = support::out(p.cordon(&["run", "-w", "link", "--", "true"]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+    let err = support::text(&o.stderr);
+    assert!(
+        err.contains("--writable") && err.contains("was not granted") && err.contains("symlink"),
+        "{err}"
+    );
+    let real = out_dir.canonicalize().unwrap();
+    let o = support::out(p.cordon(&["run", "-w", real.to_str().unwrap(), "--", "true"]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+    assert!(
+        !support::text(&o.stderr).contains("was not granted"),
+        "{}",
+        support::text(&o.stderr)
+    );
+    let o = support::out(p.cordon(&[
+        "run",
+        "--with",
+        r#"{"entries":[{"path":".env","access":"deny"}]}"#,
+        "--",
+        "true",
+    ]));
+    assert_eq!(o.status.code(), Some(125));
+    assert!(
+        support::text(&o.stderr).contains("--deny-read .env"),
+        "{}",
+        support::text(&o.stderr)
+    );
+}

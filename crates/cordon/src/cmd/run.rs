@@ -76,6 +76,9 @@ pub fn run(args: RunArgs) -> Result<i32> {
     }
     #[cfg(target_os = "linux")]
     cordon_sandbox::linux::server::set_use_server(!args.no_server);
+    for n in trust.ungranted_extras() {
+        eprintln!("cordon: note: {n}");
+    }
     let mut sink = Sink::open(&args, &trust)?;
     if let Some(spec) = &args.approvals_from {
         approvals_file_refusal(&args, &trust, spec)?;
