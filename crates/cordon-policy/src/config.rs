@@ -113,11 +113,44 @@ struct ProfileDef {
 }
 
 /// `network = "restricted"` or a `[network]` table.
-#[derive(Debug, Deserialize, Clone)]
-#[serde(untagged)]
+#[derive(Debug, Clone)]
 enum NetDef {
     Mode(NetworkPolicy),
     Table(NetTable),
+}
+
+/// A mode string or a table, with errors that name the accepted values (an untagged
+/// derive said "data did not match any variant of untagged enum NetDef" to a user who
+/// wrote `network = "restrict"`: new user, stop 18).
+impl<'de> Deserialize<'de> for NetDef {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = NetDef;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "\"enabled\", \"restricted\" or \"managed\", or a [network] table \
+                     (mode, allow, deny, ports, local, unix_sockets)",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<NetDef, E> {
+                use serde::de::IntoDeserializer;
+                NetworkPolicy::deserialize(s.into_deserializer())
+                    .map(NetDef::Mode)
+                    .map_err(|_: E| {
+                        E::custom(format!(
+                            "network = {s:?} is not a network mode: use \"enabled\", \
+                             \"restricted\" or \"managed\""
+                        ))
+                    })
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, m: A) -> Result<NetDef, A::Error> {
+                NetTable::deserialize(serde::de::value::MapAccessDeserializer::new(m))
+                    .map(NetDef::Table)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Debug, Deserialize, Clone)]
@@ -434,6 +467,37 @@ pub fn select_profile(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// New user (stop 18): a typo in the network mode or a negative limit names what is
+    /// accepted (it was serde's "did not match any variant of untagged enum …"); the
+    /// accepted spellings still parse (siblings), from TOML and from JSON (the payload).
+    #[test]
+    fn typos_in_network_and_limits_name_what_is_accepted() {
+        let at = Path::new("/c.toml");
+        let err = |t: &str| Config::parse(t, at).unwrap_err().to_string();
+        let e = err("[profiles.p]\nextends = \"workspace-write\"\nnetwork = \"restrict\"\n");
+        assert!(
+            e.contains("\"enabled\", \"restricted\" or \"managed\""),
+            "{e}"
+        );
+        assert!(!e.contains("untagged"), "{e}");
+        let e =
+            err("[profiles.p]\nextends = \"workspace-write\"\n[profiles.p.limits]\npids = -1\n");
+        assert!(
+            e.contains("cannot be negative") && e.contains("unlimited"),
+            "{e}"
+        );
+        assert!(!e.contains("untagged"), "{e}");
+        let ok = "[profiles.p]\nextends = \"workspace-write\"\n[profiles.p.network]\nmode = \
+                  \"managed\"\nallow = [\"pypi.org\"]\n[profiles.p.limits]\npids = 64\n\
+                  memory = \"512M\"\n";
+        let p = Config::parse(ok, at).unwrap().profile("p").unwrap();
+        assert_eq!(p.network, NetworkPolicy::Managed);
+        let v: crate::limits::LimitValue = serde_json::from_str("\"50%\"").unwrap();
+        assert_eq!(v, crate::limits::LimitValue::Text("50%".into()));
+        let v: crate::limits::LimitValue = serde_json::from_str("64").unwrap();
+        assert_eq!(v, crate::limits::LimitValue::Number(64));
+    }
 
     const SAMPLE: &str = r#"
 default_profile = "dev"

@@ -11,13 +11,45 @@ use std::fmt;
 
 /// One limit as written in a profile: a number (count, bytes or seconds) or a string
 /// (`"512M"`, `"50%"`, `"30s"`, `"200ms"`, `"unlimited"`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum LimitValue {
     /// A plain number: a count, bytes, or seconds (by field).
     Number(u64),
     /// A spelling with a unit, a percentage of RAM, or `unlimited`.
     Text(String),
+}
+
+/// A number or a string, with an error that says what is accepted (an untagged derive
+/// said "data did not match any variant of untagged enum LimitValue" to a user who wrote
+/// `pids = -1`: new user, stop 18).
+impl<'de> Deserialize<'de> for LimitValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        const WANT: &str = "a number of 0 or more, or a text such as \"512M\", \"50%\", \
+                            \"30s\", \"200ms\" or \"unlimited\"";
+        impl serde::de::Visitor<'_> for V {
+            type Value = LimitValue;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(WANT)
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<LimitValue, E> {
+                Ok(LimitValue::Number(n))
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<LimitValue, E> {
+                u64::try_from(n)
+                    .map(LimitValue::Number)
+                    .map_err(|_| E::custom(format!("a limit cannot be negative ({n}): use {WANT}")))
+            }
+            fn visit_f64<E: serde::de::Error>(self, n: f64) -> Result<LimitValue, E> {
+                Err(E::custom(format!("{n} is not a whole number: use {WANT}")))
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<LimitValue, E> {
+                Ok(LimitValue::Text(s.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl fmt::Display for LimitValue {

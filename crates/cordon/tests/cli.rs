@@ -1829,3 +1829,31 @@ fn extra_grants_that_do_not_hold_are_said() {
         support::text(&o.stderr)
     );
 }
+
+/// New user (stop 18): `--dry-run` of a program that is not there says the run would exit
+/// 127 (it said "would run"), and `--json-fd 1` says to use 3 or above (it suggested
+/// `1>report.json`). A real program gets no note (sibling).
+#[test]
+fn dry_run_names_a_missing_program_and_json_fd_names_the_range() {
+    let p = support::Project::new("cordon-dry127-");
+    let o = support::out(p.cordon(&["run", "--dry-run", "--", "no-such-program-xyz"]));
+    assert!(
+        support::text(&o.stderr)
+            .contains("no-such-program-xyz is not found on PATH: the run would exit 127"),
+        "{}",
+        support::text(&o.stderr)
+    );
+    let o = support::out(p.cordon(&["run", "--dry-run", "--", "ls"]));
+    assert!(
+        !support::text(&o.stderr).contains("not found"),
+        "{}",
+        support::text(&o.stderr)
+    );
+    let o = support::out(p.cordon(&["run", "--json-fd", "1", "--", "true"]));
+    assert_eq!(o.status.code(), Some(125));
+    assert!(
+        support::text(&o.stderr).contains("use 3 or above"),
+        "{}",
+        support::text(&o.stderr)
+    );
+}

@@ -30,12 +30,19 @@ impl Sink {
             return Ok(Sink::Writer(open_report_file(path, &checked)?));
         }
         if let Some(n) = args.json_fd {
+            if n <= 2 {
+                anyhow::bail!(
+                    "--json-fd {n}: descriptors 0-2 are the command's stdin, stdout and \
+                     stderr; use 3 or above, e.g. --json-fd 3 3>report.json"
+                );
+            }
             #[cfg(target_os = "linux")]
             return cordon_sandbox::linux::take_inherited_file(n)
                 .map(Sink::Writer)
                 .with_context(|| {
                     format!(
-                        "--json-fd {n}: not an open descriptor above 2 (e.g. `{n}>report.json`)"
+                        "--json-fd {n}: not an open descriptor (open it for cordon, e.g. \
+                         `{n}>report.json`)"
                     )
                 });
             #[cfg(not(target_os = "linux"))]
@@ -429,10 +436,37 @@ fn dry_run(args: &RunArgs, trust: &TrustProfile, mode: ApprovalMode) -> Result<i
         }
     };
     print_dry_run(&exec, trust.additional.as_ref(), &gate, json)?;
+    // A program that is not there would end the run with 127: said now (new user, stop 18:
+    // "would run" for a typo).
+    if let Some(p) = args
+        .command
+        .first()
+        .filter(|p| !program_exists(p, &trust.cwd))
+    {
+        eprintln!(
+            "cordon: note: {p} is not found{}: the run would exit 127",
+            if p.contains('/') { "" } else { " on PATH" }
+        );
+    }
     // The exit status says whether the command would run (0) or be refused (125).
     Ok(match gate {
         Gate::Run { .. } => 0,
         Gate::Refuse { .. } => EXIT_CORDON as i32,
+    })
+}
+
+/// Whether `program` names an executable file: as a path (relative to `cwd`) when it holds
+/// a `/`, else in a directory of `$PATH`.
+fn program_exists(program: &str, cwd: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &std::path::Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        return executable(&cwd.join(program));
+    }
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|d| executable(&cwd.join(d).join(program)))
     })
 }
 
