@@ -988,7 +988,19 @@ fn network_failure(sig: &RunSignals, lines: &[&str]) -> Option<Inferred> {
             ),
         ));
     };
-    let host = host.or_else(|| Some(rec.path.display().to_string()));
+    // A connection to port 53 is the resolver, not the destination: the host is the name
+    // being looked up, which the record does not know (new user, stop 18: Python's failed
+    // lookup was reported as "10.255.255.53:53 was not reached").
+    let dns = rec.path.to_string_lossy().ends_with(":53");
+    let host = host.or_else(|| (!dns).then(|| rec.path.display().to_string()));
+    let hint = |host: &Option<String>| match host {
+        None if dns => format!(
+            "network is off for this command (a DNS lookup through {} was refused): allow it \
+             once with --allow-network",
+            rec.path.display()
+        ),
+        _ => hint(host),
+    };
     let mut evidence = vec![ev(
         EvidenceSource::Helper,
         format!(
@@ -1718,6 +1730,21 @@ mod tests {
             matches!(quiet.class, OutcomeClass::NetworkDenied { .. }),
             "{quiet:?}"
         );
+        // A lookup refused at the resolver names no host and says it was DNS (new user,
+        // stop 18: the resolver's address was shown as the host).
+        let dns_rec = cordon_sandbox::denials::DenialRecord {
+            path: "10.255.255.53:53".into(),
+            ..net.clone()
+        };
+        let dns = with(
+            "socket.gaierror: [Errno -3] Temporary failure in name resolution",
+            vec![dns_rec],
+        );
+        match &dns.class {
+            OutcomeClass::NetworkDenied { host, .. } => assert_eq!(*host, None, "{dns:?}"),
+            c => panic!("{c:?}"),
+        }
+        assert!(dns.hint.unwrap().contains("DNS lookup"));
         // A network record never becomes a path denial.
         let mixed = with("Permission denied", vec![net]);
         assert!(
