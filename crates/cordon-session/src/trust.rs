@@ -248,8 +248,8 @@ impl TrustProfile {
 
     /// One line for each `--writable`/`--with` entry that the command will not get as asked
     /// (the merge leaves out what cannot take effect, R-O1): a grant that leads through a
-    /// symlink, one a profile deny wins over, a lone `deny` (it only narrows the extra
-    /// grant itself; `--deny-read` narrows the profile). Empty when every entry holds, or
+    /// symlink, one a profile deny wins over, a `deny` under none of the extra grants (it
+    /// only narrows the extra grant itself; `--deny-read` narrows the profile). Empty when every entry holds, or
     /// when the profile does not resolve (the run reports that). For `cordon run` to say on
     /// stderr (breaker, stop 18: they were dropped in silence).
     pub fn ungranted_extras(&self) -> Vec<String> {
@@ -264,6 +264,18 @@ impl TrustProfile {
         for e in &extra.entries {
             let source = e.source.as_deref().unwrap_or("--with");
             let lexical = cordon_policy::paths::lexical_normalize(Path::new(&e.path), &self.cwd);
+            // A deny under one of the extra grants narrows it (that is what it is for); one
+            // under none of them narrows nothing.
+            let under_a_grant = extra.entries.iter().any(|g| {
+                g.access != Access::Deny
+                    && lexical.starts_with(cordon_policy::paths::lexical_normalize(
+                        Path::new(&g.path),
+                        &self.cwd,
+                    ))
+            });
+            if e.access == Access::Deny && under_a_grant {
+                continue;
+            }
             if e.access == Access::Deny {
                 out.push(format!(
                     "{source} {}: a deny entry in additional permissions only narrows the \

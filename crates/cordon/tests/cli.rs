@@ -1815,6 +1815,20 @@ fn extra_grants_that_do_not_hold_are_said() {
         "{}",
         support::text(&o.stderr)
     );
+    // A deny under an extra grant narrows it: no note (sibling).
+    let with = format!(
+        r#"{{"entries":[{{"path":"{}","access":"write"}},{{"path":"{}/x","access":"deny"}}]}}"#,
+        real.display(),
+        real.display()
+    );
+    let o = support::out(p.cordon(&["run", "--with", &with, "--", "true"]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+    assert!(
+        !support::text(&o.stderr).contains("was not granted")
+            && !support::text(&o.stderr).contains("deny entry"),
+        "{}",
+        support::text(&o.stderr)
+    );
     let o = support::out(p.cordon(&[
         "run",
         "--with",

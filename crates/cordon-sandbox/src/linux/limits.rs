@@ -663,7 +663,8 @@ pub fn planned(r: &ResolvedLimits) -> Vec<String> {
 }
 
 /// How each limit of `r` is enforced for this run, as init finds it just before the
-/// command starts (after the helper's cgroup answer and [`apply_rlimits`]): the applied
+/// command starts (after the helper's cgroup answer and [`apply_rlimits`]; rlimit values
+/// read back from the kernel): the applied
 /// [`super::layer::Layer::Limits`] item list. `rung1`: the sandbox has its own user and
 /// pid namespaces (tmpfs sizes, `RLIMIT_NPROC` per namespace, the helper's watchdog).
 pub fn enforced_here(r: &ResolvedLimits, rung1: bool) -> Vec<String> {
@@ -693,11 +694,15 @@ pub fn enforced_here(r: &ResolvedLimits, rung1: bool) -> Vec<String> {
             format!("tmpfs {b} bytes: no private tmpfs on the Landlock-only fallback")
         });
     }
-    if let Some(n) = r.open_files {
-        out.push(format!("open files {n}: RLIMIT_NOFILE"));
+    // The rlimits as the kernel holds them now (a lower one inherited from the host stays
+    // lower: the report says what is in force, not what was asked for).
+    if r.open_files.is_some() {
+        let (soft, _) = get_rlimit(libc::RLIMIT_NOFILE);
+        out.push(format!("open files {soft}: RLIMIT_NOFILE"));
     }
-    if let Some(s) = r.cpu_seconds {
-        out.push(format!("cpu time {s} s: RLIMIT_CPU"));
+    if r.cpu_seconds.is_some() {
+        let (soft, _) = get_rlimit(libc::RLIMIT_CPU);
+        out.push(format!("cpu time {soft} s: RLIMIT_CPU"));
     }
     if let Some(ms) = r.timeout_ms {
         out.push(if rung1 {
