@@ -745,10 +745,7 @@ pub(crate) fn expand_for(
             let mut v = vec![PathBuf::from("/tmp")];
             if let Some(t) = &ctx.tmpdir {
                 let t = lexical_normalize(t, &ctx.cwd);
-                let too_wide = depth(&t) == 0
-                    || all_homes.iter().any(|h| h.starts_with(&t))
-                    || workspace.starts_with(&t);
-                if t != Path::new("/tmp") && !too_wide {
+                if t != Path::new("/tmp") && !tmp_too_wide(&t, &all_homes, workspace) {
                     v.push(t);
                 }
             }
@@ -1211,8 +1208,8 @@ fn resolve_unix_sockets(
 
 /// Whether a temp dir that resolves to `c` is too wide to be writable wholesale (or exempt
 /// from protected paths): `/`, a home directory or above one, or the workspace or above it.
-fn tmp_too_wide(c: &Path, canonical_homes: &[PathBuf], workspace: &Path) -> bool {
-    depth(c) == 0 || canonical_homes.iter().any(|h| h.starts_with(c)) || workspace.starts_with(c)
+pub(crate) fn tmp_too_wide(c: &Path, homes: &[PathBuf], workspace: &Path) -> bool {
+    depth(c) == 0 || homes.iter().any(|h| h.starts_with(c)) || workspace.starts_with(c)
 }
 
 /// A read or write grant whose spelled path lies inside a writable root but which resolves

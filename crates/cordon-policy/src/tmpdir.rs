@@ -90,14 +90,6 @@ pub(crate) fn tmpdir_refusal(fs: &dyn FsView, c: &Path, f: &TmpdirFacts) -> Opti
              directory of your own in it, e.g. {t}/$USER"
         ));
     }
-    if let Some(repo) = holds_a_project(fs, c) {
-        return Some(format!(
-            "it holds the project {} (its `.git`/`.cordon` would be writable with no \
-             protected paths, and git runs its hooks outside any sandbox); use an empty \
-             temp directory of your own",
-            repo.display()
-        ));
-    }
     if let Some(p) = f.profile_files.iter().find(|p| p.starts_with(c)) {
         return Some(format!("it holds the cordon configuration {}", p.display()));
     }
@@ -124,6 +116,15 @@ pub(crate) fn tmpdir_refusal(fs: &dyn FsView, c: &Path, f: &TmpdirFacts) -> Opti
              no path component is named tmp or temp)"
                 .into(),
         );
+    }
+    // Last: the only check that lists a directory (on every run with such a `$TMPDIR`).
+    if let Some(repo) = holds_a_project(fs, c) {
+        return Some(format!(
+            "it holds the project {} (its `.git`/`.cordon` would be writable with no \
+             protected paths, and git runs its hooks outside any sandbox); use an empty \
+             temp directory of your own",
+            repo.display()
+        ));
     }
     None
 }
@@ -184,9 +185,8 @@ pub(crate) fn drop_unsafe_tmpdir(
         .chain(ctx.account_home.iter())
         .map(|h| lexical_normalize(h, Path::new("/")))
         .collect();
-    if depth(&t) == 0
-        || lexical_homes.iter().chain(homes).any(|h| h.starts_with(&t))
-        || workspace.starts_with(&t)
+    if crate::resolve::tmp_too_wide(&t, &lexical_homes, workspace)
+        || crate::resolve::tmp_too_wide(&t, homes, workspace)
     {
         let note = format!(
             "$TMPDIR {} is not made writable: it is `/`, a home directory or above one, or \

@@ -201,10 +201,11 @@ impl DecisionLog {
                     continue;
                 }
                 let next = *written + this.len() as u64;
-                let out = if next <= self.cap {
-                    this.clone()
+                let marker;
+                let out: &[u8] = if next <= self.cap {
+                    &this
                 } else {
-                    line(&LogRecord {
+                    marker = line(&LogRecord {
                         ts: r.ts,
                         proto: r.proto.clone(),
                         host: "*".into(),
@@ -212,11 +213,12 @@ impl DecisionLog {
                         decision: "deny".into(),
                         rule: LOG_FULL_RULE.into(),
                         addr: None,
-                    })
+                    });
+                    &marker
                 };
                 // Past the cap (the marker included) nothing more is written.
-                *written = if next <= self.cap { next } else { self.cap };
-                let _ = file.write_all(&out);
+                *written = next.min(self.cap);
+                let _ = file.write_all(out);
             }
         }
     }
