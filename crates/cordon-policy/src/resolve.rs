@@ -2212,6 +2212,17 @@ mod tests {
         c.tmpdir = Some("/var/tmp/mine".into());
         let r = resolve(&p, &c, &fs).unwrap();
         assert_eq!(r.tmpdir_refused, None);
+        // A clone two levels down counts too (new user, stop 18: one level was looked at).
+        let fs = fs
+            .dir("/var/tmp/u2/deep/x/.git/hooks")
+            .file("/var/tmp/u2/deep/x/.git/HEAD", "ref: x\n");
+        c.tmpdir = Some("/var/tmp/u2".into());
+        let r = resolve(&p, &c, &fs).unwrap();
+        assert_eq!(r.tmpdir_refused.as_deref(), Some(Path::new("/var/tmp/u2")));
+        assert_eq!(
+            access(&r, &fs, "/var/tmp/u2/deep/x/.git/hooks/pre-commit"),
+            Access::Read
+        );
     }
 
     /// Breaker (stop 18): `TMPDIR=/var/tmp` made the whole shared temp tree writable, with

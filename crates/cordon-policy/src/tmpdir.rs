@@ -129,31 +129,60 @@ pub(crate) fn tmpdir_refusal(fs: &dyn FsView, c: &Path, f: &TmpdirFacts) -> Opti
     None
 }
 
-/// Entries looked at per directory by [`holds_a_project`].
+/// Entries [`holds_a_project`] looks at in all, and how deep it goes below `$TMPDIR`.
 const SCAN_CAP: usize = 4096;
+const SCAN_DEPTH: usize = 4;
 
-/// A project (a directory holding `.git` or `.cordon`) at `c` itself or one level below,
-/// if any: a temp directory that holds repositories (`TMPDIR=/var/tmp/u` with scratch
-/// clones) is not made a writable root, since temp roots carry no protected paths
-/// (breaker, stop 18). Bounded: at most [`SCAN_CAP`] entries of `c` are looked at, and a
-/// directory with more counts as holding one (fail closed).
+/// A project (a directory holding `.git` or `.cordon`) at `c` or below it, if any: a temp
+/// directory that holds repositories (`TMPDIR=/var/tmp/u` with scratch clones) is not made
+/// a writable root, since temp roots carry no protected paths (breaker, stop 18; a clone
+/// two levels down was missed by a one-level look). Bounded: [`SCAN_DEPTH`] levels and
+/// [`SCAN_CAP`] entries in all; a tree larger than that counts as holding one (fail
+/// closed: the command then gets the private `/tmp`).
 fn holds_a_project(fs: &dyn FsView, c: &Path) -> Option<PathBuf> {
     let marked = |d: &Path| {
         [".git", ".cordon"]
             .iter()
             .any(|m| fs.kind(&d.join(m)).is_some())
     };
-    if marked(c) {
-        return Some(c.to_path_buf());
+    let mut seen = 0usize;
+    let mut level = vec![c.to_path_buf()];
+    for _ in 0..=SCAN_DEPTH {
+        let mut next = Vec::new();
+        for d in level {
+            if marked(&d) {
+                return Some(d);
+            }
+            let names = fs.list_dir(&d, SCAN_CAP + 1 - seen);
+            seen += names.len();
+            if seen > SCAN_CAP {
+                return Some(c.join("…"));
+            }
+            next.extend(
+                names
+                    .into_iter()
+                    .map(|n| d.join(n))
+                    .filter(|p| fs.kind(p) == Some(FileKind::Dir) && !is_link(fs, p)),
+            );
+        }
+        if next.is_empty() {
+            return None;
+        }
+        level = next;
     }
-    let names = fs.list_dir(c, SCAN_CAP + 1);
-    if names.len() > SCAN_CAP {
-        return Some(c.join("…"));
+    // Deeper than looked: fail closed.
+    Some(c.join("…"))
+}
+
+/// Whether `p` is a symlink (its canonical form is not its parent's joined with its name):
+/// the scan does not follow links out of `$TMPDIR`.
+fn is_link(fs: &dyn FsView, p: &Path) -> bool {
+    match (p.parent(), p.file_name()) {
+        (Some(parent), Some(name)) => {
+            canonicalize_lenient(fs, parent).join(name) != canonicalize_lenient(fs, p)
+        }
+        _ => false,
     }
-    names
-        .into_iter()
-        .map(|n| c.join(n))
-        .find(|d| fs.kind(d) == Some(FileKind::Dir) && marked(d))
 }
 
 /// Whether `e` came from a `:tmp` spelling.

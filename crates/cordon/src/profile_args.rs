@@ -64,6 +64,11 @@ pub fn trust(
 /// Loads the config and builds the profile for `args`.
 pub fn choose(args: &ProfileArgs) -> Result<Chosen> {
     let t = trust("profile", args, &[], false)?;
+    // Extra grants that will not hold are said wherever the profile is shown (explain,
+    // context, status), as `cordon run` says them.
+    for n in t.ungranted_extras() {
+        eprintln!("cordon: note: {n}");
+    }
     Ok(Chosen {
         profile: t.profile,
         config: t.config,

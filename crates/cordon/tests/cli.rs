@@ -1807,6 +1807,18 @@ fn extra_grants_that_do_not_hold_are_said() {
         err.contains("--writable") && err.contains("was not granted") && err.contains("symlink"),
         "{err}"
     );
+    // Said wherever the profile is shown, not only by `run` (one truth).
+    for args in [
+        &["explain", "-w", "link"][..],
+        &["run", "--dry-run", "-w", "link", "--", "true"][..],
+    ] {
+        let o = support::out(p.cordon(args));
+        assert!(
+            support::text(&o.stderr).contains("was not granted"),
+            "{args:?}: {}",
+            support::text(&o.stderr)
+        );
+    }
     let real = out_dir.canonicalize().unwrap();
     let o = support::out(p.cordon(&["run", "-w", real.to_str().unwrap(), "--", "true"]));
     assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));

@@ -420,6 +420,9 @@ fn report_json(report: &Report, session: &Session) -> Result<serde_json::Value> 
 /// answer). It probes as `cordon status` does, so its verdict matches the run's.
 fn dry_run(args: &RunArgs, trust: &TrustProfile, mode: ApprovalMode) -> Result<i32> {
     let json = args.profile.json;
+    for n in trust.ungranted_extras() {
+        eprintln!("cordon: note: {n}");
+    }
     let mut req = trust.command(args.command.clone());
     let record = trust.evaluate(&req);
     let gate = gate(&record, mode, args.yes);
