@@ -482,7 +482,9 @@ pub fn merge(
             }
         }
     }
-    keep_base_grants(&resolved_base, &mut merged, ctx, fs)?;
+    keep_base_grants(&resolved_base, &mut merged, ctx, fs, |p| {
+        wider(base_at(p), extra_at(p))
+    })?;
     pin_revived_grants(&resolved_base, base, &mut merged, ctx, fs, |p| {
         wider(base_at(p), extra_at(p))
     })?;
@@ -567,12 +569,17 @@ fn pin_revived_grants(
 /// A base grant spelled through a symlink is dropped by [`resolve`] once the extra grant makes
 /// the symlink's directory writable (a confined command could re-point it). So that the
 /// merge still never narrows (R-O1), such a grant is kept in its canonical spelling, as it
-/// was resolved for the base — which no later re-pointing can move.
+/// was resolved for the base — which no later re-pointing can move. The kept entry has the
+/// union's answer at that path (`union`: the wider of the base's and the extra grant's),
+/// not only the base's: kept at the base's alone, it narrowed an extra grant of the same
+/// path that the merge had skipped as already given, and a second merge then added it
+/// (the merge was not idempotent; found by the property test).
 fn keep_base_grants(
     resolved_base: &crate::resolve::ResolvedProfile,
     merged: &mut PermissionProfile,
     ctx: &ResolveContext,
     fs: &dyn FsView,
+    union: impl Fn(&Path) -> Access,
 ) -> Result<(), ResolveError> {
     let crate::resolve::ResolvedFilesystem::Restricted { entries: base, .. } =
         &resolved_base.filesystem
@@ -592,10 +599,12 @@ fn keep_base_grants(
                 && !now.iter().any(|n| n.path == b.path && n.access == b.access)
         })
         .map(|b| {
-            FsEntry::new(path_string(&b.path), b.access).with_source(format!(
-                "base entry {} (kept at its resolved path)",
-                b.spelled.display()
-            ))
+            FsEntry::new(path_string(&b.path), wider(b.access, union(&b.path))).with_source(
+                format!(
+                    "base entry {} (kept at its resolved path)",
+                    b.spelled.display()
+                ),
+            )
         })
         .collect();
     merged.push_entries(lost);
