@@ -482,12 +482,35 @@ pub fn merge(
             }
         }
     }
-    keep_base_grants(&resolved_base, &mut merged, ctx, fs, |p| {
-        wider(base_at(p), extra_at(p))
-    })?;
+    keep_base_grants(&resolved_base, &mut merged, ctx, fs)?;
     pin_revived_grants(&resolved_base, base, &mut merged, ctx, fs, |p| {
         wider(base_at(p), extra_at(p))
     })?;
+    // The kept and pinned base grants can narrow a path the loop above skipped as already
+    // given (a base read kept at `/d/e` under an extra `/w` write, while the extra grant
+    // also names `/d/e` write): that extra grant is added now, so merging again adds
+    // nothing (idempotence, found by the property test).
+    let mut resolved_m = resolve(&merged, ctx, fs)?;
+    let mut order: Vec<usize> = (0..flat.len()).collect();
+    order.sort_by_key(|&i| depth(&flat[i].canonical));
+    for i in order {
+        let f = &flat[i];
+        let want = wider(base_at(&f.canonical), extra_at(&f.canonical));
+        if want == seen(&resolved_m.filesystem, &f.canonical) {
+            continue;
+        }
+        let source = extra.entries[f.index]
+            .source
+            .clone()
+            .unwrap_or_else(|| ADDITIONAL_SOURCE.to_string());
+        merged.push_entries([FsEntry::new(path_string(&f.lexical), want).with_source(source)]);
+        let tried = resolve(&merged, ctx, fs)?;
+        if seen(&tried.filesystem, &f.canonical) == want {
+            resolved_m = tried;
+        } else if let FilesystemPolicy::Restricted { entries, .. } = &mut merged.filesystem {
+            entries.pop();
+        }
+    }
     Ok(merged)
 }
 
@@ -569,17 +592,12 @@ fn pin_revived_grants(
 /// A base grant spelled through a symlink is dropped by [`resolve`] once the extra grant makes
 /// the symlink's directory writable (a confined command could re-point it). So that the
 /// merge still never narrows (R-O1), such a grant is kept in its canonical spelling, as it
-/// was resolved for the base — which no later re-pointing can move. The kept entry has the
-/// union's answer at that path (`union`: the wider of the base's and the extra grant's),
-/// not only the base's: kept at the base's alone, it narrowed an extra grant of the same
-/// path that the merge had skipped as already given, and a second merge then added it
-/// (the merge was not idempotent; found by the property test).
+/// was resolved for the base — which no later re-pointing can move.
 fn keep_base_grants(
     resolved_base: &crate::resolve::ResolvedProfile,
     merged: &mut PermissionProfile,
     ctx: &ResolveContext,
     fs: &dyn FsView,
-    union: impl Fn(&Path) -> Access,
 ) -> Result<(), ResolveError> {
     let crate::resolve::ResolvedFilesystem::Restricted { entries: base, .. } =
         &resolved_base.filesystem
@@ -599,12 +617,10 @@ fn keep_base_grants(
                 && !now.iter().any(|n| n.path == b.path && n.access == b.access)
         })
         .map(|b| {
-            FsEntry::new(path_string(&b.path), wider(b.access, union(&b.path))).with_source(
-                format!(
-                    "base entry {} (kept at its resolved path)",
-                    b.spelled.display()
-                ),
-            )
+            FsEntry::new(path_string(&b.path), b.access).with_source(format!(
+                "base entry {} (kept at its resolved path)",
+                b.spelled.display()
+            ))
         })
         .collect();
     merged.push_entries(lost);
