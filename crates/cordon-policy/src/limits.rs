@@ -26,7 +26,7 @@ pub enum LimitValue {
 impl<'de> Deserialize<'de> for LimitValue {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
-        const WANT: &str = "a number of 0 or more, or a text such as \"512M\", \"50%\", \
+        const WANT: &str = "a positive number, or a text such as \"512M\", \"50%\", \
                             \"30s\", \"200ms\" or \"unlimited\"";
         impl serde::de::Visitor<'_> for V {
             type Value = LimitValue;
