@@ -888,25 +888,40 @@ fn run_namespaces(
     // Which `config.lock` exists before the run (one the command leaves is removed after).
     let lock_watch = super::git_config_broker::watch_locks(&layout);
     process::block_signals();
-    // R-H5: the run's cgroup (if the host gives one). On the cold path the helper makes it
-    // and moves init into it right after the clone, while init builds the root; init waits
-    // on `gate` for the outcome before it confines itself and starts the command, so
-    // everything the command starts inherits it. (The helper used to move itself in before
-    // the clone and back out after: two moves, each an RCU grace period on cgroup v1, ~7 ms
-    // of wall time per run, measured.) The cgroup is removed on every way out. From a
-    // template, the cgroup is the one its server-side handler made (and removes), and init
-    // is moved in through the `cgroup.procs` descriptors the handler opened.
-    let (mut cgroup, procs) = match prepared.map(|p| p.take_cgroup()) {
-        Some(Some((cg, procs))) => (Some(cg), procs),
+    // R-H5: the run's cgroup (if the host gives one), made by the helper on the cold path
+    // and by the server-side handler for a template's command (which removes it). On
+    // cgroup v1 init moves itself in (a single thread writing `0` to `tasks`: 0.12 ms,
+    // where any other move waits for an RCU grace period, 5-22 ms measured, issue 12)
+    // before it confines itself, through descriptors opened here; on v2 the helper moves
+    // init in right after the clone while init builds the root, and init waits on `gate`
+    // for the outcome. Either way init starts nothing before it is in, so everything the
+    // command starts inherits it. The cgroup is removed on every way out.
+    let (mut cgroup, mut join_files) = match prepared.map(|p| p.take_cgroup()) {
+        Some(Some((cg, files))) => (Some(cg), files),
         Some(None) => (None, Vec::new()),
-        None => (
-            super::limits::Cgroup::create_for_others(&limits),
-            Vec::new(),
-        ),
+        None => {
+            let cg = super::limits::Cgroup::create_for_others(&limits);
+            let files = cg
+                .as_ref()
+                .filter(|c| c.moves_itself())
+                .map(|c| c.join_files());
+            match files {
+                Some(Err(_)) => {
+                    // As when no cgroup could be made: init takes the rlimit fallbacks.
+                    if let Some(c) = &cg {
+                        c.remove();
+                    }
+                    (None, Vec::new())
+                }
+                Some(Ok(f)) => (cg, f),
+                None => (cg, Vec::new()),
+            }
+        }
     };
+    let self_join = cgroup.as_ref().is_some_and(|c| c.moves_itself());
     let gate = match &cgroup {
-        Some(_) => Some(sys::pipe().map_err(|e| HelperError::setup("pipe", e))?),
-        None => None,
+        Some(_) if !self_join => Some(sys::pipe().map_err(|e| HelperError::setup("pipe", e))?),
+        _ => None,
     };
     let leave = |cg: &Option<super::limits::Cgroup>| {
         if let Some(c) = cg {
@@ -943,16 +958,21 @@ fn run_namespaces(
         drop(alive_w);
         drop(status_r);
         reporter.close_in_child();
-        let cgroup_gate = gate.map(|(r, w)| {
-            drop(w);
-            (
-                r,
-                cgroup
-                    .as_ref()
-                    .map(|c| c.limits_enforced())
-                    .unwrap_or_default(),
-            )
-        });
+        let enforced = cgroup
+            .as_ref()
+            .map(|c| c.limits_enforced())
+            .unwrap_or_default();
+        let cgroup_join = match gate {
+            Some((r, w)) => {
+                drop(w);
+                Some((CgroupJoin::Gate(r), enforced))
+            }
+            None if self_join => Some((
+                CgroupJoin::Itself(std::mem::take(&mut join_files)),
+                enforced,
+            )),
+            None => None,
+        };
         let records_w = records.map(|(r, w)| {
             drop(r);
             w
@@ -974,7 +994,7 @@ fn run_namespaces(
                 .as_ref()
                 .and_then(|f| sys::dup_cloexec(f.as_raw_fd()).ok()),
             prepared,
-            cgroup_gate,
+            cgroup_join,
         };
         (ctx.proxy_sock, ctx.local_socks) = init_sockets(proxy_sock.as_mut(), plan);
         become_init(ctx);
@@ -983,25 +1003,29 @@ fn run_namespaces(
     drop(status_w);
     if let Some((gate_r, gate_w)) = gate {
         drop(gate_r);
-        // Init is outside the cgroup until here; it starts nothing before the answer. The
-        // helper goes in first when it runs the proxy (its threads and memory are the
-        // command's doing).
+        // cgroup v2: init is outside the cgroup until here; it starts nothing before the
+        // answer. The helper goes in first when it runs the proxy (its threads and memory
+        // are the command's doing).
         let with_proxy = proxy_sock.is_some();
         let joined = cgroup.as_mut().is_some_and(|c| {
-            (!with_proxy || c.join_self(&procs).is_ok())
+            (!with_proxy || c.join_self(&join_files).is_ok())
                 && match prepared {
                     None => c.attach(pid).is_ok(),
-                    Some(_) => c.attach_through(&procs, pid).is_ok(),
+                    Some(_) => c.attach_through(&join_files, pid).is_ok(),
                 }
         });
-        drop(procs);
         if !joined {
             // As when no cgroup could be made: init takes the rlimit fallbacks.
             leave(&cgroup);
             cgroup = None;
         }
         sys::write_all(gate_w.as_raw_fd(), if joined { b"J" } else { b"N" });
+    } else if let (Some(c), true) = (cgroup.as_mut(), proxy_sock.is_some()) {
+        // cgroup v1: init joins by itself; the helper joins too when it runs the proxy.
+        // Should that fail, the proxy's use is not counted, as on a host without cgroups.
+        let _ = c.join_self(&join_files);
     }
+    drop(join_files);
     let records_r = records.map(|(r, w)| {
         drop(w);
         r
@@ -1199,11 +1223,21 @@ struct InitContext<'a> {
     /// Forked from a `cordon serve` template: the identity is mapped and the root built
     /// already; only the per-command places are mounted afresh.
     prepared: Option<&'a super::template::Prepared>,
-    /// Cold path with a cgroup: the read end of the pipe on which the helper says whether
-    /// it moved init into the run's cgroup (`J`) or not (`N`: the rlimit fallbacks apply),
-    /// and which limits that cgroup enforces `(pids, memory)`. Init reads it before it
-    /// confines itself; a hang-up (helper gone) is a setup failure.
-    cgroup_gate: Option<(OwnedFd, (bool, bool))>,
+    /// With a cgroup: how init gets into the run's cgroup ([`CgroupJoin`]) and which limits
+    /// that cgroup enforces `(pids, memory)`. Init joins (or waits) before it confines
+    /// itself.
+    cgroup_join: Option<(CgroupJoin, (bool, bool))>,
+}
+
+/// How init gets into the run's cgroup (R-H5; [`super::limits::Cgroup::moves_itself`]).
+enum CgroupJoin {
+    /// cgroup v2: the read end of the pipe on which the helper says whether it moved init
+    /// in (`J`) or not (`N`: the rlimit fallbacks apply). A hang-up (helper gone) is a
+    /// setup failure.
+    Gate(OwnedFd),
+    /// cgroup v1: one `tasks` descriptor per directory, opened on the host, through which
+    /// init (single-threaded) moves itself in; a failed write means the rlimit fallbacks.
+    Itself(Vec<OwnedFd>),
 }
 
 impl InitContext<'_> {
@@ -1227,6 +1261,10 @@ fn is_map_refusal(e: &std::io::Error) -> bool {
 /// command with its supervisors, hand back what the supervisors collected.
 fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
     enter_namespaces(ctx)?;
+    if matches!(ctx.cgroup_join, Some((CgroupJoin::Itself(_), _))) {
+        // While init is one thread (the network relays are threads).
+        join_cgroup(ctx)?;
+    }
     let mut endpoints = pin_host_endpoints(ctx)?;
     let built = build_root(ctx)?;
     let git_configs = std::sync::Arc::new(built.git_configs);
@@ -1236,7 +1274,7 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
         path: Some(ctx.profile.cwd.clone()),
         source: e,
     })?;
-    wait_for_cgroup(ctx)?;
+    join_cgroup(ctx)?;
     let extra: Vec<(OwnedFd, Grant)> = built
         .host_devpts
         .into_iter()
@@ -1284,18 +1322,29 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
     Ok(code)
 }
 
-/// Waits (cold path with a cgroup) until the helper has moved init into the run's cgroup
-/// ([`InitContext::cgroup_gate`]) and records which limits it enforces, so the rlimits
-/// applied next only fall back where it does not. Errors: the helper hung up.
-fn wait_for_cgroup(ctx: &mut InitContext<'_>) -> Result<(), HelperError> {
-    let Some((gate, (pids, memory))) = ctx.cgroup_gate.take() else {
+/// Gets init into the run's cgroup ([`InitContext::cgroup_join`]): joins by itself (v1,
+/// first thing, while init is single-threaded) or waits until the helper has moved it in
+/// (v2, last thing before it confines itself, so the move overlaps building the root), and records which limits the cgroup
+/// enforces, so the rlimits applied next only fall back where it does not. Errors: the
+/// helper hung up.
+fn join_cgroup(ctx: &mut InitContext<'_>) -> Result<(), HelperError> {
+    let Some((how, (pids, memory))) = ctx.cgroup_join.take() else {
         return Ok(());
     };
-    let mut b = [0u8; 1];
-    match sys::read(&gate, &mut b) {
-        Ok(1) if b[0] == b'J' => super::limits::Cgroup::enforced_by_cgroup(pids, memory),
-        Ok(1) => {}
-        _ => return Err(HelperError::ParentGone),
+    match how {
+        CgroupJoin::Itself(files) => {
+            if super::limits::Cgroup::join_current(&files).is_ok() {
+                super::limits::Cgroup::enforced_by_cgroup(pids, memory);
+            }
+        }
+        CgroupJoin::Gate(gate) => {
+            let mut b = [0u8; 1];
+            match sys::read(&gate, &mut b) {
+                Ok(1) if b[0] == b'J' => super::limits::Cgroup::enforced_by_cgroup(pids, memory),
+                Ok(1) => {}
+                _ => return Err(HelperError::ParentGone),
+            }
+        }
     }
     Ok(())
 }

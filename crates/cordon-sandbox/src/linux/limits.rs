@@ -37,7 +37,7 @@ pub const OUTCOME_FD_ENV: &str = "CORDON_OUTCOME_FD";
 
 /// Tasks of cordon's own inside the cgroup: init and its supervisor thread (cold path; the
 /// helper stays outside, [`Cgroup::attach`]), or the helper and init (a template's command,
-/// which joins with [`Cgroup::join`]).
+/// which joins with [`Cgroup::join_self`]).
 const OWN_PROCESSES: u64 = 2;
 
 /// Set in the helper when the cgroup limits memory, so the forked init/supervisor does not
@@ -155,12 +155,16 @@ pub struct Cgroup {
     memory_events: Option<PathBuf>,
     /// How each limit is enforced, for reports.
     pub how: Vec<String>,
-    /// This process moved itself in ([`Cgroup::create`], [`Cgroup::join`]), so
+    /// This process moved itself in ([`Cgroup::create`], [`Cgroup::join_self`]), so
     /// [`Cgroup::remove`] moves it back first; `false` after [`Cgroup::attach`] of another
     /// process (a move costs an RCU grace period on cgroup v1: ~7 ms of every run's wall
     /// time, measured, issue 12).
     #[serde(default)]
     joined: bool,
+    /// The directories are cgroup v1 hierarchies: a single-threaded process joins by writing
+    /// `0` to each `tasks` file ([`Cgroup::join_files`], [`Cgroup::join_current`]).
+    #[serde(default)]
+    v1: bool,
 }
 
 fn own_cgroups() -> Vec<(String, String)> {
@@ -282,6 +286,7 @@ impl Cgroup {
                 }
             }
         } else {
+            cg.v1 = true;
             for (ctrl, limit_file, events, value) in [
                 (
                     "pids",
@@ -373,12 +378,24 @@ impl Cgroup {
     ///
     /// Errors: a `cgroup.procs` write failed.
     pub(crate) fn join_self(&mut self, procs: &[OwnedFd]) -> std::io::Result<()> {
-        // SAFETY: getpid has no preconditions.
-        let me = unsafe { libc::getpid() };
-        if procs.is_empty() {
-            self.attach(me)?;
+        if self.v1 {
+            // Single-threaded here (the proxy's threads start after): the fast move.
+            let own;
+            let files = if procs.is_empty() {
+                own = self.join_files()?;
+                &own
+            } else {
+                procs
+            };
+            Self::join_current(files)?;
         } else {
-            self.attach_through(procs, me)?;
+            // SAFETY: getpid has no preconditions.
+            let me = unsafe { libc::getpid() };
+            if procs.is_empty() {
+                self.attach(me)?;
+            } else {
+                self.attach_through(procs, me)?;
+            }
         }
         self.joined = true;
         Ok(())
@@ -404,19 +421,53 @@ impl Cgroup {
         MEMORY_BY_CGROUP.store(memory, Ordering::Relaxed);
     }
 
-    /// Template launches (`cordon serve`): each `cgroup.procs` of this run, opened for
-    /// writing here, on the host, by the process that created the cgroup — for a process
-    /// inside a template (where `/sys/fs/cgroup` is read-only) to join with [`Cgroup::join`].
-    pub(crate) fn procs_files(&self) -> std::io::Result<Vec<OwnedFd>> {
+    /// Whether a process joins this cgroup by itself ([`Cgroup::join_current`] through
+    /// [`Cgroup::join_files`]) rather than being moved in by its parent
+    /// ([`Cgroup::attach`]): on cgroup v1. A move through `cgroup.procs` (and any move of
+    /// another task) write-locks the kernel's `cgroup_threadgroup_rwsem`, which waits for an
+    /// RCU grace period: 5–22 ms of wall time per run on this cgroup v1 host (measured,
+    /// issue 12). A single thread moving *itself* through `tasks` (writing `0`) does not
+    /// take that lock (kernel/cgroup/cgroup.c, `cgroup_procs_write_start`: a thread that is
+    /// `current` cannot exit or exec under the writer): 0.12 ms, measured. Init is single-threaded when it joins, so
+    /// moving its one thread moves the whole process. cgroup v2 has no such file for a move
+    /// between domain cgroups (`cgroup.threads` stays inside one threaded domain), so there
+    /// the parent moves init in.
+    pub(crate) fn moves_itself(&self) -> bool {
+        self.v1
+    }
+
+    /// The descriptors a process uses to join this run's cgroup, one per directory, opened
+    /// for writing here (on the host, by the process that created the cgroup, so the
+    /// kernel's permission check sees its credentials): each `tasks` file on v1 (the
+    /// joining thread writes `0`, [`Cgroup::join_current`]), each `cgroup.procs` on v2 (the
+    /// parent writes init's pid, [`Cgroup::attach_through`]). They work where
+    /// `/sys/fs/cgroup` is not mounted or read-only (inside a sandbox).
+    ///
+    /// Errors: an `open` failed.
+    pub(crate) fn join_files(&self) -> std::io::Result<Vec<OwnedFd>> {
+        let file = if self.v1 { "tasks" } else { "cgroup.procs" };
         self.dirs
             .iter()
             .map(|d| {
                 std::fs::OpenOptions::new()
                     .write(true)
-                    .open(d.path.join("cgroup.procs"))
+                    .open(d.path.join(file))
                     .map(OwnedFd::from)
             })
             .collect()
+    }
+
+    /// Moves the calling thread into the cgroup through the `tasks` descriptors of
+    /// [`Cgroup::join_files`] (cgroup v1, [`Cgroup::moves_itself`]): the whole process when
+    /// it is single-threaded, as init is before it starts anything.
+    ///
+    /// Errors: a write failed (the caller takes the rlimit fallbacks).
+    pub(crate) fn join_current(files: &[OwnedFd]) -> std::io::Result<()> {
+        for fd in files {
+            let mut f = std::fs::File::from(sys::dup_cloexec(fd.as_raw_fd())?);
+            f.write_all(b"0")?;
+        }
+        Ok(())
     }
 
     /// How many directories (one per controller hierarchy on v1) the cgroup has: one
@@ -426,7 +477,7 @@ impl Cgroup {
     }
 
     /// [`Cgroup::attach`] through `cgroup.procs` descriptors another process opened on the
-    /// host ([`Cgroup::procs_files`], one per directory): for a helper inside a template,
+    /// host ([`Cgroup::join_files`], one per directory): for a helper inside a template,
     /// where `/sys/fs/cgroup` is read-only. `pid` is as this process sees it.
     ///
     /// Errors: a descriptor is missing or a write failed (the caller refuses the cgroup).

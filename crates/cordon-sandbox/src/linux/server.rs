@@ -77,8 +77,9 @@ struct Request {
     /// The descriptor number each passed descriptor gets in the helper, in order.
     fds: Vec<RawFd>,
     /// Template launches: the run's cgroup, made on the host by the server's handler, and
-    /// the descriptor numbers of its `cgroup.procs` files (among `fds`), which the helper
-    /// writes to join it before anything else.
+    /// the descriptor numbers of its join files (among `fds`,
+    /// [`super::limits::Cgroup::join_files`]), through which init gets in before it starts
+    /// anything.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     cgroup: Option<(super::limits::Cgroup, Vec<RawFd>)>,
 }
@@ -733,7 +734,7 @@ fn become_helper(req: Request, fds: Vec<OwnedFd>, conn: RawFd, launcher: Launche
                 if procs.len() != cg.directories() {
                     return fail(
                         "joining the run's cgroup",
-                        std::io::Error::other("one cgroup.procs descriptor per cgroup"),
+                        std::io::Error::other("one join descriptor per cgroup directory"),
                     );
                 }
                 p.set_cgroup(cg, procs);
@@ -782,9 +783,9 @@ fn relay_to_template(
     limits: &cordon_policy::limits::ResolvedLimits,
 ) -> io::Result<()> {
     sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)?;
-    // The run's cgroup, on the host; the helper in the template joins it through the
-    // `cgroup.procs` descriptors (this handler stays out: `pids.max` counts the helper and
-    // init beside the command, as on the cold path).
+    // The run's cgroup, on the host; the command's init joins it through descriptors
+    // opened here (this handler stays out: `pids.max` counts init and its supervisor
+    // beside the command, as on the cold path).
     let cgroup = super::limits::Cgroup::create_for_others(limits);
     // Without a cgroup that counts processes, the pids limit is `RLIMIT_NPROC` in the
     // command's user namespace, and every command of a template shares the template's: one
@@ -796,7 +797,7 @@ fn relay_to_template(
         }
         return handle_request(conn, req, fds, Launcher::Fork);
     }
-    let procs = match cgroup.as_ref().map(|c| c.procs_files()).transpose() {
+    let procs = match cgroup.as_ref().map(|c| c.join_files()).transpose() {
         Ok(p) => p.unwrap_or_default(),
         Err(_) => {
             if let Some(c) = &cgroup {

@@ -29,8 +29,9 @@
 //! take the server's per-command helper ([`eligible`] says why): a `.git/config` copy,
 //! a managed network or `network.local` (the proxy), `network.unix_sockets`, a terminal
 //! on stdio, rung 2, and any mount beneath the per-command places. The run's cgroup (pids
-//! and memory limits) is per command: created on the host by H, joined by Q through
-//! `cgroup.procs` descriptors H opened, removed by H after the run.
+//! and memory limits) is per command: created on the host by H, joined through
+//! descriptors H opened ([`super::limits::Cgroup::join_files`]: init moves itself in on
+//! cgroup v1, Q moves init in on v2), removed by H after the run.
 
 use super::features::{probe_fast, LinuxFeatures};
 use super::mounts::{self, Layout, StepKind};
@@ -62,21 +63,22 @@ pub(crate) struct Prepared {
     notes: Vec<String>,
     warnings: Vec<String>,
     read_only_caches: Vec<(PathBuf, String)>,
-    /// In Q: the run's cgroup and its `cgroup.procs` descriptors (opened on the host by H),
-    /// through which the helper moves init in ([`Prepared::set_cgroup`]).
+    /// In Q: the run's cgroup and its join descriptors (opened on the host by H,
+    /// [`super::limits::Cgroup::join_files`]), through which init gets in
+    /// ([`Prepared::set_cgroup`]).
     cgroup: std::cell::RefCell<Option<(super::limits::Cgroup, Vec<OwnedFd>)>>,
 }
 
 impl Prepared {
     /// In Q (a fork of the template, single-threaded): the cgroup H made for this command
-    /// and one `cgroup.procs` descriptor per directory of it.
+    /// and one join descriptor per directory of it ([`super::limits::Cgroup::join_files`]).
     pub(crate) fn set_cgroup(&self, cg: super::limits::Cgroup, procs: Vec<OwnedFd>) {
         *self.cgroup.borrow_mut() = Some((cg, procs));
     }
 
-    /// The cgroup H made for this command, if the host gave one, with its `cgroup.procs`
-    /// descriptors: the helper moves init in through them ([`super::limits::Cgroup::attach_through`])
-    /// and runs the watchdog on it as on the cold path; never created inside the template.
+    /// The cgroup H made for this command, if the host gave one, with its join
+    /// descriptors: init gets in through them as on the cold path, and the helper runs the
+    /// watchdog on it; never created inside the template.
     pub(crate) fn take_cgroup(&self) -> Option<(super::limits::Cgroup, Vec<OwnedFd>)> {
         self.cgroup.borrow_mut().take()
     }
