@@ -37,7 +37,10 @@
 //!   proxy's `<allowed_host>`, `<denied_host>` and `<allowed_port>` rules; in every mode the
 //!   reachable host `<unix_socket>`s and forwarded `<local_port>`s (normalised addresses).
 //! - Writable roots carry their protected sub-paths (R-P3) and read-only sub-paths; `spelled`
-//!   is added when a path was reached through a symlink (R-P2, both spellings kept).
+//!   is added when a path was reached through a symlink (R-P2, both spellings kept). On the
+//!   `linux-helper` backend a repository's protected `.git/config` carries `edits` (it is a
+//!   writable private copy whose branch/remote/user keys are merged back:
+//!   [`crate::gitconfig::brokered_configs`], the list the mount plan takes).
 //! - [`Detail::Compact`] (the default) folds the built-in credential stores and system
 //!   credential files ([`CREDENTIAL_GROUP`]) into one `<deny_read_group>` with their count and
 //!   the `cordon explain` question that lists them; the user's own deny entries are listed.
@@ -91,6 +94,16 @@ type W = Writer<Vec<u8>>;
 
 /// Writes `<name path=".." [spelled=".."] [reason=".."]/>` for an entry.
 fn entry_element(w: &mut W, name: &str, e: &ResolvedEntry) -> io::Result<()> {
+    entry_element_with(w, name, e, None)
+}
+
+/// [`entry_element`] with an `edits` attribute (how the command's edits are taken).
+fn entry_element_with(
+    w: &mut W,
+    name: &str,
+    e: &ResolvedEntry,
+    edits: Option<&str>,
+) -> io::Result<()> {
     let path = path_text(&e.path);
     let spelled = (e.spelled != e.path).then(|| path_text(&e.spelled));
     let reason = match &e.origin {
@@ -105,6 +118,9 @@ fn entry_element(w: &mut W, name: &str, e: &ResolvedEntry) -> io::Result<()> {
     }
     if let Some(r) = &reason {
         el = el.with_attribute(("reason", r.as_str()));
+    }
+    if let Some(x) = edits {
+        el = el.with_attribute(("edits", x));
     }
     el.write_empty()?;
     Ok(())
@@ -138,7 +154,12 @@ pub fn in_credential_group(e: &ResolvedEntry) -> bool {
         && matches!(&e.origin, EntryOrigin::Profile { spelling, .. } if is_builtin_credential_spelling(spelling))
 }
 
-fn write_filesystem(w: &mut W, resolved: &ResolvedProfile, detail: Detail) -> io::Result<()> {
+fn write_filesystem(
+    w: &mut W,
+    resolved: &ResolvedProfile,
+    detail: Detail,
+    backend: Backend,
+) -> io::Result<()> {
     let enforced_by = match resolved.profile.kind {
         ProfileKind::External => "caller",
         _ => "cordon",
@@ -170,6 +191,12 @@ fn write_filesystem(w: &mut W, resolved: &ResolvedProfile, detail: Detail) -> io
             .collect(),
     );
     let denied = by_path(fs.denied());
+    // Repository configs the namespace backend gives as a private copy (issue 11 §3).
+    let brokered = if backend == Backend::LinuxHelper {
+        crate::gitconfig::brokered_configs(resolved)
+    } else {
+        Vec::new()
+    };
     w.create_element("filesystem")
         .with_attribute(("mode", "restricted"))
         .with_attribute(("default", default.as_str()))
@@ -198,7 +225,10 @@ fn write_filesystem(w: &mut W, resolved: &ResolvedProfile, detail: Detail) -> io
                             EntryOrigin::Protected { .. } => "protected",
                             _ => "read_only",
                         };
-                        entry_element(w, name, e)?;
+                        let edits = brokered
+                            .contains(&e.path)
+                            .then_some(crate::gitconfig::BROKERED_COPY_SHORT);
+                        entry_element_with(w, name, e, edits)?;
                     }
                     Ok(())
                 })?;
@@ -298,6 +328,7 @@ pub fn environment_context_with(
     let approval = xml_safe(approval_mode).into_owned();
     let kind = resolved.profile.kind.to_string();
     let name = xml_safe(&resolved.profile.name).into_owned();
+    let backend_kind = backend;
     let backend = backend.to_string();
     let network = resolved.profile.network.to_string();
     let result: io::Result<()> = (|| {
@@ -312,7 +343,7 @@ pub fn environment_context_with(
                     .with_attribute(("profile", name.as_str()))
                     .with_attribute(("backend", backend.as_str()))
                     .write_inner_content(|w| {
-                        write_filesystem(w, resolved, detail)?;
+                        write_filesystem(w, resolved, detail, backend_kind)?;
                         // Who is meant to enforce the network, from the profile kind alone
                         // (whether it is applied on this host is the status triple's job, so
                         // the story does not change with the host).

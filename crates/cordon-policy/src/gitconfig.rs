@@ -21,6 +21,19 @@ pub mod merge;
 /// the files it gives the sandbox as a writable private copy ([`brokered_configs`]).
 pub const GIT_CONFIG_REASON: &str = "git config can run code (core.fsmonitor, aliases, filters)";
 
+/// How a [`brokered_configs`] file is seen inside a sandbox of the Linux namespace backend
+/// (issue 11 §3): `cordon explain` shows this for it (its access stays read-only: the
+/// host file is never written by the command).
+pub const BROKERED_COPY: &str = "a writable private copy inside the sandbox: git config \
+    edits work there; when the command ends only branch.<name>.{remote,merge,rebase}, \
+    remote.<name>.{url,pushurl,fetch}, user.{name,email} and init.defaultBranch are merged \
+    back into this file (any other changed key is refused with a note)";
+
+/// [`BROKERED_COPY`] in a few words, for the `environment_context` (`edits` attribute of
+/// the protected entry).
+pub const BROKERED_COPY_SHORT: &str =
+    "private copy; only branch, remote, user and init.defaultBranch edits are kept";
+
 /// The reason of the protected `.git` of a writable root without a repository (R-P3).
 pub const MISSING_GIT_REASON: &str =
     "a new .git would let a later unsandboxed git run planted hooks";

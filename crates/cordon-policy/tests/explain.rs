@@ -365,3 +365,23 @@ fn stripped_config_is_explained_as_the_command_sees_it() {
     let e = explain_on(Os::Macos);
     assert_eq!(e.paths[0].access, Access::Deny, "{e}");
 }
+
+/// One truth (issue 11 §3): a repository's `.git/config` is a writable private copy inside
+/// the namespace backend, with the allowed keys merged back; `explain` says so (it said
+/// only "read-only", while `git config user.email …` worked inside). Elsewhere (Seatbelt)
+/// it is plainly read-only, and a hook stays read-only without a copy.
+#[test]
+fn repository_config_is_explained_as_the_private_copy() {
+    let e = run(&dev(), &[".git/config", ".git/hooks"], Os::Linux, Ok(()));
+    assert_eq!(e.paths[0].access, Access::Read, "{e}");
+    let shown = e.paths[0].shown_as.as_deref().unwrap_or_default();
+    assert!(
+        shown.contains("private copy") && shown.contains("user.{name,email}"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("merged back"), "{e}");
+    assert!(e.paths[1].shown_as.is_none(), "{e}");
+    let e = run(&dev(), &[".git/config"], Os::Macos, Ok(()));
+    assert_eq!(e.paths[0].access, Access::Read, "{e}");
+    assert!(e.paths[0].shown_as.is_none(), "{e}");
+}
