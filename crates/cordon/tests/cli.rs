@@ -1883,3 +1883,24 @@ fn dry_run_names_a_missing_program_and_json_fd_names_the_range() {
         support::text(&o.stderr)
     );
 }
+
+/// `cordon check` of a program that is not there says the run would exit 127 (stderr) and
+/// `program_found: false` (JSON), as `--dry-run` does; a real program gets neither.
+#[test]
+fn check_names_a_missing_program() {
+    let p = support::Project::new("cordon-check127-");
+    let o = support::out(p.cordon(&["check", "--", "no-such-program-xyz", "-v"]));
+    assert!(
+        support::text(&o.stderr)
+            .contains("no-such-program-xyz is not found on PATH: the run would exit 127"),
+        "{}",
+        support::text(&o.stderr)
+    );
+    let o = support::out(p.cordon(&["check", "--json", "--", "no-such-program-xyz"]));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("check --json");
+    assert_eq!(v["program_found"], serde_json::json!(false), "{v}");
+    let o = support::out(p.cordon(&["check", "--json", "--", "ls", "-la"]));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("check --json");
+    assert_eq!(v["program_found"], serde_json::json!(true), "{v}");
+    assert!(!support::text(&o.stderr).contains("not found"));
+}

@@ -8,19 +8,27 @@ use cordon_execpolicy::{gate, run_would, ApprovalMode, Gate};
 /// Exit status: what `cordon run` would do under the active approval mode (R-A5): 0 run,
 /// 1 needs approval (`--yes`), 2 refused. An unknown command is `ask` for the policy but
 /// runs sandboxed outside `untrusted` mode, so it exits 0 there. The policy's raw verdict
-/// (`decision`) stays in the JSON, next to `run_would` and `exit_code`.
+/// (`decision`) stays in the JSON, next to `run_would` and `exit_code`. A program not
+/// found (as `cordon run` would look for it) is noted on stderr and is `program_found:
+/// false` in the JSON; the exit status stays the policy's.
 pub fn check(args: CheckArgs) -> Result<i32> {
     let trust = trust("check", &args.profile, &args.rules.rules, false)?;
     let record = trust.evaluate(&trust.command(args.command.clone()));
     let mode = ApprovalMode::from(args.approval_mode);
     let verdict = gate(&record, mode, false);
     let outcome = run_would(&record, mode);
+    // A program that is not there would end the run with 127 (as `--dry-run` notes).
+    let missing = args
+        .command
+        .first()
+        .filter(|p| !super::run::program_exists(p, &trust.cwd));
     if args.profile.json {
         let mut v = serde_json::to_value(&record)?;
         v["approval_mode"] = serde_json::json!(mode.as_str());
         v["run_would"] = serde_json::to_value(&verdict)?;
         v["outcome"] = serde_json::to_value(outcome)?;
         v["exit_code"] = serde_json::json!(outcome.exit_code());
+        v["program_found"] = serde_json::json!(missing.is_none());
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print!("{}", record.render_text());
@@ -28,6 +36,12 @@ pub fn check(args: CheckArgs) -> Result<i32> {
             Gate::Run { reason } => println!("cordon run ({mode}): would run — {reason}"),
             Gate::Refuse { reason } => println!("cordon run ({mode}): would refuse — {reason}"),
         }
+    }
+    if let Some(p) = missing {
+        eprintln!(
+            "cordon: note: {p} is not found{}: the run would exit 127",
+            if p.contains('/') { "" } else { " on PATH" }
+        );
     }
     Ok(outcome.exit_code())
 }

@@ -460,7 +460,7 @@ fn dry_run(args: &RunArgs, trust: &TrustProfile, mode: ApprovalMode) -> Result<i
 
 /// Whether `program` names an executable file: as a path (relative to `cwd`) when it holds
 /// a `/`, else in a directory of `$PATH`.
-fn program_exists(program: &str, cwd: &std::path::Path) -> bool {
+pub(crate) fn program_exists(program: &str, cwd: &std::path::Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     let executable = |p: &std::path::Path| {
         std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
