@@ -1904,3 +1904,24 @@ fn check_names_a_missing_program() {
     assert_eq!(v["program_found"], serde_json::json!(true), "{v}");
     assert!(!support::text(&o.stderr).contains("not found"));
 }
+
+/// `--approvals-from` a file in the host's /tmp is refused with the reason that holds: this
+/// command sees a private /tmp, but other runs (and the Landlock-only fallback) write the
+/// host's (it said "the command may write" the file). Refused before anything runs.
+#[test]
+fn approvals_from_host_tmp_names_the_shared_temp_directory() {
+    let p = support::Project::new("cordon-anstmp-");
+    let answers =
+        std::path::Path::new("/tmp").join(format!("cordon-answers-{}.jsonl", std::process::id()));
+    std::fs::write(&answers, "\"once\"\n").unwrap();
+    let path = answers.display().to_string();
+    let o = support::out(p.cordon(&["run", "--approvals-from", &path, "--", "touch", "ran"]));
+    let _ = std::fs::remove_file(&answers);
+    assert_eq!(o.status.code(), Some(125), "{}", support::text(&o.stderr));
+    let err = support::text(&o.stderr);
+    assert!(
+        err.contains("host's temp directory") && err.contains("fd:N"),
+        "{err}"
+    );
+    assert!(!p.dir.join("ran").exists());
+}

@@ -223,10 +223,20 @@ fn approvals_file_refusal(args: &RunArgs, trust: &TrustProfile, spec: &str) -> R
             == cordon_policy::Access::Write
     };
     if writable(&real) || real.parent().is_some_and(writable) {
+        // The host's /tmp: this command sees a private one on the namespace backend, but the
+        // Landlock-only fallback (no user namespaces) and other runs write the host's.
+        let why = if resolved.filesystem.seen(&cordon_sandbox::HostFs, &real)
+            == cordon_policy::Seen::PrivateTmp
+        {
+            "it is in the host's temp directory, which sandboxed commands may write (a run \
+             that falls back to Landlock alone has the host's /tmp writable)"
+        } else {
+            "the command may write it"
+        };
         anyhow::bail!(
-            "--approvals-from {spec}: the command may write {}, so it could answer its own \
-             questions; put the answers outside every writable root, or pass a descriptor \
-             (--approvals-from fd:N)",
+            "--approvals-from {spec}: {why} ({}), so a command could answer its own \
+             questions; put the answers outside every writable root (e.g. in your home), or \
+             pass a descriptor (--approvals-from fd:N)",
             real.display()
         );
     }
