@@ -1526,6 +1526,94 @@ fn protect_git_config_targets(
     }
 }
 
+/// The reason of a nested repository's protected `.git` (R-P3).
+pub const NESTED_GIT_REASON: &str = "a nested repository's git dir: its config and hooks \
+    run when git is used there, and when `git status` at the project root recurses into it";
+
+/// Directories [`protect_nested_projects`] does not descend into: git dirs, and package and
+/// build trees that hold other people's code (the places editors skip too).
+const NESTED_SKIP: &[&str] = &[
+    ".git",
+    "node_modules",
+    "target",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".tox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".gradle",
+];
+
+/// Entries [`protect_nested_projects`] looks at per writable root, and how many levels deep.
+pub const NESTED_SCAN_CAP: usize = 4096;
+/// See [`NESTED_SCAN_CAP`].
+pub const NESTED_SCAN_DEPTH: usize = 5;
+
+/// Protects, below writable root `root`, every nested repository's `.git` (a directory or
+/// a `gitdir:` file) as a whole (R-P3; breaker, stop 19): a
+/// command that rewrote `sub/.git/config` (or `sub/.git` to point at a git dir it made)
+/// had its `core.fsmonitor` run on the host by the user's next `git status` in `sub` — or
+/// at the project root, which recurses into every populated submodule and gitlink. Bounded
+/// breadth-first: [`NESTED_SCAN_DEPTH`] levels, [`NESTED_SCAN_CAP`] entries, no symlinks
+/// followed, [`NESTED_SKIP`] not entered; a tree larger than that gets a note naming
+/// where the look stopped. Repositories the command creates during the run are not
+/// covered (README, Known limits).
+fn protect_nested_projects(
+    fs: &dyn FsView,
+    root: &Path,
+    prot: &dyn Fn(PathBuf, &str) -> ResolvedEntry,
+    out: &mut Vec<ResolvedEntry>,
+    notes: &mut Vec<String>,
+) {
+    let mut seen = 0usize;
+    let mut level = vec![root.to_path_buf()];
+    for depth in 0..=NESTED_SCAN_DEPTH {
+        let mut next = Vec::new();
+        for d in level {
+            if d != *root {
+                let dotgit = d.join(".git");
+                match fs.kind(&dotgit) {
+                    Some(_) if is_link(fs, &dotgit) => notes.push(format!(
+                        "{}: a symlinked nested git dir is not protected; git run there (or \
+                         `git status` at the project root) uses its config",
+                        dotgit.display()
+                    )),
+                    Some(_) if !is_placeholder(fs, &dotgit) => {
+                        out.push(prot(dotgit, NESTED_GIT_REASON));
+                    }
+                    _ => {}
+                }
+            }
+            if depth == NESTED_SCAN_DEPTH {
+                continue;
+            }
+            let names = fs.list_dir(&d, NESTED_SCAN_CAP + 1 - seen);
+            seen += names.len();
+            if seen > NESTED_SCAN_CAP {
+                notes.push(format!(
+                    "{}: looked for nested repositories in the first {NESTED_SCAN_CAP} \
+                     entries only; a repository found later (or made by the command) keeps \
+                     a writable .git",
+                    root.display()
+                ));
+                return;
+            }
+            next.extend(
+                names
+                    .into_iter()
+                    .filter(|n| !NESTED_SKIP.iter().any(|s| n == *s))
+                    .map(|n| d.join(n))
+                    .filter(|p| fs.kind(p) == Some(FileKind::Dir) && !is_link(fs, p)),
+            );
+        }
+        if next.is_empty() {
+            return;
+        }
+        level = next;
+    }
+}
+
 fn protected_for_root(
     fs: &dyn FsView,
     root: &Path,
@@ -1617,6 +1705,7 @@ fn protected_for_root(
         _ => out.push(prot(dotgit, crate::gitconfig::MISSING_GIT_REASON)),
     }
     out.push(prot(root.join(".cordon"), "cordon's project configuration"));
+    protect_nested_projects(fs, root, &prot, out, notes);
     // `profile_files` are canonical already.
     for f in profile_files {
         if !f.starts_with(root) {
@@ -1834,6 +1923,49 @@ mod tests {
         let r = resolve(&restricted(vec![]), &ctx("/home/u/proj/src/deep"), &fs).unwrap();
         assert_eq!(r.workspace, PathBuf::from("/home/u/proj"));
         assert_eq!(r.cwd, PathBuf::from("/home/u/proj/src/deep"));
+    }
+
+    /// Breaker (stop 19): nested repositories' `.git` (directory or `gitdir:` file) are
+    /// protected as a whole within the scan's bounds; package trees are not entered, a
+    /// symlinked nested `.git` is named in a note, a directory symlink is not followed,
+    /// and a tree deeper than the bound keeps its nested `.git` writable (documented).
+    #[test]
+    fn nested_repositories_are_protected_within_the_scan_bounds() {
+        let fs = fs()
+            .file("/home/u/proj/.git/HEAD", "ref: refs/heads/main\n")
+            .file("/home/u/proj/vendor/a/.git/HEAD", "ref: refs/heads/main\n")
+            .file("/home/u/proj/sm/.git", "gitdir: ../.git/modules/sm\n")
+            .dir("/home/u/proj/node_modules/pkg/.git")
+            .dir("/data/other/.git")
+            .symlink("/home/u/proj/out", "/data/other")
+            .symlink("/home/u/proj/ln/.git", "/data/other/.git")
+            .dir("/home/u/proj/a/b/c/d/e/f/.git");
+        let p = PermissionProfile::builtin("workspace-write").unwrap();
+        let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+        let at = |q: &str| r.filesystem.access_for(&fs, Path::new(q)).access;
+        assert_eq!(at("/home/u/proj/vendor/a/.git/config"), Access::Read);
+        assert_eq!(at("/home/u/proj/vendor/a/.git/hooks/x"), Access::Read);
+        assert_eq!(at("/home/u/proj/sm/.git"), Access::Read);
+        assert_eq!(at("/home/u/proj/vendor/a/src.rs"), Access::Write);
+        assert_eq!(
+            at("/home/u/proj/node_modules/pkg/.git/config"),
+            Access::Write
+        );
+        assert_eq!(at("/home/u/proj/a/b/c/d/e/.git"), Access::Write);
+        assert_eq!(at("/home/u/proj/a/b/c/d/e/f/.git/config"), Access::Write);
+        // The ancestors of a nested `.git` are pinned (it cannot be moved aside).
+        let ResolvedFilesystem::Restricted { entries, .. } = &r.filesystem else {
+            panic!()
+        };
+        assert!(entries
+            .iter()
+            .any(|e| e.path == Path::new("/home/u/proj/vendor")
+                && matches!(e.origin, EntryOrigin::Pinned { .. })));
+        assert!(
+            r.notes.iter().any(|n| n.contains("/home/u/proj/ln/.git")),
+            "{:?}",
+            r.notes
+        );
     }
 
     #[test]

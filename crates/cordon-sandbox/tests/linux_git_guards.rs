@@ -357,3 +357,67 @@ fn tmpdir_cannot_open_protected_places() {
     assert_ok(&o);
     assert!(tmp.path().join("f").exists());
 }
+
+/// Breaker (stop 19): a nested repository inside the workspace (a vendored clone, a
+/// submodule's `.git` file) had a writable `.git`: its `core.fsmonitor` or hooks then ran
+/// on the host at the user's next `git status` there — or at the project root, which
+/// recurses into populated submodules. Its `.git` is read-only as a whole, and cannot be
+/// moved aside with its parent; the nested work tree stays writable, and the top-level
+/// repository still commits (twin).
+#[test]
+fn nested_repositories_keep_their_git_dir() {
+    if !require(&[
+        Need::Userns,
+        Need::Landlock(1),
+        Need::Seccomp,
+        Need::Tool("git"),
+    ]) {
+        return;
+    }
+    let s = Sandbox::new()
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .env("GIT_CONFIG_NOSYSTEM", "1");
+    repo(&s.ws);
+    let nested = s.ws.join("vendor/lib");
+    std::fs::create_dir_all(&nested).unwrap();
+    repo(&nested);
+    // A submodule-style checkout: `.git` is a `gitdir:` file.
+    std::fs::create_dir_all(s.ws.join("sm")).unwrap();
+    write(&s.ws.join("sm/.git"), "gitdir: ../.git/modules/sm\n");
+    let config_before = std::fs::read_to_string(nested.join(".git/config")).unwrap();
+    let r = resolve_bounded(&s, ctx(&s, &s.ws));
+    let o = run_resolved(
+        &s,
+        r,
+        "git -C vendor/lib config core.fsmonitor 'id > /tmp/pwned' ; \
+         printf '#!/bin/sh\\nid\\n' > vendor/lib/.git/hooks/post-checkout ; \
+         printf 'gitdir: ../evil\\n' > sm/.git ; \
+         mv vendor/lib/.git vendor/lib/.git-old ; mv vendor vendor-old ; \
+         echo work > vendor/lib/file.txt && echo top > top.txt && git add top.txt && \
+         git commit -qm top && echo COMMITTED",
+    );
+    assert!(stdout(&o).contains("COMMITTED"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(nested.join(".git/config")).unwrap(),
+        config_before,
+        "the nested repository's config was rewritten"
+    );
+    assert!(
+        !nested.join(".git/hooks/post-checkout").exists(),
+        "hook planted"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.ws.join("sm/.git")).unwrap(),
+        "gitdir: ../.git/modules/sm\n",
+        "the submodule's gitdir pointer was redirected"
+    );
+    assert!(nested.join(".git/HEAD").exists() && s.ws.join("vendor").is_dir());
+    // Twin: the nested work tree is the workspace's, writable.
+    assert_eq!(
+        std::fs::read_to_string(nested.join("file.txt")).unwrap(),
+        "work\n"
+    );
+}
