@@ -246,6 +246,18 @@ impl Config {
 
     /// Reads and parses a file. Errors: [`ConfigError::Io`], [`ConfigError::Parse`].
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        // A FIFO or device is never opened: reading one would hang or flood (breaker,
+        // stop 19: a FIFO planted at the config's name hung the next run).
+        match std::fs::metadata(path) {
+            Ok(m) if !m.is_file() => {
+                return Err(ConfigError::Io {
+                    path: path.to_path_buf(),
+                    message: "not a regular file (a FIFO, device or directory is never read)"
+                        .into(),
+                })
+            }
+            _ => {}
+        }
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Io {
             path: path.to_path_buf(),
             message: e.to_string(),

@@ -443,6 +443,15 @@ pub fn load_rules(config: Option<&Config>, extra: &[PathBuf]) -> Result<Policy, 
         .collect();
     files.extend(extra.iter().cloned());
     for f in &files {
+        // Never a FIFO or device (a planted FIFO hung the run, breaker stop 19).
+        if std::fs::metadata(f).is_ok_and(|m| !m.is_file()) {
+            return Err(TrustError::RulesFile {
+                path: f.clone(),
+                source: std::io::Error::other(
+                    "not a regular file (a FIFO, device or directory is never read)",
+                ),
+            });
+        }
         let text = std::fs::read_to_string(f).map_err(|source| TrustError::RulesFile {
             path: f.clone(),
             source,

@@ -1709,7 +1709,8 @@ fn remembered_hosts_file_is_protected() {
 /// command set `default_profile = "danger-full-access"` for the next run), `--rules r.toml`
 /// (never listed), and a relative `$XDG_CONFIG_HOME` is not a config location at all (the
 /// XDG spec ignores relative values; it named an unprotected config in the workspace).
-/// No one-off grant of them is offered either.
+/// No one-off grant of them is offered either. Since stop 19 such files inside the project
+/// are refused outright (other runs could rewrite them); in `.cordon/` they work.
 #[test]
 fn relative_config_and_rules_files_stay_read_only() {
     if !support::sandbox_available() {
@@ -1735,6 +1736,15 @@ fn relative_config_and_rules_files_stay_read_only() {
         all.extend_from_slice(args);
         all.extend(["--", "sh", "-c", &script]);
         let o = support::out(p.cordon(&all));
+        // Refused before anything runs (breaker, stop 19): inside the project, other runs
+        // could rewrite it; `.cordon/` is the place that stays protected in every run.
+        assert_eq!(o.status.code(), Some(125), "{file}");
+        assert!(
+            support::text(&o.stderr).contains("other runs")
+                && support::text(&o.stderr).contains(".cordon/"),
+            "{file}: {}",
+            support::text(&o.stderr)
+        );
         assert!(!support::text(&o.stdout).contains("WROTE"), "{file}");
         let text = std::fs::read_to_string(p.dir.join(file)).unwrap();
         assert!(!text.contains("planted"), "{file}: {text}");
@@ -1744,6 +1754,45 @@ fn relative_config_and_rules_files_stay_read_only() {
             support::text(&o.stderr)
         );
     }
+    // The same files in `.cordon/` (protected in every run) are used, and stay read-only.
+    std::fs::create_dir_all(p.dir.join(".cordon")).unwrap();
+    for f in ["cfg.toml", "r.toml"] {
+        std::fs::rename(p.dir.join(f), p.dir.join(".cordon").join(f)).unwrap();
+    }
+    let o = support::out(p.cordon(&[
+        "run",
+        "--config",
+        ".cordon/cfg.toml",
+        "--profile",
+        "p",
+        "--rules",
+        ".cordon/r.toml",
+        "--",
+        "sh",
+        "-c",
+        "echo '# planted' >> .cordon/cfg.toml; echo ran",
+    ]));
+    assert!(
+        support::text(&o.stdout).contains("ran"),
+        "{}",
+        support::text(&o.stderr)
+    );
+    let text = std::fs::read_to_string(p.dir.join(".cordon/cfg.toml")).unwrap();
+    assert!(!text.contains("planted"), "{text}");
+    // A FIFO at the config's name is refused, never opened (it hung the run).
+    let fifo = p.dir.join(".cordon/fifo.toml");
+    let st = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = support::out(p.cordon(&["run", "--config", ".cordon/fifo.toml", "--", "true"]));
+    assert_eq!(o.status.code(), Some(125));
+    assert!(
+        support::text(&o.stderr).contains("not a regular file"),
+        "{}",
+        support::text(&o.stderr)
+    );
     // A relative XDG_CONFIG_HOME names no config: the planted one is not read.
     std::fs::create_dir_all(p.dir.join("xdg/cordon")).unwrap();
     std::fs::write(
