@@ -75,3 +75,40 @@ pub fn choose(args: &ProfileArgs) -> Result<Chosen> {
         files: t.files,
     })
 }
+
+/// `cordon run` and `cordon mcp`: refuses (exit 125, nothing run) a `--config` or `--rules` file inside the project
+/// (the workspace, however this run's profile reads): it is protected only in the runs
+/// that name it, so any other run in the project — one without the flag, a concurrent
+/// one — may rewrite it, and the next run that reads it would take what that command wrote
+/// (breaker, stop 19: `default_profile = "danger-full-access"` planted by one run, the next
+/// run with `--config` unconfined). Judged by place, not by the file's content, which may
+/// be the planted one. `.cordon/` is protected in every run: files there pass.
+/// A file that is not a regular file (a FIFO would hang the read) is refused too.
+pub fn profile_files_refusal(args: &ProfileArgs, rules: &[PathBuf]) -> Result<()> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let fs = cordon_sandbox::HostFs;
+    let workspace = cordon_policy::find_workspace(&fs, &std::fs::canonicalize(&cwd)?);
+    let named = args
+        .config
+        .iter()
+        .map(|p| ("--config", p))
+        .chain(rules.iter().map(|p| ("--rules", p)));
+    for (flag, p) in named {
+        let Ok(real) = std::fs::canonicalize(cwd.join(p)) else {
+            continue; // a missing file is reported by the loader
+        };
+        let in_protected = real.starts_with(workspace.join(".cordon"));
+        if real.starts_with(&workspace) && !in_protected {
+            anyhow::bail!(
+                "{flag} {}: the file lies inside the project {} where other runs (those not \
+                 given {flag}, or running at the same time) may rewrite it, and this run would \
+                 take what they wrote; keep it outside the project (e.g. \
+                 ~/.config/cordon/), or in {}/",
+                p.display(),
+                workspace.display(),
+                workspace.join(".cordon").display()
+            );
+        }
+    }
+    Ok(())
+}
