@@ -519,6 +519,55 @@ fn proxy_that_cannot_start_is_reported_as_nothing_ran() {
     );
 }
 
+/// Breaker (stop 19): `$CORDON_PROXY_LOG` through a symlink a previous run planted in the
+/// workspace: the helper (host side, often root) appended to the link's target. Refused
+/// with nothing run and the target untouched; a FIFO there is refused without hanging; a
+/// plain file there is appended to (twin).
+#[test]
+fn proxy_log_through_a_planted_symlink_is_refused() {
+    if !sandbox_available() {
+        return;
+    }
+    let s = setup();
+    let victim = s.p.home.join("victim");
+    std::fs::write(&victim, "keep\n").unwrap();
+    std::os::unix::fs::symlink(&victim, s.p.dir.join("proxy.jsonl")).unwrap();
+    let st = std::process::Command::new("mkfifo")
+        .arg(s.p.dir.join("fifo.jsonl"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let cfg = s.cfg.display().to_string();
+    let run = |log: &str| {
+        let mut c = s.p.cordon(&[
+            "run",
+            "--config",
+            &cfg,
+            "--profile",
+            "net",
+            "--",
+            "touch",
+            "ran",
+        ]);
+        c.env("CORDON_PROXY_LOG", s.p.dir.join(log));
+        out(c)
+    };
+    for log in ["proxy.jsonl", "fifo.jsonl"] {
+        let o = run(log);
+        assert_eq!(o.status.code(), Some(125), "{log}: {}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains("CORDON_PROXY_LOG"),
+            "{}",
+            text(&o.stderr)
+        );
+        assert!(!s.p.dir.join("ran").exists(), "{log}: the command ran");
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep\n");
+    let o = run("plain.jsonl");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(s.p.dir.join("plain.jsonl").is_file());
+}
+
 /// An answers file the command may write would let it answer its own questions (breaker:
 /// a FIFO in the workspace approved the command's host): refused before anything runs;
 /// the same answers outside every writable root are used.

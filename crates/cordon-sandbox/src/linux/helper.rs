@@ -733,8 +733,10 @@ fn start_proxy(
     };
     let mut cfg = cordon_proxy::ProxyConfig::new(policy);
     if let Some(p) = std::env::var_os("CORDON_PROXY_LOG") {
-        cfg.log = cordon_proxy::DecisionLog::open(Path::new(&p))
+        let f = super::open_append_nofollow(Path::new(&p))
             .map_err(|e| format!("cannot open CORDON_PROXY_LOG: {e}"))?;
+        cfg.log = cordon_proxy::DecisionLog::default();
+        cfg.log.add_file(f);
     }
     // The caller's copy (`cordon run` reads network-denied from it after the run).
     if let Some(f) = super::relay::decisions_from_env() {

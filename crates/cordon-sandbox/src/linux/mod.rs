@@ -262,6 +262,37 @@ pub fn create_report_file(
     Ok(f)
 }
 
+/// Opens the decision log `$CORDON_PROXY_LOG` for appending, as the helper does on the
+/// host side (often as root): no symlink anywhere on the path (a previous run planted
+/// `proxy.jsonl -> /etc/…` in the workspace and the helper appended to the target;
+/// breaker, stop 19), created if missing (mode 0600), never a FIFO or device (opened
+/// without blocking, then checked to be a regular file). A relative path is taken against
+/// the current directory.
+///
+/// Errors: the path has a symlink or is not a regular file, or an open failed.
+pub fn open_append_nofollow(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::io::AsRawFd;
+    let bad = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, what.to_string());
+    let abs = std::env::current_dir()?.join(path);
+    let (Some(dir), Some(name)) = (abs.parent(), abs.file_name()) else {
+        return Err(bad("not a file path"));
+    };
+    let dirfd = sys::open_dir_nofollow(dir)?;
+    let c = std::ffi::CString::new(name.as_bytes()).map_err(|_| bad("a NUL byte in the name"))?;
+    let fd = sys::open_write_nofollow(dirfd.as_raw_fd(), &c, 0o600)?;
+    let st = sys::fstat(fd.as_raw_fd())?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(bad("not a regular file"));
+    }
+    // SAFETY: fcntl on a descriptor we own; F_SETFL with plain flags.
+    let rc = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, libc::O_APPEND) };
+    if rc < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(std::fs::File::from(fd))
+}
+
 /// The file mapped at address `addr` of this process, from `/proc/self/maps` (`None` when
 /// unreadable, anonymous, or the file was deleted since).
 pub fn mapped_file_of(addr: usize) -> Option<std::path::PathBuf> {
