@@ -274,6 +274,61 @@ print("own-tmp", own("/tmp/own.sock"))
     }
 }
 
+/// Breaker (stop 19): a socket on a writable mount is not the command's just because it
+/// lies there: a host daemon listening in the workspace (an `ssh-agent -a ws/agent.sock`)
+/// answered the command. Refused in every mode (the listener is outside the sandbox's pid
+/// namespace), unless listed in `network.unix_sockets`; the command's own sockets in the
+/// same place keep working (twin: `own-ws` above and here).
+#[test]
+fn host_listeners_inside_writable_roots_are_refused_unless_listed() {
+    if !require_full() {
+        return;
+    }
+    let script = r#"
+import socket, sys, os, threading
+def reach(addr):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.settimeout(2)
+    try:
+        s.connect(addr); s.send(b"x"); return "OK"
+    except Exception as e:
+        return "ERR " + type(e).__name__
+srv = socket.socket(socket.AF_UNIX); srv.bind("own.sock"); srv.listen()
+t = threading.Thread(target=lambda: srv.accept()[0].recv(1)); t.start()
+print("host", reach("agent.sock"))
+print("own", reach("own.sock")); t.join()
+"#;
+    for (net, listed) in [
+        (cordon_policy::NetworkPolicy::Restricted, false),
+        (cordon_policy::NetworkPolicy::Enabled, false),
+        (cordon_policy::NetworkPolicy::Restricted, true),
+    ] {
+        let mut s = Sandbox::new().network(net);
+        let sock = s.ws.join("agent.sock");
+        let host = UnixListener::bind(&sock).unwrap();
+        host.set_nonblocking(true).unwrap();
+        if listed {
+            s.profile.network_rules.unix_sockets = vec![sock.display().to_string()];
+        }
+        let o = s.run(&["python3", "-c", script]);
+        assert_ok(&o);
+        let out = stdout(&o);
+        let want = if listed { "host OK" } else { "host ERR" };
+        assert!(
+            out.contains(want),
+            "{net} listed={listed}: {out}\n{}",
+            stderr(&o)
+        );
+        assert!(out.contains("own OK"), "{net}: {out}\n{}", stderr(&o));
+        if !listed {
+            assert!(
+                stderr(&o).contains("a process outside the sandbox listens on it"),
+                "{}",
+                stderr(&o)
+            );
+        }
+    }
+}
+
 /// The guard performs the connect for the caller: a TCP client in the sandbox with the
 /// network enabled still reaches a host listener (the guard does not break other
 /// families), and a non-blocking connect keeps its semantics.

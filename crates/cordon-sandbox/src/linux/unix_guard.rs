@@ -431,12 +431,12 @@ fn connect_for(listener: &OwnedFd, n: &libc::seccomp_notif, cfg: &GuardConfig) -
             Ok(t) => judge(t, asked, cfg),
             Err(e) => Err(*e),
         };
-        let via_fd = match judged {
-            Ok(()) => seen.as_ref().map(|t| t.as_raw_fd()).map_err(|e| *e)?,
+        let (via_fd, reach) = match judged {
+            Ok(r) => (seen.as_ref().map(|t| t.as_raw_fd()).map_err(|e| *e)?, r),
             // Not reachable as the sandbox sees it: a listed socket is still reachable by
             // the path the profile names, through the descriptor pinned at start.
             Err(e) => match pinned_for(tid, asked, cfg) {
-                Some(fd) => fd,
+                Some(fd) => (fd, Reach::Listed),
                 None => {
                     if e == libc::EACCES {
                         refused(asked, seen.as_ref().ok());
@@ -449,7 +449,19 @@ fn connect_for(listener: &OwnedFd, n: &libc::seccomp_notif, cfg: &GuardConfig) -
         let mut un = [0u8; 2 + 108];
         un[..2].copy_from_slice(&(libc::AF_UNIX as u16).to_ne_bytes());
         un[2..2 + via.len()].copy_from_slice(via.as_bytes());
-        return raw_connect(&sock, &un[..2 + via.len() + 1]);
+        let r = raw_connect(&sock, &un[..2 + via.len() + 1]);
+        if r.is_ok() && reach == Reach::Writable && listener_outside(&sock) {
+            // SAFETY: shutdown on a socket descriptor we hold; no memory is passed.
+            unsafe { libc::shutdown(sock.as_raw_fd(), libc::SHUT_RDWR) };
+            eprintln!(
+                "cordon: refused connect to the unix socket {}: a process outside the \
+                 sandbox listens on it (it lies in a writable root, but it is not the \
+                 command's); list it in network.unix_sockets to allow it",
+                String::from_utf8_lossy(asked),
+            );
+            return Err(libc::ECONNREFUSED);
+        }
+        return r;
     }
     let r = raw_connect(&sock, &addr[..len]);
     if let (Some(sup), Some(rule)) = (&cfg.denials, &cfg.network_rule) {
@@ -518,10 +530,28 @@ fn pin_socket(tid: u32, path: &[u8]) -> Result<OwnedFd, i32> {
 }
 
 /// Whether the pinned socket may be connected to (see the module docs, step 3).
-fn judge(target: &OwnedFd, asked: &[u8], cfg: &GuardConfig) -> Result<(), i32> {
+/// Why a pathname socket may be connected to ([`judge`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    /// Listed in `network.unix_sockets`: whoever listens on it.
+    Listed,
+    /// On a writable mount of the sandbox: only when a process of the sandbox listens
+    /// ([`listener_outside`]).
+    Writable,
+}
+
+fn judge(target: &OwnedFd, asked: &[u8], cfg: &GuardConfig) -> Result<Reach, i32> {
     let st = super::sys::fstat(target.as_raw_fd()).map_err(|_| libc::ENOENT)?;
     if st.st_mode & libc::S_IFMT != libc::S_IFSOCK {
         return Err(libc::ECONNREFUSED);
+    }
+    let _ = asked;
+    let real = std::fs::read_link(format!("/proc/self/fd/{}", target.as_raw_fd())).ok();
+    if real
+        .as_ref()
+        .is_some_and(|r| cfg.allowed.iter().any(|(a, _)| a == r))
+    {
+        return Ok(Reach::Listed);
     }
     // SAFETY: statvfs is plain old data; the kernel fills it.
     let mut vfs: libc::statvfs = unsafe { std::mem::zeroed() };
@@ -529,15 +559,32 @@ fn judge(target: &OwnedFd, asked: &[u8], cfg: &GuardConfig) -> Result<(), i32> {
     if unsafe { libc::fstatvfs(target.as_raw_fd(), &mut vfs) } == 0
         && vfs.f_flag & libc::ST_RDONLY == 0
     {
-        return Ok(());
-    }
-    let _ = asked;
-    let real = std::fs::read_link(format!("/proc/self/fd/{}", target.as_raw_fd()))
-        .map_err(|_| libc::EACCES)?;
-    if cfg.allowed.iter().any(|(a, _)| *a == real) {
-        return Ok(());
+        return Ok(Reach::Writable);
     }
     Err(libc::EACCES)
+}
+
+/// Whether the process listening on the socket `sock` is connected to lives outside the
+/// sandbox's pid namespace: `SO_PEERCRED` gives the listener's pid as init (pid 1 of that
+/// namespace) sees it, 0 for a process outside. A socket on a writable mount is not the
+/// command's just because it lies there: a host daemon started with its socket in the
+/// workspace or `$TMPDIR` (an `ssh-agent -a $TMPDIR/agent.sock`, a dev tool's control
+/// socket) answered the command (breaker, stop 19). Unknown (the call failed): outside.
+fn listener_outside(sock: &OwnedFd) -> bool {
+    // SAFETY: ucred is plain old data; the kernel fills it.
+    let mut cred: libc::ucred = unsafe { std::mem::zeroed() };
+    let mut l = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: `cred`/`l` are a valid ucred and its length for SO_PEERCRED.
+    let r = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            &mut cred as *mut libc::ucred as *mut libc::c_void,
+            &mut l,
+        )
+    };
+    r < 0 || cred.pid <= 0
 }
 
 fn refused(asked: &[u8], target: Option<&OwnedFd>) {
