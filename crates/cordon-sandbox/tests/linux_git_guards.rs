@@ -421,3 +421,52 @@ fn nested_repositories_keep_their_git_dir() {
         "work\n"
     );
 }
+
+/// Breaker (stop 19): a hook installed as a symlink into the work tree runs its target, so
+/// the target is read-only inside; husky v9's hook bodies (`.husky/<hook>`, run by the
+/// dispatcher in the protected `.husky/_`) too. Other scripts stay writable (twin).
+#[test]
+fn hook_targets_and_husky_bodies_are_read_only() {
+    if !require(&[
+        Need::Userns,
+        Need::Landlock(1),
+        Need::Seccomp,
+        Need::Tool("git"),
+    ]) {
+        return;
+    }
+    let s = Sandbox::new().env("GIT_CONFIG_NOSYSTEM", "1");
+    repo(&s.ws);
+    write(
+        &s.ws.join("scripts/pre-commit.sh"),
+        "#!/bin/sh\necho lint\n",
+    );
+    write(&s.ws.join("scripts/other.sh"), "#!/bin/sh\n");
+    std::os::unix::fs::symlink(
+        "../../scripts/pre-commit.sh",
+        s.ws.join(".git/hooks/pre-commit"),
+    )
+    .unwrap();
+    write(&s.ws.join(".husky/_/h"), "#!/usr/bin/env sh\n");
+    write(&s.ws.join(".husky/pre-push"), "npm test\n");
+    git(&s.ws, &["config", "core.hooksPath", ".husky/_"]);
+    let r = resolve_bounded(&s, ctx(&s, &s.ws));
+    let o = run_resolved(
+        &s,
+        r,
+        "echo 'id' >> scripts/pre-commit.sh; echo 'id' >> .husky/pre-push; \
+         echo '# ok' >> scripts/other.sh && echo EDITED",
+    );
+    assert!(stdout(&o).contains("EDITED"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(s.ws.join("scripts/pre-commit.sh")).unwrap(),
+        "#!/bin/sh\necho lint\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.ws.join(".husky/pre-push")).unwrap(),
+        "npm test\n"
+    );
+    assert!(std::fs::read_to_string(s.ws.join("scripts/other.sh"))
+        .unwrap()
+        .contains("# ok"));
+}
