@@ -198,8 +198,16 @@ pub fn value_allowed(url: &[u8]) -> Result<(), String> {
     if s.starts_with('-') {
         return Err("a URL starting with '-'".into());
     }
-    if s.contains("::") {
-        return Err("a remote-helper URL (<transport>::…) runs a program".into());
+    // `<transport>::<address>` (git's remote-helper syntax: the transport is a word); an
+    // scp-like `[::1]:path` is not one.
+    if let Some((transport, _)) = s.split_once("::") {
+        if !transport.is_empty()
+            && transport
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
+        {
+            return Err("a remote-helper URL (<transport>::…) runs a program".into());
+        }
     }
     if let Some((scheme, rest)) = s.split_once("://") {
         let scheme = scheme.to_ascii_lowercase();
@@ -214,13 +222,68 @@ pub fn value_allowed(url: &[u8]) -> Result<(), String> {
         if rest.starts_with('-') || rest.is_empty() {
             return Err("a URL whose host starts with '-' or is empty".into());
         }
+        if scheme.contains("ssh") {
+            let authority = rest.split('/').next().unwrap_or("");
+            let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+            let host = match host.strip_prefix('[') {
+                Some(h) => h.split(']').next().unwrap_or(""),
+                None => host.split(':').next().unwrap_or(""),
+            };
+            loopback_host(host)?;
+        }
         return Ok(());
     }
-    // scp-like syntax: a colon before any slash (git's own rule), host not empty.
-    match (s.find(':'), s.find('/')) {
-        (Some(c), slash) if c > 0 && slash.is_none_or(|sl| c < sl) => Ok(()),
+    // scp-like syntax: a colon before any slash (git's own rule), host not empty; a
+    // bracketed host (`[::1]:path`, `[host:22]:path`) may hold colons.
+    let (host, colon) = match s.strip_prefix('[') {
+        Some(r) => match r.find("]:") {
+            Some(end) => (&r[..end], Some(end + 2)),
+            None => ("", None),
+        },
+        None => match s.find(':') {
+            Some(c) => (&s[..c], Some(c)),
+            None => ("", None),
+        },
+    };
+    match (colon, s.find('/')) {
+        (Some(c), slash) if c > 0 && !host.is_empty() && slash.is_none_or(|sl| c < sl) => {
+            let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+            // `[host:port]` form.
+            let host = if s.starts_with('[') && !host.contains("::") {
+                host.split(':').next().unwrap_or(host)
+            } else {
+                host
+            };
+            loopback_host(host)
+        }
         _ => Err("a local path (a host fetch would run git on it)".into()),
     }
+}
+
+/// Refuses an ssh host that is this machine (breaker, stop 19): `git push localhost:/ws/x`
+/// runs `git-receive-pack` — and the hooks of a repository the sandbox may have written —
+/// as you, wherever ssh to yourself works, as a local path would.
+fn loopback_host(host: &str) -> Result<(), String> {
+    let h = host.trim_end_matches('.').to_ascii_lowercase();
+    let loopback = h == "localhost"
+        || h.ends_with(".localhost")
+        || matches!(
+            h.as_str(),
+            "ip6-localhost" | "ip6-loopback" | "0" | "0.0.0.0"
+        )
+        || h.parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback() || ip.is_unspecified())
+        || h.parse::<std::net::Ipv6Addr>()
+            .ok()
+            .and_then(|ip| ip.to_ipv4_mapped())
+            .is_some_and(|ip| ip.is_loopback());
+    if loopback {
+        return Err(format!(
+            "an ssh URL to this machine ({host}) runs git on a repository the sandbox may \
+             have written, as a local path would"
+        ));
+    }
+    Ok(())
 }
 
 /// Applies the sandbox's allowed edits (`original` → `edited`) to `current` (the host file
@@ -235,13 +298,29 @@ pub fn merge(original: &[u8], edited: &[u8], current: &[u8]) -> Result<MergeOutc
     let keys: std::collections::BTreeSet<&Key> = before.keys().chain(after.keys()).collect();
     let empty = Vec::new();
     let mut changed = false;
+    // A remote whose URL is refused gets none of its keys merged (breaker, stop 19: its
+    // `fetch` refspec landed alone, a remote without a URL on the host).
+    let refused_remotes: Vec<&Option<String>> = keys
+        .iter()
+        .filter(|k| k.section == "remote" && k.name != "fetch")
+        .filter(|k| {
+            let new = after.get(**k).unwrap_or(&empty);
+            before.get(**k).unwrap_or(&empty) != new && refusal(k, new).is_some()
+        })
+        .map(|k| &k.subsection)
+        .collect();
     for key in keys {
         let old = before.get(key).unwrap_or(&empty);
         let new = after.get(key).unwrap_or(&empty);
         if old == new {
             continue;
         }
-        if let Some(why) = refusal(key, new) {
+        let remote_refused = key.section == "remote"
+            && key.name == "fetch"
+            && refused_remotes.contains(&&key.subsection);
+        if let Some(why) = refusal(key, new)
+            .or_else(|| remote_refused.then(|| "its remote's URL was refused".to_string()))
+        {
             out.refused.push((key.to_string(), why));
             out.commands.push(host_command(key, new));
             continue;
@@ -509,10 +588,47 @@ mod tests {
         ] {
             assert!(value_allowed(bad.as_bytes()).is_err(), "{bad}");
         }
+        // Breaker (stop 19): ssh to this machine runs the planted repository's hooks as
+        // a local path would; an scp-like IPv6 host is not a remote helper.
+        for bad in [
+            "localhost:/w/evil.git",
+            "u@localhost:/w/evil.git",
+            "ssh://127.0.0.1/w/evil.git",
+            "ssh://git@127.0.0.2:22/w/evil.git",
+            "ssh://[::1]/w/evil.git",
+            "[::1]:/w/evil.git",
+            "git+ssh://LOCALHOST./w/e.git",
+            "x.localhost:/w/e.git",
+            "[localhost:22]:/w/e.git",
+            "0.0.0.0:/w/e.git",
+        ] {
+            let why = value_allowed(bad.as_bytes()).expect_err(bad);
+            assert!(why.contains("this machine"), "{bad}: {why}");
+        }
+        for ok in [
+            "[2001:db8::1]:a/b.git",
+            "ssh://[2001:db8::1]/x",
+            "[gh.com:22]:a/b",
+        ] {
+            assert!(value_allowed(ok.as_bytes()).is_ok(), "{ok}");
+        }
         let edited = format!("{HOST}[remote \"o\"]\n\turl = ext::sh -c id\n");
         let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
         assert_eq!(o.text, None);
         assert!(o.refused[0].1.contains("remote-helper"), "{o:?}");
+        // The refused remote's fetch refspec is not merged alone; another remote's is.
+        let edited = format!(
+            "{HOST}[remote \"lh\"]\n\turl = [::1]:/w/x.git\n\tfetch = +refs/heads/*:refs/remotes/lh/*\n\
+             [remote \"gh\"]\n\turl = https://github.com/a/b\n\tfetch = +refs/heads/*:refs/remotes/gh/*\n"
+        );
+        let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
+        let t = text(&o);
+        assert!(!t.contains("refs/remotes/lh"), "{t}");
+        assert!(t.contains("refs/remotes/gh"), "{t}");
+        assert!(
+            o.refused.iter().any(|(k, _)| k == "remote.lh.fetch"),
+            "{o:?}"
+        );
     }
 
     #[test]
