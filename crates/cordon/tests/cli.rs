@@ -1822,6 +1822,14 @@ fn placeholders_in_another_users_repository_belong_to_that_user() {
     }
     let p = support::Project::new("cordon-owner-");
     let uid = support::TEST_UID;
+    // A hooks path whose directories do not exist yet (husky before `npm install`): the
+    // missing ancestors are created too, and given to the owner as well (stop 19).
+    let st = std::process::Command::new("git")
+        .args(["config", "core.hooksPath", ".husky/_"])
+        .current_dir(&p.dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
     let st = std::process::Command::new("chown")
         .args(["-R", &format!("{uid}:{uid}"), p.dir.to_str().unwrap()])
         .status()
@@ -1830,7 +1838,14 @@ fn placeholders_in_another_users_repository_belong_to_that_user() {
     let o = support::out(p.cordon(&["run", "--", "true"]));
     assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
     use std::os::unix::fs::MetadataExt;
-    for rel in [".git/worktrees", ".git/modules", ".git/remotes", ".cordon"] {
+    for rel in [
+        ".git/worktrees",
+        ".git/modules",
+        ".git/remotes",
+        ".cordon",
+        ".husky",
+        ".husky/_",
+    ] {
         let md = std::fs::symlink_metadata(p.dir.join(rel)).unwrap();
         assert_eq!(md.uid(), uid, "{rel} owned by {}", md.uid());
     }

@@ -896,8 +896,16 @@ fn ensure_dir_nofollow(path: &Path, depth: usize) -> io::Result<OwnedFd> {
             };
             let pfd = ensure_dir_nofollow(parent, depth + 1)?;
             let cname = CString::new(name.as_bytes())?;
+            // Given to the parent's owner, as the placeholder below it is (breaker, stop
+            // 19: root-owned `.husky/` and `.husky/_` kept the repository's owner from
+            // installing hooks).
+            let owner = owner_for_placeholder(&pfd);
             match sys::mkdirat_excl(pfd.as_raw_fd(), &cname, 0o755) {
-                Ok(()) => {}
+                Ok(()) => {
+                    if let Some((uid, gid)) = owner {
+                        give_new_dir(&pfd, &cname, uid, gid);
+                    }
+                }
                 Err(e) if is_errno(&e, libc::EEXIST) => {}
                 Err(e) => return Err(e),
             }
