@@ -867,9 +867,23 @@ pub fn spawn_unix_with(
     )
 }
 
+/// Threads the runtime may start for blocking work (name lookups): tokio's default is 512,
+/// which a command resolving many slow names at once could make the proxy start, each a
+/// task counted against the run's pids limit (breaker, stop 19).
+pub const BLOCKING_THREADS: usize = 8;
+
+/// The most threads a proxy started with `threads` workers runs: the workers, the blocking
+/// pool ([`BLOCKING_THREADS`]) and the thread that drives the runtime. A sandbox's run adds these to its pids limit when the proxy's process
+/// counts against it, so the command keeps the budget its profile gives.
+pub const fn max_threads(threads: usize) -> u64 {
+    let workers = if threads == 0 { 1 } else { threads };
+    (workers + BLOCKING_THREADS + 1) as u64
+}
+
 fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads.max(1))
+        .max_blocking_threads(BLOCKING_THREADS)
         .enable_all()
         .build()
 }

@@ -642,3 +642,56 @@ fn answers_inside_a_writable_root_are_refused() {
     );
     assert!(!s.p.dir.join("ran2").exists());
 }
+
+/// Breaker (stop 19): with a managed network the helper (running the proxy) joins the
+/// run's cgroup, and its threads came off the command's `pids` budget: a command under
+/// `pids = 40` could start only ~30 processes and was then killed as "more than 40".
+/// `pids.max` is raised by the proxy's threads, so the command keeps (at least) its budget
+/// — and a fork bomb still ends `limit-exceeded{pids}` (the limit holds).
+#[test]
+fn managed_network_keeps_the_commands_pids_budget() {
+    // The helper's threads count only where a cgroup holds the run (root here; a
+    // delegated cgroup v2 subtree elsewhere): as another user the limit is RLIMIT_NPROC.
+    // SAFETY: geteuid has no preconditions.
+    if !sandbox_available() || unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let s = setup();
+    let cfg = s.p.home.join("pids.toml");
+    std::fs::write(
+        &cfg,
+        "[profiles.np]\nextends = \"workspace-write\"\n[profiles.np.network]\nmode = \
+         \"managed\"\nallow = [\"127.0.0.1\"]\n[profiles.np.limits]\npids = 40\n",
+    )
+    .unwrap();
+    let script = "import os, time\n\
+                  n = 0\n\
+                  try:\n\
+                  \x20   while n < 200:\n\
+                  \x20       if os.fork() == 0:\n\
+                  \x20           time.sleep(5); os._exit(0)\n\
+                  \x20       n += 1\n\
+                  except OSError:\n\
+                  \x20   pass\n\
+                  print('forked', n, flush=True)\n";
+    let cfg = cfg.display().to_string();
+    let o = out(s.p.cordon(&[
+        "run",
+        "--config",
+        &cfg,
+        "--profile",
+        "np",
+        "--",
+        "python3",
+        "-c",
+        script,
+    ]));
+    let forked: u32 = text(&o.stdout)
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{}{}", text(&o.stdout), text(&o.stderr)));
+    assert!(forked >= 38, "only {forked} processes under pids = 40");
+    assert!(forked < 200, "the pids limit did not hold");
+    assert_eq!(o.status.code(), Some(124), "{}", text(&o.stderr));
+}

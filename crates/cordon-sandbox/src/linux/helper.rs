@@ -716,6 +716,15 @@ impl Drop for ProxySocket {
     }
 }
 
+/// Worker threads of the helper's filtering proxy.
+const PROXY_WORKERS: usize = 2;
+
+/// Tasks the helper adds to the run's cgroup when it joins to run the proxy: its main
+/// thread, the three that hold the command while a host is asked about
+/// ([`super::pause::interpose`]) and the proxy's threads ([`cordon_proxy::max_threads`]);
+/// `pids.max` is raised by as many.
+const PROXY_TASKS: u64 = 4 + cordon_proxy::max_threads(PROXY_WORKERS);
+
 /// Starts the filtering proxy for a managed network on the socket's listener, with the
 /// profile's `network.allow`/`deny`/`ports`; decisions go to `$CORDON_PROXY_LOG` (JSONL)
 /// when set. `init` is the sandbox's init, whose namespace is held while a question about a
@@ -770,7 +779,7 @@ fn start_proxy(
                 })
         })
         .collect();
-    cordon_proxy::spawn_unix_with(cfg, l, forwards, 2)
+    cordon_proxy::spawn_unix_with(cfg, l, forwards, PROXY_WORKERS)
         .map_err(|e| format!("starting the proxy: {e}"))
 }
 
@@ -1010,7 +1019,8 @@ fn run_namespaces(
         // are the command's doing).
         let with_proxy = proxy_sock.is_some();
         let joined = cgroup.as_mut().is_some_and(|c| {
-            (!with_proxy || c.join_self(&join_files).is_ok())
+            (!with_proxy
+                || c.join_self(&join_files).is_ok() && c.allow_more_pids(PROXY_TASKS).is_ok())
                 && match prepared {
                     None => c.attach(pid).is_ok(),
                     Some(_) => c.attach_through(&join_files, pid).is_ok(),
@@ -1025,7 +1035,9 @@ fn run_namespaces(
     } else if let (Some(c), true) = (cgroup.as_mut(), proxy_sock.is_some()) {
         // cgroup v1: init joins by itself; the helper joins too when it runs the proxy.
         // Should that fail, the proxy's use is not counted, as on a host without cgroups.
-        let _ = c.join_self(&join_files);
+        if c.join_self(&join_files).is_ok() {
+            let _ = c.allow_more_pids(PROXY_TASKS);
+        }
     }
     drop(join_files);
     let records_r = records.map(|(r, w)| {

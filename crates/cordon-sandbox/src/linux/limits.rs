@@ -401,6 +401,23 @@ impl Cgroup {
         Ok(())
     }
 
+    /// Raises `pids.max` by `extra` tasks: cordon's own threads that join the run's cgroup
+    /// (the filtering proxy's, [`Cgroup::join_self`]), so the command keeps the budget its
+    /// profile gives (breaker, stop 19: the proxy's nine threads came off `pids = 64`).
+    ///
+    /// Errors: `pids.max` cannot be read or written (the limit then stays as it was).
+    pub(crate) fn allow_more_pids(&self, extra: u64) -> std::io::Result<()> {
+        let Some(events) = &self.pids_events else {
+            return Ok(());
+        };
+        let max = events.with_file_name("pids.max");
+        let now: u64 = std::fs::read_to_string(&max)?
+            .trim()
+            .parse()
+            .map_err(std::io::Error::other)?;
+        write(&max, &(now + extra).to_string())
+    }
+
     /// Which limits the cgroup enforces, as `(pids, memory)`: what a process that the
     /// helper [`attach`](Cgroup::attach)ed passes to [`Cgroup::enforced_by_cgroup`].
     pub fn limits_enforced(&self) -> (bool, bool) {
