@@ -1805,7 +1805,25 @@ fn protected_for_root(
         // Missing, or cordon's placeholder for a missing one: read-only as a whole.
         _ => out.push(prot(dotgit, crate::gitconfig::MISSING_GIT_REASON)),
     }
-    out.push(prot(root.join(".cordon"), "cordon's project configuration"));
+    // `.cordon/` is a project marker: where the root has no repository, one the command
+    // made would widen a later run's workspace (from a directory below), so even a missing
+    // one is protected (a placeholder). A repository root is a project root already: there
+    // only a `.cordon/` holding something is protected, and no empty placeholder is left
+    // for `git clean -fd` to fail on (new user, stop 19: EBUSY on `.cordon/`).
+    let dotcordon = root.join(".cordon");
+    let repo_root = match fs.kind(&root.join(".git")) {
+        Some(FileKind::Dir) => !is_placeholder(fs, &root.join(".git")),
+        Some(_) => true,
+        None => false,
+    };
+    let real_cordon = match fs.kind(&dotcordon) {
+        Some(FileKind::Dir) => !is_placeholder(fs, &dotcordon) || is_link(fs, &dotcordon),
+        Some(_) => true,
+        None => false,
+    };
+    if !repo_root || real_cordon {
+        out.push(prot(dotcordon, "cordon's project configuration"));
+    }
     protect_nested_projects(fs, root, &prot, out, notes);
     // `profile_files` are canonical already.
     for f in profile_files {
@@ -1904,7 +1922,8 @@ mod tests {
             ("/home/u/proj/.git/hooks/pre-commit", Access::Read),
             ("/home/u/proj/.git/config", Access::Read),
             ("/home/u/proj/.git/index", Access::Write),
-            ("/home/u/proj/.cordon/config.toml", Access::Read),
+            // A repository root: no `.cordon` is protected until one holds something.
+            ("/home/u/proj/.cordon/config.toml", Access::Write),
         ];
         for (path, want) in table {
             let got = r.filesystem.access_for(&fs, Path::new(path)).access;
@@ -1954,7 +1973,16 @@ mod tests {
                 ("/home/u/W/src/main.rs", Access::Read),
                 ("/home/u/W/new-file", Access::Read),
                 ("/home/u/W/sub/new-file", Access::Write),
-                ("/home/u/W/sub/.cordon/config.toml", Access::Read),
+                (
+                    "/home/u/W/sub/.cordon/config.toml",
+                    // A real `.cordon` is protected; in a repository root a missing one
+                    // is not (no placeholder there).
+                    if how == "cordon-dir" {
+                        Access::Read
+                    } else {
+                        Access::Write
+                    },
+                ),
                 ("/home/u/W/.git/hooks/pre-commit", Access::Read),
             ];
             for (path, want) in table {
@@ -2786,9 +2814,29 @@ mod tests {
             .map(|e| (e.path.clone(), e.exists))
             .collect();
         assert!(prot.contains(&(PathBuf::from("/p/.git/hooks"), false)));
-        assert!(prot.contains(&(PathBuf::from("/p/.cordon"), false)));
+        // A repository root is a project root already: no `.cordon` placeholder there
+        // (it broke `git clean -fd`, new user stop 19)…
+        assert!(!prot.iter().any(|(p, _)| p == Path::new("/p/.cordon")));
         // temp dirs get no protected paths
         assert!(!prot.iter().any(|(p, _)| p.starts_with("/tmp")));
+        // …but a root without a repository keeps a missing `.git` and `.cordon` protected
+        // (either made by the command would be a marker widening a later run's workspace).
+        let fs = MemFs::new().dir("/q/src").dir("/tmp");
+        let r = resolve(&p, &ctx("/q"), &fs).unwrap();
+        let prot: Vec<_> = r
+            .filesystem
+            .protected()
+            .iter()
+            .map(|e| (e.path.clone(), e.exists))
+            .collect();
+        assert!(
+            prot.contains(&(PathBuf::from("/q/.cordon"), false)),
+            "{prot:?}"
+        );
+        assert!(
+            prot.contains(&(PathBuf::from("/q/.git"), false)),
+            "{prot:?}"
+        );
     }
 
     #[test]
@@ -2833,10 +2881,7 @@ mod tests {
         let mut c = ctx("/home/u/proj");
         c.tmpdir = Some("/tmp/ws".into());
         let r = resolve(&p, &c, &fs).unwrap();
-        for p in [
-            "/home/u/proj/.git/hooks/pre-commit",
-            "/home/u/proj/.cordon/x",
-        ] {
+        for p in ["/home/u/proj/.git/hooks/pre-commit"] {
             assert_eq!(
                 r.filesystem.access_for(&fs, Path::new(p)).access,
                 Access::Read,

@@ -1842,7 +1842,6 @@ fn placeholders_in_another_users_repository_belong_to_that_user() {
         ".git/worktrees",
         ".git/modules",
         ".git/remotes",
-        ".cordon",
         ".husky",
         ".husky/_",
     ] {
@@ -1988,4 +1987,40 @@ fn approvals_from_host_tmp_names_the_shared_temp_directory() {
         "{err}"
     );
     assert!(!p.dir.join("ran").exists());
+}
+
+/// New user (stop 19): `git clean -fd` failed in every repository cordon had run in (the
+/// empty `.cordon/` placeholder was a read-only mount point: EBUSY). A repository root is
+/// a project root already, so no `.cordon/` placeholder is made there, and one left by an
+/// older version (empty) is not mounted over: `git clean -fd` works inside and outside.
+#[test]
+fn git_clean_works_in_a_repository_cordon_ran_in() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = support::Project::new("cordon-clean-");
+    std::fs::create_dir(p.dir.join(".cordon")).unwrap(); // as older versions left it
+    let o = support::out(p.cordon(&[
+        "run",
+        "--yes",
+        "--",
+        "sh",
+        "-c",
+        "mkdir -p junk && touch junk/x && git clean -fdq && test ! -e junk && echo CLEAN",
+    ]));
+    assert!(
+        support::text(&o.stdout).contains("CLEAN"),
+        "{}",
+        support::text(&o.stderr)
+    );
+    assert!(
+        !p.dir.join(".cordon").exists(),
+        "the empty .cordon/ was not cleaned"
+    );
+    let o = support::out(p.cordon(&["run", "--", "true"]));
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        !p.dir.join(".cordon").exists(),
+        "a .cordon/ placeholder was made"
+    );
 }
