@@ -223,10 +223,22 @@ fn line_of(src: &str, offset: usize) -> usize {
 /// Parse rules from TOML text (R-A3). Reads only the top-level `rules` array; other keys of
 /// the (profile) document are ignored.
 pub(crate) fn rules_from_str(src: &str, label: &str) -> Result<Vec<Rule>, LoadError> {
+    // Unknown top-level keys are errors: a `[[rule]]` typo loaded zero rules without a
+    // word, and a `forbid` rule vanished (new user, stop 19).
+    // (A rules file may also be a whole config: its `[profile]`/`[profiles]` tables and
+    // `default_profile` are someone else's keys, ignored here.)
     #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
     struct Doc {
         #[serde(default)]
         rules: Vec<toml::Spanned<toml::Value>>,
+        #[serde(default)]
+        profile: Option<toml::Value>,
+        #[serde(default)]
+        profiles: Option<toml::Value>,
+        #[serde(default)]
+        default_profile: Option<toml::Value>,
     }
     let doc: Doc = toml::from_str(src).map_err(|e| LoadError::Toml {
         source_label: label.to_string(),

@@ -324,3 +324,18 @@ counterexamples = ["git -c core.fsmonitor=evil status", "git -C /tmp/x status"]
         Decision::Ask
     );
 }
+
+/// New user (stop 19): a `[[rule]]` typo (or any unknown top-level key) in a rules file is
+/// an error naming it, not zero rules loaded (a `forbid` rule vanished without a word).
+#[test]
+fn unknown_top_level_keys_are_errors() {
+    let src = "[[rule]]\npattern = [\"touch\"]\ndecision = \"forbid\"\n";
+    let e = Policy::from_toml_str(src, "r4.toml").unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("rule") && msg.contains("r4.toml"), "{msg}");
+    // An empty file is no rules (twin).
+    assert!(Policy::from_toml_str("", "empty.toml")
+        .unwrap()
+        .rules()
+        .is_empty());
+}
