@@ -108,7 +108,7 @@ pub fn strip(format: ConfigFormat, input: &[u8]) -> Result<Stripped, String> {
 }
 
 /// Whether a key names a secret (case-insensitive, the last `:`/`.`-separated part).
-fn secret_key(key: &str) -> bool {
+pub(crate) fn secret_key(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
     let last = k.rsplit([':', '.']).next().unwrap_or(&k).trim();
     matches!(
