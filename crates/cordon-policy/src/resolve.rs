@@ -35,6 +35,12 @@ pub struct ResolveContext {
     /// (it holds the session's sockets).
     #[serde(default)]
     pub runtime_dir: Option<PathBuf>,
+    /// The invoking environment's tool location and git configuration variables (only
+    /// those, see [`crate::locations::context_env`]): credential stores are hidden also where
+    /// `CARGO_HOME`, `GNUPGHOME`, `XDG_CONFIG_HOME`, … put them, and git configuration given
+    /// through `GIT_CONFIG_*` is read like git's files (breaker4 MEDIUM-3, HIGH-3).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: std::collections::BTreeMap<String, String>,
 }
 
 /// The system paths a process needs to start (`:minimal`).
@@ -378,6 +384,21 @@ pub enum ResolveError {
         /// The cwd (canonical).
         cwd: PathBuf,
     },
+    /// A built-in credential entry spelled through a tool's location variable
+    /// (`$GNUPGHOME`) names `/`, a system or shared top directory, a home or the workspace
+    /// (or above them): hiding it would hide the whole tree, leaving it readable would expose
+    /// the store, so the run is refused (fails closed; breaker4 MEDIUM-3).
+    #[error("{var}={value} puts a credential store at {path} ({why}): hiding it would hide that whole tree and leaving it readable would expose the store, so cordon refuses to run; point {var} at the store's own directory or file, or unset it for cordon (`env -u {var} cordon …`)")]
+    StoreLocationTooWide {
+        /// The variable.
+        var: String,
+        /// Its value.
+        value: String,
+        /// The path it would hide.
+        path: PathBuf,
+        /// Why that is too wide.
+        why: String,
+    },
     /// An entry uses an unknown symbolic root.
     #[error("entry {index} ({spelling:?}): unknown symbolic root; use one of :workspace, :tmp, :home, :minimal, :root")]
     UnknownRoot {
@@ -718,6 +739,11 @@ pub(crate) fn expand_for(
     };
     let bases: Vec<PathBuf> = match root {
         None => {
+            // `$CARGO_HOME/credentials`: a tool's location variable from the invoking
+            // environment (breaker4 MEDIUM-3); unset or relative names nothing.
+            if let Some((var, rest)) = crate::locations::split_spelling(spelling) {
+                return Ok(crate::locations::expand(var, rest, &ctx.env));
+            }
             if let Some(r) =
                 spelling
                     .strip_prefix("~/")
@@ -902,7 +928,40 @@ pub fn resolve(
                         paths.extend(expand_for(&e.path, index, ctx, root, e.access)?);
                     }
                 }
-                if paths.is_empty() {
+                let by_variable = crate::locations::split_spelling(&e.path);
+                if let Some((var, _)) = by_variable {
+                    let mut kept = Vec::new();
+                    for p in paths {
+                        if crate::locations::names_no_store(&p) {
+                            if p != Path::new("/dev/null") {
+                                notes.push(format!(
+                                    "{} ({}) names no store: not hidden",
+                                    e.path,
+                                    p.display()
+                                ));
+                            }
+                            continue;
+                        }
+                        if e.access == Access::Deny {
+                            let c = canonicalize_lenient(fs, &p);
+                            let why = crate::locations::too_wide(&p, &all_homes, &workspace)
+                                .or_else(|| {
+                                    crate::locations::too_wide(&c, &canonical_homes, &workspace)
+                                });
+                            if let Some(why) = why {
+                                return Err(ResolveError::StoreLocationTooWide {
+                                    var: var.to_string(),
+                                    value: ctx.env.get(var).cloned().unwrap_or_default(),
+                                    path: p,
+                                    why: why.to_string(),
+                                });
+                            }
+                        }
+                        kept.push(p);
+                    }
+                    paths = kept;
+                }
+                if paths.is_empty() && by_variable.is_none() {
                     notes.push(format!(
                         "entry {index} ({:?}) skipped: $HOME is not set",
                         e.path
