@@ -1072,22 +1072,53 @@ pub fn resolve(
                         root,
                         &all_homes,
                         &home_forms,
+                        &ctx.env,
                         &write_roots,
                         &mut extra,
                         &mut notes,
                     );
                 }
+                // git's global/system config and attributes placed by the invoking
+                // environment inside a writable root: read-only like `.git/config`, a
+                // placeholder when missing (breaker4 HIGH-3, MEDIUM-3b: a command rewrote
+                // `$GIT_CONFIG_GLOBAL` and the host's next `git status` ran its fsmonitor).
+                for (f, spelling) in crate::gitconfig::env_git_files(&ctx.env, &ctx.cwd) {
+                    let c = canonicalize_lenient(fs, &f);
+                    if write_roots
+                        .iter()
+                        .any(|r| c.starts_with(r) || f.starts_with(r))
+                    {
+                        extra.push(entry_for(
+                            fs,
+                            f,
+                            Access::Read,
+                            EntryOrigin::Protected {
+                                reason: crate::gitconfig::env_git_file_reason(&spelling),
+                            },
+                        ));
+                    }
+                }
                 let so_far = out.len();
                 for e in extra {
                     // Protection narrows to read-only; it never re-opens a denied area.
-                    if matches!(e.origin, EntryOrigin::Protected { .. })
-                        && access_in(default, &out[..so_far], fs, &e.path).access == Access::Deny
-                    {
-                        continue;
+                    // (A deny of this very path that does not exist yet hides nothing: the
+                    // protected placeholder keeps it from being created, e.g. a missing
+                    // `$GIT_CONFIG_GLOBAL` that is also a stripped-config deny.)
+                    if matches!(e.origin, EntryOrigin::Protected { .. }) {
+                        let a = access_in(default, &out[..so_far], fs, &e.path);
+                        let missing_same = a
+                            .entry
+                            .is_some_and(|i| out[i].path == e.path && !out[i].exists);
+                        if a.access == Access::Deny && !missing_same {
+                            continue;
+                        }
                     }
                     let dup = out.iter().any(|o| o.path == e.path && o.origin == e.origin);
                     let explicitly_named = named.contains(&e.path)
-                        && matches!(e.origin, EntryOrigin::Protected { .. });
+                        && matches!(e.origin, EntryOrigin::Protected { .. })
+                        && !out[..so_far]
+                            .iter()
+                            .any(|o| o.path == e.path && o.access == Access::Deny && !o.exists);
                     if !dup && !explicitly_named {
                         out.push(e);
                     }
@@ -1543,11 +1574,13 @@ fn repo_dirs_of_root(
 /// Adds a protected entry for every path the repository's effective git configuration
 /// makes code (see [`crate::gitconfig::CODE_KEYS`]) that lies inside one of `write_roots`;
 /// its reason names the key and the file that set it.
+#[allow(clippy::too_many_arguments)]
 fn protect_git_config_targets(
     fs: &dyn FsView,
     root: &Path,
     homes: &[PathBuf],
     home_forms: &[PathBuf],
+    env: &std::collections::BTreeMap<String, String>,
     write_roots: &[PathBuf],
     out: &mut Vec<ResolvedEntry>,
     notes: &mut Vec<String>,
@@ -1560,7 +1593,7 @@ fn protect_git_config_targets(
         gitdir: &gitdir,
         common: &common,
     };
-    for t in crate::gitconfig::code_paths(fs, &repo, homes, notes) {
+    for t in crate::gitconfig::code_paths(fs, &repo, homes, env, notes) {
         let c = canonicalize_lenient(fs, &t.path);
         // Inside a writable root by where it leads, or by how git spells it: a target
         // reached through a symlink that lives in a writable root (`!lk/q.sh` with `lk` a
