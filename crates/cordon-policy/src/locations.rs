@@ -195,11 +195,11 @@ pub fn too_wide(p: &Path, homes: &[PathBuf], workspace: &Path) -> Option<&'stati
         .chain(crate::paths::SHARED_TOP_DIRS)
         .chain(crate::paths::TEMP_TREES)
         .chain(&["/var", "/home", "/root", "/srv", "/run", "/private"]);
-    if tops.into_iter().any(|t| p == Path::new(t)) {
-        return Some("a system or shared top directory");
-    }
     if homes.iter().any(|h| h.starts_with(p)) {
         return Some("a home directory or a directory above one");
+    }
+    if tops.into_iter().any(|t| p == Path::new(t)) {
+        return Some("a system or shared top directory");
     }
     if workspace.starts_with(p) {
         return Some("the workspace or a directory above it");

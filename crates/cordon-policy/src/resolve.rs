@@ -1123,6 +1123,19 @@ pub fn resolve(
                         out.push(e);
                     }
                 }
+                // A deny of a path that does not exist yet, where a protected placeholder
+                // now stands, gives way to it: the backends would otherwise take the
+                // (stronger, but empty) deny and skip the placeholder, and the command could
+                // create the file (breaker4 MEDIUM-3b: a missing `$XDG_CONFIG_HOME/git/config`
+                // in the workspace). The next run finds the file and the deny applies.
+                let placeholders: Vec<PathBuf> = out[so_far..]
+                    .iter()
+                    .filter(|e| matches!(e.origin, EntryOrigin::Protected { .. }) && !e.exists)
+                    .map(|e| e.path.clone())
+                    .collect();
+                out.retain(|o| {
+                    !(o.access == Access::Deny && !o.exists && placeholders.contains(&o.path))
+                });
                 pin_protected_ancestors(fs, default, &roots, &mut out);
             }
             // Deny entries inside writable roots keep their place even without metadata

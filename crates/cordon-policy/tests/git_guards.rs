@@ -468,7 +468,19 @@ fn env_git_config_in_the_workspace_with_the_builtin_list() {
     )
     .unwrap();
     assert!(r.stripped.iter().any(|f| f.path == Path::new("/w/.gcfg")));
-    assert!(entries(&r)
+    // The missing file's placeholder, not the empty deny, decides (the backends take one
+    // entry per path).
+    let a = r
+        .filesystem
+        .access_for(&fs, Path::new("/w/.xdg/git/config"));
+    assert_eq!(a.access, Access::Read);
+    assert!(matches!(
+        entries(&r)[a.entry.unwrap()].origin,
+        EntryOrigin::Protected { .. }
+    ));
+    assert!(r
+        .filesystem
+        .layered()
         .iter()
         .any(|e| e.path == Path::new("/w/.xdg/git/config")
             && matches!(e.origin, EntryOrigin::Protected { .. })));
