@@ -396,6 +396,49 @@ pub fn value_format(value: &str) -> Option<&'static ValueFormat> {
     VALUE_FORMATS.iter().find(|f| matches_shape(f.shape, v))
 }
 
+/// Name prefixes of numbered environment config pairs whose `<prefix><digits>` variable
+/// holds a configuration *key name*, never a secret by its name (breaker4 HIGH-3, side
+/// effect: `GIT_CONFIG_KEY_0` was dropped for its word `KEY` while `GIT_CONFIG_COUNT` and
+/// `GIT_CONFIG_VALUE_0` were passed, and every git command in the sandbox failed with
+/// "missing config key"). Its *value* is judged as any value is.
+pub const CONFIG_PAIR_KEYS: &[&str] = &["GIT_CONFIG_KEY_"];
+
+/// Whether `name` is `<prefix><digits>` for a prefix of [`CONFIG_PAIR_KEYS`]
+/// (case-insensitive; breaker4 HIGH-3).
+pub fn is_config_pair_key(name: &str) -> bool {
+    CONFIG_PAIR_KEYS.iter().any(|p| {
+        name.len() > p.len()
+            && name.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes())
+            && name.as_bytes()[p.len()..].iter().all(u8::is_ascii_digit)
+    })
+}
+
+/// Whether `name` belongs to git's environment configuration set `GIT_CONFIG_COUNT`,
+/// `GIT_CONFIG_KEY_<n>`, `GIT_CONFIG_VALUE_<n>` (breaker4 HIGH-3): git refuses to run when
+/// one member is missing, so [`scrub_env`] passes or drops the set as one unit.
+pub fn is_git_config_set_member(name: &str) -> bool {
+    let numbered = |p: &str| {
+        name.len() > p.len()
+            && name.starts_with(p)
+            && name.as_bytes()[p.len()..].iter().all(u8::is_ascii_digit)
+    };
+    name == "GIT_CONFIG_COUNT" || numbered("GIT_CONFIG_KEY_") || numbered("GIT_CONFIG_VALUE_")
+}
+
+/// For `GIT_CONFIG_VALUE_<n>`, the key its `GIT_CONFIG_KEY_<n>` in `env` names when that key
+/// holds credentials (`http.extraHeader`, `*.password`, `*.token`, as the stripped git
+/// config removes them, R-C2): the value is then a secret whatever it looks like
+/// (breaker4 HIGH-3: the pair's value is judged with its key).
+pub fn git_config_value_secret_key<'a>(name: &str, env: &'a [(String, String)]) -> Option<&'a str> {
+    let n = name.strip_prefix("GIT_CONFIG_VALUE_")?;
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let key_name = format!("GIT_CONFIG_KEY_{n}");
+    let key = env.iter().rev().find(|(k, _)| *k == key_name)?.1.as_str();
+    crate::stripped::secret_key(key).then_some(key)
+}
+
 /// Whether a value carries credentials whatever its name (see [`VALUE_FORMATS`]).
 pub fn value_is_secret(value: &str) -> bool {
     value_format(value).is_some()
@@ -441,7 +484,7 @@ fn ends_with_ignore_case(w: &str, suffix: &str) -> bool {
 /// The secret word (or phrase) that makes `name` a secret, if any (built-in tables only;
 /// `env.secret_patterns` is applied by [`scrub_env`]).
 pub fn name_secret_word(name: &str) -> Option<&'static str> {
-    if NOT_SECRETS.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+    if NOT_SECRETS.iter().any(|n| n.eq_ignore_ascii_case(name)) || is_config_pair_key(name) {
         return None;
     }
     let words = name_words(name);
@@ -549,18 +592,34 @@ where
     let extra = globset(&policy.secret_patterns, true);
     let keep = globset(&policy.keep, false);
     let mut out = ScrubbedEnv::default();
+    let vars: Vec<(String, String)> = vars.into_iter().collect();
+    let git_pairs: Vec<(String, String)> = vars
+        .iter()
+        .filter(|(k, _)| is_config_pair_key(k))
+        .cloned()
+        .collect();
     for (k, v) in vars {
         if policy.set.contains_key(&k) {
             continue;
         }
         let secret = extra.as_ref().is_some_and(|s| s.is_match(&k))
             || name_secret_word(&k).is_some()
-            || value_is_secret(&v);
+            || value_is_secret(&v)
+            || git_config_value_secret_key(&k, &git_pairs).is_some();
         if secret && !keep.as_ref().is_some_and(|s| s.is_match(&k)) {
             out.dropped.push(k);
         } else {
             out.kept.push((k, v));
         }
+    }
+    // git's `GIT_CONFIG_COUNT`/`KEY_<n>`/`VALUE_<n>` set is one unit: with one member
+    // dropped (a secret value) git refuses every command, so the rest goes too.
+    if out.dropped.iter().any(|k| is_git_config_set_member(k)) {
+        let (set, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut out.kept)
+            .into_iter()
+            .partition(|(k, _)| is_git_config_set_member(k) && !policy.set.contains_key(k));
+        out.kept = rest;
+        out.dropped.extend(set.into_iter().map(|(k, _)| k));
     }
     for (k, v) in &policy.set {
         out.kept.push((k.clone(), v.clone()));
@@ -586,6 +645,13 @@ pub fn dropped_note(dropped: &[String], env: &[(String, String)]) -> Option<Stri
                 .unwrap_or("");
             match secret_reason(name, value) {
                 Some(r) => format!("{name} ({r})"),
+                None if git_config_value_secret_key(name, env).is_some() => format!(
+                    "{name} (the value of git config {}, which holds credentials)",
+                    git_config_value_secret_key(name, env).unwrap_or_default()
+                ),
+                None if is_git_config_set_member(name) => {
+                    format!("{name} (git's GIT_CONFIG_COUNT set goes whole)")
+                }
                 None => format!("{name} ({})", SecretReason::Pattern),
             }
         })
@@ -969,5 +1035,63 @@ mod tests {
         assert!(note.contains("env.keep"));
         assert!(!note.contains("hunter2") && !note.contains("ghp_abc"));
         assert_eq!(dropped_note(&[], &env), None);
+    }
+
+    /// breaker4 HIGH-3 (side effect): `GIT_CONFIG_KEY_<n>` names a config key, not a
+    /// secret, so git's env config set reaches the command whole; a secret value in the
+    /// set drops the whole set (git refuses an incomplete one), with a note that says why.
+    #[test]
+    fn git_config_env_pairs_pass_or_drop_as_one_unit() {
+        let r = scrub(&[
+            ("GIT_CONFIG_COUNT", "2"),
+            ("GIT_CONFIG_KEY_0", "user.name"),
+            ("GIT_CONFIG_VALUE_0", "Bob"),
+            ("GIT_CONFIG_KEY_1", "core.hooksPath"),
+            ("GIT_CONFIG_VALUE_1", ".githooks"),
+            ("MY_KEY_0", "x"),
+        ]);
+        assert_eq!(
+            kept(&r),
+            [
+                "GIT_CONFIG_COUNT",
+                "GIT_CONFIG_KEY_0",
+                "GIT_CONFIG_VALUE_0",
+                "GIT_CONFIG_KEY_1",
+                "GIT_CONFIG_VALUE_1"
+            ]
+        );
+        assert_eq!(r.dropped, ["MY_KEY_0"]);
+        // Only `<prefix><digits>`: other names with the words stay secrets.
+        assert!(name_secret_word("GIT_CONFIG_KEY_X").is_some());
+        assert!(name_secret_word("GIT_CONFIG_KEY_").is_some());
+        assert!(name_secret_word("git_config_key_12").is_none());
+
+        let env: Vec<(String, String)> = [
+            ("GIT_CONFIG_COUNT", "2"),
+            ("GIT_CONFIG_KEY_0", "http.extraHeader"),
+            (
+                "GIT_CONFIG_VALUE_0",
+                "Authorization: Bearer ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            ),
+            ("GIT_CONFIG_KEY_1", "user.name"),
+            ("GIT_CONFIG_VALUE_1", "Bob"),
+            ("PATH", "/usr/bin"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let r = scrub_env(&EnvPolicy::default(), env.clone());
+        assert_eq!(kept(&r), ["PATH"]);
+        assert_eq!(r.dropped.len(), 5, "{:?}", r.dropped);
+        let note = dropped_note(&r.dropped, &env).unwrap();
+        assert!(
+            note.contains("GIT_CONFIG_VALUE_0 (the value of git config http.extraHeader"),
+            "{note}"
+        );
+        assert!(
+            note.contains("GIT_CONFIG_KEY_1 (git's GIT_CONFIG_COUNT set goes whole)"),
+            "{note}"
+        );
+        assert!(!note.contains("ghp_abc"), "{note}");
     }
 }

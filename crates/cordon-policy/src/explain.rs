@@ -275,6 +275,8 @@ fn is_credential_store(spelling: &str) -> bool {
         .or_else(|| spelling.strip_prefix("~/"));
     rest.is_some_and(|r| CREDENTIAL_STORES.contains(&r))
         || crate::profile::SYSTEM_CREDENTIAL_FILES.contains(&spelling)
+        || crate::locations::split_spelling(spelling)
+            .is_some_and(|(v, r)| crate::locations::STORE_LOCATIONS.contains(&(v, r)))
 }
 
 fn hint_for(

@@ -23,6 +23,7 @@ mod git;
 pub mod gitconfig;
 pub mod hosts;
 pub mod limits;
+pub mod locations;
 pub mod network;
 pub mod paths;
 pub mod payload;

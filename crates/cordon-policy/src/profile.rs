@@ -328,7 +328,8 @@ pub const SYSTEM_CREDENTIAL_FILES: &[&str] = &[
 ];
 
 /// Whether an entry spelling is one of the built-in credential deny entries
-/// (`:home/<store>` for [`CREDENTIAL_STORES`], or a [`SYSTEM_CREDENTIAL_FILES`] path).
+/// (`:home/<store>` for [`CREDENTIAL_STORES`], a [`SYSTEM_CREDENTIAL_FILES`] path, or a
+/// store spelled through its tool's location variable, [`crate::locations`]).
 pub fn is_builtin_credential_spelling(spelling: &str) -> bool {
     let home_rest = spelling
         .strip_prefix(":home/")
@@ -339,6 +340,7 @@ pub fn is_builtin_credential_spelling(spelling: &str) -> bool {
                 .iter()
                 .any(|(p, _)| *p == r)
     }) || SYSTEM_CREDENTIAL_FILES.contains(&spelling)
+        || crate::locations::is_builtin_spelling(spelling)
 }
 
 fn credential_entries() -> Vec<FsEntry> {
@@ -346,6 +348,13 @@ fn credential_entries() -> Vec<FsEntry> {
         .iter()
         .chain(crate::stripped::STRIPPED_CONFIGS.iter().map(|(p, _)| p))
         .map(|p| FsEntry::new(format!(":home/{p}"), Access::Deny))
+        // The same stores where the tools' own location variables put them (breaker4
+        // MEDIUM-3): `$CARGO_HOME/credentials.toml`, `$GNUPGHOME`, `$KUBECONFIG`, ….
+        .chain(
+            crate::locations::builtin_spellings()
+                .into_iter()
+                .map(|p| FsEntry::new(p, Access::Deny)),
+        )
         .chain(
             SYSTEM_CREDENTIAL_FILES
                 .iter()

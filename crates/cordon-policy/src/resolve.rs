@@ -35,6 +35,12 @@ pub struct ResolveContext {
     /// (it holds the session's sockets).
     #[serde(default)]
     pub runtime_dir: Option<PathBuf>,
+    /// The invoking environment's tool location and git configuration variables (only
+    /// those, see [`crate::locations::context_env`]): credential stores are hidden also where
+    /// `CARGO_HOME`, `GNUPGHOME`, `XDG_CONFIG_HOME`, … put them, and git configuration given
+    /// through `GIT_CONFIG_*` is read like git's files (breaker4 MEDIUM-3, HIGH-3).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: std::collections::BTreeMap<String, String>,
 }
 
 /// The system paths a process needs to start (`:minimal`).
@@ -378,6 +384,21 @@ pub enum ResolveError {
         /// The cwd (canonical).
         cwd: PathBuf,
     },
+    /// A built-in credential entry spelled through a tool's location variable
+    /// (`$GNUPGHOME`) names `/`, a system or shared top directory, a home or the workspace
+    /// (or above them): hiding it would hide the whole tree, leaving it readable would expose
+    /// the store, so the run is refused (fails closed; breaker4 MEDIUM-3).
+    #[error("{var}={value} puts a credential store at {path} ({why}): hiding it would hide that whole tree and leaving it readable would expose the store, so cordon refuses to run; point {var} at the store's own directory or file, or unset it for cordon (`env -u {var} cordon …`)")]
+    StoreLocationTooWide {
+        /// The variable.
+        var: String,
+        /// Its value.
+        value: String,
+        /// The path it would hide.
+        path: PathBuf,
+        /// Why that is too wide.
+        why: String,
+    },
     /// An entry uses an unknown symbolic root.
     #[error("entry {index} ({spelling:?}): unknown symbolic root; use one of :workspace, :tmp, :home, :minimal, :root")]
     UnknownRoot {
@@ -718,6 +739,11 @@ pub(crate) fn expand_for(
     };
     let bases: Vec<PathBuf> = match root {
         None => {
+            // `$CARGO_HOME/credentials`: a tool's location variable from the invoking
+            // environment (breaker4 MEDIUM-3); unset or relative names nothing.
+            if let Some((var, rest)) = crate::locations::split_spelling(spelling) {
+                return Ok(crate::locations::expand(var, rest, &ctx.env));
+            }
             if let Some(r) =
                 spelling
                     .strip_prefix("~/")
@@ -902,7 +928,40 @@ pub fn resolve(
                         paths.extend(expand_for(&e.path, index, ctx, root, e.access)?);
                     }
                 }
-                if paths.is_empty() {
+                let by_variable = crate::locations::split_spelling(&e.path);
+                if let Some((var, _)) = by_variable {
+                    let mut kept = Vec::new();
+                    for p in paths {
+                        if crate::locations::names_no_store(&p) {
+                            if p != Path::new("/dev/null") {
+                                notes.push(format!(
+                                    "{} ({}) names no store: not hidden",
+                                    e.path,
+                                    p.display()
+                                ));
+                            }
+                            continue;
+                        }
+                        if e.access == Access::Deny {
+                            let c = canonicalize_lenient(fs, &p);
+                            let why = crate::locations::too_wide(&p, &all_homes, &workspace)
+                                .or_else(|| {
+                                    crate::locations::too_wide(&c, &canonical_homes, &workspace)
+                                });
+                            if let Some(why) = why {
+                                return Err(ResolveError::StoreLocationTooWide {
+                                    var: var.to_string(),
+                                    value: ctx.env.get(var).cloned().unwrap_or_default(),
+                                    path: p,
+                                    why: why.to_string(),
+                                });
+                            }
+                        }
+                        kept.push(p);
+                    }
+                    paths = kept;
+                }
+                if paths.is_empty() && by_variable.is_none() {
                     notes.push(format!(
                         "entry {index} ({:?}) skipped: $HOME is not set",
                         e.path
@@ -1013,26 +1072,70 @@ pub fn resolve(
                         root,
                         &all_homes,
                         &home_forms,
+                        &ctx.env,
                         &write_roots,
                         &mut extra,
                         &mut notes,
                     );
                 }
+                // git's global/system config and attributes placed by the invoking
+                // environment inside a writable root: read-only like `.git/config`, a
+                // placeholder when missing (breaker4 HIGH-3, MEDIUM-3b: a command rewrote
+                // `$GIT_CONFIG_GLOBAL` and the host's next `git status` ran its fsmonitor).
+                for (f, spelling) in crate::gitconfig::env_git_files(&ctx.env, &ctx.cwd) {
+                    let c = canonicalize_lenient(fs, &f);
+                    if write_roots
+                        .iter()
+                        .any(|r| c.starts_with(r) || f.starts_with(r))
+                    {
+                        extra.push(entry_for(
+                            fs,
+                            f,
+                            Access::Read,
+                            EntryOrigin::Protected {
+                                reason: crate::gitconfig::env_git_file_reason(&spelling),
+                            },
+                        ));
+                    }
+                }
                 let so_far = out.len();
                 for e in extra {
                     // Protection narrows to read-only; it never re-opens a denied area.
-                    if matches!(e.origin, EntryOrigin::Protected { .. })
-                        && access_in(default, &out[..so_far], fs, &e.path).access == Access::Deny
-                    {
-                        continue;
+                    // (A deny of this very path that does not exist yet hides nothing: the
+                    // protected placeholder keeps it from being created, e.g. a missing
+                    // `$GIT_CONFIG_GLOBAL` that is also a stripped-config deny.)
+                    if matches!(e.origin, EntryOrigin::Protected { .. }) {
+                        let a = access_in(default, &out[..so_far], fs, &e.path);
+                        let missing_same = a
+                            .entry
+                            .is_some_and(|i| out[i].path == e.path && !out[i].exists);
+                        if a.access == Access::Deny && !missing_same {
+                            continue;
+                        }
                     }
                     let dup = out.iter().any(|o| o.path == e.path && o.origin == e.origin);
                     let explicitly_named = named.contains(&e.path)
-                        && matches!(e.origin, EntryOrigin::Protected { .. });
+                        && matches!(e.origin, EntryOrigin::Protected { .. })
+                        && !out[..so_far]
+                            .iter()
+                            .any(|o| o.path == e.path && o.access == Access::Deny && !o.exists);
                     if !dup && !explicitly_named {
                         out.push(e);
                     }
                 }
+                // A deny of a path that does not exist yet, where a protected placeholder
+                // now stands, gives way to it: the backends would otherwise take the
+                // (stronger, but empty) deny and skip the placeholder, and the command could
+                // create the file (breaker4 MEDIUM-3b: a missing `$XDG_CONFIG_HOME/git/config`
+                // in the workspace). The next run finds the file and the deny applies.
+                let placeholders: Vec<PathBuf> = out[so_far..]
+                    .iter()
+                    .filter(|e| matches!(e.origin, EntryOrigin::Protected { .. }) && !e.exists)
+                    .map(|e| e.path.clone())
+                    .collect();
+                out.retain(|o| {
+                    !(o.access == Access::Deny && !o.exists && placeholders.contains(&o.path))
+                });
                 pin_protected_ancestors(fs, default, &roots, &mut out);
             }
             // Deny entries inside writable roots keep their place even without metadata
@@ -1481,9 +1584,6 @@ fn repo_dirs_of_root(
     }
 }
 
-/// Adds a protected entry for every path the repository's effective git configuration
-/// makes code (see [`crate::gitconfig::CODE_KEYS`]) that lies inside one of `write_roots`;
-/// its reason names the key and the file that set it.
 /// What a hooks dir's entries run beyond themselves (R-P3; breaker, stop 19): a protected
 /// hook that is a symlink into the work tree (`.git/hooks/pre-commit ->
 /// ../../scripts/pre-commit.sh`) left its target writable, and hook managers' dispatchers
@@ -1564,11 +1664,16 @@ fn hook_delegates(fs: &dyn FsView, root: &Path, hook_dirs: &[PathBuf]) -> Vec<(P
     out
 }
 
+/// Adds a protected entry for every path the repository's effective git configuration
+/// makes code (see [`crate::gitconfig::CODE_KEYS`]) that lies inside one of `write_roots`;
+/// its reason names the key and the file that set it.
+#[allow(clippy::too_many_arguments)]
 fn protect_git_config_targets(
     fs: &dyn FsView,
     root: &Path,
     homes: &[PathBuf],
     home_forms: &[PathBuf],
+    env: &std::collections::BTreeMap<String, String>,
     write_roots: &[PathBuf],
     out: &mut Vec<ResolvedEntry>,
     notes: &mut Vec<String>,
@@ -1581,7 +1686,7 @@ fn protect_git_config_targets(
         gitdir: &gitdir,
         common: &common,
     };
-    let targets = crate::gitconfig::code_paths(fs, &repo, homes, notes);
+    let targets = crate::gitconfig::code_paths(fs, &repo, homes, env, notes);
     // The hooks dirs git runs from: the common dir's `hooks`, and `core.hooksPath`.
     let hook_dirs: Vec<PathBuf> = std::iter::once(common.join("hooks"))
         .chain(

@@ -61,8 +61,12 @@ pub const STRIPPED_CONFIGS: &[(&str, ConfigFormat)] = &[
     (".cargo/config", ConfigFormat::CargoConfig),
 ];
 
-/// The format of a built-in deny entry spelled `:home/<rel>` that has a stripped view.
+/// The format of a built-in deny entry spelled `:home/<rel>` (or `$VAR/<rel>` for a
+/// relocated one, [`crate::locations::STRIPPED_LOCATIONS`]) that has a stripped view.
 pub fn format_of_spelling(spelling: &str) -> Option<ConfigFormat> {
+    if let Some(f) = crate::locations::format_of_spelling(spelling) {
+        return Some(f);
+    }
     let rel = spelling.strip_prefix(":home/")?;
     STRIPPED_CONFIGS
         .iter()
@@ -108,7 +112,7 @@ pub fn strip(format: ConfigFormat, input: &[u8]) -> Result<Stripped, String> {
 }
 
 /// Whether a key names a secret (case-insensitive, the last `:`/`.`-separated part).
-fn secret_key(key: &str) -> bool {
+pub(crate) fn secret_key(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
     let last = k.rsplit([':', '.']).next().unwrap_or(&k).trim();
     matches!(

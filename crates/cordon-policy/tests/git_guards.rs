@@ -331,3 +331,161 @@ fn deny_through_a_workspace_symlink_is_pinned_and_noted() {
         r.notes
     );
 }
+
+fn ctx_with_env(env: &[(&str, &str)]) -> ResolveContext {
+    let mut c = common::ctx_at("/w", "/h");
+    c.env = cordon_policy::locations::context_env(env.iter().copied());
+    c
+}
+
+fn protected_reason(r: &ResolvedProfile, fs: &MemFs, path: &str) -> String {
+    let a = r.filesystem.access_for(fs, Path::new(path));
+    assert_eq!(a.access, Access::Read, "{path}");
+    match &entries(r)[a.entry.unwrap()].origin {
+        EntryOrigin::Protected { reason } => reason.clone(),
+        o => panic!("{path}: {o:?}"),
+    }
+}
+
+/// breaker4 HIGH-3: git configuration given through the environment is part of the
+/// effective configuration: `GIT_CONFIG_COUNT` pairs, `GIT_CONFIG_PARAMETERS` (what
+/// `git -c` passes on), `$GIT_CONFIG_GLOBAL`, `$GIT_CONFIG_SYSTEM` and
+/// `$XDG_CONFIG_HOME/git/config` (read as well as the fixed files).
+#[test]
+fn git_config_from_the_environment_is_protected_like_the_files() {
+    let fs = MemFs::new()
+        .file("/w/.git/config", "")
+        .dir("/w/src")
+        .file("/etc/ci/gitconfig", "[alias]\n\tci = !./ci/run.sh\n")
+        .file("/xdg/git/config", "[core]\n\tfsmonitor = tools/fsmon\n")
+        .file("/sys-cfg", "[diff \"x\"]\n\ttextconv = ./bin/conv\n");
+    let p = profile(vec![FsEntry::new(":workspace", Access::Write)]);
+    let r = resolve(
+        &p,
+        &ctx_with_env(&[
+            ("GIT_CONFIG_COUNT", "2"),
+            ("GIT_CONFIG_KEY_0", "user.name"),
+            ("GIT_CONFIG_VALUE_0", "Bob"),
+            ("GIT_CONFIG_KEY_1", "core.hooksPath"),
+            ("GIT_CONFIG_VALUE_1", ".githooks"),
+            (
+                "GIT_CONFIG_PARAMETERS",
+                "'filter.crypt.smudge'='./bin/it'\\''s' 'alias.x=!scripts/x.sh' 'core.bare'",
+            ),
+            ("GIT_CONFIG_GLOBAL", "/etc/ci/gitconfig"),
+            ("GIT_CONFIG_SYSTEM", "/sys-cfg"),
+            ("XDG_CONFIG_HOME", "/xdg"),
+        ]),
+        &fs,
+    )
+    .unwrap();
+    for (path, key, by) in [
+        (
+            "/w/.githooks/pre-commit",
+            "core.hooksPath",
+            "$GIT_CONFIG_KEY_1",
+        ),
+        (
+            "/w/bin/it's",
+            "filter.crypt.smudge",
+            "$GIT_CONFIG_PARAMETERS",
+        ),
+        ("/w/scripts/x.sh", "alias.x", "$GIT_CONFIG_PARAMETERS"),
+        ("/w/ci/run.sh", "alias.ci", "/etc/ci/gitconfig"),
+        ("/w/tools/fsmon", "core.fsmonitor", "/xdg/git/config"),
+        ("/w/bin/conv", "diff.x.textconv", "/sys-cfg"),
+    ] {
+        let reason = protected_reason(&r, &fs, path);
+        assert!(
+            reason.contains(key) && reason.contains(&format!("in {by}:")),
+            "{path}: {reason}"
+        );
+    }
+    let hooks = entries(&r)
+        .iter()
+        .find(|e| e.path == Path::new("/w/.githooks"))
+        .unwrap();
+    assert!(!hooks.exists && hooks.is_dir);
+    assert_eq!(access(&r, &fs, "/w/src/main.rs"), Access::Write);
+    assert!(r.notes.is_empty(), "{:?}", r.notes);
+    // Without the environment none of it is protected.
+    let r = resolve(&p, &common::ctx_at("/w", "/h"), &fs).unwrap();
+    assert_eq!(access(&r, &fs, "/w/.githooks/pre-commit"), Access::Write);
+}
+
+/// breaker4 HIGH-3, MEDIUM-3b: a `$GIT_CONFIG_GLOBAL` file, or `$XDG_CONFIG_HOME/git/config`
+/// and `attributes`, inside a writable root stays read-only (a placeholder when missing),
+/// like `.git/config`; `/dev/null` names no file.
+#[test]
+fn git_config_files_placed_by_the_environment_in_the_workspace_are_protected() {
+    let fs = MemFs::new()
+        .file("/w/.git/config", "")
+        .file("/w/.gcfg", "[user]\n\temail = a@b\n")
+        .dir("/w/src");
+    let p = profile(vec![FsEntry::new(":workspace", Access::Write)]);
+    let r = resolve(
+        &p,
+        &ctx_with_env(&[
+            ("GIT_CONFIG_GLOBAL", "/w/.gcfg"),
+            ("XDG_CONFIG_HOME", "/w/.xdg"),
+            ("GIT_CONFIG_SYSTEM", "/dev/null"),
+        ]),
+        &fs,
+    )
+    .unwrap();
+    for (path, by) in [
+        ("/w/.gcfg", "$GIT_CONFIG_GLOBAL"),
+        ("/w/.xdg/git/config", "$XDG_CONFIG_HOME/git/config"),
+        ("/w/.xdg/git/attributes", "$XDG_CONFIG_HOME/git/attributes"),
+    ] {
+        let reason = protected_reason(&r, &fs, path);
+        assert!(reason.contains(by), "{path}: {reason}");
+    }
+    assert!(entries(&r)
+        .iter()
+        .any(|e| e.path == Path::new("/w/.xdg/git/config") && !e.exists && !e.is_dir));
+    assert_eq!(access(&r, &fs, "/w/.xdg/other/x"), Access::Write);
+    assert!(r.notes.is_empty(), "{:?}", r.notes);
+}
+
+/// With the built-in list, an existing `$GIT_CONFIG_GLOBAL` in the workspace is the
+/// stripped-config deny (a read-only copy on the namespace backend); a missing
+/// `$XDG_CONFIG_HOME/git/config` there still gets its protected placeholder.
+#[test]
+fn env_git_config_in_the_workspace_with_the_builtin_list() {
+    let fs = MemFs::new()
+        .file("/w/.git/config", "")
+        .file("/w/.gcfg", "[user]\n\temail = a@b\n")
+        .dir("/w/src");
+    let p = select_profile(None, Some("workspace-write")).unwrap();
+    let r = resolve(
+        &p,
+        &ctx_with_env(&[
+            ("GIT_CONFIG_GLOBAL", "/w/.gcfg"),
+            ("XDG_CONFIG_HOME", "/w/.xdg"),
+        ]),
+        &fs,
+    )
+    .unwrap();
+    assert!(r.stripped.iter().any(|f| f.path == Path::new("/w/.gcfg")));
+    // The missing file's placeholder, not the empty deny, decides (the backends take one
+    // entry per path).
+    let a = r
+        .filesystem
+        .access_for(&fs, Path::new("/w/.xdg/git/config"));
+    assert_eq!(a.access, Access::Read);
+    assert!(matches!(
+        entries(&r)[a.entry.unwrap()].origin,
+        EntryOrigin::Protected { .. }
+    ));
+    assert!(r
+        .filesystem
+        .layered()
+        .iter()
+        .any(|e| e.path == Path::new("/w/.xdg/git/config")
+            && matches!(e.origin, EntryOrigin::Protected { .. })));
+    assert!(entries(&r)
+        .iter()
+        .any(|e| e.path == Path::new("/w/.xdg/git/attributes")
+            && matches!(e.origin, EntryOrigin::Protected { .. })));
+}

@@ -90,4 +90,19 @@ fn readme_lists_match_the_code() {
             "README does not list the credential store {store}"
         );
     }
+    // breaker4 MEDIUM-3: every location variable through which a store or a stripped
+    // config is hidden is named.
+    for (var, _) in cordon_policy::locations::STORE_LOCATIONS {
+        assert!(
+            text.contains(&format!("`{var}`")) || text.contains(&format!("`${var}/")),
+            "README does not name the credential store variable {var}"
+        );
+    }
+    for (var, _, _) in cordon_policy::locations::STRIPPED_LOCATIONS {
+        let var = var.to_ascii_uppercase();
+        assert!(
+            text.contains(&format!("`${var}`")) || text.contains(&format!("`${var}/")),
+            "README does not name the stripped config variable {var}"
+        );
+    }
 }

@@ -113,7 +113,8 @@ impl CommandRequest {
         }
     }
 
-    /// The [`ResolveContext`] for this request (HOME and TMPDIR from its env).
+    /// The [`ResolveContext`] for this request (HOME, TMPDIR, the tools' location variables
+    /// and git's configuration variables from its env).
     pub fn resolve_context(&self) -> ResolveContext {
         let get = |k: &str| {
             self.env
@@ -131,6 +132,11 @@ impl CommandRequest {
             logical_cwd: get("PWD"),
             account_home: account_home(),
             runtime_dir: get("XDG_RUNTIME_DIR"),
+            // Where the tools' own variables put credential stores, and git configuration
+            // given through the environment (breaker4 MEDIUM-3, HIGH-3).
+            env: cordon_policy::locations::context_env(
+                self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            ),
         }
     }
 }

@@ -37,7 +37,8 @@ pub fn explain(args: ExplainArgs) -> Result<i32> {
         } else {
             println!(
                 "{group}: {} paths hidden from reads by the built-in profiles (credential \
-                 stores under each home, system credential files):",
+                 stores under each home and where their tools' variables put them, system \
+                 credential files):",
                 members.len()
             );
             for e in members {
