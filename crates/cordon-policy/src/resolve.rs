@@ -1052,6 +1052,7 @@ pub fn resolve(
                     protected_for_root(
                         fs,
                         root,
+                        &roots,
                         &profile_files,
                         &home_forms,
                         &mut extra,
@@ -1762,12 +1763,13 @@ pub const NESTED_SCAN_DEPTH: usize = 5;
 /// had its `core.fsmonitor` run on the host by the user's next `git status` in `sub` — or
 /// at the project root, which recurses into every populated submodule and gitlink. Bounded
 /// breadth-first: [`NESTED_SCAN_DEPTH`] levels, [`NESTED_SCAN_CAP`] entries, no symlinks
-/// followed, [`NESTED_SKIP`] not entered; a tree larger than that gets a note naming
-/// where the look stopped. Repositories the command creates during the run are not
+/// followed, [`NESTED_SKIP`] and the other writable roots (`all_roots`, scanned on their
+/// own) not entered; a tree larger than that gets a note naming where the look stopped. Repositories the command creates during the run are not
 /// covered (README, Known limits).
 fn protect_nested_projects(
     fs: &dyn FsView,
     root: &Path,
+    all_roots: &[PathBuf],
     prot: &dyn Fn(PathBuf, &str) -> ResolvedEntry,
     out: &mut Vec<ResolvedEntry>,
     notes: &mut Vec<String>,
@@ -1777,6 +1779,11 @@ fn protect_nested_projects(
     for depth in 0..=NESTED_SCAN_DEPTH {
         let mut next = Vec::new();
         for d in level {
+            // Another writable root (the workspace inside a wider `-w` grant) has its own
+            // protected paths; its `.git` is not a nested one (its index must stay writable).
+            if d != *root && all_roots.contains(&d) {
+                continue;
+            }
             if d != *root {
                 let dotgit = d.join(".git");
                 match fs.kind(&dotgit) {
@@ -1823,6 +1830,7 @@ fn protect_nested_projects(
 fn protected_for_root(
     fs: &dyn FsView,
     root: &Path,
+    all_roots: &[PathBuf],
     profile_files: &[PathBuf],
     homes: &[PathBuf],
     out: &mut Vec<ResolvedEntry>,
@@ -1929,7 +1937,7 @@ fn protected_for_root(
     if !repo_root || real_cordon {
         out.push(prot(dotcordon, "cordon's project configuration"));
     }
-    protect_nested_projects(fs, root, &prot, out, notes);
+    protect_nested_projects(fs, root, all_roots, &prot, out, notes);
     // `profile_files` are canonical already.
     for f in profile_files {
         if !f.starts_with(root) {
@@ -2157,6 +2165,27 @@ mod tests {
         let r = resolve(&restricted(vec![]), &ctx("/home/u/proj/src/deep"), &fs).unwrap();
         assert_eq!(r.workspace, PathBuf::from("/home/u/proj"));
         assert_eq!(r.cwd, PathBuf::from("/home/u/proj/src/deep"));
+    }
+
+    /// The workspace inside a wider writable root (`-w /data/w` holding the project) is
+    /// not a nested repository of that root: its `.git` index stays writable (git commit
+    /// works), its hooks protected as the workspace's.
+    #[test]
+    fn the_workspace_inside_a_wider_root_is_not_nested() {
+        let fs = MemFs::new()
+            .dir("/data/w/proj/.git/hooks")
+            .file("/data/w/proj/.git/HEAD", "ref: refs/heads/main\n")
+            .file("/data/w/other/.git/HEAD", "ref: refs/heads/main\n")
+            .dir("/tmp");
+        let p = restricted(vec![
+            FsEntry::new(":workspace", Access::Write),
+            FsEntry::new("/data/w", Access::Write),
+        ]);
+        let r = resolve(&p, &ctx("/data/w/proj"), &fs).unwrap();
+        let at = |q: &str| r.filesystem.access_for(&fs, Path::new(q)).access;
+        assert_eq!(at("/data/w/proj/.git/index"), Access::Write);
+        assert_eq!(at("/data/w/proj/.git/hooks/x"), Access::Read);
+        assert_eq!(at("/data/w/other/.git/config"), Access::Read);
     }
 
     /// Breaker (stop 19): what protected hooks run is protected too — a hook symlinked into

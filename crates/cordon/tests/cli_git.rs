@@ -167,9 +167,10 @@ fn planted_linked_worktree_with_symlinked_common_children_grants_nothing() {
     }
 }
 
-/// Security finding 2: the placeholder cordon leaves for a missing `.cordon/` (and, in a
-/// repository-less workspace, `.git`) is an empty directory, which git ignores: a run
-/// leaves `git status` clean. Fails when the placeholder holds a file.
+/// Security finding 2: a run leaves `git status` clean. The placeholders cordon leaves
+/// are empty directories git ignores (inside `.git`: `remotes/`, `branches/`, …), and a
+/// repository root gets no `.cordon/` placeholder at all (stop 19: it made `git clean -fd`
+/// fail).
 #[test]
 fn placeholders_leave_git_status_clean() {
     let p = project();
@@ -178,7 +179,14 @@ fn placeholders_leave_git_status_clean() {
     }
     let o = cordon(&p, &p.dir, &["run", "--", "true"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
-    assert!(p.dir.join(".cordon").is_dir(), "no placeholder was made");
+    assert!(
+        p.dir.join(".git/remotes").is_dir(),
+        "no placeholder was made"
+    );
+    assert!(
+        !p.dir.join(".cordon").exists(),
+        "a .cordon/ placeholder in a repository root"
+    );
     let o = Command::new("git")
         .args(["status", "--porcelain", "--untracked-files=all"])
         .current_dir(&p.dir)

@@ -1757,8 +1757,9 @@ mod tests {
                 "{p}"
             );
         }
-        // Missing protected paths inside a writable root are kept (placeholders).
-        assert!(find(&l, "/home/u/proj/.cordon").is_some());
+        // Missing protected paths inside a writable root are kept (placeholders); a
+        // repository root gets no `.cordon` placeholder (stop 19: `git clean -fd`).
+        assert!(find(&l, "/home/u/proj/.cordon").is_none());
         assert!(find(&l, "/home/u/proj/.git/info").is_some());
         // Deeper first never comes before shallower.
         let depths: Vec<usize> = l.tree().map(|s| s.path.components().count()).collect();
