@@ -923,7 +923,10 @@ fn from_output(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Inferred> 
     }
     // Network: a failed lookup or connection while the network is off for the command.
     if !ctx.network_enabled {
-        return network_failure(sig, &lines);
+        let managed = ctx
+            .resolved
+            .is_some_and(|r| r.profile.network == cordon_policy::NetworkPolicy::Managed);
+        return network_failure(sig, &lines, managed);
     }
     None
 }
@@ -933,19 +936,33 @@ fn from_output(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Inferred> 
 /// output alone does not: a program that only *prints* "Could not resolve host" is a
 /// failed command, so the network is never offered on its word (breaker, stop 8). Without
 /// records (no supervisor on this host), the output is read as before (medium).
-fn network_failure(sig: &RunSignals, lines: &[&str]) -> Option<Inferred> {
+///
+/// With a managed network (`managed`), the command's way out is the proxy: a program that
+/// connected (or looked a name up) by itself is told to use it, not that the network is
+/// off (new user, stop 19: an allowed host was refused and the advice was
+/// `--allow-network`, which lifts all filtering).
+fn network_failure(sig: &RunSignals, lines: &[&str], managed: bool) -> Option<Inferred> {
     let line = lines.iter().find(|l| {
         let lower = l.to_ascii_lowercase();
         NETWORK_ERRORS.iter().any(|m| contains_word(&lower, m))
     });
     let host = line.and_then(|l| extract_host(l));
     let hint = |host: &Option<String>| {
-        format!(
-            "network is off for this command{}: allow it once with --allow-network",
-            host.as_ref()
-                .map(|h| format!(" ({h} was not reached)"))
-                .unwrap_or_default()
-        )
+        let what = host
+            .as_ref()
+            .map(|h| format!(" ({h} was not reached)"))
+            .unwrap_or_default();
+        if managed {
+            format!(
+                "the network is managed for this command{what}: hosts are reached only \
+                 through cordon's proxy (HTTPS_PROXY, HTTP_PROXY and ALL_PROXY point at \
+                 it), and this program connected or looked the name up by itself; make it \
+                 use the proxy, allow the host with network.allow, or (no filtering at all) \
+                 --allow-network"
+            )
+        } else {
+            format!("network is off for this command{what}: allow it once with --allow-network")
+        }
     };
     let Some(d) = &sig.denials else {
         let line = line?;
@@ -994,7 +1011,7 @@ fn network_failure(sig: &RunSignals, lines: &[&str]) -> Option<Inferred> {
     let dns = rec.path.to_string_lossy().ends_with(":53");
     let host = host.or_else(|| (!dns).then(|| rec.path.display().to_string()));
     let hint = |host: &Option<String>| match host {
-        None if dns => format!(
+        None if dns && !managed => format!(
             "network is off for this command (a DNS lookup through {} was refused): allow it \
              once with --allow-network",
             rec.path.display()
@@ -1764,6 +1781,53 @@ mod tests {
         );
         assert!(matches!(old.class, OutcomeClass::NetworkDenied { .. }));
         assert_eq!(old.confidence, Confidence::Medium);
+    }
+
+    /// New user (stop 19): with a managed network, a program that went out by itself (no
+    /// proxy) is told to use the proxy or allow the host, not that the network is off
+    /// (whose advice, `--allow-network`, lifts all filtering).
+    #[test]
+    fn managed_network_failures_point_at_the_proxy() {
+        let mut r = resolved();
+        r.cwd = "/w".into();
+        r.profile.network = cordon_policy::NetworkPolicy::Managed;
+        let mut d = cordon_sandbox::denials::DenialReport::default();
+        d.push(cordon_sandbox::denials::DenialRecord {
+            syscall: cordon_sandbox::denials::DenialRecord::NETWORK_SYSCALL.into(),
+            path: "10.255.255.53:53".into(),
+            errno: "ECONNREFUSED".into(),
+            rule: "network managed (R-P4)".into(),
+            grant: None,
+        });
+        let sig = RunSignals {
+            code: Some(1),
+            stderr_tail: "socket.gaierror: [Errno -3] Temporary failure in name resolution".into(),
+            sandboxed: true,
+            denials: Some(d),
+            ..Default::default()
+        };
+        let ctx = |r: &ResolvedProfile| {
+            classify(
+                &sig,
+                &ClassifyContext {
+                    resolved: Some(r),
+                    fs: &NoFs,
+                    cwd: Path::new("/w"),
+                    network_enabled: false,
+                    home: None,
+                },
+            )
+        };
+        let o = ctx(&r);
+        let hint = o.hint.unwrap_or_default();
+        assert!(
+            hint.contains("managed") && hint.contains("proxy") && hint.contains("network.allow"),
+            "{hint}"
+        );
+        // Restricted (sibling): the network is off, as before.
+        r.profile.network = cordon_policy::NetworkPolicy::Restricted;
+        let hint = ctx(&r).hint.unwrap_or_default();
+        assert!(hint.contains("network is off"), "{hint}");
     }
 
     /// Reads are never kernel-recorded: with records kept, a read of a hidden path is
