@@ -229,10 +229,24 @@ impl Limits {
         const SIZE: &str = "write bytes, a size like \"512M\" or \"2G\", a share of RAM like \"50%\", or \"unlimited\"";
         const TIME: &str = "write seconds, or a duration like \"200ms\", \"30s\", \"10m\", \"2h\", or \"unlimited\"";
         const COUNT: &str = "write a positive number, or \"unlimited\"";
+        // A bare number is bytes: `memory = 512` killed every command (new user, stop 19).
+        const TINY: &str = "that is under 1 MiB (a bare number is bytes): write a size like \
+                            \"512M\" or \"2G\", a share of RAM like \"50%\", or \"unlimited\"";
+        let size = |field: &'static str, v: &Option<LimitValue>| {
+            let n = one(field, v, |v| parse_size(v, ram_bytes), SIZE)?;
+            match (n, v) {
+                (Some(b), Some(v)) if b < 1 << 20 => Err(LimitError {
+                    field,
+                    value: v.to_string(),
+                    why: TINY,
+                }),
+                _ => Ok(n),
+            }
+        };
         Ok(ResolvedLimits {
             pids: one("pids", &self.pids, count, COUNT)?,
-            memory_bytes: one("memory", &self.memory, |v| parse_size(v, ram_bytes), SIZE)?,
-            tmpfs_bytes: one("tmpfs", &self.tmpfs, |v| parse_size(v, ram_bytes), SIZE)?,
+            memory_bytes: size("memory", &self.memory)?,
+            tmpfs_bytes: size("tmpfs", &self.tmpfs)?,
             open_files: one("open_files", &self.open_files, count, COUNT)?,
             cpu_seconds: one(
                 "cpu_time",
@@ -347,6 +361,23 @@ mod tests {
         assert_eq!(r.open_files, Some(16384));
         assert_eq!(r.cpu_seconds, Some(7200));
         assert_eq!(r.timeout_ms, Some(7_200_000));
+    }
+
+    /// New user (stop 19): `memory = 512` is 512 bytes and killed every command; a size
+    /// under 1 MiB is an error that says a bare number is bytes. `"512M"` works (twin).
+    #[test]
+    fn tiny_sizes_are_errors() {
+        let mut l = Limits::default();
+        l.memory = Some(LimitValue::Number(512));
+        let e = l.resolve(16 * G).unwrap_err().to_string();
+        assert!(
+            e.contains("memory") && e.contains("bare number is bytes"),
+            "{e}"
+        );
+        l.memory = Some(LimitValue::Text("512M".into()));
+        assert_eq!(l.resolve(16 * G).unwrap().memory_bytes, Some(512 << 20));
+        l.tmpfs = Some(LimitValue::Text("100k".into()));
+        assert!(l.resolve(16 * G).is_err());
     }
 
     #[test]

@@ -312,7 +312,12 @@ pub struct RunArgs {
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    humantime::parse_duration(s).map_err(|e| format!("{e} (examples: 100ms, 30s, 5m)"))
+    match humantime::parse_duration(s) {
+        // `--timeout 0s` killed the command at once (new user, stop 19).
+        Ok(d) if d.is_zero() => Err("must be more than 0 (examples: 100ms, 30s, 5m)".into()),
+        Ok(d) => Ok(d),
+        Err(e) => Err(format!("{e} (examples: 100ms, 30s, 5m)")),
+    }
 }
 
 /// `cordon status`.
@@ -415,6 +420,7 @@ mod tests {
     /// Flags of other tools the README mentions (cargo, git, bash …), not cordon's.
     const OTHER_TOOLS: &[&str] = &[
         "--workspace",
+        "--ignore-submodules", // git status, in Known limits
         "--example",
         "--locked",
         "--release",
