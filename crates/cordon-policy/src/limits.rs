@@ -367,8 +367,10 @@ mod tests {
     /// under 1 MiB is an error that says a bare number is bytes. `"512M"` works (twin).
     #[test]
     fn tiny_sizes_are_errors() {
-        let mut l = Limits::default();
-        l.memory = Some(LimitValue::Number(512));
+        let mut l = Limits {
+            memory: Some(LimitValue::Number(512)),
+            ..Limits::default()
+        };
         let e = l.resolve(16 * G).unwrap_err().to_string();
         assert!(
             e.contains("memory") && e.contains("bare number is bytes"),
