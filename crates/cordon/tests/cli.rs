@@ -2024,3 +2024,35 @@ fn git_clean_works_in_a_repository_cordon_ran_in() {
         "a .cordon/ placeholder was made"
     );
 }
+
+/// New user (stop 19): under `--plan` the denial advice was `-w …`, which `--plan` ignores
+/// (an agent following it looped); now the hint says the run is read-only by design, and
+/// `-w` given with `--plan` gets a note that it does not apply.
+#[test]
+fn plan_mode_denials_say_plan_mode() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = support::Project::new("cordon-plan-");
+    let dir = p.dir.display().to_string();
+    let o = support::out(p.cordon(&[
+        "run",
+        "--plan",
+        "--yes",
+        "-w",
+        &dir,
+        "--",
+        "sh",
+        "-c",
+        "echo x > plan.txt",
+    ]));
+    assert_ne!(o.status.code(), Some(0));
+    let err = support::text(&o.stderr);
+    assert!(
+        err.contains("-w, --with and --allow-network do not apply"),
+        "{err}"
+    );
+    assert!(err.contains("this is a --plan run"), "{err}");
+    assert!(!err.contains("allow writing it once with -w"), "{err}");
+    assert!(!p.dir.join("plan.txt").exists());
+}

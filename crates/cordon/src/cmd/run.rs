@@ -86,6 +86,16 @@ pub fn run(args: RunArgs) -> Result<i32> {
     for n in trust.ungranted_extras() {
         eprintln!("cordon: note: {n}");
     }
+    if args.plan
+        && (!args.profile.writable.is_empty()
+            || args.profile.allow_network
+            || args.profile.with.is_some())
+    {
+        eprintln!(
+            "cordon: note: --plan keeps the run read-only with the network off: -w, --with \
+             and --allow-network do not apply to it"
+        );
+    }
     crate::profile_args::profile_files_refusal(&args.profile, &args.rules.rules)?;
     let mut sink = Sink::open(&args, &trust)?;
     if let Some(spec) = &args.approvals_from {
@@ -115,7 +125,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
     };
     let report = drive(&mut session, &SandboxManager::for_host(), &trust, &spec);
     print_tmpdir_note(&report);
-    print_hints(&report);
+    print_hints(&report, args.plan);
     if sink.active() {
         sink.emit(&report_json(&report, &session)?);
     }
@@ -335,8 +345,11 @@ fn print_tmpdir_note(report: &Report) {
     }
 }
 
-/// The refusal reason of each attempt, and the hint after the last attempt's denial.
-fn print_hints(report: &Report) {
+/// The refusal reason of each attempt, and the hint after the last attempt's denial. In
+/// plan mode (`plan`) a denial's hint says the run is read-only by design: the usual
+/// advice (`-w`, `--allow-network`) does nothing under `--plan` (new user, stop 19: an
+/// agent following it looped).
+fn print_hints(report: &Report, plan: bool) {
     let mut r = Some(report);
     while let Some(a) = r {
         let o = &a.outcome;
@@ -353,7 +366,21 @@ fn print_hints(report: &Report) {
         } else if let (Some(h), None) = (&o.hint, &a.retry) {
             // Only the last attempt's hint: after a retry that worked, the first attempt's
             // denial is history (it stays in --json), not advice.
-            eprintln!("cordon: {}: {}", o.class.name(), printable(h));
+            let denied = matches!(
+                o.class,
+                cordon_session::OutcomeClass::SandboxDenied { .. }
+                    | cordon_session::OutcomeClass::NetworkDenied { .. }
+            );
+            if plan && denied {
+                eprintln!(
+                    "cordon: {}: this is a --plan run: nothing may be written and the network \
+                     is off, whatever -w or --allow-network say; run it without --plan to make \
+                     the change",
+                    o.class.name()
+                );
+            } else {
+                eprintln!("cordon: {}: {}", o.class.name(), printable(h));
+            }
         }
         r = a.retry.as_deref();
     }
