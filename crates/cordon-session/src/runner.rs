@@ -479,7 +479,20 @@ fn wait(
                     Ok(Control::Exited) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
                         break
                     }
-                    Ok(Control::Signal(s)) => signal_unreaped(pid, s),
+                    Ok(Control::Signal(s)) => {
+                        // An interrupt the caller sends is a cancellation, as the CLI's
+                        // forwarded Ctrl-C is (new user, stop 19: MCP `kill` with SIGINT
+                        // was reported as a failed command).
+                        #[cfg(unix)]
+                        if [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT].contains(&s) {
+                            if let (Ok(mut c), Ok(sig)) =
+                                (cancelled.lock(), nix::sys::signal::Signal::try_from(s))
+                            {
+                                c.get_or_insert_with(|| format!("{sig} sent by the caller"));
+                            }
+                        }
+                        signal_unreaped(pid, s)
+                    }
                     Ok(Control::Kill) => {
                         if let Ok(mut c) = cancelled.lock() {
                             c.get_or_insert_with(|| "killed by the caller".to_string());

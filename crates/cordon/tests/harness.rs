@@ -177,6 +177,13 @@ fn sessions_take_stdin_signals_and_kill_the_whole_tree() {
     let r = h.wait(&id, Duration::from_secs(10), 1000).unwrap();
     assert!(r.output.text.contains("got-int"), "{r:?}");
     assert_eq!(r.outcome.as_ref().unwrap().exit_code, 7, "{r:?}");
+    // The caller's interrupt is a cancellation, as the CLI's Ctrl-C is (new user, stop
+    // 19: it was reported as a failed command).
+    assert_eq!(
+        r.outcome.as_ref().unwrap().class.name(),
+        "cancelled",
+        "{r:?}"
+    );
 
     // kill: every process of the tree ends, the outcome is cancelled
     let r = h
