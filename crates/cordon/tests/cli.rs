@@ -2056,3 +2056,17 @@ fn plan_mode_denials_say_plan_mode() {
     assert!(!err.contains("allow writing it once with -w"), "{err}");
     assert!(!p.dir.join("plan.txt").exists());
 }
+
+/// New user (stop 19): `cordon check` of a command that needs approval printed "would
+/// refuse" while exiting 1 ("needs approval"); text and exit code now agree.
+#[test]
+fn check_text_agrees_with_its_exit_code() {
+    let p = support::Project::new("cordon-checkask-");
+    let o = support::out(p.cordon(&["check", "--", "git", "reset", "--hard"]));
+    assert_eq!(o.status.code(), Some(1));
+    let t = support::text(&o.stdout);
+    assert!(
+        t.contains("needs approval —") && !t.contains("would refuse"),
+        "{t}"
+    );
+}

@@ -34,6 +34,12 @@ pub fn check(args: CheckArgs) -> Result<i32> {
         print!("{}", record.render_text());
         match verdict {
             Gate::Run { reason } => println!("cordon run ({mode}): would run — {reason}"),
+            // Exit 1 is "needs approval" (README): said so, not "refuse" (new user, stop
+            // 19: the text said refuse while the code said ask).
+            Gate::Refuse { reason } if outcome.exit_code() == 1 => {
+                let why = reason.strip_prefix("needs approval: ").unwrap_or(&reason);
+                println!("cordon run ({mode}): needs approval — {why}")
+            }
             Gate::Refuse { reason } => println!("cordon run ({mode}): would refuse — {reason}"),
         }
     }
