@@ -44,8 +44,9 @@ pub use profile::{
     ProfileKind, PROFILE_FORMAT_VERSION,
 };
 pub use resolve::{
-    find_workspace, resolve, resolve_for_command, EntryOrigin, ResolveContext, ResolveError,
-    ResolvedEntry, ResolvedFilesystem, ResolvedProfile, PLACEHOLDER_NOTE, PLACEHOLDER_NOTE_TEXT,
+    find_workspace, nested_git_entries, resolve, resolve_for_command, EntryOrigin, NestedScan,
+    ResolveContext, ResolveError, ResolvedEntry, ResolvedFilesystem, ResolvedProfile,
+    NESTED_GIT_REASON, PLACEHOLDER_NOTE, PLACEHOLDER_NOTE_TEXT,
 };
 pub use selection::{
     platform_sandbox, select_initial, should_sandbox, should_sandbox_rule, Backend, Fact, Os,

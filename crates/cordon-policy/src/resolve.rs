@@ -1774,6 +1774,47 @@ fn protect_nested_projects(
     out: &mut Vec<ResolvedEntry>,
     notes: &mut Vec<String>,
 ) {
+    let scan = nested_git_entries(fs, root, all_roots);
+    for dotgit in scan.found {
+        if is_link(fs, &dotgit) {
+            notes.push(format!(
+                "{}: a symlinked nested git dir is not protected; git run there (or `git \
+                 status` at the project root) uses its config",
+                dotgit.display()
+            ));
+        } else {
+            out.push(prot(dotgit, NESTED_GIT_REASON));
+        }
+    }
+    if !scan.complete {
+        notes.push(format!(
+            "{}: looked for nested repositories in the first {NESTED_SCAN_CAP} entries only; \
+             a repository found later (or made by the command) keeps a writable .git",
+            root.display()
+        ));
+    }
+}
+
+/// What [`nested_git_entries`] found below one writable root.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NestedScan {
+    /// Every `.git` (directory, `gitdir:` file or symlink; not cordon's empty placeholder)
+    /// strictly below the root, breadth-first.
+    pub found: Vec<PathBuf>,
+    /// False when the entry cap stopped the walk.
+    pub complete: bool,
+}
+
+/// The nested repositories below writable root `root` (R-P3; breaker, stop 19), within
+/// the bounds of [`NESTED_SCAN_DEPTH`] levels and [`NESTED_SCAN_CAP`] entries, not
+/// following symlinks, not entering [`NESTED_SKIP`] nor the other writable roots
+/// (`all_roots`, which have their own). Used at launch to protect them, and after a run to
+/// report the ones the command made (`cordon run`).
+pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -> NestedScan {
+    let mut scan = NestedScan {
+        found: Vec::new(),
+        complete: true,
+    };
     let mut seen = 0usize;
     let mut level = vec![root.to_path_buf()];
     for depth in 0..=NESTED_SCAN_DEPTH {
@@ -1786,16 +1827,10 @@ fn protect_nested_projects(
             }
             if d != *root {
                 let dotgit = d.join(".git");
-                match fs.kind(&dotgit) {
-                    Some(_) if is_link(fs, &dotgit) => notes.push(format!(
-                        "{}: a symlinked nested git dir is not protected; git run there (or \
-                         `git status` at the project root) uses its config",
-                        dotgit.display()
-                    )),
-                    Some(_) if !is_placeholder(fs, &dotgit) => {
-                        out.push(prot(dotgit, NESTED_GIT_REASON));
-                    }
-                    _ => {}
+                let placeholder =
+                    fs.kind(&dotgit) == Some(FileKind::Dir) && is_placeholder(fs, &dotgit);
+                if (fs.kind(&dotgit).is_some() || is_link(fs, &dotgit)) && !placeholder {
+                    scan.found.push(dotgit);
                 }
             }
             if depth == NESTED_SCAN_DEPTH {
@@ -1804,13 +1839,8 @@ fn protect_nested_projects(
             let names = fs.list_dir(&d, NESTED_SCAN_CAP + 1 - seen);
             seen += names.len();
             if seen > NESTED_SCAN_CAP {
-                notes.push(format!(
-                    "{}: looked for nested repositories in the first {NESTED_SCAN_CAP} \
-                     entries only; a repository found later (or made by the command) keeps \
-                     a writable .git",
-                    root.display()
-                ));
-                return;
+                scan.complete = false;
+                return scan;
             }
             next.extend(
                 names
@@ -1821,10 +1851,11 @@ fn protect_nested_projects(
             );
         }
         if next.is_empty() {
-            return;
+            return scan;
         }
         level = next;
     }
+    scan
 }
 
 fn protected_for_root(

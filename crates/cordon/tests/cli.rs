@@ -2070,3 +2070,43 @@ fn check_text_agrees_with_its_exit_code() {
         "{t}"
     );
 }
+
+/// Breaker (stop 19): a repository the command makes inside the workspace cannot be
+/// protected beforehand (its config then runs at the host's next `git status` there, or
+/// at the root once it is a gitlink); the run says so afterwards (stderr and `--json`
+/// `created_repositories`). A nested repository that was there before is protected and not
+/// reported (twin), and the next run does not report the new one again.
+#[test]
+fn repositories_made_by_the_command_are_reported() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = support::Project::new("cordon-mkrepo-");
+    std::fs::create_dir(p.dir.join("old")).unwrap();
+    let st = std::process::Command::new("git")
+        .args(["init", "-q", "old"])
+        .current_dir(&p.dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = support::out(p.cordon(&["run", "--yes", "--json", "--", "git", "init", "-q", "new"]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+    let err = support::text(&o.stderr);
+    assert!(
+        err.contains("made a git repository at") && err.contains("/new/.git"),
+        "{err}"
+    );
+    assert!(!err.contains("/old/.git"), "{err}");
+    let v: serde_json::Value = err
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .expect("--json report on stderr");
+    let made = v["created_repositories"].to_string();
+    assert!(
+        made.contains("/new/.git") && !made.contains("/old/"),
+        "{made}"
+    );
+    let o = support::out(p.cordon(&["run", "--yes", "--", "true"]));
+    assert!(!support::text(&o.stderr).contains("made a git repository"));
+}

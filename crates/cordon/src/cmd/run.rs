@@ -126,10 +126,73 @@ pub fn run(args: RunArgs) -> Result<i32> {
     let report = drive(&mut session, &SandboxManager::for_host(), &trust, &spec);
     print_tmpdir_note(&report);
     print_hints(&report, args.plan);
+    let created = created_repositories(&report);
+    for r in &created {
+        eprintln!(
+            "cordon: note: the command made a git repository at {} (its config and hooks \
+             were written inside the sandbox; git run there — or `git status` at the project \
+             root, if it is added as a submodule — runs them on the host): review it before \
+             using git there",
+            r.display()
+        );
+    }
     if sink.active() {
-        sink.emit(&report_json(&report, &session)?);
+        let mut v = report_json(&report, &session)?;
+        v["created_repositories"] = serde_json::json!(created);
+        sink.emit(&v);
     }
     Ok(report.last().outcome.exit_code)
+}
+
+/// The nested `.git` entries of the workspace that were not there when the run started
+/// (breaker, stop 19): cordon protects the ones found at launch, but cannot stop a command
+/// from making one (`git init x`, a `gitdir:` file, `git add x` as a gitlink), whose
+/// configuration the host's next git then runs. Said after the run, from the same bounded
+/// scan ([`cordon_policy::nested_git_entries`]); nothing when the workspace was not
+/// writable or nothing ran sandboxed.
+fn created_repositories(report: &Report) -> Vec<std::path::PathBuf> {
+    let Some(r) = report
+        .last()
+        .exec
+        .as_ref()
+        .and_then(|e| e.resolved.as_ref())
+    else {
+        return Vec::new();
+    };
+    let cordon_policy::ResolvedFilesystem::Restricted { entries, .. } = &r.filesystem else {
+        return Vec::new();
+    };
+    let ws = &r.workspace;
+    let writable =
+        r.filesystem.access_for(&cordon_sandbox::HostFs, ws).access == cordon_policy::Access::Write;
+    if !writable {
+        return Vec::new();
+    }
+    let before: Vec<&std::path::Path> = entries
+        .iter()
+        .filter(|e| {
+            matches!(&e.origin, cordon_policy::EntryOrigin::Protected { reason }
+                if reason == cordon_policy::NESTED_GIT_REASON)
+        })
+        .map(|e| e.path.as_path())
+        .collect();
+    let roots: Vec<std::path::PathBuf> = r
+        .filesystem
+        .writable_roots()
+        .into_iter()
+        .map(|e| e.path.clone())
+        .collect();
+    cordon_policy::nested_git_entries(&cordon_sandbox::HostFs, ws, &roots)
+        .found
+        .into_iter()
+        .filter(|p| {
+            !before.contains(&p.as_path())
+                && !r
+                    .notes
+                    .iter()
+                    .any(|n| n.starts_with(&p.display().to_string()))
+        })
+        .collect()
 }
 
 /// Where a `--report` file goes once checked: its directory (canonical) and file name.
