@@ -1827,9 +1827,11 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
             }
             if d != *root {
                 let dotgit = d.join(".git");
-                let placeholder =
-                    fs.kind(&dotgit) == Some(FileKind::Dir) && is_placeholder(fs, &dotgit);
-                if (fs.kind(&dotgit).is_some() || is_link(fs, &dotgit)) && !placeholder {
+                let link = is_link(fs, &dotgit);
+                let placeholder = !link
+                    && fs.kind(&dotgit) == Some(FileKind::Dir)
+                    && is_placeholder(fs, &dotgit);
+                if (fs.kind(&dotgit).is_some() || link) && !placeholder {
                     scan.found.push(dotgit);
                 }
             }
