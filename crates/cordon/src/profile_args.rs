@@ -76,18 +76,31 @@ pub fn choose(args: &ProfileArgs) -> Result<Chosen> {
     })
 }
 
-/// `cordon run` and `cordon mcp`: refuses (exit 125, nothing run) a `--config` or `--rules` file inside the project
-/// (the workspace, however this run's profile reads): it is protected only in the runs
-/// that name it, so any other run in the project — one without the flag, a concurrent
-/// one — may rewrite it, and the next run that reads it would take what that command wrote
-/// (breaker, stop 19: `default_profile = "danger-full-access"` planted by one run, the next
-/// run with `--config` unconfined). Judged by place, not by the file's content, which may
-/// be the planted one. `.cordon/` is protected in every run: files there pass.
-/// A file that is not a regular file (a FIFO would hang the read) is refused too.
+/// `cordon run` and `cordon mcp`: refuses (exit 125, nothing run) a `--config` or
+/// `--rules` file that lies inside a project — the workspace, or any directory above the
+/// file that holds a `.git` or a non-empty `.cordon` (up to your home): it is protected
+/// only in the runs that name it, so any other run in that project — one without the
+/// flag, a concurrent one, one started in the enclosing project — may rewrite it, and the
+/// next run that reads it would take what that command wrote (breaker, stop 19:
+/// `default_profile = "danger-full-access"` planted by one run, the next run with
+/// `--config` unconfined; a first exemption for `.cordon/` did not hold: a nested
+/// project's `.cordon/` is writable from the enclosing one, and a repository root's
+/// missing `.cordon/` can be made). Judged by place, not by the file's content, which may
+/// be the planted one.
 pub fn profile_files_refusal(args: &ProfileArgs, rules: &[PathBuf]) -> Result<()> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let fs = cordon_sandbox::HostFs;
     let workspace = cordon_policy::find_workspace(&fs, &std::fs::canonicalize(&cwd)?);
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .and_then(|h| std::fs::canonicalize(h).ok());
+    let marked = |d: &std::path::Path| {
+        let git = d.join(".git");
+        let cordon = d.join(".cordon");
+        std::fs::symlink_metadata(&git).is_ok_and(|m| !m.is_dir())
+            || std::fs::read_dir(&git).is_ok_and(|mut r| r.next().is_some())
+            || std::fs::read_dir(&cordon).is_ok_and(|mut r| r.next().is_some())
+    };
     let named = args
         .config
         .iter()
@@ -97,16 +110,23 @@ pub fn profile_files_refusal(args: &ProfileArgs, rules: &[PathBuf]) -> Result<()
         let Ok(real) = std::fs::canonicalize(cwd.join(p)) else {
             continue; // a missing file is reported by the loader
         };
-        let in_protected = real.starts_with(workspace.join(".cordon"));
-        if real.starts_with(&workspace) && !in_protected {
+        let project = if real.starts_with(&workspace) {
+            Some(workspace.clone())
+        } else {
+            real.ancestors()
+                .skip(1)
+                .take_while(|a| a.parent().is_some() && Some(*a) != home.as_deref())
+                .find(|a| marked(a))
+                .map(std::path::Path::to_path_buf)
+        };
+        if let Some(project) = project {
             anyhow::bail!(
-                "{flag} {}: the file lies inside the project {} where other runs (those not \
-                 given {flag}, or running at the same time) may rewrite it, and this run would \
-                 take what they wrote; keep it outside the project (e.g. \
-                 ~/.config/cordon/), or in {}/",
+                "{flag} {}: the file lies inside the project {} where sandboxed runs (those \
+                 not given {flag}, or running at the same time) may rewrite it, and this run \
+                 would take what they wrote; keep it outside every project, e.g. in \
+                 ~/.config/cordon/",
                 p.display(),
-                workspace.display(),
-                workspace.join(".cordon").display()
+                project.display(),
             );
         }
     }

@@ -1737,11 +1737,11 @@ fn relative_config_and_rules_files_stay_read_only() {
         all.extend(["--", "sh", "-c", &script]);
         let o = support::out(p.cordon(&all));
         // Refused before anything runs (breaker, stop 19): inside the project, other runs
-        // could rewrite it; `.cordon/` is the place that stays protected in every run.
+        // could rewrite it.
         assert_eq!(o.status.code(), Some(125), "{file}");
         assert!(
-            support::text(&o.stderr).contains("other runs")
-                && support::text(&o.stderr).contains(".cordon/"),
+            support::text(&o.stderr).contains("sandboxed runs")
+                && support::text(&o.stderr).contains("~/.config/cordon/"),
             "{file}: {}",
             support::text(&o.stderr)
         );
@@ -1754,7 +1754,8 @@ fn relative_config_and_rules_files_stay_read_only() {
             support::text(&o.stderr)
         );
     }
-    // The same files in `.cordon/` (protected in every run) are used, and stay read-only.
+    // In `.cordon/` too (breaker, stop 19): a repository root's `.cordon/` can be made by
+    // a command, and a nested project's is writable from the enclosing one.
     std::fs::create_dir_all(p.dir.join(".cordon")).unwrap();
     for f in ["cfg.toml", "r.toml"] {
         std::fs::rename(p.dir.join(f), p.dir.join(".cordon").join(f)).unwrap();
@@ -1765,28 +1766,42 @@ fn relative_config_and_rules_files_stay_read_only() {
         ".cordon/cfg.toml",
         "--profile",
         "p",
-        "--rules",
-        ".cordon/r.toml",
         "--",
-        "sh",
-        "-c",
-        "echo '# planted' >> .cordon/cfg.toml; echo ran",
+        "true",
     ]));
-    assert!(
-        support::text(&o.stdout).contains("ran"),
-        "{}",
-        support::text(&o.stderr)
-    );
-    let text = std::fs::read_to_string(p.dir.join(".cordon/cfg.toml")).unwrap();
-    assert!(!text.contains("planted"), "{text}");
+    assert_eq!(o.status.code(), Some(125), "{}", support::text(&o.stderr));
+    // A file in an enclosing project (run from a nested one) is refused as well.
+    let sub = p.dir.join("sub");
+    std::fs::create_dir_all(sub.join(".cordon")).unwrap();
+    std::fs::write(sub.join(".cordon/marker"), "").unwrap();
+    let o = support::out(p.cordon_in(
+        &sub,
+        &[
+            "run",
+            "--config",
+            "../.cordon/cfg.toml",
+            "--profile",
+            "p",
+            "--",
+            "true",
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(125), "{}", support::text(&o.stderr));
+    assert!(support::text(&o.stderr).contains("inside the project"));
+    // Outside every project (the home here) it is used (twin).
+    std::fs::copy(p.dir.join(".cordon/cfg.toml"), p.home.join("cfg.toml")).unwrap();
+    let cfg = p.home.join("cfg.toml").display().to_string();
+    let o = support::out(p.cordon(&["run", "--config", &cfg, "--profile", "p", "--", "true"]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
     // A FIFO at the config's name is refused, never opened (it hung the run).
-    let fifo = p.dir.join(".cordon/fifo.toml");
+    let fifo = p.home.join("fifo.toml");
     let st = std::process::Command::new("mkfifo")
         .arg(&fifo)
         .status()
         .unwrap();
     assert!(st.success());
-    let o = support::out(p.cordon(&["run", "--config", ".cordon/fifo.toml", "--", "true"]));
+    let fifo_arg = fifo.display().to_string();
+    let o = support::out(p.cordon(&["run", "--config", &fifo_arg, "--", "true"]));
     assert_eq!(o.status.code(), Some(125));
     assert!(
         support::text(&o.stderr).contains("not a regular file"),
