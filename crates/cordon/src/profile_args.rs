@@ -91,16 +91,6 @@ pub fn profile_files_refusal(args: &ProfileArgs, rules: &[PathBuf]) -> Result<()
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let fs = cordon_sandbox::HostFs;
     let workspace = cordon_policy::find_workspace(&fs, &std::fs::canonicalize(&cwd)?);
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .and_then(|h| std::fs::canonicalize(h).ok());
-    let marked = |d: &std::path::Path| {
-        let git = d.join(".git");
-        let cordon = d.join(".cordon");
-        std::fs::symlink_metadata(&git).is_ok_and(|m| !m.is_dir())
-            || std::fs::read_dir(&git).is_ok_and(|mut r| r.next().is_some())
-            || std::fs::read_dir(&cordon).is_ok_and(|mut r| r.next().is_some())
-    };
     let named = args
         .config
         .iter()
@@ -110,16 +100,7 @@ pub fn profile_files_refusal(args: &ProfileArgs, rules: &[PathBuf]) -> Result<()
         let Ok(real) = std::fs::canonicalize(cwd.join(p)) else {
             continue; // a missing file is reported by the loader
         };
-        let project = if real.starts_with(&workspace) {
-            Some(workspace.clone())
-        } else {
-            real.ancestors()
-                .skip(1)
-                .take_while(|a| a.parent().is_some() && Some(*a) != home.as_deref())
-                .find(|a| marked(a))
-                .map(std::path::Path::to_path_buf)
-        };
-        if let Some(project) = project {
+        if let Some(project) = project_holding(&real, &workspace) {
             anyhow::bail!(
                 "{flag} {}: the file lies inside the project {} where sandboxed runs (those \
                  not given {flag}, or running at the same time) may rewrite it, and this run \
@@ -131,4 +112,27 @@ pub fn profile_files_refusal(args: &ProfileArgs, rules: &[PathBuf]) -> Result<()
         }
     }
     Ok(())
+}
+
+/// The project a file that decides later runs lies in, if any (breaker, stop 19): the
+/// workspace, or the nearest directory above `real` (canonical) that holds a `.git` or a
+/// non-empty `.cordon`, up to the home (exclusive) — places sandboxed runs may write.
+pub fn project_holding(real: &std::path::Path, workspace: &std::path::Path) -> Option<PathBuf> {
+    if real.starts_with(workspace) {
+        return Some(workspace.to_path_buf());
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .and_then(|h| std::fs::canonicalize(h).ok());
+    let marked = |d: &std::path::Path| {
+        let git = d.join(".git");
+        std::fs::symlink_metadata(&git).is_ok_and(|m| !m.is_dir())
+            || std::fs::read_dir(&git).is_ok_and(|mut r| r.next().is_some())
+            || std::fs::read_dir(d.join(".cordon")).is_ok_and(|mut r| r.next().is_some())
+    };
+    real.ancestors()
+        .skip(1)
+        .take_while(|a| a.parent().is_some() && Some(*a) != home.as_deref())
+        .find(|a| marked(a))
+        .map(std::path::Path::to_path_buf)
 }

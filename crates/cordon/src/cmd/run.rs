@@ -296,6 +296,16 @@ fn approvals_file_refusal(args: &RunArgs, trust: &TrustProfile, spec: &str) -> R
             .access
             == cordon_policy::Access::Write
     };
+    // Another run may write it too: inside any project (breaker, stop 19: only this run's
+    // view was checked).
+    if let Some(project) = crate::profile_args::project_holding(&real, &resolved.workspace) {
+        anyhow::bail!(
+            "--approvals-from {spec}: it lies inside the project {} where sandboxed runs may \
+             write it, so a command could answer its own questions; put the answers outside \
+             every project (e.g. in your home), or pass a descriptor (--approvals-from fd:N)",
+            project.display()
+        );
+    }
     if writable(&real) || real.parent().is_some_and(writable) {
         // The host's /tmp: this command sees a private one on the namespace backend, but the
         // Landlock-only fallback (no user namespaces) and other runs write the host's.
