@@ -1700,9 +1700,12 @@ fn protect_git_config_targets(
     for (path, reason) in hook_delegates(fs, root, &hook_dirs) {
         let c = canonicalize_lenient(fs, &path);
         if write_roots.iter().any(|r| c.starts_with(r)) {
+            // Spelled as git reaches it (through the hook's link): every link on the way
+            // is pinned too, so a chain `hook -> scripts/a -> b.sh` cannot be re-pointed at
+            // `scripts/a` (breaker, stop 19).
             out.push(entry_for(
                 fs,
-                c,
+                path,
                 Access::Read,
                 EntryOrigin::Protected { reason },
             ));

@@ -442,11 +442,10 @@ fn hook_targets_and_husky_bodies_are_read_only() {
         "#!/bin/sh\necho lint\n",
     );
     write(&s.ws.join("scripts/other.sh"), "#!/bin/sh\n");
-    std::os::unix::fs::symlink(
-        "../../scripts/pre-commit.sh",
-        s.ws.join(".git/hooks/pre-commit"),
-    )
-    .unwrap();
+    // A two-link chain: hook -> scripts/a -> pre-commit.sh (breaker, stop 19: the middle
+    // link could be re-pointed).
+    std::os::unix::fs::symlink("pre-commit.sh", s.ws.join("scripts/a")).unwrap();
+    std::os::unix::fs::symlink("../../scripts/a", s.ws.join(".git/hooks/pre-commit")).unwrap();
     write(&s.ws.join(".husky/_/h"), "#!/usr/bin/env sh\n");
     write(&s.ws.join(".husky/pre-push"), "npm test\n");
     git(&s.ws, &["config", "core.hooksPath", ".husky/_"]);
@@ -455,6 +454,7 @@ fn hook_targets_and_husky_bodies_are_read_only() {
         &s,
         r,
         "echo 'id' >> scripts/pre-commit.sh; echo 'id' >> .husky/pre-push; \
+         ln -sfn other.sh scripts/a; rm -f scripts/a; \
          echo '# ok' >> scripts/other.sh && echo EDITED",
     );
     assert!(stdout(&o).contains("EDITED"), "{}", stderr(&o));
@@ -465,6 +465,11 @@ fn hook_targets_and_husky_bodies_are_read_only() {
     assert_eq!(
         std::fs::read_to_string(s.ws.join(".husky/pre-push")).unwrap(),
         "npm test\n"
+    );
+    assert_eq!(
+        std::fs::read_link(s.ws.join("scripts/a")).unwrap(),
+        std::path::PathBuf::from("pre-commit.sh"),
+        "the middle link was re-pointed"
     );
     assert!(std::fs::read_to_string(s.ws.join("scripts/other.sh"))
         .unwrap()
