@@ -1779,15 +1779,18 @@ fn protect_nested_projects(
 ) {
     let scan = nested_git_entries(fs, root, all_roots);
     for dotgit in scan.found {
-        if is_link(fs, &dotgit) {
-            notes.push(format!(
-                "{}: a symlinked nested git dir is not protected; git run there (or `git \
-                 status` at the project root) uses its config",
-                dotgit.display()
-            ));
-        } else {
-            out.push(prot(dotgit, NESTED_GIT_REASON));
+        // A `gitdir:` file's git dir inside the root is protected too (breaker, stop 19:
+        // `git init --separate-git-dir=.subgit sub` left `.subgit/config` writable); a
+        // symlinked `.git` is protected as spelled, its target with it and the link pinned.
+        if fs.kind(&dotgit) == Some(FileKind::File) && !is_link(fs, &dotgit) {
+            if let Ok(target) = read_gitdir_file(fs, &dotgit) {
+                let c = canonicalize_lenient(fs, &target);
+                if c.starts_with(root) {
+                    out.push(prot(target, NESTED_GIT_REASON));
+                }
+            }
         }
+        out.push(prot(dotgit, NESTED_GIT_REASON));
     }
     if !scan.complete {
         notes.push(format!(
@@ -2279,7 +2282,10 @@ mod tests {
             .dir("/data/other/.git")
             .symlink("/home/u/proj/out", "/data/other")
             .symlink("/home/u/proj/ln/.git", "/data/other/.git")
-            .dir("/home/u/proj/a/b/c/d/e/f/.git");
+            .dir("/home/u/proj/a/b/c/d/e/f/.git")
+            .file("/home/u/proj/sep/.git", "gitdir: ../.subgit\n")
+            .file("/home/u/proj/.subgit/HEAD", "ref: refs/heads/main\n")
+            .file("/home/u/proj/.subgit/config", "");
         let p = PermissionProfile::builtin("workspace-write").unwrap();
         let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
         let at = |q: &str| r.filesystem.access_for(&fs, Path::new(q)).access;
@@ -2301,11 +2307,11 @@ mod tests {
             .iter()
             .any(|e| e.path == Path::new("/home/u/proj/vendor")
                 && matches!(e.origin, EntryOrigin::Pinned { .. })));
-        assert!(
-            r.notes.iter().any(|n| n.contains("/home/u/proj/ln/.git")),
-            "{:?}",
-            r.notes
-        );
+        // A symlinked nested `.git` is protected as spelled (breaker, stop 19: it only got
+        // a note), and a `gitdir:` file's git dir inside the root too (`--separate-git-dir`).
+        assert_eq!(at("/home/u/proj/ln/.git/config"), Access::Read);
+        assert_eq!(at("/home/u/proj/.subgit/config"), Access::Read);
+        assert_eq!(at("/home/u/proj/sep/file.txt"), Access::Write);
     }
 
     #[test]

@@ -174,7 +174,7 @@ fn created_repositories(report: &Report) -> Vec<std::path::PathBuf> {
             matches!(&e.origin, cordon_policy::EntryOrigin::Protected { reason }
                 if reason == cordon_policy::NESTED_GIT_REASON)
         })
-        .map(|e| e.path.as_path())
+        .flat_map(|e| [e.path.as_path(), e.spelled.as_path()])
         .collect();
     let roots: Vec<std::path::PathBuf> = r
         .filesystem
