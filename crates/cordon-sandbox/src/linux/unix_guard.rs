@@ -450,6 +450,12 @@ fn connect_for(listener: &OwnedFd, n: &libc::seccomp_notif, cfg: &GuardConfig) -
         un[..2].copy_from_slice(&(libc::AF_UNIX as u16).to_ne_bytes());
         un[2..2 + via.len()].copy_from_slice(via.as_bytes());
         let r = raw_connect(&sock, &un[..2 + via.len() + 1]);
+        // Judged on the caller's socket once connected: until the shutdown below a sibling
+        // thread of the caller can send (not read) on it (breaker, stop 19, 3 of 3 tries).
+        // A probe connection of init's own would close that gap but is accepted by the
+        // command's own servers too (a forkserver took it for a client and failed);
+        // replacing the caller's descriptor with init's judged connection
+        // (SECCOMP_ADDFD_FLAG_SETFD) would close it without that: not done yet.
         if r.is_ok() && reach == Reach::Writable && listener_outside(&sock) {
             // SAFETY: shutdown on a socket descriptor we hold; no memory is passed.
             unsafe { libc::shutdown(sock.as_raw_fd(), libc::SHUT_RDWR) };
