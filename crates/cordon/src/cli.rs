@@ -421,6 +421,8 @@ mod tests {
     const OTHER_TOOLS: &[&str] = &[
         "--workspace",
         "--ignore-submodules", // git status, in Known limits
+        "--skip-worktree",     // git update-index, in Known limits
+        "--assume-unchanged",
         "--example",
         "--locked",
         "--release",
