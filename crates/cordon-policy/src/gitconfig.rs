@@ -79,6 +79,37 @@ pub fn git_init_hint(profile: &crate::ResolvedProfile, argv: &[String]) -> Optio
     ))
 }
 
+/// The work-tree directories of the submodules `root/.gitmodules` names
+/// (`submodule.<name>.path`, relative to `root`, lexically normalised, kept only when they
+/// stay inside `root`): protected beyond the nested-repository scan's bounds (breaker,
+/// stop 19). A missing, unreadable or unparsable file names none.
+pub fn submodule_paths(fs: &dyn FsView, root: &Path) -> Vec<PathBuf> {
+    let Ok(text) = fs.read_small(&root.join(".gitmodules"), CONFIG_FILE_CAP) else {
+        return Vec::new();
+    };
+    let Ok(file) = gix_config::File::from_bytes_owned(
+        &mut text.into_bytes(),
+        gix_config::file::Metadata::default(),
+        gix_config::file::init::Options::default(),
+    ) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for s in file.sections() {
+        if !s.header().name().eq_ignore_ascii_case(b"submodule") {
+            continue;
+        }
+        for v in s.values("path") {
+            let rel = String::from_utf8_lossy(&v).to_string();
+            let p = lexical_normalize(Path::new(&rel), root);
+            if p.starts_with(root) && p != root && !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
 /// The repository configuration files a sandbox edits as a private copy merged back by
 /// [`merge::merge`] (issue 11 §3): the protected `config` of every `.git` *directory* of a
 /// writable root (not a linked worktree's common dir, nor a `.git` symlink's target: those

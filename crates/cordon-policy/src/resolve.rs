@@ -1777,7 +1777,19 @@ fn protect_nested_projects(
     out: &mut Vec<ResolvedEntry>,
     notes: &mut Vec<String>,
 ) {
-    let scan = nested_git_entries(fs, root, all_roots);
+    let mut scan = nested_git_entries(fs, root, all_roots);
+    // The submodules `.gitmodules` names are protected wherever they are, beyond the scan's
+    // bounds (breaker, stop 19: 5000 files planted by one run hid the next run's `sm/.git`
+    // past the cap, and `git status` at the root ran its redirected config).
+    for sm in crate::gitconfig::submodule_paths(fs, root) {
+        let dotgit = sm.join(".git");
+        let kind = fs.kind(&dotgit);
+        let placeholder = kind == Some(FileKind::Dir) && is_placeholder(fs, &dotgit);
+        if (kind.is_some() || is_link(fs, &dotgit)) && !placeholder && !scan.found.contains(&dotgit)
+        {
+            scan.found.push(dotgit);
+        }
+    }
     for dotgit in scan.found {
         // A `gitdir:` file's git dir inside the root is protected too (breaker, stop 19:
         // `git init --separate-git-dir=.subgit sub` left `.subgit/config` writable); a
@@ -1794,8 +1806,9 @@ fn protect_nested_projects(
     }
     if !scan.complete {
         notes.push(format!(
-            "{}: looked for nested repositories in the first {NESTED_SCAN_CAP} entries only; \
-             a repository found later (or made by the command) keeps a writable .git",
+            "{}: looked for nested repositories in the first {NESTED_SCAN_CAP} entries only \
+             (submodules named in .gitmodules are protected anyway); a repository beyond them \
+             keeps a writable .git, whose config git runs when used there",
             root.display()
         ));
     }
@@ -2203,6 +2216,35 @@ mod tests {
         let r = resolve(&restricted(vec![]), &ctx("/home/u/proj/src/deep"), &fs).unwrap();
         assert_eq!(r.workspace, PathBuf::from("/home/u/proj"));
         assert_eq!(r.cwd, PathBuf::from("/home/u/proj/src/deep"));
+    }
+
+    /// Breaker (stop 19): files planted by one run pushed an existing submodule's `sm/.git`
+    /// past the scan's cap, and the next run left it writable. Submodules `.gitmodules`
+    /// names are protected wherever they are; the cap leaves a note (printed by `run`).
+    #[test]
+    fn submodules_are_protected_beyond_the_scan_cap() {
+        let mut fs = fs()
+            .file("/home/u/proj/.git/HEAD", "ref: refs/heads/main\n")
+            .file(
+                "/home/u/proj/.gitmodules",
+                "[submodule \"sm\"]\n\tpath = zz/sm\n[submodule \"out\"]\n\tpath = ../../etc\n",
+            )
+            .file("/home/u/proj/zz/sm/.git", "gitdir: ../../.git/modules/sm\n");
+        for i in 0..(NESTED_SCAN_CAP + 10) {
+            fs = fs.file(&format!("/home/u/proj/build/f{i}"), "");
+        }
+        let p = PermissionProfile::builtin("workspace-write").unwrap();
+        let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+        let at = |q: &str| r.filesystem.access_for(&fs, Path::new(q)).access;
+        assert_eq!(at("/home/u/proj/zz/sm/.git"), Access::Read);
+        assert_eq!(at("/home/u/proj/zz/sm/src.c"), Access::Write);
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains("looked for nested repositories")),
+            "{:?}",
+            r.notes
+        );
     }
 
     /// The workspace inside a wider writable root (`-w /data/w` holding the project) is

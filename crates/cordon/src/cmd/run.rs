@@ -416,6 +416,15 @@ fn print_tmpdir_note(report: &Report) {
             eprintln!("cordon: note: {}", printable(n));
         }
     }
+    // A nested-repository scan stopped by its bound leaves repositories beyond it writable:
+    // said on every run, not only in `context` (breaker, stop 19).
+    for n in resolved
+        .iter()
+        .flat_map(|r| &r.notes)
+        .filter(|n| n.contains("looked for nested repositories"))
+    {
+        eprintln!("cordon: warning: {}", printable(n));
+    }
 }
 
 /// The refusal reason of each attempt, and the hint after the last attempt's denial. In
