@@ -1828,9 +1828,8 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
             if d != *root {
                 let dotgit = d.join(".git");
                 let link = is_link(fs, &dotgit);
-                let placeholder = !link
-                    && fs.kind(&dotgit) == Some(FileKind::Dir)
-                    && is_placeholder(fs, &dotgit);
+                let placeholder =
+                    !link && fs.kind(&dotgit) == Some(FileKind::Dir) && is_placeholder(fs, &dotgit);
                 if (fs.kind(&dotgit).is_some() || link) && !placeholder {
                     scan.found.push(dotgit);
                 }
