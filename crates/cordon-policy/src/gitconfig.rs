@@ -147,7 +147,7 @@ pub enum ValueKind {
     /// A command line git runs (through the shell when it has shell syntax); every word
     /// that is a path is protected (relative to the worktree root).
     Command,
-    /// `alias.*`: a command only when it starts with `!`.
+    /// `alias.*`, `submodule.<name>.update`: a command only when it starts with `!`.
     Alias,
     /// `credential.helper`: a command when it starts with `!` or is a path; a bare name is
     /// `git credential-<name>` found on `PATH`.
@@ -435,6 +435,146 @@ pub const CODE_KEYS: &[CodeKey] = &[
         "sendmailcmd",
         ValueKind::Command,
         "git send-email runs this command",
+    ), // breaker5 LOW-3: command-valued keys that were missing.
+    (
+        "gpg",
+        Some("ssh"),
+        "defaultkeycommand",
+        ValueKind::Command,
+        "git runs this command to find the ssh signing key",
+    ),
+    (
+        "core",
+        None,
+        "alternaterefscommand",
+        ValueKind::Command,
+        "git runs this command to list an alternate's refs",
+    ),
+    (
+        "trailer",
+        Some("*"),
+        "cmd",
+        ValueKind::Command,
+        "git interpret-trailers runs this command",
+    ),
+    (
+        "trailer",
+        Some("*"),
+        "command",
+        ValueKind::Command,
+        "git interpret-trailers runs this command",
+    ),
+    (
+        "submodule",
+        Some("*"),
+        "update",
+        ValueKind::Alias,
+        "git submodule update runs this `!` command through the shell",
+    ),
+    (
+        "hook",
+        Some("*"),
+        "command",
+        ValueKind::Command,
+        "git runs this configured hook command",
+    ),
+    (
+        "sendemail",
+        Some("*"),
+        "smtpserver",
+        ValueKind::Command,
+        "git send-email runs this program when it is a path",
+    ),
+    (
+        "sendemail",
+        Some("*"),
+        "sendmailcmd",
+        ValueKind::Command,
+        "git send-email runs this command",
+    ),
+    (
+        "sendemail",
+        None,
+        "tocmd",
+        ValueKind::Command,
+        "git send-email runs this command for recipients",
+    ),
+    (
+        "sendemail",
+        Some("*"),
+        "tocmd",
+        ValueKind::Command,
+        "git send-email runs this command for recipients",
+    ),
+    (
+        "sendemail",
+        None,
+        "cccmd",
+        ValueKind::Command,
+        "git send-email runs this command for recipients",
+    ),
+    (
+        "sendemail",
+        Some("*"),
+        "cccmd",
+        ValueKind::Command,
+        "git send-email runs this command for recipients",
+    ),
+    (
+        "sendemail",
+        None,
+        "headercmd",
+        ValueKind::Command,
+        "git send-email runs this command for headers",
+    ),
+    (
+        "sendemail",
+        Some("*"),
+        "headercmd",
+        ValueKind::Command,
+        "git send-email runs this command for headers",
+    ),
+    (
+        "help",
+        None,
+        "browser",
+        ValueKind::Command,
+        "git help runs this browser",
+    ),
+    (
+        "man",
+        Some("*"),
+        "cmd",
+        ValueKind::Command,
+        "git help runs this man viewer command",
+    ),
+    (
+        "man",
+        Some("*"),
+        "path",
+        ValueKind::Command,
+        "git help runs this man viewer program",
+    ),
+    (
+        "instaweb",
+        None,
+        "httpd",
+        ValueKind::Command,
+        "git instaweb runs this HTTP daemon command",
+    ),
+    (
+        "instaweb",
+        None,
+        "browser",
+        ValueKind::Command,
+        "git instaweb runs this browser",
+    ),
+    (
+        "guitool",
+        Some("*"),
+        "cmd",
+        ValueKind::Command,
+        "git gui runs this command through the shell",
     ),
 ];
 
@@ -929,6 +1069,62 @@ mod tests {
             .any(|(k, _)| k == "alias.y" || k == "core.fsmonitor"));
         assert!(!paths.iter().any(|(k, _)| k == "core.pager"));
         assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    #[test]
+    fn breaker5_command_keys_are_found() {
+        // breaker5 LOW-3: keys whose value git runs, missing from the table before.
+        let fs = MemFs::new().file(
+            "/w/.git/config",
+            "[gpg \"ssh\"]\n\tdefaultKeyCommand = tools/key.sh\n\
+             [core]\n\talternateRefsCommand = ./bin/refs\n\
+             [trailer \"sign\"]\n\tcmd = scripts/sign.sh\n\tcommand = scripts/old.sh\n\
+             [submodule \"m\"]\n\tupdate = !./upd.sh\n\
+             [submodule \"n\"]\n\tupdate = rebase\n\
+             [sendemail]\n\ttoCmd = ./to.sh\n\
+             [sendemail \"work\"]\n\tsendmailCmd = ./sm.sh\n\
+             [man \"v\"]\n\tcmd = ./man.sh\n\
+             [guitool \"t\"]\n\tcmd = ./gt.sh\n\
+             [instaweb]\n\thttpd = ./httpd\n",
+        );
+        let mut notes = vec![];
+        let got = code_paths(&fs, &repo(), &[], &BTreeMap::new(), &mut notes);
+        let paths: Vec<(String, String)> = got
+            .iter()
+            .map(|t| (t.key.clone(), t.path.display().to_string()))
+            .collect();
+        for want in [
+            ("gpg.ssh.defaultKeyCommand", "/w/tools/key.sh"),
+            ("core.alternateRefsCommand", "/w/bin/refs"),
+            ("trailer.sign.cmd", "/w/scripts/sign.sh"),
+            ("trailer.sign.command", "/w/scripts/old.sh"),
+            ("submodule.m.update", "/w/upd.sh"),
+            ("sendemail.toCmd", "/w/to.sh"),
+            ("sendemail.work.sendmailCmd", "/w/sm.sh"),
+            ("man.v.cmd", "/w/man.sh"),
+            ("guitool.t.cmd", "/w/gt.sh"),
+            ("instaweb.httpd", "/w/httpd"),
+        ] {
+            assert!(
+                paths.contains(&(want.0.to_string(), want.1.to_string())),
+                "{want:?} not in {paths:?}"
+            );
+        }
+        // `update = rebase` is a mode, not a command.
+        assert!(
+            !paths.iter().any(|(k, _)| k == "submodule.n.update"),
+            "{paths:?}"
+        );
+        // The merge-back names why.
+        let k = |s: &str, sub: &str, n: &str| merge::Key {
+            section: s.into(),
+            subsection: Some(sub.into()),
+            name: n.into(),
+        };
+        let why = merge::refusal(&k("gpg", "ssh", "defaultkeycommand"), &[b"x".to_vec()]);
+        assert!(why.is_some_and(|w| w.contains("ssh signing key")));
+        let why = merge::refusal(&k("trailer", "sign", "cmd"), &[b"x".to_vec()]);
+        assert!(why.is_some_and(|w| w.contains("interpret-trailers")));
     }
 
     #[test]

@@ -30,6 +30,13 @@ pub const STORE_LOCATIONS: &[(&str, &str)] = &[
     ("XDG_CONFIG_HOME", "git/credentials"),
     ("XDG_CONFIG_HOME", "op"),
     ("XDG_CONFIG_HOME", "containers/auth.json"),
+    // breaker5 MEDIUM-3.
+    ("XDG_CONFIG_HOME", "sops/age/keys.txt"),
+    ("XDG_CONFIG_HOME", "rclone/rclone.conf"),
+    ("XDG_CONFIG_HOME", "kaggle/kaggle.json"),
+    ("XDG_CONFIG_HOME", "composer/auth.json"),
+    // `~/.cache/<x>` stores (breaker5 MEDIUM-3: Hugging Face's default `$HF_HOME`).
+    ("XDG_CACHE_HOME", "huggingface/token"),
     // `~/.local/share/<x>` stores.
     ("XDG_DATA_HOME", "keyrings"),
     // podman, buildah, skopeo: `$XDG_RUNTIME_DIR/containers/auth.json` first.
@@ -54,6 +61,18 @@ pub const STORE_LOCATIONS: &[(&str, &str)] = &[
     ("CODEX_HOME", "auth.json"),
     ("CLAUDE_CONFIG_DIR", ".credentials.json"),
     ("HISTFILE", ""),
+    // breaker5 MEDIUM-3: Maven has no location variable for `settings.xml` (only `-s`).
+    ("HF_HOME", "token"),
+    ("HF_TOKEN_PATH", ""),
+    ("SOPS_AGE_KEY_FILE", ""),
+    ("RCLONE_CONFIG", ""),
+    ("KAGGLE_CONFIG_DIR", "kaggle.json"),
+    ("COMPOSER_HOME", "auth.json"),
+    ("GRADLE_USER_HOME", "gradle.properties"),
+    // A service-account key; the variable itself is dropped by the secret scrubber (its
+    // name says CREDENTIALS) but the file it names was readable. Default location is under
+    // `~/.config/gcloud`.
+    ("GOOGLE_APPLICATION_CREDENTIALS", ""),
 ];
 
 /// Config files mixing settings and secrets that a tool relocates through a variable: shown
@@ -228,6 +247,13 @@ mod tests {
                 assert!(
                     STORE_LOCATIONS.contains(&("XDG_DATA_HOME", r)),
                     "{s}: no XDG_DATA_HOME row"
+                );
+            }
+            // breaker5 MEDIUM-3: `~/.cache/huggingface/token`.
+            if let Some(r) = s.strip_prefix(".cache/") {
+                assert!(
+                    STORE_LOCATIONS.contains(&("XDG_CACHE_HOME", r)),
+                    "{s}: no XDG_CACHE_HOME row"
                 );
             }
         }

@@ -300,6 +300,25 @@ pub const CREDENTIAL_STORES: &[&str] = &[
     ".claude/.credentials.json",
     ".bash_history",
     ".zsh_history",
+    // breaker5 MEDIUM-3: common stores that were readable.
+    // Maven: `<server><password>` (and its master password).
+    ".m2/settings.xml",
+    ".m2/settings-security.xml",
+    // Gradle: publishing/signing passwords mixed with settings; no stripped view (a Java
+    // properties parser with its escapes and continuations is not written): hidden whole.
+    ".gradle/gradle.properties",
+    // Terraform CLI config (`credentials "<host>" { token = … }`), `$TF_CLI_CONFIG_FILE`'s
+    // default.
+    ".terraformrc",
+    ".cache/huggingface/token",
+    ".huggingface/token",
+    ".config/sops/age/keys.txt",
+    ".config/rclone/rclone.conf",
+    ".kaggle/kaggle.json",
+    ".config/kaggle/kaggle.json",
+    ".pulumi/credentials.json",
+    ".composer/auth.json",
+    ".config/composer/auth.json",
 ];
 
 /// System credential files hidden from reads by the restricted built-ins (R-P5, R-H3): a

@@ -297,6 +297,8 @@ fn readme_lists_every_code_key() {
         .to_ascii_lowercase();
     for (section, sub, key, _, _) in cordon_policy::gitconfig::CODE_KEYS {
         let spelled = match (sub, *key) {
+            // A fixed subsection (`gpg.ssh.defaultKeyCommand`, breaker5 LOW-3) is spelled out.
+            (Some(s), k) if *s != "*" => format!("`{section}.{s}.{k}`"),
             (Some(_), k) => format!("`{section}.<name>.{k}`"),
             (None, "*") => format!("`{section}.<name>`"),
             (None, k) => format!("`{section}.{k}`"),

@@ -227,3 +227,70 @@ fn a_location_that_would_hide_a_whole_tree_refuses_the_run() {
     };
     assert!(resolve(&p, &ctx(&[("GNUPGHOME", "/")]), &fs).is_ok());
 }
+
+/// breaker5 MEDIUM-3: common stores that were readable are hidden under `$HOME` and where
+/// their variables put them (the key file `GOOGLE_APPLICATION_CREDENTIALS` names too).
+#[test]
+fn breaker5_common_stores_are_hidden() {
+    let home_files = [
+        ".m2/settings.xml",
+        ".m2/settings-security.xml",
+        ".gradle/gradle.properties",
+        ".terraformrc",
+        ".cache/huggingface/token",
+        ".huggingface/token",
+        ".config/sops/age/keys.txt",
+        ".config/rclone/rclone.conf",
+        ".kaggle/kaggle.json",
+        ".config/kaggle/kaggle.json",
+        ".pulumi/credentials.json",
+        ".composer/auth.json",
+        ".config/composer/auth.json",
+    ];
+    let relocated = [
+        ("HF_HOME", "/y/hf", "/y/hf/token"),
+        ("HF_TOKEN_PATH", "/y/hftok", "/y/hftok"),
+        ("SOPS_AGE_KEY_FILE", "/y/age.txt", "/y/age.txt"),
+        ("RCLONE_CONFIG", "/y/rclone.conf", "/y/rclone.conf"),
+        ("KAGGLE_CONFIG_DIR", "/y/kaggle", "/y/kaggle/kaggle.json"),
+        ("COMPOSER_HOME", "/y/composer", "/y/composer/auth.json"),
+        (
+            "GRADLE_USER_HOME",
+            "/y/gradle",
+            "/y/gradle/gradle.properties",
+        ),
+        ("TF_CLI_CONFIG_FILE", "/y/tfrc", "/y/tfrc"),
+        ("GOOGLE_APPLICATION_CREDENTIALS", "/y/sa.json", "/y/sa.json"),
+        ("XDG_CACHE_HOME", "/y/cache", "/y/cache/huggingface/token"),
+        ("XDG_CONFIG_HOME", "/y/cfg", "/y/cfg/sops/age/keys.txt"),
+        ("XDG_CONFIG_HOME", "/y/cfg", "/y/cfg/rclone/rclone.conf"),
+        ("XDG_CONFIG_HOME", "/y/cfg", "/y/cfg/kaggle/kaggle.json"),
+        ("XDG_CONFIG_HOME", "/y/cfg", "/y/cfg/composer/auth.json"),
+    ];
+    let mut fs = fs().file("/y/gradle/init.gradle", "x");
+    for f in home_files {
+        fs = fs.file(&format!("/home/u/{f}"), "SECRET");
+    }
+    for (_, _, f) in relocated {
+        fs = fs.file(f, "SECRET");
+    }
+    let mut env: Vec<(&str, &str)> = Vec::new();
+    for (v, val, _) in relocated {
+        if !env.iter().any(|(k, _)| *k == v) {
+            env.push((v, val));
+        }
+    }
+    for profile in ["workspace-write", "read-only"] {
+        let r = resolve(&builtin(profile), &ctx(&env), &fs).unwrap();
+        for f in home_files {
+            let p = format!("/home/u/{f}");
+            assert_eq!(access(&r, &fs, &p), Access::Deny, "{profile}: {p}");
+        }
+        for (v, _, p) in relocated {
+            assert_eq!(access(&r, &fs, p), Access::Deny, "{profile}: {v} {p}");
+        }
+        // Only the store, not its neighbours.
+        assert_eq!(access(&r, &fs, "/y/gradle/init.gradle"), Access::Read);
+        assert_eq!(access(&r, &fs, "/home/u/.m2/repository"), Access::Read);
+    }
+}

@@ -131,6 +131,11 @@ fn values_of(file: &gix_config::File) -> Values {
 
 /// Why `key` may not change to `values`, or `None` when it may.
 pub fn refusal(key: &Key, values: &[Vec<u8>]) -> Option<String> {
+    refusal_with(key, values, &MergeOptions::default())
+}
+
+/// [`refusal`] knowing this machine's names (breaker, stop 19).
+pub fn refusal_with(key: &Key, values: &[Vec<u8>], opts: &MergeOptions) -> Option<String> {
     let listed = ALLOWED
         .iter()
         .any(|(s, sub, k)| *s == key.section && *sub == key.subsection.is_some() && *k == key.name);
@@ -143,7 +148,7 @@ pub fn refusal(key: &Key, values: &[Vec<u8>]) -> Option<String> {
     }
     if key.section == "remote" && key.name != "fetch" {
         for v in values {
-            if let Err(why) = value_allowed(v) {
+            if let Err(why) = value_allowed_with(v, opts) {
                 return Some(why);
             }
         }
@@ -194,6 +199,23 @@ pub fn remote_name_allowed(v: &[u8]) -> bool {
 ///
 /// Errors: the reason, for the refusal note.
 pub fn value_allowed(url: &[u8]) -> Result<(), String> {
+    value_allowed_with(url, &MergeOptions::default())
+}
+
+/// What the caller knows about the host that pure code cannot (breaker, stop 19): this
+/// machine's own names (`gethostname()`), refused as ssh hosts like `localhost`.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct MergeOptions {
+    /// This machine's host names (`vm`, `vm.example.com`); compared case-insensitively,
+    /// a trailing dot ignored, and a name's first label (`vm` of `vm.example.com`) too.
+    pub this_machine: Vec<String>,
+}
+
+/// [`value_allowed`] with this machine's names (breaker, stop 19: `$(hostname):/w/e.git`
+/// was merged back).
+///
+/// Errors: the reason, for the refusal note.
+pub fn value_allowed_with(url: &[u8], opts: &MergeOptions) -> Result<(), String> {
     let s = std::str::from_utf8(url).map_err(|_| "a URL that is not UTF-8".to_string())?;
     if s.starts_with('-') {
         return Err("a URL starting with '-'".into());
@@ -223,13 +245,19 @@ pub fn value_allowed(url: &[u8]) -> Result<(), String> {
             return Err("a URL whose host starts with '-' or is empty".into());
         }
         if scheme.contains("ssh") {
-            let authority = rest.split('/').next().unwrap_or("");
+            // git percent-decodes a URL before it splits off the host (connect.c
+            // `url_decode`): `ssh://%31%32%37.1/x` is `127.1`.
+            let decoded = percent_decode(rest);
+            if decoded.starts_with('-') {
+                return Err("a URL whose host starts with '-' or is empty".into());
+            }
+            let authority = decoded.split('/').next().unwrap_or("");
             let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
             let host = match host.strip_prefix('[') {
                 Some(h) => h.split(']').next().unwrap_or(""),
                 None => host.split(':').next().unwrap_or(""),
             };
-            loopback_host(host)?;
+            this_machine(host, opts)?;
         }
         return Ok(());
     }
@@ -254,30 +282,120 @@ pub fn value_allowed(url: &[u8]) -> Result<(), String> {
             } else {
                 host
             };
-            loopback_host(host)
+            this_machine(host, opts)
         }
         _ => Err("a local path (a host fetch would run git on it)".into()),
     }
 }
 
+/// `%XX` decoded (invalid escapes kept as written), as git's `url_decode` does.
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `host` read as glibc's `inet_aton` (and so `getaddrinfo`, and so ssh) reads a number:
+/// one to four parts, each decimal, octal (`0` prefix) or hex (`0x` prefix), the last part
+/// filling the remaining bytes (`127.1`, `2130706433`, `0x7f000001`, `0177.0.0.1`).
+/// Trailing whitespace and what follows are ignored, as inet_aton does. `None`: not an
+/// address in that syntax (breaker, stop 19).
+pub fn inet_aton(host: &str) -> Option<std::net::Ipv4Addr> {
+    let host = host.split(|c: char| c.is_ascii_whitespace()).next()?;
+    let parts: Vec<&str> = host.split('.').collect();
+    if parts.is_empty() || parts.len() > 4 {
+        return None;
+    }
+    let mut vals = Vec::with_capacity(parts.len());
+    for (i, p) in parts.iter().enumerate() {
+        let (digits, radix) = if let Some(h) = p.strip_prefix("0x").or(p.strip_prefix("0X")) {
+            (h, 16)
+        } else if p.len() > 1 && p.starts_with('0') {
+            (&p[1..], 8)
+        } else {
+            (*p, 10)
+        };
+        // glibc accepts an empty hex part (`0x`) as 0 except in the last part; an empty
+        // decimal part is refused.
+        let v: u64 = if digits.is_empty() {
+            if radix == 16 && i + 1 < parts.len() {
+                0
+            } else {
+                return None;
+            }
+        } else {
+            if !digits.chars().all(|c| c.is_digit(radix)) {
+                return None;
+            }
+            u64::from_str_radix(digits, radix).ok()?
+        };
+        vals.push(v);
+    }
+    let last = *vals.last()?;
+    let head = &vals[..vals.len() - 1];
+    if head.iter().any(|v| *v > 0xff) {
+        return None;
+    }
+    let room = 32 - 8 * head.len() as u32;
+    if last >= 1u64 << room {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for (i, v) in head.iter().enumerate() {
+        n |= v << (24 - 8 * i as u32);
+    }
+    Some(std::net::Ipv4Addr::from((n | last) as u32))
+}
+
 /// Refuses an ssh host that is this machine (breaker, stop 19): `git push localhost:/ws/x`
 /// runs `git-receive-pack` — and the hooks of a repository the sandbox may have written —
-/// as you, wherever ssh to yourself works, as a local path would.
-fn loopback_host(host: &str) -> Result<(), String> {
+/// as you, wherever ssh to yourself works, as a local path would. Judged as the resolver
+/// reads the name, not by spelling: every `inet_aton` form landing in 127/8 or 0/8,
+/// IPv6 loopback/unspecified and their IPv4-mapped/compatible forms, `localhost`,
+/// `*.localhost`, `*.localdomain`, `localhost6`, `ip6-localhost`/`ip6-loopback`, and the
+/// names in `opts.this_machine`. What a lexical check cannot know (an `~/.ssh/config`
+/// alias, a DNS name pointing here, a LAN address of this machine) is not caught.
+fn this_machine(host: &str, opts: &MergeOptions) -> Result<(), String> {
     let h = host.trim_end_matches('.').to_ascii_lowercase();
-    let loopback = h == "localhost"
+    let h = h.trim();
+    let first_label = |n: &str| n.split('.').next().unwrap_or("").to_string();
+    let named = h == "localhost"
         || h.ends_with(".localhost")
+        || h.ends_with(".localdomain")
+        || h.ends_with(".localdomain6")
         || matches!(
-            h.as_str(),
-            "ip6-localhost" | "ip6-loopback" | "0" | "0.0.0.0"
-        )
-        || h.parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback() || ip.is_unspecified())
-        || h.parse::<std::net::Ipv6Addr>()
-            .ok()
-            .and_then(|ip| ip.to_ipv4_mapped())
-            .is_some_and(|ip| ip.is_loopback());
-    if loopback {
+            h,
+            "localhost6" | "localdomain" | "ip6-localhost" | "ip6-loopback"
+        );
+    let v4_here = |ip: std::net::Ipv4Addr| ip.octets()[0] == 127 || ip.octets()[0] == 0;
+    let v4 = inet_aton(h).is_some_and(v4_here);
+    // A zone (`::1%lo`) does not change the address.
+    let v6 = h
+        .split('%')
+        .next()
+        .and_then(|a| a.parse::<std::net::Ipv6Addr>().ok())
+        .is_some_and(|ip| {
+            ip.is_loopback() || ip.is_unspecified() || ip.to_ipv4().is_some_and(v4_here)
+        });
+    let own = !h.is_empty()
+        && opts.this_machine.iter().any(|n| {
+            let n = n.trim_end_matches('.').to_ascii_lowercase();
+            !n.is_empty() && (n == h || first_label(&n) == h)
+        });
+    if named || v4 || v6 || own {
         return Err(format!(
             "an ssh URL to this machine ({host}) runs git on a repository the sandbox may \
              have written, as a local path would"
@@ -291,6 +409,19 @@ fn loopback_host(host: &str) -> Result<(), String> {
 ///
 /// Errors: one of the three does not parse (nothing is merged then; the caller says so).
 pub fn merge(original: &[u8], edited: &[u8], current: &[u8]) -> Result<MergeOutcome, String> {
+    merge_with(original, edited, current, &MergeOptions::default())
+}
+
+/// [`merge`] with what the caller knows about this machine (its host names: breaker,
+/// stop 19, `$(hostname):/w/e.git` was merged back). Pure.
+///
+/// Errors: as [`merge`].
+pub fn merge_with(
+    original: &[u8],
+    edited: &[u8],
+    current: &[u8],
+    opts: &MergeOptions,
+) -> Result<MergeOutcome, String> {
     let before = values_of(&parse(original, "starting")?);
     let after = values_of(&parse(edited, "sandbox's")?);
     let mut host = parse(current, "host's")?;
@@ -305,7 +436,7 @@ pub fn merge(original: &[u8], edited: &[u8], current: &[u8]) -> Result<MergeOutc
         .filter(|k| k.section == "remote" && k.name != "fetch")
         .filter(|k| {
             let new = after.get(**k).unwrap_or(&empty);
-            before.get(**k).unwrap_or(&empty) != new && refusal(k, new).is_some()
+            before.get(**k).unwrap_or(&empty) != new && refusal_with(k, new, opts).is_some()
         })
         .map(|k| &k.subsection)
         .collect();
@@ -318,7 +449,7 @@ pub fn merge(original: &[u8], edited: &[u8], current: &[u8]) -> Result<MergeOutc
         let remote_refused = key.section == "remote"
             && key.name == "fetch"
             && refused_remotes.contains(&&key.subsection);
-        if let Some(why) = refusal(key, new)
+        if let Some(why) = refusal_with(key, new, opts)
             .or_else(|| remote_refused.then(|| "its remote's URL was refused".to_string()))
         {
             out.refused.push((key.to_string(), why));
@@ -629,6 +760,103 @@ mod tests {
             o.refused.iter().any(|(k, _)| k == "remote.lh.fetch"),
             "{o:?}"
         );
+    }
+
+    #[test]
+    fn inet_aton_reads_every_spelling() {
+        let lo = Some(std::net::Ipv4Addr::new(127, 0, 0, 1));
+        for s in [
+            "127.0.0.1",
+            "127.1",
+            "127.0.1",
+            "2130706433",
+            "0x7f000001",
+            "0X7F000001",
+            "0177.0.0.1",
+            "0x7f.1",
+            "0x7f.0x0.0.01",
+            "127.1 trailing",
+        ] {
+            assert_eq!(inet_aton(s), lo, "{s}");
+        }
+        assert_eq!(inet_aton("0"), Some(std::net::Ipv4Addr::UNSPECIFIED));
+        assert_eq!(
+            inet_aton("10.0.0.1"),
+            Some(std::net::Ipv4Addr::new(10, 0, 0, 1))
+        );
+        for s in [
+            "",
+            "256.1",
+            "1.2.3.4.5",
+            "08.1",
+            "0x",
+            "1.0x",
+            "127.",
+            "github.com",
+            "1.2.3.256",
+            "1.65536.1",
+            "4294967296",
+            "a1",
+        ] {
+            assert_eq!(inet_aton(s), None, "{s}");
+        }
+    }
+
+    #[test]
+    fn ssh_to_this_machine_is_refused_in_every_spelling() {
+        // Breaker 5 (MEDIUM-2): these resolved to 127.0.0.1 and were merged back.
+        let opts = MergeOptions {
+            this_machine: vec!["vm.example.org".into()],
+        };
+        for bad in [
+            "127.1:/w/e.git",
+            "2130706433:/w/e.git",
+            "0x7f000001:/w/e.git",
+            "ssh://0177.0.0.1/w/e.git",
+            "ssh://0x7f.1/w/e.git",
+            "ssh://%31%32%37.1/w/e.git",
+            "localhost.localdomain:/w/e.git",
+            "x.localdomain:/w/e.git",
+            "ip6-localhost:/w/e.git",
+            "ip6-loopback:/w/e.git",
+            "localhost6:/w/e.git",
+            "[::ffff:127.0.0.1]:/w/e.git",
+            "[::127.0.0.1]:/w/e.git",
+            "ssh://[::ffff:7f00:1]/w/e.git",
+            "ssh://[::1%25lo]/w/e.git",
+            "[::]:/w/e.git",
+            "0:/w/e.git",
+            "vm:/w/e.git",
+            "git@VM.example.org.:/w/e.git",
+            "ssh://vm.example.org:22/w/e.git",
+        ] {
+            let why = value_allowed_with(bad.as_bytes(), &opts).expect_err(bad);
+            assert!(why.contains("this machine"), "{bad}: {why}");
+        }
+        for ok in [
+            "github.com:a/b.git",
+            "git@github.com:a/b.git",
+            "[2001:db8::1]:a/b.git",
+            "ssh://[2001:db8::1]/x",
+            "10.0.0.1:/srv/x.git",
+            "ssh://10.0.0.1/x",
+            "ssh://vm2.example.org/x",
+            "example.org:/x",
+        ] {
+            assert!(value_allowed_with(ok.as_bytes(), &opts).is_ok(), "{ok}");
+        }
+        // Without the names, this machine's host name is not known (pure code).
+        assert!(value_allowed(b"vm:/w/e.git").is_ok());
+        // Through merge: the url and the pushurl are both refused.
+        let edited = format!(
+            "{HOST}[remote \"p\"]\n\turl = https://github.com/a/b\n\tpushurl = 127.1:/w/e.git\n\
+             [remote \"h\"]\n\turl = vm:/w/e.git\n"
+        );
+        let o = merge_with(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes(), &opts).unwrap();
+        let refused: Vec<&str> = o.refused.iter().map(|(k, _)| k.as_str()).collect();
+        assert!(refused.contains(&"remote.p.pushurl"), "{o:?}");
+        assert!(refused.contains(&"remote.h.url"), "{o:?}");
+        assert!(!o.merged.iter().any(|k| k == "remote.h.url"), "{o:?}");
     }
 
     #[test]

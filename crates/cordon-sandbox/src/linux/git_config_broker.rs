@@ -680,6 +680,22 @@ fn statx_times(dir: RawFd, name: &std::ffi::CStr, flags: libc::c_int) -> io::Res
     Ok((born, ns(sx.stx_mtime)))
 }
 
+/// This machine's host name (`gethostname()`), for the merge-back's "ssh to this machine"
+/// refusal (breaker, stop 19). Empty when the call fails.
+fn this_machine_names() -> Vec<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: `buf` is writable for its length; gethostname writes at most that many bytes.
+    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if r != 0 {
+        return Vec::new();
+    }
+    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+    match std::str::from_utf8(&buf[..end]) {
+        Ok(n) if !n.is_empty() => vec![n.to_string()],
+        _ => Vec::new(),
+    }
+}
+
 /// Applies the allowed edits (`original` → `edited`) to the host file `path` under git's
 /// lock (`config.lock`, created exclusively, never followed, removed only while it is still
 /// ours). The directory is opened without following symlinks; `config` is re-read under
@@ -712,7 +728,12 @@ pub fn merge_back(
         let current = open_read(&dir, &name_c)?
             .map(|(t, _)| t)
             .unwrap_or_default();
-        let out = cordon_policy::gitconfig::merge::merge(original, edited, &current)?;
+        // This machine's own name is refused as an ssh host like `localhost` (breaker,
+        // stop 19: `$(hostname):/w/e.git` was merged back); pure policy cannot know it.
+        let opts = cordon_policy::gitconfig::merge::MergeOptions {
+            this_machine: this_machine_names(),
+        };
+        let out = cordon_policy::gitconfig::merge::merge_with(original, edited, &current, &opts)?;
         if let Some(text) = &out.text {
             // Written into `config` itself through a descriptor (opened without following
             // links, created exclusively if missing), not by renaming `config.lock`: the
