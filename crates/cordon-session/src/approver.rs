@@ -321,6 +321,12 @@ impl Approver for TerminalApprover {
             let _ = write!(err, "{}", TerminalApprover::prompt_line(req));
             let _ = err.flush();
             match term.read_key() {
+                // Ctrl-D (end of input) and other control keys: default deny, as Enter
+                // (new user, stop 19: `'\u{4}' is not one of the answers`).
+                Ok(console::Key::Char(c)) if c.is_control() => {
+                    let _ = writeln!(err, "deny");
+                    break;
+                }
                 Ok(console::Key::Char(c)) => match Answer::from_key(c) {
                     Some(a) if allowed.contains(&a) => {
                         answer = a;
@@ -328,7 +334,7 @@ impl Approver for TerminalApprover {
                         break;
                     }
                     _ => {
-                        let _ = writeln!(err, "{c:?} is not one of the answers");
+                        let _ = writeln!(err, "'{c}' is not one of the answers");
                         continue;
                     }
                 },
