@@ -492,21 +492,11 @@ fn explain_path(
     );
     // A repository config on the namespace backend is edited as a private copy whose
     // allowed keys are merged back (the same list the mount plan takes).
-    if private_tmp
+    let brokered = private_tmp
         && answer.access == Access::Read
-        && crate::gitconfig::brokered_configs(resolved).contains(&canonical)
-    {
-        return PathExplanation {
-            path: asked.to_path_buf(),
-            canonical: (canonical != absolute).then_some(canonical),
-            absolute,
-            access: answer.access,
-            decided_by,
-            hint,
-            shown_as: Some(crate::gitconfig::BROKERED_COPY.to_string()),
-        };
-    }
+        && crate::gitconfig::brokered_configs(resolved).contains(&canonical);
     let shown_as = match answer.access {
+        Access::Read if brokered => Some(crate::gitconfig::BROKERED_COPY.to_string()),
         Access::Read => shown_as(resolved, &canonical),
         Access::Deny => resolved
             .stripped
