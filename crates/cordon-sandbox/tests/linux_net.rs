@@ -329,6 +329,56 @@ print("own", reach("own.sock")); t.join()
     }
 }
 
+/// Breaker (stop 19): the listener was judged on the caller's own socket after it was
+/// connected, so a sibling thread sending in that gap reached a host daemon (3 of 3). Now
+/// the judged connection is init's, and the caller's socket is never connected to a
+/// listener outside: the host listener receives no byte, however the threads race.
+#[test]
+fn a_racing_thread_sends_nothing_to_a_refused_host_listener() {
+    if !require_full() {
+        return;
+    }
+    let script = r#"
+import socket, threading
+cur = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)]
+stop = False
+def spam():
+    while not stop:
+        try:
+            cur[0].send(b"LEAK", socket.MSG_DONTWAIT)
+        except OSError:
+            pass
+t = threading.Thread(target=spam); t.start()
+for _ in range(300):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    cur[0] = s
+    try:
+        s.connect("agent.sock")
+    except OSError:
+        pass
+stop = True; t.join(); print("done")
+"#;
+    let s = Sandbox::new();
+    let host = UnixListener::bind(s.ws.join("agent.sock")).unwrap();
+    host.set_nonblocking(true).unwrap();
+    let o = s.run(&["python3", "-c", script]);
+    assert_ok(&o);
+    let mut got = Vec::new();
+    while let Ok((mut c, _)) = host.accept() {
+        c.set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        let mut buf = [0u8; 64];
+        if let Ok(n) = c.read(&mut buf) {
+            got.extend_from_slice(&buf[..n]);
+        }
+    }
+    assert!(
+        got.is_empty(),
+        "the host listener received {:?}",
+        String::from_utf8_lossy(&got)
+    );
+}
+
 /// The guard performs the connect for the caller: a TCP client in the sandbox with the
 /// network enabled still reaches a host listener (the guard does not break other
 /// families), and a non-blocking connect keeps its semantics.

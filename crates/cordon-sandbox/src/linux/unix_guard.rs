@@ -449,25 +449,26 @@ fn connect_for(listener: &OwnedFd, n: &libc::seccomp_notif, cfg: &GuardConfig) -
         let mut un = [0u8; 2 + 108];
         un[..2].copy_from_slice(&(libc::AF_UNIX as u16).to_ne_bytes());
         un[2..2 + via.len()].copy_from_slice(via.as_bytes());
-        let r = raw_connect(&sock, &un[..2 + via.len() + 1]);
-        // Judged on the caller's socket once connected: until the shutdown below a sibling
-        // thread of the caller can send (not read) on it (breaker, stop 19, 3 of 3 tries).
-        // A probe connection of init's own would close that gap but is accepted by the
-        // command's own servers too (a forkserver took it for a client and failed);
-        // replacing the caller's descriptor with init's judged connection
-        // (SECCOMP_ADDFD_FLAG_SETFD) would close it without that: not done yet.
-        if r.is_ok() && reach == Reach::Writable && listener_outside(&sock) {
-            // SAFETY: shutdown on a socket descriptor we hold; no memory is passed.
-            unsafe { libc::shutdown(sock.as_raw_fd(), libc::SHUT_RDWR) };
-            eprintln!(
-                "cordon: refused connect to the unix socket {}: a process outside the \
-                 sandbox listens on it (it lies in a writable root, but it is not the \
-                 command's); list it in network.unix_sockets to allow it",
-                String::from_utf8_lossy(asked),
-            );
-            return Err(libc::ECONNREFUSED);
+        let target = &un[..2 + via.len() + 1];
+        if reach == Reach::Listed {
+            return raw_connect(&sock, target);
         }
-        return r;
+        // On a writable mount: only a listener of the sandbox's own. Judged on a connection
+        // of init's, which then *becomes* the caller's descriptor (SECCOMP_ADDFD_FLAG_SETFD),
+        // so the caller's socket is never connected to anything judged outside (breaker,
+        // stop 19: judged on the caller's socket after connecting, a sibling thread's send
+        // reached a host daemon before the shutdown, 3 of 3 tries). The listener sees one
+        // connection either way, as it would from the caller.
+        return connect_judged(listener, n, &sock, fd_num, target).inspect_err(|e| {
+            if *e == libc::ECONNREFUSED {
+                eprintln!(
+                    "cordon: refused connect to the unix socket {}: a process outside the \
+                     sandbox listens on it (it lies in a writable root, but it is not the \
+                     command's); list it in network.unix_sockets to allow it",
+                    String::from_utf8_lossy(asked),
+                );
+            }
+        });
     }
     let r = raw_connect(&sock, &addr[..len]);
     if let (Some(sup), Some(rule)) = (&cfg.denials, &cfg.network_rule) {
@@ -568,6 +569,74 @@ fn judge(target: &OwnedFd, asked: &[u8], cfg: &GuardConfig) -> Result<Reach, i32
         return Ok(Reach::Writable);
     }
     Err(libc::EACCES)
+}
+
+/// The connect of a socket on a writable mount ([`Reach::Writable`]): init connects a
+/// socket of its own, of the caller's type and blocking mode, to `addr`; refuses
+/// (`ECONNREFUSED`, the connection closed) when the listener is outside the sandbox
+/// ([`listener_outside`]); otherwise installs it as the caller's descriptor `fd_num`
+/// (`SECCOMP_IOCTL_NOTIF_ADDFD` with `SECCOMP_ADDFD_FLAG_SETFD`, keeping close-on-exec as
+/// the caller had it) and answers 0. Options the caller set on its socket before the
+/// connect are not carried over. Errors: the connect's errno, or the install's.
+fn connect_judged(
+    listener: &OwnedFd,
+    n: &libc::seccomp_notif,
+    sock: &OwnedFd,
+    fd_num: i32,
+    addr: &[u8],
+) -> Result<i64, i32> {
+    let mut ty: libc::c_int = 0;
+    let mut l = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `ty`/`l` are a valid int and its length for SO_TYPE.
+    if unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TYPE,
+            &mut ty as *mut libc::c_int as *mut libc::c_void,
+            &mut l,
+        )
+    } < 0
+    {
+        return Err(errno());
+    }
+    // SAFETY: fcntl on a descriptor we hold.
+    let status = unsafe { libc::fcntl(sock.as_raw_fd(), libc::F_GETFL) };
+    let nonblock = status >= 0 && status & libc::O_NONBLOCK != 0;
+    let flags = ty | libc::SOCK_CLOEXEC | if nonblock { libc::SOCK_NONBLOCK } else { 0 };
+    // SAFETY: socket takes plain integers; the result is checked.
+    let mine = check_fd(unsafe { libc::socket(libc::AF_UNIX, flags, 0) } as libc::c_long)?;
+    raw_connect(&mine, addr)?;
+    if listener_outside(&mine) {
+        return Err(libc::ECONNREFUSED);
+    }
+    let cloexec = std::fs::read_to_string(format!("/proc/{}/fdinfo/{fd_num}", n.pid))
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("flags:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .is_some_and(|f| f & libc::O_CLOEXEC as u32 != 0);
+    let mut add = libc::seccomp_notif_addfd {
+        id: n.id,
+        flags: libc::SECCOMP_ADDFD_FLAG_SETFD as u32,
+        srcfd: mine.as_raw_fd() as u32,
+        newfd: fd_num as u32,
+        newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
+    };
+    // SAFETY: `add` is a valid seccomp_notif_addfd for this listener's notification.
+    let r = unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_ADDFD,
+            &mut add,
+        )
+    };
+    if r < 0 {
+        return Err(errno());
+    }
+    Ok(0)
 }
 
 /// Whether the process listening on the socket `sock` is connected to lives outside the
