@@ -72,6 +72,25 @@ fn run_resolved(s: &Sandbox, r: ResolvedProfile, script: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// A sandbox for git tests (a git identity, no system config), or `None` (skipped; a
+/// failure on CI) when the host lacks user namespaces, Landlock, seccomp or git.
+fn git_sandbox() -> Option<Sandbox> {
+    require(&[
+        Need::Userns,
+        Need::Landlock(1),
+        Need::Seccomp,
+        Need::Tool("git"),
+    ])
+    .then(|| {
+        Sandbox::new()
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+    })
+}
+
 fn mkfifo(p: &Path) {
     let _ = std::fs::remove_file(p);
     nix::unistd::mkfifo(p, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
@@ -156,20 +175,9 @@ fn planted_special_files_are_refused_by_name() {
 /// change a hook there, while `git commit` still works (twin).
 #[test]
 fn configured_hooks_path_is_read_only() {
-    if !require(&[
-        Need::Userns,
-        Need::Landlock(1),
-        Need::Seccomp,
-        Need::Tool("git"),
-    ]) {
+    let Some(s) = git_sandbox() else {
         return;
-    }
-    let s = Sandbox::new()
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .env("GIT_CONFIG_NOSYSTEM", "1");
+    };
     repo(&s.ws);
     git(&s.ws, &["config", "core.hooksPath", ".githooks"]);
     let r = resolve_bounded(&s, ctx(&s, &s.ws));
@@ -366,20 +374,9 @@ fn tmpdir_cannot_open_protected_places() {
 /// repository still commits (twin).
 #[test]
 fn nested_repositories_keep_their_git_dir() {
-    if !require(&[
-        Need::Userns,
-        Need::Landlock(1),
-        Need::Seccomp,
-        Need::Tool("git"),
-    ]) {
+    let Some(s) = git_sandbox() else {
         return;
-    }
-    let s = Sandbox::new()
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .env("GIT_CONFIG_NOSYSTEM", "1");
+    };
     repo(&s.ws);
     let nested = s.ws.join("vendor/lib");
     std::fs::create_dir_all(&nested).unwrap();
