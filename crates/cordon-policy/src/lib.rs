@@ -44,8 +44,8 @@ pub use profile::{
     ProfileKind, PROFILE_FORMAT_VERSION,
 };
 pub use resolve::{
-    find_workspace, nested_git_entries, resolve, resolve_for_command, EntryOrigin, NestedScan,
-    ResolveContext, ResolveError, ResolvedEntry, ResolvedFilesystem, ResolvedProfile,
+    find_workspace, has_marker, nested_git_entries, resolve, resolve_for_command, EntryOrigin,
+    NestedScan, ResolveContext, ResolveError, ResolvedEntry, ResolvedFilesystem, ResolvedProfile,
     NESTED_GIT_REASON, PLACEHOLDER_NOTE, PLACEHOLDER_NOTE_TEXT,
 };
 pub use selection::{

@@ -107,6 +107,18 @@ pub fn lexical_normalize(p: &Path, cwd: &Path) -> PathBuf {
     out
 }
 
+/// Whether the last component of `p` is a symlink (its canonical form is not its canonical
+/// parent joined with its name); used wherever a scan must not follow links (the nested
+/// repository scan, the `$TMPDIR` project scan).
+pub(crate) fn is_link(fs: &dyn FsView, p: &Path) -> bool {
+    match (p.parent(), p.file_name()) {
+        (Some(parent), Some(name)) => {
+            canonicalize_lenient(fs, parent).join(name) != canonicalize_lenient(fs, p)
+        }
+        _ => false,
+    }
+}
+
 /// Canonicalise a lexically normal absolute path even when its tail does not exist yet:
 /// the longest existing ancestor is canonicalised and the missing components appended.
 pub fn canonicalize_lenient(fs: &dyn FsView, p: &Path) -> PathBuf {

@@ -3,7 +3,8 @@
 //! transform, the Linux helper payload, `environment_context` and `cordon explain` all read.
 
 use crate::paths::{
-    canonicalize_lenient, depth, lexical_normalize, FileKind, FsView, ReadRefusal, SMALL_FILE_CAP,
+    canonicalize_lenient, depth, is_link, lexical_normalize, FileKind, FsView, ReadRefusal,
+    SMALL_FILE_CAP,
 };
 use crate::profile::{Access, FilesystemPolicy, PermissionProfile, PROFILE_FORMAT_VERSION};
 use serde::{Deserialize, Serialize};
@@ -512,7 +513,9 @@ recreates it when needed.\n";
 /// workspace root is a read-only mount, so it can do neither. Creating an empty directory
 /// only removes a marker that was not there. What changes is for the user: an empty
 /// `.cordon/` they made by hand is no longer a marker (README: put the project config in it).
-fn has_marker(fs: &dyn FsView, dir: &Path) -> bool {
+/// Shared by every caller that asks "is this a project root" (the CLI's refusal of
+/// config files inside a project).
+pub fn has_marker(fs: &dyn FsView, dir: &Path) -> bool {
     let git = dir.join(".git");
     let git_marker = match fs.kind(&git) {
         None => false,
@@ -530,17 +533,6 @@ fn is_placeholder(fs: &dyn FsView, d: &Path) -> bool {
     fs.is_empty_dir(d)
         || (fs.kind(&d.join(PLACEHOLDER_NOTE)) == Some(FileKind::File)
             && fs.kind(&d.join("HEAD")).is_none())
-}
-
-/// Whether the last component of `p` is a symlink (its canonical form is not its canonical
-/// parent joined with its name).
-fn is_link(fs: &dyn FsView, p: &Path) -> bool {
-    match (p.parent(), p.file_name()) {
-        (Some(parent), Some(name)) => {
-            canonicalize_lenient(fs, parent).join(name) != canonicalize_lenient(fs, p)
-        }
-        _ => false,
-    }
 }
 
 /// Finds the canonical cwd and the workspace for `ctx`.

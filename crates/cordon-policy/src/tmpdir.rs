@@ -19,7 +19,7 @@
 //!    paths, e.g. `<ws>/.git/hooks`), not inside or above a deny-read entry, not at or above
 //!    a profile/config file.
 
-use crate::paths::{canonicalize_lenient, depth, lexical_normalize, FileKind, FsView};
+use crate::paths::{canonicalize_lenient, depth, is_link, lexical_normalize, FileKind, FsView};
 use crate::profile::Access;
 use crate::resolve::{EntryOrigin, ResolveContext, ResolvedEntry};
 use std::path::{Path, PathBuf};
@@ -172,17 +172,6 @@ fn holds_a_project(fs: &dyn FsView, c: &Path) -> Option<PathBuf> {
     }
     // Deeper than looked: fail closed.
     Some(c.join("…"))
-}
-
-/// Whether `p` is a symlink (its canonical form is not its parent's joined with its name):
-/// the scan does not follow links out of `$TMPDIR`.
-fn is_link(fs: &dyn FsView, p: &Path) -> bool {
-    match (p.parent(), p.file_name()) {
-        (Some(parent), Some(name)) => {
-            canonicalize_lenient(fs, parent).join(name) != canonicalize_lenient(fs, p)
-        }
-        _ => false,
-    }
 }
 
 /// Whether `e` came from a `:tmp` spelling.

@@ -124,15 +124,9 @@ pub fn project_holding(real: &std::path::Path, workspace: &std::path::Path) -> O
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .and_then(|h| std::fs::canonicalize(h).ok());
-    let marked = |d: &std::path::Path| {
-        let git = d.join(".git");
-        std::fs::symlink_metadata(&git).is_ok_and(|m| !m.is_dir())
-            || std::fs::read_dir(&git).is_ok_and(|mut r| r.next().is_some())
-            || std::fs::read_dir(d.join(".cordon")).is_ok_and(|mut r| r.next().is_some())
-    };
     real.ancestors()
         .skip(1)
         .take_while(|a| a.parent().is_some() && Some(*a) != home.as_deref())
-        .find(|a| marked(a))
+        .find(|a| cordon_policy::has_marker(&cordon_sandbox::HostFs, a))
         .map(std::path::Path::to_path_buf)
 }
