@@ -1591,15 +1591,31 @@ fn hook_delegates(fs: &dyn FsView, root: &Path, hook_dirs: &[PathBuf]) -> Vec<(P
     for dir in hook_dirs {
         let names = fs.list_dir(dir, 256);
         for n in &names {
+            // git never runs `*.sample`: not read (every launch reads this dir).
+            if n.to_string_lossy().ends_with(".sample") {
+                continue;
+            }
             let hook = dir.join(n);
-            if is_link(fs, &hook) && fs.kind(&hook) == Some(FileKind::File) {
-                out.push((
-                    hook.clone(),
-                    format!(
-                        "git runs it as the hook {} (a symlink to it)",
-                        hook.display()
-                    ),
-                ));
+            // A link whose target does not exist yet is protected too (a placeholder):
+            // the command could otherwise create the file git will run (new user, stop 19).
+            let link = fs.read_link(&hook).is_some() || is_link(fs, &hook);
+            if link && fs.kind(&hook) != Some(FileKind::Dir) {
+                let why = format!(
+                    "git runs it as the hook {} (a symlink to it)",
+                    hook.display()
+                );
+                if fs.kind(&hook).is_none() {
+                    // Dangling: the file it names, found by following the links (up to
+                    // 40, as the kernel), is protected with a placeholder.
+                    let mut at = hook.clone();
+                    for _ in 0..40 {
+                        let Some(next) = fs.read_link(&at) else { break };
+                        at = lexical_normalize(&next, at.parent().unwrap_or(Path::new("/")));
+                    }
+                    out.push((at, why));
+                } else {
+                    out.push((hook.clone(), why));
+                }
             }
             let Ok(text) = fs.read_small(&hook, SMALL_FILE_CAP) else {
                 continue;
@@ -2279,11 +2295,16 @@ mod tests {
             )
             .file("/home/u/proj/.pre-commit-config.yaml", "repos: []\n")
             .file("/home/u/proj/scripts/other.sh", "")
+            .symlink(
+                "/home/u/proj/.git/hooks/post-commit",
+                "/home/u/proj/scripts/notyet.sh",
+            )
             .file("/home/u/proj/lefthook.yml", "");
         let p = PermissionProfile::builtin("workspace-write").unwrap();
         let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
         let at = |q: &str| r.filesystem.access_for(&fs, Path::new(q)).access;
         assert_eq!(at("/home/u/proj/scripts/pre-commit.sh"), Access::Read);
+        assert_eq!(at("/home/u/proj/scripts/notyet.sh"), Access::Read);
         assert_eq!(at("/home/u/proj/.pre-commit-config.yaml"), Access::Read);
         assert_eq!(at("/home/u/proj/scripts/other.sh"), Access::Write);
         // No lefthook hook installed: its config is an ordinary file.
