@@ -100,6 +100,17 @@ pub fn profile_files_refusal(args: &ProfileArgs, rules: &[PathBuf]) -> Result<()
         let Ok(real) = std::fs::canonicalize(cwd.join(p)) else {
             continue; // a missing file is reported by the loader
         };
+        // Another name for the same file may lie inside a project (a hard link): the path
+        // check cannot see it (new user, stop 19).
+        use std::os::unix::fs::MetadataExt;
+        if std::fs::metadata(&real).is_ok_and(|m| m.nlink() > 1) {
+            anyhow::bail!(
+                "{flag} {}: the file has other hard links, which may lie where sandboxed runs \
+                 can write it; use a file with one name, outside every project (e.g. in \
+                 ~/.config/cordon/)",
+                p.display()
+            );
+        }
         if let Some(project) = project_holding(&real, &workspace) {
             anyhow::bail!(
                 "{flag} {}: the file lies inside the project {} where sandboxed runs (those \

@@ -1788,6 +1788,13 @@ fn relative_config_and_rules_files_stay_read_only() {
     ));
     assert_eq!(o.status.code(), Some(125), "{}", support::text(&o.stderr));
     assert!(support::text(&o.stderr).contains("inside the project"));
+    // A hard link outside the project to a file inside it is refused too (stop 19).
+    let linked = p.home.join("linked.toml");
+    std::fs::hard_link(p.dir.join(".cordon/cfg.toml"), &linked).unwrap();
+    let l = linked.display().to_string();
+    let o = support::out(p.cordon(&["run", "--config", &l, "--profile", "p", "--", "true"]));
+    assert_eq!(o.status.code(), Some(125), "{}", support::text(&o.stderr));
+    assert!(support::text(&o.stderr).contains("hard links"));
     // Outside every project (the home here) it is used (twin).
     std::fs::copy(p.dir.join(".cordon/cfg.toml"), p.home.join("cfg.toml")).unwrap();
     let cfg = p.home.join("cfg.toml").display().to_string();
