@@ -46,7 +46,8 @@ pub use profile::{
 pub use resolve::{
     find_workspace, has_marker, nested_git_entries, resolve, resolve_for_command, EntryOrigin,
     NestedScan, ResolveContext, ResolveError, ResolvedEntry, ResolvedFilesystem, ResolvedProfile,
-    NESTED_GIT_REASON, PLACEHOLDER_NOTE, PLACEHOLDER_NOTE_TEXT,
+    NESTED_GIT_REASON, NESTED_SCAN_CAP, NESTED_SCAN_DEPTH, NESTED_SKIP, PLACEHOLDER_NOTE,
+    PLACEHOLDER_NOTE_TEXT,
 };
 pub use selection::{
     platform_sandbox, select_initial, should_sandbox, should_sandbox_rule, Backend, Fact, Os,

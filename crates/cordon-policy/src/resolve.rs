@@ -1750,7 +1750,7 @@ pub const NESTED_GIT_REASON: &str = "a nested repository's git dir: its config a
 
 /// Directories [`protect_nested_projects`] does not descend into: git dirs, and package and
 /// build trees that hold other people's code (the places editors skip too).
-const NESTED_SKIP: &[&str] = &[
+pub const NESTED_SKIP: &[&str] = &[
     ".git",
     "node_modules",
     "target",

@@ -2124,6 +2124,12 @@ fn repositories_made_by_the_command_are_reported() {
         .rev()
         .find_map(|l| serde_json::from_str(l).ok())
         .expect("--json report on stderr");
+    assert!(
+        v["created_repositories_scope"]
+            .as_str()
+            .is_some_and(|s| s.contains("levels") && s.contains("node_modules")),
+        "{v}"
+    );
     let made = v["created_repositories"].to_string();
     assert!(
         made.contains("/new/.git") && !made.contains("/old/"),

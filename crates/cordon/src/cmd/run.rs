@@ -139,6 +139,14 @@ pub fn run(args: RunArgs) -> Result<i32> {
     if sink.active() {
         let mut v = report_json(&report, &session)?;
         v["created_repositories"] = serde_json::json!(created);
+        // What the list covers: the launch scan's bounds, said (new user, stop 19: an empty
+        // list read as complete while a repository six levels down was not looked for).
+        v["created_repositories_scope"] = serde_json::json!(format!(
+            "{} levels, {} entries, not inside {}",
+            cordon_policy::NESTED_SCAN_DEPTH,
+            cordon_policy::NESTED_SCAN_CAP,
+            cordon_policy::NESTED_SKIP.join(", ")
+        ));
         sink.emit(&v);
     }
     Ok(report.last().outcome.exit_code)
