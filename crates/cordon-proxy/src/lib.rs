@@ -36,7 +36,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::net::{TcpListener, TcpStream, UnixListener};
+use tokio::net::{TcpListener, TcpStream};
 
 /// Name of the response header of a blocked request; its value is the rule.
 pub const BLOCKED_HEADER: &str = "x-cordon-blocked";
@@ -431,25 +431,11 @@ impl Proxy {
         }
     }
 
-    /// Serves a unix-socket listener (the sandbox's relay connects here) until the task
-    /// is dropped.
-    pub async fn run_unix(self, listener: UnixListener) {
-        loop {
-            match listener.accept().await {
-                Ok((s, _)) => {
-                    let me = self.clone();
-                    tokio::spawn(async move { me.serve_stream(BufReader::new(s)).await });
-                }
-                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
-            }
-        }
-    }
-
     /// Serves a `network.local` forward (issue 10 §6) until the task is dropped: every
-    /// connection on `listener` (the sandbox's relay) is carried to exactly `target`, a
+    /// connection on `listener` (bound inside the sandbox) is carried to exactly `target`, a
     /// host loopback address and port; each is logged as proto `local`, rule
     /// `network.local`.
-    pub async fn run_forward(self, listener: UnixListener, target: SocketAddr) {
+    pub async fn run_forward(self, listener: TcpListener, target: SocketAddr) {
         loop {
             match listener.accept().await {
                 Ok((s, _)) => {
@@ -805,51 +791,47 @@ pub fn spawn(cfg: ProxyConfig, addr: SocketAddr, threads: usize) -> std::io::Res
     start(rt, local, move |p: Proxy| p.run(listener), proxy)
 }
 
-/// [`spawn`] on a bound unix-socket listener (the managed network's relay target); the
-/// returned [`Running::addr`] is `0.0.0.0:0`.
-///
-/// Errors: the runtime cannot be built or the listener cannot be registered.
-pub fn spawn_unix(
-    cfg: ProxyConfig,
-    listener: std::os::unix::net::UnixListener,
-    threads: usize,
-) -> std::io::Result<Running> {
-    spawn_unix_with(cfg, Some(listener), Vec::new(), threads)
-}
-
-/// A `network.local` forward (issue 10 §6): the unix listener the sandbox's relay
-/// connects to, and the host loopback address every connection is carried to.
+/// A `network.local` forward (issue 10 §6): a listener bound inside the sandbox's network
+/// namespace on the forwarded address (handed to the host side over `SCM_RIGHTS`), and
+/// the host loopback address every connection accepted on it is carried to.
 #[derive(Debug)]
 pub struct LocalForward {
-    /// The bound listener (host side).
-    pub listener: std::os::unix::net::UnixListener,
+    /// The bound listener (a socket of the sandbox's namespace).
+    pub listener: std::net::TcpListener,
     /// The host loopback address and port.
     pub target: SocketAddr,
 }
 
-/// Like [`spawn_unix`], with the filtering proxy optional (a restricted network with
-/// `network.local` has only forwards) and any number of [`LocalForward`]s served on the
-/// same runtime and decision log.
+/// Serves already-bound TCP listeners on a background runtime of `threads` workers: the
+/// filtering proxy on each of `proxy` (none: a restricted network with `network.local` has
+/// only forwards) and each [`LocalForward`], one decision log for all. The managed
+/// network's listeners are bound by the sandbox's init inside the command's private
+/// network namespace and passed to the helper, so a connection the command makes to
+/// `127.0.0.1:3128` is accepted here, on the host side, with no relay in between; the
+/// upstream connections are made from this process's (the host's) namespace. The
+/// returned [`Running::addr`] is `0.0.0.0:0`.
 ///
 /// Errors: the runtime cannot be built or a listener cannot be registered.
-pub fn spawn_unix_with(
+pub fn spawn_with(
     cfg: ProxyConfig,
-    listener: Option<std::os::unix::net::UnixListener>,
+    proxy: Vec<std::net::TcpListener>,
     forwards: Vec<LocalForward>,
     threads: usize,
 ) -> std::io::Result<Running> {
     let rt = runtime(threads)?;
-    let register = |l: std::os::unix::net::UnixListener| -> std::io::Result<UnixListener> {
+    let register = |l: std::net::TcpListener| -> std::io::Result<TcpListener> {
         l.set_nonblocking(true)?;
         let _g = rt.enter();
-        UnixListener::from_std(l)
+        TcpListener::from_std(l)
     };
-    let listener = listener.map(register).transpose()?;
+    let proxy_listeners = proxy
+        .into_iter()
+        .map(register)
+        .collect::<std::io::Result<Vec<_>>>()?;
     let forwards = forwards
         .into_iter()
         .map(|f| Ok((register(f.listener)?, f.target)))
         .collect::<std::io::Result<Vec<_>>>()?;
-    let proxy = Proxy::new(cfg);
     start(
         rt,
         SocketAddr::from(([0, 0, 0, 0], 0)),
@@ -858,12 +840,12 @@ pub fn spawn_unix_with(
             for (l, t) in forwards {
                 set.spawn(p.clone().run_forward(l, t));
             }
-            if let Some(l) = listener {
-                set.spawn(p.run_unix(l));
+            for l in proxy_listeners {
+                set.spawn(p.clone().run(l));
             }
             while set.join_next().await.is_some() {}
         },
-        proxy,
+        Proxy::new(cfg),
     )
 }
 

@@ -251,3 +251,36 @@ fn the_limits_watchdog_is_not_an_extra_process() {
     let _ = child.wait();
     assert_eq!(kids.len(), 1, "the helper's children: {kids:?} (init only)");
 }
+
+/// Managed network (issue 10 §5): connections to the proxy port cost the command nothing
+/// of its pids budget. The proxy accepts on the listener init bound inside the namespace;
+/// when init relayed each connection with two threads of its own, 40 held connections
+/// under `pids = 24` ran the tree out of tasks and the later ones were never answered.
+#[test]
+fn proxy_connections_take_nothing_of_the_pids_budget() {
+    if !require_full() || !require_cgroup() {
+        return;
+    }
+    let mut s = sandbox(Limits {
+        pids: Some(LimitValue::Number(24)),
+        timeout: text("30s"),
+        ..Limits::default()
+    });
+    s.profile.network = cordon_policy::NetworkPolicy::Managed;
+    // A SOCKS5 greeting on each of 40 connections held open at once: every one answered.
+    let o = s.run(&[
+        "python3",
+        "-c",
+        r#"
+import socket
+held = []
+for i in range(40):
+    c = socket.create_connection(("127.0.0.1", 3128), timeout=5)
+    c.sendall(b"\x05\x01\x00")
+    held.append(c)
+print(sum(c.recv(2) == b"\x05\x00" for c in held))
+"#,
+    ]);
+    assert_ok(&o);
+    assert_eq!(stdout(&o).trim(), "40", "{}", stderr(&o));
+}

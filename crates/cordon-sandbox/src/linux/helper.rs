@@ -607,7 +607,7 @@ fn child_env(payload: &HelperPayload, rung: Rung) -> Vec<(String, String)> {
     env
 }
 
-/// The variables that point programs at the relay of a managed network (issue 10 §5):
+/// The variables that point programs at the proxy port of a managed network (issue 10 §5):
 /// `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` (SOCKS5 with remote DNS), `NO_PROXY` in both
 /// cases (git, curl, Python, Go, Rust/reqwest, …), and npm's, pip's, yarn's and cargo's
 /// own.
@@ -654,68 +654,6 @@ pub(crate) fn proxy_env() -> Vec<(String, String)> {
     v
 }
 
-/// The host side of a managed network: the proxy's unix socket in a fresh private
-/// directory (mode 0700, created — never reused — so nothing another run or user made is
-/// followed), removed when dropped.
-struct ProxySocket {
-    dir: std::path::PathBuf,
-    path: std::path::PathBuf,
-    listener: Option<std::os::unix::net::UnixListener>,
-    /// `network.local`: one socket per forwarded host port (`local-N.sock` in `dir`).
-    locals: Vec<LocalSocket>,
-}
-
-/// The host side of one `network.local` forward.
-struct LocalSocket {
-    target: std::net::SocketAddr,
-    path: std::path::PathBuf,
-    listener: Option<std::os::unix::net::UnixListener>,
-}
-
-impl ProxySocket {
-    fn create(locals: &[std::net::SocketAddr]) -> std::io::Result<ProxySocket> {
-        use std::os::unix::fs::DirBuilderExt;
-        let base = std::env::temp_dir();
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        // SAFETY: getpid has no preconditions.
-        let dir = base.join(format!("cordon-proxy-{}-{nanos}", unsafe {
-            libc::getpid()
-        }));
-        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-        let path = dir.join("proxy.sock");
-        let listener = std::os::unix::net::UnixListener::bind(&path)?;
-        let mut me = ProxySocket {
-            dir,
-            path,
-            listener: Some(listener),
-            locals: Vec::new(),
-        };
-        for (i, t) in locals.iter().enumerate() {
-            let path = me.dir.join(format!("local-{i}.sock"));
-            let listener = std::os::unix::net::UnixListener::bind(&path)?;
-            me.locals.push(LocalSocket {
-                target: *t,
-                path,
-                listener: Some(listener),
-            });
-        }
-        Ok(me)
-    }
-}
-
-impl Drop for ProxySocket {
-    fn drop(&mut self) {
-        for l in &self.locals {
-            let _ = std::fs::remove_file(&l.path);
-        }
-        let _ = std::fs::remove_file(&self.path);
-        let _ = std::fs::remove_dir(&self.dir);
-    }
-}
-
 /// Worker threads of the helper's filtering proxy.
 const PROXY_WORKERS: usize = 2;
 
@@ -725,14 +663,15 @@ const PROXY_WORKERS: usize = 2;
 /// `pids.max` is raised by as many.
 const PROXY_TASKS: u64 = 4 + cordon_proxy::max_threads(PROXY_WORKERS);
 
-/// Starts the filtering proxy for a managed network on the socket's listener, with the
+/// Starts the filtering proxy for a managed network on the listeners init bound inside the
+/// namespace (and serves the `network.local` forwards), with the
 /// profile's `network.allow`/`deny`/`ports`; decisions go to `$CORDON_PROXY_LOG` (JSONL)
 /// when set. `init` is the sandbox's init, whose namespace is held while a question about a
 /// host is open ([`super::pause`]).
 fn start_proxy(
     profile: &ResolvedProfile,
     plan: &LinuxPlan,
-    sock: &mut ProxySocket,
+    listeners: super::relay::Listeners,
     init: libc::pid_t,
 ) -> Result<cordon_proxy::Running, String> {
     let policy = if plan.proxy_relay {
@@ -763,23 +702,17 @@ fn start_proxy(
             super::relay::ASK_TIMEOUT,
         ));
     }
-    let l = sock.listener.take().ok_or("the proxy socket is gone")?;
-    // A restricted network with network.local has forwards only: nobody connects to the
-    // proxy's socket (init does not pin it), and it is not served.
-    let l = plan.proxy_relay.then_some(l);
-    let forwards = sock
-        .locals
-        .iter_mut()
-        .filter_map(|f| {
-            f.listener
-                .take()
-                .map(|listener| cordon_proxy::LocalForward {
-                    listener,
-                    target: f.target,
-                })
+    // A restricted network with network.local has forwards only (init binds no proxy port).
+    let forwards = listeners
+        .local
+        .into_iter()
+        .zip(&plan.local_forwards)
+        .map(|(listener, target)| cordon_proxy::LocalForward {
+            listener,
+            target: *target,
         })
         .collect();
-    cordon_proxy::spawn_unix_with(cfg, l, forwards, PROXY_WORKERS)
+    cordon_proxy::spawn_with(cfg, listeners.proxy, forwards, PROXY_WORKERS)
         .map_err(|e| format!("starting the proxy: {e}"))
 }
 
@@ -894,7 +827,7 @@ fn run_namespaces(
         status: (status_r, status_w),
         records,
         git_result,
-        mut proxy_sock,
+        relay,
     } = Channels::prepare(profile, plan, &layout)?;
     // Which `config.lock` exists before the run (one the command leaves is removed after).
     let lock_watch = super::git_config_broker::watch_locks(&layout);
@@ -988,7 +921,7 @@ fn run_namespaces(
             drop(r);
             w
         });
-        let mut ctx = InitContext {
+        let ctx = InitContext {
             profile,
             plan,
             layout: &layout,
@@ -998,8 +931,10 @@ fn run_namespaces(
             alive: alive_r,
             status: Some(status_w),
             print_report: reporter.stderr,
-            proxy_sock: None,
-            local_socks: Vec::new(),
+            relay: relay.map(|(ours, theirs)| {
+                drop(ours);
+                theirs
+            }),
             records: records_w,
             git_result: git_result
                 .as_ref()
@@ -1007,7 +942,6 @@ fn run_namespaces(
             prepared,
             cgroup_join,
         };
-        (ctx.proxy_sock, ctx.local_socks) = init_sockets(proxy_sock.as_mut(), plan);
         become_init(ctx);
     }
     drop(alive_r);
@@ -1017,7 +951,7 @@ fn run_namespaces(
         // cgroup v2: init is outside the cgroup until here; it starts nothing before the
         // answer. The helper goes in first when it runs the proxy (its threads and memory
         // are the command's doing).
-        let with_proxy = proxy_sock.is_some();
+        let with_proxy = relay.is_some();
         let joined = cgroup.as_mut().is_some_and(|c| {
             (!with_proxy
                 || c.join_self(&join_files).is_ok() && c.allow_more_pids(PROXY_TASKS).is_ok())
@@ -1032,7 +966,7 @@ fn run_namespaces(
             cgroup = None;
         }
         sys::write_all(gate_w.as_raw_fd(), if joined { b"J" } else { b"N" });
-    } else if let (Some(c), true) = (cgroup.as_mut(), proxy_sock.is_some()) {
+    } else if let (Some(c), true) = (cgroup.as_mut(), relay.is_some()) {
         // cgroup v1: init joins by itself; the helper joins too when it runs the proxy.
         // Should that fail, the proxy's use is not counted, as on a host without cgroups.
         if c.join_self(&join_files).is_ok() {
@@ -1047,10 +981,17 @@ fn run_namespaces(
     // The proxy lives exactly as long as the command's tree: until init is reaped. It is
     // started before init's report is read, so a proxy that cannot start is reported as
     // "nothing ran" (breaker: it was a command failure with every layer listed as applied).
-    let proxy = match proxy_sock
-        .as_mut()
-        .map(|s| start_proxy(profile, plan, s, pid))
-    {
+    // Init binds the proxy's and the forwards' listeners inside the namespace and hands
+    // them over (or ends: then its status says why, and nothing is served).
+    let proxy = match relay.map(|(ours, theirs)| {
+        drop(theirs);
+        super::relay::receive_listeners(&ours)
+    }) {
+        Some(Err(_)) => None,
+        Some(Ok(listeners)) => Some(start_proxy(profile, plan, listeners, pid)),
+        None => None,
+    };
+    let proxy = match proxy {
         Some(Err(e)) => {
             // SAFETY: kill has no memory-safety preconditions; `pid` is our child.
             unsafe { libc::kill(pid, libc::SIGKILL) };
@@ -1103,21 +1044,21 @@ fn run_namespaces(
     }
     let hit = super::limits::after_run(watchdog, cgroup.as_ref(), code);
     drop(proxy);
-    drop(proxy_sock);
     drop(alive_w);
     Ok(super::limits::finish(hit, &limits, code))
 }
 
 /// The descriptors shared by the helper and init, made before the clone: a pipe whose
 /// hang-up tells init the helper is gone, the setup-status pipe, the denial-records pipe,
-/// the memory file init reports `.git/config` copies into, and the proxy's (and
-/// `network.local`'s) unix sockets.
+/// the memory file init reports `.git/config` copies into, and the socket pair init hands
+/// the proxy's (and `network.local`'s) listeners over ([`super::relay::send_listeners`]).
 struct Channels {
     alive: (OwnedFd, OwnedFd),
     status: (OwnedFd, OwnedFd),
     records: Option<(OwnedFd, OwnedFd)>,
     git_result: Option<OwnedFd>,
-    proxy_sock: Option<ProxySocket>,
+    /// (helper's end, init's end).
+    relay: Option<(OwnedFd, OwnedFd)>,
 }
 
 impl Channels {
@@ -1147,15 +1088,15 @@ impl Channels {
         } else {
             None
         };
-        let proxy_sock = if plan.proxy_relay || !plan.local_forwards.is_empty() {
+        let relay = if plan.proxy_relay || !plan.local_forwards.is_empty() {
             // Checked before anything starts: a bad list is a refusal, not a dead proxy.
             if plan.proxy_relay {
                 cordon_proxy::ProxyPolicy::from_rules(&profile.profile.network_rules)
                     .map_err(|e| HelperError::Message(format!("refusing to run: {e}")))?;
             }
             Some(
-                ProxySocket::create(&plan.local_forwards)
-                    .map_err(|e| HelperError::setup("the proxy socket", e))?,
+                super::template::seqpacket_pair()
+                    .map_err(|e| HelperError::setup("socketpair for the proxy's listeners", e))?,
             )
         } else {
             None
@@ -1165,31 +1106,9 @@ impl Channels {
             status,
             records,
             git_result,
-            proxy_sock,
+            relay,
         })
     }
-}
-
-/// In init: the paths of the proxy's socket (managed network) and of each `network.local`
-/// socket, whose listeners only the helper serves (init's copies are dropped).
-fn init_sockets(
-    proxy_sock: Option<&mut ProxySocket>,
-    plan: &LinuxPlan,
-) -> (Option<PathBuf>, Vec<(std::net::SocketAddr, PathBuf)>) {
-    let Some(s) = proxy_sock else {
-        return (None, Vec::new());
-    };
-    s.listener.take(); // init never serves it
-    let path = plan.proxy_relay.then(|| s.path.clone());
-    let locals = s
-        .locals
-        .iter_mut()
-        .map(|l| {
-            l.listener.take();
-            (l.target, l.path.clone())
-        })
-        .collect();
-    (path, locals)
 }
 
 /// The clone's child becomes pid 1 of the new namespaces: runs [`init_main`], reports a
@@ -1223,12 +1142,9 @@ struct InitContext<'a> {
     status: Option<OwnedFd>,
     /// `--report`: print the applied layers before the command starts.
     print_report: bool,
-    /// Managed network: the proxy's unix socket on the host (pinned before the root is
-    /// rebuilt, relayed to `127.0.0.1:3128`).
-    proxy_sock: Option<PathBuf>,
-    /// `network.local`: each forwarded host address and the helper's unix socket for it
-    /// (pinned like `proxy_sock`, relayed to the same address inside).
-    local_socks: Vec<(std::net::SocketAddr, PathBuf)>,
+    /// Managed network or `network.local`: init's end of the socket pair on which it hands
+    /// the listeners it binds inside the namespace to the helper's proxy.
+    relay: Option<OwnedFd>,
     /// Write end of the denial-records pipe to the helper (`plan.denial_records`).
     records: Option<OwnedFd>,
     /// The memory file init reports the `.git/config` copies into after the command
@@ -1279,10 +1195,10 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
         // While init is one thread (the network relays are threads).
         join_cgroup(ctx)?;
     }
-    let mut endpoints = pin_host_endpoints(ctx)?;
+    let endpoints = pin_host_endpoints(ctx)?;
     let built = build_root(ctx)?;
     let git_configs = std::sync::Arc::new(built.git_configs);
-    let relays = start_network(ctx, &mut endpoints)?;
+    let relays = start_network(ctx)?;
     std::env::set_current_dir(&ctx.profile.cwd).map_err(|e| HelperError::Setup {
         stage: "entering the working directory",
         path: Some(ctx.profile.cwd.clone()),
@@ -1320,8 +1236,6 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
         allowed_sockets: endpoints.allowed_sockets,
         denials: denials.clone(),
         git_configs: std::sync::Arc::clone(&git_configs),
-        relays,
-        relay_target: endpoints.relay_target,
     };
     let code = run_supervised(ctx, supervisors)?;
     if let (Some(sup), Some(fd)) = (&denials, &ctx.records) {
@@ -1406,33 +1320,16 @@ fn enter_namespaces(ctx: &mut InitContext<'_>) -> Result<(), HelperError> {
 /// rebuilt: the proxy's socket (managed network), each `network.local` socket, and the
 /// `network.unix_sockets` allow list.
 struct HostEndpoints {
-    relay_target: Option<OwnedFd>,
-    local_targets: Vec<(std::net::SocketAddr, OwnedFd)>,
     allowed_sockets: Vec<(PathBuf, Option<OwnedFd>)>,
 }
 
 fn pin_host_endpoints(ctx: &InitContext<'_>) -> Result<HostEndpoints, HelperError> {
-    let relay_target = match ctx.proxy_sock.as_deref().map(super::relay::pin) {
-        Some(Ok(fd)) => Some(fd),
-        Some(Err(e)) => return Err(HelperError::setup("opening the proxy socket", e)),
-        None => None,
-    };
-    let local_targets = ctx
-        .local_socks
-        .iter()
-        .map(|(a, p)| super::relay::pin(p).map(|fd| (*a, fd)))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| HelperError::setup("opening a network.local socket", e))?;
     let allowed_sockets = if ctx.plan.unix_guard {
         super::unix_guard::pin_allowed(&ctx.profile.unix_sockets)
     } else {
         Vec::new()
     };
-    Ok(HostEndpoints {
-        relay_target,
-        local_targets,
-        allowed_sockets,
-    })
+    Ok(HostEndpoints { allowed_sockets })
 }
 
 /// The mount plan applied ([`mounts::build`]). A refused fresh `/proc` means this host
@@ -1457,30 +1354,39 @@ fn build_root(ctx: &InitContext<'_>) -> Result<mounts::Built, HelperError> {
     }
 }
 
-/// The listeners inside the namespace: the proxy relay port and each `network.local`
-/// address, each with the pinned host endpoint it relays to.
+/// What init bound inside the namespace and handed to the helper's proxy: whether the
+/// proxy port is served, and the `network.local` addresses (for the report).
 struct Relays {
-    proxy: Vec<std::net::TcpListener>,
-    local: Vec<(std::net::TcpListener, OwnedFd)>,
+    proxy: bool,
+    local: Vec<std::net::SocketAddr>,
 }
 
-fn start_network(
-    ctx: &InitContext<'_>,
-    endpoints: &mut HostEndpoints,
-) -> Result<Relays, HelperError> {
+/// Brings up the private loopback and, for a managed network or `network.local`, binds the
+/// proxy port and each forwarded address inside the namespace and hands the listeners to
+/// the helper ([`super::relay::send_listeners`]) before the command starts, so its first
+/// connection is queued, not refused. Init keeps no copy.
+fn start_network(ctx: &mut InitContext<'_>) -> Result<Relays, HelperError> {
     if ctx.plan.loopback {
         super::loopback::bring_up_lo()
             .map_err(|e| HelperError::setup("bringing up the private loopback (lo)", e))?;
     }
-    let proxy = match &endpoints.relay_target {
-        Some(_) => super::relay::listen()
-            .map_err(|e| HelperError::setup("listening on the proxy relay port", e))?,
-        None => Vec::new(),
+    let Some(chan) = ctx.relay.take() else {
+        return Ok(Relays {
+            proxy: false,
+            local: Vec::new(),
+        });
     };
-    let local = std::mem::take(&mut endpoints.local_targets)
-        .into_iter()
-        .map(|(a, fd)| {
-            super::relay::listen_on(a).map(|l| (l, fd)).map_err(|e| {
+    let proxy = if ctx.plan.proxy_relay {
+        super::relay::listen().map_err(|e| HelperError::setup("listening on the proxy port", e))?
+    } else {
+        Vec::new()
+    };
+    let local = ctx
+        .plan
+        .local_forwards
+        .iter()
+        .map(|a| {
+            super::relay::listen_on(*a).map_err(|e| {
                 HelperError::Message(format!(
                     "sandbox setup failed: network.local {a}: cannot listen on it inside the \
                      sandbox: {e}"
@@ -1488,7 +1394,13 @@ fn start_network(
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Relays { proxy, local })
+    let listeners = super::relay::Listeners { proxy, local };
+    super::relay::send_listeners(&chan, &listeners)
+        .map_err(|e| HelperError::setup("handing the listeners to the proxy", e))?;
+    Ok(Relays {
+        proxy: !listeners.proxy.is_empty(),
+        local: ctx.plan.local_forwards.clone(),
+    })
 }
 
 /// What the denial-record supervisor judges with: the profile and the Landlock ruleset's
@@ -1541,14 +1453,14 @@ fn applied_report(
     if denial_records {
         layers.push(Layer::DenialRecords);
     }
-    if endpoints.relay_target.is_some() {
+    if relays.proxy {
         layers.push(Layer::ProxyRelay {
             port: super::relay::PROXY_PORT,
         });
     }
     if !relays.local.is_empty() {
         layers.push(Layer::LocalForwards {
-            addrs: ctx.local_socks.iter().map(|(a, _)| a.to_string()).collect(),
+            addrs: relays.local.iter().map(|a| a.to_string()).collect(),
         });
     }
     layers.push(Layer::Environment);
@@ -1567,13 +1479,11 @@ fn applied_report(
 }
 
 /// What init runs beside the command: the unix-socket guard's listener (connect, the
-/// denial records, the `.git/config` broker) and the relays.
+/// denial records, the `.git/config` broker).
 struct Supervisors {
     allowed_sockets: Vec<(PathBuf, Option<OwnedFd>)>,
     denials: Option<std::sync::Arc<super::denial_records::Supervisor>>,
     git_configs: std::sync::Arc<Vec<super::git_config_broker::Copy>>,
-    relays: Relays,
-    relay_target: Option<OwnedFd>,
 }
 
 /// Spawns the command (the guard's filter installed in it before exec), starts the
@@ -1628,14 +1538,6 @@ fn run_supervised(ctx: &InitContext<'_>, sup: Supervisors) -> Result<i32, Helper
         super::unix_guard::receive_listener(&ours)
             .and_then(|l| super::unix_guard::start(l, cfg))
             .map_err(|e| abort("starting the unix-socket guard", e))?;
-    }
-    if let Some(target) = sup.relay_target {
-        super::relay::start(sup.relays.proxy, target)
-            .map_err(|e| abort("starting the proxy relay", e))?;
-    }
-    for (l, target) in sup.relays.local {
-        super::relay::start(vec![l], target)
-            .map_err(|e| abort("starting a network.local relay", e))?;
     }
     Ok(process::supervise(child))
 }

@@ -1,33 +1,26 @@
-//! The managed network's relay (issue 10 §5), run by init inside the command's private
-//! network namespace: it listens on `127.0.0.1:`[`PROXY_PORT`] (and `[::1]` when the
-//! namespace has IPv6) and carries every connection to the filtering proxy, which serves
-//! a unix socket on the host (`cordon-proxy`, started by the helper). The socket file is
-//! pinned by an `O_PATH` descriptor opened before the root is rebuilt and connected to
-//! through `/proc/self/fd/N`, so the command never sees its path (and the unix-socket
-//! guard refuses it anyway: it lives on a read-only mount). Nothing else leaves the
-//! namespace: a program that ignores the proxy variables reaches nothing, and direct DNS
-//! fails at once (no route, or a refused port on the private loopback).
+//! The managed network's plumbing inside the sandbox (issue 10 §5). Init, inside the
+//! command's private network namespace, binds `127.0.0.1:`[`PROXY_PORT`] (and `[::1]`
+//! when the namespace has IPv6) before the command starts, and hands the listening
+//! sockets to the helper on the host side over `SCM_RIGHTS` ([`send_listeners`]). The
+//! helper's filtering proxy (`cordon-proxy`) accepts on them directly: a connection the
+//! command makes to the proxy port is a socket of the sandbox's namespace that only the
+//! proxy holds the other end of, and the proxy's upstream connections are made from the
+//! host's namespace. No socket file exists on the host, no thread relays bytes inside
+//! the sandbox, and nothing else leaves the namespace: a program that ignores the proxy
+//! variables reaches nothing, and direct DNS fails at once (no route, or a refused port
+//! on the private loopback).
 //!
-//! `network.local` (issue 10 §6) uses the same relay: for each listed host loopback port,
-//! init listens on the same address and port inside the namespace and carries every
-//! connection to a unix socket the helper serves on the host, which connects to exactly
-//! that host port. Nothing else of the host's loopback is reachable.
+//! `network.local` (issue 10 §6) works the same way: for each listed host loopback port,
+//! init binds the same address and port inside the namespace and hands the listener over;
+//! the proxy carries every connection accepted on it to exactly that host port. Nothing
+//! else of the host's loopback is reachable.
 
 use std::io;
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::net::UnixStream;
-use std::path::Path;
+use std::net::{SocketAddr, TcpListener};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 /// The port the proxy answers on inside the sandbox (`HTTP_PROXY=http://127.0.0.1:3128`).
 pub const PROXY_PORT: u16 = 3128;
-
-/// Opens the proxy's socket file (`O_PATH`) in the current — host's — view.
-///
-/// Errors: the path cannot be opened.
-pub fn pin(path: &Path) -> io::Result<OwnedFd> {
-    super::sys::open_path(path, false)
-}
 
 /// Listens on `127.0.0.1:PROXY_PORT` and, if possible, `[::1]:PROXY_PORT` (before the
 /// command starts, so its first connection is queued, not refused).
@@ -49,73 +42,87 @@ pub fn listen_on(addr: SocketAddr) -> io::Result<TcpListener> {
     TcpListener::bind(addr)
 }
 
-/// Starts one accept thread per listener; each connection gets a fresh connection to the
-/// proxy and two copy threads.
+/// The listeners init binds inside the namespace, as the helper receives them: the proxy
+/// port's (empty when the network is not managed) and one per `network.local` address, in
+/// the plan's order.
+#[derive(Debug, Default)]
+pub struct Listeners {
+    /// `127.0.0.1:3128` and, with IPv6, `[::1]:3128`.
+    pub proxy: Vec<TcpListener>,
+    /// One per `network.local` entry.
+    pub local: Vec<TcpListener>,
+}
+
+/// The most descriptors one `SCM_RIGHTS` message carries (the kernel's `SCM_MAX_FD`).
+const MAX_FDS: usize = 253;
+
+/// Init → helper: sends every listener in one message on `chan` (data: the number of
+/// proxy listeners and of forwards, one byte each).
 ///
-/// Errors: a thread could not be started.
-pub fn start(listeners: Vec<TcpListener>, target: OwnedFd) -> io::Result<()> {
-    let via = std::sync::Arc::new(format!("/proc/self/fd/{}", target.as_raw_fd()));
-    // The descriptor must outlive every connection: init keeps it until it exits.
-    std::mem::forget(target);
-    for l in listeners {
-        let via = std::sync::Arc::clone(&via);
-        std::thread::Builder::new()
-            .name("proxy-relay".into())
-            .spawn(move || {
-                for c in l.incoming() {
-                    let Ok(c) = c else { continue };
-                    let via = std::sync::Arc::clone(&via);
-                    let _ = std::thread::Builder::new()
-                        .stack_size(128 * 1024)
-                        .spawn(move || relay_one(c, &via));
-                }
-            })?;
+/// Errors: more than 251 `network.local` entries, or the send failed (helper gone).
+pub fn send_listeners(chan: &OwnedFd, l: &Listeners) -> io::Result<()> {
+    use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
+    let fds: Vec<RawFd> = l
+        .proxy
+        .iter()
+        .chain(&l.local)
+        .map(|s| s.as_raw_fd())
+        .collect();
+    if fds.len() > MAX_FDS || l.proxy.len() > 2 {
+        return Err(io::Error::other(format!(
+            "{} network.local entries: at most {} can be forwarded",
+            l.local.len(),
+            MAX_FDS - 2
+        )));
     }
-    Ok(())
+    let head = [l.proxy.len() as u8, l.local.len() as u8];
+    let iov = [io::IoSlice::new(&head)];
+    let cmsg = [ControlMessage::ScmRights(&fds)];
+    sendmsg::<()>(chan.as_raw_fd(), &iov, &cmsg, MsgFlags::MSG_NOSIGNAL, None)
+        .map(|_| ())
+        .map_err(io::Error::from)
 }
 
-fn relay_one(c: TcpStream, via: &str) {
-    let Ok(up) = UnixStream::connect(via) else {
-        return;
-    };
-    let _ = c.set_nodelay(true);
-    let (Ok(c2), Ok(up2)) = (c.try_clone(), up.try_clone()) else {
-        return;
-    };
-    let t = std::thread::Builder::new()
-        .stack_size(128 * 1024)
-        .spawn(move || {
-            let (mut r, mut w) = (c2, up2);
-            let _ = copy(&mut r, &mut w);
-            let _ = w.shutdown(Shutdown::Write);
-        });
-    let (mut r, mut w) = (up, c);
-    let _ = copy(&mut r, &mut w);
-    let _ = w.shutdown(Shutdown::Write);
-    if let Ok(t) = t {
-        let _ = t.join();
+/// Helper side of [`send_listeners`]: blocks until init has sent its listeners.
+///
+/// Errors: init closed its end first (it failed; its status says why), or the message is
+/// not what init sends.
+pub fn receive_listeners(chan: &OwnedFd) -> io::Result<Listeners> {
+    use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
+    let mut head = [0u8; 2];
+    let mut cmsg = nix::cmsg_space!([RawFd; MAX_FDS]);
+    let mut iov = [io::IoSliceMut::new(&mut head)];
+    let msg = recvmsg::<()>(
+        chan.as_raw_fd(),
+        &mut iov,
+        Some(&mut cmsg),
+        MsgFlags::MSG_CMSG_CLOEXEC,
+    )
+    .map_err(io::Error::from)?;
+    let mut fds = Vec::new();
+    for c in msg.cmsgs().map_err(io::Error::from)? {
+        if let ControlMessageOwned::ScmRights(r) = c {
+            // SAFETY: the kernel just installed these descriptors in this process.
+            fds.extend(r.into_iter().map(|f| unsafe { OwnedFd::from_raw_fd(f) }));
+        }
     }
-}
-
-/// Bytes moved per `read`/`write` by the relay (`io::copy` uses 8 KiB between two
-/// sockets: a bulk transfer then costs a syscall pair per 8 KiB on this hop).
-const RELAY_BUF: usize = 256 * 1024;
-
-/// Copies `r` to `w` until end of input, [`RELAY_BUF`] bytes at a time (heap buffer: the
-/// relay threads have small stacks).
-fn copy(r: &mut impl io::Read, w: &mut impl io::Write) -> io::Result<u64> {
-    let mut buf = vec![0u8; RELAY_BUF];
-    let mut total = 0u64;
-    loop {
-        let n = match r.read(&mut buf) {
-            Ok(0) => return Ok(total),
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        w.write_all(&buf[..n])?;
-        total += n as u64;
+    let bytes = msg.bytes;
+    if bytes == 0 {
+        return Err(io::Error::other(
+            "the sandbox's init ended before its listeners were up",
+        ));
     }
+    let (np, nl) = (head[0] as usize, head[1] as usize);
+    if bytes != 2 || fds.len() != np + nl {
+        return Err(io::Error::other(
+            "malformed listener message from the sandbox's init",
+        ));
+    }
+    let mut it = fds.into_iter().map(TcpListener::from);
+    Ok(Listeners {
+        proxy: it.by_ref().take(np).collect(),
+        local: it.collect(),
+    })
 }
 
 /// Names the descriptor of the run's proxy decision log in the helper's environment

@@ -409,7 +409,7 @@ fn read_payload(fd: &OwnedFd) -> Result<HelperPayload, String> {
 }
 
 /// A `SOCK_SEQPACKET` pair (close-on-exec).
-fn seqpacket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
+pub(crate) fn seqpacket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
     // SAFETY: `fds` is a valid array of two ints for the new descriptors.
     let r = unsafe {
