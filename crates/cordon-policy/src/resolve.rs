@@ -1994,7 +1994,10 @@ fn protected_for_root(
         None => false,
     };
     if !repo_root || real_cordon {
-        out.push(prot(dotcordon, "cordon's project configuration"));
+        out.push(prot(
+            dotcordon,
+            "cordon's project marker (it makes its directory a workspace root)",
+        ));
     }
     protect_nested_projects(fs, root, all_roots, &prot, out, notes);
     // `profile_files` are canonical already.

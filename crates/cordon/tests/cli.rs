@@ -1788,6 +1788,16 @@ fn relative_config_and_rules_files_stay_read_only() {
     ));
     assert_eq!(o.status.code(), Some(125), "{}", support::text(&o.stderr));
     assert!(support::text(&o.stderr).contains("inside the project"));
+    // `check` runs nothing and reads it, but says `run` would refuse it.
+    let o = support::out(p.cordon_in(
+        &sub,
+        &["check", "--config", "../.cordon/cfg.toml", "--", "true"],
+    ));
+    let err = support::text(&o.stderr);
+    assert!(
+        err.contains("`cordon run` would refuse this") && err.contains("inside the project"),
+        "{err}"
+    );
     // A hard link outside the project to a file inside it is refused too (stop 19).
     let linked = p.home.join("linked.toml");
     std::fs::hard_link(p.dir.join(".cordon/cfg.toml"), &linked).unwrap();

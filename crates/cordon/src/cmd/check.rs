@@ -12,6 +12,11 @@ use cordon_execpolicy::{gate, run_would, ApprovalMode, Gate};
 /// found (as `cordon run` would look for it) is noted on stderr and is `program_found:
 /// false` in the JSON; the exit status stays the policy's.
 pub fn check(args: CheckArgs) -> Result<i32> {
+    // `check` runs nothing, so a --config/--rules file inside a project is read; `run`
+    // and `mcp` would refuse it, and the user is told now rather than at the first run.
+    if let Err(e) = crate::profile_args::profile_files_refusal(&args.profile, &args.rules.rules) {
+        eprintln!("cordon: note: `cordon run` would refuse this: {e:#}");
+    }
     let trust = trust("check", &args.profile, &args.rules.rules, false)?;
     let record = trust.evaluate(&trust.command(args.command.clone()));
     let mode = ApprovalMode::from(args.approval_mode);
