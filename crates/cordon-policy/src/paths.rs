@@ -53,6 +53,25 @@ pub trait FsView {
     fn list_dir(&self, _p: &Path, _cap: usize) -> Vec<std::ffi::OsString> {
         Vec::new()
     }
+    /// What `p` itself is, a final symlink not followed (`p`'s parent has no symlink in
+    /// it), or `None` when nothing is there: one question where [`FsView::read_link`]
+    /// and [`FsView::kind`] are two (a host answers it with one `lstat`, plus a
+    /// `readlink` for a link). The default asks those two.
+    fn entry(&self, p: &Path) -> Option<Entry> {
+        match self.read_link(p) {
+            Some(t) => Some(Entry::Link(t)),
+            None => self.kind(p).map(Entry::Kind),
+        }
+    }
+}
+
+/// What a path itself is ([`FsView::entry`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    /// A symlink, with its target as written.
+    Link(PathBuf),
+    /// A directory or anything else that is not a symlink.
+    Kind(FileKind),
 }
 
 /// The size cap, in bytes, for the small git files resolution reads (`.git` files,
@@ -168,6 +187,7 @@ pub struct MemoFs<'a> {
     canonical: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<PathBuf>>>,
     kinds: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<FileKind>>>,
     links: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<PathBuf>>>,
+    entries: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<Entry>>>,
 }
 
 impl<'a> MemoFs<'a> {
@@ -178,6 +198,7 @@ impl<'a> MemoFs<'a> {
             canonical: Default::default(),
             kinds: Default::default(),
             links: Default::default(),
+            entries: Default::default(),
         }
     }
 }
@@ -196,10 +217,10 @@ fn memo<T: Clone>(
 }
 
 impl FsView for MemoFs<'_> {
-    /// Walks `p` one component at a time on top of the memoised canonical parent: a
-    /// component that is not a symlink costs one memoised `read_link` and one memoised
-    /// `kind` (shared by every path below it); one that is a symlink is handed to the
-    /// view's own `canonicalize` (which follows chains and `..` physically). A host
+    /// Walks `p` one component at a time on top of the memoised canonical parent: each
+    /// component costs one memoised [`FsView::entry`] (shared by every path below it); one
+    /// that is a symlink is handed to the view's own `canonicalize` (which follows chains
+    /// and `..` physically). A host
     /// `canonicalize` is `realpath`, one `readlink` per component of every path asked,
     /// so a resolution asking about 100 paths under `~` paid for `~` 100 times.
     fn canonicalize(&self, p: &Path) -> Option<PathBuf> {
@@ -212,10 +233,10 @@ impl FsView for MemoFs<'_> {
         let v = match (p.parent(), p.file_name()) {
             (Some(parent), Some(name)) if simple => self.canonicalize(parent).and_then(|cp| {
                 let q = cp.join(name);
-                if self.read_link(&q).is_some() {
-                    self.inner.canonicalize(&q)
-                } else {
-                    self.kind(&q).map(|_| q)
+                match self.entry(&q) {
+                    Some(Entry::Link(_)) => self.inner.canonicalize(&q),
+                    Some(Entry::Kind(_)) => Some(q),
+                    None => None,
                 }
             }),
             _ => self.inner.canonicalize(p),
@@ -242,6 +263,9 @@ impl FsView for MemoFs<'_> {
     }
     fn list_dir(&self, p: &Path, cap: usize) -> Vec<std::ffi::OsString> {
         self.inner.list_dir(p, cap)
+    }
+    fn entry(&self, p: &Path) -> Option<Entry> {
+        memo(&self.entries, p, || self.inner.entry(p))
     }
 }
 

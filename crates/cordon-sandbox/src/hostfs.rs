@@ -46,6 +46,19 @@ impl FsView for HostFs {
         // `readlink` never opens the target.
         std::fs::read_link(p).ok()
     }
+    fn entry(&self, p: &Path) -> Option<cordon_policy::paths::Entry> {
+        use cordon_policy::paths::Entry;
+        // One `lstat` (never opens anything); a `readlink` only for a link.
+        let m = std::fs::symlink_metadata(p).ok()?;
+        if m.file_type().is_symlink() {
+            return std::fs::read_link(p).ok().map(Entry::Link);
+        }
+        Some(Entry::Kind(if m.is_dir() {
+            FileKind::Dir
+        } else {
+            FileKind::File
+        }))
+    }
     fn is_empty_dir(&self, p: &Path) -> bool {
         // Lists at most one entry; never opens a file.
         std::fs::read_dir(p).is_ok_and(|mut d| d.next().is_none())
@@ -145,6 +158,29 @@ mod tests {
 
     fn mkfifo(p: &Path) {
         nix::unistd::mkfifo(p, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    }
+
+    /// `entry` (one `lstat`) answers as `read_link` + `kind` do: a link (dangling too)
+    /// with its target, a directory, a file, a FIFO (never opened), nothing.
+    #[test]
+    fn entry_agrees_with_read_link_and_kind() {
+        use cordon_policy::paths::Entry;
+        let d = tempfile::tempdir().unwrap();
+        let p = |n: &str| d.path().join(n);
+        std::fs::create_dir(p("dir")).unwrap();
+        std::fs::write(p("file"), "x").unwrap();
+        mkfifo(&p("fifo"));
+        std::os::unix::fs::symlink("dir", p("link")).unwrap();
+        std::os::unix::fs::symlink("nowhere", p("dangling")).unwrap();
+        for n in ["dir", "file", "fifo", "link", "dangling", "missing"] {
+            let q = p(n);
+            let slow = match HostFs.read_link(&q) {
+                Some(t) => Some(Entry::Link(t)),
+                None => HostFs.kind(&q).map(Entry::Kind),
+            };
+            assert_eq!(HostFs.entry(&q), slow, "{n}");
+        }
+        assert_eq!(HostFs.entry(&p("link")), Some(Entry::Link("dir".into())));
     }
 
     /// A FIFO is refused without blocking; a link to `/dev/zero` is refused without
