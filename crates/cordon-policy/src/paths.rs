@@ -63,6 +63,20 @@ pub trait FsView {
             None => self.kind(p).map(Entry::Kind),
         }
     }
+    /// Lists at most `cap` entries of the directory `p` (symlinks followed) and returns
+    /// how many were listed and the names of those that are themselves directories (not
+    /// symlinks to one): a bounded tree walk's step. A host answers from the directory
+    /// listing's entry types, without a `stat` per entry. The default asks
+    /// [`FsView::entry`] for each name.
+    fn subdirs(&self, p: &Path, cap: usize) -> (usize, Vec<std::ffi::OsString>) {
+        let names = self.list_dir(p, cap);
+        let n = names.len();
+        let dirs = names
+            .into_iter()
+            .filter(|name| self.entry(&p.join(name)) == Some(Entry::Kind(FileKind::Dir)))
+            .collect();
+        (n, dirs)
+    }
 }
 
 /// What a path itself is ([`FsView::entry`]).
@@ -266,6 +280,9 @@ impl FsView for MemoFs<'_> {
     }
     fn entry(&self, p: &Path) -> Option<Entry> {
         memo(&self.entries, p, || self.inner.entry(p))
+    }
+    fn subdirs(&self, p: &Path, cap: usize) -> (usize, Vec<std::ffi::OsString>) {
+        self.inner.subdirs(p, cap)
     }
 }
 

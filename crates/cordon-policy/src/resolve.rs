@@ -3,7 +3,7 @@
 //! transform, the Linux helper payload, `environment_context` and `cordon explain` all read.
 
 use crate::paths::{
-    canonicalize_lenient, depth, is_link, lexical_normalize, FileKind, FsView, ReadRefusal,
+    canonicalize_lenient, depth, is_link, lexical_normalize, Entry, FileKind, FsView, ReadRefusal,
     SMALL_FILE_CAP,
 };
 use crate::profile::{Access, FilesystemPolicy, PermissionProfile, PROFILE_FORMAT_VERSION};
@@ -1853,29 +1853,33 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
                 continue;
             }
             if d != *root {
+                // `d` is reached through real directories only, so its path has no symlink
+                // and one `entry` (an lstat) says what `.git` is: a symlink counts when it
+                // leads somewhere, an empty placeholder directory of cordon's does not.
                 let dotgit = d.join(".git");
-                let link = is_link(fs, &dotgit);
-                let placeholder =
-                    !link && fs.kind(&dotgit) == Some(FileKind::Dir) && is_placeholder(fs, &dotgit);
-                if (fs.kind(&dotgit).is_some() || link) && !placeholder {
+                let found = match fs.entry(&dotgit) {
+                    Some(Entry::Link(_)) => fs.kind(&dotgit).is_some(),
+                    Some(Entry::Kind(FileKind::Dir)) => !is_placeholder(fs, &dotgit),
+                    Some(Entry::Kind(FileKind::File)) => true,
+                    None => false,
+                };
+                if found {
                     scan.found.push(dotgit);
                 }
             }
             if depth == NESTED_SCAN_DEPTH {
                 continue;
             }
-            let names = fs.list_dir(&d, NESTED_SCAN_CAP + 1 - seen);
-            seen += names.len();
+            let (listed, dirs) = fs.subdirs(&d, NESTED_SCAN_CAP + 1 - seen);
+            seen += listed;
             if seen > NESTED_SCAN_CAP {
                 scan.complete = false;
                 return scan;
             }
             next.extend(
-                names
-                    .into_iter()
+                dirs.into_iter()
                     .filter(|n| !NESTED_SKIP.iter().any(|s| n == *s))
-                    .map(|n| d.join(n))
-                    .filter(|p| fs.kind(p) == Some(FileKind::Dir) && !is_link(fs, p)),
+                    .map(|n| d.join(n)),
             );
         }
         if next.is_empty() {

@@ -59,6 +59,22 @@ impl FsView for HostFs {
             FileKind::File
         }))
     }
+    fn subdirs(&self, p: &Path, cap: usize) -> (usize, Vec<std::ffi::OsString>) {
+        // The listing's entry types (`d_type`; std falls back to `lstat` where the
+        // filesystem gives none): a symlink is never a directory here. Never opens a file.
+        let Ok(d) = std::fs::read_dir(p) else {
+            return (0, Vec::new());
+        };
+        let mut n = 0;
+        let mut dirs = Vec::new();
+        for e in d.take(cap).flatten() {
+            n += 1;
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                dirs.push(e.file_name());
+            }
+        }
+        (n, dirs)
+    }
     fn is_empty_dir(&self, p: &Path) -> bool {
         // Lists at most one entry; never opens a file.
         std::fs::read_dir(p).is_ok_and(|mut d| d.next().is_none())
@@ -181,6 +197,10 @@ mod tests {
             assert_eq!(HostFs.entry(&q), slow, "{n}");
         }
         assert_eq!(HostFs.entry(&p("link")), Some(Entry::Link("dir".into())));
+        // `subdirs` from the listing's types: the real directory only, every entry counted.
+        let (n, dirs) = HostFs.subdirs(d.path(), 100);
+        assert_eq!((n, dirs), (5, vec![std::ffi::OsString::from("dir")]));
+        assert_eq!(HostFs.subdirs(d.path(), 2).0, 2);
     }
 
     /// A FIFO is refused without blocking; a link to `/dev/zero` is refused without

@@ -190,7 +190,9 @@ fn created_repositories(report: &Report) -> Vec<std::path::PathBuf> {
         .into_iter()
         .map(|e| e.path.clone())
         .collect();
-    cordon_policy::nested_git_entries(&cordon_sandbox::HostFs, ws, &roots)
+    // One memo for this scan only (taken after the run: what is there now).
+    let fs = cordon_policy::paths::MemoFs::new(&cordon_sandbox::HostFs);
+    cordon_policy::nested_git_entries(&fs, ws, &roots)
         .found
         .into_iter()
         .filter(|p| {
