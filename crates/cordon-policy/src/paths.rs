@@ -63,19 +63,18 @@ pub trait FsView {
             None => self.kind(p).map(Entry::Kind),
         }
     }
-    /// Lists at most `cap` entries of the directory `p` (symlinks followed) and returns
-    /// how many were listed and the names of those that are themselves directories (not
-    /// symlinks to one): a bounded tree walk's step. A host answers from the directory
-    /// listing's entry types, without a `stat` per entry. The default asks
-    /// [`FsView::entry`] for each name.
-    fn subdirs(&self, p: &Path, cap: usize) -> (usize, Vec<std::ffi::OsString>) {
-        let names = self.list_dir(p, cap);
-        let n = names.len();
-        let dirs = names
+    /// At most `cap` entries of the directory `p` (symlinks followed), each with whether it
+    /// is itself a directory (not a symlink to one): a bounded tree walk's step. A host
+    /// answers from the listing's entry types, without a `stat` per entry. The default
+    /// asks [`FsView::entry`] for each name.
+    fn list_dir_typed(&self, p: &Path, cap: usize) -> Vec<(std::ffi::OsString, bool)> {
+        self.list_dir(p, cap)
             .into_iter()
-            .filter(|name| self.entry(&p.join(name)) == Some(Entry::Kind(FileKind::Dir)))
-            .collect();
-        (n, dirs)
+            .map(|name| {
+                let dir = self.entry(&p.join(&name)) == Some(Entry::Kind(FileKind::Dir));
+                (name, dir)
+            })
+            .collect()
     }
 }
 
@@ -281,8 +280,8 @@ impl FsView for MemoFs<'_> {
     fn entry(&self, p: &Path) -> Option<Entry> {
         memo(&self.entries, p, || self.inner.entry(p))
     }
-    fn subdirs(&self, p: &Path, cap: usize) -> (usize, Vec<std::ffi::OsString>) {
-        self.inner.subdirs(p, cap)
+    fn list_dir_typed(&self, p: &Path, cap: usize) -> Vec<(std::ffi::OsString, bool)> {
+        self.inner.list_dir_typed(p, cap)
     }
 }
 

@@ -1852,7 +1852,22 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
             if d != *root && all_roots.contains(&d) {
                 continue;
             }
-            if d != *root {
+            let listing = if depth == NESTED_SCAN_DEPTH {
+                None
+            } else {
+                let names = fs.list_dir_typed(&d, NESTED_SCAN_CAP + 1 - seen);
+                seen += names.len();
+                if seen > NESTED_SCAN_CAP {
+                    scan.complete = false;
+                    return scan;
+                }
+                Some(names)
+            };
+            // Below the deepest level the listing says whether there is a `.git` at all.
+            let has_git = listing
+                .as_ref()
+                .is_none_or(|names| names.iter().any(|(n, _)| n == ".git"));
+            if d != *root && has_git {
                 // `d` is reached through real directories only, so its path has no symlink
                 // and one `entry` (an lstat) says what `.git` is: a symlink counts when it
                 // leads somewhere, an empty placeholder directory of cordon's does not.
@@ -1867,19 +1882,12 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
                     scan.found.push(dotgit);
                 }
             }
-            if depth == NESTED_SCAN_DEPTH {
-                continue;
-            }
-            let (listed, dirs) = fs.subdirs(&d, NESTED_SCAN_CAP + 1 - seen);
-            seen += listed;
-            if seen > NESTED_SCAN_CAP {
-                scan.complete = false;
-                return scan;
-            }
             next.extend(
-                dirs.into_iter()
-                    .filter(|n| !NESTED_SKIP.iter().any(|s| n == *s))
-                    .map(|n| d.join(n)),
+                listing
+                    .into_iter()
+                    .flatten()
+                    .filter(|(n, dir)| *dir && !NESTED_SKIP.iter().any(|s| n == *s))
+                    .map(|(n, _)| d.join(n)),
             );
         }
         if next.is_empty() {

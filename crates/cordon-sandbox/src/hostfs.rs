@@ -59,21 +59,20 @@ impl FsView for HostFs {
             FileKind::File
         }))
     }
-    fn subdirs(&self, p: &Path, cap: usize) -> (usize, Vec<std::ffi::OsString>) {
+    fn list_dir_typed(&self, p: &Path, cap: usize) -> Vec<(std::ffi::OsString, bool)> {
         // The listing's entry types (`d_type`; std falls back to `lstat` where the
         // filesystem gives none): a symlink is never a directory here. Never opens a file.
-        let Ok(d) = std::fs::read_dir(p) else {
-            return (0, Vec::new());
-        };
-        let mut n = 0;
-        let mut dirs = Vec::new();
-        for e in d.take(cap).flatten() {
-            n += 1;
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                dirs.push(e.file_name());
-            }
-        }
-        (n, dirs)
+        std::fs::read_dir(p)
+            .map(|d| {
+                d.take(cap)
+                    .filter_map(|e| e.ok())
+                    .map(|e| {
+                        let dir = e.file_type().is_ok_and(|t| t.is_dir());
+                        (e.file_name(), dir)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
     }
     fn is_empty_dir(&self, p: &Path) -> bool {
         // Lists at most one entry; never opens a file.
@@ -197,10 +196,15 @@ mod tests {
             assert_eq!(HostFs.entry(&q), slow, "{n}");
         }
         assert_eq!(HostFs.entry(&p("link")), Some(Entry::Link("dir".into())));
-        // `subdirs` from the listing's types: the real directory only, every entry counted.
-        let (n, dirs) = HostFs.subdirs(d.path(), 100);
-        assert_eq!((n, dirs), (5, vec![std::ffi::OsString::from("dir")]));
-        assert_eq!(HostFs.subdirs(d.path(), 2).0, 2);
+        // The listing's types: only the real directory is one; `cap` bounds the listing.
+        let mut typed = HostFs.list_dir_typed(d.path(), 100);
+        typed.sort();
+        let want: Vec<(std::ffi::OsString, bool)> = ["dangling", "dir", "fifo", "file", "link"]
+            .iter()
+            .map(|n| (n.into(), *n == "dir"))
+            .collect();
+        assert_eq!(typed, want);
+        assert_eq!(HostFs.list_dir_typed(d.path(), 2).len(), 2);
     }
 
     /// A FIFO is refused without blocking; a link to `/dev/zero` is refused without
