@@ -36,7 +36,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::net::{TcpListener, TcpStream, UnixListener};
+use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 
 /// Name of the response header of a blocked request; its value is the rule.
 pub const BLOCKED_HEADER: &str = "x-cordon-blocked";
@@ -479,7 +479,7 @@ impl Proxy {
                     "network.local",
                     Some(target.to_string()),
                 );
-                splice(up, s).await;
+                tunnel(up, &[], s).await;
             }
             Ok(Err(e)) => self.log(
                 "local",
@@ -526,7 +526,7 @@ impl Proxy {
         if first == socks5::VERSION {
             let _ = tokio::time::timeout(Duration::from_secs(30), self.socks5_handshake(s))
                 .await
-                .map(|r| r.map(|(up, down)| tokio::spawn(splice(up, down))));
+                .map(|r| r.map(|(up, down)| tokio::spawn(tunnel_buffered(up, &[], down))));
             return;
         }
         let me = self.clone();
@@ -573,7 +573,7 @@ impl Proxy {
                     let on = hyper::upgrade::on(&mut req);
                     tokio::spawn(async move {
                         if let Ok(u) = on.await {
-                            splice(up, TokioIo::new(u)).await;
+                            tunnel_upgraded(up, u).await;
                         }
                     });
                     Response::new(empty())
@@ -765,12 +765,52 @@ async fn read_more<S: AsyncRead + Unpin>(s: &mut S, buf: &mut Vec<u8>) -> Option
 const TUNNEL_BUF: usize = 256 * 1024;
 
 /// Copies both ways until both sides are done ([`TUNNEL_BUF`] buffers).
-async fn splice<A, B>(mut a: A, mut b: B)
+async fn copy<A, B>(mut a: A, mut b: B)
 where
-    A: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
-    B: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    A: AsyncRead + AsyncWrite + Unpin,
+    B: AsyncRead + AsyncWrite + Unpin,
 {
     let _ = tokio::io::copy_bidirectional_with_sizes(&mut a, &mut b, TUNNEL_BUF, TUNNEL_BUF).await;
+}
+
+/// Carries bytes both ways between the upstream `up` and the client `down` until both
+/// sides are done: first `early` to `up` (bytes of the client's the proxy had read while
+/// serving its request, in order), then by [`copy`].
+async fn tunnel<S>(mut up: TcpStream, early: &[&[u8]], down: S)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    for b in early {
+        if !b.is_empty() && up.write_all(b).await.is_err() {
+            return;
+        }
+    }
+    copy(up, down).await
+}
+
+/// [`tunnel`] for a client read through a `BufReader`: `early`, then what the reader holds,
+/// go upstream first.
+async fn tunnel_buffered<S>(up: TcpStream, early: &[u8], down: BufReader<S>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let held = down.buffer().to_vec();
+    tunnel(up, &[early, &held], down.into_inner()).await
+}
+
+/// [`tunnel`] for a CONNECT: the client's stream taken back from hyper when it is one of
+/// the listeners' (bytes hyper read past the request head go upstream first), else the
+/// upgraded connection as it is.
+async fn tunnel_upgraded(up: TcpStream, u: hyper::upgrade::Upgraded) {
+    let u = match u.downcast::<TokioIo<BufReader<TcpStream>>>() {
+        Ok(p) => return tunnel_buffered(up, &p.read_buf, p.io.into_inner()).await,
+        Err(u) => u,
+    };
+    let u = match u.downcast::<TokioIo<BufReader<UnixStream>>>() {
+        Ok(p) => return tunnel_buffered(up, &p.read_buf, p.io.into_inner()).await,
+        Err(u) => u,
+    };
+    tunnel(up, &[], TokioIo::new(u)).await
 }
 
 /// A proxy running on its own thread and runtime (for `cordon proxy`, the sandbox and
