@@ -936,15 +936,20 @@ fn start<F, Fut>(
 ) -> std::io::Result<Running>
 where
     F: FnOnce(Proxy) -> Fut + Send + 'static,
-    Fut: std::future::Future<Output = ()> + Send,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
 {
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let thread = std::thread::Builder::new()
         .name("cordon-proxy".into())
         .spawn(move || {
             rt.block_on(async move {
+                // The accept loops run on a worker, not on this thread: a connection task
+                // spawned from a worker starts on that worker, where one spawned from
+                // here waited for a worker to be woken (a thread handoff per
+                // connection).
+                let serving = tokio::spawn(serve(proxy));
                 tokio::select! {
-                    _ = serve(proxy) => {}
+                    _ = serving => {}
                     _ = rx => {}
                 }
             });
