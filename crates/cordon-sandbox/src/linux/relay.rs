@@ -17,7 +17,7 @@
 
 use std::io;
 use std::net::{SocketAddr, TcpListener};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 /// The port the proxy answers on inside the sandbox (`HTTP_PROXY=http://127.0.0.1:3128`).
 pub const PROXY_PORT: u16 = 3128;
@@ -88,25 +88,8 @@ pub fn send_listeners(chan: &OwnedFd, l: &Listeners) -> io::Result<()> {
 /// Errors: init closed its end first (it failed; its status says why), or the message is
 /// not what init sends.
 pub fn receive_listeners(chan: &OwnedFd) -> io::Result<Listeners> {
-    use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
     let mut head = [0u8; 2];
-    let mut cmsg = nix::cmsg_space!([RawFd; MAX_FDS]);
-    let mut iov = [io::IoSliceMut::new(&mut head)];
-    let msg = recvmsg::<()>(
-        chan.as_raw_fd(),
-        &mut iov,
-        Some(&mut cmsg),
-        MsgFlags::MSG_CMSG_CLOEXEC,
-    )
-    .map_err(io::Error::from)?;
-    let mut fds = Vec::new();
-    for c in msg.cmsgs().map_err(io::Error::from)? {
-        if let ControlMessageOwned::ScmRights(r) = c {
-            // SAFETY: the kernel just installed these descriptors in this process.
-            fds.extend(r.into_iter().map(|f| unsafe { OwnedFd::from_raw_fd(f) }));
-        }
-    }
-    let bytes = msg.bytes;
+    let (bytes, fds) = super::sys::recv_with_fds::<MAX_FDS>(chan.as_raw_fd(), &mut head)?;
     if bytes == 0 {
         return Err(io::Error::other(
             "the sandbox's init ended before its listeners were up",

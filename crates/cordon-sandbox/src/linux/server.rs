@@ -435,27 +435,12 @@ fn admit(conn: &UnixStream, me: &Confinement) -> Result<(), String> {
 
 /// Reads one request line and the descriptors sent with it.
 fn read_request(conn: &UnixStream) -> io::Result<(Request, Vec<OwnedFd>)> {
-    use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
     let mut line = Vec::new();
     let mut fds = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
-        let mut cmsg = nix::cmsg_space!([RawFd; MAX_FDS]);
-        let mut iov = [io::IoSliceMut::new(&mut buf)];
-        let msg = recvmsg::<()>(
-            conn.as_raw_fd(),
-            &mut iov,
-            Some(&mut cmsg),
-            MsgFlags::MSG_CMSG_CLOEXEC,
-        )
-        .map_err(io::Error::from)?;
-        for c in msg.cmsgs().map_err(io::Error::from)? {
-            if let ControlMessageOwned::ScmRights(r) = c {
-                // SAFETY: the kernel just installed these descriptors in this process.
-                fds.extend(r.into_iter().map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }));
-            }
-        }
-        let n = msg.bytes;
+        let (n, got) = super::sys::recv_with_fds::<MAX_FDS>(conn.as_raw_fd(), &mut buf)?;
+        fds.extend(got);
         if n == 0 {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,

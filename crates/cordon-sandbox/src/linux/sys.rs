@@ -852,6 +852,30 @@ pub fn read_to_end(fd: &OwnedFd, limit: usize) -> io::Result<Vec<u8>> {
     }
 }
 
+/// Receives one message on the socket `fd` into `buf` with at most `N` descriptors sent
+/// with it (`SCM_RIGHTS`, installed close-on-exec; more are cut off by the kernel). Returns
+/// the number of bytes (0: the other end closed) and the descriptors, owned.
+///
+/// Errors: `recvmsg` failed or its control data could not be parsed.
+pub fn recv_with_fds<const N: usize>(
+    fd: RawFd,
+    buf: &mut [u8],
+) -> io::Result<(usize, Vec<OwnedFd>)> {
+    use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
+    let mut space = nix::cmsg_space!([RawFd; N]);
+    let mut iov = [io::IoSliceMut::new(buf)];
+    let msg = recvmsg::<()>(fd, &mut iov, Some(&mut space), MsgFlags::MSG_CMSG_CLOEXEC)
+        .map_err(io::Error::from)?;
+    let mut fds = Vec::new();
+    for c in msg.cmsgs().map_err(io::Error::from)? {
+        if let ControlMessageOwned::ScmRights(r) = c {
+            // SAFETY: the kernel just installed these descriptors in this process.
+            fds.extend(r.into_iter().map(|f| unsafe { OwnedFd::from_raw_fd(f) }));
+        }
+    }
+    Ok((msg.bytes, fds))
+}
+
 /// Makes `fd` survive into the program `cmd` starts (clears `FD_CLOEXEC` in the child,
 /// between fork and exec; the parent's descriptor keeps its flag, so no other child
 /// inherits it).

@@ -441,24 +441,8 @@ pub(crate) fn send_fd(ctl: &OwnedFd, fd: RawFd) -> io::Result<()> {
 /// Receives one message of a control socket: its bytes and the descriptor sent with it.
 /// `Ok((0, None))`: the other end closed.
 pub(crate) fn recv_fd(ctl: RawFd, buf: &mut [u8]) -> io::Result<(usize, Option<OwnedFd>)> {
-    use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
-    let mut cmsg = nix::cmsg_space!([RawFd; 1]);
-    let mut iov = [io::IoSliceMut::new(buf)];
-    let msg = recvmsg::<()>(ctl, &mut iov, Some(&mut cmsg), MsgFlags::MSG_CMSG_CLOEXEC)
-        .map_err(io::Error::from)?;
-    let mut fd = None;
-    for c in msg.cmsgs().map_err(io::Error::from)? {
-        if let ControlMessageOwned::ScmRights(r) = c {
-            for f in r {
-                // SAFETY: the kernel just installed this descriptor in this process.
-                let f = unsafe { OwnedFd::from_raw_fd(f) };
-                if fd.is_none() {
-                    fd = Some(f);
-                }
-            }
-        }
-    }
-    Ok((msg.bytes, fd))
+    let (n, fds) = super::sys::recv_with_fds::<1>(ctl, buf)?;
+    Ok((n, fds.into_iter().next()))
 }
 
 /// Makes a template for `layout` (see the module docs): forks T0, which prepares the

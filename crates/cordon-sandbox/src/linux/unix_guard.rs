@@ -188,24 +188,10 @@ pub fn install_in_child(chan: &OwnedFd, denial_records: bool, renames: bool) -> 
 ///
 /// Errors: nothing (or no descriptor) arrived.
 pub fn receive_listener(chan: &OwnedFd) -> io::Result<OwnedFd> {
-    use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
     let mut byte = [0u8; 1];
-    let mut iov = [io::IoSliceMut::new(&mut byte)];
-    let mut space = nix::cmsg_space!([RawFd; 1]);
-    let msg = recvmsg::<()>(
-        chan.as_raw_fd(),
-        &mut iov,
-        Some(&mut space),
-        MsgFlags::MSG_CMSG_CLOEXEC,
-    )
-    .map_err(io::Error::from)?;
-    for c in msg.cmsgs().map_err(io::Error::from)? {
-        if let ControlMessageOwned::ScmRights(fds) = c {
-            if let Some(&fd) = fds.first() {
-                // SAFETY: the kernel just installed `fd` in our table; we own it.
-                return Ok(unsafe { OwnedFd::from_raw_fd(fd) });
-            }
-        }
+    let (_, fds) = super::sys::recv_with_fds::<1>(chan.as_raw_fd(), &mut byte)?;
+    if let Some(fd) = fds.into_iter().next() {
+        return Ok(fd);
     }
     Err(io::Error::other("no seccomp listener was received"))
 }
