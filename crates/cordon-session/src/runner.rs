@@ -271,6 +271,12 @@ pub fn run_asking(
             Some(cordon_sandbox::linux::HelperOutcome::Applied(a)) => {
                 sig.helper_applied = true;
                 sig.denials = a.denials.clone();
+                // The helper exits 128 + N for a command killed by signal N; its report
+                // says which it was (an `exit 143` is not a SIGTERM).
+                if let Some(s) = a.signal.filter(|s| sig.code == Some(128 + s)) {
+                    sig.code = None;
+                    sig.signal = Some(s);
+                }
             }
             None => {}
         }

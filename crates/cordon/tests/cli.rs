@@ -2148,3 +2148,37 @@ fn repositories_made_by_the_command_are_reported() {
     let o = support::out(p.cordon(&["run", "--yes", "--", "true"]));
     assert!(!support::text(&o.stderr).contains("made a git repository"));
 }
+
+/// A command killed by a signal inside the sandbox is reported as killed by it (`signal`,
+/// evidence "killed by signal N"), and one that exits 143 itself is not (new user, nu7:
+/// the helper exits 128 + N either way, and every sandboxed signal death read `signal:
+/// null`, so a harness could not tell a segfault from `exit 139`). Exit codes unchanged.
+#[test]
+fn signal_deaths_inside_the_sandbox_are_reported_as_signals() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let report = p.home.join("report.json");
+    let r = report.display().to_string();
+    let run = |script: &str| {
+        let o = out(cordon(
+            &p,
+            &["run", "--report", &r, "--", "sh", "-c", script],
+        ));
+        let v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+        (o.status.code(), v)
+    };
+    let (code, v) = run("kill -TERM $$");
+    assert_eq!(code, Some(143));
+    assert_eq!(v["signal"], 15, "{v}");
+    assert_eq!(v["exit_code"], 143, "{v}");
+    let (code, v) = run("kill -SEGV $$");
+    assert_eq!(code, Some(139));
+    assert_eq!(v["signal"], 11, "{v}");
+    // Twin: the same code as a plain exit is an exit.
+    let (code, v) = run("exit 143");
+    assert_eq!(code, Some(143));
+    assert!(v["signal"].is_null(), "{v}");
+}

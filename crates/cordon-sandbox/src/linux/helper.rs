@@ -106,6 +106,10 @@ pub struct AppliedReport {
     /// like [`AppliedReport::denials`]; empty when no copy was edited.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub git_config: Vec<super::git_config_broker::MergeReport>,
+    /// The signal that ended the command, told by init after its wait (see
+    /// [`RunRecords::signal`]); sent on the second line like [`AppliedReport::denials`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
 }
 
 /// The helper's second line on `--report-fd`, after the command's tree has ended.
@@ -117,6 +121,10 @@ pub struct RunRecords {
     /// See [`AppliedReport::git_config`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub git_config: Vec<super::git_config_broker::MergeReport>,
+    /// The signal that ended the command (its exit code is then 128 + it), as init's wait
+    /// saw it: a command that exits 143 and one killed by SIGTERM end the helper alike.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
 }
 
 /// What the helper writes on `--report-fd`: one JSON line, before the command starts or
@@ -825,6 +833,7 @@ fn run_namespaces(
     let Channels {
         alive: (alive_r, alive_w),
         status: (status_r, status_w),
+        ended: (ended_r, ended_w),
         records,
         git_result,
         relay,
@@ -901,6 +910,7 @@ fn run_namespaces(
     if pid == 0 {
         drop(alive_w);
         drop(status_r);
+        drop(ended_r);
         reporter.close_in_child();
         let enforced = cgroup
             .as_ref()
@@ -930,6 +940,7 @@ fn run_namespaces(
             gid,
             alive: alive_r,
             status: Some(status_w),
+            ended: Some(ended_w),
             print_report: reporter.stderr,
             relay: relay.map(|(ours, theirs)| {
                 drop(ours);
@@ -946,6 +957,7 @@ fn run_namespaces(
     }
     drop(alive_r);
     drop(status_w);
+    drop(ended_w);
     if let Some((gate_r, gate_w)) = gate {
         drop(gate_r);
         // cgroup v2: init is outside the cgroup until here; it starts nothing before the
@@ -1036,10 +1048,15 @@ fn run_namespaces(
     for n in git_config.iter().flat_map(|r| &r.notes) {
         eprintln!("cordon: note: {n}");
     }
-    if denials.is_some() || !git_config.is_empty() {
+    // What ended the command, as init's wait saw it (a byte: the signal; none: it exited).
+    let signal = sys::read_ready_byte(&ended_r)
+        .map(i32::from)
+        .filter(|s| *s > 0 && code == 128 + s);
+    if denials.is_some() || !git_config.is_empty() || signal.is_some() {
         reporter.records(RunRecords {
             denials,
             git_config,
+            signal,
         });
     }
     let hit = super::limits::after_run(watchdog, cgroup.as_ref(), code);
@@ -1055,6 +1072,8 @@ fn run_namespaces(
 struct Channels {
     alive: (OwnedFd, OwnedFd),
     status: (OwnedFd, OwnedFd),
+    /// Init → helper, once: the signal that ended the command (one byte), if one did.
+    ended: (OwnedFd, OwnedFd),
     records: Option<(OwnedFd, OwnedFd)>,
     git_result: Option<OwnedFd>,
     /// (helper's end, init's end).
@@ -1070,6 +1089,7 @@ impl Channels {
         let pipe = || sys::pipe().map_err(|e| HelperError::setup("pipe", e));
         let alive = pipe()?;
         let status = pipe()?;
+        let ended = pipe()?;
         // Init → helper: the denial records, once the command's tree has ended.
         let records = if plan.denial_records {
             Some(pipe()?)
@@ -1104,6 +1124,7 @@ impl Channels {
         Ok(Channels {
             alive,
             status,
+            ended,
             records,
             git_result,
             relay,
@@ -1140,6 +1161,9 @@ struct InitContext<'a> {
     /// Write end of the status pipe to the helper ([`SetupStatus`]); taken (closed) once
     /// the report is sent, before the command starts.
     status: Option<OwnedFd>,
+    /// Write end of the pipe on which init tells the helper the signal that ended the
+    /// command ([`RunRecords::signal`]).
+    ended: Option<OwnedFd>,
     /// `--report`: print the applied layers before the command starts.
     print_report: bool,
     /// Managed network or `network.local`: init's end of the socket pair on which it hands
@@ -1238,6 +1262,9 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
         git_configs: std::sync::Arc::clone(&git_configs),
     };
     let code = run_supervised(ctx, supervisors)?;
+    if let (Some(sig), Some(fd)) = (process::last_signal(), ctx.ended.take()) {
+        sys::write_all(fd.as_raw_fd(), &[sig as u8]);
+    }
     if let (Some(sup), Some(fd)) = (&denials, &ctx.records) {
         super::denial_records::send(fd, &sup.report());
     }
@@ -1475,6 +1502,7 @@ fn applied_report(
         fell_back: None,
         denials: None,
         git_config: Vec::new(),
+        signal: None,
     }
 }
 
@@ -1756,6 +1784,7 @@ fn apply_in_command(
         fell_back: ctx.fell_back.clone(),
         denials: None,
         git_config: Vec::new(),
+        signal: None,
     };
     if ctx.print_report {
         print_report(&report);

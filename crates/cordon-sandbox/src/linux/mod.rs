@@ -167,6 +167,7 @@ fn parse_report(bytes: &[u8]) -> Option<HelperOutcome> {
     ) {
         a.denials = records.denials;
         a.git_config = records.git_config;
+        a.signal = records.signal;
     }
     report
 }

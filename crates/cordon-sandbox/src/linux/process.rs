@@ -11,6 +11,7 @@ use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 /// Exit code when the sandbox could not be set up or the run was refused.
 pub const EXIT_SETUP: i32 = crate::CordonExit::Failed.status();
@@ -126,6 +127,16 @@ pub fn code_of(status: libc::c_int) -> i32 {
     }
 }
 
+/// The signal that ended the last child a `supervise*` call waited for (0: it exited).
+static LAST_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// The signal that ended the child the last `supervise*` call of this process waited for,
+/// or `None` when it exited (its code is then its own). Init asks after its command: the
+/// code alone (128 + N) cannot tell `kill -TERM` from `exit 143`.
+pub fn last_signal() -> Option<i32> {
+    Some(LAST_SIGNAL.load(Ordering::Relaxed)).filter(|s| *s != 0)
+}
+
 /// `si_code` of a signal the kernel generated itself, e.g. from the terminal (`^C`).
 const SI_KERNEL: libc::c_int = 0x80;
 
@@ -204,6 +215,9 @@ fn supervise_inner(
                     break;
                 }
                 if pid == child {
+                    if libc::WIFSIGNALED(status) {
+                        LAST_SIGNAL.store(libc::WTERMSIG(status), Ordering::Relaxed);
+                    }
                     return Some(code_of(status));
                 }
             }

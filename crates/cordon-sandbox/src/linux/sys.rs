@@ -852,6 +852,21 @@ pub fn read_to_end(fd: &OwnedFd, limit: usize) -> io::Result<Vec<u8>> {
     }
 }
 
+/// One byte from `fd` if one is there now (the descriptor is made non-blocking), else
+/// `None` (nothing written, the writers gone, or an error).
+pub fn read_ready_byte(fd: &OwnedFd) -> Option<u8> {
+    // SAFETY: fcntl on a descriptor we own; no memory is passed.
+    unsafe {
+        let fl = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+        libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, fl | libc::O_NONBLOCK);
+    }
+    let mut b = [0u8; 1];
+    match read(fd, &mut b) {
+        Ok(1) => Some(b[0]),
+        _ => None,
+    }
+}
+
 /// Receives one message on the socket `fd` into `buf` with at most `N` descriptors sent
 /// with it (`SCM_RIGHTS`, installed close-on-exec; more are cut off by the kernel). Returns
 /// the number of bytes (0: the other end closed) and the descriptors, owned.
