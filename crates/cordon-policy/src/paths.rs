@@ -64,17 +64,20 @@ pub trait FsView {
         }
     }
     /// At most `cap` entries of the directory `p` (symlinks followed), each with whether it
-    /// is itself a directory (not a symlink to one): a bounded tree walk's step. A host
-    /// answers from the listing's entry types, without a `stat` per entry. The default
-    /// asks [`FsView::entry`] for each name.
-    fn list_dir_typed(&self, p: &Path, cap: usize) -> Vec<(std::ffi::OsString, bool)> {
-        self.list_dir(p, cap)
-            .into_iter()
-            .map(|name| {
-                let dir = self.entry(&p.join(&name)) == Some(Entry::Kind(FileKind::Dir));
-                (name, dir)
-            })
-            .collect()
+    /// is itself a directory (not a symlink to one): a bounded tree walk's step. `None`
+    /// when `p` cannot be listed (permissions: a directory may be enterable but not
+    /// readable). A host answers from the listing's entry types, without a `stat` per
+    /// entry. The default asks [`FsView::entry`] for each name of [`FsView::list_dir`].
+    fn list_dir_typed(&self, p: &Path, cap: usize) -> Option<Vec<(std::ffi::OsString, bool)>> {
+        Some(
+            self.list_dir(p, cap)
+                .into_iter()
+                .map(|name| {
+                    let dir = self.entry(&p.join(&name)) == Some(Entry::Kind(FileKind::Dir));
+                    (name, dir)
+                })
+                .collect(),
+        )
     }
 }
 
@@ -280,7 +283,7 @@ impl FsView for MemoFs<'_> {
     fn entry(&self, p: &Path) -> Option<Entry> {
         memo(&self.entries, p, || self.inner.entry(p))
     }
-    fn list_dir_typed(&self, p: &Path, cap: usize) -> Vec<(std::ffi::OsString, bool)> {
+    fn list_dir_typed(&self, p: &Path, cap: usize) -> Option<Vec<(std::ffi::OsString, bool)>> {
         self.inner.list_dir_typed(p, cap)
     }
 }

@@ -1812,6 +1812,19 @@ fn protect_nested_projects(
         }
         out.push(prot(dotgit, NESTED_GIT_REASON));
     }
+    // A directory the scan could not list is read-only as a whole for this run: a
+    // repository inside it could not be looked for, and the command must not be able to
+    // plant one's config there (breaker, stop 20: `chmod 311 vendor` by one run hid
+    // `vendor/lib/.git` from the next run's scan).
+    for d in &scan.unlisted {
+        out.push(prot(d.clone(), UNLISTED_REASON));
+        notes.push(format!(
+            "{}: cannot be listed (its permissions), so cordon could not look for \
+             repositories inside it: read-only in this run (`chmod u+r` it to have it \
+             scanned)",
+            d.display()
+        ));
+    }
     if !scan.complete {
         notes.push(format!(
             "{}: looked for nested repositories in the first {NESTED_SCAN_CAP} entries only \
@@ -1822,6 +1835,11 @@ fn protect_nested_projects(
     }
 }
 
+/// Why a directory below a writable root is read-only: the nested-repository scan could
+/// not list it ([`NestedScan::unlisted`]).
+pub const UNLISTED_REASON: &str =
+    "a directory cordon cannot list: repositories inside it could not be looked for";
+
 /// What [`nested_git_entries`] found below one writable root.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NestedScan {
@@ -1830,6 +1848,9 @@ pub struct NestedScan {
     pub found: Vec<PathBuf>,
     /// False when the entry cap stopped the walk.
     pub complete: bool,
+    /// Directories below the root that could not be listed (enterable, not readable):
+    /// nothing below them was looked for, their own `.git` excepted.
+    pub unlisted: Vec<PathBuf>,
 }
 
 /// The nested repositories below writable root `root` (R-P3; breaker, stop 19), within
@@ -1841,6 +1862,7 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
     let mut scan = NestedScan {
         found: Vec::new(),
         complete: true,
+        unlisted: Vec::new(),
     };
     let mut seen = 0usize;
     let mut level = vec![root.to_path_buf()];
@@ -1855,15 +1877,27 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
             let listing = if depth == NESTED_SCAN_DEPTH {
                 None
             } else {
-                let names = fs.list_dir_typed(&d, NESTED_SCAN_CAP + 1 - seen);
-                seen += names.len();
-                if seen > NESTED_SCAN_CAP {
-                    scan.complete = false;
-                    return scan;
+                match fs.list_dir_typed(&d, NESTED_SCAN_CAP + 1 - seen) {
+                    Some(names) => {
+                        seen += names.len();
+                        if seen > NESTED_SCAN_CAP {
+                            scan.complete = false;
+                            return scan;
+                        }
+                        Some(names)
+                    }
+                    None => {
+                        // Enterable but not listable (`chmod 311`, possibly by an earlier
+                        // run): what is below cannot be looked for (breaker, stop 20).
+                        if d != *root {
+                            scan.unlisted.push(d.clone());
+                        }
+                        None
+                    }
                 }
-                Some(names)
             };
-            // Below the deepest level the listing says whether there is a `.git` at all.
+            // Above the deepest level a listing says whether there is a `.git` at all;
+            // without one (deepest level, or not listable) `.git` is looked up by name.
             let has_git = listing
                 .as_ref()
                 .is_none_or(|names| names.iter().any(|(n, _)| n == ".git"));
@@ -2336,6 +2370,76 @@ mod tests {
         let at = |q: &str| r.filesystem.access_for(&fs, Path::new(q)).access;
         assert_eq!(at("/home/u/proj/.husky/pre-commit"), Access::Read);
         assert_eq!(at("/home/u/proj/src/x.rs"), Access::Write);
+    }
+
+    /// A view where some directories are enterable but not listable (`chmod 311`).
+    struct Unlistable<'a>(&'a MemFs, &'a [&'a str]);
+    impl FsView for Unlistable<'_> {
+        fn canonicalize(&self, p: &Path) -> Option<PathBuf> {
+            self.0.canonicalize(p)
+        }
+        fn kind(&self, p: &Path) -> Option<FileKind> {
+            self.0.kind(p)
+        }
+        fn read_to_string(&self, p: &Path) -> Option<String> {
+            self.0.read_to_string(p)
+        }
+        fn read_link(&self, p: &Path) -> Option<PathBuf> {
+            self.0.read_link(p)
+        }
+        fn list_dir(&self, p: &Path, cap: usize) -> Vec<std::ffi::OsString> {
+            self.0.list_dir(p, cap)
+        }
+        fn list_dir_typed(&self, p: &Path, cap: usize) -> Option<Vec<(std::ffi::OsString, bool)>> {
+            if self.1.iter().any(|u| p == Path::new(u)) {
+                return None;
+            }
+            self.0.list_dir_typed(p, cap)
+        }
+    }
+
+    /// Breaker (stop 20): a directory an earlier run made unlistable (`chmod 311`) hid the
+    /// nested repositories in and below it from the scan. Its own `.git` is looked up by
+    /// name, and the directory is read-only as a whole (with a note), since what is below
+    /// it could not be looked for; a listable sibling stays writable (twin).
+    #[test]
+    fn unlistable_directories_hide_no_repository() {
+        let mem = fs()
+            .file("/home/u/proj/.git/HEAD", "ref: refs/heads/main\n")
+            .file(
+                "/home/u/proj/vendor/lib/.git/HEAD",
+                "ref: refs/heads/main\n",
+            )
+            .file(
+                "/home/u/proj/vendor/lib/deep/x/.git/HEAD",
+                "ref: refs/heads/main\n",
+            )
+            .file("/home/u/proj/open/src.rs", "");
+        let view = Unlistable(&mem, &["/home/u/proj/vendor/lib"]);
+        let p = PermissionProfile::builtin("workspace-write").unwrap();
+        let r = resolve(&p, &ctx("/home/u/proj"), &view).unwrap();
+        let at = |q: &str| r.filesystem.access_for(&mem, Path::new(q)).access;
+        assert_eq!(at("/home/u/proj/vendor/lib/.git/config"), Access::Read);
+        assert_eq!(
+            at("/home/u/proj/vendor/lib/deep/x/.git/config"),
+            Access::Read
+        );
+        assert_eq!(at("/home/u/proj/vendor/lib/anything"), Access::Read);
+        assert_eq!(at("/home/u/proj/open/src.rs"), Access::Write);
+        assert_eq!(at("/home/u/proj/vendor/other"), Access::Write);
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains("vendor/lib: cannot be listed")),
+            "{:?}",
+            r.notes
+        );
+        // One level up: nothing below `vendor` was listed; `vendor` is read-only.
+        let view = Unlistable(&mem, &["/home/u/proj/vendor"]);
+        let r = resolve(&p, &ctx("/home/u/proj"), &view).unwrap();
+        let at = |q: &str| r.filesystem.access_for(&mem, Path::new(q)).access;
+        assert_eq!(at("/home/u/proj/vendor/lib/.git/config"), Access::Read);
+        assert_eq!(at("/home/u/proj/open/src.rs"), Access::Write);
     }
 
     /// Breaker (stop 19): nested repositories' `.git` (directory or `gitdir:` file) are

@@ -59,20 +59,18 @@ impl FsView for HostFs {
             FileKind::File
         }))
     }
-    fn list_dir_typed(&self, p: &Path, cap: usize) -> Vec<(std::ffi::OsString, bool)> {
+    fn list_dir_typed(&self, p: &Path, cap: usize) -> Option<Vec<(std::ffi::OsString, bool)>> {
         // The listing's entry types (`d_type`; std falls back to `lstat` where the
         // filesystem gives none): a symlink is never a directory here. Never opens a file.
-        std::fs::read_dir(p)
-            .map(|d| {
-                d.take(cap)
-                    .filter_map(|e| e.ok())
-                    .map(|e| {
-                        let dir = e.file_type().is_ok_and(|t| t.is_dir());
-                        (e.file_name(), dir)
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
+        // A directory that cannot be opened for listing is `None`; an entry that cannot
+        // be read mid-listing makes the whole listing `None` too (never a short one).
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(p).ok()?.take(cap) {
+            let e = e.ok()?;
+            let dir = e.file_type().is_ok_and(|t| t.is_dir());
+            out.push((e.file_name(), dir));
+        }
+        Some(out)
     }
     fn is_empty_dir(&self, p: &Path) -> bool {
         // Lists at most one entry; never opens a file.
@@ -197,14 +195,15 @@ mod tests {
         }
         assert_eq!(HostFs.entry(&p("link")), Some(Entry::Link("dir".into())));
         // The listing's types: only the real directory is one; `cap` bounds the listing.
-        let mut typed = HostFs.list_dir_typed(d.path(), 100);
+        let mut typed = HostFs.list_dir_typed(d.path(), 100).unwrap();
         typed.sort();
         let want: Vec<(std::ffi::OsString, bool)> = ["dangling", "dir", "fifo", "file", "link"]
             .iter()
             .map(|n| (n.into(), *n == "dir"))
             .collect();
         assert_eq!(typed, want);
-        assert_eq!(HostFs.list_dir_typed(d.path(), 2).len(), 2);
+        assert_eq!(HostFs.list_dir_typed(d.path(), 2).unwrap().len(), 2);
+        assert_eq!(HostFs.list_dir_typed(&p("file"), 2), None);
     }
 
     /// A FIFO is refused without blocking; a link to `/dev/zero` is refused without

@@ -476,6 +476,40 @@ fn print_hints(report: &Report, plan: bool) {
         }
         r = a.retry.as_deref();
     }
+    print_proxy_blocks(report.last());
+}
+
+/// Every connection cordon's proxy refused in the last attempt, on stderr, when the
+/// outcome's own hint does not already name it (nu7: a command that shrugs off a 403 —
+/// `curl` without `-f`, pip falling back — ended `success` with nothing said, and of
+/// several refusals only the last was named). At most 5, then how many more.
+fn print_proxy_blocks(a: &Report) {
+    let named = match &a.outcome.class {
+        cordon_session::OutcomeClass::NetworkDenied { host, .. } => host.clone(),
+        _ => None,
+    };
+    let mut seen: Vec<String> = Vec::new();
+    for d in &a.network_denied {
+        let one = format!("{}:{} ({})", d.host, d.port, d.rule);
+        if Some(&d.host) != named.as_ref() && !seen.contains(&one) {
+            seen.push(one);
+        }
+    }
+    if seen.is_empty() {
+        return;
+    }
+    let more = seen.len().saturating_sub(5);
+    seen.truncate(5);
+    let tail = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "cordon: note: cordon's proxy {}blocked {}{tail} (--json: network_denied)",
+        if named.is_some() { "also " } else { "" },
+        printable(&seen.join(", "))
+    );
 }
 
 /// The JSON report: the loop's report (approval, outcome of every attempt, escalation,
