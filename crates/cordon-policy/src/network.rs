@@ -44,6 +44,35 @@ pub struct NetworkRules {
     pub local: Vec<String>,
 }
 
+/// The port the managed network's proxy answers on inside the sandbox, on `127.0.0.1`
+/// and `[::1]` (`HTTP_PROXY=http://127.0.0.1:3128`).
+pub const MANAGED_PROXY_PORT: u16 = 3128;
+
+/// Checks `network.local` against the network mode: with a managed network the proxy
+/// holds `127.0.0.1:3128` and `[::1]:3128` inside, so a forward of either cannot be given.
+///
+/// Errors: such an entry, with what to do (a configuration error: no sandbox choice or
+/// `--allow-unconfined` changes it).
+pub fn check_local_for_mode(local: &[SocketAddr], managed: bool) -> Result<(), String> {
+    match local
+        .iter()
+        .find(|a| managed && a.port() == MANAGED_PROXY_PORT && a.ip().is_loopback())
+    {
+        Some(a)
+            if a.ip() == std::net::Ipv4Addr::LOCALHOST
+                || a.ip() == std::net::Ipv6Addr::LOCALHOST =>
+        {
+            Err(format!(
+                "network.local: {a} is where the managed network's proxy answers inside the \
+             sandbox (port {MANAGED_PROXY_PORT}), so a host service on it cannot be forwarded \
+             with a managed network; use network = \"restricted\" with this forward, or \
+             serve it on another port"
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Parses one `network.local` entry: a loopback address (`127.0.0.0/8` or `::1`) and a
 /// port 1–65535, e.g. `127.0.0.1:5432` or `[::1]:6379`.
 ///

@@ -1287,6 +1287,13 @@ fn resolve_unix_sockets(
 ) -> Result<Vec<PathBuf>, ResolveError> {
     let rules = &profile.network_rules;
     rules.validate().map_err(ResolveError::UnixSocket)?;
+    // A forward the managed network's own port holds (breaker, stop 20: it was a sandbox
+    // refusal, which offered --allow-unconfined and then ran the command unconfined).
+    crate::network::check_local_for_mode(
+        &rules.local_addrs().map_err(ResolveError::UnixSocket)?,
+        profile.network == crate::NetworkPolicy::Managed,
+    )
+    .map_err(ResolveError::UnixSocket)?;
     let mut out = Vec::new();
     for (index, s) in rules.unix_sockets.iter().enumerate() {
         for p in expand(s, index, ctx, workspace)? {

@@ -2182,3 +2182,51 @@ fn signal_deaths_inside_the_sandbox_are_reported_as_signals() {
     assert_eq!(code, Some(143));
     assert!(v["signal"].is_null(), "{v}");
 }
+
+/// A `network.local` entry on the managed network's own proxy port is a configuration
+/// error, which `--allow-unconfined` does not turn into an unconfined run (breaker, stop
+/// 20: it was a sandbox refusal, offered `--allow-unconfined`, and the command then read
+/// `~/.ssh`). Twin: another port is forwarded.
+#[test]
+fn a_forward_on_the_proxy_port_is_a_config_error_not_an_unconfined_run() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--network",
+            "managed",
+            "--local-port",
+            "127.0.0.1:3128",
+            "--allow-unconfined",
+            "--",
+            "touch",
+            "ran",
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("proxy answers"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!p.dir.join("ran").exists());
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--network",
+            "managed",
+            "--local-port",
+            "127.0.0.1:3129",
+            "--",
+            "touch",
+            "ran",
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(p.dir.join("ran").exists());
+}

@@ -20,7 +20,7 @@ use std::net::{SocketAddr, TcpListener};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 /// The port the proxy answers on inside the sandbox (`HTTP_PROXY=http://127.0.0.1:3128`).
-pub const PROXY_PORT: u16 = 3128;
+pub const PROXY_PORT: u16 = cordon_policy::network::MANAGED_PROXY_PORT;
 
 /// Listens on `127.0.0.1:PROXY_PORT` and, if possible, `[::1]:PROXY_PORT` (before the
 /// command starts, so its first connection is queued, not refused).
