@@ -6,6 +6,8 @@
 use cordon_policy::hosts::{is_internal, parse_target, HostRule, Target};
 use cordon_policy::NetworkRules;
 use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The allow and deny lists and the optional port list.
 #[derive(Debug, Clone, Default)]
@@ -13,6 +15,54 @@ pub struct ProxyPolicy {
     allow: Vec<HostRule>,
     deny: Vec<HostRule>,
     ports: Vec<u16>,
+    own: OwnAddrs,
+}
+
+/// The addresses of this machine's own interfaces (`getifaddrs`), re-read at most every
+/// [`OwnAddrs::FRESH`]: the proxy connects from the host, so a name resolving to one of
+/// them reaches the host's own services on every interface (a server bound to
+/// `0.0.0.0`) even when the address is public (breaker, stop 20: an allowed name
+/// resolving to the VM's 192.0.2.2 reached a host service). They are judged like internal
+/// addresses.
+#[derive(Debug, Clone, Default)]
+struct OwnAddrs(Arc<Mutex<Option<ReadAt>>>);
+
+/// When the interface addresses were read, and what they were.
+type ReadAt = (Instant, Vec<IpAddr>);
+
+impl OwnAddrs {
+    const FRESH: Duration = Duration::from_secs(5);
+
+    fn contains(&self, a: IpAddr) -> bool {
+        let a = cordon_policy::hosts::canonical_ip(a);
+        let Ok(mut g) = self.0.lock() else {
+            return false;
+        };
+        if g.as_ref().is_none_or(|(t, _)| t.elapsed() > Self::FRESH) {
+            *g = Some((Instant::now(), interface_addrs()));
+        }
+        g.as_ref().is_some_and(|(_, v)| v.contains(&a))
+    }
+}
+
+/// Every address of every interface of this machine (empty where they cannot be read).
+#[cfg(unix)]
+fn interface_addrs() -> Vec<IpAddr> {
+    let Ok(ifs) = nix::ifaddrs::getifaddrs() else {
+        return Vec::new();
+    };
+    ifs.filter_map(|i| i.address)
+        .filter_map(|a| {
+            a.as_sockaddr_in()
+                .map(|v| IpAddr::V4(v.ip()))
+                .or_else(|| a.as_sockaddr_in6().map(|v| IpAddr::V6(v.ip())))
+        })
+        .collect()
+}
+
+#[cfg(not(unix))]
+fn interface_addrs() -> Vec<IpAddr> {
+    Vec::new()
 }
 
 /// A decision and the rule that made it (named in the 403, the SOCKS5 log line and the
@@ -72,6 +122,7 @@ impl ProxyPolicy {
             allow: parse("allow", allow)?,
             deny: parse("deny", deny)?,
             ports: ports.to_vec(),
+            own: OwnAddrs::default(),
         })
     }
 
@@ -119,10 +170,17 @@ impl ProxyPolicy {
         if let Some(d) = self.deny.iter().find(|r| r.matches_addr(addr, port)) {
             return Verdict::deny(format!("deny {} (resolved address {addr})", d.text));
         }
-        if is_internal(addr) && !self.allow.iter().any(|r| r.matches_addr(addr, port)) {
+        let explicit = || self.allow.iter().any(|r| r.matches_addr(addr, port));
+        if is_internal(addr) && !explicit() {
             return Verdict::deny(format!(
                 "internal address {addr} (loopback/private/link-local) needs an address rule \
                  in network.allow"
+            ));
+        }
+        if self.own.contains(addr) && !explicit() {
+            return Verdict::deny(format!(
+                "internal address {addr} (this machine's own interface) needs an address \
+                 rule in network.allow"
             ));
         }
         stage1.clone()
@@ -132,6 +190,27 @@ impl ProxyPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Breaker (stop 20): an allowed name resolving to one of this machine's own
+    /// addresses (public or not) is refused unless an address rule names it; an address
+    /// that is not the machine's own and not internal passes (twin).
+    #[test]
+    fn the_machines_own_addresses_need_an_address_rule() {
+        let own: Vec<IpAddr> = interface_addrs();
+        let pol = p(&["**.example.com"], &[], &[]);
+        let v = pol.judge_target(&parse_target("a.example.com").unwrap(), 443);
+        assert!(v.allowed);
+        for a in own {
+            let v2 = pol.judge_addr(a, 443, &v);
+            assert!(!v2.allowed, "{a}: {v2:?}");
+            let explicit = p(&["**.example.com", &a.to_string()], &[], &[]);
+            assert!(explicit.judge_addr(a, 443, &v).allowed, "{a}");
+        }
+        assert!(
+            pol.judge_addr("93.184.216.34".parse().unwrap(), 443, &v)
+                .allowed
+        );
+    }
 
     fn p(allow: &[&str], deny: &[&str], ports: &[u16]) -> ProxyPolicy {
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
