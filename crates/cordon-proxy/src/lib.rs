@@ -245,7 +245,16 @@ pub struct ProxyConfig {
     /// Who is asked about destinations no rule names (`None`: they are denied at once,
     /// rule `not in network.allow`).
     pub asker: Option<ask::Asker>,
+    /// The most client connections served at once (each one, tunnels included, holds a
+    /// slot until it ends); one more is accepted and closed at once. Bounds the proxy's
+    /// memory, which a sandbox's run pays for (breaker, stop 20: 15,000 idle connections
+    /// got the helper killed by the run's memory limit). Default [`MAX_CONNECTIONS`].
+    pub max_connections: usize,
 }
+
+/// The default [`ProxyConfig::max_connections`]: above the 1,000 concurrent connections
+/// the benchmark holds, a few tens of MiB of idle connections at most.
+pub const MAX_CONNECTIONS: usize = 4096;
 
 impl ProxyConfig {
     /// A configuration with the system resolver, no log and a 10 s connect timeout.
@@ -256,6 +265,7 @@ impl ProxyConfig {
             log: DecisionLog::default(),
             connect_timeout: Duration::from_secs(10),
             asker: None,
+            max_connections: MAX_CONNECTIONS,
         }
     }
 }
@@ -264,6 +274,10 @@ impl ProxyConfig {
 #[derive(Debug, Clone)]
 pub struct Proxy {
     inner: Arc<ProxyConfig>,
+    /// Free connection slots ([`ProxyConfig::max_connections`]).
+    slots: Arc<tokio::sync::Semaphore>,
+    /// The slot of the connection this clone serves (moved into its tunnel task).
+    held: Option<Arc<tokio::sync::OwnedSemaphorePermit>>,
 }
 
 enum OpenError {
@@ -325,8 +339,20 @@ impl Proxy {
     /// A proxy with `cfg`.
     pub fn new(cfg: ProxyConfig) -> Proxy {
         Proxy {
+            slots: Arc::new(tokio::sync::Semaphore::new(cfg.max_connections)),
             inner: Arc::new(cfg),
+            held: None,
         }
+    }
+
+    /// A clone holding one connection slot, or `None` when all are taken.
+    fn admit(&self) -> Option<Proxy> {
+        let permit = Arc::clone(&self.slots).try_acquire_owned().ok()?;
+        Some(Proxy {
+            inner: Arc::clone(&self.inner),
+            slots: Arc::clone(&self.slots),
+            held: Some(Arc::new(permit)),
+        })
     }
 
     fn log(
@@ -423,7 +449,8 @@ impl Proxy {
         loop {
             match listener.accept().await {
                 Ok((s, _)) => {
-                    let me = self.clone();
+                    // Over the cap: closed at once (the client sees the connection end).
+                    let Some(me) = self.admit() else { continue };
                     tokio::spawn(async move { me.serve_conn(s).await });
                 }
                 Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
@@ -439,7 +466,7 @@ impl Proxy {
         loop {
             match listener.accept().await {
                 Ok((s, _)) => {
-                    let me = self.clone();
+                    let Some(me) = self.admit() else { continue };
                     tokio::spawn(async move { me.forward_one(s, target).await });
                 }
                 Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
@@ -512,7 +539,15 @@ impl Proxy {
         if first == socks5::VERSION {
             let _ = tokio::time::timeout(Duration::from_secs(30), self.socks5_handshake(s))
                 .await
-                .map(|r| r.map(|(up, down)| tokio::spawn(tunnel_buffered(up, &[], down))));
+                .map(|r| {
+                    r.map(|(up, down)| {
+                        let held = self.held.clone();
+                        tokio::spawn(async move {
+                            let _held = held;
+                            tunnel_buffered(up, &[], down).await
+                        })
+                    })
+                });
             return;
         }
         let me = self.clone();
@@ -557,7 +592,9 @@ impl Proxy {
             return match self.open("connect", &host, port).await {
                 Ok(up) => {
                     let on = hyper::upgrade::on(&mut req);
+                    let held = self.held.clone();
                     tokio::spawn(async move {
+                        let _held = held;
                         if let Ok(u) = on.await {
                             tunnel_upgraded(up, u).await;
                         }

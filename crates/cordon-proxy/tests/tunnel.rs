@@ -316,3 +316,41 @@ fn an_upstream_reset_ends_the_tunnel() {
         drop(s);
     }
 }
+
+/// At most `max_connections` client connections are served at once, tunnels included
+/// (breaker, stop 20: idle connections without bound got the sandbox's helper killed by
+/// the run's memory limit); one over the cap is closed at once, and a slot freed by a
+/// connection that ended is served again (twin).
+#[test]
+fn connections_beyond_the_cap_are_closed_and_slots_come_back() {
+    let _g = serial();
+    let port = upstream(echo_after_eof);
+    let mut cfg = config();
+    cfg.max_connections = 2;
+    let p = spawn(cfg, "127.0.0.1:0".parse().unwrap(), 2).unwrap();
+    let early = pattern(100, 5);
+    // Two tunnels held open take both slots.
+    let t1 = connect_tunnel(tcp(p.addr), port, &early);
+    let t2 = socks_tunnel(tcp(p.addr), port, &early);
+    let mut third = tcp(p.addr);
+    let _ = third.write_all(b"\x05\x01\x00");
+    let mut b = [0u8; 2];
+    assert!(
+        matches!(third.read(&mut b), Ok(0) | Err(_)),
+        "a connection over the cap was served"
+    );
+    drop(t1);
+    // The freed slot is served again (within a moment: the tunnel task has to end).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let mut s = tcp(p.addr);
+        let _ = s.write_all(b"\x05\x01\x00");
+        if matches!(s.read(&mut b), Ok(2)) {
+            assert_eq!(b, [5, 0]);
+            break;
+        }
+        assert!(Instant::now() < deadline, "the slot did not come back");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(t2);
+}
