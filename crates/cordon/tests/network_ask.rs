@@ -224,6 +224,13 @@ fn unasked_refusal_is_reported_when_the_command_succeeds() {
         "{}",
         text(&o.stdout)
     );
+    // Said on stderr too (nu7: a run that shrugged off its 403 said nothing).
+    assert!(
+        text(&o.stderr).contains("cordon: note: cordon's proxy blocked localhost:")
+            && text(&o.stderr).contains("(not in network.allow)"),
+        "{}",
+        text(&o.stderr)
+    );
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap())
         .unwrap_or_else(|e| panic!("report: {e}\n{}", text(&o.stderr)));
     let denied = v["network_denied"].as_array().cloned().unwrap_or_default();
