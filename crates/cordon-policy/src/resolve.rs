@@ -972,9 +972,13 @@ pub fn resolve(
                         // workspace's ancestors: judged where it resolves.
                         let c = canonicalize_lenient(fs, &spelled);
                         if tmp_too_wide(&c, &canonical_homes, &workspace) {
+                            // Said so that it is not read as "/tmp is not writable" (nu7):
+                            // the namespace backend mounts a private /tmp anyway.
                             notes.push(format!(
-                                "{} ({}) skipped: it resolves to {}, which would make a home, \
-                                 the workspace's parent or `/` writable",
+                                "{} ({}): the host's {} is not made writable (that would make \
+                                 a home, the workspace's parent or `/` writable); where the \
+                                 sandbox mounts a private /tmp (the namespace backend), /tmp is \
+                                 that private tmpfs, writable and discarded after the run",
                                 e.path,
                                 spelled.display(),
                                 c.display()
