@@ -2230,3 +2230,36 @@ fn a_forward_on_the_proxy_port_is_a_config_error_not_an_unconfined_run() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(p.dir.join("ran").exists());
 }
+
+/// A run refused before anything was resolved — an unknown profile, a bad config file —
+/// still writes its JSON report where one was asked for (nu7: `--json-fd` got nothing
+/// while other refusals gave `outcome: refused`), and a refused `--report` file is not
+/// written (twin).
+#[test]
+fn refusals_before_resolution_still_write_the_report() {
+    let p = project();
+    let cfg = p.home.join("bad.toml");
+    std::fs::write(&cfg, "default_profile = \"nope\"\n").unwrap();
+    let report = p.home.join("refused.json");
+    let (c, r) = (cfg.display().to_string(), report.display().to_string());
+    let o = out(cordon(
+        &p,
+        &["run", "--config", &c, "--report", &r, "--", "true"],
+    ));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(v["outcome"], "refused", "{v}");
+    assert_eq!(v["exit_code"], 125, "{v}");
+    assert!(v["reason"].as_str().unwrap().contains("nope"), "{v}");
+    std::fs::write(&cfg, "default_profile = [\n").unwrap();
+    let o = out(cordon(&p, &["run", "--config", &c, "--json", "--", "true"]));
+    assert_eq!(o.status.code(), Some(125));
+    let err = text(&o.stderr);
+    let line = err.lines().find(|l| l.starts_with('{')).unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {err}"));
+    assert_eq!(v["outcome"], "refused", "{v}");
+    let inside = p.dir.join("r.json").display().to_string();
+    let o = out(cordon(&p, &["run", "--report", &inside, "--", "true"]));
+    assert_eq!(o.status.code(), Some(125));
+    assert!(!p.dir.join("r.json").exists());
+}

@@ -73,6 +73,55 @@ impl Sink {
 }
 
 pub fn run(args: RunArgs) -> Result<i32> {
+    run_reported(&args).inspect_err(|e| refusal_report(&args, e))
+}
+
+/// A run that ended before a report could be made — a bad config or rules file, an unknown
+/// profile, a refused `--config`/`--rules`/`--approvals-from` file — still leaves a JSON
+/// report where one was asked for (nu7: a harness reading `--json-fd` got nothing for
+/// these while `--deny-read .` gave `outcome: refused`): `{"outcome": "refused",
+/// "exit_code": 125, "reason": …}`. The report file is opened as for a run, with no
+/// symlink followed; a sink that cannot be opened is said on stderr.
+fn refusal_report(args: &RunArgs, e: &anyhow::Error) {
+    let v = serde_json::json!({
+        "outcome": "refused",
+        "exit_code": 125,
+        "reason": format!("{e:#}"),
+        "launch": serde_json::Value::Null,
+    });
+    let sink = if let Some(path) = args.report.as_ref().filter(|_| {
+        // The report file itself was refused (e.g. inside a writable root): not written.
+        !format!("{e:#}").contains("--report ")
+    }) {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let full = cwd.join(path);
+        match (
+            full.parent().and_then(|d| std::fs::canonicalize(d).ok()),
+            full.file_name(),
+        ) {
+            (Some(dir), Some(name)) => cordon_sandbox::linux::create_report_file(&dir, name)
+                .map(Sink::Writer)
+                .map_err(|e| e.to_string()),
+            _ => Err("not a file path".to_string()),
+        }
+    } else if let Some(n) = args.json_fd {
+        // Not open (any more): the sink was taken, or it was never given (said already).
+        match cordon_sandbox::linux::take_inherited_file(n) {
+            Ok(f) => Ok(Sink::Writer(f)),
+            Err(_) => return,
+        }
+    } else if args.profile.json && args.report.is_none() {
+        Ok(Sink::Stderr)
+    } else {
+        Ok(Sink::None)
+    };
+    match sink {
+        Ok(mut s) => s.emit(&v),
+        Err(why) => eprintln!("cordon: cannot write the refusal report: {why}"),
+    }
+}
+
+fn run_reported(args: &RunArgs) -> Result<i32> {
     let trust = trust("run", &args.profile, &args.rules.rules, args.plan)?;
     let mode = ApprovalMode::from(args.approval_mode);
     if args.backend == Some(crate::cli::BackendArg::Seatbelt) {
@@ -97,9 +146,8 @@ pub fn run(args: RunArgs) -> Result<i32> {
         );
     }
     crate::profile_args::profile_files_refusal(&args.profile, &args.rules.rules)?;
-    let mut sink = Sink::open(&args, &trust)?;
     if let Some(spec) = &args.approvals_from {
-        approvals_file_refusal(&args, &trust, spec)?;
+        approvals_file_refusal(args, &trust, spec)?;
     }
     let mut session = Session::for_cli(
         mode,
@@ -109,6 +157,8 @@ pub fn run(args: RunArgs) -> Result<i32> {
         args.session.as_deref(),
     )
     .map_err(anyhow::Error::msg)?;
+    // Opened last: an error before this point gets the refusal report in its place.
+    let mut sink = Sink::open(args, &trust)?;
     let spec = RunSpec {
         argv: args.command.clone(),
         preference: preference(args.sandbox),
