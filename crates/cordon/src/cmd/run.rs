@@ -128,7 +128,7 @@ fn run_reported(args: &RunArgs) -> Result<i32> {
         return print_seatbelt(&trust.command(args.command.clone()), args.profile.json);
     }
     if args.dry_run {
-        return dry_run(&args, &trust, mode);
+        return dry_run(args, &trust, mode);
     }
     #[cfg(target_os = "linux")]
     cordon_sandbox::linux::server::set_use_server(!args.no_server);
