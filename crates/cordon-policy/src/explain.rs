@@ -279,8 +279,20 @@ fn is_credential_store(spelling: &str) -> bool {
             .is_some_and(|(v, r)| crate::locations::STORE_LOCATIONS.contains(&(v, r)))
 }
 
+/// What a write grant for `abs` should name: `abs` when it exists, else its nearest
+/// existing ancestor (nu7: a missing path given to `--allow-write` is created as a
+/// directory, so the advice to grant a file that does not exist yet made a directory of
+/// its name and the command could not create the file).
+fn grant_path(fs: &dyn FsView, abs: &Path) -> PathBuf {
+    abs.ancestors()
+        .find(|a| fs.kind(a).is_some())
+        .unwrap_or(abs)
+        .to_path_buf()
+}
+
 fn hint_for(
     abs: &Path,
+    grant: &Path,
     canonical: &Path,
     access: Access,
     decider: &Decider,
@@ -305,12 +317,21 @@ fn hint_for(
                 format!("--with {}", shell_word(Path::new(&perms.to_string()))),
             )
         }
-        _ => ("write", format!("--allow-write {}", shell_word(abs))),
+        _ => ("write", format!("--allow-write {}", shell_word(grant))),
     };
-    let add = format!(
+    let target = if want == "write" { grant } else { abs };
+    let mut add = format!(
         "add `{{ path = {}, access = \"{want}\" }}` to your profile or pass `{flag}`",
-        toml_str(abs),
+        toml_str(target),
     );
+    if want == "write" && grant != abs {
+        add.push_str(&format!(
+            " ({} does not exist yet, so the grant names the directory {} holding it: a \
+             missing path given to --allow-write is created as a directory)",
+            abs.display(),
+            grant.display()
+        ));
+    }
     Some(match decider {
         // Nothing a profile can change (its grants there are dropped).
         Decider::RebuiltTree { .. } => return None,
@@ -324,7 +345,7 @@ fn hint_for(
                  write it",
                 shell_word(Path::new(&perms.to_string())),
                 toml_str(abs),
-                shell_word(abs)
+                shell_word(grant)
             )
         }
         Decider::Protected { reason, path } => format!(
@@ -390,6 +411,7 @@ fn explain_path(
         let decided_by = Decider::PrivateTmp;
         let hint = hint_for(
             &absolute,
+            &grant_path(fs, &absolute),
             &canonical,
             Access::Deny,
             &decided_by,
@@ -485,6 +507,7 @@ fn explain_path(
     }
     let hint = hint_for(
         &absolute,
+        &grant_path(fs, &absolute),
         &canonical,
         answer.access,
         &decided_by,

@@ -21,6 +21,9 @@ fn fs() -> MemFs {
         .file("/home/u/proj/.git/config", "")
         .dir("/home/u/proj/src")
         .dir("/home/u/proj/vendor")
+        .file("/home/u/proj/vendor/lib.rs", "")
+        .file("/etc/hosts", "")
+        .file("/etc/it's \"here\"", "")
         .dir("/home/u/.ssh")
         .dir("/data/shared")
         .dir("/data/other")
@@ -384,4 +387,23 @@ fn repository_config_is_explained_as_the_private_copy() {
     let e = run(&dev(), &[".git/config"], Os::Macos, Ok(()));
     assert_eq!(e.paths[0].access, Access::Read, "{e}");
     assert!(e.paths[0].shown_as.is_none(), "{e}");
+}
+
+/// nu7: the write advice for a file that does not exist yet names its nearest existing
+/// directory (a missing path given to `--allow-write` is created as a directory, so
+/// granting the file itself made a directory of its name); an existing file is named
+/// itself (twin).
+#[test]
+fn write_advice_for_a_missing_file_names_its_directory() {
+    let e = run(&dev(), &["/data/other/new/report.txt"], Os::Linux, Ok(()));
+    let hint = e.paths[0].hint.as_deref().unwrap();
+    assert!(hint.contains("--allow-write /data/other"), "{hint}");
+    assert!(
+        !hint.contains("--allow-write /data/other/new/report.txt"),
+        "{hint}"
+    );
+    let e = run(&dev(), &["/data/other"], Os::Linux, Ok(()));
+    let hint = e.paths[0].hint.as_deref().unwrap();
+    assert!(hint.contains("--allow-write /data/other"), "{hint}");
+    assert!(!hint.contains("does not exist"), "{hint}");
 }
