@@ -50,6 +50,8 @@ fn main() -> ExitCode {
                 e.kind(),
                 ErrorKind::UnknownArgument | ErrorKind::MissingRequiredArgument
             ) && std::env::args().any(|a| a == "run" || a == "check")
+                // Already there: the error is about a misspelled flag (nu7).
+                && !std::env::args().any(|a| a == "--")
             {
                 eprintln!("hint: put the command after `--`, e.g. `cordon run -- ls -la`");
             }

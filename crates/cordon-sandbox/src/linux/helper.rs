@@ -1384,7 +1384,8 @@ fn build_root(ctx: &InitContext<'_>) -> Result<mounts::Built, HelperError> {
 /// What init bound inside the namespace and handed to the helper's proxy: whether the
 /// proxy port is served, and the `network.local` addresses (for the report).
 struct Relays {
-    proxy: bool,
+    /// The proxy port's addresses as bound (empty: not served).
+    proxy: Vec<std::net::SocketAddr>,
     local: Vec<std::net::SocketAddr>,
 }
 
@@ -1399,7 +1400,7 @@ fn start_network(ctx: &mut InitContext<'_>) -> Result<Relays, HelperError> {
     }
     let Some(chan) = ctx.relay.take() else {
         return Ok(Relays {
-            proxy: false,
+            proxy: Vec::new(),
             local: Vec::new(),
         });
     };
@@ -1425,7 +1426,11 @@ fn start_network(ctx: &mut InitContext<'_>) -> Result<Relays, HelperError> {
     super::relay::send_listeners(&chan, &listeners)
         .map_err(|e| HelperError::setup("handing the listeners to the proxy", e))?;
     Ok(Relays {
-        proxy: !listeners.proxy.is_empty(),
+        proxy: listeners
+            .proxy
+            .iter()
+            .filter_map(|l| l.local_addr().ok())
+            .collect(),
         local: ctx.plan.local_forwards.clone(),
     })
 }
@@ -1480,9 +1485,10 @@ fn applied_report(
     if denial_records {
         layers.push(Layer::DenialRecords);
     }
-    if relays.proxy {
+    if !relays.proxy.is_empty() {
         layers.push(Layer::ProxyRelay {
             port: super::relay::PROXY_PORT,
+            addrs: relays.proxy.iter().map(|a| a.to_string()).collect(),
         });
     }
     if !relays.local.is_empty() {

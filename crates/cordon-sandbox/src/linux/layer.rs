@@ -89,10 +89,15 @@ pub enum Layer {
         /// Host sockets listed in `network.unix_sockets`.
         listed: usize,
     },
-    /// The managed network's relay to cordon's filtering proxy.
+    /// The managed network's proxy port inside the sandbox, served by cordon's filtering
+    /// proxy in the helper.
     ProxyRelay {
         /// The port inside the sandbox (`127.0.0.1:PORT`).
         port: u16,
+        /// The addresses init bound (applied: `127.0.0.1:3128` and, where the namespace has
+        /// IPv6, `[::1]:3128`); empty in a plan.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        addrs: Vec<String>,
     },
     /// `network.local`: host loopback ports relayed into the namespace (issue 10 §6).
     LocalForwards {
@@ -229,9 +234,15 @@ impl fmt::Display for Layer {
                 "unix-socket guard (connect judged by init: pathname sockets only on writable \
                  mounts or among the {listed} in network.unix_sockets; unix datagrams refused)"
             ),
-            Layer::ProxyRelay { port } => write!(
+            Layer::ProxyRelay { port, addrs } if !addrs.is_empty() => write!(
                 f,
-                "proxy relay 127.0.0.1:{port} -> cordon's filtering proxy (network.allow/deny)"
+                "proxy port {} (port {port} inside) -> cordon's filtering proxy \
+                 (network.allow/deny)",
+                addrs.join(" and ")
+            ),
+            Layer::ProxyRelay { port, .. } => write!(
+                f,
+                "proxy port 127.0.0.1:{port} -> cordon's filtering proxy (network.allow/deny)"
             ),
             Layer::LocalForwards { addrs } => write!(
                 f,

@@ -488,6 +488,7 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
         if managed {
             planned.push(Layer::ProxyRelay {
                 port: super::relay::PROXY_PORT,
+                addrs: Vec::new(),
             });
         }
         if !local_forwards.is_empty() {
