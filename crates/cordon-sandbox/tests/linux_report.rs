@@ -325,3 +325,28 @@ fn uid_map_eperm_falls_back_or_refuses_with_the_reason() {
     );
     assert!(!s.ws.join("marker").exists());
 }
+
+/// The report says which signal ended the command, on both rungs (nu7: the helper exits
+/// 128 + N either way, and a harness read every sandboxed SIGSEGV as `exit 139`); a
+/// command that exits 143 itself has no signal (twin).
+#[test]
+fn the_signal_that_ended_the_command_is_reported_on_both_rungs() {
+    if !require_full() {
+        return;
+    }
+    let mut two = rung_two_profile();
+    two.disabled_layers = vec!["userns".into()];
+    for (s, rung) in [
+        (Sandbox::new(), Rung::Namespaces),
+        (two, Rung::LandlockOnly),
+    ] {
+        let (o, r) = run_reported(&s, &[], "kill -SEGV $$");
+        let r = r.expect("reports");
+        assert_eq!(r.rung, rung);
+        assert_eq!(o.status.code(), Some(139), "{}", stderr(&o));
+        assert_eq!(r.signal, Some(libc::SIGSEGV), "{rung:?}");
+        let (o, r) = run_reported(&s, &[], "exit 143");
+        assert_eq!(o.status.code(), Some(143));
+        assert_eq!(r.expect("reports").signal, None, "{rung:?}");
+    }
+}

@@ -1650,6 +1650,8 @@ fn run_landlock_only(
     sys::prctl(libc::PR_SET_CHILD_SUBREAPER, 1)
         .map_err(|e| HelperError::setup("becoming a subreaper", e))?;
     let (status_r, status_w) = sys::pipe().map_err(|e| HelperError::setup("pipe", e))?;
+    // Supervisor → helper: the signal that ended the command (as on rung 1).
+    let (ended_r, ended_w) = sys::pipe().map_err(|e| HelperError::setup("pipe", e))?;
     // SAFETY: getpid/getpgrp have no preconditions.
     let (helper, pgrp) = unsafe { (libc::getpid(), libc::getpgrp()) };
     process::block_signals();
@@ -1660,6 +1662,7 @@ fn run_landlock_only(
     }
     if sup == 0 {
         drop(status_r);
+        drop(ended_r);
         reporter.close_in_child();
         let mut sup_ctx = SupervisorContext {
             profile,
@@ -1668,6 +1671,7 @@ fn run_landlock_only(
             helper,
             helper_pgrp: pgrp,
             status: Some(status_w),
+            ended: Some(ended_w),
             fell_back,
             print_report: reporter.stderr,
         };
@@ -1683,6 +1687,7 @@ fn run_landlock_only(
         process::exit_now(code);
     }
     drop(status_w);
+    drop(ended_w);
     match read_status(&status_r) {
         Some(SetupStatus::Applied(r)) => reporter.deliver(&r),
         Some(SetupStatus::NotRun(why)) => reporter.not_run(why),
@@ -1690,6 +1695,16 @@ fn run_landlock_only(
     }
     let code = process::supervise(sup);
     process::kill_descendants();
+    let signal = sys::read_ready_byte(&ended_r)
+        .map(i32::from)
+        .filter(|s| *s > 0 && code == 128 + s);
+    if signal.is_some() {
+        reporter.records(RunRecords {
+            denials: None,
+            git_config: Vec::new(),
+            signal,
+        });
+    }
     Ok(code)
 }
 
@@ -1704,6 +1719,9 @@ struct SupervisorContext<'a> {
     /// Write end of the status pipe; the command's process writes the report on it. Taken
     /// (closed) once the command is spawned.
     status: Option<OwnedFd>,
+    /// Write end of the pipe on which the supervisor tells the helper the signal that
+    /// ended the command ([`RunRecords::signal`]).
+    ended: Option<OwnedFd>,
     /// Why rung 1 was not used, when it was planned.
     fell_back: Option<String>,
     /// `--report`: print the applied layers before the command starts.
@@ -1751,6 +1769,9 @@ fn supervisor_main(ctx: &mut SupervisorContext<'_>) -> Result<i32, HelperError> 
     };
     // `None`: the helper died (SIGKILL included); nobody waits for the code any more.
     let code = process::supervise_while_parent(child, ctx.helper).unwrap_or(EXIT_SETUP);
+    if let (Some(sig), Some(fd)) = (process::last_signal(), ctx.ended.take()) {
+        sys::write_all(fd.as_raw_fd(), &[sig as u8]);
+    }
     process::kill_descendants();
     Ok(code)
 }
