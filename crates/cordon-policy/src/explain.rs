@@ -645,6 +645,15 @@ pub fn explain(
              network.allow = {:?}, network.deny = {:?}",
             profile.name, profile.network_rules.allow, profile.network_rules.deny
         )),
+        // A built-in cannot be edited (nu7): the advice names a profile extending it.
+        NetworkPolicy::Restricted if crate::PermissionProfile::builtin(&profile.name).is_some() => {
+            Some(format!(
+                "profile `{0}` restricts the network; pass `--allow-network` for one command, \
+                 or use a profile of your own in ~/.config/cordon/config.toml: \
+                 `[profiles.net]` with `extends = \"{0}\"` and `network = \"enabled\"`",
+                profile.name
+            ))
+        }
         NetworkPolicy::Restricted => Some(format!(
             "profile `{}` restricts the network; set `network = \"enabled\"` in it, or \
              pass `--allow-network` for one command",
@@ -825,11 +834,20 @@ fn unix_socket_lines(resolved: &ResolvedProfile) -> Vec<String> {
             }
         })
         .collect();
-    out.push(
+    // No sandbox at all (a disabled profile with the network on): nothing is refused
+    // (nu7: `danger-full-access` was said to refuse host sockets).
+    let unconfined = resolved.profile.kind == crate::ProfileKind::Disabled
+        && resolved.profile.network == NetworkPolicy::Enabled;
+    out.push(if unconfined {
+        format!(
+            "every host socket: reachable (profile `{}` runs the command without a sandbox)",
+            resolved.profile.name
+        )
+    } else {
         "any other host socket outside the writable roots: refused in every network mode \
          (add it to network.unix_sockets; docker.sock, podman.sock and containerd.sock also \
          need i_understand_host_root = true, since reaching one is root on the host)"
-            .into(),
-    );
+            .into()
+    });
     out
 }

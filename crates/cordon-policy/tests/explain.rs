@@ -407,3 +407,22 @@ fn write_advice_for_a_missing_file_names_its_directory() {
     assert!(hint.contains("--allow-write /data/other"), "{hint}");
     assert!(!hint.contains("does not exist"), "{hint}");
 }
+
+/// nu7: the network advice for a built-in profile (which cannot be edited) names a
+/// profile extending it; a profile that runs without a sandbox does not claim to refuse
+/// host sockets.
+#[test]
+fn advice_fits_builtins_and_unsandboxed_profiles() {
+    let ws = PermissionProfile::builtin("workspace-write").unwrap();
+    let text = run(&ws, &[], Os::Linux, Ok(())).to_string();
+    assert!(
+        text.contains("extends = \"workspace-write\"") && text.contains("--allow-network"),
+        "{text}"
+    );
+    let full = PermissionProfile::builtin("danger-full-access").unwrap();
+    let text = run(&full, &[], Os::Linux, Ok(())).to_string();
+    assert!(!text.contains("refused in every network mode"), "{text}");
+    assert!(text.contains("every host socket: reachable"), "{text}");
+    let text = run(&dev(), &[], Os::Linux, Ok(())).to_string();
+    assert!(text.contains("refused in every network mode"), "{text}");
+}
