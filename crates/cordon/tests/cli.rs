@@ -2193,20 +2193,13 @@ fn a_forward_on_the_proxy_port_is_a_config_error_not_an_unconfined_run() {
         return;
     }
     let p = project();
-    let o = out(cordon(
-        &p,
-        &[
-            "run",
-            "--network",
-            "managed",
-            "--local-port",
-            "127.0.0.1:3128",
-            "--allow-unconfined",
-            "--",
-            "touch",
-            "ran",
-        ],
-    ));
+    let forward = |port: &str, extra: &[&str]| {
+        let mut args = vec!["run", "--network", "managed", "--local-port", port];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--", "touch", "ran"]);
+        out(cordon(&p, &args))
+    };
+    let o = forward("127.0.0.1:3128", &["--allow-unconfined"]);
     assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
     assert!(
         text(&o.stderr).contains("proxy answers"),
@@ -2214,19 +2207,7 @@ fn a_forward_on_the_proxy_port_is_a_config_error_not_an_unconfined_run() {
         text(&o.stderr)
     );
     assert!(!p.dir.join("ran").exists());
-    let o = out(cordon(
-        &p,
-        &[
-            "run",
-            "--network",
-            "managed",
-            "--local-port",
-            "127.0.0.1:3129",
-            "--",
-            "touch",
-            "ran",
-        ],
-    ));
+    let o = forward("127.0.0.1:3129", &[]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(p.dir.join("ran").exists());
 }
