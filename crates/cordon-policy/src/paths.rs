@@ -65,8 +65,8 @@ pub trait FsView {
     }
     /// At most `cap` entries of the directory `p` (symlinks followed), each with whether it
     /// is itself a directory (not a symlink to one): a bounded tree walk's step. `None`
-    /// when `p` cannot be listed (permissions: a directory may be enterable but not
-    /// readable). A host answers from the listing's entry types, without a `stat` per
+    /// when `p` cannot be listed or searched (permissions: a directory may be enterable
+    /// but not readable, or readable but not enterable). A host answers from the listing's entry types, without a `stat` per
     /// entry. The default asks [`FsView::entry`] for each name of [`FsView::list_dir`].
     fn list_dir_typed(&self, p: &Path, cap: usize) -> Option<Vec<(std::ffi::OsString, bool)>> {
         Some(

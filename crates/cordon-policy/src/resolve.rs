@@ -1760,7 +1760,9 @@ pub const NESTED_GIT_REASON: &str = "a nested repository's git dir: its config a
     run when git is used there, and when `git status` at the project root recurses into it";
 
 /// Directories [`protect_nested_projects`] does not descend into: git dirs, and package and
-/// build trees that hold other people's code (the places editors skip too).
+/// build trees that hold other people's code (the places editors skip too). Such a
+/// directory's own `.git` is looked up all the same (`target/.git` is a repository at the
+/// project's top level).
 pub const NESTED_SKIP: &[&str] = &[
     ".git",
     "node_modules",
@@ -1776,8 +1778,10 @@ pub const NESTED_SKIP: &[&str] = &[
 
 /// Entries [`protect_nested_projects`] looks at per writable root, and how many levels deep.
 pub const NESTED_SCAN_CAP: usize = 4096;
-/// See [`NESTED_SCAN_CAP`].
-pub const NESTED_SCAN_DEPTH: usize = 5;
+/// See [`NESTED_SCAN_CAP`]. Deep enough for real trees (a Java package path is ~10
+/// levels); the entry cap is what bounds the cost (breaker, stop 21: a repository one
+/// level past the old bound of 5 kept a writable `.git` and no note said so).
+pub const NESTED_SCAN_DEPTH: usize = 16;
 
 /// Protects, below writable root `root`, every nested repository's `.git` (a directory or
 /// a `gitdir:` file) as a whole (R-P3; breaker, stop 19): a
@@ -1830,15 +1834,16 @@ fn protect_nested_projects(
     for d in &scan.unlisted {
         out.push(prot(d.clone(), UNLISTED_REASON));
         notes.push(format!(
-            "{}: cannot be listed (its permissions), so cordon could not look for \
-             repositories inside it: read-only in this run (`chmod u+r` it to have it \
-             scanned)",
+            "{}: cannot be listed or searched (its permissions), so cordon could not \
+             look for repositories inside it: read-only in this run (`chmod u+rx` it to \
+             have it scanned)",
             d.display()
         ));
     }
     if !scan.complete {
         notes.push(format!(
-            "{}: looked for nested repositories in the first {NESTED_SCAN_CAP} entries only \
+            "{}: looked for nested repositories in the first {NESTED_SCAN_CAP} entries and \
+             {NESTED_SCAN_DEPTH} levels only \
              (submodules named in .gitmodules are protected anyway); a repository beyond them \
              keeps a writable .git, whose config git runs when used there",
             root.display()
@@ -1857,7 +1862,8 @@ pub struct NestedScan {
     /// Every `.git` (directory, `gitdir:` file or symlink; not cordon's empty placeholder)
     /// strictly below the root, breadth-first.
     pub found: Vec<PathBuf>,
-    /// False when the entry cap stopped the walk.
+    /// False when a bound stopped the walk: the entry cap, or directories at the deepest
+    /// level looked at (their own `.git` looked up, nothing below them).
     pub complete: bool,
     /// Directories below the root that could not be listed (enterable, not readable):
     /// nothing below them was looked for, their own `.git` excepted.
@@ -1876,16 +1882,20 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
         unlisted: Vec::new(),
     };
     let mut seen = 0usize;
-    let mut level = vec![root.to_path_buf()];
+    // Each directory to look at, and whether to enter it: a package or build tree
+    // ([`NESTED_SKIP`]) is not entered, but its own `.git` is looked up by name (breaker,
+    // stop 21: `git init target && git add target` planted a gitlink whose config the
+    // host's next `git status` at the root ran, and no note named it).
+    let mut level = vec![(root.to_path_buf(), true)];
     for depth in 0..=NESTED_SCAN_DEPTH {
         let mut next = Vec::new();
-        for d in level {
+        for (d, enter) in level {
             // Another writable root (the workspace inside a wider `-w` grant) has its own
             // protected paths; its `.git` is not a nested one (its index must stay writable).
             if d != *root && all_roots.contains(&d) {
                 continue;
             }
-            let listing = if depth == NESTED_SCAN_DEPTH {
+            let listing = if depth == NESTED_SCAN_DEPTH || !enter {
                 None
             } else {
                 match fs.list_dir_typed(&d, NESTED_SCAN_CAP + 1 - seen) {
@@ -1898,8 +1908,9 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
                         Some(names)
                     }
                     None => {
-                        // Enterable but not listable (`chmod 311`, possibly by an earlier
-                        // run): what is below cannot be looked for (breaker, stop 20).
+                        // Not listable (`chmod 311`) or not searchable (`chmod 644`),
+                        // possibly by an earlier run: what is below cannot be looked for
+                        // (breakers, stops 20 and 21).
                         if d != *root {
                             scan.unlisted.push(d.clone());
                         }
@@ -1921,7 +1932,15 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
                     Some(Entry::Link(_)) => fs.kind(&dotgit).is_some(),
                     Some(Entry::Kind(FileKind::Dir)) => !is_placeholder(fs, &dotgit),
                     Some(Entry::Kind(FileKind::File)) => true,
-                    None => false,
+                    None => {
+                        // The listing names a `.git` that cannot be looked at (the
+                        // directory lost its search permission, or it changed under the
+                        // scan): what it is cannot be told, so `d` is unexamined.
+                        if listing.is_some() && !scan.unlisted.contains(&d) {
+                            scan.unlisted.push(d.clone());
+                        }
+                        false
+                    }
                 };
                 if found {
                     scan.found.push(dotgit);
@@ -1931,12 +1950,20 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
                 listing
                     .into_iter()
                     .flatten()
-                    .filter(|(n, dir)| *dir && !NESTED_SKIP.iter().any(|s| n == *s))
-                    .map(|(n, _)| d.join(n)),
+                    .filter(|(n, dir)| *dir && n != ".git")
+                    .map(|(n, _)| {
+                        let enter = !NESTED_SKIP.iter().any(|s| n == *s);
+                        (d.join(n), enter)
+                    }),
             );
         }
         if next.is_empty() {
             return scan;
+        }
+        if depth + 1 == NESTED_SCAN_DEPTH && next.iter().any(|(_, enter)| *enter) {
+            // The next level is the last one looked at: its directories' `.git` is looked
+            // up by name, what is below them is not (the note says so).
+            scan.complete = false;
         }
         level = next;
     }
@@ -2453,21 +2480,97 @@ mod tests {
         assert_eq!(at("/home/u/proj/open/src.rs"), Access::Write);
     }
 
+    /// A view where some directories can be listed but not searched (`chmod 644`): the
+    /// listing names their entries, but nothing below them can be looked at.
+    struct Unsearchable<'a>(&'a MemFs, &'a str);
+    impl Unsearchable<'_> {
+        fn hidden(&self, p: &Path) -> bool {
+            p.starts_with(self.1) && p != Path::new(self.1)
+        }
+    }
+    impl FsView for Unsearchable<'_> {
+        fn canonicalize(&self, p: &Path) -> Option<PathBuf> {
+            self.0.canonicalize(p)
+        }
+        fn kind(&self, p: &Path) -> Option<FileKind> {
+            (!self.hidden(p)).then(|| self.0.kind(p)).flatten()
+        }
+        fn read_to_string(&self, p: &Path) -> Option<String> {
+            (!self.hidden(p))
+                .then(|| self.0.read_to_string(p))
+                .flatten()
+        }
+        fn read_link(&self, p: &Path) -> Option<PathBuf> {
+            (!self.hidden(p)).then(|| self.0.read_link(p)).flatten()
+        }
+        fn list_dir(&self, p: &Path, cap: usize) -> Vec<std::ffi::OsString> {
+            if self.hidden(p) {
+                return Vec::new();
+            }
+            self.0.list_dir(p, cap)
+        }
+    }
+
+    /// Breaker (stop 21): a directory made readable but not searchable (`chmod 644`) by
+    /// an earlier run listed its `.git`, whose lookup then failed and was taken for "no
+    /// repository"; the command (which owns it) chmod'ed it back and wrote the nested
+    /// repository's hooks. A `.git` that is listed but cannot be looked at makes the
+    /// directory unexamined: read-only as a whole, with the note.
+    #[test]
+    fn unsearchable_directories_hide_no_repository() {
+        let mem = fs()
+            .file("/home/u/proj/.git/HEAD", "ref: refs/heads/main\n")
+            .file("/home/u/proj/v3/.git/HEAD", "ref: refs/heads/main\n")
+            .file("/home/u/proj/open/src.rs", "");
+        let view = Unsearchable(&mem, "/home/u/proj/v3");
+        let p = PermissionProfile::builtin("workspace-write").unwrap();
+        let r = resolve(&p, &ctx("/home/u/proj"), &view).unwrap();
+        let at = |q: &str| r.filesystem.access_for(&mem, Path::new(q)).access;
+        assert_eq!(at("/home/u/proj/v3/.git/hooks/pre-commit"), Access::Read);
+        assert_eq!(at("/home/u/proj/v3/other"), Access::Read);
+        assert_eq!(at("/home/u/proj/open/src.rs"), Access::Write);
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains("v3: cannot be listed or searched")),
+            "{:?}",
+            r.notes
+        );
+    }
+
     /// Breaker (stop 19): nested repositories' `.git` (directory or `gitdir:` file) are
     /// protected as a whole within the scan's bounds; package trees are not entered, a
     /// symlinked nested `.git` is named in a note, a directory symlink is not followed,
-    /// and a tree deeper than the bound keeps its nested `.git` writable (documented).
+    /// and a tree deeper than the bound keeps its nested `.git` writable, with a note
+    /// (documented). Breaker (stop 21): a repository six levels down (past the old bound)
+    /// and one at the top of a package tree (`target/.git`) are found.
     #[test]
     fn nested_repositories_are_protected_within_the_scan_bounds() {
+        let deep: String = (0..NESTED_SCAN_DEPTH).map(|i| format!("/d{i}")).collect();
         let fs = fs()
             .file("/home/u/proj/.git/HEAD", "ref: refs/heads/main\n")
             .file("/home/u/proj/vendor/a/.git/HEAD", "ref: refs/heads/main\n")
             .file("/home/u/proj/sm/.git", "gitdir: ../.git/modules/sm\n")
-            .dir("/home/u/proj/node_modules/pkg/.git")
+            .file(
+                "/home/u/proj/node_modules/pkg/.git/HEAD",
+                "ref: refs/heads/main\n",
+            )
+            .file("/home/u/proj/target/.git/HEAD", "ref: refs/heads/main\n")
             .dir("/data/other/.git")
             .symlink("/home/u/proj/out", "/data/other")
             .symlink("/home/u/proj/ln/.git", "/data/other/.git")
-            .dir("/home/u/proj/a/b/c/d/e/f/.git")
+            .file(
+                "/home/u/proj/a/b/c/d/e/f/.git/HEAD",
+                "ref: refs/heads/main\n",
+            )
+            .file(
+                &format!("/home/u/proj{deep}/.git/HEAD"),
+                "ref: refs/heads/main\n",
+            )
+            .file(
+                &format!("/home/u/proj{deep}/x/.git/HEAD"),
+                "ref: refs/heads/main\n",
+            )
             .file("/home/u/proj/sep/.git", "gitdir: ../.subgit\n")
             .file("/home/u/proj/.subgit/HEAD", "ref: refs/heads/main\n")
             .file("/home/u/proj/.subgit/config", "");
@@ -2482,8 +2585,24 @@ mod tests {
             at("/home/u/proj/node_modules/pkg/.git/config"),
             Access::Write
         );
+        assert_eq!(at("/home/u/proj/target/.git/config"), Access::Read);
+        assert_eq!(at("/home/u/proj/target/debug/x"), Access::Write);
         assert_eq!(at("/home/u/proj/a/b/c/d/e/.git"), Access::Write);
-        assert_eq!(at("/home/u/proj/a/b/c/d/e/f/.git/config"), Access::Write);
+        assert_eq!(at("/home/u/proj/a/b/c/d/e/f/.git/config"), Access::Read);
+        // At the deepest level `.git` is looked up by name; below it nothing, and a note
+        // says the walk stopped.
+        assert_eq!(at(&format!("/home/u/proj{deep}/.git/config")), Access::Read);
+        assert_eq!(
+            at(&format!("/home/u/proj{deep}/x/.git/config")),
+            Access::Write
+        );
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains(&format!("{NESTED_SCAN_DEPTH} levels only"))),
+            "{:?}",
+            r.notes
+        );
         // The ancestors of a nested `.git` are pinned (it cannot be moved aside).
         let ResolvedFilesystem::Restricted { entries, .. } = &r.filesystem else {
             panic!()

@@ -64,12 +64,22 @@ impl FsView for HostFs {
         // filesystem gives none): a symlink is never a directory here. Never opens a file.
         // A directory that cannot be opened for listing is `None`; an entry that cannot
         // be read mid-listing makes the whole listing `None` too (never a short one).
+        // A directory that can be listed but not searched (`chmod 644`) is `None` as
+        // well: nothing in it can be looked at, so a `.git` the listing names could not be
+        // told from an absent one (breaker, stop 21).
         let mut out = Vec::new();
         for e in std::fs::read_dir(p).ok()?.take(cap) {
             let e = e.ok()?;
             let dir = e.file_type().is_ok_and(|t| t.is_dir());
             out.push((e.file_name(), dir));
         }
+        nix::unistd::faccessat(
+            nix::fcntl::AT_FDCWD,
+            p,
+            nix::unistd::AccessFlags::X_OK,
+            nix::fcntl::AtFlags::AT_EACCESS,
+        )
+        .ok()?;
         Some(out)
     }
     fn is_empty_dir(&self, p: &Path) -> bool {

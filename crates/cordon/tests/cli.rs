@@ -2149,6 +2149,66 @@ fn repositories_made_by_the_command_are_reported() {
     assert!(!support::text(&o.stderr).contains("made a git repository"));
 }
 
+/// Breaker (stop 21), as an unprivileged user (root ignores directory modes): one run
+/// leaves a nested repository in a directory that can be listed but not searched (`chmod
+/// 644`), whose `.git` the next run's scan then took for absent; that run chmod'ed it back
+/// and wrote the repository's hooks, which git runs on the host. Now the directory is
+/// read-only for the run (with a note), so the hook cannot be written; a repository made
+/// at the top of a package tree (`target/.git`) is reported after the run and protected
+/// in the next; a directory left unsearchable above a plain subdirectory does not stop
+/// later runs (it refused every run, naming a placeholder). Twins: the rest of the project
+/// stays writable.
+#[test]
+fn repositories_in_unsearchable_or_skipped_directories_are_protected() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || !sandbox_available() {
+        return;
+    }
+    if !std::path::Path::new("/usr/bin/setpriv").exists() {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "setpriv missing"
+        );
+        return;
+    }
+    let p = support::Project::new("cordon-unsearchable-");
+    let run = |script: &str| {
+        let c = p.cordon(&["run", "--yes", "--json", "--", "sh", "-c", script]);
+        support::out(p.as_user(&c, support::TEST_UID))
+    };
+    let o = run("mkdir v3 && git init -q v3 && chmod 644 v3 && mkdir -p x/y && chmod 644 x");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let o = run(
+        "chmod 755 v3; echo 'echo hook ran' > v3/.git/hooks/pre-commit && echo WROTE; \
+         echo ok > free.txt",
+    );
+    let err = text(&o.stderr);
+    assert!(!text(&o.stdout).contains("WROTE"), "{err}");
+    // The note is in the report's `resolution_notes`.
+    assert!(err.contains("v3: cannot be listed or searched"), "{err}");
+    let hook = p.dir.join("v3/.git/hooks/pre-commit");
+    assert!(std::fs::symlink_metadata(&hook).is_err(), "hook written");
+    assert_eq!(
+        std::fs::read_to_string(p.dir.join("free.txt")).unwrap(),
+        "ok\n"
+    );
+    // `target/.git`: reported when made, protected in the next run.
+    let o = run("git init -q target");
+    assert!(
+        text(&o.stderr).contains("made a git repository at")
+            && text(&o.stderr).contains("/target/.git"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = run("echo '[core]' >> target/.git/config && echo WROTE; echo ok > target/out.txt");
+    assert!(!text(&o.stdout).contains("WROTE"), "{}", text(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(p.dir.join("target/out.txt")).unwrap(),
+        "ok\n"
+    );
+}
+
 /// A command killed by a signal inside the sandbox is reported as killed by it (`signal`,
 /// evidence "killed by signal N"), and one that exits 143 itself is not (new user, nu7:
 /// the helper exits 128 + N either way, and every sandboxed signal death read `signal:

@@ -798,10 +798,21 @@ pub fn create_placeholders(layout: &Layout) -> io::Result<Vec<Placeholder>> {
             Ok(Some(p)) => out.push(p),
             Ok(None) => {}
             Err(e) => {
+                // EACCES here is a directory on the way that the invoking user cannot
+                // search or write, often an earlier command's `chmod` (breaker, stop 21):
+                // say what to do about it.
+                let fix = if e.kind() == io::ErrorKind::PermissionDenied {
+                    " (a directory on its way cannot be searched or written by you, \
+                     perhaps changed by an earlier command: check `ls -ld` of the \
+                     directories above it and restore them with `chmod u+rwx DIR`)"
+                        .to_string()
+                } else {
+                    String::new()
+                };
                 return Err(io::Error::new(
                     e.kind(),
                     format!(
-                        "cannot create placeholder for protected path {}: {e}",
+                        "cannot protect {}: making its mount point: {e}{fix}",
                         s.path.display()
                     ),
                 ));
