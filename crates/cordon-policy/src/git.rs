@@ -41,6 +41,25 @@ const GIT_DIR_CHILDREN: [&str; 12] = [
     "modules",
 ];
 
+/// Whether `dir` looks like a git dir to git itself (`HEAD`, `objects/`, `refs/`, symlinks
+/// followed): a bare repository, a `--separate-git-dir`, a submodule's git dir, whatever
+/// it is named (breaker, stop 21: only directories named `.git` were treated as git dirs,
+/// so a bare `remote.git` in the workspace, a `gitdir:` file's target, or a cwd inside a
+/// bare repository left hooks and config writable). Three `stat`s.
+pub(crate) fn looks_like_git_dir(fs: &dyn FsView, dir: &Path) -> bool {
+    fs.kind(&dir.join("HEAD")) == Some(FileKind::File)
+        && fs.kind(&dir.join("objects")) == Some(FileKind::Dir)
+        && fs.kind(&dir.join("refs")) == Some(FileKind::Dir)
+}
+
+/// The outermost directory at or above `dir` that [`looks_like_git_dir`], if any.
+pub(crate) fn enclosing_git_dir(fs: &dyn FsView, dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .filter(|a| a.parent().is_some() && looks_like_git_dir(fs, a))
+        .last()
+        .map(Path::to_path_buf)
+}
+
 /// Checks that `dir` is a real git dir a derived writable grant may cover: `HEAD` a
 /// regular file, `objects/` and `refs/` directories, and none of [`GIT_DIR_CHILDREN`] a
 /// symlink. A planted "common dir" whose `objects` or `refs` is a symlink to `$HOME` or

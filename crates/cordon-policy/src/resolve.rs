@@ -415,17 +415,29 @@ pub enum ResolveError {
 pub const CONFIG_PROTECTION_REASON: &str = "cordon configuration (decides later runs' profile)";
 
 /// Finds the project root for `cwd`: the nearest ancestor (including `cwd`) holding a
-/// `.git` (directory or `gitdir:` file) or a `.cordon` directory; `cwd` itself if none.
+/// `.git` (directory or `gitdir:` file) or a `.cordon` directory; `cwd` itself if none;
+/// a git dir that encloses that (a bare repository) instead.
 pub fn find_workspace(fs: &dyn FsView, cwd: &Path) -> PathBuf {
     let mut cur = cwd.to_path_buf();
-    loop {
+    let (workspace, marker) = loop {
         if has_marker(fs, &cur) {
-            return cur;
+            break (cur, true);
         }
         if !cur.pop() {
-            return cwd.to_path_buf();
+            break (cwd.to_path_buf(), false);
         }
-    }
+    };
+    // As [`locate`]: a git dir no marked project encloses is the workspace.
+    widen_to_git_dir(
+        fs,
+        Location {
+            cwd: cwd.to_path_buf(),
+            workspace,
+            marker,
+            note: None,
+        },
+    )
+    .workspace
 }
 
 /// The project roots that enclose `workspace`: each strict ancestor of it that holds a
@@ -544,6 +556,49 @@ fn is_placeholder(fs: &dyn FsView, d: &Path) -> bool {
 /// target the next run's workspace; the project that holds the link stays the workspace.
 /// Errors: relative or missing cwd.
 pub fn locate(ctx: &ResolveContext, fs: &dyn FsView) -> Result<Location, ResolveError> {
+    locate_by_markers(ctx, fs).map(|l| widen_to_git_dir(fs, l))
+}
+
+/// A cwd inside a git dir that no marked project decides (a bare repository, e.g.
+/// `cd repo.git/hooks`) has that git dir as its workspace, marked, so that its hooks,
+/// config and the rest of [`protect_git_dir`] stay protected (breaker, stop 21: the cwd
+/// itself — or `hooks/` — became the writable workspace, and a planted hook ran at the
+/// next push). A marked project that encloses the git dir stays the workspace (`.git`
+/// itself, or a bare repository inside a project, is protected by its scan), and so does
+/// one inside the git dir outside its protected children.
+fn widen_to_git_dir(fs: &dyn FsView, loc: Location) -> Location {
+    let Some(g) = crate::git::enclosing_git_dir(fs, &loc.cwd) else {
+        return loc;
+    };
+    // A marked project inside the git dir stays the workspace unless it lies in one of the
+    // git dir's protected children (`repo.git/hooks/.cordon`, planted by a run there).
+    let in_protected_child = loc.workspace.strip_prefix(&g).is_ok_and(|rel| {
+        rel.components().next().is_some_and(|c| {
+            GIT_DIR_PROTECTED
+                .iter()
+                .any(|(name, _)| c.as_os_str() == *name)
+        })
+    });
+    if loc.marker && !in_protected_child && loc.workspace != g {
+        return loc;
+    }
+    let note = (loc.workspace != g).then(|| {
+        format!(
+            "the cwd {} is inside the git directory {} (a bare repository): that is the \
+             workspace, with its hooks and config protected",
+            loc.cwd.display(),
+            g.display()
+        )
+    });
+    Location {
+        note: note.or(loc.note),
+        workspace: g,
+        marker: true,
+        cwd: loc.cwd,
+    }
+}
+
+fn locate_by_markers(ctx: &ResolveContext, fs: &dyn FsView) -> Result<Location, ResolveError> {
     if !ctx.cwd.is_absolute() {
         return Err(ResolveError::RelativeCwd(ctx.cwd.clone()));
     }
@@ -1457,38 +1512,42 @@ fn protect_git_dir(
     gitdir: &Path,
     out: &mut Vec<ResolvedEntry>,
 ) {
-    for (name, why) in [
-        ("hooks", "git hooks run code"),
-        ("config", crate::gitconfig::GIT_CONFIG_REASON),
-        ("info", "git info/attributes selects filters that run code"),
-        (
-            "commondir",
-            "commondir points git at another directory's config and hooks",
-        ),
-        ("config.worktree", "git config can run code"),
-        (
-            "modules",
-            "submodule git dirs have their own hooks and config",
-        ),
-        (
-            "worktrees",
-            "linked worktrees' commondir and config redirect git",
-        ),
-        // Remotes defined the old way (a file per remote) point `git push`/`fetch` at
-        // another repository, whose hooks then run on the host (breaker, stop 18: a
-        // planted `.git/remotes/origin` to a bare repository in the workspace).
-        (
-            "remotes",
-            "legacy remote definitions point git push and fetch at another repository",
-        ),
-        (
-            "branches",
-            "legacy remote definitions point git push and fetch at another repository",
-        ),
-    ] {
+    for (name, why) in GIT_DIR_PROTECTED {
         out.push(prot(gitdir.join(name), why));
     }
 }
+
+/// The children of a git dir that run code or redirect git, with why: read-only inside
+/// every writable root (R-P3, [`protect_git_dir`]).
+const GIT_DIR_PROTECTED: [(&str, &str); 9] = [
+    ("hooks", "git hooks run code"),
+    ("config", crate::gitconfig::GIT_CONFIG_REASON),
+    ("info", "git info/attributes selects filters that run code"),
+    (
+        "commondir",
+        "commondir points git at another directory's config and hooks",
+    ),
+    ("config.worktree", "git config can run code"),
+    (
+        "modules",
+        "submodule git dirs have their own hooks and config",
+    ),
+    (
+        "worktrees",
+        "linked worktrees' commondir and config redirect git",
+    ),
+    // Remotes defined the old way (a file per remote) point `git push`/`fetch` at
+    // another repository, whose hooks then run on the host (breaker, stop 18: a
+    // planted `.git/remotes/origin` to a bare repository in the workspace).
+    (
+        "remotes",
+        "legacy remote definitions point git push and fetch at another repository",
+    ),
+    (
+        "branches",
+        "legacy remote definitions point git push and fetch at another repository",
+    ),
+];
 
 /// Checks that `gitdir` (named by the `.git` file `dotgit` in writable root `root`) is a
 /// genuine linked worktree's git dir and returns its common dir. A confined command can
@@ -1827,6 +1886,11 @@ fn protect_nested_projects(
         }
         out.push(prot(dotgit, NESTED_GIT_REASON));
     }
+    // A bare repository inside the root: what runs code in it is protected as in a `.git`
+    // (its objects and refs stay writable, so a push to a local remote still works).
+    for d in &scan.bare {
+        protect_git_dir(prot, d, out);
+    }
     // A directory the scan could not list is read-only as a whole for this run: a
     // repository inside it could not be looked for, and the command must not be able to
     // plant one's config there (breaker, stop 20: `chmod 311 vendor` by one run hid
@@ -1868,6 +1932,9 @@ pub struct NestedScan {
     /// Directories below the root that could not be listed (enterable, not readable):
     /// nothing below them was looked for, their own `.git` excepted.
     pub unlisted: Vec<PathBuf>,
+    /// Directories strictly below the root that are git dirs themselves (`HEAD`,
+    /// `objects/`, `refs/`: a bare repository such as a local `remote.git`), not entered.
+    pub bare: Vec<PathBuf>,
 }
 
 /// The nested repositories below writable root `root` (R-P3; breaker, stop 19), within
@@ -1880,6 +1947,7 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
         found: Vec::new(),
         complete: true,
         unlisted: Vec::new(),
+        bare: Vec::new(),
     };
     let mut seen = 0usize;
     // Each directory to look at, and whether to enter it: a package or build tree
@@ -1946,6 +2014,18 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
                     scan.found.push(dotgit);
                 }
             }
+            // A git dir by its listing (no `stat`): a bare repository, whose hooks run
+            // at the host's next push to it (breaker, stop 21). Not entered.
+            let is_git_dir = listing.as_ref().is_some_and(|names| {
+                let has = |want: &str, is_dir: bool| {
+                    names.iter().any(|(n, dir)| n == want && *dir == is_dir)
+                };
+                has("HEAD", false) && has("objects", true) && has("refs", true)
+            });
+            if d != *root && is_git_dir {
+                scan.bare.push(d.clone());
+                continue;
+            }
             next.extend(
                 listing
                     .into_iter()
@@ -1989,6 +2069,17 @@ fn protected_for_root(
             },
         )
     };
+    if crate::git::looks_like_git_dir(fs, root) {
+        // The root is itself a git dir (a bare repository as the workspace, `-w` of a git
+        // dir, a submodule's git dir): what runs code in it is protected as in any `.git`
+        // (breaker, stop 21).
+        notes.push(format!(
+            "{}: a git directory; its hooks, config and the other files git reads code \
+             from stay read-only",
+            root.display()
+        ));
+        protect_git_dir(&prot, root, out);
+    }
     let dotgit = root.join(".git");
     match fs.kind(&dotgit) {
         Some(FileKind::Dir)
@@ -2042,16 +2133,29 @@ fn protected_for_root(
                         }
                         for (f, why) in [
                             ("config.worktree", "git config can run code"),
-                            ("commondir", "commondir decides which git config and hooks are used"),
+                            (
+                                "commondir",
+                                "commondir decides which git config and hooks are used",
+                            ),
                             ("gitdir", "git's backlink to this worktree"),
                         ] {
                             out.push(prot(gitdir.join(f), why));
                         }
                     }
-                    Err(why) => notes.push(format!(
-                        "{}: not a usable linked worktree ({why}); its git dir is not made writable",
-                        dotgit.display()
-                    )),
+                    Err(why) => {
+                        notes.push(format!(
+                            "{}: not a usable linked worktree ({why}); its git dir is not made writable",
+                            dotgit.display()
+                        ));
+                        // Still the git dir git uses here (`--separate-git-dir`, a
+                        // submodule): wherever it lies — inside this root, or in one a
+                        // `-w` grants — what runs code in it stays protected (breaker,
+                        // stop 21: `.gitstore/hooks` was writable, and cordon's own
+                        // `-w <gitdir>` advice made a submodule's hooks writable).
+                        if crate::git::looks_like_git_dir(fs, &gitdir) {
+                            protect_git_dir(&prot, &gitdir, out);
+                        }
+                    }
                 },
                 Err(why) => notes.push(format!(
                     "{why}; it stays read-only and no git dir is made writable"
@@ -3396,6 +3500,111 @@ mod tests {
 
     /// A linked worktree whose common dir is the home directory reached through a
     /// symlinked `$HOME` is refused, as it is for a `$HOME` spelled canonically.
+    /// A real git dir (HEAD, objects/, refs/) at `d`, in `fs`.
+    fn git_dir(fs: MemFs, d: &str) -> MemFs {
+        fs.file(&format!("{d}/HEAD"), "ref: refs/heads/main\n")
+            .dir(&format!("{d}/objects"))
+            .dir(&format!("{d}/refs/heads"))
+            .file(&format!("{d}/config"), "[core]\n")
+            .dir(&format!("{d}/hooks"))
+    }
+
+    /// Breaker (stop 21): git dirs not named `.git` were not treated as git dirs. (L11) a
+    /// `.git` file naming a git dir inside the workspace (`--separate-git-dir=.gitstore`);
+    /// (L4) one outside it, granted by `-w` as cordon's own advice says; (L5) a bare
+    /// repository inside the workspace (a local `remote.git`); (L6) a cwd inside a bare
+    /// repository, even with a planted `.cordon/` in its `hooks/`. In every case the git
+    /// dir's hooks and config are read-only; its objects and refs stay writable where the
+    /// root is (twins).
+    #[test]
+    fn git_dirs_not_named_dot_git_keep_hooks_and_config_protected() {
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        let base = super::tests::fs;
+        // L11
+        let fs = git_dir(base(), "/w1/.gitstore").file("/w1/.git", "gitdir: /w1/.gitstore\n");
+        let r = resolve(&p, &ctx("/w1"), &fs).unwrap();
+        assert_eq!(
+            access(&r, &fs, "/w1/.gitstore/hooks/pre-commit"),
+            Access::Read
+        );
+        assert_eq!(access(&r, &fs, "/w1/.gitstore/config"), Access::Read);
+        assert_eq!(access(&r, &fs, "/w1/.gitstore/objects/ab"), Access::Write);
+        assert_eq!(access(&r, &fs, "/w1/src.rs"), Access::Write);
+        // L4
+        let fs = git_dir(base(), "/store/p.git")
+            .dir("/w2")
+            .file("/w2/.git", "gitdir: /store/p.git\n");
+        let granted = restricted(vec![
+            FsEntry::new(":workspace", Access::Write),
+            FsEntry::new("/store/p.git", Access::Write),
+        ]);
+        let r = resolve(&granted, &ctx("/w2"), &fs).unwrap();
+        assert_eq!(
+            access(&r, &fs, "/store/p.git/hooks/pre-commit"),
+            Access::Read
+        );
+        assert_eq!(access(&r, &fs, "/store/p.git/config"), Access::Read);
+        assert_eq!(access(&r, &fs, "/store/p.git/index"), Access::Write);
+        // L5
+        let fs = git_dir(base(), "/home/u/proj/remote.git")
+            .file("/home/u/proj/.git/HEAD", "ref: refs/heads/main\n");
+        let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+        assert_eq!(
+            access(&r, &fs, "/home/u/proj/remote.git/hooks/pre-receive"),
+            Access::Read
+        );
+        assert_eq!(
+            access(&r, &fs, "/home/u/proj/remote.git/config"),
+            Access::Read
+        );
+        assert_eq!(
+            access(&r, &fs, "/home/u/proj/remote.git/objects/ab"),
+            Access::Write
+        );
+        // L6, from the hooks dir, with and without a planted marker there.
+        for fs in [
+            git_dir(base(), "/var/tmp/bare.git"),
+            git_dir(base(), "/var/tmp/bare.git").dir("/var/tmp/bare.git/hooks/.cordon/x"),
+        ] {
+            let r = resolve(&p, &ctx("/var/tmp/bare.git/hooks"), &fs).unwrap();
+            assert_eq!(r.workspace, PathBuf::from("/var/tmp/bare.git"));
+            assert_eq!(
+                access(&r, &fs, "/var/tmp/bare.git/hooks/post-update"),
+                Access::Read
+            );
+            assert_eq!(access(&r, &fs, "/var/tmp/bare.git/config"), Access::Read);
+            assert_eq!(
+                access(&r, &fs, "/var/tmp/bare.git/refs/heads/x"),
+                Access::Write
+            );
+        }
+    }
+
+    /// Breaker (stop 21): a `$TMPDIR` holding a bare repository (or inside one) is not made
+    /// writable (it carries no protected paths), as for one holding a `.git` project; an
+    /// empty temp directory still is (twin).
+    #[test]
+    fn tmpdir_holding_a_bare_repository_is_not_writable() {
+        let p = PermissionProfile::builtin("workspace-write").unwrap();
+        let fs = git_dir(super::tests::fs(), "/var/tmp/tb/r.git").dir("/var/tmp/empty");
+        for (t, writable) in [
+            ("/var/tmp/tb", false),
+            ("/var/tmp/tb/r.git/hooks", false),
+            ("/var/tmp/empty", true),
+        ] {
+            let mut c = ctx("/home/u/proj");
+            c.tmpdir = Some(t.into());
+            let r = resolve(&p, &c, &fs).unwrap();
+            let probe = format!("{t}/x");
+            let want = if writable {
+                Access::Write
+            } else {
+                Access::Read
+            };
+            assert_eq!(access(&r, &fs, &probe), want, "{t}: {:?}", r.notes);
+        }
+    }
+
     #[test]
     fn worktree_common_dir_at_a_symlinked_home_is_refused() {
         let fs = MemFs::new()

@@ -133,17 +133,24 @@ pub(crate) fn tmpdir_refusal(fs: &dyn FsView, c: &Path, f: &TmpdirFacts) -> Opti
 const SCAN_CAP: usize = 4096;
 const SCAN_DEPTH: usize = 4;
 
-/// A project (a directory holding `.git` or `.cordon`) at `c` or below it, if any: a temp
+/// A project (a directory holding `.git` or `.cordon`, or a git dir) at `c` or below it,
+/// or a git dir enclosing `c`, if any: a temp
 /// directory that holds repositories (`TMPDIR=/var/tmp/u` with scratch clones) is not made
 /// a writable root, since temp roots carry no protected paths (breaker, stop 18; a clone
 /// two levels down was missed by a one-level look). Bounded: [`SCAN_DEPTH`] levels and
 /// [`SCAN_CAP`] entries in all; a tree larger than that counts as holding one (fail
 /// closed: the command then gets the private `/tmp`).
 fn holds_a_project(fs: &dyn FsView, c: &Path) -> Option<PathBuf> {
+    // A git dir itself (a bare repository) counts too (breaker, stop 21), and so does one
+    // that encloses `c`.
+    if let Some(g) = crate::git::enclosing_git_dir(fs, c) {
+        return Some(g);
+    }
     let marked = |d: &Path| {
         [".git", ".cordon"]
             .iter()
             .any(|m| fs.kind(&d.join(m)).is_some())
+            || crate::git::looks_like_git_dir(fs, d)
     };
     let mut seen = 0usize;
     let mut level = vec![c.to_path_buf()];

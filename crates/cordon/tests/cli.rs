@@ -2209,6 +2209,84 @@ fn repositories_in_unsearchable_or_skipped_directories_are_protected() {
     );
 }
 
+/// Breaker (stop 21), end to end with real git: git dirs not named `.git` keep hooks and
+/// config read-only — a bare repository inside the project (a local remote, whose
+/// `pre-receive` git runs at the host's next push), a project whose `.git` file names a
+/// git dir inside it (`--separate-git-dir`), and a cwd inside a bare repository. Twins:
+/// a push to the local remote and a commit in the separate-git-dir project still work.
+#[test]
+fn git_dirs_not_named_dot_git_keep_their_hooks_read_only() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = support::Project::new("cordon-gitdirs-");
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let st = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .current_dir(dir)
+            .status()
+            .unwrap();
+        assert!(st.success(), "git {args:?}");
+    };
+    git(&p.dir, &["init", "-q", "--bare", "remote.git"]);
+    git(&p.dir, &["remote", "add", "origin", "./remote.git"]);
+    git(&p.dir, &["commit", "-q", "--allow-empty", "-m", "one"]);
+    let o = support::out(p.cordon(&[
+        "run",
+        "--yes",
+        "--",
+        "sh",
+        "-c",
+        "git push -q origin HEAD:main && echo PUSHED; \
+         echo 'echo hook' > remote.git/hooks/pre-receive && echo WROTE-HOOK; \
+         echo '[core]' >> remote.git/config && echo WROTE-CONFIG",
+    ]));
+    let out = text(&o.stdout);
+    assert!(out.contains("PUSHED"), "{out}{}", text(&o.stderr));
+    assert!(!out.contains("WROTE"), "{out}");
+    assert!(!p.dir.join("remote.git/hooks/pre-receive").exists());
+    // `--separate-git-dir` inside the project.
+    let sep = p.root.path().join("sep");
+    std::fs::create_dir(&sep).unwrap();
+    git(
+        &sep,
+        &["init", "-q", "--separate-git-dir", ".gitstore", "."],
+    );
+    let o = support::out(p.cordon_in(
+        &sep,
+        &[
+            "run",
+            "--yes",
+            "--",
+            "sh",
+            "-c",
+            "git commit -q --allow-empty -m x && echo COMMITTED; \
+             echo 'echo hook' > .gitstore/hooks/pre-commit && echo WROTE-HOOK; \
+             git config core.fsmonitor 'echo x' && echo WROTE-CONFIG",
+        ],
+    ));
+    let out = text(&o.stdout);
+    assert!(out.contains("COMMITTED"), "{out}{}", text(&o.stderr));
+    assert!(!out.contains("WROTE"), "{out}");
+    // A cwd inside a bare repository: the repository is the workspace, hooks read-only.
+    let bare = p.root.path().join("b.git");
+    git(p.root.path(), &["init", "-q", "--bare", "b.git"]);
+    let o = support::out(p.cordon_in(
+        &bare.join("hooks"),
+        &[
+            "run",
+            "--yes",
+            "--",
+            "sh",
+            "-c",
+            "echo x > post-update && echo WROTE-HOOK",
+        ],
+    ));
+    assert!(!text(&o.stdout).contains("WROTE"), "{}", text(&o.stderr));
+    assert!(!bare.join("hooks/post-update").exists());
+}
+
 /// A command killed by a signal inside the sandbox is reported as killed by it (`signal`,
 /// evidence "killed by signal N"), and one that exits 143 itself is not (new user, nu7:
 /// the helper exits 128 + N either way, and every sandboxed signal death read `signal:

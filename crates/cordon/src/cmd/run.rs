@@ -242,9 +242,17 @@ fn created_repositories(report: &Report) -> Vec<std::path::PathBuf> {
         .collect();
     // One memo for this scan only (taken after the run: what is there now).
     let fs = cordon_policy::paths::MemoFs::new(&cordon_sandbox::HostFs);
-    cordon_policy::nested_git_entries(&fs, ws, &roots)
-        .found
+    let scan = cordon_policy::nested_git_entries(&fs, ws, &roots);
+    // A bare repository protected at launch has a protected `config` entry.
+    let bare = scan.bare.into_iter().filter(|b| {
+        let config = b.join("config");
+        !entries
+            .iter()
+            .any(|e| e.path == config || e.spelled == config)
+    });
+    scan.found
         .into_iter()
+        .chain(bare)
         .filter(|p| {
             !before.contains(&p.as_path())
                 && !r
