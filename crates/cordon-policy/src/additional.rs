@@ -221,7 +221,7 @@ fn flatten(
 ) -> Result<Vec<Flat>, ResolveError> {
     let mut out = Vec::new();
     for (index, e) in entries.iter().enumerate() {
-        for lexical in expand(&e.path, index, ctx, workspace)? {
+        for lexical in expand(fs, &e.path, index, ctx, workspace)? {
             out.push(Flat {
                 canonical: canonicalize_lenient(fs, &lexical),
                 lexical,

@@ -6,7 +6,7 @@
 //! [`Explanation`] serialises (serde) for `--json` and renders a one-screen text answer to
 //! "why can't this command write X" through [`std::fmt::Display`].
 
-use crate::paths::{canonicalize_lenient, lexical_normalize, FsView};
+use crate::paths::{canonicalize_lenient, FsView};
 use crate::profile::{Access, NetworkPolicy, ProfileKind, CREDENTIAL_STORES};
 use crate::resolve::{EntryOrigin, ResolvedFilesystem, ResolvedProfile};
 use crate::selection::{Backend, Fact, SandboxStatus, Selection, ShouldSandboxRule};
@@ -405,7 +405,7 @@ fn explain_path(
     asked: &Path,
     private_tmp: bool,
 ) -> PathExplanation {
-    let absolute = lexical_normalize(asked, &resolved.cwd);
+    let absolute = crate::paths::physical_normalize(fs, asked, &resolved.cwd);
     let canonical = canonicalize_lenient(fs, &absolute);
     if private_tmp && resolved.filesystem.seen(fs, &absolute) == crate::view::Seen::PrivateTmp {
         let decided_by = Decider::PrivateTmp;

@@ -142,6 +142,37 @@ pub fn lexical_normalize(p: &Path, cwd: &Path) -> PathBuf {
     out
 }
 
+/// `p` made absolute against `cwd` with `.` and `..` resolved as the kernel resolves them:
+/// a `..` after a symlink goes up from where the link leads, not from the link's own
+/// directory (`realpath` for the part that exists; lexical past it). Other symlinks are
+/// kept as spelled. Breaker (stop 21): `--deny-read /opt/link/../key` was taken as
+/// `/opt/key` while the command's `cat /opt/link/../key` read the real file, and `-w
+/// /opt/link/../dir` created a stray `/opt/dir`.
+pub fn physical_normalize(fs: &dyn FsView, p: &Path, cwd: &Path) -> PathBuf {
+    let joined = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        cwd.join(p)
+    };
+    if !joined.components().any(|c| c == Component::ParentDir) {
+        return lexical_normalize(&joined, Path::new("/"));
+    }
+    let mut out = PathBuf::from("/");
+    for c in joined.components() {
+        match c {
+            Component::Prefix(_) | Component::RootDir | Component::CurDir => {}
+            Component::ParentDir => {
+                if let Some(real) = fs.canonicalize(&out) {
+                    out = real;
+                }
+                out.pop();
+            }
+            Component::Normal(s) => out.push(s),
+        }
+    }
+    out
+}
+
 /// Whether the last component of `p` is a symlink (its canonical form is not its canonical
 /// parent joined with its name); used wherever a scan must not follow links (the nested
 /// repository scan, the `$TMPDIR` project scan).
@@ -635,6 +666,28 @@ mod tests {
                 proptest::prop_assert_eq!(memo.canonicalize(p), m.canonicalize(p), "{:?}", p);
             }
         }
+    }
+
+    /// Breaker (stop 21): `..` after a symlink goes up from the link's target, as the
+    /// kernel resolves it; past what exists, and without `..`, spelling is kept.
+    #[test]
+    fn physical_normalize_resolves_dotdot_after_a_symlink() {
+        let fs = MemFs::new()
+            .file("/var/sec/key", "s")
+            .dir("/var/sec/sub")
+            .symlink("/opt/lnk2", "/var/sec/sub")
+            .dir("/opt");
+        let cwd = Path::new("/home/u");
+        let n = |p: &str| physical_normalize(&fs, Path::new(p), cwd);
+        assert_eq!(n("/opt/lnk2/../key"), PathBuf::from("/var/sec/key"));
+        assert_eq!(n("/opt/lnk2/x/../y"), PathBuf::from("/opt/lnk2/y"));
+        assert_eq!(n("/opt/lnk2/y"), PathBuf::from("/opt/lnk2/y"));
+        assert_eq!(n("/nope/a/../b"), PathBuf::from("/nope/b"));
+        assert_eq!(n("../x"), PathBuf::from("/home/x"));
+        assert_eq!(
+            lexical_normalize(Path::new("/opt/lnk2/../key"), cwd),
+            PathBuf::from("/opt/key")
+        );
     }
 
     #[test]

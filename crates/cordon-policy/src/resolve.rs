@@ -732,12 +732,13 @@ fn unsafe_workspace(ws: &Path, homes: &[PathBuf], fs: &dyn FsView) -> bool {
 /// root is unavailable here (noted by the caller). `pub(crate)` so overlays
 /// ([`crate::overlay`]) expand spellings exactly as resolution does.
 pub(crate) fn expand(
+    fs: &dyn FsView,
     spelling: &str,
     index: usize,
     ctx: &ResolveContext,
     workspace: &Path,
 ) -> Result<Vec<PathBuf>, ResolveError> {
-    expand_for(spelling, index, ctx, workspace, Access::Read)
+    expand_for(fs, spelling, index, ctx, workspace, Access::Read)
 }
 
 /// [`expand`] for an entry of the given access: `:home`/`~` deny entries expand under every
@@ -745,6 +746,7 @@ pub(crate) fn expand(
 /// ignores a `$TMPDIR` that is `/`, a home directory or above one, or the workspace or
 /// above it (it would become writable wholesale).
 pub(crate) fn expand_for(
+    fs: &dyn FsView,
     spelling: &str,
     index: usize,
     ctx: &ResolveContext,
@@ -801,10 +803,14 @@ pub(crate) fn expand_for(
                 }
                 return Ok(home_bases
                     .iter()
-                    .map(|h| lexical_normalize(&h.join(r), &ctx.cwd))
+                    .map(|h| crate::paths::physical_normalize(fs, &h.join(r), &ctx.cwd))
                     .collect());
             }
-            return Ok(vec![lexical_normalize(Path::new(spelling), &ctx.cwd)]);
+            return Ok(vec![crate::paths::physical_normalize(
+                fs,
+                Path::new(spelling),
+                &ctx.cwd,
+            )]);
         }
         Some("workspace") => vec![workspace.to_path_buf()],
         Some("home") => {
@@ -817,7 +823,7 @@ pub(crate) fn expand_for(
         Some("tmp") => {
             let mut v = vec![PathBuf::from("/tmp")];
             if let Some(t) = &ctx.tmpdir {
-                let t = lexical_normalize(t, &ctx.cwd);
+                let t = crate::paths::physical_normalize(fs, t, &ctx.cwd);
                 if t != Path::new("/tmp") && !tmp_too_wide(&t, &all_homes, workspace) {
                     v.push(t);
                 }
@@ -838,7 +844,7 @@ pub(crate) fn expand_for(
             if rest.is_empty() {
                 b
             } else {
-                lexical_normalize(Path::new(rest), &b)
+                crate::paths::physical_normalize(fs, Path::new(rest), &b)
             }
         })
         .collect())
@@ -969,10 +975,10 @@ pub fn resolve(
                 }
             }
             for (index, e) in entries.iter().enumerate() {
-                let mut paths = expand_for(&e.path, index, ctx, &workspace, e.access)?;
+                let mut paths = expand_for(fs, &e.path, index, ctx, &workspace, e.access)?;
                 if e.access == Access::Deny && on_workspace(&e.path) {
                     for root in &enclosing {
-                        paths.extend(expand_for(&e.path, index, ctx, root, e.access)?);
+                        paths.extend(expand_for(fs, &e.path, index, ctx, root, e.access)?);
                     }
                 }
                 let by_variable = crate::locations::split_spelling(&e.path);
@@ -1071,7 +1077,7 @@ pub fn resolve(
                 // that resolves (through a symlink) to the workspace, an ancestor of it or
                 // a home must not strip that root's protected paths.
                 // A `$TMPDIR` dropped by the guard exempts nothing (issue 7 item 9).
-                let tmp_roots: Vec<PathBuf> = expand(":tmp", 0, ctx, &workspace)?
+                let tmp_roots: Vec<PathBuf> = expand(fs, ":tmp", 0, ctx, &workspace)?
                     .into_iter()
                     .map(|p| canonicalize_lenient(fs, &p))
                     .filter(|c| !tmp_too_wide(c, &canonical_homes, &workspace))
@@ -1355,7 +1361,7 @@ fn resolve_unix_sockets(
     .map_err(ResolveError::UnixSocket)?;
     let mut out = Vec::new();
     for (index, s) in rules.unix_sockets.iter().enumerate() {
-        for p in expand(s, index, ctx, workspace)? {
+        for p in expand(fs, s, index, ctx, workspace)? {
             let c = canonicalize_lenient(fs, &p);
             rules
                 .check_host_root(&c.to_string_lossy())
@@ -2744,6 +2750,23 @@ mod tests {
                 "{q}"
             );
         }
+    }
+
+    /// Breaker (stop 21): an absolute entry with `..` after a symlink names what the kernel
+    /// resolves it to (the deny hid `/opt/key` while the secret stayed readable).
+    #[test]
+    fn dotdot_after_a_symlink_in_entries_is_resolved_physically() {
+        let fs = fs()
+            .file("/var/sec/key", "s")
+            .dir("/var/sec/sub")
+            .symlink("/opt/lnk2", "/var/sec/sub");
+        let p = restricted(vec![
+            FsEntry::new(":workspace", Access::Write),
+            FsEntry::new("/opt/lnk2/../key", Access::Deny),
+        ]);
+        let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+        assert_eq!(access(&r, &fs, "/var/sec/key"), Access::Deny);
+        assert_eq!(access(&r, &fs, "/var/sec/other"), Access::Read);
     }
 
     #[test]

@@ -197,7 +197,7 @@ pub(crate) fn drop_unsafe_tmpdir(
     out: &mut Vec<ResolvedEntry>,
     notes: &mut Vec<String>,
 ) -> Option<PathBuf> {
-    let t = lexical_normalize(ctx.tmpdir.as_ref()?, &ctx.cwd);
+    let t = crate::paths::physical_normalize(fs, ctx.tmpdir.as_ref()?, &ctx.cwd);
     if t == Path::new("/tmp") {
         return None;
     }
