@@ -376,6 +376,17 @@ pub enum ResolveError {
         /// The spelling.
         spelling: String,
     },
+    /// The working directory lies in a tree the Linux sandbox rebuilds for every command
+    /// ([`crate::paths::REBUILT_TREES`]: `/dev` with a private, empty `/dev/shm`; `/proc`):
+    /// the command could not even start there (breaker, stop 21: `--dry-run` said it would
+    /// run, and the run failed entering the directory).
+    #[error("the working directory {cwd} is inside {tree}, which the sandbox rebuilds for every command (a private, empty /dev/shm and a new /proc), so the command could not start there; move the project out of {tree} (e.g. under /var/tmp), or use --profile danger-full-access if you mean to run it unconfined")]
+    CwdInRebuiltTree {
+        /// The cwd (canonical).
+        cwd: PathBuf,
+        /// The rebuilt tree it is in.
+        tree: String,
+    },
     /// A deny-read entry decides the command's working directory (e.g. `--deny-read ..`
     /// from a subdirectory of the workspace): the command could not even start there.
     #[error("deny-read entry {path} hides the working directory {cwd} (it is the cwd or an ancestor of it and no deeper grant re-opens the cwd); deny a narrower path, or run from outside it")]
@@ -909,6 +920,22 @@ pub fn resolve_for_command(
 ) -> Result<ResolvedProfile, ResolveError> {
     let r = resolve(profile, ctx, fs)?;
     crate::deny::check_cwd_not_denied(&r, fs)?;
+    if let ResolvedFilesystem::Restricted { .. } = &r.filesystem {
+        if let Some(tree) = crate::paths::REBUILT_TREES
+            .iter()
+            .find(|t| r.cwd.starts_with(t))
+        {
+            let tree = if r.cwd.starts_with("/dev/shm") {
+                "/dev/shm"
+            } else {
+                tree
+            };
+            return Err(ResolveError::CwdInRebuiltTree {
+                cwd: r.cwd.clone(),
+                tree: tree.to_string(),
+            });
+        }
+    }
     Ok(r)
 }
 

@@ -291,9 +291,15 @@ impl SandboxManager {
         match backend {
             Backend::None => Ok(Vec::new()),
             #[cfg(target_os = "linux")]
-            Backend::LinuxHelper => linux::plan(resolved, &self.features)
-                .map(|p| p.planned_lines())
-                .map_err(|r| r.to_string()),
+            Backend::LinuxHelper => {
+                let plan = linux::plan(resolved, &self.features).map_err(|r| r.to_string())?;
+                // The placeholders the helper will make for missing protected paths:
+                // refused here, as the helper would refuse (one verdict for dry-run and run).
+                if plan.rung == linux::Rung::Namespaces {
+                    linux::check_placeholders(&linux::layout_for(resolved))?;
+                }
+                Ok(plan.planned_lines())
+            }
             // The policy is applied once to a trial command and a deny probe (R-S4).
             Backend::Seatbelt if self.os == Os::Macos => seatbelt::prepare(resolved),
             other => {

@@ -2209,6 +2209,61 @@ fn repositories_in_unsearchable_or_skipped_directories_are_protected() {
     );
 }
 
+/// Breaker (stop 21): a user in a project they cannot write (here root's repository) was
+/// told by `--dry-run` that the command would run (exit 0), and every run was refused at
+/// the placeholder step with "Permission denied". Now the dry-run and the run agree: both
+/// refuse with the reason and `--profile read-only`, which runs (twin).
+#[test]
+fn an_unwritable_project_is_refused_identically_in_dry_run() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || !sandbox_available() {
+        return;
+    }
+    if !std::path::Path::new("/usr/bin/setpriv").exists() {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "setpriv missing"
+        );
+        return;
+    }
+    let p = support::Project::new("cordon-unwritable-");
+    let theirs = tempfile::Builder::new()
+        .prefix("cordon-rootrepo-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let st = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(theirs.path())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    std::fs::set_permissions(
+        theirs.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let c = p.cordon_in(theirs.path(), args);
+        support::out(p.as_user(&c, support::TEST_UID))
+    };
+    for args in [
+        &["run", "--dry-run", "--", "true"][..],
+        &["run", "--", "true"][..],
+    ] {
+        let o = run(args);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(125), "{args:?}: {err}");
+        assert!(
+            err.contains("you cannot write its directory") && err.contains("--profile read-only"),
+            "{args:?}: {err}"
+        );
+    }
+    let o = run(&["run", "--profile", "read-only", "--", "ls", "-a"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains(".git"));
+}
+
 /// Breaker (stop 21), end to end with real git: git dirs not named `.git` keep hooks and
 /// config read-only — a bare repository inside the project (a local remote, whose
 /// `pre-receive` git runs at the host's next push), a project whose `.git` file names a

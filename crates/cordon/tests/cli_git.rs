@@ -20,6 +20,43 @@ fn sandbox_available(_: &Project) -> bool {
     support::sandbox_available()
 }
 
+/// Breaker (stop 21): a project under `/dev/shm`, which the sandbox rebuilds empty for
+/// every command: `--dry-run` said it would run (exit 0) and the run failed entering the
+/// directory. Now `run`, `--dry-run` and `explain` all refuse up front with the reason and
+/// what to do; the same project elsewhere runs (twin).
+#[test]
+fn a_project_in_dev_shm_is_refused_identically_in_dry_run() {
+    if !std::path::Path::new("/dev/shm").is_dir() {
+        return;
+    }
+    let p = project();
+    let shm = tempfile::Builder::new()
+        .prefix("cordon-shm-")
+        .tempdir_in("/dev/shm")
+        .unwrap();
+    let st = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(shm.path())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    for args in [
+        &["run", "--", "true"][..],
+        &["run", "--dry-run", "--", "true"][..],
+        &["explain"][..],
+    ] {
+        let o = cordon(&p, shm.path(), args);
+        assert_eq!(o.status.code(), Some(125), "{args:?}: {}", text(&o.stderr));
+        let err = text(&o.stderr);
+        assert!(
+            err.contains("inside /dev/shm, which the sandbox rebuilds"),
+            "{args:?}: {err}"
+        );
+    }
+    let o = cordon(&p, &p.dir, &["run", "--dry-run", "--", "true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+}
+
 /// Issue 8 §6: `--deny-read ..` from a subdirectory hides the cwd: `run` and `--dry-run`
 /// both refuse up front with exit 125 and the reason (not "No such file or directory").
 #[test]

@@ -770,6 +770,59 @@ pub(super) fn create_dir_nofollow_mode(path: &Path, mode: libc::mode_t) -> io::R
     Ok(())
 }
 
+/// Why the helper could not make the placeholder for the missing protected path `path`,
+/// told before anything runs (breaker, stop 21: `--dry-run` said a command would run in a
+/// project on a read-only file system, or one the user cannot write, and every run was
+/// refused at the placeholder step): the nearest existing directory above it is on a
+/// read-only file system, or the invoking user cannot write and search it. `None` when
+/// the path exists, or nothing is known to stop the placeholder.
+fn placeholder_blocker(path: &Path) -> Option<String> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        return None;
+    }
+    let above = path.ancestors().skip(1).find(|a| a.exists())?;
+    let read_only = nix::sys::statvfs::statvfs(above)
+        .is_ok_and(|v| v.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY));
+    let why = if read_only {
+        "its directory is on a read-only file system"
+    } else if nix::unistd::faccessat(
+        nix::fcntl::AT_FDCWD,
+        above,
+        nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK,
+        nix::fcntl::AtFlags::AT_EACCESS,
+    )
+    .is_err()
+    {
+        "you cannot write its directory"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "cannot protect {}: it does not exist and cordon cannot make its placeholder ({why}: \
+         {}); the project cannot be made writable here — run with `--profile read-only`, or \
+         fix the directory's permissions",
+        path.display(),
+        above.display()
+    ))
+}
+
+/// Checks, before anything runs, that every placeholder `layout` needs can be made
+/// ([`placeholder_blocker`]): what `--dry-run` and the plan report must be what the helper
+/// then does. Errors: the first blocker, in words.
+pub fn check_placeholders(layout: &Layout) -> Result<(), String> {
+    for s in &layout.steps {
+        if let StepKind::Bind {
+            protected: true, ..
+        } = s.kind
+        {
+            if let Some(why) = placeholder_blocker(&s.path) {
+                return Err(why);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Creates (permanently, see [`Placeholder`]) the protected paths of `layout` that are
 /// missing now and are bound onto a writable host layer. Runs in the helper (host mount
 /// namespace) before the sandbox is built.
@@ -797,6 +850,10 @@ pub fn create_placeholders(layout: &Layout) -> io::Result<Vec<Placeholder>> {
         match create_placeholder(&s.path, dir) {
             Ok(Some(p)) => out.push(p),
             Ok(None) => {}
+            Err(e) if placeholder_blocker(&s.path).is_some() => {
+                let why = placeholder_blocker(&s.path).unwrap_or_default();
+                return Err(io::Error::new(e.kind(), format!("{why} ({e})")));
+            }
             Err(e) => {
                 // EACCES here is a directory on the way that the invoking user cannot
                 // search or write, often an earlier command's `chmod` (breaker, stop 21):
