@@ -324,7 +324,18 @@ fn hint_for(
         "add `{{ path = {}, access = \"{want}\" }}` to your profile or pass `{flag}`",
         toml_str(target),
     );
-    if want == "write" && grant != abs {
+    // A shared or top-level directory (`/var/tmp`, `/tmp`, `/opt`) is never offered whole:
+    // it would open every project and temp file in it (new user, stop 21).
+    let too_wide = crate::paths::depth(grant) <= 1 || grant == Path::new("/var/tmp");
+    if want == "write" && too_wide {
+        add = format!(
+            "{} is shared or top-level: granting it would make everything in it writable; \
+             make a directory of your own there (`mkdir {}`) and pass `--allow-write {}`",
+            grant.display(),
+            shell_word(&grant.join("NAME")),
+            shell_word(&grant.join("NAME"))
+        );
+    } else if want == "write" && grant != abs {
         add.push_str(&format!(
             " ({} does not exist yet, so the grant names the directory {} holding it: a \
              missing path given to --allow-write is created as a directory)",
