@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 mod support;
-use support::{text, Project, CORDON};
+use support::{overlays_available, text, Project, CORDON};
 
 /// A git project and a fake HOME with a warm cargo registry.
 fn project() -> Project {
@@ -49,23 +49,6 @@ fn snapshot(p: &Path) -> BTreeMap<PathBuf, (char, Vec<u8>, u32)> {
     }
     walk(p, p, &mut out);
     out
-}
-
-/// Whether overlays work here (`cordon status --json`); on CI a missing feature fails.
-fn overlays_available() -> bool {
-    let p = project();
-    let o = cordon(&p, &p.dir, &["status", "--json"]);
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("status --json");
-    let sandbox = v["status"]["sandbox_enabled"]["value"].as_bool() == Some(true);
-    let overlay = v["caches"]["overlay"].as_bool() == Some(true);
-    if !(sandbox && overlay) {
-        let why = format!("{} / {}", v["status"]["sandbox_enabled"], v["caches"]);
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("CI host must support the sandbox with cache overlays, but: {why}");
-        }
-        eprintln!("SKIP: no cache overlays on this host: {why}");
-    }
-    sandbox && overlay
 }
 
 /// The host cache is never written; the next run in the same workspace sees what the last

@@ -9,7 +9,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use support::{last_json, sandbox_available, text, CORDON};
+use support::{last_json, overlays_available, sandbox_available, text, CORDON};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Launch {
@@ -591,6 +591,134 @@ fn template_keeps_serving_with_a_cache_overlay() {
         let o = p.sh(Launch::Template, "true");
         assert_eq!(o.status.code(), Some(0), "run {i}: {}", text(&o.stderr));
     }
+}
+
+/// How many mounts `/proc/self/mountinfo` (as printed by the command) has at `/tmp`: a
+/// command forked from a template gets a fresh private `/tmp` over the template's own (2);
+/// a helper that builds the whole plan for the command mounts one (1). What tells, from
+/// inside, which path really ran it.
+fn tmp_mounts(mountinfo: &str) -> usize {
+    mountinfo
+        .lines()
+        .filter(|l| l.split(' ').nth(4) == Some("/tmp"))
+        .count()
+}
+
+/// Tester's finding: with a package cache present, each template of a workspace held one
+/// of its 4 cache slots; the fifth distinct template (here: a fifth `-w` grant) got the
+/// caches read-only, so its plan was not the one the server routed by, and its commands
+/// were refused with exit 125 ("does not fit the prepared template") — the plain command
+/// after them too. Six distinct grants in one workspace through one server all run; each
+/// report's `launch` is the path that really ran it (a template's command has the
+/// template's `/tmp` beneath its own), and with more plans than template slots some take
+/// the server's per-command helper.
+#[test]
+fn distinct_grants_in_one_workspace_all_run_and_say_how() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    std::fs::create_dir_all(p.home.join(".npm")).unwrap();
+    // The first run creates the cache layers' directories (the plan after it differs).
+    p.sh(Launch::Template, "true");
+    let mut launches = Vec::new();
+    let mut run = |args: &[&str], what: &str| {
+        let o = p.cordon(Launch::Template, args).output().unwrap();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{what}: {err}");
+        let launch = last_json(&o.stderr)["launch"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let want = match launch.as_str() {
+            "template" => 2,
+            "server" => 1,
+            other => panic!("{what}: launch {other:?}: {err}"),
+        };
+        assert_eq!(
+            tmp_mounts(&text(&o.stdout)),
+            want,
+            "{what}: the report says {launch}: {}",
+            text(&o.stdout)
+        );
+        launches.push(launch);
+    };
+    for i in 1..=6 {
+        let grant = p.p.root.path().join(format!("grant-{i}"));
+        std::fs::create_dir_all(&grant).unwrap();
+        let grant = grant.display().to_string();
+        for n in 0..2 {
+            run(
+                &["-w", &grant, "--", "cat", "/proc/self/mountinfo"],
+                &format!("grant {i}, run {n}"),
+            );
+        }
+    }
+    run(&["--", "cat", "/proc/self/mountinfo"], "the plain command");
+    assert!(launches.iter().any(|l| l == "template"), "{launches:?}");
+    assert!(launches.iter().any(|l| l == "server"), "{launches:?}");
+}
+
+/// Templates never take the cache slots of runs: with four templates of a workspace alive
+/// (idle), a `--no-server` run there still gets the copy-on-write cache its dry-run plans
+/// (before, the templates held all 4 slots and the run got the cache read-only: its write
+/// failed with EROFS while `--dry-run` promised a private writable layer), its report has
+/// no note of a missing layer, and the host cache is untouched.
+#[test]
+fn templates_leave_runs_their_cache_slots() {
+    if !overlays_available() {
+        return;
+    }
+    let p = project();
+    std::fs::create_dir_all(p.home.join(".npm")).unwrap();
+    p.sh(Launch::Template, "true");
+    for i in 1..=3 {
+        let grant = p.p.root.path().join(format!("grant-{i}"));
+        std::fs::create_dir_all(&grant).unwrap();
+        let o = p
+            .cordon(
+                Launch::Template,
+                &["-w", &grant.display().to_string(), "--", "true"],
+            )
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        assert_eq!(last_json(&o.stderr)["launch"], "template");
+    }
+    let cold = |args: &[&str]| {
+        let mut all = vec!["run", "--no-server"];
+        all.extend_from_slice(args);
+        p.p.cordon_in(&p.plain, &all).output().unwrap()
+    };
+    let npm = p.home.join(".npm");
+    let o = cold(&["--dry-run", "--", "true"]);
+    let plan = format!("{}{}", text(&o.stdout), text(&o.stderr));
+    assert!(
+        plan.contains(&format!("{}: copy-on-write cache `npm`", npm.display())),
+        "{plan}"
+    );
+    let o = cold(&[
+        "--json",
+        "--",
+        "sh",
+        "-c",
+        "echo x > ~/.npm/from-run && cat ~/.npm/from-run",
+    ]);
+    let v = last_json(&o.stderr);
+    assert_eq!(v["launch"], "cold", "{v}");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "the cache was not writable copy-on-write: {}",
+        text(&o.stderr)
+    );
+    assert!(
+        !v["notes"]
+            .to_string()
+            .contains("copy-on-write layer unavailable"),
+        "{v}"
+    );
+    assert!(!npm.join("from-run").exists(), "the host cache was written");
 }
 
 /// Breaker (stop 8): a credential file deleted and written again (as a token refresh

@@ -15,6 +15,17 @@ use std::path::{Path, PathBuf};
 /// time (each in its own slot); a run beyond that gets the caches read-only, with a note.
 pub const OVERLAY_SLOTS: u32 = 4;
 
+/// How many prepared templates of `cordon serve` ([`super::template`]) can hold one
+/// workspace's copy-on-write layers at once. Their slots come after the runs' slots
+/// (`OVERLAY_SLOTS..OVERLAY_SLOTS + TEMPLATE_SLOTS`), so a template — which keeps its
+/// overlays mounted for its whole life, idle too — never takes a slot a run needs
+/// (breaker: four idle templates left every later run of the workspace with read-only
+/// caches, and a fifth template's commands were refused).
+pub const TEMPLATE_SLOTS: u32 = 4;
+
+/// Every slot lock a workspace's key directory can have (runs' and templates').
+const ALL_SLOTS: u32 = OVERLAY_SLOTS + TEMPLATE_SLOTS;
+
 /// Claims a slot of the workspace's copy-on-write layers for this run (R-C1). Overlayfs
 /// forbids two mounts sharing an upper or work directory (`EBUSY`, or undefined results
 /// on older kernels), and clearing the `volatile` mark of a work directory another run
@@ -26,24 +37,80 @@ pub const OVERLAY_SLOTS: u32 = 4;
 /// The returned descriptor holds the claim: keep it until the run has ended (init, which
 /// inherits it, holds it too; the command never does: close-on-exec). With every slot
 /// taken, or when the lock cannot be taken at all, the overlay steps are dropped and their
-/// caches listed in [`Layout::read_only_caches`] (read-only, with the hint). `None` when the
-/// layout has no overlay.
+/// caches listed in [`Layout::read_only_caches`] (read-only, with the hint) and in the
+/// notes (so the run's report says what the plan promised and this run did not get).
+/// `None` when the layout has no overlay.
 pub fn claim_overlay_slot(layout: &mut Layout) -> Option<OwnedFd> {
-    let key = layout.steps.iter().find_map(|s| match &s.kind {
+    let why = match claim(layout, 0..OVERLAY_SLOTS) {
+        Ok(fd) => return fd,
+        Err(Unclaimed::Busy) => format!(
+            "{OVERLAY_SLOTS} other runs in this workspace are using its copy-on-write layers; \
+             run this after they end"
+        ),
+        Err(Unclaimed::Failed(why)) => why,
+    };
+    let mut dropped = Vec::new();
+    let mut notes = Vec::new();
+    layout.steps.retain(|s| match &s.kind {
+        StepKind::Overlay { name, .. } => {
+            notes.push(format!(
+                "cache `{name}` {}: copy-on-write layer unavailable ({why}); read-only",
+                s.path.display()
+            ));
+            dropped.push((s.path.clone(), why.clone()));
+            false
+        }
+        _ => true,
+    });
+    layout.read_only_caches.extend(dropped);
+    layout.notes.extend(notes);
+    None
+}
+
+/// [`claim_overlay_slot`] for a prepared template of `cordon serve`: one of the
+/// [`TEMPLATE_SLOTS`] template slots, never a run's. `Ok(None)`: the layout has no
+/// overlay. Unlike a run, a template without a slot is not made with read-only caches
+/// (its commands would not get what their plan says): `Err` says why, `layout`
+/// untouched, and the command takes the server's per-command helper, which claims a
+/// run's slot as the cold path does.
+pub(crate) fn claim_template_slot(layout: &mut Layout) -> Result<Option<OwnedFd>, Unclaimed> {
+    claim(layout, OVERLAY_SLOTS..ALL_SLOTS)
+}
+
+/// The workspace key directory holding the cache layers of `layout`'s overlays (whose
+/// slots they claim); `None` without overlays.
+pub(crate) fn overlay_key(layout: &Layout) -> Option<PathBuf> {
+    layout.steps.iter().find_map(|s| match &s.kind {
         StepKind::Overlay { state, .. } => state.parent().map(Path::to_path_buf),
         _ => None,
-    })?;
+    })
+}
+
+/// Why a slot could not be claimed.
+pub(crate) enum Unclaimed {
+    /// Every slot of the range is held.
+    Busy,
+    /// The key directory or a lock file could not be used.
+    Failed(String),
+}
+
+/// Takes the first free slot of `slots` in the workspace key directory of `layout`'s
+/// overlays and rewrites their state to it; `Ok(None)` when `layout` has no overlay.
+fn claim(layout: &mut Layout, slots: std::ops::Range<u32>) -> Result<Option<OwnedFd>, Unclaimed> {
+    let Some(key) = overlay_key(layout) else {
+        return Ok(None);
+    };
     let claim = (|| -> io::Result<Option<(u32, OwnedFd)>> {
         super::mounts::create_dir_nofollow_mode(&key, 0o700)?;
         let dir = sys::open_dir_nofollow(&key)?;
-        for slot in 0..OVERLAY_SLOTS {
+        for slot in slots {
             if let Some(fd) = lock_nb(&dir, slot)? {
                 return Ok(Some((slot, fd)));
             }
         }
         Ok(None)
     })();
-    let why = match claim {
+    match claim {
         Ok(Some((slot, fd))) => {
             if slot > 0 {
                 for s in &mut layout.steps {
@@ -52,24 +119,14 @@ pub fn claim_overlay_slot(layout: &mut Layout) -> Option<OwnedFd> {
                     }
                 }
             }
-            return Some(fd);
+            Ok(Some(fd))
         }
-        Ok(None) => format!(
-            "{OVERLAY_SLOTS} other runs in this workspace are using its copy-on-write layers; \
-             run this after they end"
-        ),
-        Err(e) => format!("cannot lock the layers in {}: {e}", key.display()),
-    };
-    let mut dropped = Vec::new();
-    layout.steps.retain(|s| match &s.kind {
-        StepKind::Overlay { .. } => {
-            dropped.push((s.path.clone(), why.clone()));
-            false
-        }
-        _ => true,
-    });
-    layout.read_only_caches.extend(dropped);
-    None
+        Ok(None) => Err(Unclaimed::Busy),
+        Err(e) => Err(Unclaimed::Failed(format!(
+            "cannot lock the layers in {}: {e}",
+            key.display()
+        ))),
+    }
 }
 
 /// Opens (creating, mode 0600) `.slot-<slot>.lock` beneath `dir` without following a
@@ -113,8 +170,9 @@ fn lock_nb(dir: &OwnedFd, slot: u32) -> io::Result<Option<OwnedFd>> {
 pub enum Cleared {
     /// The layers (the whole `<key>` directory) were removed.
     Removed,
-    /// A run holds one of the workspace's slot locks (or one started while the layers
-    /// were being removed): nothing of a running command's layers was touched.
+    /// A run (or a template of `cordon serve`) holds one of the workspace's slot locks (or
+    /// one started while the layers were being removed): nothing of a running command's
+    /// layers was touched.
     Busy,
     /// There was no such directory.
     Missing,
@@ -177,7 +235,7 @@ pub fn clear_layers(root: &Path, key: &str) -> io::Result<Cleared> {
         Err(e) => return Err(in_shown(e)),
     };
     let mut held = Vec::new();
-    for slot in 0..OVERLAY_SLOTS {
+    for slot in 0..ALL_SLOTS {
         match lock_nb(&key_fd, slot)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", shown.display())))?
         {
@@ -185,7 +243,7 @@ pub fn clear_layers(root: &Path, key: &str) -> io::Result<Cleared> {
             None => return Ok(Cleared::Busy),
         }
     }
-    let locks: Vec<CString> = (0..OVERLAY_SLOTS).map(slot_lock_name).collect();
+    let locks: Vec<CString> = (0..ALL_SLOTS).map(slot_lock_name).collect();
     super::tree_removal::empty_dir_at(key_fd.as_fd(), &shown, &|n| {
         locks.iter().any(|l| l.as_c_str() == n)
     })?;
@@ -349,4 +407,78 @@ pub fn read_only_hint(
          supports it), or grant it with -w PATH (then the host cache itself is written)",
         items.join(", ")
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::linux::mounts::{Base, Step};
+
+    /// A plan with one cache overlay whose layers live in `key`.
+    fn plan(key: &Path) -> Layout {
+        Layout {
+            base: Base::HostReadOnly,
+            steps: vec![Step {
+                path: PathBuf::from("/home/u/.npm"),
+                kind: StepKind::Overlay {
+                    name: "npm".into(),
+                    state: key.join("npm"),
+                },
+                may_create: false,
+            }],
+            notes: Vec::new(),
+            read_only_caches: Vec::new(),
+        }
+    }
+
+    fn state(l: &Layout) -> Option<PathBuf> {
+        l.steps.iter().find_map(|s| match &s.kind {
+            StepKind::Overlay { state, .. } => Some(state.clone()),
+            _ => None,
+        })
+    }
+
+    /// Templates take only the template slots: with all of them held, runs still get
+    /// slot 0 and then the other run slots; a template beyond them gets none (and its plan
+    /// is left as it was), where a run beyond the run slots gets the cache read-only, said
+    /// in its notes.
+    #[test]
+    fn templates_and_runs_have_their_own_slots() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("ws-0123456789abcdef");
+        let mut held = Vec::new();
+        for n in 0..TEMPLATE_SLOTS {
+            let mut l = plan(&key);
+            let fd = claim_template_slot(&mut l).ok().flatten().expect("a slot");
+            let slot = OVERLAY_SLOTS + n;
+            assert_eq!(state(&l), Some(key.join(format!(".slot-{slot}/npm"))));
+            held.push(fd);
+        }
+        let mut l = plan(&key);
+        assert!(matches!(claim_template_slot(&mut l), Err(Unclaimed::Busy)));
+        assert_eq!(l, plan(&key), "a template without a slot keeps its plan");
+        for slot in 0..OVERLAY_SLOTS {
+            let mut l = plan(&key);
+            held.push(claim_overlay_slot(&mut l).expect("a run's slot"));
+            let want = match slot {
+                0 => key.join("npm"),
+                n => key.join(format!(".slot-{n}/npm")),
+            };
+            assert_eq!(state(&l), Some(want));
+            assert!(l.read_only_caches.is_empty() && l.notes.is_empty());
+        }
+        let mut l = plan(&key);
+        assert!(claim_overlay_slot(&mut l).is_none());
+        assert_eq!(state(&l), None);
+        assert_eq!(l.read_only_caches.len(), 1);
+        assert!(
+            l.notes.len() == 1 && l.notes[0].contains("copy-on-write layer unavailable"),
+            "{:?}",
+            l.notes
+        );
+        // A template slot freed is taken again.
+        held.remove(0);
+        let mut l = plan(&key);
+        assert!(claim_template_slot(&mut l).is_ok_and(|s| s.is_some()));
+    }
 }

@@ -409,13 +409,16 @@ pub(crate) fn main(args: Vec<OsString>) -> i32 {
 /// same steps, except that the mount namespace (and the user namespace owning it) is the
 /// template's, with its root already built; the command still gets its own pid, ipc and
 /// network namespaces, fresh `/tmp`, `/proc`, `/dev/shm`, `/dev/pts`, Landlock, seccomp and
-/// report. A payload whose mount plan is not the template's is refused (125).
+/// report. The payload is the one the template's handler read and found fitting
+/// ([`super::template::Prepared::accept`]; a command that does not fit never gets here, it
+/// takes the per-command helper); checked again where the plan is used.
 pub(crate) fn main_prepared(args: Vec<OsString>, prepared: &super::template::Prepared) -> i32 {
     main_with(args, Some(prepared))
 }
 
 fn main_with(args: Vec<OsString>, prepared: Option<&super::template::Prepared>) -> i32 {
-    match start(args, prepared.map(|p| p.features.clone())) {
+    let known = prepared.map(|p| (p.features.clone(), p.take_payload()));
+    match start(args, known) {
         Ok((payload, args, reporter, features)) => {
             let mut reporter = reporter;
             let ran = match prepared {
@@ -440,8 +443,11 @@ type Started = (HelperPayload, HelperArgs, Reporter, LinuxFeatures);
 
 /// Everything before the rung is chosen: parent-death signal, inherited descriptors,
 /// stdio check, arguments, report descriptor, payload, features (probed, or the
-/// template's: `known`).
-fn start(args: Vec<OsString>, known: Option<LinuxFeatures>) -> Result<Started, HelperError> {
+/// template's: `known`, with the payload its handler already read and checked, if any).
+fn start(
+    args: Vec<OsString>,
+    known: Option<(LinuxFeatures, Option<HelperPayload>)>,
+) -> Result<Started, HelperError> {
     match die_with_parent() {
         Ok(true) => {}
         Ok(false) => return Err(HelperError::ParentGone), // cordon is gone
@@ -471,10 +477,23 @@ fn start(args: Vec<OsString>, known: Option<LinuxFeatures>) -> Result<Started, H
     };
     // Moved out (not copied): the inline payload can be large, and it is not needed again.
     let arg = std::mem::replace(&mut args.payload, PayloadArg::Inline(String::new()));
-    let encoded = take_payload(arg).map_err(HelperError::Message)?;
-    let payload =
-        HelperPayload::decode(&encoded).map_err(|e| HelperError::Message(e.to_string()))?;
-    drop(encoded);
+    let (known, checked) = match known {
+        Some((f, p)) => (Some(f), p),
+        None => (None, None),
+    };
+    let payload = match checked {
+        // Read from the same descriptor by the template's handler: not read twice.
+        Some(p) => {
+            if let PayloadArg::Fd(fd) = arg {
+                drop(sys::take_inherited_fd(fd));
+            }
+            p
+        }
+        None => {
+            let encoded = take_payload(arg).map_err(HelperError::Message)?;
+            HelperPayload::decode(&encoded).map_err(|e| HelperError::Message(e.to_string()))?
+        }
+    };
     let mut features = known.unwrap_or_else(probe_fast);
     features.disable_by(
         &payload.disabled_layers,
@@ -809,7 +828,7 @@ fn run_namespaces(
     let profile = &payload.profile;
     let limits = super::limits::resolve(profile).map_err(HelperError::Message)?;
     // This run's slot of the workspace's cache layers, held until the run has ended (a
-    // template holds its own slot for its whole life).
+    // template holds one of the template slots for its whole life).
     let mut _cache_slot = None;
     let layout = match prepared {
         // The template built this plan (and prepared the host for it) once.

@@ -94,6 +94,10 @@ enum Reply {
     Status(i32),
     /// Like `Pid`, for a command forked from a prepared template ([`super::template`]).
     Template(i32),
+    /// Only from a template's handler P to the server's handler: the command does not fit
+    /// the template (why); nothing started, and the server's handler runs it on the
+    /// per-command helper instead ([`relay_to_template`]). Never sent to a client.
+    Unfit(String),
 }
 
 /// The default socket: `$XDG_RUNTIME_DIR/cordon/serve.sock`, else
@@ -245,7 +249,7 @@ pub fn serve(listener: UnixListener, templates_on: bool) -> io::Result<()> {
                 drop(listener);
                 drop(templates);
                 let r = match route {
-                    Ok((ctl, limits)) => relay_to_template(conn, req, fds, ctl, &limits),
+                    Ok((ctl, limits)) => relay_to_template(conn, req, fds, ctl, &limits, verbose),
                     Err(_) => handle_request(conn, req, fds, Launcher::Fork),
                 };
                 let code = match r {
@@ -282,6 +286,20 @@ fn route(
             super::features::DISABLE_LAYERS_ENV
         ));
     }
+    let payload = payload_fd(req, fds)?;
+    let at = |t: RawFd| {
+        req.fds
+            .iter()
+            .position(|x| *x == t)
+            .map(|i| fds[i].as_raw_fd())
+    };
+    let stdio: Vec<RawFd> = (0..3).filter_map(at).collect();
+    templates.route(payload, &stdio)
+}
+
+/// The passed descriptor the request's helper reads its payload from
+/// (`--permission-profile fd:N`); `Err` when it has none.
+fn payload_fd<'a>(req: &Request, fds: &'a [OwnedFd]) -> Result<&'a OwnedFd, String> {
     let target = req
         .args
         .iter()
@@ -290,20 +308,11 @@ fn route(
         .and_then(|v| v.strip_prefix(super::PAYLOAD_FROM_FD_PREFIX))
         .and_then(|n| n.parse::<RawFd>().ok())
         .ok_or("the payload is not on a descriptor")?;
-    let at = |t: RawFd| {
-        req.fds
-            .iter()
-            .position(|x| *x == t)
-            .map(|i| fds[i].as_raw_fd())
-    };
-    let payload = req
-        .fds
+    req.fds
         .iter()
         .position(|x| *x == target)
-        .map(|i| &fds[i])
-        .ok_or("the payload descriptor was not passed")?;
-    let stdio: Vec<RawFd> = (0..3).filter_map(at).collect();
-    templates.route(payload, &stdio)
+        .and_then(|i| fds.get(i))
+        .ok_or_else(|| "the payload descriptor was not passed".to_string())
 }
 
 /// What a process's confinement looks like from outside, for [`admit`].
@@ -483,7 +492,10 @@ enum Launcher<'a> {
 
 /// In a template (process P): one connection relayed by the server's handler, one helper
 /// forked from the template. Like [`handle_request`], except that the first reply carries
-/// a pidfd of P (its pid means nothing outside the template's pid namespace).
+/// a pidfd of P (its pid means nothing outside the template's pid namespace), and that a
+/// command that does not fit the template ([`super::template::Prepared::accept`]) is
+/// answered [`Reply::Unfit`] before anything starts: the server's handler then runs it on
+/// the per-command helper.
 pub(crate) fn handle_prepared(
     conn: UnixStream,
     prepared: &super::template::Prepared,
@@ -494,6 +506,9 @@ pub(crate) fn handle_prepared(
         Err(e) => return Err(e),
     };
     check_targets(&req)?;
+    if let Err(why) = payload_fd(&req, &fds).and_then(|p| prepared.accept(p)) {
+        return reply(&conn, &Reply::Unfit(why));
+    }
     handle_request(conn, req, fds, Launcher::Template(prepared))
 }
 
@@ -758,14 +773,17 @@ fn send_with_fds(conn: &UnixStream, line: &[u8], fds: &[RawFd]) -> io::Result<()
 /// In the server's handler (host namespaces): hands the request to a template's
 /// per-command handler P over a fresh socket pair, answers the client with this process's
 /// pid once P took it, forwards signals to P through its pidfd and relays the status.
-/// Anything failing before P answers means nothing ran: the per-command helper runs it
-/// instead.
+/// Anything failing before P answers that it started the command — the template gone, P
+/// finding that the command does not fit it ([`Reply::Unfit`]) — means nothing ran: the
+/// per-command helper runs it instead (said on stderr with `verbose`), and the client is
+/// told `pid`, not `template`.
 fn relay_to_template(
     conn: UnixStream,
     mut req: Request,
     fds: Vec<OwnedFd>,
     ctl: OwnedFd,
     limits: &cordon_policy::limits::ResolvedLimits,
+    verbose: bool,
 ) -> io::Result<()> {
     sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)?;
     // The run's cgroup, on the host; the command's init joins it through descriptors
@@ -815,13 +833,19 @@ fn relay_to_template(
         let rest = buf.get(end + 1..).unwrap_or_default().to_vec();
         match (serde_json::from_slice::<Reply>(&buf[..end]), pidfd) {
             (Ok(Reply::Template(_)), Some(pidfd)) => Ok((h, pidfd, rest)),
+            (Ok(Reply::Unfit(why)), _) => Err(io::Error::other(format!(
+                "the command does not fit the template: {why}"
+            ))),
             _ => Err(io::Error::other("the template did not start the command")),
         }
     })();
     drop(procs);
     let (h, pidfd, rest) = match started {
         Ok(s) => s,
-        Err(_) => {
+        Err(why) => {
+            if verbose {
+                eprintln!("cordon serve: per-command helper: {why}");
+            }
             if let Some(c) = &cgroup {
                 c.remove();
             }

@@ -25,6 +25,21 @@
 //! inode, type, or still absent), else the template is replaced. Templates end when idle
 //! ([`IDLE`]), when the server's binary changes, and with the server.
 //!
+//! A template whose plan has copy-on-write cache overlays holds a slot of the workspace's
+//! layers for its whole life: one of the template slots
+//! ([`super::caches::claim_template_slot`]), claimed by the server before it makes the
+//! template, never one of the slots runs use. With none free no template is made: the
+//! command takes the per-command helper (which claims a run's slot, as the cold path
+//! does), and the workspace's least recently used template is ended so that a later
+//! command gets one. The template's built plan names its slot; the plan it is keyed and
+//! checked by does not ([`Prepared::planned`]), so routing and the check agree.
+//!
+//! Whatever the server decided, the template's per-command handler P checks the request
+//! again before anything starts ([`Prepared::accept`]): a request that does not fit is
+//! answered `unfit`, and the server's handler runs it on the per-command helper instead —
+//! never refused for the template's sake (breaker: the fifth template of a workspace got
+//! no cache slot, its plan differed from the one routed by, and its commands exited 125).
+//!
 //! Only commands whose per-run state can be recreated per fork use a template; the rest
 //! take the server's per-command helper ([`eligible`] says why): a `.git/config` copy,
 //! a managed network or `network.local` (the proxy), `network.unix_sockets`, a terminal
@@ -33,6 +48,7 @@
 //! descriptors H opened ([`super::limits::Cgroup::join_files`]: init moves itself in on
 //! cgroup v1, Q moves init in on v2), removed by H after the run.
 
+use super::caches::{Unclaimed, TEMPLATE_SLOTS};
 use super::features::{probe_fast, LinuxFeatures};
 use super::mounts::{self, Layout, StepKind};
 use super::plan::{plan, LinuxPlan, Rung};
@@ -58,8 +74,12 @@ const PAYLOAD_LIMIT: u64 = 64 * 1024 * 1024;
 pub(crate) struct Prepared {
     /// The host's features, probed by the server when the template was made.
     pub(crate) features: LinuxFeatures,
-    /// The mount plan the template built.
+    /// The mount plan the template built: [`Prepared::planned`] with its cache overlays'
+    /// state in the template's slot.
     pub(crate) layout: Layout,
+    /// The mount plan a command must have to be forked from this template: the one the
+    /// server keyed it by ([`layout_of`] the payload, no slot claimed).
+    planned: Layout,
     notes: Vec<String>,
     warnings: Vec<String>,
     read_only_caches: Vec<(PathBuf, String)>,
@@ -67,6 +87,9 @@ pub(crate) struct Prepared {
     /// [`super::limits::Cgroup::join_files`]), through which init gets in
     /// ([`Prepared::set_cgroup`]).
     cgroup: std::cell::RefCell<Option<(super::limits::Cgroup, Vec<OwnedFd>)>>,
+    /// In P and Q: the command's payload as P read and checked it ([`Prepared::accept`]);
+    /// the helper runs exactly this one ([`Prepared::take_payload`]).
+    payload: std::cell::RefCell<Option<HelperPayload>>,
 }
 
 impl Prepared {
@@ -81,6 +104,31 @@ impl Prepared {
     /// watchdog on it; never created inside the template.
     pub(crate) fn take_cgroup(&self) -> Option<(super::limits::Cgroup, Vec<OwnedFd>)> {
         self.cgroup.borrow_mut().take()
+    }
+
+    /// In P (a fork of the template, before it answers the server's handler): whether the
+    /// command whose payload is on `payload` (a memfd, read without moving its offset) can
+    /// be forked from this template ([`check_fits`], with the template's features and the
+    /// caller's disabled layers, as the helper will compute them). `Ok`: the payload is
+    /// kept for the helper ([`Prepared::take_payload`]), so what runs is what was checked.
+    /// `Err`: why not; nothing has started, and the server's handler runs the command on
+    /// the per-command helper.
+    pub(crate) fn accept(&self, payload: &OwnedFd) -> Result<(), String> {
+        let payload = read_payload(payload)?;
+        let mut features = self.features.clone();
+        features.disable_by(
+            &payload.disabled_layers,
+            "the caller (payload disabled_layers)",
+        );
+        let plan = plan(&payload.profile, &features).map_err(|e| e.to_string())?;
+        check_fits(&payload, &plan, self)?;
+        *self.payload.borrow_mut() = Some(payload);
+        Ok(())
+    }
+
+    /// In Q: the payload P checked ([`Prepared::accept`]), once.
+    pub(crate) fn take_payload(&self) -> Option<HelperPayload> {
+        self.payload.borrow_mut().take()
     }
 
     /// What [`mounts::build`] returned for the template, for one command's report (no
@@ -153,9 +201,12 @@ pub(crate) fn eligible(
     Ok(())
 }
 
-/// In the helper forked from a template: the command's payload must be eligible and
-/// build exactly the template's mount plan (the server routed it by that plan; this is
-/// the check where it is used).
+/// Whether the command's payload may be forked from `prepared`: eligible, and with
+/// exactly the mount plan the template was keyed by ([`Prepared::planned`]: what
+/// [`Templates::route`] computed for it, before the template's cache slot renamed its
+/// overlays' state) — the same function of the same payload, so what the server routed by
+/// is what is checked here. Used by P before anything starts ([`Prepared::accept`]) and
+/// by the helper where the plan is used.
 pub(crate) fn check_fits(
     payload: &HelperPayload,
     plan: &LinuxPlan,
@@ -163,29 +214,10 @@ pub(crate) fn check_fits(
 ) -> Result<(), String> {
     let layout = layout_of(payload)?;
     eligible(payload, plan, &layout)?;
-    if unslotted(&layout) != unslotted(&prepared.layout) {
+    if layout != prepared.planned {
         return Err("its mount plan is not the template's".into());
     }
     Ok(())
-}
-
-/// `layout` with each cache overlay's state named as slot 0 names it: the template holds
-/// a slot of its own (`caches::claim_overlay_slot` rewrote its plan to `.slot-N`), which
-/// is the same plan (breaker: every command after the first was refused as not fitting).
-fn unslotted(layout: &Layout) -> Layout {
-    let mut l = layout.clone();
-    for s in &mut l.steps {
-        if let StepKind::Overlay { name, state } = &mut s.kind {
-            let slot_dir = state.parent().filter(|p| {
-                p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with(".slot-"))
-            });
-            if let Some(key) = slot_dir.and_then(Path::parent) {
-                *state = key.join(&*name);
-            }
-        }
-    }
-    l
 }
 
 /// When the file at `m` was made: its birth time (`statx` `btime`), which content changes
@@ -266,6 +298,9 @@ struct Entry {
     ctl: OwnedFd,
     identity: Identity,
     used: Instant,
+    /// The workspace key directory whose template slot it holds
+    /// ([`super::caches::overlay_key`]).
+    workspace: Option<PathBuf>,
 }
 
 /// The server's templates, keyed by mount plan.
@@ -349,6 +384,42 @@ impl Templates {
             }
             self.map.remove(&key); // the host changed beneath it: a new one
         }
+        // The template's slot of the workspace's cache layers, claimed here so that a
+        // template is made only with one (its commands get the copy-on-write caches their
+        // plan names); none free: the per-command helper.
+        let mut built = layout.clone();
+        let workspace = super::caches::overlay_key(&layout);
+        let slot = match super::caches::claim_template_slot(&mut built) {
+            Ok(s) => s,
+            Err(Unclaimed::Failed(why)) => return Err(why),
+            Err(Unclaimed::Busy) => {
+                // When this server's live templates of the workspace hold every template
+                // slot, the least recently used one ends (once its running commands
+                // have), so that a later command of this plan gets one. Fewer: the others
+                // are held by templates already ending (replaced or idle), which free
+                // them soon, or by another server's.
+                let ours = || {
+                    self.map
+                        .iter()
+                        .filter(|(_, e)| e.workspace.is_some() && e.workspace == workspace)
+                };
+                let lru = if ours().count() >= TEMPLATE_SLOTS as usize {
+                    ours().min_by_key(|(_, e)| e.used).map(|(k, _)| k.clone())
+                } else {
+                    None
+                };
+                let ended = lru.and_then(|k| self.map.remove(&k)).is_some();
+                return Err(format!(
+                    "the {TEMPLATE_SLOTS} template slots of this workspace's copy-on-write \
+                     cache layers are held{}",
+                    if ended {
+                        " (the least recently used template ends to free one)"
+                    } else {
+                        " (by templates still ending, or another server's)"
+                    }
+                ));
+            }
+        };
         if self.map.len() >= MAX_TEMPLATES {
             if let Some(oldest) = self
                 .map
@@ -359,7 +430,8 @@ impl Templates {
                 self.map.remove(&oldest);
             }
         }
-        let ctl = spawn(layout, base).map_err(|e| format!("making a template: {e}"))?;
+        let ctl =
+            spawn(layout, built, slot, base).map_err(|e| format!("making a template: {e}"))?;
         let dup = sys::dup_cloexec(ctl.as_raw_fd()).map_err(|e| e.to_string())?;
         self.map.insert(
             key,
@@ -367,6 +439,7 @@ impl Templates {
                 ctl,
                 identity,
                 used: Instant::now(),
+                workspace,
             },
         );
         Ok((dup, limits))
@@ -445,13 +518,20 @@ pub(crate) fn recv_fd(ctl: RawFd, buf: &mut [u8]) -> io::Result<(usize, Option<O
     Ok((n, fds.into_iter().next()))
 }
 
-/// Makes a template for `layout` (see the module docs): forks T0, which prepares the
+/// Makes a template for `planned`, built as `built` (`planned` with its cache overlays in
+/// the template's slot, held by `slot`; see the module docs): forks T0, which prepares the
 /// host side and clones T into new user, mount, pid and ipc namespaces; T maps the
-/// identity, builds the root and says `ready`. Returns the server's end of T's control
+/// identity, builds the root and says `ready`. T0 and T keep `slot` for their whole life
+/// (the server's copy is closed on return). Returns the server's end of T's control
 /// socket.
 ///
 /// Errors: the fork, the host preparation or the build failed (T's message).
-fn spawn(layout: Layout, features: LinuxFeatures) -> io::Result<OwnedFd> {
+fn spawn(
+    planned: Layout,
+    built: Layout,
+    slot: Option<OwnedFd>,
+    features: LinuxFeatures,
+) -> io::Result<OwnedFd> {
     let (srv, tpl) = seqpacket_pair()?;
     // SAFETY: the server is single-threaded.
     let pid = unsafe { libc::fork() };
@@ -460,10 +540,11 @@ fn spawn(layout: Layout, features: LinuxFeatures) -> io::Result<OwnedFd> {
     }
     if pid == 0 {
         drop(srv);
-        let code = t0_main(tpl, layout, features);
+        let code = t0_main(tpl, planned, built, slot, features);
         process::exit_now(code);
     }
     drop(tpl);
+    drop(slot);
     let tv = libc::timeval {
         tv_sec: READY_TIMEOUT.as_secs() as libc::time_t,
         tv_usec: 0,
@@ -503,8 +584,15 @@ fn spawn(layout: Layout, features: LinuxFeatures) -> io::Result<OwnedFd> {
     }
 }
 
-/// T0: host side, then T; exits with T.
-fn t0_main(tpl: OwnedFd, mut layout: Layout, features: LinuxFeatures) -> i32 {
+/// T0: host side, then T; exits with T. `slot` (the template's cache slot, if its plan
+/// has overlays) stays open in T0 and T.
+fn t0_main(
+    tpl: OwnedFd,
+    planned: Layout,
+    layout: Layout,
+    slot: Option<OwnedFd>,
+    features: LinuxFeatures,
+) -> i32 {
     let say = |m: &str| {
         let _ = nix::sys::socket::send(
             tpl.as_raw_fd(),
@@ -521,13 +609,15 @@ fn t0_main(tpl: OwnedFd, mut layout: Layout, features: LinuxFeatures) -> i32 {
         return process::EXIT_SETUP;
     }
     // Nothing of the server's (listener, other templates' sockets, connections).
-    super::server::close_all_but(&[0, 1, 2, tpl.as_raw_fd()]);
+    let mut keep = vec![0, 1, 2, tpl.as_raw_fd()];
+    keep.extend(slot.as_ref().map(|s| s.as_raw_fd()));
+    super::server::close_all_but(&keep);
     // SAFETY: restoring the default disposition is always valid.
     unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
-    // The template keeps its cache overlays mounted for its whole life: it holds one slot
-    // of the workspace's layers as long (T0 and T keep the descriptor), so a cold run
-    // beside it takes another slot and never shares its upper/work dirs.
-    let _cache_slot = super::caches::claim_overlay_slot(&mut layout);
+    // The template keeps its cache overlays mounted for its whole life: it holds its slot
+    // of the workspace's layers as long (T0 and T keep the descriptor), so no run and no
+    // other template shares its upper/work dirs.
+    let _cache_slot = slot;
     if let Err(e) = mounts::prepare_host(&layout) {
         say(&format!("preparing the host: {e}"));
         return process::EXIT_SETUP;
@@ -544,7 +634,7 @@ fn t0_main(tpl: OwnedFd, mut layout: Layout, features: LinuxFeatures) -> i32 {
         }
     };
     if t == 0 {
-        let code = template_main(tpl, layout, features, uid, gid);
+        let code = template_main(tpl, planned, layout, features, uid, gid);
         process::exit_now(code);
     }
     drop(tpl);
@@ -559,6 +649,7 @@ fn t0_main(tpl: OwnedFd, mut layout: Layout, features: LinuxFeatures) -> i32 {
 /// then waits for its commands and exits.
 fn template_main(
     tpl: OwnedFd,
+    planned: Layout,
     layout: Layout,
     features: LinuxFeatures,
     uid: libc::uid_t,
@@ -595,10 +686,12 @@ fn template_main(
     let prepared = Prepared {
         features,
         layout,
+        planned,
         notes: built.notes,
         warnings: built.warnings,
         read_only_caches: built.read_only_caches,
         cgroup: std::cell::RefCell::new(None),
+        payload: std::cell::RefCell::new(None),
     };
     drop(built.host_devpts);
     // Handlers are reaped by the kernel.

@@ -150,6 +150,25 @@ pub fn sandbox_available() -> bool {
     enabled
 }
 
+/// Whether this host can run the default profile confined with copy-on-write cache
+/// overlays (R-C1), from `cordon status --json`. On CI a missing feature panics; elsewhere
+/// it prints a SKIP line and returns false.
+pub fn overlays_available() -> bool {
+    let p = Project::new("cordon-probe-");
+    let o = out(p.cordon(&["status", "--json"]));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("status --json");
+    let sandbox = v["status"]["sandbox_enabled"]["value"].as_bool() == Some(true);
+    let overlay = v["caches"]["overlay"].as_bool() == Some(true);
+    if !(sandbox && overlay) {
+        let why = format!("{} / {}", v["status"]["sandbox_enabled"], v["caches"]);
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("CI host must support the sandbox with cache overlays, but: {why}");
+        }
+        eprintln!("SKIP: no cache overlays on this host: {why}");
+    }
+    sandbox && overlay
+}
+
 /// Whether `tool` is on PATH; on CI a missing tool panics (install it in `.ci/run`).
 pub fn have(tool: &str) -> bool {
     let ok = Command::new("sh")
