@@ -41,15 +41,20 @@ const GIT_DIR_CHILDREN: [&str; 12] = [
     "modules",
 ];
 
-/// Whether `dir` looks like a git dir to git itself (`HEAD`, `objects/`, `refs/`, symlinks
-/// followed): a bare repository, a `--separate-git-dir`, a submodule's git dir, whatever
+/// Whether `dir` looks like a git dir (`HEAD`, `objects`, `refs`): a bare repository, a `--separate-git-dir`, a submodule's git dir, whatever
 /// it is named (breaker, stop 21: only directories named `.git` were treated as git dirs,
 /// so a bare `remote.git` in the workspace, a `gitdir:` file's target, or a cwd inside a
 /// bare repository left hooks and config writable). Three `stat`s.
+///
+/// Deliberately wider than git (which wants `objects/` and `refs/` to be directories,
+/// symlinks followed, and a valid `HEAD`): each name present in any form (a symlink, even
+/// a dangling one, counts), since a command can swap one for a symlink between runs and
+/// git still uses the directory (breaker, stop 21: `objects` as a symlink hid a bare
+/// repository from the scan). Counting too much only protects more.
 pub(crate) fn looks_like_git_dir(fs: &dyn FsView, dir: &Path) -> bool {
-    fs.kind(&dir.join("HEAD")) == Some(FileKind::File)
-        && fs.kind(&dir.join("objects")) == Some(FileKind::Dir)
-        && fs.kind(&dir.join("refs")) == Some(FileKind::Dir)
+    ["HEAD", "objects", "refs"]
+        .iter()
+        .all(|n| fs.entry(&dir.join(n)).is_some())
 }
 
 /// The outermost directory at or above `dir` that [`looks_like_git_dir`], if any.

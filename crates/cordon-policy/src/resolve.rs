@@ -2049,11 +2049,12 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
             }
             // A git dir by its listing (no `stat`): a bare repository, whose hooks run
             // at the host's next push to it (breaker, stop 21). Not entered.
+            // By name only, whatever each entry is (a symlinked `objects` or `refs` is
+            // still a repository to git; breaker, stop 21), as `looks_like_git_dir`.
             let is_git_dir = listing.as_ref().is_some_and(|names| {
-                let has = |want: &str, is_dir: bool| {
-                    names.iter().any(|(n, dir)| n == want && *dir == is_dir)
-                };
-                has("HEAD", false) && has("objects", true) && has("refs", true)
+                ["HEAD", "objects", "refs"]
+                    .iter()
+                    .all(|want| names.iter().any(|(n, _)| n == *want))
             });
             if d != *root && is_git_dir {
                 scan.bare.push(d.clone());
@@ -3611,6 +3612,31 @@ mod tests {
             access(&r, &fs, "/home/u/proj/remote.git/objects/ab"),
             Access::Write
         );
+        // A bare repository whose `objects` and `refs` an earlier run swapped for symlinks
+        // (git still uses it), and one whose `HEAD` is a dangling symlink.
+        let fs = base()
+            .file("/home/u/proj/.git/HEAD", "ref: refs/heads/main\n")
+            .file("/home/u/proj/r.git/HEAD", "ref: refs/heads/main\n")
+            .dir("/home/u/proj/r.git/objs")
+            .dir("/home/u/proj/r.git/rf")
+            .symlink("/home/u/proj/r.git/objects", "/home/u/proj/r.git/objs")
+            .symlink("/home/u/proj/r.git/refs", "/home/u/proj/r.git/rf")
+            .dir("/home/u/proj/s.git/objects")
+            .dir("/home/u/proj/s.git/refs")
+            .symlink("/home/u/proj/s.git/HEAD", "/nowhere");
+        let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+        for q in [
+            "r.git/hooks/post-receive",
+            "r.git/config",
+            "s.git/hooks/x",
+            "s.git/config",
+        ] {
+            assert_eq!(
+                access(&r, &fs, &format!("/home/u/proj/{q}")),
+                Access::Read,
+                "{q}"
+            );
+        }
         // L6, from the hooks dir, with and without a planted marker there.
         for fs in [
             git_dir(base(), "/var/tmp/bare.git"),
