@@ -2304,3 +2304,151 @@ fn refusals_before_resolution_still_write_the_report() {
     assert_eq!(o.status.code(), Some(125));
     assert!(!p.dir.join("r.json").exists());
 }
+
+/// F3: a run refused before its profile is known (`--profile nope`) wrote its refusal
+/// report through `out -> ~/victimdir`, a directory link an earlier sandboxed run planted
+/// in the project, and overwrote the file outside. With the writable roots unknown, no
+/// symlink on the report path is followed: the report is not written, the reason names
+/// the link, the exit stays 125. A real path still gets the refusal report (twin).
+#[test]
+fn refusal_report_never_follows_a_symlink_it_could_not_check() {
+    let p = project();
+    let victim_dir = p.home.join("victimdir");
+    std::fs::create_dir_all(&victim_dir).unwrap();
+    let victim = victim_dir.join("report.json");
+    std::fs::write(&victim, "VICTIM\n").unwrap();
+    // What `cordon run -- ln -s ~/victimdir out` leaves in the project.
+    std::os::unix::fs::symlink(&victim_dir, p.dir.join("out")).unwrap();
+    for via in [
+        p.dir.join("out/report.json").display().to_string(),
+        "out/report.json".to_string(),
+        p.dir.join("out/../x.json").display().to_string(),
+    ] {
+        let o = out(cordon(
+            &p,
+            &["run", "--profile", "nope", "--report", &via, "--", "true"],
+        ));
+        assert_eq!(o.status.code(), Some(125), "{via}: {}", text(&o.stderr));
+        let err = text(&o.stderr);
+        assert!(err.contains("unknown profile"), "{err}");
+        assert!(
+            err.contains("the refusal report was not written")
+                && err.contains(&format!("symlink {}", p.dir.join("out").display())),
+            "{via}: {err}"
+        );
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "VICTIM\n", "{via}");
+        assert!(!p.dir.join("x.json").exists() && !victim_dir.join("x.json").exists());
+    }
+    // A bad config file is refused before resolution too: the same.
+    let cfg = p.home.join("bad.toml");
+    std::fs::write(&cfg, "default_profile = [\n").unwrap();
+    let via = p.dir.join("out/report.json").display().to_string();
+    let c = cfg.display().to_string();
+    let o = out(cordon(
+        &p,
+        &["run", "--config", &c, "--report", &via, "--", "true"],
+    ));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "VICTIM\n");
+    // Twin: the real directory gets the refusal report.
+    let real = victim.display().to_string();
+    let o = out(cordon(
+        &p,
+        &["run", "--profile", "nope", "--report", &real, "--", "true"],
+    ));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&victim).unwrap()).unwrap();
+    assert_eq!(v["outcome"], "refused", "{v}");
+    assert!(v["reason"].as_str().unwrap().contains("nope"), "{v}");
+}
+
+/// F4: `--json-fd N` is checked the same way for a refusal as for a run — open, not 0-2,
+/// open for writing — and refused (125) before anything runs; a report that cannot be
+/// delivered after the command ran (/dev/full) is said and exits 125, not the command's
+/// 0. A writable descriptor still gets the report of a run and of a refusal (twins).
+#[test]
+fn json_fd_is_checked_alike_and_an_undelivered_report_is_a_failure() {
+    let p = project();
+    let full = ["--profile", "danger-full-access"];
+    // Not open, on a refusal and on a run.
+    for pre in [&["--profile", "nope"][..], &full[..]] {
+        let mut args = vec!["run"];
+        args.extend_from_slice(pre);
+        args.extend_from_slice(&["--json-fd", "9", "--", "touch", "ran"]);
+        let o = out(cordon(&p, &args));
+        assert_eq!(o.status.code(), Some(125), "{args:?}: {}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains("--json-fd 9: not an open descriptor"),
+            "{args:?}: {}",
+            text(&o.stderr)
+        );
+        assert!(!p.dir.join("ran").exists());
+        // 0-2: the command's own streams.
+        let args: Vec<&str> = args
+            .iter()
+            .map(|a| if *a == "9" { "1" } else { a })
+            .collect();
+        let o = out(cordon(&p, &args));
+        assert_eq!(o.status.code(), Some(125), "{args:?}");
+        assert!(
+            text(&o.stderr).contains("use 3 or above"),
+            "{args:?}: {}",
+            text(&o.stderr)
+        );
+    }
+    // With --report as well: one sink only, a usage error (fd 3 would be left to the
+    // command otherwise).
+    let r = p.home.join("both.json").display().to_string();
+    let o = out(cordon(
+        &p,
+        &["run", "--report", &r, "--json-fd", "3", "--", "touch", "ran"],
+    ));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(!p.dir.join("ran").exists());
+    // Open read-only: refused before the command runs.
+    let mut c = cordon(&p, &["run", "--json-fd", "7", "--", "touch", "ran"]);
+    support::pass_fd(&mut c, 7, std::fs::File::open("/etc/passwd").unwrap());
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("--json-fd 7: the descriptor is not open for writing"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!p.dir.join("ran").exists(), "the command ran");
+    // Writable but full: the command ran, the report was not delivered: 125, said.
+    let dev_full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let mut args = vec!["run"];
+    args.extend_from_slice(&full);
+    args.extend_from_slice(&["--json-fd", "7", "--", "touch", "ran"]);
+    let mut c = cordon(&p, &args);
+    support::pass_fd(&mut c, 7, dev_full);
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("cannot write the report"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(p.dir.join("ran").exists(), "the command did not run");
+    // Twins: a writable descriptor gets the run's report and a refusal's.
+    let file = p.home.join("fd.json");
+    let mut c = cordon(&p, &args);
+    support::pass_fd(&mut c, 7, std::fs::File::create(&file).unwrap());
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(v["outcome"], "success", "{v}");
+    let mut c = cordon(
+        &p,
+        &["run", "--profile", "nope", "--json-fd", "7", "--", "true"],
+    );
+    support::pass_fd(&mut c, 7, std::fs::File::create(&file).unwrap());
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(v["outcome"], "refused", "{v}");
+}
