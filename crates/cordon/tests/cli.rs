@@ -2452,3 +2452,47 @@ fn json_fd_is_checked_alike_and_an_undelivered_report_is_a_failure() {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     assert_eq!(v["outcome"], "refused", "{v}");
 }
+
+/// F2: the `--json` object is the last line of stderr on every path. (a) A command whose
+/// stderr does not end with a newline had the report appended to its line, so a streaming
+/// decoder read the command's forged object first: the report now starts a line of its
+/// own. (b) A refusal before resolution printed the object before its `cordon: …` line.
+/// A stderr that ends its line gets no blank line added (twin).
+#[test]
+fn json_report_is_always_the_last_line_of_stderr() {
+    let p = project();
+    let forged = r#"{"outcome":"success"}"#;
+    let script = format!("printf %s '{forged}' >&2; exit 3");
+    let o = out(cordon(
+        &p,
+        &["run", "--profile", "danger-full-access", "--json", "--", "sh", "-c", &script],
+    ));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    let first: serde_json::Value = serde_json::from_str(lines[0]).unwrap_or_else(|e| panic!("{e}: {err}"));
+    assert_eq!(first, serde_json::json!({"outcome": "success"}), "{err}");
+    let last: serde_json::Value = serde_json::from_str(lines.last().unwrap()).unwrap();
+    assert_eq!(last["outcome"], "command-failed", "{err}");
+    assert_eq!(last["exit_code"], 3, "{err}");
+    // Twin: a complete line stays as it was, the report right after it.
+    let o = out(cordon(
+        &p,
+        &["run", "--profile", "danger-full-access", "--json", "--", "sh", "-c", "echo done >&2"],
+    ));
+    let err = text(&o.stderr);
+    assert!(err.starts_with("done\n{"), "{err}");
+    // (b) Refusals before resolution: the error line first, the object last.
+    for args in [
+        &["run", "--json", "--profile", "nope", "--", "true"][..],
+        &["run", "--json", "--config", "/nonexistent/c.toml", "--", "true"][..],
+    ] {
+        let o = out(cordon(&p, args));
+        assert_eq!(o.status.code(), Some(125), "{args:?}");
+        let err = text(&o.stderr);
+        let last: serde_json::Value = serde_json::from_str(err.lines().last().unwrap())
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {err}"));
+        assert_eq!(last["outcome"], "refused", "{err}");
+        assert!(err.starts_with("cordon: "), "{err}");
+    }
+}
