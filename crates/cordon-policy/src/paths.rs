@@ -507,8 +507,28 @@ pub fn in_system_tree(p: &Path, home: Option<&Path>) -> bool {
     SYSTEM_TREES.iter().any(|t| p.starts_with(t))
 }
 
+/// `bytes` as text, every byte that is not part of valid UTF-8 shown as `\\xNN`: how a
+/// path or variable name cordon cannot encode is named in a message (L2).
+pub fn escaped(bytes: &[u8]) -> String {
+    bytes.utf8_chunks().fold(String::new(), |mut s, c| {
+        s.push_str(c.valid());
+        for b in c.invalid() {
+            s.push_str(&format!("\\x{b:02x}"));
+        }
+        s
+    })
+}
+
 #[cfg(test)]
 mod tests {
+    /// Bytes that are not UTF-8 are named `\xNN`; valid text, multi-byte included, is kept.
+    #[test]
+    fn escaped_names_bad_bytes() {
+        assert_eq!(super::escaped(b"a\xffb"), "a\\xffb");
+        assert_eq!(super::escaped("d\u{e9}j\u{e0}".as_bytes()), "d\u{e9}j\u{e0}");
+        assert_eq!(super::escaped(b"/p/\xe9\x80"), "/p/\\xe9\\x80");
+    }
+
     /// One list of system trees for the workspace fallback, `$TMPDIR` and one-off grants:
     /// temp trees and the inside of the home are the exceptions.
     #[test]

@@ -339,6 +339,38 @@ pub struct ResolvedProfile {
     pub stripped: Vec<crate::stripped::StrippedFile>,
 }
 
+impl ResolvedProfile {
+    /// The first path of this profile that is not valid UTF-8 — the cwd, the workspace, an
+    /// entry (either spelling, its links, what it protects), a socket, a cache or a stripped
+    /// file — which JSON (the helper's payload, reports) cannot carry. `None` when all are.
+    pub fn non_utf8_path(&self) -> Option<&Path> {
+        let entries = match &self.filesystem {
+            ResolvedFilesystem::Restricted { entries, .. } => entries.as_slice(),
+            ResolvedFilesystem::Unrestricted => &[],
+        };
+        let from_entries = entries.iter().flat_map(|e| {
+            let origin: Option<&PathBuf> = match &e.origin {
+                EntryOrigin::Pinned { protects } => Some(protects),
+                EntryOrigin::GitWorktree { worktree } => Some(worktree),
+                _ => None,
+            };
+            [&e.path, &e.spelled]
+                .into_iter()
+                .chain(e.links.iter())
+                .chain(origin)
+        });
+        [&self.cwd, &self.workspace]
+            .into_iter()
+            .chain(from_entries)
+            .chain(self.unix_sockets.iter())
+            .chain(self.tmpdir_refused.iter())
+            .chain(self.caches.iter().flat_map(|c| [&c.path, &c.state]))
+            .chain(self.stripped.iter().map(|f| &f.path))
+            .find(|p| p.to_str().is_none())
+            .map(PathBuf::as_path)
+    }
+}
+
 /// Errors from resolution.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum ResolveError {

@@ -2496,3 +2496,199 @@ fn json_report_is_always_the_last_line_of_stderr() {
         assert!(err.starts_with("cordon: "), "{err}");
     }
 }
+
+/// L2: a variable whose value or name is not UTF-8 made every subcommand panic
+/// (`std::env::vars()`). It is now left out of the command's environment with a note
+/// naming it, and the rest of the environment still reaches the command (twin). One that
+/// resolution reads (`HOME`) is a refusal naming it (125, the refused report written):
+/// dropping it would leave what it names unhidden.
+#[test]
+fn non_utf8_environment_is_left_out_not_a_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let p = project();
+    let bad = std::ffi::OsStr::from_bytes(b"a\xffb");
+    let mut c = cordon(
+        &p,
+        &[
+            "run",
+            "--profile",
+            "danger-full-access",
+            "--",
+            "sh",
+            "-c",
+            "echo X=${X-unset} Y=${Y-unset}",
+        ],
+    );
+    c.env("X", bad).env("Y", "kept");
+    c.env(std::ffi::OsStr::from_bytes(b"N\xffAME"), "v");
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "X=unset Y=kept\n");
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("not valid UTF-8: left out of the command's environment")
+            && err.contains("X")
+            && err.contains(r"N\xffAME"),
+        "{err}"
+    );
+    // Every subcommand that builds a request: no panic.
+    for args in [
+        &["explain"][..],
+        &["context"][..],
+        &["status"][..],
+        &["check", "--", "true"][..],
+        &["run", "--dry-run", "--", "true"][..],
+    ] {
+        let mut c = cordon(&p, args);
+        c.env("X", bad).env("OLDPWD", std::ffi::OsStr::from_bytes(b"/tmp/\xff"));
+        let o = out(c);
+        assert!(
+            matches!(o.status.code(), Some(0) | Some(125)),
+            "{args:?}: {:?} {}",
+            o.status,
+            text(&o.stderr)
+        );
+        assert!(!text(&o.stderr).contains("panicked"), "{args:?}");
+    }
+    // HOME is read to decide what to hide: refused, named, the report says why.
+    let report = p.home.join("r.json");
+    let mut c = cordon(
+        &p,
+        &[
+            "run",
+            "--report",
+            report.to_str().unwrap(),
+            "--",
+            "touch",
+            "ran",
+        ],
+    );
+    c.env("HOME", std::ffi::OsStr::from_bytes(b"/var/tmp/h\xff"));
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("the environment variable HOME is not valid UTF-8"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!p.dir.join("ran").exists());
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(v["outcome"], "refused", "{v}");
+    assert!(v["reason"].as_str().unwrap().contains("HOME"), "{v}");
+}
+
+/// L2: from a project whose path is not UTF-8 (`env -i`, or with `$PWD`) the payload's
+/// serialisation panicked. Now a clean refusal naming the path (bad bytes escaped), with
+/// the refused report written, on every profile; `explain` still answers in text and its
+/// `--json` names the path. A UTF-8 sibling runs (twin).
+#[test]
+fn non_utf8_directory_is_a_clean_refusal() {
+    use std::os::unix::ffi::OsStrExt;
+    let p = project();
+    let dir = p
+        .root
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"pr\xffj"));
+    std::fs::create_dir_all(&dir).unwrap();
+    assert!(Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&dir)
+        .status()
+        .unwrap()
+        .success());
+    let report = p.home.join("r.json");
+    let r = report.display().to_string();
+    // danger-full-access makes every directory writable, so its report goes to stderr
+    // (`--report` anywhere would be refused for that).
+    for (profile, keep_pwd) in [
+        ("workspace-write", true),
+        ("workspace-write", false),
+        ("danger-full-access", true),
+    ] {
+        let _ = std::fs::remove_file(&report);
+        let sink: Vec<&str> = if profile == "danger-full-access" {
+            vec!["--json"]
+        } else {
+            vec!["--report", &r]
+        };
+        let mut args = vec!["run", "--profile", profile];
+        args.extend(&sink);
+        args.extend(["--", "touch", "ran"]);
+        let mut c = p.cordon_in(&dir, &args);
+        if !keep_pwd {
+            c.env_remove("PWD");
+        }
+        let o = out(c);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(125), "{profile}: {err}");
+        assert!(
+            err.contains(r"pr\xffj is not valid UTF-8"),
+            "{profile} {keep_pwd}: {err}"
+        );
+        assert!(!dir.join("ran").exists(), "{profile}: it ran");
+        let v: serde_json::Value = if sink[0] == "--json" {
+            last_json(&o.stderr)
+        } else {
+            serde_json::from_slice(&std::fs::read(&report).unwrap())
+                .unwrap_or_else(|e| panic!("{profile}: {e}: {err}"))
+        };
+        assert_eq!(v["outcome"], "refused", "{v}");
+        assert!(v["reason"].as_str().unwrap().contains(r"pr\xffj"), "{v}");
+    }
+    let o = out(p.cordon_in(&dir, &["explain"]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let o = out(p.cordon_in(&dir, &["explain", "--json"]));
+    assert_eq!(o.status.code(), Some(125));
+    assert!(text(&o.stderr).contains(r"pr\xffj"), "{}", text(&o.stderr));
+    // Twin: a UTF-8 directory next to it runs.
+    let ok = p.root.path().join("prj-ok");
+    std::fs::create_dir_all(&ok).unwrap();
+    let o = out(p.cordon_in(
+        &ok,
+        &["run", "--profile", "danger-full-access", "--", "touch", "ran"],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(ok.join("ran").exists());
+}
+
+/// L2, paths a sandboxed command chooses: a denied write to `/etc/$'\xff'x` panicked the
+/// supervisor in the sandbox's init (its records were lost), and a repository the command
+/// made under a non-UTF-8 name panicked cordon's report (`json!`). Both are reported
+/// escaped now; the next run, whose profile would have to protect that repository, is
+/// refused naming it. A UTF-8 denial keeps its exact path and grant (twin).
+#[test]
+fn paths_a_command_chooses_are_reported_escaped() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            r#"touch "/etc/$(printf '\377')x" /etc/plainx; mkdir "$(printf 'n\377')" && git init -q "$(printf 'n\377')""#,
+        ],
+    ));
+    let err = text(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    let v = last_json(&o.stderr);
+    if let Some(records) = v["denials"]["records"].as_array() {
+        let paths: Vec<&str> = records.iter().filter_map(|r| r["path"].as_str()).collect();
+        assert!(paths.contains(&r"/etc/\xffx"), "{v}");
+        assert!(paths.contains(&"/etc/plainx"), "{v}");
+        // The grant of a new file is its directory, which is UTF-8 here.
+        let bad = records.iter().find(|r| r["path"] == r"/etc/\xffx").unwrap();
+        assert!(bad.get("grant").is_none_or(|g| g == "/etc"), "{bad}");
+    } else {
+        eprintln!("note: no denial records on this host: {}", v["denials"]);
+    }
+    let created = p.dir.join(r"n\xff/.git").display().to_string();
+    assert_eq!(v["created_repositories"], serde_json::json!([created]), "{v}");
+    let o = out(cordon(&p, &["run", "--", "true"]));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains(r"n\xff/.git"), "{}", text(&o.stderr));
+}

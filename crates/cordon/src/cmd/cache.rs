@@ -114,7 +114,9 @@ fn list(a: &CacheArgs) -> Result<i32> {
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({
-                "root": root, "known": known, "workspaces": ws
+                // Escaped: `json!` of a path that is not UTF-8 ($HOME) panics (L2).
+                "root": cordon_policy::paths::escaped(root.as_os_str().as_encoded_bytes()),
+                "known": known, "workspaces": ws
             }))?
         );
         return Ok(0);

@@ -345,13 +345,18 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
              were written inside the sandbox; git run there — or `git status` at the project \
              root, if it is added as a submodule — runs them on the host): review it before \
              using git there",
-            r.display()
+            printable(&cordon_policy::paths::escaped(r.as_os_str().as_encoded_bytes()))
         );
     }
     let code = report.last().outcome.exit_code;
     if let SinkState::Open(sink @ (Sink::Stderr | Sink::Writer(_))) = sink {
         let mut v = report_json(&report, &session)?;
-        v["created_repositories"] = serde_json::json!(created);
+        // Paths the command chose: a name that is not UTF-8 is escaped (`json!` of the
+        // path itself panicked: L2).
+        v["created_repositories"] = serde_json::json!(created
+            .iter()
+            .map(|p| cordon_policy::paths::escaped(p.as_os_str().as_encoded_bytes()))
+            .collect::<Vec<_>>());
         // What the list covers: the launch scan's bounds, said (new user, stop 19: an empty
         // list read as complete while a repository six levels down was not looked for).
         v["created_repositories_scope"] = serde_json::json!(format!(
