@@ -507,6 +507,34 @@ pub fn in_system_tree(p: &Path, home: Option<&Path>) -> bool {
     SYSTEM_TREES.iter().any(|t| p.starts_with(t))
 }
 
+/// The kernel's limit on a path given to a system call, terminating NUL included
+/// (`PATH_MAX` on Linux).
+pub const PATH_MAX: usize = 4096;
+
+/// Why `path` (what it is: `what`, e.g. "working directory") cannot be used by name: it is
+/// longer than [`PATH_MAX`] allows, so every call naming it fails with `ENAMETOOLONG`.
+/// The path is shortened in the message. `None` when it fits.
+pub fn too_long(what: &str, path: &Path) -> Option<String> {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    (bytes.len() >= PATH_MAX).then(|| {
+        let text = escaped(bytes);
+        let chars: Vec<char> = text.chars().collect();
+        let short = if chars.len() > 96 {
+            let head: String = chars[..56].iter().collect();
+            let tail: String = chars[chars.len() - 32..].iter().collect();
+            format!("{head}…{tail}")
+        } else {
+            text
+        };
+        format!(
+            "the {what} {short} is {} bytes long, longer than the kernel accepts for a path \
+             (PATH_MAX, {PATH_MAX} bytes with the final NUL): no system call can name it; \
+             run from a shorter path",
+            bytes.len()
+        )
+    })
+}
+
 /// `bytes` as text, every byte that is not part of valid UTF-8 shown as `\\xNN`: how a
 /// path or variable name cordon cannot encode is named in a message (L2).
 pub fn escaped(bytes: &[u8]) -> String {

@@ -384,6 +384,11 @@ pub enum ResolveError {
     /// The cwd does not exist.
     #[error("working directory {0:?} does not exist")]
     MissingCwd(PathBuf),
+    /// The cwd's path is longer than the kernel accepts (`PATH_MAX`): it cannot be looked
+    /// up or entered by name (L3b: said to "not exist"). The message is
+    /// [`crate::paths::too_long`]'s.
+    #[error("{0}")]
+    CwdTooLong(String),
     /// The workspace would be `/`, a home directory or a directory above one: making it
     /// writable would expose shell start-up files and cordon's own user config (R-P3).
     #[error("refusing to make {0} writable as the workspace: it is the root, your home directory or above it, a shared temp directory itself (/tmp, /var/tmp), or a directory under your home or a system tree with no project marker; cd into a project directory (or create a `.git` or `.cordon/` there), or use --profile read-only")]
@@ -582,7 +587,10 @@ pub fn locate(ctx: &ResolveContext, fs: &dyn FsView) -> Result<Location, Resolve
     let cwd_lex = lexical_normalize(&ctx.cwd, Path::new("/"));
     let cwd = fs
         .canonicalize(&cwd_lex)
-        .ok_or_else(|| ResolveError::MissingCwd(ctx.cwd.clone()))?;
+        .ok_or_else(|| match crate::paths::too_long("working directory", &ctx.cwd) {
+            Some(why) => ResolveError::CwdTooLong(why),
+            None => ResolveError::MissingCwd(ctx.cwd.clone()),
+        })?;
     let typed = ctx
         .logical_cwd
         .as_ref()

@@ -2692,3 +2692,56 @@ fn paths_a_command_chooses_are_reported_escaped() {
     assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
     assert!(text(&o.stderr).contains(r"n\xff/.git"), "{}", text(&o.stderr));
 }
+
+/// L3b: from a working directory longer than PATH_MAX (22 nested 200-byte names)
+/// `explain` and `context` said it "does not exist" and `run` only "File name too long".
+/// All three now say the path is too long for the kernel and name the limit (125). Ten
+/// levels (about 2 KiB) still work (twin).
+#[test]
+fn a_cwd_longer_than_path_max_is_named_as_such() {
+    let p = project();
+    let name = "d".repeat(200);
+    // `cd` one level at a time (bash's `cd` falls back to a relative chdir, dash's does
+    // not): no single call names the whole path.
+    let in_depth = |depth: usize, args: &[&str]| {
+        let c = cordon(&p, args);
+        let script = format!(
+            "for i in $(seq {depth}); do mkdir -p {name} && cd {name} || exit 99; done; \
+             exec \"$0\" \"$@\""
+        );
+        let mut s = Command::new("bash");
+        s.arg("-c").arg(script).arg(c.get_program()).args(c.get_args());
+        for (k, v) in c.get_envs() {
+            match v {
+                Some(v) => s.env(k, v),
+                None => s.env_remove(k),
+            };
+        }
+        s.current_dir(&p.dir).stdin(Stdio::null());
+        out(s)
+    };
+    for args in [
+        &["explain"][..],
+        &["context"][..],
+        &["run", "--", "true"][..],
+        &["run", "--profile", "danger-full-access", "--", "true"][..],
+    ] {
+        let o = in_depth(22, args);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(125), "{args:?}: {err}");
+        assert!(
+            err.contains("longer than the kernel accepts for a path (PATH_MAX, 4096 bytes"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("does not exist"), "{args:?}: {err}");
+    }
+    // Twin: about 2 KiB deep is fine.
+    for args in [
+        &["explain"][..],
+        &["context"][..],
+        &["run", "--profile", "danger-full-access", "--", "true"][..],
+    ] {
+        let o = in_depth(10, args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o.stderr));
+    }
+}

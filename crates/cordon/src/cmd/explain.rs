@@ -3,13 +3,13 @@
 
 use crate::cli::ExplainArgs;
 use crate::profile_args::{choose, preference};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use cordon_policy::explain as explain_paths;
 use cordon_sandbox::{CommandRequest, HostFs, SandboxManager};
 
 pub fn explain(args: ExplainArgs) -> Result<i32> {
     let chosen = choose(&args.profile)?;
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let cwd = crate::profile_args::current_dir()?;
     let mut req = CommandRequest::new(vec!["true".into()], cwd.clone(), chosen.profile);
     req.preference = preference(args.sandbox);
     req.profile_files = chosen.files;

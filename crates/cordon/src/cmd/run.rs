@@ -272,6 +272,12 @@ fn open_report(
 }
 
 fn run_reported(args: &RunArgs, sink: &mut SinkState) -> Result<i32> {
+    // A cwd no system call can name (longer than PATH_MAX) cannot be entered or resolved:
+    // said first, naming the limit (L3b: "File name too long (os error 36)").
+    let cwd = crate::profile_args::current_dir()?;
+    if let Some(why) = cordon_policy::paths::too_long("working directory", &cwd) {
+        anyhow::bail!(why);
+    }
     let trust = trust("run", &args.profile, &args.rules.rules, args.plan)?;
     let r = run_trusted(args, &trust, sink);
     // A refusal after the profile was known opens the sink as a run would (a link outside
@@ -493,7 +499,7 @@ fn approvals_file_refusal(args: &RunArgs, trust: &TrustProfile, spec: &str) -> R
     // The file is opened again by name when the questions come: a symlink on the way that
     // a command may replace (it lies in a writable directory) would let a concurrent run
     // answer (breaker, stop 18; `--report` refuses the same).
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let cwd = crate::profile_args::current_dir()?;
     let lexical = cordon_policy::paths::lexical_normalize(path, &cwd);
     for a in lexical.ancestors() {
         let is_link = std::fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_symlink());
