@@ -553,7 +553,10 @@ mod tests {
     #[test]
     fn escaped_names_bad_bytes() {
         assert_eq!(super::escaped(b"a\xffb"), "a\\xffb");
-        assert_eq!(super::escaped("d\u{e9}j\u{e0}".as_bytes()), "d\u{e9}j\u{e0}");
+        assert_eq!(
+            super::escaped("d\u{e9}j\u{e0}".as_bytes()),
+            "d\u{e9}j\u{e0}"
+        );
         assert_eq!(super::escaped(b"/p/\xe9\x80"), "/p/\\xe9\\x80");
     }
 

@@ -61,7 +61,9 @@ impl HelperPayload {
     /// panic.
     pub fn encode(&self) -> Result<String, PayloadError> {
         let json = serde_json::to_vec(self).map_err(|e| match self.profile.non_utf8_path() {
-            Some(p) => PayloadError::NotUtf8(crate::paths::escaped(p.as_os_str().as_encoded_bytes())),
+            Some(p) => {
+                PayloadError::NotUtf8(crate::paths::escaped(p.as_os_str().as_encoded_bytes()))
+            }
             None => PayloadError::Malformed(format!("cannot encode the payload: {e}")),
         })?;
         Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json))

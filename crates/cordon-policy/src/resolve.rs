@@ -585,12 +585,12 @@ pub fn locate(ctx: &ResolveContext, fs: &dyn FsView) -> Result<Location, Resolve
         return Err(ResolveError::RelativeCwd(ctx.cwd.clone()));
     }
     let cwd_lex = lexical_normalize(&ctx.cwd, Path::new("/"));
-    let cwd = fs
-        .canonicalize(&cwd_lex)
-        .ok_or_else(|| match crate::paths::too_long("working directory", &ctx.cwd) {
+    let cwd = fs.canonicalize(&cwd_lex).ok_or_else(|| {
+        match crate::paths::too_long("working directory", &ctx.cwd) {
             Some(why) => ResolveError::CwdTooLong(why),
             None => ResolveError::MissingCwd(ctx.cwd.clone()),
-        })?;
+        }
+    })?;
     let typed = ctx
         .logical_cwd
         .as_ref()

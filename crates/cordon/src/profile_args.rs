@@ -108,12 +108,13 @@ pub fn choose(args: &ProfileArgs) -> Result<Chosen> {
 pub fn profile_files_refusal(args: &ProfileArgs, rules: &[PathBuf]) -> Result<()> {
     let cwd = crate::profile_args::current_dir()?;
     let fs = cordon_sandbox::HostFs;
-    let real_cwd = std::fs::canonicalize(&cwd).map_err(|e| {
-        match cordon_policy::paths::too_long("working directory", &cwd) {
-            Some(why) => anyhow::anyhow!(why),
-            None => anyhow::Error::new(e).context(format!("cannot resolve {}", cwd.display())),
-        }
-    })?;
+    let real_cwd =
+        std::fs::canonicalize(&cwd).map_err(|e| {
+            match cordon_policy::paths::too_long("working directory", &cwd) {
+                Some(why) => anyhow::anyhow!(why),
+                None => anyhow::Error::new(e).context(format!("cannot resolve {}", cwd.display())),
+            }
+        })?;
     let workspace = cordon_policy::find_workspace(&fs, &real_cwd);
     let named = args
         .config

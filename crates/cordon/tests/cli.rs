@@ -2336,7 +2336,11 @@ fn refusal_report_never_follows_a_symlink_it_could_not_check() {
                 && err.contains(&format!("symlink {}", p.dir.join("out").display())),
             "{via}: {err}"
         );
-        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "VICTIM\n", "{via}");
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "VICTIM\n",
+            "{via}"
+        );
         assert!(!p.dir.join("x.json").exists() && !victim_dir.join("x.json").exists());
     }
     // A bad config file is refused before resolution too: the same.
@@ -2401,7 +2405,16 @@ fn json_fd_is_checked_alike_and_an_undelivered_report_is_a_failure() {
     let r = p.home.join("both.json").display().to_string();
     let o = out(cordon(
         &p,
-        &["run", "--report", &r, "--json-fd", "3", "--", "touch", "ran"],
+        &[
+            "run",
+            "--report",
+            &r,
+            "--json-fd",
+            "3",
+            "--",
+            "touch",
+            "ran",
+        ],
     ));
     assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
     assert!(!p.dir.join("ran").exists());
@@ -2465,12 +2478,22 @@ fn json_report_is_always_the_last_line_of_stderr() {
     let script = format!("printf %s '{forged}' >&2; exit 3");
     let o = out(cordon(
         &p,
-        &["run", "--profile", "danger-full-access", "--json", "--", "sh", "-c", &script],
+        &[
+            "run",
+            "--profile",
+            "danger-full-access",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
     ));
     assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
     let err = text(&o.stderr);
     let lines: Vec<&str> = err.lines().collect();
-    let first: serde_json::Value = serde_json::from_str(lines[0]).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let first: serde_json::Value =
+        serde_json::from_str(lines[0]).unwrap_or_else(|e| panic!("{e}: {err}"));
     assert_eq!(first, serde_json::json!({"outcome": "success"}), "{err}");
     let last: serde_json::Value = serde_json::from_str(lines.last().unwrap()).unwrap();
     assert_eq!(last["outcome"], "command-failed", "{err}");
@@ -2478,14 +2501,30 @@ fn json_report_is_always_the_last_line_of_stderr() {
     // Twin: a complete line stays as it was, the report right after it.
     let o = out(cordon(
         &p,
-        &["run", "--profile", "danger-full-access", "--json", "--", "sh", "-c", "echo done >&2"],
+        &[
+            "run",
+            "--profile",
+            "danger-full-access",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "echo done >&2",
+        ],
     ));
     let err = text(&o.stderr);
     assert!(err.starts_with("done\n{"), "{err}");
     // (b) Refusals before resolution: the error line first, the object last.
     for args in [
         &["run", "--json", "--profile", "nope", "--", "true"][..],
-        &["run", "--json", "--config", "/nonexistent/c.toml", "--", "true"][..],
+        &[
+            "run",
+            "--json",
+            "--config",
+            "/nonexistent/c.toml",
+            "--",
+            "true",
+        ][..],
     ] {
         let o = out(cordon(&p, args));
         assert_eq!(o.status.code(), Some(125), "{args:?}");
@@ -2540,7 +2579,8 @@ fn non_utf8_environment_is_left_out_not_a_panic() {
         &["run", "--dry-run", "--", "true"][..],
     ] {
         let mut c = cordon(&p, args);
-        c.env("X", bad).env("OLDPWD", std::ffi::OsStr::from_bytes(b"/tmp/\xff"));
+        c.env("X", bad)
+            .env("OLDPWD", std::ffi::OsStr::from_bytes(b"/tmp/\xff"));
         let o = out(c);
         assert!(
             matches!(o.status.code(), Some(0) | Some(125)),
@@ -2585,10 +2625,7 @@ fn non_utf8_environment_is_left_out_not_a_panic() {
 fn non_utf8_directory_is_a_clean_refusal() {
     use std::os::unix::ffi::OsStrExt;
     let p = project();
-    let dir = p
-        .root
-        .path()
-        .join(std::ffi::OsStr::from_bytes(b"pr\xffj"));
+    let dir = p.root.path().join(std::ffi::OsStr::from_bytes(b"pr\xffj"));
     std::fs::create_dir_all(&dir).unwrap();
     assert!(Command::new("git")
         .args(["init", "-q"])
@@ -2645,7 +2682,14 @@ fn non_utf8_directory_is_a_clean_refusal() {
     std::fs::create_dir_all(&ok).unwrap();
     let o = out(p.cordon_in(
         &ok,
-        &["run", "--profile", "danger-full-access", "--", "touch", "ran"],
+        &[
+            "run",
+            "--profile",
+            "danger-full-access",
+            "--",
+            "touch",
+            "ran",
+        ],
     ));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(ok.join("ran").exists());
@@ -2687,10 +2731,18 @@ fn paths_a_command_chooses_are_reported_escaped() {
         eprintln!("note: no denial records on this host: {}", v["denials"]);
     }
     let created = p.dir.join(r"n\xff/.git").display().to_string();
-    assert_eq!(v["created_repositories"], serde_json::json!([created]), "{v}");
+    assert_eq!(
+        v["created_repositories"],
+        serde_json::json!([created]),
+        "{v}"
+    );
     let o = out(cordon(&p, &["run", "--", "true"]));
     assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
-    assert!(text(&o.stderr).contains(r"n\xff/.git"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains(r"n\xff/.git"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 /// L3b: from a working directory longer than PATH_MAX (22 nested 200-byte names)
@@ -2710,7 +2762,10 @@ fn a_cwd_longer_than_path_max_is_named_as_such() {
              exec \"$0\" \"$@\""
         );
         let mut s = Command::new("bash");
-        s.arg("-c").arg(script).arg(c.get_program()).args(c.get_args());
+        s.arg("-c")
+            .arg(script)
+            .arg(c.get_program())
+            .args(c.get_args());
         for (k, v) in c.get_envs() {
             match v {
                 Some(v) => s.env(k, v),

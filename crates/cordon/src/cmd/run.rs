@@ -183,11 +183,7 @@ fn refusal_report(args: &RunArgs, state: SinkState, e: &anyhow::Error) -> i32 {
 /// symlink on the way is refused (F3: a refusal wrote through a planted directory link).
 /// Either way the directory is opened with no symlink followed (`RESOLVE_NO_SYMLINKS`, so
 /// a link swapped in since the check is an error) and the file with `O_NOFOLLOW`.
-fn open_report(
-    args: &RunArgs,
-    path: &std::path::Path,
-    roots: Roots<'_>,
-) -> Result<std::fs::File> {
+fn open_report(args: &RunArgs, path: &std::path::Path, roots: Roots<'_>) -> Result<std::fs::File> {
     // Absolute but not normalised: a `..` after a symlink goes where the kernel takes it,
     // and the symlink itself is among the ancestors checked below.
     let abs = std::path::absolute(path)
@@ -195,8 +191,7 @@ fn open_report(
     let (Some(parent), Some(name)) = (abs.parent(), abs.file_name()) else {
         anyhow::bail!("--report {}: not a file path", path.display());
     };
-    let is_link =
-        |a: &std::path::Path| std::fs::symlink_metadata(a).is_ok_and(|m| m.is_symlink());
+    let is_link = |a: &std::path::Path| std::fs::symlink_metadata(a).is_ok_and(|m| m.is_symlink());
     let dir = match roots {
         Roots::Resolved(trust) => {
             use cordon_policy::Access;
@@ -351,12 +346,25 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
              were written inside the sandbox; git run there — or `git status` at the project \
              root, if it is added as a submodule — runs them on the host): review it before \
              using git there",
-            printable(&cordon_policy::paths::escaped(r.as_os_str().as_encoded_bytes()))
+            printable(&cordon_policy::paths::escaped(
+                r.as_os_str().as_encoded_bytes()
+            ))
         );
     }
     let code = report.last().outcome.exit_code;
     if let SinkState::Open(sink @ (Sink::Stderr | Sink::Writer(_))) = sink {
-        let mut v = report_json(&report, &session)?;
+        // After the command ran a report that cannot be built is not a refusal (which the
+        // error path would report): said, and 125 as for one that cannot be written.
+        let mut v = match report_json(&report, &session) {
+            Ok(v) => v,
+            Err(e) => {
+                eprintln!(
+                    "cordon: cannot build the report: {e:#}; exiting 125 (the command's own \
+                     exit code was {code})"
+                );
+                return Ok(EXIT_CORDON as i32);
+            }
+        };
         // Paths the command chose: a name that is not UTF-8 is escaped (`json!` of the
         // path itself panicked: L2).
         v["created_repositories"] = serde_json::json!(created
