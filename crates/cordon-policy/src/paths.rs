@@ -538,8 +538,59 @@ pub fn in_system_tree(p: &Path, home: Option<&Path>) -> bool {
     SYSTEM_TREES.iter().any(|t| p.starts_with(t))
 }
 
+/// The kernel's limit on a path given to a system call, terminating NUL included
+/// (`PATH_MAX` on Linux).
+pub const PATH_MAX: usize = 4096;
+
+/// Why `path` (what it is: `what`, e.g. "working directory") cannot be used by name: it is
+/// longer than [`PATH_MAX`] allows, so every call naming it fails with `ENAMETOOLONG`.
+/// The path is shortened in the message. `None` when it fits.
+pub fn too_long(what: &str, path: &Path) -> Option<String> {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    (bytes.len() >= PATH_MAX).then(|| {
+        let text = escaped(bytes);
+        let chars: Vec<char> = text.chars().collect();
+        let short = if chars.len() > 96 {
+            let head: String = chars[..56].iter().collect();
+            let tail: String = chars[chars.len() - 32..].iter().collect();
+            format!("{head}…{tail}")
+        } else {
+            text
+        };
+        format!(
+            "the {what} {short} is {} bytes long, longer than the kernel accepts for a path \
+             (PATH_MAX, {PATH_MAX} bytes with the final NUL): no system call can name it; \
+             run from a shorter path",
+            bytes.len()
+        )
+    })
+}
+
+/// `bytes` as text, every byte that is not part of valid UTF-8 shown as `\\xNN`: how a
+/// path or variable name cordon cannot encode is named in a message (L2).
+pub fn escaped(bytes: &[u8]) -> String {
+    bytes.utf8_chunks().fold(String::new(), |mut s, c| {
+        s.push_str(c.valid());
+        for b in c.invalid() {
+            s.push_str(&format!("\\x{b:02x}"));
+        }
+        s
+    })
+}
+
 #[cfg(test)]
 mod tests {
+    /// Bytes that are not UTF-8 are named `\xNN`; valid text, multi-byte included, is kept.
+    #[test]
+    fn escaped_names_bad_bytes() {
+        assert_eq!(super::escaped(b"a\xffb"), "a\\xffb");
+        assert_eq!(
+            super::escaped("d\u{e9}j\u{e0}".as_bytes()),
+            "d\u{e9}j\u{e0}"
+        );
+        assert_eq!(super::escaped(b"/p/\xe9\x80"), "/p/\\xe9\\x80");
+    }
+
     /// One list of system trees for the workspace fallback, `$TMPDIR` and one-off grants:
     /// temp trees and the inside of the home are the exceptions.
     #[test]

@@ -29,6 +29,10 @@ pub enum PayloadError {
     /// Not base64 or not JSON of the expected shape.
     #[error("malformed sandbox payload: {0}")]
     Malformed(String),
+    /// A path of the profile is not valid UTF-8: JSON cannot carry it (L2). The path is
+    /// named with its bad bytes escaped.
+    #[error("the path {0} is not valid UTF-8, and cordon cannot hand it to the sandbox helper; rename it or run from another directory")]
+    NotUtf8(String),
     /// Produced by another cordon version.
     #[error("sandbox payload version {found} does not match this helper's version {expected}; use the cordon binary that produced it")]
     Version {
@@ -51,9 +55,18 @@ impl HelperPayload {
     }
 
     /// Encodes as URL-safe base64 (no padding) of the JSON.
-    pub fn encode(&self) -> String {
-        let json = serde_json::to_vec(self).expect("payload serialises");
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
+    ///
+    /// Errors: [`PayloadError::NotUtf8`] naming a path of the profile that JSON cannot
+    /// carry (a non-UTF-8 project path, a nested repository with such a name), never a
+    /// panic.
+    pub fn encode(&self) -> Result<String, PayloadError> {
+        let json = serde_json::to_vec(self).map_err(|e| match self.profile.non_utf8_path() {
+            Some(p) => {
+                PayloadError::NotUtf8(crate::paths::escaped(p.as_os_str().as_encoded_bytes()))
+            }
+            None => PayloadError::Malformed(format!("cannot encode the payload: {e}")),
+        })?;
+        Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json))
     }
 
     /// Decodes and checks the version (checked before the rest of the shape, so a payload

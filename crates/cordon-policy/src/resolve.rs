@@ -339,6 +339,38 @@ pub struct ResolvedProfile {
     pub stripped: Vec<crate::stripped::StrippedFile>,
 }
 
+impl ResolvedProfile {
+    /// The first path of this profile that is not valid UTF-8 — the cwd, the workspace, an
+    /// entry (either spelling, its links, what it protects), a socket, a cache or a stripped
+    /// file — which JSON (the helper's payload, reports) cannot carry. `None` when all are.
+    pub fn non_utf8_path(&self) -> Option<&Path> {
+        let entries = match &self.filesystem {
+            ResolvedFilesystem::Restricted { entries, .. } => entries.as_slice(),
+            ResolvedFilesystem::Unrestricted => &[],
+        };
+        let from_entries = entries.iter().flat_map(|e| {
+            let origin: Option<&PathBuf> = match &e.origin {
+                EntryOrigin::Pinned { protects } => Some(protects),
+                EntryOrigin::GitWorktree { worktree } => Some(worktree),
+                _ => None,
+            };
+            [&e.path, &e.spelled]
+                .into_iter()
+                .chain(e.links.iter())
+                .chain(origin)
+        });
+        [&self.cwd, &self.workspace]
+            .into_iter()
+            .chain(from_entries)
+            .chain(self.unix_sockets.iter())
+            .chain(self.tmpdir_refused.iter())
+            .chain(self.caches.iter().flat_map(|c| [&c.path, &c.state]))
+            .chain(self.stripped.iter().map(|f| &f.path))
+            .find(|p| p.to_str().is_none())
+            .map(PathBuf::as_path)
+    }
+}
+
 /// Errors from resolution.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum ResolveError {
@@ -352,6 +384,11 @@ pub enum ResolveError {
     /// The cwd does not exist.
     #[error("working directory {0:?} does not exist")]
     MissingCwd(PathBuf),
+    /// The cwd's path is longer than the kernel accepts (`PATH_MAX`): it cannot be looked
+    /// up or entered by name (L3b: said to "not exist"). The message is
+    /// [`crate::paths::too_long`]'s.
+    #[error("{0}")]
+    CwdTooLong(String),
     /// The workspace would be `/`, a home directory or a directory above one: making it
     /// writable would expose shell start-up files and cordon's own user config (R-P3).
     #[error("refusing to make {0} writable as the workspace: it is the root, your home directory or above it, a shared temp directory itself (/tmp, /var/tmp), or a directory under your home or a system tree with no project marker; cd into a project directory (or create a `.git` or `.cordon/` there), or use --profile read-only")]
@@ -614,9 +651,12 @@ fn locate_by_markers(ctx: &ResolveContext, fs: &dyn FsView) -> Result<Location, 
         return Err(ResolveError::RelativeCwd(ctx.cwd.clone()));
     }
     let cwd_lex = lexical_normalize(&ctx.cwd, Path::new("/"));
-    let cwd = fs
-        .canonicalize(&cwd_lex)
-        .ok_or_else(|| ResolveError::MissingCwd(ctx.cwd.clone()))?;
+    let cwd = fs.canonicalize(&cwd_lex).ok_or_else(|| {
+        match crate::paths::too_long("working directory", &ctx.cwd) {
+            Some(why) => ResolveError::CwdTooLong(why),
+            None => ResolveError::MissingCwd(ctx.cwd.clone()),
+        }
+    })?;
     let typed = ctx
         .logical_cwd
         .as_ref()

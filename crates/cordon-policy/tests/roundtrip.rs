@@ -41,12 +41,12 @@ fn resolved() -> ResolvedProfile {
 #[test]
 fn payload_roundtrip_and_version_check() {
     let p = HelperPayload::new(resolved(), vec![("PATH".into(), "/usr/bin".into())]);
-    let s = p.encode();
+    let s = p.encode().unwrap();
     assert_eq!(HelperPayload::decode(&s).unwrap(), p);
 
     let mut other = p.clone();
     other.version = PROFILE_FORMAT_VERSION + 1;
-    let s = other.encode();
+    let s = other.encode().unwrap();
     assert_eq!(
         HelperPayload::decode(&s),
         Err(PayloadError::Version {

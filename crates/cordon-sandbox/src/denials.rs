@@ -19,6 +19,9 @@ pub struct DenialRecord {
     pub syscall: String,
     /// The path the call needed to write, absolute in the command's view with the
     /// directories resolved as the kernel resolved them (the last component as named).
+    /// The command chose it: bytes that are not UTF-8 travel escaped (`\xff`), as JSON
+    /// cannot carry them ([`path_text`]).
+    #[serde(serialize_with = "path_text")]
     pub path: PathBuf,
     /// The errno the command got, by name (`EROFS`, `EACCES`, `EBUSY`): the one the kernel
     /// would have given for the same call.
@@ -28,9 +31,35 @@ pub struct DenialRecord {
     pub rule: String,
     /// The smallest grant that would allow it (`-w` of this path), when a per-command grant
     /// can: the file itself, or the directory a new entry is made in or removed from.
-    /// `None` for a pinned directory or a deny entry.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `None` for a pinned directory or a deny entry; sent as `None` when the path is not
+    /// UTF-8 (no grant is offered for a path cordon cannot name exactly).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "grant_text"
+    )]
     pub grant: Option<PathBuf>,
+}
+
+/// Serialises a path a command chose as text, its non-UTF-8 bytes escaped (`\xff`): a
+/// record must never fail to serialise (L2: the supervisor in the sandbox's init panicked
+/// on `touch /etc/$'\xff'`, and the run's records were lost).
+fn path_text<S: serde::Serializer>(p: &std::path::Path, s: S) -> Result<S::Ok, S::Error> {
+    match p.to_str() {
+        Some(t) => s.serialize_str(t),
+        None => s.serialize_str(&cordon_policy::paths::escaped(
+            p.as_os_str().as_encoded_bytes(),
+        )),
+    }
+}
+
+/// Serialises a grant: `None` for a path that is not UTF-8 (its escaped text would name
+/// another path).
+fn grant_text<S: serde::Serializer>(g: &Option<PathBuf>, s: S) -> Result<S::Ok, S::Error> {
+    match g.as_deref().and_then(std::path::Path::to_str) {
+        Some(t) => s.serialize_some(t),
+        None => s.serialize_none(),
+    }
 }
 
 impl DenialRecord {

@@ -35,7 +35,7 @@ use cordon_policy::{
     SandboxPreference, SandboxStatus, Selection,
 };
 use serde::Serialize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// The current user's home directory from the user database (`getpwuid`), if any.
@@ -75,6 +75,39 @@ pub fn this_executable() -> Option<PathBuf> {
     std::env::current_exe().ok()
 }
 
+/// The variables [`CommandRequest::resolve_context`] reads by name (besides the location
+/// and git configuration variables).
+const RESOLUTION_VARS: &[&str] = &["HOME", "TMPDIR", "PWD", "XDG_RUNTIME_DIR"];
+
+/// This process's environment as UTF-8 pairs, and the names (bad bytes escaped) of the
+/// variables left out because their name or value is not UTF-8 — never a panic
+/// (`std::env::vars()` panics on them: L2).
+pub fn process_env() -> (Vec<(String, String)>, Vec<String>) {
+    let mut kept = Vec::new();
+    let mut left_out = Vec::new();
+    for (k, v) in std::env::vars_os() {
+        match (k.into_string(), v.into_string()) {
+            (Ok(k), Ok(v)) => kept.push((k, v)),
+            (Ok(k), Err(_)) => left_out.push(k),
+            (Err(k), _) => left_out.push(cordon_policy::paths::escaped(k.as_encoded_bytes())),
+        }
+    }
+    (kept, left_out)
+}
+
+/// Why a command cannot be run in `cwd`: it is not valid UTF-8, and neither the helper's
+/// payload, an approval request nor the run's report (all JSON) can carry it. `None` for
+/// a UTF-8 path.
+pub fn cwd_not_utf8(cwd: &Path) -> Option<String> {
+    cwd.to_str().is_none().then(|| {
+        format!(
+            "the working directory {} is not valid UTF-8, and cordon cannot encode it for \
+             the sandbox helper or the run's report; rename it or run from another directory",
+            cordon_policy::paths::escaped(cwd.as_os_str().as_encoded_bytes())
+        )
+    })
+}
+
 /// One command to run, with everything the manager needs to decide and wrap it.
 #[derive(Debug, Clone, Serialize)]
 pub struct CommandRequest {
@@ -84,6 +117,11 @@ pub struct CommandRequest {
     pub cwd: PathBuf,
     /// The caller's environment (scrubbed per R-L4 before it reaches the child).
     pub env: Vec<(String, String)>,
+    /// The caller's variables left out of `env` because their name or value is not valid
+    /// UTF-8 (names shown with the bad bytes escaped, e.g. `X` or `A\xffB`): the command
+    /// does not get them, and a run is refused when resolution reads one
+    /// ([`CommandRequest::unreadable_env`]).
+    pub env_not_utf8: Vec<String>,
     /// The permission profile (already widened by any per-command overlay).
     pub profile: PermissionProfile,
     /// Sandbox preference (R-S1).
@@ -101,16 +139,51 @@ impl CommandRequest {
     /// A request for `argv` in `cwd` with the current process environment, `Auto`
     /// preference, no managed network, fail-closed.
     pub fn new(argv: Vec<String>, cwd: PathBuf, profile: PermissionProfile) -> CommandRequest {
+        let (env, env_not_utf8) = process_env();
         CommandRequest {
             argv,
             cwd,
-            env: std::env::vars().collect(),
+            env,
+            env_not_utf8,
             profile,
             preference: SandboxPreference::Auto,
             managed_network_required: false,
             profile_files: Vec::new(),
             allow_unconfined: false,
         }
+    }
+
+    /// Why this request cannot be resolved faithfully: a variable resolution reads (`HOME`,
+    /// `TMPDIR`, `PWD`, `XDG_RUNTIME_DIR`, a tool's location variable, git's configuration
+    /// variables) was left out as not UTF-8, so what it names could not be hidden or
+    /// protected. `None` when every such variable was read.
+    pub fn unreadable_env(&self) -> Option<String> {
+        let read = |n: &str| {
+            RESOLUTION_VARS.contains(&n)
+                || cordon_policy::locations::is_location_var(n)
+                || cordon_policy::locations::GIT_CONFIG_VARS.contains(&n)
+                || cordon_policy::env::is_git_config_set_member(n)
+        };
+        let names: Vec<&str> = self
+            .env_not_utf8
+            .iter()
+            .map(String::as_str)
+            .filter(|n| read(n))
+            .collect();
+        (!names.is_empty()).then(|| {
+            format!(
+                "the environment variable{} {} {} not valid UTF-8: cordon reads {} to decide \
+                 what to hide and protect and cannot encode {}; set {} to a UTF-8 path or \
+                 unset {}",
+                if names.len() > 1 { "s" } else { "" },
+                names.join(", "),
+                if names.len() > 1 { "are" } else { "is" },
+                if names.len() > 1 { "them" } else { "it" },
+                if names.len() > 1 { "them" } else { "it" },
+                if names.len() > 1 { "them" } else { "it" },
+                if names.len() > 1 { "them" } else { "it" },
+            )
+        })
     }
 
     /// The [`ResolveContext`] for this request (HOME, TMPDIR, the tools' location variables
@@ -383,6 +456,11 @@ impl SandboxManager {
                 linux::LAYER_NAMES.join(", ")
             )));
         }
+        // The run is reported in JSON, which cannot carry a non-UTF-8 path: refused and
+        // named, on every backend (L2: the payload's serialisation panicked).
+        if let Some(why) = cwd_not_utf8(&req.cwd) {
+            return Err(TransformError::Usage(why));
+        }
         let selection = self.select(req);
         let scrub = req.profile.kind != ProfileKind::Disabled;
         let (env, env_dropped) = if scrub {
@@ -433,7 +511,23 @@ impl SandboxManager {
             });
         }
 
+        // A variable resolution reads that could not be read: what it names would be
+        // neither hidden nor protected. No opt-in overrides it (L2: fail closed).
+        if let Some(why) = req.unreadable_env() {
+            return Err(TransformError::Usage(why));
+        }
         let resolved = resolve_for_command(&req.profile, &req.resolve_context(), &HostFs)?;
+        // Neither the helper's payload nor the run's report can carry a path that is not
+        // UTF-8 (a nested repository a command named `$'\xff'`): refused and named, on
+        // every backend, before anything runs.
+        if let Some(p) = resolved.non_utf8_path() {
+            return Err(TransformError::Usage(
+                cordon_policy::PayloadError::NotUtf8(cordon_policy::paths::escaped(
+                    p.as_os_str().as_encoded_bytes(),
+                ))
+                .to_string(),
+            ));
+        }
         // A `$TMPDIR` the guard refused is not writable: point the command at /tmp.
         let env: Vec<(String, String)> = match &resolved.tmpdir_refused {
             Some(_) => env
@@ -489,8 +583,10 @@ impl SandboxManager {
                     .into_iter()
                     .filter(|(k, _)| k != linux::PAYLOAD_ENV)
                     .collect();
-                let payload = HelperPayload::new(resolved.clone(), child_env.clone());
-                let fd = linux::payload_descriptor(&payload.encode()).map_err(|e| {
+                let payload = HelperPayload::new(resolved.clone(), child_env.clone())
+                    .encode()
+                    .map_err(|e| TransformError::Usage(e.to_string()))?;
+                let fd = linux::payload_descriptor(&payload).map_err(|e| {
                     TransformError::Usage(format!(
                         "cannot hand the payload to the sandbox helper (memfd_create: {e})"
                     ))

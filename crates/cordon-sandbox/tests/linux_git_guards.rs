@@ -44,7 +44,7 @@ fn resolve_bounded(s: &Sandbox, c: ResolveContext) -> ResolvedProfile {
 /// Runs `sh -c script` in the sandbox compiled from `r`, killed after 30 s.
 fn run_resolved(s: &Sandbox, r: ResolvedProfile, script: &str) -> Output {
     let cwd = r.cwd.clone();
-    let payload = HelperPayload::new(r, s.env.clone()).encode();
+    let payload = HelperPayload::new(r, s.env.clone()).encode().unwrap();
     let mut child = Command::new(helper_bin())
         .args([
             "__sandbox-helper",

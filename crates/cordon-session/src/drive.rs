@@ -176,11 +176,31 @@ pub fn prepare(
     }
     let needs = needs_for(trust, req.preference);
     let is_retry = approved.is_some();
+    // Names only, as for secrets: what the command will not get, and why (L2: such a
+    // variable made every subcommand panic).
+    if !is_retry && !req.env_not_utf8.is_empty() {
+        let n = &req.env_not_utf8;
+        eprintln!(
+            "cordon: note: the environment variable{} {} {} not valid UTF-8: left out of the \
+             command's environment",
+            if n.len() > 1 { "s" } else { "" },
+            n.join(", "),
+            if n.len() > 1 { "are" } else { "is" }
+        );
+    }
     let (run_id, verdict) = match approved {
         Some(a) => a,
         None => {
             let run = session.scope.start_run();
-            let v = session.decide(&run, &record, &trust.cwd, &needs);
+            // Refused before anyone is asked: the approval request (JSON) could not carry
+            // the cwd either (L2).
+            let v = match cordon_sandbox::cwd_not_utf8(&trust.cwd) {
+                Some(reason) => Verdict::Refuse {
+                    reason,
+                    abort: false,
+                },
+                None => session.decide(&run, &record, &trust.cwd, &needs),
+            };
             (run, v)
         }
     };

@@ -419,11 +419,13 @@ fn wait(
     let tail = Arc::new(Mutex::new(Vec::<u8>::new()));
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let mut sink = io.stderr_sink.take();
+    // What the tee left on cordon's own stderr (the default sink).
+    let line = Arc::new(Mutex::new(TeeLine::default()));
     let tee = child.take_stderr().map(|mut pipe| {
         let tail = Arc::clone(&tail);
+        let line = Arc::clone(&line);
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
-            let mut err = std::io::stderr();
             loop {
                 match pipe.read(&mut buf) {
                     Ok(0) | Err(_) => break,
@@ -431,8 +433,16 @@ fn wait(
                         match sink.as_mut() {
                             Some(s) => s(&buf[..n]),
                             None => {
-                                let _ = err.write_all(&buf[..n]);
-                                let _ = err.flush();
+                                if let Ok(mut l) = line.lock() {
+                                    // After the run was over nothing more is copied: a
+                                    // leftover process must not write after cordon's report.
+                                    if !l.closed {
+                                        let mut err = std::io::stderr().lock();
+                                        let _ = err.write_all(&buf[..n]);
+                                        let _ = err.flush();
+                                        l.open = buf[n - 1] != b'\n';
+                                    }
+                                }
                             }
                         }
                         if let Ok(mut t) = tail.lock() {
@@ -540,6 +550,16 @@ fn wait(
             let _ = t.join();
         }
     }
+    // The command's last stderr line may lack its newline (`printf partial >&2`): cordon
+    // ends it, so its own lines — and a `--json` report, the last line of stderr — start
+    // on a line of their own (F2: a forged object followed by the report on one line was
+    // read first by a streaming decoder).
+    if let Ok(mut l) = line.lock() {
+        l.closed = true;
+        if l.open {
+            let _ = std::io::stderr().write_all(b"\n");
+        }
+    }
     let mut stderr_tail = tail
         .lock()
         .map(|t| String::from_utf8_lossy(&t).into_owned())
@@ -568,6 +588,15 @@ fn wait(
         network_denied: Vec::new(),
         denials: None,
     })
+}
+
+/// The state of cordon's own stderr after the tee's copies of the command's stderr.
+#[derive(Default)]
+struct TeeLine {
+    /// The last byte copied was not a newline.
+    open: bool,
+    /// The run is over: nothing more is copied.
+    closed: bool,
 }
 
 /// [`Proc::wait_exited`] while answering the proxy's host questions on this thread: a

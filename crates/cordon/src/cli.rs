@@ -295,8 +295,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
     /// Write the JSON report to the inherited descriptor N (e.g. `3>report.json`) instead
-    /// of stderr. The command never inherits N.
-    #[arg(long, value_name = "N")]
+    /// of stderr. N must be 3 or above, open, and open for writing; the command never
+    /// inherits it. A report that cannot be written after the run exits 125.
+    #[arg(long, value_name = "N", conflicts_with = "report")]
     pub json_fd: Option<i32>,
     /// With --dry-run: show what this backend would run instead of the host's.
     /// `seatbelt` prints the macOS SBPL policy and its -D parameters, on any host.

@@ -49,9 +49,10 @@ fn main() -> ExitCode {
             if matches!(
                 e.kind(),
                 ErrorKind::UnknownArgument | ErrorKind::MissingRequiredArgument
-            ) && std::env::args().any(|a| a == "run" || a == "check")
-                // Already there: the error is about a misspelled flag (nu7).
-                && !std::env::args().any(|a| a == "--")
+            ) && std::env::args_os().any(|a| a == "run" || a == "check")
+                // Already there: the error is about a misspelled flag (nu7). `args_os`:
+                // `args` panics on an argument that is not UTF-8 (L2).
+                && !std::env::args_os().any(|a| a == "--")
             {
                 eprintln!("hint: put the command after `--`, e.g. `cordon run -- ls -la`");
             }

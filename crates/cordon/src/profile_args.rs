@@ -2,7 +2,7 @@
 //! the one trust-profile constructor (`cordon_session::TrustProfile::build`, R-E1).
 
 use crate::cli::{NetworkArg, ProfileArgs, SandboxArg};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use cordon_policy::{Config, PermissionProfile, SandboxPreference};
 use cordon_session::{Entry, Layers, TrustProfile};
 use std::path::PathBuf;
@@ -47,13 +47,31 @@ pub fn layers(args: &ProfileArgs, rules: &[PathBuf], plan: bool) -> Layers {
 }
 
 /// The trust profile of subcommand `entry` in the current directory (R-E1).
+/// The current directory. `getcwd` fails with `ENAMETOOLONG` for a path longer than the
+/// kernel's `PATH_MAX`: said as such, naming the limit (L3b: "File name too long").
+///
+/// Errors: the directory cannot be read (removed, too long, …).
+pub fn current_dir() -> Result<PathBuf> {
+    std::env::current_dir().map_err(|e| {
+        if e.raw_os_error() == Some(libc::ENAMETOOLONG) {
+            anyhow::anyhow!(
+                "cannot read the current directory: its path is longer than the kernel \
+                 accepts (PATH_MAX, {} bytes); run from a shorter path",
+                cordon_policy::paths::PATH_MAX
+            )
+        } else {
+            anyhow::Error::new(e).context("cannot read the current directory")
+        }
+    })
+}
+
 pub fn trust(
     entry: &str,
     args: &ProfileArgs,
     rules: &[PathBuf],
     plan: bool,
 ) -> Result<TrustProfile> {
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let cwd = crate::profile_args::current_dir()?;
     Ok(TrustProfile::build(
         Entry::Cli(entry.into()),
         &cwd,
@@ -88,9 +106,16 @@ pub fn choose(args: &ProfileArgs) -> Result<Chosen> {
 /// missing `.cordon/` can be made). Judged by place, not by the file's content, which may
 /// be the planted one.
 pub fn profile_files_refusal(args: &ProfileArgs, rules: &[PathBuf]) -> Result<()> {
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let cwd = crate::profile_args::current_dir()?;
     let fs = cordon_sandbox::HostFs;
-    let workspace = cordon_policy::find_workspace(&fs, &std::fs::canonicalize(&cwd)?);
+    let real_cwd =
+        std::fs::canonicalize(&cwd).map_err(|e| {
+            match cordon_policy::paths::too_long("working directory", &cwd) {
+                Some(why) => anyhow::anyhow!(why),
+                None => anyhow::Error::new(e).context(format!("cannot resolve {}", cwd.display())),
+            }
+        })?;
+    let workspace = cordon_policy::find_workspace(&fs, &real_cwd);
     let named = args
         .config
         .iter()

@@ -2437,3 +2437,499 @@ fn refusals_before_resolution_still_write_the_report() {
     assert_eq!(o.status.code(), Some(125));
     assert!(!p.dir.join("r.json").exists());
 }
+
+/// F3: a run refused before its profile is known (`--profile nope`) wrote its refusal
+/// report through `out -> ~/victimdir`, a directory link an earlier sandboxed run planted
+/// in the project, and overwrote the file outside. With the writable roots unknown, no
+/// symlink on the report path is followed: the report is not written, the reason names
+/// the link, the exit stays 125. A real path still gets the refusal report (twin).
+#[test]
+fn refusal_report_never_follows_a_symlink_it_could_not_check() {
+    let p = project();
+    let victim_dir = p.home.join("victimdir");
+    std::fs::create_dir_all(&victim_dir).unwrap();
+    let victim = victim_dir.join("report.json");
+    std::fs::write(&victim, "VICTIM\n").unwrap();
+    // What `cordon run -- ln -s ~/victimdir out` leaves in the project.
+    std::os::unix::fs::symlink(&victim_dir, p.dir.join("out")).unwrap();
+    for via in [
+        p.dir.join("out/report.json").display().to_string(),
+        "out/report.json".to_string(),
+        p.dir.join("out/../x.json").display().to_string(),
+    ] {
+        let o = out(cordon(
+            &p,
+            &["run", "--profile", "nope", "--report", &via, "--", "true"],
+        ));
+        assert_eq!(o.status.code(), Some(125), "{via}: {}", text(&o.stderr));
+        let err = text(&o.stderr);
+        assert!(err.contains("unknown profile"), "{err}");
+        assert!(
+            err.contains("the refusal report was not written")
+                && err.contains(&format!("symlink {}", p.dir.join("out").display())),
+            "{via}: {err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "VICTIM\n",
+            "{via}"
+        );
+        assert!(!p.dir.join("x.json").exists() && !victim_dir.join("x.json").exists());
+    }
+    // A bad config file is refused before resolution too: the same.
+    let cfg = p.home.join("bad.toml");
+    std::fs::write(&cfg, "default_profile = [\n").unwrap();
+    let via = p.dir.join("out/report.json").display().to_string();
+    let c = cfg.display().to_string();
+    let o = out(cordon(
+        &p,
+        &["run", "--config", &c, "--report", &via, "--", "true"],
+    ));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "VICTIM\n");
+    // Twin: the real directory gets the refusal report.
+    let real = victim.display().to_string();
+    let o = out(cordon(
+        &p,
+        &["run", "--profile", "nope", "--report", &real, "--", "true"],
+    ));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&victim).unwrap()).unwrap();
+    assert_eq!(v["outcome"], "refused", "{v}");
+    assert!(v["reason"].as_str().unwrap().contains("nope"), "{v}");
+}
+
+/// F4: `--json-fd N` is checked the same way for a refusal as for a run — open, not 0-2,
+/// open for writing — and refused (125) before anything runs; a report that cannot be
+/// delivered after the command ran (/dev/full) is said and exits 125, not the command's
+/// 0. A writable descriptor still gets the report of a run and of a refusal (twins).
+#[test]
+fn json_fd_is_checked_alike_and_an_undelivered_report_is_a_failure() {
+    let p = project();
+    let full = ["--profile", "danger-full-access"];
+    // Not open, on a refusal and on a run.
+    for pre in [&["--profile", "nope"][..], &full[..]] {
+        let mut args = vec!["run"];
+        args.extend_from_slice(pre);
+        args.extend_from_slice(&["--json-fd", "9", "--", "touch", "ran"]);
+        let o = out(cordon(&p, &args));
+        assert_eq!(o.status.code(), Some(125), "{args:?}: {}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains("--json-fd 9: not an open descriptor"),
+            "{args:?}: {}",
+            text(&o.stderr)
+        );
+        assert!(!p.dir.join("ran").exists());
+        // 0-2: the command's own streams.
+        let args: Vec<&str> = args
+            .iter()
+            .map(|a| if *a == "9" { "1" } else { a })
+            .collect();
+        let o = out(cordon(&p, &args));
+        assert_eq!(o.status.code(), Some(125), "{args:?}");
+        assert!(
+            text(&o.stderr).contains("use 3 or above"),
+            "{args:?}: {}",
+            text(&o.stderr)
+        );
+    }
+    // With --report as well: one sink only, a usage error (fd 3 would be left to the
+    // command otherwise).
+    let r = p.home.join("both.json").display().to_string();
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--report",
+            &r,
+            "--json-fd",
+            "3",
+            "--",
+            "touch",
+            "ran",
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(!p.dir.join("ran").exists());
+    // Open read-only: refused before the command runs.
+    let mut c = cordon(&p, &["run", "--json-fd", "7", "--", "touch", "ran"]);
+    support::pass_fd(&mut c, 7, std::fs::File::open("/etc/passwd").unwrap());
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("--json-fd 7: the descriptor is not open for writing"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!p.dir.join("ran").exists(), "the command ran");
+    // Writable but full: the command ran, the report was not delivered: 125, said.
+    let dev_full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let mut args = vec!["run"];
+    args.extend_from_slice(&full);
+    args.extend_from_slice(&["--json-fd", "7", "--", "touch", "ran"]);
+    let mut c = cordon(&p, &args);
+    support::pass_fd(&mut c, 7, dev_full);
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("cannot write the report"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(p.dir.join("ran").exists(), "the command did not run");
+    // Twins: a writable descriptor gets the run's report and a refusal's.
+    let file = p.home.join("fd.json");
+    let mut c = cordon(&p, &args);
+    support::pass_fd(&mut c, 7, std::fs::File::create(&file).unwrap());
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(v["outcome"], "success", "{v}");
+    let mut c = cordon(
+        &p,
+        &["run", "--profile", "nope", "--json-fd", "7", "--", "true"],
+    );
+    support::pass_fd(&mut c, 7, std::fs::File::create(&file).unwrap());
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(v["outcome"], "refused", "{v}");
+}
+
+/// F2: the `--json` object is the last line of stderr on every path. (a) A command whose
+/// stderr does not end with a newline had the report appended to its line, so a streaming
+/// decoder read the command's forged object first: the report now starts a line of its
+/// own. (b) A refusal before resolution printed the object before its `cordon: …` line.
+/// A stderr that ends its line gets no blank line added (twin).
+#[test]
+fn json_report_is_always_the_last_line_of_stderr() {
+    let p = project();
+    let forged = r#"{"outcome":"success"}"#;
+    let script = format!("printf %s '{forged}' >&2; exit 3");
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--profile",
+            "danger-full-access",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    let first: serde_json::Value =
+        serde_json::from_str(lines[0]).unwrap_or_else(|e| panic!("{e}: {err}"));
+    assert_eq!(first, serde_json::json!({"outcome": "success"}), "{err}");
+    let last: serde_json::Value = serde_json::from_str(lines.last().unwrap()).unwrap();
+    assert_eq!(last["outcome"], "command-failed", "{err}");
+    assert_eq!(last["exit_code"], 3, "{err}");
+    // Twin: a complete line stays as it was, the report right after it.
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--profile",
+            "danger-full-access",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "echo done >&2",
+        ],
+    ));
+    let err = text(&o.stderr);
+    assert!(err.starts_with("done\n{"), "{err}");
+    // (b) Refusals before resolution: the error line first, the object last.
+    for args in [
+        &["run", "--json", "--profile", "nope", "--", "true"][..],
+        &[
+            "run",
+            "--json",
+            "--config",
+            "/nonexistent/c.toml",
+            "--",
+            "true",
+        ][..],
+    ] {
+        let o = out(cordon(&p, args));
+        assert_eq!(o.status.code(), Some(125), "{args:?}");
+        let err = text(&o.stderr);
+        let last: serde_json::Value = serde_json::from_str(err.lines().last().unwrap())
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {err}"));
+        assert_eq!(last["outcome"], "refused", "{err}");
+        assert!(err.starts_with("cordon: "), "{err}");
+    }
+}
+
+/// L2: a variable whose value or name is not UTF-8 made every subcommand panic
+/// (`std::env::vars()`). It is now left out of the command's environment with a note
+/// naming it, and the rest of the environment still reaches the command (twin). One that
+/// resolution reads (`HOME`) is a refusal naming it (125, the refused report written):
+/// dropping it would leave what it names unhidden.
+#[test]
+fn non_utf8_environment_is_left_out_not_a_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let p = project();
+    let bad = std::ffi::OsStr::from_bytes(b"a\xffb");
+    let mut c = cordon(
+        &p,
+        &[
+            "run",
+            "--profile",
+            "danger-full-access",
+            "--",
+            "sh",
+            "-c",
+            "echo X=${X-unset} Y=${Y-unset}",
+        ],
+    );
+    c.env("X", bad).env("Y", "kept");
+    c.env(std::ffi::OsStr::from_bytes(b"N\xffAME"), "v");
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "X=unset Y=kept\n");
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("not valid UTF-8: left out of the command's environment")
+            && err.contains("X")
+            && err.contains(r"N\xffAME"),
+        "{err}"
+    );
+    // Every subcommand that builds a request: no panic.
+    for args in [
+        &["explain"][..],
+        &["context"][..],
+        &["status"][..],
+        &["check", "--", "true"][..],
+        &["run", "--dry-run", "--", "true"][..],
+    ] {
+        let mut c = cordon(&p, args);
+        c.env("X", bad)
+            .env("OLDPWD", std::ffi::OsStr::from_bytes(b"/tmp/\xff"));
+        let o = out(c);
+        assert!(
+            matches!(o.status.code(), Some(0) | Some(125)),
+            "{args:?}: {:?} {}",
+            o.status,
+            text(&o.stderr)
+        );
+        assert!(!text(&o.stderr).contains("panicked"), "{args:?}");
+    }
+    // HOME is read to decide what to hide: refused, named, the report says why.
+    let report = p.home.join("r.json");
+    let mut c = cordon(
+        &p,
+        &[
+            "run",
+            "--report",
+            report.to_str().unwrap(),
+            "--",
+            "touch",
+            "ran",
+        ],
+    );
+    c.env("HOME", std::ffi::OsStr::from_bytes(b"/var/tmp/h\xff"));
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("the environment variable HOME is not valid UTF-8"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!p.dir.join("ran").exists());
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(v["outcome"], "refused", "{v}");
+    assert!(v["reason"].as_str().unwrap().contains("HOME"), "{v}");
+}
+
+/// L2: from a project whose path is not UTF-8 (`env -i`, or with `$PWD`) the payload's
+/// serialisation panicked. Now a clean refusal naming the path (bad bytes escaped), with
+/// the refused report written, on every profile; `explain` still answers in text and its
+/// `--json` names the path. A UTF-8 sibling runs (twin).
+#[test]
+fn non_utf8_directory_is_a_clean_refusal() {
+    use std::os::unix::ffi::OsStrExt;
+    let p = project();
+    let dir = p.root.path().join(std::ffi::OsStr::from_bytes(b"pr\xffj"));
+    std::fs::create_dir_all(&dir).unwrap();
+    assert!(Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&dir)
+        .status()
+        .unwrap()
+        .success());
+    let report = p.home.join("r.json");
+    let r = report.display().to_string();
+    // danger-full-access makes every directory writable, so its report goes to stderr
+    // (`--report` anywhere would be refused for that).
+    for (profile, keep_pwd) in [
+        ("workspace-write", true),
+        ("workspace-write", false),
+        ("danger-full-access", true),
+    ] {
+        let _ = std::fs::remove_file(&report);
+        let sink: Vec<&str> = if profile == "danger-full-access" {
+            vec!["--json"]
+        } else {
+            vec!["--report", &r]
+        };
+        let mut args = vec!["run", "--profile", profile];
+        args.extend(&sink);
+        args.extend(["--", "touch", "ran"]);
+        let mut c = p.cordon_in(&dir, &args);
+        if !keep_pwd {
+            c.env_remove("PWD");
+        }
+        let o = out(c);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(125), "{profile}: {err}");
+        assert!(
+            err.contains(r"pr\xffj is not valid UTF-8"),
+            "{profile} {keep_pwd}: {err}"
+        );
+        assert!(!dir.join("ran").exists(), "{profile}: it ran");
+        let v: serde_json::Value = if sink[0] == "--json" {
+            last_json(&o.stderr)
+        } else {
+            serde_json::from_slice(&std::fs::read(&report).unwrap())
+                .unwrap_or_else(|e| panic!("{profile}: {e}: {err}"))
+        };
+        assert_eq!(v["outcome"], "refused", "{v}");
+        assert!(v["reason"].as_str().unwrap().contains(r"pr\xffj"), "{v}");
+    }
+    let o = out(p.cordon_in(&dir, &["explain"]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let o = out(p.cordon_in(&dir, &["explain", "--json"]));
+    assert_eq!(o.status.code(), Some(125));
+    assert!(text(&o.stderr).contains(r"pr\xffj"), "{}", text(&o.stderr));
+    // Twin: a UTF-8 directory next to it runs.
+    let ok = p.root.path().join("prj-ok");
+    std::fs::create_dir_all(&ok).unwrap();
+    let o = out(p.cordon_in(
+        &ok,
+        &[
+            "run",
+            "--profile",
+            "danger-full-access",
+            "--",
+            "touch",
+            "ran",
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(ok.join("ran").exists());
+}
+
+/// L2, paths a sandboxed command chooses: a denied write to `/etc/$'\xff'x` panicked the
+/// supervisor in the sandbox's init (its records were lost), and a repository the command
+/// made under a non-UTF-8 name panicked cordon's report (`json!`). Both are reported
+/// escaped now; the next run, whose profile would have to protect that repository, is
+/// refused naming it. A UTF-8 denial keeps its exact path and grant (twin).
+#[test]
+fn paths_a_command_chooses_are_reported_escaped() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            r#"touch "/etc/$(printf '\377')x" /etc/plainx; mkdir "$(printf 'n\377')" && git init -q "$(printf 'n\377')""#,
+        ],
+    ));
+    let err = text(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    let v = last_json(&o.stderr);
+    if let Some(records) = v["denials"]["records"].as_array() {
+        let paths: Vec<&str> = records.iter().filter_map(|r| r["path"].as_str()).collect();
+        assert!(paths.contains(&r"/etc/\xffx"), "{v}");
+        assert!(paths.contains(&"/etc/plainx"), "{v}");
+        // The grant of a new file is its directory, which is UTF-8 here.
+        let bad = records.iter().find(|r| r["path"] == r"/etc/\xffx").unwrap();
+        assert!(bad.get("grant").is_none_or(|g| g == "/etc"), "{bad}");
+    } else {
+        eprintln!("note: no denial records on this host: {}", v["denials"]);
+    }
+    let created = p.dir.join(r"n\xff/.git").display().to_string();
+    assert_eq!(
+        v["created_repositories"],
+        serde_json::json!([created]),
+        "{v}"
+    );
+    let o = out(cordon(&p, &["run", "--", "true"]));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains(r"n\xff/.git"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+/// L3b: from a working directory longer than PATH_MAX (22 nested 200-byte names)
+/// `explain` and `context` said it "does not exist" and `run` only "File name too long".
+/// All three now say the path is too long for the kernel and name the limit (125). Ten
+/// levels (about 2 KiB) still work (twin).
+#[test]
+fn a_cwd_longer_than_path_max_is_named_as_such() {
+    let p = project();
+    let name = "d".repeat(200);
+    // `cd` one level at a time (bash's `cd` falls back to a relative chdir, dash's does
+    // not): no single call names the whole path.
+    let in_depth = |depth: usize, args: &[&str]| {
+        let c = cordon(&p, args);
+        let script = format!(
+            "for i in $(seq {depth}); do mkdir -p {name} && cd {name} || exit 99; done; \
+             exec \"$0\" \"$@\""
+        );
+        let mut s = Command::new("bash");
+        s.arg("-c")
+            .arg(script)
+            .arg(c.get_program())
+            .args(c.get_args());
+        for (k, v) in c.get_envs() {
+            match v {
+                Some(v) => s.env(k, v),
+                None => s.env_remove(k),
+            };
+        }
+        s.current_dir(&p.dir).stdin(Stdio::null());
+        out(s)
+    };
+    for args in [
+        &["explain"][..],
+        &["context"][..],
+        &["run", "--", "true"][..],
+        &["run", "--profile", "danger-full-access", "--", "true"][..],
+    ] {
+        let o = in_depth(22, args);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(125), "{args:?}: {err}");
+        assert!(
+            err.contains("longer than the kernel accepts for a path (PATH_MAX, 4096 bytes"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("does not exist"), "{args:?}: {err}");
+    }
+    // Twin: about 2 KiB deep is fine.
+    for args in [
+        &["explain"][..],
+        &["context"][..],
+        &["run", "--profile", "danger-full-access", "--", "true"][..],
+    ] {
+        let o = in_depth(10, args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o.stderr));
+    }
+}

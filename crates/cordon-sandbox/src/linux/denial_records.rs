@@ -690,7 +690,12 @@ impl Supervisor {
 /// Writes `report` as one JSON line on `fd` (init → helper, after the command's tree has
 /// ended).
 pub fn send(fd: &OwnedFd, report: &DenialReport) {
-    let mut line = serde_json::to_vec(report).expect("records serialise");
+    // Every path in a record travels as text (`DenialRecord::path`), so this cannot fail;
+    // if it ever did, no records arrive (the report says none came) — never a panic in
+    // init.
+    let Ok(mut line) = serde_json::to_vec(report) else {
+        return;
+    };
     line.push(b'\n');
     super::sys::write_all(fd.as_raw_fd(), &line);
 }

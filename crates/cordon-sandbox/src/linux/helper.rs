@@ -377,9 +377,12 @@ impl Reporter {
 
     fn write_line<T: Serialize>(&mut self, o: &T) {
         if let Some(fd) = &self.fd {
-            let mut line = serde_json::to_vec(o).expect("report serialises");
-            line.push(b'\n');
-            sys::write_all(fd.as_raw_fd(), &line);
+            // Unserialisable (a path that is not UTF-8 slipped in): nothing is sent, and
+            // the caller reports that the helper said nothing — never a panic.
+            if let Ok(mut line) = serde_json::to_vec(o) {
+                line.push(b'\n');
+                sys::write_all(fd.as_raw_fd(), &line);
+            }
         }
     }
 }

@@ -224,12 +224,43 @@ pub fn spawn_reported_server<T>(
     Ok((out, parse_report(&bytes)))
 }
 
-/// Takes an inherited descriptor number given by the user (e.g. `--json-fd 3`) as a file
-/// to write to, marked close-on-exec so no command started later inherits it.
+/// Why an inherited descriptor cannot take a report ([`take_inherited_writer`]).
+#[derive(Debug)]
+pub enum WriterRefusal {
+    /// 0, 1 or 2: the command's stdin, stdout and stderr.
+    Standard,
+    /// Nothing is open at that number.
+    NotOpen,
+    /// Open, but not for writing (`O_RDONLY`, or an `O_PATH` reference).
+    NotWritable,
+    /// Another error of `fcntl`.
+    Other(std::io::Error),
+}
+
+/// Takes an inherited descriptor number given by the user (`--json-fd N`) as a file to
+/// write to, after checking it can be: not 0-2, open, and opened for writing (its access
+/// mode from `F_GETFL` is `O_WRONLY` or `O_RDWR`, and it is not an `O_PATH` reference).
+/// Marked close-on-exec, so no command started later inherits it. A refused number is
+/// left as it was.
 ///
-/// Errors: not open (`EBADF`), or 0, 1 or 2 (`EINVAL`: those are shared with the command).
-pub fn take_inherited_file(fd: i32) -> std::io::Result<std::fs::File> {
-    sys::take_inherited_fd(fd).map(std::fs::File::from)
+/// Errors: the [`WriterRefusal`] that applies.
+pub fn take_inherited_writer(fd: i32) -> Result<std::fs::File, WriterRefusal> {
+    if fd <= 2 {
+        return Err(WriterRefusal::Standard);
+    }
+    match sys::fd_status_flags(fd) {
+        Err(e) if e.raw_os_error() == Some(libc::EBADF) => return Err(WriterRefusal::NotOpen),
+        Err(e) => return Err(WriterRefusal::Other(e)),
+        Ok(flags) => {
+            let mode = flags & libc::O_ACCMODE;
+            if flags & libc::O_PATH != 0 || !(mode == libc::O_WRONLY || mode == libc::O_RDWR) {
+                return Err(WriterRefusal::NotWritable);
+            }
+        }
+    }
+    sys::take_inherited_fd(fd)
+        .map(std::fs::File::from)
+        .map_err(WriterRefusal::Other)
 }
 
 /// Opens the report file `name` in the directory `dir` (absolute, canonical) for writing,

@@ -826,6 +826,14 @@ pub fn take_inherited_fd(fd: RawFd) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// The file status flags and access mode of `fd` (`fcntl(F_GETFL)`).
+///
+/// Errors: `EBADF` when `fd` is not open.
+pub fn fd_status_flags(fd: RawFd) -> io::Result<i32> {
+    // SAFETY: F_GETFL only reads the open file description's flags.
+    check(unsafe { libc::fcntl(fd, libc::F_GETFL) })
+}
+
 /// `close(fd)` in a forked child that must not keep its copy of a descriptor its parent
 /// owns (the parent's `OwnedFd` is not dropped in the child, which never returns).
 pub fn close_in_child(fd: RawFd) {

@@ -241,7 +241,7 @@ impl Sandbox {
     pub fn payload(&self) -> String {
         let mut p = HelperPayload::new(self.resolved(), self.env.clone());
         p.disabled_layers = self.disabled_layers.clone();
-        p.encode()
+        p.encode().unwrap()
     }
 
     /// The helper command for `argv` (not started).

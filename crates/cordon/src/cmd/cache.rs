@@ -3,7 +3,7 @@
 //! The host caches themselves are never touched.
 
 use crate::cli::{CacheArgs, CacheCommand};
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use cordon_policy::caches::{overlay_root, workspace_key, KNOWN_CACHES};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -31,7 +31,7 @@ fn home() -> Result<PathBuf> {
 
 /// The key of the workspace of the current directory.
 fn current_key() -> Result<String> {
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let cwd = crate::profile_args::current_dir()?;
     let cwd = std::fs::canonicalize(&cwd).unwrap_or(cwd);
     let ws = cordon_policy::resolve::find_workspace(&cordon_sandbox::HostFs, &cwd);
     Ok(workspace_key(&ws))
@@ -114,7 +114,9 @@ fn list(a: &CacheArgs) -> Result<i32> {
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({
-                "root": root, "known": known, "workspaces": ws
+                // Escaped: `json!` of a path that is not UTF-8 ($HOME) panics (L2).
+                "root": cordon_policy::paths::escaped(root.as_os_str().as_encoded_bytes()),
+                "known": known, "workspaces": ws
             }))?
         );
         return Ok(0);

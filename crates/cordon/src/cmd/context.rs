@@ -3,13 +3,13 @@
 
 use crate::cli::ContextArgs;
 use crate::profile_args::{choose, preference};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use cordon_policy::{environment_context_with, Detail};
 use cordon_sandbox::{CommandRequest, SandboxManager};
 
 pub fn context(args: ContextArgs) -> Result<i32> {
     let chosen = choose(&args.profile)?;
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let cwd = crate::profile_args::current_dir()?;
     let mut req = CommandRequest::new(vec!["true".into()], cwd, chosen.profile);
     req.preference = preference(args.sandbox);
     req.profile_files = chosen.files;

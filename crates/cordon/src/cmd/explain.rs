@@ -3,13 +3,13 @@
 
 use crate::cli::ExplainArgs;
 use crate::profile_args::{choose, preference};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use cordon_policy::explain as explain_paths;
 use cordon_sandbox::{CommandRequest, HostFs, SandboxManager};
 
 pub fn explain(args: ExplainArgs) -> Result<i32> {
     let chosen = choose(&args.profile)?;
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let cwd = crate::profile_args::current_dir()?;
     let mut req = CommandRequest::new(vec!["true".into()], cwd.clone(), chosen.profile);
     req.preference = preference(args.sandbox);
     req.profile_files = chosen.files;
@@ -29,7 +29,11 @@ pub fn explain(args: ExplainArgs) -> Result<i32> {
             .filter(|e| cordon_policy::context::in_credential_group(e))
             .collect();
         if args.profile.json {
-            let paths: Vec<_> = members.iter().map(|e| &e.path).collect();
+            // Escaped: `json!` of a path that is not UTF-8 panics (L2).
+            let paths: Vec<_> = members
+                .iter()
+                .map(|e| cordon_policy::paths::escaped(e.path.as_os_str().as_encoded_bytes()))
+                .collect();
             println!(
                 "{}",
                 serde_json::to_string_pretty(&serde_json::json!({"group": group, "paths": paths}))?
@@ -69,7 +73,22 @@ pub fn explain(args: ExplainArgs) -> Result<i32> {
         prepared.as_ref().err().map(|s| s.as_str()),
     );
     if args.profile.json {
-        println!("{}", serde_json::to_string_pretty(&e)?);
+        // JSON cannot carry a non-UTF-8 path: named, not serde's bare message (L2).
+        let text = serde_json::to_string_pretty(&e).map_err(|err| {
+            let bad = resolved
+                .non_utf8_path()
+                .map(std::path::Path::to_path_buf)
+                .or_else(|| paths.iter().find(|p| p.to_str().is_none()).cloned());
+            match bad {
+                Some(p) => anyhow::anyhow!(
+                    "--json: the path {} is not valid UTF-8, which JSON cannot carry; use the \
+                     text output",
+                    cordon_policy::paths::escaped(p.as_os_str().as_encoded_bytes())
+                ),
+                None => anyhow::anyhow!("--json: {err}"),
+            }
+        })?;
+        println!("{text}");
     } else {
         print!("{e}");
     }

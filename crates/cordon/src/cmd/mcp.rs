@@ -49,7 +49,7 @@ const DEFAULT_YIELD_MS: u64 = 10_000;
 
 pub fn mcp(args: McpArgs) -> Result<i32> {
     crate::profile_args::profile_files_refusal(&args.profile, &args.rules.rules)?;
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let cwd = crate::profile_args::current_dir()?;
     let mut opts = HarnessOptions::new(cwd);
     opts.layers = layers(&args.profile, &args.rules.rules, false);
     opts.mode = cordon_execpolicy::ApprovalMode::from(args.approval_mode);

@@ -21,30 +21,85 @@ enum Sink {
     Writer(std::fs::File),
 }
 
+/// What a `--report` path is checked against when the sink is opened ([`Sink::open`]).
+enum Roots<'a> {
+    /// The profile is known: a symlink on the path is refused when it lies inside a
+    /// writable root (a command may have planted it); one elsewhere is followed.
+    Resolved(&'a TrustProfile),
+    /// Nothing was resolved (a refusal before the profile was known): the writable roots
+    /// are unknown, so no symlink anywhere on the path is followed.
+    Unknown,
+}
+
+/// The report sink through one `cordon run`: opened (a `--json-fd` descriptor at once,
+/// anything else once the profile is known), refused, or not opened yet.
+enum SinkState {
+    Pending,
+    Open(Sink),
+    /// Refused; `Some` holds a reason not said yet (the refusal had another cause).
+    Refused(Option<String>),
+}
+
+impl SinkState {
+    /// Opens the sink with `roots` unless that was done (or refused) already.
+    fn open(&mut self, args: &RunArgs, roots: Roots<'_>) -> Result<()> {
+        if !matches!(self, SinkState::Pending) {
+            return Ok(());
+        }
+        match Sink::open(args, roots) {
+            Ok(s) => {
+                *self = SinkState::Open(s);
+                Ok(())
+            }
+            Err(e) => {
+                *self = SinkState::Refused(None);
+                Err(e)
+            }
+        }
+    }
+
+    fn active(&self) -> bool {
+        matches!(self, SinkState::Open(s) if !matches!(s, Sink::None))
+    }
+}
+
 impl Sink {
-    /// The sink `args` ask for. A `--report` file is checked first ([`report_file_refusal`])
-    /// and then opened without following any symlink; a refused one is never created.
-    fn open(args: &RunArgs, trust: &TrustProfile) -> Result<Sink> {
+    /// The sink `args` ask for: the one function both a run and a refusal open their sink
+    /// with, so their checks cannot differ (F3, F4).
+    ///
+    /// `--json-fd N`: refused unless N is 3 or above, open, and open for writing; taken
+    /// close-on-exec. `--report FILE`: checked against `roots` ([`open_report`]) and
+    /// created without following a symlink; a refused one is never created. `--json`: the
+    /// last line of stderr.
+    fn open(args: &RunArgs, roots: Roots<'_>) -> Result<Sink> {
         if let Some(path) = &args.report {
-            let checked = report_file_refusal(args, trust, path)?;
-            return Ok(Sink::Writer(open_report_file(path, &checked)?));
+            return open_report(args, path, roots).map(Sink::Writer);
         }
         if let Some(n) = args.json_fd {
-            if n <= 2 {
-                anyhow::bail!(
-                    "--json-fd {n}: descriptors 0-2 are the command's stdin, stdout and \
-                     stderr; use 3 or above, e.g. --json-fd 3 3>report.json"
-                );
-            }
             #[cfg(target_os = "linux")]
-            return cordon_sandbox::linux::take_inherited_file(n)
-                .map(Sink::Writer)
-                .with_context(|| {
-                    format!(
-                        "--json-fd {n}: not an open descriptor (open it for cordon, e.g. \
-                         `{n}>report.json`)"
-                    )
-                });
+            {
+                use cordon_sandbox::linux::WriterRefusal;
+                return cordon_sandbox::linux::take_inherited_writer(n)
+                    .map(Sink::Writer)
+                    .map_err(|r| match r {
+                        WriterRefusal::Standard => anyhow::anyhow!(
+                            "--json-fd {n}: descriptors 0-2 are the command's stdin, stdout \
+                             and stderr; use 3 or above, e.g. --json-fd 3 3>report.json"
+                        ),
+                        WriterRefusal::NotOpen => anyhow::anyhow!(
+                            "--json-fd {n}: not an open descriptor (open it for cordon, e.g. \
+                             `{n}>report.json`)"
+                        ),
+                        WriterRefusal::NotWritable => anyhow::anyhow!(
+                            "--json-fd {n}: the descriptor is not open for writing (e.g. \
+                             `{n}<file` opens it read-only); open it with `{n}>report.json` \
+                             or a pipe"
+                        ),
+                        WriterRefusal::Other(e) => {
+                            anyhow::anyhow!("--json-fd {n}: cannot use the descriptor: {e}")
+                        }
+                    });
+            }
             #[cfg(not(target_os = "linux"))]
             anyhow::bail!("--json-fd {n}: only supported on Linux; use --report FILE");
         }
@@ -55,80 +110,188 @@ impl Sink {
         })
     }
 
-    fn active(&self) -> bool {
-        !matches!(self, Sink::None)
-    }
-
-    fn emit(&mut self, v: &serde_json::Value) {
+    /// Writes `v` as one line. `--json` starts it on a line of its own: the runner ends a
+    /// line the command left open (cordon tees the command's stderr whenever `--json` is
+    /// given), and cordon's own lines end with a newline.
+    ///
+    /// Errors: the report could not be delivered (the sink's write error).
+    fn emit(&mut self, v: &serde_json::Value) -> std::io::Result<()> {
         match self {
-            Sink::None => {}
-            Sink::Stderr => eprintln!("{v}"),
-            Sink::Writer(f) => {
-                if let Err(e) = writeln!(f, "{v}").and_then(|_| f.flush()) {
-                    eprintln!("cordon: cannot write the report: {e}");
-                }
+            Sink::None => Ok(()),
+            Sink::Stderr => {
+                let mut err = std::io::stderr().lock();
+                writeln!(err, "{v}").and_then(|_| err.flush())
             }
+            Sink::Writer(f) => writeln!(f, "{v}").and_then(|_| f.flush()),
         }
     }
 }
 
 pub fn run(args: RunArgs) -> Result<i32> {
-    run_reported(&args).inspect_err(|e| refusal_report(&args, e))
+    let mut sink = SinkState::Pending;
+    // A descriptor is checked (open, 3 or above, writable) and taken before anything else:
+    // the same check for a run and for a refusal, and nothing started later inherits it.
+    if args.json_fd.is_some() {
+        sink.open(&args, Roots::Unknown)?;
+    }
+    match run_reported(&args, &mut sink) {
+        Ok(code) => Ok(code),
+        Err(e) => Ok(refusal_report(&args, sink, &e)),
+    }
 }
 
 /// A run that ended before a report could be made — a bad config or rules file, an unknown
 /// profile, a refused `--config`/`--rules`/`--approvals-from` file — still leaves a JSON
 /// report where one was asked for (nu7: a harness reading `--json-fd` got nothing for
 /// these while `--deny-read .` gave `outcome: refused`): `{"outcome": "refused",
-/// "exit_code": 125, "reason": …}`. The report file is opened as for a run, with no
-/// symlink followed; a sink that cannot be opened is said on stderr.
-fn refusal_report(args: &RunArgs, e: &anyhow::Error) {
+/// "exit_code": 125, "reason": …}`. The error line comes first, so a `--json` object is
+/// the last line of stderr. A sink not opened yet is opened by [`Sink::open`] with the
+/// roots unknown (no symlink followed); one that cannot be opened or written is said on
+/// stderr. Returns the exit code, 125.
+fn refusal_report(args: &RunArgs, state: SinkState, e: &anyhow::Error) -> i32 {
+    eprintln!("cordon: {e:#}");
     let v = serde_json::json!({
         "outcome": "refused",
         "exit_code": 125,
         "reason": format!("{e:#}"),
         "launch": serde_json::Value::Null,
     });
-    let sink = if let Some(path) = args.report.as_ref().filter(|_| {
-        // The report file itself was refused (e.g. inside a writable root): not written.
-        !format!("{e:#}").contains("--report ")
-    }) {
-        let cwd = std::env::current_dir().unwrap_or_default();
-        let full = cwd.join(path);
-        match (
-            full.parent().and_then(|d| std::fs::canonicalize(d).ok()),
-            full.file_name(),
-        ) {
-            (Some(dir), Some(name)) => cordon_sandbox::linux::create_report_file(&dir, name)
-                .map(Sink::Writer)
-                .map_err(|e| e.to_string()),
-            _ => Err("not a file path".to_string()),
-        }
-    } else if let Some(n) = args.json_fd {
-        // Not open (any more): the sink was taken, or it was never given (said already).
-        match cordon_sandbox::linux::take_inherited_file(n) {
-            Ok(f) => Ok(Sink::Writer(f)),
-            Err(_) => return,
-        }
-    } else if args.profile.json && args.report.is_none() {
-        Ok(Sink::Stderr)
-    } else {
-        Ok(Sink::None)
+    let sink = match state {
+        SinkState::Open(s) => Ok(s),
+        // Said already: the refusal is the sink's own, or its reason follows.
+        SinkState::Refused(None) => return EXIT_CORDON as i32,
+        SinkState::Refused(Some(why)) => Err(why),
+        SinkState::Pending => Sink::open(args, Roots::Unknown).map_err(|e| format!("{e:#}")),
     };
     match sink {
-        Ok(mut s) => s.emit(&v),
-        Err(why) => eprintln!("cordon: cannot write the refusal report: {why}"),
+        Ok(mut s) => {
+            if let Err(w) = s.emit(&v) {
+                eprintln!("cordon: the refusal report was not written: {w}");
+            }
+        }
+        Err(why) => eprintln!("cordon: the refusal report was not written: {why}"),
     }
+    EXIT_CORDON as i32
 }
 
-fn run_reported(args: &RunArgs) -> Result<i32> {
+/// Opens a `--report PATH` for writing, after checking it against `roots` (R-H2, issue 8
+/// §2); nothing is created when it is refused. With the profile known
+/// ([`Roots::Resolved`]) it is refused when the profile lets the command write the file's
+/// directory (it could replace the report afterwards), or when the path passes through a
+/// symlink inside a writable root (an earlier run may have planted it to aim the report
+/// at another file: breaker, stop 8). With nothing resolved ([`Roots::Unknown`]) every
+/// symlink on the way is refused (F3: a refusal wrote through a planted directory link).
+/// Either way the directory is opened with no symlink followed (`RESOLVE_NO_SYMLINKS`, so
+/// a link swapped in since the check is an error) and the file with `O_NOFOLLOW`.
+fn open_report(args: &RunArgs, path: &std::path::Path, roots: Roots<'_>) -> Result<std::fs::File> {
+    // Absolute but not normalised: a `..` after a symlink goes where the kernel takes it,
+    // and the symlink itself is among the ancestors checked below.
+    let abs = std::path::absolute(path)
+        .with_context(|| format!("--report {}: not a usable path", path.display()))?;
+    let (Some(parent), Some(name)) = (abs.parent(), abs.file_name()) else {
+        anyhow::bail!("--report {}: not a file path", path.display());
+    };
+    let is_link = |a: &std::path::Path| std::fs::symlink_metadata(a).is_ok_and(|m| m.is_symlink());
+    let dir = match roots {
+        Roots::Resolved(trust) => {
+            use cordon_policy::Access;
+            let req = trust.command(args.command.clone());
+            let resolved = cordon_policy::resolve(
+                &req.profile,
+                &req.resolve_context(),
+                &cordon_sandbox::HostFs,
+            )
+            .map_err(|e| anyhow::anyhow!("--report {}: {e}", path.display()))?;
+            let writable = |d: &std::path::Path| {
+                resolved
+                    .filesystem
+                    .access_for(&cordon_sandbox::HostFs, d)
+                    .access
+                    == Access::Write
+            };
+            // Every symlink on the way whose own directory the command may write could
+            // have been planted; one outside every writable root (e.g. a system link) is
+            // followed.
+            if let Some(a) = parent
+                .ancestors()
+                .find(|a| is_link(a) && a.parent().is_some_and(&writable))
+            {
+                anyhow::bail!(
+                    "--report {}: the path passes through the symlink {}, which lies inside \
+                     a writable root (an earlier command may have planted it); give the real \
+                     path",
+                    path.display(),
+                    a.display()
+                );
+            }
+            let dir = std::fs::canonicalize(parent).with_context(|| {
+                format!(
+                    "--report {}: its directory {} does not exist",
+                    path.display(),
+                    parent.display()
+                )
+            })?;
+            if writable(&dir) {
+                anyhow::bail!(
+                    "--report {}: the command may write in that directory, so it could \
+                     replace the report; put it outside every writable root, or use \
+                     --json-fd N with a pipe",
+                    path.display()
+                );
+            }
+            dir
+        }
+        Roots::Unknown => {
+            if let Some(a) = parent.ancestors().find(|a| is_link(a)) {
+                anyhow::bail!(
+                    "--report {}: the path passes through the symlink {}; the run was \
+                     refused before its profile was resolved, so cordon cannot tell whether \
+                     a command planted that link and follows none; give the real path",
+                    path.display(),
+                    a.display()
+                );
+            }
+            parent.to_path_buf()
+        }
+    };
+    #[cfg(target_os = "linux")]
+    let f = cordon_sandbox::linux::create_report_file(&dir, name);
+    #[cfg(not(target_os = "linux"))]
+    let f = std::fs::File::create(dir.join(name));
+    f.with_context(|| {
+        format!(
+            "--report {}: cannot create the file (no symlink is followed on its path)",
+            path.display()
+        )
+    })
+}
+
+fn run_reported(args: &RunArgs, sink: &mut SinkState) -> Result<i32> {
+    // A cwd no system call can name (longer than PATH_MAX) cannot be entered or resolved:
+    // said first, naming the limit (L3b: "File name too long (os error 36)").
+    let cwd = crate::profile_args::current_dir()?;
+    if let Some(why) = cordon_policy::paths::too_long("working directory", &cwd) {
+        anyhow::bail!(why);
+    }
     let trust = trust("run", &args.profile, &args.rules.rules, args.plan)?;
+    let r = run_trusted(args, &trust, sink);
+    // A refusal after the profile was known opens the sink as a run would (a link outside
+    // every writable root is followed); one it refuses is said after the refusal itself.
+    if r.is_err() && matches!(sink, SinkState::Pending) {
+        if let Err(e) = sink.open(args, Roots::Resolved(&trust)) {
+            *sink = SinkState::Refused(Some(format!("{e:#}")));
+        }
+    }
+    r
+}
+
+fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Result<i32> {
     let mode = ApprovalMode::from(args.approval_mode);
     if args.backend == Some(crate::cli::BackendArg::Seatbelt) {
         return print_seatbelt(&trust.command(args.command.clone()), args.profile.json);
     }
     if args.dry_run {
-        return dry_run(args, &trust, mode);
+        return dry_run(args, trust, mode);
     }
     #[cfg(target_os = "linux")]
     cordon_sandbox::linux::server::set_use_server(!args.no_server);
@@ -147,7 +310,7 @@ fn run_reported(args: &RunArgs) -> Result<i32> {
     }
     crate::profile_args::profile_files_refusal(&args.profile, &args.rules.rules)?;
     if let Some(spec) = &args.approvals_from {
-        approvals_file_refusal(args, &trust, spec)?;
+        approvals_file_refusal(args, trust, spec)?;
     }
     let mut session = Session::for_cli(
         mode,
@@ -157,8 +320,8 @@ fn run_reported(args: &RunArgs) -> Result<i32> {
         args.session.as_deref(),
     )
     .map_err(anyhow::Error::msg)?;
-    // Opened last: an error before this point gets the refusal report in its place.
-    let mut sink = Sink::open(args, &trust)?;
+    // Opened last: a refusal before this point opens it in `run_reported`.
+    sink.open(args, Roots::Resolved(trust))?;
     let spec = RunSpec {
         argv: args.command.clone(),
         preference: preference(args.sandbox),
@@ -173,7 +336,7 @@ fn run_reported(args: &RunArgs) -> Result<i32> {
         // With -v the helper prints what it really applied before the command starts.
         helper_verbose: tracing::enabled!(tracing::Level::DEBUG),
     };
-    let report = drive(&mut session, &SandboxManager::for_host(), &trust, &spec);
+    let report = drive(&mut session, &SandboxManager::for_host(), trust, &spec);
     print_tmpdir_note(&report);
     print_hints(&report, args.plan);
     let created = created_repositories(&report);
@@ -183,12 +346,31 @@ fn run_reported(args: &RunArgs) -> Result<i32> {
              were written inside the sandbox; git run there — or `git status` at the project \
              root, if it is added as a submodule — runs them on the host): review it before \
              using git there",
-            r.display()
+            printable(&cordon_policy::paths::escaped(
+                r.as_os_str().as_encoded_bytes()
+            ))
         );
     }
-    if sink.active() {
-        let mut v = report_json(&report, &session)?;
-        v["created_repositories"] = serde_json::json!(created);
+    let code = report.last().outcome.exit_code;
+    if let SinkState::Open(sink @ (Sink::Stderr | Sink::Writer(_))) = sink {
+        // After the command ran a report that cannot be built is not a refusal (which the
+        // error path would report): said, and 125 as for one that cannot be written.
+        let mut v = match report_json(&report, &session) {
+            Ok(v) => v,
+            Err(e) => {
+                eprintln!(
+                    "cordon: cannot build the report: {e:#}; exiting 125 (the command's own \
+                     exit code was {code})"
+                );
+                return Ok(EXIT_CORDON as i32);
+            }
+        };
+        // Paths the command chose: a name that is not UTF-8 is escaped (`json!` of the
+        // path itself panicked: L2).
+        v["created_repositories"] = serde_json::json!(created
+            .iter()
+            .map(|p| cordon_policy::paths::escaped(p.as_os_str().as_encoded_bytes()))
+            .collect::<Vec<_>>());
         // What the list covers: the launch scan's bounds, said (new user, stop 19: an empty
         // list read as complete while a repository six levels down was not looked for).
         v["created_repositories_scope"] = serde_json::json!(format!(
@@ -197,9 +379,18 @@ fn run_reported(args: &RunArgs) -> Result<i32> {
             cordon_policy::NESTED_SCAN_CAP,
             cordon_policy::NESTED_SKIP.join(", ")
         ));
-        sink.emit(&v);
+        // The command ran: a report that cannot be delivered is cordon failing at what it
+        // was asked (125), not the command's exit code (F4: `7</etc/hostname` or
+        // /dev/full exited 0).
+        if let Err(e) = sink.emit(&v) {
+            eprintln!(
+                "cordon: cannot write the report: {e}; exiting 125 (the command's own exit \
+                 code was {code})"
+            );
+            return Ok(EXIT_CORDON as i32);
+        }
     }
-    Ok(report.last().outcome.exit_code)
+    Ok(code)
 }
 
 /// The nested `.git` entries of the workspace that were not there when the run started
@@ -263,77 +454,6 @@ fn created_repositories(report: &Report) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
-/// Where a `--report` file goes once checked: its directory (canonical) and file name.
-struct ReportPlace {
-    dir: std::path::PathBuf,
-    name: std::ffi::OsString,
-}
-
-/// Checks a `--report PATH` before anything is created (R-H2, issue 8 §2). Refused — an
-/// error, exit 125, nothing run, no file made — when the profile lets the command write
-/// the file's directory (it could replace the report afterwards), or when the path passes
-/// through a symlink that lies inside a writable root (an earlier run may have planted it
-/// to aim the report at another file: breaker, stop 8).
-fn report_file_refusal(
-    args: &RunArgs,
-    trust: &TrustProfile,
-    path: &std::path::Path,
-) -> Result<ReportPlace> {
-    use cordon_policy::Access;
-    let req = trust.command(args.command.clone());
-    let resolved = cordon_policy::resolve(
-        &req.profile,
-        &req.resolve_context(),
-        &cordon_sandbox::HostFs,
-    )
-    .map_err(|e| anyhow::anyhow!("--report {}: {e}", path.display()))?;
-    let writable = |d: &std::path::Path| {
-        resolved
-            .filesystem
-            .access_for(&cordon_sandbox::HostFs, d)
-            .access
-            == Access::Write
-    };
-    // Absolute but not normalised: a `..` after a symlink goes where the kernel takes it,
-    // and the symlink itself is among the ancestors checked below.
-    let abs = std::path::absolute(path)
-        .with_context(|| format!("--report {}: not a usable path", path.display()))?;
-    let (Some(parent), Some(name)) = (abs.parent(), abs.file_name()) else {
-        anyhow::bail!("--report {}: not a file path", path.display());
-    };
-    // Every symlink on the way whose own directory the command may write could have been
-    // planted; one outside every writable root (e.g. a system link) is followed.
-    for a in parent.ancestors() {
-        let is_link = std::fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_symlink());
-        if is_link && a.parent().is_some_and(&writable) {
-            anyhow::bail!(
-                "--report {}: the path passes through the symlink {}, which lies inside a \
-                 writable root (an earlier command may have planted it); give the real path",
-                path.display(),
-                a.display()
-            );
-        }
-    }
-    let dir = std::fs::canonicalize(parent).with_context(|| {
-        format!(
-            "--report {}: its directory {} does not exist",
-            path.display(),
-            parent.display()
-        )
-    })?;
-    if writable(&dir) {
-        anyhow::bail!(
-            "--report {}: the command may write in that directory, so it could replace the \
-             report; put it outside every writable root, or use --json-fd N with a pipe",
-            path.display()
-        );
-    }
-    Ok(ReportPlace {
-        dir,
-        name: name.to_os_string(),
-    })
-}
-
 /// Checks a path given to `--approvals-from` (not an inherited `fd:N`): refused — exit 125,
 /// nothing run — when the command may write the file or its directory, where it could
 /// write its own answers (breaker: a FIFO in the workspace approved the command's host).
@@ -395,7 +515,7 @@ fn approvals_file_refusal(args: &RunArgs, trust: &TrustProfile, spec: &str) -> R
     // The file is opened again by name when the questions come: a symlink on the way that
     // a command may replace (it lies in a writable directory) would let a concurrent run
     // answer (breaker, stop 18; `--report` refuses the same).
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let cwd = crate::profile_args::current_dir()?;
     let lexical = cordon_policy::paths::lexical_normalize(path, &cwd);
     for a in lexical.ancestors() {
         let is_link = std::fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_symlink());
@@ -411,21 +531,6 @@ fn approvals_file_refusal(args: &RunArgs, trust: &TrustProfile, spec: &str) -> R
         }
     }
     Ok(())
-}
-
-/// Opens the checked report file: the directory pinned without following links, the file
-/// itself never a symlink and always a regular file.
-fn open_report_file(path: &std::path::Path, at: &ReportPlace) -> Result<std::fs::File> {
-    #[cfg(target_os = "linux")]
-    let f = cordon_sandbox::linux::create_report_file(&at.dir, &at.name);
-    #[cfg(not(target_os = "linux"))]
-    let f = std::fs::File::create(at.dir.join(&at.name));
-    f.with_context(|| {
-        format!(
-            "--report {}: cannot create the file without following a symlink",
-            path.display()
-        )
-    })
 }
 
 /// `s` with every control character (ESC, newline, …) shown escaped: hints quote paths the

@@ -3,13 +3,13 @@
 
 use crate::cli::StatusArgs;
 use crate::profile_args::choose;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use cordon_sandbox::{CommandRequest, SandboxManager};
 use serde_json::json;
 
 pub fn status(args: StatusArgs) -> Result<i32> {
     let chosen = choose(&args.profile)?;
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let cwd = crate::profile_args::current_dir()?;
     let mut req = CommandRequest::new(vec!["true".into()], cwd, chosen.profile.clone());
     req.profile_files = chosen.files.clone();
     let manager = SandboxManager::for_host_thorough();

@@ -259,3 +259,26 @@ pub fn last_json(stderr: &[u8]) -> serde_json::Value {
         .find_map(|l| serde_json::from_str(l).ok())
         .unwrap_or_else(|| panic!("no JSON report: {err}"))
 }
+
+/// Gives the command `c` the file `f` as its descriptor `n` (e.g. `3>report.json` is
+/// `pass_fd(&mut c, 3, File::create(..))`); `f` lives as long as `c`.
+pub fn pass_fd(c: &mut Command, n: i32, f: std::fs::File) {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only dup2/fcntl, both async-signal-safe, run between fork and exec.
+    unsafe {
+        c.pre_exec(move || {
+            let raw = f.as_raw_fd();
+            let rc = if raw == n {
+                // dup2(n, n) keeps FD_CLOEXEC: clear it instead.
+                libc::fcntl(n, libc::F_SETFD, 0)
+            } else {
+                libc::dup2(raw, n)
+            };
+            if rc < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
