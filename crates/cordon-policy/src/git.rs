@@ -52,9 +52,16 @@ const GIT_DIR_CHILDREN: [&str; 12] = [
 /// git still uses the directory (breaker, stop 21: `objects` as a symlink hid a bare
 /// repository from the scan). Counting too much only protects more.
 pub(crate) fn looks_like_git_dir(fs: &dyn FsView, dir: &Path) -> bool {
-    ["HEAD", "objects", "refs"]
-        .iter()
-        .all(|n| fs.entry(&dir.join(n)).is_some())
+    git_dir_names(|n| fs.entry(&dir.join(n)).is_some())
+}
+
+/// The rule of [`looks_like_git_dir`] over which names a directory has: `objects` and
+/// `refs`; or `HEAD` with one of `objects`, `refs` or `commondir` (git's own test, widened:
+/// a command may have moved one name aside for a run, or split `HEAD` and `commondir`
+/// from the rest).
+pub(crate) fn git_dir_names(has: impl Fn(&str) -> bool) -> bool {
+    (has("objects") && has("refs"))
+        || (has("HEAD") && (has("objects") || has("refs") || has("commondir")))
 }
 
 /// The outermost directory at or above `dir` that [`looks_like_git_dir`], if any.

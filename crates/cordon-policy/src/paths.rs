@@ -149,20 +149,36 @@ pub fn lexical_normalize(p: &Path, cwd: &Path) -> PathBuf {
 /// `/opt/key` while the command's `cat /opt/link/../key` read the real file, and `-w
 /// /opt/link/../dir` created a stray `/opt/dir`.
 pub fn physical_normalize(fs: &dyn FsView, p: &Path, cwd: &Path) -> PathBuf {
+    physical_normalize_traced(fs, p, cwd).0
+}
+
+/// [`physical_normalize`], and the first path a `..` left through a symlink (the `..`
+/// then went up from where the link leads, so the result does not show the link): a grant
+/// spelled that way cannot be checked for a link a confined command planted (breaker,
+/// stop 21: `-w link/..` was granted at the link target's parent).
+pub fn physical_normalize_traced(
+    fs: &dyn FsView,
+    p: &Path,
+    cwd: &Path,
+) -> (PathBuf, Option<PathBuf>) {
     let joined = if p.is_absolute() {
         p.to_path_buf()
     } else {
         cwd.join(p)
     };
     if !joined.components().any(|c| c == Component::ParentDir) {
-        return lexical_normalize(&joined, Path::new("/"));
+        return (lexical_normalize(&joined, Path::new("/")), None);
     }
     let mut out = PathBuf::from("/");
+    let mut crossed = None;
     for c in joined.components() {
         match c {
             Component::Prefix(_) | Component::RootDir | Component::CurDir => {}
             Component::ParentDir => {
                 if let Some(real) = fs.canonicalize(&out) {
+                    if real != out && crossed.is_none() {
+                        crossed = Some(out.clone());
+                    }
                     out = real;
                 }
                 out.pop();
@@ -170,7 +186,7 @@ pub fn physical_normalize(fs: &dyn FsView, p: &Path, cwd: &Path) -> PathBuf {
             Component::Normal(s) => out.push(s),
         }
     }
-    out
+    (out, crossed)
 }
 
 /// Whether the last component of `p` is a symlink (its canonical form is not its canonical

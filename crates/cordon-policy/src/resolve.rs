@@ -424,6 +424,25 @@ pub enum ResolveError {
         /// The rebuilt tree it is in.
         tree: String,
     },
+    /// A writable root cordon cannot list or search (its permissions, e.g. `chmod 311`
+    /// by an earlier command): the repositories inside it could not be looked for.
+    #[error("cannot list the writable directory {root} (its permissions; an earlier command may have changed them), so cordon cannot look for the git repositories inside it; restore them with `chmod u+rwx {root}`")]
+    RootUnlistable {
+        /// The writable root.
+        root: PathBuf,
+    },
+    /// A read or write entry whose `..` leaves through a symlink (`-w link/..`): where it
+    /// lands depends on a link a confined command may have planted, and the spelling no
+    /// longer shows it (breaker, stop 21).
+    #[error("entry {index} ({spelling:?}): `..` after the symlink {link} — where that leads depends on the link, which a command may have planted; spell the target path without it")]
+    DotDotThroughLink {
+        /// Entry index.
+        index: usize,
+        /// The spelling.
+        spelling: String,
+        /// The symlink the `..` left through.
+        link: PathBuf,
+    },
     /// A deny-read entry decides the command's working directory (e.g. `--deny-read ..`
     /// from a subdirectory of the workspace): the command could not even start there.
     #[error("deny-read entry {path} hides the working directory {cwd} (it is the cwd or an ancestor of it and no deeper grant re-opens the cwd); deny a narrower path, or run from outside it")]
@@ -807,6 +826,39 @@ pub(crate) fn expand_for(
     if spelling.trim().is_empty() {
         return Err(ResolveError::EmptyPath(index));
     }
+    // A read or write grant whose `..` leaves through a symlink is refused (a deny is
+    // resolved as the kernel resolves it: that hides the real file).
+    let crossed = std::cell::RefCell::new(None::<PathBuf>);
+    let norm = |p: &Path, base: &Path| {
+        let (n, c) = crate::paths::physical_normalize_traced(fs, p, base);
+        if crossed.borrow().is_none() {
+            *crossed.borrow_mut() = c;
+        }
+        n
+    };
+    let out = expand_bases(fs, spelling, index, ctx, workspace, access, &norm)?;
+    if access != Access::Deny {
+        if let Some(link) = crossed.into_inner() {
+            return Err(ResolveError::DotDotThroughLink {
+                index,
+                spelling: spelling.to_string(),
+                link,
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn expand_bases(
+    fs: &dyn FsView,
+    spelling: &str,
+    index: usize,
+    ctx: &ResolveContext,
+    workspace: &Path,
+    access: Access,
+    norm: &dyn Fn(&Path, &Path) -> PathBuf,
+) -> Result<Vec<PathBuf>, ResolveError> {
     if crate::profile::has_glob_syntax(spelling) {
         return Err(ResolveError::Glob {
             index,
@@ -854,14 +906,10 @@ pub(crate) fn expand_for(
                 }
                 return Ok(home_bases
                     .iter()
-                    .map(|h| crate::paths::physical_normalize(fs, &h.join(r), &ctx.cwd))
+                    .map(|h| norm(&h.join(r), &ctx.cwd))
                     .collect());
             }
-            return Ok(vec![crate::paths::physical_normalize(
-                fs,
-                Path::new(spelling),
-                &ctx.cwd,
-            )]);
+            return Ok(vec![norm(Path::new(spelling), &ctx.cwd)]);
         }
         Some("workspace") => vec![workspace.to_path_buf()],
         Some("home") => {
@@ -895,7 +943,7 @@ pub(crate) fn expand_for(
             if rest.is_empty() {
                 b
             } else {
-                crate::paths::physical_normalize(fs, Path::new(rest), &b)
+                norm(Path::new(rest), &b)
             }
         })
         .collect())
@@ -940,10 +988,29 @@ fn read_gitdir_file(fs: &dyn FsView, dotgit: &Path) -> Result<PathBuf, String> {
         .filter(|t| !t.is_empty())
         .ok_or_else(|| format!("{}: a .git file without a `gitdir:` line", dotgit.display()))?;
     let base = dotgit.parent().unwrap_or(Path::new("/"));
+    // `..` as git (the kernel) resolves it (breaker, stop 21: `gitdir: lnk/../gs` was
+    // taken as `sub/gs` while git used where `lnk` leads).
     Ok(canonicalize_lenient(
         fs,
-        &lexical_normalize(Path::new(target), base),
+        &crate::paths::physical_normalize(fs, Path::new(target), base),
     ))
+}
+
+/// [`ResolveError::CwdInRebuiltTree`] when `cwd` (canonical) lies in a tree the sandbox
+/// rebuilds per command.
+fn cwd_in_rebuilt_tree(cwd: &Path) -> Option<ResolveError> {
+    let tree = crate::paths::REBUILT_TREES
+        .iter()
+        .find(|t| cwd.starts_with(t))?;
+    let tree = if cwd.starts_with("/dev/shm") {
+        "/dev/shm"
+    } else {
+        tree
+    };
+    Some(ResolveError::CwdInRebuiltTree {
+        cwd: cwd.to_path_buf(),
+        tree: tree.to_string(),
+    })
 }
 
 /// [`resolve`] for a command about to run (transform, `--dry-run`, `explain`): also
@@ -961,19 +1028,8 @@ pub fn resolve_for_command(
     let r = resolve(profile, ctx, fs)?;
     crate::deny::check_cwd_not_denied(&r, fs)?;
     if let ResolvedFilesystem::Restricted { .. } = &r.filesystem {
-        if let Some(tree) = crate::paths::REBUILT_TREES
-            .iter()
-            .find(|t| r.cwd.starts_with(t))
-        {
-            let tree = if r.cwd.starts_with("/dev/shm") {
-                "/dev/shm"
-            } else {
-                tree
-            };
-            return Err(ResolveError::CwdInRebuiltTree {
-                cwd: r.cwd.clone(),
-                tree: tree.to_string(),
-            });
+        if let Some(e) = cwd_in_rebuilt_tree(&r.cwd) {
+            return Err(e);
         }
     }
     Ok(r)
@@ -1092,7 +1148,9 @@ pub fn resolve(
                     && (unsafe_workspace(&workspace, &all_homes, fs)
                         || (!marker && fallback_too_sensitive(&workspace, &all_homes, fs)))
                 {
-                    return Err(ResolveError::UnsafeWorkspace(workspace));
+                    // The real reason first when the cwd is where nothing can run.
+                    return Err(cwd_in_rebuilt_tree(&cwd)
+                        .unwrap_or(ResolveError::UnsafeWorkspace(workspace)));
                 }
                 for spelled in paths {
                     if e.path.starts_with(":tmp") && e.access != Access::Deny {
@@ -1173,6 +1231,13 @@ pub fn resolve(
                     all_homes.iter().chain(&canonical_homes).cloned().collect();
                 let mut extra = Vec::new();
                 for root in &roots {
+                    // A writable root cordon cannot list or search cannot be scanned for
+                    // the repositories inside it (breaker, stop 21: `chmod 311` of the
+                    // project root by one run turned the next run's scan off, silently).
+                    if fs.kind(root) == Some(FileKind::Dir) && fs.list_dir_typed(root, 1).is_none()
+                    {
+                        return Err(ResolveError::RootUnlistable { root: root.clone() });
+                    }
                     protected_for_root(
                         fs,
                         root,
@@ -1590,6 +1655,64 @@ fn protect_git_dir(
     }
 }
 
+/// A git dir cordon recognised by its names (a bare repository, or a root that is a git
+/// dir), protected so that the next run recognises it too: [`protect_git_dir`], its `HEAD`
+/// read-only, and `objects` and `refs` pinned (a directory bound onto itself cannot be
+/// renamed away; anything else there is read-only), since a command that could remove or
+/// swap them would hide the git dir from the next run's check while git still uses it
+/// (breaker, stop 21); and the common dir its `commondir` names ([`protect_common_dir`]).
+fn protect_found_git_dir(
+    fs: &dyn FsView,
+    prot: &dyn Fn(PathBuf, &str) -> ResolvedEntry,
+    d: &Path,
+    out: &mut Vec<ResolvedEntry>,
+) {
+    const KEEP: &str = "it makes this directory a git dir, whose hooks git runs";
+    protect_git_dir(prot, d, out);
+    out.push(prot(d.join("HEAD"), KEEP));
+    for name in ["objects", "refs"] {
+        let p = d.join(name);
+        if fs.entry(&p) == Some(Entry::Kind(FileKind::Dir)) {
+            out.push(ResolvedEntry {
+                path: p.clone(),
+                spelled: p,
+                access: Access::Write,
+                exists: true,
+                is_dir: true,
+                origin: EntryOrigin::Pinned {
+                    protects: d.join("hooks"),
+                },
+                links: Vec::new(),
+            });
+        } else if fs.entry(&p).is_some() {
+            out.push(prot(p, KEEP));
+        }
+    }
+    protect_common_dir(fs, prot, d, out);
+}
+
+/// The common dir a git dir's `commondir` file names (resolved as git resolves it), when
+/// it is a directory: git takes hooks and config from there, so [`protect_git_dir`] applies
+/// to it too (breaker, stop 21: a nested `.git` file led to a git dir whose common dir's
+/// hooks stayed writable).
+fn protect_common_dir(
+    fs: &dyn FsView,
+    prot: &dyn Fn(PathBuf, &str) -> ResolvedEntry,
+    gitdir: &Path,
+    out: &mut Vec<ResolvedEntry>,
+) {
+    let Ok(c) = fs.read_small(&gitdir.join("commondir"), SMALL_FILE_CAP) else {
+        return;
+    };
+    let common = canonicalize_lenient(
+        fs,
+        &crate::paths::physical_normalize(fs, Path::new(c.trim()), gitdir),
+    );
+    if common != gitdir && fs.kind(&common) == Some(FileKind::Dir) {
+        protect_git_dir(prot, &common, out);
+    }
+}
+
 /// The children of a git dir that run code or redirect git, with why: read-only inside
 /// every writable root (R-P3, [`protect_git_dir`]).
 const GIT_DIR_PROTECTED: [(&str, &str); 9] = [
@@ -1647,14 +1770,20 @@ fn linked_worktree(
     let back = fs
         .read_small(&back_file, SMALL_FILE_CAP)
         .map_err(|r| format!("no gitdir backlink: {}: {r}", back_file.display()))?;
-    let back = canonicalize_lenient(fs, &lexical_normalize(Path::new(back.trim()), gitdir));
+    let back = canonicalize_lenient(
+        fs,
+        &crate::paths::physical_normalize(fs, Path::new(back.trim()), gitdir),
+    );
     if back != canonicalize_lenient(fs, dotgit) {
         return Err("the git dir's backlink names another worktree".into());
     }
     let commondir = gitdir.join("commondir");
     match fs.read_small(&commondir, SMALL_FILE_CAP) {
         Ok(c) => {
-            let c = canonicalize_lenient(fs, &lexical_normalize(Path::new(c.trim()), gitdir));
+            let c = canonicalize_lenient(
+                fs,
+                &crate::paths::physical_normalize(fs, Path::new(c.trim()), gitdir),
+            );
             if c != common {
                 return Err("its commondir does not name the repository it lives in".into());
             }
@@ -1707,7 +1836,10 @@ fn repo_dirs_of_root(
         FileKind::Dir => {
             let gitdir = canonicalize_lenient(fs, &dotgit);
             let common = match fs.read_small(&gitdir.join("commondir"), SMALL_FILE_CAP) {
-                Ok(c) => canonicalize_lenient(fs, &lexical_normalize(Path::new(c.trim()), &gitdir)),
+                Ok(c) => canonicalize_lenient(
+                    fs,
+                    &crate::paths::physical_normalize(fs, Path::new(c.trim()), &gitdir),
+                ),
                 Err(_) => gitdir.clone(),
             };
             Some((gitdir, common))
@@ -1962,7 +2094,7 @@ fn protect_nested_projects(
     // A bare repository inside the root: what runs code in it is protected as in a `.git`
     // (its objects and refs stay writable, so a push to a local remote still works).
     for d in &scan.bare {
-        protect_git_dir(prot, d, out);
+        protect_found_git_dir(fs, prot, d, out);
     }
     // A directory the scan could not list is read-only as a whole for this run: a
     // repository inside it could not be looked for, and the command must not be able to
@@ -2092,9 +2224,7 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
             // By name only, whatever each entry is (a symlinked `objects` or `refs` is
             // still a repository to git; breaker, stop 21), as `looks_like_git_dir`.
             let is_git_dir = listing.as_ref().is_some_and(|names| {
-                ["HEAD", "objects", "refs"]
-                    .iter()
-                    .all(|want| names.iter().any(|(n, _)| n == *want))
+                crate::git::git_dir_names(|want| names.iter().any(|(n, _)| n == want))
             });
             if d != *root && is_git_dir {
                 scan.bare.push(d.clone());
@@ -2152,7 +2282,7 @@ fn protected_for_root(
              from stay read-only",
             root.display()
         ));
-        protect_git_dir(&prot, root, out);
+        protect_found_git_dir(fs, &prot, root, out);
     }
     let dotgit = root.join(".git");
     match fs.kind(&dotgit) {
@@ -2226,8 +2356,12 @@ fn protected_for_root(
                         // `-w` grants — what runs code in it stays protected (breaker,
                         // stop 21: `.gitstore/hooks` was writable, and cordon's own
                         // `-w <gitdir>` advice made a submodule's hooks writable).
-                        if crate::git::looks_like_git_dir(fs, &gitdir) {
+                        // Whatever it holds now: the protected `.git` file names it, and
+                        // a command can remove `HEAD` for one run to hide it from a check
+                        // (breaker, stop 21).
+                        if fs.kind(&gitdir) == Some(FileKind::Dir) {
                             protect_git_dir(&prot, &gitdir, out);
+                            protect_common_dir(fs, &prot, &gitdir, out);
                         }
                     }
                 },
@@ -3694,6 +3828,110 @@ mod tests {
                 Access::Write
             );
         }
+    }
+
+    /// Breaker (stop 21, second pass): a hostile run can change what marks a git dir
+    /// (`HEAD` moved aside, `objects`/`refs` swapped for files, `HEAD` and `commondir` split
+    /// from the rest) so that the next run's check misses it while git still uses it. The
+    /// check is wider than git's, a recognised git dir's `HEAD` is read-only and its
+    /// `objects`/`refs` are pinned, a `commondir` target is protected, the project's own
+    /// `gitdir:` target is protected whatever it holds, and `gitdir:` `..` is resolved as
+    /// git resolves it.
+    #[test]
+    fn git_dirs_stay_recognised_after_a_hostile_run() {
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        let base = super::tests::fs;
+        let fs = base()
+            .file("/home/u/proj/.git/HEAD", "ref: refs/heads/main\n")
+            // HEAD moved aside
+            .dir("/home/u/proj/a.git/objects")
+            .dir("/home/u/proj/a.git/refs")
+            .file("/home/u/proj/a.git/HEAD.bak", "ref: refs/heads/main\n")
+            // objects and refs as files
+            .file("/home/u/proj/c.git/HEAD", "ref: refs/heads/main\n")
+            .file("/home/u/proj/c.git/objects", "")
+            .file("/home/u/proj/c.git/refs", "")
+            // HEAD + commondir here, the rest there
+            .file("/home/u/proj/d.git/HEAD", "ref: refs/heads/main\n")
+            .file("/home/u/proj/d.git/commondir", "../lib/dcommon\n")
+            .dir("/home/u/proj/lib/dcommon/hooks")
+            .file("/home/u/proj/lib/dcommon/config", "");
+        let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+        for q in [
+            "a.git/hooks/post-receive",
+            "a.git/config",
+            "c.git/config",
+            "d.git/config",
+            "d.git/commondir",
+            "lib/dcommon/hooks/post-receive",
+            "lib/dcommon/config",
+        ] {
+            assert_eq!(
+                access(&r, &fs, &format!("/home/u/proj/{q}")),
+                Access::Read,
+                "{q}"
+            );
+        }
+        let ResolvedFilesystem::Restricted { entries, .. } = &r.filesystem else {
+            panic!()
+        };
+        assert!(entries
+            .iter()
+            .any(|e| e.path == Path::new("/home/u/proj/a.git/objects")
+                && matches!(e.origin, EntryOrigin::Pinned { .. })));
+        assert_eq!(
+            access(&r, &fs, "/home/u/proj/a.git/objects/ab"),
+            Access::Write
+        );
+        assert_eq!(access(&r, &fs, "/home/u/proj/c.git/HEAD"), Access::Read);
+        // The project's own separate git dir without HEAD, and `gitdir:` through a link.
+        let fs = git_dir(base(), "/w1/.gitstore").file("/w1/.git", "gitdir: .gitstore\n");
+        let fs = fs.file("/w1/.gitstore/HEAD.bak", "x");
+        let r = resolve(&p, &ctx("/w1"), &fs).unwrap();
+        assert_eq!(
+            access(&r, &fs, "/w1/.gitstore/hooks/pre-commit"),
+            Access::Read
+        );
+        let fs = git_dir(base(), "/w3/store/gs")
+            .dir("/w3/store/x")
+            .symlink("/w3/sub/lnk", "/w3/store/x")
+            .file("/w3/sub/.git", "gitdir: lnk/../gs\n")
+            .file("/w3/.git/HEAD", "ref: refs/heads/main\n");
+        let r = resolve(&p, &ctx("/w3"), &fs).unwrap();
+        assert_eq!(access(&r, &fs, "/w3/store/gs/config"), Access::Read);
+    }
+
+    /// Breaker (stop 21): `-w link/..` named the parent of wherever a planted link leads,
+    /// and the spelling no longer showed the link; a grant spelled so is refused. A deny
+    /// spelled so hides the real file (twin).
+    #[test]
+    fn a_grant_whose_dotdot_leaves_through_a_symlink_is_refused() {
+        let fs = fs()
+            .dir("/home/u/.local/bin/x")
+            .symlink("/home/u/proj/b", "/home/u/.local/bin/x");
+        let p = restricted(vec![
+            FsEntry::new(":workspace", Access::Write),
+            FsEntry::new("/home/u/proj/b/..", Access::Write),
+        ]);
+        let e = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap_err();
+        assert!(matches!(e, ResolveError::DotDotThroughLink { .. }), "{e}");
+        let p = restricted(vec![
+            FsEntry::new(":workspace", Access::Write),
+            FsEntry::new("/home/u/proj/b/../x", Access::Deny),
+        ]);
+        let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+        assert_eq!(access(&r, &fs, "/home/u/.local/bin/x/y"), Access::Deny);
+    }
+
+    /// Breaker (stop 21): a project root an earlier run made unlistable (`chmod 311`) hid
+    /// every nested repository from the scan, silently; it is now refused with what to do.
+    #[test]
+    fn an_unlistable_writable_root_is_refused() {
+        let mem = fs().file("/home/u/proj/.git/HEAD", "ref: refs/heads/main\n");
+        let view = Unlistable(&mem, &["/home/u/proj"]);
+        let p = PermissionProfile::builtin("workspace-write").unwrap();
+        let e = resolve(&p, &ctx("/home/u/proj"), &view).unwrap_err();
+        assert!(e.to_string().contains("chmod u+rwx /home/u/proj"), "{e}");
     }
 
     /// Breaker (stop 21): a `$TMPDIR` holding a bare repository (or inside one) is not made

@@ -783,8 +783,11 @@ fn placeholder_blocker(path: &Path) -> Option<String> {
     let above = path.ancestors().skip(1).find(|a| a.exists())?;
     let read_only = nix::sys::statvfs::statvfs(above)
         .is_ok_and(|v| v.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY));
-    let why = if read_only {
-        "its directory is on a read-only file system"
+    let (why, fix) = if read_only {
+        (
+            "its directory is on a read-only file system",
+            "the project cannot be made writable here — run with `--profile read-only`".to_string(),
+        )
     } else if nix::unistd::faccessat(
         nix::fcntl::AT_FDCWD,
         above,
@@ -793,14 +796,21 @@ fn placeholder_blocker(path: &Path) -> Option<String> {
     )
     .is_err()
     {
-        "you cannot write its directory"
+        (
+            "you cannot write its directory",
+            format!(
+                "if an earlier command changed that directory's permissions, restore them \
+                 (`chmod u+rwx {}`); if the project is not yours to write, run with \
+                 `--profile read-only`",
+                above.display()
+            ),
+        )
     } else {
         return None;
     };
     Some(format!(
         "cannot protect {}: it does not exist and cordon cannot make its placeholder ({why}: \
-         {}); the project cannot be made writable here — run with `--profile read-only`, or \
-         fix the directory's permissions",
+         {}); {fix}",
         path.display(),
         above.display()
     ))
