@@ -1656,9 +1656,9 @@ fn protect_git_dir(
 }
 
 /// A git dir cordon recognised by its names (a bare repository, or a root that is a git
-/// dir), protected so that the next run recognises it too: [`protect_git_dir`], its `HEAD`
-/// read-only, and `objects` and `refs` pinned (a directory bound onto itself cannot be
-/// renamed away; anything else there is read-only), since a command that could remove or
+/// dir), protected so that the next run recognises it too: [`protect_git_dir`], and
+/// `objects` and `refs` pinned (a directory bound onto itself cannot be renamed away;
+/// anything else there is read-only), since a command that could remove or
 /// swap them would hide the git dir from the next run's check while git still uses it
 /// (breaker, stop 21); and the common dir its `commondir` names ([`protect_common_dir`]).
 fn protect_found_git_dir(
@@ -1669,7 +1669,11 @@ fn protect_found_git_dir(
 ) {
     const KEEP: &str = "it makes this directory a git dir, whose hooks git runs";
     protect_git_dir(prot, d, out);
-    out.push(prot(d.join("HEAD"), KEEP));
+    // A `.git` inside it would be taken first by a push or fetch to its path (breaker,
+    // stop 21): kept as absent (cordon's empty placeholder).
+    out.push(prot(d.join(".git"), crate::gitconfig::MISSING_GIT_REASON));
+    // `objects` and `refs` pinned keep the check true next run (`HEAD` stays writable:
+    // checkout and detached commits rename onto it).
     for name in ["objects", "refs"] {
         let p = d.join(name);
         if fs.entry(&p) == Some(Entry::Kind(FileKind::Dir)) {
@@ -2084,8 +2088,25 @@ fn protect_nested_projects(
         if fs.kind(&dotgit) == Some(FileKind::File) && !is_link(fs, &dotgit) {
             if let Ok(target) = read_gitdir_file(fs, &dotgit) {
                 let c = canonicalize_lenient(fs, &target);
-                if c.starts_with(root) {
-                    out.push(prot(target, NESTED_GIT_REASON));
+                let own = root.join(".git");
+                if c.starts_with(&own) {
+                    // The project's own git dir (a submodule's `.git/modules/x`, or a
+                    // planted `gitdir: ../.git`): its own protections apply; making it
+                    // read-only whole would block every later commit (breaker, stop 21).
+                    if c == own {
+                        notes.push(format!(
+                            "{}: a .git file naming the project's own git dir; if you did \
+                             not make it, remove it",
+                            dotgit.display()
+                        ));
+                    }
+                } else if c.starts_with(root) {
+                    out.push(prot(target.clone(), NESTED_GIT_REASON));
+                }
+                // Its common dir too, wherever the scan does not reach (breaker, stop 21:
+                // `gitdir: ../node_modules/gs` with `commondir` = `../c`).
+                if !c.starts_with(&own) {
+                    protect_common_dir(fs, prot, &target, out);
                 }
             }
         }
@@ -2226,8 +2247,12 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
             let is_git_dir = listing.as_ref().is_some_and(|names| {
                 crate::git::git_dir_names(|want| names.iter().any(|(n, _)| n == want))
             });
-            if d != *root && is_git_dir {
-                scan.bare.push(d.clone());
+            if is_git_dir {
+                // A root that is a git dir holds git's own files (`logs/` has `HEAD` and
+                // `refs/`): nothing below it is a nested repository.
+                if d != *root {
+                    scan.bare.push(d.clone());
+                }
                 continue;
             }
             next.extend(
@@ -3883,7 +3908,7 @@ mod tests {
             access(&r, &fs, "/home/u/proj/a.git/objects/ab"),
             Access::Write
         );
-        assert_eq!(access(&r, &fs, "/home/u/proj/c.git/HEAD"), Access::Read);
+        assert_eq!(access(&r, &fs, "/home/u/proj/c.git/objects"), Access::Read);
         // The project's own separate git dir without HEAD, and `gitdir:` through a link.
         let fs = git_dir(base(), "/w1/.gitstore").file("/w1/.git", "gitdir: .gitstore\n");
         let fs = fs.file("/w1/.gitstore/HEAD.bak", "x");
@@ -3899,6 +3924,30 @@ mod tests {
             .file("/w3/.git/HEAD", "ref: refs/heads/main\n");
         let r = resolve(&p, &ctx("/w3"), &fs).unwrap();
         assert_eq!(access(&r, &fs, "/w3/store/gs/config"), Access::Read);
+        // A nested `.git` file into a package tree whose git dir names a common dir there;
+        // a `.git` planted in a bare remote; a `.git` file naming the project's own git
+        // dir (its objects stay writable: commits keep working).
+        let fs = base()
+            .file("/w4/.git/HEAD", "ref: refs/heads/main\n")
+            .dir("/w4/.git/objects")
+            .file("/w4/sub/.git", "gitdir: ../node_modules/gs\n")
+            .file("/w4/node_modules/gs/HEAD", "ref: refs/heads/main\n")
+            .file("/w4/node_modules/gs/commondir", "../c\n")
+            .file("/w4/node_modules/c/config", "")
+            .dir("/w4/node_modules/c/objects")
+            .file("/w4/x/.git", "gitdir: ../.git\n");
+        let fs = git_dir(fs, "/w4/remote.git");
+        let r = resolve(&p, &ctx("/w4"), &fs).unwrap();
+        assert_eq!(access(&r, &fs, "/w4/node_modules/c/config"), Access::Read);
+        assert_eq!(access(&r, &fs, "/w4/remote.git/.git"), Access::Read);
+        assert_eq!(access(&r, &fs, "/w4/.git/objects/ab"), Access::Write);
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains("/w4/x/.git: a .git file naming the project's own git dir")),
+            "{:?}",
+            r.notes
+        );
     }
 
     /// Breaker (stop 21): `-w link/..` named the parent of wherever a planted link leads,

@@ -449,7 +449,7 @@ fn created_repositories(report: &Report) -> Vec<std::path::PathBuf> {
                 && !r
                     .notes
                     .iter()
-                    .any(|n| n.starts_with(&p.display().to_string()))
+                    .any(|n| n.starts_with(&format!("{}: ", p.display())))
         })
         .collect()
 }
