@@ -2160,16 +2160,7 @@ fn repositories_made_by_the_command_are_reported() {
 /// stays writable.
 #[test]
 fn repositories_in_unsearchable_or_skipped_directories_are_protected() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 || !sandbox_available() {
-        return;
-    }
-    if !std::path::Path::new("/usr/bin/setpriv").exists() {
-        assert_ne!(
-            std::env::var("CI").as_deref(),
-            Ok("true"),
-            "setpriv missing"
-        );
+    if !support::can_run_as_user() {
         return;
     }
     let p = support::Project::new("cordon-unsearchable-");
@@ -2215,16 +2206,7 @@ fn repositories_in_unsearchable_or_skipped_directories_are_protected() {
 /// refuse with the reason and `--profile read-only`, which runs (twin).
 #[test]
 fn an_unwritable_project_is_refused_identically_in_dry_run() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 || !sandbox_available() {
-        return;
-    }
-    if !std::path::Path::new("/usr/bin/setpriv").exists() {
-        assert_ne!(
-            std::env::var("CI").as_deref(),
-            Ok("true"),
-            "setpriv missing"
-        );
+    if !support::can_run_as_user() {
         return;
     }
     let p = support::Project::new("cordon-unwritable-");

@@ -122,6 +122,25 @@ impl Project {
     }
 }
 
+/// Whether this test can run cordon as [`TEST_UID`] ([`Project::as_user`]): it runs as
+/// root, the sandbox is available and `setpriv` is there (on CI a missing `setpriv` is a
+/// failure, not a skip).
+pub fn can_run_as_user() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || !sandbox_available() {
+        return false;
+    }
+    if !Path::new("/usr/bin/setpriv").exists() {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "setpriv missing"
+        );
+        return false;
+    }
+    true
+}
+
 /// Runs `c` to completion, capturing stdout and stderr.
 pub fn out(mut c: Command) -> Output {
     c.output().unwrap()
