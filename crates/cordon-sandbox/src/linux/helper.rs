@@ -693,6 +693,9 @@ const PROXY_WORKERS: usize = 2;
 /// `pids.max` is raised by as many.
 const PROXY_TASKS: u64 = 4 + cordon_proxy::max_threads(PROXY_WORKERS);
 
+/// The byte the helper sends init once the proxy runs ([`start_network`] waits for it).
+const PROXY_STARTED: u8 = b'S';
+
 /// Starts the filtering proxy for a managed network on the listeners init bound inside the
 /// namespace (and serves the `network.local` forwards), with the
 /// profile's `network.allow`/`deny`/`ports`; decisions go to `$CORDON_PROXY_LOG` (JSONL)
@@ -1017,10 +1020,11 @@ fn run_namespaces(
     // "nothing ran" (breaker: it was a command failure with every layer listed as applied).
     // Init binds the proxy's and the forwards' listeners inside the namespace and hands
     // them over (or ends: then its status says why, and nothing is served).
-    let proxy = match relay.map(|(ours, theirs)| {
+    let chan = relay.map(|(ours, theirs)| {
         drop(theirs);
-        super::relay::receive_listeners(&ours)
-    }) {
+        ours
+    });
+    let proxy = match chan.as_ref().map(super::relay::receive_listeners) {
         Some(Err(_)) => None,
         Some(Ok(listeners)) => Some(start_proxy(profile, plan, listeners, pid)),
         None => None,
@@ -1036,9 +1040,16 @@ fn run_namespaces(
             reporter.not_run(why.clone());
             return Err(HelperError::Message(why));
         }
-        Some(Ok(r)) => Some(r),
+        Some(Ok(r)) => {
+            // Init waits for this before it starts the command.
+            if let Some(c) = &chan {
+                sys::write_all(c.as_raw_fd(), &[PROXY_STARTED]);
+            }
+            Some(r)
+        }
         None => None,
     };
+    drop(chan);
     match read_status(&status_r) {
         Some(SetupStatus::Applied(r)) => reporter.deliver(&r),
         Some(SetupStatus::NotRun(why)) => reporter.not_run(why),
@@ -1447,6 +1458,18 @@ fn start_network(ctx: &mut InitContext<'_>) -> Result<Relays, HelperError> {
     let listeners = super::relay::Listeners { proxy, local };
     super::relay::send_listeners(&chan, &listeners)
         .map_err(|e| HelperError::setup("handing the listeners to the proxy", e))?;
+    // The command starts only once the helper says the proxy runs: a proxy that cannot
+    // start must leave nothing run (CI: under load the command ran before the helper
+    // killed init for a proxy that failed to start).
+    let mut ack = [0u8; 1];
+    match nix::unistd::read(&chan, &mut ack) {
+        Ok(1) if ack[0] == PROXY_STARTED => {}
+        _ => {
+            return Err(HelperError::Message(
+                "sandbox setup failed: the proxy did not start".into(),
+            ))
+        }
+    }
     Ok(Relays {
         proxy: listeners
             .proxy
