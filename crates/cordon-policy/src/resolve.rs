@@ -2085,29 +2085,36 @@ fn protect_nested_projects(
         // A `gitdir:` file's git dir inside the root is protected too (breaker, stop 19:
         // `git init --separate-git-dir=.subgit sub` left `.subgit/config` writable); a
         // symlinked `.git` is protected as spelled, its target with it and the link pinned.
+        let own = root.join(".git");
         if fs.kind(&dotgit) == Some(FileKind::File) && !is_link(fs, &dotgit) {
             if let Ok(target) = read_gitdir_file(fs, &dotgit) {
                 let c = canonicalize_lenient(fs, &target);
-                let own = root.join(".git");
-                if c.starts_with(&own) {
-                    // The project's own git dir (a submodule's `.git/modules/x`, or a
-                    // planted `gitdir: ../.git`): its own protections apply; making it
-                    // read-only whole would block every later commit (breaker, stop 21).
-                    if c == own {
-                        notes.push(format!(
-                            "{}: a .git file naming the project's own git dir; if you did \
-                             not make it, remove it",
-                            dotgit.display()
-                        ));
+                if c == own {
+                    // The project's own git dir (a planted `gitdir: ../.git`): its own
+                    // protections apply; making it read-only whole would block every later
+                    // commit (breaker, stop 21).
+                    notes.push(format!(
+                        "{}: a .git file naming the project's own git dir; if you did \
+                         not make it, remove it",
+                        dotgit.display()
+                    ));
+                } else {
+                    // Anywhere else in the root — `.git/objects/evil` included, which is
+                    // writable (breaker, stop 21) — the git dir is read-only whole.
+                    if c.starts_with(root) {
+                        out.push(prot(target.clone(), NESTED_GIT_REASON));
                     }
-                } else if c.starts_with(root) {
-                    out.push(prot(target.clone(), NESTED_GIT_REASON));
-                }
-                // Its common dir too, wherever the scan does not reach (breaker, stop 21:
-                // `gitdir: ../node_modules/gs` with `commondir` = `../c`).
-                if !c.starts_with(&own) {
+                    // Its common dir too, wherever the scan does not reach (breaker, stop
+                    // 21: `gitdir: ../node_modules/gs` with `commondir` = `../c`).
                     protect_common_dir(fs, prot, &target, out);
                 }
+            }
+        } else if is_link(fs, &dotgit) {
+            // A symlinked nested `.git`: the common dir its target names as well (breaker,
+            // stop 21).
+            let target = canonicalize_lenient(fs, &dotgit);
+            if target != own {
+                protect_common_dir(fs, prot, &target, out);
             }
         }
         out.push(prot(dotgit, NESTED_GIT_REASON));
@@ -3948,6 +3955,22 @@ mod tests {
             "{:?}",
             r.notes
         );
+        // A git dir hidden in `.git/objects`, and a symlinked `.git` whose target names a
+        // common dir in a package tree.
+        let fs = git_dir(base(), "/w5/.git/objects/evil")
+            .file("/w5/.git/HEAD", "ref: refs/heads/main\n")
+            .file("/w5/y/.git", "gitdir: ../.git/objects/evil\n")
+            .file("/w5/node_modules/gs2/HEAD", "ref: refs/heads/main\n")
+            .file("/w5/node_modules/gs2/commondir", "../c2\n")
+            .file("/w5/node_modules/c2/config", "")
+            .symlink("/w5/sub2/.git", "/w5/node_modules/gs2");
+        let r = resolve(&p, &ctx("/w5"), &fs).unwrap();
+        assert_eq!(
+            access(&r, &fs, "/w5/.git/objects/evil/config"),
+            Access::Read
+        );
+        assert_eq!(access(&r, &fs, "/w5/.git/objects/ab"), Access::Write);
+        assert_eq!(access(&r, &fs, "/w5/node_modules/c2/config"), Access::Read);
     }
 
     /// Breaker (stop 21): `-w link/..` named the parent of wherever a planted link leads,

@@ -434,6 +434,24 @@ fn created_repositories(report: &Report) -> Vec<std::path::PathBuf> {
     // One memo for this scan only (taken after the run: what is there now).
     let fs = cordon_policy::paths::MemoFs::new(&cordon_sandbox::HostFs);
     let scan = cordon_policy::nested_git_entries(&fs, ws, &roots);
+    // Said when the run pushed the tree past the bounds (at launch it was within them;
+    // otherwise the launch's own note, in `--json` and `cordon context`, says so already).
+    let launch_incomplete = r
+        .notes
+        .iter()
+        .any(|n| n.starts_with(&format!("{}: looked for nested repositories", ws.display())));
+    if !scan.complete && !launch_incomplete {
+        // Nothing may read as "no repository was made" when the look stopped short
+        // (breaker, stop 21: 4,200 files hid a new repository and its gitlink).
+        eprintln!(
+            "cordon: note: after the run cordon looked for new git repositories in the first \
+             {} entries and {} levels of {} only; one made beyond them is not named here \
+             (check `git status` for embedded repositories before using git there)",
+            cordon_policy::NESTED_SCAN_CAP,
+            cordon_policy::NESTED_SCAN_DEPTH,
+            ws.display()
+        );
+    }
     // A bare repository protected at launch has a protected `config` entry.
     let bare = scan.bare.into_iter().filter(|b| {
         let config = b.join("config");
