@@ -251,3 +251,10 @@ mod tests {
         ));
     }
 }
+
+/// The effective uid of this process (for advice that depends on running as root: inside
+/// the sandbox root keeps no capability, so file modes apply to it as to anyone).
+#[cfg(unix)]
+pub fn effective_uid() -> u32 {
+    nix::unistd::geteuid().as_raw()
+}

@@ -2246,6 +2246,38 @@ fn an_unwritable_project_is_refused_identically_in_dry_run() {
     assert!(text(&o.stdout).contains(".git"));
 }
 
+/// Host layout (stop 21): root running cordon in a checkout another user owns (a root agent
+/// in a repository bind-mounted from uid 1000). Inside the sandbox root keeps no
+/// capability, so the write fails with "Permission denied" though the profile makes the
+/// workspace writable; the run now says why and what to do. Twin: in root's own project
+/// the write works and nothing is said.
+#[test]
+fn root_in_another_users_project_is_told_why_writes_fail() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || !sandbox_available() {
+        return;
+    }
+    let p = support::Project::new("cordon-owner-");
+    let o = support::out(p.cordon(&["run", "--", "sh", "-c", "echo x > mine"]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(!text(&o.stderr).contains("you run cordon as root"));
+    let st = Command::new("chown")
+        .arg("-R")
+        .arg(format!("{0}:{0}", support::TEST_UID))
+        .arg(&p.dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = support::out(p.cordon(&["run", "--", "sh", "-c", "echo x > theirs"]));
+    assert_ne!(o.status.code(), Some(0));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("you run cordon as root, and the workspace")
+            && err.contains(&format!("owned by uid {}", support::TEST_UID)),
+        "{err}"
+    );
+}
+
 /// Breaker (stop 21), end to end with real git: git dirs not named `.git` keep hooks and
 /// config read-only — a bare repository inside the project (a local remote, whose
 /// `pre-receive` git runs at the host's next push), a project whose `.git` file names a

@@ -338,6 +338,7 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
     };
     let report = drive(&mut session, &SandboxManager::for_host(), trust, &spec);
     print_tmpdir_note(&report);
+    print_owner_note(&report);
     print_hints(&report, args.plan);
     let created = created_repositories(&report);
     for r in &created {
@@ -591,6 +592,46 @@ fn enforced_status(
         }
     }
     s
+}
+
+/// A failed run as root in a workspace another user owns: inside the sandbox root keeps
+/// no capability (no `CAP_DAC_OVERRIDE`), so the files' own modes apply and writes fail
+/// with "Permission denied" though the workspace is writable by the profile (host layouts:
+/// a root agent in a checkout bind-mounted from uid 1000). Said with what to do.
+#[cfg(not(unix))]
+fn print_owner_note(_: &Report) {}
+
+/// See the unix version.
+#[cfg(unix)]
+fn print_owner_note(report: &Report) {
+    use std::os::unix::fs::MetadataExt;
+    if cordon_sandbox::hostfs::effective_uid() != 0 || report.last().outcome.exit_code == 0 {
+        return;
+    }
+    let Some(r) = report
+        .last()
+        .exec
+        .as_ref()
+        .and_then(|e| e.resolved.as_ref())
+    else {
+        return;
+    };
+    let Ok(m) = std::fs::metadata(&r.workspace) else {
+        return;
+    };
+    if m.uid() == 0 {
+        return;
+    }
+    eprintln!(
+        "cordon: note: you run cordon as root, and the workspace {} is owned by uid {}: \
+         inside the sandbox root keeps no capability, so the files' own permissions apply \
+         and writing them can fail with \"Permission denied\"; run cordon as that user \
+         (e.g. `setpriv --reuid={} --regid={} --init-groups cordon run …`)",
+        printable(&r.workspace.display().to_string()),
+        m.uid(),
+        m.uid(),
+        m.gid()
+    );
 }
 
 /// A `$TMPDIR` the guard did not make writable changes what the command saw (its `TMPDIR`
