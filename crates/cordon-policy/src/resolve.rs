@@ -1231,13 +1231,6 @@ pub fn resolve(
                     all_homes.iter().chain(&canonical_homes).cloned().collect();
                 let mut extra = Vec::new();
                 for root in &roots {
-                    // A writable root cordon cannot list or search cannot be scanned for
-                    // the repositories inside it (breaker, stop 21: `chmod 311` of the
-                    // project root by one run turned the next run's scan off, silently).
-                    if fs.kind(root) == Some(FileKind::Dir) && fs.list_dir_typed(root, 1).is_none()
-                    {
-                        return Err(ResolveError::RootUnlistable { root: root.clone() });
-                    }
                     protected_for_root(
                         fs,
                         root,
@@ -1246,7 +1239,7 @@ pub fn resolve(
                         &home_forms,
                         &mut extra,
                         &mut notes,
-                    );
+                    )?;
                 }
                 // Paths git configuration makes code (hooks dir, includes, filters,
                 // `!` aliases, …) inside any writable root (issue 7 item 3).
@@ -1597,6 +1590,20 @@ fn pin_protected_ancestors(
     pin_ancestors(fs, default, roots, &protected, out);
 }
 
+/// The entry that pins the existing directory `path` (bound onto itself, access unchanged:
+/// writable) so that it cannot be renamed or removed, for the protected path `protects`.
+fn pinned(path: PathBuf, protects: PathBuf) -> ResolvedEntry {
+    ResolvedEntry {
+        spelled: path.clone(),
+        path,
+        access: Access::Write,
+        exists: true,
+        is_dir: true,
+        origin: EntryOrigin::Pinned { protects },
+        links: Vec::new(),
+    }
+}
+
 /// Pins every existing writable directory strictly between the deepest of `roots` that
 /// holds a target and that target (a protected path or a deny entry), so the target's
 /// place cannot be renamed away and re-created (R-P3, issue 7 item 4).
@@ -1625,17 +1632,7 @@ fn pin_ancestors(
             {
                 continue;
             }
-            out.push(ResolvedEntry {
-                path: a.clone(),
-                spelled: a.clone(),
-                access: Access::Write,
-                exists: true,
-                is_dir: true,
-                origin: EntryOrigin::Pinned {
-                    protects: p.clone(),
-                },
-                links: Vec::new(),
-            });
+            out.push(pinned(a.clone(), p.clone()));
         }
     }
 }
@@ -1676,20 +1673,10 @@ fn protect_found_git_dir(
     // checkout and detached commits rename onto it).
     for name in ["objects", "refs"] {
         let p = d.join(name);
-        if fs.entry(&p) == Some(Entry::Kind(FileKind::Dir)) {
-            out.push(ResolvedEntry {
-                path: p.clone(),
-                spelled: p,
-                access: Access::Write,
-                exists: true,
-                is_dir: true,
-                origin: EntryOrigin::Pinned {
-                    protects: d.join("hooks"),
-                },
-                links: Vec::new(),
-            });
-        } else if fs.entry(&p).is_some() {
-            out.push(prot(p, KEEP));
+        match fs.entry(&p) {
+            Some(Entry::Kind(FileKind::Dir)) => out.push(pinned(p, d.join("hooks"))),
+            Some(_) => out.push(prot(p, KEEP)),
+            None => {}
         }
     }
     protect_common_dir(fs, prot, d, out);
@@ -2063,12 +2050,11 @@ pub const NESTED_SCAN_DEPTH: usize = 16;
 fn protect_nested_projects(
     fs: &dyn FsView,
     root: &Path,
-    all_roots: &[PathBuf],
+    mut scan: NestedScan,
     prot: &dyn Fn(PathBuf, &str) -> ResolvedEntry,
     out: &mut Vec<ResolvedEntry>,
     notes: &mut Vec<String>,
 ) {
-    let mut scan = nested_git_entries(fs, root, all_roots);
     // The submodules `.gitmodules` names are protected wherever they are, beyond the scan's
     // bounds (breaker, stop 19: 5000 files planted by one run hid the next run's `sm/.git`
     // past the cap, and `git status` at the root ran its redirected config).
@@ -2168,6 +2154,10 @@ pub struct NestedScan {
     /// Directories strictly below the root that are git dirs themselves (`HEAD`,
     /// `objects/`, `refs/`: a bare repository such as a local `remote.git`), not entered.
     pub bare: Vec<PathBuf>,
+    /// The root itself could not be listed or searched (nothing was looked for).
+    pub root_unlisted: bool,
+    /// The root itself is a git dir by its listing (nothing below it was looked for).
+    pub root_git_dir: bool,
 }
 
 /// The nested repositories below writable root `root` (R-P3; breaker, stop 19), within
@@ -2181,6 +2171,8 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
         complete: true,
         unlisted: Vec::new(),
         bare: Vec::new(),
+        root_unlisted: false,
+        root_git_dir: false,
     };
     let mut seen = 0usize;
     // Each directory to look at, and whether to enter it: a package or build tree
@@ -2212,7 +2204,9 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
                         // Not listable (`chmod 311`) or not searchable (`chmod 644`),
                         // possibly by an earlier run: what is below cannot be looked for
                         // (breakers, stops 20 and 21).
-                        if d != *root {
+                        if d == *root {
+                            scan.root_unlisted = true;
+                        } else {
                             scan.unlisted.push(d.clone());
                         }
                         None
@@ -2257,7 +2251,9 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
             if is_git_dir {
                 // A root that is a git dir holds git's own files (`logs/` has `HEAD` and
                 // `refs/`): nothing below it is a nested repository.
-                if d != *root {
+                if d == *root {
+                    scan.root_git_dir = true;
+                } else {
                     scan.bare.push(d.clone());
                 }
                 continue;
@@ -2294,7 +2290,17 @@ fn protected_for_root(
     homes: &[PathBuf],
     out: &mut Vec<ResolvedEntry>,
     notes: &mut Vec<String>,
-) {
+) -> Result<(), ResolveError> {
+    // One listing of the root answers both questions below and starts the nested scan.
+    let scan = nested_git_entries(fs, root, all_roots);
+    // A writable root cordon cannot list or search cannot be scanned for the repositories
+    // inside it (breaker, stop 21: `chmod 311` of the project root by one run turned the
+    // next run's scan off, silently). A root that does not exist yet is made by the run.
+    if scan.root_unlisted && fs.kind(root) == Some(FileKind::Dir) {
+        return Err(ResolveError::RootUnlistable {
+            root: root.to_path_buf(),
+        });
+    }
     let prot = |p: PathBuf, reason: &str| {
         entry_for(
             fs,
@@ -2305,7 +2311,7 @@ fn protected_for_root(
             },
         )
     };
-    if crate::git::looks_like_git_dir(fs, root) {
+    if scan.root_git_dir {
         // The root is itself a git dir (a bare repository as the workspace, `-w` of a git
         // dir, a submodule's git dir): what runs code in it is protected as in any `.git`
         // (breaker, stop 21).
@@ -2427,7 +2433,7 @@ fn protected_for_root(
             "cordon's project marker (it makes its directory a workspace root)",
         ));
     }
-    protect_nested_projects(fs, root, all_roots, &prot, out, notes);
+    protect_nested_projects(fs, root, scan, &prot, out, notes);
     // `profile_files` are canonical already.
     for f in profile_files {
         if !f.starts_with(root) {
@@ -2455,6 +2461,7 @@ fn protected_for_root(
         e.is_dir |= ancestor;
         out.push(e);
     }
+    Ok(())
 }
 
 #[cfg(test)]

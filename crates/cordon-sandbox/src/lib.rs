@@ -170,18 +170,17 @@ impl CommandRequest {
             .map(String::as_str)
             .filter(|n| read(n))
             .collect();
+        let (s, are, them) = if names.len() > 1 {
+            ("s", "are", "them")
+        } else {
+            ("", "is", "it")
+        };
         (!names.is_empty()).then(|| {
             format!(
-                "the environment variable{} {} {} not valid UTF-8: cordon reads {} to decide \
-                 what to hide and protect and cannot encode {}; set {} to a UTF-8 path or \
-                 unset {}",
-                if names.len() > 1 { "s" } else { "" },
+                "the environment variable{s} {} {are} not valid UTF-8: cordon reads {them} to \
+                 decide what to hide and protect and cannot encode {them}; set {them} to a \
+                 UTF-8 path or unset {them}",
                 names.join(", "),
-                if names.len() > 1 { "are" } else { "is" },
-                if names.len() > 1 { "them" } else { "it" },
-                if names.len() > 1 { "them" } else { "it" },
-                if names.len() > 1 { "them" } else { "it" },
-                if names.len() > 1 { "them" } else { "it" },
             )
         })
     }

@@ -860,11 +860,10 @@ pub fn create_placeholders(layout: &Layout) -> io::Result<Vec<Placeholder>> {
         match create_placeholder(&s.path, dir) {
             Ok(Some(p)) => out.push(p),
             Ok(None) => {}
-            Err(e) if placeholder_blocker(&s.path).is_some() => {
-                let why = placeholder_blocker(&s.path).unwrap_or_default();
-                return Err(io::Error::new(e.kind(), format!("{why} ({e})")));
-            }
             Err(e) => {
+                if let Some(why) = placeholder_blocker(&s.path) {
+                    return Err(io::Error::new(e.kind(), format!("{why} ({e})")));
+                }
                 // EACCES here is a directory on the way that the invoking user cannot
                 // search or write, often an earlier command's `chmod` (breaker, stop 21):
                 // say what to do about it.
