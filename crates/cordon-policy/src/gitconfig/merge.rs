@@ -440,7 +440,14 @@ pub fn merge_with(
         })
         .map(|k| &k.subsection)
         .collect();
-    for key in keys {
+    // `branch.*.remote` last, judged against the host file as merged so far: it must name
+    // `.` or a remote the host has a URL for. A name git finds no remote for is taken as a
+    // path (breaker, stop 21: `branch.master.remote = evil`, a bare repository the sandbox
+    // made, and the host's plain `git push` ran its hook).
+    let is_branch_remote = |k: &Key| k.section == "branch" && k.name == "remote";
+    let (tracking, rest): (Vec<&Key>, Vec<&Key>) =
+        keys.into_iter().partition(|k| is_branch_remote(k));
+    for key in rest.into_iter().chain(tracking) {
         let old = before.get(key).unwrap_or(&empty);
         let new = after.get(key).unwrap_or(&empty);
         if old == new {
@@ -449,8 +456,31 @@ pub fn merge_with(
         let remote_refused = key.section == "remote"
             && key.name == "fetch"
             && refused_remotes.contains(&&key.subsection);
+        let unknown_remote = || {
+            if !is_branch_remote(key) {
+                return None;
+            }
+            let host_values = values_of(&host);
+            new.iter()
+                .find(|v| {
+                    v.as_slice() != b"."
+                        && !host_values.contains_key(&Key {
+                            section: "remote".into(),
+                            subsection: Some(String::from_utf8_lossy(v).into_owned()),
+                            name: "url".into(),
+                        })
+                })
+                .map(|v| {
+                    format!(
+                        "branch.*.remote = {:?} names no remote with a URL in the host's \
+                         config (git would take it as a path to a repository)",
+                        String::from_utf8_lossy(v)
+                    )
+                })
+        };
         if let Some(why) = refusal_with(key, new, opts)
             .or_else(|| remote_refused.then(|| "its remote's URL was refused".to_string()))
+            .or_else(unknown_remote)
         {
             out.refused.push((key.to_string(), why));
             out.commands.push(host_command(key, new));
@@ -586,11 +616,39 @@ mod tests {
             );
             assert!(o.text.is_none() || !text(&o).contains(bad), "{bad}");
         }
+        let remotes: String = ["origin", "upstream-2", "my_fork.x"]
+            .iter()
+            .map(|r| format!("[remote \"{r}\"]\n\turl = https://example.com/{r}.git\n"))
+            .collect();
+        let host = format!("{HOST}{remotes}");
         for good in ["origin", "upstream-2", "my_fork.x", "."] {
-            let edited = format!("{HOST}[branch \"main\"]\n\tremote = {good}\n");
-            let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
+            let edited = format!("{host}[branch \"main\"]\n\tremote = {good}\n");
+            let o = merge(host.as_bytes(), edited.as_bytes(), host.as_bytes()).unwrap();
             assert!(o.refused.is_empty(), "{good}: {o:?}");
         }
+        // A remote's name the host has no URL for is a path to git (breaker, stop 21:
+        // `branch.master.remote = evil`, a bare repository the sandbox made): refused,
+        // also when the run added that remote with a refused (local) URL; a remote the
+        // run added with an accepted URL may be tracked (twin).
+        for edit in [
+            "[branch \"master\"]\n\tremote = evil\n".to_string(),
+            "[remote \"evil\"]\n\turl = ./evil\n[branch \"main\"]\n\tremote = evil\n".into(),
+        ] {
+            let edited = format!("{host}{edit}");
+            let o = merge(host.as_bytes(), edited.as_bytes(), host.as_bytes()).unwrap();
+            assert!(
+                o.refused
+                    .iter()
+                    .any(|(k, why)| k.ends_with(".remote") && why.contains("no remote")),
+                "{edit}: {o:?}"
+            );
+        }
+        let edited = format!(
+            "{host}[remote \"fork\"]\n\turl = https://example.com/f.git\n\
+             [branch \"main\"]\n\tremote = fork\n"
+        );
+        let o = merge(host.as_bytes(), edited.as_bytes(), host.as_bytes()).unwrap();
+        assert!(o.refused.is_empty(), "{o:?}");
         let edited = format!("{HOST}[branch \"main\"]\n\trebase = interactive\n");
         let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
         assert!(!o.refused.is_empty(), "{o:?}");
@@ -598,9 +656,13 @@ mod tests {
 
     #[test]
     fn branch_rename_lands_as_remove_and_add() {
-        let edited = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\
-                      [branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/master\n";
-        let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
+        let origin = "[remote \"origin\"]\n\turl = https://example.com/r.git\n";
+        let host = format!("{HOST}{origin}");
+        let edited = format!(
+            "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\
+             [branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/master\n{origin}"
+        );
+        let o = merge(host.as_bytes(), edited.as_bytes(), host.as_bytes()).unwrap();
         assert!(o.refused.is_empty(), "{o:?}");
         let v = reparse(&text(&o));
         assert!(!v.contains_key(&key("branch", Some("master"), "remote")));
