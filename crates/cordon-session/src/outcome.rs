@@ -777,6 +777,34 @@ fn output_names(tail: &str, path: &Path, cwd: &Path) -> bool {
         || (name.len() >= 2 && tail.contains(&name))
 }
 
+/// The directory a refused `mkdir` would have made beside the project, as a grant of its
+/// own, when its parent (the smallest grant, `parent`) holds the workspace and so cannot be
+/// offered: `-w` of a path that does not exist makes that empty directory on the host
+/// before the run and grants only it. `git worktree add ../wt` (layouts pass: cordon
+/// offered nothing, while `-w ../wt` works). Only there: elsewhere the command could steer
+/// the person into creating a directory a later program trusts (`mkdir ~/bin`, which a
+/// login shell puts on `PATH`), so the home directory or above it never counts as that
+/// parent. `None` unless the call was a `mkdir`, the directory is still absent, is a child
+/// of `parent`, and passes [`offerable_grant`] itself.
+fn new_directory_grant(
+    rec: &cordon_sandbox::denials::DenialRecord,
+    parent: &Path,
+    ctx: &ClassifyContext<'_>,
+) -> Option<PathBuf> {
+    let workspace = ctx.resolved.map(|r| r.workspace.as_path());
+    let beside_project = [Some(ctx.cwd), workspace]
+        .into_iter()
+        .flatten()
+        .any(|w| w.starts_with(parent) && w != parent);
+    (matches!(rec.syscall.as_str(), "mkdir" | "mkdirat")
+        && beside_project
+        && !ctx.home.is_some_and(|h| h.starts_with(parent))
+        && rec.path.parent() == Some(parent)
+        && ctx.fs.kind(&rec.path).is_none()
+        && offerable_grant(&rec.path, ctx).is_ok())
+    .then(|| rec.path.clone())
+}
+
 /// Step 7: the kernel-side records (module docs).
 fn from_records(
     d: &cordon_sandbox::denials::DenialReport,
@@ -800,7 +828,9 @@ fn from_records(
     };
     let shown = display_path(&rec.path, ctx.cwd);
     let offered: Result<PathBuf, String> = match &rec.grant {
-        Some(g) => offerable_grant(g, ctx).map(|()| g.clone()),
+        Some(g) => offerable_grant(g, ctx)
+            .map(|()| g.clone())
+            .or_else(|why| new_directory_grant(rec, g, ctx).ok_or(why)),
         None => Err("no per-command grant can lift this rule".into()),
     };
     let shown_grant = offered.as_ref().map(|g| display_path(g, ctx.cwd));
@@ -1847,6 +1877,77 @@ mod tests {
         assert!(o.hint.unwrap().contains("hidden"));
         let w = with("touch: cannot touch '/usr/x': Read-only file system");
         assert_eq!(w.class, OutcomeClass::CommandFailed, "{w:?}");
+    }
+
+    /// Layouts pass: `git worktree add ../wt` is refused at `mkdir ../wt`, whose parent
+    /// holds the workspace; the directory itself is offered (`-w` of a missing path makes
+    /// it empty), not its parent. Siblings: a `mkdir` beside a project in the home gets
+    /// nothing (`mkdir ~/bin` would steer the person into a directory on `PATH`); a file
+    /// created beside the project gets nothing; a directory that exists by now gets
+    /// nothing.
+    #[test]
+    fn a_directory_made_beside_the_project_is_offered_itself() {
+        let fs = cordon_policy::MemFs::new()
+            .dir("/data/src/proj")
+            .dir("/data/src/there")
+            .dir("/home/u/proj2");
+        let classify_in = |cwd: &str, home: Option<&Path>, rec| {
+            let mut r = resolved();
+            r.cwd = cwd.into();
+            r.workspace = cwd.into();
+            let mut d = cordon_sandbox::denials::DenialReport::default();
+            d.push(rec);
+            classify(
+                &RunSignals {
+                    code: Some(128),
+                    stderr_tail: "fatal: could not create leading directories of '../wt/.git': \
+                                  Read-only file system"
+                        .into(),
+                    sandboxed: true,
+                    denials: Some(d),
+                    ..Default::default()
+                },
+                &ClassifyContext {
+                    resolved: Some(&r),
+                    fs: &fs,
+                    cwd: Path::new(cwd),
+                    network_enabled: false,
+                    home,
+                },
+            )
+        };
+        let mkdir = |path: &str, parent: &str| {
+            let mut r = record(path, "read-only: outside every writable root", Some(parent));
+            r.syscall = "mkdir".into();
+            r
+        };
+        let grant_of = |o: &Outcome| match &o.class {
+            OutcomeClass::SandboxDenied { grant, .. } => grant.clone(),
+            c => panic!("{c:?}"),
+        };
+        let o = classify_in("/data/src/proj", None, mkdir("/data/src/wt", "/data/src"));
+        assert_eq!(grant_of(&o).as_deref(), Some(Path::new("/data/src/wt")));
+        assert!(
+            o.hint.as_deref().unwrap().ends_with("-w /data/src/wt"),
+            "{o:?}"
+        );
+        // In the home: the home holds the project; nothing is offered.
+        let home = Some(Path::new("/home/u"));
+        let o = classify_in("/home/u/proj2", home, mkdir("/home/u/bin", "/home/u"));
+        assert_eq!(grant_of(&o), None);
+        // A file (openat), and a directory that exists by now.
+        let file = record(
+            "/data/src/wt",
+            "read-only: outside every writable root",
+            Some("/data/src"),
+        );
+        assert_eq!(grant_of(&classify_in("/data/src/proj", None, file)), None);
+        let o = classify_in(
+            "/data/src/proj",
+            None,
+            mkdir("/data/src/there", "/data/src"),
+        );
+        assert_eq!(grant_of(&o), None);
     }
 
     /// Review finding: the command plants `ws/link -> /etc` and fails on `link/x`; the
