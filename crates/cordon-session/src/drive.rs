@@ -80,6 +80,10 @@ pub struct Report {
     /// (breaker LOW-1). Each is also a `network-host` entry of the decision log.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub network_denied: Vec<crate::outcome::ProxyDenial>,
+    /// Connections to a `network.local` forward whose host port could not be reached during
+    /// this attempt (nothing listening there): the command saw its connection closed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub forward_failures: Vec<crate::outcome::ForwardFailure>,
 }
 
 impl Report {
@@ -217,6 +221,7 @@ pub fn prepare(
             retry_aborted: false,
             retry: None,
             network_denied: Vec::new(),
+            forward_failures: Vec::new(),
         })
     };
     if let Verdict::Refuse { reason, .. } = &verdict {
@@ -300,6 +305,7 @@ pub fn conclude(
     } = prepared;
     let mut helper = None;
     let mut network_denied = Vec::new();
+    let mut forward_failures = Vec::new();
     // The user's home: never offered as a one-off grant after a denial.
     let home = std::env::var_os("HOME")
         .map(std::path::PathBuf::from)
@@ -325,6 +331,7 @@ pub fn conclude(
         Ok((sig, report)) => {
             helper = report;
             network_denied = sig.network_denied.clone();
+            forward_failures = sig.forward_failures.clone();
             classify(
                 &sig,
                 &ClassifyContext {
@@ -355,6 +362,7 @@ pub fn conclude(
         retry_aborted: false,
         retry: None,
         network_denied,
+        forward_failures,
     }
 }
 
@@ -525,6 +533,7 @@ fn offer_retry(
                 retry_aborted: false,
                 retry: None,
                 network_denied: Vec::new(),
+                forward_failures: Vec::new(),
             }));
             return report;
         }

@@ -690,6 +690,7 @@ impl Harness {
                 retry_aborted: false,
                 retry: None,
                 network_denied: Vec::new(),
+                forward_failures: Vec::new(),
             })
         };
         let why = match crate::session::need(&record, session.mode) {

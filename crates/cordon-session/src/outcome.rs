@@ -214,9 +214,24 @@ pub struct RunSignals {
     /// Connections cordon's proxy refused during the run (managed network), from its
     /// decision log on a channel the command never holds, in order.
     pub network_denied: Vec<ProxyDenial>,
+    /// `network.local` forwards whose host side could not be reached during the run
+    /// (nothing listening: the command's connection was accepted inside and then closed).
+    pub forward_failures: Vec<ForwardFailure>,
     /// Kernel-side denial records from the helper's report channel (`None`: no supervisor
     /// ran; `Some` with no records: it ran and nothing was refused).
     pub denials: Option<cordon_sandbox::denials::DenialReport>,
+}
+
+/// One connection to a `network.local` forward (issue 10 §6) whose host port could not be
+/// reached: inside, the connection was accepted (init listens before the command starts)
+/// and then closed, so the program sees an early EOF or reset, not "connection refused".
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForwardFailure {
+    /// The host loopback address and port, e.g. `127.0.0.1:5432`.
+    pub target: String,
+    /// Why the proxy could not connect (`connecting to 127.0.0.1:5432: Connection refused
+    /// (os error 111)`, or `… timed out`).
+    pub error: String,
 }
 
 /// One connection the filtering proxy refused (issue 10 §4).

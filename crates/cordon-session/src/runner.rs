@@ -253,9 +253,22 @@ pub fn run_asking(
         sig.limit = channel
             .and_then(|c| c.read())
             .map(|l| l.as_str().to_string());
-        sig.network_denied = decisions
-            .map(|d| d.read())
-            .unwrap_or_default()
+        let records = decisions.map(|d| d.read()).unwrap_or_default();
+        sig.forward_failures = records
+            .iter()
+            .filter(|r| r.proto == "local" && r.decision == "error")
+            .map(|r| crate::outcome::ForwardFailure {
+                target: std::net::SocketAddr::new(
+                    r.host
+                        .parse()
+                        .unwrap_or(std::net::Ipv4Addr::LOCALHOST.into()),
+                    r.port,
+                )
+                .to_string(),
+                error: r.rule.clone(),
+            })
+            .collect();
+        sig.network_denied = records
             .into_iter()
             .filter(|r| r.decision == "deny")
             .map(|r| crate::outcome::ProxyDenial {
@@ -586,6 +599,7 @@ fn wait(
         helper_not_run: None,
         helper_applied: false,
         network_denied: Vec::new(),
+        forward_failures: Vec::new(),
         denials: None,
     })
 }

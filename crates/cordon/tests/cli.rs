@@ -2419,6 +2419,68 @@ fn a_forward_on_the_proxy_port_is_a_config_error_not_an_unconfined_run() {
     assert!(p.dir.join("ran").exists());
 }
 
+/// A `network.local` forward with nothing listening on the host: inside, the connection
+/// is accepted and then closed (the program sees EOF), so cordon says which forward failed
+/// and why, on stderr and in `--json` (`forward_failures`). Twin: with a listener on the
+/// host the forward carries bytes and nothing is said.
+#[test]
+fn a_forward_to_a_host_port_nothing_listens_on_is_named() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let script = format!(
+        "import socket; s=socket.create_connection(('127.0.0.1',{port}),timeout=5); \
+         print(repr(s.recv(5)))"
+    );
+    let forward = format!("127.0.0.1:{port}");
+    let server = std::thread::spawn(move || {
+        use std::io::Write;
+        let (mut c, _) = listener.accept().unwrap();
+        c.write_all(b"hello").unwrap();
+    });
+    let args = [
+        "run",
+        "--json",
+        "--local-port",
+        &forward,
+        "--",
+        "python3",
+        "-c",
+        &script,
+    ];
+    let o = out(cordon(&p, &args));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("b'hello'"), "{}", text(&o.stdout));
+    assert!(
+        !text(&o.stderr).contains("could not be reached"),
+        "{}",
+        text(&o.stderr)
+    );
+    server.join().unwrap();
+    // The listener is closed now: nothing listens on the port.
+    let o = out(cordon(&p, &args));
+    assert!(text(&o.stdout).contains("b''"), "{}", text(&o.stdout));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "network.local {forward}: the host side could not be reached"
+        )),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_str(err.lines().last().unwrap()).unwrap();
+    assert_eq!(v["forward_failures"][0]["target"], forward.as_str(), "{v}");
+    assert!(
+        v["forward_failures"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("refused"),
+        "{v}"
+    );
+}
+
 /// A run refused before anything was resolved — an unknown profile, a bad config file —
 /// still writes its JSON report where one was asked for (nu7: `--json-fd` got nothing
 /// while other refusals gave `outcome: refused`), and a refused `--report` file is not

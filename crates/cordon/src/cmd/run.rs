@@ -699,6 +699,28 @@ fn print_hints(report: &Report, plan: bool) {
         r = a.retry.as_deref();
     }
     print_proxy_blocks(report.last());
+    print_forward_failures(report.last());
+}
+
+/// Each `network.local` forward whose host port could not be reached in the last attempt,
+/// once, on stderr: inside, the connection was accepted and then closed, so the program
+/// reports an early EOF or a reset, not that nothing listens on the host (new-user pass:
+/// `--local-port 127.0.0.1:5999` with no server said nothing).
+fn print_forward_failures(a: &Report) {
+    let mut seen: Vec<&str> = Vec::new();
+    for f in &a.forward_failures {
+        if seen.contains(&f.target.as_str()) {
+            continue;
+        }
+        seen.push(&f.target);
+        eprintln!(
+            "cordon: note: network.local {}: the host side could not be reached ({}); the \
+             command's connection was closed — is the service running on the host? \
+             (--json: forward_failures)",
+            f.target,
+            printable(&f.error)
+        );
+    }
 }
 
 /// Every connection cordon's proxy refused in the last attempt, on stderr, when the
