@@ -2249,8 +2249,8 @@ fn an_unwritable_project_is_refused_identically_in_dry_run() {
 /// Host layout (stop 21): root running cordon in a checkout another user owns (a root agent
 /// in a repository bind-mounted from uid 1000). Inside the sandbox root keeps no
 /// capability, so the write fails with "Permission denied" though the profile makes the
-/// workspace writable; the run now says why and what to do. Twin: in root's own project
-/// the write works and nothing is said.
+/// workspace writable; the run and `explain` now say why and what to do. Twin: in root's
+/// own project the write works and nothing is said.
 #[test]
 fn root_in_another_users_project_is_told_why_writes_fail() {
     // SAFETY: geteuid has no preconditions.
@@ -2261,6 +2261,8 @@ fn root_in_another_users_project_is_told_why_writes_fail() {
     let o = support::out(p.cordon(&["run", "--", "sh", "-c", "echo x > mine"]));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(!text(&o.stderr).contains("you run cordon as root"));
+    let explained = || text(&support::out(p.cordon(&["explain", "."])).stdout);
+    assert!(!explained().contains("you run cordon as root"));
     let st = Command::new("chown")
         .arg("-R")
         .arg(format!("{0}:{0}", support::TEST_UID))
@@ -2275,6 +2277,12 @@ fn root_in_another_users_project_is_told_why_writes_fail() {
         err.contains("you run cordon as root, and the workspace")
             && err.contains(&format!("owned by uid {}", support::TEST_UID)),
         "{err}"
+    );
+    // explain says it too (it said only "writable").
+    let e = explained();
+    assert!(
+        e.contains("note: you run cordon as root, and the workspace"),
+        "{e}"
     );
 }
 

@@ -64,7 +64,7 @@ pub fn explain(args: ExplainArgs) -> Result<i32> {
             }
         })
         .collect();
-    let e = explain_paths(
+    let mut e = explain_paths(
         &resolved,
         &HostFs,
         &paths,
@@ -72,6 +72,7 @@ pub fn explain(args: ExplainArgs) -> Result<i32> {
         &status,
         prepared.as_ref().err().map(|s| s.as_str()),
     );
+    e.notes.extend(super::owner_note(&resolved.workspace));
     if args.profile.json {
         // JSON cannot carry a non-UTF-8 path: named, not serde's bare message (L2).
         let text = serde_json::to_string_pretty(&e).map_err(|err| {

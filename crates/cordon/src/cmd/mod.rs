@@ -35,3 +35,34 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Mcp(a) => mcp::mcp(a),
     }
 }
+
+/// Root running in a workspace another user owns: inside the sandbox root keeps no
+/// capability (no `CAP_DAC_OVERRIDE`), so the files' own modes apply and writes can fail
+/// with "Permission denied" though the profile makes the workspace writable (host layouts:
+/// a root agent in a checkout bind-mounted from uid 1000). The note says what to do; `None`
+/// when cordon does not run as root, the workspace is root's, or cannot be looked at. Said
+/// by `run` after a failed run and by `explain` (one truth: explain said "writable").
+#[cfg(unix)]
+pub(crate) fn owner_note(workspace: &std::path::Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    if cordon_sandbox::hostfs::effective_uid() != 0 {
+        return None;
+    }
+    let m = std::fs::metadata(workspace).ok().filter(|m| m.uid() != 0)?;
+    Some(format!(
+        "you run cordon as root, and the workspace {} is owned by uid {}: inside the sandbox \
+         root keeps no capability, so the files' own permissions apply and writing them can \
+         fail with \"Permission denied\"; run cordon as that user (e.g. `setpriv --reuid={} \
+         --regid={} --init-groups cordon run …`)",
+        workspace.display(),
+        m.uid(),
+        m.uid(),
+        m.gid()
+    ))
+}
+
+/// See the unix version.
+#[cfg(not(unix))]
+pub(crate) fn owner_note(_: &std::path::Path) -> Option<String> {
+    None
+}

@@ -594,18 +594,10 @@ fn enforced_status(
     s
 }
 
-/// A failed run as root in a workspace another user owns: inside the sandbox root keeps
-/// no capability (no `CAP_DAC_OVERRIDE`), so the files' own modes apply and writes fail
-/// with "Permission denied" though the workspace is writable by the profile (host layouts:
-/// a root agent in a checkout bind-mounted from uid 1000). Said with what to do.
-#[cfg(not(unix))]
-fn print_owner_note(_: &Report) {}
-
-/// See the unix version.
-#[cfg(unix)]
+/// A failed run as root in a workspace another user owns: said with what to do
+/// ([`super::owner_note`]).
 fn print_owner_note(report: &Report) {
-    use std::os::unix::fs::MetadataExt;
-    if cordon_sandbox::hostfs::effective_uid() != 0 || report.last().outcome.exit_code == 0 {
+    if report.last().outcome.exit_code == 0 {
         return;
     }
     let Some(r) = report
@@ -616,22 +608,9 @@ fn print_owner_note(report: &Report) {
     else {
         return;
     };
-    let Ok(m) = std::fs::metadata(&r.workspace) else {
-        return;
-    };
-    if m.uid() == 0 {
-        return;
+    if let Some(note) = super::owner_note(&r.workspace) {
+        eprintln!("cordon: note: {}", printable(&note));
     }
-    eprintln!(
-        "cordon: note: you run cordon as root, and the workspace {} is owned by uid {}: \
-         inside the sandbox root keeps no capability, so the files' own permissions apply \
-         and writing them can fail with \"Permission denied\"; run cordon as that user \
-         (e.g. `setpriv --reuid={} --regid={} --init-groups cordon run …`)",
-        printable(&r.workspace.display().to_string()),
-        m.uid(),
-        m.uid(),
-        m.gid()
-    );
 }
 
 /// A `$TMPDIR` the guard did not make writable changes what the command saw (its `TMPDIR`
