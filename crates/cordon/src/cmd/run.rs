@@ -401,12 +401,7 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
 /// scan ([`cordon_policy::nested_git_entries`]); nothing when the workspace was not
 /// writable or nothing ran sandboxed.
 fn created_repositories(report: &Report) -> Vec<std::path::PathBuf> {
-    let Some(r) = report
-        .last()
-        .exec
-        .as_ref()
-        .and_then(|e| e.resolved.as_ref())
-    else {
+    let Some(r) = last_resolved(report) else {
         return Vec::new();
     };
     let cordon_policy::ResolvedFilesystem::Restricted { entries, .. } = &r.filesystem else {
@@ -594,18 +589,18 @@ fn enforced_status(
     s
 }
 
+/// The profile the last attempt was resolved to (none when it was refused before).
+fn last_resolved(report: &Report) -> Option<&cordon_policy::ResolvedProfile> {
+    report.last().exec.as_ref()?.resolved.as_ref()
+}
+
 /// A failed run as root in a workspace another user owns: said with what to do
 /// ([`super::owner_note`]).
 fn print_owner_note(report: &Report) {
     if report.last().outcome.exit_code == 0 {
         return;
     }
-    let Some(r) = report
-        .last()
-        .exec
-        .as_ref()
-        .and_then(|e| e.resolved.as_ref())
-    else {
+    let Some(r) = last_resolved(report) else {
         return;
     };
     if let Some(note) = super::owner_note(&r.workspace) {
@@ -617,11 +612,7 @@ fn print_owner_note(report: &Report) {
 /// became `/tmp`): said on stderr, not only in `--json` (breaker LOW-2: a user whose
 /// `TMPDIR=/dev/shm/x` was silently replaced had no way to know).
 fn print_tmpdir_note(report: &Report) {
-    let resolved = report
-        .last()
-        .exec
-        .as_ref()
-        .and_then(|e| e.resolved.as_ref());
+    let resolved = last_resolved(report);
     if let Some(r) = resolved.filter(|r| r.tmpdir_refused.is_some()) {
         for n in r.notes.iter().filter(|n| n.starts_with("$TMPDIR")) {
             eprintln!("cordon: note: {}", printable(n));
