@@ -262,10 +262,45 @@ fn in_net(ip: IpAddr, net: IpAddr, prefix: u8) -> bool {
     }
 }
 
+/// The IPv4 address an IPv6 address carries, for the forms that route to (or stand for) an
+/// IPv4 destination: IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible `::a.b.c.d`, SIIT
+/// IPv4-translated `::ffff:0:a.b.c.d` (RFC 2765), the NAT64 well-known prefix
+/// `64:ff9b::a.b.c.d` (RFC 6052), 6to4 `2002:AABB:CCDD::/48` (RFC 3056) and Teredo
+/// `2001:0::/32`, whose client address is the last 32 bits inverted (RFC 4380). `None` for
+/// any other address. A NAT64 gateway on an operator's own prefix cannot be recognised
+/// from the address alone.
+pub fn embedded_ipv4(a: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = a.segments();
+    // The low 32 bits.
+    let tail = Ipv4Addr::from(u128::from(a) as u32);
+    if s[0..5] == [0, 0, 0, 0, 0] && (s[5] == 0 || s[5] == 0xffff) {
+        // ::a.b.c.d and ::ffff:a.b.c.d
+        return Some(tail);
+    }
+    if s[0..4] == [0, 0, 0, 0] && s[4] == 0xffff && s[5] == 0 {
+        return Some(tail);
+    }
+    if s[0..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        return Some(tail);
+    }
+    if s[0] == 0x2002 {
+        return Some(Ipv4Addr::from((u32::from(s[1]) << 16) | u32::from(s[2])));
+    }
+    if s[0] == 0x2001 && s[1] == 0 {
+        return Some(Ipv4Addr::from(!u32::from(tail)));
+    }
+    None
+}
+
 /// Whether `ip` is an internal address — loopback, private (RFC 1918, IPv6 unique local),
-/// link-local, carrier-grade NAT, unspecified, broadcast, multicast, or the IPv4 "this
-/// network" block — which the proxy refuses unless an address rule allows it explicitly
-/// (DNS rebinding protection; checked on the address actually connected to).
+/// link-local, carrier-grade NAT, unspecified, broadcast, multicast, reserved (`240/4`,
+/// IETF `192.0.0.0/24`, benchmarking `198.18.0.0/15`), or the IPv4 "this network" block —
+/// which the proxy refuses unless an address rule allows it explicitly (DNS rebinding
+/// protection; checked on the address actually connected to). An IPv6 address that
+/// carries an IPv4 one ([`embedded_ipv4`]: NAT64, 6to4, Teredo, SIIT, mapped) is judged by
+/// the address it carries; the local-use NAT64 block `64:ff9b:1::/48` (RFC 8215), where
+/// the embedding depends on the operator's prefix length, is internal as a whole (breaker,
+/// stop 22: `64:ff9b::7f00:1`, NAT64 of 127.0.0.1, was allowed).
 pub fn is_internal(ip: IpAddr) -> bool {
     match canonical_ip(ip) {
         IpAddr::V4(a) => {
@@ -277,8 +312,10 @@ pub fn is_internal(ip: IpAddr) -> bool {
                 || a.is_broadcast()
                 || a.is_multicast()
                 || o[0] == 0
+                || o[0] >= 240
                 || (o[0] == 100 && (o[1] & 0xc0) == 64)
-                || a == Ipv4Addr::new(192, 0, 0, 170)
+                || (o[0] == 192 && o[1] == 0 && o[2] == 0)
+                || (o[0] == 198 && (o[1] & 0xfe) == 18)
         }
         IpAddr::V6(a) => {
             let s = a.segments();
@@ -288,12 +325,8 @@ pub fn is_internal(ip: IpAddr) -> bool {
                 || (s[0] & 0xfe00) == 0xfc00 // unique local fc00::/7
                 || (s[0] & 0xffc0) == 0xfe80 // link-local fe80::/10
                 || (s[0] & 0xffc0) == 0xfec0 // site-local (deprecated)
-                || a.to_ipv4().is_some_and(|v4| {
-                    // ::a.b.c.d (IPv4-compatible) and NAT64 well-known prefix are not
-                    // special-cased beyond this: treat the embedded address as the target.
-                    s[0..6] == [0, 0, 0, 0, 0, 0] && is_internal(IpAddr::V4(v4))
-                })
-                || a == Ipv6Addr::LOCALHOST
+                || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1) // local-use NAT64
+                || embedded_ipv4(a).is_some_and(|v4| is_internal(IpAddr::V4(v4)))
         }
     }
 }
@@ -384,10 +417,35 @@ mod tests {
             "fd00::1",
             "::ffff:10.0.0.1",
             "::ffff:169.254.169.254",
+            // Breaker (stop 22): IPv4 carried inside IPv6 forms is judged as the IPv4.
+            "64:ff9b::7f00:1",
+            "64:ff9b::a9fe:a9fe",
+            "64:ff9b::a00:1",
+            "64:ff9b:1::1",
+            "2002:7f00:1::1",
+            "2002:a00:1::",
+            "::ffff:0:7f00:1",
+            "::7f00:1",
+            "2001:0:4136:e378:8000:63bf:80ff:fffe", // Teredo, client 127.0.0.1
+            "192.0.0.8",
+            "198.18.0.1",
+            "198.19.255.1",
+            "240.0.0.1",
         ] {
             assert!(is_internal(ip.parse().unwrap()), "{ip}");
         }
-        for ip in ["93.184.216.34", "2606:2800:220:1::1", "8.8.8.8"] {
+        // Twins: the same forms carrying a public address, and public neighbours.
+        for ip in [
+            "93.184.216.34",
+            "2606:2800:220:1::1",
+            "8.8.8.8",
+            "64:ff9b::808:808",
+            "2002:808:808::1",
+            "::ffff:0:808:808",
+            "198.20.0.1",
+            "192.0.1.1",
+            "2001:0:4136:e378:8000:63bf:f7f7:f7f7", // Teredo, client 8.8.8.8
+        ] {
             assert!(!is_internal(ip.parse().unwrap()), "{ip}");
         }
     }

@@ -166,18 +166,36 @@ impl ProxyPolicy {
     /// just before connecting to exactly that address. Deny address rules apply; an
     /// internal address (loopback, private, link-local, …) needs an allow address rule
     /// covering it. `stage1` is the rule that allowed the destination.
+    ///
+    /// An IPv6 address carrying an IPv4 one (NAT64, 6to4, Teredo, SIIT:
+    /// [`cordon_policy::hosts::embedded_ipv4`]) is judged as both: a deny rule or this
+    /// machine's own address matching the IPv4 refuses it, an allow address rule matching
+    /// either allows it.
     pub fn judge_addr(&self, addr: IpAddr, port: u16, stage1: &Verdict) -> Verdict {
-        if let Some(d) = self.deny.iter().find(|r| r.matches_addr(addr, port)) {
+        let carried = match addr {
+            IpAddr::V6(v6) => cordon_policy::hosts::embedded_ipv4(v6).map(IpAddr::V4),
+            IpAddr::V4(_) => None,
+        };
+        let forms = || std::iter::once(addr).chain(carried);
+        if let Some(d) = self
+            .deny
+            .iter()
+            .find(|r| forms().any(|a| r.matches_addr(a, port)))
+        {
             return Verdict::deny(format!("deny {} (resolved address {addr})", d.text));
         }
-        let explicit = || self.allow.iter().any(|r| r.matches_addr(addr, port));
+        let explicit = || {
+            self.allow
+                .iter()
+                .any(|r| forms().any(|a| r.matches_addr(a, port)))
+        };
         if is_internal(addr) && !explicit() {
             return Verdict::deny(format!(
                 "internal address {addr} (loopback/private/link-local) needs an address rule \
                  in network.allow"
             ));
         }
-        if self.own.contains(addr) && !explicit() {
+        if forms().any(|a| self.own.contains(a)) && !explicit() {
             return Verdict::deny(format!(
                 "internal address {addr} (this machine's own interface) needs an address \
                  rule in network.allow"
@@ -267,5 +285,38 @@ mod tests {
             .judge_addr("10.1.1.1".parse().unwrap(), 80, &ok)
             .rule
             .starts_with("deny 10.0.0.0/8"));
+    }
+
+    /// Breaker (stop 22): an allowed name whose AAAA is an IPv6 form carrying an internal
+    /// IPv4 (NAT64 `64:ff9b::7f00:1`, 6to4, SIIT) reached it through a NAT64 gateway. Now
+    /// judged as the IPv4 it carries: internal refused, deny rules apply, an allow address
+    /// rule for the IPv4 allows it; a carried public address passes (twin).
+    #[test]
+    fn ipv6_forms_carrying_ipv4_are_judged_as_the_ipv4() {
+        let pol = p(&["**.example.com", "127.0.0.2"], &["10.0.0.0/8"], &[]);
+        let ok = pol.judge_host("a.example.com", 80).1;
+        assert!(ok.allowed);
+        for a in [
+            "64:ff9b::7f00:1",
+            "2002:7f00:1::1",
+            "::ffff:0:7f00:1",
+            "64:ff9b::a9fe:a9fe",
+        ] {
+            let v = pol.judge_addr(a.parse().unwrap(), 80, &ok);
+            assert!(
+                !v.allowed && v.rule.contains("internal address"),
+                "{a}: {v:?}"
+            );
+        }
+        let v = pol.judge_addr("64:ff9b::a00:1".parse().unwrap(), 80, &ok);
+        assert!(v.rule.starts_with("deny 10.0.0.0/8"), "{v:?}");
+        assert!(
+            pol.judge_addr("64:ff9b::7f00:2".parse().unwrap(), 80, &ok)
+                .allowed
+        );
+        assert!(
+            pol.judge_addr("64:ff9b::808:808".parse().unwrap(), 80, &ok)
+                .allowed
+        );
     }
 }
