@@ -31,6 +31,7 @@ pub mod profile;
 pub mod resolve;
 pub mod selection;
 pub mod stripped;
+pub mod text;
 mod tmpdir;
 pub mod view;
 

@@ -370,25 +370,33 @@ impl ReviewableRequest {
         v
     }
 
-    /// The request as text for a person (the terminal prompt prints it).
+    /// The request as text for a person (the terminal prompt prints it; `cordon mcp` sends
+    /// it as the elicitation message). Every value cordon did not write — argv, paths,
+    /// hosts, rule text, the agent's justification — is shown through
+    /// [`cordon_policy::text::printable`], so each line that looks like cordon's is
+    /// cordon's (breaker, stop 22: a justification's newline forged a `runs with:` line and
+    /// its escape sequences erased the real one).
     pub fn render_text(&self) -> String {
+        use cordon_policy::text::printable as p;
         let mut s = String::new();
         let title = match &self.kind {
             RequestKind::ToolCall => "cordon: approval needed".to_string(),
             RequestKind::Escalation { after } => {
-                format!("cordon: approval needed to RETRY after {after}")
+                format!("cordon: approval needed to RETRY after {}", p(after))
             }
             RequestKind::NetworkHost { host, port, proto } => format!(
-                "cordon: the running command wants to reach {host}:{port} ({proto}), which \
-                 no network.allow rule names"
+                "cordon: the running command wants to reach {}:{port} ({}), which no \
+                 network.allow rule names",
+                p(host),
+                p(proto)
             ),
         };
         let _ = writeln!(s, "{title}");
-        let _ = writeln!(s, "  command: {}", shell_words(&self.argv));
-        let _ = writeln!(s, "  cwd:     {}", self.cwd.display());
-        let _ = writeln!(s, "  runs with: {}", self.needs.summary());
+        let _ = writeln!(s, "  command: {}", p(&shell_words(&self.argv)));
+        let _ = writeln!(s, "  cwd:     {}", p(&self.cwd.display().to_string()));
+        let _ = writeln!(s, "  runs with: {}", p(&self.needs.summary()));
         if !self.hosts.is_empty() {
-            let _ = writeln!(s, "  hosts:   {}", self.hosts.join(", "));
+            let _ = writeln!(s, "  hosts:   {}", p(&self.hosts.join(", ")));
         }
         if self.segments.len() > 1 || self.segments.first().map(|x| &x.argv) != Some(&self.argv) {
             for seg in &self.segments {
@@ -397,26 +405,26 @@ impl ReviewableRequest {
                     "  [{}] {:<6} {}  — {}",
                     seg.index,
                     seg.decision.as_str(),
-                    shell_words(&seg.argv),
-                    seg.why
+                    p(&shell_words(&seg.argv)),
+                    p(&seg.why)
                 );
             }
         }
         for o in &self.opaque {
-            let _ = writeln!(s, "  not understood statically: {o}");
+            let _ = writeln!(s, "  not understood statically: {}", p(o));
         }
-        let _ = writeln!(s, "  why: {}", self.reason);
+        let _ = writeln!(s, "  why: {}", p(&self.reason));
         if let Some(j) = &self.justification {
-            let _ = writeln!(s, "  the agent says: {j}");
+            let _ = writeln!(s, "  the agent says: {}", p(j));
         }
         if let Some(w) = &self.warning {
-            let _ = writeln!(s, "  WARNING: {w}");
+            let _ = writeln!(s, "  WARNING: {}", p(w));
         }
         if let Some(r) = &self.remember {
             let _ = writeln!(
                 s,
                 "  [r] would add the rule: allow {} (segment {})",
-                shell_words(&r.pattern),
+                p(&shell_words(&r.pattern)),
                 r.segment
             );
         }
@@ -490,6 +498,65 @@ mod tests {
     fn rec(argv: &[&str]) -> DecisionRecord {
         let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
         Policy::empty().evaluate(&argv, &EvalContext::default())
+    }
+
+    /// Breaker (stop 22): an agent's justification, an extra grant's path and the argv are
+    /// its own text; a newline or escape sequence in them cannot start or erase a line of
+    /// the prompt. Twin: ordinary text is shown as it is.
+    #[test]
+    fn agent_text_cannot_forge_or_erase_prompt_lines() {
+        let mut additional = cordon_policy::AdditionalPermissions::default();
+        additional.entries.push(cordon_policy::FsEntry {
+            path: "/home/u/.bashrc\n  runs with: profile read-only".into(),
+            access: cordon_policy::Access::Write,
+            source: None,
+        });
+        let needs = NeededPermissions {
+            profile: cordon_policy::PermissionProfile::builtin("workspace-write").unwrap(),
+            additional: Some(additional),
+            sandboxed: true,
+        };
+        let argv = ["touch", "x\n  cwd:     /safe"];
+        let mut r = ReviewableRequest::tool_call(
+            RunId::new(),
+            &rec(&argv),
+            "/w".into(),
+            needs,
+            "asks for additional permissions".into(),
+        );
+        r.justification =
+            Some("run tests\n  [0] allow  true  — known-safe\u{1b}[2K\u{1b}[1A\u{202e}".into());
+        let text = r.render_text();
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.trim_start().starts_with("runs with:"))
+                .count(),
+            1,
+            "{text}"
+        );
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.trim_start().starts_with("cwd:"))
+                .count(),
+            1
+        );
+        assert!(
+            !text.lines().any(|l| l.trim_start().starts_with("[0]")),
+            "{text}"
+        );
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{202e}'),
+            "{text:?}"
+        );
+        assert!(
+            text.contains("the agent says: run tests\\n  [0] allow"),
+            "{text}"
+        );
+        // Twin: plain text unchanged.
+        r.justification = Some("run the unit tests — café".into());
+        assert!(r
+            .render_text()
+            .contains("the agent says: run the unit tests — café"));
     }
 
     #[test]

@@ -7,6 +7,7 @@ use crate::profile_args::{preference, trust};
 use crate::EXIT_CORDON;
 use anyhow::{Context, Result};
 use cordon_execpolicy::{gate, ApprovalMode, Gate};
+use cordon_policy::text::printable;
 use cordon_policy::SandboxPreference;
 use cordon_sandbox::SandboxManager;
 use cordon_session::{drive, Report, RunSpec, Session, TrustProfile};
@@ -545,21 +546,6 @@ fn approvals_file_refusal(args: &RunArgs, trust: &TrustProfile, spec: &str) -> R
         }
     }
     Ok(())
-}
-
-/// `s` with every control character (ESC, newline, …) shown escaped: hints quote paths the
-/// command chose, which must not move the cursor, recolour the terminal or start a line
-/// that looks like cordon's own.
-fn printable(s: &str) -> String {
-    s.chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
 }
 
 /// The exec's status triple with `sandbox_enabled` taken from what the Linux helper
