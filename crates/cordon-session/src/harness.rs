@@ -529,6 +529,46 @@ impl Harness {
         Ok(Harness { inner })
     }
 
+    /// Why the resolved run may not start: its cwd (as resolution made it, physical) is
+    /// outside the harness's cwd though the check before found the typed cwd inside
+    /// (`approved_elsewhere` `None`), or differs from the outside directory the person
+    /// approved. `None` when it is where it was judged to be.
+    fn cwd_moved(
+        &self,
+        exec: &cordon_sandbox::ExecRequest,
+        approved_elsewhere: Option<&Path>,
+    ) -> Option<String> {
+        let run_cwd = exec.resolved.as_ref().map_or(&exec.cwd, |r| &r.cwd);
+        let base = std::fs::canonicalize(&self.inner.opts.cwd)
+            .unwrap_or_else(|_| self.inner.opts.cwd.clone());
+        let moved = match approved_elsewhere {
+            None => !run_cwd.starts_with(&base),
+            Some(approved) => run_cwd != approved,
+        };
+        moved.then(|| {
+            format!(
+                "the cwd resolved to {}, not where it was judged to be ({}): a path on its \
+                 way changed between the check and the run (e.g. a directory swapped for a \
+                 symlink); nothing ran",
+                run_cwd.display(),
+                approved_elsewhere.map_or_else(
+                    || format!("inside {}", base.display()),
+                    |a| a.display().to_string()
+                )
+            )
+        })
+    }
+
+    /// The cwd a call names, absolute (relative: against the harness's cwd), as typed.
+    fn typed_cwd(&self, cwd: Option<&Path>) -> PathBuf {
+        let o = &self.inner.opts;
+        match cwd {
+            Some(c) if c.is_absolute() => c.to_path_buf(),
+            Some(c) => o.cwd.join(c),
+            None => o.cwd.clone(),
+        }
+    }
+
     /// `Some(cwd)` when `cwd` (canonical where it exists) is not inside the harness's cwd.
     fn outside_cwd(&self, cwd: &Path) -> Option<PathBuf> {
         let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
@@ -547,11 +587,7 @@ impl Harness {
         with: Option<&str>,
     ) -> Result<TrustProfile, HarnessError> {
         let o = &self.inner.opts;
-        let cwd = match cwd {
-            Some(c) if c.is_absolute() => c.to_path_buf(),
-            Some(c) => o.cwd.join(c),
-            None => o.cwd.clone(),
-        };
+        let cwd = self.typed_cwd(cwd);
         let mut layers = o.layers.clone();
         if let Some(w) = with {
             layers.with = Some(w.to_string());
@@ -606,10 +642,43 @@ impl Harness {
         let prepared = {
             let mut session = lock(&self.inner.approvals);
             set(&self.inner.justification, params.justification.clone());
-            let approved = self.approve_widening(&mut session, &trust, &spec, &params);
+            let elsewhere = self.outside_cwd(&trust.cwd);
+            let approved =
+                self.approve_widening(&mut session, &trust, &spec, &params, elsewhere.as_deref());
             let p = match approved {
                 Ok(approved) => prepare(&mut session, &self.inner.manager, &trust, &spec, approved),
                 Err(refused) => Err(refused),
+            };
+            // The check above read the typed cwd; resolution read it again. What runs is
+            // what resolution made of it: judged again here, so a directory swapped for a
+            // symlink in between cannot move the run (breaker, stop 22: an agent's own
+            // background session flipped `d` <-> `d -> ../other`, and 1 in 20 calls made the
+            // other project the writable workspace without an approval).
+            let p = match p {
+                Ok(prep) => match self.cwd_moved(&prep.exec, elsewhere.as_deref()) {
+                    Some(why) => {
+                        session.scope.finish(&prep.run_id);
+                        Err(Box::new(Report {
+                            run_id: prep.run_id.clone(),
+                            outcome: Outcome::refused(why.clone(), crate::drive::EXIT_CORDON),
+                            exec_policy: prep.record.clone(),
+                            approval: crate::Verdict::Refuse {
+                                reason: why,
+                                abort: false,
+                            },
+                            exec: None,
+                            helper: None,
+                            escalation: None,
+                            retry_refused: None,
+                            retry_aborted: false,
+                            retry: None,
+                            network_denied: Vec::new(),
+                            forward_failures: Vec::new(),
+                        }))
+                    }
+                    None => Ok(prep),
+                },
+                Err(e) => Err(e),
             };
             set(&self.inner.justification, None);
             p
@@ -644,6 +713,7 @@ impl Harness {
         trust: &TrustProfile,
         spec: &RunSpec,
         params: &ExecParams,
+        elsewhere: Option<&Path>,
     ) -> Result<Option<(crate::RunId, crate::Verdict)>, Box<Report>> {
         // Two ways an agent widens its own sandbox: additional permissions, and a cwd
         // outside the harness's (its project becomes the writable workspace). Each needs
@@ -654,8 +724,7 @@ impl Harness {
                 .as_ref()
                 .is_some_and(|a| !a.grants_nothing())
         });
-        let elsewhere = self.outside_cwd(&trust.cwd);
-        let json = match (grants, &elsewhere) {
+        let json = match (grants, elsewhere) {
             (None, None) => return Ok(None),
             (Some(g), None) => g.to_string(),
             (None, Some(d)) => format!(

@@ -310,6 +310,141 @@ fn additional_permissions_need_an_approval() {
     assert!(target.exists());
 }
 
+/// Breaker (stop 22): the outside-cwd check read the typed cwd, resolution read it again.
+/// The agent's own background command swaps `d` (a directory of the project) with `d` ->
+/// the other project, and some calls with `cwd: "d"` ran with the other project as the
+/// writable workspace, unapproved. What runs is now judged on what resolution made of the
+/// cwd: no call writes into the other project, whatever the timing.
+#[test]
+fn a_cwd_swapped_for_a_symlink_between_check_and_run_does_not_move_the_workspace() {
+    if !sandbox_ready() {
+        return;
+    }
+    let w = ws();
+    let other = w.root.path().join("other");
+    std::fs::create_dir_all(other.join(".git")).unwrap();
+    std::fs::write(other.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::create_dir(w.dir.join("d")).unwrap();
+    std::os::unix::fs::symlink(&other, w.dir.join("x")).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flipper = {
+        let (stop, dir) = (stop.clone(), w.dir.clone());
+        std::thread::spawn(move || flip(&dir, &stop))
+    };
+    let h = harness(&w, Duration::from_secs(60));
+    let script = format!("touch {}/w$$", other.display());
+    for _ in 0..60 {
+        let _ = h.exec(ExecParams::argv(["sh", "-c", &script]).cwd(PathBuf::from("d")));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    flipper.join().unwrap();
+    let written: Vec<_> = std::fs::read_dir(&other)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('w'))
+        .collect();
+    assert!(
+        written.is_empty(),
+        "unapproved writes into the other project: {written:?}"
+    );
+}
+
+/// Approves a write grant only when every path it shows lies inside `inside` (a person
+/// reading the prompt); everything else is denied.
+struct ApproveInside(PathBuf);
+
+impl cordon_session::Approver for ApproveInside {
+    fn ask(&mut self, req: &cordon_session::ReviewableRequest) -> cordon_session::Reply {
+        let ok = req.needs.additional.as_ref().is_some_and(|a| {
+            a.entries
+                .iter()
+                .all(|e| std::path::Path::new(&e.path).starts_with(&self.0))
+        });
+        cordon_session::Reply {
+            approval_id: req.approval_id.clone(),
+            answer: if ok {
+                cordon_session::Answer::Once
+            } else {
+                cordon_session::Answer::Deny
+            },
+            by: "test".into(),
+            note: None,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "test"
+    }
+}
+
+/// The same race on an extra grant (sibling of the cwd case): the person approves
+/// `+write <proj>/d` (a directory of the project) and the agent's background command swaps
+/// `d` for a symlink to another project before resolution. A write grant that leads through
+/// a symlink is not granted (resolution), and the helper binds the resolved path without
+/// following links: no approved call writes into the other project.
+#[test]
+fn an_approved_grant_swapped_for_a_symlink_does_not_widen_elsewhere() {
+    if !sandbox_ready() {
+        return;
+    }
+    let w = ws();
+    let other = w.root.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::create_dir(w.dir.join("d")).unwrap();
+    std::os::unix::fs::symlink(&other, w.dir.join("x")).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flipper = {
+        let (stop, dir) = (stop.clone(), w.dir.clone());
+        std::thread::spawn(move || flip(&dir, &stop))
+    };
+    let mut opts = HarnessOptions::new(w.dir.clone());
+    opts.helper = Some(PathBuf::from(CORDON));
+    let canon = std::fs::canonicalize(&w.dir).unwrap();
+    let h = Harness::with_approver(opts, Box::new(ApproveInside(canon))).unwrap();
+    let script = format!("touch {}/w$$", other.display());
+    let grant = format!(
+        r#"{{"entries":[{{"path":"{}","access":"write"}}]}}"#,
+        w.dir.join("d").display()
+    );
+    for _ in 0..60 {
+        let _ =
+            h.exec(ExecParams::argv(["sh", "-c", &script]).additional_permissions(grant.clone()));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    flipper.join().unwrap();
+    let written: Vec<_> = std::fs::read_dir(&other)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        written.is_empty(),
+        "writes into the other project: {written:?}"
+    );
+}
+
+/// Swaps `dir/d` and `dir/x` (`renameat2(RENAME_EXCHANGE)`) every 300 µs until `stop`.
+fn flip(dir: &std::path::Path, stop: &std::sync::atomic::AtomicBool) {
+    let c = |n: &str| {
+        std::ffi::CString::new(dir.join(n).into_os_string().into_encoded_bytes()).unwrap()
+    };
+    let (d, x) = (c("d"), c("x"));
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        // SAFETY: two valid NUL-terminated paths; RENAME_EXCHANGE swaps them.
+        unsafe {
+            libc::renameat2(
+                libc::AT_FDCWD,
+                d.as_ptr(),
+                libc::AT_FDCWD,
+                x.as_ptr(),
+                libc::RENAME_EXCHANGE,
+            )
+        };
+        std::thread::sleep(Duration::from_micros(300));
+    }
+}
+
 /// A cwd outside the harness's makes that directory's project the writable workspace: a
 /// widening like additional permissions, so it needs an approval (breaker finding: an MCP
 /// `cwd: "../other"` wrote there unapproved).
