@@ -218,8 +218,18 @@ pub fn run_asking(
         };
         // `cordon serve` running (and allowed): the helper is forked there instead. Only
         // with the default streams (the CLI); a library session's own stdio, PTY or
-        // pre-exec step keeps the cold path.
-        let served = if forward && prepare_none {
+        // pre-exec step keeps the cold path. So does a run at a terminal: a command the
+        // server starts is in the server's session, not the terminal's, so Ctrl-C reached
+        // only its top process (`sh -c 'a; b'`, pipelines and make kept running) and a
+        // shell had no job control (new-user pass nu9); on the cold path the command is in
+        // the terminal's foreground process group, as without cordon.
+        let at_terminal = {
+            use std::io::IsTerminal;
+            std::io::stdin().is_terminal()
+                || std::io::stdout().is_terminal()
+                || std::io::stderr().is_terminal()
+        };
+        let served = if forward && prepare_none && !at_terminal {
             cordon_sandbox::linux::server::connect().and_then(|conn| {
                 run_served(
                     conn,

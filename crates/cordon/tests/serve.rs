@@ -772,3 +772,48 @@ fn disabled_layers_do_not_use_a_template() {
     let applied = v["applied"].to_string();
     assert!(!applied.contains("\"landlock\""), "applied: {applied}");
 }
+
+/// New-user pass (nu9): with a server running, Ctrl-C at a terminal reached only the top
+/// process of a served command (`sh -c 'a; b'`, pipelines, make kept running) and
+/// `cordon run -- bash` had no job control, because a served command lives in the
+/// server's session. A run at a terminal takes the cold path. Twin: the same run on pipes
+/// is served from the template.
+#[test]
+fn a_run_at_a_terminal_takes_the_cold_path() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = project();
+    let o = p
+        .cordon(Launch::Template, &["--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        last_json(&o.stderr)["launch"],
+        "template",
+        "{}",
+        text(&o.stderr)
+    );
+    // The same command with a pseudo-terminal on stdio (python's pty module).
+    let mut c = p.cordon(Launch::Template, &["--", "true"]);
+    let argv: Vec<String> = std::iter::once(c.get_program())
+        .chain(c.get_args())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let mut py = Command::new("python3");
+    py.args([
+        "-c",
+        "import pty, sys; sys.exit(pty.spawn(sys.argv[1:]) >> 8)",
+    ])
+    .args(&argv)
+    .current_dir(c.get_current_dir().unwrap());
+    for (k, v) in c.get_envs() {
+        match v {
+            Some(v) => py.env(k, v),
+            None => py.env_remove(k),
+        };
+    }
+    let o = py.output().unwrap();
+    let all = text(&o.stdout);
+    assert!(all.contains("\"launch\":\"cold\""), "{all}");
+}
