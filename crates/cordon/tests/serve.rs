@@ -795,7 +795,7 @@ fn a_run_at_a_terminal_takes_the_cold_path() {
         text(&o.stderr)
     );
     // The same command with a pseudo-terminal on stdio (python's pty module).
-    let mut c = p.cordon(Launch::Template, &["--", "true"]);
+    let c = p.cordon(Launch::Template, &["--", "true"]);
     let argv: Vec<String> = std::iter::once(c.get_program())
         .chain(c.get_args())
         .map(|a| a.to_string_lossy().into_owned())
