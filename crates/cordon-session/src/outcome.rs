@@ -1030,7 +1030,18 @@ fn network_failure(sig: &RunSignals, lines: &[&str], managed: bool) -> Option<In
             Some(hint(&host)),
         ));
     };
-    let Some(rec) = d.records.iter().rev().find(|r| r.is_network()) else {
+    // A wildcard address (`0.0.0.0:PORT`, `[::]:PORT`) is no destination: glibc's address
+    // sorting connects a UDP socket to each result of `getaddrinfo(NULL, port, AI_PASSIVE)`,
+    // which every Python server start does (new-user pass nu9: a failing local test was
+    // reported network-denied, with --allow-network as the fix).
+    let destination = |r: &&cordon_sandbox::denials::DenialRecord| {
+        r.is_network()
+            && r.path
+                .to_str()
+                .and_then(|t| t.parse::<std::net::SocketAddr>().ok())
+                .is_none_or(|a| !a.ip().is_unspecified())
+    };
+    let Some(rec) = d.records.iter().rev().find(destination) else {
         let line = line?;
         return Some((
             OutcomeClass::CommandFailed,
@@ -1807,6 +1818,16 @@ mod tests {
             c => panic!("{c:?}"),
         }
         assert!(dns.hint.unwrap().contains("DNS lookup"));
+        // New-user pass nu9: a wildcard address is no destination (glibc connects a UDP
+        // socket to each AI_PASSIVE result): a failing local test stays command-failed.
+        for wildcard in ["0.0.0.0:5000", "[::]:5000"] {
+            let passive = cordon_sandbox::denials::DenialRecord {
+                path: wildcard.into(),
+                ..net.clone()
+            };
+            let o = with("1 failed, 3 passed in 0.57s", vec![passive]);
+            assert_eq!(o.class, OutcomeClass::CommandFailed, "{wildcard}: {o:?}");
+        }
         // A network record never becomes a path denial.
         let mixed = with("Permission denied", vec![net]);
         assert!(
