@@ -72,12 +72,22 @@ pub enum Gate {
     },
 }
 
-/// Whether an `ask` was raised explicitly (a rule or a dangerous finding) rather than by
-/// default (unknown program, opaque script, capped safe command).
+/// Whether an `ask` was raised explicitly (a rule that says `ask`, or a dangerous finding)
+/// rather than by default (unknown program, opaque script, or an allowed command capped by
+/// a redirect, a sensitive variable, …). A capped `allow` rule is not explicit: a rule
+/// must never make a command harder to run than having no rule (new-user pass nu9: with
+/// `allow npm test`, `npm test > log.txt` needed an approval; without the rule it ran).
 pub fn explicit_ask(record: &DecisionRecord) -> bool {
     record.segments.iter().any(|s| {
         s.decision == Decision::Ask
-            && matches!(s.basis, Basis::Rule { .. } | Basis::Dangerous { .. })
+            && match &s.basis {
+                Basis::Dangerous { .. } => true,
+                Basis::Rule { rule } => s
+                    .matched_rules
+                    .get(*rule)
+                    .is_none_or(|m| m.decision != Decision::Allow),
+                _ => false,
+            }
     })
 }
 
@@ -179,6 +189,28 @@ mod tests {
 
     fn runs(g: &Gate) -> bool {
         matches!(g, Gate::Run { .. })
+    }
+
+    /// New-user pass nu9: an `allow` rule capped by a redirect (into the workspace or
+    /// anywhere: the sandbox confines the write) is a default ask, not an explicit one, so
+    /// the command runs wherever it would run with no rule; a rule that says `ask` still
+    /// asks (twin), and `untrusted` still asks for the capped command.
+    #[test]
+    fn a_capped_allow_rule_is_never_stricter_than_no_rule() {
+        use ApprovalMode::*;
+        let allow = "[[rules]]\npattern = [\"npm\", \"test\"]\ndecision = \"allow\"\n";
+        let ask = "[[rules]]\npattern = [\"npm\", \"test\"]\ndecision = \"ask\"\n";
+        for cmd in ["npm test > log.txt", "npm test && echo ok > /var/tmp/x"] {
+            let capped = rec(cmd, allow);
+            let none = rec(cmd, "");
+            assert_eq!(capped.decision, Decision::Ask, "{cmd}");
+            for m in [OnRequest, OnFailure, Never] {
+                assert!(runs(&gate(&capped, m, false)), "{cmd} {m}");
+                assert_eq!(runs(&gate(&capped, m, false)), runs(&gate(&none, m, false)));
+            }
+            assert!(!runs(&gate(&capped, Untrusted, false)), "{cmd}");
+            assert!(!runs(&gate(&rec(cmd, ask), OnRequest, false)), "{cmd}");
+        }
     }
 
     #[test]
