@@ -15,7 +15,7 @@
 //! "approval" = run only if the caller pre-approved (`--yes`); without an interactive
 //! prompt (R-A6) an unanswered approval is a refusal with the reason.
 
-use crate::{Basis, Decision, DecisionRecord};
+use crate::{Decision, DecisionRecord};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -72,23 +72,15 @@ pub enum Gate {
     },
 }
 
-/// Whether an `ask` was raised explicitly (a rule that says `ask`, or a dangerous finding)
-/// rather than by default (unknown program, opaque script, or an allowed command capped by
-/// a redirect, a sensitive variable, …). A capped `allow` rule is not explicit: a rule
-/// must never make a command harder to run than having no rule (new-user pass nu9: with
+/// Whether an `ask` was raised explicitly in any segment
+/// ([`crate::SegmentRecord::asks_explicitly`]) rather than by default (unknown program,
+/// opaque script, or an allowed command capped by a redirect, …: new-user pass nu9, with
 /// `allow npm test`, `npm test > log.txt` needed an approval; without the rule it ran).
 pub fn explicit_ask(record: &DecisionRecord) -> bool {
-    record.segments.iter().any(|s| {
-        s.decision == Decision::Ask
-            && match &s.basis {
-                Basis::Dangerous { .. } => true,
-                Basis::Rule { rule } => s
-                    .matched_rules
-                    .get(*rule)
-                    .is_none_or(|m| m.decision != Decision::Allow),
-                _ => false,
-            }
-    })
+    record
+        .segments
+        .iter()
+        .any(crate::SegmentRecord::asks_explicitly)
 }
 
 /// Combines the exec-policy `record` with the approval `mode` and whether the caller

@@ -126,6 +126,26 @@ pub struct SegmentRecord {
     pub caps: Vec<String>,
 }
 
+impl SegmentRecord {
+    /// Whether this segment's `ask` was raised explicitly — by a rule that says `ask` or a
+    /// dangerous finding — rather than by default (unknown program) or by a cap on an
+    /// allowed command (a redirect, a sensitive variable, …). An explicit ask needs an
+    /// approval in every mode but `bypass`; a default one only in `untrusted` (see
+    /// [`crate::approval`]). A capped `allow` rule is not explicit: a rule never makes a
+    /// command harder to run than no rule.
+    pub fn asks_explicitly(&self) -> bool {
+        self.decision == Decision::Ask
+            && match &self.basis {
+                Basis::Dangerous { .. } => true,
+                Basis::Rule { rule } => self
+                    .matched_rules
+                    .get(*rule)
+                    .is_none_or(|m| m.decision != Decision::Allow),
+                _ => false,
+            }
+    }
+}
+
 /// Whether the command may run outside the sandbox, and why (R-A3; R-A1: bypassing the
 /// approval never implies bypassing the sandbox).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -725,7 +745,19 @@ fn overall(records: &[SegmentRecord], opaque_list: &[OpaqueConstruct]) -> (Decis
         }
         Some(Decision::Ask) => {
             let (i, cmd, why) = first(Decision::Ask).unwrap_or_default();
-            let mut s = format!("segment {i} `{cmd}` needs approval: {why}");
+            // Only a rule that says ask or a dangerous finding asks in every mode; an
+            // unknown or capped command is asked about only in `untrusted` (the approval
+            // table), so it is not said to need an approval (new-user pass nu9: `check`
+            // headlined every unknown command "needs approval", then said "would run").
+            let explicit = records.get(i).is_some_and(SegmentRecord::asks_explicitly);
+            let mut s = if explicit {
+                format!("segment {i} `{cmd}` needs approval: {why}")
+            } else {
+                format!(
+                    "segment {i} `{cmd}` is not allowed by a rule (asked only in untrusted \
+                     mode): {why}"
+                )
+            };
             if opaque {
                 s.push_str(&format!(
                     "; script is opaque ({})",
