@@ -106,3 +106,36 @@ fn readme_lists_match_the_code() {
         );
     }
 }
+
+/// Every ```toml block of the README is valid TOML, each one with profiles loads as a cordon
+/// config, and the whole examples' profiles resolve (new-user pass nu9: the Profile format
+/// example had `network = "…"` and a `[profiles.dev.network]` table, a duplicate key, and
+/// was the first thing a user copied).
+#[test]
+fn every_toml_example_in_the_readme_loads() {
+    let text = readme();
+    let mut blocks = 0;
+    for (i, part) in text.split("```toml\n").enumerate().skip(1) {
+        let block = &part[..part.find("```").expect("closed block")];
+        blocks += 1;
+        if let Err(e) = block.parse::<toml::Table>() {
+            panic!("README toml block {i} is not TOML: {e}\n{block}");
+        }
+        // A fragment (`[profiles.dev.limits]` alone) parses; a whole profile also resolves.
+        if block.contains("[profiles.") {
+            let cfg =
+                cordon_policy::config::Config::parse(block, std::path::Path::new("README.md"))
+                    .unwrap_or_else(|e| panic!("README toml block {i}: {e}\n{block}"));
+            for name in block
+                .lines()
+                .filter(|_| block.contains("extends"))
+                .filter_map(|l| l.strip_prefix("[profiles."))
+                .filter_map(|l| l.split(['.', ']']).next())
+            {
+                cfg.profile(name)
+                    .unwrap_or_else(|e| panic!("README profile {name}: {e}"));
+            }
+        }
+    }
+    assert!(blocks >= 2, "README has toml examples");
+}
