@@ -391,8 +391,9 @@ pub enum ResolveError {
     CwdTooLong(String),
     /// The workspace would be `/`, a home directory or a directory above one: making it
     /// writable would expose shell start-up files and cordon's own user config (R-P3).
-    #[error("refusing to make {0} writable as the workspace: it is the root, your home directory or above it, a shared temp directory itself (/tmp, /var/tmp), or a directory under your home or a system tree with no project marker; cd into a project directory (or create a `.git` or `.cordon/` there), or use --profile read-only")]
-    UnsafeWorkspace(PathBuf),
+    /// The second field says which of those applied and what to do ([`workspace_refusal`]).
+    #[error("refusing to make {0} writable as the workspace: {1}; or use --profile read-only")]
+    UnsafeWorkspace(PathBuf, String),
     /// An entry has an empty path.
     #[error("entry {0}: empty path; write `:workspace` for the project root")]
     EmptyPath(usize),
@@ -787,15 +788,63 @@ fn homes(ctx: &ResolveContext) -> Vec<PathBuf> {
     v
 }
 
-/// Whether making `ws` writable would expose a home directory, the whole disk, or a
-/// shared temp directory itself (`/var/tmp`: every other project and repository in it,
-/// hooks included — breaker, stop 18 — marker or not: a marker there is anyone's).
-fn unsafe_workspace(ws: &Path, homes: &[PathBuf], fs: &dyn FsView) -> bool {
-    depth(ws) == 0
-        || crate::paths::TEMP_TREES.iter().any(|t| ws == Path::new(t))
-        || homes
-            .iter()
-            .any(|h| canonicalize_lenient(fs, h).starts_with(ws) || h.starts_with(ws))
+/// Why `ws` may not be made writable as the workspace — the root, a shared temp directory
+/// itself (`/var/tmp`: every other project and repository in it, hooks included — breaker,
+/// stop 18 — marker or not: a marker there is anyone's), a home directory or above one;
+/// or, when no marker decided it, [`fallback_too_sensitive`] — said for the case that applied
+/// with what to do (new-user pass nu9: one sentence listed five reasons, and its advice
+/// "create a `.cordon/`" did not work — an empty `.cordon/` is not a marker). `None`: it
+/// may.
+fn workspace_refusal(
+    ws: &Path,
+    homes: &[PathBuf],
+    fs: &dyn FsView,
+    marker: bool,
+) -> Option<String> {
+    let project = "run `git init` there, or mark it for cordon with `mkdir -p .cordon && \
+                   touch .cordon/workspace` (an empty `.cordon/` is not a marker)";
+    if depth(ws) == 0 {
+        return Some("it is the root directory; cd into a project directory".into());
+    }
+    if let Some(t) = crate::paths::TEMP_TREES.iter().find(|t| ws == Path::new(t)) {
+        return Some(format!(
+            "it is the shared temp directory {t} itself, which holds every other project in \
+             it; make a directory for the project (`mkdir {t}/proj && cd {t}/proj`)"
+        ));
+    }
+    if homes
+        .iter()
+        .any(|h| canonicalize_lenient(fs, h).starts_with(ws) || h.starts_with(ws))
+    {
+        return Some(
+            "it is your home directory or above it (shell start-up files, cordon's own \
+             configuration); cd into a project directory"
+                .into(),
+        );
+    }
+    if marker || !fallback_too_sensitive(ws, homes, fs) {
+        return None;
+    }
+    if crate::paths::SHARED_TOP_DIRS
+        .iter()
+        .any(|t| ws == Path::new(t))
+    {
+        return Some(
+            "it holds other people's or other disks' trees; cd into a project directory".into(),
+        );
+    }
+    let in_home = homes
+        .iter()
+        .any(|h| ws.starts_with(canonicalize_lenient(fs, h)) || ws.starts_with(h));
+    let place = if in_home {
+        "under your home"
+    } else {
+        "in a system tree"
+    };
+    Some(format!(
+        "it is {place} and no project marker (`.git`, a non-empty `.cordon/`) was found in it \
+         or above it, so nothing shows where the project is; {project}"
+    ))
 }
 
 /// Expands one spelling into lexically-normal absolute paths. `Ok(vec![])` means the
@@ -1143,14 +1192,12 @@ pub fn resolve(
                         e.path
                     ));
                 }
-                if e.access == Access::Write
-                    && e.path.starts_with(":workspace")
-                    && (unsafe_workspace(&workspace, &all_homes, fs)
-                        || (!marker && fallback_too_sensitive(&workspace, &all_homes, fs)))
-                {
-                    // The real reason first when the cwd is where nothing can run.
-                    return Err(cwd_in_rebuilt_tree(&cwd)
-                        .unwrap_or(ResolveError::UnsafeWorkspace(workspace)));
+                if e.access == Access::Write && e.path.starts_with(":workspace") {
+                    if let Some(why) = workspace_refusal(&workspace, &all_homes, fs, marker) {
+                        // The real reason first when the cwd is where nothing can run.
+                        return Err(cwd_in_rebuilt_tree(&cwd)
+                            .unwrap_or(ResolveError::UnsafeWorkspace(workspace, why)));
+                    }
                 }
                 for spelled in paths {
                     if e.path.starts_with(":tmp") && e.access != Access::Deny {
@@ -2507,6 +2554,37 @@ mod tests {
     }
 
     /// R-P2 most-specific-wins table.
+    /// New-user pass nu9: the refusal names the one case that applied and a fix that
+    /// works (it listed five cases and advised an empty `.cordon/`, which is no marker).
+    #[test]
+    fn the_workspace_refusal_says_which_case_and_what_works() {
+        let fs = MemFs::new()
+            .dir("/home/u/scratch")
+            .dir("/var/tmp")
+            .dir("/srv/x");
+        let homes = [PathBuf::from("/home/u")];
+        let why = |ws: &str, marker| workspace_refusal(Path::new(ws), &homes, &fs, marker);
+        let scratch = why("/home/u/scratch", false).unwrap();
+        assert!(
+            scratch.contains("under your home")
+                && scratch.contains("touch .cordon/workspace")
+                && !scratch.contains("temp directory"),
+            "{scratch}"
+        );
+        assert!(why("/var/tmp", true)
+            .unwrap()
+            .contains("shared temp directory /var/tmp"));
+        assert!(why("/home/u", true)
+            .unwrap()
+            .contains("your home directory"));
+        assert!(why("/", true).unwrap().contains("root directory"));
+        assert!(why("/srv/x", false).unwrap().contains("in a system tree"));
+        // Twins: with a marker under the home, and a marker-less directory under a temp
+        // tree, the workspace is allowed.
+        assert_eq!(why("/home/u/scratch", true), None);
+        assert_eq!(why("/var/tmp/proj", false), None);
+    }
+
     #[test]
     fn most_specific_wins_table() {
         let p = restricted(vec![
@@ -3234,7 +3312,7 @@ mod tests {
         // Without the typed path the target would be the workspace — and `/` is refused.
         assert!(matches!(
             resolve(&p, &ctx("/p/rootlink"), &fs),
-            Err(ResolveError::UnsafeWorkspace(_))
+            Err(ResolveError::UnsafeWorkspace(..))
         ));
     }
 
@@ -3247,7 +3325,7 @@ mod tests {
             assert!(
                 matches!(
                     resolve(&p, &ctx(cwd), &fs),
-                    Err(ResolveError::UnsafeWorkspace(_))
+                    Err(ResolveError::UnsafeWorkspace(..))
                 ),
                 "{cwd}"
             );
@@ -3308,12 +3386,12 @@ mod tests {
         let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
         assert!(matches!(
             resolve(&p, &ctx("/var/tmp"), &fs),
-            Err(ResolveError::UnsafeWorkspace(_))
+            Err(ResolveError::UnsafeWorkspace(..))
         ));
         let fs2 = fs.clone().file("/var/tmp/.git/HEAD", "ref: x\n");
         assert!(matches!(
             resolve(&p, &ctx("/var/tmp/plain"), &fs2),
-            Err(ResolveError::UnsafeWorkspace(_))
+            Err(ResolveError::UnsafeWorkspace(..))
         ));
         let r = resolve(&p, &ctx("/var/tmp/other"), &fs).unwrap();
         assert_eq!(r.workspace, Path::new("/var/tmp/other"));
@@ -3340,7 +3418,7 @@ mod tests {
             assert!(
                 matches!(
                     resolve(&p, &ctx(cwd), &fs),
-                    Err(ResolveError::UnsafeWorkspace(_))
+                    Err(ResolveError::UnsafeWorkspace(..))
                 ),
                 "{cwd}"
             );
@@ -3570,7 +3648,7 @@ mod tests {
         // No typed path: the cwd is ~/.config, no marker, under home → refused.
         assert!(matches!(
             resolve(&p, &ctx("/home/u/proj/cfg"), &fs),
-            Err(ResolveError::UnsafeWorkspace(_))
+            Err(ResolveError::UnsafeWorkspace(..))
         ));
     }
 
