@@ -310,6 +310,18 @@ fn result(r: &ExecResult) -> CallToolResult {
             ));
         }
     }
+    // A refusal to make the server's cwd the workspace: "cd into a project" cannot be done
+    // from a client (new-user pass nu9: `cordon mcp` spawned in `~` refused every call).
+    if let Some(cordon_session::OutcomeClass::Refused { why }) =
+        r.outcome.as_ref().map(|o| &o.class)
+    {
+        if why.contains("writable as the workspace") {
+            text.push_str(
+                "\n[cordon: cordon mcp runs commands in the directory it was started in; set \
+                 `cwd` to your project in the MCP client's configuration of this server]",
+            );
+        }
+    }
     let mut c = CallToolResult::structured(v);
     c.content = vec![ContentBlock::text(text)];
     let failed = r
@@ -549,5 +561,38 @@ impl ServerHandler for Server {
         }]}))
         .map_err(|e| McpError::internal_error(e.to_string(), None))?;
         Ok(r.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(why: &str) -> ExecResult {
+        ExecResult {
+            session_id: None,
+            running: false,
+            output: Default::default(),
+            outcome: Some(cordon_session::Outcome::refused(why.to_string(), 125)),
+            sandbox: None,
+            report: None,
+        }
+    }
+
+    fn text_of(c: &CallToolResult) -> String {
+        serde_json::to_string(&c.content).unwrap()
+    }
+
+    /// New-user pass nu9: a server started outside a project refused every call with
+    /// advice for a terminal ("cd into a project directory"); the result says how to fix
+    /// it from the client. Twin: another refusal gets no such line.
+    #[test]
+    fn a_workspace_refusal_says_to_set_the_servers_cwd() {
+        let t = text_of(&result(&refused(
+            "refusing to make /root writable as the workspace: it is your home directory",
+        )));
+        assert!(t.contains("set `cwd` to your project"), "{t}");
+        let t = text_of(&result(&refused("forbidden by exec policy: rm -rf /")));
+        assert!(!t.contains("set `cwd`"), "{t}");
     }
 }
