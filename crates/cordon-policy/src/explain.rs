@@ -282,12 +282,12 @@ fn is_credential_store(spelling: &str) -> bool {
 /// What a write grant for `abs` should name: `abs` when it exists, else its nearest
 /// existing ancestor (nu7: a missing path given to `--allow-write` is created as a
 /// directory, so the advice to grant a file that does not exist yet made a directory of
-/// its name and the command could not create the file).
+/// its name and the command could not create the file) — as the real path it leads to: a
+/// grant spelled through a symlink is not granted (new-user pass nu9: a symlinked `.venv`
+/// got the advice `--allow-write …/.venv`, which the run then dropped).
 fn grant_path(fs: &dyn FsView, abs: &Path) -> PathBuf {
-    abs.ancestors()
-        .find(|a| fs.kind(a).is_some())
-        .unwrap_or(abs)
-        .to_path_buf()
+    let existing = abs.ancestors().find(|a| fs.kind(a).is_some()).unwrap_or(abs);
+    crate::paths::canonicalize_lenient(fs, existing)
 }
 
 fn hint_for(
@@ -335,11 +335,23 @@ fn hint_for(
             shell_word(&grant.join("NAME")),
             shell_word(&grant.join("NAME"))
         );
+    } else if want == "write" && grant == canonical && grant != abs {
+        add.push_str(&format!(
+            " ({} leads through a symlink to {}: a grant spelled through a symlink is not \
+             given, so it names the real path)",
+            abs.display(),
+            grant.display()
+        ));
     } else if want == "write" && grant != abs {
         add.push_str(&format!(
-            " ({} does not exist yet, so the grant names the directory {} holding it: a \
+            " ({} does not exist yet, so the grant names the directory holding it{}, {}: a \
              missing path given to --allow-write is created as a directory)",
             abs.display(),
+            if canonical.starts_with(grant) && !abs.starts_with(grant) {
+                " (its real path)"
+            } else {
+                ""
+            },
             grant.display()
         ));
     }
