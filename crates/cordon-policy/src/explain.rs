@@ -286,7 +286,10 @@ fn is_credential_store(spelling: &str) -> bool {
 /// grant spelled through a symlink is not granted (new-user pass nu9: a symlinked `.venv`
 /// got the advice `--allow-write …/.venv`, which the run then dropped).
 fn grant_path(fs: &dyn FsView, abs: &Path) -> PathBuf {
-    let existing = abs.ancestors().find(|a| fs.kind(a).is_some()).unwrap_or(abs);
+    let existing = abs
+        .ancestors()
+        .find(|a| fs.kind(a).is_some())
+        .unwrap_or(abs);
     crate::paths::canonicalize_lenient(fs, existing)
 }
 

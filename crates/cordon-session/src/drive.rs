@@ -80,10 +80,11 @@ pub struct Report {
     /// (breaker LOW-1). Each is also a `network-host` entry of the decision log.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub network_denied: Vec<crate::outcome::ProxyDenial>,
-    /// Connections to a `network.local` forward whose host port could not be reached during
-    /// this attempt (nothing listening there): the command saw its connection closed.
+    /// Connections cordon's proxy accepted from the command but could not carry through
+    /// during this attempt (a `network.local` port nothing listens on, a host that did not
+    /// resolve or connect): the command saw only an EOF or a `502`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub forward_failures: Vec<crate::outcome::ForwardFailure>,
+    pub connect_failures: Vec<crate::outcome::ConnectFailure>,
 }
 
 impl Report {
@@ -221,7 +222,7 @@ pub fn prepare(
             retry_aborted: false,
             retry: None,
             network_denied: Vec::new(),
-            forward_failures: Vec::new(),
+            connect_failures: Vec::new(),
         })
     };
     if let Verdict::Refuse { reason, .. } = &verdict {
@@ -305,7 +306,7 @@ pub fn conclude(
     } = prepared;
     let mut helper = None;
     let mut network_denied = Vec::new();
-    let mut forward_failures = Vec::new();
+    let mut connect_failures = Vec::new();
     // The user's home: never offered as a one-off grant after a denial.
     let home = std::env::var_os("HOME")
         .map(std::path::PathBuf::from)
@@ -331,7 +332,7 @@ pub fn conclude(
         Ok((sig, report)) => {
             helper = report;
             network_denied = sig.network_denied.clone();
-            forward_failures = sig.forward_failures.clone();
+            connect_failures = sig.connect_failures.clone();
             classify(
                 &sig,
                 &ClassifyContext {
@@ -362,7 +363,7 @@ pub fn conclude(
         retry_aborted: false,
         retry: None,
         network_denied,
-        forward_failures,
+        connect_failures,
     }
 }
 
@@ -533,7 +534,7 @@ fn offer_retry(
                 retry_aborted: false,
                 retry: None,
                 network_denied: Vec::new(),
-                forward_failures: Vec::new(),
+                connect_failures: Vec::new(),
             }));
             return report;
         }

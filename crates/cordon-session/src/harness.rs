@@ -673,7 +673,7 @@ impl Harness {
                             retry_aborted: false,
                             retry: None,
                             network_denied: Vec::new(),
-                            forward_failures: Vec::new(),
+                            connect_failures: Vec::new(),
                         }))
                     }
                     None => Ok(prep),
@@ -759,7 +759,7 @@ impl Harness {
                 retry_aborted: false,
                 retry: None,
                 network_denied: Vec::new(),
-                forward_failures: Vec::new(),
+                connect_failures: Vec::new(),
             })
         };
         let why = match crate::session::need(&record, session.mode) {

@@ -214,23 +214,29 @@ pub struct RunSignals {
     /// Connections cordon's proxy refused during the run (managed network), from its
     /// decision log on a channel the command never holds, in order.
     pub network_denied: Vec<ProxyDenial>,
-    /// `network.local` forwards whose host side could not be reached during the run
-    /// (nothing listening: the command's connection was accepted inside and then closed).
-    pub forward_failures: Vec<ForwardFailure>,
+    /// Connections cordon's proxy accepted from the command but could not carry through:
+    /// a `network.local` forward whose host port nothing listens on, an allowed or
+    /// approved host that does not resolve or connect (the command saw an early EOF or a
+    /// `502`, not why).
+    pub connect_failures: Vec<ConnectFailure>,
     /// Kernel-side denial records from the helper's report channel (`None`: no supervisor
     /// ran; `Some` with no records: it ran and nothing was refused).
     pub denials: Option<cordon_sandbox::denials::DenialReport>,
 }
 
-/// One connection to a `network.local` forward (issue 10 §6) whose host port could not be
-/// reached: inside, the connection was accepted (init listens before the command starts)
-/// and then closed, so the program sees an early EOF or reset, not "connection refused".
+/// One connection the proxy accepted from the command but could not carry to its
+/// destination (issue 10 §4, §6): a `network.local` forward (inside, the connection was
+/// accepted — init listens before the command starts — and then closed, so the program
+/// sees an early EOF, not "connection refused"), or an allowed or approved host that did
+/// not resolve or connect (the program sees `502 Bad Gateway` or a SOCKS failure).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ForwardFailure {
-    /// The host loopback address and port, e.g. `127.0.0.1:5432`.
+pub struct ConnectFailure {
+    /// Where: `127.0.0.1:5432` (a forward) or `example.org:443` (a host, as named).
     pub target: String,
-    /// Why the proxy could not connect (`connecting to 127.0.0.1:5432: Connection refused
-    /// (os error 111)`, or `… timed out`).
+    /// `network.local` or `proxy`.
+    pub via: String,
+    /// Why (`connecting to 127.0.0.1:5432: Connection refused (os error 111)`, `cannot
+    /// resolve example.org`, `… timed out`).
     pub error: String,
 }
 

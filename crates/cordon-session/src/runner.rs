@@ -264,18 +264,20 @@ pub fn run_asking(
             .and_then(|c| c.read())
             .map(|l| l.as_str().to_string());
         let records = decisions.map(|d| d.read()).unwrap_or_default();
-        sig.forward_failures = records
+        sig.connect_failures = records
             .iter()
-            .filter(|r| r.proto == "local" && r.decision == "error")
-            .map(|r| crate::outcome::ForwardFailure {
-                target: std::net::SocketAddr::new(
-                    r.host
-                        .parse()
-                        .unwrap_or(std::net::Ipv4Addr::LOCALHOST.into()),
-                    r.port,
-                )
-                .to_string(),
-                error: r.rule.clone(),
+            .filter(|r| r.decision == "error")
+            .map(|r| {
+                let local = r.proto == "local";
+                let target = match r.host.parse::<std::net::IpAddr>() {
+                    Ok(ip) => std::net::SocketAddr::new(ip, r.port).to_string(),
+                    Err(_) => format!("{}:{}", r.host, r.port),
+                };
+                crate::outcome::ConnectFailure {
+                    target,
+                    via: if local { "network.local" } else { "proxy" }.into(),
+                    error: r.rule.clone(),
+                }
             })
             .collect();
         sig.network_denied = records
@@ -609,7 +611,7 @@ fn wait(
         helper_not_run: None,
         helper_applied: false,
         network_denied: Vec::new(),
-        forward_failures: Vec::new(),
+        connect_failures: Vec::new(),
         denials: None,
     })
 }

@@ -2429,7 +2429,7 @@ fn a_forward_on_the_proxy_port_is_a_config_error_not_an_unconfined_run() {
 
 /// A `network.local` forward with nothing listening on the host: inside, the connection
 /// is accepted and then closed (the program sees EOF), so cordon says which forward failed
-/// and why, on stderr and in `--json` (`forward_failures`). Twin: with a listener on the
+/// and why, on stderr and in `--json` (`connect_failures`). Twin: with a listener on the
 /// host the forward carries bytes and nothing is said.
 #[test]
 fn a_forward_to_a_host_port_nothing_listens_on_is_named() {
@@ -2479,14 +2479,46 @@ fn a_forward_to_a_host_port_nothing_listens_on_is_named() {
         "{err}"
     );
     let v: serde_json::Value = serde_json::from_str(err.lines().last().unwrap()).unwrap();
-    assert_eq!(v["forward_failures"][0]["target"], forward.as_str(), "{v}");
+    assert_eq!(v["connect_failures"][0]["target"], forward.as_str(), "{v}");
+    assert_eq!(v["connect_failures"][0]["via"], "network.local", "{v}");
     assert!(
-        v["forward_failures"][0]["error"]
+        v["connect_failures"][0]["error"]
             .as_str()
             .unwrap()
             .contains("refused"),
         "{v}"
     );
+    // Sibling (nu9): an allowed host of a managed network that nothing answers on gets a
+    // bare 502 from the proxy; cordon says the proxy allowed it and could not reach it.
+    let cfg = p.home.join("managed.toml");
+    std::fs::write(
+        &cfg,
+        "[profiles.net]\nextends = \"workspace-write\"\n[profiles.net.network]\nmode = \
+         \"managed\"\nallow = [\"127.0.0.2\"]\n",
+    )
+    .unwrap();
+    let url = format!("http://127.0.0.2:{port}/");
+    let fetch = "import sys, urllib.request\ntry: urllib.request.urlopen(sys.argv[1], timeout=10)\nexcept Exception as e: print(e)";
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--json",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--profile",
+            "net",
+            "--",
+            "python3",
+            "-c",
+            fetch,
+            &url,
+        ],
+    ));
+    let err = text(&o.stderr);
+    assert!(err.contains("cordon's proxy allowed 127.0.0.2:"), "{err}");
+    let v: serde_json::Value = serde_json::from_str(err.lines().last().unwrap()).unwrap();
+    assert_eq!(v["connect_failures"][0]["via"], "proxy", "{v}");
 }
 
 /// A run refused before anything was resolved — an unknown profile, a bad config file —

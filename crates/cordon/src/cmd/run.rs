@@ -655,27 +655,37 @@ fn print_hints(report: &Report, plan: bool) {
         r = a.retry.as_deref();
     }
     print_proxy_blocks(report.last());
-    print_forward_failures(report.last());
+    print_connect_failures(report.last());
 }
 
-/// Each `network.local` forward whose host port could not be reached in the last attempt,
-/// once, on stderr: inside, the connection was accepted and then closed, so the program
-/// reports an early EOF or a reset, not that nothing listens on the host (new-user pass:
-/// `--local-port 127.0.0.1:5999` with no server said nothing).
-fn print_forward_failures(a: &Report) {
+/// Each connection cordon's proxy could not carry through in the last attempt, once per
+/// target, on stderr: a `network.local` port nothing listens on (inside, the connection
+/// was accepted and then closed, so the program saw an EOF — new-user pass: `--local-port
+/// 127.0.0.1:5999` with no server said nothing), or an allowed or approved host that did
+/// not resolve or connect (the program saw a bare `502` — nu9: "did cordon block it?").
+fn print_connect_failures(a: &Report) {
     let mut seen: Vec<&str> = Vec::new();
-    for f in &a.forward_failures {
+    for f in &a.connect_failures {
         if seen.contains(&f.target.as_str()) {
             continue;
         }
         seen.push(&f.target);
-        eprintln!(
-            "cordon: note: network.local {}: the host side could not be reached ({}); the \
-             command's connection was closed — is the service running on the host? \
-             (--json: forward_failures)",
-            f.target,
-            printable(&f.error)
-        );
+        let what = if f.via == "network.local" {
+            format!(
+                "network.local {}: the host side could not be reached ({}); the command's \
+                 connection was closed — is the service running on the host?",
+                f.target,
+                printable(&f.error)
+            )
+        } else {
+            format!(
+                "cordon's proxy allowed {} but could not reach it ({}): the command got a \
+                 502 or a failed tunnel, not a refusal",
+                printable(&f.target),
+                printable(&f.error)
+            )
+        };
+        eprintln!("cordon: note: {what} (--json: connect_failures)");
     }
 }
 
