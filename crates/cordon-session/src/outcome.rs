@@ -219,6 +219,9 @@ pub struct RunSignals {
     /// approved host that does not resolve or connect (the command saw an early EOF or a
     /// `502`, not why).
     pub connect_failures: Vec<ConnectFailure>,
+    /// The helper reported the namespace rung, whose `/tmp` is a private tmpfs per
+    /// command (when the profile does not deny `/tmp`).
+    pub rebuilt_tmp: bool,
     /// Kernel-side denial records from the helper's report channel (`None`: no supervisor
     /// ran; `Some` with no records: it ran and nothing was refused).
     pub denials: Option<cordon_sandbox::denials::DenialReport>,
@@ -633,7 +636,35 @@ pub fn classify(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
             return out;
         }
     }
+    if out.class == OutcomeClass::CommandFailed {
+        out.hint = private_tmp_hint(sig, ctx);
+    }
     out
+}
+
+/// A failed command that did not find a file under `/tmp`, run where `/tmp` is a private
+/// tmpfs per command: the hint says a file an earlier command left there is gone (new-user
+/// pass nu9: agents pass files between steps through `/tmp`, and the second step's "No
+/// such file or directory" got no word from cordon).
+fn private_tmp_hint(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<String> {
+    let private = sig.rebuilt_tmp
+        && ctx
+            .resolved
+            .is_some_and(|r| r.filesystem.top_view().private_tmp);
+    let line = sig.stderr_tail.lines().find(|l| {
+        l.contains("No such file or directory")
+            && candidate_paths(l)
+                .iter()
+                .any(|p| p.starts_with("/tmp/") && p.len() > "/tmp/".len())
+    })?;
+    private.then(|| {
+        format!(
+            "`{}`: inside the sandbox /tmp is private to each command (an empty tmpfs, \
+             discarded when the command ends), so a file an earlier command left there is \
+             gone; keep files for later commands in the workspace",
+            cordon_policy::text::printable(line.trim())
+        )
+    })
 }
 
 /// The smallest write grant that lets a command write `path`: the path when it exists, else
@@ -1900,6 +1931,33 @@ mod tests {
         r.profile.network = cordon_policy::NetworkPolicy::Restricted;
         let hint = ctx(&r).hint.unwrap_or_default();
         assert!(hint.contains("network is off"), "{hint}");
+    }
+
+    /// New-user pass nu9: a later command not finding what an earlier one left in `/tmp`
+    /// gets a hint that `/tmp` is private per command. Twins: the host's `/tmp` (rung 2: no
+    /// rebuilt tree) and a path elsewhere get none.
+    #[test]
+    fn a_missing_file_under_private_tmp_gets_a_hint() {
+        let sig = |tail: &str, rebuilt_tmp| RunSignals {
+            code: Some(1),
+            stderr_tail: tail.into(),
+            sandboxed: true,
+            rebuilt_tmp,
+            ..Default::default()
+        };
+        let gone = "cat: /tmp/notes.txt: No such file or directory";
+        let o = run_in("/w", sig(gone, true));
+        assert_eq!(o.class, OutcomeClass::CommandFailed);
+        assert!(
+            o.hint
+                .as_deref()
+                .unwrap()
+                .contains("private to each command"),
+            "{o:?}"
+        );
+        assert_eq!(run_in("/w", sig(gone, false)).hint, None);
+        let elsewhere = "cat: /var/tmp/x: No such file or directory";
+        assert_eq!(run_in("/w", sig(elsewhere, true)).hint, None);
     }
 
     /// Reads are never kernel-recorded: with records kept, a read of a hidden path is

@@ -295,6 +295,7 @@ pub fn run_asking(
             }
             Some(cordon_sandbox::linux::HelperOutcome::Applied(a)) => {
                 sig.helper_applied = true;
+                sig.rebuilt_tmp = a.rung == cordon_sandbox::linux::Rung::Namespaces;
                 sig.denials = a.denials.clone();
                 // The helper exits 128 + N for a command killed by signal N; its report
                 // says which it was (an `exit 143` is not a SIGTERM).
@@ -612,6 +613,7 @@ fn wait(
         helper_applied: false,
         network_denied: Vec::new(),
         connect_failures: Vec::new(),
+        rebuilt_tmp: false,
         denials: None,
     })
 }
