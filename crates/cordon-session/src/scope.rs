@@ -81,7 +81,10 @@ pub enum LateAnswer {
         state: RunState,
     },
     /// The approval id is not the run's current request.
-    #[error("answer for approval {got} rejected: the current request of run {run} is {current:?}")]
+    #[error("answer for approval {got} rejected: {}", match current {
+        Some(c) => format!("the request run {run} waits on is {c}"),
+        None => format!("run {run} waits on no request"),
+    })]
     NotCurrent {
         /// The run.
         run: RunId,
@@ -304,10 +307,21 @@ mod tests {
         s.issue(&run, &a);
         assert_eq!(s.accept(&run, &reply(&a, Answer::Once)), Ok(Answer::Once));
         // the same answer again is no longer current
-        assert!(matches!(
-            s.accept(&run, &reply(&a, Answer::Once)),
-            Err(LateAnswer::NotCurrent { .. })
-        ));
+        let late = s.accept(&run, &reply(&a, Answer::Once));
+        assert!(matches!(late, Err(LateAnswer::NotCurrent { .. })));
+        // Said in words, not Rust's Debug text (nu9: "is Some(ApprovalId(…))").
+        let text = late.unwrap_err().to_string();
+        assert!(
+            text.contains("waits on no request") && !text.contains("Some("),
+            "{text}"
+        );
+        let b = ApprovalId::new();
+        s.issue(&run, &b);
+        let text = s
+            .accept(&run, &reply(&a, Answer::Once))
+            .unwrap_err()
+            .to_string();
+        assert!(text.contains(&format!("waits on is {b}")), "{text}");
     }
 
     #[test]
