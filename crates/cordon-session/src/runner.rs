@@ -284,6 +284,7 @@ pub fn run_asking(
             Some(cordon_sandbox::linux::HelperOutcome::Applied(a)) => {
                 sig.helper_applied = true;
                 sig.denials = a.denials.clone();
+                sig.cover_lost = a.cover_lost.clone();
                 // The helper exits 128 + N for a command killed by signal N; its report
                 // says which it was (an `exit 143` is not a SIGTERM).
                 if let Some(s) = a.signal.filter(|s| sig.code == Some(128 + s)) {
@@ -601,6 +602,7 @@ fn wait(
         network_denied: Vec::new(),
         forward_failures: Vec::new(),
         denials: None,
+        cover_lost: None,
     })
 }
 
