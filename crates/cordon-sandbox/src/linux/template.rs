@@ -135,11 +135,19 @@ impl Prepared {
         // an event. Either way this command takes the per-command helper.
         let mut watch = super::cover_watch::CoverWatch::start(&self.layout)?;
         if let Some(w) = watch.as_mut() {
+            // Above every number the helper puts a client's descriptor on.
+            w.move_above(super::server::MAX_TARGET_FD)
+                .map_err(|e| format!("moving the cover watch's descriptor: {e}"))?;
             w.check_still_mounted(&self.covered)?;
         }
         *self.cover.borrow_mut() = watch;
         *self.payload.borrow_mut() = Some(payload);
         Ok(())
+    }
+
+    /// In Q, before it closes what it does not keep: the cover watch's descriptor.
+    pub(crate) fn cover_fd(&self) -> Option<RawFd> {
+        self.cover.borrow().as_ref().map(|w| w.raw_fd())
     }
 
     /// In Q: the cover watch P set up and checked ([`Prepared::accept`]), once.
