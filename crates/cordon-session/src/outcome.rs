@@ -225,6 +225,10 @@ pub struct RunSignals {
     /// Kernel-side denial records from the helper's report channel (`None`: no supervisor
     /// ran; `Some` with no records: it ran and nothing was refused).
     pub denials: Option<cordon_sandbox::denials::DenialReport>,
+    /// The helper stopped the run because the host replaced a path the sandbox covered (a
+    /// hidden, credential-stripped or protected path: the kernel detaches such a cover), on
+    /// its report channel; why, naming the path.
+    pub cover_lost: Option<String>,
 }
 
 /// One connection the proxy accepted from the command but could not carry to its
@@ -498,6 +502,24 @@ pub fn classify(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
         evidence: Vec::new(),
         hint: None,
     };
+    if let Some(why) = &sig.cover_lost {
+        // cordon could not keep its guarantee for the rest of the run: it stopped the
+        // command (the whole tree), whatever the command had done by then.
+        out.class = OutcomeClass::Refused { why: why.clone() };
+        out.exit_code = 125;
+        out.signal = None;
+        out.evidence.push(ev(
+            EvidenceSource::Helper,
+            format!("helper report (a channel the command cannot write): stopped: {why}"),
+        ));
+        out.hint = Some(
+            "the host replaced a hidden or protected path while the command ran (e.g. `git \
+             config`, `npm login`, an editor saving it): run the command again once the \
+             host is done with it"
+                .into(),
+        );
+        return out;
+    }
     match (sig.code, sig.signal) {
         (Some(c), _) => out
             .evidence
@@ -1488,6 +1510,24 @@ mod tests {
         );
         assert!(matches!(o.class, OutcomeClass::Refused { .. }), "{o:?}");
         assert_eq!(o.confidence, Confidence::High);
+        // attack25 A5: a run the helper stopped because the host replaced a covered path
+        // is refused with exit 125, whatever the command printed or how it ended.
+        let o = classify(
+            &RunSignals {
+                code: Some(125),
+                sandboxed: true,
+                helper_applied: true,
+                stderr_tail: "cat: /h/.netrc: Permission denied".into(),
+                cover_lost: Some("the host replaced /h/.netrc during the run".into()),
+                ..Default::default()
+            },
+            &ctx,
+        );
+        match &o.class {
+            OutcomeClass::Refused { why } => assert!(why.contains("/h/.netrc"), "{why}"),
+            c => panic!("{c:?}"),
+        }
+        assert_eq!(o.exit_code, 125);
     }
 
     fn run_in(cwd: &str, sig: RunSignals) -> Outcome {

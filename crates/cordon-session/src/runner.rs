@@ -297,6 +297,7 @@ pub fn run_asking(
                 sig.helper_applied = true;
                 sig.rebuilt_tmp = a.rung == cordon_sandbox::linux::Rung::Namespaces;
                 sig.denials = a.denials.clone();
+                sig.cover_lost = a.cover_lost.clone();
                 // The helper exits 128 + N for a command killed by signal N; its report
                 // says which it was (an `exit 143` is not a SIGTERM).
                 if let Some(s) = a.signal.filter(|s| sig.code == Some(128 + s)) {
@@ -615,6 +616,7 @@ fn wait(
         connect_failures: Vec::new(),
         rebuilt_tmp: false,
         denials: None,
+        cover_lost: None,
     })
 }
 

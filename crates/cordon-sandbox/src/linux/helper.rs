@@ -110,6 +110,10 @@ pub struct AppliedReport {
     /// [`RunRecords::signal`]); sent on the second line like [`AppliedReport::denials`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signal: Option<i32>,
+    /// The run was stopped because the host replaced a covered path (see
+    /// [`RunRecords::cover_lost`]); sent on the second line like [`AppliedReport::denials`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cover_lost: Option<String>,
 }
 
 /// The helper's second line on `--report-fd`, after the command's tree has ended.
@@ -125,6 +129,12 @@ pub struct RunRecords {
     /// saw it: a command that exits 143 and one killed by SIGTERM end the helper alike.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signal: Option<i32>,
+    /// Why the helper stopped the run: the host replaced, removed or created a path that
+    /// leads to one of the sandbox's covers (a hidden, stripped or protected path) while
+    /// the command ran, which detaches the cover ([`super::cover_watch`]). The helper then
+    /// exits 125: cordon could not keep its guarantee.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cover_lost: Option<String>,
 }
 
 /// What the helper writes on `--report-fd`: one JSON line, before the command starts or
@@ -850,6 +860,14 @@ fn run_namespaces(
             layout
         }
     };
+    // The covers the host could take away are watched from before the mounts are built
+    // (after the placeholders: cordon's own creations are not replacements). A template
+    // command's watch was set up, and its covers checked, by the template's handler.
+    let mut cover = match prepared {
+        Some(p) => p.take_cover_watch(),
+        None => super::cover_watch::CoverWatch::start(&layout)
+            .map_err(|e| HelperError::Message(format!("refusing to run: {e}")))?,
+    };
     // Everything the child needs is prepared before the clone.
     let env = child_env(payload, Rung::Namespaces);
     let spec = CommandSpec::new(&args.argv, &env).map_err(HelperError::Usage)?;
@@ -936,6 +954,7 @@ fn run_namespaces(
         drop(alive_w);
         drop(status_r);
         drop(ended_r);
+        drop(cover.take()); // the helper's
         reporter.close_in_child();
         let enforced = cgroup
             .as_ref()
@@ -983,6 +1002,18 @@ fn run_namespaces(
     drop(alive_r);
     drop(status_w);
     drop(ended_w);
+    if let Some(Err(e)) = cover.as_ref().map(|c| c.arm()) {
+        // Nothing would wake the helper for a replacement: nothing runs.
+        // SAFETY: kill has no memory-safety preconditions; `pid` is our child.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        process::supervise(pid);
+        leave(&cgroup);
+        drop(alive_w);
+        return Err(HelperError::setup(
+            "making the watch of hidden and protected paths signal-driven (fcntl O_ASYNC)",
+            e,
+        ));
+    }
     if let Some((gate_r, gate_w)) = gate {
         drop(gate_r);
         // cgroup v2: init is outside the cgroup until here; it starts nothing before the
@@ -1067,12 +1098,29 @@ fn run_namespaces(
         None => {} // init failed and said why; its exit code (125) follows
     }
     let mut watchdog = super::limits::Watchdog::start(pid, &limits, cgroup.as_ref());
-    let code = match watchdog.as_mut() {
-        Some(w) => {
-            process::supervise_checking(pid, super::limits::Watchdog::EVERY, &mut || w.check())
+    // A cover lost (host replaced a covered path): init — pid 1 of the command's pid
+    // namespace — is killed, which ends the whole tree.
+    let mut stop = false;
+    let how = (watchdog.is_some(), cover.is_some());
+    let mut check = || {
+        if let Some(w) = watchdog.as_mut() {
+            w.check();
         }
-        None => process::supervise(pid),
+        if let (Some(_), false) = (cover.as_mut().and_then(|c| c.poll()), stop) {
+            // SAFETY: kill has no memory-safety preconditions; `pid` is our unreaped child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            stop = true;
+        }
     };
+    // Anything seen while the root was built.
+    check();
+    let code = match how {
+        (true, _) => process::supervise_checking(pid, super::limits::Watchdog::EVERY, &mut check),
+        (false, true) => process::supervise_checking(pid, COVER_RECHECK, &mut check),
+        (false, false) => process::supervise(pid),
+    };
+    let cover_lost = cover.as_mut().and_then(|c| c.poll()).map(str::to_string);
+    drop(cover); // before the broker's merge-back below: its writes are cordon's own
     let ended = std::time::SystemTime::now();
     let denials = records_r.as_ref().and_then(super::denial_records::receive);
     // Init is gone (and every process of the sandbox with it): its report is complete. A
@@ -1085,18 +1133,30 @@ fn run_namespaces(
     let signal = sys::read_ready_byte(&ended_r)
         .map(i32::from)
         .filter(|s| *s > 0 && code == 128 + s);
-    if denials.is_some() || !git_config.is_empty() || signal.is_some() {
+    if let Some(why) = &cover_lost {
+        eprintln!("cordon: {why}");
+    }
+    if denials.is_some() || !git_config.is_empty() || signal.is_some() || cover_lost.is_some() {
         reporter.records(RunRecords {
             denials,
             git_config,
-            signal,
+            signal: signal.filter(|_| cover_lost.is_none()),
+            cover_lost: cover_lost.clone(),
         });
     }
     let hit = super::limits::after_run(watchdog, cgroup.as_ref(), code);
     drop(proxy);
     drop(alive_w);
+    if cover_lost.is_some() {
+        // cordon could not keep its guarantee for this run.
+        return Ok(EXIT_SETUP);
+    }
     Ok(super::limits::finish(hit, &limits, code))
 }
+
+/// How often the cover watch is read when nothing else wakes the helper (a `SIGIO` does,
+/// at once): a safety net, not the mechanism.
+const COVER_RECHECK: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The descriptors shared by the helper and init, made before the clone: a pipe whose
 /// hang-up tells init the helper is gone, the setup-status pipe, the denial-records pipe,
@@ -1554,6 +1614,7 @@ fn applied_report(
         denials: None,
         git_config: Vec::new(),
         signal: None,
+        cover_lost: None,
     }
 }
 
@@ -1748,6 +1809,7 @@ fn run_landlock_only(
             denials: None,
             git_config: Vec::new(),
             signal,
+            cover_lost: None,
         });
     }
     Ok(code)
@@ -1857,6 +1919,7 @@ fn apply_in_command(
         denials: None,
         git_config: Vec::new(),
         signal: None,
+        cover_lost: None,
     };
     if ctx.print_report {
         print_report(&report);

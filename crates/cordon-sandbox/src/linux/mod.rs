@@ -19,6 +19,7 @@
 
 mod caches;
 mod caps;
+mod cover_watch;
 mod denial_records;
 mod features;
 mod git_config_broker;
@@ -168,6 +169,7 @@ fn parse_report(bytes: &[u8]) -> Option<HelperOutcome> {
         a.denials = records.denials;
         a.git_config = records.git_config;
         a.signal = records.signal;
+        a.cover_lost = records.cover_lost;
     }
     report
 }

@@ -292,6 +292,167 @@ impl Layout {
     }
 }
 
+/// What a cover keeps from the command ([`Layout::covers`]): the mount at a path whose
+/// dentry is the host's, which the host can detach by replacing that dentry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CoverKind {
+    /// A denied path ([`StepKind::Mask`]) or the host's `/tmp` behind the private one.
+    Hidden,
+    /// A copy with credentials removed ([`StepKind::Stripped`]).
+    Stripped,
+    /// A protected path (R-P3) or a read-only grant inside a writable layer
+    /// ([`StepKind::Bind`]), including a `.git/config` with the broker's copy over it.
+    ReadOnly,
+    /// A copy-on-write cache layer over a writable host directory ([`StepKind::Overlay`]).
+    Cache,
+}
+
+impl CoverKind {
+    /// In words, for the message that stops a run.
+    pub fn words(self) -> &'static str {
+        match self {
+            CoverKind::Hidden => "a hidden path",
+            CoverKind::Stripped => "a copy with credentials removed",
+            CoverKind::ReadOnly => "a protected or read-only path",
+            CoverKind::Cache => "a copy-on-write cache",
+        }
+    }
+}
+
+/// One cover of the plan: a tree step that shows the command *less* than the host layer it
+/// is mounted in, at a path whose name lives in that host layer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cover {
+    /// The covered path (host path = sandbox path).
+    pub path: PathBuf,
+    /// What the cover keeps from the command.
+    pub kind: CoverKind,
+}
+
+/// A host directory to watch while the command runs ([`Layout::cover_watches`]) and the
+/// entry names in it that lead to a cover: replacing, removing or creating one of them on
+/// the host takes the cover away from the running command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoverWatch {
+    /// The directory (host path).
+    pub dir: PathBuf,
+    /// Each name in it that leads to a cover, with the first cover it leads to.
+    pub names: Vec<(std::ffi::OsString, Cover)>,
+}
+
+impl Layout {
+    /// The context of the layer that holds the *name* `p` (the innermost tree step strictly
+    /// above `p`, else the root).
+    fn layer_of(&self, p: &Path) -> Ctx {
+        let mut ctx = match self.base {
+            Base::HostReadOnly => Ctx::Host { writable: false },
+            Base::HostWritable => Ctx::Host { writable: true },
+            Base::Empty => Ctx::Own,
+        };
+        let mut depth = 0;
+        for s in self.tree() {
+            if !(p.starts_with(&s.path) && p != s.path) {
+                continue;
+            }
+            let c = match &s.kind {
+                StepKind::Bind { writable, .. } => Ctx::Host {
+                    writable: *writable,
+                },
+                StepKind::CacheDir { .. } => Ctx::Host { writable: true },
+                StepKind::PrivateTmp { .. } | StepKind::Mask { .. } | StepKind::Overlay { .. } => {
+                    Ctx::Own
+                }
+                _ => continue, // files and links hold no names
+            };
+            let d = s.path.components().count();
+            if d >= depth {
+                depth = d;
+                ctx = c;
+            }
+        }
+        ctx
+    }
+
+    /// Every cover of the plan (pure; one entry per path): masks, credential-stripped
+    /// copies, protected binds and the `.git/config` copies over them, read-only binds and
+    /// copy-on-write caches inside writable host layers, and the private `/tmp` over the
+    /// host's — each only where the name it is mounted on lives in a host layer (a step on
+    /// a tmpfs of ours cannot be detached by the host). Linux lazily detaches a mount in
+    /// another mount namespace when the host unlinks or renames over its dentry (since
+    /// 3.18), so each of these is lost for a running command when the host replaces the
+    /// path — see [`Layout::cover_watches`].
+    pub fn covers(&self) -> Vec<Cover> {
+        let mut v: Vec<Cover> = Vec::new();
+        for s in self.tree() {
+            if under_rebuilt_tree(&s.path) || s.path == Path::new("/") {
+                continue;
+            }
+            let Ctx::Host { writable } = self.layer_of(&s.path) else {
+                continue;
+            };
+            let kind = match &s.kind {
+                StepKind::Mask { .. } | StepKind::PrivateTmp { .. } => CoverKind::Hidden,
+                StepKind::Stripped { .. } => CoverKind::Stripped,
+                StepKind::GitConfig => CoverKind::ReadOnly,
+                StepKind::Bind {
+                    protected: true, ..
+                } => CoverKind::ReadOnly,
+                StepKind::Bind {
+                    writable: false, ..
+                } if writable => CoverKind::ReadOnly,
+                StepKind::Overlay { .. } if writable => CoverKind::Cache,
+                _ => continue,
+            };
+            if !v.iter().any(|c| c.path == s.path) {
+                v.push(Cover {
+                    path: s.path.clone(),
+                    kind,
+                });
+            }
+        }
+        v
+    }
+
+    /// The host directories to watch so that no cover ([`Layout::covers`]) can be taken
+    /// away unseen, shallow first: for each cover, its parent directory (for the cover's
+    /// own name) and every ancestor up to `/` (for the name of the next directory down) —
+    /// renaming an ancestor (`mv ~/.config ~/.config.old`, then a new `~/.config`) uncovers
+    /// everything beneath it the same way — but only where that name lives in a host
+    /// layer: names in a tmpfs of ours (an empty root, a mask, the private `/tmp`) are the
+    /// sandbox's own. Removing or renaming a *watched* directory is seen as an event on
+    /// its name in the directory above, which is watched too whenever that matters.
+    pub fn cover_watches(&self) -> Vec<CoverWatch> {
+        let mut out: Vec<CoverWatch> = Vec::new();
+        for c in self.covers() {
+            let mut child: &Path = &c.path;
+            while let Some(dir) = child.parent() {
+                let Some(name) = child.file_name() else {
+                    break;
+                };
+                if self.layer_of(child) != Ctx::Own {
+                    let i = match out.iter().position(|w| w.dir == dir) {
+                        Some(i) => i,
+                        None => {
+                            out.push(CoverWatch {
+                                dir: dir.to_path_buf(),
+                                names: Vec::new(),
+                            });
+                            out.len() - 1
+                        }
+                    };
+                    if !out[i].names.iter().any(|(n, _)| n == name) {
+                        out[i].names.push((name.to_os_string(), c.clone()));
+                    }
+                }
+                child = dir;
+            }
+        }
+        out.sort_by_cached_key(|w| w.dir.components().count());
+        out
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Ctx {
     Host { writable: bool },
@@ -1986,6 +2147,87 @@ mod tests {
         }
         let depths: Vec<usize> = l.tree().map(|s| s.path.components().count()).collect();
         assert!(depths.windows(2).all(|w| w[0] <= w[1]), "{depths:?}");
+    }
+
+    /// attack25 A5: the covers are the steps that show less than the host layer they sit
+    /// in, and the watch plan names, per host directory, exactly the names that lead to
+    /// one — up to `/` while the names are the host's, never in a tmpfs of ours.
+    #[test]
+    fn covers_and_their_watches() {
+        let l = lay(
+            Access::Read,
+            vec![
+                FsEntry::new(":workspace", Access::Write),
+                FsEntry::new("~/.ssh", Access::Deny),
+                FsEntry::new("~/.netrc", Access::Deny),
+            ],
+            "/home/u/proj",
+        );
+        let covers = l.covers();
+        let kind = |p: &str| {
+            covers
+                .iter()
+                .find(|c| c.path == Path::new(p))
+                .map(|c| c.kind)
+        };
+        assert_eq!(kind("/home/u/.netrc"), Some(CoverKind::Hidden));
+        assert_eq!(kind("/home/u/.ssh"), Some(CoverKind::Hidden));
+        assert_eq!(kind("/tmp"), Some(CoverKind::Hidden));
+        assert_eq!(kind("/home/u/proj/.git/config"), Some(CoverKind::ReadOnly));
+        assert_eq!(kind("/home/u/proj/.git/hooks"), Some(CoverKind::ReadOnly));
+        // A writable grant is not a cover (losing it shows less, not more).
+        assert_eq!(kind("/home/u/proj"), None);
+        let w = l.cover_watches();
+        let names = |d: &str| -> Vec<String> {
+            w.iter()
+                .find(|x| x.dir == Path::new(d))
+                .map(|x| {
+                    x.names
+                        .iter()
+                        .map(|(n, _)| n.to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        assert!(names("/home/u").contains(&".netrc".to_string()), "{w:?}");
+        assert!(names("/home/u").contains(&".ssh".to_string()), "{w:?}");
+        assert!(names("/home/u").contains(&"proj".to_string()), "{w:?}");
+        assert!(names("/home/u/proj/.git").contains(&"config".to_string()));
+        assert!(names("/home/u/proj").contains(&".git".to_string()));
+        assert!(names("/home").contains(&"u".to_string()));
+        assert!(names("/").contains(&"home".to_string()));
+        assert!(names("/").contains(&"tmp".to_string()));
+        // Only names that lead to a cover: nothing else of the workspace or the home.
+        assert_eq!(names("/home/u/proj"), [".git"]);
+        // Shallow first: a directory is watched before the ones beneath it.
+        let depths: Vec<usize> = w.iter().map(|x| x.dir.components().count()).collect();
+        assert!(depths.windows(2).all(|d| d[0] <= d[1]), "{depths:?}");
+
+        // An empty root: the workspace's name lives in a tmpfs of ours (the host renaming
+        // it detaches nothing), the covers inside the workspace are still watched.
+        let l = lay(
+            Access::Deny,
+            vec![
+                FsEntry::new("/usr", Access::Read),
+                FsEntry::new(":workspace", Access::Write),
+            ],
+            "/home/u/proj",
+        );
+        let w = l.cover_watches();
+        assert!(
+            w.iter().any(|x| x.dir == Path::new("/home/u/proj/.git")),
+            "{w:?}"
+        );
+        assert!(
+            w.iter().any(|x| x.dir == Path::new("/home/u/proj")),
+            "{w:?}"
+        );
+        assert!(!w.iter().any(|x| x.dir == Path::new("/home/u")), "{w:?}");
+        assert!(!w.iter().any(|x| x.dir == Path::new("/")), "{w:?}");
+        // No cover at all (unrestricted): nothing to watch.
+        assert!(layout(&ResolvedFilesystem::Unrestricted)
+            .cover_watches()
+            .is_empty());
     }
 
     /// Issue 13 §1: the plan is the whole plan — the frame steps come in a fixed order

@@ -149,9 +149,16 @@ pub fn supervise(child: libc::pid_t) -> i32 {
     supervise_inner(child, None, None).unwrap_or(EXIT_SETUP)
 }
 
+/// Blocks `SIGIO`, so that it only wakes [`supervise_checking`] (the cover watch's
+/// descriptor is signal-driven, [`super::cover_watch::CoverWatch::arm`]).
+pub fn block_sigio() {
+    block(&sigset(&[libc::SIGIO]));
+}
+
 /// [`supervise`], and while the child lives calls `check` at least every `every` (the
 /// limits watchdog, run in the supervising process itself instead of a forked one: a
-/// `check` that kills the child makes the wait end with the child's death).
+/// `check` that kills the child makes the wait end with the child's death) and at once
+/// whenever `SIGIO` arrives (the cover watch; blocked by [`block_sigio`]).
 pub fn supervise_checking(
     child: libc::pid_t,
     every: std::time::Duration,
@@ -176,6 +183,9 @@ fn supervise_inner(
     sigs.push(libc::SIGCHLD);
     if parent.is_some() {
         sigs.push(parent_death_signal());
+    }
+    if check.is_some() {
+        sigs.push(libc::SIGIO);
     }
     let set = sigset(&sigs);
     let mut last_check = std::time::Instant::now();
@@ -205,6 +215,12 @@ fn supervise_inner(
         };
         if sig < 0 {
             continue; // EINTR
+        }
+        if sig == libc::SIGIO {
+            if let Some((_, f)) = &mut check {
+                f();
+            }
+            continue;
         }
         if sig == libc::SIGCHLD {
             loop {

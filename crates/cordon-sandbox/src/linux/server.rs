@@ -63,7 +63,7 @@ const REQUEST_LIMIT: usize = 4 * 1024 * 1024;
 /// Most descriptors one request may pass.
 const MAX_FDS: usize = 16;
 /// Descriptor numbers a request may name (the helper's `fd:N` / `--report-fd N`).
-const MAX_TARGET_FD: RawFd = 64;
+pub(crate) const MAX_TARGET_FD: RawFd = 64;
 
 /// One launch request (client → server).
 #[derive(Debug, Serialize, Deserialize)]
@@ -692,7 +692,11 @@ fn become_helper(req: Request, fds: Vec<OwnedFd>, conn: RawFd, launcher: Launche
         }
     }
     // Close everything that is not a target (the listener, the connection, the copies).
-    close_all_but(&req.fds);
+    let mut keep = req.fds.clone();
+    if let Launcher::Template(p) = &launcher {
+        keep.extend(p.cover_fd()); // above every target (`Prepared::accept`)
+    }
+    close_all_but(&keep);
     if let Err(e) = std::env::set_current_dir(&req.cwd) {
         // In a template the sandbox's view decides: init enters the profile's cwd (or
         // refuses, naming it).

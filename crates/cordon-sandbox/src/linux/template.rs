@@ -90,6 +90,12 @@ pub(crate) struct Prepared {
     /// In P and Q: the command's payload as P read and checked it ([`Prepared::accept`]);
     /// the helper runs exactly this one ([`Prepared::take_payload`]).
     payload: std::cell::RefCell<Option<HelperPayload>>,
+    /// The covers ([`Layout::covers`]) that were mount points once the template's root was
+    /// built: each must still be one when a command is forked from it.
+    covered: Vec<PathBuf>,
+    /// In P and Q: the watch of the covers P set up before checking them
+    /// ([`Prepared::accept`]); the helper waits on it ([`Prepared::take_cover_watch`]).
+    cover: std::cell::RefCell<Option<super::cover_watch::CoverWatch>>,
 }
 
 impl Prepared {
@@ -122,8 +128,31 @@ impl Prepared {
         );
         let plan = plan(&payload.profile, &features).map_err(|e| e.to_string())?;
         check_fits(&payload, &plan, self)?;
+        // The template's covers were built once; the server's identity check of the host
+        // ran before any watch existed. So: watch first (the paths resolve here to the
+        // same host directories), then check every cover is still mounted — a host
+        // replacement before the watch shows as a missing mount point, one after it as
+        // an event. Either way this command takes the per-command helper.
+        let mut watch = super::cover_watch::CoverWatch::start(&self.layout)?;
+        if let Some(w) = watch.as_mut() {
+            // Above every number the helper puts a client's descriptor on.
+            w.move_above(super::server::MAX_TARGET_FD)
+                .map_err(|e| format!("moving the cover watch's descriptor: {e}"))?;
+            w.check_still_mounted(&self.covered)?;
+        }
+        *self.cover.borrow_mut() = watch;
         *self.payload.borrow_mut() = Some(payload);
         Ok(())
+    }
+
+    /// In Q, before it closes what it does not keep: the cover watch's descriptor.
+    pub(crate) fn cover_fd(&self) -> Option<RawFd> {
+        self.cover.borrow().as_ref().map(|w| w.raw_fd())
+    }
+
+    /// In Q: the cover watch P set up and checked ([`Prepared::accept`]), once.
+    pub(crate) fn take_cover_watch(&self) -> Option<super::cover_watch::CoverWatch> {
+        self.cover.borrow_mut().take()
     }
 
     /// In Q: the payload P checked ([`Prepared::accept`]), once.
@@ -683,6 +712,7 @@ fn template_main(
             return process::EXIT_SETUP;
         }
     };
+    let covered = super::cover_watch::mounted_covers(&layout);
     let prepared = Prepared {
         features,
         layout,
@@ -692,6 +722,8 @@ fn template_main(
         read_only_caches: built.read_only_caches,
         cgroup: std::cell::RefCell::new(None),
         payload: std::cell::RefCell::new(None),
+        covered,
+        cover: std::cell::RefCell::new(None),
     };
     drop(built.host_devpts);
     // Handlers are reaped by the kernel.

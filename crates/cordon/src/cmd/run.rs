@@ -760,6 +760,9 @@ fn report_json(report: &Report, session: &Session) -> Result<serde_json::Value> 
     v["git_config"] = r
         .and_then(|h| h.get("git_config").cloned())
         .unwrap_or_else(|| json!([]));
+    // attack25 A5: why the helper stopped the run — the host replaced a path the sandbox
+    // covered (hidden, credential-stripped or protected); null when it did not.
+    v["cover_lost"] = json!(r.and_then(|h| h.get("cover_lost").cloned()));
     // What resolution could not honour (a missing deny path, a refused $TMPDIR, a
     // planted special file it did not read): the notes explain and context show.
     v["resolution_notes"] = json!(exec.and_then(|e| e.resolved.as_ref()).map(|r| &r.notes));

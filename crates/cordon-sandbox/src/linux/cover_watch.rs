@@ -1,0 +1,342 @@
+//! Stopping a run whose cover the host took away (attack25 A5).
+//!
+//! cordon hides, strips or protects single files (and some directories) by mounting over
+//! them in the sandbox's mount namespace ([`mounts::Layout::covers`]). Since Linux 3.18 a
+//! process in *another* mount namespace may unlink or rename over a dentry that is a mount
+//! point here, and the kernel then lazily detaches our mount: when the host replaces a
+//! covered file by rename while a command runs — the user's own `git config user.name x`,
+//! `npm login`, `gh auth`, an editor saving, `useradd` rewriting `/etc/shadow` — the
+//! command sees the real file, and writes it where its Landlock rules allow. No kernel
+//! mechanism pins a file-level mount against this, and Landlock cannot subtract a file from
+//! a granted hierarchy; so cordon detects it and stops the run, failing closed.
+//!
+//! How: before the mounts are built, the helper (host side) puts an inotify watch on every
+//! directory of [`mounts::Layout::cover_watches`] — the parent of each covered path and
+//! every ancestor whose entry name lives in a host layer — for `IN_MOVED_FROM`,
+//! `IN_MOVED_TO`, `IN_DELETE` and `IN_CREATE`. An event whose name leads to a cover (or a
+//! queue overflow, which could hide one) makes the helper SIGKILL the sandbox's init — pid
+//! 1 of the command's pid namespace, so the whole tree ends — and report the run as
+//! stopped, naming the path: the outcome is `refused` and cordon exits 125 (it could not
+//! keep its guarantee). The descriptor is signal-driven (`O_ASYNC`, `SIGIO` to the
+//! helper), so the helper's wait for init wakes for it at once. Events are queued from the
+//! moment a watch exists, so one between the watch and the mount build is not missed.
+//!
+//! Not triggers: cordon's own host-side writes happen outside the watched time or under
+//! other names — placeholders of protected paths are created before the watch, the
+//! `.git/config` broker writes `config.lock` (another name) and merges back into `config`
+//! in place (no rename) after init was reaped; the command itself cannot rename a watched
+//! name (each is a mount point in its view, or an ancestor pinned by a bind onto itself).
+//!
+//! `cordon serve` templates built their covers once: a command forked from one sets the
+//! watch up in the template's handler (its paths resolve to the same host directories),
+//! then checks that every cover is still a mount point of the template
+//! ([`CoverWatch::check_still_mounted`]); a cover already lost sends the command to the
+//! per-command helper, which builds fresh ones.
+//!
+//! Residual window: between the host's rename and the SIGKILL the command keeps running.
+//! Measured (test `cover_loss_kill_latency`, debug build, 2 shared cores, idle): the
+//! command's last sign of life came 0.3-1.8 ms after the host *called* its write-and-rename
+//! (-0.3 to +1.3 ms after the rename returned), and a Python loop doing nothing but
+//! re-opening the replaced file managed 0-59 successful reads in that time. So a command
+//! that is already polling the path can still read — or, where its layer is writable,
+//! write — the real file once; under load the window grows. The watch narrows the exposure
+//! to that window and makes the loss visible; it cannot close it.
+//!
+//! If inotify cannot be set up (`fs.inotify.max_user_instances` or `max_user_watches`
+//! reached), the run is refused, naming the limit.
+
+use super::mounts::{self, Cover};
+use nix::errno::Errno;
+use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, WatchDescriptor};
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, RawFd};
+use std::path::{Path, PathBuf};
+
+/// The events that can take a cover away.
+fn mask() -> AddWatchFlags {
+    AddWatchFlags::IN_MOVED_FROM
+        | AddWatchFlags::IN_MOVED_TO
+        | AddWatchFlags::IN_DELETE
+        | AddWatchFlags::IN_CREATE
+        | AddWatchFlags::IN_ONLYDIR
+        | AddWatchFlags::IN_DONT_FOLLOW
+}
+
+/// The inotify watch of one run's covers.
+pub(crate) struct CoverWatch {
+    inotify: Inotify,
+    /// Per watch: the directory and the names in it that lead to a cover.
+    dirs: HashMap<WatchDescriptor, (PathBuf, Vec<(OsString, Cover)>)>,
+    /// The first loss seen (the message), once one was.
+    lost: Option<String>,
+}
+
+/// Why the watch could not be set up: the message of the refusal.
+fn limit_message(what: &str, e: Errno) -> String {
+    let limit = match e {
+        Errno::EMFILE => "fs.inotify.max_user_instances",
+        Errno::ENOSPC => "fs.inotify.max_user_watches",
+        _ => "",
+    };
+    if limit.is_empty() {
+        format!(
+            "watching the host for replacements of hidden and protected paths failed \
+             ({what}: {e}); without the watch the host replacing one of them during the run \
+             would uncover it"
+        )
+    } else {
+        format!(
+            "watching the host for replacements of hidden and protected paths failed \
+             ({what}: {e}): the inotify limit {limit} is reached (raise it with sysctl, or end \
+             other watchers); without the watch the host replacing one of them during the \
+             run would uncover it"
+        )
+    }
+}
+
+impl CoverWatch {
+    /// Watches every directory of [`mounts::Layout::cover_watches`], shallow first (a
+    /// directory missing now is watched through its parent's `IN_CREATE`). `Ok(None)`: the
+    /// plan has no cover the host could take away.
+    ///
+    /// Errors: inotify could not be set up (a limit, named) or a directory could not be
+    /// watched for another reason than being absent: the caller refuses to run.
+    pub(crate) fn start(layout: &mounts::Layout) -> Result<Option<CoverWatch>, String> {
+        let plan = layout.cover_watches();
+        if plan.is_empty() {
+            return Ok(None);
+        }
+        let inotify = Inotify::init(InitFlags::IN_CLOEXEC | InitFlags::IN_NONBLOCK)
+            .map_err(|e| limit_message("inotify_init1", e))?;
+        let mut dirs = HashMap::new();
+        for w in plan {
+            match inotify.add_watch(&w.dir, mask()) {
+                Ok(wd) => {
+                    let e = dirs
+                        .entry(wd)
+                        .or_insert_with(|| (w.dir.clone(), Vec::new()));
+                    // Two spellings of one directory (a bind and its source) share a watch.
+                    e.1.extend(w.names);
+                }
+                // Absent (or no longer a directory): nothing is mounted beneath it now,
+                // and its parent's watch sees it come back.
+                Err(Errno::ENOENT | Errno::ENOTDIR) => {}
+                Err(e) => {
+                    return Err(limit_message(
+                        &format!("inotify_add_watch {}", w.dir.display()),
+                        e,
+                    ))
+                }
+            }
+        }
+        Ok(Some(CoverWatch {
+            inotify,
+            dirs,
+            lost: None,
+        }))
+    }
+
+    /// Moves the descriptor to a number at or above `min` (a template's handler hands
+    /// the watch to a helper that puts the client's descriptors on low numbers).
+    ///
+    /// Errors: `fcntl(F_DUPFD_CLOEXEC)` failed.
+    pub(crate) fn move_above(&mut self, min: RawFd) -> std::io::Result<()> {
+        use nix::fcntl::{fcntl, FcntlArg};
+        let fd = fcntl(self.inotify.as_fd(), FcntlArg::F_DUPFD_CLOEXEC(min))?;
+        // SAFETY: a fresh duplicate of an inotify descriptor, owned from here on (the
+        // original is closed when the old `Inotify` is dropped by the assignment).
+        self.inotify = unsafe { Inotify::from_raw_fd(fd) };
+        Ok(())
+    }
+
+    /// The descriptor (to keep open across a close-all).
+    pub(crate) fn raw_fd(&self) -> RawFd {
+        self.inotify.as_fd().as_raw_fd()
+    }
+
+    /// Makes the descriptor signal-driven for the calling process: `SIGIO` (blocked here,
+    /// so it only wakes [`super::process::supervise_checking`]) whenever events arrive.
+    /// Called by the process that waits on init (the helper), after any fork.
+    ///
+    /// Errors: `fcntl` failed (the caller refuses to run: nothing would wake it).
+    pub(crate) fn arm(&self) -> std::io::Result<()> {
+        super::process::block_sigio();
+        let fd = self.inotify.as_fd().as_raw_fd();
+        // SAFETY: fcntl on a descriptor we own; F_SETOWN takes a pid, no memory.
+        if unsafe { libc::fcntl(fd, libc::F_SETOWN, libc::getpid()) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: as above; F_GETFL/F_SETFL take and return flags only.
+        let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        // SAFETY: as above.
+        if fl < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, fl | libc::O_ASYNC) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Reads every queued event; the first that takes a cover away (or an overflow of the
+    /// queue) is kept and returned, and every later call returns it too.
+    pub(crate) fn poll(&mut self) -> Option<&str> {
+        while self.lost.is_none() {
+            let events = match self.inotify.read_events() {
+                Ok(ev) if !ev.is_empty() => ev,
+                Ok(_) | Err(Errno::EAGAIN) => break,
+                Err(Errno::EINTR) => continue,
+                Err(e) => {
+                    self.lost = Some(format!(
+                        "reading the watch of hidden and protected paths failed ({e}), so the \
+                         host may have replaced one of them: the command was stopped"
+                    ));
+                    break;
+                }
+            };
+            for ev in events {
+                if ev.mask.contains(AddWatchFlags::IN_Q_OVERFLOW) {
+                    self.lost = Some(
+                        "too many changes in the directories of hidden and protected paths \
+                         to tell whether the host replaced one of them (the inotify queue \
+                         overflowed, fs.inotify.max_queued_events): the command was stopped"
+                            .to_string(),
+                    );
+                    break;
+                }
+                let (Some((dir, names)), Some(name)) = (self.dirs.get(&ev.wd), &ev.name) else {
+                    continue;
+                };
+                if let Some((_, cover)) = names.iter().find(|(n, _)| n == name) {
+                    self.lost = Some(loss_message(&dir.join(name), cover, ev.mask));
+                    break;
+                }
+            }
+        }
+        self.lost.as_deref()
+    }
+
+    /// For a command forked from a `cordon serve` template (in the template's mount
+    /// namespace, after [`CoverWatch::start`]): every cover that was a mount point when the
+    /// template was built ([`mounted_covers`]) must still be one — the host may have
+    /// replaced a path since (the server's identity check ran before this watch existed).
+    /// Anything the watch saw meanwhile counts too.
+    ///
+    /// Errors: which cover is gone (the command takes the per-command helper instead).
+    pub(crate) fn check_still_mounted(&mut self, covered: &[PathBuf]) -> Result<(), String> {
+        if let Some(l) = self.poll() {
+            return Err(l.to_string());
+        }
+        let points = mount_points()
+            .map_err(|e| format!("reading /proc/self/mountinfo to check the covers: {e}"))?;
+        for c in covered {
+            if !points.contains(c) {
+                return Err(format!(
+                    "{} is no longer covered in the template (replaced on the host since it \
+                     was built)",
+                    c.display()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// In a template, once its root is built: the covers of `layout` that are mount points
+/// (a step the build skipped, with a note, is not expected to be one later either).
+pub(crate) fn mounted_covers(layout: &mounts::Layout) -> Vec<PathBuf> {
+    let points = mount_points().unwrap_or_default();
+    layout
+        .covers()
+        .into_iter()
+        .map(|c| c.path)
+        .filter(|p| points.contains(p))
+        .collect()
+}
+
+/// The message that stops a run: what was replaced, which cover it removed, and that the
+/// command was stopped.
+fn loss_message(path: &Path, cover: &Cover, mask: AddWatchFlags) -> String {
+    let how = if mask.intersects(AddWatchFlags::IN_DELETE | AddWatchFlags::IN_MOVED_FROM) {
+        "removed or renamed"
+    } else {
+        "replaced"
+    };
+    if path == cover.path {
+        format!(
+            "the host {how} {} during the run, which removes the sandbox's cover of it ({}): \
+             the command was stopped",
+            path.display(),
+            cover.kind.words()
+        )
+    } else {
+        format!(
+            "the host {how} {} during the run, which removes the sandbox's cover of {} \
+             beneath it ({}): the command was stopped",
+            path.display(),
+            cover.path.display(),
+            cover.kind.words()
+        )
+    }
+}
+
+/// The mount points of this process's mount namespace (`/proc/self/mountinfo`, field 5,
+/// octal escapes decoded).
+fn mount_points() -> std::io::Result<Vec<PathBuf>> {
+    use std::os::unix::ffi::OsStringExt;
+    let text = std::fs::read("/proc/self/mountinfo")?;
+    let mut out = Vec::new();
+    for line in text.split(|b| *b == b'\n') {
+        let Some(field) = line.split(|b| *b == b' ').nth(4) else {
+            continue;
+        };
+        let mut p = Vec::with_capacity(field.len());
+        let mut i = 0;
+        while i < field.len() {
+            let oct = field
+                .get(i + 1..i + 4)
+                .filter(|d| d.iter().all(u8::is_ascii_digit));
+            match (field[i], oct) {
+                (b'\\', Some(d)) => {
+                    p.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
+                    i += 4;
+                }
+                (b, _) => {
+                    p.push(b);
+                    i += 1;
+                }
+            }
+        }
+        out.push(PathBuf::from(OsString::from_vec(p)));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_lists_root() {
+        let m = mount_points().unwrap();
+        assert!(m.iter().any(|p| p == Path::new("/")), "{m:?}");
+    }
+
+    #[test]
+    fn messages_name_the_path_and_the_cover() {
+        let c = Cover {
+            path: PathBuf::from("/home/u/.config/gh"),
+            kind: mounts::CoverKind::Hidden,
+        };
+        let m = loss_message(
+            Path::new("/home/u/.config"),
+            &c,
+            AddWatchFlags::IN_MOVED_FROM,
+        );
+        assert!(m.contains("/home/u/.config "), "{m}");
+        assert!(m.contains("cover of /home/u/.config/gh"), "{m}");
+        assert!(m.contains("stopped"), "{m}");
+        let m = limit_message("inotify_init1", Errno::EMFILE);
+        assert!(m.contains("fs.inotify.max_user_instances"), "{m}");
+        let m = limit_message("inotify_add_watch /x", Errno::ENOSPC);
+        assert!(m.contains("fs.inotify.max_user_watches"), "{m}");
+    }
+}
