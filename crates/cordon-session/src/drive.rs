@@ -88,6 +88,30 @@ pub struct Report {
 }
 
 impl Report {
+    /// The report of an attempt that never started: its outcome (a refusal), the
+    /// exec-policy record and the approval verdict; nothing was executed.
+    pub(crate) fn not_run(
+        run_id: RunId,
+        exec_policy: DecisionRecord,
+        outcome: Outcome,
+        approval: Verdict,
+    ) -> Report {
+        Report {
+            run_id,
+            outcome,
+            exec_policy,
+            approval,
+            exec: None,
+            helper: None,
+            escalation: None,
+            retry_refused: None,
+            retry_aborted: false,
+            retry: None,
+            network_denied: Vec::new(),
+            connect_failures: Vec::new(),
+        }
+    }
+
     /// The report of the last attempt (the retry if there was one).
     pub fn last(&self) -> &Report {
         match &self.retry {
@@ -210,20 +234,12 @@ pub fn prepare(
         }
     };
     let refused = |outcome: Outcome, verdict: Verdict| {
-        Box::new(Report {
-            run_id: run_id.clone(),
+        Box::new(Report::not_run(
+            run_id.clone(),
+            record.clone(),
             outcome,
-            exec_policy: record.clone(),
-            approval: verdict,
-            exec: None,
-            helper: None,
-            escalation: None,
-            retry_refused: None,
-            retry_aborted: false,
-            retry: None,
-            network_denied: Vec::new(),
-            connect_failures: Vec::new(),
-        })
+            verdict,
+        ))
     };
     if let Verdict::Refuse { reason, .. } = &verdict {
         session.scope.finish(&run_id);
@@ -519,23 +535,12 @@ fn offer_retry(
         Ok(t) => t,
         Err(e) => {
             session.scope.finish(&new_run);
-            report.retry = Some(Box::new(Report {
-                run_id: new_run,
-                outcome: Outcome::refused(
-                    format!("cannot build the wider profile: {e}"),
-                    EXIT_CORDON,
-                ),
-                exec_policy: record.clone(),
-                approval: verdict,
-                exec: None,
-                helper: None,
-                escalation: None,
-                retry_refused: None,
-                retry_aborted: false,
-                retry: None,
-                network_denied: Vec::new(),
-                connect_failures: Vec::new(),
-            }));
+            report.retry = Some(Box::new(Report::not_run(
+                new_run,
+                record.clone(),
+                Outcome::refused(format!("cannot build the wider profile: {e}"), EXIT_CORDON),
+                verdict,
+            )));
             return report;
         }
     };

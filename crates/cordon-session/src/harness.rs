@@ -658,23 +658,15 @@ impl Harness {
                 Ok(prep) => match self.cwd_moved(&prep.exec, elsewhere.as_deref()) {
                     Some(why) => {
                         session.scope.finish(&prep.run_id);
-                        Err(Box::new(Report {
-                            run_id: prep.run_id.clone(),
-                            outcome: Outcome::refused(why.clone(), crate::drive::EXIT_CORDON),
-                            exec_policy: prep.record.clone(),
-                            approval: crate::Verdict::Refuse {
+                        Err(Box::new(Report::not_run(
+                            prep.run_id.clone(),
+                            prep.record.clone(),
+                            Outcome::refused(why.clone(), crate::drive::EXIT_CORDON),
+                            crate::Verdict::Refuse {
                                 reason: why,
                                 abort: false,
                             },
-                            exec: None,
-                            helper: None,
-                            escalation: None,
-                            retry_refused: None,
-                            retry_aborted: false,
-                            retry: None,
-                            network_denied: Vec::new(),
-                            connect_failures: Vec::new(),
-                        }))
+                        )))
                     }
                     None => Ok(prep),
                 },
@@ -744,23 +736,15 @@ impl Harness {
         let run = session.scope.start_run();
         let refuse = |session: &mut Session, reason: String| {
             session.scope.finish(&run);
-            Box::new(Report {
-                run_id: run.clone(),
-                outcome: Outcome::refused(reason.clone(), crate::drive::EXIT_CORDON),
-                exec_policy: record.clone(),
-                approval: crate::Verdict::Refuse {
+            Box::new(Report::not_run(
+                run.clone(),
+                record.clone(),
+                Outcome::refused(reason.clone(), crate::drive::EXIT_CORDON),
+                crate::Verdict::Refuse {
                     reason,
                     abort: false,
                 },
-                exec: None,
-                helper: None,
-                escalation: None,
-                retry_refused: None,
-                retry_aborted: false,
-                retry: None,
-                network_denied: Vec::new(),
-                connect_failures: Vec::new(),
-            })
+            ))
         };
         let why = match crate::session::need(&record, session.mode) {
             crate::session::Need::Refused(r) => return Err(refuse(session, r)),
