@@ -1120,7 +1120,11 @@ fn run_namespaces(
         (false, false) => process::supervise(pid),
     };
     let cover_lost = cover.as_mut().and_then(|c| c.poll()).map(str::to_string);
-    drop(cover); // before the broker's merge-back below: its writes are cordon's own
+    // Before the broker's merge-back below (its writes are cordon's own); released, not
+    // dropped: the last close of an inotify instance waits for the kernel.
+    if let Some(c) = cover {
+        c.release();
+    }
     let ended = std::time::SystemTime::now();
     let denials = records_r.as_ref().and_then(super::denial_records::receive);
     // Init is gone (and every process of the sandbox with it): its report is complete. A
