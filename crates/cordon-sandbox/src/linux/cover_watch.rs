@@ -184,8 +184,11 @@ impl CoverWatch {
                     }
                     close_range(lo + 1, hi - 1);
                     close_range(hi + 1, libc::c_uint::MAX);
+                    // Until EOF (or any error but an interrupted read: never spin).
                     let mut b = 0u8;
-                    while libc::read(rfd, (&mut b as *mut u8).cast(), 1) < 0 {}
+                    while libc::read(rfd, (&mut b as *mut u8).cast(), 1) < 0
+                        && *libc::__errno_location() == libc::EINTR
+                    {}
                     libc::_exit(0);
                 }
                 libc::_exit(0);
