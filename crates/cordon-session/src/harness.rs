@@ -539,8 +539,7 @@ impl Harness {
         approved_elsewhere: Option<&Path>,
     ) -> Option<String> {
         let run_cwd = exec.resolved.as_ref().map_or(&exec.cwd, |r| &r.cwd);
-        let base = std::fs::canonicalize(&self.inner.opts.cwd)
-            .unwrap_or_else(|_| self.inner.opts.cwd.clone());
+        let base = self.base_cwd();
         let moved = match approved_elsewhere {
             None => !run_cwd.starts_with(&base),
             Some(approved) => run_cwd != approved,
@@ -571,10 +570,13 @@ impl Harness {
 
     /// `Some(cwd)` when `cwd` (canonical where it exists) is not inside the harness's cwd.
     fn outside_cwd(&self, cwd: &Path) -> Option<PathBuf> {
-        let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-        let base = canon(&self.inner.opts.cwd);
-        let c = canon(cwd);
-        (!c.starts_with(&base)).then_some(c)
+        let c = canonical(cwd);
+        (!c.starts_with(self.base_cwd())).then_some(c)
+    }
+
+    /// The harness's cwd, canonical where it exists: what "inside" is judged against.
+    fn base_cwd(&self) -> PathBuf {
+        canonical(&self.inner.opts.cwd)
     }
 
     /// The trust profile for `cwd` (relative: against the harness's cwd) with `with`
@@ -1159,6 +1161,11 @@ fn spawn_reaper(inner: Weak<Inner>) {
             drop(h);
             std::thread::sleep(tick);
         });
+}
+
+/// `p` with symlinks resolved where it exists, else as given.
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
 #[cfg(test)]
