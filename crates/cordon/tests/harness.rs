@@ -324,20 +324,13 @@ fn a_cwd_swapped_for_a_symlink_between_check_and_run_does_not_move_the_workspace
     let other = w.root.path().join("other");
     std::fs::create_dir_all(other.join(".git")).unwrap();
     std::fs::write(other.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
-    std::fs::create_dir(w.dir.join("d")).unwrap();
-    std::os::unix::fs::symlink(&other, w.dir.join("x")).unwrap();
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flipper = {
-        let (stop, dir) = (stop.clone(), w.dir.clone());
-        std::thread::spawn(move || flip(&dir, &stop))
-    };
+    let flipper = Flipper::start(&w.dir, &other);
     let h = harness(&w, Duration::from_secs(60));
     let script = format!("touch {}/w$$", other.display());
     for _ in 0..60 {
         let _ = h.exec(ExecParams::argv(["sh", "-c", &script]).cwd(PathBuf::from("d")));
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    flipper.join().unwrap();
+    drop(flipper);
     let written: Vec<_> = std::fs::read_dir(&other)
         .unwrap()
         .filter_map(|e| e.ok())
@@ -391,13 +384,7 @@ fn an_approved_grant_swapped_for_a_symlink_does_not_widen_elsewhere() {
     let w = ws();
     let other = w.root.path().join("other");
     std::fs::create_dir_all(&other).unwrap();
-    std::fs::create_dir(w.dir.join("d")).unwrap();
-    std::os::unix::fs::symlink(&other, w.dir.join("x")).unwrap();
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flipper = {
-        let (stop, dir) = (stop.clone(), w.dir.clone());
-        std::thread::spawn(move || flip(&dir, &stop))
-    };
+    let flipper = Flipper::start(&w.dir, &other);
     let mut opts = HarnessOptions::new(w.dir.clone());
     opts.helper = Some(PathBuf::from(CORDON));
     let canon = std::fs::canonicalize(&w.dir).unwrap();
@@ -411,8 +398,7 @@ fn an_approved_grant_swapped_for_a_symlink_does_not_widen_elsewhere() {
         let _ =
             h.exec(ExecParams::argv(["sh", "-c", &script]).additional_permissions(grant.clone()));
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    flipper.join().unwrap();
+    drop(flipper);
     let written: Vec<_> = std::fs::read_dir(&other)
         .unwrap()
         .filter_map(|e| e.ok())
@@ -424,24 +410,50 @@ fn an_approved_grant_swapped_for_a_symlink_does_not_widen_elsewhere() {
     );
 }
 
-/// Swaps `dir/d` and `dir/x` (`renameat2(RENAME_EXCHANGE)`) every 300 µs until `stop`.
-fn flip(dir: &std::path::Path, stop: &std::sync::atomic::AtomicBool) {
-    let c = |n: &str| {
-        std::ffi::CString::new(dir.join(n).into_os_string().into_encoded_bytes()).unwrap()
-    };
-    let (d, x) = (c("d"), c("x"));
-    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-        // SAFETY: two valid NUL-terminated paths; RENAME_EXCHANGE swaps them.
-        unsafe {
-            libc::renameat2(
-                libc::AT_FDCWD,
-                d.as_ptr(),
-                libc::AT_FDCWD,
-                x.as_ptr(),
-                libc::RENAME_EXCHANGE,
-            )
+/// `dir/d` (a directory) and `dir/x` (a symlink to `target`), swapped with
+/// `renameat2(RENAME_EXCHANGE)` every 300 µs by a thread until the flipper is dropped.
+struct Flipper {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Flipper {
+    fn start(dir: &std::path::Path, target: &std::path::Path) -> Flipper {
+        std::fs::create_dir(dir.join("d")).unwrap();
+        std::os::unix::fs::symlink(target, dir.join("x")).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let c = |n: &str| {
+            std::ffi::CString::new(dir.join(n).into_os_string().into_encoded_bytes()).unwrap()
         };
-        std::thread::sleep(Duration::from_micros(300));
+        let (d, x, flag) = (c("d"), c("x"), stop.clone());
+        let thread = std::thread::spawn(move || {
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                // SAFETY: two valid NUL-terminated paths; RENAME_EXCHANGE swaps them.
+                unsafe {
+                    libc::renameat2(
+                        libc::AT_FDCWD,
+                        d.as_ptr(),
+                        libc::AT_FDCWD,
+                        x.as_ptr(),
+                        libc::RENAME_EXCHANGE,
+                    )
+                };
+                std::thread::sleep(Duration::from_micros(300));
+            }
+        });
+        Flipper {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Flipper {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
     }
 }
 
