@@ -753,10 +753,13 @@ fn overall(records: &[SegmentRecord], opaque_list: &[OpaqueConstruct]) -> (Decis
             let mut s = if explicit {
                 format!("segment {i} `{cmd}` needs approval: {why}")
             } else {
-                format!(
-                    "segment {i} `{cmd}` is not allowed by a rule (asked only in untrusted \
-                     mode): {why}"
-                )
+                let capped = records.get(i).is_some_and(|r| !r.caps.is_empty());
+                let what = if capped {
+                    "is capped (asked only in untrusted mode)"
+                } else {
+                    "is not allowed by a rule (asked only in untrusted mode)"
+                };
+                format!("segment {i} `{cmd}` {what}: {why}")
             };
             if opaque {
                 s.push_str(&format!(

@@ -675,14 +675,18 @@ fn private_tmp_hint(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Strin
             .is_some_and(|r| r.filesystem.top_view().private_tmp);
     let line = sig.stderr_tail.lines().find(|l| {
         l.contains("No such file or directory")
-            && candidate_paths(l)
-                .iter()
-                .any(|p| p.starts_with("/tmp/") && p.len() > "/tmp/".len())
+            && candidate_paths(l).iter().any(|p| {
+                // A host file there is hidden, not gone: explain says so and how to grant
+                // it (breaker, nu10).
+                p.starts_with("/tmp/")
+                    && p.len() > "/tmp/".len()
+                    && ctx.fs.kind(Path::new(p)).is_none()
+            })
     })?;
     private.then(|| {
         format!(
             "`{}`: inside the sandbox /tmp is private to each command (an empty tmpfs, \
-             discarded when the command ends), so a file an earlier command left there is \
+             discarded when the command ends): if an earlier command left it there, it is \
              gone; keep files for later commands in the workspace",
             cordon_policy::text::printable(line.trim())
         )
@@ -1998,6 +2002,17 @@ mod tests {
         assert_eq!(run_in("/w", sig(gone, false)).hint, None);
         let elsewhere = "cat: /var/tmp/x: No such file or directory";
         assert_eq!(run_in("/w", sig(elsewhere, true)).hint, None);
+        // A file the host has there is hidden, not gone (nu10): no such hint.
+        let fs = cordon_policy::MemFs::new().file("/tmp/notes.txt", "x");
+        let r = resolved();
+        let ctx = ClassifyContext {
+            resolved: Some(&r),
+            fs: &fs,
+            cwd: Path::new("/w"),
+            network_enabled: false,
+            home: None,
+        };
+        assert_eq!(classify(&sig(gone, true), &ctx).hint, None);
     }
 
     /// Reads are never kernel-recorded: with records kept, a read of a hidden path is
