@@ -288,7 +288,7 @@ fn access_in(
     // each entry for display.
     let mut best: Option<(usize, Access, usize)> = None;
     for (i, e) in entries.iter().enumerate() {
-        if !canonical.starts_with(&e.path) {
+        if !crate::paths::within(&canonical, &e.path) {
             continue;
         }
         let d = depth(&e.path);
@@ -1242,7 +1242,9 @@ pub fn resolve(
                 drop_rebuilt_tree_grants(&mut out, &mut notes);
             }
             // A dropped grant names nothing: its path keeps its protection.
-            named.retain(|n| out.iter().any(|e| &e.path == n));
+            let kept: std::collections::HashSet<&Path> =
+                out.iter().map(|e| e.path.as_path()).collect();
+            named.retain(|n| kept.contains(n.as_path()));
             crate::deny::note_missing_denies(&out, &mut notes);
             if protect_metadata {
                 // Only a temp dir that `:tmp` itself would accept is exempt: a `$TMPDIR`
@@ -1358,7 +1360,7 @@ pub fn resolve(
                 // (stronger, but empty) deny and skip the placeholder, and the command could
                 // create the file (breaker4 MEDIUM-3b: a missing `$XDG_CONFIG_HOME/git/config`
                 // in the workspace). The next run finds the file and the deny applies.
-                let placeholders: Vec<PathBuf> = out[so_far..]
+                let placeholders: std::collections::HashSet<PathBuf> = out[so_far..]
                     .iter()
                     .filter(|e| matches!(e.origin, EntryOrigin::Protected { .. }) && !e.exists)
                     .map(|e| e.path.clone())

@@ -8,7 +8,7 @@ use super::layer::{Enforcement, Layer};
 use cordon_policy::{Access, EntryOrigin, NetworkPolicy, ResolvedFilesystem, ResolvedProfile};
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Lowest Landlock ABI that confines writes on its own: ABI 3 handles `truncate(2)`, which
 /// earlier ABIs leave open on any file the user may write by DAC.
@@ -182,14 +182,21 @@ pub fn carve_outs(fs: &ResolvedFilesystem) -> Vec<CarveOut> {
         return Vec::new();
     };
     let layered = fs.layered();
+    // `layered` has one entry per path: an entry's enclosing entries are found by looking
+    // its proper ancestors up, not by comparing it with every other entry (that quadratic
+    // loop was half of the client's CPU per launch, issue 12).
+    let width_of: std::collections::HashMap<&Path, u8> = layered
+        .iter()
+        .map(|e| (e.path.as_path(), e.access.width()))
+        .collect();
     let mut out = Vec::new();
     for e in &layered {
-        let mut widest = default.width();
-        for a in &layered {
-            if a.path != e.path && e.path.starts_with(&a.path) {
-                widest = widest.max(a.access.width());
-            }
-        }
+        let widest = e
+            .path
+            .ancestors()
+            .skip(1)
+            .filter_map(|a| width_of.get(a).copied())
+            .fold(default.width(), u8::max);
         if e.access.width() >= widest {
             continue;
         }
