@@ -97,6 +97,9 @@ pub struct ToolHome {
     pub env: &'static str,
     /// The names of the [`KNOWN_CACHES`] rows inside it.
     pub caches: &'static [&'static str],
+    /// Other top-level entries of the home that are downloads, not configuration, and
+    /// that its layer keeps between runs (see [`kept_in_layer`]).
+    pub kept_state: &'static [&'static str],
 }
 
 /// The tool homes (see [`ToolHome`]).
@@ -107,6 +110,7 @@ pub const TOOL_HOMES: &[ToolHome] = &[
         tool: "cargo",
         env: "CARGO_HOME",
         caches: &["cargo-registry", "cargo-git"],
+        kept_state: &[],
     },
     ToolHome {
         name: "gradle-home",
@@ -114,8 +118,30 @@ pub const TOOL_HOMES: &[ToolHome] = &[
         tool: "gradle",
         env: "GRADLE_USER_HOME",
         caches: &["gradle"],
+        // Downloaded Gradle distributions (`wrapper/dists`): fetched, not configured.
+        kept_state: &["wrapper"],
     },
 ];
+
+/// What a [`ToolHome`] layer keeps from one run to the next: the names of the entries of
+/// its upper directory that are its caches (`registry`, `git` for `~/.cargo`; `caches`,
+/// `wrapper` for `~/.gradle`). `None` for any other layer (a cache's own layer is all
+/// cache). Everything else a run wrote into a whole-home layer — `~/.cargo/bin/cargo`
+/// replaced, a new `config.toml`, a gradle init script, a whiteout hiding the host's file —
+/// is discarded before the layer is mounted again, so one run cannot change the tools or
+/// configuration of a later run (attack pass 25, A4; "nothing one run does may weaken
+/// another").
+pub fn kept_in_layer(name: &str) -> Option<Vec<&'static str>> {
+    let h = TOOL_HOMES.iter().find(|h| h.name == name)?;
+    let mut keep: Vec<&'static str> = h
+        .caches
+        .iter()
+        .filter_map(|c| KNOWN_CACHES.iter().find(|k| k.name == *c))
+        .filter_map(|k| k.path.strip_prefix(h.path)?.strip_prefix('/'))
+        .collect();
+    keep.extend(h.kept_state);
+    Some(keep)
+}
 
 /// The built-in table of toolchain caches (rendered into the README; extended by a
 /// profile's `extra_caches`).
@@ -416,6 +442,15 @@ pub fn readme_table() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A4 (attack pass 25): a whole-home layer keeps only its caches between runs.
+    #[test]
+    fn whole_home_layers_keep_only_their_caches() {
+        assert_eq!(kept_in_layer("cargo-home").unwrap(), ["registry", "git"]);
+        assert_eq!(kept_in_layer("gradle-home").unwrap(), ["caches", "wrapper"]);
+        assert_eq!(kept_in_layer("cargo-registry"), None);
+        assert_eq!(kept_in_layer("npm"), None);
+    }
 
     #[test]
     fn workspace_keys_differ_and_are_single_components() {

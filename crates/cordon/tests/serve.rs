@@ -817,3 +817,68 @@ fn a_run_at_a_terminal_takes_the_cold_path() {
     let all = text(&o.stdout);
     assert!(all.contains("\"launch\":\"cold\""), "{all}");
 }
+
+/// Attack pass 25, A4: a `~/.cargo` without `registry/` is one copy-on-write layer as a
+/// whole; one command replaced `~/.cargo/bin/cargo` and wrote `config.toml` there and every
+/// later command of the workspace ran them. The layer now keeps only its caches between
+/// runs, on every path, and a template (which would keep the layer mounted from one
+/// command to the next) is not used for such a workspace. Twin: the download in
+/// `registry/` is kept, and the planted tool works within its own command.
+#[test]
+fn a_whole_home_layer_keeps_only_its_caches_on_every_path() {
+    if !sandbox_available() || !overlays_available() {
+        return;
+    }
+    let p = project();
+    let cargo = p.home.join(".cargo");
+    std::fs::create_dir_all(cargo.join("bin")).unwrap();
+    std::fs::write(cargo.join("bin/cargo"), "#!/bin/sh\necho host-cargo\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        cargo.join("bin/cargo"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::write(cargo.join("env"), "# rustup\n").unwrap();
+    let plant = "printf '#!/bin/sh\\necho planted\\n' > ~/.cargo/bin/cargo && \
+                 echo '[build]' > ~/.cargo/config.toml && rm ~/.cargo/env && \
+                 mkdir -p ~/.cargo/registry/cache && echo dl > ~/.cargo/registry/cache/c && \
+                 ~/.cargo/bin/cargo";
+    let look = "~/.cargo/bin/cargo; test -e ~/.cargo/config.toml && echo config-kept; \
+                cat ~/.cargo/env ~/.cargo/registry/cache/c";
+    let run = |launch: Launch, script: &str| {
+        let o = p
+            .cordon(launch, &["--", "sh", "-c", script])
+            .output()
+            .unwrap();
+        let v = last_json(&o.stderr);
+        let expected = if launch == Launch::Cold {
+            "cold"
+        } else {
+            "server"
+        };
+        assert_eq!(v["launch"], expected, "{launch:?}: {}", text(&o.stderr));
+        o
+    };
+    for launch in ALL {
+        let o = run(launch, plant);
+        assert_eq!(
+            (o.status.code(), text(&o.stdout).as_str()),
+            (Some(0), "planted\n"),
+            "{launch:?}: {}",
+            text(&o.stderr)
+        );
+        let o = run(launch, look);
+        assert_eq!(
+            text(&o.stdout),
+            "host-cargo\n# rustup\ndl\n",
+            "{launch:?}: the next command ran what the last one planted; {}",
+            text(&o.stderr)
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(cargo.join("bin/cargo")).unwrap(),
+        "#!/bin/sh\necho host-cargo\n"
+    );
+    assert!(!cargo.join("registry").exists() && !cargo.join("config.toml").exists());
+}

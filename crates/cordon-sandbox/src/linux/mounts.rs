@@ -35,7 +35,7 @@ use super::sys;
 use cordon_policy::{Access, CacheMode, EntryOrigin, ResolvedFilesystem, ResolvedProfile};
 use std::ffi::{CStr, CString};
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -1528,7 +1528,7 @@ fn apply_copy_link(st: &mut BuildState, s: &Step) -> io::Result<()> {
 /// `/proc/self/fd/N` path, so what was checked is what is mounted. Any failure leaves the
 /// cache as the layer below shows it (read-only) and records why.
 fn apply_overlay(st: &mut BuildState, s: &Step, name: &str, state: &Path) -> io::Result<()> {
-    match mount_overlay(st, s, state) {
+    match mount_overlay(st, s, name, state) {
         Ok(()) => Ok(()),
         Err(e) => {
             st.notes.push(format!(
@@ -1541,7 +1541,7 @@ fn apply_overlay(st: &mut BuildState, s: &Step, name: &str, state: &Path) -> io:
     }
 }
 
-fn mount_overlay(st: &mut BuildState, s: &Step, state: &Path) -> io::Result<()> {
+fn mount_overlay(st: &mut BuildState, s: &Step, name: &str, state: &Path) -> io::Result<()> {
     let old = st.old()?;
     let lower = sys::open_beneath(old, rel(&s.path)).map_err(|e| ctx_err("lower layer", e))?;
     let upper =
@@ -1556,6 +1556,16 @@ fn mount_overlay(st: &mut BuildState, s: &Step, state: &Path) -> io::Result<()> 
         if !is_dir_fd(fd)? {
             return Err(io::Error::other(format!("{what} is not a directory")));
         }
+    }
+    // A whole tool home's layer (`~/.cargo` without a registry) keeps only its caches:
+    // what the last run left elsewhere in it (a replaced `bin/cargo`, a `config.toml`) is
+    // removed, by descriptor and without following anything, before it is mounted again
+    // (attack pass 25, A4). The run holds the layer's slot lock: no other mount uses it.
+    if let Some(keep) = cordon_policy::caches::kept_in_layer(name) {
+        super::tree_removal::empty_dir_at(upper.as_fd(), &state.join("upper"), &|n| {
+            keep.iter().any(|k| k.as_bytes() == n.to_bytes())
+        })
+        .map_err(|e| ctx_err("clearing the layer's non-cache entries", e))?;
     }
     let via = |fd: &OwnedFd| CString::new(format!("/oldroot/proc/self/fd/{}", fd.as_raw_fd()));
     let (l, u, w) = (via(&lower)?, via(&upper)?, via(&work)?);

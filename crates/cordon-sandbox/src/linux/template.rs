@@ -211,6 +211,17 @@ pub(crate) fn eligible(
                 s.path.display()
             ));
         }
+        if let StepKind::Overlay { name, .. } = &s.kind {
+            if cordon_policy::caches::kept_in_layer(name).is_some() {
+                // A whole tool home's layer is cleared of everything but its caches before
+                // each mount (A4): a template would keep one command's `bin/cargo` or
+                // `config.toml` mounted for the next.
+                return Err(format!(
+                    "{}: a whole tool home's layer is cleared per command",
+                    s.path.display()
+                ));
+            }
+        }
         let own = matches!(
             s.kind,
             StepKind::PrivateTmp { .. } | StepKind::Dev { .. } | StepKind::Proc
