@@ -74,6 +74,18 @@ pub enum Decider {
         /// `/dev` or `/proc`.
         tree: String,
     },
+    /// The private directory of a package cache missing on the host (R-C1,
+    /// [`crate::caches::ResolvedCache::private_dir`]): bound writable at its own path on the
+    /// Linux namespace backend, with the tool's variable pointed at it (attack pass 25, A6:
+    /// it was reported hidden and read-only while every run wrote it).
+    PrivateCache {
+        /// The cache's name (`npm`).
+        name: String,
+        /// The variable pointed at it (`npm_config_cache`).
+        var: String,
+        /// The private directory.
+        path: PathBuf,
+    },
 }
 
 impl Decider {
@@ -122,6 +134,12 @@ impl Decider {
                 "{tree} is rebuilt inside the sandbox for every command (a minimal /dev with \
                  a private, empty, writable /dev/shm discarded at exit; the sandbox's own \
                  /proc): no profile entry applies there"
+            ),
+            Decider::PrivateCache { name, var, path } => format!(
+                "package cache `{name}` is missing on the host: the command's {var} points at \
+                 this workspace's private directory {}, bound writable (nothing is created in \
+                 your home; the next run here sees what this one downloaded) [R-C1]",
+                path.display()
             ),
         }
     }
@@ -360,7 +378,7 @@ fn hint_for(
     }
     Some(match decider {
         // Nothing a profile can change (its grants there are dropped).
-        Decider::RebuiltTree { .. } => return None,
+        Decider::RebuiltTree { .. } | Decider::PrivateCache { .. } => return None,
         Decider::PrivateTmp => {
             let perms = serde_json::json!({
                 "entries": [{ "path": abs.to_string_lossy(), "access": "read" }]
@@ -473,6 +491,28 @@ fn explain_path(
                     tree: tree.to_string(),
                 },
                 hint: None,
+            };
+        }
+    }
+    if private_tmp {
+        let private = resolved.caches.iter().find_map(|c| {
+            let var = c.env.as_ref()?;
+            let dir = c.private_dir();
+            canonical.starts_with(&dir).then(|| Decider::PrivateCache {
+                name: c.name.clone(),
+                var: var.clone(),
+                path: dir,
+            })
+        });
+        if let Some(decided_by) = private {
+            return PathExplanation {
+                path: asked.to_path_buf(),
+                canonical: (canonical != absolute).then_some(canonical),
+                absolute,
+                access: Access::Write,
+                decided_by,
+                hint: None,
+                shown_as: None,
             };
         }
     }

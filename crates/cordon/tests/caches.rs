@@ -629,3 +629,44 @@ fn cache_clear_with_a_home_reached_through_a_symlink() {
         text(&o.stdout)
     );
 }
+
+/// Attack pass 25, A6: the private directory of a cache missing on the host (`~/.npm`
+/// absent: `npm_config_cache` points at it) was explained as hidden and read-only, with
+/// advice to grant it, while every run writes it. `explain` now says what the run does;
+/// twin: the run really writes there, and a path beside it in the layer root stays hidden.
+#[test]
+fn explain_says_a_missing_caches_private_directory_is_writable() {
+    if !overlays_available() {
+        return;
+    }
+    let p = project();
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "touch \"$npm_config_cache/x\" && echo $npm_config_cache",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let dir = text(&o.stdout).trim().to_string();
+    assert!(dir.contains("/.cache/cordon/overlays/"), "{dir}");
+    let o = cordon(&p, &p.dir, &["explain", "--json", &format!("{dir}/x")]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("explain --json");
+    let path = &v["paths"][0];
+    assert_eq!(path["access"], "write", "{v}");
+    assert_eq!(path["decided_by"]["kind"], "private-cache", "{v}");
+    assert_eq!(path["decided_by"]["var"], "npm_config_cache", "{v}");
+    assert!(path["hint"].is_null(), "no grant advice for it: {v}");
+    let root = Path::new(&dir).ancestors().nth(3).unwrap();
+    let o = cordon(
+        &p,
+        &p.dir,
+        &["explain", "--json", &root.display().to_string()],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("explain --json");
+    assert_ne!(v["paths"][0]["access"], "write", "{v}");
+}

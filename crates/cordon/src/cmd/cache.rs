@@ -192,8 +192,9 @@ fn clear(a: &CacheArgs) -> Result<i32> {
         }
         for k in &busy {
             println!(
-                "skipped {}: a run in that workspace is using its layers (clear again after it \
-                 ends)",
+                "skipped {}: a run in that workspace, or an idle `cordon serve` template of it, \
+                 is using its layers (clear again after the run ends; a template ends after 5 idle \
+                 minutes or when `cordon serve` stops)",
                 root.join(k).display()
             );
         }
