@@ -291,17 +291,33 @@ pub fn has_tty() -> bool {
 
 /// A person at the terminal: prints the request on stderr and reads one key.
 #[derive(Debug, Default)]
-pub struct TerminalApprover;
+pub struct TerminalApprover {
+    /// Whether a "session" answer outlives this process (`cordon run --session ID`). Without
+    /// one the session is the run itself, and the prompt says so (new-user pass nu9, F23:
+    /// `[s] for this session` was forgotten by the next `cordon run`).
+    pub session_persists: bool,
+}
 
 impl TerminalApprover {
     /// The prompt line for `req`.
-    pub fn prompt_line(req: &ReviewableRequest) -> String {
+    pub fn prompt_line(&self, req: &ReviewableRequest) -> String {
         let opts: Vec<String> = req
             .allowed_answers()
             .iter()
-            .map(|a| format!("[{}] {}", a.key(), a.label()))
+            .map(|a| format!("[{}] {}", a.key(), self.label(*a)))
             .collect();
         format!("  {}  (Enter = deny) > ", opts.join("  "))
+    }
+
+    /// [`Answer::label`], except that a session answer without a persisted session is
+    /// called what it is: for the rest of this run.
+    fn label(&self, a: Answer) -> &'static str {
+        match a {
+            Answer::Session if !self.session_persists => {
+                "for the rest of this run (--session ID keeps it across runs)"
+            }
+            a => a.label(),
+        }
     }
 }
 
@@ -318,7 +334,7 @@ impl Approver for TerminalApprover {
         let allowed = req.allowed_answers();
         let mut answer = Answer::Deny;
         for _ in 0..3 {
-            let _ = write!(err, "{}", TerminalApprover::prompt_line(req));
+            let _ = write!(err, "{}", self.prompt_line(req));
             let _ = err.flush();
             match term.read_key() {
                 // Ctrl-D (end of input) and other control keys: default deny, as Enter
@@ -330,7 +346,7 @@ impl Approver for TerminalApprover {
                 Ok(console::Key::Char(c)) => match Answer::from_key(c) {
                     Some(a) if allowed.contains(&a) => {
                         answer = a;
-                        let _ = writeln!(err, "{}", a.label());
+                        let _ = writeln!(err, "{}", self.label(a));
                         break;
                     }
                     _ => {
@@ -359,13 +375,15 @@ impl Approver for TerminalApprover {
 
 /// Which approver a CLI entry point gets: `--approvals-from` wins, then `--yes`, then the
 /// terminal when stdin and stderr are TTYs and `--non-interactive` was not given, else
-/// [`NonInteractive`] (R-A6).
+/// [`NonInteractive`] (R-A6). `session_persists`: whether "session" answers are kept
+/// beyond this process (`--session ID`), which the terminal prompt words.
 ///
 /// Errors: the scripted source cannot be opened.
 pub fn choose_approver(
     approvals_from: Option<&str>,
     yes: bool,
     non_interactive: bool,
+    session_persists: bool,
 ) -> std::io::Result<Box<dyn Approver>> {
     if let Some(spec) = approvals_from {
         return Ok(Box::new(ScriptedApprover::open(spec)?));
@@ -374,7 +392,7 @@ pub fn choose_approver(
         return Ok(Box::new(Preapproved));
     }
     if !non_interactive && has_tty() {
-        return Ok(Box::new(TerminalApprover));
+        return Ok(Box::new(TerminalApprover { session_persists }));
     }
     Ok(Box::new(NonInteractive::default()))
 }
@@ -390,22 +408,41 @@ mod tests {
         std::fs::write(&f, "\"once\"\n").unwrap();
         let spec = f.to_str().unwrap();
         assert_eq!(
-            choose_approver(Some(spec), true, true).unwrap().name(),
+            choose_approver(Some(spec), true, true, false)
+                .unwrap()
+                .name(),
             "scripted"
         );
-        assert_eq!(choose_approver(None, true, false).unwrap().name(), "--yes");
         assert_eq!(
-            choose_approver(None, false, true).unwrap().name(),
+            choose_approver(None, true, false, false).unwrap().name(),
+            "--yes"
+        );
+        assert_eq!(
+            choose_approver(None, false, true, false).unwrap().name(),
             "non-interactive"
         );
         if !has_tty() {
             // no TTY → non-interactive without being told (R-A6)
             assert_eq!(
-                choose_approver(None, false, false).unwrap().name(),
+                choose_approver(None, false, false, false).unwrap().name(),
                 "non-interactive"
             );
         }
-        assert!(choose_approver(Some("/nonexistent/answers"), false, false).is_err());
+        assert!(choose_approver(Some("/nonexistent/answers"), false, false, false).is_err());
+    }
+
+    /// nu9 F23: without `--session` a "session" answer lasts the run, and the prompt says
+    /// so; with one it is kept for the session.
+    #[test]
+    fn the_session_answer_is_worded_by_what_keeps_it() {
+        let req = make_request();
+        let run_only = TerminalApprover::default().prompt_line(&req);
+        assert!(run_only.contains("[s] for the rest of this run"), "{run_only}");
+        let kept = TerminalApprover {
+            session_persists: true,
+        }
+        .prompt_line(&req);
+        assert!(kept.contains("[s] for this session"), "{kept}");
     }
 
     /// A tool-call request for `make` under workspace-write.

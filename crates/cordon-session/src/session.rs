@@ -106,12 +106,13 @@ impl Session {
         session_id: Option<&str>,
     ) -> Result<Session, String> {
         let approver =
-            crate::choose_approver(approvals_from, yes, non_interactive).map_err(|e| {
-                format!(
-                    "cannot read approvals from {}: {e}",
-                    approvals_from.unwrap_or("?")
-                )
-            })?;
+            crate::choose_approver(approvals_from, yes, non_interactive, session_id.is_some())
+                .map_err(|e| {
+                    format!(
+                        "cannot read approvals from {}: {e}",
+                        approvals_from.unwrap_or("?")
+                    )
+                })?;
         let mut s = Session::new(mode, approver);
         if let Some(id) = session_id {
             s.cache = SessionCache::open(id).map_err(|e| e.to_string())?;
