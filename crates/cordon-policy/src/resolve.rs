@@ -1848,6 +1848,70 @@ fn linked_worktree(
     Ok(common)
 }
 
+/// Checks that `gitdir` (what the `.git` file `dotgit` of the writable root `root` names)
+/// is the git dir of a submodule whose work tree is `root` (nu9 F20: `git commit` inside a
+/// submodule failed, its git dir `<super>/.git/modules/<name>` being read-only): a real
+/// git dir ([`crate::git::real_git_dir`]) outside `root`, without `commondir`, below a
+/// `modules/` directory of another real git dir, reached through no symlink, and whose own
+/// `config` names `root` as its work tree (`core.worktree`, resolved against the git dir as
+/// git does). That backlink is the submodule's own config, which no confined command can
+/// have written: it lies outside this root, and `modules/` and every git dir's `config` are
+/// protected wherever they are inside a writable root (R-P3).
+///
+/// Errors: the first check that fails, in words.
+fn submodule_git_dir(
+    fs: &dyn FsView,
+    gitdir: &Path,
+    dotgit: &Path,
+    root: &Path,
+) -> Result<(), String> {
+    if gitdir.starts_with(root) {
+        return Err("its git dir lies inside the writable root".into());
+    }
+    if canonicalize_lenient(fs, gitdir) != gitdir || is_spelled_through_link(fs, dotgit) {
+        return Err("its git dir is named through a symlink".into());
+    }
+    crate::git::real_git_dir(fs, gitdir)
+        .map_err(|why| format!("its git dir is not a real git dir: {why}"))?;
+    if fs.entry(&gitdir.join("commondir")).is_some() {
+        return Err("its git dir has a commondir".into());
+    }
+    let superproject = gitdir
+        .ancestors()
+        .skip(1)
+        .find(|a| a.file_name() == Some(std::ffi::OsStr::new("modules")))
+        .and_then(Path::parent)
+        .ok_or("its git dir is not <git dir>/modules/<name>")?;
+    crate::git::real_git_dir(fs, superproject)
+        .map_err(|why| format!("the directory holding modules/ is not a git dir: {why}"))?;
+    let config = gitdir.join("config");
+    let text = fs
+        .read_small(&config, SMALL_FILE_CAP)
+        .map_err(|r| format!("{}: {r}", config.display()))?;
+    let parsed = gix_config::File::from_bytes_no_includes(
+        text.as_bytes(),
+        gix_config::file::Metadata::default(),
+        Default::default(),
+    )
+    .map_err(|e| format!("{}: {e}", config.display()))?;
+    let worktree = parsed
+        .string("core.worktree")
+        .ok_or_else(|| format!("{} sets no core.worktree", config.display()))?;
+    let worktree = String::from_utf8(worktree.to_vec())
+        .map_err(|_| "core.worktree is not UTF-8".to_string())?;
+    let named = canonicalize_lenient(
+        fs,
+        &crate::paths::physical_normalize(fs, Path::new(worktree.trim()), gitdir),
+    );
+    if named != canonicalize_lenient(fs, root) {
+        return Err(format!(
+            "its core.worktree names {}, not this directory",
+            named.display()
+        ));
+    }
+    Ok(())
+}
+
 /// Whether the `gitdir:` line of the `.git` file `dotgit` names its target through a
 /// symlink (its normalized spelling is not canonical). Unreadable counts as spelled
 /// through one: the caller refuses the grant.
@@ -2433,10 +2497,28 @@ fn protected_for_root(
                             out.push(prot(gitdir.join(f), why));
                         }
                     }
+                    Err(_) if submodule_git_dir(fs, &gitdir, &dotgit, root).is_ok() => {
+                        // A submodule's own git dir, writable as the work tree's own `.git`
+                        // would be, with what runs code in it protected and `objects`/`refs`
+                        // pinned (nu9 F20).
+                        protect_found_git_dir(fs, &prot, &gitdir, out);
+                        out.push(entry_for(
+                            fs,
+                            gitdir.clone(),
+                            Access::Write,
+                            EntryOrigin::GitWorktree {
+                                worktree: root.to_path_buf(),
+                            },
+                        ));
+                    }
                     Err(why) => {
                         notes.push(format!(
-                            "{}: not a usable linked worktree ({why}); its git dir is not made writable",
-                            dotgit.display()
+                            "{}: not a usable linked worktree or submodule ({why}; {}); its git \
+                             dir is not made writable",
+                            dotgit.display(),
+                            submodule_git_dir(fs, &gitdir, &dotgit, root)
+                                .err()
+                                .unwrap_or_default()
                         ));
                         // Still the git dir git uses here (`--separate-git-dir`, a
                         // submodule): wherever it lies — inside this root, or in one a
@@ -3141,6 +3223,68 @@ mod tests {
         assert_eq!(acc("/repo/.git/hooks/pre-commit"), Access::Read);
         assert_eq!(acc("/repo/.git/config"), Access::Read);
         assert_eq!(acc("/repo/src"), Access::Read);
+    }
+
+    /// nu9 F20: in a submodule's work tree its git dir `<super>/.git/modules/<name>` is
+    /// writable (`git commit` works), with hooks and config protected. Escape twins: a
+    /// `core.worktree` naming another directory, or a git dir not under `modules/`, makes
+    /// nothing writable.
+    #[test]
+    fn submodule_gets_its_git_dir_writable_and_hooks_protected() {
+        let base = || {
+            MemFs::new()
+                .dir("/super/.git/hooks")
+                .dir("/super/.git/objects")
+                .dir("/super/.git/refs")
+                .file("/super/.git/HEAD", "ref: refs/heads/main\n")
+                .file("/super/.git/config", "")
+                .dir("/super/.git/modules/sub/hooks")
+                .dir("/super/.git/modules/sub/objects")
+                .dir("/super/.git/modules/sub/refs")
+                .file("/super/.git/modules/sub/HEAD", "ref: refs/heads/main\n")
+                .file("/super/sub/.git", "gitdir: ../.git/modules/sub\n")
+        };
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        let fs = base().file(
+            "/super/.git/modules/sub/config",
+            "[core]\n\tworktree = ../../../sub\n",
+        );
+        let r = resolve(&p, &ctx("/super/sub"), &fs).unwrap();
+        let acc = |q: &str| r.filesystem.access_for(&fs, Path::new(q)).access;
+        assert_eq!(acc("/super/.git/modules/sub/index"), Access::Write);
+        assert_eq!(acc("/super/.git/modules/sub/objects/ab/cd"), Access::Write);
+        assert_eq!(
+            acc("/super/.git/modules/sub/hooks/pre-commit"),
+            Access::Read
+        );
+        assert_eq!(acc("/super/.git/modules/sub/config"), Access::Read);
+        assert_eq!(acc("/super/.git/modules/sub/modules/x"), Access::Read);
+        assert_eq!(acc("/super/sub/.git"), Access::Read);
+        assert_eq!(acc("/super/.git/index"), Access::Read);
+        // The backlink names another directory.
+        let fs = base().file(
+            "/super/.git/modules/sub/config",
+            "[core]\n\tworktree = ../../../other\n",
+        );
+        let r = resolve(&p, &ctx("/super/sub"), &fs).unwrap();
+        assert_eq!(
+            access(&r, &fs, "/super/.git/modules/sub/index"),
+            Access::Read
+        );
+        assert!(
+            r.notes.iter().any(|n| n.contains("core.worktree names")),
+            "{:?}",
+            r.notes
+        );
+        // A git dir that is not below another git dir's modules/.
+        let fs = MemFs::new()
+            .dir("/elsewhere/sub/objects")
+            .dir("/elsewhere/sub/refs")
+            .file("/elsewhere/sub/HEAD", "ref: refs/heads/main\n")
+            .file("/elsewhere/sub/config", "[core]\n\tworktree = /w\n")
+            .file("/w/.git", "gitdir: /elsewhere/sub\n");
+        let r = resolve(&p, &ctx("/w"), &fs).unwrap();
+        assert_eq!(access(&r, &fs, "/elsewhere/sub/index"), Access::Read);
     }
 
     /// A `.git` file a confined command could have written must not make anything outside

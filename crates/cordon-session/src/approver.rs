@@ -437,7 +437,10 @@ mod tests {
     fn the_session_answer_is_worded_by_what_keeps_it() {
         let req = make_request();
         let run_only = TerminalApprover::default().prompt_line(&req);
-        assert!(run_only.contains("[s] for the rest of this run"), "{run_only}");
+        assert!(
+            run_only.contains("[s] for the rest of this run"),
+            "{run_only}"
+        );
         let kept = TerminalApprover {
             session_persists: true,
         }

@@ -385,3 +385,59 @@ fn tmpdir_under_dev_shm_falls_back_to_tmp() {
         text(&o.stderr)
     );
 }
+
+/// New-user pass nu9, F20: `git commit` inside a submodule failed (its git dir
+/// `<super>/.git/modules/<name>` was read-only). It works now; escape twins in the same run:
+/// the submodule's hooks and config stay read-only, and the superproject's own git dir
+/// too; on the host the commit is there and `git status` works.
+#[test]
+fn a_commit_inside_a_submodule_works_and_its_hooks_stay_protected() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = project();
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let o = Command::new("git")
+            .args(["-c", "protocol.file.allow=always"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "git {args:?}: {}", text(&o.stderr));
+        text(&o.stdout)
+    };
+    let lib = p.root.path().join("lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    git(&lib, &["init", "-q"]);
+    git(&lib, &["commit", "-q", "--allow-empty", "-m", "lib"]);
+    git(&p.dir, &["commit", "-q", "--allow-empty", "-m", "super"]);
+    git(
+        &p.dir,
+        &["submodule", "add", "-q", lib.to_str().unwrap(), "lib"],
+    );
+    git(&p.dir, &["commit", "-q", "-m", "add lib"]);
+    let sub = p.dir.join("lib");
+    let modules = p.dir.join(".git/modules/lib");
+    let script = format!(
+        "echo x > f && git add f && git commit -qm inside && echo COMMITTED; \
+         echo evil > {m}/hooks/post-commit && echo HOOK_WRITTEN; \
+         echo '[core]' >> {m}/config && echo CONFIG_WRITTEN; \
+         touch {s}/.git/index.lock && echo SUPER_WRITTEN; true",
+        m = modules.display(),
+        s = p.dir.display()
+    );
+    let o = cordon(&p, &sub, &["run", "--", "sh", "-c", &script]);
+    let out = text(&o.stdout);
+    assert!(out.contains("COMMITTED"), "{out}{}", text(&o.stderr));
+    for leak in ["HOOK_WRITTEN", "CONFIG_WRITTEN", "SUPER_WRITTEN"] {
+        assert!(!out.contains(leak), "{leak}: {out}");
+    }
+    assert!(!modules.join("hooks/post-commit").exists());
+    assert_eq!(git(&sub, &["log", "-1", "--format=%s"]).trim(), "inside");
+    git(&p.dir, &["status", "--short"]);
+}
