@@ -318,7 +318,9 @@ impl ResolvedCache {
 /// The caches of one run, in table order: those that exist on the host and that the
 /// profile leaves readable but not writable (a writable one is already the user's choice;
 /// a denied one stays hidden). `mode` is the profile's, except that `Shared` caches have
-/// become writable entries during resolution and are reported as such. Nothing when the
+/// become writable entries during resolution and are reported as such, and that a
+/// filesystem with no writable root (`--plan`, the `read-only` profile) turns `Overlay`
+/// into `ReadOnly` (attack pass 26, F1). Nothing when the
 /// filesystem is unrestricted or `$HOME` is unknown.
 ///
 /// With [`CacheMode::Overlay`], a cache missing on the host (a new user) is not left
@@ -336,6 +338,15 @@ pub fn resolve_caches(
 ) -> Vec<ResolvedCache> {
     let (Some(home), ResolvedFilesystem::Restricted { .. }) = (home, filesystem) else {
         return Vec::new();
+    };
+    // A run with nothing writable (`--plan`, the `read-only` profile) gets the caches
+    // read-only: a copy-on-write layer would persist what it wrote for the workspace's
+    // later, writable runs to execute (attack pass 26, F1: a plan-mode run replaced
+    // `~/.cargo/bin/cargo` in the layer and the next `cargo build` ran it).
+    let mode = if mode == CacheMode::Overlay && filesystem.writable_roots().is_empty() {
+        CacheMode::ReadOnly
+    } else {
+        mode
     };
     let home_c = canonicalize_lenient(fs, home);
     let root = overlay_root(&home_c).join(workspace_key(workspace));

@@ -670,3 +670,43 @@ fn explain_says_a_missing_caches_private_directory_is_writable() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("explain --json");
     assert_ne!(v["paths"][0]["access"], "write", "{v}");
 }
+
+/// Attack pass 26, F1: a `--plan` or `read-only` run wrote the workspace's persistent
+/// copy-on-write layer (`~/.cargo/bin/cargo` replaced) and the next ordinary run executed
+/// it. With nothing writable the caches are read-only; twin: an ordinary run still writes
+/// its layer, and the host cache is never written.
+#[test]
+fn nothing_writable_runs_get_read_only_caches() {
+    if !overlays_available() {
+        return;
+    }
+    let p = project();
+    let reg = p.home.join(".cargo/registry");
+    let before = snapshot(&reg);
+    let plant =
+        "echo planted > ~/.cargo/registry/cache/index.example/dep-1.0.0.crate && echo WROTE";
+    for flags in [&["--plan"][..], &["--profile", "read-only"][..]] {
+        let mut args = vec!["run"];
+        args.extend_from_slice(flags);
+        args.extend_from_slice(&["--", "sh", "-c", plant]);
+        let o = cordon(&p, &p.dir, &args);
+        assert!(
+            !text(&o.stdout).contains("WROTE"),
+            "{flags:?}: the layer was writable"
+        );
+        let o = cordon(
+            &p,
+            &p.dir,
+            &[
+                "run",
+                "--",
+                "cat",
+                &format!("{}/cache/index.example/dep-1.0.0.crate", reg.display()),
+            ],
+        );
+        assert_eq!(text(&o.stdout), "original crate bytes\n", "{flags:?}");
+    }
+    let o = cordon(&p, &p.dir, &["run", "--", "sh", "-c", plant]);
+    assert!(text(&o.stdout).contains("WROTE"), "{}", text(&o.stderr));
+    assert_eq!(snapshot(&reg), before, "the host cache changed");
+}
