@@ -636,10 +636,15 @@ pub fn env_config_files(env: &BTreeMap<String, String>, base: &Path) -> Vec<Path
 }
 
 /// Files git reads that the invoking environment places (breaker4 HIGH-3, MEDIUM-3b):
-/// [`env_config_files`] and `$XDG_CONFIG_HOME/git/attributes` (the default
-/// `core.attributesFile`, which selects filter and diff drivers). Resolution keeps those
-/// that lie inside a writable root read-only, like `.git/config`.
-pub fn env_git_files(env: &BTreeMap<String, String>, base: &Path) -> Vec<(PathBuf, String)> {
+/// [`env_config_files`], `$XDG_CONFIG_HOME/git/attributes` (the default
+/// `core.attributesFile`, which selects filter and diff drivers), and in each of `homes`
+/// git's default `~/.config/git/{config,attributes}` and `~/.gitconfig`. Resolution keeps
+/// those that lie inside a writable root read-only, like `.git/config`.
+pub fn env_git_files(
+    env: &BTreeMap<String, String>,
+    base: &Path,
+    homes: &[PathBuf],
+) -> Vec<(PathBuf, String)> {
     let mut v = Vec::new();
     for var in ["GIT_CONFIG_SYSTEM", "GIT_CONFIG_GLOBAL"] {
         if let Some(p) = env_path(env, var, base) {
@@ -651,15 +656,26 @@ pub fn env_git_files(env: &BTreeMap<String, String>, base: &Path) -> Vec<(PathBu
             v.push((x.join("git").join(f), format!("$XDG_CONFIG_HOME/git/{f}")));
         }
     }
+    // git's own default places in each home (attack pass 26, F9: with `$XDG_CONFIG_HOME`
+    // unset, the usual case, a missing `~/.config/git/config` inside a writable root — a
+    // dotfiles repository at `~/.config` — was created by a command, and the host's next
+    // git ran its alias), and `~/.gitconfig` (a `-w` of the home itself).
+    for h in homes {
+        for f in ["config", "attributes"] {
+            v.push((h.join(".config/git").join(f), format!("~/.config/git/{f}")));
+        }
+        v.push((h.join(".gitconfig"), "~/.gitconfig".into()));
+    }
     v
 }
 
 /// The reason of a protected git configuration file placed by the invoking environment
-/// (breaker4 HIGH-3, MEDIUM-3b); `{}` is the variable's spelling.
+/// (breaker4 HIGH-3, MEDIUM-3b) or git's default global places (attack pass 26, F9);
+/// `spelling` is how it was named (`$GIT_CONFIG_GLOBAL`, `~/.config/git/config`).
 pub fn env_git_file_reason(spelling: &str) -> String {
     format!(
-        "git reads this file ({spelling} in cordon's environment): core.fsmonitor, hooks and \
-         filters set in it run on the host's next git command"
+        "git reads this file ({spelling}): core.fsmonitor, hooks and filters set in it run \
+         on the host's next git command"
     )
 }
 

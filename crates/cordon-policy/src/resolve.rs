@@ -1314,7 +1314,8 @@ pub fn resolve(
                 // environment inside a writable root: read-only like `.git/config`, a
                 // placeholder when missing (breaker4 HIGH-3, MEDIUM-3b: a command rewrote
                 // `$GIT_CONFIG_GLOBAL` and the host's next `git status` ran its fsmonitor).
-                for (f, spelling) in crate::gitconfig::env_git_files(&ctx.env, &ctx.cwd) {
+                for (f, spelling) in crate::gitconfig::env_git_files(&ctx.env, &ctx.cwd, &all_homes)
+                {
                     let c = canonicalize_lenient(fs, &f);
                     if write_roots
                         .iter()

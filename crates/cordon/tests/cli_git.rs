@@ -441,3 +441,47 @@ fn a_commit_inside_a_submodule_works_and_its_hooks_stay_protected() {
     assert_eq!(git(&sub, &["log", "-1", "--format=%s"]).trim(), "inside");
     git(&p.dir, &["status", "--short"]);
 }
+
+/// Attack pass 26, F9: with `$XDG_CONFIG_HOME` unset (the usual case) git reads
+/// `~/.config/git/config`; in a dotfiles repository at `~/.config` a command created it and
+/// the host's next git ran its alias. It is protected (a placeholder when missing) like
+/// `$XDG_CONFIG_HOME/git/config`; twin: the rest of the repository stays writable.
+#[test]
+fn gits_default_global_config_in_a_writable_root_is_protected() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = project();
+    let dotfiles = p.home.join(".config");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    let st = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&dotfiles)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = p
+        .cordon_in(
+            &dotfiles,
+            &[
+                "run",
+                "--",
+                "sh",
+                "-c",
+                "mkdir -p git; printf '[alias]\\n\\tst = !touch planted\\n' > git/config && \
+                 echo CONFIG_WRITTEN; echo a > git/attributes && echo ATTR_WRITTEN; \
+                 echo ok > other && echo OTHER_OK",
+            ],
+        )
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .unwrap();
+    let out = text(&o.stdout);
+    assert!(out.contains("OTHER_OK"), "{out}{}", text(&o.stderr));
+    assert!(!out.contains("CONFIG_WRITTEN"), "{out}");
+    assert!(!out.contains("ATTR_WRITTEN"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(dotfiles.join("git/config")).unwrap_or_default(),
+        ""
+    );
+}
