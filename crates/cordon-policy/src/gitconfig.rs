@@ -79,11 +79,79 @@ pub fn git_init_hint(profile: &crate::ResolvedProfile, argv: &[String]) -> Optio
     ))
 }
 
-/// The work-tree directories of the submodules `root/.gitmodules` names
-/// (`submodule.<name>.path`, relative to `root`, lexically normalised, kept only when they
-/// stay inside `root`): protected beyond the nested-repository scan's bounds (breaker,
-/// stop 19). A missing, unreadable or unparsable file names none.
+/// The work-tree directories of the submodules of the repository at `root`, kept only when
+/// they lie inside `root`: protected beyond the nested-repository scan's bounds (breaker,
+/// stop 19). Two sources: `root/.gitmodules` (`submodule.<name>.path`, relative to `root`,
+/// lexically normalised), and — since `.gitmodules` is a work-tree file a command can
+/// empty (attack pass 26, F2) — the submodules git itself keeps in `root/.git/modules/`,
+/// each named by its own `core.worktree` (a protected directory no command writes).
+/// Missing, unreadable or unparsable files name none.
 pub fn submodule_paths(fs: &dyn FsView, root: &Path) -> Vec<PathBuf> {
+    let mut out = registered_submodules(fs, root);
+    for p in listed_submodules(fs, root) {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// The submodules `root/.git/modules` holds (a bounded walk: 512 directories, names with
+/// `/` and nested `modules/` followed 6 deep), each by its git dir's `core.worktree`
+/// resolved as git does (relative to the git dir).
+fn registered_submodules(fs: &dyn FsView, root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if fs.kind(&root.join(".git")) != Some(crate::paths::FileKind::Dir) {
+        return out;
+    }
+    let mut stack = vec![(root.join(".git/modules"), 0usize)];
+    let mut budget = 512usize;
+    while let Some((d, depth)) = stack.pop() {
+        let Some(names) = fs.list_dir_typed(&d, 256) else {
+            continue;
+        };
+        for (name, is_dir) in names {
+            if !is_dir || budget == 0 {
+                continue;
+            }
+            budget -= 1;
+            let c = d.join(name);
+            if crate::git::looks_like_git_dir(fs, &c) {
+                if let Some(wt) = core_worktree(fs, &c) {
+                    if wt.starts_with(root) && wt != root && !out.contains(&wt) {
+                        out.push(wt);
+                    }
+                }
+                if depth < 6 {
+                    stack.push((c.join("modules"), depth + 1));
+                }
+            } else if depth < 6 {
+                stack.push((c, depth + 1));
+            }
+        }
+    }
+    out
+}
+
+/// `core.worktree` of the git dir `gitdir` (its `config`, no includes), resolved against
+/// it as git does, lexically.
+fn core_worktree(fs: &dyn FsView, gitdir: &Path) -> Option<PathBuf> {
+    let text = fs
+        .read_small(&gitdir.join("config"), CONFIG_FILE_CAP)
+        .ok()?;
+    let file = gix_config::File::from_bytes_no_includes(
+        text.as_bytes(),
+        gix_config::file::Metadata::default(),
+        Default::default(),
+    )
+    .ok()?;
+    let wt = file.string("core.worktree")?;
+    let wt = String::from_utf8_lossy(&wt).to_string();
+    Some(lexical_normalize(Path::new(wt.trim()), gitdir))
+}
+
+/// The submodule paths `root/.gitmodules` names.
+fn listed_submodules(fs: &dyn FsView, root: &Path) -> Vec<PathBuf> {
     let Ok(text) = fs.read_small(&root.join(".gitmodules"), CONFIG_FILE_CAP) else {
         return Vec::new();
     };

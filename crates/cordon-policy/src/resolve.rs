@@ -2241,7 +2241,8 @@ fn protect_nested_projects(
         notes.push(format!(
             "{}: looked for nested repositories in the first {NESTED_SCAN_CAP} entries and \
              {NESTED_SCAN_DEPTH} levels only \
-             (submodules named in .gitmodules are protected anyway); a repository beyond them \
+             (the submodules git keeps in .git/modules or .gitmodules names are protected \
+             anyway); a repository beyond them \
              keeps a writable .git, whose config git runs when used there",
             root.display()
         ));
@@ -2854,6 +2855,53 @@ mod tests {
             "{:?}",
             r.notes
         );
+    }
+
+    /// Attack pass 26, F2: the same with `.gitmodules` emptied by an earlier run (a
+    /// work-tree file): the submodule git keeps in `.git/modules/<name>` is found by its own
+    /// `core.worktree` (also a name with `/`), and stays protected beyond the cap. Twin: a
+    /// module whose `core.worktree` leads outside the project names nothing there.
+    #[test]
+    fn submodules_git_keeps_are_protected_without_gitmodules() {
+        let mut fs = fs()
+            .file("/home/u/proj/.git/HEAD", "ref: refs/heads/main\n")
+            .file("/home/u/proj/.gitmodules", "")
+            .dir("/home/u/proj/.git/modules/a/b/objects")
+            .dir("/home/u/proj/.git/modules/a/b/refs")
+            .file(
+                "/home/u/proj/.git/modules/a/b/HEAD",
+                "ref: refs/heads/main\n",
+            )
+            .file(
+                "/home/u/proj/.git/modules/a/b/config",
+                "[core]\n\tworktree = ../../../../zz/sm\n",
+            )
+            .dir("/home/u/proj/.git/modules/out/objects")
+            .dir("/home/u/proj/.git/modules/out/refs")
+            .file(
+                "/home/u/proj/.git/modules/out/HEAD",
+                "ref: refs/heads/main\n",
+            )
+            .file(
+                "/home/u/proj/.git/modules/out/config",
+                "[core]\n\tworktree = /etc\n",
+            )
+            .file(
+                "/home/u/proj/zz/sm/.git",
+                "gitdir: ../../.git/modules/a/b\n",
+            );
+        for i in 0..(NESTED_SCAN_CAP + 10) {
+            fs = fs.dir(&format!("/home/u/proj/build/d{i}"));
+        }
+        assert_eq!(
+            crate::gitconfig::submodule_paths(&fs, Path::new("/home/u/proj")),
+            [PathBuf::from("/home/u/proj/zz/sm")]
+        );
+        let p = PermissionProfile::builtin("workspace-write").unwrap();
+        let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+        let at = |q: &str| r.filesystem.access_for(&fs, Path::new(q)).access;
+        assert_eq!(at("/home/u/proj/zz/sm/.git"), Access::Read);
+        assert_eq!(at("/home/u/proj/zz/sm/src.c"), Access::Write);
     }
 
     /// The workspace inside a wider writable root (`-w /data/w` holding the project) is
