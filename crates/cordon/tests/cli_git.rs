@@ -485,3 +485,73 @@ fn gits_default_global_config_in_a_writable_root_is_protected() {
         ""
     );
 }
+
+/// Attack pass 26, F6 and F4: a hard link an earlier run made before a file was protected
+/// (a hook's script in the work tree) or denied (`.env`) let the next run write or read it
+/// through the other name, which no mount covers. The run is refused naming the file and
+/// how to find the other names, in `--dry-run` as in the run; twin: with the extra link
+/// removed the same run works and the cover holds.
+#[test]
+fn a_covered_file_with_another_hard_link_is_refused() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = project();
+    std::fs::create_dir_all(p.dir.join("scripts")).unwrap();
+    std::fs::create_dir_all(p.dir.join("docs")).unwrap();
+    std::fs::write(p.dir.join("scripts/hook.sh"), "#!/bin/sh\necho benign\n").unwrap();
+    // The earlier run's link, made while nothing protected the script.
+    let o = cordon(
+        &p,
+        &p.dir,
+        &["run", "--", "ln", "scripts/hook.sh", "docs/notes.txt"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    // The user installs the hook on the host: the script is now protected.
+    std::os::unix::fs::symlink("../../scripts/hook.sh", p.dir.join(".git/hooks/pre-commit"))
+        .unwrap();
+    let write = ["run", "--", "sh", "-c", "echo evil > docs/notes.txt"];
+    for args in [&write[..], &["run", "--dry-run", "--", "true"][..]] {
+        let o = cordon(&p, &p.dir, args);
+        assert_eq!(o.status.code(), Some(125), "{args:?}: {}", text(&o.stderr));
+        let err = text(&o.stderr);
+        assert!(err.contains("scripts/hook.sh has 2 hard links"), "{err}");
+        assert!(err.contains("-samefile"), "{err}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(p.dir.join("scripts/hook.sh")).unwrap(),
+        "#!/bin/sh\necho benign\n"
+    );
+    std::fs::remove_file(p.dir.join("docs/notes.txt")).unwrap();
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "echo evil > scripts/hook.sh; echo ran",
+        ],
+    );
+    assert_eq!(text(&o.stdout), "ran\n", "{}", text(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(p.dir.join("scripts/hook.sh")).unwrap(),
+        "#!/bin/sh\necho benign\n"
+    );
+    // F4: a denied file with a second name in the workspace.
+    std::fs::write(p.dir.join("public.txt"), "API_SECRET=1\n").unwrap();
+    std::fs::hard_link(p.dir.join("public.txt"), p.dir.join(".env")).unwrap();
+    let o = cordon(
+        &p,
+        &p.dir,
+        &["run", "--deny-read", ".env", "--", "cat", "public.txt"],
+    );
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(!text(&o.stdout).contains("API_SECRET"));
+    assert!(
+        text(&o.stderr).contains(".env has 2 hard links"),
+        "{}",
+        text(&o.stderr)
+    );
+}

@@ -841,9 +841,11 @@ fn is_errno(e: &io::Error, errno: libc::c_int) -> bool {
 /// placeholders of missing protected paths ([`create_placeholders`]). Returns the
 /// placeholders created.
 ///
-/// Errors: a directory or placeholder could not be created (message names the path and
-/// what to do; the helper refuses to run).
+/// Errors: a covered file has another hard link ([`check_hard_links`]), or a directory or
+/// placeholder could not be created (message names the path and what to do; the helper
+/// refuses to run).
 pub fn prepare_host(layout: &Layout) -> io::Result<Vec<Placeholder>> {
+    check_hard_links(layout).map_err(io::Error::other)?;
     create_missing_grants(layout)?;
     create_overlay_dirs(layout)?;
     create_placeholders(layout)
@@ -977,10 +979,115 @@ fn placeholder_blocker(path: &Path) -> Option<String> {
     ))
 }
 
+/// Checks that no path `layout` covers inside a writable root has a second name there
+/// (attack pass 26, F6 and F4): a read-only bind or a mask covers one *name*; another hard
+/// link to the same file, made by an earlier run before the file was protected or denied
+/// (a hook script before `core.hooksPath` named it, an empty `.env` before the secret was
+/// written into it), would let the command write or read it all the same. Landlock is no
+/// help (its rules follow paths too). Checked: every protected path that is a regular
+/// file, the regular files up to two levels inside a protected directory (`objects/`
+/// skipped: git's local clones hard-link those, and they hold no code), and every masked
+/// regular file inside a writable bind. Outside the writable roots a confined command
+/// cannot make a link (`link` across mounts fails with `EXDEV`). Nothing is followed:
+/// each parent is opened with no symlink on the way. Fails closed.
+///
+/// Errors: the first such file, with its link count and what to do.
+pub fn check_hard_links(layout: &Layout) -> Result<(), String> {
+    let roots: Vec<&Path> = layout
+        .steps
+        .iter()
+        .filter(|s| matches!(s.kind, StepKind::Bind { writable: true, .. }))
+        .map(|s| s.path.as_path())
+        .collect();
+    let mut budget = 4096usize;
+    for s in &layout.steps {
+        let (what, walk) = match s.kind {
+            StepKind::Bind {
+                protected: true,
+                writable: false,
+                ..
+            } => ("write", true),
+            StepKind::Mask { .. } if roots.iter().any(|r| s.path.starts_with(r)) => ("read", false),
+            _ => continue,
+        };
+        if let Some((file, links)) = linked_file(&s.path, walk, &mut budget) {
+            let root = roots
+                .iter()
+                .filter(|r| file.starts_with(r))
+                .min_by_key(|r| r.as_os_str().len())
+                .map_or_else(|| Path::new("/"), |r| *r);
+            return Err(format!(
+                "{} has {links} hard links: a command could {what} it through another name, \
+                 which cordon's cover of this path does not reach (an earlier command may have \
+                 made the link); list them with `find {} -samefile {}`, remove the extra \
+                 names, and run again",
+                file.display(),
+                root.display(),
+                file.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The first regular file with more than one link at `path` or, when `walk` and `path` is
+/// a directory, up to two levels below it (not in `objects/`); `None` when there is none,
+/// `path` is missing, or a component on its way is a symlink (covered elsewhere).
+fn linked_file(path: &Path, walk: bool, budget: &mut usize) -> Option<(PathBuf, u64)> {
+    let (parent, name) = (path.parent()?, path.file_name()?);
+    let pfd = sys::open_dir_nofollow(parent).ok()?;
+    linked_at(pfd.as_fd(), name, path, if walk { 2 } else { 0 }, budget)
+}
+
+fn linked_at(
+    dir: std::os::fd::BorrowedFd<'_>,
+    name: &std::ffi::OsStr,
+    shown: &Path,
+    depth: usize,
+    budget: &mut usize,
+) -> Option<(PathBuf, u64)> {
+    let cname = CString::new(name.as_bytes()).ok()?;
+    let st = sys::fstatat_nofollow(dir.as_raw_fd(), &cname).ok()?;
+    match st.st_mode & libc::S_IFMT {
+        libc::S_IFREG if st.st_nlink > 1 => Some((shown.to_path_buf(), st.st_nlink as u64)),
+        libc::S_IFDIR if depth > 0 && name != "objects" => {
+            use nix::fcntl::{openat, OFlag};
+            let fd = openat(
+                dir,
+                cname.as_c_str(),
+                OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+                nix::sys::stat::Mode::empty(),
+            )
+            .ok()?;
+            let names: Vec<std::ffi::OsString> = {
+                let mut d = nix::dir::Dir::from_fd(fd.try_clone().ok()?).ok()?;
+                d.iter()
+                    .filter_map(Result::ok)
+                    .map(|e| std::ffi::OsStr::from_bytes(e.file_name().to_bytes()).to_owned())
+                    .filter(|n| n != "." && n != "..")
+                    .collect()
+            };
+            for n in names {
+                if *budget == 0 {
+                    return None;
+                }
+                *budget -= 1;
+                if let Some(found) = linked_at(fd.as_fd(), &n, &shown.join(&n), depth - 1, budget) {
+                    return Some(found);
+                }
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
 /// Checks, before anything runs, that every placeholder `layout` needs can be made
-/// ([`placeholder_blocker`]): what `--dry-run` and the plan report must be what the helper
+/// ([`placeholder_blocker`]) and that no covered file has another name
+/// ([`check_hard_links`]): what `--dry-run` and the plan report must be what the helper
 /// then does. Errors: the first blocker, in words.
 pub fn check_placeholders(layout: &Layout) -> Result<(), String> {
+    check_hard_links(layout)?;
     for s in &layout.steps {
         if let StepKind::Bind {
             protected: true, ..
