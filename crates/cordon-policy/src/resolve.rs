@@ -2588,10 +2588,13 @@ fn protected_for_root(
             p = parent.to_path_buf();
         }
         let ancestor = p != *f;
+        // The session store is a directory (new-user pass nu11 H1, attack pass 26 F15: its
+        // placeholder was an empty file, and every later `--session` failed).
+        let sessions = p.ends_with("cordon/sessions");
         let mut e = prot(p, CONFIG_PROTECTION_REASON);
         // A missing directory above the file: its placeholder is a directory, so a later
         // run can still create the file's parents beneath it.
-        e.is_dir |= ancestor;
+        e.is_dir |= ancestor || sessions;
         out.push(e);
     }
     Ok(())

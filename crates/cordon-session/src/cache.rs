@@ -199,6 +199,16 @@ impl SessionCache {
         if !valid_id(id) {
             return Err(CacheError::BadId(id.into()));
         }
+        if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_file()) {
+            // An empty file there is the placeholder an older cordon made when a writable
+            // grant covered the state directory (nu11 H1): say so, not "Not a directory".
+            return Err(CacheError::Untrusted {
+                path: dir.to_path_buf(),
+                why: "is a file, not the sessions directory (an empty one is a placeholder an \
+                      older cordon left when a writable grant covered it)"
+                    .into(),
+            });
+        }
         let path = dir.join(format!("{id}.json"));
         let entries = read_file(&path, id)?.unwrap_or_default();
         Ok(SessionCache {

@@ -1805,6 +1805,11 @@ fn relative_config_and_rules_files_stay_read_only() {
     let o = support::out(p.cordon(&["run", "--config", &l, "--profile", "p", "--", "true"]));
     assert_eq!(o.status.code(), Some(125), "{}", support::text(&o.stderr));
     assert!(support::text(&o.stderr).contains("hard links"));
+    // The project's runs refuse while the protected file has a second name (attack pass 26,
+    // F6: cordon cannot tell where the other name is); removed, they run again.
+    let o = support::out(p.cordon(&["run", "--", "true"]));
+    assert_eq!(o.status.code(), Some(125), "{}", support::text(&o.stderr));
+    std::fs::remove_file(&linked).unwrap();
     // Outside every project (the home here) it is used (twin).
     std::fs::copy(p.dir.join(".cordon/cfg.toml"), p.home.join("cfg.toml")).unwrap();
     let cfg = p.home.join("cfg.toml").display().to_string();
@@ -3048,4 +3053,34 @@ fn a_cwd_longer_than_path_max_is_named_as_such() {
         let o = in_depth(10, args);
         assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o.stderr));
     }
+}
+
+/// New-user pass nu11 H1 (attack pass 26 F15): a writable grant covering the home made the
+/// session store's protected placeholder an empty *file*, and every later `--session` run
+/// failed with "Not a directory". It is a directory; twin: an older cordon's file
+/// placeholder is named with what to do.
+#[test]
+fn the_session_store_placeholder_is_a_directory() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = support::Project::new("cordon-sessdir-");
+    let home = p.home.display().to_string();
+    for _ in 0..2 {
+        let o = support::out(p.cordon(&["run", "-w", &home, "--", "true"]));
+        assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+    }
+    let store = p.home.join(".local/state/cordon/sessions");
+    assert!(store.is_dir(), "{}", store.display());
+    let o = support::out(p.cordon(&["run", "--session", "s1", "--", "true"]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+    std::fs::remove_dir(&store).unwrap();
+    std::fs::write(&store, "").unwrap();
+    let o = support::out(p.cordon(&["run", "--session", "s1", "--", "true"]));
+    assert_eq!(o.status.code(), Some(125));
+    let err = support::text(&o.stderr);
+    assert!(
+        err.contains("is a file, not the sessions directory"),
+        "{err}"
+    );
 }
