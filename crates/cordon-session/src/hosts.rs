@@ -177,6 +177,7 @@ impl Session {
             remember: None,
             warning: None,
             justification: None,
+            session_answer_kept: true,
         };
         self.scope.issue(&ctx.run_id, &req.approval_id);
         self.prompts += 1;

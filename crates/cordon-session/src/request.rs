@@ -182,6 +182,17 @@ pub struct ReviewableRequest {
     /// words, shown as such, never a reason to approve by itself).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub justification: Option<String>,
+    /// Whether a "session" answer is kept for the rest of the session: not for a command
+    /// with a finding (dangerous) or an opaque part, nor for an escalation
+    /// ([`crate::cache::eligible`]). When `false`, `session` is not among
+    /// [`ReviewableRequest::allowed_answers`] (new-user pass nu11, M2: `[s]` was offered for
+    /// `git reset --hard`, echoed, and the next run asked again).
+    #[serde(default = "yes")]
+    pub session_answer_kept: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn segment_why(s: &SegmentRecord) -> String {
@@ -345,6 +356,8 @@ impl ReviewableRequest {
             remember: remember_rule(record),
             warning: None,
             justification: None,
+            session_answer_kept: record.opaque.is_empty()
+                && record.segments.iter().all(|s| s.findings.is_empty()),
         }
     }
 
@@ -361,7 +374,10 @@ impl ReviewableRequest {
                 Answer::Deny,
             ];
         }
-        let mut v = vec![Answer::Once, Answer::Session];
+        let mut v = vec![Answer::Once];
+        if self.session_answer_kept && self.kind == RequestKind::ToolCall {
+            v.push(Answer::Session);
+        }
         if self.remember.is_some() && self.kind == RequestKind::ToolCall {
             v.push(Answer::RememberRule);
         }
@@ -498,6 +514,37 @@ mod tests {
     fn rec(argv: &[&str]) -> DecisionRecord {
         let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
         Policy::empty().evaluate(&argv, &EvalContext::default())
+    }
+
+    /// nu11 M2: `[s]` is offered only where a session answer is kept: not for a dangerous
+    /// command (a finding), an opaque one or an escalation; twin: a plain unknown command.
+    #[test]
+    fn session_is_offered_only_where_it_is_kept() {
+        let needs = NeededPermissions {
+            profile: cordon_policy::PermissionProfile::builtin("workspace-write").unwrap(),
+            additional: None,
+            sandboxed: true,
+        };
+        let ask = |argv: &[&str]| {
+            ReviewableRequest::tool_call(
+                RunId::new(),
+                &rec(argv),
+                "/w".into(),
+                needs.clone(),
+                "x".into(),
+            )
+        };
+        let dangerous = ask(&["git", "reset", "--hard"]);
+        assert!(!dangerous.session_answer_kept);
+        assert!(!dangerous.allowed_answers().contains(&Answer::Session));
+        assert!(dangerous.allowed_answers().contains(&Answer::Once));
+        let plain = ask(&["make", "build"]);
+        assert!(plain.allowed_answers().contains(&Answer::Session));
+        let mut retry = plain.clone();
+        retry.kind = RequestKind::Escalation {
+            after: "sandbox-denied".into(),
+        };
+        assert!(!retry.allowed_answers().contains(&Answer::Session));
     }
 
     /// Breaker (stop 22): an agent's justification, an extra grant's path and the argv are

@@ -205,8 +205,13 @@ impl Session {
                 }
             }
         };
-        let answer = if req.allowed_answers().contains(&answer) {
+        let allowed = req.allowed_answers();
+        let answer = if allowed.contains(&answer) {
             answer
+        } else if answer == Answer::Session && allowed.contains(&Answer::Once) {
+            // A scripted or MCP "session" for a request whose session answer is not kept
+            // (dangerous, opaque, an escalation): what it always meant, once.
+            Answer::Once
         } else {
             Answer::Deny
         };
