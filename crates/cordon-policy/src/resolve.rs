@@ -394,6 +394,12 @@ pub enum ResolveError {
     /// The second field says which of those applied and what to do ([`workspace_refusal`]).
     #[error("refusing to make {0} writable as the workspace: {1}; or use --profile read-only")]
     UnsafeWorkspace(PathBuf, String),
+    /// A writable root is a directory git runs code from for every repository (the
+    /// global `core.hooksPath` or `init.templateDir` names it: someone keeping their hooks
+    /// in a repository): its missing hooks cannot be kept from being created (attack pass
+    /// 26, F14). The second field names the key and the file that set it.
+    #[error("refusing to make {0} writable: {1}, so a hook a command writes there runs on the host in every repository that uses it; use --profile read-only there, or edit a copy")]
+    CodeDirRoot(PathBuf, String),
     /// An entry has an empty path.
     #[error("entry {0}: empty path; write `:workspace` for the project root")]
     EmptyPath(usize),
@@ -821,6 +827,25 @@ fn workspace_refusal(
              configuration); cd into a project directory"
                 .into(),
         );
+    }
+    // A clone inside a package cache (`~/.cargo/git/checkouts/<dep>/<rev>` has its own
+    // `.git`): its marker would make the host cache writable, and every later host build
+    // compiles what is written there (attack pass 26, F7).
+    if let Some(cache) = homes.iter().find_map(|h| {
+        let hc = canonicalize_lenient(fs, h);
+        crate::caches::KNOWN_CACHES
+            .iter()
+            .map(|c| c.path)
+            .chain(crate::caches::TOOL_HOMES.iter().map(|t| t.path))
+            .map(|rel| hc.join(rel))
+            .find(|c| ws.starts_with(c))
+    }) {
+        return Some(format!(
+            "it is inside the package cache {}, whose contents later builds on the host run; \
+             copy it out to work on it (`cp -r {} ~/src/`)",
+            cache.display(),
+            ws.display()
+        ));
     }
     if marker || !fallback_too_sensitive(ws, homes, fs) {
         return None;
@@ -1308,7 +1333,7 @@ pub fn resolve(
                         &write_roots,
                         &mut extra,
                         &mut notes,
-                    );
+                    )?;
                 }
                 // git's global/system config and attributes placed by the invoking
                 // environment inside a writable root: read-only like `.git/config`, a
@@ -2066,9 +2091,9 @@ fn protect_git_config_targets(
     write_roots: &[PathBuf],
     out: &mut Vec<ResolvedEntry>,
     notes: &mut Vec<String>,
-) {
+) -> Result<(), ResolveError> {
     let Some((gitdir, common)) = repo_dirs_of_root(fs, root, home_forms) else {
-        return;
+        return Ok(());
     };
     let repo = crate::gitconfig::RepoDirs {
         worktree: root,
@@ -2101,6 +2126,25 @@ fn protect_git_config_targets(
     }
     for t in targets {
         let c = canonicalize_lenient(fs, &t.path);
+        // A hooks or template directory that *is* a writable root: a protected entry at
+        // the root's own path would lose to the root, and the hooks it lacks cannot be
+        // kept from being created without placeholders git would run (F14).
+        if t.dir {
+            if let Some(r) = write_roots.iter().find(|r| **r == c || **r == t.path) {
+                return Err(ResolveError::CodeDirRoot(
+                    r.clone(),
+                    format!(
+                        "it is git's {} (set in {})",
+                        if t.key.eq_ignore_ascii_case("core.hookspath") {
+                            "hooks directory, core.hooksPath"
+                        } else {
+                            "template directory"
+                        },
+                        t.file.display()
+                    ),
+                ));
+            }
+        }
         // Inside a writable root by where it leads, or by how git spells it: a target
         // reached through a symlink that lives in a writable root (`!lk/q.sh` with `lk` a
         // link elsewhere) is protected too, so the link on the way is pinned (PinLink) and
@@ -2122,6 +2166,7 @@ fn protect_git_config_targets(
             out.push(e);
         }
     }
+    Ok(())
 }
 
 /// The reason of a nested repository's protected `.git` (R-P3).

@@ -555,3 +555,77 @@ fn a_covered_file_with_another_hard_link_is_refused() {
         text(&o.stderr)
     );
 }
+
+/// Attack pass 26, F14: the global `core.hooksPath` is a repository of its own (hooks kept
+/// in git) and the workspace: a command wrote `pre-commit` there and every host repository
+/// ran it. The run is refused naming the key and file; twin: the same directory without
+/// that setting is an ordinary workspace.
+#[test]
+fn a_workspace_that_is_the_global_hooks_directory_is_refused() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = project();
+    let hooks = p.home.join(".githooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    let st = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&hooks)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let write = [
+        "run",
+        "--",
+        "sh",
+        "-c",
+        "echo '#!/bin/sh' > pre-commit && echo WROTE",
+    ];
+    let o = cordon(&p, &hooks, &write);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    std::fs::remove_file(hooks.join("pre-commit")).unwrap();
+    std::fs::write(
+        p.home.join(".gitconfig"),
+        format!("[core]\n\thooksPath = {}\n", hooks.display()),
+    )
+    .unwrap();
+    let o = cordon(&p, &hooks, &write);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(!text(&o.stdout).contains("WROTE"));
+    assert!(!hooks.join("pre-commit").exists());
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("core.hooksPath") && err.contains(".gitconfig"),
+        "{err}"
+    );
+}
+
+/// Attack pass 26, F7: a cargo git checkout (`~/.cargo/git/checkouts/<dep>/<rev>`, a clone
+/// with its own `.git`) as the cwd made the host cache the writable workspace, and later
+/// host builds would compile what a command wrote there. Refused, naming the cache; twin:
+/// `--profile read-only` there runs.
+#[test]
+fn a_clone_inside_a_package_cache_is_no_workspace() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = project();
+    let dep = p.home.join(".cargo/git/checkouts/dep-abc/1234567");
+    std::fs::create_dir_all(&dep).unwrap();
+    let st = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&dep)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = cordon(&p, &dep, &["run", "--", "sh", "-c", "echo x > build.rs"]);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("inside the package cache"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!dep.join("build.rs").exists());
+    let o = cordon(&p, &dep, &["run", "--profile", "read-only", "--", "ls"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+}
