@@ -70,22 +70,33 @@ pub enum ApprovalFront {
 }
 
 impl ApprovalFront {
-    /// What a person can do to approve, in this front end's terms.
-    pub fn how_to_approve(self) -> &'static str {
-        match self {
-            ApprovalFront::Cli => {
-                "pass --yes to approve it once, --approvals-from FILE for scripted answers, \
-                 or add an allow rule"
-            }
-            ApprovalFront::Mcp => {
+    /// What a person can do to approve, in this front end's terms. `rule_helps`: whether
+    /// an `allow` rule would make it run (not when a dangerous-command finding, a cap or
+    /// an unparsed part makes it ask whatever the rules say; new-user pass nu11, M3).
+    pub fn how_to_approve(self, rule_helps: bool) -> String {
+        let (how, rule) = match self {
+            ApprovalFront::Cli => (
+                "pass --yes to approve it once, --approvals-from FILE for scripted answers",
+                "add an allow rule",
+            ),
+            ApprovalFront::Mcp => (
                 "this MCP client does not support elicitation (form mode), so no one can \
-                 approve it from here: use a client that does, or add an allow rule to the \
-                 profile cordon mcp was started with"
-            }
-            ApprovalFront::Library => {
+                 approve it from here: use a client that does",
+                "add an allow rule to the profile cordon mcp was started with",
+            ),
+            ApprovalFront::Library => (
                 "the harness was built without an approver: construct it with \
-                 Harness::with_approver, or add an allow rule"
-            }
+                 Harness::with_approver",
+                "add an allow rule",
+            ),
+        };
+        if rule_helps {
+            format!("{how}, or {rule}")
+        } else {
+            format!(
+                "{how} (an allow rule does not cover it: a dangerous-command finding, a cap or \
+                 an unparsed part makes it ask whatever the rules say)"
+            )
         }
     }
 }
@@ -103,7 +114,7 @@ impl Approver for NonInteractive {
             format!(
                 "needs approval: {}; no one can be asked here (R-A6): {}",
                 req.reason,
-                self.front.how_to_approve()
+                self.front.how_to_approve(req.allow_rule_helps())
             )
         } else {
             format!(

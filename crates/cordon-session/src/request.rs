@@ -361,6 +361,17 @@ impl ReviewableRequest {
         }
     }
 
+    /// Whether an `allow` rule could make this tool call run: no asking segment asks for a
+    /// dangerous-command finding or a cap, and nothing is opaque (the exec policy lets
+    /// those override allow rules).
+    pub fn allow_rule_helps(&self) -> bool {
+        self.opaque.is_empty()
+            && self.segments.iter().all(|s| {
+                s.decision == Decision::Allow
+                    || !(s.why.starts_with("finding ") || s.why.contains("capped at ask"))
+            })
+    }
+
     /// The answers this request accepts (`RememberRule` only when a rule can be offered;
     /// escalations are never remembered beyond once/session).
     pub fn allowed_answers(&self) -> Vec<Answer> {
@@ -516,7 +527,7 @@ mod tests {
         Policy::empty().evaluate(&argv, &EvalContext::default())
     }
 
-    /// nu11 M2: `[s]` is offered only where a session answer is kept: not for a dangerous
+    /// nu11 M2 and M3: `[s]` is offered only where a session answer is kept: not for a dangerous
     /// command (a finding), an opaque one or an escalation; twin: a plain unknown command.
     #[test]
     fn session_is_offered_only_where_it_is_kept() {
@@ -540,6 +551,24 @@ mod tests {
         assert!(dangerous.allowed_answers().contains(&Answer::Once));
         let plain = ask(&["make", "build"]);
         assert!(plain.allowed_answers().contains(&Answer::Session));
+        // nu11 M3: the non-interactive note advises an allow rule only where one works.
+        assert!(!dangerous.allow_rule_helps());
+        assert!(plain.allow_rule_helps());
+        let note = |r: &ReviewableRequest| {
+            crate::Approver::ask(&mut crate::NonInteractive::default(), r)
+                .note
+                .unwrap_or_default()
+        };
+        assert!(
+            !note(&dangerous).contains("or add an allow rule"),
+            "{}",
+            note(&dangerous)
+        );
+        assert!(
+            note(&plain).contains("or add an allow rule"),
+            "{}",
+            note(&plain)
+        );
         let mut retry = plain.clone();
         retry.kind = RequestKind::Escalation {
             after: "sandbox-denied".into(),
