@@ -659,9 +659,55 @@ pub fn classify(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
         }
     }
     if out.class == OutcomeClass::CommandFailed {
-        out.hint = private_tmp_hint(sig, ctx);
+        out.hint = private_tmp_hint(sig, ctx).or_else(|| own_loopback_hint(sig, ctx));
     }
     out
+}
+
+/// A failed command whose connection to a loopback address was refused, run with the
+/// network off (each command then has its own network namespace, `lo` included): the hint
+/// says the host's loopback services are not there and how to reach one (new-user pass
+/// nu11, M4: a test against the host's database failed with a bare "connection refused").
+fn own_loopback_hint(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<String> {
+    if ctx.network_enabled || !sig.sandboxed {
+        return None;
+    }
+    const REFUSED: [&str; 4] = [
+        "connection refused",
+        "econnrefused",
+        "couldn't connect to server",
+        "could not connect to server",
+    ];
+    const LOOPBACK: [&str; 4] = ["127.0.0.1", "localhost", "[::1]", "::1"];
+    let line = sig.stderr_tail.lines().find(|l| {
+        let low = l.to_ascii_lowercase();
+        REFUSED.iter().any(|r| low.contains(r)) && LOOPBACK.iter().any(|a| low.contains(a))
+    })?;
+    let port = loopback_port(line).map_or("PORT".to_string(), |p| p.to_string());
+    Some(format!(
+        "`{}`: each sandboxed command has its own loopback, so servers on the host's \
+         127.0.0.1 are not there (a server started inside the same command is); to reach \
+         the host's, pass `--local-port 127.0.0.1:{port}`",
+        cordon_policy::text::printable(line.trim())
+    ))
+}
+
+/// The port in `127.0.0.1:5432`, `localhost:8080`, `[::1]:80` or curl's `127.0.0.1 port
+/// 8799`, if the line names one.
+fn loopback_port(line: &str) -> Option<u16> {
+    let digits = |s: &str| -> Option<u16> {
+        let d: String = s.chars().take_while(|c| c.is_ascii_digit()).collect();
+        d.parse().ok().filter(|p| *p > 0)
+    };
+    for a in ["127.0.0.1:", "localhost:", "[::1]:"] {
+        if let Some(i) = line.find(a) {
+            if let Some(p) = digits(&line[i + a.len()..]) {
+                return Some(p);
+            }
+        }
+    }
+    let i = line.find(" port ")?;
+    digits(&line[i + " port ".len()..])
 }
 
 /// A failed command that did not find a file under `/tmp`, run where `/tmp` is a private
@@ -2013,6 +2059,37 @@ mod tests {
             home: None,
         };
         assert_eq!(classify(&sig(gone, true), &ctx).hint, None);
+    }
+
+    /// New-user pass nu11, M4: a refused connection to the host's loopback with the network
+    /// off gets a hint naming `--local-port` with the port. Twins: with the network on, or
+    /// a refused connection elsewhere, none.
+    #[test]
+    fn a_refused_loopback_connection_gets_the_local_port_hint() {
+        let sig = |tail: &str| RunSignals {
+            code: Some(7),
+            stderr_tail: tail.into(),
+            sandboxed: true,
+            ..Default::default()
+        };
+        let curl = "curl: (7) Failed to connect to 127.0.0.1 port 8799 after 0 ms: Couldn't connect to server";
+        let hint = run_in("/w", sig(curl)).hint.unwrap_or_default();
+        assert!(hint.contains("--local-port 127.0.0.1:8799"), "{hint}");
+        let psql = "psql: error: connection to server at \"localhost\" (::1), port 5432 failed: Connection refused";
+        let hint = run_in("/w", sig(psql)).hint.unwrap_or_default();
+        assert!(hint.contains("--local-port 127.0.0.1:5432"), "{hint}");
+        let fs = cordon_policy::MemFs::new();
+        let r = resolved();
+        let on = ClassifyContext {
+            resolved: Some(&r),
+            fs: &fs,
+            cwd: Path::new("/w"),
+            network_enabled: true,
+            home: None,
+        };
+        assert_eq!(classify(&sig(curl), &on).hint, None);
+        let remote = "curl: (7) Failed to connect to 10.0.0.5 port 80: Connection refused";
+        assert_eq!(run_in("/w", sig(remote)).hint, None);
     }
 
     /// Reads are never kernel-recorded: with records kept, a read of a hidden path is
