@@ -404,7 +404,7 @@ pub const CODE_KEYS: &[CodeKey] = &[
         None,
         "*",
         ValueKind::Alias,
-        "git runs this `!` alias through the shell",
+        "an alias runs a shell command when it starts with `!`",
     ),
     (
         "pager",
