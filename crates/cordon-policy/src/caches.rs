@@ -343,7 +343,10 @@ pub fn resolve_caches(
     // read-only: a copy-on-write layer would persist what it wrote for the workspace's
     // later, writable runs to execute (attack pass 26, F1: a plan-mode run replaced
     // `~/.cargo/bin/cargo` in the layer and the next `cargo build` ran it).
-    let mode = if mode == CacheMode::Overlay && filesystem.writable_roots().is_empty() {
+    // (Attack pass 27, G2: "nothing writable" is the workspace, not every root: a
+    // read-only run with one `-w` elsewhere got the persistent layers back.)
+    let workspace_writable = filesystem.access_for(fs, workspace).access == Access::Write;
+    let mode = if mode == CacheMode::Overlay && !workspace_writable {
         CacheMode::ReadOnly
     } else {
         mode

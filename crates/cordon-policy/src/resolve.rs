@@ -1899,8 +1899,17 @@ fn submodule_git_dir(
     }
     crate::git::real_git_dir(fs, gitdir)
         .map_err(|why| format!("its git dir is not a real git dir: {why}"))?;
-    if fs.entry(&gitdir.join("commondir")).is_some() {
-        return Err("its git dir has a commondir".into());
+    // cordon's own protected placeholder says `.` (the git dir itself, what a missing
+    // `commondir` means): anything else points git elsewhere (attack pass 27, G1: the
+    // placeholder the first run left made every later commit fail).
+    let commondir = gitdir.join("commondir");
+    if fs.entry(&commondir).is_some() {
+        let own = fs
+            .read_small(&commondir, SMALL_FILE_CAP)
+            .is_ok_and(|c| c.trim() == "." || c.trim().is_empty());
+        if !own {
+            return Err("its git dir has a commondir".into());
+        }
     }
     let superproject = gitdir
         .ancestors()

@@ -685,7 +685,10 @@ fn nothing_writable_runs_get_read_only_caches() {
     let before = snapshot(&reg);
     let plant =
         "echo planted > ~/.cargo/registry/cache/index.example/dep-1.0.0.crate && echo WROTE";
-    for flags in [&["--plan"][..], &["--profile", "read-only"][..]] {
+    // G2 (attack pass 27): one writable root elsewhere does not bring the layers back.
+    let out = p.root.path().join("out").display().to_string();
+    let wide = ["--profile", "read-only", "-w", out.as_str()];
+    for flags in [&["--plan"][..], &["--profile", "read-only"][..], &wide[..]] {
         let mut args = vec!["run"];
         args.extend_from_slice(flags);
         args.extend_from_slice(&["--", "sh", "-c", plant]);
@@ -694,6 +697,13 @@ fn nothing_writable_runs_get_read_only_caches() {
             !text(&o.stdout).contains("WROTE"),
             "{flags:?}: the layer was writable"
         );
+        // The hint says why (nu11 M7: no advice to set what the profile already has).
+        let se = text(&o.stderr);
+        assert!(
+            se.contains("nothing is writable in this run"),
+            "{flags:?}: {se}"
+        );
+        assert!(!se.contains("set `caches"), "{flags:?}: {se}");
         let o = cordon(
             &p,
             &p.dir,

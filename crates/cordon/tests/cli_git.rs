@@ -439,6 +439,21 @@ fn a_commit_inside_a_submodule_works_and_its_hooks_stay_protected() {
     }
     assert!(!modules.join("hooks/post-commit").exists());
     assert_eq!(git(&sub, &["log", "-1", "--format=%s"]).trim(), "inside");
+    // Again: the placeholders the first run left (a `commondir` saying `.`) do not take
+    // the grant away (attack pass 27, G1: every later commit failed).
+    let o = cordon(
+        &p,
+        &sub,
+        &[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "echo y > g && git add g && git commit -qm again",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(git(&sub, &["log", "-1", "--format=%s"]).trim(), "again");
     git(&p.dir, &["status", "--short"]);
 }
 
@@ -627,5 +642,49 @@ fn a_clone_inside_a_package_cache_is_no_workspace() {
     );
     assert!(!dep.join("build.rs").exists());
     let o = cordon(&p, &dep, &["run", "--profile", "read-only", "--", "ls"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+}
+
+/// Attack pass 27, G5: a second name three levels down in a protected directory (a
+/// `core.hooksPath` tree) was not looked at, and junk files exhausting the walk's budget let
+/// a shallower one through. Both refuse now (deep walk; an exhausted walk counts as linked).
+#[test]
+fn hard_links_deep_in_a_protected_directory_are_found() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = project();
+    let deep = p.dir.join(".githooks/a/b/c");
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::write(deep.join("lib.sh"), "echo benign\n").unwrap();
+    std::fs::hard_link(deep.join("lib.sh"), p.dir.join("notes.txt")).unwrap();
+    let st = Command::new("git")
+        .args(["config", "core.hooksPath", ".githooks"])
+        .current_dir(&p.dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = cordon(&p, &p.dir, &["run", "--", "true"]);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("lib.sh has 2 hard links"),
+        "{}",
+        text(&o.stderr)
+    );
+    std::fs::remove_file(p.dir.join("notes.txt")).unwrap();
+    let junk = p.dir.join(".githooks/junk");
+    std::fs::create_dir_all(&junk).unwrap();
+    for i in 0..4200 {
+        std::fs::write(junk.join(format!("f{i}")), "").unwrap();
+    }
+    let o = cordon(&p, &p.dir, &["run", "--", "true"]);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("too many to check"),
+        "{}",
+        text(&o.stderr)
+    );
+    std::fs::remove_dir_all(&junk).unwrap();
+    let o = cordon(&p, &p.dir, &["run", "--", "true"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }

@@ -386,11 +386,21 @@ pub fn read_only_hint(
     profile: &ResolvedProfile,
     unavailable: &[(PathBuf, String)],
 ) -> Option<String> {
+    // Read-only by the profile's own `caches = "read-only"`, or because nothing is
+    // writable in this run (`--plan`, the read-only profile: attack pass 26, F1).
+    let by_profile = profile.profile.caches == CacheMode::ReadOnly;
     let mut items: Vec<String> = profile
         .caches
         .iter()
         .filter(|c| c.mode == CacheMode::ReadOnly)
-        .map(|c| format!("{} (caches = \"read-only\")", c.path.display()))
+        .map(|c| {
+            let why = if by_profile {
+                "caches = \"read-only\""
+            } else {
+                "nothing is writable in this run"
+            };
+            format!("{} ({why})", c.path.display())
+        })
         .collect();
     items.extend(
         unavailable
@@ -400,11 +410,18 @@ pub fn read_only_hint(
     if items.is_empty() {
         return None;
     }
+    // The profile setting is advice only where the profile set it (new-user pass nu11,
+    // M7: it was given to a profile with `caches = "overlay"` whose layers were busy).
+    let overlay = if by_profile {
+        "set `caches = \"overlay\"` in the profile (a private copy-on-write layer per \
+         workspace; `cordon status` says whether this host supports it), or "
+    } else {
+        ""
+    };
     Some(format!(
         "package caches are read-only in this sandbox: {}. If the command failed writing one \
-         (EROFS, \"Read-only file system\"), set `caches = \"overlay\"` in the profile (a \
-         private copy-on-write layer per workspace; `cordon status` says whether this host \
-         supports it), or grant it with -w PATH (then the host cache itself is written)",
+         (EROFS, \"Read-only file system\"), {overlay}grant it with -w PATH (then the host \
+         cache itself is written)",
         items.join(", ")
     ))
 }

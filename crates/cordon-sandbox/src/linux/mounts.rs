@@ -1001,16 +1001,29 @@ pub fn check_hard_links(layout: &Layout) -> Result<(), String> {
         .collect();
     let mut budget = 4096usize;
     for s in &layout.steps {
+        let inside = roots.iter().any(|r| s.path.starts_with(r));
         let (what, walk) = match s.kind {
             StepKind::Bind {
                 protected: true,
                 writable: false,
                 ..
             } => ("write", true),
-            StepKind::Mask { .. } if roots.iter().any(|r| s.path.starts_with(r)) => ("read", false),
+            // Every masked file: the other name may lie in a root of an earlier run, not of
+            // this one (attack pass 27, G17); a masked directory inside a root is walked
+            // (G4). Credential-stripped configs are covered copies too (G4).
+            StepKind::Mask { .. } | StepKind::Stripped { .. } => ("read", inside),
             _ => continue,
         };
-        if let Some((file, links)) = linked_file(&s.path, walk, &mut budget) {
+        let found = linked_file(&s.path, walk, &mut budget);
+        if let Some((file, 0)) = &found {
+            return Err(format!(
+                "{} holds more than 4096 entries, too many to check for hard links (a file \
+                 there with a second name could be {what} through it); make the tree smaller \
+                 or keep it outside the writable roots",
+                file.display()
+            ));
+        }
+        if let Some((file, links)) = found {
             let root = roots
                 .iter()
                 .filter(|r| file.starts_with(r))
@@ -1031,12 +1044,15 @@ pub fn check_hard_links(layout: &Layout) -> Result<(), String> {
 }
 
 /// The first regular file with more than one link at `path` or, when `walk` and `path` is
-/// a directory, up to two levels below it (not in `objects/`); `None` when there is none,
-/// `path` is missing, or a component on its way is a symlink (covered elsewhere).
+/// a directory, up to 16 levels below it (not in `objects/`); `None` when there is none,
+/// `path` is missing, or a component on its way is a symlink (covered elsewhere). When
+/// the walk's budget runs out the answer is the directory with link count 0: unchecked
+/// counts as linked (fails closed; attack pass 27, G5: junk files exhausted the budget and
+/// a link three levels down was not looked at).
 fn linked_file(path: &Path, walk: bool, budget: &mut usize) -> Option<(PathBuf, u64)> {
     let (parent, name) = (path.parent()?, path.file_name()?);
     let pfd = sys::open_dir_nofollow(parent).ok()?;
-    linked_at(pfd.as_fd(), name, path, if walk { 2 } else { 0 }, budget)
+    linked_at(pfd.as_fd(), name, path, if walk { 16 } else { 0 }, budget)
 }
 
 fn linked_at(
@@ -1069,7 +1085,7 @@ fn linked_at(
             };
             for n in names {
                 if *budget == 0 {
-                    return None;
+                    return Some((shown.to_path_buf(), 0));
                 }
                 *budget -= 1;
                 if let Some(found) = linked_at(fd.as_fd(), &n, &shown.join(&n), depth - 1, budget) {
