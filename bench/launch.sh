@@ -48,7 +48,11 @@ cargo build --release -q -p cordon --bin cordon
 CORDON="$ROOT/target/release/cordon"
 WORK="$(mktemp -d /var/tmp/cordon-launch.XXXXXX)"
 WS="$WORK/ws"
-mkdir -p "$WS" "$WORK/run" "$WORK/run2"
+mkdir -p "$WS" "$WORK/run" "$WORK/run2" "$WORK/home"
+# A home of its own: the launch is measured, not this machine's package caches (a
+# `~/.cargo` without `git/` is layered whole, and such a workspace takes the per-command
+# helper, never a template: see README "cordon serve").
+export HOME="$WORK/home"
 chmod 700 "$WORK/run" "$WORK/run2"
 export CORDON_SERVE_SOCKET="$WORK/run/serve.sock"
 PLAIN_SOCKET="$WORK/run2/serve.sock"
