@@ -2170,15 +2170,27 @@ fn protect_git_config_targets(
         // the root's own path would lose to the root, and the hooks it lacks cannot be
         // kept from being created without placeholders git would run (F14).
         if t.dir {
-            if let Some(r) = write_roots.iter().find(|r| **r == c || **r == t.path) {
+            // The hooks directory itself (git runs its direct children), or the template
+            // directory or anything inside it (`<templateDir>/hooks` is copied into every new
+            // repository; attack pass 27, G7).
+            let hooks = t.key.eq_ignore_ascii_case("core.hookspath");
+            if let Some(r) = write_roots
+                .iter()
+                .find(|r| **r == c || **r == t.path || (!hooks && r.starts_with(&c)))
+            {
                 return Err(ResolveError::CodeDirRoot(
                     r.clone(),
                     format!(
-                        "it is git's {} (set in {})",
-                        if t.key.eq_ignore_ascii_case("core.hookspath") {
+                        "it {} git's {} (set in {})",
+                        if **r == c || **r == t.path {
+                            "is"
+                        } else {
+                            "lies inside"
+                        },
+                        if hooks {
                             "hooks directory, core.hooksPath"
                         } else {
-                            "template directory"
+                            "template directory, init.templateDir"
                         },
                         t.file.display()
                     ),

@@ -613,6 +613,32 @@ fn a_workspace_that_is_the_global_hooks_directory_is_refused() {
         err.contains("core.hooksPath") && err.contains(".gitconfig"),
         "{err}"
     );
+    // G7 (attack pass 27): a root inside the template directory (its `hooks/`, copied into
+    // every new repository) is refused too.
+    let tmpl_hooks = p.home.join("tmpl/hooks");
+    std::fs::create_dir_all(&tmpl_hooks).unwrap();
+    let st = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&tmpl_hooks)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    std::fs::write(
+        p.home.join(".gitconfig"),
+        format!(
+            "[init]\n\ttemplateDir = {}\n",
+            p.home.join("tmpl").display()
+        ),
+    )
+    .unwrap();
+    let o = cordon(&p, &tmpl_hooks, &write);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("lies inside git's template directory"),
+        "{err}"
+    );
+    assert!(!tmpl_hooks.join("pre-commit").exists());
 }
 
 /// Attack pass 26, F7: a cargo git checkout (`~/.cargo/git/checkouts/<dep>/<rev>`, a clone
