@@ -16,6 +16,16 @@ fn cordon(p: &Project, cwd: &std::path::Path, args: &[&str]) -> Output {
     p.cordon_in(cwd, args).output().unwrap()
 }
 
+/// `git init -q` in `dir`.
+fn git_init(dir: &std::path::Path) {
+    let st = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(st.success(), "git init in {}", dir.display());
+}
+
 fn sandbox_available(_: &Project) -> bool {
     support::sandbox_available()
 }
@@ -469,12 +479,7 @@ fn gits_default_global_config_in_a_writable_root_is_protected() {
     let p = project();
     let dotfiles = p.home.join(".config");
     std::fs::create_dir_all(&dotfiles).unwrap();
-    let st = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&dotfiles)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    git_init(&dotfiles);
     let o = p
         .cordon_in(
             &dotfiles,
@@ -583,12 +588,7 @@ fn a_workspace_that_is_the_global_hooks_directory_is_refused() {
     let p = project();
     let hooks = p.home.join(".githooks");
     std::fs::create_dir_all(&hooks).unwrap();
-    let st = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&hooks)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    git_init(&hooks);
     let write = [
         "run",
         "--",
@@ -617,12 +617,7 @@ fn a_workspace_that_is_the_global_hooks_directory_is_refused() {
     // every new repository) is refused too.
     let tmpl_hooks = p.home.join("tmpl/hooks");
     std::fs::create_dir_all(&tmpl_hooks).unwrap();
-    let st = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&tmpl_hooks)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    git_init(&tmpl_hooks);
     std::fs::write(
         p.home.join(".gitconfig"),
         format!(
@@ -653,12 +648,7 @@ fn a_clone_inside_a_package_cache_is_no_workspace() {
     let p = project();
     let dep = p.home.join(".cargo/git/checkouts/dep-abc/1234567");
     std::fs::create_dir_all(&dep).unwrap();
-    let st = Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(&dep)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    git_init(&dep);
     let o = cordon(&p, &dep, &["run", "--", "sh", "-c", "echo x > build.rs"]);
     assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
     assert!(
