@@ -96,18 +96,41 @@ pub fn submodule_paths(fs: &dyn FsView, root: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The submodules `root/.git/modules` holds (a bounded walk: 512 directories, names with
-/// `/` and nested `modules/` followed 6 deep), each by its git dir's `core.worktree`
-/// resolved as git does (relative to the git dir).
+/// The submodules the repository's git dir keeps in `modules/` (a bounded walk: 65536
+/// directories, names with `/` and nested `modules/` followed 6 deep), each by its git
+/// dir's `core.worktree` resolved as git does (relative to the git dir).
 fn registered_submodules(fs: &dyn FsView, root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    if fs.kind(&root.join(".git")) != Some(crate::paths::FileKind::Dir) {
-        return out;
-    }
-    let mut stack = vec![(root.join(".git/modules"), 0usize)];
-    let mut budget = 512usize;
+    // The git dir: `.git` itself, or the one a `.git` file names (a linked worktree keeps
+    // its submodules' git dirs in `<common>/worktrees/<id>/modules`; attack pass 27, G8).
+    // The `.git` file is protected in every writable root, so what it names is git's word.
+    let dotgit = root.join(".git");
+    let gitdir = match fs.kind(&dotgit) {
+        Some(crate::paths::FileKind::Dir) => dotgit,
+        Some(crate::paths::FileKind::File) => {
+            let Some(target) = fs
+                .read_small(&dotgit, CONFIG_FILE_CAP)
+                .ok()
+                .and_then(|t| {
+                    t.lines()
+                        .next()
+                        .and_then(|l| l.strip_prefix("gitdir:"))
+                        .map(|t| t.trim().to_string())
+                })
+                .filter(|t| !t.is_empty())
+            else {
+                return out;
+            };
+            crate::paths::physical_normalize(fs, Path::new(&target), root)
+        }
+        _ => return out,
+    };
+    let mut stack = vec![(gitdir.join("modules"), 0usize)];
+    // Bounded, generously (attack pass 27, G15: 512 directories left submodules of a large
+    // superproject to the writable `.gitmodules`).
+    let mut budget = 65536usize;
     while let Some((d, depth)) = stack.pop() {
-        let Some(names) = fs.list_dir_typed(&d, 256) else {
+        let Some(names) = fs.list_dir_typed(&d, 65536) else {
             continue;
         };
         for (name, is_dir) in names {

@@ -3035,6 +3035,27 @@ mod tests {
         let at = |q: &str| r.filesystem.access_for(&fs, Path::new(q)).access;
         assert_eq!(at("/home/u/proj/zz/sm/.git"), Access::Read);
         assert_eq!(at("/home/u/proj/zz/sm/src.c"), Access::Write);
+        // G8 (attack pass 27): a linked worktree keeps its submodules' git dirs under its
+        // own git dir, which its `.git` file names.
+        let fs = MemFs::new()
+            .file(
+                "/home/u/wt/.git",
+                "gitdir: /home/u/proj/.git/worktrees/wt\n",
+            )
+            .dir("/home/u/proj/.git/worktrees/wt/modules/sm/objects")
+            .dir("/home/u/proj/.git/worktrees/wt/modules/sm/refs")
+            .file(
+                "/home/u/proj/.git/worktrees/wt/modules/sm/HEAD",
+                "ref: refs/heads/m\n",
+            )
+            .file(
+                "/home/u/proj/.git/worktrees/wt/modules/sm/config",
+                "[core]\n\tworktree = ../../../../../../wt/sm\n",
+            );
+        assert_eq!(
+            crate::gitconfig::submodule_paths(&fs, Path::new("/home/u/wt")),
+            [PathBuf::from("/home/u/wt/sm")]
+        );
     }
 
     /// The workspace inside a wider writable root (`-w /data/w` holding the project) is
