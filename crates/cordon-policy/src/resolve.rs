@@ -2330,8 +2330,15 @@ fn protect_nested_projects(
                     ));
                 } else {
                     // Anywhere else in the root — `.git/objects/evil` included, which is
-                    // writable (breaker, stop 21) — the git dir is read-only whole.
-                    if c.starts_with(root) {
+                    // writable (breaker, stop 21) — the git dir is read-only whole; and in
+                    // any writable grant made so far (a submodule's or a linked worktree's
+                    // git dir, writable outside the root: attack pass 27, G16).
+                    let granted = out.iter().any(|e| {
+                        e.access == Access::Write
+                            && matches!(e.origin, EntryOrigin::GitWorktree { .. })
+                            && c.starts_with(&e.path)
+                    });
+                    if c.starts_with(root) || granted {
                         out.push(prot(target.clone(), NESTED_GIT_REASON));
                     }
                     // Its common dir too, wherever the scan does not reach (breaker, stop
@@ -3508,6 +3515,24 @@ mod tests {
         assert_eq!(acc("/super/.git/modules/sub/modules/x"), Access::Read);
         assert_eq!(acc("/super/sub/.git"), Access::Read);
         assert_eq!(acc("/super/.git/index"), Access::Read);
+        // G16 (attack pass 27): a git dir a command made inside the granted one, named by a
+        // nested `.git` file in the work tree, is read-only whole in later runs.
+        let fs2 = fs
+            .dir("/super/.git/modules/sub/evil/objects")
+            .dir("/super/.git/modules/sub/evil/refs")
+            .file(
+                "/super/.git/modules/sub/evil/HEAD",
+                "ref: refs/heads/main\n",
+            )
+            .file("/super/.git/modules/sub/evil/config", "")
+            .file(
+                "/super/sub/inner/.git",
+                "gitdir: ../../.git/modules/sub/evil\n",
+            );
+        let r2 = resolve(&p, &ctx("/super/sub"), &fs2).unwrap();
+        let acc2 = |q: &str| r2.filesystem.access_for(&fs2, Path::new(q)).access;
+        assert_eq!(acc2("/super/.git/modules/sub/evil/config"), Access::Read);
+        assert_eq!(acc2("/super/.git/modules/sub/index"), Access::Write);
         // The backlink names another directory.
         let fs = base().file(
             "/super/.git/modules/sub/config",
