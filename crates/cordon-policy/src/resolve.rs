@@ -1341,18 +1341,30 @@ pub fn resolve(
                 // `$GIT_CONFIG_GLOBAL` and the host's next `git status` ran its fsmonitor).
                 for (f, spelling) in crate::gitconfig::env_git_files(&ctx.env, &ctx.cwd, &all_homes)
                 {
-                    let c = canonicalize_lenient(fs, &f);
+                    // Through a dangling symlink too (a dotfiles layout's `~/.gitconfig ->
+                    // dotfiles/gitconfig` before the file exists: attack pass 27, G6), so the
+                    // file git would read is what is protected, a placeholder when missing.
+                    let c = follow_links(fs, &f);
                     if write_roots
                         .iter()
                         .any(|r| c.starts_with(r) || f.starts_with(r))
                     {
+                        let reason = crate::gitconfig::env_git_file_reason(&spelling);
+                        if c != canonicalize_lenient(fs, &f) {
+                            extra.push(entry_for(
+                                fs,
+                                c.clone(),
+                                Access::Read,
+                                EntryOrigin::Protected {
+                                    reason: reason.clone(),
+                                },
+                            ));
+                        }
                         extra.push(entry_for(
                             fs,
                             f,
                             Access::Read,
-                            EntryOrigin::Protected {
-                                reason: crate::gitconfig::env_git_file_reason(&spelling),
-                            },
+                            EntryOrigin::Protected { reason },
                         ));
                     }
                 }
@@ -1945,6 +1957,21 @@ fn submodule_git_dir(
         ));
     }
     Ok(())
+}
+
+/// Where `p` leads: [`canonicalize_lenient`], and where the result is a symlink whose
+/// target is missing (which `canonicalize` cannot follow), its target, up to 40 links as
+/// the kernel. The path a program opening `p` would create.
+fn follow_links(fs: &dyn FsView, p: &Path) -> PathBuf {
+    let mut c = canonicalize_lenient(fs, p);
+    for _ in 0..40 {
+        let Some(next) = fs.read_link(&c) else { break };
+        c = canonicalize_lenient(
+            fs,
+            &lexical_normalize(&next, c.parent().unwrap_or(Path::new("/"))),
+        );
+    }
+    c
 }
 
 /// Whether the `gitdir:` line of the `.git` file `dotgit` names its target through a
@@ -2995,6 +3022,23 @@ mod tests {
             "{:?}",
             r.notes
         );
+    }
+
+    /// Attack pass 27, G6: `~/.gitconfig` a dangling symlink into the workspace (a dotfiles
+    /// repository before the file exists): the file git would read there is protected (a
+    /// placeholder), not only the spelled link. Twin: the repository's other files stay
+    /// writable.
+    #[test]
+    fn a_global_config_reached_through_a_dangling_link_is_protected() {
+        let fs = MemFs::new()
+            .dir("/home/u/dot/.git/hooks")
+            .file("/home/u/dot/.git/HEAD", "ref: refs/heads/main\n")
+            .symlink("/home/u/.gitconfig", "dot/gitconfig")
+            .dir("/tmp");
+        let p = PermissionProfile::builtin("workspace-write").unwrap();
+        let r = resolve(&p, &ctx("/home/u/dot"), &fs).unwrap();
+        assert_eq!(access(&r, &fs, "/home/u/dot/gitconfig"), Access::Read);
+        assert_eq!(access(&r, &fs, "/home/u/dot/other"), Access::Write);
     }
 
     /// Attack pass 26, F2: the same with `.gitmodules` emptied by an earlier run (a
