@@ -979,17 +979,18 @@ fn placeholder_blocker(path: &Path) -> Option<String> {
     ))
 }
 
-/// Checks that no path `layout` covers inside a writable root has a second name there
-/// (attack pass 26, F6 and F4): a read-only bind or a mask covers one *name*; another hard
-/// link to the same file, made by an earlier run before the file was protected or denied
-/// (a hook script before `core.hooksPath` named it, an empty `.env` before the secret was
-/// written into it), would let the command write or read it all the same. Landlock is no
-/// help (its rules follow paths too). Checked: every protected path that is a regular
-/// file, the regular files up to two levels inside a protected directory (`objects/`
-/// skipped: git's local clones hard-link those, and they hold no code), and every masked
-/// regular file inside a writable bind. Outside the writable roots a confined command
-/// cannot make a link (`link` across mounts fails with `EXDEV`). Nothing is followed:
-/// each parent is opened with no symlink on the way. Fails closed.
+/// Checks that no file `layout` covers has a second name (attack pass 26, F6 and F4): a
+/// read-only bind, a mask or a stripped copy covers one *name*; another hard link to the
+/// same file, made by an earlier run before the file was protected or denied (a hook
+/// script before `core.hooksPath` named it, an empty `.env` before the secret was written
+/// into it), would let the command write or read it all the same. Landlock is no help (its
+/// rules follow paths too). Checked: every protected path, and the regular files up to 16
+/// levels inside a protected directory (`objects/` skipped: git's local clones hard-link
+/// those, and they hold no code); every masked or stripped file, wherever it is (the other
+/// name may lie in a writable root of an earlier run; attack pass 27, G17), and the files
+/// inside a masked directory within a writable root (G4). At most [`HARD_LINK_BUDGET`]
+/// entries are looked at; past that the run is refused (G5). Nothing is followed: each
+/// parent is opened with no symlink on the way. Fails closed.
 ///
 /// Errors: the first such file, with its link count and what to do.
 pub fn check_hard_links(layout: &Layout) -> Result<(), String> {
@@ -999,7 +1000,7 @@ pub fn check_hard_links(layout: &Layout) -> Result<(), String> {
         .filter(|s| matches!(s.kind, StepKind::Bind { writable: true, .. }))
         .map(|s| s.path.as_path())
         .collect();
-    let mut budget = 4096usize;
+    let mut budget = HARD_LINK_BUDGET;
     for s in &layout.steps {
         let inside = roots.iter().any(|r| s.path.starts_with(r));
         let (what, walk) = match s.kind {
@@ -1014,42 +1015,53 @@ pub fn check_hard_links(layout: &Layout) -> Result<(), String> {
             StepKind::Mask { .. } | StepKind::Stripped { .. } => ("read", inside),
             _ => continue,
         };
-        let found = linked_file(&s.path, walk, &mut budget);
-        if let Some((file, 0)) = &found {
-            return Err(format!(
-                "{} holds more than 4096 entries, too many to check for hard links (a file \
-                 there with a second name could be {what} through it); make the tree smaller \
-                 or keep it outside the writable roots",
-                file.display()
-            ));
-        }
-        if let Some((file, links)) = found {
-            let root = roots
-                .iter()
-                .filter(|r| file.starts_with(r))
-                .min_by_key(|r| r.as_os_str().len())
-                .map_or_else(|| Path::new("/"), |r| *r);
-            return Err(format!(
-                "{} has {links} hard links: a command could {what} it through another name, \
+        match linked_file(&s.path, walk, &mut budget) {
+            None => {}
+            Some(Linked::Unchecked(dir)) => {
+                return Err(format!(
+                    "{} holds more than {HARD_LINK_BUDGET} entries, too many to check for hard \
+                     links (a file there with a second name could be {what} through it); make \
+                     the tree smaller or keep it outside the writable roots",
+                    dir.display()
+                ));
+            }
+            Some(Linked::File(file, links)) => {
+                let root = roots
+                    .iter()
+                    .filter(|r| file.starts_with(r))
+                    .min_by_key(|r| r.as_os_str().len())
+                    .map_or_else(|| Path::new("/"), |r| *r);
+                return Err(format!(
+                    "{} has {links} hard links: a command could {what} it through another name, \
                  which cordon's cover of this path does not reach (an earlier command may have \
                  made the link); list them with `find {} -samefile {}`, remove the extra \
                  names, and run again",
-                file.display(),
-                root.display(),
-                file.display()
-            ));
+                    file.display(),
+                    root.display(),
+                    file.display()
+                ));
+            }
         }
     }
     Ok(())
 }
 
+/// Entries [`check_hard_links`] looks at per launch, at most.
+const HARD_LINK_BUDGET: usize = 4096;
+
+/// What [`linked_file`] found.
+enum Linked {
+    /// A regular file with this many links (more than one).
+    File(PathBuf, u64),
+    /// A directory whose walk ran out of budget: unchecked, so refused.
+    Unchecked(PathBuf),
+}
+
 /// The first regular file with more than one link at `path` or, when `walk` and `path` is
 /// a directory, up to 16 levels below it (not in `objects/`); `None` when there is none,
-/// `path` is missing, or a component on its way is a symlink (covered elsewhere). When
-/// the walk's budget runs out the answer is the directory with link count 0: unchecked
-/// counts as linked (fails closed; attack pass 27, G5: junk files exhausted the budget and
-/// a link three levels down was not looked at).
-fn linked_file(path: &Path, walk: bool, budget: &mut usize) -> Option<(PathBuf, u64)> {
+/// `path` is missing, or a component on its way is a symlink (covered elsewhere).
+/// [`Linked::Unchecked`] when the budget runs out (G5).
+fn linked_file(path: &Path, walk: bool, budget: &mut usize) -> Option<Linked> {
     let (parent, name) = (path.parent()?, path.file_name()?);
     let pfd = sys::open_dir_nofollow(parent).ok()?;
     linked_at(pfd.as_fd(), name, path, if walk { 16 } else { 0 }, budget)
@@ -1061,11 +1073,13 @@ fn linked_at(
     shown: &Path,
     depth: usize,
     budget: &mut usize,
-) -> Option<(PathBuf, u64)> {
+) -> Option<Linked> {
     let cname = CString::new(name.as_bytes()).ok()?;
     let st = sys::fstatat_nofollow(dir.as_raw_fd(), &cname).ok()?;
     match st.st_mode & libc::S_IFMT {
-        libc::S_IFREG if st.st_nlink > 1 => Some((shown.to_path_buf(), st.st_nlink as u64)),
+        libc::S_IFREG if st.st_nlink > 1 => {
+            Some(Linked::File(shown.to_path_buf(), st.st_nlink as u64))
+        }
         libc::S_IFDIR if depth > 0 && name != "objects" => {
             use nix::fcntl::{openat, OFlag};
             let fd = openat(
@@ -1085,7 +1099,7 @@ fn linked_at(
             };
             for n in names {
                 if *budget == 0 {
-                    return Some((shown.to_path_buf(), 0));
+                    return Some(Linked::Unchecked(shown.to_path_buf()));
                 }
                 *budget -= 1;
                 if let Some(found) = linked_at(fd.as_fd(), &n, &shown.join(&n), depth - 1, budget) {
