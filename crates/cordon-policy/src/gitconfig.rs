@@ -15,7 +15,7 @@
 //! writable root, becomes a protected (read-only) entry whose reason names the key and the
 //! file that set it. [`CODE_KEYS`] is the table of keys and why.
 
-use crate::paths::{lexical_normalize, FsView, ReadRefusal, CONFIG_FILE_CAP};
+use crate::paths::{canonicalize_lenient, lexical_normalize, FsView, ReadRefusal, CONFIG_FILE_CAP};
 
 pub mod merge;
 
@@ -107,22 +107,10 @@ fn registered_submodules(fs: &dyn FsView, root: &Path) -> Vec<PathBuf> {
     let dotgit = root.join(".git");
     let gitdir = match fs.kind(&dotgit) {
         Some(crate::paths::FileKind::Dir) => dotgit,
-        Some(crate::paths::FileKind::File) => {
-            let Some(target) = fs
-                .read_small(&dotgit, CONFIG_FILE_CAP)
-                .ok()
-                .and_then(|t| {
-                    t.lines()
-                        .next()
-                        .and_then(|l| l.strip_prefix("gitdir:"))
-                        .map(|t| t.trim().to_string())
-                })
-                .filter(|t| !t.is_empty())
-            else {
-                return out;
-            };
-            crate::paths::physical_normalize(fs, Path::new(&target), root)
-        }
+        Some(crate::paths::FileKind::File) => match crate::resolve::read_gitdir_file(fs, &dotgit) {
+            Ok(g) => g,
+            Err(_) => return out,
+        },
         _ => return out,
     };
     let mut stack = vec![(gitdir.join("modules"), 0usize)];
@@ -140,7 +128,7 @@ fn registered_submodules(fs: &dyn FsView, root: &Path) -> Vec<PathBuf> {
             budget -= 1;
             let c = d.join(name);
             if crate::git::looks_like_git_dir(fs, &c) {
-                if let Some(wt) = core_worktree(fs, &c) {
+                if let Ok(wt) = core_worktree(fs, &c) {
                     if wt.starts_with(root) && wt != root && !out.contains(&wt) {
                         out.push(wt);
                     }
@@ -157,20 +145,28 @@ fn registered_submodules(fs: &dyn FsView, root: &Path) -> Vec<PathBuf> {
 }
 
 /// `core.worktree` of the git dir `gitdir` (its `config`, no includes), resolved against
-/// it as git does, lexically.
-fn core_worktree(fs: &dyn FsView, gitdir: &Path) -> Option<PathBuf> {
+/// it as git does, canonical. Errors: unreadable, unparsable, unset or not UTF-8, in words.
+pub(crate) fn core_worktree(fs: &dyn FsView, gitdir: &Path) -> Result<PathBuf, String> {
+    let config = gitdir.join("config");
     let text = fs
-        .read_small(&gitdir.join("config"), CONFIG_FILE_CAP)
-        .ok()?;
+        .read_small(&config, CONFIG_FILE_CAP)
+        .map_err(|r| format!("{}: {r}", config.display()))?;
     let file = gix_config::File::from_bytes_no_includes(
         text.as_bytes(),
         gix_config::file::Metadata::default(),
         Default::default(),
     )
-    .ok()?;
-    let wt = file.string("core.worktree")?;
-    let wt = String::from_utf8_lossy(&wt).to_string();
-    Some(lexical_normalize(Path::new(wt.trim()), gitdir))
+    .map_err(|e| format!("{}: {e}", config.display()))?;
+    let wt = file
+        .string("core.worktree")
+        .ok_or_else(|| format!("{} sets no core.worktree", config.display()))?;
+    let wt =
+        String::from_utf8(wt.to_vec()).map_err(|_| "core.worktree is not UTF-8".to_string())?;
+    // `..` as git (the kernel) resolves it, past a symlink's target.
+    Ok(canonicalize_lenient(
+        fs,
+        &crate::paths::physical_normalize(fs, Path::new(wt.trim()), gitdir),
+    ))
 }
 
 /// The submodule paths `root/.gitmodules` names.

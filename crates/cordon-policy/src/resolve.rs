@@ -1050,7 +1050,7 @@ pub(crate) fn entry_for(
 /// Reads a `gitdir: <path>` file; returns the git dir it names (canonical, lenient), or
 /// why not, naming the file (a FIFO, device or oversized file is never read: issue 7
 /// item 7).
-fn read_gitdir_file(fs: &dyn FsView, dotgit: &Path) -> Result<PathBuf, String> {
+pub(crate) fn read_gitdir_file(fs: &dyn FsView, dotgit: &Path) -> Result<PathBuf, String> {
     let text = fs
         .read_small(dotgit, SMALL_FILE_CAP)
         .map_err(|r| format!("{}: {r}", dotgit.display()))?;
@@ -1931,25 +1931,7 @@ fn submodule_git_dir(
         .ok_or("its git dir is not <git dir>/modules/<name>")?;
     crate::git::real_git_dir(fs, superproject)
         .map_err(|why| format!("the directory holding modules/ is not a git dir: {why}"))?;
-    let config = gitdir.join("config");
-    let text = fs
-        .read_small(&config, SMALL_FILE_CAP)
-        .map_err(|r| format!("{}: {r}", config.display()))?;
-    let parsed = gix_config::File::from_bytes_no_includes(
-        text.as_bytes(),
-        gix_config::file::Metadata::default(),
-        Default::default(),
-    )
-    .map_err(|e| format!("{}: {e}", config.display()))?;
-    let worktree = parsed
-        .string("core.worktree")
-        .ok_or_else(|| format!("{} sets no core.worktree", config.display()))?;
-    let worktree = String::from_utf8(worktree.to_vec())
-        .map_err(|_| "core.worktree is not UTF-8".to_string())?;
-    let named = canonicalize_lenient(
-        fs,
-        &crate::paths::physical_normalize(fs, Path::new(worktree.trim()), gitdir),
-    );
+    let named = crate::gitconfig::core_worktree(fs, gitdir)?;
     if named != canonicalize_lenient(fs, root) {
         return Err(format!(
             "its core.worktree names {}, not this directory",
