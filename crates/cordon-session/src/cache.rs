@@ -94,10 +94,13 @@ impl CacheKey {
 
 /// Whether an answer to `req` may be cached (module docs).
 pub fn eligible(req: &ReviewableRequest, record: &DecisionRecord, answer: Answer) -> bool {
-    answer == Answer::Session
-        && req.kind == RequestKind::ToolCall
-        && record.opaque.is_empty()
-        && record.segments.iter().all(|s| s.findings.is_empty())
+    answer == Answer::Session && req.kind == RequestKind::ToolCall && cacheable(record)
+}
+
+/// The part of [`eligible`] that depends on the command alone: nothing opaque, no
+/// dangerous-command finding. What [`ReviewableRequest::session_answer_kept`] says.
+pub fn cacheable(record: &DecisionRecord) -> bool {
+    record.opaque.is_empty() && record.segments.iter().all(|s| s.findings.is_empty())
 }
 
 /// One cached approval.

@@ -87,6 +87,10 @@ pub struct ReviewSegment {
     /// Why: `rule "npm" "publish" (rules.toml:3): publishes`, `finding git_reset_hard: …`,
     /// `known-safe`, `no rule: …`.
     pub why: String,
+    /// Whether an `allow` rule could decide this segment: no dangerous-command finding and
+    /// no cap (the exec policy lets those override allow rules).
+    #[serde(default = "yes")]
+    pub rule_decides: bool,
 }
 
 /// What kind of decision is asked for (R-A10: these are separate, recorded decisions).
@@ -329,6 +333,7 @@ impl ReviewableRequest {
                 argv: s.segment.argv.clone(),
                 decision: s.decision,
                 why: segment_why(s),
+                rule_decides: s.findings.is_empty() && s.caps.is_empty(),
             })
             .collect();
         let matched = record
@@ -356,8 +361,7 @@ impl ReviewableRequest {
             remember: remember_rule(record),
             warning: None,
             justification: None,
-            session_answer_kept: record.opaque.is_empty()
-                && record.segments.iter().all(|s| s.findings.is_empty()),
+            session_answer_kept: crate::cache::cacheable(record),
         }
     }
 
@@ -366,10 +370,10 @@ impl ReviewableRequest {
     /// those override allow rules).
     pub fn allow_rule_helps(&self) -> bool {
         self.opaque.is_empty()
-            && self.segments.iter().all(|s| {
-                s.decision == Decision::Allow
-                    || !(s.why.starts_with("finding ") || s.why.contains("capped at ask"))
-            })
+            && self
+                .segments
+                .iter()
+                .all(|s| s.decision == Decision::Allow || s.rule_decides)
     }
 
     /// The answers this request accepts (`RememberRule` only when a rule can be offered;
