@@ -319,8 +319,8 @@ impl ResolvedCache {
 /// profile leaves readable but not writable (a writable one is already the user's choice;
 /// a denied one stays hidden). `mode` is the profile's, except that `Shared` caches have
 /// become writable entries during resolution and are reported as such, and that a
-/// filesystem with no writable root (`--plan`, the `read-only` profile) turns `Overlay`
-/// into `ReadOnly` (attack pass 26, F1). Nothing when the
+/// read-only workspace (`--plan`, the `read-only` profile, with or without a `-w`
+/// elsewhere) turns `Overlay` into `ReadOnly` (attack pass 26 F1, 27 G2). Nothing when the
 /// filesystem is unrestricted or `$HOME` is unknown.
 ///
 /// With [`CacheMode::Overlay`], a cache missing on the host (a new user) is not left
@@ -339,12 +339,11 @@ pub fn resolve_caches(
     let (Some(home), ResolvedFilesystem::Restricted { .. }) = (home, filesystem) else {
         return Vec::new();
     };
-    // A run with nothing writable (`--plan`, the `read-only` profile) gets the caches
-    // read-only: a copy-on-write layer would persist what it wrote for the workspace's
-    // later, writable runs to execute (attack pass 26, F1: a plan-mode run replaced
-    // `~/.cargo/bin/cargo` in the layer and the next `cargo build` ran it).
-    // (Attack pass 27, G2: "nothing writable" is the workspace, not every root: a
-    // read-only run with one `-w` elsewhere got the persistent layers back.)
+    // A run whose workspace is read-only (`--plan`, the `read-only` profile, even with a
+    // `-w` elsewhere) gets the caches read-only: a copy-on-write layer would persist what
+    // it wrote for the workspace's later, writable runs to execute (attack pass 26 F1: a
+    // plan-mode run replaced `~/.cargo/bin/cargo` in the layer and the next `cargo build`
+    // ran it; 27 G2: one `-w` elsewhere brought the layers back).
     let workspace_writable = filesystem.access_for(fs, workspace).access == Access::Write;
     let mode = if mode == CacheMode::Overlay && !workspace_writable {
         CacheMode::ReadOnly
