@@ -161,8 +161,12 @@ pub struct ExecParams {
     /// `None`: wait for the end (bounded by `timeout`).
     pub yield_time: Option<Duration>,
     /// Keep stdin open for [`Harness::write_stdin`] (always with `tty`); otherwise the
-    /// command's stdin is empty.
+    /// command's stdin is empty, or holds [`ExecParams::stdin_data`].
     pub stdin: bool,
+    /// Bytes written to the command's stdin as it starts (a terminal's input with `tty`).
+    /// Without `stdin` and `tty`, stdin is closed after them (end of file), as for
+    /// `printf … | cmd`; with either, it stays open for [`Harness::write_stdin`].
+    pub stdin_data: Option<Vec<u8>>,
     /// Cap on the output bytes returned with the result (the rest stays readable).
     pub max_output_bytes: usize,
 }
@@ -192,6 +196,7 @@ impl ExecParams {
             size: (24, 80),
             yield_time: None,
             stdin: false,
+            stdin_data: None,
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
         }
     }
@@ -213,6 +218,11 @@ impl ExecParams {
     /// Keeps stdin open.
     pub fn stdin(mut self, open: bool) -> Self {
         self.stdin = open;
+        self
+    }
+    /// Writes `data` to stdin as the command starts (see [`ExecParams::stdin_data`]).
+    pub fn stdin_data(mut self, data: impl Into<Vec<u8>>) -> Self {
+        self.stdin_data = Some(data.into());
         self
     }
     /// Returns after `t` with a session id if it still runs.
@@ -815,7 +825,7 @@ impl Harness {
             stdin_w = Some(std::fs::File::from(dup(&m)?));
             master = Some(m);
         } else {
-            if params.stdin {
+            if params.stdin || params.stdin_data.is_some() {
                 let (r, w) = std::io::pipe().map_err(io_err)?;
                 io.stdin = Some(Stdio::from(r));
                 stdin_w = Some(std::fs::File::from(std::os::fd::OwnedFd::from(w)));
@@ -839,6 +849,21 @@ impl Harness {
         if !params.tty {
             let p = Arc::clone(&proc);
             io.stderr_sink = Some(Box::new(move |b: &[u8]| p.push(b)));
+        }
+        if let Some(data) = params.stdin_data.clone() {
+            // On a thread of its own: a command that reads slowly (or not at all) must not
+            // hold up the call; the write ends with EPIPE once the command is gone.
+            let p = Arc::clone(&proc);
+            let close = !params.stdin && !params.tty;
+            std::thread::spawn(move || {
+                let mut g = lock(&p.stdin);
+                if let Some(f) = g.as_mut() {
+                    let _ = f.write_all(&data);
+                }
+                if close {
+                    *g = None;
+                }
+            });
         }
         let tty = params.tty;
         #[cfg(target_os = "linux")]

@@ -198,6 +198,30 @@ fn sessions_take_stdin_signals_and_kill_the_whole_tree() {
     assert_eq!(wait_gone(&["sleep", "3141"], 5), 0);
 }
 
+/// nu11 M9: input given with the call reaches the command, then end of file (`wc -c`
+/// ends); 200 KiB — more than a pipe holds — does not hold up the call. Twin: without it
+/// stdin is empty.
+#[test]
+fn stdin_data_is_the_commands_input_then_end_of_file() {
+    if !sandbox_ready() {
+        return;
+    }
+    let w = ws();
+    let h = harness(&w, Duration::from_secs(60));
+    let data = "x".repeat(200 * 1024);
+    let r = h
+        .exec(
+            ExecParams::script("wc -c; head -c 3 /dev/null")
+                .stdin_data(data)
+                .timeout(Duration::from_secs(30)),
+        )
+        .unwrap();
+    assert_eq!(r.output.text.trim(), "204800", "{r:?}");
+    assert_eq!(r.outcome.unwrap().exit_code, 0);
+    let r = h.exec(ExecParams::script("wc -c")).unwrap();
+    assert_eq!(r.output.text.trim(), "0", "{r:?}");
+}
+
 #[test]
 fn timeout_ends_a_session_as_timed_out() {
     if !sandbox_ready() {

@@ -92,6 +92,15 @@ async def with_person():
             assert "success" in r.content[0].text
             ok("confined command: " + "; ".join(sc(r)["sandbox"]["applied"][:2]))
 
+            # Input given with the call (nu11 M9: a string stdin was ignored), and an
+            # argument of the wrong type is an error naming it, not ignored.
+            r = await call(s, "exec_command", argv=["cat"], stdin="from the call\n")
+            assert outcome(r) == "success", sc(r)
+            assert sc(r)["output"]["text"] == "from the call\n", sc(r)
+            r = await call(s, "exec_command", argv=["true"], timeout_ms="5000")
+            assert r.is_error and "timeout_ms" in r.content[0].text, r.content
+            ok("stdin text; a wrongly typed argument is an error naming it")
+
             # A write outside the workspace is denied by the sandbox, and classified.
             # (In a directory of its own: the home itself is never offered as a grant.)
             out = os.path.join(os.environ["HOME"], "out")

@@ -17,8 +17,7 @@ use crate::cli::McpArgs;
 use crate::profile_args::layers;
 use anyhow::{Context, Result};
 use cordon_session::harness::{
-    Command, ExecParams, ExecResult, Harness, HarnessError, HarnessOptions,
-    DEFAULT_MAX_OUTPUT_BYTES,
+    ExecResult, Harness, HarnessError, HarnessOptions, DEFAULT_MAX_OUTPUT_BYTES,
 };
 use cordon_session::{Answer, ApprovalFront, Approver, NonInteractive, Reply, ReviewableRequest};
 use rmcp::model::{
@@ -42,10 +41,6 @@ const CONTEXT_URI: &str = "cordon://environment_context";
 
 /// How long a person may take to answer an elicitation before it counts as "deny".
 const ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
-
-/// Default `yield_time_ms` of `exec_command`: a command still running after it returns a
-/// session id.
-const DEFAULT_YIELD_MS: u64 = 10_000;
 
 pub fn mcp(args: McpArgs) -> Result<i32> {
     crate::profile_args::profile_files_refusal(&args.profile, &args.rules.rules)?;
@@ -181,18 +176,8 @@ struct Server {
     peer: PeerSlot,
 }
 
-fn schema(v: Value) -> Arc<serde_json::Map<String, Value>> {
-    match v {
-        Value::Object(m) => Arc::new(m),
-        _ => Arc::new(serde_json::Map::new()),
-    }
-}
-
 fn tools() -> Vec<Tool> {
-    let session = json!({"type": "string", "description": "Session id from exec_command."});
-    let max = json!({"type": "integer", "minimum": 1,
-        "description": format!("Cap on output bytes returned (default {DEFAULT_MAX_OUTPUT_BYTES}); \
-                                the rest stays readable (`remaining_bytes`).")});
+    use super::mcp_args::{input_schema, ExecArgs, KillArgs, ReadOutputArgs, WriteStdinArgs};
     vec![
         Tool::new(
             "exec_command",
@@ -205,72 +190,25 @@ fn tools() -> Vec<Tool> {
              is asked to the user, or refused when no one can be asked. To get a write or \
              network access the sandbox denied, call again with additional_permissions and a \
              justification (approval required).",
-            schema(json!({
-                "type": "object",
-                "properties": {
-                    "argv": {"type": "array", "items": {"type": "string"}, "minItems": 1,
-                             "description": "The command and its arguments."},
-                    "script": {"type": "string", "description": "A shell script (bash -c)."},
-                    "cwd": {"type": "string", "description": "Working directory (relative to the server's)."},
-                    "timeout_ms": {"type": "integer", "minimum": 1,
-                                   "description": "Kill the whole process tree after this long."},
-                    "yield_time_ms": {"type": "integer", "minimum": 0,
-                        "description": format!("Return after this long if still running (default {DEFAULT_YIELD_MS}).")},
-                    "tty": {"type": "boolean", "description": "Run on a terminal (interactive programs: python3 -i, bash)."},
-                    "rows": {"type": "integer", "minimum": 1}, "cols": {"type": "integer", "minimum": 1},
-                    "stdin": {"type": "boolean", "description": "Keep stdin open for write_stdin (implied by tty)."},
-                    "additional_permissions": {"type": "object",
-                        "description": "Extra permissions for this command only (needs the user's approval), e.g. {\"network\": true, \"entries\": [{\"path\": \"/data\", \"access\": \"write\"}]}."},
-                    "justification": {"type": "string", "description": "Why this is needed (shown to the person asked)."},
-                    "max_output_bytes": max,
-                },
-            })),
+            input_schema::<ExecArgs>(),
         ),
         Tool::new(
             "write_stdin",
             "Write text to a running session's stdin (a terminal's input with tty: \\u0003 is ^C, \
              \\u0004 end of input). Then returns the output that arrives within wait_ms.",
-            schema(json!({
-                "type": "object",
-                "properties": {
-                    "session_id": session,
-                    "chars": {"type": "string", "description": "Text to write (add \\n to submit a line)."},
-                    "close_stdin": {"type": "boolean", "description": "Close stdin afterwards (end of file)."},
-                    "wait_ms": {"type": "integer", "minimum": 0, "description": "Wait this long for output (default 500)."},
-                    "max_output_bytes": max,
-                },
-                "required": ["session_id"],
-            })),
+            input_schema::<WriteStdinArgs>(),
         ),
         Tool::new(
             "read_output",
             "Read a session's output since the last read (waiting up to wait_ms for some), \
              with its outcome once it ended. wait_for_exit waits for the end instead.",
-            schema(json!({
-                "type": "object",
-                "properties": {
-                    "session_id": session,
-                    "wait_ms": {"type": "integer", "minimum": 0, "description": "Wait this long (default 1000)."},
-                    "wait_for_exit": {"type": "boolean"},
-                    "max_output_bytes": max,
-                    "rows": {"type": "integer", "minimum": 1, "description": "Resize the terminal first (with cols)."},
-                    "cols": {"type": "integer", "minimum": 1},
-                },
-                "required": ["session_id"],
-            })),
+            input_schema::<ReadOutputArgs>(),
         ),
         Tool::new(
             "kill",
             "Kill a session's whole process tree (or send `signal`, e.g. SIGINT, SIGTERM). \
              Returns the final outcome (cancelled) and what output was left.",
-            schema(json!({
-                "type": "object",
-                "properties": {
-                    "session_id": session,
-                    "signal": {"type": "string", "description": "Send this signal instead of killing (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2)."},
-                },
-                "required": ["session_id"],
-            })),
+            input_schema::<KillArgs>(),
         ),
     ]
 }
@@ -339,28 +277,6 @@ fn tool_error(msg: impl Into<String>) -> CallToolResult {
     c
 }
 
-fn ms(args: &serde_json::Map<String, Value>, key: &str) -> Option<Duration> {
-    args.get(key)
-        .and_then(Value::as_u64)
-        .map(Duration::from_millis)
-}
-
-fn max_bytes(args: &serde_json::Map<String, Value>) -> usize {
-    args.get("max_output_bytes")
-        .and_then(Value::as_u64)
-        .map(|n| n.max(1) as usize)
-        .unwrap_or(DEFAULT_MAX_OUTPUT_BYTES)
-}
-
-fn size(args: &serde_json::Map<String, Value>) -> Option<(u16, u16)> {
-    let get = |k| {
-        args.get(k)
-            .and_then(Value::as_u64)
-            .map(|n| n.clamp(1, 1000) as u16)
-    };
-    Some((get("rows")?, get("cols")?))
-}
-
 fn signal_named(name: &str) -> Option<i32> {
     let n = name.trim().to_ascii_uppercase();
     let n = n.strip_prefix("SIG").unwrap_or(&n);
@@ -377,97 +293,53 @@ fn signal_named(name: &str) -> Option<i32> {
     })
 }
 
-/// One tool call, on a blocking thread.
+/// One tool call, on a blocking thread: its arguments parsed into the tool's type
+/// ([`super::mcp_args`]; a wrong or unknown argument is an error naming it).
 fn call(h: &Harness, name: &str, args: serde_json::Map<String, Value>) -> CallToolResult {
-    let session = || {
-        args.get("session_id")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .ok_or_else(|| HarnessError::Usage("session_id is required".into()))
+    use super::mcp_args::{
+        max_bytes, parse, size, ExecArgs, KillArgs, ReadOutputArgs, WriteStdinArgs,
     };
     let out: Result<ExecResult, HarnessError> = (|| match name {
-        "exec_command" => {
-            let command = match (args.get("argv"), args.get("script")) {
-                (Some(Value::Array(a)), None) => {
-                    let argv: Option<Vec<String>> =
-                        a.iter().map(|x| x.as_str().map(str::to_string)).collect();
-                    match argv {
-                        Some(v) if !v.is_empty() => Command::Argv(v),
-                        _ => {
-                            return Err(HarnessError::Usage(
-                                "argv must be a non-empty list of strings".into(),
-                            ))
-                        }
-                    }
-                }
-                (None, Some(Value::String(s))) => Command::Script(s.clone()),
-                _ => {
-                    return Err(HarnessError::Usage(
-                        "give exactly one of argv (a list of strings) or script (a string)".into(),
-                    ))
-                }
-            };
-            let mut p = match command {
-                Command::Argv(a) => ExecParams::argv(a),
-                Command::Script(s) => ExecParams::script(s),
-            };
-            if let Some(c) = args.get("cwd").and_then(Value::as_str) {
-                p = p.cwd(c);
-            }
-            p.timeout = ms(&args, "timeout_ms");
-            p.tty = args.get("tty").and_then(Value::as_bool).unwrap_or(false);
-            p.stdin = args.get("stdin").and_then(Value::as_bool).unwrap_or(false);
-            if let Some(s) = size(&args) {
-                p.size = s;
-            }
-            p.yield_time =
-                Some(ms(&args, "yield_time_ms").unwrap_or(Duration::from_millis(DEFAULT_YIELD_MS)));
-            p.additional_permissions = match args.get("additional_permissions") {
-                None | Some(Value::Null) => None,
-                Some(v) => Some(v.to_string()),
-            };
-            p.justification = args
-                .get("justification")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-            p.max_output_bytes = max_bytes(&args);
-            h.exec(p)
-        }
+        "exec_command" => h.exec(parse::<ExecArgs>(name, args)?.into_params()?),
         "write_stdin" => {
-            let id = session()?;
-            if let Some(s) = args.get("chars").and_then(Value::as_str) {
-                h.write_stdin(&id, s.as_bytes())?;
+            let a: WriteStdinArgs = parse(name, args)?;
+            if let Some(s) = &a.chars {
+                h.write_stdin(&a.session_id, s.as_bytes())?;
             }
-            if args.get("close_stdin").and_then(Value::as_bool) == Some(true) {
-                h.close_stdin(&id)?;
+            if a.close_stdin == Some(true) {
+                h.close_stdin(&a.session_id)?;
             }
-            let wait = ms(&args, "wait_ms").unwrap_or(Duration::from_millis(500));
+            let wait = Duration::from_millis(a.wait_ms.unwrap_or(500));
             // Let the command answer before reading.
             std::thread::sleep(wait.min(Duration::from_millis(100)));
-            h.read_output(&id, max_bytes(&args), wait)
+            h.read_output(&a.session_id, max_bytes(a.max_output_bytes), wait)
         }
         "read_output" => {
-            let id = session()?;
-            if let Some((r, c)) = size(&args) {
-                h.resize(&id, r, c)?;
+            let a: ReadOutputArgs = parse(name, args)?;
+            if let Some((r, c)) = size(a.rows, a.cols)? {
+                h.resize(&a.session_id, r, c)?;
             }
-            let wait = ms(&args, "wait_ms").unwrap_or(Duration::from_millis(1000));
-            if args.get("wait_for_exit").and_then(Value::as_bool) == Some(true) {
-                h.wait(&id, wait, max_bytes(&args))
+            let wait = Duration::from_millis(a.wait_ms.unwrap_or(1000));
+            if a.wait_for_exit == Some(true) {
+                h.wait(&a.session_id, wait, max_bytes(a.max_output_bytes))
             } else {
-                h.read_output(&id, max_bytes(&args), wait)
+                h.read_output(&a.session_id, max_bytes(a.max_output_bytes), wait)
             }
         }
         "kill" => {
-            let id = session()?;
-            match args.get("signal").and_then(Value::as_str) {
+            let a: KillArgs = parse(name, args)?;
+            match &a.signal {
                 Some(s) => {
                     let sig = signal_named(s)
                         .ok_or_else(|| HarnessError::Usage(format!("unknown signal {s:?}")))?;
-                    h.signal(&id, sig)?;
-                    h.read_output(&id, max_bytes(&args), Duration::from_millis(200))
+                    h.signal(&a.session_id, sig)?;
+                    h.read_output(
+                        &a.session_id,
+                        DEFAULT_MAX_OUTPUT_BYTES,
+                        Duration::from_millis(200),
+                    )
                 }
-                None => h.kill(&id),
+                None => h.kill(&a.session_id),
             }
         }
         other => Err(HarnessError::Usage(format!("unknown tool {other:?}"))),

@@ -8,6 +8,7 @@ mod check;
 mod context;
 mod explain;
 mod mcp;
+mod mcp_args;
 mod profiles;
 mod proxy;
 mod run;
