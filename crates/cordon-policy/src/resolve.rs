@@ -244,6 +244,29 @@ impl ResolvedFilesystem {
             .collect()
     }
 
+    /// The git dirs a command may write, which the host's git later trusts (attack pass
+    /// 28, F1): each writable root's own `.git` when it is a directory (not a symlink, not
+    /// cordon's placeholder), and the git dirs granted for a linked worktree or a
+    /// submodule ([`EntryOrigin::GitWorktree`]); none that lies inside another listed one.
+    /// Canonical paths, as the entries hold them.
+    pub fn writable_git_dirs(&self, fs: &dyn FsView) -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        for e in self.writable_roots() {
+            let d = match e.origin {
+                EntryOrigin::GitWorktree { .. } => e.path.clone(),
+                _ => e.path.join(".git"),
+            };
+            if fs.kind(&d) == Some(FileKind::Dir) && !is_link(fs, &d) && !is_placeholder(fs, &d) {
+                dirs.push(d);
+            }
+        }
+        dirs.sort();
+        dirs.dedup();
+        let all = dirs.clone();
+        dirs.retain(|d| !all.iter().any(|o| o != d && d.starts_with(o)));
+        dirs
+    }
+
     /// Entries of a given origin kind that are denied.
     pub fn denied(&self) -> Vec<&ResolvedEntry> {
         self.layered()

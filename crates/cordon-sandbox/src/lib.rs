@@ -16,6 +16,8 @@
 #![deny(missing_docs)]
 
 pub mod denials;
+#[cfg(unix)]
+pub mod git_dir_sweep;
 pub mod hostfs;
 #[cfg(target_os = "linux")]
 pub mod linux;

@@ -85,6 +85,67 @@ pub struct Report {
     /// resolve or connect): the command saw only an EOF or a `502`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub connect_failures: Vec<crate::outcome::ConnectFailure>,
+    /// What the run left in the writable git dirs for the host's git, per git dir where
+    /// there is something to say ([`cordon_sandbox::git_dir_sweep`]): entries that lead
+    /// out of it (removed), in-progress state that runs code at `--continue`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub git_dirs: Vec<cordon_sandbox::git_dir_sweep::Swept>,
+}
+
+impl Report {
+    /// One line per thing [`Report::git_dirs`] says, for a person (stderr, an MCP result's
+    /// text): what was removed and why, what was not, what runs at `--continue`.
+    pub fn git_dir_warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for s in &self.git_dirs {
+            for f in &s.removed {
+                out.push(format!(
+                    "cordon: warning: the command made {} a {}{} inside the git dir; the \
+                     host's git writes through such entries (outside every writable root), \
+                     so cordon removed it",
+                    f.path.display(),
+                    f.kind.name(),
+                    f.target
+                        .as_ref()
+                        .map(|t| format!(" to {}", t.display()))
+                        .unwrap_or_default()
+                ));
+            }
+            for (f, why) in &s.not_removed {
+                out.push(format!(
+                    "cordon: warning: the command made {} a {} inside the git dir and cordon \
+                     could not remove it ({why}): remove it before using git in this \
+                     repository",
+                    f.path.display(),
+                    f.kind.name()
+                ));
+            }
+            for (file, what) in &s.pending_code {
+                out.push(format!(
+                    "cordon: warning: the command left in-progress git state in {} that \
+                     runs code at the host's `--continue`: {what}; review it (or `--abort`) \
+                     before continuing the operation outside the sandbox",
+                    file.display()
+                ));
+            }
+            if let Some(e) = &s.error {
+                out.push(format!(
+                    "cordon: warning: cordon could not look at {} after the run ({e}): check \
+                     it for symlinks before using git there",
+                    s.git_dir.display()
+                ));
+            } else if !s.complete {
+                out.push(format!(
+                    "cordon: warning: {} is too large or deep for cordon's check after the \
+                     run ({} entries, {} levels): entries beyond were not looked at",
+                    s.git_dir.display(),
+                    cordon_sandbox::git_dir_sweep::BUDGET,
+                    cordon_sandbox::git_dir_sweep::MAX_DEPTH
+                ));
+            }
+        }
+        out
+    }
 }
 
 impl Report {
@@ -109,6 +170,7 @@ impl Report {
             retry: None,
             network_denied: Vec::new(),
             connect_failures: Vec::new(),
+            git_dirs: Vec::new(),
         }
     }
 
@@ -182,6 +244,9 @@ pub struct Prepared {
     pub exec: ExecRequest,
     /// The permissions it runs with.
     pub needs: NeededPermissions,
+    /// The writable git dirs as the run found them, swept after it ([`conclude`],
+    /// attack pass 28 F1/F4); empty when nothing runs sandboxed.
+    pub git_dirs: Vec<cordon_sandbox::git_dir_sweep::Census>,
 }
 
 /// Steps 1–3 of one attempt: exec policy → approval (skipped for an approved retry,
@@ -296,13 +361,32 @@ pub fn prepare(
     if let Some(reason) = &exec.unconfined_reason {
         eprintln!("cordon: warning: running UNCONFINED (explicit opt-in): {reason}");
     }
+    let git_dirs = git_census(&exec);
     Ok(Prepared {
         run_id,
         record,
         verdict,
         exec,
         needs,
+        git_dirs,
     })
+}
+
+/// The census of every git dir a sandboxed run may write ([`cordon_sandbox::git_dir_sweep`]):
+/// what it holds that leads out of it before the command starts. A git dir that cannot be
+/// opened without following a symlink is left out (nothing is done through it).
+fn git_census(exec: &ExecRequest) -> Vec<cordon_sandbox::git_dir_sweep::Census> {
+    let Some(r) = exec.resolved.as_ref() else {
+        return Vec::new();
+    };
+    if exec.backend == cordon_policy::Backend::None {
+        return Vec::new();
+    }
+    r.filesystem
+        .writable_git_dirs(&HostFs)
+        .iter()
+        .filter_map(|d| cordon_sandbox::git_dir_sweep::census(d).ok())
+        .collect()
 }
 
 /// Step 5 of one attempt: classifies what the runner returned for `prepared` (R-F1) into
@@ -319,7 +403,17 @@ pub fn conclude(
         verdict,
         exec,
         needs,
+        git_dirs,
     } = prepared;
+    // After the run, whatever its outcome: what it left in the git dirs for the host's git.
+    let git_dirs: Vec<_> = git_dirs
+        .iter()
+        .map(|c| match cordon_sandbox::git_dir_sweep::sweep(c) {
+            Ok(s) => s,
+            Err(e) => cordon_sandbox::git_dir_sweep::Swept::failed(c, e.to_string()),
+        })
+        .filter(|s| !s.is_empty())
+        .collect();
     let mut helper = None;
     let mut network_denied = Vec::new();
     let mut connect_failures = Vec::new();
@@ -380,6 +474,7 @@ pub fn conclude(
         retry: None,
         network_denied,
         connect_failures,
+        git_dirs,
     }
 }
 

@@ -704,3 +704,60 @@ fn hard_links_deep_in_a_protected_directory_are_found() {
     let o = cordon(&p, &p.dir, &["run", "--", "true"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }
+
+/// Attack pass 28, F1: a symlink the command makes inside `.git` (`logs/HEAD` to a file
+/// outside, the user's rc file in the attack) and a FIFO (`COMMIT_EDITMSG`) are removed
+/// after the run, so the host's next `git commit` neither appends its reflog line to the
+/// outside file nor hangs; `--json` names both under `git_dirs`. Twin: the command's own
+/// `git commit` inside the sandbox works, and a regular file it wrote in `.git` stays.
+#[test]
+fn entries_leading_out_of_the_git_dir_are_removed_after_the_run() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let git = |args: &[&str]| {
+        Command::new("timeout")
+            .arg("20")
+            .arg("git")
+            .args(["-c", "user.name=u", "-c", "user.email=u@example.com"])
+            .args(args)
+            .current_dir(&p.dir)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    assert!(git(&["commit", "-q", "--allow-empty", "-m", "init"])
+        .status
+        .success());
+    let outside = p.root.path().join("bashrc");
+    std::fs::write(&outside, "# rc\n").unwrap();
+    let script = format!(
+        "git -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m in-sandbox \
+         && ln -sf {} .git/logs/HEAD && rm -f .git/COMMIT_EDITMSG && mkfifo .git/COMMIT_EDITMSG && echo kept > .git/NOTE",
+        outside.display()
+    );
+    let o = cordon(&p, &p.dir, &["run", "--json", "--", "sh", "-c", &script]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("logs/HEAD a symlink to"), "{err}");
+    let v = support::last_json(&o.stderr);
+    let removed: Vec<String> = v["git_dirs"][0]["removed"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(removed.len(), 2, "{removed:?}");
+    // The host's git, afterwards: writes its reflog in the git dir, not outside.
+    let c = git(&["commit", "-q", "--allow-empty", "-m", "on-host"]);
+    assert!(c.status.success(), "{}", text(&c.stderr));
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "# rc\n");
+    let log = git(&["log", "--format=%s"]);
+    assert_eq!(text(&log.stdout), "on-host\nin-sandbox\ninit\n");
+    assert!(p.dir.join(".git/NOTE").is_file());
+    assert!(std::fs::symlink_metadata(p.dir.join(".git/logs/HEAD"))
+        .unwrap()
+        .file_type()
+        .is_file());
+}

@@ -219,6 +219,7 @@ fn result(r: &ExecResult) -> CallToolResult {
     if let Some(rep) = &r.report {
         v["approval"] = serde_json::to_value(&rep.approval).unwrap_or(Value::Null);
         v["escalation"] = serde_json::to_value(&rep.last().escalation).unwrap_or(Value::Null);
+        v["git_dirs"] = serde_json::to_value(&rep.last().git_dirs).unwrap_or(Value::Null);
     }
     v["summary"] = json!(r.summary());
     let mut text = r.output.text.clone();
@@ -232,6 +233,12 @@ fn result(r: &ExecResult) -> CallToolResult {
         text.push('\n');
     }
     text.push_str(&format!("[cordon: {}]", r.summary()));
+    // What the run left in the writable git dirs for the host's git (attack28 F1/F4).
+    if let Some(rep) = &r.report {
+        for w in rep.last().git_dir_warnings() {
+            text.push_str(&format!("\n[{}]", cordon_policy::text::printable(&w)));
+        }
+    }
     // The CLI's hint names its flags; here the widening is a tool argument.
     if let Some(cordon_session::Escalation::Offered {
         widening: cordon_session::Widening::Additional { permissions },

@@ -341,6 +341,14 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
     print_tmpdir_note(&report);
     print_owner_note(&report);
     print_hints(&report, args.plan);
+    // What each attempt left in the writable git dirs for the host's git (attack28 F1/F4).
+    let mut attempt = Some(&report);
+    while let Some(a) = attempt {
+        for w in a.git_dir_warnings() {
+            eprintln!("{}", printable(&w));
+        }
+        attempt = a.retry.as_deref();
+    }
     let created = created_repositories(&report);
     for r in &created {
         eprintln!(
@@ -745,6 +753,9 @@ fn report_json(report: &Report, session: &Session) -> Result<serde_json::Value> 
         let helper_ran = exec.is_some_and(|e| e.backend == cordon_policy::Backend::LinuxHelper);
         v["launch"] = json!(cordon_sandbox::linux::server::last_path().filter(|_| helper_ran));
     }
+    // What the run left in the writable git dirs (removed entries that lead out of them,
+    // in-progress state that runs code): always present, empty when nothing was found.
+    v["git_dirs"] = json!(last.git_dirs);
     v["signal"] = json!(last.outcome.signal);
     v["backend"] = json!(exec.map(|e| e.backend));
     v["applied"] = applied;

@@ -1,0 +1,502 @@
+//! What a confined command left in a writable git dir for the host's git (attack pass 28,
+//! F1 and F4).
+//!
+//! The host's git trusts every path of its git dir. Most files there it replaces by
+//! renaming a lock file over them, but many it opens and writes in place, following a
+//! symlink: it appends to reflogs (`logs/HEAD`, `logs/refs/…`), truncates and writes
+//! `FETCH_HEAD`, `COMMIT_EDITMSG`, `MERGE_MSG`, the sequencer and rebase state; and it
+//! reads `MERGE_MSG`/`SQUASH_MSG` back as a commit message. A command that makes
+//! `.git/logs/HEAD` a symlink to `~/.bashrc`, or `.git/FETCH_HEAD` one to any file, has
+//! the user's next `git commit` or `git fetch` write outside every writable root (a reflog
+//! line carries a branch name or `user.name` the command chose: code in the rc file); one
+//! that links `.git/MERGE_MSG` to a hidden credential has the next commit copy it into the
+//! repository. A FIFO there hangs the host's git. Inside a git dir nothing is ever
+//! legitimately such an entry that a run made, so:
+//!
+//! - before the run, [`census`] lists each writable git dir's entries that are not regular
+//!   files or directories (symlinks, FIFOs, sockets, devices) — a repo tool's checkout
+//!   (`.git/objects -> ../.repo/…`) has some — and reads the in-progress state files
+//!   ([`cordon_policy::git_state::STATE_FILES`]);
+//! - after the run, [`sweep`] walks it again and removes every such entry the census did
+//!   not list with the same inode and target, and says what the state files now hold that
+//!   runs code at the host's `--continue` and was not there before
+//!   ([`cordon_policy::git_state::pending_code`]: `exec` lines, a strategy that is not
+//!   git's own).
+//!
+//! Every step is relative to a descriptor: the git dir is opened with `O_NOFOLLOW`, each
+//! directory beneath it through its pinned parent with `O_NOFOLLOW`, entries are
+//! `fstatat`ed without following and removed with `unlinkat` by name in the pinned
+//! directory (which removes a symlink itself). Loose objects (`objects/xx/…`) are not
+//! listed one by one: git writes them by creating a temporary file and renaming it, never
+//! through an existing name; the `objects/xx` directories themselves are checked. The walk
+//! is bounded ([`BUDGET`] entries, [`MAX_DEPTH`] levels); a sweep that ran out of budget
+//! says so (`complete: false`).
+//!
+//! Residual window: while a command runs (and until its run ends), what it made is there;
+//! a host `git commit` in that window follows it. Runs that overlap sweep each other's
+//! entries at their ends (each removes what its own census did not list).
+
+use nix::dir::Dir;
+use nix::errno::Errno;
+use nix::fcntl::{openat, readlinkat, OFlag};
+use nix::sys::stat::{fstat, fstatat, FileStat, Mode};
+use nix::unistd::{unlinkat, UnlinkatFlags};
+use serde::Serialize;
+use std::ffi::OsStr;
+use std::io::{self, Read};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// Most entries one walk of a git dir looks at.
+pub const BUDGET: usize = 262_144;
+/// Deepest directory level entered below the git dir.
+pub const MAX_DEPTH: usize = 32;
+/// Largest state file read.
+const STATE_CAP: u64 = 1 << 20;
+
+/// What an entry that is not a regular file or directory is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ForeignKind {
+    /// A symbolic link.
+    Symlink,
+    /// A named pipe.
+    Fifo,
+    /// A unix socket.
+    Socket,
+    /// A character or block device.
+    Device,
+}
+
+/// One entry of a git dir that is not a regular file or a directory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Foreign {
+    /// Where it is (the git dir's path joined with the entry's).
+    pub path: PathBuf,
+    /// What it is.
+    pub kind: ForeignKind,
+    /// A symlink's target, as stored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<PathBuf>,
+    /// Its inode (with `target`, what tells a planted entry from the one listed before).
+    #[serde(skip)]
+    ino: u64,
+}
+
+/// A git dir as the run found it ([`census`]).
+#[derive(Debug, Clone, Default)]
+pub struct Census {
+    /// The git dir.
+    pub git_dir: PathBuf,
+    /// Its entries that are not regular files or directories.
+    pub foreign: Vec<Foreign>,
+    /// The in-progress state files present: (path relative to the git dir, content).
+    state: Vec<(PathBuf, Vec<u8>)>,
+    /// Whether the walk saw everything (within [`BUDGET`] and [`MAX_DEPTH`]).
+    pub complete: bool,
+}
+
+/// What [`sweep`] did to one git dir after the run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Swept {
+    /// The git dir.
+    pub git_dir: PathBuf,
+    /// Entries the run made (not in the census) and cordon removed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub removed: Vec<Foreign>,
+    /// Entries the run made that could not be removed, with why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_removed: Vec<(Foreign, String)>,
+    /// In-progress state the run made or changed that runs code at the host's
+    /// `--continue`: (state file, what runs).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pending_code: Vec<(PathBuf, String)>,
+    /// Whether the walk saw everything; `false`: an entry beyond the bounds was not looked
+    /// at.
+    pub complete: bool,
+    /// Why the git dir could not be walked after the run (it was removed, or replaced by
+    /// a symlink), if so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Swept {
+    /// The sweep of `before`'s git dir that could not be made, with why.
+    pub fn failed(before: &Census, error: String) -> Swept {
+        Swept {
+            git_dir: before.git_dir.clone(),
+            error: Some(error),
+            ..Swept::default()
+        }
+    }
+
+    /// Whether there is anything to say.
+    pub fn is_empty(&self) -> bool {
+        self.removed.is_empty()
+            && self.not_removed.is_empty()
+            && self.pending_code.is_empty()
+            && self.complete
+            && self.error.is_none()
+    }
+}
+
+impl ForeignKind {
+    /// The kind's name in a sentence ("symlink", "named pipe", …).
+    pub fn name(self) -> &'static str {
+        match self {
+            ForeignKind::Symlink => "symlink",
+            ForeignKind::Fifo => "named pipe",
+            ForeignKind::Socket => "socket",
+            ForeignKind::Device => "device",
+        }
+    }
+}
+
+fn kind_of(st: &FileStat) -> Option<ForeignKind> {
+    match st.st_mode & libc::S_IFMT {
+        libc::S_IFLNK => Some(ForeignKind::Symlink),
+        libc::S_IFIFO => Some(ForeignKind::Fifo),
+        libc::S_IFSOCK => Some(ForeignKind::Socket),
+        libc::S_IFCHR | libc::S_IFBLK => Some(ForeignKind::Device),
+        _ => None,
+    }
+}
+
+fn is_dir(st: &FileStat) -> bool {
+    st.st_mode & libc::S_IFMT == libc::S_IFDIR
+}
+
+/// A loose-object directory (`objects/xx`): checked itself, its files not listed.
+fn loose_objects(rel: &Path) -> bool {
+    let mut c = rel.components();
+    matches!(
+        (c.next(), c.next(), c.next()),
+        (Some(a), Some(b), None)
+            if a.as_os_str() == "objects"
+                && b.as_os_str().len() == 2
+                && b.as_os_str().as_bytes().iter().all(u8::is_ascii_hexdigit)
+    )
+}
+
+/// Opens `name` in `dir` as a directory without following a symlink, checked to be the
+/// inode `st` describes.
+fn open_dir_at(dir: BorrowedFd<'_>, name: &OsStr, st: &FileStat) -> nix::Result<OwnedFd> {
+    let fd = openat(
+        dir,
+        name,
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )?;
+    let now = fstat(&fd)?;
+    if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) {
+        return Err(Errno::EAGAIN);
+    }
+    Ok(fd)
+}
+
+/// Reads the regular file `name` in `dir` without following a symlink (at most
+/// [`STATE_CAP`] bytes).
+fn read_at(dir: BorrowedFd<'_>, name: &OsStr) -> Option<Vec<u8>> {
+    let fd = openat(
+        dir,
+        name,
+        OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | OFlag::O_NONBLOCK,
+        Mode::empty(),
+    )
+    .ok()?;
+    if fstat(&fd).ok()?.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return None;
+    }
+    let mut out = Vec::new();
+    std::fs::File::from(fd)
+        .take(STATE_CAP)
+        .read_to_end(&mut out)
+        .ok()?;
+    Some(out)
+}
+
+/// The walk shared by [`census`] and [`sweep`]: `remove` decides, for each foreign entry
+/// found, whether to remove it.
+struct Walk<'a> {
+    git_dir: &'a Path,
+    seen: usize,
+    complete: bool,
+    foreign: Vec<Foreign>,
+    state: Vec<(PathBuf, Vec<u8>)>,
+    removed: Vec<Foreign>,
+    not_removed: Vec<(Foreign, String)>,
+    remove: Option<&'a dyn Fn(&Foreign) -> bool>,
+}
+
+impl Walk<'_> {
+    fn dir(&mut self, fd: OwnedFd, rel: &Path, depth: usize) {
+        let Ok(listing) = Dir::from_fd(match fd.try_clone() {
+            Ok(f) => f,
+            Err(_) => {
+                self.complete = false;
+                return;
+            }
+        }) else {
+            self.complete = false;
+            return;
+        };
+        let mut names = Vec::new();
+        for e in listing.into_iter() {
+            let Ok(e) = e else {
+                self.complete = false;
+                break;
+            };
+            let name = OsStr::from_bytes(e.file_name().to_bytes()).to_os_string();
+            if name == "." || name == ".." {
+                continue;
+            }
+            names.push(name);
+        }
+        for name in names {
+            self.seen += 1;
+            if self.seen > BUDGET {
+                self.complete = false;
+                return;
+            }
+            let Ok(st) = fstatat(
+                fd.as_fd(),
+                name.as_os_str(),
+                nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+            ) else {
+                continue; // gone meanwhile
+            };
+            let rel = rel.join(&name);
+            if let Some(kind) = kind_of(&st) {
+                let target = (kind == ForeignKind::Symlink)
+                    .then(|| readlinkat(fd.as_fd(), name.as_os_str()).ok())
+                    .flatten()
+                    .map(PathBuf::from);
+                let f = Foreign {
+                    path: self.git_dir.join(&rel),
+                    kind,
+                    target,
+                    ino: st.st_ino,
+                };
+                match self.remove {
+                    Some(decide) if decide(&f) => {
+                        match unlinkat(fd.as_fd(), name.as_os_str(), UnlinkatFlags::NoRemoveDir) {
+                            Ok(()) | Err(Errno::ENOENT) => self.removed.push(f),
+                            Err(e) => self.not_removed.push((f, e.desc().to_string())),
+                        }
+                    }
+                    _ => self.foreign.push(f),
+                }
+            } else if is_dir(&st) {
+                if loose_objects(&rel) {
+                    continue;
+                }
+                if depth + 1 > MAX_DEPTH {
+                    self.complete = false;
+                    continue;
+                }
+                match open_dir_at(fd.as_fd(), &name, &st) {
+                    Ok(sub) => self.dir(sub, &rel, depth + 1),
+                    Err(_) => self.complete = false,
+                }
+            } else if cordon_policy::git_state::STATE_FILES
+                .iter()
+                .any(|s| Path::new(s) == rel)
+            {
+                if let Some(bytes) = read_at(fd.as_fd(), &name) {
+                    self.state.push((rel, bytes));
+                }
+            }
+        }
+    }
+}
+
+/// Opens the git dir itself: a directory, its last component not a symlink.
+fn open_git_dir(git_dir: &Path) -> io::Result<(OwnedFd, FileStat)> {
+    let fd = nix::fcntl::open(
+        git_dir,
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| {
+        io::Error::new(
+            io::Error::from(e).kind(),
+            format!("{}: {e}", git_dir.display()),
+        )
+    })?;
+    let st = fstat(&fd).map_err(io::Error::from)?;
+    Ok((fd, st))
+}
+
+fn walk<'a>(
+    git_dir: &'a Path,
+    remove: Option<&'a dyn Fn(&Foreign) -> bool>,
+) -> io::Result<Walk<'a>> {
+    let (fd, _) = open_git_dir(git_dir)?;
+    let mut w = Walk {
+        git_dir,
+        seen: 0,
+        complete: true,
+        foreign: Vec::new(),
+        state: Vec::new(),
+        removed: Vec::new(),
+        not_removed: Vec::new(),
+        remove,
+    };
+    w.dir(fd, Path::new(""), 0);
+    Ok(w)
+}
+
+/// Before the run: `git_dir`'s entries that are not regular files or directories, and
+/// its in-progress state files (see the module documentation).
+///
+/// Errors: the git dir cannot be opened as a directory without following a symlink.
+pub fn census(git_dir: &Path) -> io::Result<Census> {
+    let w = walk(git_dir, None)?;
+    Ok(Census {
+        git_dir: git_dir.to_path_buf(),
+        foreign: w.foreign,
+        state: w.state,
+        complete: w.complete,
+    })
+}
+
+/// After the run: removes from the git dir of `before` every entry that is not a regular
+/// file or a directory and was not in `before` (same path, inode and target), and names
+/// the in-progress state that runs code and is new or changed since `before`.
+///
+/// Errors: the git dir cannot be opened as a directory without following a symlink (it
+/// was removed, or replaced by one: nothing is done through it).
+pub fn sweep(before: &Census) -> io::Result<Swept> {
+    let listed = |f: &Foreign| {
+        !before
+            .foreign
+            .iter()
+            .any(|b| b.path == f.path && b.ino == f.ino && b.target == f.target && b.kind == f.kind)
+    };
+    let w = walk(&before.git_dir, Some(&listed))?;
+    let mut pending_code = Vec::new();
+    for (rel, bytes) in &w.state {
+        let was = before.state.iter().find(|(r, _)| r == rel).map(|(_, b)| b);
+        if was == Some(bytes) {
+            continue;
+        }
+        let old = was
+            .map(|b| cordon_policy::git_state::pending_code(rel, b))
+            .unwrap_or_default();
+        for what in cordon_policy::git_state::pending_code(rel, bytes) {
+            if !old.contains(&what) {
+                pending_code.push((before.git_dir.join(rel), what));
+            }
+        }
+    }
+    Ok(Swept {
+        git_dir: before.git_dir.clone(),
+        removed: w.removed,
+        not_removed: w.not_removed,
+        pending_code,
+        complete: w.complete && before.complete,
+        error: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn git_dir() -> (tempfile::TempDir, PathBuf) {
+        let t = tempfile::tempdir().unwrap();
+        let g = t.path().join(".git");
+        for d in [
+            "logs/refs/heads",
+            "objects/ab",
+            "objects/pack",
+            "refs/heads",
+            "hooks",
+        ] {
+            std::fs::create_dir_all(g.join(d)).unwrap();
+        }
+        std::fs::write(g.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(g.join("logs/HEAD"), "x\n").unwrap();
+        (t, g)
+    }
+
+    /// attack28 F1: symlinks and a FIFO a run made in the git dir are removed after it —
+    /// the symlink itself, never its target; one that was there before (a repo tool's
+    /// layout) is kept. Twin: regular files and directories the run made stay.
+    #[test]
+    fn entries_a_run_made_that_lead_out_are_removed_and_earlier_ones_kept() {
+        let (t, g) = git_dir();
+        let outside = t.path().join("bashrc");
+        std::fs::write(&outside, "# rc\n").unwrap();
+        symlink("../../.repo/projects/p.git/rr-cache", g.join("rr-cache")).unwrap();
+        let before = census(&g).unwrap();
+        assert_eq!(before.foreign.len(), 1, "{:?}", before.foreign);
+        assert!(before.complete);
+        // The run:
+        std::fs::remove_file(g.join("logs/HEAD")).unwrap();
+        symlink(&outside, g.join("logs/HEAD")).unwrap();
+        symlink(&outside, g.join("logs/refs/heads/main")).unwrap();
+        nix::unistd::mkfifo(&g.join("COMMIT_EDITMSG"), Mode::from_bits_truncate(0o600)).unwrap();
+        std::fs::write(g.join("MERGE_MSG"), "a regular file\n").unwrap();
+        std::fs::create_dir(g.join("rebase-merge")).unwrap();
+        let swept = sweep(&before).unwrap();
+        let removed: Vec<_> = swept.removed.iter().map(|f| f.path.clone()).collect();
+        assert_eq!(removed.len(), 3, "{swept:?}");
+        for p in ["logs/HEAD", "logs/refs/heads/main", "COMMIT_EDITMSG"] {
+            assert!(removed.contains(&g.join(p)), "{p}: {swept:?}");
+            assert!(
+                std::fs::symlink_metadata(g.join(p)).is_err(),
+                "{p} still there"
+            );
+        }
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "# rc\n");
+        assert!(
+            std::fs::symlink_metadata(g.join("rr-cache")).is_ok(),
+            "the earlier link"
+        );
+        assert!(g.join("MERGE_MSG").is_file() && g.join("rebase-merge").is_dir());
+        assert!(swept.complete);
+    }
+
+    /// A listed symlink retargeted by the run is a new entry: removed.
+    #[test]
+    fn a_listed_symlink_retargeted_is_removed() {
+        let (t, g) = git_dir();
+        symlink("../elsewhere", g.join("rr-cache")).unwrap();
+        let before = census(&g).unwrap();
+        std::fs::remove_file(g.join("rr-cache")).unwrap();
+        symlink(t.path(), g.join("rr-cache")).unwrap();
+        let swept = sweep(&before).unwrap();
+        assert_eq!(swept.removed.len(), 1, "{swept:?}");
+    }
+
+    /// attack28 F4: a forged cherry-pick the run left is named; one that was there before
+    /// the run, unchanged, is not.
+    #[test]
+    fn in_progress_state_that_runs_code_is_named_when_the_run_made_it() {
+        let (_t, g) = git_dir();
+        let before = census(&g).unwrap();
+        std::fs::create_dir(g.join("sequencer")).unwrap();
+        std::fs::write(
+            g.join("sequencer/opts"),
+            "[options]\n\tstrategy = x/../target/m\n",
+        )
+        .unwrap();
+        std::fs::write(g.join("sequencer/todo"), "pick 1 a\nexec sh evil\n").unwrap();
+        let swept = sweep(&before).unwrap();
+        assert_eq!(swept.pending_code.len(), 2, "{swept:?}");
+        let again = sweep(&census(&g).unwrap()).unwrap();
+        assert!(again.pending_code.is_empty(), "{again:?}");
+    }
+
+    /// The git dir itself as a symlink is not walked through.
+    #[test]
+    fn a_git_dir_that_is_a_symlink_is_refused() {
+        let (t, g) = git_dir();
+        let l = t.path().join("link");
+        symlink(&g, &l).unwrap();
+        assert!(census(&l).is_err());
+    }
+}
