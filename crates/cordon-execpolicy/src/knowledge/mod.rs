@@ -527,6 +527,95 @@ fn dangerous_write_target(p: &str, cwds: &[Cwd], home: Option<&str>) -> Option<F
 // Option helpers
 // ---------------------------------------------------------------------------------------------
 
+/// A long option that makes a command unsafe (it writes a file or runs a program), matched
+/// the way the tool itself reads its command line (R-A4).
+///
+/// getopt_long (GNU coreutils, findutils, sed, `file`, …), Python's optparse (pip) and git's
+/// parse-options accept any unambiguous prefix of a long option: `sort --outp=F` is
+/// `sort --output=F`, `git grep --op=CMD` is `git grep --open-files-in-pager=CMD`. So a word
+/// `--NAME` or `--NAME=VALUE` denotes an abbreviable option when NAME is a non-empty prefix of
+/// its full name. A prefix the tool finds ambiguous makes it fail before doing anything, so
+/// counting it as the dangerous option is only conservative (the command then needs approval,
+/// or a detector finding applies to a command that would not run anyway).
+///
+/// The one exception is the exact name of *another* option of the same tool that is also a
+/// prefix of this one: an exact match wins over an abbreviation (`git diff --text` is
+/// `--text`, not `--textconv`). Such names are listed with [`LongOption::except`], each with a
+/// comment saying whose option it is.
+///
+/// Tools whose parsers take exact names only (ripgrep, fd, go's flag package, `find`'s
+/// predicates, git's global options, rm's `--no-preserve-root`) use [`LongOption::exact`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LongOption {
+    /// The full name, without the leading `--`.
+    name: &'static str,
+    /// Whether the tool accepts an unambiguous prefix of the name.
+    abbreviable: bool,
+    /// Exact names of other options of the tool that are prefixes of `name` (see above).
+    exact_others: &'static [&'static str],
+}
+
+impl LongOption {
+    /// An option the tool also accepts abbreviated (getopt_long, optparse, parse-options).
+    pub(crate) const fn abbrev(name: &'static str) -> Self {
+        LongOption {
+            name,
+            abbreviable: true,
+            exact_others: &[],
+        }
+    }
+
+    /// An option the tool recognises by its exact name only.
+    pub(crate) const fn exact(name: &'static str) -> Self {
+        LongOption {
+            name,
+            abbreviable: false,
+            exact_others: &[],
+        }
+    }
+
+    /// The same option, except that the exact names `others` (real options of the same tool
+    /// that are prefixes of this one's name) denote themselves, not this option.
+    pub(crate) const fn except(self, others: &'static [&'static str]) -> Self {
+        LongOption {
+            exact_others: others,
+            ..self
+        }
+    }
+
+    /// The full name, without the leading `--`.
+    #[cfg(test)]
+    pub(crate) fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Whether the word `arg` (`--outp=/x`, `--output`, …) denotes this option.
+    pub(crate) fn matches(&self, arg: &str) -> bool {
+        arg.strip_prefix("--")
+            .is_some_and(|body| self.matches_body(body))
+    }
+
+    /// Whether a long option written without its leading `--` (`outp=/x`, as [`split_args`]
+    /// collects them) denotes this option.
+    pub(crate) fn matches_body(&self, body: &str) -> bool {
+        let given = body.split_once('=').map_or(body, |(n, _)| n);
+        if given.is_empty() {
+            return false; // `--` ends the options; `--=x` is no option
+        }
+        if self.abbreviable {
+            self.name.starts_with(given) && !self.exact_others.contains(&given)
+        } else {
+            given == self.name
+        }
+    }
+}
+
+/// Whether any of the words `args` denotes one of `options` (see [`LongOption`]).
+pub(crate) fn any_long_option<S: AsRef<str>>(args: &[S], options: &[LongOption]) -> bool {
+    args.iter()
+        .any(|a| options.iter().any(|o| o.matches(a.as_ref())))
+}
+
 /// Split args into (short flag letters, long flags, operands), honouring `--`.
 struct Args<'a> {
     short: String,
@@ -534,7 +623,24 @@ struct Args<'a> {
     operands: Vec<(usize, &'a str)>,
 }
 
+impl Args<'_> {
+    /// Whether one of the long options given denotes one of `options` (see [`LongOption`]).
+    fn has_long(&self, options: &[LongOption]) -> bool {
+        self.long
+            .iter()
+            .any(|l| options.iter().any(|o| o.matches_body(l)))
+    }
+}
+
+/// [`split_args_with`] for tools without short options taking an optional value.
 fn split_args<'a>(seg: &'a Segment, takes_value: &str) -> Args<'a> {
+    split_args_with(seg, takes_value, "")
+}
+
+/// Split a segment's arguments the way getopt does: the short options in `takes_value` take
+/// the rest of their cluster or else the next word; those in `optional_value` take the rest of
+/// their cluster only (`date -Iseconds`), never the next word.
+fn split_args_with<'a>(seg: &'a Segment, takes_value: &str, optional_value: &str) -> Args<'a> {
     let mut a = Args {
         short: String::new(),
         long: Vec::new(),
@@ -554,6 +660,9 @@ fn split_args<'a>(seg: &'a Segment, takes_value: &str) -> Args<'a> {
             let body = &t[1..];
             for (k, c) in body.char_indices() {
                 a.short.push(c);
+                if optional_value.contains(c) {
+                    break; // the rest of the cluster, if any, is its value
+                }
                 if takes_value.contains(c) {
                     if k + c.len_utf8() == body.len() {
                         i += 1; // value is the next word
@@ -680,44 +789,47 @@ pub(crate) fn known_safe(seg: &Segment) -> Option<String> {
         // `printenv` may print secrets but has no side effects; still read-only.
         n if SAFE_ANY_ARGS.contains(&n) => true,
         "hostname" => args.is_empty(),
+        // `-s`/`--set` (also `-s2020…`, `-us …`, `--se=…`) and an `MMDDhhmm` operand set
+        // the clock; `-I` takes only an attached value (`-Iseconds` is no `-s`).
         "date" => {
+            let a = split_args_with(seg, "dfrs", "I");
             all_static
-                && !args.iter().any(|a| {
-                    a == "-s"
-                        || a.starts_with("--set")
-                        || (a.bytes().all(|b| b.is_ascii_digit()) && !a.is_empty())
-                })
+                && !a.short.contains('s')
+                && !a.has_long(DATE_UNSAFE)
+                && !a
+                    .operands
+                    .iter()
+                    .any(|(_, o)| o.bytes().all(|b| b.is_ascii_digit()) && !o.is_empty())
         }
-        "file" => all_static && !args.iter().any(|a| a == "-C" || a == "--compile"),
+        "file" => {
+            let a = split_args(seg, "eFfmP");
+            all_static && !a.short.contains('C') && !a.has_long(FILE_UNSAFE)
+        }
         "sort" => {
             let a = split_args(seg, "kSTtoy");
-            all_static
-                && !a.short.contains('o')
-                && !a
-                    .long
-                    .iter()
-                    .any(|l| l.starts_with("output") || l.starts_with("compress-program"))
+            all_static && !a.short.contains('o') && !a.has_long(SORT_UNSAFE)
         }
         "uniq" => {
             let a = split_args(seg, "fsw");
             all_static && a.operands.len() <= 1
         }
-        "tree" => all_static && !has(&["-o"]) && !args.iter().any(|a| a.starts_with("-o")),
+        // tree reads every letter of a cluster (`-ao FILE` is `-a -o FILE`) and takes option
+        // values from the next word, so any short word with `o` (writes FILE) or `R` (writes
+        // `00Tree.html` into every directory with `-H`) is refused.
+        "tree" => {
+            all_static
+                && !args
+                    .iter()
+                    .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains(['o', 'R']))
+                && !any_long_option(args, TREE_UNSAFE)
+        }
         "rg" => {
             let a = split_args(seg, "ABCEMTdefgjmrtM");
-            all_static
-                && !a.short.contains('z')
-                && !a
-                    .long
-                    .iter()
-                    .any(|l| l.starts_with("pre") || l.starts_with("search-zip"))
+            all_static && !a.short.contains('z') && !a.has_long(RG_UNSAFE)
         }
         "fd" | "fdfind" => {
             let a = split_args(seg, "deEtScj");
-            all_static
-                && !a.short.contains('x')
-                && !a.short.contains('X')
-                && !a.long.iter().any(|l| l.starts_with("exec"))
+            all_static && !a.short.contains(['x', 'X']) && !a.has_long(FD_UNSAFE)
         }
         "find" => {
             all_static
@@ -744,6 +856,40 @@ pub(crate) fn known_safe(seg: &Segment) -> Option<String> {
     ok.then(|| format!("known-safe read-only command `{name}`"))
 }
 
+/// `date` options that set the clock (getopt_long: `--se=…` is `--set=…`).
+const DATE_UNSAFE: &[LongOption] = &[LongOption::abbrev("set")];
+
+/// `file --compile` writes `magic.mgc` (getopt_long: `--comp` works, verified with file 5.44).
+const FILE_UNSAFE: &[LongOption] = &[LongOption::abbrev("compile")];
+
+/// `sort` options that write a file or run a program (getopt_long: `--outp=F`,
+/// `--compress-prog=CMD` work, verified with coreutils 9.1).
+const SORT_UNSAFE: &[LongOption] = &[
+    LongOption::abbrev("output"),
+    LongOption::abbrev("compress-program"),
+];
+
+/// `tree`'s own parser compares long options by their exact names.
+const TREE_UNSAFE: &[LongOption] = &[LongOption::exact("output")];
+
+/// ripgrep looks long flags up by exact name (its own parser on lexopt, no abbreviations).
+/// `--pre CMD` runs CMD per file, `--search-zip` runs decompressors, `--hostname-bin CMD`
+/// runs CMD; `--pre-glob` only narrows `--pre` (which a config file may also give) and stays
+/// refused as before.
+const RG_UNSAFE: &[LongOption] = &[
+    LongOption::exact("pre"),
+    LongOption::exact("pre-glob"),
+    LongOption::exact("search-zip"),
+    LongOption::exact("hostname-bin"),
+];
+
+/// fd (clap without `infer_long_args`) takes exact names: `--exec`/`--exec-batch` run commands.
+const FD_UNSAFE: &[LongOption] = &[LongOption::exact("exec"), LongOption::exact("exec-batch")];
+
+/// GNU sed options that write files or read a script from a file (getopt_long: `--in=.bak`
+/// and `--i` edit in place, verified with sed 4.9).
+const SED_UNSAFE: &[LongOption] = &[LongOption::abbrev("in-place"), LongOption::abbrev("file")];
+
 fn sed_safe(seg: &Segment) -> bool {
     let mut scripts: Vec<&str> = Vec::new();
     let mut operands = Vec::new();
@@ -756,7 +902,9 @@ fn sed_safe(seg: &Segment) -> bool {
             break;
         }
         if t.starts_with("--") {
-            if t.starts_with("--in-place") || t.starts_with("--file") {
+            // The allow-list below takes exact names only, so an abbreviation of any option
+            // is refused too; `SED_UNSAFE` names the ones that must never pass.
+            if any_long_option(&[t], SED_UNSAFE) {
                 return false;
             }
             if let Some(v) = t.strip_prefix("--expression=") {
@@ -955,7 +1103,11 @@ pub(crate) fn sed_script_safe(s: &str) -> bool {
     }
 }
 
-/// Git global options that take a value.
+/// Git global options that take a value (the next word when not attached). git.c compares
+/// global options by their exact names (`git --git-d=x log` and `git --exec-pa=x log` are
+/// "unknown option"; verified with git 2.47), so these are matched exactly.
+/// `--attr-source TREE` is here so that `git --attr-source diff push --force` is seen as the
+/// `push` it runs, not as a `diff`.
 const GIT_GLOBAL_WITH_VALUE: &[&str] = &[
     "-C",
     "-c",
@@ -964,7 +1116,50 @@ const GIT_GLOBAL_WITH_VALUE: &[&str] = &[
     "--namespace",
     "--config-env",
     "--super-prefix",
+    "--attr-source",
 ];
+
+/// Git global options (exact names, see above) that neither take a value nor change what the
+/// subcommand reads or runs. Any other word before the subcommand makes it not known-safe.
+const GIT_GLOBAL_HARMLESS: &[&str] = &[
+    "-P",
+    "--no-pager",
+    "--no-replace-objects",
+    "--no-lazy-fetch",
+    "--no-optional-locks",
+    "--no-advice",
+    "--literal-pathspecs",
+    "--glob-pathspecs",
+    "--noglob-pathspecs",
+    "--icase-pathspecs",
+    "--bare",
+];
+
+/// Long options after a git subcommand that make it write a file or run a program. git's
+/// parse-options accepts unambiguous prefixes wherever it parses without keeping unknown
+/// options: `git grep --op=CMD` runs CMD (verified with git 2.47), `git cat-file --filt` runs
+/// the filters, `git range-diff` abbreviates too. (`git diff`/`log` pass diff options to
+/// parse-options keeping unknown ones, which turns abbreviation off: `git diff --outp=F` is
+/// refused by git 2.47. Counting abbreviations everywhere is the conservative choice.)
+const GIT_UNSAFE_LONG: &[LongOption] = &[
+    // diff family (`diff`, `log`, `show`, `range-diff`, …): writes the output to a file.
+    // `--output-indicator-new=C` and friends are longer names, not prefixes: they pass.
+    LongOption::abbrev("output"),
+    // Runs the external diff driver from the configuration.
+    LongOption::abbrev("ext-diff"),
+    // Runs textconv filters. `--text` (`-a`, diff and grep) is an option of its own: an exact
+    // name wins over the abbreviation, so `git diff --text` stays known-safe.
+    LongOption::abbrev("textconv").except(&["text"]),
+    // grep: opens the matching files in the pager given as its value (runs it).
+    LongOption::abbrev("open-files-in-pager"),
+    // A global option; meaningless after a subcommand, refused there as it always was.
+    LongOption::abbrev("exec-path"),
+];
+
+/// `git cat-file --filters` runs the clean/smudge filters. In git 2.47 `--filter` is an
+/// abbreviation of it (newer gits have an object `--filter=SPEC` of that exact name, which is
+/// refused too: conservative), so no exact-name exception here.
+const GIT_CAT_FILE_UNSAFE: &[LongOption] = &[LongOption::abbrev("filters")];
 
 /// For a `git` segment (any spelling), the argv index of its subcommand.
 pub(crate) fn git_subcommand_index(seg: &Segment) -> Option<usize> {
@@ -988,16 +1183,9 @@ fn git_subcommand(seg: &Segment) -> (Option<usize>, bool) {
             i += 2;
             continue;
         }
-        if t.starts_with("--exec-path")
-            || t.starts_with("--git-dir=")
-            || t.starts_with("--work-tree=")
-            || t.starts_with("--namespace=")
-            || t.starts_with("--config-env=")
-            || t == "-p"
-            || t == "--paginate"
-            || (t.starts_with("-c") && t.len() > 2)
-            || (t.starts_with("-C") && t.len() > 2)
-        {
+        // `--exec-path[=DIR]`, `--git-dir=…`, `-p`/`--paginate`, attached `-cX`/`-CX`, and
+        // anything git.c would not take as a harmless flag.
+        if !GIT_GLOBAL_HARMLESS.contains(&t) {
             risky = true;
         }
         i += 1;
@@ -1014,23 +1202,15 @@ fn git_safe(seg: &Segment) -> bool {
         return false;
     }
     let args: Vec<&str> = seg.argv[sub + 1..].iter().map(String::as_str).collect();
-    let bad_common = args.iter().any(|a| {
-        a.starts_with("--output")
-            || a.starts_with("--ext-diff")
-            || a.starts_with("--exec-path")
-            || a.starts_with("--open-files-in-pager")
-            || a.starts_with("--textconv")
-            || a.starts_with("--filters")
-    });
-    if bad_common {
+    if any_long_option(&args, GIT_UNSAFE_LONG) {
         return false;
     }
     match seg.argv[sub].as_str() {
         "status" | "log" | "diff" | "show" | "rev-parse" | "ls-files" | "ls-tree" | "blame"
-        | "describe" | "merge-base" | "show-ref" | "cat-file" | "shortlog" | "whatchanged"
-        | "for-each-ref" | "name-rev" | "rev-list" | "count-objects" | "var" | "check-ignore"
-        | "check-attr" | "diff-tree" | "diff-files" | "diff-index" | "cherry" | "range-diff"
-        | "version" => true,
+        | "describe" | "merge-base" | "show-ref" | "shortlog" | "whatchanged" | "for-each-ref"
+        | "name-rev" | "rev-list" | "count-objects" | "var" | "check-ignore" | "check-attr"
+        | "diff-tree" | "diff-files" | "diff-index" | "cherry" | "range-diff" | "version" => true,
+        "cat-file" => !any_long_option(&args, GIT_CAT_FILE_UNSAFE),
         // `git stash` alone stashes; `list`/`show` only read.
         "stash" => matches!(args.first(), Some(&("list" | "show"))),
         "reflog" => args.is_empty() || args.first() == Some(&"show"),
@@ -1107,35 +1287,72 @@ fn git_branch_lists(args: &[&str]) -> bool {
     })
 }
 
-/// `git config` reading a value or listing (`--get`, `--list`, `get`, `list`), without any
-/// writing option.
+/// `git config` reading a value or listing: the `get`/`list` subcommands (first word, git
+/// 2.46+) or a `--get*`/`--list` action, and otherwise only the reading options below.
+///
+/// Options are compared by exact name: git's parse-options would also take abbreviations
+/// (`--replace-a` is `--replace-all`), so any option outside these lists is refused. Without
+/// an action, `git config NAME VALUE` sets NAME even when VALUE is the word `list` or `get`,
+/// so an action (or the subcommand) is required.
 fn git_config_reads(args: &[&str]) -> bool {
-    const READ: &[&str] = &[
+    const ACTIONS: &[&str] = &[
         "--get",
         "--get-all",
         "--get-regexp",
         "--get-urlmatch",
         "--list",
         "-l",
-        "get",
-        "list",
     ];
-    const WRITE: &[&str] = &[
-        "--add",
-        "--unset",
-        "--unset-all",
-        "--replace-all",
-        "--rename-section",
-        "--remove-section",
-        "-e",
-        "--edit",
-        "set",
-        "unset",
-        "edit",
-        "rename-section",
-        "remove-section",
+    const FLAGS: &[&str] = &[
+        "--global",
+        "--system",
+        "--local",
+        "--worktree",
+        "--show-origin",
+        "--show-scope",
+        "--name-only",
+        "-z",
+        "--null",
+        "--includes",
+        "--no-includes",
+        "--bool",
+        "--int",
+        "--bool-or-int",
+        "--path",
+        "--expiry-date",
+        "--all",
+        "--regexp",
+        "--fixed-value",
     ];
-    args.iter().any(|a| READ.contains(a)) && !args.iter().any(|a| WRITE.contains(a))
+    const WITH_VALUE: &[&str] = &[
+        "--file",
+        "-f",
+        "--blob",
+        "--type",
+        "--default",
+        "--value",
+        "--url",
+    ];
+    let subcommand = matches!(args.first(), Some(&("get" | "list")));
+    let mut action = false;
+    let mut i = usize::from(subcommand);
+    while i < args.len() {
+        let a = args[i];
+        if ACTIONS.contains(&a) {
+            action = true;
+        } else if WITH_VALUE.contains(&a) {
+            i += 1; // its value is the next word
+        } else if a.starts_with('-')
+            && !FLAGS.contains(&a)
+            && !a
+                .split_once('=')
+                .is_some_and(|(n, _)| WITH_VALUE.contains(&n) && n.starts_with("--"))
+        {
+            return false;
+        }
+        i += 1;
+    }
+    subcommand || action
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1295,12 +1512,14 @@ fn tee_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     }
 }
 
+/// sed's `--in-place` (getopt_long: `--in` and `--i` are it too).
+const SED_IN_PLACE: LongOption = LongOption::abbrev("in-place");
+
 /// `sed -i … ~/.profile`.
 fn sed_in_place_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let args = &seg.argv[1..];
     let in_place = args.iter().any(|a| {
-        a.starts_with("--in-place")
-            || (a.starts_with('-') && !a.starts_with("--") && a.contains('i'))
+        SED_IN_PLACE.matches(a) || (a.starts_with('-') && !a.starts_with("--") && a.contains('i'))
     });
     if in_place {
         for t in static_args(seg).filter(|a| !a.starts_with('-')) {
@@ -1311,20 +1530,24 @@ fn sed_in_place_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>)
     }
 }
 
+/// `--target-directory` of cp, mv, install and ln.
+const TARGET_DIRECTORY: LongOption = LongOption::abbrev("target-directory");
+
 /// `cp x /usr/bin/y`, `install x ~/.bashrc`, `truncate -s0 /etc/x`: the files written.
 fn copy_target_check(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let a = split_args(seg, "tSmogbT");
-    let target_dir = a
-        .long
-        .iter()
-        .find_map(|l| l.strip_prefix("target-directory="))
-        .or_else(|| {
-            seg.argv
-                .iter()
-                .position(|x| x == "-t")
-                .and_then(|p| seg.argv.get(p + 1))
-                .map(String::as_str)
-        });
+    // `-t DIR`, `--target-directory=DIR`, `--target-directory DIR` and its abbreviations
+    // (getopt_long: `cp --target=DIR` works, verified with coreutils 9.1).
+    let target_dir = seg.argv.iter().enumerate().skip(1).find_map(|(i, w)| {
+        let next = || seg.argv.get(i + 1).map(String::as_str);
+        if w == "-t" {
+            next()
+        } else if TARGET_DIRECTORY.matches(w) {
+            w.split_once('=').map(|(_, v)| v).or_else(next)
+        } else {
+            None
+        }
+    });
     // `SRC` copied into directory `dir` lands at `dir/basename(SRC)`.
     let into = |dir: &str, src: &str| {
         let base = src.trim_end_matches('/').rsplit('/').next().unwrap_or(src);
@@ -1418,10 +1641,18 @@ fn descends_from(segs: &[Segment], s: &Segment, ancestor: usize) -> bool {
     false
 }
 
+/// `--recursive` of rm, chmod, chown and chgrp (getopt_long: `rm --r`, `chmod --rec` work,
+/// verified with coreutils 9.1).
+const RECURSIVE: LongOption = LongOption::abbrev("recursive");
+
+/// rm refuses an abbreviated `--no-preserve-root` ("you may not abbreviate the
+/// --no-preserve-root option", coreutils 9.1), so only the exact name counts.
+const NO_PRESERVE_ROOT: LongOption = LongOption::exact("no-preserve-root");
+
 fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let a = split_args(seg, "");
-    let recursive = a.short.contains(['r', 'R']) || a.long.contains(&"recursive");
-    if a.long.contains(&"no-preserve-root") {
+    let recursive = a.short.contains(['r', 'R']) || a.has_long(&[RECURSIVE]);
+    if a.has_long(&[NO_PRESERVE_ROOT]) {
         out.push(finding(
             FindingId::RmRecursiveCritical,
             Decision::Forbid,
@@ -1492,6 +1723,14 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     }
 }
 
+/// `git push` options that rewrite remote history (parse-options: `--force-w`, `--mirr` work,
+/// verified with git 2.47; `--forc` is ambiguous there and fails, so counting it costs nothing).
+const GIT_PUSH_FORCE: &[LongOption] = &[
+    LongOption::abbrev("force"),
+    LongOption::abbrev("force-with-lease"),
+    LongOption::abbrev("mirror"),
+];
+
 fn git_check(seg: &Segment, out: &mut Vec<Finding>) {
     let (Some(sub), _) = git_subcommand(seg) else {
         return;
@@ -1504,12 +1743,9 @@ fn git_check(seg: &Segment, out: &mut Vec<Finding>) {
     match seg.argv[sub].as_str() {
         "push" => {
             let force = short('f')
+                || any_long_option(&args, GIT_PUSH_FORCE)
                 || args.iter().any(|a| {
-                    *a == "--force"
-                        || a.starts_with("--force-with-lease")
-                        || *a == "--mirror"
-                        || (a.starts_with('+') && a.len() > 1)
-                        || (!a.starts_with('-') && a.contains(":+"))
+                    (a.starts_with('+') && a.len() > 1) || (!a.starts_with('-') && a.contains(":+"))
                 });
             if force {
                 out.push(finding(
@@ -1518,9 +1754,8 @@ fn git_check(seg: &Segment, out: &mut Vec<Finding>) {
                     "git push --force rewrites remote history",
                 ));
             } else if short('d')
-                || args
-                    .iter()
-                    .any(|a| *a == "--delete" || (a.starts_with(':') && a.len() > 1))
+                || any_long_option(&args, &[LongOption::abbrev("delete")])
+                || args.iter().any(|a| a.starts_with(':') && a.len() > 1)
             {
                 out.push(finding(
                     FindingId::GitPushDelete,
@@ -1529,13 +1764,13 @@ fn git_check(seg: &Segment, out: &mut Vec<Finding>) {
                 ));
             }
         }
-        "reset" if args.contains(&"--hard") => out.push(finding(
+        "reset" if any_long_option(&args, &[LongOption::abbrev("hard")]) => out.push(finding(
             FindingId::GitResetHard,
             Decision::Ask,
             "git reset --hard discards uncommitted changes",
         )),
         "clean" => {
-            let f = short('f') || args.contains(&"--force");
+            let f = short('f') || any_long_option(&args, &[LongOption::abbrev("force")]);
             let dx = short('d') || short('x') || short('X');
             if f && dx {
                 out.push(finding(
@@ -1551,8 +1786,8 @@ fn git_check(seg: &Segment, out: &mut Vec<Finding>) {
 
 fn mode_check(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let a = split_args(seg, "");
-    let recursive = a.short.contains('R') || a.long.contains(&"recursive");
-    let has_reference = a.long.iter().any(|l| l.starts_with("reference"));
+    let recursive = a.short.contains('R') || a.has_long(&[RECURSIVE]);
+    let has_reference = a.has_long(&[LongOption::abbrev("reference")]);
     let mut ops = a.operands.iter();
     // The first operand is chmod's mode or chown/chgrp's owner spec, unless `--reference`.
     let mode = if has_reference {
@@ -1664,6 +1899,33 @@ mod tests {
         let root = [Cwd::Abs(vec![])];
         assert!(critical_target(".", &root, None).is_some());
         assert!(critical_target("*", &root, None).is_some());
+    }
+
+    /// R-A4: an abbreviable option is denoted by each non-empty prefix of its name (with or
+    /// without `=VALUE`) except the listed exact names of other options; an exact one only by
+    /// its name.
+    #[test]
+    fn long_option_prefixes() {
+        let t = LongOption::abbrev("textconv").except(&["text"]);
+        for len in 1..=t.name().len() {
+            let p = &t.name()[..len];
+            assert_eq!(t.matches(&format!("--{p}")), p != "text", "{p}");
+            assert_eq!(t.matches(&format!("--{p}=x")), p != "text", "{p}");
+        }
+        for no in [
+            "--",
+            "--=x",
+            "-t",
+            "textconv",
+            "--textconvx",
+            "--no-textconv",
+            "--output",
+        ] {
+            assert!(!t.matches(no), "{no}");
+        }
+        let e = LongOption::exact("pre");
+        assert!(e.matches("--pre") && e.matches("--pre=cat"));
+        assert!(!e.matches("--pr") && !e.matches("--pre-glob") && !e.matches("--pretty"));
     }
 
     #[test]
