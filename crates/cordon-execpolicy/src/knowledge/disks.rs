@@ -6,7 +6,7 @@
 //! Writes through generic tools (`cat img > /dev/sda`, `cp img /dev/nvme0n1`, `tee /dev/sda`)
 //! are caught by the device-write check on their targets.
 
-use super::{finding, Finding, FindingId};
+use super::{any_long_option, finding, Finding, FindingId, LongOption};
 use crate::model::Decision;
 
 /// Filesystem / swap / signature creators: forbidden whatever the arguments.
@@ -122,17 +122,26 @@ pub(crate) fn disk_overwrite(name: &str, args: &[&str]) -> Option<Finding> {
             Some("create" | "destroy" | "labelclear")
         )
         .then(|| format!("zpool {} destroys pool data", args[0])),
-        "mdadm" => (has(&["--create", "-C", "--zero-superblock"]))
+        "mdadm" => (has(&["-C"]) || any_long_option(args, MDADM_DESTROYS))
             .then(|| "mdadm rewrites RAID metadata on the devices".to_string()),
         "pvcreate" | "pvremove" | "vgremove" | "lvremove" => {
             Some(format!("{name} destroys volume metadata"))
         }
-        "flashrom" => (has(&["-w", "--write", "-E", "--erase"]))
+        "flashrom" => (has(&["-w", "-E"]) || any_long_option(args, FLASHROM_WRITES))
             .then(|| "flashrom rewrites firmware flash".to_string()),
         _ => None,
     };
     why.map(|r| finding(FindingId::DiskOverwrite, Decision::Forbid, r))
 }
+
+/// mdadm options that write RAID metadata (getopt_long: unambiguous prefixes count too).
+const MDADM_DESTROYS: &[LongOption] = &[
+    LongOption::abbrev("create"),
+    LongOption::abbrev("zero-superblock"),
+];
+
+/// flashrom options that rewrite the flash (getopt_long: unambiguous prefixes count too).
+const FLASHROM_WRITES: &[LongOption] = &[LongOption::abbrev("write"), LongOption::abbrev("erase")];
 
 /// Partition-table editors: a write unless only their listing/printing modes are used.
 fn partition_table_write(name: &str, args: &[&str], device: Option<&str>) -> Option<String> {

@@ -6,6 +6,8 @@
 //!
 //! The caller only asks about a trusted program name whose arguments are all static.
 
+use super::{any_long_option, LongOption};
+
 /// `Some(read-only?)` when `name` is one of the toolchains known here, `None` otherwise.
 pub(crate) fn read_only(name: &str, args: &[String]) -> Option<bool> {
     let check: fn(&[&str]) -> bool = match name {
@@ -76,7 +78,22 @@ fn yarn(a: &[&str]) -> bool {
         }
 }
 
+/// pip's general options (accepted after the subcommand too) that write a file:
+/// `--log`/`--log-file`/`--local-log` append a log to any path, `--cache-dir` writes its
+/// cache there. pip's optparse takes unambiguous prefixes (`pip list --log-f F` writes F,
+/// verified with pip 23.2); `--local` is `pip list --local`, an exact name that wins over
+/// the abbreviation of `--local-log`.
+const PIP_UNSAFE: &[LongOption] = &[
+    LongOption::abbrev("log"),
+    LongOption::abbrev("log-file"),
+    LongOption::abbrev("local-log").except(&["local"]),
+    LongOption::abbrev("cache-dir"),
+];
+
 fn pip(a: &[&str]) -> bool {
+    if any_long_option(a, PIP_UNSAFE) {
+        return false;
+    }
     version_only(a)
         || match a.first().copied() {
             Some("list" | "show" | "freeze" | "check") => true,
@@ -96,12 +113,19 @@ fn uv(a: &[&str]) -> bool {
         }
 }
 
+/// `go env -w NAME=V` / `-u NAME` write the go env file.
+const GO_ENV_WRITES: &[LongOption] = &[LongOption::exact("w"), LongOption::exact("u")];
+
 /// `go env -w/-u` writes the go env file; `go list -mod=mod` may rewrite go.mod; `-export`,
 /// `-compiled` and `-toolexec` build.
 fn go(a: &[&str]) -> bool {
     match a.first().copied() {
         Some("version") => true,
-        Some("env") => !a.iter().any(|x| matches!(*x, "-w" | "-u")),
+        // Go's flag package takes `-w`, `--w` and `-w=true` alike (exact names, no prefixes).
+        Some("env") => !a.iter().any(|x| {
+            let body = x.strip_prefix("--").or_else(|| x.strip_prefix('-'));
+            body.is_some_and(|b| GO_ENV_WRITES.iter().any(|o| o.matches_body(b)))
+        }),
         Some("list") => !a.iter().any(|x| {
             let f = x.trim_start_matches('-');
             x.starts_with('-')

@@ -5,6 +5,7 @@
 
 use super::shells::SHELLS;
 use super::variables::is_identifier;
+use super::LongOption;
 use crate::model::{EnvAssignment, OpaqueKind};
 use crate::parse::Word;
 
@@ -68,8 +69,8 @@ fn scan_opts(
     short_flag: &str,
     short_arg: &str,
     short_opt_arg: &str,
-    long_flag: &[&str],
-    long_arg: &[&str],
+    long_flag: &[&'static str],
+    long_arg: &[&'static str],
 ) -> Opts {
     let mut o = Opts {
         next: words.len(),
@@ -94,6 +95,7 @@ fn scan_opts(
                 Some((n, v)) => (n, Some(v.to_string())),
                 None => (long, None),
             };
+            let name = full_long_name(name, long_flag, long_arg).unwrap_or(name);
             if val.is_none() && long_arg.contains(&name) {
                 let v = words.get(i + 1).map(|w| w.text.clone());
                 o.seen.push((format!("--{name}"), v));
@@ -144,6 +146,26 @@ fn scan_opts(
     }
     o.next = words.len().min(i);
     o
+}
+
+/// The option of the tables that the long option `given` (no dashes, no value) denotes: its
+/// exact name, or else the one name it is an unambiguous prefix of. The wrappers here parse
+/// with getopt_long, which takes such prefixes (`env --uns X cmd` is `env --unset X cmd`);
+/// reading them as unknown flags would take their value for the inner command.
+fn full_long_name(
+    given: &str,
+    long_flag: &[&'static str],
+    long_arg: &[&'static str],
+) -> Option<&'static str> {
+    let all = || long_flag.iter().chain(long_arg).copied();
+    if let Some(n) = all().find(|n| *n == given) {
+        return Some(n);
+    }
+    let mut hits = all().filter(|n| LongOption::abbrev(n).matches_body(given));
+    match (hits.next(), hits.next()) {
+        (Some(n), None) => Some(n),
+        _ => None, // unknown or ambiguous: getopt_long refuses it
+    }
 }
 
 fn opt_value<'a>(o: &'a Opts, names: &[&str]) -> Option<&'a Option<String>> {

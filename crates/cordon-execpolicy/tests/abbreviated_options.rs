@@ -1,0 +1,298 @@
+//! R-A4: the known-safe list and the dangerous-command detector read long options the way the
+//! tools do. getopt_long (coreutils, sed, `file`), pip's optparse and git's parse-options take
+//! any unambiguous prefix of a long option (`sort --outp=F` writes F, `git grep --op=CMD` runs
+//! CMD), so every prefix of an option that writes or runs something must keep the command off
+//! the known-safe list, while exact names of other options (`git diff --text`) stay allowed.
+
+use cordon_execpolicy::{Basis, Decision, DecisionRecord, EvalContext, Policy};
+use proptest::prelude::*;
+
+fn eval(argv: &[&str]) -> DecisionRecord {
+    let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+    Policy::empty().evaluate(&argv, &EvalContext::default())
+}
+
+fn known_safe(argv: &[&str]) -> bool {
+    let rec = eval(argv);
+    rec.decision == Decision::Allow
+        && rec
+            .segments
+            .iter()
+            .all(|s| matches!(s.basis, Basis::KnownSafe { .. }))
+}
+
+fn findings(argv: &[&str]) -> Vec<String> {
+    eval(argv)
+        .segments
+        .iter()
+        .flat_map(|s| s.findings.iter().map(|f| f.id.as_str().to_string()))
+        .collect()
+}
+
+/// (command before the option, dangerous option name, exact names of other options of the same
+/// tool that are prefixes of it, operands after the option).
+type UnsafeOption = (
+    &'static [&'static str],
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
+const UNSAFE: &[UnsafeOption] = &[
+    (&["git", "diff"], "output", &[], &["HEAD"]),
+    (&["git", "log"], "output", &[], &["-1"]),
+    (&["git", "range-diff"], "output", &[], &["a...b"]),
+    (&["git", "log"], "ext-diff", &[], &["-p"]),
+    (&["git", "diff"], "textconv", &["text"], &[]),
+    (&["git", "show"], "textconv", &["text"], &[]),
+    (&["git", "grep"], "open-files-in-pager", &[], &["foo"]),
+    (&["git", "cat-file"], "filters", &[], &["HEAD:f"]),
+    (&["git", "diff"], "exec-path", &[], &[]),
+    (&["sort"], "output", &[], &["in.txt"]),
+    (&["sort"], "compress-program", &[], &["-S1", "in.txt"]),
+    (&["date"], "set", &[], &[]),
+    (&["file"], "compile", &[], &["x"]),
+    (&["sed"], "in-place", &[], &["s/a/b/", "f"]),
+    (&["sed"], "file", &[], &["p", "f"]),
+    (&["pip", "list"], "log", &[], &[]),
+    (&["pip", "list"], "log-file", &[], &[]),
+    (&["pip", "list"], "local-log", &["local"], &[]),
+    (&["pip3", "freeze"], "cache-dir", &[], &[]),
+    (&["python3", "-m", "pip", "list"], "log", &[], &[]),
+];
+
+fn argv_with(cmd: &[&str], option: &str, rest: &[&str]) -> Vec<String> {
+    cmd.iter()
+        .map(|s| s.to_string())
+        .chain(std::iter::once(option.to_string()))
+        .chain(rest.iter().map(|s| s.to_string()))
+        .collect()
+}
+
+fn is_known_safe(argv: &[String]) -> bool {
+    let v: Vec<&str> = argv.iter().map(String::as_str).collect();
+    known_safe(&v)
+}
+
+/// R-A4: every prefix of every dangerous long option, with `=VALUE` and as a bare flag, keeps
+/// the command off the known-safe list; the exact names of the tool's other options do not.
+#[test]
+fn r_a4_every_abbreviation_of_an_unsafe_long_option_is_not_known_safe() {
+    for (cmd, name, others, rest) in UNSAFE {
+        // The command without the option is known-safe: the option is what decides.
+        let plain: Vec<String> = cmd
+            .iter()
+            .chain(rest.iter())
+            .map(|s| s.to_string())
+            .collect();
+        assert!(is_known_safe(&plain), "{plain:?} should be known-safe");
+        for len in 1..=name.len() {
+            let p = &name[..len];
+            for spelling in [format!("--{p}=/home/u/.bashrc"), format!("--{p}")] {
+                let argv = argv_with(cmd, &spelling, rest);
+                if others.contains(&p) {
+                    assert!(
+                        is_known_safe(&argv),
+                        "{argv:?} is another option, known-safe"
+                    );
+                } else {
+                    assert!(!is_known_safe(&argv), "{argv:?} must not be known-safe");
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// R-A4: the same, for any value and with the option after the operands.
+    #[test]
+    fn r_a4_abbreviated_unsafe_option_anywhere_is_not_known_safe(
+        i in 0..UNSAFE.len(),
+        len in 1usize..40,
+        value in "[a-z/.~]{0,12}",
+        after in any::<bool>(),
+    ) {
+        let (cmd, name, others, rest) = UNSAFE[i];
+        let p = &name[..len.min(name.len())];
+        prop_assume!(!others.contains(&p));
+        let option = format!("--{p}={value}");
+        let argv: Vec<String> = if after {
+            cmd.iter().chain(rest.iter()).map(|s| s.to_string()).chain([option]).collect()
+        } else {
+            argv_with(cmd, &option, rest)
+        };
+        prop_assert!(!is_known_safe(&argv), "{:?}", argv);
+    }
+}
+
+/// R-A4: exact names that win over an abbreviation, and ordinary reads, stay known-safe.
+#[test]
+fn r_a4_exact_names_and_plain_reads_stay_known_safe() {
+    for argv in [
+        &["git", "diff", "--text"][..],
+        &["git", "grep", "--text", "foo"],
+        &["git", "log", "--oneline"],
+        &["git", "diff", "--stat"],
+        &["git", "diff", "--output-indicator-new=+"],
+        &["git", "grep", "-n", "foo"],
+        &["git", "rev-list", "--filter=blob:none", "HEAD"],
+        &["git", "--no-pager", "log", "-3"],
+        &["git", "config", "--get", "user.name"],
+        &["git", "config", "get", "user.name"],
+        &["git", "config", "--global", "--list"],
+        &[
+            "git",
+            "config",
+            "--file=.gitmodules",
+            "--get-regexp",
+            "path",
+        ],
+        &["sort", "file"],
+        &["sort", "-t", "o", "-k2", "file"],
+        &["date"],
+        &["date", "-Iseconds"],
+        &["date", "-d", "20200101", "+%s"],
+        &["date", "--date=yesterday"],
+        &["file", "-b", "x"],
+        &["pip", "list", "--local"],
+        &["pip", "list", "--outdated"],
+        &["rg", "--pretty", "foo"],
+        &["tree", "-L", "2"],
+        &["go", "env", "GOPATH"],
+    ] {
+        assert!(known_safe(argv), "{argv:?} should stay known-safe");
+    }
+}
+
+/// R-A4: short spellings and look-alike subcommands of the same writes are not known-safe.
+#[test]
+fn r_a4_other_spellings_of_unsafe_options_are_not_known_safe() {
+    for argv in [
+        // attached and clustered short options
+        &["date", "-s2020-01-01"][..],
+        &["date", "-us", "2020-01-01"],
+        &["date", "0101000020"],
+        &["file", "-zC"],
+        &["tree", "-ao", "out.txt"],
+        &["tree", "-R", "-H", "."],
+        &["sort", "-ro", "f", "f"],
+        // exact-name options of tools without abbreviations
+        &["rg", "--hostname-bin=/tmp/x", "foo"],
+        &["rg", "--pre", "cat", "foo"],
+        &["fd", "--exec", "rm"],
+        &["go", "env", "--w", "GOFLAGS=-x"],
+        &["go", "env", "-w=true", "GOFLAGS=-x"],
+        // git config without a read action sets a value, even the value `list`
+        &["git", "config", "core.pager", "list"],
+        &["git", "config", "--replace-a", "core.pager", "get"],
+        &["git", "config", "--list", "--ad", "x.y", "z"],
+        // git's global options: unknown or value-taking ones before the subcommand
+        &["git", "--exec-path=/tmp", "log"],
+        &["git", "--attr-source", "diff", "push"],
+        &["git", "grep", "-Ovim", "foo"],
+    ] {
+        assert!(!known_safe(argv), "{argv:?} must not be known-safe");
+    }
+}
+
+/// R-A4: abbreviated options do not hide a dangerous command from the detector.
+#[test]
+fn r_a4_abbreviated_options_keep_their_dangerous_findings() {
+    let cases: &[(&[&str], &str, Decision)] = &[
+        (
+            &["rm", "--r", "/"],
+            "rm_recursive_critical",
+            Decision::Forbid,
+        ),
+        (
+            &["rm", "--recur", "-f", "/etc"],
+            "rm_recursive_critical",
+            Decision::Forbid,
+        ),
+        (
+            &["chmod", "--rec", "777", "x"],
+            "chmod_world_writable",
+            Decision::Forbid,
+        ),
+        (
+            &["chmod", "--ref=a", "--rec", "/etc"],
+            "recursive_owner_mode_system",
+            Decision::Forbid,
+        ),
+        (
+            &["git", "push", "--force-w", "origin", "main"],
+            "git_force_push",
+            Decision::Forbid,
+        ),
+        (
+            &["git", "push", "--mirr", "o"],
+            "git_force_push",
+            Decision::Forbid,
+        ),
+        (
+            &["git", "push", "--del", "origin", "x"],
+            "git_push_delete",
+            Decision::Ask,
+        ),
+        (&["git", "reset", "--har"], "git_reset_hard", Decision::Ask),
+        (
+            &["git", "clean", "--forc", "-d"],
+            "git_clean",
+            Decision::Ask,
+        ),
+        // `--attr-source` takes a value: the subcommand is `push`, not `diff`.
+        (
+            &[
+                "git",
+                "--attr-source",
+                "diff",
+                "push",
+                "--force",
+                "origin",
+                "main",
+            ],
+            "git_force_push",
+            Decision::Forbid,
+        ),
+        (
+            &["sed", "--in=.bak", "s/a/b/", "~/.bashrc"],
+            "shell_rc_write",
+            Decision::Forbid,
+        ),
+        (
+            &["cp", "--target=/usr/bin", "x"],
+            "system_file_write",
+            Decision::Forbid,
+        ),
+        (
+            &["cp", "--target-dir", "/usr/bin", "x"],
+            "system_file_write",
+            Decision::Forbid,
+        ),
+        (
+            &["env", "--uns", "X", "rm", "-rf", "/"],
+            "rm_recursive_critical",
+            Decision::Forbid,
+        ),
+        (
+            &["mdadm", "--zero", "/dev/sda"],
+            "disk_overwrite",
+            Decision::Forbid,
+        ),
+        (
+            &["flashrom", "--wr", "fw.bin"],
+            "disk_overwrite",
+            Decision::Forbid,
+        ),
+    ];
+    for (argv, id, decision) in cases {
+        let found = findings(argv);
+        assert!(
+            found.iter().any(|f| f == id),
+            "{argv:?}: {id} not in {found:?}"
+        );
+        assert_eq!(eval(argv).decision, *decision, "{argv:?}");
+    }
+}
