@@ -274,10 +274,24 @@ pub enum TransformError {
     /// The profile could not be resolved for the cwd.
     #[error(transparent)]
     Resolve(#[from] ResolveError),
-    /// R-S4: confinement is needed and cannot be given. The message names what is missing.
+    /// R-S4: confinement is needed and this host cannot give it. The message names what is
+    /// missing and offers `--allow-unconfined`, the only other way to run here.
     #[error("refusing to run unconfined: {reason} (pass --allow-unconfined to run without a sandbox anyway)")]
     Refused {
         /// What is missing, in plain words.
+        reason: String,
+        /// The status triple at the time of refusal.
+        status: Box<SandboxStatus>,
+    },
+    /// The sandbox could confine the command, but a path on the host is in a state its cover
+    /// cannot reach (a protected or hidden file with a second hard link, a protected path
+    /// whose placeholder cannot be made). Fixing that path is the way forward: running
+    /// without a sandbox would drop every guarantee instead of the one at stake, so neither
+    /// `--allow-unconfined` nor `on_unavailable = "run-unconfined"` overrides it, and the
+    /// message does not offer it.
+    #[error("refusing to run: {reason}")]
+    HostState {
+        /// What is wrong, with which path, and how to fix it.
         reason: String,
         /// The status triple at the time of refusal.
         status: Box<SandboxStatus>,
@@ -290,6 +304,27 @@ pub enum TransformError {
         "sandbox helper {0:?} not found or not executable; reinstall cordon or set the helper path"
     )]
     HelperMissing(PathBuf),
+}
+
+/// Why [`SandboxManager::prepare_checked`] cannot prepare a backend.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unprepared {
+    /// The backend cannot give a guarantee of the profile on this host (a missing kernel
+    /// feature, no backend): only running unconfined could run the command here (R-S4).
+    Unavailable(String),
+    /// The backend could, but a host path is in a state it refuses to cover (a covered file
+    /// with a second hard link, a placeholder that cannot be made). The message names the
+    /// path and what to do; fixing it lets the run go ahead.
+    HostState(String),
+}
+
+impl Unprepared {
+    /// The message, in plain words.
+    pub fn into_message(self) -> String {
+        match self {
+            Unprepared::Unavailable(m) | Unprepared::HostState(m) => m,
+        }
+    }
 }
 
 /// The sandbox manager: host facts plus the helper location. Cheap to clone; create once.
@@ -356,31 +391,49 @@ impl SandboxManager {
     }
 
     /// Asks the selected backend whether it can give every guarantee of `resolved` here.
-    /// `Ok(applied layers)` or `Err(what is missing)`.
+    /// `Ok(applied layers)` or `Err(what is missing)`; [`SandboxManager::prepare_checked`]
+    /// says which kind of problem it is.
     pub fn prepare(
         &self,
         backend: Backend,
         resolved: &ResolvedProfile,
     ) -> Result<Vec<String>, String> {
+        self.prepare_checked(backend, resolved)
+            .map_err(Unprepared::into_message)
+    }
+
+    /// [`SandboxManager::prepare`], telling a backend that cannot confine on this host
+    /// ([`Unprepared::Unavailable`]) from a host path it refuses to cover as it is
+    /// ([`Unprepared::HostState`]).
+    pub fn prepare_checked(
+        &self,
+        backend: Backend,
+        resolved: &ResolvedProfile,
+    ) -> Result<Vec<String>, Unprepared> {
         match backend {
             Backend::None => Ok(Vec::new()),
             #[cfg(target_os = "linux")]
             Backend::LinuxHelper => {
-                let plan = linux::plan(resolved, &self.features).map_err(|r| r.to_string())?;
-                // The placeholders the helper will make for missing protected paths:
-                // refused here, as the helper would refuse (one verdict for dry-run and run).
+                let plan = linux::plan(resolved, &self.features)
+                    .map_err(|r| Unprepared::Unavailable(r.to_string()))?;
+                // The placeholders the helper will make for missing protected paths, and the
+                // covered files' hard links: refused here, as the helper would refuse (one
+                // verdict for dry-run and run).
                 if plan.rung == linux::Rung::Namespaces {
-                    linux::check_placeholders(&linux::layout_for(resolved))?;
+                    linux::check_placeholders(&linux::layout_for(resolved))
+                        .map_err(Unprepared::HostState)?;
                 }
                 Ok(plan.planned_lines())
             }
             // The policy is applied once to a trial command and a deny probe (R-S4).
-            Backend::Seatbelt if self.os == Os::Macos => seatbelt::prepare(resolved),
+            Backend::Seatbelt if self.os == Os::Macos => {
+                seatbelt::prepare(resolved).map_err(Unprepared::Unavailable)
+            }
             other => {
                 let _ = resolved;
-                Err(format!(
+                Err(Unprepared::Unavailable(format!(
                     "the {other} backend is not implemented on this build"
-                ))
+                )))
             }
         }
     }
@@ -408,7 +461,9 @@ impl SandboxManager {
                 };
                 Ok((resolved, exec.status, exec.backend))
             }
-            Err(TransformError::Refused { status, .. }) => Ok((resolve()?, *status, Backend::None)),
+            Err(
+                TransformError::Refused { status, .. } | TransformError::HostState { status, .. },
+            ) => Ok((resolve()?, *status, Backend::None)),
             Err(e) => Err(e.to_string()),
         }
     }
@@ -440,7 +495,8 @@ impl SandboxManager {
     /// R-T1/R-T3/R-T5: compile `req` into an [`ExecRequest`].
     ///
     /// Errors: [`TransformError::Refused`] when a needed sandbox cannot be prepared and the
-    /// caller did not opt in to running unconfined (R-S4); [`TransformError::HelperMissing`]
+    /// caller did not opt in to running unconfined (R-S4); [`TransformError::HostState`]
+    /// when a host path must be fixed first (no opt-in overrides it); [`TransformError::HelperMissing`]
     /// when the Linux helper is missing; resolution errors.
     pub fn transform(&self, req: &CommandRequest) -> Result<ExecRequest, TransformError> {
         if req.argv.first().is_none_or(|p| p.is_empty()) {
@@ -544,11 +600,25 @@ impl SandboxManager {
                 .collect(),
             None => env.clone(),
         };
-        let prepared = self.prepare(selection.backend, &resolved);
-        let status = SandboxStatus::new(&selection, prepared.clone().map(|_| ()), true);
+        let prepared = self.prepare_checked(selection.backend, &resolved);
+        let status = SandboxStatus::new(
+            &selection,
+            prepared
+                .clone()
+                .map(|_| ())
+                .map_err(Unprepared::into_message),
+            true,
+        );
         let layers = match prepared {
             Ok(l) => l,
-            Err(missing) => {
+            // A path to fix, not a missing sandbox: no opt-in turns it into an unconfined run.
+            Err(Unprepared::HostState(reason)) => {
+                return Err(TransformError::HostState {
+                    reason,
+                    status: Box::new(status),
+                });
+            }
+            Err(Unprepared::Unavailable(missing)) => {
                 if allow_unconfined {
                     return Ok(passthrough(status, Some(missing), Some(resolved)));
                 }

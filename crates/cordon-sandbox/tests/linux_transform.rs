@@ -225,6 +225,8 @@ fn refusal_message_has_one_prefix() {
     );
     assert!(msg.starts_with("refusing to run unconfined: "), "{msg}");
     assert!(msg.contains("namespace"), "{msg}");
+    // No sandbox here: running without one is the only other way, and it is offered.
+    assert!(msg.contains("--allow-unconfined"), "{msg}");
 }
 
 /// Item 4: a misspelt layer name is refused (listing the valid names), never ignored — even

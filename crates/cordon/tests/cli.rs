@@ -1806,9 +1806,14 @@ fn relative_config_and_rules_files_stay_read_only() {
     assert_eq!(o.status.code(), Some(125), "{}", support::text(&o.stderr));
     assert!(support::text(&o.stderr).contains("hard links"));
     // The project's runs refuse while the protected file has a second name (attack pass 26,
-    // F6: cordon cannot tell where the other name is); removed, they run again.
+    // F6: cordon cannot tell where the other name is); removed, they run again. A file to
+    // fix, not a missing sandbox: the message names it and does not offer running
+    // unconfined.
     let o = support::out(p.cordon(&["run", "--", "true"]));
     assert_eq!(o.status.code(), Some(125), "{}", support::text(&o.stderr));
+    let err = support::text(&o.stderr);
+    assert!(err.contains("cfg.toml has 2 hard links"), "{err}");
+    assert!(!err.contains("allow-unconfined"), "{err}");
     std::fs::remove_file(&linked).unwrap();
     // Outside every project (the home here) it is used (twin).
     std::fs::copy(p.dir.join(".cordon/cfg.toml"), p.home.join("cfg.toml")).unwrap();

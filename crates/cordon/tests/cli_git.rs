@@ -531,12 +531,30 @@ fn a_covered_file_with_another_hard_link_is_refused() {
     std::os::unix::fs::symlink("../../scripts/hook.sh", p.dir.join(".git/hooks/pre-commit"))
         .unwrap();
     let write = ["run", "--", "sh", "-c", "echo evil > docs/notes.txt"];
-    for args in [&write[..], &["run", "--dry-run", "--", "true"][..]] {
+    // A state of the workspace to fix, not a missing sandbox: the message names the file and
+    // how to fix it and never offers `--allow-unconfined`, which does not override it either
+    // (running with no sandbox at all is no answer to one uncovered file).
+    let unconfined = [
+        "run",
+        "--allow-unconfined",
+        "--",
+        "sh",
+        "-c",
+        "echo evil > docs/notes.txt",
+    ];
+    for args in [
+        &write[..],
+        &["run", "--dry-run", "--", "true"][..],
+        &unconfined[..],
+    ] {
         let o = cordon(&p, &p.dir, args);
         assert_eq!(o.status.code(), Some(125), "{args:?}: {}", text(&o.stderr));
         let err = text(&o.stderr);
         assert!(err.contains("scripts/hook.sh has 2 hard links"), "{err}");
         assert!(err.contains("-samefile"), "{err}");
+        assert!(err.contains("refusing to run: "), "{err}");
+        assert!(!err.contains("allow-unconfined"), "{err}");
+        assert!(!err.contains("without a sandbox"), "{err}");
     }
     assert_eq!(
         std::fs::read_to_string(p.dir.join("scripts/hook.sh")).unwrap(),
