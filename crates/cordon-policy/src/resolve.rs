@@ -2588,6 +2588,62 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
     scan
 }
 
+/// Other version-control systems whose per-repository files run code when their tool runs
+/// on the host (attack pass 28: a writable `.hg/hgrc` gets `[hooks]`/`[extensions]` run by
+/// the next `hg status`, a shell prompt's included): (the repository directory, the files
+/// in it to protect, why). Protected where the repository directory exists in a writable
+/// root, a placeholder when the file is missing.
+const OTHER_VCS_CONFIGS: [(&str, &[&str], &str); 3] = [
+    (
+        ".hg",
+        &["hgrc", "hgrc-not-shared", "sharedpath"],
+        "Mercurial runs the hooks and extensions of a repository's hgrc (sharedpath names \
+         another repository whose hgrc is read)",
+    ),
+    (
+        ".sl",
+        &["config", "sharedpath"],
+        "Sapling runs the hooks and extensions of a repository's config",
+    ),
+    (
+        ".jj",
+        &["repo"],
+        "Jujutsu reads repo/config.toml (aliases, pager, fix tools run code); a `repo` file \
+         points at another repository",
+    ),
+];
+
+/// Files of [`OTHER_VCS_CONFIGS`] whose mere presence changes what the tool does (an empty
+/// `sharedpath` would make Mercurial look for the shared store at ""): protected when
+/// present, never given a placeholder.
+const POINTER_FILES: [&str; 2] = ["sharedpath", "repo"];
+
+/// Protects [`OTHER_VCS_CONFIGS`] under `root`. Jujutsu's `.jj/repo` is a directory in the
+/// main workspace (its `config.toml` protected) and a file naming the main repository in
+/// other workspaces (protected itself).
+fn protect_other_vcs(
+    fs: &dyn FsView,
+    prot: &dyn Fn(PathBuf, &str) -> ResolvedEntry,
+    root: &Path,
+    out: &mut Vec<ResolvedEntry>,
+) {
+    for (dir, files, why) in OTHER_VCS_CONFIGS {
+        let d = root.join(dir);
+        if fs.kind(&d) != Some(FileKind::Dir) || is_link(fs, &d) {
+            continue;
+        }
+        for f in files {
+            let p = d.join(f);
+            let kind = fs.kind(&p);
+            if dir == ".jj" && kind == Some(FileKind::Dir) && !is_link(fs, &p) {
+                out.push(prot(p.join("config.toml"), why));
+            } else if kind.is_some() || is_link(fs, &p) || !POINTER_FILES.contains(f) {
+                out.push(prot(p, why));
+            }
+        }
+    }
+}
+
 fn protected_for_root(
     fs: &dyn FsView,
     root: &Path,
@@ -2628,6 +2684,7 @@ fn protected_for_root(
         ));
         protect_found_git_dir(fs, &prot, root, out);
     }
+    protect_other_vcs(fs, &prot, root, out);
     let dotgit = root.join(".git");
     match fs.kind(&dotgit) {
         Some(FileKind::Dir)
@@ -3247,6 +3304,52 @@ mod tests {
         let at = |q: &str| r.filesystem.access_for(&fs, Path::new(q)).access;
         assert_eq!(at("/home/u/proj/.husky/pre-commit"), Access::Read);
         assert_eq!(at("/home/u/proj/src/x.rs"), Access::Write);
+    }
+
+    /// attack28: other version-control systems' per-repository config is protected where
+    /// the repository exists (`.hg/hgrc` even when missing: a placeholder), pointer files
+    /// only when present; a Jujutsu workspace's `.jj/repo` directory gets its
+    /// `config.toml` protected. Twin: without the repository nothing is added, and the
+    /// work tree stays writable.
+    #[test]
+    fn other_vcs_configs_are_protected() {
+        let p = PermissionProfile::builtin("workspace-write").unwrap();
+        let fs = fs()
+            .file("/home/u/proj/.git/HEAD", "ref: refs/heads/main\n")
+            .file("/home/u/proj/.hg/requires", "store\n")
+            .file("/home/u/proj/.jj/repo/store/type", "git\n");
+        let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+        let at = |q: &str| r.filesystem.access_for(&fs, Path::new(q)).access;
+        assert_eq!(at("/home/u/proj/.hg/hgrc"), Access::Read);
+        assert_eq!(at("/home/u/proj/.hg/hgrc-not-shared"), Access::Read);
+        assert_eq!(at("/home/u/proj/.jj/repo/config.toml"), Access::Read);
+        let listed = |q: &str| {
+            r.filesystem
+                .protected()
+                .iter()
+                .any(|e| e.path == Path::new(q))
+        };
+        assert!(
+            !listed("/home/u/proj/.hg/sharedpath"),
+            "no placeholder for a pointer"
+        );
+        assert_eq!(at("/home/u/proj/.hg/store/x"), Access::Write);
+        assert_eq!(at("/home/u/proj/src/x.rs"), Access::Write);
+        let fs = fs.file("/home/u/proj/.hg/sharedpath", "/elsewhere/.hg\n");
+        let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+        assert_eq!(
+            r.filesystem
+                .access_for(&fs, Path::new("/home/u/proj/.hg/sharedpath"))
+                .access,
+            Access::Read
+        );
+        let fs = super::tests::fs().file("/home/u/proj/.git/HEAD", "ref: refs/heads/main\n");
+        let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+        assert!(!r
+            .filesystem
+            .protected()
+            .iter()
+            .any(|e| e.path.starts_with("/home/u/proj/.hg")));
     }
 
     /// A view where some directories are enterable but not listable (`chmod 311`).
