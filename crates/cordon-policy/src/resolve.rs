@@ -1816,7 +1816,7 @@ fn protect_common_dir(
 
 /// The children of a git dir that run code or redirect git, with why: read-only inside
 /// every writable root (R-P3, [`protect_git_dir`]).
-const GIT_DIR_PROTECTED: [(&str, &str); 9] = [
+const GIT_DIR_PROTECTED: [(&str, &str); 10] = [
     ("hooks", "git hooks run code"),
     ("config", crate::gitconfig::GIT_CONFIG_REASON),
     ("info", "git info/attributes selects filters that run code"),
@@ -1844,6 +1844,9 @@ const GIT_DIR_PROTECTED: [(&str, &str); 9] = [
         "branches",
         "legacy remote definitions point git push and fetch at another repository",
     ),
+    // lazygit reads a per-repository config here (`git.paging.pager`, `customCommands`
+    // run commands), unseen by `git status` (attack pass 28).
+    ("lazygit.yml", "lazygit runs the pager and custom commands it sets"),
 ];
 
 /// Checks that `gitdir` (named by the `.git` file `dotgit` in writable root `root`) is a
