@@ -444,6 +444,7 @@ mod tests {
                 may_create: false,
             }],
             notes: Vec::new(),
+            absent: Vec::new(),
             read_only_caches: Vec::new(),
         }
     }

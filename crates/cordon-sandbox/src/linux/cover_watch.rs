@@ -27,11 +27,33 @@
 //! in place (no rename) after init was reaped; the command itself cannot rename a watched
 //! name (each is a mount point in its view, or an ancestor pinned by a bind onto itself).
 //!
+//! Hidden paths not present at launch (attack28 F2): a deny entry that does not exist when
+//! the profile is resolved gets no mount ([`mounts::Layout::absent`], named in the note "N
+//! deny entries are not present"), so a credential store the host *creates* during the run
+//! (`gh auth login`, `aws configure`, `kubectl` writing `~/.kube/config`) would be readable.
+//! Each such path whose name lives in a host layer is watched like a cover: the same
+//! ancestors, on the same descriptor ([`mounts::Layout::absent_covers`]). The deepest
+//! ancestor that exists is watched for the next name down; when a name leading there
+//! appears (`IN_CREATE`, `IN_MOVED_TO`) and it is the hidden path itself, the run is
+//! stopped as for a lost cover (`cover_lost` says `… was created during the run`); when it
+//! is a directory on the way (`mkdir ~/.config`), the watch goes down into it and looks for
+//! names already made there before that watch existed ([`CoverWatch::descend`]), so only
+//! the hidden path itself stops the run — a `~/.cache` or `~/.local` that another program
+//! (cordon's own state among them) creates mid-run does not. Something other than a
+//! directory on the way (a symlink could lead anywhere) stops it too. Removing a name that
+//! only leads to such paths uncovers nothing and stops nothing. After the watches are set
+//! up, every such path is checked to be still missing: one created between the
+//! resolution and the watch makes cordon refuse the run (the next run hides it). In a
+//! writable layer (a deny inside the workspace) the command creating the path itself is
+//! seen the same way and stops its own run: the watch cannot tell who created it.
+//!
 //! `cordon serve` templates built their covers once: a command forked from one sets the
 //! watch up in the template's handler (its paths resolve to the same host directories),
 //! then checks that every cover is still a mount point of the template
-//! ([`CoverWatch::check_still_mounted`]); a cover already lost sends the command to the
-//! per-command helper, which builds fresh ones.
+//! ([`CoverWatch::check_still_mounted`]) and — in [`CoverWatch::start`], as on every path —
+//! that every hidden path missing when the template was planned is still missing; a cover
+//! already lost, or such a path created since, sends the command to the per-command helper,
+//! which builds fresh covers (or refuses, for a path its stale profile did not hide).
 //!
 //! Residual window: between the host's rename and the SIGKILL the command keeps running.
 //! Measured (test `cover_loss_kill_latency`, debug build, 2 shared cores, idle): the
@@ -40,7 +62,10 @@
 //! re-opening the replaced file managed 0-59 successful reads in that time. So a command
 //! that is already polling the path can still read — or, where its layer is writable,
 //! write — the real file once; under load the window grows. The watch narrows the exposure
-//! to that window and makes the loss visible; it cannot close it.
+//! to that window and makes the loss visible; it cannot close it. The same window applies
+//! to a hidden path created on the host: a command polling for it can read it once
+//! between its creation and the kill (a directory created on the way costs the helper one
+//! more watch and a look inside before it sees the file, slightly longer).
 //!
 //! If inotify cannot be set up (`fs.inotify.max_user_instances` or `max_user_watches`
 //! reached), the run is refused, naming the limit.
@@ -68,6 +93,9 @@ pub(crate) struct CoverWatch {
     inotify: Inotify,
     /// Per watch: the directory and the names in it that lead to a cover.
     dirs: HashMap<WatchDescriptor, (PathBuf, Vec<(OsString, Cover)>)>,
+    /// The deny entries not present at launch that the watch looks out for
+    /// ([`mounts::Layout::absent_covers`]): one coming into existence stops the run.
+    absent: Vec<PathBuf>,
     /// The first loss seen (the message), once one was.
     lost: Option<String>,
 }
@@ -97,11 +125,14 @@ fn limit_message(what: &str, e: Errno) -> String {
 
 impl CoverWatch {
     /// Watches every directory of [`mounts::Layout::cover_watches`], shallow first (a
-    /// directory missing now is watched through its parent's `IN_CREATE`). `Ok(None)`: the
-    /// plan has no cover the host could take away.
+    /// directory missing now is watched through its parent's `IN_CREATE`), then checks that
+    /// every hidden path not present at launch ([`mounts::Layout::absent_covers`]) is still
+    /// absent. `Ok(None)`: the plan has no cover the host could take away and no such path.
     ///
-    /// Errors: inotify could not be set up (a limit, named) or a directory could not be
-    /// watched for another reason than being absent: the caller refuses to run.
+    /// Errors: inotify could not be set up (a limit, named), a directory could not be
+    /// watched for another reason than being absent, or a hidden path missing at
+    /// resolution exists now: the caller refuses to run (a template's command takes the
+    /// per-command helper, which refuses).
     pub(crate) fn start(layout: &mounts::Layout) -> Result<Option<CoverWatch>, String> {
         let plan = layout.cover_watches();
         if plan.is_empty() {
@@ -130,11 +161,96 @@ impl CoverWatch {
                 }
             }
         }
+        let absent: Vec<PathBuf> = layout.absent_covers().into_iter().map(|c| c.path).collect();
+        // Created between the profile's resolution (which found it missing, so nothing
+        // hides it) and the watches above: nothing would stop the run for it.
+        if let Some(a) = absent.iter().find(|a| a.symlink_metadata().is_ok()) {
+            return Err(format!(
+                "{} was created on the host after cordon looked for it, so this run would \
+                 not hide it (it is a hidden path); run the command again: the next run \
+                 hides it",
+                a.display()
+            ));
+        }
         Ok(Some(CoverWatch {
             inotify,
             dirs,
+            absent,
             lost: None,
         }))
+    }
+
+    /// `p`, a name on the way to a hidden path that was not present at launch, came into
+    /// existence (an event in its parent's watch, or found by [`CoverWatch::descend`]).
+    ///
+    /// Errors: the message that stops the run: `p` is one of those hidden paths, or
+    /// [`CoverWatch::descend`] failed.
+    fn appeared(&mut self, p: &Path) -> Result<(), String> {
+        if self.absent.iter().any(|a| a == p) {
+            return Err(created_message(p, p));
+        }
+        self.descend(p)
+    }
+
+    /// A directory on the way to a hidden path that was not present at launch came into
+    /// existence at `dir`: it is watched for the names that lead on, and each of them that
+    /// already exists (made before the watch) is followed the same way — so a hidden path
+    /// created anywhere beneath is seen, while a directory that only *leads* there (`mkdir
+    /// ~/.config`) stops nothing.
+    ///
+    /// Errors: the message that stops the run — a hidden path exists, something on the way
+    /// is not a directory (a symlink could point anywhere), or the watch could not be added.
+    fn descend(&mut self, dir: &Path) -> Result<(), String> {
+        let next: Vec<(OsString, Cover)> = {
+            let mut v: Vec<(OsString, Cover)> = Vec::new();
+            for a in &self.absent {
+                let Ok(rest) = a.strip_prefix(dir) else {
+                    continue;
+                };
+                let Some(first) = rest.iter().next() else {
+                    continue;
+                };
+                if !v.iter().any(|(n, _)| n == first) {
+                    let cover = Cover {
+                        path: a.clone(),
+                        kind: mounts::CoverKind::Absent,
+                    };
+                    v.push((first.to_os_string(), cover));
+                }
+            }
+            v
+        };
+        let Some((_, first)) = next.first() else {
+            return Ok(());
+        };
+        let wd = match self.inotify.add_watch(dir, mask()) {
+            Ok(wd) => wd,
+            // Gone again: its removal is in the parent's queue, a new one would be too.
+            Err(Errno::ENOENT) => return Ok(()),
+            Err(Errno::ENOTDIR) => return Err(created_message(dir, &first.path)),
+            Err(e) => {
+                return Err(limit_message(
+                    &format!("inotify_add_watch {}", dir.display()),
+                    e,
+                ))
+            }
+        };
+        let e = self
+            .dirs
+            .entry(wd)
+            .or_insert_with(|| (dir.to_path_buf(), Vec::new()));
+        for (n, c) in &next {
+            if !e.1.iter().any(|(m, _)| m == n) {
+                e.1.push((n.clone(), c.clone()));
+            }
+        }
+        for (n, _) in next {
+            let p = dir.join(&n);
+            if p.symlink_metadata().is_ok() {
+                self.appeared(&p)?;
+            }
+        }
+        Ok(())
     }
 
     /// Moves the descriptor to a number at or above `min` (a template's handler hands
@@ -257,8 +373,26 @@ impl CoverWatch {
                 let (Some((dir, names)), Some(name)) = (self.dirs.get(&ev.wd), &ev.name) else {
                     continue;
                 };
-                if let Some((_, cover)) = names.iter().find(|(n, _)| n == name) {
-                    self.lost = Some(loss_message(&dir.join(name), cover, ev.mask));
+                let Some((_, cover)) = names.iter().find(|(n, _)| n == name) else {
+                    continue;
+                };
+                let p = dir.join(name);
+                if cover.kind != mounts::CoverKind::Absent {
+                    self.lost = Some(loss_message(&p, cover, ev.mask));
+                    break;
+                }
+                // A name that leads only to hidden paths not present at launch: what
+                // matters is something appearing there. (A removal uncovers nothing; a
+                // directory renamed away keeps its watch, which then errs on the side of
+                // stopping.)
+                if !ev
+                    .mask
+                    .intersects(AddWatchFlags::IN_CREATE | AddWatchFlags::IN_MOVED_TO)
+                {
+                    continue;
+                }
+                if let Err(m) = self.appeared(&p) {
+                    self.lost = Some(m);
                     break;
                 }
             }
@@ -330,6 +464,26 @@ fn loss_message(path: &Path, cover: &Cover, mask: AddWatchFlags) -> String {
     }
 }
 
+/// The message that stops a run when a hidden path that was not present at launch
+/// (`hidden`), or a non-directory on the way to it (`path`), appeared on the host.
+fn created_message(path: &Path, hidden: &Path) -> String {
+    if path == hidden {
+        format!(
+            "{} was created during the run, a hidden path that was not present at launch \
+             (so nothing covered it): the command was stopped",
+            path.display()
+        )
+    } else {
+        format!(
+            "{} was created during the run, on the way to {} (a hidden path that was not \
+             present at launch), as something other than a directory (a symlink could lead \
+             anywhere): the command was stopped",
+            path.display(),
+            hidden.display()
+        )
+    }
+}
+
 /// The mount points of this process's mount namespace (`/proc/self/mountinfo`, field 5,
 /// octal escapes decoded).
 fn mount_points() -> std::io::Result<Vec<PathBuf>> {
@@ -370,6 +524,83 @@ mod tests {
     fn mountinfo_lists_root() {
         let m = mount_points().unwrap();
         assert!(m.iter().any(|p| p == Path::new("/")), "{m:?}");
+    }
+
+    /// A plan that hides nothing but the deny entries `absent` (not present at launch).
+    fn absent_only(absent: &[PathBuf]) -> mounts::Layout {
+        mounts::Layout {
+            base: mounts::Base::HostReadOnly,
+            steps: Vec::new(),
+            notes: Vec::new(),
+            absent: absent.to_vec(),
+            read_only_caches: Vec::new(),
+        }
+    }
+
+    fn events_settle() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+
+    /// attack28 F2: a hidden path missing at launch stops the run when it appears, through
+    /// directories created on the way (`mkdir -p ~/.config/gh`), however far down; a
+    /// directory that only leads there, other names beside it, and removals do not.
+    #[test]
+    fn a_hidden_path_created_during_the_run_is_seen_through_new_directories() {
+        let d = tempfile::tempdir().unwrap();
+        let home = d.path().canonicalize().unwrap();
+        let gh = home.join(".config/gh");
+        let netrc = home.join(".netrc");
+        let deep = home.join(".m2/a/b/settings.xml");
+        let mut w = CoverWatch::start(&absent_only(&[gh.clone(), netrc, deep.clone()]))
+            .unwrap()
+            .unwrap();
+        std::fs::write(home.join("unrelated"), "x").unwrap();
+        std::fs::create_dir(home.join(".config")).unwrap();
+        std::fs::create_dir(home.join(".config/other")).unwrap();
+        std::fs::create_dir_all(home.join(".m2/a")).unwrap();
+        std::fs::remove_file(home.join("unrelated")).unwrap();
+        events_settle();
+        assert_eq!(w.poll(), None);
+        // Made at once with its parent: found by the look inside the new directory.
+        std::fs::create_dir_all(home.join(".m2/a/b")).unwrap();
+        events_settle();
+        assert_eq!(w.poll(), None);
+        std::fs::write(&deep, "<password/>").unwrap();
+        events_settle();
+        let m = w.poll().unwrap().to_string();
+        assert!(m.contains(&deep.display().to_string()), "{m}");
+        assert!(m.contains("stopped"), "{m}");
+
+        // `mkdir -p` of the hidden directory, in one go.
+        let mut w = CoverWatch::start(&absent_only(&[home.join(".kube/config")]))
+            .unwrap()
+            .unwrap();
+        std::fs::create_dir_all(home.join(".kube")).unwrap();
+        events_settle();
+        assert_eq!(w.poll(), None);
+        std::fs::write(home.join(".kube/config"), "token").unwrap();
+        events_settle();
+        assert!(w.poll().unwrap().contains(".kube/config"));
+        drop(w);
+        let mut w = CoverWatch::start(&absent_only(std::slice::from_ref(&gh)))
+            .unwrap()
+            .unwrap();
+        std::fs::create_dir_all(gh.join("x")).unwrap();
+        events_settle();
+        assert!(w.poll().unwrap().contains(&gh.display().to_string()));
+
+        // A symlink on the way could lead anywhere: stopped.
+        let cloud = home.join(".cloud/creds");
+        let mut w = CoverWatch::start(&absent_only(&[cloud])).unwrap().unwrap();
+        std::os::unix::fs::symlink(&home, home.join(".cloud")).unwrap();
+        events_settle();
+        assert!(w.poll().unwrap().contains("other than a directory"));
+
+        // Present already when the watch starts (created after the resolution): refused.
+        let e = CoverWatch::start(&absent_only(&[home.join(".config/other")]))
+            .err()
+            .unwrap();
+        assert!(e.contains("run the command again"), "{e}");
     }
 
     #[test]

@@ -271,6 +271,13 @@ pub struct Layout {
     pub steps: Vec<Step>,
     /// Skipped entries and why.
     pub notes: Vec<String>,
+    /// The deny entries not present at launch (canonical paths, in entry order): nothing
+    /// is mounted for them, and the note naming them ([`absent_note`]) is made from this
+    /// list. Those whose name lives in a host layer are watched while the command runs
+    /// ([`Layout::cover_watches`]): one created on the host stops the run. A path cordon
+    /// itself creates and hides (the overlay state root) is not in it.
+    #[serde(skip)]
+    pub absent: Vec<PathBuf>,
     /// Caches whose copy-on-write layer this run cannot have (every slot of the workspace
     /// taken by concurrent runs, [`super::caches::claim_overlay_slot`]): path and why.
     /// They stay read-only, with the hint.
@@ -306,6 +313,9 @@ pub enum CoverKind {
     ReadOnly,
     /// A copy-on-write cache layer over a writable host directory ([`StepKind::Overlay`]).
     Cache,
+    /// A denied path that was not present at launch ([`Layout::absent`]): no mount, so
+    /// nothing keeps it from the command once the host creates it.
+    Absent,
 }
 
 impl CoverKind {
@@ -316,6 +326,7 @@ impl CoverKind {
             CoverKind::Stripped => "a copy with credentials removed",
             CoverKind::ReadOnly => "a protected or read-only path",
             CoverKind::Cache => "a copy-on-write cache",
+            CoverKind::Absent => "a hidden path that was not present at launch",
         }
     }
 }
@@ -414,6 +425,20 @@ impl Layout {
         v
     }
 
+    /// The deny entries not present at launch ([`Layout::absent`]) whose name lives in a
+    /// host layer, so that the host creating one would show it to the running command
+    /// (one in a tmpfs of ours stays invisible): as covers of kind [`CoverKind::Absent`].
+    pub fn absent_covers(&self) -> Vec<Cover> {
+        self.absent
+            .iter()
+            .filter(|a| !under_rebuilt_tree(a) && self.layer_of(a) != Ctx::Own)
+            .map(|a| Cover {
+                path: a.clone(),
+                kind: CoverKind::Absent,
+            })
+            .collect()
+    }
+
     /// The host directories to watch so that no cover ([`Layout::covers`]) can be taken
     /// away unseen, shallow first: for each cover, its parent directory (for the cover's
     /// own name) and every ancestor up to `/` (for the name of the next directory down) —
@@ -422,9 +447,13 @@ impl Layout {
     /// layer: names in a tmpfs of ours (an empty root, a mask, the private `/tmp`) are the
     /// sandbox's own. Removing or renaming a *watched* directory is seen as an event on
     /// its name in the directory above, which is watched too whenever that matters.
+    ///
+    /// The deny entries not present at launch ([`Layout::absent_covers`]) are watched the
+    /// same way, after the covers (a name leading to both keeps its cover): each ancestor
+    /// that exists when the watch starts, down to the parent, for the next name down.
     pub fn cover_watches(&self) -> Vec<CoverWatch> {
         let mut out: Vec<CoverWatch> = Vec::new();
-        for c in self.covers() {
+        for c in self.covers().into_iter().chain(self.absent_covers()) {
             let mut child: &Path = &c.path;
             while let Some(dir) = child.parent() {
                 let Some(name) = child.file_name() else {
@@ -581,6 +610,9 @@ pub fn layout_for(profile: &ResolvedProfile) -> Layout {
     tree.sort_by_cached_key(|s| s.path.components().count());
     l.steps.extend(tree);
     l.steps.extend(tail);
+    // The state root, when it was missing, is created and hidden now: not absent.
+    let absent = l.absent.clone();
+    l.set_absent(absent);
     l
 }
 
@@ -592,8 +624,8 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
         Access::Write => Base::HostWritable,
         Access::Deny => Base::Empty,
     };
-    let (tree, notes) = match fs {
-        ResolvedFilesystem::Unrestricted => (Vec::new(), Vec::new()),
+    let (tree, notes, absent) = match fs {
+        ResolvedFilesystem::Unrestricted => (Vec::new(), Vec::new(), Vec::new()),
         ResolvedFilesystem::Restricted { .. } => tree_steps(fs, base, top.private_tmp),
     };
     let own_root = base == Base::Empty;
@@ -608,18 +640,26 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
         step("/", StepKind::ReadOnlyRemount, false),
         step("/", StepKind::Pivot, false),
     ]);
-    Layout {
+    let mut l = Layout {
         base,
         steps,
         notes,
+        absent: Vec::new(),
         read_only_caches: Vec::new(),
-    }
+    };
+    l.set_absent(absent);
+    l
 }
 
-/// The tree steps (private `/tmp`, binds, pins, masks), shallow first, and notes.
+/// The tree steps (private `/tmp`, binds, pins, masks), shallow first, notes, and the deny
+/// entries not present (skipped).
 // Longer than most: one arm per access (deny, read, write) with the layer bookkeeping that
 // decides whether a step is needed; split, the layer stack would be threaded through each.
-fn tree_steps(fs: &ResolvedFilesystem, base: Base, private_tmp: bool) -> (Vec<Step>, Vec<String>) {
+fn tree_steps(
+    fs: &ResolvedFilesystem,
+    base: Base,
+    private_tmp: bool,
+) -> (Vec<Step>, Vec<String>, Vec<PathBuf>) {
     let layered = fs.layered();
     let base_ctx = match base {
         Base::HostReadOnly => Ctx::Host { writable: false },
@@ -627,7 +667,7 @@ fn tree_steps(fs: &ResolvedFilesystem, base: Base, private_tmp: bool) -> (Vec<St
         Base::Empty => Ctx::Own,
     };
     let mut notes = Vec::new();
-    let mut missing_denies: Vec<String> = Vec::new();
+    let mut missing_denies: Vec<PathBuf> = Vec::new();
     let mut steps = Vec::new();
     let mut layers: Vec<(PathBuf, Ctx)> = Vec::new();
     let ctx_of = |layers: &[(PathBuf, Ctx)], p: &Path| -> Ctx {
@@ -669,7 +709,7 @@ fn tree_steps(fs: &ResolvedFilesystem, base: Base, private_tmp: bool) -> (Vec<St
         match e.access {
             Access::Deny => {
                 if !e.exists {
-                    missing_denies.push(e.path.display().to_string());
+                    missing_denies.push(e.path.clone());
                     continue;
                 }
                 if parent == Ctx::Own {
@@ -772,19 +812,46 @@ fn tree_steps(fs: &ResolvedFilesystem, base: Base, private_tmp: bool) -> (Vec<St
                 .any(|m| m.starts_with(&s.path) && *m != s.path);
         }
     }
-    if !missing_denies.is_empty() {
-        notes.push(format!(
-            "{} deny entr{} not present, nothing to hide: {}",
-            missing_denies.len(),
-            if missing_denies.len() == 1 {
-                "y is"
-            } else {
-                "ies are"
-            },
-            missing_denies.join(", ")
-        ));
+    (steps, notes, missing_denies)
+}
+
+/// The note naming the deny entries not present at launch ([`Layout::absent`]), if any.
+pub fn absent_note(absent: &[PathBuf]) -> Option<String> {
+    let names: Vec<String> = absent.iter().map(|p| p.display().to_string()).collect();
+    (!names.is_empty()).then(|| {
+        format!(
+            "{} deny entr{} not present, nothing to hide (the run is stopped if {} created \
+             on the host while the command runs): {}",
+            names.len(),
+            if names.len() == 1 { "y is" } else { "ies are" },
+            if names.len() == 1 { "it is" } else { "one is" },
+            names.join(", ")
+        )
+    })
+}
+
+impl Layout {
+    /// Sets [`Layout::absent`] to the paths of `absent` that no step mounts or creates at
+    /// or beneath (the overlay state root is created and hidden by cordon itself; a
+    /// writable grant beneath a missing deny creates it), and its note in
+    /// [`Layout::notes`] to match (in place of the previous one).
+    fn set_absent(&mut self, mut absent: Vec<PathBuf>) {
+        absent.retain(|a| !self.steps.iter().any(|s| s.path.starts_with(a)));
+        let old = absent_note(&self.absent);
+        let new = absent_note(&absent);
+        let at = old
+            .as_ref()
+            .and_then(|o| self.notes.iter().position(|n| n == o));
+        match (at, new) {
+            (Some(i), Some(n)) => self.notes[i] = n,
+            (Some(i), None) => {
+                self.notes.remove(i);
+            }
+            (None, Some(n)) => self.notes.push(n),
+            (None, None) => {}
+        }
+        self.absent = absent;
     }
-    (steps, notes)
 }
 
 /// A protected path that did not exist and was created on the host so it could be mounted
@@ -2377,6 +2444,96 @@ mod tests {
             .is_empty());
     }
 
+    /// attack28 F2: the deny entries not present at launch are one list — the note names
+    /// it, the watch plan watches it (where its names live in a host layer), none of it is
+    /// a mount cover — and a path cordon creates and hides itself is not in it.
+    #[test]
+    fn absent_denies_are_noted_and_watched() {
+        let l = lay(
+            Access::Read,
+            vec![
+                FsEntry::new(":workspace", Access::Write),
+                FsEntry::new("~/.netrc", Access::Deny),
+                FsEntry::new("~/.config/gh", Access::Deny),
+                FsEntry::new("~/.kube/config", Access::Deny),
+                FsEntry::new("/tmp/x", Access::Deny),
+            ],
+            "/home/u/proj",
+        );
+        let absent: Vec<&str> = l.absent.iter().map(|p| p.to_str().unwrap()).collect();
+        for a in ["/home/u/.config/gh", "/home/u/.kube/config", "/tmp/x"] {
+            assert!(absent.contains(&a), "{absent:?}");
+        }
+        assert!(!absent.contains(&"/home/u/.netrc"), "present: {absent:?}");
+        let note = absent_note(&l.absent).unwrap();
+        assert!(l.notes.contains(&note), "{:?}", l.notes);
+        assert!(note.contains("/home/u/.config/gh") && note.contains("stopped"));
+        // Not mount covers (a template checks those are mount points).
+        assert!(!l.covers().iter().any(|c| c.kind == CoverKind::Absent));
+        // Watched: the deepest ancestors, one watch per directory; `/tmp/x` lives in the
+        // private /tmp (the host creating it shows nothing).
+        let w = l.cover_watches();
+        let names = |d: &str| -> Vec<(String, CoverKind)> {
+            w.iter()
+                .find(|x| x.dir == Path::new(d))
+                .map(|x| {
+                    x.names
+                        .iter()
+                        .map(|(n, c)| (n.to_string_lossy().into_owned(), c.kind))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let home = names("/home/u");
+        assert!(
+            home.contains(&(".config".into(), CoverKind::Absent)),
+            "{home:?}"
+        );
+        assert!(
+            home.contains(&(".kube".into(), CoverKind::Absent)),
+            "{home:?}"
+        );
+        assert!(
+            home.contains(&(".netrc".into(), CoverKind::Hidden)),
+            "{home:?}"
+        );
+        assert_eq!(names("/home/u/.config"), [("gh".into(), CoverKind::Absent)]);
+        assert!(!w.iter().any(|x| x.dir == Path::new("/tmp")), "{w:?}");
+        assert_eq!(
+            w.iter().filter(|x| x.dir == Path::new("/home/u")).count(),
+            1
+        );
+
+        // A path cordon creates and hides itself (the overlay state root, missing, gets a
+        // create step and a mask in `layout_for`): not absent, not in the note.
+        let mut l2 = l.clone();
+        let root = PathBuf::from("/home/u/.config/gh");
+        l2.steps.push(Step {
+            path: root.clone(),
+            kind: StepKind::Mask { traverse: false },
+            may_create: false,
+        });
+        let all = l2.absent.clone();
+        l2.set_absent(all);
+        assert!(!l2.absent.contains(&root), "{:?}", l2.absent);
+        let note = absent_note(&l2.absent).unwrap();
+        let listed = note.rsplit(": ").next().unwrap();
+        assert!(
+            !listed.split(", ").any(|p| p == "/home/u/.config/gh"),
+            "{note}"
+        );
+        assert_eq!(
+            l2.notes
+                .iter()
+                .filter(|n| n.contains("not present"))
+                .count(),
+            1,
+            "{:?}",
+            l2.notes
+        );
+        assert!(l2.notes.contains(&note));
+    }
+
     /// Issue 13 §1: the plan is the whole plan — the frame steps come in a fixed order
     /// around the tree, `/dev` and `/proc` may be created only on an empty root, and the
     /// private `/tmp` is there exactly when `/tmp` is not denied.
@@ -2443,6 +2600,7 @@ mod tests {
                 })
                 .collect(),
             notes: Vec::new(),
+            absent: Vec::new(),
             read_only_caches: Vec::new(),
         }
     }
