@@ -4,7 +4,9 @@
 //! (exit 125, `refused`, the path named in `--json` `cover_lost`) — on every launch path:
 //! cold, the server's per-command helper, and a command forked from a template. And the
 //! twins: host writes to other names in the same directories, and the `.git/config`
-//! broker's own merge-back, do not stop anything. One sandbox per child process.
+//! broker's own merge-back, do not stop anything. A credential store that did not exist at
+//! launch and is created on the host during the run stops it the same way (attack28 F2).
+//! One sandbox per child process.
 
 mod support;
 
@@ -329,6 +331,106 @@ fn host_writes_beside_covers_and_the_broker_merge_stop_nothing() {
                 "{l:?}: the broker merged the inside edit back: {cfg}"
             );
         }
+    }
+}
+
+/// attack28 F2: a credential store that does not exist at launch is not mounted over
+/// ("N deny entries are not present"); the host creating it during the run (`gh auth
+/// login` making `~/.config/gh/hosts.yml`, an editor writing `~/.netrc`) must not hand it
+/// to the command. The run is stopped, naming the hidden path, on every launch path.
+/// (Without the watch of absent entries the command prints the token.)
+#[test]
+fn credential_store_created_on_the_host_during_the_run_stops_the_run() {
+    if !sandbox_available() {
+        return;
+    }
+    let f = fixture();
+    let gh = f.p.home.join(".config/gh");
+    let netrc = f.p.home.join(".netrc");
+    let stores = [
+        // A directory store missing with its parent (`mkdir -p`), and a file store.
+        (gh.join("hosts.yml"), gh.clone()),
+        (netrc.clone(), netrc.clone()),
+    ];
+    for l in ALL {
+        for (i, (file, hidden)) in stores.iter().enumerate() {
+            assert!(!hidden.exists(), "{l:?}: {} left over", hidden.display());
+            let sync = f.dir(l).join(format!("sync-c{i}-{}", l.name()));
+            std::fs::create_dir_all(&sync).unwrap();
+            f.warm(l, &[]);
+            let script = waiting(
+                &sync,
+                &format!(
+                    "i=0; while [ $i -lt 40 ]; do cat {} 2>/dev/null && break; sleep 0.05; \
+                     i=$((i+1)); done; echo DONE",
+                    file.display()
+                ),
+            );
+            let mut c = f.start(l, &[], &script);
+            wait_for(&sync.join("ready"), &mut c);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, format!("oauth_token: FAKE-TOKEN-{}\n", l.name())).unwrap();
+            std::thread::sleep(Duration::from_millis(300));
+            std::fs::write(sync.join("go"), "").unwrap();
+            let o = c.wait_with_output().unwrap();
+            let so = text(&o.stdout);
+            assert!(
+                !so.contains("FAKE-TOKEN"),
+                "{l:?}: the store created on the host was read: {so}"
+            );
+            assert!(!so.contains("DONE"), "{l:?}: the command went on: {so}");
+            assert_stopped(&o, l, hidden);
+            // Gone again, so the next launch path plans (and hides) the same as its
+            // template.
+            if hidden.is_dir() {
+                std::fs::remove_dir_all(hidden).unwrap();
+            } else {
+                std::fs::remove_file(hidden).unwrap();
+            }
+        }
+    }
+}
+
+/// The twin of the F2 escape: the host creating *other* names beside the missing stores
+/// (`$HOME/unrelated`, a directory on the way to one, `~/.config/other`) stops nothing,
+/// on every launch path.
+#[test]
+fn host_creating_other_names_beside_missing_stores_stops_nothing() {
+    if !sandbox_available() {
+        return;
+    }
+    let f = fixture();
+    for l in ALL {
+        let sync = f.dir(l).join(format!("sync-u-{}", l.name()));
+        std::fs::create_dir_all(&sync).unwrap();
+        f.warm(l, &[]);
+        let unrelated = f.p.home.join(format!("unrelated-{}", l.name()));
+        let script = waiting(&sync, &format!("cat {}; echo DONE", unrelated.display()));
+        let mut c = f.start(l, &[], &script);
+        wait_for(&sync.join("ready"), &mut c);
+        std::fs::write(&unrelated, "NOT-A-SECRET\n").unwrap();
+        // On the way to ~/.config/gh and ~/.gradle/gradle.properties: followed, not fatal.
+        std::fs::create_dir_all(f.p.home.join(".config/other")).unwrap();
+        std::fs::create_dir_all(f.p.home.join(".gradle/caches")).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        std::fs::write(sync.join("go"), "").unwrap();
+        let o = c.wait_with_output().unwrap();
+        let report = last_json(&o.stderr);
+        assert_eq!(
+            report["launch"].as_str(),
+            Some(l.name()),
+            "{}",
+            text(&o.stderr)
+        );
+        assert_eq!(o.status.code(), Some(0), "{l:?}: {}", text(&o.stderr));
+        assert!(report["cover_lost"].is_null(), "{l:?}: {report}");
+        let so = text(&o.stdout);
+        assert!(
+            so.contains("NOT-A-SECRET") && so.contains("DONE"),
+            "{l:?}: {so}"
+        );
+        std::fs::remove_dir_all(f.p.home.join(".config")).unwrap();
+        std::fs::remove_dir_all(f.p.home.join(".gradle")).unwrap();
     }
 }
 
