@@ -27,15 +27,17 @@ pub(crate) fn check_cwd_not_denied(
 }
 
 /// Adds a note for every configured deny entry whose path does not exist now: nothing is
-/// hidden there, and a file created at that path during the run is readable.
+/// hidden there; one created at that path during the run stops the run in the namespace
+/// sandbox (its cover watch), and is readable without one.
 pub(crate) fn note_missing_denies(entries: &[ResolvedEntry], notes: &mut Vec<String>) {
     for e in entries
         .iter()
         .filter(|e| e.access == Access::Deny && !e.exists && !is_builtin(e))
     {
         let note = format!(
-            "deny-read entry {} does not exist now: nothing is hidden there this run (a file \
-             created there is readable); if it was moved, look for it under its new name",
+            "deny-read entry {} does not exist now: nothing is hidden there this run (created \
+             there during the run, it stops the command in the namespace sandbox; it is \
+             readable without one); if it was moved, look for it under its new name",
             e.spelled.display()
         );
         if !notes.contains(&note) {

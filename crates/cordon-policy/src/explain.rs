@@ -614,16 +614,20 @@ fn explain_path(
 }
 
 /// A deny entry whose path did not exist at launch hides nothing: there is no mount point
-/// to mask, so a file created there while a command runs (by you, or by another program)
-/// is readable by that command. Said plainly instead of "denied" alone (R-H4).
+/// to mask. A file created there while a command runs (by you, or by another program)
+/// stops that command in the namespace sandbox (the cover watch), which may have read it
+/// once just before; without that sandbox it is readable. Said plainly instead of
+/// "denied" alone (R-H4).
 fn missing_deny(fs: &ResolvedFilesystem, entry: Option<usize>, canonical: &Path) -> Option<String> {
     let ResolvedFilesystem::Restricted { entries, .. } = fs else {
         return None;
     };
     let e = &entries[entry?];
     (!e.exists && e.path == canonical).then(|| {
-        "not present now, so nothing is hidden: a file created here while a command runs is \
-         readable by that command (the deny takes effect from the next run after it exists)"
+        "not present now, so nothing is hidden: a file created here while a command runs \
+         stops that command in the namespace sandbox (it may have read the file once just \
+         before), and is readable by it without one (the deny takes effect from the next \
+         run after it exists)"
             .to_string()
     })
 }

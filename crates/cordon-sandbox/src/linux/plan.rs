@@ -176,7 +176,8 @@ pub struct CarveOut {
 /// The carve-outs of a filesystem policy: existing deny entries, protected paths (R-P3,
 /// existing or not: a missing one must not be creatable), and read entries, each under an
 /// ancestor (or default) that grants more. Missing deny entries are not carve-outs (there
-/// is nothing to hide).
+/// is nothing to hide; on rung 1 the cover watch stops a run when one is created, rung 2
+/// has no such watch).
 pub fn carve_outs(fs: &ResolvedFilesystem) -> Vec<CarveOut> {
     let ResolvedFilesystem::Restricted { default, .. } = fs else {
         return Vec::new();
