@@ -68,7 +68,10 @@
 //! more watch and a look inside before it sees the file, slightly longer).
 //!
 //! If inotify cannot be set up (`fs.inotify.max_user_instances` or `max_user_watches`
-//! reached), the run is refused, naming the limit.
+//! reached), the run is refused, naming the limit. A directory the helper may not even
+//! search (`/root`, mode 0700, holding the stores of an account home, for a user who is not
+//! root) is not watched: the command, with the same credentials, cannot reach beneath it
+//! either.
 
 use super::mounts::{self, Cover};
 use nix::errno::Errno;
@@ -153,6 +156,7 @@ impl CoverWatch {
                 // Absent (or no longer a directory): nothing is mounted beneath it now,
                 // and its parent's watch sees it come back.
                 Err(Errno::ENOENT | Errno::ENOTDIR) => {}
+                Err(Errno::EACCES) if unreachable(&w.dir) => {}
                 Err(e) => {
                     return Err(limit_message(
                         &format!("inotify_add_watch {}", w.dir.display()),
@@ -228,6 +232,7 @@ impl CoverWatch {
             // Gone again: its removal is in the parent's queue, a new one would be too.
             Err(Errno::ENOENT) => return Ok(()),
             Err(Errno::ENOTDIR) => return Err(created_message(dir, &first.path)),
+            Err(Errno::EACCES) if unreachable(dir) => return Ok(()),
             Err(e) => {
                 return Err(limit_message(
                     &format!("inotify_add_watch {}", dir.display()),
@@ -424,6 +429,23 @@ impl CoverWatch {
         }
         Ok(())
     }
+}
+
+/// Whether this process cannot search `dir` (or a directory above it): then neither can
+/// the command, which runs with the same credentials and no capability over the host's
+/// files, so nothing beneath needs watching — e.g. `/root` (mode 0700) holding the stores
+/// of an account home for a user who is not root. (A directory it may search but not
+/// read, 0711, cannot be watched yet can be reached: that stays a refusal.)
+fn unreachable(dir: &Path) -> bool {
+    matches!(
+        nix::unistd::faccessat(
+            nix::fcntl::AT_FDCWD,
+            dir,
+            nix::unistd::AccessFlags::X_OK,
+            nix::fcntl::AtFlags::AT_EACCESS,
+        ),
+        Err(Errno::EACCES)
+    )
 }
 
 /// In a template, once its root is built: the covers of `layout` that are mount points
