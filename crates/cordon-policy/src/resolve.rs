@@ -671,9 +671,10 @@ fn widen_to_git_dir(fs: &dyn FsView, loc: Location) -> Location {
     // git dir's protected children (`repo.git/hooks/.cordon`, planted by a run there).
     let in_protected_child = loc.workspace.strip_prefix(&g).is_ok_and(|rel| {
         rel.components().next().is_some_and(|c| {
-            GIT_DIR_PROTECTED
-                .iter()
-                .any(|(name, _)| c.as_os_str() == *name)
+            c.as_os_str() == "worktrees"
+                || GIT_DIR_PROTECTED
+                    .iter()
+                    .any(|(name, _)| c.as_os_str() == *name)
         })
     });
     if loc.marker && !in_protected_child && loc.workspace != g {
@@ -1753,6 +1754,7 @@ fn pin_ancestors(
 /// config), `worktrees/` (per-worktree `commondir` and config), and `remotes/` and
 /// `branches/` (legacy remote definitions: where `git push` goes).
 fn protect_git_dir(
+    fs: &dyn FsView,
     prot: &dyn Fn(PathBuf, &str) -> ResolvedEntry,
     gitdir: &Path,
     out: &mut Vec<ResolvedEntry>,
@@ -1760,7 +1762,61 @@ fn protect_git_dir(
     for (name, why) in GIT_DIR_PROTECTED {
         out.push(prot(gitdir.join(name), why));
     }
+    protect_worktree_admin(fs, prot, gitdir, out);
 }
+
+/// The linked worktrees' admin dirs of `gitdir` (`worktrees/<name>/`): what redirects git
+/// there is protected — `commondir` (which git dir's config and hooks the worktree uses),
+/// `gitdir` (git's backlink), `config.worktree` (read with `extensions.worktreeConfig`; a
+/// placeholder when missing) — and the rest stays writable, as every git command of the
+/// main checkout needs: `git gc` locks each worktree's `HEAD` and writes its reflogs (new
+/// user nu12 H1: `.git/worktrees` read-only whole made `git gc` fail in the main checkout
+/// of any repository with a linked worktree, and `git worktree add` need an extra grant).
+/// An admin dir without `commondir` makes git use it as its own common dir: read-only
+/// whole. A new admin dir a command makes is used only through a `.git` file naming it,
+/// which can only lie in a writable root: a nested repository there (protected whole from
+/// the next run, named after the run).
+fn protect_worktree_admin(
+    fs: &dyn FsView,
+    prot: &dyn Fn(PathBuf, &str) -> ResolvedEntry,
+    gitdir: &Path,
+    out: &mut Vec<ResolvedEntry>,
+) {
+    let worktrees = gitdir.join("worktrees");
+    if fs.kind(&worktrees) != Some(FileKind::Dir) || is_link(fs, &worktrees) {
+        // A symlink there is a path git follows into another directory: read-only.
+        if is_link(fs, &worktrees) {
+            out.push(prot(worktrees, WORKTREES_REASON));
+        }
+        return;
+    }
+    for n in fs.list_dir(&worktrees, 4096) {
+        let admin = worktrees.join(&n);
+        if is_link(fs, &admin) || fs.kind(&admin) != Some(FileKind::Dir) {
+            if fs.kind(&admin).is_some() || is_link(fs, &admin) {
+                out.push(prot(admin, WORKTREES_REASON));
+            }
+            continue;
+        }
+        if fs.kind(&admin.join("commondir")).is_none() && !is_link(fs, &admin.join("commondir")) {
+            out.push(prot(admin, WORKTREES_REASON));
+            continue;
+        }
+        for (f, why) in [
+            (
+                "commondir",
+                "commondir decides which git config and hooks are used",
+            ),
+            ("gitdir", "git's backlink to this worktree"),
+            ("config.worktree", "git config can run code"),
+        ] {
+            out.push(prot(admin.join(f), why));
+        }
+    }
+}
+
+/// Why a linked worktree's admin dir (or `worktrees` itself, as a symlink) is read-only.
+const WORKTREES_REASON: &str = "linked worktrees' commondir and config redirect git";
 
 /// A git dir cordon recognised by its names (a bare repository, or a root that is a git
 /// dir), protected so that the next run recognises it too: [`protect_git_dir`], and
@@ -1775,7 +1831,7 @@ fn protect_found_git_dir(
     out: &mut Vec<ResolvedEntry>,
 ) {
     const KEEP: &str = "it makes this directory a git dir, whose hooks git runs";
-    protect_git_dir(prot, d, out);
+    protect_git_dir(fs, prot, d, out);
     // A `.git` inside it would be taken first by a push or fetch to its path (breaker,
     // stop 21): kept as absent (cordon's empty placeholder).
     out.push(prot(d.join(".git"), crate::gitconfig::MISSING_GIT_REASON));
@@ -1810,13 +1866,13 @@ fn protect_common_dir(
         &crate::paths::physical_normalize(fs, Path::new(c.trim()), gitdir),
     );
     if common != gitdir && fs.kind(&common) == Some(FileKind::Dir) {
-        protect_git_dir(prot, &common, out);
+        protect_git_dir(fs, prot, &common, out);
     }
 }
 
 /// The children of a git dir that run code or redirect git, with why: read-only inside
 /// every writable root (R-P3, [`protect_git_dir`]).
-const GIT_DIR_PROTECTED: [(&str, &str); 10] = [
+const GIT_DIR_PROTECTED: [(&str, &str); 9] = [
     ("hooks", "git hooks run code"),
     ("config", crate::gitconfig::GIT_CONFIG_REASON),
     ("info", "git info/attributes selects filters that run code"),
@@ -1828,10 +1884,6 @@ const GIT_DIR_PROTECTED: [(&str, &str); 10] = [
     (
         "modules",
         "submodule git dirs have their own hooks and config",
-    ),
-    (
-        "worktrees",
-        "linked worktrees' commondir and config redirect git",
     ),
     // Remotes defined the old way (a file per remote) point `git push`/`fetch` at
     // another repository, whose hooks then run on the host (breaker, stop 18: a
@@ -1846,7 +1898,10 @@ const GIT_DIR_PROTECTED: [(&str, &str); 10] = [
     ),
     // lazygit reads a per-repository config here (`git.paging.pager`, `customCommands`
     // run commands), unseen by `git status` (attack pass 28).
-    ("lazygit.yml", "lazygit runs the pager and custom commands it sets"),
+    (
+        "lazygit.yml",
+        "lazygit runs the pager and custom commands it sets",
+    ),
 ];
 
 /// Checks that `gitdir` (named by the `.git` file `dotgit` in writable root `root`) is a
@@ -2713,9 +2768,11 @@ fn protected_for_root(
                 target.display(),
                 target.display()
             ));
-            protect_git_dir(&prot, &dotgit, out);
+            protect_git_dir(fs, &prot, &dotgit, out);
         }
-        Some(FileKind::Dir) if !is_placeholder(fs, &dotgit) => protect_git_dir(&prot, &dotgit, out),
+        Some(FileKind::Dir) if !is_placeholder(fs, &dotgit) => {
+            protect_git_dir(fs, &prot, &dotgit, out)
+        }
         Some(FileKind::File) => {
             out.push(prot(
                 dotgit.clone(),
@@ -2728,7 +2785,7 @@ fn protected_for_root(
                         // objects: every git operation of the worktree works and none
                         // loses data half-way), with its protected children as for any
                         // `.git`, and the worktree's own git dir (issue 7 item 6, R-P3).
-                        protect_git_dir(&prot, &common, out);
+                        protect_git_dir(fs, &prot, &common, out);
                         for dir in [common.clone(), gitdir.clone()] {
                             out.push(entry_for(
                                 fs,
@@ -2782,7 +2839,7 @@ fn protected_for_root(
                         // a command can remove `HEAD` for one run to hide it from a check
                         // (breaker, stop 21).
                         if fs.kind(&gitdir) == Some(FileKind::Dir) {
-                            protect_git_dir(&prot, &gitdir, out);
+                            protect_git_dir(fs, &prot, &gitdir, out);
                             protect_common_dir(fs, &prot, &gitdir, out);
                         }
                     }
@@ -4298,25 +4355,46 @@ mod tests {
         );
     }
 
-    /// E4: the parts of `.git` that redirect git (commondir, modules, worktrees) are
-    /// protected too, whether or not they exist yet.
+    /// E4: the parts of `.git` that redirect git (commondir, modules, a linked worktree's
+    /// admin files) are protected too, whether or not they exist yet. nu12 H1: the rest
+    /// of a worktree's admin dir (`HEAD`, its lock, reflogs, index) is writable, so that
+    /// `git gc` works in the main checkout; an admin dir without `commondir` (git would
+    /// use it as its own common dir) is read-only whole.
     #[test]
     fn git_redirects_are_protected() {
-        let fs = fs();
+        let fs = fs()
+            .file("/home/u/proj/.git/worktrees/w/commondir", "../..\n")
+            .file("/home/u/proj/.git/worktrees/w/gitdir", "/home/u/w/.git\n")
+            .file("/home/u/proj/.git/worktrees/w/HEAD", "ref: refs/heads/w\n")
+            .file(
+                "/home/u/proj/.git/worktrees/broken/HEAD",
+                "ref: refs/heads/b\n",
+            );
         let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
         let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+        let at = |q: &str| {
+            r.filesystem
+                .access_for(&fs, &Path::new("/home/u/proj/.git").join(q))
+                .access
+        };
         for q in [
             "commondir",
             "modules/sub/config",
             "worktrees/w/commondir",
+            "worktrees/w/gitdir",
+            "worktrees/w/config.worktree",
+            "worktrees/broken/HEAD",
+            "worktrees/broken/commondir",
             "config.worktree",
         ] {
-            let q = format!("/home/u/proj/.git/{q}");
-            assert_eq!(
-                r.filesystem.access_for(&fs, Path::new(&q)).access,
-                Access::Read,
-                "{q}"
-            );
+            assert_eq!(at(q), Access::Read, "{q}");
+        }
+        for q in [
+            "worktrees/w/HEAD",
+            "worktrees/w/HEAD.lock",
+            "worktrees/w/logs/HEAD",
+        ] {
+            assert_eq!(at(q), Access::Write, "{q}");
         }
     }
 
