@@ -252,14 +252,30 @@ impl ResolvedFilesystem {
     pub fn writable_git_dirs(&self, fs: &dyn FsView) -> Vec<PathBuf> {
         let mut dirs: Vec<PathBuf> = Vec::new();
         for e in self.writable_roots() {
-            let d = match e.origin {
+            dirs.push(match e.origin {
                 EntryOrigin::GitWorktree { .. } => e.path.clone(),
                 _ => e.path.join(".git"),
-            };
-            if fs.kind(&d) == Some(FileKind::Dir) && !is_link(fs, &d) && !is_placeholder(fs, &d) {
-                dirs.push(d);
+            });
+        }
+        // Every other directory protected as a git dir ([`protect_git_dir`]: its `hooks`
+        // entry): a `--separate-git-dir` or bare repository inside a writable root, a
+        // linked worktree's common dir (attack pass 29, F6: those were never swept).
+        for e in self.protected() {
+            if let EntryOrigin::Protected { reason } = &e.origin {
+                if reason == GIT_DIR_PROTECTED[0].1 && e.path.file_name() == Some("hooks".as_ref())
+                {
+                    if let Some(d) = e.path.parent() {
+                        dirs.push(d.to_path_buf());
+                    }
+                }
             }
         }
+        dirs.retain(|d| {
+            fs.kind(d) == Some(FileKind::Dir)
+                && !is_link(fs, d)
+                && !is_placeholder(fs, d)
+                && self.access_for(fs, &d.join("HEAD")).access == Access::Write
+        });
         dirs.sort();
         dirs.dedup();
         let all = dirs.clone();

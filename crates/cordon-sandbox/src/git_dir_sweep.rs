@@ -48,8 +48,10 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-/// Most entries one walk of a git dir looks at.
-pub const BUDGET: usize = 262_144;
+/// Most entries one walk of a git dir looks at, loose objects not counted. A git dir with
+/// more refuses the run ([`census`] is incomplete): cordon cannot say what a command left
+/// there (attack pass 29, F4: a walk that ran out of budget hid a planted symlink).
+pub const BUDGET: usize = 1_048_576;
 /// Deepest directory level entered below the git dir.
 pub const MAX_DEPTH: usize = 32;
 /// Largest state file read.
@@ -79,9 +81,11 @@ pub struct Foreign {
     /// A symlink's target, as stored.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<PathBuf>,
-    /// Its inode (with `target`, what tells a planted entry from the one listed before).
+    /// Its inode, change time and link count (with `target`, what tells a planted entry
+    /// from the one listed before: re-linking the same inode under the listed name changes
+    /// its change time — attack pass 29, F3).
     #[serde(skip)]
-    ino: u64,
+    id: (u64, i64, i64, u64),
 }
 
 /// A git dir as the run found it ([`census`]).
@@ -218,6 +222,13 @@ fn read_at(dir: BorrowedFd<'_>, name: &OsStr) -> Option<Vec<u8>> {
 
 /// The walk shared by [`census`] and [`sweep`]: `remove` decides, for each foreign entry
 /// found, whether to remove it.
+///
+/// Breadth first, and in each directory every entry that is not a directory is judged
+/// before any directory below is entered: entries a command piles up deep in the tree
+/// cannot use up the budget before the shallower names git writes in place (`logs/HEAD`,
+/// `FETCH_HEAD`) are looked at (attack pass 29, F4). Loose-object directories are read for
+/// their entries' types only (`d_type`; no `fstatat` for a regular file) and do not count
+/// against [`BUDGET`] (attack pass 29, F9: a FIFO there hangs every host `git log`).
 struct Walk<'a> {
     git_dir: &'a Path,
     seen: usize,
@@ -230,16 +241,52 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    fn dir(&mut self, fd: OwnedFd, rel: &Path, depth: usize) {
-        let Ok(listing) = Dir::from_fd(match fd.try_clone() {
-            Ok(f) => f,
-            Err(_) => {
-                self.complete = false;
-                return;
+    /// Walks the directory `top` (the git dir) breadth first.
+    fn run(&mut self, top: OwnedFd) {
+        let mut queue: std::collections::VecDeque<(OwnedFd, PathBuf, usize)> =
+            std::collections::VecDeque::new();
+        queue.push_back((top, PathBuf::new(), 0));
+        while let Some((fd, rel, depth)) = queue.pop_front() {
+            let loose = loose_objects(&rel);
+            for (name, dtype) in self.list(&fd) {
+                if loose && dtype == Some(nix::dir::Type::File) {
+                    continue;
+                }
+                if !loose {
+                    self.seen += 1;
+                    if self.seen > BUDGET {
+                        self.complete = false;
+                        return;
+                    }
+                }
+                if let Some((sub, st)) = self.entry(&fd, &rel, &name) {
+                    if loose {
+                        // A directory among loose objects: not entered, listed as foreign
+                        // would hide nothing; git never reads one there.
+                        continue;
+                    }
+                    if depth + 1 > MAX_DEPTH {
+                        self.complete = false;
+                        continue;
+                    }
+                    match open_dir_at(fd.as_fd(), &sub, &st) {
+                        Ok(d) => queue.push_back((d, rel.join(&sub), depth + 1)),
+                        Err(_) => self.complete = false,
+                    }
+                }
             }
-        }) else {
+        }
+    }
+
+    /// The names in the directory `fd` with their `d_type` when the filesystem gives one.
+    fn list(&mut self, fd: &OwnedFd) -> Vec<(std::ffi::OsString, Option<nix::dir::Type>)> {
+        let Ok(dup) = fd.try_clone() else {
             self.complete = false;
-            return;
+            return Vec::new();
+        };
+        let Ok(listing) = Dir::from_fd(dup) else {
+            self.complete = false;
+            return Vec::new();
         };
         let mut names = Vec::new();
         for e in listing.into_iter() {
@@ -251,62 +298,54 @@ impl Walk<'_> {
             if name == "." || name == ".." {
                 continue;
             }
-            names.push(name);
+            names.push((name, e.file_type()));
         }
-        for name in names {
-            self.seen += 1;
-            if self.seen > BUDGET {
-                self.complete = false;
-                return;
-            }
-            let Ok(st) = fstatat(
-                fd.as_fd(),
-                name.as_os_str(),
-                nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
-            ) else {
-                continue; // gone meanwhile
+        names
+    }
+
+    /// Judges the entry `name` of the directory `fd` (at `rel`): a foreign entry is listed
+    /// or removed, a state file read; a directory is returned for the caller to enter.
+    fn entry(
+        &mut self,
+        fd: &OwnedFd,
+        rel: &Path,
+        name: &OsStr,
+    ) -> Option<(std::ffi::OsString, FileStat)> {
+        let st = fstatat(fd.as_fd(), name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW).ok()?;
+        let rel = rel.join(name);
+        if let Some(kind) = kind_of(&st) {
+            let target = (kind == ForeignKind::Symlink)
+                .then(|| readlinkat(fd.as_fd(), name).ok())
+                .flatten()
+                .map(PathBuf::from);
+            let f = Foreign {
+                path: self.git_dir.join(&rel),
+                kind,
+                target,
+                id: (st.st_ino, st.st_ctime, st.st_ctime_nsec, st.st_nlink as u64),
             };
-            let rel = rel.join(&name);
-            if let Some(kind) = kind_of(&st) {
-                let target = (kind == ForeignKind::Symlink)
-                    .then(|| readlinkat(fd.as_fd(), name.as_os_str()).ok())
-                    .flatten()
-                    .map(PathBuf::from);
-                let f = Foreign {
-                    path: self.git_dir.join(&rel),
-                    kind,
-                    target,
-                    ino: st.st_ino,
-                };
-                match self.remove {
-                    Some(decide) if decide(&f) => {
-                        match unlinkat(fd.as_fd(), name.as_os_str(), UnlinkatFlags::NoRemoveDir) {
-                            Ok(()) | Err(Errno::ENOENT) => self.removed.push(f),
-                            Err(e) => self.not_removed.push((f, e.desc().to_string())),
-                        }
+            match self.remove {
+                Some(decide) if decide(&f) => {
+                    match unlinkat(fd.as_fd(), name, UnlinkatFlags::NoRemoveDir) {
+                        Ok(()) | Err(Errno::ENOENT) => self.removed.push(f),
+                        Err(e) => self.not_removed.push((f, e.desc().to_string())),
                     }
-                    _ => self.foreign.push(f),
                 }
-            } else if is_dir(&st) {
-                if loose_objects(&rel) {
-                    continue;
-                }
-                if depth + 1 > MAX_DEPTH {
-                    self.complete = false;
-                    continue;
-                }
-                match open_dir_at(fd.as_fd(), &name, &st) {
-                    Ok(sub) => self.dir(sub, &rel, depth + 1),
-                    Err(_) => self.complete = false,
-                }
-            } else if cordon_policy::git_state::STATE_FILES
+                _ => self.foreign.push(f),
+            }
+            None
+        } else if is_dir(&st) {
+            Some((name.to_os_string(), st))
+        } else {
+            if cordon_policy::git_state::STATE_FILES
                 .iter()
                 .any(|s| Path::new(s) == rel)
             {
-                if let Some(bytes) = read_at(fd.as_fd(), &name) {
+                if let Some(bytes) = read_at(fd.as_fd(), name) {
                     self.state.push((rel, bytes));
                 }
             }
+            None
         }
     }
 }
@@ -343,7 +382,7 @@ fn walk<'a>(
         not_removed: Vec::new(),
         remove,
     };
-    w.dir(fd, Path::new(""), 0);
+    w.run(fd);
     Ok(w)
 }
 
@@ -372,7 +411,7 @@ pub fn sweep(before: &Census) -> io::Result<Swept> {
         !before
             .foreign
             .iter()
-            .any(|b| b.path == f.path && b.ino == f.ino && b.target == f.target && b.kind == f.kind)
+            .any(|b| b.path == f.path && b.id == f.id && b.target == f.target && b.kind == f.kind)
     };
     let w = walk(&before.git_dir, Some(&listed))?;
     let mut pending_code = Vec::new();

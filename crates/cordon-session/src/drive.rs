@@ -361,7 +361,19 @@ pub fn prepare(
     if let Some(reason) = &exec.unconfined_reason {
         eprintln!("cordon: warning: running UNCONFINED (explicit opt-in): {reason}");
     }
-    let git_dirs = git_census(&exec);
+    let git_dirs = match git_census(&exec) {
+        Ok(c) => c,
+        Err(why) => {
+            session.scope.record(
+                DecisionKind::SandboxPreparation,
+                Some(&run_id),
+                None,
+                format!("not prepared: {why}"),
+            );
+            session.scope.finish(&run_id);
+            return Err(refused(Outcome::refused(why, EXIT_CORDON), verdict));
+        }
+    };
     Ok(Prepared {
         run_id,
         record,
@@ -375,18 +387,37 @@ pub fn prepare(
 /// The census of every git dir a sandboxed run may write ([`cordon_sandbox::git_dir_sweep`]):
 /// what it holds that leads out of it before the command starts. A git dir that cannot be
 /// opened without following a symlink is left out (nothing is done through it).
-fn git_census(exec: &ExecRequest) -> Vec<cordon_sandbox::git_dir_sweep::Census> {
+///
+/// Errors (the run is refused, failing closed): a git dir too large or deep to be looked
+/// at whole — what a command left there could not be found after it (attack pass 29, F4).
+fn git_census(exec: &ExecRequest) -> Result<Vec<cordon_sandbox::git_dir_sweep::Census>, String> {
     let Some(r) = exec.resolved.as_ref() else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
     if exec.backend == cordon_policy::Backend::None {
-        return Vec::new();
+        return Ok(Vec::new());
     }
-    r.filesystem
-        .writable_git_dirs(&HostFs)
-        .iter()
-        .filter_map(|d| cordon_sandbox::git_dir_sweep::census(d).ok())
-        .collect()
+    let mut out = Vec::new();
+    for d in r.filesystem.writable_git_dirs(&HostFs) {
+        let Ok(c) = cordon_sandbox::git_dir_sweep::census(&d) else {
+            continue;
+        };
+        if !c.complete {
+            return Err(format!(
+                "refusing to run: the git dir {} has more than {} entries (loose objects not \
+                 counted) or is deeper than {} levels, so cordon cannot check after the run \
+                 what a command left there for the host's git; look for what fills it \
+                 (`find {} -path '*/objects/??' -prune -o -print | cut -d/ -f1-4 | sort | \
+                 uniq -c | sort -n | tail`) and remove it",
+                d.display(),
+                cordon_sandbox::git_dir_sweep::BUDGET,
+                cordon_sandbox::git_dir_sweep::MAX_DEPTH,
+                d.display()
+            ));
+        }
+        out.push(c);
+    }
+    Ok(out)
 }
 
 /// Step 5 of one attempt: classifies what the runner returned for `prepared` (R-F1) into

@@ -1124,6 +1124,39 @@ impl Harness {
     pub fn sessions(&self) -> Vec<String> {
         lock(&self.inner.procs).keys().cloned().collect()
     }
+
+    /// Ends the harness's work before its owner exits: kills every session's process tree
+    /// and waits, up to `timeout`, until each run has been concluded — its report made
+    /// and what it left in the writable git dirs swept ([`crate::drive::conclude`]). A
+    /// server calls it before exiting (attack pass 29, F5: `cordon mcp` exited when its
+    /// client closed stdin while a command ran, before the run's thread concluded, so the
+    /// run's git-dir sweep never happened). Returns the ids of the sessions not concluded
+    /// when `timeout` passed.
+    pub fn shutdown(&self, timeout: Duration) -> Vec<String> {
+        let procs: Vec<Arc<Proc>> = lock(&self.inner.procs).values().cloned().collect();
+        for p in &procs {
+            if let Some(c) = lock(&p.control).clone() {
+                c.kill();
+            }
+        }
+        let deadline = Instant::now() + timeout;
+        let mut left = Vec::new();
+        for p in procs {
+            let mut st = lock(&p.state);
+            while st.finished.is_none() {
+                let now = Instant::now();
+                if now >= deadline {
+                    left.push(p.id.clone());
+                    break;
+                }
+                st = match p.changed.wait_timeout(st, deadline - now) {
+                    Ok((g, _)) => g,
+                    Err(e) => e.into_inner().0,
+                };
+            }
+        }
+        left
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -71,7 +71,17 @@ pub fn mcp(args: McpArgs) -> Result<i32> {
         running.waiting().await.context("MCP server failed")?;
         anyhow::Ok(())
     })?;
-    // Dropping the last reference kills every session's process tree.
+    // Every session's process tree killed, and each run concluded (its git-dir sweep
+    // done) before the process ends (attack29 F5).
+    let left = harness.shutdown(Duration::from_secs(10));
+    if !left.is_empty() {
+        eprintln!(
+            "cordon mcp: {} session(s) did not end within 10 s of shutdown ({}): what they \
+             left in the project's .git was not checked",
+            left.len(),
+            left.join(", ")
+        );
+    }
     drop(harness);
     rt.shutdown_timeout(Duration::from_secs(1));
     Ok(0)
