@@ -18,7 +18,7 @@
 //!   (`.git/objects -> ../.repo/…`) has some — and reads the in-progress state files
 //!   ([`cordon_policy::git_state::STATE_FILES`]);
 //! - after the run, [`sweep`] walks it again and removes every such entry the census did
-//!   not list with the same inode and target, and says what the state files now hold that
+//!   not list with the same inode, change time, link count and target, and says what the state files now hold that
 //!   runs code at the host's `--continue` and was not there before
 //!   ([`cordon_policy::git_state::pending_code`]: `exec` lines, a strategy that is not
 //!   git's own).
@@ -26,11 +26,14 @@
 //! Every step is relative to a descriptor: the git dir is opened with `O_NOFOLLOW`, each
 //! directory beneath it through its pinned parent with `O_NOFOLLOW`, entries are
 //! `fstatat`ed without following and removed with `unlinkat` by name in the pinned
-//! directory (which removes a symlink itself). Loose objects (`objects/xx/…`) are not
-//! listed one by one: git writes them by creating a temporary file and renaming it, never
-//! through an existing name; the `objects/xx` directories themselves are checked. The walk
-//! is bounded ([`BUDGET`] entries, [`MAX_DEPTH`] levels); a sweep that ran out of budget
-//! says so (`complete: false`).
+//! directory (which removes a symlink itself). Loose-object directories (`objects/xx/`)
+//! are read for their entries' types only (a FIFO there hangs the host's `git log`). The
+//! walk is breadth first, each directory's files judged before any directory below, and
+//! bounded ([`BUDGET`] entries, loose objects not counted; [`MAX_DEPTH`] levels): a git
+//! dir too large for it refuses the run at the census (cordon could not say afterwards
+//! what a command left there); a sweep that ran out says so (`complete: false`). A census
+//! is recorded until its sweep is made, so a run whose cordon process was killed first is
+//! swept by the next run (`cordon-session`'s `pending_sweeps`).
 //!
 //! Residual window: while a command runs (and until its run ends), what it made is there;
 //! a host `git commit` in that window follows it. Runs that overlap sweep each other's
@@ -41,7 +44,7 @@ use nix::errno::Errno;
 use nix::fcntl::{openat, readlinkat, OFlag};
 use nix::sys::stat::{fstat, fstatat, FileStat, Mode};
 use nix::unistd::{unlinkat, UnlinkatFlags};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::ffi::OsStr;
 use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -58,7 +61,7 @@ pub const MAX_DEPTH: usize = 32;
 const STATE_CAP: u64 = 1 << 20;
 
 /// What an entry that is not a regular file or directory is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ForeignKind {
     /// A symbolic link.
@@ -88,7 +91,9 @@ pub struct Foreign {
     id: (u64, i64, i64, u64),
 }
 
-/// A git dir as the run found it ([`census`]).
+/// A git dir as the run found it ([`census`]). Its [`Census::to_json`] form is what a
+/// run records before the command starts, so that a later run can finish the sweep of one
+/// whose cordon process ended first ([`Census::from_json`]).
 #[derive(Debug, Clone, Default)]
 pub struct Census {
     /// The git dir.
@@ -99,6 +104,56 @@ pub struct Census {
     state: Vec<(PathBuf, Vec<u8>)>,
     /// Whether the walk saw everything (within [`BUDGET`] and [`MAX_DEPTH`]).
     pub complete: bool,
+}
+
+/// A stored [`Foreign`]: path, kind, target, identity (inode, change time s and ns, link
+/// count).
+type StoredForeign = (PathBuf, ForeignKind, Option<PathBuf>, (u64, i64, i64, u64));
+
+/// The stored form of a [`Census`] (every fact the comparison uses).
+#[derive(Serialize, Deserialize)]
+struct CensusRecord {
+    git_dir: PathBuf,
+    foreign: Vec<StoredForeign>,
+    state: Vec<(PathBuf, Vec<u8>)>,
+    complete: bool,
+}
+
+impl Census {
+    /// The census as JSON, with everything [`sweep`] compares.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(CensusRecord {
+            git_dir: self.git_dir.clone(),
+            foreign: self
+                .foreign
+                .iter()
+                .map(|f| (f.path.clone(), f.kind, f.target.clone(), f.id))
+                .collect(),
+            state: self.state.clone(),
+            complete: self.complete,
+        })
+        .unwrap_or(serde_json::Value::Null)
+    }
+
+    /// A census stored by [`Census::to_json`]; `None` when it does not parse.
+    pub fn from_json(v: serde_json::Value) -> Option<Census> {
+        let r: CensusRecord = serde_json::from_value(v).ok()?;
+        Some(Census {
+            git_dir: r.git_dir,
+            foreign: r
+                .foreign
+                .into_iter()
+                .map(|(path, kind, target, id)| Foreign {
+                    path,
+                    kind,
+                    target,
+                    id,
+                })
+                .collect(),
+            state: r.state,
+            complete: r.complete,
+        })
+    }
 }
 
 /// What [`sweep`] did to one git dir after the run.
@@ -123,6 +178,10 @@ pub struct Swept {
     /// a symlink), if so.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The sweep was an earlier run's, finished by this one: that run's cordon process
+    /// ended (killed) before it could make it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub earlier_run: bool,
 }
 
 impl Swept {
@@ -424,8 +483,10 @@ pub fn sweep(before: &Census) -> io::Result<Swept> {
             .map(|b| cordon_policy::git_state::pending_code(rel, b))
             .unwrap_or_default();
         for what in cordon_policy::git_state::pending_code(rel, bytes) {
-            if !old.contains(&what) {
-                pending_code.push((before.git_dir.join(rel), what));
+            let file = before.git_dir.join(rel);
+            // Once per file and finding (nu12 L1: two identical exec lines, two warnings).
+            if !old.contains(&what) && !pending_code.iter().any(|(f, w)| *f == file && *w == what) {
+                pending_code.push((file, what));
             }
         }
     }
@@ -436,6 +497,7 @@ pub fn sweep(before: &Census) -> io::Result<Swept> {
         pending_code,
         complete: w.complete && before.complete,
         error: None,
+        earlier_run: false,
     })
 }
 
@@ -528,6 +590,19 @@ mod tests {
         assert_eq!(swept.pending_code.len(), 2, "{swept:?}");
         let again = sweep(&census(&g).unwrap()).unwrap();
         assert!(again.pending_code.is_empty(), "{again:?}");
+    }
+
+    /// A census stored and read back (a killed run's, finished by the next one) judges as
+    /// the original: the earlier entry kept, the planted one removed.
+    #[test]
+    fn a_stored_census_judges_as_the_original() {
+        let (t, g) = git_dir();
+        symlink("../elsewhere", g.join("rr-cache")).unwrap();
+        let before = Census::from_json(census(&g).unwrap().to_json()).unwrap();
+        symlink(t.path(), g.join("FETCH_HEAD")).unwrap();
+        let swept = sweep(&before).unwrap();
+        assert_eq!(swept.removed.len(), 1, "{swept:?}");
+        assert!(std::fs::symlink_metadata(g.join("rr-cache")).is_ok());
     }
 
     /// The git dir itself as a symlink is not walked through.

@@ -98,11 +98,16 @@ impl Report {
     pub fn git_dir_warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
         for s in &self.git_dirs {
+            let who = if s.earlier_run {
+                "an earlier command (whose cordon process ended before it could check)"
+            } else {
+                "the command"
+            };
             for f in &s.removed {
                 out.push(format!(
-                    "cordon: warning: the command made {} a {}{} inside the git dir; the \
-                     host's git writes through such entries (outside every writable root), \
-                     so cordon removed it",
+                    "cordon: warning: {who} made {} a {}{} inside the git dir; the \
+                     host's git writes through such entries, wherever they lead, so cordon \
+                     removed it",
                     f.path.display(),
                     f.kind.name(),
                     f.target
@@ -113,7 +118,7 @@ impl Report {
             }
             for (f, why) in &s.not_removed {
                 out.push(format!(
-                    "cordon: warning: the command made {} a {} inside the git dir and cordon \
+                    "cordon: warning: {who} made {} a {} inside the git dir and cordon \
                      could not remove it ({why}): remove it before using git in this \
                      repository",
                     f.path.display(),
@@ -122,7 +127,7 @@ impl Report {
             }
             for (file, what) in &s.pending_code {
                 out.push(format!(
-                    "cordon: warning: the command left in-progress git state in {} that \
+                    "cordon: warning: {who} left in-progress git state in {} that \
                      runs code at the host's `--continue`: {what}; review it (or `--abort`) \
                      before continuing the operation outside the sandbox",
                     file.display()
@@ -247,6 +252,11 @@ pub struct Prepared {
     /// The writable git dirs as the run found them, swept after it ([`conclude`],
     /// attack pass 28 F1/F4); empty when nothing runs sandboxed.
     pub git_dirs: Vec<cordon_sandbox::git_dir_sweep::Census>,
+    /// Where the census is recorded until the sweep is made ([`crate::pending_sweeps`]).
+    pub sweep_record: Option<std::path::PathBuf>,
+    /// Sweeps of earlier runs whose cordon process ended before making them, finished
+    /// before this run's census (reported with this run's).
+    pub earlier_sweeps: Vec<cordon_sandbox::git_dir_sweep::Swept>,
 }
 
 /// Steps 1–3 of one attempt: exec policy → approval (skipped for an approved retry,
@@ -361,6 +371,14 @@ pub fn prepare(
     if let Some(reason) = &exec.unconfined_reason {
         eprintln!("cordon: warning: running UNCONFINED (explicit opt-in): {reason}");
     }
+    // An earlier run killed before its sweep: finished first, so that this census does
+    // not take what it planted for "there before" (attack29 F5).
+    let earlier_sweeps = if exec.resolved.is_some() && exec.backend != cordon_policy::Backend::None
+    {
+        crate::pending_sweeps::finish_orphans()
+    } else {
+        Vec::new()
+    };
     let git_dirs = match git_census(&exec) {
         Ok(c) => c,
         Err(why) => {
@@ -374,6 +392,7 @@ pub fn prepare(
             return Err(refused(Outcome::refused(why, EXIT_CORDON), verdict));
         }
     };
+    let sweep_record = crate::pending_sweeps::record(run_id.as_str(), &git_dirs);
     Ok(Prepared {
         run_id,
         record,
@@ -381,6 +400,8 @@ pub fn prepare(
         exec,
         needs,
         git_dirs,
+        sweep_record,
+        earlier_sweeps,
     })
 }
 
@@ -435,16 +456,25 @@ pub fn conclude(
         exec,
         needs,
         git_dirs,
+        sweep_record,
+        earlier_sweeps,
     } = prepared;
     // After the run, whatever its outcome: what it left in the git dirs for the host's git.
-    let git_dirs: Vec<_> = git_dirs
-        .iter()
-        .map(|c| match cordon_sandbox::git_dir_sweep::sweep(c) {
-            Ok(s) => s,
-            Err(e) => cordon_sandbox::git_dir_sweep::Swept::failed(c, e.to_string()),
-        })
+    let git_dirs: Vec<_> = earlier_sweeps
+        .into_iter()
+        .chain(
+            git_dirs
+                .iter()
+                .map(|c| match cordon_sandbox::git_dir_sweep::sweep(c) {
+                    Ok(s) => s,
+                    Err(e) => cordon_sandbox::git_dir_sweep::Swept::failed(c, e.to_string()),
+                }),
+        )
         .filter(|s| !s.is_empty())
         .collect();
+    if let Some(r) = &sweep_record {
+        crate::pending_sweeps::done(r);
+    }
     let mut helper = None;
     let mut network_denied = Vec::new();
     let mut connect_failures = Vec::new();

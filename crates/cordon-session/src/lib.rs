@@ -31,6 +31,7 @@ pub mod harness;
 pub mod hosts;
 pub mod ids;
 pub mod outcome;
+mod pending_sweeps;
 pub mod request;
 pub mod runner;
 pub mod scope;

@@ -779,3 +779,59 @@ fn entries_leading_out_of_the_git_dir_are_removed_after_the_run() {
         .file_type()
         .is_file());
 }
+
+/// Attack pass 29, F5 and F6: a run whose `cordon run` is killed (`kill -9`) before its
+/// sweep has what it planted in the git dir removed by the next run, which names it as an
+/// earlier command's (the census was recorded); a `--separate-git-dir` inside the
+/// workspace is swept like `.git`. Twin: the next run itself still works.
+#[test]
+fn a_killed_runs_plant_is_swept_by_the_next_run_and_separate_git_dirs_are_swept() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let outside = p.root.path().join("victim.rc");
+    std::fs::write(&outside, "# rc\n").unwrap();
+    let planted = p.dir.join(".git/FETCH_HEAD");
+    let script = format!("ln -s {} .git/FETCH_HEAD && sleep 60", outside.display());
+    let mut child = p
+        .cordon_in(&p.dir, &["run", "--", "sh", "-c", &script])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while std::fs::symlink_metadata(&planted).is_err() && t0.elapsed().as_secs() < 20 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        std::fs::symlink_metadata(&planted).is_ok(),
+        "the run never planted"
+    );
+    child.kill().unwrap(); // SIGKILL: no sweep by this run
+    child.wait().unwrap();
+    let o = cordon(&p, &p.dir, &["run", "--", "true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("an earlier command"), "{err}");
+    assert!(std::fs::symlink_metadata(&planted).is_err(), "{err}");
+
+    // A separate git dir inside the workspace.
+    let sep = project();
+    std::fs::remove_dir_all(sep.dir.join(".git")).unwrap();
+    let st = Command::new("git")
+        .args(["init", "-q", "--separate-git-dir=.gitdata"])
+        .current_dir(&sep.dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let script = format!("ln -s {} .gitdata/FETCH_HEAD", outside.display());
+    let o = cordon(&sep, &sep.dir, &["run", "--", "sh", "-c", &script]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains(".gitdata/FETCH_HEAD a symlink"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(std::fs::symlink_metadata(sep.dir.join(".gitdata/FETCH_HEAD")).is_err());
+}

@@ -1,0 +1,124 @@
+//! Git-dir sweeps a run could not make itself (attack pass 29, F5).
+//!
+//! A run sweeps its writable git dirs when it is concluded ([`crate::drive::conclude`]),
+//! comparing them with its census from before the command started. When the cordon
+//! process that owns the run dies first (`kill -9` of `cordon run`, the OOM killer), the
+//! sandbox dies with it, but nothing is swept — and the next run's census would list what
+//! the killed command planted as "there before", keeping it for good.
+//!
+//! So each run records its census, before the command starts, in a file of the user's
+//! state directory (`$XDG_STATE_HOME/cordon/sweeps/`, else
+//! `~/.local/state/cordon/sweeps/`; read-only to every sandboxed command, like the rest of
+//! the home) named after its process and run, and removes it once swept. Every run first
+//! finishes the records whose process is gone (its pid no longer runs the same process:
+//! start time compared), sweeping against the census the dead run took, and reports what
+//! that removed as an earlier run's ([`Swept::earlier_run`]).
+//!
+//! Without a state directory (no `HOME`), or when a record cannot be written, the run goes
+//! on (its own sweep at the end still happens); the gap is the killed-owner case only.
+
+use cordon_sandbox::git_dir_sweep::{sweep, Census, Swept};
+use std::path::{Path, PathBuf};
+
+/// `$XDG_STATE_HOME/cordon/sweeps` or `~/.local/state/cordon/sweeps`.
+fn dir() -> Option<PathBuf> {
+    crate::cache::sessions_dir().and_then(|s| s.parent().map(|p| p.join("sweeps")))
+}
+
+/// The start time of process `pid` (field 22 of `/proc/PID/stat`, clock ticks since
+/// boot): with the pid, what names one process over its life (a pid is reused).
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: fields after the
+    // last `)`.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Records `census` for the run `run_id` of this process; the record's path, to remove
+/// with [`done`] once swept. `None`: nothing to record, or it could not be written.
+pub(crate) fn record(run_id: &str, census: &[Census]) -> Option<PathBuf> {
+    if census.is_empty() {
+        return None;
+    }
+    let dir = dir()?;
+    std::fs::create_dir_all(&dir).ok()?;
+    let pid = std::process::id();
+    let v = serde_json::json!({
+        "pid": pid,
+        "start": start_time(pid),
+        "census": census.iter().map(Census::to_json).collect::<Vec<_>>(),
+    });
+    let path = dir.join(format!("{pid}-{run_id}.json"));
+    let tmp = dir.join(format!(".{pid}-{run_id}.tmp"));
+    std::fs::write(&tmp, serde_json::to_vec(&v).ok()?).ok()?;
+    std::fs::rename(&tmp, &path).ok()?;
+    Some(path)
+}
+
+/// Removes a record made by [`record`] (its run was swept).
+pub(crate) fn done(path: &Path) {
+    let _ = std::fs::remove_file(path);
+}
+
+/// Finishes the sweeps of runs whose cordon process is gone: each such record's censuses
+/// swept, the record removed. What they found, marked as earlier runs'.
+pub(crate) fn finish_orphans() -> Vec<Swept> {
+    let Some(dir) = dir() else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.extension().is_none_or(|x| x != "json") {
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+            let _ = std::fs::remove_file(&path);
+            continue;
+        };
+        let pid = v["pid"].as_u64().unwrap_or(0) as u32;
+        let alive = pid != 0 && start_time(pid).is_some() && start_time(pid) == v["start"].as_u64();
+        if alive {
+            continue; // its own run sweeps it
+        }
+        // Claimed by renaming (two runs starting at once finish it once).
+        let claimed = path.with_extension("claimed");
+        if std::fs::rename(&path, &claimed).is_err() {
+            continue;
+        }
+        for c in v["census"].as_array().into_iter().flatten() {
+            let Some(census) = Census::from_json(c.clone()) else {
+                continue;
+            };
+            let mut s = match sweep(&census) {
+                Ok(s) => s,
+                Err(e) => Swept::failed(&census, e.to_string()),
+            };
+            s.earlier_run = true;
+            if !s.is_empty() {
+                out.push(s);
+            }
+        }
+        let _ = std::fs::remove_file(&claimed);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// This process's start time is read, and a pid that does not run has none.
+    #[test]
+    fn start_times_name_processes() {
+        assert!(start_time(std::process::id()).is_some());
+        assert!(start_time(u32::MAX - 1).is_none());
+    }
+}
