@@ -104,6 +104,10 @@ pub struct Census {
     state: Vec<(PathBuf, Vec<u8>)>,
     /// Whether the walk saw everything (within [`BUDGET`] and [`MAX_DEPTH`]).
     pub complete: bool,
+    /// Files of the work tree that must still be absent after the run, with the tool that
+    /// would run what a command put there (hook managers' configs:
+    /// `cordon_policy::resolve::hook_configs_kept_absent`); set by the caller.
+    pub absent: Vec<(PathBuf, String)>,
 }
 
 /// A stored [`Foreign`]: path, kind, target, identity (inode, change time s and ns, link
@@ -117,6 +121,8 @@ struct CensusRecord {
     foreign: Vec<StoredForeign>,
     state: Vec<(PathBuf, Vec<u8>)>,
     complete: bool,
+    #[serde(default)]
+    absent: Vec<(PathBuf, String)>,
 }
 
 impl Census {
@@ -131,6 +137,7 @@ impl Census {
                 .collect(),
             state: self.state.clone(),
             complete: self.complete,
+            absent: self.absent.clone(),
         })
         .unwrap_or(serde_json::Value::Null)
     }
@@ -152,6 +159,7 @@ impl Census {
                 .collect(),
             state: r.state,
             complete: r.complete,
+            absent: r.absent,
         })
     }
 }
@@ -178,6 +186,13 @@ pub struct Swept {
     /// a symlink), if so.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Work-tree files that had to stay absent and the run created, removed: (path, the
+    /// tool that would have run what it holds).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub removed_configs: Vec<(PathBuf, String)>,
+    /// Such entries that could not be removed (a directory), with the tool.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left_configs: Vec<(PathBuf, String)>,
     /// The sweep was an earlier run's, finished by this one: that run's cordon process
     /// ended (killed) before it could make it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -199,6 +214,8 @@ impl Swept {
         self.removed.is_empty()
             && self.not_removed.is_empty()
             && self.pending_code.is_empty()
+            && self.removed_configs.is_empty()
+            && self.left_configs.is_empty()
             && self.complete
             && self.error.is_none()
     }
@@ -456,7 +473,43 @@ pub fn census(git_dir: &Path) -> io::Result<Census> {
         foreign: w.foreign,
         state: w.state,
         complete: w.complete,
+        absent: Vec::new(),
     })
+}
+
+/// What [`remove_created`] found at a path that had to stay absent.
+enum Created {
+    /// Still absent.
+    No,
+    /// Something was there (a file or a symlink): removed.
+    Removed,
+    /// A directory, or it could not be removed: left.
+    Left,
+}
+
+/// Removes what now exists at `path` (which was absent before the run): by name in its
+/// parent directory, opened without following a symlink, never following one at `path`.
+fn remove_created(path: &Path) -> Created {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Created::No;
+    };
+    let Ok(dir) = nix::fcntl::open(
+        parent,
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    ) else {
+        return Created::No;
+    };
+    let Ok(st) = fstatat(dir.as_fd(), name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW) else {
+        return Created::No;
+    };
+    if is_dir(&st) {
+        return Created::Left;
+    }
+    match unlinkat(dir.as_fd(), name, UnlinkatFlags::NoRemoveDir) {
+        Ok(()) | Err(Errno::ENOENT) => Created::Removed,
+        Err(_) => Created::Left,
+    }
 }
 
 /// After the run: removes from the git dir of `before` every entry that is not a regular
@@ -490,8 +543,18 @@ pub fn sweep(before: &Census) -> io::Result<Swept> {
             }
         }
     }
+    let (mut removed_configs, mut left_configs) = (Vec::new(), Vec::new());
+    for (path, tool) in &before.absent {
+        match remove_created(path) {
+            Created::No => {}
+            Created::Removed => removed_configs.push((path.clone(), tool.clone())),
+            Created::Left => left_configs.push((path.clone(), tool.clone())),
+        }
+    }
     Ok(Swept {
         git_dir: before.git_dir.clone(),
+        removed_configs,
+        left_configs,
         removed: w.removed,
         not_removed: w.not_removed,
         pending_code,

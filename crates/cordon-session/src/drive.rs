@@ -125,6 +125,21 @@ impl Report {
                     f.kind.name()
                 ));
             }
+            for (path, tool) in &s.removed_configs {
+                out.push(format!(
+                    "cordon: warning: {who} created {}, which {tool} runs commands from at \
+                     the host's next `git commit`; cordon removed it",
+                    path.display()
+                ));
+            }
+            for (path, tool) in &s.left_configs {
+                out.push(format!(
+                    "cordon: warning: {who} created {}, which {tool} reads commands from at \
+                     the host's next `git commit`, and cordon could not remove it: review \
+                     and remove it before committing",
+                    path.display()
+                ));
+            }
             for (file, what) in &s.pending_code {
                 out.push(format!(
                     "cordon: warning: {who} left in-progress git state in {} that \
@@ -420,9 +435,19 @@ fn git_census(exec: &ExecRequest) -> Result<Vec<cordon_sandbox::git_dir_sweep::C
     }
     let mut out = Vec::new();
     for d in r.filesystem.writable_git_dirs(&HostFs) {
-        let Ok(c) = cordon_sandbox::git_dir_sweep::census(&d) else {
+        let Ok(mut c) = cordon_sandbox::git_dir_sweep::census(&d) else {
             continue;
         };
+        // The work tree of a `.git` directory: hook managers' configs that must stay
+        // absent (attack29 F1).
+        if d.file_name() == Some(".git".as_ref()) {
+            if let Some(root) = d.parent() {
+                c.absent = cordon_policy::resolve::hook_configs_kept_absent(&HostFs, root, &d)
+                    .into_iter()
+                    .map(|(p, t)| (p, t.to_string()))
+                    .collect();
+            }
+        }
         if !c.complete {
             return Err(format!(
                 "refusing to run: the git dir {} has more than {} entries (loose objects not \

@@ -835,3 +835,49 @@ fn a_killed_runs_plant_is_swept_by_the_next_run_and_separate_git_dirs_are_swept(
     );
     assert!(std::fs::symlink_metadata(sep.dir.join(".gitdata/FETCH_HEAD")).is_err());
 }
+
+/// Attack pass 29, F1: where lefthook is in use (a config of its exists), a missing
+/// `lefthook-local.yml` a command creates — merged by lefthook onto `lefthook.yml` at the
+/// host's next `git commit` — is removed after the run and named. Twin: in a repository
+/// that does not use lefthook the same file is the command's to keep.
+#[test]
+fn a_hook_managers_config_a_run_creates_is_removed_where_the_manager_is_in_use() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    std::fs::write(p.dir.join("lefthook.yml"), "pre-commit:\n  commands: {}\n").unwrap();
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "echo 'pre-commit: {}' > lefthook-local.yml",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("lefthook-local.yml, which lefthook runs"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!p.dir.join("lefthook-local.yml").exists());
+
+    let q = project();
+    let o = cordon(
+        &q,
+        &q.dir,
+        &[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "echo 'pre-commit: {}' > lefthook-local.yml",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(q.dir.join("lefthook-local.yml").is_file());
+}
