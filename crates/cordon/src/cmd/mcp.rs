@@ -265,6 +265,39 @@ fn result(r: &ExecResult) -> CallToolResult {
             ));
         }
     }
+    // The outcome's hint is written for the CLI: where it names a flag and no widening
+    // was offered above, the exec_command argument that does the same (nu12 M8).
+    let offered = r
+        .report
+        .as_ref()
+        .is_some_and(|rep| rep.last().escalation.is_some());
+    if let Some(o) = &r.outcome {
+        let hint = o.hint.as_deref().unwrap_or("");
+        match &o.class {
+            cordon_session::OutcomeClass::TimedOut if hint.contains("--timeout") => {
+                text.push_str(
+                    "\n[cordon: here the time limit is exec_command's `timeout_ms` argument]",
+                );
+            }
+            cordon_session::OutcomeClass::SandboxDenied { path, grant, .. }
+                if !offered && hint.contains("-w ") =>
+            {
+                // The smallest grant (an existing directory for a file not made yet),
+                // else the path.
+                if let Some(p) = grant.as_ref().or(path.as_ref()) {
+                    if let Ok(entries) = serde_json::to_string(&json!({
+                        "entries": [{"path": p, "access": "write"}]
+                    })) {
+                        text.push_str(&format!(
+                            "\n[cordon: here `-w` is exec_command's additional_permissions, \
+                             e.g. {entries} with a justification; the user must approve]"
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
     // A refusal to make the server's cwd the workspace: "cd into a project" cannot be done
     // from a client (new-user pass nu9: `cordon mcp` spawned in `~` refused every call).
     if let Some(cordon_session::OutcomeClass::Refused { why }) =
@@ -470,6 +503,44 @@ mod tests {
 
     fn text_of(c: &CallToolResult) -> String {
         serde_json::to_string(&c.content).unwrap()
+    }
+
+    /// nu12 M8: a hint written for the CLI (`--timeout`, `-w PATH`) gets the exec_command
+    /// argument that does the same. Twin: a success gets no such line.
+    #[test]
+    fn cli_flags_in_hints_get_the_tool_argument() {
+        let with = |class: cordon_session::OutcomeClass, hint: &str| {
+            let mut o = cordon_session::Outcome::refused("x", 1);
+            o.class = class;
+            o.hint = Some(hint.to_string());
+            let mut r = refused("x");
+            r.outcome = Some(o);
+            text_of(&result(&r))
+        };
+        let t = with(
+            cordon_session::OutcomeClass::TimedOut,
+            "timed out after 1s: raise --timeout if it needs longer",
+        );
+        assert!(t.contains("`timeout_ms`"), "{t}");
+        let t = with(
+            cordon_session::OutcomeClass::SandboxDenied {
+                path: Some("/data/out.txt".into()),
+                syscall: None,
+                rule: "read-only".into(),
+                access: None,
+                grant: Some("/data".into()),
+            },
+            "allow writing it once with -w /data/out.txt",
+        );
+        assert!(
+            t.contains("additional_permissions") && t.contains(r#"\"path\":\"/data\""#),
+            "{t}"
+        );
+        let t = with(cordon_session::OutcomeClass::Success, "");
+        assert!(
+            !t.contains("timeout_ms") && !t.contains("additional_permissions"),
+            "{t}"
+        );
     }
 
     /// New-user pass nu9: a server started outside a project refused every call with
