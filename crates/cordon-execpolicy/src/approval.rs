@@ -108,7 +108,13 @@ pub fn gate(record: &DecisionRecord, mode: ApprovalMode, approved: bool) -> Gate
             Gate::Refuse {
                 reason: format!(
                     "needs approval: {why}; no one can be asked here (R-A6): pass --yes to \
-                     approve it, or add an allow rule"
+                     approve it{}",
+                    if record.allow_rule_helps() {
+                        ", or add an allow rule"
+                    } else {
+                        " (an allow rule does not cover it: a dangerous-command finding, a \
+                         cap or an unparsed part makes it ask whatever the rules say)"
+                    }
                 ),
             }
         }
@@ -203,6 +209,33 @@ mod tests {
             assert!(!runs(&gate(&capped, Untrusted, false)), "{cmd}");
             assert!(!runs(&gate(&rec(cmd, ask), OnRequest, false)), "{cmd}");
         }
+    }
+
+    /// nu12 M7: the refusal advises an allow rule only where one would make the command
+    /// run (`cordon run` said so already; `cordon check` contradicted it). Twin: an
+    /// unknown command in untrusted mode keeps the advice.
+    #[test]
+    fn allow_rule_advice_only_where_a_rule_helps() {
+        let reason = |g: Gate| match g {
+            Gate::Refuse { reason } => reason,
+            other => panic!("{other:?}"),
+        };
+        let danger = reason(gate(
+            &rec("git reset --hard", ""),
+            ApprovalMode::OnRequest,
+            false,
+        ));
+        assert!(!danger.contains("or add an allow rule"), "{danger}");
+        assert!(
+            danger.contains("an allow rule does not cover it"),
+            "{danger}"
+        );
+        let unknown = reason(gate(
+            &rec("cargo build", ""),
+            ApprovalMode::Untrusted,
+            false,
+        ));
+        assert!(unknown.contains("or add an allow rule"), "{unknown}");
     }
 
     #[test]

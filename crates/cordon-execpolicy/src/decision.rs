@@ -209,6 +209,17 @@ impl DecisionRecord {
     pub fn render_text(&self) -> String {
         self.to_string()
     }
+
+    /// Whether an `allow` rule could make this command run without asking: nothing is
+    /// opaque and no segment that is not allowed carries a dangerous-command finding or a
+    /// cap (those override allow rules, R-A4). The advice "add an allow rule" is given
+    /// only where this holds (new-user passes nu11 M3, nu12 M7).
+    pub fn allow_rule_helps(&self) -> bool {
+        self.opaque.is_empty()
+            && self.segments.iter().all(|s| {
+                s.decision == Decision::Allow || (s.findings.is_empty() && s.caps.is_empty())
+            })
+    }
 }
 
 fn shell_join(argv: &[String]) -> String {
