@@ -867,8 +867,9 @@ fn denial_hint(shown: &str, rule: &str, access: Access, grant: Result<&str, &str
     let offer = |what: &str| match grant {
         Ok(g) => format!("{what}: allow writing it once with -w {g}"),
         Err(why) => format!(
-            "{what}; cordon offers no per-command widening: {why} (-w PATH if you are sure, \
-             or change the profile)"
+            "{what}; cordon offers no per-command widening: {why} (-w PATH if you are sure — \
+             -w makes a missing PATH as a directory, so create a new file outside the \
+             sandbox first — or change the profile)"
         ),
     };
     if access == Access::Read || rule.starts_with("denied") {
