@@ -58,7 +58,7 @@ const UNSAFE: &[UnsafeOption] = &[
     (&["pip", "list"], "log-file", &[], &[]),
     (&["pip", "list"], "local-log", &["local"], &[]),
     (&["pip3", "freeze"], "cache-dir", &[], &[]),
-    (&["python3", "-m", "pip", "list"], "log", &[], &[]),
+    (&["python3", "-I", "-m", "pip", "list"], "log", &[], &[]),
 ];
 
 fn argv_with(cmd: &[&str], option: &str, rest: &[&str]) -> Vec<String> {

@@ -42,6 +42,7 @@ fn r_a4_option_equivalent_variables_are_not_known_safe() {
         "PYTHONPATH=. python3 --version",
         "PYTHONUSERBASE=./u pip3 list",
         "PYTHONWARNINGS=ignore::evil.W pip3 list",
+        "PYTHONPYCACHEPREFIX=/tmp/p python3 -I -m pip list",
         "PYTHONINSPECT=1 pip3 list",
         "NODE_OPTIONS=--require=./x.js node --version",
         "RIPGREP_CONFIG_PATH=./rgrc rg foo",
@@ -98,15 +99,36 @@ fn r_a4_harmless_variables_and_plain_forms_stay_known_safe() {
         "TERM=dumb git log -1",
         "NODE_ENV=test node --version",
         "PYTHONUNBUFFERED=1 pip3 list",
+        "PYTHONDONTWRITEBYTECODE=1 python3 -I -m pip list",
         "pip3 list",
         "pip list --outdated",
         "python3 --version",
+        "python3 -I -m pip list",
+        "python3 -P -m pip freeze",
         "node --version",
         "npm ls --depth=0",
         "git log",
         "awk '{print $1}' f",
     ] {
         assert!(known_safe(script), "{script} should stay known-safe");
+    }
+}
+
+/// `python -m MODULE` puts the cwd first on `sys.path`: `./pip` would be imported. Only the
+/// isolated forms (`-I`, `-P`) are known-safe.
+#[test]
+fn r_a4_python_m_without_isolation_is_not_known_safe() {
+    for script in [
+        "python3 -m pip list",
+        "python -m pip freeze",
+        "python3 -E -m pip list",
+        "python3 -s -B -m pip show x",
+        "python3 -Im pip list",
+        "python3 -I -m http.server",
+        "python3 -I -X importtime -m pip list",
+        "python3 -I -m pip --log=x list",
+    ] {
+        assert!(!known_safe(script), "{script} must not be known-safe");
     }
 }
 

@@ -141,11 +141,29 @@ fn go(a: &[&str]) -> bool {
     }
 }
 
-/// `python3 --version`, `python3 -m pip list|show|freeze|check`.
+/// `python3 --version`, and `python3 -I -m pip list|show|freeze|check` (also `-P`).
+///
+/// `-m MODULE` puts the cwd first on `sys.path`, so a plain `python3 -m pip list` imports a
+/// `./pip` package the project supplies. Only isolated forms are read-only: `-I` (isolated
+/// mode: no cwd, no `PYTHON*` variables, no user site) or `-P` (no unsafe path), alone or
+/// clustered with the harmless `-E`, `-s`, `-B` before `-m`.
 fn python(a: &[&str]) -> bool {
-    version_only(a)
-        || match a {
-            ["-m", "pip", rest @ ..] => pip(rest),
+    if version_only(a) {
+        return true;
+    }
+    let Some(m) = a.iter().position(|x| *x == "-m") else {
+        return false;
+    };
+    let flags = &a[..m];
+    let isolated = flags.iter().any(|f| f.contains(['I', 'P']));
+    let harmless = flags.iter().all(|f| {
+        f.strip_prefix('-')
+            .is_some_and(|b| !b.is_empty() && b.chars().all(|c| "IPEsB".contains(c)))
+    });
+    isolated
+        && harmless
+        && match &a[m + 1..] {
+            ["pip", rest @ ..] => pip(rest),
             _ => false,
         }
 }
@@ -229,7 +247,9 @@ mod tests {
             "go list ./...",
             "go version",
             "python3 --version",
-            "python3 -m pip freeze",
+            "python3 -I -m pip freeze",
+            "python3 -P -m pip list",
+            "python3 -sE -P -m pip show x",
             "node --version",
             "cargo --version",
             "cargo locate-project",
@@ -253,6 +273,11 @@ mod tests {
             "go list -mod=mod ./...",
             "go build",
             "python3 x.py",
+            "python3 -m pip list",
+            "python3 -E -m pip list",
+            "python3 -I -c 1 -m pip list",
+            "python3 -I -m http.server",
+            "python -Im pip list",
             "python3 -c 1",
             "node -e 1",
             "cargo build",
