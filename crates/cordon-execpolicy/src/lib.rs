@@ -111,11 +111,17 @@
 //! remote (-v, get-url)|--version` without
 //! global `-c`/`-C`/`--git-dir`/`--work-tree`/`--exec-path`/`-p` and without `--output`,
 //! `--ext-diff`, `--textconv`, `-O`. `command -v`/`-V`. Toolchains (`knowledge/toolchains.rs`):
-//! `--version` of cargo/rustc/node/python/…, `npm|pnpm ls|view|outdated|why|config get`,
-//! `yarn list|why|info`, `pip list|show|freeze|check` (also `python3 -m pip`, `uv pip`),
-//! `go version|env|list|doc` (no `-w`, `-mod`, `-toolexec`), `awk` programs without
-//! `system`, `|`, `>` or `@` and without `-f`, `yq` without `-i`/`-s`. Only for bare names or trusted
-//! paths, and (for commands that inspect arguments) only when every argument is static.
+//! `--version` of node/python/ruby/perl/deno/bun, `npm ls|view|outdated|why|config get`,
+//! `pip list|show|freeze|check` (also `python3 -I -m pip` / `-P`: a plain `-m` imports from
+//! the cwd), `awk` programs without `system`, `|`, `>` or `@` and without `-f`, `yq` without
+//! `-i`/`-s`. Never known-safe, whatever the arguments: launchers that run what a file in the
+//! cwd names (cargo/rustc/rustup via `rust-toolchain.toml`, go via a `go.mod` `toolchain`
+//! line, pnpm/yarn/corepack via `packageManager`/`yarnPath`, uv via the cwd's `.venv`); the
+//! policy does not read the cwd. Only for bare names or trusted paths, and (for commands that
+//! inspect arguments) only when every argument is static. A segment that assigns a variable
+//! changing what runs (one table: `PATH`, `LD_*`, `GIT_*`, `PAGER`, and the option-equivalent
+//! variables of these tools such as `PIP_*`, `npm_config_*`, `RIPGREP_CONFIG_PATH`,
+//! `PYTHONPATH`) is capped at `ask`.
 //!
 //! ## Trusted program locations
 //!

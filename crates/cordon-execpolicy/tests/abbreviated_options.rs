@@ -160,7 +160,7 @@ fn r_a4_exact_names_and_plain_reads_stay_known_safe() {
         &["pip", "list", "--outdated"],
         &["rg", "--pretty", "foo"],
         &["tree", "-L", "2"],
-        &["go", "env", "GOPATH"],
+        &["python3", "-P", "-m", "pip", "list", "--local"],
     ] {
         assert!(known_safe(argv), "{argv:?} should stay known-safe");
     }

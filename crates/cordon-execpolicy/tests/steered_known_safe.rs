@@ -132,6 +132,41 @@ fn r_a4_python_m_without_isolation_is_not_known_safe() {
     }
 }
 
+/// Launchers that run what a file in the cwd names are not known-safe, whatever the
+/// arguments: the policy does not read the cwd.
+#[test]
+fn r_a4_cwd_steered_launchers_are_not_known_safe() {
+    for script in [
+        "cargo --version",
+        "cargo version",
+        "cargo locate-project",
+        "rustc --version",
+        "rustup --version",
+        "rustfmt --version",
+        "go version",
+        "go env GOPATH",
+        "go list ./...",
+        "pnpm ls",
+        "yarn list",
+        "corepack --version",
+        "uv pip list",
+        "uv --version",
+    ] {
+        assert!(!known_safe(script), "{script} must not be known-safe");
+        // Not known-safe means the default `ask`: asked about in `untrusted`, run sandboxed
+        // in the other modes (nothing stricter than having no rule).
+        let rec = eval(script);
+        assert_eq!(rec.decision, Decision::Ask, "{script}");
+        assert!(
+            rec.segments
+                .iter()
+                .all(|s| matches!(s.basis, Basis::Default { .. })),
+            "{script}: {:?}",
+            rec.segments.iter().map(|s| &s.basis).collect::<Vec<_>>()
+        );
+    }
+}
+
 /// The same table caps commands allowed by a rule: a rule for `pip3 list` does not cover
 /// `PIP_PYTHON=./x pip3 list`, while the plain command stays allowed.
 #[test]

@@ -1,26 +1,69 @@
 //! Read-only subcommands and flags of the common toolchains (R-A4, issue 8 §5): what
-//! developers and agents run all day to look around (`npm ls`, `pip list`, `go env`,
+//! developers and agents run all day to look around (`npm ls`, `pip list`,
 //! `python3 --version`, `awk '{print $1}'`, `yq .a f.yaml`). Anything that can write files,
-//! change a project or run code stays off the list (`npm version 1.2.3`, `go env -w`,
+//! change a project or run code stays off the list (`npm version 1.2.3`, `pip --log f`,
 //! `awk 'BEGIN{system("x")}'`, `yq -i`).
 //!
-//! The caller only asks about a trusted program name whose arguments are all static.
+//! The caller only asks about a trusted program name whose arguments are all static. The
+//! environment is judged separately and once for all programs
+//! ([`super::variables::is_sensitive_var`]: `PIP_*`, `npm_config_*`, `PYTHON*`, …).
+//!
+//! ## Not known-safe: launchers steered by the working directory
+//!
+//! The policy is pure: it does not read the cwd. Some toolchains, as they are normally
+//! installed, let a file in the cwd or its ancestors choose the program that actually runs,
+//! so even `--version` may run a binary the project supplies. Those are never known-safe
+//! ([`CWD_STEERED`]); they are asked about in `untrusted` mode and run sandboxed, as any
+//! command without a rule, in the other modes.
+//!
+//! Residual (documented, not handled): a host that puts third-party version-manager shims
+//! first on `PATH` (asdf or mise with a `path:` version in `.tool-versions`, pyenv's
+//! `.python-version`) lets the cwd choose the binary behind any name those shims cover,
+//! including `node`, `python3` and `pip3` below. That is a property of the host, not of the
+//! command; the sandbox still confines what runs.
 
 use super::{any_long_option, LongOption};
 
+/// Toolchain names whose launcher, as normally installed, picks the program to run from files
+/// in the cwd or its ancestors (see the module docs). Never known-safe, whatever the
+/// arguments.
+///
+/// - `cargo`, `rustc`, `rustup`, `rustfmt`, `cargo-fmt`, `cargo-clippy`, `clippy-driver`,
+///   `rustdoc`: rustup's proxies honour `rust-toolchain(.toml)` with `path = "./tc"` and run
+///   `./tc/bin/<name>`; `rustup --version` also runs the active `rustc`.
+/// - `go`, `gofmt`: since Go 1.21 a `toolchain` line in `go.mod`/`go.work` makes `go` run
+///   `go1.N` found on `PATH` or fetch one and run it (`GOTOOLCHAIN=auto`, the default).
+/// - `pnpm`, `yarn`, `corepack`: corepack and pnpm's own version management run the
+///   `packageManager` version that `package.json` names; yarn runs the `yarnPath`/`yarn-path`
+///   file that `.yarnrc.yml`/`.yarnrc` names.
+/// - `uv`: finds the cwd's `.venv` (or `.python-version`) and runs that interpreter to
+///   inspect it, even for `uv pip list`.
+pub(crate) const CWD_STEERED: &[&str] = &[
+    "cargo",
+    "rustc",
+    "rustup",
+    "rustfmt",
+    "rustdoc",
+    "cargo-fmt",
+    "cargo-clippy",
+    "clippy-driver",
+    "go",
+    "gofmt",
+    "pnpm",
+    "yarn",
+    "corepack",
+    "uv",
+];
+
 /// `Some(read-only?)` when `name` is one of the toolchains known here, `None` otherwise.
 pub(crate) fn read_only(name: &str, args: &[String]) -> Option<bool> {
+    if CWD_STEERED.contains(&name) {
+        return Some(false);
+    }
     let check: fn(&[&str]) -> bool = match name {
-        "cargo" => cargo,
-        "rustc" | "rustup" | "rustfmt" | "node" | "nodejs" | "deno" | "bun" | "ruby" | "perl" => {
-            version_only
-        }
+        "node" | "nodejs" | "deno" | "bun" | "ruby" | "perl" => version_only,
         "npm" => npm,
-        "pnpm" => pnpm,
-        "yarn" => yarn,
         "pip" | "pip3" => pip,
-        "uv" => uv,
-        "go" => go,
         "python" | "python2" | "python3" => python,
         "awk" | "gawk" | "mawk" | "nawk" => awk,
         "yq" => yq,
@@ -33,10 +76,6 @@ pub(crate) fn read_only(name: &str, args: &[String]) -> Option<bool> {
 /// `X --version` / `-V` / `-v` / `-VV` and nothing else.
 fn version_only(a: &[&str]) -> bool {
     matches!(a, [v] if matches!(*v, "--version" | "-V" | "-v" | "-VV" | "-vV"))
-}
-
-fn cargo(a: &[&str]) -> bool {
-    version_only(a) || matches!(a, ["version"] | ["--list"]) || a.first() == Some(&"locate-project")
 }
 
 /// npm's read-only subcommands. `npm version` without arguments prints; with one it bumps.
@@ -54,28 +93,6 @@ fn npm(a: &[&str]) -> bool {
         Some("pkg") => a.get(1) == Some(&"get"),
         _ => false,
     }
-}
-
-fn pnpm(a: &[&str]) -> bool {
-    version_only(a)
-        || match a.first().copied() {
-            Some("ls" | "list" | "ll" | "la" | "why" | "outdated" | "root" | "view" | "info") => {
-                true
-            }
-            Some("audit") => !a.contains(&"--fix"),
-            Some("config" | "c") => matches!(a.get(1).copied(), Some("get" | "list")),
-            _ => false,
-        }
-}
-
-/// `yarn` alone installs; only listing subcommands are read-only.
-fn yarn(a: &[&str]) -> bool {
-    version_only(a)
-        || match a.first().copied() {
-            Some("list" | "why" | "info" | "outdated") => true,
-            Some("config") => matches!(a.get(1).copied(), Some("get" | "list")),
-            _ => false,
-        }
 }
 
 /// pip's general options (accepted after the subcommand too) that write a file:
@@ -100,45 +117,6 @@ fn pip(a: &[&str]) -> bool {
             Some("config") => matches!(a.get(1).copied(), Some("list" | "get")),
             _ => false,
         }
-}
-
-/// `uv version VALUE` sets the project version; `uv tree`/`uv lock` may write the lock file.
-fn uv(a: &[&str]) -> bool {
-    version_only(a)
-        || a == ["version"]
-        || match a {
-            ["pip", sub, ..] => matches!(*sub, "list" | "show" | "freeze" | "check"),
-            ["python", "list", ..] => true,
-            _ => false,
-        }
-}
-
-/// `go env -w NAME=V` / `-u NAME` write the go env file.
-const GO_ENV_WRITES: &[LongOption] = &[LongOption::exact("w"), LongOption::exact("u")];
-
-/// `go env -w/-u` writes the go env file; `go list -mod=mod` may rewrite go.mod; `-export`,
-/// `-compiled` and `-toolexec` build.
-fn go(a: &[&str]) -> bool {
-    match a.first().copied() {
-        Some("version") => true,
-        // Go's flag package takes `-w`, `--w` and `-w=true` alike (exact names, no prefixes).
-        Some("env") => !a.iter().any(|x| {
-            let body = x.strip_prefix("--").or_else(|| x.strip_prefix('-'));
-            body.is_some_and(|b| GO_ENV_WRITES.iter().any(|o| o.matches_body(b)))
-        }),
-        Some("list") => !a.iter().any(|x| {
-            let f = x.trim_start_matches('-');
-            x.starts_with('-')
-                && (f.starts_with("mod")
-                    || f.starts_with("export")
-                    || f.starts_with("compiled")
-                    || f.starts_with("toolexec")
-                    || f.starts_with("exec")
-                    || f.starts_with("overlay"))
-        }),
-        Some("doc") => true,
-        _ => false,
-    }
 }
 
 /// `python3 --version`, and `python3 -I -m pip list|show|freeze|check` (also `-P`).
@@ -238,21 +216,13 @@ mod tests {
             "npm view react version",
             "npm config get registry",
             "npm --version",
-            "pnpm why react",
-            "yarn list",
             "pip list",
             "pip3 show requests",
-            "uv pip list",
-            "go env GOPATH",
-            "go list ./...",
-            "go version",
             "python3 --version",
             "python3 -I -m pip freeze",
             "python3 -P -m pip list",
             "python3 -sE -P -m pip show x",
             "node --version",
-            "cargo --version",
-            "cargo locate-project",
             "awk {print}",
             "awk -F: {print$1} /etc/passwd",
             "yq .a f.yaml",
@@ -281,6 +251,16 @@ mod tests {
             "python3 -c 1",
             "node -e 1",
             "cargo build",
+            // cwd-steered launchers: never, whatever the arguments
+            "cargo --version",
+            "cargo locate-project",
+            "rustc --version",
+            "rustup --version",
+            "go version",
+            "go env GOPATH",
+            "pnpm why react",
+            "yarn list",
+            "uv pip list",
             "awk BEGIN{system(\"x\")}",
             "awk {print>\"f\"}",
             "awk -f prog.awk",
