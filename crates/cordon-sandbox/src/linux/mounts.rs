@@ -221,7 +221,10 @@ impl std::fmt::Display for Step {
             ),
             StepKind::PinLink => write!(f, "{p}: symlink pinned (bound onto itself)"),
             StepKind::CopyLink => write!(f, "{p}: symlink recreated (as on the host)"),
-            StepKind::CreateDir => write!(f, "{p}: created on the host first, as a directory, if missing"),
+            StepKind::CreateDir => write!(
+                f,
+                "{p}: created on the host first, as a directory, if missing"
+            ),
             StepKind::Overlay { name, state } => write!(
                 f,
                 "{p}: copy-on-write cache `{name}` (host cache read-only below, private layer \
