@@ -374,8 +374,15 @@ fn cargo_tests_offline_with_the_network_off() {
 /// Every entry of the fake home except cordon's own state (`~/.cache/cordon`).
 fn home_snapshot(p: &Project) -> BTreeMap<PathBuf, (char, Vec<u8>)> {
     let mut s = snapshot(&p.home);
-    s.retain(|k, _| !k.starts_with(".cache/cordon"));
+    // cordon's own cache and state (the layers; the git-dir census kept until swept).
+    s.retain(|k, _| !k.starts_with(".cache/cordon") && !k.starts_with(".local/state/cordon"));
     s.remove(Path::new(".cache"));
+    for d in [".local/state", ".local"] {
+        let prefix = format!("{d}/");
+        if !s.keys().any(|k| k.to_string_lossy().starts_with(&prefix)) {
+            s.remove(Path::new(d));
+        }
+    }
     s
 }
 
