@@ -33,6 +33,7 @@
 
 use super::sys;
 use cordon_policy::{Access, CacheMode, EntryOrigin, ResolvedFilesystem, ResolvedProfile};
+use std::collections::HashMap;
 use std::ffi::{CStr, CString};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
@@ -356,38 +357,6 @@ pub struct CoverWatch {
 }
 
 impl Layout {
-    /// The context of the layer that holds the *name* `p` (the innermost tree step strictly
-    /// above `p`, else the root).
-    fn layer_of(&self, p: &Path) -> Ctx {
-        let mut ctx = match self.base {
-            Base::HostReadOnly => Ctx::Host { writable: false },
-            Base::HostWritable => Ctx::Host { writable: true },
-            Base::Empty => Ctx::Own,
-        };
-        let mut depth = 0;
-        for s in self.tree() {
-            if !(p.starts_with(&s.path) && p != s.path) {
-                continue;
-            }
-            let c = match &s.kind {
-                StepKind::Bind { writable, .. } => Ctx::Host {
-                    writable: *writable,
-                },
-                StepKind::CacheDir { .. } => Ctx::Host { writable: true },
-                StepKind::PrivateTmp { .. } | StepKind::Mask { .. } | StepKind::Overlay { .. } => {
-                    Ctx::Own
-                }
-                _ => continue, // files and links hold no names
-            };
-            let d = s.path.components().count();
-            if d >= depth {
-                depth = d;
-                ctx = c;
-            }
-        }
-        ctx
-    }
-
     /// Every cover of the plan (pure; one entry per path): masks, credential-stripped
     /// copies, protected binds and the `.git/config` copies over them, read-only binds and
     /// copy-on-write caches inside writable host layers, and the private `/tmp` over the
@@ -397,12 +366,13 @@ impl Layout {
     /// 3.18), so each of these is lost for a running command when the host replaces the
     /// path — see [`Layout::cover_watches`].
     pub fn covers(&self) -> Vec<Cover> {
+        let layers = Layers::of(self);
         let mut v: Vec<Cover> = Vec::new();
         for s in self.tree() {
             if under_rebuilt_tree(&s.path) || s.path == Path::new("/") {
                 continue;
             }
-            let Ctx::Host { writable } = self.layer_of(&s.path) else {
+            let Ctx::Host { writable } = layers.ctx(&s.path) else {
                 continue;
             };
             let kind = match &s.kind {
@@ -432,9 +402,10 @@ impl Layout {
     /// host layer, so that the host creating one would show it to the running command
     /// (one in a tmpfs of ours stays invisible): as covers of kind [`CoverKind::Absent`].
     pub fn absent_covers(&self) -> Vec<Cover> {
+        let layers = Layers::of(self);
         self.absent
             .iter()
-            .filter(|a| !under_rebuilt_tree(a) && self.layer_of(a) != Ctx::Own)
+            .filter(|a| !under_rebuilt_tree(a) && layers.ctx(a) != Ctx::Own)
             .map(|a| Cover {
                 path: a.clone(),
                 kind: CoverKind::Absent,
@@ -455,24 +426,32 @@ impl Layout {
     /// same way, after the covers (a name leading to both keeps its cover): each ancestor
     /// that exists when the watch starts, down to the parent, for the next name down.
     pub fn cover_watches(&self) -> Vec<CoverWatch> {
+        let layers = Layers::of(self);
+        // Ancestors are shared by most covers (`/`, `$HOME`, `~/.config`): each path's
+        // layer is found once, each watched directory looked up by map (issue 12: the
+        // launch spent 10% of its CPU here once absent deny entries were watched).
+        let mut ctx_of: HashMap<&Path, Ctx> = HashMap::new();
+        let mut index: HashMap<PathBuf, usize> = HashMap::new();
         let mut out: Vec<CoverWatch> = Vec::new();
-        for c in self.covers().into_iter().chain(self.absent_covers()) {
+        let all: Vec<Cover> = self
+            .covers()
+            .into_iter()
+            .chain(self.absent_covers())
+            .collect();
+        for c in &all {
             let mut child: &Path = &c.path;
             while let Some(dir) = child.parent() {
                 let Some(name) = child.file_name() else {
                     break;
                 };
-                if self.layer_of(child) != Ctx::Own {
-                    let i = match out.iter().position(|w| w.dir == dir) {
-                        Some(i) => i,
-                        None => {
-                            out.push(CoverWatch {
-                                dir: dir.to_path_buf(),
-                                names: Vec::new(),
-                            });
-                            out.len() - 1
-                        }
-                    };
+                if *ctx_of.entry(child).or_insert_with(|| layers.ctx(child)) != Ctx::Own {
+                    let i = *index.entry(dir.to_path_buf()).or_insert_with(|| {
+                        out.push(CoverWatch {
+                            dir: dir.to_path_buf(),
+                            names: Vec::new(),
+                        });
+                        out.len() - 1
+                    });
                     if !out[i].names.iter().any(|(n, _)| n == name) {
                         out[i].names.push((name.to_os_string(), c.clone()));
                     }
@@ -485,10 +464,59 @@ impl Layout {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Ctx {
     Host { writable: bool },
     Own,
+}
+
+/// The tree steps of a layout that hold names (binds, cache dirs, tmpfs, masks,
+/// overlays), with their context and depth, and the base's context: what
+/// [`Layout::layer_of`] searches, built once for many questions.
+struct Layers<'a> {
+    base: Ctx,
+    holders: Vec<(&'a Path, Ctx, usize)>,
+}
+
+impl<'a> Layers<'a> {
+    fn of(l: &'a Layout) -> Layers<'a> {
+        let base = match l.base {
+            Base::HostReadOnly => Ctx::Host { writable: false },
+            Base::HostWritable => Ctx::Host { writable: true },
+            Base::Empty => Ctx::Own,
+        };
+        let holders = l
+            .tree()
+            .filter_map(|s| {
+                let c = match &s.kind {
+                    StepKind::Bind { writable, .. } => Ctx::Host {
+                        writable: *writable,
+                    },
+                    StepKind::CacheDir { .. } => Ctx::Host { writable: true },
+                    StepKind::PrivateTmp { .. }
+                    | StepKind::Mask { .. }
+                    | StepKind::Overlay { .. } => Ctx::Own,
+                    _ => return None, // files and links hold no names
+                };
+                Some((s.path.as_path(), c, s.path.components().count()))
+            })
+            .collect();
+        Layers { base, holders }
+    }
+
+    /// The context of the layer holding the name `p`: the deepest holder strictly above
+    /// `p` (the later one of equal depth), else the base.
+    fn ctx(&self, p: &Path) -> Ctx {
+        let mut ctx = self.base;
+        let mut depth = 0;
+        for &(path, c, d) in &self.holders {
+            if d >= depth && p != path && cordon_policy::paths::within(p, path) {
+                depth = d;
+                ctx = c;
+            }
+        }
+        ctx
+    }
 }
 
 fn under_rebuilt_tree(p: &Path) -> bool {
