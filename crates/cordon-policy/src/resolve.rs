@@ -1818,18 +1818,23 @@ fn protect_worktree_admin(
             out.push(prot(admin, WORKTREES_REASON));
             continue;
         }
-        for (f, why) in [
-            (
-                "commondir",
-                "commondir decides which git config and hooks are used",
-            ),
-            ("gitdir", "git's backlink to this worktree"),
-            ("config.worktree", "git config can run code"),
-        ] {
+        for (f, why) in WORKTREE_ADMIN_PROTECTED {
             out.push(prot(admin.join(f), why));
         }
     }
 }
+
+/// What redirects git in a linked worktree's admin dir (`<common>/worktrees/<name>/`):
+/// protected there whether cordon grants that dir (the workspace is the linked worktree)
+/// or not (the main checkout's other worktrees).
+const WORKTREE_ADMIN_PROTECTED: [(&str, &str); 3] = [
+    (
+        "commondir",
+        "commondir decides which git config and hooks are used",
+    ),
+    ("gitdir", "git's backlink to this worktree"),
+    ("config.worktree", "git config can run code"),
+];
 
 /// Why a linked worktree's admin dir (or `worktrees` itself, as a symlink) is read-only.
 const WORKTREES_REASON: &str = "linked worktrees' commondir and config redirect git";
@@ -2853,14 +2858,7 @@ fn protected_for_root(
                                 },
                             ));
                         }
-                        for (f, why) in [
-                            ("config.worktree", "git config can run code"),
-                            (
-                                "commondir",
-                                "commondir decides which git config and hooks are used",
-                            ),
-                            ("gitdir", "git's backlink to this worktree"),
-                        ] {
+                        for (f, why) in WORKTREE_ADMIN_PROTECTED {
                             out.push(prot(gitdir.join(f), why));
                         }
                     }
