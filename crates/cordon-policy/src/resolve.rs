@@ -2150,25 +2150,40 @@ const HOOK_MANAGER_CONFIGS: [(&str, &[&str]); 2] = [
     ("pre-commit", &[".pre-commit-config.yaml"]),
     (
         "lefthook",
+        // lefthook 2.x: {lefthook, .lefthook, .config/lefthook} and their `-local`
+        // overrides, each .yml/.yaml/.json/.jsonc/.toml (attack pass 30, A1: the .jsonc and
+        // `.config/…-local` names were missing), and the script dirs.
         &[
             "lefthook.yml",
-            ".lefthook.yml",
-            "lefthook-local.yml",
-            ".lefthook-local.yml",
             "lefthook.yaml",
-            ".lefthook.yaml",
-            "lefthook-local.yaml",
-            ".lefthook-local.yaml",
             "lefthook.json",
-            ".lefthook.json",
-            "lefthook-local.json",
-            ".lefthook-local.json",
+            "lefthook.jsonc",
             "lefthook.toml",
+            ".lefthook.yml",
+            ".lefthook.yaml",
+            ".lefthook.json",
+            ".lefthook.jsonc",
             ".lefthook.toml",
-            "lefthook-local.toml",
-            ".lefthook-local.toml",
             ".config/lefthook.yml",
             ".config/lefthook.yaml",
+            ".config/lefthook.json",
+            ".config/lefthook.jsonc",
+            ".config/lefthook.toml",
+            "lefthook-local.yml",
+            "lefthook-local.yaml",
+            "lefthook-local.json",
+            "lefthook-local.jsonc",
+            "lefthook-local.toml",
+            ".lefthook-local.yml",
+            ".lefthook-local.yaml",
+            ".lefthook-local.json",
+            ".lefthook-local.jsonc",
+            ".lefthook-local.toml",
+            ".config/lefthook-local.yml",
+            ".config/lefthook-local.yaml",
+            ".config/lefthook-local.json",
+            ".config/lefthook-local.jsonc",
+            ".config/lefthook-local.toml",
             ".lefthook",
             ".lefthook-local",
         ],
@@ -2716,27 +2731,40 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
 const OTHER_VCS_CONFIGS: [(&str, &[&str], &str); 3] = [
     (
         ".hg",
-        &["hgrc", "hgrc-not-shared", "sharedpath"],
+        &[
+            "hgrc",
+            "hgrc-not-shared",
+            "sharedpath",
+            "requires",
+            "store/requires",
+        ],
         "Mercurial runs the hooks and extensions of a repository's hgrc (sharedpath names \
          another repository whose hgrc is read)",
     ),
     (
         ".sl",
-        &["config", "sharedpath"],
+        &["config", "sharedpath", "requires", "store/requires"],
         "Sapling runs the hooks and extensions of a repository's config",
     ),
     (
         ".jj",
-        &["repo"],
+        &["repo", "repo/store/git_target"],
         "Jujutsu reads repo/config.toml (aliases, pager, fix tools run code); a `repo` file \
          points at another repository",
     ),
 ];
 
 /// Files of [`OTHER_VCS_CONFIGS`] whose mere presence changes what the tool does (an empty
-/// `sharedpath` would make Mercurial look for the shared store at ""): protected when
-/// present, never given a placeholder.
-const POINTER_FILES: [&str; 2] = ["sharedpath", "repo"];
+/// `sharedpath` would make Mercurial look for the shared store at ""), or which every
+/// repository has (`requires`: a `shared` requirement there makes `sharedpath` count —
+/// attack pass 30, A5): protected when present, never given a placeholder.
+const POINTER_FILES: [&str; 5] = [
+    "sharedpath",
+    "repo",
+    "requires",
+    "store/requires",
+    "repo/store/git_target",
+];
 
 /// Protects [`OTHER_VCS_CONFIGS`] under `root`. Jujutsu's `.jj/repo` is a directory in the
 /// main workspace (its `config.toml` protected) and a file naming the main repository in

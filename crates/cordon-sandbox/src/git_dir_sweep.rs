@@ -55,8 +55,10 @@ use std::path::{Path, PathBuf};
 /// more refuses the run ([`census`] is incomplete): cordon cannot say what a command left
 /// there (attack pass 29, F4: a walk that ran out of budget hid a planted symlink).
 pub const BUDGET: usize = 1_048_576;
-/// Deepest directory level entered below the git dir.
-pub const MAX_DEPTH: usize = 32;
+/// Deepest directory level entered below the git dir: beyond what a path can name
+/// (`PATH_MAX` is 4096 bytes), so no tree a command can build is deeper (attack pass 30, A6:
+/// a branch reflog 34 levels down was beyond the 32 the walk used to enter).
+pub const MAX_DEPTH: usize = 2048;
 /// Largest state file read.
 const STATE_CAP: u64 = 1 << 20;
 
@@ -259,17 +261,39 @@ fn loose_objects(rel: &Path) -> bool {
     )
 }
 
-/// Opens `name` in `dir` as a directory without following a symlink, checked to be the
-/// inode `st` describes.
-fn open_dir_at(dir: BorrowedFd<'_>, name: &OsStr, st: &FileStat) -> nix::Result<OwnedFd> {
-    let fd = openat(
-        dir,
-        name,
-        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-        Mode::empty(),
-    )?;
-    let now = fstat(&fd)?;
-    if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) {
+/// The state file `rel` is (one of [`cordon_policy::git_state::STATE_FILES`]), relative
+/// to the git dir whose state it is: the git dir itself, or a linked worktree's admin dir
+/// `worktrees/<name>/` (attack pass 30, A2: a worktree's pending rebase went unreported).
+fn state_file(rel: &Path) -> Option<&Path> {
+    let is = |r: &Path| {
+        cordon_policy::git_state::STATE_FILES
+            .iter()
+            .any(|s| Path::new(s) == r)
+    };
+    if is(rel) {
+        return Some(rel);
+    }
+    let mut c = rel.components();
+    match (c.next(), c.next()) {
+        (Some(w), Some(_)) if w.as_os_str() == "worktrees" && is(c.as_path()) => Some(c.as_path()),
+        _ => None,
+    }
+}
+
+/// Opens the directory `rel` below `top` one component at a time, each without following
+/// a symlink, and checks it is the inode `id` (device, inode) seen when it was listed.
+fn reopen(top: &OwnedFd, rel: &Path, id: (u64, u64)) -> nix::Result<OwnedFd> {
+    let mut fd = top.try_clone().map_err(|_| Errno::EMFILE)?;
+    for c in rel.components() {
+        fd = openat(
+            fd.as_fd(),
+            c.as_os_str(),
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        )?;
+    }
+    let st = fstat(&fd)?;
+    if (st.st_dev, st.st_ino) != id {
         return Err(Errno::EAGAIN);
     }
     Ok(fd)
@@ -317,12 +341,32 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    /// Walks the directory `top` (the git dir) breadth first.
+    /// Walks the directory `top` (the git dir) breadth first. The queue holds relative
+    /// paths, not descriptors (a wide git dir would run out of them), each directory
+    /// reopened from `top` one component at a time without following a symlink and checked
+    /// to be the inode seen when it was queued.
     fn run(&mut self, top: OwnedFd) {
-        let mut queue: std::collections::VecDeque<(OwnedFd, PathBuf, usize)> =
+        let mut queue: std::collections::VecDeque<(PathBuf, usize, (u64, u64))> =
             std::collections::VecDeque::new();
-        queue.push_back((top, PathBuf::new(), 0));
-        while let Some((fd, rel, depth)) = queue.pop_front() {
+        queue.push_back((PathBuf::new(), 0, (0, 0)));
+        while let Some((rel, depth, id)) = queue.pop_front() {
+            let fd = if rel.as_os_str().is_empty() {
+                match top.try_clone() {
+                    Ok(f) => f,
+                    Err(_) => {
+                        self.complete = false;
+                        return;
+                    }
+                }
+            } else {
+                match reopen(&top, &rel, id) {
+                    Ok(f) => f,
+                    Err(_) => {
+                        self.complete = false;
+                        continue;
+                    }
+                }
+            };
             let loose = loose_objects(&rel);
             for (name, dtype) in self.list(&fd) {
                 if loose && dtype == Some(nix::dir::Type::File) {
@@ -345,10 +389,7 @@ impl Walk<'_> {
                         self.complete = false;
                         continue;
                     }
-                    match open_dir_at(fd.as_fd(), &sub, &st) {
-                        Ok(d) => queue.push_back((d, rel.join(&sub), depth + 1)),
-                        Err(_) => self.complete = false,
-                    }
+                    queue.push_back((rel.join(&sub), depth + 1, (st.st_dev, st.st_ino)));
                 }
             }
         }
@@ -413,10 +454,7 @@ impl Walk<'_> {
         } else if is_dir(&st) {
             Some((name.to_os_string(), st))
         } else {
-            if cordon_policy::git_state::STATE_FILES
-                .iter()
-                .any(|s| Path::new(s) == rel)
-            {
+            if state_file(&rel).is_some() {
                 if let Some(bytes) = read_at(fd.as_fd(), name) {
                     self.state.push((rel, bytes));
                 }
@@ -532,10 +570,13 @@ pub fn sweep(before: &Census) -> io::Result<Swept> {
         if was == Some(bytes) {
             continue;
         }
+        let Some(kind) = state_file(rel) else {
+            continue;
+        };
         let old = was
-            .map(|b| cordon_policy::git_state::pending_code(rel, b))
+            .map(|b| cordon_policy::git_state::pending_code(kind, b))
             .unwrap_or_default();
-        for what in cordon_policy::git_state::pending_code(rel, bytes) {
+        for what in cordon_policy::git_state::pending_code(kind, bytes) {
             let file = before.git_dir.join(rel);
             // Once per file and finding (nu12 L1: two identical exec lines, two warnings).
             if !old.contains(&what) && !pending_code.iter().any(|(f, w)| *f == file && *w == what) {

@@ -463,6 +463,19 @@ fn git_census(exec: &ExecRequest) -> Result<Vec<cordon_sandbox::git_dir_sweep::C
         }
         out.push(c);
     }
+    // A workspace whose `.git` is not the directory swept above (a linked worktree: its
+    // git dir is `<common>/worktrees/<name>`): its own hook managers' configs must stay
+    // absent too (attack pass 30, A4), checked with the first git dir's sweep.
+    let ws = &r.workspace;
+    if !out.iter().any(|c| c.git_dir == ws.join(".git")) {
+        if let Some(first) = out.first_mut() {
+            first.absent.extend(
+                cordon_policy::resolve::hook_configs_kept_absent(&HostFs, ws, &ws.join(".git"))
+                    .into_iter()
+                    .map(|(p, t)| (p, t.to_string())),
+            );
+        }
+    }
     Ok(out)
 }
 
