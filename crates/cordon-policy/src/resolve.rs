@@ -3478,14 +3478,20 @@ mod tests {
         );
         assert_eq!(at("/home/u/proj/.hg/store/x"), Access::Write);
         assert_eq!(at("/home/u/proj/src/x.rs"), Access::Write);
-        let fs = fs.file("/home/u/proj/.hg/sharedpath", "/elsewhere/.hg\n");
+        let fs = fs
+            .file("/home/u/proj/.hg/sharedpath", "/elsewhere/.hg\n")
+            .file("/home/u/proj/.hg/store/requires", "share-safe\n");
         let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
-        assert_eq!(
-            r.filesystem
-                .access_for(&fs, Path::new("/home/u/proj/.hg/sharedpath"))
-                .access,
-            Access::Read
-        );
+        // attack30 A5: `requires` (a `shared` requirement makes sharedpath count) too.
+        for q in [".hg/sharedpath", ".hg/requires", ".hg/store/requires"] {
+            assert_eq!(
+                r.filesystem
+                    .access_for(&fs, &Path::new("/home/u/proj").join(q))
+                    .access,
+                Access::Read,
+                "{q}"
+            );
+        }
         let fs = super::tests::fs().file("/home/u/proj/.git/HEAD", "ref: refs/heads/main\n");
         let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
         assert!(!r
@@ -3493,6 +3499,35 @@ mod tests {
             .protected()
             .iter()
             .any(|e| e.path.starts_with("/home/u/proj/.hg")));
+    }
+
+    /// attack29 F1 / attack30 A1: where lefthook is in use (a config exists), every name
+    /// lefthook 2.x reads and that is missing must stay absent, `.jsonc` and the
+    /// `.config/…-local` overrides included. Twin: no manager in use, nothing listed.
+    #[test]
+    fn hook_configs_kept_absent_cover_every_lefthook_name() {
+        let fs = fs()
+            .file("/home/u/proj/.git/HEAD", "ref: refs/heads/main\n")
+            .file("/home/u/proj/lefthook.yml", "pre-commit: {}\n");
+        let root = Path::new("/home/u/proj");
+        let kept = hook_configs_kept_absent(&fs, root, &root.join(".git"));
+        let has = |n: &str| {
+            kept.iter()
+                .any(|(p, t)| p == &root.join(n) && *t == "lefthook")
+        };
+        for n in [
+            "lefthook-local.yml",
+            "lefthook-local.jsonc",
+            ".config/lefthook-local.yml",
+            ".lefthook-local.toml",
+            ".lefthook",
+        ] {
+            assert!(has(n), "{n}: {kept:?}");
+        }
+        assert!(!has("lefthook.yml"), "present: protected, not kept absent");
+        assert!(!kept.iter().any(|(_, t)| *t == "pre-commit"), "{kept:?}");
+        let fs = super::tests::fs().file("/home/u/proj/.git/HEAD", "ref: refs/heads/main\n");
+        assert!(hook_configs_kept_absent(&fs, root, &root.join(".git")).is_empty());
     }
 
     /// A view where some directories are enterable but not listable (`chmod 311`).

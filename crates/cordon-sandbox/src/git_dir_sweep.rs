@@ -709,6 +709,32 @@ mod tests {
         assert!(std::fs::symlink_metadata(g.join("rr-cache")).is_ok());
     }
 
+    /// attack30 A6: a symlink far deeper than the old 32-level bound (a branch reflog
+    /// `logs/refs/heads/d1/…/d40/x`) is removed; A2: a linked worktree's pending rebase
+    /// (`worktrees/<name>/rebase-merge/`) is named like the main checkout's.
+    #[test]
+    fn deep_symlinks_and_a_worktrees_pending_rebase_are_found() {
+        let (t, g) = git_dir();
+        let before = census(&g).unwrap();
+        let mut deep = g.join("logs/refs/heads");
+        for i in 0..40 {
+            deep.push(format!("d{i}"));
+        }
+        std::fs::create_dir_all(&deep).unwrap();
+        symlink(t.path().join("victim"), deep.join("x")).unwrap();
+        let rb = g.join("worktrees/wt/rebase-merge");
+        std::fs::create_dir_all(&rb).unwrap();
+        std::fs::write(rb.join("git-rebase-todo"), "exec touch /tmp/x\n").unwrap();
+        let swept = sweep(&before).unwrap();
+        assert!(swept.complete, "{swept:?}");
+        assert_eq!(swept.removed.len(), 1, "{swept:?}");
+        assert!(std::fs::symlink_metadata(deep.join("x")).is_err());
+        assert_eq!(swept.pending_code.len(), 1, "{swept:?}");
+        assert!(swept.pending_code[0]
+            .0
+            .ends_with("worktrees/wt/rebase-merge/git-rebase-todo"));
+    }
+
     /// The git dir itself as a symlink is not walked through.
     #[test]
     fn a_git_dir_that_is_a_symlink_is_refused() {
