@@ -31,7 +31,7 @@
 //! walk is breadth first, each directory's files judged before any directory below, and
 //! bounded ([`BUDGET`] entries, loose objects not counted; [`MAX_DEPTH`] levels): a git
 //! dir too large for it refuses the run at the census (cordon could not say afterwards
-//! what a command left there); a sweep that ran out says so (`complete: false`). A census
+//! what a command left there); a sweep that ran out says why (`incomplete`). A census
 //! is recorded until its sweep is made, so a run whose cordon process was killed first is
 //! swept by the next run (`cordon-session`'s `pending_sweeps`).
 //!
@@ -104,8 +104,9 @@ pub struct Census {
     pub foreign: Vec<Foreign>,
     /// The in-progress state files present: (path relative to the git dir, content).
     state: Vec<(PathBuf, Vec<u8>)>,
-    /// Whether the walk saw everything (within [`BUDGET`] and [`MAX_DEPTH`]).
-    pub complete: bool,
+    /// Why the walk did not see everything ([`BUDGET`], [`MAX_DEPTH`], a directory it
+    /// could not read), with what to do; `None`: it did.
+    pub incomplete: Option<String>,
     /// Files of the work tree that must still be absent after the run, with the tool that
     /// would run what a command put there (hook managers' configs:
     /// `cordon_policy::resolve::hook_configs_kept_absent`); set by the caller.
@@ -122,12 +123,17 @@ struct CensusRecord {
     git_dir: PathBuf,
     foreign: Vec<StoredForeign>,
     state: Vec<(PathBuf, Vec<u8>)>,
-    complete: bool,
+    incomplete: Option<String>,
     #[serde(default)]
     absent: Vec<(PathBuf, String)>,
 }
 
 impl Census {
+    /// Whether the walk saw everything.
+    pub fn complete(&self) -> bool {
+        self.incomplete.is_none()
+    }
+
     /// The census as JSON, with everything [`sweep`] compares.
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::to_value(CensusRecord {
@@ -138,7 +144,7 @@ impl Census {
                 .map(|f| (f.path.clone(), f.kind, f.target.clone(), f.id))
                 .collect(),
             state: self.state.clone(),
-            complete: self.complete,
+            incomplete: self.incomplete.clone(),
             absent: self.absent.clone(),
         })
         .unwrap_or(serde_json::Value::Null)
@@ -160,7 +166,7 @@ impl Census {
                 })
                 .collect(),
             state: r.state,
-            complete: r.complete,
+            incomplete: r.incomplete,
             absent: r.absent,
         })
     }
@@ -181,9 +187,10 @@ pub struct Swept {
     /// `--continue`: (state file, what runs).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pending_code: Vec<(PathBuf, String)>,
-    /// Whether the walk saw everything; `false`: an entry beyond the bounds was not looked
-    /// at.
-    pub complete: bool,
+    /// Why the walk did not see everything (before or after the run), with what to do;
+    /// `None`: it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
     /// Why the git dir could not be walked after the run (it was removed, or replaced by
     /// a symlink), if so.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -218,8 +225,13 @@ impl Swept {
             && self.pending_code.is_empty()
             && self.removed_configs.is_empty()
             && self.left_configs.is_empty()
-            && self.complete
+            && self.incomplete.is_none()
             && self.error.is_none()
+    }
+
+    /// Whether the walk saw everything.
+    pub fn complete(&self) -> bool {
+        self.incomplete.is_none()
     }
 }
 
@@ -280,6 +292,16 @@ fn state_file(rel: &Path) -> Option<&Path> {
     }
 }
 
+/// Why the walk could not look inside `rel` of `git_dir`, and what to do.
+fn cannot_open(git_dir: &Path, rel: &Path, e: Errno) -> String {
+    format!(
+        "{} cannot be read ({}): make it readable (`chmod -R u+rwX {}`) or remove it",
+        git_dir.join(rel).display(),
+        e.desc(),
+        git_dir.join(rel).display()
+    )
+}
+
 /// Opens the directory `rel` below `top` one component at a time, each without following
 /// a symlink, and checks it is the inode `id` (device, inode) seen when it was listed.
 fn reopen(top: &OwnedFd, rel: &Path, id: (u64, u64)) -> nix::Result<OwnedFd> {
@@ -332,7 +354,8 @@ fn read_at(dir: BorrowedFd<'_>, name: &OsStr) -> Option<Vec<u8>> {
 struct Walk<'a> {
     git_dir: &'a Path,
     seen: usize,
-    complete: bool,
+    /// Why the walk did not see everything (the first reason, with what to do), if so.
+    incomplete: Option<String>,
     foreign: Vec<Foreign>,
     state: Vec<(PathBuf, Vec<u8>)>,
     removed: Vec<Foreign>,
@@ -341,75 +364,121 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
+    /// Records the first reason the walk is incomplete.
+    fn stop(&mut self, why: String) {
+        self.incomplete.get_or_insert(why);
+    }
+
     /// Walks the directory `top` (the git dir) breadth first. The queue holds relative
     /// paths, not descriptors (a wide git dir would run out of them), each directory
     /// reopened from `top` one component at a time without following a symlink and checked
-    /// to be the inode seen when it was queued.
+    /// to be the inode seen when it was queued. Loose-object directories are read only by
+    /// the sweep, through their parent's open descriptor ([`Walk::loose`]).
     fn run(&mut self, top: OwnedFd) {
         let mut queue: std::collections::VecDeque<(PathBuf, usize, (u64, u64))> =
             std::collections::VecDeque::new();
         queue.push_back((PathBuf::new(), 0, (0, 0)));
         while let Some((rel, depth, id)) = queue.pop_front() {
-            let fd = if rel.as_os_str().is_empty() {
-                match top.try_clone() {
-                    Ok(f) => f,
-                    Err(_) => {
-                        self.complete = false;
-                        return;
-                    }
-                }
+            let opened = if rel.as_os_str().is_empty() {
+                top.try_clone().map_err(|_| Errno::EMFILE)
             } else {
-                match reopen(&top, &rel, id) {
-                    Ok(f) => f,
-                    Err(_) => {
-                        self.complete = false;
-                        continue;
-                    }
-                }
+                reopen(&top, &rel, id)
             };
-            let loose = loose_objects(&rel);
-            for (name, dtype) in self.list(&fd) {
-                if loose && dtype == Some(nix::dir::Type::File) {
+            let fd = match opened {
+                Ok(f) => f,
+                Err(e) => {
+                    self.stop(cannot_open(self.git_dir, &rel, e));
                     continue;
                 }
-                if !loose {
-                    self.seen += 1;
-                    if self.seen > BUDGET {
-                        self.complete = false;
-                        return;
-                    }
+            };
+            for name in self.list(&fd, &rel) {
+                self.seen += 1;
+                if self.seen > BUDGET {
+                    self.stop(format!(
+                        "it has more than {BUDGET} entries (loose objects not counted): look \
+                         for what fills it (`find {} -path '*/objects/??' -prune -o -print | \
+                         cut -d/ -f1-4 | sort | uniq -c | sort -n | tail`) and remove it",
+                        self.git_dir.display()
+                    ));
+                    return;
                 }
-                if let Some((sub, st)) = self.entry(&fd, &rel, &name) {
-                    if loose {
-                        // A directory among loose objects: not entered, listed as foreign
-                        // would hide nothing; git never reads one there.
-                        continue;
+                let Some((sub, st)) = self.entry(&fd, &rel, &name, false) else {
+                    continue;
+                };
+                let sub_rel = rel.join(&sub);
+                if loose_objects(&sub_rel) {
+                    if self.remove.is_some() {
+                        self.loose(&fd, &sub, &sub_rel);
                     }
-                    if depth + 1 > MAX_DEPTH {
-                        self.complete = false;
-                        continue;
-                    }
-                    queue.push_back((rel.join(&sub), depth + 1, (st.st_dev, st.st_ino)));
+                    continue;
                 }
+                if depth + 1 > MAX_DEPTH {
+                    self.stop(format!(
+                        "{} is deeper than {MAX_DEPTH} levels: remove it",
+                        self.git_dir.join(&sub_rel).display()
+                    ));
+                    continue;
+                }
+                queue.push_back((sub_rel, depth + 1, (st.st_dev, st.st_ino)));
             }
         }
     }
 
-    /// The names in the directory `fd` with their `d_type` when the filesystem gives one.
-    fn list(&mut self, fd: &OwnedFd) -> Vec<(std::ffi::OsString, Option<nix::dir::Type>)> {
-        let Ok(dup) = fd.try_clone() else {
-            self.complete = false;
-            return Vec::new();
+    /// In the sweep, the loose-object directory `name` of the directory `parent` (at
+    /// `rel`): every entry that is not a regular file is removed, whatever the census
+    /// said — git never makes one there, and a FIFO in place of an object hangs every host
+    /// `git log` (attack pass 29, F9). Only the entries' `d_type` is read for the rest.
+    fn loose(&mut self, parent: &OwnedFd, name: &OsStr, rel: &Path) {
+        let fd = match openat(
+            parent.as_fd(),
+            name,
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(f) => f,
+            Err(e) => return self.stop(cannot_open(self.git_dir, rel, e)),
         };
-        let Ok(listing) = Dir::from_fd(dup) else {
-            self.complete = false;
-            return Vec::new();
+        for (entry, dtype) in self.list_typed(&fd, rel) {
+            if dtype != Some(nix::dir::Type::File) {
+                self.entry(&fd, rel, &entry, true);
+            }
+        }
+    }
+
+    /// The names in the directory `fd` (at `rel`).
+    fn list(&mut self, fd: &OwnedFd, rel: &Path) -> Vec<std::ffi::OsString> {
+        self.list_typed(fd, rel)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect()
+    }
+
+    /// The names in the directory `fd` (at `rel`) with their `d_type` when the filesystem
+    /// gives one.
+    fn list_typed(
+        &mut self,
+        fd: &OwnedFd,
+        rel: &Path,
+    ) -> Vec<(std::ffi::OsString, Option<nix::dir::Type>)> {
+        let listing = fd
+            .try_clone()
+            .map_err(|_| Errno::EMFILE)
+            .and_then(Dir::from_fd);
+        let listing = match listing {
+            Ok(l) => l,
+            Err(e) => {
+                self.stop(cannot_open(self.git_dir, rel, e));
+                return Vec::new();
+            }
         };
         let mut names = Vec::new();
         for e in listing.into_iter() {
-            let Ok(e) = e else {
-                self.complete = false;
-                break;
+            let e = match e {
+                Ok(e) => e,
+                Err(e) => {
+                    self.stop(cannot_open(self.git_dir, rel, e));
+                    break;
+                }
             };
             let name = OsStr::from_bytes(e.file_name().to_bytes()).to_os_string();
             if name == "." || name == ".." {
@@ -421,12 +490,14 @@ impl Walk<'_> {
     }
 
     /// Judges the entry `name` of the directory `fd` (at `rel`): a foreign entry is listed
-    /// or removed, a state file read; a directory is returned for the caller to enter.
+    /// or removed (always removed with `remove_any`), a state file read; a directory is
+    /// returned for the caller to enter.
     fn entry(
         &mut self,
         fd: &OwnedFd,
         rel: &Path,
         name: &OsStr,
+        remove_any: bool,
     ) -> Option<(std::ffi::OsString, FileStat)> {
         let st = fstatat(fd.as_fd(), name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW).ok()?;
         let rel = rel.join(name);
@@ -442,7 +513,7 @@ impl Walk<'_> {
                 id: (st.st_ino, st.st_ctime, st.st_ctime_nsec, st.st_nlink as u64),
             };
             match self.remove {
-                Some(decide) if decide(&f) => {
+                Some(decide) if remove_any || decide(&f) => {
                     match unlinkat(fd.as_fd(), name, UnlinkatFlags::NoRemoveDir) {
                         Ok(()) | Err(Errno::ENOENT) => self.removed.push(f),
                         Err(e) => self.not_removed.push((f, e.desc().to_string())),
@@ -489,7 +560,7 @@ fn walk<'a>(
     let mut w = Walk {
         git_dir,
         seen: 0,
-        complete: true,
+        incomplete: None,
         foreign: Vec::new(),
         state: Vec::new(),
         removed: Vec::new(),
@@ -510,7 +581,7 @@ pub fn census(git_dir: &Path) -> io::Result<Census> {
         git_dir: git_dir.to_path_buf(),
         foreign: w.foreign,
         state: w.state,
-        complete: w.complete,
+        incomplete: w.incomplete,
         absent: Vec::new(),
     })
 }
@@ -527,6 +598,10 @@ enum Created {
 
 /// Removes what now exists at `path` (which was absent before the run): by name in its
 /// parent directory, opened without following a symlink, never following one at `path`.
+/// When the parent cannot be opened that way (it is, or passes through, a symlink a
+/// command may have made: `.config -> sub`) but the tool reading `path` would find a
+/// file there, nothing is removed through the link and the entry is [`Created::Left`]
+/// (named, failing closed; attack pass 30 review).
 fn remove_created(path: &Path) -> Created {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Created::No;
@@ -536,7 +611,11 @@ fn remove_created(path: &Path) -> Created {
         OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
         Mode::empty(),
     ) else {
-        return Created::No;
+        return if std::fs::symlink_metadata(path).is_ok() {
+            Created::Left
+        } else {
+            Created::No
+        };
     };
     let Ok(st) = fstatat(dir.as_fd(), name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW) else {
         return Created::No;
@@ -599,7 +678,7 @@ pub fn sweep(before: &Census) -> io::Result<Swept> {
         removed: w.removed,
         not_removed: w.not_removed,
         pending_code,
-        complete: w.complete && before.complete,
+        incomplete: before.incomplete.clone().or(w.incomplete),
         error: None,
         earlier_run: false,
     })
@@ -608,7 +687,7 @@ pub fn sweep(before: &Census) -> io::Result<Swept> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::symlink;
+    use std::os::unix::fs::{symlink, PermissionsExt};
 
     fn git_dir() -> (tempfile::TempDir, PathBuf) {
         let t = tempfile::tempdir().unwrap();
@@ -638,7 +717,7 @@ mod tests {
         symlink("../../.repo/projects/p.git/rr-cache", g.join("rr-cache")).unwrap();
         let before = census(&g).unwrap();
         assert_eq!(before.foreign.len(), 1, "{:?}", before.foreign);
-        assert!(before.complete);
+        assert!(before.complete());
         // The run:
         std::fs::remove_file(g.join("logs/HEAD")).unwrap();
         symlink(&outside, g.join("logs/HEAD")).unwrap();
@@ -662,7 +741,7 @@ mod tests {
             "the earlier link"
         );
         assert!(g.join("MERGE_MSG").is_file() && g.join("rebase-merge").is_dir());
-        assert!(swept.complete);
+        assert!(swept.complete());
     }
 
     /// A listed symlink retargeted by the run is a new entry: removed.
@@ -726,13 +805,75 @@ mod tests {
         std::fs::create_dir_all(&rb).unwrap();
         std::fs::write(rb.join("git-rebase-todo"), "exec touch /tmp/x\n").unwrap();
         let swept = sweep(&before).unwrap();
-        assert!(swept.complete, "{swept:?}");
+        assert!(swept.complete(), "{swept:?}");
         assert_eq!(swept.removed.len(), 1, "{swept:?}");
         assert!(std::fs::symlink_metadata(deep.join("x")).is_err());
         assert_eq!(swept.pending_code.len(), 1, "{swept:?}");
         assert!(swept.pending_code[0]
             .0
             .ends_with("worktrees/wt/rebase-merge/git-rebase-todo"));
+    }
+
+    /// A config that must stay absent, created behind a symlinked parent the run made
+    /// (`.config -> sub`, then `sub/lefthook-local.yml`): not removed through the link,
+    /// but named as left (it was reported as absent). Twin: behind a real directory it is
+    /// removed.
+    #[test]
+    fn a_kept_absent_config_behind_a_symlinked_parent_is_named() {
+        let (t, g) = git_dir();
+        let root = t.path();
+        let mut before = census(&g).unwrap();
+        before.absent = vec![
+            (root.join(".config/lefthook-local.yml"), "lefthook".into()),
+            (root.join("lefthook-local.yml"), "lefthook".into()),
+        ];
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/lefthook-local.yml"), "x").unwrap();
+        symlink("sub", root.join(".config")).unwrap();
+        std::fs::write(root.join("lefthook-local.yml"), "x").unwrap();
+        let swept = sweep(&before).unwrap();
+        assert_eq!(swept.left_configs.len(), 1, "{swept:?}");
+        assert!(swept.left_configs[0]
+            .0
+            .ends_with(".config/lefthook-local.yml"));
+        assert!(
+            root.join("sub/lefthook-local.yml").is_file(),
+            "not removed through the link"
+        );
+        assert_eq!(swept.removed_configs.len(), 1, "{swept:?}");
+        assert!(!root.join("lefthook-local.yml").exists());
+    }
+
+    /// An unreadable directory in the git dir makes the census incomplete with a reason
+    /// that names it and says what to do (it read "more than N entries" before).
+    #[test]
+    fn an_unreadable_directory_is_named_with_what_to_do() {
+        if nix::unistd::geteuid().is_root() {
+            return; // root reads a mode-000 directory anyway
+        }
+        let (_t, g) = git_dir();
+        std::fs::set_permissions(g.join("refs/heads"), std::fs::Permissions::from_mode(0o000))
+            .unwrap();
+        let c = census(&g).unwrap();
+        std::fs::set_permissions(g.join("refs/heads"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        let why = c.incomplete.unwrap();
+        assert!(why.contains("refs/heads") && why.contains("chmod"), "{why}");
+    }
+
+    /// attack29 F9: a FIFO in place of a loose object is removed by the sweep, whatever
+    /// the census (which does not read loose-object directories); the objects stay.
+    #[test]
+    fn a_fifo_among_loose_objects_is_removed() {
+        let (_t, g) = git_dir();
+        std::fs::write(g.join("objects/ab/cdef"), "blob").unwrap();
+        nix::unistd::mkfifo(&g.join("objects/ab/0123"), Mode::from_bits_truncate(0o600)).unwrap();
+        let before = census(&g).unwrap();
+        assert!(before.foreign.is_empty(), "{:?}", before.foreign);
+        let swept = sweep(&before).unwrap();
+        assert_eq!(swept.removed.len(), 1, "{swept:?}");
+        assert!(std::fs::symlink_metadata(g.join("objects/ab/0123")).is_err());
+        assert!(g.join("objects/ab/cdef").is_file());
     }
 
     /// The git dir itself as a symlink is not walked through.

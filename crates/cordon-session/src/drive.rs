@@ -154,13 +154,12 @@ impl Report {
                      it for symlinks before using git there",
                     s.git_dir.display()
                 ));
-            } else if !s.complete {
+            } else if let Some(why) = &s.incomplete {
                 out.push(format!(
-                    "cordon: warning: {} is too large or deep for cordon's check after the \
-                     run ({} entries, {} levels): entries beyond were not looked at",
-                    s.git_dir.display(),
-                    cordon_sandbox::git_dir_sweep::BUDGET,
-                    cordon_sandbox::git_dir_sweep::MAX_DEPTH
+                    "cordon: warning: cordon could not check all of {} after the run: {why}; \
+                     until then do not use git there (an entry it did not see may lead out \
+                     of it), and the next run in it is refused",
+                    s.git_dir.display()
                 ));
             }
         }
@@ -424,8 +423,9 @@ pub fn prepare(
 /// what it holds that leads out of it before the command starts. A git dir that cannot be
 /// opened without following a symlink is left out (nothing is done through it).
 ///
-/// Errors (the run is refused, failing closed): a git dir too large or deep to be looked
-/// at whole — what a command left there could not be found after it (attack pass 29, F4).
+/// Errors (the run is refused, failing closed): a git dir that cannot be looked at whole
+/// (too large or deep, or a directory in it unreadable), with why and what to do — what a
+/// command left there could not be found after it (attack pass 29, F4).
 fn git_census(exec: &ExecRequest) -> Result<Vec<cordon_sandbox::git_dir_sweep::Census>, String> {
     let Some(r) = exec.resolved.as_ref() else {
         return Ok(Vec::new());
@@ -448,16 +448,11 @@ fn git_census(exec: &ExecRequest) -> Result<Vec<cordon_sandbox::git_dir_sweep::C
                     .collect();
             }
         }
-        if !c.complete {
+        if let Some(why) = &c.incomplete {
             return Err(format!(
-                "refusing to run: the git dir {} has more than {} entries (loose objects not \
-                 counted) or is deeper than {} levels, so cordon cannot check after the run \
-                 what a command left there for the host's git; look for what fills it \
-                 (`find {} -path '*/objects/??' -prune -o -print | cut -d/ -f1-4 | sort | \
-                 uniq -c | sort -n | tail`) and remove it",
-                d.display(),
-                cordon_sandbox::git_dir_sweep::BUDGET,
-                cordon_sandbox::git_dir_sweep::MAX_DEPTH,
+                "refusing to run: cordon cannot check the git dir {} for entries that lead \
+                 out of it (it would not know afterwards what a command left there for the \
+                 host's git): {why}",
                 d.display()
             ));
         }
