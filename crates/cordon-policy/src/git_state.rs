@@ -17,12 +17,11 @@
 use std::path::Path;
 
 /// The state files [`pending_code`] judges, relative to a git dir.
-pub const STATE_FILES: [&str; 5] = [
+pub const STATE_FILES: [&str; 4] = [
     "sequencer/todo",
     "sequencer/opts",
     "rebase-merge/git-rebase-todo",
     "rebase-merge/strategy",
-    "rebase-merge/strategy_opts",
 ];
 
 /// git's own merge strategies (git-merge(1) "MERGE STRATEGIES"): everything else runs a
@@ -65,7 +64,6 @@ pub fn pending_code(rel: &Path, content: &[u8]) -> Vec<String> {
                 .filter_map(|s| strategy(&s.to_string()))
                 .collect()
         }
-        Some("rebase-merge/strategy_opts") => Vec::new(),
         _ => Vec::new(),
     }
 }

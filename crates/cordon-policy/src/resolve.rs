@@ -262,8 +262,7 @@ impl ResolvedFilesystem {
         // linked worktree's common dir (attack pass 29, F6: those were never swept).
         for e in self.protected() {
             if let EntryOrigin::Protected { reason } = &e.origin {
-                if reason == GIT_DIR_PROTECTED[0].1 && e.path.file_name() == Some("hooks".as_ref())
-                {
+                if reason == GIT_HOOKS_REASON && e.path.file_name() == Some("hooks".as_ref()) {
                     if let Some(d) = e.path.parent() {
                         dirs.push(d.to_path_buf());
                     }
@@ -1893,8 +1892,12 @@ fn protect_common_dir(
 
 /// The children of a git dir that run code or redirect git, with why: read-only inside
 /// every writable root (R-P3, [`protect_git_dir`]).
+/// Why a git dir's `hooks` is protected; also what marks a directory protected as a git
+/// dir ([`ResolvedFilesystem::writable_git_dirs`]).
+const GIT_HOOKS_REASON: &str = "git hooks run code";
+
 const GIT_DIR_PROTECTED: [(&str, &str); 9] = [
-    ("hooks", "git hooks run code"),
+    ("hooks", GIT_HOOKS_REASON),
     ("config", crate::gitconfig::GIT_CONFIG_REASON),
     ("info", "git info/attributes selects filters that run code"),
     (
@@ -2116,14 +2119,14 @@ pub fn hook_configs_kept_absent(
     gitdir: &Path,
 ) -> Vec<(PathBuf, &'static str)> {
     let hooks = gitdir.join("hooks");
-    let installed = |needle: &str| {
-        fs.list_dir(&hooks, 256).iter().any(|n| {
-            !n.to_string_lossy().ends_with(".sample")
-                && fs
-                    .read_small(&hooks.join(n), SMALL_FILE_CAP)
-                    .is_ok_and(|t| t.contains(needle))
-        })
-    };
+    // Each hook read once for both managers (this runs on every launch).
+    let texts: Vec<String> = fs
+        .list_dir(&hooks, 256)
+        .iter()
+        .filter(|n| !n.to_string_lossy().ends_with(".sample"))
+        .filter_map(|n| fs.read_small(&hooks.join(n), SMALL_FILE_CAP).ok())
+        .collect();
+    let installed = |needle: &str| texts.iter().any(|t| t.contains(needle));
     let mut out = Vec::new();
     for (tool, files) in HOOK_MANAGER_CONFIGS {
         let present = files.iter().any(|f| fs.kind(&root.join(f)).is_some());

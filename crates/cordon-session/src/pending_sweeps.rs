@@ -84,7 +84,8 @@ pub(crate) fn finish_orphans() -> Vec<Swept> {
             continue;
         };
         let pid = v["pid"].as_u64().unwrap_or(0) as u32;
-        let alive = pid != 0 && start_time(pid).is_some() && start_time(pid) == v["start"].as_u64();
+        let started = (pid != 0).then(|| start_time(pid)).flatten();
+        let alive = started.is_some() && started == v["start"].as_u64();
         if alive {
             continue; // its own run sweeps it
         }

@@ -366,7 +366,11 @@ impl Layout {
     /// 3.18), so each of these is lost for a running command when the host replaces the
     /// path — see [`Layout::cover_watches`].
     pub fn covers(&self) -> Vec<Cover> {
-        let layers = Layers::of(self);
+        self.covers_in(&Layers::of(self))
+    }
+
+    /// [`Layout::covers`] with the layers already built.
+    fn covers_in(&self, layers: &Layers<'_>) -> Vec<Cover> {
         let mut v: Vec<Cover> = Vec::new();
         for s in self.tree() {
             if under_rebuilt_tree(&s.path) || s.path == Path::new("/") {
@@ -402,7 +406,11 @@ impl Layout {
     /// host layer, so that the host creating one would show it to the running command
     /// (one in a tmpfs of ours stays invisible): as covers of kind [`CoverKind::Absent`].
     pub fn absent_covers(&self) -> Vec<Cover> {
-        let layers = Layers::of(self);
+        self.absent_covers_in(&Layers::of(self))
+    }
+
+    /// [`Layout::absent_covers`] with the layers already built.
+    fn absent_covers_in(&self, layers: &Layers<'_>) -> Vec<Cover> {
         self.absent
             .iter()
             .filter(|a| !under_rebuilt_tree(a) && layers.ctx(a) != Ctx::Own)
@@ -434,9 +442,9 @@ impl Layout {
         let mut index: HashMap<PathBuf, usize> = HashMap::new();
         let mut out: Vec<CoverWatch> = Vec::new();
         let all: Vec<Cover> = self
-            .covers()
+            .covers_in(&layers)
             .into_iter()
-            .chain(self.absent_covers())
+            .chain(self.absent_covers_in(&layers))
             .collect();
         for c in &all {
             let mut child: &Path = &c.path;
