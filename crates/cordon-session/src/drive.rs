@@ -158,7 +158,7 @@ impl Report {
                 out.push(format!(
                     "cordon: warning: cordon could not check all of {} after the run: {why}; \
                      until then do not use git there (an entry it did not see may lead out \
-                     of it), and the next run in it is refused",
+                     of it); the next cordon run finishes the check once it can read it",
                     s.git_dir.display()
                 ));
             }
@@ -493,21 +493,25 @@ pub fn conclude(
         earlier_sweeps,
     } = prepared;
     // After the run, whatever its outcome: what it left in the git dirs for the host's git.
+    let swept: Vec<_> = git_dirs
+        .iter()
+        .map(|c| match cordon_sandbox::git_dir_sweep::sweep(c) {
+            Ok(s) => s,
+            Err(e) => cordon_sandbox::git_dir_sweep::Swept::failed(c, e.to_string()),
+        })
+        .collect();
+    // The census record goes only once every git dir was swept whole; otherwise the next
+    // run finishes the sweep (new-user pass nu13: a sweep cut short by `chmod 000`).
+    if let Some(r) = &sweep_record {
+        if swept.iter().all(crate::pending_sweeps::swept_whole) {
+            crate::pending_sweeps::done(r);
+        }
+    }
     let git_dirs: Vec<_> = earlier_sweeps
         .into_iter()
-        .chain(
-            git_dirs
-                .iter()
-                .map(|c| match cordon_sandbox::git_dir_sweep::sweep(c) {
-                    Ok(s) => s,
-                    Err(e) => cordon_sandbox::git_dir_sweep::Swept::failed(c, e.to_string()),
-                }),
-        )
+        .chain(swept)
         .filter(|s| !s.is_empty())
         .collect();
-    if let Some(r) = &sweep_record {
-        crate::pending_sweeps::done(r);
-    }
     let mut helper = None;
     let mut network_denied = Vec::new();
     let mut connect_failures = Vec::new();

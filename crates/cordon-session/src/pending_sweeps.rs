@@ -94,6 +94,7 @@ pub(crate) fn finish_orphans() -> Vec<Swept> {
         if std::fs::rename(&path, &claimed).is_err() {
             continue;
         }
+        let mut finished = true;
         for c in v["census"].as_array().into_iter().flatten() {
             let Some(census) = Census::from_json(c.clone()) else {
                 continue;
@@ -102,19 +103,67 @@ pub(crate) fn finish_orphans() -> Vec<Swept> {
                 Ok(s) => s,
                 Err(e) => Swept::failed(&census, e.to_string()),
             };
+            finished &= swept_whole(&s);
             s.earlier_run = true;
             if !s.is_empty() {
                 out.push(s);
             }
         }
-        let _ = std::fs::remove_file(&claimed);
+        // Not finished (a directory still unreadable): kept for the next run.
+        let _ = if finished {
+            std::fs::remove_file(&claimed)
+        } else {
+            std::fs::rename(&claimed, &path)
+        };
     }
     out
+}
+
+/// Whether `s` looked at its whole git dir (or the git dir is gone): only then may its
+/// census be dropped. A sweep a command cut short (`chmod 000 .git/logs` over a planted
+/// link) keeps the census, so the run after the directory is readable again removes the
+/// link instead of listing it as "there before" (new-user pass nu13, HIGH).
+pub(crate) fn swept_whole(s: &Swept) -> bool {
+    let gone = s.error.is_some()
+        && std::fs::symlink_metadata(&s.git_dir)
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+    gone || (s.error.is_none() && s.complete())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// nu13 HIGH: a census is dropped only after a whole sweep (or when its git dir is
+    /// gone); a sweep cut short, or one that could not open an existing git dir, keeps it.
+    #[test]
+    fn a_census_is_kept_until_its_git_dir_was_swept_whole() {
+        let t = tempfile::tempdir().unwrap();
+        let whole = Swept {
+            git_dir: t.path().to_path_buf(),
+            ..Swept::default()
+        };
+        assert!(swept_whole(&whole));
+        let cut = Swept {
+            incomplete: Some("logs cannot be read".into()),
+            ..whole.clone()
+        };
+        assert!(!swept_whole(&cut));
+        let unopened = Swept {
+            error: Some("permission denied".into()),
+            ..whole.clone()
+        };
+        assert!(!swept_whole(&unopened), "the git dir is there: keep");
+        let gone = Swept {
+            git_dir: t.path().join("removed"),
+            error: Some("no such file".into()),
+            ..Swept::default()
+        };
+        assert!(
+            swept_whole(&gone),
+            "the git dir is gone: nothing left to sweep"
+        );
+    }
 
     /// This process's start time is read, and a pid that does not run has none.
     #[test]
