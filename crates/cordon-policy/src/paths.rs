@@ -249,6 +249,13 @@ pub fn within(p: &Path, base: &Path) -> bool {
     pb.starts_with(bb) && (pb.len() == bb.len() || pb[bb.len()] == b'/')
 }
 
+/// Whether `p` is absolute with no empty or `.` component and no trailing `/` (except `/`
+/// itself): the form in which byte prefixes and component prefixes agree, so sorted byte
+/// strings can stand for a path tree (issue 12).
+pub fn is_clean_path(p: &Path) -> bool {
+    is_clean(p.as_os_str().as_encoded_bytes())
+}
+
 /// Absolute, no empty or `.` component, no trailing `/` (except `/` itself): the form in
 /// which byte prefixes and component prefixes agree.
 fn is_clean(b: &[u8]) -> bool {

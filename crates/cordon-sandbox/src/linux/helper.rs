@@ -763,10 +763,13 @@ fn start_proxy(
 /// Landlock ruleset prepared (while paths are reachable and capabilities still held),
 /// `no_new_privs`, capabilities dropped, Landlock enforced, seccomp installed. Returns the
 /// applied layers as reported by the kernel. `extra` and `optional` are Landlock rules on
-/// descriptors (see [`landlock_layer::prepare`]).
+/// descriptors (see [`landlock_layer::prepare`]). `layout`: on rung 1, the mount plan init
+/// built, from which the filesystem rules are derived (so they are the mounts' own; `None`
+/// derives them from `profile`, as [`landlock_layer::fs_rules`] does).
 pub(crate) fn confine(
     profile: &ResolvedProfile,
     plan: &LinuxPlan,
+    layout: Option<&mounts::Layout>,
     extra: Vec<(OwnedFd, Grant)>,
     optional: Vec<(OwnedFd, Grant)>,
 ) -> Result<Vec<Layer>, ConfineFailure> {
@@ -781,7 +784,18 @@ pub(crate) fn confine(
     });
     let prepared: Option<(Prepared, &LandlockPlan)> = match &plan.landlock {
         Some(l) => {
-            let rules = landlock_layer::fs_rules(profile, plan.rung);
+            let rules = match layout {
+                Some(l)
+                    if plan.rung == Rung::Namespaces
+                        && !matches!(
+                            profile.filesystem,
+                            cordon_policy::ResolvedFilesystem::Unrestricted
+                        ) =>
+                {
+                    landlock_layer::rules_from_layout(l)
+                }
+                _ => landlock_layer::fs_rules(profile, plan.rung),
+            };
             landlock_layer::prepare(
                 l,
                 &rules,
@@ -1331,8 +1345,14 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
         .into_iter()
         .map(|fd| (fd, Grant::Dev))
         .collect();
-    let applied = confine(ctx.profile, ctx.plan, extra, landlock_layer::stdio_grants())
-        .map_err(HelperError::Confine)?;
+    let applied = confine(
+        ctx.profile,
+        ctx.plan,
+        Some(ctx.layout),
+        extra,
+        landlock_layer::stdio_grants(),
+    )
+    .map_err(HelperError::Confine)?;
     let denials = denial_supervisor(ctx, &applied);
     for w in &built.warnings {
         eprintln!("cordon: note: {w}");
@@ -1909,6 +1929,7 @@ fn apply_in_command(
     let mut applied = confine(
         ctx.profile,
         ctx.plan,
+        None,
         Vec::new(),
         landlock_layer::stdio_grants(),
     )

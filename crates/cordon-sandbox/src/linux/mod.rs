@@ -417,7 +417,7 @@ pub fn confine_current_process(
         "self-confinement cannot move the running process into new namespaces".into(),
     );
     let p = plan(profile, &f).map_err(ConfineError::Refused)?;
-    helper::confine(profile, &p, Vec::new(), Vec::new()).map_err(|e| match e {
+    helper::confine(profile, &p, None, Vec::new(), Vec::new()).map_err(|e| match e {
         helper::ConfineFailure::Refused(m) | helper::ConfineFailure::Failed(m) => {
             ConfineError::Failed(m)
         }

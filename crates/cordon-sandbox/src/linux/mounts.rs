@@ -34,7 +34,7 @@
 use super::sys;
 use cordon_policy::{Access, CacheMode, EntryOrigin, ResolvedFilesystem, ResolvedProfile};
 use std::collections::HashMap;
-use std::ffi::{CStr, CString};
+use std::ffi::{CStr, CString, OsStr};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
@@ -875,7 +875,37 @@ impl Layout {
     /// writable grant beneath a missing deny creates it), and its note in
     /// [`Layout::notes`] to match (in place of the previous one).
     fn set_absent(&mut self, mut absent: Vec<PathBuf>) {
-        absent.retain(|a| !self.steps.iter().any(|s| s.path.starts_with(a)));
+        // Sorted step paths: those within `a` share its bytes as a prefix, so they lie in
+        // one run from `a` on (issue 12: this was every absent entry against every step,
+        // component by component, four times per template command).
+        let clean = |p: &Path| cordon_policy::paths::is_clean_path(p);
+        if !self.steps.iter().all(|s| clean(&s.path)) || !absent.iter().all(|a| clean(a)) {
+            absent.retain(|a| !self.steps.iter().any(|s| s.path.starts_with(a)));
+            return self.replace_absent(absent);
+        }
+        let mut mounted: Vec<&[u8]> = self
+            .steps
+            .iter()
+            .map(|s| s.path.as_os_str().as_encoded_bytes())
+            .collect();
+        mounted.sort_unstable();
+        mounted.dedup();
+        absent.retain(|a| {
+            let ab = a.as_os_str().as_encoded_bytes();
+            let from = mounted.partition_point(|m| *m < ab);
+            !mounted[from..]
+                .iter()
+                .take_while(|m| m.starts_with(ab))
+                .any(|m| cordon_policy::paths::within(Path::new(OsStr::from_bytes(m)), a))
+        });
+        self.replace_absent(absent);
+    }
+
+    /// [`Layout::absent`] := `absent`, with its note replaced in place.
+    fn replace_absent(&mut self, absent: Vec<PathBuf>) {
+        if absent == self.absent {
+            return;
+        }
         let old = absent_note(&self.absent);
         let new = absent_note(&absent);
         let at = old
@@ -2481,6 +2511,60 @@ mod tests {
         assert!(layout(&ResolvedFilesystem::Unrestricted)
             .cover_watches()
             .is_empty());
+    }
+
+    /// Issue 12: the absent list is filtered by sorted byte prefixes; the answer is the
+    /// component rule's — a step at or beneath an entry removes it, a sibling whose name
+    /// merely starts with the entry's (`.ssh-agent` next to `.ssh`, sorted between `.ssh`
+    /// and `.ssh/x`) does not, and an unclean path takes the component rule itself.
+    #[test]
+    fn absent_entries_under_a_step_are_dropped_by_component_not_by_bytes() {
+        let mut l = Layout {
+            base: Base::HostReadOnly,
+            steps: [
+                "/h/.ssh-agent",
+                "/h/.kube/cache",
+                "/h/.aws",
+                "/h/a/b",
+                "/h/.ssh.d/x",
+            ]
+            .iter()
+            .map(|p| step(p, StepKind::CreateDir, false))
+            .collect(),
+            notes: vec!["other".into()],
+            absent: Vec::new(),
+            read_only_caches: Vec::new(),
+        };
+        let absent: Vec<PathBuf> = [
+            "/h/.ssh", "/h/.kube", "/h/.aws", "/h/a/b/c", "/h/.ss", "/h/a",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        let slow: Vec<PathBuf> = absent
+            .iter()
+            .filter(|a| !l.steps.iter().any(|s| s.path.starts_with(a)))
+            .cloned()
+            .collect();
+        l.set_absent(absent.clone());
+        assert_eq!(l.absent, slow);
+        assert_eq!(
+            l.absent,
+            [PathBuf::from("/h/.ssh"), "/h/a/b/c".into(), "/h/.ss".into()]
+        );
+        assert_eq!(l.notes.len(), 2, "{:?}", l.notes);
+        assert_eq!(l.notes[1], absent_note(&l.absent).unwrap());
+        // Unclean (a trailing `/`): the component rule still drops `/h/.kube/`.
+        l.set_absent(vec!["/h/.kube/".into(), "/h/.ssh".into()]);
+        assert_eq!(l.absent, [PathBuf::from("/h/.ssh")]);
+        assert_eq!(
+            l.notes.len(),
+            2,
+            "the note is replaced in place: {:?}",
+            l.notes
+        );
+        l.set_absent(Vec::new());
+        assert_eq!(l.notes, ["other"]);
     }
 
     /// attack28 F2: the deny entries not present at launch are one list — the note names
