@@ -126,6 +126,25 @@ fn limit_message(what: &str, e: Errno) -> String {
     }
 }
 
+/// What a [`CoverWatch`] of a mount plan watches: [`mounts::Layout::cover_watches`] and the
+/// paths of [`mounts::Layout::absent_covers`]. Pure; a template keeps its own (issue 12:
+/// computing it was a tenth of a template command's CPU).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct WatchPlan {
+    dirs: Vec<mounts::CoverWatch>,
+    absent: Vec<PathBuf>,
+}
+
+impl WatchPlan {
+    /// The watch plan of `layout`.
+    pub(crate) fn of(layout: &mounts::Layout) -> WatchPlan {
+        WatchPlan {
+            dirs: layout.cover_watches(),
+            absent: layout.absent_covers().into_iter().map(|c| c.path).collect(),
+        }
+    }
+}
+
 impl CoverWatch {
     /// Watches every directory of [`mounts::Layout::cover_watches`], shallow first (a
     /// directory missing now is watched through its parent's `IN_CREATE`), then checks that
@@ -137,21 +156,26 @@ impl CoverWatch {
     /// resolution exists now: the caller refuses to run (a template's command takes the
     /// per-command helper, which refuses).
     pub(crate) fn start(layout: &mounts::Layout) -> Result<Option<CoverWatch>, String> {
-        let plan = layout.cover_watches();
-        if plan.is_empty() {
+        CoverWatch::start_planned(&WatchPlan::of(layout))
+    }
+
+    /// [`CoverWatch::start`] with the layout's watch plan computed already (a template
+    /// computes it once for all its commands).
+    pub(crate) fn start_planned(plan: &WatchPlan) -> Result<Option<CoverWatch>, String> {
+        if plan.dirs.is_empty() {
             return Ok(None);
         }
         let inotify = Inotify::init(InitFlags::IN_CLOEXEC | InitFlags::IN_NONBLOCK)
             .map_err(|e| limit_message("inotify_init1", e))?;
         let mut dirs = HashMap::new();
-        for w in plan {
+        for w in &plan.dirs {
             match inotify.add_watch(&w.dir, mask()) {
                 Ok(wd) => {
                     let e = dirs
                         .entry(wd)
                         .or_insert_with(|| (w.dir.clone(), Vec::new()));
                     // Two spellings of one directory (a bind and its source) share a watch.
-                    e.1.extend(w.names);
+                    e.1.extend(w.names.iter().cloned());
                 }
                 // Absent (or no longer a directory): nothing is mounted beneath it now,
                 // and its parent's watch sees it come back.
@@ -165,7 +189,7 @@ impl CoverWatch {
                 }
             }
         }
-        let absent: Vec<PathBuf> = layout.absent_covers().into_iter().map(|c| c.path).collect();
+        let absent = plan.absent.clone();
         // Created between the profile's resolution (which found it missing, so nothing
         // hides it) and the watches above: nothing would stop the run for it.
         if let Some(a) = absent.iter().find(|a| a.symlink_metadata().is_ok()) {

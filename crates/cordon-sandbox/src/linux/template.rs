@@ -96,6 +96,8 @@ pub(crate) struct Prepared {
     /// In P and Q: the watch of the covers P set up before checking them
     /// ([`Prepared::accept`]); the helper waits on it ([`Prepared::take_cover_watch`]).
     cover: std::cell::RefCell<Option<super::cover_watch::CoverWatch>>,
+    /// What each command's cover watch watches ([`Prepared::layout`]'s), computed once.
+    watch_plan: super::cover_watch::WatchPlan,
 }
 
 impl Prepared {
@@ -133,7 +135,7 @@ impl Prepared {
         // same host directories), then check every cover is still mounted — a host
         // replacement before the watch shows as a missing mount point, one after it as
         // an event. Either way this command takes the per-command helper.
-        let mut watch = super::cover_watch::CoverWatch::start(&self.layout)?;
+        let mut watch = super::cover_watch::CoverWatch::start_planned(&self.watch_plan)?;
         if let Some(w) = watch.as_mut() {
             // Above every number the helper puts a client's descriptor on.
             w.move_above(super::server::MAX_TARGET_FD)
@@ -724,7 +726,9 @@ fn template_main(
         }
     };
     let covered = super::cover_watch::mounted_covers(&layout);
+    let watch_plan = super::cover_watch::WatchPlan::of(&layout);
     let prepared = Prepared {
+        watch_plan,
         features,
         layout,
         planned,
