@@ -111,6 +111,9 @@ pub struct Census {
     /// would run what a command put there (hook managers' configs:
     /// `cordon_policy::resolve::hook_configs_kept_absent`); set by the caller.
     pub absent: Vec<(PathBuf, String)>,
+    /// The git dir is not walked ([`Census::kept_absent_only`]): only [`Census::absent`]
+    /// is checked after the run.
+    unwalked: bool,
 }
 
 /// A stored [`Foreign`]: path, kind, target, identity (inode, change time s and ns, link
@@ -126,9 +129,25 @@ struct CensusRecord {
     incomplete: Option<String>,
     #[serde(default)]
     absent: Vec<(PathBuf, String)>,
+    #[serde(default)]
+    unwalked: bool,
 }
 
 impl Census {
+    /// A census that only keeps work-tree files absent: `absent` (path, tool) in the work
+    /// tree of the git dir `git_dir`, which is not walked — a nested repository's git dir
+    /// is read-only to the command (protected whole), so nothing can appear in it, but its
+    /// work tree may be writable (attack pass 30, A4b: a nested repository's missing
+    /// `lefthook-local.yml` was left for the host's next `git commit` there).
+    pub fn kept_absent_only(git_dir: PathBuf, absent: Vec<(PathBuf, String)>) -> Census {
+        Census {
+            git_dir,
+            absent,
+            unwalked: true,
+            ..Census::default()
+        }
+    }
+
     /// Whether the walk saw everything.
     pub fn complete(&self) -> bool {
         self.incomplete.is_none()
@@ -146,6 +165,7 @@ impl Census {
             state: self.state.clone(),
             incomplete: self.incomplete.clone(),
             absent: self.absent.clone(),
+            unwalked: self.unwalked,
         })
         .unwrap_or(serde_json::Value::Null)
     }
@@ -168,6 +188,7 @@ impl Census {
             state: r.state,
             incomplete: r.incomplete,
             absent: r.absent,
+            unwalked: r.unwalked,
         })
     }
 }
@@ -583,6 +604,7 @@ pub fn census(git_dir: &Path) -> io::Result<Census> {
         state: w.state,
         incomplete: w.incomplete,
         absent: Vec::new(),
+        unwalked: false,
     })
 }
 
@@ -642,7 +664,20 @@ pub fn sweep(before: &Census) -> io::Result<Swept> {
             .iter()
             .any(|b| b.path == f.path && b.id == f.id && b.target == f.target && b.kind == f.kind)
     };
-    let w = walk(&before.git_dir, Some(&listed))?;
+    let w = if before.unwalked {
+        Walk {
+            git_dir: &before.git_dir,
+            seen: 0,
+            incomplete: None,
+            foreign: Vec::new(),
+            state: Vec::new(),
+            removed: Vec::new(),
+            not_removed: Vec::new(),
+            remove: None,
+        }
+    } else {
+        walk(&before.git_dir, Some(&listed))?
+    };
     let mut pending_code = Vec::new();
     for (rel, bytes) in &w.state {
         let was = before.state.iter().find(|(r, _)| r == rel).map(|(_, b)| b);

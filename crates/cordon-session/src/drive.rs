@@ -458,6 +458,30 @@ fn git_census(exec: &ExecRequest) -> Result<Vec<cordon_sandbox::git_dir_sweep::C
         }
         out.push(c);
     }
+    // Nested repositories below a writable root: their git dirs are protected whole (not
+    // walked: nothing can appear there), their work trees may be writable — the hook
+    // managers' configs in use there must stay absent too (attack pass 30, A4b).
+    for e in r.filesystem.protected() {
+        let nested = matches!(&e.origin, cordon_policy::EntryOrigin::Protected { reason }
+            if reason == cordon_policy::resolve::NESTED_GIT_REASON);
+        if !nested || e.path.file_name() != Some(".git".as_ref()) {
+            continue;
+        }
+        let Some(root) = e.path.parent() else {
+            continue;
+        };
+        let absent: Vec<_> =
+            cordon_policy::resolve::hook_configs_kept_absent(&HostFs, root, &e.path)
+                .into_iter()
+                .map(|(p, t)| (p, t.to_string()))
+                .collect();
+        if !absent.is_empty() {
+            out.push(cordon_sandbox::git_dir_sweep::Census::kept_absent_only(
+                e.path.clone(),
+                absent,
+            ));
+        }
+    }
     // A workspace whose `.git` is not the directory swept above (a linked worktree: its
     // git dir is `<common>/worktrees/<name>`): its own hook managers' configs must stay
     // absent too (attack pass 30, A4), checked with the first git dir's sweep.

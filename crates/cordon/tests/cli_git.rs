@@ -881,3 +881,52 @@ fn a_hook_managers_config_a_run_creates_is_removed_where_the_manager_is_in_use()
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(q.dir.join("lefthook-local.yml").is_file());
 }
+
+/// Attack pass 30, A4b: a nested repository below the workspace (its git dir protected
+/// whole, so no git-dir sweep walks it) that uses lefthook: a `lefthook-local.yml` a
+/// command creates in its work tree is removed after the run and named, as at the
+/// workspace's own root. Twin: a nested repository without lefthook keeps the file.
+#[test]
+fn a_nested_repositorys_hook_manager_config_a_run_creates_is_removed() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let sub = p.dir.join("sub");
+    git_init(&sub);
+    std::fs::write(sub.join("lefthook.yml"), "pre-commit:\n  commands: {}\n").unwrap();
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "echo 'pre-commit: {}' > sub/lefthook-local.yml",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("sub/lefthook-local.yml, which lefthook runs"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!sub.join("lefthook-local.yml").exists());
+
+    let q = project();
+    git_init(&q.dir.join("sub"));
+    let o = cordon(
+        &q,
+        &q.dir,
+        &[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "echo 'pre-commit: {}' > sub/lefthook-local.yml",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(q.dir.join("sub/lefthook-local.yml").is_file());
+}
