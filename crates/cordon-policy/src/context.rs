@@ -154,11 +154,19 @@ pub fn in_credential_group(e: &ResolvedEntry) -> bool {
         && matches!(&e.origin, EntryOrigin::Profile { spelling, .. } if is_builtin_credential_spelling(spelling))
 }
 
+/// The `private` attribute of the `/tmp` writable root where the namespace backend mounts
+/// a private tmpfs there (the rule `cordon explain` uses: the Linux helper, enabled, and a
+/// profile whose `/tmp` is not denied — [`crate::TopView::private_tmp`]); new-user pass
+/// nu12 M9: the context listed `/tmp` as writable without saying it is not the host's.
+pub const PRIVATE_TMP_NOTE: &str =
+    "a fresh tmpfs for each command, discarded after it: the host's /tmp is not visible";
+
 fn write_filesystem(
     w: &mut W,
     resolved: &ResolvedProfile,
     detail: Detail,
     backend: Backend,
+    private_tmp: bool,
 ) -> io::Result<()> {
     let enforced_by = match resolved.profile.kind {
         ProfileKind::External => "caller",
@@ -207,6 +215,14 @@ fn write_filesystem(
                     .iter()
                     .filter(|e| root_of(e).as_deref() == Some(root.path.as_path()))
                     .collect();
+                if private_tmp && root.path == Path::new("/tmp") && inner.is_empty() {
+                    let path = path_text(&root.path);
+                    w.create_element("writable_root")
+                        .with_attribute(("path", path.as_str()))
+                        .with_attribute(("private", PRIVATE_TMP_NOTE))
+                        .write_empty()?;
+                    continue;
+                }
                 if inner.is_empty() {
                     entry_element(w, "writable_root", root)?;
                     continue;
@@ -343,7 +359,10 @@ pub fn environment_context_with(
                     .with_attribute(("profile", name.as_str()))
                     .with_attribute(("backend", backend.as_str()))
                     .write_inner_content(|w| {
-                        write_filesystem(w, resolved, detail, backend_kind)?;
+                        let private_tmp = backend_kind == Backend::LinuxHelper
+                            && status.sandbox_enabled.value
+                            && resolved.filesystem.top_view().private_tmp;
+                        write_filesystem(w, resolved, detail, backend_kind, private_tmp)?;
                         // Who is meant to enforce the network, from the profile kind alone
                         // (whether it is applied on this host is the status triple's job, so
                         // the story does not change with the host).

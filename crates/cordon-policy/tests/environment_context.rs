@@ -56,6 +56,8 @@ fn workspace_write_on_linux() {
         Os::Linux,
     );
     insta::assert_snapshot!("workspace_write_linux", xml);
+    // nu12 M9: the namespace backend's /tmp is said to be private (not the host's).
+    assert!(xml.contains(r#"<writable_root path="/tmp" private="a fresh tmpfs"#));
 }
 
 #[test]
@@ -84,6 +86,8 @@ fn external_profile() {
     let (_, xml) = render(&p, SandboxPreference::Auto, Os::Linux);
     insta::assert_snapshot!("external_linux", xml);
     assert!(xml.contains(r#"enforced_by="caller""#));
+    // Twin of nu12 M9: no backend of cordon's, so /tmp is the host's (not "private").
+    assert!(!xml.contains("private="));
 }
 
 #[test]

@@ -64,16 +64,49 @@ pub(crate) fn done(path: &Path) {
 /// Finishes the sweeps of runs whose cordon process is gone: each such record's censuses
 /// swept, the record removed. What they found, marked as earlier runs'.
 pub(crate) fn finish_orphans() -> Vec<Swept> {
-    let Some(dir) = dir() else {
+    match dir() {
+        Some(dir) => finish_orphans_in(&dir),
+        None => Vec::new(),
+    }
+}
+
+/// Whether process `pid` that started at `start` (clock ticks since boot) still runs.
+fn alive(pid: u32, start: Option<u64>) -> bool {
+    let started = (pid != 0).then(|| start_time(pid)).flatten();
+    started.is_some() && started == start
+}
+
+/// Who claimed a record (`<name>.claimed-<pid>-<start>`): `None` for another file, `Some(None)`
+/// for a claim that names nobody (`<name>.claimed`, cordon before this rule).
+fn claimer(path: &Path) -> Option<Option<(u32, u64)>> {
+    let ext = path.extension()?.to_str()?;
+    let rest = ext.strip_prefix("claimed")?;
+    if rest.is_empty() {
+        return Some(None);
+    }
+    let (pid, start) = rest.strip_prefix('-')?.split_once('-')?;
+    Some(Some((pid.parse().ok()?, start.parse().ok()?)))
+}
+
+/// [`finish_orphans`] in the records directory `dir`.
+fn finish_orphans_in(dir: &Path) -> Vec<Swept> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Vec::new();
-    };
+    let me = std::process::id();
+    let my_claim = format!("claimed-{me}-{}", start_time(me).unwrap_or(0));
     let mut out = Vec::new();
     for e in entries.flatten() {
         let path = e.path();
-        if path.extension().is_none_or(|x| x != "json") {
+        let record = path.extension().is_some_and(|x| x == "json");
+        // A claim whose claimer is gone (it crashed while finishing the record) is an
+        // orphan record again (attack pass 30: a `.claimed` file was never retried).
+        let orphan_claim = match claimer(&path) {
+            Some(Some((pid, start))) => !alive(pid, Some(start)),
+            Some(None) => true,
+            None => false,
+        };
+        if !record && !orphan_claim {
             continue;
         }
         let Ok(bytes) = std::fs::read(&path) else {
@@ -83,17 +116,16 @@ pub(crate) fn finish_orphans() -> Vec<Swept> {
             let _ = std::fs::remove_file(&path);
             continue;
         };
-        let pid = v["pid"].as_u64().unwrap_or(0) as u32;
-        let started = (pid != 0).then(|| start_time(pid)).flatten();
-        let alive = started.is_some() && started == v["start"].as_u64();
-        if alive {
+        if record && alive(v["pid"].as_u64().unwrap_or(0) as u32, v["start"].as_u64()) {
             continue; // its own run sweeps it
         }
-        // Claimed by renaming (two runs starting at once finish it once).
-        let claimed = path.with_extension("claimed");
+        // Claimed by renaming, under this process's name (two runs starting at once
+        // finish it once; one that dies midway leaves a claim the next run takes over).
+        let claimed = path.with_extension(&my_claim);
         if std::fs::rename(&path, &claimed).is_err() {
             continue;
         }
+        let path = path.with_extension("json");
         let mut finished = true;
         for c in v["census"].as_array().into_iter().flatten() {
             let Some(census) = Census::from_json(c.clone()) else {
@@ -163,6 +195,34 @@ mod tests {
             swept_whole(&gone),
             "the git dir is gone: nothing left to sweep"
         );
+    }
+
+    /// Attack pass 30 (minor): a record claimed by a run that died while finishing it
+    /// (`<name>.claimed-<pid>-<start>` of a process that is gone, or the old unnamed
+    /// `.claimed`) is finished by the next run; a live claimer's is left to it.
+    #[test]
+    fn a_claim_whose_claimer_died_is_finished_by_the_next_run() {
+        let t = tempfile::tempdir().unwrap();
+        let gone_git = t.path().join("gone/.git");
+        let census = Census::kept_absent_only(gone_git, Vec::new()).to_json();
+        let body = serde_json::json!({"pid": u32::MAX - 1, "start": 1, "census": [census]});
+        let me = std::process::id();
+        let dead = t.path().join(format!("1-r1.claimed-{}-7", u32::MAX - 1));
+        let legacy = t.path().join("2-r2.claimed");
+        let live = t
+            .path()
+            .join(format!("3-r3.claimed-{me}-{}", start_time(me).unwrap()));
+        for p in [&dead, &legacy, &live] {
+            std::fs::write(p, serde_json::to_vec(&body).unwrap()).unwrap();
+        }
+        finish_orphans_in(t.path());
+        assert!(!dead.exists() && !legacy.exists(), "finished and removed");
+        assert!(live.exists(), "a live claimer's record is its own");
+        let left: Vec<_> = std::fs::read_dir(t.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left.len(), 1, "{left:?}");
     }
 
     /// This process's start time is read, and a pid that does not run has none.
