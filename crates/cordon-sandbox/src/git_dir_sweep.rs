@@ -91,6 +91,12 @@ pub struct Foreign {
     /// its change time — attack pass 29, F3).
     #[serde(skip)]
     id: (u64, i64, i64, u64),
+    /// Removed although an entry of this kind and target was listed at this path before
+    /// the run: its inode, link count or change time differ (it was re-linked — e.g. a
+    /// hard link made to it, which changes both). Said so, not "made" (nu13 LOW: a
+    /// user's own symlink a command hard-linked was reported as the command's).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub relinked: bool,
 }
 
 /// A git dir as the run found it ([`census`]). Its [`Census::to_json`] form is what a
@@ -183,6 +189,7 @@ impl Census {
                     kind,
                     target,
                     id,
+                    relinked: false,
                 })
                 .collect(),
             state: r.state,
@@ -532,6 +539,7 @@ impl Walk<'_> {
                 kind,
                 target,
                 id: (st.st_ino, st.st_ctime, st.st_ctime_nsec, st.st_nlink as u64),
+                relinked: false,
             };
             match self.remove {
                 Some(decide) if remove_any || decide(&f) => {
@@ -706,11 +714,18 @@ pub fn sweep(before: &Census) -> io::Result<Swept> {
             Created::Left => left_configs.push((path.clone(), tool.clone())),
         }
     }
+    let mut removed = w.removed;
+    for f in &mut removed {
+        f.relinked = before
+            .foreign
+            .iter()
+            .any(|b| b.path == f.path && b.kind == f.kind && b.target == f.target);
+    }
     Ok(Swept {
         git_dir: before.git_dir.clone(),
         removed_configs,
         left_configs,
-        removed: w.removed,
+        removed,
         not_removed: w.not_removed,
         pending_code,
         incomplete: before.incomplete.clone().or(w.incomplete),
@@ -777,6 +792,22 @@ mod tests {
         );
         assert!(g.join("MERGE_MSG").is_file() && g.join("rebase-merge").is_dir());
         assert!(swept.complete());
+    }
+
+    /// nu13 LOW: a listed symlink the run hard-linked elsewhere changed identity (link
+    /// count, change time): both names are removed (attack29 F3 needs that), and the
+    /// listed one is marked re-linked, so the report does not say the command made it.
+    #[test]
+    fn a_listed_symlink_hard_linked_by_the_run_is_removed_as_relinked() {
+        let (_t, g) = git_dir();
+        symlink("../../.repo/projects/p.git/rr-cache", g.join("rr-cache")).unwrap();
+        let before = census(&g).unwrap();
+        std::fs::hard_link(g.join("rr-cache"), g.join("logs/rr")).unwrap();
+        let swept = sweep(&before).unwrap();
+        let by = |p: &str| swept.removed.iter().find(|f| f.path == g.join(p)).cloned();
+        assert!(by("rr-cache").is_some_and(|f| f.relinked), "{swept:?}");
+        assert!(by("logs/rr").is_some_and(|f| !f.relinked), "{swept:?}");
+        assert_eq!(swept.removed.len(), 2, "{swept:?}");
     }
 
     /// A listed symlink retargeted by the run is a new entry: removed.

@@ -103,7 +103,21 @@ impl Report {
             } else {
                 "the command"
             };
-            for f in &s.removed {
+            for f in s.removed.iter().filter(|f| f.relinked) {
+                out.push(format!(
+                    "cordon: warning: {who} re-linked {}, a {}{} that was there before the \
+                     run (its link count or change time changed, as when a hard link is \
+                     made to it); cordon cannot tell it from a planted one, so it removed \
+                     it: restore it if it was yours",
+                    f.path.display(),
+                    f.kind.name(),
+                    f.target
+                        .as_ref()
+                        .map(|t| format!(" to {}", t.display()))
+                        .unwrap_or_default()
+                ));
+            }
+            for f in s.removed.iter().filter(|f| !f.relinked) {
                 out.push(format!(
                     "cordon: warning: {who} made {} a {}{} inside the git dir; the \
                      host's git writes through such entries, wherever they lead, so cordon \
