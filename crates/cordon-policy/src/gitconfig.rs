@@ -28,13 +28,15 @@ pub const GIT_CONFIG_REASON: &str = "git config can run code (core.fsmonitor, al
 /// host file is never written by the command).
 pub const BROKERED_COPY: &str = "a writable private copy inside the sandbox: git config \
     edits work there; when the command ends only branch.<name>.{remote,merge,rebase}, \
-    remote.<name>.{url,pushurl,fetch}, user.{name,email} and init.defaultBranch are merged \
-    back into this file (any other changed key is refused with a note)";
+    remote.<name>.{url,pushurl,fetch}, submodule.<name>.{url,active}, user.{name,email} and \
+    init.defaultBranch are merged back into this file (any other changed key is refused \
+    with a note)";
 
 /// [`BROKERED_COPY`] in a few words, for the `environment_context` (`edits` attribute of
 /// the protected entry).
 pub const BROKERED_COPY_SHORT: &str =
-    "private copy; only branch, remote, user and init.defaultBranch edits are kept";
+    "private copy; only branch, remote, submodule url/active, user and init.defaultBranch \
+     edits are kept";
 
 /// The reason of the protected `.git` of a writable root without a repository (R-P3).
 pub const MISSING_GIT_REASON: &str =

@@ -29,6 +29,11 @@ pub const ALLOWED: &[(&str, bool, &str)] = &[
     ("remote", true, "url"),
     ("remote", true, "pushurl"),
     ("remote", true, "fetch"),
+    // `git submodule init`/`update --init` (new-user pass nu12 M6): the URL passes the
+    // remote URL checks, `active` is a boolean; `submodule.*.update` (which may be `!cmd`)
+    // is never merged.
+    ("submodule", true, "url"),
+    ("submodule", true, "active"),
     ("user", false, "name"),
     ("user", false, "email"),
     ("init", false, "defaultbranch"),
@@ -83,8 +88,9 @@ impl MergeOutcome {
             .collect();
         Some(format!(
             "{}: edits not merged back to the host: {}; only branch.*.{{remote,merge,rebase}}, \
-             remote.*.{{url,pushurl,fetch}}, user.{{name,email}} and init.defaultBranch are \
-             merged (README \"Git config edits\"). If you mean it, run outside cordon: {}",
+             remote.*.{{url,pushurl,fetch}}, submodule.*.{{url,active}}, user.{{name,email}} \
+             and init.defaultBranch are merged (README \"Git config edits\"). If you mean it, \
+             run outside cordon: {}",
             file.display(),
             keys.join(", "),
             self.commands.join("; ")
@@ -146,11 +152,21 @@ pub fn refusal_with(key: &Key, values: &[Vec<u8>], opts: &MergeOptions) -> Optio
             .map(|(_, _, _, _, why)| why.to_string());
         return Some(why.unwrap_or_else(|| "not on the allow list".into()));
     }
-    if key.section == "remote" && key.name != "fetch" {
+    if (key.section == "remote" && key.name != "fetch")
+        || (key.section == "submodule" && key.name == "url")
+    {
         for v in values {
             if let Err(why) = value_allowed_with(v, opts) {
                 return Some(why);
             }
+        }
+    }
+    if key.section == "submodule" && key.name == "active" {
+        if let Some(v) = values.iter().find(|v| !matches!(v.as_slice(), b"true" | b"false")) {
+            return Some(format!(
+                "submodule.*.active = {:?} (only true or false)",
+                String::from_utf8_lossy(v)
+            ));
         }
     }
     if key.section == "branch" {
@@ -429,16 +445,19 @@ pub fn merge_with(
     let keys: std::collections::BTreeSet<&Key> = before.keys().chain(after.keys()).collect();
     let empty = Vec::new();
     let mut changed = false;
-    // A remote whose URL is refused gets none of its keys merged (breaker, stop 19: its
-    // `fetch` refspec landed alone, a remote without a URL on the host).
-    let refused_remotes: Vec<&Option<String>> = keys
+    // A remote (or submodule) whose URL is refused gets none of its keys merged (breaker,
+    // stop 19: its `fetch` refspec landed alone, a remote without a URL on the host).
+    let refused_remotes: Vec<(&str, &Option<String>)> = keys
         .iter()
-        .filter(|k| k.section == "remote" && k.name != "fetch")
+        .filter(|k| {
+            (k.section == "remote" && k.name != "fetch")
+                || (k.section == "submodule" && k.name == "url")
+        })
         .filter(|k| {
             let new = after.get(**k).unwrap_or(&empty);
             before.get(**k).unwrap_or(&empty) != new && refusal_with(k, new, opts).is_some()
         })
-        .map(|k| &k.subsection)
+        .map(|k| (k.section.as_str(), &k.subsection))
         .collect();
     // `branch.*.remote` last, judged against the host file as merged so far: it must name
     // `.` or a remote the host has a URL for. A name git finds no remote for is taken as a
@@ -453,9 +472,9 @@ pub fn merge_with(
         if old == new {
             continue;
         }
-        let remote_refused = key.section == "remote"
-            && key.name == "fetch"
-            && refused_remotes.contains(&&key.subsection);
+        let remote_refused = ((key.section == "remote" && key.name == "fetch")
+            || (key.section == "submodule" && key.name == "active"))
+            && refused_remotes.contains(&(key.section.as_str(), &key.subsection));
         let unknown_remote = || {
             if !is_branch_remote(key) {
                 return None;
@@ -479,7 +498,9 @@ pub fn merge_with(
                 })
         };
         if let Some(why) = refusal_with(key, new, opts)
-            .or_else(|| remote_refused.then(|| "its remote's URL was refused".to_string()))
+            .or_else(|| {
+                remote_refused.then(|| format!("its {}'s URL was refused", key.section))
+            })
             .or_else(unknown_remote)
         {
             out.refused.push((key.to_string(), why));
@@ -590,6 +611,44 @@ mod tests {
             subsection: sub.map(Into::into),
             name: n.into(),
         }
+    }
+
+    /// nu12 M6: what `git submodule init` writes is merged back — `submodule.*.url` when it
+    /// passes the remote URL checks, `active` when a boolean; a refused URL takes its
+    /// `active` with it, and `update` (`!cmd` runs at the host's `git submodule update`)
+    /// is never merged.
+    #[test]
+    fn submodule_url_and_active_are_merged_when_safe() {
+        let edited = format!(
+            "{HOST}[submodule \"libs/node\"]\n\tactive = true\n\turl = https://example.com/n.git\n"
+        );
+        let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
+        assert!(o.refused.is_empty(), "{o:?}");
+        let v = reparse(&text(&o));
+        assert_eq!(
+            v.get(&key("submodule", Some("libs/node"), "url")),
+            Some(&vec![b"https://example.com/n.git".to_vec()])
+        );
+        assert!(v.contains_key(&key("submodule", Some("libs/node"), "active")));
+        for (bad, refused) in [
+            ("url = ext::sh -c id", vec!["url", "active"]),
+            ("url = /var/tmp/evil.git", vec!["url", "active"]),
+            ("url = file:///tmp/x", vec!["url", "active"]),
+            ("update = !sh -c id", vec!["update"]),
+        ] {
+            let edited = format!("{HOST}[submodule \"s\"]\n\tactive = true\n\t{bad}\n");
+            let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
+            for k in refused {
+                assert!(
+                    o.refused.iter().any(|(r, _)| r == &format!("submodule.s.{k}")),
+                    "{bad}: {k}: {o:?}"
+                );
+            }
+            assert!(o.text.as_ref().is_none_or(|t| !String::from_utf8_lossy(t).contains(&bad[bad.find('=').unwrap() + 2..])), "{bad}: {o:?}");
+        }
+        let edited = format!("{HOST}[submodule \"s\"]\n\tactive = $(id)\n");
+        let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
+        assert_eq!(o.refused.len(), 1, "{o:?}");
     }
 
     /// Breaker finding: `branch.X.remote` set to a local path made the host's next

@@ -244,8 +244,8 @@ impl std::fmt::Display for Step {
             ),
             StepKind::GitConfig => write!(
                 f,
-                "{p}: writable private copy; branch, remote, user and init.defaultBranch \
-                 edits merged back after the run, other keys refused"
+                "{p}: writable private copy; branch, remote, submodule url/active, user and \
+                 init.defaultBranch edits merged back after the run, other keys refused"
             ),
             StepKind::Mask { traverse: false } => write!(f, "{p}: hidden (empty, mode 000)"),
             StepKind::Mask { traverse: true } => {
