@@ -1823,6 +1823,33 @@ fn protect_worktree_admin(
     }
 }
 
+/// Whether `admin` (canonical) is a linked worktree's admin dir of the git dir `own`:
+/// `own/worktrees/<name>`, a directory (not a link) whose `commondir` is a regular file
+/// naming `own` (as git resolves it, relative to `admin`). Such a dir takes its hooks and
+/// config from `own`; one whose `commondir` names another directory is a git dir of its
+/// own (a command could have planted it) and stays protected whole.
+fn own_linked_worktree(fs: &dyn FsView, own: &Path, admin: &Path) -> bool {
+    if admin.parent() != Some(own.join("worktrees").as_path())
+        || is_link(fs, admin)
+        || fs.kind(admin) != Some(FileKind::Dir)
+        || fs.kind(own) != Some(FileKind::Dir)
+        || is_link(fs, own)
+    {
+        return false;
+    }
+    let commondir = admin.join("commondir");
+    if is_link(fs, &commondir) || fs.kind(&commondir) != Some(FileKind::File) {
+        return false;
+    }
+    let Ok(c) = fs.read_small(&commondir, SMALL_FILE_CAP) else {
+        return false;
+    };
+    canonicalize_lenient(
+        fs,
+        &crate::paths::physical_normalize(fs, Path::new(c.trim()), admin),
+    ) == own
+}
+
 /// What redirects git in a linked worktree's admin dir (`<common>/worktrees/<name>/`):
 /// protected there whether cordon grants that dir (the workspace is the linked worktree)
 /// or not (the main checkout's other worktrees).
@@ -2520,6 +2547,12 @@ fn protect_nested_projects(
                          not make it, remove it",
                         dotgit.display()
                     ));
+                } else if own_linked_worktree(fs, &own, &c) {
+                    // A linked worktree of the project's own repository checked out inside
+                    // it (`git worktree add wt`): its admin dir is protected file by file
+                    // with the others ([`protect_worktree_admin`]), so commits in it and
+                    // `git gc` in the main checkout work (new-user pass nu14: read-only
+                    // whole, both failed); hooks and config come from the common dir.
                 } else {
                     // Anywhere else in the root — `.git/objects/evil` included, which is
                     // writable (breaker, stop 21) — the git dir is read-only whole; and in
@@ -4516,6 +4549,59 @@ mod tests {
             "worktrees/w/logs/HEAD",
         ] {
             assert_eq!(at(q), Access::Write, "{q}");
+        }
+    }
+
+    /// nu14: a linked worktree checked out inside the project (`git worktree add wt`) is
+    /// not a nested repository: its admin dir keeps the file-by-file protection, so a
+    /// commit in it and `git gc` in the main checkout work; its `.git` file stays
+    /// read-only. Twin: an admin dir whose `commondir` names another directory (hooks and
+    /// config from there) is read-only whole.
+    #[test]
+    fn a_linked_worktree_inside_the_project_keeps_its_admin_dir_writable() {
+        let fs = fs()
+            .file("/home/u/proj/.git/worktrees/wt/commondir", "../..\n")
+            .file(
+                "/home/u/proj/.git/worktrees/wt/gitdir",
+                "/home/u/proj/wt/.git\n",
+            )
+            .file(
+                "/home/u/proj/.git/worktrees/wt/HEAD",
+                "ref: refs/heads/wt\n",
+            )
+            .file(
+                "/home/u/proj/wt/.git",
+                "gitdir: /home/u/proj/.git/worktrees/wt\n",
+            )
+            .dir("/home/u/evil/hooks")
+            .file("/home/u/proj/.git/worktrees/ev/commondir", "/home/u/evil\n")
+            .file(
+                "/home/u/proj/.git/worktrees/ev/HEAD",
+                "ref: refs/heads/ev\n",
+            )
+            .file(
+                "/home/u/proj/ev/.git",
+                "gitdir: /home/u/proj/.git/worktrees/ev\n",
+            );
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+        let at = |q: &str| r.filesystem.access_for(&fs, Path::new(q)).access;
+        for q in [
+            "/home/u/proj/.git/worktrees/wt/HEAD",
+            "/home/u/proj/.git/worktrees/wt/index.lock",
+            "/home/u/proj/.git/worktrees/wt/logs/HEAD",
+        ] {
+            assert_eq!(at(q), Access::Write, "{q}");
+        }
+        for q in [
+            "/home/u/proj/.git/worktrees/wt/commondir",
+            "/home/u/proj/.git/worktrees/wt/config.worktree",
+            "/home/u/proj/wt/.git",
+            "/home/u/proj/.git/worktrees/ev/HEAD",
+            "/home/u/proj/.git/worktrees/ev/index.lock",
+            "/home/u/proj/ev/.git",
+        ] {
+            assert_eq!(at(q), Access::Read, "{q}");
         }
     }
 

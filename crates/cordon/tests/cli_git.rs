@@ -882,6 +882,65 @@ fn a_hook_managers_config_a_run_creates_is_removed_where_the_manager_is_in_use()
     assert!(q.dir.join("lefthook-local.yml").is_file());
 }
 
+/// New-user pass nu14 (HIGH): a linked worktree checked out inside the project (`git
+/// worktree add wt`) — a commit in it and `git gc` in the main checkout work (its admin
+/// dir was read-only whole, as a nested repository's git dir); its admin files that
+/// redirect git stay read-only.
+#[test]
+fn a_linked_worktree_inside_the_project_commits_and_gc_works() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let git = |args: &[&str]| {
+        let st = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@e"])
+            .args(args)
+            .current_dir(&p.dir)
+            .status()
+            .unwrap();
+        assert!(st.success(), "git {args:?}");
+    };
+    git_init(&p.dir);
+    git(&["commit", "-q", "--allow-empty", "-m", "i"]);
+    git(&["worktree", "add", "-q", "wt"]);
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "cd wt && git -c user.name=t -c user.email=t@e commit -q --allow-empty -m in-wt",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let o = cordon(&p, &p.dir, &["run", "--", "git", "gc", "-q"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        !text(&o.stderr).contains("HEAD.lock"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "echo /x > .git/worktrees/wt/commondir",
+        ],
+    );
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(p.dir.join(".git/worktrees/wt/commondir")).unwrap(),
+        "../..\n"
+    );
+}
+
 /// Attack pass 30, A4b: a nested repository below the workspace (its git dir protected
 /// whole, so no git-dir sweep walks it) that uses lefthook: a `lefthook-local.yml` a
 /// command creates in its work tree is removed after the run and named, as at the

@@ -162,7 +162,10 @@ pub fn refusal_with(key: &Key, values: &[Vec<u8>], opts: &MergeOptions) -> Optio
         }
     }
     if key.section == "submodule" && key.name == "active" {
-        if let Some(v) = values.iter().find(|v| !matches!(v.as_slice(), b"true" | b"false")) {
+        if let Some(v) = values
+            .iter()
+            .find(|v| !matches!(v.as_slice(), b"true" | b"false"))
+        {
             return Some(format!(
                 "submodule.*.active = {:?} (only true or false)",
                 String::from_utf8_lossy(v)
@@ -498,9 +501,7 @@ pub fn merge_with(
                 })
         };
         if let Some(why) = refusal_with(key, new, opts)
-            .or_else(|| {
-                remote_refused.then(|| format!("its {}'s URL was refused", key.section))
-            })
+            .or_else(|| remote_refused.then(|| format!("its {}'s URL was refused", key.section)))
             .or_else(unknown_remote)
         {
             out.refused.push((key.to_string(), why));
@@ -640,11 +641,19 @@ mod tests {
             let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
             for k in refused {
                 assert!(
-                    o.refused.iter().any(|(r, _)| r == &format!("submodule.s.{k}")),
+                    o.refused
+                        .iter()
+                        .any(|(r, _)| r == &format!("submodule.s.{k}")),
                     "{bad}: {k}: {o:?}"
                 );
             }
-            assert!(o.text.as_ref().is_none_or(|t| !String::from_utf8_lossy(t).contains(&bad[bad.find('=').unwrap() + 2..])), "{bad}: {o:?}");
+            assert!(
+                o.text
+                    .as_ref()
+                    .is_none_or(|t| !String::from_utf8_lossy(t)
+                        .contains(&bad[bad.find('=').unwrap() + 2..])),
+                "{bad}: {o:?}"
+            );
         }
         let edited = format!("{HOST}[submodule \"s\"]\n\tactive = $(id)\n");
         let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
