@@ -1374,6 +1374,52 @@ pub fn resolve(
                         &mut notes,
                     )?;
                 }
+                // The same for every nested repository found below a writable root: its git
+                // dir is read-only whole, but the files in its work tree that its hooks and
+                // config run (a hook manager's `lefthook.yml`, a `core.hooksPath` there)
+                // were writable (attack pass 31, B4). Existing paths only: a nested
+                // repository may be a previous run's, and its config must not make cordon
+                // create placeholders where it says.
+                let nested_roots: Vec<PathBuf> = extra
+                    .iter()
+                    .filter(|e| {
+                        matches!(&e.origin, EntryOrigin::Protected { reason } if reason == NESTED_GIT_REASON)
+                            && e.path.file_name() == Some(".git".as_ref())
+                    })
+                    .filter_map(|e| e.path.parent().map(Path::to_path_buf))
+                    .filter(|r| !roots.contains(r))
+                    .collect();
+                for root in &nested_roots {
+                    let mut found = Vec::new();
+                    let mut quiet = Vec::new();
+                    protect_git_config_targets(
+                        fs,
+                        root,
+                        &all_homes,
+                        &home_forms,
+                        &ctx.env,
+                        &write_roots,
+                        &mut found,
+                        &mut quiet,
+                    )?;
+                    if repo_dirs_of_root(fs, root, &home_forms).is_none() {
+                        // A submodule's `.git` file (its git dir in `.git/modules`): the
+                        // managers' configs at the top of its work tree all the same.
+                        for (path, reason) in hook_delegates(fs, root, &[]) {
+                            found.push(entry_for(
+                                fs,
+                                path,
+                                Access::Read,
+                                EntryOrigin::Protected { reason },
+                            ));
+                        }
+                    }
+                    extra.extend(
+                        found
+                            .into_iter()
+                            .filter(|e| fs.kind(&e.path).is_some() || is_link(fs, &e.path)),
+                    );
+                }
                 // git's global/system config and attributes placed by the invoking
                 // environment inside a writable root: read-only like `.git/config`, a
                 // placeholder when missing (breaker4 HIGH-3, MEDIUM-3b: a command rewrote
@@ -2167,6 +2213,23 @@ pub fn hook_configs_kept_absent(
                 if fs.kind(&p).is_none() && !is_link(fs, &p) {
                     out.push((p, tool));
                 }
+            }
+        }
+    }
+    out
+}
+
+/// The hook managers' config files present in the work tree `root` (protected for the run,
+/// [`hook_delegates`]), `(path, manager)`: the run's sweep checks each is still the file it
+/// was — one replaced while the command ran (another run removed it, and the command wrote
+/// the name once its cover was gone: attack pass 31, B2) is moved aside after the run.
+pub fn hook_configs_present(fs: &dyn FsView, root: &Path) -> Vec<(PathBuf, &'static str)> {
+    let mut out = Vec::new();
+    for (tool, files) in HOOK_MANAGER_CONFIGS {
+        for f in files {
+            let p = root.join(f);
+            if fs.kind(&p) == Some(FileKind::File) || is_link(fs, &p) {
+                out.push((p, tool));
             }
         }
     }

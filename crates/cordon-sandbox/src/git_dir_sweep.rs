@@ -47,7 +47,7 @@ use nix::unistd::{unlinkat, UnlinkatFlags};
 use serde::{Deserialize, Serialize};
 use std::ffi::OsStr;
 use std::io::{self, Read};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -120,6 +120,54 @@ pub struct Census {
     /// The git dir is not walked ([`Census::kept_absent_only`]): only [`Census::absent`]
     /// is checked after the run.
     unwalked: bool,
+    /// Work-tree files present before the run that must be the same file after it, with
+    /// the tool and their (device, inode) then ([`Census::keep_same`]).
+    pub kept_same: Vec<(PathBuf, String, FileIdentity)>,
+}
+
+/// What names one file over time: device, inode and birth time (`statx` `btime`, seconds
+/// and nanoseconds; the change time where the filesystem has no birth time). An inode
+/// number alone is reused at once by a file created after a removal.
+pub type FileIdentity = (u64, u64, i64, u32);
+
+/// The identity of the entry `name` in the directory `dir`, not following a symlink there.
+fn identity_at(dir: BorrowedFd<'_>, name: &OsStr) -> Option<FileIdentity> {
+    let name = std::ffi::CString::new(name.as_bytes()).ok()?;
+    // SAFETY: statx is plain data; all-zero is a valid value.
+    let mut sx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: `dir` is an open descriptor, `name` a NUL-terminated string and `sx` a valid
+    // statx buffer the kernel fills.
+    let rc = unsafe {
+        libc::statx(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+            libc::STATX_INO | libc::STATX_BTIME | libc::STATX_CTIME,
+            &mut sx,
+        )
+    };
+    if rc != 0 {
+        return None;
+    }
+    let dev = libc::makedev(sx.stx_dev_major, sx.stx_dev_minor);
+    let (s, ns) = if sx.stx_mask & libc::STATX_BTIME != 0 {
+        (sx.stx_btime.tv_sec, sx.stx_btime.tv_nsec)
+    } else {
+        (sx.stx_ctime.tv_sec, sx.stx_ctime.tv_nsec)
+    };
+    Some((dev, sx.stx_ino, s, ns))
+}
+
+/// The parent of `path` opened without following a symlink, and `path`'s name.
+fn open_parent(path: &Path) -> Option<(OwnedFd, &OsStr)> {
+    let (parent, name) = (path.parent()?, path.file_name()?);
+    let dir = nix::fcntl::open(
+        parent,
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    Some((dir, name))
 }
 
 /// A stored [`Foreign`]: path, kind, target, identity (inode, change time s and ns, link
@@ -137,6 +185,8 @@ struct CensusRecord {
     absent: Vec<(PathBuf, String)>,
     #[serde(default)]
     unwalked: bool,
+    #[serde(default)]
+    kept_same: Vec<(PathBuf, String, FileIdentity)>,
 }
 
 impl Census {
@@ -151,6 +201,18 @@ impl Census {
             absent,
             unwalked: true,
             ..Census::default()
+        }
+    }
+
+    /// Records the work-tree files `present` (path, tool) as they are now (without following
+    /// a symlink at the path): after the run, one that is not the same file any more is
+    /// moved aside ([`Swept::replaced_configs`]). A path that is gone already is skipped.
+    pub fn keep_same(&mut self, present: Vec<(PathBuf, String)>) {
+        for (p, tool) in present {
+            let id = open_parent(&p).and_then(|(dir, name)| identity_at(dir.as_fd(), name));
+            if let Some(id) = id {
+                self.kept_same.push((p, tool, id));
+            }
         }
     }
 
@@ -172,6 +234,7 @@ impl Census {
             incomplete: self.incomplete.clone(),
             absent: self.absent.clone(),
             unwalked: self.unwalked,
+            kept_same: self.kept_same.clone(),
         })
         .unwrap_or(serde_json::Value::Null)
     }
@@ -196,6 +259,7 @@ impl Census {
             incomplete: r.incomplete,
             absent: r.absent,
             unwalked: r.unwalked,
+            kept_same: r.kept_same,
         })
     }
 }
@@ -230,6 +294,10 @@ pub struct Swept {
     /// Such entries that could not be removed (a directory), with the tool.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub left_configs: Vec<(PathBuf, String)>,
+    /// Work-tree files present before the run that are another file after it (replaced
+    /// while the command ran), moved aside: (path, where it went, the tool).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub replaced_configs: Vec<(PathBuf, PathBuf, String)>,
     /// The sweep was an earlier run's, finished by this one: that run's cordon process
     /// ended (killed) before it could make it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -253,6 +321,7 @@ impl Swept {
             && self.pending_code.is_empty()
             && self.removed_configs.is_empty()
             && self.left_configs.is_empty()
+            && self.replaced_configs.is_empty()
             && self.incomplete.is_none()
             && self.error.is_none()
     }
@@ -613,6 +682,7 @@ pub fn census(git_dir: &Path) -> io::Result<Census> {
         incomplete: w.incomplete,
         absent: Vec::new(),
         unwalked: false,
+        kept_same: Vec::new(),
     })
 }
 
@@ -657,6 +727,20 @@ fn remove_created(path: &Path) -> Created {
         Ok(()) | Err(Errno::ENOENT) => Created::Removed,
         Err(_) => Created::Left,
     }
+}
+
+/// Moves aside what is at `path` now when it is not the file `id` ([`FileIdentity`]) it was
+/// before the run: renamed within its parent (opened without following a symlink) to
+/// `<name>.cordon-replaced`, a name no hook manager reads. `Some(new path)` when moved.
+fn move_aside_if_replaced(path: &Path, id: FileIdentity) -> Option<PathBuf> {
+    let (dir, name) = open_parent(path)?;
+    if identity_at(dir.as_fd(), name)? == id {
+        return None;
+    }
+    let mut aside = name.to_os_string();
+    aside.push(".cordon-replaced");
+    nix::fcntl::renameat(dir.as_fd(), name, dir.as_fd(), aside.as_os_str()).ok()?;
+    Some(path.with_file_name(aside))
 }
 
 /// After the run: removes from the git dir of `before` every entry that is not a regular
@@ -714,6 +798,13 @@ pub fn sweep(before: &Census) -> io::Result<Swept> {
             Created::Left => left_configs.push((path.clone(), tool.clone())),
         }
     }
+    let replaced_configs = before
+        .kept_same
+        .iter()
+        .filter_map(|(p, tool, id)| {
+            move_aside_if_replaced(p, *id).map(|to| (p.clone(), to, tool.clone()))
+        })
+        .collect();
     let mut removed = w.removed;
     for f in &mut removed {
         f.relinked = before
@@ -725,6 +816,7 @@ pub fn sweep(before: &Census) -> io::Result<Swept> {
         git_dir: before.git_dir.clone(),
         removed_configs,
         left_configs,
+        replaced_configs,
         removed,
         not_removed: w.not_removed,
         pending_code,
@@ -737,6 +829,7 @@ pub fn sweep(before: &Census) -> io::Result<Swept> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
     use std::os::unix::fs::{symlink, PermissionsExt};
 
     fn git_dir() -> (tempfile::TempDir, PathBuf) {
@@ -792,6 +885,44 @@ mod tests {
         );
         assert!(g.join("MERGE_MSG").is_file() && g.join("rebase-merge").is_dir());
         assert!(swept.complete());
+    }
+
+    /// Attack pass 31, B2: a hook manager's config present before the run and another file
+    /// after it (removed by another run, written again by this one's command once its
+    /// cover was gone) is moved aside to a name no manager reads. Twin: the same file,
+    /// edited in place (the host's append), stays.
+    #[test]
+    fn a_config_replaced_during_the_run_is_moved_aside() {
+        let (t, g) = git_dir();
+        let replaced = t.path().join("lefthook-local.yml");
+        let edited = t.path().join("lefthook.yml");
+        std::fs::write(&replaced, "a: 1\n").unwrap();
+        std::fs::write(&edited, "a: 1\n").unwrap();
+        let mut before = census(&g).unwrap();
+        before.keep_same(vec![
+            (replaced.clone(), "lefthook".into()),
+            (edited.clone(), "lefthook".into()),
+            (t.path().join("gone.yml"), "lefthook".into()),
+        ]);
+        assert_eq!(before.kept_same.len(), 2, "a missing path is skipped");
+        std::fs::remove_file(&replaced).unwrap();
+        std::fs::write(&replaced, "pre-commit: {evil: 1}\n").unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&edited)
+            .unwrap()
+            .write_all(b"b: 2\n")
+            .unwrap();
+        let stored = Census::from_json(before.to_json()).unwrap();
+        let swept = sweep(&stored).unwrap();
+        let aside = t.path().join("lefthook-local.yml.cordon-replaced");
+        assert_eq!(
+            swept.replaced_configs,
+            [(replaced.clone(), aside.clone(), "lefthook".to_string())]
+        );
+        assert!(!replaced.exists() && aside.is_file());
+        assert!(edited.is_file());
+        assert!(!swept.is_empty());
     }
 
     /// nu13 LOW: a listed symlink the run hard-linked elsewhere changed identity (link

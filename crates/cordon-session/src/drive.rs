@@ -146,6 +146,17 @@ impl Report {
                     path.display()
                 ));
             }
+            for (path, aside, tool) in &s.replaced_configs {
+                out.push(format!(
+                    "cordon: warning: {} was replaced while the command ran (another run or \
+                     the host removed it, and something wrote the name again); {tool} runs \
+                     commands from it at the host's next `git commit` and cordon cannot tell \
+                     who wrote it, so it moved it to {}: review it, and move it back if the \
+                     change is yours",
+                    path.display(),
+                    aside.display()
+                ));
+            }
             for (path, tool) in &s.left_configs {
                 out.push(format!(
                     "cordon: warning: {who} created {}, which {tool} reads commands from at \
@@ -460,6 +471,7 @@ fn git_census(exec: &ExecRequest) -> Result<Vec<cordon_sandbox::git_dir_sweep::C
                     .into_iter()
                     .map(|(p, t)| (p, t.to_string()))
                     .collect();
+                c.keep_same(present_configs(root));
             }
         }
         if let Some(why) = &c.incomplete {
@@ -489,11 +501,12 @@ fn git_census(exec: &ExecRequest) -> Result<Vec<cordon_sandbox::git_dir_sweep::C
                 .into_iter()
                 .map(|(p, t)| (p, t.to_string()))
                 .collect();
-        if !absent.is_empty() {
-            out.push(cordon_sandbox::git_dir_sweep::Census::kept_absent_only(
-                e.path.clone(),
-                absent,
-            ));
+        let present = present_configs(root);
+        if !absent.is_empty() || !present.is_empty() {
+            let mut c =
+                cordon_sandbox::git_dir_sweep::Census::kept_absent_only(e.path.clone(), absent);
+            c.keep_same(present);
+            out.push(c);
         }
     }
     // A workspace whose `.git` is not the directory swept above (a linked worktree: its
@@ -507,9 +520,19 @@ fn git_census(exec: &ExecRequest) -> Result<Vec<cordon_sandbox::git_dir_sweep::C
                     .into_iter()
                     .map(|(p, t)| (p, t.to_string())),
             );
+            first.keep_same(present_configs(ws));
         }
     }
     Ok(out)
+}
+
+/// The hook managers' configs present in the work tree `root`, to be the same files after
+/// the run (attack pass 31, B2).
+fn present_configs(root: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
+    cordon_policy::resolve::hook_configs_present(&HostFs, root)
+        .into_iter()
+        .map(|(p, t)| (p, t.to_string()))
+        .collect()
 }
 
 /// Step 5 of one attempt: classifies what the runner returned for `prepared` (R-F1) into
