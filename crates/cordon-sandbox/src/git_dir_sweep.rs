@@ -29,7 +29,7 @@
 //! directory (which removes a symlink itself). Loose-object directories (`objects/xx/`)
 //! are read for their entries' types only (a FIFO there hangs the host's `git log`). The
 //! walk is breadth first, each directory's files judged before any directory below, and
-//! bounded ([`BUDGET`] entries, loose objects not counted; [`MAX_DEPTH`] levels): a git
+//! bounded ([`BUDGET`] entries, regular files and loose objects not counted; [`MAX_DEPTH`] levels): a git
 //! dir too large for it refuses the run at the census (cordon could not say afterwards
 //! what a command left there); a sweep that ran out says why (`incomplete`). A census
 //! is recorded until its sweep is made, so a run whose cordon process was killed first is
@@ -51,7 +51,8 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-/// Most entries one walk of a git dir looks at, loose objects not counted. A git dir with
+/// Most entries one walk of a git dir looks at, regular files and loose objects not
+/// counted (the reflogs, refs and worktrees subtrees are walked first). A git dir with
 /// more refuses the run ([`census`] is incomplete): cordon cannot say what a command left
 /// there (attack pass 29, F4: a walk that ran out of budget hid a planted symlink).
 pub const BUDGET: usize = 1_048_576;
@@ -451,6 +452,10 @@ fn read_at(dir: BorrowedFd<'_>, name: &OsStr) -> Option<Vec<u8>> {
 struct Walk<'a> {
     git_dir: &'a Path,
     seen: usize,
+    /// [`BUDGET`] (smaller in tests).
+    budget: usize,
+    /// The budget ran out ([`Walk::over_budget`]).
+    over: bool,
     /// Why the walk did not see everything (the first reason, with what to do), if so.
     incomplete: Option<String>,
     foreign: Vec<Foreign>,
@@ -461,6 +466,21 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
+    /// Records that the walk ran out of [`Walk::budget`] (once).
+    fn over_budget(&mut self) {
+        if self.over {
+            return;
+        }
+        self.over = true;
+        self.stop(format!(
+            "it has more than {} entries (regular files and loose objects not counted): look \
+             for what fills it (`find {} -path '*/objects/??' -prune -o -print | cut -d/ -f1-4 \
+             | sort | uniq -c | sort -n | tail`) and remove it",
+            self.budget,
+            self.git_dir.display()
+        ));
+    }
+
     /// Records the first reason the walk is incomplete.
     fn stop(&mut self, why: String) {
         self.incomplete.get_or_insert(why);
@@ -472,10 +492,25 @@ impl Walk<'_> {
     /// to be the inode seen when it was queued. Loose-object directories are read only by
     /// the sweep, through their parent's open descriptor ([`Walk::loose`]).
     fn run(&mut self, top: OwnedFd) {
-        let mut queue: std::collections::VecDeque<(PathBuf, usize, (u64, u64))> =
-            std::collections::VecDeque::new();
-        queue.push_back((PathBuf::new(), 0, (0, 0)));
-        while let Some((rel, depth, id)) = queue.pop_front() {
+        // Two queues: the subtrees the host's git writes through (reflogs, refs, linked
+        // worktrees' admin dirs) are walked before the rest, so entries a command padded
+        // the git dir with elsewhere cannot use up the budget first (attack pass 31, B1).
+        type Queue = std::collections::VecDeque<(PathBuf, usize, (u64, u64))>;
+        let (mut first, mut rest): (Queue, Queue) = Default::default();
+        first.push_back((PathBuf::new(), 0, (0, 0)));
+        let written_through = |rel: &Path| {
+            rel.components().next().is_some_and(|c| {
+                matches!(c.as_os_str().as_bytes(), b"logs" | b"refs" | b"worktrees")
+            })
+        };
+        while let Some((rel, depth, id)) = first.pop_front().or_else(|| rest.pop_front()) {
+            if depth == 1 && !written_through(&rel) {
+                self.seen += 1;
+                if self.seen > self.budget {
+                    self.over_budget();
+                    continue;
+                }
+            }
             let opened = if rel.as_os_str().is_empty() {
                 top.try_clone().map_err(|_| Errno::EMFILE)
             } else {
@@ -488,20 +523,40 @@ impl Walk<'_> {
                     continue;
                 }
             };
-            for name in self.list(&fd, &rel) {
-                self.seen += 1;
-                if self.seen > BUDGET {
-                    self.stop(format!(
-                        "it has more than {BUDGET} entries (loose objects not counted): look \
-                         for what fills it (`find {} -path '*/objects/??' -prune -o -print | \
-                         cut -d/ -f1-4 | sort | uniq -c | sort -n | tail`) and remove it",
-                        self.git_dir.display()
-                    ));
-                    return;
+            let mut listing = self.list_typed(&fd, &rel);
+            if rel.as_os_str().is_empty() {
+                // The written-through subtrees first, so they are queued within budget.
+                listing.sort_by_key(|(n, _)| !written_through(Path::new(n)));
+            }
+            for (name, dtype) in listing {
+                // A regular file is neither followed by git's writes nor walked into: not
+                // counted, and not looked at unless it is in-progress state (attack pass
+                // 31, B1: a million hard links at the top used up the budget).
+                if dtype == Some(nix::dir::Type::File) {
+                    if state_file(&rel.join(&name)).is_some() {
+                        self.entry(&fd, &rel, &name, false);
+                    }
+                    continue;
+                }
+                // At the top, the other directories are counted when they are entered,
+                // after the written-through subtrees (which padding beside them must not
+                // starve: attack pass 31, B1); at most a budget of them is queued.
+                let deferred = rel.as_os_str().is_empty() && !written_through(Path::new(&name));
+                if !deferred {
+                    self.seen += 1;
+                }
+                let over = self.seen > self.budget || (deferred && rest.len() >= self.budget);
+                if over {
+                    self.over_budget();
                 }
                 let Some((sub, st)) = self.entry(&fd, &rel, &name, false) else {
                     continue;
                 };
+                if over {
+                    // Past the budget: what this listing holds is still looked at (a
+                    // planted link beside the padding is removed), no directory is entered.
+                    continue;
+                }
                 let sub_rel = rel.join(&sub);
                 if loose_objects(&sub_rel) {
                     if self.remove.is_some() {
@@ -516,6 +571,11 @@ impl Walk<'_> {
                     ));
                     continue;
                 }
+                let queue = if written_through(&sub_rel) {
+                    &mut first
+                } else {
+                    &mut rest
+                };
                 queue.push_back((sub_rel, depth + 1, (st.st_dev, st.st_ino)));
             }
         }
@@ -540,14 +600,6 @@ impl Walk<'_> {
                 self.entry(&fd, rel, &entry, true);
             }
         }
-    }
-
-    /// The names in the directory `fd` (at `rel`).
-    fn list(&mut self, fd: &OwnedFd, rel: &Path) -> Vec<std::ffi::OsString> {
-        self.list_typed(fd, rel)
-            .into_iter()
-            .map(|(n, _)| n)
-            .collect()
     }
 
     /// The names in the directory `fd` (at `rel`) with their `d_type` when the filesystem
@@ -653,11 +705,14 @@ fn open_git_dir(git_dir: &Path) -> io::Result<(OwnedFd, FileStat)> {
 fn walk<'a>(
     git_dir: &'a Path,
     remove: Option<&'a dyn Fn(&Foreign) -> bool>,
+    budget: usize,
 ) -> io::Result<Walk<'a>> {
     let (fd, _) = open_git_dir(git_dir)?;
     let mut w = Walk {
         git_dir,
         seen: 0,
+        budget,
+        over: false,
         incomplete: None,
         foreign: Vec::new(),
         state: Vec::new(),
@@ -674,7 +729,7 @@ fn walk<'a>(
 ///
 /// Errors: the git dir cannot be opened as a directory without following a symlink.
 pub fn census(git_dir: &Path) -> io::Result<Census> {
-    let w = walk(git_dir, None)?;
+    let w = walk(git_dir, None, BUDGET)?;
     Ok(Census {
         git_dir: git_dir.to_path_buf(),
         foreign: w.foreign,
@@ -750,6 +805,11 @@ fn move_aside_if_replaced(path: &Path, id: FileIdentity) -> Option<PathBuf> {
 /// Errors: the git dir cannot be opened as a directory without following a symlink (it
 /// was removed, or replaced by one: nothing is done through it).
 pub fn sweep(before: &Census) -> io::Result<Swept> {
+    sweep_within(before, BUDGET)
+}
+
+/// [`sweep`] with another budget than [`BUDGET`] (tests).
+fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
     let listed = |f: &Foreign| {
         !before
             .foreign
@@ -760,6 +820,8 @@ pub fn sweep(before: &Census) -> io::Result<Swept> {
         Walk {
             git_dir: &before.git_dir,
             seen: 0,
+            budget,
+            over: false,
             incomplete: None,
             foreign: Vec::new(),
             state: Vec::new(),
@@ -768,7 +830,7 @@ pub fn sweep(before: &Census) -> io::Result<Swept> {
             remove: None,
         }
     } else {
-        walk(&before.git_dir, Some(&listed))?
+        walk(&before.git_dir, Some(&listed), budget)?
     };
     let mut pending_code = Vec::new();
     for (rel, bytes) in &w.state {
@@ -885,6 +947,38 @@ mod tests {
         );
         assert!(g.join("MERGE_MSG").is_file() && g.join("rebase-merge").is_dir());
         assert!(swept.complete());
+    }
+
+    /// Attack pass 31, B1: padding the git dir cannot starve the subtrees the host's git
+    /// writes through — regular files (a million hard links) are not counted, and `logs`,
+    /// `refs` and `worktrees` are walked before other directories; a planted reflog link is
+    /// removed although the walk runs out of budget in the padding (and says so).
+    #[test]
+    fn padding_the_git_dir_does_not_hide_a_planted_reflog_link() {
+        let (t, g) = git_dir();
+        let outside = t.path().join("bashrc");
+        std::fs::write(&outside, "# rc\n").unwrap();
+        let before = census(&g).unwrap();
+        for i in 0..200 {
+            std::fs::write(g.join(format!("pad-file-{i}")), "").unwrap();
+        }
+        for i in 0..50 {
+            std::fs::create_dir_all(g.join(format!("pad{i}/a/b"))).unwrap();
+        }
+        std::fs::remove_file(g.join("logs/HEAD")).unwrap();
+        symlink(&outside, g.join("logs/HEAD")).unwrap();
+        symlink(&outside, g.join("logs/refs/heads/main")).unwrap();
+        let swept = sweep_within(&before, 40).unwrap();
+        for p in ["logs/HEAD", "logs/refs/heads/main"] {
+            assert!(
+                swept.removed.iter().any(|f| f.path == g.join(p)),
+                "{p}: {swept:?}"
+            );
+        }
+        assert!(
+            swept.incomplete.is_some(),
+            "the padding was not walked whole"
+        );
     }
 
     /// Attack pass 31, B2: a hook manager's config present before the run and another file
