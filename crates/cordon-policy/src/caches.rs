@@ -327,7 +327,9 @@ impl ResolvedCache {
 /// unusable: a cache with a variable ([`KnownCache::env`]) gets a private per-workspace
 /// directory ([`ResolvedCache::env`]); a cache inside a [`ToolHome`] makes the whole home
 /// one layer (an overlay of `~/.cargo` when it exists, else `CARGO_HOME` pointed at a
-/// private directory). Nothing is ever created in the home directory.
+/// private directory). Nothing is ever created in the home directory. A variable the
+/// command's environment `env` already sets wins: no private directory is planned for it
+/// (new-user pass nu14: `--dry-run` said `CARGO_HOME` pointed at one the run never used).
 pub fn resolve_caches(
     mode: CacheMode,
     extra: &[CacheSpec],
@@ -335,6 +337,7 @@ pub fn resolve_caches(
     workspace: &Path,
     filesystem: &ResolvedFilesystem,
     fs: &dyn FsView,
+    env: &std::collections::BTreeMap<String, String>,
 ) -> Vec<ResolvedCache> {
     let (Some(home), ResolvedFilesystem::Restricted { .. }) = (home, filesystem) else {
         return Vec::new();
@@ -367,7 +370,11 @@ pub fn resolve_caches(
                     .any(|n| all.iter().any(|c| c.name == *n && !present(&c.path)))
         })
         .collect();
+    let user_set = |var: &str| env.contains_key(var);
     let layer = |name: &str, tool: &str, at: &Path, env: Option<&str>| -> Option<ResolvedCache> {
+        if env.is_some_and(user_set) {
+            return None;
+        }
         let path = canonicalize_lenient(fs, at);
         let access = filesystem.access_for(fs, &path).access;
         let effective = match (mode, access, env) {
@@ -565,6 +572,35 @@ mod tests {
             ..Default::default()
         };
         crate::resolve(&p, &ctx, fs).unwrap().caches
+    }
+
+    /// New-user pass nu14: a cache variable the command's environment sets itself wins,
+    /// so no private directory is planned for it (the dry-run said `CARGO_HOME` pointed
+    /// at one the run never used). Twin: unset, the private directory is planned.
+    #[test]
+    fn a_cache_variable_the_user_set_gets_no_private_directory() {
+        let fs = crate::MemFs::new().dir("/home/u/proj/.git/objects");
+        let mut p = crate::PermissionProfile::builtin("workspace-write").unwrap();
+        p.caches = CacheMode::Overlay;
+        let mut ctx = crate::ResolveContext {
+            cwd: "/home/u/proj".into(),
+            home: Some("/home/u".into()),
+            ..Default::default()
+        };
+        ctx.env.insert("CARGO_HOME".into(), "/opt/cargo".into());
+        ctx.env
+            .insert("PIP_CACHE_DIR".into(), "/var/tmp/pip".into());
+        let c = crate::resolve(&p, &ctx, &fs).unwrap().caches;
+        assert!(
+            !c.iter().any(|c| c.name == "cargo-home" || c.name == "pip"),
+            "{c:?}"
+        );
+        assert!(
+            c.iter().any(|c| c.name == "npm"),
+            "others still planned: {c:?}"
+        );
+        let c = resolved_in(&fs, CacheMode::Overlay);
+        assert!(c.iter().any(|c| c.env.as_deref() == Some("CARGO_HOME")));
     }
 
     #[test]

@@ -1524,6 +1524,7 @@ pub fn resolve(
         &workspace,
         &filesystem,
         fs,
+        &ctx.env,
     );
     let stripped = stripped_files(&filesystem);
     let unix_sockets = resolve_unix_sockets(profile, ctx, fs, &workspace)?;
