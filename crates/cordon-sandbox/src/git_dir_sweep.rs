@@ -465,7 +465,28 @@ struct Walk<'a> {
     remove: Option<&'a dyn Fn(&Foreign) -> bool>,
 }
 
-impl Walk<'_> {
+impl<'a> Walk<'a> {
+    /// A walk of `git_dir` that has seen nothing yet; `remove` decides, in a sweep, which
+    /// entries that lead out are removed (`None`: a census, nothing is).
+    fn new(
+        git_dir: &'a Path,
+        remove: Option<&'a dyn Fn(&Foreign) -> bool>,
+        budget: usize,
+    ) -> Walk<'a> {
+        Walk {
+            git_dir,
+            seen: 0,
+            budget,
+            over: false,
+            incomplete: None,
+            foreign: Vec::new(),
+            state: Vec::new(),
+            removed: Vec::new(),
+            not_removed: Vec::new(),
+            remove,
+        }
+    }
+
     /// Records that the walk ran out of [`Walk::budget`] (once).
     fn over_budget(&mut self) {
         if self.over {
@@ -708,18 +729,7 @@ fn walk<'a>(
     budget: usize,
 ) -> io::Result<Walk<'a>> {
     let (fd, _) = open_git_dir(git_dir)?;
-    let mut w = Walk {
-        git_dir,
-        seen: 0,
-        budget,
-        over: false,
-        incomplete: None,
-        foreign: Vec::new(),
-        state: Vec::new(),
-        removed: Vec::new(),
-        not_removed: Vec::new(),
-        remove,
-    };
+    let mut w = Walk::new(git_dir, remove, budget);
     w.run(fd);
     Ok(w)
 }
@@ -817,18 +827,7 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
             .any(|b| b.path == f.path && b.id == f.id && b.target == f.target && b.kind == f.kind)
     };
     let w = if before.unwalked {
-        Walk {
-            git_dir: &before.git_dir,
-            seen: 0,
-            budget,
-            over: false,
-            incomplete: None,
-            foreign: Vec::new(),
-            state: Vec::new(),
-            removed: Vec::new(),
-            not_removed: Vec::new(),
-            remove: None,
-        }
+        Walk::new(&before.git_dir, None, budget)
     } else {
         walk(&before.git_dir, Some(&listed), budget)?
     };

@@ -103,32 +103,34 @@ impl Report {
             } else {
                 "the command"
             };
-            for f in s.removed.iter().filter(|f| f.relinked) {
-                out.push(format!(
-                    "cordon: warning: {who} re-linked {}, a {}{} that was there before the \
-                     run (its link count or change time changed, as when a hard link is \
-                     made to it); cordon cannot tell it from a planted one, so it removed \
-                     it: restore it if it was yours",
+            // `<path> a symlink to <target>`.
+            let what = |f: &cordon_sandbox::git_dir_sweep::Foreign| {
+                format!(
+                    "{} a {}{}",
                     f.path.display(),
                     f.kind.name(),
                     f.target
                         .as_ref()
                         .map(|t| format!(" to {}", t.display()))
                         .unwrap_or_default()
-                ));
-            }
-            for f in s.removed.iter().filter(|f| !f.relinked) {
-                out.push(format!(
-                    "cordon: warning: {who} made {} a {}{} inside the git dir; the \
-                     host's git writes through such entries, wherever they lead, so cordon \
-                     removed it",
-                    f.path.display(),
-                    f.kind.name(),
-                    f.target
-                        .as_ref()
-                        .map(|t| format!(" to {}", t.display()))
-                        .unwrap_or_default()
-                ));
+                )
+            };
+            for f in &s.removed {
+                out.push(if f.relinked {
+                    format!(
+                        "cordon: warning: {who} re-linked {}, which was there before the run \
+                         (its link count or change time changed, as when a hard link is made \
+                         to it); cordon cannot tell it from a planted one, so it removed it: \
+                         restore it if it was yours",
+                        what(f)
+                    )
+                } else {
+                    format!(
+                        "cordon: warning: {who} made {} inside the git dir; the host's git \
+                         writes through such entries, wherever they lead, so cordon removed it",
+                        what(f)
+                    )
+                });
             }
             for (f, why) in &s.not_removed {
                 out.push(format!(
