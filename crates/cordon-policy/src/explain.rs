@@ -272,6 +272,22 @@ pub struct FilesystemSummary {
 }
 
 /// A path as a one-line TOML basic string (quoted and escaped by `toml_writer`).
+/// How to make the host's `abs` under `/tmp`, hidden by the sandbox's private `/tmp`,
+/// visible to a command: a read grant (`--with`, or a profile entry) or `--allow-write
+/// grant`. One text for `cordon explain` and the hint after a run that did not find it.
+pub fn private_tmp_grant(abs: &Path, grant: &Path) -> String {
+    let perms = serde_json::json!({
+        "entries": [{ "path": abs.to_string_lossy(), "access": "read" }]
+    });
+    format!(
+        "grant it to make the host's path visible: `--with {}` (or `{{ path = {}, access = \
+         \"read\" }}` in your profile) to read it, `--allow-write {}` to write it",
+        shell_word(Path::new(&perms.to_string())),
+        toml_str(abs),
+        shell_word(grant)
+    )
+}
+
 fn toml_str(p: &Path) -> String {
     use toml_writer::ToTomlValue;
     toml_writer::TomlStringBuilder::new(&p.to_string_lossy())
@@ -379,19 +395,7 @@ fn hint_for(
     Some(match decider {
         // Nothing a profile can change (its grants there are dropped).
         Decider::RebuiltTree { .. } | Decider::PrivateCache { .. } => return None,
-        Decider::PrivateTmp => {
-            let perms = serde_json::json!({
-                "entries": [{ "path": abs.to_string_lossy(), "access": "read" }]
-            });
-            format!(
-                "grant it to make the host's path visible: `--with {}` (or `{{ path = {}, \
-                 access = \"read\" }}` in your profile) to read it, `--allow-write {}` to \
-                 write it",
-                shell_word(Path::new(&perms.to_string())),
-                toml_str(abs),
-                shell_word(grant)
-            )
-        }
+        Decider::PrivateTmp => private_tmp_grant(abs, grant),
         Decider::Protected { reason, path } => format!(
             "kept read-only inside a writable root because {reason} (R-P3); only if you \
              trust every command, name it explicitly: `{{ path = {}, access = \"write\" }}`",

@@ -719,24 +719,41 @@ fn private_tmp_hint(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Strin
         && ctx
             .resolved
             .is_some_and(|r| r.filesystem.top_view().private_tmp);
+    if !private {
+        return None;
+    }
+    let under_tmp = |p: &str| p.starts_with("/tmp/") && p.len() > "/tmp/".len();
+    // A host file there is hidden, not gone (breaker, nu10): said so, with the grant
+    // `cordon explain` gives (new-user pass nu14: such a run got no hint at all).
+    for l in sig.stderr_tail.lines() {
+        if !l.contains("No such file or directory") {
+            continue;
+        }
+        let hidden = candidate_paths(l)
+            .into_iter()
+            .find(|p| under_tmp(p) && ctx.fs.kind(Path::new(p)).is_some());
+        if let Some(p) = hidden {
+            let abs = Path::new(&p);
+            return Some(format!(
+                "`{}`: {p} exists on the host, but inside the sandbox /tmp is a private \
+                 tmpfs that hides the host's files; copy it into the workspace, or {}",
+                cordon_policy::text::printable(l.trim()),
+                cordon_policy::explain::private_tmp_grant(abs, &smallest_grant(ctx.fs, abs))
+            ));
+        }
+    }
     let line = sig.stderr_tail.lines().find(|l| {
         l.contains("No such file or directory")
-            && candidate_paths(l).iter().any(|p| {
-                // A host file there is hidden, not gone: explain says so and how to grant
-                // it (breaker, nu10).
-                p.starts_with("/tmp/")
-                    && p.len() > "/tmp/".len()
-                    && ctx.fs.kind(Path::new(p)).is_none()
-            })
+            && candidate_paths(l)
+                .iter()
+                .any(|p| under_tmp(p) && ctx.fs.kind(Path::new(p)).is_none())
     })?;
-    private.then(|| {
-        format!(
-            "`{}`: inside the sandbox /tmp is private to each command (an empty tmpfs, \
-             discarded when the command ends): if an earlier command left it there, it is \
-             gone; keep files for later commands in the workspace",
-            cordon_policy::text::printable(line.trim())
-        )
-    })
+    Some(format!(
+        "`{}`: inside the sandbox /tmp is private to each command (an empty tmpfs, \
+         discarded when the command ends): if an earlier command left it there, it is gone; \
+         keep files for later commands in the workspace",
+        cordon_policy::text::printable(line.trim())
+    ))
 }
 
 /// The smallest write grant that lets a command write `path`: the path when it exists, else
@@ -882,7 +899,8 @@ fn denial_hint(shown: &str, rule: &str, access: Access, grant: Result<&str, &str
     } else if rule.starts_with("pinned") {
         format!(
             "{shown} is pinned by cordon (R-P3) so protected paths below it stay protected; it \
-             cannot be renamed or removed inside the sandbox"
+             cannot be renamed or removed inside the sandbox: do that outside cordon (e.g. \
+             `git worktree remove` or `git worktree prune` for a linked worktree's admin dir)"
         )
     } else {
         offer(&format!("{shown} is read-only for this command ({rule})"))
@@ -2049,7 +2067,8 @@ mod tests {
         assert_eq!(run_in("/w", sig(gone, false)).hint, None);
         let elsewhere = "cat: /var/tmp/x: No such file or directory";
         assert_eq!(run_in("/w", sig(elsewhere, true)).hint, None);
-        // A file the host has there is hidden, not gone (nu10): no such hint.
+        // A file the host has there is hidden, not gone (nu10): not the "gone" hint, but
+        // (nu14 M5) one saying so, with the grant `cordon explain` gives.
         let fs = cordon_policy::MemFs::new().file("/tmp/notes.txt", "x");
         let r = resolved();
         let ctx = ClassifyContext {
@@ -2059,7 +2078,16 @@ mod tests {
             network_enabled: false,
             home: None,
         };
-        assert_eq!(classify(&sig(gone, true), &ctx).hint, None);
+        let hint = classify(&sig(gone, true), &ctx).hint.unwrap_or_default();
+        assert!(
+            hint.contains("exists on the host") && !hint.contains("it is gone"),
+            "{hint}"
+        );
+        assert!(
+            hint.contains(r#"--with '{"entries":[{"access":"read","path":"/tmp/notes.txt"}]}'"#),
+            "{hint}"
+        );
+        assert_eq!(classify(&sig(gone, false), &ctx).hint, None);
     }
 
     /// New-user pass nu11, M4: a refused connection to the host's loopback with the network
