@@ -1372,6 +1372,7 @@ pub fn resolve(
                         &write_roots,
                         &mut extra,
                         &mut notes,
+                        false,
                     )?;
                 }
                 // The same for every nested repository found below a writable root: its git
@@ -1380,15 +1381,19 @@ pub fn resolve(
                 // were writable (attack pass 31, B4). Existing paths only: a nested
                 // repository may be a previous run's, and its config must not make cordon
                 // create placeholders where it says.
-                let nested_roots: Vec<PathBuf> = extra
+                // As spelled: a symlinked `.git` resolves elsewhere (attack pass 32, C6).
+                let mut nested_roots: Vec<PathBuf> = extra
                     .iter()
                     .filter(|e| {
                         matches!(&e.origin, EntryOrigin::Protected { reason } if reason == NESTED_GIT_REASON)
-                            && e.path.file_name() == Some(".git".as_ref())
                     })
-                    .filter_map(|e| e.path.parent().map(Path::to_path_buf))
+                    .flat_map(|e| [&e.spelled, &e.path])
+                    .filter(|p| p.file_name() == Some(".git".as_ref()))
+                    .filter_map(|p| p.parent().map(Path::to_path_buf))
                     .filter(|r| !roots.contains(r))
                     .collect();
+                nested_roots.sort();
+                nested_roots.dedup();
                 for root in &nested_roots {
                     let mut found = Vec::new();
                     let mut quiet = Vec::new();
@@ -1401,8 +1406,9 @@ pub fn resolve(
                         &write_roots,
                         &mut found,
                         &mut quiet,
+                        true,
                     )?;
-                    if repo_dirs_of_root(fs, root, &home_forms).is_none() {
+                    if nested_repo_dirs(fs, root).is_none() {
                         // A submodule's `.git` file (its git dir in `.git/modules`): the
                         // managers' configs at the top of its work tree all the same.
                         for (path, reason) in hook_delegates(fs, root, &[]) {
@@ -1900,13 +1906,19 @@ fn own_linked_worktree(fs: &dyn FsView, own: &Path, admin: &Path) -> bool {
 /// What redirects git in a linked worktree's admin dir (`<common>/worktrees/<name>/`):
 /// protected there whether cordon grants that dir (the workspace is the linked worktree)
 /// or not (the main checkout's other worktrees).
-const WORKTREE_ADMIN_PROTECTED: [(&str, &str); 3] = [
+const WORKTREE_ADMIN_PROTECTED: [(&str, &str); 4] = [
     (
         "commondir",
         "commondir decides which git config and hooks are used",
     ),
     ("gitdir", "git's backlink to this worktree"),
     ("config.worktree", "git config can run code"),
+    // git keeps a worktree's submodules' git dirs here (attack pass 32, C1: a planted
+    // `modules/sub/hooks/post-checkout` ran at the host's `git submodule update`).
+    (
+        "modules",
+        "submodule git dirs have their own hooks and config",
+    ),
 ];
 
 /// Why a linked worktree's admin dir (or `worktrees` itself, as a symlink) is read-only.
@@ -2179,6 +2191,31 @@ fn repo_dirs_of_root(
     }
 }
 
+/// The git dir and common dir of a nested repository at `root` (below a writable root;
+/// its git dir is protected whole), however its `.git` leads there: a directory, a
+/// symlink to one, or a `gitdir:` file (a submodule, `--separate-git-dir`) — attack pass
+/// 32, C6: only a `.git` directory's config was read, so a submodule's `core.fsmonitor`
+/// target in the work tree stayed writable. Used to protect more, never to grant.
+fn nested_repo_dirs(fs: &dyn FsView, root: &Path) -> Option<(PathBuf, PathBuf)> {
+    let dotgit = root.join(".git");
+    let gitdir = if fs.kind(&dotgit) == Some(FileKind::File) && !is_link(fs, &dotgit) {
+        canonicalize_lenient(fs, &read_gitdir_file(fs, &dotgit).ok()?)
+    } else {
+        canonicalize_lenient(fs, &dotgit)
+    };
+    if fs.kind(&gitdir) != Some(FileKind::Dir) {
+        return None;
+    }
+    let common = match fs.read_small(&gitdir.join("commondir"), SMALL_FILE_CAP) {
+        Ok(c) => canonicalize_lenient(
+            fs,
+            &crate::paths::physical_normalize(fs, Path::new(c.trim()), &gitdir),
+        ),
+        Err(_) => gitdir.clone(),
+    };
+    Some((gitdir, common))
+}
+
 /// The hook managers' config files that must still be absent after a run in the work
 /// tree `root` whose git dir is `gitdir` (attack pass 29, F1): a manager is in use when
 /// one of its config files exists there or its hook is installed in `gitdir/hooks`, and
@@ -2414,8 +2451,14 @@ fn protect_git_config_targets(
     write_roots: &[PathBuf],
     out: &mut Vec<ResolvedEntry>,
     notes: &mut Vec<String>,
+    nested: bool,
 ) -> Result<(), ResolveError> {
-    let Some((gitdir, common)) = repo_dirs_of_root(fs, root, home_forms) else {
+    let dirs = if nested {
+        nested_repo_dirs(fs, root)
+    } else {
+        repo_dirs_of_root(fs, root, home_forms)
+    };
+    let Some((gitdir, common)) = dirs else {
         return Ok(());
     };
     let repo = crate::gitconfig::RepoDirs {

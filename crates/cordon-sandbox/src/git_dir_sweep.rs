@@ -126,10 +126,13 @@ pub struct Census {
     pub kept_same: Vec<(PathBuf, String, FileIdentity)>,
 }
 
-/// What names one file over time: device, inode and birth time (`statx` `btime`, seconds
-/// and nanoseconds; the change time where the filesystem has no birth time). An inode
-/// number alone is reused at once by a file created after a removal.
-pub type FileIdentity = (u64, u64, i64, u32);
+/// What names one file, unchanged, over time: device, inode, birth time (`statx` `btime`;
+/// zero where the filesystem has none) and change time, each time as seconds and
+/// nanoseconds. An inode number alone is reused at once by a file created after a
+/// removal; the change time moves with every new link to the file and every write through
+/// one (attack pass 32, C4: another run hard-linked the config, and the same inode linked
+/// back after a removal kept device, inode and birth time).
+pub type FileIdentity = (u64, u64, (i64, u32), (i64, u32));
 
 /// The identity of the entry `name` in the directory `dir`, not following a symlink there.
 fn identity_at(dir: BorrowedFd<'_>, name: &OsStr) -> Option<FileIdentity> {
@@ -151,12 +154,17 @@ fn identity_at(dir: BorrowedFd<'_>, name: &OsStr) -> Option<FileIdentity> {
         return None;
     }
     let dev = libc::makedev(sx.stx_dev_major, sx.stx_dev_minor);
-    let (s, ns) = if sx.stx_mask & libc::STATX_BTIME != 0 {
+    let born = if sx.stx_mask & libc::STATX_BTIME != 0 {
         (sx.stx_btime.tv_sec, sx.stx_btime.tv_nsec)
     } else {
-        (sx.stx_ctime.tv_sec, sx.stx_ctime.tv_nsec)
+        (0, 0)
     };
-    Some((dev, sx.stx_ino, s, ns))
+    Some((
+        dev,
+        sx.stx_ino,
+        born,
+        (sx.stx_ctime.tv_sec, sx.stx_ctime.tv_nsec),
+    ))
 }
 
 /// The parent of `path` opened without following a symlink, and `path`'s name.
@@ -295,10 +303,12 @@ pub struct Swept {
     /// Such entries that could not be removed (a directory), with the tool.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub left_configs: Vec<(PathBuf, String)>,
-    /// Work-tree files present before the run that are another file after it (replaced
-    /// while the command ran), moved aside: (path, where it went, the tool).
+    /// Work-tree files present before the run that are another file after it (replaced,
+    /// or changed through another link, while the command ran), moved aside: (path, where
+    /// it went — `None`: no free name, removed —, the tool). One that could be neither is
+    /// in [`Swept::left_configs`].
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub replaced_configs: Vec<(PathBuf, PathBuf, String)>,
+    pub replaced_configs: Vec<(PathBuf, Option<PathBuf>, String)>,
     /// The sweep was an earlier run's, finished by this one: that run's cordon process
     /// ended (killed) before it could make it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -563,19 +573,27 @@ impl<'a> Walk<'a> {
                 // after the written-through subtrees (which padding beside them must not
                 // starve: attack pass 31, B1); at most a budget of them is queued.
                 let deferred = rel.as_os_str().is_empty() && !written_through(Path::new(&name));
+                let Some((sub, st)) = self.entry(&fd, &rel, &name, false) else {
+                    // Not a directory: in the sweep, removed when it leads out, and not
+                    // counted (attack pass 32, C3: a million symlinks used up the budget
+                    // before the walk reached a planted reflog link); in the census, counted
+                    // (each is kept in memory).
+                    if self.remove.is_none() && dtype != Some(nix::dir::Type::File) {
+                        self.seen += 1;
+                        if self.seen > self.budget {
+                            self.over_budget();
+                            return;
+                        }
+                    }
+                    continue;
+                };
                 if !deferred {
                     self.seen += 1;
                 }
-                let over = self.seen > self.budget || (deferred && rest.len() >= self.budget);
-                if over {
-                    self.over_budget();
-                }
-                let Some((sub, st)) = self.entry(&fd, &rel, &name, false) else {
-                    continue;
-                };
-                if over {
+                if self.seen > self.budget || (deferred && rest.len() >= self.budget) {
                     // Past the budget: what this listing holds is still looked at (a
                     // planted link beside the padding is removed), no directory is entered.
+                    self.over_budget();
                     continue;
                 }
                 let sub_rel = rel.join(&sub);
@@ -797,15 +815,48 @@ fn remove_created(path: &Path) -> Created {
 /// Moves aside what is at `path` now when it is not the file `id` ([`FileIdentity`]) it was
 /// before the run: renamed within its parent (opened without following a symlink) to
 /// `<name>.cordon-replaced`, a name no hook manager reads. `Some(new path)` when moved.
-fn move_aside_if_replaced(path: &Path, id: FileIdentity) -> Option<PathBuf> {
+fn move_aside_if_replaced(path: &Path, id: FileIdentity) -> Option<Aside> {
     let (dir, name) = open_parent(path)?;
     if identity_at(dir.as_fd(), name)? == id {
         return None;
     }
-    let mut aside = name.to_os_string();
-    aside.push(".cordon-replaced");
-    nix::fcntl::renameat(dir.as_fd(), name, dir.as_fd(), aside.as_os_str()).ok()?;
-    Some(path.with_file_name(aside))
+    // A free name (never replacing what is there: `RENAME_NOREPLACE`), then removal, and
+    // only then "left" (attack pass 32, C5: a directory planted at the one name tried made
+    // the rename fail, silently).
+    for i in 0..16 {
+        let mut aside = name.to_os_string();
+        aside.push(".cordon-replaced");
+        if i > 0 {
+            aside.push(format!(".{i}"));
+        }
+        let moved = nix::fcntl::renameat2(
+            dir.as_fd(),
+            name,
+            dir.as_fd(),
+            aside.as_os_str(),
+            nix::fcntl::RenameFlags::RENAME_NOREPLACE,
+        );
+        match moved {
+            Ok(()) => return Some(Aside::Moved(path.with_file_name(aside))),
+            Err(Errno::EEXIST) => continue,
+            Err(_) => break,
+        }
+    }
+    let st = fstatat(dir.as_fd(), name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW).ok()?;
+    if !is_dir(&st) && unlinkat(dir.as_fd(), name, UnlinkatFlags::NoRemoveDir).is_ok() {
+        return Some(Aside::Removed);
+    }
+    Some(Aside::Left)
+}
+
+/// What [`move_aside_if_replaced`] did with a replaced file.
+enum Aside {
+    /// Renamed to this path.
+    Moved(PathBuf),
+    /// No free name: removed.
+    Removed,
+    /// Neither could be done (a directory, or an error): left, and named.
+    Left,
 }
 
 /// After the run: removes from the git dir of `before` every entry that is not a regular
@@ -859,13 +910,15 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
             Created::Left => left_configs.push((path.clone(), tool.clone())),
         }
     }
-    let replaced_configs = before
-        .kept_same
-        .iter()
-        .filter_map(|(p, tool, id)| {
-            move_aside_if_replaced(p, *id).map(|to| (p.clone(), to, tool.clone()))
-        })
-        .collect();
+    let mut replaced_configs = Vec::new();
+    for (p, tool, id) in &before.kept_same {
+        match move_aside_if_replaced(p, *id) {
+            None => {}
+            Some(Aside::Moved(to)) => replaced_configs.push((p.clone(), Some(to), tool.clone())),
+            Some(Aside::Removed) => replaced_configs.push((p.clone(), None, tool.clone())),
+            Some(Aside::Left) => left_configs.push((p.clone(), tool.clone())),
+        }
+    }
     let mut removed = w.removed;
     for f in &mut removed {
         f.relinked = before
@@ -980,41 +1033,86 @@ mod tests {
         );
     }
 
-    /// Attack pass 31, B2: a hook manager's config present before the run and another file
-    /// after it (removed by another run, written again by this one's command once its
-    /// cover was gone) is moved aside to a name no manager reads. Twin: the same file,
-    /// edited in place (the host's append), stays.
+    /// Attack pass 32, C3: symlinks a command planted to pad the git dir are removed and do
+    /// not count against the sweep's budget, so a planted reflog link deeper in `logs/` is
+    /// reached and removed too, and the sweep is whole.
     #[test]
-    fn a_config_replaced_during_the_run_is_moved_aside() {
+    fn symlink_padding_does_not_use_up_the_sweep() {
+        let (t, g) = git_dir();
+        let outside = t.path().join("bashrc");
+        std::fs::write(&outside, "# rc\n").unwrap();
+        let before = census(&g).unwrap();
+        std::fs::create_dir(g.join("logs/pad")).unwrap();
+        for i in 0..200 {
+            symlink(&outside, g.join(format!("logs/pad/l{i}"))).unwrap();
+        }
+        symlink(&outside, g.join("logs/refs/heads/main")).unwrap();
+        let swept = sweep_within(&before, 40).unwrap();
+        assert!(
+            swept
+                .removed
+                .iter()
+                .any(|f| f.path == g.join("logs/refs/heads/main")),
+            "{swept:?}"
+        );
+        assert_eq!(swept.removed.len(), 201);
+        assert!(swept.complete(), "{swept:?}");
+    }
+
+    /// Attack pass 31, B2 / 32, C4, C5: a hook manager's config present before the run and
+    /// another file after it (removed by another run and written again once the cover was
+    /// gone), or the same inode changed through another link, is moved aside to a free name
+    /// no manager reads (a directory planted at the first name does not stop it). Twin: an
+    /// untouched config stays.
+    #[test]
+    fn a_config_replaced_or_relinked_during_the_run_is_moved_aside() {
         let (t, g) = git_dir();
         let replaced = t.path().join("lefthook-local.yml");
-        let edited = t.path().join("lefthook.yml");
-        std::fs::write(&replaced, "a: 1\n").unwrap();
-        std::fs::write(&edited, "a: 1\n").unwrap();
+        let relinked = t.path().join("lefthook.yml");
+        let kept = t.path().join(".pre-commit-config.yaml");
+        for f in [&replaced, &relinked, &kept] {
+            std::fs::write(f, "a: 1\n").unwrap();
+        }
         let mut before = census(&g).unwrap();
         before.keep_same(vec![
             (replaced.clone(), "lefthook".into()),
-            (edited.clone(), "lefthook".into()),
+            (relinked.clone(), "lefthook".into()),
+            (kept.clone(), "pre-commit".into()),
             (t.path().join("gone.yml"), "lefthook".into()),
         ]);
-        assert_eq!(before.kept_same.len(), 2, "a missing path is skipped");
+        assert_eq!(before.kept_same.len(), 3, "a missing path is skipped");
+        // Another name blocks the first free one (C5).
+        std::fs::create_dir_all(t.path().join("lefthook-local.yml.cordon-replaced/x")).unwrap();
         std::fs::remove_file(&replaced).unwrap();
         std::fs::write(&replaced, "pre-commit: {evil: 1}\n").unwrap();
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(&edited)
-            .unwrap()
-            .write_all(b"b: 2\n")
-            .unwrap();
+        // C4: a hard link made, the name removed, the same inode linked back.
+        let stash = t.path().join("stash");
+        std::fs::hard_link(&relinked, &stash).unwrap();
+        std::fs::remove_file(&relinked).unwrap();
+        std::fs::hard_link(&stash, &relinked).unwrap();
+        std::fs::remove_file(&stash).unwrap();
         let stored = Census::from_json(before.to_json()).unwrap();
         let swept = sweep(&stored).unwrap();
-        let aside = t.path().join("lefthook-local.yml.cordon-replaced");
+        let aside1 = t.path().join("lefthook-local.yml.cordon-replaced.1");
+        let aside2 = t.path().join("lefthook.yml.cordon-replaced");
         assert_eq!(
             swept.replaced_configs,
-            [(replaced.clone(), aside.clone(), "lefthook".to_string())]
+            [
+                (
+                    replaced.clone(),
+                    Some(aside1.clone()),
+                    "lefthook".to_string()
+                ),
+                (
+                    relinked.clone(),
+                    Some(aside2.clone()),
+                    "lefthook".to_string()
+                )
+            ]
         );
-        assert!(!replaced.exists() && aside.is_file());
-        assert!(edited.is_file());
+        assert!(!replaced.exists() && aside1.is_file());
+        assert!(!relinked.exists() && aside2.is_file());
+        assert!(kept.is_file(), "untouched: stays");
         assert!(!swept.is_empty());
     }
 

@@ -103,6 +103,21 @@ impl Report {
             } else {
                 "the command"
             };
+            // First: what could not be checked (the lines below may be many).
+            if let Some(e) = &s.error {
+                out.push(format!(
+                    "cordon: warning: cordon could not look at {} after the run ({e}): check \
+                     it for symlinks before using git there",
+                    s.git_dir.display()
+                ));
+            } else if let Some(why) = &s.incomplete {
+                out.push(format!(
+                    "cordon: warning: cordon could not check all of {} after the run: {why}; \
+                     until then do not use git there (an entry it did not see may lead out \
+                     of it); the next cordon run finishes the check once it can read it",
+                    s.git_dir.display()
+                ));
+            }
             // `<path> a symlink to <target>`.
             let what = |f: &cordon_sandbox::git_dir_sweep::Foreign| {
                 format!(
@@ -115,7 +130,19 @@ impl Report {
                         .unwrap_or_default()
                 )
             };
-            for f in &s.removed {
+            // At most 20 lines of these (attack pass 32, C3: a million planted links made
+            // a million lines, and the one saying the walk was cut short came last).
+            const SHOWN: usize = 20;
+            if s.removed.len() > SHOWN {
+                out.push(format!(
+                    "cordon: warning: {who} made {} entries inside the git dir {} that lead \
+                     out of it (symlinks, FIFOs, sockets or devices); cordon removed them — the \
+                     first {SHOWN}:",
+                    s.removed.len(),
+                    s.git_dir.display()
+                ));
+            }
+            for f in s.removed.iter().take(SHOWN) {
                 out.push(if f.relinked {
                     format!(
                         "cordon: warning: {who} re-linked {}, which was there before the run \
@@ -150,13 +177,18 @@ impl Report {
             }
             for (path, aside, tool) in &s.replaced_configs {
                 out.push(format!(
-                    "cordon: warning: {} was replaced while the command ran (another run or \
-                     the host removed it, and something wrote the name again); {tool} runs \
+                    "cordon: warning: {} was replaced or changed while the command ran \
+                     (another run or the host removed, re-linked or rewrote it); {tool} runs \
                      commands from it at the host's next `git commit` and cordon cannot tell \
-                     who wrote it, so it moved it to {}: review it, and move it back if the \
-                     change is yours",
+                     who wrote it, so it {}",
                     path.display(),
-                    aside.display()
+                    match aside {
+                        Some(a) => format!(
+                            "moved it to {}: review it, and move it back if the change is yours",
+                            a.display()
+                        ),
+                        None => "removed it (no free name to move it to)".to_string(),
+                    }
                 ));
             }
             for (path, tool) in &s.left_configs {
@@ -173,20 +205,6 @@ impl Report {
                      runs code at the host's `--continue`: {what}; review it (or `--abort`) \
                      before continuing the operation outside the sandbox",
                     file.display()
-                ));
-            }
-            if let Some(e) = &s.error {
-                out.push(format!(
-                    "cordon: warning: cordon could not look at {} after the run ({e}): check \
-                     it for symlinks before using git there",
-                    s.git_dir.display()
-                ));
-            } else if let Some(why) = &s.incomplete {
-                out.push(format!(
-                    "cordon: warning: cordon could not check all of {} after the run: {why}; \
-                     until then do not use git there (an entry it did not see may lead out \
-                     of it); the next cordon run finishes the check once it can read it",
-                    s.git_dir.display()
                 ));
             }
         }
