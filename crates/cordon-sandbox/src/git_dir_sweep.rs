@@ -943,7 +943,6 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
     use std::os::unix::fs::{symlink, PermissionsExt};
 
     fn git_dir() -> (tempfile::TempDir, PathBuf) {
