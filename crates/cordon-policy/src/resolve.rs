@@ -1876,6 +1876,17 @@ fn protect_worktree_admin(
     }
 }
 
+/// Whether the `.git` file `dotgit` makes its directory a linked worktree of the git dir
+/// `own` ([`own_linked_worktree`]): its hooks and config are `own`'s, so `cordon run` does
+/// not name it as a repository the command made (new-user pass nu14).
+pub fn is_linked_worktree_of(fs: &dyn FsView, own: &Path, dotgit: &Path) -> bool {
+    if fs.kind(dotgit) != Some(FileKind::File) || is_link(fs, dotgit) {
+        return false;
+    }
+    read_gitdir_file(fs, dotgit)
+        .is_ok_and(|t| own_linked_worktree(fs, own, &canonicalize_lenient(fs, &t)))
+}
+
 /// Whether `admin` (canonical) is a linked worktree's admin dir of the git dir `own`:
 /// `own/worktrees/<name>`, a directory (not a link) whose `commondir` is a regular file
 /// naming `own` (as git resolves it, relative to `admin`). Such a dir takes its hooks and

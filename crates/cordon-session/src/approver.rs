@@ -94,8 +94,9 @@ impl ApprovalFront {
             format!("{how}, or {rule}")
         } else {
             format!(
-                "{how} (an allow rule does not cover it: a dangerous-command finding, a cap or \
-                 an unparsed part makes it ask whatever the rules say)"
+                "{how} (an allow rule does not cover it: additional permissions — grant those in \
+                 the profile, or run from the project they are in —, a dangerous-command \
+                 finding, a cap or an unparsed part make it ask whatever the rules say)"
             )
         }
     }

@@ -369,7 +369,11 @@ impl ReviewableRequest {
     /// dangerous-command finding or a cap, and nothing is opaque (the exec policy lets
     /// those override allow rules).
     pub fn allow_rule_helps(&self) -> bool {
-        self.opaque.is_empty()
+        // Additional permissions (a write grant, a cwd in another project) are asked about
+        // whatever the rules say (new-user pass nu14: an MCP refusal for a cwd elsewhere
+        // advised an allow rule).
+        self.needs.additional.is_none()
+            && self.opaque.is_empty()
             && self
                 .segments
                 .iter()
@@ -572,6 +576,18 @@ mod tests {
             note(&plain).contains("or add an allow rule"),
             "{}",
             note(&plain)
+        );
+        // nu14: additional permissions are asked about whatever the rules say.
+        let mut granted = plain.clone();
+        granted.needs.additional = Some(cordon_policy::AdditionalPermissions {
+            network: Some(true),
+            entries: Vec::new(),
+        });
+        assert!(!granted.allow_rule_helps());
+        assert!(
+            note(&granted).contains("additional permissions"),
+            "{}",
+            note(&granted)
         );
         let mut retry = plain.clone();
         retry.kind = RequestKind::Escalation {

@@ -177,6 +177,19 @@ fn exit_codes() {
     std::fs::write(p.dir.join("noexec.sh"), "#!/bin/sh\necho hi\n").unwrap();
     let o = out(cordon(&p, &["run", "--", "./noexec.sh"]));
     assert_eq!(o.status.code(), Some(126), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("permission denied"),
+        "{}",
+        text(&o.stderr)
+    );
+    // nu14: a directory as the program says so (126 all the same).
+    let o = out(cordon(&p, &["run", "--", "/etc"]));
+    assert_eq!(o.status.code(), Some(126), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("/etc: is a directory"),
+        "{}",
+        text(&o.stderr)
+    );
     // killed by a signal → 128+n
     let o = out(cordon(&p, &["run", "--", "sh", "-c", "kill -TERM $$"]));
     assert_eq!(o.status.code(), Some(143));

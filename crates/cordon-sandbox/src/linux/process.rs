@@ -342,6 +342,10 @@ pub enum SpawnError {
     /// The program exists but may not be executed (126).
     #[error("{0}: permission denied")]
     PermissionDenied(String),
+    /// The program named by a path is a directory (126; new-user pass nu14: `cordon run
+    /// -- /etc` said "permission denied", which is what `execve` returns for it).
+    #[error("{0}: is a directory")]
+    IsDirectory(String),
     /// `execve` failed otherwise (126).
     #[error("{name}: cannot execute: {source}")]
     CannotExecute {
@@ -361,7 +365,9 @@ impl SpawnError {
     pub fn exit_code(&self) -> i32 {
         match self {
             SpawnError::NotFound(_) => EXIT_NOTFOUND,
-            SpawnError::PermissionDenied(_) | SpawnError::CannotExecute { .. } => EXIT_NOEXEC,
+            SpawnError::PermissionDenied(_)
+            | SpawnError::IsDirectory(_)
+            | SpawnError::CannotExecute { .. } => EXIT_NOEXEC,
             SpawnError::Setup(_) => EXIT_SETUP,
         }
     }
@@ -421,6 +427,9 @@ pub fn spawn(
     Err(match buf[0] {
         1 if n >= 5 => match i32::from_le_bytes([buf[1], buf[2], buf[3], buf[4]]) {
             libc::ENOENT => SpawnError::NotFound(name),
+            libc::EACCES if name.contains('/') && std::path::Path::new(&name).is_dir() => {
+                SpawnError::IsDirectory(name)
+            }
             libc::EACCES | libc::EPERM => SpawnError::PermissionDenied(name),
             errno => SpawnError::CannotExecute {
                 name,

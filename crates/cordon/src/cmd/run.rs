@@ -468,7 +468,10 @@ fn created_repositories(report: &Report) -> Vec<std::path::PathBuf> {
         .into_iter()
         .chain(bare)
         .filter(|p| {
-            !before.contains(&p.as_path())
+            // A linked worktree of the project's own repository (`git worktree add wt`)
+            // made no config or hooks of its own (nu14: it was named as a repository).
+            !cordon_policy::resolve::is_linked_worktree_of(&fs, &ws.join(".git"), p)
+                && !before.contains(&p.as_path())
                 && !r
                     .notes
                     .iter()
