@@ -124,6 +124,8 @@ pub struct Census {
     /// Work-tree files present before the run that must be the same file after it, with
     /// the tool and their (device, inode) then ([`Census::keep_same`]).
     pub kept_same: Vec<(PathBuf, String, FileIdentity)>,
+    /// The names under `worktrees/` (linked worktrees' admin dirs) before the run.
+    worktree_admins: Vec<std::ffi::OsString>,
 }
 
 /// What names one file, unchanged, over time: device, inode, birth time (`statx` `btime`;
@@ -196,6 +198,8 @@ struct CensusRecord {
     unwalked: bool,
     #[serde(default)]
     kept_same: Vec<(PathBuf, String, FileIdentity)>,
+    #[serde(default)]
+    worktree_admins: Vec<std::ffi::OsString>,
 }
 
 impl Census {
@@ -244,6 +248,7 @@ impl Census {
             absent: self.absent.clone(),
             unwalked: self.unwalked,
             kept_same: self.kept_same.clone(),
+            worktree_admins: self.worktree_admins.clone(),
         })
         .unwrap_or(serde_json::Value::Null)
     }
@@ -269,6 +274,7 @@ impl Census {
             absent: r.absent,
             unwalked: r.unwalked,
             kept_same: r.kept_same,
+            worktree_admins: r.worktree_admins,
         })
     }
 }
@@ -288,6 +294,10 @@ pub struct Swept {
     /// `--continue`: (state file, what runs).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pending_code: Vec<(PathBuf, String)>,
+    /// Linked-worktree admin dirs the run made that no worktree names back: their
+    /// `gitdir` was removed (admin dir, why).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub disarmed_worktrees: Vec<(PathBuf, String)>,
     /// Why the walk did not see everything (before or after the run), with what to do;
     /// `None`: it did.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -330,6 +340,7 @@ impl Swept {
         self.removed.is_empty()
             && self.not_removed.is_empty()
             && self.pending_code.is_empty()
+            && self.disarmed_worktrees.is_empty()
             && self.removed_configs.is_empty()
             && self.left_configs.is_empty()
             && self.replaced_configs.is_empty()
@@ -766,7 +777,90 @@ pub fn census(git_dir: &Path) -> io::Result<Census> {
         absent: Vec::new(),
         unwalked: false,
         kept_same: Vec::new(),
+        worktree_admins: worktree_admins(git_dir),
     })
+}
+
+/// The names in `git_dir/worktrees/` (opened without following a symlink); empty when
+/// there is none.
+fn worktree_admins(git_dir: &Path) -> Vec<std::ffi::OsString> {
+    let Ok((top, _)) = open_git_dir(git_dir) else {
+        return Vec::new();
+    };
+    let Ok(dir) = Dir::openat(
+        top.as_fd(),
+        "worktrees",
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    ) else {
+        return Vec::new();
+    };
+    dir.into_iter()
+        .flatten()
+        .map(|e| OsStr::from_bytes(e.file_name().to_bytes()).to_os_string())
+        .filter(|n| n != "." && n != "..")
+        .take(4096)
+        .collect()
+}
+
+/// After the run: every admin dir under `worktrees/` the run made whose `gitdir` does not
+/// name a `.git` file that names it back (what `git worktree add` makes) has its `gitdir`
+/// removed — the host's `git worktree repair` writes a `.git` file at the path it names,
+/// outside the writable roots, leading to a git dir the command wrote (attack pass 33,
+/// D1). Returns (admin dir, why) for each.
+fn disarm_new_worktree_admins(before: &Census) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let Ok((top, _)) = open_git_dir(&before.git_dir) else {
+        return out;
+    };
+    let Ok(wt) = openat(
+        top.as_fd(),
+        "worktrees",
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    ) else {
+        return out;
+    };
+    for name in worktree_admins(&before.git_dir) {
+        if before.worktree_admins.contains(&name) {
+            continue;
+        }
+        let Ok(admin) = openat(
+            wt.as_fd(),
+            name.as_os_str(),
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        ) else {
+            continue;
+        };
+        let Some(named) = read_at(admin.as_fd(), OsStr::new("gitdir")) else {
+            continue;
+        };
+        let dotgit = PathBuf::from(OsStr::from_bytes(named.trim_ascii()));
+        let here = before.git_dir.join("worktrees").join(&name);
+        let backlink = std::fs::read(&dotgit).ok().and_then(|b| {
+            let t = String::from_utf8(b).ok()?;
+            let p = t.trim().strip_prefix("gitdir:")?.trim().to_string();
+            Some(PathBuf::from(p))
+        });
+        let genuine = dotgit.is_absolute()
+            && backlink.is_some_and(|b| {
+                b == here || std::fs::canonicalize(&b).ok() == std::fs::canonicalize(&here).ok()
+            });
+        if genuine {
+            continue;
+        }
+        if unlinkat(admin.as_fd(), "gitdir", UnlinkatFlags::NoRemoveDir).is_ok() {
+            out.push((
+                here,
+                format!(
+                    "its gitdir named {}, which has no .git file naming it back",
+                    dotgit.display()
+                ),
+            ));
+        }
+    }
+    out
 }
 
 /// What [`remove_created`] found at a path that had to stay absent.
@@ -910,6 +1004,11 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
             Created::Left => left_configs.push((path.clone(), tool.clone())),
         }
     }
+    let disarmed_worktrees = if before.unwalked {
+        Vec::new()
+    } else {
+        disarm_new_worktree_admins(before)
+    };
     let mut replaced_configs = Vec::new();
     for (p, tool, id) in &before.kept_same {
         match move_aside_if_replaced(p, *id) {
@@ -934,6 +1033,7 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
         removed,
         not_removed: w.not_removed,
         pending_code,
+        disarmed_worktrees,
         incomplete: before.incomplete.clone().or(w.incomplete),
         error: None,
         earlier_run: false,
@@ -1030,6 +1130,35 @@ mod tests {
             swept.incomplete.is_some(),
             "the padding was not walked whole"
         );
+    }
+
+    /// Attack pass 33, D1: a linked-worktree admin dir the run made whose `gitdir` names a
+    /// `.git` file that does not name it back (the host's `git worktree repair` would write
+    /// one there, outside) loses its `gitdir`. Twin: what `git worktree add` makes (the
+    /// backlink agrees) is kept.
+    #[test]
+    fn a_planted_worktree_admin_dir_is_disarmed_and_a_genuine_one_kept() {
+        let (t, g) = git_dir();
+        let before = census(&g).unwrap();
+        let evil = g.join("worktrees/evil");
+        std::fs::create_dir_all(&evil).unwrap();
+        std::fs::write(
+            evil.join("gitdir"),
+            t.path().join("outside/.git").to_str().unwrap(),
+        )
+        .unwrap();
+        std::fs::write(evil.join("commondir"), "c\n").unwrap();
+        let good = g.join("worktrees/good");
+        std::fs::create_dir_all(&good).unwrap();
+        std::fs::create_dir_all(t.path().join("good")).unwrap();
+        let dotgit = t.path().join("good/.git");
+        std::fs::write(&dotgit, format!("gitdir: {}\n", good.display())).unwrap();
+        std::fs::write(good.join("gitdir"), format!("{}\n", dotgit.display())).unwrap();
+        let swept = sweep(&Census::from_json(before.to_json()).unwrap()).unwrap();
+        assert_eq!(swept.disarmed_worktrees.len(), 1, "{swept:?}");
+        assert_eq!(swept.disarmed_worktrees[0].0, evil);
+        assert!(!evil.join("gitdir").exists());
+        assert!(good.join("gitdir").is_file());
     }
 
     /// Attack pass 32, C3: symlinks a command planted to pad the git dir are removed and do

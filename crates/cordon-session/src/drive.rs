@@ -199,6 +199,15 @@ impl Report {
                     path.display()
                 ));
             }
+            for (admin, why) in &s.disarmed_worktrees {
+                out.push(format!(
+                    "cordon: warning: {who} made the linked-worktree admin dir {} ({why}): \
+                     the host's `git worktree repair` would write a .git file there, outside \
+                     the writable roots, so cordon removed its gitdir; remove the directory \
+                     (`git worktree prune`) unless you made it",
+                    admin.display()
+                ));
+            }
             for (file, what) in &s.pending_code {
                 out.push(format!(
                     "cordon: warning: {who} left in-progress git state in {} that \
