@@ -126,6 +126,9 @@ pub struct Census {
     pub kept_same: Vec<(PathBuf, String, FileIdentity)>,
     /// The names under `worktrees/` (linked worktrees' admin dirs) before the run.
     worktree_admins: Vec<std::ffi::OsString>,
+    /// Parent directories of [`Census::absent`] paths that were missing before the run
+    /// ([`Census::note_absent_parents`]): one that is a symlink after it is the run's.
+    absent_parents: Vec<PathBuf>,
 }
 
 /// What names one file, unchanged, over time: device, inode, birth time (`statx` `btime`;
@@ -200,6 +203,8 @@ struct CensusRecord {
     kept_same: Vec<(PathBuf, String, FileIdentity)>,
     #[serde(default)]
     worktree_admins: Vec<std::ffi::OsString>,
+    #[serde(default)]
+    absent_parents: Vec<PathBuf>,
 }
 
 impl Census {
@@ -229,6 +234,22 @@ impl Census {
         }
     }
 
+    /// Records which parent directories of the [`Census::absent`] paths are missing now
+    /// (call once `absent` is set, before the run): after the run, such a parent that is a
+    /// symlink — the run's, leading a hook manager to a config elsewhere (`.config -> d`
+    /// with `d/lefthook-local.yml`: attack pass 33, D2) — is removed.
+    pub fn note_absent_parents(&mut self) {
+        for (p, _) in &self.absent {
+            if let Some(parent) = p.parent() {
+                if std::fs::symlink_metadata(parent).is_err()
+                    && !self.absent_parents.iter().any(|q| q == parent)
+                {
+                    self.absent_parents.push(parent.to_path_buf());
+                }
+            }
+        }
+    }
+
     /// Whether the walk saw everything.
     pub fn complete(&self) -> bool {
         self.incomplete.is_none()
@@ -249,6 +270,7 @@ impl Census {
             unwalked: self.unwalked,
             kept_same: self.kept_same.clone(),
             worktree_admins: self.worktree_admins.clone(),
+            absent_parents: self.absent_parents.clone(),
         })
         .unwrap_or(serde_json::Value::Null)
     }
@@ -275,6 +297,7 @@ impl Census {
             unwalked: r.unwalked,
             kept_same: r.kept_same,
             worktree_admins: r.worktree_admins,
+            absent_parents: r.absent_parents,
         })
     }
 }
@@ -778,6 +801,7 @@ pub fn census(git_dir: &Path) -> io::Result<Census> {
         unwalked: false,
         kept_same: Vec::new(),
         worktree_admins: worktree_admins(git_dir),
+        absent_parents: Vec::new(),
     })
 }
 
@@ -997,6 +1021,31 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
         }
     }
     let (mut removed_configs, mut left_configs) = (Vec::new(), Vec::new());
+    // A parent that was missing and is a symlink now: removed first (the link itself), so
+    // that the config behind it is not read through it.
+    for parent in &before.absent_parents {
+        let Some((dir, name)) = open_parent(parent) else {
+            continue;
+        };
+        let is_link = fstatat(dir.as_fd(), name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+            .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFLNK);
+        if is_link && unlinkat(dir.as_fd(), name, UnlinkatFlags::NoRemoveDir).is_ok() {
+            let tools: Vec<&str> = before
+                .absent
+                .iter()
+                .filter(|(p, _)| p.parent() == Some(parent.as_path()))
+                .map(|(_, t)| t.as_str())
+                .collect();
+            removed_configs.push((
+                parent.clone(),
+                tools
+                    .first()
+                    .copied()
+                    .unwrap_or("a hook manager")
+                    .to_string(),
+            ));
+        }
+    }
     for (path, tool) in &before.absent {
         match remove_created(path) {
             Created::No => {}
@@ -1130,6 +1179,40 @@ mod tests {
             swept.incomplete.is_some(),
             "the padding was not walked whole"
         );
+    }
+
+    /// Attack pass 33, D2: a kept-absent config's parent that was missing before the run
+    /// and is a symlink after it (`.config -> d`, `d/lefthook-local.yml`) is removed — the
+    /// link, not what it leads to. Twin: a parent that existed before is left alone.
+    #[test]
+    fn a_symlinked_parent_a_run_made_for_a_kept_absent_config_is_removed() {
+        let (t, g) = git_dir();
+        let before_dir = t.path().join("existing");
+        std::fs::create_dir(&before_dir).unwrap();
+        let mut before = census(&g).unwrap();
+        before.absent = vec![
+            (
+                t.path().join(".config/lefthook-local.yml"),
+                "lefthook".into(),
+            ),
+            (before_dir.join("lefthook-local.yml"), "lefthook".into()),
+        ];
+        before.note_absent_parents();
+        let d = t.path().join("d");
+        std::fs::create_dir(&d).unwrap();
+        std::fs::write(d.join("lefthook-local.yml"), "pre-commit: {}\n").unwrap();
+        symlink(&d, t.path().join(".config")).unwrap();
+        let swept = sweep(&Census::from_json(before.to_json()).unwrap()).unwrap();
+        assert!(
+            std::fs::symlink_metadata(t.path().join(".config")).is_err(),
+            "{swept:?}"
+        );
+        assert!(d.join("lefthook-local.yml").is_file(), "not followed");
+        assert!(before_dir.is_dir());
+        assert!(swept
+            .removed_configs
+            .iter()
+            .any(|(p, _)| p == &t.path().join(".config")));
     }
 
     /// Attack pass 33, D1: a linked-worktree admin dir the run made whose `gitdir` names a

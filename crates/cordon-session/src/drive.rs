@@ -552,6 +552,9 @@ fn git_census(exec: &ExecRequest) -> Result<Vec<cordon_sandbox::git_dir_sweep::C
             first.keep_same(present_configs(ws));
         }
     }
+    for c in &mut out {
+        c.note_absent_parents();
+    }
     Ok(out)
 }
 
