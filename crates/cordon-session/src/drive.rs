@@ -133,12 +133,12 @@ impl Report {
             // At most 20 lines of these (attack pass 32, C3: a million planted links made
             // a million lines, and the one saying the walk was cut short came last).
             const SHOWN: usize = 20;
-            if s.removed.len() > SHOWN {
+            if s.removed_total > SHOWN {
                 out.push(format!(
                     "cordon: warning: {who} made {} entries inside the git dir {} that lead \
                      out of it (symlinks, FIFOs, sockets or devices); cordon removed them — the \
                      first {SHOWN}:",
-                    s.removed.len(),
+                    s.removed_total,
                     s.git_dir.display()
                 ));
             }
