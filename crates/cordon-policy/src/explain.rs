@@ -606,13 +606,20 @@ fn explain_path(
             .or_else(|| missing_deny(&resolved.filesystem, answer.entry, &canonical)),
         Access::Write => None,
     };
+    // A cache missing on the host whose tool is pointed at a private directory works as it
+    // is: no grant to offer (new-user pass nu14: `explain ~/.cache/pip` advised making the
+    // real `~/.cache` writable).
+    let redirected = resolved
+        .caches
+        .iter()
+        .any(|c| c.env.is_some() && canonical.starts_with(&c.path));
     PathExplanation {
         path: asked.to_path_buf(),
         canonical: (canonical != absolute).then_some(canonical),
         absolute,
         access: answer.access,
         decided_by,
-        hint,
+        hint: if redirected { None } else { hint },
         shown_as,
     }
 }

@@ -426,3 +426,23 @@ fn advice_fits_builtins_and_unsandboxed_profiles() {
     let text = run(&dev(), &[], Os::Linux, Ok(())).to_string();
     assert!(text.contains("refused in every network mode"), "{text}");
 }
+
+/// New-user pass nu14 M7: a package cache missing on the host, whose tool is pointed at a
+/// private directory, offers no grant (it advised making the real `~/.cache` writable);
+/// it says where the tool writes instead. Twin: another read-only path keeps its hint.
+#[test]
+fn a_redirected_missing_cache_offers_no_grant() {
+    let mut p = PermissionProfile::builtin("workspace-write").unwrap();
+    p.caches = CacheMode::Overlay;
+    let e = run(&p, &["/home/u/.cache/pip", "/etc/hosts"], Os::Linux, Ok(()));
+    let pip = &e.paths[0];
+    assert_eq!(pip.hint, None, "{pip:?}");
+    assert!(
+        pip.shown_as
+            .as_deref()
+            .unwrap_or("")
+            .contains("PIP_CACHE_DIR points at"),
+        "{pip:?}"
+    );
+    assert!(e.paths[1].hint.is_some(), "{:?}", e.paths[1]);
+}
