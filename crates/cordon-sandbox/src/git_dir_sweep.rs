@@ -874,8 +874,10 @@ fn disarm_new_worktree_admins(before: &Census) -> Vec<(PathBuf, String)> {
         };
         let dotgit = PathBuf::from(OsStr::from_bytes(named.trim_ascii()));
         let here = before.git_dir.join("worktrees").join(&name);
-        let backlink = std::fs::read(&dotgit).ok().and_then(|b| {
-            let t = String::from_utf8(b).ok()?;
+        // Read as every file here is ([`read_at`]: no symlink followed at the name, a
+        // regular file only — a planted `gitdir` naming a FIFO must not hang the sweep).
+        let backlink = open_parent(&dotgit).and_then(|(dir, name)| {
+            let t = String::from_utf8(read_at(dir.as_fd(), name)?).ok()?;
             let p = t.trim().strip_prefix("gitdir:")?.trim().to_string();
             Some(PathBuf::from(p))
         });
@@ -1252,9 +1254,19 @@ mod tests {
         let dotgit = t.path().join("good/.git");
         std::fs::write(&dotgit, format!("gitdir: {}\n", good.display())).unwrap();
         std::fs::write(good.join("gitdir"), format!("{}\n", dotgit.display())).unwrap();
+        // One naming a FIFO: read without blocking (the sweep must not hang on it).
+        let fifo = g.join("worktrees/fifo");
+        std::fs::create_dir_all(&fifo).unwrap();
+        nix::unistd::mkfifo(&t.path().join("pipe"), Mode::from_bits_truncate(0o600)).unwrap();
+        std::fs::write(fifo.join("gitdir"), t.path().join("pipe").to_str().unwrap()).unwrap();
         let swept = sweep(&Census::from_json(before.to_json()).unwrap()).unwrap();
-        assert_eq!(swept.disarmed_worktrees.len(), 1, "{swept:?}");
-        assert_eq!(swept.disarmed_worktrees[0].0, evil);
+        let mut disarmed: Vec<_> = swept
+            .disarmed_worktrees
+            .iter()
+            .map(|d| d.0.clone())
+            .collect();
+        disarmed.sort();
+        assert_eq!(disarmed, [evil.clone(), fifo.clone()], "{swept:?}");
         assert!(!evil.join("gitdir").exists());
         assert!(good.join("gitdir").is_file());
     }
