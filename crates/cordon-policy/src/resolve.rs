@@ -1381,19 +1381,10 @@ pub fn resolve(
                 // were writable (attack pass 31, B4). Existing paths only: a nested
                 // repository may be a previous run's, and its config must not make cordon
                 // create placeholders where it says.
-                // As spelled: a symlinked `.git` resolves elsewhere (attack pass 32, C6).
-                let mut nested_roots: Vec<PathBuf> = extra
-                    .iter()
-                    .filter(|e| {
-                        matches!(&e.origin, EntryOrigin::Protected { reason } if reason == NESTED_GIT_REASON)
-                    })
-                    .flat_map(|e| [&e.spelled, &e.path])
-                    .filter(|p| p.file_name() == Some(".git".as_ref()))
-                    .filter_map(|p| p.parent().map(Path::to_path_buf))
+                let nested_roots: Vec<PathBuf> = nested_repository_roots(extra.iter())
+                    .into_iter()
                     .filter(|r| !roots.contains(r))
                     .collect();
-                nested_roots.sort();
-                nested_roots.dedup();
                 for root in &nested_roots {
                     let mut found = Vec::new();
                     let mut quiet = Vec::new();
@@ -2200,6 +2191,27 @@ fn repo_dirs_of_root(
             Some((gitdir, common))
         }
     }
+}
+
+/// The work trees of the nested repositories among `entries`: the directories holding a
+/// `.git` protected with [`NESTED_GIT_REASON`], as spelled or as resolved (a symlinked
+/// `.git` resolves elsewhere: attack pass 32, C6), sorted, each once. One list for the
+/// resolution's protections and the run's census of their hook-manager configs.
+pub fn nested_repository_roots<'a>(
+    entries: impl IntoIterator<Item = &'a ResolvedEntry>,
+) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = entries
+        .into_iter()
+        .filter(|e| {
+            matches!(&e.origin, EntryOrigin::Protected { reason } if reason == NESTED_GIT_REASON)
+        })
+        .flat_map(|e| [&e.spelled, &e.path])
+        .filter(|p| p.file_name() == Some(".git".as_ref()))
+        .filter_map(|p| p.parent().map(Path::to_path_buf))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// The git dir and common dir of a nested repository at `root` (below a writable root;

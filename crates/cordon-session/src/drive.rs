@@ -496,10 +496,7 @@ fn git_census(exec: &ExecRequest) -> Result<Vec<cordon_sandbox::git_dir_sweep::C
         // absent (attack29 F1).
         if d.file_name() == Some(".git".as_ref()) {
             if let Some(root) = d.parent() {
-                c.absent = cordon_policy::resolve::hook_configs_kept_absent(&HostFs, root, &d)
-                    .into_iter()
-                    .map(|(p, t)| (p, t.to_string()))
-                    .collect();
+                c.absent = kept_absent(root, &d);
                 c.keep_same(present_configs(root));
             }
         }
@@ -516,24 +513,12 @@ fn git_census(exec: &ExecRequest) -> Result<Vec<cordon_sandbox::git_dir_sweep::C
     // Nested repositories below a writable root: their git dirs are protected whole (not
     // walked: nothing can appear there), their work trees may be writable — the hook
     // managers' configs in use there must stay absent too (attack pass 30, A4b).
-    for e in r.filesystem.protected() {
-        let nested = matches!(&e.origin, cordon_policy::EntryOrigin::Protected { reason }
-            if reason == cordon_policy::resolve::NESTED_GIT_REASON);
-        if !nested || e.path.file_name() != Some(".git".as_ref()) {
-            continue;
-        }
-        let Some(root) = e.path.parent() else {
-            continue;
-        };
-        let absent: Vec<_> =
-            cordon_policy::resolve::hook_configs_kept_absent(&HostFs, root, &e.path)
-                .into_iter()
-                .map(|(p, t)| (p, t.to_string()))
-                .collect();
-        let present = present_configs(root);
+    for root in cordon_policy::resolve::nested_repository_roots(r.filesystem.protected()) {
+        let dotgit = root.join(".git");
+        let absent = kept_absent(&root, &dotgit);
+        let present = present_configs(&root);
         if !absent.is_empty() || !present.is_empty() {
-            let mut c =
-                cordon_sandbox::git_dir_sweep::Census::kept_absent_only(e.path.clone(), absent);
+            let mut c = cordon_sandbox::git_dir_sweep::Census::kept_absent_only(dotgit, absent);
             c.keep_same(present);
             out.push(c);
         }
@@ -544,11 +529,7 @@ fn git_census(exec: &ExecRequest) -> Result<Vec<cordon_sandbox::git_dir_sweep::C
     let ws = &r.workspace;
     if !out.iter().any(|c| c.git_dir == ws.join(".git")) {
         if let Some(first) = out.first_mut() {
-            first.absent.extend(
-                cordon_policy::resolve::hook_configs_kept_absent(&HostFs, ws, &ws.join(".git"))
-                    .into_iter()
-                    .map(|(p, t)| (p, t.to_string())),
-            );
+            first.absent.extend(kept_absent(ws, &ws.join(".git")));
             first.keep_same(present_configs(ws));
         }
     }
@@ -561,10 +542,22 @@ fn git_census(exec: &ExecRequest) -> Result<Vec<cordon_sandbox::git_dir_sweep::C
 /// The hook managers' configs present in the work tree `root`, to be the same files after
 /// the run (attack pass 31, B2).
 fn present_configs(root: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
-    cordon_policy::resolve::hook_configs_present(&HostFs, root)
-        .into_iter()
-        .map(|(p, t)| (p, t.to_string()))
-        .collect()
+    owned(cordon_policy::resolve::hook_configs_present(&HostFs, root))
+}
+
+/// The hook managers' configs that must still be absent after the run in the work tree
+/// `root` whose git dir is `gitdir` (attack pass 29, F1).
+fn kept_absent(
+    root: &std::path::Path,
+    gitdir: &std::path::Path,
+) -> Vec<(std::path::PathBuf, String)> {
+    owned(cordon_policy::resolve::hook_configs_kept_absent(
+        &HostFs, root, gitdir,
+    ))
+}
+
+fn owned(v: Vec<(std::path::PathBuf, &'static str)>) -> Vec<(std::path::PathBuf, String)> {
+    v.into_iter().map(|(p, t)| (p, t.to_string())).collect()
 }
 
 /// Step 5 of one attempt: classifies what the runner returned for `prepared` (R-F1) into
