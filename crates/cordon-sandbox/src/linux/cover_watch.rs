@@ -138,9 +138,10 @@ pub(crate) struct WatchPlan {
 impl WatchPlan {
     /// The watch plan of `layout`.
     pub(crate) fn of(layout: &mounts::Layout) -> WatchPlan {
+        let (dirs, absent) = layout.cover_watches_and_absent();
         WatchPlan {
-            dirs: layout.cover_watches(),
-            absent: layout.absent_covers().into_iter().map(|c| c.path).collect(),
+            dirs,
+            absent: absent.into_iter().map(|c| c.path).collect(),
         }
     }
 }

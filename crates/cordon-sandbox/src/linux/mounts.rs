@@ -434,6 +434,12 @@ impl Layout {
     /// same way, after the covers (a name leading to both keeps its cover): each ancestor
     /// that exists when the watch starts, down to the parent, for the next name down.
     pub fn cover_watches(&self) -> Vec<CoverWatch> {
+        self.cover_watches_and_absent().0
+    }
+
+    /// [`Layout::cover_watches`] and [`Layout::absent_covers`] from one layer index (a
+    /// cover watch needs both; each built its own).
+    pub fn cover_watches_and_absent(&self) -> (Vec<CoverWatch>, Vec<Cover>) {
         let layers = Layers::of(self);
         // Ancestors are shared by most covers (`/`, `$HOME`, `~/.config`): each path's
         // layer is found once, each watched directory looked up by map (issue 12: the
@@ -441,10 +447,11 @@ impl Layout {
         let mut ctx_of: HashMap<&Path, Ctx> = HashMap::new();
         let mut index: HashMap<PathBuf, usize> = HashMap::new();
         let mut out: Vec<CoverWatch> = Vec::new();
+        let absent = self.absent_covers_in(&layers);
         let all: Vec<Cover> = self
             .covers_in(&layers)
             .into_iter()
-            .chain(self.absent_covers_in(&layers))
+            .chain(absent.iter().cloned())
             .collect();
         for c in &all {
             let mut child: &Path = &c.path;
@@ -468,7 +475,7 @@ impl Layout {
             }
         }
         out.sort_by_cached_key(|w| w.dir.components().count());
-        out
+        (out, absent)
     }
 }
 
@@ -479,8 +486,8 @@ enum Ctx {
 }
 
 /// The tree steps of a layout that hold names (binds, cache dirs, tmpfs, masks,
-/// overlays), with their context and depth, and the base's context: what
-/// [`Layout::layer_of`] searches, built once for many questions.
+/// overlays), with their context and depth, and the base's context: which layer holds a
+/// name ([`Layers::ctx`]), built once for many questions.
 struct Layers<'a> {
     base: Ctx,
     holders: Vec<(&'a Path, Ctx, usize)>,
