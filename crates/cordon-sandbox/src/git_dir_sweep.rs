@@ -901,6 +901,15 @@ fn disarm_new_worktree_admins(before: &Census) -> Vec<(PathBuf, String)> {
     out
 }
 
+/// Whether `path` does not exist, as the system says (`ENOENT`/`ENOTDIR`), not merely
+/// could not be looked at.
+fn gone(path: &Path) -> bool {
+    match std::fs::symlink_metadata(path) {
+        Ok(_) => false,
+        Err(e) => matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)),
+    }
+}
+
 /// What [`remove_created`] found at a path that had to stay absent.
 enum Created {
     /// Still absent.
@@ -926,11 +935,9 @@ fn remove_created(path: &Path) -> Created {
         OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
         Mode::empty(),
     ) else {
-        return if std::fs::symlink_metadata(path).is_ok() {
-            Created::Left
-        } else {
-            Created::No
-        };
+        // Absent only when the system says so: an unreadable parent (`chmod 000` by the
+        // command) must not read as "still absent" (fails closed: named as left).
+        return if gone(path) { Created::No } else { Created::Left };
     };
     let Ok(st) = fstatat(dir.as_fd(), name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW) else {
         return Created::No;
@@ -948,9 +955,15 @@ fn remove_created(path: &Path) -> Created {
 /// before the run: renamed within its parent (opened without following a symlink) to
 /// `<name>.cordon-replaced`, a name no hook manager reads. `Some(new path)` when moved.
 fn move_aside_if_replaced(path: &Path, id: FileIdentity) -> Option<Aside> {
-    let (dir, name) = open_parent(path)?;
-    if identity_at(dir.as_fd(), name)? == id {
-        return None;
+    // What cannot be looked at is not "unchanged" (a parent the command made unreadable):
+    // left, and named; only a path that is gone is nothing to do.
+    let Some((dir, name)) = open_parent(path) else {
+        return (!gone(path)).then_some(Aside::Left);
+    };
+    match identity_at(dir.as_fd(), name) {
+        Some(now) if now == id => return None,
+        Some(_) => {}
+        None => return (!gone(path)).then_some(Aside::Left),
     }
     // A free name (never replacing what is there: `RENAME_NOREPLACE`), then removal, and
     // only then "left" (attack pass 32, C5: a directory planted at the one name tried made
