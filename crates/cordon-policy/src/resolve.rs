@@ -1896,13 +1896,7 @@ fn own_linked_worktree(fs: &dyn FsView, own: &Path, admin: &Path) -> bool {
     if is_link(fs, &commondir) || fs.kind(&commondir) != Some(FileKind::File) {
         return false;
     }
-    let Ok(c) = fs.read_small(&commondir, SMALL_FILE_CAP) else {
-        return false;
-    };
-    canonicalize_lenient(
-        fs,
-        &crate::paths::physical_normalize(fs, Path::new(c.trim()), admin),
-    ) == own
+    commondir_target(fs, admin).is_some_and(|c| c == own)
 }
 
 /// What redirects git in a linked worktree's admin dir (`<common>/worktrees/<name>/`):
@@ -1966,13 +1960,9 @@ fn protect_common_dir(
     gitdir: &Path,
     out: &mut Vec<ResolvedEntry>,
 ) {
-    let Ok(c) = fs.read_small(&gitdir.join("commondir"), SMALL_FILE_CAP) else {
+    let Some(common) = commondir_target(fs, gitdir) else {
         return;
     };
-    let common = canonicalize_lenient(
-        fs,
-        &crate::paths::physical_normalize(fs, Path::new(c.trim()), gitdir),
-    );
     if common != gitdir && fs.kind(&common) == Some(FileKind::Dir) {
         protect_git_dir(fs, prot, &common, out);
     }
@@ -2176,13 +2166,7 @@ fn repo_dirs_of_root(
     match fs.kind(&dotgit)? {
         FileKind::Dir => {
             let gitdir = canonicalize_lenient(fs, &dotgit);
-            let common = match fs.read_small(&gitdir.join("commondir"), SMALL_FILE_CAP) {
-                Ok(c) => canonicalize_lenient(
-                    fs,
-                    &crate::paths::physical_normalize(fs, Path::new(c.trim()), &gitdir),
-                ),
-                Err(_) => gitdir.clone(),
-            };
+            let common = commondir_target(fs, &gitdir).unwrap_or_else(|| gitdir.clone());
             Some((gitdir, common))
         }
         FileKind::File => {
@@ -2229,14 +2213,20 @@ fn nested_repo_dirs(fs: &dyn FsView, root: &Path) -> Option<(PathBuf, PathBuf)> 
     if fs.kind(&gitdir) != Some(FileKind::Dir) {
         return None;
     }
-    let common = match fs.read_small(&gitdir.join("commondir"), SMALL_FILE_CAP) {
-        Ok(c) => canonicalize_lenient(
-            fs,
-            &crate::paths::physical_normalize(fs, Path::new(c.trim()), &gitdir),
-        ),
-        Err(_) => gitdir.clone(),
-    };
+    let common = commondir_target(fs, &gitdir).unwrap_or_else(|| gitdir.clone());
     Some((gitdir, common))
+}
+
+/// The directory a git dir's `commondir` file names, resolved as git resolves it (relative
+/// to the git dir, then canonical); `None` when there is no readable `commondir`.
+fn commondir_target(fs: &dyn FsView, gitdir: &Path) -> Option<PathBuf> {
+    let c = fs
+        .read_small(&gitdir.join("commondir"), SMALL_FILE_CAP)
+        .ok()?;
+    Some(canonicalize_lenient(
+        fs,
+        &crate::paths::physical_normalize(fs, Path::new(c.trim()), gitdir),
+    ))
 }
 
 /// The hook managers' config files that must still be absent after a run in the work

@@ -937,7 +937,11 @@ fn remove_created(path: &Path) -> Created {
     ) else {
         // Absent only when the system says so: an unreadable parent (`chmod 000` by the
         // command) must not read as "still absent" (fails closed: named as left).
-        return if gone(path) { Created::No } else { Created::Left };
+        return if gone(path) {
+            Created::No
+        } else {
+            Created::Left
+        };
     };
     let Ok(st) = fstatat(dir.as_fd(), name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW) else {
         return Created::No;
