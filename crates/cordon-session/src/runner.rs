@@ -148,6 +148,8 @@ pub fn run_asking(
     #[cfg(not(target_os = "linux"))]
     let _ = asker;
     let forward = io.stdin.is_none() && io.stdout.is_none() && io.on_spawn.is_none();
+    #[cfg(target_os = "linux")]
+    let default_stderr = io.stderr.is_none();
     let mut streams = (io.stdin.take(), io.stdout.take(), io.stderr.take());
     let prepare = io.prepare.take();
     let prepare_none = prepare.is_none();
@@ -247,9 +249,35 @@ pub fn run_asking(
         } else {
             None
         };
-        let (mut sig, report) = match served {
-            Some(r) => r?,
-            None => cordon_sandbox::linux::spawn_reported(args, build, |child| {
+        // No server: the helper is this program (the CLI), and this process has one
+        // thread — fork it here instead of executing the binary again (issue 12).
+        let forked = if served.is_none()
+            && forward
+            && prepare_none
+            && default_stderr
+            && cordon_sandbox::linux::forked::eligible(
+                std::path::Path::new(&exec.program),
+                std::path::Path::new(&exec.cwd),
+            ) {
+            Some(run_forked(
+                exec,
+                args.clone(),
+                opts,
+                [
+                    channel.as_ref().map(|c| c.env()),
+                    decisions.as_ref().map(|d| d.env()),
+                    ask_env.clone(),
+                ],
+                std::mem::take(&mut io),
+                asks.as_mut(),
+            ))
+        } else {
+            None
+        };
+        let (mut sig, report) = match (served, forked) {
+            (Some(r), _) => r?,
+            (None, Some(r)) => r?,
+            (None, None) => cordon_sandbox::linux::spawn_reported(args, build, |child| {
                 wait(
                     Proc::Child(child),
                     opts,
@@ -329,28 +357,9 @@ fn run_served(
     asks: Option<&mut Asks<'_, '_>>,
 ) -> Option<std::io::Result<(RunSignals, Option<HelperReport>)>> {
     use std::os::fd::AsRawFd;
-    let mut env = exec.env.clone();
-    let mut extra = Vec::new();
-    // The same side channels as the cold path (limits hit, proxy decisions, host asks):
-    // their descriptors at the same numbers, named by the same variables.
-    for (k, v) in channels.into_iter().flatten() {
-        env.retain(|(n, _)| *n != k);
-        if let Ok(fd) = v.parse::<i32>() {
-            extra.push(fd);
-        }
-        env.push((k, v));
-    }
-    let pipe = if opts.capture_stderr {
-        let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).ok()?;
-        Some((std::fs::File::from(r), w))
-    } else {
-        None
-    };
-    let stderr_w = pipe.as_ref().map(|(_, w)| w.as_raw_fd());
-    let (r, w) = match pipe {
-        Some((r, w)) => (Some(r), Some(w)),
-        None => (None, None),
-    };
+    let (env, extra) = helper_env(exec, channels);
+    let (r, w) = stderr_pipe(opts).ok()?;
+    let stderr_w = w.as_ref().map(|w| w.as_raw_fd());
     let sandboxed = exec.backend != cordon_policy::Backend::None;
     let res = cordon_sandbox::linux::spawn_reported_server(
         conn,
@@ -377,6 +386,68 @@ fn run_served(
     }
 }
 
+/// The environment of a helper started without `Command` (by `cordon serve`, or forked
+/// here): `exec.env` with the side channels' variables, and their descriptors.
+#[cfg(target_os = "linux")]
+fn helper_env(
+    exec: &ExecRequest,
+    channels: [Option<(String, String)>; 3],
+) -> (Vec<(String, String)>, Vec<std::os::fd::RawFd>) {
+    let mut env = exec.env.clone();
+    let mut extra = Vec::new();
+    // The same side channels as the cold path (limits hit, proxy decisions, host asks):
+    // their descriptors at the same numbers, named by the same variables.
+    for (k, v) in channels.into_iter().flatten() {
+        env.retain(|(n, _)| *n != k);
+        if let Ok(fd) = v.parse::<i32>() {
+            extra.push(fd);
+        }
+        env.push((k, v));
+    }
+    (env, extra)
+}
+
+/// A pipe for the helper's stderr when the caller keeps it (`capture_stderr`): the read
+/// end here, the write end for the helper.
+#[cfg(target_os = "linux")]
+fn stderr_pipe(
+    opts: &RunOptions,
+) -> std::io::Result<(Option<std::fs::File>, Option<std::os::fd::OwnedFd>)> {
+    if !opts.capture_stderr {
+        return Ok((None, None));
+    }
+    let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+    Ok((Some(std::fs::File::from(r)), Some(w)))
+}
+
+/// The helper forked from this process ([`cordon_sandbox::linux::forked`]): what the
+/// spawned helper would get, without executing the binary again.
+#[cfg(target_os = "linux")]
+fn run_forked(
+    exec: &ExecRequest,
+    args: Vec<String>,
+    opts: &RunOptions,
+    channels: [Option<(String, String)>; 3],
+    io: RunIo,
+    asks: Option<&mut Asks<'_, '_>>,
+) -> std::io::Result<(RunSignals, Option<HelperReport>)> {
+    use std::os::fd::AsRawFd;
+    let (env, extra) = helper_env(exec, channels);
+    let (r, w) = stderr_pipe(opts)?;
+    let sandboxed = exec.backend != cordon_policy::Backend::None;
+    cordon_sandbox::linux::forked::spawn_reported_forked(
+        args,
+        std::path::Path::new(&exec.cwd),
+        env,
+        w.as_ref().map(|w| w.as_raw_fd()),
+        &extra,
+        move |child| {
+            drop(w); // the helper holds its copy
+            wait(Proc::Forked(child, r), opts, sandboxed, io, true, asks)
+        },
+    )
+}
+
 /// The proxy's questions of one run and who answers them.
 struct Asks<'a, 'b> {
     /// The channel until the helper is started (then its caller's end is taken).
@@ -393,6 +464,12 @@ enum Proc {
         cordon_sandbox::linux::server::ServerChild,
         Option<std::fs::File>,
     ),
+    /// Forked from this process ([`cordon_sandbox::linux::forked`]).
+    #[cfg(target_os = "linux")]
+    Forked(
+        cordon_sandbox::linux::forked::ForkedHelper,
+        Option<std::fs::File>,
+    ),
 }
 
 impl Proc {
@@ -401,6 +478,8 @@ impl Proc {
             Proc::Child(c) => c.id(),
             #[cfg(target_os = "linux")]
             Proc::Served(c, _) => c.id(),
+            #[cfg(target_os = "linux")]
+            Proc::Forked(c, _) => c.id(),
         }
     }
 
@@ -408,7 +487,9 @@ impl Proc {
         match self {
             Proc::Child(c) => c.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>),
             #[cfg(target_os = "linux")]
-            Proc::Served(_, r) => r.take().map(|p| Box::new(p) as Box<dyn Read + Send>),
+            Proc::Served(_, r) | Proc::Forked(_, r) => {
+                r.take().map(|p| Box::new(p) as Box<dyn Read + Send>)
+            }
         }
     }
 
@@ -418,6 +499,8 @@ impl Proc {
             Proc::Child(c) => wait_exited(c),
             #[cfg(target_os = "linux")]
             Proc::Served(c, _) => c.wait().map(|_| ()),
+            #[cfg(target_os = "linux")]
+            Proc::Forked(c, _) => c.wait_exited(),
         }
     }
 
@@ -426,6 +509,11 @@ impl Proc {
             Proc::Child(c) => c.wait(),
             #[cfg(target_os = "linux")]
             Proc::Served(c, _) => {
+                use std::os::unix::process::ExitStatusExt;
+                c.wait().map(std::process::ExitStatus::from_raw)
+            }
+            #[cfg(target_os = "linux")]
+            Proc::Forked(c, _) => {
                 use std::os::unix::process::ExitStatusExt;
                 c.wait().map(std::process::ExitStatus::from_raw)
             }

@@ -22,6 +22,7 @@ mod caps;
 mod cover_watch;
 mod denial_records;
 mod features;
+pub mod forked;
 mod git_config_broker;
 mod helper;
 mod landlock_layer;
@@ -201,12 +202,7 @@ pub fn spawn_reported_server<T>(
         (stderr.unwrap_or(2), 2),
         (w.as_raw_fd(), w.as_raw_fd()),
     ];
-    let payload_fd = args
-        .iter()
-        .skip_while(|a| *a != "--permission-profile")
-        .nth(1)
-        .and_then(|v| v.strip_prefix(PAYLOAD_FROM_FD_PREFIX))
-        .and_then(|n| n.parse::<i32>().ok());
+    let payload_fd = payload_fd_of(&args);
     fds.extend(
         payload_fd
             .into_iter()
@@ -224,6 +220,15 @@ pub fn spawn_reported_server<T>(
         .recv_timeout(std::time::Duration::from_secs(2))
         .unwrap_or_default();
     Ok((out, parse_report(&bytes)))
+}
+
+/// The descriptor of `--permission-profile fd:N` in a helper's arguments, if any.
+fn payload_fd_of(args: &[String]) -> Option<i32> {
+    args.iter()
+        .skip_while(|a| *a != "--permission-profile")
+        .nth(1)
+        .and_then(|v| v.strip_prefix(PAYLOAD_FROM_FD_PREFIX))
+        .and_then(|n| n.parse::<i32>().ok())
 }
 
 /// Why an inherited descriptor cannot take a report ([`take_inherited_writer`]).

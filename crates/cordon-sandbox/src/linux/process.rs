@@ -30,6 +30,26 @@ pub const FORWARDED: [libc::c_int; 6] = [
     libc::SIGUSR2,
 ];
 
+/// Restores what a freshly executed program has: an empty signal mask, the default
+/// disposition of the [`FORWARDED`] signals and `SIGCHLD`, and `SIGPIPE` ignored (as the
+/// Rust runtime leaves it). For a helper started by `fork` instead of `execve`
+/// (`cordon serve`, [`super::forked`]).
+pub(crate) fn reset_signals() {
+    // SAFETY: an all-zero sigset_t is valid, and sigemptyset makes it the empty set.
+    let mut empty: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `empty` is valid; restoring an empty mask and default dispositions has no
+    // memory-safety preconditions.
+    unsafe {
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        for s in FORWARDED {
+            libc::signal(s, libc::SIG_DFL);
+        }
+        libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+}
+
 fn sigset(sigs: &[libc::c_int]) -> libc::sigset_t {
     // SAFETY: sigset_t is plain data; sigemptyset initialises it.
     let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };

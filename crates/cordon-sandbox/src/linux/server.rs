@@ -713,17 +713,7 @@ fn become_helper(req: Request, fds: Vec<OwnedFd>, conn: RawFd, launcher: Launche
             std::env::set_var(k, v);
         }
     }
-    let empty = sigset(&[]);
-    // SAFETY: `empty` is valid; restoring an empty mask and default dispositions (SIGPIPE
-    // ignored, as a fresh Rust process has it) is what the helper expects.
-    unsafe {
-        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-        for s in process::FORWARDED {
-            libc::signal(s, libc::SIG_DFL);
-        }
-        libc::signal(libc::SIGCHLD, libc::SIG_DFL);
-        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
-    }
+    process::reset_signals();
     let args: Vec<OsString> = req.args.into_iter().skip(1).map(OsString::from).collect();
     match launcher {
         Launcher::Fork => super::helper_main(args),
