@@ -3139,7 +3139,9 @@ fn protected_for_root(
         let ancestor = p != *f;
         // The session store is a directory (new-user pass nu11 H1, attack pass 26 F15: its
         // placeholder was an empty file, and every later `--session` failed).
-        let sessions = p.ends_with("cordon/sessions");
+        // So is cordon's state directory (named `cordon`, attack pass 34 E1).
+        let sessions =
+            p.ends_with("cordon/sessions") || p.file_name().is_some_and(|n| n == "cordon");
         let mut e = prot(p, CONFIG_PROTECTION_REASON);
         // A missing directory above the file: its placeholder is a directory, so a later
         // run can still create the file's parents beneath it.

@@ -23,7 +23,9 @@
 //!   ([`cordon_policy::git_state::pending_code`]: `exec` lines, a strategy that is not
 //!   git's own).
 //!
-//! Every step is relative to a descriptor: the git dir is opened with `O_NOFOLLOW`, each
+//! Every step is relative to a descriptor: the git dir (and the parent of every work-tree
+//! path checked) is opened one component at a time from `/`, none followed if a symlink
+//! (another run may have swapped an ancestor for one since the census), each
 //! directory beneath it through its pinned parent with `O_NOFOLLOW`, entries are
 //! `fstatat`ed without following and removed with `unlinkat` by name in the pinned
 //! directory (which removes a symlink itself). Loose-object directories (`objects/xx/`)
@@ -179,16 +181,35 @@ fn identity_at(dir: BorrowedFd<'_>, name: &OsStr) -> Option<FileIdentity> {
     ))
 }
 
-/// The parent of `path` opened without following a symlink, and `path`'s name.
+/// The parent of `path` opened with no symlink followed anywhere on the way
+/// ([`open_dir_strict`]), and `path`'s name.
 fn open_parent(path: &Path) -> Option<(OwnedFd, &OsStr)> {
     let (parent, name) = (path.parent()?, path.file_name()?);
-    let dir = nix::fcntl::open(
-        parent,
-        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-        Mode::empty(),
-    )
-    .ok()?;
-    Some((dir, name))
+    Some((open_dir_strict(parent).ok()?, name))
+}
+
+/// Opens the directory at the absolute `path` one component at a time from `/`, each
+/// with `O_NOFOLLOW`: a symlink anywhere on the path fails the open (`ELOOP`/`ENOTDIR`).
+/// Every path the sweep acts on was canonical when it was recorded, so a symlink on it
+/// now was made since — by another run, whose sandbox did not pin this path (attack pass
+/// 34, E2: run A replaced the parent of a git dir run B had listed with a symlink to `/`,
+/// and B's sweep, as root, removed every symlink of `/etc`). A relative path or one with
+/// `..` is refused (`EINVAL`).
+fn open_dir_strict(path: &Path) -> nix::Result<OwnedFd> {
+    use std::path::Component;
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    if !path.is_absolute() {
+        return Err(Errno::EINVAL);
+    }
+    let mut fd = nix::fcntl::open("/", flags, Mode::empty())?;
+    for c in path.components() {
+        match c {
+            Component::RootDir | Component::CurDir => {}
+            Component::Normal(n) => fd = openat(fd.as_fd(), n, flags, Mode::empty())?,
+            Component::ParentDir | Component::Prefix(_) => return Err(Errno::EINVAL),
+        }
+    }
+    Ok(fd)
 }
 
 /// A stored [`Foreign`]: path, kind, target, identity (inode, change time s and ns, link
@@ -333,6 +354,10 @@ pub struct Swept {
     /// `gitdir` was removed (admin dir, why).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub disarmed_worktrees: Vec<(PathBuf, String)>,
+    /// Code-bearing files of linked-worktree admin dirs the run made, set aside
+    /// ([`QuarantinedFile`]: path, where moved, why).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub quarantined: Vec<QuarantinedFile>,
     /// Why the walk did not see everything (before or after the run), with what to do;
     /// `None`: it did.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -376,6 +401,7 @@ impl Swept {
             && self.not_removed.is_empty()
             && self.pending_code.is_empty()
             && self.disarmed_worktrees.is_empty()
+            && self.quarantined.is_empty()
             && self.removed_configs.is_empty()
             && self.left_configs.is_empty()
             && self.replaced_configs.is_empty()
@@ -772,12 +798,7 @@ impl<'a> Walk<'a> {
 
 /// Opens the git dir itself: a directory, its last component not a symlink.
 fn open_git_dir(git_dir: &Path) -> io::Result<(OwnedFd, FileStat)> {
-    let fd = nix::fcntl::open(
-        git_dir,
-        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|e| {
+    let fd = open_dir_strict(git_dir).map_err(|e| {
         io::Error::new(
             io::Error::from(e).kind(),
             format!("{}: {e}", git_dir.display()),
@@ -844,7 +865,13 @@ fn worktree_admins(git_dir: &Path) -> Vec<std::ffi::OsString> {
 /// removed — the host's `git worktree repair` writes a `.git` file at the path it names,
 /// outside the writable roots, leading to a git dir the command wrote (attack pass 33,
 /// D1). Returns (admin dir, why) for each.
-fn disarm_new_worktree_admins(before: &Census) -> Vec<(PathBuf, String)> {
+///
+/// Every new admin dir also has its code-bearing files set aside
+/// ([`quarantine_new_admin_files`], into `quarantined`).
+fn disarm_new_worktree_admins(
+    before: &Census,
+    quarantined: &mut Vec<QuarantinedFile>,
+) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
     let Ok((top, _)) = open_git_dir(&before.git_dir) else {
         return out;
@@ -869,18 +896,29 @@ fn disarm_new_worktree_admins(before: &Census) -> Vec<(PathBuf, String)> {
         ) else {
             continue;
         };
+        let here = before.git_dir.join("worktrees").join(&name);
+        quarantine_new_admin_files(admin.as_fd(), &here, quarantined);
         let Some(named) = read_at(admin.as_fd(), OsStr::new("gitdir")) else {
             continue;
         };
         let dotgit = PathBuf::from(OsStr::from_bytes(named.trim_ascii()));
-        let here = before.git_dir.join("worktrees").join(&name);
         // Read as every file here is ([`read_at`]: no symlink followed at the name, a
         // regular file only — a planted `gitdir` naming a FIFO must not hang the sweep).
-        let backlink = open_parent(&dotgit).and_then(|(dir, name)| {
-            let t = String::from_utf8(read_at(dir.as_fd(), name)?).ok()?;
-            let p = t.trim().strip_prefix("gitdir:")?.trim().to_string();
-            Some(PathBuf::from(p))
-        });
+        // Read only (nothing is changed through it): the worktree may be anywhere.
+        let backlink = dotgit
+            .parent()
+            .zip(dotgit.file_name())
+            .and_then(|(parent, name)| {
+                let dir = nix::fcntl::open(
+                    parent,
+                    OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+                    Mode::empty(),
+                )
+                .ok()?;
+                let t = String::from_utf8(read_at(dir.as_fd(), name)?).ok()?;
+                let p = t.trim().strip_prefix("gitdir:")?.trim().to_string();
+                Some(PathBuf::from(p))
+            });
         let genuine = dotgit.is_absolute()
             && backlink.is_some_and(|b| {
                 b == here || std::fs::canonicalize(&b).ok() == std::fs::canonicalize(&here).ok()
@@ -899,6 +937,46 @@ fn disarm_new_worktree_admins(before: &Census) -> Vec<(PathBuf, String)> {
         }
     }
     out
+}
+
+/// A file of a linked-worktree admin dir the run made that git would run code from, set
+/// aside after the run: (its path, where it was moved — `None`: it could not be, and is
+/// named as left — and why).
+pub type QuarantinedFile = (PathBuf, Option<PathBuf>, String);
+
+/// In a linked-worktree admin dir the run made (`admin`, at `here`): what an existing
+/// admin dir protects (`config.worktree`, `modules/`: attack pass 32 C1) is the command's
+/// own in a new one, and git runs code from it on the host — a `core.fsmonitor` in
+/// `config.worktree` at `git status` in that worktree (with `extensions.worktreeConfig`,
+/// which sparse checkouts set), a submodule git dir's hooks at `git submodule update`
+/// there (attack pass 34, E5 and E6). So `modules/` is renamed aside, and so is a
+/// `config.worktree` holding more than the sparse-checkout keys `git worktree add`
+/// copies ([`cordon_policy::gitconfig::merge::worktree_config_refusal`]).
+fn quarantine_new_admin_files(admin: BorrowedFd<'_>, here: &Path, out: &mut Vec<QuarantinedFile>) {
+    for (file, dir_ok) in [("config.worktree", false), ("modules", true)] {
+        let name = OsStr::new(file);
+        let Ok(st) = fstatat(admin, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW) else {
+            continue;
+        };
+        let regular = st.st_mode & libc::S_IFMT == libc::S_IFREG;
+        let why = if dir_ok {
+            "submodule git dirs the command made (the host's `git submodule update` in that \
+             worktree would run their hooks); run `git submodule update` outside cordon"
+                .to_string()
+        } else if !regular {
+            "not a regular file".to_string()
+        } else {
+            match read_at(admin, name)
+                .map(|b| cordon_policy::gitconfig::merge::worktree_config_refusal(&b))
+            {
+                Some(None) => continue, // sparse-checkout keys only
+                Some(Some(why)) => why,
+                None => "it could not be read".to_string(),
+            }
+        };
+        let moved = rename_aside(admin, name).map(|n| here.join(n));
+        out.push((here.join(file), moved, why));
+    }
 }
 
 /// Whether `path` does not exist, as the system says (`ENOENT`/`ENOTDIR`), not merely
@@ -930,11 +1008,7 @@ fn remove_created(path: &Path) -> Created {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Created::No;
     };
-    let Ok(dir) = nix::fcntl::open(
-        parent,
-        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-        Mode::empty(),
-    ) else {
+    let Ok(dir) = open_dir_strict(parent) else {
         // Absent only when the system says so: an unreadable parent (`chmod 000` by the
         // command) must not read as "still absent" (fails closed: named as left).
         return if gone(path) {
@@ -972,30 +1046,39 @@ fn move_aside_if_replaced(path: &Path, id: FileIdentity) -> Option<Aside> {
     // A free name (never replacing what is there: `RENAME_NOREPLACE`), then removal, and
     // only then "left" (attack pass 32, C5: a directory planted at the one name tried made
     // the rename fail, silently).
-    for i in 0..16 {
-        let mut aside = name.to_os_string();
-        aside.push(".cordon-replaced");
-        if i > 0 {
-            aside.push(format!(".{i}"));
-        }
-        let moved = nix::fcntl::renameat2(
-            dir.as_fd(),
-            name,
-            dir.as_fd(),
-            aside.as_os_str(),
-            nix::fcntl::RenameFlags::RENAME_NOREPLACE,
-        );
-        match moved {
-            Ok(()) => return Some(Aside::Moved(path.with_file_name(aside))),
-            Err(Errno::EEXIST) => continue,
-            Err(_) => break,
-        }
+    if let Some(aside) = rename_aside(dir.as_fd(), name) {
+        return Some(Aside::Moved(path.with_file_name(aside)));
     }
     let st = fstatat(dir.as_fd(), name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW).ok()?;
     if !is_dir(&st) && unlinkat(dir.as_fd(), name, UnlinkatFlags::NoRemoveDir).is_ok() {
         return Some(Aside::Removed);
     }
     Some(Aside::Left)
+}
+
+/// Renames `name` in `dir` to the first free `<name>.cordon-replaced[.N]` (N < 16), never
+/// replacing what is there (`RENAME_NOREPLACE`); the new name, or `None` when none was
+/// free or the rename failed.
+fn rename_aside(dir: BorrowedFd<'_>, name: &OsStr) -> Option<std::ffi::OsString> {
+    for i in 0..16 {
+        let mut aside = name.to_os_string();
+        aside.push(".cordon-replaced");
+        if i > 0 {
+            aside.push(format!(".{i}"));
+        }
+        match nix::fcntl::renameat2(
+            dir,
+            name,
+            dir,
+            aside.as_os_str(),
+            nix::fcntl::RenameFlags::RENAME_NOREPLACE,
+        ) {
+            Ok(()) => return Some(aside),
+            Err(Errno::EEXIST) => continue,
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 /// What [`move_aside_if_replaced`] did with a replaced file.
@@ -1084,10 +1167,11 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
             Created::Left => left_configs.push((path.clone(), tool.clone())),
         }
     }
+    let mut quarantined = Vec::new();
     let disarmed_worktrees = if before.unwalked {
         Vec::new()
     } else {
-        disarm_new_worktree_admins(before)
+        disarm_new_worktree_admins(before, &mut quarantined)
     };
     let mut replaced_configs = Vec::new();
     for (p, tool, id) in &before.kept_same {
@@ -1117,6 +1201,7 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
         not_removed: w.not_removed,
         pending_code,
         disarmed_worktrees,
+        quarantined,
         incomplete: before.incomplete.clone().or(w.incomplete),
         error: None,
         earlier_run: false,
@@ -1143,6 +1228,88 @@ mod tests {
         std::fs::write(g.join("HEAD"), "ref: refs/heads/main\n").unwrap();
         std::fs::write(g.join("logs/HEAD"), "x\n").unwrap();
         (t, g)
+    }
+
+    /// attack34 E5/E6: in a linked-worktree admin dir the run made (a genuine one, named
+    /// back by its worktree), a `modules/` and a `config.worktree` with a code key are moved
+    /// aside. Twin: a `config.worktree` with only the sparse-checkout keys stays, and an
+    /// admin dir that was there before is not touched.
+    #[test]
+    fn code_files_of_new_worktree_admin_dirs_are_set_aside() {
+        let (t, g) = git_dir();
+        let root = t.path().canonicalize().unwrap();
+        let g = root.join(g.file_name().unwrap());
+        let old = g.join("worktrees/old");
+        std::fs::create_dir_all(old.join("modules/sub")).unwrap();
+        let before = census(&g).unwrap();
+        let mut admins = Vec::new();
+        for (n, config) in [
+            ("evil", "[core]\n\tfsmonitor = ../../x.sh\n"),
+            ("sparse", "[core]\n\tsparseCheckout = true\n"),
+        ] {
+            let admin = g.join("worktrees").join(n);
+            std::fs::create_dir_all(&admin).unwrap();
+            let wt = root.join(n);
+            std::fs::create_dir_all(&wt).unwrap();
+            std::fs::write(wt.join(".git"), format!("gitdir: {}\n", admin.display())).unwrap();
+            std::fs::write(
+                admin.join("gitdir"),
+                format!("{}\n", wt.join(".git").display()),
+            )
+            .unwrap();
+            std::fs::write(admin.join("config.worktree"), config).unwrap();
+            admins.push(admin);
+        }
+        std::fs::create_dir_all(admins[0].join("modules/sub/hooks")).unwrap();
+        let swept = sweep(&Census::from_json(before.to_json()).unwrap()).unwrap();
+        let mut set: Vec<_> = swept.quarantined.iter().map(|q| q.0.clone()).collect();
+        set.sort();
+        assert_eq!(
+            set,
+            [admins[0].join("config.worktree"), admins[0].join("modules")],
+            "{swept:?}"
+        );
+        assert!(swept.quarantined.iter().all(|q| q.1.is_some()), "{swept:?}");
+        assert!(!admins[0].join("config.worktree").exists());
+        assert!(!admins[0].join("modules").exists());
+        assert!(admins[0].join("modules.cordon-replaced/sub/hooks").is_dir());
+        assert!(
+            admins[1].join("config.worktree").is_file(),
+            "sparse keys kept"
+        );
+        assert!(old.join("modules/sub").is_dir(), "an earlier admin dir");
+        assert!(swept.disarmed_worktrees.is_empty(), "{swept:?}");
+    }
+
+    /// attack34 E2: a parent of the git dir swapped for a symlink after the census (by
+    /// another run) is not followed — nothing is removed in the directory the link leads
+    /// to. Twin: through the real parent, a link the run made is removed.
+    #[test]
+    fn a_git_dir_behind_a_swapped_parent_is_not_swept() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        let g = root.join("x/etc");
+        std::fs::create_dir_all(g.join("refs")).unwrap();
+        let before = census(&g).unwrap();
+        // Elsewhere, a directory of the same name holding links (it stands for `/etc`).
+        let victim = root.join("victim/etc");
+        std::fs::create_dir_all(&victim).unwrap();
+        symlink("/etc/hostname", victim.join("localtime")).unwrap();
+        std::fs::rename(root.join("x"), root.join("x.real")).unwrap();
+        symlink(root.join("victim"), root.join("x")).unwrap();
+        let swept = sweep(&before);
+        assert!(
+            std::fs::symlink_metadata(victim.join("localtime")).is_ok(),
+            "removed through the swapped parent: {swept:?}"
+        );
+        assert!(swept.is_err(), "{swept:?}");
+        // Twin: the real parent back, the run's link is removed.
+        std::fs::remove_file(root.join("x")).unwrap();
+        std::fs::rename(root.join("x.real"), root.join("x")).unwrap();
+        symlink("/etc/hostname", g.join("refs/planted")).unwrap();
+        let swept = sweep(&before).unwrap();
+        assert_eq!(swept.removed.len(), 1, "{swept:?}");
+        assert!(std::fs::symlink_metadata(g.join("refs/planted")).is_err());
     }
 
     /// attack28 F1: symlinks and a FIFO a run made in the git dir are removed after it —

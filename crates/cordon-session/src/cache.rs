@@ -157,6 +157,13 @@ pub struct SessionCache {
     file: Option<(String, PathBuf)>,
 }
 
+/// cordon's state directory: `$XDG_STATE_HOME/cordon` or `~/.local/state/cordon` (the
+/// session store and the records of sweeps still to finish). Protected whole from every
+/// sandboxed command, like cordon's configuration.
+pub fn state_dir() -> Option<PathBuf> {
+    sessions_dir().and_then(|s| s.parent().map(Path::to_path_buf))
+}
+
 /// `$XDG_STATE_HOME/cordon/sessions` or `~/.local/state/cordon/sessions`.
 pub fn sessions_dir() -> Option<PathBuf> {
     if let Some(x) = std::env::var_os("XDG_STATE_HOME").filter(|x| !x.is_empty()) {

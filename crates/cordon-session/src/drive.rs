@@ -208,6 +208,23 @@ impl Report {
                     admin.display()
                 ));
             }
+            for (file, moved, why) in &s.quarantined {
+                out.push(match moved {
+                    Some(to) => format!(
+                        "cordon: warning: {who} made {} in a new linked worktree's admin dir \
+                         ({why}); git would run code from it on the host, so cordon moved it \
+                         to {}: review it, and move it back only if you made it",
+                        file.display(),
+                        to.display()
+                    ),
+                    None => format!(
+                        "cordon: warning: {who} made {} in a new linked worktree's admin dir \
+                         ({why}); git would run code from it on the host, and cordon could not \
+                         move it aside: remove it before using that worktree",
+                        file.display()
+                    ),
+                });
+            }
             for (file, what) in &s.pending_code {
                 out.push(format!(
                     "cordon: warning: {who} left in-progress git state in {} that \

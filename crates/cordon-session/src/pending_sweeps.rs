@@ -8,8 +8,8 @@
 //!
 //! So each run records its census, before the command starts, in a file of the user's
 //! state directory (`$XDG_STATE_HOME/cordon/sweeps/`, else
-//! `~/.local/state/cordon/sweeps/`; read-only to every sandboxed command, like the rest of
-//! the home) named after its process and run, and removes it once swept. Every run first
+//! `~/.local/state/cordon/sweeps/`; cordon's state directory is protected from every
+//! sandboxed command whatever its writable roots, like its configuration) named after its process and run, and removes it once swept. Every run first
 //! finishes the records whose process is gone (its pid no longer runs the same process:
 //! start time compared), sweeping against the census the dead run took, and reports what
 //! that removed as an earlier run's ([`Swept::earlier_run`]).
@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 /// `$XDG_STATE_HOME/cordon/sweeps` or `~/.local/state/cordon/sweeps`.
 fn dir() -> Option<PathBuf> {
-    crate::cache::sessions_dir().and_then(|s| s.parent().map(|p| p.join("sweeps")))
+    crate::cache::state_dir().map(|p| p.join("sweeps"))
 }
 
 /// The start time of process `pid` (field 22 of `/proc/PID/stat`, clock ticks since

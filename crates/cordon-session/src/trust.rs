@@ -171,10 +171,14 @@ impl TrustProfile {
         // host in network-hosts.toml and later managed runs reached it unasked).
         // The `--rules` files decide what runs unasked: protected like the config (breaker,
         // stop 18: one inside the workspace was writable by the commands it governs).
+        // cordon's whole state directory, not only the session store: the records of
+        // sweeps still to finish (`sweeps/`) are acted on by the next run on the host
+        // (attack pass 34, E1: under `-w ~/.local` a forged record made the next run
+        // unlink and rename arbitrary host files).
         for u in [
             user_config_path(),
             user_rules_path(),
-            crate::cache::sessions_dir(),
+            crate::cache::state_dir(),
             crate::hosts::remembered_hosts_path(),
         ]
         .into_iter()

@@ -3082,11 +3082,15 @@ fn the_session_store_placeholder_is_a_directory() {
         let o = support::out(p.cordon(&["run", "-w", &home, "--", "true"]));
         assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
     }
-    let store = p.home.join(".local/state/cordon/sessions");
-    assert!(store.is_dir(), "{}", store.display());
+    // cordon's state directory is protected whole (attack pass 34 E1): its placeholder
+    // is a directory, and the session store is made in it.
+    let state = p.home.join(".local/state/cordon");
+    assert!(state.is_dir(), "{}", state.display());
+    let store = state.join("sessions");
     let o = support::out(p.cordon(&["run", "--session", "s1", "--", "true"]));
     assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
-    std::fs::remove_dir(&store).unwrap();
+    assert!(store.is_dir(), "{}", store.display());
+    std::fs::remove_dir_all(&store).unwrap();
     std::fs::write(&store, "").unwrap();
     let o = support::out(p.cordon(&["run", "--session", "s1", "--", "true"]));
     assert_eq!(o.status.code(), Some(125));

@@ -602,6 +602,42 @@ fn session_files_cannot_be_forged_from_inside() {
     assert!(!local.join("state/cordon/sessions/agent.json").exists());
 }
 
+/// cordon's whole state directory is protected, not only the session store: the records
+/// of sweeps still to finish are acted on by the next run, on the host (attack pass 34,
+/// E1: under `-w ~/.local` a forged record in `sweeps/` made the next run unlink and
+/// rename arbitrary files). Twin: the rest of `~/.local` is writable.
+#[test]
+fn sweep_records_cannot_be_forged_from_inside() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let local = p.home.join(".local");
+    let sweeps = local.join("state/cordon/sweeps");
+    std::fs::create_dir_all(&sweeps).unwrap();
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "-w",
+            local.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "echo ok > ~/.local/other; echo '{\"pid\":0}' > ~/.local/state/cordon/sweeps/0-x.json; \
+             echo x > ~/.local/state/cordon/other; mv ~/.local/state/cordon ~/.local/state/c2",
+        ],
+    ));
+    assert!(
+        local.join("other").exists(),
+        "still works: {}",
+        text(&o.stderr)
+    );
+    assert!(!sweeps.join("0-x.json").exists(), "{}", text(&o.stderr));
+    assert!(!local.join("state/cordon/other").exists());
+    assert!(sweeps.is_dir(), "the state directory was moved away");
+}
+
 /// `--approvals-from fd:N` reads answers from an inherited descriptor.
 #[test]
 fn approvals_from_a_descriptor() {

@@ -100,6 +100,31 @@ impl MergeOutcome {
 
 type Values = BTreeMap<Key, Vec<Vec<u8>>>;
 
+/// The keys a linked worktree's `config.worktree` may hold when a sandboxed command made
+/// it: what `git worktree add` writes into a new worktree's file in a sparse-checkout
+/// repository. Lowercase (section, key).
+pub const WORKTREE_CONFIG_ALLOWED: &[(&str, &str)] =
+    &[("core", "sparsecheckout"), ("core", "sparsecheckoutcone")];
+
+/// Why a `config.worktree` a sandboxed command made in a new linked worktree's admin dir
+/// must not be kept, or `None` when every key in it is in [`WORKTREE_CONFIG_ALLOWED`].
+/// With `extensions.worktreeConfig` git reads that file in the worktree as part of its
+/// configuration, so a `core.fsmonitor` there runs at the host's `git status` (attack
+/// pass 34, E5). A file that does not parse is refused.
+pub fn worktree_config_refusal(bytes: &[u8]) -> Option<String> {
+    let file = match parse(bytes, "new worktree's config.worktree") {
+        Ok(f) => f,
+        Err(e) => return Some(e),
+    };
+    values_of(&file).keys().find_map(|k| {
+        let allowed = k.subsection.is_none()
+            && WORKTREE_CONFIG_ALLOWED
+                .iter()
+                .any(|(s, n)| *s == k.section && *n == k.name);
+        (!allowed).then(|| format!("it sets {k}, which only the user may set"))
+    })
+}
+
 fn parse(bytes: &[u8], what: &str) -> Result<gix_config::File, String> {
     gix_config::File::from_bytes_owned(
         &mut bytes.to_vec(),
@@ -593,6 +618,24 @@ fn set_values(file: &mut gix_config::File, key: &Key, values: &[Vec<u8>]) -> Res
 
 #[cfg(test)]
 mod tests {
+    /// attack34 E5: a new worktree's `config.worktree` with a code key is refused; the
+    /// sparse-checkout keys `git worktree add` copies are kept.
+    #[test]
+    fn worktree_config_keeps_sparse_keys_only() {
+        assert_eq!(
+            worktree_config_refusal(
+                b"[core]\n\tsparseCheckout = true\n\tsparseCheckoutCone = true\n"
+            ),
+            None
+        );
+        assert_eq!(worktree_config_refusal(b""), None);
+        let r = worktree_config_refusal(b"[core]\n\tsparseCheckout = true\n\tfsmonitor = ./x.sh\n");
+        assert!(r.is_some_and(|r| r.contains("core.fsmonitor")));
+        assert!(worktree_config_refusal(b"[alias]\n\tst = !sh\n").is_some());
+        assert!(worktree_config_refusal(b"[core \"x\"]\n\tsparseCheckout = true\n").is_some());
+        assert!(worktree_config_refusal(b"[core\n").is_some());
+    }
+
     use super::*;
 
     const HOST: &str = "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\
