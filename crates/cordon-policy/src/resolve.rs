@@ -749,12 +749,10 @@ fn locate_by_markers(ctx: &ResolveContext, fs: &dyn FsView) -> Result<Location, 
                 break;
             }
         }
-        return Ok(Location {
-            workspace: cwd.clone(),
-            cwd,
-            marker: false,
-            note: None,
-        });
+        // No project on the typed path holds the link (`~/p2link -> /data/p2`, then
+        // `cd ~/p2link/src`: the user's own link to a project root): the real path decides,
+        // as without `$PWD` (new-user pass nu15 N1: the subdirectory became the workspace,
+        // the project's own `.git` read-only, and placeholders were made in it).
     }
     let mut a = cwd.clone();
     loop {
@@ -4245,6 +4243,31 @@ mod tests {
             resolve(&p, &ctx("/p/rootlink"), &fs),
             Err(ResolveError::UnsafeWorkspace(..))
         ));
+    }
+
+    /// nu15 N1: a cwd in a subdirectory of a project reached through the user's own
+    /// link to the project root (no project on the typed path holds the link) has the
+    /// project as its workspace, as the real path gives it.
+    #[test]
+    fn link_to_a_project_root_keeps_the_project_as_workspace() {
+        let fs = MemFs::new()
+            .dir("/data/code/p2/.git/objects")
+            .dir("/data/code/p2/src")
+            .dir("/home/u")
+            .symlink("/home/u/p2link", "/data/code/p2");
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        let mut c = ctx("/data/code/p2/src");
+        c.logical_cwd = Some("/home/u/p2link/src".into());
+        let r = resolve(&p, &c, &fs).unwrap();
+        assert_eq!(r.workspace, PathBuf::from("/data/code/p2"));
+        assert_eq!(r.cwd, PathBuf::from("/data/code/p2/src"));
+        assert_eq!(access(&r, &fs, "/data/code/p2/README"), Access::Write);
+        // Twin: the typed path with no link is the same.
+        c.logical_cwd = Some("/data/code/p2/src".into());
+        assert_eq!(
+            resolve(&p, &c, &fs).unwrap().workspace,
+            PathBuf::from("/data/code/p2")
+        );
     }
 
     /// E6: a workspace that is `/`, a home directory or above one is refused.
