@@ -226,11 +226,24 @@ pub fn overlay_root(home: &Path) -> PathBuf {
 }
 
 /// The key of a workspace's overlay directory: its base name (sanitised, at most 32
-/// bytes) and the first 16 hex digits of the SHA-256 of its canonical path, e.g.
-/// `proj-3f2a…`. Distinct workspaces get distinct keys; the name is for humans.
-pub fn workspace_key(workspace: &Path) -> String {
+/// bytes) and the first 16 hex digits of the SHA-256 of its canonical path and its
+/// `identity` ([`crate::paths::FsView::identity`]: device, inode, birth time), e.g.
+/// `proj-3f2a…`. Distinct workspaces get distinct keys — and so does another directory
+/// made later at the same path: a project removed and replaced by an unrelated one (a
+/// harness reusing `/workspace`) must not inherit what the first wrote into its layers
+/// (attack pass 34, E3: a crate source planted in `~/.cargo/registry/src` ran in the next
+/// project's builds). The name is for humans.
+pub fn workspace_key(workspace: &Path, identity: Option<crate::paths::FileIdentity>) -> String {
     use std::os::unix::ffi::OsStrExt;
-    let digest = Sha256::digest(workspace.as_os_str().as_bytes());
+    let mut h = Sha256::new();
+    h.update(workspace.as_os_str().as_bytes());
+    if let Some((dev, ino, sec, nsec)) = identity {
+        h.update([0u8]);
+        for v in [dev, ino, sec as u64, u64::from(nsec)] {
+            h.update(v.to_le_bytes());
+        }
+    }
+    let digest = h.finalize();
     let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
     let base: String = workspace
         .file_name()
@@ -354,7 +367,7 @@ pub fn resolve_caches(
         mode
     };
     let home_c = canonicalize_lenient(fs, home);
-    let root = overlay_root(&home_c).join(workspace_key(workspace));
+    let root = overlay_root(&home_c).join(workspace_key(workspace, fs.identity(workspace)));
     let spelled = |rel: &str| {
         let p = lexical_normalize(Path::new(home_relative(rel)), home);
         p.starts_with(home).then_some(p)
@@ -474,13 +487,24 @@ mod tests {
 
     #[test]
     fn workspace_keys_differ_and_are_single_components() {
-        let a = workspace_key(Path::new("/home/u/a/proj"));
-        let b = workspace_key(Path::new("/home/u/b/proj"));
+        let a = workspace_key(Path::new("/home/u/a/proj"), None);
+        let b = workspace_key(Path::new("/home/u/b/proj"), None);
         assert_ne!(a, b);
         assert!(a.starts_with("proj-"));
         assert!(valid_cache_name(&a));
-        assert!(valid_cache_name(&workspace_key(Path::new("/"))));
-        assert!(valid_cache_name(&workspace_key(Path::new("/x/a b/../"))));
+        assert!(valid_cache_name(&workspace_key(Path::new("/"), None)));
+        assert!(valid_cache_name(&workspace_key(
+            Path::new("/x/a b/../"),
+            None
+        )));
+        // attack34 E3: another directory at the same path (another inode or birth time)
+        // has another key; the same one keeps its key.
+        let p = Path::new("/workspace");
+        let first = workspace_key(p, Some((1, 100, 1_700_000_000, 5)));
+        assert_eq!(first, workspace_key(p, Some((1, 100, 1_700_000_000, 5))));
+        assert_ne!(first, workspace_key(p, Some((1, 101, 1_700_000_000, 5))));
+        assert_ne!(first, workspace_key(p, Some((1, 100, 1_700_000_900, 5))));
+        assert!(valid_cache_name(&first));
     }
 
     #[test]
@@ -527,7 +551,7 @@ mod tests {
         assert_eq!(
             r.caches[0].state,
             Path::new("/home/u/.cache/cordon/overlays")
-                .join(workspace_key(Path::new("/home/u/proj")))
+                .join(workspace_key(Path::new("/home/u/proj"), None))
                 .join("cargo-registry")
         );
         // The state root is hidden, even under a write grant on ~/.cache.

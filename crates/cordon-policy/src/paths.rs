@@ -17,6 +17,9 @@ pub enum FileKind {
     File,
 }
 
+/// Device, inode, birth time (seconds, nanoseconds): [`FsView::identity`].
+pub type FileIdentity = (u64, u64, i64, u32);
+
 /// A read-only view of a filesystem, used to normalise paths.
 pub trait FsView {
     /// The canonical form of an *existing* path (absolute, every symlink resolved), or
@@ -47,6 +50,13 @@ pub trait FsView {
     /// says `false` (every directory counts as non-empty, i.e. as a marker).
     fn is_empty_dir(&self, _p: &Path) -> bool {
         false
+    }
+    /// What names the directory or file `p` (symlinks followed) over its life: device,
+    /// inode and birth time (seconds and nanoseconds since the epoch; `(0, 0)` where the
+    /// filesystem keeps none), or `None` when it does not exist or the view cannot tell
+    /// (the default). A path removed and made again gets another one.
+    fn identity(&self, _p: &Path) -> Option<FileIdentity> {
+        None
     }
     /// The names of at most `cap` entries of the directory `p` (symlinks followed), in no
     /// particular order; empty when it is not a directory. The default lists nothing.
@@ -389,6 +399,9 @@ impl FsView for MemoFs<'_> {
     }
     fn list_dir_typed(&self, p: &Path, cap: usize) -> Option<Vec<(std::ffi::OsString, bool)>> {
         self.inner.list_dir_typed(p, cap)
+    }
+    fn identity(&self, p: &Path) -> Option<FileIdentity> {
+        self.inner.identity(p)
     }
 }
 

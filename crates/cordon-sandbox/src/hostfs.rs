@@ -42,6 +42,17 @@ impl FsView for HostFs {
     fn read_small(&self, p: &Path, cap: u64) -> Result<String, ReadRefusal> {
         read_small_file(p, cap)
     }
+    fn identity(&self, p: &Path) -> Option<cordon_policy::paths::FileIdentity> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(p).ok()?;
+        // `statx` birth time; none on some filesystems.
+        let born = m
+            .created()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or((0, 0), |d| (d.as_secs() as i64, d.subsec_nanos()));
+        Some((m.dev(), m.ino(), born.0, born.1))
+    }
     fn read_link(&self, p: &Path) -> Option<PathBuf> {
         // `readlink` never opens the target.
         std::fs::read_link(p).ok()

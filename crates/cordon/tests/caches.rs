@@ -104,6 +104,39 @@ fn overlay_cache_keeps_host_cache_and_persists_per_workspace() {
     assert_eq!(snapshot(&reg), before);
 }
 
+/// Escape test (attack pass 34, E3): the layers belong to the workspace directory, not to
+/// its path — a project removed and replaced by another at the same path does not see
+/// what the first wrote into its cache layers. Twin: the same project's next run does.
+#[test]
+fn a_new_directory_at_the_same_path_gets_fresh_layers() {
+    if !overlays_available() {
+        return;
+    }
+    let p = project();
+    let write = "echo planted > ~/.cargo/registry/planted && echo WROTE";
+    let o = cordon(&p, &p.dir, &["run", "--", "sh", "-c", write]);
+    assert!(text(&o.stdout).contains("WROTE"), "{}", text(&o.stderr));
+    let look = "cat ~/.cargo/registry/planted 2>/dev/null || echo ABSENT";
+    let o = cordon(&p, &p.dir, &["run", "--", "sh", "-c", look]);
+    assert_eq!(
+        text(&o.stdout),
+        "planted\n",
+        "still works: {}",
+        text(&o.stderr)
+    );
+    // Another project at the same path.
+    std::fs::remove_dir_all(&p.dir).unwrap();
+    std::fs::create_dir_all(&p.dir).unwrap();
+    let g = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&p.dir)
+        .status()
+        .unwrap();
+    assert!(g.success());
+    let o = cordon(&p, &p.dir, &["run", "--", "sh", "-c", look]);
+    assert_eq!(text(&o.stdout), "ABSENT\n", "{}", text(&o.stderr));
+}
+
 /// Escape test: even with `-w ~/.cache`, the private layers (this workspace's and others')
 /// are neither readable nor writable inside; the overlay of the own cache still works.
 /// Fails if the overlay state root is not hidden.

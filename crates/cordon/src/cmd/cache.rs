@@ -34,7 +34,10 @@ fn current_key() -> Result<String> {
     let cwd = crate::profile_args::current_dir()?;
     let cwd = std::fs::canonicalize(&cwd).unwrap_or(cwd);
     let ws = cordon_policy::resolve::find_workspace(&cordon_sandbox::HostFs, &cwd);
-    Ok(workspace_key(&ws))
+    Ok(workspace_key(
+        &ws,
+        cordon_policy::paths::FsView::identity(&cordon_sandbox::HostFs, &ws),
+    ))
 }
 
 /// Total size in bytes of the regular files under `p` (symlinks not followed).
