@@ -483,6 +483,16 @@ impl Proc {
         }
     }
 
+    /// Whether the launcher went away without a status (`cordon serve` stopped or
+    /// killed while the command ran).
+    fn lost(&self) -> bool {
+        match self {
+            #[cfg(target_os = "linux")]
+            Proc::Served(c, _) => c.lost(),
+            _ => false,
+        }
+    }
+
     fn take_stderr(&mut self) -> Option<Box<dyn Read + Send>> {
         match self {
             Proc::Child(c) => c.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>),
@@ -520,6 +530,11 @@ impl Proc {
         }
     }
 }
+
+/// Why a served run ended when its server went away.
+const LOST_SERVER: &str = "the cordon server ended while the command ran (stopped, \
+     restarted or killed), and its commands end with it: run it again (it takes the cold \
+     path when no server is running)";
 
 /// Waits for `child`: copies its stderr through (keeping a tail), forwards signals,
 /// enforces the timeout.
@@ -689,7 +704,14 @@ fn wait(
     };
     #[cfg(not(unix))]
     let (code, signal) = (status.code(), None);
-    let cancelled = cancelled.lock().ok().and_then(|c| c.clone());
+    // A run through `cordon serve` that ended without a status and that nothing here
+    // killed: the server went away (stopped, restarted, killed) and took the command with
+    // it — said so, not reported as the command's own SIGKILL (new-user pass nu15 N5).
+    let cancelled = cancelled
+        .lock()
+        .ok()
+        .and_then(|c| c.clone())
+        .or_else(|| (timed_out.is_none() && child.lost()).then(|| LOST_SERVER.to_string()));
     Ok(RunSignals {
         code,
         signal,

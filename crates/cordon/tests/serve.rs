@@ -274,6 +274,39 @@ fn timeout_kills_the_tree_on_both_paths() {
     }
 }
 
+/// New-user pass nu15 N5: a server stopped while it runs a command takes the command with
+/// it, and the report says so (outcome `cancelled`, the server named), not "killed by
+/// signal 9" as the command's own failure. Twin: a command that finishes is unaffected.
+#[test]
+fn a_stopped_server_is_named_as_the_end_of_its_commands() {
+    if !sandbox_available() {
+        return;
+    }
+    let mut p = project();
+    for l in [Launch::Server, Launch::Template] {
+        let o = p.sh(l, "true");
+        assert_eq!(o.status.code(), Some(0), "{l:?}: {}", text(&o.stderr));
+    }
+    let run = p
+        .cordon(Launch::Server, &["--", "sleep", "30"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    p.server.kill().unwrap();
+    let _ = p.server.wait();
+    let o = run.wait_with_output().unwrap();
+    let v = last_json(&o.stderr);
+    assert_eq!(v["launch"].as_str(), Some("server"), "{v}");
+    assert_eq!(v["outcome"].as_str(), Some("cancelled"), "{v}");
+    assert!(
+        v["evidence"]
+            .to_string()
+            .contains("the cordon server ended"),
+        "{v}"
+    );
+}
+
 /// A sandboxed command cannot launch through the server (it would run outside its own
 /// sandbox): the server refuses a peer in other namespaces, and the nested `cordon run`
 /// takes the cold path, inside the outer sandbox. The socket is put in the workspace, where

@@ -1006,6 +1006,8 @@ pub struct ServerChild {
     conn: BufReader<UnixStream>,
     pid: i32,
     status: Option<i32>,
+    /// The connection ended without a status ([`ServerChild::lost`]).
+    lost: bool,
 }
 
 impl ServerChild {
@@ -1014,6 +1016,13 @@ impl ServerChild {
     /// value is dropped.
     pub fn id(&self) -> u32 {
         self.pid as u32
+    }
+
+    /// Whether the run ended without a status from the server: its handler was killed —
+    /// by this process's timer or kill, or because the server stopped, restarted or died
+    /// (which kills the commands it runs). Known once [`ServerChild::wait`] returned.
+    pub fn lost(&self) -> bool {
+        self.lost
     }
 
     /// Blocks until the helper exited; its raw wait status.
@@ -1028,6 +1037,7 @@ impl ServerChild {
             // The handler is gone without a status: it was killed (the timer's SIGKILL, or
             // the server died), and the helper and the sandbox with it.
             self.status = Some(libc::SIGKILL);
+            self.lost = true;
             return Ok(libc::SIGKILL);
         }
         match serde_json::from_str::<Reply>(&line) {
@@ -1174,5 +1184,6 @@ pub fn launch(
         conn,
         pid,
         status: None,
+        lost: false,
     })
 }
