@@ -276,6 +276,13 @@ pub struct FilesystemSummary {
 /// visible to a command: a read grant (`--with`, or a profile entry) or `--allow-write
 /// grant`. One text for `cordon explain` and the hint after a run that did not find it.
 pub fn private_tmp_grant(abs: &Path, grant: &Path) -> String {
+    // `/tmp` itself cannot be granted (it stays private; `-w /tmp` is refused): the path
+    // is (new-user pass nu15 N2).
+    let grant = if grant == Path::new("/tmp") {
+        abs
+    } else {
+        grant
+    };
     let perms = serde_json::json!({
         "entries": [{ "path": abs.to_string_lossy(), "access": "read" }]
     });

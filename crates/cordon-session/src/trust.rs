@@ -405,6 +405,26 @@ fn additional(
             }
         }
     }
+    // `/tmp` itself: the sandbox's `/tmp` is a private tmpfs whatever is granted (the
+    // host's is shared by every user and program), so the grant would change nothing — a
+    // usage error naming what works, not a grant silently without effect (new-user pass
+    // nu15 N2: `-w /tmp` ran, exit 0, and what the command wrote to /tmp was gone).
+    if cfg!(target_os = "linux") && profile.kind != ProfileKind::Disabled {
+        for e in overlay.entries.iter().filter(|e| e.access != Access::Deny) {
+            let p = PathBuf::from(absolute(Path::new(&e.path), cwd));
+            let p = std::fs::canonicalize(&p).unwrap_or(p);
+            if p == Path::new("/tmp") {
+                return Err(TrustError::Usage(format!(
+                    "{} {}: the sandbox's /tmp is a private tmpfs for every command, and the \
+                     host's /tmp is never granted whole; grant the paths under it you need \
+                     (-w /tmp/DIR or -w /tmp/FILE; a missing one is created as a directory), \
+                     or keep the files in the project",
+                    e.source.as_deref().unwrap_or("--with"),
+                    e.path
+                )));
+            }
+        }
+    }
     if overlay.grants_nothing() {
         // Deny entries alone narrow nothing (they only carve holes in the extra grant):
         // said, not ignored (breaker, stop 18).

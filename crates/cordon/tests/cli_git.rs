@@ -396,6 +396,59 @@ fn tmpdir_under_dev_shm_falls_back_to_tmp() {
     );
 }
 
+/// New-user pass nu15 N2: `-w /tmp` changed nothing (the sandbox's /tmp stays private)
+/// and exited 0 with the command's files gone; it is a usage error naming what works.
+/// Twin: a host file under /tmp granted by its own path is readable and writable.
+#[test]
+fn granting_tmp_itself_is_refused_and_a_path_under_it_works() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let host = tempfile::Builder::new()
+        .prefix("cordon-tmpgrant-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let f = host.path().join("f.txt");
+    std::fs::write(&f, "host\n").unwrap();
+    let cmd = |args: &[&str]| {
+        let mut c = Command::new(CORDON);
+        c.args(args)
+            .current_dir(&p.dir)
+            .env("HOME", &p.home)
+            .env_remove("CORDON_PROFILE")
+            .env_remove("CORDON_CONFIG")
+            .stdin(Stdio::null());
+        c.output().unwrap()
+    };
+    let o = cmd(&["run", "-w", "/tmp", "--", "true"]);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("/tmp is a private tmpfs"),
+        "{}",
+        text(&o.stderr)
+    );
+    let fs_ = f.display().to_string();
+    let o = cmd(&["explain", &fs_]);
+    assert!(
+        text(&o.stdout).contains(&format!("--allow-write {fs_}")),
+        "{}",
+        text(&o.stdout)
+    );
+    let o = cmd(&[
+        "run",
+        "-w",
+        &fs_,
+        "--",
+        "sh",
+        "-c",
+        &format!("cat {fs_} && echo more >> {fs_}"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "host\n");
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "host\nmore\n");
+}
+
 /// New-user pass nu9, F20: `git commit` inside a submodule failed (its git dir
 /// `<super>/.git/modules/<name>` was read-only). It works now; escape twins in the same run:
 /// the submodule's hooks and config stay read-only, and the superproject's own git dir
