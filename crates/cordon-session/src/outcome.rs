@@ -625,6 +625,7 @@ pub fn classify(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
         out.class = OutcomeClass::Success;
         return out;
     }
+    let mut unexplained = None;
     if let Some(d) = &sig.denials {
         if let Some(o) = from_records(d, sig, ctx) {
             out.class = o.0;
@@ -645,6 +646,28 @@ pub fn classify(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
                     d.records[0].errno
                 ),
             ));
+            // Not the cause for certain, but not ruled out either: the failure is not
+            // claimed as the command's own with high confidence, and the refused write is
+            // named with its grant (new-user pass nu15 N4: `git push` to a path remote
+            // failed on "unpacker error" with the refused `mkdir` recorded, and no hint).
+            // Only a refusal a per-command grant can lift (a probe such as Python's
+            // bytecode cache under /usr stays unmentioned); the first such one, the
+            // likeliest cause (later ones are often clean-up).
+            unexplained = d.records.iter().filter(|r| !r.is_network()).find_map(|r| {
+                let (hint, grant) = record_hint(r, ctx);
+                grant.map(|_| {
+                    format!(
+                        "the sandbox refused `{} {}` ({}) during the run, which the \
+                             output does not name; if that is why it failed: {hint}",
+                        r.syscall,
+                        display_path(&r.path, ctx.cwd),
+                        r.errno,
+                    )
+                })
+            });
+            if unexplained.is_some() {
+                out.confidence = Confidence::Low;
+            }
         }
     }
     // The program's output: last, labelled, low-confidence — and only what cordon's own
@@ -659,7 +682,9 @@ pub fn classify(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
         }
     }
     if out.class == OutcomeClass::CommandFailed {
-        out.hint = private_tmp_hint(sig, ctx).or_else(|| own_loopback_hint(sig, ctx));
+        out.hint = private_tmp_hint(sig, ctx)
+            .or_else(|| own_loopback_hint(sig, ctx))
+            .or(unexplained);
     }
     out
 }
@@ -949,6 +974,29 @@ fn new_directory_grant(
 }
 
 /// Step 7: the kernel-side records (module docs).
+/// The denial hint for the refused write `rec`: what was refused and the per-command
+/// grant that lifts it, or why none can; with that grant, if any.
+fn record_hint(
+    rec: &cordon_sandbox::denials::DenialRecord,
+    ctx: &ClassifyContext<'_>,
+) -> (String, Option<PathBuf>) {
+    let shown = display_path(&rec.path, ctx.cwd);
+    let offered: Result<PathBuf, String> = match &rec.grant {
+        Some(g) => offerable_grant(g, ctx)
+            .map(|()| g.clone())
+            .or_else(|why| new_directory_grant(rec, g, ctx).ok_or(why)),
+        None => Err("no per-command grant can lift this rule".into()),
+    };
+    let shown_grant = offered.as_ref().map(|g| display_path(g, ctx.cwd));
+    let hint = denial_hint(
+        &shown,
+        &rec.rule,
+        Access::Write,
+        shown_grant.as_deref().map_err(|e| e.as_str()),
+    );
+    (hint, offered.ok())
+}
+
 fn from_records(
     d: &cordon_sandbox::denials::DenialReport,
     sig: &RunSignals,
@@ -969,20 +1017,7 @@ fn from_records(
         }
         None => return None,
     };
-    let shown = display_path(&rec.path, ctx.cwd);
-    let offered: Result<PathBuf, String> = match &rec.grant {
-        Some(g) => offerable_grant(g, ctx)
-            .map(|()| g.clone())
-            .or_else(|why| new_directory_grant(rec, g, ctx).ok_or(why)),
-        None => Err("no per-command grant can lift this rule".into()),
-    };
-    let shown_grant = offered.as_ref().map(|g| display_path(g, ctx.cwd));
-    let hint = denial_hint(
-        &shown,
-        &rec.rule,
-        Access::Write,
-        shown_grant.as_deref().map_err(|e| e.as_str()),
-    );
+    let (hint, offered) = record_hint(rec, ctx);
     let mut evidence = vec![ev(
         EvidenceSource::Helper,
         format!(
@@ -1011,7 +1046,7 @@ fn from_records(
             syscall: Some(rec.syscall.clone()),
             rule: rec.rule.clone(),
             access: Some(Access::Write),
-            grant: offered.ok(),
+            grant: offered,
         },
         confidence,
         evidence,
@@ -1788,6 +1823,36 @@ mod tests {
             .evidence
             .iter()
             .any(|e| e.detail.contains("none named")));
+        assert_eq!(probe.hint, None, "no grant can lift it: not mentioned");
+        // nu15 N4: `git push` to a path remote fails on "unpacker error" without naming
+        // the refused mkdir: still command-failed, but not with high confidence, and the
+        // first refusal a grant lifts is named with it.
+        let push = with(
+            "error: remote unpack failed: unable to create temporary object directory\n \
+             ! [remote rejected] main -> main (unpacker error)",
+            vec![
+                cordon_sandbox::denials::DenialRecord {
+                    syscall: "mkdir".into(),
+                    ..record(
+                        "/w/../bare.git/objects/tmp_objdir-incoming-x",
+                        "read-only: outside every writable root",
+                        Some("/data/bare.git"),
+                    )
+                },
+                record(
+                    "/data/bare.git/objects/maintenance.lock",
+                    "read-only: outside every writable root",
+                    Some("/data/bare.git"),
+                ),
+            ],
+        );
+        assert_eq!(push.class, OutcomeClass::CommandFailed, "{push:?}");
+        assert_eq!(push.confidence, Confidence::Low, "{push:?}");
+        let hint = push.hint.unwrap();
+        assert!(
+            hint.contains("`mkdir ") && hint.contains("-w /data/bare.git"),
+            "{hint}"
+        );
     }
 
     #[test]
