@@ -61,23 +61,80 @@ pub fn git_init_hint(profile: &crate::ResolvedProfile, argv: &[String]) -> Optio
             w => break w,
         }
     };
-    if sub != "init" {
+    // `git clone URL .` (or into the workspace by its path): the placeholder makes the
+    // directory "not empty" (new-user pass nu15 N3).
+    let clone_here = sub == "clone" && {
+        let args: Vec<&String> = words.filter(|w| !w.starts_with('-')).collect();
+        args.len() >= 2 && {
+            let dir = Path::new(args[args.len() - 1].as_str());
+            dir == Path::new(".") || dir == Path::new("./") || dir == profile.workspace
+        }
+    };
+    if sub != "init" && !clone_here {
         return None;
     }
-    let crate::ResolvedFilesystem::Restricted { entries, .. } = &profile.filesystem else {
-        return None;
-    };
-    let dotgit = entries.iter().find(|e| {
-        matches!(&e.origin, crate::EntryOrigin::Protected { reason } if reason == MISSING_GIT_REASON)
-    })?;
+    let dotgit = missing_git_placeholder(profile)?;
+    if clone_here {
+        return Some(format!(
+            "`git clone` into the workspace itself finds cordon's protected {} there (the \
+             workspace has no repository, and a new .git is protected: its hooks would later \
+             run outside the sandbox), so git says the directory is not empty. Clone outside \
+             cordon, or into a subdirectory (`git clone URL NAME`), or allow it for this run \
+             with -w {}",
+            dotgit.display(),
+            dotgit.display()
+        ));
+    }
     Some(format!(
         "`git init` cannot create {} inside the sandbox: the workspace has no repository and \
          a new .git is protected (its hooks would later run outside the sandbox). Run `git \
          init` once outside cordon — afterwards cordon keeps its hooks and config protected \
          and `git config`, `git branch -M`, `git remote add` work inside — or allow it for \
          this run with -w {}",
-        dotgit.path.display(),
-        dotgit.path.display()
+        dotgit.display(),
+        dotgit.display()
+    ))
+}
+
+/// The protected `.git` of a workspace without a repository, if `profile` has one.
+fn missing_git_placeholder(profile: &crate::ResolvedProfile) -> Option<&Path> {
+    let crate::ResolvedFilesystem::Restricted { entries, .. } = &profile.filesystem else {
+        return None;
+    };
+    entries
+        .iter()
+        .find(|e| {
+            matches!(&e.origin, crate::EntryOrigin::Protected { reason } if reason == MISSING_GIT_REASON)
+        })
+        .map(|e| e.path.as_path())
+}
+
+/// After `cargo init` (or `cargo new` naming the workspace, `--vcs` other than `none`) in a
+/// workspace without a repository — whatever its exit code: cargo finds cordon's protected
+/// `.git` placeholder, takes the directory for a repository and makes none (new-user pass
+/// nu15 N3: it exited 0 and the user believed the crate was in git). `None` otherwise.
+pub fn cargo_init_note(profile: &crate::ResolvedProfile, argv: &[String]) -> Option<String> {
+    let (first, rest) = argv.split_first()?;
+    if Path::new(first).file_name()? != "cargo" {
+        return None;
+    }
+    let words: Vec<&str> = rest.iter().map(String::as_str).collect();
+    let sub = words
+        .iter()
+        .find(|w| !w.starts_with('-') && !w.starts_with('+'))?;
+    if *sub != "init" {
+        return None;
+    }
+    if words.windows(2).any(|w| w == ["--vcs", "none"]) || words.contains(&"--vcs=none") {
+        return None;
+    }
+    let dotgit = missing_git_placeholder(profile)?;
+    Some(format!(
+        "cargo took cordon's protected placeholder {} for a repository and did not run `git \
+         init` (the workspace has none, and a new .git is protected: its hooks would later \
+         run outside the sandbox). Run `git init` once outside cordon to make the project a \
+         repository",
+        dotgit.display()
     ))
 }
 

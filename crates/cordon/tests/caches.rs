@@ -225,6 +225,24 @@ fn read_only_caches_fail_with_hint() {
         "{se}"
     );
     assert_eq!(snapshot(&reg), before);
+    // nu15 N9: a failed write elsewhere (a read-only path that is no cache) gets no cache
+    // hint.
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "--config",
+            cfgs,
+            "--",
+            "sh",
+            "-c",
+            "echo x > /usr/cordon-n9",
+        ],
+    );
+    let se = text(&o.stderr);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(!se.contains("package caches are read-only"), "{se}");
     assert!(
         !p.home.join(".cache/cordon/overlays").exists() || {
             // No layer is kept for a read-only cache.

@@ -337,6 +337,51 @@ fn git_init_without_a_repository_is_refused_with_a_hint() {
         );
         assert!(!p.dir.join(".git/HEAD").exists());
     }
+    // nu15 N3: `git clone URL .` fails on the placeholder ("not an empty directory") and
+    // `cargo init` exits 0 having made no repository: both are named, with what to do.
+    let src = p.home.join("src");
+    let ok = Command::new("git")
+        .args(["init", "-q"])
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let run = |argv: &[&str]| {
+        Command::new(CORDON)
+            .arg("run")
+            .arg("--")
+            .args(argv)
+            .current_dir(&p.dir)
+            .env("HOME", &p.home)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let o = run(&["git", "clone", "-q", src.to_str().unwrap(), "."]);
+    assert_ne!(o.status.code(), Some(0));
+    let stderr = text(&o.stderr);
+    assert!(
+        stderr.contains("`git clone` into the workspace itself") && stderr.contains("-w "),
+        "{stderr}"
+    );
+    let o = run(&["sh", "-c", "echo not cargo; exit 0"]);
+    assert!(
+        !text(&o.stderr).contains("placeholder"),
+        "twin: {}",
+        text(&o.stderr)
+    );
+    if Command::new("cargo")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        let o = run(&["cargo", "init", "-q", "--name", "x"]);
+        let stderr = text(&o.stderr);
+        assert!(
+            stderr.contains("cordon: note: cargo took cordon's protected placeholder"),
+            "{stderr}"
+        );
+    }
 }
 
 /// Breaker (stop 8): a `config.lock` the command leaves as a directory (or FIFO) jammed

@@ -1389,7 +1389,24 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
         super::git_config_broker::report(&git_configs, out.as_raw_fd());
     }
     if code != 0 {
-        failure_hints(ctx, &built.read_only_caches);
+        let refused = denials.as_ref().map(|d| {
+            d.report()
+                .records
+                .into_iter()
+                .filter(|r| !r.is_network())
+                .map(|r| r.path)
+                .collect::<Vec<_>>()
+        });
+        failure_hints(ctx, &built.read_only_caches, refused.as_deref());
+    }
+    let argv: Vec<String> = ctx
+        .spec
+        .argv
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if let Some(n) = cordon_policy::gitconfig::cargo_init_note(ctx.profile, &argv) {
+        eprintln!("cordon: note: {n}");
     }
     Ok(code)
 }
@@ -1707,9 +1724,27 @@ fn run_supervised(ctx: &InitContext<'_>, sup: Supervisors) -> Result<i32, Helper
 }
 
 /// After a failed command: hints from what init knows (a cache left read-only, `git init`
-/// without a repository).
-fn failure_hints(ctx: &InitContext<'_>, read_only_caches: &[(PathBuf, String)]) {
-    if let Some(h) = super::caches::read_only_hint(ctx.profile, read_only_caches) {
+/// without a repository). `refused`: the paths of the writes the denial records refused,
+/// when they are kept — the cache hint is given only when one of them is in a read-only
+/// cache (new-user pass nu15 N9: it came first on every failed write, a cache or not).
+fn failure_hints(
+    ctx: &InitContext<'_>,
+    read_only_caches: &[(PathBuf, String)],
+    refused: Option<&[PathBuf]>,
+) {
+    let in_cache = |p: &PathBuf| {
+        ctx.profile
+            .caches
+            .iter()
+            .filter(|c| c.mode == cordon_policy::CacheMode::ReadOnly)
+            .map(|c| &c.path)
+            .chain(read_only_caches.iter().map(|(c, _)| c))
+            .any(|c| p.starts_with(c))
+    };
+    let cache_hint = refused.is_none_or(|r| r.iter().any(in_cache));
+    if let Some(h) =
+        super::caches::read_only_hint(ctx.profile, read_only_caches).filter(|_| cache_hint)
+    {
         eprintln!("cordon: hint: {h}");
     }
     let argv: Vec<String> = ctx

@@ -359,6 +359,16 @@ pub enum SpawnError {
     /// No such program (127).
     #[error("{0}: command not found")]
     NotFound(String),
+    /// The program file exists, but what its first line or ELF header names to run it does
+    /// not (127, as `execve` says `ENOENT`; new-user pass nu15 N7: "command not found"
+    /// sent the user looking for the script itself).
+    #[error("{name}: {why}")]
+    InterpreterNotFound {
+        /// The program as given.
+        name: String,
+        /// What is missing, in words.
+        why: String,
+    },
     /// The program exists but may not be executed (126).
     #[error("{0}: permission denied")]
     PermissionDenied(String),
@@ -384,7 +394,7 @@ impl SpawnError {
     /// 127 not found, 126 not executable, 125 setup.
     pub fn exit_code(&self) -> i32 {
         match self {
-            SpawnError::NotFound(_) => EXIT_NOTFOUND,
+            SpawnError::NotFound(_) | SpawnError::InterpreterNotFound { .. } => EXIT_NOTFOUND,
             SpawnError::PermissionDenied(_)
             | SpawnError::IsDirectory(_)
             | SpawnError::CannotExecute { .. } => EXIT_NOEXEC,
@@ -446,7 +456,10 @@ pub fn spawn(
     let name = spec.name();
     Err(match buf[0] {
         1 if n >= 5 => match i32::from_le_bytes([buf[1], buf[2], buf[3], buf[4]]) {
-            libc::ENOENT => SpawnError::NotFound(name),
+            libc::ENOENT => match missing_interpreter(&name) {
+                Some(why) => SpawnError::InterpreterNotFound { name, why },
+                None => SpawnError::NotFound(name),
+            },
             libc::EACCES if name.contains('/') && std::path::Path::new(&name).is_dir() => {
                 SpawnError::IsDirectory(name)
             }
@@ -458,6 +471,46 @@ pub fn spawn(
         },
         _ => SpawnError::Setup(String::from_utf8_lossy(&buf[1..n]).into_owned()),
     })
+}
+
+/// For a program given by path that exists although `execve` said `ENOENT`: what it
+/// names to run it that is missing — the interpreter of its `#!` line (with a carriage
+/// return at its end called out: a script saved with Windows line endings), or an ELF
+/// program's loader. `None` when the path does not exist or is neither.
+fn missing_interpreter(name: &str) -> Option<String> {
+    use std::io::Read;
+    if !name.contains('/') {
+        return None;
+    }
+    let mut head = [0u8; 256];
+    let mut f = std::fs::File::open(name).ok()?;
+    let n = f.read(&mut head).ok()?;
+    let head = &head[..n];
+    if head.starts_with(b"\x7fELF") {
+        return Some(
+            "cannot execute: its program loader (the ELF interpreter it names) is not \
+             there (built for another system, or a library path missing in the sandbox)"
+                .into(),
+        );
+    }
+    let line = head.strip_prefix(b"#!")?;
+    let line = &line[..line.iter().position(|b| *b == b'\n').unwrap_or(line.len())];
+    let text = String::from_utf8_lossy(line);
+    let interp = text
+        .trim_start_matches([' ', '\t'])
+        .split([' ', '\t'])
+        .next()?;
+    let crlf = interp.ends_with('\r');
+    Some(format!(
+        "cannot execute: its interpreter {} (from its #! line) was not found{}",
+        interp.trim_end_matches('\r'),
+        if crlf {
+            " — the line ends in a carriage return (Windows line endings: convert the file \
+             with dos2unix)"
+        } else {
+            ""
+        }
+    ))
 }
 
 fn read_all(fd: &OwnedFd, buf: &mut [u8]) -> usize {
@@ -682,4 +735,33 @@ pub fn check_stdio() -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// nu15 N7: a script whose `#!` interpreter is missing names the interpreter (and a
+    /// carriage return); a missing file, or a name without a path, says nothing here.
+    #[test]
+    fn a_missing_interpreter_is_named() {
+        let d = tempfile::tempdir().unwrap();
+        let s = d.path().join("s.sh");
+        std::fs::write(&s, "#!/nonexistent/interp -e\necho hi\n").unwrap();
+        let why = missing_interpreter(s.to_str().unwrap()).unwrap();
+        assert!(why.contains("interpreter /nonexistent/interp "), "{why}");
+        std::fs::write(&s, "#!/bin/bash\r\necho hi\r\n").unwrap();
+        let why = missing_interpreter(s.to_str().unwrap()).unwrap();
+        assert!(
+            why.contains("/bin/bash ") && why.contains("carriage return"),
+            "{why}"
+        );
+        assert_eq!(
+            missing_interpreter(d.path().join("nope").to_str().unwrap()),
+            None
+        );
+        assert_eq!(missing_interpreter("s.sh"), None);
+        std::fs::write(&s, "echo no shebang\n").unwrap();
+        assert_eq!(missing_interpreter(s.to_str().unwrap()), None);
+    }
 }
