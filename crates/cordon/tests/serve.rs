@@ -240,6 +240,29 @@ fn exit_codes_on_both_paths() {
     }
 }
 
+/// New-user pass nu15 N6: a background job still starting when the command exits ends
+/// with it, quietly — not with its calls failing `ENOSYS` ("cannot create /dev/null:
+/// Function not implemented") in the window where init's supervisors are gone. Twin: the
+/// command's own output and exit code are kept, and a job the command waits for runs.
+#[test]
+fn a_job_left_running_ends_quietly_on_every_path() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    for l in ALL {
+        for _ in 0..10 {
+            let o = p.sh(l, "sleep 1 >/dev/null 2>&1 & echo started; exit 3");
+            assert_eq!(o.status.code(), Some(3), "{l:?}");
+            assert_eq!(text(&o.stdout), "started\n", "{l:?}");
+            let err = text(&o.stderr);
+            assert!(!err.contains("not implemented"), "{l:?}: {err}");
+        }
+        let o = p.sh(l, "(echo waited > /dev/null; echo ok) & wait");
+        assert_eq!(text(&o.stdout), "ok\n", "{l:?}: {}", text(&o.stderr));
+    }
+}
+
 /// A `--timeout` kills the tree on both paths (the server path kills the handler; the
 /// helper and the sandbox die with it).
 #[test]

@@ -1720,7 +1720,20 @@ fn run_supervised(ctx: &InitContext<'_>, sup: Supervisors) -> Result<i32, Helper
             .and_then(|l| super::unix_guard::start(l, cfg))
             .map_err(|e| abort("starting the unix-socket guard", e))?;
     }
-    Ok(process::supervise(child))
+    let code = process::supervise(child);
+    // The command has ended: what it left running (a `cmd &` still starting) goes now,
+    // while the supervisors still answer its calls. Left to init's exit, the seccomp
+    // listener is closed before the kernel kills the namespace, and a call in that window
+    // fails with ENOSYS ("cannot create /dev/null: Function not implemented", new-user
+    // pass nu15 N6).
+    // Only as pid 1 of the command's own pid namespace: there -1 reaches every other
+    // process in it and nothing outside it.
+    // SAFETY: getpid and kill have no memory-safety preconditions.
+    if unsafe { libc::getpid() } == 1 {
+        // SAFETY: as above.
+        unsafe { libc::kill(-1, libc::SIGKILL) };
+    }
+    Ok(code)
 }
 
 /// After a failed command: hints from what init knows (a cache left read-only, `git init`
