@@ -951,8 +951,10 @@ fn output_names(tail: &str, path: &Path, cwd: &Path) -> bool {
 /// before the run and grants only it. `git worktree add ../wt` (layouts pass: cordon
 /// offered nothing, while `-w ../wt` works). Only there: elsewhere the command could steer
 /// the person into creating a directory a later program trusts (`mkdir ~/bin`, which a
-/// login shell puts on `PATH`), so the home directory or above it never counts as that
-/// parent. `None` unless the call was a `mkdir`, the directory is still absent, is a child
+/// login shell puts on `PATH`), so the home directory itself never counts as that parent.
+/// A parent above the home does (new-user pass nu15 N8: `HOME=/ci/home` with the project
+/// in `/ci/proj` was offered nothing for `git worktree add ../wt`); the directory itself
+/// must still pass [`offerable_grant`]. `None` unless the call was a `mkdir`, the directory is still absent, is a child
 /// of `parent`, and passes [`offerable_grant`] itself.
 fn new_directory_grant(
     rec: &cordon_sandbox::denials::DenialRecord,
@@ -966,7 +968,7 @@ fn new_directory_grant(
         .any(|w| w.starts_with(parent) && w != parent);
     (matches!(rec.syscall.as_str(), "mkdir" | "mkdirat")
         && beside_project
-        && !ctx.home.is_some_and(|h| h.starts_with(parent))
+        && ctx.home != Some(parent)
         && rec.path.parent() == Some(parent)
         && ctx.fs.kind(&rec.path).is_none()
         && offerable_grant(&rec.path, ctx).is_ok())
@@ -2261,6 +2263,11 @@ mod tests {
         let home = Some(Path::new("/home/u"));
         let o = classify_in("/home/u/proj2", home, mkdir("/home/u/bin", "/home/u"));
         assert_eq!(grant_of(&o), None);
+        // nu15 N8: the parent is above the home (a CI layout, `HOME=/data/src/home`): the
+        // new directory is not in the home, and is offered.
+        let home = Some(Path::new("/data/src/home"));
+        let o = classify_in("/data/src/proj", home, mkdir("/data/src/wt", "/data/src"));
+        assert_eq!(grant_of(&o).as_deref(), Some(Path::new("/data/src/wt")));
         // A file (openat), and a directory that exists by now.
         let file = record(
             "/data/src/wt",
