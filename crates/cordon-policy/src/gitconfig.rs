@@ -47,20 +47,7 @@ pub const MISSING_GIT_REASON: &str =
 /// command `argv` is `git [-C dir | -c k=v]… init …` and `profile` protects a missing
 /// `.git`, the hint that says what to do; `None` otherwise.
 pub fn git_init_hint(profile: &crate::ResolvedProfile, argv: &[String]) -> Option<String> {
-    let (first, rest) = argv.split_first()?;
-    if Path::new(first).file_name()? != "git" {
-        return None;
-    }
-    let mut words = rest.iter();
-    let sub = loop {
-        match words.next()?.as_str() {
-            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" => {
-                words.next()?;
-            }
-            w if w.starts_with('-') => {}
-            w => break w,
-        }
-    };
+    let (sub, words) = git_subcommand(argv)?;
     // `git clone URL .` (or into the workspace by its path): the placeholder makes the
     // directory "not empty" (new-user pass nu15 N3).
     let clone_here = sub == "clone" && {
@@ -94,6 +81,48 @@ pub fn git_init_hint(profile: &crate::ResolvedProfile, argv: &[String]) -> Optio
         dotgit.display(),
         dotgit.display()
     ))
+}
+
+/// `git [-C dir | -c k=v | --opt]… SUB REST…` → `(SUB, REST)`; `None` for another program
+/// or a git without a subcommand.
+fn git_subcommand(argv: &[String]) -> Option<(&str, std::slice::Iter<'_, String>)> {
+    let (first, rest) = argv.split_first()?;
+    if Path::new(first).file_name()? != "git" {
+        return None;
+    }
+    let mut words = rest.iter();
+    let sub = loop {
+        match words.next()?.as_str() {
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" => {
+                words.next()?;
+            }
+            w if w.starts_with('-') => {}
+            w => break w,
+        }
+    };
+    Some((sub, words))
+}
+
+/// nu14 HIGH 3: `git worktree remove` (or `move`) cannot finish inside the sandbox: the
+/// linked worktree's admin dir (`.git/worktrees/NAME`) holds what cordon protects (R-P3:
+/// a `modules/` placeholder, so that no submodule git dir can be planted there, and the
+/// pinned directory itself), so git refuses with "working trees containing submodules
+/// cannot be moved or removed", or could not delete it. When the failed command `argv` is
+/// one of those, the hint that says what to do; `None` otherwise.
+pub fn worktree_remove_hint(argv: &[String]) -> Option<String> {
+    let (sub, mut words) = git_subcommand(argv)?;
+    if sub != "worktree" {
+        return None;
+    }
+    let action = words.find(|w| !w.starts_with('-'))?;
+    matches!(action.as_str(), "remove" | "move").then(|| {
+        format!(
+            "`git worktree {action}` cannot finish inside cordon: the linked worktree's admin \
+             dir (.git/worktrees/NAME) holds files cordon protects (R-P3), which git reads as \
+             \"containing submodules\" or cannot delete. Run `git worktree {action}` outside \
+             cordon"
+        )
+    })
 }
 
 /// The protected `.git` of a workspace without a repository, if `profile` has one.
@@ -1182,6 +1211,31 @@ mod tests {
             worktree: Path::new("/w"),
             gitdir: Path::new("/w/.git"),
             common: Path::new("/w/.git"),
+        }
+    }
+
+    /// nu14 HIGH 3: `git worktree remove`/`move` get the hint that says to run them
+    /// outside cordon, through git's global options; other worktree commands and other
+    /// programs do not.
+    #[test]
+    fn worktree_remove_and_move_are_told_to_run_outside() {
+        let argv = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        for cmd in [
+            "git worktree remove .worktrees/w1",
+            "/usr/bin/git -C /w worktree remove --force ../w2",
+            "git -c core.x=y worktree move w1 w3",
+        ] {
+            let h = worktree_remove_hint(&argv(cmd)).unwrap_or_else(|| panic!("{cmd}"));
+            assert!(h.contains("outside cordon") && h.contains("R-P3"), "{h}");
+        }
+        for cmd in [
+            "git worktree add ../w2",
+            "git worktree list",
+            "git remove x",
+            "gitx worktree remove w",
+            "git",
+        ] {
+            assert_eq!(worktree_remove_hint(&argv(cmd)), None, "{cmd}");
         }
     }
 

@@ -992,6 +992,23 @@ fn a_linked_worktree_inside_the_project_commits_and_gc_works() {
         std::fs::read_to_string(p.dir.join(".git/worktrees/wt/commondir")).unwrap(),
         "../..\n"
     );
+    // nu14 HIGH 3: `git worktree remove` cannot finish inside cordon; it fails before
+    // deleting anything, and the hint says to run it outside.
+    std::fs::write(p.dir.join("wt/kept.txt"), "x").unwrap();
+    let o = cordon(
+        &p,
+        &p.dir,
+        &["run", "--", "git", "worktree", "remove", "wt"],
+    );
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("Run `git worktree remove` outside cordon"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(p.dir.join("wt/kept.txt").is_file());
+    git(&["worktree", "remove", "--force", "wt"]);
+    assert!(!p.dir.join("wt").exists());
 }
 
 /// Attack pass 30, A4b: a nested repository below the workspace (its git dir protected

@@ -1769,6 +1769,9 @@ fn failure_hints(
     if let Some(h) = cordon_policy::gitconfig::git_init_hint(ctx.profile, &argv) {
         eprintln!("cordon: hint: {h}");
     }
+    if let Some(h) = cordon_policy::gitconfig::worktree_remove_hint(&argv) {
+        eprintln!("cordon: hint: {h}");
+    }
 }
 
 /// The last step in the command's own process, after every layer is in force and the report
