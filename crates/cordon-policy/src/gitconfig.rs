@@ -105,24 +105,35 @@ fn git_subcommand(argv: &[String]) -> Option<(&str, std::slice::Iter<'_, String>
 
 /// nu14 HIGH 3: `git worktree remove` (or `move`) cannot finish inside the sandbox: the
 /// linked worktree's admin dir (`.git/worktrees/NAME`) holds what cordon protects (R-P3:
-/// a `modules/` placeholder, so that no submodule git dir can be planted there, and the
-/// pinned directory itself), so git refuses with "working trees containing submodules
-/// cannot be moved or removed", or could not delete it. When the failed command `argv` is
-/// one of those, the hint that says what to do; `None` otherwise.
-pub fn worktree_remove_hint(argv: &[String]) -> Option<String> {
+/// its `commondir`, `gitdir`, `config.worktree`, and the pinned directory itself), and its
+/// `.git` file is read-only. git deletes (or moves) the worktree's files first and fails
+/// on those, leaving the worktree registered and half gone. When `argv` (one command of
+/// the parsed script) is one of those, the action (`remove` or `move`); `None` otherwise.
+pub fn worktree_remove_action(argv: &[String]) -> Option<&str> {
     let (sub, mut words) = git_subcommand(argv)?;
     if sub != "worktree" {
         return None;
     }
     let action = words.find(|w| !w.starts_with('-'))?;
-    matches!(action.as_str(), "remove" | "move").then(|| {
-        format!(
-            "`git worktree {action}` cannot finish inside cordon: the linked worktree's admin \
-             dir (.git/worktrees/NAME) holds files cordon protects (R-P3), which git reads as \
-             \"containing submodules\" or cannot delete. Run `git worktree {action}` outside \
-             cordon"
-        )
-    })
+    matches!(action.as_str(), "remove" | "move").then_some(action.as_str())
+}
+
+/// What to do about [`worktree_remove_action`] `action`: run it outside cordon. The text
+/// of the refusal before a sandboxed run and of the hint after a failed one.
+pub fn worktree_remove_advice(action: &str) -> String {
+    format!(
+        "`git worktree {action}` cannot finish inside cordon: the linked worktree's admin dir \
+         (.git/worktrees/NAME) and its .git file are protected (R-P3), so git would {} the \
+         worktree's files and then fail on them, leaving it registered and half gone. Run \
+         `git worktree {action}` outside cordon",
+        if action == "move" { "move" } else { "delete" }
+    )
+}
+
+/// The hint after a failed command `argv` that is `git worktree remove`/`move`
+/// ([`worktree_remove_action`], [`worktree_remove_advice`]); `None` otherwise.
+pub fn worktree_remove_hint(argv: &[String]) -> Option<String> {
+    worktree_remove_action(argv).map(worktree_remove_advice)
 }
 
 /// The protected `.git` of a workspace without a repository, if `profile` has one.

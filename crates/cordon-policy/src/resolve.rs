@@ -1859,9 +1859,35 @@ fn protect_worktree_admin(
             out.push(prot(admin, WORKTREES_REASON));
             continue;
         }
-        for (f, why) in WORKTREE_ADMIN_PROTECTED {
-            out.push(prot(admin.join(f), why));
+        protect_admin_files(fs, prot, &admin, out);
+    }
+}
+
+/// [`WORKTREE_ADMIN_PROTECTED`] in the linked-worktree admin dir `admin`. `modules` only
+/// when it is there and is not an empty directory: a placeholder there would make git
+/// refuse `git worktree remove` and `move` of that worktree, on the host too (git takes
+/// the directory's mere existence for "contains submodules": nu16 N1). A missing one is
+/// settled after the run instead — what a command made there is set aside, an empty one
+/// removed (`cordon_sandbox::git_dir_sweep`, whose census lists such admin dirs).
+fn protect_admin_files(
+    fs: &dyn FsView,
+    prot: &dyn Fn(PathBuf, &str) -> ResolvedEntry,
+    admin: &Path,
+    out: &mut Vec<ResolvedEntry>,
+) {
+    for (f, why) in WORKTREE_ADMIN_PROTECTED {
+        let p = admin.join(f);
+        if f == "modules"
+            && !is_link(fs, &p)
+            && match fs.kind(&p) {
+                None => true,
+                Some(FileKind::Dir) => fs.list_dir(&p, 1).is_empty(),
+                Some(_) => false,
+            }
+        {
+            continue;
         }
+        out.push(prot(p, why));
     }
 }
 
@@ -3042,9 +3068,7 @@ fn protected_for_root(
                                 },
                             ));
                         }
-                        for (f, why) in WORKTREE_ADMIN_PROTECTED {
-                            out.push(prot(gitdir.join(f), why));
-                        }
+                        protect_admin_files(fs, &prot, &gitdir, out);
                     }
                     Err(_) if submodule_git_dir(fs, &gitdir, &dotgit, root).is_ok() => {
                         // A submodule's own git dir, writable as the work tree's own `.git`
@@ -4729,10 +4753,28 @@ mod tests {
             .file(
                 "/home/u/proj/ev/.git",
                 "gitdir: /home/u/proj/.git/worktrees/ev\n",
-            );
+            )
+            .file("/home/u/proj/.git/worktrees/w2/commondir", "../..\n")
+            .dir("/home/u/proj/.git/worktrees/wt/modules/sm/hooks");
         let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
         let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
         let at = |q: &str| r.filesystem.access_for(&fs, Path::new(q)).access;
+        // nu16 N1: a missing `modules/` gets no protected entry (no placeholder, which made
+        // git refuse `git worktree remove`; the sweep settles it after the run); one that
+        // holds submodule git dirs stays protected.
+        let protected: Vec<&Path> = r
+            .filesystem
+            .protected()
+            .iter()
+            .map(|e| e.path.as_path())
+            .collect();
+        assert!(!protected.contains(&Path::new("/home/u/proj/.git/worktrees/w2/modules")));
+        assert!(protected.contains(&Path::new("/home/u/proj/.git/worktrees/w2/commondir")));
+        assert!(protected.contains(&Path::new("/home/u/proj/.git/worktrees/wt/modules")));
+        assert_eq!(
+            at("/home/u/proj/.git/worktrees/wt/modules/sm/hooks/x"),
+            Access::Read
+        );
         for q in [
             "/home/u/proj/.git/worktrees/wt/HEAD",
             "/home/u/proj/.git/worktrees/wt/index.lock",

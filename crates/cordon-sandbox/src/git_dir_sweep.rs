@@ -135,6 +135,12 @@ pub struct Census {
     pub kept_same: Vec<(PathBuf, String, FileIdentity)>,
     /// The names under `worktrees/` (linked worktrees' admin dirs) before the run.
     worktree_admins: Vec<std::ffi::OsString>,
+    /// Those of [`Census::worktree_admins`] without a `modules/` (or with an empty one,
+    /// the placeholder earlier versions left) before the run: it gets no placeholder
+    /// (nu16 N1: git reads its mere existence as "this worktree contains submodules" and
+    /// refuses `git worktree remove`/`move`, on the host too), so what the run leaves
+    /// there is settled after it ([`settle_admin_modules`]).
+    modules_absent: Vec<std::ffi::OsString>,
     /// Parent directories of [`Census::absent`] paths that were missing before the run
     /// ([`Census::note_absent_parents`]): one that is a symlink after it is the run's.
     absent_parents: Vec<PathBuf>,
@@ -232,6 +238,8 @@ struct CensusRecord {
     #[serde(default)]
     worktree_admins: Vec<std::ffi::OsString>,
     #[serde(default)]
+    modules_absent: Vec<std::ffi::OsString>,
+    #[serde(default)]
     absent_parents: Vec<PathBuf>,
 }
 
@@ -298,6 +306,7 @@ impl Census {
             unwalked: self.unwalked,
             kept_same: self.kept_same.clone(),
             worktree_admins: self.worktree_admins.clone(),
+            modules_absent: self.modules_absent.clone(),
             absent_parents: self.absent_parents.clone(),
         })
         .unwrap_or(serde_json::Value::Null)
@@ -325,6 +334,7 @@ impl Census {
             unwalked: r.unwalked,
             kept_same: r.kept_same,
             worktree_admins: r.worktree_admins,
+            modules_absent: r.modules_absent,
             absent_parents: r.absent_parents,
         })
     }
@@ -825,6 +835,12 @@ fn walk<'a>(
 /// Errors: the git dir cannot be opened as a directory without following a symlink.
 pub fn census(git_dir: &Path) -> io::Result<Census> {
     let w = walk(git_dir, None, BUDGET)?;
+    let admins = worktree_admins(git_dir);
+    let modules_absent = admins
+        .iter()
+        .filter(|n| !admin_has_modules(git_dir, n))
+        .cloned()
+        .collect();
     Ok(Census {
         git_dir: git_dir.to_path_buf(),
         foreign: w.foreign,
@@ -833,8 +849,45 @@ pub fn census(git_dir: &Path) -> io::Result<Census> {
         absent: Vec::new(),
         unwalked: false,
         kept_same: Vec::new(),
-        worktree_admins: worktree_admins(git_dir),
+        worktree_admins: admins,
+        modules_absent,
         absent_parents: Vec::new(),
+    })
+}
+
+/// Whether `git_dir/worktrees/<name>/modules` is there and is not an empty directory (a
+/// file or symlink there counts: it is protected as it is, by the resolution). Opened
+/// without following a symlink; what cannot be opened counts as there (nothing is done to
+/// it after the run).
+fn admin_has_modules(git_dir: &Path, name: &OsStr) -> bool {
+    let Ok(admin) = open_dir_strict(&git_dir.join("worktrees").join(name)) else {
+        return true;
+    };
+    match fstatat(
+        admin.as_fd(),
+        "modules",
+        nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+    ) {
+        Err(Errno::ENOENT) => false,
+        Err(_) => true,
+        Ok(st) if is_dir(&st) => !dir_is_empty(admin.as_fd(), OsStr::new("modules")),
+        Ok(_) => true,
+    }
+}
+
+/// Whether the directory `name` in `dir` (not followed if a symlink) has no entries;
+/// `false` when it cannot be read.
+fn dir_is_empty(dir: BorrowedFd<'_>, name: &OsStr) -> bool {
+    Dir::openat(
+        dir,
+        name,
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .is_ok_and(|mut d| {
+        d.iter()
+            .flatten()
+            .all(|e| matches!(e.file_name().to_bytes(), b"." | b".."))
     })
 }
 
@@ -867,7 +920,8 @@ fn worktree_admins(git_dir: &Path) -> Vec<std::ffi::OsString> {
 /// D1). Returns (admin dir, why) for each.
 ///
 /// Every new admin dir also has its code-bearing files set aside
-/// ([`quarantine_new_admin_files`], into `quarantined`).
+/// ([`quarantine_new_admin_files`], into `quarantined`), and every existing one that had no
+/// `modules/` has what the run made there settled ([`settle_admin_modules`]).
 fn disarm_new_worktree_admins(
     before: &Census,
     quarantined: &mut Vec<QuarantinedFile>,
@@ -885,7 +939,8 @@ fn disarm_new_worktree_admins(
         return out;
     };
     for name in worktree_admins(&before.git_dir) {
-        if before.worktree_admins.contains(&name) {
+        let existed = before.worktree_admins.contains(&name);
+        if existed && !before.modules_absent.contains(&name) {
             continue;
         }
         let Ok(admin) = openat(
@@ -897,6 +952,10 @@ fn disarm_new_worktree_admins(
             continue;
         };
         let here = before.git_dir.join("worktrees").join(&name);
+        if existed {
+            settle_admin_modules(admin.as_fd(), &here, quarantined);
+            continue;
+        }
         quarantine_new_admin_files(admin.as_fd(), &here, quarantined);
         let Some(named) = read_at(admin.as_fd(), OsStr::new("gitdir")) else {
             continue;
@@ -953,30 +1012,51 @@ pub type QuarantinedFile = (PathBuf, Option<PathBuf>, String);
 /// `config.worktree` holding more than the sparse-checkout keys `git worktree add`
 /// copies ([`cordon_policy::gitconfig::merge::worktree_config_refusal`]).
 fn quarantine_new_admin_files(admin: BorrowedFd<'_>, here: &Path, out: &mut Vec<QuarantinedFile>) {
-    for (file, dir_ok) in [("config.worktree", false), ("modules", true)] {
-        let name = OsStr::new(file);
-        let Ok(st) = fstatat(admin, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW) else {
-            continue;
-        };
-        let regular = st.st_mode & libc::S_IFMT == libc::S_IFREG;
-        let why = if dir_ok {
-            "submodule git dirs the command made (the host's `git submodule update` in that \
-             worktree would run their hooks); run `git submodule update` outside cordon"
-                .to_string()
-        } else if !regular {
-            "not a regular file".to_string()
-        } else {
-            match read_at(admin, name)
-                .map(|b| cordon_policy::gitconfig::merge::worktree_config_refusal(&b))
-            {
-                Some(None) => continue, // sparse-checkout keys only
-                Some(Some(why)) => why,
-                None => "it could not be read".to_string(),
-            }
-        };
-        let moved = rename_aside(admin, name).map(|n| here.join(n));
-        out.push((here.join(file), moved, why));
+    settle_admin_modules(admin, here, out);
+    let name = OsStr::new("config.worktree");
+    let Ok(st) = fstatat(admin, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW) else {
+        return;
+    };
+    let why = if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        "not a regular file".to_string()
+    } else {
+        match read_at(admin, name)
+            .map(|b| cordon_policy::gitconfig::merge::worktree_config_refusal(&b))
+        {
+            Some(None) => return, // sparse-checkout keys only
+            Some(Some(why)) => why,
+            None => "it could not be read".to_string(),
+        }
+    };
+    let moved = rename_aside(admin, name).map(|n| here.join(n));
+    out.push((here.join(name), moved, why));
+}
+
+/// After the run, the `modules` of a linked-worktree admin dir (`admin`, at `here`) that
+/// had none before it (a new admin dir, or [`Census::modules_absent`]): submodule git
+/// dirs the command made there — whose hooks the host's `git submodule update` in that
+/// worktree would run (attack pass 32, C1; 34, E6) — are renamed aside and named in
+/// `out`; an empty directory is removed (nothing in it, and git takes its mere existence
+/// for "this worktree contains submodules": nu16 N1). Nothing there: nothing done.
+fn settle_admin_modules(admin: BorrowedFd<'_>, here: &Path, out: &mut Vec<QuarantinedFile>) {
+    let name = OsStr::new("modules");
+    let Ok(st) = fstatat(admin, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW) else {
+        return;
+    };
+    if is_dir(&st)
+        && dir_is_empty(admin, name)
+        && unlinkat(admin, name, UnlinkatFlags::RemoveDir).is_ok()
+    {
+        return;
     }
+    let moved = rename_aside(admin, name).map(|n| here.join(n));
+    out.push((
+        here.join(name),
+        moved,
+        "submodule git dirs the command made (the host's `git submodule update` in that \
+         worktree would run their hooks); run `git submodule update` outside cordon"
+            .to_string(),
+    ));
 }
 
 /// Whether `path` does not exist, as the system says (`ENOENT`/`ENOTDIR`), not merely
@@ -1279,6 +1359,32 @@ mod tests {
         );
         assert!(old.join("modules/sub").is_dir(), "an earlier admin dir");
         assert!(swept.disarmed_worktrees.is_empty(), "{swept:?}");
+    }
+
+    /// nu16 N1: an existing linked-worktree admin dir without `modules/` gets no placeholder
+    /// (git refuses `git worktree remove` when the directory exists); after the run, the
+    /// submodule git dirs a command made there are moved aside (attack pass 32, C1), and an
+    /// empty `modules/` (what earlier versions left, or a command made) is removed. Twin:
+    /// an admin dir whose `modules/` held submodule git dirs before keeps them.
+    #[test]
+    fn an_existing_admin_dirs_missing_modules_is_settled_after_the_run() {
+        let (t, g) = git_dir();
+        let root = t.path().canonicalize().unwrap();
+        let g = root.join(g.file_name().unwrap());
+        let [planted, emptied, real] =
+            ["planted", "emptied", "real"].map(|n| g.join("worktrees").join(n));
+        std::fs::create_dir_all(&planted).unwrap();
+        std::fs::create_dir_all(emptied.join("modules")).unwrap();
+        std::fs::create_dir_all(real.join("modules/sm")).unwrap();
+        let before = Census::from_json(census(&g).unwrap().to_json()).unwrap();
+        std::fs::create_dir_all(planted.join("modules/sub/hooks")).unwrap();
+        let swept = sweep(&before).unwrap();
+        let set: Vec<_> = swept.quarantined.iter().map(|q| q.0.clone()).collect();
+        assert_eq!(set, [planted.join("modules")], "{swept:?}");
+        assert!(planted.join("modules.cordon-replaced/sub/hooks").is_dir());
+        assert!(!planted.join("modules").exists());
+        assert!(!emptied.join("modules").exists(), "empty: removed");
+        assert!(real.join("modules/sm").is_dir(), "there before: kept");
     }
 
     /// attack34 E2: a parent of the git dir swapped for a symlink after the census (by

@@ -211,14 +211,14 @@ impl Report {
             for (file, moved, why) in &s.quarantined {
                 out.push(match moved {
                     Some(to) => format!(
-                        "cordon: warning: {who} made {} in a new linked worktree's admin dir \
+                        "cordon: warning: {who} made {} in a linked worktree's admin dir \
                          ({why}); git would run code from it on the host, so cordon moved it \
                          to {}: review it, and move it back only if you made it",
                         file.display(),
                         to.display()
                     ),
                     None => format!(
-                        "cordon: warning: {who} made {} in a new linked worktree's admin dir \
+                        "cordon: warning: {who} made {} in a linked worktree's admin dir \
                          ({why}); git would run code from it on the host, and cordon could not \
                          move it aside: remove it before using that worktree",
                         file.display()
@@ -422,6 +422,25 @@ pub fn prepare(
             return Err(refused(Outcome::refused(why, EXIT_CORDON), verdict));
         }
     };
+    // A linked worktree cannot be removed or moved from inside a sandbox, and git would
+    // delete its files before failing (nu14 HIGH 3): refused before anything runs.
+    if exec.backend != cordon_policy::Backend::None {
+        if let Some(action) = record
+            .segments
+            .iter()
+            .find_map(|s| cordon_policy::gitconfig::worktree_remove_action(&s.segment.argv))
+        {
+            let why = cordon_policy::gitconfig::worktree_remove_advice(action);
+            session.scope.record(
+                DecisionKind::SandboxPreparation,
+                Some(&run_id),
+                None,
+                format!("not prepared: {why}"),
+            );
+            session.scope.finish(&run_id);
+            return Err(refused(Outcome::refused(why, EXIT_CORDON), verdict));
+        }
+    }
     session.scope.record(
         DecisionKind::SandboxPreparation,
         Some(&run_id),

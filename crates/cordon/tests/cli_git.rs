@@ -992,22 +992,29 @@ fn a_linked_worktree_inside_the_project_commits_and_gc_works() {
         std::fs::read_to_string(p.dir.join(".git/worktrees/wt/commondir")).unwrap(),
         "../..\n"
     );
-    // nu14 HIGH 3: `git worktree remove` cannot finish inside cordon; it fails before
-    // deleting anything, and the hint says to run it outside.
-    std::fs::write(p.dir.join("wt/kept.txt"), "x").unwrap();
-    let o = cordon(
-        &p,
-        &p.dir,
-        &["run", "--", "git", "worktree", "remove", "wt"],
-    );
-    assert_ne!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert!(
-        text(&o.stderr).contains("Run `git worktree remove` outside cordon"),
-        "{}",
-        text(&o.stderr)
-    );
-    assert!(p.dir.join("wt/kept.txt").is_file());
-    git(&["worktree", "remove", "--force", "wt"]);
+    // nu14 HIGH 3: `git worktree remove` cannot finish inside cordon (git would delete
+    // the files first): refused before it runs, also inside a script, saying to run it
+    // outside.
+    std::fs::write(p.dir.join("wt/tracked.txt"), "x").unwrap();
+    git(&["-C", "wt", "add", "tracked.txt"]);
+    git(&["-C", "wt", "commit", "-q", "-m", "t"]);
+    for argv in [
+        &["git", "worktree", "remove", "wt"][..],
+        &["sh", "-c", "git worktree remove --force wt"],
+    ] {
+        let o = cordon(&p, &p.dir, &[&["run", "--"][..], argv].concat());
+        assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains("Run `git worktree remove` outside cordon"),
+            "{}",
+            text(&o.stderr)
+        );
+        assert!(p.dir.join("wt/tracked.txt").is_file());
+    }
+    // nu16 N1: the runs left no `modules/` placeholder in its admin dir, so the host's
+    // `git worktree remove` (not forced) works.
+    assert!(!p.dir.join(".git/worktrees/wt/modules").exists());
+    git(&["worktree", "remove", "wt"]);
     assert!(!p.dir.join("wt").exists());
 }
 
