@@ -66,9 +66,7 @@ pub fn git_init_hint(profile: &crate::ResolvedProfile, argv: &[String]) -> Optio
             "`git clone` into the workspace itself finds cordon's protected {} there (the \
              workspace has no repository, and a new .git is protected: its hooks would later \
              run outside the sandbox), so git says the directory is not empty. Clone outside \
-             cordon, or into a subdirectory (`git clone URL NAME`), or allow it for this run \
-             with -w {}",
-            dotgit.display(),
+             cordon, or into a subdirectory (`git clone URL NAME`)",
             dotgit.display()
         ));
     }

@@ -548,6 +548,11 @@ pub fn classify(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
         out.class = OutcomeClass::Cancelled;
         out.evidence
             .insert(0, ev(EvidenceSource::Cordon, c.clone()));
+        // A signal the user sent needs no line; a server that went away does (nu16 N6:
+        // the command exited 137 with nothing said).
+        if c == LOST_SERVER {
+            out.hint = Some(c.clone());
+        }
         return out;
     }
     if let Some(l) = &sig.limit {
@@ -892,6 +897,13 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
     }
     Ok(())
 }
+
+/// Why a run through `cordon serve` ended when the server went away (stopped, restarted,
+/// killed) while its command ran: the `cancelled` signal the runner reports, and then the
+/// outcome's hint (new-user passes nu15 N5, nu16 N6).
+pub const LOST_SERVER: &str = "the cordon server ended while the command ran (stopped, \
+     restarted or killed), and its commands end with it: run it again (it takes the cold \
+     path when no server is running)";
 
 type Inferred = (OutcomeClass, Confidence, Vec<Evidence>, Option<String>);
 

@@ -531,10 +531,7 @@ impl Proc {
     }
 }
 
-/// Why a served run ended when its server went away.
-const LOST_SERVER: &str = "the cordon server ended while the command ran (stopped, \
-     restarted or killed), and its commands end with it: run it again (it takes the cold \
-     path when no server is running)";
+use crate::outcome::LOST_SERVER;
 
 /// Waits for `child`: copies its stderr through (keeping a tail), forwards signals,
 /// enforces the timeout.

@@ -328,6 +328,12 @@ fn a_stopped_server_is_named_as_the_end_of_its_commands() {
             .contains("the cordon server ended"),
         "{v}"
     );
+    // nu16 N6: said on stderr too, not only in --json.
+    assert!(
+        text(&o.stderr).contains("cordon: cancelled: the cordon server ended"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 /// A sandboxed command cannot launch through the server (it would run outside its own
