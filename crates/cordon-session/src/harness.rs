@@ -936,7 +936,7 @@ impl Harness {
                         rule: "the harness is gone".into(),
                     },
                 };
-                let ran = runner::run_asking(
+                let mut ran = runner::run_asking(
                     &prepared.exec,
                     &opts,
                     io,
@@ -948,6 +948,15 @@ impl Harness {
                     .recv_timeout(deadline.saturating_duration_since(Instant::now()))
                     .is_ok()
                 {}
+                // Without a terminal, classification reads both pipes as the caller gets
+                // them, not stderr alone: test runners report on stdout (new-user pass
+                // nu16 N2: a refused path pytest printed was "named by no output").
+                if let (Ok((sig, _)), false) = (&mut ran, tty) {
+                    let st = lock(&p.state);
+                    let v: Vec<u8> = st.recent.iter().copied().collect();
+                    sig.stderr_tail = String::from_utf8_lossy(&v).into_owned();
+                    sig.stdout_seen = true;
+                }
                 let needs = prepared.needs.clone();
                 let mut report = conclude(prepared, &trust, ran);
                 // After a denial: the smallest widening (R-F2), as advice: the caller asks

@@ -201,8 +201,12 @@ pub struct RunSignals {
     pub cancelled: Option<String>,
     /// A limit the runner or helper reported as hit.
     pub limit: Option<String>,
-    /// The last part of the command's stderr (program output: low confidence).
+    /// The last part of the command's stderr (program output: low confidence); with
+    /// [`RunSignals::stdout_seen`], of its stdout and stderr together.
     pub stderr_tail: String,
+    /// [`RunSignals::stderr_tail`] holds stdout too (the library and `cordon mcp` capture
+    /// both; the CLI leaves stdout to the caller, so only stderr is read there).
+    pub stdout_seen: bool,
     /// The command ran inside cordon's sandbox.
     pub sandboxed: bool,
     /// The sandbox helper reported on its own channel (which the command never holds) that
@@ -643,12 +647,13 @@ pub fn classify(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
             out.evidence.push(ev(
                 EvidenceSource::Helper,
                 format!(
-                    "{} denial record(s) (e.g. {} {}: {}), none named by the output: not \
-                     counted as the cause",
+                    "{} denial record(s) (e.g. {} {}: {}), none named by {}: not counted \
+                     as the cause",
                     d.total,
                     d.records[0].syscall,
                     d.records[0].path.display(),
-                    d.records[0].errno
+                    d.records[0].errno,
+                    seen_output(sig)
                 ),
             ));
             // Not the cause for certain, but not ruled out either: the failure is not
@@ -662,11 +667,12 @@ pub fn classify(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
                 let (hint, grant) = record_hint(r, ctx);
                 grant.map(|_| {
                     format!(
-                        "the sandbox refused `{} {}` ({}) during the run, which the \
-                             output does not name; if that is why it failed: {hint}",
+                        "the sandbox refused `{} {}` ({}) during the run, which {} does not \
+                         name; if that is why it failed: {hint}",
                         r.syscall,
                         display_path(&r.path, ctx.cwd),
                         r.errno,
+                        seen_output(sig),
                     )
                 })
             });
@@ -904,6 +910,17 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
 pub const LOST_SERVER: &str = "the cordon server ended while the command ran (stopped, \
      restarted or killed), and its commands end with it: run it again (it takes the cold \
      path when no server is running)";
+
+/// What output the classification read, in words: stderr only from the CLI, whose stdout
+/// goes to the caller unread (new-user pass nu16 N2: a path pytest printed on stdout was
+/// said to be named nowhere).
+fn seen_output(sig: &RunSignals) -> &'static str {
+    if sig.stdout_seen {
+        "the output"
+    } else {
+        "the command's stderr (cordon does not read its stdout)"
+    }
+}
 
 type Inferred = (OutcomeClass, Confidence, Vec<Evidence>, Option<String>);
 

@@ -691,6 +691,7 @@ fn wait(
         .lock()
         .map(|t| String::from_utf8_lossy(&t).into_owned())
         .unwrap_or_default();
+    let stdout_seen = io.tail.is_some();
     if let Some(extra) = io.tail.take() {
         stderr_tail.push_str(&extra());
     }
@@ -716,6 +717,7 @@ fn wait(
         cancelled,
         limit: None,
         stderr_tail,
+        stdout_seen,
         sandboxed,
         helper_not_run: None,
         helper_applied: false,
