@@ -509,6 +509,36 @@ pub fn prepare(
     })
 }
 
+/// What a command of the run (each segment of the parsed script) met in cordon's
+/// placeholders, as the outcome's hint (printed, and in `--json`: new-user pass nu16 N7):
+/// after a failure, `git init` or `git clone URL .` in a workspace without a repository,
+/// or `git worktree remove`/`move` the parser did not see before the run; after `cargo
+/// init` whatever its exit code (cargo takes the `.git` placeholder for a repository and
+/// exits 0). `None` when none applies or the run never started.
+fn placeholder_hint(
+    profile: &cordon_policy::ResolvedProfile,
+    record: &DecisionRecord,
+    outcome: &Outcome,
+) -> Option<String> {
+    use cordon_policy::gitconfig;
+    let failed = match outcome.class {
+        crate::OutcomeClass::Success => false,
+        crate::OutcomeClass::CommandFailed | crate::OutcomeClass::SandboxDenied { .. } => true,
+        _ => return None,
+    };
+    record.segments.iter().find_map(|s| {
+        let argv = &s.segment.argv;
+        gitconfig::cargo_init_note(profile, argv).or_else(|| {
+            failed
+                .then(|| {
+                    gitconfig::git_init_hint(profile, argv)
+                        .or_else(|| gitconfig::worktree_remove_hint(argv))
+                })
+                .flatten()
+        })
+    })
+}
+
 /// The census of every git dir a sandboxed run may write ([`cordon_sandbox::git_dir_sweep`]):
 /// what it holds that leads out of it before the command starts. A git dir that cannot be
 /// opened without following a symlink is left out (nothing is done through it).
@@ -679,6 +709,12 @@ pub fn conclude(
             )
         }
     };
+    let mut outcome = outcome;
+    if let Some(r) = exec.resolved.as_ref() {
+        if let Some(h) = placeholder_hint(r, &record, &outcome) {
+            outcome.hint = Some(h);
+        }
+    }
     let mut exec = exec;
     exec.payload_fd = None;
     Report {

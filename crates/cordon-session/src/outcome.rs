@@ -165,8 +165,9 @@ pub struct Outcome {
     pub confidence: Confidence,
     /// Evidence, strongest first.
     pub evidence: Vec<Evidence>,
-    /// One line a person can act on (printed on stderr after a denial).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// One line a person can act on (printed on stderr after a denial); `null` in JSON
+    /// when there is none (always present: nu16 N7).
+    #[serde(default)]
     pub hint: Option<String>,
 }
 

@@ -331,7 +331,7 @@ fn git_init_without_a_repository_is_refused_with_a_hint() {
         assert_ne!(o.status.code(), Some(0), "{argv:?}");
         let stderr = text(&o.stderr);
         assert!(
-            stderr.contains("cordon: hint: `git init` cannot create")
+            stderr.contains("cordon: sandbox-denied: `git init` cannot create")
                 && stderr.contains("Run `git init` once outside cordon"),
             "{argv:?}: {stderr}"
         );
@@ -367,6 +367,23 @@ fn git_init_without_a_repository_is_refused_with_a_hint() {
             && stderr.contains("git clone URL NAME")
             && !stderr.contains("-w "),
         "{stderr}"
+    );
+    // nu16 N7: the hint is the outcome's, in --json too, also for the command inside a
+    // script.
+    let o = Command::new(CORDON)
+        .args(["run", "--json", "--", "sh", "-c"])
+        .arg(format!("git clone -q {} .", src.display()))
+        .current_dir(&p.dir)
+        .env("HOME", &p.home)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let v = support::last_json(&o.stderr);
+    assert!(
+        v["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains("`git clone` into the workspace itself")),
+        "{v}"
     );
     let o = run(&["sh", "-c", "echo not cargo; exit 0"]);
     assert!(

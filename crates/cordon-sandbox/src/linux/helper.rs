@@ -1399,15 +1399,6 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
         });
         failure_hints(ctx, &built.read_only_caches, refused.as_deref());
     }
-    let argv: Vec<String> = ctx
-        .spec
-        .argv
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    if let Some(n) = cordon_policy::gitconfig::cargo_init_note(ctx.profile, &argv) {
-        eprintln!("cordon: note: {n}");
-    }
     Ok(code)
 }
 
@@ -1758,18 +1749,6 @@ fn failure_hints(
     if let Some(h) =
         super::caches::read_only_hint(ctx.profile, read_only_caches).filter(|_| cache_hint)
     {
-        eprintln!("cordon: hint: {h}");
-    }
-    let argv: Vec<String> = ctx
-        .spec
-        .argv
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    if let Some(h) = cordon_policy::gitconfig::git_init_hint(ctx.profile, &argv) {
-        eprintln!("cordon: hint: {h}");
-    }
-    if let Some(h) = cordon_policy::gitconfig::worktree_remove_hint(&argv) {
         eprintln!("cordon: hint: {h}");
     }
 }

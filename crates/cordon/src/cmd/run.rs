@@ -659,6 +659,9 @@ fn print_hints(report: &Report, plan: bool) {
                      the change",
                     o.class.name()
                 );
+            } else if o.class == cordon_session::OutcomeClass::Success {
+                // Advice after a command that worked (`cargo init` met the placeholder).
+                eprintln!("cordon: note: {}", printable(h));
             } else {
                 eprintln!("cordon: {}: {}", o.class.name(), printable(h));
             }
