@@ -100,7 +100,7 @@ fn one_shot_is_confined_classified_and_reports_what_was_applied() {
     // nu16 N2: the refusal reported on stdout only (as test runners do) is classified as
     // the cause too; through the library both pipes are the output.
     let r = h
-        .exec(ExecParams::script(&format!(
+        .exec(ExecParams::script(format!(
             "touch {} 2>&1; exit 1",
             outside.display()
         )))
