@@ -1330,11 +1330,18 @@ pub fn resolve(
                     .map(|e| e.path.clone())
                     .filter(|p| !tmp_roots.contains(p))
                     .collect();
-                // Canonicalised once, not once per root.
-                let profile_files: Vec<PathBuf> = ctx
+                // Canonicalised once, not once per root; with the symlinks on the way as
+                // spelled (attack pass 35, P2: a stowed `~/.config/cordon -> …` under
+                // `-w ~/.config` was replaced by the command's own directory, and every
+                // later run read its config).
+                let profile_files: Vec<(PathBuf, Vec<PathBuf>)> = ctx
                     .profile_files
                     .iter()
-                    .map(|f| canonicalize_lenient(fs, &lexical_normalize(f, &ctx.cwd)))
+                    .map(|f| {
+                        let spelled = lexical_normalize(f, &ctx.cwd);
+                        let links = symlinks_on(fs, &spelled);
+                        (canonicalize_lenient(fs, &spelled), links)
+                    })
                     .collect();
                 // Homes as spelled and as resolved: a linked worktree's common dir is
                 // canonical, so a `$HOME` reached through a symlink is compared both ways.
@@ -1501,7 +1508,7 @@ pub fn resolve(
                 .filter(|e| e.access == Access::Deny)
                 .map(|e| e.path.clone())
                 .collect();
-            pin_ancestors(fs, default, &write_roots, &denies, &mut out);
+            pin_ancestors(fs, default, &write_roots, &denies, false, &mut out);
             let mut f = ResolvedFilesystem::Restricted {
                 default,
                 entries: out,
@@ -1611,7 +1618,7 @@ fn hide_writable_cache_layers(
                 .filter(|e| e.access == Access::Write && e.is_dir)
                 .map(|e| e.path.clone())
                 .collect();
-            pin_ancestors(fs, *default, &write_roots, &[hidden], entries);
+            pin_ancestors(fs, *default, &write_roots, &[hidden], false, entries);
         }
     }
 }
@@ -1755,7 +1762,8 @@ fn pin_protected_ancestors(
         .filter(|e| matches!(e.origin, EntryOrigin::Protected { .. }))
         .map(|e| e.path.clone())
         .collect();
-    pin_ancestors(fs, default, roots, &protected, out);
+    // A protected path's missing directories are made with its placeholder: pinned too.
+    pin_ancestors(fs, default, roots, &protected, true, out);
 }
 
 /// The entry that pins the existing directory `path` (bound onto itself, access unchanged:
@@ -1772,14 +1780,33 @@ fn pinned(path: PathBuf, protects: PathBuf) -> ResolvedEntry {
     }
 }
 
+/// [`pinned`] for a directory that is missing now and that the placeholder step makes
+/// (empty) before the sandbox is built, on the way to the protected path `protects`
+/// (attack pass 35, P1: such a directory was left an ordinary one, and a command swapped
+/// it for its own with `renameat2(RENAME_EXCHANGE)`, hook included).
+fn pinned_missing(path: PathBuf, protects: PathBuf) -> ResolvedEntry {
+    ResolvedEntry {
+        spelled: path.clone(),
+        path,
+        access: Access::Write,
+        exists: false,
+        is_dir: true,
+        origin: EntryOrigin::Pinned { protects },
+        links: Vec::new(),
+    }
+}
+
 /// Pins every existing writable directory strictly between the deepest of `roots` that
 /// holds a target and that target (a protected path or a deny entry), so the target's
-/// place cannot be renamed away and re-created (R-P3, issue 7 item 4).
+/// place cannot be renamed away and re-created (R-P3, issue 7 item 4). With `missing`
+/// (protected paths, whose placeholder step makes their missing directories), a missing
+/// one is pinned as well ([`pinned_missing`]).
 fn pin_ancestors(
     fs: &dyn FsView,
     default: Access,
     roots: &[PathBuf],
     targets: &[PathBuf],
+    missing: bool,
     out: &mut Vec<ResolvedEntry>,
 ) {
     for p in targets.iter().cloned() {
@@ -1795,12 +1822,14 @@ fn pin_ancestors(
             if out.iter().any(|e| e.path == a) {
                 continue;
             }
-            if fs.kind(&a) != Some(FileKind::Dir)
-                || access_in(default, out, fs, &a).access != Access::Write
-            {
+            if access_in(default, out, fs, &a).access != Access::Write {
                 continue;
             }
-            out.push(pinned(a.clone(), p.clone()));
+            match fs.entry(&a) {
+                Some(Entry::Kind(FileKind::Dir)) => out.push(pinned(a.clone(), p.clone())),
+                None if missing => out.push(pinned_missing(a.clone(), p.clone())),
+                _ => {}
+            }
         }
     }
 }
@@ -2978,7 +3007,7 @@ fn protected_for_root(
     fs: &dyn FsView,
     root: &Path,
     all_roots: &[PathBuf],
-    profile_files: &[PathBuf],
+    profile_files: &[(PathBuf, Vec<PathBuf>)],
     homes: &[PathBuf],
     out: &mut Vec<ResolvedEntry>,
     notes: &mut Vec<String>,
@@ -3138,9 +3167,11 @@ fn protected_for_root(
         ));
     }
     protect_nested_projects(fs, root, scan, &prot, out, notes);
-    // `profile_files` are canonical already.
-    for f in profile_files {
-        if !f.starts_with(root) {
+    // `profile_files` are canonical already, each with the symlinks on its spelled path:
+    // protected when the file or one of those links lies in this root (the links are
+    // bound onto themselves there, so the name cannot be pointed elsewhere).
+    for (f, links) in profile_files {
+        if !f.starts_with(root) && !links.iter().any(|l| l.starts_with(root)) {
             continue;
         }
         // A missing file whose directory is missing too: protect the first missing
@@ -3168,6 +3199,11 @@ fn protected_for_root(
         // A missing directory above the file: its placeholder is a directory, so a later
         // run can still create the file's parents beneath it.
         e.is_dir |= ancestor || sessions;
+        for l in links {
+            if !e.links.contains(l) {
+                e.links.push(l.clone());
+            }
+        }
         out.push(e);
     }
     Ok(())

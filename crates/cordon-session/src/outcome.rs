@@ -518,9 +518,10 @@ pub fn classify(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
             format!("helper report (a channel the command cannot write): stopped: {why}"),
         ));
         out.hint = Some(
-            "the host replaced a hidden or protected path while the command ran (e.g. `git \
-             config`, `npm login`, an editor saving it): run the command again once the \
-             host is done with it"
+            "a hidden or protected path (or a directory on its way) was replaced while the \
+             command ran: by the host (e.g. `git config`, `npm login`, an editor saving it) \
+             — run the command again once the host is done with it — or by the command \
+             itself: check what is there now"
                 .into(),
         );
         return out;

@@ -136,6 +136,33 @@ fn user_config_dir() -> Option<PathBuf> {
         .map(|h| h.join(".config/cordon"))
 }
 
+/// cordon's own files at their default places, whatever `$XDG_CONFIG_HOME` and
+/// `$XDG_STATE_HOME` say now: `.config/cordon/{config,rules,network-hosts}.toml` and
+/// `.local/state/cordon` under `$HOME` and under the account's home from the user database
+/// (a login shell's cordon, without this environment's variables, reads them there).
+fn default_cordon_files() -> Vec<PathBuf> {
+    let homes = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(cordon_sandbox::account_home())
+        .filter(|h| h.is_absolute());
+    let mut out = Vec::new();
+    for h in homes {
+        for f in [
+            ".config/cordon/config.toml",
+            ".config/cordon/rules.toml",
+            ".config/cordon/network-hosts.toml",
+            ".local/state/cordon",
+        ] {
+            let p = h.join(f);
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
 fn absolute(p: &Path, cwd: &Path) -> String {
     let abs = if p.is_absolute() {
         p.to_path_buf()
@@ -175,6 +202,11 @@ impl TrustProfile {
         // sweeps still to finish (`sweeps/`) are acted on by the next run on the host
         // (attack pass 34, E1: under `-w ~/.local` a forged record made the next run
         // unlink and rename arbitrary host files).
+        // Each in every place another cordon of this user looks for it: this
+        // environment's `$XDG_*_HOME` and the defaults under `$HOME` and the account's
+        // home (attack pass 35, P3: with `XDG_STATE_HOME` set, a command under `-w ~/.local`
+        // forged a sweep record in `~/.local/state/cordon` that the user's own shell's
+        // cordon then carried out).
         for u in [
             user_config_path(),
             user_rules_path(),
@@ -183,6 +215,7 @@ impl TrustProfile {
         ]
         .into_iter()
         .flatten()
+        .chain(default_cordon_files())
         .chain(layers.rule_files.iter().map(|r| abs(r)))
         {
             if !files.contains(&u) {

@@ -1066,3 +1066,50 @@ fn a_nested_repositorys_hook_manager_config_a_run_creates_is_removed() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(q.dir.join("sub/lefthook-local.yml").is_file());
 }
+
+/// Attack pass 35, P1: `core.hooksPath = tools/git/hooks` before `tools/` exists. cordon
+/// makes `tools/git/` for the hooks dir's placeholder; those directories are pinned as
+/// existing ones are, so the command cannot swap `tools` for a directory holding its own
+/// hook (`renameat2(RENAME_EXCHANGE)`, which a plain rename check misses). Twin: `tools/`
+/// stays writable.
+#[test]
+fn directories_made_for_a_placeholder_are_pinned() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    git_init(&p.dir);
+    let st = Command::new("git")
+        .args(["config", "core.hooksPath", "tools/git/hooks"])
+        .current_dir(&p.dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "--",
+            "python3",
+            "-c",
+            "import os, ctypes\n\
+             open('tools/other', 'w').write('ok')\n\
+             os.makedirs('prep/git/hooks')\n\
+             open('prep/git/hooks/pre-commit', 'w').write('#!/bin/sh\\necho planted\\n')\n\
+             l = ctypes.CDLL(None, use_errno=True)\n\
+             print('exchange', l.syscall(316, -100, b'tools', -100, b'prep', 2))\n",
+        ],
+    );
+    assert!(
+        p.dir.join("tools/other").is_file(),
+        "still works: {}",
+        text(&o.stderr)
+    );
+    assert!(
+        !p.dir.join("tools/git/hooks/pre-commit").exists(),
+        "{}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+}

@@ -638,6 +638,70 @@ fn sweep_records_cannot_be_forged_from_inside() {
     assert!(sweeps.is_dir(), "the state directory was moved away");
 }
 
+/// Attack pass 35: cordon's own files stay cordon's however they are reached. P1: on a
+/// home without `~/.local/state`, the directory cordon makes for the protected state dir
+/// is pinned (the command swapped it for its own with `renameat2(RENAME_EXCHANGE)`); P2: a
+/// symlinked `~/.local/state` cannot be replaced (only the target was protected); P3: the
+/// default `~/.local/state/cordon` is protected while `XDG_STATE_HOME` points elsewhere
+/// (the user's login shell reads the default). Twin each time: the rest of `~/.local`
+/// stays writable.
+#[test]
+fn cordons_state_cannot_be_swapped_in_by_any_route() {
+    if !sandbox_available() {
+        return;
+    }
+    let forge = "cd ~/.local; echo ok > other; mkdir -p prep/cordon/sweeps; \
+                 echo '{\"pid\":0}' > prep/cordon/sweeps/0-x.json; \
+                 python3 -c 'import ctypes; l=ctypes.CDLL(None); \
+                 print(l.syscall(316, -100, b\"prep\", -100, b\"state\", 2))'; \
+                 rm -f state 2>/dev/null; mv prep state; \
+                 mkdir -p state/cordon/sweeps; echo '{\"pid\":0}' > state/cordon/sweeps/0-y.json";
+    let run = |p: &Project, xdg: Option<&std::path::Path>| {
+        let local = p.home.join(".local");
+        let mut c = cordon(
+            p,
+            &[
+                "run",
+                "-w",
+                local.to_str().unwrap(),
+                "--",
+                "sh",
+                "-c",
+                forge,
+            ],
+        );
+        if let Some(x) = xdg {
+            c.env("XDG_STATE_HOME", x);
+        }
+        out(c)
+    };
+    let forged = |p: &Project| {
+        let state = p.home.join(".local/state/cordon/sweeps");
+        state.join("0-x.json").exists() || state.join("0-y.json").exists()
+    };
+    // P1: `~/.local` without `state/`.
+    let p = project();
+    std::fs::create_dir_all(p.home.join(".local")).unwrap();
+    let o = run(&p, None);
+    assert!(p.home.join(".local/other").exists(), "{}", text(&o.stderr));
+    assert!(!forged(&p), "P1: {}", text(&o.stderr));
+    // P2: `~/.local/state` a symlink to a directory beside it.
+    let p = project();
+    std::fs::create_dir_all(p.home.join(".local/realstate/cordon")).unwrap();
+    std::os::unix::fs::symlink("realstate", p.home.join(".local/state")).unwrap();
+    let o = run(&p, None);
+    assert!(p.home.join(".local/other").exists(), "{}", text(&o.stderr));
+    assert!(!forged(&p), "P2: {}", text(&o.stderr));
+    assert!(p.home.join(".local/state").is_symlink());
+    // P3: the state dir is elsewhere for this environment.
+    let p = project();
+    std::fs::create_dir_all(p.home.join(".local/state/cordon/sweeps")).unwrap();
+    let elsewhere = p.root.path().join("xdg-state");
+    let o = run(&p, Some(&elsewhere));
+    assert!(p.home.join(".local/other").exists(), "{}", text(&o.stderr));
+    assert!(!forged(&p), "P3: {}", text(&o.stderr));
+}
+
 /// `--approvals-from fd:N` reads answers from an inherited descriptor.
 #[test]
 fn approvals_from_a_descriptor() {

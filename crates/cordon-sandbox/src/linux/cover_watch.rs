@@ -495,15 +495,17 @@ fn loss_message(path: &Path, cover: &Cover, mask: AddWatchFlags) -> String {
     };
     if path == cover.path {
         format!(
-            "the host {how} {} during the run, which removes the sandbox's cover of it ({}): \
-             the command was stopped",
+            "{} was {how} during the run (on the host, or by the command where its parent is \
+             writable), which removes the sandbox's cover of it ({}): the command was \
+             stopped; check what is there now",
             path.display(),
             cover.kind.words()
         )
     } else {
         format!(
-            "the host {how} {} during the run, which removes the sandbox's cover of {} \
-             beneath it ({}): the command was stopped",
+            "{} was {how} during the run (on the host, or by the command where its parent is \
+             writable), which removes the sandbox's cover of {} beneath it ({}): the command \
+             was stopped; check what is there now",
             path.display(),
             cover.path.display(),
             cover.kind.words()

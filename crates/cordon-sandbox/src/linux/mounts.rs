@@ -768,7 +768,11 @@ fn tree_steps(
             Access::Read | Access::Write => {
                 let writable = e.access == Access::Write;
                 let placeholder = protected && parent == (Ctx::Host { writable: true });
-                if !e.exists && !placeholder {
+                // A missing directory pinned on the way to a protected path: the
+                // placeholder step makes it before the mounts (attack pass 35, P1).
+                let made_first = matches!(e.origin, EntryOrigin::Pinned { .. })
+                    && parent == (Ctx::Host { writable: true });
+                if !e.exists && !placeholder && !made_first {
                     // A writable grant the user spelled for a missing path is honoured:
                     // created on the host first (issue 8 §1), unless the layer around it
                     // already lets the command create it.
