@@ -173,7 +173,20 @@ fn forward_signals(pid: u32) -> Option<signal_hook::iterator::Handle> {
     Some(handle)
 }
 
-/// Restores the default `SIGPIPE` disposition (terminate), which the Rust runtime sets to
+/// Restores `SIGCHLD` to its default action: a parent that ignores it (some daemons and
+/// harnesses do; the disposition survives `fork` and `execve`) would have the kernel reap
+/// cordon's children itself, so no wait would ever see the helper or the command end, and
+/// cordon would hang with the post-run sweep never made (attack pass 35, L1). Call it first
+/// thing in `main`: the helper, init and the command inherit the default.
+#[cfg(unix)]
+pub fn restore_default_sigchld() {
+    use nix::sys::signal::{signal, SigHandler, Signal};
+    // SAFETY: installing SIG_DFL (not a handler function) cannot run code in signal
+    // context; called first thing in `main`, before any thread is spawned.
+    let _ = unsafe { signal(Signal::SIGCHLD, SigHandler::SigDfl) };
+}
+
+/// Restores `SIGPIPE` to its default action. Rust's runtime sets it to
 /// "ignore" at start-up. A CLI whose output is piped into `head` should end quietly like
 /// other Unix tools instead of failing on `EPIPE`. Call it first thing in `main`.
 #[cfg(unix)]

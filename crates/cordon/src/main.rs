@@ -20,6 +20,10 @@ pub const EXIT_CANNOT_EXECUTE: u8 = CordonExit::CannotExecute.code();
 pub const EXIT_NOT_FOUND: u8 = CordonExit::NotFound.code();
 
 fn main() -> ExitCode {
+    // Before anything forks: an inherited "ignore" would have the kernel reap every child
+    // (attack pass 35, L1: cordon hung once the command ended).
+    #[cfg(unix)]
+    cordon_sandbox::restore_default_sigchld();
     // The Linux helper is this same executable re-invoked (R-T3). Dispatch it before any
     // other work so it stays small and fast.
     #[cfg(target_os = "linux")]

@@ -339,6 +339,65 @@ fn sigterm_is_forwarded() {
     assert_eq!(st.code(), Some(143));
 }
 
+/// Attack pass 35, L1: cordon started by a parent that ignores `SIGCHLD` (inherited
+/// through `execve`) hung after the command ended — the kernel reaped its children. It
+/// now ends with the command's exit code, on every launch path. Twin: the command itself
+/// still sees `SIGCHLD` at its default.
+#[test]
+fn an_ignored_sigchld_does_not_hang_cordon() {
+    if !sandbox_available() || !have("python3") {
+        return;
+    }
+    let p = project();
+    for extra in [&["--no-server"][..], &[]] {
+        let mut args = vec!["run"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--", "sh", "-c", "grep SigIgn /proc/self/status; exit 3"]);
+        let c = cordon(&p, &args);
+        let mut w = Command::new("python3");
+        w.args([
+            "-c",
+            "import os, signal, sys\n\
+             signal.signal(signal.SIGCHLD, signal.SIG_IGN)\n\
+             os.execv(sys.argv[1], sys.argv[1:])",
+        ])
+        .arg(c.get_program())
+        .args(c.get_args())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+        for (k, v) in c.get_envs() {
+            match v {
+                Some(v) => w.env(k, v),
+                None => w.env_remove(k),
+            };
+        }
+        if let Some(d) = c.get_current_dir() {
+            w.current_dir(d);
+        }
+        let child = w.spawn().unwrap();
+        let pid = child.id();
+        let start = Instant::now();
+        let waiter = std::thread::spawn(move || child.wait_with_output().unwrap());
+        while !waiter.is_finished() && start.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        if !waiter.is_finished() {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+            panic!("{extra:?}: cordon hung after the command ended");
+        }
+        let o = waiter.join().unwrap();
+        assert_eq!(o.status.code(), Some(3), "{extra:?}: {}", text(&o.stderr));
+        // SIGCHLD is signal 17: bit 16 of the ignored mask.
+        let ignored = text(&o.stdout);
+        let mask = u64::from_str_radix(ignored.trim().trim_start_matches("SigIgn:").trim(), 16)
+            .unwrap_or(0);
+        assert_eq!(mask & (1 << 16), 0, "{extra:?}: {ignored}");
+    }
+}
+
 /// `cordon status --json` reports the host and the triple.
 #[test]
 fn status_json_has_the_triple() {
