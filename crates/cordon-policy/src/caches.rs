@@ -225,6 +225,15 @@ pub fn overlay_root(home: &Path) -> PathBuf {
     home.join(".cache/cordon/overlays")
 }
 
+/// [`workspace_key`] of `workspace` as `fs` shows it now: its identity and its `.git`'s.
+pub fn workspace_key_of(fs: &dyn FsView, workspace: &Path) -> String {
+    workspace_key(
+        workspace,
+        fs.identity(workspace),
+        fs.identity(&workspace.join(".git")),
+    )
+}
+
 /// The key of a workspace's overlay directory: its base name (sanitised, at most 32
 /// bytes) and the first 16 hex digits of the SHA-256 of its canonical path and its
 /// `identity` ([`crate::paths::FsView::identity`]: device, inode, birth time), e.g.
@@ -232,15 +241,24 @@ pub fn overlay_root(home: &Path) -> PathBuf {
 /// made later at the same path: a project removed and replaced by an unrelated one (a
 /// harness reusing `/workspace`) must not inherit what the first wrote into its layers
 /// (attack pass 34, E3: a crate source planted in `~/.cargo/registry/src` ran in the next
-/// project's builds). The name is for humans.
-pub fn workspace_key(workspace: &Path, identity: Option<crate::paths::FileIdentity>) -> String {
+/// project's builds). `marker` is the identity of the workspace's `.git` (a directory or a
+/// worktree's file), when there is one: a harness that empties a reused `/workspace` and
+/// clones the next repository into the same directory keeps the directory's identity, not
+/// the `.git`'s (attack pass 35, C1). The name is for humans.
+pub fn workspace_key(
+    workspace: &Path,
+    identity: Option<crate::paths::FileIdentity>,
+    marker: Option<crate::paths::FileIdentity>,
+) -> String {
     use std::os::unix::ffi::OsStrExt;
     let mut h = Sha256::new();
     h.update(workspace.as_os_str().as_bytes());
-    if let Some((dev, ino, sec, nsec)) = identity {
-        h.update([0u8]);
-        for v in [dev, ino, sec as u64, u64::from(nsec)] {
-            h.update(v.to_le_bytes());
+    for (tag, id) in [(0u8, identity), (1u8, marker)] {
+        if let Some((dev, ino, sec, nsec)) = id {
+            h.update([tag]);
+            for v in [dev, ino, sec as u64, u64::from(nsec)] {
+                h.update(v.to_le_bytes());
+            }
         }
     }
     let digest = h.finalize();
@@ -367,7 +385,7 @@ pub fn resolve_caches(
         mode
     };
     let home_c = canonicalize_lenient(fs, home);
-    let root = overlay_root(&home_c).join(workspace_key(workspace, fs.identity(workspace)));
+    let root = overlay_root(&home_c).join(workspace_key_of(fs, workspace));
     let spelled = |rel: &str| {
         let p = lexical_normalize(Path::new(home_relative(rel)), home);
         p.starts_with(home).then_some(p)
@@ -487,12 +505,12 @@ mod tests {
 
     #[test]
     fn workspace_keys_differ_and_are_single_components() {
-        let a = workspace_key(Path::new("/home/u/a/proj"), None);
-        let b = workspace_key(Path::new("/home/u/b/proj"), None);
+        let a = workspace_key(Path::new("/home/u/a/proj"), None, None);
+        let b = workspace_key(Path::new("/home/u/b/proj"), None, None);
         assert_ne!(a, b);
         assert!(a.starts_with("proj-"));
         assert!(valid_cache_name(&a));
-        assert!(valid_cache_name(&workspace_key(Path::new("/"), None)));
+        assert!(valid_cache_name(&workspace_key(Path::new("/"), None, None)));
         assert!(valid_cache_name(&workspace_key(
             Path::new("/x/a b/../"),
             None
@@ -500,10 +518,26 @@ mod tests {
         // attack34 E3: another directory at the same path (another inode or birth time)
         // has another key; the same one keeps its key.
         let p = Path::new("/workspace");
-        let first = workspace_key(p, Some((1, 100, 1_700_000_000, 5)));
-        assert_eq!(first, workspace_key(p, Some((1, 100, 1_700_000_000, 5))));
-        assert_ne!(first, workspace_key(p, Some((1, 101, 1_700_000_000, 5))));
-        assert_ne!(first, workspace_key(p, Some((1, 100, 1_700_000_900, 5))));
+        let id = Some((1, 100, 1_700_000_000, 5));
+        let first = workspace_key(p, id, None);
+        assert_eq!(first, workspace_key(p, id, None));
+        assert_ne!(
+            first,
+            workspace_key(p, Some((1, 101, 1_700_000_000, 5)), None)
+        );
+        assert_ne!(
+            first,
+            workspace_key(p, Some((1, 100, 1_700_000_900, 5)), None)
+        );
+        // attack35 C1: the same directory with a fresh clone in it (another `.git`).
+        let cloned = workspace_key(p, id, Some((1, 200, 1_700_000_100, 0)));
+        assert_ne!(first, cloned);
+        assert_ne!(
+            cloned,
+            workspace_key(p, id, Some((1, 201, 1_700_000_200, 0)))
+        );
+        // The marker is not mistaken for the directory's own identity.
+        assert_ne!(workspace_key(p, None, id), first);
         assert!(valid_cache_name(&first));
     }
 
@@ -551,7 +585,7 @@ mod tests {
         assert_eq!(
             r.caches[0].state,
             Path::new("/home/u/.cache/cordon/overlays")
-                .join(workspace_key(Path::new("/home/u/proj"), None))
+                .join(workspace_key(Path::new("/home/u/proj"), None, None))
                 .join("cargo-registry")
         );
         // The state root is hidden, even under a write grant on ~/.cache.

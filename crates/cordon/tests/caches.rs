@@ -135,6 +135,19 @@ fn a_new_directory_at_the_same_path_gets_fresh_layers() {
     assert!(g.success());
     let o = cordon(&p, &p.dir, &["run", "--", "sh", "-c", look]);
     assert_eq!(text(&o.stdout), "ABSENT\n", "{}", text(&o.stderr));
+    // attack35 C1: the same directory emptied and a fresh repository made in it (a
+    // harness reusing `/workspace`): fresh layers too.
+    let o = cordon(&p, &p.dir, &["run", "--", "sh", "-c", write]);
+    assert!(text(&o.stdout).contains("WROTE"), "{}", text(&o.stderr));
+    std::fs::remove_dir_all(p.dir.join(".git")).unwrap();
+    let g = Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&p.dir)
+        .status()
+        .unwrap();
+    assert!(g.success());
+    let o = cordon(&p, &p.dir, &["run", "--", "sh", "-c", look]);
+    assert_eq!(text(&o.stdout), "ABSENT\n", "{}", text(&o.stderr));
 }
 
 /// Escape test: even with `-w ~/.cache`, the private layers (this workspace's and others')

@@ -2832,7 +2832,7 @@ mod tests {
         let pip = pos(
             &format!(
                 "{root}/{}/pip/data",
-                cordon_policy::caches::workspace_key(Path::new("/home/u/proj"), None)
+                cordon_policy::caches::workspace_key(Path::new("/home/u/proj"), None, None)
             ),
             &|k| matches!(k, StepKind::CacheDir { var, .. } if var == "PIP_CACHE_DIR"),
         );

@@ -4,7 +4,7 @@
 
 use crate::cli::{CacheArgs, CacheCommand};
 use anyhow::{bail, Result};
-use cordon_policy::caches::{overlay_root, workspace_key, KNOWN_CACHES};
+use cordon_policy::caches::{overlay_root, workspace_key_of, KNOWN_CACHES};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
@@ -34,10 +34,7 @@ fn current_key() -> Result<String> {
     let cwd = crate::profile_args::current_dir()?;
     let cwd = std::fs::canonicalize(&cwd).unwrap_or(cwd);
     let ws = cordon_policy::resolve::find_workspace(&cordon_sandbox::HostFs, &cwd);
-    Ok(workspace_key(
-        &ws,
-        cordon_policy::paths::FsView::identity(&cordon_sandbox::HostFs, &ws),
-    ))
+    Ok(workspace_key_of(&cordon_sandbox::HostFs, &ws))
 }
 
 /// Total size in bytes of the regular files under `p` (symlinks not followed).
