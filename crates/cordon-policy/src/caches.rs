@@ -513,6 +513,7 @@ mod tests {
         assert!(valid_cache_name(&workspace_key(Path::new("/"), None, None)));
         assert!(valid_cache_name(&workspace_key(
             Path::new("/x/a b/../"),
+            None,
             None
         )));
         // attack34 E3: another directory at the same path (another inode or birth time)
