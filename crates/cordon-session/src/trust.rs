@@ -458,6 +458,36 @@ fn additional(
             }
         }
     }
+    // A write grant whose path starts with a top-level directory that does not exist: a
+    // typo, which the sandbox would create on the host as root (new-user pass nu16 N9:
+    // `-w /nonexistent/dir/x` made `/nonexistent`). A usage error; deeper missing paths are
+    // created, and said so.
+    for e in overlay.entries.iter().filter(|e| e.access == Access::Write) {
+        let p = PathBuf::from(absolute(Path::new(&e.path), cwd));
+        // The whole filesystem: said as what it is (it was refused for a tree under it
+        // too large to check, a reason about a directory the user never named: nu16 N9).
+        if std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone()) == Path::new("/") {
+            return Err(TrustError::Usage(format!(
+                "{} {}: that grants the whole filesystem, which no sandbox profile can keep \
+                 safe (cordon's own files, the credential stores, every repository's hooks); \
+                 grant the directories the command needs, or run it without a sandbox on \
+                 purpose (--profile danger-full-access)",
+                e.source.as_deref().unwrap_or("--with"),
+                e.path
+            )));
+        }
+        if let Some(top) = p.ancestors().filter(|a| a.parent().is_some()).last() {
+            if std::fs::symlink_metadata(top).is_err() {
+                return Err(TrustError::Usage(format!(
+                    "{} {}: {} does not exist, and cordon does not make a new top-level \
+                     directory for a grant; check the path, or create it yourself first",
+                    e.source.as_deref().unwrap_or("--with"),
+                    e.path,
+                    top.display()
+                )));
+            }
+        }
+    }
     if overlay.grants_nothing() {
         // Deny entries alone narrow nothing (they only carve holes in the extra grant):
         // said, not ignored (breaker, stop 18).

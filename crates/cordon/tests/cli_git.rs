@@ -447,6 +447,29 @@ fn granting_tmp_itself_is_refused_and_a_path_under_it_works() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(text(&o.stdout), "host\n");
     assert_eq!(std::fs::read_to_string(&f).unwrap(), "host\nmore\n");
+    // nu16 N9: a grant under a top-level directory that does not exist (a typo) is a usage
+    // error, nothing made; `-w /` is refused as the whole filesystem; a deeper missing
+    // grant is made and said so.
+    let top = format!("/cordon-nu16-typo-{}", std::process::id());
+    let o = cmd(&["run", "-w", &format!("{top}/dir/x"), "--", "true"]);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(!std::path::Path::new(&top).exists());
+    let o = cmd(&["run", "-w", "/", "--", "true"]);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("the whole filesystem"),
+        "{}",
+        text(&o.stderr)
+    );
+    let deep = host.path().join("made/x");
+    let o = cmd(&["run", "-w", deep.to_str().unwrap(), "--", "true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(deep.is_dir());
+    assert!(
+        text(&o.stderr).contains("note: created"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 /// New-user pass nu9, F20: `git commit` inside a submodule failed (its git dir

@@ -1027,6 +1027,28 @@ pub fn create_missing_grants(layout: &Layout) -> io::Result<()> {
         .iter()
         .filter(|s| s.kind == StepKind::CreateDir)
     {
+        // The first missing directory: said when it is made (a mistyped `-w` otherwise
+        // left directories behind in silence), refused when it would be a new top-level
+        // directory (new-user pass nu16 N9: `-w /nonexistent/dir/x` made `/nonexistent`).
+        let first_missing = s
+            .path
+            .ancestors()
+            .take_while(|a| std::fs::symlink_metadata(a).is_err())
+            .last()
+            .map(Path::to_path_buf);
+        if let Some(m) = &first_missing {
+            if m.components().count() <= 2 {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!(
+                        "refusing to create {} (a new top-level directory) for the writable \
+                         grant {}: check the path, or create it yourself first",
+                        m.display(),
+                        s.path.display()
+                    ),
+                ));
+            }
+        }
         create_dir_nofollow(&s.path).map_err(|e| {
             io::Error::new(
                 e.kind(),
@@ -1037,6 +1059,14 @@ pub fn create_missing_grants(layout: &Layout) -> io::Result<()> {
                 ),
             )
         })?;
+        if let Some(m) = first_missing {
+            eprintln!(
+                "cordon: note: created {} on the host for the writable grant {} (it did not \
+                 exist); it stays after the run",
+                m.display(),
+                s.path.display()
+            );
+        }
     }
     Ok(())
 }
