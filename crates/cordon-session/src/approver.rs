@@ -260,8 +260,13 @@ impl Approver for ScriptedApprover {
         self.seen.push(req.clone());
         if self.announce {
             // The harness sees what it answers: one JSON line on stderr.
-            if let Ok(j) = serde_json::to_string(&serde_json::json!({ "approval_request": req })) {
-                eprintln!("{j}");
+            // With the answers it accepts (new-user pass nu16 N8).
+            if let Ok(mut v) = serde_json::to_value(req) {
+                v["answers"] = serde_json::json!(req.allowed_answers());
+                if let Ok(j) = serde_json::to_string(&serde_json::json!({ "approval_request": v }))
+                {
+                    eprintln!("{j}");
+                }
             }
         }
         let deny = |note: String| Reply {

@@ -206,11 +206,17 @@ impl Session {
             }
         };
         let allowed = req.allowed_answers();
+        let mut downgraded = None;
         let answer = if allowed.contains(&answer) {
             answer
-        } else if answer == Answer::Session && allowed.contains(&Answer::Once) {
+        } else if matches!(answer, Answer::Session | Answer::RememberRule)
+            && allowed.contains(&Answer::Once)
+        {
             // A scripted or MCP "session" for a request whose session answer is not kept
-            // (dangerous, opaque, an escalation): what it always meant, once.
+            // (dangerous, opaque, an escalation), or "remember-rule" for one that offers no
+            // rule (an ask rule decides, several segments ask): an approval all the same,
+            // once — said so (new-user pass nu16 N8: it became a silent deny).
+            downgraded = Some(answer);
             Answer::Once
         } else {
             Answer::Deny
@@ -278,7 +284,19 @@ impl Session {
                 }
             }
             Answer::Once => Verdict::Run {
-                reason: format!("approved once by {by}"),
+                reason: match downgraded {
+                    Some(a) => format!(
+                        "approved once by {by} (the answer `{}` is not offered for this \
+                         request: {})",
+                        a.label(),
+                        if a == Answer::RememberRule {
+                            "no rule can be remembered for it"
+                        } else {
+                            "it is not eligible for the session cache"
+                        }
+                    ),
+                    None => format!("approved once by {by}"),
+                },
                 by,
                 approval_id: Some(req.approval_id.clone()),
                 answer: Some(answer),
@@ -502,6 +520,27 @@ mod tests {
             p.evaluate(&argv(&["mytool", "--other"]), &ctx).decision,
             cordon_execpolicy::Decision::Allow
         );
+    }
+
+    /// nu16 N8: "remember-rule" for a request that offers no rule (a dangerous finding
+    /// asks) approves once and says why, instead of a silent deny; nothing is written.
+    #[test]
+    fn remember_rule_not_offered_approves_once_and_says_so() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("cordon/rules.toml");
+        let mut s = Session::new(
+            ApprovalMode::OnRequest,
+            Box::new(ScriptedApprover::from_answers(&[Answer::RememberRule])),
+        );
+        s.rules_file = Some(f.clone());
+        match decide(&mut s, &["git", "reset", "--hard"]) {
+            Verdict::Run { reason, answer, .. } => {
+                assert_eq!(answer, Some(Answer::Once));
+                assert!(reason.contains("not offered"), "{reason}");
+            }
+            v => panic!("{v:?}"),
+        }
+        assert!(!f.exists());
     }
 
     #[test]

@@ -273,6 +273,13 @@ fn escalation_needs_a_fresh_approval() {
         v["retry"]["approval"]["approval_id"]
     );
     assert_ne!(requests[0]["run_id"], requests[1]["run_id"]);
+    // nu16 N8: each says which answers it takes (an escalation: no session, no rule).
+    assert_eq!(
+        requests[1]["answers"],
+        serde_json::json!(["once", "deny", "abort"]),
+        "{}",
+        requests[1]
+    );
     assert!(requests[1]["warning"]
         .as_str()
         .unwrap()
