@@ -509,6 +509,47 @@ pub fn prepare(
     })
 }
 
+/// After a failed read-only run (`--plan`, the `read-only` profile): the package caches
+/// were the host's, read-only, and this project's copy-on-write layers — which hold what
+/// its earlier runs downloaded — were not mounted (a read-only run must not write them,
+/// attack pass 26 F1). When such layers exist, the hint says so (new-user pass nu16 N3:
+/// `cargo metadata --offline` found no package under `--plan` that a normal run had).
+fn unseen_layers_hint(profile: &cordon_policy::ResolvedProfile) -> Option<String> {
+    if profile.profile.caches != cordon_policy::CacheMode::Overlay {
+        return None;
+    }
+    let read_only: Vec<&cordon_policy::ResolvedCache> = profile
+        .caches
+        .iter()
+        .filter(|c| c.mode == cordon_policy::CacheMode::ReadOnly)
+        .collect();
+    // The project's layers: any under its overlay directory (the parent of every cache's
+    // state) holding something — a whole tool home's layer (`cargo-home`) holds the
+    // registry a read-only run lists as `cargo-registry`.
+    let layers_used = read_only
+        .first()
+        .and_then(|c| c.state.parent())
+        .and_then(|root| std::fs::read_dir(root).ok())
+        .is_some_and(|d| {
+            d.flatten().any(|l| {
+                std::fs::read_dir(l.path().join("upper")).is_ok_and(|mut u| u.next().is_some())
+            })
+        });
+    let unseen: Vec<String> = read_only
+        .iter()
+        .map(|c| c.path.display().to_string())
+        .collect();
+    (layers_used && !unseen.is_empty()).then(|| {
+        format!(
+            "nothing is writable in this run, so its package caches are the host's \
+             ({}), not this project's copy-on-write layers: what earlier runs of the project \
+             downloaded there is not visible here; run it without --plan (or with a \
+             writable profile) if it needs them",
+            unseen.join(", ")
+        )
+    })
+}
+
 /// What a command of the run (each segment of the parsed script) met in cordon's
 /// placeholders, as the outcome's hint (printed, and in `--json`: new-user pass nu16 N7):
 /// after a failure, `git init` or `git clone URL .` in a workspace without a repository,
@@ -713,6 +754,8 @@ pub fn conclude(
     if let Some(r) = exec.resolved.as_ref() {
         if let Some(h) = placeholder_hint(r, &record, &outcome) {
             outcome.hint = Some(h);
+        } else if outcome.hint.is_none() && outcome.class == crate::OutcomeClass::CommandFailed {
+            outcome.hint = unseen_layers_hint(r);
         }
     }
     let mut exec = exec;

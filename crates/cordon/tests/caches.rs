@@ -124,6 +124,26 @@ fn a_new_directory_at_the_same_path_gets_fresh_layers() {
         "still works: {}",
         text(&o.stderr)
     );
+    // nu16 N3: a --plan run does not mount the layers (nothing may be written); when it
+    // fails, the hint says what it did not see.
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "--plan",
+            "--",
+            "sh",
+            "-c",
+            "cat ~/.cargo/registry/planted",
+        ],
+    );
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        text(&o.stderr).contains("not this project's copy-on-write layers"),
+        "{}",
+        text(&o.stderr)
+    );
     // Another project at the same path.
     std::fs::remove_dir_all(&p.dir).unwrap();
     std::fs::create_dir_all(&p.dir).unwrap();
