@@ -32,7 +32,7 @@
 //! error); a kernel record backs any grant. Relative paths in the output are read against
 //! the command's cwd (the resolved profile's), lexically normalised.
 
-use cordon_policy::paths::FsView;
+use cordon_policy::paths::{FileKind, FsView};
 use cordon_policy::{Access, EntryOrigin, ResolvedFilesystem, ResolvedProfile};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -1006,6 +1006,25 @@ fn new_directory_grant(
     .then(|| rec.path.clone())
 }
 
+/// The git dir (a bare repository: `HEAD`, `objects/`, `refs/`) that holds the grant `g`
+/// (`g` itself or an ancestor, outside the workspace), when it is offerable as a whole: a
+/// push to a local bare repository writes its `objects/`, `refs/` and `HEAD`, and the
+/// narrowest grant took three runs, one per directory (new-user pass nu16 N5). Granted as
+/// a writable root, its hooks and config stay protected (R-P3).
+fn enclosing_git_dir(g: &Path, ctx: &ClassifyContext<'_>) -> Option<PathBuf> {
+    let workspace = ctx.resolved.map(|r| r.workspace.as_path());
+    g.ancestors()
+        .take(4)
+        .find(|d| {
+            ctx.fs.kind(&d.join("HEAD")) == Some(FileKind::File)
+                && ctx.fs.kind(&d.join("objects")) == Some(FileKind::Dir)
+                && ctx.fs.kind(&d.join("refs")) == Some(FileKind::Dir)
+        })
+        .filter(|d| workspace.is_none_or(|w| !w.starts_with(d) && !d.starts_with(w)))
+        .filter(|d| offerable_grant(d, ctx).is_ok())
+        .map(Path::to_path_buf)
+}
+
 /// Step 7: the kernel-side records (module docs).
 /// The denial hint for the refused write `rec`: what was refused and the per-command
 /// grant that lifts it, or why none can; with that grant, if any.
@@ -1016,7 +1035,7 @@ fn record_hint(
     let shown = display_path(&rec.path, ctx.cwd);
     let offered: Result<PathBuf, String> = match &rec.grant {
         Some(g) => offerable_grant(g, ctx)
-            .map(|()| g.clone())
+            .map(|()| enclosing_git_dir(g, ctx).unwrap_or_else(|| g.clone()))
             .or_else(|why| new_directory_grant(rec, g, ctx).ok_or(why)),
         None => Err("no per-command grant can lift this rule".into()),
     };
@@ -2312,6 +2331,58 @@ mod tests {
             mkdir("/data/src/there", "/data/src"),
         );
         assert_eq!(grant_of(&o), None);
+    }
+
+    /// nu16 N5: a refused write inside a bare repository beside the project (a push to a
+    /// local remote) offers the repository as a whole, not its `objects/` (then `refs/`,
+    /// then the repository: three runs). Twin: a plain directory keeps the narrow grant.
+    #[test]
+    fn a_refusal_in_a_bare_repository_offers_the_repository() {
+        let fs = cordon_policy::MemFs::new()
+            .dir("/data/proj")
+            .file("/data/bare.git/HEAD", "ref: refs/heads/main\n")
+            .dir("/data/bare.git/objects/tmp")
+            .dir("/data/bare.git/refs/heads")
+            .dir("/data/plain/sub");
+        let mut r = resolved();
+        r.cwd = "/data/proj".into();
+        r.workspace = "/data/proj".into();
+        let grant_for = |path: &str, parent: &str| {
+            let mut d = cordon_sandbox::denials::DenialReport::default();
+            d.push(record(
+                path,
+                "read-only: outside every writable root",
+                Some(parent),
+            ));
+            let o = classify(
+                &RunSignals {
+                    code: Some(1),
+                    stderr_tail: format!("error: cannot write {path}: Read-only file system"),
+                    sandboxed: true,
+                    denials: Some(d),
+                    ..Default::default()
+                },
+                &ClassifyContext {
+                    resolved: Some(&r),
+                    fs: &fs,
+                    cwd: Path::new("/data/proj"),
+                    network_enabled: false,
+                    home: None,
+                },
+            );
+            match o.class {
+                OutcomeClass::SandboxDenied { grant, .. } => grant,
+                c => panic!("{c:?}"),
+            }
+        };
+        assert_eq!(
+            grant_for("/data/bare.git/objects/tmp/x", "/data/bare.git/objects/tmp").as_deref(),
+            Some(Path::new("/data/bare.git"))
+        );
+        assert_eq!(
+            grant_for("/data/plain/sub/x", "/data/plain/sub").as_deref(),
+            Some(Path::new("/data/plain/sub"))
+        );
     }
 
     /// Review finding: the command plants `ws/link -> /etc` and fails on `link/x`; the
