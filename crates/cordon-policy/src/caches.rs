@@ -225,13 +225,18 @@ pub fn overlay_root(home: &Path) -> PathBuf {
     home.join(".cache/cordon/overlays")
 }
 
-/// [`workspace_key`] of `workspace` as `fs` shows it now: its identity and its `.git`'s.
+/// [`workspace_key`] of `workspace` as `fs` shows it now: its identity and its `.git`'s —
+/// unless that is an empty directory (cordon's own placeholder in a workspace without a
+/// repository, made by its first run: the key must not change after that run).
 pub fn workspace_key_of(fs: &dyn FsView, workspace: &Path) -> String {
-    workspace_key(
-        workspace,
-        fs.identity(workspace),
-        fs.identity(&workspace.join(".git")),
-    )
+    let dotgit = workspace.join(".git");
+    let placeholder = fs.kind(&dotgit) == Some(FileKind::Dir) && fs.list_dir(&dotgit, 1).is_empty();
+    let marker = if placeholder {
+        None
+    } else {
+        fs.identity(&dotgit)
+    };
+    workspace_key(workspace, fs.identity(workspace), marker)
 }
 
 /// The key of a workspace's overlay directory: its base name (sanitised, at most 32

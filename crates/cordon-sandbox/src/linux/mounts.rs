@@ -1059,7 +1059,12 @@ pub fn create_missing_grants(layout: &Layout) -> io::Result<()> {
                 ),
             )
         })?;
-        if let Some(m) = first_missing {
+        // cordon's own hidden state root (masked at the same path) is not the user's.
+        let own = layout
+            .steps
+            .iter()
+            .any(|t| t.path == s.path && matches!(t.kind, StepKind::Mask { .. }));
+        if let Some(m) = first_missing.filter(|_| !own) {
             eprintln!(
                 "cordon: note: created {} on the host for the writable grant {} (it did not \
                  exist); it stays after the run",
