@@ -107,13 +107,69 @@ fn git_subcommand(argv: &[String]) -> Option<(&str, std::slice::Iter<'_, String>
 /// `.git` file is read-only. git deletes (or moves) the worktree's files first and fails
 /// on those, leaving the worktree registered and half gone. When `argv` (one command of
 /// the parsed script) is one of those, the action (`remove` or `move`); `None` otherwise.
-pub fn worktree_remove_action(argv: &[String]) -> Option<&str> {
+///
+/// An alias given on the command line (`git -c alias.wr='worktree remove' wr`, or
+/// `'!git worktree remove'`) is expanded first (attack pass 36, W1: it ran past the check).
+pub fn worktree_remove_action(argv: &[String]) -> Option<&'static str> {
+    let expanded = expand_cli_alias(argv);
+    let argv = expanded.as_deref().unwrap_or(argv);
     let (sub, mut words) = git_subcommand(argv)?;
     if sub != "worktree" {
         return None;
     }
-    let action = words.find(|w| !w.starts_with('-'))?;
-    matches!(action.as_str(), "remove" | "move").then_some(action.as_str())
+    match words.find(|w| !w.starts_with('-'))?.as_str() {
+        "remove" => Some("remove"),
+        "move" => Some("move"),
+        _ => None,
+    }
+}
+
+/// `argv` (a git command) with its subcommand replaced by the alias a `-c alias.NAME=VALUE`
+/// on the same command line defines for it: `VALUE`'s words, or for a shell alias
+/// (`!git …`) the git command it runs. `None` when the subcommand is no such alias (or the
+/// shell alias does not start with git). Words split on whitespace, as git splits an alias
+/// without quotes.
+fn expand_cli_alias(argv: &[String]) -> Option<Vec<String>> {
+    let (first, rest) = argv.split_first()?;
+    if Path::new(first).file_name()? != "git" {
+        return None;
+    }
+    let mut aliases: Vec<(&str, &str)> = Vec::new();
+    let mut i = 0;
+    let sub = loop {
+        let w = rest.get(i)?.as_str();
+        match w {
+            "-c" => {
+                let kv = rest.get(i + 1)?;
+                if let Some((k, v)) = kv.split_once('=') {
+                    if let Some(name) = k.strip_prefix("alias.") {
+                        aliases.push((name, v));
+                    }
+                }
+                i += 2;
+            }
+            "-C" | "--git-dir" | "--work-tree" | "--namespace" => i += 2,
+            w if w.starts_with('-') => i += 1,
+            _ => break i,
+        }
+    };
+    let name = rest[sub].as_str();
+    let (_, value) = aliases.iter().rev().find(|(n, _)| *n == name)?;
+    let tail = rest[sub + 1..].iter().cloned();
+    match value.strip_prefix('!') {
+        Some(shell) => {
+            let words: Vec<String> = shell.split_whitespace().map(String::from).collect();
+            (Path::new(words.first()?).file_name()? == "git")
+                .then(|| words.into_iter().chain(tail).collect())
+        }
+        None => Some(
+            std::iter::once(first.clone())
+                .chain(rest[..sub].iter().cloned())
+                .chain(value.split_whitespace().map(String::from))
+                .chain(tail)
+                .collect(),
+        ),
+    }
 }
 
 /// What to do about [`worktree_remove_action`] `action`: run it outside cordon. The text
@@ -1228,11 +1284,19 @@ mod tests {
     /// programs do not.
     #[test]
     fn worktree_remove_and_move_are_told_to_run_outside() {
-        let argv = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        // `%` stands for a space inside one word.
+        let argv = |s: &str| {
+            s.split(' ')
+                .map(|w| w.replace('%', " "))
+                .collect::<Vec<_>>()
+        };
         for cmd in [
             "git worktree remove .worktrees/w1",
             "/usr/bin/git -C /w worktree remove --force ../w2",
             "git -c core.x=y worktree move w1 w3",
+            // attack36 W1: an alias given on the command line.
+            "git -c alias.wr=worktree%remove wr w1",
+            "git -c alias.wm=!git%worktree%move wm w1 w3",
         ] {
             let h = worktree_remove_hint(&argv(cmd)).unwrap_or_else(|| panic!("{cmd}"));
             assert!(h.contains("outside cordon") && h.contains("R-P3"), "{h}");
@@ -1243,6 +1307,9 @@ mod tests {
             "git remove x",
             "gitx worktree remove w",
             "git",
+            "git -c alias.wr=worktree%list wr",
+            "git -c alias.x=worktree%remove wr w1",
+            "git -c alias.wr=!rm%-rf%w1 wr",
         ] {
             assert_eq!(worktree_remove_hint(&argv(cmd)), None, "{cmd}");
         }

@@ -162,6 +162,52 @@ pub fn physical_normalize(fs: &dyn FsView, p: &Path, cwd: &Path) -> PathBuf {
     physical_normalize_traced(fs, p, cwd).0
 }
 
+/// Where a cordon file (config, rules, state: `ResolveContext::profile_files`) spelled `f`
+/// (absolute, or relative to `cwd`) is on the disk, as the kernel would find it when it is
+/// read or created: component by component, every symlink followed — one whose target is
+/// missing too (the file would be created there) — and each `..` taken from where the
+/// links before it lead. Past the first missing component the rest is appended as
+/// spelled; after 40 links (the kernel's limit) none is followed. Canonical where the path
+/// exists. Attack pass 36: P1, a lexical `a/../b.toml` protected `./b.toml` while the config
+/// read was `target(a)/../b.toml`; P2, `~/.config/cordon` linked to a missing directory
+/// protected only the link, and the command made the config at the link's target.
+pub fn profile_file_path(fs: &dyn FsView, f: &Path, cwd: &Path) -> PathBuf {
+    use std::collections::VecDeque;
+    let names = |p: &Path| -> Vec<std::ffi::OsString> {
+        p.components()
+            .filter_map(|c| match c {
+                Component::Normal(s) => Some(s.to_os_string()),
+                Component::ParentDir => Some("..".into()),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut rest: VecDeque<std::ffi::OsString> = names(&cwd.join(f)).into();
+    let mut cur = PathBuf::from("/");
+    let mut hops = 0;
+    while let Some(c) = rest.pop_front() {
+        if c == ".." {
+            cur.pop();
+            continue;
+        }
+        let at = cur.join(&c);
+        match fs.read_link(&at) {
+            Some(target) if hops < 40 => {
+                hops += 1;
+                if target.is_absolute() {
+                    cur = PathBuf::from("/");
+                }
+                for n in names(&target).into_iter().rev() {
+                    rest.push_front(n);
+                }
+            }
+            _ => cur = at,
+        }
+    }
+    // A view that reports no symlinks may still resolve paths.
+    fs.canonicalize(&cur).unwrap_or(cur)
+}
+
 /// [`physical_normalize`], and the first path a `..` left through a symlink (the `..`
 /// then went up from where the link leads, so the result does not show the link): a grant
 /// spelled that way cannot be checked for a link a confined command planted (breaker,

@@ -233,6 +233,49 @@ impl ResolvedFilesystem {
         out
     }
 
+    /// How this resolution protected the linked worktrees' admin dirs of the git dir
+    /// `git_dir` (canonical, as [`ResolvedFilesystem::writable_git_dirs`] gives it): `None`
+    /// when `worktrees/` is protected whole (or the git dir is); otherwise each admin dir it
+    /// protected, by name, with whether its `modules/` is protected (an admin dir
+    /// protected whole counts as having it). What the sweep after the run takes for "there
+    /// before" — the resolution's view, not a second look at the disk, which an
+    /// overlapping run could have changed in between (attack pass 36, M2).
+    pub fn worktree_admins_protected(
+        &self,
+        git_dir: &Path,
+    ) -> Option<Vec<(std::ffi::OsString, bool)>> {
+        let worktrees = git_dir.join("worktrees");
+        let protected = self.protected();
+        if protected
+            .iter()
+            .any(|e| e.path == worktrees || e.path == git_dir)
+        {
+            return None;
+        }
+        let mut out: Vec<(std::ffi::OsString, bool)> = Vec::new();
+        let mut index: std::collections::HashMap<std::ffi::OsString, usize> =
+            std::collections::HashMap::new();
+        let mut note = |name: &std::ffi::OsStr, modules: bool| match index.get(name) {
+            Some(&i) => out[i].1 |= modules,
+            None => {
+                index.insert(name.to_os_string(), out.len());
+                out.push((name.to_os_string(), modules));
+            }
+        };
+        for e in &protected {
+            let Ok(rel) = e.path.strip_prefix(&worktrees) else {
+                continue;
+            };
+            let mut parts = rel.components();
+            let Some(name) = parts.next() else { continue };
+            match parts.next() {
+                None => note(name.as_os_str(), true),
+                Some(f) => note(name.as_os_str(), f.as_os_str() == "modules"),
+            }
+        }
+        Some(out)
+    }
+
     /// Canonical paths that are writable roots (entries with `write` access; pinned
     /// directories are not roots of their own).
     pub fn writable_roots(&self) -> Vec<&ResolvedEntry> {
@@ -1338,9 +1381,8 @@ pub fn resolve(
                     .profile_files
                     .iter()
                     .map(|f| {
-                        let spelled = lexical_normalize(f, &ctx.cwd);
-                        let links = symlinks_on(fs, &spelled);
-                        (canonicalize_lenient(fs, &spelled), links)
+                        let links = symlinks_on(fs, &ctx.cwd.join(f));
+                        (crate::paths::profile_file_path(fs, f, &ctx.cwd), links)
                     })
                     .collect();
                 // Homes as spelled and as resolved: a linked worktree's common dir is
@@ -1876,7 +1918,14 @@ fn protect_worktree_admin(
         }
         return;
     }
-    for n in fs.list_dir(&worktrees, 4096) {
+    let names = fs.list_dir(&worktrees, MAX_WORKTREE_ADMINS + 1);
+    if names.len() > MAX_WORKTREE_ADMINS {
+        // More than cordon looks at one by one: read-only whole, failing closed (attack
+        // pass 36, A1: the admin dirs past a listing cap kept their `commondir` writable).
+        out.push(prot(worktrees, TOO_MANY_WORKTREES_REASON));
+        return;
+    }
+    for n in names {
         let admin = worktrees.join(&n);
         if is_link(fs, &admin) || fs.kind(&admin) != Some(FileKind::Dir) {
             if fs.kind(&admin).is_some() || is_link(fs, &admin) {
@@ -1969,6 +2018,16 @@ const WORKTREE_ADMIN_PROTECTED: [(&str, &str); 4] = [
         "submodule git dirs have their own hooks and config",
     ),
 ];
+
+/// The most linked worktrees' admin dirs [`protect_worktree_admin`] protects one by one;
+/// with more, `worktrees/` is read-only whole ([`TOO_MANY_WORKTREES_REASON`]). 4096; 64
+/// in this crate's unit tests (a resolution of thousands of in-memory admin dirs takes
+/// most of a minute in a debug build).
+pub const MAX_WORKTREE_ADMINS: usize = if cfg!(test) { 64 } else { 4096 };
+
+/// Why `worktrees/` is read-only whole when it holds more than [`MAX_WORKTREE_ADMINS`].
+const TOO_MANY_WORKTREES_REASON: &str =
+    "more linked worktrees than cordon checks one by one (4096): their admin dirs are read-only";
 
 /// Why a linked worktree's admin dir (or `worktrees` itself, as a symlink) is read-only.
 const WORKTREES_REASON: &str = "linked worktrees' commondir and config redirect git";
@@ -4707,6 +4766,46 @@ mod tests {
             .any(|e| e.path == Path::new("/home/u/.config/cordon") && e.is_dir));
     }
 
+    /// attack36 P2: `~/.config/cordon` a symlink to a missing directory (a stow tree not
+    /// yet made): the config would be read at the link's target once it exists, so that
+    /// is protected (its first missing ancestor, a directory) as well as the link.
+    /// P1: `--config a/../b.toml` through `a -> d/e` is the file at `d/b.toml`, as the
+    /// kernel reads it, not the lexical `./b.toml`; the link `a` is pinned too.
+    #[test]
+    fn cordon_files_are_protected_where_the_kernel_finds_them() {
+        let fs = MemFs::new()
+            .dir("/home/u/.config/.git/objects")
+            .dir("/home/u/.config/stow")
+            .symlink("/home/u/.config/cordon", "stow/cordon")
+            .dir("/home/u/.config/d/e")
+            .file("/home/u/.config/d/b.toml", "")
+            .file("/home/u/.config/b.toml", "")
+            .symlink("/home/u/.config/a", "d/e");
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        let mut c = ctx("/home/u/.config");
+        c.profile_files = vec![
+            "/home/u/.config/cordon/config.toml".into(),
+            "a/../b.toml".into(),
+        ];
+        let r = resolve(&p, &c, &fs).unwrap();
+        let prot = r.filesystem.protected();
+        assert!(
+            prot.iter()
+                .any(|e| e.path == Path::new("/home/u/.config/stow/cordon") && e.is_dir),
+            "{prot:#?}"
+        );
+        assert_eq!(
+            access(&r, &fs, "/home/u/.config/stow/cordon/config.toml"),
+            Access::Read
+        );
+        assert_eq!(access(&r, &fs, "/home/u/.config/d/b.toml"), Access::Read);
+        assert_eq!(access(&r, &fs, "/home/u/.config/b.toml"), Access::Write);
+        let links: Vec<&PathBuf> = prot.iter().flat_map(|e| &e.links).collect();
+        for l in ["/home/u/.config/cordon", "/home/u/.config/a"] {
+            assert!(links.contains(&&PathBuf::from(l)), "{l}: {links:?}");
+        }
+    }
+
     #[test]
     fn empty_path_is_an_error() {
         let p = restricted(vec![FsEntry::new("", Access::Write)]);
@@ -4827,6 +4926,53 @@ mod tests {
             "/home/u/proj/ev/.git",
         ] {
             assert_eq!(at(q), Access::Read, "{q}");
+        }
+        // attack36 M2: the sweep's "there before" is this view — `w2` without a protected
+        // `modules/`, `wt` with one, `ev` whole.
+        let mut view = r
+            .filesystem
+            .worktree_admins_protected(Path::new("/home/u/proj/.git"))
+            .expect("listed one by one");
+        view.sort();
+        assert_eq!(
+            view,
+            [
+                ("ev".into(), true),
+                ("w2".into(), false),
+                ("wt".into(), true)
+            ]
+        );
+    }
+
+    /// attack36 A1: more linked worktrees' admin dirs than cordon lists one by one make
+    /// `worktrees/` read-only whole — none past a listing cap keeps a writable
+    /// `commondir` — and the sweep's view says so (`None`). Twin: at the cap, each is
+    /// protected file by file.
+    #[test]
+    fn too_many_linked_worktrees_are_read_only_whole() {
+        for (n, whole) in [
+            (MAX_WORKTREE_ADMINS + 1, true),
+            (MAX_WORKTREE_ADMINS, false),
+        ] {
+            let mut fs = fs();
+            for i in 0..n {
+                fs = fs.file(
+                    &format!("/home/u/proj/.git/worktrees/w{i:05}/commondir"),
+                    "../..\n",
+                );
+            }
+            let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+            let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+            let at = |q: &str| r.filesystem.access_for(&fs, Path::new(q)).access;
+            let last = format!("/home/u/proj/.git/worktrees/w{:05}/commondir", n - 1);
+            assert_eq!(at(&last), Access::Read, "{n}");
+            let head = format!("/home/u/proj/.git/worktrees/w{:05}/HEAD", n - 1);
+            assert_eq!(at(&head) == Access::Read, whole, "{n}");
+            let view = r
+                .filesystem
+                .worktree_admins_protected(Path::new("/home/u/proj/.git"));
+            assert_eq!(view.is_none(), whole, "{n}");
+            assert!(view.is_none_or(|v| v.len() == n), "{n}");
         }
     }
 

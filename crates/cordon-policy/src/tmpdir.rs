@@ -232,7 +232,7 @@ pub(crate) fn drop_unsafe_tmpdir(
     let profile_files: Vec<PathBuf> = ctx
         .profile_files
         .iter()
-        .map(|f| canonicalize_lenient(fs, &lexical_normalize(f, &ctx.cwd)))
+        .map(|f| crate::paths::profile_file_path(fs, f, &ctx.cwd))
         .collect();
     let mut i = 0;
     while i < out.len() {

@@ -258,6 +258,28 @@ impl Census {
         }
     }
 
+    /// Takes the linked worktrees' admin dirs the resolution protected
+    /// (`cordon_policy::ResolvedFilesystem::worktree_admins_protected`) for the ones there
+    /// before the run, in place of this census's own listing: an admin dir made after the
+    /// resolution (by an overlapping run) was writable to the command and is swept as new,
+    /// and one whose `modules/` the resolution left unprotected has what the run left
+    /// there settled, whatever it held by the time of the census (attack pass 36, M2).
+    /// `None` (`worktrees/` read-only whole): the census's own listing stands, and no
+    /// `modules/` is settled.
+    pub fn adopt_protected_admins(&mut self, admins: Option<Vec<(std::ffi::OsString, bool)>>) {
+        match admins {
+            None => self.modules_absent.clear(),
+            Some(list) => {
+                self.modules_absent = list
+                    .iter()
+                    .filter(|(_, modules)| !modules)
+                    .map(|(n, _)| n.clone())
+                    .collect();
+                self.worktree_admins = list.into_iter().map(|(n, _)| n).collect();
+            }
+        }
+    }
+
     /// Records the work-tree files `present` (path, tool) as they are now (without following
     /// a symlink at the path): after the run, one that is not the same file any more is
     /// moved aside ([`Swept::replaced_configs`]). A path that is gone already is skipped.
@@ -909,7 +931,6 @@ fn worktree_admins(git_dir: &Path) -> Vec<std::ffi::OsString> {
         .flatten()
         .map(|e| OsStr::from_bytes(e.file_name().to_bytes()).to_os_string())
         .filter(|n| n != "." && n != "..")
-        .take(4096)
         .collect()
 }
 
@@ -938,9 +959,15 @@ fn disarm_new_worktree_admins(
     ) else {
         return out;
     };
+    // Every name, however many (attack pass 36, A1: a listing cap let padding hide an
+    // admin dir the command made); looked up in sets, not lists.
+    let admins_before: std::collections::HashSet<&std::ffi::OsString> =
+        before.worktree_admins.iter().collect();
+    let modules_absent: std::collections::HashSet<&std::ffi::OsString> =
+        before.modules_absent.iter().collect();
     for name in worktree_admins(&before.git_dir) {
-        let existed = before.worktree_admins.contains(&name);
-        if existed && !before.modules_absent.contains(&name) {
+        let existed = admins_before.contains(&name);
+        if existed && !modules_absent.contains(&name) {
             continue;
         }
         let Ok(admin) = openat(
@@ -1136,15 +1163,17 @@ fn move_aside_if_replaced(path: &Path, id: FileIdentity) -> Option<Aside> {
     Some(Aside::Left)
 }
 
-/// Renames `name` in `dir` to the first free `<name>.cordon-replaced[.N]` (N < 16), never
-/// replacing what is there (`RENAME_NOREPLACE`); the new name, or `None` when none was
-/// free or the rename failed.
+/// Renames `name` in `dir` to `<name>.cordon-replaced`, or when that is taken to
+/// `<name>.cordon-replaced.<16 random hex digits>` (up to 16 tries), never replacing what
+/// is there (`RENAME_NOREPLACE`); the new name, or `None` when none was free or the rename
+/// failed. Random, not counted: a command that made every counted name first kept what it
+/// left in place (attack pass 36, M1).
 fn rename_aside(dir: BorrowedFd<'_>, name: &OsStr) -> Option<std::ffi::OsString> {
-    for i in 0..16 {
+    for i in 0..17 {
         let mut aside = name.to_os_string();
         aside.push(".cordon-replaced");
         if i > 0 {
-            aside.push(format!(".{i}"));
+            aside.push(format!(".{:016x}", random_u64()?));
         }
         match nix::fcntl::renameat2(
             dir,
@@ -1159,6 +1188,15 @@ fn rename_aside(dir: BorrowedFd<'_>, name: &OsStr) -> Option<std::ffi::OsString>
         }
     }
     None
+}
+
+/// 64 random bits from the kernel (`getrandom(2)`); `None` when it has none to give.
+fn random_u64() -> Option<u64> {
+    let mut buf = [0u8; 8];
+    // SAFETY: the kernel writes at most `buf.len()` bytes into `buf`, which lives
+    // across the call.
+    let n = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };
+    (n == 8).then(|| u64::from_ne_bytes(buf))
 }
 
 /// What [`move_aside_if_replaced`] did with a replaced file.
@@ -1385,6 +1423,57 @@ mod tests {
         assert!(!planted.join("modules").exists());
         assert!(!emptied.join("modules").exists(), "empty: removed");
         assert!(real.join("modules/sm").is_dir(), "there before: kept");
+    }
+
+    /// attack36 M2: the resolution saw `wt`'s `modules/` empty (no placeholder, not
+    /// protected); an overlapping run filled it before this run's census. What the
+    /// resolution protected decides, not the census's later look: it is settled after the
+    /// run. Twin: one the resolution protected is kept. M1 too: every counted aside name
+    /// made first does not keep it in place.
+    #[test]
+    fn the_resolutions_view_of_admin_dirs_decides_what_is_settled() {
+        let (t, g) = git_dir();
+        let root = t.path().canonicalize().unwrap();
+        let g = root.join(g.file_name().unwrap());
+        let [wt, kept] = ["wt", "kept"].map(|n| g.join("worktrees").join(n));
+        std::fs::create_dir_all(wt.join("modules/sub/hooks")).unwrap();
+        std::fs::create_dir_all(kept.join("modules/sm")).unwrap();
+        for i in 0..16 {
+            let aside = if i == 0 {
+                "modules.cordon-replaced".to_string()
+            } else {
+                format!("modules.cordon-replaced.{i}")
+            };
+            std::fs::create_dir_all(wt.join(aside).join("x")).unwrap();
+        }
+        let mut before = census(&g).unwrap();
+        before.adopt_protected_admins(Some(vec![("wt".into(), false), ("kept".into(), true)]));
+        let before = Census::from_json(before.to_json()).unwrap();
+        let swept = sweep(&before).unwrap();
+        let set: Vec<_> = swept.quarantined.iter().map(|q| q.0.clone()).collect();
+        assert_eq!(set, [wt.join("modules")], "{swept:?}");
+        assert!(!wt.join("modules").exists(), "{swept:?}");
+        let moved = swept.quarantined[0].1.clone().expect("moved aside");
+        assert!(moved.join("sub/hooks").is_dir(), "{moved:?}");
+        assert!(kept.join("modules/sm").is_dir(), "protected: kept");
+    }
+
+    /// attack36 A1: `worktrees/` read-only whole (`None`): nothing there is settled, and
+    /// an admin dir the census listed is not taken for new.
+    #[test]
+    fn admin_dirs_protected_whole_are_not_settled() {
+        let (t, g) = git_dir();
+        let root = t.path().canonicalize().unwrap();
+        let g = root.join(g.file_name().unwrap());
+        let wt = g.join("worktrees/wt");
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::write(wt.join("gitdir"), "/nowhere/.git\n").unwrap();
+        let mut before = census(&g).unwrap();
+        std::fs::create_dir_all(wt.join("modules/sm")).unwrap();
+        before.adopt_protected_admins(None);
+        let swept = sweep(&before).unwrap();
+        assert!(swept.quarantined.is_empty(), "{swept:?}");
+        assert!(wt.join("modules/sm").is_dir() && wt.join("gitdir").is_file());
     }
 
     /// attack34 E2: a parent of the git dir swapped for a symlink after the census (by
@@ -1617,7 +1706,17 @@ mod tests {
         std::fs::remove_file(&stash).unwrap();
         let stored = Census::from_json(before.to_json()).unwrap();
         let swept = sweep(&stored).unwrap();
-        let aside1 = t.path().join("lefthook-local.yml.cordon-replaced.1");
+        // The first name taken: a random one (attack pass 36, M1: counted names can all
+        // be made first).
+        let aside1 = swept.replaced_configs[0].1.clone().expect("moved");
+        let aside1_name = aside1.file_name().unwrap().to_str().unwrap().to_string();
+        let suffix = aside1_name
+            .strip_prefix("lefthook-local.yml.cordon-replaced.")
+            .unwrap_or_else(|| panic!("{aside1_name}"));
+        assert!(
+            suffix.len() == 16 && suffix.chars().all(|c| c.is_ascii_hexdigit()),
+            "{aside1_name}"
+        );
         let aside2 = t.path().join("lefthook.yml.cordon-replaced");
         assert_eq!(
             swept.replaced_configs,

@@ -599,6 +599,9 @@ fn git_census(exec: &ExecRequest) -> Result<Vec<cordon_sandbox::git_dir_sweep::C
         let Ok(mut c) = cordon_sandbox::git_dir_sweep::census(&d) else {
             continue;
         };
+        // What was there before is what the resolution saw and protected, not a second
+        // look (attack pass 36, M2).
+        c.adopt_protected_admins(r.filesystem.worktree_admins_protected(&d));
         // The work tree of a `.git` directory: hook managers' configs that must stay
         // absent (attack29 F1).
         if d.file_name() == Some(".git".as_ref()) {

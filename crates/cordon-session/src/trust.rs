@@ -185,7 +185,17 @@ impl TrustProfile {
         // Every file listed for protection is absolute: a relative `--config cfg.toml` was
         // taken against `/` when protected paths were computed, so the file the run read
         // stayed writable (breaker, stop 18).
-        let abs = |p: &Path| cordon_policy::paths::lexical_normalize(p, cwd);
+        // A `..` is kept as spelled: the file read is where it leads on the disk (after a
+        // symlink before it), and resolution normalises it that way and pins the links on
+        // the way (attack pass 36, P1: `--config a/../b.toml` through `a -> d/e` read
+        // `d/b.toml` while `./b.toml` was protected).
+        let abs = |p: &Path| {
+            if p.components().any(|c| c == std::path::Component::ParentDir) {
+                cwd.join(p)
+            } else {
+                cordon_policy::paths::lexical_normalize(p, cwd)
+            }
+        };
         let (config, mut files) = match &layers.config {
             Some(p) => (Some(Config::load(p)?), vec![abs(p)]),
             None => match user_config_path().filter(|p| p.is_file()) {
