@@ -709,6 +709,44 @@ fn cordons_state_cannot_be_swapped_in_by_any_route() {
     assert!(!forged(&p), "P3: {}", text(&o.stderr));
 }
 
+/// Attack pass 36, P2: `~/.config/cordon` a symlink to a directory not made yet (a stow
+/// tree): under `-w ~/.config` the command cannot make the config at the link's target,
+/// which every later run would read. Twin: the rest of `~/.config` stays writable.
+#[test]
+fn a_dangling_cordon_config_link_cannot_be_filled() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let config = p.home.join(".config");
+    std::fs::create_dir_all(config.join("stow")).unwrap();
+    std::os::unix::fs::symlink("stow/cordon", config.join("cordon")).unwrap();
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "-w",
+            config.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "cd ~/.config; echo ok > other; mkdir -p stow/cordon; \
+             printf '[network]\\nmode = \"full\"\\n' > stow/cordon/config.toml; \
+             printf 'x' > cordon/rules.toml; true",
+        ],
+    ));
+    assert!(config.join("other").exists(), "{}", text(&o.stderr));
+    for f in ["config.toml", "rules.toml"] {
+        let made = config.join("stow/cordon").join(f);
+        assert!(
+            std::fs::metadata(&made).map_or(true, |m| m.len() == 0),
+            "{f} made through the link: {}",
+            text(&o.stderr)
+        );
+    }
+    assert!(config.join("cordon").is_symlink(), "the link itself stays");
+}
+
 /// `--approvals-from fd:N` reads answers from an inherited descriptor.
 #[test]
 fn approvals_from_a_descriptor() {
