@@ -431,10 +431,64 @@ pub fn resolve_caches(
             env: env.map(str::to_string),
         })
     };
+    // A cache or tool home the command's environment points elsewhere (`CARGO_HOME`,
+    // `npm_config_cache` set to an absolute path that is a directory): the layer is on the
+    // directory the tool will use, not on the default under the home, which it never
+    // reads (new-user pass nu17 N2: with `CARGO_HOME=/root/.cargo` and another `$HOME`,
+    // `cargo fetch` failed on a read-only registry and the hint offered `-w`).
+    // Never a top-level directory, nor one holding the home or the workspace: a layer
+    // there would put much more than a cache under copy-on-write.
+    let pointed = |var: &str| -> Option<PathBuf> {
+        let p = Path::new(env.get(var)?);
+        if !p.is_absolute() {
+            return None;
+        }
+        let p = canonicalize_lenient(fs, &lexical_normalize(p, Path::new("/")));
+        (fs.kind(&p) == Some(FileKind::Dir)
+            && p.components().count() > 2
+            && !home_c.starts_with(&p)
+            && !workspace.starts_with(&p))
+        .then_some(p)
+    };
+    let layer_pointed = |name: &str, tool: &str, at: &Path| -> Option<ResolvedCache> {
+        let path = canonicalize_lenient(fs, at);
+        let access = filesystem.access_for(fs, &path).access;
+        let effective = match (mode, access) {
+            (_, Access::Deny | Access::Write) => return None,
+            (CacheMode::Shared, Access::Read) => CacheMode::ReadOnly,
+            (m, Access::Read) => m,
+        };
+        Some(ResolvedCache {
+            state: root.join(name),
+            name: name.into(),
+            tool: tool.into(),
+            path,
+            mode: effective,
+            env: None,
+        })
+    };
     let mut out = Vec::new();
+    let pointed_homes: Vec<&ToolHome> = TOOL_HOMES
+        .iter()
+        .filter(|h| pointed(h.env).is_some())
+        .collect();
+    for h in &pointed_homes {
+        if let Some(at) = pointed(h.env) {
+            out.extend(layer_pointed(h.name, h.tool, &at));
+        }
+    }
     for c in &all {
-        if !valid_cache_name(&c.name) || homes.iter().any(|h| h.caches.contains(&&*c.name)) {
+        if !valid_cache_name(&c.name)
+            || homes.iter().any(|h| h.caches.contains(&&*c.name))
+            || pointed_homes.iter().any(|h| h.caches.contains(&&*c.name))
+        {
             continue;
+        }
+        if !c.env.is_empty() {
+            if let Some(at) = pointed(&c.env) {
+                out.extend(layer_pointed(&c.name, &c.tool, &at));
+                continue;
+            }
         }
         let Some(at) = spelled(&c.path) else {
             continue;
@@ -449,6 +503,9 @@ pub fn resolve_caches(
         out.extend(found);
     }
     for h in homes {
+        if pointed_homes.contains(&h) {
+            continue;
+        }
         let Some(at) = spelled(h.path) else {
             continue;
         };
@@ -665,6 +722,50 @@ mod tests {
         );
         let c = resolved_in(&fs, CacheMode::Overlay);
         assert!(c.iter().any(|c| c.env.as_deref() == Some("CARGO_HOME")));
+    }
+
+    /// New-user pass nu17 N2: a cache or tool home the command's environment points at an
+    /// existing directory gets its layer there (the Docker rust image's
+    /// `CARGO_HOME=/usr/local/cargo`), not on the default under the home, which the tool
+    /// never reads. Twin: a top-level directory, or one holding the home, gets none.
+    #[test]
+    fn a_cache_the_environment_points_elsewhere_is_layered_there() {
+        let fs = crate::MemFs::new()
+            .dir("/home/u/proj/.git/objects")
+            .dir("/home/u/.cargo/registry")
+            .dir("/usr/local/cargo/registry")
+            .dir("/srv/cache/npm")
+            .dir("/opt");
+        let mut p = crate::PermissionProfile::builtin("workspace-write").unwrap();
+        p.caches = CacheMode::Overlay;
+        let mut ctx = crate::ResolveContext {
+            cwd: "/home/u/proj".into(),
+            home: Some("/home/u".into()),
+            ..Default::default()
+        };
+        for (k, v) in [
+            ("CARGO_HOME", "/usr/local/cargo/"),
+            ("npm_config_cache", "/srv/cache/npm"),
+            ("PIP_CACHE_DIR", "/opt"),
+            ("UV_CACHE_DIR", "/home"),
+        ] {
+            ctx.env.insert(k.into(), v.into());
+        }
+        let c = crate::resolve(&p, &ctx, &fs).unwrap().caches;
+        let at = |n: &str| c.iter().find(|c| c.name == n).map(|c| c.path.clone());
+        assert_eq!(at("cargo-home"), Some(PathBuf::from("/usr/local/cargo")));
+        assert_eq!(at("npm"), Some(PathBuf::from("/srv/cache/npm")));
+        assert_eq!(
+            at("cargo-registry"),
+            None,
+            "cargo does not read ~/.cargo: {c:?}"
+        );
+        assert_eq!(at("pip"), None, "{c:?}");
+        assert_eq!(at("uv"), None, "{c:?}");
+        assert!(c
+            .iter()
+            .filter(|c| c.name == "cargo-home" || c.name == "npm")
+            .all(|c| c.mode == CacheMode::Overlay && c.env.is_none()));
     }
 
     #[test]

@@ -124,6 +124,44 @@ pub fn worktree_remove_action(argv: &[String]) -> Option<&'static str> {
     }
 }
 
+/// nu17 N1: `git submodule update` (or `add`, `absorbgitdirs`) in a linked worktree whose
+/// admin dir has no `modules/` yet. Nothing protects that place (a placeholder there
+/// would break `git worktree remove`, nu16 N1), so git clones the submodules' git dirs
+/// into it and succeeds — and after the run cordon sets them aside (their hooks and config
+/// would run on the host: attack pass 32 C1), leaving the worktree's submodules without a
+/// git dir. In the main checkout `.git/modules` is protected and the command fails
+/// inside; here it is refused before it runs, with what to do. `None` when `argv` is not
+/// such a command or the profile grants no such worktree.
+pub fn submodule_update_refusal(
+    profile: &crate::ResolvedProfile,
+    argv: &[String],
+) -> Option<String> {
+    let expanded = expand_cli_alias(argv);
+    let argv = expanded.as_deref().unwrap_or(argv);
+    let (sub, mut words) = git_subcommand(argv)?;
+    if sub != "submodule" {
+        return None;
+    }
+    let action = words.find(|w| !w.starts_with('-'))?;
+    if !matches!(action.as_str(), "update" | "add" | "absorbgitdirs") {
+        return None;
+    }
+    let protected = profile.filesystem.protected();
+    let admin = profile.filesystem.writable_roots().into_iter().find(|e| {
+        matches!(e.origin, crate::EntryOrigin::GitWorktree { .. })
+            && e.path.parent().and_then(Path::file_name) == Some("worktrees".as_ref())
+            && !protected.iter().any(|p| p.path == e.path.join("modules"))
+    })?;
+    Some(format!(
+        "`git submodule {action}` cannot be kept from inside cordon in this linked worktree: \
+         git would clone the submodules' git dirs into {}, and cordon sets aside every git \
+         dir a command makes there after the run (their hooks and config would run on the \
+         host, R-P3), which leaves the submodules without one. Run `git submodule {action}` \
+         outside cordon",
+        admin.path.join("modules").display()
+    ))
+}
+
 /// `argv` (a git command) with its subcommand replaced by the alias a `-c alias.NAME=VALUE`
 /// on the same command line defines for it: `VALUE`'s words, or for a shell alias
 /// (`!git …`) the git command it runs. `None` when the subcommand is no such alias (or the

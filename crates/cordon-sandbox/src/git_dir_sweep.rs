@@ -1081,7 +1081,8 @@ fn settle_admin_modules(admin: BorrowedFd<'_>, here: &Path, out: &mut Vec<Quaran
         here.join(name),
         moved,
         "submodule git dirs the command made (the host's `git submodule update` in that \
-         worktree would run their hooks); run `git submodule update` outside cordon"
+         worktree would run their hooks); that worktree's submodules have no git dir now: \
+         remove their directories and run `git submodule update --init` outside cordon"
             .to_string(),
     ));
 }

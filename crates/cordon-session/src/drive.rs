@@ -425,12 +425,17 @@ pub fn prepare(
     // A linked worktree cannot be removed or moved from inside a sandbox, and git would
     // delete its files before failing (nu14 HIGH 3): refused before anything runs.
     if exec.backend != cordon_policy::Backend::None {
-        if let Some(action) = record
-            .segments
-            .iter()
-            .find_map(|s| cordon_policy::gitconfig::worktree_remove_action(&s.segment.argv))
-        {
-            let why = cordon_policy::gitconfig::worktree_remove_advice(action);
+        // So can `git submodule update` in a linked worktree (nu17 N1).
+        let profile = exec.resolved.as_ref();
+        if let Some(why) = record.segments.iter().find_map(|s| {
+            let argv = &s.segment.argv;
+            cordon_policy::gitconfig::worktree_remove_action(argv)
+                .map(cordon_policy::gitconfig::worktree_remove_advice)
+                .or_else(|| {
+                    profile
+                        .and_then(|p| cordon_policy::gitconfig::submodule_update_refusal(p, argv))
+                })
+        }) {
             session.scope.record(
                 DecisionKind::SandboxPreparation,
                 Some(&run_id),

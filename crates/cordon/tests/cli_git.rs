@@ -1041,6 +1041,65 @@ fn a_linked_worktree_inside_the_project_commits_and_gc_works() {
     assert!(!p.dir.join("wt").exists());
 }
 
+/// New-user pass nu17 N1: `git submodule update --init` in a linked worktree without
+/// submodule git dirs yet is refused before it runs (git would clone them into the admin
+/// dir's unprotected `modules/`, succeed, and cordon would set them aside after the run,
+/// leaving the worktree broken), saying to run it outside; also through a command-line
+/// alias. Twin: `git submodule status` runs, and the host's own update then works.
+#[test]
+fn a_submodule_update_in_a_linked_worktree_is_refused_up_front() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let git_in = |dir: &std::path::Path, args: &[&str]| {
+        let st = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@e"])
+            .args(["-c", "protocol.file.allow=always"])
+            .args(args)
+            .current_dir(dir)
+            .status()
+            .unwrap();
+        assert!(st.success(), "git {args:?}");
+    };
+    let lib = p.root.path().join("lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    git_init(&lib);
+    git_in(&lib, &["commit", "-q", "--allow-empty", "-m", "lib"]);
+    git_init(&p.dir);
+    git_in(
+        &p.dir,
+        &["submodule", "add", "-q", lib.to_str().unwrap(), "lib"],
+    );
+    git_in(&p.dir, &["commit", "-q", "-m", "with lib"]);
+    git_in(&p.dir, &["worktree", "add", "-q", "wt"]);
+    let wt = p.dir.join("wt");
+    for argv in [
+        &[
+            "git",
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "update",
+            "--init",
+        ][..],
+        &["sh", "-c", "git -c alias.su='submodule update' su --init"],
+    ] {
+        let o = cordon(&p, &wt, &[&["run", "--"][..], argv].concat());
+        assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains("Run `git submodule update` outside cordon"),
+            "{}",
+            text(&o.stderr)
+        );
+        assert!(!p.dir.join(".git/worktrees/wt/modules").exists());
+    }
+    let o = cordon(&p, &wt, &["run", "--", "git", "submodule", "status"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    git_in(&wt, &["submodule", "update", "--init", "-q"]);
+    assert!(wt.join("lib/.git").is_file());
+}
+
 /// Attack pass 30, A4b: a nested repository below the workspace (its git dir protected
 /// whole, so no git-dir sweep walks it) that uses lefthook: a `lefthook-local.yml` a
 /// command creates in its work tree is removed after the run and named, as at the
