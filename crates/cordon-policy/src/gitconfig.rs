@@ -62,12 +62,30 @@ pub fn git_init_hint(profile: &crate::ResolvedProfile, argv: &[String]) -> Optio
     }
     let dotgit = missing_git_placeholder(profile)?;
     if clone_here {
+        // The placeholders stay on the host between runs, so a clone outside cordon finds
+        // them too (new-user pass nu17 N4): they are named, to remove first.
+        let dotcordon = profile.workspace.join(".cordon");
+        let mut placeholders = vec![dotgit.to_path_buf()];
+        if profile
+            .filesystem
+            .protected()
+            .iter()
+            .any(|e| e.path == dotcordon)
+        {
+            placeholders.push(dotcordon);
+        }
+        let names: Vec<String> = placeholders
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
         return Some(format!(
             "`git clone` into the workspace itself finds cordon's protected {} there (the \
              workspace has no repository, and a new .git is protected: its hooks would later \
              run outside the sandbox), so git says the directory is not empty. Clone outside \
-             cordon, or into a subdirectory (`git clone URL NAME`)",
-            dotgit.display()
+             cordon after removing cordon's empty placeholders (`rmdir {}`), or into a \
+             subdirectory (`git clone URL NAME`)",
+            dotgit.display(),
+            names.join(" ")
         ));
     }
     Some(format!(

@@ -496,6 +496,24 @@ fn resolver_denies(
 
 /// Classifies one run (module docs for the order).
 pub fn classify(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
+    let mut out = classify_signals(sig, ctx);
+    // A line quoted from the output is labelled by what was read: stdout and stderr
+    // together for the library and `cordon mcp` (new-user pass nu17 N3: a line pytest
+    // printed on stdout was quoted as "stderr:").
+    if sig.stdout_seen {
+        for e in &mut out.evidence {
+            if e.source == EvidenceSource::ProgramOutput {
+                if let Some(rest) = e.detail.strip_prefix("stderr: ") {
+                    e.detail = format!("output: {rest}");
+                }
+            }
+        }
+    }
+    out
+}
+
+/// [`classify`], quoting output lines as `stderr:`.
+fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
     let code = sig
         .code
         .unwrap_or_else(|| sig.signal.map(|s| 128 + s).unwrap_or(125));

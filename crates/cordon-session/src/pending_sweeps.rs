@@ -137,7 +137,9 @@ fn finish_orphans_in(dir: &Path) -> Vec<Swept> {
             };
             finished &= swept_whole(&s);
             s.earlier_run = true;
-            if !s.is_empty() {
+            // A git dir removed since (a project deleted, a temporary directory gone):
+            // nothing is left there for git to use, and nothing to say.
+            if !s.is_empty() && !git_dir_gone(&s) {
                 out.push(s);
             }
         }
@@ -156,10 +158,14 @@ fn finish_orphans_in(dir: &Path) -> Vec<Swept> {
 /// link) keeps the census, so the run after the directory is readable again removes the
 /// link instead of listing it as "there before" (new-user pass nu13, HIGH).
 pub(crate) fn swept_whole(s: &Swept) -> bool {
-    let gone = s.error.is_some()
+    git_dir_gone(s) || (s.error.is_none() && s.complete())
+}
+
+/// Whether the sweep `s` could not open its git dir because nothing is there any more.
+fn git_dir_gone(s: &Swept) -> bool {
+    s.error.is_some()
         && std::fs::symlink_metadata(&s.git_dir)
-            .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
-    gone || (s.error.is_none() && s.complete())
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
 }
 
 #[cfg(test)]
@@ -223,6 +229,34 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(left.len(), 1, "{left:?}");
+    }
+
+    /// A record whose git dir was removed since (its project deleted) is dropped without a
+    /// word: nothing is left there for git to use (the next run printed "could not look
+    /// at …/.git after the run" once per such record). Twin: a git dir still there is
+    /// swept and reported when something was left in it.
+    #[test]
+    fn a_record_of_a_removed_git_dir_is_dropped_silently() {
+        let t = tempfile::tempdir().unwrap();
+        let records = t.path().join("records");
+        std::fs::create_dir_all(&records).unwrap();
+        let [gone, kept] = ["gone", "kept"].map(|n| t.path().join(n).join(".git"));
+        for g in [&gone, &kept] {
+            std::fs::create_dir_all(g.join("refs")).unwrap();
+        }
+        let write = |name: &str, g: &Path| {
+            let census = cordon_sandbox::git_dir_sweep::census(g).unwrap().to_json();
+            let body = serde_json::json!({"pid": u32::MAX - 1, "start": 1, "census": [census]});
+            std::fs::write(records.join(name), serde_json::to_vec(&body).unwrap()).unwrap();
+        };
+        write("1-a.json", &gone);
+        write("2-b.json", &kept);
+        std::fs::remove_dir_all(t.path().join("gone")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", kept.join("refs/x")).unwrap();
+        let out = finish_orphans_in(&records);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(out[0].git_dir, kept);
+        assert_eq!(std::fs::read_dir(&records).unwrap().count(), 0);
     }
 
     /// This process's start time is read, and a pid that does not run has none.

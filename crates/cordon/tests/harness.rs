@@ -108,6 +108,18 @@ fn one_shot_is_confined_classified_and_reports_what_was_applied() {
     let o = r.outcome.as_ref().unwrap();
     assert_eq!(o.class.name(), "sandbox-denied", "{r:?}");
     assert!(!outside.exists());
+    // nu17 N3: the quoted line is labelled by what was read (both pipes), not "stderr:".
+    let quoted: Vec<&str> = o
+        .evidence
+        .iter()
+        .filter(|e| e.source == cordon_session::outcome::EvidenceSource::ProgramOutput)
+        .map(|e| e.detail.as_str())
+        .collect();
+    assert!(!quoted.is_empty(), "{o:?}");
+    assert!(
+        quoted.iter().all(|d| d.starts_with("output: ")),
+        "{quoted:?}"
+    );
 }
 
 #[test]
