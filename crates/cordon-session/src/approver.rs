@@ -248,8 +248,17 @@ impl ScriptedApprover {
                 continue;
             }
             return Some(
-                serde_json::from_str::<ScriptLine>(t)
-                    .map_err(|e| format!("scripted answer {t:?} is not valid: {e}")),
+                // What a valid line looks like, not the JSON library's words for the
+                // mismatch (new-user pass nu17 N11: "data did not match any variant of
+                // untagged enum ScriptLine").
+                serde_json::from_str::<ScriptLine>(t).map_err(|_| {
+                    format!(
+                        "scripted answer {t} is not valid: each line is one JSON string — \
+                         \"once\", \"session\", \"remember-rule\", \"deny\" or \"abort\" \
+                         (the request's \"answers\" list what it takes) — or an object \
+                         {{\"answer\": \"once\", \"approval_id\": \"appr-…\"}}"
+                    )
+                }),
             );
         }
     }
@@ -417,6 +426,34 @@ pub fn choose_approver(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// nu17 N11: a line that is no answer is named with what a valid one looks like, not
+    /// the JSON library's words; valid lines of both forms are read.
+    #[test]
+    fn an_invalid_scripted_answer_says_what_is_valid() {
+        let input = "\"yes please\"\n# comment\n\"once\"\n{\"answer\":\"deny\"}\n";
+        let mut a = ScriptedApprover::new(Box::new(std::io::Cursor::new(input)));
+        let err = a.next_line().unwrap().unwrap_err();
+        assert!(
+            err.contains("\"remember-rule\"") && err.contains("approval_id"),
+            "{err}"
+        );
+        assert!(
+            !err.contains("untagged") && !err.contains("variant"),
+            "{err}"
+        );
+        assert!(matches!(
+            a.next_line(),
+            Some(Ok(ScriptLine::Bare(Answer::Once)))
+        ));
+        assert!(matches!(
+            a.next_line(),
+            Some(Ok(ScriptLine::Full {
+                answer: Answer::Deny,
+                ..
+            }))
+        ));
+    }
 
     #[test]
     fn choice_of_approver() {

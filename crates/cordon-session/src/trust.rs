@@ -163,11 +163,21 @@ fn default_cordon_files() -> Vec<PathBuf> {
     out
 }
 
+/// A path given on the command line (`-w`, `--deny-read`, `--with`), absolute: `~` and
+/// `~/…` (quoted, so the shell left them) are the home directory, as in a profile entry
+/// (new-user pass nu17 N8: `-w '~/x'` granted `CWD/~/x` in silence); anything else
+/// relative is taken against `cwd`.
 fn absolute(p: &Path, cwd: &Path) -> String {
-    let abs = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        cwd.join(p)
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    let tilde = p
+        .to_str()
+        .and_then(|s| s.strip_prefix("~/").or((s == "~").then_some("")));
+    let abs = match (tilde, home) {
+        (Some(rest), Some(h)) => h.join(rest),
+        _ if p.is_absolute() => p.to_path_buf(),
+        _ => cwd.join(p),
     };
     abs.to_string_lossy().into_owned()
 }

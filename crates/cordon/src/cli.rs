@@ -10,8 +10,10 @@ use std::path::PathBuf;
 /// directory with `.git`) is writable, the rest of the disk read-only, well-known credential
 /// stores hidden, a private /tmp, and no network.
 ///
-/// Exit codes: the command's own code (128+N when killed by signal N); 125 when cordon fails
-/// or refuses; 126 when the command cannot be executed; 127 when it is not found.
+/// Exit codes (as `env` and `timeout` use them): the command's own code (128+N when killed
+/// by signal N: 137 when `--timeout` killed it, as `timeout -s KILL`); 124 when a limit of
+/// the profile ended it (`limits.timeout`, pids, memory); 125 when cordon fails or
+/// refuses; 126 when the command cannot be executed; 127 when it is not found.
 #[derive(Debug, Parser)]
 #[command(name = "cordon", version, propagate_version = true)]
 pub struct Cli {
@@ -278,7 +280,8 @@ pub struct RunArgs {
     /// Do not use a running `cordon serve`: start the sandbox helper here (the cold path).
     #[arg(long)]
     pub no_server: bool,
-    /// Kill the whole process tree after DURATION (e.g. 100ms, 30s, 5m); outcome timed-out.
+    /// Kill the whole process tree after DURATION (e.g. 100ms, 30s, 5m); outcome timed-out,
+    /// exit 137 (as `timeout -s KILL`).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,
     /// Plan mode (R-A10): run with the read-only view of the profile (nothing writable, no

@@ -103,6 +103,16 @@ fn writable_flag_widens_one_path() {
     ));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(extra.join("f").exists());
+    // nu17 N8: a quoted `~/extra` (the shell left the tilde) is the home's, as in a
+    // profile entry — not a directory named `~` in the cwd.
+    let cmd = format!("echo y > {}/g", extra.display());
+    let o = out(cordon(
+        &p,
+        &["run", "-w", "~/extra", "--", "sh", "-c", &cmd],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(extra.join("g").exists());
+    assert!(!p.dir.join("~").exists());
 }
 
 /// R-L4: secret-looking variables do not reach the command; others do; `env.keep` keeps.

@@ -1066,8 +1066,8 @@ pub fn create_missing_grants(layout: &Layout) -> io::Result<()> {
             .any(|t| t.path == s.path && matches!(t.kind, StepKind::Mask { .. }));
         if let Some(m) = first_missing.filter(|_| !own) {
             eprintln!(
-                "cordon: note: created {} on the host for the writable grant {} (it did not \
-                 exist); it stays after the run",
+                "cordon: note: created the directory {} on the host for the writable grant \
+                 {} (it did not exist); it stays after the run",
                 m.display(),
                 s.path.display()
             );
