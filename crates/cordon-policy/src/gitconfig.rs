@@ -228,6 +228,20 @@ fn expand_cli_alias(argv: &[String]) -> Option<Vec<String>> {
     }
 }
 
+/// Whether `argv` (one command of the parsed script) is `git worktree prune` (a
+/// command-line alias expanded), whose removals of stale admin dirs fail inside cordon
+/// (they are pinned) while git exits 0 (new-user pass nu17 N6).
+pub fn is_worktree_prune(argv: &[String]) -> bool {
+    let expanded = expand_cli_alias(argv);
+    let argv = expanded.as_deref().unwrap_or(argv);
+    git_subcommand(argv).is_some_and(|(sub, mut words)| {
+        sub == "worktree"
+            && words
+                .find(|w| !w.starts_with('-'))
+                .is_some_and(|a| a == "prune")
+    })
+}
+
 /// What to do about [`worktree_remove_action`] `action`: run it outside cordon. The text
 /// of the refusal before a sandboxed run and of the hint after a failed one.
 pub fn worktree_remove_advice(action: &str) -> String {

@@ -585,6 +585,51 @@ fn placeholder_hint(
     })
 }
 
+/// After `git worktree prune` (one command of the parsed script), whatever its exit
+/// code: the stale linked worktrees' admin dirs it could not remove inside the sandbox
+/// (each is pinned, R-P3, so that what is protected in it stays protected), named with
+/// what to do — git says nothing without `-v` and exits 0 (new-user pass nu17 N6). Stale:
+/// its `gitdir` names a `.git` that is gone. `None` when the command was not a prune or
+/// none is left.
+fn prune_left_hint(
+    profile: &cordon_policy::ResolvedProfile,
+    record: &DecisionRecord,
+) -> Option<String> {
+    if !record
+        .segments
+        .iter()
+        .any(|s| cordon_policy::gitconfig::is_worktree_prune(&s.segment.argv))
+    {
+        return None;
+    }
+    let mut left = Vec::new();
+    for d in profile.filesystem.writable_git_dirs(&HostFs) {
+        let Ok(admins) = std::fs::read_dir(d.join("worktrees")) else {
+            continue;
+        };
+        for a in admins.flatten() {
+            let Ok(named) = std::fs::read_to_string(a.path().join("gitdir")) else {
+                continue;
+            };
+            let dotgit = std::path::PathBuf::from(named.trim());
+            if dotgit.is_absolute()
+                && std::fs::symlink_metadata(&dotgit)
+                    .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+            {
+                left.push(a.path().display().to_string());
+            }
+        }
+    }
+    (!left.is_empty()).then(|| {
+        format!(
+            "`git worktree prune` cannot remove a linked worktree's admin dir inside cordon \
+             (each is pinned, R-P3, so what cordon protects in it stays protected); left: {}. \
+             Run `git worktree prune` outside cordon",
+            left.join(", ")
+        )
+    })
+}
+
 /// The census of every git dir a sandboxed run may write ([`cordon_sandbox::git_dir_sweep`]):
 /// what it holds that leads out of it before the command starts. A git dir that cannot be
 /// opened without following a symlink is left out (nothing is done through it).
@@ -760,7 +805,9 @@ pub fn conclude(
     };
     let mut outcome = outcome;
     if let Some(r) = exec.resolved.as_ref() {
-        if let Some(h) = placeholder_hint(r, &record, &outcome) {
+        if let Some(h) =
+            placeholder_hint(r, &record, &outcome).or_else(|| prune_left_hint(r, &record))
+        {
             outcome.hint = Some(h);
         } else if outcome.hint.is_none() && outcome.class == crate::OutcomeClass::CommandFailed {
             outcome.hint = unseen_layers_hint(r);

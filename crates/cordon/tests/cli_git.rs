@@ -1041,6 +1041,44 @@ fn a_linked_worktree_inside_the_project_commits_and_gc_works() {
     assert!(!p.dir.join("wt").exists());
 }
 
+/// New-user pass nu17 N6: `git worktree prune` inside cordon cannot remove a stale
+/// worktree's admin dir (pinned) and git exits 0: cordon names what is left and says to
+/// run it outside. Twin: with nothing stale, no note; and the host's prune then works.
+#[test]
+fn a_worktree_prune_that_leaves_admin_dirs_says_so() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let git = |args: &[&str]| {
+        let st = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@e"])
+            .args(args)
+            .current_dir(&p.dir)
+            .status()
+            .unwrap();
+        assert!(st.success(), "git {args:?}");
+    };
+    git_init(&p.dir);
+    git(&["commit", "-q", "--allow-empty", "-m", "i"]);
+    let wt = p.root.path().join("wt");
+    git(&["worktree", "add", "-q", wt.to_str().unwrap()]);
+    let o = cordon(&p, &p.dir, &["run", "--", "git", "worktree", "prune"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(!text(&o.stderr).contains("worktree prune"), "{}", text(&o.stderr));
+    std::fs::remove_dir_all(&wt).unwrap();
+    let o = cordon(&p, &p.dir, &["run", "--", "git", "worktree", "prune"]);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("cordon: note: `git worktree prune` cannot remove")
+            && err.contains(".git/worktrees/wt")
+            && err.contains("outside cordon"),
+        "{err}"
+    );
+    git(&["worktree", "prune"]);
+    assert!(!p.dir.join(".git/worktrees/wt").exists());
+}
+
 /// New-user pass nu17 N1: `git submodule update --init` in a linked worktree without
 /// submodule git dirs yet is refused before it runs (git would clone them into the admin
 /// dir's unprotected `modules/`, succeed, and cordon would set them aside after the run,
