@@ -585,6 +585,10 @@ fn placeholder_hint(
     })
 }
 
+/// The hint after a denial in plan mode (`--plan`, R-A10).
+pub const PLAN_HINT: &str = "this is a --plan run: nothing may be written and the network is \
+     off, whatever -w or --allow-network say; run it without --plan to make the change";
+
 /// After `git worktree prune` (one command of the parsed script), whatever its exit
 /// code: the stale linked worktrees' admin dirs it could not remove inside the sandbox
 /// (each is pinned, R-P3, so that what is protected in it stays protected), named with
@@ -804,6 +808,21 @@ pub fn conclude(
         }
     };
     let mut outcome = outcome;
+    // Plan mode (R-A10) is read-only by design: the usual advice after a denial (`-w`,
+    // `--allow-network`, the grant offered) does nothing under `--plan` — in the report as
+    // on stderr (new user, stop 19: an agent following it looped; nu17 N5: `--json` still
+    // said "-w").
+    if trust.layers.plan {
+        if let crate::OutcomeClass::SandboxDenied { grant, .. } = &mut outcome.class {
+            *grant = None;
+        }
+        if matches!(
+            outcome.class,
+            crate::OutcomeClass::SandboxDenied { .. } | crate::OutcomeClass::NetworkDenied { .. }
+        ) {
+            outcome.hint = Some(PLAN_HINT.to_string());
+        }
+    }
     if let Some(r) = exec.resolved.as_ref() {
         if let Some(h) =
             placeholder_hint(r, &record, &outcome).or_else(|| prune_left_hint(r, &record))

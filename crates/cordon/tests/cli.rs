@@ -2173,6 +2173,31 @@ fn plan_mode_denials_say_plan_mode() {
     assert!(err.contains("this is a --plan run"), "{err}");
     assert!(!err.contains("allow writing it once with -w"), "{err}");
     assert!(!p.dir.join("plan.txt").exists());
+    // nu17 N5: the report says the same (one truth): no -w advice, no grant offered.
+    let o = support::out(p.cordon(&[
+        "run",
+        "--plan",
+        "--json",
+        "--",
+        "sh",
+        "-c",
+        "echo x > plan.txt",
+    ]));
+    // The run report is the last JSON line on stderr (stdout is the command's).
+    let err = support::text(&o.stderr);
+    let line = err
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
+    assert_eq!(v["outcome"], "sandbox-denied", "{err}");
+    let hint = v["hint"].as_str().unwrap_or_default();
+    assert!(hint.contains("this is a --plan run"), "{v}");
+    assert!(
+        v["grant"].is_null() && v["outcome_detail"]["grant"].is_null(),
+        "{v}"
+    );
 }
 
 /// New user (stop 19): `cordon check` of a command that needs approval printed "would

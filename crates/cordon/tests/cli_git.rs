@@ -1065,7 +1065,11 @@ fn a_worktree_prune_that_leaves_admin_dirs_says_so() {
     git(&["worktree", "add", "-q", wt.to_str().unwrap()]);
     let o = cordon(&p, &p.dir, &["run", "--", "git", "worktree", "prune"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert!(!text(&o.stderr).contains("worktree prune"), "{}", text(&o.stderr));
+    assert!(
+        !text(&o.stderr).contains("worktree prune"),
+        "{}",
+        text(&o.stderr)
+    );
     std::fs::remove_dir_all(&wt).unwrap();
     let o = cordon(&p, &p.dir, &["run", "--", "git", "worktree", "prune"]);
     let err = text(&o.stderr);

@@ -340,7 +340,7 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
     let report = drive(&mut session, &SandboxManager::for_host(), trust, &spec);
     print_tmpdir_note(&report);
     print_owner_note(&report);
-    print_hints(&report, args.plan);
+    print_hints(&report);
     // What each attempt left in the writable git dirs for the host's git (attack28 F1/F4).
     let mut attempt = Some(&report);
     while let Some(a) = attempt {
@@ -626,11 +626,10 @@ fn print_tmpdir_note(report: &Report) {
     }
 }
 
-/// The refusal reason of each attempt, and the hint after the last attempt's denial. In
-/// plan mode (`plan`) a denial's hint says the run is read-only by design: the usual
-/// advice (`-w`, `--allow-network`) does nothing under `--plan` (new user, stop 19: an
-/// agent following it looped).
-fn print_hints(report: &Report, plan: bool) {
+/// The refusal reason of each attempt, and the hint after the last attempt's denial (in
+/// plan mode the report's hint already says the run is read-only by design:
+/// `cordon_session::drive::PLAN_HINT`).
+fn print_hints(report: &Report) {
     let mut r = Some(report);
     while let Some(a) = r {
         let o = &a.outcome;
@@ -647,19 +646,7 @@ fn print_hints(report: &Report, plan: bool) {
         } else if let (Some(h), None) = (&o.hint, &a.retry) {
             // Only the last attempt's hint: after a retry that worked, the first attempt's
             // denial is history (it stays in --json), not advice.
-            let denied = matches!(
-                o.class,
-                cordon_session::OutcomeClass::SandboxDenied { .. }
-                    | cordon_session::OutcomeClass::NetworkDenied { .. }
-            );
-            if plan && denied {
-                eprintln!(
-                    "cordon: {}: this is a --plan run: nothing may be written and the network \
-                     is off, whatever -w or --allow-network say; run it without --plan to make \
-                     the change",
-                    o.class.name()
-                );
-            } else if o.class == cordon_session::OutcomeClass::Success {
+            if o.class == cordon_session::OutcomeClass::Success {
                 // Advice after a command that worked (`cargo init` met the placeholder).
                 eprintln!("cordon: note: {}", printable(h));
             } else {
