@@ -641,6 +641,22 @@ impl Harness {
             params.cwd.as_deref(),
             params.additional_permissions.as_deref(),
         )?;
+        // A cwd that is not a directory is an error before anything is asked: a person
+        // must not be asked to approve a directory that is then refused (new-user pass
+        // nu17 N10).
+        if !trust.cwd.is_dir() {
+            return Err(HarnessError::Usage(format!(
+                "cwd {} is not a directory{}: give an existing directory (relative paths are \
+                 taken against {})",
+                trust.cwd.display(),
+                if trust.cwd.exists() {
+                    ""
+                } else {
+                    " (it does not exist)"
+                },
+                self.inner.opts.cwd.display()
+            )));
+        }
         let spec = RunSpec {
             argv: params.command.to_argv(),
             preference: SandboxPreference::Auto,

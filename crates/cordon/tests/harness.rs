@@ -355,6 +355,12 @@ fn additional_permissions_need_an_approval() {
     let r = h.exec(call()).unwrap();
     assert_eq!(r.outcome.unwrap().class.name(), "success");
     assert!(target.exists());
+    // nu17 N10: a cwd that does not exist is an error before any approval is asked (the
+    // scripted approver has no answer left: asking would deny, not error).
+    let e = h
+        .exec(ExecParams::argv(["true"]).cwd(w.root.path().join("missing")))
+        .unwrap_err();
+    assert!(e.to_string().contains("does not exist"), "{e}");
 }
 
 /// Breaker (stop 22): the outside-cwd check read the typed cwd, resolution read it again.
