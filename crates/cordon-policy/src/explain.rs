@@ -326,12 +326,23 @@ fn is_credential_store(spelling: &str) -> bool {
 /// its name and the command could not create the file) — as the real path it leads to: a
 /// grant spelled through a symlink is not granted (new-user pass nu9: a symlinked `.venv`
 /// got the advice `--allow-write …/.venv`, which the run then dropped).
+///
+/// When the directory holding it is missing too, the first missing directory on its way
+/// (which `--allow-write` creates): not the nearest existing ancestor, which may hold the
+/// whole workspace (new-user pass nu17 N9: `…/q/new.txt` offered the workspace's parent).
 fn grant_path(fs: &dyn FsView, abs: &Path) -> PathBuf {
-    let existing = abs
-        .ancestors()
-        .find(|a| fs.kind(a).is_some())
-        .unwrap_or(abs);
-    crate::paths::canonicalize_lenient(fs, existing)
+    let mut first_missing = None;
+    for a in abs.ancestors() {
+        if fs.kind(a).is_some() {
+            let grant = match first_missing {
+                Some(m) if m != abs => m,
+                _ => a,
+            };
+            return crate::paths::canonicalize_lenient(fs, grant);
+        }
+        first_missing = Some(a);
+    }
+    crate::paths::canonicalize_lenient(fs, abs)
 }
 
 fn hint_for(
@@ -383,6 +394,17 @@ fn hint_for(
         add.push_str(&format!(
             " ({} leads through a symlink to {}: a grant spelled through a symlink is not \
              given, so it names the real path)",
+            abs.display(),
+            grant.display()
+        ));
+    } else if want == "write"
+        && grant != abs
+        && abs.parent() != Some(grant)
+        && canonical.parent() != Some(grant)
+    {
+        add.push_str(&format!(
+            " ({} does not exist yet, nor does the directory holding it: the grant names \
+             {}, the first missing directory on its way, which --allow-write creates)",
             abs.display(),
             grant.display()
         ));

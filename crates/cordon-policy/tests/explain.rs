@@ -395,11 +395,23 @@ fn repository_config_is_explained_as_the_private_copy() {
 /// itself (twin).
 #[test]
 fn write_advice_for_a_missing_file_names_its_directory() {
-    let e = run(&dev(), &["/data/other/new/report.txt"], Os::Linux, Ok(()));
+    let e = run(&dev(), &["/data/other/report.txt"], Os::Linux, Ok(()));
     let hint = e.paths[0].hint.as_deref().unwrap();
-    assert!(hint.contains("--allow-write /data/other"), "{hint}");
+    assert!(hint.contains("`--allow-write /data/other`"), "{hint}");
+    // nu17 N9: when the directory holding it is missing too, the first missing directory
+    // on its way (which --allow-write creates), not the nearest existing ancestor, which
+    // can hold much more (the workspace's parent).
+    let e = run(
+        &dev(),
+        &["/data/other/new/deeper/report.txt"],
+        Os::Linux,
+        Ok(()),
+    );
+    let hint = e.paths[0].hint.as_deref().unwrap();
+    assert!(hint.contains("`--allow-write /data/other/new`"), "{hint}");
+    assert!(hint.contains("first missing directory"), "{hint}");
     assert!(
-        !hint.contains("--allow-write /data/other/new/report.txt"),
+        !hint.contains("--allow-write /data/other/new/deeper"),
         "{hint}"
     );
     let e = run(&dev(), &["/data/other"], Os::Linux, Ok(()));
