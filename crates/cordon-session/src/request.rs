@@ -397,7 +397,14 @@ impl ReviewableRequest {
         if self.session_answer_kept && self.kind == RequestKind::ToolCall {
             v.push(Answer::Session);
         }
-        if self.remember.is_some() && self.kind == RequestKind::ToolCall {
+        // An exec-policy rule decides whether a command runs, not what it may reach: for a
+        // request that widens the sandbox (additional permissions, another project as the
+        // cwd) a remembered rule would not spare the next question (new-user pass nu17
+        // N7: MCP wrote such a useless rule), so it is not offered.
+        if self.remember.is_some()
+            && self.kind == RequestKind::ToolCall
+            && self.needs.additional.is_none()
+        {
             v.push(Answer::RememberRule);
         }
         v.push(Answer::Deny);
@@ -589,6 +596,10 @@ mod tests {
             "{}",
             note(&granted)
         );
+        // nu17 N7: nor is a remembered rule offered for it (it would not spare the next
+        // question); twin: the plain command's request offers one.
+        assert!(plain.allowed_answers().contains(&Answer::RememberRule));
+        assert!(!granted.allowed_answers().contains(&Answer::RememberRule));
         let mut retry = plain.clone();
         retry.kind = RequestKind::Escalation {
             after: "sandbox-denied".into(),
