@@ -882,7 +882,13 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
         }
     }
     if cordon_policy::paths::in_system_tree(grant, ctx.home) {
-        return Err(format!("it would need {g} writable, a system directory"));
+        // `/root/…` while `$HOME` is elsewhere is a home, not a system directory (nu17 N2).
+        let what = if grant.starts_with("/root") || grant.starts_with("/home") {
+            "in a home directory other than $HOME"
+        } else {
+            "a system directory"
+        };
+        return Err(format!("it would need {g} writable, {what}"));
     }
     // Another repository's metadata (or cordon directory) is never offered: `.git/hooks`,
     // `.git/config` and friends make git run code later, outside any sandbox, and the
@@ -2047,6 +2053,11 @@ mod tests {
             let why = offerable_grant(Path::new(no), &ctx).unwrap_err();
             assert!(why.contains(no), "{no}: {why}");
         }
+        // nu17 N2: another home is named as one, not as a system directory.
+        let why = offerable_grant(Path::new("/root/.cargo/registry"), &ctx).unwrap_err();
+        assert!(why.contains("home directory other than $HOME"), "{why}");
+        let why = offerable_grant(Path::new("/usr/local/x"), &ctx).unwrap_err();
+        assert!(why.contains("a system directory"), "{why}");
     }
 
     /// With kernel-side records, a network failure is judged on them: printed words alone
