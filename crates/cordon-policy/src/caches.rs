@@ -220,6 +220,13 @@ pub const KNOWN_CACHES: &[KnownCache] = &[
     },
 ];
 
+/// Whether `var` names a built-in package cache's or tool home's location
+/// ([`KnownCache::env`], [`ToolHome::env`]: `npm_config_cache`, `CARGO_HOME`, …).
+pub fn is_cache_var(var: &str) -> bool {
+    !var.is_empty()
+        && (KNOWN_CACHES.iter().any(|k| k.env == var) || TOOL_HOMES.iter().any(|h| h.env == var))
+}
+
 /// The overlay state root under a home directory: `<home>/.cache/cordon/overlays`.
 pub fn overlay_root(home: &Path) -> PathBuf {
     home.join(".cache/cordon/overlays")
@@ -472,9 +479,32 @@ pub fn resolve_caches(
         .iter()
         .filter(|h| pointed(h.env).is_some())
         .collect();
+    // A tool home pointed elsewhere is treated as the default one is: its caches' own
+    // layers when they are all there (so `cordon serve` keeps its templates, which a
+    // whole-home layer rules out), the whole home as one layer when one is missing.
     for h in &pointed_homes {
-        if let Some(at) = pointed(h.env) {
-            out.extend(layer_pointed(h.name, h.tool, &at));
+        let Some(base) = pointed(h.env) else {
+            continue;
+        };
+        let subs: Vec<(&CacheSpec, PathBuf)> = all
+            .iter()
+            .filter(|c| h.caches.contains(&&*c.name))
+            .filter_map(|c| {
+                let rel = Path::new(home_relative(&c.path))
+                    .strip_prefix(h.path)
+                    .ok()?;
+                Some((c, base.join(rel)))
+            })
+            .collect();
+        let missing = subs.iter().any(|(_, p)| fs.kind(p) != Some(FileKind::Dir));
+        if missing && mode == CacheMode::Overlay {
+            out.extend(layer_pointed(h.name, h.tool, &base));
+            continue;
+        }
+        for (c, p) in subs {
+            if fs.kind(&p) == Some(FileKind::Dir) {
+                out.extend(layer_pointed(&c.name, &c.tool, &p));
+            }
         }
     }
     for c in &all {
@@ -753,6 +783,7 @@ mod tests {
         }
         let c = crate::resolve(&p, &ctx, &fs).unwrap().caches;
         let at = |n: &str| c.iter().find(|c| c.name == n).map(|c| c.path.clone());
+        // `git/` missing there: the whole home is one layer (as for `~/.cargo`).
         assert_eq!(at("cargo-home"), Some(PathBuf::from("/usr/local/cargo")));
         assert_eq!(at("npm"), Some(PathBuf::from("/srv/cache/npm")));
         assert_eq!(
@@ -766,6 +797,17 @@ mod tests {
             .iter()
             .filter(|c| c.name == "cargo-home" || c.name == "npm")
             .all(|c| c.mode == CacheMode::Overlay && c.env.is_none()));
+        // Every cache of the home there: each its own layer, no whole-home layer (which
+        // would keep `cordon serve` from using a template).
+        let fs = fs.dir("/usr/local/cargo/git");
+        let c = crate::resolve(&p, &ctx, &fs).unwrap().caches;
+        let at = |n: &str| c.iter().find(|c| c.name == n).map(|c| c.path.clone());
+        assert_eq!(at("cargo-home"), None, "{c:?}");
+        assert_eq!(
+            at("cargo-registry"),
+            Some(PathBuf::from("/usr/local/cargo/registry"))
+        );
+        assert_eq!(at("cargo-git"), Some(PathBuf::from("/usr/local/cargo/git")));
     }
 
     #[test]

@@ -110,7 +110,10 @@ pub fn is_location_var(name: &str) -> bool {
 }
 
 /// The part of the invoking environment resolution needs ([`crate::ResolveContext::env`]):
-/// the location variables and git's configuration variables; everything else is left out
+/// the location variables, git's configuration variables and the package caches' location
+/// variables ([`crate::caches::is_cache_var`]: attack pass 37, A4 — without them a cache
+/// the user pointed elsewhere got a private directory in the plan that the run never
+/// used); everything else is left out
 /// (breaker4 MEDIUM-3, HIGH-3).
 pub fn context_env<'a, I>(vars: I) -> BTreeMap<String, String>
 where
@@ -121,6 +124,7 @@ where
             is_location_var(k)
                 || GIT_CONFIG_VARS.contains(k)
                 || crate::env::is_git_config_set_member(k)
+                || crate::caches::is_cache_var(k)
         })
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
@@ -231,6 +235,22 @@ mod tests {
     use super::*;
     use crate::profile::CREDENTIAL_STORES;
     use crate::stripped::STRIPPED_CONFIGS;
+
+    /// Attack pass 37, A4: the caches' location variables reach resolution (a cache the
+    /// user pointed elsewhere got a private directory in the plan that the run never
+    /// used); other variables still do not.
+    #[test]
+    fn cache_variables_reach_resolution() {
+        let env = context_env([
+            ("npm_config_cache", "/srv/npm"),
+            ("CARGO_HOME", "/usr/local/cargo"),
+            ("GOCACHE", "/g"),
+            ("EDITOR", "vi"),
+            ("AWS_SECRET_ACCESS_KEY", "x"),
+        ]);
+        let keys: Vec<&str> = env.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["CARGO_HOME", "GOCACHE", "npm_config_cache"]);
+    }
 
     /// Every `$HOME` store under `~/.config` or `~/.local/share` has its XDG row, so the
     /// two lists cannot drift apart.

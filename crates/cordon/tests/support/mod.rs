@@ -66,7 +66,23 @@ impl Project {
             .env_remove("CORDON_DISABLE_LAYERS")
             .env_remove("CORDON_PROFILE")
             .env_remove("CORDON_CONFIG")
-            .env_remove("TMPDIR")
+            .env_remove("TMPDIR");
+        // The package caches' location variables of the environment running the tests
+        // (rustup sets `CARGO_HOME` for `cargo test`): cordon layers the directory they
+        // name, so a test that wants one sets it itself.
+        for v in [
+            "CARGO_HOME",
+            "GOCACHE",
+            "GOMODCACHE",
+            "GRADLE_USER_HOME",
+            "PIP_CACHE_DIR",
+            "UV_CACHE_DIR",
+            "YARN_CACHE_FOLDER",
+            "npm_config_cache",
+        ] {
+            c.env_remove(v);
+        }
+        c
             // Never a `cordon serve` someone else started on this machine (it would run
             // its own binary's helper): the cold path unless a test names a socket.
             .env(
