@@ -1535,7 +1535,29 @@ pub fn resolve(
                 out.retain(|o| {
                     !(o.access == Access::Deny && !o.exists && placeholders.contains(&o.path))
                 });
-                pin_protected_ancestors(fs, default, &roots, &mut out);
+                // Pinned below every writable root as it stands now — the git dirs granted
+                // for a linked worktree or a submodule included (attack pass 37, A1: with the
+                // workspace a linked worktree, nothing under the common dir was pinned, and a
+                // command exchanged the worktree's admin dir for its own with
+                // `renameat2(RENAME_EXCHANGE)`) — and each such git dir itself below the root
+                // holding it (`worktrees/`: renamed away, it would carry the admin dir along).
+                let pin_roots: Vec<PathBuf> = out
+                    .iter()
+                    .filter(|e| {
+                        e.access == Access::Write
+                            && e.is_dir
+                            && !matches!(e.origin, EntryOrigin::Pinned { .. })
+                    })
+                    .map(|e| e.path.clone())
+                    .filter(|p| !tmp_roots.contains(p))
+                    .collect();
+                pin_protected_ancestors(fs, default, &pin_roots, &mut out);
+                let granted_git_dirs: Vec<PathBuf> = out
+                    .iter()
+                    .filter(|e| matches!(e.origin, EntryOrigin::GitWorktree { .. }))
+                    .map(|e| e.path.clone())
+                    .collect();
+                pin_ancestors(fs, default, &pin_roots, &granted_git_dirs, false, &mut out);
             }
             // Deny entries inside writable roots keep their place even without metadata
             // protection: renaming an ancestor would carry the hidden files out from

@@ -983,6 +983,18 @@ fn disarm_new_worktree_admins(
             settle_admin_modules(admin.as_fd(), &here, quarantined);
             continue;
         }
+        // Its `commondir` decides whose config and hooks git uses in that worktree: one
+        // naming anything but this git dir (or none: git then takes the admin dir itself for
+        // the common dir, its own config and hooks) is the command's, whoever made the
+        // directory — moved out of `worktrees/` whole, so no worktree uses it (attack pass
+        // 37, A3: a command rewrote the `commondir` of an admin dir another process added
+        // during the run, and the host's `git status` there ran its fsmonitor).
+        if let Some(why) = foreign_commondir(admin.as_fd(), &here, &before.git_dir) {
+            let moved = move_out_of_worktrees(top.as_fd(), wt.as_fd(), &name)
+                .map(|n| before.git_dir.join(n));
+            quarantined.push((here.clone(), moved, why));
+            continue;
+        }
         quarantine_new_admin_files(admin.as_fd(), &here, quarantined);
         let Some(named) = read_at(admin.as_fd(), OsStr::new("gitdir")) else {
             continue;
@@ -1023,6 +1035,64 @@ fn disarm_new_worktree_admins(
         }
     }
     out
+}
+
+/// Why the `commondir` of the linked-worktree admin dir `admin` (at `here`, in the git
+/// dir `git_dir`) does not lead git back to `git_dir`: missing, not a regular file, or
+/// naming another directory (as git resolves it, relative to the admin dir). `None` when
+/// it names `git_dir`. Only read, and only compared.
+fn foreign_commondir(admin: BorrowedFd<'_>, here: &Path, git_dir: &Path) -> Option<String> {
+    let Some(bytes) = read_at(admin, OsStr::new("commondir")) else {
+        return Some(
+            "it has no commondir (git would take it for a git dir of its own, with its own \
+             config and hooks)"
+                .to_string(),
+        );
+    };
+    let named = PathBuf::from(OsStr::from_bytes(bytes.trim_ascii()));
+    let target = if named.is_absolute() {
+        named.clone()
+    } else {
+        here.join(&named)
+    };
+    let same = std::fs::canonicalize(&target)
+        .ok()
+        .zip(std::fs::canonicalize(git_dir).ok())
+        .is_some_and(|(a, b)| a == b);
+    (!same).then(|| {
+        format!(
+            "its commondir named {}, not this repository's git dir (git would use that \
+             directory's config and hooks in the worktree)",
+            named.display()
+        )
+    })
+}
+
+/// Moves the admin dir `name` out of `worktrees/` (`wt`) into the git dir (`top`), as
+/// `cordon-quarantined-worktree-<name>-<random>`, never replacing anything; the new name
+/// (relative to the git dir), or `None` when it could not be moved.
+fn move_out_of_worktrees(
+    top: BorrowedFd<'_>,
+    wt: BorrowedFd<'_>,
+    name: &OsStr,
+) -> Option<std::ffi::OsString> {
+    for _ in 0..16 {
+        let mut aside = std::ffi::OsString::from("cordon-quarantined-worktree-");
+        aside.push(name);
+        aside.push(format!("-{:016x}", random_u64()?));
+        match nix::fcntl::renameat2(
+            wt,
+            name,
+            top,
+            aside.as_os_str(),
+            nix::fcntl::RenameFlags::RENAME_NOREPLACE,
+        ) {
+            Ok(()) => return Some(aside),
+            Err(Errno::EEXIST) => continue,
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 /// A file of a linked-worktree admin dir the run made that git would run code from, set
@@ -1377,6 +1447,7 @@ mod tests {
             )
             .unwrap();
             std::fs::write(admin.join("config.worktree"), config).unwrap();
+            std::fs::write(admin.join("commondir"), "../..\n").unwrap();
             admins.push(admin);
         }
         std::fs::create_dir_all(admins[0].join("modules/sub/hooks")).unwrap();
@@ -1627,9 +1698,10 @@ mod tests {
             t.path().join("outside/.git").to_str().unwrap(),
         )
         .unwrap();
-        std::fs::write(evil.join("commondir"), "c\n").unwrap();
+        std::fs::write(evil.join("commondir"), "../..\n").unwrap();
         let good = g.join("worktrees/good");
         std::fs::create_dir_all(&good).unwrap();
+        std::fs::write(good.join("commondir"), "../..\n").unwrap();
         std::fs::create_dir_all(t.path().join("good")).unwrap();
         let dotgit = t.path().join("good/.git");
         std::fs::write(&dotgit, format!("gitdir: {}\n", good.display())).unwrap();
@@ -1639,7 +1711,32 @@ mod tests {
         std::fs::create_dir_all(&fifo).unwrap();
         nix::unistd::mkfifo(&t.path().join("pipe"), Mode::from_bits_truncate(0o600)).unwrap();
         std::fs::write(fifo.join("gitdir"), t.path().join("pipe").to_str().unwrap()).unwrap();
+        std::fs::write(fifo.join("commondir"), "../..\n").unwrap();
+        // attack37 A3: one whose commondir names another directory (its config and hooks),
+        // or that has none (git takes it for a git dir of its own), is moved out of
+        // `worktrees/` whole, with its gitdir genuine or not.
+        let mut foreign = Vec::new();
+        for (n, common) in [("foreign", Some("../../objects/info/zz\n")), ("bare", None)] {
+            let a = g.join("worktrees").join(n);
+            std::fs::create_dir_all(a.join("hooks")).unwrap();
+            std::fs::write(a.join("gitdir"), format!("{}\n", dotgit.display())).unwrap();
+            if let Some(c) = common {
+                std::fs::write(a.join("commondir"), c).unwrap();
+            }
+            foreign.push(a);
+        }
         let swept = sweep(&Census::from_json(before.to_json()).unwrap()).unwrap();
+        let mut moved: Vec<_> = swept.quarantined.iter().map(|q| q.0.clone()).collect();
+        moved.sort();
+        assert_eq!(moved, [foreign[1].clone(), foreign[0].clone()], "{swept:?}");
+        for q in &swept.quarantined {
+            let to = q.1.clone().expect("moved");
+            assert!(
+                to.join("hooks").is_dir() && to.parent() == Some(g.as_path()),
+                "{q:?}"
+            );
+            assert!(!q.0.exists());
+        }
         let mut disarmed: Vec<_> = swept
             .disarmed_worktrees
             .iter()

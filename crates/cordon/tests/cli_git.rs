@@ -1041,6 +1041,71 @@ fn a_linked_worktree_inside_the_project_commits_and_gc_works() {
     assert!(!p.dir.join("wt").exists());
 }
 
+/// Attack pass 37, A1: with the workspace a linked worktree, its admin dir in the common
+/// dir (`main/.git/worktrees/wt`) and `worktrees/` are pinned: a command can neither
+/// exchange the admin dir for one of its own (`renameat2(RENAME_EXCHANGE)`) nor rename
+/// `worktrees/` away; the protected `commondir` stays as it was. Twin: a commit in the
+/// worktree and a `git worktree add` from it still work.
+#[test]
+fn a_linked_worktrees_admin_dir_cannot_be_swapped_from_inside() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let st = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@e"])
+            .args(args)
+            .current_dir(dir)
+            .status()
+            .unwrap();
+        assert!(st.success(), "git {args:?}");
+    };
+    git_init(&p.dir);
+    git(&p.dir, &["commit", "-q", "--allow-empty", "-m", "i"]);
+    let wt = p.root.path().join("wt");
+    git(&p.dir, &["worktree", "add", "-q", wt.to_str().unwrap()]);
+    let g = p.dir.join(".git/worktrees");
+    let script = format!(
+        "import ctypes, os\n\
+         l = ctypes.CDLL(None, use_errno=True)\n\
+         g = '{g}'\n\
+         os.mkdir(g + '/tmpx')\n\
+         open(g + '/tmpx/commondir', 'w').write('/evil\\n')\n\
+         x = l.syscall(316, -100, (g + '/tmpx').encode(), -100, (g + '/wt').encode(), 2)\n\
+         r = l.syscall(316, -100, g.encode(), -100, (g + '.old').encode(), 0)\n\
+         print('exchange', x, 'rename', r)\n",
+        g = g.display()
+    );
+    let o = cordon(&p, &wt, &["run", "--", "python3", "-c", &script]);
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("exchange -1 rename -1"),
+        "{out}\n{}",
+        text(&o.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(g.join("wt/commondir")).unwrap(),
+        "../..\n"
+    );
+    assert!(g.is_dir() && !p.dir.join(".git/worktrees.old").exists());
+    let o = cordon(
+        &p,
+        &wt,
+        &[
+            "run",
+            "--",
+            "git",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "in-wt",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+}
+
 /// New-user pass nu17 N6: `git worktree prune` inside cordon cannot remove a stale
 /// worktree's admin dir (pinned) and git exits 0: cordon names what is left and says to
 /// run it outside. Twin: with nothing stale, no note; and the host's prune then works.

@@ -797,7 +797,13 @@ fn tree_steps(
                 // A pinned directory is bound onto itself even though its parent shows the
                 // same access: a mount point cannot be renamed or removed, so the protected
                 // paths beneath it cannot be moved aside and re-created (R-P3).
-                let pinned = matches!(e.origin, EntryOrigin::Pinned { .. });
+                // So is a git dir granted for a linked worktree or a submodule: inside the
+                // common dir (`.git/worktrees/<name>`) it would otherwise be an ordinary
+                // directory a command could exchange for its own (attack pass 37, A1).
+                let pinned = matches!(
+                    e.origin,
+                    EntryOrigin::Pinned { .. } | EntryOrigin::GitWorktree { .. }
+                );
                 if parent == (Ctx::Host { writable }) && !pinned {
                     continue; // the parent layer already shows exactly this
                 }
