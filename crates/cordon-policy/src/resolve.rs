@@ -1329,7 +1329,22 @@ pub fn resolve(
                         spelling: e.path.clone(),
                         source: e.source.clone(),
                     };
-                    let r = entry_for(fs, spelled, e.access, origin);
+                    let mut r = entry_for(fs, spelled, e.access, origin);
+                    // A writable grant for a missing path outside every writable root is
+                    // made a directory on the host before the sandbox is built (the mount
+                    // plan's create step): a root like any other, so what must stay
+                    // read-only beneath it — cordon's own config, git's global config — is
+                    // protected, placeholders included (attack pass 37, A5/A6: `-w
+                    // ~/.config` on a host without one left both writable).
+                    if !r.exists
+                        && r.access == Access::Write
+                        && !e.path.starts_with(":tmp")
+                        && r.path.parent().is_some_and(|parent| {
+                            access_in(default, &out, fs, parent).access != Access::Write
+                        })
+                    {
+                        r.is_dir = true;
+                    }
                     named.push(r.path.clone());
                     out.push(r);
                 }

@@ -747,6 +747,43 @@ fn a_dangling_cordon_config_link_cannot_be_filled() {
     assert!(config.join("cordon").is_symlink(), "the link itself stays");
 }
 
+/// Attack pass 37, A5/A6: `-w ~/.config` on a home without one — the grant is made a
+/// directory before the sandbox is built, and what stays read-only beneath an existing one
+/// stays read-only here too: cordon's config (later runs' profile) and git's global config
+/// (run by the host's next `git status`). Twin: the rest of it is writable.
+#[test]
+fn a_missing_writable_grant_keeps_its_protected_paths() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let config = p.home.join(".config");
+    assert!(!config.exists());
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "-w",
+            "~/.config",
+            "--",
+            "sh",
+            "-c",
+            "cd ~/.config; echo ok > other; mkdir -p cordon git; \
+             echo 'default_profile = \"danger-full-access\"' > cordon/config.toml; \
+             printf '[core]\\n\\tfsmonitor = /x\\n' > git/config; true",
+        ],
+    ));
+    assert!(config.join("other").exists(), "{}", text(&o.stderr));
+    for f in ["cordon/config.toml", "git/config"] {
+        let made = config.join(f);
+        assert!(
+            std::fs::metadata(&made).map_or(true, |m| m.len() == 0),
+            "{f} written: {}",
+            text(&o.stderr)
+        );
+    }
+}
+
 /// `--approvals-from fd:N` reads answers from an inherited descriptor.
 #[test]
 fn approvals_from_a_descriptor() {
