@@ -181,7 +181,7 @@ fn xml_follows_the_enforced_object() {
         .any(|e| e.path == Path::new("/data/cache")));
     let xml_after = environment_context(&after, &status, sel.backend, DEFAULT_APPROVAL_MODE);
     assert!(
-        xml_after.contains(r#"<writable_root path="/data/cache"/>"#),
+        xml_after.contains(r#"<writable_root path="/data/cache""#),
         "{xml_after}"
     );
 
