@@ -27,7 +27,7 @@ pub mod seatbelt;
 pub use hostfs::HostFs;
 
 #[cfg(unix)]
-pub use run::{exec_replace, restore_default_sigchld, restore_default_sigpipe};
+pub use run::{exec_replace, ignore_sigpipe, restore_default_sigchld, restore_default_sigpipe};
 pub use run::{run, run_reported, CordonExit, HelperReport, RunStatus};
 
 use cordon_policy::env::scrub_env;

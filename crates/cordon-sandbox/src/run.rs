@@ -186,6 +186,19 @@ pub fn restore_default_sigchld() {
     let _ = unsafe { signal(Signal::SIGCHLD, SigHandler::SigDfl) };
 }
 
+/// Ignores `SIGPIPE` from here on, so that a write to a pipe nobody reads fails with
+/// `EPIPE` instead of killing the process: for the run report, written after the command
+/// ended to a descriptor the caller chose (`--json-fd`), where a reader that went away
+/// must give cordon's documented exit 125 and a message, not a silent death by signal
+/// (new-user pass nu18 F1: exit 141 and nothing said).
+#[cfg(unix)]
+pub fn ignore_sigpipe() {
+    use nix::sys::signal::{signal, SigHandler, Signal};
+    // SAFETY: installing SIG_IGN (not a handler function) cannot run code in signal
+    // context.
+    let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigIgn) };
+}
+
 /// Restores `SIGPIPE` to its default action. Rust's runtime sets it to
 /// "ignore" at start-up. A CLI whose output is piped into `head` should end quietly like
 /// other Unix tools instead of failing on `EPIPE`. Call it first thing in `main`.

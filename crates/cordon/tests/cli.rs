@@ -2807,6 +2807,23 @@ fn json_fd_is_checked_alike_and_an_undelivered_report_is_a_failure() {
         text(&o.stderr)
     );
     assert!(p.dir.join("ran").exists(), "the command did not run");
+    // nu18 F1: a pipe whose reader went away — `EPIPE`, 125 and the message, not death by
+    // SIGPIPE (exit 141, nothing said).
+    let (r, w) = std::io::pipe().unwrap();
+    drop(r);
+    let mut c = cordon(&p, &args);
+    support::pass_fd(
+        &mut c,
+        7,
+        std::fs::File::from(std::os::fd::OwnedFd::from(w)),
+    );
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("cannot write the report"),
+        "{}",
+        text(&o.stderr)
+    );
     // Twins: a writable descriptor gets the run's report and a refusal's.
     let file = p.home.join("fd.json");
     let mut c = cordon(&p, &args);

@@ -391,7 +391,10 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
         ));
         // The command ran: a report that cannot be delivered is cordon failing at what it
         // was asked (125), not the command's exit code (F4: `7</etc/hostname` or
-        // /dev/full exited 0).
+        // /dev/full exited 0) — a pipe whose reader went away included (`EPIPE`, not
+        // death by `SIGPIPE`: nu18 F1).
+        #[cfg(unix)]
+        cordon_sandbox::ignore_sigpipe();
         if let Err(e) = sink.emit(&v) {
             eprintln!(
                 "cordon: cannot write the report: {e}; exiting 125 (the command's own exit \
