@@ -457,8 +457,13 @@ pub fn resolve_caches(
             && !workspace.starts_with(&p))
         .then_some(p)
     };
+    // Its own layer, apart from the default location's (nu18 F8: `~/.cargo`'s and a
+    // `CARGO_HOME` elsewhere shared one upper directory over two different lowers).
     let layer_pointed = |name: &str, tool: &str, at: &Path| -> Option<ResolvedCache> {
+        use std::os::unix::ffi::OsStrExt;
         let path = canonicalize_lenient(fs, at);
+        let digest = Sha256::digest(path.as_os_str().as_bytes());
+        let tag: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
         let access = filesystem.access_for(fs, &path).access;
         let effective = match (mode, access) {
             (_, Access::Deny | Access::Write) => return None,
@@ -466,7 +471,7 @@ pub fn resolve_caches(
             (m, Access::Read) => m,
         };
         Some(ResolvedCache {
-            state: root.join(name),
+            state: root.join(format!("{name}-at-{tag}")),
             name: name.into(),
             tool: tool.into(),
             path,
@@ -797,6 +802,13 @@ mod tests {
             .iter()
             .filter(|c| c.name == "cargo-home" || c.name == "npm")
             .all(|c| c.mode == CacheMode::Overlay && c.env.is_none()));
+        // nu18 F8: a layer of its own, not the one of `~/.cargo` (another lower).
+        let state = |n: &str| c.iter().find(|c| c.name == n).map(|c| c.state.clone());
+        let home_layer = state("cargo-home").unwrap();
+        assert!(
+            home_layer.file_name().unwrap().to_str().unwrap().starts_with("cargo-home-at-"),
+            "{home_layer:?}"
+        );
         // Every cache of the home there: each its own layer, no whole-home layer (which
         // would keep `cordon serve` from using a template).
         let fs = fs.dir("/usr/local/cargo/git");

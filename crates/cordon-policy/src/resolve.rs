@@ -1392,12 +1392,18 @@ pub fn resolve(
                 // spelled (attack pass 35, P2: a stowed `~/.config/cordon -> …` under
                 // `-w ~/.config` was replaced by the command's own directory, and every
                 // later run read its config).
-                let profile_files: Vec<(PathBuf, Vec<PathBuf>)> = ctx
+                // Each with whether it is one of cordon's directories (its state directory,
+                // the session store), told by the name as spelled: where a symlink leads
+                // is named anything (attack pass 37, A8: `~/.local/state/cordon` linked to a
+                // missing `state` got a file for its placeholder).
+                let profile_files: Vec<ProfileFile> = ctx
                     .profile_files
                     .iter()
                     .map(|f| {
                         let links = symlinks_on(fs, &ctx.cwd.join(f));
-                        (crate::paths::profile_file_path(fs, f, &ctx.cwd), links)
+                        let dir = f.file_name().is_some_and(|n| n == "cordon")
+                            || f.ends_with("cordon/sessions");
+                        (crate::paths::profile_file_path(fs, f, &ctx.cwd), links, dir)
                     })
                     .collect();
                 // Homes as spelled and as resolved: a linked worktree's common dir is
@@ -2055,6 +2061,11 @@ const WORKTREE_ADMIN_PROTECTED: [(&str, &str); 4] = [
         "submodule git dirs have their own hooks and config",
     ),
 ];
+
+/// A cordon file as resolution protects it: where the kernel finds it
+/// ([`crate::paths::profile_file_path`]), the symlinks on its spelled path, and whether it
+/// is one of cordon's directories (state, sessions) rather than a file.
+type ProfileFile = (PathBuf, Vec<PathBuf>, bool);
 
 /// The most linked worktrees' admin dirs [`protect_worktree_admin`] protects one by one;
 /// with more, `worktrees/` is read-only whole ([`TOO_MANY_WORKTREES_REASON`]). 4096; 64
@@ -3103,7 +3114,7 @@ fn protected_for_root(
     fs: &dyn FsView,
     root: &Path,
     all_roots: &[PathBuf],
-    profile_files: &[(PathBuf, Vec<PathBuf>)],
+    profile_files: &[ProfileFile],
     homes: &[PathBuf],
     out: &mut Vec<ResolvedEntry>,
     notes: &mut Vec<String>,
@@ -3266,7 +3277,7 @@ fn protected_for_root(
     // `profile_files` are canonical already, each with the symlinks on its spelled path:
     // protected when the file or one of those links lies in this root (the links are
     // bound onto themselves there, so the name cannot be pointed elsewhere).
-    for (f, links) in profile_files {
+    for (f, links, dir) in profile_files {
         if !f.starts_with(root) && !links.iter().any(|l| l.starts_with(root)) {
             continue;
         }
@@ -3289,8 +3300,9 @@ fn protected_for_root(
         // The session store is a directory (new-user pass nu11 H1, attack pass 26 F15: its
         // placeholder was an empty file, and every later `--session` failed).
         // So is cordon's state directory (named `cordon`, attack pass 34 E1).
-        let sessions =
-            p.ends_with("cordon/sessions") || p.file_name().is_some_and(|n| n == "cordon");
+        let sessions = p.ends_with("cordon/sessions")
+            || p.file_name().is_some_and(|n| n == "cordon")
+            || (*dir && p == *f);
         let mut e = prot(p, CONFIG_PROTECTION_REASON);
         // A missing directory above the file: its placeholder is a directory, so a later
         // run can still create the file's parents beneath it.
@@ -4817,12 +4829,15 @@ mod tests {
             .dir("/home/u/.config/d/e")
             .file("/home/u/.config/d/b.toml", "")
             .file("/home/u/.config/b.toml", "")
-            .symlink("/home/u/.config/a", "d/e");
+            .symlink("/home/u/.config/a", "d/e")
+            .dir("/home/u/.config/st")
+            .symlink("/home/u/.config/st/cordon", "../state");
         let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
         let mut c = ctx("/home/u/.config");
         c.profile_files = vec![
             "/home/u/.config/cordon/config.toml".into(),
             "a/../b.toml".into(),
+            "/home/u/.config/st/cordon".into(),
         ];
         let r = resolve(&p, &c, &fs).unwrap();
         let prot = r.filesystem.protected();
@@ -4836,6 +4851,13 @@ mod tests {
             Access::Read
         );
         assert_eq!(access(&r, &fs, "/home/u/.config/d/b.toml"), Access::Read);
+        // attack37 A8: cordon's state directory through a link to a missing `state`: its
+        // placeholder is a directory, whatever the target is named.
+        assert!(
+            prot.iter()
+                .any(|e| e.path == Path::new("/home/u/.config/state") && e.is_dir),
+            "{prot:#?}"
+        );
         assert_eq!(access(&r, &fs, "/home/u/.config/b.toml"), Access::Write);
         let links: Vec<&PathBuf> = prot.iter().flat_map(|e| &e.links).collect();
         for l in ["/home/u/.config/cordon", "/home/u/.config/a"] {
