@@ -806,7 +806,12 @@ mod tests {
         let state = |n: &str| c.iter().find(|c| c.name == n).map(|c| c.state.clone());
         let home_layer = state("cargo-home").unwrap();
         assert!(
-            home_layer.file_name().unwrap().to_str().unwrap().starts_with("cargo-home-at-"),
+            home_layer
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("cargo-home-at-"),
             "{home_layer:?}"
         );
         // Every cache of the home there: each its own layer, no whole-home layer (which

@@ -967,6 +967,25 @@ fn disarm_new_worktree_admins(
         before.modules_absent.iter().collect();
     for name in worktree_admins(&before.git_dir) {
         let existed = admins_before.contains(&name);
+        // A name that is not UTF-8 cannot be carried in a resolution (every later run of
+        // the project would be refused over it: attack pass 37, A7): a new one is moved out
+        // of `worktrees/` under a readable name.
+        if !existed && name.to_str().is_none() {
+            let readable = std::ffi::OsString::from(
+                name.as_bytes()
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect::<String>(),
+            );
+            let moved = move_out_of_worktrees_as(top.as_fd(), wt.as_fd(), &name, &readable)
+                .map(|n| before.git_dir.join(n));
+            quarantined.push((
+                before.git_dir.join("worktrees").join(&name),
+                moved,
+                "its name is not UTF-8 (later runs could not name it)".to_string(),
+            ));
+            continue;
+        }
         if existed && !modules_absent.contains(&name) {
             continue;
         }
@@ -1076,9 +1095,19 @@ fn move_out_of_worktrees(
     wt: BorrowedFd<'_>,
     name: &OsStr,
 ) -> Option<std::ffi::OsString> {
+    move_out_of_worktrees_as(top, wt, name, name)
+}
+
+/// [`move_out_of_worktrees`], the new name made from `shown` rather than `name`.
+fn move_out_of_worktrees_as(
+    top: BorrowedFd<'_>,
+    wt: BorrowedFd<'_>,
+    name: &OsStr,
+    shown: &OsStr,
+) -> Option<std::ffi::OsString> {
     for _ in 0..16 {
         let mut aside = std::ffi::OsString::from("cordon-quarantined-worktree-");
-        aside.push(name);
+        aside.push(shown);
         aside.push(format!("-{:016x}", random_u64()?));
         match nix::fcntl::renameat2(
             wt,
@@ -1546,6 +1575,28 @@ mod tests {
         let swept = sweep(&before).unwrap();
         assert!(swept.quarantined.is_empty(), "{swept:?}");
         assert!(wt.join("modules/sm").is_dir() && wt.join("gitdir").is_file());
+    }
+
+    /// attack37 A7: a new admin dir whose name is not UTF-8 is moved out of `worktrees/`
+    /// under a readable name (later runs could not carry it and refused every command).
+    #[test]
+    fn a_new_admin_dir_named_in_bytes_is_moved_out() {
+        let (t, g) = git_dir();
+        let root = t.path().canonicalize().unwrap();
+        let g = root.join(g.file_name().unwrap());
+        std::fs::create_dir_all(g.join("worktrees")).unwrap();
+        let before = census(&g).unwrap();
+        let bad = g.join("worktrees").join(OsStr::from_bytes(b"\xff"));
+        std::fs::create_dir_all(&bad).unwrap();
+        std::fs::write(bad.join("commondir"), "../..\n").unwrap();
+        let swept = sweep(&before).unwrap();
+        assert_eq!(swept.quarantined.len(), 1, "{swept:?}");
+        let to = swept.quarantined[0].1.clone().expect("moved");
+        assert!(
+            to.to_str().is_some_and(|s| s.contains("worktree-ff-")),
+            "{to:?}"
+        );
+        assert!(to.join("commondir").is_file() && !bad.exists());
     }
 
     /// attack34 E2: a parent of the git dir swapped for a symlink after the census (by
