@@ -781,8 +781,10 @@ fn private_tmp_hint(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Strin
     let under_tmp = |p: &str| p.starts_with("/tmp/") && p.len() > "/tmp/".len();
     // A host file there is hidden, not gone (breaker, nu10): said so, with the grant
     // `cordon explain` gives (new-user pass nu14: such a run got no hint at all).
+    // Run as a program too: cordon's own "command not found" (new-user pass nu18 F4: a
+    // script a harness wrote to the host's /tmp got exit 127 and no word).
     for l in sig.stderr_tail.lines() {
-        if !l.contains("No such file or directory") {
+        if !l.contains("No such file or directory") && !l.ends_with(": command not found") {
             continue;
         }
         let hidden = candidate_paths(l)
@@ -2234,6 +2236,13 @@ mod tests {
             "{hint}"
         );
         assert_eq!(classify(&sig(gone, false), &ctx).hint, None);
+        // nu18 F4: run as a program (exit 127, cordon's own "command not found").
+        let fs = cordon_policy::MemFs::new().file("/tmp/run.sh", "#!/bin/sh\n");
+        let ctx = ClassifyContext { fs: &fs, ..ctx };
+        let mut s = sig("cordon: /tmp/run.sh: command not found", true);
+        s.code = Some(127);
+        let hint = classify(&s, &ctx).hint.unwrap_or_default();
+        assert!(hint.contains("/tmp/run.sh exists on the host"), "{hint}");
     }
 
     /// New-user pass nu11, M4: a refused connection to the host's loopback with the network
