@@ -484,6 +484,28 @@ fn explain_path(
 ) -> PathExplanation {
     let absolute = crate::paths::physical_normalize(fs, asked, &resolved.cwd);
     let canonical = canonicalize_lenient(fs, &absolute);
+    // `/tmp` itself where the sandbox mounts its private one although no entry grants the
+    // host's (a workspace under /tmp, whose `:tmp` grant would hold it): writable, as the
+    // run finds it (new-user pass nu18 F5: explain said read-only).
+    if private_tmp
+        && canonical == Path::new("/tmp")
+        && resolved.filesystem.top_view().private_tmp
+        && resolved.filesystem.access_for(fs, &absolute).access != Access::Write
+    {
+        return PathExplanation {
+            path: asked.to_path_buf(),
+            canonical: (canonical != absolute).then_some(canonical),
+            absolute,
+            access: Access::Write,
+            decided_by: Decider::PrivateTmp,
+            hint: None,
+            shown_as: Some(
+                "the sandbox's private /tmp: empty at start (what is granted beneath it bound \
+                 in), writable, discarded at exit; the host's files there are not visible"
+                    .to_string(),
+            ),
+        };
+    }
     if private_tmp && resolved.filesystem.seen(fs, &absolute) == crate::view::Seen::PrivateTmp {
         let decided_by = Decider::PrivateTmp;
         let hint = hint_for(
@@ -880,7 +902,9 @@ impl fmt::Display for Explanation {
             if let Some(c) = &p.canonical {
                 write!(f, " (-> {})", c.display())?;
             }
-            if p.decided_by == Decider::PrivateTmp {
+            if p.decided_by == Decider::PrivateTmp && p.access == Access::Write {
+                writeln!(f, ": writable (the sandbox's private /tmp)")?;
+            } else if p.decided_by == Decider::PrivateTmp {
                 writeln!(f, ": hidden (private /tmp)")?;
             } else {
                 writeln!(f, ": {}", access_words(p.access))?;

@@ -335,6 +335,33 @@ fn cwd_under_tmp_stays_visible_read_only() {
     );
 }
 
+/// nu18 F5: a workspace under /tmp — the `:tmp` grant (it would hold the workspace) is
+/// not given, but the namespace backend still mounts its private /tmp: explain says /tmp is
+/// writable (the private one), as the run finds it. Twin: another path there is hidden.
+#[test]
+fn tmp_itself_is_the_private_tmp_for_a_workspace_under_it() {
+    let fs = MemFs::new().dir("/tmp/proj/.git/objects").dir("/home/u");
+    let p = PermissionProfile::builtin("workspace-write").unwrap();
+    let r = resolve(&p, &common::ctx_at("/tmp/proj", "/home/u"), &fs).unwrap();
+    let sel = select_initial(
+        &p,
+        SandboxPreference::Auto,
+        false,
+        Os::Linux,
+        Default::default(),
+    );
+    let status = SandboxStatus::new(&sel, Ok(()), true);
+    let paths = [PathBuf::from("/tmp"), PathBuf::from("/tmp/other")];
+    let e = explain(&r, &fs, &paths, &sel, &status, None);
+    assert_eq!(e.paths[0].access, Access::Write, "{e}");
+    assert!(
+        e.to_string()
+            .contains("/tmp: writable (the sandbox's private /tmp)"),
+        "{e}"
+    );
+    assert_eq!(e.paths[1].access, Access::Deny, "{e}");
+}
+
 /// New user (stop 18): on the Linux namespace backend `~/.gitconfig` is shown as a
 /// read-only copy with the credentials removed (R-C2), so explain answers "read-only" with
 /// that, not "denied" with a deny-beats-everything hint; elsewhere (macOS) it is hidden.
