@@ -228,6 +228,31 @@ fn expand_cli_alias(argv: &[String]) -> Option<Vec<String>> {
     }
 }
 
+/// nu18 F2: the branch a `git worktree add … -b NAME` (or `-B NAME`) creates before it
+/// fails to make the worktree (the path is read-only inside the sandbox): the retry the
+/// denial's hint suggests then fails with "a branch named NAME already exists" unless it
+/// names the branch without `-b`. `None` for another command.
+pub fn worktree_add_new_branch(argv: &[String]) -> Option<String> {
+    let (sub, words) = git_subcommand(argv)?;
+    if sub != "worktree" {
+        return None;
+    }
+    let words: Vec<&String> = words.collect();
+    let add = words.iter().position(|w| !w.starts_with('-'))?;
+    if words[add] != "add" {
+        return None;
+    }
+    let rest = &words[add + 1..];
+    rest.iter().enumerate().find_map(|(i, w)| match w.as_str() {
+        "-b" | "-B" => rest.get(i + 1).map(|n| n.to_string()),
+        w => w
+            .strip_prefix("-b")
+            .or_else(|| w.strip_prefix("-B"))
+            .filter(|n| !n.is_empty())
+            .map(str::to_string),
+    })
+}
+
 /// Whether `argv` (one command of the parsed script) is `git worktree prune` (a
 /// command-line alias expanded), whose removals of stale admin dirs fail inside cordon
 /// (they are pinned) while git exits 0 (new-user pass nu17 N6).
@@ -1352,6 +1377,21 @@ mod tests {
     /// nu14 HIGH 3: `git worktree remove`/`move` get the hint that says to run them
     /// outside cordon, through git's global options; other worktree commands and other
     /// programs do not.
+    #[test]
+    fn a_worktree_add_names_the_branch_it_creates() {
+        let argv = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        for (cmd, b) in [
+            ("git worktree add ../wt -b feature", Some("feature")),
+            ("git worktree add -B fix ../wt", Some("fix")),
+            ("git -C x worktree add -bnew ../wt", Some("new")),
+            ("git worktree add ../wt main", None),
+            ("git worktree list -b x", None),
+            ("git branch -b x", None),
+        ] {
+            assert_eq!(worktree_add_new_branch(&argv(cmd)).as_deref(), b, "{cmd}");
+        }
+    }
+
     #[test]
     fn worktree_remove_and_move_are_told_to_run_outside() {
         // `%` stands for a space inside one word.

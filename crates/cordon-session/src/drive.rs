@@ -823,6 +823,22 @@ pub fn conclude(
             outcome.hint = Some(PLAN_HINT.to_string());
         }
     }
+    // A denied `git worktree add … -b NAME` made the branch before it failed: the retry
+    // must name it without `-b` (new-user pass nu18 F2).
+    if matches!(outcome.class, crate::OutcomeClass::SandboxDenied { .. }) {
+        if let Some(b) = record
+            .segments
+            .iter()
+            .find_map(|s| cordon_policy::gitconfig::worktree_add_new_branch(&s.segment.argv))
+        {
+            if let Some(h) = outcome.hint.as_mut() {
+                h.push_str(&format!(
+                    "; git created the branch {b} before it failed, so in the retry name it \
+                     without -b (`git worktree add PATH {b}`)"
+                ));
+            }
+        }
+    }
     if let Some(r) = exec.resolved.as_ref() {
         if let Some(h) =
             placeholder_hint(r, &record, &outcome).or_else(|| prune_left_hint(r, &record))
