@@ -260,6 +260,16 @@ pub(crate) fn is_link(fs: &dyn FsView, p: &Path) -> bool {
 /// Canonicalise a lexically normal absolute path even when its tail does not exist yet:
 /// the longest existing ancestor is canonicalised and the missing components appended.
 pub fn canonicalize_lenient(fs: &dyn FsView, p: &Path) -> PathBuf {
+    canonicalize_lenient_hops(fs, p, 0)
+}
+
+/// [`canonicalize_lenient`] after `hops` dangling symlinks followed. The first missing
+/// name below the deepest existing ancestor may be a symlink whose target is missing: a
+/// file made at the path lands at that target, so the path continues there (attack pass
+/// 38, B3: `~/.config` linked to a missing directory left git's global config, a
+/// stripped-config deny resolved through the link, apart from the placeholder protecting
+/// the target, and the command made it). At most 40 links, as the kernel.
+fn canonicalize_lenient_hops(fs: &dyn FsView, p: &Path, hops: usize) -> PathBuf {
     if let Some(c) = fs.canonicalize(p) {
         return c;
     }
@@ -274,6 +284,18 @@ pub fn canonicalize_lenient(fs: &dyn FsView, p: &Path) -> PathBuf {
             return p.to_path_buf();
         }
         if let Some(mut c) = fs.canonicalize(&cur) {
+            if let Some(first) = missing.last() {
+                if hops < 40 {
+                    if let Some(target) = fs.read_link(&c.join(first)) {
+                        let mut next = c.join(target);
+                        for m in missing.iter().rev().skip(1) {
+                            next.push(m);
+                        }
+                        let next = physical_normalize(fs, &next, Path::new("/"));
+                        return canonicalize_lenient_hops(fs, &next, hops + 1);
+                    }
+                }
+            }
             for m in missing.iter().rev() {
                 c.push(m);
             }
@@ -748,6 +770,24 @@ mod tests {
     }
 
     use super::*;
+
+    /// attack38 B3: a missing path below a dangling symlink is where a file made there
+    /// lands — the link's target — through relative and chained links; an existing path
+    /// and a path without links stay as they were.
+    #[test]
+    fn a_dangling_link_on_a_missing_path_is_followed() {
+        let fs = MemFs::new()
+            .dir("/h")
+            .dir("/d")
+            .symlink("/h/.config", "../d/cfg")
+            .symlink("/h/chain", "/h/.config")
+            .file("/h/f", "");
+        let c = |p: &str| canonicalize_lenient(&fs, Path::new(p));
+        assert_eq!(c("/h/.config/git/config"), Path::new("/d/cfg/git/config"));
+        assert_eq!(c("/h/chain/x"), Path::new("/d/cfg/x"));
+        assert_eq!(c("/h/f"), Path::new("/h/f"));
+        assert_eq!(c("/h/missing/y"), Path::new("/h/missing/y"));
+    }
 
     /// Counts the questions that reach the wrapped view.
     struct Counting<'a>(&'a MemFs, std::cell::Cell<usize>);

@@ -2203,7 +2203,7 @@ fn linked_worktree(
         Ok(c) => {
             let c = canonicalize_lenient(
                 fs,
-                &crate::paths::physical_normalize(fs, Path::new(c.trim()), gitdir),
+                &crate::paths::physical_normalize(fs, Path::new(git_pointer(&c)), gitdir),
             );
             if c != common {
                 return Err("its commondir does not name the repository it lives in".into());
@@ -2385,8 +2385,15 @@ fn commondir_target(fs: &dyn FsView, gitdir: &Path) -> Option<PathBuf> {
         .ok()?;
     Some(canonicalize_lenient(
         fs,
-        &crate::paths::physical_normalize(fs, Path::new(c.trim()), gitdir),
+        &crate::paths::physical_normalize(fs, Path::new(git_pointer(&c)), gitdir),
     ))
+}
+
+/// A git pointer file's text (`commondir`) as git reads it: only the final CR/LF
+/// characters dropped (setup.c), not other whitespace — `" ../.."` is a directory named
+/// `" .."` for git (attack pass 38, B1).
+fn git_pointer(text: &str) -> &str {
+    text.trim_end_matches(['\n', '\r'])
 }
 
 /// The hook managers' config files that must still be absent after a run in the work

@@ -1008,7 +1008,7 @@ fn disarm_new_worktree_admins(
         // directory — moved out of `worktrees/` whole, so no worktree uses it (attack pass
         // 37, A3: a command rewrote the `commondir` of an admin dir another process added
         // during the run, and the host's `git status` there ran its fsmonitor).
-        if let Some(why) = foreign_commondir(admin.as_fd(), &here, &before.git_dir) {
+        if let Some(why) = foreign_commondir(admin.as_fd(), &before.git_dir) {
             let moved = move_out_of_worktrees(top.as_fd(), wt.as_fd(), &name)
                 .map(|n| before.git_dir.join(n));
             quarantined.push((here.clone(), moved, why));
@@ -1056,11 +1056,11 @@ fn disarm_new_worktree_admins(
     out
 }
 
-/// Why the `commondir` of the linked-worktree admin dir `admin` (at `here`, in the git
-/// dir `git_dir`) does not lead git back to `git_dir`: missing, not a regular file, or
-/// naming another directory (as git resolves it, relative to the admin dir). `None` when
-/// it names `git_dir`. Only read, and only compared.
-fn foreign_commondir(admin: BorrowedFd<'_>, here: &Path, git_dir: &Path) -> Option<String> {
+/// Why the `commondir` of the linked-worktree admin dir `admin` (in the git dir `git_dir`)
+/// may not lead git back to `git_dir`: missing, not a regular file, or anything but what
+/// `git worktree add` writes (`../..`) or `git_dir`'s own absolute path with no symlink on
+/// it. `None` when it is one of those. Only read, and only compared.
+fn foreign_commondir(admin: BorrowedFd<'_>, git_dir: &Path) -> Option<String> {
     let Some(bytes) = read_at(admin, OsStr::new("commondir")) else {
         return Some(
             "it has no commondir (git would take it for a git dir of its own, with its own \
@@ -1068,16 +1068,20 @@ fn foreign_commondir(admin: BorrowedFd<'_>, here: &Path, git_dir: &Path) -> Opti
                 .to_string(),
         );
     };
-    let named = PathBuf::from(OsStr::from_bytes(bytes.trim_ascii()));
-    let target = if named.is_absolute() {
-        named.clone()
-    } else {
-        here.join(&named)
-    };
-    let same = std::fs::canonicalize(&target)
-        .ok()
-        .zip(std::fs::canonicalize(git_dir).ok())
-        .is_some_and(|(a, b)| a == b);
+    // As git reads it: only a final CR/LF dropped (attack pass 38, B1: a leading space,
+    // trimmed here, made git resolve `<admin>/ ../..` — a directory the command made).
+    // And only what `git worktree add` writes, `../..`, or the git dir's own absolute path
+    // with no symlink on it: a path through a symlink the command can re-point later is
+    // the command's (B2: `../../../lnk` with `lnk -> .git`, re-pointed by the next run).
+    let mut end = bytes.len();
+    while end > 0 && matches!(bytes[end - 1], b'\n' | b'\r') {
+        end -= 1;
+    }
+    let named = PathBuf::from(OsStr::from_bytes(&bytes[..end]));
+    let same = named == Path::new("../..")
+        || (named.is_absolute()
+            && named == git_dir
+            && std::fs::canonicalize(&named).is_ok_and(|c| c == named));
     (!same).then(|| {
         format!(
             "its commondir named {}, not this repository's git dir (git would use that \
@@ -1575,6 +1579,37 @@ mod tests {
         let swept = sweep(&before).unwrap();
         assert!(swept.quarantined.is_empty(), "{swept:?}");
         assert!(wt.join("modules/sm").is_dir() && wt.join("gitdir").is_file());
+    }
+
+    /// attack38 B1/B2: a new admin dir's `commondir` is taken as git reads it (only a final
+    /// CR/LF dropped) and must be what `git worktree add` writes: `" ../.."` (a directory
+    /// named `" .."` for git) and a path through a symlink the command can re-point are
+    /// moved out. Twins: `../..` with LF or CRLF stays.
+    #[test]
+    fn a_new_admin_dirs_commondir_must_be_gits_own_spelling() {
+        let (t, g) = git_dir();
+        let root = t.path().canonicalize().unwrap();
+        let g = root.join(g.file_name().unwrap());
+        std::fs::create_dir_all(g.join("worktrees")).unwrap();
+        let before = census(&g).unwrap();
+        symlink(&g, root.join("lnk")).unwrap();
+        let rel_link = format!("../../../{}\n", "lnk");
+        let cases = [
+            ("space", " ../..\n", false),
+            ("link", rel_link.as_str(), false),
+            ("lf", "../..\n", true),
+            ("crlf", "../..\r\n", true),
+        ];
+        for (n, c, _) in &cases {
+            let a = g.join("worktrees").join(n);
+            std::fs::create_dir_all(a.join(" ..")).unwrap();
+            std::fs::write(a.join("commondir"), c).unwrap();
+        }
+        let swept = sweep(&before).unwrap();
+        for (n, _, kept) in cases {
+            let a = g.join("worktrees").join(n);
+            assert_eq!(a.is_dir(), kept, "{n}: {swept:?}");
+        }
     }
 
     /// attack37 A7: a new admin dir whose name is not UTF-8 is moved out of `worktrees/`
