@@ -459,26 +459,33 @@ pub fn resolve_caches(
     };
     // Its own layer, apart from the default location's (nu18 F8: `~/.cargo`'s and a
     // `CARGO_HOME` elsewhere shared one upper directory over two different lowers).
-    let layer_pointed = |name: &str, tool: &str, at: &Path| -> Option<ResolvedCache> {
-        use std::os::unix::ffi::OsStrExt;
-        let path = canonicalize_lenient(fs, at);
-        let digest = Sha256::digest(path.as_os_str().as_bytes());
-        let tag: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
-        let access = filesystem.access_for(fs, &path).access;
-        let effective = match (mode, access) {
-            (_, Access::Deny | Access::Write) => return None,
-            (CacheMode::Shared, Access::Read) => CacheMode::ReadOnly,
-            (m, Access::Read) => m,
+    // (The default location itself, named by the variable, keeps the default's layer.)
+    let layer_pointed =
+        |name: &str, tool: &str, at: &Path, default: &str| -> Option<ResolvedCache> {
+            use std::os::unix::ffi::OsStrExt;
+            let path = canonicalize_lenient(fs, at);
+            let digest = Sha256::digest(path.as_os_str().as_bytes());
+            let own = spelled(default).is_some_and(|d| canonicalize_lenient(fs, &d) == path);
+            let tag: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+            let access = filesystem.access_for(fs, &path).access;
+            let effective = match (mode, access) {
+                (_, Access::Deny | Access::Write) => return None,
+                (CacheMode::Shared, Access::Read) => CacheMode::ReadOnly,
+                (m, Access::Read) => m,
+            };
+            Some(ResolvedCache {
+                state: if own {
+                    root.join(name)
+                } else {
+                    root.join(format!("{name}-at-{tag}"))
+                },
+                name: name.into(),
+                tool: tool.into(),
+                path,
+                mode: effective,
+                env: None,
+            })
         };
-        Some(ResolvedCache {
-            state: root.join(format!("{name}-at-{tag}")),
-            name: name.into(),
-            tool: tool.into(),
-            path,
-            mode: effective,
-            env: None,
-        })
-    };
     let mut out = Vec::new();
     let pointed_homes: Vec<&ToolHome> = TOOL_HOMES
         .iter()
@@ -503,12 +510,12 @@ pub fn resolve_caches(
             .collect();
         let missing = subs.iter().any(|(_, p)| fs.kind(p) != Some(FileKind::Dir));
         if missing && mode == CacheMode::Overlay {
-            out.extend(layer_pointed(h.name, h.tool, &base));
+            out.extend(layer_pointed(h.name, h.tool, &base, h.path));
             continue;
         }
         for (c, p) in subs {
             if fs.kind(&p) == Some(FileKind::Dir) {
-                out.extend(layer_pointed(&c.name, &c.tool, &p));
+                out.extend(layer_pointed(&c.name, &c.tool, &p, &c.path));
             }
         }
     }
@@ -521,7 +528,7 @@ pub fn resolve_caches(
         }
         if !c.env.is_empty() {
             if let Some(at) = pointed(&c.env) {
-                out.extend(layer_pointed(&c.name, &c.tool, &at));
+                out.extend(layer_pointed(&c.name, &c.tool, &at, &c.path));
                 continue;
             }
         }

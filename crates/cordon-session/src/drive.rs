@@ -585,6 +585,38 @@ fn placeholder_hint(
     })
 }
 
+/// The helper's notes on `.git/config` edits it did not merge back (`git_config[].refused`
+/// of its report, with the command to run outside cordon), joined; `None` when every edit
+/// was kept or there is no report.
+fn refused_git_config_hint(helper: Option<&HelperReport>) -> Option<String> {
+    let v = serde_json::to_value(helper?).ok()?;
+    // The Linux helper's report is `{"applied": {…}}` (or `not_run`); another backend's, the
+    // object itself.
+    let v = v
+        .as_object()
+        .and_then(|o| o.iter().find(|(k, _)| k.eq_ignore_ascii_case("applied")))
+        .map(|(_, a)| a.clone())
+        .unwrap_or(v);
+    let refused: Vec<String> = v
+        .get("git_config")?
+        .as_array()?
+        .iter()
+        .flat_map(|r| r["refused"].as_array().cloned().unwrap_or_default())
+        .filter_map(|k| {
+            Some(format!(
+                "{} (if you mean it, run `{}` outside cordon)",
+                k["key"].as_str()?,
+                k["host_command"].as_str()?
+            ))
+        })
+        .collect();
+    (!refused.is_empty()).then(|| format!("{GIT_CONFIG_NOT_KEPT}{}", refused.join("; ")))
+}
+
+/// How the hint of [`refused_git_config_hint`] starts. The helper has printed the full
+/// notes on stderr already; the CLI does not print this summary again.
+pub const GIT_CONFIG_NOT_KEPT: &str = ".git/config edits not kept on the host: ";
+
 /// The hint after a denial in plan mode (`--plan`, R-A10).
 pub const PLAN_HINT: &str = "this is a --plan run: nothing may be written and the network is \
      off, whatever -w or --allow-network say; run it without --plan to make the change";
@@ -847,6 +879,13 @@ pub fn conclude(
         } else if outcome.hint.is_none() && outcome.class == crate::OutcomeClass::CommandFailed {
             outcome.hint = unseen_layers_hint(r);
         }
+    }
+    // A command that worked but whose `.git/config` edits were not all kept: said in the
+    // outcome, where a harness reads it, not only in the report's `git_config` (new-user
+    // pass nu18 F11: `git remote add origin ../remote.git` was a plain success, and the
+    // agent's next `git push origin` failed).
+    if outcome.hint.is_none() && outcome.class == crate::OutcomeClass::Success {
+        outcome.hint = refused_git_config_hint(helper.as_ref());
     }
     let mut exec = exec;
     exec.payload_fd = None;

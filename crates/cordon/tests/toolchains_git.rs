@@ -292,6 +292,22 @@ fn refused_keys_are_in_the_json_report_with_what_to_do() {
         err.contains("If you mean it, run outside cordon: `git config core.fsmonitor ./fsm.sh`"),
         "{err}"
     );
+    // nu18 F11: the outcome (what a harness reads first) says so too, and stderr says it
+    // once.
+    assert_eq!(v["outcome"], "success", "{v}");
+    assert!(
+        v["hint"]
+            .as_str()
+            .is_some_and(|h| h.contains("core.fsmonitor (if you mean it, run `git config core.fsmonitor ./fsm.sh` outside cordon)")),
+        "{v}"
+    );
+    assert_eq!(
+        err.lines()
+            .filter(|l| l.starts_with("cordon:") && l.contains("run outside cordon"))
+            .count(),
+        1,
+        "{err}"
+    );
     // Nothing to report: an empty list, not null.
     let o = p.cordon(&["run", "--json", "--", "true"]).output().unwrap();
     assert_eq!(json_report(&o)["git_config"], serde_json::json!([]));

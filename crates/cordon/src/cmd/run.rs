@@ -649,7 +649,11 @@ fn print_hints(report: &Report) {
         } else if let (Some(h), None) = (&o.hint, &a.retry) {
             // Only the last attempt's hint: after a retry that worked, the first attempt's
             // denial is history (it stays in --json), not advice.
-            if o.class == cordon_session::OutcomeClass::Success {
+            if o.class == cordon_session::OutcomeClass::Success
+                && h.starts_with(cordon_session::drive::GIT_CONFIG_NOT_KEPT)
+            {
+                // The helper printed these notes in full already.
+            } else if o.class == cordon_session::OutcomeClass::Success {
                 // Advice after a command that worked (`cargo init` met the placeholder).
                 eprintln!("cordon: note: {}", printable(h));
             } else {
