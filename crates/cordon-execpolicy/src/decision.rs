@@ -749,9 +749,22 @@ fn overall(records: &[SegmentRecord], opaque_list: &[OpaqueConstruct]) -> (Decis
         ),
         Some(Decision::Forbid) => {
             let (i, cmd, why) = first(Decision::Forbid).unwrap_or_default();
+            // A built-in finding forbids in every mode and no allow rule lifts it: say
+            // what is left to do (new-user pass nu18 F10: `git push --force-with-lease`
+            // was refused with no next step, and an allow rule for it was silently moot).
+            let dangerous = records
+                .iter()
+                .find(|r| r.decision == Decision::Forbid)
+                .is_some_and(|r| matches!(r.basis, Basis::Dangerous { .. }));
+            let next = if dangerous {
+                "; cordon never runs this (no approval mode or allow rule lifts a \
+                 dangerous-command finding): if you mean it, run it yourself outside cordon"
+            } else {
+                ""
+            };
             (
                 Decision::Forbid,
-                format!("segment {i} `{cmd}` is forbidden: {why}"),
+                format!("segment {i} `{cmd}` is forbidden: {why}{next}"),
             )
         }
         Some(Decision::Ask) => {
