@@ -342,6 +342,17 @@ const ACCESS_ERRORS: &[(&str, Option<Access>)] = &[
     ("eacces", None),
     ("operation not permitted", None),
     ("eperm", None),
+    // git's own words for a repository it cannot write (a push into a local bare
+    // repository outside the writable roots: nu18 F12 was a low-confidence
+    // command-failed, so no retry was offered).
+    (
+        "unable to create temporary object directory",
+        Some(Access::Write),
+    ),
+    (
+        "insufficient permission for adding an object",
+        Some(Access::Write),
+    ),
 ];
 
 /// Words that show an access error was about writing.
@@ -2385,7 +2396,7 @@ mod tests {
         let mut r = resolved();
         r.cwd = "/data/proj".into();
         r.workspace = "/data/proj".into();
-        let grant_for = |path: &str, parent: &str| {
+        let grant_tail = |path: &str, parent: &str, tail: &str| {
             let mut d = cordon_sandbox::denials::DenialReport::default();
             d.push(record(
                 path,
@@ -2395,7 +2406,7 @@ mod tests {
             let o = classify(
                 &RunSignals {
                     code: Some(1),
-                    stderr_tail: format!("error: cannot write {path}: Read-only file system"),
+                    stderr_tail: tail.to_string(),
                     sandboxed: true,
                     denials: Some(d),
                     ..Default::default()
@@ -2413,6 +2424,23 @@ mod tests {
                 c => panic!("{c:?}"),
             }
         };
+        let grant_for = |path: &str, parent: &str| {
+            grant_tail(
+                path,
+                parent,
+                &format!("error: cannot write {path}: Read-only file system"),
+            )
+        };
+        // nu18 F12: git's own words for the push, which name no path.
+        assert_eq!(
+            grant_tail(
+                "/data/bare.git/objects/tmp/x",
+                "/data/bare.git/objects/tmp",
+                "error: remote unpack failed: unable to create temporary object directory"
+            )
+            .as_deref(),
+            Some(Path::new("/data/bare.git"))
+        );
         assert_eq!(
             grant_for("/data/bare.git/objects/tmp/x", "/data/bare.git/objects/tmp").as_deref(),
             Some(Path::new("/data/bare.git"))
