@@ -3158,6 +3158,15 @@ fn protected_for_root(
         protect_found_git_dir(fs, &prot, root, out);
     }
     protect_other_vcs(fs, &prot, root, out);
+    // A root that does not exist yet — a grant cordon makes a directory for before the run
+    // (`-w ../wt`) — gets cordon's own files and git's configs beneath it protected, but no
+    // `.git` or `.cordon` placeholder: the directory is new and empty, and the placeholders
+    // would make it "not empty" for what the grant is for (new-user pass nu19 N1: `git
+    // worktree add ../wt` failed by every route once such grants became roots).
+    if fs.kind(root).is_none() {
+        protect_profile_files(fs, &prot, root, profile_files, out);
+        return Ok(());
+    }
     let dotgit = root.join(".git");
     match fs.kind(&dotgit) {
         Some(FileKind::Dir)
@@ -3281,9 +3290,22 @@ fn protected_for_root(
         ));
     }
     protect_nested_projects(fs, root, scan, &prot, out, notes);
-    // `profile_files` are canonical already, each with the symlinks on its spelled path:
-    // protected when the file or one of those links lies in this root (the links are
-    // bound onto themselves there, so the name cannot be pointed elsewhere).
+    protect_profile_files(fs, &prot, root, profile_files, out);
+    Ok(())
+}
+
+/// cordon's own files ([`ProfileFile`]) in or through the writable root `root`, protected
+/// where the kernel finds them (R-P3): `profile_files` are canonical already, each with the
+/// symlinks on its spelled path, protected when the file or one of those links lies in
+/// `root` (the links are bound onto themselves there, so the name cannot be pointed
+/// elsewhere).
+fn protect_profile_files(
+    fs: &dyn FsView,
+    prot: &dyn Fn(PathBuf, &str) -> ResolvedEntry,
+    root: &Path,
+    profile_files: &[ProfileFile],
+    out: &mut Vec<ResolvedEntry>,
+) {
     for (f, links, dir) in profile_files {
         if !f.starts_with(root) && !links.iter().any(|l| l.starts_with(root)) {
             continue;
@@ -3321,7 +3343,6 @@ fn protected_for_root(
         }
         out.push(e);
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -613,6 +613,47 @@ fn refused_git_config_hint(helper: Option<&HelperReport>) -> Option<String> {
     (!refused.is_empty()).then(|| format!("{GIT_CONFIG_NOT_KEPT}{}", refused.join("; ")))
 }
 
+/// After `cargo install` (one command of the parsed script) where the cargo home is a
+/// whole-home copy-on-write layer, which keeps only its caches (`registry/`, `git/`) from
+/// one run to the next: the installed binary is gone after the run, while cargo said
+/// "Installed" (new-user pass nu18 F9). `None` otherwise.
+fn discarded_install_hint(
+    profile: &cordon_policy::ResolvedProfile,
+    record: &DecisionRecord,
+) -> Option<String> {
+    let installs = record.segments.iter().any(|s| {
+        let a = &s.segment.argv;
+        a.first()
+            .and_then(|p| std::path::Path::new(p).file_name())
+            .is_some_and(|n| n == "cargo")
+            && a.iter()
+                .skip(1)
+                .find(|w| !w.starts_with('-') && !w.starts_with('+'))
+                .is_some_and(|w| w == "install")
+    });
+    if !installs {
+        return None;
+    }
+    let layer = profile.caches.iter().find(|c| {
+        c.tool == "cargo"
+            && c.env.is_none()
+            && c.mode == cordon_policy::CacheMode::Overlay
+            && cordon_policy::caches::kept_in_layer(&c.name).is_some()
+    })?;
+    let kept = cordon_policy::caches::kept_in_layer(&layer.name)?;
+    Some(format!(
+        "cargo installed into {}/bin inside this project's copy-on-write layer of {}, which \
+         keeps only {} from one run to the next: the installed program is gone after this \
+         run; run `cargo install` outside cordon to keep it",
+        layer.path.display(),
+        layer.path.display(),
+        kept.iter()
+            .map(|k| format!("{k}/"))
+            .collect::<Vec<_>>()
+            .join(" and ")
+    ))
+}
+
 /// How the hint of [`refused_git_config_hint`] starts. The helper has printed the full
 /// notes on stderr already; the CLI does not print this summary again.
 pub const GIT_CONFIG_NOT_KEPT: &str = ".git/config edits not kept on the host: ";
@@ -887,6 +928,12 @@ pub fn conclude(
     if outcome.hint.is_none() && outcome.class == crate::OutcomeClass::Success {
         outcome.hint = refused_git_config_hint(helper.as_ref());
     }
+    if outcome.hint.is_none() && outcome.class == crate::OutcomeClass::Success {
+        outcome.hint = exec
+            .resolved
+            .as_ref()
+            .and_then(|r| discarded_install_hint(r, &record));
+    }
     let mut exec = exec;
     exec.payload_fd = None;
     Report {
@@ -1087,4 +1134,48 @@ fn offer_retry(
         Some((new_run, verdict)),
     )));
     report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// nu18 F9: `cargo install` into a whole-home copy-on-write layer of the cargo home
+    /// (which keeps only `registry/` and `git/`) is told that the program is gone after the
+    /// run. Twins: another cargo command, or a cargo home with all its caches (each its
+    /// own layer, nothing else discarded), gets no such note.
+    #[test]
+    fn cargo_install_into_a_whole_home_layer_is_told_it_is_discarded() {
+        let resolved = |fs: &cordon_policy::MemFs| {
+            let mut p = cordon_policy::PermissionProfile::builtin("workspace-write").unwrap();
+            p.caches = cordon_policy::CacheMode::Overlay;
+            let ctx = cordon_policy::ResolveContext {
+                cwd: "/home/u/proj".into(),
+                home: Some("/home/u".into()),
+                ..Default::default()
+            };
+            cordon_policy::resolve(&p, &ctx, fs).unwrap()
+        };
+        let rec = |argv: &[&str]| {
+            let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+            cordon_execpolicy::Policy::empty()
+                .evaluate(&argv, &cordon_execpolicy::EvalContext::default())
+        };
+        let fs = cordon_policy::MemFs::new()
+            .dir("/home/u/proj/.git/objects")
+            .dir("/home/u/.cargo/registry");
+        let r = resolved(&fs);
+        let hint = discarded_install_hint(&r, &rec(&["cargo", "install", "ripgrep"]));
+        assert!(
+            hint.as_deref()
+                .is_some_and(|h| h.contains("/home/u/.cargo/bin") && h.contains("gone after")),
+            "{hint:?}"
+        );
+        assert_eq!(discarded_install_hint(&r, &rec(&["cargo", "build"])), None);
+        let fs = fs.dir("/home/u/.cargo/git");
+        assert_eq!(
+            discarded_install_hint(&resolved(&fs), &rec(&["cargo", "install", "x"])),
+            None
+        );
+    }
 }

@@ -1106,6 +1106,52 @@ fn a_linked_worktrees_admin_dir_cannot_be_swapped_from_inside() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }
 
+/// New-user pass nu19 N1: the grant the denial offers for `git worktree add ../wt` (the
+/// directory itself, made empty before the run) works: no `.git` or `.cordon` placeholder
+/// is put into a grant cordon creates, and the worktree is made. Twin: cordon's own config
+/// beneath such a grant stays protected (attack37 A5, in session.rs).
+#[test]
+fn a_worktree_beside_the_project_can_be_added_with_the_offered_grant() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    git_init(&p.dir);
+    let st = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@e"])
+        .args(["commit", "-q", "--allow-empty", "-m", "i"])
+        .current_dir(&p.dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let wt = p.root.path().join("wt");
+    let o = cordon(
+        &p,
+        &p.dir,
+        &["run", "--", "git", "worktree", "add", "../wt"],
+    );
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains(&format!("-w {}", wt.display())), "{err}");
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "-w",
+            wt.to_str().unwrap(),
+            "--",
+            "git",
+            "worktree",
+            "add",
+            "../wt",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(wt.join(".git").is_file(), "{}", text(&o.stderr));
+    assert!(!wt.join(".cordon").exists());
+}
+
 /// New-user pass nu17 N6: `git worktree prune` inside cordon cannot remove a stale
 /// worktree's admin dir (pinned) and git exits 0: cordon names what is left and says to
 /// run it outside. Twin: with nothing stale, no note; and the host's prune then works.
