@@ -352,6 +352,7 @@ fn hint_for(
     access: Access,
     decider: &Decider,
     kind: ProfileKind,
+    workspace: &Path,
 ) -> Option<String> {
     if access == Access::Write || matches!(decider, Decider::Unrestricted) {
         return None;
@@ -386,6 +387,17 @@ fn hint_for(
         add = format!(
             "{} is shared or top-level: granting it would make everything in it writable; \
              make a directory of your own there (`mkdir {}`) and pass `--allow-write {}`",
+            grant.display(),
+            shell_word(&grant.join("NAME")),
+            shell_word(&grant.join("NAME"))
+        );
+    } else if want == "write" && workspace.starts_with(grant) && workspace != grant {
+        // Never a directory holding the workspace (the run does not offer it either:
+        // new-user pass nu19 N3): a directory of its own beside the project.
+        add = format!(
+            "{} holds the whole workspace: granting it would make the project and everything \
+             beside it writable; make a directory of your own there (`mkdir {}`) and pass \
+             `--allow-write {}`",
             grant.display(),
             shell_word(&grant.join("NAME")),
             shell_word(&grant.join("NAME"))
@@ -515,6 +527,7 @@ fn explain_path(
             Access::Deny,
             &decided_by,
             resolved.profile.kind,
+            &resolved.workspace,
         );
         return PathExplanation {
             path: asked.to_path_buf(),
@@ -633,6 +646,7 @@ fn explain_path(
         answer.access,
         &decided_by,
         resolved.profile.kind,
+        &resolved.workspace,
     );
     // A repository config on the namespace backend is edited as a private copy whose
     // allowed keys are merged back (the same list the mount plan takes).
