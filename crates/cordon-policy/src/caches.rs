@@ -16,7 +16,7 @@
 
 use crate::paths::{canonicalize_lenient, lexical_normalize, FileKind, FsView};
 use crate::profile::Access;
-use crate::resolve::ResolvedFilesystem;
+use crate::resolve::{EntryOrigin, ResolvedEntry, ResolvedFilesystem};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -464,8 +464,27 @@ pub fn resolve_caches(
         |name: &str, tool: &str, at: &Path, default: &str| -> Option<ResolvedCache> {
             use std::os::unix::ffi::OsStrExt;
             let path = canonicalize_lenient(fs, at);
-            let digest = Sha256::digest(path.as_os_str().as_bytes());
             let own = spelled(default).is_some_and(|d| canonicalize_lenient(fs, &d) == path);
+            // Never over what the profile hides or protects (unless it is the default
+            // location, laid out as every default layer is): a layer there would let a
+            // command make a missing denied or protected file (git's global config under
+            // `npm_config_cache=~/.config`) in the layer, unseen by the cover watch, for
+            // every later run of the project (attack pass 39, C3). A whole tool home's
+            // layer keeps only its caches between runs: only those must be clear of them.
+            let kept = kept_in_layer(name);
+            let guarded = |e: &ResolvedEntry| {
+                (e.access == Access::Deny || matches!(e.origin, EntryOrigin::Protected { .. }))
+                    && match &kept {
+                        None => e.path.starts_with(&path),
+                        Some(k) => k.iter().any(|d| e.path.starts_with(path.join(d))),
+                    }
+            };
+            if let ResolvedFilesystem::Restricted { entries, .. } = filesystem {
+                if !own && entries.iter().any(guarded) {
+                    return None;
+                }
+            }
+            let digest = Sha256::digest(path.as_os_str().as_bytes());
             let tag: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
             let access = filesystem.access_for(fs, &path).access;
             let effective = match (mode, access) {
@@ -809,6 +828,17 @@ mod tests {
             .iter()
             .filter(|c| c.name == "cargo-home" || c.name == "npm")
             .all(|c| c.mode == CacheMode::Overlay && c.env.is_none()));
+        // attack39 C3: never a layer over what the profile hides or protects (git's global
+        // config and `gh` under `~/.config`).
+        let mut ctx2 = ctx.clone();
+        ctx2.env
+            .insert("npm_config_cache".into(), "/home/u/.config".into());
+        let fs2 = fs.clone().dir("/home/u/.config");
+        let c2 = crate::resolve(&p, &ctx2, &fs2).unwrap().caches;
+        assert!(
+            !c2.iter().any(|c| c.path == Path::new("/home/u/.config")),
+            "{c2:?}"
+        );
         // nu18 F8: a layer of its own, not the one of `~/.cargo` (another lower).
         let state = |n: &str| c.iter().find(|c| c.name == n).map(|c| c.state.clone());
         let home_layer = state("cargo-home").unwrap();
