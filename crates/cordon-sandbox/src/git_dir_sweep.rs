@@ -554,6 +554,29 @@ fn read_at(dir: BorrowedFd<'_>, name: &OsStr) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// What ends the text of an in-progress state file larger than [`STATE_CAP`]: its first
+/// [`STATE_CAP`] bytes, then this and its size and change time, so that a change to it
+/// is still seen.
+const TRUNCATED_STATE: &[u8] = b"\n\0cordon: not read whole: ";
+
+/// An in-progress state file `name` in `dir` as [`read_at`] reads it, except that one
+/// larger than [`STATE_CAP`] is marked so ([`TRUNCATED_STATE`]): git reads all of it, and
+/// what lies past the cap (an `exec` line after a megabyte of comments: attack pass 39,
+/// C1) would otherwise never be judged.
+fn read_state_at(dir: BorrowedFd<'_>, name: &OsStr) -> Option<Vec<u8>> {
+    let mut out = read_at(dir, name)?;
+    if out.len() as u64 >= STATE_CAP {
+        let st = fstatat(dir, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW).ok()?;
+        if st.st_size as u64 > STATE_CAP {
+            out.extend_from_slice(TRUNCATED_STATE);
+            out.extend_from_slice(
+                format!("{} {}.{}", st.st_size, st.st_ctime, st.st_ctime_nsec).as_bytes(),
+            );
+        }
+    }
+    Some(out)
+}
+
 /// The walk shared by [`census`] and [`sweep`]: `remove` decides, for each foreign entry
 /// found, whether to remove it.
 ///
@@ -819,7 +842,7 @@ impl<'a> Walk<'a> {
             Some((name.to_os_string(), st))
         } else {
             if state_file(&rel).is_some() {
-                if let Some(bytes) = read_at(fd.as_fd(), name) {
+                if let Some(bytes) = read_state_at(fd.as_fd(), name) {
                     self.state.push((rel, bytes));
                 }
             }
@@ -1345,14 +1368,29 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
         let Some(kind) = state_file(rel) else {
             continue;
         };
+        let file = before.git_dir.join(rel);
+        // Too large to read whole, and new or changed: judged as code (fails closed).
+        if bytes
+            .windows(TRUNCATED_STATE.len())
+            .any(|w| w == TRUNCATED_STATE)
+        {
+            pending_code.push((
+                file.clone(),
+                format!(
+                    "larger than {} MiB, so cordon did not read it whole: it may hold \
+                     commands git runs; look at it before continuing the operation",
+                    STATE_CAP >> 20
+                ),
+            ));
+            continue;
+        }
         let old = was
             .map(|b| cordon_policy::git_state::pending_code(kind, b))
             .unwrap_or_default();
         for what in cordon_policy::git_state::pending_code(kind, bytes) {
-            let file = before.git_dir.join(rel);
             // Once per file and finding (nu12 L1: two identical exec lines, two warnings).
             if !old.contains(&what) && !pending_code.iter().any(|(f, w)| *f == file && *w == what) {
-                pending_code.push((file, what));
+                pending_code.push((file.clone(), what));
             }
         }
     }
@@ -1949,6 +1987,25 @@ mod tests {
         symlink(t.path(), g.join("rr-cache")).unwrap();
         let swept = sweep(&before).unwrap();
         assert_eq!(swept.removed.len(), 1, "{swept:?}");
+    }
+
+    /// attack39 C1: a state file larger than cordon reads (an `exec` line after a megabyte
+    /// of comments) is named as pending code, not judged on its first part; unchanged
+    /// after the next run, it is not named again. Twin: a small one without code is not.
+    #[test]
+    fn a_state_file_too_large_to_read_whole_is_named() {
+        let (_t, g) = git_dir();
+        let before = census(&g).unwrap();
+        std::fs::create_dir(g.join("rebase-merge")).unwrap();
+        let mut todo = "#\n".repeat((STATE_CAP as usize) / 2 + 10);
+        todo.push_str("exec sh evil\npick 1 a\n");
+        std::fs::write(g.join("rebase-merge/git-rebase-todo"), &todo).unwrap();
+        std::fs::write(g.join("rebase-merge/head-name"), "refs/heads/main\n").unwrap();
+        let swept = sweep(&before).unwrap();
+        assert_eq!(swept.pending_code.len(), 1, "{swept:?}");
+        assert!(swept.pending_code[0].1.contains("did not read it whole"));
+        let again = sweep(&census(&g).unwrap()).unwrap();
+        assert!(again.pending_code.is_empty(), "{again:?}");
     }
 
     /// attack28 F4: a forged cherry-pick the run left is named; one that was there before
