@@ -610,7 +610,12 @@ fn refused_git_config_hint(helper: Option<&HelperReport>) -> Option<String> {
             ))
         })
         .collect();
-    (!refused.is_empty()).then(|| format!("{GIT_CONFIG_NOT_KEPT}{}", refused.join("; ")))
+    (!refused.is_empty()).then(|| {
+        format!(
+            "{GIT_CONFIG_NOT_KEPT}{}",
+            cordon_policy::text::printable(&refused.join("; "))
+        )
+    })
 }
 
 /// After `cargo install` (one command of the parsed script) where the cargo home is a

@@ -1145,7 +1145,8 @@ fn run_namespaces(
     // `config.lock` the command left is removed, then the allowed edits merged (host side).
     let git_config = super::git_config_broker::after_run(&lock_watch, ended, git_result.as_ref());
     for n in git_config.iter().flat_map(|r| &r.notes) {
-        eprintln!("cordon: note: {n}");
+        // Key names and values are the command's: shown printable (attack pass 39, C2).
+        eprintln!("cordon: note: {}", cordon_policy::text::printable(n));
     }
     // What ended the command, as init's wait saw it (a byte: the signal; none: it exited).
     let signal = sys::read_ready_byte(&ended_r)

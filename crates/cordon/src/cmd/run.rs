@@ -338,6 +338,12 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
         helper_verbose: tracing::enabled!(tracing::Level::DEBUG),
     };
     let report = drive(&mut session, &SandboxManager::for_host(), trust, &spec);
+    // The command's own output may have left the terminal concealing text (SGR 8, or the
+    // foreground set to the background): cordon's lines after the run are shown in the
+    // terminal's normal attributes (attack pass 39, C2).
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        eprint!("\x1b[0m");
+    }
     print_tmpdir_note(&report);
     print_owner_note(&report);
     print_hints(&report);
