@@ -1914,8 +1914,9 @@ mod tests {
             .any(|e| e.detail.contains("none named")));
         assert_eq!(probe.hint, None, "no grant can lift it: not mentioned");
         // nu15 N4: `git push` to a path remote fails on "unpacker error" without naming
-        // the refused mkdir: still command-failed, but not with high confidence, and the
-        // first refusal a grant lifts is named with it.
+        // the refused mkdir; nu18 F12: git's words for an unwritable repository make it
+        // sandbox-denied (medium confidence: no path named), so the retry and the MCP
+        // suggestion offer the repository.
         let push = with(
             "error: remote unpack failed: unable to create temporary object directory\n \
              ! [remote rejected] main -> main (unpacker error)",
@@ -1935,13 +1936,14 @@ mod tests {
                 ),
             ],
         );
-        assert_eq!(push.class, OutcomeClass::CommandFailed, "{push:?}");
-        assert_eq!(push.confidence, Confidence::Low, "{push:?}");
-        let hint = push.hint.unwrap();
         assert!(
-            hint.contains("`mkdir ") && hint.contains("-w /data/bare.git"),
-            "{hint}"
+            matches!(&push.class, OutcomeClass::SandboxDenied { grant: Some(g), .. }
+                if g == Path::new("/data/bare.git")),
+            "{push:?}"
         );
+        assert_eq!(push.confidence, Confidence::Medium, "{push:?}");
+        let hint = push.hint.unwrap();
+        assert!(hint.contains("-w /data/bare.git"), "{hint}");
     }
 
     #[test]
