@@ -1079,6 +1079,81 @@ fn disarm_new_worktree_admins(
     out
 }
 
+/// After the run, each directory cordon created for a writable grant (`roots`: missing at
+/// resolution, made empty before the run, and so without the `.git` and `.cordon`
+/// placeholders an existing root gets — `git worktree add ../wt` must be able to use it):
+/// what would make it a repository or a project root the host trusts is moved aside — a
+/// `.git` that is not a linked worktree's `.git` file naming an admin dir of one of
+/// `git_dirs` that names it back (a `git init` there, or a `.git` file pointing at a git
+/// dir the command wrote), and a `.cordon` (it would make the directory a later run's
+/// workspace root). Attack pass 40, D1: the host's `git status` there ran the command's
+/// `core.fsmonitor`. One [`Swept`] per root that had something, with what was moved.
+pub fn settle_fresh_roots(roots: &[PathBuf], git_dirs: &[PathBuf]) -> Vec<Swept> {
+    let mut out = Vec::new();
+    for root in roots {
+        let Ok(dir) = open_dir_strict(root) else {
+            continue;
+        };
+        let mut quarantined = Vec::new();
+        for name in [".git", ".cordon"] {
+            let name = OsStr::new(name);
+            let Ok(st) = fstatat(dir.as_fd(), name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+            else {
+                continue;
+            };
+            let why = if name == ".cordon" {
+                "a cordon project marker in a directory cordon created for a grant (it would \
+                 make that directory a later run's workspace)"
+                    .to_string()
+            } else if st.st_mode & libc::S_IFMT == libc::S_IFREG
+                && genuine_worktree_file(dir.as_fd(), root, git_dirs)
+            {
+                continue;
+            } else {
+                "a git repository in a directory cordon created for a grant (git run there \
+                 would use its config and hooks)"
+                    .to_string()
+            };
+            let moved = rename_aside(dir.as_fd(), name).map(|n| root.join(n));
+            quarantined.push((root.join(name), moved, why));
+        }
+        if !quarantined.is_empty() {
+            out.push(Swept {
+                git_dir: root.clone(),
+                quarantined,
+                ..Swept::default()
+            });
+        }
+    }
+    out
+}
+
+/// Whether the `.git` file in `dir` (the directory `root`) is a linked worktree's: `gitdir:
+/// <git dir>/worktrees/<name>` for one of `git_dirs`, whose `gitdir` file names
+/// `root/.git` back. Only read.
+fn genuine_worktree_file(dir: BorrowedFd<'_>, root: &Path, git_dirs: &[PathBuf]) -> bool {
+    let Some(text) = read_at(dir, OsStr::new(".git")) else {
+        return false;
+    };
+    let Ok(text) = String::from_utf8(text) else {
+        return false;
+    };
+    let Some(admin) = text
+        .trim_end_matches(['\n', '\r'])
+        .strip_prefix("gitdir: ")
+        .map(PathBuf::from)
+    else {
+        return false;
+    };
+    let in_worktrees = admin.parent().is_some_and(|w| {
+        w.file_name() == Some(OsStr::new("worktrees"))
+            && w.parent().is_some_and(|g| git_dirs.iter().any(|d| d == g))
+    });
+    in_worktrees
+        && std::fs::read_to_string(admin.join("gitdir"))
+            .is_ok_and(|b| Path::new(b.trim_end_matches(['\n', '\r'])) == root.join(".git"))
+}
+
 /// Why the `commondir` of the linked-worktree admin dir `admin` (in the git dir `git_dir`)
 /// may not lead git back to `git_dir`: missing, not a regular file, or anything but what
 /// `git worktree add` writes (`../..`) or `git_dir`'s own absolute path with no symlink on

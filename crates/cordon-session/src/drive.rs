@@ -202,25 +202,25 @@ impl Report {
             for (admin, why) in &s.disarmed_worktrees {
                 out.push(format!(
                     "cordon: warning: {who} made the linked-worktree admin dir {} ({why}): \
-                     the host's `git worktree repair` would write a .git file there, outside \
-                     the writable roots, so cordon removed its gitdir; remove the directory \
-                     (`git worktree prune`) unless you made it",
+                     the host's `git worktree repair` would write a .git file at the path it \
+                     names, so cordon removed its gitdir; remove the directory (`git worktree \
+                     prune`) unless you made it",
                     admin.display()
                 ));
             }
             for (file, moved, why) in &s.quarantined {
                 out.push(match moved {
                     Some(to) => format!(
-                        "cordon: warning: {who} made {} in a linked worktree's admin dir \
-                         ({why}); git would run code from it on the host, so cordon moved it \
-                         to {}: review it, and move it back only if you made it",
+                        "cordon: warning: {who} made {} ({why}); git would run code from it \
+                         on the host, so cordon moved it to {}: review it, and move it back only \
+                         if you made it",
                         file.display(),
                         to.display()
                     ),
                     None => format!(
-                        "cordon: warning: {who} made {} in a linked worktree's admin dir \
-                         ({why}); git would run code from it on the host, and cordon could not \
-                         move it aside: remove it before using that worktree",
+                        "cordon: warning: {who} made {} ({why}); git would run code from it \
+                         on the host, and cordon could not move it aside: remove it before \
+                         using git there",
                         file.display()
                     ),
                 });
@@ -828,6 +828,31 @@ pub fn conclude(
             Err(e) => cordon_sandbox::git_dir_sweep::Swept::failed(c, e.to_string()),
         })
         .collect();
+    // The directories cordon created for writable grants (no `.git`/`.cordon` placeholders
+    // in them): a repository or project marker the command made there is moved aside
+    // (attack pass 40, D1).
+    let mut swept = swept;
+    if let Some(cordon_policy::ResolvedFilesystem::Restricted { entries, .. }) =
+        exec.resolved.as_ref().map(|r| &r.filesystem)
+    {
+        let fresh: Vec<std::path::PathBuf> = entries
+            .iter()
+            .filter(|e| {
+                e.access == cordon_policy::Access::Write
+                    && !e.exists
+                    && e.is_dir
+                    && matches!(e.origin, cordon_policy::EntryOrigin::Profile { .. })
+            })
+            .map(|e| e.path.clone())
+            .collect();
+        if !fresh.is_empty() && exec.backend != cordon_policy::Backend::None {
+            let known: Vec<std::path::PathBuf> =
+                git_dirs.iter().map(|c| c.git_dir.clone()).collect();
+            swept.extend(cordon_sandbox::git_dir_sweep::settle_fresh_roots(
+                &fresh, &known,
+            ));
+        }
+    }
     // The census record goes only once every git dir was swept whole; otherwise the next
     // run finishes the sweep (new-user pass nu13: a sweep cut short by `chmod 000`).
     if let Some(r) = &sweep_record {

@@ -1150,6 +1150,31 @@ fn a_worktree_beside_the_project_can_be_added_with_the_offered_grant() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(wt.join(".git").is_file(), "{}", text(&o.stderr));
     assert!(!wt.join(".cordon").exists());
+    // attack40 D1: such a fresh grant is no place for a repository or project marker the
+    // command makes: moved aside after the run, and said.
+    let fresh = p.root.path().join("fresh");
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "-w",
+            fresh.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "git init -q ../fresh && mkdir ../fresh/.cordon && echo x > ../fresh/.cordon/m",
+        ],
+    );
+    let err = text(&o.stderr);
+    assert!(
+        !fresh.join(".git").exists() && !fresh.join(".cordon").exists(),
+        "{err}"
+    );
+    assert!(
+        err.contains("in a directory cordon created for a grant"),
+        "{err}"
+    );
 }
 
 /// New-user pass nu17 N6: `git worktree prune` inside cordon cannot remove a stale
