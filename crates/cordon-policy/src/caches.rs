@@ -460,51 +460,78 @@ pub fn resolve_caches(
     // Its own layer, apart from the default location's (nu18 F8: `~/.cargo`'s and a
     // `CARGO_HOME` elsewhere shared one upper directory over two different lowers).
     // (The default location itself, named by the variable, keeps the default's layer.)
-    let layer_pointed =
-        |name: &str, tool: &str, at: &Path, default: &str| -> Option<ResolvedCache> {
-            use std::os::unix::ffi::OsStrExt;
-            let path = canonicalize_lenient(fs, at);
-            let own = spelled(default).is_some_and(|d| canonicalize_lenient(fs, &d) == path);
-            // Never over what the profile hides or protects (unless it is the default
-            // location, laid out as every default layer is): a layer there would let a
-            // command make a missing denied or protected file (git's global config under
-            // `npm_config_cache=~/.config`) in the layer, unseen by the cover watch, for
-            // every later run of the project (attack pass 39, C3). A whole tool home's
-            // layer keeps only its caches between runs: only those must be clear of them.
-            let kept = kept_in_layer(name);
-            let guarded = |e: &ResolvedEntry| {
-                (e.access == Access::Deny || matches!(e.origin, EntryOrigin::Protected { .. }))
-                    && match &kept {
-                        None => e.path.starts_with(&path),
-                        Some(k) => k.iter().any(|d| e.path.starts_with(path.join(d))),
-                    }
-            };
-            if let ResolvedFilesystem::Restricted { entries, .. } = filesystem {
-                if !own && entries.iter().any(guarded) {
-                    return None;
+    let layer_pointed = |name: &str,
+                         tool: &str,
+                         at: &Path,
+                         default: &str,
+                         in_home: bool|
+     -> Option<ResolvedCache> {
+        use std::os::unix::ffi::OsStrExt;
+        let path = canonicalize_lenient(fs, at);
+        let own = spelled(default).is_some_and(|d| canonicalize_lenient(fs, &d) == path);
+        // Never over what the profile hides or protects (unless it is the default
+        // location, laid out as every default layer is): a layer there would let a
+        // command make a missing denied or protected file (git's global config under
+        // `npm_config_cache=~/.config`) in the layer, unseen by the cover watch, for
+        // every later run of the project (attack pass 39, C3). A whole tool home's
+        // layer keeps only its caches between runs: only those must be clear of them.
+        let kept = kept_in_layer(name);
+        let guarded = |e: &ResolvedEntry| {
+            (e.access == Access::Deny || matches!(e.origin, EntryOrigin::Protected { .. }))
+                && match &kept {
+                    None => e.path.starts_with(&path),
+                    Some(k) => k.iter().any(|d| e.path.starts_with(path.join(d))),
                 }
-            }
-            let digest = Sha256::digest(path.as_os_str().as_bytes());
-            let tag: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
-            let access = filesystem.access_for(fs, &path).access;
-            let effective = match (mode, access) {
-                (_, Access::Deny | Access::Write) => return None,
-                (CacheMode::Shared, Access::Read) => CacheMode::ReadOnly,
-                (m, Access::Read) => m,
-            };
-            Some(ResolvedCache {
-                state: if own {
-                    root.join(name)
-                } else {
-                    root.join(format!("{name}-at-{tag}"))
-                },
-                name: name.into(),
-                tool: tool.into(),
-                path,
-                mode: effective,
-                env: None,
-            })
         };
+        if let ResolvedFilesystem::Restricted { entries, .. } = filesystem {
+            if !own && entries.iter().any(guarded) {
+                return None;
+            }
+        }
+        // A layer that keeps everything between runs (not a whole tool home's) only
+        // where caches live: never under `/usr`, `/etc` or `/boot` nor in a directory of programs or
+        // configuration (`/usr/local/bin`, `/usr/local/etc`, `~/.local/bin`), where what
+        // one run left would be what every later run of the project executes (attack
+        // pass 40, D2: `npm_config_cache=/usr/local/bin`, a planted `git`).
+        let code_dir = path.components().any(|c| {
+            matches!(
+                c.as_os_str().to_str(),
+                Some("bin" | "sbin" | "etc" | "lib" | "lib64" | "libexec")
+            )
+        });
+        // (A cache's own directory inside a tool home the variable names —
+        // `$CARGO_HOME/registry` — is one by definition: `in_home`.)
+        if !own
+            && !in_home
+            && kept.is_none()
+            && (code_dir
+                || ["/usr", "/etc", "/boot"]
+                    .iter()
+                    .any(|t| path.starts_with(t)))
+        {
+            return None;
+        }
+        let digest = Sha256::digest(path.as_os_str().as_bytes());
+        let tag: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+        let access = filesystem.access_for(fs, &path).access;
+        let effective = match (mode, access) {
+            (_, Access::Deny | Access::Write) => return None,
+            (CacheMode::Shared, Access::Read) => CacheMode::ReadOnly,
+            (m, Access::Read) => m,
+        };
+        Some(ResolvedCache {
+            state: if own {
+                root.join(name)
+            } else {
+                root.join(format!("{name}-at-{tag}"))
+            },
+            name: name.into(),
+            tool: tool.into(),
+            path,
+            mode: effective,
+            env: None,
+        })
+    };
     let mut out = Vec::new();
     let pointed_homes: Vec<&ToolHome> = TOOL_HOMES
         .iter()
@@ -529,12 +556,12 @@ pub fn resolve_caches(
             .collect();
         let missing = subs.iter().any(|(_, p)| fs.kind(p) != Some(FileKind::Dir));
         if missing && mode == CacheMode::Overlay {
-            out.extend(layer_pointed(h.name, h.tool, &base, h.path));
+            out.extend(layer_pointed(h.name, h.tool, &base, h.path, false));
             continue;
         }
         for (c, p) in subs {
             if fs.kind(&p) == Some(FileKind::Dir) {
-                out.extend(layer_pointed(&c.name, &c.tool, &p, &c.path));
+                out.extend(layer_pointed(&c.name, &c.tool, &p, &c.path, true));
             }
         }
     }
@@ -547,7 +574,7 @@ pub fn resolve_caches(
         }
         if !c.env.is_empty() {
             if let Some(at) = pointed(&c.env) {
-                out.extend(layer_pointed(&c.name, &c.tool, &at, &c.path));
+                out.extend(layer_pointed(&c.name, &c.tool, &at, &c.path, false));
                 continue;
             }
         }
@@ -839,6 +866,18 @@ mod tests {
             !c2.iter().any(|c| c.path == Path::new("/home/u/.config")),
             "{c2:?}"
         );
+        // attack40 D2: nor over a directory of programs or a system tree (it keeps
+        // everything for later runs).
+        for dir in ["/usr/local/bin", "/usr/local/etc", "/home/u/.local/bin"] {
+            let mut ctx3 = ctx.clone();
+            ctx3.env.insert("npm_config_cache".into(), dir.into());
+            let fs3 = fs.clone().dir(dir);
+            let c3 = crate::resolve(&p, &ctx3, &fs3).unwrap().caches;
+            assert!(
+                !c3.iter().any(|c| c.path == Path::new(dir)),
+                "{dir}: {c3:?}"
+            );
+        }
         // nu18 F8: a layer of its own, not the one of `~/.cargo` (another lower).
         let state = |n: &str| c.iter().find(|c| c.name == n).map(|c| c.state.clone());
         let home_layer = state("cargo-home").unwrap();
