@@ -1207,14 +1207,31 @@ fn move_out_of_worktrees_as(
     name: &OsStr,
     shown: &OsStr,
 ) -> Option<std::ffi::OsString> {
-    for _ in 0..16 {
+    rename_to_free_name(wt, name, top, 16, |_| {
         let mut aside = std::ffi::OsString::from("cordon-quarantined-worktree-");
         aside.push(shown);
         aside.push(format!("-{:016x}", random_u64()?));
+        Some(aside)
+    })
+}
+
+/// Renames `name` in `from` into `to` under the first of up to `tries` names
+/// `candidate(i)` gives that is free, never replacing what is there
+/// (`RENAME_NOREPLACE`); the new name, or `None` when none was free, a candidate could not
+/// be made, or the rename failed.
+fn rename_to_free_name(
+    from: BorrowedFd<'_>,
+    name: &OsStr,
+    to: BorrowedFd<'_>,
+    tries: u32,
+    mut candidate: impl FnMut(u32) -> Option<std::ffi::OsString>,
+) -> Option<std::ffi::OsString> {
+    for i in 0..tries {
+        let aside = candidate(i)?;
         match nix::fcntl::renameat2(
-            wt,
+            from,
             name,
-            top,
+            to,
             aside.as_os_str(),
             nix::fcntl::RenameFlags::RENAME_NOREPLACE,
         ) {
@@ -1371,25 +1388,14 @@ fn move_aside_if_replaced(path: &Path, id: FileIdentity) -> Option<Aside> {
 /// failed. Random, not counted: a command that made every counted name first kept what it
 /// left in place (attack pass 36, M1).
 fn rename_aside(dir: BorrowedFd<'_>, name: &OsStr) -> Option<std::ffi::OsString> {
-    for i in 0..17 {
+    rename_to_free_name(dir, name, dir, 17, |i| {
         let mut aside = name.to_os_string();
         aside.push(".cordon-replaced");
         if i > 0 {
             aside.push(format!(".{:016x}", random_u64()?));
         }
-        match nix::fcntl::renameat2(
-            dir,
-            name,
-            dir,
-            aside.as_os_str(),
-            nix::fcntl::RenameFlags::RENAME_NOREPLACE,
-        ) {
-            Ok(()) => return Some(aside),
-            Err(Errno::EEXIST) => continue,
-            Err(_) => return None,
-        }
-    }
-    None
+        Some(aside)
+    })
 }
 
 /// 64 random bits from the kernel (`getrandom(2)`); `None` when it has none to give.

@@ -401,6 +401,18 @@ pub fn prepare(
             verdict,
         ))
     };
+    // The sandbox could not be prepared for this command: logged, the run closed, and the
+    // refusal reported (exit 125).
+    let not_prepared = |session: &mut Session, why: String, verdict: Verdict| {
+        session.scope.record(
+            DecisionKind::SandboxPreparation,
+            Some(&run_id),
+            None,
+            format!("not prepared: {why}"),
+        );
+        session.scope.finish(&run_id);
+        refused(Outcome::refused(why, EXIT_CORDON), verdict)
+    };
     if let Verdict::Refuse { reason, .. } = &verdict {
         session.scope.finish(&run_id);
         return Err(refused(
@@ -410,17 +422,7 @@ pub fn prepare(
     }
     let exec = match manager.transform(&req) {
         Ok(e) => e,
-        Err(e) => {
-            session.scope.record(
-                DecisionKind::SandboxPreparation,
-                Some(&run_id),
-                None,
-                format!("not prepared: {e}"),
-            );
-            session.scope.finish(&run_id);
-            let why = e.to_string();
-            return Err(refused(Outcome::refused(why, EXIT_CORDON), verdict));
-        }
+        Err(e) => return Err(not_prepared(session, e.to_string(), verdict)),
     };
     // A linked worktree cannot be removed or moved from inside a sandbox, and git would
     // delete its files before failing (nu14 HIGH 3): refused before anything runs.
@@ -436,14 +438,7 @@ pub fn prepare(
                         .and_then(|p| cordon_policy::gitconfig::submodule_update_refusal(p, argv))
                 })
         }) {
-            session.scope.record(
-                DecisionKind::SandboxPreparation,
-                Some(&run_id),
-                None,
-                format!("not prepared: {why}"),
-            );
-            session.scope.finish(&run_id);
-            return Err(refused(Outcome::refused(why, EXIT_CORDON), verdict));
+            return Err(not_prepared(session, why, verdict));
         }
     }
     session.scope.record(
@@ -490,16 +485,7 @@ pub fn prepare(
     };
     let git_dirs = match git_census(&exec) {
         Ok(c) => c,
-        Err(why) => {
-            session.scope.record(
-                DecisionKind::SandboxPreparation,
-                Some(&run_id),
-                None,
-                format!("not prepared: {why}"),
-            );
-            session.scope.finish(&run_id);
-            return Err(refused(Outcome::refused(why, EXIT_CORDON), verdict));
-        }
+        Err(why) => return Err(not_prepared(session, why, verdict)),
     };
     let sweep_record = crate::pending_sweeps::record(run_id.as_str(), &git_dirs);
     Ok(Prepared {
