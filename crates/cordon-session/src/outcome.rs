@@ -795,7 +795,9 @@ fn private_tmp_hint(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Strin
     // Run as a program too: cordon's own "command not found" (new-user pass nu18 F4: a
     // script a harness wrote to the host's /tmp got exit 127 and no word).
     for l in sig.stderr_tail.lines() {
-        if !l.contains("No such file or directory") && !l.ends_with(": command not found") {
+        // dash says "cannot open /tmp/x.sh: No such file" (nu19: `sh /tmp/x.sh` got no
+        // word).
+        if !l.contains("No such file") && !l.ends_with(": command not found") {
             continue;
         }
         let hidden = candidate_paths(l)
@@ -2254,6 +2256,11 @@ mod tests {
         let ctx = ClassifyContext { fs: &fs, ..ctx };
         let mut s = sig("cordon: /tmp/run.sh: command not found", true);
         s.code = Some(127);
+        let hint = classify(&s, &ctx).hint.unwrap_or_default();
+        assert!(hint.contains("/tmp/run.sh exists on the host"), "{hint}");
+        // nu19: given to dash as a script (its own wording).
+        let mut s = sig("sh: 0: cannot open /tmp/run.sh: No such file", true);
+        s.code = Some(2);
         let hint = classify(&s, &ctx).hint.unwrap_or_default();
         assert!(hint.contains("/tmp/run.sh exists on the host"), "{hint}");
     }
