@@ -511,39 +511,26 @@ pub fn resolve_caches(
         {
             return None;
         }
+        // The layer as any other ([`layer`]), with a state directory of its own.
+        let mut c = layer(name, tool, &path, None)?;
+        if c.mode == CacheMode::Shared || own {
+            return Some(c);
+        }
         let digest = Sha256::digest(path.as_os_str().as_bytes());
         let tag: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
-        let access = filesystem.access_for(fs, &path).access;
-        let effective = match (mode, access) {
-            (_, Access::Deny | Access::Write) => return None,
-            (CacheMode::Shared, Access::Read) => CacheMode::ReadOnly,
-            (m, Access::Read) => m,
-        };
-        Some(ResolvedCache {
-            state: if own {
-                root.join(name)
-            } else {
-                root.join(format!("{name}-at-{tag}"))
-            },
-            name: name.into(),
-            tool: tool.into(),
-            path,
-            mode: effective,
-            env: None,
-        })
+        c.state = root.join(format!("{name}-at-{tag}"));
+        Some(c)
     };
     let mut out = Vec::new();
-    let pointed_homes: Vec<&ToolHome> = TOOL_HOMES
+    // Each home's variable looked at once.
+    let pointed_homes: Vec<(&ToolHome, PathBuf)> = TOOL_HOMES
         .iter()
-        .filter(|h| pointed(h.env).is_some())
+        .filter_map(|h| pointed(h.env).map(|base| (h, base)))
         .collect();
     // A tool home pointed elsewhere is treated as the default one is: its caches' own
     // layers when they are all there (so `cordon serve` keeps its templates, which a
     // whole-home layer rules out), the whole home as one layer when one is missing.
-    for h in &pointed_homes {
-        let Some(base) = pointed(h.env) else {
-            continue;
-        };
+    for (h, base) in &pointed_homes {
         let subs: Vec<(&CacheSpec, PathBuf)> = all
             .iter()
             .filter(|c| h.caches.contains(&&*c.name))
@@ -556,7 +543,7 @@ pub fn resolve_caches(
             .collect();
         let missing = subs.iter().any(|(_, p)| fs.kind(p) != Some(FileKind::Dir));
         if missing && mode == CacheMode::Overlay {
-            out.extend(layer_pointed(h.name, h.tool, &base, h.path, false));
+            out.extend(layer_pointed(h.name, h.tool, base, h.path, false));
             continue;
         }
         for (c, p) in subs {
@@ -568,7 +555,9 @@ pub fn resolve_caches(
     for c in &all {
         if !valid_cache_name(&c.name)
             || homes.iter().any(|h| h.caches.contains(&&*c.name))
-            || pointed_homes.iter().any(|h| h.caches.contains(&&*c.name))
+            || pointed_homes
+                .iter()
+                .any(|(h, _)| h.caches.contains(&&*c.name))
         {
             continue;
         }
@@ -591,7 +580,7 @@ pub fn resolve_caches(
         out.extend(found);
     }
     for h in homes {
-        if pointed_homes.contains(&h) {
+        if pointed_homes.iter().any(|(p, _)| *p == h) {
             continue;
         }
         let Some(at) = spelled(h.path) else {

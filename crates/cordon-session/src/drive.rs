@@ -575,27 +575,27 @@ fn placeholder_hint(
 /// of its report, with the command to run outside cordon), joined; `None` when every edit
 /// was kept or there is no report.
 fn refused_git_config_hint(helper: Option<&HelperReport>) -> Option<String> {
-    let v = serde_json::to_value(helper?).ok()?;
-    // The Linux helper's report is `{"applied": {…}}` (or `not_run`); another backend's, the
-    // object itself.
-    let v = v
-        .as_object()
-        .and_then(|o| o.iter().find(|(k, _)| k.eq_ignore_ascii_case("applied")))
-        .map(|(_, a)| a.clone())
-        .unwrap_or(v);
-    let refused: Vec<String> = v
-        .get("git_config")?
-        .as_array()?
-        .iter()
-        .flat_map(|r| r["refused"].as_array().cloned().unwrap_or_default())
-        .filter_map(|k| {
-            Some(format!(
-                "{} (if you mean it, run `{}` outside cordon)",
-                k["key"].as_str()?,
-                k["host_command"].as_str()?
-            ))
-        })
-        .collect();
+    // Read from the helper's own report, typed (not a JSON copy of all of it per run).
+    #[cfg(target_os = "linux")]
+    let refused: Vec<String> = match helper? {
+        cordon_sandbox::linux::HelperOutcome::Applied(a) => a
+            .git_config
+            .iter()
+            .flat_map(|r| &r.refused)
+            .map(|k| {
+                format!(
+                    "{} (if you mean it, run `{}` outside cordon)",
+                    k.key, k.host_command
+                )
+            })
+            .collect(),
+        cordon_sandbox::linux::HelperOutcome::NotRun { .. } => return None,
+    };
+    #[cfg(not(target_os = "linux"))]
+    let refused: Vec<String> = {
+        let _ = helper;
+        Vec::new()
+    };
     (!refused.is_empty()).then(|| {
         format!(
             "{GIT_CONFIG_NOT_KEPT}{}",
@@ -676,7 +676,7 @@ fn prune_left_hint(
             continue;
         };
         for a in admins.flatten() {
-            let Ok(named) = std::fs::read_to_string(a.path().join("gitdir")) else {
+            let Some(named) = read_small_regular(&a.path().join("gitdir")) else {
                 continue;
             };
             let dotgit = std::path::PathBuf::from(named.trim());
@@ -696,6 +696,25 @@ fn prune_left_hint(
             left.join(", ")
         )
     })
+}
+
+/// The text of `path` when it is a regular file of at most 4 KiB, opened without
+/// following a symlink at its name and without blocking (a command can leave a FIFO where
+/// a `gitdir` file was: reading it must not hang cordon after the run).
+fn read_small_regular(path: &std::path::Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    f.take(4096).read_to_string(&mut text).ok()?;
+    Some(text)
 }
 
 /// The census of every git dir a sandboxed run may write ([`cordon_sandbox::git_dir_sweep`]):
