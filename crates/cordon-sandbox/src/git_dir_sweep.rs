@@ -1101,6 +1101,13 @@ pub fn settle_fresh_roots(roots: &[PathBuf], git_dirs: &[PathBuf]) -> Vec<Swept>
             else {
                 continue;
             };
+            // An empty directory is a concurrent run's placeholder (the directory exists
+            // for a run started since, so it got `.git`/`.cordon` bound read-only over
+            // empty directories): renaming it would move that run's protection away with
+            // it. Empty, it is nothing to git or cordon either.
+            if st.st_mode & libc::S_IFMT == libc::S_IFDIR && empty_dir_at(dir.as_fd(), name) {
+                continue;
+            }
             let why = if name == ".cordon" {
                 "a cordon project marker in a directory cordon created for a grant (it would \
                  make that directory a later run's workspace)"
@@ -1126,6 +1133,21 @@ pub fn settle_fresh_roots(roots: &[PathBuf], git_dirs: &[PathBuf]) -> Vec<Swept>
         }
     }
     out
+}
+
+/// Whether `name` in `dir` is a directory (not through a symlink) with no entries.
+fn empty_dir_at(dir: BorrowedFd<'_>, name: &OsStr) -> bool {
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let Ok(fd) = openat(dir, name, flags, Mode::empty()) else {
+        return false;
+    };
+    let Ok(mut d) = Dir::from_fd(fd) else {
+        return false;
+    };
+    let empty = d
+        .iter()
+        .all(|e| e.is_ok_and(|e| matches!(e.file_name().to_bytes(), b"." | b"..")));
+    empty
 }
 
 /// Whether the `.git` file in `dir` (the directory `root`) is a linked worktree's: `gitdir:
@@ -1553,6 +1575,27 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
 mod tests {
     use super::*;
     use std::os::unix::fs::{symlink, PermissionsExt};
+
+    /// Attack pass 40 D1 with a run started since: a fresh grant's `.git`/`.cordon` with
+    /// anything in it is moved aside, but an empty directory there (a concurrent run's
+    /// placeholder, bound read-only in its sandbox) stays where it is — moving it would
+    /// carry that run's protection away.
+    #[test]
+    fn settling_a_fresh_grant_moves_a_repository_but_not_an_empty_placeholder() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap().join("fresh");
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join(".cordon")).unwrap();
+        let swept = settle_fresh_roots(std::slice::from_ref(&root), &[]);
+        assert!(swept.is_empty(), "{swept:?}");
+        assert!(root.join(".git").is_dir() && root.join(".cordon").is_dir());
+        std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(root.join(".cordon/config.toml"), "").unwrap();
+        let swept = settle_fresh_roots(std::slice::from_ref(&root), &[]);
+        assert_eq!(swept.len(), 1, "{swept:?}");
+        assert_eq!(swept[0].quarantined.len(), 2, "{swept:?}");
+        assert!(!root.join(".git").exists() && !root.join(".cordon").exists());
+    }
 
     fn git_dir() -> (tempfile::TempDir, PathBuf) {
         let t = tempfile::tempdir().unwrap();

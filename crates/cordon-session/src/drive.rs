@@ -344,6 +344,32 @@ pub struct Prepared {
     pub earlier_sweeps: Vec<cordon_sandbox::git_dir_sweep::Swept>,
 }
 
+/// The directories cordon creates for writable grants of this run (missing at resolution,
+/// granted by the profile or `-w`), to be settled after it
+/// ([`cordon_sandbox::git_dir_sweep::settle_fresh_roots`], attack pass 40 D1) — by the next
+/// run when this one's cordon process dies first ([`crate::pending_sweeps`]). Empty when
+/// nothing runs sandboxed.
+fn fresh_grant_roots(exec: &ExecRequest) -> Vec<std::path::PathBuf> {
+    if exec.backend == cordon_policy::Backend::None {
+        return Vec::new();
+    }
+    let Some(cordon_policy::ResolvedFilesystem::Restricted { entries, .. }) =
+        exec.resolved.as_ref().map(|r| &r.filesystem)
+    else {
+        return Vec::new();
+    };
+    entries
+        .iter()
+        .filter(|e| {
+            e.access == cordon_policy::Access::Write
+                && !e.exists
+                && e.is_dir
+                && matches!(e.origin, cordon_policy::EntryOrigin::Profile { .. })
+        })
+        .map(|e| e.path.clone())
+        .collect()
+}
+
 /// Steps 1–3 of one attempt: exec policy → approval (skipped for an approved retry,
 /// `approved`) → sandbox preparation, with the warnings about running unconfined on
 /// stderr. A refusal is the finished [`Report`] (`Err`), its run already finished.
@@ -487,7 +513,8 @@ pub fn prepare(
         Ok(c) => c,
         Err(why) => return Err(not_prepared(session, why, verdict)),
     };
-    let sweep_record = crate::pending_sweeps::record(run_id.as_str(), &git_dirs);
+    let sweep_record =
+        crate::pending_sweeps::record(run_id.as_str(), &git_dirs, &fresh_grant_roots(&exec));
     Ok(Prepared {
         run_id,
         record,
@@ -837,26 +864,12 @@ pub fn conclude(
     // in them): a repository or project marker the command made there is moved aside
     // (attack pass 40, D1).
     let mut swept = swept;
-    if let Some(cordon_policy::ResolvedFilesystem::Restricted { entries, .. }) =
-        exec.resolved.as_ref().map(|r| &r.filesystem)
-    {
-        let fresh: Vec<std::path::PathBuf> = entries
-            .iter()
-            .filter(|e| {
-                e.access == cordon_policy::Access::Write
-                    && !e.exists
-                    && e.is_dir
-                    && matches!(e.origin, cordon_policy::EntryOrigin::Profile { .. })
-            })
-            .map(|e| e.path.clone())
-            .collect();
-        if !fresh.is_empty() && exec.backend != cordon_policy::Backend::None {
-            let known: Vec<std::path::PathBuf> =
-                git_dirs.iter().map(|c| c.git_dir.clone()).collect();
-            swept.extend(cordon_sandbox::git_dir_sweep::settle_fresh_roots(
-                &fresh, &known,
-            ));
-        }
+    let fresh = fresh_grant_roots(&exec);
+    if !fresh.is_empty() {
+        let known: Vec<std::path::PathBuf> = git_dirs.iter().map(|c| c.git_dir.clone()).collect();
+        swept.extend(cordon_sandbox::git_dir_sweep::settle_fresh_roots(
+            &fresh, &known,
+        ));
     }
     // The census record goes only once every git dir was swept whole; otherwise the next
     // run finishes the sweep (new-user pass nu13: a sweep cut short by `chmod 000`).

@@ -1,4 +1,5 @@
-//! Git-dir sweeps a run could not make itself (attack pass 29, F5).
+//! Git-dir sweeps (and fresh-grant settling) a run could not make itself (attack pass 29,
+//! F5).
 //!
 //! A run sweeps its writable git dirs when it is concluded ([`crate::drive::conclude`]),
 //! comparing them with its census from before the command started. When the cordon
@@ -17,7 +18,7 @@
 //! Without a state directory (no `HOME`), or when a record cannot be written, the run goes
 //! on (its own sweep at the end still happens); the gap is the killed-owner case only.
 
-use cordon_sandbox::git_dir_sweep::{sweep, Census, Swept};
+use cordon_sandbox::git_dir_sweep::{settle_fresh_roots, sweep, Census, Swept};
 use std::path::{Path, PathBuf};
 
 /// `$XDG_STATE_HOME/cordon/sweeps` or `~/.local/state/cordon/sweeps`.
@@ -35,12 +36,16 @@ fn start_time(pid: u32) -> Option<u64> {
     rest.split_whitespace().nth(19)?.parse().ok()
 }
 
-/// Records `census` for the run `run_id` of this process; the record's path, to remove
-/// with [`done`] once swept. `None`: nothing to record, or it could not be written.
-pub(crate) fn record(run_id: &str, census: &[Census]) -> Option<PathBuf> {
-    if census.is_empty() {
+/// Records `census` and `fresh_roots` (the directories this run creates for writable
+/// grants, settled after it: [`settle_fresh_roots`]) for the run `run_id` of this process;
+/// the record's path, to remove with [`done`] once swept. `None`: nothing to record, or it
+/// could not be written.
+pub(crate) fn record(run_id: &str, census: &[Census], fresh_roots: &[PathBuf]) -> Option<PathBuf> {
+    if census.is_empty() && fresh_roots.is_empty() {
         return None;
     }
+    // A path that is not UTF-8 has no JSON spelling (`json!` would panic): no record.
+    let fresh_roots = serde_json::to_value(fresh_roots).ok()?;
     let dir = dir()?;
     std::fs::create_dir_all(&dir).ok()?;
     let pid = std::process::id();
@@ -48,6 +53,7 @@ pub(crate) fn record(run_id: &str, census: &[Census]) -> Option<PathBuf> {
         "pid": pid,
         "start": start_time(pid),
         "census": census.iter().map(Census::to_json).collect::<Vec<_>>(),
+        "fresh_roots": fresh_roots,
     });
     let path = dir.join(format!("{pid}-{run_id}.json"));
     let tmp = dir.join(format!(".{pid}-{run_id}.tmp"));
@@ -127,10 +133,12 @@ fn finish_orphans_in(dir: &Path) -> Vec<Swept> {
         }
         let path = path.with_extension("json");
         let mut finished = true;
+        let mut known = Vec::new();
         for c in v["census"].as_array().into_iter().flatten() {
             let Some(census) = Census::from_json(c.clone()) else {
                 continue;
             };
+            known.push(census.git_dir.clone());
             let mut s = match sweep(&census) {
                 Ok(s) => s,
                 Err(e) => Swept::failed(&census, e.to_string()),
@@ -142,6 +150,15 @@ fn finish_orphans_in(dir: &Path) -> Vec<Swept> {
             if !s.is_empty() && !git_dir_gone(&s) {
                 out.push(s);
             }
+        }
+        // The grants the dead run created: a repository or project marker its command made
+        // there is moved aside as its own run would have (attack pass 40, D1; a killed run
+        // left them to the host's git).
+        let fresh: Vec<PathBuf> =
+            serde_json::from_value(v["fresh_roots"].clone()).unwrap_or_default();
+        for mut s in settle_fresh_roots(&fresh, &known) {
+            s.earlier_run = true;
+            out.push(s);
         }
         // Not finished (a directory still unreadable): kept for the next run.
         let _ = if finished {

@@ -1175,6 +1175,44 @@ fn a_worktree_beside_the_project_can_be_added_with_the_offered_grant() {
         err.contains("in a directory cordon created for a grant"),
         "{err}"
     );
+
+    // The same with `cordon run` killed (SIGKILL) before it could settle the grant: the
+    // next run does, and says it was an earlier command's.
+    let killed = p.root.path().join("killed");
+    let mut child = p
+        .cordon_in(
+            &p.dir,
+            &[
+                "run",
+                "-w",
+                killed.to_str().unwrap(),
+                "--",
+                "sh",
+                "-c",
+                "git init -q ../killed && sleep 60",
+            ],
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !killed.join(".git/HEAD").exists() && t0.elapsed().as_secs() < 20 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(killed.join(".git/HEAD").exists(), "the run never made it");
+    child.kill().unwrap(); // SIGKILL: no settling by this run
+    child.wait().unwrap();
+    // Until the killed process's sandbox is gone (its helper dies with it).
+    let t0 = std::time::Instant::now();
+    let mut err = String::new();
+    while killed.join(".git").exists() && t0.elapsed().as_secs() < 20 {
+        let o = cordon(&p, &p.dir, &["run", "--", "true"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        err.push_str(&text(&o.stderr));
+    }
+    assert!(!killed.join(".git").exists(), "{err}");
+    assert!(err.contains("an earlier command"), "{err}");
 }
 
 /// New-user pass nu17 N6: `git worktree prune` inside cordon cannot remove a stale
