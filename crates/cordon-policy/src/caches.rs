@@ -102,6 +102,14 @@ pub struct ToolHome {
     pub kept_state: &'static [&'static str],
 }
 
+/// Directory names of programs, libraries and configuration (`bin`, `lib`, `etc`, a version
+/// manager's `shims`, …): a cache layer that keeps everything between runs is never made
+/// on one, on a path through one, or on a directory holding one (attack passes 40 D2 and
+/// 41 E2: what one run left there is what every later run of the project executes).
+pub const CODE_DIR_NAMES: &[&str] = &[
+    "bin", "sbin", "etc", "lib", "lib32", "lib64", "libexec", "shims",
+];
+
 /// The tool homes (see [`ToolHome`]).
 pub const TOOL_HOMES: &[ToolHome] = &[
     ToolHome {
@@ -494,11 +502,31 @@ pub fn resolve_caches(
         // one run left would be what every later run of the project executes (attack
         // pass 40, D2: `npm_config_cache=/usr/local/bin`, a planted `git`).
         let code_dir = path.components().any(|c| {
-            matches!(
-                c.as_os_str().to_str(),
-                Some("bin" | "sbin" | "etc" | "lib" | "lib64" | "libexec")
-            )
+            c.as_os_str()
+                .to_str()
+                .is_some_and(|n| CODE_DIR_NAMES.contains(&n))
         });
+        // Nor a tool's prefix, whose `bin/` (or `shims/`) is where the host runs programs
+        // from (`/opt/tool`, `~/.nvm`, `~/.pyenv`): refused when it holds such a
+        // directory, or when a directory of the command's `PATH` is in it (attack pass
+        // 41, E2: `npm_config_cache=/opt/tool`, a planted `bin/git`, run by a later
+        // `--allow-network` run).
+        let prefix = || {
+            CODE_DIR_NAMES
+                .iter()
+                .any(|n| fs.kind(&path.join(n)).is_some())
+                || env.get("PATH").is_some_and(|v| {
+                    v.split(':')
+                        .filter(|d| d.starts_with('/'))
+                        .map(|d| {
+                            canonicalize_lenient(
+                                fs,
+                                &lexical_normalize(Path::new(d), Path::new("/")),
+                            )
+                        })
+                        .any(|d| d.starts_with(&path))
+                })
+        };
         // (A cache's own directory inside a tool home the variable names —
         // `$CARGO_HOME/registry` — is one by definition: `in_home`.)
         if !own
@@ -507,7 +535,8 @@ pub fn resolve_caches(
             && (code_dir
                 || ["/usr", "/etc", "/boot"]
                     .iter()
-                    .any(|t| path.starts_with(t)))
+                    .any(|t| path.starts_with(t))
+                || prefix())
         {
             return None;
         }
@@ -867,6 +896,44 @@ mod tests {
                 "{dir}: {c3:?}"
             );
         }
+        // attack41 E2: nor over a tool's prefix: one holding `bin/` (or `shims/`), or one
+        // with a directory of the command's PATH in it.
+        for (dir, fs4, path) in [
+            ("/opt/tool", fs.clone().dir("/opt/tool/bin"), None),
+            (
+                "/home/u/.pyenv",
+                fs.clone().dir("/home/u/.pyenv/shims"),
+                None,
+            ),
+            (
+                "/srv/tool",
+                fs.clone().dir("/srv/tool/x/y"),
+                Some("/usr/bin:/srv/tool/x/y"),
+            ),
+        ] {
+            let mut ctx4 = ctx.clone();
+            ctx4.env.insert("npm_config_cache".into(), dir.into());
+            if let Some(path) = path {
+                ctx4.env.insert("PATH".into(), path.into());
+            }
+            let c4 = crate::resolve(&p, &ctx4, &fs4).unwrap().caches;
+            assert!(
+                !c4.iter().any(|c| c.path == Path::new(dir)),
+                "{dir}: {c4:?}"
+            );
+        }
+        // Twin: a cache directory with other entries, and the PATH elsewhere, is layered.
+        let mut ctx5 = ctx.clone();
+        ctx5.env
+            .insert("npm_config_cache".into(), "/srv/tool".into());
+        ctx5.env
+            .insert("PATH".into(), "/usr/bin:/srv/toolbox/bin".into());
+        let fs5 = fs.clone().dir("/srv/tool/_cacache").dir("/srv/toolbox/bin");
+        let c5 = crate::resolve(&p, &ctx5, &fs5).unwrap().caches;
+        assert!(
+            c5.iter().any(|c| c.path == Path::new("/srv/tool")),
+            "{c5:?}"
+        );
         // nu18 F8: a layer of its own, not the one of `~/.cargo` (another lower).
         let state = |n: &str| c.iter().find(|c| c.name == n).map(|c| c.state.clone());
         let home_layer = state("cargo-home").unwrap();
