@@ -210,6 +210,38 @@ impl DecisionRecord {
         self.to_string()
     }
 
+    /// Caps every allowed segment at `ask` because the command is given an interactive
+    /// terminal whose input the caller writes (an MCP or library session with `tty`): what
+    /// is typed there is never checked, and a known-safe or allowed program may run
+    /// commands from it — git's pager (`less`) runs `!cmd` (attack pass 41, E1: `git log`
+    /// on a terminal ran an unapproved, forbidden `touch` in `untrusted` mode). So the
+    /// command counts as an unknown one (R-A2, R-A5): asked in `untrusted`, never bypassing
+    /// the sandbox, never suggested as a rule. Commands already asked or forbidden are
+    /// unchanged.
+    pub fn cap_interactive(&mut self) {
+        const WHY: &str = "given an interactive terminal whose input is not checked (a pager \
+                           or prompt there can run other commands)";
+        let mut capped = false;
+        for r in &mut self.segments {
+            if r.decision == Decision::Allow {
+                r.caps.push(WHY.to_string());
+                r.decision = Decision::Ask;
+                capped = true;
+            }
+        }
+        if !capped {
+            return;
+        }
+        let (decision, reason) = overall(&self.segments, &self.opaque);
+        self.decision = decision;
+        self.reason = reason;
+        self.sandbox = SandboxVerdict {
+            bypass: false,
+            reason: format!("the command is capped at ask ({WHY}); if it runs, it runs sandboxed"),
+        };
+        self.suggested_rule = None;
+    }
+
     /// Whether an `allow` rule could make this command run without asking: nothing is
     /// opaque and no segment that is not allowed carries a dangerous-command finding or a
     /// cap (those override allow rules, R-A4). The advice "add an allow rule" is given

@@ -201,3 +201,31 @@ decision = "allow"
         );
     }
 }
+
+/// A third channel: a terminal whose input the caller writes (attack pass 41, E1: git's
+/// pager ran `!touch` typed into it). [`DecisionRecord::cap_interactive`] caps every
+/// allowed segment at ask — not suggested as a rule, never bypassing the sandbox — and
+/// leaves a forbidden or already-asked command as it was.
+#[test]
+fn an_interactive_terminal_caps_known_safe_commands() {
+    let mut r = eval("git log");
+    assert_eq!(r.decision, Decision::Allow);
+    r.cap_interactive();
+    assert_eq!(r.decision, Decision::Ask, "{}", r.reason);
+    assert!(r.reason.contains("interactive terminal"), "{}", r.reason);
+    assert!(r.suggested_rule.is_none() && !r.sandbox.bypass);
+    assert!(matches!(r.segments[0].basis, Basis::KnownSafe { .. }));
+
+    let mut f = eval("rm -rf /");
+    let before = (f.decision, f.reason.clone());
+    f.cap_interactive();
+    assert_eq!((f.decision, f.reason.clone()), before);
+
+    let mut u = eval("python3");
+    let before = (u.decision, u.reason.clone(), u.segments[0].caps.len());
+    u.cap_interactive();
+    assert_eq!(
+        (u.decision, u.reason.clone(), u.segments[0].caps.len()),
+        before
+    );
+}

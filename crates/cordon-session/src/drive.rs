@@ -41,6 +41,9 @@ pub struct RunSpec {
     pub capture_stderr: bool,
     /// Ask the Linux helper to print what it applied on stderr (`-v`).
     pub helper_verbose: bool,
+    /// The command gets a terminal whose input the caller (an agent) writes: its exec-policy
+    /// record is capped at `ask` ([`cordon_execpolicy::DecisionRecord::cap_interactive`]).
+    pub interactive: bool,
 }
 
 /// What happened, for the report and `--json`.
@@ -381,7 +384,10 @@ pub fn prepare(
     approved: Option<(RunId, Verdict)>,
 ) -> Result<Prepared, Box<Report>> {
     let mut req = trust.command(spec.argv.clone());
-    let record = trust.evaluate(&req);
+    let mut record = trust.evaluate(&req);
+    if spec.interactive {
+        record.cap_interactive();
+    }
     req.preference = spec.preference;
     req.allow_unconfined = spec.allow_unconfined;
     let bypass = record.sandbox.bypass && req.preference == SandboxPreference::Auto;

@@ -666,6 +666,8 @@ impl Harness {
             allow_unsandboxed_retry: false,
             capture_stderr: !params.tty,
             helper_verbose: false,
+            // What the agent types into a terminal is not checked (attack pass 41, E1).
+            interactive: params.tty,
         };
         let prepared = {
             let mut session = lock(&self.inner.approvals);

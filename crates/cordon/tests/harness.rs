@@ -292,6 +292,36 @@ fn tty_session_has_a_terminal_and_injection_is_refused() {
     assert_eq!(r.outcome.unwrap().class.name(), "success");
 }
 
+/// Attack pass 41, E1: a known-safe command given a terminal is capped at ask — what the
+/// agent types there is not checked (git's pager runs `!cmd`). In `untrusted` mode, with
+/// nobody to ask, `git log` on a terminal is refused and the pager never starts. Twin: the
+/// same `git log` without a terminal runs without asking.
+#[test]
+fn a_known_safe_command_on_a_terminal_is_asked_about_in_untrusted_mode() {
+    if !sandbox_ready() {
+        return;
+    }
+    let w = ws();
+    let mut o = HarnessOptions::new(w.dir.clone());
+    o.helper = Some(PathBuf::from(CORDON));
+    o.mode = cordon_execpolicy::ApprovalMode::Untrusted;
+    let h = Harness::new(o).unwrap();
+    let r = h
+        .exec(
+            ExecParams::argv(["git", "log"])
+                .tty(true)
+                .yield_time(Duration::from_millis(500)),
+        )
+        .unwrap();
+    let o = r.outcome.unwrap();
+    assert_eq!(o.class.name(), "refused", "{o:?}");
+    assert!(r.session_id.is_none());
+    let why = r.report.unwrap().exec_policy.reason;
+    assert!(why.contains("interactive terminal"), "{why}");
+    let r = h.exec(ExecParams::argv(["git", "log"])).unwrap();
+    assert_ne!(r.outcome.unwrap().class.name(), "refused");
+}
+
 /// Dropping the harness kills every session's process tree; idle sessions expire.
 #[test]
 fn drop_and_idle_expiry_kill_sessions() {

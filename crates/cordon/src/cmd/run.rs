@@ -336,6 +336,8 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
         capture_stderr: sink.active() || !cordon_session::has_tty() || args.command.len() > 1,
         // With -v the helper prints what it really applied before the command starts.
         helper_verbose: tracing::enabled!(tracing::Level::DEBUG),
+        // The person at the terminal types into it, not an agent.
+        interactive: false,
     };
     let report = drive(&mut session, &SandboxManager::for_host(), trust, &spec);
     // The command's own output may have left the terminal concealing text (SGR 8, or the
