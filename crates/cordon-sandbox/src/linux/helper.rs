@@ -653,13 +653,16 @@ fn child_env(payload: &HelperPayload, rung: Rung) -> Vec<(String, String)> {
 /// own.
 /// With the network off: the knobs that make package managers fail at once instead of
 /// retrying a network that cannot answer (issue 9 §6): npm/yarn (fetch retries and their
-/// backoff), pip (retries, timeout), cargo (net retries).
+/// backoff, and its background update check), pip (retries, timeout), cargo (net retries).
 pub fn offline_env() -> &'static [(&'static str, &'static str)] {
     &[
         ("npm_config_fetch_retries", "0"),
         ("npm_config_fetch_retry_mintimeout", "100"),
         ("npm_config_fetch_retry_maxtimeout", "100"),
         ("npm_config_fetch_timeout", "5000"),
+        // npm's update check looks the registry up in the background of any npm command
+        // (new-user pass nu20, G2): a lookup nobody needs.
+        ("npm_config_update_notifier", "false"),
         ("YARN_NETWORK_TIMEOUT", "5000"),
         ("PIP_RETRIES", "0"),
         ("PIP_TIMEOUT", "5"),
