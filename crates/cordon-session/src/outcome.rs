@@ -602,33 +602,42 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
         return out;
     }
     match sig.signal {
+        // The exit signal alone is no kernel-side evidence: a command can send it to itself
+        // (attack pass 41, E3: `kill -SYS $$` was a seccomp denial with high confidence,
+        // `kill -XCPU $$` a CPU limit). So: never `sandbox-denied` on a signal's word —
+        // cordon's filter kills only foreign-architecture calls (x32, i386) — and a limit
+        // told by the signal alone has low confidence.
         Some(s) if s == libc::SIGSYS && sig.sandboxed => {
-            out.class = OutcomeClass::SandboxDenied {
-                path: None,
-                syscall: None,
-                rule: "seccomp filter (R-L3)".into(),
-                access: None,
-                grant: None,
-            };
+            out.confidence = Confidence::Low;
+            out.evidence.push(ev(
+                EvidenceSource::ExitStatus,
+                "SIGSYS alone (the command may have sent it itself): not counted as a \
+                 sandbox denial",
+            ));
             out.hint = Some(
-                "a system call was blocked by cordon's seccomp filter (R-L3); no per-command \
-                 opening exists for it"
+                "killed by SIGSYS: if it made a 32-bit (i386 or x32) system call, cordon's \
+                 seccomp filter (R-L3) kills it, and no per-command opening exists for it"
                     .into(),
             );
             return out;
         }
-        Some(s) if s == libc::SIGXCPU => {
-            out.class = OutcomeClass::LimitExceeded {
-                which: "cpu-time".into(),
+        Some(s) if s == libc::SIGXCPU || s == libc::SIGXFSZ => {
+            let (which, rlimit) = if s == libc::SIGXCPU {
+                ("cpu-time", "RLIMIT_CPU")
+            } else {
+                ("file-size", "RLIMIT_FSIZE")
             };
-            out.confidence = Confidence::Medium;
-            return out;
-        }
-        Some(s) if s == libc::SIGXFSZ => {
             out.class = OutcomeClass::LimitExceeded {
-                which: "file-size".into(),
+                which: which.into(),
             };
-            out.confidence = Confidence::Medium;
+            out.confidence = Confidence::Low;
+            out.evidence.push(ev(
+                EvidenceSource::ExitStatus,
+                format!(
+                    "the exit signal alone ({rlimit} sends it; so may the command itself): \
+                     no limit was reported by the helper"
+                ),
+            ));
             return out;
         }
         _ => {}
@@ -1686,17 +1695,22 @@ mod tests {
             },
             &ctx,
         );
-        assert!(
-            matches!(o.class, OutcomeClass::SandboxDenied { ref rule, .. } if rule.contains("seccomp"))
-        );
-        let o = classify(
-            &RunSignals {
-                signal: Some(libc::SIGXCPU),
-                ..base.clone()
-            },
-            &ctx,
-        );
-        assert!(matches!(o.class, OutcomeClass::LimitExceeded { .. }));
+        // Attack pass 41, E3: the signal alone (a command can send it to itself) is no
+        // sandbox denial, and a limit it suggests has low confidence.
+        assert_eq!(o.class, OutcomeClass::CommandFailed, "{o:?}");
+        assert_eq!(o.confidence, Confidence::Low);
+        assert!(o.hint.unwrap().contains("seccomp filter"));
+        for s in [libc::SIGXCPU, libc::SIGXFSZ] {
+            let o = classify(
+                &RunSignals {
+                    signal: Some(s),
+                    ..base.clone()
+                },
+                &ctx,
+            );
+            assert!(matches!(o.class, OutcomeClass::LimitExceeded { .. }));
+            assert_eq!(o.confidence, Confidence::Low);
+        }
         // helper setup error vs the program's own exit 125
         let o = classify(
             &RunSignals {
