@@ -655,6 +655,69 @@ fn template_keeps_serving_with_a_cache_overlay() {
     }
 }
 
+/// Attack pass 41, E4: a template's cache layers are mounted live, shared by every command
+/// forked from it, so while one of its commands runs the next takes the per-command helper
+/// and a cache slot of its own: a write to `~/.npm` by the second is not seen by the first
+/// while it runs. Twin: once the first is done, the template serves again.
+#[test]
+fn a_concurrent_command_does_not_share_a_templates_live_cache_layer() {
+    if !overlays_available() {
+        return;
+    }
+    let p = project();
+    std::fs::create_dir_all(p.home.join(".npm/_cacache")).unwrap();
+    p.sh(Launch::Template, "true");
+    let flag = p.p.root.path().join("plain/started");
+    let long = p
+        .cordon(
+            Launch::Template,
+            &[
+                "--",
+                "sh",
+                "-c",
+                "touch started; i=0; while [ ! -e go ] && [ $i -lt 200 ]; do sleep 0.05; \
+                 i=$((i+1)); done; ls ~/.npm/_cacache",
+            ],
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !flag.exists() && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(flag.exists(), "the first command never started");
+    // In the same workspace, with the same plan: the same template's.
+    let o =
+        p.p.cordon_in(
+            &p.plain,
+            &[
+                "run",
+                "--json",
+                "--",
+                "sh",
+                "-c",
+                "echo planted > ~/.npm/_cacache/from-second && touch go",
+            ],
+        )
+        .env("CORDON_SERVE_SOCKET", p.socket())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v = last_json(&o.stderr);
+    assert_eq!(v["launch"], "server", "{v}");
+    let first = long.wait_with_output().unwrap();
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    assert_eq!(last_json(&first.stderr)["launch"], "template");
+    assert!(
+        !text(&first.stdout).contains("from-second"),
+        "the running command saw the other's cache write: {}",
+        text(&first.stdout)
+    );
+    p.sh(Launch::Template, "true");
+}
+
 /// How many mounts `/proc/self/mountinfo` (as printed by the command) has at `/tmp`: a
 /// command forked from a template gets a fresh private `/tmp` over the template's own (2);
 /// a helper that builds the whole plan for the command mounts one (1). What tells, from

@@ -249,7 +249,11 @@ pub fn serve(listener: UnixListener, templates_on: bool) -> io::Result<()> {
                 drop(listener);
                 drop(templates);
                 let r = match route {
-                    Ok((ctl, limits)) => relay_to_template(conn, req, fds, ctl, &limits, verbose),
+                    // `_running` is held until the command is done (the template's
+                    // running token: [`super::template::Templates::route`]).
+                    Ok((ctl, limits, _running)) => {
+                        relay_to_template(conn, req, fds, ctl, &limits, verbose)
+                    }
                     Err(_) => handle_request(conn, req, fds, Launcher::Fork),
                 };
                 let code = match r {
@@ -273,7 +277,14 @@ fn route(
     templates: &mut super::template::Templates,
     req: &Request,
     fds: &[OwnedFd],
-) -> Result<(OwnedFd, cordon_policy::limits::ResolvedLimits), String> {
+) -> Result<
+    (
+        OwnedFd,
+        cordon_policy::limits::ResolvedLimits,
+        Option<OwnedFd>,
+    ),
+    String,
+> {
     // Layers the caller disabled through the helper's environment: the template was built
     // with every layer, so what it applied would not be what was planned.
     if req

@@ -343,6 +343,34 @@ struct Entry {
     /// The workspace key directory whose template slot it holds
     /// ([`super::caches::overlay_key`]).
     workspace: Option<PathBuf>,
+    /// With cache overlays (`workspace`): the read end of a pipe per command routed here,
+    /// whose write end that command's handler holds ([`Templates::route`]): hung up once
+    /// the command is done.
+    running: Vec<OwnedFd>,
+}
+
+impl Entry {
+    /// The token of a command routed to this template ([`Templates::route`]). A template
+    /// with copy-on-write cache layers has them mounted live, shared by every command
+    /// forked from it: while one of its commands runs, the next takes the per-command
+    /// helper, which claims a slot of its own as on the cold path (attack pass 41, E4: a
+    /// concurrent run saw another's cache writes at once). `Err`: one is running.
+    fn claim(&mut self) -> Result<Option<OwnedFd>, String> {
+        if self.workspace.is_none() {
+            return Ok(None);
+        }
+        self.running.retain(|r| !hung_up(r));
+        if !self.running.is_empty() {
+            return Err(
+                "another command of this template is running, and its copy-on-write cache \
+                 layers are mounted live: this one takes a slot of its own"
+                    .into(),
+            );
+        }
+        let (read, write) = sys::pipe().map_err(|e| e.to_string())?;
+        self.running.push(read);
+        Ok(Some(write))
+    }
 }
 
 /// The server's templates, keyed by mount plan.
@@ -375,14 +403,16 @@ impl Templates {
     /// moving its offset), made when missing, replaced when the host changed beneath it:
     /// a duplicate of its control socket. `stdio` are the command's descriptors 0–2.
     ///
-    /// Also returns the command's limits (H creates its cgroup).
+    /// Also returns the command's limits (H creates its cgroup) and, for a template with
+    /// cache overlays, the command's running token ([`Entry::claim`]): the handler holds
+    /// it until the command is done.
     ///
     /// Errors: why this command takes the server's per-command helper instead.
     pub(crate) fn route(
         &mut self,
         payload: &OwnedFd,
         stdio: &[RawFd],
-    ) -> Result<(OwnedFd, ResolvedLimits), String> {
+    ) -> Result<(OwnedFd, ResolvedLimits, Option<OwnedFd>), String> {
         if let Some((p, id)) = &self.binary {
             if file_id(p) != *id {
                 self.map.clear();
@@ -420,9 +450,10 @@ impl Templates {
         let identity = Identity::of(&layout);
         if let Some(e) = self.map.get_mut(&key) {
             if e.identity == identity && !hung_up(&e.ctl) {
+                let token = e.claim()?;
                 e.used = Instant::now();
                 let ctl = sys::dup_cloexec(e.ctl.as_raw_fd()).map_err(|e| e.to_string())?;
-                return Ok((ctl, limits));
+                return Ok((ctl, limits, token));
             }
             self.map.remove(&key); // the host changed beneath it: a new one
         }
@@ -475,16 +506,16 @@ impl Templates {
         let ctl =
             spawn(layout, built, slot, base).map_err(|e| format!("making a template: {e}"))?;
         let dup = sys::dup_cloexec(ctl.as_raw_fd()).map_err(|e| e.to_string())?;
-        self.map.insert(
-            key,
-            Entry {
-                ctl,
-                identity,
-                used: Instant::now(),
-                workspace,
-            },
-        );
-        Ok((dup, limits))
+        let mut e = Entry {
+            ctl,
+            identity,
+            used: Instant::now(),
+            workspace,
+            running: Vec::new(),
+        };
+        let token = e.claim()?;
+        self.map.insert(key, e);
+        Ok((dup, limits, token))
     }
 }
 
