@@ -599,6 +599,19 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
         out.class = OutcomeClass::LimitExceeded { which: l.clone() };
         out.evidence
             .insert(0, ev(EvidenceSource::Cordon, format!("limit hit: {l}")));
+        // The line the helper prints, as the hint too (new-user pass nu20, G4: `hint` was
+        // null where stderr said what to do).
+        let (what, field) = match l.as_str() {
+            "pids" => ("process-count", "pids"),
+            "memory" => ("memory", "memory"),
+            "timeout" => ("wall-clock timeout", "timeout"),
+            "cpu-time" => ("CPU-time", "cpu_time"),
+            other => (other, other),
+        };
+        out.hint = Some(format!(
+            "the profile's {what} limit ended the command and every process it started: \
+             raise limits.{field} in the profile if it needs more"
+        ));
         return out;
     }
     match sig.signal {
@@ -738,11 +751,35 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
         }
     }
     if out.class == OutcomeClass::CommandFailed {
-        out.hint = private_tmp_hint(sig, ctx)
+        out.hint = connect_failure_hint(sig)
+            .or_else(|| private_tmp_hint(sig, ctx))
             .or_else(|| own_loopback_hint(sig, ctx))
             .or(unexplained);
     }
     out
+}
+
+/// A failed command one of whose connections cordon's proxy accepted but could not carry
+/// through (its decision log, a channel the command never holds): the first, as the hint
+/// (new-user pass nu20, G4: a `--local-port` forward with nothing listening said so on
+/// stderr only, and `hint` was null).
+fn connect_failure_hint(sig: &RunSignals) -> Option<String> {
+    let f = sig.connect_failures.first()?;
+    let (target, error) = (
+        cordon_policy::text::printable(&f.target),
+        cordon_policy::text::printable(&f.error),
+    );
+    Some(if f.via == "network.local" {
+        format!(
+            "network.local {target}: the host side could not be reached ({error}), so the \
+             command's connection was closed: is the service running on the host?"
+        )
+    } else {
+        format!(
+            "cordon's proxy allowed {target} but could not reach it ({error}): the command \
+             got a 502 or a failed tunnel, not a refusal"
+        )
+    })
 }
 
 /// A failed command whose connection to a loopback address was refused, run with the
@@ -2126,6 +2163,54 @@ mod tests {
         assert!(why.contains("home directory other than $HOME"), "{why}");
         let why = offerable_grant(Path::new("/usr/local/x"), &ctx).unwrap_err();
         assert!(why.contains("a system directory"), "{why}");
+    }
+
+    /// New-user pass nu20, G4: a limit the helper reported, and a `network.local` forward
+    /// that found nothing listening, have a hint a person can act on (it was null while
+    /// stderr said what to do). Twin: a plain failure has none.
+    #[test]
+    fn limits_and_unreachable_forwards_have_a_hint() {
+        let o = run_in(
+            "/w",
+            RunSignals {
+                code: Some(124),
+                sandboxed: true,
+                limit: Some("timeout".into()),
+                ..Default::default()
+            },
+        );
+        assert!(matches!(o.class, OutcomeClass::LimitExceeded { .. }));
+        assert!(o.hint.unwrap().contains("limits.timeout"));
+        let o = run_in(
+            "/w",
+            RunSignals {
+                code: Some(52),
+                sandboxed: true,
+                stderr_tail: "curl: (52) Empty reply from server".into(),
+                connect_failures: vec![ConnectFailure {
+                    target: "127.0.0.1:18081".into(),
+                    via: "network.local".into(),
+                    error: "Connection refused (os error 111)".into(),
+                }],
+                ..Default::default()
+            },
+        );
+        assert_eq!(o.class, OutcomeClass::CommandFailed);
+        let hint = o.hint.unwrap();
+        assert!(
+            hint.contains("127.0.0.1:18081") && hint.contains("is the service running"),
+            "{hint}"
+        );
+        let plain = run_in(
+            "/w",
+            RunSignals {
+                code: Some(1),
+                sandboxed: true,
+                stderr_tail: "1 failed".into(),
+                ..Default::default()
+            },
+        );
+        assert_eq!(plain.hint, None);
     }
 
     /// With kernel-side records, a network failure is judged on them: printed words alone

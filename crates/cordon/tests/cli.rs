@@ -1625,6 +1625,19 @@ fn timeout_is_a_classified_outcome() {
     assert_eq!(report["outcome"], "limit-exceeded", "{err}");
     assert_eq!(report["limit"], "timeout", "{err}");
     assert!(err.contains("limit-exceeded{timeout}"), "{err}");
+    // nu20 G4: the hint says what to do too, and the CLI prints the line once.
+    assert!(
+        report["hint"]
+            .as_str()
+            .unwrap_or("")
+            .contains("limits.timeout"),
+        "{report}"
+    );
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| !l.starts_with('{') && l.contains("limits.timeout"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{err}");
 
     let o = out(cordon(
         &p,

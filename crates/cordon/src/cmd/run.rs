@@ -657,10 +657,16 @@ fn print_hints(report: &Report) {
         } else if let (Some(h), None) = (&o.hint, &a.retry) {
             // Only the last attempt's hint: after a retry that worked, the first attempt's
             // denial is history (it stays in --json), not advice.
-            if o.class == cordon_session::OutcomeClass::Success
-                && h.starts_with(cordon_session::drive::GIT_CONFIG_NOT_KEPT)
+            let helper_limit =
+                matches!(o.class, cordon_session::OutcomeClass::LimitExceeded { .. })
+                    && o.evidence
+                        .iter()
+                        .any(|e| e.detail.starts_with("limit hit:"));
+            if (o.class == cordon_session::OutcomeClass::Success
+                && h.starts_with(cordon_session::drive::GIT_CONFIG_NOT_KEPT))
+                || helper_limit
             {
-                // The helper printed these notes in full already.
+                // The helper printed these notes (or the limit's line) in full already.
             } else if o.class == cordon_session::OutcomeClass::Success {
                 // Advice after a command that worked (`cargo init` met the placeholder).
                 eprintln!("cordon: note: {}", printable(h));
@@ -681,8 +687,10 @@ fn print_hints(report: &Report) {
 /// not resolve or connect (the program saw a bare `502` — nu9: "did cordon block it?").
 fn print_connect_failures(a: &Report) {
     let mut seen: Vec<&str> = Vec::new();
+    // The first is the outcome's hint when the command failed (printed already).
+    let hinted = a.outcome.hint.as_deref().unwrap_or("");
     for f in &a.connect_failures {
-        if seen.contains(&f.target.as_str()) {
+        if seen.contains(&f.target.as_str()) || hinted.contains(&*printable(&f.target)) {
             continue;
         }
         seen.push(&f.target);
