@@ -296,3 +296,35 @@ fn r_a4_abbreviated_options_keep_their_dangerous_findings() {
         assert_eq!(eval(argv).decision, *decision, "{argv:?}");
     }
 }
+
+/// New-user pass nu20, G5: `git clean` with a dry run (`-n`, `--dry-run` or a prefix of it)
+/// removes nothing, so it has no dangerous finding; read as parse-options reads it, so an
+/// `n` that is `-e`'s pattern, a `-n` after `--` (a path) or one cancelled by
+/// `--no-dry-run` still leaves the finding.
+#[test]
+fn a_git_clean_dry_run_is_not_dangerous() {
+    for dry in [
+        &["git", "clean", "-fdn"][..],
+        &["git", "clean", "-fdx", "-n"],
+        &["git", "clean", "--dry-run", "-fdx"],
+        &["git", "clean", "--dry", "-fdx", "src"],
+        &["git", "clean", "-fdx", "src", "-n"],
+    ] {
+        assert!(
+            !findings(dry).contains(&"git_clean".to_string()),
+            "{dry:?}: {:?}",
+            findings(dry)
+        );
+    }
+    for wet in [
+        &["git", "clean", "-fdx"][..],
+        &["git", "clean", "-fdxen"],
+        &["git", "clean", "-fdx", "-e", "n"],
+        &["git", "clean", "-fdx", "--", "-n"],
+        &["git", "clean", "-fdx", "-n", "--no-dry-run"],
+        &["git", "clean", "-fdx", "--exclude", "-n"],
+        &["git", "clean", "-fdx", "--exclude=-n"],
+    ] {
+        assert_eq!(findings(wet), vec!["git_clean".to_string()], "{wet:?}");
+    }
+}

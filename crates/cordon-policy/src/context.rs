@@ -34,7 +34,8 @@
 //!   profiles; on `<network>` it is `cordon` (managed), `caller` (external: R-S1 leaves a
 //!   restricted network to the caller) or `none` (disabled).
 //! - `<network>` lists what the backends apply beside the mode: with `mode="managed"` the
-//!   proxy's `<allowed_host>`, `<denied_host>` and `<allowed_port>` rules; in every mode the
+//!   proxy's `<allowed_host>`, `<denied_host>` and `<allowed_port>` rules (and the hosts
+//!   remembered at a prompt, `<remembered_host>`); in every mode the
 //!   reachable host `<unix_socket>`s and forwarded `<local_port>`s (normalised addresses).
 //! - Writable roots carry their protected sub-paths (R-P3) and read-only sub-paths; `spelled`
 //!   is added when a path was reached through a symlink (R-P2, both spellings kept). On the
@@ -339,6 +340,21 @@ pub fn environment_context_with(
     approval_mode: &str,
     detail: Detail,
 ) -> String {
+    environment_context_remembering(resolved, status, backend, approval_mode, detail, &[])
+}
+
+/// [`environment_context_with`] plus the hosts remembered at an approval prompt
+/// (`remembered`, `host:port` as in `network-hosts.toml`): with a managed network each is
+/// a `<remembered_host>`, since the proxy lets it through without asking (new-user pass
+/// nu20, G3: the model was told only the profile's allow list).
+pub fn environment_context_remembering(
+    resolved: &ResolvedProfile,
+    status: &SandboxStatus,
+    backend: Backend,
+    approval_mode: &str,
+    detail: Detail,
+    remembered: &[String],
+) -> String {
     let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);
     let cwd = path_text(&resolved.cwd);
     let approval = xml_safe(approval_mode).into_owned();
@@ -375,7 +391,14 @@ pub fn environment_context_with(
                             .create_element("network")
                             .with_attribute(("mode", network.as_str()))
                             .with_attribute(("enforced_by", net_by));
-                        let items = network_items(resolved, network == "managed");
+                        let mut items = network_items(resolved, network == "managed");
+                        if network == "managed" {
+                            items.extend(
+                                remembered
+                                    .iter()
+                                    .map(|h| ("remembered_host", xml_safe(h).into_owned())),
+                            );
+                        }
                         if items.is_empty() {
                             net.write_empty()?;
                         } else {

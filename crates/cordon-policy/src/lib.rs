@@ -62,7 +62,10 @@ pub mod explain;
 pub use additional::{
     effective_profile, intersect, merge, AdditionalPermissions, NonEmptyGrant, Recorded,
 };
-pub use context::{environment_context, environment_context_with, Detail, DEFAULT_APPROVAL_MODE};
+pub use context::{
+    environment_context, environment_context_remembering, environment_context_with, Detail,
+    DEFAULT_APPROVAL_MODE,
+};
 pub use explain::{
     explain, Decider, Explanation, FilesystemSummary, NetworkExplanation, PathExplanation,
     SandboxExplanation,

@@ -619,12 +619,13 @@ impl Harness {
             .manager
             .context_parts(&req)
             .map_err(HarnessError::Usage)?;
-        Ok(cordon_policy::environment_context_with(
+        Ok(cordon_policy::environment_context_remembering(
             &resolved,
             &status,
             backend,
             self.inner.opts.mode.as_str(),
             cordon_policy::Detail::Compact,
+            &crate::hosts::remembered_hosts_of_user(),
         ))
     }
 

@@ -68,6 +68,14 @@ pub fn remembered_hosts(path: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The remembered `host:port` entries of this user's file ([`remembered_hosts_path`]), for
+/// `explain` and the environment_context (none without a home).
+pub fn remembered_hosts_of_user() -> Vec<String> {
+    remembered_hosts_path()
+        .map(|p| remembered_hosts(&p))
+        .unwrap_or_default()
+}
+
 /// Adds `entry` (`host:port`) to the remembered hosts file `path` (atomic, 0600, never
 /// through a symbolic link).
 ///

@@ -51,7 +51,7 @@ pub use outcome::{
     classify, Confidence, Evidence, EvidenceSource, Outcome, OutcomeClass, DENIAL_EVIDENCE_SOURCE,
     DENIAL_RECORDS_SOURCE,
 };
-pub use request::{Answer, NeededPermissions, ReviewableRequest};
+pub use request::{Answer, NeededPermissions, RequestKind, ReviewableRequest};
 pub use scope::{DecisionKind, Scope};
 pub use session::{Session, Verdict};
 pub use trust::{Entry, Layers, TrustProfile};

@@ -1768,6 +1768,46 @@ fn network_is_offered_on_a_recorded_attempt_not_on_printed_words() {
     assert!(v.to_string().contains("192.0.2.7:80"), "{v}");
 }
 
+/// New-user pass nu20, G3: hosts remembered at a network prompt are let through without
+/// asking, so `cordon context` lists them (`<remembered_host>`) and `cordon explain` names
+/// them with their file. Twin: a profile whose network is off lists none.
+#[test]
+fn remembered_hosts_are_in_context_and_explain() {
+    let p = project();
+    std::fs::create_dir_all(p.home.join(".config/cordon")).unwrap();
+    std::fs::write(
+        p.home.join(".config/cordon/network-hosts.toml"),
+        "hosts = [\"deb.debian.org:443\"]\n",
+    )
+    .unwrap();
+    let cfg = p.home.join("c.toml");
+    std::fs::write(
+        &cfg,
+        "[profiles.net]\nextends = \"workspace-write\"\n[profiles.net.network]\nmode = \
+         \"managed\"\nallow = [\"pypi.org\"]\n",
+    )
+    .unwrap();
+    let c = cfg.to_str().unwrap();
+    let o = out(cordon(&p, &["context", "--config", c, "--profile", "net"]));
+    let xml = text(&o.stdout);
+    assert!(
+        xml.contains("<remembered_host>deb.debian.org:443</remembered_host>"),
+        "{xml}"
+    );
+    let o = out(cordon(&p, &["explain", "--config", c, "--profile", "net"]));
+    let t = text(&o.stdout);
+    assert!(
+        t.contains("deb.debian.org:443") && t.contains("network-hosts.toml"),
+        "{t}"
+    );
+    let o = out(cordon(&p, &["context"]));
+    assert!(
+        !text(&o.stdout).contains("remembered_host"),
+        "{}",
+        text(&o.stdout)
+    );
+}
+
 /// Breaker (stop 8): under `-w ~/.config` a command could write
 /// `~/.config/cordon/network-hosts.toml`, and later managed runs reached the planted host
 /// without asking. The file is protected like the rules and the session files; the rest

@@ -1772,7 +1772,7 @@ fn git_check(seg: &Segment, out: &mut Vec<Finding>) {
         "clean" => {
             let f = short('f') || any_long_option(&args, &[LongOption::abbrev("force")]);
             let dx = short('d') || short('x') || short('X');
-            if f && dx {
+            if f && dx && !git_clean_dry_run(&args) {
                 out.push(finding(
                     FindingId::GitClean,
                     Decision::Ask,
@@ -1782,6 +1782,55 @@ fn git_check(seg: &Segment, out: &mut Vec<Finding>) {
         }
         _ => {}
     }
+}
+
+/// Whether `git clean` with these arguments only shows what it would remove (`-n`,
+/// `--dry-run` or an unambiguous abbreviation, the last of it and `--no-dry-run` winning),
+/// read as git's parse-options reads them: options before `--` only, anywhere among the
+/// paths; in a short cluster `e` takes the rest (or the next argument) as its pattern, so
+/// the `n` of `-en` is a pattern, not a dry run; `--exclude` without `=` takes the next
+/// argument. New-user pass nu20, G5: `git clean -fdn` was asked about as deleting files.
+fn git_clean_dry_run(args: &[&str]) -> bool {
+    let mut dry = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if *a == "--" {
+            break;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((n, _)) => (n, true),
+                None => (long, false),
+            };
+            if name.is_empty() {
+                continue;
+            }
+            if "dry-run".starts_with(name) {
+                dry = true;
+            } else if name
+                .strip_prefix("no-")
+                .is_some_and(|n| !n.is_empty() && "dry-run".starts_with(n))
+            {
+                dry = false;
+            } else if "exclude".starts_with(name) && name.len() >= 2 && !inline {
+                it.next();
+            }
+        } else if let Some(cluster) = a.strip_prefix('-') {
+            for (i, c) in cluster.char_indices() {
+                match c {
+                    'n' => dry = true,
+                    'e' => {
+                        if i + 1 == cluster.len() {
+                            it.next();
+                        }
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    dry
 }
 
 fn mode_check(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {

@@ -4,7 +4,7 @@
 use crate::cli::ContextArgs;
 use crate::profile_args::{choose, preference};
 use anyhow::Result;
-use cordon_policy::{environment_context_with, Detail};
+use cordon_policy::{environment_context_remembering, Detail};
 use cordon_sandbox::{CommandRequest, SandboxManager};
 
 pub fn context(args: ContextArgs) -> Result<i32> {
@@ -21,12 +21,13 @@ pub fn context(args: ContextArgs) -> Result<i32> {
     } else {
         Detail::Compact
     };
-    let xml = environment_context_with(
+    let xml = environment_context_remembering(
         &resolved,
         &status,
         backend,
         cordon_execpolicy::ApprovalMode::from(args.approval_mode).as_str(),
         detail,
+        &cordon_session::hosts::remembered_hosts_of_user(),
     );
     if args.profile.json {
         println!(

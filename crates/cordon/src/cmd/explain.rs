@@ -73,6 +73,18 @@ pub fn explain(args: ExplainArgs) -> Result<i32> {
         prepared.as_ref().err().map(|s| s.as_str()),
     );
     e.notes.extend(super::owner_note(&resolved.workspace));
+    // Hosts remembered at an approval prompt are let through without asking (nu20 G3).
+    if resolved.profile.network == cordon_policy::NetworkPolicy::Managed {
+        let remembered = cordon_session::hosts::remembered_hosts_of_user();
+        if let (false, Some(hint)) = (remembered.is_empty(), e.network.hint.as_mut()) {
+            let file = cordon_session::hosts::remembered_hosts_path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            hint.push_str(&format!(
+                "; remembered at an approval prompt ({file}): {remembered:?}"
+            ));
+        }
+    }
     if args.profile.json {
         // JSON cannot carry a non-UTF-8 path: named, not serde's bare message (L2).
         let text = serde_json::to_string_pretty(&e).map_err(|err| {

@@ -19,7 +19,9 @@ use anyhow::{Context, Result};
 use cordon_session::harness::{
     ExecResult, Harness, HarnessError, HarnessOptions, DEFAULT_MAX_OUTPUT_BYTES,
 };
-use cordon_session::{Answer, ApprovalFront, Approver, NonInteractive, Reply, ReviewableRequest};
+use cordon_session::{
+    Answer, ApprovalFront, Approver, NonInteractive, Reply, RequestKind, ReviewableRequest,
+};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
     ElicitationAction, ElicitationSchema, ListResourcesResult, ListToolsResult,
@@ -115,13 +117,30 @@ impl Approver for Elicitor {
             .filter_map(|a| serde_json::to_value(a).ok())
             .filter_map(|v| v.as_str().map(str::to_string))
             .collect();
+        // Only the answers offered are described (new-user pass nu20, G5: `session` was
+        // described on forms that did not offer it).
+        let network = matches!(req.kind, RequestKind::NetworkHost { .. });
+        let described: Vec<&str> = allowed
+            .iter()
+            .map(|a| match (a, network) {
+                (Answer::Once, false) => "once: run it this time",
+                (Answer::Once, true) => "once: allow this connection",
+                (Answer::Session, false) => "session: also later identical calls",
+                (Answer::Session, true) => "session: this host for the rest of the session",
+                (Answer::RememberRule, false) => "remember-rule: add the offered rule to your rules",
+                (Answer::RememberRule, true) => {
+                    "remember-rule: allow this host from now on (~/.config/cordon/network-hosts.toml)"
+                }
+                (Answer::Deny, _) => "deny: do not run it",
+                (Answer::Abort, _) => "abort: stop the agent's turn",
+            })
+            .collect();
         let schema: ElicitationSchema = match serde_json::from_value(json!({
             "type": "object",
             "properties": {"answer": {
                 "type": "string",
                 "title": "Answer",
-                "description": "once: run it this time; session: also later identical \
-                                calls; deny: do not run it; abort: stop the agent's turn",
+                "description": described.join("; "),
                 "enum": names,
             }},
             "required": ["answer"],
@@ -157,7 +176,12 @@ impl Approver for Elicitor {
             // Declined, or dismissed without a choice: default deny.
             _ => Answer::Deny,
         };
-        let answer = if allowed.contains(&answer) {
+        // A `session` or `remember-rule` the form did not offer is an approval once, as
+        // through `--approvals-from` (the session says so: nu20 G5 found it a deny here).
+        let answer = if allowed.contains(&answer)
+            || (matches!(answer, Answer::Session | Answer::RememberRule)
+                && allowed.contains(&Answer::Once))
+        {
             answer
         } else {
             Answer::Deny
