@@ -156,6 +156,12 @@ fn selftest_passes_on_this_host() {
     }
     assert_eq!(v["failed"], 0, "{v:#}");
     assert_eq!(o.status.code(), Some(0));
+    // nu20 G6: the probe project's cache layers are removed with it.
+    let overlays = home.join(".cache/cordon/overlays");
+    let left: Vec<_> = std::fs::read_dir(&overlays)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 /// The probes prove something: against a "cordon" that runs commands unconfined, the escape

@@ -10,7 +10,9 @@ OS=$(uname -s)
 # Under /var/tmp: outside `:tmp` (/tmp and $TMPDIR), so the project is a workspace of its
 # own and the temp dirs stay writable inside the sandbox.
 T=$(mktemp -d /var/tmp/cordon-selftest.XXXXXX) || exit 125
-trap 'rm -rf "$T"' EXIT INT TERM
+# The probe project's cache layers go with it (nu20 G6: each selftest left a `proj-<hash>`
+# set in `cordon cache list`).
+trap '(cd "$T/proj" 2>/dev/null && "$CORDON" cache clear --workspace >/dev/null 2>&1); rm -rf "$T"' EXIT INT TERM
 P="$T/proj"
 mkdir -p "$P/src" "$P/secret" && cd "$P" || exit 125
 if command -v git >/dev/null 2>&1 && git init -q . 2>/dev/null; then
