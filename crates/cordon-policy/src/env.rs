@@ -538,7 +538,13 @@ impl std::fmt::Display for SecretReason {
         match self {
             SecretReason::Name(w) => write!(f, "name has {w}"),
             SecretReason::Pattern => f.write_str("env.secret_patterns"),
-            SecretReason::Value(n) => write!(f, "value looks like a {n}"),
+            SecretReason::Value(n) => {
+                // By sound: "an AWS …", "an OpenAI …", "an npm …", but "a URL …".
+                let an = (n.starts_with(['A', 'E', 'I', 'O', 'a', 'e', 'i', 'o'])
+                    || n.starts_with("npm"))
+                    && !n.starts_with("URL");
+                write!(f, "value looks like {} {n}", if an { "an" } else { "a" })
+            }
         }
     }
 }
@@ -1033,6 +1039,16 @@ mod tests {
         );
         assert!(note.contains("DB_PASSWORD (name has PASSWORD)"), "{note}");
         assert!(note.contains("env.keep"));
+        // nu20 G7: the article goes by sound.
+        for (n, want) in [
+            ("AWS secret access key", "an AWS"),
+            ("npm token", "an npm"),
+            ("URL with credentials", "a URL"),
+            ("JWT", "a JWT"),
+        ] {
+            let said = SecretReason::Value(n).to_string();
+            assert!(said.contains(want), "{said}");
+        }
         assert!(!note.contains("hunter2") && !note.contains("ghp_abc"));
         assert_eq!(dropped_note(&[], &env), None);
     }

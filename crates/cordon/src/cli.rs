@@ -84,6 +84,8 @@ pub struct ServeArgs {
 
 /// `cordon mcp`.
 #[derive(Debug, Args)]
+// Its results are MCP messages: `--json` changes nothing here (nu20 G7).
+#[command(mut_arg("json", |a| a.hide(true)))]
 pub struct McpArgs {
     #[command(flatten)]
     pub profile: ProfileArgs,
@@ -180,7 +182,8 @@ pub struct ProfileArgs {
     /// Config file with named profiles (default: ~/.config/cordon/config.toml if present).
     #[arg(short, long, env = "CORDON_CONFIG")]
     pub config: Option<PathBuf>,
-    /// Also make PATH writable for this run (repeatable). An additional permission merged
+    /// Also make PATH writable for the command (with `cordon mcp`: for every command it runs;
+    /// repeatable). An additional permission merged
     /// into the profile (R-O1); it never narrows anything.
     #[arg(
         short = 'w',
@@ -189,7 +192,8 @@ pub struct ProfileArgs {
         value_name = "PATH"
     )]
     pub writable: Vec<PathBuf>,
-    /// Enable the network for this run (an additional permission, R-O1).
+    /// Enable the network for the command (with `cordon mcp`: for every command it runs; an
+    /// additional permission, R-O1).
     #[arg(long)]
     pub allow_network: bool,
     /// Additional permissions as JSON, e.g.
@@ -199,7 +203,7 @@ pub struct ProfileArgs {
     /// Hide PATH from reads (repeatable).
     #[arg(long = "deny-read", value_name = "PATH")]
     pub deny_read: Vec<PathBuf>,
-    /// Network access for this run: `on` (enabled), `off` (restricted: a private loopback
+    /// Network access for the command (with `cordon mcp`: every command it runs): `on` (enabled), `off` (restricted: a private loopback
     /// only) or `managed` (out only through cordon's filtering proxy, by the profile's
     /// `network.allow`/`deny`/`ports`; unknown hosts are asked about, or denied without a
     /// person).

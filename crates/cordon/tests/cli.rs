@@ -3263,3 +3263,19 @@ fn the_session_store_placeholder_is_a_directory() {
         "{err}"
     );
 }
+
+/// New-user pass nu20, G7: `cordon` with no command is a usage mistake (125, the help on
+/// stderr) like every other; `--help` asked for is not (0). `cordon mcp --help` does not
+/// list `--json`, which changes nothing for an MCP server.
+#[test]
+fn no_command_is_a_usage_error_and_help_is_not() {
+    let p = project();
+    let o = out(cordon(&p, &[]));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("Usage:"), "{}", text(&o.stderr));
+    let o = out(cordon(&p, &["--help"]));
+    assert_eq!(o.status.code(), Some(0));
+    let o = out(cordon(&p, &["mcp", "--help"]));
+    assert_eq!(o.status.code(), Some(0));
+    assert!(!text(&o.stdout).contains("--json"), "{}", text(&o.stdout));
+}
