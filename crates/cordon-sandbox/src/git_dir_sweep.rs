@@ -386,6 +386,10 @@ pub struct Swept {
     /// `gitdir` was removed (admin dir, why).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub disarmed_worktrees: Vec<(PathBuf, String)>,
+    /// The `.git` path each of [`Swept::disarmed_worktrees`] named (where the worktree was
+    /// to be), in the same order.
+    #[serde(skip)]
+    pub disarmed_named: Vec<PathBuf>,
     /// Code-bearing files of linked-worktree admin dirs the run made, set aside
     /// ([`QuarantinedFile`]: path, where moved, why).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -969,7 +973,7 @@ fn worktree_admins(git_dir: &Path) -> Vec<std::ffi::OsString> {
 fn disarm_new_worktree_admins(
     before: &Census,
     quarantined: &mut Vec<QuarantinedFile>,
-) -> Vec<(PathBuf, String)> {
+) -> Vec<(PathBuf, String, PathBuf)> {
     let mut out = Vec::new();
     let Ok((top, _)) = open_git_dir(&before.git_dir) else {
         return out;
@@ -1073,6 +1077,7 @@ fn disarm_new_worktree_admins(
                     "its gitdir named {}, which has no .git file naming it back",
                     dotgit.display()
                 ),
+                dotgit,
             ));
         }
     }
@@ -1531,10 +1536,13 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
         }
     }
     let mut quarantined = Vec::new();
-    let disarmed_worktrees = if before.unwalked {
-        Vec::new()
+    let (disarmed_worktrees, disarmed_named) = if before.unwalked {
+        (Vec::new(), Vec::new())
     } else {
         disarm_new_worktree_admins(before, &mut quarantined)
+            .into_iter()
+            .map(|(admin, why, named)| ((admin, why), named))
+            .unzip()
     };
     let mut replaced_configs = Vec::new();
     for (p, tool, id) in &before.kept_same {
@@ -1564,6 +1572,7 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
         not_removed: w.not_removed,
         pending_code,
         disarmed_worktrees,
+        disarmed_named,
         quarantined,
         incomplete: before.incomplete.clone().or(w.incomplete),
         error: None,

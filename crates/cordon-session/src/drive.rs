@@ -678,6 +678,50 @@ fn discarded_install_hint(
     ))
 }
 
+/// A linked worktree this run's command added under `/tmp` outside every writable root
+/// but `/tmp` itself: it was written into the command's private `/tmp`, discarded when the
+/// command ended, while its branch and admin dir stay in the host's repository (new-user
+/// pass nu19 N2: from a project under `/tmp`, `git worktree add ../wt` ended `success`
+/// with the worktree gone). Found by the sweep's disarmed admin dirs, whose `.git` is
+/// missing on the host. `None` otherwise.
+fn discarded_tmp_worktree_hint(
+    profile: &cordon_policy::ResolvedProfile,
+    swept: &[cordon_sandbox::git_dir_sweep::Swept],
+) -> Option<String> {
+    let cordon_policy::ResolvedFilesystem::Restricted { entries, .. } = &profile.filesystem else {
+        return None;
+    };
+    if !profile.filesystem.top_view().private_tmp {
+        return None;
+    }
+    let bound = |p: &std::path::Path| {
+        entries.iter().any(|e| {
+            e.access == cordon_policy::Access::Write
+                && e.path != std::path::Path::new("/tmp")
+                && p.starts_with(&e.path)
+        })
+    };
+    let wt = swept
+        .iter()
+        .filter(|s| !s.earlier_run)
+        .flat_map(|s| s.disarmed_named.iter())
+        .filter_map(|dotgit| dotgit.parent())
+        .find(|wt| {
+            wt.starts_with("/tmp")
+                && *wt != std::path::Path::new("/tmp")
+                && !bound(wt)
+                && std::fs::symlink_metadata(wt).is_err()
+        })?;
+    Some(format!(
+        "the linked worktree {} was written into this command's private /tmp, which is \
+         discarded when it ends (its branch and admin dir are left in the repository: \
+         `git worktree prune` removes the admin dir); add it again with -w {} so that it is \
+         made on the host",
+        wt.display(),
+        wt.display()
+    ))
+}
+
 /// How the hint of [`refused_git_config_hint`] starts. The helper has printed the full
 /// notes on stderr already; the CLI does not print this summary again.
 pub const GIT_CONFIG_NOT_KEPT: &str = ".git/config edits not kept on the host: ";
@@ -987,6 +1031,12 @@ pub fn conclude(
             .resolved
             .as_ref()
             .and_then(|r| discarded_install_hint(r, &record));
+    }
+    if outcome.hint.is_none() {
+        outcome.hint = exec
+            .resolved
+            .as_ref()
+            .and_then(|r| discarded_tmp_worktree_hint(r, &git_dirs));
     }
     let mut exec = exec;
     exec.payload_fd = None;

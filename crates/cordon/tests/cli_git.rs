@@ -1411,3 +1411,77 @@ fn directories_made_for_a_placeholder_are_pinned() {
         text(&o.stderr)
     );
 }
+
+/// New-user pass nu19 N2: from a project under `/tmp`, `git worktree add ../wt` writes the
+/// worktree into the command's private `/tmp` (discarded when it ends) while the branch
+/// and admin dir stay: the outcome's hint says so and names the `-w` that makes it on the
+/// host. Twin: with that grant the worktree is made on the host, and no such hint.
+#[test]
+fn a_worktree_added_into_the_private_tmp_is_named_as_discarded() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let t = tempfile::Builder::new()
+        .prefix("cordon-tmp-proj-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let dir = t.path().canonicalize().unwrap().join("proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    git_init(&dir);
+    let st = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@e"])
+        .args(["commit", "-q", "--allow-empty", "-m", "i"])
+        .current_dir(&dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let wt = dir.parent().unwrap().join("wt");
+    let o = cordon(
+        &p,
+        &dir,
+        &["run", "--json", "--", "git", "worktree", "add", "../wt"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(text(&o.stderr).lines().last().unwrap()).unwrap();
+    let hint = v["hint"].as_str().unwrap_or_default();
+    assert!(
+        hint.contains("private /tmp") && hint.contains(&format!("-w {}", wt.display())),
+        "{v}"
+    );
+    assert!(!wt.exists());
+    let st = Command::new("git")
+        .args(["worktree", "prune"])
+        .current_dir(&dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = cordon(
+        &p,
+        &dir,
+        &[
+            "run",
+            "--json",
+            "-w",
+            wt.to_str().unwrap(),
+            "--",
+            "git",
+            "worktree",
+            "add",
+            "../wt",
+            "wt",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(wt.join(".git").is_file(), "{}", text(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(text(&o.stderr).lines().last().unwrap()).unwrap();
+    assert!(
+        !v["hint"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("private /tmp"),
+        "{v}"
+    );
+}
