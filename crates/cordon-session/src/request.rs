@@ -148,8 +148,44 @@ impl RememberRule {
     }
 }
 
-/// The reviewable request (R-A7).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// The wire form of [`ReviewableRequest::needs`]: `{"profile": {"name", "kind", "network",
+/// "writable": [paths as spelled], "denied_entries": N}, "additional", "sandboxed"}`.
+fn needs_summary<S: serde::Serializer>(n: &NeededPermissions, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let fs = n.profile.effective_filesystem();
+    let (writable, denied): (Vec<String>, usize) = match &fs {
+        cordon_policy::FilesystemPolicy::Unrestricted => (vec!["/".to_string()], 0),
+        cordon_policy::FilesystemPolicy::Restricted { entries, .. } => (
+            entries
+                .iter()
+                .filter(|e| e.access == cordon_policy::Access::Write)
+                .map(|e| e.path.clone())
+                .collect(),
+            entries
+                .iter()
+                .filter(|e| e.access == cordon_policy::Access::Deny)
+                .count(),
+        ),
+    };
+    let profile = serde_json::json!({
+        "name": n.profile.name,
+        "kind": n.profile.kind,
+        "network": n.profile.network,
+        "writable": writable,
+        "denied_entries": denied,
+    });
+    let mut m = s.serialize_map(None)?;
+    m.serialize_entry("profile", &profile)?;
+    if let Some(a) = &n.additional {
+        m.serialize_entry("additional", a)?;
+    }
+    m.serialize_entry("sandboxed", &n.sandboxed)?;
+    m.end()
+}
+
+/// The reviewable request (R-A7). Serialized for a harness or person (the profile
+/// summarised); never read back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReviewableRequest {
     /// The run this request belongs to (R-A9).
     pub run_id: RunId,
@@ -170,7 +206,11 @@ pub struct ReviewableRequest {
     /// when known.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<String>,
-    /// What it would run with.
+    /// What it would run with. On the wire (`approval_request` lines, MCP) the profile is
+    /// summarised ([`needs_summary`]): its name, kind, network and writable entries, and how
+    /// many entries it denies — not the whole built-in list (new-user pass nu18 F15: each
+    /// request line was about 11 KB).
+    #[serde(serialize_with = "needs_summary")]
     pub needs: NeededPermissions,
     /// Matched rules and findings that made it ask, one line each.
     pub matched: Vec<String>,

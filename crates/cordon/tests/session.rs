@@ -284,6 +284,21 @@ fn escalation_needs_a_fresh_approval() {
         .as_str()
         .unwrap()
         .contains("side effects"));
+    // nu18 F15: the profile is summarised (name, writable entries, how many denied), not
+    // the whole built-in list: each line stays small.
+    for l in text(&o.stderr)
+        .lines()
+        .filter(|l| l.starts_with("{\"approval_request\""))
+    {
+        assert!(l.len() < 4096, "{} bytes: {l}", l.len());
+    }
+    let needs = &requests[1]["needs"]["profile"];
+    assert_eq!(needs["name"], "workspace-write", "{needs}");
+    assert!(needs["denied_entries"].as_u64().unwrap() > 10, "{needs}");
+    assert!(
+        needs["writable"].to_string().contains(":workspace"),
+        "{needs}"
+    );
 
     // Denied: the first attempt's outcome is returned with the reason.
     let target2 = outside.join("made2");
