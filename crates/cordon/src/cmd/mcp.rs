@@ -150,10 +150,12 @@ impl Approver for Elicitor {
         };
         let params = ElicitRequestParams::FormElicitationParams {
             meta: None,
+            // The request's own text (its first line says what is asked), then its id
+            // (nu19 F16: "approval needed" was said twice).
             message: format!(
-                "cordon: approval needed (approval id {})\n{}",
-                req.approval_id,
-                req.render_text()
+                "{}  approval id: {}",
+                req.render_text(),
+                req.approval_id
             ),
             requested_schema: schema,
         };
