@@ -27,13 +27,20 @@ fn dir() -> Option<PathBuf> {
 }
 
 /// The start time of process `pid` (field 22 of `/proc/PID/stat`, clock ticks since
-/// boot): with the pid, what names one process over its life (a pid is reused).
+/// boot): with the pid, what names one process over its life (a pid is reused). `None`
+/// for a process that has ended but is not reaped yet (state `Z` or `X`): it runs no
+/// more code (attack pass 41: the run right after a `kill -9` of `cordon run` took the
+/// unreaped owner for a live one and left its sweep for later).
 fn start_time(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) is in parentheses and may hold spaces: fields after the
     // last `)`.
     let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
+    let mut fields = rest.split_whitespace();
+    if matches!(fields.next(), Some("Z" | "X")) {
+        return None;
+    }
+    fields.nth(18)?.parse().ok()
 }
 
 /// Records `census` and `fresh_roots` (the directories this run creates for writable
@@ -281,5 +288,17 @@ mod tests {
     fn start_times_name_processes() {
         assert!(start_time(std::process::id()).is_some());
         assert!(start_time(u32::MAX - 1).is_none());
+        // Attack pass 41: a process that ended but is not reaped yet (a zombie) runs no
+        // more: it has no start time, so its records are finished.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        let t0 = std::time::Instant::now();
+        while start_time(pid).is_some() && t0.elapsed().as_secs() < 10 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(start_time(pid).is_none(), "the zombie counted as running");
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        assert!(stat.contains(") Z "), "{stat}");
+        child.wait().unwrap();
     }
 }

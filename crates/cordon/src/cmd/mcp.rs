@@ -152,11 +152,7 @@ impl Approver for Elicitor {
             meta: None,
             // The request's own text (its first line says what is asked), then its id
             // (nu19 F16: "approval needed" was said twice).
-            message: format!(
-                "{}  approval id: {}",
-                req.render_text(),
-                req.approval_id
-            ),
+            message: format!("{}  approval id: {}", req.render_text(), req.approval_id),
             requested_schema: schema,
         };
         let asked = handle.block_on(async {
