@@ -429,6 +429,15 @@ impl Templates {
             }
         }
         let payload = read_payload(payload)?;
+        // A repository's `.git/config` copy is per command ([`eligible`]): said before the
+        // plan and mount plan are computed for nothing (the server's loop is serial, and a
+        // git repository's every command comes this way).
+        if let Some(p) = cordon_policy::gitconfig::brokered_configs(&payload.profile).first() {
+            return Err(format!(
+                "{}: the writable .git/config copy is per command",
+                p.display()
+            ));
+        }
         let mut features = match &self.features {
             Some(f) => f.clone(),
             None => {
