@@ -75,3 +75,43 @@ fn terminal_resolves_inside_and_injection_is_refused() {
         "{out}"
     );
 }
+
+/// New-user pass nu18 F13: a shell given options only (`bash --norc`) at a terminal keeps
+/// the terminal on stderr, so it is interactive: it prints its prompt. (With stderr read
+/// by cordon it was not: no prompt, and ^C ended the shell.)
+#[test]
+fn a_shell_with_options_only_stays_interactive() {
+    if !sandbox_ready() {
+        return;
+    }
+    let root = tempfile::Builder::new()
+        .prefix("cordon-tty-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let dir: PathBuf = root.path().join("proj");
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    std::fs::write(dir.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let line = format!("{CORDON} run -- bash --norc");
+    let mut child = Command::new("timeout")
+        .args(["30", "script", "-qec", &line, "/dev/null"])
+        .current_dir(&dir)
+        .env("HOME", root.path())
+        .env_remove("CORDON_DISABLE_LAYERS")
+        .env_remove("CORDON_PROFILE")
+        .env_remove("CORDON_CONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let _ = stdin.write_all(b"echo MARK-$((6*7))\nexit\n");
+    }
+    let o = child.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("MARK-42"), "{out:?}");
+    // The prompt (bash's default for --norc), printed only by an interactive shell.
+    assert!(out.contains("bash-"), "{out:?}");
+}

@@ -333,7 +333,9 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
         // stderr is captured for classification, except for a program started without
         // arguments at a terminal (`cordon run -- bash`, a REPL): it keeps the terminal, so
         // an interactive shell stays interactive.
-        capture_stderr: sink.active() || !cordon_session::has_tty() || args.command.len() > 1,
+        capture_stderr: sink.active()
+            || !cordon_session::has_tty()
+            || !interactive_start(&args.command),
         // With -v the helper prints what it really applied before the command starts.
         helper_verbose: tracing::enabled!(tracing::Level::DEBUG),
         // The person at the terminal types into it, not an agent.
@@ -635,6 +637,41 @@ fn print_tmpdir_note(report: &Report) {
     {
         eprintln!("cordon: warning: {}", printable(n));
     }
+}
+
+/// Whether `argv` starts an interactive program at a terminal: any program given no
+/// arguments, or a shell or REPL given options only — no script, no `-c` / `-e` / `-m`
+/// code (new-user pass nu18 F13: `bash --norc` and `bash -l` lost the terminal on stderr:
+/// no prompt, and ^C ended the shell).
+fn interactive_start(argv: &[String]) -> bool {
+    const SHELLS_AND_REPLS: &[&str] = &[
+        "bash", "sh", "dash", "zsh", "fish", "ksh", "mksh", "tcsh", "csh", "python", "python3",
+        "ipython", "ipython3", "node", "irb", "lua", "R", "ghci", "psql", "sqlite3",
+    ];
+    let Some((prog, rest)) = argv.split_first() else {
+        return false;
+    };
+    if rest.is_empty() {
+        return true;
+    }
+    let name = std::path::Path::new(prog)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    let known = SHELLS_AND_REPLS.contains(&name)
+        || name
+            .strip_prefix("python3.")
+            .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit()));
+    // Options only; a short cluster with `c`, `e` or `m` runs code given on the line.
+    known
+        && rest.iter().all(|a| {
+            a.starts_with('-')
+                && (a.starts_with("--") || !a[1..].contains(['c', 'e', 'm']))
+                && !["--command", "--eval", "--print"]
+                    .iter()
+                    .any(|o| a.starts_with(o))
+                && a != "-"
+        })
 }
 
 /// The refusal reason of each attempt, and the hint after the last attempt's denial (in
@@ -1104,4 +1141,46 @@ fn mount_plan(exec: &cordon_sandbox::ExecRequest) -> Option<cordon_sandbox::linu
 #[cfg(not(target_os = "linux"))]
 fn mount_plan(_exec: &cordon_sandbox::ExecRequest) -> Option<()> {
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::interactive_start;
+
+    fn argv(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_string).collect()
+    }
+
+    /// New-user pass nu18 F13: a shell or REPL given options only keeps the terminal on
+    /// stderr (so it stays interactive); code on the command line, a script, or any other
+    /// program with arguments has its stderr read for classification.
+    #[test]
+    fn shells_and_repls_with_options_only_are_interactive() {
+        for yes in [
+            "bash",
+            "bash --norc",
+            "bash -l",
+            "/bin/zsh -i",
+            "python3 -q",
+            "python3.12 -i",
+            "node --no-warnings",
+            "cargo",
+        ] {
+            assert!(interactive_start(&argv(yes)), "{yes}");
+        }
+        for no in [
+            "bash -c true",
+            "bash -lc true",
+            "bash script.sh",
+            "python3 -m pytest",
+            "python3 -c 1",
+            "node -e 1",
+            "node --eval=1",
+            "bash -",
+            "ls -la",
+            "make -j4",
+        ] {
+            assert!(!interactive_start(&argv(no)), "{no}");
+        }
+    }
 }
