@@ -161,9 +161,12 @@ async def with_person():
             # Kill ends the whole tree; the outcome says cancelled.
             r = sc(await call(s, "exec_command", script="sleep 100 & sleep 100", yield_time_ms=200))
             sid = r["session_id"]
-            r = sc(await call(s, "kill", session_id=sid))
+            raw = await call(s, "kill", session_id=sid)
+            r = sc(raw)
             assert r["outcome"]["outcome"] == "cancelled", r
             assert r["session_id"] is None
+            # What the agent asked for: not an error (nu19 F14).
+            assert not raw.is_error, raw
             r = await call(s, "read_output", session_id=sid)
             assert r.is_error and "no session" in r.content[0].text, r
             ok("kill")

@@ -334,10 +334,14 @@ fn result(r: &ExecResult) -> CallToolResult {
     }
     let mut c = CallToolResult::structured(v);
     c.content = vec![ContentBlock::text(text)];
-    let failed = r
-        .outcome
-        .as_ref()
-        .is_some_and(|o| !matches!(o.class, cordon_session::OutcomeClass::Success));
+    // A session the agent itself killed or signalled (`cancelled`) did what was asked
+    // (nu18/nu19 F14: `kill` came back as an error).
+    let failed = r.outcome.as_ref().is_some_and(|o| {
+        !matches!(
+            o.class,
+            cordon_session::OutcomeClass::Success | cordon_session::OutcomeClass::Cancelled
+        )
+    });
     c.is_error = Some(failed);
     c
 }
