@@ -1093,7 +1093,11 @@ fn disarm_new_worktree_admins(
 /// dir the command wrote), and a `.cordon` (it would make the directory a later run's
 /// workspace root). Attack pass 40, D1: the host's `git status` there ran the command's
 /// `core.fsmonitor`. One [`Swept`] per root that had something, with what was moved.
-pub fn settle_fresh_roots(roots: &[PathBuf], git_dirs: &[PathBuf]) -> Vec<Swept> {
+///
+/// `killed`: the roots are a killed run's, settled by a later run — what is there may
+/// also have been made since, by the user: the reason says so, and the warning says to
+/// move it back if it is theirs (attack pass 42, H2).
+pub fn settle_fresh_roots(roots: &[PathBuf], git_dirs: &[PathBuf], killed: bool) -> Vec<Swept> {
     let mut out = Vec::new();
     for root in roots {
         let Ok(dir) = open_dir_strict(root) else {
@@ -1113,7 +1117,7 @@ pub fn settle_fresh_roots(roots: &[PathBuf], git_dirs: &[PathBuf]) -> Vec<Swept>
             if st.st_mode & libc::S_IFMT == libc::S_IFDIR && empty_dir_at(dir.as_fd(), name) {
                 continue;
             }
-            let why = if name == ".cordon" {
+            let mut why = if name == ".cordon" {
                 "a cordon project marker in a directory cordon created for a grant (it would \
                  make that directory a later run's workspace)"
                     .to_string()
@@ -1126,6 +1130,12 @@ pub fn settle_fresh_roots(roots: &[PathBuf], git_dirs: &[PathBuf]) -> Vec<Swept>
                  would use its config and hooks)"
                     .to_string()
             };
+            if killed {
+                why.push_str(
+                    "; that run was killed before it could check the directory, so this may \
+                     also have been made since: if you made it, move it back",
+                );
+            }
             let moved = rename_aside(dir.as_fd(), name).map(|n| root.join(n));
             quarantined.push((root.join(name), moved, why));
         }
@@ -1595,12 +1605,12 @@ mod tests {
         let root = t.path().canonicalize().unwrap().join("fresh");
         std::fs::create_dir_all(root.join(".git")).unwrap();
         std::fs::create_dir_all(root.join(".cordon")).unwrap();
-        let swept = settle_fresh_roots(std::slice::from_ref(&root), &[]);
+        let swept = settle_fresh_roots(std::slice::from_ref(&root), &[], false);
         assert!(swept.is_empty(), "{swept:?}");
         assert!(root.join(".git").is_dir() && root.join(".cordon").is_dir());
         std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
         std::fs::write(root.join(".cordon/config.toml"), "").unwrap();
-        let swept = settle_fresh_roots(std::slice::from_ref(&root), &[]);
+        let swept = settle_fresh_roots(std::slice::from_ref(&root), &[], false);
         assert_eq!(swept.len(), 1, "{swept:?}");
         assert_eq!(swept[0].quarantined.len(), 2, "{swept:?}");
         assert!(!root.join(".git").exists() && !root.join(".cordon").exists());

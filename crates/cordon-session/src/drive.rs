@@ -918,7 +918,7 @@ pub fn conclude(
     if !fresh.is_empty() {
         let known: Vec<std::path::PathBuf> = git_dirs.iter().map(|c| c.git_dir.clone()).collect();
         swept.extend(cordon_sandbox::git_dir_sweep::settle_fresh_roots(
-            &fresh, &known,
+            &fresh, &known, false,
         ));
     }
     // The census record goes only once every git dir was swept whole; otherwise the next

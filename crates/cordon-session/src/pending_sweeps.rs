@@ -163,7 +163,7 @@ fn finish_orphans_in(dir: &Path) -> Vec<Swept> {
         // left them to the host's git).
         let fresh: Vec<PathBuf> =
             serde_json::from_value(v["fresh_roots"].clone()).unwrap_or_default();
-        for mut s in settle_fresh_roots(&fresh, &known) {
+        for mut s in settle_fresh_roots(&fresh, &known, true) {
             s.earlier_run = true;
             out.push(s);
         }

@@ -1213,6 +1213,8 @@ fn a_worktree_beside_the_project_can_be_added_with_the_offered_grant() {
     }
     assert!(!killed.join(".git").exists(), "{err}");
     assert!(err.contains("an earlier command"), "{err}");
+    // Attack pass 42, H2: it may be the user's, made since: said, with what to do.
+    assert!(err.contains("if you made it, move it back"), "{err}");
 }
 
 /// New-user pass nu17 N6: `git worktree prune` inside cordon cannot remove a stale
