@@ -149,7 +149,8 @@ impl RememberRule {
 }
 
 /// The wire form of [`ReviewableRequest::needs`]: `{"profile": {"name", "kind", "network",
-/// "writable": [paths as spelled], "denied_entries": N}, "additional", "sandboxed"}`.
+/// "network_rules", "writable": [paths as spelled], "denied_entries": N, "caches",
+/// "limits", "env_keep"?, "env_set"? (names)}, "additional", "sandboxed"}`.
 fn needs_summary<S: serde::Serializer>(n: &NeededPermissions, s: S) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeMap;
     let fs = n.profile.effective_filesystem();
@@ -167,13 +168,26 @@ fn needs_summary<S: serde::Serializer>(n: &NeededPermissions, s: S) -> Result<S:
                 .count(),
         ),
     };
-    let profile = serde_json::json!({
+    // Everything that widens the sandbox beyond its name stays on the wire (attack pass
+    // 42, H3: host sockets, loopback forwards, allowed hosts and kept secrets were left
+    // out): the network rules, the variables kept or set (names only: values may be
+    // secrets), the cache mode and the limits. Only the deny list is a count.
+    let mut profile = serde_json::json!({
         "name": n.profile.name,
         "kind": n.profile.kind,
         "network": n.profile.network,
+        "network_rules": n.profile.network_rules,
         "writable": writable,
         "denied_entries": denied,
+        "caches": n.profile.caches,
+        "limits": n.profile.limits,
     });
+    if !n.profile.env.keep.is_empty() {
+        profile["env_keep"] = serde_json::json!(n.profile.env.keep);
+    }
+    if !n.profile.env.set.is_empty() {
+        profile["env_set"] = serde_json::json!(n.profile.env.set.keys().collect::<Vec<_>>());
+    }
     let mut m = s.serialize_map(None)?;
     m.serialize_entry("profile", &profile)?;
     if let Some(a) = &n.additional {
@@ -207,9 +221,9 @@ pub struct ReviewableRequest {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<String>,
     /// What it would run with. On the wire (`approval_request` lines, MCP) the profile is
-    /// summarised ([`needs_summary`]): its name, kind, network and writable entries, and how
-    /// many entries it denies — not the whole built-in list (new-user pass nu18 F15: each
-    /// request line was about 11 KB).
+    /// summarised ([`needs_summary`]): everything that widens it (writable entries, network
+    /// rules, kept variables, caches, limits) and only how many entries it denies — not the
+    /// whole built-in list (new-user pass nu18 F15: each request line was about 11 KB).
     #[serde(serialize_with = "needs_summary")]
     pub needs: NeededPermissions,
     /// Matched rules and findings that made it ask, one line each.
@@ -580,6 +594,50 @@ mod tests {
     fn rec(argv: &[&str]) -> DecisionRecord {
         let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
         Policy::empty().evaluate(&argv, &EvalContext::default())
+    }
+
+    /// nu18 F15 and attack pass 42 H3: the request's profile on the wire is small (no deny
+    /// list, only its count) but names everything that widens the sandbox: host unix
+    /// sockets, loopback forwards, allowed hosts, kept and set variables (names only).
+    #[test]
+    fn the_wire_profile_is_small_and_names_every_widening() {
+        let mut profile = cordon_policy::PermissionProfile::builtin("workspace-write").unwrap();
+        profile.network_rules.unix_sockets = vec!["/run/docker.sock".into()];
+        profile.network_rules.local = vec!["127.0.0.1:5432".into()];
+        profile.network_rules.allow = vec!["pypi.org".into()];
+        profile.env.keep = vec!["GITHUB_TOKEN".into()];
+        profile
+            .env
+            .set
+            .insert("API_KEY".into(), "s3cr3t-value".into());
+        let needs = NeededPermissions {
+            profile,
+            additional: None,
+            sandboxed: true,
+        };
+        let req = ReviewableRequest::tool_call(
+            RunId::new(),
+            &rec(&["make"]),
+            "/w".into(),
+            needs,
+            "x".into(),
+        );
+        let wire = serde_json::to_string(&req).unwrap();
+        assert!(wire.len() < 4096, "{} bytes: {wire}", wire.len());
+        for named in [
+            "/run/docker.sock",
+            "127.0.0.1:5432",
+            "pypi.org",
+            "GITHUB_TOKEN",
+            "API_KEY",
+            "denied_entries",
+        ] {
+            assert!(wire.contains(named), "{named}: {wire}");
+        }
+        assert!(
+            !wire.contains("s3cr3t-value") && !wire.contains(".ssh"),
+            "{wire}"
+        );
     }
 
     /// nu11 M2 and M3: `[s]` is offered only where a session answer is kept: not for a dangerous
