@@ -527,6 +527,17 @@ pub fn resolve_caches(
                         .any(|d| d.starts_with(&path))
                 })
         };
+        // And only where it is named as a cache: a directory of its path says `cache`, or
+        // it has the default location's name (`…/npm-cache`, `/srv/.npm`, `/x/go-build`).
+        // What a directory holds tells only what it is not, and code is reached in more
+        // ways than `bin/` or `$PATH` (attack pass 42, H1: `PIP_CACHE_DIR=D` with
+        // `PYTHONPATH=D/site` ran a planted `sitecustomize.py`; `/opt/nodejs` held
+        // `node-v20/bin/`, linked from a `$PATH` directory).
+        let named_cache = path.components().any(|c| {
+            c.as_os_str()
+                .to_str()
+                .is_some_and(|n| n.to_ascii_lowercase().contains("cache"))
+        }) || Path::new(home_relative(default)).file_name() == path.file_name();
         // (A cache's own directory inside a tool home the variable names —
         // `$CARGO_HOME/registry` — is one by definition: `in_home`.)
         if !own
@@ -536,7 +547,8 @@ pub fn resolve_caches(
                 || ["/usr", "/etc", "/boot"]
                     .iter()
                     .any(|t| path.starts_with(t))
-                || prefix())
+                || prefix()
+                || !named_cache)
         {
             return None;
         }
@@ -898,17 +910,34 @@ mod tests {
         }
         // attack41 E2: nor over a tool's prefix: one holding `bin/` (or `shims/`), or one
         // with a directory of the command's PATH in it.
+        // (Each named as a cache, so that what refuses it is what it holds.)
         for (dir, fs4, path) in [
-            ("/opt/tool", fs.clone().dir("/opt/tool/bin"), None),
             (
-                "/home/u/.pyenv",
-                fs.clone().dir("/home/u/.pyenv/shims"),
+                "/opt/tool-cache",
+                fs.clone().dir("/opt/tool-cache/bin"),
                 None,
             ),
             (
-                "/srv/tool",
-                fs.clone().dir("/srv/tool/x/y"),
-                Some("/usr/bin:/srv/tool/x/y"),
+                "/home/u/.cache/pyenv",
+                fs.clone().dir("/home/u/.cache/pyenv/shims"),
+                None,
+            ),
+            (
+                "/srv/tool-cache",
+                fs.clone().dir("/srv/tool-cache/x/y"),
+                Some("/usr/bin:/srv/tool-cache/x/y"),
+            ),
+            // attack42 H1: nor where it is not named as a cache (`PYTHONPATH` into it, a
+            // tool prefix reached through a symlink in a PATH directory).
+            (
+                "/var/tmp/pylibs",
+                fs.clone().dir("/var/tmp/pylibs/site"),
+                None,
+            ),
+            (
+                "/opt/nodejs",
+                fs.clone().dir("/opt/nodejs/node-v20/bin"),
+                None,
             ),
         ] {
             let mut ctx4 = ctx.clone();
@@ -922,18 +951,20 @@ mod tests {
                 "{dir}: {c4:?}"
             );
         }
-        // Twin: a cache directory with other entries, and the PATH elsewhere, is layered.
-        let mut ctx5 = ctx.clone();
-        ctx5.env
-            .insert("npm_config_cache".into(), "/srv/tool".into());
-        ctx5.env
-            .insert("PATH".into(), "/usr/bin:/srv/toolbox/bin".into());
-        let fs5 = fs.clone().dir("/srv/tool/_cacache").dir("/srv/toolbox/bin");
-        let c5 = crate::resolve(&p, &ctx5, &fs5).unwrap().caches;
-        assert!(
-            c5.iter().any(|c| c.path == Path::new("/srv/tool")),
-            "{c5:?}"
-        );
+        // Twins: a cache directory (named as one, or with the default's name) with other
+        // entries, and the PATH elsewhere, is layered.
+        for dir in ["/srv/tool-cache", "/srv/.npm"] {
+            let mut ctx5 = ctx.clone();
+            ctx5.env.insert("npm_config_cache".into(), dir.into());
+            ctx5.env
+                .insert("PATH".into(), "/usr/bin:/srv/toolbox/bin".into());
+            let fs5 = fs
+                .clone()
+                .dir(&format!("{dir}/_cacache"))
+                .dir("/srv/toolbox/bin");
+            let c5 = crate::resolve(&p, &ctx5, &fs5).unwrap().caches;
+            assert!(c5.iter().any(|c| c.path == Path::new(dir)), "{dir}: {c5:?}");
+        }
         // nu18 F8: a layer of its own, not the one of `~/.cargo` (another lower).
         let state = |n: &str| c.iter().find(|c| c.name == n).map(|c| c.state.clone());
         let home_layer = state("cargo-home").unwrap();
