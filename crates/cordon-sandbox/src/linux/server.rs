@@ -915,15 +915,18 @@ fn relay_to_template(
         if pfd[0].revents != 0 {
             // The client hung up (or spoke out of turn): the run is over for it.
             super::template::pidfd_signal(&pidfd, libc::SIGKILL);
+            // Until the killed tree is gone (P's end closes): the cgroup is then empty and
+            // removable, and the template's running token (held by this process) is let go
+            // only then (attack pass 42: without a cgroup it was let go at once, while the
+            // tree could still touch the live cache layer). A tree slower than 2 s leaves
+            // the directory to the sweep of dead runs.
+            let _ = from_p
+                .get_ref()
+                .get_ref()
+                .1
+                .set_read_timeout(Some(std::time::Duration::from_secs(2)));
+            let _ = from_p.read_line(&mut String::new());
             if let Some(c) = &cgroup {
-                // Once the killed tree is gone (P's end closes) the directory is empty and
-                // removable; a tree slower than 2 s leaves it to the sweep of dead runs.
-                let _ = from_p
-                    .get_ref()
-                    .get_ref()
-                    .1
-                    .set_read_timeout(Some(std::time::Duration::from_secs(2)));
-                let _ = from_p.read_line(&mut String::new());
                 c.remove();
             }
             return Ok(());
