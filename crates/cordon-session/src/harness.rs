@@ -352,20 +352,69 @@ struct ProcState {
     recent: std::collections::VecDeque<u8>,
     dropped: u64,
     finished: Option<Report>,
+    /// Without a terminal: the last, unfinished line of stdout (0) and stderr (1), held
+    /// until its newline so that the two pipes are merged at line boundaries (new-user
+    /// pass nu21, K3: curl writes its stderr a byte at a time, and `-w '%{http_code}'`
+    /// on stdout landed inside it: `curl: (50006) …`). Let go by a reader, at the end, or
+    /// past [`PARTIAL_LINE_BYTES`].
+    partial: [Vec<u8>; 2],
+}
+
+/// The longest unfinished line held back ([`ProcState::partial`]).
+const PARTIAL_LINE_BYTES: usize = 4096;
+
+impl ProcState {
+    /// Appends `bytes` to the output (unread, and the classification tail).
+    fn emit(&mut self, bytes: &[u8]) {
+        self.unread.extend(bytes);
+        self.recent.extend(bytes);
+        let old = self.recent.len().saturating_sub(runner::STDERR_TAIL);
+        self.recent.drain(..old);
+        let over = self.unread.len().saturating_sub(OUTPUT_BUFFER_BYTES);
+        if over > 0 {
+            self.unread.drain(..over);
+            self.dropped += over as u64;
+        }
+    }
+
+    /// [`Proc::push_stream`]: whole lines of `stream` out, the unfinished rest held.
+    fn push_stream(&mut self, stream: usize, bytes: &[u8]) {
+        let held = &mut self.partial[stream];
+        held.extend_from_slice(bytes);
+        let cut = match held.iter().rposition(|b| *b == b'\n') {
+            Some(i) => i + 1,
+            None if held.len() > PARTIAL_LINE_BYTES => held.len(),
+            None => 0,
+        };
+        if cut > 0 {
+            let line: Vec<u8> = held.drain(..cut).collect();
+            self.emit(&line);
+        }
+    }
+
+    /// Lets go of the held unfinished lines, stdout's first.
+    fn flush_partials(&mut self) {
+        for i in 0..2 {
+            let held = std::mem::take(&mut self.partial[i]);
+            self.emit(&held);
+        }
+    }
 }
 
 impl Proc {
+    /// Output from the terminal (one stream: as it comes).
     fn push(&self, bytes: &[u8]) {
         if let Ok(mut st) = self.state.lock() {
-            st.unread.extend(bytes);
-            st.recent.extend(bytes);
-            let old = st.recent.len().saturating_sub(runner::STDERR_TAIL);
-            st.recent.drain(..old);
-            let over = st.unread.len().saturating_sub(OUTPUT_BUFFER_BYTES);
-            if over > 0 {
-                st.unread.drain(..over);
-                st.dropped += over as u64;
-            }
+            st.emit(bytes);
+        }
+        self.changed.notify_all();
+    }
+
+    /// Output from stdout (`stream` 0) or stderr (1) without a terminal: whole lines go
+    /// out at once; an unfinished one is held ([`ProcState::partial`]).
+    fn push_stream(&self, stream: usize, bytes: &[u8]) {
+        if let Ok(mut st) = self.state.lock() {
+            st.push_stream(stream, bytes);
         }
         self.changed.notify_all();
     }
@@ -402,7 +451,8 @@ impl Proc {
             Ok(s) => s,
             Err(p) => p.into_inner(),
         };
-        while st.unread.is_empty() && st.finished.is_none() {
+        while st.unread.is_empty() && st.partial.iter().all(Vec::is_empty) && st.finished.is_none()
+        {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 break;
@@ -412,6 +462,8 @@ impl Proc {
                 Err(p) => p.into_inner().0,
             };
         }
+        // A reader gets what is there, an unfinished line (a prompt) included.
+        st.flush_partials();
         let n = st.unread.len().min(max);
         let bytes: Vec<u8> = st.unread.iter().take(n).copied().collect();
         let cut = match std::str::from_utf8(&bytes) {
@@ -867,7 +919,7 @@ impl Harness {
         });
         if !params.tty {
             let p = Arc::clone(&proc);
-            io.stderr_sink = Some(Box::new(move |b: &[u8]| p.push(b)));
+            io.stderr_sink = Some(Box::new(move |b: &[u8]| p.push_stream(1, b)));
         }
         if let Some(data) = params.stdin_data.clone() {
             // On a thread of its own: a command that reads slowly (or not at all) must not
@@ -908,7 +960,8 @@ impl Harness {
                 loop {
                     match r.read(&mut buf) {
                         Ok(0) | Err(_) => break,
-                        Ok(n) => p.push(&buf[..n]),
+                        Ok(n) if tty => p.push(&buf[..n]),
+                        Ok(n) => p.push_stream(0, &buf[..n]),
                     }
                 }
                 let _ = eof.send(());
@@ -971,7 +1024,9 @@ impl Harness {
                 // them, not stderr alone: test runners report on stdout (new-user pass
                 // nu16 N2: a refused path pytest printed was "named by no output").
                 if let (Ok((sig, _)), false) = (&mut ran, tty) {
-                    let st = lock(&p.state);
+                    let mut st = lock(&p.state);
+                    // Both pipes are at their end: nothing is held back any more.
+                    st.flush_partials();
                     let v: Vec<u8> = st.recent.iter().copied().collect();
                     sig.stderr_tail = String::from_utf8_lossy(&v).into_owned();
                     sig.stdout_seen = true;
@@ -1257,6 +1312,32 @@ fn canonical(p: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// New-user pass nu21, K3: stderr written a byte at a time (curl) and stdout without a
+    /// newline (`-w '%{http_code}'`) are merged at line boundaries: the stderr line whole,
+    /// then the stdout text once let go; a held prompt reaches a reader.
+    #[test]
+    fn pipes_are_merged_at_line_boundaries() {
+        let mut st = ProcState::default();
+        let err = b"curl: (56) CONNECT tunnel failed\n";
+        for (i, b) in err.iter().enumerate() {
+            st.push_stream(1, std::slice::from_ref(b));
+            if i == 8 {
+                st.push_stream(0, b"000");
+            }
+        }
+        st.push_stream(0, b"ok\nmore");
+        st.flush_partials();
+        let all: Vec<u8> = st.unread.iter().copied().collect();
+        assert_eq!(
+            String::from_utf8_lossy(&all),
+            "curl: (56) CONNECT tunnel failed\n000ok\nmore"
+        );
+        // An endless line is not held for ever.
+        let mut st = ProcState::default();
+        st.push_stream(1, &vec![b'x'; PARTIAL_LINE_BYTES + 1]);
+        assert_eq!(st.unread.len(), PARTIAL_LINE_BYTES + 1);
+    }
 
     fn proc() -> Proc {
         Proc {
