@@ -30,6 +30,29 @@ pub struct RunOptions {
     pub helper_verbose: bool,
 }
 
+/// The command's stderr pipe: read, and (on Unix) polled by the relay.
+#[cfg(unix)]
+trait StderrPipe: Read + Send + std::os::fd::AsFd {}
+#[cfg(unix)]
+impl<T: Read + Send + std::os::fd::AsFd> StderrPipe for T {}
+#[cfg(not(unix))]
+trait StderrPipe: Read + Send {}
+#[cfg(not(unix))]
+impl<T: Read + Send> StderrPipe for T {}
+
+/// How long the stderr relay holds an unfinished line while the command writes nothing.
+#[cfg(unix)]
+const HOLD_LINE: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Whether `pipe` has something to read (or its end) within `wait`.
+#[cfg(unix)]
+fn readable_within(pipe: &dyn StderrPipe, wait: std::time::Duration) -> bool {
+    use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+    let mut fds = [PollFd::new(pipe.as_fd(), PollFlags::POLLIN)];
+    let ms = u16::try_from(wait.as_millis()).unwrap_or(u16::MAX);
+    poll(&mut fds, PollTimeout::from(ms)).is_ok_and(|n| n > 0)
+}
+
 /// Receives captured stderr chunk by chunk ([`RunIo::stderr_sink`]).
 pub type StderrSink = Box<dyn FnMut(&[u8]) + Send>;
 
@@ -493,12 +516,12 @@ impl Proc {
         }
     }
 
-    fn take_stderr(&mut self) -> Option<Box<dyn Read + Send>> {
+    fn take_stderr(&mut self) -> Option<Box<dyn StderrPipe>> {
         match self {
-            Proc::Child(c) => c.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>),
+            Proc::Child(c) => c.stderr.take().map(|p| Box::new(p) as Box<dyn StderrPipe>),
             #[cfg(target_os = "linux")]
             Proc::Served(_, r) | Proc::Forked(_, r) => {
-                r.take().map(|p| Box::new(p) as Box<dyn Read + Send>)
+                r.take().map(|p| Box::new(p) as Box<dyn StderrPipe>)
             }
         }
     }
@@ -553,23 +576,47 @@ fn wait(
         let line = Arc::clone(&line);
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
+            // On cordon's own stderr, an unfinished line is held until its newline or until
+            // the command pauses (new-user pass nu21, K3: curl writes its stderr a byte at a
+            // time, and with `2>&1` its stdout landed inside a line: `curl000: (56) …`).
+            let mut held: Vec<u8> = Vec::new();
+            let copy = |bytes: &[u8]| {
+                if bytes.is_empty() {
+                    return;
+                }
+                if let Ok(mut l) = line.lock() {
+                    // After the run was over nothing more is copied: a leftover process
+                    // must not write after cordon's report.
+                    if !l.closed {
+                        let mut err = std::io::stderr().lock();
+                        let _ = err.write_all(bytes);
+                        let _ = err.flush();
+                        l.open = bytes[bytes.len() - 1] != b'\n';
+                    }
+                }
+            };
             loop {
+                #[cfg(unix)]
+                if sink.is_none() && !held.is_empty() && !readable_within(&*pipe, HOLD_LINE) {
+                    copy(&std::mem::take(&mut held));
+                }
                 match pipe.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
+                    Ok(0) | Err(_) => {
+                        copy(&std::mem::take(&mut held));
+                        break;
+                    }
                     Ok(n) => {
                         match sink.as_mut() {
                             Some(s) => s(&buf[..n]),
                             None => {
-                                if let Ok(mut l) = line.lock() {
-                                    // After the run was over nothing more is copied: a
-                                    // leftover process must not write after cordon's report.
-                                    if !l.closed {
-                                        let mut err = std::io::stderr().lock();
-                                        let _ = err.write_all(&buf[..n]);
-                                        let _ = err.flush();
-                                        l.open = buf[n - 1] != b'\n';
-                                    }
-                                }
+                                held.extend_from_slice(&buf[..n]);
+                                let cut = match held.iter().rposition(|b| *b == b'\n') {
+                                    Some(i) => i + 1,
+                                    None if cfg!(unix) && held.len() <= 4096 => 0,
+                                    None => held.len(),
+                                };
+                                let out: Vec<u8> = held.drain(..cut).collect();
+                                copy(&out);
                             }
                         }
                         if let Ok(mut t) = tail.lock() {

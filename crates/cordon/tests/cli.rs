@@ -3279,3 +3279,38 @@ fn no_command_is_a_usage_error_and_help_is_not() {
     assert_eq!(o.status.code(), Some(0));
     assert!(!text(&o.stdout).contains("--json"), "{}", text(&o.stdout));
 }
+
+/// New-user pass nu21, K3: cordon relays the command's stderr (to classify it) while its
+/// stdout goes straight to the caller; a program writing stderr a byte at a time (curl)
+/// had stdout spliced into its line with `2>&1`. The relay holds an unfinished line until
+/// its newline (or a pause), so the line stays whole. Twin: all the output is there.
+#[test]
+fn stderr_lines_stay_whole_when_stdout_is_merged() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let script = "import os, time\n\
+                  for i, c in enumerate(b'curl: (56) CONNECT tunnel failed\\n'):\n    \
+                  os.write(2, bytes([c]))\n    time.sleep(0.002)\n    \
+                  if i == 3:\n        time.sleep(0.005); os.write(1, b'000')\n";
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "{} run --no-server -- python3 -c \"$S\" 2>&1",
+            support::CORDON
+        ))
+        .env("S", script)
+        .current_dir(&p.dir)
+        .env("HOME", &p.home)
+        .env_remove("CORDON_PROFILE")
+        .env_remove("CORDON_CONFIG")
+        .output()
+        .unwrap();
+    let all = text(&o.stdout);
+    assert!(
+        all.contains("curl: (56) CONNECT tunnel failed\n"),
+        "{all:?}"
+    );
+    assert!(all.contains("000"), "{all:?}");
+}
