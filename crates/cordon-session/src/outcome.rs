@@ -397,6 +397,16 @@ const NETWORK_ERRORS: &[&str] = &[
     "enetunreach",
 ];
 
+/// Failed connections (curl to an address, nu21 K1: `Failed to connect to 1.1.1.1 port
+/// 443 …: Couldn't connect to server`): a network failure only with a recorded attempt
+/// beside it (a refused connection alone is as often a server that is down).
+const CONNECT_ERRORS: &[&str] = &[
+    "failed to connect to",
+    "couldn't connect to server",
+    "could not connect to",
+    "failed to establish a new connection",
+];
+
 /// Whether `marker` occurs in `text` as whole words: not inside a longer word (`enotfound`
 /// is Node's `ENOTFOUND`, not the end of Python's `FileNotFoundError`: new user, stop 18).
 fn contains_word(text: &str, marker: &str) -> bool {
@@ -1145,7 +1155,6 @@ fn from_records(
     ctx: &ClassifyContext<'_>,
 ) -> Option<Inferred> {
     let tail = &sig.stderr_tail;
-    let lower = tail.to_ascii_lowercase();
     // Path writes only: network attempts are judged with the network (`from_output`).
     let mut writes = d.records.iter().filter(|r| !r.is_network());
     let (rec, confidence) = match writes
@@ -1154,10 +1163,28 @@ fn from_records(
         .find(|r| output_names(tail, &r.path, ctx.cwd))
     {
         Some(r) => (r, Confidence::High),
-        None if ACCESS_ERRORS.iter().any(|(m, _)| lower.contains(m)) => {
-            (writes.next_back()?, Confidence::Medium)
+        // An access error that names no path: the last refused write may be it. One that
+        // names another path is about that path, not about a record the output never
+        // mentions (new-user pass nu21, K2: `cat ~/.ssh/key` failed, bash then wrote the
+        // hidden `~/.bash_history` on exit, and that write was named as the cause).
+        None => {
+            let last = writes.next_back()?;
+            let related = |l: &str| {
+                let named = candidate_paths(l);
+                named.is_empty()
+                    || named.iter().any(|c| {
+                        let abs = cordon_policy::paths::lexical_normalize(Path::new(c), ctx.cwd);
+                        abs.starts_with(&last.path) || last.path.starts_with(&abs)
+                    })
+            };
+            if !tail.lines().any(|l| {
+                let low = l.to_ascii_lowercase();
+                ACCESS_ERRORS.iter().any(|(m, _)| low.contains(m)) && related(l)
+            }) {
+                return None;
+            }
+            (last, Confidence::Medium)
         }
-        None => return None,
     };
     let (hint, offered) = record_hint(rec, ctx);
     let mut evidence = vec![ev(
@@ -1292,9 +1319,14 @@ fn from_output(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Inferred> 
 /// off (new user, stop 19: an allowed host was refused and the advice was
 /// `--allow-network`, which lifts all filtering).
 fn network_failure(sig: &RunSignals, lines: &[&str], managed: bool) -> Option<Inferred> {
+    // A failed connection to the command's own loopback is no network denial: each command
+    // has its own `lo` (`own_loopback_hint` says how to reach the host's).
+    const LOOPBACK: [&str; 4] = ["127.0.0.1", "localhost", "[::1]", " ::1"];
     let line = lines.iter().find(|l| {
         let lower = l.to_ascii_lowercase();
-        NETWORK_ERRORS.iter().any(|m| contains_word(&lower, m))
+        (NETWORK_ERRORS.iter().any(|m| contains_word(&lower, m))
+            || (sig.denials.is_some() && CONNECT_ERRORS.iter().any(|m| lower.contains(m))))
+            && !LOOPBACK.iter().any(|a| lower.contains(a))
     });
     let host = line.and_then(|l| extract_host(l));
     let hint = |host: &Option<String>| {
@@ -2165,6 +2197,57 @@ mod tests {
         assert!(why.contains("a system directory"), "{why}");
     }
 
+    /// New-user pass nu21: K2, an access error naming one path is not blamed on a refused
+    /// write of another path the output never names (bash's history write on exit); K1, a
+    /// failed connection to an address is the network when the sandbox recorded the
+    /// attempt (curl: "Failed to connect to 1.1.1.1 port 443"). Twins: an access error
+    /// naming no path still takes the last record; a loopback failure is not the network.
+    #[test]
+    fn the_cause_is_what_the_output_names() {
+        let history = record(
+            "/w/home/.bash_history",
+            "denied by the profile (deny entry)",
+            None,
+        );
+        let o = run_with_records(
+            3,
+            "cat: /w/home/.ssh/id_ed25519: Permission denied",
+            vec![history.clone()],
+        );
+        assert!(
+            !matches!(&o.class, OutcomeClass::SandboxDenied { path: Some(p), .. } if p.ends_with(".bash_history")),
+            "{o:?}"
+        );
+        let o = run_with_records(1, "error: Permission denied", vec![history]);
+        assert!(
+            matches!(&o.class, OutcomeClass::SandboxDenied { path: Some(p), .. } if p.ends_with(".bash_history")),
+            "{o:?}"
+        );
+        let net = cordon_sandbox::denials::DenialRecord {
+            syscall: cordon_sandbox::denials::DenialRecord::NETWORK_SYSCALL.into(),
+            path: "1.1.1.1:443".into(),
+            errno: "ENETUNREACH".into(),
+            rule: "network off (R-P4)".into(),
+            grant: None,
+        };
+        let o = run_with_records(
+            7,
+            "curl: (7) Failed to connect to 1.1.1.1 port 443 after 0 ms: Couldn't connect to server",
+            vec![net.clone()],
+        );
+        assert!(
+            matches!(o.class, OutcomeClass::NetworkDenied { .. }),
+            "{o:?}"
+        );
+        let o = run_with_records(
+            7,
+            "curl: (7) Failed to connect to 127.0.0.1 port 8799 after 0 ms: Couldn't connect to server",
+            vec![],
+        );
+        assert_eq!(o.class, OutcomeClass::CommandFailed, "{o:?}");
+        assert!(o.hint.unwrap_or_default().contains("--local-port"));
+    }
+
     /// New-user pass nu20, G4: a limit the helper reported, and a `network.local` forward
     /// that found nothing listening, have a hint a person can act on (it was null while
     /// stderr said what to do). Twin: a plain failure has none.
@@ -2483,31 +2566,37 @@ mod tests {
             .dir("/data/src/proj")
             .dir("/data/src/there")
             .dir("/home/u/proj2");
-        let classify_in = |cwd: &str, home: Option<&Path>, rec| {
-            let mut r = resolved();
-            r.cwd = cwd.into();
-            r.workspace = cwd.into();
-            let mut d = cordon_sandbox::denials::DenialReport::default();
-            d.push(rec);
-            classify(
-                &RunSignals {
-                    code: Some(128),
-                    stderr_tail: "fatal: could not create leading directories of '../wt/.git': \
-                                  Read-only file system"
-                        .into(),
-                    sandboxed: true,
-                    denials: Some(d),
-                    ..Default::default()
-                },
-                &ClassifyContext {
-                    resolved: Some(&r),
-                    fs: &fs,
-                    cwd: Path::new(cwd),
-                    network_enabled: false,
-                    home,
-                },
-            )
-        };
+        let classify_in =
+            |cwd: &str, home: Option<&Path>, rec: cordon_sandbox::denials::DenialRecord| {
+                let mut r = resolved();
+                r.cwd = cwd.into();
+                r.workspace = cwd.into();
+                let mut d = cordon_sandbox::denials::DenialReport::default();
+                // The output names what was refused (nu21 K2: a record it does not name is not
+                // the cause).
+                let tail = format!(
+                    "fatal: could not create leading directories of '{}/.git': Read-only file \
+                 system",
+                    rec.path.display()
+                );
+                d.push(rec);
+                classify(
+                    &RunSignals {
+                        code: Some(128),
+                        stderr_tail: tail,
+                        sandboxed: true,
+                        denials: Some(d),
+                        ..Default::default()
+                    },
+                    &ClassifyContext {
+                        resolved: Some(&r),
+                        fs: &fs,
+                        cwd: Path::new(cwd),
+                        network_enabled: false,
+                        home,
+                    },
+                )
+            };
         let mkdir = |path: &str, parent: &str| {
             let mut r = record(path, "read-only: outside every writable root", Some(parent));
             r.syscall = "mkdir".into();

@@ -664,7 +664,9 @@ pub fn offline_env() -> &'static [(&'static str, &'static str)] {
         // (new-user pass nu20, G2): a lookup nobody needs.
         ("npm_config_update_notifier", "false"),
         ("YARN_NETWORK_TIMEOUT", "5000"),
-        ("PIP_RETRIES", "0"),
+        // One retry, not none: with none pip says nothing of the network, only "No
+        // matching distribution" (new-user pass nu21, K1); the retry fails at once too.
+        ("PIP_RETRIES", "1"),
         ("PIP_TIMEOUT", "5"),
         ("CARGO_NET_RETRY", "0"),
     ]

@@ -296,6 +296,16 @@ fn result(r: &ExecResult) -> CallToolResult {
     if let Some(o) = &r.outcome {
         let hint = o.hint.as_deref().unwrap_or("");
         match &o.class {
+            // A failure the network may explain (a refused lookup the output does not name,
+            // nu21 K1): the widening is a tool argument here too.
+            cordon_session::OutcomeClass::CommandFailed
+                if !offered && hint.contains("--allow-network") =>
+            {
+                text.push_str(
+                    "\n[cordon: here `--allow-network` is exec_command's additional_permissions \
+                     {\"network\":true} with a justification; the user must approve]",
+                );
+            }
             cordon_session::OutcomeClass::TimedOut if hint.contains("--timeout") => {
                 text.push_str(
                     "\n[cordon: here the time limit is exec_command's `timeout_ms` argument]",
