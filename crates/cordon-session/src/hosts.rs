@@ -218,10 +218,13 @@ impl Session {
                 },
                 None => format!("approved once by {by} (no config directory to remember it in)"),
             },
-            Answer::Deny | Answer::Abort => format!(
-                "denied by {by}{}",
-                r.note.map(|n| format!(": {n}")).unwrap_or_default()
-            ),
+            // A note that already says it was denied is the whole reason (nu21 K4: "denied
+            // by mcp client: denied through the MCP client …").
+            Answer::Deny | Answer::Abort => match r.note {
+                Some(n) if n.starts_with("denied") => n,
+                Some(n) => format!("denied by {by}: {n}"),
+                None => format!("denied by {by}"),
+            },
         };
         self.scope.record(
             DecisionKind::NetworkHost,

@@ -461,10 +461,11 @@ fn extract_host(line: &str) -> Option<String> {
     ] {
         if let Some(i) = lower.find(marker) {
             let rest = &line[i + marker.len()..];
-            let host = rest
-                .split_whitespace()
-                .next()?
-                .trim_matches(|c: char| "'\"`,;:()[]".contains(c));
+            // Nothing after the marker (`npm error code EAI_AGAIN`): the next marker.
+            let Some(word) = rest.split_whitespace().next() else {
+                continue;
+            };
+            let host = word.trim_matches(|c: char| "'\"`,;:()[]".contains(c));
             if !host.is_empty() && host.contains('.') {
                 return Some(host.to_string());
             }
@@ -1328,7 +1329,11 @@ fn network_failure(sig: &RunSignals, lines: &[&str], managed: bool) -> Option<In
             || (sig.denials.is_some() && CONNECT_ERRORS.iter().any(|m| lower.contains(m))))
             && !LOOPBACK.iter().any(|a| lower.contains(a))
     });
-    let host = line.and_then(|l| extract_host(l));
+    // The host from any line that names one (npm's first line says only `code EAI_AGAIN`;
+    // its `getaddrinfo EAI_AGAIN registry.npmjs.org` comes later: nu21 K5).
+    let host = line
+        .and_then(|l| extract_host(l))
+        .or_else(|| line.and_then(|_| lines.iter().find_map(|l| extract_host(l))));
     let hint = |host: &Option<String>| {
         let what = host
             .as_ref()
@@ -2246,6 +2251,23 @@ mod tests {
         );
         assert_eq!(o.class, OutcomeClass::CommandFailed, "{o:?}");
         assert!(o.hint.unwrap_or_default().contains("--local-port"));
+        // K5: npm names the host on a later line than its first EAI_AGAIN.
+        let dns = cordon_sandbox::denials::DenialRecord {
+            path: "10.255.255.53:53".into(),
+            ..net
+        };
+        let o = run_with_records(
+            1,
+            "npm error code EAI_AGAIN\nnpm error request to https://registry.npmjs.org/x \
+             failed, reason: getaddrinfo EAI_AGAIN registry.npmjs.org",
+            vec![dns],
+        );
+        match &o.class {
+            OutcomeClass::NetworkDenied { host, .. } => {
+                assert_eq!(host.as_deref(), Some("registry.npmjs.org"), "{o:?}")
+            }
+            c => panic!("{c:?}"),
+        }
     }
 
     /// New-user pass nu20, G4: a limit the helper reported, and a `network.local` forward

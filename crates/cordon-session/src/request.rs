@@ -516,7 +516,13 @@ impl ReviewableRequest {
         if let Some(w) = &self.warning {
             let _ = writeln!(s, "  WARNING: {}", p(w));
         }
-        if let Some(r) = &self.remember {
+        // Only where the answer is offered (nu21 K4: a widening's form said `[r]` without
+        // offering it).
+        if let Some(r) = self
+            .remember
+            .as_ref()
+            .filter(|_| self.allowed_answers().contains(&Answer::RememberRule))
+        {
             let _ = writeln!(
                 s,
                 "  [r] would add the rule: allow {} (segment {})",

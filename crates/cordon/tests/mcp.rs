@@ -87,6 +87,7 @@ fn python_mcp_client_end_to_end() {
         "ok confined command",
         "ok denied write classified sandbox-denied",
         "ok approved via elicitation",
+        "ok an answer the form does not offer is refused, and said",
         "ok 20-command session",
         "ok interactive python REPL on a terminal",
         "ok no elicitation: refused (R-A6)",

@@ -62,11 +62,15 @@ async def read_until(session, sid, needle, seconds=20, seen=""):
 
 
 asked = []
+schemas = []
+next_answers = []
 
 
 async def approve_once(context, params):
     asked.append(params.message)
-    return types.ElicitResult(action="accept", content={"answer": "once"})
+    schemas.append(params.requested_schema)
+    answer = next_answers.pop(0) if next_answers else "once"
+    return types.ElicitResult(action="accept", content={"answer": answer})
 
 
 async def with_person():
@@ -123,6 +127,19 @@ async def with_person():
             assert "the test needs the marker file" in asked[0], asked[0]
             assert sc(r)["approval"]["by"] == "mcp client", sc(r)["approval"]
             ok("approved via elicitation")
+
+            # The form describes exactly the answers it offers; an answer it does not offer
+            # is a denial that says so (nu20 G5, nu21 K4).
+            answer = schemas[-1]["properties"]["answer"]
+            described = {d.split(":")[0].strip() for d in answer["description"].split(";")}
+            assert described == set(answer["enum"]), answer
+            next_answers.append("yes please")
+            r = await call(s, "exec_command", argv=["touch", "approved-2.txt"])
+            o = sc(r)["outcome"]
+            assert o["outcome"] == "refused", o
+            assert "is not one this request offers" in o["why"], o
+            assert not os.path.exists("approved-2.txt")
+            ok("an answer the form does not offer is refused, and said")
 
             # A 20-command session: one shell, cwd and variables persist.
             r = sc(await call(s, "exec_command", argv=["bash"], stdin=True, yield_time_ms=200))

@@ -131,7 +131,8 @@ impl Approver for Elicitor {
                 (Answer::RememberRule, true) => {
                     "remember-rule: allow this host from now on (~/.config/cordon/network-hosts.toml)"
                 }
-                (Answer::Deny, _) => "deny: do not run it",
+                (Answer::Deny, false) => "deny: do not run it",
+                (Answer::Deny, true) => "deny: refuse this connection",
                 (Answer::Abort, _) => "abort: stop the agent's turn",
             })
             .collect();
@@ -163,14 +164,27 @@ impl Approver for Elicitor {
             Ok(Err(e)) => return deny(format!("the client could not be asked: {e}")),
             Err(_) => return deny("no answer from the client in time".into()),
         };
+        let given = result
+            .content
+            .as_ref()
+            .and_then(|c| c.get("answer"))
+            .map(|a| cordon_policy::text::printable(&a.to_string()));
+        let mut invalid = None;
         let answer = match result.action {
-            ElicitationAction::Accept => result
+            ElicitationAction::Accept => match result
                 .content
                 .as_ref()
                 .and_then(|c| c.get("answer"))
                 .and_then(|a| serde_json::from_value::<Answer>(a.clone()).ok())
-                // Accepted without a readable choice: nothing was approved (fail closed).
-                .unwrap_or(Answer::Deny),
+            {
+                Some(a) => a,
+                // Accepted without a readable choice: nothing was approved (fail closed),
+                // and said (nu21 K4: an invalid answer was a silent deny).
+                None => {
+                    invalid = Some(given.clone().unwrap_or_else(|| "no answer".into()));
+                    Answer::Deny
+                }
+            },
             // Declined, or dismissed without a choice: default deny.
             _ => Answer::Deny,
         };
@@ -182,17 +196,24 @@ impl Approver for Elicitor {
         {
             answer
         } else {
+            if invalid.is_none() {
+                invalid = given;
+            }
             Answer::Deny
         };
         Reply {
             approval_id: req.approval_id.clone(),
             answer,
             by: "mcp client".into(),
-            note: (answer == Answer::Deny).then(|| {
-                format!(
+            note: (answer == Answer::Deny).then(|| match &invalid {
+                Some(a) => format!(
+                    "denied: the MCP client's answer {a} is not one this request offers ({})",
+                    names.join(", ")
+                ),
+                None => format!(
                     "denied through the MCP client (elicitation): {}",
                     req.reason
-                )
+                ),
             }),
         }
     }
