@@ -678,47 +678,87 @@ fn discarded_install_hint(
     ))
 }
 
-/// A linked worktree this run's command added under `/tmp` outside every writable root
-/// but `/tmp` itself: it was written into the command's private `/tmp`, discarded when the
-/// command ended, while its branch and admin dir stay in the host's repository (new-user
-/// pass nu19 N2: from a project under `/tmp`, `git worktree add ../wt` ended `success`
-/// with the worktree gone). Found by the sweep's disarmed admin dirs, whose `.git` is
-/// missing on the host. `None` otherwise.
-fn discarded_tmp_worktree_hint(
+/// What this run's command made beside a project under `/tmp` — outside every writable
+/// root but `/tmp` itself, so in the command's private `/tmp`, discarded when it ended —
+/// named with the `-w` that makes it on the host. A linked worktree (the sweep's disarmed
+/// admin dirs, whose `.git` is missing on the host: new-user pass nu19 N2, `git worktree
+/// add ../wt` ended `success` with the worktree gone), or any `../NAME` the command's
+/// words or redirections name that is not on the host after it (nu21 K6: `git clone .
+/// ../x`, `mkdir ../build`; only after a command that `succeeded`). `None` otherwise.
+fn discarded_tmp_hint(
     profile: &cordon_policy::ResolvedProfile,
     swept: &[cordon_sandbox::git_dir_sweep::Swept],
+    record: &DecisionRecord,
+    succeeded: bool,
 ) -> Option<String> {
+    use std::path::Path;
     let cordon_policy::ResolvedFilesystem::Restricted { entries, .. } = &profile.filesystem else {
         return None;
     };
     if !profile.filesystem.top_view().private_tmp {
         return None;
     }
-    let bound = |p: &std::path::Path| {
-        entries.iter().any(|e| {
-            e.access == cordon_policy::Access::Write
-                && e.path != std::path::Path::new("/tmp")
-                && p.starts_with(&e.path)
-        })
+    let lost = |p: &Path| {
+        p.starts_with("/tmp")
+            && p != Path::new("/tmp")
+            && !entries.iter().any(|e| {
+                e.access == cordon_policy::Access::Write
+                    && e.path != Path::new("/tmp")
+                    && p.starts_with(&e.path)
+            })
+            && std::fs::symlink_metadata(p).is_err()
     };
-    let wt = swept
+    if let Some(wt) = swept
         .iter()
         .filter(|s| !s.earlier_run)
         .flat_map(|s| s.disarmed_named.iter())
         .filter_map(|dotgit| dotgit.parent())
-        .find(|wt| {
-            wt.starts_with("/tmp")
-                && *wt != std::path::Path::new("/tmp")
-                && !bound(wt)
-                && std::fs::symlink_metadata(wt).is_err()
-        })?;
+        .find(|wt| lost(wt))
+    {
+        return Some(format!(
+            "the linked worktree {} was written into this command's private /tmp, which is \
+             discarded when it ends (its branch and admin dir are left in the repository): \
+             run `git worktree prune` outside cordon, then add it again with -w {} so that \
+             it is made on the host",
+            wt.display(),
+            wt.display()
+        ));
+    }
+    // Only after a command that worked: a failed read of a missing `../x` made nothing.
+    if !succeeded {
+        return None;
+    }
+    let beside = record
+        .segments
+        .iter()
+        .flat_map(|s| {
+            s.segment
+                .argv
+                .iter()
+                .skip(1)
+                .map(String::as_str)
+                .chain(s.segment.file_writes().map(|r| r.target.as_str()))
+                .collect::<Vec<_>>()
+        })
+        .filter(|w| w.starts_with("../"))
+        .map(|w| {
+            // The first component beside the workspace: what `-w` must name.
+            let abs = cordon_policy::paths::lexical_normalize(Path::new(w), &profile.cwd);
+            let mut top = abs.clone();
+            while let Some(parent) = top.parent() {
+                if profile.workspace.starts_with(parent) {
+                    break;
+                }
+                top = parent.to_path_buf();
+            }
+            top
+        })
+        .find(|p| lost(p))?;
     Some(format!(
-        "the linked worktree {} was written into this command's private /tmp, which is \
-         discarded when it ends (its branch and admin dir are left in the repository: \
-         `git worktree prune` removes the admin dir); add it again with -w {} so that it is \
-         made on the host",
-        wt.display(),
-        wt.display()
+        "{} (beside the project) was written into this command's private /tmp, which is \
+         discarded when it ends; run it with -w {} so that it is made on the host",
+        beside.display(),
+        beside.display()
     ))
 }
 
@@ -1033,10 +1073,14 @@ pub fn conclude(
             .and_then(|r| discarded_install_hint(r, &record));
     }
     if outcome.hint.is_none() {
-        outcome.hint = exec
-            .resolved
-            .as_ref()
-            .and_then(|r| discarded_tmp_worktree_hint(r, &git_dirs));
+        outcome.hint = exec.resolved.as_ref().and_then(|r| {
+            discarded_tmp_hint(
+                r,
+                &git_dirs,
+                &record,
+                outcome.class == crate::OutcomeClass::Success,
+            )
+        });
     }
     let mut exec = exec;
     exec.payload_fd = None;

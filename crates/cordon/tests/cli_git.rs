@@ -1452,7 +1452,33 @@ fn a_worktree_added_into_the_private_tmp_is_named_as_discarded() {
         hint.contains("private /tmp") && hint.contains(&format!("-w {}", wt.display())),
         "{v}"
     );
+    // nu21 K6: prune first, or the retry makes `wt1`.
+    assert!(hint.contains("git worktree prune"), "{v}");
     assert!(!wt.exists());
+    // nu21 K6: any directory made beside the project there is named the same way.
+    let o = cordon(
+        &p,
+        &dir,
+        &[
+            "run",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "mkdir -p ../build && echo x > ../build/a.txt",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(text(&o.stderr).lines().last().unwrap()).unwrap();
+    let build = dir.parent().unwrap().join("build");
+    assert!(
+        v["hint"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(&format!("-w {}", build.display())),
+        "{v}"
+    );
     let st = Command::new("git")
         .args(["worktree", "prune"])
         .current_dir(&dir)
