@@ -701,6 +701,7 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
     }
     if sig.code == Some(0) {
         out.class = OutcomeClass::Success;
+        out.hint = harmless_git_info_note(sig);
         return out;
     }
     let mut unexplained = None;
@@ -768,6 +769,24 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
             .or(unexplained);
     }
     out
+}
+
+/// After a command that worked (`git gc`, `git update-server-info`) whose writes of
+/// `.git/info/refs` or `info/rev-cache` were refused (protected, R-P3: the whole `info/`
+/// is): git printed `error: unable to update …/info/refs`, which is harmless — those files
+/// only serve the repository over dumb HTTP (new-user pass nu21, K7). `None` otherwise.
+fn harmless_git_info_note(sig: &RunSignals) -> Option<String> {
+    let d = sig.denials.as_ref()?;
+    let info = d.records.iter().find(|r| {
+        let p = r.path.to_string_lossy();
+        p.contains("/.git/info/refs") || p.contains("/.git/info/rev-cache")
+    })?;
+    let dir = info.path.parent()?;
+    Some(format!(
+        "git could not update {}/refs (protected, R-P3, like all of .git/info): it only \
+         serves the repository over dumb HTTP, so the error git printed about it is harmless",
+        dir.display()
+    ))
 }
 
 /// A failed command one of whose connections cordon's proxy accepted but could not carry
@@ -2268,6 +2287,19 @@ mod tests {
             }
             c => panic!("{c:?}"),
         }
+    }
+
+    /// New-user pass nu21, K7: `git gc` exits 0 after printing an error about the protected
+    /// `.git/info/refs`: a note says it is harmless. Twin: other refused writes of a
+    /// command that worked get no such note.
+    #[test]
+    fn a_refused_info_refs_after_git_gc_is_named_harmless() {
+        let rec = |p: &str| record(p, "protected (R-P3)", None);
+        let o = run_with_records(0, "", vec![rec("/w/.git/info/refs_abc")]);
+        assert_eq!(o.class, OutcomeClass::Success);
+        assert!(o.hint.unwrap_or_default().contains("dumb HTTP"));
+        let o = run_with_records(0, "", vec![rec("/w/.git/hooks/pre-commit")]);
+        assert_eq!(o.hint, None);
     }
 
     /// New-user pass nu20, G4: a limit the helper reported, and a `network.local` forward
