@@ -316,6 +316,16 @@ fn a_git_clean_dry_run_is_not_dangerous() {
             findings(dry)
         );
     }
+    // nu21 K8: a plain dry run is known-safe (it only lists); with `-i` it is not.
+    assert!(known_safe(&["git", "clean", "-n"]));
+    assert!(known_safe(&["git", "clean", "-ndx"]));
+    assert!(!known_safe(&["git", "clean", "-ni"]));
+    assert!(!known_safe(&["git", "clean", "-fdx"]));
+    // `-c clean.requireForce=false` deletes without `-f`.
+    assert_eq!(
+        findings(&["git", "-c", "clean.requireForce=false", "clean", "-dx"]),
+        vec!["git_clean".to_string()]
+    );
     for wet in [
         &["git", "clean", "-fdx"][..],
         &["git", "clean", "-fdxen"],

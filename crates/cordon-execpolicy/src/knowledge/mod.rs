@@ -1211,6 +1211,14 @@ fn git_safe(seg: &Segment) -> bool {
         | "name-rev" | "rev-list" | "count-objects" | "var" | "check-ignore" | "check-attr"
         | "diff-tree" | "diff-files" | "diff-index" | "cherry" | "range-diff" | "version" => true,
         "cat-file" => !any_long_option(&args, GIT_CAT_FILE_UNSAFE),
+        // A dry run only lists what it would remove (nu21 K8); not the interactive menu.
+        "clean" => {
+            git_clean_dry_run(&args)
+                && !args.iter().any(|a| {
+                    a.starts_with("--i")
+                        || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains('i'))
+                })
+        }
         // `git stash` alone stashes; `list`/`show` only read.
         "stash" => matches!(args.first(), Some(&("list" | "show"))),
         "reflog" => args.is_empty() || args.first() == Some(&"show"),
@@ -1770,7 +1778,12 @@ fn git_check(seg: &Segment, out: &mut Vec<Finding>) {
             "git reset --hard discards uncommitted changes",
         )),
         "clean" => {
-            let f = short('f') || any_long_option(&args, &[LongOption::abbrev("force")]);
+            // `-c clean.requireForce=false` deletes without `-f` (nu21 K8).
+            let f = short('f')
+                || any_long_option(&args, &[LongOption::abbrev("force")])
+                || seg.argv[..sub]
+                    .iter()
+                    .any(|a| a.to_ascii_lowercase().contains("clean.requireforce"));
             let dx = short('d') || short('x') || short('X');
             if f && dx && !git_clean_dry_run(&args) {
                 out.push(finding(
