@@ -185,6 +185,27 @@ pub struct NetworkExplanation {
     /// line each (`127.0.0.1:5432: forwarded …`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub local: Vec<String>,
+    /// With a managed network: the hosts the proxy lets through (`network.allow`) and
+    /// refuses (`network.deny`), as fields a program reads (nu21 K8: only in `hint`'s
+    /// prose before).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
+    /// See [`NetworkExplanation::allow`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub deny: Vec<String>,
+    /// With a managed network: the hosts remembered at an approval prompt (`host:port`),
+    /// filled in by the caller that reads the user's file.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub remembered: Vec<String>,
+}
+
+/// `list` when the network is managed (the proxy applies it), else nothing.
+fn managed_list(profile: &crate::PermissionProfile, list: &[String]) -> Vec<String> {
+    if profile.network == NetworkPolicy::Managed {
+        list.to_vec()
+    } else {
+        Vec::new()
+    }
 }
 
 /// The lines of [`NetworkExplanation::local`].
@@ -831,6 +852,9 @@ pub fn explain(
             hint: network_hint,
             unix_sockets: unix_socket_lines(resolved),
             local: local_lines(profile),
+            allow: managed_list(profile, &profile.network_rules.allow),
+            deny: managed_list(profile, &profile.network_rules.deny),
+            remembered: Vec::new(),
         },
         sandbox: SandboxExplanation {
             needed: selection.rule.needed(),

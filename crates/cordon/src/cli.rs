@@ -197,10 +197,11 @@ pub struct ProfileArgs {
     #[arg(long)]
     pub allow_network: bool,
     /// Additional permissions as JSON, e.g.
-    /// '{"network":true,"entries":[{"path":"/data","access":"write"}]}' (R-O1).
+    /// '{"network":true,"entries":[{"path":"/data","access":"write"}]}' (R-O1; with `cordon
+    /// mcp`: for every command it runs).
     #[arg(long = "with", value_name = "PERMS")]
     pub with: Option<String>,
-    /// Hide PATH from reads (repeatable).
+    /// Hide PATH from reads (repeatable; with `cordon mcp`: for every command it runs).
     #[arg(long = "deny-read", value_name = "PATH")]
     pub deny_read: Vec<PathBuf>,
     /// Network access for the command (with `cordon mcp`: every command it runs): `on` (enabled), `off` (restricted: a private loopback

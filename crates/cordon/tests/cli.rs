@@ -1800,6 +1800,22 @@ fn remembered_hosts_are_in_context_and_explain() {
         t.contains("deb.debian.org:443") && t.contains("network-hosts.toml"),
         "{t}"
     );
+    // nu21 K8: and as fields in --json.
+    let o = out(cordon(
+        &p,
+        &["explain", "--json", "--config", c, "--profile", "net"],
+    ));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["network"]["allow"],
+        serde_json::json!(["pypi.org"]),
+        "{v}"
+    );
+    assert_eq!(
+        v["network"]["remembered"],
+        serde_json::json!(["deb.debian.org:443"]),
+        "{v}"
+    );
     let o = out(cordon(&p, &["context"]));
     assert!(
         !text(&o.stdout).contains("remembered_host"),

@@ -76,6 +76,7 @@ pub fn explain(args: ExplainArgs) -> Result<i32> {
     // Hosts remembered at an approval prompt are let through without asking (nu20 G3).
     if resolved.profile.network == cordon_policy::NetworkPolicy::Managed {
         let remembered = cordon_session::hosts::remembered_hosts_of_user();
+        e.network.remembered = remembered.clone();
         if let (false, Some(hint)) = (remembered.is_empty(), e.network.hint.as_mut()) {
             let file = cordon_session::hosts::remembered_hosts_path()
                 .map(|p| p.display().to_string())
