@@ -701,7 +701,9 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
     }
     if sig.code == Some(0) {
         out.class = OutcomeClass::Success;
-        out.hint = harmless_git_info_note(sig);
+        // A forward or host the proxy could not reach is worth a line even when the
+        // command shrugged it off (nu21 K8).
+        out.hint = harmless_git_info_note(sig).or_else(|| connect_failure_hint(sig));
         return out;
     }
     let mut unexplained = None;
@@ -2338,6 +2340,22 @@ mod tests {
             hint.contains("127.0.0.1:18081") && hint.contains("is the service running"),
             "{hint}"
         );
+        // nu21 K8: also when the command exits 0 after the empty reply.
+        let o = run_in(
+            "/w",
+            RunSignals {
+                code: Some(0),
+                sandboxed: true,
+                connect_failures: vec![ConnectFailure {
+                    target: "127.0.0.1:18081".into(),
+                    via: "network.local".into(),
+                    error: "Connection refused (os error 111)".into(),
+                }],
+                ..Default::default()
+            },
+        );
+        assert_eq!(o.class, OutcomeClass::Success);
+        assert!(o.hint.unwrap_or_default().contains("127.0.0.1:18081"));
         let plain = run_in(
             "/w",
             RunSignals {
