@@ -429,6 +429,7 @@ mod tests {
     /// Flags of other tools the README mentions (cargo, git, bash …), not cordon's.
     const OTHER_TOOLS: &[&str] = &[
         "--workspace",
+        "--norc",              // bash, in Known limits (a shell given options only)
         "--separate-git-dir",  // git init, in the git config section
         "--ignore-submodules", // git status, in Known limits
         "--skip-worktree",     // git update-index, in Known limits
