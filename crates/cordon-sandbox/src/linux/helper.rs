@@ -430,12 +430,17 @@ pub(crate) fn main_prepared(args: Vec<OsString>, prepared: &super::template::Pre
 }
 
 fn main_with(args: Vec<OsString>, prepared: Option<&super::template::Prepared>) -> i32 {
-    let known = prepared.map(|p| (p.features.clone(), p.take_payload()));
+    let accepted = prepared.and_then(|p| p.take_payload());
+    let (checked, plan) = match accepted {
+        Some((payload, plan)) => (Some(payload), Some(plan)),
+        None => (None, None),
+    };
+    let known = prepared.map(|p| (p.features.clone(), checked));
     match start(args, known) {
         Ok((payload, args, reporter, features)) => {
             let mut reporter = reporter;
             let ran = match prepared {
-                Some(p) => run_prepared(&payload, &args, features, &mut reporter, p),
+                Some(p) => run_prepared(&payload, &args, features, &mut reporter, p, plan),
                 None => run(&payload, &args, features, &mut reporter, None),
             };
             match ran {
@@ -533,21 +538,30 @@ fn run(
     }
 }
 
-/// [`run`] from a template: rung 1 only, and only for the template's mount plan.
+/// [`run`] from a template: rung 1 only, and only for the template's mount plan. `checked`:
+/// the plan the template's handler computed for this very payload when it checked that it
+/// fits ([`super::template::Prepared::accept`]); without one, planned and checked here.
 fn run_prepared(
     payload: &HelperPayload,
     args: &HelperArgs,
     features: LinuxFeatures,
     reporter: &mut Reporter,
     prepared: &super::template::Prepared,
+    checked: Option<super::plan::LinuxPlan>,
 ) -> Result<i32, HelperError> {
-    let plan = plan(&payload.profile, &features)?;
-    super::template::check_fits(payload, &plan, prepared).map_err(|why| {
-        HelperError::Message(format!(
-            "cordon serve: this command does not fit the \
-             prepared template: {why} (cordon run --no-server takes the cold path)"
-        ))
-    })?;
+    let plan = match checked {
+        Some(plan) => plan,
+        None => {
+            let plan = plan(&payload.profile, &features)?;
+            super::template::check_fits(payload, &plan, prepared).map_err(|why| {
+                HelperError::Message(format!(
+                    "cordon serve: this command does not fit the \
+                     prepared template: {why} (cordon run --no-server takes the cold path)"
+                ))
+            })?;
+            plan
+        }
+    };
     run_namespaces(payload, args, &plan, features, reporter, Some(prepared))
 }
 

@@ -90,6 +90,9 @@ pub(crate) struct Prepared {
     /// In P and Q: the command's payload as P read and checked it ([`Prepared::accept`]);
     /// the helper runs exactly this one ([`Prepared::take_payload`]).
     payload: std::cell::RefCell<Option<HelperPayload>>,
+    /// In P and Q: the plan P computed for that payload and checked it fits by
+    /// ([`Prepared::accept`]): the helper runs with it, not a second computation.
+    accepted_plan: std::cell::RefCell<Option<LinuxPlan>>,
     /// The covers ([`Layout::covers`]) that were mount points once the template's root was
     /// built: each must still be one when a command is forked from it.
     covered: Vec<PathBuf>,
@@ -144,6 +147,7 @@ impl Prepared {
         }
         *self.cover.borrow_mut() = watch;
         *self.payload.borrow_mut() = Some(payload);
+        *self.accepted_plan.borrow_mut() = Some(plan);
         Ok(())
     }
 
@@ -157,9 +161,14 @@ impl Prepared {
         self.cover.borrow_mut().take()
     }
 
-    /// In Q: the payload P checked ([`Prepared::accept`]), once.
-    pub(crate) fn take_payload(&self) -> Option<HelperPayload> {
-        self.payload.borrow_mut().take()
+    /// In Q: the payload P checked ([`Prepared::accept`]) and the plan it was checked
+    /// with, once: the helper runs exactly what was checked, without planning or checking
+    /// it again (issue 12: the payload's plan and mount plan were computed three times per
+    /// command).
+    pub(crate) fn take_payload(&self) -> Option<(HelperPayload, LinuxPlan)> {
+        let payload = self.payload.borrow_mut().take()?;
+        let plan = self.accepted_plan.borrow_mut().take()?;
+        Some((payload, plan))
     }
 
     /// What [`mounts::build`] returned for the template, for one command's report (no
@@ -777,6 +786,7 @@ fn template_main(
         read_only_caches: built.read_only_caches,
         cgroup: std::cell::RefCell::new(None),
         payload: std::cell::RefCell::new(None),
+        accepted_plan: std::cell::RefCell::new(None),
         covered,
         cover: std::cell::RefCell::new(None),
     };
