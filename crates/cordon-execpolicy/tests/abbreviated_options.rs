@@ -321,11 +321,25 @@ fn a_git_clean_dry_run_is_not_dangerous() {
     assert!(known_safe(&["git", "clean", "-ndx"]));
     assert!(!known_safe(&["git", "clean", "-ni"]));
     assert!(!known_safe(&["git", "clean", "-fdx"]));
-    // `-c clean.requireForce=false` deletes without `-f`.
+    // `-c clean.requireForce=false` (or the same through the environment or a config file)
+    // deletes without `-f`: flagged without it too.
     assert_eq!(
         findings(&["git", "-c", "clean.requireForce=false", "clean", "-dx"]),
         vec!["git_clean".to_string()]
     );
+    assert_eq!(
+        findings(&["git", "clean", "-dx"]),
+        vec!["git_clean".to_string()]
+    );
+    // Attack pass 43, J1: after `--end-of-options` a `-n` is a path; `--e` is `--exclude`,
+    // whose pattern is the next word.
+    for wet in [
+        &["git", "clean", "-fdx", "--end-of-options", "-n", "."][..],
+        &["git", "clean", "--e", "-n", "-fdx"],
+    ] {
+        assert_eq!(findings(wet), vec!["git_clean".to_string()], "{wet:?}");
+        assert!(!known_safe(wet), "{wet:?}");
+    }
     for wet in [
         &["git", "clean", "-fdx"][..],
         &["git", "clean", "-fdxen"],

@@ -527,8 +527,10 @@ pub fn resolve_caches(
                         .any(|d| d.starts_with(&path))
                 })
         };
-        // And only where it is named as a cache: a directory of its path says `cache`, or
-        // it has the default location's name (`…/npm-cache`, `/srv/.npm`, `/x/go-build`).
+        // And only where it is named as a cache: a directory of its path says `cache`
+        // (`…/npm-cache`, `~/.cache/x`), or it is npm's own `.npm`. A default's bare name
+        // is not enough (attack pass 43, J3: `UV_CACHE_DIR=~/.local/share/uv`, uv's tool
+        // area, linked from `~/.local/bin`, matched the name `uv`).
         // What a directory holds tells only what it is not, and code is reached in more
         // ways than `bin/` or `$PATH` (attack pass 42, H1: `PIP_CACHE_DIR=D` with
         // `PYTHONPATH=D/site` ran a planted `sitecustomize.py`; `/opt/nodejs` held
@@ -537,7 +539,7 @@ pub fn resolve_caches(
             c.as_os_str()
                 .to_str()
                 .is_some_and(|n| n.to_ascii_lowercase().contains("cache"))
-        }) || Path::new(home_relative(default)).file_name() == path.file_name();
+        }) || path.file_name() == Some(std::ffi::OsStr::new(".npm"));
         // (A cache's own directory inside a tool home the variable names —
         // `$CARGO_HOME/registry` — is one by definition: `in_home`.)
         if !own
@@ -951,7 +953,18 @@ mod tests {
                 "{dir}: {c4:?}"
             );
         }
-        // Twins: a cache directory (named as one, or with the default's name) with other
+        // attack43 J3: a default's bare name is not a cache's (uv's own tool area).
+        let mut ctx6 = ctx.clone();
+        ctx6.env
+            .insert("UV_CACHE_DIR".into(), "/home/u/.local/share/uv".into());
+        let fs6 = fs.clone().dir("/home/u/.local/share/uv/tools");
+        let c6 = crate::resolve(&p, &ctx6, &fs6).unwrap().caches;
+        assert!(
+            !c6.iter()
+                .any(|c| c.path == Path::new("/home/u/.local/share/uv")),
+            "{c6:?}"
+        );
+        // Twins: a cache directory (named as one, or npm's `.npm`) with other
         // entries, and the PATH elsewhere, is layered.
         for dir in ["/srv/tool-cache", "/srv/.npm"] {
             let mut ctx5 = ctx.clone();

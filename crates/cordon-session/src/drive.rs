@@ -732,11 +732,8 @@ fn discarded_tmp_hint(
         .segments
         .iter()
         .flat_map(|s| {
-            s.segment
-                .argv
-                .iter()
-                .skip(1)
-                .map(String::as_str)
+            written_words(&s.segment.argv)
+                .into_iter()
                 .chain(s.segment.file_writes().map(|r| r.target.as_str()))
                 .collect::<Vec<_>>()
         })
@@ -760,6 +757,33 @@ fn discarded_tmp_hint(
         beside.display(),
         beside.display()
     ))
+}
+
+/// The words of `argv` (one command) that name what it creates: every operand of `mkdir`,
+/// `touch` and `tee`; the destination (last operand) of `cp`, `mv`, `ln`, `rsync`,
+/// `install` and `git clone`. Never what a command only reads (attack pass 43, J2: `test !
+/// -e ../x` was said to have written `../x`).
+fn written_words(argv: &[String]) -> Vec<&str> {
+    let Some(prog) = argv
+        .first()
+        .and_then(|p| std::path::Path::new(p).file_name())
+        .and_then(|n| n.to_str())
+    else {
+        return Vec::new();
+    };
+    let operands: Vec<&str> = argv[1..]
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    match prog {
+        "mkdir" | "touch" | "tee" => operands,
+        "cp" | "mv" | "ln" | "rsync" | "install" => operands.last().copied().into_iter().collect(),
+        "git" if operands.first() == Some(&"clone") => {
+            operands.last().copied().into_iter().collect()
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// How the hint of [`refused_git_config_hint`] starts. The helper has printed the full

@@ -779,11 +779,18 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
 /// only serve the repository over dumb HTTP (new-user pass nu21, K7). `None` otherwise.
 fn harmless_git_info_note(sig: &RunSignals) -> Option<String> {
     let d = sig.denials.as_ref()?;
-    let info = d.records.iter().find(|r| {
-        let p = r.path.to_string_lossy();
-        p.contains("/.git/info/refs") || p.contains("/.git/info/rev-cache")
-    })?;
-    let dir = info.path.parent()?;
+    // Git's own files there (`refs`, its temporary `refs_XXXXXX`, `rev-cache`), and only
+    // when nothing else was refused (attack pass 43, J5: a refused `info/refs-evil`, or a
+    // hook write beside it, got the note).
+    let git_info = |r: &cordon_sandbox::denials::DenialRecord| {
+        let name = r.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        r.path.parent().is_some_and(|p| p.ends_with(".git/info"))
+            && (name == "refs" || name.starts_with("refs_") || name == "rev-cache")
+    };
+    if d.records.is_empty() || !d.records.iter().all(git_info) {
+        return None;
+    }
+    let dir = d.records.first()?.path.parent()?;
     Some(format!(
         "git could not update {}/refs (protected, R-P3, like all of .git/info): it only \
          serves the repository over dumb HTTP, so the error git printed about it is harmless",
@@ -1343,11 +1350,26 @@ fn from_output(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Inferred> 
 fn network_failure(sig: &RunSignals, lines: &[&str], managed: bool) -> Option<Inferred> {
     // A failed connection to the command's own loopback is no network denial: each command
     // has its own `lo` (`own_loopback_hint` says how to reach the host's).
-    const LOOPBACK: [&str; 4] = ["127.0.0.1", "localhost", "[::1]", " ::1"];
+    const LOOPBACK: [&str; 6] = ["127.0.0.1", "localhost", "[::1]", " ::1", "0.0.0.0", "[::]"];
+    // A failed connection counts only when the sandbox recorded an attempt to the very
+    // address and port the line names (attack pass 43, J4: a silent background connection
+    // made an unrelated local failure `network-denied`).
+    let recorded = |l: &str| {
+        sig.denials.as_ref().is_some_and(|d| {
+            d.records.iter().filter(|r| r.is_network()).any(|r| {
+                let t = r.path.to_string_lossy();
+                t.rsplit_once(':').is_some_and(|(ip, port)| {
+                    let ip = ip.trim_start_matches('[').trim_end_matches(']');
+                    l.contains(ip)
+                        && (l.contains(&format!("port {port}")) || l.contains(&format!(":{port}")))
+                })
+            })
+        })
+    };
     let line = lines.iter().find(|l| {
         let lower = l.to_ascii_lowercase();
         (NETWORK_ERRORS.iter().any(|m| contains_word(&lower, m))
-            || (sig.denials.is_some() && CONNECT_ERRORS.iter().any(|m| lower.contains(m))))
+            || (CONNECT_ERRORS.iter().any(|m| lower.contains(m)) && recorded(l)))
             && !LOOPBACK.iter().any(|a| lower.contains(a))
     });
     // The host from any line that names one (npm's first line says only `code EAI_AGAIN`;
@@ -2265,6 +2287,16 @@ mod tests {
             matches!(o.class, OutcomeClass::NetworkDenied { .. }),
             "{o:?}"
         );
+        // Attack pass 43, J4: a record of another address is not what the line names.
+        let o = run_with_records(
+            7,
+            "psql: error: could not connect to 10.9.9.9 port 5432: timed out",
+            vec![net.clone()],
+        );
+        assert!(
+            !matches!(o.class, OutcomeClass::NetworkDenied { .. }),
+            "{o:?}"
+        );
         let o = run_with_records(
             7,
             "curl: (7) Failed to connect to 127.0.0.1 port 8799 after 0 ms: Couldn't connect to server",
@@ -2301,6 +2333,15 @@ mod tests {
         assert_eq!(o.class, OutcomeClass::Success);
         assert!(o.hint.unwrap_or_default().contains("dumb HTTP"));
         let o = run_with_records(0, "", vec![rec("/w/.git/hooks/pre-commit")]);
+        assert_eq!(o.hint, None);
+        // Attack pass 43, J5: not another file named like it, nor beside another refusal.
+        let o = run_with_records(0, "", vec![rec("/w/.git/info/refs-evil")]);
+        assert_eq!(o.hint, None);
+        let o = run_with_records(
+            0,
+            "",
+            vec![rec("/w/.git/info/refs"), rec("/w/.git/hooks/pre-commit")],
+        );
         assert_eq!(o.hint, None);
     }
 

@@ -1479,6 +1479,19 @@ fn a_worktree_added_into_the_private_tmp_is_named_as_discarded() {
             .contains(&format!("-w {}", build.display())),
         "{v}"
     );
+    // Attack pass 43, J2: what the command only read is not said to be written.
+    let o = cordon(
+        &p,
+        &dir,
+        &["run", "--json", "--", "sh", "-c", "test ! -e ../nothere"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(text(&o.stderr).lines().last().unwrap()).unwrap();
+    assert!(
+        !v["hint"].as_str().unwrap_or_default().contains("nothere"),
+        "{v}"
+    );
     let st = Command::new("git")
         .args(["worktree", "prune"])
         .current_dir(&dir)

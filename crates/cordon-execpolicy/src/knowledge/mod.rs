@@ -1778,18 +1778,16 @@ fn git_check(seg: &Segment, out: &mut Vec<Finding>) {
             "git reset --hard discards uncommitted changes",
         )),
         "clean" => {
-            // `-c clean.requireForce=false` deletes without `-f` (nu21 K8).
-            let f = short('f')
-                || any_long_option(&args, &[LongOption::abbrev("force")])
-                || seg.argv[..sub]
-                    .iter()
-                    .any(|a| a.to_ascii_lowercase().contains("clean.requireforce"));
+            // Without `-f` too: `clean.requireForce=false` — set by `-c`, by
+            // `GIT_CONFIG_COUNT`/`GIT_CONFIG_PARAMETERS`, or in a config file the policy does
+            // not read — makes it delete all the same (nu21 K8, attack pass 43 J1). Asking
+            // about one that git would refuse costs an approval, nothing more.
             let dx = short('d') || short('x') || short('X');
-            if f && dx && !git_clean_dry_run(&args) {
+            if dx && !git_clean_dry_run(&args) {
                 out.push(finding(
                     FindingId::GitClean,
                     Decision::Ask,
-                    "git clean -f with -d/-x deletes untracked files irrecoverably",
+                    "git clean with -d/-x deletes untracked files irrecoverably",
                 ));
             }
         }
@@ -1807,7 +1805,9 @@ fn git_clean_dry_run(args: &[&str]) -> bool {
     let mut dry = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        if *a == "--" {
+        // Git stops reading options at either (attack pass 43, J1: a `-n` after
+        // `--end-of-options` is a path).
+        if *a == "--" || *a == "--end-of-options" {
             break;
         }
         if let Some(long) = a.strip_prefix("--") {
@@ -1825,7 +1825,8 @@ fn git_clean_dry_run(args: &[&str]) -> bool {
                 .is_some_and(|n| !n.is_empty() && "dry-run".starts_with(n))
             {
                 dry = false;
-            } else if "exclude".starts_with(name) && name.len() >= 2 && !inline {
+            } else if "exclude".starts_with(name) && !inline {
+                // `--e` too: an unambiguous abbreviation (J1: `--e -n` is a pattern).
                 it.next();
             }
         } else if let Some(cluster) = a.strip_prefix('-') {
