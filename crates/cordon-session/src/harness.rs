@@ -863,7 +863,13 @@ impl Harness {
             additional: trust.additional.clone(),
             sandboxed: true,
         };
-        let ask = ReviewableRequest::tool_call(run.clone(), &record, trust.cwd.clone(), needs, why);
+        let mut ask =
+            ReviewableRequest::tool_call(run.clone(), &record, trust.cwd.clone(), needs, why);
+        // What is asked is a widening (permissions, or another project writable): a command
+        // rule cannot answer it, so none is offered (new-user pass nu22, P3: `remember-rule`
+        // for a cwd outside the project saved `allow npm test` for everywhere, and the same
+        // call was asked again).
+        ask.remember = None;
         match session.ask(ask, &record) {
             v @ crate::Verdict::Run { .. } => Ok(Some((run, v))),
             crate::Verdict::Refuse { reason, .. } => Err(refuse(session, reason)),

@@ -567,12 +567,37 @@ fn a_cwd_outside_the_harness_needs_an_approval() {
         .unwrap();
     assert_eq!(r.outcome.unwrap().class.name(), "success");
     assert!(w.dir.join("sub/y").exists());
-    // Approved: it runs.
+    // Approved: it runs. nu22 P3: a command rule cannot answer a widening, so the request
+    // offers none (`remember-rule` saved `allow touch x` for everywhere).
     let mut opts = HarnessOptions::new(w.dir.clone());
     opts.helper = Some(PathBuf::from(CORDON));
-    let approver = cordon_session::ScriptedApprover::from_answers(&[cordon_session::Answer::Once]);
-    let h = Harness::with_approver(opts, Box::new(approver)).unwrap();
+    let offered = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let h = Harness::with_approver(opts, Box::new(OnceRecording(offered.clone()))).unwrap();
     let r = h.exec(call()).unwrap();
     assert_eq!(r.outcome.unwrap().class.name(), "success");
     assert!(target.exists());
+    let offered = offered.lock().unwrap();
+    assert!(
+        !offered.is_empty() && !offered[0].contains(&cordon_session::Answer::RememberRule),
+        "{offered:?}"
+    );
+}
+
+/// Approves once, keeping the answers each request offered.
+struct OnceRecording(std::sync::Arc<std::sync::Mutex<Vec<Vec<cordon_session::Answer>>>>);
+
+impl cordon_session::Approver for OnceRecording {
+    fn ask(&mut self, req: &cordon_session::ReviewableRequest) -> cordon_session::Reply {
+        self.0.lock().unwrap().push(req.allowed_answers());
+        cordon_session::Reply {
+            approval_id: req.approval_id.clone(),
+            answer: cordon_session::Answer::Once,
+            by: "test".into(),
+            note: None,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "test"
+    }
 }

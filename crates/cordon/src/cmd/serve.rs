@@ -13,7 +13,7 @@ pub fn serve(args: ServeArgs) -> Result<i32> {
         return Ok(0);
     }
     let listener = server::bind(&path)
-        .with_context(|| format!("cordon serve: cannot listen on {}", path.display()))?;
+        .with_context(|| format!("serve: cannot listen on {}", path.display()))?;
     eprintln!("cordon serve: listening on {}", path.display());
     server::serve(listener, !args.no_templates).context("cordon serve")?;
     Ok(0)
