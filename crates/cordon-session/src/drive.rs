@@ -751,6 +751,21 @@ fn discarded_tmp_hint(
             top
         })
         .find(|p| lost(p))?;
+    // A repository is moved aside from a grant after the run (nu22 P1): `-w` would not
+    // give it.
+    if record
+        .segments
+        .iter()
+        .any(|s| makes_repository(&s.segment.argv))
+    {
+        return Some(format!(
+            "{} (beside the project) was written into this command's private /tmp, which is \
+             discarded when it ends; a repository made there by a sandboxed command would be \
+             moved aside after the run anyway (its config and hooks would run on the host): \
+             run it outside cordon",
+            beside.display()
+        ));
+    }
     Some(format!(
         "{} (beside the project) was written into this command's private /tmp, which is \
          discarded when it ends; run it with -w {} so that it is made on the host",
@@ -783,6 +798,28 @@ fn written_words(argv: &[String]) -> Vec<&str> {
             operands.last().copied().into_iter().collect()
         }
         _ => Vec::new(),
+    }
+}
+
+/// Whether `argv` (one command) makes a git repository where it names: `git clone`, `git
+/// init DIR`, `cargo new`.
+fn makes_repository(argv: &[String]) -> bool {
+    let prog = argv
+        .first()
+        .and_then(|p| std::path::Path::new(p).file_name())
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    let operands: Vec<&str> = argv
+        .iter()
+        .skip(1)
+        .map(String::as_str)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    match (prog, operands.as_slice()) {
+        ("git", ["clone", ..]) => true,
+        ("git", ["init", _, ..]) => true,
+        ("cargo", ["new", ..]) => true,
+        _ => false,
     }
 }
 
@@ -1072,6 +1109,35 @@ pub fn conclude(
                      without -b (`git worktree add PATH {b}`)"
                 ));
             }
+        }
+    }
+    // A repository made beside the project (`git clone . ../x`, `cargo new ../x`): a
+    // grant for it would not give it — what a sandboxed command makes there is moved aside
+    // after the run, as its config and hooks would run on the host — so none is offered,
+    // and the hint says what works (new-user pass nu22, P1: following `-w ../x` left a
+    // directory that was no repository).
+    if let crate::OutcomeClass::SandboxDenied { grant, path, .. } = &mut outcome.class {
+        let outside = exec
+            .resolved
+            .as_ref()
+            .zip(path.as_ref())
+            .is_some_and(|(r, p)| !p.starts_with(&r.workspace));
+        if outside
+            && record
+                .segments
+                .iter()
+                .any(|s| makes_repository(&s.segment.argv))
+        {
+            *grant = None;
+            outcome.hint = Some(format!(
+                "{} is outside the project, and a repository a sandboxed command makes \
+                 beside it (git clone, git init DIR, cargo new) is moved aside after the run \
+                 (its config and hooks would run on the host): run it outside cordon, or make \
+                 it inside the project (e.g. `git clone . sub/NAME`) and move it",
+                path.as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
+            ));
         }
     }
     if let Some(r) = exec.resolved.as_ref() {

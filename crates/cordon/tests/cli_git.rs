@@ -1526,3 +1526,47 @@ fn a_worktree_added_into_the_private_tmp_is_named_as_discarded() {
         "{v}"
     );
 }
+
+/// New-user pass nu22, P1: a repository made beside the project (`git clone . ../x`) would
+/// be moved aside from a `-w ../x` grant after the run (its config and hooks would run on
+/// the host), so no grant is offered for it and the hint says what works. Twin: a plain
+/// `mkdir ../x` is still offered its grant.
+#[test]
+fn a_clone_beside_the_project_is_not_offered_a_grant_that_cannot_keep_it() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let st = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@e"])
+        .args(["commit", "-q", "--allow-empty", "-m", "i"])
+        .current_dir(&p.dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let last = |o: &Output| -> serde_json::Value {
+        serde_json::from_str(text(&o.stderr).lines().last().unwrap()).unwrap()
+    };
+    let o = cordon(
+        &p,
+        &p.dir,
+        &["run", "--json", "--", "git", "clone", "-q", ".", "../x"],
+    );
+    let v = last(&o);
+    assert_eq!(v["outcome"], "sandbox-denied", "{v}");
+    assert_ne!(v["escalation"]["escalation"], "offered", "{v}");
+    assert!(
+        v["hint"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("outside cordon"),
+        "{v}"
+    );
+    let o = cordon(&p, &p.dir, &["run", "--json", "--", "mkdir", "../y"]);
+    let v = last(&o);
+    assert_eq!(v["outcome"], "sandbox-denied", "{v}");
+    assert!(
+        v["hint"].as_str().unwrap_or_default().contains("-w "),
+        "{v}"
+    );
+}
