@@ -815,12 +815,10 @@ fn makes_repository(argv: &[String]) -> bool {
         .map(String::as_str)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    match (prog, operands.as_slice()) {
-        ("git", ["clone", ..]) => true,
-        ("git", ["init", _, ..]) => true,
-        ("cargo", ["new", ..]) => true,
-        _ => false,
-    }
+    matches!(
+        (prog, operands.as_slice()),
+        ("git", ["clone", ..]) | ("git", ["init", _, ..]) | ("cargo", ["new", ..])
+    )
 }
 
 /// How the hint of [`refused_git_config_hint`] starts. The helper has printed the full
