@@ -18,16 +18,22 @@ fn sandbox_ready() -> bool {
     ok
 }
 
-/// Runs `inner` (a shell command line) under `cordon run` in a fresh pty of size 21x61.
-fn in_pty(inner: &str) -> String {
+/// A project (a git dir with HEAD: an empty `.git` is cordon's placeholder) in a
+/// temporary directory that is also its HOME: (the directory, the project).
+fn project() -> (tempfile::TempDir, PathBuf) {
     let root = tempfile::Builder::new()
         .prefix("cordon-tty-")
         .tempdir_in("/var/tmp")
         .unwrap();
     let dir: PathBuf = root.path().join("proj");
     std::fs::create_dir_all(dir.join(".git")).unwrap();
-    // A marker is a git dir with HEAD (an empty `.git` is cordon's placeholder).
     std::fs::write(dir.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    (root, dir)
+}
+
+/// Runs `inner` (a shell command line) under `cordon run` in a fresh pty of size 21x61.
+fn in_pty(inner: &str) -> String {
+    let (root, dir) = project();
     let line = format!(
         "stty rows 21 cols 61; {CORDON} run -- sh -c {}",
         shlex_quote(inner)
@@ -84,13 +90,7 @@ fn a_shell_with_options_only_stays_interactive() {
     if !sandbox_ready() {
         return;
     }
-    let root = tempfile::Builder::new()
-        .prefix("cordon-tty-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let dir: PathBuf = root.path().join("proj");
-    std::fs::create_dir_all(dir.join(".git")).unwrap();
-    std::fs::write(dir.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let (root, dir) = project();
     let line = format!("{CORDON} run -- bash --norc");
     let mut child = Command::new("timeout")
         .args(["30", "script", "-qec", &line, "/dev/null"])
