@@ -297,6 +297,54 @@ fn timeout_kills_the_tree_on_both_paths() {
     }
 }
 
+/// New-user pass nu22, P2: a SIGINT sent to cordon's process group (`timeout -s INT`, a
+/// harness's `killpg`) stops the whole command on every path — through the server too,
+/// where the command is not in the caller's group (a shell waiting for `sleep` deferred
+/// it, and the command ran to its end).
+#[test]
+fn an_interrupt_to_the_process_group_stops_the_command_on_every_path() {
+    use std::os::unix::process::CommandExt;
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    for l in ALL {
+        let marker = p.dir(l).join(format!("went-on-{}", l.name()));
+        let started = p.dir(l).join(format!("started-{}", l.name()));
+        let script = format!(
+            "touch {}; sleep 15; touch {}",
+            started.display(),
+            marker.display()
+        );
+        let mut child = p
+            .cordon(l, &["--", "bash", "-c", &script])
+            .process_group(0)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        while !started.exists() && t0.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(started.exists(), "{l:?}: never started");
+        // SAFETY: kill has no memory-safety preconditions; the group is the child's own.
+        unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+        let t1 = Instant::now();
+        let o = child.wait_with_output().unwrap();
+        assert!(t1.elapsed() < Duration::from_secs(10), "{l:?}: ran on");
+        assert_eq!(
+            last_json(&o.stderr)["launch"].as_str(),
+            Some(l.name()),
+            "{l:?}"
+        );
+        assert!(
+            !marker.exists(),
+            "{l:?}: the command went on after the interrupt"
+        );
+    }
+}
+
 /// New-user pass nu15 N5: a server stopped while it runs a command takes the command with
 /// it, and the report says so (outcome `cancelled`, the server named), not "killed by
 /// signal 9" as the command's own failure. Twin: a command that finishes is unaffected.

@@ -1731,7 +1731,7 @@ fn run_supervised(ctx: &InitContext<'_>, sup: Supervisors) -> Result<i32, Helper
             .and_then(|l| super::unix_guard::start(l, cfg))
             .map_err(|e| abort("starting the unix-socket guard", e))?;
     }
-    let code = process::supervise(child);
+    let code = process::supervise_command(child);
     // The command has ended: what it left running (a `cmd &` still starting) goes now,
     // while the supervisors still answer its calls. Left to init's exit, the seccomp
     // listener is closed before the kernel kills the namespace, and a call in that window

@@ -166,7 +166,27 @@ const SI_KERNEL: libc::c_int = 0x80;
 /// A signal the kernel sent to the whole foreground process group (terminal `^C`, `^\`)
 /// already reached the command, which is in the same group: it is not sent twice.
 pub fn supervise(child: libc::pid_t) -> i32 {
-    supervise_inner(child, None, None).unwrap_or(EXIT_SETUP)
+    supervise_inner(child, None, None, false).unwrap_or(EXIT_SETUP)
+}
+
+/// Set in `cordon serve` (inherited by every process it forks): the commands it starts
+/// are not in the caller's process group, so a `SIGINT`/`SIGQUIT` sent to that group
+/// reaches only what cordon forwards ([`supervise_command`]).
+static INTERRUPTS_TO_ALL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Marks this process (the launch server) and what it forks: see [`supervise_command`].
+pub fn deliver_interrupts_to_all() {
+    INTERRUPTS_TO_ALL.store(true, Ordering::Relaxed);
+}
+
+/// [`supervise`] for the sandbox's init (pid 1 of the command's pid namespace) waiting for
+/// the command. Launched by `cordon serve`, a forwarded `SIGINT` or `SIGQUIT` goes to every
+/// process of the namespace, as a terminal's or a `killpg` would reach the whole command
+/// on the cold path, where the command is in the caller's process group (new-user pass
+/// nu22, P2: a shell waiting for `sleep` deferred it, and the command ran on).
+pub fn supervise_command(child: libc::pid_t) -> i32 {
+    let all = INTERRUPTS_TO_ALL.load(Ordering::Relaxed);
+    supervise_inner(child, None, None, all).unwrap_or(EXIT_SETUP)
 }
 
 /// Blocks `SIGIO`, so that it only wakes [`supervise_checking`] (the cover watch's
@@ -184,20 +204,21 @@ pub fn supervise_checking(
     every: std::time::Duration,
     check: &mut dyn FnMut(),
 ) -> i32 {
-    supervise_inner(child, None, Some((every, check))).unwrap_or(EXIT_SETUP)
+    supervise_inner(child, None, Some((every, check)), false).unwrap_or(EXIT_SETUP)
 }
 
 /// [`supervise`], and returns `None` as soon as `parent` (the pid this process had as its
 /// parent) is gone — woken by [`parent_death_signal`], which the caller asked for with
 /// `PR_SET_PDEATHSIG` and blocked ([`block_supervisor_signals`]).
 pub fn supervise_while_parent(child: libc::pid_t, parent: libc::pid_t) -> Option<i32> {
-    supervise_inner(child, Some(parent), None)
+    supervise_inner(child, Some(parent), None, false)
 }
 
 fn supervise_inner(
     child: libc::pid_t,
     parent: Option<libc::pid_t>,
     mut check: Option<(std::time::Duration, &mut dyn FnMut())>,
+    interrupts_to_all: bool,
 ) -> Option<i32> {
     let mut sigs = FORWARDED.to_vec();
     sigs.push(libc::SIGCHLD);
@@ -264,8 +285,13 @@ fn supervise_inner(
             }
             // A stray copy of the signal while the parent lives: nothing to do.
         } else if info.si_code != SI_KERNEL {
+            let target = if interrupts_to_all && (sig == libc::SIGINT || sig == libc::SIGQUIT) {
+                -1 // as pid 1 of the namespace: every other process in it
+            } else {
+                child
+            };
             // SAFETY: kill has no memory-safety preconditions.
-            unsafe { libc::kill(child, sig) };
+            unsafe { libc::kill(target, sig) };
         }
     }
 }

@@ -194,6 +194,8 @@ pub fn bind(path: &Path) -> io::Result<UnixListener> {
 ///
 /// Errors: `accept` failed for another reason than an interruption.
 pub fn serve(listener: UnixListener, templates_on: bool) -> io::Result<()> {
+    // Its commands are not in their callers' process groups (process::supervise_command).
+    process::deliver_interrupts_to_all();
     // Handlers and templates are reaped by the kernel.
     // SAFETY: setting a disposition to SIG_IGN is always valid.
     unsafe { libc::signal(libc::SIGCHLD, libc::SIG_IGN) };
