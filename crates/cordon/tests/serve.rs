@@ -316,7 +316,7 @@ fn an_interrupt_to_the_process_group_stops_the_command_on_every_path() {
             started.display(),
             marker.display()
         );
-        let mut child = p
+        let child = p
             .cordon(l, &["--", "bash", "-c", &script])
             .process_group(0)
             .stdout(Stdio::null())
