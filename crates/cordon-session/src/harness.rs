@@ -946,6 +946,9 @@ impl Harness {
         #[cfg(target_os = "linux")]
         {
             io.prepare = Some(Box::new(move |cmd: &mut std::process::Command| {
+                // The agent's `signal` (SIGINT as its ^C) reaches the whole command, as a
+                // terminal's does (new-user pass nu22, P2).
+                cmd.env(cordon_sandbox::linux::INTERRUPTS_TO_ALL_ENV, "1");
                 cordon_sandbox::linux::pty::attach_session(cmd, tty)
             }));
         }

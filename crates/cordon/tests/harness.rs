@@ -167,6 +167,32 @@ fn output_is_capped_with_markers_and_read_incrementally() {
 }
 
 #[test]
+/// New-user pass nu22, P2: the agent's SIGINT (its ^C) reaches every process of the
+/// command, as a terminal's does: a shell waiting for `sleep` no longer defers it and runs
+/// on to its end.
+#[test]
+fn interrupt_reaches_the_whole_command() {
+    if !sandbox_ready() {
+        return;
+    }
+    let w = ws();
+    let h = harness(&w, Duration::from_secs(60));
+    let r = h
+        .exec(
+            ExecParams::script("echo begin; sleep 60; echo end")
+                .yield_time(Duration::from_millis(500)),
+        )
+        .unwrap();
+    let id = r.session_id.clone().unwrap();
+    h.signal(&id, libc::SIGINT).unwrap();
+    let t0 = Instant::now();
+    let r = h.wait(&id, Duration::from_secs(20), 1000).unwrap();
+    assert!(!r.running, "still running after SIGINT");
+    assert!(t0.elapsed() < Duration::from_secs(15), "{:?}", t0.elapsed());
+    assert!(!r.output.text.contains("end"), "{}", r.output.text);
+}
+
+#[test]
 fn sessions_take_stdin_signals_and_kill_the_whole_tree() {
     if !sandbox_ready() {
         return;

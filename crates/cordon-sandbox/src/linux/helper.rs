@@ -466,6 +466,9 @@ fn start(
     args: Vec<OsString>,
     known: Option<(LinuxFeatures, Option<HelperPayload>)>,
 ) -> Result<Started, HelperError> {
+    if std::env::var_os(process::INTERRUPTS_TO_ALL_ENV).is_some() {
+        process::deliver_interrupts_to_all();
+    }
     match die_with_parent() {
         Ok(true) => {}
         Ok(false) => return Err(HelperError::ParentGone), // cordon is gone

@@ -174,6 +174,11 @@ pub fn supervise(child: libc::pid_t) -> i32 {
 /// reaches only what cordon forwards ([`supervise_command`]).
 static INTERRUPTS_TO_ALL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// Set (to anything) in a helper's environment by a caller whose commands' signals come
+/// from an agent, not a process group (the MCP and library harness: its `signal` is the
+/// agent's ^C): the helper then calls [`deliver_interrupts_to_all`].
+pub const INTERRUPTS_TO_ALL_ENV: &str = "CORDON_INTERRUPTS_TO_ALL";
+
 /// Marks this process (the launch server) and what it forks: see [`supervise_command`].
 pub fn deliver_interrupts_to_all() {
     INTERRUPTS_TO_ALL.store(true, Ordering::Relaxed);
