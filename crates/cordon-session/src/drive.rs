@@ -753,15 +753,11 @@ fn discarded_tmp_hint(
         .find(|p| lost(p))?;
     // A repository is moved aside from a grant after the run (nu22 P1): `-w` would not
     // give it.
-    if record
-        .segments
-        .iter()
-        .any(|s| makes_repository(&s.segment.argv))
-    {
+    if makes_repository(record, &beside, &profile.cwd) {
         return Some(format!(
             "{} (beside the project) was written into this command's private /tmp, which is \
              discarded when it ends; a repository made there by a sandboxed command would be \
-             moved aside after the run anyway (its config and hooks would run on the host): \
+             moved aside (or named to review) after the run anyway (its config and hooks would run on the host): \
              run it outside cordon",
             beside.display()
         ));
@@ -801,9 +797,10 @@ fn written_words(argv: &[String]) -> Vec<&str> {
     }
 }
 
-/// Whether `argv` (one command) makes a git repository where it names: `git clone`, `git
-/// init DIR`, `cargo new`.
-fn makes_repository(argv: &[String]) -> bool {
+/// Where `argv` (one command) makes a git repository, as it names it: the destination of
+/// `git clone SRC DEST`, the `DIR` of `git init DIR` and `cargo new DIR` (attack pass 44,
+/// L2: any such command anywhere in a script took the grant from an unrelated denial).
+fn repository_made(argv: &[String]) -> Option<&str> {
     let prog = argv
         .first()
         .and_then(|p| std::path::Path::new(p).file_name())
@@ -815,10 +812,26 @@ fn makes_repository(argv: &[String]) -> bool {
         .map(String::as_str)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    matches!(
-        (prog, operands.as_slice()),
-        ("git", ["clone", ..]) | ("git", ["init", _, ..]) | ("cargo", ["new", ..])
-    )
+    match (prog, operands.as_slice()) {
+        ("git", ["clone", _, dest, ..]) => Some(dest),
+        ("git", ["init", dir, ..]) | ("cargo", ["new", dir, ..]) => Some(dir),
+        _ => None,
+    }
+}
+
+/// Whether a command of `record` makes a repository at, above or below `path` (read
+/// against `cwd`).
+fn makes_repository(
+    record: &DecisionRecord,
+    path: &std::path::Path,
+    cwd: &std::path::Path,
+) -> bool {
+    record.segments.iter().any(|s| {
+        repository_made(&s.segment.argv).is_some_and(|d| {
+            let d = cordon_policy::paths::lexical_normalize(std::path::Path::new(d), cwd);
+            d.starts_with(path) || path.starts_with(&d)
+        })
+    })
 }
 
 /// How the hint of [`refused_git_config_hint`] starts. The helper has printed the full
@@ -1120,16 +1133,20 @@ pub fn conclude(
             .as_ref()
             .zip(path.as_ref())
             .is_some_and(|(r, p)| !p.starts_with(&r.workspace));
+        let cwd = exec
+            .resolved
+            .as_ref()
+            .map(|r| r.cwd.clone())
+            .unwrap_or_default();
         if outside
-            && record
-                .segments
-                .iter()
-                .any(|s| makes_repository(&s.segment.argv))
+            && path
+                .as_ref()
+                .is_some_and(|p| makes_repository(&record, p, &cwd))
         {
             *grant = None;
             outcome.hint = Some(format!(
                 "{} is outside the project, and a repository a sandboxed command makes \
-                 beside it (git clone, git init DIR, cargo new) is moved aside after the run \
+                 beside it (git clone, git init DIR, cargo new) is moved aside, or named as one to review, after the run \
                  (its config and hooks would run on the host): run it outside cordon, or make \
                  it inside the project (e.g. `git clone . sub/NAME`) and move it",
                 path.as_ref()

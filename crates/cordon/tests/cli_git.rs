@@ -1569,4 +1569,28 @@ fn a_clone_beside_the_project_is_not_offered_a_grant_that_cannot_keep_it() {
         v["hint"].as_str().unwrap_or_default().contains("-w "),
         "{v}"
     );
+    // Attack pass 44, L1: a repository made below a grant is named after the run.
+    let fresh = p.root.path().join("fresh");
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "--json",
+            "-w",
+            fresh.to_str().unwrap(),
+            "--",
+            "git",
+            "init",
+            "-q",
+            "../fresh/sub",
+        ],
+    );
+    let v = last(&o);
+    assert!(
+        v["created_repositories"]
+            .to_string()
+            .contains(&fresh.join("sub").display().to_string()),
+        "{v}"
+    );
 }

@@ -451,7 +451,22 @@ fn created_repositories(report: &Report) -> Vec<std::path::PathBuf> {
         .collect();
     // One memo for this scan only (taken after the run: what is there now).
     let fs = cordon_policy::paths::MemoFs::new(&cordon_sandbox::HostFs);
-    let scan = cordon_policy::nested_git_entries(&fs, ws, &roots);
+    let mut scan = cordon_policy::nested_git_entries(&fs, ws, &roots);
+    // Below every other writable grant too (attack pass 44, L1: `-w ../fresh` and `git
+    // init ../fresh/sub` made a repository nobody named); the private `/tmp` is discarded.
+    let private_tmp = r.filesystem.top_view().private_tmp;
+    for g in entries.iter().filter(|e| {
+        e.access == cordon_policy::Access::Write
+            && e.is_dir
+            && matches!(e.origin, cordon_policy::EntryOrigin::Profile { .. })
+            && e.path != *ws
+            && !(private_tmp && e.path == std::path::Path::new("/tmp"))
+    }) {
+        let more = cordon_policy::nested_git_entries(&fs, &g.path, &roots);
+        scan.complete &= more.complete;
+        scan.found.extend(more.found);
+        scan.bare.extend(more.bare);
+    }
     // Said when the run pushed the tree past the bounds (at launch it was within them;
     // otherwise the launch's own note, in `--json` and `cordon context`, says so already).
     let launch_incomplete = r
