@@ -166,7 +166,6 @@ fn output_is_capped_with_markers_and_read_incrementally() {
     assert_eq!(r.output.dropped_bytes, 3000);
 }
 
-#[test]
 /// New-user pass nu22, P2: the agent's SIGINT (its ^C) reaches every process of the
 /// command, as a terminal's does: a shell waiting for `sleep` no longer defers it and runs
 /// on to its end.
