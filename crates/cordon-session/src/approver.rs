@@ -347,6 +347,13 @@ impl TerminalApprover {
     }
 }
 
+/// What cordon writes to a terminal before its own lines after a command had it: whatever
+/// the command left there must not hide or garble them (attack passes 39 C2 and 44 L3).
+/// Normal attributes (SGR 0), a visible cursor, the ASCII character set in G0 and G1 and
+/// G0 shifted in (a `ESC(0` / shift-out showed line-drawing symbols), line wrap on, and no
+/// scroll region (reset between a cursor save and restore: DECSTBM homes the cursor).
+pub const TERMINAL_RESET: &str = "\x1b[0m\x1b[?25h\x0f\x1b(B\x1b)B\x1b[?7h\x1b7\x1b[r\x1b8";
+
 impl Approver for TerminalApprover {
     fn ask(&mut self, req: &ReviewableRequest) -> Reply {
         let term = console::Term::stderr();
@@ -355,7 +362,7 @@ impl Approver for TerminalApprover {
         // queue is discarded. Attributes a command left (hidden text, colours) are reset,
         // on a line of its own, so the question reads as printed.
         let _ = nix::sys::termios::tcflush(std::io::stdin(), nix::sys::termios::FlushArg::TCIFLUSH);
-        let _ = write!(err, "\x1b[0m\x1b[?25h\r\n");
+        let _ = write!(err, "{TERMINAL_RESET}\r\n");
         let _ = write!(err, "{}", req.render_text());
         let allowed = req.allowed_answers();
         let mut answer = Answer::Deny;

@@ -115,3 +115,22 @@ fn a_shell_with_options_only_stays_interactive() {
     // The prompt (bash's default for --norc), printed only by an interactive shell.
     assert!(out.contains("bash-"), "{out:?}");
 }
+
+/// Attack pass 44, L3: after a command that switched the terminal's character set (`ESC(0`
+/// and shift-out: line-drawing symbols) or set a scroll region, cordon's own lines are
+/// preceded by a reset of those too, not only of the colours.
+#[test]
+fn the_terminal_is_reset_before_cordons_lines() {
+    if !sandbox_ready() {
+        return;
+    }
+    let out = in_pty("printf '\\033(0\\016\\033[2;3r'; echo done");
+    let at = out.find("done").expect("the command ran");
+    let after = &out[at..];
+    for reset in ["\x1b[0m", "\x0f", "\x1b(B", "\x1b7\x1b[r\x1b8"] {
+        assert!(
+            after.contains(reset),
+            "{reset:?} missing after the run: {after:?}"
+        );
+    }
+}

@@ -346,7 +346,7 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
     // foreground set to the background): cordon's lines after the run are shown in the
     // terminal's normal attributes (attack pass 39, C2).
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        eprint!("\x1b[0m");
+        eprint!("{}", cordon_session::approver::TERMINAL_RESET);
     }
     print_tmpdir_note(&report);
     print_owner_note(&report);
