@@ -1186,9 +1186,20 @@ fn genuine_worktree_file(dir: BorrowedFd<'_>, root: &Path, git_dirs: &[PathBuf])
         w.file_name() == Some(OsStr::new("worktrees"))
             && w.parent().is_some_and(|g| git_dirs.iter().any(|d| d == g))
     });
+    // Read as every file of a git dir here is: the admin dir opened without a symlink on
+    // its path, `gitdir` a regular file not followed (a planted FIFO must not hang the
+    // settle, a link must not lead it elsewhere).
     in_worktrees
-        && std::fs::read_to_string(admin.join("gitdir"))
-            .is_ok_and(|b| Path::new(b.trim_end_matches(['\n', '\r'])) == root.join(".git"))
+        && open_dir_strict(&admin)
+            .ok()
+            .and_then(|a| read_at(a.as_fd(), OsStr::new("gitdir")))
+            .is_some_and(|b| {
+                let mut end = b.len();
+                while end > 0 && matches!(b[end - 1], b'\n' | b'\r') {
+                    end -= 1;
+                }
+                Path::new(OsStr::from_bytes(&b[..end])) == root.join(".git")
+            })
 }
 
 /// Why the `commondir` of the linked-worktree admin dir `admin` (in the git dir `git_dir`)
