@@ -352,16 +352,11 @@ struct ProcState {
     recent: std::collections::VecDeque<u8>,
     dropped: u64,
     finished: Option<Report>,
-    /// Without a terminal: the last, unfinished line of stdout (0) and stderr (1), held
-    /// until its newline so that the two pipes are merged at line boundaries (new-user
-    /// pass nu21, K3: curl writes its stderr a byte at a time, and `-w '%{http_code}'`
-    /// on stdout landed inside it: `curl: (50006) …`). Let go by a reader, at the end, or
-    /// past [`PARTIAL_LINE_BYTES`].
-    partial: [Vec<u8>; 2],
+    /// Without a terminal: the unfinished last line of stdout (0) and stderr (1), held
+    /// until its newline so that the two pipes are merged at line boundaries
+    /// ([`runner::LineHold`]); let go by a reader, or at the end.
+    partial: [runner::LineHold; 2],
 }
-
-/// The longest unfinished line held back ([`ProcState::partial`]).
-const PARTIAL_LINE_BYTES: usize = 4096;
 
 impl ProcState {
     /// Appends `bytes` to the output (unread, and the classification tail).
@@ -379,23 +374,14 @@ impl ProcState {
 
     /// [`Proc::push_stream`]: whole lines of `stream` out, the unfinished rest held.
     fn push_stream(&mut self, stream: usize, bytes: &[u8]) {
-        let held = &mut self.partial[stream];
-        held.extend_from_slice(bytes);
-        let cut = match held.iter().rposition(|b| *b == b'\n') {
-            Some(i) => i + 1,
-            None if held.len() > PARTIAL_LINE_BYTES => held.len(),
-            None => 0,
-        };
-        if cut > 0 {
-            let line: Vec<u8> = held.drain(..cut).collect();
-            self.emit(&line);
-        }
+        let out = self.partial[stream].push(bytes);
+        self.emit(&out);
     }
 
     /// Lets go of the held unfinished lines, stdout's first.
     fn flush_partials(&mut self) {
         for i in 0..2 {
-            let held = std::mem::take(&mut self.partial[i]);
+            let held = self.partial[i].take();
             self.emit(&held);
         }
     }
@@ -451,7 +437,9 @@ impl Proc {
             Ok(s) => s,
             Err(p) => p.into_inner(),
         };
-        while st.unread.is_empty() && st.partial.iter().all(Vec::is_empty) && st.finished.is_none()
+        while st.unread.is_empty()
+            && st.partial.iter().all(runner::LineHold::is_empty)
+            && st.finished.is_none()
         {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -1344,8 +1332,8 @@ mod tests {
         );
         // An endless line is not held for ever.
         let mut st = ProcState::default();
-        st.push_stream(1, &vec![b'x'; PARTIAL_LINE_BYTES + 1]);
-        assert_eq!(st.unread.len(), PARTIAL_LINE_BYTES + 1);
+        st.push_stream(1, &vec![b'x'; runner::LineHold::CAP + 1]);
+        assert_eq!(st.unread.len(), runner::LineHold::CAP + 1);
     }
 
     fn proc() -> Proc {

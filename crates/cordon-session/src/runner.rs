@@ -40,6 +40,40 @@ trait StderrPipe: Read + Send {}
 #[cfg(not(unix))]
 impl<T: Read + Send> StderrPipe for T {}
 
+/// A stream's unfinished last line, held back so that another stream's output is not
+/// spliced into it (new-user pass nu21, K3: curl writes its stderr a byte at a time, and
+/// its stdout landed inside a line: `curl: (50006) …`). Used by cordon's stderr relay and
+/// by the harness, which merges a session's stdout and stderr.
+#[derive(Debug, Default)]
+pub(crate) struct LineHold(Vec<u8>);
+
+impl LineHold {
+    /// The longest unfinished line held back: past it, everything goes out.
+    pub(crate) const CAP: usize = 4096;
+
+    /// Adds `bytes`; what may go out now: up to and including the last newline, or all of
+    /// it once more than [`LineHold::CAP`] bytes are held.
+    pub(crate) fn push(&mut self, bytes: &[u8]) -> Vec<u8> {
+        self.0.extend_from_slice(bytes);
+        let cut = match self.0.iter().rposition(|b| *b == b'\n') {
+            Some(i) => i + 1,
+            None if self.0.len() > Self::CAP => self.0.len(),
+            None => 0,
+        };
+        self.0.drain(..cut).collect()
+    }
+
+    /// Everything held, let go (a reader asks, the stream paused or ended).
+    pub(crate) fn take(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.0)
+    }
+
+    /// Whether nothing is held.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// How long the stderr relay holds an unfinished line while the command writes nothing.
 #[cfg(unix)]
 const HOLD_LINE: std::time::Duration = std::time::Duration::from_millis(20);
@@ -579,7 +613,7 @@ fn wait(
             // On cordon's own stderr, an unfinished line is held until its newline or until
             // the command pauses (new-user pass nu21, K3: curl writes its stderr a byte at a
             // time, and with `2>&1` its stdout landed inside a line: `curl000: (56) …`).
-            let mut held: Vec<u8> = Vec::new();
+            let mut held = LineHold::default();
             let copy = |bytes: &[u8]| {
                 if bytes.is_empty() {
                     return;
@@ -598,26 +632,19 @@ fn wait(
             loop {
                 #[cfg(unix)]
                 if sink.is_none() && !held.is_empty() && !readable_within(&*pipe, HOLD_LINE) {
-                    copy(&std::mem::take(&mut held));
+                    copy(&held.take());
                 }
                 match pipe.read(&mut buf) {
                     Ok(0) | Err(_) => {
-                        copy(&std::mem::take(&mut held));
+                        copy(&held.take());
                         break;
                     }
                     Ok(n) => {
                         match sink.as_mut() {
                             Some(s) => s(&buf[..n]),
-                            None => {
-                                held.extend_from_slice(&buf[..n]);
-                                let cut = match held.iter().rposition(|b| *b == b'\n') {
-                                    Some(i) => i + 1,
-                                    None if cfg!(unix) && held.len() <= 4096 => 0,
-                                    None => held.len(),
-                                };
-                                let out: Vec<u8> = held.drain(..cut).collect();
-                                copy(&out);
-                            }
+                            // Held only where a pause can let it go (`readable_within`).
+                            None if cfg!(unix) => copy(&held.push(&buf[..n])),
+                            None => copy(&buf[..n]),
                         }
                         if let Ok(mut t) = tail.lock() {
                             t.extend_from_slice(&buf[..n]);
