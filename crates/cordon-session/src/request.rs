@@ -466,6 +466,17 @@ impl ReviewableRequest {
         v
     }
 
+    /// Whether `answer` is taken for this request: one it offers, or a `session` or
+    /// `remember-rule` it does not offer where `once` is (an approval all the same, once:
+    /// new-user pass nu16 N8). Every front reads answers by this rule (the session, the MCP
+    /// form: nu20 G5 found it a deny there).
+    pub fn takes(&self, answer: Answer) -> bool {
+        let allowed = self.allowed_answers();
+        allowed.contains(&answer)
+            || (matches!(answer, Answer::Session | Answer::RememberRule)
+                && allowed.contains(&Answer::Once))
+    }
+
     /// The request as text for a person (the terminal prompt prints it; `cordon mcp` sends
     /// it as the elicitation message). Every value cordon did not write — argv, paths,
     /// hosts, rule text, the agent's justification — is shown through

@@ -209,9 +209,7 @@ impl Session {
         let mut downgraded = None;
         let answer = if allowed.contains(&answer) {
             answer
-        } else if matches!(answer, Answer::Session | Answer::RememberRule)
-            && allowed.contains(&Answer::Once)
-        {
+        } else if req.takes(answer) {
             // A scripted or MCP "session" for a request whose session answer is not kept
             // (dangerous, opaque, an escalation), or "remember-rule" for one that offers no
             // rule (an ask rule decides, several segments ask): an approval all the same,

@@ -164,42 +164,25 @@ impl Approver for Elicitor {
             Ok(Err(e)) => return deny(format!("the client could not be asked: {e}")),
             Err(_) => return deny("no answer from the client in time".into()),
         };
-        let given = result
-            .content
-            .as_ref()
-            .and_then(|c| c.get("answer"))
-            .map(|a| cordon_policy::text::printable(&a.to_string()));
-        let mut invalid = None;
-        let answer = match result.action {
-            ElicitationAction::Accept => match result
-                .content
-                .as_ref()
-                .and_then(|c| c.get("answer"))
-                .and_then(|a| serde_json::from_value::<Answer>(a.clone()).ok())
-            {
-                Some(a) => a,
-                // Accepted without a readable choice: nothing was approved (fail closed),
-                // and said (nu21 K4: an invalid answer was a silent deny).
-                None => {
-                    invalid = Some(given.clone().unwrap_or_else(|| "no answer".into()));
-                    Answer::Deny
+        // Declined, or dismissed without a choice: default deny. Accepted, the answer is
+        // taken by the request's own rule ([`ReviewableRequest::takes`]); one it does not
+        // take, or none readable, approves nothing (fail closed) and is said (nu21 K4: an
+        // invalid answer was a silent deny).
+        let given = result.content.as_ref().and_then(|c| c.get("answer"));
+        let (answer, invalid) = match result.action {
+            ElicitationAction::Accept => {
+                match given.and_then(|a| serde_json::from_value::<Answer>(a.clone()).ok()) {
+                    Some(a) if req.takes(a) => (a, None),
+                    _ => (
+                        Answer::Deny,
+                        Some(given.map_or_else(
+                            || "(none)".to_string(),
+                            |a| cordon_policy::text::printable(&a.to_string()).into(),
+                        )),
+                    ),
                 }
-            },
-            // Declined, or dismissed without a choice: default deny.
-            _ => Answer::Deny,
-        };
-        // A `session` or `remember-rule` the form did not offer is an approval once, as
-        // through `--approvals-from` (the session says so: nu20 G5 found it a deny here).
-        let answer = if allowed.contains(&answer)
-            || (matches!(answer, Answer::Session | Answer::RememberRule)
-                && allowed.contains(&Answer::Once))
-        {
-            answer
-        } else {
-            if invalid.is_none() {
-                invalid = given;
             }
-            Answer::Deny
+            _ => (Answer::Deny, None),
         };
         Reply {
             approval_id: req.approval_id.clone(),
