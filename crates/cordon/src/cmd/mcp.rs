@@ -177,7 +177,7 @@ impl Approver for Elicitor {
                         Answer::Deny,
                         Some(given.map_or_else(
                             || "(none)".to_string(),
-                            |a| cordon_policy::text::printable(&a.to_string()).into(),
+                            |a| cordon_policy::text::printable(&a.to_string()),
                         )),
                     ),
                 }
