@@ -253,9 +253,11 @@ pub fn serve(listener: UnixListener, templates_on: bool) -> io::Result<()> {
                 let r = match route {
                     // `_running` is held until the command is done (the template's
                     // running token: [`super::template::Templates::route`]).
-                    Ok((ctl, limits, _running)) => {
-                        relay_to_template(conn, req, fds, ctl, &limits, verbose)
-                    }
+                    Ok(super::template::Routed {
+                        ctl,
+                        limits,
+                        running: _running,
+                    }) => relay_to_template(conn, req, fds, ctl, &limits, verbose),
                     Err(_) => handle_request(conn, req, fds, Launcher::Fork),
                 };
                 let code = match r {
@@ -279,14 +281,7 @@ fn route(
     templates: &mut super::template::Templates,
     req: &Request,
     fds: &[OwnedFd],
-) -> Result<
-    (
-        OwnedFd,
-        cordon_policy::limits::ResolvedLimits,
-        Option<OwnedFd>,
-    ),
-    String,
-> {
+) -> Result<super::template::Routed, String> {
     // Layers the caller disabled through the helper's environment: the template was built
     // with every layer, so what it applied would not be what was planned.
     if req

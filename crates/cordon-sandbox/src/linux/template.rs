@@ -87,12 +87,10 @@ pub(crate) struct Prepared {
     /// [`super::limits::Cgroup::join_files`]), through which init gets in
     /// ([`Prepared::set_cgroup`]).
     cgroup: std::cell::RefCell<Option<(super::limits::Cgroup, Vec<OwnedFd>)>>,
-    /// In P and Q: the command's payload as P read and checked it ([`Prepared::accept`]);
-    /// the helper runs exactly this one ([`Prepared::take_payload`]).
-    payload: std::cell::RefCell<Option<HelperPayload>>,
-    /// In P and Q: the plan P computed for that payload and checked it fits by
-    /// ([`Prepared::accept`]): the helper runs with it, not a second computation.
-    accepted_plan: std::cell::RefCell<Option<LinuxPlan>>,
+    /// In P and Q: the command's payload as P read and checked it ([`Prepared::accept`]),
+    /// with the plan it was checked by: the helper runs exactly this one, without planning
+    /// or checking it again ([`Prepared::take_payload`]).
+    accepted: std::cell::RefCell<Option<(HelperPayload, LinuxPlan)>>,
     /// The covers ([`Layout::covers`]) that were mount points once the template's root was
     /// built: each must still be one when a command is forked from it.
     covered: Vec<PathBuf>,
@@ -146,8 +144,7 @@ impl Prepared {
             w.check_still_mounted(&self.covered)?;
         }
         *self.cover.borrow_mut() = watch;
-        *self.payload.borrow_mut() = Some(payload);
-        *self.accepted_plan.borrow_mut() = Some(plan);
+        *self.accepted.borrow_mut() = Some((payload, plan));
         Ok(())
     }
 
@@ -166,9 +163,7 @@ impl Prepared {
     /// it again (issue 12: the payload's plan and mount plan were computed three times per
     /// command).
     pub(crate) fn take_payload(&self) -> Option<(HelperPayload, LinuxPlan)> {
-        let payload = self.payload.borrow_mut().take()?;
-        let plan = self.accepted_plan.borrow_mut().take()?;
-        Some((payload, plan))
+        self.accepted.borrow_mut().take()
     }
 
     /// What [`mounts::build`] returned for the template, for one command's report (no
@@ -191,6 +186,14 @@ fn layout_of(payload: &HelperPayload) -> Result<Layout, String> {
     let mut layout = mounts::layout_for(&payload.profile);
     super::limits::size_tmpfs(&mut layout, limits.tmpfs_bytes);
     Ok(layout)
+}
+
+/// Why a command with a writable `.git/config` copy (`path`) takes the per-command helper.
+fn git_config_is_per_command(path: &Path) -> String {
+    format!(
+        "{}: the writable .git/config copy is per command",
+        path.display()
+    )
 }
 
 /// Whether a command with this payload, plan and mount plan may be forked from a
@@ -217,10 +220,7 @@ pub(crate) fn eligible(
     let places = mounts::per_command_places(layout);
     for s in &layout.steps {
         if s.kind == StepKind::GitConfig {
-            return Err(format!(
-                "{}: the writable .git/config copy is per command",
-                s.path.display()
-            ));
+            return Err(git_config_is_per_command(&s.path));
         }
         if let StepKind::Overlay { name, .. } = &s.kind {
             if cordon_policy::caches::kept_in_layer(name).is_some() {
@@ -382,6 +382,17 @@ impl Entry {
     }
 }
 
+/// A command routed to a template ([`Templates::route`]).
+pub(crate) struct Routed {
+    /// A duplicate of the template's control socket.
+    pub(crate) ctl: OwnedFd,
+    /// The command's limits (its handler creates the cgroup).
+    pub(crate) limits: ResolvedLimits,
+    /// With cache overlays, the command's running token ([`Entry::claim`]): held by its
+    /// handler until the command is done.
+    pub(crate) running: Option<OwnedFd>,
+}
+
 /// The server's templates, keyed by mount plan.
 pub(crate) struct Templates {
     map: HashMap<Vec<u8>, Entry>,
@@ -417,11 +428,7 @@ impl Templates {
     /// it until the command is done.
     ///
     /// Errors: why this command takes the server's per-command helper instead.
-    pub(crate) fn route(
-        &mut self,
-        payload: &OwnedFd,
-        stdio: &[RawFd],
-    ) -> Result<(OwnedFd, ResolvedLimits, Option<OwnedFd>), String> {
+    pub(crate) fn route(&mut self, payload: &OwnedFd, stdio: &[RawFd]) -> Result<Routed, String> {
         if let Some((p, id)) = &self.binary {
             if file_id(p) != *id {
                 self.map.clear();
@@ -442,10 +449,7 @@ impl Templates {
         // plan and mount plan are computed for nothing (the server's loop is serial, and a
         // git repository's every command comes this way).
         if let Some(p) = cordon_policy::gitconfig::brokered_configs(&payload.profile).first() {
-            return Err(format!(
-                "{}: the writable .git/config copy is per command",
-                p.display()
-            ));
+            return Err(git_config_is_per_command(p));
         }
         let mut features = match &self.features {
             Some(f) => f.clone(),
@@ -471,7 +475,11 @@ impl Templates {
                 let token = e.claim()?;
                 e.used = Instant::now();
                 let ctl = sys::dup_cloexec(e.ctl.as_raw_fd()).map_err(|e| e.to_string())?;
-                return Ok((ctl, limits, token));
+                return Ok(Routed {
+                    ctl,
+                    limits,
+                    running: token,
+                });
             }
             self.map.remove(&key); // the host changed beneath it: a new one
         }
@@ -533,7 +541,11 @@ impl Templates {
         };
         let token = e.claim()?;
         self.map.insert(key, e);
-        Ok((dup, limits, token))
+        Ok(Routed {
+            ctl: dup,
+            limits,
+            running: token,
+        })
     }
 }
 
@@ -785,8 +797,7 @@ fn template_main(
         warnings: built.warnings,
         read_only_caches: built.read_only_caches,
         cgroup: std::cell::RefCell::new(None),
-        payload: std::cell::RefCell::new(None),
-        accepted_plan: std::cell::RefCell::new(None),
+        accepted: std::cell::RefCell::new(None),
         covered,
         cover: std::cell::RefCell::new(None),
     };
