@@ -318,6 +318,28 @@ impl LimitKind {
         }
     }
 
+    /// Inverse of [`LimitKind::as_str`].
+    pub fn parse(s: &str) -> Option<LimitKind> {
+        [
+            LimitKind::Pids,
+            LimitKind::Memory,
+            LimitKind::Timeout,
+            LimitKind::CpuTime,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
+    }
+
+    /// The profile's `[limits]` key that sets it (`raise limits.KEY`).
+    pub fn profile_key(self) -> &'static str {
+        match self {
+            LimitKind::Pids => "pids",
+            LimitKind::Memory => "memory",
+            LimitKind::Timeout => "timeout",
+            LimitKind::CpuTime => "cpu_time",
+        }
+    }
+
     /// The one-byte code on the helper's outcome channel.
     pub fn code(self) -> u8 {
         match self {
@@ -348,6 +370,23 @@ impl fmt::Display for LimitKind {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// `parse` reads back what `as_str` reports, and each kind names its profile key.
+    #[test]
+    fn limit_kinds_round_trip_and_name_their_key() {
+        for k in [
+            LimitKind::Pids,
+            LimitKind::Memory,
+            LimitKind::Timeout,
+            LimitKind::CpuTime,
+        ] {
+            assert_eq!(LimitKind::parse(k.as_str()), Some(k));
+        }
+        assert_eq!(LimitKind::parse("nope"), None);
+        assert_eq!(LimitKind::CpuTime.profile_key(), "cpu_time");
+    }
+
     use super::*;
 
     const G: u64 = 1024 * 1024 * 1024;

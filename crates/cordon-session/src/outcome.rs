@@ -326,6 +326,10 @@ pub struct ClassifyContext<'a> {
     pub home: Option<&'a Path>,
 }
 
+/// How the evidence of a limit the helper reported starts (its own channel: the helper
+/// has printed the limit's line on stderr already).
+pub const LIMIT_HIT: &str = "limit hit: ";
+
 fn ev(source: EvidenceSource, detail: impl Into<String>) -> Evidence {
     Evidence {
         source,
@@ -609,15 +613,16 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
     if let Some(l) = &sig.limit {
         out.class = OutcomeClass::LimitExceeded { which: l.clone() };
         out.evidence
-            .insert(0, ev(EvidenceSource::Cordon, format!("limit hit: {l}")));
+            .insert(0, ev(EvidenceSource::Cordon, format!("{LIMIT_HIT}{l}")));
         // The line the helper prints, as the hint too (new-user pass nu20, G4: `hint` was
         // null where stderr said what to do).
-        let (what, field) = match l.as_str() {
-            "pids" => ("process-count", "pids"),
-            "memory" => ("memory", "memory"),
-            "timeout" => ("wall-clock timeout", "timeout"),
-            "cpu-time" => ("CPU-time", "cpu_time"),
-            other => (other, other),
+        let kind = cordon_policy::limits::LimitKind::parse(l);
+        let field = kind.map_or(l.as_str(), |k| k.profile_key());
+        let what = match kind {
+            Some(cordon_policy::limits::LimitKind::Pids) => "process-count",
+            Some(cordon_policy::limits::LimitKind::Timeout) => "wall-clock timeout",
+            Some(cordon_policy::limits::LimitKind::CpuTime) => "CPU-time",
+            _ => l.as_str(),
         };
         out.hint = Some(format!(
             "the profile's {what} limit ended the command and every process it started: \

@@ -642,12 +642,7 @@ pub fn finish(hit: Option<LimitKind>, r: &ResolvedLimits, code: i32) -> i32 {
         LimitKind::Memory => format!("more than {} bytes of memory", r.memory_bytes.unwrap_or(0)),
         LimitKind::CpuTime => "CPU time".to_string(),
     };
-    let field = match k {
-        LimitKind::Timeout => "timeout",
-        LimitKind::Pids => "pids",
-        LimitKind::Memory => "memory",
-        LimitKind::CpuTime => "cpu_time",
-    };
+    let field = k.profile_key();
     eprintln!(
         "cordon: limit-exceeded{{{k}}}: {detail}; the command and every process it started \
          were killed (raise limits.{field} in the profile)"

@@ -713,7 +713,7 @@ fn print_hints(report: &Report) {
                 matches!(o.class, cordon_session::OutcomeClass::LimitExceeded { .. })
                     && o.evidence
                         .iter()
-                        .any(|e| e.detail.starts_with("limit hit:"));
+                        .any(|e| e.detail.starts_with(cordon_session::outcome::LIMIT_HIT));
             if (o.class == cordon_session::OutcomeClass::Success
                 && h.starts_with(cordon_session::drive::GIT_CONFIG_NOT_KEPT))
                 || helper_limit
