@@ -387,8 +387,6 @@ mod tests {
         assert_eq!(LimitKind::CpuTime.profile_key(), "cpu_time");
     }
 
-    use super::*;
-
     const G: u64 = 1024 * 1024 * 1024;
 
     #[test]
