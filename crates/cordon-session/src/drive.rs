@@ -756,9 +756,7 @@ fn discarded_tmp_hint(
     if makes_repository(record, &beside, &profile.cwd) {
         return Some(format!(
             "{} (beside the project) was written into this command's private /tmp, which is \
-             discarded when it ends; a repository made there by a sandboxed command would be \
-             moved aside (or named to review) after the run anyway (its config and hooks would run on the host): \
-             run it outside cordon",
+             discarded when it ends; {REPOSITORY_BESIDE}: run it outside cordon",
             beside.display()
         ));
     }
@@ -775,18 +773,7 @@ fn discarded_tmp_hint(
 /// `install` and `git clone`. Never what a command only reads (attack pass 43, J2: `test !
 /// -e ../x` was said to have written `../x`).
 fn written_words(argv: &[String]) -> Vec<&str> {
-    let Some(prog) = argv
-        .first()
-        .and_then(|p| std::path::Path::new(p).file_name())
-        .and_then(|n| n.to_str())
-    else {
-        return Vec::new();
-    };
-    let operands: Vec<&str> = argv[1..]
-        .iter()
-        .map(String::as_str)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
+    let (prog, operands) = program_and_operands(argv);
     match prog {
         "mkdir" | "touch" | "tee" => operands,
         "cp" | "mv" | "ln" | "rsync" | "install" => operands.last().copied().into_iter().collect(),
@@ -797,21 +784,33 @@ fn written_words(argv: &[String]) -> Vec<&str> {
     }
 }
 
-/// Where `argv` (one command) makes a git repository, as it names it: the destination of
-/// `git clone SRC DEST`, the `DIR` of `git init DIR` and `cargo new DIR` (attack pass 44,
-/// L2: any such command anywhere in a script took the grant from an unrelated denial).
-fn repository_made(argv: &[String]) -> Option<&str> {
+/// The program's file name (`""` when there is none) and the words of `argv` after it that
+/// are not options.
+fn program_and_operands(argv: &[String]) -> (&str, Vec<&str>) {
     let prog = argv
         .first()
         .and_then(|p| std::path::Path::new(p).file_name())
         .and_then(|n| n.to_str())
         .unwrap_or("");
-    let operands: Vec<&str> = argv
+    let operands = argv
         .iter()
         .skip(1)
         .map(String::as_str)
         .filter(|a| !a.starts_with('-'))
         .collect();
+    (prog, operands)
+}
+
+/// Why a repository made beside the project is offered no grant (new-user pass nu22, P1).
+const REPOSITORY_BESIDE: &str = "a repository a sandboxed command makes beside the project \
+     (git clone, git init DIR, cargo new) is moved aside, or named as one to review, after the \
+     run (its config and hooks would run on the host)";
+
+/// Where `argv` (one command) makes a git repository, as it names it: the destination of
+/// `git clone SRC DEST`, the `DIR` of `git init DIR` and `cargo new DIR` (attack pass 44,
+/// L2: any such command anywhere in a script took the grant from an unrelated denial).
+fn repository_made(argv: &[String]) -> Option<&str> {
+    let (prog, operands) = program_and_operands(argv);
     match (prog, operands.as_slice()) {
         ("git", ["clone", _, dest, ..]) => Some(dest),
         ("git", ["init", dir, ..]) | ("cargo", ["new", dir, ..]) => Some(dir),
@@ -1127,31 +1126,21 @@ pub fn conclude(
     // after the run, as its config and hooks would run on the host — so none is offered,
     // and the hint says what works (new-user pass nu22, P1: following `-w ../x` left a
     // directory that was no repository).
-    if let crate::OutcomeClass::SandboxDenied { grant, path, .. } = &mut outcome.class {
-        let outside = exec
-            .resolved
-            .as_ref()
-            .zip(path.as_ref())
-            .is_some_and(|(r, p)| !p.starts_with(&r.workspace));
-        let cwd = exec
-            .resolved
-            .as_ref()
-            .map(|r| r.cwd.clone())
-            .unwrap_or_default();
-        if outside
-            && path
-                .as_ref()
-                .is_some_and(|p| makes_repository(&record, p, &cwd))
-        {
+    if let (
+        crate::OutcomeClass::SandboxDenied {
+            grant,
+            path: Some(p),
+            ..
+        },
+        Some(r),
+    ) = (&mut outcome.class, exec.resolved.as_ref())
+    {
+        if !p.starts_with(&r.workspace) && makes_repository(&record, p, &r.cwd) {
             *grant = None;
             outcome.hint = Some(format!(
-                "{} is outside the project, and a repository a sandboxed command makes \
-                 beside it (git clone, git init DIR, cargo new) is moved aside, or named as one to review, after the run \
-                 (its config and hooks would run on the host): run it outside cordon, or make \
-                 it inside the project (e.g. `git clone . sub/NAME`) and move it",
-                path.as_ref()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default()
+                "{} is outside the project, and {REPOSITORY_BESIDE}: run it outside cordon, \
+                 or make it inside the project (e.g. `git clone . sub/NAME`) and move it",
+                p.display()
             ));
         }
     }

@@ -1379,9 +1379,8 @@ fn network_failure(sig: &RunSignals, lines: &[&str], managed: bool) -> Option<In
     });
     // The host from any line that names one (npm's first line says only `code EAI_AGAIN`;
     // its `getaddrinfo EAI_AGAIN registry.npmjs.org` comes later: nu21 K5).
-    let host = line
-        .and_then(|l| extract_host(l))
-        .or_else(|| line.and_then(|_| lines.iter().find_map(|l| extract_host(l))));
+    let host =
+        line.and_then(|l| extract_host(l).or_else(|| lines.iter().find_map(|l| extract_host(l))));
     let hint = |host: &Option<String>| {
         let what = host
             .as_ref()
