@@ -362,6 +362,24 @@ impl Census {
     }
 }
 
+/// A linked-worktree admin dir the run made that no worktree names back ([`sweep`] removed
+/// its `gitdir`). In `--json` as `[admin dir, why]`.
+#[derive(Debug, Clone)]
+pub struct DisarmedAdmin {
+    /// The admin dir (`.git/worktrees/NAME`).
+    pub admin: PathBuf,
+    /// Why it was disarmed.
+    pub why: String,
+    /// The `.git` its `gitdir` named: where the worktree was to be.
+    pub named: PathBuf,
+}
+
+impl Serialize for DisarmedAdmin {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (&self.admin, &self.why).serialize(s)
+    }
+}
+
 /// What [`sweep`] did to one git dir after the run.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Swept {
@@ -383,13 +401,9 @@ pub struct Swept {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pending_code: Vec<(PathBuf, String)>,
     /// Linked-worktree admin dirs the run made that no worktree names back: their
-    /// `gitdir` was removed (admin dir, why).
+    /// `gitdir` was removed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub disarmed_worktrees: Vec<(PathBuf, String)>,
-    /// The `.git` path each of [`Swept::disarmed_worktrees`] named (where the worktree was
-    /// to be), in the same order.
-    #[serde(skip)]
-    pub disarmed_named: Vec<PathBuf>,
+    pub disarmed_worktrees: Vec<DisarmedAdmin>,
     /// Code-bearing files of linked-worktree admin dirs the run made, set aside
     /// ([`QuarantinedFile`]: path, where moved, why).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -973,7 +987,7 @@ fn worktree_admins(git_dir: &Path) -> Vec<std::ffi::OsString> {
 fn disarm_new_worktree_admins(
     before: &Census,
     quarantined: &mut Vec<QuarantinedFile>,
-) -> Vec<(PathBuf, String, PathBuf)> {
+) -> Vec<DisarmedAdmin> {
     let mut out = Vec::new();
     let Ok((top, _)) = open_git_dir(&before.git_dir) else {
         return out;
@@ -1071,14 +1085,14 @@ fn disarm_new_worktree_admins(
             continue;
         }
         if unlinkat(admin.as_fd(), "gitdir", UnlinkatFlags::NoRemoveDir).is_ok() {
-            out.push((
-                here,
-                format!(
+            out.push(DisarmedAdmin {
+                admin: here,
+                why: format!(
                     "its gitdir named {}, which has no .git file naming it back",
                     dotgit.display()
                 ),
-                dotgit,
-            ));
+                named: dotgit,
+            });
         }
     }
     out
@@ -1557,13 +1571,10 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
         }
     }
     let mut quarantined = Vec::new();
-    let (disarmed_worktrees, disarmed_named) = if before.unwalked {
-        (Vec::new(), Vec::new())
+    let disarmed_worktrees = if before.unwalked {
+        Vec::new()
     } else {
         disarm_new_worktree_admins(before, &mut quarantined)
-            .into_iter()
-            .map(|(admin, why, named)| ((admin, why), named))
-            .unzip()
     };
     let mut replaced_configs = Vec::new();
     for (p, tool, id) in &before.kept_same {
@@ -1593,7 +1604,6 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
         not_removed: w.not_removed,
         pending_code,
         disarmed_worktrees,
-        disarmed_named,
         quarantined,
         incomplete: before.incomplete.clone().or(w.incomplete),
         error: None,
@@ -2018,7 +2028,7 @@ mod tests {
         let mut disarmed: Vec<_> = swept
             .disarmed_worktrees
             .iter()
-            .map(|d| d.0.clone())
+            .map(|d| d.admin.clone())
             .collect();
         disarmed.sort();
         assert_eq!(disarmed, [evil.clone(), fifo.clone()], "{swept:?}");

@@ -202,7 +202,9 @@ impl Report {
                     path.display()
                 ));
             }
-            for (admin, why) in &s.disarmed_worktrees {
+            for cordon_sandbox::git_dir_sweep::DisarmedAdmin { admin, why, .. } in
+                &s.disarmed_worktrees
+            {
                 out.push(format!(
                     "cordon: warning: {who} made the linked-worktree admin dir {} ({why}): \
                      the host's `git worktree repair` would write a .git file at the path it \
@@ -711,8 +713,8 @@ fn discarded_tmp_hint(
     if let Some(wt) = swept
         .iter()
         .filter(|s| !s.earlier_run)
-        .flat_map(|s| s.disarmed_named.iter())
-        .filter_map(|dotgit| dotgit.parent())
+        .flat_map(|s| s.disarmed_worktrees.iter())
+        .filter_map(|d| d.named.parent())
         .find(|wt| lost(wt))
     {
         return Some(format!(
