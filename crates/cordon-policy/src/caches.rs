@@ -110,6 +110,53 @@ pub const CODE_DIR_NAMES: &[&str] = &[
     "bin", "sbin", "etc", "lib", "lib32", "lib64", "libexec", "shims",
 ];
 
+/// Whether a copy-on-write layer that keeps everything between runs (not a whole tool
+/// home's, which keeps only its caches) may be made on `path` (canonical), a directory a
+/// cache variable of the command's environment `env` names: only where caches live, since
+/// what one run left there is what every later run of the project reads — and, in a
+/// directory of programs, executes. Refused:
+/// - a path through a directory of programs or configuration (`/usr/local/bin`,
+///   `~/.local/bin`: attack pass 40, D2, a planted `git`), or under `/usr`, `/etc`, `/boot`;
+/// - a directory not named as a cache: one of its components says `cache`, or it is npm's
+///   `.npm` (attack passes 42 H1 and 43 J3: what a directory holds tells only what it is
+///   not — `PYTHONPATH` into it ran a planted `sitecustomize.py`, and a default's bare name
+///   such as `uv` matched uv's tool area);
+/// - a tool's prefix: one holding a [`CODE_DIR_NAMES`] directory or a directory of the
+///   command's `PATH` (attack pass 41, E2: `npm_config_cache=/opt/tool`, a planted
+///   `bin/git`).
+fn may_keep_everything(
+    fs: &dyn FsView,
+    env: &std::collections::BTreeMap<String, String>,
+    path: &Path,
+) -> bool {
+    let component = |f: &dyn Fn(&str) -> bool| {
+        path.components()
+            .any(|c| c.as_os_str().to_str().is_some_and(f))
+    };
+    if component(&|n| CODE_DIR_NAMES.contains(&n))
+        || ["/usr", "/etc", "/boot"]
+            .iter()
+            .any(|t| path.starts_with(t))
+    {
+        return false;
+    }
+    let named_cache = component(&|n| n.to_ascii_lowercase().contains("cache"))
+        || path.file_name() == Some(std::ffi::OsStr::new(".npm"));
+    if !named_cache {
+        return false;
+    }
+    let holds_code = CODE_DIR_NAMES
+        .iter()
+        .any(|n| fs.kind(&path.join(n)).is_some());
+    let holds_path_dir = env.get("PATH").is_some_and(|v| {
+        v.split(':')
+            .filter(|d| d.starts_with('/'))
+            .map(|d| canonicalize_lenient(fs, &lexical_normalize(Path::new(d), Path::new("/"))))
+            .any(|d| d.starts_with(path))
+    });
+    !holds_code && !holds_path_dir
+}
+
 /// The tool homes (see [`ToolHome`]).
 pub const TOOL_HOMES: &[ToolHome] = &[
     ToolHome {
@@ -496,62 +543,9 @@ pub fn resolve_caches(
                 return None;
             }
         }
-        // A layer that keeps everything between runs (not a whole tool home's) only
-        // where caches live: never under `/usr`, `/etc` or `/boot` nor in a directory of programs or
-        // configuration (`/usr/local/bin`, `/usr/local/etc`, `~/.local/bin`), where what
-        // one run left would be what every later run of the project executes (attack
-        // pass 40, D2: `npm_config_cache=/usr/local/bin`, a planted `git`).
-        let code_dir = path.components().any(|c| {
-            c.as_os_str()
-                .to_str()
-                .is_some_and(|n| CODE_DIR_NAMES.contains(&n))
-        });
-        // Nor a tool's prefix, whose `bin/` (or `shims/`) is where the host runs programs
-        // from (`/opt/tool`, `~/.nvm`, `~/.pyenv`): refused when it holds such a
-        // directory, or when a directory of the command's `PATH` is in it (attack pass
-        // 41, E2: `npm_config_cache=/opt/tool`, a planted `bin/git`, run by a later
-        // `--allow-network` run).
-        let prefix = || {
-            CODE_DIR_NAMES
-                .iter()
-                .any(|n| fs.kind(&path.join(n)).is_some())
-                || env.get("PATH").is_some_and(|v| {
-                    v.split(':')
-                        .filter(|d| d.starts_with('/'))
-                        .map(|d| {
-                            canonicalize_lenient(
-                                fs,
-                                &lexical_normalize(Path::new(d), Path::new("/")),
-                            )
-                        })
-                        .any(|d| d.starts_with(&path))
-                })
-        };
-        // And only where it is named as a cache: a directory of its path says `cache`
-        // (`…/npm-cache`, `~/.cache/x`), or it is npm's own `.npm`. A default's bare name
-        // is not enough (attack pass 43, J3: `UV_CACHE_DIR=~/.local/share/uv`, uv's tool
-        // area, linked from `~/.local/bin`, matched the name `uv`).
-        // What a directory holds tells only what it is not, and code is reached in more
-        // ways than `bin/` or `$PATH` (attack pass 42, H1: `PIP_CACHE_DIR=D` with
-        // `PYTHONPATH=D/site` ran a planted `sitecustomize.py`; `/opt/nodejs` held
-        // `node-v20/bin/`, linked from a `$PATH` directory).
-        let named_cache = path.components().any(|c| {
-            c.as_os_str()
-                .to_str()
-                .is_some_and(|n| n.to_ascii_lowercase().contains("cache"))
-        }) || path.file_name() == Some(std::ffi::OsStr::new(".npm"));
         // (A cache's own directory inside a tool home the variable names —
         // `$CARGO_HOME/registry` — is one by definition: `in_home`.)
-        if !own
-            && !in_home
-            && kept.is_none()
-            && (code_dir
-                || ["/usr", "/etc", "/boot"]
-                    .iter()
-                    .any(|t| path.starts_with(t))
-                || prefix()
-                || !named_cache)
-        {
+        if !own && !in_home && kept.is_none() && !may_keep_everything(fs, env, &path) {
             return None;
         }
         // The layer as any other ([`layer`]), with a state directory of its own.
