@@ -59,6 +59,11 @@ pub struct Layers {
     pub rule_files: Vec<PathBuf>,
     /// Plan mode: the profile's read-only view (R-A10).
     pub plan: bool,
+    /// Files this run's cordon itself writes or reads its answers from (`--report`,
+    /// `--approvals-from`): protected like its config, so that no widening — an approved
+    /// retry included, which rebuilds from these layers — lets the command forge its report
+    /// or answer its own questions (new-user pass nu23, Q1).
+    pub sink_files: Vec<PathBuf>,
 }
 
 /// Errors building a trust profile (they say what to do).
@@ -237,6 +242,7 @@ impl TrustProfile {
         .flatten()
         .chain(default_cordon_files())
         .chain(layers.rule_files.iter().map(|r| abs(r)))
+        .chain(layers.sink_files.iter().map(|r| abs(r)))
         {
             if !files.contains(&u) {
                 files.push(u);

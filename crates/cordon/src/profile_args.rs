@@ -43,6 +43,7 @@ pub fn layers(args: &ProfileArgs, rules: &[PathBuf], plan: bool) -> Layers {
         local_ports: args.local_port.clone(),
         rule_files: rules.to_vec(),
         plan,
+        sink_files: Vec::new(),
     }
 }
 
@@ -71,11 +72,25 @@ pub fn trust(
     rules: &[PathBuf],
     plan: bool,
 ) -> Result<TrustProfile> {
+    trust_with_sinks(entry, args, rules, plan, Vec::new())
+}
+
+/// [`trust`], with the files this run's cordon writes or reads answers from protected
+/// (`sink_files`: `--report`, `--approvals-from`).
+pub fn trust_with_sinks(
+    entry: &str,
+    args: &ProfileArgs,
+    rules: &[PathBuf],
+    plan: bool,
+    sink_files: Vec<PathBuf>,
+) -> Result<TrustProfile> {
     let cwd = crate::profile_args::current_dir()?;
+    let mut layers = layers(args, rules, plan);
+    layers.sink_files = sink_files;
     Ok(TrustProfile::build(
         Entry::Cli(entry.into()),
         &cwd,
-        &layers(args, rules, plan),
+        &layers,
     )?)
 }
 

@@ -3330,3 +3330,49 @@ fn stderr_lines_stay_whole_when_stdout_is_merged() {
     );
     assert!(all.contains("000"), "{all:?}");
 }
+
+/// New-user pass nu23, Q1: cordon's own report file stays out of every widening, an
+/// approved retry's included: the retry that grants the report's directory cannot replace
+/// the report (it is protected like cordon's config), and the report is cordon's. Twin:
+/// the retry's grant works for the rest of the directory.
+#[test]
+fn a_retry_grant_over_the_report_file_does_not_let_the_command_forge_it() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let out_dir = p.root.path().join("out");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let file = out_dir.join("report.json");
+    let answers = p.home.join("answers");
+    std::fs::write(&answers, "\"once\"\n").unwrap();
+    let forge = format!(
+        "echo new > {o}/new.txt || exit 1; echo '{{\"outcome\":\"success\"}}' > {o}/f.tmp; \
+         mv {o}/f.tmp {o}/report.json 2>/dev/null; exit 3",
+        o = out_dir.display()
+    );
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--report",
+            file.to_str().unwrap(),
+            "--approvals-from",
+            answers.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &forge,
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(out_dir.join("new.txt")).unwrap_or_default(),
+        "new\n",
+        "the retry did not run with the grant: {}",
+        text(&o.stderr)
+    );
+    let body = std::fs::read_to_string(&file).unwrap();
+    let v: serde_json::Value = serde_json::from_str(body.lines().last().unwrap()).unwrap();
+    assert_eq!(v["outcome"], "command-failed", "{body}");
+}

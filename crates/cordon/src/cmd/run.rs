@@ -3,7 +3,7 @@
 //! and report its outcome.
 
 use crate::cli::{RunArgs, SandboxArg};
-use crate::profile_args::{preference, trust};
+use crate::profile_args::preference;
 use crate::EXIT_CORDON;
 use anyhow::{Context, Result};
 use cordon_execpolicy::{gate, ApprovalMode, Gate};
@@ -274,7 +274,25 @@ fn run_reported(args: &RunArgs, sink: &mut SinkState) -> Result<i32> {
     if let Some(why) = cordon_policy::paths::too_long("working directory", &cwd) {
         anyhow::bail!(why);
     }
-    let trust = trust("run", &args.profile, &args.rules.rules, args.plan)?;
+    // cordon's own report and answers files stay out of every widening (nu23 Q1).
+    let sinks: Vec<std::path::PathBuf> = args
+        .report
+        .iter()
+        .cloned()
+        .chain(
+            args.approvals_from
+                .as_deref()
+                .filter(|s| !s.starts_with("fd:") && *s != "-")
+                .map(std::path::PathBuf::from),
+        )
+        .collect();
+    let trust = crate::profile_args::trust_with_sinks(
+        "run",
+        &args.profile,
+        &args.rules.rules,
+        args.plan,
+        sinks,
+    )?;
     let r = run_trusted(args, &trust, sink);
     // A refusal after the profile was known opens the sink as a run would (a link outside
     // every writable root is followed); one it refuses is said after the refusal itself.
