@@ -110,13 +110,30 @@ pub const CODE_DIR_NAMES: &[&str] = &[
     "bin", "sbin", "etc", "lib", "lib32", "lib64", "libexec", "shims",
 ];
 
+/// Directory names of caches that hold programs a tool runs later, not downloads it reads:
+/// pre-commit's hook environments (`~/.cache/pre-commit/repo…/py_env-…/bin/black`, run at
+/// every `git commit`), corepack's package managers, the browsers of Playwright and
+/// Puppeteer, Bazel's output base, Poetry's and pipx's virtual environments. Named as a
+/// cache, but neither a keep-everything layer nor a one-off grant is made on one or below
+/// one (attack pass 44, L4; nu23 Q2).
+pub const PROGRAM_CACHE_NAMES: &[&str] = &[
+    "pre-commit",
+    "corepack",
+    "ms-playwright",
+    "puppeteer",
+    "bazel",
+    "virtualenvs",
+    "pipx",
+];
+
 /// Whether a copy-on-write layer that keeps everything between runs (not a whole tool
 /// home's, which keeps only its caches) may be made on `path` (canonical), a directory a
 /// cache variable of the command's environment `env` names: only where caches live, since
 /// what one run left there is what every later run of the project reads — and, in a
 /// directory of programs, executes. Refused:
 /// - a path through a directory of programs or configuration (`/usr/local/bin`,
-///   `~/.local/bin`: attack pass 40, D2, a planted `git`), or under `/usr`, `/etc`, `/boot`;
+///   `~/.local/bin`: attack pass 40, D2, a planted `git`) or through a cache of programs
+///   ([`PROGRAM_CACHE_NAMES`]: attack pass 44, L4), or under `/usr`, `/etc`, `/boot`;
 /// - a directory not named as a cache: one of its components says `cache`, or it is npm's
 ///   `.npm` (attack passes 42 H1 and 43 J3: what a directory holds tells only what it is
 ///   not — `PYTHONPATH` into it ran a planted `sitecustomize.py`, and a default's bare name
@@ -133,7 +150,7 @@ fn may_keep_everything(
         path.components()
             .any(|c| c.as_os_str().to_str().is_some_and(f))
     };
-    if component(&|n| CODE_DIR_NAMES.contains(&n))
+    if component(&|n| CODE_DIR_NAMES.contains(&n) || PROGRAM_CACHE_NAMES.contains(&n))
         || ["/usr", "/etc", "/boot"]
             .iter()
             .any(|t| path.starts_with(t))
@@ -933,6 +950,19 @@ mod tests {
             (
                 "/opt/nodejs",
                 fs.clone().dir("/opt/nodejs/node-v20/bin"),
+                None,
+            ),
+            // attack44 L4: nor over a cache of programs (pre-commit's hook environments,
+            // whose `bin/` lies deeper than a direct child).
+            (
+                "/home/u/.cache/pre-commit",
+                fs.clone()
+                    .dir("/home/u/.cache/pre-commit/repoab12/py_env-python3/bin"),
+                None,
+            ),
+            (
+                "/home/u/.cache/ms-playwright",
+                fs.clone().dir("/home/u/.cache/ms-playwright/chromium-1"),
                 None,
             ),
         ] {

@@ -1053,6 +1053,19 @@ pub fn conclude(
     let home = std::env::var_os("HOME")
         .map(std::path::PathBuf::from)
         .filter(|h| h.is_absolute());
+    // The directories of the command's PATH (the caller's, kept) and of cordon's own: never
+    // offered either (nu23 Q2).
+    let own_path = std::env::var("PATH").unwrap_or_default();
+    let path_dirs: Vec<std::path::PathBuf> = exec
+        .env
+        .iter()
+        .filter(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.as_str())
+        .chain([own_path.as_str()])
+        .flat_map(|v| v.split(':'))
+        .filter(|d| d.starts_with('/'))
+        .map(std::path::PathBuf::from)
+        .collect();
     let outcome = match ran {
         // The program is cordon's own helper (or sandbox-exec) for a sandboxed run: its
         // absence is cordon's failure, never "command not found".
@@ -1087,6 +1100,7 @@ pub fn conclude(
                         .map_or(trust.cwd.as_path(), |r| r.cwd.as_path()),
                     network_enabled: needs.network(),
                     home: home.as_deref(),
+                    path_dirs: &path_dirs,
                 },
             )
         }

@@ -324,6 +324,10 @@ pub struct ClassifyContext<'a> {
     /// The user's home directory, when known: never offered as a grant, nor anything above
     /// it ([`offerable_grant`]).
     pub home: Option<&'a Path>,
+    /// The directories of the caller's `PATH` (absolute entries, as spelled): never offered
+    /// as a grant, nor a directory holding one or inside one ([`offerable_grant`]; nu23 Q2:
+    /// an approved `-w ~/bin` planted the `git` the person's shell ran next).
+    pub path_dirs: &'a [std::path::PathBuf],
 }
 
 /// How the evidence of a limit the helper reported starts (its own channel: the helper
@@ -991,6 +995,9 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
             ));
         }
     }
+    if let Some(why) = program_location(grant, ctx) {
+        return Err(format!("it would need {g} writable, {why}"));
+    }
     if cordon_policy::paths::in_system_tree(grant, ctx.home) {
         // `/root/…` while `$HOME` is elsewhere is a home, not a system directory (nu17 N2).
         let what = if grant.starts_with("/root") || grant.starts_with("/home") {
@@ -1038,6 +1045,58 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
         }
     }
     Ok(())
+}
+
+/// Why a grant outside the workspace would let the command plant a program that runs later
+/// outside any sandbox, or `None` (nu23 Q2: an approved `-w ~/bin` planted the `git` the
+/// person's shell ran next; `-w ~/.cache/pre-commit/…/bin/black` the hook tool every
+/// `git commit` runs). The command chooses where it fails, so it chooses the grant offered:
+/// - a directory of the caller's `PATH`, one inside one, or one holding one;
+/// - a path through a directory of programs ([`cordon_policy::caches::CODE_DIR_NAMES`]:
+///   `~/go/bin`, `/srv/tool/lib`) or through a cache of programs
+///   ([`cordon_policy::caches::PROGRAM_CACHE_NAMES`]: `~/.cache/pre-commit`);
+/// - a directory holding a `bin`/`sbin`/`libexec` directory (`~/go`, a tool prefix).
+///
+/// Inside the workspace none of this applies: the project is the command's to write.
+fn program_location(grant: &Path, ctx: &ClassifyContext<'_>) -> Option<String> {
+    if ctx
+        .resolved
+        .is_some_and(|r| grant.starts_with(&r.workspace))
+    {
+        return None;
+    }
+    for d in ctx.path_dirs {
+        let d = cordon_policy::paths::lexical_normalize(d, Path::new("/"));
+        let real = cordon_policy::paths::canonicalize_lenient(ctx.fs, &d);
+        for d in [d, real] {
+            if d == grant {
+                return Some("a directory of your PATH, where your shell finds programs".into());
+            }
+            if d.starts_with(grant) || grant.starts_with(&d) {
+                return Some(format!(
+                    "where {} of your PATH holds the programs your shell runs",
+                    d.display()
+                ));
+            }
+        }
+    }
+    if let Some(n) = grant.components().find_map(|c| {
+        let n = c.as_os_str().to_str()?;
+        (cordon_policy::caches::CODE_DIR_NAMES.contains(&n)
+            || n == "Scripts"
+            || cordon_policy::caches::PROGRAM_CACHE_NAMES.contains(&n))
+        .then_some(n)
+    }) {
+        return Some(format!(
+            "through `{n}`, a directory of programs that later run outside any sandbox"
+        ));
+    }
+    ["bin", "sbin", "libexec"]
+        .iter()
+        .find(|n| ctx.fs.kind(&grant.join(n)).is_some())
+        .map(|n| {
+            format!("which holds `{n}`, a directory of programs that later run outside any sandbox")
+        })
 }
 
 /// Why a run through `cordon serve` ended when the server went away (stopped, restarted,
@@ -1608,6 +1667,7 @@ mod tests {
                 cwd: Path::new("/w"),
                 network_enabled: false,
                 home: None,
+                path_dirs: &[],
             },
         )
     }
@@ -1624,6 +1684,7 @@ mod tests {
             cwd: Path::new("/other/repo"),
             network_enabled: false,
             home: None,
+            path_dirs: &[],
         };
         let why = offerable_grant(Path::new("/other/repo/.git/hooks"), &ctx).unwrap_err();
         assert!(why.contains("another project"), "{why}");
@@ -1771,6 +1832,7 @@ mod tests {
                 cwd: Path::new("/w"),
                 network_enabled: true,
                 home: None,
+                path_dirs: &[],
             },
         );
         assert_eq!(o.class, OutcomeClass::CommandFailed);
@@ -1785,6 +1847,7 @@ mod tests {
             cwd: Path::new("/w"),
             network_enabled: false,
             home: None,
+            path_dirs: &[],
         };
         let base = RunSignals {
             signal: Some(libc::SIGKILL),
@@ -1908,6 +1971,7 @@ mod tests {
                 cwd: Path::new(cwd),
                 network_enabled: false,
                 home: None,
+                path_dirs: &[],
             },
         )
     }
@@ -2142,6 +2206,7 @@ mod tests {
             cwd: Path::new("/w"),
             network_enabled: false,
             home: None,
+            path_dirs: &[],
         };
         let denial = |host: &str, rule: &str| ProxyDenial {
             host: host.into(),
@@ -2211,6 +2276,7 @@ mod tests {
             cwd: Path::new("/srv2/u/proj/sub"),
             network_enabled: false,
             home: Some(Path::new("/home/u")),
+            path_dirs: &[],
         };
         for ok in [
             "/srv2/u/proj/sub",
@@ -2247,6 +2313,54 @@ mod tests {
         assert!(why.contains("home directory other than $HOME"), "{why}");
         let why = offerable_grant(Path::new("/usr/local/x"), &ctx).unwrap_err();
         assert!(why.contains("a system directory"), "{why}");
+    }
+
+    /// nu23 Q2 (and attack44 L4): a grant where a program the command plants runs later
+    /// outside any sandbox is never offered: a directory of the caller's PATH (`~/bin`,
+    /// `~/go/bin`), one inside or holding one, a path through `bin/` or a cache of
+    /// programs (pre-commit's hook environments), a tool prefix holding `bin/`. Twins: a
+    /// data directory and a download cache in the home stay offerable.
+    #[test]
+    fn no_grant_where_a_planted_program_runs_later() {
+        let fs = cordon_policy::MemFs::new()
+            .dir("/home/u/bin")
+            .dir("/home/u/go/bin")
+            .dir("/home/u/tools/bin")
+            .dir("/home/u/other")
+            .dir("/home/u/.cache/pip");
+        let path_dirs = [
+            PathBuf::from("/home/u/bin"),
+            PathBuf::from("/home/u/go/bin"),
+            PathBuf::from("/usr/bin"),
+        ];
+        let ctx = ClassifyContext {
+            resolved: None,
+            fs: &fs,
+            cwd: Path::new("/srv2/u/proj"),
+            network_enabled: false,
+            home: Some(Path::new("/home/u")),
+            path_dirs: &path_dirs,
+        };
+        for no in [
+            "/home/u/bin",
+            "/home/u/bin/git",
+            "/home/u/go/bin/gopls",
+            "/home/u/go",
+            "/home/u/.cache/pre-commit/repoab12",
+            "/home/u/.cache/pre-commit/repoab12/py_env-python3/bin/black",
+            "/home/u/.cache/node/corepack",
+            "/home/u/tools",
+            "/home/u/other/venv/Scripts",
+        ] {
+            let why = offerable_grant(Path::new(no), &ctx).unwrap_err();
+            assert!(
+                why.contains(no) && (why.contains("program") || why.contains("PATH")),
+                "{no}: {why}"
+            );
+        }
+        for ok in ["/home/u/other", "/home/u/.cache/pip", "/var/tmp/x"] {
+            assert!(offerable_grant(Path::new(ok), &ctx).is_ok(), "{ok}");
+        }
     }
 
     /// New-user pass nu21: K2, an access error naming one path is not blamed on a refused
@@ -2546,6 +2660,7 @@ mod tests {
                     cwd: Path::new("/w"),
                     network_enabled: false,
                     home: None,
+                    path_dirs: &[],
                 },
             )
         };
@@ -2596,6 +2711,7 @@ mod tests {
             cwd: Path::new("/w"),
             network_enabled: false,
             home: None,
+            path_dirs: &[],
         };
         let hint = classify(&sig(gone, true), &ctx).hint.unwrap_or_default();
         assert!(
@@ -2646,6 +2762,7 @@ mod tests {
             cwd: Path::new("/w"),
             network_enabled: true,
             home: None,
+            path_dirs: &[],
         };
         assert_eq!(classify(&sig(curl), &on).hint, None);
         let remote = "curl: (7) Failed to connect to 10.0.0.5 port 80: Connection refused";
@@ -2711,6 +2828,7 @@ mod tests {
                         cwd: Path::new(cwd),
                         network_enabled: false,
                         home,
+                        path_dirs: &[],
                     },
                 )
             };
@@ -2788,6 +2906,7 @@ mod tests {
                     cwd: Path::new("/data/proj"),
                     network_enabled: false,
                     home: None,
+                    path_dirs: &[],
                 },
             );
             match o.class {
@@ -2837,6 +2956,7 @@ mod tests {
             cwd: Path::new("/srv2/u/proj"),
             network_enabled: false,
             home: None,
+            path_dirs: &[],
         };
         let why = offerable_grant(Path::new("/srv2/u/proj/link"), &ctx).unwrap_err();
         assert!(why.contains("symlink") && why.contains("/etc"), "{why}");
