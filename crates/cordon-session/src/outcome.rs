@@ -1033,10 +1033,23 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
     // an earlier run planted (`W/link -> /other/repo`), and then lies in another project
     // (breaker, stop 18).
     let in_workspace = workspace.is_some_and(|w| grant.starts_with(w));
-    if let Some(name) = grant.components().find_map(|c| {
-        let n = c.as_os_str().to_string_lossy();
-        (n == ".git" || n == ".cordon").then(|| n.into_owned())
-    }) {
+    // A bare repository is a git dir by its layout, not by its name (nu23 Q5:
+    // `remote.git/hooks`): looked for among the grant's nearest ancestors.
+    let bare = || {
+        grant.ancestors().skip(1).take(4).find(|d| {
+            ctx.fs.kind(&d.join("HEAD")) == Some(FileKind::File)
+                && ctx.fs.kind(&d.join("objects")) == Some(FileKind::Dir)
+                && ctx.fs.kind(&d.join("refs")) == Some(FileKind::Dir)
+        })
+    };
+    if let Some(name) = grant
+        .components()
+        .find_map(|c| {
+            let n = c.as_os_str().to_string_lossy();
+            (n == ".git" || n == ".cordon").then(|| n.into_owned())
+        })
+        .or_else(|| (!in_workspace).then(bare).flatten().map(|_| "git".into()))
+    {
         if !in_workspace {
             return Err(format!(
                 "it would need {g} writable, inside the {name} directory of another \
@@ -1226,10 +1239,20 @@ fn record_hint(
     ctx: &ClassifyContext<'_>,
 ) -> (String, Option<PathBuf>) {
     let shown = display_path(&rec.path, ctx.cwd);
+    // A protected path (R-P3: hooks, config) stays protected below any grant, so it is never
+    // lifted to its repository: that grant would not lift it, and may be in effect already
+    // (nu23 Q5: `-w remote.git` offered again for `remote.git/hooks/post-receive`).
+    let protected = rec.rule.starts_with("protected");
     let offered: Result<PathBuf, String> = match &rec.grant {
-        Some(g) => offerable_grant(g, ctx)
-            .map(|()| enclosing_git_dir(g, ctx).unwrap_or_else(|| g.clone()))
-            .or_else(|why| new_directory_grant(rec, g, ctx).ok_or(why)),
+        Some(g) => {
+            let lifted = (!protected)
+                .then(|| enclosing_git_dir(g, ctx))
+                .flatten()
+                .unwrap_or_else(|| g.clone());
+            offerable_grant(&lifted, ctx)
+                .map(|()| lifted)
+                .or_else(|why| new_directory_grant(rec, g, ctx).ok_or(why))
+        }
         None => Err("no per-command grant can lift this rule".into()),
     };
     let shown_grant = offered.as_ref().map(|g| display_path(g, ctx.cwd));
@@ -2313,6 +2336,50 @@ mod tests {
         assert!(why.contains("home directory other than $HOME"), "{why}");
         let why = offerable_grant(Path::new("/usr/local/x"), &ctx).unwrap_err();
         assert!(why.contains("a system directory"), "{why}");
+    }
+
+    /// nu23 Q5: a protected path in a bare repository (its hooks, its config) gets no
+    /// widening — not the repository, which leaves it protected and may be granted
+    /// already, nor the path itself, another repository's metadata. Twin: a plain refused
+    /// write in it (a push's `refs/`) is still lifted to the repository.
+    #[test]
+    fn a_bare_repositorys_protected_paths_get_no_grant() {
+        let fs = cordon_policy::MemFs::new()
+            .file("/data/remote.git/HEAD", "ref: refs/heads/main\n")
+            .dir("/data/remote.git/objects")
+            .dir("/data/remote.git/refs/heads")
+            .dir("/data/remote.git/hooks");
+        let ctx = ClassifyContext {
+            resolved: None,
+            fs: &fs,
+            cwd: Path::new("/srv2/u/proj"),
+            network_enabled: false,
+            home: Some(Path::new("/home/u")),
+            path_dirs: &[],
+        };
+        for (path, grant) in [
+            (
+                "/data/remote.git/hooks/post-receive",
+                "/data/remote.git/hooks",
+            ),
+            ("/data/remote.git/config", "/data/remote.git/config"),
+        ] {
+            let rec = record(path, "protected (R-P3): git hooks run code", Some(grant));
+            let (hint, offered) = record_hint(&rec, &ctx);
+            assert_eq!(offered, None, "{path}: {hint}");
+            assert!(hint.contains("git directory of another project"), "{hint}");
+        }
+        let rec = record(
+            "/data/remote.git/refs/heads/main.lock",
+            "read-only: outside every writable root",
+            Some("/data/remote.git/refs/heads"),
+        );
+        let (hint, offered) = record_hint(&rec, &ctx);
+        assert_eq!(
+            offered.as_deref(),
+            Some(Path::new("/data/remote.git")),
+            "{hint}"
+        );
     }
 
     /// nu23 Q2 (and attack44 L4): a grant where a program the command plants runs later
