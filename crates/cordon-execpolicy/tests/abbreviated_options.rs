@@ -352,3 +352,30 @@ fn a_git_clean_dry_run_is_not_dangerous() {
         assert_eq!(findings(wet), vec!["git_clean".to_string()], "{wet:?}");
     }
 }
+
+/// Attack pass 44, L5: a subcommand that is an alias the command line defines is flagged,
+/// whatever it expands to (`clean`, `!sh …`), attached or separate, any case. Twins: an
+/// alias defined but not the subcommand, and a built-in with a `-c` of another key, get
+/// no `git_alias` finding.
+#[test]
+fn a_command_line_alias_is_flagged() {
+    for argv in [
+        &["git", "-c", "alias.x=clean", "x", "-dfx"][..],
+        &["git", "-calias.x=clean", "x", "-dfx"],
+        &["git", "-c", "ALIAS.X=clean", "x"],
+        &["git", "-c", "alias.x=!git clean -fdx", "x"],
+        &["git", "--config-env", "alias.x=CMD", "x"],
+        &["git", "--config-env=alias.x=CMD", "x"],
+    ] {
+        assert_eq!(findings(argv), vec!["git_alias".to_string()], "{argv:?}");
+    }
+    for argv in [
+        &["git", "-c", "alias.x=clean", "status"][..],
+        &["git", "-c", "user.name=x", "commit", "-m", "m"],
+    ] {
+        assert!(
+            !findings(argv).contains(&"git_alias".to_string()),
+            "{argv:?}"
+        );
+    }
+}

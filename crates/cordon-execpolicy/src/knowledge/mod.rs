@@ -48,6 +48,10 @@ pub enum FindingId {
     GitResetHard,
     /// `git clean -f` with `-d`/`-x`/`-X`.
     GitClean,
+    /// `git -c alias.x=clean x -dfx`: the subcommand is an alias the command line defines
+    /// (`-c`, `--config-env`, `GIT_CONFIG_KEY_n`, `GIT_CONFIG_PARAMETERS`), so what git runs
+    /// is not what the policy reads (attack pass 44, L5).
+    GitAlias,
     /// `dd of=/dev/sda`: raw device write by dd.
     DdDevice,
     /// `> /dev/sda`, `tee /dev/sda`, `cp img /dev/nvme0n1`: a write to a device.
@@ -84,6 +88,7 @@ impl FindingId {
             FindingId::GitPushDelete => "git_push_delete",
             FindingId::GitResetHard => "git_reset_hard",
             FindingId::GitClean => "git_clean",
+            FindingId::GitAlias => "git_alias",
             FindingId::DdDevice => "dd_device",
             FindingId::DeviceWrite => "device_write",
             FindingId::Mkfs => "mkfs",
@@ -1739,10 +1744,51 @@ const GIT_PUSH_FORCE: &[LongOption] = &[
     LongOption::abbrev("mirror"),
 ];
 
+/// Whether the git subcommand `name` is an alias the command line itself defines: by
+/// `-c alias.NAME=…` (separate or attached), `--config-env[=]alias.NAME=VAR`, or the
+/// environment's `GIT_CONFIG_KEY_n=alias.NAME` or `GIT_CONFIG_PARAMETERS` (git's config
+/// keys are case-insensitive). `globals` are the words before the subcommand.
+fn git_alias_defined(seg: &Segment, globals: &[String], name: &str) -> bool {
+    let key = format!("alias.{}", name.to_ascii_lowercase());
+    let defines = |kv: &str| {
+        let k = kv.split('=').next().unwrap_or("").to_ascii_lowercase();
+        k == key
+    };
+    let mut words = globals.iter().map(String::as_str).peekable();
+    while let Some(w) = words.next() {
+        let value = match w {
+            "-c" | "--config-env" => words.peek().copied(),
+            _ => w
+                .strip_prefix("--config-env=")
+                .or_else(|| w.strip_prefix("-c").filter(|v| !v.is_empty())),
+        };
+        if value.is_some_and(defines) {
+            return true;
+        }
+    }
+    seg.env.iter().any(|e| {
+        (e.name.starts_with("GIT_CONFIG_KEY_")
+            && (e.dynamic || e.value.to_ascii_lowercase() == key))
+            || (e.name == "GIT_CONFIG_PARAMETERS"
+                && (e.dynamic || e.value.to_ascii_lowercase().contains(&key)))
+    })
+}
+
 fn git_check(seg: &Segment, out: &mut Vec<Finding>) {
     let (Some(sub), _) = git_subcommand(seg) else {
         return;
     };
+    if git_alias_defined(seg, &seg.argv[1..sub], &seg.argv[sub]) {
+        out.push(finding(
+            FindingId::GitAlias,
+            Decision::Ask,
+            format!(
+                "git {} is an alias this command line defines: what it runs is not checked",
+                seg.argv[sub]
+            ),
+        ));
+        return;
+    }
     let args: Vec<&str> = seg.argv[sub + 1..].iter().map(String::as_str).collect();
     let short = |c: char| {
         args.iter()
