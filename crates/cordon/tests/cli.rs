@@ -1028,6 +1028,87 @@ fn report_cannot_be_forged_by_the_command() {
     assert!(!p.dir.join("ran").exists());
 }
 
+/// nu23 Q3: a report file inside another project is refused like one this command may
+/// write — a concurrent run there could replace it — and `--json-fd` on a file in the
+/// project warns. Twins: a file outside every project is taken silently, and so is a pipe.
+#[test]
+fn report_inside_any_project_is_refused() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    // `sh -c script` with the environment and cwd cordon gets in these tests.
+    let cordon_shell = |p: &Project, script: &str| {
+        let c = cordon(p, &[]);
+        let mut s = Command::new("sh");
+        s.arg("-c").arg(script);
+        for (k, v) in c.get_envs() {
+            match v {
+                Some(v) => s.env(k, v),
+                None => s.env_remove(k),
+            };
+        }
+        s.current_dir(&p.dir).stdin(Stdio::null());
+        s
+    };
+    let other = p.home.join("other");
+    std::fs::create_dir_all(other.join(".git")).unwrap();
+    std::fs::write(other.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let inside = other.join("r.json");
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--report",
+            inside.to_str().unwrap(),
+            "--",
+            "touch",
+            "ran",
+        ],
+    ));
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{err}");
+    assert!(
+        err.contains("inside the project") && err.contains("other"),
+        "{err}"
+    );
+    assert!(!p.dir.join("ran").exists());
+    assert!(!inside.exists(), "a refused report file was created");
+    // `--json-fd 3` on a file in the workspace: the run goes on, with a warning.
+    let file = p.dir.join("report.json");
+    let sh = format!(
+        "exec 3>'{}'; exec '{}' run --json-fd 3 -- true",
+        file.display(),
+        env!("CARGO_BIN_EXE_cordon")
+    );
+    let o = out(cordon_shell(&p, &sh));
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("warning: --json-fd 3 is the file"), "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&file).unwrap().trim()).unwrap();
+    assert_eq!(v["outcome"], "success");
+    // Twins: outside every project, and a pipe.
+    let outside = p.home.join("r.json");
+    let o = out(cordon(
+        &p,
+        &["run", "--report", outside.to_str().unwrap(), "--", "true"],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(!text(&o.stderr).contains("warning"), "{}", text(&o.stderr));
+    let sh = format!(
+        "'{}' run --json-fd 3 -- true 3>&1 >/dev/null | cat",
+        env!("CARGO_BIN_EXE_cordon")
+    );
+    let o = out(cordon_shell(&p, &sh));
+    assert!(
+        text(&o.stdout).contains("\"outcome\":\"success\""),
+        "{}",
+        text(&o.stdout)
+    );
+    assert!(!text(&o.stderr).contains("warning"), "{}", text(&o.stderr));
+}
+
 /// Breaker (stop 8): an earlier run plants `rl -> <victim file>` and `out -> <victim dir>`
 /// in the workspace; `--report rl` or `--report out/r.json` overwrote the victim. A path
 /// through a symlink inside a writable root is refused (125, nothing runs, nothing

@@ -240,6 +240,19 @@ fn open_report(args: &RunArgs, path: &std::path::Path, roots: Roots<'_>) -> Resu
                     path.display()
                 );
             }
+            // Another run may write it too: inside any project, as for `--approvals-from`
+            // (nu23 Q3: a concurrent run in that project replaced the report).
+            if let Some(project) =
+                crate::profile_args::project_holding(&dir.join(name), &resolved.workspace)
+            {
+                anyhow::bail!(
+                    "--report {}: it lies inside the project {} where sandboxed runs may \
+                     write it, so a command could replace the report; put it outside every \
+                     project (e.g. in your home), or use --json-fd N with a pipe",
+                    path.display(),
+                    project.display()
+                );
+            }
             dir
         }
         Roots::Unknown => {
@@ -293,6 +306,11 @@ fn run_reported(args: &RunArgs, sink: &mut SinkState) -> Result<i32> {
         args.plan,
         sinks,
     )?;
+    if let (Some(n), SinkState::Open(Sink::Writer(f))) = (args.json_fd, &*sink) {
+        if let Some(w) = json_fd_file_warning(n, f, args, &trust) {
+            eprintln!("cordon: warning: {w}");
+        }
+    }
     let r = run_trusted(args, &trust, sink);
     // A refusal after the profile was known opens the sink as a run would (a link outside
     // every writable root is followed); one it refuses is said after the refusal itself.
@@ -302,6 +320,55 @@ fn run_reported(args: &RunArgs, sink: &mut SinkState) -> Result<i32> {
         }
     }
     r
+}
+
+/// Why the `--json-fd N` descriptor `f`, when it is a regular file, is a report the command
+/// (or a concurrent run) could replace under its name — in a directory the command may
+/// write, or inside a project — or `None` (nu23 Q3: `--json-fd 3 -- make 3>report.json` in
+/// the project). cordon writes to the file it was given either way; the name is what a
+/// reader may find replaced. A pipe, a socket or a terminal is never warned about.
+fn json_fd_file_warning(
+    n: i32,
+    f: &std::fs::File,
+    args: &RunArgs,
+    trust: &TrustProfile,
+) -> Option<String> {
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    #[cfg(unix)]
+    let fd = std::os::fd::AsRawFd::as_raw_fd(f);
+    #[cfg(not(unix))]
+    let fd = n;
+    let path = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
+    let dir = path.parent()?;
+    let req = trust.command(args.command.clone());
+    let resolved = cordon_policy::resolve(
+        &req.profile,
+        &req.resolve_context(),
+        &cordon_sandbox::HostFs,
+    )
+    .ok()?;
+    let writable = resolved
+        .filesystem
+        .access_for(&cordon_sandbox::HostFs, dir)
+        .access
+        == cordon_policy::Access::Write;
+    let place = if writable {
+        "in a directory the command may write".to_string()
+    } else {
+        let project = crate::profile_args::project_holding(&path, &resolved.workspace)?;
+        format!(
+            "inside the project {} where sandboxed runs may write",
+            project.display()
+        )
+    };
+    Some(format!(
+        "--json-fd {n} is the file {}, {place}: the report goes to that file, but a command \
+         can replace what the name holds; read the report from a pipe (e.g. `--json-fd 3 \
+         3>&1 >/dev/null`) or open a file outside every project",
+        path.display()
+    ))
 }
 
 fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Result<i32> {
