@@ -603,7 +603,15 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
         ));
         return out;
     }
-    if let Some(c) = &sig.cancelled {
+    // A command that ran on after the signal and exited 0 was not cancelled: it finished
+    // (nu23 Q4: a shell deferred the SIGINT, ran to the end, and the report said
+    // `cancelled`). The signal stays in the evidence.
+    if let Some(c) = sig.cancelled.as_ref().filter(|_| sig.code == Some(0)) {
+        out.evidence.push(ev(
+            EvidenceSource::Cordon,
+            format!("{c}, but the command ran on and exited 0"),
+        ));
+    } else if let Some(c) = &sig.cancelled {
         out.class = OutcomeClass::Cancelled;
         out.evidence
             .insert(0, ev(EvidenceSource::Cordon, c.clone()));
@@ -1895,6 +1903,22 @@ mod tests {
             &ctx,
         );
         assert_eq!(o.class, OutcomeClass::Cancelled);
+        // nu23 Q4: an interrupt the command ran on after, exiting 0, is not a cancel.
+        let o = classify(
+            &RunSignals {
+                cancelled: Some("cancelled by SIGINT".into()),
+                code: Some(0),
+                signal: None,
+                stderr_tail: String::new(),
+                ..base.clone()
+            },
+            &ctx,
+        );
+        assert_eq!(o.class, OutcomeClass::Success, "{o:?}");
+        assert!(
+            o.evidence.iter().any(|e| e.detail.contains("ran on")),
+            "{o:?}"
+        );
         let o = classify(
             &RunSignals {
                 signal: Some(libc::SIGSYS),

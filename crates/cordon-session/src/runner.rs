@@ -306,6 +306,12 @@ pub fn run_asking(
         } else {
             None
         };
+        // Not in a terminal's foreground (a harness spawned cordon): the helper gets a
+        // process group of its own and delivers an interrupt cordon forwards to the whole
+        // command, as `cordon serve` does — a group signal reaches only cordon, which
+        // forwards it once (nu23 Q4). At a terminal the command stays in its foreground
+        // group, where `^C` reaches it directly.
+        let own_group = forward && prepare_none && !cordon_sandbox::linux::in_terminal_foreground();
         // No server: the helper is this program (the CLI), and this process has one
         // thread — fork it here instead of executing the binary again (issue 12).
         let forked = if served.is_none()
@@ -327,6 +333,7 @@ pub fn run_asking(
                 ],
                 std::mem::take(&mut io),
                 asks.as_mut(),
+                own_group,
             ))
         } else {
             None
@@ -334,16 +341,28 @@ pub fn run_asking(
         let (mut sig, report) = match (served, forked) {
             (Some(r), _) => r?,
             (None, Some(r)) => r?,
-            (None, None) => cordon_sandbox::linux::spawn_reported(args, build, |child| {
-                wait(
-                    Proc::Child(child),
-                    opts,
-                    sandboxed,
-                    io,
-                    forward,
-                    asks.as_mut(),
-                )
-            })?,
+            (None, None) => cordon_sandbox::linux::spawn_reported(
+                args,
+                |a| {
+                    let mut cmd = build(a);
+                    if own_group {
+                        use std::os::unix::process::CommandExt;
+                        cmd.env(cordon_sandbox::linux::INTERRUPTS_TO_ALL_ENV, "1")
+                            .process_group(0);
+                    }
+                    cmd
+                },
+                |child| {
+                    wait(
+                        Proc::Child(child),
+                        opts,
+                        sandboxed,
+                        io,
+                        forward,
+                        asks.as_mut(),
+                    )
+                },
+            )?,
         };
         sig.limit = channel
             .and_then(|c| c.read())
@@ -487,9 +506,16 @@ fn run_forked(
     channels: [Option<(String, String)>; 3],
     io: RunIo,
     asks: Option<&mut Asks<'_, '_>>,
+    own_group: bool,
 ) -> std::io::Result<(RunSignals, Option<HelperReport>)> {
     use std::os::fd::AsRawFd;
-    let (env, extra) = helper_env(exec, channels);
+    let (mut env, extra) = helper_env(exec, channels);
+    if own_group {
+        env.push((
+            cordon_sandbox::linux::INTERRUPTS_TO_ALL_ENV.into(),
+            "1".into(),
+        ));
+    }
     let (r, w) = stderr_pipe(opts)?;
     let sandboxed = exec.backend != cordon_policy::Backend::None;
     cordon_sandbox::linux::forked::spawn_reported_forked(
@@ -498,6 +524,7 @@ fn run_forked(
         env,
         w.as_ref().map(|w| w.as_raw_fd()),
         &extra,
+        own_group,
         move |child| {
             drop(w); // the helper holds its copy
             wait(Proc::Forked(child, r), opts, sandboxed, io, true, asks)

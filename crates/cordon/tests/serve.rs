@@ -300,7 +300,9 @@ fn timeout_kills_the_tree_on_both_paths() {
 /// New-user pass nu22, P2: a SIGINT sent to cordon's process group (`timeout -s INT`, a
 /// harness's `killpg`) stops the whole command on every path — through the server too,
 /// where the command is not in the caller's group (a shell waiting for `sleep` deferred
-/// it, and the command ran to its end).
+/// it, and the command ran to its end). nu23 Q4: so does one sent to cordon's pid alone
+/// (Node's `child.kill('SIGINT')`), on the cold path too, where the report said
+/// `cancelled` for a command that ran to its end and exited 0.
 #[test]
 fn an_interrupt_to_the_process_group_stops_the_command_on_every_path() {
     use std::os::unix::process::CommandExt;
@@ -308,9 +310,10 @@ fn an_interrupt_to_the_process_group_stops_the_command_on_every_path() {
         return;
     }
     let p = project();
-    for l in ALL {
-        let marker = p.dir(l).join(format!("went-on-{}", l.name()));
-        let started = p.dir(l).join(format!("started-{}", l.name()));
+    for (l, to_group) in ALL.into_iter().flat_map(|l| [(l, true), (l, false)]) {
+        let tag = format!("{}-{}", l.name(), if to_group { "group" } else { "pid" });
+        let marker = p.dir(l).join(format!("went-on-{tag}"));
+        let started = p.dir(l).join(format!("started-{tag}"));
         let script = format!(
             "touch {}; sleep 15; touch {}",
             started.display(),
@@ -328,20 +331,24 @@ fn an_interrupt_to_the_process_group_stops_the_command_on_every_path() {
             std::thread::sleep(Duration::from_millis(20));
         }
         assert!(started.exists(), "{l:?}: never started");
+        let target = if to_group {
+            -(child.id() as i32)
+        } else {
+            child.id() as i32
+        };
         // SAFETY: kill has no memory-safety preconditions; the group is the child's own.
-        unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+        unsafe { libc::kill(target, libc::SIGINT) };
         let t1 = Instant::now();
         let o = child.wait_with_output().unwrap();
-        assert!(t1.elapsed() < Duration::from_secs(10), "{l:?}: ran on");
-        assert_eq!(
-            last_json(&o.stderr)["launch"].as_str(),
-            Some(l.name()),
-            "{l:?}"
-        );
+        assert!(t1.elapsed() < Duration::from_secs(10), "{tag}: ran on");
+        let v = last_json(&o.stderr);
+        assert_eq!(v["launch"].as_str(), Some(l.name()), "{tag}");
         assert!(
             !marker.exists(),
-            "{l:?}: the command went on after the interrupt"
+            "{tag}: the command went on after the interrupt"
         );
+        assert_eq!(o.status.code(), Some(130), "{tag}: {}", text(&o.stderr));
+        assert_eq!(v["outcome"], "cancelled", "{tag}: {v}");
     }
 }
 

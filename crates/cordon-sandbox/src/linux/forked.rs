@@ -114,7 +114,8 @@ fn same_executable(program: &Path) -> bool {
 /// hold): `args` as the helper would get them (starting with [`HELPER_SUBCOMMAND`]), with
 /// this process's stdin and stdout, `stderr` (or this process's) as its stderr, the
 /// payload descriptor named in `args`, the report pipe and `extra` descriptors at their
-/// numbers, `cwd` and exactly `env`. `wait` gets the [`ForkedHelper`].
+/// numbers, `cwd` and exactly `env`; in a process group of its own when `own_group`
+/// (as `Command::process_group(0)` would). `wait` gets the [`ForkedHelper`].
 ///
 /// Errors: pipe creation or `fork` failed (nothing ran).
 pub fn spawn_reported_forked<T>(
@@ -123,6 +124,7 @@ pub fn spawn_reported_forked<T>(
     env: Vec<(String, String)>,
     stderr: Option<RawFd>,
     extra: &[RawFd],
+    own_group: bool,
     wait: impl FnOnce(ForkedHelper) -> io::Result<T>,
 ) -> io::Result<(T, Option<HelperOutcome>)> {
     let (r, w) = sys::pipe()?;
@@ -148,6 +150,11 @@ pub fn spawn_reported_forked<T>(
         return Err(io::Error::last_os_error());
     }
     if pid == 0 {
+        // SAFETY: setpgid has no memory-safety preconditions.
+        if own_group && unsafe { libc::setpgid(0, 0) } != 0 {
+            // SAFETY: as below.
+            unsafe { libc::_exit(process::EXIT_SETUP) };
+        }
         let code = become_helper(helper_args, &cwd, &env, stderr, &keep);
         // SAFETY: `_exit` ends this forked process without running the caller's exit
         // handlers or destructors (the executed helper's would not run here either).

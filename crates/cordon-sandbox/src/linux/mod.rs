@@ -55,7 +55,9 @@ pub use plan::{
     carve_outs, plan, CarveOut, LandlockPlan, LinuxPlan, Refusal, Rung, SeccompPlan,
     LANDLOCK_ABI_NET, LANDLOCK_ABI_SCOPE, LANDLOCK_CRATE_MAX_ABI, MIN_LANDLOCK_ABI_FS,
 };
-pub use process::{EXIT_NOEXEC, EXIT_NOTFOUND, EXIT_SETUP, INTERRUPTS_TO_ALL_ENV};
+pub use process::{
+    in_terminal_foreground, EXIT_NOEXEC, EXIT_NOTFOUND, EXIT_SETUP, INTERRUPTS_TO_ALL_ENV,
+};
 pub use relay::{AskChannel, DecisionChannel, ASK_TIMEOUT};
 pub use seccomp_filter::denied_syscalls;
 pub use unix_guard::mechanism as unix_socket_mechanism;

@@ -179,6 +179,31 @@ static INTERRUPTS_TO_ALL: std::sync::atomic::AtomicBool = std::sync::atomic::Ato
 /// agent's ^C): the helper then calls [`deliver_interrupts_to_all`].
 pub const INTERRUPTS_TO_ALL_ENV: &str = "CORDON_INTERRUPTS_TO_ALL";
 
+/// Whether this process is in the foreground process group of its controlling terminal:
+/// then a terminal's `^C`/`^\` reaches the whole foreground group, the command included,
+/// and the command must stay in it (job control, `/dev/tty` prompts). Otherwise (no
+/// controlling terminal, or a background job) an interrupt comes from a program that
+/// signals cordon (`child.kill('SIGINT')`), and the cold path starts the helper in its own
+/// process group with interrupts delivered to the whole command, as `cordon serve` does
+/// (nu23 Q4: a shell waiting for `sleep` deferred a SIGINT sent to cordon alone).
+pub fn in_terminal_foreground() -> bool {
+    // SAFETY: a NUL-terminated path; the descriptor is closed below.
+    let fd = unsafe {
+        libc::open(
+            c"/dev/tty".as_ptr(),
+            libc::O_RDONLY | libc::O_NOCTTY | libc::O_CLOEXEC | libc::O_NONBLOCK,
+        )
+    };
+    if fd < 0 {
+        return false;
+    }
+    // SAFETY: `fd` is open; tcgetpgrp and getpgrp have no memory-safety preconditions.
+    let fg = unsafe { libc::tcgetpgrp(fd) == libc::getpgrp() };
+    // SAFETY: closing the descriptor opened above.
+    unsafe { libc::close(fd) };
+    fg
+}
+
 /// Marks this process (the launch server) and what it forks: see [`supervise_command`].
 pub fn deliver_interrupts_to_all() {
     INTERRUPTS_TO_ALL.store(true, Ordering::Relaxed);
