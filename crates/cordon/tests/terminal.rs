@@ -33,9 +33,14 @@ fn project() -> (tempfile::TempDir, PathBuf) {
 
 /// Runs `inner` (a shell command line) under `cordon run` in a fresh pty of size 21x61.
 fn in_pty(inner: &str) -> String {
+    in_pty_with("", inner)
+}
+
+/// [`in_pty`] with `flags` for `cordon run` (e.g. `--json`).
+fn in_pty_with(flags: &str, inner: &str) -> String {
     let (root, dir) = project();
     let line = format!(
-        "stty rows 21 cols 61; {CORDON} run -- sh -c {}",
+        "stty rows 21 cols 61; {CORDON} run {flags} -- sh -c {}",
         shlex_quote(inner)
     );
     let o = Command::new("timeout")
@@ -132,5 +137,25 @@ fn the_terminal_is_reset_before_cordons_lines() {
             after.contains(reset),
             "{reset:?} missing after the run: {after:?}"
         );
+    }
+}
+
+/// nu23 Q7 (nu22 P5): with `--json` at a terminal the reset is a line of its own, so the
+/// report's line is the JSON object alone — after a command that ended its output with a
+/// newline and after one that left its line open.
+#[test]
+fn the_json_line_at_a_terminal_is_the_object_alone() {
+    if !sandbox_ready() {
+        return;
+    }
+    for inner in ["echo done", "printf done"] {
+        let out = in_pty_with("--json", inner);
+        let line = out
+            .lines()
+            .find(|l| l.contains("\"outcome\""))
+            .unwrap_or_else(|| panic!("no report line: {out:?}"));
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+        assert_eq!(v["outcome"], "success", "{line}");
     }
 }

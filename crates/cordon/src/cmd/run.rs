@@ -430,8 +430,16 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
     // The command's own output may have left the terminal concealing text (SGR 8, or the
     // foreground set to the background): cordon's lines after the run are shown in the
     // terminal's normal attributes (attack pass 39, C2).
+    // With `--json` on stderr the reset is a line of its own, so the object's line holds
+    // the object alone (nu23 Q7, nu22 P5: a program reading the terminal got escape bytes
+    // before the `{`).
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        eprint!("{}", cordon_session::approver::TERMINAL_RESET);
+        let end = if matches!(sink, SinkState::Open(Sink::Stderr)) {
+            "\n"
+        } else {
+            ""
+        };
+        eprint!("{}{end}", cordon_session::approver::TERMINAL_RESET);
     }
     print_tmpdir_note(&report);
     print_owner_note(&report);
