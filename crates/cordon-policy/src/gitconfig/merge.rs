@@ -468,6 +468,16 @@ pub fn merge_with(
 ) -> Result<MergeOutcome, String> {
     let before = values_of(&parse(original, "starting")?);
     let after = values_of(&parse(edited, "sandbox's")?);
+    // A copy that lost every `core.*` key git wrote (or every key) was emptied or replaced
+    // wholesale — `: > .git/config`, a tool writing a fresh file — not edited: merging it
+    // would delete the host's remotes, branches and identity (nu23 Q9). Nothing is merged.
+    let core = |v: &Values| v.keys().filter(|k| k.section == "core").count();
+    if (core(&before) > 0 && core(&after) == 0) || (!before.is_empty() && after.is_empty()) {
+        return Err("the sandbox's copy lost its [core] section (the file was emptied or \
+                    replaced, more likely an accident than an edit); nothing was merged back \
+                    and the host's .git/config is unchanged"
+            .into());
+    }
     let mut host = parse(current, "host's")?;
     let mut out = MergeOutcome::default();
     let keys: std::collections::BTreeSet<&Key> = before.keys().chain(after.keys()).collect();
@@ -620,6 +630,20 @@ fn set_values(file: &mut gix_config::File, key: &Key, values: &[Vec<u8>]) -> Res
 mod tests {
     /// attack34 E5: a new worktree's `config.worktree` with a code key is refused; the
     /// sparse-checkout keys `git worktree add` copies are kept.
+    /// nu23 Q9: an emptied (or wholesale replaced) copy merges nothing: the host keeps its
+    /// remote, branch and identity keys. Twin: removing one allowed key is still merged.
+    #[test]
+    fn an_emptied_copy_merges_nothing() {
+        let original = b"[core]\n\trepositoryformatversion = 0\n\tbare = false\n[remote \"origin\"]\n\turl = https://example.com/r.git\n[user]\n\tname = U\n";
+        for edited in [&b""[..], b"[user]\n\tname = V\n"] {
+            let e = merge(original, edited, original).unwrap_err();
+            assert!(e.contains("nothing was merged back"), "{e}");
+        }
+        let edited = b"[core]\n\trepositoryformatversion = 0\n\tbare = false\n[remote \"origin\"]\n\turl = https://example.com/r.git\n";
+        let o = merge(original, edited, original).unwrap();
+        assert_eq!(o.merged, vec!["user.name".to_string()], "{o:?}");
+    }
+
     #[test]
     fn worktree_config_keeps_sparse_keys_only() {
         assert_eq!(
