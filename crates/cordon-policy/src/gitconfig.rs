@@ -57,11 +57,16 @@ pub fn git_init_hint(profile: &crate::ResolvedProfile, argv: &[String]) -> Optio
             dir == Path::new(".") || dir == Path::new("./") || dir == profile.workspace
         }
     };
-    if sub != "init" && !clone_here {
+    if sub == "init" {
+        return git_init_target_hint(profile, argv);
+    }
+    if !clone_here {
         return None;
     }
-    let dotgit = missing_git_placeholder(profile)?;
-    if clone_here {
+    // The workspace's own placeholder (the clone's target is the workspace).
+    let dotgit = profile.workspace.join(".git");
+    missing_git_placeholder(profile)?;
+    {
         // The placeholders stay on the host between runs, so a clone outside cordon finds
         // them too (new-user pass nu17 N4): they are named, to remove first.
         let dotcordon = profile.workspace.join(".cordon");
@@ -88,12 +93,73 @@ pub fn git_init_hint(profile: &crate::ResolvedProfile, argv: &[String]) -> Optio
             names.join(" ")
         ));
     }
+}
+
+/// The directory `git [-C dir]… init [options] [dir]` makes its repository in, read
+/// against the profile's cwd (`None` for a `--separate-git-dir`, whose `.git` is a file
+/// elsewhere, or a `--bare` init, which makes no `.git`).
+fn git_init_target(profile: &crate::ResolvedProfile, argv: &[String]) -> Option<PathBuf> {
+    let mut dir = profile.cwd.clone();
+    let mut words = argv.iter().skip(1);
+    loop {
+        match words.next()?.as_str() {
+            "-C" => dir = crate::paths::lexical_normalize(Path::new(words.next()?), &dir),
+            "-c" | "--git-dir" | "--work-tree" | "--namespace" => {
+                words.next()?;
+            }
+            w if w.starts_with('-') => {}
+            "init" => break,
+            _ => return None,
+        }
+    }
+    let mut target = None;
+    while let Some(w) = words.next() {
+        match w.as_str() {
+            "--bare" => return None,
+            w if w.starts_with("--separate-git-dir") => return None,
+            "--template" | "-b" | "--initial-branch" | "--object-format" | "--ref-format" => {
+                words.next()?;
+            }
+            "--" => {
+                target = words.next().cloned();
+                break;
+            }
+            w if w.starts_with('-') => {}
+            w => {
+                target = Some(w.to_string());
+                break;
+            }
+        }
+    }
+    Some(match target {
+        Some(t) => crate::paths::lexical_normalize(Path::new(&t), &dir),
+        None => dir,
+    })
+}
+
+/// The `git init` half of [`git_init_hint`]: said when the `.git` the init would make is
+/// one cordon protects as missing (R-P3), naming that one — the workspace's, or a writable
+/// grant's (nu23 Q9: a grant's init was told "the workspace has no repository").
+fn git_init_target_hint(profile: &crate::ResolvedProfile, argv: &[String]) -> Option<String> {
+    let target = git_init_target(profile, argv)?;
+    let dotgit = target.join(".git");
+    let crate::ResolvedFilesystem::Restricted { entries, .. } = &profile.filesystem else {
+        return None;
+    };
+    entries.iter().find(|e| {
+        e.path == dotgit
+            && matches!(&e.origin, crate::EntryOrigin::Protected { reason } if reason == MISSING_GIT_REASON)
+    })?;
+    let whose = if target == profile.workspace {
+        "the workspace has no repository".to_string()
+    } else {
+        format!("{} has no repository", target.display())
+    };
     Some(format!(
-        "`git init` cannot create {} inside the sandbox: the workspace has no repository and \
-         a new .git is protected (its hooks would later run outside the sandbox). Run `git \
-         init` once outside cordon — afterwards cordon keeps its hooks and config protected \
-         and `git config`, `git branch -M`, `git remote add` work inside — or allow it for \
-         this run with -w {}",
+        "`git init` cannot create {} inside the sandbox: {whose} and a new .git is protected \
+         (its hooks would later run outside the sandbox). Run `git init` once outside cordon \
+         — afterwards cordon keeps its hooks and config protected and `git config`, `git \
+         branch -M`, `git remote add` work inside — or allow it for this run with -w {}",
         dotgit.display(),
         dotgit.display()
     ))
@@ -290,10 +356,12 @@ fn missing_git_placeholder(profile: &crate::ResolvedProfile) -> Option<&Path> {
     let crate::ResolvedFilesystem::Restricted { entries, .. } = &profile.filesystem else {
         return None;
     };
+    let dotgit = profile.workspace.join(".git");
     entries
         .iter()
         .find(|e| {
-            matches!(&e.origin, crate::EntryOrigin::Protected { reason } if reason == MISSING_GIT_REASON)
+            e.path == dotgit
+                && matches!(&e.origin, crate::EntryOrigin::Protected { reason } if reason == MISSING_GIT_REASON)
         })
         .map(|e| e.path.as_path())
 }

@@ -352,7 +352,32 @@ fn git_init_without_a_repository_is_refused_with_a_hint() {
             "{argv:?}: {stderr}"
         );
         assert!(!p.dir.join(".git/HEAD").exists());
+        assert!(
+            stderr.contains("the workspace has no repository"),
+            "{stderr}"
+        );
     }
+    // nu23 Q9: `git init` of a writable grant names that directory, not the workspace.
+    let data = p.home.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let o = Command::new(CORDON)
+        .arg("run")
+        .arg("-w")
+        .arg(&data)
+        .args(["--", "git", "init", "-b", "main"])
+        .arg(&data)
+        .current_dir(&p.dir)
+        .env("HOME", &p.home)
+        .env("PWD", &p.dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = text(&o.stderr);
+    assert!(
+        stderr.contains(&format!("{} has no repository", data.display()))
+            && !stderr.contains("the workspace has no repository"),
+        "{stderr}"
+    );
     // nu15 N3: `git clone URL .` fails on the placeholder ("not an empty directory") and
     // `cargo init` exits 0 having made no repository: both are named, with what to do.
     let src = p.home.join("src");

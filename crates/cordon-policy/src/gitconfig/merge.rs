@@ -473,10 +473,12 @@ pub fn merge_with(
     // would delete the host's remotes, branches and identity (nu23 Q9). Nothing is merged.
     let core = |v: &Values| v.keys().filter(|k| k.section == "core").count();
     if (core(&before) > 0 && core(&after) == 0) || (!before.is_empty() && after.is_empty()) {
-        return Err("the sandbox's copy lost its [core] section (the file was emptied or \
+        return Err(
+            "the sandbox's copy lost its [core] section (the file was emptied or \
                     replaced, more likely an accident than an edit); nothing was merged back \
                     and the host's .git/config is unchanged"
-            .into());
+                .into(),
+        );
     }
     let mut host = parse(current, "host's")?;
     let mut out = MergeOutcome::default();
