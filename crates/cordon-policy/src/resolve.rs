@@ -418,6 +418,13 @@ pub struct ResolvedProfile {
     /// copy with credentials removed (R-C2, [`crate::stripped`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stripped: Vec<crate::stripped::StrippedFile>,
+    /// cordon's own files as the kernel finds them (canonical) and the symlinks on their
+    /// spelled paths: config, rules, remembered hosts, the state directory, the run's
+    /// `--report`/`--approvals-from` files ([`ResolveContext::profile_files`]). No write
+    /// entry is, or lies inside, one ([`ResolveError::CordonFileWritable`]), and no grant
+    /// that would make one writable is offered after a denial (attack pass 45, M4/M5).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cordon_files: Vec<PathBuf>,
 }
 
 impl ResolvedProfile {
@@ -481,6 +488,14 @@ pub enum ResolveError {
     /// 26, F14). The second field names the key and the file that set it.
     #[error("refusing to make {0} writable: {1}, so a hook a command writes there runs on the host in every repository that uses it; use --profile read-only there, or edit a copy")]
     CodeDirRoot(PathBuf, String),
+    /// A writable entry (of the profile, a `-w`, an approved retry or an agent's
+    /// additional permissions) is one of cordon's own files — its config, rules, remembered
+    /// hosts, session store, `--report` or `--approvals-from` file — or lies inside one
+    /// (R-P3): a command could rewrite what decides later runs (attack pass 45, M5: an
+    /// approved `-w cordon.toml` made the profile `danger-full-access`). A grant that
+    /// *holds* one is fine: the file stays protected inside it.
+    #[error("refusing to make {0} writable: it is cordon's own {1}, which decides later runs and stays read-only to every command; edit it outside cordon")]
+    CordonFileWritable(PathBuf, String),
     /// An entry has an empty path.
     #[error("entry {0}: empty path; write `:workspace` for the project root")]
     EmptyPath(usize),
@@ -1223,6 +1238,7 @@ pub fn resolve(
         .collect();
 
     let mut tmpdir_refused = None;
+    let mut cordon_files: Vec<PathBuf> = Vec::new();
     let filesystem = match profile.effective_filesystem() {
         FilesystemPolicy::Unrestricted => ResolvedFilesystem::Unrestricted,
         FilesystemPolicy::Restricted {
@@ -1406,6 +1422,31 @@ pub fn resolve(
                         (crate::paths::profile_file_path(fs, f, &ctx.cwd), links, dir)
                     })
                     .collect();
+                for (f, links, _) in &profile_files {
+                    for p in std::iter::once(f).chain(links) {
+                        if !cordon_files.contains(p) {
+                            cordon_files.push(p.clone());
+                        }
+                    }
+                }
+                // A write entry that is one of cordon's own files, or lies inside one (a
+                // session store, the state directory): protection cannot hold there, so the
+                // entry is refused (attack pass 45, M5).
+                for e in out.iter().filter(|e| e.access == Access::Write) {
+                    let own = profile_files.iter().find(|(f, links, _)| {
+                        e.path.starts_with(f) || links.iter().any(|l| e.path.starts_with(l))
+                    });
+                    if let Some((f, _, dir)) = own {
+                        let what = if *dir {
+                            format!("state directory {}", f.display())
+                        } else if e.path == *f {
+                            "configuration, rules, answers or report file".to_string()
+                        } else {
+                            format!("file {}", f.display())
+                        };
+                        return Err(ResolveError::CordonFileWritable(e.path.clone(), what));
+                    }
+                }
                 // Homes as spelled and as resolved: a linked worktree's common dir is
                 // canonical, so a `$HOME` reached through a symlink is compared both ways.
                 let home_forms: Vec<PathBuf> =
@@ -1626,6 +1667,7 @@ pub fn resolve(
         tmpdir_refused,
         caches,
         stripped,
+        cordon_files,
     })
 }
 
@@ -4819,6 +4861,47 @@ mod tests {
             .any(|e| e.path == Path::new("/home/u/.config/cordon") && e.is_dir));
         assert!(!prot.iter().any(|e| e.path == Path::new("/home/u/.config")));
         assert_eq!(access(&r, &fs, "/home/u/.config/other/x"), Access::Write);
+    }
+
+    /// Attack pass 45, M5: a write entry that is one of cordon's own files, lies inside
+    /// its state directory, or reaches one through a symlink on its spelled path is
+    /// refused; `cordon_files` lists them for the grant check. Twin: a root holding one is
+    /// resolved, with the file protected inside it.
+    #[test]
+    fn a_write_entry_on_cordons_own_file_is_refused() {
+        let fs = MemFs::new()
+            .dir("/home/u/proj/.git/objects")
+            .file("/srv/cfg/cordon.toml", "")
+            .dir("/home/u/.local/state/cordon/sessions");
+        let mut c = ctx("/home/u/proj");
+        c.profile_files = vec![
+            "/srv/cfg/cordon.toml".into(),
+            "/home/u/.local/state/cordon".into(),
+        ];
+        for w in [
+            "/srv/cfg/cordon.toml",
+            "/home/u/.local/state/cordon/sessions",
+        ] {
+            let p = restricted(vec![
+                FsEntry::new(":workspace", Access::Write),
+                FsEntry::new(w, Access::Write),
+            ]);
+            let e = resolve(&p, &c, &fs).unwrap_err();
+            assert!(
+                matches!(&e, ResolveError::CordonFileWritable(p, _) if p == Path::new(w)),
+                "{w}: {e}"
+            );
+        }
+        let p = restricted(vec![
+            FsEntry::new(":workspace", Access::Write),
+            FsEntry::new("/srv/cfg", Access::Write),
+        ]);
+        let r = resolve(&p, &c, &fs).unwrap();
+        assert_eq!(access(&r, &fs, "/srv/cfg/cordon.toml"), Access::Read);
+        assert_eq!(access(&r, &fs, "/srv/cfg/other"), Access::Write);
+        assert!(r
+            .cordon_files
+            .contains(&PathBuf::from("/srv/cfg/cordon.toml")));
     }
 
     /// N2: a missing user config whose directory is missing too is protected at its first

@@ -349,6 +349,25 @@ pub struct Prepared {
     pub earlier_sweeps: Vec<cordon_sandbox::git_dir_sweep::Swept>,
 }
 
+/// Why the sandbox refuses `record`'s command whatever anyone answers, or `None`: a linked
+/// worktree cannot be removed or moved from inside a sandbox, and git would delete its
+/// files before failing (nu14 HIGH 3); nor can `git submodule update` run in a linked
+/// worktree (nu17 N1). Said before anyone is asked ([`prepare`]).
+fn sandbox_refusal(exec: &ExecRequest, record: &DecisionRecord) -> Option<String> {
+    if exec.backend == cordon_policy::Backend::None {
+        return None;
+    }
+    let profile = exec.resolved.as_ref();
+    record.segments.iter().find_map(|s| {
+        let argv = &s.segment.argv;
+        cordon_policy::gitconfig::worktree_remove_action(argv)
+            .map(cordon_policy::gitconfig::worktree_remove_advice)
+            .or_else(|| {
+                profile.and_then(|p| cordon_policy::gitconfig::submodule_update_refusal(p, argv))
+            })
+    })
+}
+
 /// The directories cordon creates for writable grants of this run (missing at resolution,
 /// granted by the profile or `-w`), to be settled after it
 /// ([`cordon_sandbox::git_dir_sweep::settle_fresh_roots`], attack pass 40 D1) — by the next
@@ -411,13 +430,22 @@ pub fn prepare(
             if n.len() > 1 { "are" } else { "is" }
         );
     }
+    // Prepared before anyone is asked: a request the sandbox cannot take (a grant on
+    // cordon's own config, an entry that cannot be resolved) is refused without a question
+    // the person would answer for nothing (attack pass 45, M5: the MCP form asked to
+    // approve `+write <cordon's config>`, then the run was refused).
+    let transformed = manager.transform(&req);
+    let unpreparable = match &transformed {
+        Err(e) => Some(e.to_string()),
+        Ok(exec) => sandbox_refusal(exec, &record),
+    };
     let (run_id, verdict) = match approved {
         Some(a) => a,
         None => {
             let run = session.scope.start_run();
             // Refused before anyone is asked: the approval request (JSON) could not carry
             // the cwd either (L2).
-            let v = match cordon_sandbox::cwd_not_utf8(&trust.cwd) {
+            let v = match cordon_sandbox::cwd_not_utf8(&trust.cwd).or(unpreparable) {
                 Some(reason) => Verdict::Refuse {
                     reason,
                     abort: false,
@@ -454,26 +482,12 @@ pub fn prepare(
             verdict.clone(),
         ));
     }
-    let exec = match manager.transform(&req) {
+    let exec = match transformed {
         Ok(e) => e,
         Err(e) => return Err(not_prepared(session, e.to_string(), verdict)),
     };
-    // A linked worktree cannot be removed or moved from inside a sandbox, and git would
-    // delete its files before failing (nu14 HIGH 3): refused before anything runs.
-    if exec.backend != cordon_policy::Backend::None {
-        // So can `git submodule update` in a linked worktree (nu17 N1).
-        let profile = exec.resolved.as_ref();
-        if let Some(why) = record.segments.iter().find_map(|s| {
-            let argv = &s.segment.argv;
-            cordon_policy::gitconfig::worktree_remove_action(argv)
-                .map(cordon_policy::gitconfig::worktree_remove_advice)
-                .or_else(|| {
-                    profile
-                        .and_then(|p| cordon_policy::gitconfig::submodule_update_refusal(p, argv))
-                })
-        }) {
-            return Err(not_prepared(session, why, verdict));
-        }
+    if let Some(why) = sandbox_refusal(&exec, &record) {
+        return Err(not_prepared(session, why, verdict));
     }
     session.scope.record(
         DecisionKind::SandboxPreparation,

@@ -817,6 +817,11 @@ impl Harness {
                 },
             ))
         };
+        // A widening the sandbox cannot take (a grant on cordon's own config) is refused
+        // before anyone is asked (attack pass 45, M5).
+        if let Err(e) = self.inner.manager.transform(&req) {
+            return Err(refuse(session, e.to_string()));
+        }
         let why = match crate::session::need(&record, session.mode) {
             crate::session::Need::Refused(r) => return Err(refuse(session, r)),
             _ if session.mode == ApprovalMode::Never => {

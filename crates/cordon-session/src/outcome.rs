@@ -1023,6 +1023,20 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
     // cordon's own configuration, rules and session files decide later runs: a grant that
     // would make one writable is never offered (breaker, stop 18: a denied write to
     // `--config cfg.toml` offered `-w cfg.toml`).
+    // Whether or not they lie in a writable root (attack pass 45, M4/M5: a `--config`,
+    // `--rules` or `--approvals-from` file outside every root had no protected entry, and
+    // `-w` on the file itself was offered).
+    if let Some(f) = ctx
+        .resolved
+        .into_iter()
+        .flat_map(|r| &r.cordon_files)
+        .find(|f| f.starts_with(grant) || grant.starts_with(f))
+    {
+        return Err(format!(
+            "it would make {} writable, {OWN_FILE}",
+            f.display()
+        ));
+    }
     if let Some(ResolvedFilesystem::Restricted { entries, .. }) =
         ctx.resolved.map(|r| &r.filesystem)
     {
@@ -1067,6 +1081,9 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
     }
     Ok(())
 }
+
+/// How a refused grant on one of cordon's own files is worded ([`offerable_grant`]).
+const OWN_FILE: &str = "cordon's own file that decides later runs";
 
 /// Why a grant outside the workspace would let the command plant a program that runs later
 /// outside any sandbox, or `None` (nu23 Q2: an approved `-w ~/bin` planted the `git` the
@@ -1153,6 +1170,10 @@ fn display_path(p: &Path, cwd: &Path) -> String {
 fn denial_hint(shown: &str, rule: &str, access: Access, grant: Result<&str, &str>) -> String {
     let offer = |what: &str| match grant {
         Ok(g) => format!("{what}: allow writing it once with -w {g}"),
+        // cordon's own files cannot be granted at all (attack pass 45, M5).
+        Err(why) if why.contains(OWN_FILE) => {
+            format!("{what}; cordon offers no per-command widening: {why}; edit it outside cordon")
+        }
         Err(why) => format!(
             "{what}; cordon offers no per-command widening: {why} (-w PATH if you are sure — \
              -w makes a missing PATH as a directory, so create a new file outside the \

@@ -3457,3 +3457,72 @@ fn a_retry_grant_over_the_report_file_does_not_let_the_command_forge_it() {
     let v: serde_json::Value = serde_json::from_str(body.lines().last().unwrap()).unwrap();
     assert_eq!(v["outcome"], "command-failed", "{body}");
 }
+
+/// Attack pass 45, M5 and M4: cordon's own files outside every writable root — the
+/// `--config` file, the `--approvals-from` file and a `fd:N` answers descriptor's file — are
+/// never offered as a grant after a denial (the retry rewrote the profile to
+/// `danger-full-access`, or appended its own answer), and a typed `-w` on one is refused
+/// (125). Twin: the same command writing a plain file there is offered the grant.
+#[test]
+fn cordons_own_files_are_never_granted() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let cfg_dir = p.root.path().join("cfg");
+    std::fs::create_dir_all(&cfg_dir).unwrap();
+    let cfg = cfg_dir.join("cordon.toml");
+    let cfg_text = "[profiles.mine]\nextends = \"workspace-write\"\n";
+    std::fs::write(&cfg, cfg_text).unwrap();
+    let answers = p.home.join("answers");
+    let plant = |target: &std::path::Path| {
+        format!(
+            "printf '[profiles.mine]\\nextends = \"danger-full-access\"\\n' > {}",
+            target.display()
+        )
+    };
+    let run = |extra: &[&str], script: &str| {
+        std::fs::write(&answers, "\"once\"\n").unwrap();
+        let mut args = vec![
+            "run",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--profile",
+            "mine",
+            "--approvals-from",
+            answers.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--", "sh", "-c", script]);
+        out(cordon(&p, &args))
+    };
+    // The config file itself, and the answers file itself.
+    for target in [&cfg, &answers] {
+        let o = run(&[], &plant(target));
+        let err = text(&o.stderr);
+        assert!(!err.contains("retrying with"), "{err}");
+        assert!(err.contains("cordon's own file"), "{err}");
+    }
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), cfg_text);
+    // A typed grant on it is refused before anything runs.
+    let o = run(&["-w", cfg.to_str().unwrap()], "touch ran");
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("cordon's own"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!p.dir.join("ran").exists());
+    // Twin: a plain file elsewhere is offered, and the approved retry writes it (not one
+    // beside the config: that grant would hold it).
+    let data = p.root.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let plain = data.join("notes.txt");
+    let o = run(&[], &format!("echo hi > {}", plain.display()));
+    assert!(
+        text(&o.stderr).contains("retrying with"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&plain).unwrap_or_default(), "hi\n");
+}

@@ -626,3 +626,54 @@ impl cordon_session::Approver for OnceRecording {
         "test"
     }
 }
+
+/// Attack pass 45, M5: additional permissions that name cordon's own config are refused
+/// before anyone is asked (the form asked to approve `+write <config>`; an approved one
+/// made the next command of the session unconfined). Twin: the approver's answer is still
+/// there for the next widening, which runs with it.
+#[test]
+fn a_widening_onto_cordons_config_is_refused_unasked() {
+    if !sandbox_ready() {
+        return;
+    }
+    let w = ws();
+    let cfg_dir = w.root.path().join("cfg");
+    std::fs::create_dir_all(&cfg_dir).unwrap();
+    let cfg = cfg_dir.join("cordon.toml");
+    let text = "[profiles.mine]\nextends = \"workspace-write\"\n";
+    std::fs::write(&cfg, text).unwrap();
+    let mut opts = HarnessOptions::new(w.dir.clone());
+    opts.helper = Some(PathBuf::from(CORDON));
+    opts.layers.config = Some(cfg.clone());
+    opts.layers.profile = Some("mine".into());
+    let approver = cordon_session::ScriptedApprover::from_answers(&[cordon_session::Answer::Once]);
+    let h = Harness::with_approver(opts, Box::new(approver)).unwrap();
+    let grant = |p: &std::path::Path| {
+        format!(
+            r#"{{"entries": [{{"path": "{}", "access": "write"}}]}}"#,
+            p.display()
+        )
+    };
+    let script = format!(
+        "printf '[profiles.mine]\\nextends = \"danger-full-access\"\\n' > {}",
+        cfg.display()
+    );
+    let r = h
+        .exec(ExecParams::argv(["sh", "-c", &script]).additional_permissions(grant(&cfg)))
+        .unwrap();
+    let o = r.outcome.unwrap();
+    assert_eq!(o.class.name(), "refused", "{o:?}");
+    assert!(format!("{o:?}").contains("cordon's own"), "{o:?}");
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), text);
+    let data = w.root.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let target = data.join("f.txt");
+    let r = h
+        .exec(
+            ExecParams::argv(["touch", target.to_str().unwrap()])
+                .additional_permissions(grant(&data)),
+        )
+        .unwrap();
+    assert_eq!(r.outcome.unwrap().class.name(), "success");
+    assert!(target.exists());
+}

@@ -19,7 +19,13 @@ use std::io::Write;
 enum Sink {
     None,
     Stderr,
+    /// A `--json-fd` descriptor: written at its offset, as the caller opened it (`3>>log`
+    /// appends).
     Writer(std::fs::File),
+    /// The `--report` file cordon created: the report is the whole file, written from
+    /// offset 0 and cut there (attack pass 45, M4: bytes written after it by anyone that
+    /// could reach the file would have stayed as a forged last line).
+    Report(std::fs::File),
 }
 
 /// What a `--report` path is checked against when the sink is opened ([`Sink::open`]).
@@ -74,7 +80,7 @@ impl Sink {
     /// last line of stderr.
     fn open(args: &RunArgs, roots: Roots<'_>) -> Result<Sink> {
         if let Some(path) = &args.report {
-            return open_report(args, path, roots).map(Sink::Writer);
+            return open_report(args, path, roots).map(Sink::Report);
         }
         if let Some(n) = args.json_fd {
             #[cfg(target_os = "linux")]
@@ -124,6 +130,15 @@ impl Sink {
                 writeln!(err, "{v}").and_then(|_| err.flush())
             }
             Sink::Writer(f) => writeln!(f, "{v}").and_then(|_| f.flush()),
+            Sink::Report(f) => {
+                use std::io::Seek;
+                let line = format!("{v}\n");
+                f.set_len(0)?;
+                f.seek(std::io::SeekFrom::Start(0))?;
+                f.write_all(line.as_bytes())?;
+                f.set_len(line.len() as u64)?;
+                f.flush()
+            }
         }
     }
 }
@@ -287,7 +302,28 @@ fn run_reported(args: &RunArgs, sink: &mut SinkState) -> Result<i32> {
     if let Some(why) = cordon_policy::paths::too_long("working directory", &cwd) {
         anyhow::bail!(why);
     }
-    // cordon's own report and answers files stay out of every widening (nu23 Q1).
+    // cordon's own report and answers files stay out of every widening (nu23 Q1) — a
+    // regular file behind a descriptor (`--approvals-from fd:3 3<answers`, `--json-fd 3
+    // 3>report.json`) too, by the path the kernel names for it (attack pass 45, M4).
+    let fd_file = |n: i32| {
+        let path = std::path::PathBuf::from(format!("/proc/self/fd/{n}"));
+        std::fs::metadata(&path)
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .and_then(|_| std::fs::read_link(&path).ok())
+            .filter(|p| p.is_absolute())
+    };
+    let approvals_fd = args
+        .approvals_from
+        .as_deref()
+        .and_then(|s| s.strip_prefix("fd:"))
+        .and_then(|n| n.parse::<i32>().ok());
+    let json_fd = match &*sink {
+        SinkState::Open(Sink::Writer(f)) => {
+            Some(std::os::fd::AsRawFd::as_raw_fd(f)).filter(|_| args.json_fd.is_some())
+        }
+        _ => None,
+    };
     let sinks: Vec<std::path::PathBuf> = args
         .report
         .iter()
@@ -298,6 +334,7 @@ fn run_reported(args: &RunArgs, sink: &mut SinkState) -> Result<i32> {
                 .filter(|s| !s.starts_with("fd:") && *s != "-")
                 .map(std::path::PathBuf::from),
         )
+        .chain(approvals_fd.into_iter().chain(json_fd).filter_map(fd_file))
         .collect();
     let trust = crate::profile_args::trust_with_sinks(
         "run",
@@ -465,7 +502,7 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
         );
     }
     let code = report.last().outcome.exit_code;
-    if let SinkState::Open(sink @ (Sink::Stderr | Sink::Writer(_))) = sink {
+    if let SinkState::Open(sink @ (Sink::Stderr | Sink::Writer(_) | Sink::Report(_))) = sink {
         // After the command ran a report that cannot be built is not a refusal (which the
         // error path would report): said, and 125 as for one that cannot be written.
         let mut v = match report_json(&report, &session) {
