@@ -66,33 +66,31 @@ pub fn git_init_hint(profile: &crate::ResolvedProfile, argv: &[String]) -> Optio
     // The workspace's own placeholder (the clone's target is the workspace).
     let dotgit = profile.workspace.join(".git");
     missing_git_placeholder(profile)?;
+    // The placeholders stay on the host between runs, so a clone outside cordon finds
+    // them too (new-user pass nu17 N4): they are named, to remove first.
+    let dotcordon = profile.workspace.join(".cordon");
+    let mut placeholders = vec![dotgit.to_path_buf()];
+    if profile
+        .filesystem
+        .protected()
+        .iter()
+        .any(|e| e.path == dotcordon)
     {
-        // The placeholders stay on the host between runs, so a clone outside cordon finds
-        // them too (new-user pass nu17 N4): they are named, to remove first.
-        let dotcordon = profile.workspace.join(".cordon");
-        let mut placeholders = vec![dotgit.to_path_buf()];
-        if profile
-            .filesystem
-            .protected()
-            .iter()
-            .any(|e| e.path == dotcordon)
-        {
-            placeholders.push(dotcordon);
-        }
-        let names: Vec<String> = placeholders
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
-        return Some(format!(
-            "`git clone` into the workspace itself finds cordon's protected {} there (the \
+        placeholders.push(dotcordon);
+    }
+    let names: Vec<String> = placeholders
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    Some(format!(
+        "`git clone` into the workspace itself finds cordon's protected {} there (the \
              workspace has no repository, and a new .git is protected: its hooks would later \
              run outside the sandbox), so git says the directory is not empty. Clone outside \
              cordon after removing cordon's empty placeholders (`rmdir {}`), or into a \
              subdirectory (`git clone URL NAME`)",
-            dotgit.display(),
-            names.join(" ")
-        ));
-    }
+        dotgit.display(),
+        names.join(" ")
+    ))
 }
 
 /// The directory `git [-C dir]… init [options] [dir]` makes its repository in, read

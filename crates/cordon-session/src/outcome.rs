@@ -1699,6 +1699,7 @@ mod tests {
             tmpdir_refused: None,
             caches: vec![],
             stripped: vec![],
+            cordon_files: vec![],
             unix_sockets: vec![],
         }
     }
