@@ -659,11 +659,20 @@ impl Proxy {
         let h = req.headers_mut();
         h.remove("proxy-connection");
         h.remove("proxy-authorization");
-        if !h.contains_key(hyper::header::HOST) {
-            if let Some(a) = uri.authority() {
-                if let Ok(v) = hyper::header::HeaderValue::from_str(a.as_str()) {
-                    h.insert(hyper::header::HOST, v);
-                }
+        // The request-target's host, never the client's `Host` (RFC 9112 §3.2.2: a proxy
+        // MUST replace it): the allow list judged the target, and a shared front end
+        // routes by `Host` (attack pass 45, M7: `GET http://allowed/` with `Host:
+        // other.example` reached another site behind the same CDN).
+        let authority = match uri.port_u16() {
+            Some(p) => format!("{host}:{p}"),
+            None => host.clone(),
+        };
+        match hyper::header::HeaderValue::from_str(&authority) {
+            Ok(v) => {
+                h.insert(hyper::header::HOST, v);
+            }
+            Err(_) => {
+                h.remove(hyper::header::HOST);
             }
         }
         match sender.send_request(req).await {

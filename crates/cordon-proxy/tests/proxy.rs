@@ -504,3 +504,63 @@ fn decision_log_stops_at_its_cap_and_says_so() {
     assert_eq!(full.len(), 1, "one marker");
     assert_eq!(lines.last().unwrap()["rule"], cordon_proxy::LOG_FULL_RULE);
 }
+
+/// Attack pass 45, M7: on an absolute-form `http://` request the upstream gets the
+/// request-target's host as `Host` (RFC 9112 §3.2.2), never the client's: the allow list
+/// judged the target, and a shared front end routes by `Host`. Twin: a request whose
+/// `Host` already names the target arrives unchanged.
+#[test]
+fn the_upstream_host_header_is_the_request_targets() {
+    let l = std::net::TcpListener::bind("127.0.0.2:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(s) = s else { continue };
+            std::thread::spawn(move || {
+                let mut r = BufReader::new(s.try_clone().unwrap());
+                let mut head = String::new();
+                let mut line = String::new();
+                loop {
+                    line.clear();
+                    if r.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    head.push_str(&line.to_ascii_lowercase());
+                }
+                let mut s = s;
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{head}",
+                    head.len()
+                );
+            });
+        }
+    });
+    let policy = ProxyPolicy::new(
+        &["allowed.test".to_string(), "127.0.0.2".to_string()],
+        &[],
+        &[],
+    )
+    .unwrap();
+    let mut map: HashMap<String, Vec<IpAddr>> = HashMap::new();
+    map.insert("allowed.test".into(), vec!["127.0.0.2".parse().unwrap()]);
+    let mut cfg = ProxyConfig::new(policy);
+    cfg.resolver = Resolver::Map(map);
+    cfg.connect_timeout = Duration::from_secs(2);
+    let proxy = spawn(cfg, "127.0.0.1:0".parse().unwrap(), 2).unwrap();
+    for sent in ["other.example", "allowed.test"] {
+        let mut s = connect(proxy.addr);
+        write!(
+            s,
+            "GET http://allowed.test:{port}/x HTTP/1.1\r\nHost: {sent}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let out = read_all(s);
+        assert!(out.contains(" 200 "), "{out}");
+        assert!(
+            out.contains(&format!("host: allowed.test:{port}\r\n"))
+                && !out.contains("other.example"),
+            "{sent}: {out}"
+        );
+    }
+}
