@@ -35,10 +35,19 @@ pub const STORE_LOCATIONS: &[(&str, &str)] = &[
     ("XDG_CONFIG_HOME", "rclone/rclone.conf"),
     ("XDG_CONFIG_HOME", "kaggle/kaggle.json"),
     ("XDG_CONFIG_HOME", "composer/auth.json"),
+    // Attack pass 45, M3.
+    ("XDG_CONFIG_HOME", "glab-cli"),
+    ("XDG_CONFIG_HOME", "tea"),
+    ("XDG_CONFIG_HOME", "github-copilot"),
+    ("XDG_CONFIG_HOME", "pypoetry/auth.toml"),
+    ("XDG_CONFIG_HOME", "doctl"),
+    ("XDG_CONFIG_HOME", "hcloud"),
+    ("XDG_CONFIG_HOME", "configstore/firebase-tools.json"),
     // `~/.cache/<x>` stores (breaker5 MEDIUM-3: Hugging Face's default `$HF_HOME`).
     ("XDG_CACHE_HOME", "huggingface/token"),
     // `~/.local/share/<x>` stores.
     ("XDG_DATA_HOME", "keyrings"),
+    ("XDG_DATA_HOME", "com.vercel.cli/auth.json"),
     // podman, buildah, skopeo: `$XDG_RUNTIME_DIR/containers/auth.json` first.
     ("XDG_RUNTIME_DIR", "containers/auth.json"),
     ("REGISTRY_AUTH_FILE", ""),

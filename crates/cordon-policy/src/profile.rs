@@ -319,6 +319,29 @@ pub const CREDENTIAL_STORES: &[&str] = &[
     ".pulumi/credentials.json",
     ".composer/auth.json",
     ".config/composer/auth.json",
+    // Attack pass 45, M3: the counterparts of stores already hidden (gh → glab and tea,
+    // codex/claude → Copilot and Gemini, `.npmrc` → yarn berry's `.yarnrc.yml`, AWS → s3cmd
+    // and boto) and other CLIs' tokens. No stripped view: hidden whole.
+    ".config/glab-cli",
+    ".config/tea",
+    ".config/github-copilot",
+    ".gemini/oauth_creds.json",
+    ".yarnrc.yml",
+    ".config/pypoetry/auth.toml",
+    ".databrickscfg",
+    ".s3cfg",
+    ".boto",
+    ".fly/config.yml",
+    ".config/doctl",
+    ".oci",
+    ".sentryclirc",
+    ".config/hcloud",
+    ".config/configstore/firebase-tools.json",
+    ".snowflake/connections.toml",
+    ".nuget/NuGet/NuGet.Config",
+    ".netlify/config.json",
+    ".local/share/com.vercel.cli/auth.json",
+    ".ivy2/.credentials",
 ];
 
 /// System credential files hidden from reads by the restricted built-ins (R-P5, R-H3): a
