@@ -531,6 +531,14 @@ pub enum SecretReason {
     Pattern,
     /// The value has this credential format ([`ValueFormat::name`]).
     Value(&'static str),
+    /// A word of the value has this credential format, or the value assigns a password
+    /// (`password="…"`, `-D…Password=…`): [`embedded_secret`].
+    Embedded(&'static str),
+    /// A tool's credential variable whose name holds no secret word ([`credential_carrier`]).
+    Carrier(&'static str),
+    /// `GIT_CONFIG_PARAMETERS` (what `git -c` exports) sets this git config key, which
+    /// holds credentials ([`git_config_parameters_secret`]).
+    GitConfigKey(String),
 }
 
 impl std::fmt::Display for SecretReason {
@@ -545,8 +553,93 @@ impl std::fmt::Display for SecretReason {
                     && !n.starts_with("URL");
                 write!(f, "value looks like {} {n}", if an { "an" } else { "a" })
             }
+            SecretReason::Embedded(n) if n.starts_with("a ") => write!(f, "value holds {n}"),
+            SecretReason::Embedded(n) => {
+                let an = n.starts_with(['A', 'E', 'I', 'O']) && !n.starts_with("URL");
+                write!(f, "value holds {} {n}", if an { "an" } else { "a" })
+            }
+            SecretReason::Carrier(what) => write!(f, "{what}"),
+            SecretReason::GitConfigKey(k) => {
+                write!(f, "it sets git config {k}, which holds credentials")
+            }
         }
     }
+}
+
+/// A credential inside a value rather than the whole of it (attack pass 45, M2: a `ghs_`
+/// token in a URL, `password="…"` in a Kafka JAAS config, `-Djavax.net.ssl.keyStorePassword=…`
+/// in `JAVA_TOOL_OPTIONS`): a word — split at white space, quotes, `=`, `,`, `;`, and
+/// again at `:`, `@`, `/` — with a specific credential format of [`VALUE_FORMATS`] (not the
+/// entropy or 40-character shapes, which ordinary words can have), or a word assigning a
+/// key that ends in `password`/`passwd`/`secret` a non-empty value. What it found, or
+/// `None`.
+pub fn embedded_secret(value: &str) -> Option<&'static str> {
+    if value.len() < 8 {
+        return None;
+    }
+    let specific = |w: &str| {
+        VALUE_FORMATS
+            .iter()
+            .filter(|f| !matches!(f.shape, Shape::HighEntropy | Shape::AwsSecretKey))
+            .find(|f| matches_shape(f.shape, w))
+            .map(|f| f.name)
+    };
+    let outer = |c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '=' | ',' | ';');
+    for w in value.split(outer).filter(|w| w.len() >= 8) {
+        if let Some(n) = specific(w) {
+            return Some(n);
+        }
+        for part in w.split([':', '@', '/']).filter(|p| p.len() >= 8) {
+            if let Some(n) = specific(part) {
+                return Some(n);
+            }
+        }
+    }
+    // `key=value` assignments: the key ends in a password word, the value is not empty.
+    for w in value.split(|c: char| c.is_whitespace() || c == ';' || c == ',') {
+        let Some((k, v)) = w.split_once('=') else {
+            continue;
+        };
+        let k = k.trim_start_matches("-D").to_ascii_lowercase();
+        let v = v.trim_matches(|c| c == '"' || c == '\'');
+        if !v.is_empty()
+            && ["password", "passwd", "secret"]
+                .iter()
+                .any(|s| k.ends_with(s))
+        {
+            return Some("a password assignment");
+        }
+    }
+    None
+}
+
+/// Tools' credential variables whose names hold no secret word (attack pass 45, M2):
+/// Bundler's per-host `BUNDLE_<HOST>` (`BUNDLE_GEMS__EXAMPLE__COM=user:password`, a host's
+/// dots spelled `__`) and Azure Artifacts' `VSS_NUGET_EXTERNAL_FEED_ENDPOINTS` (JSON with
+/// passwords). What the variable is, or `None`.
+pub fn credential_carrier(name: &str, value: &str) -> Option<&'static str> {
+    if name.eq_ignore_ascii_case("VSS_NUGET_EXTERNAL_FEED_ENDPOINTS") {
+        return Some("Azure Artifacts' NuGet feed credentials");
+    }
+    let bundler_host = name
+        .strip_prefix("BUNDLE_")
+        .is_some_and(|h| h.contains("__"));
+    (bundler_host && value.contains(':')).then_some("Bundler's per-host credentials")
+}
+
+/// The git config key `GIT_CONFIG_PARAMETERS` sets that holds credentials, if any (attack
+/// pass 45, M2: `git -c http.extraHeader=…` exports the header to every program git starts,
+/// while the same key through `GIT_CONFIG_KEY_<n>` was dropped). The value is git's
+/// list of shell-quoted `'key'='value'` (or `'key=value'`) items, split with `shlex`; a
+/// list that does not split is a secret too (fail closed: git would not read it either).
+pub fn git_config_parameters_secret(value: &str) -> Option<String> {
+    let Some(items) = shlex::split(value) else {
+        return Some("(an unreadable list)".into());
+    };
+    items.into_iter().find_map(|item| {
+        let key = item.split_once('=').map_or(item.as_str(), |(k, _)| k);
+        crate::stripped::secret_key(key).then(|| key.to_string())
+    })
 }
 
 /// Why `(name, value)` is a secret under the built-in tables, or `None`.
@@ -554,7 +647,18 @@ pub fn secret_reason(name: &str, value: &str) -> Option<SecretReason> {
     if let Some(w) = name_secret_word(name) {
         return Some(SecretReason::Name(w));
     }
-    value_format(value).map(|f| SecretReason::Value(f.name))
+    if let Some(f) = value_format(value) {
+        return Some(SecretReason::Value(f.name));
+    }
+    if name == "GIT_CONFIG_PARAMETERS" {
+        if let Some(k) = git_config_parameters_secret(value) {
+            return Some(SecretReason::GitConfigKey(k));
+        }
+    }
+    if let Some(c) = credential_carrier(name, value) {
+        return Some(SecretReason::Carrier(c));
+    }
+    embedded_secret(value).map(SecretReason::Embedded)
 }
 
 /// Builds a case-insensitive set, or `None` for an empty list. If the set cannot be built
@@ -609,8 +713,7 @@ where
             continue;
         }
         let secret = extra.as_ref().is_some_and(|s| s.is_match(&k))
-            || name_secret_word(&k).is_some()
-            || value_is_secret(&v)
+            || secret_reason(&k, &v).is_some()
             || git_config_value_secret_key(&k, &git_pairs).is_some();
         if secret && !keep.as_ref().is_some_and(|s| s.is_match(&k)) {
             out.dropped.push(k);
@@ -650,11 +753,11 @@ pub fn dropped_note(dropped: &[String], env: &[(String, String)]) -> Option<Stri
                 .map(|(_, v)| v.as_str())
                 .unwrap_or("");
             match secret_reason(name, value) {
-                Some(r) => format!("{name} ({r})"),
-                None if git_config_value_secret_key(name, env).is_some() => format!(
+                _ if git_config_value_secret_key(name, env).is_some() => format!(
                     "{name} (the value of git config {}, which holds credentials)",
                     git_config_value_secret_key(name, env).unwrap_or_default()
                 ),
+                Some(r) => format!("{name} ({r})"),
                 None if is_git_config_set_member(name) => {
                     format!("{name} (git's GIT_CONFIG_COUNT set goes whole)")
                 }
@@ -1109,5 +1212,60 @@ mod tests {
             "{note}"
         );
         assert!(!note.contains("ghp_abc"), "{note}");
+    }
+
+    /// Attack pass 45, M2: credentials inside a value, `GIT_CONFIG_PARAMETERS` setting a
+    /// credential key (or holding a token inside a key), and tools' credential variables
+    /// with harmless names are secrets. Twins: ordinary values with `=` and `:` in them,
+    /// and a `GIT_CONFIG_PARAMETERS` of harmless keys, pass.
+    #[test]
+    fn credentials_inside_values_and_git_parameters_are_secrets() {
+        let token = "ghs_16C7e42F292c6912E7710c838347Ae178B4a";
+        for (name, value) in [
+            (
+                "GIT_CONFIG_PARAMETERS",
+                "'http.extraheader'='AUTHORIZATION: bearer Zm9vOmJhcg=='".to_string(),
+            ),
+            (
+                "GIT_CONFIG_PARAMETERS",
+                format!(
+                    "'url.https://x-access-token:{token}@github.com/.insteadof'='https://github.com/'"
+                ),
+            ),
+            ("GIT_CONFIG_PARAMETERS", "'unterminated".to_string()),
+            (
+                "KAFKA_SASL_JAAS_CONFIG",
+                "org.apache.kafka.common.security.plain.PlainLoginModule required \
+                 username=\"u\" password=\"p4ss\";"
+                    .to_string(),
+            ),
+            (
+                "JAVA_TOOL_OPTIONS",
+                "-Xmx1g -Djavax.net.ssl.keyStorePassword=hunter22".to_string(),
+            ),
+            ("BUNDLE_GEMS__CONTRIBSYS__COM", "user:pass".to_string()),
+            (
+                "VSS_NUGET_EXTERNAL_FEED_ENDPOINTS",
+                "{\"endpointCredentials\":[]}".to_string(),
+            ),
+            ("SOME_HEADER", format!("Bearer {token}")),
+        ] {
+            let r = secret_reason(name, &value);
+            assert!(r.is_some(), "{name}={value}");
+            assert!(!r.unwrap().to_string().contains("p4ss"), "{name}");
+        }
+        for (name, value) in [
+            (
+                "GIT_CONFIG_PARAMETERS",
+                "'user.name'='Bob' 'core.pager'='less'",
+            ),
+            ("LS_COLORS", "rs=0:di=01;34:ln=01;36:mi=00:pi=40;33"),
+            ("JAVA_TOOL_OPTIONS", "-Xmx1g -Dfile.encoding=UTF-8"),
+            ("BUNDLE_PATH", "vendor/bundle"),
+            ("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin"),
+            ("PS1", "\\u@\\h:\\w\\$ "),
+        ] {
+            assert_eq!(secret_reason(name, value), None, "{name}={value}");
+        }
     }
 }
