@@ -2379,6 +2379,37 @@ fn repo_dirs_of_root(
     }
 }
 
+/// The repository git uses in the writable root `root` — its work tree, git dir and common
+/// dir — found as git finds it: `root`'s own `.git` (a directory, a linked worktree's
+/// `gitdir:` file, or any other `gitdir:` file git follows: `--separate-git-dir`, a
+/// submodule's checkout), else the nearest ancestor's (a `.cordon`-marked workspace inside
+/// a repository). cordon's empty `.git` placeholder is no repository to git, and none here.
+/// Used to protect what that repository's configuration runs inside the writable roots
+/// (attack pass 45, M6: in all three layouts the `core.hooksPath` and `include.path`
+/// targets in the workspace were writable, and the host's next `git commit` ran them);
+/// never to grant anything.
+fn repository_used_at(
+    fs: &dyn FsView,
+    root: &Path,
+    homes: &[PathBuf],
+) -> Option<(PathBuf, (PathBuf, PathBuf))> {
+    let is_repo_marker = |d: &Path| {
+        let dotgit = d.join(".git");
+        match fs.kind(&dotgit) {
+            Some(FileKind::Dir) => !fs.is_empty_dir(&dotgit),
+            Some(FileKind::File) => true,
+            None => false,
+        }
+    };
+    if is_repo_marker(root) {
+        return repo_dirs_of_root(fs, root, homes)
+            .or_else(|| nested_repo_dirs(fs, root))
+            .map(|d| (root.to_path_buf(), d));
+    }
+    let above = root.ancestors().skip(1).find(|a| is_repo_marker(a))?;
+    nested_repo_dirs(fs, above).map(|d| (above.to_path_buf(), d))
+}
+
 /// The work trees of the nested repositories among `entries`: the directories holding a
 /// `.git` protected with [`NESTED_GIT_REASON`], as spelled or as resolved (a symlinked
 /// `.git` resolves elsewhere: attack pass 32, C6), sorted, each once. One list for the
@@ -2677,14 +2708,15 @@ fn protect_git_config_targets(
     notes: &mut Vec<String>,
     nested: bool,
 ) -> Result<(), ResolveError> {
-    let dirs = if nested {
-        nested_repo_dirs(fs, root)
+    let found = if nested {
+        nested_repo_dirs(fs, root).map(|d| (root.to_path_buf(), d))
     } else {
-        repo_dirs_of_root(fs, root, home_forms)
+        repository_used_at(fs, root, home_forms)
     };
-    let Some((gitdir, common)) = dirs else {
+    let Some((worktree, (gitdir, common))) = found else {
         return Ok(());
     };
+    let root = worktree.as_path();
     let repo = crate::gitconfig::RepoDirs {
         worktree: root,
         gitdir: &gitdir,
@@ -3843,6 +3875,70 @@ mod tests {
         let at = |q: &str| r.filesystem.access_for(&fs, Path::new(q)).access;
         assert_eq!(at("/home/u/proj/.husky/pre-commit"), Access::Read);
         assert_eq!(at("/home/u/proj/src/x.rs"), Access::Write);
+    }
+
+    /// Attack pass 45, M6: the repository git uses in the workspace is read for code paths
+    /// in every layout — an enclosing one (a `.cordon` workspace inside a repository), a
+    /// `--separate-git-dir` work tree, a submodule checkout — so its `core.hooksPath` and
+    /// `include.path` targets in the workspace stay read-only. Twin: the rest of the
+    /// workspace stays writable.
+    #[test]
+    fn the_repository_git_uses_in_the_workspace_is_read_in_every_layout() {
+        let p = PermissionProfile::builtin("workspace-write").unwrap();
+        let cfg = "[core]\n\thooksPath = HOOKS\n[include]\n\tpath = INC\n";
+        let cases = [
+            // Enclosing repository; `pkg` is a `.cordon` workspace.
+            (
+                fs().file("/srv2/r/.git/HEAD", "ref: refs/heads/main\n")
+                    .dir("/srv2/r/.git/objects")
+                    .file(
+                        "/srv2/r/.git/config",
+                        &cfg.replace("HOOKS", "pkg/githooks")
+                            .replace("INC", "../pkg/team.gitconfig"),
+                    )
+                    .file("/srv2/r/pkg/.cordon/marker", "")
+                    .file("/srv2/r/pkg/githooks/pre-commit", "")
+                    .file("/srv2/r/pkg/team.gitconfig", ""),
+                "/srv2/r/pkg",
+            ),
+            // `git init --separate-git-dir=/srv2/s.git /srv2/s`.
+            (
+                fs().file("/srv2/s/.git", "gitdir: /srv2/s.git\n")
+                    .file("/srv2/s.git/HEAD", "ref: refs/heads/main\n")
+                    .dir("/srv2/s.git/objects")
+                    .file(
+                        "/srv2/s.git/config",
+                        &cfg.replace("HOOKS", "githooks")
+                            .replace("INC", "../s/team.gitconfig"),
+                    )
+                    .file("/srv2/s/githooks/pre-commit", "")
+                    .file("/srv2/s/team.gitconfig", ""),
+                "/srv2/s",
+            ),
+            // A submodule's checkout.
+            (
+                fs().file("/srv2/sup/.git/HEAD", "ref: refs/heads/main\n")
+                    .file("/srv2/sup/sub/.git", "gitdir: ../.git/modules/sub\n")
+                    .file("/srv2/sup/.git/modules/sub/HEAD", "ref: refs/heads/main\n")
+                    .dir("/srv2/sup/.git/modules/sub/objects")
+                    .file(
+                        "/srv2/sup/.git/modules/sub/config",
+                        &cfg.replace("HOOKS", "githooks")
+                            .replace("INC", "../../../sub/team.gitconfig"),
+                    )
+                    .file("/srv2/sup/sub/githooks/pre-commit", "")
+                    .file("/srv2/sup/sub/team.gitconfig", ""),
+                "/srv2/sup/sub",
+            ),
+        ];
+        for (fs, ws) in cases {
+            let r = resolve(&p, &ctx(ws), &fs).unwrap();
+            assert_eq!(r.workspace, Path::new(ws));
+            let at = |q: &str| r.filesystem.access_for(&fs, &Path::new(ws).join(q)).access;
+            assert_eq!(at("githooks/pre-commit"), Access::Read, "{ws}");
+            assert_eq!(at("team.gitconfig"), Access::Read, "{ws}");
+            assert_eq!(at("src/x.rs"), Access::Write, "{ws}");
+        }
     }
 
     /// attack28: other version-control systems' per-repository config is protected where
