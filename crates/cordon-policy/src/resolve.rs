@@ -2410,6 +2410,51 @@ fn repository_used_at(
     nested_repo_dirs(fs, above).map(|d| (above.to_path_buf(), d))
 }
 
+/// What the repository git uses at `at` (an existing directory, or the nearest existing
+/// ancestor of a path) runs or reads as configuration, whatever lies in writable roots:
+/// its work tree, and `(path, reason)` for its hooks directories, the targets of its
+/// configuration's code keys (`core.hooksPath`, includes, filters, `core.fsmonitor`, …),
+/// and what its hooks delegate to (hook managers' configs, husky's directory, linked
+/// scripts). `None` outside any repository. For the grant check after a denial (attack
+/// pass 45, M1: another repository's `core.hooksPath` hooks, `.husky/` and
+/// `lefthook.yml` were offered as grants); `homes` as for resolution.
+pub fn repository_code_paths(
+    fs: &dyn FsView,
+    at: &Path,
+    homes: &[PathBuf],
+) -> Option<(PathBuf, Vec<(PathBuf, String)>)> {
+    let dir = at.ancestors().find(|a| fs.kind(a) == Some(FileKind::Dir))?;
+    let (worktree, (gitdir, common)) = repository_used_at(fs, dir, homes)?;
+    let repo = crate::gitconfig::RepoDirs {
+        worktree: &worktree,
+        gitdir: &gitdir,
+        common: &common,
+    };
+    let mut notes = Vec::new();
+    let targets = crate::gitconfig::code_paths(
+        fs,
+        &repo,
+        homes,
+        &std::collections::BTreeMap::new(),
+        &mut notes,
+    );
+    let hook_dirs: Vec<PathBuf> = std::iter::once(common.join("hooks"))
+        .chain(
+            targets
+                .iter()
+                .filter(|t| t.key.eq_ignore_ascii_case("core.hookspath"))
+                .map(|t| t.path.clone()),
+        )
+        .collect();
+    let mut out: Vec<(PathBuf, String)> = hook_dirs
+        .iter()
+        .map(|d| (d.clone(), "git runs hooks from this directory".to_string()))
+        .collect();
+    out.extend(hook_delegates(fs, &worktree, &hook_dirs));
+    out.extend(targets.iter().map(|t| (t.path.clone(), t.reason())));
+    Some((worktree, out))
+}
+
 /// The work trees of the nested repositories among `entries`: the directories holding a
 /// `.git` protected with [`NESTED_GIT_REASON`], as spelled or as resolved (a symlinked
 /// `.git` resolves elsewhere: attack pass 32, C6), sorted, each once. One list for the

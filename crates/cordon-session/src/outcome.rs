@@ -1003,7 +1003,7 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
             ));
         }
     }
-    if let Some(why) = program_location(grant, ctx) {
+    if let Some(why) = other_repository_code(grant, ctx).or_else(|| program_location(grant, ctx)) {
         return Err(format!("it would need {g} writable, {why}"));
     }
     if cordon_policy::paths::in_system_tree(grant, ctx.home) {
@@ -1082,6 +1082,36 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
     Ok(())
 }
 
+/// Why a grant is, holds or lies in what another repository runs — its hooks directory or
+/// `core.hooksPath`, a hook manager's config (`lefthook.yml`, `.pre-commit-config.yaml`,
+/// husky's `.husky/`), a configuration code key's target — or `None` (attack pass 45, M1:
+/// only a literal `.git` component was refused, and `-w other/.githooks/pre-commit` was
+/// offered, which the host's next `git commit` there ran). The workspace's own repository
+/// is the command's project: a grant there stays offerable, as a one-off the person
+/// approves.
+fn other_repository_code(grant: &Path, ctx: &ClassifyContext<'_>) -> Option<String> {
+    let workspace = ctx.resolved.map(|r| r.workspace.as_path());
+    if workspace.is_some_and(|w| grant.starts_with(w)) {
+        return None;
+    }
+    let homes: Vec<PathBuf> = ctx.home.map(Path::to_path_buf).into_iter().collect();
+    let (worktree, paths) = cordon_policy::repository_code_paths(ctx.fs, grant, &homes)?;
+    if workspace.is_some_and(|w| w == worktree) {
+        return None;
+    }
+    paths
+        .iter()
+        .find(|(p, _)| p.starts_with(grant) || grant.starts_with(p))
+        .map(|(p, why)| {
+            format!(
+                "which reaches {} in the repository at {} ({why}): git runs what is written \
+                 there outside any sandbox",
+                p.display(),
+                worktree.display()
+            )
+        })
+}
+
 /// How a refused grant on one of cordon's own files is worded ([`offerable_grant`]).
 const OWN_FILE: &str = "cordon's own file that decides later runs";
 
@@ -1118,7 +1148,13 @@ fn program_location(grant: &Path, ctx: &ClassifyContext<'_>) -> Option<String> {
             }
         }
     }
-    if let Some(n) = grant.components().find_map(|c| {
+    // A file's own name says nothing (a hook file named `pre-commit`); its directories do.
+    let dirs = if ctx.fs.kind(grant) == Some(FileKind::File) {
+        grant.parent().unwrap_or(grant)
+    } else {
+        grant
+    };
+    if let Some(n) = dirs.components().find_map(|c| {
         let n = c.as_os_str().to_str()?;
         (cordon_policy::caches::CODE_DIR_NAMES.contains(&n)
             || n == "Scripts"
@@ -2426,6 +2462,42 @@ mod tests {
             Some(Path::new("/data/remote.git")),
             "{hint}"
         );
+    }
+
+    /// Attack pass 45, M1: what another repository runs — its `core.hooksPath` hooks, a
+    /// hook manager's config, husky's directory — is never offered. Twins: another file of
+    /// that repository stays offerable, and so does a grant in the workspace's own.
+    #[test]
+    fn another_repositorys_code_paths_get_no_grant() {
+        let fs = cordon_policy::MemFs::new()
+            .file("/srv2/o/.git/HEAD", "ref: refs/heads/main\n")
+            .dir("/srv2/o/.git/objects")
+            .file("/srv2/o/.git/config", "[core]\n\thooksPath = .githooks\n")
+            .file(
+                "/srv2/o/.githooks/pre-commit",
+                "#!/bin/sh\nlefthook run pre-commit\n",
+            )
+            .file("/srv2/o/lefthook.yml", "")
+            .file("/srv2/o/src/data.txt", "");
+        let ctx = ClassifyContext {
+            resolved: None,
+            fs: &fs,
+            cwd: Path::new("/srv2/u/proj"),
+            network_enabled: false,
+            home: Some(Path::new("/home/u")),
+            path_dirs: &[],
+        };
+        for no in [
+            "/srv2/o/.githooks/pre-commit",
+            "/srv2/o/.githooks",
+            "/srv2/o/lefthook.yml",
+            "/srv2/o",
+        ] {
+            let why = offerable_grant(Path::new(no), &ctx).unwrap_err();
+            assert!(why.contains("repository at /srv2/o"), "{no}: {why}");
+        }
+        assert!(offerable_grant(Path::new("/srv2/o/src/data.txt"), &ctx).is_ok());
+        assert!(offerable_grant(Path::new("/srv2/o/src"), &ctx).is_ok());
     }
 
     /// nu23 Q2 (and attack44 L4): a grant where a program the command plants runs later
