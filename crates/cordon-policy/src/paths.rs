@@ -444,7 +444,16 @@ impl FsView for MemoFs<'_> {
             .insert(p.to_path_buf(), v.clone());
         v
     }
+    /// Answered from the memoised [`FsView::entry`] when `p` was already asked about and
+    /// is not a symlink: nothing there is nothing to follow, and a non-link's kind is its
+    /// own (the `stat` a host makes here would repeat the `lstat` behind `entry`; every
+    /// absent deny path paid both, plus a `readlink`). A symlink is asked of the view.
     fn kind(&self, p: &Path) -> Option<FileKind> {
+        match self.entries.borrow().get(p) {
+            Some(None) => return None,
+            Some(Some(Entry::Kind(k))) => return Some(*k),
+            Some(Some(Entry::Link(_))) | None => {}
+        }
         memo(&self.kinds, p, || self.inner.kind(p))
     }
     fn read_to_string(&self, p: &Path) -> Option<String> {
@@ -453,7 +462,16 @@ impl FsView for MemoFs<'_> {
     fn read_small(&self, p: &Path, cap: u64) -> Result<String, ReadRefusal> {
         self.inner.read_small(p, cap)
     }
+    /// Answered from the memoised [`FsView::entry`] when `p` was already asked about (the
+    /// same question: [`FsView::entry`] is a link's target or what is not a link); else
+    /// asked of the view.
     fn read_link(&self, p: &Path) -> Option<PathBuf> {
+        if let Some(e) = self.entries.borrow().get(p) {
+            return match e {
+                Some(Entry::Link(t)) => Some(t.clone()),
+                Some(Entry::Kind(_)) | None => None,
+            };
+        }
         memo(&self.links, p, || self.inner.read_link(p))
     }
     fn is_empty_dir(&self, p: &Path) -> bool {
