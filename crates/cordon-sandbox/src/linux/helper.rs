@@ -893,6 +893,9 @@ fn run_namespaces(
             // (`mounts::Placeholder`).
             mounts::prepare_host(&layout)
                 .map_err(|e| HelperError::Message(format!("refusing to run unconfined: {e}")))?;
+            // The overlays' old scratch dirs go aside now (under the slot lock) and are
+            // removed off the launch's path, not by the mounts (issue 12).
+            mounts::set_aside_overlay_scratch(&layout).remove_detached();
             layout
         }
     };

@@ -1023,6 +1023,119 @@ pub fn create_overlay_dirs(layout: &Layout) -> io::Result<()> {
     Ok(())
 }
 
+/// The name overlayfs gives its scratch directory in a work dir (`<state>/work/work`).
+const OVERLAY_SCRATCH: &CStr = c"work";
+/// The prefix of a scratch directory moved aside by [`set_aside_overlay_scratch`].
+const SET_ASIDE_PREFIX: &[u8] = b".stale-";
+
+/// Scratch directories of earlier overlay mounts moved out of the kernel's way by
+/// [`set_aside_overlay_scratch`]: each work dir (pinned) with the names to remove in it.
+#[derive(Debug, Default)]
+pub struct StaleScratch(Vec<(OwnedFd, PathBuf, Vec<CString>)>);
+
+/// Moves each cache overlay's scratch directory left by its last mount
+/// (`<state>/work/work`, with the kernel's `incompat/volatile` mark in it) aside, to
+/// `<state>/work/.stale-…`, before the layer is mounted again (issue 12). Mounted over an
+/// existing scratch directory, overlayfs removes it first, and the volatile mark was
+/// removed by cordon before that ([`clear_volatile_mark`]): three directory removals per
+/// layer, and on a filesystem mounted with `discard` each one waits for the disk (ext4
+/// discards the freed block synchronously: 0.2 ms on a quiet disk, 1.4–15 ms measured on a
+/// busy one, every run, in init before the command starts). A rename frees nothing; the
+/// kernel then makes a fresh scratch directory, and [`StaleScratch::remove_detached`]
+/// removes the old one off the launch's path.
+///
+/// Called by the helper holding the layers' slot lock (no mount of this slot uses the work
+/// dir). Every step is relative to the work dir, opened without following any symlink; a
+/// rename that fails (first mount: nothing there) leaves things as they were, and the
+/// mount cleans up as before. Set-aside directories an earlier run left (its remover was
+/// killed) are collected too.
+pub fn set_aside_overlay_scratch(layout: &Layout) -> StaleScratch {
+    let mut out = Vec::new();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    for (i, s) in layout.steps.iter().enumerate() {
+        let StepKind::Overlay { state, .. } = &s.kind else {
+            continue;
+        };
+        let shown = state.join("work");
+        let Ok(dir) = sys::open_dir_nofollow(&shown) else {
+            continue;
+        };
+        let mut names = leftover_set_asides(&dir);
+        let Ok(name) = CString::new(format!(
+            "{}{}-{nanos}-{i}",
+            String::from_utf8_lossy(SET_ASIDE_PREFIX),
+            std::process::id()
+        )) else {
+            continue;
+        };
+        if sys::rename_noreplace(dir.as_raw_fd(), OVERLAY_SCRATCH, dir.as_raw_fd(), &name).is_ok() {
+            names.push(name);
+        }
+        if !names.is_empty() {
+            out.push((dir, shown, names));
+        }
+    }
+    StaleScratch(out)
+}
+
+/// The set-aside scratch directories ([`SET_ASIDE_PREFIX`]) in the work dir `dir`.
+fn leftover_set_asides(dir: &OwnedFd) -> Vec<CString> {
+    let Ok(fd) = sys::open_dir_at_nofollow(dir.as_raw_fd(), c".") else {
+        return Vec::new();
+    };
+    let Ok(mut d) = nix::dir::Dir::from_fd(fd) else {
+        return Vec::new();
+    };
+    d.iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_bytes().starts_with(SET_ASIDE_PREFIX))
+        .map(|e| e.file_name().to_owned())
+        .collect()
+}
+
+impl StaleScratch {
+    /// Removes the set-aside directories in a detached grandchild, by descriptor and
+    /// without following anything ([`super::tree_removal::remove_tree_at`]), so that no
+    /// launch waits for the disk: only the intermediate child's exit is waited for. The
+    /// grandchild keeps no descriptor but the work dirs' (not the caller's stdout, stderr
+    /// or report pipe). Best effort: what it does not remove, the next run collects.
+    /// Must be called from a single-threaded process (the helper).
+    pub fn remove_detached(self) {
+        if self.0.is_empty() {
+            return;
+        }
+        let keep: Vec<RawFd> = self.0.iter().map(|(d, _, _)| d.as_raw_fd()).collect();
+        // SAFETY: the helper is single-threaded (no thread is ever started in it), so the
+        // child and grandchild may run any code; both end with `_exit` and never return
+        // into the caller's frames.
+        let child = unsafe { libc::fork() };
+        if child == 0 {
+            // SAFETY: as above.
+            if unsafe { libc::fork() } == 0 {
+                super::server::close_all_but(&keep);
+                for (dir, shown, names) in &self.0 {
+                    for n in names {
+                        let name = std::ffi::OsStr::from_bytes(n.to_bytes());
+                        let _ = super::tree_removal::remove_tree_at(
+                            dir.as_fd(),
+                            name,
+                            &shown.join(name),
+                        );
+                    }
+                }
+            }
+            // SAFETY: ends the forked process without running the helper's exit handlers
+            // or destructors.
+            unsafe { libc::_exit(0) };
+        }
+        if child > 0 {
+            let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(child), None);
+        }
+    }
+}
+
 /// The [`StepKind::CreateDir`] steps of `layout` (also run on rung 2, which mounts
 /// nothing, so a missing writable grant means the same on every rung).
 ///

@@ -136,6 +136,28 @@ pub fn unlinkat(dirfd: RawFd, name: &CStr, dir: bool) -> io::Result<()> {
     check(unsafe { libc::unlinkat(dirfd, name.as_ptr(), flags) } as libc::c_long).map(|_| ())
 }
 
+/// `renameat2(olddirfd, old, newdirfd, new, RENAME_NOREPLACE)`: renames the entry `old`
+/// of `olddirfd` (single components; nothing is followed: a symlink is renamed itself),
+/// failing with `EEXIST` rather than replacing `new`.
+pub fn rename_noreplace(
+    olddirfd: RawFd,
+    old: &CStr,
+    newdirfd: RawFd,
+    new: &CStr,
+) -> io::Result<()> {
+    // SAFETY: both names are NUL-terminated and outlive the call.
+    let r = unsafe {
+        libc::renameat2(
+            olddirfd,
+            old.as_ptr(),
+            newdirfd,
+            new.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    check(r as libc::c_long).map(|_| ())
+}
+
 /// `open(path, O_PATH | O_CLOEXEC [| O_DIRECTORY])`.
 pub fn open_path(path: &Path, dir: bool) -> io::Result<OwnedFd> {
     let c = cstr(path)?;
