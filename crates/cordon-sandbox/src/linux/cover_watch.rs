@@ -101,6 +101,9 @@ pub(crate) struct CoverWatch {
     absent: Vec<PathBuf>,
     /// The first loss seen (the message), once one was.
     lost: Option<String>,
+    /// The write end of the pipe a detached process waits on while it holds a reference to
+    /// the inotify instance ([`CoverWatch::hand_off`]); `None` until then.
+    closer: Option<std::os::fd::OwnedFd>,
 }
 
 /// Why the watch could not be set up: the message of the refusal.
@@ -206,6 +209,7 @@ impl CoverWatch {
             dirs,
             absent,
             lost: None,
+            closer: None,
         }))
     }
 
@@ -305,6 +309,11 @@ impl CoverWatch {
     /// here, is closed. Without a fork the descriptor is simply closed here (slow, same
     /// result).
     pub(crate) fn release(self) {
+        if self.closer.is_some() {
+            // Another process holds the instance ([`CoverWatch::hand_off`]): this close is
+            // not the last, and closing `closer` lets that process go.
+            return drop(self);
+        }
         let ino = self.raw_fd();
         let Ok((r, w)) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) else {
             return drop(self);
@@ -346,6 +355,15 @@ impl CoverWatch {
         drop(self);
         drop(w);
         drop(r);
+    }
+
+    /// Hands the last close of the inotify instance to the process that waits on the pipe
+    /// whose write end is `closer` while it holds a duplicate of [`CoverWatch::raw_fd`]
+    /// ([`super::mounts::StaleScratch::detach_cleanup`], forked while init builds the
+    /// sandbox): [`CoverWatch::release`] then only closes, and no longer forks after the
+    /// command ended (issue 12).
+    pub(crate) fn hand_off(&mut self, closer: std::os::fd::OwnedFd) {
+        self.closer = Some(closer);
     }
 
     /// The descriptor (to keep open across a close-all).

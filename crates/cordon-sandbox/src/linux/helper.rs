@@ -882,6 +882,7 @@ fn run_namespaces(
     // This run's slot of the workspace's cache layers, held until the run has ended (a
     // template holds one of the template slots for its whole life).
     let mut _cache_slot = None;
+    let mut stale = mounts::StaleScratch::default();
     let layout = match prepared {
         // The template built this plan (and prepared the host for it) once.
         Some(p) => p.layout.clone(),
@@ -893,9 +894,9 @@ fn run_namespaces(
             // (`mounts::Placeholder`).
             mounts::prepare_host(&layout)
                 .map_err(|e| HelperError::Message(format!("refusing to run unconfined: {e}")))?;
-            // The overlays' old scratch dirs go aside now (under the slot lock) and are
+            // The overlays' old scratch dirs go aside now (under the slot lock), to be
             // removed off the launch's path, not by the mounts (issue 12).
-            mounts::set_aside_overlay_scratch(&layout).remove_detached();
+            stale = mounts::set_aside_overlay_scratch(&layout);
             layout
         }
     };
@@ -994,6 +995,7 @@ fn run_namespaces(
         drop(status_r);
         drop(ended_r);
         drop(cover.take()); // the helper's
+        drop(std::mem::take(&mut stale)); // the host's work dirs: never init's
         reporter.close_in_child();
         let enforced = cgroup
             .as_ref()
@@ -1052,6 +1054,18 @@ fn run_namespaces(
             "making the watch of hidden and protected paths signal-driven (fcntl O_ASYNC)",
             e,
         ));
+    }
+    // While init builds the root: one detached process removes the overlays' set-aside
+    // scratch dirs and takes the last close of the cover watch (both wait for the kernel),
+    // so that neither the launch nor the end of the run does. Here the helper is still
+    // single-threaded and outside the cgroup; a template's command (another process
+    // shape) closes its watch as before.
+    if prepared.is_none() {
+        if let Some(w) = stale.detach_cleanup(cover.as_ref().map(|c| c.raw_fd())) {
+            if let Some(c) = cover.as_mut() {
+                c.hand_off(w);
+            }
+        }
     }
     if let Some((gate_r, gate_w)) = gate {
         drop(gate_r);

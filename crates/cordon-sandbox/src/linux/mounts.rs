@@ -1096,28 +1096,50 @@ fn leftover_set_asides(dir: &OwnedFd) -> Vec<CString> {
 }
 
 impl StaleScratch {
-    /// Removes the set-aside directories in a detached grandchild, by descriptor and
-    /// without following anything ([`super::tree_removal::remove_tree_at`]), so that no
-    /// launch waits for the disk: only the intermediate child's exit is waited for. The
-    /// grandchild keeps no descriptor but the work dirs' (not the caller's stdout, stderr
-    /// or report pipe). Best effort: what it does not remove, the next run collects.
-    /// Must be called from a single-threaded process (the helper).
-    pub fn remove_detached(self) {
-        if self.0.is_empty() {
-            return;
+    /// Hands what outlasts the launch to one detached grandchild, so that the run waits
+    /// for neither: it removes the set-aside directories, by descriptor and without
+    /// following anything ([`super::tree_removal::remove_tree_at`]; on a disk mounted with
+    /// `discard` each removal waits for the disk), and, given the descriptor of the cover
+    /// watch's inotify instance (`hold`), keeps a reference to it until the write end of a
+    /// pipe, returned, is closed (when the caller releases its watch, or dies), so that the
+    /// caller's own close is never the last one (the last close of an inotify instance
+    /// waits for an SRCU grace period: ~6 ms measured, see
+    /// [`super::cover_watch::CoverWatch::release`]). Only the intermediate child's exit is
+    /// waited for. The grandchild keeps no other descriptor (not the caller's stdout,
+    /// stderr, report pipe or sandbox channels) and takes no signal blocked. Best effort:
+    /// what it does not remove, the next run collects; `None` when there was nothing to
+    /// hand over or the fork failed (the caller then closes the watch itself).
+    ///
+    /// Must be called from a single-threaded process (the helper, before it starts the
+    /// proxy's threads) that has not joined the command's cgroup.
+    pub fn detach_cleanup(self, hold: Option<RawFd>) -> Option<OwnedFd> {
+        if self.0.is_empty() && hold.is_none() {
+            return None;
         }
-        let keep: Vec<RawFd> = self.0.iter().map(|(d, _, _)| d.as_raw_fd()).collect();
-        // SAFETY: the helper is single-threaded (no thread is ever started in it), so the
-        // child and grandchild may run any code; both end with `_exit` and never return
-        // into the caller's frames.
+        let pipe = match hold {
+            Some(_) => Some(sys::pipe().ok()?),
+            None => None,
+        };
+        let mut keep: Vec<RawFd> = self.0.iter().map(|(d, _, _)| d.as_raw_fd()).collect();
+        keep.extend(hold);
+        keep.extend(pipe.as_ref().map(|(r, _)| r.as_raw_fd()));
+        // SAFETY: the caller is single-threaded, so the child and grandchild may run any
+        // code; both end with `_exit` and never return into the caller's frames.
         let child = unsafe { libc::fork() };
         if child == 0 {
             // SAFETY: as above.
             if unsafe { libc::fork() } == 0 {
                 super::server::close_all_but(&keep);
+                // SAFETY: an all-zero sigset_t is valid, and sigemptyset makes it empty;
+                // unblocking every signal has no memory-safety preconditions.
+                unsafe {
+                    let mut empty: libc::sigset_t = std::mem::zeroed();
+                    libc::sigemptyset(&mut empty);
+                    libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+                }
                 for (dir, shown, names) in &self.0 {
                     for n in names {
-                        let name = std::ffi::OsStr::from_bytes(n.to_bytes());
+                        let name = OsStr::from_bytes(n.to_bytes());
                         let _ = super::tree_removal::remove_tree_at(
                             dir.as_fd(),
                             name,
@@ -1125,14 +1147,23 @@ impl StaleScratch {
                         );
                     }
                 }
+                if let Some((r, _)) = &pipe {
+                    // Until EOF (or any error but an interrupted read: never spin).
+                    let mut b = [0u8; 1];
+                    while matches!(sys::read(r, &mut b), Err(e) if e.kind() == io::ErrorKind::Interrupted)
+                    {
+                    }
+                }
             }
-            // SAFETY: ends the forked process without running the helper's exit handlers
+            // SAFETY: ends the forked process without running the caller's exit handlers
             // or destructors.
             unsafe { libc::_exit(0) };
         }
-        if child > 0 {
-            let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(child), None);
+        if child < 0 {
+            return None;
         }
+        let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(child), None);
+        pipe.map(|(_, w)| w)
     }
 }
 
