@@ -2392,6 +2392,66 @@ mod tests {
         resolve, FilesystemPolicy, FsEntry, MemFs, PermissionProfile, ResolveContext,
     };
 
+    /// The last mount's scratch dir (mode 000, with the kernel's volatile mark) is renamed
+    /// aside, nothing is removed on the way, and a leftover set-aside dir is collected with
+    /// it; the first mount of a layer (no scratch dir yet) sets nothing aside. (Removal is
+    /// [`StaleScratch::detach_cleanup`]'s, by `tree_removal`; it forks, so it is not run in
+    /// the multi-threaded test harness.)
+    #[test]
+    fn overlay_scratch_is_set_aside_not_removed() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let state = t.path().canonicalize().unwrap().join("layer");
+        let scratch = state.join("work/work");
+        std::fs::create_dir_all(scratch.join("incompat/volatile")).unwrap();
+        std::fs::write(scratch.join("incompat/volatile/dirty"), b"").unwrap();
+        std::fs::create_dir_all(state.join("work/.stale-1-2-0/x")).unwrap();
+        std::fs::set_permissions(&scratch, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let layout = Layout {
+            base: Base::HostReadOnly,
+            steps: vec![Step {
+                path: PathBuf::from("/home/u/.npm"),
+                kind: StepKind::Overlay {
+                    name: "npm".into(),
+                    state: state.clone(),
+                },
+                may_create: false,
+            }],
+            notes: Vec::new(),
+            absent: Vec::new(),
+            read_only_caches: Vec::new(),
+        };
+        let stale = set_aside_overlay_scratch(&layout);
+        assert!(
+            scratch.symlink_metadata().is_err(),
+            "the scratch dir is out of the way"
+        );
+        let names: Vec<_> = stale.0[0]
+            .2
+            .iter()
+            .map(|n| n.to_str().unwrap().to_string())
+            .collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert!(names.contains(&".stale-1-2-0".to_string()));
+        let moved = names.iter().find(|n| *n != ".stale-1-2-0").unwrap();
+        assert!(moved.starts_with(".stale-"));
+        let aside = state.join("work").join(moved);
+        std::fs::set_permissions(&aside, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(
+            aside.join("incompat/volatile/dirty").exists(),
+            "moved whole, not removed"
+        );
+        drop(stale);
+        // A layer never mounted: nothing there, nothing set aside.
+        std::fs::create_dir_all(t.path().join("fresh/work")).unwrap();
+        let mut fresh = layout.clone();
+        let StepKind::Overlay { state, .. } = &mut fresh.steps[0].kind else {
+            unreachable!()
+        };
+        *state = t.path().canonicalize().unwrap().join("fresh");
+        assert!(set_aside_overlay_scratch(&fresh).0.is_empty());
+    }
+
     fn fs() -> MemFs {
         MemFs::new()
             .dir("/home/u/proj/.git/hooks")
