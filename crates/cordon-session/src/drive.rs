@@ -368,6 +368,41 @@ fn sandbox_refusal(exec: &ExecRequest, record: &DecisionRecord) -> Option<String
     })
 }
 
+/// Whether `argv` starts an interactive program (at a terminal, or over a session's kept-open
+/// stdin): any program given no arguments, or a shell or REPL given options only — no script, no `-c` / `-e` / `-m`
+/// code (new-user pass nu18 F13: `bash --norc` and `bash -l` lost the terminal on stderr:
+/// no prompt, and ^C ended the shell).
+pub fn interactive_start(argv: &[String]) -> bool {
+    const SHELLS_AND_REPLS: &[&str] = &[
+        "bash", "sh", "dash", "zsh", "fish", "ksh", "mksh", "tcsh", "csh", "python", "python3",
+        "ipython", "ipython3", "node", "irb", "lua", "R", "ghci", "psql", "sqlite3",
+    ];
+    let Some((prog, rest)) = argv.split_first() else {
+        return false;
+    };
+    if rest.is_empty() {
+        return true;
+    }
+    let name = std::path::Path::new(prog)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    let known = SHELLS_AND_REPLS.contains(&name)
+        || name
+            .strip_prefix("python3.")
+            .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit()));
+    // Options only; a short cluster with `c`, `e` or `m` runs code given on the line.
+    known
+        && rest.iter().all(|a| {
+            a.starts_with('-')
+                && (a.starts_with("--") || !a[1..].contains(['c', 'e', 'm']))
+                && !["--command", "--eval", "--print"]
+                    .iter()
+                    .any(|o| a.starts_with(o))
+                && a != "-"
+        })
+}
+
 /// The directories cordon creates for writable grants of this run (missing at resolution,
 /// granted by the profile or `-w`), to be settled after it
 /// ([`cordon_sandbox::git_dir_sweep::settle_fresh_roots`], attack pass 40 D1) — by the next

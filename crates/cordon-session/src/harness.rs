@@ -936,6 +936,7 @@ impl Harness {
             });
         }
         let tty = params.tty;
+        let interactive = (tty || params.stdin) && crate::interactive_start(&spec.argv);
         #[cfg(target_os = "linux")]
         {
             io.prepare = Some(Box::new(move |cmd: &mut std::process::Command| {
@@ -1032,6 +1033,15 @@ impl Harness {
                     let v: Vec<u8> = st.recent.iter().copied().collect();
                     sig.stderr_tail = String::from_utf8_lossy(&v).into_owned();
                     sig.stdout_seen = true;
+                }
+                // A shell or REPL the agent types into (a terminal, or stdin kept open) is
+                // judged by its exit status and signals only, as at the CLI's terminal: its
+                // output holds many commands' messages, and a denial the agent saw and
+                // handled long before is not why it exited (new-user pass nu24, F2: `ls
+                // ~/.ssh`, five commands, then `exit 3` was `sandbox-denied`).
+                if let (Ok((sig, _)), true) = (&mut ran, interactive) {
+                    sig.stderr_tail.clear();
+                    sig.stdout_seen = false;
                 }
                 let needs = prepared.needs.clone();
                 let mut report = conclude(prepared, &trust, ran);

@@ -677,3 +677,38 @@ fn a_widening_onto_cordons_config_is_refused_unasked() {
     assert_eq!(r.outcome.unwrap().class.name(), "success");
     assert!(target.exists());
 }
+
+/// New-user pass nu24, F2: a shell the agent types into (stdin kept open) is judged by its
+/// exit status, not by a denial it met and handled commands earlier. Twin: the same
+/// commands as one script are `sandbox-denied`, naming the refused path.
+#[test]
+fn an_interactive_session_is_judged_by_its_exit() {
+    if !sandbox_ready() {
+        return;
+    }
+    let w = ws();
+    let h = harness(&w, Duration::from_secs(60));
+    let outside = w.root.path().join("outside.txt");
+    let lines = format!("echo x > {}\necho next\nexit 3\n", outside.display());
+    let r = h
+        .exec(
+            ExecParams::argv(["bash", "--norc"])
+                .stdin(true)
+                .yield_time(Duration::from_millis(300)),
+        )
+        .unwrap();
+    let id = r.session_id.clone().unwrap();
+    h.write_stdin(&id, lines.as_bytes()).unwrap();
+    let r = h.wait(&id, Duration::from_secs(20), 10_000).unwrap();
+    let o = r.outcome.unwrap();
+    assert_eq!(o.exit_code, 3, "{o:?}");
+    assert_eq!(o.class.name(), "command-failed", "{o:?}");
+    let r = h
+        .exec(ExecParams::script(&format!(
+            "echo x > {}; echo next; exit 3",
+            outside.display()
+        )))
+        .unwrap();
+    let o = r.outcome.unwrap();
+    assert_eq!(o.class.name(), "sandbox-denied", "{o:?}");
+}

@@ -457,7 +457,7 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
         // an interactive shell stays interactive.
         capture_stderr: sink.active()
             || !cordon_session::has_tty()
-            || !interactive_start(&args.command),
+            || !cordon_session::interactive_start(&args.command),
         // With -v the helper prints what it really applied before the command starts.
         helper_verbose: tracing::enabled!(tracing::Level::DEBUG),
         // The person at the terminal types into it, not an agent.
@@ -782,41 +782,6 @@ fn print_tmpdir_note(report: &Report) {
     {
         eprintln!("cordon: warning: {}", printable(n));
     }
-}
-
-/// Whether `argv` starts an interactive program at a terminal: any program given no
-/// arguments, or a shell or REPL given options only — no script, no `-c` / `-e` / `-m`
-/// code (new-user pass nu18 F13: `bash --norc` and `bash -l` lost the terminal on stderr:
-/// no prompt, and ^C ended the shell).
-fn interactive_start(argv: &[String]) -> bool {
-    const SHELLS_AND_REPLS: &[&str] = &[
-        "bash", "sh", "dash", "zsh", "fish", "ksh", "mksh", "tcsh", "csh", "python", "python3",
-        "ipython", "ipython3", "node", "irb", "lua", "R", "ghci", "psql", "sqlite3",
-    ];
-    let Some((prog, rest)) = argv.split_first() else {
-        return false;
-    };
-    if rest.is_empty() {
-        return true;
-    }
-    let name = std::path::Path::new(prog)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("");
-    let known = SHELLS_AND_REPLS.contains(&name)
-        || name
-            .strip_prefix("python3.")
-            .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit()));
-    // Options only; a short cluster with `c`, `e` or `m` runs code given on the line.
-    known
-        && rest.iter().all(|a| {
-            a.starts_with('-')
-                && (a.starts_with("--") || !a[1..].contains(['c', 'e', 'm']))
-                && !["--command", "--eval", "--print"]
-                    .iter()
-                    .any(|o| a.starts_with(o))
-                && a != "-"
-        })
 }
 
 /// The refusal reason of each attempt, and the hint after the last attempt's denial (in
@@ -1290,7 +1255,7 @@ fn mount_plan(_exec: &cordon_sandbox::ExecRequest) -> Option<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::interactive_start;
+    use cordon_session::interactive_start;
 
     fn argv(s: &str) -> Vec<String> {
         s.split_whitespace().map(str::to_string).collect()
