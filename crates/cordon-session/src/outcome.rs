@@ -1025,12 +1025,13 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
     // `--config cfg.toml` offered `-w cfg.toml`).
     // Whether or not they lie in a writable root (attack pass 45, M4/M5: a `--config`,
     // `--rules` or `--approvals-from` file outside every root had no protected entry, and
-    // `-w` on the file itself was offered).
+    // `-w` on the file itself was offered). A directory grant that holds one keeps it
+    // protected inside (nu23 Q1), and stays offerable.
     if let Some(f) = ctx
         .resolved
         .into_iter()
         .flat_map(|r| &r.cordon_files)
-        .find(|f| f.starts_with(grant) || grant.starts_with(f))
+        .find(|f| grant.starts_with(f))
     {
         return Err(format!(
             "it would make {} writable, {OWN_FILE}",
