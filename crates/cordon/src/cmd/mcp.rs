@@ -473,6 +473,11 @@ impl ServerHandler for Server {
                 .enable_resources()
                 .build(),
         )
+        // cordon's own name and version, not the SDK's default (new-user pass nu24, F7a).
+        .with_server_info(rmcp::model::Implementation::new(
+            "cordon",
+            env!("CARGO_PKG_VERSION"),
+        ))
         .with_instructions(
             "cordon runs your shell commands inside a sandbox. Read the resource \
              cordon://environment_context for what is writable and whether the network is \
