@@ -44,7 +44,16 @@ pub struct RunSpec {
     /// The command gets a terminal whose input the caller (an agent) writes: its exec-policy
     /// record is capped at `ask` ([`cordon_execpolicy::DecisionRecord::cap_interactive`]).
     pub interactive: bool,
+    /// The command's stdin is a terminal. Without one, and without a `GIT_EDITOR` of the
+    /// caller's, the command gets `GIT_EDITOR=false`: an editor git starts cannot be used
+    /// and fails at once, as git's "supply the message using -m" (new-user pass nu24, F4:
+    /// vim, unable to write `~/.viminfo` in the read-only home, waited at "Press ENTER"
+    /// until the 2-hour limit, where outside the sandbox it gave up in 2 s).
+    pub terminal: bool,
 }
+
+/// The `GIT_EDITOR` a command without a terminal gets ([`RunSpec::terminal`]).
+pub const NO_TERMINAL_GIT_EDITOR: &str = "false";
 
 /// What happened, for the report and `--json`.
 #[derive(Debug, Clone, Serialize)]
@@ -440,6 +449,10 @@ pub fn prepare(
     approved: Option<(RunId, Verdict)>,
 ) -> Result<Prepared, Box<Report>> {
     let mut req = trust.command(spec.argv.clone());
+    if !spec.terminal && !req.env.iter().any(|(k, _)| k == "GIT_EDITOR") {
+        req.env
+            .push(("GIT_EDITOR".into(), NO_TERMINAL_GIT_EDITOR.into()));
+    }
     let mut record = trust.evaluate(&req);
     if spec.interactive {
         record.cap_interactive();

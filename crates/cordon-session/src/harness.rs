@@ -709,6 +709,7 @@ impl Harness {
             helper_verbose: false,
             // What the agent types into a terminal is not checked (attack pass 41, E1).
             interactive: params.tty,
+            terminal: params.tty,
         };
         let prepared = {
             let mut session = lock(&self.inner.approvals);

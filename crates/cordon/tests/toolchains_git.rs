@@ -474,3 +474,74 @@ fn a_left_non_file_config_lock_is_reported() {
     assert!(said.contains("not a regular file"), "{v}");
     assert!(text(&o.stderr).contains("remove it"), "{}", text(&o.stderr));
 }
+
+/// New-user pass nu24, F4: `git commit` without `-m` and without a terminal fails at once
+/// with git's own advice (it waited at vim's "Press ENTER" until the timeout: vim could
+/// not write `~/.viminfo` in the read-only home). Twins: `-m` commits; a `GIT_EDITOR` of
+/// the caller's is kept.
+#[test]
+fn an_editor_without_a_terminal_fails_at_once() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    // What the command gets, whether or not this host has a `vi`.
+    let o = p
+        .cordon(&["run", "--", "sh", "-c", "echo \"editor=$GIT_EDITOR\""])
+        .env_remove("GIT_EDITOR")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        text(&o.stdout).trim(),
+        "editor=false",
+        "{}",
+        text(&o.stderr)
+    );
+    let t0 = std::time::Instant::now();
+    let o = p
+        .cordon(&[
+            "run",
+            "--timeout",
+            "60s",
+            "--",
+            "git",
+            "commit",
+            "--allow-empty",
+        ])
+        .env("EDITOR", "vi")
+        .env_remove("GIT_EDITOR")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(30),
+        "waited for an editor"
+    );
+    assert_ne!(o.status.code(), Some(0));
+    assert!(text(&o.stderr).contains("-m"), "{}", text(&o.stderr));
+    let o = p
+        .cordon(&[
+            "run",
+            "--",
+            "git",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let o = p
+        .cordon(&["run", "--", "git", "commit", "-q", "--allow-empty"])
+        .env("GIT_EDITOR", "sh -c 'echo from-editor > \"$1\"' --")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let log = git(&p.dir, &["log", "-1", "--format=%s"]);
+    assert_eq!(text(&log.stdout).trim(), "from-editor");
+}

@@ -462,6 +462,7 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
         helper_verbose: tracing::enabled!(tracing::Level::DEBUG),
         // The person at the terminal types into it, not an agent.
         interactive: false,
+        terminal: std::io::IsTerminal::is_terminal(&std::io::stdin()),
     };
     let report = drive(&mut session, &SandboxManager::for_host(), trust, &spec);
     // The command's own output may have left the terminal concealing text (SGR 8, or the
