@@ -37,6 +37,9 @@
 //!   proxy's `<allowed_host>`, `<denied_host>` and `<allowed_port>` rules (and the hosts
 //!   remembered at a prompt, `<remembered_host>`); in every mode the
 //!   reachable host `<unix_socket>`s and forwarded `<local_port>`s (normalised addresses).
+//!   `loopback="per-command"` when each command runs in its own network namespace
+//!   (`linux-helper` with the network not fully on): a server one command starts is reachable
+//!   only from within that command.
 //! - Writable roots carry their protected sub-paths (R-P3) and read-only sub-paths; `spelled`
 //!   is added when a path was reached through a symlink (R-P2, both spellings kept). On the
 //!   `linux-helper` backend a repository's protected `.git/config` carries `edits` (it is a
@@ -387,10 +390,18 @@ pub fn environment_context_remembering(
                             ProfileKind::External => "caller",
                             ProfileKind::Disabled => "none",
                         };
-                        let net = w
+                        let mut net = w
                             .create_element("network")
                             .with_attribute(("mode", network.as_str()))
                             .with_attribute(("enforced_by", net_by));
+                        // Each command's own network namespace: a server one command
+                        // starts is not reachable from the next (new-user pass nu24, F1).
+                        if backend_kind == Backend::LinuxHelper
+                            && status.sandbox_enabled.value
+                            && network != "enabled"
+                        {
+                            net = net.with_attribute(("loopback", "per-command"));
+                        }
                         let mut items = network_items(resolved, network == "managed");
                         if network == "managed" {
                             items.extend(

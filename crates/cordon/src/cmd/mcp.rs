@@ -335,6 +335,17 @@ fn result(r: &ExecResult) -> CallToolResult {
                      {\"network\":true} with a justification; the user must approve]",
                 );
             }
+            // The loopback hint names the CLI's `--local-port` (the host's port): here a
+            // server another call started lives in that session's own loopback (nu24 F1).
+            cordon_session::OutcomeClass::CommandFailed if hint.contains("--local-port") => {
+                text.push_str(
+                    "\n[cordon: each exec_command runs in its own network namespace: a server \
+                     another call started (a session) is not reachable from here. Run the \
+                     client in that session (write_stdin to a shell that started the server in \
+                     the background), or start server and client in one script; a service on \
+                     the host itself needs `cordon mcp --local-port 127.0.0.1:PORT`]",
+                );
+            }
             cordon_session::OutcomeClass::TimedOut if hint.contains("--timeout") => {
                 text.push_str(
                     "\n[cordon: here the time limit is exec_command's `timeout_ms` argument]",
@@ -604,6 +615,16 @@ mod tests {
         );
         assert!(
             t.contains("additional_permissions") && t.contains(r#"\"path\":\"/data\""#),
+            "{t}"
+        );
+        // nu24 F1: the loopback hint says where a session's server is, not only the flag.
+        let t = with(
+            cordon_session::OutcomeClass::CommandFailed,
+            "each sandboxed command has its own loopback; to reach the host's, pass \
+             `--local-port 127.0.0.1:3000`",
+        );
+        assert!(
+            t.contains("own network namespace") && t.contains("write_stdin"),
             "{t}"
         );
         let t = with(cordon_session::OutcomeClass::Success, "");
