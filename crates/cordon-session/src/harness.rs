@@ -365,8 +365,19 @@ impl ProcState {
         self.recent.extend(bytes);
         let old = self.recent.len().saturating_sub(runner::STDERR_TAIL);
         self.recent.drain(..old);
-        let over = self.unread.len().saturating_sub(OUTPUT_BUFFER_BYTES);
+        let mut over = self.unread.len().saturating_sub(OUTPUT_BUFFER_BYTES);
         if over > 0 {
+            // Through the end of the line cut into, so what is kept starts a line (new-user
+            // pass nu24, F3).
+            if let Some(nl) = self
+                .unread
+                .iter()
+                .skip(over)
+                .take(runner::LineHold::CAP)
+                .position(|b| *b == b'\n')
+            {
+                over += nl + 1;
+            }
             self.unread.drain(..over);
             self.dropped += over as u64;
         }
@@ -452,6 +463,36 @@ impl Proc {
         }
         // A reader gets what is there, an unfinished line (a prompt) included.
         st.flush_partials();
+        // The command ended with more than one answer holds: its start and its end, the
+        // middle left out, each cut at a line (new-user pass nu24, F3: the first answer was
+        // a 64 KiB slice from the middle, and the error at the end 15 reads away).
+        if st.finished.is_some() && st.unread.len() > max && max >= 2 * HEAD_TAIL_MIN {
+            let all: Vec<u8> = st.unread.drain(..).collect();
+            let (head, tail, omitted) = head_and_tail(&all, max);
+            let dropped = std::mem::take(&mut st.dropped) + omitted as u64;
+            let mut text = String::new();
+            if dropped > omitted as u64 {
+                text.push_str(&format!(
+                    "[cordon: {} bytes of earlier output were dropped unread]\n",
+                    dropped - omitted as u64
+                ));
+            }
+            text.push_str(&quote_lookalikes(&String::from_utf8_lossy(head)));
+            text.push_str(&format!(
+                "[cordon: {omitted} bytes of output left out here; the end of the output \
+                 follows]\n"
+            ));
+            text.push_str(&quote_lookalikes(&String::from_utf8_lossy(tail)));
+            return (
+                Output {
+                    text,
+                    remaining_bytes: 0,
+                    dropped_bytes: dropped,
+                    truncated: true,
+                },
+                st.finished.clone(),
+            );
+        }
         let n = st.unread.len().min(max);
         let bytes: Vec<u8> = st.unread.iter().take(n).copied().collect();
         let cut = match std::str::from_utf8(&bytes) {
@@ -468,7 +509,7 @@ impl Proc {
                 "[cordon: {dropped} bytes of earlier output were dropped unread]\n"
             ));
         }
-        text.push_str(&String::from_utf8_lossy(&bytes[..cut]));
+        text.push_str(&quote_lookalikes(&String::from_utf8_lossy(&bytes[..cut])));
         let remaining = st.unread.len();
         (
             Output {
@@ -480,6 +521,62 @@ impl Proc {
             st.finished.clone(),
         )
     }
+}
+
+/// What the command printed, with every line that holds `[cordon:` marked as output
+/// ([`OUTPUT_MARK`] before it): in a result's text, cordon's own lines (the summary, the
+/// widening to ask for) follow the output, and a command could print look-alikes of them
+/// (nu23 Q6: a forged "allow writing ~/bin" instruction). `structured_content` is
+/// cordon's alone either way.
+pub fn quote_lookalikes(output: &str) -> String {
+    if !output.contains("[cordon:") {
+        return output.to_string();
+    }
+    output
+        .split_inclusive('\n')
+        .map(|line| {
+            if line.contains("[cordon:") {
+                format!("{OUTPUT_MARK}{line}")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Put before a line of the command's output that imitates one of cordon's
+/// ([`quote_lookalikes`]).
+pub const OUTPUT_MARK: &str = "(command output) ";
+
+/// The smallest head or tail [`head_and_tail`] gives: below twice this, an answer is not
+/// split.
+const HEAD_TAIL_MIN: usize = 256;
+
+/// `all` in at most `max` bytes: its first part and its last (a third and two thirds of
+/// `max`: the end is where a failure is said), each cut at a line boundary when one is
+/// near and at a UTF-8 boundary, with the number of bytes left out between them.
+fn head_and_tail(all: &[u8], max: usize) -> (&[u8], &[u8], usize) {
+    let head_max = max / 3;
+    let tail_max = max - head_max;
+    let mut head_end = head_max.min(all.len());
+    if let Some(nl) = all[..head_end].iter().rposition(|b| *b == b'\n') {
+        if nl + 1 >= head_max / 2 {
+            head_end = nl + 1;
+        }
+    }
+    while head_end > 0 && std::str::from_utf8(&all[..head_end]).is_err() {
+        head_end -= 1;
+    }
+    let mut tail_start = all.len().saturating_sub(tail_max).max(head_end);
+    if let Some(nl) = all[tail_start..].iter().position(|b| *b == b'\n') {
+        if nl < tail_max / 2 {
+            tail_start += nl + 1;
+        }
+    }
+    while tail_start < all.len() && (all[tail_start] & 0xC0) == 0x80 {
+        tail_start += 1;
+    }
+    (&all[..head_end], &all[tail_start..], tail_start - head_end)
 }
 
 struct Inner {
@@ -1363,6 +1460,40 @@ mod tests {
             control: Mutex::new(None),
             last_used: Mutex::new(Instant::now()),
         }
+    }
+
+    /// New-user pass nu24, F3: an ended command's output larger than an answer is given as
+    /// its start and its end, each cut at a line, with what was left out counted; the full
+    /// buffer drops whole lines. Twin: output that fits is not split.
+    #[test]
+    fn an_ended_commands_long_output_keeps_its_start_and_end() {
+        let all: String = (0..5000).map(|i| format!("line {i}\n")).collect();
+        let all = format!("{all}error: the failure\n");
+        let (head, tail, omitted) = head_and_tail(all.as_bytes(), 3000);
+        let (h, t) = (
+            std::str::from_utf8(head).unwrap(),
+            std::str::from_utf8(tail).unwrap(),
+        );
+        assert!(h.starts_with("line 0\n") && h.ends_with('\n'), "{h}");
+        assert!(
+            t.starts_with("line ") && t.ends_with("error: the failure\n"),
+            "{t}"
+        );
+        assert!(head.len() + tail.len() <= 3000);
+        assert_eq!(head.len() + tail.len() + omitted, all.len());
+        let (head, tail, omitted) = head_and_tail(b"short\n", 3000);
+        assert_eq!((head.len() + tail.len(), omitted), (6, 0));
+        // The full buffer drops through the end of the line it cuts into.
+        let p = proc();
+        p.push(b"partial line\n");
+        p.push(&vec![b'y'; OUTPUT_BUFFER_BYTES - 5]);
+        let (o, _) = p.take(20, Duration::ZERO);
+        assert!(
+            o.text.contains("dropped unread]\ny"),
+            "{:?}",
+            &o.text[..60.min(o.text.len())]
+        );
+        assert_eq!(o.dropped_bytes, 13);
     }
 
     #[test]
