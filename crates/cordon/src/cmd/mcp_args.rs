@@ -198,7 +198,14 @@ impl ExecArgs {
             Some(Stdin::Open(true)) => p.stdin = true,
             Some(Stdin::Text(t)) => p.stdin_data = Some(t.into_bytes()),
         }
-        if let Some(s) = size(self.rows, self.cols)? {
+        // One of the two alone takes the documented default for the other (new-user pass
+        // nu24, F7h: `rows` alone was an error).
+        let (rows, cols) = match (self.rows, self.cols) {
+            (Some(r), None) => (Some(r), Some(80)),
+            (None, Some(c)) => (Some(24), Some(c)),
+            rc => rc,
+        };
+        if let Some(s) = size(rows, cols)? {
             p.size = s;
         }
         p.yield_time = Some(Duration::from_millis(
@@ -221,6 +228,15 @@ mod tests {
     fn exec(v: Value) -> Result<ExecParams, HarnessError> {
         let Value::Object(m) = v else { panic!() };
         parse::<ExecArgs>("exec_command", m)?.into_params()
+    }
+
+    /// nu24 F7h: `rows` or `cols` alone takes the documented default for the other.
+    #[test]
+    fn one_terminal_dimension_takes_the_others_default() {
+        let p = exec(json!({"argv": ["bash"], "tty": true, "rows": 40})).unwrap();
+        assert_eq!(p.size, (40, 80));
+        let p = exec(json!({"argv": ["bash"], "tty": true, "cols": 120})).unwrap();
+        assert_eq!(p.size, (24, 120));
     }
 
     /// nu11 M9: a string `stdin` is the command's input (it was ignored: the command read
@@ -260,7 +276,6 @@ mod tests {
                 json!({"argv": ["true"], "additional_permissions": "network"}),
                 "additional_permissions",
             ),
-            (json!({"argv": ["true"], "rows": 40}), "rows and cols"),
             (json!({"argv": "true"}), "argv"),
         ] {
             let e = exec(v.clone()).unwrap_err().to_string();
