@@ -996,6 +996,20 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
             .components()
             .next()
             .map(|c| c.as_os_str().to_string_lossy());
+        // A known package cache under a hidden directory (`~/.npm`, `~/.cargo/registry`)
+        // is said to be one (new-user pass nu24, F7c: the cache note called `~/.npm` a cache
+        // to grant with -w, and this line called it tool configuration). Not offered either:
+        // what a run writes there, later builds on the host use.
+        if let Some(c) = cordon_policy::caches::KNOWN_CACHES
+            .iter()
+            .find(|c| first.is_some_and(|f| f.starts_with('.')) && rest.starts_with(c.path))
+        {
+            return Err(format!(
+                "it would need {g} writable: {}'s package cache, which later builds on the host \
+                 use, so cordon does not offer it after a denial",
+                c.tool
+            ));
+        }
         if first.is_some_and(|f| f.starts_with('.') && f != ".cache") {
             return Err(format!(
                 "it would need {g} writable: tool configuration in the home, where a later \
@@ -2406,6 +2420,8 @@ mod tests {
             "/home/u/.config/systemd/user",
             "/home/u/.local/bin",
             "/home/u/.config/git",
+            // nu24 F7c: a known cache under a hidden directory, named as one.
+            "/home/u/.npm/_cacache",
             // Another repository's metadata (breaker, stop 18).
             "/var/tmp/r/.git/hooks",
             "/srv2/u/other/.git/config",
