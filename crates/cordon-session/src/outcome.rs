@@ -1000,9 +1000,12 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
         // is said to be one (new-user pass nu24, F7c: the cache note called `~/.npm` a cache
         // to grant with -w, and this line called it tool configuration). Not offered either:
         // what a run writes there, later builds on the host use.
+        let hidden = first
+            .as_ref()
+            .is_some_and(|f| f.starts_with('.') && f != ".cache");
         if let Some(c) = cordon_policy::caches::KNOWN_CACHES
             .iter()
-            .find(|c| first.is_some_and(|f| f.starts_with('.')) && rest.starts_with(c.path))
+            .find(|c| hidden && rest.starts_with(c.path))
         {
             return Err(format!(
                 "it would need {g} writable: {}'s package cache, which later builds on the host \

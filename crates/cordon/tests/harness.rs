@@ -704,7 +704,7 @@ fn an_interactive_session_is_judged_by_its_exit() {
     assert_eq!(o.exit_code, 3, "{o:?}");
     assert_eq!(o.class.name(), "command-failed", "{o:?}");
     let r = h
-        .exec(ExecParams::script(&format!(
+        .exec(ExecParams::script(format!(
             "echo x > {}; echo next; exit 3",
             outside.display()
         )))
