@@ -2389,18 +2389,28 @@ mod tests {
         assert_eq!(o.class, OutcomeClass::CommandFailed);
     }
 
+    /// The context the grant checks read: no resolved profile, the home `/home/u`, the
+    /// command in `cwd`, `fs` and the caller's `path_dirs`.
+    fn grant_ctx<'a>(
+        fs: &'a dyn FsView,
+        cwd: &'a str,
+        path_dirs: &'a [PathBuf],
+    ) -> ClassifyContext<'a> {
+        ClassifyContext {
+            resolved: None,
+            fs,
+            cwd: Path::new(cwd),
+            network_enabled: false,
+            home: Some(Path::new("/home/u")),
+            path_dirs,
+        }
+    }
+
     /// What may be offered as a one-off grant: a project-sized directory, never the home,
     /// anything above the cwd, a top-level or a system directory.
     #[test]
     fn offerable_grants_stay_project_sized() {
-        let ctx = ClassifyContext {
-            resolved: None,
-            fs: &NoFs,
-            cwd: Path::new("/srv2/u/proj/sub"),
-            network_enabled: false,
-            home: Some(Path::new("/home/u")),
-            path_dirs: &[],
-        };
+        let ctx = grant_ctx(&NoFs, "/srv2/u/proj/sub", &[]);
         for ok in [
             "/srv2/u/proj/sub",
             "/srv2/u/proj/sub/out",
@@ -2451,14 +2461,7 @@ mod tests {
             .dir("/data/remote.git/objects")
             .dir("/data/remote.git/refs/heads")
             .dir("/data/remote.git/hooks");
-        let ctx = ClassifyContext {
-            resolved: None,
-            fs: &fs,
-            cwd: Path::new("/srv2/u/proj"),
-            network_enabled: false,
-            home: Some(Path::new("/home/u")),
-            path_dirs: &[],
-        };
+        let ctx = grant_ctx(&fs, "/srv2/u/proj", &[]);
         for (path, grant) in [
             (
                 "/data/remote.git/hooks/post-receive",
@@ -2499,14 +2502,7 @@ mod tests {
             )
             .file("/srv2/o/lefthook.yml", "")
             .file("/srv2/o/src/data.txt", "");
-        let ctx = ClassifyContext {
-            resolved: None,
-            fs: &fs,
-            cwd: Path::new("/srv2/u/proj"),
-            network_enabled: false,
-            home: Some(Path::new("/home/u")),
-            path_dirs: &[],
-        };
+        let ctx = grant_ctx(&fs, "/srv2/u/proj", &[]);
         for no in [
             "/srv2/o/.githooks/pre-commit",
             "/srv2/o/.githooks",
@@ -2538,14 +2534,7 @@ mod tests {
             PathBuf::from("/home/u/go/bin"),
             PathBuf::from("/usr/bin"),
         ];
-        let ctx = ClassifyContext {
-            resolved: None,
-            fs: &fs,
-            cwd: Path::new("/srv2/u/proj"),
-            network_enabled: false,
-            home: Some(Path::new("/home/u")),
-            path_dirs: &path_dirs,
-        };
+        let ctx = grant_ctx(&fs, "/srv2/u/proj", &path_dirs);
         for no in [
             "/home/u/bin",
             "/home/u/bin/git",
