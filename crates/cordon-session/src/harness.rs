@@ -66,6 +66,16 @@ pub enum HarnessError {
     /// No session has this id (never existed, finished and fully read, or expired).
     #[error("no session {0}: it finished and its output was read, expired, or never existed")]
     NoSession(String),
+    /// The session was ended or let go by the idle rule ([`HarnessOptions::idle_timeout`]):
+    /// what happened, said (new-user pass nu24, F7f: an idle-killed dev server read as
+    /// "finished, expired, or never existed").
+    #[error("no session {id}: {why}")]
+    Expired {
+        /// The session id.
+        id: String,
+        /// What the idle rule did.
+        why: String,
+    },
     /// The session's stdin is closed (or it was started without one).
     #[error("session {0} has no open stdin")]
     StdinClosed(String),
@@ -579,7 +589,13 @@ fn head_and_tail(all: &[u8], max: usize) -> (&[u8], &[u8], usize) {
     (&all[..head_end], &all[tail_start..], tail_start - head_end)
 }
 
+/// How many sessions the idle rule ended are remembered, for [`HarnessError::Expired`].
+const EXPIRED_REMEMBERED: usize = 256;
+
 struct Inner {
+    /// Sessions the idle rule ended or let go, with what it did (the latest
+    /// [`EXPIRED_REMEMBERED`]).
+    expired: Mutex<BTreeMap<String, String>>,
     opts: HarnessOptions,
     manager: SandboxManager,
     approvals: Mutex<Session>,
@@ -670,6 +686,7 @@ impl Harness {
             approvals: Mutex::new(session),
             justification,
             procs: Mutex::new(BTreeMap::new()),
+            expired: Mutex::new(BTreeMap::new()),
             next: AtomicU64::new(1),
         });
         spawn_reaper(Arc::downgrade(&inner));
@@ -1173,10 +1190,15 @@ impl Harness {
     }
 
     fn get(&self, id: &str) -> Result<Arc<Proc>, HarnessError> {
-        let p = lock(&self.inner.procs)
-            .get(id)
-            .cloned()
-            .ok_or_else(|| HarnessError::NoSession(id.to_string()))?;
+        let p = lock(&self.inner.procs).get(id).cloned().ok_or_else(|| {
+            match lock(&self.inner.expired).get(id) {
+                Some(why) => HarnessError::Expired {
+                    id: id.to_string(),
+                    why: why.clone(),
+                },
+                None => HarnessError::NoSession(id.to_string()),
+            }
+        })?;
         p.touch();
         Ok(p)
     }
@@ -1404,10 +1426,30 @@ fn spawn_reaper(inner: Weak<Inner>) {
                 .cloned()
                 .collect();
             for p in expired {
+                let running = lock(&p.state).finished.is_none();
                 if let Some(c) = lock(&p.control).clone() {
                     c.kill();
                 }
                 lock(&h.procs).remove(&p.id);
+                let why = if running {
+                    format!(
+                        "it was killed after {} with no call naming it (the server's \
+                         --idle-timeout; name a long-running session in a read_output call \
+                         now and then to keep it)",
+                        humantime::format_duration(idle)
+                    )
+                } else {
+                    format!(
+                        "it ended and its output went unread for {} (the server's \
+                         --idle-timeout), so it was let go",
+                        humantime::format_duration(idle)
+                    )
+                };
+                let mut gone = lock(&h.expired);
+                gone.insert(p.id.clone(), why);
+                while gone.len() > EXPIRED_REMEMBERED {
+                    gone.pop_first();
+                }
             }
             drop(h);
             std::thread::sleep(tick);

@@ -371,9 +371,20 @@ fn drop_and_idle_expiry_kill_sessions() {
         0,
         "idle session not expired"
     );
-    assert!(h
+    // nu24 F7f: the error says the idle rule killed it, not "never existed".
+    let e = h
         .read_output(r.session_id.as_deref().unwrap(), 10, Duration::ZERO)
-        .is_err());
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("killed after") && e.contains("idle-timeout"),
+        "{e}"
+    );
+    let e = h
+        .read_output("s-999", 10, Duration::ZERO)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("never existed"), "{e}");
 }
 
 /// Escape: additional permissions come from the agent; without an approval they widen
