@@ -248,7 +248,17 @@ impl TrustProfile {
                 files.push(u);
             }
         }
-        let mut profile = select_profile(config.as_ref(), layers.profile.as_deref())?;
+        // A profile defined only in the project's `.cordon/config.toml` is "unknown": said
+        // why (new-user pass nu24, F7d).
+        let mut profile =
+            select_profile(config.as_ref(), layers.profile.as_deref()).map_err(|e| {
+                match (&e, unread_project_config(cwd)) {
+                    (cordon_policy::ConfigError::UnknownProfile { .. }, Some(note)) => {
+                        TrustError::Usage(format!("{e}; {note}"))
+                    }
+                    _ => TrustError::Config(e),
+                }
+            })?;
         narrow(&mut profile, layers, cwd)?;
         let additional = additional(layers, cwd, &profile)?;
         let mut profile = match &additional {
@@ -316,6 +326,22 @@ impl TrustProfile {
     /// when the profile does not resolve (the run reports that). For `cordon run` to say on
     /// stderr (breaker, stop 18: they were dropped in silence).
     pub fn ungranted_extras(&self) -> Vec<String> {
+        let mut out = self.ungranted_entries();
+        out.extend(self.unread_project_config());
+        out
+    }
+
+    /// A project configuration file cordon does not read (`.cordon/config.toml`,
+    /// `.cordon/config.local.toml` of the workspace): said, since a profile defined there
+    /// is otherwise "unknown" with no word why (new-user pass nu24, F7d). The project and
+    /// local layers of R-P6 are not implemented: a sandboxed command may write the project,
+    /// so such a file could widen later runs.
+    fn unread_project_config(&self) -> Option<String> {
+        unread_project_config(&self.cwd)
+    }
+
+    /// [`TrustProfile::ungranted_extras`]' extra entries that do not take effect.
+    fn ungranted_entries(&self) -> Vec<String> {
         let Some(extra) = &self.additional else {
             return Vec::new();
         };
@@ -572,6 +598,24 @@ pub fn load_rules(config: Option<&Config>, extra: &[PathBuf]) -> Result<Policy, 
         layers.push(Policy::from_toml_str(&text, &f.display().to_string())?);
     }
     Ok(Policy::merge_layers(layers))
+}
+
+/// See [`TrustProfile::unread_project_config`]: the note for the workspace of `cwd`.
+fn unread_project_config(cwd: &Path) -> Option<String> {
+    let ws = cordon_policy::find_workspace(&HostFs, cwd);
+    let found: Vec<String> = ["config.toml", "config.local.toml"]
+        .iter()
+        .map(|n| ws.join(".cordon").join(n))
+        .filter(|p| p.is_file())
+        .map(|p| p.display().to_string())
+        .collect();
+    (!found.is_empty()).then(|| {
+        format!(
+            "{} not read: cordon reads no project configuration yet (a sandboxed command \
+             may write the project); put its profiles in ~/.config/cordon/config.toml",
+            found.join(" and ")
+        )
+    })
 }
 
 #[cfg(test)]

@@ -3526,3 +3526,27 @@ fn cordons_own_files_are_never_granted() {
     );
     assert_eq!(std::fs::read_to_string(&plain).unwrap_or_default(), "hi\n");
 }
+
+/// New-user pass nu24, F7d: a profile defined only in the project's `.cordon/config.toml`
+/// is unknown, and the error says the file is not read (it said only "unknown profile").
+/// Twin: without such a file the error is the plain one.
+#[test]
+fn an_unread_project_config_is_named() {
+    let p = project();
+    let o = out(cordon(&p, &["run", "--profile", "projdev", "--", "true"]));
+    assert_eq!(o.status.code(), Some(125));
+    assert!(!text(&o.stderr).contains("not read"), "{}", text(&o.stderr));
+    std::fs::create_dir_all(p.dir.join(".cordon")).unwrap();
+    std::fs::write(
+        p.dir.join(".cordon/config.toml"),
+        "[profiles.projdev]\nextends = \"workspace-write\"\n",
+    )
+    .unwrap();
+    let o = out(cordon(&p, &["run", "--profile", "projdev", "--", "true"]));
+    assert_eq!(o.status.code(), Some(125));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("unknown profile") && err.contains(".cordon/config.toml not read"),
+        "{err}"
+    );
+}
