@@ -138,6 +138,13 @@ pub struct Rule {
     /// Commands the rule must not match (checked at load).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub counterexamples: Vec<Example>,
+    /// `exact = true`: the pattern matches a command of exactly its length, not one with
+    /// more arguments after it. A rule remembered at the approval prompt is exact: the
+    /// person approved that command, not every extension of it (attack pass 45: a
+    /// remembered `git fetch origin` allowed `git fetch origin --upload-pack=…`, which runs
+    /// a program).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub exact: bool,
     /// Where the rule came from.
     pub source: RuleSource,
 }
@@ -154,7 +161,7 @@ impl Rule {
     /// (`git -C . push` matches `["git", "push"]`); `allow` rules never skip anything.
     pub fn matches(&self, seg: &Segment) -> bool {
         let p = &self.pattern.0;
-        if p.is_empty() || seg.argv.len() < p.len() {
+        if p.is_empty() || seg.argv.len() < p.len() || (self.exact && seg.argv.len() != p.len()) {
             return false;
         }
         let first = p[0].iter().any(|alt| {
@@ -210,6 +217,7 @@ const KEYS: &[&str] = &[
     "examples",
     "counterexamples",
     "sandbox",
+    "exact",
 ];
 
 fn line_of(src: &str, offset: usize) -> usize {
@@ -364,6 +372,11 @@ fn rule_from_value(
     let examples = parse_examples(t.get("examples"), "examples").map_err(|m| err(&at, m))?;
     let counterexamples =
         parse_examples(t.get("counterexamples"), "counterexamples").map_err(|m| err(&at, m))?;
+    let exact = match t.get("exact") {
+        None => false,
+        Some(toml::Value::Boolean(b)) => *b,
+        Some(_) => return Err(err(&at, "`exact` must be true or false".into())),
+    };
     Ok(Rule {
         pattern,
         decision,
@@ -371,6 +384,7 @@ fn rule_from_value(
         sandbox,
         examples,
         counterexamples,
+        exact,
         source: RuleSource {
             label: label.to_string(),
             index,

@@ -132,11 +132,11 @@ pub struct RememberRule {
 
 impl RememberRule {
     /// The rule as a TOML `[[rules]]` table (validated by [`crate::rules_file`] before it is
-    /// written).
+    /// written), `exact`: it allows this command, not the same with more arguments.
     pub fn to_toml(&self, justification: &str) -> String {
         let q = |s: &str| toml::Value::String(s.to_string()).to_string();
         format!(
-            "\n[[rules]]\npattern = [{}]\ndecision = \"allow\"\njustification = {}\nexamples = [{}]\n",
+            "\n[[rules]]\npattern = [{}]\nexact = true\ndecision = \"allow\"\njustification = {}\nexamples = [{}]\n",
             self.pattern
                 .iter()
                 .map(|p| q(p))

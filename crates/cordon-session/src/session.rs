@@ -518,6 +518,14 @@ mod tests {
             p.evaluate(&argv(&["mytool", "--other"]), &ctx).decision,
             cordon_execpolicy::Decision::Allow
         );
+        // nor the same with more arguments after it (attack pass 45: a remembered
+        // `git fetch origin` allowed `git fetch origin --upload-pack=…`).
+        assert_ne!(
+            p.evaluate(&argv(&["mytool", "--fix", "--upload-pack=evil"]), &ctx)
+                .decision,
+            cordon_execpolicy::Decision::Allow
+        );
+        assert!(text.contains("exact = true"), "{text}");
     }
 
     /// nu16 N8: "remember-rule" for a request that offers no rule (a dangerous finding
