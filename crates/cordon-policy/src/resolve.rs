@@ -2455,6 +2455,37 @@ pub fn repository_code_paths(
     Some((worktree, out))
 }
 
+/// What the user's global and system git configuration runs or reads, for every
+/// repository: `(path, reason)` for the targets of its code keys (`core.hooksPath` given as
+/// an absolute path, `include.path`, `core.fsmonitor`, …), includes followed, from
+/// `/etc/gitconfig`, `~/.gitconfig` and `~/.config/git/config` of each of `homes` and the
+/// files `env` names (`GIT_CONFIG_GLOBAL`, `GIT_CONFIG_SYSTEM`) (attack
+/// pass 46, N1: `-w` on the global hooks directory's `pre-commit`, or on the
+/// `~/dotfiles/gitconfig` an include names, was offered after a denial, and the host's next
+/// `git commit` ran what the command wrote). Relative targets, which git reads against each
+/// repository, are left out.
+pub fn global_git_code_paths(
+    fs: &dyn FsView,
+    homes: &[PathBuf],
+    env: &std::collections::BTreeMap<String, String>,
+) -> Vec<(PathBuf, String)> {
+    let none = Path::new("/nonexistent/cordon-no-repository");
+    let repo = crate::gitconfig::RepoDirs {
+        worktree: none,
+        gitdir: none,
+        common: none,
+    };
+    let mut notes = Vec::new();
+    crate::gitconfig::code_paths(fs, &repo, homes, env, &mut notes)
+        .into_iter()
+        .filter(|t| !t.path.starts_with(none))
+        .map(|t| {
+            let why = t.reason();
+            (t.path, why)
+        })
+        .collect()
+}
+
 /// The work trees of the nested repositories among `entries`: the directories holding a
 /// `.git` protected with [`NESTED_GIT_REASON`], as spelled or as resolved (a symlinked
 /// `.git` resolves elsewhere: attack pass 32, C6), sorted, each once. One list for the

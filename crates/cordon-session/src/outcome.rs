@@ -1020,7 +1020,10 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
             ));
         }
     }
-    if let Some(why) = other_repository_code(grant, ctx).or_else(|| program_location(grant, ctx)) {
+    if let Some(why) = other_repository_code(grant, ctx)
+        .or_else(|| home_configuration(grant, ctx))
+        .or_else(|| program_location(grant, ctx))
+    {
         return Err(format!("it would need {g} writable, {why}"));
     }
     if cordon_policy::paths::in_system_tree(grant, ctx.home) {
@@ -1127,6 +1130,53 @@ fn other_repository_code(grant: &Path, ctx: &ClassifyContext<'_>) -> Option<Stri
                 p.display(),
                 worktree.display()
             )
+        })
+}
+
+/// Why a grant outside the workspace is, holds or lies in configuration the person's
+/// shell or git reads from wherever it is kept, or `None` (attack pass 46, N1): what the
+/// global and system git configuration runs for every repository (its absolute
+/// `core.hooksPath`, its includes such as `~/dotfiles/gitconfig`, `core.fsmonitor`), and
+/// what a dotfile of the home leads to through a symlink (`~/.bashrc ->
+/// ~/dotfiles/bashrc`): the hidden-directory rule sees only the link's own name.
+fn home_configuration(grant: &Path, ctx: &ClassifyContext<'_>) -> Option<String> {
+    if ctx
+        .resolved
+        .is_some_and(|r| grant.starts_with(&r.workspace))
+    {
+        return None;
+    }
+    let home = ctx.home?;
+    let hit = |p: &Path| p.starts_with(grant) || grant.starts_with(p);
+    let homes = [home.to_path_buf()];
+    // The caller's git configuration variables (`GIT_CONFIG_GLOBAL` moves the global file).
+    let env: std::collections::BTreeMap<String, String> = std::env::vars()
+        .filter(|(k, _)| k.starts_with("GIT_CONFIG") || k == "XDG_CONFIG_HOME")
+        .collect();
+    if let Some((p, why)) = cordon_policy::global_git_code_paths(ctx.fs, &homes, &env)
+        .into_iter()
+        .find(|(p, _)| hit(p) || hit(&cordon_policy::paths::canonicalize_lenient(ctx.fs, p)))
+    {
+        return Some(format!(
+            "which reaches {} ({why}): git runs or reads it in every repository",
+            p.display()
+        ));
+    }
+    ctx.fs
+        .list_dir(home, 512)
+        .into_iter()
+        .filter(|n| n.to_string_lossy().starts_with('.'))
+        .map(|n| home.join(n))
+        .filter(|dot| ctx.fs.read_link(dot).is_some())
+        .find_map(|dot| {
+            let target = cordon_policy::paths::canonicalize_lenient(ctx.fs, &dot);
+            hit(&target).then(|| {
+                format!(
+                    "where {} leads ({}, a dotfile of your home: your shell or a tool reads it)",
+                    target.display(),
+                    dot.display()
+                )
+            })
         })
 }
 
@@ -2514,6 +2564,34 @@ mod tests {
         }
         assert!(offerable_grant(Path::new("/srv2/o/src/data.txt"), &ctx).is_ok());
         assert!(offerable_grant(Path::new("/srv2/o/src"), &ctx).is_ok());
+    }
+
+    /// Attack pass 46, N1: what the global git configuration runs for every repository (an
+    /// absolute `core.hooksPath`, an include) and what a home dotfile leads to through a
+    /// symlink are never offered. Twin: a neighbour file stays offerable.
+    #[test]
+    fn global_git_config_targets_and_dotfile_targets_get_no_grant() {
+        let fs = cordon_policy::MemFs::new()
+            .file(
+                "/home/u/.gitconfig",
+                "[core]\n\thooksPath = /srv2/g\n[include]\n\tpath = /srv2/i/team.gitconfig\n",
+            )
+            .file("/srv2/g/pre-commit", "#!/bin/sh\n")
+            .file("/srv2/i/team.gitconfig", "")
+            .file("/srv2/i/notes.txt", "")
+            .file("/home/u/dotfiles/bashrc", "")
+            .symlink("/home/u/.bashrc", "dotfiles/bashrc");
+        let ctx = grant_ctx(&fs, "/srv2/u/proj", &[]);
+        for no in [
+            "/srv2/g/pre-commit",
+            "/srv2/g",
+            "/srv2/i/team.gitconfig",
+            "/home/u/dotfiles/bashrc",
+        ] {
+            let why = offerable_grant(Path::new(no), &ctx).unwrap_err();
+            assert!(why.contains(no), "{no}: {why}");
+        }
+        assert!(offerable_grant(Path::new("/srv2/i/notes.txt"), &ctx).is_ok());
     }
 
     /// nu23 Q2 (and attack44 L4): a grant where a program the command plants runs later
