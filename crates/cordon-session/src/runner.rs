@@ -306,12 +306,13 @@ pub fn run_asking(
         } else {
             None
         };
-        // Not in a terminal's foreground (a harness spawned cordon): the helper gets a
-        // process group of its own and delivers an interrupt cordon forwards to the whole
-        // command, as `cordon serve` does — a group signal reaches only cordon, which
-        // forwards it once (nu23 Q4). At a terminal the command stays in its foreground
-        // group, where `^C` reaches it directly.
-        let own_group = forward && prepare_none && !cordon_sandbox::linux::in_terminal_foreground();
+        // No controlling terminal (a harness spawned cordon in a session of its own): the
+        // helper gets a process group of its own and delivers an interrupt cordon forwards
+        // to the whole command, as `cordon serve` does — a group signal reaches only
+        // cordon, which forwards it once (nu23 Q4). With a terminal the command stays in
+        // cordon's group, foreground or background job (`fg`: attack pass 46, N4).
+        let own_group =
+            forward && prepare_none && !cordon_sandbox::linux::has_controlling_terminal();
         // No server: the helper is this program (the CLI), and this process has one
         // thread — fork it here instead of executing the binary again (issue 12).
         let forked = if served.is_none()

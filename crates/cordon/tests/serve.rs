@@ -319,9 +319,19 @@ fn an_interrupt_to_the_process_group_stops_the_command_on_every_path() {
             started.display(),
             marker.display()
         );
-        let child = p
-            .cordon(l, &["--", "bash", "-c", &script])
-            .process_group(0)
+        let mut cmd = p.cordon(l, &["--", "bash", "-c", &script]);
+        // A session of its own, as a harness's `start_new_session`: no controlling
+        // terminal, whether or not the tests run at one; its own process group too.
+        // SAFETY: setsid is async-signal-safe and touches no memory.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::setsid() < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = cmd
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

@@ -56,7 +56,7 @@ pub use plan::{
     LANDLOCK_ABI_NET, LANDLOCK_ABI_SCOPE, LANDLOCK_CRATE_MAX_ABI, MIN_LANDLOCK_ABI_FS,
 };
 pub use process::{
-    in_terminal_foreground, EXIT_NOEXEC, EXIT_NOTFOUND, EXIT_SETUP, INTERRUPTS_TO_ALL_ENV,
+    has_controlling_terminal, EXIT_NOEXEC, EXIT_NOTFOUND, EXIT_SETUP, INTERRUPTS_TO_ALL_ENV,
 };
 pub use relay::{AskChannel, DecisionChannel, ASK_TIMEOUT};
 pub use seccomp_filter::denied_syscalls;

@@ -179,14 +179,15 @@ static INTERRUPTS_TO_ALL: std::sync::atomic::AtomicBool = std::sync::atomic::Ato
 /// agent's ^C): the helper then calls [`deliver_interrupts_to_all`].
 pub const INTERRUPTS_TO_ALL_ENV: &str = "CORDON_INTERRUPTS_TO_ALL";
 
-/// Whether this process is in the foreground process group of its controlling terminal:
-/// then a terminal's `^C`/`^\` reaches the whole foreground group, the command included,
-/// and the command must stay in it (job control, `/dev/tty` prompts). Otherwise (no
-/// controlling terminal, or a background job) an interrupt comes from a program that
-/// signals cordon (`child.kill('SIGINT')`), and the cold path starts the helper in its own
-/// process group with interrupts delivered to the whole command, as `cordon serve` does
-/// (nu23 Q4: a shell waiting for `sleep` deferred a SIGINT sent to cordon alone).
-pub fn in_terminal_foreground() -> bool {
+/// Whether this process has a controlling terminal. With one, the command stays in
+/// cordon's process group, whether that is the terminal's foreground (a `^C` reaches it
+/// directly) or a background job the shell may bring back with `fg` (the terminal is then
+/// handed to that group: a command in another group would be stopped by `SIGTTIN` for
+/// good — attack pass 46, N4). Without one, an interrupt comes from a program that signals
+/// cordon (`child.kill('SIGINT')`): the cold path starts the helper in its own process
+/// group and delivers interrupts to the whole command, as `cordon serve` does (nu23 Q4: a
+/// shell waiting for `sleep` deferred a SIGINT sent to cordon alone).
+pub fn has_controlling_terminal() -> bool {
     // SAFETY: a NUL-terminated path; the descriptor is closed below.
     let fd = unsafe {
         libc::open(
@@ -197,11 +198,9 @@ pub fn in_terminal_foreground() -> bool {
     if fd < 0 {
         return false;
     }
-    // SAFETY: `fd` is open; tcgetpgrp and getpgrp have no memory-safety preconditions.
-    let fg = unsafe { libc::tcgetpgrp(fd) == libc::getpgrp() };
     // SAFETY: closing the descriptor opened above.
     unsafe { libc::close(fd) };
-    fg
+    true
 }
 
 /// Marks this process (the launch server) and what it forks: see [`supervise_command`].
