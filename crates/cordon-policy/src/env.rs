@@ -636,9 +636,15 @@ pub fn git_config_parameters_secret(value: &str) -> Option<String> {
     let Some(items) = shlex::split(value) else {
         return Some("(an unreadable list)".into());
     };
+    // `shlex` joins `'key'='value'` into one word, and a key may hold `=` itself (a URL's
+    // subsection: `http.https://host/org=x/.extraheader`, attack pass 46, N3): every split
+    // at an `=` is tried as the key, and so is the whole word.
     items.into_iter().find_map(|item| {
-        let key = item.split_once('=').map_or(item.as_str(), |(k, _)| k);
-        crate::stripped::secret_key(key).then(|| key.to_string())
+        item.match_indices('=')
+            .map(|(i, _)| &item[..i])
+            .chain(std::iter::once(item.as_str()))
+            .find(|key| crate::stripped::secret_key(key))
+            .map(str::to_string)
     })
 }
 
@@ -1233,6 +1239,12 @@ mod tests {
                 ),
             ),
             ("GIT_CONFIG_PARAMETERS", "'unterminated".to_string()),
+            // attack46 N3: `=` inside the key's URL subsection.
+            (
+                "GIT_CONFIG_PARAMETERS",
+                "'http.https://github.com/org=x/.extraheader'='AUTHORIZATION: bearer abc'"
+                    .to_string(),
+            ),
             (
                 "KAFKA_SASL_JAAS_CONFIG",
                 "org.apache.kafka.common.security.plain.PlainLoginModule required \
