@@ -52,6 +52,51 @@ pub struct RunSpec {
     pub terminal: bool,
 }
 
+/// Whether the caller's environment `env` already chose how git edits without a terminal:
+/// a `GIT_EDITOR`, or a `VISUAL`/`EDITOR` that is not an editor needing a terminal
+/// (`EDITOR=true`, a script). Then [`NO_TERMINAL_GIT_EDITOR`] is not set (attack pass 46,
+/// N2: `EDITOR=true git commit --amend` failed).
+fn caller_chose_a_batch_editor(env: &[(String, String)]) -> bool {
+    const TERMINAL_EDITORS: &[&str] = &[
+        "vi",
+        "vim",
+        "nvim",
+        "view",
+        "vim.basic",
+        "vim.tiny",
+        "nano",
+        "pico",
+        "emacs",
+        "mg",
+        "micro",
+        "hx",
+        "kak",
+        "joe",
+        "jed",
+        "ne",
+        "mcedit",
+        "ed",
+        "ex",
+    ];
+    let get = |k: &str| {
+        env.iter()
+            .rev()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.as_str())
+    };
+    if get("GIT_EDITOR").is_some() {
+        return true;
+    }
+    ["VISUAL", "EDITOR"].iter().filter_map(|k| get(k)).any(|v| {
+        let prog = v.split_whitespace().next().unwrap_or("");
+        let name = std::path::Path::new(prog)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("");
+        !name.is_empty() && !TERMINAL_EDITORS.contains(&name)
+    })
+}
+
 /// The `GIT_EDITOR` a command without a terminal gets ([`RunSpec::terminal`]).
 pub const NO_TERMINAL_GIT_EDITOR: &str = "false";
 
@@ -449,7 +494,7 @@ pub fn prepare(
     approved: Option<(RunId, Verdict)>,
 ) -> Result<Prepared, Box<Report>> {
     let mut req = trust.command(spec.argv.clone());
-    if !spec.terminal && !req.env.iter().any(|(k, _)| k == "GIT_EDITOR") {
+    if !spec.terminal && !caller_chose_a_batch_editor(&req.env) {
         req.env
             .push(("GIT_EDITOR".into(), NO_TERMINAL_GIT_EDITOR.into()));
     }

@@ -478,7 +478,7 @@ fn a_left_non_file_config_lock_is_reported() {
 /// New-user pass nu24, F4: `git commit` without `-m` and without a terminal fails at once
 /// with git's own advice (it waited at vim's "Press ENTER" until the timeout: vim could
 /// not write `~/.viminfo` in the read-only home). Twins: `-m` commits; a `GIT_EDITOR` of
-/// the caller's is kept.
+/// the caller's, or an `EDITOR` that needs no terminal, is kept.
 #[test]
 fn an_editor_without_a_terminal_fails_at_once() {
     let p = project();
@@ -544,4 +544,21 @@ fn an_editor_without_a_terminal_fails_at_once() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let log = git(&p.dir, &["log", "-1", "--format=%s"]);
     assert_eq!(text(&log.stdout).trim(), "from-editor");
+    // attack46 N2: a caller's editor that needs no terminal is kept.
+    let o = p
+        .cordon(&[
+            "run",
+            "--",
+            "git",
+            "commit",
+            "-q",
+            "--amend",
+            "--allow-empty",
+        ])
+        .env_remove("GIT_EDITOR")
+        .env("EDITOR", "true")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }
