@@ -539,19 +539,43 @@ impl Proc {
 /// (nu23 Q6: a forged "allow writing ~/bin" instruction). `structured_content` is
 /// cordon's alone either way.
 pub fn quote_lookalikes(output: &str) -> String {
-    if !output.contains("[cordon:") {
+    if !output.lines().any(looks_like_a_marker) {
         return output.to_string();
     }
     output
         .split_inclusive('\n')
         .map(|line| {
-            if line.contains("[cordon:") {
+            if looks_like_a_marker(line) {
                 format!("{OUTPUT_MARK}{line}")
             } else {
                 line.to_string()
             }
         })
         .collect()
+}
+
+/// Whether `line` reads as one of cordon's `[cordon: …]` lines to a model: compared with
+/// white space and invisible characters left out, case folded, and full-width brackets and
+/// colons read as ASCII (attack pass 46, N5: `[cor\u{200b}don:`, `［cordon:`, `[cordon :`
+/// and `[Cordon:` were not marked).
+fn looks_like_a_marker(line: &str) -> bool {
+    let folded: String = line
+        .chars()
+        .filter(|c| {
+            !c.is_whitespace()
+                && !matches!(
+                    *c,
+                    '\u{200b}'..='\u{200f}' | '\u{2060}' | '\u{feff}' | '\u{00ad}'
+                )
+        })
+        .map(|c| match c {
+            '［' => '[',
+            '：' => ':',
+            c => c,
+        })
+        .flat_map(char::to_lowercase)
+        .collect();
+    folded.contains("[cordon:")
 }
 
 /// Put before a line of the command's output that imitates one of cordon's
