@@ -97,8 +97,20 @@ fn caller_chose_a_batch_editor(env: &[(String, String)]) -> bool {
     })
 }
 
-/// The `GIT_EDITOR` a command without a terminal gets ([`RunSpec::terminal`]).
-pub const NO_TERMINAL_GIT_EDITOR: &str = "false";
+/// The `GIT_EDITOR` a command without a terminal gets ([`RunSpec::terminal`]): git's own
+/// choice — `core.editor` (a `git -c core.editor=…` included: git passes it on), else
+/// `VISUAL`, else `EDITOR`, else `vi` — run as git would, unless it is an editor that needs
+/// a terminal, which fails at once with a line that says what to do (new-user pass nu25,
+/// F1: a plain `false` broke `git -c core.editor=true commit --amend`). A function, because
+/// git appends `"$@"` (the file) to an editor with shell syntax in it.
+pub const NO_TERMINAL_GIT_EDITOR: &str = "cordon_editor() { \
+ed=$(git config core.editor || printf %s \"${VISUAL:-${EDITOR:-vi}}\"); \
+case \"${ed%% *}\" in \
+vi|*/vi|vim|*/vim|nvim|*/nvim|view|vim.basic|vim.tiny|nano|*/nano|pico|emacs|*/emacs|\
+mg|micro|hx|kak|joe|jed|ne|mcedit|ed|ex) \
+echo \"cordon: no terminal for the editor '$ed': give the message with -m (or -F), or set \
+GIT_EDITOR (e.g. GIT_EDITOR=true to keep the message as it is)\" >&2; return 1;; \
+esac; eval \"$ed \\\"\\$@\\\"\"; }; cordon_editor";
 
 /// What happened, for the report and `--json`.
 #[derive(Debug, Clone, Serialize)]
