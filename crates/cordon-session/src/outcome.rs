@@ -1000,6 +1000,15 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
         // is said to be one (new-user pass nu24, F7c: the cache note called `~/.npm` a cache
         // to grant with -w, and this line called it tool configuration). Not offered either:
         // what a run writes there, later builds on the host use.
+        // The home's cache root as a whole: every tool's cache at once (Go's build cache,
+        // pre-commit's environments: attack pass 45 note, nu25 F2).
+        if rest == Path::new(".cache") {
+            return Err(format!(
+                "it would need {g} writable: every tool's cache in your home at once (build \
+                 caches and tool environments later builds run); a single cache below it can \
+                 be granted"
+            ));
+        }
         let hidden = first
             .as_ref()
             .is_some_and(|f| f.starts_with('.') && f != ".cache");
@@ -1231,6 +1240,27 @@ fn program_location(grant: &Path, ctx: &ClassifyContext<'_>) -> Option<String> {
     }) {
         return Some(format!(
             "through `{n}`, a directory of programs that later run outside any sandbox"
+        ));
+    }
+    // A directory holding a cache of programs, directly or one level down (`~/.cache`
+    // holds `pre-commit`, `node/corepack`: new-user pass nu25, F2).
+    let held = |d: &Path| {
+        cordon_policy::caches::PROGRAM_CACHE_NAMES
+            .iter()
+            .find(|n| ctx.fs.kind(&d.join(n)).is_some())
+            .map(|n| d.join(n))
+    };
+    if let Some(p) = held(grant).or_else(|| {
+        ctx.fs
+            .list_dir(grant, 256)
+            .into_iter()
+            .map(|n| grant.join(n))
+            .filter(|d| ctx.fs.kind(d) == Some(FileKind::Dir))
+            .find_map(|d| held(&d))
+    }) {
+        return Some(format!(
+            "which holds {}, a cache of programs that later run outside any sandbox",
+            p.display()
         ));
     }
     ["bin", "sbin", "libexec"]
@@ -2483,6 +2513,8 @@ mod tests {
             "/home/u/.config/systemd/user",
             "/home/u/.local/bin",
             "/home/u/.config/git",
+            // nu25 F2: every tool's cache at once.
+            "/home/u/.cache",
             // nu24 F7c: a known cache under a hidden directory, named as one.
             "/home/u/.npm/_cacache",
             // Another repository's metadata (breaker, stop 18).
@@ -2606,7 +2638,8 @@ mod tests {
             .dir("/home/u/go/bin")
             .dir("/home/u/tools/bin")
             .dir("/home/u/other")
-            .dir("/home/u/.cache/pip");
+            .dir("/home/u/.cache/pip")
+            .dir("/home/u/.cache/node/corepack");
         let path_dirs = [
             PathBuf::from("/home/u/bin"),
             PathBuf::from("/home/u/go/bin"),
@@ -2621,6 +2654,8 @@ mod tests {
             "/home/u/.cache/pre-commit/repoab12",
             "/home/u/.cache/pre-commit/repoab12/py_env-python3/bin/black",
             "/home/u/.cache/node/corepack",
+            // nu25 F2: a directory holding one.
+            "/home/u/.cache/node",
             "/home/u/tools",
             "/home/u/other/venv/Scripts",
         ] {
@@ -2631,6 +2666,7 @@ mod tests {
             );
         }
         for ok in ["/home/u/other", "/home/u/.cache/pip", "/var/tmp/x"] {
+            // (The home's cache root is refused: `offerable_grants_stay_project_sized`.)
             assert!(offerable_grant(Path::new(ok), &ctx).is_ok(), "{ok}");
         }
     }
