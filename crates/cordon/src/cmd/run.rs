@@ -248,10 +248,23 @@ fn open_report(args: &RunArgs, path: &std::path::Path, roots: Roots<'_>) -> Resu
                 )
             })?;
             if writable(&dir) {
+                // The host's temp directory: the command sees a private one on the namespace
+                // backend, but a run on Landlock alone, and other runs, write the host's
+                // (new-user pass nu25, F3: "the command may write in that directory" was
+                // wrong for `mktemp -d`, which explain shows hidden).
+                let why = if resolved.filesystem.seen(&cordon_sandbox::HostFs, &dir)
+                    == cordon_policy::Seen::PrivateTmp
+                {
+                    "it is in the host's temp directory, which sandboxed commands may write (this \
+                     one sees a private /tmp, but a run on Landlock alone, or another run, writes \
+                     the host's)"
+                } else {
+                    "the command may write in that directory"
+                };
                 anyhow::bail!(
-                    "--report {}: the command may write in that directory, so it could \
-                     replace the report; put it outside every writable root, or use \
-                     --json-fd N with a pipe",
+                    "--report {}: {why}, so it could replace the report; put it outside every \
+                     writable root (e.g. under your home or /var/tmp), or use --json-fd N with a \
+                     pipe",
                     path.display()
                 );
             }
