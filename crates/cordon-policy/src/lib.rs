@@ -46,10 +46,10 @@ pub use profile::{
     ProfileKind, PROFILE_FORMAT_VERSION,
 };
 pub use resolve::{
-    find_workspace, global_git_code_paths, has_marker, nested_git_entries, repository_code_paths,
-    resolve, resolve_for_command, EntryOrigin, NestedScan, ResolveContext, ResolveError,
-    ResolvedEntry, ResolvedFilesystem, ResolvedProfile, NESTED_GIT_REASON, NESTED_SCAN_CAP,
-    NESTED_SCAN_DEPTH, NESTED_SKIP, PLACEHOLDER_NOTE, PLACEHOLDER_NOTE_TEXT,
+    find_workspace, global_git_code_paths, has_marker, nested_git_entries, repository_at,
+    repository_code_paths, resolve, resolve_for_command, EntryOrigin, NestedScan, ResolveContext,
+    ResolveError, ResolvedEntry, ResolvedFilesystem, ResolvedProfile, NESTED_GIT_REASON,
+    NESTED_SCAN_CAP, NESTED_SCAN_DEPTH, NESTED_SKIP, PLACEHOLDER_NOTE, PLACEHOLDER_NOTE_TEXT,
 };
 pub use selection::{
     platform_sandbox, select_initial, should_sandbox, should_sandbox_rule, Backend, Fact, Os,

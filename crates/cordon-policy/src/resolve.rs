@@ -2410,6 +2410,17 @@ fn repository_used_at(
     nested_repo_dirs(fs, above).map(|d| (above.to_path_buf(), d))
 }
 
+/// The repository git uses at the directory `dir` as `(work tree, git dir, common dir)`:
+/// [`repository_used_at`]'s answer, for the grant checks (the workspace's own repository,
+/// an enclosing one included, is the command's project: new-user pass nu25, F4).
+pub fn repository_at(
+    fs: &dyn FsView,
+    dir: &Path,
+    homes: &[PathBuf],
+) -> Option<(PathBuf, PathBuf, PathBuf)> {
+    repository_used_at(fs, dir, homes).map(|(w, (g, c))| (w, g, c))
+}
+
 /// What the repository git uses at `at` (an existing directory, or the nearest existing
 /// ancestor of a path) runs or reads as configuration, whatever lies in writable roots:
 /// its work tree, and `(path, reason)` for its hooks directories, the targets of its

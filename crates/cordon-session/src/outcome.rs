@@ -1084,7 +1084,14 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
     // Judged against the workspace only: the cwd may have been reached through a symlink
     // an earlier run planted (`W/link -> /other/repo`), and then lies in another project
     // (breaker, stop 18).
-    let in_workspace = workspace.is_some_and(|w| grant.starts_with(w));
+    // The repository git uses in the workspace is the command's project, an enclosing one
+    // (a `.cordon` package in a monorepo) included: its git dir is as offerable as the
+    // workspace's own `.git` (new-user pass nu25, F4: every `git commit` there failed, and no
+    // grant was offered).
+    let in_own_git = own_repository(ctx).is_some_and(|(_, gitdir, common)| {
+        grant.starts_with(&gitdir) || grant.starts_with(&common)
+    });
+    let in_workspace = workspace.is_some_and(|w| grant.starts_with(w)) || in_own_git;
     // A bare repository is a git dir by its layout, not by its name (nu23 Q5:
     // `remote.git/hooks`): looked for among the grant's nearest ancestors.
     let bare = || {
@@ -1126,7 +1133,9 @@ fn other_repository_code(grant: &Path, ctx: &ClassifyContext<'_>) -> Option<Stri
     }
     let homes: Vec<PathBuf> = ctx.home.map(Path::to_path_buf).into_iter().collect();
     let (worktree, paths) = cordon_policy::repository_code_paths(ctx.fs, grant, &homes)?;
-    if workspace.is_some_and(|w| w == worktree) {
+    if workspace.is_some_and(|w| w == worktree)
+        || own_repository(ctx).is_some_and(|(w, _, _)| w == worktree)
+    {
         return None;
     }
     paths
@@ -1187,6 +1196,14 @@ fn home_configuration(grant: &Path, ctx: &ClassifyContext<'_>) -> Option<String>
                 )
             })
         })
+}
+
+/// The repository git uses in the workspace, `(work tree, git dir, common dir)`: its own
+/// or an enclosing one ([`cordon_policy::repository_at`]).
+fn own_repository(ctx: &ClassifyContext<'_>) -> Option<(PathBuf, PathBuf, PathBuf)> {
+    let ws = ctx.resolved.map(|r| r.workspace.as_path())?;
+    let homes: Vec<PathBuf> = ctx.home.map(Path::to_path_buf).into_iter().collect();
+    cordon_policy::repository_at(ctx.fs, ws, &homes)
 }
 
 /// How a refused grant on one of cordon's own files is worded ([`offerable_grant`]).

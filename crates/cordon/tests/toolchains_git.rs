@@ -585,3 +585,53 @@ fn an_editor_without_a_terminal_fails_at_once() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }
+
+/// New-user pass nu25, F4: in a `.cordon` package inside a repository, git uses the
+/// enclosing repository, whose git dir is the command's project too: `git add` is offered
+/// `-w <repo>/.git`, and the approved retry works with that repository's hooks still
+/// read-only.
+#[test]
+fn a_cordon_package_in_a_repository_is_offered_its_git_dir() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let pkg = p.dir.join("packages/app");
+    std::fs::create_dir_all(pkg.join(".cordon")).unwrap();
+    std::fs::write(pkg.join(".cordon/marker"), "").unwrap();
+    std::fs::write(pkg.join("new.txt"), "x\n").unwrap();
+    let answers = p.root.path().join("answers");
+    std::fs::write(&answers, "\"once\"\n").unwrap();
+    let hook = p.dir.join(".git/hooks/pre-commit");
+    let o = p
+        .cordon_in(
+            &pkg,
+            &[
+                "run",
+                "--approvals-from",
+                answers.to_str().unwrap(),
+                "--",
+                "sh",
+                "-c",
+                &format!(
+                    "git add new.txt && {{ echo evil > {} || true; }}",
+                    hook.display()
+                ),
+            ],
+        )
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("retrying with") && err.contains(".git\""),
+        "{err}"
+    );
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let staged = git(&p.dir, &["diff", "--cached", "--name-only"]);
+    assert!(
+        text(&staged.stdout).contains("packages/app/new.txt"),
+        "{err}"
+    );
+    assert!(!hook.exists(), "the hook was written");
+}
