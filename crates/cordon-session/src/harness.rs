@@ -263,8 +263,17 @@ pub struct Output {
     /// Bytes dropped unread because the session's buffer was full
     /// ([`OUTPUT_BUFFER_BYTES`]), since the previous read.
     pub dropped_bytes: u64,
-    /// `remaining_bytes > 0 || dropped_bytes > 0`.
+    /// Bytes of an ended command's output left out between the start and the end this
+    /// read gives (`[cordon: N bytes of output left out here; …]` marks the place): more
+    /// than `max_output_bytes` was left when it ended (new-user pass nu24, F3).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub omitted_bytes: usize,
+    /// `remaining_bytes > 0 || dropped_bytes > 0 || omitted_bytes > 0`.
     pub truncated: bool,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// What the sandbox did for one run, as the helper reported it (R-H4: what was applied is
@@ -479,12 +488,11 @@ impl Proc {
         if st.finished.is_some() && st.unread.len() > max && max >= 2 * HEAD_TAIL_MIN {
             let all: Vec<u8> = st.unread.drain(..).collect();
             let (head, tail, omitted) = head_and_tail(&all, max);
-            let dropped = std::mem::take(&mut st.dropped) + omitted as u64;
+            let dropped = std::mem::take(&mut st.dropped);
             let mut text = String::new();
-            if dropped > omitted as u64 {
+            if dropped > 0 {
                 text.push_str(&format!(
-                    "[cordon: {} bytes of earlier output were dropped unread]\n",
-                    dropped - omitted as u64
+                    "[cordon: {dropped} bytes of earlier output were dropped unread]\n"
                 ));
             }
             text.push_str(&quote_lookalikes(&String::from_utf8_lossy(head)));
@@ -498,6 +506,7 @@ impl Proc {
                     text,
                     remaining_bytes: 0,
                     dropped_bytes: dropped,
+                    omitted_bytes: omitted,
                     truncated: true,
                 },
                 st.finished.clone(),
@@ -526,6 +535,7 @@ impl Proc {
                 text,
                 remaining_bytes: remaining,
                 dropped_bytes: dropped,
+                omitted_bytes: 0,
                 truncated: remaining > 0 || dropped > 0,
             },
             st.finished.clone(),
@@ -1241,7 +1251,7 @@ impl Harness {
         }
         let (mut out, finished) =
             proc.take(max_bytes, if until_end { Duration::ZERO } else { wait });
-        out.truncated = out.remaining_bytes > 0 || out.dropped_bytes > 0;
+        out.truncated = out.remaining_bytes > 0 || out.dropped_bytes > 0 || out.omitted_bytes > 0;
         let done = finished.is_some() && out.remaining_bytes == 0;
         if done {
             lock(&self.inner.procs).remove(&proc.id);

@@ -129,7 +129,9 @@ fn output_is_capped_with_markers_and_read_incrementally() {
     }
     let w = ws();
     let h = harness(&w, Duration::from_secs(60));
-    let mut p = ExecParams::script("head -c 5000 /dev/zero | tr '\\0' a");
+    // A running command's output is read a cap at a time.
+    let mut p = ExecParams::script("head -c 5000 /dev/zero | tr '\\0' a; sleep 30")
+        .yield_time(Duration::from_millis(1500));
     p.max_output_bytes = 1000;
     let r = h.exec(p).unwrap();
     assert_eq!(r.output.text.len(), 1000);
@@ -144,11 +146,24 @@ fn output_is_capped_with_markers_and_read_incrementally() {
         .expect("kept for the rest of the output");
     let rest = h.read_output(&id, 100_000, Duration::ZERO).unwrap();
     assert_eq!(rest.output.text.len(), 4000);
-    assert!(!rest.output.truncated && rest.session_id.is_none());
+    h.kill(&id).unwrap();
     assert!(
         h.read_output(&id, 10, Duration::ZERO).is_err(),
-        "forgotten once read"
+        "forgotten once ended and read"
     );
+    // An ended command's output over the cap: its start and its end, the middle counted
+    // (new-user pass nu24, F3).
+    let mut p = ExecParams::script("head -c 5000 /dev/zero | tr '\\0' a; echo; echo END");
+    p.max_output_bytes = 1000;
+    let r = h.exec(p).unwrap();
+    assert!(r.session_id.is_none(), "{:?}", r.output);
+    assert!(
+        r.output.text.trim_end().ends_with("END"),
+        "{:?}",
+        r.output.text
+    );
+    assert!(r.output.text.contains("bytes of output left out here"));
+    assert!(r.output.omitted_bytes > 3000 && r.output.remaining_bytes == 0);
     // more than the buffer keeps: the oldest bytes are dropped, and the read says so
     let n = OUTPUT_BUFFER_BYTES + 3000;
     let r = h
