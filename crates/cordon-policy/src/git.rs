@@ -51,7 +51,7 @@ const GIT_DIR_CHILDREN: [&str; 12] = [
 /// a dangling one, counts), since a command can swap one for a symlink between runs and
 /// git still uses the directory (breaker, stop 21: `objects` as a symlink hid a bare
 /// repository from the scan). Counting too much only protects more.
-pub(crate) fn looks_like_git_dir(fs: &dyn FsView, dir: &Path) -> bool {
+pub fn looks_like_git_dir(fs: &dyn FsView, dir: &Path) -> bool {
     git_dir_names(|n| fs.entry(&dir.join(n)).is_some())
 }
 

@@ -20,6 +20,7 @@ pub mod config;
 mod deny;
 pub mod env;
 mod git;
+pub use git::looks_like_git_dir;
 pub mod git_state;
 pub mod gitconfig;
 pub mod hosts;

@@ -1093,13 +1093,14 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
     });
     let in_workspace = workspace.is_some_and(|w| grant.starts_with(w)) || in_own_git;
     // A bare repository is a git dir by its layout, not by its name (nu23 Q5:
-    // `remote.git/hooks`): looked for among the grant's nearest ancestors.
+    // `remote.git/hooks`): looked for among the grant's nearest ancestors, by the
+    // resolver's own (wide) rule.
     let bare = || {
-        grant.ancestors().skip(1).take(4).find(|d| {
-            ctx.fs.kind(&d.join("HEAD")) == Some(FileKind::File)
-                && ctx.fs.kind(&d.join("objects")) == Some(FileKind::Dir)
-                && ctx.fs.kind(&d.join("refs")) == Some(FileKind::Dir)
-        })
+        grant
+            .ancestors()
+            .skip(1)
+            .take(4)
+            .find(|d| cordon_policy::looks_like_git_dir(ctx.fs, d))
     };
     if let Some(name) = grant
         .components()
