@@ -54,30 +54,9 @@ pub struct RunSpec {
 
 /// Whether the caller's environment `env` already chose how git edits without a terminal:
 /// a `GIT_EDITOR`, or a `VISUAL`/`EDITOR` that is not an editor needing a terminal
-/// (`EDITOR=true`, a script). Then [`NO_TERMINAL_GIT_EDITOR`] is not set (attack pass 46,
+/// (`EDITOR=true`, a script). Then [`no_terminal_git_editor`] is not set (attack pass 46,
 /// N2: `EDITOR=true git commit --amend` failed).
 fn caller_chose_a_batch_editor(env: &[(String, String)]) -> bool {
-    const TERMINAL_EDITORS: &[&str] = &[
-        "vi",
-        "vim",
-        "nvim",
-        "view",
-        "vim.basic",
-        "vim.tiny",
-        "nano",
-        "pico",
-        "emacs",
-        "mg",
-        "micro",
-        "hx",
-        "kak",
-        "joe",
-        "jed",
-        "ne",
-        "mcedit",
-        "ed",
-        "ex",
-    ];
     let get = |k: &str| {
         env.iter()
             .rev()
@@ -97,20 +76,50 @@ fn caller_chose_a_batch_editor(env: &[(String, String)]) -> bool {
     })
 }
 
+/// Editors that need a terminal (by program name): without one they wait for input that
+/// never comes ([`no_terminal_git_editor`], [`caller_chose_a_batch_editor`]).
+const TERMINAL_EDITORS: &[&str] = &[
+    "vi",
+    "vim",
+    "nvim",
+    "view",
+    "vim.basic",
+    "vim.tiny",
+    "nano",
+    "pico",
+    "emacs",
+    "mg",
+    "micro",
+    "hx",
+    "kak",
+    "joe",
+    "jed",
+    "ne",
+    "mcedit",
+    "ed",
+    "ex",
+];
+
 /// The `GIT_EDITOR` a command without a terminal gets ([`RunSpec::terminal`]): git's own
 /// choice — `core.editor` (a `git -c core.editor=…` included: git passes it on), else
-/// `VISUAL`, else `EDITOR`, else `vi` — run as git would, unless it is an editor that needs
-/// a terminal, which fails at once with a line that says what to do (new-user pass nu25,
-/// F1: a plain `false` broke `git -c core.editor=true commit --amend`). A function, because
-/// git appends `"$@"` (the file) to an editor with shell syntax in it.
-pub const NO_TERMINAL_GIT_EDITOR: &str = "cordon_editor() { \
-ed=$(git config core.editor || printf %s \"${VISUAL:-${EDITOR:-vi}}\"); \
-case \"${ed%% *}\" in \
-vi|*/vi|vim|*/vim|nvim|*/nvim|view|vim.basic|vim.tiny|nano|*/nano|pico|emacs|*/emacs|\
-mg|micro|hx|kak|joe|jed|ne|mcedit|ed|ex) \
-echo \"cordon: no terminal for the editor '$ed': give the message with -m (or -F), or set \
-GIT_EDITOR (e.g. GIT_EDITOR=true to keep the message as it is)\" >&2; return 1;; \
-esac; eval \"$ed \\\"\\$@\\\"\"; }; cordon_editor";
+/// `VISUAL`, else `EDITOR`, else `vi` — run as git would, unless it is one of
+/// [`TERMINAL_EDITORS`] (by name or path), which fails at once with a line that says what
+/// to do (new-user pass nu25, F1: a plain `false` broke `git -c core.editor=true commit
+/// --amend`). A function, because git appends `"$@"` (the file) to an editor with shell
+/// syntax in it.
+pub fn no_terminal_git_editor() -> String {
+    let names: Vec<String> = TERMINAL_EDITORS
+        .iter()
+        .map(|n| format!("{n}|*/{n}"))
+        .collect();
+    format!(
+        "cordon_editor() {{ ed=$(git config core.editor || printf %s \"${{VISUAL:-${{EDITOR:-vi}}}}\"); \
+         case \"${{ed%% *}}\" in {}) echo \"cordon: no terminal for the editor '$ed': give the \
+         message with -m (or -F), or set GIT_EDITOR (e.g. GIT_EDITOR=true to keep the message \
+         as it is)\" >&2; return 1;; esac; eval \"$ed \\\"\\$@\\\"\"; }}; cordon_editor",
+        names.join("|")
+    )
+}
 
 /// What happened, for the report and `--json`.
 #[derive(Debug, Clone, Serialize)]
@@ -508,7 +517,7 @@ pub fn prepare(
     let mut req = trust.command(spec.argv.clone());
     if !spec.terminal && !caller_chose_a_batch_editor(&req.env) {
         req.env
-            .push(("GIT_EDITOR".into(), NO_TERMINAL_GIT_EDITOR.into()));
+            .push(("GIT_EDITOR".into(), no_terminal_git_editor()));
     }
     let mut record = trust.evaluate(&req);
     if spec.interactive {
