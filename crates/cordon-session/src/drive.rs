@@ -98,6 +98,9 @@ const TERMINAL_EDITORS: &[&str] = &[
     "mcedit",
     "ed",
     "ex",
+    // Debian's alternatives, which name one of the above (nu26 F1: they hung in vim).
+    "editor",
+    "sensible-editor",
 ];
 
 /// The `GIT_EDITOR` a command without a terminal gets ([`RunSpec::terminal`]): git's own

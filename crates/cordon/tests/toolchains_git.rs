@@ -547,6 +547,31 @@ fn an_editor_without_a_terminal_fails_at_once() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let log = git(&p.dir, &["log", "-1", "--format=%s"]);
     assert_eq!(text(&log.stdout).trim(), "from-editor");
+    // nu26 F1: Debian's `editor` alternative (a terminal editor) fails at once too, by
+    // name or path, whether or not this host has it.
+    for editor in ["sensible-editor", "/usr/bin/editor"] {
+        let o = p
+            .cordon(&[
+                "run",
+                "--timeout",
+                "60s",
+                "--",
+                "git",
+                "commit",
+                "--allow-empty",
+            ])
+            .env("EDITOR", editor)
+            .env_remove("GIT_EDITOR")
+            .env_remove("VISUAL")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            text(&o.stderr).contains("cordon: no terminal for the editor"),
+            "{editor}: {}",
+            text(&o.stderr)
+        );
+    }
     // nu25 F1: an editor given inside the command (`-c core.editor=true`) is git's choice
     // and runs.
     let o = p
