@@ -314,17 +314,11 @@ fn supervise_inner(
             }
             // A stray copy of the signal while the parent lives: nothing to do.
         } else if info.si_code != SI_KERNEL {
-            // `-1` only as pid 1 of the command's own pid namespace, where it reaches every
-            // other process in it and nothing outside; anywhere else it would reach every
-            // process this user may signal.
-            // SAFETY: getpid has no preconditions.
-            let init = unsafe { libc::getpid() } == 1;
-            let target =
-                if interrupts_to_all && init && (sig == libc::SIGINT || sig == libc::SIGQUIT) {
-                    -1
-                } else {
-                    child
-                };
+            let target = if interrupts_to_all && (sig == libc::SIGINT || sig == libc::SIGQUIT) {
+                -1 // as pid 1 of the namespace: every other process in it
+            } else {
+                child
+            };
             // SAFETY: kill has no memory-safety preconditions.
             unsafe { libc::kill(target, sig) };
         }
