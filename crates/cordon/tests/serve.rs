@@ -314,8 +314,14 @@ fn an_interrupt_to_the_process_group_stops_the_command_on_every_path() {
         let tag = format!("{}-{}", l.name(), if to_group { "group" } else { "pid" });
         let marker = p.dir(l).join(format!("went-on-{tag}"));
         let started = p.dir(l).join(format!("started-{tag}"));
+        // The shell waits for a foreground child that says it has started: an interrupt
+        // sent once `started` exists finds the child already forked. With `touch started;
+        // sleep 15` it could land while bash forks `sleep` (the kernel restarts that fork,
+        // bash's handler takes the signal, the new child never gets it, and bash goes on
+        // when `sleep` exits 0): a race inside bash, at a terminal's ^C as well, seen as
+        // one flaky "ran on" in ~30 runs under load.
         let script = format!(
-            "touch {}; sleep 15; touch {}",
+            "sh -c 'touch {}; exec sleep 15'; touch {}",
             started.display(),
             marker.display()
         );
