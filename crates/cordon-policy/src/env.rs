@@ -602,7 +602,10 @@ pub fn embedded_secret(value: &str) -> Option<&'static str> {
         };
         let k = k.trim_start_matches("-D").to_ascii_lowercase();
         let v = v.trim_matches(|c| c == '"' || c == '\'');
+        // The JDK's published default keystore password is no secret (new-user pass nu25,
+        // F5: `JAVA_TOOL_OPTIONS` pointing Java at a trust store was dropped whole).
         if !v.is_empty()
+            && v != "changeit"
             && ["password", "passwd", "secret"]
                 .iter()
                 .any(|s| k.ends_with(s))
@@ -1273,6 +1276,12 @@ mod tests {
             ),
             ("LS_COLORS", "rs=0:di=01;34:ln=01;36:mi=00:pi=40;33"),
             ("JAVA_TOOL_OPTIONS", "-Xmx1g -Dfile.encoding=UTF-8"),
+            // nu25 F5: the JDK's published default trust store password.
+            (
+                "JAVA_TOOL_OPTIONS",
+                "-Djavax.net.ssl.trustStore=/etc/ssl/certs/java/cacerts \
+                 -Djavax.net.ssl.trustStorePassword=changeit",
+            ),
             ("BUNDLE_PATH", "vendor/bundle"),
             ("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin"),
             ("PS1", "\\u@\\h:\\w\\$ "),

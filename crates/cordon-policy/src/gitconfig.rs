@@ -19,6 +19,40 @@ use crate::paths::{canonicalize_lenient, lexical_normalize, FsView, ReadRefusal,
 
 pub mod merge;
 
+/// The names git runs as hooks from a hooks directory (githooks(5), git 2.4x, with
+/// `.sample` copies excluded): a file of one of these names outside every repository may
+/// be what another repository's `core.hooksPath` runs.
+pub const GIT_HOOK_NAMES: &[&str] = &[
+    "applypatch-msg",
+    "pre-applypatch",
+    "post-applypatch",
+    "pre-commit",
+    "pre-merge-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "post-commit",
+    "pre-rebase",
+    "post-checkout",
+    "post-merge",
+    "pre-push",
+    "pre-receive",
+    "update",
+    "proc-receive",
+    "post-receive",
+    "post-update",
+    "reference-transaction",
+    "push-to-checkout",
+    "pre-auto-gc",
+    "post-rewrite",
+    "sendemail-validate",
+    "fsmonitor-watchman",
+    "p4-changelist",
+    "p4-prepare-changelist",
+    "p4-post-changelist",
+    "p4-pre-submit",
+    "post-index-change",
+];
+
 /// The reason of the protected `<git dir>/config` entry (R-P3); also how the backend finds
 /// the files it gives the sandbox as a writable private copy ([`brokered_configs`]).
 pub const GIT_CONFIG_REASON: &str = "git config can run code (core.fsmonitor, aliases, filters)";

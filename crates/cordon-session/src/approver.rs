@@ -251,14 +251,22 @@ impl ScriptedApprover {
                 // What a valid line looks like, not the JSON library's words for the
                 // mismatch (new-user pass nu17 N11: "data did not match any variant of
                 // untagged enum ScriptLine").
-                serde_json::from_str::<ScriptLine>(t).map_err(|_| {
-                    format!(
-                        "scripted answer {t} is not valid: each line is one JSON string — \
+                // A bare word (`once`, not `"once"`) is taken as the answer it names (new-user
+                // pass nu26, F5: it was refused as a denial, and nothing said why).
+                serde_json::from_str::<ScriptLine>(t)
+                    .or_else(|e| {
+                        serde_json::from_value::<Answer>(serde_json::Value::String(t.into()))
+                            .map(ScriptLine::Bare)
+                            .map_err(|_| e)
+                    })
+                    .map_err(|_| {
+                        format!(
+                            "scripted answer {t} is not valid: each line is one JSON string — \
                          \"once\", \"session\", \"remember-rule\", \"deny\" or \"abort\" \
                          (the request's \"answers\" list what it takes) — or an object \
                          {{\"answer\": \"once\", \"approval_id\": \"appr-…\"}}"
-                    )
-                }),
+                        )
+                    }),
             );
         }
     }
@@ -286,7 +294,11 @@ impl Approver for ScriptedApprover {
         };
         match self.next_line() {
             None => deny("no scripted answer left: denied".into()),
-            Some(Err(e)) => deny(e),
+            Some(Err(e)) => {
+                // Said where the person sees it: the denial alone reads as a "no".
+                eprintln!("cordon: {e}; taken as \"deny\"");
+                deny(e)
+            }
             Some(Ok(ScriptLine::Bare(answer))) => Reply {
                 approval_id: req.approval_id.clone(),
                 answer,

@@ -427,6 +427,23 @@ pub struct Prepared {
     pub earlier_sweeps: Vec<cordon_sandbox::git_dir_sweep::Swept>,
 }
 
+/// Why a retry under `trust` (the wider profile) could not be prepared, or `None`: the
+/// same transform and refusals [`prepare`] applies, checked before the retry is offered.
+fn retry_unpreparable(
+    manager: &SandboxManager,
+    trust: &TrustProfile,
+    spec: &RunSpec,
+    record: &DecisionRecord,
+) -> Option<String> {
+    let mut req = trust.command(spec.argv.clone());
+    req.preference = spec.preference;
+    req.allow_unconfined = spec.allow_unconfined;
+    match manager.transform(&req) {
+        Err(e) => Some(e.to_string()),
+        Ok(exec) => sandbox_refusal(&exec, record),
+    }
+}
+
 /// Why the sandbox refuses `record`'s command whatever anyone answers, or `None`: a linked
 /// worktree cannot be removed or moved from inside a sandbox, and git would delete its
 /// files before failing (nu14 HIGH 3); nor can `git submodule update` run in a linked
@@ -1457,6 +1474,43 @@ fn offer_retry(
     else {
         return report;
     };
+    // The wider profile is built, and the retry prepared, before anyone is asked: a
+    // widening the sandbox would then refuse (the project's own `core.hooksPath` outside
+    // the workspace; an entry on cordon's files) is not offered, and the person is not
+    // asked a question answered for nothing (new-user pass nu26, F3: the retry was
+    // approved, then refused with 125 instead of the command's own failure).
+    let mut layers = trust.layers.clone();
+    let mut retry_spec = spec.clone();
+    match &widening {
+        Widening::Additional { permissions } => {
+            if permissions.wants_network() {
+                layers.allow_network = true;
+            }
+            layers
+                .writable
+                .extend(permissions.entries.iter().map(|e| e.path.clone().into()));
+        }
+        Widening::Unsandboxed => {
+            retry_spec.preference = SandboxPreference::Forbid;
+            retry_spec.preference_is_default = false;
+        }
+    }
+    let retry_trust = match TrustProfile::build(trust.entry.clone(), &trust.cwd, &layers)
+        .map_err(|e| e.to_string())
+        .and_then(
+            |t| match retry_unpreparable(manager, &t, &retry_spec, &record) {
+                Some(why) => Err(why),
+                None => Ok(t),
+            },
+        ) {
+        Ok(t) => t,
+        Err(e) => {
+            report.escalation = Some(Escalation::NotOffered {
+                reason: format!("the wider profile cannot be used: {e}"),
+            });
+            return report;
+        }
+    };
     let new_run = session.scope.start_run();
     let first = ReviewableRequest::tool_call(
         run_id,
@@ -1474,35 +1528,6 @@ fn offer_retry(
         report.retry_aborted = *abort;
         return report;
     }
-    let mut layers = trust.layers.clone();
-    let mut retry_spec = spec.clone();
-    match &widening {
-        Widening::Additional { permissions } => {
-            if permissions.wants_network() {
-                layers.allow_network = true;
-            }
-            layers
-                .writable
-                .extend(permissions.entries.iter().map(|e| e.path.clone().into()));
-        }
-        Widening::Unsandboxed => {
-            retry_spec.preference = SandboxPreference::Forbid;
-            retry_spec.preference_is_default = false;
-        }
-    }
-    let retry_trust = match TrustProfile::build(trust.entry.clone(), &trust.cwd, &layers) {
-        Ok(t) => t,
-        Err(e) => {
-            session.scope.finish(&new_run);
-            report.retry = Some(Box::new(Report::not_run(
-                new_run,
-                record.clone(),
-                Outcome::refused(format!("cannot build the wider profile: {e}"), EXIT_CORDON),
-                verdict,
-            )));
-            return report;
-        }
-    };
     eprintln!(
         "cordon: retrying with {} (approved by {})",
         match &widening {

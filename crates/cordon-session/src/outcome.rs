@@ -1009,6 +1009,15 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
                  be granted"
             ));
         }
+        // cordon's own cache state: every project's copy-on-write layers (nu26 F6).
+        let state = cordon_policy::caches::overlay_root(Path::new(""));
+        if let Some(own) = state.parent().filter(|o| rest.starts_with(o)) {
+            return Err(format!(
+                "it would need {g} writable: cordon's own cache state in {} (every project's \
+                 cache layers), which cordon does not offer after a denial",
+                ctx.home.map(|h| h.join(own)).unwrap_or_default().display()
+            ));
+        }
         let hidden = first
             .as_ref()
             .is_some_and(|f| f.starts_with('.') && f != ".cache");
@@ -1412,6 +1421,29 @@ fn enclosing_git_dir(g: &Path, ctx: &ClassifyContext<'_>) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
+/// Why the refused write `path`, outside the command's project, may be a hook another
+/// repository runs, or `None`: its name is a git hook's ([`cordon_policy::gitconfig::GIT_HOOK_NAMES`]).
+/// Every repository's `core.hooksPath` cannot be found, and one may name any directory
+/// (new-user pass nu26, F2: `-w /var/tmp/hd` was offered for `hd/pre-commit`, which a
+/// repository elsewhere ran outside any sandbox). The project's own hooks stay offerable.
+fn hook_file(path: &Path, ctx: &ClassifyContext<'_>) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    if !cordon_policy::gitconfig::GIT_HOOK_NAMES.contains(&name) {
+        return None;
+    }
+    let in_workspace = ctx.resolved.is_some_and(|r| path.starts_with(&r.workspace))
+        || own_repository(ctx).is_some_and(|(_, gitdir, common)| {
+            path.starts_with(&gitdir) || path.starts_with(&common)
+        });
+    (!in_workspace).then(|| {
+        format!(
+            "where {} would be a git hook (`{name}`): a repository whose core.hooksPath names \
+             that directory runs it outside any sandbox",
+            path.display()
+        )
+    })
+}
+
 /// Step 7: the kernel-side records (module docs).
 /// The denial hint for the refused write `rec`: what was refused and the per-command
 /// grant that lifts it, or why none can; with that grant, if any.
@@ -1431,6 +1463,13 @@ fn record_hint(
                 .flatten()
                 .unwrap_or_else(|| g.clone());
             offerable_grant(&lifted, ctx)
+                .and_then(|()| match hook_file(&rec.path, ctx) {
+                    Some(why) => Err(format!(
+                        "it would need {} writable, {why}",
+                        lifted.display()
+                    )),
+                    None => Ok(()),
+                })
                 .map(|()| lifted)
                 .or_else(|why| new_directory_grant(rec, g, ctx).ok_or(why))
         }
@@ -2535,6 +2574,9 @@ mod tests {
             "/home/u/.cache",
             // nu24 F7c: a known cache under a hidden directory, named as one.
             "/home/u/.npm/_cacache",
+            // nu26 F6: cordon's own cache state.
+            "/home/u/.cache/cordon",
+            "/home/u/.cache/cordon/overlays/k",
             // Another repository's metadata (breaker, stop 18).
             "/var/tmp/r/.git/hooks",
             "/srv2/u/other/.git/config",
@@ -2548,6 +2590,42 @@ mod tests {
         assert!(why.contains("home directory other than $HOME"), "{why}");
         let why = offerable_grant(Path::new("/usr/local/x"), &ctx).unwrap_err();
         assert!(why.contains("a system directory"), "{why}");
+    }
+
+    /// nu26 F2: a refused write outside the project to a file named as a git hook gets no
+    /// grant (some repository's `core.hooksPath` may name its directory). Twins: another
+    /// file there is still offered its directory; the project's own hook is offered.
+    #[test]
+    fn a_file_named_as_a_git_hook_outside_the_project_gets_no_grant() {
+        let fs = cordon_policy::MemFs::new()
+            .dir("/var/tmp/hd")
+            .dir("/srv2/u/proj");
+        let ctx = grant_ctx(&fs, "/srv2/u/proj", &[]);
+        let rule = "read-only: outside every writable root";
+        let rec = record("/var/tmp/hd/pre-commit", rule, Some("/var/tmp/hd"));
+        let (hint, offered) = record_hint(&rec, &ctx);
+        assert_eq!(offered, None, "{hint}");
+        assert!(hint.contains("git hook"), "{hint}");
+        let rec = record("/var/tmp/hd/notes.txt", rule, Some("/var/tmp/hd"));
+        let (hint, offered) = record_hint(&rec, &ctx);
+        assert_eq!(offered.as_deref(), Some(Path::new("/var/tmp/hd")), "{hint}");
+        let r = resolved();
+        let fs = cordon_policy::MemFs::new().dir("/w/tools");
+        let ctx = ClassifyContext {
+            resolved: Some(&r),
+            fs: &fs,
+            cwd: Path::new("/w"),
+            network_enabled: false,
+            home: Some(Path::new("/home/u")),
+            path_dirs: &[],
+        };
+        let rec = record("/w/tools/hooks/pre-commit", rule, Some("/w/tools/hooks"));
+        let (hint, offered) = record_hint(&rec, &ctx);
+        assert_eq!(
+            offered.as_deref(),
+            Some(Path::new("/w/tools/hooks")),
+            "{hint}"
+        );
     }
 
     /// nu23 Q5: a protected path in a bare repository (its hooks, its config) gets no

@@ -3458,6 +3458,62 @@ fn a_retry_grant_over_the_report_file_does_not_let_the_command_forge_it() {
     assert_eq!(v["outcome"], "command-failed", "{body}");
 }
 
+/// New-user pass nu26, F3: a widening the sandbox would refuse is not offered — the
+/// project's own `core.hooksPath` outside the workspace cannot be a writable root, so no
+/// retry is asked about, and the run ends with the command's own code, not 125 after an
+/// approved retry. F5: a bare `once` line (not JSON) is taken as the answer it names.
+/// Twin: the same answer file approves the grant on a plain directory there.
+#[test]
+fn a_retry_the_sandbox_would_refuse_is_not_offered() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let hooks = p.root.path().join("team-hooks");
+    let plain = p.root.path().join("plain-out");
+    std::fs::create_dir_all(&hooks).unwrap();
+    std::fs::create_dir_all(&plain).unwrap();
+    let git = |args: &[&str]| {
+        let st = Command::new("git")
+            .args(args)
+            .current_dir(&p.dir)
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(st.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["config", "core.hooksPath", hooks.to_str().unwrap()]);
+    let answers = p.home.join("answers");
+    std::fs::write(&answers, "once\n").unwrap();
+    let write = |dir: &std::path::Path| {
+        out(cordon(
+            &p,
+            &[
+                "run",
+                "--approvals-from",
+                answers.to_str().unwrap(),
+                "--",
+                "sh",
+                "-c",
+                &format!("echo x > {}/notes.txt", dir.display()),
+            ],
+        ))
+    };
+    let o = write(&hooks);
+    let err = text(&o.stderr);
+    assert_ne!(o.status.code(), Some(125), "{err}");
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(!err.contains("approval_request"), "asked: {err}");
+    assert!(!err.contains("retrying with"), "{err}");
+    assert!(!hooks.join("notes.txt").exists());
+    let o = write(&plain);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("retrying with"), "{err}");
+    assert!(plain.join("notes.txt").is_file(), "{err}");
+}
+
 /// Attack pass 45, M5 and M4: cordon's own files outside every writable root — the
 /// `--config` file, the `--approvals-from` file and a `fd:N` answers descriptor's file — are
 /// never offered as a grant after a denial (the retry rewrote the profile to
