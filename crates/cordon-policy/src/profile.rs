@@ -300,6 +300,19 @@ pub const CREDENTIAL_STORES: &[&str] = &[
     ".claude/.credentials.json",
     ".bash_history",
     ".zsh_history",
+    // Attack pass 47, N3: the other shells' and REPLs' histories (typed tokens, `AUTH pw`,
+    // `ALTER USER … PASSWORD`): fish, zsh under prezto/grml and zsh-newuser-install,
+    // psql, mysql, python, node, redis-cli, sqlite, irb.
+    ".local/share/fish/fish_history",
+    ".zhistory",
+    ".histfile",
+    ".psql_history",
+    ".mysql_history",
+    ".python_history",
+    ".node_repl_history",
+    ".rediscli_history",
+    ".sqlite_history",
+    ".irb_history",
     // breaker5 MEDIUM-3: common stores that were readable.
     // Maven: `<server><password>` (and its master password).
     ".m2/settings.xml",

@@ -42,6 +42,13 @@ pub struct ResolveContext {
     /// through `GIT_CONFIG_*` is read like git's files (breaker4 MEDIUM-3, HIGH-3).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub env: std::collections::BTreeMap<String, String>,
+    /// The backend gives each command a private `/tmp` (the Linux namespace sandbox):
+    /// `$TMPDIR` is then never made a writable root, and the command gets `TMPDIR=/tmp`.
+    /// The host's `$TMPDIR` is where host programs and other runs write files they later
+    /// run (pip's build checkouts, `go run`'s binaries): a command left running rewrote
+    /// them (attack pass 47, N4).
+    #[serde(default)]
+    pub private_tmpdir: bool,
 }
 
 /// The system paths a process needs to start (`:minimal`).
@@ -4825,6 +4832,42 @@ mod tests {
         assert_eq!(
             access(&r, &fs, "/var/tmp/u2/deep/x/.git/hooks/pre-commit"),
             Access::Read
+        );
+    }
+
+    /// Attack pass 47, N4: with a private `/tmp` (the Linux namespace sandbox) the host's
+    /// `$TMPDIR` is never a writable root, even when the guard would take it: host programs
+    /// write there what they later run. Twin: without one (Seatbelt), the guard takes it.
+    #[test]
+    fn a_private_tmp_keeps_the_hosts_tmpdir_read_only() {
+        let fs = fs().dir("/var/tmp/mine/pip-req-build-x");
+        let p = restricted(vec![
+            FsEntry::new(":workspace", Access::Write),
+            FsEntry::new(":tmp", Access::Write),
+        ]);
+        let mut c = ctx("/home/u/proj");
+        c.tmpdir = Some("/var/tmp/mine".into());
+        c.private_tmpdir = true;
+        let r = resolve(&p, &c, &fs).unwrap();
+        assert_eq!(
+            r.tmpdir_refused.as_deref(),
+            Some(Path::new("/var/tmp/mine"))
+        );
+        assert!(
+            r.notes.iter().any(|n| n.contains("host programs")),
+            "{:?}",
+            r.notes
+        );
+        assert_eq!(
+            access(&r, &fs, "/var/tmp/mine/pip-req-build-x/setup.py"),
+            Access::Read
+        );
+        c.private_tmpdir = false;
+        let r = resolve(&p, &c, &fs).unwrap();
+        assert_eq!(r.tmpdir_refused, None);
+        assert_eq!(
+            access(&r, &fs, "/var/tmp/mine/pip-req-build-x/setup.py"),
+            Access::Write
         );
     }
 

@@ -251,7 +251,16 @@ pub(crate) fn drop_unsafe_tmpdir(
                 entries: &others,
                 runtime_dir: runtime_dir.as_deref(),
             };
-            if let Some(why) = tmpdir_refusal(fs, &e.path, &facts) {
+            let why = if ctx.private_tmpdir {
+                Some(
+                    "host programs and other runs use it too, and a command could rewrite \
+                     what they write there and later run"
+                        .to_string(),
+                )
+            } else {
+                tmpdir_refusal(fs, &e.path, &facts)
+            };
+            if let Some(why) = why {
                 let note = format!(
                     "$TMPDIR {} (resolves to {}) is not made writable: {why}; temporary \
                      files go to the private /tmp",

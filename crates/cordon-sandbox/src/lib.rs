@@ -211,6 +211,8 @@ impl CommandRequest {
             env: cordon_policy::locations::context_env(
                 self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())),
             ),
+            // The namespace sandbox's /tmp is the command's own (attack pass 47, N4).
+            private_tmpdir: cfg!(target_os = "linux"),
         }
     }
 }

@@ -1005,22 +1005,30 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
         if rest == Path::new(".cache") {
             return Err(format!(
                 "it would need {g} writable: every tool's cache in your home at once (build \
-                 caches and tool environments later builds run); a single cache below it can \
-                 be granted"
+                 caches and tool environments later builds run)"
             ));
         }
-        // cordon's own cache state: every project's copy-on-write layers (nu26 F6).
-        let state = cordon_policy::caches::overlay_root(Path::new(""));
-        if let Some(own) = state.parent().filter(|o| rest.starts_with(o)) {
+        // Any one tool's cache: what most of them keep is code the tool later runs or
+        // installs on the host (pip's wheels, Deno's modules, Hugging Face's remote code,
+        // torch.hub checkouts, Cypress's and Selenium's binaries, Coursier's jars), and no
+        // list of the others can be complete (attack pass 47, N2: six were offered). A
+        // typed `-w` still grants one. cordon's own cache state holds every project's
+        // copy-on-write layers (nu26 F6).
+        if rest.starts_with(".cache") {
+            let state = cordon_policy::caches::overlay_root(Path::new(""));
+            if state.parent().is_some_and(|own| rest.starts_with(own)) {
+                return Err(format!(
+                    "it would need {g} writable: cordon's own cache state (every project's \
+                     cache layers)"
+                ));
+            }
             return Err(format!(
-                "it would need {g} writable: cordon's own cache state in {} (every project's \
-                 cache layers), which cordon does not offer after a denial",
-                ctx.home.map(|h| h.join(own)).unwrap_or_default().display()
+                "it would need {g} writable: a tool's cache in your home, which may hold \
+                 programs or code the tool later runs on the host, so cordon does not offer it after a denial \
+                 (pass -w {g} yourself if you trust what the command writes there)"
             ));
         }
-        let hidden = first
-            .as_ref()
-            .is_some_and(|f| f.starts_with('.') && f != ".cache");
+        let hidden = first.as_ref().is_some_and(|f| f.starts_with('.'));
         if let Some(c) = cordon_policy::caches::KNOWN_CACHES
             .iter()
             .find(|c| hidden && rest.starts_with(c.path))
@@ -1031,7 +1039,7 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
                 c.tool
             ));
         }
-        if first.is_some_and(|f| f.starts_with('.') && f != ".cache") {
+        if hidden {
             return Err(format!(
                 "it would need {g} writable: tool configuration in the home, where a later \
                  program may run what is written"
@@ -2552,7 +2560,6 @@ mod tests {
             "/srv2/u/proj/sub",
             "/srv2/u/proj/sub/out",
             "/home/u/other",
-            "/home/u/.cache/pip",
             "/var/tmp/x",
         ] {
             assert!(offerable_grant(Path::new(ok), &ctx).is_ok(), "{ok}");
@@ -2574,6 +2581,10 @@ mod tests {
             "/home/u/.cache",
             // nu24 F7c: a known cache under a hidden directory, named as one.
             "/home/u/.npm/_cacache",
+            // attack47 N2: any one tool's cache (code the tool later runs).
+            "/home/u/.cache/pip",
+            "/home/u/.cache/deno/remote/https",
+            "/home/u/.cache/huggingface/modules",
             // nu26 F6: cordon's own cache state.
             "/home/u/.cache/cordon",
             "/home/u/.cache/cordon/overlays/k",
@@ -2726,7 +2737,7 @@ mod tests {
     /// outside any sandbox is never offered: a directory of the caller's PATH (`~/bin`,
     /// `~/go/bin`), one inside or holding one, a path through `bin/` or a cache of
     /// programs (pre-commit's hook environments), a tool prefix holding `bin/`. Twins: a
-    /// data directory and a download cache in the home stay offerable.
+    /// data directory in the home stays offerable.
     #[test]
     fn no_grant_where_a_planted_program_runs_later() {
         let fs = cordon_policy::MemFs::new()
@@ -2761,8 +2772,8 @@ mod tests {
                 "{no}: {why}"
             );
         }
-        for ok in ["/home/u/other", "/home/u/.cache/pip", "/var/tmp/x"] {
-            // (The home's cache root is refused: `offerable_grants_stay_project_sized`.)
+        for ok in ["/home/u/other", "/var/tmp/x"] {
+            // (The home's caches are refused: `offerable_grants_stay_project_sized`.)
             assert!(offerable_grant(Path::new(ok), &ctx).is_ok(), "{ok}");
         }
     }
