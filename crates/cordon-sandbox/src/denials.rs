@@ -12,6 +12,10 @@ use std::path::PathBuf;
 /// ([`DenialReport::total`]).
 pub const MAX_RECORDS: usize = 32;
 
+/// How a record's `rule` begins when a write in place to a file with several names was
+/// refused (attack pass 47, N1): no `-w` lifts it; replacing the file does.
+pub const HARD_LINK_RULE: &str = "a hard link";
+
 /// One refused call: `{syscall, path, errno, rule, smallest grant that would allow it}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DenialRecord {

@@ -1356,6 +1356,9 @@ fn denial_hint(shown: &str, rule: &str, access: Access, grant: Result<&str, &str
         )
     } else if let Some(why) = rule.strip_prefix("protected (R-P3): ") {
         offer(&format!("{shown} is protected (R-P3, {why})"))
+    } else if rule.starts_with(cordon_sandbox::denials::HARD_LINK_RULE) {
+        // No grant lifts it: the other names may be anywhere (attack pass 47, N1).
+        format!("{shown} cannot be written in place: it is {rule}")
     } else if rule.starts_with("pinned") {
         format!(
             "{shown} is pinned by cordon (R-P3) so protected paths below it stay protected; it \

@@ -150,6 +150,56 @@ fn write_outside_fails_inside_works_on_both_paths() {
     }
 }
 
+/// Attack pass 47, N1: a file of the project that is a hard link to a file outside every
+/// writable root (pnpm's store, a local `git clone`'s objects) cannot be written in place,
+/// through `>>`, `O_RDWR` or `truncate`: the outside file keeps its bytes, and the report
+/// records the refusal. Twins: the same file replaced by a rename works (what cargo, git
+/// and pip do), and a file with one name is written as before.
+#[test]
+fn a_hard_link_to_a_file_outside_cannot_be_written_in_place_on_every_path() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    for l in ALL {
+        let store = p.home.join(format!("store-{}.js", l.name()));
+        std::fs::write(&store, "original\n").unwrap();
+        let linked = p.dir(l).join(format!("linked-{}.js", l.name()));
+        std::fs::hard_link(&store, &linked).unwrap();
+        let name = linked.file_name().unwrap().to_str().unwrap().to_string();
+        for write in [
+            format!("echo pwned >> {name}"),
+            format!("python3 -c 'open(\"{name}\", \"r+\").write(\"pwned\")'"),
+            format!("truncate -s 0 {name}"),
+        ] {
+            let o = p.sh(l, &write);
+            assert_ne!(o.status.code(), Some(0), "{l:?} {write}");
+            assert_eq!(
+                std::fs::read_to_string(&store).unwrap(),
+                "original\n",
+                "{l:?}: `{write}` changed the file outside"
+            );
+            let v = last_json(&o.stderr);
+            assert_eq!(v["outcome"], "sandbox-denied", "{l:?} {write}: {v}");
+            assert!(
+                v["denials"]["records"][0]["rule"]
+                    .as_str()
+                    .is_some_and(|r| r.starts_with("a hard link")),
+                "{l:?} {write}: {v}"
+            );
+        }
+        let o = p.sh(
+            l,
+            &format!(
+                "cp {name} n.tmp && echo new >> n.tmp && mv n.tmp {name} && echo x > one-{name}"
+            ),
+        );
+        assert_eq!(o.status.code(), Some(0), "{l:?}: {}", text(&o.stderr));
+        assert_eq!(std::fs::read_to_string(&linked).unwrap(), "original\nnew\n");
+        assert_eq!(std::fs::read_to_string(&store).unwrap(), "original\n");
+    }
+}
+
 /// The credential store is unreadable; stdout reaches the caller on both paths.
 #[test]
 fn secret_read_fails_on_both_paths() {

@@ -22,6 +22,18 @@
 //!   this sandbox's layout makes writable). When in doubt (unreadable memory, a symlink
 //!   as the last component, a device, the caller gone) it answers CONTINUE without record.
 //!
+//! One refusal is its own: writing in place (open for writing, truncate) a regular file
+//! that has more than one name (`st_nlink > 1`). The mounts and Landlock judge the name
+//! the command uses; a hard link made on the host (pnpm's store, a `git clone` of a local
+//! repository, uv's cache) shares its inode with a name outside every writable root, and
+//! the write lands there (attack pass 47, N1: a command changed package code another
+//! project ran on the host). The command cannot make such links itself (`link(2)` across
+//! mounts is `EXDEV`), and tools replace files by rename (cargo, git, pip) rather than
+//! write linked ones in place. This check has CONTINUE's race: a command that swaps a
+//! directory on the path between the check and the kernel's open can still reach a linked
+//! file. It stops every write that does not race, and records it; it is not a boundary
+//! against a command built to win that race.
+//!
 //! Only calls that may write trap: `open`/`openat`/`creat` with `O_WRONLY`, `O_RDWR`,
 //! `O_CREAT` or `O_TRUNC` (the flags are checked in BPF, so read-only opens never leave
 //! the kernel), `mkdir(at)`, `mknod(at)`, `unlink(at)`, `rmdir`, `rename(at, at2)`,
@@ -342,6 +354,8 @@ struct Verdict {
     grant: PathBuf,
     /// A mount point was in the way (`EBUSY`).
     busy: bool,
+    /// A regular file with this many names, refused an in-place write ([`judge_file`]).
+    links: Option<u64>,
 }
 
 impl Supervisor {
@@ -369,7 +383,18 @@ impl Supervisor {
     }
 
     fn record(&self, syscall: &str, v: Verdict) -> DenialRecord {
-        let (rule, grantable) = self.rule_for(&v.path, v.busy);
+        let (rule, grantable) = match v.links {
+            Some(n) => (
+                format!(
+                    "{} ({n} names): writing the file in place changes every name of \
+                     it, and another may lie outside the writable roots; write a new file \
+                     and rename it over this one (cp F F.new && mv F.new F) to break the link",
+                    crate::denials::HARD_LINK_RULE
+                ),
+                false,
+            ),
+            None => self.rule_for(&v.path, v.busy),
+        };
         DenialRecord {
             syscall: syscall.to_string(),
             path: v.path,
@@ -640,20 +665,28 @@ fn judge_dir(sup: &Supervisor, at: &Entry, dirfd: RawFd) -> Option<Verdict> {
         errno,
         grant: at.dir_path.clone(),
         busy: false,
+        links: None,
     })
 }
 
 /// Writing the existing regular file `at` (open for writing, truncate). `landlock_checks`:
-/// Landlock handles this access (else only a read-only mount refuses it).
+/// Landlock handles this access (else only a read-only mount refuses it). A file the kernel
+/// would let the command write but that has more than one name is refused `EACCES` (the
+/// one call this supervisor refuses on its own, module docs).
 fn judge_file(sup: &Supervisor, at: &Entry, landlock_checks: bool) -> Option<Verdict> {
     let f = at.open_nofollow()?;
     let st = super::sys::fstat(f.as_raw_fd()).ok()?;
+    let stdio = sup.stdio.contains(&(st.st_dev, st.st_ino));
+    let mut links = None;
     let errno = if read_only_mount(f.as_raw_fd())? {
         libc::EROFS
-    } else if landlock_checks
-        && !sup.stdio.contains(&(st.st_dev, st.st_ino))
-        && sup.landlock_denies(&at.path())
-    {
+    } else if landlock_checks && !stdio && sup.landlock_denies(&at.path()) {
+        libc::EACCES
+    } else if st.st_nlink > 1 && !stdio {
+        // The kernel would allow it: a hard link made on the host (pnpm's store, a `git
+        // clone` of a local repository, uv's cache) shares the inode with a name outside
+        // every writable root, and a write in place lands there (attack pass 47, N1).
+        links = Some(st.st_nlink as u64);
         libc::EACCES
     } else {
         return None;
@@ -663,6 +696,7 @@ fn judge_file(sup: &Supervisor, at: &Entry, landlock_checks: bool) -> Option<Ver
         errno,
         grant: at.path(),
         busy: false,
+        links,
     })
 }
 
@@ -675,6 +709,7 @@ fn judge_busy(at: &Entry) -> Option<Verdict> {
         errno: libc::EBUSY,
         grant: at.path(),
         busy: true,
+        links: None,
     })
 }
 
