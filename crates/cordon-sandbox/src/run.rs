@@ -86,7 +86,24 @@ pub fn run(exec: &ExecRequest) -> io::Result<RunStatus> {
         .current_dir(&exec.cwd)
         .env_clear()
         .envs(exec.env.iter().map(|(k, v)| (k, v)));
+    #[cfg(unix)]
+    if exec.backend == cordon_policy::Backend::None {
+        exec_like_execvp(&mut cmd);
+    }
     wait_forwarding(cmd.spawn()?)
+}
+
+/// Makes `cmd` start its program as `execvp` does, which runs an executable file the
+/// kernel cannot execute (`ENOEXEC`: a script without `#!`) with `/bin/sh`, as `env`,
+/// `timeout` and the shells do (new-user pass nu27, F1: the unconfined path said "Exec
+/// format error" and exited 125). The standard library uses `posix_spawn`, which has no
+/// such fallback, unless the command has a `pre_exec` hook; it then forks and calls
+/// `execvp`.
+#[cfg(unix)]
+pub fn exec_like_execvp(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the hook does nothing, so it is trivially async-signal-safe.
+    unsafe { cmd.pre_exec(|| Ok(())) };
 }
 
 /// What the helper reported: what it applied, or why nothing ran

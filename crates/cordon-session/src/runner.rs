@@ -230,6 +230,11 @@ pub fn run_asking(
         if let Some(p) = prepare {
             p(&mut cmd);
         }
+        // Unconfined, the user's program itself: started as `execvp` would (nu27 F1).
+        #[cfg(unix)]
+        if exec.backend == cordon_policy::Backend::None {
+            cordon_sandbox::run::exec_like_execvp(&mut cmd);
+        }
         cmd
     };
     let sandboxed = exec.backend != cordon_policy::Backend::None;

@@ -203,6 +203,26 @@ fn exit_codes() {
     // killed by a signal → 128+n
     let o = out(cordon(&p, &["run", "--", "sh", "-c", "kill -TERM $$"]));
     assert_eq!(o.status.code(), Some(143));
+    // nu27 F1: an executable script without `#!` runs with /bin/sh, as `env` runs it, by
+    // path and through PATH; its own code is the exit code.
+    use std::os::unix::fs::PermissionsExt;
+    let script = p.dir.join("no-shebang");
+    std::fs::write(&script, "echo ran \"$1\"; exit 5\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = out(cordon(&p, &["run", "--", "./no-shebang", "arg"]));
+    assert_eq!(o.status.code(), Some(5), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "ran arg\n");
+    let path = format!("{}:/usr/bin:/bin", p.dir.display());
+    let o = out(cordon(
+        &p,
+        &["run", "--", "env", &format!("PATH={path}"), "no-shebang"],
+    ));
+    assert_eq!(o.status.code(), Some(5), "{}", text(&o.stderr));
+    let mut c = cordon(&p, &["run", "--", "no-shebang", "x"]);
+    c.env("PATH", &path);
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(5), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "ran x\n");
 }
 
 /// Unsandboxed commands keep the same exit-code contract.
@@ -233,6 +253,23 @@ fn exit_codes_unsandboxed() {
         ],
     ));
     assert_eq!(o.status.code(), Some(7));
+    // nu27 F1: unconfined too, an executable script without `#!` runs with /bin/sh.
+    use std::os::unix::fs::PermissionsExt;
+    let script = p.dir.join("no-shebang");
+    std::fs::write(&script, "echo ran; exit 5\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--profile",
+            "danger-full-access",
+            "--",
+            "./no-shebang",
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(5), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "ran\n");
 }
 
 /// R-S4: a guarantee the host cannot give is a refusal (125) naming what is missing, and

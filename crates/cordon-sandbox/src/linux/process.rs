@@ -371,8 +371,10 @@ impl CommandSpec {
     }
 }
 
-/// Tries `execve` on each candidate of a `PATH` search (like `execvp`, without the
-/// `/bin/sh` fallback); returns the most telling errno when every attempt failed.
+/// Tries `execve` on each candidate of a `PATH` search, like `execvp`: a file the kernel
+/// cannot execute (`ENOEXEC`, an executable script without `#!`) is run by `/bin/sh`, as
+/// `env`, `timeout` and the shells do (new-user pass nu27, F1); returns the most telling
+/// errno when every attempt failed.
 fn exec_search(spec: &CommandSpec) -> libc::c_int {
     let mut argv: Vec<*const libc::c_char> = spec.argv.iter().map(|a| a.as_ptr()).collect();
     argv.push(std::ptr::null());
@@ -383,9 +385,16 @@ fn exec_search(spec: &CommandSpec) -> libc::c_int {
         // SAFETY: `p`, `argv` and `envp` are NUL-terminated strings / null-terminated
         // arrays of them, alive for the call; execve only returns on failure.
         unsafe { libc::execve(p.as_ptr(), argv.as_ptr(), envp.as_ptr()) };
-        io::Error::last_os_error()
+        let e = io::Error::last_os_error()
             .raw_os_error()
-            .unwrap_or(libc::ENOENT)
+            .unwrap_or(libc::ENOENT);
+        if e == libc::ENOEXEC {
+            let mut sh_argv: Vec<*const libc::c_char> = vec![c"/bin/sh".as_ptr(), p.as_ptr()];
+            sh_argv.extend_from_slice(&argv[1..]);
+            // SAFETY: as above; `sh_argv` ends with the null pointer copied from `argv`.
+            unsafe { libc::execve(c"/bin/sh".as_ptr(), sh_argv.as_ptr(), envp.as_ptr()) };
+        }
+        e
     };
     if name.contains(&b'/') {
         return try_exec(&spec.argv[0]);
