@@ -453,6 +453,18 @@ fn candidate_paths(line: &str) -> Vec<String> {
             out.push(w.to_string());
         }
     }
+    // The coreutils shape `prog: NAME: error` names a file without `/` or a leading dot
+    // (new-user pass nu27, F2: `cat: notes.md: Permission denied` was no denial): a middle
+    // field that is one word.
+    let fields: Vec<&str> = line.split(": ").collect();
+    if fields.len() >= 3 {
+        for f in &fields[1..fields.len() - 1] {
+            let f = f.trim();
+            if !f.is_empty() && !f.contains(char::is_whitespace) && !out.iter().any(|o| o == f) {
+                out.push(f.to_string());
+            }
+        }
+    }
     out.dedup();
     out
 }
@@ -1350,9 +1362,20 @@ fn denial_hint(shown: &str, rule: &str, access: Access, grant: Result<&str, &str
         ),
     };
     if access == Access::Read || rule.starts_with("denied") {
+        // No widening is offered for a hidden path; how the person can open it depends on
+        // where the deny came from (new-user pass nu27, F5: "cannot be opened per command"
+        // was false, `--with` does, and a `--deny-read` is dropped, not a profile edit).
+        let how = if rule.contains("--deny-read") {
+            "drop that --deny-read if it must be readable".to_string()
+        } else {
+            format!(
+                "if it must be readable, `cordon explain {shown}` shows the profile entry or \
+                 the --with that opens it"
+            )
+        };
         format!(
-            "{shown} is hidden from this command ({rule}); it cannot be opened per command — \
-             change the profile if it must be readable"
+            "{shown} is hidden from this command ({rule}); cordon offers no per-command \
+             widening for a hidden path: {how}"
         )
     } else if let Some(why) = rule.strip_prefix("protected (R-P3): ") {
         offer(&format!("{shown} is protected (R-P3, {why})"))
@@ -2313,6 +2336,32 @@ mod tests {
             c => panic!("{c:?}"),
         }
         assert!(!o.hint.unwrap().contains("-w .."));
+    }
+
+    /// nu27 F2: a file named without `/` or a leading dot in the coreutils shape (`cat:
+    /// NAME: Permission denied`) is read against the cwd like any relative path. Twin: the
+    /// program's own name in the first field is no candidate.
+    #[test]
+    fn a_bare_file_name_is_read_against_the_cwd() {
+        let sig = |line: &str| RunSignals {
+            code: Some(1),
+            stderr_tail: line.into(),
+            sandboxed: true,
+            ..Default::default()
+        };
+        let o = run_in("/home/u", sig("cat: id_rsa: Permission denied"));
+        assert_eq!(o.class, OutcomeClass::CommandFailed, "{o:?}");
+        let o = run_in("/home/u/.ssh", sig("cat: id_rsa: Permission denied"));
+        match &o.class {
+            OutcomeClass::SandboxDenied { path, .. } => {
+                assert_eq!(path.as_deref(), Some(Path::new("/home/u/.ssh/id_rsa")))
+            }
+            c => panic!("{c:?}"),
+        }
+        assert_eq!(
+            candidate_paths("cat: notes.md: Permission denied"),
+            vec!["notes.md".to_string()]
+        );
     }
 
     /// Issue 9 re-test (b): a fake error about a path outside the cwd and workspace (e.g. in

@@ -225,6 +225,33 @@ fn exit_codes() {
     assert_eq!(text(&o.stdout), "ran x\n");
 }
 
+/// New-user pass nu27, F4: `cordon run` inside a cordon sandbox is refused with the reason
+/// `--dry-run` gives there (no user namespaces), not a failed host call's ("cannot create
+/// … for its writable grant"). Twin: `--dry-run` inside says the same.
+#[test]
+fn a_nested_run_is_refused_for_the_reason_its_dry_run_gives() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let o = out(cordon(
+        &p,
+        &["run", "--", CORDON, "run", "--no-server", "--", "true"],
+    ));
+    let err = text(&o.stderr);
+    assert!(err.contains("user namespaces are unavailable"), "{err}");
+    assert!(!err.contains("for its writable grant"), "{err}");
+    let o = out(cordon(
+        &p,
+        &["run", "--", CORDON, "run", "--dry-run", "--", "true"],
+    ));
+    assert!(
+        text(&o.stderr).contains("user namespaces are unavailable"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
 /// Unsandboxed commands keep the same exit-code contract.
 #[test]
 fn exit_codes_unsandboxed() {

@@ -892,8 +892,19 @@ fn run_namespaces(
             _cache_slot = super::caches::claim_overlay_slot(&mut layout);
             // Missing writable grants created; placeholders are permanent
             // (`mounts::Placeholder`).
-            mounts::prepare_host(&layout)
-                .map_err(|e| HelperError::Message(format!("refusing to run unconfined: {e}")))?;
+            mounts::prepare_host(&layout).map_err(|e| {
+                // `ENOSYS` for a host call (openat2) is another sandbox's seccomp filter
+                // (cordon run inside cordon): the quick probe could not see that it forbids
+                // namespaces too. The full probe's verdict is the one `--dry-run` and
+                // `status` give (new-user pass nu27, F4: "create it yourself or drop the
+                // grant" about a grant nobody gave).
+                if e.kind() == std::io::ErrorKind::Unsupported {
+                    if let Err(r) = super::plan::plan(profile, &super::features::probe()) {
+                        return HelperError::Message(format!("refusing to run unconfined: {r}"));
+                    }
+                }
+                HelperError::Message(format!("refusing to run unconfined: {e}"))
+            })?;
             // The overlays' old scratch dirs go aside now (under the slot lock), to be
             // removed off the launch's path, not by the mounts (issue 12).
             stale = mounts::set_aside_overlay_scratch(&layout);

@@ -249,8 +249,9 @@ fn tools() -> Vec<Tool> {
     ]
 }
 
-/// The structured content and text of a result.
-fn result(r: &ExecResult) -> CallToolResult {
+/// The structured content and text of a result. `can_approve`: the client takes form
+/// elicitations, so a call with `additional_permissions` can be approved by a person.
+fn result(r: &ExecResult, can_approve: bool) -> CallToolResult {
     let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
     if let Some(rep) = &r.report {
         v["approval"] = serde_json::to_value(&rep.approval).unwrap_or(Value::Null);
@@ -261,7 +262,10 @@ fn result(r: &ExecResult) -> CallToolResult {
     // The command's own `[cordon:` lines are marked by the harness already
     // ([`cordon_session::harness::quote_lookalikes`]).
     let mut text = r.output.text.clone();
-    if r.output.truncated {
+    // Only while there is a session to read from (nu27 F3: an ended command's cut output
+    // said "0 more bytes; call read_output", and read_output found no session; the
+    // "left out here" line already says what was cut).
+    if r.output.truncated && r.session_id.is_some() {
         text.push_str(&format!(
             "\n[cordon: output truncated: {} more bytes; call read_output]",
             r.output.remaining_bytes
@@ -287,10 +291,21 @@ fn result(r: &ExecResult) -> CallToolResult {
         .and_then(|rep| rep.last().escalation.as_ref())
     {
         if let Ok(json) = serde_json::to_string(permissions) {
-            text.push_str(&format!(
-                "\n[cordon: to allow it, call exec_command again with additional_permissions \
-                 {json} and a justification; the user must approve]"
-            ));
+            if can_approve {
+                text.push_str(&format!(
+                    "\n[cordon: to allow it, call exec_command again with \
+                     additional_permissions {json} and a justification; the user must approve]"
+                ));
+            } else {
+                // Nobody can approve through this client (nu27 F9): the widening must come
+                // from how the server was started.
+                text.push_str(&format!(
+                    "\n[cordon: this MCP client cannot ask the user to approve, so \
+                     additional_permissions {json} would be refused; the user can allow it \
+                     when starting the server (`cordon mcp -w PATH`, `--allow-network`) or in \
+                     the profile]"
+                ));
+            }
         }
     }
     // The outcome's hint is written for the CLI: where it names a flag and no widening
@@ -307,10 +322,14 @@ fn result(r: &ExecResult) -> CallToolResult {
             cordon_session::OutcomeClass::CommandFailed
                 if !offered && hint.contains("--allow-network") =>
             {
-                text.push_str(
+                text.push_str(if can_approve {
                     "\n[cordon: here `--allow-network` is exec_command's additional_permissions \
-                     {\"network\":true} with a justification; the user must approve]",
-                );
+                     {\"network\":true} with a justification; the user must approve]"
+                } else {
+                    "\n[cordon: this MCP client cannot ask the user to approve a network \
+                     request; the user can start the server with `cordon mcp --allow-network` \
+                     or allow it in the profile]"
+                });
             }
             // The loopback hint names the CLI's `--local-port` (the host's port): here a
             // server another call started lives in that session's own loopback (nu24 F1).
@@ -398,7 +417,12 @@ fn signal_named(name: &str) -> Option<i32> {
 
 /// One tool call, on a blocking thread: its arguments parsed into the tool's type
 /// ([`super::mcp_args`]; a wrong or unknown argument is an error naming it).
-fn call(h: &Harness, name: &str, args: serde_json::Map<String, Value>) -> CallToolResult {
+fn call(
+    h: &Harness,
+    name: &str,
+    args: serde_json::Map<String, Value>,
+    can_approve: bool,
+) -> CallToolResult {
     use super::mcp_args::{
         max_bytes, parse, size, ExecArgs, KillArgs, ReadOutputArgs, WriteStdinArgs,
     };
@@ -448,7 +472,7 @@ fn call(h: &Harness, name: &str, args: serde_json::Map<String, Value>) -> CallTo
         other => Err(HarnessError::Usage(format!("unknown tool {other:?}"))),
     })();
     match out {
-        Ok(r) => result(&r),
+        Ok(r) => result(&r, can_approve),
         Err(e) => tool_error(e.to_string()),
     }
 }
@@ -496,10 +520,16 @@ impl ServerHandler for Server {
         if let Ok(mut p) = self.peer.lock() {
             *p = Some((context.peer.clone(), tokio::runtime::Handle::current()));
         }
+        // Whether a person can approve through this client (a form elicitation): the
+        // hints invite a call with additional_permissions only then (nu27 F9).
+        let can_approve = context
+            .peer
+            .supported_elicitation_modes()
+            .contains(&ElicitationMode::Form);
         let h = Arc::clone(&self.harness);
         let name = request.name.to_string();
         let args = request.arguments.unwrap_or_default();
-        let r = tokio::task::spawn_blocking(move || call(&h, &name, args))
+        let r = tokio::task::spawn_blocking(move || call(&h, &name, args, can_approve))
             .await
             .map_err(|e| McpError::internal_error(format!("tool call failed: {e}"), None))?;
         Ok(r.into())
@@ -573,7 +603,7 @@ mod tests {
             o.hint = Some(hint.to_string());
             let mut r = refused("x");
             r.outcome = Some(o);
-            text_of(&result(&r))
+            text_of(&result(&r, true))
         };
         let t = with(
             cordon_session::OutcomeClass::TimedOut,
@@ -634,7 +664,7 @@ mod tests {
             t.starts_with("ok\n(command output) [cordon: sandbox-denied"),
             "{t}"
         );
-        let full = text_of(&result(&r));
+        let full = text_of(&result(&r, true));
         assert_eq!(full.matches("\\n[cordon:").count(), 1, "{full}");
         assert_eq!(
             cordon_session::harness::quote_lookalikes("plain\ntext"),
@@ -657,11 +687,15 @@ mod tests {
     /// it from the client. Twin: another refusal gets no such line.
     #[test]
     fn a_workspace_refusal_says_to_set_the_servers_cwd() {
-        let t = text_of(&result(&refused(
-            "refusing to make /root writable as the workspace: it is your home directory",
-        )));
+        let t = text_of(&result(
+            &refused("refusing to make /root writable as the workspace: it is your home directory"),
+            true,
+        ));
         assert!(t.contains("set `cwd` to your project"), "{t}");
-        let t = text_of(&result(&refused("forbidden by exec policy: rm -rf /")));
+        let t = text_of(&result(
+            &refused("forbidden by exec policy: rm -rf /"),
+            true,
+        ));
         assert!(!t.contains("set `cwd`"), "{t}");
     }
 }
