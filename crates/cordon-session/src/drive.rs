@@ -109,20 +109,32 @@ const TERMINAL_EDITORS: &[&str] = &[
 /// [`TERMINAL_EDITORS`] (by name or path), which fails at once with a line that says what
 /// to do (new-user pass nu25, F1: a plain `false` broke `git -c core.editor=true commit
 /// --amend`). A function, because git appends `"$@"` (the file) to an editor with shell
-/// syntax in it.
-pub fn no_terminal_git_editor() -> String {
+/// syntax in it. Its body travels in [`GIT_EDITOR_BODY_ENV`]: git quotes the whole
+/// `GIT_EDITOR` in its error after the editor failed (new-user pass nu27, F6: 640
+/// characters of shell).
+pub fn no_terminal_git_editor() -> [(String, String); 2] {
     let names: Vec<String> = TERMINAL_EDITORS
         .iter()
         .map(|n| format!("{n}|*/{n}"))
         .collect();
-    format!(
-        "cordon_editor() {{ ed=$(git config core.editor || printf %s \"${{VISUAL:-${{EDITOR:-vi}}}}\"); \
+    let body = format!(
+        "ed=$(git config core.editor || printf %s \"${{VISUAL:-${{EDITOR:-vi}}}}\"); \
          case \"${{ed%% *}}\" in {}) echo \"cordon: no terminal for the editor '$ed': give the \
          message with -m (or -F), or set GIT_EDITOR (e.g. GIT_EDITOR=true to keep the message \
-         as it is)\" >&2; return 1;; esac; eval \"$ed \\\"\\$@\\\"\"; }}; cordon_editor",
+         as it is)\" >&2; return 1;; esac; eval \"$ed \\\"\\$@\\\"\"",
         names.join("|")
-    )
+    );
+    [
+        (
+            "GIT_EDITOR".into(),
+            format!("cordon_editor() {{ eval \"${GIT_EDITOR_BODY_ENV}\"; }}; cordon_editor"),
+        ),
+        (GIT_EDITOR_BODY_ENV.into(), body),
+    ]
 }
+
+/// The variable holding the body of [`no_terminal_git_editor`]'s function.
+pub const GIT_EDITOR_BODY_ENV: &str = "CORDON_GIT_EDITOR";
 
 /// What happened, for the report and `--json`.
 #[derive(Debug, Clone, Serialize)]
@@ -536,8 +548,7 @@ pub fn prepare(
 ) -> Result<Prepared, Box<Report>> {
     let mut req = trust.command(spec.argv.clone());
     if !spec.terminal && !caller_chose_a_batch_editor(&req.env) {
-        req.env
-            .push(("GIT_EDITOR".into(), no_terminal_git_editor()));
+        req.env.extend(no_terminal_git_editor());
     }
     let mut record = trust.evaluate(&req);
     if spec.interactive {

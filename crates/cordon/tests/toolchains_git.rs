@@ -523,6 +523,12 @@ fn an_editor_without_a_terminal_fails_at_once() {
         "{}",
         text(&o.stderr)
     );
+    // nu27 F6: git quotes the whole GIT_EDITOR after the failure: a short one.
+    assert!(
+        text(&o.stderr).lines().all(|l| l.len() < 300),
+        "{}",
+        text(&o.stderr)
+    );
     let o = p
         .cordon(&[
             "run",
