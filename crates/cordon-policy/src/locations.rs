@@ -48,10 +48,13 @@ pub const STORE_LOCATIONS: &[(&str, &str)] = &[
     // `~/.local/share/<x>` stores.
     ("XDG_DATA_HOME", "keyrings"),
     ("XDG_DATA_HOME", "com.vercel.cli/auth.json"),
+    ("XDG_DATA_HOME", "fish/fish_history"),
     // podman, buildah, skopeo: `$XDG_RUNTIME_DIR/containers/auth.json` first.
     ("XDG_RUNTIME_DIR", "containers/auth.json"),
     ("REGISTRY_AUTH_FILE", ""),
     ("GH_CONFIG_DIR", ""),
+    // A shell told where its history is (attack pass 47, N3).
+    ("HISTFILE", ""),
     ("HUB_CONFIG", ""),
     ("CARGO_HOME", "credentials"),
     ("CARGO_HOME", "credentials.toml"),
