@@ -766,7 +766,10 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
             // likeliest cause (later ones are often clean-up).
             unexplained = d.records.iter().filter(|r| !r.is_network()).find_map(|r| {
                 let (hint, grant) = record_hint(r, ctx);
-                grant.map(|_| {
+                // A hard link has no grant, and is named all the same: its fix is a rename
+                // (new-user pass nu28, F2: vim's silent failure got no hint).
+                let linked = r.rule.starts_with(cordon_sandbox::denials::HARD_LINK_RULE);
+                (grant.is_some() || linked).then(|| {
                     format!(
                         "the sandbox refused `{} {}` ({}) during the run, which {} does not \
                          name; if that is why it failed: {hint}",
@@ -1061,6 +1064,7 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
     if let Some(why) = other_repository_code(grant, ctx)
         .or_else(|| home_configuration(grant, ctx))
         .or_else(|| program_location(grant, ctx))
+        .or_else(|| cordons_program(grant))
     {
         return Err(format!("it would need {g} writable, {why}"));
     }
@@ -1179,6 +1183,22 @@ fn other_repository_code(grant: &Path, ctx: &ClassifyContext<'_>) -> Option<Stri
                 worktree.display()
             )
         })
+}
+
+/// Why a grant is, holds or lies in the directory of cordon's own program, or `None`
+/// (attack pass 48, N4: `-w target/release` was offered after a denial there, the retry
+/// renamed a new file over `cordon`, and the host's next run was the command's program,
+/// unconfined).
+fn cordons_program(grant: &Path) -> Option<String> {
+    let exe = std::env::current_exe().ok()?.canonicalize().ok()?;
+    let dir = exe.parent()?;
+    (grant.starts_with(dir) || dir.starts_with(grant)).then(|| {
+        format!(
+            "which reaches the directory of cordon's own program ({}): a replaced cordon \
+             would run every later command unconfined",
+            exe.display()
+        )
+    })
 }
 
 /// Why a grant outside the workspace is, holds or lies in configuration the person's
@@ -1539,9 +1559,16 @@ fn from_records(
         // hidden `~/.bash_history` on exit, and that write was named as the cause).
         None => {
             let last = writes.next_back()?;
+            // A refused write in place to a hard-linked file is reached by another name
+            // than the record's (a symlink, `/proc/self/fd/N`: attack pass 48, N1): any
+            // access error may be about it.
+            let linked = last
+                .rule
+                .starts_with(cordon_sandbox::denials::HARD_LINK_RULE);
             let related = |l: &str| {
                 let named = candidate_paths(l);
-                named.is_empty()
+                linked
+                    || named.is_empty()
                     || named.iter().any(|c| {
                         let abs = cordon_policy::paths::lexical_normalize(Path::new(c), ctx.cwd);
                         abs.starts_with(&last.path) || last.path.starts_with(&abs)
@@ -2653,6 +2680,28 @@ mod tests {
         assert!(why.contains("home directory other than $HOME"), "{why}");
         let why = offerable_grant(Path::new("/usr/local/x"), &ctx).unwrap_err();
         assert!(why.contains("a system directory"), "{why}");
+    }
+
+    /// Attack pass 48, N4: no grant on, above or inside the directory of cordon's own
+    /// program (here the test binary's). Twin: a sibling directory is offered.
+    #[test]
+    fn cordons_own_program_directory_gets_no_grant() {
+        let exe = std::env::current_exe().unwrap().canonicalize().unwrap();
+        let dir = exe.parent().unwrap();
+        let ctx = grant_ctx(&NoFs, "/srv2/u/proj", &[]);
+        for no in [
+            dir.to_path_buf(),
+            dir.join("sub"),
+            dir.parent().unwrap().to_path_buf(),
+        ] {
+            let why = offerable_grant(&no, &ctx).unwrap_err();
+            assert!(
+                why.contains("cordon's own program"),
+                "{}: {why}",
+                no.display()
+            );
+        }
+        assert!(cordons_program(&dir.with_file_name("cordon-sibling-dir")).is_none());
     }
 
     /// nu26 F2: a refused write outside the project to a file named as a git hook gets no

@@ -171,6 +171,13 @@ fn a_hard_link_to_a_file_outside_cannot_be_written_in_place_on_every_path() {
             format!("echo pwned >> {name}"),
             format!("python3 -c 'open(\"{name}\", \"r+\").write(\"pwned\")'"),
             format!("truncate -s 0 {name}"),
+            // attack48 N1: through a symlink, and by reopening a read-only descriptor.
+            format!("ln -sf {name} l-{name} && echo pwned >> l-{name}"),
+            format!(
+                "python3 -c 'import os; fd = os.open(\"{name}\", os.O_RDONLY); \
+                 open(\"/proc/self/fd/%d\" % fd, \"a\").write(\"pwned\")'"
+            ),
+            format!("ln -sfn /dev/fd dfd && exec 3<{name} && echo pwned >> dfd/3"),
         ] {
             let o = p.sh(l, &write);
             assert_ne!(o.status.code(), Some(0), "{l:?} {write}");

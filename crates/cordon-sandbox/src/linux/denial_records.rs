@@ -450,6 +450,157 @@ pub fn errno_name(e: i32) -> &'static str {
 
 /// Steps of one judgment. `None`: CONTINUE (allowed, or not sure).
 fn judge_call(sup: &Supervisor, tid: u32, args: &[u64; 6], call: PathCall) -> Option<Verdict> {
+    judge_path(sup, tid, args, call).or_else(|| judge_linked(sup, tid, args, call))
+}
+
+/// The hard-link refusal ([`judge_file`]) for a write in place that [`judge_path`] let
+/// through, on the file the kernel will reach: through symlinks (unless `O_NOFOLLOW`) and
+/// through `/proc/self/fd/N`, `/dev/fd/N`, `/dev/stdout` as the *caller's* descriptors
+/// (attack pass 48, N1: `ln -s linked l; echo x >> l` and a read-only descriptor reopened
+/// for writing through `/proc/self/fd/N` wrote the file outside).
+fn judge_linked(sup: &Supervisor, tid: u32, args: &[u64; 6], call: PathCall) -> Option<Verdict> {
+    let (dirfd, ptr, follow) = match call {
+        PathCall::Open { dirfd, path, flags } => {
+            let flags = flags.map_or(libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC, |i| {
+                args[i] as u32 as i32
+            });
+            let writes = flags & libc::O_ACCMODE != libc::O_RDONLY || flags & libc::O_TRUNC != 0;
+            if !writes || flags & (libc::O_TMPFILE & !libc::O_DIRECTORY) != 0 {
+                return None;
+            }
+            (
+                dirfd.map(|i| args[i]),
+                args[path],
+                flags & libc::O_NOFOLLOW == 0,
+            )
+        }
+        PathCall::Truncate { path } => (None, args[path], true),
+        _ => return None,
+    };
+    let raw = read_path(tid, ptr)?;
+    let (target, shown) = linked_target(tid, dirfd, raw, follow)?;
+    let st = super::sys::fstat(target.as_raw_fd()).ok()?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG
+        || st.st_nlink < 2
+        || sup.stdio.contains(&(st.st_dev, st.st_ino))
+    {
+        return None;
+    }
+    Some(Verdict {
+        path: shown.clone(),
+        errno: libc::EACCES,
+        grant: shown,
+        busy: false,
+        links: Some(st.st_nlink as u64),
+    })
+}
+
+/// The file a path reaches for the caller `tid`, as an `O_PATH` descriptor, with its name
+/// in the caller's view: walked one component at a time from the caller's root, cwd or
+/// `dirfd`, every symlink followed by hand (at most 40), so that a link to `/proc/self/…`
+/// or `/dev/fd/…` means the caller's `/proc/<tid>/…`, not init's; a descriptor entry
+/// (`/proc/<tid>/fd/N`) is opened through the kernel's magic link, which reaches the
+/// caller's open file. A walk that fails (a missing component, a loop) gives `None`.
+fn linked_target(
+    tid: u32,
+    dirfd: Option<u64>,
+    raw: Vec<u8>,
+    follow: bool,
+) -> Option<(OwnedFd, PathBuf)> {
+    let path = PathBuf::from(OsStr::from_bytes(&raw));
+    let mut logical = if path.is_absolute() {
+        PathBuf::from("/")
+    } else {
+        let from = match dirfd.map(|d| d as u32 as i32) {
+            None | Some(libc::AT_FDCWD) => format!("/proc/{tid}/cwd"),
+            Some(fd) if fd >= 0 => format!("/proc/{tid}/fd/{fd}"),
+            _ => return None,
+        };
+        std::fs::read_link(from).ok()?
+    };
+    let mut queue: std::collections::VecDeque<std::ffi::OsString> = path
+        .components()
+        .map(|c| c.as_os_str().to_owned())
+        .collect();
+    let mut hops = 0;
+    let open_at_root = |p: &Path, flags: libc::c_int| -> Option<OwnedFd> {
+        let full = Path::new(&format!("/proc/{tid}/root")).join(p.strip_prefix("/").ok()?);
+        let c = CString::new(full.as_os_str().as_bytes()).ok()?;
+        // SAFETY: `c` is a valid NUL-terminated path.
+        let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC | flags) };
+        // SAFETY: the kernel returned a new descriptor that we own.
+        (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+    };
+    while let Some(comp) = queue.pop_front() {
+        match comp.as_bytes() {
+            b"/" => logical = PathBuf::from("/"),
+            b"." | b"" => {}
+            b".." => {
+                logical.pop();
+            }
+            _ => {
+                let last = queue.is_empty();
+                let candidate = callers_proc(tid, &logical.join(&comp));
+                // A process's descriptor entry (`/proc/<pid>/fd/N`, `…/task/<t>/fd/N`): its
+                // magic link is the open file.
+                let in_fd_dir = candidate
+                    .parent()
+                    .is_some_and(|d| d.ends_with("fd") && d.starts_with("/proc/"));
+                if in_fd_dir {
+                    if !last {
+                        return None;
+                    }
+                    let f = open_at_root(&candidate, 0)?;
+                    let shown = real_path(f.as_raw_fd()).unwrap_or(candidate);
+                    return Some((f, shown));
+                }
+                let f = open_at_root(&candidate, libc::O_NOFOLLOW)?;
+                let st = super::sys::fstat(f.as_raw_fd()).ok()?;
+                if st.st_mode & libc::S_IFMT == libc::S_IFLNK && (!last || follow) {
+                    hops += 1;
+                    if hops > 40 {
+                        return None;
+                    }
+                    let full = Path::new(&format!("/proc/{tid}/root"))
+                        .join(candidate.strip_prefix("/").ok()?);
+                    let target = std::fs::read_link(full).ok()?;
+                    for c in target.components().rev() {
+                        queue.push_front(c.as_os_str().to_owned());
+                    }
+                    continue;
+                }
+                if last {
+                    return Some((f, candidate));
+                }
+                logical = candidate;
+            }
+        }
+    }
+    None
+}
+
+/// `path` with the names procfs resolves per reader spelled for the caller `tid`:
+/// `/proc/self`, `/proc/thread-self`, `/dev/fd`, `/dev/stdin`, `/dev/stdout`,
+/// `/dev/stderr` (init reading them would name its own).
+fn callers_proc(tid: u32, path: &Path) -> PathBuf {
+    let own = format!("/proc/{tid}");
+    for (alias, real) in [
+        ("/proc/self", own.clone()),
+        ("/proc/thread-self", format!("{own}/task/{tid}")),
+        ("/dev/fd", format!("{own}/fd")),
+        ("/dev/stdin", format!("{own}/fd/0")),
+        ("/dev/stdout", format!("{own}/fd/1")),
+        ("/dev/stderr", format!("{own}/fd/2")),
+    ] {
+        if let Ok(rest) = path.strip_prefix(alias) {
+            return Path::new(&real).join(rest);
+        }
+    }
+    path.to_path_buf()
+}
+
+/// The judgment of one trapped call by the paths it names ([`judge_call`]).
+fn judge_path(sup: &Supervisor, tid: u32, args: &[u64; 6], call: PathCall) -> Option<Verdict> {
     let sup_ctx = Caller { tid };
     match call {
         PathCall::Open { dirfd, path, flags } => {
