@@ -165,6 +165,11 @@ pub fn in_credential_group(e: &ResolvedEntry) -> bool {
 pub const PRIVATE_TMP_NOTE: &str =
     "a fresh tmpfs for each command, discarded after it: the host's /tmp is not visible";
 
+/// What the `hard_links` attribute of `<filesystem>` says (namespace backend): init
+/// refuses writing a file with several names in place (attack pass 47, N1).
+pub const HARD_LINKS_NOTE: &str =
+    "a file with several names is not written in place: write a new file and rename it over";
+
 fn write_filesystem(
     w: &mut W,
     resolved: &ResolvedProfile,
@@ -209,82 +214,88 @@ fn write_filesystem(
     } else {
         Vec::new()
     };
-    w.create_element("filesystem")
+    let mut el = w
+        .create_element("filesystem")
         .with_attribute(("mode", "restricted"))
         .with_attribute(("default", default.as_str()))
-        .with_attribute(("enforced_by", enforced_by))
-        .write_inner_content(|w| {
-            for root in &roots {
-                let inner: Vec<&&ResolvedEntry> = read_only
-                    .iter()
-                    .filter(|e| root_of(e).as_deref() == Some(root.path.as_path()))
-                    .collect();
-                if private_tmp && root.path == Path::new("/tmp") && inner.is_empty() {
-                    let path = path_text(&root.path);
-                    w.create_element("writable_root")
-                        .with_attribute(("path", path.as_str()))
-                        .with_attribute(("private", PRIVATE_TMP_NOTE))
-                        .write_empty()?;
-                    continue;
-                }
-                if inner.is_empty() {
-                    entry_element(w, "writable_root", root)?;
-                    continue;
-                }
-                let path = path_text(&root.path);
-                let spelled = (root.spelled != root.path).then(|| path_text(&root.spelled));
-                let mut el = w
-                    .create_element("writable_root")
-                    .with_attribute(("path", path.as_str()));
-                if let Some(s) = &spelled {
-                    el = el.with_attribute(("spelled", s.as_str()));
-                }
-                el.write_inner_content(|w| {
-                    for e in &inner {
-                        let name = match e.origin {
-                            EntryOrigin::Protected { .. } => "protected",
-                            _ => "read_only",
-                        };
-                        let edits = brokered
-                            .contains(&e.path)
-                            .then_some(crate::gitconfig::BROKERED_COPY_SHORT);
-                        entry_element_with(w, name, e, edits)?;
-                    }
-                    Ok(())
-                })?;
-            }
-            for e in read_only.iter().filter(|e| root_of(e).is_none()) {
-                let name = match e.origin {
-                    EntryOrigin::Protected { .. } => "protected",
-                    _ => "readable",
-                };
-                entry_element(w, name, e)?;
-            }
-            let grouped = denied
+        .with_attribute(("enforced_by", enforced_by));
+    // The namespace sandbox's init refuses writing a file with several hard links in place
+    // (new-user pass nu28, F3: the model was not told).
+    if private_tmp {
+        el = el.with_attribute(("hard_links", HARD_LINKS_NOTE));
+    }
+    el.write_inner_content(|w| {
+        for root in &roots {
+            let inner: Vec<&&ResolvedEntry> = read_only
                 .iter()
-                .filter(|e| detail == Detail::Compact && in_credential_group(e))
-                .count();
-            if grouped > 0 {
-                let count = grouped.to_string();
-                let ask = format!("cordon explain {CREDENTIAL_GROUP}");
-                w.create_element("deny_read_group")
-                    .with_attribute(("name", CREDENTIAL_GROUP))
-                    .with_attribute(("count", count.as_str()))
-                    .with_attribute(("ask", ask.as_str()))
+                .filter(|e| root_of(e).as_deref() == Some(root.path.as_path()))
+                .collect();
+            if private_tmp && root.path == Path::new("/tmp") && inner.is_empty() {
+                let path = path_text(&root.path);
+                w.create_element("writable_root")
+                    .with_attribute(("path", path.as_str()))
+                    .with_attribute(("private", PRIVATE_TMP_NOTE))
                     .write_empty()?;
+                continue;
             }
-            for e in &denied {
-                if detail == Detail::Compact && in_credential_group(e) {
-                    continue;
+            if inner.is_empty() {
+                entry_element(w, "writable_root", root)?;
+                continue;
+            }
+            let path = path_text(&root.path);
+            let spelled = (root.spelled != root.path).then(|| path_text(&root.spelled));
+            let mut el = w
+                .create_element("writable_root")
+                .with_attribute(("path", path.as_str()));
+            if let Some(s) = &spelled {
+                el = el.with_attribute(("spelled", s.as_str()));
+            }
+            el.write_inner_content(|w| {
+                for e in &inner {
+                    let name = match e.origin {
+                        EntryOrigin::Protected { .. } => "protected",
+                        _ => "read_only",
+                    };
+                    let edits = brokered
+                        .contains(&e.path)
+                        .then_some(crate::gitconfig::BROKERED_COPY_SHORT);
+                    entry_element_with(w, name, e, edits)?;
                 }
-                entry_element(w, "deny_read", e)?;
+                Ok(())
+            })?;
+        }
+        for e in read_only.iter().filter(|e| root_of(e).is_none()) {
+            let name = match e.origin {
+                EntryOrigin::Protected { .. } => "protected",
+                _ => "readable",
+            };
+            entry_element(w, name, e)?;
+        }
+        let grouped = denied
+            .iter()
+            .filter(|e| detail == Detail::Compact && in_credential_group(e))
+            .count();
+        if grouped > 0 {
+            let count = grouped.to_string();
+            let ask = format!("cordon explain {CREDENTIAL_GROUP}");
+            w.create_element("deny_read_group")
+                .with_attribute(("name", CREDENTIAL_GROUP))
+                .with_attribute(("count", count.as_str()))
+                .with_attribute(("ask", ask.as_str()))
+                .write_empty()?;
+        }
+        for e in &denied {
+            if detail == Detail::Compact && in_credential_group(e) {
+                continue;
             }
-            for n in &resolved.notes {
-                w.create_element("note")
-                    .write_text_content(BytesText::new(&xml_safe(n)))?;
-            }
-            Ok(())
-        })?;
+            entry_element(w, "deny_read", e)?;
+        }
+        for n in &resolved.notes {
+            w.create_element("note")
+                .write_text_content(BytesText::new(&xml_safe(n)))?;
+        }
+        Ok(())
+    })?;
     Ok(())
 }
 

@@ -4862,6 +4862,15 @@ mod tests {
             access(&r, &fs, "/var/tmp/mine/pip-req-build-x/setup.py"),
             Access::Read
         );
+        // nu28 F5: typed `-w "$TMPDIR"` shares it on purpose: kept, no note.
+        let typed = restricted(vec![
+            FsEntry::new(":workspace", Access::Write),
+            FsEntry::new(":tmp", Access::Write),
+            FsEntry::new("/var/tmp/mine", Access::Write),
+        ]);
+        let r = resolve(&typed, &c, &fs).unwrap();
+        assert_eq!(r.tmpdir_refused, None);
+        assert!(!r.notes.iter().any(|n| n.contains("host programs")));
         c.private_tmpdir = false;
         let r = resolve(&p, &c, &fs).unwrap();
         assert_eq!(r.tmpdir_refused, None);

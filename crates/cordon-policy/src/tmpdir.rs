@@ -223,6 +223,15 @@ pub(crate) fn drop_unsafe_tmpdir(
         }
         return Some(t);
     }
+    // A `$TMPDIR` the person made writable themselves (`-w "$TMPDIR"`) is shared on
+    // purpose: kept, and no note (new-user pass nu28, F5).
+    if ctx.private_tmpdir
+        && out
+            .iter()
+            .any(|e| e.access == Access::Write && !from_tmp(e) && t.starts_with(&e.path))
+    {
+        return None;
+    }
     let mut refused = None;
     let runtime_dir = ctx
         .runtime_dir

@@ -120,8 +120,9 @@ pub fn no_terminal_git_editor() -> [(String, String); 2] {
     let body = format!(
         "ed=$(git config core.editor || printf %s \"${{VISUAL:-${{EDITOR:-vi}}}}\"); \
          case \"${{ed%% *}}\" in {}) echo \"cordon: no terminal for the editor '$ed': give the \
-         message with -m (or -F), or set GIT_EDITOR (e.g. GIT_EDITOR=true to keep the message \
-         as it is)\" >&2; return 1;; esac; eval \"$ed \\\"\\$@\\\"\"",
+         message with -m (or -F) to git commit; for a command that only needs its prepared text \
+         accepted (git rebase -i, git merge, git commit --amend), set GIT_EDITOR=true\" >&2; \
+         return 1;; esac; eval \"$ed \\\"\\$@\\\"\"",
         names.join("|")
     );
     [

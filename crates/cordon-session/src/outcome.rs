@@ -1044,6 +1044,26 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
             ));
         }
         let hidden = first.as_ref().is_some_and(|f| f.starts_with('.'));
+        // A hidden directory deeper in the home, outside the project (attack pass 48, N2:
+        // `~/snap/code/common/.vscode/extensions` was offered; the editor loads what is
+        // written there).
+        let in_project = workspace.is_some_and(|w| grant.starts_with(w))
+            || own_repository(ctx).is_some_and(|(w, gitdir, common)| {
+                grant.starts_with(&w) || grant.starts_with(&gitdir) || grant.starts_with(&common)
+            });
+        if !in_project {
+            if let Some(h) = rest
+                .components()
+                .skip(1)
+                .map(|c| c.as_os_str().to_string_lossy())
+                .find(|c| c.starts_with('.'))
+            {
+                return Err(format!(
+                    "it would need {g} writable: inside the hidden directory {h} in your \
+                     home, tool configuration or code a later program loads"
+                ));
+            }
+        }
         if let Some(c) = cordon_policy::caches::KNOWN_CACHES
             .iter()
             .find(|c| hidden && rest.starts_with(c.path))
@@ -1060,6 +1080,16 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
                  program may run what is written"
             ));
         }
+    }
+    // Node resolves `require()` through every `node_modules` above a project (attack pass
+    // 48, N2: `~/node_modules/<pkg>` was offered, and an unrelated project on the host ran
+    // what the retry planted there).
+    let outside = !workspace.is_some_and(|w| grant.starts_with(w));
+    if outside && grant.components().any(|c| c.as_os_str() == "node_modules") {
+        return Err(format!(
+            "it would need {g} writable, a node_modules outside the project: Node loads code \
+             from every node_modules above a project"
+        ));
     }
     if let Some(why) = other_repository_code(grant, ctx)
         .or_else(|| home_configuration(grant, ctx))
@@ -1182,6 +1212,19 @@ fn other_repository_code(grant: &Path, ctx: &ClassifyContext<'_>) -> Option<Stri
                 p.display(),
                 worktree.display()
             )
+        })
+        // Anywhere in another project's work tree: its sources, `package.json`, `Makefile`
+        // and scripts run when that project is built, tested or committed (attack pass 48,
+        // N2). A bare repository has no work tree (a push's grant stays offerable).
+        .or_else(|| {
+            (grant.starts_with(&worktree) && !cordon_policy::looks_like_git_dir(ctx.fs, &worktree))
+                .then(|| {
+                    format!(
+                        "inside the work tree of another project (the repository at {}): what \
+                         is written there runs when that project is built, tested or committed",
+                        worktree.display()
+                    )
+                })
         })
 }
 
@@ -1401,7 +1444,12 @@ fn denial_hint(shown: &str, rule: &str, access: Access, grant: Result<&str, &str
         offer(&format!("{shown} is protected (R-P3, {why})"))
     } else if rule.starts_with(cordon_sandbox::denials::HARD_LINK_RULE) {
         // No grant lifts it: the other names may be anywhere (attack pass 47, N1).
-        format!("{shown} cannot be written in place: it is {rule}")
+        // With the file's own name in the fix (new-user pass nu28, F7).
+        let fix = format!("cp {shown} {shown}.new && mv {shown}.new {shown}");
+        format!(
+            "{shown} cannot be written in place: it is {}",
+            rule.replace("cp F F.new && mv F.new F", &fix)
+        )
     } else if rule.starts_with("pinned") {
         format!(
             "{shown} is pinned by cordon (R-P3) so protected paths below it stay protected; it \
@@ -2660,6 +2708,11 @@ mod tests {
             "/home/u/.cache",
             // nu24 F7c: a known cache under a hidden directory, named as one.
             "/home/u/.npm/_cacache",
+            // attack48 N2: a node_modules outside the project, a hidden directory deeper
+            // in the home.
+            "/home/u/node_modules/leftpad",
+            "/srv2/u/node_modules",
+            "/home/u/snap/code/common/.vscode/extensions",
             // attack47 N2: any one tool's cache (code the tool later runs).
             "/home/u/.cache/pip",
             "/home/u/.cache/deno/remote/https",
@@ -2680,6 +2733,25 @@ mod tests {
         assert!(why.contains("home directory other than $HOME"), "{why}");
         let why = offerable_grant(Path::new("/usr/local/x"), &ctx).unwrap_err();
         assert!(why.contains("a system directory"), "{why}");
+    }
+
+    /// Attack pass 48, N2: nothing inside another project's work tree is offered (its
+    /// `package.json`, `Makefile`, sources run when it is built or tested). Twins: a plain
+    /// directory beside the project is offered; a bare repository's refs stay offerable.
+    #[test]
+    fn another_projects_work_tree_gets_no_grant() {
+        let fs = cordon_policy::MemFs::new()
+            .file("/srv2/u/other/.git/HEAD", "ref: refs/heads/main\n")
+            .dir("/srv2/u/other/.git/objects")
+            .dir("/srv2/u/other/.git/refs")
+            .dir("/srv2/u/other/scripts")
+            .dir("/srv2/u/plain/out");
+        let ctx = grant_ctx(&fs, "/srv2/u/proj", &[]);
+        for no in ["/srv2/u/other", "/srv2/u/other/scripts"] {
+            let why = offerable_grant(Path::new(no), &ctx).unwrap_err();
+            assert!(why.contains("repository at /srv2/u/other"), "{no}: {why}");
+        }
+        assert!(offerable_grant(Path::new("/srv2/u/plain/out"), &ctx).is_ok());
     }
 
     /// Attack pass 48, N4: no grant on, above or inside the directory of cordon's own
@@ -2778,8 +2850,9 @@ mod tests {
     }
 
     /// Attack pass 45, M1: what another repository runs — its `core.hooksPath` hooks, a
-    /// hook manager's config, husky's directory — is never offered. Twins: another file of
-    /// that repository stays offerable, and so does a grant in the workspace's own.
+    /// hook manager's config, husky's directory — is never offered; since attack pass 48,
+    /// N2, nor is any other file of its work tree (named as another project's). Twin: a
+    /// grant in the workspace's own repository is offered.
     #[test]
     fn another_repositorys_code_paths_get_no_grant() {
         let fs = cordon_policy::MemFs::new()
@@ -2802,7 +2875,19 @@ mod tests {
             let why = offerable_grant(Path::new(no), &ctx).unwrap_err();
             assert!(why.contains("repository at /srv2/o"), "{no}: {why}");
         }
-        assert!(offerable_grant(Path::new("/srv2/o/src/data.txt"), &ctx).is_ok());
+        for no in ["/srv2/o/src/data.txt", "/srv2/o/src"] {
+            let why = offerable_grant(Path::new(no), &ctx).unwrap_err();
+            assert!(why.contains("another project"), "{no}: {why}");
+        }
+        let ctx = grant_ctx(&fs, "/srv2/o", &[]);
+        let r = ResolvedProfile {
+            workspace: "/srv2/o".into(),
+            ..resolved()
+        };
+        let ctx = ClassifyContext {
+            resolved: Some(&r),
+            ..ctx
+        };
         assert!(offerable_grant(Path::new("/srv2/o/src"), &ctx).is_ok());
     }
 

@@ -73,6 +73,25 @@ pub fn explain(args: ExplainArgs) -> Result<i32> {
         prepared.as_ref().err().map(|s| s.as_str()),
     );
     e.notes.extend(super::owner_note(&resolved.workspace));
+    // What init refuses at run time, beyond the profile's answer (new-user pass nu28, F3:
+    // "writable" for a file the sandbox would not let the command write in place).
+    #[cfg(target_os = "linux")]
+    if selection.backend == cordon_policy::Backend::LinuxHelper {
+        use std::os::unix::fs::MetadataExt;
+        for p in &paths {
+            if let Ok(m) = std::fs::symlink_metadata(p) {
+                if m.is_file() && m.nlink() > 1 {
+                    e.notes.push(format!(
+                        "{} has {} hard links: inside the sandbox it is not written in place \
+                         (another name may lie outside the writable roots); write a new file \
+                         and rename it over this one",
+                        p.display(),
+                        m.nlink()
+                    ));
+                }
+            }
+        }
+    }
     // Hosts remembered at an approval prompt are let through without asking (nu20 G3).
     if resolved.profile.network == cordon_policy::NetworkPolicy::Managed {
         let remembered = cordon_session::hosts::remembered_hosts_of_user();
