@@ -228,7 +228,7 @@ pub(crate) fn drop_unsafe_tmpdir(
     if ctx.private_tmpdir
         && out
             .iter()
-            .any(|e| e.access == Access::Write && !from_tmp(e) && t.starts_with(&e.path))
+            .any(|e| e.access == Access::Write && !from_tmp(e) && e.path == t)
     {
         return None;
     }

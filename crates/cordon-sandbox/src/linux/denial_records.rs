@@ -29,10 +29,12 @@
 //! the write lands there (attack pass 47, N1: a command changed package code another
 //! project ran on the host). The command cannot make such links itself (`link(2)` across
 //! mounts is `EXDEV`), and tools replace files by rename (cargo, git, pip) rather than
-//! write linked ones in place. This check has CONTINUE's race: a command that swaps a
-//! directory on the path between the check and the kernel's open can still reach a linked
-//! file. It stops every write that does not race, and records it; it is not a boundary
-//! against a command built to win that race.
+//! write linked ones in place. The file is the one the kernel will reach: symlinks
+//! followed by hand, `/proc/self/fd/N` and `/dev/fd/N` read as the caller's descriptors
+//! ([`judge_linked`]; attack pass 48, N1). This check has CONTINUE's race: a command that
+//! swaps a directory on the path between the check and the kernel's open can still reach a
+//! linked file. It stops every write that does not race, and records it; it is not a
+//! boundary against a command built to win that race.
 //!
 //! Only calls that may write trap: `open`/`openat`/`creat` with `O_WRONLY`, `O_RDWR`,
 //! `O_CREAT` or `O_TRUNC` (the flags are checked in BPF, so read-only opens never leave
@@ -821,23 +823,18 @@ fn judge_dir(sup: &Supervisor, at: &Entry, dirfd: RawFd) -> Option<Verdict> {
 }
 
 /// Writing the existing regular file `at` (open for writing, truncate). `landlock_checks`:
-/// Landlock handles this access (else only a read-only mount refuses it). A file the kernel
-/// would let the command write but that has more than one name is refused `EACCES` (the
-/// one call this supervisor refuses on its own, module docs).
+/// Landlock handles this access (else only a read-only mount refuses it). A file with more
+/// than one name is judged after this, on the file the kernel will reach
+/// ([`judge_linked`]).
 fn judge_file(sup: &Supervisor, at: &Entry, landlock_checks: bool) -> Option<Verdict> {
     let f = at.open_nofollow()?;
     let st = super::sys::fstat(f.as_raw_fd()).ok()?;
-    let stdio = sup.stdio.contains(&(st.st_dev, st.st_ino));
-    let mut links = None;
     let errno = if read_only_mount(f.as_raw_fd())? {
         libc::EROFS
-    } else if landlock_checks && !stdio && sup.landlock_denies(&at.path()) {
-        libc::EACCES
-    } else if st.st_nlink > 1 && !stdio {
-        // The kernel would allow it: a hard link made on the host (pnpm's store, a `git
-        // clone` of a local repository, uv's cache) shares the inode with a name outside
-        // every writable root, and a write in place lands there (attack pass 47, N1).
-        links = Some(st.st_nlink as u64);
+    } else if landlock_checks
+        && !sup.stdio.contains(&(st.st_dev, st.st_ino))
+        && sup.landlock_denies(&at.path())
+    {
         libc::EACCES
     } else {
         return None;
@@ -847,7 +844,7 @@ fn judge_file(sup: &Supervisor, at: &Entry, landlock_checks: bool) -> Option<Ver
         errno,
         grant: at.path(),
         busy: false,
-        links,
+        links: None,
     })
 }
 
