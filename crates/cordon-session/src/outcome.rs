@@ -2413,6 +2413,27 @@ mod tests {
         assert!(!o.hint.unwrap().contains("-w .."));
     }
 
+    /// nu27 F5: a hidden path's hint says how it is opened: `cordon explain` (a profile
+    /// entry or `--with`) for the profile's deny, dropping the flag for a `--deny-read`.
+    #[test]
+    fn a_hidden_paths_hint_says_how_it_is_opened() {
+        let h = denial_hint(
+            ".env",
+            "denied (deny-read /w/.env, --deny-read)",
+            Access::Read,
+            Err("no per-command grant can lift this rule"),
+        );
+        assert!(h.contains("drop that --deny-read"), "{h}");
+        let h = denial_hint(
+            "/home/u/.ssh/id_rsa",
+            "denied (deny-read :home/.ssh, built-in workspace-write)",
+            Access::Read,
+            Err("no per-command grant can lift this rule"),
+        );
+        assert!(h.contains("cordon explain /home/u/.ssh/id_rsa"), "{h}");
+        assert!(!h.contains("cannot be opened per command"), "{h}");
+    }
+
     /// nu27 F2: a file named without `/` or a leading dot in the coreutils shape (`cat:
     /// NAME: Permission denied`) is read against the cwd like any relative path. Twin: the
     /// program's own name in the first field is no candidate.

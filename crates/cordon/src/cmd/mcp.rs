@@ -593,6 +593,32 @@ mod tests {
         serde_json::to_string(&c.content).unwrap()
     }
 
+    /// nu27 F3: cut output points at `read_output` only while a session is there to read
+    /// from. F9: a client that cannot elicit is not invited to a call no one can approve.
+    #[test]
+    fn hints_point_only_at_what_can_follow() {
+        let mut r = refused("x");
+        r.output.truncated = true;
+        r.output.text = "[cordon: 100 bytes of output left out here]\nend\n".into();
+        assert!(!text_of(&result(&r, true)).contains("call read_output"));
+        r.session_id = Some("s-1".into());
+        r.running = true;
+        r.output.remaining_bytes = 5;
+        assert!(text_of(&result(&r, true)).contains("call read_output"));
+        let mut o = cordon_session::Outcome::refused("x", 1);
+        o.class = cordon_session::OutcomeClass::CommandFailed;
+        o.hint = Some("if the network is why: allow it once with --allow-network".into());
+        let mut r = refused("x");
+        r.outcome = Some(o);
+        let asks = text_of(&result(&r, true));
+        assert!(asks.contains("the user must approve"), "{asks}");
+        let cannot = text_of(&result(&r, false));
+        assert!(
+            cannot.contains("cannot ask the user") && !cannot.contains("must approve"),
+            "{cannot}"
+        );
+    }
+
     /// nu12 M8: a hint written for the CLI (`--timeout`, `-w PATH`) gets the exec_command
     /// argument that does the same. Twin: a success gets no such line.
     #[test]
