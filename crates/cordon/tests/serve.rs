@@ -178,6 +178,9 @@ fn a_hard_link_to_a_file_outside_cannot_be_written_in_place_on_every_path() {
                  open(\"/proc/self/fd/%d\" % fd, \"a\").write(\"pwned\")'"
             ),
             format!("ln -sfn /dev/fd dfd && exec 3<{name} && echo pwned >> dfd/3"),
+            // Review: through a descriptor of the file's directory, and the cwd link.
+            format!("exec 4<. && P=/proc/self/fd/4/{name} && echo pwned >> $P"),
+            format!("P=/proc/self/cwd/{name} && echo pwned >> $P"),
         ] {
             let o = p.sh(l, &write);
             assert_ne!(o.status.code(), Some(0), "{l:?} {write}");

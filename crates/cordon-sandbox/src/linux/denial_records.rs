@@ -356,7 +356,7 @@ struct Verdict {
     grant: PathBuf,
     /// A mount point was in the way (`EBUSY`).
     busy: bool,
-    /// A regular file with this many names, refused an in-place write ([`judge_file`]).
+    /// A regular file with this many names, refused an in-place write ([`judge_linked`]).
     links: Option<u64>,
 }
 
@@ -501,8 +501,9 @@ fn judge_linked(sup: &Supervisor, tid: u32, args: &[u64; 6], call: PathCall) -> 
 /// in the caller's view: walked one component at a time from the caller's root, cwd or
 /// `dirfd`, every symlink followed by hand (at most 40), so that a link to `/proc/self/…`
 /// or `/dev/fd/…` means the caller's `/proc/<tid>/…`, not init's; a descriptor entry
-/// (`/proc/<tid>/fd/N`) is opened through the kernel's magic link, which reaches the
-/// caller's open file. A walk that fails (a missing component, a loop) gives `None`.
+/// (`/proc/<pid>/fd/N`, `cwd`, `root`) is followed through the kernel's magic link, which
+/// reaches the caller's open file or directory. A walk that fails (a missing component, a
+/// loop) gives `None`: the kernel then fails the same open.
 fn linked_target(
     tid: u32,
     dirfd: Option<u64>,
@@ -543,22 +544,23 @@ fn linked_target(
             _ => {
                 let last = queue.is_empty();
                 let candidate = callers_proc(tid, &logical.join(&comp));
-                // A process's descriptor entry (`/proc/<pid>/fd/N`, `…/task/<t>/fd/N`): its
-                // magic link is the open file.
-                let in_fd_dir = candidate
-                    .parent()
-                    .is_some_and(|d| d.ends_with("fd") && d.starts_with("/proc/"));
-                if in_fd_dir {
-                    if !last {
-                        return None;
-                    }
-                    let f = open_at_root(&candidate, 0)?;
-                    let shown = real_path(f.as_raw_fd()).unwrap_or(candidate);
-                    return Some((f, shown));
-                }
                 let f = open_at_root(&candidate, libc::O_NOFOLLOW)?;
                 let st = super::sys::fstat(f.as_raw_fd()).ok()?;
-                if st.st_mode & libc::S_IFMT == libc::S_IFLNK && (!last || follow) {
+                let link = st.st_mode & libc::S_IFMT == libc::S_IFLNK;
+                // A procfs link (`/proc/<pid>/fd/N`, `cwd`, `root`) is a magic link: the open
+                // file or directory itself, not the text it reads as; followed by the kernel,
+                // as a last component or on the way (`/proc/self/fd/3/x` with descriptor 3 a
+                // directory).
+                if link && candidate.starts_with("/proc/") && (!last || follow) {
+                    let f = open_at_root(&candidate, 0)?;
+                    if last {
+                        let shown = real_path(f.as_raw_fd()).unwrap_or(candidate);
+                        return Some((f, shown));
+                    }
+                    logical = real_path(f.as_raw_fd())?;
+                    continue;
+                }
+                if link && (!last || follow) {
                     hops += 1;
                     if hops > 40 {
                         return None;
