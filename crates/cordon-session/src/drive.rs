@@ -451,9 +451,18 @@ fn retry_unpreparable(
     let mut req = trust.command(spec.argv.clone());
     req.preference = spec.preference;
     req.allow_unconfined = spec.allow_unconfined;
-    match manager.transform(&req) {
+    unpreparable(&manager.transform(&req), record)
+}
+
+/// Why a transformed request cannot run whatever anyone answers: the transform's error, or
+/// [`sandbox_refusal`]. One verdict for a first attempt ([`prepare`]) and a retry's offer.
+fn unpreparable(
+    transformed: &Result<ExecRequest, cordon_sandbox::TransformError>,
+    record: &DecisionRecord,
+) -> Option<String> {
+    match transformed {
         Err(e) => Some(e.to_string()),
-        Ok(exec) => sandbox_refusal(&exec, record),
+        Ok(exec) => sandbox_refusal(exec, record),
     }
 }
 
@@ -581,10 +590,7 @@ pub fn prepare(
     // the person would answer for nothing (attack pass 45, M5: the MCP form asked to
     // approve `+write <cordon's config>`, then the run was refused).
     let transformed = manager.transform(&req);
-    let unpreparable = match &transformed {
-        Err(e) => Some(e.to_string()),
-        Ok(exec) => sandbox_refusal(exec, &record),
-    };
+    let unpreparable = unpreparable(&transformed, &record);
     let (run_id, verdict) = match approved {
         Some(a) => a,
         None => {
