@@ -181,7 +181,16 @@ fn a_hard_link_to_a_file_outside_cannot_be_written_in_place_on_every_path() {
             // Review: through a descriptor of the file's directory, and the cwd link.
             format!("exec 4<. && P=/proc/self/fd/4/{name} && echo pwned >> $P"),
             format!("P=/proc/self/cwd/{name} && echo pwned >> $P"),
+            // nu29 F1: its project name removed first, the descriptor reopened.
+            format!(
+                "python3 -c 'import os; fd = os.open(\"{name}\", os.O_PATH); \
+                 os.unlink(\"{name}\"); \
+                 os.write(os.open(\"/proc/self/fd/%d\" % fd, os.O_WRONLY), b\"pwned\")'"
+            ),
         ] {
+            // (Linked again on the host: a case may have removed the project's name.)
+            let _ = std::fs::remove_file(&linked);
+            std::fs::hard_link(&store, &linked).unwrap();
             let o = p.sh(l, &write);
             assert_ne!(o.status.code(), Some(0), "{l:?} {write}");
             assert_eq!(
@@ -198,6 +207,8 @@ fn a_hard_link_to_a_file_outside_cannot_be_written_in_place_on_every_path() {
                 "{l:?} {write}: {v}"
             );
         }
+        let _ = std::fs::remove_file(&linked);
+        std::fs::hard_link(&store, &linked).unwrap();
         let o = p.sh(
             l,
             &format!(

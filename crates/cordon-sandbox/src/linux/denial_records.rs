@@ -346,6 +346,16 @@ pub fn handle(sup: &Supervisor, n: &libc::seccomp_notif, still_valid: impl Fn() 
     Answer::Deny(errno)
 }
 
+/// A regular file refused an in-place write for its other names ([`judge_linked`]).
+#[derive(Debug, Clone, Copy)]
+struct Linked {
+    /// Its link count.
+    names: u64,
+    /// Reached through a descriptor whose name was removed: every name it still has lies
+    /// elsewhere (nu29 F1: `O_PATH` open, unlink, reopen `/proc/self/fd/N`).
+    unnamed: bool,
+}
+
 /// A call the kernel would refuse: where, why.
 struct Verdict {
     /// The place as resolved (real directory path + the last component as named).
@@ -357,7 +367,7 @@ struct Verdict {
     /// A mount point was in the way (`EBUSY`).
     busy: bool,
     /// A regular file with this many names, refused an in-place write ([`judge_linked`]).
-    links: Option<u64>,
+    links: Option<Linked>,
 }
 
 impl Supervisor {
@@ -386,12 +396,17 @@ impl Supervisor {
 
     fn record(&self, syscall: &str, v: Verdict) -> DenialRecord {
         let (rule, grantable) = match v.links {
-            Some(n) => (
+            Some(Linked { names, unnamed }) => (
                 format!(
-                    "{} ({n} names): writing the file in place changes every name of \
+                    "{} ({names} names{}): writing the file in place changes every name of \
                      it, and another may lie outside the writable roots; write a new file \
                      and rename it over this one (cp F F.new && mv F.new F) to break the link",
-                    crate::denials::HARD_LINK_RULE
+                    crate::denials::HARD_LINK_RULE,
+                    if unnamed {
+                        ", reached through a descriptor whose own name was removed"
+                    } else {
+                        ""
+                    }
                 ),
                 false,
             ),
@@ -480,10 +495,12 @@ fn judge_linked(sup: &Supervisor, tid: u32, args: &[u64; 6], call: PathCall) -> 
         _ => return None,
     };
     let raw = read_path(tid, ptr)?;
-    let (target, shown) = linked_target(tid, dirfd, raw, follow)?;
+    let (target, shown, unnamed) = linked_target(tid, dirfd, raw, follow)?;
     let st = super::sys::fstat(target.as_raw_fd()).ok()?;
+    // Another name, or only names elsewhere (the one it was opened by is gone).
+    let elsewhere = st.st_nlink >= 2 || (unnamed && st.st_nlink >= 1);
     if st.st_mode & libc::S_IFMT != libc::S_IFREG
-        || st.st_nlink < 2
+        || !elsewhere
         || sup.stdio.contains(&(st.st_dev, st.st_ino))
     {
         return None;
@@ -493,12 +510,16 @@ fn judge_linked(sup: &Supervisor, tid: u32, args: &[u64; 6], call: PathCall) -> 
         errno: libc::EACCES,
         grant: shown,
         busy: false,
-        links: Some(st.st_nlink as u64),
+        links: Some(Linked {
+            names: st.st_nlink as u64,
+            unnamed,
+        }),
     })
 }
 
 /// The file a path reaches for the caller `tid`, as an `O_PATH` descriptor, with its name
-/// in the caller's view: walked one component at a time from the caller's root, cwd or
+/// in the caller's view and whether it was reached through a descriptor whose name was
+/// removed: walked one component at a time from the caller's root, cwd or
 /// `dirfd`, every symlink followed by hand (at most 40), so that a link to `/proc/self/…`
 /// or `/dev/fd/…` means the caller's `/proc/<tid>/…`, not init's; a descriptor entry
 /// (`/proc/<pid>/fd/N`, `cwd`, `root`) is followed through the kernel's magic link, which
@@ -509,7 +530,7 @@ fn linked_target(
     dirfd: Option<u64>,
     raw: Vec<u8>,
     follow: bool,
-) -> Option<(OwnedFd, PathBuf)> {
+) -> Option<(OwnedFd, PathBuf, bool)> {
     let path = PathBuf::from(OsStr::from_bytes(&raw));
     let mut logical = if path.is_absolute() {
         PathBuf::from("/")
@@ -554,8 +575,10 @@ fn linked_target(
                 if link && candidate.starts_with("/proc/") && (!last || follow) {
                     let f = open_at_root(&candidate, 0)?;
                     if last {
-                        let shown = real_path(f.as_raw_fd()).unwrap_or(candidate);
-                        return Some((f, shown));
+                        // No name: the descriptor's own was removed (`(deleted)`).
+                        let named = real_path(f.as_raw_fd());
+                        let unnamed = named.is_none();
+                        return Some((f, named.unwrap_or(candidate), unnamed));
                     }
                     logical = real_path(f.as_raw_fd())?;
                     continue;
@@ -574,7 +597,7 @@ fn linked_target(
                     continue;
                 }
                 if last {
-                    return Some((f, candidate));
+                    return Some((f, candidate, false));
                 }
                 logical = candidate;
             }
