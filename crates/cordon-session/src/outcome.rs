@@ -1081,6 +1081,46 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
             ));
         }
     }
+    // Another version-control system's project (nu29 F3: `.hg/hgrc`'s `[extensions]` run
+    // at the host's next `hg status`; a jj repository's config): its metadata, and any
+    // place in its work tree.
+    if !workspace.is_some_and(|w| grant.starts_with(w)) {
+        if let Some((d, vcs)) = grant.ancestors().take(32).find_map(|d| {
+            OTHER_VCS_DIRS
+                .iter()
+                .find(|v| ctx.fs.kind(&d.join(v)).is_some())
+                .map(|v| (d, *v))
+        }) {
+            return Err(format!(
+                "it would need {g} writable, inside another project ({vcs} at {}): its tools \
+                 run what its metadata and work tree say",
+                d.display()
+            ));
+        }
+    }
+    // Where the host's programs keep files they later run, and the session's sockets and
+    // units (nu29 F4, F5: `-w $TMPDIR` and `-w $XDG_RUNTIME_DIR` were offered; a systemd
+    // user unit was planted). Read from cordon's own environment.
+    for (var, what) in [
+        (
+            "TMPDIR",
+            "the host's $TMPDIR, where host programs write files they later run",
+        ),
+        (
+            "XDG_RUNTIME_DIR",
+            "the session's runtime directory (its sockets and systemd user units)",
+        ),
+    ] {
+        if let Some(d) = std::env::var_os(var)
+            .map(PathBuf::from)
+            .filter(|d| d.is_absolute())
+            .map(|d| cordon_policy::paths::canonicalize_lenient(ctx.fs, &d))
+        {
+            if grant.starts_with(&d) || d.starts_with(grant) {
+                return Err(format!("it would need {g} writable, {what}"));
+            }
+        }
+    }
     // Node resolves `require()` through every `node_modules` above a project (attack pass
     // 48, N2: `~/node_modules/<pkg>` was offered, and an unrelated project on the host ran
     // what the retry planted there).
@@ -1169,7 +1209,8 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
         .components()
         .find_map(|c| {
             let n = c.as_os_str().to_string_lossy();
-            (n == ".git" || n == ".cordon").then(|| n.into_owned())
+            (n == ".git" || n == ".cordon" || OTHER_VCS_DIRS.contains(&n.as_ref()))
+                .then(|| n.into_owned())
         })
         .or_else(|| (!in_workspace).then(bare).flatten().map(|_| "git".into()))
     {
@@ -1227,6 +1268,18 @@ fn other_repository_code(grant: &Path, ctx: &ClassifyContext<'_>) -> Option<Stri
                 })
         })
 }
+
+/// Other version-control systems' metadata directories: a project holding one is another
+/// project, like a git repository (nu29 F3).
+const OTHER_VCS_DIRS: &[&str] = &[
+    ".hg",
+    ".jj",
+    ".svn",
+    ".bzr",
+    "_darcs",
+    ".pijul",
+    ".fslckout",
+];
 
 /// Why a grant is, holds or lies in the directory of cordon's own program, or `None`
 /// (attack pass 48, N4: `-w target/release` was offered after a denial there, the retry
@@ -2773,6 +2826,30 @@ mod tests {
             assert!(why.contains("repository at /srv2/u/other"), "{no}: {why}");
         }
         assert!(offerable_grant(Path::new("/srv2/u/plain/out"), &ctx).is_ok());
+    }
+
+    /// nu29 F3: another version-control system's project is another project: its metadata
+    /// (`.hg/hgrc` runs extensions) and its work tree get no grant. Twin: a plain directory
+    /// beside it is offered.
+    #[test]
+    fn another_vcs_project_gets_no_grant() {
+        let fs = cordon_policy::MemFs::new()
+            .file("/srv2/u/hgp/.hg/hgrc", "")
+            .dir("/srv2/u/hgp/src")
+            .file("/srv2/u/jjp/.jj/repo/config.toml", "")
+            .dir("/srv2/u/plain");
+        let ctx = grant_ctx(&fs, "/srv2/u/proj", &[]);
+        for no in [
+            "/srv2/u/hgp/.hg",
+            "/srv2/u/hgp/.hg/hgrc",
+            "/srv2/u/hgp",
+            "/srv2/u/hgp/src",
+            "/srv2/u/jjp/.jj/repo",
+        ] {
+            let why = offerable_grant(Path::new(no), &ctx).unwrap_err();
+            assert!(why.contains("another project"), "{no}: {why}");
+        }
+        assert!(offerable_grant(Path::new("/srv2/u/plain"), &ctx).is_ok());
     }
 
     /// Attack pass 48, N4: no grant on, above or inside the directory of cordon's own
