@@ -166,8 +166,13 @@ pub fn symlinks_on(fs: &dyn FsView, p: &Path) -> Vec<PathBuf> {
 }
 
 /// A resolved filesystem policy.
+///
+/// Serialized internally tagged (`{"mode": "restricted", "default": …, "entries": […]}`);
+/// read back through [`FilesystemRepr`], field by field: serde's derived reader for an
+/// internally tagged enum first buffers the whole value (every entry) and then reads it a
+/// second time, which was most of the helper's payload decode (issue 12).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "mode", rename_all = "kebab-case")]
+#[serde(tag = "mode", rename_all = "kebab-case", try_from = "FilesystemRepr")]
 pub enum ResolvedFilesystem {
     /// Everything readable and writable.
     Unrestricted,
@@ -178,6 +183,71 @@ pub enum ResolvedFilesystem {
         /// All entries in order (profile entries, then protected paths).
         entries: Vec<ResolvedEntry>,
     },
+}
+
+/// [`ResolvedFilesystem::layered`] with entries identified by `key` and ordered by
+/// `depth`: the strongest access per key, in first-seen order, then stably by depth.
+fn collapse<'a, K: std::hash::Hash + Eq>(
+    entries: &'a [ResolvedEntry],
+    key: impl Fn(&'a ResolvedEntry) -> K,
+    depth: impl Fn(&ResolvedEntry) -> usize,
+) -> Vec<&'a ResolvedEntry> {
+    let mut out: Vec<&ResolvedEntry> = Vec::with_capacity(entries.len());
+    let mut index: std::collections::HashMap<K, usize> =
+        std::collections::HashMap::with_capacity(entries.len());
+    for e in entries {
+        match index.entry(key(e)) {
+            std::collections::hash_map::Entry::Occupied(i) => {
+                let i = *i.get();
+                if e.access > out[i].access {
+                    out[i] = e;
+                }
+            }
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(out.len());
+                out.push(e);
+            }
+        }
+    }
+    // Stable, and each depth counted once (not once per comparison).
+    out.sort_by_cached_key(|e| depth(e));
+    out
+}
+
+/// The serialized shape of a [`ResolvedFilesystem`], read without buffering.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FilesystemRepr {
+    mode: FilesystemMode,
+    default: Option<Access>,
+    entries: Option<Vec<ResolvedEntry>>,
+}
+
+/// The `mode` tag of a serialized [`ResolvedFilesystem`].
+#[derive(Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum FilesystemMode {
+    Unrestricted,
+    Restricted,
+}
+
+impl TryFrom<FilesystemRepr> for ResolvedFilesystem {
+    type Error = &'static str;
+
+    fn try_from(r: FilesystemRepr) -> Result<Self, Self::Error> {
+        match (r.mode, r.default, r.entries) {
+            (FilesystemMode::Unrestricted, None, None) => Ok(ResolvedFilesystem::Unrestricted),
+            (FilesystemMode::Unrestricted, _, _) => {
+                Err("an unrestricted filesystem has no `default` or `entries`")
+            }
+            (FilesystemMode::Restricted, Some(default), Some(entries)) => {
+                Ok(ResolvedFilesystem::Restricted { default, entries })
+            }
+            (FilesystemMode::Restricted, _, _) => {
+                Err("a restricted filesystem needs `default` and `entries`")
+            }
+        }
+    }
 }
 
 /// The answer to "what may happen to this path" (R-P2), with the deciding entry.
@@ -218,26 +288,25 @@ impl ResolvedFilesystem {
         };
         // One hash lookup per entry: a linear search here made every launch compare
         // hundreds of paths with hundreds (Path equality walks components), the largest
-        // CPU cost of `cordon run` in a profile.
-        let mut out: Vec<&ResolvedEntry> = Vec::with_capacity(entries.len());
-        let mut index: std::collections::HashMap<&Path, usize> =
-            std::collections::HashMap::with_capacity(entries.len());
-        for e in entries {
-            match index.get(e.path.as_path()) {
-                Some(&i) => {
-                    if e.access > out[i].access {
-                        out[i] = e;
+        // CPU cost of `cordon run` in a profile. Clean paths (the resolver's canonical
+        // ones) are keyed and counted by their bytes, where equal bytes and equal paths
+        // agree (issue 12: hashing a `Path` walks its components; this runs a dozen
+        // times per launch); any other path takes the component-wise way.
+        if entries.iter().all(|e| crate::paths::is_clean_path(&e.path)) {
+            return collapse(
+                entries,
+                |e| e.path.as_os_str().as_encoded_bytes(),
+                |e| {
+                    let b = e.path.as_os_str().as_encoded_bytes();
+                    if b.len() == 1 {
+                        0
+                    } else {
+                        b.iter().filter(|&&c| c == b'/').count()
                     }
-                }
-                None => {
-                    index.insert(e.path.as_path(), out.len());
-                    out.push(e);
-                }
-            }
+                },
+            );
         }
-        // Stable, and each depth counted once (not once per comparison).
-        out.sort_by_cached_key(|e| depth(&e.path));
-        out
+        collapse(entries, |e| e.path.as_path(), |e| depth(&e.path))
     }
 
     /// How this resolution protected the linked worktrees' admin dirs of the git dir
@@ -3518,6 +3587,82 @@ mod tests {
     use super::*;
     use crate::paths::MemFs;
     use crate::profile::{FsEntry, ProfileKind};
+
+    /// The field-by-field reader takes what the derived writer wrote, in either mode, and
+    /// refuses a shape that mixes them.
+    #[test]
+    fn resolved_filesystem_reads_back_what_it_wrote() {
+        let r = resolve(
+            &PermissionProfile::builtin("workspace-write").unwrap(),
+            &ctx("/home/u/proj"),
+            &fs(),
+        )
+        .unwrap();
+        for fs in [r.filesystem.clone(), ResolvedFilesystem::Unrestricted] {
+            let json = serde_json::to_string(&fs).unwrap();
+            let back: ResolvedFilesystem = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, fs);
+        }
+        for bad in [
+            r#"{"mode":"unrestricted","default":"read"}"#,
+            r#"{"mode":"restricted","default":"read"}"#,
+            r#"{"mode":"restricted","entries":[]}"#,
+            r#"{"mode":"sideways"}"#,
+            r#"{"default":"read","entries":[]}"#,
+            r#"{"mode":"restricted","default":"read","entries":[],"extra":1}"#,
+        ] {
+            assert!(
+                serde_json::from_str::<ResolvedFilesystem>(bad).is_err(),
+                "{bad}"
+            );
+        }
+        let ok: ResolvedFilesystem =
+            serde_json::from_str(r#"{"entries":[],"default":"deny","mode":"restricted"}"#).unwrap();
+        assert_eq!(
+            ok,
+            ResolvedFilesystem::Restricted {
+                default: Access::Deny,
+                entries: vec![]
+            }
+        );
+    }
+
+    proptest::proptest! {
+        /// `layered` keys clean paths by their bytes: the same entries, in the same
+        /// order, as the component-wise way (ties deny > write > read, shallow first).
+        #[test]
+        fn layered_by_bytes_is_layered_by_components(
+            picks in proptest::collection::vec((0usize..9, 0u8..3), 0..40)
+        ) {
+            const PATHS: [&str; 9] =
+                ["/", "/a", "/a/b", "/a/bc", "/ab", "/a/b/c", "/x", "/x/a", "/a/b/c/d"];
+            let entries: Vec<ResolvedEntry> = picks
+                .iter()
+                .enumerate()
+                .map(|(index, (p, a))| ResolvedEntry {
+                    path: PATHS[*p].into(),
+                    spelled: PATHS[*p].into(),
+                    access: [Access::Read, Access::Write, Access::Deny][*a as usize],
+                    exists: true,
+                    is_dir: true,
+                    origin: EntryOrigin::Profile {
+                        index,
+                        spelling: PATHS[*p].into(),
+                        source: None,
+                    },
+                    links: vec![],
+                })
+                .collect();
+            let fs = ResolvedFilesystem::Restricted { default: Access::Read, entries };
+            let ResolvedFilesystem::Restricted { entries, .. } = &fs else { unreachable!() };
+            let by_components = collapse(entries, |e| e.path.as_path(), |e| depth(&e.path));
+            let by_bytes: Vec<*const ResolvedEntry> =
+                fs.layered().into_iter().map(|e| e as *const _).collect();
+            let want: Vec<*const ResolvedEntry> =
+                by_components.into_iter().map(|e| e as *const _).collect();
+            proptest::prop_assert_eq!(by_bytes, want);
+        }
+    }
 
     fn ctx(cwd: &str) -> ResolveContext {
         ResolveContext {
