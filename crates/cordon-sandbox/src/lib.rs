@@ -252,6 +252,13 @@ pub struct ExecRequest {
     #[cfg(unix)]
     #[serde(skip)]
     pub payload_fd: Option<std::sync::Arc<std::os::fd::OwnedFd>>,
+    /// The payload `payload_fd` holds, as the object it was encoded from: a helper forked
+    /// from this process ([`linux::forked`]) takes it as it is instead of decoding the
+    /// descriptor's copy (issue 12: the decode was ~0.5 ms of every cold run). The same
+    /// object, so what the helper enforces is what the caller resolved and reports.
+    #[cfg(target_os = "linux")]
+    #[serde(skip)]
+    pub payload: Option<std::sync::Arc<HelperPayload>>,
 }
 
 /// The result of [`SandboxManager::assess`].
@@ -524,7 +531,10 @@ impl SandboxManager {
         let scrub = req.profile.kind != ProfileKind::Disabled;
         let (env, env_dropped) = if scrub {
             let s = scrub_env(&req.profile.env, req.env.iter().cloned());
-            (s.kept, s.dropped)
+            // `_` is what the invoking shell last ran: cordon itself, whose path says
+            // nothing true about the command (a shell in the sandbox sets its own).
+            let kept = s.kept.into_iter().filter(|(k, _)| k != "_").collect();
+            (kept, s.dropped)
         } else {
             (req.env.clone(), Vec::new())
         };
@@ -550,6 +560,8 @@ impl SandboxManager {
                 unconfined_reason: reason,
                 #[cfg(unix)]
                 payload_fd: None,
+                #[cfg(target_os = "linux")]
+                payload: None,
             }
         };
 
@@ -636,6 +648,8 @@ impl SandboxManager {
         #[cfg(unix)]
         #[allow(unused_mut)]
         let mut payload_fd = None;
+        #[cfg(target_os = "linux")]
+        let mut payload_object = None;
         let (program, args, env) = match selection.backend {
             #[cfg(target_os = "linux")]
             Backend::LinuxHelper => {
@@ -656,9 +670,11 @@ impl SandboxManager {
                     .into_iter()
                     .filter(|(k, _)| k != linux::PAYLOAD_ENV)
                     .collect();
-                let payload = HelperPayload::new(resolved.clone(), child_env.clone())
+                let object = HelperPayload::new(resolved.clone(), child_env.clone());
+                let payload = object
                     .encode()
                     .map_err(|e| TransformError::Usage(e.to_string()))?;
+                payload_object = Some(std::sync::Arc::new(object));
                 let fd = linux::payload_descriptor(&payload).map_err(|e| {
                     TransformError::Usage(format!(
                         "cannot hand the payload to the sandbox helper (memfd_create: {e})"
@@ -700,6 +716,8 @@ impl SandboxManager {
             unconfined_reason: None,
             #[cfg(unix)]
             payload_fd,
+            #[cfg(target_os = "linux")]
+            payload: payload_object,
         })
     }
 }
@@ -766,6 +784,25 @@ mod tests {
         // Secrets are still scrubbed for a managed profile.
         assert!(e.env.iter().all(|(k, _)| k != "GITHUB_TOKEN"));
         assert_eq!(e.env_dropped, vec!["GITHUB_TOKEN".to_string()]);
+    }
+
+    /// The invoking shell's `_` (cordon's own path) does not reach the command; with
+    /// scrubbing off (a disabled profile) the environment is passed as given.
+    #[test]
+    fn the_invoking_shells_underscore_is_not_passed_on() {
+        let mut m = SandboxManager::for_host();
+        m.os = Os::Windows;
+        let mut r = req("workspace-write");
+        r.allow_unconfined = true;
+        r.env.push(("_".into(), "/usr/local/bin/cordon".into()));
+        let e = m.transform(&r).unwrap();
+        assert!(e.env.iter().all(|(k, _)| k != "_"), "{:?}", e.env);
+        assert!(e.env.iter().any(|(k, _)| k == "PATH"));
+        assert!(e.env_dropped.iter().all(|k| k != "_"));
+        let mut r = req("danger-full-access");
+        r.env.push(("_".into(), "/usr/local/bin/cordon".into()));
+        let e = m.transform(&r).unwrap();
+        assert!(e.env.iter().any(|(k, _)| k == "_"));
     }
 
     /// R-T3: helper missing → error, no downgrade.

@@ -526,6 +526,7 @@ fn run_forked(
     let sandboxed = exec.backend != cordon_policy::Backend::None;
     cordon_sandbox::linux::forked::spawn_reported_forked(
         args,
+        exec.payload.as_deref(),
         std::path::Path::new(&exec.cwd),
         env,
         w.as_ref().map(|w| w.as_raw_fd()),

@@ -115,11 +115,16 @@ fn same_executable(program: &Path) -> bool {
 /// this process's stdin and stdout, `stderr` (or this process's) as its stderr, the
 /// payload descriptor named in `args`, the report pipe and `extra` descriptors at their
 /// numbers, `cwd` and exactly `env`; in a process group of its own when `own_group`
-/// (as `Command::process_group(0)` would). `wait` gets the [`ForkedHelper`].
+/// (as `Command::process_group(0)` would). `wait` gets the [`ForkedHelper`]. `payload`:
+/// the object the payload descriptor of `args` was encoded from
+/// ([`crate::ExecRequest::payload`]), which the helper then takes as it is instead of
+/// decoding the descriptor's copy.
 ///
 /// Errors: pipe creation or `fork` failed (nothing ran).
+#[allow(clippy::too_many_arguments)]
 pub fn spawn_reported_forked<T>(
     mut args: Vec<String>,
+    payload: Option<&cordon_policy::HelperPayload>,
     cwd: &Path,
     env: Vec<(String, String)>,
     stderr: Option<RawFd>,
@@ -155,7 +160,8 @@ pub fn spawn_reported_forked<T>(
             // SAFETY: as below.
             unsafe { libc::_exit(process::EXIT_SETUP) };
         }
-        let code = become_helper(helper_args, &cwd, &env, stderr, &keep);
+        // Cloned here, in the child's copy of this memory: the caller pays nothing.
+        let code = become_helper(helper_args, payload.cloned(), &cwd, &env, stderr, &keep);
         // SAFETY: `_exit` ends this forked process without running the caller's exit
         // handlers or destructors (the executed helper's would not run here either).
         unsafe { libc::_exit(code) };
@@ -177,6 +183,7 @@ pub fn spawn_reported_forked<T>(
 /// cwd, environment, signal state), then the helper. Returns its exit code.
 fn become_helper(
     args: Vec<std::ffi::OsString>,
+    payload: Option<cordon_policy::HelperPayload>,
     cwd: &Path,
     env: &[(String, String)],
     stderr: Option<RawFd>,
@@ -206,7 +213,10 @@ fn become_helper(
         }
     }
     signals_as_after_exec();
-    helper::main(args)
+    match payload {
+        Some(p) => helper::main_forked(args, p),
+        None => helper::main(args),
+    }
 }
 
 /// The signal state `execve` of a Rust program would leave: an empty mask (as the

@@ -415,7 +415,14 @@ fn print_report(r: &AppliedReport) {
 
 /// See [`super::helper_main`].
 pub(crate) fn main(args: Vec<OsString>) -> i32 {
-    main_with(args, None)
+    main_with(args, None, None)
+}
+
+/// [`main`] in a process forked from the caller ([`super::forked`]) with `payload`, the
+/// object the caller encoded into the payload descriptor `args` name: taken as it is (the
+/// descriptor is closed unread) instead of decoded from the copy.
+pub(crate) fn main_forked(args: Vec<OsString>, payload: HelperPayload) -> i32 {
+    main_with(args, None, Some(payload))
 }
 
 /// [`main`] forked from a prepared template of `cordon serve` ([`super::template`]): the
@@ -426,17 +433,21 @@ pub(crate) fn main(args: Vec<OsString>) -> i32 {
 /// ([`super::template::Prepared::accept`]; a command that does not fit never gets here, it
 /// takes the per-command helper); checked again where the plan is used.
 pub(crate) fn main_prepared(args: Vec<OsString>, prepared: &super::template::Prepared) -> i32 {
-    main_with(args, Some(prepared))
+    main_with(args, Some(prepared), None)
 }
 
-fn main_with(args: Vec<OsString>, prepared: Option<&super::template::Prepared>) -> i32 {
+fn main_with(
+    args: Vec<OsString>,
+    prepared: Option<&super::template::Prepared>,
+    forked: Option<HelperPayload>,
+) -> i32 {
     let accepted = prepared.and_then(|p| p.take_payload());
     let (checked, plan) = match accepted {
         Some((payload, plan)) => (Some(payload), Some(plan)),
-        None => (None, None),
+        None => (forked, None),
     };
-    let known = prepared.map(|p| (p.features.clone(), checked));
-    match start(args, known) {
+    let features = prepared.map(|p| p.features.clone());
+    match start(args, features, checked) {
         Ok((payload, args, reporter, features)) => {
             let mut reporter = reporter;
             let ran = match prepared {
@@ -461,10 +472,13 @@ type Started = (HelperPayload, HelperArgs, Reporter, LinuxFeatures);
 
 /// Everything before the rung is chosen: parent-death signal, inherited descriptors,
 /// stdio check, arguments, report descriptor, payload, features (probed, or the
-/// template's: `known`, with the payload its handler already read and checked, if any).
+/// template's: `known`). `checked`: the payload already in hand (read and checked by a
+/// template's handler, or the caller's own object in a forked helper); the payload
+/// descriptor is then closed unread.
 fn start(
     args: Vec<OsString>,
-    known: Option<(LinuxFeatures, Option<HelperPayload>)>,
+    known: Option<LinuxFeatures>,
+    checked: Option<HelperPayload>,
 ) -> Result<Started, HelperError> {
     if std::env::var_os(process::INTERRUPTS_TO_ALL_ENV).is_some() {
         process::deliver_interrupts_to_all();
@@ -498,12 +512,9 @@ fn start(
     };
     // Moved out (not copied): the inline payload can be large, and it is not needed again.
     let arg = std::mem::replace(&mut args.payload, PayloadArg::Inline(String::new()));
-    let (known, checked) = match known {
-        Some((f, p)) => (Some(f), p),
-        None => (None, None),
-    };
     let payload = match checked {
-        // Read from the same descriptor by the template's handler: not read twice.
+        // Read from the same descriptor by the template's handler, or the object the
+        // caller encoded into it: not read twice.
         Some(p) => {
             if let PayloadArg::Fd(fd) = arg {
                 drop(sys::take_inherited_fd(fd));
