@@ -16,6 +16,12 @@ pub const MAX_RECORDS: usize = 32;
 /// refused (attack pass 47, N1): no `-w` lifts it; replacing the file does.
 pub const HARD_LINK_RULE: &str = "a hard link";
 
+/// What a [`HARD_LINK_RULE`] record says was to change when the call changed the file's
+/// metadata (`chmod`, `chown`, `utimensat`, `setxattr`…) rather than its bytes (attack
+/// pass 48, N3).
+pub const HARD_LINK_METADATA: &str = "changing the file's mode, owner, times or extended \
+                                      attributes";
+
 /// One refused call: `{syscall, path, errno, rule, smallest grant that would allow it}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DenialRecord {

@@ -33,7 +33,10 @@
 //! user notification, datagram unix sockets (whose `sendto` carries an address the guard
 //! cannot see) are refused, and `pidfd_getfd(2)` is denied to the command. With denial
 //! records ([`build_unix_guard_with`]) the same program also sends the writing path calls
-//! to init (the open family only when its flags may write).
+//! to init (the open family only when its flags may write), and the calls that change a
+//! file's metadata (`chmod`, `chown`, `utimensat`, `setxattr` families, path and
+//! descriptor forms; the `ioctl` commands of `chattr`), which init judges by its hard-link
+//! rule.
 
 use super::sys::SockFilter;
 
@@ -257,9 +260,11 @@ enum Target {
     WriteFlags0,
     WriteFlags1,
     WriteFlags2,
+    /// Denial records: an `ioctl` whose command (args[1]) changes inode flags → notify.
+    MetaIoctl,
 }
 
-const TARGETS: usize = 18;
+const TARGETS: usize = 19;
 
 fn mode_target(i: u32) -> Target {
     match i {
@@ -376,9 +381,9 @@ pub fn build_unix_guard() -> Vec<SockFilter> {
     build_unix_guard_with(false, &[])
 }
 
-/// [`build_unix_guard`], plus, with `denial_records`, the path syscalls that write
-/// (`super::denial_records::calls`) → `SECCOMP_RET_USER_NOTIF` on the same listener; the
-/// open family only when its flags hold one of
+/// [`build_unix_guard`], plus, with `denial_records`, the path syscalls that write and the
+/// metadata calls (`super::denial_records::calls`) → `SECCOMP_RET_USER_NOTIF` on the same
+/// listener; the open family only when its flags hold one of
 /// [`super::denial_records::WRITING_OPEN_FLAGS`] (read-only opens never leave the kernel);
 /// and a user notification for each syscall in `also_notify` (the `.git/config` broker's
 /// renames, [`super::git_config_broker::rename_syscalls`]).
@@ -406,6 +411,7 @@ pub fn build_unix_guard_with(denial_records: bool, also_notify: &[u32]) -> Vec<S
                     1 => WriteFlags1,
                     _ => WriteFlags2,
                 },
+                _ if nr == libc::SYS_ioctl => MetaIoctl,
                 _ => Notify,
             };
             p.push(Ins::Jeq(nr as u32, to, Next));
@@ -422,6 +428,13 @@ pub fn build_unix_guard_with(denial_records: bool, also_notify: &[u32]) -> Vec<S
                 Allow,
             ));
         }
+        p.push(Ins::Label(MetaIoctl));
+        // The kernel truncates the ioctl command to 32 bits, so the low word is exact.
+        p.push(Ins::Ld(off_arg_lo(1)));
+        for cmd in super::denial_records::METADATA_IOCTLS {
+            p.push(Ins::Jeq(cmd, Notify, Next));
+        }
+        p.push(Ins::Ret(RET_ALLOW));
     }
     p.push(Ins::Label(SocketCheck));
     p.push(Ins::Ld(off_arg_lo(0)));
@@ -809,13 +822,61 @@ mod tests {
             assert_eq!(sys(&p, libc::SYS_creat, [0; 6]), RET_USER_NOTIF);
             assert_eq!(sys(&p, libc::SYS_rename, [0; 6]), RET_USER_NOTIF);
         }
+        // Metadata changes, by path and by descriptor (attack pass 48, N3).
+        for nr in [
+            libc::SYS_fchmodat,
+            NR_FCHMODAT2,
+            libc::SYS_fchmod,
+            libc::SYS_fchownat,
+            libc::SYS_fchown,
+            libc::SYS_utimensat,
+            libc::SYS_setxattr,
+            libc::SYS_lsetxattr,
+            libc::SYS_fsetxattr,
+            libc::SYS_removexattr,
+            libc::SYS_fremovexattr,
+            463, // setxattrat
+            466, // removexattrat
+        ] {
+            assert_eq!(sys(&p, nr, [0; 6]), RET_USER_NOTIF, "{nr}");
+        }
+        #[cfg(target_arch = "x86_64")]
+        for nr in [
+            libc::SYS_chmod,
+            libc::SYS_chown,
+            libc::SYS_lchown,
+            libc::SYS_utime,
+            libc::SYS_utimes,
+            libc::SYS_futimesat,
+        ] {
+            assert_eq!(sys(&p, nr, [0; 6]), RET_USER_NOTIF, "{nr}");
+        }
+        // chattr's ioctls notify; every other ioctl stays in the kernel.
+        for cmd in super::super::denial_records::METADATA_IOCTLS {
+            let args = [3, (1u64 << 32) | cmd as u64, 0, 0, 0, 0];
+            assert_eq!(sys(&p, libc::SYS_ioctl, args), RET_USER_NOTIF, "{cmd:#x}");
+        }
+        for cmd in [
+            0x5401,      /* TCGETS */
+            0x8008_6601, /* FS_IOC_GETFLAGS */
+            0x5421,
+        ] {
+            let args = [3, cmd, 0, 0, 0, 0];
+            assert_eq!(sys(&p, libc::SYS_ioctl, args), RET_ALLOW, "{cmd:#x}");
+        }
+        // Reading metadata stays in the kernel, and so do calls on a descriptor open for
+        // writing (the open was judged).
         for nr in [
             libc::SYS_read,
             libc::SYS_write,
-            libc::SYS_fchmodat,
             libc::SYS_ftruncate,
+            libc::SYS_fallocate,
+            libc::SYS_newfstatat,
+            libc::SYS_getxattr,
+            libc::SYS_fgetxattr,
+            464, // getxattrat
         ] {
-            assert_eq!(sys(&p, nr, [0; 6]), RET_ALLOW);
+            assert_eq!(sys(&p, nr, [0; 6]), RET_ALLOW, "{nr}");
         }
         assert_eq!(
             sys(&p, libc::SYS_connect, [3, 0, 0, 0, 0, 0]),
