@@ -45,7 +45,7 @@ pub const DENIAL_EVIDENCE_SOURCE: &str =
 /// Which source of denial evidence this build reads when the supervisor runs (rung 1 with
 /// seccomp).
 pub const DENIAL_RECORDS_SOURCE: &str =
-    "kernel-side denial records: a seccomp user-notification supervisor in the sandbox's init judges every writing path call (open with write flags, mkdir, unlink, rename, link, symlink, truncate, mknod) and records the refused ones on the helper's report channel; stderr heuristics only as a labelled low-confidence fallback";
+    "kernel-side denial records: a seccomp user-notification supervisor in the sandbox's init judges every writing path call (open with write flags, mkdir, unlink, rename, link, symlink, truncate, mknod; chmod, chown, utimes and xattr changes of a file with other hard links) and records the refused ones on the helper's report channel; stderr heuristics only as a labelled low-confidence fallback";
 
 /// How sure the classification is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -1499,8 +1499,14 @@ fn denial_hint(shown: &str, rule: &str, access: Access, grant: Result<&str, &str
         // No grant lifts it: the other names may be anywhere (attack pass 47, N1).
         // With the file's own name in the fix (new-user pass nu28, F7).
         let fix = format!("cp {shown} {shown}.new && mv {shown}.new {shown}");
+        // Its metadata (chmod, touch, setfattr) or its bytes (attack pass 48, N3).
+        let what = if rule.contains(cordon_sandbox::denials::HARD_LINK_METADATA) {
+            "changed"
+        } else {
+            "written"
+        };
         format!(
-            "{shown} cannot be written in place: it is {}",
+            "{shown} cannot be {what} in place: it is {}",
             rule.replace("cp F F.new && mv F.new F", &fix)
         )
     } else if rule.starts_with("pinned") {
