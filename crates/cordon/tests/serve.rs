@@ -221,6 +221,165 @@ fn a_hard_link_to_a_file_outside_cannot_be_written_in_place_on_every_path() {
     }
 }
 
+/// The mode, the mtime, and the extended attributes and inode flags (`lsattr`) of a file,
+/// as the host sees them.
+fn metadata_of(f: &Path) -> (u32, i64, Vec<String>) {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(f).unwrap();
+    let x = Command::new("python3")
+        .args([
+            "-c",
+            "import os, sys, fcntl; p = sys.argv[1]\n\
+             [print(n, os.getxattr(p, n).hex()) for n in sorted(os.listxattr(p))]\n\
+             b = bytearray(8); fcntl.ioctl(os.open(p, os.O_RDONLY), 0x80086601, b)\n\
+             print(\"flags\", b.hex())",
+        ])
+        .arg(f)
+        .output()
+        .unwrap();
+    assert!(x.status.success(), "{}", text(&x.stderr));
+    let lines = text(&x.stdout).lines().map(str::to_string).collect();
+    (m.mode() & 0o7777, m.mtime(), lines)
+}
+
+/// Attack pass 48, N3 (nu29 F2): the metadata of a project file that is a hard link to a
+/// file outside every writable root is not changed in place either — `chmod`, `touch`,
+/// `utime`, `setxattr`/`removexattr`, `chown`, `chattr`, by path, through a symlink or
+/// `/proc/self/fd/N`, and on a descriptor (`fchmod`, `futimens`, `fsetxattr`,
+/// `fchmodat2(fd, "", AT_EMPTY_PATH)`): the outside file keeps its mode, mtime and
+/// attributes, and the report records the refusal. Twins: the same operations on files
+/// with one name (new ones, `cp -p`), a `chmod` to the linked file's own mode, and
+/// `git init`, `add`, `commit` work as before.
+#[test]
+fn a_hard_link_to_a_file_outside_keeps_its_metadata_on_every_path() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let py = |body: &str| format!("python3 -c 'import os, sys, ctypes\n{body}'");
+    for l in ALL {
+        let store = p.home.join(format!("meta-store-{}.py", l.name()));
+        let linked = p.dir(l).join(format!("meta-{}.py", l.name()));
+        let name = linked.file_name().unwrap().to_str().unwrap().to_string();
+        let relink = || {
+            let _ = std::fs::remove_file(&linked);
+            let _ = std::fs::remove_file(&store);
+            std::fs::write(&store, "print(\"store\")\n").unwrap();
+            let ok = Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "chmod 0644 {s} && touch -d 2024-05-01 {s} && \
+                     python3 -c 'import os; os.setxattr(\"{s}\", \"user.keep\", b\"kept\")'",
+                    s = store.display()
+                ))
+                .status()
+                .unwrap();
+            assert!(ok.success());
+            std::fs::hard_link(&store, &linked).unwrap();
+        };
+        relink();
+        let before = metadata_of(&store);
+        assert_eq!(before.0, 0o644);
+        assert_eq!(before.2.len(), 2, "user xattrs on /var/tmp: {:?}", before.2);
+        for change in [
+            format!("chmod 0666 {name}"),
+            format!("chmod +x {name}"),
+            format!("touch {name}"),
+            format!("touch -h -d 1999-01-01 {name}"),
+            py(&format!("os.chmod(\"{name}\", 0o666)")),
+            py(&format!("os.utime(\"{name}\", (0, 0))")),
+            py(&format!(
+                "os.setxattr(\"{name}\", \"user.a48\", b\"planted\")"
+            )),
+            py(&format!("os.removexattr(\"{name}\", \"user.keep\")")),
+            py(&format!("os.chown(\"{name}\", os.getuid(), os.getgid())")),
+            // Inode flags (FS_IOC_SETFLAGS on a read-only descriptor).
+            format!("chattr +d {name}"),
+            // Through a symlink and the procfs names of a read-only descriptor.
+            format!("ln -sf {name} l-{name} && chmod 0600 l-{name}"),
+            format!("exec 3<{name} && chmod 0600 /dev/fd/3"),
+            py(&format!(
+                "fd = os.open(\"{name}\", os.O_RDONLY)\nos.utime(\"/proc/self/fd/%d\" % fd, (0, 0))"
+            )),
+            // On a read-only descriptor.
+            py(&format!(
+                "os.fchmod(os.open(\"{name}\", os.O_RDONLY), 0o666)"
+            )),
+            py(&format!(
+                "os.utime(os.open(\"{name}\", os.O_RDONLY), (0, 0))"
+            )),
+            py(&format!(
+                "os.setxattr(os.open(\"{name}\", os.O_RDONLY), \"user.a48\", b\"planted\")"
+            )),
+            py(&format!(
+                "os.removexattr(os.open(\"{name}\", os.O_RDONLY), \"user.keep\")"
+            )),
+            py(&format!(
+                "os.chown(os.open(\"{name}\", os.O_RDONLY), os.getuid(), os.getgid())"
+            )),
+            // fchmodat2(fd, "", mode, AT_EMPTY_PATH) on an O_PATH descriptor.
+            py(&format!(
+                "fd = os.open(\"{name}\", os.O_PATH)\n\
+                 libc = ctypes.CDLL(None, use_errno=True)\n\
+                 if libc.syscall(452, fd, b\"\", 0o666, 0x1000):\n\
+                 \x20   e = ctypes.get_errno(); raise OSError(e, os.strerror(e))"
+            )),
+            // nu29 F1's route: its project name removed first, the descriptor reused.
+            py(&format!(
+                "fd = os.open(\"{name}\", os.O_PATH)\nos.unlink(\"{name}\")\n\
+                 os.chmod(\"/proc/self/fd/%d\" % fd, 0o666)"
+            )),
+        ] {
+            relink();
+            let o = p.sh(l, &change);
+            assert_ne!(o.status.code(), Some(0), "{l:?} `{change}`");
+            assert_eq!(
+                metadata_of(&store),
+                before,
+                "{l:?}: `{change}` changed the file outside"
+            );
+            let v = last_json(&o.stderr);
+            let records = v["denials"]["records"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            assert!(
+                records.iter().any(|r| r["rule"].as_str().is_some_and(|r| {
+                    r.starts_with("a hard link") && r.contains("mode, owner, times")
+                }) && r["errno"] == "EACCES"),
+                "{l:?} `{change}`: {v}"
+            );
+            assert_eq!(v["outcome"], "sandbox-denied", "{l:?} `{change}`: {v}");
+        }
+        // Twins: files with one name, the linked file's own mode, a copy, git.
+        relink();
+        let new = format!("new-{}", l.name());
+        let o = p.sh(
+            l,
+            &format!(
+                "set -e; touch {new}.txt; chattr +d {new}.txt; printf \"#!/bin/sh\\necho ran\\n\" > {new}.sh; \
+                 chmod +x {new}.sh; ./{new}.sh; touch -d 2020-01-01 {new}.sh; \
+                 python3 -c \"import os; os.setxattr(\\\"{new}.sh\\\", \\\"user.ok\\\", b\\\"1\\\"); \
+                 os.utime(os.open(\\\"{new}.sh\\\", os.O_RDONLY), (0, 0))\"; \
+                 chmod 0644 {name}; cp -p {name} {new}.py; chmod 0600 {new}.py; \
+                 git init -q g-{new}; cd g-{new}; echo a > a; chmod +x a; git add a; \
+                 git commit -qm a; git log --oneline | wc -l"
+            ),
+        );
+        assert_eq!(o.status.code(), Some(0), "{l:?}: {}", text(&o.stderr));
+        assert_eq!(text(&o.stdout), "ran\n1\n", "{l:?}: {}", text(&o.stderr));
+        let v = last_json(&o.stderr);
+        assert!(
+            v["denials"]["total"].as_u64().unwrap_or(0) == 0,
+            "{l:?}: nothing refused: {v}"
+        );
+        assert_eq!(metadata_of(&store), before, "{l:?}");
+        let made = std::fs::metadata(p.dir(l).join(format!("{new}.sh"))).unwrap();
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!((made.mode() & 0o111, made.mtime()), (0o111, 0), "{l:?}");
+    }
+}
+
 /// The credential store is unreadable; stdout reaches the caller on both paths.
 #[test]
 fn secret_read_fails_on_both_paths() {
