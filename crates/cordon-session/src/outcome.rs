@@ -800,6 +800,7 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
         out.hint = connect_failure_hint(sig)
             .or_else(|| private_tmp_hint(sig, ctx))
             .or_else(|| own_loopback_hint(sig, ctx))
+            .or_else(|| cross_device_hint(sig))
             .or(unexplained);
     }
     out
@@ -945,6 +946,27 @@ fn private_tmp_hint(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Strin
         "`{}`: inside the sandbox /tmp is private to each command (an empty tmpfs, \
          discarded when the command ends): if an earlier command left it there, it is gone; \
          keep files for later commands in the workspace",
+        cordon_policy::text::printable(line.trim())
+    ))
+}
+
+/// A sandboxed command whose hard link (or rename) failed with `EXDEV` ("Invalid
+/// cross-device link"): inside the sandbox each writable root and the read-only rest are
+/// separate mounts, and Landlock refuses linking or moving a file between places with
+/// other rights, so `ln` or `cp -al` from a read-only tree into the workspace fails even on
+/// one host filesystem (new-user pass nu28, F8: no word from cordon). `None` otherwise.
+fn cross_device_hint(sig: &RunSignals) -> Option<String> {
+    if !sig.sandboxed {
+        return None;
+    }
+    let line = sig
+        .stderr_tail
+        .lines()
+        .find(|l| l.contains("Invalid cross-device link") || l.contains("EXDEV"))?;
+    Some(format!(
+        "`{}`: inside the sandbox a hard link (or a rename) cannot join a read-only path \
+         and a writable root, or two writable roots, even on one host filesystem: each is \
+         mounted on its own; copy instead (`cp -a`, not `ln` or `cp -al`)",
         cordon_policy::text::printable(line.trim())
     ))
 }
@@ -3440,6 +3462,31 @@ mod tests {
         s.code = Some(2);
         let hint = classify(&s, &ctx).hint.unwrap_or_default();
         assert!(hint.contains("/tmp/run.sh exists on the host"), "{hint}");
+    }
+
+    /// New-user pass nu28, F8: a hard link from a read-only tree fails with EXDEV inside
+    /// the sandbox; the hint says why and what to do. Twins: unconfined, and another
+    /// failure, get none.
+    #[test]
+    fn a_cross_device_link_gets_a_hint() {
+        let sig = |tail: &str, sandboxed| RunSignals {
+            code: Some(1),
+            stderr_tail: tail.into(),
+            sandboxed,
+            ..Default::default()
+        };
+        let exdev = "cp: cannot create hard link 'snap/keep.txt' to '/data/src/keep.txt': \
+                     Invalid cross-device link";
+        let o = run_in("/w", sig(exdev, true));
+        assert_eq!(o.class, OutcomeClass::CommandFailed);
+        let hint = o.hint.unwrap_or_default();
+        assert!(hint.contains("cp -a") && hint.contains("cp -al"), "{hint}");
+        assert!(hint.starts_with("`cp: cannot create hard link"), "{hint}");
+        assert_eq!(run_in("/w", sig(exdev, false)).hint, None);
+        assert_eq!(
+            run_in("/w", sig("cp: cannot stat 'x': No such file", true)).hint,
+            None
+        );
     }
 
     /// New-user pass nu11, M4: a refused connection to the host's loopback with the network
