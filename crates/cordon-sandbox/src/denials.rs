@@ -16,6 +16,12 @@ pub const MAX_RECORDS: usize = 32;
 /// refused (attack pass 47, N1): no `-w` lifts it; replacing the file does.
 pub const HARD_LINK_RULE: &str = "a hard link";
 
+/// How a record's `rule` begins when the hard-link check could not look at the file a
+/// write in place or metadata change was to reach (a process init may not inspect: it
+/// made itself non-dumpable; a lookup init may not make) and so refused it (attack pass
+/// 49: the check gave up and let such calls through). No `-w` lifts it.
+pub const UNCHECKED_RULE: &str = "not checked for hard links";
+
 /// What a [`HARD_LINK_RULE`] record says was to change when the call changed the file's
 /// metadata (`chmod`, `chown`, `utimensat`, `setxattr`…) rather than its bytes (attack
 /// pass 48, N3).

@@ -768,7 +768,8 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
                 let (hint, grant) = record_hint(r, ctx);
                 // A hard link has no grant, and is named all the same: its fix is a rename
                 // (new-user pass nu28, F2: vim's silent failure got no hint).
-                let linked = r.rule.starts_with(cordon_sandbox::denials::HARD_LINK_RULE);
+                let linked = r.rule.starts_with(cordon_sandbox::denials::HARD_LINK_RULE)
+                    || r.rule.starts_with(cordon_sandbox::denials::UNCHECKED_RULE);
                 (grant.is_some() || linked).then(|| {
                     format!(
                         "the sandbox refused `{} {}` ({}) during the run, which {} does not \
@@ -1531,6 +1532,15 @@ fn denial_hint(shown: &str, rule: &str, access: Access, grant: Result<&str, &str
             "{shown} cannot be {what} in place: it is {}",
             rule.replace("cp F F.new && mv F.new F", &fix)
         )
+    } else if let Some(why) = rule.strip_prefix(cordon_sandbox::denials::UNCHECKED_RULE) {
+        // A process init may not inspect (attack pass 49, N2): nothing to grant.
+        let why = why.trim_start_matches(": ");
+        let why = why.split("; ").next().unwrap_or(why);
+        format!(
+            "cordon refused a write to {shown} it could not check for other hard links \
+             ({why}); such a process may not write files inside the sandbox: run the \
+             program without making it non-dumpable, from a file it may read"
+        )
     } else if rule.starts_with("pinned") {
         format!(
             "{shown} is pinned by cordon (R-P3) so protected paths below it stay protected; it \
@@ -1691,9 +1701,14 @@ fn from_records(
             // A refused write in place to a hard-linked file is reached by another name
             // than the record's (a symlink, `/proc/self/fd/N`: attack pass 48, N1): any
             // access error may be about it.
+            // So is one the check could not look at (attack pass 49: a non-dumpable
+            // process, whose path cordon could not even read).
             let linked = last
                 .rule
-                .starts_with(cordon_sandbox::denials::HARD_LINK_RULE);
+                .starts_with(cordon_sandbox::denials::HARD_LINK_RULE)
+                || last
+                    .rule
+                    .starts_with(cordon_sandbox::denials::UNCHECKED_RULE);
             let related = |l: &str| {
                 let named = candidate_paths(l);
                 linked

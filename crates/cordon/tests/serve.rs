@@ -207,6 +207,71 @@ fn a_hard_link_to_a_file_outside_cannot_be_written_in_place_on_every_path() {
                 "{l:?} {write}: {v}"
             );
         }
+        // Attack pass 49, N1: where the check once gave up, it looks — a cwd deeper than
+        // PATH_MAX (its text cannot be read back), a directory above the cwd the command
+        // made unsearchable; N2: where it cannot look, it refuses — a process that made
+        // itself non-dumpable (procfs refuses init its memory and descriptors).
+        let deep = "d".repeat(200);
+        for (write, rule) in [
+            (
+                format!(
+                    "python3 -c 'import os\nfor _ in range(25): os.makedirs(\"{deep}\", \
+                     exist_ok=True); os.chdir(\"{deep}\")\n\
+                     open(\"../\" * 25 + \"{name}\", \"a\").write(\"pwned\")'"
+                ),
+                "a hard link",
+            ),
+            (
+                format!(
+                    "mkdir -p hide/in && mv {name} hide/in/ && cd hide/in && chmod 0 ../../hide \
+                     && echo pwned >> {name}"
+                ),
+                "a hard link",
+            ),
+            (
+                format!(
+                    "python3 -c 'import ctypes; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0); \
+                     open(\"{name}\", \"a\").write(\"pwned\")'"
+                ),
+                "not checked for hard links",
+            ),
+        ] {
+            let _ = std::fs::remove_file(&linked);
+            std::fs::hard_link(&store, &linked).unwrap();
+            let o = p.sh(l, &write);
+            if p.dir(l).join("hide").exists() {
+                let _ = Command::new("chmod")
+                    .arg("-R")
+                    .arg("u+rwx")
+                    .arg(p.dir(l).join("hide"))
+                    .status();
+            }
+            assert_ne!(o.status.code(), Some(0), "{l:?} {write}");
+            assert_eq!(
+                std::fs::read_to_string(&store).unwrap(),
+                "original\n",
+                "{l:?}: `{write}` changed the file outside"
+            );
+            let v = last_json(&o.stderr);
+            assert_eq!(v["outcome"], "sandbox-denied", "{l:?} {write}: {v}");
+            assert!(
+                v["denials"]["records"][0]["rule"]
+                    .as_str()
+                    .is_some_and(|r| r.starts_with(rule)),
+                "{l:?} {write}: {v}"
+            );
+            let _ = std::fs::remove_dir_all(p.dir(l).join("hide"));
+        }
+        // Twin: a non-dumpable process still reads (reads never reach the check).
+        let o = p.sh(
+            l,
+            &format!(
+                "python3 -c 'import ctypes; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0); \
+                 print(open(\"{name}\").read(), end=\"\")'"
+            ),
+        );
+        assert_eq!(o.status.code(), Some(0), "{l:?}: {}", text(&o.stderr));
+        assert_eq!(text(&o.stdout), "original\n");
         let _ = std::fs::remove_file(&linked);
         std::fs::hard_link(&store, &linked).unwrap();
         let o = p.sh(
@@ -329,6 +394,10 @@ fn a_hard_link_to_a_file_outside_keeps_its_metadata_on_every_path() {
                 "fd = os.open(\"{name}\", os.O_PATH)\nos.unlink(\"{name}\")\n\
                  os.chmod(\"/proc/self/fd/%d\" % fd, 0o666)"
             )),
+            // Attack pass 49, N2: a non-dumpable process (refused unchecked).
+            py(&format!(
+                "ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\nos.chmod(\"{name}\", 0o666)"
+            )),
         ] {
             relink();
             let o = p.sh(l, &change);
@@ -345,7 +414,8 @@ fn a_hard_link_to_a_file_outside_keeps_its_metadata_on_every_path() {
                 .unwrap_or_default();
             assert!(
                 records.iter().any(|r| r["rule"].as_str().is_some_and(|r| {
-                    r.starts_with("a hard link") && r.contains("mode, owner, times")
+                    (r.starts_with("a hard link") && r.contains("mode, owner, times"))
+                        || r.starts_with("not checked for hard links")
                 }) && r["errno"] == "EACCES"),
                 "{l:?} `{change}`: {v}"
             );

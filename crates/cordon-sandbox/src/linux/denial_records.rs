@@ -543,6 +543,38 @@ struct Verdict {
     busy: bool,
     /// A regular file with this many names, refused an in-place write ([`judge_linked`]).
     links: Option<Linked>,
+    /// The hard-link check could not look at the file, and refused the call for that.
+    blind: Option<Blind>,
+}
+
+impl Verdict {
+    /// The refusal of a call the hard-link check could not judge ([`Blind`]), named by
+    /// the path as the caller gave it (read if possible) against its `dirfd`.
+    fn blind(tid: u32, dirfd: Option<u64>, ptr: u64, why: Blind) -> Verdict {
+        let given = (ptr != 0)
+            .then(|| read_c_string(tid, ptr))
+            .flatten()
+            .map(|b| PathBuf::from(OsStr::from_bytes(&b)));
+        let path = match (given, dirfd.map(|d| d as u32 as i32)) {
+            (Some(p), _) if p.is_absolute() => p,
+            (Some(p), None | Some(libc::AT_FDCWD)) => {
+                std::fs::read_link(format!("/proc/{tid}/cwd"))
+                    .map(|c| c.join(&p))
+                    .unwrap_or(p)
+            }
+            (Some(p), _) => p,
+            (None, Some(fd)) if fd >= 0 => PathBuf::from(format!("/proc/{tid}/fd/{fd}")),
+            (None, _) => PathBuf::from("(a path cordon could not read)"),
+        };
+        Verdict {
+            grant: path.clone(),
+            path,
+            errno: libc::EACCES,
+            busy: false,
+            links: None,
+            blind: Some(why),
+        }
+    }
 }
 
 impl Supervisor {
@@ -570,36 +602,46 @@ impl Supervisor {
     }
 
     fn record(&self, syscall: &str, v: Verdict) -> DenialRecord {
-        let (rule, grantable) = match v.links {
-            Some(Linked {
-                names,
-                unnamed,
-                metadata,
-            }) => (
+        let (rule, grantable) = match (v.blind, v.links) {
+            (Some(Blind(why)), _) => (
                 format!(
-                    "{} ({names} names{}): {} in place changes every name of it, and another \
-                     may lie outside the writable roots; write a new file and rename it over \
-                     this one (cp F F.new && mv F.new F{}) to break the link",
-                    crate::denials::HARD_LINK_RULE,
-                    if unnamed {
-                        ", reached through a descriptor whose own name was removed"
-                    } else {
-                        ""
-                    },
-                    if metadata {
-                        crate::denials::HARD_LINK_METADATA
-                    } else {
-                        "writing the file"
-                    },
-                    if metadata {
-                        ", then chmod or touch the new one"
-                    } else {
-                        ""
-                    },
+                    "{}: {why}; a write in place or metadata change it cannot check for \
+                     other hard links is refused",
+                    crate::denials::UNCHECKED_RULE
                 ),
                 false,
             ),
-            None => self.rule_for(&v.path, v.busy),
+            (None, links) => match links {
+                Some(Linked {
+                    names,
+                    unnamed,
+                    metadata,
+                }) => (
+                    format!(
+                        "{} ({names} names{}): {} in place changes every name of it, and another \
+                     may lie outside the writable roots; write a new file and rename it over \
+                     this one (cp F F.new && mv F.new F{}) to break the link",
+                        crate::denials::HARD_LINK_RULE,
+                        if unnamed {
+                            ", reached through a descriptor whose own name was removed"
+                        } else {
+                            ""
+                        },
+                        if metadata {
+                            crate::denials::HARD_LINK_METADATA
+                        } else {
+                            "writing the file"
+                        },
+                        if metadata {
+                            ", then chmod or touch the new one"
+                        } else {
+                            ""
+                        },
+                    ),
+                    false,
+                ),
+                None => self.rule_for(&v.path, v.busy),
+            },
         };
         DenialRecord {
             syscall: syscall.to_string(),
@@ -684,9 +726,18 @@ fn judge_linked(sup: &Supervisor, tid: u32, args: &[u64; 6], call: PathCall) -> 
         PathCall::Meta { at, mode } => return judge_meta(sup, tid, args, at, mode),
         _ => return None,
     };
-    let raw = read_path(tid, ptr)?;
-    let (target, shown, unnamed) = linked_target(tid, dirfd, raw, follow)?;
-    refuse_linked(sup, &target, shown, unnamed, Change::Bytes)
+    let walked = match read_c_string_checked(tid, ptr) {
+        Ok(Some(raw)) if !raw.is_empty() => linked_target(tid, dirfd, raw, follow),
+        Ok(_) => Ok(None), // the kernel fails it (EFAULT, ENOENT)
+        Err(b) => Err(b),
+    };
+    match walked {
+        Ok(Some((target, shown, unnamed))) => {
+            refuse_linked(sup, &target, shown, unnamed, Change::Bytes)
+        }
+        Ok(None) => None,
+        Err(b) => Some(Verdict::blind(tid, dirfd, ptr, b)),
+    }
 }
 
 /// What a call refused by the hard-link rule was to change.
@@ -712,8 +763,26 @@ fn judge_meta(
     at: MetaAt,
     mode: Option<usize>,
 ) -> Option<Verdict> {
-    let (target, shown, unnamed) = match at {
-        MetaAt::Fd(i) => callers_fd(tid, args[i])?,
+    let walked = meta_target(tid, args, at);
+    let (target, shown, unnamed) = match walked {
+        Ok(Some(t)) => t,
+        Ok(None) => return None,
+        Err(b) => {
+            let (dirfd, ptr) = match at {
+                MetaAt::Fd(i) => (Some(args[i]), 0),
+                MetaAt::Path { dirfd, path, .. } => (dirfd.map(|i| args[i]), args[path]),
+            };
+            return Some(Verdict::blind(tid, dirfd, ptr, b));
+        }
+    };
+    let mode = mode.map(|i| args[i] as u32);
+    refuse_linked(sup, &target, shown, unnamed, Change::Metadata { mode })
+}
+
+/// The file a metadata call acts on ([`judge_meta`]).
+fn meta_target(tid: u32, args: &[u64; 6], at: MetaAt) -> Walked {
+    match at {
+        MetaAt::Fd(i) => callers_fd(tid, args[i]),
         MetaAt::Path {
             dirfd,
             path,
@@ -726,45 +795,48 @@ fn judge_meta(
             let raw = if ptr == 0 {
                 Vec::new()
             } else {
-                read_c_string(tid, ptr)?
+                match read_c_string_checked(tid, ptr)? {
+                    Some(raw) => raw,
+                    None => return Ok(None), // EFAULT, ENAMETOOLONG: the kernel's
+                }
             };
             if raw.is_empty() {
                 // The descriptor itself, or a call the kernel fails (ENOENT, EFAULT).
                 let by_fd = (ptr == 0 && null_is_fd) || flags & libc::AT_EMPTY_PATH != 0;
-                if !by_fd {
-                    return None;
+                match dirfd {
+                    Some(d) if by_fd => callers_fd(tid, args[d]),
+                    _ => Ok(None),
                 }
-                callers_fd(tid, args[dirfd?])?
             } else {
                 let follow = !nofollow && flags & libc::AT_SYMLINK_NOFOLLOW == 0;
-                linked_target(tid, dirfd.map(|i| args[i]), raw, follow)?
+                linked_target(tid, dirfd.map(|i| args[i]), raw, follow)
             }
         }
-    };
-    let mode = mode.map(|i| args[i] as u32);
-    refuse_linked(sup, &target, shown, unnamed, Change::Metadata { mode })
+    }
 }
 
 /// The caller's open descriptor `fd` as an `O_PATH` descriptor of the same file (through
 /// the kernel's magic link `/proc/<tid>/fd/N`), its name, and whether that name was
-/// removed. `AT_FDCWD` (the cwd: a directory) and a bad descriptor give `None`.
-fn callers_fd(tid: u32, fd: u64) -> Option<(OwnedFd, PathBuf, bool)> {
+/// removed ([`Walked`]). `AT_FDCWD` (the cwd: a directory) and a bad descriptor give
+/// nothing to check; a caller init may not inspect is [`NOT_INSPECTABLE`].
+fn callers_fd(tid: u32, fd: u64) -> Walked {
     let fd = fd as u32 as i32;
     if fd < 0 {
-        return None;
+        return Ok(None);
     }
     let link = format!("/proc/{tid}/fd/{fd}");
-    let c = CString::new(link.as_bytes()).ok()?;
-    // SAFETY: `c` is a valid NUL-terminated path.
-    let raw = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-    if raw < 0 {
-        return None;
-    }
-    // SAFETY: the kernel returned a new descriptor that we own.
-    let f = unsafe { OwnedFd::from_raw_fd(raw) };
+    let f = match open_beneath(libc::AT_FDCWD, link.as_bytes(), 0) {
+        Ok(f) => f,
+        Err(libc::EACCES | libc::EPERM) => return Err(NOT_INSPECTABLE),
+        Err(e) => return lookup_error(e),
+    };
     let named = real_path(f.as_raw_fd());
     let unnamed = named.is_none();
-    Some((f, named.unwrap_or_else(|| PathBuf::from(link)), unnamed))
+    Ok(Some((
+        f,
+        named.unwrap_or_else(|| PathBuf::from(link)),
+        unnamed,
+    )))
 }
 
 /// The refusal itself: `target` is a regular file with another name (or, reached through
@@ -806,116 +878,206 @@ fn refuse_linked(
             unnamed,
             metadata: matches!(change, Change::Metadata { .. }),
         }),
+        blind: None,
     })
 }
 
-/// The file a path reaches for the caller `tid`, as an `O_PATH` descriptor, with its name
-/// in the caller's view and whether it was reached through a descriptor whose name was
-/// removed: walked one component at a time from the caller's root, cwd or
-/// `dirfd`, every symlink followed by hand (at most 40), so that a link to `/proc/self/…`
-/// or `/dev/fd/…` means the caller's `/proc/<tid>/…`, not init's; a descriptor entry
-/// (`/proc/<pid>/fd/N`, `cwd`, `root`) is followed through the kernel's magic link, which
-/// reaches the caller's open file or directory. A walk that fails (a missing component, a
-/// loop) gives `None`: the kernel then fails the same open.
-fn linked_target(
-    tid: u32,
-    dirfd: Option<u64>,
-    raw: Vec<u8>,
-    follow: bool,
-) -> Option<(OwnedFd, PathBuf, bool)> {
+/// Why the hard-link check could not look at a call's file. The call is then refused
+/// (`EACCES`): the check is all that stops a write through a host-made hard link, so what
+/// it cannot see it does not let through (attack pass 49: a cwd deeper than `PATH_MAX`, a
+/// directory on the way the command made unsearchable, and a process that made itself
+/// non-dumpable each got past a check that gave up and answered CONTINUE).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Blind(&'static str);
+
+/// What a non-dumpable caller gives: procfs refuses init a look at its memory and its
+/// descriptors (the ptrace access check).
+const NOT_INSPECTABLE: Blind = Blind(
+    "the calling process cannot be inspected: it made itself non-dumpable \
+     (prctl PR_SET_DUMPABLE 0) or runs a program it may not read",
+);
+
+/// A file found for the hard-link check: an `O_PATH` descriptor of it, its name in the
+/// caller's view, and whether it was reached through a descriptor whose name was removed.
+/// `Ok(None)`: nothing to check (the kernel fails the call itself, or makes a new file).
+type Walked = Result<Option<(OwnedFd, PathBuf, bool)>, Blind>;
+
+/// An error of init's own lookup: one the kernel gives the caller as well (a missing
+/// component, not a directory, a loop, a name too long: the call fails the same way) is
+/// nothing to check; any other means init could not see what the caller may reach.
+fn lookup_error(e: i32) -> Walked {
+    match e {
+        libc::ENOENT | libc::ENOTDIR | libc::ELOOP | libc::ENAMETOOLONG | libc::EBADF => Ok(None),
+        libc::ESRCH => Ok(None), // the caller is gone
+        libc::EACCES | libc::EPERM => Err(Blind(
+            "cordon's check may not look up a directory on the way to the file",
+        )),
+        _ => Err(Blind("cordon's check failed to look the file up")),
+    }
+}
+
+/// `openat(dir, name, O_PATH | extra)`, or the errno.
+fn open_beneath(dir: RawFd, name: &[u8], extra: libc::c_int) -> Result<OwnedFd, i32> {
+    let c = CString::new(name).map_err(|_| libc::EINVAL)?;
+    // SAFETY: `c` is a valid NUL-terminated name; `dir` is an open descriptor.
+    let fd = unsafe { libc::openat(dir, c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC | extra) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO));
+    }
+    // SAFETY: the kernel returned a new descriptor that we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Whether `dir` is a directory of procfs.
+fn on_procfs(dir: RawFd) -> bool {
+    // SAFETY: statfs is plain old data; the kernel fills it.
+    let mut sf: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `sf` is a valid statfs; the descriptor is open.
+    (unsafe { libc::fstatfs(dir, &mut sf) } == 0) && sf.f_type == libc::PROC_SUPER_MAGIC
+}
+
+/// The file a path reaches for the caller `tid` ([`Walked`]): walked one component at a
+/// time by descriptor from the caller's own root, cwd or `dirfd` (opened through the
+/// kernel's magic links `/proc/<tid>/root`, `cwd`, `fd/N`: no path text is read back, so
+/// neither its length nor an unsearchable directory above the cwd matters; `..` is the
+/// kernel's), every symlink followed by hand (at most 40), `self` and `thread-self` at a
+/// procfs root read as the caller's (so `/proc/self/…`, `/dev/fd/…`, `/dev/stdout` are the
+/// caller's, not init's), and a procfs magic link (`/proc/<pid>/fd/N`, `cwd`, `root`)
+/// followed through the kernel, which reaches the caller's open file or directory.
+fn linked_target(tid: u32, dirfd: Option<u64>, raw: Vec<u8>, follow: bool) -> Walked {
     let path = PathBuf::from(OsStr::from_bytes(&raw));
-    let mut logical = if path.is_absolute() {
-        PathBuf::from("/")
+    let proc_dir = |what: &str| -> Result<OwnedFd, i32> {
+        open_beneath(libc::AT_FDCWD, format!("/proc/{tid}/{what}").as_bytes(), 0)
+    };
+    let start = if path.is_absolute() {
+        "root".to_string()
     } else {
-        let from = match dirfd.map(|d| d as u32 as i32) {
-            None | Some(libc::AT_FDCWD) => format!("/proc/{tid}/cwd"),
-            Some(fd) if fd >= 0 => format!("/proc/{tid}/fd/{fd}"),
-            _ => return None,
-        };
-        std::fs::read_link(from).ok()?
+        match dirfd.map(|d| d as u32 as i32) {
+            None | Some(libc::AT_FDCWD) => "cwd".to_string(),
+            Some(fd) if fd >= 0 => format!("fd/{fd}"),
+            _ => return Ok(None), // EBADF
+        }
+    };
+    let mut dir = match proc_dir(&start) {
+        Ok(d) => d,
+        Err(libc::EACCES | libc::EPERM) => return Err(NOT_INSPECTABLE),
+        Err(e) => return lookup_error(e),
+    };
+    // The name as the caller sees it, for the record; unknown when its text is longer
+    // than the kernel gives back (then the file's own path, or the path as given).
+    let mut logical: Option<PathBuf> = if path.is_absolute() {
+        Some(PathBuf::from("/"))
+    } else {
+        std::fs::read_link(format!("/proc/{tid}/{start}"))
+            .ok()
+            .filter(|p| p.is_absolute())
     };
     let mut queue: std::collections::VecDeque<std::ffi::OsString> = path
         .components()
         .map(|c| c.as_os_str().to_owned())
         .collect();
     let mut hops = 0;
-    let open_at_root = |p: &Path, flags: libc::c_int| -> Option<OwnedFd> {
-        let full = Path::new(&format!("/proc/{tid}/root")).join(p.strip_prefix("/").ok()?);
-        let c = CString::new(full.as_os_str().as_bytes()).ok()?;
-        // SAFETY: `c` is a valid NUL-terminated path.
-        let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC | flags) };
-        // SAFETY: the kernel returned a new descriptor that we own.
-        (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+    let shown = |logical: &Option<PathBuf>, f: &OwnedFd, name: &OsStr| -> PathBuf {
+        logical
+            .as_ref()
+            .map(|l| l.join(name))
+            .or_else(|| real_path(f.as_raw_fd()))
+            .unwrap_or_else(|| path.clone())
     };
     while let Some(comp) = queue.pop_front() {
         match comp.as_bytes() {
-            b"/" => logical = PathBuf::from("/"),
+            b"/" => {
+                dir = match proc_dir("root") {
+                    Ok(d) => d,
+                    Err(libc::EACCES | libc::EPERM) => return Err(NOT_INSPECTABLE),
+                    Err(e) => return lookup_error(e),
+                };
+                logical = Some(PathBuf::from("/"));
+            }
             b"." | b"" => {}
             b".." => {
-                logical.pop();
+                dir = match open_beneath(dir.as_raw_fd(), b"..", libc::O_DIRECTORY) {
+                    Ok(d) => d,
+                    Err(e) => return lookup_error(e),
+                };
+                if let Some(l) = logical.as_mut() {
+                    l.pop();
+                }
             }
-            _ => {
+            name => {
                 let last = queue.is_empty();
-                let candidate = callers_proc(tid, &logical.join(&comp));
-                let f = open_at_root(&candidate, libc::O_NOFOLLOW)?;
-                let st = super::sys::fstat(f.as_raw_fd()).ok()?;
+                let procfs = on_procfs(dir.as_raw_fd());
+                // `/proc/self` and `/proc/thread-self` name their reader: the caller's.
+                let own;
+                let name: &[u8] = match name {
+                    b"self" if procfs => {
+                        own = format!("{tid}");
+                        own.as_bytes()
+                    }
+                    b"thread-self" if procfs => {
+                        own = format!("{tid}/task/{tid}");
+                        own.as_bytes()
+                    }
+                    n => n,
+                };
+                let f = match open_beneath(dir.as_raw_fd(), name, libc::O_NOFOLLOW) {
+                    Ok(f) => f,
+                    Err(e) => return lookup_error(e),
+                };
+                let st = match super::sys::fstat(f.as_raw_fd()) {
+                    Ok(st) => st,
+                    Err(e) => return lookup_error(e.raw_os_error().unwrap_or(libc::EIO)),
+                };
                 let link = st.st_mode & libc::S_IFMT == libc::S_IFLNK;
-                // A procfs link (`/proc/<pid>/fd/N`, `cwd`, `root`) is a magic link: the open
-                // file or directory itself, not the text it reads as; followed by the kernel,
-                // as a last component or on the way (`/proc/self/fd/3/x` with descriptor 3 a
-                // directory).
-                if link && candidate.starts_with("/proc/") && (!last || follow) {
-                    let f = open_at_root(&candidate, 0)?;
+                let name_os = OsStr::from_bytes(name);
+                // A procfs link (`/proc/<pid>/fd/N`, `cwd`, `root`) is a magic link: the
+                // open file or directory itself, not the text it reads as; followed by the
+                // kernel, as a last component or on the way.
+                if link && procfs && (!last || follow) {
+                    let f = match open_beneath(dir.as_raw_fd(), name, 0) {
+                        Ok(f) => f,
+                        Err(libc::EACCES | libc::EPERM) => return Err(NOT_INSPECTABLE),
+                        Err(e) => return lookup_error(e),
+                    };
+                    let named = real_path(f.as_raw_fd());
                     if last {
                         // No name: the descriptor's own was removed (`(deleted)`).
-                        let named = real_path(f.as_raw_fd());
                         let unnamed = named.is_none();
-                        return Some((f, named.unwrap_or(candidate), unnamed));
+                        let at = named.unwrap_or_else(|| shown(&logical, &f, name_os));
+                        return Ok(Some((f, at, unnamed)));
                     }
-                    logical = real_path(f.as_raw_fd())?;
+                    logical = named;
+                    dir = f;
                     continue;
                 }
                 if link && (!last || follow) {
                     hops += 1;
                     if hops > 40 {
-                        return None;
+                        return Ok(None); // ELOOP
                     }
-                    let full = Path::new(&format!("/proc/{tid}/root"))
-                        .join(candidate.strip_prefix("/").ok()?);
-                    let target = std::fs::read_link(full).ok()?;
+                    let target = match super::sys::read_link_at(dir.as_raw_fd(), name) {
+                        Ok(t) => t,
+                        Err(e) => return lookup_error(e.raw_os_error().unwrap_or(libc::EIO)),
+                    };
                     for c in target.components().rev() {
                         queue.push_front(c.as_os_str().to_owned());
                     }
                     continue;
                 }
                 if last {
-                    return Some((f, candidate, false));
+                    let at = shown(&logical, &f, name_os);
+                    return Ok(Some((f, at, false)));
                 }
-                logical = candidate;
+                if let Some(l) = logical.as_mut() {
+                    l.push(name_os);
+                }
+                dir = f;
             }
         }
     }
-    None
-}
-
-/// `path` with the names procfs resolves per reader spelled for the caller `tid`:
-/// `/proc/self`, `/proc/thread-self`, `/dev/fd`, `/dev/stdin`, `/dev/stdout`,
-/// `/dev/stderr` (init reading them would name its own).
-fn callers_proc(tid: u32, path: &Path) -> PathBuf {
-    let own = format!("/proc/{tid}");
-    for (alias, real) in [
-        ("/proc/self", own.clone()),
-        ("/proc/thread-self", format!("{own}/task/{tid}")),
-        ("/dev/fd", format!("{own}/fd")),
-        ("/dev/stdin", format!("{own}/fd/0")),
-        ("/dev/stdout", format!("{own}/fd/1")),
-        ("/dev/stderr", format!("{own}/fd/2")),
-    ] {
-        if let Ok(rest) = path.strip_prefix(alias) {
-            return Path::new(&real).join(rest);
-        }
-    }
-    path.to_path_buf()
+    Ok(None)
 }
 
 /// The judgment of one trapped call by the paths it names ([`judge_call`]).
@@ -1107,6 +1269,19 @@ fn read_c_string(tid: u32, ptr: u64) -> Option<Vec<u8>> {
     None
 }
 
+/// [`read_c_string`] that tells a caller init may not inspect ([`NOT_INSPECTABLE`]: its
+/// memory cannot be opened) from a pointer the kernel would fail (`Ok(None)`: `EFAULT`,
+/// longer than `PATH_MAX`, or the caller gone).
+fn read_c_string_checked(tid: u32, ptr: u64) -> Result<Option<Vec<u8>>, Blind> {
+    match std::fs::File::open(format!("/proc/{tid}/mem")) {
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => {
+            Err(NOT_INSPECTABLE)
+        }
+        Err(_) => Ok(None),
+        Ok(_) => Ok(read_c_string(tid, ptr)),
+    }
+}
+
 /// The path of an open descriptor in this process's view (`None` when deleted).
 fn real_path(fd: RawFd) -> Option<PathBuf> {
     let p = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
@@ -1144,6 +1319,7 @@ fn judge_dir(sup: &Supervisor, at: &Entry, dirfd: RawFd) -> Option<Verdict> {
         grant: at.dir_path.clone(),
         busy: false,
         links: None,
+        blind: None,
     })
 }
 
@@ -1170,6 +1346,7 @@ fn judge_file(sup: &Supervisor, at: &Entry, landlock_checks: bool) -> Option<Ver
         grant: at.path(),
         busy: false,
         links: None,
+        blind: None,
     })
 }
 
@@ -1183,6 +1360,7 @@ fn judge_busy(at: &Entry) -> Option<Verdict> {
         grant: at.path(),
         busy: true,
         links: None,
+        blind: None,
     })
 }
 

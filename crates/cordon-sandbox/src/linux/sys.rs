@@ -412,6 +412,22 @@ pub fn fstatat_nofollow(dirfd: RawFd, name: &CStr) -> io::Result<libc::stat> {
     Ok(st)
 }
 
+/// `readlinkat(dirfd, name)`: the text of the symlink `name` in `dirfd` (up to
+/// `PATH_MAX` bytes; a longer one is `ENAMETOOLONG`).
+pub fn read_link_at(dirfd: RawFd, name: &[u8]) -> io::Result<std::path::PathBuf> {
+    use std::os::unix::ffi::OsStringExt;
+    let c = std::ffi::CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    let mut buf = vec![0u8; libc::PATH_MAX as usize + 1];
+    // SAFETY: `c` is NUL-terminated; `buf` is writable for its whole length.
+    let n =
+        check(unsafe { libc::readlinkat(dirfd, c.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) })?;
+    if n as usize >= buf.len() {
+        return Err(io::Error::from_raw_os_error(libc::ENAMETOOLONG));
+    }
+    buf.truncate(n as usize);
+    Ok(std::ffi::OsString::from_vec(buf).into())
+}
+
 /// `fcntl(fd, F_GETFL)`: the file status flags and access mode of an open descriptor.
 pub fn status_flags(fd: RawFd) -> io::Result<libc::c_int> {
     // SAFETY: F_GETFL takes no argument and only reads descriptor state.
