@@ -421,7 +421,8 @@ fn a_hard_link_to_a_file_outside_keeps_its_metadata_on_every_path() {
             );
             assert_eq!(v["outcome"], "sandbox-denied", "{l:?} `{change}`: {v}");
         }
-        // Twins: files with one name, the linked file's own mode, a copy, git.
+        // Twins: files with one name, the linked file's own mode, a copy, hard links
+        // whose every name is in the sandbox's own `/tmp` or `/dev/shm` (nu30 F2), git.
         relink();
         let new = format!("new-{}", l.name());
         let o = p.sh(
@@ -432,6 +433,9 @@ fn a_hard_link_to_a_file_outside_keeps_its_metadata_on_every_path() {
                  python3 -c \"import os; os.setxattr(\\\"{new}.sh\\\", \\\"user.ok\\\", b\\\"1\\\"); \
                  os.utime(os.open(\\\"{new}.sh\\\", os.O_RDONLY), (0, 0))\"; \
                  chmod 0644 {name}; cp -p {name} {new}.py; chmod 0600 {new}.py; \
+                 t=$(mktemp -d); echo a > $t/a; ln $t/a $t/b; chmod +x $t/a; touch $t/b; \
+                 echo b >> $t/b; echo s > /dev/shm/s; ln /dev/shm/s /dev/shm/s2; \
+                 chmod 0600 /dev/shm/s2; echo t >> /dev/shm/s; \
                  git init -q g-{new}; cd g-{new}; echo a > a; chmod +x a; git add a; \
                  git commit -qm a; git log --oneline | wc -l"
             ),

@@ -452,6 +452,11 @@ pub struct Supervisor {
     /// Landlock handles `truncate` (ABI >= 3); below, truncating is only refused by a
     /// read-only mount.
     landlock_truncate: bool,
+    /// `st_dev` of the filesystems this sandbox made for itself (the private `/tmp`, its
+    /// `/dev/shm`): every name of a file there is the command's, so the hard-link refusal
+    /// does not apply there (new-user pass nu30, F2: `os.link` then `os.chmod` in a
+    /// `mkdtemp` directory failed).
+    own_devices: Vec<u64>,
     records: Mutex<DenialReport>,
 }
 
@@ -473,8 +478,29 @@ impl Supervisor {
             landlock_truncate: landlock.as_ref().is_some_and(|(abi, _)| *abi >= 3),
             landlock_writable: landlock.map(|(_, w)| w),
             stdio,
+            own_devices: Vec::new(),
             records: Mutex::new(DenialReport::default()),
         }
+    }
+
+    /// This supervisor, told that the filesystems mounted at `paths` are the sandbox's own
+    /// fresh tmpfs mounts ([`Supervisor::own_devices`]); a path that cannot be read or is
+    /// not a tmpfs is left out (the refusal then applies there as anywhere).
+    pub fn with_own_filesystems(mut self, paths: &[&Path]) -> Supervisor {
+        for p in paths {
+            let Ok(f) = std::fs::File::open(p) else {
+                continue;
+            };
+            // SAFETY: statfs is plain old data; the kernel fills it.
+            let mut sf: libc::statfs = unsafe { std::mem::zeroed() };
+            // SAFETY: `sf` is a valid statfs; the descriptor is open.
+            let tmpfs = unsafe { libc::fstatfs(f.as_raw_fd(), &mut sf) } == 0
+                && sf.f_type == libc::TMPFS_MAGIC;
+            if let (true, Ok(st)) = (tmpfs, super::sys::fstat(f.as_raw_fd())) {
+                self.own_devices.push(st.st_dev);
+            }
+        }
+        self
     }
 
     /// The records so far.
@@ -858,6 +884,7 @@ fn refuse_linked(
     if st.st_mode & libc::S_IFMT != libc::S_IFREG
         || !elsewhere
         || sup.stdio.contains(&(st.st_dev, st.st_ino))
+        || sup.own_devices.contains(&st.st_dev)
     {
         return None;
     }

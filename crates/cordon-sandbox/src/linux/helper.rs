@@ -1651,10 +1651,16 @@ fn denial_supervisor(
             )),
             _ => None,
         });
-        std::sync::Arc::new(super::denial_records::Supervisor::new(
-            ctx.profile,
-            landlock,
-        ))
+        // The filesystems this sandbox made fresh: the private `/tmp` (when the plan has
+        // one) and `/dev/shm` (always, on rung 1).
+        let mut own: Vec<&std::path::Path> = vec![std::path::Path::new("/dev/shm")];
+        if ctx.layout.private_tmp() {
+            own.push(std::path::Path::new("/tmp"));
+        }
+        std::sync::Arc::new(
+            super::denial_records::Supervisor::new(ctx.profile, landlock)
+                .with_own_filesystems(&own),
+        )
     })
 }
 
