@@ -764,23 +764,27 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
             // Only a refusal a per-command grant can lift (a probe such as Python's
             // bytecode cache under /usr stays unmentioned); the first such one, the
             // likeliest cause (later ones are often clean-up).
-            unexplained = d.records.iter().filter(|r| !r.is_network()).find_map(|r| {
-                let (hint, grant) = record_hint(r, ctx);
-                // A hard link has no grant, and is named all the same: its fix is a rename
-                // (new-user pass nu28, F2: vim's silent failure got no hint).
-                let linked = r.rule.starts_with(cordon_sandbox::denials::HARD_LINK_RULE)
-                    || r.rule.starts_with(cordon_sandbox::denials::UNCHECKED_RULE);
-                (grant.is_some() || linked).then(|| {
-                    format!(
-                        "the sandbox refused `{} {}` ({}) during the run, which {} does not \
+            unexplained = d
+                .records
+                .iter()
+                .filter(|r| !r.is_network() && !git_object_freshen(r))
+                .find_map(|r| {
+                    let (hint, grant) = record_hint(r, ctx);
+                    // A hard link has no grant, and is named all the same: its fix is a rename
+                    // (new-user pass nu28, F2: vim's silent failure got no hint).
+                    let linked = r.rule.starts_with(cordon_sandbox::denials::HARD_LINK_RULE)
+                        || r.rule.starts_with(cordon_sandbox::denials::UNCHECKED_RULE);
+                    (grant.is_some() || linked).then(|| {
+                        format!(
+                            "the sandbox refused `{} {}` ({}) during the run, which {} does not \
                          name; if that is why it failed: {hint}",
-                        r.syscall,
-                        display_path(&r.path, ctx.cwd),
-                        r.errno,
-                        seen_output(sig),
-                    )
-                })
-            });
+                            r.syscall,
+                            display_path(&r.path, ctx.cwd),
+                            r.errno,
+                            seen_output(sig),
+                        )
+                    })
+                });
             if unexplained.is_some() {
                 out.confidence = Confidence::Low;
             }
@@ -805,6 +809,27 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
             .or(unexplained);
     }
     out
+}
+
+/// A refused time change (`utimensat`, `utime`, …) of a hard-linked file in a git
+/// repository's `objects/`: git "freshens" an object it was about to write again by
+/// touching the existing one, and when that fails it writes a new copy and goes on
+/// (new-user pass nu30, F1: in a local `git clone`, whose objects are hard links, every
+/// later unrelated failure got a hint blaming it, with a recipe that rewrote an object).
+/// Never the cause of a failure.
+fn git_object_freshen(r: &cordon_sandbox::denials::DenialRecord) -> bool {
+    let times = matches!(
+        r.syscall.as_str(),
+        "utimensat" | "utime" | "utimes" | "futimesat"
+    );
+    let comps: Vec<&std::ffi::OsStr> = r.path.iter().collect();
+    let in_objects = comps.iter().enumerate().any(|(i, c)| {
+        *c == "objects"
+            && comps[..i]
+                .iter()
+                .any(|a| a.to_str().is_some_and(|a| a.ends_with(".git")))
+    });
+    times && in_objects && r.rule.starts_with(cordon_sandbox::denials::HARD_LINK_RULE)
 }
 
 /// After a command that worked (`git gc`, `git update-server-info`) whose writes of
@@ -1684,8 +1709,12 @@ fn from_records(
     ctx: &ClassifyContext<'_>,
 ) -> Option<Inferred> {
     let tail = &sig.stderr_tail;
-    // Path writes only: network attempts are judged with the network (`from_output`).
-    let mut writes = d.records.iter().filter(|r| !r.is_network());
+    // Path writes only: network attempts are judged with the network (`from_output`); and
+    // not git's own freshening of a hard-linked object, which it shrugs off.
+    let mut writes = d
+        .records
+        .iter()
+        .filter(|r| !r.is_network() && !git_object_freshen(r));
     let (rec, confidence) = match writes
         .clone()
         .rev()
@@ -3477,6 +3506,53 @@ mod tests {
         s.code = Some(2);
         let hint = classify(&s, &ctx).hint.unwrap_or_default();
         assert!(hint.contains("/tmp/run.sh exists on the host"), "{hint}");
+    }
+
+    /// New-user pass nu30, F1: git's refused freshening of a hard-linked object (in a
+    /// local clone) is never blamed for a later, unrelated failure; the same refusal of a
+    /// project file is.
+    #[test]
+    fn git_object_freshening_is_not_blamed() {
+        let record = |syscall: &str, path: &str| cordon_sandbox::denials::DenialRecord {
+            syscall: syscall.into(),
+            path: path.into(),
+            errno: "EACCES".into(),
+            rule: format!(
+                "{} (2 names): {} in place …",
+                cordon_sandbox::denials::HARD_LINK_RULE,
+                cordon_sandbox::denials::HARD_LINK_METADATA
+            ),
+            grant: None,
+        };
+        let sig = |r| {
+            let mut d = cordon_sandbox::denials::DenialReport::default();
+            d.push(r);
+            RunSignals {
+                code: Some(1),
+                stderr_tail: "error: permission denied somewhere".into(),
+                sandboxed: true,
+                denials: Some(d),
+                ..Default::default()
+            }
+        };
+        for (syscall, path) in [
+            ("utimensat", "/w/.git/objects/ce/0136250"),
+            ("utime", "/srv/bare.git/objects/pack/pack-1.pack"),
+        ] {
+            let o = run_in("/w", sig(record(syscall, path)));
+            assert_eq!(o.class, OutcomeClass::CommandFailed, "{path}: {o:?}");
+            assert_eq!(o.hint, None, "{path}: {o:?}");
+        }
+        for (syscall, path) in [
+            ("utimensat", "/w/src/objects/x.js"),
+            ("fchmodat", "/w/.git/objects/ce/0136250"),
+        ] {
+            let o = run_in("/w", sig(record(syscall, path)));
+            assert!(
+                matches!(o.class, OutcomeClass::SandboxDenied { .. }),
+                "{path}: {o:?}"
+            );
+        }
     }
 
     /// New-user pass nu28, F8: a hard link from a read-only tree fails with EXDEV inside
