@@ -124,6 +124,11 @@ pub enum PathCall {
         /// Index of the new mode (the `chmod` family): a mode equal to the file's own
         /// changes nothing and is let through.
         mode: Option<usize>,
+        /// Index of the new owner's uid, its gid the next argument (the `chown` family):
+        /// an owner and group equal to the file's own (or `-1`) change nothing and are let
+        /// through, unless the file has a set-user/group-ID bit or a file capability,
+        /// which any `chown` clears (new-user pass nu30, F3).
+        owner: Option<usize>,
     },
 }
 
@@ -229,8 +234,12 @@ pub fn calls() -> Vec<(&'static str, i64, PathCall)> {
         ("fchmod", libc::SYS_fchmod, meta_fd(0, Some(1))),
         ("fchmodat", libc::SYS_fchmodat, meta_at(0, 1, None, Some(2))),
         ("fchmodat2", NR_FCHMODAT2, meta_at(0, 1, Some(3), Some(2))),
-        ("fchown", libc::SYS_fchown, meta_fd(0, None)),
-        ("fchownat", libc::SYS_fchownat, meta_at(0, 1, Some(4), None)),
+        ("fchown", libc::SYS_fchown, owned(meta_fd(0, None), 1)),
+        (
+            "fchownat",
+            libc::SYS_fchownat,
+            owned(meta_at(0, 1, Some(4), None), 2),
+        ),
         (
             "utimensat",
             libc::SYS_utimensat,
@@ -243,6 +252,7 @@ pub fn calls() -> Vec<(&'static str, i64, PathCall)> {
                     null_is_fd: true,
                 },
                 mode: None,
+                owner: None,
             },
         ),
         ("setxattr", libc::SYS_setxattr, meta_named(0, false)),
@@ -350,10 +360,11 @@ pub fn calls() -> Vec<(&'static str, i64, PathCall)> {
                     null_is_fd: false,
                 },
                 mode: Some(1),
+                owner: None,
             },
         ),
-        ("chown", libc::SYS_chown, meta_named(0, false)),
-        ("lchown", libc::SYS_lchown, meta_named(0, true)),
+        ("chown", libc::SYS_chown, owned(meta_named(0, false), 1)),
+        ("lchown", libc::SYS_lchown, owned(meta_named(0, true), 1)),
         ("utime", libc::SYS_utime, meta_named(0, false)),
         ("utimes", libc::SYS_utimes, meta_named(0, false)),
         (
@@ -368,6 +379,7 @@ pub fn calls() -> Vec<(&'static str, i64, PathCall)> {
                     null_is_fd: true,
                 },
                 mode: None,
+                owner: None,
             },
         ),
     ]);
@@ -399,6 +411,7 @@ fn meta_fd(i: usize, mode: Option<usize>) -> PathCall {
     PathCall::Meta {
         at: MetaAt::Fd(i),
         mode,
+        owner: None,
     }
 }
 
@@ -414,6 +427,7 @@ fn meta_at(dirfd: usize, path: usize, flags: Option<usize>, mode: Option<usize>)
             null_is_fd: false,
         },
         mode,
+        owner: None,
     }
 }
 
@@ -429,6 +443,19 @@ fn meta_named(path: usize, nofollow: bool) -> PathCall {
             null_is_fd: false,
         },
         mode: None,
+        owner: None,
+    }
+}
+
+/// `call` (a `chown`), its new owner's uid in `args[uid]` and gid in `args[uid + 1]`.
+fn owned(call: PathCall, uid: usize) -> PathCall {
+    match call {
+        PathCall::Meta { at, mode, .. } => PathCall::Meta {
+            at,
+            mode,
+            owner: Some(uid),
+        },
+        other => other,
     }
 }
 
@@ -749,7 +776,7 @@ fn judge_linked(sup: &Supervisor, tid: u32, args: &[u64; 6], call: PathCall) -> 
             )
         }
         PathCall::Truncate { path } => (None, args[path], true),
-        PathCall::Meta { at, mode } => return judge_meta(sup, tid, args, at, mode),
+        PathCall::Meta { at, mode, owner } => return judge_meta(sup, tid, args, at, mode, owner),
         _ => return None,
     };
     let walked = match read_c_string_checked(tid, ptr) {
@@ -771,8 +798,12 @@ fn judge_linked(sup: &Supervisor, tid: u32, args: &[u64; 6], call: PathCall) -> 
 enum Change {
     /// The bytes (open for writing, truncate).
     Bytes,
-    /// The metadata; `mode`: the new mode of a `chmod`.
-    Metadata { mode: Option<u32> },
+    /// The metadata; `mode`: the new mode of a `chmod`; `owner`: the new uid and gid of a
+    /// `chown` (`u32::MAX`: unchanged).
+    Metadata {
+        mode: Option<u32>,
+        owner: Option<(u32, u32)>,
+    },
 }
 
 /// The hard-link refusal for a metadata change ([`PathCall::Meta`]; attack pass 48, N3:
@@ -788,6 +819,7 @@ fn judge_meta(
     args: &[u64; 6],
     at: MetaAt,
     mode: Option<usize>,
+    owner: Option<usize>,
 ) -> Option<Verdict> {
     let walked = meta_target(tid, args, at);
     let (target, shown, unnamed) = match walked {
@@ -802,7 +834,14 @@ fn judge_meta(
         }
     };
     let mode = mode.map(|i| args[i] as u32);
-    refuse_linked(sup, &target, shown, unnamed, Change::Metadata { mode })
+    let owner = owner.map(|i| (args[i] as u32, args[i + 1] as u32));
+    refuse_linked(
+        sup,
+        &target,
+        shown,
+        unnamed,
+        Change::Metadata { mode, owner },
+    )
 }
 
 /// The file a metadata call acts on ([`judge_meta`]).
@@ -888,10 +927,19 @@ fn refuse_linked(
     {
         return None;
     }
-    if let Change::Metadata { mode } = change {
+    if let Change::Metadata { mode, owner } = change {
         // The kernel keeps the low 12 bits (`S_IALLUGO`) of a new mode.
-        let unchanged = mode.is_some_and(|m| m & 0o7777 == st.st_mode & 0o7777);
-        if unchanged || read_only_mount(target.as_raw_fd())? {
+        let same_mode = mode.is_some_and(|m| m & 0o7777 == st.st_mode & 0o7777);
+        // A `chown` to the file's own owner and group changes nothing, unless it clears
+        // a set-user-ID bit, a set-group-ID bit with group execute, or a file capability.
+        let same_owner = owner.is_some_and(|(u, g)| {
+            (u == u32::MAX || u == st.st_uid)
+                && (g == u32::MAX || g == st.st_gid)
+                && st.st_mode & libc::S_ISUID == 0
+                && st.st_mode & (libc::S_ISGID | libc::S_IXGRP) != (libc::S_ISGID | libc::S_IXGRP)
+                && !has_file_capability(target.as_raw_fd())
+        });
+        if same_mode || same_owner || read_only_mount(target.as_raw_fd())? {
             return None;
         }
     }
@@ -1323,6 +1371,24 @@ fn mount_id(fd: &OwnedFd) -> Option<u64> {
         .and_then(|v| v.trim().parse().ok())
 }
 
+/// Whether the file open as `fd` (an `O_PATH` descriptor) may carry a file capability
+/// (`security.capability`): true unless the attribute is known to be absent.
+fn has_file_capability(fd: RawFd) -> bool {
+    let Ok(p) = CString::new(format!("/proc/self/fd/{fd}")) else {
+        return true;
+    };
+    // SAFETY: `p` and the name are NUL-terminated; a NULL buffer of size 0 asks the size.
+    let r = unsafe {
+        libc::getxattr(
+            p.as_ptr(),
+            c"security.capability".as_ptr(),
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    !(r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ENODATA))
+}
+
 fn read_only_mount(fd: RawFd) -> Option<bool> {
     // SAFETY: statvfs is plain old data; the kernel fills it.
     let mut vfs: libc::statvfs = unsafe { std::mem::zeroed() };
@@ -1531,7 +1597,7 @@ mod tests {
         nrs.dedup();
         assert_eq!(nrs.len(), calls.len());
         for (name, _, call) in calls {
-            if let PathCall::Meta { at, mode } = call {
+            if let PathCall::Meta { at, mode, .. } = call {
                 let idx: Vec<usize> = match at {
                     MetaAt::Fd(i) => vec![i],
                     MetaAt::Path {
