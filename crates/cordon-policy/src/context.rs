@@ -168,8 +168,8 @@ pub const PRIVATE_TMP_NOTE: &str =
 /// What the `hard_links` attribute of `<filesystem>` says (namespace backend): init
 /// refuses writing a file with several names in place (attack pass 47, N1).
 pub const HARD_LINKS_NOTE: &str =
-    "a file with several names (hard links) is not written in place: write a new file and \
-     rename it over";
+    "a file with several names (hard links) is not written in place, nor its mode, owner, \
+     times or attributes changed: write a new file and rename it over";
 
 fn write_filesystem(
     w: &mut W,

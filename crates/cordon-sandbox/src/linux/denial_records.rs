@@ -671,7 +671,7 @@ impl Supervisor {
                     metadata,
                 }) => (
                     format!(
-                        "{} ({names} names{}): {} in place changes every name of it, and another \
+                        "{} ({names} names{}): {} ({syscall}) in place changes every name of it, and another \
                      may lie outside the writable roots; write a new file and rename it over \
                      this one (cp F F.new && mv F.new F{}) to break the link",
                         crate::denials::HARD_LINK_RULE,

@@ -82,9 +82,11 @@ pub fn explain(args: ExplainArgs) -> Result<i32> {
             if let Ok(m) = std::fs::symlink_metadata(p) {
                 if m.is_file() && m.nlink() > 1 {
                     e.notes.push(format!(
-                        "{} has {} hard links: inside the sandbox it is not written in place \
-                         (another name may lie outside the writable roots); write a new file \
-                         and rename it over this one",
+                        "{} has {} hard links: inside the sandbox it is not written in place, \
+                         and its mode, owner, times, extended attributes and inode flags are \
+                         not changed (chmod, chown, touch, setfattr, chattr: another name may \
+                         lie outside the writable roots); write a new file and rename it over \
+                         this one",
                         p.display(),
                         m.nlink()
                     ));
