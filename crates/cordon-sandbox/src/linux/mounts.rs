@@ -868,17 +868,33 @@ fn tree_steps(
     (steps, notes, missing_denies)
 }
 
-/// The note naming the deny entries not present at launch ([`Layout::absent`]), if any.
+/// Most absent deny entries a note names; the rest are counted (new-user pass nu30, F6:
+/// the built-in credential stores missing on a host made the note half of every `--json`
+/// report).
+const ABSENT_NAMED: usize = 8;
+
+/// The note naming the deny entries not present at launch ([`Layout::absent`]), if any:
+/// the first [`ABSENT_NAMED`], then how many more.
 pub fn absent_note(absent: &[PathBuf]) -> Option<String> {
-    let names: Vec<String> = absent.iter().map(|p| p.display().to_string()).collect();
+    let names: Vec<String> = absent
+        .iter()
+        .take(ABSENT_NAMED)
+        .map(|p| p.display().to_string())
+        .collect();
+    let more = absent.len().saturating_sub(ABSENT_NAMED);
     (!names.is_empty()).then(|| {
         format!(
             "{} deny entr{} not present, nothing to hide (the run is stopped if {} created \
-             on the host while the command runs): {}",
-            names.len(),
-            if names.len() == 1 { "y is" } else { "ies are" },
-            if names.len() == 1 { "it is" } else { "one is" },
-            names.join(", ")
+             on the host while the command runs): {}{}",
+            absent.len(),
+            if absent.len() == 1 { "y is" } else { "ies are" },
+            if absent.len() == 1 { "it is" } else { "one is" },
+            names.join(", "),
+            if more > 0 {
+                format!(" and {more} more (`cordon explain PATH` says whether a path is hidden)")
+            } else {
+                String::new()
+            }
         )
     })
 }
@@ -2908,6 +2924,31 @@ mod tests {
             l2.notes
         );
         assert!(l2.notes.contains(&note));
+    }
+
+    /// New-user pass nu30, F6: the note names the first few absent deny entries and
+    /// counts the rest; a short list is named whole.
+    #[test]
+    fn absent_note_names_a_few_and_counts_the_rest() {
+        let many: Vec<PathBuf> = (0..20)
+            .map(|i| PathBuf::from(format!("/h/.c{i}")))
+            .collect();
+        let note = absent_note(&many).unwrap();
+        assert!(
+            note.starts_with("20 deny entries are not present"),
+            "{note}"
+        );
+        assert!(
+            note.contains("/h/.c7") && !note.contains("/h/.c8"),
+            "{note}"
+        );
+        assert!(note.contains(" and 12 more"), "{note}");
+        let one = absent_note(&many[..1]).unwrap();
+        assert!(
+            one.starts_with("1 deny entry is") && one.ends_with("/h/.c0"),
+            "{one}"
+        );
+        assert_eq!(absent_note(&[]), None);
     }
 
     /// Issue 13 §1: the plan is the whole plan — the frame steps come in a fixed order
