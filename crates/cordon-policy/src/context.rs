@@ -171,6 +171,12 @@ pub const HARD_LINKS_NOTE: &str =
     "a file with several names (hard links) is not written in place, nor its mode, owner, \
      times or attributes changed: write a new file and rename it over";
 
+/// How the note begins that says the hard-link check is off for this host's runs (the
+/// denial-records supervisor switched off): the `hard_links` attribute is then left out,
+/// and the note is said instead (attack pass 49, N3: the context claimed a refusal no
+/// longer made).
+pub const HARD_LINKS_UNCHECKED: &str = "nothing checks hard links";
+
 fn write_filesystem(
     w: &mut W,
     resolved: &ResolvedProfile,
@@ -222,7 +228,11 @@ fn write_filesystem(
         .with_attribute(("enforced_by", enforced_by));
     // The namespace sandbox's init refuses writing a file with several hard links in place
     // (new-user pass nu28, F3: the model was not told).
-    if private_tmp {
+    let unchecked = resolved
+        .notes
+        .iter()
+        .any(|n| n.contains(HARD_LINKS_UNCHECKED));
+    if private_tmp && !unchecked {
         el = el.with_attribute(("hard_links", HARD_LINKS_NOTE));
     }
     el.write_inner_content(|w| {

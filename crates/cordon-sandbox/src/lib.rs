@@ -432,7 +432,11 @@ impl SandboxManager {
                     linux::check_placeholders(&linux::layout_for(resolved))
                         .map_err(Unprepared::HostState)?;
                 }
-                Ok(plan.planned_lines())
+                // The plan's notes too (what the host cannot give, a layer switched off):
+                // `--dry-run` says what a run would say (attack pass 49, N3).
+                let mut lines = plan.planned_lines();
+                lines.extend(plan.notes.iter().map(|n| format!("note: {n}")));
+                Ok(lines)
             }
             // The policy is applied once to a trial command and a deny probe (R-S4).
             Backend::Seatbelt if self.os == Os::Macos => {
@@ -464,10 +468,18 @@ impl SandboxManager {
         };
         match self.transform(req) {
             Ok(exec) => {
-                let resolved = match exec.resolved {
+                let mut resolved = match exec.resolved {
                     Some(r) => r,
                     None => resolve()?,
                 };
+                // What the backend will not do on this host is said to the model too.
+                resolved.notes.extend(
+                    exec.planned
+                        .iter()
+                        .filter_map(|l| l.strip_prefix("note: "))
+                        .filter(|n| n.contains(cordon_policy::context::HARD_LINKS_UNCHECKED))
+                        .map(str::to_string),
+                );
                 Ok((resolved, exec.status, exec.backend))
             }
             Err(

@@ -1732,6 +1732,38 @@ fn dry_run_names_the_private_tmp_and_context_is_compact() {
     assert!(listed.contains("/etc/shadow"), "{listed}");
 }
 
+/// Attack pass 49, N3: with the denial-records supervisor switched off nothing checks hard
+/// links; `--dry-run` and `cordon context` say so (and the context drops its
+/// `hard_links` claim). Twin: by default the context makes the claim and no note.
+#[test]
+fn switching_off_denial_records_is_said_everywhere() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let off = |args: &[&str]| {
+        let mut c = cordon(&p, args);
+        c.env("CORDON_DISABLE_LAYERS", "denial-records");
+        text(&out(c).stdout)
+    };
+    let dry = off(&["run", "--dry-run", "--", "true"]);
+    assert!(
+        dry.contains("note: CORDON_DISABLE_LAYERS=denial-records: nothing checks hard links"),
+        "{dry}"
+    );
+    let ctx = off(&["context"]);
+    assert!(!ctx.contains("hard_links="), "{ctx}");
+    assert!(
+        ctx.contains("<note>CORDON_DISABLE_LAYERS=denial-records: nothing checks hard links"),
+        "{ctx}"
+    );
+    let ctx = text(&out(cordon(&p, &["context"])).stdout);
+    assert!(ctx.contains("hard_links="), "{ctx}");
+    assert!(!ctx.contains("nothing checks hard links"), "{ctx}");
+    let dry = text(&out(cordon(&p, &["run", "--dry-run", "--", "true"])).stdout);
+    assert!(!dry.contains("nothing checks hard links"), "{dry}");
+}
+
 /// R-H5: the profile's `limits.timeout` kills the tree and the `--json` report says
 /// `limit-exceeded` with the limit, told by the helper on its own pipe: a command's own
 /// `exit 124` stays `command-failed`. (`--timeout` on the command line is the decision

@@ -271,7 +271,8 @@ impl fmt::Display for Layer {
             ),
             Layer::DenialRecords => f.write_str(
                 "denial records (writing path calls judged by init via seccomp user \
-                 notification; refusals recorded on the helper's channel)",
+                 notification; refusals recorded on the helper's channel; a file with several \
+                 hard links is not written or changed in place)",
             ),
             Layer::Environment => f.write_str("environment replaced by the scrubbed payload env"),
             Layer::Limits { items } => write!(f, "limits: {}", items.join(", ")),

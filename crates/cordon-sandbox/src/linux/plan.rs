@@ -492,6 +492,15 @@ pub fn plan(profile: &ResolvedProfile, features: &LinuxFeatures) -> Result<Linux
             && !features.disabled.iter().any(|d| d == DENIAL_RECORDS_LAYER);
         if denial_records {
             planned.push(Layer::DenialRecords);
+        } else if unix_guard && fs_restricted {
+            // The hard-link check runs in the same supervisor: said, not dropped silently
+            // (attack pass 49, N3).
+            notes.push(format!(
+                "{DISABLE_LAYERS_ENV}={DENIAL_RECORDS_LAYER}: {}, so a file with several \
+                 names is written and changed in place, and so are its other names, which may \
+                 lie outside the writable roots",
+                cordon_policy::context::HARD_LINKS_UNCHECKED
+            ));
         }
         if managed {
             planned.push(Layer::ProxyRelay {

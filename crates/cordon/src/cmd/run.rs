@@ -1251,7 +1251,10 @@ fn print_seatbelt(req: &cordon_sandbox::CommandRequest, json: bool) -> Result<i3
 fn mount_plan(exec: &cordon_sandbox::ExecRequest) -> Option<cordon_sandbox::linux::Layout> {
     let r = exec.resolved.as_ref()?;
     let rung1 = exec.backend == cordon_policy::Backend::LinuxHelper
-        && exec.planned.iter().any(|a| a.contains("namespaces"));
+        && exec
+            .planned
+            .iter()
+            .any(|a| !a.starts_with("note: ") && a.contains("namespaces"));
     rung1.then(|| {
         let mut l = cordon_sandbox::linux::layout_for(r);
         // The same tmpfs size= the helper sets (R-H5).
