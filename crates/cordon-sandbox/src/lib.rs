@@ -429,7 +429,7 @@ impl SandboxManager {
                 // covered files' hard links: refused here, as the helper would refuse (one
                 // verdict for dry-run and run).
                 if plan.rung == linux::Rung::Namespaces {
-                    linux::check_placeholders(&linux::layout_for(resolved))
+                    linux::check_placeholders(&linux::layout_for(resolved), plan.denial_records)
                         .map_err(Unprepared::HostState)?;
                 }
                 // The plan's notes too (what the host cannot give, a layer switched off):

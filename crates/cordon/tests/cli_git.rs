@@ -584,12 +584,15 @@ fn gits_default_global_config_in_a_writable_root_is_protected() {
 
 /// Attack pass 26, F6 and F4: a hard link an earlier run made before a file was protected
 /// (a hook's script in the work tree) or denied (`.env`) let the next run write or read it
-/// through the other name, which no mount covers. The run is refused naming the file and
-/// how to find the other names, in `--dry-run` as in the run; twin: with the extra link
-/// removed the same run works and the cover holds.
+/// through the other name, which no mount covers. With init's hard-link check (rung 1 with
+/// denial records) the run starts and a write through the other name is refused (new-user
+/// pass nu28, F1/F7: after `cp -al` every run was refused); without it the run is refused
+/// naming the file and how to find the other names, in `--dry-run` as in the run. A denied
+/// file with a second name is refused either way (the check does not judge reads). Twin:
+/// with the extra link removed the same run works and the cover holds.
 #[test]
 fn a_covered_file_with_another_hard_link_is_refused() {
-    if !support::sandbox_available() {
+    if !support::sandbox_available() || !support::denial_records_available() {
         return;
     }
     let p = project();
@@ -607,9 +610,39 @@ fn a_covered_file_with_another_hard_link_is_refused() {
     std::os::unix::fs::symlink("../../scripts/hook.sh", p.dir.join(".git/hooks/pre-commit"))
         .unwrap();
     let write = ["run", "--", "sh", "-c", "echo evil > docs/notes.txt"];
-    // A state of the workspace to fix, not a missing sandbox: the message names the file and
-    // how to fix it and never offers `--allow-unconfined`, which does not override it either
-    // (running with no sandbox at all is no answer to one uncovered file).
+    // Judged: the run starts, the write through the other name is refused.
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "echo evil > docs/notes.txt",
+        ],
+    );
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v = support::last_json(&o.stderr);
+    assert_eq!(v["outcome"], "sandbox-denied", "{v}");
+    assert!(
+        v["denials"]["records"][0]["rule"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("a hard link")),
+        "{v}"
+    );
+    let o = cordon(&p, &p.dir, &["run", "--dry-run", "--", "true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    // Not judged (the supervisor switched off): a state of the workspace to fix, not a
+    // missing sandbox: the message names the file and how to fix it and never offers
+    // `--allow-unconfined`, which does not override it either (running with no sandbox at
+    // all is no answer to one uncovered file).
+    let off = |args: &[&str]| {
+        let mut c = p.cordon_in(&p.dir, args);
+        c.env("CORDON_DISABLE_LAYERS", "denial-records");
+        c.output().unwrap()
+    };
     let unconfined = [
         "run",
         "--allow-unconfined",
@@ -623,7 +656,7 @@ fn a_covered_file_with_another_hard_link_is_refused() {
         &["run", "--dry-run", "--", "true"][..],
         &unconfined[..],
     ] {
-        let o = cordon(&p, &p.dir, args);
+        let o = off(args);
         assert_eq!(o.status.code(), Some(125), "{args:?}: {}", text(&o.stderr));
         let err = text(&o.stderr);
         assert!(err.contains("scripts/hook.sh has 2 hard links"), "{err}");
@@ -757,10 +790,11 @@ fn a_clone_inside_a_package_cache_is_no_workspace() {
 
 /// Attack pass 27, G5: a second name three levels down in a protected directory (a
 /// `core.hooksPath` tree) was not looked at, and junk files exhausting the walk's budget let
-/// a shallower one through. Both refuse now (deep walk; an exhausted walk counts as linked).
+/// a shallower one through. Without init's hard-link check both refuse (deep walk; an
+/// exhausted walk counts as linked); with it, a write through the other name is refused.
 #[test]
 fn hard_links_deep_in_a_protected_directory_are_found() {
-    if !support::sandbox_available() {
+    if !support::sandbox_available() || !support::denial_records_available() {
         return;
     }
     let p = project();
@@ -774,7 +808,22 @@ fn hard_links_deep_in_a_protected_directory_are_found() {
         .status()
         .unwrap();
     assert!(st.success());
-    let o = cordon(&p, &p.dir, &["run", "--", "true"]);
+    let o = cordon(
+        &p,
+        &p.dir,
+        &["run", "--", "sh", "-c", "echo evil > notes.txt"],
+    );
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(deep.join("lib.sh")).unwrap(),
+        "echo benign\n"
+    );
+    let off = |args: &[&str]| {
+        let mut c = p.cordon_in(&p.dir, args);
+        c.env("CORDON_DISABLE_LAYERS", "denial-records");
+        c.output().unwrap()
+    };
+    let o = off(&["run", "--", "true"]);
     assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
     assert!(
         text(&o.stderr).contains("lib.sh has 2 hard links"),
@@ -787,7 +836,7 @@ fn hard_links_deep_in_a_protected_directory_are_found() {
     for i in 0..4200 {
         std::fs::write(junk.join(format!("f{i}")), "").unwrap();
     }
-    let o = cordon(&p, &p.dir, &["run", "--", "true"]);
+    let o = off(&["run", "--", "true"]);
     assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
     assert!(
         text(&o.stderr).contains("too many to check"),

@@ -903,7 +903,7 @@ fn run_namespaces(
             _cache_slot = super::caches::claim_overlay_slot(&mut layout);
             // Missing writable grants created; placeholders are permanent
             // (`mounts::Placeholder`).
-            mounts::prepare_host(&layout).map_err(|e| {
+            mounts::prepare_host(&layout, plan.denial_records).map_err(|e| {
                 // `ENOSYS` for a host call (openat2) is another sandbox's seccomp filter
                 // (cordon run inside cordon): the quick probe could not see that it forbids
                 // namespaces too. The full probe's verdict is the one `--dry-run` and

@@ -1007,11 +1007,13 @@ fn is_errno(e: &io::Error, errno: libc::c_int) -> bool {
 /// placeholders of missing protected paths ([`create_placeholders`]). Returns the
 /// placeholders created.
 ///
+/// `writes_judged`: init's hard-link check will run ([`check_hard_links`]).
+///
 /// Errors: a covered file has another hard link ([`check_hard_links`]), or a directory or
 /// placeholder could not be created (message names the path and what to do; the helper
 /// refuses to run).
-pub fn prepare_host(layout: &Layout) -> io::Result<Vec<Placeholder>> {
-    check_hard_links(layout).map_err(io::Error::other)?;
+pub fn prepare_host(layout: &Layout, writes_judged: bool) -> io::Result<Vec<Placeholder>> {
+    check_hard_links(layout, writes_judged).map_err(io::Error::other)?;
     create_missing_grants(layout)?;
     create_overlay_dirs(layout)?;
     create_placeholders(layout)
@@ -1337,8 +1339,16 @@ fn placeholder_blocker(path: &Path) -> Option<String> {
 /// entries are looked at; past that the run is refused (G5). Nothing is followed: each
 /// parent is opened with no symlink on the way. Fails closed.
 ///
+/// `writes_judged`: init's hard-link check runs for this command (rung 1 with denial
+/// records): it refuses writing or changing in place any file with a second name, so a
+/// protected file's other name cannot be written through either, and protected paths are
+/// not walked (new-user pass nu28, F1/F7: after `cp -al proj proj.bak` every run in `proj`
+/// was refused, one covered `.git` file at a time). Hidden and stripped files are checked
+/// all the same: the other name would let the command *read* them, which init does not
+/// judge.
+///
 /// Errors: the first such file, with its link count and what to do.
-pub fn check_hard_links(layout: &Layout) -> Result<(), String> {
+pub fn check_hard_links(layout: &Layout, writes_judged: bool) -> Result<(), String> {
     let roots: Vec<&Path> = layout
         .steps
         .iter()
@@ -1353,7 +1363,7 @@ pub fn check_hard_links(layout: &Layout) -> Result<(), String> {
                 protected: true,
                 writable: false,
                 ..
-            } => ("write", true),
+            } if !writes_judged => ("write", true),
             // Every masked file: the other name may lie in a root of an earlier run, not of
             // this one (attack pass 27, G17); a masked directory inside a root is walked
             // (G4). Credential-stripped configs are covered copies too (G4).
@@ -1460,9 +1470,10 @@ fn linked_at(
 /// Checks, before anything runs, that every placeholder `layout` needs can be made
 /// ([`placeholder_blocker`]) and that no covered file has another name
 /// ([`check_hard_links`]): what `--dry-run` and the plan report must be what the helper
-/// then does. Errors: the first blocker, in words.
-pub fn check_placeholders(layout: &Layout) -> Result<(), String> {
-    check_hard_links(layout)?;
+/// then does. `writes_judged` as for [`check_hard_links`]. Errors: the first blocker, in
+/// words.
+pub fn check_placeholders(layout: &Layout, writes_judged: bool) -> Result<(), String> {
+    check_hard_links(layout, writes_judged)?;
     for s in &layout.steps {
         if let StepKind::Bind {
             protected: true, ..

@@ -214,6 +214,21 @@ pub(crate) fn eligible(
     if plan.proxy_relay || !plan.local_forwards.is_empty() {
         return Err("a managed network or network.local needs a per-command proxy".into());
     }
+    if !plan.denial_records
+        && layout.steps.iter().any(|s| {
+            matches!(
+                s.kind,
+                StepKind::Bind {
+                    protected: true,
+                    ..
+                }
+            )
+        })
+    {
+        // A template checks its covered files' hard links as one whose commands have
+        // init's hard-link check (`mounts::check_hard_links`).
+        return Err("no denial records: covered hard links are checked per command".into());
+    }
     if !payload.profile.unix_sockets.is_empty() {
         return Err("network.unix_sockets are pinned in the host's view per command".into());
     }
@@ -721,7 +736,8 @@ fn t0_main(
     // of the workspace's layers as long (T0 and T keep the descriptor), so no run and no
     // other template shares its upper/work dirs.
     let _cache_slot = slot;
-    if let Err(e) = mounts::prepare_host(&layout) {
+    // Every command forked from a template has init's hard-link check ([`eligible`]).
+    if let Err(e) = mounts::prepare_host(&layout, true) {
         say(&format!("preparing the host: {e}"));
         return process::EXIT_SETUP;
     }

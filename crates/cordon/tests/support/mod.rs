@@ -185,6 +185,25 @@ pub fn sandbox_available() -> bool {
     enabled
 }
 
+/// Whether this host's runs have init's denial records and hard-link check (rung 1 with
+/// seccomp user notification), from `cordon status --json`. On CI a missing feature
+/// panics; elsewhere it prints a SKIP line and returns false.
+pub fn denial_records_available() -> bool {
+    let p = Project::new("cordon-probe-");
+    let o = out(p.cordon(&["status", "--json"]));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("status --json");
+    let source = v["denial_records"]["source"].as_str().unwrap_or("");
+    let ok = source.starts_with("seccomp user notification");
+    if !ok {
+        let why = v["denial_records"].to_string();
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("CI host must give denial records, but: {why}");
+        }
+        eprintln!("SKIP: no denial records on this host: {why}");
+    }
+    ok
+}
+
 /// Whether this host can run the default profile confined with copy-on-write cache
 /// overlays (R-C1), from `cordon status --json`. On CI a missing feature panics; elsewhere
 /// it prints a SKIP line and returns false.
