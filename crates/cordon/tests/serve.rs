@@ -286,6 +286,80 @@ fn a_hard_link_to_a_file_outside_cannot_be_written_in_place_on_every_path() {
     }
 }
 
+/// Attack pass 50: routes to a host-made hard link a shell cannot take — the path held in
+/// memory `/proc/<pid>/mem` cannot read (a `memfd_secret` page: refused unchecked, N1),
+/// and `/proc/self/fd/N` opened by a thread with a descriptor table of its own, which the
+/// kernel reads as the process's descriptor (N2) — are refused on every launch path, and
+/// the outside file is unchanged. Twin: the thread writes a file with one name (a path
+/// cordon cannot read stays refused, whatever it names).
+#[test]
+fn a_hard_link_is_judged_whatever_memory_or_thread_names_it() {
+    if !sandbox_available() || !support::have("cc") {
+        return;
+    }
+    let p = project();
+    let prog = p.home.join("hardlink_routes");
+    let st = Command::new("cc")
+        .arg("-O1")
+        .arg("-o")
+        .arg(&prog)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hardlink_routes.c"))
+        .status()
+        .unwrap();
+    assert!(st.success(), "cc failed");
+    let prog = prog.display().to_string();
+    for l in ALL {
+        let store = p.home.join(format!("routes-store-{}.js", l.name()));
+        let linked = p.dir(l).join(format!("routes-{}.js", l.name()));
+        let name = linked.file_name().unwrap().to_str().unwrap().to_string();
+        for (mode, rule) in [
+            ("secret", "not checked for hard links"),
+            ("thread", "a hard link"),
+        ] {
+            let _ = std::fs::remove_file(&linked);
+            std::fs::write(&store, "original\n").unwrap();
+            std::fs::hard_link(&store, &linked).unwrap();
+            let o = p.sh(l, &format!("{prog} {mode} {name}"));
+            if o.status.code() == Some(3) {
+                eprintln!("SKIP {mode}: {}", text(&o.stdout));
+                continue;
+            }
+            assert_eq!(
+                o.status.code(),
+                Some(1),
+                "{l:?} {mode}: {}",
+                text(&o.stdout)
+            );
+            assert_eq!(
+                std::fs::read_to_string(&store).unwrap(),
+                "original\n",
+                "{l:?}: `{mode}` changed the file outside"
+            );
+            let v = last_json(&o.stderr);
+            assert!(
+                v["denials"]["records"][0]["rule"]
+                    .as_str()
+                    .is_some_and(|r| r.starts_with(rule)),
+                "{l:?} {mode}: {v}"
+            );
+            // Twin: one name (a path cordon cannot read is refused whatever it names).
+            std::fs::remove_file(&linked).unwrap();
+            std::fs::write(&linked, "mine\n").unwrap();
+            let o = p.sh(l, &format!("{prog} {mode} {name}"));
+            let want = if mode == "thread" { 0 } else { 1 };
+            assert_eq!(
+                o.status.code(),
+                Some(want),
+                "{l:?} {mode}: {}",
+                text(&o.stdout)
+            );
+            if mode == "thread" {
+                assert_eq!(std::fs::read_to_string(&linked).unwrap(), "mine\npwned\n");
+            }
+        }
+    }
+}
+
 /// The mode, the mtime, and the extended attributes and inode flags (`lsattr`) of a file,
 /// as the host sees them.
 fn metadata_of(f: &Path) -> (u32, i64, Vec<String>) {

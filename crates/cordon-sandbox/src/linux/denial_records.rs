@@ -931,12 +931,12 @@ fn refuse_linked(
         // The kernel keeps the low 12 bits (`S_IALLUGO`) of a new mode.
         let same_mode = mode.is_some_and(|m| m & 0o7777 == st.st_mode & 0o7777);
         // A `chown` to the file's own owner and group changes nothing, unless it clears
-        // a set-user-ID bit, a set-group-ID bit with group execute, or a file capability.
+        // a set-user-ID or set-group-ID bit (the kernel may clear set-group-ID even
+        // without group execute: attack pass 50, N3) or a file capability.
         let same_owner = owner.is_some_and(|(u, g)| {
             (u == u32::MAX || u == st.st_uid)
                 && (g == u32::MAX || g == st.st_gid)
-                && st.st_mode & libc::S_ISUID == 0
-                && st.st_mode & (libc::S_ISGID | libc::S_IXGRP) != (libc::S_ISGID | libc::S_IXGRP)
+                && st.st_mode & (libc::S_ISUID | libc::S_ISGID) == 0
                 && !has_file_capability(target.as_raw_fd())
         });
         if same_mode || same_owner || read_only_mount(target.as_raw_fd())? {
@@ -971,6 +971,9 @@ const NOT_INSPECTABLE: Blind = Blind(
     "the calling process cannot be inspected: it made itself non-dumpable \
      (prctl PR_SET_DUMPABLE 0) or runs a program it may not read",
 );
+
+/// A `/proc` name on the path that init could not follow as the caller would.
+const PROC_UNRESOLVED: Blind = Blind("cordon could not follow a /proc name on the path");
 
 /// A file found for the hard-link check: an `O_PATH` descriptor of it, its name in the
 /// caller's view, and whether it was reached through a descriptor whose name was removed.
@@ -1084,21 +1087,29 @@ fn linked_target(tid: u32, dirfd: Option<u64>, raw: Vec<u8>, follow: bool) -> Wa
             name => {
                 let last = queue.is_empty();
                 let procfs = on_procfs(dir.as_raw_fd());
-                // `/proc/self` and `/proc/thread-self` name their reader: the caller's.
+                // `/proc/self` and `/proc/thread-self` name their reader: the caller's
+                // process (its thread group, as the kernel reads it: attack pass 50, N2: a
+                // thread with a descriptor table of its own) and thread.
                 let own;
                 let name: &[u8] = match name {
-                    b"self" if procfs => {
-                        own = format!("{tid}");
-                        own.as_bytes()
-                    }
-                    b"thread-self" if procfs => {
-                        own = format!("{tid}/task/{tid}");
+                    b"self" | b"thread-self" if procfs => {
+                        let Ok(tgid) = super::unix_guard::tgid_of(tid) else {
+                            return Err(NOT_INSPECTABLE);
+                        };
+                        own = if name == b"self" {
+                            format!("{tgid}")
+                        } else {
+                            format!("{tgid}/task/{tid}")
+                        };
                         own.as_bytes()
                     }
                     n => n,
                 };
                 let f = match open_beneath(dir.as_raw_fd(), name, libc::O_NOFOLLOW) {
                     Ok(f) => f,
+                    // In procfs what init cannot find the caller may (another view of
+                    // the same process): not judged, refused.
+                    Err(_) if procfs => return Err(PROC_UNRESOLVED),
                     Err(e) => return lookup_error(e),
                 };
                 let st = match super::sys::fstat(f.as_raw_fd()) {
@@ -1114,7 +1125,7 @@ fn linked_target(tid: u32, dirfd: Option<u64>, raw: Vec<u8>, follow: bool) -> Wa
                     let f = match open_beneath(dir.as_raw_fd(), name, 0) {
                         Ok(f) => f,
                         Err(libc::EACCES | libc::EPERM) => return Err(NOT_INSPECTABLE),
-                        Err(e) => return lookup_error(e),
+                        Err(_) => return Err(PROC_UNRESOLVED),
                     };
                     let named = real_path(f.as_raw_fd());
                     if last {
@@ -1344,18 +1355,27 @@ fn read_c_string(tid: u32, ptr: u64) -> Option<Vec<u8>> {
     None
 }
 
-/// [`read_c_string`] that tells a caller init may not inspect ([`NOT_INSPECTABLE`]: its
-/// memory cannot be opened) from a pointer the kernel would fail (`Ok(None)`: `EFAULT`,
-/// longer than `PATH_MAX`, or the caller gone).
+/// [`read_c_string`] for the hard-link check: a caller init may not inspect is
+/// [`NOT_INSPECTABLE`], and a path init cannot read is [`UNREADABLE_PATH`] — never
+/// "the kernel fails it too": the kernel reads memory `/proc/<tid>/mem` cannot (a
+/// `memfd_secret` page, the `[vvar]` mapping; attack pass 50, N1). `Ok(None)`: a NULL
+/// pointer, or the caller gone.
 fn read_c_string_checked(tid: u32, ptr: u64) -> Result<Option<Vec<u8>>, Blind> {
+    if ptr == 0 {
+        return Ok(None);
+    }
     match std::fs::File::open(format!("/proc/{tid}/mem")) {
         Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => {
             Err(NOT_INSPECTABLE)
         }
         Err(_) => Ok(None),
-        Ok(_) => Ok(read_c_string(tid, ptr)),
+        Ok(_) => read_c_string(tid, ptr).map(Some).ok_or(UNREADABLE_PATH),
     }
 }
+
+/// A path the caller passed that init could not read from its memory.
+const UNREADABLE_PATH: Blind =
+    Blind("cordon could not read the path the call names from the calling process's memory");
 
 /// The path of an open descriptor in this process's view (`None` when deleted).
 fn real_path(fd: RawFd) -> Option<PathBuf> {

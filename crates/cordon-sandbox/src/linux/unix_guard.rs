@@ -350,7 +350,7 @@ fn id_valid(listener: &OwnedFd, id: u64) -> bool {
 }
 
 /// The thread group of thread `tid` (from `/proc/<tid>/status`).
-fn tgid_of(tid: u32) -> Result<i32, i32> {
+pub(crate) fn tgid_of(tid: u32) -> Result<i32, i32> {
     let s = std::fs::read_to_string(format!("/proc/{tid}/status")).map_err(|_| libc::ESRCH)?;
     s.lines()
         .find_map(|l| l.strip_prefix("Tgid:"))
