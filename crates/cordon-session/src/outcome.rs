@@ -1562,9 +1562,9 @@ fn denial_hint(shown: &str, rule: &str, access: Access, grant: Result<&str, &str
         let why = why.trim_start_matches(": ");
         let why = why.split("; ").next().unwrap_or(why);
         format!(
-            "cordon refused a write to {shown} it could not check for other hard links \
-             ({why}); such a process may not write files inside the sandbox: run the \
-             program without making it non-dumpable, from a file it may read"
+            "cordon could not check a write to {shown} for other hard links ({why}), and \
+             refused it; no grant lifts this: the program must name the file where cordon \
+             can follow it (a path in ordinary memory, an existing /proc name)"
         )
     } else if rule.starts_with("pinned") {
         format!(

@@ -209,8 +209,8 @@ fn a_hard_link_to_a_file_outside_cannot_be_written_in_place_on_every_path() {
         }
         // Attack pass 49, N1: where the check once gave up, it looks — a cwd deeper than
         // PATH_MAX (its text cannot be read back), a directory above the cwd the command
-        // made unsearchable; N2: where it cannot look, it refuses — a process that made
-        // itself non-dumpable (procfs refuses init its memory and descriptors).
+        // made unsearchable; N2: a process that made itself non-dumpable (init looks at it
+        // with its CAP_SYS_PTRACE; where it cannot look, it refuses).
         let deep = "d".repeat(200);
         for (write, rule) in [
             (
@@ -233,7 +233,7 @@ fn a_hard_link_to_a_file_outside_cannot_be_written_in_place_on_every_path() {
                     "python3 -c 'import ctypes; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0); \
                      open(\"{name}\", \"a\").write(\"pwned\")'"
                 ),
-                "not checked for hard links",
+                "a hard link",
             ),
         ] {
             let _ = std::fs::remove_file(&linked);
@@ -262,16 +262,21 @@ fn a_hard_link_to_a_file_outside_cannot_be_written_in_place_on_every_path() {
             );
             let _ = std::fs::remove_dir_all(p.dir(l).join("hide"));
         }
-        // Twin: a non-dumpable process still reads (reads never reach the check).
+        // Twin: a non-dumpable process still reads, and writes files with one name and
+        // /dev/null (nu31 F1: ssh-agent and gpg-agent hung or failed; init keeps
+        // CAP_SYS_PTRACE in the sandbox's user namespace to look at such a process).
         let o = p.sh(
             l,
             &format!(
                 "python3 -c 'import ctypes; ctypes.CDLL(None).prctl(4, 0, 0, 0, 0); \
-                 print(open(\"{name}\").read(), end=\"\")'"
+                 print(open(\"{name}\").read(), end=\"\"); \
+                 open(\"/dev/null\", \"w\").write(\"x\"); \
+                 open(\"own-{name}\", \"w\").write(\"x\")'"
             ),
         );
         assert_eq!(o.status.code(), Some(0), "{l:?}: {}", text(&o.stderr));
         assert_eq!(text(&o.stdout), "original\n");
+        assert!(p.dir(l).join(format!("own-{name}")).exists(), "{l:?}");
         let _ = std::fs::remove_file(&linked);
         std::fs::hard_link(&store, &linked).unwrap();
         let o = p.sh(

@@ -14,7 +14,7 @@ const SECBIT_KEEP_CAPS_LOCKED: libc::c_ulong = 1 << 5;
 const SECBIT_NO_CAP_AMBIENT_RAISE: libc::c_ulong = 1 << 6;
 const SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED: libc::c_ulong = 1 << 7;
 
-/// What [`drop_all`] did.
+/// What [`drop_all_but`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dropped {
     /// The bounding set was emptied and securebits locked (needs `CAP_SETPCAP`, which an
@@ -23,7 +23,7 @@ pub struct Dropped {
     pub bounding_and_securebits: bool,
 }
 
-/// The step of [`drop_all`] that failed.
+/// The step of [`drop_all_but`] that failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CapStep {
     /// `PR_CAPBSET_DROP` of this capability number.
@@ -47,7 +47,7 @@ impl std::fmt::Display for CapStep {
     }
 }
 
-/// A failed [`drop_all`]: the step and the OS error.
+/// A failed [`drop_all_but`]: the step and the OS error.
 #[derive(Debug, thiserror::Error)]
 #[error("{step}: {source}")]
 pub struct CapsError {
@@ -58,10 +58,19 @@ pub struct CapsError {
     pub source: std::io::Error,
 }
 
-/// Drops every capability of the calling thread (see the module docs).
+/// `CAP_SYS_PTRACE` (<linux/capability.h>).
+pub const CAP_SYS_PTRACE: u32 = 19;
+
+/// Drops every capability of the calling thread (see the module docs), except that `keep` stays in the effective and permitted sets (the bounding
+/// set is emptied all the same, so no program executed from here on gets it back: the
+/// command, forked and executed by the keeper, has none). Rung 1's init keeps
+/// `CAP_SYS_PTRACE` in the sandbox's user namespace so its seccomp supervisor can read the
+/// memory and descriptors of a command that made itself non-dumpable (new-user pass nu31,
+/// F1: `ssh-agent`, `gpg-agent`). The command's fork clears it before `execve`
+/// ([`super::process::spawn`]).
 ///
 /// Errors: [`CapsError`], a step that should have succeeded failed.
-pub fn drop_all() -> Result<Dropped, CapsError> {
+pub fn drop_all_but(keep: Option<u32>) -> Result<Dropped, CapsError> {
     let err = |step| move |source| CapsError { step, source };
     let mut bounding = true;
     for cap in 0..64u64 {
@@ -89,7 +98,8 @@ pub fn drop_all() -> Result<Dropped, CapsError> {
         .map_err(err(CapStep::Securebits))?;
     }
     sys::clear_ambient_caps().map_err(err(CapStep::Ambient))?;
-    sys::clear_caps().map_err(err(CapStep::Sets))?;
+    // Kept only where the bounding set is empty: nothing executed can regain it.
+    sys::keep_only_cap(keep.filter(|_| bounding)).map_err(err(CapStep::Sets))?;
     Ok(Dropped {
         bounding_and_securebits: bounding,
     })

@@ -844,7 +844,11 @@ pub(crate) fn confine(
     sys::prctl(libc::PR_SET_NO_NEW_PRIVS, 1)
         .map_err(|e| ConfineFailure::Failed(format!("no_new_privs: {e}")))?;
     applied.push(Layer::NoNewPrivs);
-    let d = super::caps::drop_all().map_err(|e| ConfineFailure::Failed(e.to_string()))?;
+    // Rung 1's init keeps CAP_SYS_PTRACE (its namespace's) for the denial-records
+    // supervisor ([`super::caps::drop_all_but`]); the command never has it.
+    let keep = (plan.rung == Rung::Namespaces && plan.denial_records)
+        .then_some(super::caps::CAP_SYS_PTRACE);
+    let d = super::caps::drop_all_but(keep).map_err(|e| ConfineFailure::Failed(e.to_string()))?;
     applied.push(Layer::Capabilities {
         bounding_and_securebits: d.bounding_and_securebits,
     });

@@ -490,7 +490,10 @@ pub fn spawn(
     }
     if pid == 0 {
         drop(r);
-        if let Err(msg) = in_child() {
+        // No capability reaches the command, whatever its parent kept (rung 1's init
+        // keeps CAP_SYS_PTRACE for its supervisor): cleared here, before its own code.
+        let cleared = sys::clear_caps().map_err(|e| format!("clearing capabilities: {e}"));
+        if let Err(msg) = cleared.and_then(|()| in_child()) {
             let mut b = vec![2u8];
             b.extend_from_slice(msg.as_bytes());
             sys::write_all(w.as_raw_fd(), &b);

@@ -611,11 +611,21 @@ const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
 /// Clears the effective, permitted and inheritable capability sets of the calling thread
 /// (`capset(2)` with all-zero data).
 pub fn clear_caps() -> io::Result<()> {
+    keep_only_cap(None)
+}
+
+/// Sets the calling thread's effective and permitted capability sets to `cap` alone (a
+/// number below 32) or to nothing, and its inheritable set to nothing (`capset(2)`).
+pub fn keep_only_cap(cap: Option<u32>) -> io::Result<()> {
     let mut hdr = CapHeader {
         version: LINUX_CAPABILITY_VERSION_3,
         pid: 0,
     };
-    let data = [CapData::default(); 2];
+    let mut data = [CapData::default(); 2];
+    if let Some(c) = cap.filter(|c| *c < 32) {
+        data[0].effective = 1 << c;
+        data[0].permitted = 1 << c;
+    }
     // SAFETY: `hdr` and `data` are valid `cap_user_header_t`/`cap_user_data_t[2]` for
     // version 3 and outlive the call.
     check(unsafe { libc::syscall(libc::SYS_capset, &mut hdr as *mut CapHeader, data.as_ptr()) })
