@@ -2359,6 +2359,16 @@ fn approvals_from_host_tmp_names_the_shared_temp_directory() {
         "{err}"
     );
     assert!(!p.dir.join("ran").exists());
+    // A report straight in /tmp: the same reason (nu31 F3: it said "the command may write
+    // in that directory", which `explain` contradicts).
+    if sandbox_available() {
+        let report = format!("/tmp/cordon-report-{}.json", std::process::id());
+        let o = support::out(p.cordon(&["run", "--report", &report, "--", "touch", "ran"]));
+        assert_eq!(o.status.code(), Some(125), "{}", support::text(&o.stderr));
+        let err = support::text(&o.stderr);
+        assert!(err.contains("host's temp directory"), "{err}");
+        assert!(!p.dir.join("ran").exists());
+    }
 }
 
 /// New user (stop 19): `git clean -fd` failed in every repository cordon had run in (the

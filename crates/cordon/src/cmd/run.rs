@@ -252,8 +252,13 @@ fn open_report(args: &RunArgs, path: &std::path::Path, roots: Roots<'_>) -> Resu
                 // backend, but a run on Landlock alone, and other runs, write the host's
                 // (new-user pass nu25, F3: "the command may write in that directory" was
                 // wrong for `mktemp -d`, which explain shows hidden).
-                let why = if resolved.filesystem.seen(&cordon_sandbox::HostFs, &dir)
-                    == cordon_policy::Seen::PrivateTmp
+                // `/tmp` itself too (new-user pass nu31, F3: the report straight in `/tmp`
+                // got the other reason).
+                let private_tmp =
+                    resolved.filesystem.top_view().private_tmp && dir.starts_with("/tmp");
+                let why = if private_tmp
+                    || resolved.filesystem.seen(&cordon_sandbox::HostFs, &dir)
+                        == cordon_policy::Seen::PrivateTmp
                 {
                     "it is in the host's temp directory, which sandboxed commands may write (this \
                      one sees a private /tmp, but a run on Landlock alone, or another run, writes \
@@ -404,7 +409,13 @@ fn json_fd_file_warning(
         .access_for(&cordon_sandbox::HostFs, dir)
         .access
         == cordon_policy::Access::Write;
-    let place = if writable {
+    let place = if writable && resolved.filesystem.top_view().private_tmp && dir.starts_with("/tmp")
+    {
+        // nu31 F3: this command sees a private /tmp; others may write the host's.
+        "in the host's temp directory, which other sandboxed runs (and one on Landlock \
+         alone) may write"
+            .to_string()
+    } else if writable {
         "in a directory the command may write".to_string()
     } else {
         let project = crate::profile_args::project_holding(&path, &resolved.workspace)?;
