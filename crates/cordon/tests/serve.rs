@@ -497,7 +497,8 @@ fn a_hard_link_to_a_file_outside_keeps_its_metadata_on_every_path() {
             assert_eq!(v["outcome"], "sandbox-denied", "{l:?} `{change}`: {v}");
         }
         // Twins: files with one name, the linked file's own mode, a copy, hard links
-        // whose every name is in the sandbox's own `/tmp` or `/dev/shm` (nu30 F2), git.
+        // whose every name is in the sandbox's own `/tmp` or `/dev/shm` (nu30 F2), a link
+        // the run made itself in the project (nu31 F2: `strip` after `cargo build`), git.
         relink();
         let new = format!("new-{}", l.name());
         let o = p.sh(
@@ -511,6 +512,8 @@ fn a_hard_link_to_a_file_outside_keeps_its_metadata_on_every_path() {
                  python3 -c \"import os; os.chown(\\\"{name}\\\", os.getuid(), os.getgid()); \
                  os.chown(os.open(\\\"{name}\\\", os.O_RDONLY), -1, os.getgid())\"; \
                  t=$(mktemp -d); echo a > $t/a; ln $t/a $t/b; chmod +x $t/a; touch $t/b; \
+                 echo o > own-{new}; ln own-{new} own2-{new}; echo p >> own-{new}; \
+                 chmod +x own2-{new}; touch own-{new}; \
                  echo b >> $t/b; echo s > /dev/shm/s; ln /dev/shm/s /dev/shm/s2; \
                  chmod 0600 /dev/shm/s2; echo t >> /dev/shm/s; \
                  git init -q g-{new}; cd g-{new}; echo a > a; chmod +x a; git add a; \

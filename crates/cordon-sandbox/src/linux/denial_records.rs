@@ -484,6 +484,11 @@ pub struct Supervisor {
     /// does not apply there (new-user pass nu30, F2: `os.link` then `os.chmod` in a
     /// `mkdtemp` directory failed).
     own_devices: Vec<u64>,
+    /// Files this run gave a second name itself (`link` of a file that had one name: both
+    /// names then lie in one writable mount), by device, inode and birth time: the
+    /// hard-link refusal does not apply to them (new-user pass nu31, F2: `strip` of cargo's
+    /// `target/release/app`, a hard link cargo made to `deps/app-<hash>` in the same run).
+    made_here: Mutex<std::collections::HashSet<(u64, u64, i64, u32)>>,
     records: Mutex<DenialReport>,
 }
 
@@ -506,6 +511,7 @@ impl Supervisor {
             landlock_writable: landlock.map(|(_, w)| w),
             stdio,
             own_devices: Vec::new(),
+            made_here: Mutex::new(std::collections::HashSet::new()),
             records: Mutex::new(DenialReport::default()),
         }
     }
@@ -559,6 +565,9 @@ pub fn handle(sup: &Supervisor, n: &libc::seccomp_notif, still_valid: impl Fn() 
         return Answer::Continue; // (the filter sends no other)
     }
     let Some(verdict) = judge_call(sup, n.pid, &n.data.args, call) else {
+        if matches!(name, "link" | "linkat") {
+            note_own_link(sup, n.pid, &n.data.args, name == "linkat");
+        }
         return Answer::Continue;
     };
     if !still_valid() {
@@ -569,6 +578,65 @@ pub fn handle(sup: &Supervisor, n: &libc::seccomp_notif, still_valid: impl Fn() 
         r.push(sup.record(name, verdict));
     }
     Answer::Deny(errno)
+}
+
+/// A `link`/`linkat` the supervisor lets through: when its source is a regular file with one
+/// name, every name it will have lies in the writable mount the new one is made in (a link
+/// across mounts fails with `EXDEV`), so it is noted as made here
+/// ([`Supervisor::made_here`]). Nothing is noted when the source cannot be looked at.
+fn note_own_link(sup: &Supervisor, tid: u32, args: &[u64; 6], at: bool) {
+    let (dirfd, path, flags) = if at {
+        (Some(args[0]), args[1], args[4] as u32 as i32)
+    } else {
+        (None, args[0], 0)
+    };
+    let raw = match read_c_string_checked(tid, path) {
+        Ok(Some(raw)) => raw,
+        _ => return,
+    };
+    let walked = if raw.is_empty() && flags & libc::AT_EMPTY_PATH != 0 {
+        callers_fd(tid, args[0])
+    } else if raw.is_empty() {
+        return;
+    } else {
+        linked_target(tid, dirfd, raw, flags & libc::AT_SYMLINK_FOLLOW != 0)
+    };
+    let Ok(Some((f, _, false))) = walked else {
+        return;
+    };
+    let Ok(st) = super::sys::fstat(f.as_raw_fd()) else {
+        return;
+    };
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG || st.st_nlink != 1 {
+        return;
+    }
+    if let (Some(key), Ok(mut made)) = (identity(&f, &st), sup.made_here.lock()) {
+        made.insert(key);
+    }
+}
+
+/// A file's device, inode and birth time (`statx` `btime`): which file this is, not only
+/// which inode number (a number is reused once the file is gone).
+fn identity(f: &OwnedFd, st: &libc::stat) -> Option<(u64, u64, i64, u32)> {
+    // SAFETY: statx is plain old data; the kernel fills it.
+    let mut sx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: an empty NUL-terminated path with AT_EMPTY_PATH names the descriptor itself;
+    // `sx` is valid for writes.
+    let r = unsafe {
+        libc::statx(
+            f.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_BTIME,
+            &mut sx,
+        )
+    };
+    (r == 0 && sx.stx_mask & libc::STATX_BTIME != 0).then_some((
+        st.st_dev,
+        st.st_ino,
+        sx.stx_btime.tv_sec,
+        sx.stx_btime.tv_nsec,
+    ))
 }
 
 /// A regular file refused an in-place write for its other names ([`judge_linked`]).
@@ -925,6 +993,11 @@ fn refuse_linked(
         || sup.stdio.contains(&(st.st_dev, st.st_ino))
         || sup.own_devices.contains(&st.st_dev)
     {
+        return None;
+    }
+    let made_here =
+        identity(target, &st).is_some_and(|k| sup.made_here.lock().is_ok_and(|m| m.contains(&k)));
+    if made_here {
         return None;
     }
     if let Change::Metadata { mode, owner } = change {
