@@ -992,7 +992,8 @@ fn cross_device_hint(sig: &RunSignals) -> Option<String> {
     Some(format!(
         "`{}`: inside the sandbox a hard link (or a rename) cannot join a read-only path \
          and a writable root, or two writable roots, even on one host filesystem: each is \
-         mounted on its own; copy instead (`cp -a`, not `ln` or `cp -al`)",
+         mounted on its own; copy instead (`cp -a`, not `ln` or `cp -al`), and make a file \
+         to rename in the destination's own directory (`mktemp -p DIR`, not in /tmp)",
         cordon_policy::text::printable(line.trim())
     ))
 }
