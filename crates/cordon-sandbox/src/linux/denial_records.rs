@@ -601,13 +601,18 @@ fn note_own_link(sup: &Supervisor, tid: u32, args: &[u64; 6], at: bool) {
     } else {
         linked_target(tid, dirfd, raw, flags & libc::AT_SYMLINK_FOLLOW != 0)
     };
-    let Ok(Some((f, _, false))) = walked else {
+    let Ok(Some((f, shown, false))) = walked else {
         return;
     };
     let Ok(st) = super::sys::fstat(f.as_raw_fd()) else {
         return;
     };
     if st.st_mode & libc::S_IFMT != libc::S_IFREG || st.st_nlink != 1 {
+        return;
+    }
+    // Only a source the command may write: a link from elsewhere fails (`EXDEV`), and its
+    // file must not be taken for the command's when the host links it later.
+    if read_only_mount(f.as_raw_fd()) != Some(false) || sup.landlock_denies(&shown) {
         return;
     }
     if let (Some(key), Ok(mut made)) = (identity(&f, &st), sup.made_here.lock()) {
