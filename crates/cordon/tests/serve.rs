@@ -235,6 +235,25 @@ fn a_hard_link_to_a_file_outside_cannot_be_written_in_place_on_every_path() {
                 ),
                 "a hard link",
             ),
+            // Attack pass 51, N1: a link the kernel refuses (EXDEV, of the outside name)
+            // does not make the file the run's own; N2: init's lowered descriptor limit
+            // (prlimit on pid 1) refuses rather than lets through.
+            (
+                format!(
+                    "exec 3< {name} && rm {name} && {{ ln {store} noted-{name} || true; }} && \
+                     ln -L /proc/self/fd/3 {name} && echo pwned >> {name}",
+                    store = store.display()
+                ),
+                "a hard link",
+            ),
+            (
+                format!(
+                    "python3 -c 'import resource; \
+                     resource.prlimit(1, resource.RLIMIT_NOFILE, (1, 1)); \
+                     open(\"{name}\", \"a\").write(\"pwned\")'"
+                ),
+                "not checked for hard links",
+            ),
         ] {
             let _ = std::fs::remove_file(&linked);
             std::fs::hard_link(&store, &linked).unwrap();

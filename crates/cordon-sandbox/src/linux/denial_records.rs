@@ -581,14 +581,25 @@ pub fn handle(sup: &Supervisor, n: &libc::seccomp_notif, still_valid: impl Fn() 
 }
 
 /// A `link`/`linkat` the supervisor lets through: when its source is a regular file with one
-/// name, every name it will have lies in the writable mount the new one is made in (a link
+/// name, named by a path inside a writable root (not through `/proc`), on the same mount as
+/// the new name's directory, every name it will have lies in that writable mount (a link
 /// across mounts fails with `EXDEV`), so it is noted as made here
-/// ([`Supervisor::made_here`]). Nothing is noted when the source cannot be looked at.
+/// ([`Supervisor::made_here`]). Nothing is noted when the source or the new name's
+/// directory cannot be looked at (attack pass 51, N1: a link the kernel then refused with
+/// `EXDEV`, of an outside name, was noted).
 fn note_own_link(sup: &Supervisor, tid: u32, args: &[u64; 6], at: bool) {
     let (dirfd, path, flags) = if at {
         (Some(args[0]), args[1], args[4] as u32 as i32)
     } else {
         (None, args[0], 0)
+    };
+    let (new_dirfd, new_path) = if at {
+        (Some(args[2]), args[3])
+    } else {
+        (None, args[1])
+    };
+    let Some(new_dir) = (Caller { tid }).entry(new_dirfd, new_path) else {
+        return;
     };
     let raw = match read_c_string_checked(tid, path) {
         Ok(Some(raw)) => raw,
@@ -610,9 +621,16 @@ fn note_own_link(sup: &Supervisor, tid: u32, args: &[u64; 6], at: bool) {
     if st.st_mode & libc::S_IFMT != libc::S_IFREG || st.st_nlink != 1 {
         return;
     }
-    // Only a source the command may write: a link from elsewhere fails (`EXDEV`), and its
-    // file must not be taken for the command's when the host links it later.
-    if read_only_mount(f.as_raw_fd()) != Some(false) || sup.landlock_denies(&shown) {
+    // Only a source the command may write, named outside /proc, on the new name's mount:
+    // a link from elsewhere fails (`EXDEV`), and its file must not be taken for the
+    // command's.
+    if read_only_mount(f.as_raw_fd()) != Some(false)
+        || sup.landlock_denies(&shown)
+        || shown.starts_with("/proc")
+        || real_path(f.as_raw_fd()).as_deref() != Some(shown.as_path())
+        || mount_id(&f).is_none()
+        || mount_id(&f) != mount_id(&new_dir.dir)
+    {
         return;
     }
     if let (Some(key), Ok(mut made)) = (identity(&f, &st), sup.made_here.lock()) {
@@ -1443,10 +1461,12 @@ fn read_c_string_checked(tid: u32, ptr: u64) -> Result<Option<Vec<u8>>, Blind> {
         return Ok(None);
     }
     match std::fs::File::open(format!("/proc/{tid}/mem")) {
-        Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => {
-            Err(NOT_INSPECTABLE)
-        }
-        Err(_) => Ok(None),
+        // The caller is gone: nothing to answer.
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ESRCH | libc::ENOENT)) => Ok(None),
+        // Anything else is init's own failure, never the kernel's answer to the call
+        // (attack pass 51, N2: the command lowered init's RLIMIT_NOFILE with `prlimit`, and
+        // EMFILE let every write through).
+        Err(_) => Err(NOT_INSPECTABLE),
         Ok(_) => read_c_string(tid, ptr).map(Some).ok_or(UNREADABLE_PATH),
     }
 }
