@@ -167,7 +167,7 @@ fn a_hard_link_to_a_file_outside_cannot_be_written_in_place_on_every_path() {
         let linked = p.dir(l).join(format!("linked-{}.js", l.name()));
         std::fs::hard_link(&store, &linked).unwrap();
         let name = linked.file_name().unwrap().to_str().unwrap().to_string();
-        for write in [
+        let writes = [
             format!("echo pwned >> {name}"),
             format!("python3 -c 'open(\"{name}\", \"r+\").write(\"pwned\")'"),
             format!("truncate -s 0 {name}"),
@@ -187,32 +187,16 @@ fn a_hard_link_to_a_file_outside_cannot_be_written_in_place_on_every_path() {
                  os.unlink(\"{name}\"); \
                  os.write(os.open(\"/proc/self/fd/%d\" % fd, os.O_WRONLY), b\"pwned\")'"
             ),
-        ] {
-            // (Linked again on the host: a case may have removed the project's name.)
-            let _ = std::fs::remove_file(&linked);
-            std::fs::hard_link(&store, &linked).unwrap();
-            let o = p.sh(l, &write);
-            assert_ne!(o.status.code(), Some(0), "{l:?} {write}");
-            assert_eq!(
-                std::fs::read_to_string(&store).unwrap(),
-                "original\n",
-                "{l:?}: `{write}` changed the file outside"
-            );
-            let v = last_json(&o.stderr);
-            assert_eq!(v["outcome"], "sandbox-denied", "{l:?} {write}: {v}");
-            assert!(
-                v["denials"]["records"][0]["rule"]
-                    .as_str()
-                    .is_some_and(|r| r.starts_with("a hard link")),
-                "{l:?} {write}: {v}"
-            );
-        }
+        ]
+        .into_iter()
+        .map(|w| (w, "a hard link"))
+        .collect::<Vec<_>>();
         // Attack pass 49, N1: where the check once gave up, it looks — a cwd deeper than
         // PATH_MAX (its text cannot be read back), a directory above the cwd the command
         // made unsearchable; N2: a process that made itself non-dumpable (init looks at it
         // with its CAP_SYS_PTRACE; where it cannot look, it refuses).
         let deep = "d".repeat(200);
-        for (write, rule) in [
+        for (write, rule) in writes.into_iter().chain([
             (
                 format!(
                     "python3 -c 'import os\nfor _ in range(25): os.makedirs(\"{deep}\", \
@@ -254,7 +238,8 @@ fn a_hard_link_to_a_file_outside_cannot_be_written_in_place_on_every_path() {
                 ),
                 "not checked for hard links",
             ),
-        ] {
+        ]) {
+            // (Linked again on the host: a case may have removed the project's name.)
             let _ = std::fs::remove_file(&linked);
             std::fs::hard_link(&store, &linked).unwrap();
             let o = p.sh(l, &write);
