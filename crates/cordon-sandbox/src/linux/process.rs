@@ -491,9 +491,10 @@ pub fn spawn(
     if pid == 0 {
         drop(r);
         // No capability reaches the command, whatever its parent kept (rung 1's init
-        // keeps CAP_SYS_PTRACE for its supervisor): cleared here, before its own code.
-        let cleared = sys::clear_caps().map_err(|e| format!("clearing capabilities: {e}"));
-        if let Err(msg) = cleared.and_then(|()| in_child()) {
+        // keeps CAP_SYS_PTRACE for its supervisor): cleared after `in_child` (which on
+        // rung 2 drops the bounding set, needing CAP_SETPCAP) and before the exec.
+        let cleared = || sys::clear_caps().map_err(|e| format!("clearing capabilities: {e}"));
+        if let Err(msg) = in_child().and_then(|()| cleared()) {
             let mut b = vec![2u8];
             b.extend_from_slice(msg.as_bytes());
             sys::write_all(w.as_raw_fd(), &b);
