@@ -1203,9 +1203,9 @@ fn linked_target(tid: u32, dirfd: Option<u64>, raw: Vec<u8>, follow: bool) -> Wa
                 };
                 let f = match open_beneath(dir.as_raw_fd(), name, libc::O_NOFOLLOW) {
                     Ok(f) => f,
-                    // In procfs what init cannot find the caller may (another view of
-                    // the same process): not judged, refused.
-                    Err(_) if procfs => return Err(PROC_UNRESOLVED),
+                    // Init holds CAP_SYS_PTRACE in the caller's namespace and reads
+                    // `self` as the caller's process: a name it cannot find the caller
+                    // cannot either (the kernel fails the call too).
                     Err(e) => return lookup_error(e),
                 };
                 let st = match super::sys::fstat(f.as_raw_fd()) {
@@ -1221,6 +1221,7 @@ fn linked_target(tid: u32, dirfd: Option<u64>, raw: Vec<u8>, follow: bool) -> Wa
                     let f = match open_beneath(dir.as_raw_fd(), name, 0) {
                         Ok(f) => f,
                         Err(libc::EACCES | libc::EPERM) => return Err(NOT_INSPECTABLE),
+                        Err(libc::ENOENT | libc::ESRCH) => return Ok(None),
                         Err(_) => return Err(PROC_UNRESOLVED),
                     };
                     let named = real_path(f.as_raw_fd());
