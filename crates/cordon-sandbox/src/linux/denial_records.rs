@@ -524,11 +524,7 @@ impl Supervisor {
             let Ok(f) = std::fs::File::open(p) else {
                 continue;
             };
-            // SAFETY: statfs is plain old data; the kernel fills it.
-            let mut sf: libc::statfs = unsafe { std::mem::zeroed() };
-            // SAFETY: `sf` is a valid statfs; the descriptor is open.
-            let tmpfs = unsafe { libc::fstatfs(f.as_raw_fd(), &mut sf) } == 0
-                && sf.f_type == libc::TMPFS_MAGIC;
+            let tmpfs = fs_type(f.as_raw_fd()) == Some(libc::TMPFS_MAGIC);
             if let (true, Ok(st)) = (tmpfs, super::sys::fstat(f.as_raw_fd())) {
                 self.own_devices.push(st.st_dev);
             }
@@ -555,8 +551,12 @@ pub enum Answer {
 /// `still_valid` is `SECCOMP_IOCTL_NOTIF_ID_VALID` on the notification, asked after the
 /// caller's memory was read (the pid may have been reused).
 pub fn handle(sup: &Supervisor, n: &libc::seccomp_notif, still_valid: impl Fn() -> bool) -> Answer {
-    let Some((name, _, call)) = calls()
-        .into_iter()
+    // Built once per init, not per notification (every trapped write-open comes here).
+    static TABLE: std::sync::OnceLock<Vec<(&'static str, i64, PathCall)>> =
+        std::sync::OnceLock::new();
+    let Some(&(name, _, call)) = TABLE
+        .get_or_init(calls)
+        .iter()
         .find(|(_, nr, _)| *nr == n.data.nr as i64)
     else {
         return Answer::Continue;
@@ -581,7 +581,7 @@ pub fn handle(sup: &Supervisor, n: &libc::seccomp_notif, still_valid: impl Fn() 
 }
 
 /// A `link`/`linkat` the supervisor lets through: when its source is a regular file with one
-/// name, named by a path inside a writable root (not through `/proc`), on the same mount as
+/// name, named by its own path inside a writable root, on the same mount as
 /// the new name's directory, every name it will have lies in that writable mount (a link
 /// across mounts fails with `EXDEV`), so it is noted as made here
 /// ([`Supervisor::made_here`]). Nothing is noted when the source or the new name's
@@ -621,15 +621,15 @@ fn note_own_link(sup: &Supervisor, tid: u32, args: &[u64; 6], at: bool) {
     if st.st_mode & libc::S_IFMT != libc::S_IFREG || st.st_nlink != 1 {
         return;
     }
-    // Only a source the command may write, named outside /proc, on the new name's mount:
-    // a link from elsewhere fails (`EXDEV`), and its file must not be taken for the
-    // command's.
+    // Only a source the command may write, named by its own path (not a removed name
+    // reached through `/proc`), on the new name's mount: a link from elsewhere fails
+    // (`EXDEV`), and its file must not be taken for the command's.
+    let mount = mount_id(&f);
     if read_only_mount(f.as_raw_fd()) != Some(false)
         || sup.landlock_denies(&shown)
-        || shown.starts_with("/proc")
         || real_path(f.as_raw_fd()).as_deref() != Some(shown.as_path())
-        || mount_id(&f).is_none()
-        || mount_id(&f) != mount_id(&new_dir.dir)
+        || mount.is_none()
+        || mount != mount_id(&new_dir.dir)
     {
         return;
     }
@@ -710,6 +710,11 @@ impl Verdict {
             (None, Some(fd)) if fd >= 0 => PathBuf::from(format!("/proc/{tid}/fd/{fd}")),
             (None, _) => PathBuf::from("(a path cordon could not read)"),
         };
+        Verdict::unchecked(path, why)
+    }
+
+    /// The refusal of a call on `path` that the hard-link check could not judge.
+    fn unchecked(path: PathBuf, why: Blind) -> Verdict {
         Verdict {
             grant: path.clone(),
             path,
@@ -762,9 +767,10 @@ impl Supervisor {
                     metadata,
                 }) => (
                     format!(
-                        "{} ({names} names{}): {} ({syscall}) in place changes every name of it, and another \
-                     may lie outside the writable roots; write a new file and rename it over \
-                     this one (cp F F.new && mv F.new F{}) to break the link",
+                        "{} ({names} names{}): {} ({syscall}) in place changes every name of \
+                         it, and another may lie outside the writable roots; write a new file \
+                         and rename it over this one (cp F F.new && mv F.new F{}) to break the \
+                         link",
                         crate::denials::HARD_LINK_RULE,
                         if unnamed {
                             ", reached through a descriptor whose own name was removed"
@@ -1008,7 +1014,12 @@ fn refuse_linked(
     unnamed: bool,
     change: Change,
 ) -> Option<Verdict> {
-    let st = super::sys::fstat(target.as_raw_fd()).ok()?;
+    let Ok(st) = super::sys::fstat(target.as_raw_fd()) else {
+        return Some(Verdict::unchecked(
+            shown,
+            Blind("cordon could not stat the file"),
+        ));
+    };
     // Another name, or only names elsewhere (the one it was opened by is gone).
     let elsewhere = st.st_nlink >= 2 || (unnamed && st.st_nlink >= 1);
     if st.st_mode & libc::S_IFMT != libc::S_IFREG
@@ -1035,7 +1046,7 @@ fn refuse_linked(
                 && st.st_mode & (libc::S_ISUID | libc::S_ISGID) == 0
                 && !has_file_capability(target.as_raw_fd())
         });
-        if same_mode || same_owner || read_only_mount(target.as_raw_fd())? {
+        if same_mode || same_owner || read_only_mount(target.as_raw_fd()) == Some(true) {
             return None;
         }
     }
@@ -1045,7 +1056,7 @@ fn refuse_linked(
         grant: shown,
         busy: false,
         links: Some(Linked {
-            names: st.st_nlink as u64,
+            names: st.st_nlink,
             unnamed,
             metadata: matches!(change, Change::Metadata { .. }),
         }),
@@ -1104,12 +1115,18 @@ fn open_beneath(dir: RawFd, name: &[u8], extra: libc::c_int) -> Result<OwnedFd, 
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// Whether `dir` is a directory of procfs.
-fn on_procfs(dir: RawFd) -> bool {
+/// The filesystem type (`statfs` `f_type`, e.g. `PROC_SUPER_MAGIC`) of the file open as
+/// `fd`, or `None` when it cannot be read.
+fn fs_type(fd: RawFd) -> Option<libc::c_long> {
     // SAFETY: statfs is plain old data; the kernel fills it.
     let mut sf: libc::statfs = unsafe { std::mem::zeroed() };
     // SAFETY: `sf` is a valid statfs; the descriptor is open.
-    (unsafe { libc::fstatfs(dir, &mut sf) } == 0) && sf.f_type == libc::PROC_SUPER_MAGIC
+    (unsafe { libc::fstatfs(fd, &mut sf) } == 0).then_some(sf.f_type)
+}
+
+/// Whether `dir` is a directory of procfs.
+fn on_procfs(dir: RawFd) -> bool {
+    fs_type(dir) == Some(libc::PROC_SUPER_MAGIC)
 }
 
 /// The file a path reaches for the caller `tid` ([`Walked`]): walked one component at a
@@ -1182,13 +1199,16 @@ fn linked_target(tid: u32, dirfd: Option<u64>, raw: Vec<u8>, follow: bool) -> Wa
             }
             name => {
                 let last = queue.is_empty();
-                let procfs = on_procfs(dir.as_raw_fd());
+                // Asked only where it matters (`self`, a link): a `statfs` per component
+                // would be on every trapped write-open's path.
+                let procfs = std::cell::OnceCell::new();
+                let procfs = || *procfs.get_or_init(|| on_procfs(dir.as_raw_fd()));
                 // `/proc/self` and `/proc/thread-self` name their reader: the caller's
                 // process (its thread group, as the kernel reads it: attack pass 50, N2: a
                 // thread with a descriptor table of its own) and thread.
                 let own;
                 let name: &[u8] = match name {
-                    b"self" | b"thread-self" if procfs => {
+                    b"self" | b"thread-self" if procfs() => {
                         let Ok(tgid) = super::unix_guard::tgid_of(tid) else {
                             return Err(NOT_INSPECTABLE);
                         };
@@ -1217,7 +1237,7 @@ fn linked_target(tid: u32, dirfd: Option<u64>, raw: Vec<u8>, follow: bool) -> Wa
                 // A procfs link (`/proc/<pid>/fd/N`, `cwd`, `root`) is a magic link: the
                 // open file or directory itself, not the text it reads as; followed by the
                 // kernel, as a last component or on the way.
-                if link && procfs && (!last || follow) {
+                if link && (!last || follow) && procfs() {
                     let f = match open_beneath(dir.as_raw_fd(), name, 0) {
                         Ok(f) => f,
                         Err(libc::EACCES | libc::EPERM) => return Err(NOT_INSPECTABLE),
@@ -1431,8 +1451,13 @@ fn read_path(tid: u32, ptr: u64) -> Option<Vec<u8>> {
 
 /// [`read_path`], an empty path included (`AT_EMPTY_PATH`).
 fn read_c_string(tid: u32, ptr: u64) -> Option<Vec<u8>> {
-    use std::os::unix::fs::FileExt;
     let mem = std::fs::File::open(format!("/proc/{tid}/mem")).ok()?;
+    read_c_string_in(&mem, ptr)
+}
+
+/// [`read_c_string`] from the caller's memory already open as `mem`.
+fn read_c_string_in(mem: &std::fs::File, ptr: u64) -> Option<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
     let mut out = Vec::new();
     let mut at = ptr;
     while out.len() < libc::PATH_MAX as usize {
@@ -1468,7 +1493,7 @@ fn read_c_string_checked(tid: u32, ptr: u64) -> Result<Option<Vec<u8>>, Blind> {
         // (attack pass 51, N2: the command lowered init's RLIMIT_NOFILE with `prlimit`, and
         // EMFILE let every write through).
         Err(_) => Err(NOT_INSPECTABLE),
-        Ok(_) => read_c_string(tid, ptr).map(Some).ok_or(UNREADABLE_PATH),
+        Ok(mem) => read_c_string_in(&mem, ptr).map(Some).ok_or(UNREADABLE_PATH),
     }
 }
 
