@@ -1056,7 +1056,9 @@ fn refuse_linked(
         grant: shown,
         busy: false,
         links: Some(Linked {
-            names: st.st_nlink,
+            // `nlink_t` is 64-bit on x86_64, 32-bit on aarch64.
+            #[allow(clippy::unnecessary_cast)]
+            names: st.st_nlink as u64,
             unnamed,
             metadata: matches!(change, Change::Metadata { .. }),
         }),
