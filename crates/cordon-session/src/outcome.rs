@@ -2825,6 +2825,14 @@ mod tests {
         }
     }
 
+    /// Each of `paths` is refused as a one-off grant, and the reason contains `says(path)`.
+    fn assert_no_grant(ctx: &ClassifyContext<'_>, paths: &[&str], says: impl Fn(&str) -> String) {
+        for no in paths {
+            let why = offerable_grant(Path::new(no), ctx).unwrap_err();
+            assert!(why.contains(&says(no)), "{no}: {why}");
+        }
+    }
+
     /// What may be offered as a one-off grant: a project-sized directory, never the home,
     /// anything above the cwd, a top-level or a system directory.
     #[test]
@@ -2838,43 +2846,44 @@ mod tests {
         ] {
             assert!(offerable_grant(Path::new(ok), &ctx).is_ok(), "{ok}");
         }
-        for no in [
-            "/",
-            "/home",
-            "/home/u",
-            "/srv2",
-            "/srv2/u",
-            "/srv2/u/proj",
-            "/usr/local",
-            "/etc/x",
-            // Tool configuration where later programs run what is written (breaker).
-            "/home/u/.config/systemd/user",
-            "/home/u/.local/bin",
-            "/home/u/.config/git",
-            // nu25 F2: every tool's cache at once.
-            "/home/u/.cache",
-            // nu24 F7c: a known cache under a hidden directory, named as one.
-            "/home/u/.npm/_cacache",
-            // attack48 N2: a node_modules outside the project, a hidden directory deeper
-            // in the home.
-            "/home/u/node_modules/leftpad",
-            "/srv2/u/node_modules",
-            "/home/u/snap/code/common/.vscode/extensions",
-            // attack47 N2: any one tool's cache (code the tool later runs).
-            "/home/u/.cache/pip",
-            "/home/u/.cache/deno/remote/https",
-            "/home/u/.cache/huggingface/modules",
-            // nu26 F6: cordon's own cache state.
-            "/home/u/.cache/cordon",
-            "/home/u/.cache/cordon/overlays/k",
-            // Another repository's metadata (breaker, stop 18).
-            "/var/tmp/r/.git/hooks",
-            "/srv2/u/other/.git/config",
-            "/home/u/other/.cordon",
-        ] {
-            let why = offerable_grant(Path::new(no), &ctx).unwrap_err();
-            assert!(why.contains(no), "{no}: {why}");
-        }
+        assert_no_grant(
+            &ctx,
+            &[
+                "/",
+                "/home",
+                "/home/u",
+                "/srv2",
+                "/srv2/u",
+                "/srv2/u/proj",
+                "/usr/local",
+                "/etc/x",
+                // Tool configuration where later programs run what is written (breaker).
+                "/home/u/.config/systemd/user",
+                "/home/u/.local/bin",
+                "/home/u/.config/git",
+                // nu25 F2: every tool's cache at once.
+                "/home/u/.cache",
+                // nu24 F7c: a known cache under a hidden directory, named as one.
+                "/home/u/.npm/_cacache",
+                // attack48 N2: a node_modules outside the project, a hidden directory deeper
+                // in the home.
+                "/home/u/node_modules/leftpad",
+                "/srv2/u/node_modules",
+                "/home/u/snap/code/common/.vscode/extensions",
+                // attack47 N2: any one tool's cache (code the tool later runs).
+                "/home/u/.cache/pip",
+                "/home/u/.cache/deno/remote/https",
+                "/home/u/.cache/huggingface/modules",
+                // nu26 F6: cordon's own cache state.
+                "/home/u/.cache/cordon",
+                "/home/u/.cache/cordon/overlays/k",
+                // Another repository's metadata (breaker, stop 18).
+                "/var/tmp/r/.git/hooks",
+                "/srv2/u/other/.git/config",
+                "/home/u/other/.cordon",
+            ],
+            |no| no.to_string(),
+        );
         // nu17 N2: another home is named as one, not as a system directory.
         let why = offerable_grant(Path::new("/root/.cargo/registry"), &ctx).unwrap_err();
         assert!(why.contains("home directory other than $HOME"), "{why}");
@@ -2912,16 +2921,17 @@ mod tests {
             .file("/srv2/u/jjp/.jj/repo/config.toml", "")
             .dir("/srv2/u/plain");
         let ctx = grant_ctx(&fs, "/srv2/u/proj", &[]);
-        for no in [
-            "/srv2/u/hgp/.hg",
-            "/srv2/u/hgp/.hg/hgrc",
-            "/srv2/u/hgp",
-            "/srv2/u/hgp/src",
-            "/srv2/u/jjp/.jj/repo",
-        ] {
-            let why = offerable_grant(Path::new(no), &ctx).unwrap_err();
-            assert!(why.contains("another project"), "{no}: {why}");
-        }
+        assert_no_grant(
+            &ctx,
+            &[
+                "/srv2/u/hgp/.hg",
+                "/srv2/u/hgp/.hg/hgrc",
+                "/srv2/u/hgp",
+                "/srv2/u/hgp/src",
+                "/srv2/u/jjp/.jj/repo",
+            ],
+            |_| "another project".to_string(),
+        );
         assert!(offerable_grant(Path::new("/srv2/u/plain"), &ctx).is_ok());
     }
 
@@ -3037,15 +3047,16 @@ mod tests {
             .file("/srv2/o/lefthook.yml", "")
             .file("/srv2/o/src/data.txt", "");
         let ctx = grant_ctx(&fs, "/srv2/u/proj", &[]);
-        for no in [
-            "/srv2/o/.githooks/pre-commit",
-            "/srv2/o/.githooks",
-            "/srv2/o/lefthook.yml",
-            "/srv2/o",
-        ] {
-            let why = offerable_grant(Path::new(no), &ctx).unwrap_err();
-            assert!(why.contains("repository at /srv2/o"), "{no}: {why}");
-        }
+        assert_no_grant(
+            &ctx,
+            &[
+                "/srv2/o/.githooks/pre-commit",
+                "/srv2/o/.githooks",
+                "/srv2/o/lefthook.yml",
+                "/srv2/o",
+            ],
+            |_| "repository at /srv2/o".to_string(),
+        );
         for no in ["/srv2/o/src/data.txt", "/srv2/o/src"] {
             let why = offerable_grant(Path::new(no), &ctx).unwrap_err();
             assert!(why.contains("another project"), "{no}: {why}");
@@ -3078,15 +3089,16 @@ mod tests {
             .file("/home/u/dotfiles/bashrc", "")
             .symlink("/home/u/.bashrc", "dotfiles/bashrc");
         let ctx = grant_ctx(&fs, "/srv2/u/proj", &[]);
-        for no in [
-            "/srv2/g/pre-commit",
-            "/srv2/g",
-            "/srv2/i/team.gitconfig",
-            "/home/u/dotfiles/bashrc",
-        ] {
-            let why = offerable_grant(Path::new(no), &ctx).unwrap_err();
-            assert!(why.contains(no), "{no}: {why}");
-        }
+        assert_no_grant(
+            &ctx,
+            &[
+                "/srv2/g/pre-commit",
+                "/srv2/g",
+                "/srv2/i/team.gitconfig",
+                "/home/u/dotfiles/bashrc",
+            ],
+            |no| no.to_string(),
+        );
         assert!(offerable_grant(Path::new("/srv2/i/notes.txt"), &ctx).is_ok());
     }
 
