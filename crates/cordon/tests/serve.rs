@@ -473,6 +473,22 @@ fn a_hard_link_to_a_file_outside_keeps_its_metadata_on_every_path() {
                 "fd = os.open(\"{name}\", os.O_PATH)\nos.unlink(\"{name}\")\n\
                  os.chmod(\"/proc/self/fd/%d\" % fd, 0o666)"
             )),
+            // Final pass f32: `file_setattr(2)` (chattr by path, Linux 6.17) and ext4's
+            // own EXT4_IOC_SETVERSION on a read-only descriptor.
+            py(&format!(
+                "libc = ctypes.CDLL(None, use_errno=True)\n\
+                 fa = ctypes.create_string_buffer(24)\n\
+                 if libc.syscall(468, -100, b\"{name}\", fa, 24, 0):\n\
+                 \x20   e = ctypes.get_errno(); raise OSError(e, os.strerror(e))\n\
+                 x = int.from_bytes(fa.raw[:8], \"little\") | 0x80\n\
+                 fb = ctypes.create_string_buffer(x.to_bytes(8, \"little\") + fa.raw[8:], 24)\n\
+                 if libc.syscall(469, -100, b\"{name}\", fb, 24, 0):\n\
+                 \x20   e = ctypes.get_errno(); raise OSError(e, os.strerror(e))"
+            )),
+            py(&format!(
+                "import fcntl, struct\n\
+                 fcntl.ioctl(os.open(\"{name}\", os.O_RDONLY), 0x40086604, struct.pack(\"l\", 12345))"
+            )),
             // Attack pass 49, N2: a non-dumpable process (refused unchecked).
             py(&format!(
                 "ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\nos.chmod(\"{name}\", 0o666)"

@@ -50,7 +50,8 @@
 //! judged by the hard-link rule alone ([`PathCall::Meta`]): `chmod`, `fchmod`,
 //! `fchmodat`, `fchmodat2`, `chown`, `lchown`, `fchown`, `fchownat`, `utime`, `utimes`,
 //! `futimesat`, `utimensat`, `setxattr`, `lsetxattr`, `fsetxattr`, `setxattrat`,
-//! `removexattr`, `lremovexattr`, `fremovexattr`, `removexattrat`, and `ioctl` with one of
+//! `removexattr`, `lremovexattr`, `fremovexattr`, `removexattrat`, `file_setattr`, and
+//! `ioctl` with one of
 //! [`METADATA_IOCTLS`] (`chattr`'s inode flags and attributes, fs-verity). Each is a round
 //! trip; they are rare next to opens (`strace -f -c` of a `cargo build` of three crates:
 //! 27 `utimensat` and no other, against 9,533 `openat`). `openat2` is already `ENOSYS` for
@@ -267,6 +268,13 @@ pub fn calls() -> Vec<(&'static str, i64, PathCall)> {
             NR_REMOVEXATTRAT,
             meta_at(0, 1, Some(2), None),
         ),
+        // `chattr` by path (final pass, f32 N1: it set inode flags on a store file):
+        // file_setattr(dfd, path, attr, size, at_flags).
+        (
+            "file_setattr",
+            NR_FILE_SETATTR,
+            meta_at(0, 1, Some(4), None),
+        ),
         // Only the commands of `METADATA_IOCTLS` trap (checked in BPF).
         ("ioctl", libc::SYS_ioctl, meta_fd(0, None)),
     ];
@@ -392,17 +400,22 @@ const NR_FCHMODAT2: i64 = 452;
 const NR_SETXATTRAT: i64 = 463;
 /// `removexattrat(2)` (Linux 6.13).
 const NR_REMOVEXATTRAT: i64 = 466;
+/// `file_setattr(2)` (Linux 6.17): a file's inode flags and attributes by path, as
+/// `FS_IOC_FSSETXATTR` does on a descriptor.
+const NR_FILE_SETATTR: i64 = 469;
 
 /// The `ioctl(2)` commands that change an open file's inode flags or attributes (`chattr`:
-/// `FS_IOC_SETFLAGS` and its 32-bit twin, `FS_IOC_FSSETXATTR`, `FS_IOC_SETVERSION`) or make
+/// `FS_IOC_SETFLAGS` and its 32-bit twin, `FS_IOC_FSSETXATTR`, `FS_IOC_SETVERSION` and
+/// ext4's own `EXT4_IOC_SETVERSION`) or make
 /// it read-only for good (`FS_IOC_ENABLE_VERITY`), on a descriptor open for reading: they
 /// trap as metadata calls on `args[0]`; every other command stays in the kernel. The
 /// kernel truncates the command to 32 bits.
-pub const METADATA_IOCTLS: [u32; 5] = [
+pub const METADATA_IOCTLS: [u32; 6] = [
     0x4008_6602, // FS_IOC_SETFLAGS = _IOW('f', 2, long)
     0x4004_6602, // FS_IOC32_SETFLAGS = _IOW('f', 2, int)
     0x401c_5820, // FS_IOC_FSSETXATTR = _IOW('X', 32, struct fsxattr)
     0x4008_7602, // FS_IOC_SETVERSION = _IOW('v', 2, long)
+    0x4008_6604, // EXT4_IOC_SETVERSION = _IOW('f', 4, long) (final pass, f32 N2)
     0x4080_6685, // FS_IOC_ENABLE_VERITY = _IOW('f', 133, struct fsverity_enable_arg)
 ];
 
