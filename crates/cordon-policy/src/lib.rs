@@ -41,7 +41,7 @@ pub use caches::{CacheMode, CacheSpec, ResolvedCache, KNOWN_CACHES};
 pub use config::{select_profile, Config, ConfigError};
 pub use network::{container_engine_socket, NetworkRules};
 pub use paths::{FileKind, FsView, MemFs};
-pub use payload::{HelperPayload, PayloadError};
+pub use payload::{HelperPayload, PayloadError, PayloadText};
 pub use profile::{
     Access, EnvPolicy, FilesystemPolicy, FsEntry, NetworkPolicy, OnUnavailable, PermissionProfile,
     ProfileKind, PROFILE_FORMAT_VERSION,

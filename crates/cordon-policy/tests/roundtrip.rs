@@ -78,3 +78,73 @@ fn config_profile_roundtrips_through_json() {
     let json = serde_json::to_string(&p).unwrap();
     assert_eq!(serde_json::from_str::<PermissionProfile>(&json).unwrap(), p);
 }
+
+/// Issue 12: `cordon serve` compares a payload's profile text before it parses the
+/// profile, so the text must be a function of the profile (two resolutions of the same
+/// profile give the same bytes), and a profile taken for an equal text must be the payload
+/// `decode` gives.
+#[test]
+fn payload_text_is_the_profile_and_compares_by_bytes() {
+    let env = vec![("PATH".to_string(), "/usr/bin".to_string())];
+    let a = HelperPayload::new(resolved(), env.clone())
+        .encode()
+        .unwrap();
+    let b = HelperPayload::new(resolved(), vec![("X".into(), "1".into())])
+        .encode()
+        .unwrap();
+    let (ta, tb) = (
+        PayloadText::parse(&a).unwrap(),
+        PayloadText::parse(&b).unwrap(),
+    );
+    assert_eq!(
+        ta.profile_text(),
+        tb.profile_text(),
+        "env is not the profile"
+    );
+    assert_eq!(
+        serde_json::from_slice::<ResolvedProfile>(ta.profile_text()).unwrap(),
+        resolved()
+    );
+    // Taking an earlier parse for an equal text is the payload decode gives.
+    assert_eq!(
+        tb.with_profile(resolved()),
+        HelperPayload::decode(&b).unwrap()
+    );
+    assert!(ta.disabled_layers().is_empty());
+    // Another profile, another text.
+    let mut other = resolved();
+    other.unix_sockets.push("/run/x.sock".into());
+    let c = HelperPayload::new(other, env).encode().unwrap();
+    assert_ne!(
+        PayloadText::parse(&c).unwrap().profile_text(),
+        ta.profile_text()
+    );
+}
+
+/// The version is read before the shape of anything else: a payload of another version
+/// whose fields are not this version's is reported as a version mismatch, not as
+/// malformed.
+#[test]
+fn payload_of_another_shape_reports_its_version() {
+    use base64::Engine;
+    let enc = |j: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(j);
+    let next = PROFILE_FORMAT_VERSION + 1;
+    assert_eq!(
+        HelperPayload::decode(&enc(&format!(r#"{{"version":{next},"policy":[1,2]}}"#))),
+        Err(PayloadError::Version {
+            found: next,
+            expected: PROFILE_FORMAT_VERSION
+        })
+    );
+    let this = PROFILE_FORMAT_VERSION;
+    assert!(matches!(
+        HelperPayload::decode(&enc(&format!(r#"{{"version":{this},"env":[]}}"#))),
+        Err(PayloadError::Malformed(m)) if m.contains("profile")
+    ));
+    assert!(matches!(
+        HelperPayload::decode(&enc(&format!(
+            r#"{{"version":{this},"profile":{{}},"env":[]}}"#
+        ))),
+        Err(PayloadError::Malformed(_))
+    ));
+}

@@ -1497,3 +1497,38 @@ fn a_whole_home_layer_keeps_only_its_caches_on_every_path() {
     );
     assert!(!cargo.join("registry").exists() && !cargo.join("config.toml").exists());
 }
+
+/// Issue 12: the server keeps what it computed per profile text, and a template takes the
+/// profile it was made for without parsing it again when a command's profile text is the
+/// same. Two profiles with one mount plan share a template; each command must still run
+/// with its own (here: its open-files limit), and a profile seen before again with its own.
+#[test]
+fn a_template_runs_each_commands_own_profile() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let config = p.p.root.path().join("limits.toml");
+    let mut seen = Vec::new();
+    for n in [1000, 2000, 1000, 2000] {
+        std::fs::write(
+            &config,
+            format!(
+                "[profiles.a]\nextends = \"workspace-write\"\n[profiles.a.limits]\nopen_files = {n}\n"
+            ),
+        )
+        .unwrap();
+        let c = config.display().to_string();
+        let o = p
+            .cordon(
+                Launch::Template,
+                &["-c", &c, "-p", "a", "--", "sh", "-c", "ulimit -n"],
+            )
+            .output()
+            .unwrap();
+        let report = last_json(&o.stderr);
+        assert_eq!(report["launch"], "template", "{}", text(&o.stderr));
+        seen.push(text(&o.stdout).trim().to_string());
+    }
+    assert_eq!(seen, ["1000", "2000", "1000", "2000"]);
+}

@@ -101,9 +101,21 @@ pub(crate) struct CoverWatch {
     absent: Vec<PathBuf>,
     /// The first loss seen (the message), once one was.
     lost: Option<String>,
-    /// The write end of the pipe a detached process waits on while it holds a reference to
-    /// the inotify instance ([`CoverWatch::hand_off`]); `None` until then.
-    closer: Option<std::os::fd::OwnedFd>,
+    /// Who closes the inotify instance last ([`CoverWatch::release`]).
+    last_close: LastClose,
+}
+
+/// Which process pays for the last close of a watch's inotify instance (a grace period of
+/// the kernel's, milliseconds: see [`CoverWatch::release`]).
+enum LastClose {
+    /// This process, through a detached grandchild forked at release.
+    Here,
+    /// A detached process holding a duplicate until the pipe whose write end this is
+    /// closes ([`CoverWatch::hand_off`]): held, never read; its close lets that process go.
+    Detached(#[allow(dead_code)] std::os::fd::OwnedFd),
+    /// The process this one was forked from, which keeps its copy open until after the
+    /// run's status is sent ([`CoverWatch::held_by_parent`]).
+    Parent,
 }
 
 /// Why the watch could not be set up: the message of the refusal.
@@ -209,7 +221,7 @@ impl CoverWatch {
             dirs,
             absent,
             lost: None,
-            closer: None,
+            last_close: LastClose::Here,
         }))
     }
 
@@ -309,9 +321,10 @@ impl CoverWatch {
     /// here, is closed. Without a fork the descriptor is simply closed here (slow, same
     /// result).
     pub(crate) fn release(self) {
-        if self.closer.is_some() {
-            // Another process holds the instance ([`CoverWatch::hand_off`]): this close is
-            // not the last, and closing `closer` lets that process go.
+        if !matches!(self.last_close, LastClose::Here) {
+            // Another process holds the instance ([`CoverWatch::hand_off`],
+            // [`CoverWatch::held_by_parent`]): this close is not the last (and closing the
+            // pipe lets a detached holder go).
             return drop(self);
         }
         let ino = self.raw_fd();
@@ -363,7 +376,16 @@ impl CoverWatch {
     /// sandbox): [`CoverWatch::release`] then only closes, and no longer forks after the
     /// command ended (issue 12).
     pub(crate) fn hand_off(&mut self, closer: std::os::fd::OwnedFd) {
-        self.closer = Some(closer);
+        self.last_close = LastClose::Detached(closer);
+    }
+
+    /// Says that the process this one was forked from keeps its copy of the descriptor
+    /// open past this process's end — a template's per-command handler, which closes it
+    /// only after it has sent the run's status ([`super::template::Prepared::take_cover_watch`]):
+    /// [`CoverWatch::release`] then only closes (issue 12: the fork it made instead cost
+    /// ~0.75 ms after every command from a template).
+    pub(crate) fn held_by_parent(&mut self) {
+        self.last_close = LastClose::Parent;
     }
 
     /// The descriptor (to keep open across a close-all).

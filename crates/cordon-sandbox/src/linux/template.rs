@@ -25,6 +25,13 @@
 //! inode, type, or still absent), else the template is replaced. Templates end when idle
 //! ([`IDLE`]), when the server's binary changes, and with the server.
 //!
+//! What routing computes from a profile (plan, mount plan, eligibility, limits: [`Routing`])
+//! is a function of the profile's text, so the server keeps it per text and a template
+//! keeps the one it was made for: a command whose profile text is one seen before is not
+//! parsed, planned or checked again, neither by the server nor by the template's handler
+//! (issue 12). The host identity check above still runs per command, and a template is
+//! only ever made from a routing computed for the request in hand.
+//!
 //! A template whose plan has copy-on-write cache overlays holds a slot of the workspace's
 //! layers for its whole life: one of the template slots
 //! ([`super::caches::claim_template_slot`]), claimed by the server before it makes the
@@ -54,7 +61,7 @@ use super::mounts::{self, Layout, StepKind};
 use super::plan::{plan, LinuxPlan, Rung};
 use super::{process, sys};
 use cordon_policy::limits::ResolvedLimits;
-use cordon_policy::HelperPayload;
+use cordon_policy::{HelperPayload, PayloadText, ResolvedProfile};
 use std::collections::HashMap;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -99,6 +106,10 @@ pub(crate) struct Prepared {
     cover: std::cell::RefCell<Option<super::cover_watch::CoverWatch>>,
     /// What each command's cover watch watches ([`Prepared::layout`]'s), computed once.
     watch_plan: super::cover_watch::WatchPlan,
+    /// The routing of the command the template was made for ([`Routing`]): a command
+    /// whose profile text is the same is accepted without parsing or checking its
+    /// profile again ([`Prepared::accept`]).
+    seed: std::rc::Rc<Routing>,
 }
 
 impl Prepared {
@@ -123,14 +134,24 @@ impl Prepared {
     /// `Err`: why not; nothing has started, and the server's handler runs the command on
     /// the per-command helper.
     pub(crate) fn accept(&self, payload: &OwnedFd) -> Result<(), String> {
-        let payload = read_payload(payload)?;
-        let mut features = self.features.clone();
-        features.disable_by(
-            &payload.disabled_layers,
-            "the caller (payload disabled_layers)",
-        );
-        let plan = plan(&payload.profile, &features).map_err(|e| e.to_string())?;
-        check_fits(&payload, &plan, self)?;
+        let text = read_payload_text(payload)?;
+        let (payload, plan) = if self.seed.reusable_for(&text) {
+            // The profile the server routed and made this template for, byte for byte:
+            // its plan and fit were computed from it then (same features, no layer
+            // disabled), so they are taken, not computed again.
+            let plan = self.seed.plan.clone();
+            (text.with_profile(self.seed.profile.clone()), plan)
+        } else {
+            let payload = text.finish().map_err(|e| e.to_string())?;
+            let mut features = self.features.clone();
+            features.disable_by(
+                &payload.disabled_layers,
+                "the caller (payload disabled_layers)",
+            );
+            let plan = plan(&payload.profile, &features).map_err(|e| e.to_string())?;
+            check_fits(&payload, &plan, self)?;
+            (payload, plan)
+        };
         // The template's covers were built once; the server's identity check of the host
         // ran before any watch existed. So: watch first (the paths resolve here to the
         // same host directories), then check every cover is still mounted — a host
@@ -153,9 +174,13 @@ impl Prepared {
         self.cover.borrow().as_ref().map(|w| w.raw_fd())
     }
 
-    /// In Q: the cover watch P set up and checked ([`Prepared::accept`]), once.
+    /// In Q: the cover watch P set up and checked ([`Prepared::accept`]), once. P (Q's
+    /// parent) keeps its own copy of the descriptor open until it has sent the run's
+    /// status and the client has hung up, so Q's close is never the last one.
     pub(crate) fn take_cover_watch(&self) -> Option<super::cover_watch::CoverWatch> {
-        self.cover.borrow_mut().take()
+        let mut w = self.cover.borrow_mut().take()?;
+        w.held_by_parent();
+        Some(w)
     }
 
     /// In Q: the payload P checked ([`Prepared::accept`]) and the plan it was checked
@@ -194,6 +219,40 @@ fn git_config_is_per_command(path: &Path) -> String {
         "{}: the writable .git/config copy is per command",
         path.display()
     )
+}
+
+/// What [`Templates::route`] computes for a payload whose profile text is `text`, with the
+/// server's `features` (no layer disabled by the payload, else [`eligible`] refuses):
+/// `Err` says why the command takes the per-command helper. A function of the profile and
+/// the features alone (no host state is read), so it is kept per text.
+fn routing(
+    payload: HelperPayload,
+    text: Vec<u8>,
+    features: &LinuxFeatures,
+) -> Result<Routing, String> {
+    // A repository's `.git/config` copy is per command ([`eligible`]): said before the
+    // plan and mount plan are computed for nothing.
+    if let Some(p) = cordon_policy::gitconfig::brokered_configs(&payload.profile).first() {
+        return Err(git_config_is_per_command(p));
+    }
+    let mut features = features.clone();
+    features.disable_by(
+        &payload.disabled_layers,
+        "the caller (payload disabled_layers)",
+    );
+    let plan = plan(&payload.profile, &features).map_err(|e| e.to_string())?;
+    let layout = layout_of(&payload)?;
+    eligible(&payload, &plan, &layout)?;
+    let limits = super::limits::resolve(&payload.profile)?;
+    let key = serde_json::to_vec(&layout).map_err(|e| e.to_string())?;
+    Ok(Routing {
+        text,
+        profile: payload.profile,
+        plan,
+        layout,
+        key,
+        limits,
+    })
 }
 
 /// Whether a command with this payload, plan and mount plan may be forked from a
@@ -374,6 +433,19 @@ struct Entry {
 }
 
 impl Entry {
+    /// Routes a command with routing `r` (of this template's key) here: claims it
+    /// ([`Entry::claim`]) and duplicates the control socket.
+    fn routed(&mut self, r: &Routing) -> Result<Routed, String> {
+        let token = self.claim()?;
+        self.used = Instant::now();
+        let ctl = sys::dup_cloexec(self.ctl.as_raw_fd()).map_err(|e| e.to_string())?;
+        Ok(Routed {
+            ctl,
+            limits: r.limits,
+            running: token,
+        })
+    }
+
     /// The token of a command routed to this template ([`Templates::route`]). A template
     /// with copy-on-write cache layers has them mounted live, shared by every command
     /// forked from it: while one of its commands runs, the next takes the per-command
@@ -408,9 +480,41 @@ pub(crate) struct Routed {
     pub(crate) running: Option<OwnedFd>,
 }
 
+/// What routing computed for one profile (a pure function of the profile's text and the
+/// server's features): kept by the server per profile text ([`Templates::route`]) and by
+/// each template for the profile it was made for ([`Prepared::accept`]).
+pub(crate) struct Routing {
+    /// The profile's JSON text in the payload ([`PayloadText::profile_text`]).
+    text: Vec<u8>,
+    profile: ResolvedProfile,
+    plan: LinuxPlan,
+    /// [`layout_of`] the profile: the template key's plan.
+    layout: Layout,
+    /// The serialized `layout`: the key of [`Templates`]'s map.
+    key: Vec<u8>,
+    limits: ResolvedLimits,
+}
+
+impl Routing {
+    /// Whether a command with this payload has exactly this routing: the same profile
+    /// text and no layer disabled (a disabled layer changes the plan and is never forked
+    /// from a template: [`eligible`]).
+    fn reusable_for(&self, text: &PayloadText) -> bool {
+        text.disabled_layers().is_empty() && text.profile_text() == self.text.as_slice()
+    }
+}
+
+/// Most profile texts whose routing the server keeps (all are forgotten past it).
+const ROUTINGS_KEPT: usize = 64;
+
 /// The server's templates, keyed by mount plan.
 pub(crate) struct Templates {
     map: HashMap<Vec<u8>, Entry>,
+    /// Per profile text, the routing computed for it, or why it takes the per-command
+    /// helper (issue 12: parsing and planning the profile was ~1.3 ms of every command).
+    /// Used only while a live template of its key passes the host identity check; a
+    /// template is never made from a kept routing.
+    routings: HashMap<Vec<u8>, Result<std::rc::Rc<Routing>, String>>,
     features: Option<LinuxFeatures>,
     /// The server's binary as it was at start.
     binary: Option<(PathBuf, Option<FileId>)>,
@@ -424,6 +528,7 @@ impl Templates {
         });
         Templates {
             map: HashMap::new(),
+            routings: HashMap::new(),
             features: None,
             binary,
         }
@@ -459,14 +564,23 @@ impl Templates {
                 return Err("a terminal on stdio is bound per command".into());
             }
         }
-        let payload = read_payload(payload)?;
-        // A repository's `.git/config` copy is per command ([`eligible`]): said before the
-        // plan and mount plan are computed for nothing (the server's loop is serial, and a
-        // git repository's every command comes this way).
-        if let Some(p) = cordon_policy::gitconfig::brokered_configs(&payload.profile).first() {
-            return Err(git_config_is_per_command(p));
+        let text = read_payload_text(payload)?;
+        let keep = text.disabled_layers().is_empty();
+        // The profile seen before: its routing is taken — a template only while a live one
+        // of its key still passes the host identity check (else computed afresh below).
+        match self.routings.get(text.profile_text()).filter(|_| keep) {
+            Some(Err(why)) => return Err(why.clone()),
+            Some(Ok(r)) => {
+                let r = r.clone();
+                if let Some(e) = self.map.get_mut(&r.key) {
+                    if e.identity == Identity::of(&r.layout) && !hung_up(&e.ctl) {
+                        return e.routed(&r);
+                    }
+                }
+            }
+            None => {}
         }
-        let mut features = match &self.features {
+        let base = match &self.features {
             Some(f) => f.clone(),
             None => {
                 let f = probe_fast();
@@ -474,27 +588,21 @@ impl Templates {
                 f
             }
         };
-        let base = features.clone();
-        features.disable_by(
-            &payload.disabled_layers,
-            "the caller (payload disabled_layers)",
-        );
-        let plan = plan(&payload.profile, &features).map_err(|e| e.to_string())?;
-        let layout = layout_of(&payload)?;
-        eligible(&payload, &plan, &layout)?;
-        let limits = super::limits::resolve(&payload.profile)?;
-        let key = serde_json::to_vec(&layout).map_err(|e| e.to_string())?;
+        let profile_text = text.profile_text().to_vec();
+        let payload = text.finish().map_err(|e| e.to_string())?;
+        let computed = routing(payload, profile_text.clone(), &base).map(std::rc::Rc::new);
+        if keep {
+            if self.routings.len() >= ROUTINGS_KEPT {
+                self.routings.clear();
+            }
+            self.routings.insert(profile_text, computed.clone());
+        }
+        let r = computed?;
+        let (layout, key, limits) = (r.layout.clone(), r.key.clone(), r.limits);
         let identity = Identity::of(&layout);
         if let Some(e) = self.map.get_mut(&key) {
             if e.identity == identity && !hung_up(&e.ctl) {
-                let token = e.claim()?;
-                e.used = Instant::now();
-                let ctl = sys::dup_cloexec(e.ctl.as_raw_fd()).map_err(|e| e.to_string())?;
-                return Ok(Routed {
-                    ctl,
-                    limits,
-                    running: token,
-                });
+                return e.routed(&r);
             }
             self.map.remove(&key); // the host changed beneath it: a new one
         }
@@ -544,8 +652,8 @@ impl Templates {
                 self.map.remove(&oldest);
             }
         }
-        let ctl =
-            spawn(layout, built, slot, base).map_err(|e| format!("making a template: {e}"))?;
+        let ctl = spawn(layout, built, slot, base, r.clone())
+            .map_err(|e| format!("making a template: {e}"))?;
         let dup = sys::dup_cloexec(ctl.as_raw_fd()).map_err(|e| e.to_string())?;
         let mut e = Entry {
             ctl,
@@ -577,8 +685,8 @@ fn hung_up(ctl: &OwnedFd) -> bool {
 }
 
 /// The payload on a request's memfd, read with `pread` (the helper reads it again from
-/// its own offset).
-fn read_payload(fd: &OwnedFd) -> Result<HelperPayload, String> {
+/// its own offset), its profile still text ([`PayloadText`]).
+fn read_payload_text(fd: &OwnedFd) -> Result<PayloadText, String> {
     use std::os::unix::fs::FileExt;
     let f = std::fs::File::from(sys::dup_cloexec(fd.as_raw_fd()).map_err(|e| e.to_string())?);
     let mut bytes = Vec::new();
@@ -596,7 +704,7 @@ fn read_payload(fd: &OwnedFd) -> Result<HelperPayload, String> {
         }
     }
     let text = std::str::from_utf8(&bytes).map_err(|_| "payload is not UTF-8".to_string())?;
-    HelperPayload::decode(text).map_err(|e| e.to_string())
+    PayloadText::parse(text).map_err(|e| e.to_string())
 }
 
 /// A `SOCK_SEQPACKET` pair (close-on-exec).
@@ -649,6 +757,7 @@ fn spawn(
     built: Layout,
     slot: Option<OwnedFd>,
     features: LinuxFeatures,
+    seed: std::rc::Rc<Routing>,
 ) -> io::Result<OwnedFd> {
     let (srv, tpl) = seqpacket_pair()?;
     // SAFETY: the server is single-threaded.
@@ -658,7 +767,7 @@ fn spawn(
     }
     if pid == 0 {
         drop(srv);
-        let code = t0_main(tpl, planned, built, slot, features);
+        let code = t0_main(tpl, planned, built, slot, features, seed);
         process::exit_now(code);
     }
     drop(tpl);
@@ -710,6 +819,7 @@ fn t0_main(
     layout: Layout,
     slot: Option<OwnedFd>,
     features: LinuxFeatures,
+    seed: std::rc::Rc<Routing>,
 ) -> i32 {
     let say = |m: &str| {
         let _ = nix::sys::socket::send(
@@ -753,7 +863,7 @@ fn t0_main(
         }
     };
     if t == 0 {
-        let code = template_main(tpl, planned, layout, features, uid, gid);
+        let code = template_main(tpl, (planned, layout), features, seed, (uid, gid));
         process::exit_now(code);
     }
     drop(tpl);
@@ -768,11 +878,10 @@ fn t0_main(
 /// then waits for its commands and exits.
 fn template_main(
     tpl: OwnedFd,
-    planned: Layout,
-    layout: Layout,
+    (planned, layout): (Layout, Layout),
     features: LinuxFeatures,
-    uid: libc::uid_t,
-    gid: libc::gid_t,
+    seed: std::rc::Rc<Routing>,
+    (uid, gid): (libc::uid_t, libc::gid_t),
 ) -> i32 {
     let say = |m: &str| {
         let _ = nix::sys::socket::send(
@@ -816,6 +925,7 @@ fn template_main(
         accepted: std::cell::RefCell::new(None),
         covered,
         cover: std::cell::RefCell::new(None),
+        seed,
     };
     drop(built.host_devpts);
     // Handlers are reaped by the kernel.
