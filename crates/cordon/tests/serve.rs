@@ -1532,3 +1532,46 @@ fn a_template_runs_each_commands_own_profile() {
     }
     assert_eq!(seen, ["1000", "2000", "1000", "2000"]);
 }
+
+/// Issue 12: a template makes the next command's network namespace ahead of time. Each
+/// command must still have one of its own — never the host's, never one a command running
+/// beside it is in — with a working private loopback (a server and a client of its own on
+/// 127.0.0.1), on every path. (Commands are compared while all of them run: the kernel
+/// reuses a freed namespace's inode number.)
+#[test]
+fn every_command_has_a_network_namespace_of_its_own_on_every_path() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let host = std::fs::read_link("/proc/self/ns/net").unwrap();
+    let script = "readlink /proc/self/ns/net; python3 -c '
+import socket
+s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(1)
+c = socket.create_connection(s.getsockname(), timeout=2); a, _ = s.accept()
+c.sendall(b\"ping\"); print(a.recv(4).decode())'; sleep 1";
+    p.sh(Launch::Template, "true");
+    for l in ALL {
+        let running: Vec<Child> = (0..3)
+            .map(|_| {
+                p.cordon(l, &["--", "sh", "-c", script])
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut seen = std::collections::HashSet::new();
+        for c in running {
+            let o = c.wait_with_output().unwrap();
+            let (out, err) = (text(&o.stdout), text(&o.stderr));
+            assert_eq!(last_json(&o.stderr)["launch"], l.name(), "{err}");
+            let mut lines = out.lines();
+            let ns = lines.next().unwrap_or_default().to_string();
+            assert!(ns.starts_with("net:["), "{l:?}: {out} {err}");
+            assert_ne!(Path::new(&ns), host, "{l:?}: the host's network namespace");
+            assert!(seen.insert(ns.clone()), "{l:?}: {ns} is another command's");
+            assert_eq!(lines.next(), Some("ping"), "{l:?}: loopback: {out}");
+        }
+    }
+}

@@ -178,6 +178,18 @@ impl CoverWatch {
     /// [`CoverWatch::start`] with the layout's watch plan computed already (a template
     /// computes it once for all its commands).
     pub(crate) fn start_planned(plan: &WatchPlan) -> Result<Option<CoverWatch>, String> {
+        let watch = Self::watch_planned(plan)?;
+        if let Some(w) = &watch {
+            w.check_absent()?;
+        }
+        Ok(watch)
+    }
+
+    /// [`CoverWatch::start_planned`] without its last step ([`CoverWatch::check_absent`]):
+    /// the watches only, made ahead of the command that will use them (a template makes
+    /// the next command's while the current one runs, issue 12). The command's handler
+    /// then reads what was queued since ([`CoverWatch::poll`]) and runs the check.
+    pub(crate) fn watch_planned(plan: &WatchPlan) -> Result<Option<CoverWatch>, String> {
         if plan.dirs.is_empty() {
             return Ok(None);
         }
@@ -205,24 +217,30 @@ impl CoverWatch {
                 }
             }
         }
-        let absent = plan.absent.clone();
-        // Created between the profile's resolution (which found it missing, so nothing
-        // hides it) and the watches above: nothing would stop the run for it.
-        if let Some(a) = absent.iter().find(|a| a.symlink_metadata().is_ok()) {
-            return Err(format!(
+        Ok(Some(CoverWatch {
+            inotify,
+            dirs,
+            absent: plan.absent.clone(),
+            lost: None,
+            last_close: LastClose::Here,
+        }))
+    }
+
+    /// Every hidden path that was missing when the plan was made is still missing. One
+    /// created between the profile's resolution (which found it missing, so nothing hides
+    /// it) and the watches: nothing would stop the run for it. Run once the watches exist.
+    ///
+    /// Errors: the message of the refusal, naming the path.
+    pub(crate) fn check_absent(&self) -> Result<(), String> {
+        match self.absent.iter().find(|a| a.symlink_metadata().is_ok()) {
+            Some(a) => Err(format!(
                 "{} was created on the host after cordon looked for it, so this run would \
                  not hide it (it is a hidden path); run the command again: the next run \
                  hides it",
                 a.display()
-            ));
+            )),
+            None => Ok(()),
         }
-        Ok(Some(CoverWatch {
-            inotify,
-            dirs,
-            absent,
-            lost: None,
-            last_close: LastClose::Here,
-        }))
     }
 
     /// `p`, a name on the way to a hidden path that was not present at launch, came into

@@ -997,7 +997,12 @@ fn run_namespaces(
         // namespace is a copy of the template's built root.
         flags &= !libc::CLONE_NEWUSER;
     }
-    if plan.net_namespace {
+    // A template's command enters the network namespace the template made for it ahead of
+    // time (new, empty, never entered) instead of cloning one.
+    let spare_net = prepared
+        .filter(|_| plan.net_namespace)
+        .and_then(|p| p.take_spare_net());
+    if plan.net_namespace && spare_net.is_none() {
         flags |= libc::CLONE_NEWNET;
     }
     // SAFETY: the helper is single-threaded (no thread is ever started in it).
@@ -1063,6 +1068,7 @@ fn run_namespaces(
                 .and_then(|f| sys::dup_cloexec(f.as_raw_fd()).ok()),
             prepared,
             cgroup_join,
+            spare_net,
         };
         become_init(ctx);
     }
@@ -1358,6 +1364,10 @@ struct InitContext<'a> {
     /// that cgroup enforces `(pids, memory)`. Init joins (or waits) before it confines
     /// itself.
     cgroup_join: Option<(CgroupJoin, (bool, bool))>,
+    /// A template's command: the network namespace made for it ahead of time
+    /// ([`super::template::Prepared::take_spare_net`]), which init enters first (it was
+    /// cloned without `CLONE_NEWNET`).
+    spare_net: Option<OwnedFd>,
 }
 
 /// How init gets into the run's cgroup (R-H5; [`super::limits::Cgroup::moves_itself`]).
@@ -1505,6 +1515,17 @@ fn enter_namespaces(ctx: &mut InitContext<'_>) -> Result<(), HelperError> {
         return Err(HelperError::ParentGone); // nobody to run the command for
     }
     process::install_init_handlers();
+    if let Some(ns) = ctx.spare_net.take() {
+        // Before anything of the network is set up. A failure is fatal: init would stay in
+        // the template's network namespace, the host's.
+        // SAFETY: setns on a namespace descriptor we own; no memory is passed.
+        if unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+            return Err(HelperError::setup(
+                "entering the command's network namespace",
+                std::io::Error::last_os_error(),
+            ));
+        }
+    }
     if ctx.prepared.is_some() {
         return Ok(()); // the template's user namespace is mapped already
     }

@@ -702,7 +702,7 @@ fn become_helper(req: Request, fds: Vec<OwnedFd>, conn: RawFd, launcher: Launche
     // Close everything that is not a target (the listener, the connection, the copies).
     let mut keep = req.fds.clone();
     if let Launcher::Template(p) = &launcher {
-        keep.extend(p.cover_fd()); // above every target (`Prepared::accept`)
+        keep.extend(p.kept_fds()); // above every target (`Prepared::accept`, `make_spares`)
     }
     close_all_but(&keep);
     if let Err(e) = std::env::set_current_dir(&req.cwd) {

@@ -32,6 +32,12 @@
 //! (issue 12). The host identity check above still runs per command, and a template is
 //! only ever made from a routing computed for the request in hand.
 //!
+//! While a command starts, T makes the next command's cover watch and network namespace
+//! ([`make_spares`]): each is handed to exactly one handler P (T closes its copy right
+//! after the fork), so a command never shares one with another; a watch that queued a
+//! cover's loss is set aside for a fresh one, and without a spare the command makes its
+//! own as before.
+//!
 //! A template whose plan has copy-on-write cache overlays holds a slot of the workspace's
 //! layers for its whole life: one of the template slots
 //! ([`super::caches::claim_template_slot`]), claimed by the server before it makes the
@@ -106,6 +112,12 @@ pub(crate) struct Prepared {
     cover: std::cell::RefCell<Option<super::cover_watch::CoverWatch>>,
     /// What each command's cover watch watches ([`Prepared::layout`]'s), computed once.
     watch_plan: super::cover_watch::WatchPlan,
+    /// In T: the next command's cover watch, made ahead of it ([`make_spares`]); taken by
+    /// that command's handler P ([`Prepared::accept`]).
+    spare_watch: std::cell::RefCell<Option<super::cover_watch::CoverWatch>>,
+    /// In T: the next command's network namespace, made ahead of it ([`make_spares`]); in
+    /// Q, taken for init ([`Prepared::take_spare_net`]).
+    spare_net: std::cell::RefCell<Option<OwnedFd>>,
     /// The routing of the command the template was made for ([`Routing`]): a command
     /// whose profile text is the same is accepted without parsing or checking its
     /// profile again ([`Prepared::accept`]).
@@ -157,9 +169,29 @@ impl Prepared {
         // same host directories), then check every cover is still mounted — a host
         // replacement before the watch shows as a missing mount point, one after it as
         // an event. Either way this command takes the per-command helper.
-        let mut watch = super::cover_watch::CoverWatch::start_planned(&self.watch_plan)?;
+        //
+        // The watch the template made ahead for this command ([`make_spares`]) serves as
+        // one made now when nothing it queued since took a cover away (it watches the same
+        // directories, from earlier); otherwise a fresh one is made here, as without it.
+        let spare = self.spare_watch.borrow_mut().take().and_then(|mut w| {
+            if w.poll().is_none() {
+                return Some(w);
+            }
+            // Left open until this process exits: closing the last descriptor of an
+            // inotify instance waits for the kernel (see `CoverWatch::release`).
+            std::mem::forget(w);
+            None
+        });
+        let mut watch = match spare {
+            Some(w) => {
+                w.check_absent()?;
+                Some(w)
+            }
+            None => super::cover_watch::CoverWatch::start_planned(&self.watch_plan)?,
+        };
         if let Some(w) = watch.as_mut() {
-            // Above every number the helper puts a client's descriptor on.
+            // Above every number the helper puts a client's descriptor on (a spare is
+            // already).
             w.move_above(super::server::MAX_TARGET_FD)
                 .map_err(|e| format!("moving the cover watch's descriptor: {e}"))?;
             w.check_still_mounted(&self.covered)?;
@@ -169,9 +201,26 @@ impl Prepared {
         Ok(())
     }
 
-    /// In Q, before it closes what it does not keep: the cover watch's descriptor.
-    pub(crate) fn cover_fd(&self) -> Option<RawFd> {
-        self.cover.borrow().as_ref().map(|w| w.raw_fd())
+    /// In Q, before it closes what it does not keep: the cover watch's descriptor and the
+    /// network namespace made ahead for the command ([`Prepared::take_spare_net`]).
+    pub(crate) fn kept_fds(&self) -> Vec<RawFd> {
+        let mut v: Vec<RawFd> = self
+            .cover
+            .borrow()
+            .as_ref()
+            .map(|w| w.raw_fd())
+            .into_iter()
+            .collect();
+        v.extend(self.spare_net.borrow().as_ref().map(|f| f.as_raw_fd()));
+        v
+    }
+
+    /// In Q: the network namespace the template made for this command ahead of time
+    /// ([`make_spares`]), once: a new, empty namespace no process has been in, which init
+    /// enters with `setns` instead of cloning one (issue 12: a new network namespace is
+    /// ~0.4 ms of the launch). `None`: none was ready; init clones its own.
+    pub(crate) fn take_spare_net(&self) -> Option<OwnedFd> {
+        self.spare_net.borrow_mut().take()
     }
 
     /// In Q: the cover watch P set up and checked ([`Prepared::accept`]), once. P (Q's
@@ -925,8 +974,11 @@ fn template_main(
         accepted: std::cell::RefCell::new(None),
         covered,
         cover: std::cell::RefCell::new(None),
+        spare_watch: std::cell::RefCell::new(None),
+        spare_net: std::cell::RefCell::new(None),
         seed,
     };
+    make_spares(&prepared);
     drop(built.host_devpts);
     // Handlers are reaped by the kernel.
     // SAFETY: setting a disposition to SIG_IGN is always valid.
@@ -959,7 +1011,14 @@ fn template_main(
                 "cordon serve: template: fork: {}",
                 io::Error::last_os_error()
             ),
-            _ => drop(conn),
+            _ => {
+                drop(conn);
+                // The handler has its copies; T's go (neither is ever used twice), and the
+                // next command's are made while this one starts.
+                drop(prepared.spare_watch.borrow_mut().take());
+                drop(prepared.spare_net.borrow_mut().take());
+                make_spares(&prepared);
+            }
         }
     }
     drop(tpl);
@@ -967,6 +1026,61 @@ fn template_main(
     // SAFETY: a null status pointer is allowed.
     while unsafe { libc::wait(std::ptr::null_mut()) } > 0 {}
     0
+}
+
+/// In T: makes what the next command would otherwise make on its launch path, while no
+/// command is starting — its cover watch ([`super::cover_watch::CoverWatch::watch_planned`])
+/// and, when the template's commands have a network namespace, a new one
+/// ([`spare_net_namespace`]) — both on descriptors above every number a client's
+/// descriptor is put on. Failing to make one is not an error: the command makes its own.
+fn make_spares(prepared: &Prepared) {
+    if prepared.spare_watch.borrow().is_none() {
+        if let Ok(Some(mut w)) = super::cover_watch::CoverWatch::watch_planned(&prepared.watch_plan)
+        {
+            if w.move_above(super::server::MAX_TARGET_FD).is_ok() {
+                *prepared.spare_watch.borrow_mut() = Some(w);
+            }
+        }
+    }
+    if prepared.spare_net.borrow().is_none() && prepared.seed.plan.net_namespace {
+        *prepared.spare_net.borrow_mut() = spare_net_namespace().ok();
+    }
+}
+
+/// A new network namespace (owned by the template's user namespace, like one init would
+/// clone), as a descriptor of `/proc/thread-self/ns/net` above every client target
+/// number: a child is cloned into it, sends the descriptor and exits, so no process is
+/// left in it.
+///
+/// Errors: the clone, the open or the transfer failed.
+fn spare_net_namespace() -> io::Result<OwnedFd> {
+    let (ours, theirs) = seqpacket_pair()?;
+    // SAFETY: T is single-threaded.
+    let pid = unsafe { sys::clone_fork(libc::CLONE_NEWNET as libc::c_ulong) }?;
+    if pid == 0 {
+        drop(ours);
+        let sent = std::fs::File::open("/proc/thread-self/ns/net")
+            .and_then(|f| send_fd(&theirs, f.as_raw_fd()));
+        process::exit_now(i32::from(sent.is_err()));
+    }
+    drop(theirs);
+    // The child is reaped by the kernel (T ignores SIGCHLD); its end closes when it exits.
+    let mut buf = [0u8; 1];
+    let (_, fd) = recv_fd(ours.as_raw_fd(), &mut buf)?;
+    let fd = fd.ok_or_else(|| io::Error::other("no namespace descriptor came"))?;
+    // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor or -1.
+    let high = unsafe {
+        libc::fcntl(
+            fd.as_raw_fd(),
+            libc::F_DUPFD_CLOEXEC,
+            super::server::MAX_TARGET_FD,
+        )
+    };
+    if high < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a new descriptor, owned from here on.
+    Ok(unsafe { OwnedFd::from_raw_fd(high) })
 }
 
 /// `pidfd_open(getpid())`: a descriptor that signals this process from any pid namespace
