@@ -116,8 +116,11 @@ impl PayloadText {
         let p: Parts = serde_json::from_slice(&bytes).map_err(malformed)?;
         let found = p
             .version
-            .ok_or_else(|| PayloadError::Malformed("missing version".into()))?
-            as u32;
+            .ok_or_else(|| PayloadError::Malformed("missing version".into()))?;
+        // Read as a u64 so that any version number is reported as one; a number no
+        // version has (attack pass 52, N1: 2^32 + 1 was cut to 1 and accepted).
+        let found = u32::try_from(found)
+            .map_err(|_| PayloadError::Malformed(format!("no payload version is {found}")))?;
         if found != PROFILE_FORMAT_VERSION {
             return Err(PayloadError::Version {
                 found,

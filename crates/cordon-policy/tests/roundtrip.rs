@@ -136,6 +136,25 @@ fn payload_of_another_shape_reports_its_version() {
             expected: PROFILE_FORMAT_VERSION
         })
     );
+    // A number no version has is not cut down to one (attack pass 52, N1).
+    let payload = HelperPayload::new(resolved(), vec![]).encode().unwrap();
+    let json = String::from_utf8(
+        base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(&payload)
+            .unwrap(),
+    )
+    .unwrap();
+    let wrapped = u64::from(PROFILE_FORMAT_VERSION) + (1u64 << 32);
+    let json = json.replacen(
+        &format!("\"version\":{PROFILE_FORMAT_VERSION}"),
+        &format!("\"version\":{wrapped}"),
+        1,
+    );
+    assert!(json.contains(&wrapped.to_string()));
+    assert!(matches!(
+        HelperPayload::decode(&enc(&json)),
+        Err(PayloadError::Malformed(m)) if m.contains(&wrapped.to_string())
+    ));
     let this = PROFILE_FORMAT_VERSION;
     assert!(matches!(
         HelperPayload::decode(&enc(&format!(r#"{{"version":{this},"env":[]}}"#))),
