@@ -134,6 +134,17 @@ impl std::fmt::Display for ReadRefusal {
 /// Lexical normalisation: make `p` absolute against `cwd`, drop `.`, resolve `..` without
 /// touching the disk (`/..` stays `/`). `cwd` must be absolute.
 pub fn lexical_normalize(p: &Path, cwd: &Path) -> PathBuf {
+    // Already in that form (the common case: canonical paths, `$HOME`): a copy, without
+    // the component walk (issue 12; `lexical_normalize_keeps_clean_paths` pins it).
+    let b = p.as_os_str().as_encoded_bytes();
+    if is_clean(b) && !has_dot_dot(b) {
+        return p.to_path_buf();
+    }
+    lexical_walk(p, cwd)
+}
+
+/// [`lexical_normalize`] one component at a time (every spelling).
+fn lexical_walk(p: &Path, cwd: &Path) -> PathBuf {
     let joined = if p.is_absolute() {
         p.to_path_buf()
     } else {
@@ -314,17 +325,45 @@ fn canonicalize_lenient_hops(fs: &dyn FsView, p: &Path, hops: usize) -> PathBuf 
 /// the quadratic "is this entry under that one" loops (issue 12); this check is a byte
 /// prefix test plus one byte.
 pub fn within(p: &Path, base: &Path) -> bool {
-    let (pb, bb) = (
-        p.as_os_str().as_encoded_bytes(),
-        base.as_os_str().as_encoded_bytes(),
-    );
-    if !is_clean(pb) || !is_clean(bb) {
-        return p.starts_with(base);
+    Within::new(p).of(base)
+}
+
+/// [`within`] for one path against many bases (the entry loops of resolution): the
+/// path's form is checked once, not once per base.
+pub struct Within<'a> {
+    p: &'a Path,
+    clean: bool,
+}
+
+impl<'a> Within<'a> {
+    /// Prepares `p` (any spelling).
+    pub fn new(p: &'a Path) -> Within<'a> {
+        Within {
+            p,
+            clean: is_clean(p.as_os_str().as_encoded_bytes()),
+        }
     }
-    if bb == b"/" {
-        return true;
+
+    /// `within(p, base)`.
+    pub fn of(&self, base: &Path) -> bool {
+        if !self.clean {
+            return self.p.starts_with(base);
+        }
+        let (pb, bb) = (
+            self.p.as_os_str().as_encoded_bytes(),
+            base.as_os_str().as_encoded_bytes(),
+        );
+        // A byte prefix ending at a separator is a component prefix whatever the
+        // spelling of `base` (its pieces are the first pieces of `p`'s).
+        if pb.starts_with(bb) && (pb.len() == bb.len() || pb[bb.len()] == b'/') {
+            return true;
+        }
+        if !is_clean(bb) {
+            return self.p.starts_with(base);
+        }
+        // Both clean and no byte prefix: only `/` still contains `p`.
+        bb == b"/"
     }
-    pb.starts_with(bb) && (pb.len() == bb.len() || pb[bb.len()] == b'/')
 }
 
 /// Whether `p` is absolute with no empty or `.` component and no trailing `/` (except `/`
@@ -361,6 +400,23 @@ fn is_clean(b: &[u8]) -> bool {
     true
 }
 
+/// The index of the last `/` in `b`, when `b` has a name after it.
+fn memchr_last_slash(b: &[u8]) -> Option<usize> {
+    b.iter()
+        .rposition(|&c| c == b'/')
+        .filter(|&i| i + 1 < b.len())
+}
+
+/// The path spelled by the bytes `b` (Unix paths are bytes).
+fn os_path(b: &[u8]) -> &Path {
+    Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b))
+}
+
+/// Whether the path bytes `b` hold a `..` component.
+fn has_dot_dot(b: &[u8]) -> bool {
+    b.split(|&c| c == b'/').any(|c| c == b"..")
+}
+
 /// Number of normal components of an absolute path (`/` → 0, `/a/b` → 2): the
 /// "specificity" used by most-specific-wins.
 pub fn depth(p: &Path) -> usize {
@@ -382,35 +438,51 @@ pub fn depth(p: &Path) -> usize {
 /// enforcement: the helper opens every path again without following links.
 pub struct MemoFs<'a> {
     inner: &'a dyn FsView,
-    canonical: std::cell::RefCell<foldhash::HashMap<PathBuf, Option<PathBuf>>>,
-    kinds: std::cell::RefCell<foldhash::HashMap<PathBuf, Option<FileKind>>>,
-    links: std::cell::RefCell<foldhash::HashMap<PathBuf, Option<PathBuf>>>,
-    entries: std::cell::RefCell<foldhash::HashMap<PathBuf, Option<Entry>>>,
+    canonical: Memo<Option<PathBuf>>,
+    kinds: Memo<Option<FileKind>>,
+    links: Memo<Option<PathBuf>>,
+    entries: Memo<Option<Entry>>,
+}
+
+/// One memo of [`MemoFs`], keyed by the path's bytes: `Path`'s own `Hash` walks its
+/// components (it must agree with component-wise `Eq`) and cost more than the question
+/// it saved (issue 12: ~1.2M instructions per `cordon run`). Two spellings of one path
+/// (`/a//b`, `/a/b`) are two keys, so the second is asked of the view again: the memo only
+/// saves work, it is never trusted.
+type Memo<T> = std::cell::RefCell<foldhash::HashMap<Vec<u8>, T>>;
+
+/// The memo key of `p`.
+fn key(p: &Path) -> &[u8] {
+    p.as_os_str().as_encoded_bytes()
 }
 
 impl<'a> MemoFs<'a> {
     /// A memo in front of `inner`, empty.
     pub fn new(inner: &'a dyn FsView) -> MemoFs<'a> {
+        // Sized for one `cordon run` (a few hundred paths: the deny list and every
+        // ancestor of each), so resolution does not pay for growing the tables.
+        fn memo<T>(n: usize) -> Memo<T> {
+            std::cell::RefCell::new(foldhash::HashMap::with_capacity_and_hasher(
+                n,
+                Default::default(),
+            ))
+        }
         MemoFs {
             inner,
-            canonical: Default::default(),
-            kinds: Default::default(),
-            links: Default::default(),
-            entries: Default::default(),
+            canonical: memo(512),
+            kinds: memo(64),
+            links: memo(64),
+            entries: memo(512),
         }
     }
 }
 
-fn memo<T: Clone>(
-    map: &std::cell::RefCell<foldhash::HashMap<PathBuf, T>>,
-    p: &Path,
-    ask: impl FnOnce() -> T,
-) -> T {
-    if let Some(v) = map.borrow().get(p) {
+fn memo<T: Clone>(map: &Memo<T>, p: &Path, ask: impl FnOnce() -> T) -> T {
+    if let Some(v) = map.borrow().get(key(p)) {
         return v.clone();
     }
     let v = ask();
-    map.borrow_mut().insert(p.to_path_buf(), v.clone());
+    map.borrow_mut().insert(key(p).to_vec(), v.clone());
     v
 }
 
@@ -422,14 +494,22 @@ impl FsView for MemoFs<'_> {
     /// `canonicalize` is `realpath`, one `readlink` per component of every path asked,
     /// so a resolution asking about 100 paths under `~` paid for `~` 100 times.
     fn canonicalize(&self, p: &Path) -> Option<PathBuf> {
-        if let Some(v) = self.canonical.borrow().get(p) {
+        if let Some(v) = self.canonical.borrow().get(key(p)) {
             return v.clone();
         }
-        let simple = p.is_absolute()
-            && p.components()
-                .all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
-        let v = match (p.parent(), p.file_name()) {
-            (Some(parent), Some(name)) if simple => self.canonicalize(parent).and_then(|cp| {
+        // Absolute with only normal components (a clean spelling without `..`: found
+        // from the bytes, parent and name split at the last `/`, without `Path`'s
+        // component parser); any other spelling is asked of the view.
+        let b = key(p);
+        let split = (is_clean(b) && !has_dot_dot(b))
+            .then(|| memchr_last_slash(b))
+            .flatten()
+            .map(|i| {
+                let parent = if i == 0 { &b[..1] } else { &b[..i] };
+                (os_path(parent), os_path(&b[i + 1..]))
+            });
+        let v = match split {
+            Some((parent, name)) => self.canonicalize(parent).and_then(|cp| {
                 let q = cp.join(name);
                 match self.entry(&q) {
                     Some(Entry::Link(_)) => self.inner.canonicalize(&q),
@@ -441,7 +521,7 @@ impl FsView for MemoFs<'_> {
         };
         self.canonical
             .borrow_mut()
-            .insert(p.to_path_buf(), v.clone());
+            .insert(key(p).to_vec(), v.clone());
         v
     }
     /// Answered from the memoised [`FsView::entry`] when `p` was already asked about and
@@ -449,7 +529,7 @@ impl FsView for MemoFs<'_> {
     /// own (the `stat` a host makes here would repeat the `lstat` behind `entry`; every
     /// absent deny path paid both, plus a `readlink`). A symlink is asked of the view.
     fn kind(&self, p: &Path) -> Option<FileKind> {
-        match self.entries.borrow().get(p) {
+        match self.entries.borrow().get(key(p)) {
             Some(None) => return None,
             Some(Some(Entry::Kind(k))) => return Some(*k),
             Some(Some(Entry::Link(_))) | None => {}
@@ -466,7 +546,7 @@ impl FsView for MemoFs<'_> {
     /// same question: [`FsView::entry`] is a link's target or what is not a link); else
     /// asked of the view.
     fn read_link(&self, p: &Path) -> Option<PathBuf> {
-        if let Some(e) = self.entries.borrow().get(p) {
+        if let Some(e) = self.entries.borrow().get(key(p)) {
             return match e {
                 Some(Entry::Link(t)) => Some(t.clone()),
                 Some(Entry::Kind(_)) | None => None,
@@ -930,9 +1010,49 @@ mod tests {
                 (spell(&a, lead, trail), spell(&b, 1, false)),
                 (spell(&a, 1, false), spell(&b, lead, trail)),
                 (spell(&a, 1, false), spell(&a[..a.len() / 2], 1, false)),
+                (spell(&a, 1, false), spell(&a[..a.len() / 2], lead, trail)),
+                (spell(&a, lead, trail), spell(&a[..a.len() / 2], lead, !trail)),
             ] {
                 proptest::prop_assert_eq!(within(&p, &q), p.starts_with(&q), "{:?} in {:?}", p, q);
             }
+        }
+
+        /// `lexical_normalize`'s shortcut for clean paths never answers differently from
+        /// the component walk.
+        #[test]
+        fn lexical_normalize_is_the_walk(
+            a in proptest::collection::vec(0usize..8, 0..6),
+            lead in 0usize..3,
+            trail in proptest::bool::ANY,
+        ) {
+            const PARTS: [&str; 8] = ["a", "..b", "b..", "", ".", "..", "a.b", "\u{e9}"];
+            let mut s = ["", "/", "//"][lead].to_string();
+            s.push_str(&a.iter().map(|&i| PARTS[i]).collect::<Vec<_>>().join("/"));
+            if trail { s.push('/'); }
+            let p = PathBuf::from(s);
+            let cwd = Path::new("/c/d");
+            proptest::prop_assert_eq!(lexical_normalize(&p, cwd), lexical_walk(&p, cwd), "{:?}", p);
+        }
+    }
+
+    #[test]
+    fn lexical_normalize_keeps_clean_paths() {
+        // The fast path (already clean, no `..`) and the walk agree.
+        for (p, want) in [
+            ("/home/u/.ssh", "/home/u/.ssh"),
+            ("/", "/"),
+            ("/a/..b/c", "/a/..b/c"),
+            ("/a/b../c", "/a/b../c"),
+            ("/a/../b", "/b"),
+            ("/a/..", "/"),
+            ("/a//b/./c/", "/a/b/c"),
+            ("rel/x", "/cwd/rel/x"),
+        ] {
+            assert_eq!(
+                lexical_normalize(Path::new(p), Path::new("/cwd")),
+                PathBuf::from(want),
+                "{p}"
+            );
         }
     }
 

@@ -444,8 +444,9 @@ fn access_in(
     // spelled through a symlink applies at its target.) The spelled form is kept on
     // each entry for display.
     let mut best: Option<(usize, Access, usize)> = None;
+    let under = crate::paths::Within::new(&canonical);
     for (i, e) in entries.iter().enumerate() {
-        if !crate::paths::within(&canonical, &e.path) {
+        if !under.of(&e.path) {
             continue;
         }
         let d = depth(&e.path);
