@@ -986,13 +986,19 @@ fn template_main(
     say("ready");
     let mut buf = [0u8; 16];
     let mut spares_due = false;
+    // The handlers forked since the spares were last made, as pidfds (readable once the
+    // handler has exited).
+    let mut live: Vec<OwnedFd> = Vec::new();
     loop {
-        // The spares are made once the command just forked has started (made at once, they
-        // took the CPU its handler needed: ~2 ms, measured), unless the next command comes
-        // first (it then makes its own).
-        if spares_due && !readable_within(&tpl, SPARES_AFTER) {
+        // The spares are made once the commands forked since the last ones have ended, or
+        // have run for SPARES_AFTER (made at once, they took the CPU the handler needed:
+        // ~2 ms, measured; made after a fixed 5 ms, they landed in the teardown of a short
+        // command, ~0.8 ms on its path, measured), unless the next command comes first
+        // (it then makes its own).
+        if spares_due && quiet_within(&tpl, &mut live, SPARES_AFTER) {
             make_spares(&prepared);
             spares_due = false;
+            live.clear();
         }
         let conn = match recv_fd(tpl.as_raw_fd(), &mut buf) {
             Ok((0, _)) => break, // the server ended this template
@@ -1005,6 +1011,7 @@ fn template_main(
         match unsafe { libc::fork() } {
             0 => {
                 drop(tpl);
+                drop(std::mem::take(&mut live));
                 let conn = std::os::unix::net::UnixStream::from(conn);
                 let code = match super::server::handle_prepared(conn, &prepared) {
                     Ok(()) => 0,
@@ -1019,8 +1026,13 @@ fn template_main(
                 "cordon serve: template: fork: {}",
                 io::Error::last_os_error()
             ),
-            _ => {
+            pid => {
                 drop(conn);
+                // Without a pidfd (pre-5.3 kernels), the handler counts as running until
+                // SPARES_AFTER passes.
+                if let Ok(fd) = pidfd_of(pid) {
+                    live.push(fd);
+                }
                 // The handler has its copies; T's go (neither is ever used twice), and the
                 // next command's are made once this one has started (at the top of the loop).
                 drop(prepared.spare_watch.borrow_mut().take());
@@ -1036,19 +1048,68 @@ fn template_main(
     0
 }
 
-/// How long after a fork T waits before it makes the next command's spares
-/// ([`make_spares`]): about the time the forked command takes to start.
-const SPARES_AFTER: Duration = Duration::from_millis(5);
+/// How long T lets a running command be before it makes the next command's spares
+/// ([`make_spares`]) anyway: a command still running then is past its start.
+const SPARES_AFTER: Duration = Duration::from_millis(50);
 
-/// Whether `fd` becomes readable within `wait` (false on a poll error too).
-fn readable_within(fd: &OwnedFd, wait: Duration) -> bool {
-    let mut pfd = [libc::pollfd {
-        fd: fd.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    }];
-    // SAFETY: `pfd` is a valid array of one pollfd.
-    unsafe { libc::poll(pfd.as_mut_ptr(), 1, wait.as_millis() as libc::c_int) > 0 }
+/// Whether it is time to make the spares: every handler in `live` (pidfds) has exited, or
+/// `wait` has passed, with nothing to read on `tpl` (a request first, or a poll error:
+/// false). Exited handlers are removed from `live`.
+fn quiet_within(tpl: &OwnedFd, live: &mut Vec<OwnedFd>, wait: Duration) -> bool {
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        let mut pfds: Vec<libc::pollfd> = std::iter::once(tpl)
+            .chain(live.iter())
+            .map(|fd| libc::pollfd {
+                fd: fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        // SAFETY: `pfds` is a valid array of `pfds.len()` pollfds.
+        let n = unsafe {
+            libc::poll(
+                pfds.as_mut_ptr(),
+                pfds.len() as libc::nfds_t,
+                left.as_millis() as libc::c_int,
+            )
+        };
+        match n {
+            0 => return true,
+            n if n < 0 => {
+                if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return false;
+            }
+            _ => {}
+        }
+        if pfds[0].revents != 0 {
+            return false;
+        }
+        let exited: Vec<bool> = pfds[1..].iter().map(|p| p.revents != 0).collect();
+        let mut i = 0;
+        live.retain(|_| {
+            i += 1;
+            !exited[i - 1]
+        });
+        if live.is_empty() {
+            return true;
+        }
+    }
+}
+
+/// `pidfd_open(pid)` (close-on-exec, as every pidfd): readable once `pid` has exited.
+fn pidfd_of(pid: libc::pid_t) -> io::Result<OwnedFd> {
+    const SYS_PIDFD_OPEN: libc::c_long = 434;
+    // SAFETY: pidfd_open returns a new descriptor or -1.
+    let r = unsafe { libc::syscall(SYS_PIDFD_OPEN, pid, 0) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a new descriptor, owned from here on.
+    Ok(unsafe { OwnedFd::from_raw_fd(r as RawFd) })
 }
 
 /// In T: makes what the next command would otherwise make on its launch path, while no
@@ -1109,14 +1170,8 @@ fn spare_net_namespace() -> io::Result<OwnedFd> {
 /// `pidfd_open(getpid())`: a descriptor that signals this process from any pid namespace
 /// above it.
 pub(crate) fn own_pidfd() -> io::Result<OwnedFd> {
-    const SYS_PIDFD_OPEN: libc::c_long = 434;
-    // SAFETY: getpid has no preconditions; pidfd_open returns a new descriptor or -1.
-    let r = unsafe { libc::syscall(SYS_PIDFD_OPEN, libc::getpid(), 0) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a new descriptor, owned from here on.
-    Ok(unsafe { OwnedFd::from_raw_fd(r as RawFd) })
+    // SAFETY: getpid has no preconditions.
+    pidfd_of(unsafe { libc::getpid() })
 }
 
 /// `pidfd_send_signal(pidfd, sig)`.
