@@ -32,7 +32,8 @@
 //! (issue 12). The host identity check above still runs per command, and a template is
 //! only ever made from a routing computed for the request in hand.
 //!
-//! Once a forked command has started, T makes the next command's cover watch and network namespace
+//! Once the commands forked since the last spares have ended (or have run for
+//! `SPARES_AFTER`, 50 ms), T makes the next command's cover watch and network namespace
 //! ([`make_spares`]): each is handed to exactly one handler P (T closes its copy right
 //! after the fork), so a command never shares one with another; a watch that queued a
 //! cover's loss is set aside for a fresh one, and without a spare the command makes its
