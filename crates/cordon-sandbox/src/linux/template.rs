@@ -979,11 +979,13 @@ fn template_main(
         spare_net: std::cell::RefCell::new(None),
         seed,
     };
-    make_spares(&prepared);
-    drop(built.host_devpts);
-    // Handlers are reaped by the kernel.
+    // Handlers (and the spares' short-lived children) are reaped by the kernel; set before
+    // the first spares, whose child could otherwise stay a zombie for the template's life
+    // (attack pass 53 F2).
     // SAFETY: setting a disposition to SIG_IGN is always valid.
     unsafe { libc::signal(libc::SIGCHLD, libc::SIG_IGN) };
+    make_spares(&prepared);
+    drop(built.host_devpts);
     say("ready");
     let mut buf = [0u8; 16];
     let mut spares_due = false;
@@ -1086,15 +1088,17 @@ fn quiet_within(tpl: &OwnedFd, live: &mut Vec<OwnedFd>, wait: Duration) -> bool 
             }
             _ => {}
         }
-        if pfds[0].revents != 0 {
-            return false;
-        }
+        // Exited handlers leave `live` also when a request is waiting (attack pass 53 F3:
+        // under unbroken load the list only grew).
         let exited: Vec<bool> = pfds[1..].iter().map(|p| p.revents != 0).collect();
         let mut i = 0;
         live.retain(|_| {
             i += 1;
             !exited[i - 1]
         });
+        if pfds[0].revents != 0 {
+            return false;
+        }
         if live.is_empty() {
             return true;
         }
