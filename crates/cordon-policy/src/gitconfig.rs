@@ -1429,6 +1429,8 @@ fn expand_path(value: &str, base: &Path, homes: &[PathBuf]) -> Vec<PathBuf> {
         return Vec::new();
     }
     if let Some(rest) = value.strip_prefix("~/") {
+        // `~//x` is `$HOME//x` to git (attack pass 53 F1: it was taken as `/x`).
+        let rest = rest.trim_start_matches('/');
         return homes
             .iter()
             .map(|h| lexical_normalize(Path::new(rest), h))
@@ -1465,6 +1467,19 @@ fn command_paths(cmd: &str, worktree: &Path, homes: &[PathBuf]) -> Vec<PathBuf> 
 mod tests {
     use super::*;
     use crate::paths::MemFs;
+
+    /// Attack pass 53 F1: git reads `~//x` as `$HOME//x`, so does cordon.
+    #[test]
+    fn a_doubled_slash_after_tilde_stays_in_the_home() {
+        let homes = [PathBuf::from("/home/u")];
+        for v in ["~//hooks", "~/hooks", "~///hooks"] {
+            assert_eq!(
+                expand_path(v, Path::new("/w"), &homes),
+                vec![PathBuf::from("/home/u/hooks")],
+                "{v}"
+            );
+        }
+    }
 
     fn repo() -> RepoDirs<'static> {
         RepoDirs {

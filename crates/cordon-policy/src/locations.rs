@@ -146,7 +146,8 @@ where
 pub fn split_spelling(spelling: &str) -> Option<(&str, &str)> {
     let s = spelling.strip_prefix('$')?;
     let (var, rest) = s.split_once('/').unwrap_or((s, ""));
-    is_location_var(var).then_some((var, rest))
+    // `$CARGO_HOME//x` is `$CARGO_HOME/x` (attack pass 53 F1: joined as the absolute `/x`).
+    is_location_var(var).then_some((var, rest.trim_start_matches('/')))
 }
 
 /// Whether `spelling` is one of the built-in relocated credential entries (a row of
@@ -205,7 +206,7 @@ pub fn expand(var: &str, rest: &str, env: &BTreeMap<String, String>) -> Vec<Path
             let p = if rest.is_empty() {
                 p.to_path_buf()
             } else {
-                p.join(rest)
+                p.join(rest.trim_start_matches('/'))
             };
             crate::paths::lexical_normalize(&p, Path::new("/"))
         })

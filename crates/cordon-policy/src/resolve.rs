@@ -1057,6 +1057,18 @@ pub(crate) fn expand(
     expand_for(fs, spelling, index, ctx, workspace, Access::Read)
 }
 
+/// The symbolic roots an entry path may start with (`:workspace/src`): the roots
+/// [`expand`] knows, R-P1.
+pub const SYMBOLIC_ROOTS: [&str; 5] = ["workspace", "home", "root", "tmp", "minimal"];
+
+/// Whether `spelling` starts with one of [`SYMBOLIC_ROOTS`] (`:tmp`, `:workspace/x`).
+pub fn is_symbolic_root_spelling(spelling: &str) -> bool {
+    spelling.strip_prefix(':').is_some_and(|s| {
+        let root = s.split_once('/').map_or(s, |(r, _)| r);
+        SYMBOLIC_ROOTS.contains(&root)
+    })
+}
+
 /// [`expand`] for an entry of the given access: `:home`/`~` deny entries expand under every
 /// known home (`$HOME` and the account's), so a wrong `$HOME` hides nothing less; `:tmp`
 /// ignores a `$TMPDIR` that is `/`, a home directory or above one, or the workspace or
@@ -1127,9 +1139,12 @@ fn expand_bases(
             Ok(vec![])
         }
     };
+    // `:workspace//x` is `:workspace/x`, as a shell reads `$HOME//x` (attack pass 53 F1:
+    // the rest was joined as the absolute `/x`, so a deny entry hid `/x` instead, and a
+    // write entry granted it).
     let (root, rest) = if let Some(s) = spelling.strip_prefix(':') {
         match s.split_once('/') {
-            Some((r, rest)) => (Some(r), rest),
+            Some((r, rest)) => (Some(r), rest.trim_start_matches('/')),
             None => (Some(s), ""),
         }
     } else {
@@ -1142,10 +1157,10 @@ fn expand_bases(
             if let Some((var, rest)) = crate::locations::split_spelling(spelling) {
                 return Ok(crate::locations::expand(var, rest, &ctx.env));
             }
-            if let Some(r) =
-                spelling
-                    .strip_prefix("~/")
-                    .or(if spelling == "~" { Some("") } else { None })
+            if let Some(r) = spelling
+                .strip_prefix("~/")
+                .map(|r| r.trim_start_matches('/'))
+                .or(if spelling == "~" { Some("") } else { None })
             {
                 if home_bases.is_empty() {
                     return no_home();
@@ -3880,6 +3895,51 @@ mod tests {
         assert_eq!(access(&r, &fs, "/home/u/W/.env"), Access::Deny);
         assert_eq!(access(&r, &fs, "/home/u/.env"), Access::Read);
         assert!(!r.notes.iter().any(|n| n.contains("enclosing project root")));
+    }
+
+    /// Attack pass 53 F1: a doubled `/` after a symbolic root, `~` or a location variable
+    /// is one `/`, as a shell reads `$HOME//x`: the entry stays under its root (a deny
+    /// hid `/x` instead, a write granted `/x`).
+    #[test]
+    fn a_doubled_slash_after_a_root_stays_under_it() {
+        let fs = fs()
+            .dir("/src")
+            .dir("/.ssh")
+            .dir("/home/u/.cargo")
+            .dir("/cargo-x");
+        let mut c = ctx("/home/u/proj");
+        c.env
+            .insert("CARGO_HOME".to_string(), "/home/u/.cargo".to_string());
+        for (spelling, access, at, not_at) in [
+            (":workspace//src", Access::Deny, "/home/u/proj/src", "/src"),
+            (
+                ":workspace///src/",
+                Access::Deny,
+                "/home/u/proj/src",
+                "/src",
+            ),
+            ("~//.ssh", Access::Deny, "/home/u/.ssh", "/.ssh"),
+            (":home//.ssh", Access::Deny, "/home/u/.ssh", "/.ssh"),
+            (":root//.ssh", Access::Deny, "/.ssh", "/home/u/.ssh"),
+            ("$CARGO_HOME//x", Access::Write, "/home/u/.cargo/x", "/x"),
+            (
+                ":workspace//cargo-x",
+                Access::Write,
+                "/home/u/proj/cargo-x",
+                "/cargo-x",
+            ),
+        ] {
+            let r = resolve(&restricted(vec![FsEntry::new(spelling, access)]), &c, &fs).unwrap();
+            let paths: Vec<&Path> = r
+                .filesystem
+                .layered()
+                .into_iter()
+                .filter(|e| e.access == access)
+                .map(|e| e.path.as_path())
+                .collect();
+            assert!(paths.contains(&Path::new(at)), "{spelling}: {paths:?}");
+            assert!(!paths.contains(&Path::new(not_at)), "{spelling}: {paths:?}");
+        }
     }
 
     #[test]

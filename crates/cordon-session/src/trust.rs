@@ -170,21 +170,55 @@ fn default_cordon_files() -> Vec<PathBuf> {
 
 /// A path given on the command line (`-w`, `--deny-read`, `--with`), absolute: `~` and
 /// `~/…` (quoted, so the shell left them) are the home directory, as in a profile entry
-/// (new-user pass nu17 N8: `-w '~/x'` granted `CWD/~/x` in silence); anything else
-/// relative is taken against `cwd`.
+/// (new-user pass nu17 N8: `-w '~/x'` granted `CWD/~/x` in silence); a symbolic root
+/// (`:workspace/dir`, [`cordon_policy::resolve::SYMBOLIC_ROOTS`]) is kept for resolution,
+/// as in a profile entry (attack pass 53: `--deny-read :workspace/dir` hid a missing
+/// `CWD/:workspace/dir`, in silence); anything else relative is taken against `cwd`.
 fn absolute(p: &Path, cwd: &Path) -> String {
+    if let Some(s) = p
+        .to_str()
+        .filter(|s| cordon_policy::resolve::is_symbolic_root_spelling(s))
+    {
+        return s.to_string();
+    }
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .filter(|h| h.is_absolute());
-    let tilde = p
-        .to_str()
-        .and_then(|s| s.strip_prefix("~/").or((s == "~").then_some("")));
+    let tilde = p.to_str().and_then(|s| {
+        s.strip_prefix("~/")
+            .map(|r| r.trim_start_matches('/'))
+            .or((s == "~").then_some(""))
+    });
     let abs = match (tilde, home) {
         (Some(rest), Some(h)) => h.join(rest),
         _ if p.is_absolute() => p.to_path_buf(),
         _ => cwd.join(p),
     };
     abs.to_string_lossy().into_owned()
+}
+
+/// The host path a command-line or `--with` entry names, for the checks made before
+/// resolution: [`absolute`], with `:root`, `:tmp` and `:home` (`$HOME`) expanded.
+/// `None` for `:workspace` and `:minimal` (resolution knows them and refuses what is too
+/// wide itself).
+fn host_path(spelling: &str, cwd: &Path) -> Option<PathBuf> {
+    if !cordon_policy::resolve::is_symbolic_root_spelling(spelling) {
+        return Some(PathBuf::from(absolute(Path::new(spelling), cwd)));
+    }
+    let s = &spelling[1..];
+    let (root, rest) = s.split_once('/').unwrap_or((s, ""));
+    let base = match root {
+        "root" => PathBuf::from("/"),
+        "tmp" => PathBuf::from("/tmp"),
+        "home" => std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute())?,
+        _ => return None,
+    };
+    Some(cordon_policy::paths::lexical_normalize(
+        Path::new(rest.trim_start_matches('/')),
+        &base,
+    ))
 }
 
 impl TrustProfile {
@@ -475,7 +509,9 @@ fn additional(
     // `-w /dev/shm/x` was accepted and nothing said it had no effect).
     if cfg!(target_os = "linux") {
         for e in overlay.entries.iter().filter(|e| e.access != Access::Deny) {
-            let p = PathBuf::from(absolute(Path::new(&e.path), cwd));
+            let Some(p) = host_path(&e.path, cwd) else {
+                continue;
+            };
             if let Some(t) = cordon_policy::paths::REBUILT_TREES
                 .iter()
                 .find(|t| p.starts_with(t))
@@ -496,7 +532,9 @@ fn additional(
     // nu15 N2: `-w /tmp` ran, exit 0, and what the command wrote to /tmp was gone).
     if cfg!(target_os = "linux") && profile.kind != ProfileKind::Disabled {
         for e in overlay.entries.iter().filter(|e| e.access != Access::Deny) {
-            let p = PathBuf::from(absolute(Path::new(&e.path), cwd));
+            let Some(p) = host_path(&e.path, cwd) else {
+                continue;
+            };
             let p = std::fs::canonicalize(&p).unwrap_or(p);
             if p == Path::new("/tmp") {
                 return Err(TrustError::Usage(format!(
@@ -515,7 +553,9 @@ fn additional(
     // `-w /nonexistent/dir/x` made `/nonexistent`). A usage error; deeper missing paths are
     // created, and said so.
     for e in overlay.entries.iter().filter(|e| e.access == Access::Write) {
-        let p = PathBuf::from(absolute(Path::new(&e.path), cwd));
+        let Some(p) = host_path(&e.path, cwd) else {
+            continue;
+        };
         // The whole filesystem: said as what it is (it was refused for a tree under it
         // too large to check, a reason about a directory the user never named: nu16 N9).
         if std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone()) == Path::new("/") {

@@ -202,6 +202,7 @@ pub struct ProfileArgs {
     #[arg(long = "with", value_name = "PERMS")]
     pub with: Option<String>,
     /// Hide PATH from reads (repeatable; with `cordon mcp`: for every command it runs).
+    /// PATH may start with a profile root (`:workspace/secrets`), as in a profile entry.
     #[arg(long = "deny-read", value_name = "PATH")]
     pub deny_read: Vec<PathBuf>,
     /// Network access for the command (with `cordon mcp`: every command it runs): `on` (enabled), `off` (restricted: a private loopback

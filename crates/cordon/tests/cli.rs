@@ -113,6 +113,60 @@ fn writable_flag_widens_one_path() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(extra.join("g").exists());
     assert!(!p.dir.join("~").exists());
+    // Attack pass 53 F1: `~//extra` is `~/extra` too (it was joined as `/extra`).
+    let cmd = format!("echo z > {}/h", extra.display());
+    let o = out(cordon(
+        &p,
+        &["run", "-w", "~//extra", "--", "sh", "-c", &cmd],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(extra.join("h").exists());
+}
+
+/// Attack pass 53: a symbolic root on the command line is the profile's root, as in a
+/// profile entry (`--deny-read :workspace/dir` hid a missing `CWD/:workspace/dir` in
+/// silence), and its grants get the same usage checks as the path it names.
+#[test]
+fn symbolic_roots_on_the_command_line_are_the_profiles() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    std::fs::create_dir_all(p.dir.join("dir")).unwrap();
+    std::fs::write(p.dir.join("dir/secret"), "s3cret").unwrap();
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--deny-read",
+            ":workspace/dir",
+            "--",
+            "cat",
+            "dir/secret",
+        ],
+    ));
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    assert!(!text(&o.stdout).contains("s3cret"));
+    // The same entry spelled with a doubled `/` (attack pass 53 F1).
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--deny-read",
+            ":workspace//dir",
+            "--",
+            "cat",
+            "dir/secret",
+        ],
+    ));
+    assert!(!text(&o.stdout).contains("s3cret"));
+    let o = out(cordon(&p, &["run", "-w", ":root", "--", "true"]));
+    assert_eq!(o.status.code(), Some(125));
+    assert!(
+        text(&o.stderr).contains("whole filesystem"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 /// R-L4: secret-looking variables do not reach the command; others do; `env.keep` keeps.
