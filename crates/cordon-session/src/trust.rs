@@ -197,28 +197,39 @@ fn absolute(p: &Path, cwd: &Path) -> String {
     abs.to_string_lossy().into_owned()
 }
 
-/// The host path a command-line or `--with` entry names, for the checks made before
-/// resolution: [`absolute`], with `:root`, `:tmp` and `:home` (`$HOME`) expanded.
-/// `None` for `:workspace` and `:minimal` (resolution knows them and refuses what is too
-/// wide itself).
-fn host_path(spelling: &str, cwd: &Path) -> Option<PathBuf> {
+/// The host paths a command-line or `--with` entry names, for the checks made before
+/// resolution: [`absolute`], with the symbolic roots expanded — `:root`, `:tmp`, `:home`
+/// (`$HOME`), `:workspace` (the project root of `cwd`, [`cordon_policy::resolve::find_workspace`])
+/// and `:minimal` (each of its paths). Attack pass 54 F1: `:workspace` and `:minimal` were
+/// not checked, so `-w ':workspace/../../..'` granted `/`. An unknown root or a `:home`
+/// without an absolute `$HOME` names nothing (resolution refuses or notes it).
+fn host_paths(spelling: &str, cwd: &Path) -> Vec<PathBuf> {
     if !cordon_policy::resolve::is_symbolic_root_spelling(spelling) {
-        return Some(PathBuf::from(absolute(Path::new(spelling), cwd)));
+        return vec![PathBuf::from(absolute(Path::new(spelling), cwd))];
     }
     let s = &spelling[1..];
     let (root, rest) = s.split_once('/').unwrap_or((s, ""));
-    let base = match root {
-        "root" => PathBuf::from("/"),
-        "tmp" => PathBuf::from("/tmp"),
+    let bases: Vec<PathBuf> = match root {
+        "root" => vec![PathBuf::from("/")],
+        "tmp" => vec![PathBuf::from("/tmp")],
         "home" => std::env::var_os("HOME")
             .map(PathBuf::from)
-            .filter(|h| h.is_absolute())?,
-        _ => return None,
+            .filter(|h| h.is_absolute())
+            .into_iter()
+            .collect(),
+        "workspace" => vec![cordon_policy::resolve::find_workspace(&HostFs, cwd)],
+        "minimal" => cordon_policy::resolve::MINIMAL_PATHS
+            .iter()
+            .map(PathBuf::from)
+            .collect(),
+        _ => Vec::new(),
     };
-    Some(cordon_policy::paths::lexical_normalize(
-        Path::new(rest.trim_start_matches('/')),
-        &base,
-    ))
+    bases
+        .iter()
+        .map(|b| {
+            cordon_policy::paths::lexical_normalize(Path::new(rest.trim_start_matches('/')), b)
+        })
+        .collect()
 }
 
 impl TrustProfile {
@@ -508,10 +519,12 @@ fn additional(
     // command would not see: a usage error, not a grant silently dropped (breaker, stop 18:
     // `-w /dev/shm/x` was accepted and nothing said it had no effect).
     if cfg!(target_os = "linux") {
-        for e in overlay.entries.iter().filter(|e| e.access != Access::Deny) {
-            let Some(p) = host_path(&e.path, cwd) else {
-                continue;
-            };
+        for (e, p) in overlay
+            .entries
+            .iter()
+            .filter(|e| e.access != Access::Deny)
+            .flat_map(|e| host_paths(&e.path, cwd).into_iter().map(move |p| (e, p)))
+        {
             if let Some(t) = cordon_policy::paths::REBUILT_TREES
                 .iter()
                 .find(|t| p.starts_with(t))
@@ -531,10 +544,12 @@ fn additional(
     // usage error naming what works, not a grant silently without effect (new-user pass
     // nu15 N2: `-w /tmp` ran, exit 0, and what the command wrote to /tmp was gone).
     if cfg!(target_os = "linux") && profile.kind != ProfileKind::Disabled {
-        for e in overlay.entries.iter().filter(|e| e.access != Access::Deny) {
-            let Some(p) = host_path(&e.path, cwd) else {
-                continue;
-            };
+        for (e, p) in overlay
+            .entries
+            .iter()
+            .filter(|e| e.access != Access::Deny)
+            .flat_map(|e| host_paths(&e.path, cwd).into_iter().map(move |p| (e, p)))
+        {
             let p = std::fs::canonicalize(&p).unwrap_or(p);
             if p == Path::new("/tmp") {
                 return Err(TrustError::Usage(format!(
@@ -552,10 +567,21 @@ fn additional(
     // typo, which the sandbox would create on the host as root (new-user pass nu16 N9:
     // `-w /nonexistent/dir/x` made `/nonexistent`). A usage error; deeper missing paths are
     // created, and said so.
-    for e in overlay.entries.iter().filter(|e| e.access == Access::Write) {
-        let Some(p) = host_path(&e.path, cwd) else {
-            continue;
-        };
+    if let Some(e) = overlay.entries.iter().find(|e| {
+        e.access == Access::Write && (e.path == ":minimal" || e.path.starts_with(":minimal/"))
+    }) {
+        return Err(TrustError::Usage(format!(
+            "{} {}: :minimal is the system's program and library directories (/usr, /bin,              /lib …), read-only in every profile; grant the directory the command writes",
+            e.source.as_deref().unwrap_or("--with"),
+            e.path
+        )));
+    }
+    for (e, p) in overlay
+        .entries
+        .iter()
+        .filter(|e| e.access == Access::Write)
+        .flat_map(|e| host_paths(&e.path, cwd).into_iter().map(move |p| (e, p)))
+    {
         // The whole filesystem: said as what it is (it was refused for a tree under it
         // too large to check, a reason about a directory the user never named: nu16 N9).
         if std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone()) == Path::new("/") {

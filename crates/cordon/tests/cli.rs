@@ -167,6 +167,32 @@ fn symbolic_roots_on_the_command_line_are_the_profiles() {
         "{}",
         text(&o.stderr)
     );
+    // Attack pass 54 F1: a grant through `:workspace` gets the same checks as the path it
+    // names (`:workspace/../../..` or a link to `/` granted the whole filesystem).
+    std::os::unix::fs::symlink("/", p.dir.join("rootlink")).unwrap();
+    let up = vec![".."; p.dir.components().count()].join("/");
+    let with = r#"{"entries":[{"path":":workspace/rootlink","access":"write"}]}"#;
+    let dotdot = format!(":workspace/{up}");
+    for args in [
+        vec!["run", "-w", ":workspace/rootlink", "--", "true"],
+        vec!["run", "-w", &dotdot, "--", "true"],
+        vec!["run", "--with", with, "--", "true"],
+    ] {
+        let o = out(cordon(&p, &args));
+        assert_eq!(o.status.code(), Some(125), "{args:?}");
+        assert!(
+            text(&o.stderr).contains("whole filesystem"),
+            "{}",
+            text(&o.stderr)
+        );
+    }
+    let o = out(cordon(&p, &["run", "-w", ":minimal", "--", "true"]));
+    assert_eq!(o.status.code(), Some(125));
+    assert!(
+        text(&o.stderr).contains(":minimal is"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 /// R-L4: secret-looking variables do not reach the command; others do; `env.keep` keeps.
