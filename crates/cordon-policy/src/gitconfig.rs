@@ -1282,7 +1282,7 @@ pub fn code_paths(
         let Some((kind, why)) = classify(&section.to_ascii_lowercase(), sub, name) else {
             continue;
         };
-        for p in value_paths(kind, &value, repo.worktree, repo.worktree, homes) {
+        for p in value_paths(kind, &value, repo.worktree, repo.worktree, homes, env) {
             if kind == ValueKind::Include {
                 queue.insert(0, (p.clone(), 1));
             }
@@ -1346,7 +1346,7 @@ pub fn code_paths(
                 };
                 for value in section.values(&key) {
                     let value = value.to_string();
-                    let paths = value_paths(kind, &value, &base, repo.worktree, homes);
+                    let paths = value_paths(kind, &value, &base, repo.worktree, homes, env);
                     for p in paths {
                         if kind == ValueKind::Include {
                             queue.push((p.clone(), depth + 1));
@@ -1388,7 +1388,10 @@ fn value_paths(
     include_base: &Path,
     worktree: &Path,
     homes: &[PathBuf],
+    env: &BTreeMap<String, String>,
 ) -> Vec<PathBuf> {
+    let command_paths =
+        |cmd: &str, worktree: &Path, homes: &[PathBuf]| command_paths(cmd, worktree, homes, env);
     let value = value.trim();
     match kind {
         ValueKind::Include => expand_path(value, include_base, homes),
@@ -1444,29 +1447,142 @@ fn expand_path(value: &str, base: &Path, homes: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 /// Every word of a command line that names a path (contains `/` or starts with `~/`),
-/// split with a shell tokenizer (whitespace when the line is not valid shell).
-fn command_paths(cmd: &str, worktree: &Path, homes: &[PathBuf]) -> Vec<PathBuf> {
+/// split with a shell tokenizer (whitespace when the line is not valid shell). Git runs
+/// such values with `sh -c`, which expands variables: a word with `$NAME`, `${NAME}` or
+/// `${NAME:-word}` names the path its expansion from `env` gives too (attack pass 54 F2:
+/// `core.fsmonitor = "$HOME/proj/bin/fsmon"` was taken as `<worktree>/$HOME/…`, and the
+/// command could write the program host git then ran). The word as spelled stays a path
+/// as well (single quotes keep a `$` literal; the tokenizer does not say which it was).
+fn command_paths(
+    cmd: &str,
+    worktree: &Path,
+    homes: &[PathBuf],
+    env: &BTreeMap<String, String>,
+) -> Vec<PathBuf> {
     let words =
         shlex::split(cmd).unwrap_or_else(|| cmd.split_whitespace().map(str::to_string).collect());
     let mut out = Vec::new();
     for w in words {
-        // `VAR=/x/y prog` and `--opt=/x/y`: the part after `=` is a path too.
-        let candidates: Vec<&str> = std::iter::once(w.as_str())
-            .chain(w.split_once('=').map(|(_, v)| v))
-            .collect();
-        for c in candidates {
-            if c.contains('/') || c.starts_with("~/") {
-                out.extend(expand_path(c, worktree, homes));
+        let expanded = w
+            .contains('$')
+            .then(|| shell_expand(&w, env, homes))
+            .flatten();
+        for w in std::iter::once(w.as_str()).chain(expanded.as_deref()) {
+            // `VAR=/x/y prog` and `--opt=/x/y`: the part after `=` is a path too.
+            let candidates: Vec<&str> = std::iter::once(w)
+                .chain(w.split_once('=').map(|(_, v)| v))
+                .collect();
+            for c in candidates {
+                if c.contains('/') || c.starts_with("~/") {
+                    out.extend(expand_path(c, worktree, homes));
+                }
             }
         }
     }
+    out.dedup();
     out
+}
+
+/// `word` with its parameter expansions made as `sh` makes them: `$NAME`, `${NAME}`,
+/// `${NAME:-word}` and `${NAME-word}` from `env` (`HOME` from the first of `homes` when
+/// `env` has none), an unset name expanding to nothing. `None` for what cannot be known
+/// here: positional and special parameters (`$1`, `$@`, `$$`), command substitution,
+/// other `${…}` forms.
+fn shell_expand(word: &str, env: &BTreeMap<String, String>, homes: &[PathBuf]) -> Option<String> {
+    let value = |name: &str| -> Option<String> {
+        env.get(name).cloned().or_else(|| {
+            (name == "HOME")
+                .then(|| homes.first().map(|h| h.to_string_lossy().into_owned()))
+                .flatten()
+        })
+    };
+    let is_name = |n: &str| {
+        n.chars()
+            .next()
+            .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+            && n.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
+    };
+    let mut out = String::new();
+    let mut rest = word;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i + 1..];
+        if let Some(inner) = rest.strip_prefix('{') {
+            let end = inner.find('}')?;
+            let body = &inner[..end];
+            rest = &inner[end + 1..];
+            let (name, default) = match body.find(['-', ':']) {
+                Some(j) => {
+                    let op = &body[j..];
+                    let (unset_only, default) = match op.strip_prefix(":-") {
+                        Some(d) => (false, d),
+                        None => (true, op.strip_prefix('-')?),
+                    };
+                    (&body[..j], Some((unset_only, default)))
+                }
+                None => (body, None),
+            };
+            if !is_name(name) {
+                return None;
+            }
+            let v = value(name);
+            out.push_str(&match (v, default) {
+                (Some(v), Some((false, d))) if v.is_empty() => d.to_string(),
+                (Some(v), _) => v,
+                (None, Some((_, d))) => d.to_string(),
+                (None, None) => String::new(),
+            });
+        } else {
+            let n = rest
+                .find(|c: char| c != '_' && !c.is_ascii_alphanumeric())
+                .unwrap_or(rest.len());
+            let name = &rest[..n];
+            if !is_name(name) {
+                return None;
+            }
+            out.push_str(&value(name).unwrap_or_default());
+            rest = &rest[n..];
+        }
+    }
+    out.push_str(rest);
+    Some(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::paths::MemFs;
+
+    /// Attack pass 54 F2: a command value's variables are expanded as `sh` expands them,
+    /// so the program they name is protected; what cannot be known is left as spelled.
+    #[test]
+    fn command_values_name_the_paths_their_variables_expand_to() {
+        let homes = [PathBuf::from("/home/u")];
+        let env: BTreeMap<String, String> =
+            [("HOME", "/home/u"), ("TOOLS", "/opt/tools"), ("EMPTY", "")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        let paths = |cmd: &str| command_paths(cmd, Path::new("/w"), &homes, &env);
+        for (cmd, want) in [
+            ("\"$HOME/proj/bin/fsmon\"", "/home/u/proj/bin/fsmon"),
+            ("${HOME}/bin/ssh-wrap -v", "/home/u/bin/ssh-wrap"),
+            ("$TOOLS/lint --fix", "/opt/tools/lint"),
+            ("${EMPTY:-/srv}/x", "/srv/x"),
+            ("${UNSET-/srv}/y", "/srv/y"),
+            ("$UNSET/z", "/z"),
+            ("sh -c x --config=$TOOLS/c.toml", "/opt/tools/c.toml"),
+        ] {
+            assert!(
+                paths(cmd).contains(&PathBuf::from(want)),
+                "{cmd}: {:?}",
+                paths(cmd)
+            );
+        }
+        // Left as spelled (relative to the worktree): positional parameters.
+        assert_eq!(paths("f \"$1/x\""), vec![PathBuf::from("/w/$1/x")]);
+        assert_eq!(shell_expand("$(id)/x", &env, &homes), None);
+    }
 
     /// Attack pass 53 F1: git reads `~//x` as `$HOME//x`, so does cordon.
     #[test]
