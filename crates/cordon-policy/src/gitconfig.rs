@@ -1262,6 +1262,7 @@ pub fn code_paths(
     env: &BTreeMap<String, String>,
     notes: &mut Vec<String>,
 ) -> Vec<ConfigTarget> {
+    let users = |u: &str| passwd_home(fs, u);
     let mut out = Vec::new();
     let mut queue: Vec<(PathBuf, usize)> = config_files(repo, homes, env)
         .into_iter()
@@ -1282,7 +1283,15 @@ pub fn code_paths(
         let Some((kind, why)) = classify(&section.to_ascii_lowercase(), sub, name) else {
             continue;
         };
-        for p in value_paths(kind, &value, repo.worktree, repo.worktree, homes, env) {
+        for p in value_paths(
+            kind,
+            &value,
+            repo.worktree,
+            repo.worktree,
+            homes,
+            env,
+            &users,
+        ) {
             if kind == ValueKind::Include {
                 queue.insert(0, (p.clone(), 1));
             }
@@ -1346,7 +1355,7 @@ pub fn code_paths(
                 };
                 for value in section.values(&key) {
                     let value = value.to_string();
-                    let paths = value_paths(kind, &value, &base, repo.worktree, homes, env);
+                    let paths = value_paths(kind, &value, &base, repo.worktree, homes, env, &users);
                     for p in paths {
                         if kind == ValueKind::Include {
                             queue.push((p.clone(), depth + 1));
@@ -1389,13 +1398,15 @@ fn value_paths(
     worktree: &Path,
     homes: &[PathBuf],
     env: &BTreeMap<String, String>,
+    users: &UserHomes,
 ) -> Vec<PathBuf> {
-    let command_paths =
-        |cmd: &str, worktree: &Path, homes: &[PathBuf]| command_paths(cmd, worktree, homes, env);
+    let command_paths = |cmd: &str, worktree: &Path, homes: &[PathBuf]| {
+        command_paths(cmd, worktree, homes, env, users)
+    };
     let value = value.trim();
     match kind {
-        ValueKind::Include => expand_path(value, include_base, homes),
-        ValueKind::Path => expand_path(value, worktree, homes),
+        ValueKind::Include => expand_path(value, include_base, homes, users),
+        ValueKind::Path => expand_path(value, worktree, homes, users),
         ValueKind::Fsmonitor => {
             let v = value.to_ascii_lowercase();
             if matches!(
@@ -1424,9 +1435,25 @@ fn value_paths(
     }
 }
 
+/// An account's home directory by name (`~user`), from the user database.
+pub(crate) type UserHomes<'a> = dyn Fn(&str) -> Option<PathBuf> + 'a;
+
+/// The home of account `user` in `/etc/passwd` (read through `fs`, capped): the sixth
+/// field of its line, when absolute.
+pub(crate) fn passwd_home(fs: &dyn FsView, user: &str) -> Option<PathBuf> {
+    let text = fs
+        .read_small(Path::new("/etc/passwd"), CONFIG_FILE_CAP)
+        .ok()?;
+    text.lines()
+        .map(|l| l.split(':').collect::<Vec<_>>())
+        .find(|f| f.len() >= 7 && f[0] == user && !user.is_empty())
+        .map(|f| PathBuf::from(f[5]))
+        .filter(|h| h.is_absolute())
+}
+
 /// A pathname value as git expands it: `~/` (each home), `:(optional)` dropped,
 /// relative to `base`.
-fn expand_path(value: &str, base: &Path, homes: &[PathBuf]) -> Vec<PathBuf> {
+fn expand_path(value: &str, base: &Path, homes: &[PathBuf], users: &UserHomes) -> Vec<PathBuf> {
     let value = value.strip_prefix(":(optional)").unwrap_or(value);
     if value.is_empty() {
         return Vec::new();
@@ -1439,9 +1466,15 @@ fn expand_path(value: &str, base: &Path, homes: &[PathBuf]) -> Vec<PathBuf> {
             .map(|h| lexical_normalize(Path::new(rest), h))
             .collect();
     }
-    if value.starts_with('~') {
-        // `~user/…`: another account's home; outside the workspace in practice.
-        return Vec::new();
+    if let Some(named) = value.strip_prefix('~') {
+        // `~user/…`: that account's home, as git expands it (attack pass 54 F3: it was
+        // skipped, and `~root/../work/p/hooks` named a writable directory). An account
+        // git cannot find makes git fail, not run anything.
+        let (user, rest) = named.split_once('/').unwrap_or((named, ""));
+        return users(user)
+            .map(|h| lexical_normalize(Path::new(rest.trim_start_matches('/')), &h))
+            .into_iter()
+            .collect();
     }
     vec![lexical_normalize(Path::new(value), base)]
 }
@@ -1458,6 +1491,7 @@ fn command_paths(
     worktree: &Path,
     homes: &[PathBuf],
     env: &BTreeMap<String, String>,
+    users: &UserHomes,
 ) -> Vec<PathBuf> {
     let words =
         shlex::split(cmd).unwrap_or_else(|| cmd.split_whitespace().map(str::to_string).collect());
@@ -1474,7 +1508,7 @@ fn command_paths(
                 .collect();
             for c in candidates {
                 if c.contains('/') || c.starts_with("~/") {
-                    out.extend(expand_path(c, worktree, homes));
+                    out.extend(expand_path(c, worktree, homes, users));
                 }
             }
         }
@@ -1563,7 +1597,7 @@ mod tests {
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
-        let paths = |cmd: &str| command_paths(cmd, Path::new("/w"), &homes, &env);
+        let paths = |cmd: &str| command_paths(cmd, Path::new("/w"), &homes, &env, &|_| None);
         for (cmd, want) in [
             ("\"$HOME/proj/bin/fsmon\"", "/home/u/proj/bin/fsmon"),
             ("${HOME}/bin/ssh-wrap -v", "/home/u/bin/ssh-wrap"),
@@ -1584,13 +1618,29 @@ mod tests {
         assert_eq!(shell_expand("$(id)/x", &env, &homes), None);
     }
 
+    /// Attack pass 54 F3: `~user/…` is that account's home, as git expands it.
+    #[test]
+    fn a_named_home_is_that_accounts() {
+        let fs = MemFs::new().file(
+            "/etc/passwd",
+            "root:x:0:0:root:/root:/bin/sh\nbob:x:1000:1000::/home/bob:/bin/sh\n",
+        );
+        let users = |u: &str| passwd_home(&fs, u);
+        let homes = [PathBuf::from("/home/u")];
+        let got = |v: &str| expand_path(v, Path::new("/w"), &homes, &users);
+        assert_eq!(got("~root/../w/hooks2"), vec![PathBuf::from("/w/hooks2")]);
+        assert_eq!(got("~bob/hooks"), vec![PathBuf::from("/home/bob/hooks")]);
+        assert_eq!(got("~bob"), vec![PathBuf::from("/home/bob")]);
+        assert!(got("~nobody/x").is_empty());
+    }
+
     /// Attack pass 53 F1: git reads `~//x` as `$HOME//x`, so does cordon.
     #[test]
     fn a_doubled_slash_after_tilde_stays_in_the_home() {
         let homes = [PathBuf::from("/home/u")];
         for v in ["~//hooks", "~/hooks", "~///hooks"] {
             assert_eq!(
-                expand_path(v, Path::new("/w"), &homes),
+                expand_path(v, Path::new("/w"), &homes, &|_| None),
                 vec![PathBuf::from("/home/u/hooks")],
                 "{v}"
             );
