@@ -593,6 +593,18 @@ pub enum ResolveError {
         /// The spelling.
         spelling: String,
     },
+    /// An entry's path starts with a shell variable cordon does not know (`$HOME/x`,
+    /// `${XDG_DATA_HOME}/y`): refused, never taken as a directory named `$HOME` (attack
+    /// pass 54 F6: a deny entry spelled so hid nothing, and said so only in `explain`).
+    #[error("entry {index} ({spelling:?}): a shell variable is not expanded in a profile path (it would name a directory called {var:?} in the working directory); write `~/…` or `:home/…` for the home directory, `:workspace/…` for the project, or the path itself")]
+    ShellVariable {
+        /// Entry index.
+        index: usize,
+        /// The spelling.
+        spelling: String,
+        /// The variable as spelled (`$HOME`, `${HOME}`).
+        var: String,
+    },
     /// The working directory lies in a tree the Linux sandbox rebuilds for every command
     /// ([`crate::paths::REBUILT_TREES`]: `/dev` with a private, empty `/dev/shm`; `/proc`):
     /// the command could not even start there (breaker, stop 21: `--dry-run` said it would
@@ -1156,6 +1168,13 @@ fn expand_bases(
             // environment (breaker4 MEDIUM-3); unset or relative names nothing.
             if let Some((var, rest)) = crate::locations::split_spelling(spelling) {
                 return Ok(crate::locations::expand(var, rest, &ctx.env));
+            }
+            if spelling.starts_with('$') {
+                return Err(ResolveError::ShellVariable {
+                    index,
+                    spelling: spelling.to_string(),
+                    var: spelling.split('/').next().unwrap_or(spelling).to_string(),
+                });
             }
             if let Some(r) = spelling
                 .strip_prefix("~/")
@@ -3895,6 +3914,25 @@ mod tests {
         assert_eq!(access(&r, &fs, "/home/u/W/.env"), Access::Deny);
         assert_eq!(access(&r, &fs, "/home/u/.env"), Access::Read);
         assert!(!r.notes.iter().any(|n| n.contains("enclosing project root")));
+    }
+
+    /// Attack pass 54 F6: an entry spelled on a shell variable cordon does not know is
+    /// refused, naming what to write instead (it was a relative path that hid nothing).
+    #[test]
+    fn an_entry_on_an_unknown_shell_variable_is_refused() {
+        let fs = fs();
+        for spelling in ["$HOME/hs.txt", "${HOME}/x", "$UNSET/x", "${CARGO_HOME}/x"] {
+            let e = resolve(
+                &restricted(vec![FsEntry::new(spelling, Access::Deny)]),
+                &ctx("/home/u/proj"),
+                &fs,
+            )
+            .unwrap_err();
+            assert!(
+                matches!(e, ResolveError::ShellVariable { .. }) && e.to_string().contains("~/"),
+                "{spelling}: {e}"
+            );
+        }
     }
 
     /// Attack pass 53 F1: a doubled `/` after a symbolic root, `~` or a location variable
