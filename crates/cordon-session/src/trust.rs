@@ -443,7 +443,26 @@ impl TrustProfile {
     }
 }
 
+/// A `-w`/`--deny-read` path that starts with `:` must be one of the profile's symbolic
+/// roots (attack pass 54 F7: `--deny-read ':Workspace/s'` was the relative path
+/// `CWD/:Workspace/s` and hid nothing, in silence); `./:name` names such a file.
+fn check_root_spelling(flag: &str, p: &Path) -> Result<(), TrustError> {
+    let s = p.to_string_lossy();
+    if s.starts_with(':') && !cordon_policy::resolve::is_symbolic_root_spelling(&s) {
+        return Err(TrustError::Usage(format!(
+            "{flag} {s}: unknown symbolic root; use one of :workspace, :tmp, :home, :minimal,              :root (or ./{s} for a file of that name)"
+        )));
+    }
+    Ok(())
+}
+
 fn narrow(profile: &mut PermissionProfile, layers: &Layers, cwd: &Path) -> Result<(), TrustError> {
+    for p in &layers.deny_read {
+        check_root_spelling("--deny-read", p)?;
+    }
+    for p in &layers.writable {
+        check_root_spelling("--writable", p)?;
+    }
     if !layers.deny_read.is_empty() {
         if profile.kind == ProfileKind::Disabled {
             return Err(TrustError::Usage(format!(

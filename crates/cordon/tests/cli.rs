@@ -193,6 +193,16 @@ fn symbolic_roots_on_the_command_line_are_the_profiles() {
         "{}",
         text(&o.stderr)
     );
+    // Attack pass 54 F7: a misspelled root is an error, not a relative path.
+    for flag in ["--deny-read", "-w"] {
+        let o = out(cordon(&p, &["run", flag, ":Workspace/dir", "--", "true"]));
+        assert_eq!(o.status.code(), Some(125), "{flag}");
+        assert!(
+            text(&o.stderr).contains("unknown symbolic root"),
+            "{}",
+            text(&o.stderr)
+        );
+    }
 }
 
 /// R-L4: secret-looking variables do not reach the command; others do; `env.keep` keeps.
