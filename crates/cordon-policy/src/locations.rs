@@ -187,9 +187,16 @@ pub fn builtin_spellings() -> Vec<String> {
 }
 
 /// The paths a `$VAR[/rest]` spelling names in `env`: each absolute value (every element of
-/// a [`LIST_VARS`] list) joined with `rest`, lexically normal. Unset, empty and relative
-/// values name nothing.
-pub fn expand(var: &str, rest: &str, env: &BTreeMap<String, String>) -> Vec<PathBuf> {
+/// a [`LIST_VARS`] list) joined with `rest`, lexically normal. A value spelled `~` or
+/// `~/…` is taken under `home` (`$HOME`, absolute), as gpg (`GNUPGHOME`) and the AWS tools
+/// expand it (attack pass 54 F5: such a store was left readable; hiding it where a tool
+/// would not look costs nothing). Unset, empty and other relative values name nothing.
+pub fn expand(
+    var: &str,
+    rest: &str,
+    env: &BTreeMap<String, String>,
+    home: Option<&Path>,
+) -> Vec<PathBuf> {
     let Some(value) = env.get(var) else {
         return Vec::new();
     };
@@ -198,9 +205,15 @@ pub fn expand(var: &str, rest: &str, env: &BTreeMap<String, String>) -> Vec<Path
     } else {
         vec![value.as_str()]
     };
+    let home = home.filter(|h| h.is_absolute());
     parts
         .into_iter()
-        .map(Path::new)
+        .filter_map(|v| match (v.strip_prefix('~'), &home) {
+            (Some(r), Some(h)) if r.is_empty() || r.starts_with('/') => {
+                Some(h.join(r.trim_start_matches('/')))
+            }
+            _ => Some(PathBuf::from(v)),
+        })
         .filter(|p| p.is_absolute())
         .map(|p| {
             let p = if rest.is_empty() {
@@ -248,6 +261,33 @@ mod tests {
     use super::*;
     use crate::profile::CREDENTIAL_STORES;
     use crate::stripped::STRIPPED_CONFIGS;
+
+    /// Attack pass 54 F5: a store variable spelled with `~` (gpg and the AWS tools expand
+    /// it) names the store under `$HOME`; other relative values name nothing.
+    #[test]
+    fn a_tilde_value_is_under_home() {
+        let env: BTreeMap<String, String> = [
+            ("GNUPGHOME", "~/.gnupg-alt"),
+            ("AWS_SHARED_CREDENTIALS_FILE", "~/.myaws/creds"),
+            ("KUBECONFIG", "rel/k:~/k2"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let home = Some(Path::new("/home/u"));
+        assert_eq!(
+            expand("GNUPGHOME", "private", &env, home),
+            vec![PathBuf::from("/home/u/.gnupg-alt/private")]
+        );
+        assert_eq!(
+            expand("AWS_SHARED_CREDENTIALS_FILE", "", &env, home),
+            vec![PathBuf::from("/home/u/.myaws/creds")]
+        );
+        assert_eq!(
+            expand("KUBECONFIG", "", &env, home),
+            vec![PathBuf::from("/home/u/k2")]
+        );
+    }
 
     /// Attack pass 37, A4: the caches' location variables reach resolution (a cache the
     /// user pointed elsewhere got a private directory in the plan that the run never
@@ -311,12 +351,12 @@ mod tests {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
         assert_eq!(
-            expand("KUBECONFIG", "", &env),
+            expand("KUBECONFIG", "", &env, None),
             [PathBuf::from("/a/config"), PathBuf::from("/c/config")]
         );
-        assert!(expand("CARGO_HOME", "credentials", &env).is_empty());
-        assert!(expand("NETRC", "", &env).is_empty());
-        assert_eq!(expand("GNUPGHOME", "", &env), [PathBuf::from("/g")]);
+        assert!(expand("CARGO_HOME", "credentials", &env, None).is_empty());
+        assert!(expand("NETRC", "", &env, None).is_empty());
+        assert_eq!(expand("GNUPGHOME", "", &env, None), [PathBuf::from("/g")]);
         assert_eq!(
             split_spelling("$CARGO_HOME/credentials"),
             Some(("CARGO_HOME", "credentials"))

@@ -1167,7 +1167,12 @@ fn expand_bases(
             // `$CARGO_HOME/credentials`: a tool's location variable from the invoking
             // environment (breaker4 MEDIUM-3); unset or relative names nothing.
             if let Some((var, rest)) = crate::locations::split_spelling(spelling) {
-                return Ok(crate::locations::expand(var, rest, &ctx.env));
+                return Ok(crate::locations::expand(
+                    var,
+                    rest,
+                    &ctx.env,
+                    ctx.home.as_deref(),
+                ));
             }
             if spelling.starts_with('$') {
                 return Err(ResolveError::ShellVariable {
