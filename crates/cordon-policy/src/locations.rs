@@ -208,11 +208,11 @@ pub fn expand(
     let home = home.filter(|h| h.is_absolute());
     parts
         .into_iter()
-        .filter_map(|v| match (v.strip_prefix('~'), &home) {
+        .map(|v| match (v.strip_prefix('~'), &home) {
             (Some(r), Some(h)) if r.is_empty() || r.starts_with('/') => {
-                Some(h.join(r.trim_start_matches('/')))
+                h.join(r.trim_start_matches('/'))
             }
-            _ => Some(PathBuf::from(v)),
+            _ => PathBuf::from(v),
         })
         .filter(|p| p.is_absolute())
         .map(|p| {
