@@ -586,6 +586,19 @@ fn additional(
     // typo, which the sandbox would create on the host as root (new-user pass nu16 N9:
     // `-w /nonexistent/dir/x` made `/nonexistent`). A usage error; deeper missing paths are
     // created, and said so.
+    // Attack pass 54 F8: `-w :home` without an absolute $HOME granted nothing, exit 0.
+    if let Some(e) = overlay.entries.iter().find(|e| {
+        e.access == Access::Write
+            && (e.path == ":home" || e.path.starts_with(":home/"))
+            && host_paths(&e.path, cwd).is_empty()
+    }) {
+        return Err(TrustError::Usage(format!(
+            "{} {}: $HOME is not an absolute path here, so :home names nothing; set HOME, or \
+             give the directory itself",
+            e.source.as_deref().unwrap_or("--with"),
+            e.path
+        )));
+    }
     if let Some(e) = overlay.entries.iter().find(|e| {
         e.access == Access::Write && (e.path == ":minimal" || e.path.starts_with(":minimal/"))
     }) {

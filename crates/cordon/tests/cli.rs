@@ -193,6 +193,12 @@ fn symbolic_roots_on_the_command_line_are_the_profiles() {
         "{}",
         text(&o.stderr)
     );
+    // Attack pass 54 F8: `-w :home` without an absolute $HOME is an error, not nothing.
+    let mut c = cordon(&p, &["run", "-w", ":home/x", "--", "true"]);
+    c.env("HOME", "relative");
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(125));
+    assert!(text(&o.stderr).contains("set HOME"), "{}", text(&o.stderr));
     // Attack pass 54 F7: a misspelled root is an error, not a relative path.
     for flag in ["--deny-read", "-w"] {
         let o = out(cordon(&p, &["run", flag, ":Workspace/dir", "--", "true"]));
