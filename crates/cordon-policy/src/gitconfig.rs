@@ -1493,28 +1493,109 @@ fn command_paths(
     env: &BTreeMap<String, String>,
     users: &UserHomes,
 ) -> Vec<PathBuf> {
+    command_paths_at(
+        cmd,
+        worktree,
+        &[worktree.to_path_buf()],
+        homes,
+        env,
+        users,
+        0,
+    )
+}
+
+/// [`command_paths`] at nesting `depth` (a `sh -c STRING` is read as a command line too,
+/// up to 4 deep). Attack pass 55 F1: the words of `true&&tools/x`, `(tools/x)` and
+/// `sh -c "… tools/x"` were not seen, and `$PWD`, `$(pwd)` and `` `pwd` `` (the worktree:
+/// git runs these values at its top) were not expanded.
+fn command_paths_at(
+    cmd: &str,
+    worktree: &Path,
+    bases_in: &[PathBuf],
+    homes: &[PathBuf],
+    env: &BTreeMap<String, String>,
+    users: &UserHomes,
+    depth: usize,
+) -> Vec<PathBuf> {
+    let top = worktree.to_string_lossy();
+    let cmd = cmd
+        .replace("$(pwd)", &top)
+        .replace("`pwd`", &top)
+        .replace("${PWD}", &top)
+        .replace("$PWD", &top);
     let words =
-        shlex::split(cmd).unwrap_or_else(|| cmd.split_whitespace().map(str::to_string).collect());
-    let mut out = Vec::new();
-    for w in words {
-        let expanded = w
-            .contains('$')
-            .then(|| shell_expand(&w, env, homes))
-            .flatten();
-        for w in std::iter::once(w.as_str()).chain(expanded.as_deref()) {
-            // `VAR=/x/y prog` and `--opt=/x/y`: the part after `=` is a path too.
-            let candidates: Vec<&str> = std::iter::once(w)
-                .chain(w.split_once('=').map(|(_, v)| v))
-                .collect();
-            for c in candidates {
-                if c.contains('/') || c.starts_with("~/") {
-                    out.extend(expand_path(c, worktree, homes, users));
-                }
-            }
+        shlex::split(&cmd).unwrap_or_else(|| cmd.split_whitespace().map(str::to_string).collect());
+    let mut pieces: Vec<&str> = Vec::new();
+    let mut nested: Vec<&str> = Vec::new();
+    let expansions: Vec<Option<String>> = words
+        .iter()
+        .map(|w| {
+            w.contains('$')
+                .then(|| shell_expand(w, env, homes))
+                .flatten()
+        })
+        .collect();
+    for (i, whole) in words.iter().enumerate() {
+        if depth < 4
+            && i >= 2
+            && words[i - 1] == "-c"
+            && matches!(
+                words[i - 2].rsplit('/').next(),
+                Some("sh" | "bash" | "dash" | "zsh" | "ksh")
+            )
+        {
+            nested.push(whole);
+        }
+        // Shell operators stuck to words (`a&&b`, `(b)`, `b;c`) separate commands; the
+        // word is expanded first (`${HOME}` holds braces).
+        for v in std::iter::once(whole.as_str()).chain(expansions[i].as_deref()) {
+            pieces.extend(
+                v.split(|c: char| {
+                    matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>' | '`' | '{' | '}')
+                })
+                .filter(|w| !w.is_empty()),
+            );
         }
     }
+    // A `cd DIR` moves where later relative words are: each is taken from every
+    // directory the line may be in.
+    let mut bases = bases_in.to_vec();
+    for w in pieces.windows(2).filter(|w| w[0] == "cd") {
+        for b in bases_in {
+            bases.extend(expand_path(w[1], b, homes, users));
+        }
+    }
+    bases.dedup();
+    let mut out = Vec::new();
+    for p in &pieces {
+        for b in &bases {
+            out.extend(word_paths(p, b, homes, users));
+        }
+    }
+    for n in nested {
+        out.extend(command_paths_at(
+            n,
+            worktree,
+            &bases,
+            homes,
+            env,
+            users,
+            depth + 1,
+        ));
+    }
+    out.sort();
     out.dedup();
     out
+}
+
+/// The paths one word names: the word, and the part after an `=` (`VAR=/x/y prog`,
+/// `--opt=/x/y`), when it contains `/` or starts with `~/`.
+fn word_paths(w: &str, worktree: &Path, homes: &[PathBuf], users: &UserHomes) -> Vec<PathBuf> {
+    std::iter::once(w)
+        .chain(w.split_once('=').map(|(_, v)| v))
+        .filter(|c| c.contains('/') || c.starts_with("~/"))
+        .flat_map(|c| expand_path(c, worktree, homes, users))
+        .collect()
 }
 
 /// `word` with its parameter expansions made as `sh` makes them: `$NAME`, `${NAME}`,
@@ -1606,6 +1687,15 @@ mod tests {
             ("${UNSET-/srv}/y", "/srv/y"),
             ("$UNSET/z", "/z"),
             ("sh -c x --config=$TOOLS/c.toml", "/opt/tools/c.toml"),
+            // Attack pass 55 F1: operators, nested `sh -c`, the worktree as `$PWD`.
+            ("true&&tools/x.sh", "/w/tools/x.sh"),
+            ("(tools/y.sh)", "/w/tools/y.sh"),
+            ("sh -c \"cd a && ./tools/z.sh\"", "/w/a/tools/z.sh"),
+            ("sh -c \"cd tools && ./fsmon.sh\"", "/w/tools/fsmon.sh"),
+            ("/bin/bash -c 'sh -c \"tools/n.sh\"'", "/w/tools/n.sh"),
+            ("$PWD/fsmon.sh", "/w/fsmon.sh"),
+            ("\"$(pwd)\"/p.sh", "/w/p.sh"),
+            ("`pwd`/q.sh", "/w/q.sh"),
         ] {
             assert!(
                 paths(cmd).contains(&PathBuf::from(want)),
