@@ -594,9 +594,10 @@ pub enum ResolveError {
         spelling: String,
     },
     /// An entry's path starts with a shell variable cordon does not know (`$HOME/x`,
-    /// `${XDG_DATA_HOME}/y`): refused, never taken as a directory named `$HOME` (attack
-    /// pass 54 F6: a deny entry spelled so hid nothing, and said so only in `explain`).
-    #[error("entry {index} ({spelling:?}): a shell variable is not expanded in a profile path (it would name a directory called {var:?} in the working directory); write `~/…` or `:home/…` for the home directory, `:workspace/…` for the project, or the path itself")]
+    /// `${XDG_DATA_HOME}/y`) or another account's home (`~root/x`): refused, never taken
+    /// as a directory named `$HOME` (attack pass 54 F6, 55 F3: a deny entry spelled so hid
+    /// nothing, and said so only in `explain`).
+    #[error("entry {index} ({spelling:?}): {var:?} is not expanded in a profile path (it would name a directory called {var:?} in the working directory); write `~/…` or `:home/…` for your home directory, `:workspace/…` for the project, or the path itself")]
     ShellVariable {
         /// Entry index.
         index: usize,
@@ -1174,7 +1175,9 @@ fn expand_bases(
                     ctx.home.as_deref(),
                 ));
             }
-            if spelling.starts_with('$') {
+            let other_home =
+                spelling.starts_with('~') && spelling != "~" && !spelling.starts_with("~/");
+            if spelling.starts_with('$') || other_home {
                 return Err(ResolveError::ShellVariable {
                     index,
                     spelling: spelling.to_string(),
@@ -3926,7 +3929,13 @@ mod tests {
     #[test]
     fn an_entry_on_an_unknown_shell_variable_is_refused() {
         let fs = fs();
-        for spelling in ["$HOME/hs.txt", "${HOME}/x", "$UNSET/x", "${CARGO_HOME}/x"] {
+        for spelling in [
+            "$HOME/hs.txt",
+            "${HOME}/x",
+            "$UNSET/x",
+            "${CARGO_HOME}/x",
+            "~root/x",
+        ] {
             let e = resolve(
                 &restricted(vec![FsEntry::new(spelling, Access::Deny)]),
                 &ctx("/home/u/proj"),

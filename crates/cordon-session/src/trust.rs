@@ -448,6 +448,15 @@ impl TrustProfile {
 /// `CWD/:Workspace/s` and hid nothing, in silence); `./:name` names such a file.
 fn check_root_spelling(flag: &str, p: &Path) -> Result<(), TrustError> {
     let s = p.to_string_lossy();
+    // Attack pass 55 F3: a quoted `$HOME/x` or `~root/x` (an MCP client's args are not
+    // expanded by a shell) was a relative path that hid nothing.
+    if s.starts_with('$') || (s.starts_with('~') && s != "~" && !s.starts_with("~/")) {
+        return Err(TrustError::Usage(format!(
+            "{flag} {s}: {} is not expanded here (no shell read it); give the path itself, \
+             or ~/… for your home directory",
+            s.split('/').next().unwrap_or(&s)
+        )));
+    }
     if s.starts_with(':') && !cordon_policy::resolve::is_symbolic_root_spelling(&s) {
         return Err(TrustError::Usage(format!(
             "{flag} {s}: unknown symbolic root; use one of :workspace, :tmp, :home, :minimal,              :root (or ./{s} for a file of that name)"

@@ -199,6 +199,16 @@ fn symbolic_roots_on_the_command_line_are_the_profiles() {
     let o = out(c);
     assert_eq!(o.status.code(), Some(125));
     assert!(text(&o.stderr).contains("set HOME"), "{}", text(&o.stderr));
+    // Attack pass 55 F3: an unexpanded `$VAR/…` or `~user/…` is an error too.
+    for spelling in ["$HOME/x", "~root/x"] {
+        let o = out(cordon(&p, &["run", "--deny-read", spelling, "--", "true"]));
+        assert_eq!(o.status.code(), Some(125), "{spelling}");
+        assert!(
+            text(&o.stderr).contains("is not expanded"),
+            "{}",
+            text(&o.stderr)
+        );
+    }
     // Attack pass 54 F7: a misspelled root is an error, not a relative path.
     for flag in ["--deny-read", "-w"] {
         let o = out(cordon(&p, &["run", flag, ":Workspace/dir", "--", "true"]));
