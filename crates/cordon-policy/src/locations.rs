@@ -208,11 +208,19 @@ pub fn expand(
     let home = home.filter(|h| h.is_absolute());
     parts
         .into_iter()
-        .map(|v| match (v.strip_prefix('~'), &home) {
-            (Some(r), Some(h)) if r.is_empty() || r.starts_with('/') => {
-                h.join(r.trim_start_matches('/'))
+        .map(|v| {
+            // `$HOME/…` too: botocore expands variables in its file settings (attack pass
+            // 55 F2).
+            let tail = v
+                .strip_prefix('~')
+                .or_else(|| v.strip_prefix("${HOME}"))
+                .or_else(|| v.strip_prefix("$HOME"));
+            match (tail, &home) {
+                (Some(r), Some(h)) if r.is_empty() || r.starts_with('/') => {
+                    h.join(r.trim_start_matches('/'))
+                }
+                _ => PathBuf::from(v),
             }
-            _ => PathBuf::from(v),
         })
         .filter(|p| p.is_absolute())
         .map(|p| {
@@ -270,6 +278,8 @@ mod tests {
             ("GNUPGHOME", "~/.gnupg-alt"),
             ("AWS_SHARED_CREDENTIALS_FILE", "~/.myaws/creds"),
             ("KUBECONFIG", "rel/k:~/k2"),
+            ("AWS_CONFIG_FILE", "$HOME/.aws2/config"),
+            ("DOCKER_CONFIG", "${HOME}/.d2"),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -286,6 +296,14 @@ mod tests {
         assert_eq!(
             expand("KUBECONFIG", "", &env, home),
             vec![PathBuf::from("/home/u/k2")]
+        );
+        assert_eq!(
+            expand("AWS_CONFIG_FILE", "", &env, home),
+            vec![PathBuf::from("/home/u/.aws2/config")]
+        );
+        assert_eq!(
+            expand("DOCKER_CONFIG", "config.json", &env, home),
+            vec![PathBuf::from("/home/u/.d2/config.json")]
         );
     }
 
