@@ -553,9 +553,12 @@ fn additional(
             .filter(|e| e.access != Access::Deny)
             .flat_map(|e| host_paths(&e.path, cwd).into_iter().map(move |p| (e, p)))
         {
+            // As spelled and where it leads (attack pass 55 F5: a link to /dev/shm got
+            // through, and the grant was dropped later with only a note).
+            let real = cordon_policy::paths::canonicalize_lenient(&HostFs, &p);
             if let Some(t) = cordon_policy::paths::REBUILT_TREES
                 .iter()
-                .find(|t| p.starts_with(t))
+                .find(|t| p.starts_with(t) || real.starts_with(t))
             {
                 return Err(TrustError::Usage(format!(
                     "{} {}: {t} is rebuilt inside the sandbox for every command (a private, \

@@ -199,6 +199,11 @@ fn symbolic_roots_on_the_command_line_are_the_profiles() {
     let o = out(c);
     assert_eq!(o.status.code(), Some(125));
     assert!(text(&o.stderr).contains("set HOME"), "{}", text(&o.stderr));
+    // Attack pass 55 F5: a link to a tree the sandbox rebuilds is refused like the tree.
+    std::os::unix::fs::symlink("/dev/shm", p.dir.join("shmlink")).unwrap();
+    let o = out(cordon(&p, &["run", "-w", "shmlink", "--", "true"]));
+    assert_eq!(o.status.code(), Some(125));
+    assert!(text(&o.stderr).contains("rebuilt"), "{}", text(&o.stderr));
     // Attack pass 55 F3: an unexpanded `$VAR/…` or `~user/…` is an error too.
     for spelling in ["$HOME/x", "~root/x"] {
         let o = out(cordon(&p, &["run", "--deny-read", spelling, "--", "true"]));
