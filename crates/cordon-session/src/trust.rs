@@ -468,6 +468,18 @@ fn check_root_spelling(flag: &str, p: &Path) -> Result<(), TrustError> {
 fn narrow(profile: &mut PermissionProfile, layers: &Layers, cwd: &Path) -> Result<(), TrustError> {
     for p in &layers.deny_read {
         check_root_spelling("--deny-read", p)?;
+        // Attack pass 54 F10: `--deny-read :root` (or `/`) hid every program and ended in
+        // 127, "command not found".
+        let spelled = p.to_string_lossy();
+        if host_paths(&spelled, cwd)
+            .iter()
+            .any(|h| std::fs::canonicalize(h).unwrap_or_else(|_| h.clone()) == Path::new("/"))
+        {
+            return Err(TrustError::Usage(format!(
+                "--deny-read {spelled}: that hides the whole filesystem, every program \
+                 included; hide the paths the command must not read"
+            )));
+        }
     }
     for p in &layers.writable {
         check_root_spelling("--writable", p)?;

@@ -199,6 +199,16 @@ fn symbolic_roots_on_the_command_line_are_the_profiles() {
     let o = out(c);
     assert_eq!(o.status.code(), Some(125));
     assert!(text(&o.stderr).contains("set HOME"), "{}", text(&o.stderr));
+    // Attack pass 54 F10: hiding `/` is a usage error, not "command not found".
+    for spelling in [":root", "/"] {
+        let o = out(cordon(&p, &["run", "--deny-read", spelling, "--", "true"]));
+        assert_eq!(o.status.code(), Some(125), "{spelling}");
+        assert!(
+            text(&o.stderr).contains("whole filesystem"),
+            "{}",
+            text(&o.stderr)
+        );
+    }
     // Attack pass 55 F5: a link to a tree the sandbox rebuilds is refused like the tree.
     std::os::unix::fs::symlink("/dev/shm", p.dir.join("shmlink")).unwrap();
     let o = out(cordon(&p, &["run", "-w", "shmlink", "--", "true"]));
