@@ -1074,12 +1074,31 @@ pub(crate) fn expand(
 /// [`expand`] knows, R-P1.
 pub const SYMBOLIC_ROOTS: [&str; 5] = ["workspace", "home", "root", "tmp", "minimal"];
 
+/// `(root, rest)` of a spelling on one of [`SYMBOLIC_ROOTS`]: `:workspace//src/` →
+/// `("workspace", "src/")` (the rest without leading `/`: attack pass 53 F1). `None` for
+/// any other spelling, an unknown root (`:Workspace`) included.
+pub fn split_symbolic_root(spelling: &str) -> Option<(&str, &str)> {
+    let s = spelling.strip_prefix(':')?;
+    let (root, rest) = s.split_once('/').unwrap_or((s, ""));
+    SYMBOLIC_ROOTS
+        .contains(&root)
+        .then(|| (root, rest.trim_start_matches('/')))
+}
+
 /// Whether `spelling` starts with one of [`SYMBOLIC_ROOTS`] (`:tmp`, `:workspace/x`).
 pub fn is_symbolic_root_spelling(spelling: &str) -> bool {
-    spelling.strip_prefix(':').is_some_and(|s| {
-        let root = s.split_once('/').map_or(s, |(r, _)| r);
-        SYMBOLIC_ROOTS.contains(&root)
-    })
+    split_symbolic_root(spelling).is_some()
+}
+
+/// The part of a path spelling no shell expanded: a leading `$VAR` / `${VAR}` or another
+/// account's `~user` (`"$HOME"` of `$HOME/x`, `"~root"` of `~root/x`); `None` for every
+/// other spelling (`~`, `~/x` are the home directory). Profile entries and command-line
+/// paths spelled so are refused (attack passes 54 F6, 55 F3: they were relative paths
+/// that hid nothing).
+pub fn unexpanded_head(spelling: &str) -> Option<&str> {
+    let other_home = spelling.starts_with('~') && spelling != "~" && !spelling.starts_with("~/");
+    (spelling.starts_with('$') || other_home)
+        .then(|| spelling.split('/').next().unwrap_or(spelling))
 }
 
 /// [`expand`] for an entry of the given access: `:home`/`~` deny entries expand under every
@@ -1175,13 +1194,11 @@ fn expand_bases(
                     ctx.home.as_deref(),
                 ));
             }
-            let other_home =
-                spelling.starts_with('~') && spelling != "~" && !spelling.starts_with("~/");
-            if spelling.starts_with('$') || other_home {
+            if let Some(head) = unexpanded_head(spelling) {
                 return Err(ResolveError::ShellVariable {
                     index,
                     spelling: spelling.to_string(),
-                    var: spelling.split('/').next().unwrap_or(spelling).to_string(),
+                    var: head.to_string(),
                 });
             }
             if let Some(r) = spelling

@@ -204,11 +204,9 @@ fn absolute(p: &Path, cwd: &Path) -> String {
 /// not checked, so `-w ':workspace/../../..'` granted `/`. An unknown root or a `:home`
 /// without an absolute `$HOME` names nothing (resolution refuses or notes it).
 fn host_paths(spelling: &str, cwd: &Path) -> Vec<PathBuf> {
-    if !cordon_policy::resolve::is_symbolic_root_spelling(spelling) {
+    let Some((root, rest)) = cordon_policy::resolve::split_symbolic_root(spelling) else {
         return vec![PathBuf::from(absolute(Path::new(spelling), cwd))];
-    }
-    let s = &spelling[1..];
-    let (root, rest) = s.split_once('/').unwrap_or((s, ""));
+    };
     let bases: Vec<PathBuf> = match root {
         "root" => vec![PathBuf::from("/")],
         "tmp" => vec![PathBuf::from("/tmp")],
@@ -226,9 +224,7 @@ fn host_paths(spelling: &str, cwd: &Path) -> Vec<PathBuf> {
     };
     bases
         .iter()
-        .map(|b| {
-            cordon_policy::paths::lexical_normalize(Path::new(rest.trim_start_matches('/')), b)
-        })
+        .map(|b| cordon_policy::paths::lexical_normalize(Path::new(rest), b))
         .collect()
 }
 
@@ -450,16 +446,16 @@ fn check_root_spelling(flag: &str, p: &Path) -> Result<(), TrustError> {
     let s = p.to_string_lossy();
     // Attack pass 55 F3: a quoted `$HOME/x` or `~root/x` (an MCP client's args are not
     // expanded by a shell) was a relative path that hid nothing.
-    if s.starts_with('$') || (s.starts_with('~') && s != "~" && !s.starts_with("~/")) {
+    if let Some(head) = cordon_policy::resolve::unexpanded_head(&s) {
         return Err(TrustError::Usage(format!(
-            "{flag} {s}: {} is not expanded here (no shell read it); give the path itself, \
-             or ~/… for your home directory",
-            s.split('/').next().unwrap_or(&s)
+            "{flag} {s}: {head} is not expanded here (no shell read it); give the path \
+             itself, or ~/… for your home directory"
         )));
     }
     if s.starts_with(':') && !cordon_policy::resolve::is_symbolic_root_spelling(&s) {
         return Err(TrustError::Usage(format!(
-            "{flag} {s}: unknown symbolic root; use one of :workspace, :tmp, :home, :minimal,              :root (or ./{s} for a file of that name)"
+            "{flag} {s}: unknown symbolic root; use one of :workspace, :tmp, :home, :minimal, \
+             :root (or ./{s} for a file of that name)"
         )));
     }
     Ok(())
@@ -555,19 +551,26 @@ fn additional(
     if layers.allow_network || layers.network == Some(NetworkPolicy::Enabled) {
         overlay.network = Some(true);
     }
+    // Each grant's host paths, as spelled (symbolic roots expanded) and where they lead,
+    // read once for the checks below.
+    let grants: Vec<(&FsEntry, PathBuf, PathBuf)> = overlay
+        .entries
+        .iter()
+        .filter(|e| e.access != Access::Deny)
+        .flat_map(|e| {
+            host_paths(&e.path, cwd).into_iter().map(move |p| {
+                let real = cordon_policy::paths::canonicalize_lenient(&HostFs, &p);
+                (e, p, real)
+            })
+        })
+        .collect();
     // A grant under a tree the Linux sandbox rebuilds per command names a host path the
     // command would not see: a usage error, not a grant silently dropped (breaker, stop 18:
     // `-w /dev/shm/x` was accepted and nothing said it had no effect).
     if cfg!(target_os = "linux") {
-        for (e, p) in overlay
-            .entries
-            .iter()
-            .filter(|e| e.access != Access::Deny)
-            .flat_map(|e| host_paths(&e.path, cwd).into_iter().map(move |p| (e, p)))
-        {
-            // As spelled and where it leads (attack pass 55 F5: a link to /dev/shm got
-            // through, and the grant was dropped later with only a note).
-            let real = cordon_policy::paths::canonicalize_lenient(&HostFs, &p);
+        // As spelled and where it leads (attack pass 55 F5: a link to /dev/shm got
+        // through, and the grant was dropped later with only a note).
+        for (e, p, real) in &grants {
             if let Some(t) = cordon_policy::paths::REBUILT_TREES
                 .iter()
                 .find(|t| p.starts_with(t) || real.starts_with(t))
@@ -587,14 +590,8 @@ fn additional(
     // usage error naming what works, not a grant silently without effect (new-user pass
     // nu15 N2: `-w /tmp` ran, exit 0, and what the command wrote to /tmp was gone).
     if cfg!(target_os = "linux") && profile.kind != ProfileKind::Disabled {
-        for (e, p) in overlay
-            .entries
-            .iter()
-            .filter(|e| e.access != Access::Deny)
-            .flat_map(|e| host_paths(&e.path, cwd).into_iter().map(move |p| (e, p)))
-        {
-            let p = std::fs::canonicalize(&p).unwrap_or(p);
-            if p == Path::new("/tmp") {
+        for (e, _, real) in &grants {
+            if real == Path::new("/tmp") {
                 return Err(TrustError::Usage(format!(
                     "{} {}: the sandbox's /tmp is a private tmpfs for every command, and the \
                      host's /tmp is never granted whole; grant the paths under it you need \
@@ -613,7 +610,8 @@ fn additional(
     // Attack pass 54 F8: `-w :home` without an absolute $HOME granted nothing, exit 0.
     if let Some(e) = overlay.entries.iter().find(|e| {
         e.access == Access::Write
-            && (e.path == ":home" || e.path.starts_with(":home/"))
+            && cordon_policy::resolve::split_symbolic_root(&e.path)
+                .is_some_and(|(r, _)| r == "home")
             && host_paths(&e.path, cwd).is_empty()
     }) {
         return Err(TrustError::Usage(format!(
@@ -624,23 +622,21 @@ fn additional(
         )));
     }
     if let Some(e) = overlay.entries.iter().find(|e| {
-        e.access == Access::Write && (e.path == ":minimal" || e.path.starts_with(":minimal/"))
+        e.access == Access::Write
+            && cordon_policy::resolve::split_symbolic_root(&e.path)
+                .is_some_and(|(r, _)| r == "minimal")
     }) {
         return Err(TrustError::Usage(format!(
-            "{} {}: :minimal is the system's program and library directories (/usr, /bin,              /lib …), read-only in every profile; grant the directory the command writes",
+            "{} {}: :minimal is the system's program and library directories (/usr, /bin, \
+             /lib …), read-only in every profile; grant the directory the command writes",
             e.source.as_deref().unwrap_or("--with"),
             e.path
         )));
     }
-    for (e, p) in overlay
-        .entries
-        .iter()
-        .filter(|e| e.access == Access::Write)
-        .flat_map(|e| host_paths(&e.path, cwd).into_iter().map(move |p| (e, p)))
-    {
+    for (e, p, real) in grants.iter().filter(|(e, ..)| e.access == Access::Write) {
         // The whole filesystem: said as what it is (it was refused for a tree under it
         // too large to check, a reason about a directory the user never named: nu16 N9).
-        if std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone()) == Path::new("/") {
+        if real == Path::new("/") {
             return Err(TrustError::Usage(format!(
                 "{} {}: that grants the whole filesystem, which no sandbox profile can keep \
                  safe (cordon's own files, the credential stores, every repository's hooks); \
