@@ -1484,8 +1484,8 @@ fn expand_path(value: &str, base: &Path, homes: &[PathBuf], users: &UserHomes) -
 /// such values with `sh -c`, which expands variables: a word with `$NAME`, `${NAME}` or
 /// `${NAME:-word}` names the path its expansion from `env` gives too (attack pass 54 F2:
 /// `core.fsmonitor = "$HOME/proj/bin/fsmon"` was taken as `<worktree>/$HOME/…`, and the
-/// command could write the program host git then ran). The word as spelled stays a path
-/// as well (single quotes keep a `$` literal; the tokenizer does not say which it was).
+/// command could write the program host git then ran). A word whose expansion cannot be
+/// known (`$1`, `$(…)`) is taken as spelled.
 fn command_paths(
     cmd: &str,
     worktree: &Path,
@@ -1546,28 +1546,39 @@ fn command_paths_at(
         {
             nested.push(whole);
         }
-        // Shell operators stuck to words (`a&&b`, `(b)`, `b;c`) separate commands; the
-        // word is expanded first (`${HOME}` holds braces).
-        for v in std::iter::once(whole.as_str()).chain(expansions[i].as_deref()) {
-            pieces.extend(
-                v.split(|c: char| {
-                    matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>' | '`' | '{' | '}')
-                })
-                .filter(|w| !w.is_empty()),
-            );
-        }
+        // Shell operators stuck to words (`a&&b`, `(b)`, `b;c`) separate commands, and a
+        // quoted `-c` string holds blanks; the word is expanded first (`${HOME}` holds
+        // braces). A word whose expansion is known stands for that expansion only: its
+        // spelling named a path in the worktree that cordon then made as a placeholder
+        // (new-user pass nu32: `$HOME/` and ` ./ssh.sh` appeared in `git status`).
+        let v = expansions[i].as_deref().unwrap_or(whole.as_str());
+        pieces.extend(
+            v.split(|c: char| {
+                c.is_whitespace()
+                    || matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>' | '`' | '{' | '}')
+            })
+            .filter(|w| !w.is_empty()),
+        );
     }
-    // A `cd DIR` moves where later relative words are: each is taken from every
-    // directory the line may be in.
+    // A `cd DIR` moves where the words after it are. In a line with a subshell (`(cd a);
+    // ./x`) a word is taken from every directory the line was in, before and after.
+    let subshell = cmd.contains('(');
     let mut bases = bases_in.to_vec();
-    for w in pieces.windows(2).filter(|w| w[0] == "cd") {
-        for b in bases_in {
-            bases.extend(expand_path(w[1], b, homes, users));
-        }
-    }
-    bases.dedup();
     let mut out = Vec::new();
-    for p in &pieces {
+    for (j, p) in pieces.iter().enumerate() {
+        if j > 0 && pieces[j - 1] == "cd" {
+            let moved: Vec<PathBuf> = bases
+                .iter()
+                .flat_map(|b| expand_path(p, b, homes, users))
+                .collect();
+            if subshell {
+                bases.extend(moved);
+            } else {
+                bases = moved;
+            }
+            bases.dedup();
+            continue;
+        }
         for b in &bases {
             out.extend(word_paths(p, b, homes, users));
         }
@@ -1576,7 +1587,7 @@ fn command_paths_at(
         out.extend(command_paths_at(
             n,
             worktree,
-            &bases,
+            bases_in,
             homes,
             env,
             users,
@@ -1703,6 +1714,22 @@ mod tests {
                 paths(cmd)
             );
         }
+        // New-user pass nu32: no placeholder-making spelling of an expanded word, nor a
+        // piece of a quoted `-c` string with its blanks.
+        let all = paths("\"$HOME/bin/fsmon\" && sh -c \"cd tools && ./ssh.sh\"");
+        assert!(
+            all.iter().all(|p| {
+                let s = p.to_string_lossy();
+                !s.contains('$') && !s.contains(' ')
+            }),
+            "{all:?}"
+        );
+        assert!(all.contains(&PathBuf::from("/w/tools/ssh.sh")), "{all:?}");
+        assert!(!all.contains(&PathBuf::from("/w/ssh.sh")), "{all:?}");
+        // A subshell's `cd` may not last: both directories.
+        let sub = paths("(cd tools; ./a.sh); ./b.sh");
+        assert!(sub.contains(&PathBuf::from("/w/tools/a.sh")), "{sub:?}");
+        assert!(sub.contains(&PathBuf::from("/w/b.sh")), "{sub:?}");
         // Left as spelled (relative to the worktree): positional parameters.
         assert_eq!(paths("f \"$1/x\""), vec![PathBuf::from("/w/$1/x")]);
         assert_eq!(shell_expand("$(id)/x", &env, &homes), None);
