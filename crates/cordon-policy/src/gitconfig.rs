@@ -1284,6 +1284,7 @@ pub fn code_paths(
             continue;
         };
         for p in value_paths(
+            fs,
             kind,
             &value,
             repo.worktree,
@@ -1355,7 +1356,8 @@ pub fn code_paths(
                 };
                 for value in section.values(&key) {
                     let value = value.to_string();
-                    let paths = value_paths(kind, &value, &base, repo.worktree, homes, env, &users);
+                    let paths =
+                        value_paths(fs, kind, &value, &base, repo.worktree, homes, env, &users);
                     for p in paths {
                         if kind == ValueKind::Include {
                             queue.push((p.clone(), depth + 1));
@@ -1391,7 +1393,9 @@ fn classify(section: &str, sub: Option<&str>, key: &str) -> Option<(ValueKind, &
 
 /// The paths a value names: expanded `~/`, relative ones against `base` (includes) or the
 /// worktree root (everything else).
+#[allow(clippy::too_many_arguments)]
 fn value_paths(
+    fs: &dyn FsView,
     kind: ValueKind,
     value: &str,
     include_base: &Path,
@@ -1401,7 +1405,7 @@ fn value_paths(
     users: &UserHomes,
 ) -> Vec<PathBuf> {
     let command_paths = |cmd: &str, worktree: &Path, homes: &[PathBuf]| {
-        command_paths(cmd, worktree, homes, env, users)
+        command_paths(fs, cmd, worktree, homes, env, users)
     };
     let value = value.trim();
     match kind {
@@ -1487,6 +1491,7 @@ fn expand_path(value: &str, base: &Path, homes: &[PathBuf], users: &UserHomes) -
 /// command could write the program host git then ran). A word whose expansion cannot be
 /// known (`$1`, `$(…)`) is taken as spelled.
 fn command_paths(
+    fs: &dyn FsView,
     cmd: &str,
     worktree: &Path,
     homes: &[PathBuf],
@@ -1494,6 +1499,7 @@ fn command_paths(
     users: &UserHomes,
 ) -> Vec<PathBuf> {
     command_paths_at(
+        fs,
         cmd,
         worktree,
         &[worktree.to_path_buf()],
@@ -1508,7 +1514,9 @@ fn command_paths(
 /// up to 4 deep). Attack pass 55 F1: the words of `true&&tools/x`, `(tools/x)` and
 /// `sh -c "… tools/x"` were not seen, and `$PWD`, `$(pwd)` and `` `pwd` `` (the worktree:
 /// git runs these values at its top) were not expanded.
+#[allow(clippy::too_many_arguments)]
 fn command_paths_at(
+    fs: &dyn FsView,
     cmd: &str,
     worktree: &Path,
     bases_in: &[PathBuf],
@@ -1525,7 +1533,7 @@ fn command_paths_at(
         .replace("$PWD", &top);
     let words =
         shlex::split(&cmd).unwrap_or_else(|| cmd.split_whitespace().map(str::to_string).collect());
-    let mut pieces: Vec<&str> = Vec::new();
+    let mut pieces: Vec<(Piece, &str)> = Vec::new();
     let mut nested: Vec<&str> = Vec::new();
     let expansions: Vec<Option<String>> = words
         .iter()
@@ -1535,6 +1543,7 @@ fn command_paths_at(
                 .flatten()
         })
         .collect();
+    let mut next = Piece::Start;
     for (i, whole) in words.iter().enumerate() {
         if depth < 4
             && i >= 2
@@ -1552,21 +1561,34 @@ fn command_paths_at(
         // spelling named a path in the worktree that cordon then made as a placeholder
         // (new-user pass nu32: `$HOME/` and ` ./ssh.sh` appeared in `git status`).
         let v = expansions[i].as_deref().unwrap_or(whole.as_str());
-        pieces.extend(
-            v.split(|c: char| {
-                c.is_whitespace()
-                    || matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>' | '`' | '{' | '}')
-            })
-            .filter(|w| !w.is_empty()),
-        );
+        let mut start = 0;
+        for (k, c) in v.char_indices().chain(std::iter::once((v.len(), ' '))) {
+            let op = matches!(c, ';' | '&' | '|' | '(' | ')' | '`' | '{' | '}');
+            if op || c.is_whitespace() || matches!(c, '<' | '>') {
+                if k > start {
+                    pieces.push((next, &v[start..k]));
+                    next = Piece::Word;
+                }
+                if op {
+                    next = Piece::Start;
+                } else if c == '<' {
+                    next = Piece::Input;
+                } else if c == '>' {
+                    next = Piece::Word;
+                }
+                start = k + c.len_utf8();
+            }
+        }
     }
     // A `cd DIR` moves where the words after it are. In a line with a subshell (`(cd a);
     // ./x`) a word is taken from every directory the line was in, before and after.
     let subshell = cmd.contains('(');
     let mut bases = bases_in.to_vec();
     let mut out = Vec::new();
-    for (j, p) in pieces.iter().enumerate() {
-        if j > 0 && pieces[j - 1] == "cd" {
+    let mut reader = ScriptReader::default();
+    for (j, (kind, p)) in pieces.iter().enumerate() {
+        let script = reader.step(*kind, p);
+        if j > 0 && pieces[j - 1].1 == "cd" {
             let moved: Vec<PathBuf> = bases
                 .iter()
                 .flat_map(|b| expand_path(p, b, homes, users))
@@ -1580,11 +1602,19 @@ fn command_paths_at(
             continue;
         }
         for b in &bases {
-            out.extend(word_paths(p, b, homes, users));
+            if p.contains(['*', '?', '[']) {
+                out.extend(glob_paths(fs, p, b, homes, users));
+            } else {
+                out.extend(word_paths(p, b, homes, users));
+            }
+            if let Some(f) = script.filter(|f| !f.is_empty() && !f.contains(['*', '?', '['])) {
+                out.extend(expand_path(f, b, homes, users));
+            }
         }
     }
     for n in nested {
         out.extend(command_paths_at(
+            fs,
             n,
             worktree,
             bases_in,
@@ -1596,6 +1626,249 @@ fn command_paths_at(
     }
     out.sort();
     out.dedup();
+    out
+}
+
+/// Where a piece of a command line stands: first of a simple command, any later word, or
+/// the word after `<` (a file the command reads).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Piece {
+    Start,
+    Word,
+    Input,
+}
+
+/// What the next word of a simple command is, as [`ScriptReader`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum ReadState {
+    /// Still looking for the program (after assignments and wrappers such as `env`).
+    #[default]
+    Program,
+    /// A wrapper's own argument (`timeout 5`), then the program.
+    WrapperArg,
+    /// An interpreter's options, then its script; `run` first for `deno`/`bun`.
+    Interpreter { run_word: bool },
+    /// The argument of an interpreter's option (`-W ignore`, `-o errexit`), then its
+    /// other options.
+    OptionArg,
+    /// A file named by an option (`--rcfile F`, `. F`, `make -f F`), then `back`.
+    File { back: Back },
+    /// A program whose `-f`/`--file` names a file it reads as code (`make`, `awk`).
+    FileOptions,
+    /// Nothing more to read as code.
+    Args,
+}
+
+/// Where [`ReadState::File`] returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Back {
+    Interpreter,
+    FileOptions,
+    Args,
+}
+
+/// Picks out the words of a command line that are files a program runs or reads as code
+/// although they hold no `/`: the script of an interpreter (`bash fsmon.sh`, `python3 -u
+/// hook.py`, `deno run x.ts`), the file of `.`/`source`, the `-f` file of `make`/`awk`/
+/// `sed`, and what `<` feeds (attack pass 55 finding: `core.fsmonitor = bash fsmon.sh` left
+/// `fsmon.sh` writable, and host git ran what the command wrote there). A path with a `/`
+/// counts whatever its place ([`word_paths`]).
+#[derive(Debug, Default)]
+struct ScriptReader {
+    state: ReadState,
+}
+
+impl ScriptReader {
+    /// Programs that run the command after them (their options are skipped).
+    const WRAPPERS: &'static [&'static str] = &[
+        "env", "exec", "command", "builtin", "nohup", "nice", "time", "sudo", "doas", "stdbuf",
+        "setsid", "unbuffer", "xargs",
+    ];
+    /// Interpreters whose first operand is a script, without a version suffix
+    /// (`python3.11` is `python`).
+    const INTERPRETERS: &'static [&'static str] = &[
+        "sh",
+        "bash",
+        "dash",
+        "zsh",
+        "ksh",
+        "mksh",
+        "yash",
+        "fish",
+        "csh",
+        "tcsh",
+        "python",
+        "pypy",
+        "node",
+        "nodejs",
+        "deno",
+        "bun",
+        "tsx",
+        "ts-node",
+        "perl",
+        "ruby",
+        "php",
+        "lua",
+        "luajit",
+        "tclsh",
+        "wish",
+        "Rscript",
+        "julia",
+        "osascript",
+        "pwsh",
+    ];
+    /// Programs whose `-f FILE` / `--file=FILE` is code they run.
+    const FILE_OPTION_PROGRAMS: &'static [&'static str] = &[
+        "make", "gmake", "bmake", "awk", "gawk", "mawk", "nawk", "sed",
+    ];
+
+    /// The file spelling in piece `p` that is code, if any; advances the state.
+    fn step<'p>(&mut self, kind: Piece, p: &'p str) -> Option<&'p str> {
+        match kind {
+            Piece::Input => return Some(p),
+            Piece::Start => self.state = ReadState::Program,
+            Piece::Word => {}
+        }
+        match self.state {
+            ReadState::Program => {
+                let name = p.rsplit('/').next().unwrap_or(p);
+                let assignment = p.split_once('=').is_some_and(|(n, _)| {
+                    !n.is_empty() && n.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
+                });
+                let version = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+                self.state = if assignment || p.starts_with('-') || Self::WRAPPERS.contains(&name) {
+                    ReadState::Program
+                } else if name == "timeout" {
+                    ReadState::WrapperArg
+                } else if p == "." || p == "source" {
+                    ReadState::File { back: Back::Args }
+                } else if Self::INTERPRETERS.contains(&version) {
+                    ReadState::Interpreter {
+                        run_word: matches!(name, "deno" | "bun"),
+                    }
+                } else if Self::FILE_OPTION_PROGRAMS.contains(&name) {
+                    ReadState::FileOptions
+                } else {
+                    ReadState::Args
+                };
+                None
+            }
+            ReadState::WrapperArg => {
+                if !p.starts_with('-') {
+                    self.state = ReadState::Program;
+                }
+                None
+            }
+            ReadState::Interpreter { run_word } => {
+                if matches!(
+                    p,
+                    "-c" | "-e" | "-E" | "-m" | "-p" | "--eval" | "--print" | "--command"
+                ) {
+                    self.state = ReadState::Args;
+                    None
+                } else if matches!(p, "--rcfile" | "--init-file" | "-f" | "--file" | "-S") {
+                    self.state = ReadState::File {
+                        back: Back::Interpreter,
+                    };
+                    None
+                } else if matches!(
+                    p,
+                    "-W" | "-X"
+                        | "-I"
+                        | "-M"
+                        | "-r"
+                        | "-o"
+                        | "-O"
+                        | "+O"
+                        | "+o"
+                        | "--require"
+                        | "--import"
+                        | "--loader"
+                ) {
+                    self.state = ReadState::OptionArg;
+                    None
+                } else if p.starts_with(['-', '+']) || (run_word && p == "run") {
+                    None
+                } else {
+                    self.state = ReadState::Args;
+                    Some(p)
+                }
+            }
+            ReadState::OptionArg => {
+                self.state = ReadState::Interpreter { run_word: false };
+                None
+            }
+            ReadState::File { back } => {
+                self.state = match back {
+                    Back::Interpreter => ReadState::Interpreter { run_word: false },
+                    Back::FileOptions => ReadState::FileOptions,
+                    Back::Args => ReadState::Args,
+                };
+                Some(p)
+            }
+            ReadState::FileOptions => {
+                if matches!(p, "-f" | "--file" | "--makefile") {
+                    self.state = ReadState::File {
+                        back: Back::FileOptions,
+                    };
+                    None
+                } else if let Some(f) = p
+                    .strip_prefix("--file=")
+                    .or_else(|| p.strip_prefix("--makefile="))
+                    .or_else(|| p.strip_prefix("-f").filter(|f| !f.is_empty()))
+                {
+                    Some(f)
+                } else {
+                    None
+                }
+            }
+            ReadState::Args => None,
+        }
+    }
+}
+
+/// The paths a word with glob characters names as `sh` expands it: the entries of its
+/// directory (listed through `fs`) that match its last component, and that directory
+/// itself when the word names one other than `base`, so a match made later cannot appear
+/// (attack pass 55 finding: `bash tools/*.sh` was a placeholder named `*.sh`, and a new
+/// `tools/a.sh` ran on the host). A glob in a directory part is taken as spelled.
+fn glob_paths(
+    fs: &dyn FsView,
+    w: &str,
+    base: &Path,
+    homes: &[PathBuf],
+    users: &UserHomes,
+) -> Vec<PathBuf> {
+    let (dir, pattern) = match w.rsplit_once('/') {
+        Some((d, p)) => (Some(d), p),
+        None => (None, w),
+    };
+    let matcher = globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map(|g| g.compile_matcher());
+    let (false, Ok(matcher)) = (
+        dir.is_some_and(|d| d.contains(['*', '?', '['])) || pattern.is_empty(),
+        matcher,
+    ) else {
+        return word_paths(w, base, homes, users);
+    };
+    let dirs = match dir {
+        Some("") => vec![PathBuf::from("/")],
+        Some(d) => expand_path(d, base, homes, users),
+        None => vec![base.to_path_buf()],
+    };
+    let mut out = Vec::new();
+    for d in dirs {
+        for name in fs.list_dir(&d, 4096) {
+            if matcher.is_match(Path::new(&name)) {
+                out.push(d.join(name));
+            }
+        }
+        if d != base {
+            out.push(d);
+        }
+    }
     out
 }
 
@@ -1611,7 +1884,8 @@ fn word_paths(w: &str, worktree: &Path, homes: &[PathBuf], users: &UserHomes) ->
 
 /// `word` with its parameter expansions made as `sh` makes them: `$NAME`, `${NAME}`,
 /// `${NAME:-word}` and `${NAME-word}` from `env` (`HOME` from the first of `homes` when
-/// `env` has none), an unset name expanding to nothing. `None` for what cannot be known
+/// `env` has none), an unset name expanding to nothing; `${NAME:+word}` and `${NAME+word}`
+/// are the word whatever `env` holds (the host's git may run with NAME set). `None` for what cannot be known
 /// here: positional and special parameters (`$1`, `$@`, `$$`), command substitution,
 /// other `${…}` forms.
 fn shell_expand(word: &str, env: &BTreeMap<String, String>, homes: &[PathBuf]) -> Option<String> {
@@ -1637,6 +1911,19 @@ fn shell_expand(word: &str, env: &BTreeMap<String, String>, homes: &[PathBuf]) -
             let end = inner.find('}')?;
             let body = &inner[..end];
             rest = &inner[end + 1..];
+            let n = body.find(['-', ':', '+']).unwrap_or(body.len());
+            if let Some(alternative) = body[n..]
+                .strip_prefix(":+")
+                .or_else(|| body[n..].strip_prefix('+'))
+            {
+                // `${NAME:+word}`: the word, whether or not NAME is set here; host git
+                // may run with it set (fail closed: the path it names is protected).
+                if !is_name(&body[..n]) {
+                    return None;
+                }
+                out.push_str(alternative);
+                continue;
+            }
             let (name, default) = match body.find(['-', ':']) {
                 Some(j) => {
                     let op = &body[j..];
@@ -1689,7 +1976,8 @@ mod tests {
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
-        let paths = |cmd: &str| command_paths(cmd, Path::new("/w"), &homes, &env, &|_| None);
+        let fs = MemFs::new();
+        let paths = |cmd: &str| command_paths(&fs, cmd, Path::new("/w"), &homes, &env, &|_| None);
         for (cmd, want) in [
             ("\"$HOME/proj/bin/fsmon\"", "/home/u/proj/bin/fsmon"),
             ("${HOME}/bin/ssh-wrap -v", "/home/u/bin/ssh-wrap"),
@@ -1733,6 +2021,67 @@ mod tests {
         // Left as spelled (relative to the worktree): positional parameters.
         assert_eq!(paths("f \"$1/x\""), vec![PathBuf::from("/w/$1/x")]);
         assert_eq!(shell_expand("$(id)/x", &env, &homes), None);
+    }
+
+    /// Attack pass 55 finding (HIGH): the script an interpreter runs counts although it
+    /// has no `/` (`core.fsmonitor = bash fsmon.sh`), so do `.`/`source` files, `make -f`
+    /// files, what `<` feeds, a glob's matches and its directory, and `${X:+path}`; the
+    /// interpreter's own options, `-c` code, `-m` modules and plain arguments do not.
+    #[test]
+    fn an_interpreters_script_counts_without_a_slash() {
+        let homes = [PathBuf::from("/home/u")];
+        let env = BTreeMap::new();
+        let fs = MemFs::new()
+            .file("/w/tools/a.sh", "")
+            .file("/w/tools/b.sh", "")
+            .file("/w/tools/notes.txt", "")
+            .file("/w/top.py", "");
+        let paths = |cmd: &str| {
+            command_paths(&fs, cmd, Path::new("/w"), &homes, &env, &|_| None)
+                .into_iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+        };
+        for (cmd, want) in [
+            ("bash fsmon.sh", "/w/fsmon.sh"),
+            ("bash lint.sh --fix", "/w/lint.sh"),
+            ("python3.11 -u -W ignore hook.py", "/w/hook.py"),
+            ("/usr/bin/env node run.js", "/w/run.js"),
+            ("env FOO=1 timeout 5 perl x.pl", "/w/x.pl"),
+            ("deno run --allow-all m.ts", "/w/m.ts"),
+            ("bash --rcfile rc.sh s.sh", "/w/rc.sh"),
+            ("bash --rcfile rc.sh s.sh", "/w/s.sh"),
+            ("true && . env.sh", "/w/env.sh"),
+            ("source env2.sh; git status", "/w/env2.sh"),
+            ("make -f hooks.mk lint", "/w/hooks.mk"),
+            ("make --file=other.mk", "/w/other.mk"),
+            ("awk -fprog.awk", "/w/prog.awk"),
+            ("sh < feed.sh", "/w/feed.sh"),
+            ("sh -c 'cd tools && bash inner.sh'", "/w/tools/inner.sh"),
+            ("bash tools/*.sh", "/w/tools/a.sh"),
+            ("bash tools/*.sh", "/w/tools/b.sh"),
+            ("bash tools/*.sh", "/w/tools"),
+            ("bash *.py", "/w/top.py"),
+            ("${HOOKS:+tools/run.sh}", "/w/tools/run.sh"),
+        ] {
+            let got = paths(cmd);
+            assert!(
+                got.iter().any(|p| p == want),
+                "{cmd}: want {want} in {got:?}"
+            );
+        }
+        for (cmd, not) in [
+            ("bash -c 'echo hi' name", "/w/name"),
+            ("python3 -m http.server", "/w/http.server"),
+            ("git log --oneline", "/w/log"),
+            ("bash -x lint.sh arg", "/w/arg"),
+            ("bash tools/*.sh", "/w/tools/notes.txt"),
+            ("bash tools/*.sh", "/w/tools/*.sh"),
+            ("make lint", "/w/lint"),
+        ] {
+            let got = paths(cmd);
+            assert!(!got.iter().any(|p| p == not), "{cmd}: {not} in {got:?}");
+        }
     }
 
     /// Attack pass 54 F3: `~user/…` is that account's home, as git expands it.

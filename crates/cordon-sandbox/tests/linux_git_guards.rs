@@ -217,6 +217,54 @@ fn configured_hooks_path_is_read_only() {
     assert_eq!(stdout(&o).trim(), "2");
 }
 
+/// Attack pass 55 finding (HIGH): `core.fsmonitor = bash fsmon.sh` (a script with no `/`,
+/// existing or not) and `alias.lint = !python3 lint.py`: the scripts host git would run
+/// stay read-only, and a glob's directory (`bash tools/*.sh`) cannot gain a match.
+#[test]
+fn interpreter_scripts_named_in_git_config_are_read_only() {
+    let Some(s) = git_sandbox() else {
+        return;
+    };
+    repo(&s.ws);
+    git(&s.ws, &["config", "core.fsmonitor", "bash fsmon.sh"]);
+    git(&s.ws, &["config", "alias.lint", "!python3 -u lint.py"]);
+    git(&s.ws, &["config", "alias.all", "!bash tools/*.sh"]);
+    write(&s.ws.join("lint.py"), "print('lint')\n");
+    write(&s.ws.join("tools/ok.sh"), "echo ok\n");
+    let r = resolve_bounded(&s, ctx(&s, &s.ws));
+    let o = run_resolved(
+        &s,
+        r,
+        "echo 'echo pwned' > fsmon.sh; echo 'print(1)' >> lint.py; \
+         echo 'echo pwned' > tools/new.sh; echo 'echo pwned' >> tools/ok.sh; exit 0",
+    );
+    assert_ok(&o);
+    assert!(
+        std::fs::read_to_string(s.ws.join("fsmon.sh"))
+            .unwrap_or_default()
+            .is_empty(),
+        "the fsmonitor script was written"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.ws.join("lint.py")).unwrap(),
+        "print('lint')\n"
+    );
+    assert!(!s.ws.join("tools/new.sh").exists(), "a glob gained a match");
+    assert_eq!(
+        std::fs::read_to_string(s.ws.join("tools/ok.sh")).unwrap(),
+        "echo ok\n"
+    );
+    // Twin: the rest of the project stays writable, and git works.
+    let r = resolve_bounded(&s, ctx(&s, &s.ws));
+    let o = run_resolved(
+        &s,
+        r,
+        "echo b > b.txt && git add b.txt && git -c core.fsmonitor=false commit -qm b && cat b.txt",
+    );
+    assert_ok(&o);
+    assert_eq!(stdout(&o).trim(), "b");
+}
+
 /// Item 3, found by a re-test: a configured code path whose *parent* does not exist yet
 /// (`core.hooksPath = tools/git/hooks`, `include.path = conf/extra.cfg`) is protected too
 /// (its missing directories are created first), instead of being skipped.
