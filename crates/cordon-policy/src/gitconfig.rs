@@ -17,6 +17,7 @@
 
 use crate::paths::{canonicalize_lenient, lexical_normalize, FsView, ReadRefusal, CONFIG_FILE_CAP};
 
+mod command_line;
 pub mod merge;
 
 /// The names git runs as hooks from a hooks directory (githooks(5), git 2.4x, with
@@ -871,6 +872,28 @@ pub const CODE_KEYS: &[CodeKey] = &[
         ValueKind::Command,
         "git send-email runs this command",
     ), // breaker5 LOW-3: command-valued keys that were missing.
+    // Attack pass 56: `git archive --format=tgz`, `imap-send` and `git svn` commands.
+    (
+        "tar",
+        Some("*"),
+        "command",
+        ValueKind::Command,
+        "git archive pipes its output through this command",
+    ),
+    (
+        "imap",
+        None,
+        "tunnel",
+        ValueKind::Command,
+        "git imap-send runs this command",
+    ),
+    (
+        "svn",
+        None,
+        "authorsprog",
+        ValueKind::Command,
+        "git svn runs this program",
+    ),
     (
         "gpg",
         Some("ssh"),
@@ -1424,7 +1447,15 @@ fn value_paths(
         }
         ValueKind::Alias => match value.strip_prefix('!') {
             Some(cmd) => command_paths(cmd, worktree, homes),
-            None => Vec::new(),
+            // `rebase --exec CMD`, `-c core.hooksPath=…`, `bisect run ./t.sh` (attack pass 56).
+            None => command_line::Reading {
+                fs,
+                worktree,
+                homes,
+                env,
+                users,
+            }
+            .git_arguments(value),
         },
         ValueKind::Credential => {
             if let Some(cmd) = value.strip_prefix('!') {
@@ -1483,13 +1514,8 @@ fn expand_path(value: &str, base: &Path, homes: &[PathBuf], users: &UserHomes) -
     vec![lexical_normalize(Path::new(value), base)]
 }
 
-/// Every word of a command line that names a path (contains `/` or starts with `~/`),
-/// split with a shell tokenizer (whitespace when the line is not valid shell). Git runs
-/// such values with `sh -c`, which expands variables: a word with `$NAME`, `${NAME}` or
-/// `${NAME:-word}` names the path its expansion from `env` gives too (attack pass 54 F2:
-/// `core.fsmonitor = "$HOME/proj/bin/fsmon"` was taken as `<worktree>/$HOME/…`, and the
-/// command could write the program host git then ran). A word whose expansion cannot be
-/// known (`$1`, `$(…)`) is taken as spelled.
+/// Every file the command line `cmd` (run by `sh -c` at the worktree) runs or reads as code
+/// ([`command_line`]).
 fn command_paths(
     fs: &dyn FsView,
     cmd: &str,
@@ -1498,383 +1524,24 @@ fn command_paths(
     env: &BTreeMap<String, String>,
     users: &UserHomes,
 ) -> Vec<PathBuf> {
-    command_paths_at(
+    command_line::Reading {
         fs,
-        cmd,
         worktree,
-        &[worktree.to_path_buf()],
         homes,
         env,
         users,
-        0,
-    )
-}
-
-/// [`command_paths`] at nesting `depth` (a `sh -c STRING` is read as a command line too,
-/// up to 4 deep). Attack pass 55 F1: the words of `true&&tools/x`, `(tools/x)` and
-/// `sh -c "… tools/x"` were not seen, and `$PWD`, `$(pwd)` and `` `pwd` `` (the worktree:
-/// git runs these values at its top) were not expanded.
-#[allow(clippy::too_many_arguments)]
-fn command_paths_at(
-    fs: &dyn FsView,
-    cmd: &str,
-    worktree: &Path,
-    bases_in: &[PathBuf],
-    homes: &[PathBuf],
-    env: &BTreeMap<String, String>,
-    users: &UserHomes,
-    depth: usize,
-) -> Vec<PathBuf> {
-    let top = worktree.to_string_lossy();
-    let cmd = cmd
-        .replace("$(pwd)", &top)
-        .replace("`pwd`", &top)
-        .replace("${PWD}", &top)
-        .replace("$PWD", &top);
-    let words =
-        shlex::split(&cmd).unwrap_or_else(|| cmd.split_whitespace().map(str::to_string).collect());
-    let mut pieces: Vec<(Piece, &str)> = Vec::new();
-    let mut nested: Vec<&str> = Vec::new();
-    let expansions: Vec<Option<String>> = words
-        .iter()
-        .map(|w| {
-            w.contains('$')
-                .then(|| shell_expand(w, env, homes))
-                .flatten()
-        })
-        .collect();
-    let mut next = Piece::Start;
-    for (i, whole) in words.iter().enumerate() {
-        if depth < 4
-            && i >= 2
-            && words[i - 1] == "-c"
-            && matches!(
-                words[i - 2].rsplit('/').next(),
-                Some("sh" | "bash" | "dash" | "zsh" | "ksh")
-            )
-        {
-            nested.push(whole);
-        }
-        // Shell operators stuck to words (`a&&b`, `(b)`, `b;c`) separate commands, and a
-        // quoted `-c` string holds blanks; the word is expanded first (`${HOME}` holds
-        // braces). A word whose expansion is known stands for that expansion only: its
-        // spelling named a path in the worktree that cordon then made as a placeholder
-        // (new-user pass nu32: `$HOME/` and ` ./ssh.sh` appeared in `git status`).
-        let v = expansions[i].as_deref().unwrap_or(whole.as_str());
-        let mut start = 0;
-        for (k, c) in v.char_indices().chain(std::iter::once((v.len(), ' '))) {
-            let op = matches!(c, ';' | '&' | '|' | '(' | ')' | '`' | '{' | '}');
-            if op || c.is_whitespace() || matches!(c, '<' | '>') {
-                if k > start {
-                    pieces.push((next, &v[start..k]));
-                    next = Piece::Word;
-                }
-                if op {
-                    next = Piece::Start;
-                } else if c == '<' {
-                    next = Piece::Input;
-                } else if c == '>' {
-                    next = Piece::Word;
-                }
-                start = k + c.len_utf8();
-            }
-        }
     }
-    // A `cd DIR` moves where the words after it are. In a line with a subshell (`(cd a);
-    // ./x`) a word is taken from every directory the line was in, before and after.
-    let subshell = cmd.contains('(');
-    let mut bases = bases_in.to_vec();
-    let mut out = Vec::new();
-    let mut reader = ScriptReader::default();
-    for (j, (kind, p)) in pieces.iter().enumerate() {
-        let script = reader.step(*kind, p);
-        if j > 0 && pieces[j - 1].1 == "cd" {
-            let moved: Vec<PathBuf> = bases
-                .iter()
-                .flat_map(|b| expand_path(p, b, homes, users))
-                .collect();
-            if subshell {
-                bases.extend(moved);
-            } else {
-                bases = moved;
-            }
-            bases.dedup();
-            continue;
-        }
-        for b in &bases {
-            if p.contains(['*', '?', '[']) {
-                out.extend(glob_paths(fs, p, b, homes, users));
-            } else {
-                out.extend(word_paths(p, b, homes, users));
-            }
-            if let Some(f) = script.filter(|f| !f.is_empty() && !f.contains(['*', '?', '['])) {
-                out.extend(expand_path(f, b, homes, users));
-            }
-        }
-    }
-    for n in nested {
-        out.extend(command_paths_at(
-            fs,
-            n,
-            worktree,
-            bases_in,
-            homes,
-            env,
-            users,
-            depth + 1,
-        ));
-    }
-    out.sort();
-    out.dedup();
-    out
-}
-
-/// Where a piece of a command line stands: first of a simple command, any later word, or
-/// the word after `<` (a file the command reads).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Piece {
-    Start,
-    Word,
-    Input,
-}
-
-/// What the next word of a simple command is, as [`ScriptReader`] reads it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-enum ReadState {
-    /// Still looking for the program (after assignments and wrappers such as `env`).
-    #[default]
-    Program,
-    /// A wrapper's own argument (`timeout 5`), then the program.
-    WrapperArg,
-    /// An interpreter's options, then its script; `run` first for `deno`/`bun`.
-    Interpreter { run_word: bool },
-    /// The argument of an interpreter's option (`-W ignore`, `-o errexit`), then its
-    /// other options.
-    OptionArg,
-    /// A file named by an option (`--rcfile F`, `. F`, `make -f F`), then `back`.
-    File { back: Back },
-    /// A program whose `-f`/`--file` names a file it reads as code (`make`, `awk`).
-    FileOptions,
-    /// Nothing more to read as code.
-    Args,
-}
-
-/// Where [`ReadState::File`] returns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Back {
-    Interpreter,
-    FileOptions,
-    Args,
-}
-
-/// Picks out the words of a command line that are files a program runs or reads as code
-/// although they hold no `/`: the script of an interpreter (`bash fsmon.sh`, `python3 -u
-/// hook.py`, `deno run x.ts`), the file of `.`/`source`, the `-f` file of `make`/`awk`/
-/// `sed`, and what `<` feeds (attack pass 55 finding: `core.fsmonitor = bash fsmon.sh` left
-/// `fsmon.sh` writable, and host git ran what the command wrote there). A path with a `/`
-/// counts whatever its place ([`word_paths`]).
-#[derive(Debug, Default)]
-struct ScriptReader {
-    state: ReadState,
-}
-
-impl ScriptReader {
-    /// Programs that run the command after them (their options are skipped).
-    const WRAPPERS: &'static [&'static str] = &[
-        "env", "exec", "command", "builtin", "nohup", "nice", "time", "sudo", "doas", "stdbuf",
-        "setsid", "unbuffer", "xargs",
-    ];
-    /// Interpreters whose first operand is a script, without a version suffix
-    /// (`python3.11` is `python`).
-    const INTERPRETERS: &'static [&'static str] = &[
-        "sh",
-        "bash",
-        "dash",
-        "zsh",
-        "ksh",
-        "mksh",
-        "yash",
-        "fish",
-        "csh",
-        "tcsh",
-        "python",
-        "pypy",
-        "node",
-        "nodejs",
-        "deno",
-        "bun",
-        "tsx",
-        "ts-node",
-        "perl",
-        "ruby",
-        "php",
-        "lua",
-        "luajit",
-        "tclsh",
-        "wish",
-        "Rscript",
-        "julia",
-        "osascript",
-        "pwsh",
-    ];
-    /// Programs whose `-f FILE` / `--file=FILE` is code they run.
-    const FILE_OPTION_PROGRAMS: &'static [&'static str] = &[
-        "make", "gmake", "bmake", "awk", "gawk", "mawk", "nawk", "sed",
-    ];
-
-    /// The file spelling in piece `p` that is code, if any; advances the state.
-    fn step<'p>(&mut self, kind: Piece, p: &'p str) -> Option<&'p str> {
-        match kind {
-            Piece::Input => return Some(p),
-            Piece::Start => self.state = ReadState::Program,
-            Piece::Word => {}
-        }
-        match self.state {
-            ReadState::Program => {
-                let name = p.rsplit('/').next().unwrap_or(p);
-                let assignment = p.split_once('=').is_some_and(|(n, _)| {
-                    !n.is_empty() && n.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
-                });
-                let version = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-                self.state = if assignment || p.starts_with('-') || Self::WRAPPERS.contains(&name) {
-                    ReadState::Program
-                } else if name == "timeout" {
-                    ReadState::WrapperArg
-                } else if p == "." || p == "source" {
-                    ReadState::File { back: Back::Args }
-                } else if Self::INTERPRETERS.contains(&version) {
-                    ReadState::Interpreter {
-                        run_word: matches!(name, "deno" | "bun"),
-                    }
-                } else if Self::FILE_OPTION_PROGRAMS.contains(&name) {
-                    ReadState::FileOptions
-                } else {
-                    ReadState::Args
-                };
-                None
-            }
-            ReadState::WrapperArg => {
-                if !p.starts_with('-') {
-                    self.state = ReadState::Program;
-                }
-                None
-            }
-            ReadState::Interpreter { run_word } => {
-                if matches!(
-                    p,
-                    "-c" | "-e" | "-E" | "-m" | "-p" | "--eval" | "--print" | "--command"
-                ) {
-                    self.state = ReadState::Args;
-                    None
-                } else if matches!(p, "--rcfile" | "--init-file" | "-f" | "--file" | "-S") {
-                    self.state = ReadState::File {
-                        back: Back::Interpreter,
-                    };
-                    None
-                } else if matches!(
-                    p,
-                    "-W" | "-X"
-                        | "-I"
-                        | "-M"
-                        | "-r"
-                        | "-o"
-                        | "-O"
-                        | "+O"
-                        | "+o"
-                        | "--require"
-                        | "--import"
-                        | "--loader"
-                ) {
-                    self.state = ReadState::OptionArg;
-                    None
-                } else if p.starts_with(['-', '+']) || (run_word && p == "run") {
-                    None
-                } else {
-                    self.state = ReadState::Args;
-                    Some(p)
-                }
-            }
-            ReadState::OptionArg => {
-                self.state = ReadState::Interpreter { run_word: false };
-                None
-            }
-            ReadState::File { back } => {
-                self.state = match back {
-                    Back::Interpreter => ReadState::Interpreter { run_word: false },
-                    Back::FileOptions => ReadState::FileOptions,
-                    Back::Args => ReadState::Args,
-                };
-                Some(p)
-            }
-            ReadState::FileOptions => {
-                if matches!(p, "-f" | "--file" | "--makefile") {
-                    self.state = ReadState::File {
-                        back: Back::FileOptions,
-                    };
-                    None
-                } else if let Some(f) = p
-                    .strip_prefix("--file=")
-                    .or_else(|| p.strip_prefix("--makefile="))
-                    .or_else(|| p.strip_prefix("-f").filter(|f| !f.is_empty()))
-                {
-                    Some(f)
-                } else {
-                    None
-                }
-            }
-            ReadState::Args => None,
-        }
-    }
-}
-
-/// The paths a word with glob characters names as `sh` expands it: the entries of its
-/// directory (listed through `fs`) that match its last component, and that directory
-/// itself when the word names one other than `base`, so a match made later cannot appear
-/// (attack pass 55 finding: `bash tools/*.sh` was a placeholder named `*.sh`, and a new
-/// `tools/a.sh` ran on the host). A glob in a directory part is taken as spelled.
-fn glob_paths(
-    fs: &dyn FsView,
-    w: &str,
-    base: &Path,
-    homes: &[PathBuf],
-    users: &UserHomes,
-) -> Vec<PathBuf> {
-    let (dir, pattern) = match w.rsplit_once('/') {
-        Some((d, p)) => (Some(d), p),
-        None => (None, w),
-    };
-    let matcher = globset::GlobBuilder::new(pattern)
-        .literal_separator(true)
-        .build()
-        .map(|g| g.compile_matcher());
-    let (false, Ok(matcher)) = (
-        dir.is_some_and(|d| d.contains(['*', '?', '['])) || pattern.is_empty(),
-        matcher,
-    ) else {
-        return word_paths(w, base, homes, users);
-    };
-    let dirs = match dir {
-        Some("") => vec![PathBuf::from("/")],
-        Some(d) => expand_path(d, base, homes, users),
-        None => vec![base.to_path_buf()],
-    };
-    let mut out = Vec::new();
-    for d in dirs {
-        for name in fs.list_dir(&d, 4096) {
-            if matcher.is_match(Path::new(&name)) {
-                out.push(d.join(name));
-            }
-        }
-        if d != base {
-            out.push(d);
-        }
-    }
-    out
+    .command(cmd)
 }
 
 /// The paths one word names: the word, and the part after an `=` (`VAR=/x/y prog`,
 /// `--opt=/x/y`), when it contains `/` or starts with `~/`.
-fn word_paths(w: &str, worktree: &Path, homes: &[PathBuf], users: &UserHomes) -> Vec<PathBuf> {
+pub(super) fn word_paths(
+    w: &str,
+    worktree: &Path,
+    homes: &[PathBuf],
+    users: &UserHomes,
+) -> Vec<PathBuf> {
     std::iter::once(w)
         .chain(w.split_once('=').map(|(_, v)| v))
         .filter(|c| c.contains('/') || c.starts_with("~/"))
@@ -1882,87 +1549,9 @@ fn word_paths(w: &str, worktree: &Path, homes: &[PathBuf], users: &UserHomes) ->
         .collect()
 }
 
-/// `word` with its parameter expansions made as `sh` makes them: `$NAME`, `${NAME}`,
-/// `${NAME:-word}` and `${NAME-word}` from `env` (`HOME` from the first of `homes` when
-/// `env` has none), an unset name expanding to nothing; `${NAME:+word}` and `${NAME+word}`
-/// are the word whatever `env` holds (the host's git may run with NAME set). `None` for what cannot be known
-/// here: positional and special parameters (`$1`, `$@`, `$$`), command substitution,
-/// other `${…}` forms.
-fn shell_expand(word: &str, env: &BTreeMap<String, String>, homes: &[PathBuf]) -> Option<String> {
-    let value = |name: &str| -> Option<String> {
-        env.get(name).cloned().or_else(|| {
-            (name == "HOME")
-                .then(|| homes.first().map(|h| h.to_string_lossy().into_owned()))
-                .flatten()
-        })
-    };
-    let is_name = |n: &str| {
-        n.chars()
-            .next()
-            .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
-            && n.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
-    };
-    let mut out = String::new();
-    let mut rest = word;
-    while let Some(i) = rest.find('$') {
-        out.push_str(&rest[..i]);
-        rest = &rest[i + 1..];
-        if let Some(inner) = rest.strip_prefix('{') {
-            let end = inner.find('}')?;
-            let body = &inner[..end];
-            rest = &inner[end + 1..];
-            let n = body.find(['-', ':', '+']).unwrap_or(body.len());
-            if let Some(alternative) = body[n..]
-                .strip_prefix(":+")
-                .or_else(|| body[n..].strip_prefix('+'))
-            {
-                // `${NAME:+word}`: the word, whether or not NAME is set here; host git
-                // may run with it set (fail closed: the path it names is protected).
-                if !is_name(&body[..n]) {
-                    return None;
-                }
-                out.push_str(alternative);
-                continue;
-            }
-            let (name, default) = match body.find(['-', ':']) {
-                Some(j) => {
-                    let op = &body[j..];
-                    let (unset_only, default) = match op.strip_prefix(":-") {
-                        Some(d) => (false, d),
-                        None => (true, op.strip_prefix('-')?),
-                    };
-                    (&body[..j], Some((unset_only, default)))
-                }
-                None => (body, None),
-            };
-            if !is_name(name) {
-                return None;
-            }
-            let v = value(name);
-            out.push_str(&match (v, default) {
-                (Some(v), Some((false, d))) if v.is_empty() => d.to_string(),
-                (Some(v), _) => v,
-                (None, Some((_, d))) => d.to_string(),
-                (None, None) => String::new(),
-            });
-        } else {
-            let n = rest
-                .find(|c: char| c != '_' && !c.is_ascii_alphanumeric())
-                .unwrap_or(rest.len());
-            let name = &rest[..n];
-            if !is_name(name) {
-                return None;
-            }
-            out.push_str(&value(name).unwrap_or_default());
-            rest = &rest[n..];
-        }
-    }
-    out.push_str(rest);
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::command_line::shell_expand;
     use super::*;
     use crate::paths::MemFs;
 
@@ -1976,7 +1565,8 @@ mod tests {
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
-        let fs = MemFs::new();
+        // An argument counts when it is an existing file.
+        let fs = MemFs::new().file("/opt/tools/c.toml", "");
         let paths = |cmd: &str| command_paths(&fs, cmd, Path::new("/w"), &homes, &env, &|_| None);
         for (cmd, want) in [
             ("\"$HOME/proj/bin/fsmon\"", "/home/u/proj/bin/fsmon"),
@@ -2018,8 +1608,10 @@ mod tests {
         let sub = paths("(cd tools; ./a.sh); ./b.sh");
         assert!(sub.contains(&PathBuf::from("/w/tools/a.sh")), "{sub:?}");
         assert!(sub.contains(&PathBuf::from("/w/b.sh")), "{sub:?}");
-        // Left as spelled (relative to the worktree): positional parameters.
-        assert_eq!(paths("f \"$1/x\""), vec![PathBuf::from("/w/$1/x")]);
+        // A program left as spelled (relative to the worktree): positional parameters. A
+        // missing argument is not code (attack pass 56: no `origin/main` placeholder).
+        assert_eq!(paths("\"$1/x\" y"), vec![PathBuf::from("/w/$1/x")]);
+        assert_eq!(paths("f \"$1/x\""), Vec::<PathBuf>::new());
         assert_eq!(shell_expand("$(id)/x", &env, &homes), None);
     }
 

@@ -219,7 +219,8 @@ fn configured_hooks_path_is_read_only() {
 
 /// Attack pass 55 finding (HIGH): `core.fsmonitor = bash fsmon.sh` (a script with no `/`,
 /// existing or not) and `alias.lint = !python3 lint.py`: the scripts host git would run
-/// stay read-only, and a glob's directory (`bash tools/*.sh`) cannot gain a match.
+/// stay read-only, and a glob's directory (`bash tools/*.sh`) cannot gain a match; `sh -e
+/// x.sh` is a script too, and `origin/main` in an alias is no placeholder (attack pass 56).
 #[test]
 fn interpreter_scripts_named_in_git_config_are_read_only() {
     let Some(s) = git_sandbox() else {
@@ -229,6 +230,16 @@ fn interpreter_scripts_named_in_git_config_are_read_only() {
     git(&s.ws, &["config", "core.fsmonitor", "bash fsmon.sh"]);
     git(&s.ws, &["config", "alias.lint", "!python3 -u lint.py"]);
     git(&s.ws, &["config", "alias.all", "!bash tools/*.sh"]);
+    // Attack pass 56: `-e` is errexit for a shell, and a ref is not a file.
+    git(&s.ws, &["config", "alias.strict", "!sh -e strict.sh"]);
+    git(
+        &s.ws,
+        &[
+            "config",
+            "alias.sync",
+            "!git fetch origin && git reset --hard origin/main",
+        ],
+    );
     write(&s.ws.join("lint.py"), "print('lint')\n");
     write(&s.ws.join("tools/ok.sh"), "echo ok\n");
     let r = resolve_bounded(&s, ctx(&s, &s.ws));
@@ -236,9 +247,20 @@ fn interpreter_scripts_named_in_git_config_are_read_only() {
         &s,
         r,
         "echo 'echo pwned' > fsmon.sh; echo 'print(1)' >> lint.py; \
-         echo 'echo pwned' > tools/new.sh; echo 'echo pwned' >> tools/ok.sh; exit 0",
+         echo 'echo pwned' > tools/new.sh; echo 'echo pwned' >> tools/ok.sh; \
+         echo 'echo pwned' > strict.sh; exit 0",
     );
     assert_ok(&o);
+    assert!(
+        std::fs::read_to_string(s.ws.join("strict.sh"))
+            .unwrap_or_default()
+            .is_empty(),
+        "the `sh -e` script was written"
+    );
+    assert!(
+        !s.ws.join("origin").exists(),
+        "a ref in an alias became a placeholder in the project"
+    );
     assert!(
         std::fs::read_to_string(s.ws.join("fsmon.sh"))
             .unwrap_or_default()

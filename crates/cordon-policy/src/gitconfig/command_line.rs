@@ -1,0 +1,1196 @@
+//! Which files a git command value runs or reads as code (README "Git configuration",
+//! R-P3): the programs of a command line such as `core.fsmonitor = bash tools/fsmon.sh` or
+//! `alias.lint = !python3 -u lint.py`, the scripts its interpreters run, the files their
+//! options name as code, and the lines nested in it (`sh -c "…"`, `env -S "…"`,
+//! `git rebase --exec "…"`, `git -c key=value`). Host git runs these values later, outside
+//! the sandbox, at the worktree's top: every such file inside a writable root is kept
+//! read-only, and one that is missing gets a placeholder so the command cannot create it.
+//!
+//! The reading is a model of `sh`, not `sh` itself: it splits with a shell tokenizer
+//! (`shlex`), knows the operators, keywords, redirections and `cd`, expands the variables
+//! it can know (the environment, assignments made earlier on the line, the worktree for
+//! `$PWD`, `$(pwd)` and `$(git rev-parse --show-toplevel)`), and reads each simple
+//! command through a table of program families ([`FAMILIES`], [`WRAPPERS`], [`RUNNERS`]).
+//! A plain argument (`git diff -- src/`, `sed s/a/b/`) is not code: it is protected only when
+//! it is an existing file, so a ref such as `origin/main` never becomes a placeholder in
+//! the project (attack pass 56: `!git fetch && git reset --hard origin/main` in
+//! `~/.gitconfig` left an untracked `origin/main` in every repository). What a program
+//! finds by itself (`make`'s Makefile, `npm run`'s package.json, modules `python3 -m`
+//! imports from the current directory) is not named by the value and is not protected:
+//! README says so.
+
+use super::{classify, expand_path, value_paths, UserHomes};
+use crate::paths::{Entry, FileKind, FsView};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// How deep nested command lines are read (`sh -c 'sh -c "…"'`).
+const MAX_DEPTH: usize = 4;
+
+/// What reading a command line needs: the host view, the worktree it runs at, the homes
+/// `~/` stands for, the environment its variables come from, and `~user` homes.
+pub(super) struct Reading<'a> {
+    pub(super) fs: &'a dyn FsView,
+    pub(super) worktree: &'a Path,
+    pub(super) homes: &'a [PathBuf],
+    pub(super) env: &'a BTreeMap<String, String>,
+    pub(super) users: &'a UserHomes<'a>,
+}
+
+/// Where a piece of a command line stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// First of a simple command (after an operator or a newline).
+    Start,
+    /// Any later word.
+    Word,
+    /// The word after `<`: what the command reads on its standard input.
+    Input,
+    /// The word after `>`, `>>` or `<<` (an output file or a here-document's delimiter).
+    Output,
+}
+
+/// One piece: where it stands, its text, and the index of the word it was cut from.
+#[derive(Debug, Clone, Copy)]
+struct Piece<'w> {
+    place: Place,
+    text: &'w str,
+    word: usize,
+}
+
+/// What a piece is to the host, as [`Reader::step`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Code<'p> {
+    /// Nothing to protect.
+    Nothing,
+    /// A program run (looked up in `PATH` when it has no `/`).
+    Program(&'p str),
+    /// A file read as code (a script, a sourced file, `make -f`'s file): protected, with a
+    /// placeholder when missing.
+    File(&'p str),
+    /// An argument: protected when it is an existing file (it may be read as code).
+    Arg(&'p str),
+    /// The directory later words are taken from (`cd DIR`, `env -C DIR`).
+    Cd(&'p str),
+    /// The rest of this piece's word, from `usize` bytes into the piece, is a command line.
+    Line(usize),
+    /// The rest of this piece's word is `key=value` configuration for git (`git -c`).
+    GitConfig,
+}
+
+/// A program family: how its options and operands are read.
+#[derive(Debug)]
+struct Family {
+    /// Program names without a version suffix (`python3.11` is `python`).
+    names: &'static [&'static str],
+    /// Options after which the program runs code given on the command line, not a file.
+    stop: &'static [&'static str],
+    /// Whether that code is a shell command line (read as one) rather than another language.
+    stop_is_shell: bool,
+    /// Letters that, inside a single-dash cluster (`-ec`, `-uc`), mean the same as `stop`.
+    stop_letters: &'static str,
+    /// Options that take a value that is not code.
+    arg: &'static [&'static str],
+    /// Options that take a file that is code (`--rcfile`, `-f`, `--require`).
+    file: &'static [&'static str],
+    /// A letter that ends a cluster whose value is a file (`make -sf x.mk`, `sed -nf x.sed`).
+    file_letter: Option<char>,
+    /// Whether the first operand is a script the program runs.
+    script: bool,
+    /// Subcommand words before the script (`deno run`, `go run`).
+    sub: &'static [&'static str],
+    /// Whether the script only comes after a subcommand word (`go run main.go`).
+    sub_required: bool,
+}
+
+impl Family {
+    const fn new(names: &'static [&'static str]) -> Family {
+        Family {
+            names,
+            stop: &[],
+            stop_is_shell: false,
+            stop_letters: "",
+            arg: &[],
+            file: &[],
+            file_letter: None,
+            script: true,
+            sub: &[],
+            sub_required: false,
+        }
+    }
+}
+
+/// The programs whose command lines [`Reader`] reads option by option.
+const FAMILIES: &[Family] = &[
+    Family {
+        stop: &["-c", "--command"],
+        stop_is_shell: true,
+        stop_letters: "c",
+        arg: &["-o", "+o", "-O", "+O"],
+        file: &["--rcfile", "--init-file"],
+        ..Family::new(&[
+            "sh", "bash", "dash", "zsh", "ksh", "mksh", "yash", "fish", "csh", "tcsh", "ash",
+        ])
+    },
+    Family {
+        stop: &["-c", "-m"],
+        stop_letters: "cm",
+        arg: &["-W", "-X", "--check-hash-based-pycs"],
+        ..Family::new(&["python", "pypy"])
+    },
+    Family {
+        stop: &["-e", "--eval", "-p", "--print"],
+        arg: &[
+            "-C",
+            "--conditions",
+            "--input-type",
+            "--inspect-port",
+            "--title",
+            "--stack-size",
+        ],
+        file: &[
+            "-r",
+            "--require",
+            "--import",
+            "--loader",
+            "--experimental-loader",
+            "--env-file",
+            "--config",
+            "-c",
+        ],
+        sub: &["run"],
+        ..Family::new(&["node", "nodejs", "tsx", "ts-node", "bun", "deno"])
+    },
+    Family {
+        stop: &["-e", "-E"],
+        stop_letters: "eE",
+        arg: &["-I", "-M", "-m"],
+        ..Family::new(&["perl"])
+    },
+    Family {
+        stop: &["-e"],
+        stop_letters: "e",
+        arg: &["-I", "-r", "-C", "-E"],
+        ..Family::new(&["ruby", "jruby"])
+    },
+    Family {
+        stop: &["-r"],
+        arg: &["-d", "-z"],
+        file: &["-f", "-c"],
+        ..Family::new(&["php"])
+    },
+    Family {
+        stop: &["-e"],
+        arg: &["-l"],
+        ..Family::new(&["lua", "luajit"])
+    },
+    Family {
+        stop: &["-e", "-E"],
+        arg: &["-t", "-p", "--project"],
+        file: &["-L", "--load"],
+        ..Family::new(&["julia"])
+    },
+    Family {
+        stop: &["-c"],
+        file: &["-f"],
+        ..Family::new(&["tclsh", "wish", "expect"])
+    },
+    Family {
+        stop: &["-e"],
+        ..Family::new(&["Rscript", "osascript", "elixir"])
+    },
+    Family {
+        stop: &["-Command", "-command", "-c"],
+        arg: &["-ExecutionPolicy", "-ep", "-WorkingDirectory", "-wd"],
+        file: &["-File", "-file", "-f"],
+        ..Family::new(&["pwsh", "powershell"])
+    },
+    Family {
+        sub: &["run"],
+        sub_required: true,
+        ..Family::new(&["go"])
+    },
+    Family {
+        arg: &["--cmd", "-c"],
+        file: &["-S", "-u", "-l"],
+        script: false,
+        ..Family::new(&["vim", "vi", "nvim", "gvim", "view"])
+    },
+    Family {
+        arg: &["--eval"],
+        file: &["--script", "-l", "--load"],
+        script: false,
+        ..Family::new(&["emacs"])
+    },
+    Family {
+        file: &["-k", "--lesskey-file"],
+        script: false,
+        ..Family::new(&["less"])
+    },
+    Family {
+        arg: &[
+            "-p", "-l", "-J", "-L", "-R", "-D", "-b", "-c", "-e", "-m", "-O", "-Q", "-S", "-W",
+            "-w", "-E", "-B", "-I", "-o",
+        ],
+        file: &["-F", "-i"],
+        script: false,
+        ..Family::new(&["ssh"])
+    },
+    Family {
+        arg: &["-C", "-j", "-l", "-o", "-W", "-I"],
+        file: &["-f", "--file", "--makefile"],
+        file_letter: Some('f'),
+        script: false,
+        ..Family::new(&["make", "gmake", "bmake"])
+    },
+    Family {
+        arg: &["-F", "-v"],
+        file: &["-f", "--file", "-i", "--include", "-E", "--exec"],
+        file_letter: Some('f'),
+        script: false,
+        ..Family::new(&["awk", "gawk", "mawk", "nawk"])
+    },
+    Family {
+        arg: &["-e", "--expression", "-l"],
+        file: &["-f", "--file"],
+        file_letter: Some('f'),
+        script: false,
+        ..Family::new(&["sed", "gsed"])
+    },
+];
+
+/// A program that runs the command after its own options and operands.
+#[derive(Debug)]
+struct Wrapper {
+    names: &'static [&'static str],
+    /// Options that take a value.
+    arg: &'static [&'static str],
+    /// Operands before the command (`timeout 5`, `flock .lock`).
+    operands: u8,
+    /// Options whose value is a command line (`env -S`, `nix-shell --run`).
+    line: &'static [&'static str],
+    /// Options whose value is the command's directory (`env -C`).
+    cd: &'static [&'static str],
+}
+
+impl Wrapper {
+    const fn new(names: &'static [&'static str]) -> Wrapper {
+        Wrapper {
+            names,
+            arg: &[],
+            operands: 0,
+            line: &[],
+            cd: &[],
+        }
+    }
+}
+
+/// Programs that run the command after them.
+const WRAPPERS: &[Wrapper] = &[
+    Wrapper {
+        arg: &["-u", "--unset"],
+        line: &["-S", "--split-string"],
+        cd: &["-C", "--chdir"],
+        ..Wrapper::new(&["env"])
+    },
+    Wrapper {
+        arg: &["-a"],
+        ..Wrapper::new(&["exec"])
+    },
+    Wrapper::new(&[
+        "command", "builtin", "nohup", "setsid", "unbuffer", "busybox", "coproc",
+    ]),
+    Wrapper {
+        arg: &["-f", "-o"],
+        ..Wrapper::new(&["time"])
+    },
+    Wrapper {
+        arg: &[
+            "-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group",
+        ],
+        ..Wrapper::new(&["sudo", "doas"])
+    },
+    Wrapper {
+        arg: &["-n", "--adjustment"],
+        ..Wrapper::new(&["nice"])
+    },
+    Wrapper {
+        arg: &["-c", "-n", "-p", "-P", "-u", "--class", "--classdata"],
+        ..Wrapper::new(&["ionice"])
+    },
+    Wrapper {
+        arg: &["-i", "-o", "-e"],
+        ..Wrapper::new(&["stdbuf"])
+    },
+    Wrapper {
+        arg: &["-s", "-k", "--signal", "--kill-after"],
+        operands: 1,
+        ..Wrapper::new(&["timeout"])
+    },
+    Wrapper {
+        arg: &["-w", "-E", "--timeout", "--conflict-exit-code"],
+        operands: 1,
+        ..Wrapper::new(&["flock"])
+    },
+    Wrapper {
+        operands: 1,
+        ..Wrapper::new(&["chrt", "taskset"])
+    },
+    Wrapper {
+        arg: &[
+            "-o", "-e", "-p", "-s", "-u", "-P", "-I", "-b", "-a", "-E", "-X",
+        ],
+        ..Wrapper::new(&["strace", "ltrace"])
+    },
+    Wrapper {
+        arg: &["-I", "-n", "-P", "-d", "-a", "-L", "-s", "-E", "-i"],
+        ..Wrapper::new(&["xargs"])
+    },
+    Wrapper {
+        arg: &["-n", "--interval"],
+        ..Wrapper::new(&["watch"])
+    },
+    Wrapper {
+        arg: &["-p", "-I", "-A", "--packages"],
+        line: &["--run", "--command"],
+        ..Wrapper::new(&["nix-shell"])
+    },
+];
+
+/// Tools whose subcommand runs a program or script named after it (`uv run x.py`,
+/// `npx tsx x.ts`, `direnv exec DIR cmd`).
+const RUNNERS: &[(&[&str], &[&str], u8)] = &[
+    (
+        &["uv", "poetry", "pipenv", "pdm", "hatch", "rye"],
+        &["run"],
+        0,
+    ),
+    (&["npx", "bunx", "pnpx"], &[], 0),
+    (&["pnpm", "yarn"], &["exec", "dlx"], 0),
+    (&["direnv"], &["exec"], 1),
+];
+
+/// Shell words that come before a command without being one.
+const KEYWORDS: &[&str] = &[
+    "if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "time", "fi", "done",
+];
+
+/// Variables whose value names a file the shell or git reads as code.
+const CODE_VARIABLES: &[&str] = &[
+    "BASH_ENV",
+    "ENV",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG",
+];
+
+/// Reading state of one simple command.
+#[derive(Debug, Clone, Copy, Default)]
+enum State {
+    /// Looking for the program (after assignments, keywords and wrappers).
+    #[default]
+    Program,
+    /// A wrapper's options and operands (`seen` operands so far), then its command.
+    Wrapper(&'static Wrapper, u8),
+    /// A runner before its subcommand (`true`) or after it (operands seen).
+    Runner(&'static [&'static str], u8, bool),
+    /// An interpreter's options, then its script.
+    Family(&'static Family, bool),
+    /// `git`'s own options and the subcommand's (`-c`, `--exec`).
+    Git,
+    /// `cd`'s options, then its directory.
+    Cd,
+    /// `eval`'s words: each is a command line.
+    Eval,
+    /// The rest are arguments.
+    Args,
+}
+
+/// What the next word is to the option before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pending {
+    Skip,
+    File,
+    Line,
+    Cd,
+    GitConfig,
+    SshOption,
+}
+
+/// Reads one command line piece by piece (see the module docs).
+#[derive(Debug, Default)]
+struct Reader {
+    state: State,
+    pending: Option<Pending>,
+    /// The family of the current simple command's program, if it reads code on stdin.
+    reads_stdin: bool,
+    /// Directories a `PATH=…` assignment on this line put before the rest.
+    path_dirs: Vec<String>,
+}
+
+/// The name a program is known by: its last component, without a `-dbg` or version
+/// suffix (`/usr/bin/python3.11` is `python`).
+fn family_name(p: &str) -> &str {
+    let name = p.rsplit('/').next().unwrap_or(p);
+    let name = name.strip_suffix("-dbg").unwrap_or(name);
+    name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.')
+}
+
+/// `NAME=value` with a valid shell name: `(NAME, value)`.
+fn assignment(p: &str) -> Option<(&str, &str)> {
+    let (n, v) = p.split_once('=')?;
+    (n.chars()
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && n.chars().all(|c| c == '_' || c.is_ascii_alphanumeric()))
+    .then_some((n, v))
+}
+
+/// A single-dash option cluster (`-ec`), not `--long`, `-` or a negative number.
+fn cluster(p: &str) -> Option<&str> {
+    p.strip_prefix('-').filter(|r| {
+        !r.is_empty() && !r.starts_with('-') && !r.starts_with(|c: char| c.is_ascii_digit())
+    })
+}
+
+impl Reader {
+    /// What piece `p` (at `place`) is, advancing the state.
+    fn step<'p>(&mut self, place: Place, p: &'p str) -> Code<'p> {
+        match place {
+            // What an interpreter reads on stdin is code (`sh < x.sh`); `grep foo < README`
+            // is not (attack pass 56: README became read-only).
+            Place::Input if self.reads_stdin => return Code::File(p),
+            Place::Input => return Code::Nothing,
+            Place::Output => return Code::Nothing,
+            Place::Start => {
+                self.state = State::Program;
+                self.pending = None;
+                self.reads_stdin = false;
+            }
+            Place::Word => {}
+        }
+        if let Some(pending) = self.pending.take() {
+            return match pending {
+                Pending::Skip => Code::Nothing,
+                Pending::File => Code::File(p),
+                Pending::Line => Code::Line(0),
+                Pending::Cd => Code::Cd(p),
+                Pending::GitConfig => Code::GitConfig,
+                Pending::SshOption => ssh_option(p, 0),
+            };
+        }
+        match self.state {
+            State::Program => self.program(p),
+            State::Wrapper(w, seen) => {
+                if let Some((name, value)) = assignment(p) {
+                    return self.assign(name, value);
+                }
+                if w.arg.contains(&p) {
+                    self.pending = Some(Pending::Skip);
+                } else if w.line.contains(&p) {
+                    self.pending = Some(Pending::Line);
+                } else if w.cd.contains(&p) {
+                    self.pending = Some(Pending::Cd);
+                } else if let Some(n) = w
+                    .line
+                    .iter()
+                    .find(|o| o.len() == 2 && p.len() > 2 && p.starts_with(*o))
+                {
+                    return Code::Line(n.len());
+                } else if p.starts_with('-') {
+                } else if seen < w.operands {
+                    self.state = State::Wrapper(w, seen + 1);
+                } else {
+                    self.state = State::Program;
+                    return self.program(p);
+                }
+                Code::Nothing
+            }
+            State::Runner(subs, operands, before_sub) => {
+                if p.starts_with('-') {
+                    Code::Nothing
+                } else if before_sub {
+                    self.state = if subs.contains(&p) {
+                        State::Runner(subs, operands, false)
+                    } else {
+                        State::Args
+                    };
+                    Code::Nothing
+                } else if operands > 0 {
+                    self.state = State::Runner(subs, operands - 1, false);
+                    Code::Nothing
+                } else if p.contains('.') && !p.contains('/') {
+                    // `uv run x.py`: a script, not a program on PATH.
+                    self.state = State::Args;
+                    Code::File(p)
+                } else {
+                    self.state = State::Program;
+                    self.program(p)
+                }
+            }
+            State::Family(f, before_sub) => self.family(f, before_sub, p),
+            State::Git => {
+                match p {
+                    "-c" => self.pending = Some(Pending::GitConfig),
+                    "-C" | "--git-dir" | "--work-tree" | "--namespace" => {
+                        self.pending = Some(Pending::Skip)
+                    }
+                    "--exec" | "-x" | "--extcmd" => self.pending = Some(Pending::Line),
+                    "run" | "foreach" => self.state = State::Program,
+                    _ => {
+                        for o in ["--exec=", "--extcmd="] {
+                            if p.starts_with(o) {
+                                return Code::Line(o.len());
+                            }
+                        }
+                    }
+                }
+                Code::Nothing
+            }
+            State::Cd => {
+                if p.starts_with('-') && p != "-" {
+                    Code::Nothing
+                } else {
+                    self.state = State::Args;
+                    Code::Cd(p)
+                }
+            }
+            State::Eval => Code::Line(0),
+            State::Args => Code::Arg(p),
+        }
+    }
+
+    /// A piece in program position.
+    fn program<'p>(&mut self, p: &'p str) -> Code<'p> {
+        if let Some((name, value)) = assignment(p) {
+            return self.assign(name, value);
+        }
+        if KEYWORDS.contains(&p) {
+            return Code::Nothing;
+        }
+        if p == "." || p == "source" {
+            self.state = State::Args;
+            self.pending = Some(Pending::File);
+            return Code::Nothing;
+        }
+        let name = family_name(p);
+        let base = p.rsplit('/').next().unwrap_or(p);
+        self.state = if matches!(p, "cd" | "pushd") {
+            State::Cd
+        } else if p == "eval" {
+            State::Eval
+        } else if let Some(w) = WRAPPERS.iter().find(|w| w.names.contains(&base)) {
+            State::Wrapper(w, 0)
+        } else if base == "git" {
+            State::Git
+        } else if let Some(f) = FAMILIES.iter().find(|f| f.names.contains(&name)) {
+            self.reads_stdin = f.script;
+            State::Family(f, !f.sub.is_empty())
+        } else if let Some((_, subs, n)) = RUNNERS.iter().find(|(ns, _, _)| ns.contains(&base)) {
+            State::Runner(subs, *n, !subs.is_empty())
+        } else {
+            State::Args
+        };
+        Code::Program(p)
+    }
+
+    /// `NAME=value` before a command: `PATH` entries are remembered for the programs
+    /// after it; a variable naming a code file protects that file.
+    fn assign<'p>(&mut self, name: &str, value: &'p str) -> Code<'p> {
+        if name == "PATH" {
+            self.path_dirs = value
+                .split(':')
+                .filter(|d| !d.is_empty())
+                .map(str::to_string)
+                .collect();
+            Code::Nothing
+        } else if CODE_VARIABLES.contains(&name) {
+            Code::File(value)
+        } else {
+            Code::Nothing
+        }
+    }
+
+    /// A piece after an interpreter or a program whose options name code files.
+    fn family<'p>(&mut self, f: &'static Family, before_sub: bool, p: &'p str) -> Code<'p> {
+        if f.stop.contains(&p)
+            || cluster(p).is_some_and(|c| c.chars().any(|l| f.stop_letters.contains(l)))
+        {
+            self.state = State::Args;
+            self.reads_stdin = false;
+            if f.stop_is_shell {
+                self.pending = Some(Pending::Line);
+            }
+            return Code::Nothing;
+        }
+        if f.names.contains(&"ssh") && p == "-o" {
+            self.pending = Some(Pending::SshOption);
+            return Code::Nothing;
+        }
+        if f.names.contains(&"ssh") && p.starts_with("-o") {
+            return ssh_option(p, 2);
+        }
+        if f.arg.contains(&p) {
+            self.pending = Some(Pending::Skip);
+            return Code::Nothing;
+        }
+        if f.file.contains(&p) {
+            self.pending = Some(Pending::File);
+            return Code::Nothing;
+        }
+        if let Some((o, v)) = p.split_once('=') {
+            if f.file.contains(&o) {
+                return Code::File(v);
+            }
+        }
+        if let (Some(l), Some(c)) = (f.file_letter, cluster(p)) {
+            if let Some(i) = c.find(l) {
+                let rest = &c[i + 1..];
+                if rest.is_empty() {
+                    self.pending = Some(Pending::File);
+                    return Code::Nothing;
+                }
+                return Code::File(rest);
+            }
+        }
+        if p.starts_with('-') || (p.starts_with('+') && f.stop_is_shell) {
+            return Code::Nothing;
+        }
+        if before_sub && f.sub.contains(&p) {
+            self.state = State::Family(f, false);
+            return Code::Nothing;
+        }
+        if f.script && !(before_sub && f.sub_required) {
+            self.state = State::Args;
+            self.reads_stdin = false;
+            return Code::File(p);
+        }
+        if before_sub && f.sub_required {
+            self.state = State::Args;
+        }
+        Code::Arg(p)
+    }
+}
+
+/// An ssh `-o` value at byte `at` of `p`: `ProxyCommand=…`/`LocalCommand=…` is a command
+/// line, `…File=` (`IdentityFile`, `UserKnownHostsFile`, `Include`) a file.
+fn ssh_option(p: &str, at: usize) -> Code<'_> {
+    let o = &p[at..];
+    let Some((key, _)) = o.split_once(['=', ' ']) else {
+        return Code::Nothing;
+    };
+    let key = key.to_ascii_lowercase();
+    if matches!(
+        key.as_str(),
+        "proxycommand" | "localcommand" | "knownhostscommand"
+    ) {
+        Code::Line(at + key.len() + 1)
+    } else if key.ends_with("file") || key == "include" {
+        Code::File(&o[key.len() + 1..])
+    } else {
+        Code::Nothing
+    }
+}
+
+impl Reading<'_> {
+    /// Every file the command line `cmd` runs or reads as code, as `sh -c` at the worktree
+    /// would (absolute, lexically normal; sorted).
+    pub(super) fn command(&self, cmd: &str) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        self.line(cmd, &[self.worktree.to_path_buf()], 0, &mut out);
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Every such file of an alias that is not a shell command (`rebase --exec CMD`,
+    /// `-c core.hooksPath=…`): read as `git VALUE`.
+    pub(super) fn git_arguments(&self, args: &str) -> Vec<PathBuf> {
+        self.command(&format!("git {args}"))
+    }
+
+    /// Reads `cmd` with `bases` as the directories it runs in, at nesting `depth`.
+    fn line(&self, cmd: &str, bases_in: &[PathBuf], depth: usize, out: &mut Vec<PathBuf>) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        let top = self.worktree.to_string_lossy();
+        // A newline separates commands (attack pass 56: `!true\nbash x.sh`), as `;` does.
+        let mut cmd = cmd.replace(['\n', '\r'], " ; ");
+        for spelling in [
+            "$(git rev-parse --show-toplevel)",
+            "`git rev-parse --show-toplevel`",
+            "$(pwd)",
+            "`pwd`",
+            "${PWD}",
+            "$PWD",
+        ] {
+            cmd = cmd.replace(spelling, &top);
+        }
+        let words = shlex::split(&cmd)
+            .unwrap_or_else(|| cmd.split_whitespace().map(str::to_string).collect());
+        // Variables: the environment, and what the line assigns before (`S=x.sh; sh "$S"`).
+        let mut env = self.env.clone();
+        let words: Vec<String> = words
+            .into_iter()
+            .map(|w| {
+                let v = if w.contains('$') {
+                    shell_expand(&w, &env, self.homes).unwrap_or(w)
+                } else {
+                    w
+                };
+                if let Some((n, value)) = assignment(&v) {
+                    env.insert(n.to_string(), value.to_string());
+                }
+                v
+            })
+            .collect();
+        let pieces = pieces(&words);
+        // A `cd DIR` moves where the words after it are. In a line with a subshell (`(cd
+        // a); ./x`) a word is taken from every directory the line was in, before and after.
+        let subshell = cmd.contains('(');
+        let mut bases = bases_in.to_vec();
+        let mut reader = Reader::default();
+        let mut skip_word = None;
+        for pc in &pieces {
+            if skip_word == Some(pc.word) {
+                continue;
+            }
+            // The rest of this piece's word, from `at` bytes into the piece.
+            let rest = |at: usize| {
+                let w = &words[pc.word];
+                let start = pc.text.as_ptr() as usize - w.as_ptr() as usize;
+                w.get(start + at..).unwrap_or("")
+            };
+            match reader.step(pc.place, pc.text) {
+                Code::Nothing => {}
+                Code::Program(p) => {
+                    if p.contains('/') || p.starts_with('~') {
+                        self.code_file(p, &bases, out);
+                    } else {
+                        for d in &reader.path_dirs {
+                            self.code_file(&format!("{d}/{p}"), &bases, out);
+                        }
+                    }
+                }
+                Code::File(f) => self.code_file(f, &bases, out),
+                Code::Arg(a) => {
+                    for b in &bases {
+                        for p in super::word_paths(a, b, self.homes, self.users) {
+                            let file = match self.fs.entry(&p) {
+                                Some(Entry::Kind(k)) => k != FileKind::Dir,
+                                Some(Entry::Link(_)) => true,
+                                None => false,
+                            };
+                            if file {
+                                out.push(p);
+                            }
+                        }
+                    }
+                }
+                Code::Cd(d) => {
+                    let moved: Vec<PathBuf> = bases
+                        .iter()
+                        .flat_map(|b| expand_path(d, b, self.homes, self.users))
+                        .collect();
+                    if subshell {
+                        bases.extend(moved);
+                    } else {
+                        bases = moved;
+                    }
+                    bases.dedup();
+                }
+                Code::Line(at) => {
+                    self.line(rest(at), &bases, depth + 1, out);
+                    skip_word = Some(pc.word);
+                }
+                Code::GitConfig => {
+                    self.git_config(rest(0), depth, out);
+                    skip_word = Some(pc.word);
+                }
+            }
+        }
+    }
+
+    /// A file that is code, spelled `f` (a glob names its matches): protected whether or
+    /// not it exists.
+    fn code_file(&self, f: &str, bases: &[PathBuf], out: &mut Vec<PathBuf>) {
+        if f.is_empty() {
+            return;
+        }
+        for b in bases {
+            if f.contains(['*', '?', '[']) {
+                out.extend(glob_paths(self.fs, f, b, self.homes, self.users));
+            } else {
+                out.extend(expand_path(f, b, self.homes, self.users));
+            }
+        }
+    }
+
+    /// `git -c key=value`: the value read as the same key in a configuration file.
+    fn git_config(&self, kv: &str, depth: usize, out: &mut Vec<PathBuf>) {
+        let Some((key, value)) = kv.split_once('=') else {
+            return;
+        };
+        let Some((section, rest)) = key.split_once('.') else {
+            return;
+        };
+        let (sub, name) = match rest.rsplit_once('.') {
+            Some((sub, name)) => (Some(sub), name),
+            None => (None, rest),
+        };
+        if depth >= MAX_DEPTH {
+            return;
+        }
+        if let Some((kind, _)) = classify(&section.to_ascii_lowercase(), sub, name) {
+            out.extend(value_paths(
+                self.fs,
+                kind,
+                value,
+                self.worktree,
+                self.worktree,
+                self.homes,
+                self.env,
+                self.users,
+            ));
+        }
+    }
+}
+
+/// The pieces of a command line's words: each word cut at shell operators stuck to it
+/// (`a&&b`, `(b)`, `b;c`) and at blanks (a quoted `-c` string holds them), each piece
+/// knowing whether it starts a simple command or follows a redirection. A file-descriptor
+/// number before a redirection (`2>/dev/null`) is not a piece, nor is `&` in `>&2`.
+fn pieces(words: &[String]) -> Vec<Piece<'_>> {
+    let mut out = Vec::new();
+    let mut next = Place::Start;
+    for (i, v) in words.iter().enumerate() {
+        let mut start = 0;
+        let mut prev = ' ';
+        let mut chars = v.char_indices().peekable();
+        while let Some((k, c)) = chars.next() {
+            let redirect = matches!(c, '<' | '>');
+            let op = matches!(c, ';' | '&' | '|' | '(' | ')' | '`' | '{' | '}')
+                && !(c == '&' && matches!(prev, '<' | '>'));
+            if op || redirect || c.is_whitespace() {
+                let piece = &v[start..k];
+                let fd = redirect && piece.chars().all(|d| d.is_ascii_digit());
+                if !piece.is_empty() && !fd {
+                    out.push(Piece {
+                        place: next,
+                        text: piece,
+                        word: i,
+                    });
+                    next = Place::Word;
+                }
+                if op {
+                    next = Place::Start;
+                } else if c == '<' {
+                    next = if chars.peek().is_some_and(|(_, n)| *n == '<') {
+                        Place::Output
+                    } else if prev == '<' {
+                        next
+                    } else {
+                        Place::Input
+                    };
+                } else if c == '>' {
+                    next = Place::Output;
+                }
+                start = k + c.len_utf8();
+            }
+            prev = c;
+        }
+        if start < v.len() {
+            out.push(Piece {
+                place: next,
+                text: &v[start..],
+                word: i,
+            });
+            next = Place::Word;
+        }
+    }
+    out
+}
+
+/// The paths a word with glob characters names as `sh` expands it: the entries of its
+/// directory (listed through `fs`) that match its last component, and that directory
+/// itself when the word names one other than `base`, so a match made later cannot appear
+/// (attack pass 55: `bash tools/*.sh` was a placeholder named `*.sh`, and a new
+/// `tools/a.sh` ran on the host). A glob in a directory part (`tools/*/run.sh`) protects
+/// the directory before it, when that is not `base`.
+fn glob_paths(
+    fs: &dyn FsView,
+    w: &str,
+    base: &Path,
+    homes: &[PathBuf],
+    users: &UserHomes,
+) -> Vec<PathBuf> {
+    let (dir, pattern) = match w.rsplit_once('/') {
+        Some((d, p)) => (Some(d), p),
+        None => (None, w),
+    };
+    if let Some(d) = dir.filter(|d| d.contains(['*', '?', '['])) {
+        // Up to the first component with a glob.
+        let fixed: Vec<&str> = d
+            .split('/')
+            .take_while(|c| !c.contains(['*', '?', '[']))
+            .collect();
+        let fixed = fixed.join("/");
+        return match fixed.as_str() {
+            "" if d.starts_with('/') => Vec::new(),
+            "" => Vec::new(),
+            f => expand_path(f, base, homes, users)
+                .into_iter()
+                .filter(|p| p != base)
+                .collect(),
+        };
+    }
+    let Ok(matcher) = globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map(|g| g.compile_matcher())
+    else {
+        return Vec::new();
+    };
+    let dirs = match dir {
+        Some("") => vec![PathBuf::from("/")],
+        Some(d) => expand_path(d, base, homes, users),
+        None => vec![base.to_path_buf()],
+    };
+    let mut out = Vec::new();
+    for d in dirs {
+        for name in fs.list_dir(&d, 4096) {
+            if matcher.is_match(Path::new(&name)) {
+                out.push(d.join(name));
+            }
+        }
+        if d != base {
+            out.push(d);
+        }
+    }
+    out
+}
+
+/// `word` with its parameter expansions made as `sh` makes them: `$NAME`, `${NAME}`,
+/// `${NAME:-word}`, `${NAME-word}`, `${NAME:=word}` and `${NAME=word}` from `env`
+/// (`HOME` from the first of `homes` when `env` has none), an unset name expanding to
+/// nothing; `${NAME:+word}` and `${NAME+word}` are the word whatever `env` holds (the
+/// host's git may run with NAME set), `${NAME:?…}` is NAME's value. `None` for what cannot
+/// be known here: positional and special parameters (`$1`, `$@`, `$$`), command
+/// substitution, other `${…}` forms.
+pub(super) fn shell_expand(
+    word: &str,
+    env: &BTreeMap<String, String>,
+    homes: &[PathBuf],
+) -> Option<String> {
+    let value = |name: &str| -> Option<String> {
+        env.get(name).cloned().or_else(|| {
+            (name == "HOME")
+                .then(|| homes.first().map(|h| h.to_string_lossy().into_owned()))
+                .flatten()
+        })
+    };
+    let is_name = |n: &str| assignment(&format!("{n}=")).is_some();
+    let mut out = String::new();
+    let mut rest = word;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i + 1..];
+        if let Some(inner) = rest.strip_prefix('{') {
+            let end = inner.find('}')?;
+            let body = &inner[..end];
+            rest = &inner[end + 1..];
+            let n = body.find(['-', ':', '+', '=', '?']).unwrap_or(body.len());
+            let (name, op) = body.split_at(n);
+            if !is_name(name) {
+                return None;
+            }
+            let v = value(name);
+            let set = v.is_some();
+            let nonempty = v.as_deref().is_some_and(|v| !v.is_empty());
+            let v = v.unwrap_or_default();
+            let pick = |colon: bool, word: &str| {
+                if (colon && nonempty) || (!colon && set) {
+                    v.clone()
+                } else {
+                    word.to_string()
+                }
+            };
+            out.push_str(&match op {
+                "" => v.clone(),
+                o if o.starts_with(":+") => o[2..].to_string(),
+                o if o.starts_with('+') => o[1..].to_string(),
+                o if o.starts_with(":-") || o.starts_with(":=") => pick(true, &o[2..]),
+                o if o.starts_with('-') || o.starts_with('=') => pick(false, &o[1..]),
+                o if o.starts_with(":?") || o.starts_with('?') => v.clone(),
+                _ => return None,
+            });
+        } else {
+            let n = rest
+                .find(|c: char| c != '_' && !c.is_ascii_alphanumeric())
+                .unwrap_or(rest.len());
+            let name = &rest[..n];
+            if !is_name(name) {
+                return None;
+            }
+            out.push_str(&value(name).unwrap_or_default());
+            rest = &rest[n..];
+        }
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::MemFs;
+
+    fn reading_of<'a>(fs: &'a MemFs, env: &'a BTreeMap<String, String>) -> Reading<'a> {
+        Reading {
+            fs,
+            worktree: Path::new("/w"),
+            homes: &[],
+            env,
+            users: &|_| None,
+        }
+    }
+
+    /// Attack pass 56: each way a command value ran a file the command could write, and
+    /// each way an ordinary value put a placeholder or a read-only file in the project.
+    #[test]
+    fn command_lines_name_what_they_run_and_nothing_else() {
+        let fs = MemFs::new()
+            .file("/w/README", "")
+            .file("/w/src/main.c", "")
+            .file("/w/tools/a/run.sh", "");
+        let env: BTreeMap<String, String> = [("PATH", "/usr/bin")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let r = reading_of(&fs, &env);
+        let has = |got: &[PathBuf], p: &str| got.iter().any(|g| g == Path::new(p));
+        for (cmd, want) in [
+            ("bash -e x.sh", "/w/x.sh"),
+            ("sh -e -u x.sh", "/w/x.sh"),
+            ("bash -E -o pipefail x.sh", "/w/x.sh"),
+            ("python3 -E x.py", "/w/x.py"),
+            ("python3 -O -I x.py", "/w/x.py"),
+            ("python3-dbg d.py", "/w/d.py"),
+            ("if true; then bash fsmon.sh; fi", "/w/fsmon.sh"),
+            ("for i in 1; do bash y.sh; done", "/w/y.sh"),
+            ("true && ! bash z.sh", "/w/z.sh"),
+            ("2>/dev/null bash r.sh", "/w/r.sh"),
+            ("bash 2>/dev/null s.sh", "/w/s.sh"),
+            ("bash >&2 q.sh", "/w/q.sh"),
+            ("true\nbash n.sh", "/w/n.sh"),
+            ("bash <<EOF\n. h.sh\nEOF", "/w/h.sh"),
+            ("sh < in.sh", "/w/in.sh"),
+            ("sh -ec \"bash e.sh\"", "/w/e.sh"),
+            ("bash -lc 'cd tools && bash l.sh'", "/w/tools/l.sh"),
+            ("eval \"bash ev.sh\"", "/w/ev.sh"),
+            ("S=v.sh; sh \"$S\"", "/w/v.sh"),
+            ("BASH_ENV=be.sh bash -c true", "/w/be.sh"),
+            (
+                "bash \"$(git rev-parse --show-toplevel)/tools/t.sh\"",
+                "/w/tools/t.sh",
+            ),
+            ("PATH=tools:$PATH fsmon", "/w/tools/fsmon"),
+            ("PATH=$PWD/bin:$PATH fsmon", "/w/bin/fsmon"),
+            ("env -u FOO bash u.sh", "/w/u.sh"),
+            ("env -S'bash sp.sh'", "/w/sp.sh"),
+            ("env -C tools bash ec.sh", "/w/tools/ec.sh"),
+            ("timeout -s KILL 5 bash to.sh", "/w/to.sh"),
+            ("nice -n 10 bash ni.sh", "/w/ni.sh"),
+            ("sudo -u nobody bash su.sh", "/w/su.sh"),
+            ("exec -a foo bash ex.sh", "/w/ex.sh"),
+            ("flock .lock bash fl.sh", "/w/fl.sh"),
+            ("node --env-file .env n.js", "/w/n.js"),
+            ("node --env-file .env n.js", "/w/.env"),
+            ("deno run --config deno.json m.ts", "/w/m.ts"),
+            ("deno run --config deno.json m.ts", "/w/deno.json"),
+            ("php -d k=v p.php", "/w/p.php"),
+            ("make -sf x.mk", "/w/x.mk"),
+            ("sed -nf x.sed", "/w/x.sed"),
+            ("uv run u.py", "/w/u.py"),
+            ("npx tsx t.ts", "/w/t.ts"),
+            ("go run main.go", "/w/main.go"),
+            ("vim -S x.vim", "/w/x.vim"),
+            ("less -k lesskey", "/w/lesskey"),
+            ("ssh -F ssh_config", "/w/ssh_config"),
+            ("ssh -o ProxyCommand=\"bash proxy.sh\" h", "/w/proxy.sh"),
+            ("cd -P tools && bash c.sh", "/w/tools/c.sh"),
+            ("cd -- tools && bash c2.sh", "/w/tools/c2.sh"),
+            ("bash ${T:=tools}/x.sh", "/w/tools/x.sh"),
+            ("bash tools/*/run.sh", "/w/tools"),
+            ("git -c core.fsmonitor=\"bash gf.sh\" status", "/w/gf.sh"),
+            ("git -c core.hooksPath=.githooks commit", "/w/.githooks"),
+        ] {
+            let got = r.command(cmd);
+            assert!(has(&got, want), "{cmd:?}: want {want} in {got:?}");
+        }
+        for (args, want) in [
+            ("rebase --exec \"bash rb.sh\" HEAD~1", "/w/rb.sh"),
+            ("rebase -x ./rx.sh", "/w/rx.sh"),
+            ("bisect run ./bt.sh", "/w/bt.sh"),
+            ("difftool --extcmd=\"bash dt.sh\"", "/w/dt.sh"),
+        ] {
+            let got = r.git_arguments(args);
+            assert!(has(&got, want), "{args:?}: want {want} in {got:?}");
+        }
+        // Nothing that is not code, and no placeholder for a missing argument.
+        for (cmd, not) in [
+            (
+                "git fetch origin && git reset --hard origin/main",
+                "/w/origin/main",
+            ),
+            ("git diff -- src/", "/w/src"),
+            ("git diff -- src/main.c", "/w/src/main.c"),
+            ("sed -i s/a/b/ README", "/w/s/a/b"),
+            ("bash 2>/dev/null s.sh", "/w/2"),
+            ("bash <<EOF\n. h.sh\nEOF", "/w/EOF"),
+            ("grep foo < README", "/w/README"),
+            (
+                "curl -s https://example.com/x | jq .",
+                "/w/https:/example.com/x",
+            ),
+            (
+                "git log --date=format:%Y/%m/%d",
+                "/w/--date=format:%Y/%m/%d",
+            ),
+            ("python3 -m http.server", "/w/http.server"),
+            ("bash -c 'echo hi' name", "/w/name"),
+            ("make lint", "/w/lint"),
+            ("go test ./...", "/w/..."),
+            ("bash -x lint.sh arg", "/w/arg"),
+        ] {
+            let got = r.command(cmd);
+            assert!(!has(&got, not), "{cmd:?}: {not} in {got:?}");
+        }
+        assert!(r
+            .command("git fetch origin && git reset --hard origin/main")
+            .is_empty());
+    }
+
+    /// `${…}` forms as `sh` expands them; `+` forms fail closed (the word).
+    #[test]
+    fn parameter_forms_expand_as_sh_does() {
+        let env: BTreeMap<String, String> = [("SET", "/s"), ("EMPTY", "")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        for (w, want) in [
+            ("${SET:-/d}", "/s"),
+            ("${EMPTY:-/d}", "/d"),
+            ("${EMPTY-/d}", ""),
+            ("${UNSET=/d}", "/d"),
+            ("${UNSET:+/alt}", "/alt"),
+            ("${SET+/alt}", "/alt"),
+            ("${SET:?no}", "/s"),
+        ] {
+            assert_eq!(shell_expand(w, &env, &[]).as_deref(), Some(want), "{w}");
+        }
+        assert_eq!(shell_expand("${SET/x/y}", &env, &[]), None);
+        assert_eq!(shell_expand("$1", &env, &[]), None);
+    }
+}
