@@ -431,6 +431,8 @@ mod tests {
     const OTHER_TOOLS: &[&str] = &[
         "--workspace",
         "--norc",              // bash, in Known limits (a shell given options only)
+        "--show-toplevel",     // git rev-parse, in the git config section
+        "--exec",              // git rebase, in the git config section (aliases)
         "--separate-git-dir",  // git init, in the git config section
         "--ignore-submodules", // git status, in Known limits
         "--skip-worktree",     // git update-index, in Known limits
