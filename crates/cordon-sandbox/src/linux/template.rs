@@ -183,11 +183,10 @@ impl Prepared {
             std::mem::forget(w);
             None
         });
+        // A spare's absent paths were checked after its watch was made ([`make_spares`]),
+        // and its poll above saw nothing since: they are still absent.
         let mut watch = match spare {
-            Some(w) => {
-                w.check_absent()?;
-                Some(w)
-            }
+            Some(w) => Some(w),
             None => super::cover_watch::CoverWatch::start_planned(&self.watch_plan)?,
         };
         if let Some(w) = watch.as_mut() {
@@ -1126,8 +1125,17 @@ fn make_spares(prepared: &Prepared) {
     if prepared.spare_watch.borrow().is_none() {
         if let Ok(Some(mut w)) = super::cover_watch::CoverWatch::watch_planned(&prepared.watch_plan)
         {
-            if w.move_above(super::server::MAX_TARGET_FD).is_ok() {
+            // The hidden paths that were absent are looked for once here, after the watch
+            // exists: from now on a creation is an event the command's handler reads
+            // (`CoverWatch::poll` in `Prepared::accept`), so that handler need not look
+            // again (issue 12: ~165 `lstat` per command, off the command's path now). A
+            // spare whose check fails is set aside: the handler then makes and checks a
+            // fresh watch, which refuses the template as before.
+            if w.check_absent().is_ok() && w.move_above(super::server::MAX_TARGET_FD).is_ok() {
                 *prepared.spare_watch.borrow_mut() = Some(w);
+            } else {
+                // Closing the last descriptor of an inotify instance waits for the kernel.
+                std::mem::forget(w);
             }
         }
     }
