@@ -498,7 +498,7 @@ fn registered_submodules(fs: &dyn FsView, root: &Path) -> Vec<PathBuf> {
 pub(crate) fn core_worktree(fs: &dyn FsView, gitdir: &Path) -> Result<PathBuf, String> {
     let config = gitdir.join("config");
     let text = fs
-        .read_small(&config, CONFIG_FILE_CAP)
+        .read_small_lossy(&config, CONFIG_FILE_CAP)
         .map_err(|r| format!("{}: {r}", config.display()))?;
     let file = gix_config::File::from_bytes_no_includes(
         text.as_bytes(),
@@ -509,8 +509,10 @@ pub(crate) fn core_worktree(fs: &dyn FsView, gitdir: &Path) -> Result<PathBuf, S
     let wt = file
         .string("core.worktree")
         .ok_or_else(|| format!("{} sets no core.worktree", config.display()))?;
-    let wt =
-        String::from_utf8(wt.to_vec()).map_err(|_| "core.worktree is not UTF-8".to_string())?;
+    let wt = String::from_utf8(wt.to_vec())
+        .ok()
+        .filter(|w| !w.contains('\u{FFFD}'))
+        .ok_or_else(|| "core.worktree is not UTF-8".to_string())?;
     // `..` as git (the kernel) resolves it, past a symlink's target.
     Ok(canonicalize_lenient(
         fs,
@@ -520,7 +522,7 @@ pub(crate) fn core_worktree(fs: &dyn FsView, gitdir: &Path) -> Result<PathBuf, S
 
 /// The submodule paths `root/.gitmodules` names.
 fn listed_submodules(fs: &dyn FsView, root: &Path) -> Vec<PathBuf> {
-    let Ok(text) = fs.read_small(&root.join(".gitmodules"), CONFIG_FILE_CAP) else {
+    let Ok(text) = fs.read_small_lossy(&root.join(".gitmodules"), CONFIG_FILE_CAP) else {
         return Vec::new();
     };
     let Ok(file) = gix_config::File::from_bytes_owned(
@@ -1258,7 +1260,7 @@ pub fn config_files(
 pub fn safe_bare_repository(fs: &dyn FsView, files: &[PathBuf]) -> Option<String> {
     let mut value = None;
     for file in files {
-        let Ok(text) = fs.read_small(file, CONFIG_FILE_CAP) else {
+        let Ok(text) = fs.read_small_lossy(file, CONFIG_FILE_CAP) else {
             continue;
         };
         let Ok(parsed) = gix_config::File::from_bytes_no_includes(
@@ -1337,7 +1339,7 @@ pub fn code_paths(
             continue;
         }
         seen.push(file.clone());
-        let text = match fs.read_small(&file, CONFIG_FILE_CAP) {
+        let text = match fs.read_small_lossy(&file, CONFIG_FILE_CAP) {
             Ok(t) => t,
             Err(ReadRefusal::Missing) => continue,
             Err(r) => {

@@ -38,6 +38,13 @@ pub trait FsView {
         let _ = cap;
         self.read_to_string(p).ok_or(ReadRefusal::Missing)
     }
+    /// [`FsView::read_small`] for text in which a byte that is not UTF-8 must not cost the
+    /// rest (git configuration: a Latin-1 `user.name`, which a command can even have merged
+    /// back, made cordon skip the whole file and every command value in it — attack pass
+    /// 57): each such byte reads as U+FFFD. The default is [`FsView::read_small`].
+    fn read_small_lossy(&self, p: &Path, cap: u64) -> Result<String, ReadRefusal> {
+        self.read_small(p, cap)
+    }
     /// The target of the symlink at `p` (not followed; `p`'s parent has no symlink in it),
     /// or `None` when `p` is not a symlink. The default knows no symlinks: an FsView
     /// without it reports no [`crate::ResolvedEntry::links`].
@@ -549,6 +556,9 @@ impl FsView for MemoFs<'_> {
     }
     fn read_small(&self, p: &Path, cap: u64) -> Result<String, ReadRefusal> {
         self.inner.read_small(p, cap)
+    }
+    fn read_small_lossy(&self, p: &Path, cap: u64) -> Result<String, ReadRefusal> {
+        self.inner.read_small_lossy(p, cap)
     }
     /// Answered from the memoised [`FsView::entry`] when `p` was already asked about (the
     /// same question: [`FsView::entry`] is a link's target or what is not a link); else

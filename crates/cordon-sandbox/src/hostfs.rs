@@ -42,6 +42,9 @@ impl FsView for HostFs {
     fn read_small(&self, p: &Path, cap: u64) -> Result<String, ReadRefusal> {
         read_small_file(p, cap)
     }
+    fn read_small_lossy(&self, p: &Path, cap: u64) -> Result<String, ReadRefusal> {
+        read_small_bytes(p, cap).map(|b| String::from_utf8_lossy(&b).into_owned())
+    }
     fn identity(&self, p: &Path) -> Option<cordon_policy::paths::FileIdentity> {
         use std::os::unix::fs::MetadataExt;
         let m = std::fs::metadata(p).ok()?;
@@ -144,6 +147,14 @@ fn kind_name(ft: std::fs::FileType) -> &'static str {
 /// (FIFO, device, socket, directory, or a symlink that appeared after resolution),
 /// [`ReadRefusal::TooLarge`], [`ReadRefusal::Unreadable`] (permission, I/O, not UTF-8).
 pub fn read_small_file(p: &Path, cap: u64) -> Result<String, ReadRefusal> {
+    String::from_utf8(read_small_bytes(p, cap)?)
+        .map_err(|_| ReadRefusal::Unreadable("not UTF-8 text".into()))
+}
+
+/// [`read_small_file`]'s bytes, whatever they hold.
+///
+/// Errors: as [`read_small_file`], except that bytes that are not UTF-8 are returned.
+pub fn read_small_bytes(p: &Path, cap: u64) -> Result<Vec<u8>, ReadRefusal> {
     let resolved = match std::fs::canonicalize(p) {
         Ok(r) => r,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadRefusal::Missing),
@@ -183,7 +194,7 @@ pub fn read_small_file(p: &Path, cap: u64) -> Result<String, ReadRefusal> {
     if buf.len() as u64 > cap {
         return Err(ReadRefusal::TooLarge(cap));
     }
-    String::from_utf8(buf).map_err(|_| ReadRefusal::Unreadable("not UTF-8 text".into()))
+    Ok(buf)
 }
 
 #[cfg(all(test, unix))]

@@ -287,6 +287,40 @@ fn interpreter_scripts_named_in_git_config_are_read_only() {
     assert_eq!(stdout(&o).trim(), "b");
 }
 
+/// Attack pass 57 (critical): one byte that is not UTF-8 in `.git/config` (a Latin-1
+/// `user.name`, which a command can have merged back) made cordon skip the whole file, so
+/// `core.fsmonitor = bash fsmon.sh` in it left `fsmon.sh` writable.
+#[test]
+fn a_config_byte_that_is_not_utf8_keeps_its_command_values_protected() {
+    let Some(s) = git_sandbox() else {
+        return;
+    };
+    repo(&s.ws);
+    git(&s.ws, &["config", "core.fsmonitor", "bash fsmon.sh"]);
+    let cfg = s.ws.join(".git/config");
+    let mut bytes = std::fs::read(&cfg).unwrap();
+    bytes.extend_from_slice(b"[user]\n\tname = Jos\xe9\n");
+    std::fs::write(&cfg, bytes).unwrap();
+    write(&s.ws.join("fsmon.sh"), "#!/bin/sh\n");
+    let r = resolve_bounded(&s, ctx(&s, &s.ws));
+    let o = run_resolved(
+        &s,
+        r,
+        "echo 'echo pwned' >> fsmon.sh; echo ok > other.txt; exit 0",
+    );
+    assert_ok(&o);
+    assert_eq!(
+        std::fs::read_to_string(s.ws.join("fsmon.sh")).unwrap(),
+        "#!/bin/sh\n",
+        "the fsmonitor script of a config with a Latin-1 byte was written"
+    );
+    // Twin: the rest of the project is writable.
+    assert_eq!(
+        std::fs::read_to_string(s.ws.join("other.txt")).unwrap(),
+        "ok\n"
+    );
+}
+
 /// Item 3, found by a re-test: a configured code path whose *parent* does not exist yet
 /// (`core.hooksPath = tools/git/hooks`, `include.path = conf/extra.cfg`) is protected too
 /// (its missing directories are created first), instead of being skipped.
