@@ -1450,14 +1450,9 @@ fn value_paths(
         ValueKind::Alias => match value.strip_prefix('!') {
             Some(cmd) => command_paths(cmd, worktree, homes),
             // `rebase --exec CMD`, `-c core.hooksPath=…`, `bisect run ./t.sh` (attack pass 56).
-            None => command_line::Reading {
-                fs,
-                worktree,
-                homes,
-                env,
-                users,
+            None => {
+                command_line::Reading::new(fs, worktree, homes, env, users).git_arguments(value)
             }
-            .git_arguments(value),
         },
         ValueKind::Credential => {
             if let Some(cmd) = value.strip_prefix('!') {
@@ -1526,14 +1521,7 @@ fn command_paths(
     env: &BTreeMap<String, String>,
     users: &UserHomes,
 ) -> Vec<PathBuf> {
-    command_line::Reading {
-        fs,
-        worktree,
-        homes,
-        env,
-        users,
-    }
-    .command(cmd)
+    command_line::Reading::new(fs, worktree, homes, env, users).command(cmd)
 }
 
 /// The paths one word names: the word, and the part after an `=` (`VAR=/x/y prog`,
@@ -1610,9 +1598,9 @@ mod tests {
         let sub = paths("(cd tools; ./a.sh); ./b.sh");
         assert!(sub.contains(&PathBuf::from("/w/tools/a.sh")), "{sub:?}");
         assert!(sub.contains(&PathBuf::from("/w/b.sh")), "{sub:?}");
-        // A program left as spelled (relative to the worktree): positional parameters. A
-        // missing argument is not code (attack pass 56: no `origin/main` placeholder).
-        assert_eq!(paths("\"$1/x\" y"), vec![PathBuf::from("/w/$1/x")]);
+        // A positional parameter cannot be known: no placeholder named `$1` (attack pass
+        // 57); a missing argument is not code (attack pass 56: no `origin/main`).
+        assert_eq!(paths("\"$1/x\" y"), Vec::<PathBuf>::new());
         assert_eq!(paths("f \"$1/x\""), Vec::<PathBuf>::new());
         assert_eq!(shell_expand("$(id)/x", &env, &homes), None);
     }

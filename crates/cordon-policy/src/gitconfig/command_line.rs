@@ -24,17 +24,25 @@ use crate::paths::{Entry, FileKind, FsView};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// How deep nested command lines are read (`sh -c 'sh -c "…"'`).
-const MAX_DEPTH: usize = 4;
+/// How deep nested command lines are read (`sh -c 'sh -c "…"'`); deeper, a nested line's
+/// words are read as part of the line that holds it.
+const MAX_DEPTH: usize = 16;
+/// Most directories a line's words are taken from (`cd` in a line with a subshell adds).
+const MAX_BASES: usize = 64;
+/// Most paths one glob names.
+const MAX_GLOB: usize = 256;
 
 /// What reading a command line needs: the host view, the worktree it runs at, the homes
 /// `~/` stands for, the environment its variables come from, and `~user` homes.
 pub(super) struct Reading<'a> {
-    pub(super) fs: &'a dyn FsView,
-    pub(super) worktree: &'a Path,
-    pub(super) homes: &'a [PathBuf],
-    pub(super) env: &'a BTreeMap<String, String>,
-    pub(super) users: &'a UserHomes<'a>,
+    fs: &'a dyn FsView,
+    worktree: &'a Path,
+    homes: &'a [PathBuf],
+    env: &'a BTreeMap<String, String>,
+    users: &'a UserHomes<'a>,
+    /// Each glob's paths, by base and spelling, computed once (attack pass 57: `. /usr/bin/*`
+    /// ten thousand times listed `/usr/bin` ten thousand times).
+    globs: std::cell::RefCell<std::collections::HashMap<(PathBuf, String), Vec<PathBuf>>>,
 }
 
 /// Where a piece of a command line stands.
@@ -76,6 +84,10 @@ enum Code<'p> {
     Line(usize),
     /// The rest of this piece's word is `key=value` configuration for git (`git -c`).
     GitConfig,
+    /// This piece's whole word is not read (code in another language).
+    SkipWord,
+    /// This piece and the rest of its simple command, joined, are a command line (`eval`).
+    LineRest,
 }
 
 /// A program family: how its options and operands are read.
@@ -91,8 +103,14 @@ struct Family {
     stop_letters: &'static str,
     /// Options that take a value that is not code.
     arg: &'static [&'static str],
-    /// Options that take a file that is code (`--rcfile`, `-f`, `--require`).
+    /// Options that take a file that is code (`--rcfile`, `-f`, `--env-file`).
     file: &'static [&'static str],
+    /// Options that take a module: code from a file only when spelled as a path
+    /// (`-r ./hook.js`; `-r dotenv/config` is a package).
+    module: &'static [&'static str],
+    /// Whether a script operand must look like a file (a `.` or `/`, no `scheme:`): `bun
+    /// run build` and `deno fmt` name a task or a subcommand, `bun x.ts` a file.
+    file_shaped: bool,
     /// A letter that ends a cluster whose value is a file (`make -sf x.mk`, `sed -nf x.sed`).
     file_letter: Option<char>,
     /// Whether the first operand is a script the program runs.
@@ -112,6 +130,8 @@ impl Family {
             stop_letters: "",
             arg: &[],
             file: &[],
+            module: &[],
+            file_shaped: false,
             file_letter: None,
             script: true,
             sub: &[],
@@ -148,18 +168,24 @@ const FAMILIES: &[Family] = &[
             "--title",
             "--stack-size",
         ],
-        file: &[
+        file: &["--env-file", "--config", "-c"],
+        module: &[
             "-r",
             "--require",
             "--import",
             "--loader",
             "--experimental-loader",
-            "--env-file",
-            "--config",
-            "-c",
         ],
+        ..Family::new(&["node", "nodejs"])
+    },
+    Family {
+        stop: &["-e", "--eval", "-p", "--print"],
+        arg: &["--conditions", "--input-type", "--cwd", "-A"],
+        file: &["--env-file", "--config", "-c", "--tsconfig"],
+        module: &["-r", "--require", "--import", "--preload"],
+        file_shaped: true,
         sub: &["run"],
-        ..Family::new(&["node", "nodejs", "tsx", "ts-node", "bun", "deno"])
+        ..Family::new(&["tsx", "ts-node", "bun", "deno"])
     },
     Family {
         stop: &["-e", "-E"],
@@ -230,9 +256,9 @@ const FAMILIES: &[Family] = &[
     Family {
         arg: &[
             "-p", "-l", "-J", "-L", "-R", "-D", "-b", "-c", "-e", "-m", "-O", "-Q", "-S", "-W",
-            "-w", "-E", "-B", "-I", "-o",
+            "-w", "-E", "-B", "-I", "-o", "-i",
         ],
-        file: &["-F", "-i"],
+        file: &["-F"],
         script: false,
         ..Family::new(&["ssh"])
     },
@@ -357,22 +383,66 @@ const WRAPPERS: &[Wrapper] = &[
     },
 ];
 
-/// Tools whose subcommand runs a program or script named after it (`uv run x.py`,
+/// A tool whose subcommand runs a program or script named after it (`uv run x.py`,
 /// `npx tsx x.ts`, `direnv exec DIR cmd`).
-const RUNNERS: &[(&[&str], &[&str], u8)] = &[
-    (
-        &["uv", "poetry", "pipenv", "pdm", "hatch", "rye"],
-        &["run"],
-        0,
-    ),
-    (&["npx", "bunx", "pnpx"], &[], 0),
-    (&["pnpm", "yarn"], &["exec", "dlx"], 0),
-    (&["direnv"], &["exec"], 1),
+#[derive(Debug)]
+struct Runner {
+    names: &'static [&'static str],
+    /// The subcommands that run something (none: the first operand is run).
+    subs: &'static [&'static str],
+    /// Operands after the subcommand before what is run (`direnv exec DIR`).
+    operands: u8,
+    /// Options that take a value (`uv run --with requests`, `npx -p pkg`).
+    arg: &'static [&'static str],
+}
+
+/// Tools that run a program or script named after their subcommand.
+const RUNNERS: &[Runner] = &[
+    Runner {
+        names: &["uv", "poetry", "pipenv", "pdm", "hatch", "rye"],
+        subs: &["run"],
+        operands: 0,
+        arg: &[
+            "-p",
+            "--python",
+            "--with",
+            "--with-requirements",
+            "--project",
+            "--directory",
+            "--package",
+            "--extra",
+            "--group",
+            "--env-file",
+            "--index",
+            "--from",
+            "-e",
+            "--env",
+        ],
+    },
+    Runner {
+        names: &["npx", "bunx", "pnpx"],
+        subs: &[],
+        operands: 0,
+        arg: &["-p", "--package"],
+    },
+    Runner {
+        names: &["pnpm", "yarn"],
+        subs: &["exec", "dlx"],
+        operands: 0,
+        arg: &["--filter", "-F", "-C", "--dir"],
+    },
+    Runner {
+        names: &["direnv"],
+        subs: &["exec"],
+        operands: 1,
+        arg: &[],
+    },
 ];
 
 /// Shell words that come before a command without being one.
 const KEYWORDS: &[&str] = &[
     "if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "time", "fi", "done",
+    "export", "readonly", "local", "declare", "typeset",
 ];
 
 /// Variables whose value names a file the shell or git reads as code.
@@ -392,8 +462,8 @@ enum State {
     Program,
     /// A wrapper's options and operands (`seen` operands so far), then its command.
     Wrapper(&'static Wrapper, u8),
-    /// A runner before its subcommand (`true`) or after it (operands seen).
-    Runner(&'static [&'static str], u8, bool),
+    /// A runner before its subcommand (`true`) or after it (operands left).
+    Runner(&'static Runner, u8, bool),
     /// An interpreter's options, then its script.
     Family(&'static Family, bool),
     /// `git`'s own options and the subcommand's (`-c`, `--exec`).
@@ -410,7 +480,10 @@ enum State {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Pending {
     Skip,
+    /// The whole next word is code in another language (`python3 -c CODE`).
+    SkipWord,
     File,
+    Module,
     Line,
     Cd,
     GitConfig,
@@ -471,8 +544,15 @@ impl Reader {
         }
         if let Some(pending) = self.pending.take() {
             return match pending {
+                // `sh -c -- 'cmd'`: the line is the word after `--`.
+                Pending::Line if p == "--" => {
+                    self.pending = Some(Pending::Line);
+                    Code::Nothing
+                }
                 Pending::Skip => Code::Nothing,
+                Pending::SkipWord => Code::SkipWord,
                 Pending::File => Code::File(p),
+                Pending::Module => module(p),
                 Pending::Line => Code::Line(0),
                 Pending::Cd => Code::Cd(p),
                 Pending::GitConfig => Code::GitConfig,
@@ -485,18 +565,37 @@ impl Reader {
                 if let Some((name, value)) = assignment(p) {
                     return self.assign(name, value);
                 }
+                let attached = |opts: &[&str]| {
+                    opts.iter().find_map(|o| {
+                        if o.len() == 2 && p.len() > 2 && p.starts_with(o) {
+                            Some(2)
+                        } else {
+                            p.strip_prefix(o)
+                                .filter(|r| r.starts_with('='))
+                                .map(|_| o.len() + 1)
+                        }
+                    })
+                };
                 if w.arg.contains(&p) {
                     self.pending = Some(Pending::Skip);
                 } else if w.line.contains(&p) {
                     self.pending = Some(Pending::Line);
                 } else if w.cd.contains(&p) {
                     self.pending = Some(Pending::Cd);
-                } else if let Some(n) = w
-                    .line
-                    .iter()
-                    .find(|o| o.len() == 2 && p.len() > 2 && p.starts_with(*o))
-                {
-                    return Code::Line(n.len());
+                } else if let Some(n) = attached(w.line) {
+                    return Code::Line(n);
+                } else if let Some(n) = attached(w.cd) {
+                    return Code::Cd(&p[n..]);
+                } else if cluster(p).is_some_and(|c| {
+                    c.chars().last().is_some_and(|l| {
+                        w.arg.iter().any(|o| {
+                            o.strip_prefix('-')
+                                .is_some_and(|r| r.len() == l.len_utf8() && r.starts_with(l))
+                        })
+                    })
+                }) {
+                    // `sudo -Eu nobody`: the cluster's last option takes the value.
+                    self.pending = Some(Pending::Skip);
                 } else if p.starts_with('-') {
                 } else if seen < w.operands {
                     self.state = State::Wrapper(w, seen + 1);
@@ -506,18 +605,21 @@ impl Reader {
                 }
                 Code::Nothing
             }
-            State::Runner(subs, operands, before_sub) => {
-                if p.starts_with('-') {
+            State::Runner(r, operands, before_sub) => {
+                if r.arg.contains(&p) {
+                    self.pending = Some(Pending::Skip);
+                    Code::Nothing
+                } else if p.starts_with('-') {
                     Code::Nothing
                 } else if before_sub {
-                    self.state = if subs.contains(&p) {
-                        State::Runner(subs, operands, false)
+                    self.state = if r.subs.contains(&p) {
+                        State::Runner(r, operands, false)
                     } else {
                         State::Args
                     };
                     Code::Nothing
                 } else if operands > 0 {
-                    self.state = State::Runner(subs, operands - 1, false);
+                    self.state = State::Runner(r, operands - 1, false);
                     Code::Nothing
                 } else if p.contains('.') && !p.contains('/') {
                     // `uv run x.py`: a script, not a program on PATH.
@@ -555,7 +657,10 @@ impl Reader {
                     Code::Cd(p)
                 }
             }
-            State::Eval => Code::Line(0),
+            State::Eval => {
+                self.state = State::Args;
+                Code::LineRest
+            }
             State::Args => Code::Arg(p),
         }
     }
@@ -565,7 +670,8 @@ impl Reader {
         if let Some((name, value)) = assignment(p) {
             return self.assign(name, value);
         }
-        if KEYWORDS.contains(&p) {
+        // `time -p cmd`: an option before the program belongs to the keyword.
+        if KEYWORDS.contains(&p) || (p.starts_with('-') && p.len() > 1) {
             return Code::Nothing;
         }
         if p == "." || p == "source" {
@@ -586,8 +692,8 @@ impl Reader {
         } else if let Some(f) = FAMILIES.iter().find(|f| f.names.contains(&name)) {
             self.reads_stdin = f.script;
             State::Family(f, !f.sub.is_empty())
-        } else if let Some((_, subs, n)) = RUNNERS.iter().find(|(ns, _, _)| ns.contains(&base)) {
-            State::Runner(subs, *n, !subs.is_empty())
+        } else if let Some(r) = RUNNERS.iter().find(|r| r.names.contains(&base)) {
+            State::Runner(r, r.operands, !r.subs.is_empty())
         } else {
             State::Args
         };
@@ -598,10 +704,10 @@ impl Reader {
     /// after it; a variable naming a code file protects that file.
     fn assign<'p>(&mut self, name: &str, value: &'p str) -> Code<'p> {
         if name == "PATH" {
+            // An empty entry is the current directory, as `.` is.
             self.path_dirs = value
                 .split(':')
-                .filter(|d| !d.is_empty())
-                .map(str::to_string)
+                .map(|d| if d.is_empty() { "." } else { d }.to_string())
                 .collect();
             Code::Nothing
         } else if CODE_VARIABLES.contains(&name) {
@@ -618,9 +724,13 @@ impl Reader {
         {
             self.state = State::Args;
             self.reads_stdin = false;
-            if f.stop_is_shell {
-                self.pending = Some(Pending::Line);
-            }
+            // A shell's `-c` string is a command line; another language's code is not
+            // read (attack pass 57: `perl -e 'system("./run.sh")'` made a `".` placeholder).
+            self.pending = Some(if f.stop_is_shell {
+                Pending::Line
+            } else {
+                Pending::SkipWord
+            });
             return Code::Nothing;
         }
         if f.names.contains(&"ssh") && p == "-o" {
@@ -638,9 +748,19 @@ impl Reader {
             self.pending = Some(Pending::File);
             return Code::Nothing;
         }
+        if f.module.contains(&p) {
+            self.pending = Some(Pending::Module);
+            return Code::Nothing;
+        }
         if let Some((o, v)) = p.split_once('=') {
             if f.file.contains(&o) {
                 return Code::File(v);
+            }
+            if f.module.contains(&o) {
+                return module(v);
+            }
+            if f.arg.contains(&o) {
+                return Code::Nothing;
             }
         }
         if let (Some(l), Some(c)) = (f.file_letter, cluster(p)) {
@@ -660,10 +780,16 @@ impl Reader {
             self.state = State::Family(f, false);
             return Code::Nothing;
         }
-        if f.script && !(before_sub && f.sub_required) {
+        let shaped = !f.file_shaped || (p.contains(['.', '/']) && !p.contains(':'));
+        if f.script && shaped && !(before_sub && f.sub_required) {
             self.state = State::Args;
             self.reads_stdin = false;
             return Code::File(p);
+        }
+        if f.script && !shaped {
+            // `bun run build`, `deno task dev`: a task or subcommand, not a file.
+            self.state = State::Args;
+            return Code::Nothing;
         }
         if before_sub && f.sub_required {
             self.state = State::Args;
@@ -673,7 +799,7 @@ impl Reader {
 }
 
 /// An ssh `-o` value at byte `at` of `p`: `ProxyCommand=…`/`LocalCommand=…` is a command
-/// line, `…File=` (`IdentityFile`, `UserKnownHostsFile`, `Include`) a file.
+/// line; other options name no code (a `UserKnownHostsFile` is data: no placeholder).
 fn ssh_option(p: &str, at: usize) -> Code<'_> {
     let o = &p[at..];
     let Some((key, _)) = o.split_once(['=', ' ']) else {
@@ -685,14 +811,40 @@ fn ssh_option(p: &str, at: usize) -> Code<'_> {
         "proxycommand" | "localcommand" | "knownhostscommand"
     ) {
         Code::Line(at + key.len() + 1)
-    } else if key.ends_with("file") || key == "include" {
-        Code::File(&o[key.len() + 1..])
     } else {
         Code::Nothing
     }
 }
 
-impl Reading<'_> {
+/// A module option's value (`node -r X`): a file when spelled as a path (`./h.js`,
+/// `../x`, `/abs`, `~/x`), else a package name that names nothing in the project.
+fn module(p: &str) -> Code<'_> {
+    if p.starts_with("./") || p.starts_with("../") || p.starts_with('/') || p.starts_with("~/") {
+        Code::File(p)
+    } else {
+        Code::Nothing
+    }
+}
+
+impl<'a> Reading<'a> {
+    /// A reading of command lines run at `worktree`.
+    pub(super) fn new(
+        fs: &'a dyn FsView,
+        worktree: &'a Path,
+        homes: &'a [PathBuf],
+        env: &'a BTreeMap<String, String>,
+        users: &'a UserHomes<'a>,
+    ) -> Reading<'a> {
+        Reading {
+            fs,
+            worktree,
+            homes,
+            env,
+            users,
+            globs: Default::default(),
+        }
+    }
+
     /// Every file the command line `cmd` runs or reads as code, as `sh -c` at the worktree
     /// would (absolute, lexically normal; sorted).
     pub(super) fn command(&self, cmd: &str) -> Vec<PathBuf> {
@@ -711,9 +863,6 @@ impl Reading<'_> {
 
     /// Reads `cmd` with `bases` as the directories it runs in, at nesting `depth`.
     fn line(&self, cmd: &str, bases_in: &[PathBuf], depth: usize, out: &mut Vec<PathBuf>) {
-        if depth > MAX_DEPTH {
-            return;
-        }
         let top = self.worktree.to_string_lossy();
         // A newline separates commands (attack pass 56: `!true\nbash x.sh`), as `;` does.
         let mut cmd = cmd.replace(['\n', '\r'], " ; ");
@@ -730,13 +879,27 @@ impl Reading<'_> {
         let words = shlex::split(&cmd)
             .unwrap_or_else(|| cmd.split_whitespace().map(str::to_string).collect());
         // Variables: the environment, and what the line assigns before (`S=x.sh; sh "$S"`).
+        // A word whose expansion cannot be known (`"$1"`, `"$@"`) names no file cordon
+        // could protect: it is read for its place only (attack pass 57: it became a
+        // placeholder named `$1`).
         let mut env = self.env.clone();
+        let mut known = Vec::with_capacity(words.len());
         let words: Vec<String> = words
             .into_iter()
             .map(|w| {
                 let v = if w.contains('$') {
-                    shell_expand(&w, &env, self.homes).unwrap_or(w)
+                    match shell_expand(&w, &env, self.homes) {
+                        Some(v) => {
+                            known.push(true);
+                            v
+                        }
+                        None => {
+                            known.push(false);
+                            w
+                        }
+                    }
                 } else {
+                    known.push(true);
                     w
                 };
                 if let Some((n, value)) = assignment(&v) {
@@ -750,9 +913,13 @@ impl Reading<'_> {
         // a); ./x`) a word is taken from every directory the line was in, before and after.
         let subshell = cmd.contains('(');
         let mut bases = bases_in.to_vec();
+        let mut seen_bases = bases.clone();
         let mut reader = Reader::default();
         let mut skip_word = None;
-        for pc in &pieces {
+        let mut j = 0;
+        while j < pieces.len() {
+            let pc = pieces[j];
+            j += 1;
             if skip_word == Some(pc.word) {
                 continue;
             }
@@ -762,7 +929,11 @@ impl Reading<'_> {
                 let start = pc.text.as_ptr() as usize - w.as_ptr() as usize;
                 w.get(start + at..).unwrap_or("")
             };
-            match reader.step(pc.place, pc.text) {
+            let code = reader.step(pc.place, pc.text);
+            if !known[pc.word] && matches!(code, Code::Program(_) | Code::File(_) | Code::Arg(_)) {
+                continue;
+            }
+            match code {
                 Code::Nothing => {}
                 Code::Program(p) => {
                     if p.contains('/') || p.starts_with('~') {
@@ -789,25 +960,56 @@ impl Reading<'_> {
                     }
                 }
                 Code::Cd(d) => {
-                    let moved: Vec<PathBuf> = bases
-                        .iter()
-                        .flat_map(|b| expand_path(d, b, self.homes, self.users))
-                        .collect();
-                    if subshell {
-                        bases.extend(moved);
-                    } else {
-                        bases = moved;
+                    let moved: Vec<PathBuf> = match d {
+                        // `cd -`: back to any directory the line was in.
+                        "-" => seen_bases.clone(),
+                        "~" => self.homes.to_vec(),
+                        _ => bases
+                            .iter()
+                            .flat_map(|b| expand_path(d, b, self.homes, self.users))
+                            .collect(),
+                    };
+                    if !moved.is_empty() {
+                        if subshell {
+                            bases.extend(moved);
+                        } else {
+                            bases = moved;
+                        }
                     }
+                    // Each directory once, and a bounded set (attack pass 57: `(…); cd a;
+                    // cd ..` repeated doubled the set each time, 21 GB at 14 pairs).
+                    bases.sort();
                     bases.dedup();
+                    bases.truncate(MAX_BASES);
+                    seen_bases.extend(bases.iter().cloned());
+                    seen_bases.sort();
+                    seen_bases.dedup();
+                    seen_bases.truncate(MAX_BASES);
                 }
                 Code::Line(at) => {
-                    self.line(rest(at), &bases, depth + 1, out);
-                    skip_word = Some(pc.word);
+                    if depth < MAX_DEPTH {
+                        self.line(rest(at), &bases, depth + 1, out);
+                        skip_word = Some(pc.word);
+                    }
+                    // Deeper: the word's pieces are read as part of this line.
+                }
+                Code::LineRest => {
+                    // `eval bash x.sh`: the words up to the end of the simple command.
+                    let mut text = pc.text.to_string();
+                    while j < pieces.len() && pieces[j].place != Place::Start {
+                        text.push(' ');
+                        text.push_str(pieces[j].text);
+                        j += 1;
+                    }
+                    if depth < MAX_DEPTH {
+                        self.line(&text, &bases, depth + 1, out);
+                    }
                 }
                 Code::GitConfig => {
                     self.git_config(rest(0), depth, out);
                     skip_word = Some(pc.word);
                 }
+                Code::SkipWord => skip_word = Some(pc.word),
             }
         }
     }
@@ -820,7 +1022,14 @@ impl Reading<'_> {
         }
         for b in bases {
             if f.contains(['*', '?', '[']) {
-                out.extend(glob_paths(self.fs, f, b, self.homes, self.users));
+                let key = (b.clone(), f.to_string());
+                if let Some(v) = self.globs.borrow().get(&key) {
+                    out.extend(v.iter().cloned());
+                    continue;
+                }
+                let v = glob_paths(self.fs, f, b, self.homes, self.users);
+                out.extend(v.iter().cloned());
+                self.globs.borrow_mut().insert(key, v);
             } else {
                 out.extend(expand_path(f, b, self.homes, self.users));
             }
@@ -860,41 +1069,42 @@ impl Reading<'_> {
 /// The pieces of a command line's words: each word cut at shell operators stuck to it
 /// (`a&&b`, `(b)`, `b;c`) and at blanks (a quoted `-c` string holds them), each piece
 /// knowing whether it starts a simple command or follows a redirection. A file-descriptor
-/// number before a redirection (`2>/dev/null`) is not a piece, nor is `&` in `>&2`.
+/// number before a redirection (`2>/dev/null`) is not a piece, nor is `&` in `>&2`, and a
+/// redirection before a command (`true; 2>/dev/null bash x.sh`) leaves the command's first
+/// word its start (attack pass 57).
 fn pieces(words: &[String]) -> Vec<Piece<'_>> {
     let mut out = Vec::new();
-    let mut next = Place::Start;
+    let mut at_start = true;
+    let mut redirect: Option<Place> = None;
     for (i, v) in words.iter().enumerate() {
         let mut start = 0;
         let mut prev = ' ';
         let mut chars = v.char_indices().peekable();
         while let Some((k, c)) = chars.next() {
-            let redirect = matches!(c, '<' | '>');
+            let is_redirect = matches!(c, '<' | '>');
             let op = matches!(c, ';' | '&' | '|' | '(' | ')' | '`' | '{' | '}')
                 && !(c == '&' && matches!(prev, '<' | '>'));
-            if op || redirect || c.is_whitespace() {
+            if op || is_redirect || c.is_whitespace() {
                 let piece = &v[start..k];
-                let fd = redirect && piece.chars().all(|d| d.is_ascii_digit());
+                let fd = is_redirect && piece.chars().all(|d| d.is_ascii_digit());
                 if !piece.is_empty() && !fd {
                     out.push(Piece {
-                        place: next,
+                        place: place_of(&mut at_start, &mut redirect),
                         text: piece,
                         word: i,
                     });
-                    next = Place::Word;
                 }
                 if op {
-                    next = Place::Start;
+                    at_start = true;
+                    redirect = None;
                 } else if c == '<' {
-                    next = if chars.peek().is_some_and(|(_, n)| *n == '<') {
-                        Place::Output
-                    } else if prev == '<' {
-                        next
-                    } else {
-                        Place::Input
-                    };
+                    if chars.peek().is_some_and(|(_, n)| *n == '<') {
+                        redirect = Some(Place::Output);
+                    } else if prev != '<' {
+                        redirect = Some(Place::Input);
+                    }
                 } else if c == '>' {
-                    next = Place::Output;
+                    redirect = Some(Place::Output);
                 }
                 start = k + c.len_utf8();
             }
@@ -902,22 +1112,34 @@ fn pieces(words: &[String]) -> Vec<Piece<'_>> {
         }
         if start < v.len() {
             out.push(Piece {
-                place: next,
+                place: place_of(&mut at_start, &mut redirect),
                 text: &v[start..],
                 word: i,
             });
-            next = Place::Word;
         }
     }
     out
 }
 
-/// The paths a word with glob characters names as `sh` expands it: the entries of its
-/// directory (listed through `fs`) that match its last component, and that directory
-/// itself when the word names one other than `base`, so a match made later cannot appear
-/// (attack pass 55: `bash tools/*.sh` was a placeholder named `*.sh`, and a new
-/// `tools/a.sh` ran on the host). A glob in a directory part (`tools/*/run.sh`) protects
-/// the directory before it, when that is not `base`.
+/// The place of the next piece: a redirection's target, else the start of a command
+/// once per command, else a word.
+fn place_of(at_start: &mut bool, redirect: &mut Option<Place>) -> Place {
+    if let Some(r) = redirect.take() {
+        r
+    } else if std::mem::take(at_start) {
+        Place::Start
+    } else {
+        Place::Word
+    }
+}
+
+/// The paths a word with glob characters names as `sh` expands it: the entries that
+/// match, listed through `fs` (at most [`MAX_GLOB`]), and the directory of the last
+/// component when the word names one other than `base`, so a match made later cannot
+/// appear there (attack pass 55: `bash tools/*.sh` was a placeholder named `*.sh`, and a
+/// new `tools/a.sh` ran on the host). A glob in a directory part (`tools/*/run.sh`,
+/// `*/run.sh`) is matched component by component, and the directory before its first glob
+/// is kept read-only too when it is not `base`.
 fn glob_paths(
     fs: &dyn FsView,
     w: &str,
@@ -925,49 +1147,65 @@ fn glob_paths(
     homes: &[PathBuf],
     users: &UserHomes,
 ) -> Vec<PathBuf> {
-    let (dir, pattern) = match w.rsplit_once('/') {
-        Some((d, p)) => (Some(d), p),
-        None => (None, w),
+    let (root, rest) = match w.strip_prefix('/') {
+        Some(r) => (PathBuf::from("/"), r),
+        None => match expand_path(".", base, homes, users).into_iter().next() {
+            Some(b) => (b, w),
+            None => return Vec::new(),
+        },
     };
-    if let Some(d) = dir.filter(|d| d.contains(['*', '?', '['])) {
-        // Up to the first component with a glob.
-        let fixed: Vec<&str> = d
-            .split('/')
-            .take_while(|c| !c.contains(['*', '?', '[']))
-            .collect();
-        let fixed = fixed.join("/");
-        return match fixed.as_str() {
-            "" if d.starts_with('/') => Vec::new(),
-            "" => Vec::new(),
-            f => expand_path(f, base, homes, users)
-                .into_iter()
-                .filter(|p| p != base)
-                .collect(),
-        };
-    }
-    let Ok(matcher) = globset::GlobBuilder::new(pattern)
-        .literal_separator(true)
-        .build()
-        .map(|g| g.compile_matcher())
-    else {
-        return Vec::new();
-    };
-    let dirs = match dir {
-        Some("") => vec![PathBuf::from("/")],
-        Some(d) => expand_path(d, base, homes, users),
-        None => vec![base.to_path_buf()],
+    let comps: Vec<&str> = rest.split('/').filter(|c| !c.is_empty()).collect();
+    let globbed = |c: &str| c.contains(['*', '?', '[']);
+    let Some(first) = comps.iter().position(|c| globbed(c)) else {
+        return expand_path(w, base, homes, users);
     };
     let mut out = Vec::new();
-    for d in dirs {
-        for name in fs.list_dir(&d, 4096) {
-            if matcher.is_match(Path::new(&name)) {
-                out.push(d.join(name));
-            }
+    // The directory before the first glob, spelled as the word does (`~/x`, `../y`).
+    let fixed = comps[..first].join("/");
+    let fixed_dir = if fixed.is_empty() {
+        root.clone()
+    } else if w.starts_with('/') {
+        root.join(&fixed)
+    } else {
+        match expand_path(&fixed, base, homes, users).into_iter().next() {
+            Some(d) => d,
+            None => return Vec::new(),
         }
-        if d != base {
-            out.push(d);
-        }
+    };
+    if fixed_dir != base {
+        out.push(fixed_dir.clone());
     }
+    let mut dirs = vec![fixed_dir];
+    for (i, c) in comps.iter().enumerate().skip(first) {
+        let last = i + 1 == comps.len();
+        let mut next = Vec::new();
+        if globbed(c) {
+            let Ok(matcher) = globset::GlobBuilder::new(c)
+                .literal_separator(true)
+                .build()
+                .map(|g| g.compile_matcher())
+            else {
+                return out;
+            };
+            for d in &dirs {
+                if last && *d != base && !out.contains(d) {
+                    out.push(d.clone());
+                }
+                for name in fs.list_dir(d, 4096) {
+                    if matcher.is_match(Path::new(&name)) && next.len() < MAX_GLOB {
+                        next.push(d.join(name));
+                    }
+                }
+            }
+        } else {
+            next = dirs.iter().map(|d| d.join(c)).collect();
+        }
+        // Only what is there: a name after a glob (`*/run.sh`) is no placeholder in every
+        // directory the glob matched.
+        next.retain(|p| fs.entry(p).is_some());
+        dirs = next;
+    }
+    out.extend(dirs);
     out
 }
 
@@ -1002,10 +1240,14 @@ pub(super) fn shell_expand(
             rest = &inner[end + 1..];
             let n = body.find(['-', ':', '+', '=', '?']).unwrap_or(body.len());
             let (name, op) = body.split_at(n);
-            if !is_name(name) {
+            // A positional parameter is not known here: with a default (`${1:-run.sh}`),
+            // the default counts (fail closed); without one, nothing can be said.
+            let positional = !name.is_empty()
+                && (name.chars().all(|c| c.is_ascii_digit()) || name == "@" || name == "*");
+            if !is_name(name) && !positional {
                 return None;
             }
-            let v = value(name);
+            let v = if positional { None } else { value(name) };
             let set = v.is_some();
             let nonempty = v.as_deref().is_some_and(|v| !v.is_empty());
             let v = v.unwrap_or_default();
@@ -1017,11 +1259,13 @@ pub(super) fn shell_expand(
                 }
             };
             out.push_str(&match op {
+                "" if positional => return None,
                 "" => v.clone(),
                 o if o.starts_with(":+") => o[2..].to_string(),
                 o if o.starts_with('+') => o[1..].to_string(),
                 o if o.starts_with(":-") || o.starts_with(":=") => pick(true, &o[2..]),
                 o if o.starts_with('-') || o.starts_with('=') => pick(false, &o[1..]),
+                _ if positional => return None,
                 o if o.starts_with(":?") || o.starts_with('?') => v.clone(),
                 _ => return None,
             });
@@ -1047,13 +1291,7 @@ mod tests {
     use crate::paths::MemFs;
 
     fn reading_of<'a>(fs: &'a MemFs, env: &'a BTreeMap<String, String>) -> Reading<'a> {
-        Reading {
-            fs,
-            worktree: Path::new("/w"),
-            homes: &[],
-            env,
-            users: &|_| None,
-        }
+        Reading::new(fs, Path::new("/w"), &[], env, &|_| None)
     }
 
     /// Attack pass 56: each way a command value ran a file the command could write, and
@@ -1170,6 +1408,81 @@ mod tests {
         assert!(r
             .command("git fetch origin && git reset --hard origin/main")
             .is_empty());
+    }
+
+    /// Attack pass 57: bypasses of what the reading claims, and values that made
+    /// placeholders or read-only directories of what is not code.
+    #[test]
+    fn attack57_spellings_and_false_positives() {
+        let fs = MemFs::new()
+            .file("/w/tools/a/run.sh", "")
+            .file("/w/tools/x.sh", "")
+            .file("/w/src/main.c", "")
+            .dir("/w/build");
+        let env: BTreeMap<String, String> = [("PATH", "/usr/bin")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let r = reading_of(&fs, &env);
+        let has = |got: &[PathBuf], p: &str| got.iter().any(|g| g == Path::new(p));
+        for (cmd, want) in [
+            ("true; 2>/dev/null bash r2.sh", "/w/r2.sh"),
+            ("git status; </dev/null bash r3.sh", "/w/r3.sh"),
+            ("export PATH=\"$PWD/bin:$PATH\"; fsmon", "/w/bin/fsmon"),
+            ("PATH=:$PATH fsmon2", "/w/fsmon2"),
+            ("bash tools/*/run.sh", "/w/tools/a/run.sh"),
+            ("bash tools/*/run.sh", "/w/tools"),
+            ("bash t*/x.sh", "/w/tools/x.sh"),
+            ("bash */x.sh", "/w/tools/x.sh"),
+            ("sudo -Eu nobody bash su2.sh", "/w/su2.sh"),
+            ("env --chdir=tools bash ec2.sh", "/w/tools/ec2.sh"),
+            ("env -Ctools bash ec3.sh", "/w/tools/ec3.sh"),
+            ("env --split-string='bash ss.sh'", "/w/ss.sh"),
+            ("eval bash ev2.sh", "/w/ev2.sh"),
+            ("sh -c -- 'bash dd.sh'", "/w/dd.sh"),
+            (
+                "f() { bash \"${1:-scripts/run.sh}\"; }; f",
+                "/w/scripts/run.sh",
+            ),
+            ("time -p bash tp.sh", "/w/tp.sh"),
+            ("cd tools && cd - && bash back.sh", "/w/back.sh"),
+            ("uv run --with requests uw.py", "/w/uw.py"),
+            ("npx -p pkg tsx np.ts", "/w/np.ts"),
+            ("node -r ./hook.js app.js", "/w/hook.js"),
+            ("bun x.ts", "/w/x.ts"),
+        ] {
+            let got = r.command(cmd);
+            assert!(has(&got, want), "{cmd:?}: want {want} in {got:?}");
+        }
+        for (cmd, not) in [
+            ("bun run build", "/w/build"),
+            ("bun test", "/w/test"),
+            ("deno fmt", "/w/fmt"),
+            ("deno run -A npm:vite", "/w/npm:vite"),
+            ("tsx watch src/x.ts", "/w/watch"),
+            ("node -r dotenv/config scripts/dev.js", "/w/dotenv/config"),
+            ("node --import tsx a.js", "/w/tsx"),
+            ("uv run -p 3.12 x.py", "/w/3.12"),
+            ("f() { bash \"$1\"; }; f", "/w/$1"),
+            ("f() { node \"$@\"; }; f", "/w/$@"),
+            ("ssh -o UserKnownHostsFile=known_hosts h", "/w/known_hosts"),
+            ("bash */run.sh", "/w/src/run.sh"),
+        ] {
+            let got = r.command(cmd);
+            assert!(!has(&got, not), "{cmd:?}: {not} in {got:?}");
+        }
+        let perl = r.command("perl -e 'system(\"./run.sh\")'");
+        assert!(
+            perl.iter().all(|p| !p.to_string_lossy().contains('"')),
+            "{perl:?}"
+        );
+        // Bounded: each `cd` pair in a line with a subshell once doubled the directories.
+        let mut v = String::from("(true); ");
+        for _ in 0..40 {
+            v.push_str(" cd a; cd ..;");
+        }
+        v.push_str(" bash x.sh");
+        assert!(has(&r.command(&v), "/w/x.sh"));
     }
 
     /// `${…}` forms as `sh` expands them; `+` forms fail closed (the word).
