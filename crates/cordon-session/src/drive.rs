@@ -896,17 +896,19 @@ fn discarded_tmp_hint(
     if !succeeded {
         return None;
     }
-    let beside = record
+    let (beside, file) = record
         .segments
         .iter()
         .flat_map(|s| {
+            let dirs = program_and_operands(&s.segment.argv).0 == "mkdir";
             written_words(&s.segment.argv)
                 .into_iter()
-                .chain(s.segment.file_writes().map(|r| r.target.as_str()))
+                .map(move |w| (w, dirs))
+                .chain(s.segment.file_writes().map(|r| (r.target.as_str(), false)))
                 .collect::<Vec<_>>()
         })
-        .filter(|w| w.starts_with("../"))
-        .map(|w| {
+        .filter(|(w, _)| w.starts_with("../"))
+        .map(|(w, dir)| {
             // The first component beside the workspace: what `-w` must name.
             let abs = cordon_policy::paths::lexical_normalize(Path::new(w), &profile.cwd);
             let mut top = abs.clone();
@@ -916,15 +918,29 @@ fn discarded_tmp_hint(
                 }
                 top = parent.to_path_buf();
             }
-            top
+            // A file written right beside the project (`echo > ../x.txt`): `-w` makes a
+            // missing path a directory, so the file must exist first (new-user pass nu58:
+            // following the hint made a directory and the write then failed).
+            let file = !dir && top == abs;
+            (top, file)
         })
-        .find(|p| lost(p))?;
+        .find(|(p, _)| lost(p))?;
     // A repository is moved aside from a grant after the run (nu22 P1): `-w` would not
     // give it.
     if makes_repository(record, &beside, &profile.cwd) {
         return Some(format!(
             "{} (beside the project) was written into this command's private /tmp, which is \
              discarded when it ends; {REPOSITORY_BESIDE}: run it outside cordon",
+            beside.display()
+        ));
+    }
+    if file {
+        return Some(format!(
+            "{} (beside the project) was written into this command's private /tmp, which is \
+             discarded when it ends; create the file on the host first (`touch {}`), then \
+             run it with -w {} (-w makes a missing path a directory)",
+            beside.display(),
+            beside.display(),
             beside.display()
         ));
     }

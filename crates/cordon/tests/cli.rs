@@ -769,6 +769,17 @@ fn check_reports_the_decision() {
     assert_eq!(v["outcome"], "run");
     assert_eq!(v["exit_code"], 0);
     assert!(!v["opaque"].as_array().unwrap().is_empty());
+    // New-user pass nu58: where `run` refuses the sandbox itself (the home as the
+    // workspace), `check` says so and exits 2, as `run --dry-run` exits 125.
+    let o = out(p.cordon_in(&p.home, &["check", "--", "ls"]));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stdout));
+    assert!(
+        text(&o.stdout).contains("home directory"),
+        "{}",
+        text(&o.stdout)
+    );
+    let o = out(p.cordon_in(&p.home, &["run", "--dry-run", "--", "ls"]));
+    assert_eq!(o.status.code(), Some(125));
 }
 
 /// R-M1: the context is rendered from the enforced object; changing the profile changes it.

@@ -1528,6 +1528,47 @@ fn a_worktree_added_into_the_private_tmp_is_named_as_discarded() {
             .contains(&format!("-w {}", build.display())),
         "{v}"
     );
+    // New-user pass nu58: a file written right beside the project must exist before `-w`
+    // names it (`-w` makes a missing path a directory); following the hint works.
+    let o = cordon(
+        &p,
+        &dir,
+        &[
+            "run",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "echo hi > ../newfile.txt",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(text(&o.stderr).lines().last().unwrap()).unwrap();
+    let newfile = dir.parent().unwrap().join("newfile.txt");
+    let hint = v["hint"].as_str().unwrap_or_default();
+    assert!(
+        hint.contains(&format!("touch {}", newfile.display()))
+            && hint.contains(&format!("-w {}", newfile.display())),
+        "{v}"
+    );
+    std::fs::write(&newfile, "").unwrap();
+    let o = cordon(
+        &p,
+        &dir,
+        &[
+            "run",
+            "-w",
+            newfile.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "echo hi > ../newfile.txt",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&newfile).unwrap(), "hi\n");
+    std::fs::remove_file(&newfile).unwrap();
     // Attack pass 43, J2: what the command only read is not said to be written.
     let o = cordon(
         &p,

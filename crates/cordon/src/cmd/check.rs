@@ -6,7 +6,8 @@ use anyhow::Result;
 use cordon_execpolicy::{gate, run_would, ApprovalMode, Gate};
 
 /// Exit status: what `cordon run` would do under the active approval mode (R-A5): 0 run,
-/// 1 needs approval (`--yes`), 2 refused. An unknown command is `ask` for the policy but
+/// 1 needs approval (`--yes`), 2 refused (by the policy, or because the profile cannot be
+/// resolved into a sandbox here, as `run --dry-run` would say). An unknown command is `ask` for the policy but
 /// runs sandboxed outside `untrusted` mode, so it exits 0 there. The policy's raw verdict
 /// (`decision`) stays in the JSON, next to `run_would` and `exit_code`. A program not
 /// found (as `cordon run` would look for it) is noted on stderr and is `program_found:
@@ -18,10 +19,27 @@ pub fn check(args: CheckArgs) -> Result<i32> {
         eprintln!("cordon: note: `cordon run` would refuse this: {e:#}");
     }
     let trust = trust("check", &args.profile, &args.rules.rules, false)?;
-    let record = trust.evaluate(&trust.command(args.command.clone()));
+    let mut req = trust.command(args.command.clone());
+    let record = trust.evaluate(&req);
     let mode = ApprovalMode::from(args.approval_mode);
-    let verdict = gate(&record, mode, false);
+    let mut verdict = gate(&record, mode, false);
     let outcome = run_would(&record, mode);
+    // What the policy lets run must also be a sandbox the profile resolves to here: `run`
+    // refuses a workspace that is the home directory, a deny entry hiding the cwd, … (new-user
+    // pass nu58: `check` said "would run" where `run` exited 125). Same resolution as
+    // `run --dry-run`, without running anything.
+    let mut exit = outcome.exit_code();
+    if exit != 2 {
+        if record.sandbox.bypass {
+            req.preference = cordon_policy::SandboxPreference::Forbid;
+        }
+        if let Err(e) = cordon_sandbox::SandboxManager::for_host().transform(&req) {
+            verdict = Gate::Refuse {
+                reason: format!("the sandbox cannot be set up: {e}"),
+            };
+            exit = 2;
+        }
+    }
     // A program that is not there would end the run with 127 (as `--dry-run` notes).
     let missing = args
         .command
@@ -32,7 +50,7 @@ pub fn check(args: CheckArgs) -> Result<i32> {
         v["approval_mode"] = serde_json::json!(mode.as_str());
         v["run_would"] = serde_json::to_value(&verdict)?;
         v["outcome"] = serde_json::to_value(outcome)?;
-        v["exit_code"] = serde_json::json!(outcome.exit_code());
+        v["exit_code"] = serde_json::json!(exit);
         v["program_found"] = serde_json::json!(missing.is_none());
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
@@ -41,7 +59,7 @@ pub fn check(args: CheckArgs) -> Result<i32> {
             Gate::Run { reason } => println!("cordon run ({mode}): would run — {reason}"),
             // Exit 1 is "needs approval" (README): said so, not "refuse" (new user, stop
             // 19: the text said refuse while the code said ask).
-            Gate::Refuse { reason } if outcome.exit_code() == 1 => {
+            Gate::Refuse { reason } if exit == 1 => {
                 let why = reason.strip_prefix("needs approval: ").unwrap_or(&reason);
                 println!("cordon run ({mode}): needs approval — {why}")
             }
@@ -54,5 +72,5 @@ pub fn check(args: CheckArgs) -> Result<i32> {
             if p.contains('/') { "" } else { " on PATH" }
         );
     }
-    Ok(outcome.exit_code())
+    Ok(exit)
 }
