@@ -28,6 +28,11 @@ pub struct EvalContext {
     pub home: Option<String>,
     /// Program-name resolution options (trusted locations).
     pub parse: ParseOptions,
+    /// The aliases of the user's git configuration (`[alias]` in `~/.gitconfig`, the
+    /// repository's config; name lowercased → value): `git undo` with `undo = reset --hard`
+    /// is checked as `git reset --hard` (new-user pass nu58). The caller reads them; this
+    /// crate reads no files.
+    pub git_aliases: std::collections::BTreeMap<String, String>,
 }
 
 impl EvalContext {
@@ -44,6 +49,11 @@ impl EvalContext {
     /// Set [`EvalContext::home`].
     pub fn with_home(mut self, home: impl Into<String>) -> Self {
         self.home = Some(home.into());
+        self
+    }
+    /// Set [`EvalContext::git_aliases`].
+    pub fn with_git_aliases(mut self, aliases: std::collections::BTreeMap<String, String>) -> Self {
+        self.git_aliases = aliases;
         self
     }
 }
@@ -523,6 +533,7 @@ fn known_builtin_cd(seg: &Segment) -> bool {
 struct CwdTracker<'c> {
     home: Option<&'c str>,
     cwds: Vec<Cwd>,
+    git_aliases: &'c std::collections::BTreeMap<String, String>,
 }
 
 impl<'c> CwdTracker<'c> {
@@ -535,6 +546,7 @@ impl<'c> CwdTracker<'c> {
         CwdTracker {
             home,
             cwds: vec![start],
+            git_aliases: &ctx.git_aliases,
         }
     }
 
@@ -551,6 +563,7 @@ impl<'c> CwdTracker<'c> {
                 segments,
                 cwds: &seg_cwds,
                 home: self.home,
+                git_aliases: self.git_aliases,
             },
         )
     }

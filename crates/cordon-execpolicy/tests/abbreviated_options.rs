@@ -379,3 +379,55 @@ fn a_command_line_alias_is_flagged() {
         );
     }
 }
+
+/// New-user pass nu58: an alias of the user's git configuration is checked as what it runs
+/// (`undo = reset --hard`, `sync = !git fetch && git reset --hard origin/main`, an alias of
+/// an alias), its finding naming the alias. Twins: a harmless alias, an alias named like a
+/// built-in (git ignores it), and no aliases at all get no finding.
+#[test]
+fn a_git_config_alias_is_checked_as_what_it_runs() {
+    let aliases: std::collections::BTreeMap<String, String> = [
+        ("undo", "reset --hard"),
+        ("sync", "!git fetch origin && git reset --hard origin/main"),
+        ("nuke", "undo"),
+        ("lg", "log --oneline"),
+        ("status", "reset --hard"),
+        ("fp", "push --force"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let with = |argv: &[&str]| {
+        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+        let rec = Policy::empty().evaluate(
+            &argv,
+            &EvalContext::default().with_git_aliases(aliases.clone()),
+        );
+        rec.segments
+            .iter()
+            .flat_map(|s| {
+                s.findings
+                    .iter()
+                    .map(|f| (f.id.as_str().to_string(), f.reason.clone()))
+            })
+            .collect::<Vec<_>>()
+    };
+    for (argv, id) in [
+        (&["git", "undo"][..], "git_reset_hard"),
+        (&["git", "sync"], "git_reset_hard"),
+        (&["git", "nuke"], "git_reset_hard"),
+        (&["git", "fp", "origin", "main"], "git_force_push"),
+        (&["git", "-C", "sub", "UNDO"], "git_reset_hard"),
+    ] {
+        let f = with(argv);
+        assert!(
+            f.iter()
+                .any(|(i, r)| i == id && r.contains("alias in your git configuration")),
+            "{argv:?}: {f:?}"
+        );
+    }
+    for argv in [&["git", "lg"][..], &["git", "status"], &["git", "log"]] {
+        assert!(with(argv).is_empty(), "{argv:?}: {:?}", with(argv));
+    }
+    assert!(findings(&["git", "undo"]).is_empty());
+}

@@ -1251,6 +1251,71 @@ pub fn config_files(
     v
 }
 
+/// The `[alias]` entries git would see for a command run at `cwd` (name lowercased →
+/// value): the files [`config_files`] lists — system, global, then the repository's
+/// `config` and `config.worktree` for the nearest enclosing worktree — a later file winning,
+/// read through `fs` (capped, lossy; includes not followed, an unreadable file skipped).
+/// For the exec policy's dangerous-command check (new-user pass nu58: `git undo` with
+/// `undo = reset --hard` in `~/.gitconfig` ran without approval).
+pub fn git_aliases(
+    fs: &dyn FsView,
+    cwd: &Path,
+    homes: &[PathBuf],
+    env: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let found = cwd.ancestors().find_map(|a| {
+        let dotgit = a.join(".git");
+        match fs.kind(&dotgit)? {
+            crate::paths::FileKind::Dir => Some((a.to_path_buf(), dotgit.clone(), dotgit)),
+            _ => {
+                let text = fs.read_small(&dotgit, crate::paths::SMALL_FILE_CAP).ok()?;
+                let gitdir =
+                    lexical_normalize(Path::new(text.trim().strip_prefix("gitdir:")?.trim()), a);
+                let common = fs
+                    .read_small(&gitdir.join("commondir"), crate::paths::SMALL_FILE_CAP)
+                    .ok()
+                    .map(|c| lexical_normalize(Path::new(c.trim()), &gitdir))
+                    .unwrap_or_else(|| gitdir.clone());
+                Some((a.to_path_buf(), gitdir, common))
+            }
+        }
+    });
+    let (worktree, gitdir, common) =
+        found.unwrap_or_else(|| (cwd.to_path_buf(), cwd.join(".git"), cwd.join(".git")));
+    let repo = RepoDirs {
+        worktree: &worktree,
+        gitdir: &gitdir,
+        common: &common,
+    };
+    let mut out = BTreeMap::new();
+    for file in config_files(&repo, homes, env) {
+        let Ok(text) = fs.read_small_lossy(&file, CONFIG_FILE_CAP) else {
+            continue;
+        };
+        let Ok(parsed) = gix_config::File::from_bytes_no_includes(
+            text.as_bytes(),
+            gix_config::file::Metadata::default(),
+            Default::default(),
+        ) else {
+            continue;
+        };
+        for section in parsed.sections() {
+            let header = section.header();
+            if !header.name().eq_ignore_ascii_case(b"alias".as_slice())
+                || header.subsection_name().is_some()
+            {
+                continue;
+            }
+            for key in section.value_names() {
+                if let Some(v) = section.values(key.as_ref()).last() {
+                    out.insert(key.to_string().to_ascii_lowercase(), v.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The user's effective `safe.bareRepository` from `files` (system, then global, in git's
 /// order; the last value wins), read through [`FsView::read_small`] (capped, no FIFO).
 /// Includes are not followed. `None` when no file sets it. A confined command can create

@@ -347,8 +347,25 @@ impl TrustProfile {
         let mut eval = cordon_execpolicy::EvalContext::default()
             .with_deny_read(has_deny_read)
             .with_cwd(req.cwd.to_string_lossy());
-        if let Some((_, h)) = req.env.iter().find(|(k, _)| k == "HOME") {
+        let home = req.env.iter().find(|(k, _)| k == "HOME").map(|(_, h)| h);
+        if let Some(h) = home {
             eval = eval.with_home(h.as_str());
+        }
+        // The user's git aliases, for `git ALIAS` (read only when the command runs git).
+        if req
+            .argv
+            .iter()
+            .any(|a| a.contains("git") || a.contains(' '))
+        {
+            let env: std::collections::BTreeMap<String, String> = req.env.iter().cloned().collect();
+            let homes: Vec<std::path::PathBuf> = home
+                .filter(|h| h.starts_with('/'))
+                .map(std::path::PathBuf::from)
+                .into_iter()
+                .collect();
+            eval = eval.with_git_aliases(cordon_policy::gitconfig::git_aliases(
+                &HostFs, &req.cwd, &homes, &env,
+            ));
         }
         self.rules.evaluate(&req.argv, &eval)
     }

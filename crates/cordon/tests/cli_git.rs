@@ -1684,3 +1684,51 @@ fn a_clone_beside_the_project_is_not_offered_a_grant_that_cannot_keep_it() {
         "{v}"
     );
 }
+
+/// New-user pass nu58: `git undo` with `undo = reset --hard` in `~/.gitconfig` ran
+/// without approval and threw the uncommitted change away. Now it needs approval like `git
+/// reset --hard` (refused without a person: 125), and the change survives. Twin: a
+/// harmless alias runs.
+#[test]
+fn a_git_config_alias_is_checked_as_what_it_runs() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    git_init(&p.dir);
+    std::fs::write(
+        p.home.join(".gitconfig"),
+        "[alias]\n\tundo = reset --hard\n\tst = status --short\n[user]\n\tname = t\n\temail = t@e\n",
+    )
+    .unwrap();
+    std::fs::write(p.dir.join("a.txt"), "one\n").unwrap();
+    let st = Command::new("git")
+        .args(["add", "a.txt"])
+        .current_dir(&p.dir)
+        .env("HOME", &p.home)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let st = Command::new("git")
+        .args(["commit", "-qm", "one"])
+        .current_dir(&p.dir)
+        .env("HOME", &p.home)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    std::fs::write(p.dir.join("a.txt"), "precious\n").unwrap();
+    let o = cordon(
+        &p,
+        &p.dir,
+        &["run", "--non-interactive", "--", "git", "undo"],
+    );
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("alias"), "{}", text(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(p.dir.join("a.txt")).unwrap(),
+        "precious\n"
+    );
+    let o = cordon(&p, &p.dir, &["run", "--non-interactive", "--", "git", "st"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("a.txt"), "{}", text(&o.stdout));
+}

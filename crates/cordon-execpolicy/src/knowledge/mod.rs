@@ -1397,6 +1397,8 @@ pub(crate) struct DangerCtx<'a> {
     pub segments: &'a [Segment],
     pub cwds: &'a [Cwd],
     pub home: Option<&'a str>,
+    /// The user's git aliases ([`crate::EvalContext::git_aliases`]).
+    pub git_aliases: &'a std::collections::BTreeMap<String, String>,
 }
 
 /// Run the dangerous-command detector on segment `idx`: writes by redirection, privilege
@@ -1464,7 +1466,7 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
         )),
         "rm" => rm_check(seg, cx, out),
         "find" if args.iter().any(|a| a == "-delete") => find_delete_check(seg, cx, out),
-        "git" => git_check(seg, out),
+        "git" => git_check(seg, cx, out),
         "dd" => dd_check(seg, cx, out),
         "chmod" | "chown" | "chgrp" => mode_check(name, seg, cx, out),
         "shutdown" | "reboot" | "halt" | "poweroff" => out.push(finding(
@@ -1774,7 +1776,132 @@ fn git_alias_defined(seg: &Segment, globals: &[String], name: &str) -> bool {
     })
 }
 
-fn git_check(seg: &Segment, out: &mut Vec<Finding>) {
+/// Git's own commands: an alias of the same name is ignored by git.
+const GIT_BUILTINS: &[&str] = &[
+    "add",
+    "am",
+    "annotate",
+    "apply",
+    "archive",
+    "bisect",
+    "blame",
+    "branch",
+    "bundle",
+    "checkout",
+    "cherry",
+    "cherry-pick",
+    "clean",
+    "clone",
+    "commit",
+    "config",
+    "describe",
+    "diff",
+    "difftool",
+    "fetch",
+    "format-patch",
+    "fsck",
+    "gc",
+    "grep",
+    "help",
+    "init",
+    "log",
+    "ls-files",
+    "ls-remote",
+    "ls-tree",
+    "merge",
+    "mergetool",
+    "mv",
+    "notes",
+    "prune",
+    "pull",
+    "push",
+    "range-diff",
+    "rebase",
+    "reflog",
+    "remote",
+    "repack",
+    "replace",
+    "reset",
+    "restore",
+    "rev-list",
+    "rev-parse",
+    "revert",
+    "rm",
+    "shortlog",
+    "show",
+    "show-ref",
+    "sparse-checkout",
+    "stash",
+    "status",
+    "submodule",
+    "switch",
+    "tag",
+    "update-index",
+    "update-ref",
+    "version",
+    "worktree",
+];
+
+/// `git NAME …` where NAME is an alias of the user's git configuration: the findings of
+/// what it runs — `git VALUE …` for a plain alias, each command of VALUE for a `!` shell
+/// alias — each reason naming the alias (new-user pass nu58: `git undo` with `undo = reset
+/// --hard` ran without approval). `false` when NAME is no such alias.
+fn git_config_alias(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) -> bool {
+    let name = seg.argv[sub].to_ascii_lowercase();
+    if GIT_BUILTINS.contains(&name.as_str()) {
+        return false;
+    }
+    let Some(value) = cx.git_aliases.get(&name) else {
+        return false;
+    };
+    // Each alias is expanded once on the way (git refuses a loop).
+    let mut rest = cx.git_aliases.clone();
+    rest.remove(&name);
+    let before = out.len();
+    match value.trim_start().strip_prefix('!') {
+        Some(script) => {
+            let parsed = crate::parse::parse_script(script);
+            let inner = DangerCtx {
+                segments: &parsed.segments,
+                cwds: cx.cwds,
+                home: cx.home,
+                git_aliases: &rest,
+            };
+            for i in 0..parsed.segments.len() {
+                out.extend(dangerous(i, &inner));
+            }
+        }
+        None => {
+            let parsed = crate::parse::parse_script(&format!("git {value}"));
+            if let Some(first) = parsed.segments.first() {
+                let mut expanded = seg.clone();
+                expanded.argv = seg.argv[..sub]
+                    .iter()
+                    .chain(first.argv.iter().skip(1))
+                    .chain(seg.argv[sub + 1..].iter())
+                    .cloned()
+                    .collect();
+                expanded.dynamic_args.clear();
+                let inner = DangerCtx {
+                    segments: cx.segments,
+                    cwds: cx.cwds,
+                    home: cx.home,
+                    git_aliases: &rest,
+                };
+                git_check(&expanded, &inner, out);
+            }
+        }
+    }
+    for f in &mut out[before..] {
+        f.reason = format!(
+            "git {} is an alias in your git configuration for `{value}`: {}",
+            seg.argv[sub], f.reason
+        );
+    }
+    true
+}
+
+fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let (Some(sub), _) = git_subcommand(seg) else {
         return;
     };
@@ -1787,6 +1914,9 @@ fn git_check(seg: &Segment, out: &mut Vec<Finding>) {
                 seg.argv[sub]
             ),
         ));
+        return;
+    }
+    if git_config_alias(seg, sub, cx, out) {
         return;
     }
     let args: Vec<&str> = seg.argv[sub + 1..].iter().map(String::as_str).collect();
