@@ -1790,6 +1790,22 @@ pub fn resolve(
         fs,
         &ctx.env,
     );
+    // A home under /tmp is behind the private /tmp like the rest of the host's /tmp: said,
+    // since nothing else tells why `~/.gitconfig` is gone (new-user pass nu58: git had no
+    // identity and nothing said why).
+    if let Some(h) = ctx.home.as_deref().filter(|h| h.is_absolute()) {
+        if filesystem.top_view().private_tmp
+            && filesystem.seen(fs, h) == crate::view::Seen::PrivateTmp
+        {
+            notes.push(format!(
+                "your home {} lies under /tmp, which each command gets private and empty: \
+                 nothing in it (~/.gitconfig, ~/.cargo, …) is seen by the command; {}; or set \
+                 HOME outside /tmp",
+                h.display(),
+                crate::explain::private_tmp_grant(h, h)
+            ));
+        }
+    }
     let stripped = stripped_files(&filesystem);
     let unix_sockets = resolve_unix_sockets(profile, ctx, fs, &workspace)?;
     Ok(ResolvedProfile {

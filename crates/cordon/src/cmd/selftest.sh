@@ -101,7 +101,18 @@ else result PASS write-git-config "refused (kept in the sandbox's copy, not merg
 escape hard-link-out -- 'ln .git/config cfg && echo x >> cfg && exit 42'; restore_git
 escape move-workspace -- "mv '$P' '$T/moved' && exit 42"
 [ -d "$T/moved" ] && mv "$T/moved" "$P"
-escape write-outside -- "echo x > '$HOME/.cordon-selftest-probe' && exit 42"
+# An escape only if the file is there on the host afterwards: with $HOME under /tmp the
+# write lands in the sandbox's private /tmp and is discarded (new-user pass nu58: a false
+# FAIL).
+rm -f "$HOME/.cordon-selftest-probe"
+inbox -- "echo x > '$HOME/.cordon-selftest-probe' && exit 42"; rc=$?
+if [ "$rc" -eq 42 ] && [ -e "$HOME/.cordon-selftest-probe" ]; then
+    result FAIL write-outside "escape worked"
+elif [ "$rc" -eq 42 ]; then
+    result PASS write-outside "written only inside the sandbox (the home is under its private /tmp)"
+else
+    result PASS write-outside "refused (exit $rc)"
+fi
 rm -f "$HOME/.cordon-selftest-probe"
 escape read-denied --deny-read "$P/secret" -- 'cat secret/key && exit 42'
 escape read-denied-case-variant --deny-read "$P/secret" -- 'cat SECRET/key && exit 42 || cat Secret/KEY && exit 42'
