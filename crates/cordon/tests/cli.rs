@@ -3852,3 +3852,34 @@ fn an_unread_project_config_is_named() {
         "{err}"
     );
 }
+
+/// New-user pass nu58: a home under /tmp is behind the sandbox's private /tmp; `run` says
+/// so on stderr with the grant that shows it. Twin: a home elsewhere gets no such note.
+#[test]
+fn a_home_under_tmp_is_said_to_be_hidden() {
+    let p = project();
+    if !support::sandbox_available() {
+        return;
+    }
+    let tmp_home = tempfile::Builder::new()
+        .prefix("cordon-home-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let o = out({
+        let mut c = cordon(&p, &["run", "--", "true"]);
+        c.env("HOME", tmp_home.path());
+        c
+    });
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("lies under /tmp") && err.contains("--with"),
+        "{err}"
+    );
+    let o = out(cordon(&p, &["run", "--", "true"]));
+    assert!(
+        !text(&o.stderr).contains("lies under /tmp"),
+        "{}",
+        text(&o.stderr)
+    );
+}
