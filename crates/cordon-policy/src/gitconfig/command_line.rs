@@ -150,6 +150,7 @@ const FAMILIES: &[Family] = &[
         file: &["--rcfile", "--init-file"],
         ..Family::new(&[
             "sh", "bash", "dash", "zsh", "ksh", "mksh", "yash", "fish", "csh", "tcsh", "ash",
+            "rbash",
         ])
     },
     Family {
@@ -381,6 +382,11 @@ const WRAPPERS: &[Wrapper] = &[
         line: &["--run", "--command"],
         ..Wrapper::new(&["nix-shell"])
     },
+    Wrapper {
+        arg: &["-E", "--echo", "-T", "--log-timing", "-I", "-O", "-B"],
+        line: &["-c", "--command", "-qc", "-ec", "-qec"],
+        ..Wrapper::new(&["script"])
+    },
 ];
 
 /// A tool whose subcommand runs a program or script named after it (`uv run x.py`,
@@ -437,12 +443,44 @@ const RUNNERS: &[Runner] = &[
         operands: 1,
         arg: &[],
     },
+    Runner {
+        names: &["bundle", "mise", "pyenv", "rbenv", "nodenv", "asdf"],
+        subs: &["exec"],
+        operands: 0,
+        arg: &["-C", "--cd"],
+    },
+    Runner {
+        names: &["conda", "mamba", "micromamba", "op", "dotenv", "doppler"],
+        subs: &["run"],
+        operands: 0,
+        arg: &[
+            "-n",
+            "--name",
+            "-p",
+            "--prefix",
+            "--env-file",
+            "-e",
+            "--project",
+            "-c",
+        ],
+    },
 ];
 
 /// Shell words that come before a command without being one.
 const KEYWORDS: &[&str] = &[
     "if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "time", "fi", "done",
     "export", "readonly", "local", "declare", "typeset",
+];
+
+/// Variables whose value is a command line git runs (`sh -c`).
+const LINE_VARIABLES: &[&str] = &[
+    "GIT_SSH_COMMAND",
+    "GIT_SSH",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_PAGER",
+    "GIT_ASKPASS",
+    "GIT_EXTERNAL_DIFF",
 ];
 
 /// Variables whose value names a file the shell or git reads as code.
@@ -637,11 +675,21 @@ impl Reader {
                     "-C" | "--git-dir" | "--work-tree" | "--namespace" => {
                         self.pending = Some(Pending::Skip)
                     }
-                    "--exec" | "-x" | "--extcmd" => self.pending = Some(Pending::Line),
+                    "--exec" | "-x" | "--extcmd" | "--tree-filter" | "--index-filter"
+                    | "--msg-filter" | "--env-filter" | "--commit-filter" | "--upload-pack"
+                    | "--receive-pack" => self.pending = Some(Pending::Line),
                     "run" | "foreach" => self.state = State::Program,
                     _ => {
-                        for o in ["--exec=", "--extcmd="] {
-                            if p.starts_with(o) {
+                        for o in [
+                            "--exec=",
+                            "--extcmd=",
+                            "--upload-pack=",
+                            "--receive-pack=",
+                            "--open-files-in-pager=",
+                            "-x",
+                            "-O",
+                        ] {
+                            if p.len() > o.len() && p.starts_with(o) {
                                 return Code::Line(o.len());
                             }
                         }
@@ -703,6 +751,10 @@ impl Reader {
     /// `NAME=value` before a command: `PATH` entries are remembered for the programs
     /// after it; a variable naming a code file protects that file.
     fn assign<'p>(&mut self, name: &str, value: &'p str) -> Code<'p> {
+        if LINE_VARIABLES.contains(&name) {
+            // `GIT_SSH_COMMAND="bash t.sh" git fetch`: git runs the value with `sh -c`.
+            return Code::Line(name.len() + 1);
+        }
         if name == "PATH" {
             // An empty entry is the current directory, as `.` is.
             self.path_dirs = value
@@ -1450,6 +1502,13 @@ mod tests {
             ("npx -p pkg tsx np.ts", "/w/np.ts"),
             ("node -r ./hook.js app.js", "/w/hook.js"),
             ("bun x.ts", "/w/x.ts"),
+            ("rbash rb.sh", "/w/rb.sh"),
+            ("bundle exec ruby be.rb", "/w/be.rb"),
+            ("conda run -n env python cr.py", "/w/cr.py"),
+            ("script -qc 'bash sc.sh' /dev/null", "/w/sc.sh"),
+            ("GIT_SSH_COMMAND='bash gs.sh' git fetch", "/w/gs.sh"),
+            ("git rebase -x./rx2.sh", "/w/rx2.sh"),
+            ("git fetch --upload-pack='bash up.sh' .", "/w/up.sh"),
         ] {
             let got = r.command(cmd);
             assert!(has(&got, want), "{cmd:?}: want {want} in {got:?}");
