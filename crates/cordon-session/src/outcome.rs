@@ -949,9 +949,24 @@ fn private_tmp_hint(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Strin
         if !l.contains("No such file") && !l.ends_with(": command not found") {
             continue;
         }
+        // A bare name the command's PATH finds on the host in a directory under /tmp
+        // (new-user pass nu58: `PATH=/tmp/x/bin:$PATH cordon run -- mytool` said only
+        // "command not found", while `cordon check` found it).
+        let on_path = l
+            .strip_suffix(": command not found")
+            .and_then(|n| n.rsplit(": ").next())
+            .filter(|n| !n.is_empty() && !n.contains('/'))
+            .and_then(|n| {
+                ctx.path_dirs
+                    .iter()
+                    .map(|d| d.join(n))
+                    .find(|p| p.starts_with("/tmp/") && ctx.fs.kind(p).is_some())
+            })
+            .map(|p| p.to_string_lossy().into_owned());
         let hidden = candidate_paths(l)
             .into_iter()
-            .find(|p| under_tmp(p) && ctx.fs.kind(Path::new(p)).is_some());
+            .find(|p| under_tmp(p) && ctx.fs.kind(Path::new(p)).is_some())
+            .or(on_path);
         if let Some(p) = hidden {
             let abs = Path::new(&p);
             return Some(format!(
@@ -3519,6 +3534,30 @@ mod tests {
         s.code = Some(2);
         let hint = classify(&s, &ctx).hint.unwrap_or_default();
         assert!(hint.contains("/tmp/run.sh exists on the host"), "{hint}");
+        // nu58: a bare name the caller's PATH finds under /tmp on the host. Twin: a PATH
+        // without that directory gets no such hint.
+        let fs = cordon_policy::MemFs::new().file("/tmp/x/bin/mytool", "#!/bin/sh\n");
+        let dirs = [PathBuf::from("/tmp/x/bin"), PathBuf::from("/usr/bin")];
+        let ctx = ClassifyContext {
+            fs: &fs,
+            path_dirs: &dirs,
+            ..ctx
+        };
+        let mut s = sig("cordon: mytool: command not found", true);
+        s.code = Some(127);
+        let hint = classify(&s, &ctx).hint.unwrap_or_default();
+        assert!(
+            hint.contains("/tmp/x/bin/mytool exists on the host"),
+            "{hint}"
+        );
+        let ctx = ClassifyContext {
+            path_dirs: &[],
+            ..ctx
+        };
+        assert!(!classify(&s, &ctx)
+            .hint
+            .unwrap_or_default()
+            .contains("exists on the host"));
     }
 
     /// New-user pass nu30, F1: git's refused freshening of a hard-linked object (in a
