@@ -946,7 +946,10 @@ fn private_tmp_hint(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Strin
     for l in sig.stderr_tail.lines() {
         // dash says "cannot open /tmp/x.sh: No such file" (nu19: `sh /tmp/x.sh` got no
         // word).
-        if !l.contains("No such file") && !l.ends_with(": command not found") {
+        if !l.contains("No such file")
+            && !l.ends_with(": command not found")
+            && !l.contains("Directory nonexistent")
+        {
             continue;
         }
         // A bare name the command's PATH finds on the host in a directory under /tmp
@@ -963,9 +966,19 @@ fn private_tmp_hint(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Strin
                     .find(|p| p.starts_with("/tmp/") && ctx.fs.kind(p).is_some())
             })
             .map(|p| p.to_string_lossy().into_owned());
+        // The path, or the nearest directory above it under /tmp that the host has: a
+        // file written into a host directory there (new-user pass nu58: "cannot create
+        // /tmp/d/out.txt: Directory nonexistent" got no word).
         let hidden = candidate_paths(l)
             .into_iter()
-            .find(|p| under_tmp(p) && ctx.fs.kind(Path::new(p)).is_some())
+            .filter(|p| under_tmp(p))
+            .find_map(|p| {
+                Path::new(&p)
+                    .ancestors()
+                    .take_while(|a| a.starts_with("/tmp") && *a != Path::new("/tmp"))
+                    .find(|a| ctx.fs.kind(a).is_some())
+                    .map(|a| a.to_string_lossy().into_owned())
+            })
             .or(on_path);
         if let Some(p) = hidden {
             let abs = Path::new(&p);
@@ -3536,7 +3549,9 @@ mod tests {
         assert!(hint.contains("/tmp/run.sh exists on the host"), "{hint}");
         // nu58: a bare name the caller's PATH finds under /tmp on the host. Twin: a PATH
         // without that directory gets no such hint.
-        let fs = cordon_policy::MemFs::new().file("/tmp/x/bin/mytool", "#!/bin/sh\n");
+        let fs = cordon_policy::MemFs::new()
+            .file("/tmp/x/bin/mytool", "#!/bin/sh\n")
+            .dir("/tmp/d");
         let dirs = [PathBuf::from("/tmp/x/bin"), PathBuf::from("/usr/bin")];
         let ctx = ClassifyContext {
             fs: &fs,
@@ -3550,6 +3565,14 @@ mod tests {
             hint.contains("/tmp/x/bin/mytool exists on the host"),
             "{hint}"
         );
+        // nu58: a file written into a host directory under /tmp names that directory.
+        let mut w = sig(
+            "sh: 1: cannot create /tmp/d/out.txt: Directory nonexistent",
+            true,
+        );
+        w.code = Some(2);
+        let hint = classify(&w, &ctx).hint.unwrap_or_default();
+        assert!(hint.contains("/tmp/d exists on the host"), "{hint}");
         let ctx = ClassifyContext {
             path_dirs: &[],
             ..ctx
