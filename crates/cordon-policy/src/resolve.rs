@@ -593,6 +593,15 @@ pub enum ResolveError {
         /// The spelling.
         spelling: String,
     },
+    /// [`ResolveError::Glob`] for an entry a flag added (`--deny-read '*.pem'`), named by
+    /// the flag.
+    #[error("{flag} {spelling:?}: {}", crate::profile::GLOB_REFUSED)]
+    GlobFlag {
+        /// The flag (`--deny-read`, `--writable`).
+        flag: String,
+        /// The spelling (made absolute).
+        spelling: String,
+    },
     /// An entry's path starts with a shell variable cordon does not know (`$HOME/x`,
     /// `${XDG_DATA_HOME}/y`) or another account's home (`~root/x`): refused, never taken
     /// as a directory named `$HOME` (attack pass 54 F6, 55 F3: a deny entry spelled so hid
@@ -1404,7 +1413,19 @@ pub fn resolve(
                 }
             }
             for (index, e) in entries.iter().enumerate() {
-                let mut paths = expand_for(fs, &e.path, index, ctx, &workspace, e.access)?;
+                // An entry from a flag is named by the flag the user typed, not by its
+                // place among the profile's entries (new-user pass nu58: "entry 156").
+                let by_flag = |err: ResolveError| match (err, e.source.as_deref()) {
+                    (ResolveError::Glob { spelling, .. }, Some(flag)) if flag.starts_with("--") => {
+                        ResolveError::GlobFlag {
+                            flag: flag.to_string(),
+                            spelling,
+                        }
+                    }
+                    (err, _) => err,
+                };
+                let mut paths =
+                    expand_for(fs, &e.path, index, ctx, &workspace, e.access).map_err(by_flag)?;
                 if e.access == Access::Deny && on_workspace(&e.path) {
                     for root in &enclosing {
                         paths.extend(expand_for(fs, &e.path, index, ctx, root, e.access)?);

@@ -59,6 +59,12 @@ fn main() -> ExitCode {
                 && !std::env::args_os().any(|a| a == "--")
             {
                 eprintln!("hint: put the command after `--`, e.g. `cordon run -- ls -la`");
+            } else if e.kind() == ErrorKind::MissingRequiredArgument
+                && std::env::args_os().any(|a| a == "run" || a == "check")
+                && std::env::args_os().last().is_some_and(|a| a == "--")
+            {
+                // `cordon run --` with nothing after it (new-user pass nu58).
+                eprintln!("hint: name the command after `--`, e.g. `cordon run -- ls -la`");
             }
             return ExitCode::from(code);
         }

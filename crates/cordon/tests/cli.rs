@@ -1655,6 +1655,12 @@ fn glob_deny_entries_are_refused() {
         "{}",
         text(&o.stderr)
     );
+    // Named by the flag typed (new-user pass nu58: "entry 156").
+    assert!(
+        text(&o.stderr).contains("--deny-read") && !text(&o.stderr).contains("entry "),
+        "{}",
+        text(&o.stderr)
+    );
     let o = out(cordon(
         &p,
         &[
