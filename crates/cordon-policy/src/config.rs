@@ -235,6 +235,34 @@ impl Config {
             path: path.to_path_buf(),
             message: e.to_string().trim_end().to_string(),
         })?;
+        // An `extends` that names no profile is said when the file is read, with its line,
+        // not at the first use of the profile (new-user pass nu58: `cordon profiles` listed
+        // the profile as fine, and `--profile dev` said only `unknown profile
+        // "workspace-writ"`).
+        for (name, d) in &def.profiles {
+            if let Some(parent) = &d.extends {
+                if PermissionProfile::builtin(parent).is_none()
+                    && !def.profiles.contains_key(parent)
+                {
+                    let line = text
+                        .find(&format!("[profiles.{name}]"))
+                        .and_then(|at| text[at..].find("extends").map(|e| at + e))
+                        .map(|at| format!(" (line {})", line_of(text, at)))
+                        .unwrap_or_default();
+                    let mut available: Vec<String> =
+                        BUILTIN_PROFILES.iter().map(|s| s.to_string()).collect();
+                    available.extend(def.profiles.keys().cloned());
+                    return Err(ConfigError::Invalid {
+                        name: name.clone(),
+                        path: path.to_path_buf(),
+                        message: format!(
+                            "`extends = {parent:?}`{line}: no such profile (available: {})",
+                            available.join(", ")
+                        ),
+                    });
+                }
+            }
+        }
         Ok(Config {
             path: path.to_path_buf(),
             source: text.to_string(),
@@ -602,6 +630,29 @@ entries = [{ path = ":minimal", access = "read" }]
         .unwrap();
         let e = c.profile("x").unwrap_err().to_string();
         assert!(e.contains("extends"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_extends_is_refused_when_the_file_is_read() {
+        let e = Config::parse(
+            "[profiles.dev]\nextends = \"workspace-writ\"\n",
+            Path::new("/c.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("workspace-writ") && e.contains("line 2") && e.contains("/c.toml"),
+            "{e}"
+        );
+        // Twins: a built-in and a profile of the same file.
+        assert!(
+            Config::parse("[profiles.dev]\nextends = \"read-only\"\n", Path::new("/c")).is_ok()
+        );
+        assert!(Config::parse(
+            "[profiles.a]\nextends = \"b\"\n[profiles.b]\nextends = \"read-only\"\n",
+            Path::new("/c")
+        )
+        .is_ok());
     }
 
     #[test]
