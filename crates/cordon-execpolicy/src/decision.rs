@@ -534,6 +534,8 @@ struct CwdTracker<'c> {
     home: Option<&'c str>,
     cwds: Vec<Cwd>,
     git_aliases: &'c std::collections::BTreeMap<String, String>,
+    /// How many more git alias expansions this evaluation may make.
+    alias_budget: std::cell::Cell<u32>,
 }
 
 impl<'c> CwdTracker<'c> {
@@ -547,6 +549,7 @@ impl<'c> CwdTracker<'c> {
             home,
             cwds: vec![start],
             git_aliases: &ctx.git_aliases,
+            alias_budget: std::cell::Cell::new(knowledge::GIT_ALIAS_BUDGET),
         }
     }
 
@@ -564,6 +567,7 @@ impl<'c> CwdTracker<'c> {
                 cwds: &seg_cwds,
                 home: self.home,
                 git_aliases: self.git_aliases,
+                alias_budget: &self.alias_budget,
             },
         )
     }

@@ -431,3 +431,66 @@ fn a_git_config_alias_is_checked_as_what_it_runs() {
     }
     assert!(findings(&["git", "undo"]).is_empty());
 }
+
+/// Attack pass 59: a `!` alias gets the arguments typed after it; a command line that points
+/// git at configuration of its own before a subcommand that is not git's is asked about; an
+/// alias that shadows a built-in in another case is the alias; a long chain or an
+/// exponential expansion ends, asked about, instead of overflowing the stack or hanging.
+#[test]
+fn git_config_alias_arguments_moved_configs_and_bounds() {
+    let mut aliases: std::collections::BTreeMap<String, String> = [
+        ("rsb", "!git reset"),
+        ("fgit", "!f() { git \"$@\"; }; f"),
+        ("reset", "reset --hard"),
+        ("lg", "!git log --oneline \"$@\""),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    for i in 0..5000 {
+        aliases.insert(format!("a{i}"), format!("a{}", i + 1));
+    }
+    aliases.insert("a5000".into(), "reset --hard".into());
+    for i in 0..20 {
+        aliases.insert(
+            format!("b{i}"),
+            format!("!git b{0}; git b{0}; git b{0}; git b{0}", i + 1),
+        );
+    }
+    let ids = |argv: &[&str]| {
+        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+        Policy::empty()
+            .evaluate(
+                &argv,
+                &EvalContext::default().with_git_aliases(aliases.clone()),
+            )
+            .segments
+            .iter()
+            .flat_map(|s| s.findings.iter().map(|f| f.id.as_str().to_string()))
+            .collect::<Vec<_>>()
+    };
+    for (argv, id) in [
+        (&["git", "rsb", "--hard"][..], "git_reset_hard"),
+        (&["git", "fgit", "reset", "--hard"], "git_reset_hard"),
+        (&["git", "Reset"], "git_reset_hard"),
+        (&["git", "a0"], "git_alias"),
+        (&["git", "b0"], "git_alias"),
+        (
+            &["env", "GIT_CONFIG_GLOBAL=.a.cfg", "git", "x"],
+            "git_alias",
+        ),
+        (&["git", "-c", "include.path=/x/a.cfg", "x"], "git_alias"),
+        (&["sh", "-c", "HOME=$PWD git x"], "git_alias"),
+    ] {
+        let f = ids(argv);
+        assert!(f.iter().any(|i| i == id), "{argv:?}: {f:?}");
+    }
+    // Twins: git's own command, and a harmless alias with arguments.
+    for argv in [
+        &["git", "reset"][..],
+        &["env", "GIT_CONFIG_GLOBAL=.a.cfg", "git", "status"],
+        &["git", "lg", "-5"],
+    ] {
+        assert!(ids(argv).is_empty(), "{argv:?}: {:?}", ids(argv));
+    }
+}

@@ -1254,7 +1254,8 @@ pub fn config_files(
 /// The `[alias]` entries git would see for a command run at `cwd` (name lowercased →
 /// value): the files [`config_files`] lists — system, global, then the repository's
 /// `config` and `config.worktree` for the nearest enclosing worktree — a later file winning,
-/// read through `fs` (capped, lossy; includes not followed, an unreadable file skipped).
+/// each include read in place, then the environment's `GIT_CONFIG_*` pairs; read through
+/// `fs` (capped, lossy; an unreadable file skipped).
 /// For the exec policy's dangerous-command check (new-user pass nu58: `git undo` with
 /// `undo = reset --hard` in `~/.gitconfig` ran without approval).
 pub fn git_aliases(
@@ -1287,8 +1288,32 @@ pub fn git_aliases(
         gitdir: &gitdir,
         common: &common,
     };
+    // git's order: system, `$XDG_CONFIG_HOME/git/config` (or `~/.config/git/config`)
+    // before `~/.gitconfig`, then the repository's (attack pass 59: the XDG file was read
+    // last and won).
+    let mut files = config_files(&repo, homes, env);
+    for h in homes {
+        let (dot, xdg) = (h.join(".gitconfig"), h.join(".config/git/config"));
+        if let (Some(i), Some(j)) = (
+            files.iter().position(|f| *f == dot),
+            files.iter().position(|f| *f == xdg),
+        ) {
+            if i < j {
+                files.swap(i, j);
+            }
+        }
+    }
+    let users = |u: &str| passwd_home(fs, u);
     let mut out = BTreeMap::new();
-    for file in config_files(&repo, homes, env) {
+    // Each file with its includes in place (`include.path`, `includeIf.*.path`, every
+    // condition taken as met), at most MAX_INCLUDE_DEPTH deep.
+    let mut queue: Vec<(PathBuf, usize)> = files.into_iter().rev().map(|f| (f, 0)).collect();
+    let mut read = 0;
+    while let Some((file, depth)) = queue.pop() {
+        read += 1;
+        if depth > MAX_INCLUDE_DEPTH || read > 64 {
+            continue;
+        }
         let Ok(text) = fs.read_small_lossy(&file, CONFIG_FILE_CAP) else {
             continue;
         };
@@ -1299,18 +1324,43 @@ pub fn git_aliases(
         ) else {
             continue;
         };
+        let base = file.parent().unwrap_or(Path::new("/")).to_path_buf();
+        let mut includes = Vec::new();
         for section in parsed.sections() {
             let header = section.header();
-            if !header.name().eq_ignore_ascii_case(b"alias".as_slice())
-                || header.subsection_name().is_some()
-            {
+            let name = header.name().to_string().to_ascii_lowercase();
+            if name == "include" || name == "includeif" {
+                for v in section.values("path") {
+                    includes.extend(expand_path(&v.to_string(), &base, homes, &users));
+                }
                 continue;
             }
+            if name != "alias" {
+                continue;
+            }
+            // `[alias "un"] do = …` is the alias `un.do` to git.
+            let sub = header.subsection_name().map(|s| format!("{s}."));
             for key in section.value_names() {
                 if let Some(v) = section.values(key.as_ref()).last() {
-                    out.insert(key.to_string().to_ascii_lowercase(), v.to_string());
+                    let k = format!("{}{}", sub.as_deref().unwrap_or(""), key);
+                    out.insert(k.to_ascii_lowercase(), v.to_string());
                 }
             }
+        }
+        // Read next, before the files after this one: what they set wins.
+        for inc in includes.into_iter().rev() {
+            queue.push((inc, depth + 1));
+        }
+    }
+    // `GIT_CONFIG_COUNT`/`KEY_n`/`VALUE_n` and `GIT_CONFIG_PARAMETERS` of the run's
+    // environment come last, as in git.
+    for (_, key, value) in env_config_pairs(env) {
+        if let Some(name) = key
+            .split_once('.')
+            .filter(|(s, _)| s.eq_ignore_ascii_case("alias"))
+            .map(|(_, n)| n.to_ascii_lowercase())
+        {
+            out.insert(name, value);
         }
     }
     out
@@ -1729,6 +1779,59 @@ mod tests {
             let got = paths(cmd);
             assert!(!got.iter().any(|p| p == not), "{cmd}: {not} in {got:?}");
         }
+    }
+
+    /// Attack pass 59: the aliases git sees — `~/.gitconfig` over the XDG file, includes
+    /// read in place, `[alias "un"] do` as `un.do`, the environment's `GIT_CONFIG_*` last.
+    #[test]
+    fn git_aliases_follow_gits_order_includes_and_environment() {
+        let fs = MemFs::new()
+            .file(
+                "/home/u/.gitconfig",
+                "[alias]\n\tprec = reset --hard\n[include]\n\tpath = ~/.gitaliases\n",
+            )
+            .file("/home/u/.config/git/config", "[alias]\n\tprec = status\n")
+            .file("/home/u/.gitaliases", "[alias]\n\tinc = clean -fdx\n")
+            .file(
+                "/w/.git/config",
+                "[alias \"un\"]\n\tdo = reset --hard\n[include]\n\tpath = extra.cfg\n",
+            )
+            .file("/w/.git/extra.cfg", "[alias]\n\tli = reset --hard\n")
+            .dir("/w/.git");
+        let env: BTreeMap<String, String> = [
+            ("GIT_CONFIG_COUNT", "1"),
+            ("GIT_CONFIG_KEY_0", "alias.envc"),
+            ("GIT_CONFIG_VALUE_0", "reset --hard"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let a = git_aliases(&fs, Path::new("/w/sub"), &[PathBuf::from("/home/u")], &env);
+        assert_eq!(
+            a.get("prec").map(String::as_str),
+            Some("reset --hard"),
+            "{a:?}"
+        );
+        assert_eq!(
+            a.get("inc").map(String::as_str),
+            Some("clean -fdx"),
+            "{a:?}"
+        );
+        assert_eq!(
+            a.get("un.do").map(String::as_str),
+            Some("reset --hard"),
+            "{a:?}"
+        );
+        assert_eq!(
+            a.get("li").map(String::as_str),
+            Some("reset --hard"),
+            "{a:?}"
+        );
+        assert_eq!(
+            a.get("envc").map(String::as_str),
+            Some("reset --hard"),
+            "{a:?}"
+        );
     }
 
     /// Attack pass 54 F3: `~user/…` is that account's home, as git expands it.

@@ -355,7 +355,7 @@ impl TrustProfile {
         if req
             .argv
             .iter()
-            .any(|a| a.contains("git") || a.contains(' '))
+            .any(|a| a.contains("git") || a.contains(char::is_whitespace))
         {
             let env: std::collections::BTreeMap<String, String> = req.env.iter().cloned().collect();
             let homes: Vec<std::path::PathBuf> = home

@@ -1399,7 +1399,14 @@ pub(crate) struct DangerCtx<'a> {
     pub home: Option<&'a str>,
     /// The user's git aliases ([`crate::EvalContext::git_aliases`]).
     pub git_aliases: &'a std::collections::BTreeMap<String, String>,
+    /// Expansions of git aliases left for this evaluation ([`GIT_ALIAS_BUDGET`]).
+    pub alias_budget: &'a std::cell::Cell<u32>,
 }
+
+/// Most git alias expansions one command's evaluation makes: beyond, the alias is asked
+/// about unchecked (attack pass 59: a chain of 5000 aliases overflowed the stack, and
+/// `b0 = !git b1; git b1; git b1` twenty deep never finished).
+pub(crate) const GIT_ALIAS_BUDGET: u32 = 64;
 
 /// Run the dangerous-command detector on segment `idx`: writes by redirection, privilege
 /// wrappers, disk-destroying tools, then the program's own checks, fork bombs and
@@ -1840,32 +1847,172 @@ const GIT_BUILTINS: &[&str] = &[
     "update-ref",
     "version",
     "worktree",
+    "stage",
+    "whatchanged",
+    "citool",
+    "gui",
+    "instaweb",
+    "request-pull",
+    "send-email",
+    "svn",
+    "p4",
+    "fast-export",
+    "fast-import",
+    "filter-branch",
+    "for-each-ref",
+    "count-objects",
+    "verify-commit",
+    "verify-tag",
+    "name-rev",
+    "merge-base",
+    "mktag",
+    "mktree",
+    "read-tree",
+    "write-tree",
+    "commit-tree",
+    "cat-file",
+    "hash-object",
+    "maintenance",
+    "multi-pack-index",
+    "pack-refs",
+    "prune-packed",
+    "rerere",
+    "show-branch",
+    "var",
+    "check-ignore",
+    "check-attr",
+    "check-mailmap",
+    "column",
+    "credential",
+    "diff-files",
+    "diff-index",
+    "diff-tree",
+    "fmt-merge-msg",
+    "init-db",
+    "interpret-trailers",
+    "mailinfo",
+    "mailsplit",
+    "merge-file",
+    "merge-tree",
+    "patch-id",
+    "symbolic-ref",
+    "unpack-objects",
+    "update-server-info",
+    "upload-pack",
+    "receive-pack",
+    "bugreport",
+    "scalar",
+    "replay",
+    "backfill",
+    "grep",
+    "init",
 ];
+
+/// `arg` as one single-quoted shell word.
+fn sh_quote(arg: &str) -> String {
+    format!("'{}'", arg.replace('\'', r"'\''"))
+}
+
+/// Whether the command line points git at configuration of its own making before running
+/// subcommand `name` that is not git's own: `-c include.path=…`, `-c includeIf.…`, or the
+/// segment's `GIT_CONFIG_GLOBAL`/`GIT_CONFIG_SYSTEM`/`GIT_CONFIG`/`HOME`/`XDG_CONFIG_HOME`/
+/// `GIT_DIR` (attack pass 59: `env GIT_CONFIG_GLOBAL=.a.cfg git x` with `x = reset --hard`
+/// in a file the command wrote ran unasked).
+fn git_config_moved(seg: &Segment, globals: &[String]) -> Option<String> {
+    let mut words = globals.iter().map(String::as_str).peekable();
+    while let Some(w) = words.next() {
+        let value = match w {
+            "-c" | "--config-env" => words.peek().copied(),
+            _ => w
+                .strip_prefix("--config-env=")
+                .or_else(|| w.strip_prefix("-c").filter(|v| !v.is_empty())),
+        };
+        if let Some(v) = value {
+            let k = v.split('=').next().unwrap_or("").to_ascii_lowercase();
+            if k == "include.path" || k.starts_with("includeif.") {
+                return Some(format!("-c {k}"));
+            }
+        }
+    }
+    seg.env
+        .iter()
+        .find(|e| {
+            matches!(
+                e.name.as_str(),
+                "GIT_CONFIG_GLOBAL"
+                    | "GIT_CONFIG_SYSTEM"
+                    | "GIT_CONFIG"
+                    | "HOME"
+                    | "XDG_CONFIG_HOME"
+                    | "GIT_DIR"
+            )
+        })
+        .map(|e| e.name.clone())
+}
 
 /// `git NAME …` where NAME is an alias of the user's git configuration: the findings of
 /// what it runs — `git VALUE …` for a plain alias, each command of VALUE for a `!` shell
 /// alias — each reason naming the alias (new-user pass nu58: `git undo` with `undo = reset
 /// --hard` ran without approval). `false` when NAME is no such alias.
 fn git_config_alias(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) -> bool {
-    let name = seg.argv[sub].to_ascii_lowercase();
-    if GIT_BUILTINS.contains(&name.as_str()) {
+    // git's own commands are looked up as typed (`git Reset` is no built-in), aliases
+    // whatever the case (attack pass 59, L3).
+    if GIT_BUILTINS.contains(&seg.argv[sub].as_str()) {
         return false;
     }
+    let name = seg.argv[sub].to_ascii_lowercase();
     let Some(value) = cx.git_aliases.get(&name) else {
         return false;
     };
+    let left = cx.alias_budget.get();
+    if left == 0 {
+        out.push(finding(
+            FindingId::GitAlias,
+            Decision::Ask,
+            format!(
+                "git {} is an alias in your git configuration whose expansion is too deep \
+                 or too long to check",
+                seg.argv[sub]
+            ),
+        ));
+        return true;
+    }
+    cx.alias_budget.set(left - 1);
     // Each alias is expanded once on the way (git refuses a loop).
     let mut rest = cx.git_aliases.clone();
     rest.remove(&name);
     let before = out.len();
     match value.trim_start().strip_prefix('!') {
         Some(script) => {
-            let parsed = crate::parse::parse_script(script);
+            // git runs `sh -c 'VALUE "$@"' VALUE ARGS…`: the arguments typed after the
+            // alias are read where the script uses them (attack pass 59: `rsb = !git
+            // reset` with `git rsb --hard`, `fgit = !f() { git "$@"; }; f`).
+            let args = &seg.argv[sub + 1..];
+            let all = args
+                .iter()
+                .map(|a| sh_quote(a))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let mut text = format!("{script} \"$@\"")
+                .replace("\"$@\"", &all)
+                .replace("$@", &all)
+                .replace("\"$*\"", &sh_quote(&args.join(" ")))
+                .replace("$*", &all);
+            for (i, a) in args.iter().enumerate().take(9).rev() {
+                let q = sh_quote(a);
+                text = text
+                    .replace(&format!("\"${{{}}}\"", i + 1), &q)
+                    .replace(&format!("${{{}}}", i + 1), &q)
+                    .replace(&format!("\"${}\"", i + 1), &q)
+                    .replace(&format!("${}", i + 1), &q);
+            }
+            let parsed = crate::parse::parse_script(&text);
             let inner = DangerCtx {
                 segments: &parsed.segments,
                 cwds: cx.cwds,
                 home: cx.home,
                 git_aliases: &rest,
+                alias_budget: cx.alias_budget,
             };
             for i in 0..parsed.segments.len() {
                 out.extend(dangerous(i, &inner));
@@ -1887,6 +2034,7 @@ fn git_config_alias(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut Vec
                     cwds: cx.cwds,
                     home: cx.home,
                     git_aliases: &rest,
+                    alias_budget: cx.alias_budget,
                 };
                 git_check(&expanded, &inner, out);
             }
@@ -1918,6 +2066,20 @@ fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     }
     if git_config_alias(seg, sub, cx, out) {
         return;
+    }
+    if !GIT_BUILTINS.contains(&seg.argv[sub].as_str()) {
+        if let Some(how) = git_config_moved(seg, &seg.argv[1..sub]) {
+            out.push(finding(
+                FindingId::GitAlias,
+                Decision::Ask,
+                format!(
+                    "git {} is no git command and this command line points git at \
+                     configuration of its own ({how}): an alias there is not checked",
+                    seg.argv[sub]
+                ),
+            ));
+            return;
+        }
     }
     let args: Vec<&str> = seg.argv[sub + 1..].iter().map(String::as_str).collect();
     let short = |c: char| {
