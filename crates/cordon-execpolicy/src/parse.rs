@@ -589,6 +589,12 @@ impl<'o> Builder<'o> {
 
     /// Parse `at.src` and walk it under `frame` (bounds checked at `at`).
     fn parse_at(&mut self, at: Cursor<'_>, frame: &Frame) {
+        if at.src.contains("\\\n") {
+            let joined = join_continuations(at.src);
+            if joined != at.src {
+                return self.parse_at(Cursor { src: &joined, ..at }, frame);
+            }
+        }
         let script = at.src;
         if at.depth > MAX_DEPTH || at.shells > self.opts.max_shell_depth {
             self.opaque(OpaqueKind::NestingTooDeep, script);
@@ -1880,6 +1886,40 @@ fn has_unparsed_expansion(raw: &str) -> bool {
         }
     }
     false
+}
+
+/// `script` with each backslash-newline outside single quotes removed, as bash's reader
+/// removes them before it splits words (attack pass 59: `git res\<newline>et --hard` was
+/// read as `git res et --hard`, and the reset ran without approval).
+fn join_continuations(script: &str) -> String {
+    let mut out = String::with_capacity(script.len());
+    let (mut single, mut double) = (false, false);
+    let mut chars = script.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' if !double => {
+                single = !single;
+                out.push(c);
+            }
+            '"' if !single => {
+                double = !double;
+                out.push(c);
+            }
+            '\\' if !single => match chars.peek() {
+                Some('\n') => {
+                    chars.next();
+                }
+                Some(&n) => {
+                    chars.next();
+                    out.push(c);
+                    out.push(n);
+                }
+                None => out.push(c),
+            },
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 fn unescape_word(raw: &str) -> Word {

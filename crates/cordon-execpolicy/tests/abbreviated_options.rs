@@ -494,3 +494,18 @@ fn git_config_alias_arguments_moved_configs_and_bounds() {
         assert!(ids(argv).is_empty(), "{argv:?}: {:?}", ids(argv));
     }
 }
+
+/// Attack pass 59, H3: a backslash-newline inside a word joins it, as bash's reader does;
+/// inside single quotes it stays.
+#[test]
+fn a_line_continuation_inside_a_word_joins_it() {
+    assert_eq!(
+        findings(&["sh", "-c", "git res\\\net --hard"]),
+        vec!["git_reset_hard".to_string()]
+    );
+    assert_eq!(
+        findings(&["sh", "-c", "gi\\\nt reset --hard"]),
+        vec!["git_reset_hard".to_string()]
+    );
+    assert!(findings(&["sh", "-c", "echo 'git res\\\net --hard'"]).is_empty());
+}
