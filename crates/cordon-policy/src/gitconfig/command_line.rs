@@ -901,7 +901,7 @@ impl<'a> Reading<'a> {
     /// would (absolute, lexically normal; sorted).
     pub(super) fn command(&self, cmd: &str) -> Vec<PathBuf> {
         let mut out = Vec::new();
-        self.line(cmd, &[self.worktree.to_path_buf()], 0, &mut out);
+        self.line(cmd, &[self.worktree.to_path_buf()], self.env, 0, &mut out);
         out.sort();
         out.dedup();
         out
@@ -914,10 +914,19 @@ impl<'a> Reading<'a> {
     }
 
     /// Reads `cmd` with `bases` as the directories it runs in, at nesting `depth`.
-    fn line(&self, cmd: &str, bases_in: &[PathBuf], depth: usize, out: &mut Vec<PathBuf>) {
+    fn line(
+        &self,
+        cmd: &str,
+        bases_in: &[PathBuf],
+        env_in: &BTreeMap<String, String>,
+        depth: usize,
+        out: &mut Vec<PathBuf>,
+    ) {
         let top = self.worktree.to_string_lossy();
-        // A newline separates commands (attack pass 56: `!true\nbash x.sh`), as `;` does.
-        let mut cmd = cmd.replace(['\n', '\r'], " ; ");
+        // A newline separates commands (attack pass 56: `!true\nbash x.sh`), as `;` does;
+        // kept before the `;` so that a `# comment` still ends there (attack pass 57:
+        // `true # c<newline>bash x.sh` lost its second line to the comment).
+        let mut cmd = cmd.replace(['\n', '\r'], "\n ; ");
         for spelling in [
             "$(git rev-parse --show-toplevel)",
             "`git rev-parse --show-toplevel`",
@@ -934,7 +943,11 @@ impl<'a> Reading<'a> {
         // A word whose expansion cannot be known (`"$1"`, `"$@"`) names no file cordon
         // could protect: it is read for its place only (attack pass 57: it became a
         // placeholder named `$1`).
-        let mut env = self.env.clone();
+        // A nested line (`sh -c '…'`) is read from its word as written, with the variables
+        // known at that point: its own assignments then count, and a single-quoted `$D` is
+        // not expanded by the outer line (attack pass 57).
+        let raw_words = words.clone();
+        let mut env = env_in.clone();
         let mut known = Vec::with_capacity(words.len());
         let words: Vec<String> = words
             .into_iter()
@@ -955,6 +968,11 @@ impl<'a> Reading<'a> {
                     w
                 };
                 if let Some((n, value)) = assignment(&v) {
+                    // Up to an operator stuck to it (`D=tools;`).
+                    let value = value
+                        .split(|c| matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>'))
+                        .next()
+                        .unwrap_or("");
                     env.insert(n.to_string(), value.to_string());
                 }
                 v
@@ -1040,7 +1058,16 @@ impl<'a> Reading<'a> {
                 }
                 Code::Line(at) => {
                     if depth < MAX_DEPTH {
-                        self.line(rest(at), &bases, depth + 1, out);
+                        // The word as written when expansion changed it (same prefix).
+                        let w = &words[pc.word];
+                        let start = pc.text.as_ptr() as usize - w.as_ptr() as usize;
+                        let prefix = w.get(..start + at).unwrap_or("");
+                        let raw = &raw_words[pc.word];
+                        let text = match raw.strip_prefix(prefix) {
+                            Some(r) if raw != w => r,
+                            _ => rest(at),
+                        };
+                        self.line(text, &bases, &env, depth + 1, out);
                         skip_word = Some(pc.word);
                     }
                     // Deeper: the word's pieces are read as part of this line.
@@ -1054,7 +1081,7 @@ impl<'a> Reading<'a> {
                         j += 1;
                     }
                     if depth < MAX_DEPTH {
-                        self.line(&text, &bases, depth + 1, out);
+                        self.line(&text, &bases, &env, depth + 1, out);
                     }
                 }
                 Code::GitConfig => {
@@ -1509,6 +1536,9 @@ mod tests {
             ("GIT_SSH_COMMAND='bash gs.sh' git fetch", "/w/gs.sh"),
             ("git rebase -x./rx2.sh", "/w/rx2.sh"),
             ("git fetch --upload-pack='bash up.sh' .", "/w/up.sh"),
+            ("true # c\nbash cm.sh", "/w/cm.sh"),
+            ("sh -c 'D=tools; bash \"$D/x2.sh\"'", "/w/tools/x2.sh"),
+            ("X=a2.sh; sh -c \"bash $X\"", "/w/a2.sh"),
         ] {
             let got = r.command(cmd);
             assert!(has(&got, want), "{cmd:?}: want {want} in {got:?}");
