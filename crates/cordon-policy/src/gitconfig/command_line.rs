@@ -970,7 +970,7 @@ impl<'a> Reading<'a> {
                 if let Some((n, value)) = assignment(&v) {
                     // Up to an operator stuck to it (`D=tools;`).
                     let value = value
-                        .split(|c| matches!(c, ';' | '&' | '|' | '(' | ')' | '<' | '>'))
+                        .split([';', '&', '|', '(', ')', '<', '>'])
                         .next()
                         .unwrap_or("");
                     env.insert(n.to_string(), value.to_string());
