@@ -1807,31 +1807,19 @@ mod tests {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
         let a = git_aliases(&fs, Path::new("/w/sub"), &[PathBuf::from("/home/u")], &env);
-        assert_eq!(
-            a.get("prec").map(String::as_str),
-            Some("reset --hard"),
-            "{a:?}"
-        );
-        assert_eq!(
-            a.get("inc").map(String::as_str),
-            Some("clean -fdx"),
-            "{a:?}"
-        );
-        assert_eq!(
-            a.get("un.do").map(String::as_str),
-            Some("reset --hard"),
-            "{a:?}"
-        );
-        assert_eq!(
-            a.get("li").map(String::as_str),
-            Some("reset --hard"),
-            "{a:?}"
-        );
-        assert_eq!(
-            a.get("envc").map(String::as_str),
-            Some("reset --hard"),
-            "{a:?}"
-        );
+        for (name, value) in [
+            ("prec", "reset --hard"),
+            ("inc", "clean -fdx"),
+            ("un.do", "reset --hard"),
+            ("li", "reset --hard"),
+            ("envc", "reset --hard"),
+        ] {
+            assert_eq!(
+                a.get(name).map(String::as_str),
+                Some(value),
+                "{name}: {a:?}"
+            );
+        }
     }
 
     /// Attack pass 54 F3: `~user/…` is that account's home, as git expands it.

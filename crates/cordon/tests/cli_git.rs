@@ -26,6 +26,13 @@ fn git_init(dir: &std::path::Path) {
     assert!(st.success(), "git init in {}", dir.display());
 }
 
+/// `cordon run --json -- sh -c SCRIPT` in `dir`, which must exit 0: its report.
+fn json_run(p: &Project, dir: &std::path::Path, script: &str) -> serde_json::Value {
+    let o = cordon(p, dir, &["run", "--json", "--", "sh", "-c", script]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    serde_json::from_str(text(&o.stderr).lines().last().unwrap()).unwrap()
+}
+
 fn sandbox_available(_: &Project) -> bool {
     support::sandbox_available()
 }
@@ -1505,21 +1512,7 @@ fn a_worktree_added_into_the_private_tmp_is_named_as_discarded() {
     assert!(hint.contains("git worktree prune"), "{v}");
     assert!(!wt.exists());
     // nu21 K6: any directory made beside the project there is named the same way.
-    let o = cordon(
-        &p,
-        &dir,
-        &[
-            "run",
-            "--json",
-            "--",
-            "sh",
-            "-c",
-            "mkdir -p ../build && echo x > ../build/a.txt",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    let v: serde_json::Value =
-        serde_json::from_str(text(&o.stderr).lines().last().unwrap()).unwrap();
+    let v = json_run(&p, &dir, "mkdir -p ../build && echo x > ../build/a.txt");
     let build = dir.parent().unwrap().join("build");
     assert!(
         v["hint"]
@@ -1530,21 +1523,7 @@ fn a_worktree_added_into_the_private_tmp_is_named_as_discarded() {
     );
     // New-user pass nu58: a file written right beside the project must exist before `-w`
     // names it (`-w` makes a missing path a directory); following the hint works.
-    let o = cordon(
-        &p,
-        &dir,
-        &[
-            "run",
-            "--json",
-            "--",
-            "sh",
-            "-c",
-            "echo hi > ../newfile.txt",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    let v: serde_json::Value =
-        serde_json::from_str(text(&o.stderr).lines().last().unwrap()).unwrap();
+    let v = json_run(&p, &dir, "echo hi > ../newfile.txt");
     let newfile = dir.parent().unwrap().join("newfile.txt");
     let hint = v["hint"].as_str().unwrap_or_default();
     assert!(
@@ -1570,14 +1549,7 @@ fn a_worktree_added_into_the_private_tmp_is_named_as_discarded() {
     assert_eq!(std::fs::read_to_string(&newfile).unwrap(), "hi\n");
     std::fs::remove_file(&newfile).unwrap();
     // Attack pass 43, J2: what the command only read is not said to be written.
-    let o = cordon(
-        &p,
-        &dir,
-        &["run", "--json", "--", "sh", "-c", "test ! -e ../nothere"],
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    let v: serde_json::Value =
-        serde_json::from_str(text(&o.stderr).lines().last().unwrap()).unwrap();
+    let v = json_run(&p, &dir, "test ! -e ../nothere");
     assert!(
         !v["hint"].as_str().unwrap_or_default().contains("nothere"),
         "{v}"

@@ -1753,6 +1753,26 @@ const GIT_PUSH_FORCE: &[LongOption] = &[
     LongOption::abbrev("mirror"),
 ];
 
+/// The `key=value` of each `-c` / `--config-env` among git's global options `globals`
+/// (separate or attached).
+fn git_config_options(globals: &[String]) -> impl Iterator<Item = &str> {
+    let mut words = globals.iter().map(String::as_str).peekable();
+    std::iter::from_fn(move || {
+        while let Some(w) = words.next() {
+            let value = match w {
+                "-c" | "--config-env" => words.peek().copied(),
+                _ => w
+                    .strip_prefix("--config-env=")
+                    .or_else(|| w.strip_prefix("-c").filter(|v| !v.is_empty())),
+            };
+            if value.is_some() {
+                return value;
+            }
+        }
+        None
+    })
+}
+
 /// Whether the git subcommand `name` is an alias the command line itself defines: by
 /// `-c alias.NAME=…` (separate or attached), `--config-env[=]alias.NAME=VAR`, or the
 /// environment's `GIT_CONFIG_KEY_n=alias.NAME` or `GIT_CONFIG_PARAMETERS` (git's config
@@ -1763,17 +1783,8 @@ fn git_alias_defined(seg: &Segment, globals: &[String], name: &str) -> bool {
         let k = kv.split('=').next().unwrap_or("").to_ascii_lowercase();
         k == key
     };
-    let mut words = globals.iter().map(String::as_str).peekable();
-    while let Some(w) = words.next() {
-        let value = match w {
-            "-c" | "--config-env" => words.peek().copied(),
-            _ => w
-                .strip_prefix("--config-env=")
-                .or_else(|| w.strip_prefix("-c").filter(|v| !v.is_empty())),
-        };
-        if value.is_some_and(defines) {
-            return true;
-        }
+    if git_config_options(globals).any(defines) {
+        return true;
     }
     seg.env.iter().any(|e| {
         (e.name.starts_with("GIT_CONFIG_KEY_")
@@ -1919,19 +1930,10 @@ fn sh_quote(arg: &str) -> String {
 /// `GIT_DIR` (attack pass 59: `env GIT_CONFIG_GLOBAL=.a.cfg git x` with `x = reset --hard`
 /// in a file the command wrote ran unasked).
 fn git_config_moved(seg: &Segment, globals: &[String]) -> Option<String> {
-    let mut words = globals.iter().map(String::as_str).peekable();
-    while let Some(w) = words.next() {
-        let value = match w {
-            "-c" | "--config-env" => words.peek().copied(),
-            _ => w
-                .strip_prefix("--config-env=")
-                .or_else(|| w.strip_prefix("-c").filter(|v| !v.is_empty())),
-        };
-        if let Some(v) = value {
-            let k = v.split('=').next().unwrap_or("").to_ascii_lowercase();
-            if k == "include.path" || k.starts_with("includeif.") {
-                return Some(format!("-c {k}"));
-            }
+    for v in git_config_options(globals) {
+        let k = v.split('=').next().unwrap_or("").to_ascii_lowercase();
+        if k == "include.path" || k.starts_with("includeif.") {
+            return Some(format!("-c {k}"));
         }
     }
     seg.env

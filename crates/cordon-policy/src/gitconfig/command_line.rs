@@ -1373,6 +1373,28 @@ mod tests {
         Reading::new(fs, Path::new("/w"), &[], env, &|_| None)
     }
 
+    /// Each command line names its path.
+    fn names(r: &Reading<'_>, cases: &[(&str, &str)]) {
+        for (cmd, want) in cases {
+            let got = r.command(cmd);
+            assert!(
+                got.iter().any(|g| g == Path::new(want)),
+                "{cmd:?}: want {want} in {got:?}"
+            );
+        }
+    }
+
+    /// No command line names its path.
+    fn names_not(r: &Reading<'_>, cases: &[(&str, &str)]) {
+        for (cmd, not) in cases {
+            let got = r.command(cmd);
+            assert!(
+                !got.iter().any(|g| g == Path::new(not)),
+                "{cmd:?}: {not} in {got:?}"
+            );
+        }
+    }
+
     /// Attack pass 56: each way a command value ran a file the command could write, and
     /// each way an ordinary value put a placeholder or a read-only file in the project.
     #[test]
@@ -1387,65 +1409,65 @@ mod tests {
             .collect();
         let r = reading_of(&fs, &env);
         let has = |got: &[PathBuf], p: &str| got.iter().any(|g| g == Path::new(p));
-        for (cmd, want) in [
-            ("bash -e x.sh", "/w/x.sh"),
-            ("sh -e -u x.sh", "/w/x.sh"),
-            ("bash -E -o pipefail x.sh", "/w/x.sh"),
-            ("python3 -E x.py", "/w/x.py"),
-            ("python3 -O -I x.py", "/w/x.py"),
-            ("python3-dbg d.py", "/w/d.py"),
-            ("if true; then bash fsmon.sh; fi", "/w/fsmon.sh"),
-            ("for i in 1; do bash y.sh; done", "/w/y.sh"),
-            ("true && ! bash z.sh", "/w/z.sh"),
-            ("2>/dev/null bash r.sh", "/w/r.sh"),
-            ("bash 2>/dev/null s.sh", "/w/s.sh"),
-            ("bash >&2 q.sh", "/w/q.sh"),
-            ("true\nbash n.sh", "/w/n.sh"),
-            ("bash <<EOF\n. h.sh\nEOF", "/w/h.sh"),
-            ("sh < in.sh", "/w/in.sh"),
-            ("sh -ec \"bash e.sh\"", "/w/e.sh"),
-            ("bash -lc 'cd tools && bash l.sh'", "/w/tools/l.sh"),
-            ("eval \"bash ev.sh\"", "/w/ev.sh"),
-            ("S=v.sh; sh \"$S\"", "/w/v.sh"),
-            ("BASH_ENV=be.sh bash -c true", "/w/be.sh"),
-            (
-                "bash \"$(git rev-parse --show-toplevel)/tools/t.sh\"",
-                "/w/tools/t.sh",
-            ),
-            ("PATH=tools:$PATH fsmon", "/w/tools/fsmon"),
-            ("PATH=$PWD/bin:$PATH fsmon", "/w/bin/fsmon"),
-            ("env -u FOO bash u.sh", "/w/u.sh"),
-            ("env -S'bash sp.sh'", "/w/sp.sh"),
-            ("env -C tools bash ec.sh", "/w/tools/ec.sh"),
-            ("timeout -s KILL 5 bash to.sh", "/w/to.sh"),
-            ("nice -n 10 bash ni.sh", "/w/ni.sh"),
-            ("sudo -u nobody bash su.sh", "/w/su.sh"),
-            ("exec -a foo bash ex.sh", "/w/ex.sh"),
-            ("flock .lock bash fl.sh", "/w/fl.sh"),
-            ("node --env-file .env n.js", "/w/n.js"),
-            ("node --env-file .env n.js", "/w/.env"),
-            ("deno run --config deno.json m.ts", "/w/m.ts"),
-            ("deno run --config deno.json m.ts", "/w/deno.json"),
-            ("php -d k=v p.php", "/w/p.php"),
-            ("make -sf x.mk", "/w/x.mk"),
-            ("sed -nf x.sed", "/w/x.sed"),
-            ("uv run u.py", "/w/u.py"),
-            ("npx tsx t.ts", "/w/t.ts"),
-            ("go run main.go", "/w/main.go"),
-            ("vim -S x.vim", "/w/x.vim"),
-            ("less -k lesskey", "/w/lesskey"),
-            ("ssh -F ssh_config", "/w/ssh_config"),
-            ("ssh -o ProxyCommand=\"bash proxy.sh\" h", "/w/proxy.sh"),
-            ("cd -P tools && bash c.sh", "/w/tools/c.sh"),
-            ("cd -- tools && bash c2.sh", "/w/tools/c2.sh"),
-            ("bash ${T:=tools}/x.sh", "/w/tools/x.sh"),
-            ("bash tools/*/run.sh", "/w/tools"),
-            ("git -c core.fsmonitor=\"bash gf.sh\" status", "/w/gf.sh"),
-            ("git -c core.hooksPath=.githooks commit", "/w/.githooks"),
-        ] {
-            let got = r.command(cmd);
-            assert!(has(&got, want), "{cmd:?}: want {want} in {got:?}");
-        }
+        names(
+            &r,
+            &[
+                ("bash -e x.sh", "/w/x.sh"),
+                ("sh -e -u x.sh", "/w/x.sh"),
+                ("bash -E -o pipefail x.sh", "/w/x.sh"),
+                ("python3 -E x.py", "/w/x.py"),
+                ("python3 -O -I x.py", "/w/x.py"),
+                ("python3-dbg d.py", "/w/d.py"),
+                ("if true; then bash fsmon.sh; fi", "/w/fsmon.sh"),
+                ("for i in 1; do bash y.sh; done", "/w/y.sh"),
+                ("true && ! bash z.sh", "/w/z.sh"),
+                ("2>/dev/null bash r.sh", "/w/r.sh"),
+                ("bash 2>/dev/null s.sh", "/w/s.sh"),
+                ("bash >&2 q.sh", "/w/q.sh"),
+                ("true\nbash n.sh", "/w/n.sh"),
+                ("bash <<EOF\n. h.sh\nEOF", "/w/h.sh"),
+                ("sh < in.sh", "/w/in.sh"),
+                ("sh -ec \"bash e.sh\"", "/w/e.sh"),
+                ("bash -lc 'cd tools && bash l.sh'", "/w/tools/l.sh"),
+                ("eval \"bash ev.sh\"", "/w/ev.sh"),
+                ("S=v.sh; sh \"$S\"", "/w/v.sh"),
+                ("BASH_ENV=be.sh bash -c true", "/w/be.sh"),
+                (
+                    "bash \"$(git rev-parse --show-toplevel)/tools/t.sh\"",
+                    "/w/tools/t.sh",
+                ),
+                ("PATH=tools:$PATH fsmon", "/w/tools/fsmon"),
+                ("PATH=$PWD/bin:$PATH fsmon", "/w/bin/fsmon"),
+                ("env -u FOO bash u.sh", "/w/u.sh"),
+                ("env -S'bash sp.sh'", "/w/sp.sh"),
+                ("env -C tools bash ec.sh", "/w/tools/ec.sh"),
+                ("timeout -s KILL 5 bash to.sh", "/w/to.sh"),
+                ("nice -n 10 bash ni.sh", "/w/ni.sh"),
+                ("sudo -u nobody bash su.sh", "/w/su.sh"),
+                ("exec -a foo bash ex.sh", "/w/ex.sh"),
+                ("flock .lock bash fl.sh", "/w/fl.sh"),
+                ("node --env-file .env n.js", "/w/n.js"),
+                ("node --env-file .env n.js", "/w/.env"),
+                ("deno run --config deno.json m.ts", "/w/m.ts"),
+                ("deno run --config deno.json m.ts", "/w/deno.json"),
+                ("php -d k=v p.php", "/w/p.php"),
+                ("make -sf x.mk", "/w/x.mk"),
+                ("sed -nf x.sed", "/w/x.sed"),
+                ("uv run u.py", "/w/u.py"),
+                ("npx tsx t.ts", "/w/t.ts"),
+                ("go run main.go", "/w/main.go"),
+                ("vim -S x.vim", "/w/x.vim"),
+                ("less -k lesskey", "/w/lesskey"),
+                ("ssh -F ssh_config", "/w/ssh_config"),
+                ("ssh -o ProxyCommand=\"bash proxy.sh\" h", "/w/proxy.sh"),
+                ("cd -P tools && bash c.sh", "/w/tools/c.sh"),
+                ("cd -- tools && bash c2.sh", "/w/tools/c2.sh"),
+                ("bash ${T:=tools}/x.sh", "/w/tools/x.sh"),
+                ("bash tools/*/run.sh", "/w/tools"),
+                ("git -c core.fsmonitor=\"bash gf.sh\" status", "/w/gf.sh"),
+                ("git -c core.hooksPath=.githooks commit", "/w/.githooks"),
+            ],
+        );
         for (args, want) in [
             ("rebase --exec \"bash rb.sh\" HEAD~1", "/w/rb.sh"),
             ("rebase -x ./rx.sh", "/w/rx.sh"),
@@ -1456,34 +1478,34 @@ mod tests {
             assert!(has(&got, want), "{args:?}: want {want} in {got:?}");
         }
         // Nothing that is not code, and no placeholder for a missing argument.
-        for (cmd, not) in [
-            (
-                "git fetch origin && git reset --hard origin/main",
-                "/w/origin/main",
-            ),
-            ("git diff -- src/", "/w/src"),
-            ("git diff -- src/main.c", "/w/src/main.c"),
-            ("sed -i s/a/b/ README", "/w/s/a/b"),
-            ("bash 2>/dev/null s.sh", "/w/2"),
-            ("bash <<EOF\n. h.sh\nEOF", "/w/EOF"),
-            ("grep foo < README", "/w/README"),
-            (
-                "curl -s https://example.com/x | jq .",
-                "/w/https:/example.com/x",
-            ),
-            (
-                "git log --date=format:%Y/%m/%d",
-                "/w/--date=format:%Y/%m/%d",
-            ),
-            ("python3 -m http.server", "/w/http.server"),
-            ("bash -c 'echo hi' name", "/w/name"),
-            ("make lint", "/w/lint"),
-            ("go test ./...", "/w/..."),
-            ("bash -x lint.sh arg", "/w/arg"),
-        ] {
-            let got = r.command(cmd);
-            assert!(!has(&got, not), "{cmd:?}: {not} in {got:?}");
-        }
+        names_not(
+            &r,
+            &[
+                (
+                    "git fetch origin && git reset --hard origin/main",
+                    "/w/origin/main",
+                ),
+                ("git diff -- src/", "/w/src"),
+                ("git diff -- src/main.c", "/w/src/main.c"),
+                ("sed -i s/a/b/ README", "/w/s/a/b"),
+                ("bash 2>/dev/null s.sh", "/w/2"),
+                ("bash <<EOF\n. h.sh\nEOF", "/w/EOF"),
+                ("grep foo < README", "/w/README"),
+                (
+                    "curl -s https://example.com/x | jq .",
+                    "/w/https:/example.com/x",
+                ),
+                (
+                    "git log --date=format:%Y/%m/%d",
+                    "/w/--date=format:%Y/%m/%d",
+                ),
+                ("python3 -m http.server", "/w/http.server"),
+                ("bash -c 'echo hi' name", "/w/name"),
+                ("make lint", "/w/lint"),
+                ("go test ./...", "/w/..."),
+                ("bash -x lint.sh arg", "/w/arg"),
+            ],
+        );
         assert!(r
             .command("git fetch origin && git reset --hard origin/main")
             .is_empty());
@@ -1504,62 +1526,62 @@ mod tests {
             .collect();
         let r = reading_of(&fs, &env);
         let has = |got: &[PathBuf], p: &str| got.iter().any(|g| g == Path::new(p));
-        for (cmd, want) in [
-            ("true; 2>/dev/null bash r2.sh", "/w/r2.sh"),
-            ("git status; </dev/null bash r3.sh", "/w/r3.sh"),
-            ("export PATH=\"$PWD/bin:$PATH\"; fsmon", "/w/bin/fsmon"),
-            ("PATH=:$PATH fsmon2", "/w/fsmon2"),
-            ("bash tools/*/run.sh", "/w/tools/a/run.sh"),
-            ("bash tools/*/run.sh", "/w/tools"),
-            ("bash t*/x.sh", "/w/tools/x.sh"),
-            ("bash */x.sh", "/w/tools/x.sh"),
-            ("sudo -Eu nobody bash su2.sh", "/w/su2.sh"),
-            ("env --chdir=tools bash ec2.sh", "/w/tools/ec2.sh"),
-            ("env -Ctools bash ec3.sh", "/w/tools/ec3.sh"),
-            ("env --split-string='bash ss.sh'", "/w/ss.sh"),
-            ("eval bash ev2.sh", "/w/ev2.sh"),
-            ("sh -c -- 'bash dd.sh'", "/w/dd.sh"),
-            (
-                "f() { bash \"${1:-scripts/run.sh}\"; }; f",
-                "/w/scripts/run.sh",
-            ),
-            ("time -p bash tp.sh", "/w/tp.sh"),
-            ("cd tools && cd - && bash back.sh", "/w/back.sh"),
-            ("uv run --with requests uw.py", "/w/uw.py"),
-            ("npx -p pkg tsx np.ts", "/w/np.ts"),
-            ("node -r ./hook.js app.js", "/w/hook.js"),
-            ("bun x.ts", "/w/x.ts"),
-            ("rbash rb.sh", "/w/rb.sh"),
-            ("bundle exec ruby be.rb", "/w/be.rb"),
-            ("conda run -n env python cr.py", "/w/cr.py"),
-            ("script -qc 'bash sc.sh' /dev/null", "/w/sc.sh"),
-            ("GIT_SSH_COMMAND='bash gs.sh' git fetch", "/w/gs.sh"),
-            ("git rebase -x./rx2.sh", "/w/rx2.sh"),
-            ("git fetch --upload-pack='bash up.sh' .", "/w/up.sh"),
-            ("true # c\nbash cm.sh", "/w/cm.sh"),
-            ("sh -c 'D=tools; bash \"$D/x2.sh\"'", "/w/tools/x2.sh"),
-            ("X=a2.sh; sh -c \"bash $X\"", "/w/a2.sh"),
-        ] {
-            let got = r.command(cmd);
-            assert!(has(&got, want), "{cmd:?}: want {want} in {got:?}");
-        }
-        for (cmd, not) in [
-            ("bun run build", "/w/build"),
-            ("bun test", "/w/test"),
-            ("deno fmt", "/w/fmt"),
-            ("deno run -A npm:vite", "/w/npm:vite"),
-            ("tsx watch src/x.ts", "/w/watch"),
-            ("node -r dotenv/config scripts/dev.js", "/w/dotenv/config"),
-            ("node --import tsx a.js", "/w/tsx"),
-            ("uv run -p 3.12 x.py", "/w/3.12"),
-            ("f() { bash \"$1\"; }; f", "/w/$1"),
-            ("f() { node \"$@\"; }; f", "/w/$@"),
-            ("ssh -o UserKnownHostsFile=known_hosts h", "/w/known_hosts"),
-            ("bash */run.sh", "/w/src/run.sh"),
-        ] {
-            let got = r.command(cmd);
-            assert!(!has(&got, not), "{cmd:?}: {not} in {got:?}");
-        }
+        names(
+            &r,
+            &[
+                ("true; 2>/dev/null bash r2.sh", "/w/r2.sh"),
+                ("git status; </dev/null bash r3.sh", "/w/r3.sh"),
+                ("export PATH=\"$PWD/bin:$PATH\"; fsmon", "/w/bin/fsmon"),
+                ("PATH=:$PATH fsmon2", "/w/fsmon2"),
+                ("bash tools/*/run.sh", "/w/tools/a/run.sh"),
+                ("bash tools/*/run.sh", "/w/tools"),
+                ("bash t*/x.sh", "/w/tools/x.sh"),
+                ("bash */x.sh", "/w/tools/x.sh"),
+                ("sudo -Eu nobody bash su2.sh", "/w/su2.sh"),
+                ("env --chdir=tools bash ec2.sh", "/w/tools/ec2.sh"),
+                ("env -Ctools bash ec3.sh", "/w/tools/ec3.sh"),
+                ("env --split-string='bash ss.sh'", "/w/ss.sh"),
+                ("eval bash ev2.sh", "/w/ev2.sh"),
+                ("sh -c -- 'bash dd.sh'", "/w/dd.sh"),
+                (
+                    "f() { bash \"${1:-scripts/run.sh}\"; }; f",
+                    "/w/scripts/run.sh",
+                ),
+                ("time -p bash tp.sh", "/w/tp.sh"),
+                ("cd tools && cd - && bash back.sh", "/w/back.sh"),
+                ("uv run --with requests uw.py", "/w/uw.py"),
+                ("npx -p pkg tsx np.ts", "/w/np.ts"),
+                ("node -r ./hook.js app.js", "/w/hook.js"),
+                ("bun x.ts", "/w/x.ts"),
+                ("rbash rb.sh", "/w/rb.sh"),
+                ("bundle exec ruby be.rb", "/w/be.rb"),
+                ("conda run -n env python cr.py", "/w/cr.py"),
+                ("script -qc 'bash sc.sh' /dev/null", "/w/sc.sh"),
+                ("GIT_SSH_COMMAND='bash gs.sh' git fetch", "/w/gs.sh"),
+                ("git rebase -x./rx2.sh", "/w/rx2.sh"),
+                ("git fetch --upload-pack='bash up.sh' .", "/w/up.sh"),
+                ("true # c\nbash cm.sh", "/w/cm.sh"),
+                ("sh -c 'D=tools; bash \"$D/x2.sh\"'", "/w/tools/x2.sh"),
+                ("X=a2.sh; sh -c \"bash $X\"", "/w/a2.sh"),
+            ],
+        );
+        names_not(
+            &r,
+            &[
+                ("bun run build", "/w/build"),
+                ("bun test", "/w/test"),
+                ("deno fmt", "/w/fmt"),
+                ("deno run -A npm:vite", "/w/npm:vite"),
+                ("tsx watch src/x.ts", "/w/watch"),
+                ("node -r dotenv/config scripts/dev.js", "/w/dotenv/config"),
+                ("node --import tsx a.js", "/w/tsx"),
+                ("uv run -p 3.12 x.py", "/w/3.12"),
+                ("f() { bash \"$1\"; }; f", "/w/$1"),
+                ("f() { node \"$@\"; }; f", "/w/$@"),
+                ("ssh -o UserKnownHostsFile=known_hosts h", "/w/known_hosts"),
+                ("bash */run.sh", "/w/src/run.sh"),
+            ],
+        );
         let perl = r.command("perl -e 'system(\"./run.sh\")'");
         assert!(
             perl.iter().all(|p| !p.to_string_lossy().contains('"')),
