@@ -1314,14 +1314,7 @@ pub fn git_aliases(
         if depth > MAX_INCLUDE_DEPTH || read > 64 {
             continue;
         }
-        let Ok(text) = fs.read_small_lossy(&file, CONFIG_FILE_CAP) else {
-            continue;
-        };
-        let Ok(parsed) = gix_config::File::from_bytes_no_includes(
-            text.as_bytes(),
-            gix_config::file::Metadata::default(),
-            Default::default(),
-        ) else {
+        let Some(parsed) = parsed_config(fs, &file) else {
             continue;
         };
         let base = file.parent().unwrap_or(Path::new("/")).to_path_buf();
@@ -1366,6 +1359,18 @@ pub fn git_aliases(
     out
 }
 
+/// One git configuration file, read through `fs` (capped, lossy: [`FsView::read_small_lossy`])
+/// and parsed without its includes; `None` when it is missing, unreadable or not valid.
+fn parsed_config(fs: &dyn FsView, file: &Path) -> Option<gix_config::File> {
+    let text = fs.read_small_lossy(file, CONFIG_FILE_CAP).ok()?;
+    gix_config::File::from_bytes_owned(
+        &mut text.into_bytes(),
+        gix_config::file::Metadata::default(),
+        gix_config::file::init::Options::default(),
+    )
+    .ok()
+}
+
 /// The user's effective `safe.bareRepository` from `files` (system, then global, in git's
 /// order; the last value wins), read through [`FsView::read_small`] (capped, no FIFO).
 /// Includes are not followed. `None` when no file sets it. A confined command can create
@@ -1375,14 +1380,7 @@ pub fn git_aliases(
 pub fn safe_bare_repository(fs: &dyn FsView, files: &[PathBuf]) -> Option<String> {
     let mut value = None;
     for file in files {
-        let Ok(text) = fs.read_small_lossy(file, CONFIG_FILE_CAP) else {
-            continue;
-        };
-        let Ok(parsed) = gix_config::File::from_bytes_no_includes(
-            text.as_bytes(),
-            gix_config::file::Metadata::default(),
-            Default::default(),
-        ) else {
+        let Some(parsed) = parsed_config(fs, file) else {
             continue;
         };
         if let Some(v) = parsed.string("safe.bareRepository") {
