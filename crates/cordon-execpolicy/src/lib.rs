@@ -74,6 +74,7 @@
 //! | `git_force_push` | `git push --force`/`-f`/`--force-with-lease`/`+ref`/`--mirror` | forbid |
 //! | `git_push_delete` | `git push --delete`, `git push origin :branch` | ask |
 //! | `git_reset_hard` | `git reset --hard` | ask |
+//! | `git_discard_changes` | `git checkout -- .`, `git restore f`, `git stash drop`, `xargs git`, `git reset $MODE` | ask |
 //! | `git_clean` | `git clean -fdx` (any `-f` with `-d`/`-x`/`-X`) | ask |
 //! | `dd_device` / `device_write` | `dd of=/dev/sda`, `> /dev/sda`, `tee /dev/sda`, `cp img /dev/nvme0n1` | forbid |
 //! | `mkfs` | `mkfs.ext4`, `mke2fs`, `mkswap`, `mkdosfs`, `wipefs`, `blkdiscard` | forbid |

@@ -509,3 +509,44 @@ fn a_line_continuation_inside_a_word_joins_it() {
     );
     assert!(findings(&["sh", "-c", "echo 'git res\\\net --hard'"]).is_empty());
 }
+
+/// Attack pass 61: work discarded by other git spellings, by a program named only at run
+/// time, or by options that arrive at run time is asked about; the everyday forms beside
+/// them are not.
+#[test]
+fn discarding_uncommitted_work_is_asked_about_in_every_spelling() {
+    for (script, id) in [
+        ("git checkout -- .", "git_discard_changes"),
+        ("git checkout --theirs src/a.rs", "git_discard_changes"),
+        ("git checkout main -- ':(glob)**/*.rs'", "git_discard_changes"),
+        ("git restore src/a.rs", "git_discard_changes"),
+        ("git restore -SW src", "git_discard_changes"),
+        ("git switch -f main", "git_discard_changes"),
+        ("git stash drop stash@{0}", "git_discard_changes"),
+        ("g=git; $g reset --hard", "git_reset_hard"),
+        ("${G:-git} clean -fdx", "git_clean"),
+        ("git ls-files -m | xargs git checkout", "git_discard_changes"),
+        ("echo --force | xargs git push origin", "git_discard_changes"),
+        ("find . -name '*.rs' -exec git checkout {} +", "git_discard_changes"),
+        ("git stash $WHAT", "git_discard_changes"),
+    ] {
+        let f = findings(&["bash", "-c", script]);
+        assert!(f.iter().any(|i| i == id), "{script}: {f:?}");
+    }
+    for script in [
+        "git checkout main",
+        "git checkout -b feature/x",
+        "git restore --staged src/a.rs",
+        "git switch main",
+        "git stash pop",
+        "git stash",
+        "git push origin \"$BRANCH\"",
+        "git ls-files -z | xargs -0 git add",
+        "$EDITOR notes.txt",
+        "$PYTHON -m pytest -x",
+        "\"$CC\" -o out main.c",
+    ] {
+        let f = findings(&["bash", "-c", script]);
+        assert!(f.is_empty(), "{script}: {f:?}");
+    }
+}

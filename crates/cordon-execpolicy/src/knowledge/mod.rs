@@ -48,6 +48,11 @@ pub enum FindingId {
     GitResetHard,
     /// `git clean -f` with `-d`/`-x`/`-X`.
     GitClean,
+    /// `git checkout -- .`, `git restore FILE`, `git switch --discard-changes`, `git stash
+    /// drop`/`clear`, and a git command whose subcommand or options arrive at run time
+    /// (`xargs git`, `git reset $MODE`): discards uncommitted work the sandbox lets the
+    /// command write (attack pass 61).
+    GitDiscardChanges,
     /// `git -c alias.x=clean x -dfx`: the subcommand is an alias the command line defines
     /// (`-c`, `--config-env`, `GIT_CONFIG_KEY_n`, `GIT_CONFIG_PARAMETERS`), so what git runs
     /// is not what the policy reads (attack pass 44, L5).
@@ -88,6 +93,7 @@ impl FindingId {
             FindingId::GitPushDelete => "git_push_delete",
             FindingId::GitResetHard => "git_reset_hard",
             FindingId::GitClean => "git_clean",
+            FindingId::GitDiscardChanges => "git_discard_changes",
             FindingId::GitAlias => "git_alias",
             FindingId::DdDevice => "dd_device",
             FindingId::DeviceWrite => "device_write",
@@ -1425,6 +1431,7 @@ pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
         }
     }
     let Some(name) = danger_name(seg) else {
+        dynamic_program_checks(seg, cx, &mut out);
         return out;
     };
     if disks::is_disk_tool(&name) {
@@ -1435,6 +1442,35 @@ pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
     fork_bomb(&name, seg, &mut out);
     download_to_interpreter(&name, idx, cx, &mut out);
     out
+}
+
+/// Programs whose danger lies in arguments that the sandbox lets them act on (the
+/// workspace's uncommitted work, its files): when a command's program name is known only at
+/// run time (`g=git; $g reset --hard`, `$(echo rm) -rf src`), its arguments are checked as
+/// each of these would read them.
+const HIDDEN_NAME_CANDIDATES: &[&str] = &["git", "rm", "find"];
+
+/// The checks of [`program_checks`] for a program named dynamically (attack pass 61): the
+/// arguments are read as each of [`HIDDEN_NAME_CANDIDATES`] would read them, and what any of
+/// them finds is asked about (never forbidden: the name may be anything).
+fn dynamic_program_checks(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    for name in HIDDEN_NAME_CANDIDATES {
+        let mut found = Vec::new();
+        program_checks(name, seg, cx, &mut found);
+        for f in found {
+            if out.iter().any(|o| o.id == f.id) {
+                continue;
+            }
+            out.push(finding(
+                f.id,
+                Decision::Ask,
+                format!(
+                    "the program is named only at run time ({}); if it is {name}: {}",
+                    seg.argv[0], f.reason
+                ),
+            ));
+        }
+    }
 }
 
 /// The static arguments of a segment (dynamic words skipped).
@@ -2053,6 +2089,14 @@ fn git_config_alias(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut Vec
 
 fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let (Some(sub), _) = git_subcommand(seg) else {
+        if seg.runtime_args {
+            // `echo reset --hard | xargs git` (attack pass 61).
+            out.push(finding(
+                FindingId::GitDiscardChanges,
+                Decision::Ask,
+                "git's subcommand arrives at run time: it may discard uncommitted work",
+            ));
+        }
         return;
     };
     if git_alias_defined(seg, &seg.argv[1..sub], &seg.argv[sub]) {
@@ -2088,6 +2132,10 @@ fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
         args.iter()
             .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(c))
     };
+    if let Some(why) = git_discards(seg, sub, &args) {
+        out.push(finding(FindingId::GitDiscardChanges, Decision::Ask, why));
+        return;
+    }
     match seg.argv[sub].as_str() {
         "push" => {
             let force = short('f')
@@ -2132,6 +2180,114 @@ fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
             }
         }
         _ => {}
+    }
+}
+
+/// Why git subcommand `seg.argv[sub]` with arguments `args` may discard uncommitted work,
+/// if it may (attack pass 61): `git checkout` of paths (`--`, `.`, a glob or `:` pathspec,
+/// `--pathspec-from-file`) or with `-f`/`--merge`/`--ours`/`--theirs`; `git restore` unless
+/// it only unstages (`--staged` without `--worktree`); `git switch -f`/`--discard-changes`;
+/// `git stash drop`/`clear`; and any subcommand or option git would read that is known only
+/// at run time: a dynamic subcommand, `xargs git …` (arguments appended from input), or a
+/// dynamic word among the arguments of `reset`, `clean`, `checkout`, `restore` or `stash`
+/// (`git reset $MODE` may be `--hard`). `git reset --hard` and `git clean -fdx` themselves
+/// have their own findings.
+fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
+    let name = seg.argv[sub].as_str();
+    if !seg.is_static(sub) {
+        return Some(format!(
+            "git's subcommand is known only at run time ({name}): it may discard uncommitted work"
+        ));
+    }
+    let dynamic_arg = (sub + 1..seg.argv.len()).any(|i| !seg.is_static(i));
+    let hidden = |reads_dynamic: bool| {
+        if seg.runtime_args {
+            Some(format!(
+                "git {name} gets more arguments at run time: it may discard uncommitted work"
+            ))
+        } else if reads_dynamic && dynamic_arg {
+            Some(format!(
+                "git {name} has an argument known only at run time: it may discard uncommitted work"
+            ))
+        } else {
+            None
+        }
+    };
+    let options: Vec<&str> = args
+        .iter()
+        .copied()
+        .take_while(|a| *a != "--")
+        .filter(|a| a.starts_with('-') && *a != "-")
+        .collect();
+    let long = |names: &[LongOption]| any_long_option(&options, names);
+    let short = |c: char| {
+        options
+            .iter()
+            .any(|a| !a.starts_with("--") && a[1..].contains(c))
+    };
+    let pathspec = |a: &&str| {
+        *a == "."
+            || a.ends_with("/.")
+            || a.starts_with(':')
+            || a.contains(['*', '?', '['])
+    };
+    match name {
+        "checkout" => {
+            let paths_after_dashdash = args
+                .iter()
+                .position(|a| *a == "--")
+                .is_some_and(|i| i + 1 < args.len());
+            if paths_after_dashdash
+                || args.iter().any(|a| !a.starts_with('-') && pathspec(a))
+                || short('f')
+                || short('m')
+                || long(&[
+                    LongOption::abbrev("force"),
+                    LongOption::abbrev("merge"),
+                    LongOption::abbrev("ours"),
+                    LongOption::abbrev("theirs"),
+                    LongOption::abbrev("pathspec-from-file"),
+                ])
+            {
+                return Some(
+                    "git checkout of paths (or forced) overwrites their uncommitted changes"
+                        .to_string(),
+                );
+            }
+            hidden(true)
+        }
+        "restore" => {
+            let staged = short('S') || long(&[LongOption::abbrev("staged")]);
+            let worktree = short('W') || long(&[LongOption::abbrev("worktree")]);
+            if !staged || worktree {
+                return Some(
+                    "git restore overwrites the uncommitted changes of the files it restores"
+                        .to_string(),
+                );
+            }
+            hidden(true)
+        }
+        "switch" => {
+            if short('f')
+                || long(&[
+                    LongOption::abbrev("force"),
+                    LongOption::abbrev("discard-changes"),
+                ])
+            {
+                return Some("git switch --discard-changes throws away uncommitted changes".into());
+            }
+            hidden(false)
+        }
+        "stash" => match args.first() {
+            Some(&("drop" | "clear")) => Some(format!(
+                "git stash {} deletes stashed work irrecoverably",
+                args[0]
+            )),
+            _ => hidden(true),
+        },
+        "reset" | "clean" => hidden(true),
+        "push" => hidden(false),
+        _ => None,
     }
 }
 
