@@ -518,16 +518,28 @@ fn discarding_uncommitted_work_is_asked_about_in_every_spelling() {
     for (script, id) in [
         ("git checkout -- .", "git_discard_changes"),
         ("git checkout --theirs src/a.rs", "git_discard_changes"),
-        ("git checkout main -- ':(glob)**/*.rs'", "git_discard_changes"),
+        (
+            "git checkout main -- ':(glob)**/*.rs'",
+            "git_discard_changes",
+        ),
         ("git restore src/a.rs", "git_discard_changes"),
         ("git restore -SW src", "git_discard_changes"),
         ("git switch -f main", "git_discard_changes"),
         ("git stash drop stash@{0}", "git_discard_changes"),
         ("g=git; $g reset --hard", "git_reset_hard"),
         ("${G:-git} clean -fdx", "git_clean"),
-        ("git ls-files -m | xargs git checkout", "git_discard_changes"),
-        ("echo --force | xargs git push origin", "git_discard_changes"),
-        ("find . -name '*.rs' -exec git checkout {} +", "git_discard_changes"),
+        (
+            "git ls-files -m | xargs git checkout",
+            "git_discard_changes",
+        ),
+        (
+            "echo --force | xargs git push origin",
+            "git_discard_changes",
+        ),
+        (
+            "find . -name '*.rs' -exec git checkout {} +",
+            "git_discard_changes",
+        ),
         ("git stash $WHAT", "git_discard_changes"),
     ] {
         let f = findings(&["bash", "-c", script]);

@@ -287,6 +287,73 @@ fn interpreter_scripts_named_in_git_config_are_read_only() {
     assert_eq!(stdout(&o).trim(), "b");
 }
 
+/// Attack pass 61: a script fed to a shell through another descriptor, named by a loop's
+/// glob, or run by `find -exec` from a directory of the project stays read-only, and no new
+/// match can appear; the rest of the project stays writable.
+#[test]
+fn scripts_fed_by_descriptor_loop_or_find_exec_are_read_only() {
+    let Some(s) = git_sandbox() else {
+        return;
+    };
+    repo(&s.ws);
+    git(
+        &s.ws,
+        &["config", "core.fsmonitor", "exec 3<tools/p.sh; sh -s <&3"],
+    );
+    git(
+        &s.ws,
+        &[
+            "config",
+            "alias.each",
+            "!for f in tools/z*.sh; do sh $f; done",
+        ],
+    );
+    git(
+        &s.ws,
+        &[
+            "config",
+            "alias.hooks",
+            "!find hooks -name '*.sh' -exec sh {} \\;",
+        ],
+    );
+    write(&s.ws.join("tools/p.sh"), "echo p\n");
+    write(&s.ws.join("tools/z1.sh"), "echo z\n");
+    write(&s.ws.join("hooks/h.sh"), "echo h\n");
+    let r = resolve_bounded(&s, ctx(&s, &s.ws));
+    let o = run_resolved(
+        &s,
+        r,
+        "echo 'echo pwned' >> tools/p.sh; echo 'echo pwned' >> tools/z1.sh; \
+         echo 'echo pwned' > tools/z2.sh; echo 'echo pwned' >> hooks/h.sh; \
+         echo 'echo pwned' > hooks/new.sh; echo ok > other.txt; exit 0",
+    );
+    assert_ok(&o);
+    for (f, want) in [
+        ("tools/p.sh", "echo p\n"),
+        ("tools/z1.sh", "echo z\n"),
+        ("hooks/h.sh", "echo h\n"),
+    ] {
+        assert_eq!(
+            std::fs::read_to_string(s.ws.join(f)).unwrap(),
+            want,
+            "{f} was written"
+        );
+    }
+    assert!(
+        !s.ws.join("tools/z2.sh").exists(),
+        "the loop's glob gained a match"
+    );
+    assert!(
+        !s.ws.join("hooks/new.sh").exists(),
+        "find's directory gained a script"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.ws.join("other.txt")).unwrap(),
+        "ok\n",
+        "the rest of the project stays writable"
+    );
+}
+
 /// Attack pass 57 (critical): one byte that is not UTF-8 in `.git/config` (a Latin-1
 /// `user.name`, which a command can have merged back) made cordon skip the whole file, so
 /// `core.fsmonitor = bash fsmon.sh` in it left `fsmon.sh` writable.

@@ -2226,10 +2226,7 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
             .any(|a| !a.starts_with("--") && a[1..].contains(c))
     };
     let pathspec = |a: &&str| {
-        *a == "."
-            || a.ends_with("/.")
-            || a.starts_with(':')
-            || a.contains(['*', '?', '['])
+        *a == "." || a.ends_with("/.") || a.starts_with(':') || a.contains(['*', '?', '['])
     };
     match name {
         "checkout" => {

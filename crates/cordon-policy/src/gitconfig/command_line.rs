@@ -54,6 +54,10 @@ enum Place {
     Word,
     /// The word after `<`: what the command reads on its standard input.
     Input,
+    /// The word after `N<` or `N<>` with N other than 0: a file opened on another
+    /// descriptor, which a later `<&N` can feed to a shell (attack pass 61: `exec
+    /// 3<tools/p.sh; sh -s <&3`).
+    FdInput,
     /// The word after `>`, `>>` or `<<` (an output file or a here-document's delimiter).
     Output,
 }
@@ -88,6 +92,9 @@ enum Code<'p> {
     SkipWord,
     /// This piece and the rest of its simple command, joined, are a command line (`eval`).
     LineRest,
+    /// `find`'s `-exec`/`-execdir`/`-ok`/`-okdir`: the command after it runs on what the
+    /// start directories hold, so they are protected (see [`Reader::find_dirs`]).
+    FindRuns,
 }
 
 /// A program family: how its options and operands are read.
@@ -510,6 +517,13 @@ enum State {
     Cd,
     /// `eval`'s words: each is a command line.
     Eval,
+    /// `for NAME in WORDS` / `select`: `true` once the name is read. A word of the list
+    /// may be what the body runs (attack pass 61: `for f in tools/z*.sh; do sh $f; done`),
+    /// so a glob there protects its matches and its directory, and an existing file is
+    /// protected.
+    Loop(bool),
+    /// `find`'s start directories (`true`), then its expression.
+    Find(bool),
     /// The rest are arguments.
     Args,
 }
@@ -537,6 +551,9 @@ struct Reader {
     reads_stdin: bool,
     /// Directories a `PATH=…` assignment on this line put before the rest.
     path_dirs: Vec<String>,
+    /// The start directories of the current `find` (attack pass 61: `find tools -name
+    /// '*.sh' -exec sh {} \;` runs whatever lands there).
+    find_dirs: Vec<String>,
 }
 
 /// The name a program is known by: its last component, without a `-dbg` or version
@@ -570,7 +587,15 @@ impl Reader {
         match place {
             // What an interpreter reads on stdin is code (`sh < x.sh`); `grep foo < README`
             // is not (attack pass 56: README became read-only).
+            // `<&3` duplicates a descriptor: no file.
+            Place::Input | Place::FdInput if p.starts_with('&') => return Code::Nothing,
             Place::Input if self.reads_stdin => return Code::File(p),
+            // `exec <f` replaces the shell's own stdin, which every later command reads;
+            // `3<f` opens a descriptor a later `<&3` hands to a shell (attack pass 61).
+            Place::Input if matches!(self.state, State::Wrapper(w, _) if w.names == ["exec"]) => {
+                return Code::File(p)
+            }
+            Place::FdInput => return Code::File(p),
             Place::Input => return Code::Nothing,
             Place::Output => return Code::Nothing,
             Place::Start => {
@@ -709,6 +734,26 @@ impl Reader {
                 self.state = State::Args;
                 Code::LineRest
             }
+            State::Loop(false) => {
+                self.state = State::Loop(true);
+                Code::Nothing
+            }
+            State::Loop(true) if p == "in" => Code::Nothing,
+            State::Loop(true) if p.contains(['*', '?', '[']) => Code::File(p),
+            State::Loop(true) => Code::Arg(p),
+            State::Find(true) if !p.starts_with('-') && !matches!(p, "(" | "!" | "\\(" | "\\!") => {
+                self.find_dirs.push(p.to_string());
+                Code::Nothing
+            }
+            State::Find(_) => {
+                self.state = State::Find(false);
+                if matches!(p, "-exec" | "-execdir" | "-ok" | "-okdir") {
+                    self.state = State::Program;
+                    Code::FindRuns
+                } else {
+                    Code::Nothing
+                }
+            }
             State::Args => Code::Arg(p),
         }
     }
@@ -733,6 +778,11 @@ impl Reader {
             State::Cd
         } else if p == "eval" {
             State::Eval
+        } else if matches!(p, "for" | "select") {
+            State::Loop(false)
+        } else if base == "find" {
+            self.find_dirs.clear();
+            State::Find(true)
         } else if let Some(w) = WRAPPERS.iter().find(|w| w.names.contains(&base)) {
             State::Wrapper(w, 0)
         } else if base == "git" {
@@ -1089,6 +1139,21 @@ impl<'a> Reading<'a> {
                     skip_word = Some(pc.word);
                 }
                 Code::SkipWord => skip_word = Some(pc.word),
+                Code::FindRuns => {
+                    // Each start directory that is not where the line runs (that one is
+                    // the project itself: not covered, see the README).
+                    for d in std::mem::take(&mut reader.find_dirs) {
+                        for b in &bases {
+                            for p in expand_path(&d, b, self.homes, self.users) {
+                                if !bases.contains(&p)
+                                    && matches!(self.fs.entry(&p), Some(Entry::Kind(FileKind::Dir)))
+                                {
+                                    out.push(p);
+                                }
+                            }
+                        }
+                    }
+                }
             }
         }
     }
@@ -1166,6 +1231,7 @@ fn pieces(words: &[String]) -> Vec<Piece<'_>> {
             if op || is_redirect || c.is_whitespace() {
                 let piece = &v[start..k];
                 let fd = is_redirect && piece.chars().all(|d| d.is_ascii_digit());
+                let other_fd = fd && !piece.is_empty() && piece.trim_start_matches('0') != "";
                 if !piece.is_empty() && !fd {
                     out.push(Piece {
                         place: place_of(&mut at_start, &mut redirect),
@@ -1180,9 +1246,14 @@ fn pieces(words: &[String]) -> Vec<Piece<'_>> {
                     if chars.peek().is_some_and(|(_, n)| *n == '<') {
                         redirect = Some(Place::Output);
                     } else if prev != '<' {
-                        redirect = Some(Place::Input);
+                        redirect = Some(if other_fd {
+                            Place::FdInput
+                        } else {
+                            Place::Input
+                        });
                     }
-                } else if c == '>' {
+                } else if c == '>' && prev != '<' {
+                    // `<>` opens for reading too: it stays an input.
                     redirect = Some(Place::Output);
                 }
                 start = k + c.len_utf8();
@@ -1597,6 +1668,45 @@ mod tests {
     }
 
     /// `${…}` forms as `sh` expands them; `+` forms fail closed (the word).
+    #[test]
+    fn attack61_descriptor_feeds_loops_and_find() {
+        let fs = MemFs::new()
+            .file("/w/tools/p.sh", "")
+            .file("/w/tools/z1.sh", "")
+            .file("/w/README", "")
+            .dir("/w/hooks");
+        let env: BTreeMap<String, String> = [("PATH", "/usr/bin")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let r = reading_of(&fs, &env);
+        names(
+            &r,
+            &[
+                ("exec 3<tools/p.sh; sh -s <&3", "/w/tools/p.sh"),
+                ("exec 3< tools/p.sh; bash -s <&3", "/w/tools/p.sh"),
+                ("exec 7<>tools/p.sh; sh <&7", "/w/tools/p.sh"),
+                ("exec <tools/p.sh; sh", "/w/tools/p.sh"),
+                ("for f in tools/z*.sh; do sh $f; done", "/w/tools"),
+                ("for f in tools/z*.sh; do sh $f; done", "/w/tools/z1.sh"),
+                ("for f in README tools/p.sh; do . $f; done", "/w/tools/p.sh"),
+                ("find hooks -name '*.sh' -exec sh {} \\;", "/w/hooks"),
+                ("find hooks -type f -execdir bash x.sh {} +", "/w/hooks"),
+                ("find . -exec bash tools/p.sh {} +", "/w/tools/p.sh"),
+            ],
+        );
+        names_not(
+            &r,
+            &[
+                ("sh -s <&3", "/w/&3"),
+                ("grep foo < README", "/w/README"),
+                ("for b in main dev; do git push origin $b; done", "/w/main"),
+                ("find hooks -name '*.o' -delete", "/w/hooks"),
+                ("find . -exec sh {} \\;", "/w"),
+            ],
+        );
+    }
+
     #[test]
     fn parameter_forms_expand_as_sh_does() {
         let env: BTreeMap<String, String> = [("SET", "/s"), ("EMPTY", "")]
