@@ -1349,6 +1349,16 @@ pub fn resolve_for_command(
     Ok(r)
 }
 
+/// How the note about a home under the private /tmp begins (see [`is_home_under_tmp_note`]).
+const HOME_UNDER_TMP_PREFIX: &str = "your home ";
+
+/// Whether `note` (one of [`ResolvedProfile::notes`]) says the home lies under /tmp, which
+/// each command gets private and empty (new-user pass nu58): `cordon run` prints it before
+/// the command starts.
+pub fn is_home_under_tmp_note(note: &str) -> bool {
+    note.starts_with(HOME_UNDER_TMP_PREFIX) && note.contains("lies under /tmp")
+}
+
 /// Compiles `profile` for `ctx` (R-P2, R-P3).
 ///
 /// Order of the resulting entries: the profile's entries (each spelling possibly expanded to
@@ -1819,7 +1829,7 @@ pub fn resolve(
             && filesystem.seen(fs, h) == crate::view::Seen::PrivateTmp
         {
             notes.push(format!(
-                "your home {} lies under /tmp, which each command gets private and empty: \
+                "{HOME_UNDER_TMP_PREFIX}{} lies under /tmp, which each command gets private and empty: \
                  nothing in it (~/.gitconfig, ~/.cargo, …) is seen by the command; {}; or set \
                  HOME outside /tmp",
                 h.display(),

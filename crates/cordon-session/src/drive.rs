@@ -653,6 +653,14 @@ pub fn prepare(
         if let Some(note) = cordon_policy::env::dropped_note(&exec.env_dropped, &req.env) {
             eprintln!("{note}");
         }
+        // A home hidden by the private /tmp changes everything the command reads from it:
+        // said before the command runs, so it is read before the command's own errors
+        // (new-user passes nu58, nu60).
+        for n in exec.resolved.iter().flat_map(|r| &r.notes) {
+            if cordon_policy::resolve::is_home_under_tmp_note(n) {
+                eprintln!("cordon: note: {}", cordon_policy::text::printable(n));
+            }
+        }
     }
     if !exec.status.sandbox_requested.value
         && req.preference == SandboxPreference::Forbid

@@ -3872,7 +3872,7 @@ fn a_home_under_tmp_is_said_to_be_hidden() {
         .tempdir_in("/tmp")
         .unwrap();
     let o = out({
-        let mut c = cordon(&p, &["run", "--", "true"]);
+        let mut c = cordon(&p, &["run", "--", "sh", "-c", "echo COMMAND-SAYS >&2"]);
         c.env("HOME", tmp_home.path());
         c
     });
@@ -3882,6 +3882,12 @@ fn a_home_under_tmp_is_said_to_be_hidden() {
         err.contains("lies under /tmp") && err.contains("--with"),
         "{err}"
     );
+    // Said before the command runs (nu60), once.
+    assert!(
+        err.find("lies under /tmp") < err.find("COMMAND-SAYS"),
+        "{err}"
+    );
+    assert_eq!(err.matches("lies under /tmp").count(), 1, "{err}");
     let o = out(cordon(&p, &["run", "--", "true"]));
     assert!(
         !text(&o.stderr).contains("lies under /tmp"),

@@ -807,15 +807,7 @@ fn print_tmpdir_note(report: &Report) {
     {
         eprintln!("cordon: warning: {}", printable(n));
     }
-    // A home hidden by the private /tmp changes everything the command reads from it
-    // (new-user pass nu58: only `--json` said so).
-    for n in resolved
-        .iter()
-        .flat_map(|r| &r.notes)
-        .filter(|n| n.starts_with("your home ") && n.contains("lies under /tmp"))
-    {
-        eprintln!("cordon: note: {}", printable(n));
-    }
+    // A home hidden by the private /tmp is said before the command runs (drive).
 }
 
 /// The refusal reason of each attempt, and the hint after the last attempt's denial (in
