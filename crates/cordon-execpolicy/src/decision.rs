@@ -742,7 +742,9 @@ fn segment_verdicts(
         cwd.follow(seg);
         let matched: Vec<&Rule> = rules.iter().filter(|r| r.matches(seg)).collect();
         let safe = if matched.is_empty() {
-            knowledge::known_safe(seg).or_else(|| functions.safe_call(seg))
+            knowledge::known_safe(seg)
+                .or_else(|| knowledge::known_safe_git_alias(seg, &ctx.git_aliases))
+                .or_else(|| functions.safe_call(seg))
         } else {
             None
         };

@@ -562,3 +562,47 @@ fn discarding_uncommitted_work_is_asked_about_in_every_spelling() {
         assert!(f.is_empty(), "{script}: {f:?}");
     }
 }
+
+/// New-user pass nu60: a plain alias whose expansion is known-safe (`lg = log --oneline`)
+/// is allowed as known-safe, through aliases of aliases; one that runs anything else, a
+/// `!` alias, an alias the command line redefines, or a writing option typed after it is
+/// not.
+#[test]
+fn a_git_alias_for_a_read_is_known_safe() {
+    let aliases: std::collections::BTreeMap<String, String> = [
+        ("lg", "log --graph --oneline"),
+        ("l", "lg"),
+        ("co", "checkout"),
+        ("st", "!git status"),
+        ("lgp", "log -p --output=patch.txt"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let safe = |argv: &[&str]| {
+        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+        let rec = Policy::empty().evaluate(
+            &argv,
+            &EvalContext::default().with_git_aliases(aliases.clone()),
+        );
+        rec.decision == Decision::Allow
+            && rec
+                .segments
+                .iter()
+                .all(|s| matches!(s.basis, Basis::KnownSafe { .. }))
+    };
+    assert!(safe(&["git", "lg", "-5"]));
+    assert!(safe(&["git", "l"]));
+    for argv in [
+        &["git", "co", "main"][..],
+        &["git", "st"],
+        &["git", "lgp"],
+        &["git", "lg", "--output=x"],
+        &["git", "-c", "alias.lg=reset", "lg"],
+        // Another repository's aliases are not the ones read here.
+        &["git", "-C", "sub", "lg"],
+        &["git", "nope"],
+    ] {
+        assert!(!safe(argv), "{argv:?}");
+    }
+}

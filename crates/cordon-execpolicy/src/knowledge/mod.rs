@@ -2057,16 +2057,7 @@ fn git_config_alias(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut Vec
             }
         }
         None => {
-            let parsed = crate::parse::parse_script(&format!("git {value}"));
-            if let Some(first) = parsed.segments.first() {
-                let mut expanded = seg.clone();
-                expanded.argv = seg.argv[..sub]
-                    .iter()
-                    .chain(first.argv.iter().skip(1))
-                    .chain(seg.argv[sub + 1..].iter())
-                    .cloned()
-                    .collect();
-                expanded.dynamic_args.clear();
+            if let Some(expanded) = plain_alias_expansion(seg, sub, value) {
                 let inner = DangerCtx {
                     segments: cx.segments,
                     cwds: cx.cwds,
@@ -2085,6 +2076,57 @@ fn git_config_alias(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut Vec
         );
     }
     true
+}
+
+/// `seg` with its git subcommand (at `sub`) replaced by the plain (not `!`) alias `value`,
+/// as git runs it: `git GLOBALS VALUE… ARGS…`. `None` when the value parses to no command.
+fn plain_alias_expansion(seg: &Segment, sub: usize, value: &str) -> Option<Segment> {
+    let parsed = crate::parse::parse_script(&format!("git {value}"));
+    let first = parsed.segments.first()?;
+    let mut expanded = seg.clone();
+    expanded.argv = seg.argv[..sub]
+        .iter()
+        .chain(first.argv.iter().skip(1))
+        .chain(seg.argv[sub + 1..].iter())
+        .cloned()
+        .collect();
+    expanded.dynamic_args.clear();
+    Some(expanded)
+}
+
+/// Why `git NAME ARGS` is known-safe when NAME is a plain alias of the user's git
+/// configuration (`lg = log --graph --oneline`) whose expansion is (new-user pass nu60:
+/// `git lg` was an unknown command, refused in `untrusted` mode). Aliases of aliases are
+/// followed up to 8 deep; a `!` alias is never known-safe.
+pub(crate) fn known_safe_git_alias(
+    seg: &Segment,
+    aliases: &std::collections::BTreeMap<String, String>,
+) -> Option<String> {
+    if danger_name(seg).as_deref() != Some("git") || seg.runtime_args {
+        return None;
+    }
+    let mut seg = seg.clone();
+    let mut chain = Vec::new();
+    for _ in 0..8 {
+        let (Some(sub), _) = git_subcommand(&seg) else {
+            return None;
+        };
+        if !seg.is_static(sub) || GIT_BUILTINS.contains(&seg.argv[sub].as_str()) {
+            return None;
+        }
+        let name = seg.argv[sub].to_ascii_lowercase();
+        let value = aliases.get(&name)?;
+        if value.trim_start().starts_with('!') || git_alias_defined(&seg, &seg.argv[1..sub], &name)
+        {
+            return None;
+        }
+        chain.push(format!("git {name} is an alias for `{value}`"));
+        seg = plain_alias_expansion(&seg, sub, value)?;
+        if let Some(why) = known_safe(&seg) {
+            return Some(format!("{}: {why}", chain.join("; ")));
+        }
+    }
+    None
 }
 
 fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
