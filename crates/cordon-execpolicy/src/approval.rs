@@ -109,11 +109,9 @@ pub fn gate(record: &DecisionRecord, mode: ApprovalMode, approved: bool) -> Gate
                 reason: format!(
                     "needs approval: {why}; no one can be asked here (R-A6): pass --yes to \
                      approve it{}",
-                    if record.allow_rule_helps() {
-                        ", or add an allow rule"
-                    } else {
-                        " (an allow rule does not cover it: a dangerous-command finding, a \
-                         cap or an unparsed part makes it ask whatever the rules say)"
+                    match record.rule_blockers() {
+                        None => ", or add an allow rule".to_string(),
+                        Some(why) => format!(" (an allow rule does not cover it: {why})"),
                     }
                 ),
             }
@@ -227,9 +225,12 @@ mod tests {
         ));
         assert!(!danger.contains("or add an allow rule"), "{danger}");
         assert!(
-            danger.contains("an allow rule does not cover it"),
+            danger.contains("an allow rule does not cover it: a dangerous-command finding"),
             "{danger}"
         );
+        // Only what applies is named (nu60).
+        assert!(!danger.contains("cap"), "{danger}");
+        assert!(!danger.contains("not parsed"), "{danger}");
         let unknown = reason(gate(
             &rec("cargo build", ""),
             ApprovalMode::Untrusted,

@@ -262,6 +262,32 @@ impl DecisionRecord {
                 s.decision == Decision::Allow || (s.findings.is_empty() && s.caps.is_empty())
             })
     }
+
+    /// What makes this command ask whatever the rules say, naming only what applies (a
+    /// dangerous-command finding, a cap, an unparsed part), joined with `"; "`; `None`
+    /// when an `allow` rule would make it run ([`Self::allow_rule_helps`], new-user pass
+    /// nu60).
+    pub fn rule_blockers(&self) -> Option<String> {
+        if self.allow_rule_helps() {
+            return None;
+        }
+        let asking = || {
+            self.segments
+                .iter()
+                .filter(|s| s.decision != Decision::Allow)
+        };
+        let mut why = Vec::new();
+        if asking().any(|s| !s.findings.is_empty()) {
+            why.push("a dangerous-command finding makes it ask");
+        }
+        if asking().any(|s| !s.caps.is_empty()) {
+            why.push("a cap makes it ask");
+        }
+        if !self.opaque.is_empty() {
+            why.push("part of it is not parsed");
+        }
+        Some(why.join("; "))
+    }
 }
 
 fn shell_join(argv: &[String]) -> String {

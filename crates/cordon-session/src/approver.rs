@@ -70,10 +70,11 @@ pub enum ApprovalFront {
 }
 
 impl ApprovalFront {
-    /// What a person can do to approve, in this front end's terms. `rule_helps`: whether
-    /// an `allow` rule would make it run (not when a dangerous-command finding, a cap or
-    /// an unparsed part makes it ask whatever the rules say; new-user pass nu11, M3).
-    pub fn how_to_approve(self, rule_helps: bool) -> String {
+    /// What a person can do to approve, in this front end's terms. `rule_blocked`: why an
+    /// `allow` rule would not make it run ([`ReviewableRequest::why_rule_does_not_help`]:
+    /// a dangerous-command finding, a cap, an unparsed part, additional permissions), or
+    /// `None` when one would (new-user passes nu11 M3, nu60).
+    pub fn how_to_approve(self, rule_blocked: Option<&str>) -> String {
         let (how, rule) = match self {
             ApprovalFront::Cli => (
                 "pass --yes to approve it once, --approvals-from FILE for scripted answers",
@@ -90,14 +91,9 @@ impl ApprovalFront {
                 "add an allow rule",
             ),
         };
-        if rule_helps {
-            format!("{how}, or {rule}")
-        } else {
-            format!(
-                "{how} (an allow rule does not cover it: additional permissions — grant those in \
-                 the profile, or run from the project they are in —, a dangerous-command \
-                 finding, a cap or an unparsed part make it ask whatever the rules say)"
-            )
+        match rule_blocked {
+            None => format!("{how}, or {rule}"),
+            Some(why) => format!("{how} (an allow rule does not cover it: {why})"),
         }
     }
 }
@@ -115,7 +111,8 @@ impl Approver for NonInteractive {
             format!(
                 "needs approval: {}; no one can be asked here (R-A6): {}",
                 req.reason,
-                self.front.how_to_approve(req.allow_rule_helps())
+                self.front
+                    .how_to_approve(req.why_rule_does_not_help().as_deref())
             )
         } else {
             format!(

@@ -434,6 +434,41 @@ impl ReviewableRequest {
                 .all(|s| s.decision == Decision::Allow || s.rule_decides)
     }
 
+    /// Why an `allow` rule would not make this tool call run, naming only what applies
+    /// here (new-user pass nu60: `git undo` was told about additional permissions, caps
+    /// and unparsed parts it did not have); `None` when a rule would
+    /// ([`Self::allow_rule_helps`]).
+    pub fn why_rule_does_not_help(&self) -> Option<String> {
+        if self.allow_rule_helps() {
+            return None;
+        }
+        let mut why = Vec::new();
+        if self.needs.additional.is_some() {
+            why.push(
+                "it asks for additional permissions (grant those in the profile, or run from \
+                 the project they are in)",
+            );
+        }
+        let asking = || {
+            self.segments
+                .iter()
+                .filter(|s| s.decision != Decision::Allow && !s.rule_decides)
+        };
+        if asking().any(|s| s.why.starts_with("finding ")) {
+            why.push("a dangerous-command finding makes it ask");
+        }
+        if asking().any(|s| s.why.contains("capped at ask")) {
+            why.push("a cap makes it ask");
+        }
+        if !self.opaque.is_empty() {
+            why.push("part of it is not parsed");
+        }
+        if why.is_empty() {
+            why.push("the exec policy asks whatever the rules say");
+        }
+        Some(why.join("; "))
+    }
+
     /// The answers this request accepts (`RememberRule` only when a rule can be offered;
     /// escalations are never remembered beyond once/session).
     pub fn allowed_answers(&self) -> Vec<Answer> {
@@ -684,6 +719,12 @@ mod tests {
         // nu11 M3: the non-interactive note advises an allow rule only where one works.
         assert!(!dangerous.allow_rule_helps());
         assert!(plain.allow_rule_helps());
+        // nu60: the note names only what applies.
+        assert_eq!(
+            dangerous.why_rule_does_not_help().as_deref(),
+            Some("a dangerous-command finding makes it ask")
+        );
+        assert_eq!(plain.why_rule_does_not_help(), None);
         let note = |r: &ReviewableRequest| {
             crate::Approver::ask(&mut crate::NonInteractive::default(), r)
                 .note
