@@ -559,6 +559,8 @@ fn known_builtin_cd(seg: &Segment) -> bool {
 struct CwdTracker<'c> {
     home: Option<&'c str>,
     cwds: Vec<Cwd>,
+    /// Where the script starts (what the git aliases were read for).
+    start: Cwd,
     git_aliases: &'c std::collections::BTreeMap<String, String>,
     /// How many more git alias expansions this evaluation may make.
     alias_budget: std::cell::Cell<u32>,
@@ -573,7 +575,8 @@ impl<'c> CwdTracker<'c> {
         };
         CwdTracker {
             home,
-            cwds: vec![start],
+            cwds: vec![start.clone()],
+            start,
             git_aliases: &ctx.git_aliases,
             alias_budget: std::cell::Cell::new(knowledge::GIT_ALIAS_BUDGET),
         }
@@ -594,6 +597,7 @@ impl<'c> CwdTracker<'c> {
                 home: self.home,
                 git_aliases: self.git_aliases,
                 alias_budget: &self.alias_budget,
+                moved: seg_cwds.iter().any(|c| *c != self.start),
             },
         )
     }

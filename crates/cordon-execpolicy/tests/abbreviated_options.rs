@@ -480,6 +480,10 @@ fn git_config_alias_arguments_moved_configs_and_bounds() {
             "git_alias",
         ),
         (&["git", "-c", "include.path=/x/a.cfg", "x"], "git_alias"),
+        // Another repository's aliases are unknown (its config is not read).
+        (&["git", "-C", "../other", "x"], "git_alias"),
+        (&["git", "--git-dir=../o/.git", "x"], "git_alias"),
+        (&["sh", "-c", "cd nested && git x"], "git_alias"),
         (&["sh", "-c", "HOME=$PWD git x"], "git_alias"),
     ] {
         let f = ids(argv);
@@ -488,6 +492,8 @@ fn git_config_alias_arguments_moved_configs_and_bounds() {
     // Twins: git's own command, and a harmless alias with arguments.
     for argv in [
         &["git", "reset"][..],
+        &["sh", "-c", "cd nested && git status"],
+        &["git", "-C", "../other", "log"],
         &["env", "GIT_CONFIG_GLOBAL=.a.cfg", "git", "status"],
         &["git", "lg", "-5"],
     ] {

@@ -1407,6 +1407,9 @@ pub(crate) struct DangerCtx<'a> {
     pub git_aliases: &'a std::collections::BTreeMap<String, String>,
     /// Expansions of git aliases left for this evaluation ([`GIT_ALIAS_BUDGET`]).
     pub alias_budget: &'a std::cell::Cell<u32>,
+    /// Whether this segment may run in another directory than the one `git_aliases` were
+    /// read for (`cd DIR &&`, `env -C DIR`): another repository's aliases are unknown.
+    pub moved: bool,
 }
 
 /// Most git alias expansions one command's evaluation makes: beyond, the alias is asked
@@ -1964,8 +1967,20 @@ fn sh_quote(arg: &str) -> String {
 /// subcommand `name` that is not git's own: `-c include.path=…`, `-c includeIf.…`, or the
 /// segment's `GIT_CONFIG_GLOBAL`/`GIT_CONFIG_SYSTEM`/`GIT_CONFIG`/`HOME`/`XDG_CONFIG_HOME`/
 /// `GIT_DIR` (attack pass 59: `env GIT_CONFIG_GLOBAL=.a.cfg git x` with `x = reset --hard`
-/// in a file the command wrote ran unasked).
-fn git_config_moved(seg: &Segment, globals: &[String]) -> Option<String> {
+/// in a file the command wrote ran unasked); or git runs for another repository than the
+/// aliases were read for: `-C DIR`, `--git-dir`, or `moved` (a `cd DIR &&` before it).
+fn git_config_moved(seg: &Segment, globals: &[String], moved: bool) -> Option<String> {
+    if moved {
+        return Some(
+            "it runs in another directory, whose repository's aliases are not read".into(),
+        );
+    }
+    // `git -C DIR` / `--git-dir`: another repository's configuration.
+    if let Some(g) = globals.iter().find(|g| {
+        g.as_str() == "-C" || (g.starts_with("-C") && g.len() > 2) || g.starts_with("--git-dir")
+    }) {
+        return Some(format!("{g}: another repository's aliases are not read"));
+    }
     for v in git_config_options(globals) {
         let k = v.split('=').next().unwrap_or("").to_ascii_lowercase();
         if k == "include.path" || k.starts_with("includeif.") {
@@ -2051,6 +2066,7 @@ fn git_config_alias(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut Vec
                 home: cx.home,
                 git_aliases: &rest,
                 alias_budget: cx.alias_budget,
+                moved: cx.moved,
             };
             for i in 0..parsed.segments.len() {
                 out.extend(dangerous(i, &inner));
@@ -2064,6 +2080,7 @@ fn git_config_alias(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut Vec
                     home: cx.home,
                     git_aliases: &rest,
                     alias_budget: cx.alias_budget,
+                    moved: cx.moved,
                 };
                 git_check(&expanded, &inner, out);
             }
@@ -2156,13 +2173,13 @@ fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
         return;
     }
     if !GIT_BUILTINS.contains(&seg.argv[sub].as_str()) {
-        if let Some(how) = git_config_moved(seg, &seg.argv[1..sub]) {
+        if let Some(how) = git_config_moved(seg, &seg.argv[1..sub], cx.moved) {
             out.push(finding(
                 FindingId::GitAlias,
                 Decision::Ask,
                 format!(
-                    "git {} is no git command and this command line points git at \
-                     configuration of its own ({how}): an alias there is not checked",
+                    "git {} is no git command and its configuration is not the one read \
+                     ({how}): an alias there is not checked",
                     seg.argv[sub]
                 ),
             ));
