@@ -433,6 +433,9 @@ mod tests {
         "--norc",              // bash, in Known limits (a shell given options only)
         "--show-toplevel",     // git rev-parse, in the git config section
         "--exec",              // git rebase, in the git config section (aliases)
+        "--discard-changes",   // git switch, in the exec policy paragraph
+        "--theirs",            // git checkout, in the exec policy paragraph
+        "--staged",            // git restore, in the exec policy paragraph
         "--separate-git-dir",  // git init, in the git config section
         "--ignore-submodules", // git status, in Known limits
         "--skip-worktree",     // git update-index, in Known limits

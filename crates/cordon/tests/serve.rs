@@ -1575,3 +1575,37 @@ c.sendall(b\"ping\"); print(a.recv(4).decode())'; sleep 1";
         }
     }
 }
+
+/// nu58 #13: a server stopped by SIGTERM, SIGINT or SIGHUP removes its socket file and
+/// ends by the signal; a socket path a newer server took over is left alone, and a
+/// command run through the server still ends normally (its handler is not the server).
+#[test]
+fn a_stopped_server_removes_its_socket() {
+    if !sandbox_available() {
+        return;
+    }
+    let root = tempfile::tempdir_in("/var/tmp").unwrap();
+    for (i, sig) in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP]
+        .into_iter()
+        .enumerate()
+    {
+        let sock = root.path().join(format!("run{i}")).join("serve.sock");
+        let mut server = spawn_server(&sock);
+        // SAFETY: kill with a valid pid and signal.
+        unsafe { libc::kill(server.id() as libc::pid_t, sig) };
+        let status = server.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(sig), "{status:?}");
+        assert!(!sock.exists(), "signal {sig}: the socket was left behind");
+    }
+    // Twin: the path now names another socket (a newer server's): not removed.
+    let sock = root.path().join("run9").join("serve.sock");
+    let mut server = spawn_server(&sock);
+    std::fs::remove_file(&sock).unwrap();
+    let newer = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    // SAFETY: as above.
+    unsafe { libc::kill(server.id() as libc::pid_t, libc::SIGTERM) };
+    let _ = server.wait();
+    assert!(sock.exists(), "a newer server's socket was removed");
+    drop(newer);
+}

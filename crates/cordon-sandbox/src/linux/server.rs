@@ -186,7 +186,8 @@ pub fn bind(path: &Path) -> io::Result<UnixListener> {
     l
 }
 
-/// Runs the server on `listener` until a signal ends it (SIGTERM/SIGINT default action).
+/// Runs the server on `listener` until a signal ends it (SIGTERM, SIGINT or SIGHUP: the
+/// socket file is removed first, [`remove_socket_when_ended`]).
 /// With `templates`, eligible commands are forked from prepared templates
 /// ([`super::template`]); otherwise (and for the others) a per-command helper is forked.
 /// Single-threaded on purpose: each connection is handled in a forked process, and a
@@ -196,6 +197,7 @@ pub fn bind(path: &Path) -> io::Result<UnixListener> {
 pub fn serve(listener: UnixListener, templates_on: bool) -> io::Result<()> {
     // Its commands are not in their callers' process groups (process::supervise_command).
     process::deliver_interrupts_to_all();
+    remove_socket_when_ended(&listener);
     // Handlers and templates are reaped by the kernel.
     // SAFETY: setting a disposition to SIG_IGN is always valid.
     unsafe { libc::signal(libc::SIGCHLD, libc::SIG_IGN) };
@@ -271,6 +273,78 @@ pub fn serve(listener: UnixListener, templates_on: bool) -> io::Result<()> {
             }
             -1 => eprintln!("cordon serve: fork: {}", io::Error::last_os_error()),
             _ => drop(conn),
+        }
+    }
+}
+
+/// What the server's ending signal handler removes: the socket path (NUL-terminated),
+/// the device and inode it had when bound, and the server's pid.
+struct SocketFile {
+    path: std::ffi::CString,
+    dev: libc::dev_t,
+    ino: libc::ino_t,
+    pid: libc::pid_t,
+}
+
+static SOCKET_FILE: std::sync::OnceLock<SocketFile> = std::sync::OnceLock::new();
+
+/// On SIGTERM, SIGINT or SIGHUP the server removes its socket file — only while the path
+/// still names the socket it bound (a newer server's is left alone) — and then ends by
+/// the signal as before (new-user pass nu58 #13: a stopped server left `serve.sock`
+/// behind). The handler is `SA_RESETHAND` and acts only in the server's own process: a
+/// forked handler or template that gets the signal ends by it as with the default
+/// disposition, and `execve` resets it for every command.
+fn remove_socket_when_ended(listener: &UnixListener) {
+    let Some(path) = listener
+        .local_addr()
+        .ok()
+        .and_then(|a| a.as_pathname().map(Path::to_path_buf))
+    else {
+        return;
+    };
+    let Ok(meta) = std::fs::symlink_metadata(&path) else {
+        return;
+    };
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else {
+        return;
+    };
+    use std::os::unix::fs::MetadataExt;
+    let _ = SOCKET_FILE.set(SocketFile {
+        path: c,
+        dev: meta.dev() as libc::dev_t,
+        ino: meta.ino() as libc::ino_t,
+        // SAFETY: getpid has no preconditions.
+        pid: unsafe { libc::getpid() },
+    });
+    extern "C" fn ended(sig: libc::c_int) {
+        if let Some(f) = SOCKET_FILE.get() {
+            // SAFETY: getpid, lstat, unlink and raise are async-signal-safe; `st` is a
+            // valid out-parameter and `f.path` a NUL-terminated string that lives for the
+            // process (a static set before the handler was installed).
+            unsafe {
+                if libc::getpid() == f.pid {
+                    let mut st: libc::stat = std::mem::zeroed();
+                    if libc::lstat(f.path.as_ptr(), &mut st) == 0
+                        && st.st_dev == f.dev
+                        && st.st_ino == f.ino
+                    {
+                        libc::unlink(f.path.as_ptr());
+                    }
+                }
+                // SA_RESETHAND restored the default disposition: end by the signal.
+                libc::raise(sig);
+            }
+        }
+    }
+    for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+        // SAFETY: a zeroed sigaction with a valid handler and an empty mask is a valid
+        // argument; the handler only makes async-signal-safe calls.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = ended as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            sa.sa_flags = libc::SA_RESETHAND;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
     }
 }
