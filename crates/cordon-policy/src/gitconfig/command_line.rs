@@ -1231,7 +1231,7 @@ fn pieces(words: &[String]) -> Vec<Piece<'_>> {
             if op || is_redirect || c.is_whitespace() {
                 let piece = &v[start..k];
                 let fd = is_redirect && piece.chars().all(|d| d.is_ascii_digit());
-                let other_fd = fd && !piece.is_empty() && piece.trim_start_matches('0') != "";
+                let other_fd = fd && !piece.trim_start_matches('0').is_empty();
                 if !piece.is_empty() && !fd {
                     out.push(Piece {
                         place: place_of(&mut at_start, &mut redirect),
