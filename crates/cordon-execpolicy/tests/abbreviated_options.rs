@@ -559,6 +559,8 @@ fn discarding_uncommitted_work_is_asked_about_in_every_spelling() {
         "git stash pop",
         "git stash",
         "git push origin \"$BRANCH\"",
+        "git checkout -b \"$BRANCH\"",
+        "git stash push -m \"$MSG\"",
         "git ls-files -z | xargs -0 git add",
         "$EDITOR notes.txt",
         "$PYTHON -m pytest -x",

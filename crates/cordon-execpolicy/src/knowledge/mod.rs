@@ -2258,7 +2258,16 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
             "git's subcommand is known only at run time ({name}): it may discard uncommitted work"
         ));
     }
-    let dynamic_arg = (sub + 1..seg.argv.len()).any(|i| !seg.is_static(i));
+    // A dynamic word that is the value of an option naming a branch or a message
+    // (`git checkout -b "$B"`, `git stash push -m "$M"`) cannot become a path or an option.
+    let dynamic_arg = (sub + 1..seg.argv.len()).any(|i| {
+        !seg.is_static(i)
+            && !(i > sub + 1
+                && matches!(
+                    seg.argv[i - 1].as_str(),
+                    "-b" | "-B" | "--orphan" | "-m" | "--message"
+                ))
+    });
     let hidden = |reads_dynamic: bool| {
         if seg.runtime_args {
             Some(format!(
