@@ -734,6 +734,16 @@ pub fn merge_back(
             this_machine: this_machine_names(),
         };
         let out = cordon_policy::gitconfig::merge::merge_with(original, edited, &current, &opts)?;
+        if let Some(text) = out.text.as_ref().filter(|t| t.len() > MAX_CONFIG_BYTES) {
+            // A config cordon does not read would hide every command value in it from the
+            // next run's protection: never made by a merge (runs growing it past the cap
+            // one allowed key at a time).
+            return Err(format!(
+                "the merged config would be {} bytes, more than the {MAX_CONFIG_BYTES} cordon \
+                 reads; nothing merged",
+                text.len()
+            ));
+        }
         if let Some(text) = &out.text {
             // Written into `config` itself through a descriptor (opened without following
             // links, created exclusively if missing), not by renaming `config.lock`: the
@@ -858,4 +868,32 @@ fn take_lock(dir: &OwnedFd, name: &std::ffi::CStr, mode: u32) -> Result<File, St
          it if no git is running and make the edit again",
         name.to_string_lossy()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A merge never makes a config larger than cordon reads (a later run could not see
+    /// the command values in it); twin: an ordinary edit merges.
+    #[test]
+    fn a_merge_never_grows_the_config_past_what_cordon_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config");
+        let original = b"[core]\n\tbare = false\n".to_vec();
+        std::fs::write(&path, &original).unwrap();
+        let mut edited = original.clone();
+        edited.extend_from_slice(b"[user]\n\tname = ");
+        edited.extend(std::iter::repeat_n(b'a', MAX_CONFIG_BYTES));
+        edited.push(b'\n');
+        let e = merge_back(&path, &original, &edited).unwrap_err();
+        assert!(e.contains("nothing merged"), "{e}");
+        assert_eq!(std::fs::read(&path).unwrap(), original);
+        let mut small = original.clone();
+        small.extend_from_slice(b"[user]\n\tname = Ada\n");
+        merge_back(&path, &original, &small).unwrap();
+        assert!(String::from_utf8(std::fs::read(&path).unwrap())
+            .unwrap()
+            .contains("Ada"));
+    }
 }
