@@ -598,6 +598,7 @@ impl<'c> CwdTracker<'c> {
                 git_aliases: self.git_aliases,
                 alias_budget: &self.alias_budget,
                 moved: seg_cwds.iter().any(|c| *c != self.start),
+                start: &self.start,
             },
         )
     }

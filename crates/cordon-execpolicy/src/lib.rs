@@ -69,6 +69,7 @@
 //! | `rm_system_file` | `rm /etc/passwd` | forbid |
 //! | `rm_dynamic_target` | `rm -rf "$DIR"`, `xargs rm -rf` | ask |
 //! | `find_delete_critical` | `find / -delete` | forbid |
+//! | `rm_project` | `rm -rf .git`, `rm -rf *`, `rm -rf /abs/project`, `cd .. && rm -rf project`, `find . -delete` | ask |
 //! | `privilege_escalation` | `sudo …`, `doas …`, `su`, `pkexec` | ask |
 //! | `download_to_interpreter` | `curl … \| sh`, `sh -c "$(curl …)"`, `bash <(wget …)` | forbid |
 //! | `git_force_push` | `git push --force`/`-f`/`--force-with-lease`/`+ref`/`--mirror` | forbid |

@@ -614,3 +614,58 @@ fn a_git_alias_for_a_read_is_known_safe() {
         assert!(!safe(argv), "{argv:?}");
     }
 }
+
+/// Attack pass 62: deleting the project the command started in, everything in it, a
+/// directory holding it or a repository's history is asked about, in every spelling the
+/// attack used; a build directory, a narrowed `find -delete` and `.gitignore` are not.
+#[test]
+fn deleting_the_project_or_its_history_is_asked_about() {
+    let at = |script: &str| {
+        let argv: Vec<String> = ["bash", "-c", script]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let mut ctx = EvalContext::default();
+        ctx.cwd = Some("/var/tmp/w/proj".into());
+        Policy::empty()
+            .evaluate(&argv, &ctx)
+            .segments
+            .iter()
+            .flat_map(|s| s.findings.iter().map(|f| f.id.as_str().to_string()))
+            .collect::<Vec<_>>()
+    };
+    for script in [
+        "rm -rf .git",
+        "rm -r -f .git/objects .git/refs",
+        "rm -rf *",
+        "rm -rf ./.[!.]*",
+        "rm -rf .",
+        "rm -rf /var/tmp/w/proj",
+        "rm -rf /var/tmp/w",
+        "cd .. && rm -rf proj",
+        "find . -delete",
+        "find . -type f -delete",
+        "find .git -delete",
+        "find . -name x -o -delete",
+    ] {
+        let f = at(script);
+        assert!(f.iter().any(|i| i == "rm_project"), "{script}: {f:?}");
+    }
+    for script in [
+        "rm -rf build",
+        "rm -rf target node_modules",
+        "rm -rf .gitignore .github/x",
+        "find . -name '*.o' -delete",
+        "find .git -name '*.lock' -delete",
+        "find build -delete",
+        "rm .git/index.lock",
+    ] {
+        let f = at(script);
+        assert!(f.is_empty(), "{script}: {f:?}");
+    }
+    // Without a known start directory, the relative spellings still count.
+    for script in ["rm -rf .git", "rm -rf *", "find . -delete"] {
+        let f = findings(&["bash", "-c", script]);
+        assert!(f.iter().any(|i| i == "rm_project"), "{script}: {f:?}");
+    }
+}

@@ -36,6 +36,11 @@ pub enum FindingId {
     RmDynamicTarget,
     /// `find / -delete`.
     FindDeleteCritical,
+    /// `rm -rf .git`, `rm -rf *`, `rm -rf "$(pwd)"`'s static twin `rm -rf /abs/project`,
+    /// `cd .. && rm -rf project`, `find . -delete`: deletes the project the command started
+    /// in, everything in it, a directory holding it, or a repository's history (attack
+    /// pass 62). Asked about: the sandbox lets the command write the project.
+    RmProject,
     /// `sudo`, `doas`, `su`, `pkexec`.
     PrivilegeEscalation,
     /// `curl … | sh`, `sh -c "$(curl …)"`.
@@ -87,6 +92,7 @@ impl FindingId {
             FindingId::RmSystemFile => "rm_system_file",
             FindingId::RmDynamicTarget => "rm_dynamic_target",
             FindingId::FindDeleteCritical => "find_delete_critical",
+            FindingId::RmProject => "rm_project",
             FindingId::PrivilegeEscalation => "privilege_escalation",
             FindingId::DownloadToInterpreter => "download_to_interpreter",
             FindingId::GitForcePush => "git_force_push",
@@ -445,6 +451,53 @@ pub(crate) fn critical_target(p: &str, cwds: &[Cwd], home: Option<&str>) -> Opti
                 }
             }
             Cwd::Unknown => {}
+        }
+    }
+    None
+}
+
+/// Why deleting `p` (static spelling) under the cwd candidates takes the project the
+/// script started in (`start`), if it does: the project itself or a directory holding it,
+/// everything in it (a glob at its top: `*`, `./.[!.]*`), or any path through a `.git`
+/// directory (a repository's history). Attack pass 62: `rm -rf .git`, `rm -rf *` and `cd
+/// .. && rm -rf proj` ran in on-request mode without a question.
+pub(crate) fn project_target(
+    p: &str,
+    cwds: &[Cwd],
+    home: Option<&str>,
+    start: &Cwd,
+) -> Option<String> {
+    let start_parts = match start {
+        Cwd::Abs(v) | Cwd::Rel(v) => v,
+        _ => return None,
+    };
+    for c in cwd_candidates(cwds) {
+        let r = resolve(c, p, home);
+        let parts = match (&r, start) {
+            (Cwd::Abs(v), Cwd::Abs(_)) | (Cwd::Rel(v), Cwd::Rel(_)) => v,
+            (Cwd::Abs(v), _) | (Cwd::Rel(v), _) | (Cwd::Home(v), _) => {
+                if v.iter().any(|c| c == ".git") {
+                    return Some(format!("a repository's history ({p})"));
+                }
+                continue;
+            }
+            (Cwd::Unknown, _) => continue,
+        };
+        if parts.iter().any(|c| c == ".git") {
+            return Some(format!("a repository's history ({p})"));
+        }
+        if start_parts.starts_with(parts) {
+            return Some(if parts.len() == start_parts.len() {
+                format!("the project directory ({p})")
+            } else {
+                format!("a directory holding the project ({p})")
+            });
+        }
+        if parts.len() == start_parts.len() + 1
+            && parts.starts_with(start_parts)
+            && parts.last().is_some_and(|l| has_glob(l))
+        {
+            return Some(format!("everything in the project directory ({p})"));
         }
     }
     None
@@ -1410,6 +1463,8 @@ pub(crate) struct DangerCtx<'a> {
     /// Whether this segment may run in another directory than the one `git_aliases` were
     /// read for (`cd DIR &&`, `env -C DIR`): another repository's aliases are unknown.
     pub moved: bool,
+    /// Where the script starts: the project a delete must not take ([`project_target`]).
+    pub start: &'a Cwd,
 }
 
 /// Most git alias expansions one command's evaluation makes: beyond, the alias is asked
@@ -1532,6 +1587,39 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
 /// `find / -delete`.
 fn find_delete_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let args = &seg.argv[1..];
+    // A test that selects by name, path, age, size or emptiness narrows what is deleted
+    // (`find . -name '*.o' -delete`); `-type f` alone does not.
+    let narrowed = args.iter().any(|a| {
+        matches!(
+            a.as_str(),
+            "-name"
+                | "-iname"
+                | "-path"
+                | "-ipath"
+                | "-wholename"
+                | "-iwholename"
+                | "-regex"
+                | "-iregex"
+                | "-empty"
+                | "-newer"
+                | "-mtime"
+                | "-mmin"
+                | "-atime"
+                | "-amin"
+                | "-ctime"
+                | "-cmin"
+                | "-size"
+                | "-inum"
+                | "-samefile"
+                | "-user"
+                | "-group"
+                | "-links"
+                | "-lname"
+                | "-ilname"
+        )
+    }) && !args
+        .iter()
+        .any(|a| a == "-o" || a == "-or" || a == "-not" || a == "!");
     for a in args
         .iter()
         .take_while(|a| !a.starts_with('-') && *a != "(" && *a != "!")
@@ -1542,6 +1630,14 @@ fn find_delete_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) 
                 Decision::Forbid,
                 format!("find -delete on {r}"),
             ));
+        } else if !narrowed {
+            if let Some(r) = project_target(a, cx.cwds, cx.home, cx.start) {
+                out.push(finding(
+                    FindingId::RmProject,
+                    Decision::Ask,
+                    format!("find -delete without a name test deletes {r}"),
+                ));
+            }
         }
     }
 }
@@ -1744,6 +1840,16 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
                 ));
             }
             continue;
+        }
+        if recursive && critical_target(t, cx.cwds, cx.home).is_none() {
+            if let Some(why) = project_target(t, cx.cwds, cx.home, cx.start) {
+                out.push(finding(
+                    FindingId::RmProject,
+                    Decision::Ask,
+                    format!("recursive delete of {why}"),
+                ));
+                continue;
+            }
         }
         if let Some(why) = critical_target(t, cx.cwds, cx.home) {
             if recursive {
@@ -2067,6 +2173,7 @@ fn git_config_alias(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut Vec
                 git_aliases: &rest,
                 alias_budget: cx.alias_budget,
                 moved: cx.moved,
+                start: cx.start,
             };
             for i in 0..parsed.segments.len() {
                 out.extend(dangerous(i, &inner));
@@ -2081,6 +2188,7 @@ fn git_config_alias(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut Vec
                     git_aliases: &rest,
                     alias_budget: cx.alias_budget,
                     moved: cx.moved,
+                    start: cx.start,
                 };
                 git_check(&expanded, &inner, out);
             }
