@@ -547,13 +547,43 @@ fn discarding_uncommitted_work_is_asked_about_in_every_spelling() {
             "git_discard_changes",
         ),
         ("git stash $WHAT", "git_discard_changes"),
+        // Attack pass 62.
+        ("git checkout f.txt", "git_discard_changes"),
+        ("git checkout HEAD f.txt", "git_discard_changes"),
+        ("git checkout-index -f -a", "git_discard_changes"),
+        ("git read-tree -u --reset HEAD", "git_discard_changes"),
+        ("git diff | git apply -R", "git_discard_changes"),
+        ("git reset --merge", "git_discard_changes"),
+        ("git rm -qf f.txt", "git_discard_changes"),
+        ("git rm -rf .", "git_discard_changes"),
+        ("git clean -f", "git_discard_changes"),
+        ("git clean -fdx", "git_clean"),
+        ("git update-ref -d refs/stash", "git_discard_changes"),
+        (
+            "git reflog delete --updateref --rewrite refs/stash@{0}",
+            "git_discard_changes",
+        ),
+        (
+            "git reflog expire --expire=now --all",
+            "git_discard_changes",
+        ),
+        ("git worktree remove --force ../wt", "git_discard_changes"),
     ] {
         let f = findings(&["bash", "-c", script]);
         assert!(f.iter().any(|i| i == id), "{script}: {f:?}");
     }
     for script in [
         "git checkout main",
+        "git checkout v1.2.3",
+        "git checkout release-2.0",
         "git checkout -b feature/x",
+        "git checkout -b fix origin/fix",
+        "git clean -n",
+        "git rm --cached f.txt",
+        "git apply fix.patch",
+        "git reset --keep HEAD~1",
+        "git worktree remove ../wt",
+        "git reflog",
         "git restore --staged src/a.rs",
         "git switch main",
         "git stash pop",

@@ -2410,7 +2410,35 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
                 .iter()
                 .position(|a| *a == "--")
                 .is_some_and(|i| i + 1 < args.len());
+            // Operands that are not an option's value: a second one is a path (`git
+            // checkout HEAD f.txt`), and so is one that looks like a file (`f.txt`: a
+            // branch or tag seldom ends in a dot and letters). Attack pass 62.
+            let mut operands = Vec::new();
+            let mut k = 0;
+            while k < args.len() && args[k] != "--" {
+                let a = args[k];
+                if matches!(
+                    a,
+                    "-b" | "-B" | "--orphan" | "--conflict" | "--pathspec-from-file"
+                ) {
+                    k += 1;
+                } else if !a.starts_with('-') {
+                    operands.push(a);
+                }
+                k += 1;
+            }
+            let file_like = |a: &str| {
+                a.rsplit_once('.').is_some_and(|(stem, ext)| {
+                    !stem.is_empty()
+                        && !stem.ends_with('.')
+                        && (1..=6).contains(&ext.len())
+                        && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                        && ext.chars().any(|c| c.is_ascii_alphabetic())
+                })
+            };
             if paths_after_dashdash
+                || operands.len() >= 2
+                || operands.iter().any(|a| file_like(a))
                 || args.iter().any(|a| !a.starts_with('-') && pathspec(a))
                 || short('f')
                 || short('m')
@@ -2458,7 +2486,40 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
             )),
             _ => hidden(true),
         },
+        "reset" if long(&[LongOption::abbrev("merge")]) => {
+            Some("git reset --merge throws away staged changes and the files they add".into())
+        }
+        // Any clean that is not a dry run deletes untracked files (`-f` alone too: attack
+        // pass 62); `-d`/`-x` have their own finding below.
+        "clean" if !git_clean_dry_run(args) && !(short('d') || short('x') || short('X')) => {
+            Some("git clean deletes untracked files irrecoverably".into())
+        }
         "reset" | "clean" => hidden(true),
+        "checkout-index" if short('f') || long(&[LongOption::abbrev("force")]) => {
+            Some("git checkout-index --force overwrites uncommitted changes".into())
+        }
+        "read-tree" if short('u') => Some(
+            "git read-tree -u overwrites the work tree (and --reset the staged changes)".into(),
+        ),
+        "apply" if short('R') || long(&[LongOption::abbrev("reverse")]) => {
+            Some("git apply --reverse undoes changes in the work tree".into())
+        }
+        "rm" if short('f') || long(&[LongOption::abbrev("force")]) => {
+            Some("git rm --force deletes files with uncommitted changes".into())
+        }
+        "worktree"
+            if args.first() == Some(&"remove")
+                && (short('f') || long(&[LongOption::abbrev("force")])) =>
+        {
+            Some("git worktree remove --force deletes a work tree with uncommitted changes".into())
+        }
+        "update-ref" if short('d') || options.contains(&"--stdin") => {
+            Some("git update-ref -d deletes a ref (a stash, a branch) without the reflog".into())
+        }
+        "reflog" if matches!(args.first(), Some(&("delete" | "expire"))) => Some(format!(
+            "git reflog {} removes what recovers lost commits and stashes",
+            args[0]
+        )),
         "push" => hidden(false),
         _ => None,
     }
