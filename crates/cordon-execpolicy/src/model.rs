@@ -382,6 +382,10 @@ pub struct Redirection {
     /// True when the target is not known statically.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub dynamic: bool,
+    /// The text a heredoc or herestring feeds, when it is static (no expansion in it):
+    /// what a shell reading its input runs ([`Context::ShellInput`]). Not serialized.
+    #[serde(skip)]
+    pub text: Option<String>,
 }
 
 impl Redirection {
@@ -450,6 +454,9 @@ pub enum Context {
     Alias,
     /// The action of a `trap` (parsed when static).
     Trap,
+    /// Commands a shell reads on its standard input, given on the command line: a
+    /// heredoc, a herestring or `echo TEXT |` (parsed when static; attack pass 62).
+    ShellInput,
 }
 
 /// A pipeline stage (R-A2): `{"id": 0, "index": 1, "len": 3}` is the second of three

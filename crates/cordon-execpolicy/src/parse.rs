@@ -1215,6 +1215,7 @@ impl<'o> Builder<'o> {
         let mut extra = Vec::new();
         let kind_node = kind(node);
         if kind_node == "heredoc_redirect" {
+            let mut body = None;
             // `<<[-]DELIM` plus continuations (pipeline, `&&` tail, redirects) that the
             // caller handles; only the delimiter and the body matter here.
             for ch in children(node) {
@@ -1222,6 +1223,7 @@ impl<'o> Builder<'o> {
                     "file_descriptor" => fd = Some(node_text(src, ch).to_string()),
                     "heredoc_start" => target = Some(Word::lit(node_text(src, ch).to_string())),
                     "heredoc_body" => {
+                        body = Some(node_text(src, ch).to_string());
                         // The grammar parses `$(…)` in a body but leaves backticks as text.
                         if node_text(src, ch).contains('`') {
                             self.opaque(OpaqueKind::UnparsedExpansion, node_text(src, ch));
@@ -1236,12 +1238,17 @@ impl<'o> Builder<'o> {
                 }
             }
             let t = target.unwrap_or_default();
+            // Static when the delimiter is quoted (no expansion at all) or the body has
+            // nothing to expand.
+            let quoted = t.text.contains(['\'', '"', '\\']);
+            let text = body.filter(|b| quoted || !b.contains(['$', '`', '\\']));
             return Redirection {
                 fd,
                 op: if op.is_empty() { "<<".into() } else { op },
                 kind: RedirectKind::Heredoc,
                 target: t.text,
                 dynamic: false,
+                text,
             };
         }
         for ch in children(node) {
@@ -1295,12 +1302,14 @@ impl<'o> Builder<'o> {
             text.push(' ');
             text.push_str(&extra.join(" "));
         }
+        let fed = (kind == RedirectKind::Herestring && !target.dynamic).then(|| text.clone());
         Redirection {
             fd,
             op,
             kind,
             target: text,
             dynamic: target.dynamic,
+            text: fed,
         }
     }
 
@@ -1709,7 +1718,7 @@ impl<'o> Builder<'o> {
         }
         let name = seg.program.name.as_str();
         if INTERPRETERS.contains(&name) {
-            self.interpreter_input(idx);
+            self.interpreter_input(at, idx, frame);
             return;
         }
         match name {
@@ -1728,8 +1737,45 @@ impl<'o> Builder<'o> {
         }
     }
 
-    /// An interpreter whose program comes from a heredoc, a herestring or a pipe.
-    fn interpreter_input(&mut self, idx: usize) {
+    /// An interpreter whose program comes from a heredoc, a herestring or a pipe: opaque;
+    /// a shell's static input (a heredoc or herestring without expansions, `echo TEXT |`)
+    /// is parsed one shell level down too, so that what it runs is checked (attack pass
+    /// 62: `bash <<EOF` with `git reset --hard` in it ran unasked).
+    fn interpreter_input(&mut self, at: Cursor<'_>, idx: usize, frame: &Frame) {
+        let seg = &self.out.segments[idx];
+        let shell = crate::knowledge::shells::SHELLS.contains(&seg.program.name.as_str());
+        let reads_input = !seg.argv[1..]
+            .iter()
+            .any(|a| !a.starts_with('-') && !a.starts_with('+'))
+            || seg.argv[1..].iter().any(|a| a == "-" || a == "-s");
+        let mut inputs: Vec<String> = if shell && reads_input {
+            seg.redirections
+                .iter()
+                .filter(|r| matches!(r.kind, RedirectKind::Heredoc | RedirectKind::Herestring))
+                .filter_map(|r| r.text.clone())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        // `echo TEXT | sh`: the stage before, when it is a static echo.
+        if let (true, Some(p)) = (shell && reads_input, seg.pipeline) {
+            if p.index > 0 {
+                let before = self.out.segments.iter().rev().find(|s| {
+                    s.pipeline
+                        .is_some_and(|q| q.id == p.id && q.index + 1 == p.index)
+                });
+                if let Some(b) = before.filter(|b| {
+                    b.program.name == "echo" && b.dynamic_args.is_empty() && b.is_static(0)
+                }) {
+                    let words: Vec<&str> = b.argv[1..]
+                        .iter()
+                        .map(String::as_str)
+                        .skip_while(|a| matches!(*a, "-n" | "-e" | "-E"))
+                        .collect();
+                    inputs.push(words.join(" "));
+                }
+            }
+        }
         let seg = &self.out.segments[idx];
         let feeds_stdin = seg
             .redirections
@@ -1747,6 +1793,12 @@ impl<'o> Builder<'o> {
         }
         if in_later_stage && (!script_operand || dash) {
             self.opaque(OpaqueKind::StdinScript, &text);
+        }
+        for input in inputs {
+            let mut f = frame.with_context(Context::ShellInput);
+            f.parent = Some(idx);
+            f.pipeline = None;
+            self.parse_into(&input, &f, at);
         }
     }
 

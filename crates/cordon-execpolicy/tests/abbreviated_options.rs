@@ -699,3 +699,37 @@ fn deleting_the_project_or_its_history_is_asked_about() {
         assert!(f.iter().any(|i| i == "rm_project"), "{script}: {f:?}");
     }
 }
+
+/// Attack pass 62: a command known only at run time asks (`$x`, `"${a[@]}"`, `sh -c
+/// '"$@"' _ …`), and a shell's static input on the command line (heredoc, herestring,
+/// `echo … |`) is checked as the commands it holds; twins: the same shapes with a harmless
+/// command find nothing but stay unallowed (opaque).
+#[test]
+fn hidden_and_fed_commands_are_checked() {
+    for (script, id) in [
+        ("x=\"git reset --hard\"; $x", "dynamic_command"),
+        ("a=(git reset --hard); \"${a[@]}\"", "dynamic_command"),
+        ("sh -c '\"$@\"' _ git reset --hard", "dynamic_command"),
+        ("bash <<EOF\ngit reset --hard\nEOF", "git_reset_hard"),
+        (
+            "bash <<'EOF'\necho $X; git reset --hard\nEOF",
+            "git_reset_hard",
+        ),
+        ("sh <<< \"git reset --hard\"", "git_reset_hard"),
+        ("echo \"git reset --hard\" | sh", "git_reset_hard"),
+        ("echo 'rm -rf .git' | bash -s", "rm_project"),
+    ] {
+        let f = findings(&["bash", "-c", script]);
+        assert!(f.iter().any(|i| i == id), "{script}: {f:?}");
+    }
+    for script in [
+        "bash <<EOF\ngit status\nEOF",
+        "sh <<< \"ls -la\"",
+        "echo 'make test' | sh",
+        "python3 <<EOF\nimport os\nEOF",
+    ] {
+        let f = findings(&["bash", "-c", script]);
+        assert!(f.is_empty(), "{script}: {f:?}");
+        assert!(!known_safe(&["bash", "-c", script]), "{script}");
+    }
+}

@@ -436,6 +436,8 @@ mod tests {
         "--discard-changes",   // git switch, in the exec policy paragraph
         "--theirs",            // git checkout, in the exec policy paragraph
         "--staged",            // git restore, in the exec policy paragraph
+        "--merge",             // git reset, in the exec policy paragraph
+        "--force",             // git worktree remove, in the exec policy paragraph
         "--separate-git-dir",  // git init, in the git config section
         "--ignore-submodules", // git status, in Known limits
         "--skip-worktree",     // git update-index, in Known limits

@@ -62,6 +62,10 @@ pub enum FindingId {
     /// (`-c`, `--config-env`, `GIT_CONFIG_KEY_n`, `GIT_CONFIG_PARAMETERS`), so what git runs
     /// is not what the policy reads (attack pass 44, L5).
     GitAlias,
+    /// `x="git reset --hard"; $x`, `"${a[@]}"`, `sh -c '"$@"' _ …`: the whole command —
+    /// program and arguments — is known only at run time, so nothing of it can be checked
+    /// (attack pass 62).
+    DynamicCommand,
     /// `dd of=/dev/sda`: raw device write by dd.
     DdDevice,
     /// `> /dev/sda`, `tee /dev/sda`, `cp img /dev/nvme0n1`: a write to a device.
@@ -101,6 +105,7 @@ impl FindingId {
             FindingId::GitClean => "git_clean",
             FindingId::GitDiscardChanges => "git_discard_changes",
             FindingId::GitAlias => "git_alias",
+            FindingId::DynamicCommand => "dynamic_command",
             FindingId::DdDevice => "dd_device",
             FindingId::DeviceWrite => "device_write",
             FindingId::Mkfs => "mkfs",
@@ -1512,6 +1517,17 @@ const HIDDEN_NAME_CANDIDATES: &[&str] = &["git", "rm", "find"];
 /// arguments are read as each of [`HIDDEN_NAME_CANDIDATES`] would read them, and what any of
 /// them finds is asked about (never forbidden: the name may be anything).
 fn dynamic_program_checks(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    if (1..seg.argv.len()).all(|i| !seg.is_static(i)) {
+        out.push(finding(
+            FindingId::DynamicCommand,
+            Decision::Ask,
+            format!(
+                "the whole command is known only at run time ({}): what it runs is not checked",
+                seg.argv.join(" ")
+            ),
+        ));
+        return;
+    }
     for name in HIDDEN_NAME_CANDIDATES {
         let mut found = Vec::new();
         program_checks(name, seg, cx, &mut found);
