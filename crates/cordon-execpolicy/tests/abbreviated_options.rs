@@ -733,3 +733,54 @@ fn hidden_and_fed_commands_are_checked() {
         assert!(!known_safe(&["bash", "-c", script]), "{script}");
     }
 }
+
+/// Attack pass 62: a command line git is handed to run — a command key given with `-c`
+/// or `GIT_CONFIG_KEY_n`, a command variable, a subcommand's command argument — is
+/// checked as what it runs; twins: a harmless pager or editor finds nothing.
+#[test]
+fn command_lines_handed_to_git_are_checked() {
+    for (script, id) in [
+        (
+            "git -c core.fsmonitor='git reset --hard' status",
+            "git_reset_hard",
+        ),
+        ("git -c diff.external='rm -rf .git #' diff", "rm_project"),
+        ("git -c pager.log='!git clean -fdx' log", "git_clean"),
+        (
+            "GIT_EXTERNAL_DIFF='git stash clear #' git diff",
+            "git_discard_changes",
+        ),
+        (
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0='rm -rf *' git log",
+            "rm_project",
+        ),
+        (
+            "git submodule foreach --recursive 'git reset --hard'",
+            "git_reset_hard",
+        ),
+        ("git bisect run rm -rf .", "rm_project"),
+        ("git rebase -x 'git clean -fdx' HEAD~3", "git_clean"),
+        ("git difftool -y --extcmd='rm -rf *'", "rm_project"),
+        (
+            "git filter-branch --tree-filter 'rm -rf .git' HEAD",
+            "rm_project",
+        ),
+        (
+            "GIT_CONFIG_PARAMETERS=\"'core.pager'='x'\" git log",
+            "git_alias",
+        ),
+    ] {
+        let f = findings(&["bash", "-c", script]);
+        assert!(f.iter().any(|i| i == id), "{script}: {f:?}");
+    }
+    for script in [
+        "git -c core.pager=cat log",
+        "GIT_PAGER=cat git log -5",
+        "git -c user.name=x commit -m m",
+        "git submodule foreach git pull",
+        "git rebase -x 'cargo test' HEAD~3",
+    ] {
+        let f = findings(&["bash", "-c", script]);
+        assert!(f.is_empty(), "{script}: {f:?}");
+    }
+}

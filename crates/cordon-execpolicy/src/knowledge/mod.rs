@@ -1955,6 +1955,200 @@ fn git_alias_defined(seg: &Segment, globals: &[String], name: &str) -> bool {
     })
 }
 
+/// Whether git configuration key `key` (lower-case) holds a command line git runs (its
+/// `alias.*` keys are checked apart, [`git_config_alias`]).
+fn git_code_key(key: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "core.fsmonitor",
+        "core.sshcommand",
+        "core.pager",
+        "core.editor",
+        "core.askpass",
+        "core.gitproxy",
+        "diff.external",
+        "sequence.editor",
+        "gpg.program",
+        "credential.helper",
+        "interactive.difffilter",
+        "uploadpack.packobjectshook",
+        "web.browser",
+        "imap.tunnel",
+        "sendemail.tocmd",
+        "sendemail.cccmd",
+        "sendemail.sendmailcmd",
+    ];
+    if EXACT.contains(&key) {
+        return true;
+    }
+    let mut parts = key.splitn(2, '.');
+    let (Some(section), Some(rest)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    let last = rest.rsplit('.').next().unwrap_or(rest);
+    let sub = rest.contains('.');
+    match section {
+        "pager" => true,
+        "diff" => sub && matches!(last, "command" | "textconv"),
+        "merge" => sub && last == "driver",
+        "filter" => sub && matches!(last, "clean" | "smudge" | "process"),
+        "gpg" => sub && last == "program",
+        "credential" => sub && last == "helper",
+        "mergetool" | "difftool" | "browser" | "man" | "guitool" => sub && last == "cmd",
+        "tar" => sub && last == "command",
+        "trailer" => sub && matches!(last, "command" | "cmd"),
+        "remote" => sub && matches!(last, "uploadpack" | "receivepack" | "proxy"),
+        "submodule" => sub && last == "update",
+        _ => false,
+    }
+}
+
+/// Environment variables whose value is a command line git (or what it starts) runs.
+const GIT_CODE_VARIABLES: &[&str] = &[
+    "GIT_EXTERNAL_DIFF",
+    "GIT_SSH_COMMAND",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_ASKPASS",
+    "GIT_PROXY_COMMAND",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+];
+
+/// The findings of the command lines a git command line hands git to run (attack pass
+/// 62: `git -c diff.external="rm -rf src #" diff` and `git submodule foreach "git reset
+/// --hard"` ran unchecked): the value of a command key given with `-c` or in
+/// `GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`, a command variable (`GIT_EXTERNAL_DIFF`, …),
+/// and a subcommand's command argument (`submodule foreach`, `bisect run`, `rebase
+/// --exec`, `difftool --extcmd`, `filter-branch --*-filter`), each checked as a shell
+/// command line and named in the reasons. A value given by `GIT_CONFIG_PARAMETERS` or
+/// known only at run time is asked about unchecked.
+fn git_command_values(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let mut lines: Vec<(String, String)> = Vec::new();
+    for kv in git_config_options(&seg.argv[1..sub]) {
+        if let Some((k, v)) = kv.split_once('=') {
+            if git_code_key(&k.to_ascii_lowercase()) {
+                lines.push((format!("git -c {k}"), v.to_string()));
+            }
+        }
+    }
+    let mut unchecked = None;
+    for e in &seg.env {
+        if GIT_CODE_VARIABLES.contains(&e.name.as_str()) {
+            if e.dynamic {
+                unchecked = Some(e.name.clone());
+            } else {
+                lines.push((e.name.clone(), e.value.clone()));
+            }
+        } else if let Some(n) = e.name.strip_prefix("GIT_CONFIG_KEY_") {
+            if e.dynamic || git_code_key(&e.value.to_ascii_lowercase()) {
+                let value_name = format!("GIT_CONFIG_VALUE_{n}");
+                match seg.env.iter().find(|v| v.name == value_name) {
+                    Some(v) if !v.dynamic && !e.dynamic => {
+                        lines.push((format!("{}={}", e.name, e.value), v.value.clone()))
+                    }
+                    Some(_) => unchecked = Some(e.name.clone()),
+                    None => {}
+                }
+            }
+        } else if e.name == "GIT_CONFIG_PARAMETERS" {
+            let v = e.value.to_ascii_lowercase();
+            if e.dynamic || v.split(['\'', ' ', '=']).any(git_code_key) {
+                unchecked = Some(e.name.clone());
+            }
+        }
+    }
+    // A subcommand's own command argument.
+    let args = &seg.argv[sub + 1..];
+    let name = seg.argv[sub].as_str();
+    match name {
+        "submodule" => {
+            if let Some(at) = args.iter().position(|a| a == "foreach") {
+                let rest: Vec<&String> = args[at + 1..]
+                    .iter()
+                    .skip_while(|a| a.starts_with('-'))
+                    .collect();
+                if !rest.is_empty() {
+                    let text = rest
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    lines.push(("git submodule foreach".into(), text));
+                }
+            }
+        }
+        "bisect" if args.first().is_some_and(|a| a == "run") => {
+            let words: Vec<String> = args[1..].iter().map(|a| sh_quote(a)).collect();
+            if !words.is_empty() {
+                lines.push(("git bisect run".into(), words.join(" ")));
+            }
+        }
+        _ => {}
+    }
+    let valued: &[&str] = match name {
+        "rebase" => &["-x", "--exec"],
+        "difftool" | "mergetool" => &["-x", "--extcmd"],
+        "filter-branch" => &[
+            "--tree-filter",
+            "--index-filter",
+            "--msg-filter",
+            "--env-filter",
+            "--commit-filter",
+            "--parent-filter",
+            "--tag-name-filter",
+        ],
+        _ => &[],
+    };
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if valued.contains(&a) {
+            if let Some(v) = args.get(i + 1) {
+                lines.push((format!("git {name} {a}"), v.clone()));
+            }
+            i += 1;
+        } else if let Some((o, v)) = a.split_once('=') {
+            if valued.contains(&o) && o.starts_with("--") {
+                lines.push((format!("git {name} {o}"), v.to_string()));
+            }
+        } else if let Some(v) = a.strip_prefix("-x").filter(|v| !v.is_empty()) {
+            if valued.contains(&"-x") {
+                lines.push((format!("git {name} -x"), v.to_string()));
+            }
+        }
+        i += 1;
+    }
+    if let Some(n) = unchecked {
+        out.push(finding(
+            FindingId::GitAlias,
+            Decision::Ask,
+            format!("{n} gives git a command this policy cannot read: what it runs is not checked"),
+        ));
+    }
+    for (what, value) in lines {
+        let left = cx.alias_budget.get();
+        if left == 0 {
+            break;
+        }
+        cx.alias_budget.set(left - 1);
+        let text = value.trim_start().trim_start_matches('!');
+        let parsed = crate::parse::parse_script(text);
+        let inner = DangerCtx {
+            segments: &parsed.segments,
+            ..*cx
+        };
+        let before = out.len();
+        for i in 0..parsed.segments.len() {
+            out.extend(dangerous(i, &inner));
+        }
+        for f in &mut out[before..] {
+            f.reason = format!("{what} runs `{value}`: {}", f.reason);
+        }
+    }
+}
+
 /// Git's own commands: an alias of the same name is ignored by git.
 const GIT_BUILTINS: &[&str] = &[
     "add",
@@ -2296,6 +2490,7 @@ fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     if git_config_alias(seg, sub, cx, out) {
         return;
     }
+    git_command_values(seg, sub, cx, out);
     if !GIT_BUILTINS.contains(&seg.argv[sub].as_str()) {
         if let Some(how) = git_config_moved(seg, &seg.argv[1..sub], cx.moved) {
             out.push(finding(
