@@ -2580,12 +2580,12 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
     // A dynamic word that is the value of an option naming a branch or a message
     // (`git checkout -b "$B"`, `git stash push -m "$M"`) cannot become a path or an option.
     let dynamic_arg = (sub + 1..seg.argv.len()).any(|i| {
-        !seg.is_static(i)
-            && !(i > sub + 1
-                && matches!(
-                    seg.argv[i - 1].as_str(),
-                    "-b" | "-B" | "--orphan" | "-m" | "--message"
-                ))
+        let names_value = i > sub + 1
+            && matches!(
+                seg.argv[i - 1].as_str(),
+                "-b" | "-B" | "--orphan" | "-m" | "--message"
+            );
+        !seg.is_static(i) && !names_value
     });
     let hidden = |reads_dynamic: bool| {
         if seg.runtime_args {
@@ -2702,7 +2702,7 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
         }
         // Any clean that is not a dry run deletes untracked files (`-f` alone too: attack
         // pass 62); `-d`/`-x` have their own finding below.
-        "clean" if !git_clean_dry_run(args) && !(short('d') || short('x') || short('X')) => {
+        "clean" if !(git_clean_dry_run(args) || short('d') || short('x') || short('X')) => {
             Some("git clean deletes untracked files irrecoverably".into())
         }
         "reset" | "clean" => hidden(true),
