@@ -72,7 +72,7 @@
 //! | `rm_project` | `rm -rf .git`, `rm -rf *`, `rm -rf /abs/project`, `cd .. && rm -rf project`, `find . -delete` | ask |
 //! | `privilege_escalation` | `sudo …`, `doas …`, `su`, `pkexec` | ask |
 //! | `download_to_interpreter` | `curl … \| sh`, `sh -c "$(curl …)"`, `bash <(wget …)` | forbid |
-//! | `git_force_push` | `git push --force`/`-f`/`--force-with-lease`/`+ref`/`--mirror` | forbid |
+//! | `git_force_push` | `git push --force`/`-f`/`+ref`/`--mirror` (forbid); `--force-with-lease` alone (ask) | forbid / ask |
 //! | `git_push_delete` | `git push --delete`, `git push origin :branch` | ask |
 //! | `git_reset_hard` | `git reset --hard` | ask |
 //! | `git_discard_changes` | `git checkout -- .`, `git restore f`, `git stash drop`, `xargs git`, `git reset $MODE` | ask |

@@ -224,7 +224,8 @@ fn r_a4_abbreviated_options_keep_their_dangerous_findings() {
         (
             &["git", "push", "--force-w", "origin", "main"],
             "git_force_push",
-            Decision::Forbid,
+            // nu62: the lease form is asked about, not forbidden.
+            Decision::Ask,
         ),
         (
             &["git", "push", "--mirr", "o"],

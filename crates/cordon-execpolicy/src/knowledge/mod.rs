@@ -1906,14 +1906,6 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     }
 }
 
-/// `git push` options that rewrite remote history (parse-options: `--force-w`, `--mirr` work,
-/// verified with git 2.47; `--forc` is ambiguous there and fails, so counting it costs nothing).
-const GIT_PUSH_FORCE: &[LongOption] = &[
-    LongOption::abbrev("force"),
-    LongOption::abbrev("force-with-lease"),
-    LongOption::abbrev("mirror"),
-];
-
 /// The `key=value` of each `-c` / `--config-env` among git's global options `globals`
 /// (separate or attached).
 fn git_config_options(globals: &[String]) -> impl Iterator<Item = &str> {
@@ -2516,16 +2508,36 @@ fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     }
     match seg.argv[sub].as_str() {
         "push" => {
-            let force = short('f')
-                || any_long_option(&args, GIT_PUSH_FORCE)
+            // Options that rewrite remote history (parse-options: `--force-w`, `--mirr`
+            // work, verified with git 2.47; `--forc` is ambiguous there and fails, so
+            // counting it costs nothing).
+            // `--force-with-lease` alone overwrites only what the pusher last saw: asked
+            // about, not forbidden (new-user pass nu62: the everyday push after a rebase
+            // was refused outright); `--force`, `-f`, `--mirror` and `+ref` are forbidden.
+            let lease = any_long_option(
+                &args,
+                &[LongOption::abbrev("force-with-lease").except(&["force"])],
+            );
+            let hard = short('f')
+                || any_long_option(
+                    &args,
+                    &[LongOption::abbrev("force"), LongOption::abbrev("mirror")],
+                )
                 || args.iter().any(|a| {
                     (a.starts_with('+') && a.len() > 1) || (!a.starts_with('-') && a.contains(":+"))
                 });
-            if force {
+            if hard {
                 out.push(finding(
                     FindingId::GitForcePush,
                     Decision::Forbid,
                     "git push --force rewrites remote history",
+                ));
+            } else if lease {
+                out.push(finding(
+                    FindingId::GitForcePush,
+                    Decision::Ask,
+                    "git push --force-with-lease rewrites remote history (if the remote is \
+                     still what was last fetched)",
                 ));
             } else if short('d')
                 || any_long_option(&args, &[LongOption::abbrev("delete")])
