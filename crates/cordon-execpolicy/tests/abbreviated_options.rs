@@ -785,3 +785,29 @@ fn command_lines_handed_to_git_are_checked() {
         assert!(f.is_empty(), "{script}: {f:?}");
     }
 }
+
+/// New-user pass nu62: as root (home `/root`), a path below the home is no system path;
+/// the home itself still is critical, and a home inside a system tree protects nothing.
+#[test]
+fn below_roots_home_is_not_a_system_path() {
+    let ids = |script: &str, home: &str| {
+        let argv: Vec<String> = ["bash", "-c", script]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let mut ctx = EvalContext::default();
+        ctx.home = Some(home.into());
+        Policy::empty()
+            .evaluate(&argv, &ctx)
+            .segments
+            .iter()
+            .flat_map(|s| s.findings.iter().map(|f| f.id.as_str().to_string()))
+            .collect::<Vec<_>>()
+    };
+    assert!(ids("rm -rf ~/x", "/root").is_empty());
+    assert!(ids("rm -rf /root/.cache/pip", "/root").is_empty());
+    assert!(ids("rm -rf ~", "/root").contains(&"rm_recursive_critical".to_string()));
+    assert!(ids("rm -rf /root", "/home/u").contains(&"rm_recursive_critical".to_string()));
+    assert!(ids("rm -rf /root/x", "/home/u").contains(&"rm_recursive_critical".to_string()));
+    assert!(ids("rm -rf ~/passwd", "/etc").contains(&"rm_recursive_critical".to_string()));
+}

@@ -397,6 +397,16 @@ fn critical_named(parts: &[String], home: Option<&[String]>) -> Option<String> {
     if home == Some(parts) {
         return Some(format!("the home directory {path}"));
     }
+    // Below the home directory (`/root/x` when root's home is `/root`) nothing is a
+    // system path (new-user pass nu62: `rm -rf ~/x` as root was forbidden as one), unless
+    // the home lies in a system tree itself.
+    if let Some(h) = home
+        .filter(|h| !h.is_empty() && parts.len() > h.len() && !SYSTEM_ALL.contains(&h[0].as_str()))
+    {
+        if parts.starts_with(h) {
+            return None;
+        }
+    }
     let root = parts[0].as_str();
     if SYSTEM_ALL.contains(&root) {
         return Some(format!("system path {path}"));
