@@ -2476,6 +2476,27 @@ fn check_names_a_missing_program() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("check --json");
     assert_eq!(v["program_found"], serde_json::json!(true), "{v}");
     assert!(!support::text(&o.stderr).contains("not found"));
+    // nu62: a file that is not executable, or a directory, ends the run with 126, and
+    // check says 126 as the run does.
+    std::fs::write(p.dir.join("app.py"), "print(1)\n").unwrap();
+    std::fs::create_dir_all(p.dir.join("sub")).unwrap();
+    for (prog, why) in [
+        ("./app.py", "is not executable"),
+        ("./sub", "is a directory"),
+    ] {
+        let o = support::out(p.cordon(&["check", "--json", "--", prog]));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("check --json");
+        assert_eq!(v["program_exit_code"], serde_json::json!(126), "{v}");
+        assert!(
+            support::text(&o.stderr).contains(&format!("{prog} {why}: the run would exit 126")),
+            "{}",
+            support::text(&o.stderr)
+        );
+        if support::sandbox_available() {
+            let o = support::out(p.cordon(&["run", "--", prog]));
+            assert_eq!(o.status.code(), Some(126), "{}", support::text(&o.stderr));
+        }
+    }
 }
 
 /// `--approvals-from` a file in the host's /tmp is refused with the reason that holds: this

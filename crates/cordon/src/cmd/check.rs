@@ -10,8 +10,10 @@ use cordon_execpolicy::{gate, run_would, ApprovalMode, Gate};
 /// resolved into a sandbox here, as `run --dry-run` would say). An unknown command is `ask` for the policy but
 /// runs sandboxed outside `untrusted` mode, so it exits 0 there. The policy's raw verdict
 /// (`decision`) stays in the JSON, next to `run_would` and `exit_code`. A program not
-/// found (as `cordon run` would look for it) is noted on stderr and is `program_found:
-/// false` in the JSON; the exit status stays the policy's.
+/// found or not executable (as `cordon run` would look for it) is noted on stderr with
+/// the exit status the run would end with (127 or 126) and is `program_found: false`,
+/// `program_problem` and `program_exit_code` in the JSON; the exit status stays the
+/// policy's.
 pub fn check(args: CheckArgs) -> Result<i32> {
     // `check` runs nothing, so a --config/--rules file inside a project is read; `run`
     // and `mcp` would refuse it, and the user is told now rather than at the first run.
@@ -44,7 +46,7 @@ pub fn check(args: CheckArgs) -> Result<i32> {
     let missing = args
         .command
         .first()
-        .filter(|p| !super::run::program_exists(p, &trust.cwd));
+        .and_then(|p| super::run::program_problem(p, &trust.cwd).map(|problem| (p, problem)));
     if args.profile.json {
         let mut v = serde_json::to_value(&record)?;
         v["approval_mode"] = serde_json::json!(mode.as_str());
@@ -52,6 +54,10 @@ pub fn check(args: CheckArgs) -> Result<i32> {
         v["outcome"] = serde_json::to_value(outcome)?;
         v["exit_code"] = serde_json::json!(exit);
         v["program_found"] = serde_json::json!(missing.is_none());
+        if let Some((_, problem)) = &missing {
+            v["program_problem"] = serde_json::json!(problem.why);
+            v["program_exit_code"] = serde_json::json!(problem.exit_code);
+        }
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print!("{}", record.render_text());
@@ -66,11 +72,8 @@ pub fn check(args: CheckArgs) -> Result<i32> {
             Gate::Refuse { reason } => println!("cordon run ({mode}): would refuse — {reason}"),
         }
     }
-    if let Some(p) = missing {
-        eprintln!(
-            "cordon: note: {p} is not found{}: the run would exit 127",
-            if p.contains('/') { "" } else { " on PATH" }
-        );
+    if let Some((p, problem)) = missing {
+        eprintln!("{}", problem.note(p));
     }
     Ok(exit)
 }

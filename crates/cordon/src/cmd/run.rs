@@ -1018,15 +1018,10 @@ fn dry_run(args: &RunArgs, trust: &TrustProfile, mode: ApprovalMode) -> Result<i
     print_dry_run(&exec, trust.additional.as_ref(), &gate, json)?;
     // A program that is not there would end the run with 127: said now (new user, stop 18:
     // "would run" for a typo).
-    if let Some(p) = args
-        .command
-        .first()
-        .filter(|p| !program_exists(p, &trust.cwd))
-    {
-        eprintln!(
-            "cordon: note: {p} is not found{}: the run would exit 127",
-            if p.contains('/') { "" } else { " on PATH" }
-        );
+    if let Some(p) = args.command.first() {
+        if let Some(problem) = program_problem(p, &trust.cwd) {
+            eprintln!("{}", problem.note(p));
+        }
     }
     // The exit status says whether the command would run (0) or be refused (125).
     Ok(match gate {
@@ -1035,19 +1030,70 @@ fn dry_run(args: &RunArgs, trust: &TrustProfile, mode: ApprovalMode) -> Result<i
     })
 }
 
-/// Whether `program` names an executable file: as a path (relative to `cwd`) when it holds
-/// a `/`, else in a directory of `$PATH`.
-pub(crate) fn program_exists(program: &str, cwd: &std::path::Path) -> bool {
+/// Why `program` cannot be started, as `cordon run` would look for it (as a path relative
+/// to `cwd` when it holds a `/`, else in each directory of `$PATH`): `None` when it names
+/// an executable file. The exit status the run would end with is the note's: 127 when
+/// nothing is there, 126 when what is there is a directory or not executable (new-user
+/// pass nu62: `check` predicted 127 where the run gave 126).
+pub(crate) fn program_problem(program: &str, cwd: &std::path::Path) -> Option<ProgramProblem> {
     use std::os::unix::fs::PermissionsExt;
-    let executable = |p: &std::path::Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    let look = |p: &std::path::Path| match std::fs::metadata(p) {
+        Err(_) => None,
+        Ok(m) if m.is_dir() => Some(Err("is a directory")),
+        Ok(m) if !m.is_file() || m.permissions().mode() & 0o111 == 0 => {
+            Some(Err("is not executable"))
+        }
+        Ok(_) => Some(Ok(())),
     };
-    if program.contains('/') {
-        return executable(&cwd.join(program));
+    let found: Vec<Result<(), &'static str>> = if program.contains('/') {
+        look(&cwd.join(program)).into_iter().collect()
+    } else {
+        std::env::var_os("PATH")
+            .map(|path| {
+                std::env::split_paths(&path)
+                    .filter_map(|d| look(&cwd.join(d).join(program)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    if found.iter().any(Result::is_ok) {
+        return None;
     }
-    std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path).any(|d| executable(&cwd.join(d).join(program)))
+    Some(match found.into_iter().find_map(Result::err) {
+        Some(why) => ProgramProblem {
+            why: why.to_string(),
+            exit_code: 126,
+        },
+        None => ProgramProblem {
+            why: format!(
+                "is not found{}",
+                if program.contains('/') {
+                    ""
+                } else {
+                    " on PATH"
+                }
+            ),
+            exit_code: 127,
+        },
     })
+}
+
+/// Why a program cannot be started ([`program_problem`]) and the exit status that gives.
+pub(crate) struct ProgramProblem {
+    /// `is not found on PATH`, `is a directory`, `is not executable`.
+    pub(crate) why: String,
+    /// 126 (cannot execute) or 127 (not found).
+    pub(crate) exit_code: i32,
+}
+
+impl ProgramProblem {
+    /// The note `run --dry-run` and `check` print on stderr.
+    pub(crate) fn note(&self, program: &str) -> String {
+        format!(
+            "cordon: note: {program} {}: the run would exit {}",
+            self.why, self.exit_code
+        )
+    }
 }
 
 /// What the helper said on its report descriptor, in the shapes the JSON report needs.
