@@ -850,7 +850,17 @@ fn overall(records: &[SegmentRecord], opaque_list: &[OpaqueConstruct]) -> (Decis
             )
         }
         Some(Decision::Ask) => {
-            let (i, cmd, why) = first(Decision::Ask).unwrap_or_default();
+            // The segment that asks in every mode (a rule that says ask, a dangerous
+            // finding) is the reason, before an unknown one that comes first (new-user
+            // pass nu62: `find … -exec rm -rf {} +` was refused naming `find` as "asked only
+            // in untrusted mode").
+            let (i, cmd, why) = records
+                .iter()
+                .enumerate()
+                .find(|(_, r)| r.decision == Decision::Ask && r.asks_explicitly())
+                .map(|(i, r)| (i, shell_join(&r.segment.argv), why(r)))
+                .or_else(|| first(Decision::Ask))
+                .unwrap_or_default();
             // Only a rule that says ask or a dangerous finding asks in every mode; an
             // unknown or capped command is asked about only in `untrusted` (the approval
             // table), so it is not said to need an approval (new-user pass nu9: `check`

@@ -811,3 +811,20 @@ fn below_roots_home_is_not_a_system_path() {
     assert!(ids("rm -rf /root/x", "/home/u").contains(&"rm_recursive_critical".to_string()));
     assert!(ids("rm -rf ~/passwd", "/etc").contains(&"rm_recursive_critical".to_string()));
 }
+
+/// New-user pass nu62: the reason of an `ask` names the segment that asks in every mode
+/// (here `rm -rf {}`'s finding), not an unknown segment before it.
+#[test]
+fn the_reason_names_the_segment_that_asks() {
+    let rec = eval(&[
+        "bash",
+        "-c",
+        "find . -type d -name __pycache__ -exec rm -rf {} +",
+    ]);
+    assert_eq!(rec.decision, Decision::Ask);
+    assert!(
+        rec.reason.contains("segment 1") && rec.reason.contains("needs approval"),
+        "{}",
+        rec.reason
+    );
+}
