@@ -1723,6 +1723,9 @@ fn record_hint(
         None => Err("no per-command grant can lift this rule".into()),
     };
     let shown_grant = offered.as_ref().map(|g| display_path(g, ctx.cwd));
+    if let Some(h) = stripped_copy_hint(&rec.path, &shown, ctx) {
+        return (h, None);
+    }
     let hint = denial_hint(
         &shown,
         &rec.rule,
@@ -1730,6 +1733,21 @@ fn record_hint(
         shown_grant.as_deref().map_err(|e| e.as_str()),
     );
     (hint, offered.ok())
+}
+
+/// The hint for a write to a file the command sees as a stripped copy (`~/.gitconfig`
+/// without its credentials: [`ResolvedProfile::stripped`]), which no grant makes
+/// writable: it is not hidden, so the hidden-path hint would be wrong (new-user pass nu62:
+/// `git config --global user.email` was told the readable file was hidden).
+fn stripped_copy_hint(path: &Path, shown: &str, ctx: &ClassifyContext<'_>) -> Option<String> {
+    let r = ctx.resolved?;
+    r.stripped.iter().find(|f| f.path == path)?;
+    Some(format!(
+        "{shown} is shown to this command as a read-only copy with its credentials removed; \
+         no grant makes it writable: change it outside cordon (for git settings, `git config \
+         --global …` in your own shell, or `git config` without --global for this \
+         repository)"
+    ))
 }
 
 fn from_records(
@@ -1864,12 +1882,16 @@ fn from_output(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Inferred> 
                         };
                     let shown = display_path(&abs, ctx.cwd);
                     let shown_grant = grant.as_ref().map(|g| display_path(g, ctx.cwd));
-                    let hint = denial_hint(
-                        &shown,
-                        &rule,
-                        access,
-                        shown_grant.as_deref().map_err(|e| e.as_str()),
-                    );
+                    // A stripped copy is readable: whatever the line says, what failed
+                    // is a change to it.
+                    let hint = stripped_copy_hint(&abs, &shown, ctx).unwrap_or_else(|| {
+                        denial_hint(
+                            &shown,
+                            &rule,
+                            access,
+                            shown_grant.as_deref().map_err(|e| e.as_str()),
+                        )
+                    });
                     let grant = grant.ok();
                     return Some((
                         OutcomeClass::SandboxDenied {

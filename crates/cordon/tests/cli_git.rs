@@ -1704,3 +1704,46 @@ fn a_git_config_alias_is_checked_as_what_it_runs() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(text(&o.stdout).contains("a.txt"), "{}", text(&o.stdout));
 }
+
+/// New-user pass nu62: `git config --global` in the sandbox fails on the read-only,
+/// credential-stripped copy of `~/.gitconfig`; the hint says so and where to change it,
+/// not that the (readable) file is hidden. Twin: the repository's own config works.
+#[test]
+fn a_global_git_config_edit_is_told_the_copy_is_read_only() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    git_init(&p.dir);
+    std::fs::write(
+        p.home.join(".gitconfig"),
+        "[user]\n\tname = A\n[credential]\n\thelper = store\n",
+    )
+    .unwrap();
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "--",
+            "git",
+            "config",
+            "--global",
+            "user.email",
+            "x@y",
+        ],
+    );
+    assert_ne!(o.status.code(), Some(0));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("read-only copy with its credentials removed"),
+        "{err}"
+    );
+    assert!(!err.contains("is hidden from this command"), "{err}");
+    let o = cordon(
+        &p,
+        &p.dir,
+        &["run", "--", "git", "config", "user.email", "x@y"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+}
