@@ -95,6 +95,10 @@ enum Code<'p> {
     /// `find`'s `-exec`/`-execdir`/`-ok`/`-okdir`: the command after it runs on what the
     /// start directories hold, so they are protected (see [`Reader::find_dirs`]).
     FindRuns,
+    /// A file a loop, `read`, `xargs` or `mapfile` reads lines from (`done < list`): the
+    /// lines may name what runs, so the file and each existing file its lines name are
+    /// protected (attack pass 62).
+    DataList(&'p str),
 }
 
 /// A program family: how its options and operands are read.
@@ -554,6 +558,9 @@ struct Reader {
     /// The start directories of the current `find` (attack pass 61: `find tools -name
     /// '*.sh' -exec sh {} \;` runs whatever lands there).
     find_dirs: Vec<String>,
+    /// Whether the current simple command reads lines that may name code on its input
+    /// (`done`, `read`, `xargs`, `mapfile`, `readarray`).
+    reads_lines: bool,
 }
 
 /// The name a program is known by: its last component, without a `-dbg` or version
@@ -589,6 +596,8 @@ impl Reader {
             // is not (attack pass 56: README became read-only).
             // `<&3` duplicates a descriptor: no file.
             Place::Input | Place::FdInput if p.starts_with('&') => return Code::Nothing,
+            // `xargs sh < list`: the lines go to xargs, which makes them arguments.
+            Place::Input if self.reads_lines => return Code::DataList(p),
             Place::Input if self.reads_stdin => return Code::File(p),
             // `exec <f` replaces the shell's own stdin, which every later command reads;
             // `3<f` opens a descriptor a later `<&3` hands to a shell (attack pass 61).
@@ -602,6 +611,7 @@ impl Reader {
                 self.state = State::Program;
                 self.pending = None;
                 self.reads_stdin = false;
+                self.reads_lines = false;
             }
             Place::Word => {}
         }
@@ -763,6 +773,9 @@ impl Reader {
         if let Some((name, value)) = assignment(p) {
             return self.assign(name, value);
         }
+        if matches!(p, "done" | "read" | "xargs" | "mapfile" | "readarray") {
+            self.reads_lines = true;
+        }
         // `time -p cmd`: an option before the program belongs to the keyword.
         if KEYWORDS.contains(&p) || (p.starts_with('-') && p.len() > 1) {
             return Code::Nothing;
@@ -883,6 +896,12 @@ impl Reader {
             return Code::Nothing;
         }
         let shaped = !f.file_shaped || (p.contains(['.', '/']) && !p.contains(':'));
+        if f.script && matches!(p, "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0" | "-") {
+            // `sh /dev/stdin < x.sh`: the script is what `<` feeds (attack pass 62).
+            self.state = State::Args;
+            self.reads_stdin = true;
+            return Code::Nothing;
+        }
         if f.script && shaped && !(before_sub && f.sub_required) {
             self.state = State::Args;
             self.reads_stdin = false;
@@ -984,8 +1003,14 @@ impl<'a> Reading<'a> {
             "`pwd`",
             "${PWD}",
             "$PWD",
+            "~+",
         ] {
             cmd = cmd.replace(spelling, &top);
+        }
+        // A file whose text a substitution makes part of the line (`eval "$(cat x.sh)"`,
+        // `bash -c "$(<x.sh)"`) is code wherever the substitution stands (attack pass 62).
+        for f in substituted_files(&cmd) {
+            self.code_file(&f, bases_in, out);
         }
         let words = shlex::split(&cmd)
             .unwrap_or_else(|| cmd.split_whitespace().map(str::to_string).collect());
@@ -1139,6 +1164,32 @@ impl<'a> Reading<'a> {
                     skip_word = Some(pc.word);
                 }
                 Code::SkipWord => skip_word = Some(pc.word),
+                Code::DataList(f) => {
+                    for b in &bases {
+                        for list in super::word_paths(f, b, self.homes, self.users) {
+                            if !matches!(self.fs.entry(&list), Some(Entry::Kind(FileKind::File))) {
+                                continue;
+                            }
+                            out.push(list.clone());
+                            let Ok(text) = self.fs.read_small_lossy(&list, 64 * 1024) else {
+                                continue;
+                            };
+                            for line in text.lines().take(64) {
+                                let Some(w) = line.split_whitespace().next() else {
+                                    continue;
+                                };
+                                for p in super::word_paths(w, b, self.homes, self.users) {
+                                    if matches!(
+                                        self.fs.entry(&p),
+                                        Some(Entry::Kind(FileKind::File) | Entry::Link(_))
+                                    ) {
+                                        out.push(p);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
                 Code::FindRuns => {
                     // Each start directory that is not where the line runs (that one is
                     // the project itself: not covered, see the README).
@@ -1208,6 +1259,28 @@ impl<'a> Reading<'a> {
             ));
         }
     }
+}
+
+/// The files `$(cat FILE)`, `$(< FILE)` and `` `cat FILE` `` read into a command line
+/// (quotes around FILE removed; at most 16).
+fn substituted_files(cmd: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for opener in ["$(cat ", "$(<", "`cat ", "$( cat ", "$(< "] {
+        let mut rest = cmd;
+        while let Some(i) = rest.find(opener) {
+            rest = &rest[i + opener.len()..];
+            let word: String = rest
+                .trim_start()
+                .chars()
+                .take_while(|c| !matches!(c, ')' | '`' | ' ' | '\t' | ';' | '|' | '&'))
+                .filter(|c| !matches!(c, '"' | '\''))
+                .collect();
+            if !word.is_empty() && !word.starts_with('-') && !word.contains('$') && out.len() < 16 {
+                out.push(word);
+            }
+        }
+    }
+    out
 }
 
 /// The pieces of a command line's words: each word cut at shell operators stuck to it
@@ -1703,6 +1776,54 @@ mod tests {
                 ("for b in main dev; do git push origin $b; done", "/w/main"),
                 ("find hooks -name '*.o' -delete", "/w/hooks"),
                 ("find . -exec sh {} \\;", "/w"),
+            ],
+        );
+    }
+
+    /// Attack pass 62: text a substitution reads into the line, `~+`, a script fed on
+    /// `/dev/stdin`, and files named by the lines a loop, `read` or `xargs` reads.
+    #[test]
+    fn attack62_substitutions_stdin_scripts_and_lists() {
+        let fs = MemFs::new()
+            .file("/w/tools/x.sh", "")
+            .file("/w/tools/new.sh", "")
+            .file("/w/tools/list", "tools/new.sh\n\nnot-there.sh arg\n")
+            .file("/w/README", "");
+        let env: BTreeMap<String, String> = [("PATH", "/usr/bin")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let r = reading_of(&fs, &env);
+        names(
+            &r,
+            &[
+                ("eval \"$(cat tools/x.sh)\"", "/w/tools/x.sh"),
+                ("bash -c \"$(<tools/x.sh)\"", "/w/tools/x.sh"),
+                ("bash <<< \"`cat tools/x.sh`\"", "/w/tools/x.sh"),
+                ("bash -c \"sh ~+/tools/x.sh\"", "/w/tools/x.sh"),
+                ("sh /dev/stdin < tools/new.sh", "/w/tools/new.sh"),
+                ("bash - < tools/new.sh", "/w/tools/new.sh"),
+                (
+                    "while read l; do sh \"$l\"; done < tools/list",
+                    "/w/tools/list",
+                ),
+                (
+                    "while read l; do sh \"$l\"; done < tools/list",
+                    "/w/tools/new.sh",
+                ),
+                ("read f < tools/list; sh $f", "/w/tools/new.sh"),
+                ("xargs sh < tools/list", "/w/tools/new.sh"),
+            ],
+        );
+        names_not(
+            &r,
+            &[
+                (
+                    "while read l; do echo $l; done < tools/list",
+                    "/w/not-there.sh",
+                ),
+                ("grep foo < README", "/w/README"),
+                ("echo \"$(cat \"$F\")\"", "/w/$F"),
             ],
         );
     }
