@@ -316,22 +316,43 @@ fn scripts_fed_by_descriptor_loop_or_find_exec_are_read_only() {
             "!find hooks -name '*.sh' -exec sh {} \\;",
         ],
     );
+    // Attack pass 62: text read into the line, and a list read by a loop.
+    git(
+        &s.ws,
+        &["config", "alias.ev", "!eval \"$(cat tools/e.sh)\""],
+    );
+    git(
+        &s.ws,
+        &[
+            "config",
+            "alias.lst",
+            "!while read l; do sh \"$l\"; done < tools/list",
+        ],
+    );
     write(&s.ws.join("tools/p.sh"), "echo p\n");
     write(&s.ws.join("tools/z1.sh"), "echo z\n");
     write(&s.ws.join("hooks/h.sh"), "echo h\n");
+    write(&s.ws.join("tools/e.sh"), "echo e\n");
+    write(&s.ws.join("tools/l.sh"), "echo l\n");
+    write(&s.ws.join("tools/list"), "tools/l.sh\n");
     let r = resolve_bounded(&s, ctx(&s, &s.ws));
     let o = run_resolved(
         &s,
         r,
         "echo 'echo pwned' >> tools/p.sh; echo 'echo pwned' >> tools/z1.sh; \
          echo 'echo pwned' > tools/z2.sh; echo 'echo pwned' >> hooks/h.sh; \
-         echo 'echo pwned' > hooks/new.sh; echo ok > other.txt; exit 0",
+         echo 'echo pwned' > hooks/new.sh; echo 'echo pwned' >> tools/e.sh; \
+         echo 'echo pwned' >> tools/l.sh; echo tools/z2.sh >> tools/list; \
+         echo ok > other.txt; exit 0",
     );
     assert_ok(&o);
     for (f, want) in [
         ("tools/p.sh", "echo p\n"),
         ("tools/z1.sh", "echo z\n"),
         ("hooks/h.sh", "echo h\n"),
+        ("tools/e.sh", "echo e\n"),
+        ("tools/l.sh", "echo l\n"),
+        ("tools/list", "tools/l.sh\n"),
     ] {
         assert_eq!(
             std::fs::read_to_string(s.ws.join(f)).unwrap(),
