@@ -309,7 +309,20 @@ fn shell_join(argv: &[String]) -> String {
 impl fmt::Display for DecisionRecord {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "command:     {}", shell_join(&self.command))?;
-        writeln!(f, "exec policy: {} — {}", self.decision, self.reason)?;
+        // An ask that no rule or finding makes is asked only in `untrusted` mode: the
+        // headline says so, not a bare "ask" (new-user pass nu62: `check` headlined
+        // `python3 app.py` "ask" and then said it would run).
+        let only_untrusted = self.decision == Decision::Ask
+            && !self.segments.iter().any(SegmentRecord::asks_explicitly);
+        if only_untrusted {
+            writeln!(
+                f,
+                "exec policy: ask in untrusted mode only — {}",
+                self.reason
+            )?;
+        } else {
+            writeln!(f, "exec policy: {} — {}", self.decision, self.reason)?;
+        }
         writeln!(
             f,
             "sandbox:     {} — {}",
