@@ -774,7 +774,7 @@ pub const CODE_KEYS: &[CodeKey] = &[
         None,
         "*",
         ValueKind::Alias,
-        "an alias runs a shell command when it starts with `!`",
+        "an alias runs a shell command (`!…`) or any git command under its name (`reset --hard` as `git save`)",
     ),
     (
         "pager",
