@@ -944,6 +944,15 @@ impl fmt::Display for Explanation {
                 writeln!(f, ": writable (the sandbox's private /tmp)")?;
             } else if p.decided_by == Decider::PrivateTmp {
                 writeln!(f, ": hidden (private /tmp)")?;
+            } else if p.shown_as.is_some() {
+                // The host file's access, and that the command sees something else in its
+                // place (new-user pass nu62: "read-only" then "writable copy" read as a
+                // contradiction).
+                writeln!(
+                    f,
+                    ": {} on the host; the command sees a stand-in (below)",
+                    access_words(p.access)
+                )?;
             } else {
                 writeln!(f, ": {}", access_words(p.access))?;
             }
