@@ -21,6 +21,19 @@ fn known_safe(argv: &[&str]) -> bool {
             .all(|s| matches!(s.basis, Basis::KnownSafe { .. }))
 }
 
+/// Each `bash -c SCRIPT` of `asked` has the finding named beside it; each of `quiet` has
+/// none.
+fn bash_findings(asked: &[(&str, &str)], quiet: &[&str]) {
+    for (script, id) in asked {
+        let f = findings(&["bash", "-c", script]);
+        assert!(f.iter().any(|i| i == id), "{script}: {f:?}");
+    }
+    for script in quiet {
+        let f = findings(&["bash", "-c", script]);
+        assert!(f.is_empty(), "{script}: {f:?}");
+    }
+}
+
 fn findings(argv: &[&str]) -> Vec<String> {
     eval(argv)
         .segments
@@ -522,84 +535,80 @@ fn a_line_continuation_inside_a_word_joins_it() {
 /// them are not.
 #[test]
 fn discarding_uncommitted_work_is_asked_about_in_every_spelling() {
-    for (script, id) in [
-        ("git checkout -- .", "git_discard_changes"),
-        ("git checkout --theirs src/a.rs", "git_discard_changes"),
-        (
-            "git checkout main -- ':(glob)**/*.rs'",
-            "git_discard_changes",
-        ),
-        ("git restore src/a.rs", "git_discard_changes"),
-        ("git restore -SW src", "git_discard_changes"),
-        ("git switch -f main", "git_discard_changes"),
-        ("git stash drop stash@{0}", "git_discard_changes"),
-        ("g=git; $g reset --hard", "git_reset_hard"),
-        ("${G:-git} clean -fdx", "git_clean"),
-        (
-            "git ls-files -m | xargs git checkout",
-            "git_discard_changes",
-        ),
-        (
-            "echo --force | xargs git push origin",
-            "git_discard_changes",
-        ),
-        (
-            "find . -name '*.rs' -exec git checkout {} +",
-            "git_discard_changes",
-        ),
-        ("git stash $WHAT", "git_discard_changes"),
-        // Attack pass 62.
-        ("git checkout f.txt", "git_discard_changes"),
-        ("git checkout HEAD f.txt", "git_discard_changes"),
-        ("git checkout-index -f -a", "git_discard_changes"),
-        ("git read-tree -u --reset HEAD", "git_discard_changes"),
-        ("git diff | git apply -R", "git_discard_changes"),
-        ("git reset --merge", "git_discard_changes"),
-        ("git rm -qf f.txt", "git_discard_changes"),
-        ("git rm -rf .", "git_discard_changes"),
-        ("git clean -f", "git_discard_changes"),
-        ("git clean -fdx", "git_clean"),
-        ("git update-ref -d refs/stash", "git_discard_changes"),
-        (
-            "git reflog delete --updateref --rewrite refs/stash@{0}",
-            "git_discard_changes",
-        ),
-        (
-            "git reflog expire --expire=now --all",
-            "git_discard_changes",
-        ),
-        ("git worktree remove --force ../wt", "git_discard_changes"),
-    ] {
-        let f = findings(&["bash", "-c", script]);
-        assert!(f.iter().any(|i| i == id), "{script}: {f:?}");
-    }
-    for script in [
-        "git checkout main",
-        "git checkout v1.2.3",
-        "git checkout release-2.0",
-        "git checkout -b feature/x",
-        "git checkout -b fix origin/fix",
-        "git clean -n",
-        "git rm --cached f.txt",
-        "git apply fix.patch",
-        "git reset --keep HEAD~1",
-        "git worktree remove ../wt",
-        "git reflog",
-        "git restore --staged src/a.rs",
-        "git switch main",
-        "git stash pop",
-        "git stash",
-        "git push origin \"$BRANCH\"",
-        "git checkout -b \"$BRANCH\"",
-        "git stash push -m \"$MSG\"",
-        "git ls-files -z | xargs -0 git add",
-        "$EDITOR notes.txt",
-        "$PYTHON -m pytest -x",
-        "\"$CC\" -o out main.c",
-    ] {
-        let f = findings(&["bash", "-c", script]);
-        assert!(f.is_empty(), "{script}: {f:?}");
-    }
+    bash_findings(
+        &[
+            ("git checkout -- .", "git_discard_changes"),
+            ("git checkout --theirs src/a.rs", "git_discard_changes"),
+            (
+                "git checkout main -- ':(glob)**/*.rs'",
+                "git_discard_changes",
+            ),
+            ("git restore src/a.rs", "git_discard_changes"),
+            ("git restore -SW src", "git_discard_changes"),
+            ("git switch -f main", "git_discard_changes"),
+            ("git stash drop stash@{0}", "git_discard_changes"),
+            ("g=git; $g reset --hard", "git_reset_hard"),
+            ("${G:-git} clean -fdx", "git_clean"),
+            (
+                "git ls-files -m | xargs git checkout",
+                "git_discard_changes",
+            ),
+            (
+                "echo --force | xargs git push origin",
+                "git_discard_changes",
+            ),
+            (
+                "find . -name '*.rs' -exec git checkout {} +",
+                "git_discard_changes",
+            ),
+            ("git stash $WHAT", "git_discard_changes"),
+            // Attack pass 62.
+            ("git checkout f.txt", "git_discard_changes"),
+            ("git checkout HEAD f.txt", "git_discard_changes"),
+            ("git checkout-index -f -a", "git_discard_changes"),
+            ("git read-tree -u --reset HEAD", "git_discard_changes"),
+            ("git diff | git apply -R", "git_discard_changes"),
+            ("git reset --merge", "git_discard_changes"),
+            ("git rm -qf f.txt", "git_discard_changes"),
+            ("git rm -rf .", "git_discard_changes"),
+            ("git clean -f", "git_discard_changes"),
+            ("git clean -fdx", "git_clean"),
+            ("git update-ref -d refs/stash", "git_discard_changes"),
+            (
+                "git reflog delete --updateref --rewrite refs/stash@{0}",
+                "git_discard_changes",
+            ),
+            (
+                "git reflog expire --expire=now --all",
+                "git_discard_changes",
+            ),
+            ("git worktree remove --force ../wt", "git_discard_changes"),
+        ],
+        &[
+            "git checkout main",
+            "git checkout v1.2.3",
+            "git checkout release-2.0",
+            "git checkout -b feature/x",
+            "git checkout -b fix origin/fix",
+            "git clean -n",
+            "git rm --cached f.txt",
+            "git apply fix.patch",
+            "git reset --keep HEAD~1",
+            "git worktree remove ../wt",
+            "git reflog",
+            "git restore --staged src/a.rs",
+            "git switch main",
+            "git stash pop",
+            "git stash",
+            "git push origin \"$BRANCH\"",
+            "git checkout -b \"$BRANCH\"",
+            "git stash push -m \"$MSG\"",
+            "git ls-files -z | xargs -0 git add",
+            "$EDITOR notes.txt",
+            "$PYTHON -m pytest -x",
+            "\"$CC\" -o out main.c",
+        ],
+    );
 }
 
 /// New-user pass nu60: a plain alias whose expansion is known-safe (`lg = log --oneline`)
@@ -740,7 +749,8 @@ fn hidden_and_fed_commands_are_checked() {
 /// checked as what it runs; twins: a harmless pager or editor finds nothing.
 #[test]
 fn command_lines_handed_to_git_are_checked() {
-    for (script, id) in [
+    bash_findings(
+        &[
         (
             "git -c core.fsmonitor='git reset --hard' status",
             "git_reset_hard",
@@ -770,20 +780,18 @@ fn command_lines_handed_to_git_are_checked() {
             "GIT_CONFIG_PARAMETERS=\"'core.pager'='x'\" git log",
             "git_alias",
         ),
-    ] {
-        let f = findings(&["bash", "-c", script]);
-        assert!(f.iter().any(|i| i == id), "{script}: {f:?}");
-    }
-    for script in [
+
+        ],
+        &[
+
         "git -c core.pager=cat log",
         "GIT_PAGER=cat git log -5",
         "git -c user.name=x commit -m m",
         "git submodule foreach git pull",
         "git rebase -x 'cargo test' HEAD~3",
-    ] {
-        let f = findings(&["bash", "-c", script]);
-        assert!(f.is_empty(), "{script}: {f:?}");
-    }
+
+        ],
+    );
 }
 
 /// New-user pass nu62: as root (home `/root`), a path below the home is no system path;

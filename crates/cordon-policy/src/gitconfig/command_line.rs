@@ -1518,6 +1518,11 @@ mod tests {
     }
 
     /// Each command line names its path.
+    /// An environment with only `PATH=/usr/bin`.
+    fn path_env() -> BTreeMap<String, String> {
+        [("PATH".to_string(), "/usr/bin".to_string())].into()
+    }
+
     fn names(r: &Reading<'_>, cases: &[(&str, &str)]) {
         for (cmd, want) in cases {
             let got = r.command(cmd);
@@ -1547,10 +1552,7 @@ mod tests {
             .file("/w/README", "")
             .file("/w/src/main.c", "")
             .file("/w/tools/a/run.sh", "");
-        let env: BTreeMap<String, String> = [("PATH", "/usr/bin")]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let env = path_env();
         let r = reading_of(&fs, &env);
         let has = |got: &[PathBuf], p: &str| got.iter().any(|g| g == Path::new(p));
         names(
@@ -1664,10 +1666,7 @@ mod tests {
             .file("/w/tools/x.sh", "")
             .file("/w/src/main.c", "")
             .dir("/w/build");
-        let env: BTreeMap<String, String> = [("PATH", "/usr/bin")]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let env = path_env();
         let r = reading_of(&fs, &env);
         let has = |got: &[PathBuf], p: &str| got.iter().any(|g| g == Path::new(p));
         names(
@@ -1748,10 +1747,7 @@ mod tests {
             .file("/w/tools/z1.sh", "")
             .file("/w/README", "")
             .dir("/w/hooks");
-        let env: BTreeMap<String, String> = [("PATH", "/usr/bin")]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let env = path_env();
         let r = reading_of(&fs, &env);
         names(
             &r,
@@ -1789,10 +1785,7 @@ mod tests {
             .file("/w/tools/new.sh", "")
             .file("/w/tools/list", "tools/new.sh\n\nnot-there.sh arg\n")
             .file("/w/README", "");
-        let env: BTreeMap<String, String> = [("PATH", "/usr/bin")]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let env = path_env();
         let r = reading_of(&fs, &env);
         names(
             &r,
