@@ -26,6 +26,10 @@ pub struct EvalContext {
     pub cwd: Option<String>,
     /// The home directory, if known (absolute). `~` and `$HOME` are recognised without it.
     pub home: Option<String>,
+    /// The project the command runs in, if known (absolute): the top of its git work tree
+    /// or else the working directory. Deleting it, everything in it or its history asks
+    /// (`rm_project`); without it the working directory stands for it.
+    pub project: Option<String>,
     /// Program-name resolution options (trusted locations).
     pub parse: ParseOptions,
     /// The aliases of the user's git configuration (`[alias]` in `~/.gitconfig`, the
@@ -44,6 +48,11 @@ impl EvalContext {
     /// Set [`EvalContext::cwd`].
     pub fn with_cwd(mut self, cwd: impl Into<String>) -> Self {
         self.cwd = Some(cwd.into());
+        self
+    }
+    /// Set [`EvalContext::project`].
+    pub fn with_project(mut self, project: impl Into<String>) -> Self {
+        self.project = Some(project.into());
         self
     }
     /// Set [`EvalContext::home`].
@@ -574,6 +583,8 @@ struct CwdTracker<'c> {
     cwds: Vec<Cwd>,
     /// Where the script starts (what the git aliases were read for).
     start: Cwd,
+    /// The project ([`EvalContext::project`], else `start`).
+    project: Cwd,
     git_aliases: &'c std::collections::BTreeMap<String, String>,
     /// How many more git alias expansions this evaluation may make.
     alias_budget: std::cell::Cell<u32>,
@@ -586,10 +597,15 @@ impl<'c> CwdTracker<'c> {
             Some(c) if c.starts_with('/') => resolve(&Cwd::Rel(Vec::new()), c, home),
             _ => Cwd::Rel(Vec::new()),
         };
+        let project = match ctx.project.as_deref() {
+            Some(p) if p.starts_with('/') => resolve(&Cwd::Rel(Vec::new()), p, home),
+            _ => start.clone(),
+        };
         CwdTracker {
             home,
             cwds: vec![start.clone()],
             start,
+            project,
             git_aliases: &ctx.git_aliases,
             alias_budget: std::cell::Cell::new(knowledge::GIT_ALIAS_BUDGET),
         }
@@ -611,7 +627,7 @@ impl<'c> CwdTracker<'c> {
                 git_aliases: self.git_aliases,
                 alias_budget: &self.alias_budget,
                 moved: seg_cwds.iter().any(|c| *c != self.start),
-                start: &self.start,
+                start: &self.project,
             },
         )
     }

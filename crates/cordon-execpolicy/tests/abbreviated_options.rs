@@ -821,18 +821,83 @@ fn below_roots_home_is_not_a_system_path() {
 }
 
 /// New-user pass nu62: the reason of an `ask` names the segment that asks in every mode
-/// (here `rm -rf {}`'s finding), not an unknown segment before it.
+/// (here `git reset --hard`'s finding), not an unknown segment before it.
 #[test]
 fn the_reason_names_the_segment_that_asks() {
-    let rec = eval(&[
-        "bash",
-        "-c",
-        "find . -type d -name __pycache__ -exec rm -rf {} +",
-    ]);
+    let rec = eval(&["bash", "-c", "make clean; git reset --hard"]);
     assert_eq!(rec.decision, Decision::Ask);
     assert!(
         rec.reason.contains("segment 1") && rec.reason.contains("needs approval"),
         "{}",
         rec.reason
     );
+}
+
+/// New-user pass nu63 and attack pass 63: the project is the work tree's top, a glob asks
+/// only when it takes everything, `.git` asks only for its history, a `..` inside the
+/// project is no escape, and a narrowed `find -exec rm {}` is ordinary work; a catch-all
+/// find, braces, a find from a run-time directory and deletes of history files ask.
+#[test]
+fn project_deletes_are_read_against_the_work_tree() {
+    let at = |cwd: &str, script: &str| {
+        let argv: Vec<String> = ["bash", "-c", script]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let ctx = EvalContext::default()
+            .with_cwd(cwd)
+            .with_project("/var/tmp/w/proj");
+        let rec = Policy::empty().evaluate(&argv, &ctx);
+        let ids: Vec<String> = rec
+            .segments
+            .iter()
+            .flat_map(|s| s.findings.iter().map(|f| f.id.as_str().to_string()))
+            .collect();
+        (rec.decision, ids)
+    };
+    let top = "/var/tmp/w/proj";
+    let sub = "/var/tmp/w/proj/tests";
+    for (cwd, script) in [
+        (top, "rm -rf *.log"),
+        (top, "rm -rf build/ dist/ *.egg-info"),
+        (top, "rm -rf tmp*"),
+        (sub, "cd build && rm -rf *"),
+        (sub, "rm -rf *"),
+        (top, "rm -rf .git/rebase-merge"),
+        (top, "rm -f .git/index.lock"),
+        (top, "find . -name __pycache__ -exec rm -rf {} +"),
+        (
+            top,
+            "find . -name __pycache__ -type d -prune -exec rm -rf {} +",
+        ),
+        (top, "find . -name '*.pyc' -o -name '*.pyo' -delete"),
+        (sub, "rm -rf ../build"),
+        (sub, "rm -r ../build/sub"),
+    ] {
+        let (d, ids) = at(cwd, script);
+        assert!(ids.is_empty(), "{cwd} {script}: {ids:?}");
+        assert_ne!(d, Decision::Forbid, "{script}");
+    }
+    for (cwd, script) in [
+        (top, "find -delete"),
+        (top, "find . -name '*' -delete"),
+        (top, "find . -regex '.*' -delete"),
+        (top, "find \"$PWD\" -delete"),
+        (top, "find . -type f -exec rm -f {} +"),
+        (top, "rm -rf {.git,src}"),
+        (top, "rm -rf .{git,x}"),
+        (top, "rm -f .git/objects/*/* .git/HEAD"),
+        (sub, "rm -rf .."),
+        (top, "rm -rf ../proj"),
+        (sub, "rm -rf ../*"),
+    ] {
+        let (d, ids) = at(cwd, script);
+        assert!(
+            ids.iter().any(|i| i == "rm_project"),
+            "{cwd} {script}: {ids:?}"
+        );
+        assert_eq!(d, Decision::Ask, "{script}");
+    }
+    // Leaving the project with `..` stays forbidden.
+    assert_eq!(at(top, "rm -rf ../other").0, Decision::Forbid);
 }

@@ -471,51 +471,122 @@ pub(crate) fn critical_target(p: &str, cwds: &[Cwd], home: Option<&str>) -> Opti
     None
 }
 
-/// Why deleting `p` (static spelling) under the cwd candidates takes the project the
-/// script started in (`start`), if it does: the project itself or a directory holding it,
-/// everything in it (a glob at its top: `*`, `./.[!.]*`), or any path through a `.git`
-/// directory (a repository's history). Attack pass 62: `rm -rf .git`, `rm -rf *` and `cd
-/// .. && rm -rf proj` ran in on-request mode without a question.
+/// Whether glob component `c` matches every name (`*`, `.*`, `.[!.]*`, `.??*`, `**`): its
+/// classes and wildcards removed, nothing but a leading dot is left.
+fn catch_all(c: &str) -> bool {
+    if !has_glob(c) {
+        return false;
+    }
+    let mut rest = String::new();
+    let mut in_class = false;
+    for ch in c.chars() {
+        match ch {
+            '[' => in_class = true,
+            ']' => in_class = false,
+            '*' | '?' => {}
+            _ if in_class => {}
+            _ => rest.push(ch),
+        }
+    }
+    rest.is_empty() || rest == "."
+}
+
+/// The `.git` entries that hold a repository's history (deleting one loses commits).
+const GIT_HISTORY: &[&str] = &[
+    "objects",
+    "refs",
+    "logs",
+    "packed-refs",
+    "HEAD",
+    "index",
+    "worktrees",
+    "modules",
+];
+
+/// `p` with one level of brace expansion made (`{.git,src}` → `.git`, `src`;
+/// `.{git,x}` → `.git`, `.x`), at most 32 words; `p` itself without braces.
+fn brace_words(p: &str) -> Vec<String> {
+    let (Some(open), Some(close)) = (p.find('{'), p.rfind('}')) else {
+        return vec![p.to_string()];
+    };
+    if close < open || !p[open..close].contains(',') {
+        return vec![p.to_string()];
+    }
+    p[open + 1..close]
+        .split(',')
+        .take(32)
+        .map(|alt| format!("{}{alt}{}", &p[..open], &p[close + 1..]))
+        .collect()
+}
+
+/// Why deleting `p` (static spelling) under the cwd candidates takes the project
+/// (`project`: the work tree's top, else where the script started), if it does. With
+/// `recursive`: the project itself or a directory holding it, everything in it (a
+/// catch-all glob at its top: `*`, `./.[!.]*`), or `.git` or its history
+/// ([`GIT_HISTORY`]); without: a file of that history. Brace expansion is made first.
+/// Attack passes 62, 63: `rm -rf .git`, `rm -rf *`, `cd .. && rm -rf proj`, `rm -rf
+/// {.git,src}`, `rm -f .git/objects/*/*` ran in on-request mode without a question;
+/// new-user pass nu63: `rm -rf *.log` and `rm -rf .git/rebase-merge` must not ask.
 pub(crate) fn project_target(
     p: &str,
     cwds: &[Cwd],
     home: Option<&str>,
-    start: &Cwd,
+    project: &Cwd,
+    recursive: bool,
 ) -> Option<String> {
-    let start_parts = match start {
+    let project_parts = match project {
         Cwd::Abs(v) | Cwd::Rel(v) => v,
         _ => return None,
     };
-    for c in cwd_candidates(cwds) {
-        let r = resolve(c, p, home);
-        let parts = match (&r, start) {
-            (Cwd::Abs(v), Cwd::Abs(_)) | (Cwd::Rel(v), Cwd::Rel(_)) => v,
-            (Cwd::Abs(v), _) | (Cwd::Rel(v), _) | (Cwd::Home(v), _) => {
-                if v.iter().any(|c| c == ".git") {
+    for w in brace_words(p) {
+        for c in cwd_candidates(cwds) {
+            let r = resolve(c, &w, home);
+            let (parts, comparable) = match (&r, project) {
+                (Cwd::Abs(v), Cwd::Abs(_)) | (Cwd::Rel(v), Cwd::Rel(_)) => (v, true),
+                (Cwd::Abs(v), _) | (Cwd::Rel(v), _) | (Cwd::Home(v), _) => (v, false),
+                (Cwd::Unknown, _) => continue,
+            };
+            if let Some(g) = parts.iter().position(|c| c == ".git") {
+                let history = match parts.get(g + 1) {
+                    None => recursive,
+                    Some(first) => GIT_HISTORY.contains(&first.as_str()) || catch_all(first),
+                };
+                if history {
                     return Some(format!("a repository's history ({p})"));
                 }
+            }
+            if !recursive || !comparable {
                 continue;
             }
-            (Cwd::Unknown, _) => continue,
-        };
-        if parts.iter().any(|c| c == ".git") {
-            return Some(format!("a repository's history ({p})"));
-        }
-        if start_parts.starts_with(parts) {
-            return Some(if parts.len() == start_parts.len() {
-                format!("the project directory ({p})")
-            } else {
-                format!("a directory holding the project ({p})")
-            });
-        }
-        if parts.len() == start_parts.len() + 1
-            && parts.starts_with(start_parts)
-            && parts.last().is_some_and(|l| has_glob(l))
-        {
-            return Some(format!("everything in the project directory ({p})"));
+            if project_parts.starts_with(parts) {
+                return Some(if parts.len() == project_parts.len() {
+                    format!("the project directory ({p})")
+                } else {
+                    format!("a directory holding the project ({p})")
+                });
+            }
+            if parts.len() == project_parts.len() + 1
+                && parts.starts_with(project_parts)
+                && parts.last().is_some_and(|l| catch_all(l))
+            {
+                return Some(format!("everything in the project directory ({p})"));
+            }
         }
     }
     None
+}
+
+/// Whether `p` names the project or a path below it for every cwd candidate, so that a
+/// `..` in it escapes the working directory but not the project (new-user pass nu63: `rm
+/// -rf ../build` from `proj/tests` was forbidden).
+fn within_project(p: &str, cwds: &[Cwd], home: Option<&str>, project: &Cwd) -> bool {
+    let Cwd::Abs(pp) = project else {
+        return false;
+    };
+    !pp.is_empty()
+        && cwd_candidates(cwds)
+            .iter()
+            .all(|c| matches!(resolve(c, p, home), Cwd::Abs(parts) if parts.starts_with(pp)))
 }
 
 /// Shell start-up files (relative to a home directory).
@@ -1610,46 +1681,82 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
     }
 }
 
+/// Whether a `find` expression (`args`, after `find`) selects by a test that narrows what
+/// it acts on: a name or path that is not a catch-all (`-name '*'` and `-regex '.*'` are
+/// not), age, size, emptiness, owner; `-type f` alone does not, and neither does a
+/// negation or an `-o` right before the action (new-user pass nu63: `find . -name '*.pyc'
+/// -o -name '*.pyo' -delete` is narrowed; attack pass 63: `find . -name '*' -delete` is
+/// not).
+fn find_narrowed(args: &[String]) -> bool {
+    if args.iter().any(|a| a == "-not" || a == "!") {
+        return false;
+    }
+    let mut narrowed = false;
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let value = args.get(i + 1).map(String::as_str).unwrap_or("");
+        match a {
+            "-name" | "-iname" | "-path" | "-ipath" | "-wholename" | "-iwholename" | "-lname"
+            | "-ilname" => {
+                let last = value.rsplit('/').next().unwrap_or(value);
+                if !value.is_empty() && !catch_all(last) {
+                    narrowed = true;
+                }
+                i += 1;
+            }
+            "-regex" | "-iregex" => {
+                if !matches!(value, ".*" | ".+" | "./.*" | ".*.*" | "") {
+                    narrowed = true;
+                }
+                i += 1;
+            }
+            "-empty" | "-newer" | "-mtime" | "-mmin" | "-atime" | "-amin" | "-ctime" | "-cmin"
+            | "-size" | "-inum" | "-samefile" | "-user" | "-group" | "-links" => narrowed = true,
+            "-delete" | "-exec" | "-execdir" | "-ok" | "-okdir"
+                if i > 0 && matches!(args[i - 1].as_str(), "-o" | "-or" | ",") =>
+            {
+                return false;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    narrowed
+}
+
 /// `find / -delete`.
 fn find_delete_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let args = &seg.argv[1..];
-    // A test that selects by name, path, age, size or emptiness narrows what is deleted
-    // (`find . -name '*.o' -delete`); `-type f` alone does not.
-    let narrowed = args.iter().any(|a| {
-        matches!(
-            a.as_str(),
-            "-name"
-                | "-iname"
-                | "-path"
-                | "-ipath"
-                | "-wholename"
-                | "-iwholename"
-                | "-regex"
-                | "-iregex"
-                | "-empty"
-                | "-newer"
-                | "-mtime"
-                | "-mmin"
-                | "-atime"
-                | "-amin"
-                | "-ctime"
-                | "-cmin"
-                | "-size"
-                | "-inum"
-                | "-samefile"
-                | "-user"
-                | "-group"
-                | "-links"
-                | "-lname"
-                | "-ilname"
-        )
-    }) && !args
-        .iter()
-        .any(|a| a == "-o" || a == "-or" || a == "-not" || a == "!");
-    for a in args
+    let narrowed = find_narrowed(args);
+    let starts: Vec<&String> = args
         .iter()
         .take_while(|a| !a.starts_with('-') && *a != "(" && *a != "!")
-    {
+        .collect();
+    if starts.is_empty() && !narrowed {
+        // `find -delete`: the start is `.`.
+        if let Some(r) = project_target(".", cx.cwds, cx.home, cx.start, true) {
+            out.push(finding(
+                FindingId::RmProject,
+                Decision::Ask,
+                format!("find -delete without a name test deletes {r}"),
+            ));
+        }
+    }
+    for (k, a) in starts.into_iter().enumerate() {
+        if !seg.is_static(k + 1) {
+            if !narrowed {
+                out.push(finding(
+                    FindingId::RmProject,
+                    Decision::Ask,
+                    format!(
+                        "find -delete without a name test in a directory known only at run \
+                         time ({a})"
+                    ),
+                ));
+            }
+            continue;
+        }
         if let Some(r) = critical_target(a, cx.cwds, cx.home) {
             out.push(finding(
                 FindingId::FindDeleteCritical,
@@ -1657,7 +1764,7 @@ fn find_delete_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) 
                 format!("find -delete on {r}"),
             ));
         } else if !narrowed {
-            if let Some(r) = project_target(a, cx.cwds, cx.home, cx.start) {
+            if let Some(r) = project_target(a, cx.cwds, cx.home, cx.start, true) {
                 out.push(finding(
                     FindingId::RmProject,
                     Decision::Ask,
@@ -1843,7 +1950,43 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
         ));
         return;
     }
+    // `find … -exec rm {} +`: what `{}` names is what the find selects (attack pass 63,
+    // new-user pass nu63).
+    let find = seg
+        .wrappers
+        .iter()
+        .find(|w| w.name == "find -exec")
+        .map(|w| &w.argv[1..w.argv.len().saturating_sub(1)]);
+    let mut braces_selected = false;
+    if let Some(fargs) = find.filter(|_| a.operands.iter().any(|(_, t)| *t == "{}")) {
+        braces_selected = find_narrowed(fargs);
+    }
+    if let Some(fargs) =
+        find.filter(|_| !braces_selected && a.operands.iter().any(|(_, t)| *t == "{}"))
+    {
+        let mut starts: Vec<&str> = fargs
+            .iter()
+            .take_while(|a| !a.starts_with('-') && *a != "(" && *a != "!")
+            .map(String::as_str)
+            .collect();
+        if starts.is_empty() {
+            starts.push(".");
+        }
+        for st in starts {
+            if let Some(why) = project_target(st, cx.cwds, cx.home, cx.start, true) {
+                out.push(finding(
+                    FindingId::RmProject,
+                    Decision::Ask,
+                    format!("find without a name test feeds rm everything in {why}"),
+                ));
+                break;
+            }
+        }
+    }
     for (i, t) in &a.operands {
+        if braces_selected && *t == "{}" {
+            continue;
+        }
         if !seg.is_static(*i) {
             if let Some(p) = home_spelled(t) {
                 // Only `$HOME` is dynamic: judge the path like a static one.
@@ -1867,13 +2010,31 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
             }
             continue;
         }
-        if recursive && critical_target(t, cx.cwds, cx.home).is_none() {
-            if let Some(why) = project_target(t, cx.cwds, cx.home, cx.start) {
+        // A `..` that leaves the working directory but not the project is no escape
+        // (nu63); anything else critical stays critical (the home as the project too).
+        let inside = within_project(t, cx.cwds, cx.home, cx.start);
+        let crit = critical_target(t, cx.cwds, cx.home);
+        let escape_only = crit
+            .as_deref()
+            .is_some_and(|r| r.ends_with("escapes the working directory"));
+        let inside = inside && (crit.is_none() || escape_only);
+        if inside || crit.is_none() {
+            if let Some(why) = project_target(t, cx.cwds, cx.home, cx.start, recursive) {
                 out.push(finding(
                     FindingId::RmProject,
                     Decision::Ask,
-                    format!("recursive delete of {why}"),
+                    format!(
+                        "{} of {why}",
+                        if recursive {
+                            "recursive delete"
+                        } else {
+                            "delete"
+                        }
+                    ),
                 ));
+                continue;
+            }
+            if inside {
                 continue;
             }
         }
@@ -1907,7 +2068,11 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
             ));
         }
     }
-    if recursive && seg.runtime_args && !out.iter().any(|f| f.id == FindingId::RmDynamicTarget) {
+    if recursive
+        && seg.runtime_args
+        && !braces_selected
+        && !out.iter().any(|f| f.id == FindingId::RmDynamicTarget)
+    {
         out.push(finding(
             FindingId::RmDynamicTarget,
             Decision::Ask,
