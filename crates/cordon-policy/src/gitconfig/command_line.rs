@@ -1166,7 +1166,8 @@ impl<'a> Reading<'a> {
                 Code::SkipWord => skip_word = Some(pc.word),
                 Code::DataList(f) => {
                     for b in &bases {
-                        for list in super::word_paths(f, b, self.homes, self.users) {
+                        // A redirection's target is a path even without a `/`.
+                        for list in expand_path(f, b, self.homes, self.users) {
                             if !matches!(self.fs.entry(&list), Some(Entry::Kind(FileKind::File))) {
                                 continue;
                             }
@@ -1178,7 +1179,7 @@ impl<'a> Reading<'a> {
                                 let Some(w) = line.split_whitespace().next() else {
                                     continue;
                                 };
-                                for p in super::word_paths(w, b, self.homes, self.users) {
+                                for p in expand_path(w, b, self.homes, self.users) {
                                     if matches!(
                                         self.fs.entry(&p),
                                         Some(Entry::Kind(FileKind::File) | Entry::Link(_))
@@ -1784,6 +1785,8 @@ mod tests {
             .file("/w/tools/x.sh", "")
             .file("/w/tools/new.sh", "")
             .file("/w/tools/list", "tools/new.sh\n\nnot-there.sh arg\n")
+            .file("/w/list", "run.sh\n")
+            .file("/w/run.sh", "")
             .file("/w/README", "");
         let env = path_env();
         let r = reading_of(&fs, &env);
@@ -1806,6 +1809,8 @@ mod tests {
                 ),
                 ("read f < tools/list; sh $f", "/w/tools/new.sh"),
                 ("xargs sh < tools/list", "/w/tools/new.sh"),
+                ("while read l; do sh \"$l\"; done < list", "/w/list"),
+                ("while read l; do sh \"$l\"; done < list", "/w/run.sh"),
             ],
         );
         names_not(
