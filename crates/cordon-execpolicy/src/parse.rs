@@ -1747,7 +1747,12 @@ impl<'o> Builder<'o> {
         let reads_input = !seg.argv[1..]
             .iter()
             .any(|a| !a.starts_with('-') && !a.starts_with('+'))
-            || seg.argv[1..].iter().any(|a| a == "-" || a == "-s");
+            || seg.argv[1..].iter().any(|a| {
+                matches!(
+                    a.as_str(),
+                    "-" | "-s" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0"
+                )
+            });
         let mut inputs: Vec<String> = if shell && reads_input {
             seg.redirections
                 .iter()
@@ -1773,6 +1778,16 @@ impl<'o> Builder<'o> {
                         .skip_while(|a| matches!(*a, "-n" | "-e" | "-E"))
                         .collect();
                     inputs.push(words.join(" "));
+                }
+                // `printf 'rm -rf .git\n' | sh`: a format without conversions is its text
+                // (attack pass 63).
+                if let Some(b) = before.filter(|b| {
+                    b.program.name == "printf" && b.dynamic_args.is_empty() && b.is_static(0)
+                }) {
+                    if let Some(fmt) = b.argv.get(1).filter(|f| !f.replace("%%", "").contains('%'))
+                    {
+                        inputs.push(fmt.replace("\\n", "\n").replace("%%", "%"));
+                    }
                 }
             }
         }

@@ -901,3 +901,49 @@ fn project_deletes_are_read_against_the_work_tree() {
     // Leaving the project with `..` stays forbidden.
     assert_eq!(at(top, "rm -rf ../other").0, Decision::Forbid);
 }
+
+/// Attack pass 63: commands git runs through transport and pager options, `ext::` URLs,
+/// `core.alternateRefsCommand`, a printf or `/dev/stdin` fed to a shell, `patch -R` and
+/// moving the history away are checked; twins stay quiet.
+#[test]
+fn more_commands_handed_to_git_and_shells_are_checked() {
+    bash_findings(
+        &[
+            (
+                "git ls-remote --upload-pack='rm -rf .git;false' .",
+                "rm_project",
+            ),
+            (
+                "git fetch --upload-pack 'git reset --hard' .",
+                "git_reset_hard",
+            ),
+            ("git clone -u 'rm -rf .git' . /tmp/x", "rm_project"),
+            ("git grep -O'rm -rf .git;true' a", "rm_project"),
+            (
+                "git archive --exec='git stash clear' --remote=. HEAD",
+                "git_discard_changes",
+            ),
+            (
+                "git -c protocol.ext.allow=always ls-remote 'ext::sh -c x'",
+                "git_alias",
+            ),
+            (
+                "git -c core.alternateRefsCommand='rm -rf .git' fetch",
+                "rm_project",
+            ),
+            ("printf 'rm -rf .git\\n' | sh", "rm_project"),
+            ("sh /dev/stdin <<< 'git reset --hard'", "git_reset_hard"),
+            ("git diff | patch -R -p1", "git_discard_changes"),
+            ("mv .git/objects /tmp/", "rm_project"),
+            ("mv * .git /tmp/", "rm_project"),
+        ],
+        &[
+            "git fetch origin",
+            "git grep -n foo",
+            "printf '%s\\n' a b | sh",
+            "patch -p1 < fix.diff",
+            "mv a.txt b.txt",
+            "mv build/* dist/",
+        ],
+    );
+}

@@ -1673,6 +1673,19 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
             format!("{name} changes the machine's power state"),
         )),
         "tee" => tee_check(seg, cx, out),
+        // `git diff | patch -R -p1` reverts uncommitted changes (attack pass 63).
+        "patch"
+            if args.iter().any(|a| {
+                a == "--reverse"
+                    || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains('R'))
+            }) =>
+        {
+            out.push(finding(
+                FindingId::GitDiscardChanges,
+                Decision::Ask,
+                "patch -R undoes changes in the work tree",
+            ))
+        }
         "sed" => sed_in_place_check(seg, cx, out),
         "cp" | "mv" | "install" | "ln" | "rsync" | "truncate" => {
             copy_target_check(name, seg, cx, out)
@@ -1859,6 +1872,25 @@ fn copy_target_check(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Ve
         if let Some(f) = dangerous_write_target(&t, cx.cwds, cx.home) {
             if !out.contains(&f) {
                 out.push(f);
+            }
+        }
+    }
+    // `mv .git/objects /tmp/`, `mv * /tmp/`: moving the project or its history away loses
+    // it as a delete would (attack pass 63: the sandbox's /tmp is gone after the run).
+    if name == "mv" {
+        let sources: Vec<&str> = match (target_dir, a.operands.as_slice()) {
+            (Some(_), ops) => ops.iter().map(|(_, s)| *s).collect(),
+            (None, [sources @ .., _]) => sources.iter().map(|(_, s)| *s).collect(),
+            _ => Vec::new(),
+        };
+        for src in sources {
+            if let Some(why) = project_target(src, cx.cwds, cx.home, cx.start, true) {
+                out.push(finding(
+                    FindingId::RmProject,
+                    Decision::Ask,
+                    format!("moves away {why}"),
+                ));
+                break;
             }
         }
     }
@@ -2127,6 +2159,7 @@ fn git_alias_defined(seg: &Segment, globals: &[String], name: &str) -> bool {
 fn git_code_key(key: &str) -> bool {
     const EXACT: &[&str] = &[
         "core.fsmonitor",
+        "core.alternaterefscommand",
         "core.sshcommand",
         "core.pager",
         "core.editor",
@@ -2266,24 +2299,38 @@ fn git_command_values(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut V
             "--parent-filter",
             "--tag-name-filter",
         ],
+        // Attack pass 63: the program run on the other side of a local transport, and
+        // grep's pager.
+        "ls-remote" | "fetch" | "pull" | "clone" => &["-u", "--upload-pack"],
+        "push" | "send-pack" => &["--receive-pack", "--exec"],
+        "archive" => &["--exec"],
+        "grep" => &["-O", "--open-files-in-pager"],
         _ => &[],
     };
+    // `ext::CMD` runs CMD (git allows it with `protocol.ext.allow`).
+    if args.iter().any(|a| a.starts_with("ext::")) {
+        unchecked = Some("an ext:: URL".into());
+    }
     let mut i = 0;
     while i < args.len() {
         let a = args[i].as_str();
+        // An attached short value (`-xCMD`, `-uCMD`, `-OCMD`).
+        let attached = valued
+            .iter()
+            .filter(|o| o.len() == 2)
+            .find_map(|o| a.strip_prefix(o).filter(|v| !v.is_empty()).map(|v| (o, v)));
         if valued.contains(&a) {
             if let Some(v) = args.get(i + 1) {
                 lines.push((format!("git {name} {a}"), v.clone()));
             }
             i += 1;
-        } else if let Some((o, v)) = a.split_once('=') {
-            if valued.contains(&o) && o.starts_with("--") {
-                lines.push((format!("git {name} {o}"), v.to_string()));
-            }
-        } else if let Some(v) = a.strip_prefix("-x").filter(|v| !v.is_empty()) {
-            if valued.contains(&"-x") {
-                lines.push((format!("git {name} -x"), v.to_string()));
-            }
+        } else if let Some((o, v)) = a
+            .split_once('=')
+            .filter(|(o, _)| valued.contains(o) && o.starts_with("--"))
+        {
+            lines.push((format!("git {name} {o}"), v.to_string()));
+        } else if let Some((o, v)) = attached {
+            lines.push((format!("git {name} {o}"), v.to_string()));
         }
         i += 1;
     }
