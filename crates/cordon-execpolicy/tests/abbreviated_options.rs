@@ -947,3 +947,25 @@ fn more_commands_handed_to_git_and_shells_are_checked() {
         ],
     );
 }
+
+/// Attack pass 63: scheduling and locking wrappers are looked through; forms that change
+/// a running process run no command.
+#[test]
+fn scheduling_and_lock_wrappers_are_looked_through() {
+    bash_findings(
+        &[
+            ("ionice -c3 git reset --hard", "git_reset_hard"),
+            ("ionice -c 2 -n 7 rm -rf .git", "rm_project"),
+            ("chrt -f 10 git reset --hard", "git_reset_hard"),
+            ("taskset -c 0 git reset --hard", "git_reset_hard"),
+            ("flock /tmp/l git reset --hard", "git_reset_hard"),
+            ("flock -w 5 .lock rm -rf *", "rm_project"),
+        ],
+        &[
+            "ionice -p 123",
+            "taskset -p 3 123",
+            "flock -n .lock make",
+            "chrt -p 123",
+        ],
+    );
+}

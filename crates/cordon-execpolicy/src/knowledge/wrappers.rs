@@ -246,6 +246,10 @@ pub(crate) fn wrapper_step(name: &str, words: &[Word]) -> Step {
         "sudo" => sudo(name, words),
         "doas" => doas(name, words),
         "xargs" => xargs(name, words),
+        "ionice" => ionice(name, words),
+        "chrt" => chrt(name, words),
+        "taskset" => taskset(name, words),
+        "flock" => flock(name, words),
         s if SHELLS.contains(&s) => shell(name, words),
         _ => Step::Program,
     }
@@ -319,6 +323,99 @@ fn nice(_name: &str, words: &[Word]) -> Step {
     let o = scan_opts(rest, "", "n", "", &[], &["adjustment"]);
     let next = o.next + start - 1;
     inner(words, next, &o, "nice")
+}
+
+/// `ionice [-c CLASS] [-n LEVEL] [-t] CMD` (attack pass 63: `ionice -c3 git reset --hard`
+/// was not looked through). `-p PID` changes a running process: no command.
+fn ionice(_name: &str, words: &[Word]) -> Step {
+    let o = scan_opts(
+        words,
+        "tuh",
+        "cnpPV",
+        "",
+        &["ignore"],
+        &["class", "classdata", "pid", "pgid", "uid"],
+    );
+    if o.seen.iter().any(|(k, _)| {
+        matches!(
+            k.as_str(),
+            "-p" | "-P" | "-u" | "--pid" | "--pgid" | "--uid"
+        )
+    }) {
+        return Step::Program;
+    }
+    inner(words, o.next, &o, "ionice")
+}
+
+/// `chrt [OPTS] PRIORITY CMD` (`-p` changes a running process: no command).
+fn chrt(_name: &str, words: &[Word]) -> Step {
+    let o = scan_opts(
+        words,
+        "abdefiormRv",
+        "TPD",
+        "",
+        &[
+            "all-tasks",
+            "batch",
+            "deadline",
+            "fifo",
+            "idle",
+            "other",
+            "rr",
+            "reset-on-fork",
+            "verbose",
+        ],
+        &["sched-runtime", "sched-period", "sched-deadline"],
+    );
+    if o.seen.iter().any(|(k, _)| k == "-p" || k == "--pid")
+        || words[1..]
+            .iter()
+            .any(|w| w.text == "-p" || w.text == "--pid")
+    {
+        return Step::Program;
+    }
+    inner(words, o.next + 1, &o, "chrt")
+}
+
+/// `taskset [-a] [-c] MASK CMD` (`-p` changes a running process: no command).
+fn taskset(_name: &str, words: &[Word]) -> Step {
+    let o = scan_opts(words, "acV", "", "", &["all-tasks", "cpu-list"], &[]);
+    if words[1..]
+        .iter()
+        .any(|w| w.text == "-p" || w.text == "--pid")
+    {
+        return Step::Program;
+    }
+    inner(words, o.next + 1, &o, "taskset")
+}
+
+/// `flock [OPTS] FILE CMD [ARGS]` (attack pass 63: `flock /tmp/l git reset --hard`).
+/// `flock FILE -c CMDLINE` and `flock FD` are not looked through: the program stays
+/// `flock` (not known-safe).
+fn flock(_name: &str, words: &[Word]) -> Step {
+    let o = scan_opts(
+        words,
+        "sxunoF",
+        "Ew",
+        "",
+        &[
+            "shared",
+            "exclusive",
+            "unlock",
+            "nonblock",
+            "close",
+            "no-fork",
+            "verbose",
+        ],
+        &["conflict-exit-code", "timeout", "wait"],
+    );
+    if words
+        .iter()
+        .any(|w| w.text == "-c" || w.text == "--command")
+    {
+        return Step::Program;
+    }
+    inner(words, o.next + 1, &o, "flock")
 }
 
 /// `coproc [NAME] CMD`.
