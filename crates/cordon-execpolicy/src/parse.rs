@@ -1588,6 +1588,13 @@ impl<'o> Builder<'o> {
             // checked) but its arguments arrive at run time.
             self.opaque(OpaqueKind::RuntimeScriptArguments, script);
         }
+        // `xargs -I{} sh -c {}`: the whole line arrives at run time; read as a command
+        // known only then, so that it is asked about (attack pass 63).
+        let script = if u.runtime_args && script.trim() == "{}" {
+            "$RUN_TIME_LINE"
+        } else {
+            script
+        };
         let mut all_wrappers = frame.wrappers.to_vec();
         all_wrappers.extend(u.wrappers);
         all_wrappers.push(shell);

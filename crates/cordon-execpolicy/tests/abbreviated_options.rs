@@ -969,3 +969,21 @@ fn scheduling_and_lock_wrappers_are_looked_through() {
         ],
     );
 }
+
+/// Attack pass 63: a shell's `-c` line known only at run time asks, as a whole command
+/// known only at run time does; a static line is read as usual.
+#[test]
+fn a_shell_line_known_only_at_run_time_asks() {
+    bash_findings(
+        &[
+            ("bash -c \"$CMD\"", "dynamic_command"),
+            (
+                "xargs -I{} sh -c {} <<< 'git reset --hard'",
+                "dynamic_command",
+            ),
+            ("sh -ec \"$(cat script)\"", "dynamic_command"),
+            ("echo 'git reset --hard' | xargs sh -c", "dynamic_command"),
+        ],
+        &["bash -c 'make test'", "sh -c 'echo \"$1\"' _ x"],
+    );
+}

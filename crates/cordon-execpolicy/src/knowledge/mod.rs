@@ -1672,6 +1672,32 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
             Decision::Forbid,
             format!("{name} changes the machine's power state"),
         )),
+        // `bash -c "$CMD"`, `xargs -I{} sh -c {}`: the command line is known only at run
+        // time (attack pass 63), as `$x` alone is.
+        s if shells::SHELLS.contains(&s) => {
+            let c_at = seg.argv.iter().enumerate().skip(1).find_map(|(i, a)| {
+                (seg.is_static(i)
+                    && a.starts_with('-')
+                    && !a.starts_with("--")
+                    && a[1..].contains('c'))
+                .then_some(i)
+            });
+            // The line is a run-time word, find's or xargs' `{}`, or what xargs appends.
+            if let Some(i) = c_at.filter(|&i| match seg.argv.get(i + 1) {
+                Some(line) => !seg.is_static(i + 1) || line == "{}",
+                None => seg.runtime_args,
+            }) {
+                out.push(finding(
+                    FindingId::DynamicCommand,
+                    Decision::Ask,
+                    format!(
+                        "{name} -c runs a command line known only at run time ({}): what it \
+                         runs is not checked",
+                        seg.argv.get(i + 1).map_or("its input", String::as_str)
+                    ),
+                ));
+            }
+        }
         "tee" => tee_check(seg, cx, out),
         // `git diff | patch -R -p1` reverts uncommitted changes (attack pass 63).
         "patch"
