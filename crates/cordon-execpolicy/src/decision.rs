@@ -731,7 +731,15 @@ fn caps(seg: &Segment) -> Vec<String> {
         ));
     }
     for e in &seg.env {
-        if is_sensitive_var(&e.name) {
+        // An editor or pager that does nothing (`GIT_EDITOR=true`, cordon's own advice for
+        // a commit without a terminal; `GIT_PAGER=cat`) changes nothing that runs
+        // (new-user pass nu63).
+        let inert = matches!(
+            e.name.as_str(),
+            "GIT_EDITOR" | "GIT_SEQUENCE_EDITOR" | "EDITOR" | "VISUAL" | "GIT_PAGER" | "PAGER"
+        ) && !e.dynamic
+            && matches!(e.value.as_str(), "true" | ":" | "cat" | "false" | "");
+        if is_sensitive_var(&e.name) && !inert {
             caps.push(format!("sets {} (changes what the command runs)", e.name));
         }
     }

@@ -987,3 +987,12 @@ fn a_shell_line_known_only_at_run_time_asks() {
         &["bash -c 'make test'", "sh -c 'echo \"$1\"' _ x"],
     );
 }
+
+/// New-user pass nu63: `GIT_EDITOR=true` (cordon's own advice) and `GIT_PAGER=cat` do not
+/// cap a known-safe or allowed command; an editor that runs something does.
+#[test]
+fn an_inert_editor_or_pager_is_no_cap() {
+    assert!(known_safe(&["bash", "-c", "GIT_PAGER=cat git log -3"]));
+    assert!(known_safe(&["bash", "-c", "GIT_EDITOR=true git log -3"]));
+    assert!(!known_safe(&["bash", "-c", "GIT_PAGER=./p.sh git log -3"]));
+}
