@@ -3507,7 +3507,14 @@ fn protected_for_root(
     // `.git` or `.cordon` placeholder: the directory is new and empty, and the placeholders
     // would make it "not empty" for what the grant is for (new-user pass nu19 N1: `git
     // worktree add ../wt` failed by every route once such grants became roots).
-    if fs.kind(root).is_none() {
+    // A root inside a git dir (`-w .git/hooks`, cordon's own advice after a hook write
+    // was denied) is no project: a `.git` or `.cordon` there marks nothing git or cordon
+    // would look for, so none is made (new-user pass nu63: empty `.git/hooks/.git/` and
+    // `.git/hooks/.cordon/` were left behind).
+    let in_git_dir = root
+        .components()
+        .any(|c| c.as_os_str() == std::ffi::OsStr::new(".git"));
+    if fs.kind(root).is_none() || in_git_dir {
         protect_profile_files(fs, &prot, root, profile_files, out);
         return Ok(());
     }

@@ -1747,3 +1747,33 @@ fn a_global_git_config_edit_is_told_the_copy_is_read_only() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }
+
+/// New-user pass nu63: a writable root inside a git dir (`-w .git/hooks`, cordon's own
+/// advice after a hook write is denied) gets no `.git`/`.cordon` placeholder; the write
+/// it grants works.
+#[test]
+fn a_grant_inside_a_git_dir_leaves_no_placeholders() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    git_init(&p.dir);
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "-w",
+            ".git/hooks",
+            "--",
+            "sh",
+            "-c",
+            "echo x > .git/hooks/note",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(p.dir.join(".git/hooks/note").exists());
+    for left in [".git/hooks/.git", ".git/hooks/.cordon"] {
+        assert!(!p.dir.join(left).exists(), "{left} was left behind");
+    }
+}
