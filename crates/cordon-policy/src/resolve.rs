@@ -3511,9 +3511,13 @@ fn protected_for_root(
     // was denied) is no project: a `.git` or `.cordon` there marks nothing git or cordon
     // would look for, so none is made (new-user pass nu63: empty `.git/hooks/.git/` and
     // `.git/hooks/.cordon/` were left behind).
-    let in_git_dir = root
-        .components()
-        .any(|c| c.as_os_str() == std::ffi::OsStr::new(".git"));
+    // Strictly below one: a `.git` root itself keeps them (git run inside it would find a
+    // planted `.git/.git` before the git dir).
+    let in_git_dir = root.parent().is_some_and(|parent| {
+        parent
+            .components()
+            .any(|c| c.as_os_str() == std::ffi::OsStr::new(".git"))
+    });
     if fs.kind(root).is_none() || in_git_dir {
         protect_profile_files(fs, &prot, root, profile_files, out);
         return Ok(());
