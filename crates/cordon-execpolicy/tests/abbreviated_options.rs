@@ -939,6 +939,7 @@ fn more_commands_handed_to_git_and_shells_are_checked() {
         ],
         &[
             "git fetch origin",
+            "git config remote.x.url 'ext::sh -c id'",
             "git grep -n foo",
             "printf '%s\\n' a b | sh",
             "patch -p1 < fix.diff",

@@ -2334,7 +2334,17 @@ fn git_command_values(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut V
         _ => &[],
     };
     // `ext::CMD` runs CMD (git allows it with `protocol.ext.allow`).
-    if args.iter().any(|a| a.starts_with("ext::")) {
+    // Only where git connects to it (`git config remote.x.url ext::…` only writes config,
+    // which the broker refuses anyway).
+    let connects = matches!(
+        name,
+        "clone" | "fetch" | "pull" | "push" | "ls-remote" | "archive" | "submodule"
+    );
+    if connects
+        && args
+            .iter()
+            .any(|a| a.starts_with("ext::") || a.contains("=ext::"))
+    {
         unchecked = Some("an ext:: URL".into());
     }
     let mut i = 0;
