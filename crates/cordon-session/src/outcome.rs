@@ -1548,6 +1548,11 @@ fn denial_hint(shown: &str, rule: &str, access: Access, grant: Result<&str, &str
         Err(why) if why.contains(OWN_FILE) => {
             format!("{what}; cordon offers no per-command widening: {why}; edit it outside cordon")
         }
+        // No grant lifts the rule: `-w` is not offered next to it (new-user pass nu63:
+        // "no per-command grant can lift this rule (-w PATH if you are sure …)").
+        Err(why) if why.starts_with("no per-command grant") => {
+            format!("{what}; cordon offers no per-command widening: {why}")
+        }
         Err(why) => format!(
             "{what}; cordon offers no per-command widening: {why} (-w PATH if you are sure — \
              -w makes a missing PATH as a directory, so create a new file outside the \
