@@ -2594,6 +2594,19 @@ mod tests {
         assert!(!o.hint.unwrap().contains("-w .."));
     }
 
+    /// nu63: where no per-command grant lifts the rule, `-w` is not offered beside it.
+    #[test]
+    fn no_grant_means_no_w_advice() {
+        let h = denial_hint(
+            "wt/.git",
+            "read-only: outside every writable root",
+            Access::Write,
+            Err("no per-command grant can lift this rule"),
+        );
+        assert!(h.contains("no per-command grant"), "{h}");
+        assert!(!h.contains("-w PATH"), "{h}");
+    }
+
     /// nu27 F5: a hidden path's hint says how it is opened: `cordon explain` (a profile
     /// entry or `--with`) for the profile's deny, dropping the flag for a `--deny-read`.
     #[test]
