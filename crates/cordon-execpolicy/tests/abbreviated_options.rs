@@ -997,3 +997,30 @@ fn an_inert_editor_or_pager_is_no_cap() {
     assert!(known_safe(&["bash", "-c", "GIT_EDITOR=true git log -3"]));
     assert!(!known_safe(&["bash", "-c", "GIT_PAGER=./p.sh git log -3"]));
 }
+
+/// New-user pass nu64: dotted branch names, `checkout -m`, a narrowed find in /tmp and a
+/// worktree's bookkeeping are not asked about as losses (or forbidden); a source file is.
+#[test]
+fn dotted_branches_and_narrowed_finds_are_everyday_work() {
+    bash_findings(
+        &[
+            ("git checkout main.rs", "git_discard_changes"),
+            ("git checkout src/app.py", "git_discard_changes"),
+        ],
+        &[
+            "git checkout 2.x",
+            "git checkout fix.typo",
+            "git checkout renovate/react-18.x",
+            "git checkout -b 2.x-fix origin/2.x",
+            "git checkout feature.login --",
+            "git checkout -m feature",
+            "rm -rf .git/worktrees/wt",
+        ],
+    );
+    let rec = eval(&["bash", "-c", "find /tmp -name '*.log' -delete"]);
+    assert_eq!(rec.decision, Decision::Ask, "{}", rec.reason);
+    assert_eq!(
+        eval(&["bash", "-c", "find /tmp -delete"]).decision,
+        Decision::Forbid
+    );
+}

@@ -491,7 +491,8 @@ fn catch_all(c: &str) -> bool {
     rest.is_empty() || rest == "."
 }
 
-/// The `.git` entries that hold a repository's history (deleting one loses commits).
+/// The `.git` entries that hold a repository's history (deleting one loses commits);
+/// `worktrees/` is bookkeeping (new-user pass nu64).
 const GIT_HISTORY: &[&str] = &[
     "objects",
     "refs",
@@ -499,8 +500,17 @@ const GIT_HISTORY: &[&str] = &[
     "packed-refs",
     "HEAD",
     "index",
-    "worktrees",
     "modules",
+];
+
+/// File extensions of sources and documents (`git checkout f.txt` names a path; a branch
+/// seldom ends in one of these).
+const SOURCE_EXTENSIONS: &[&str] = &[
+    "rs", "py", "js", "mjs", "cjs", "ts", "tsx", "jsx", "go", "c", "h", "cc", "cpp", "hpp", "java",
+    "kt", "rb", "php", "md", "txt", "json", "yaml", "yml", "toml", "lock", "html", "css", "scss",
+    "sh", "sql", "xml", "cfg", "ini", "env", "gradle", "swift", "cs", "vue", "svelte", "lua", "pl",
+    "dart", "ex", "exs", "hs", "ml", "scala", "proto", "csv", "rst", "ipynb", "conf", "mk",
+    "cmake", "bzl", "tf", "nix",
 ];
 
 /// `p` with one level of brace expansion made (`{.git,src}` → `.git`, `src`;
@@ -569,7 +579,14 @@ pub(crate) fn project_target(
                 && parts.starts_with(project_parts)
                 && parts.last().is_some_and(|l| catch_all(l))
             {
-                return Some(format!("everything in the project directory ({p})"));
+                // With a `cd` before it, the top is one of the places it may run: a `cd`
+                // that fails leaves it there (nu64 asked why `cd build && rm -rf *` asks).
+                let maybe = if cwd_candidates(cwds).len() > 1 {
+                    "; if the `cd` before it does not take it elsewhere"
+                } else {
+                    ""
+                };
+                return Some(format!("everything in the project directory ({p}{maybe})"));
             }
         }
     }
@@ -1797,9 +1814,15 @@ fn find_delete_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) 
             continue;
         }
         if let Some(r) = critical_target(a, cx.cwds, cx.home) {
+            // A name test narrows it to chosen files (`find /tmp -name '*.log' -delete`,
+            // new-user pass nu64): asked about, not forbidden.
             out.push(finding(
                 FindingId::FindDeleteCritical,
-                Decision::Forbid,
+                if narrowed {
+                    Decision::Ask
+                } else {
+                    Decision::Forbid
+                },
                 format!("find -delete on {r}"),
             ));
         } else if !narrowed {
@@ -2908,13 +2931,13 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
                 }
                 k += 1;
             }
+            // A source file's extension, not a dotted branch name (new-user pass nu64:
+            // `git checkout 2.x`, `fix.typo`, `renovate/react-18.x` were asked about).
             let file_like = |a: &str| {
                 a.rsplit_once('.').is_some_and(|(stem, ext)| {
                     !stem.is_empty()
                         && !stem.ends_with('.')
-                        && (1..=6).contains(&ext.len())
-                        && ext.chars().all(|c| c.is_ascii_alphanumeric())
-                        && ext.chars().any(|c| c.is_ascii_alphabetic())
+                        && SOURCE_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
                 })
             };
             if paths_after_dashdash
@@ -2922,10 +2945,8 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
                 || operands.iter().any(|a| file_like(a))
                 || args.iter().any(|a| !a.starts_with('-') && pathspec(a))
                 || short('f')
-                || short('m')
                 || long(&[
                     LongOption::abbrev("force"),
-                    LongOption::abbrev("merge"),
                     LongOption::abbrev("ours"),
                     LongOption::abbrev("theirs"),
                     LongOption::abbrev("pathspec-from-file"),
