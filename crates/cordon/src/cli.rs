@@ -438,6 +438,7 @@ mod tests {
         "--staged",            // git restore, in the exec policy paragraph
         "--merge",             // git reset, in the exec policy paragraph
         "--force-with-lease",  // git push, in the exec policy paragraph
+        "--delete",            // git push, in the exec policy paragraph
         "--force",             // git worktree remove, in the exec policy paragraph
         "--separate-git-dir",  // git init, in the git config section
         "--ignore-submodules", // git status, in Known limits
