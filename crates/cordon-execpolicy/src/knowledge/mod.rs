@@ -431,7 +431,12 @@ fn cwd_candidates(cwds: &[Cwd]) -> &[Cwd] {
 
 /// Why deleting `p` (static spelling) under the cwd candidates is critical, if it is.
 pub(crate) fn critical_target(p: &str, cwds: &[Cwd], home: Option<&str>) -> Option<String> {
-    // Lexical `..` escape, independent of the cwd.
+    escapes_cwd(p).or_else(|| critical_resolved(p, cwds, home))
+}
+
+/// Why `p` is critical as a lexical `..` escape of the working directory, independent of
+/// the cwd (`rm -rf ../x`), if it is.
+fn escapes_cwd(p: &str) -> Option<String> {
     if !p.starts_with('/') && home_form(p).is_none() {
         let mut v = Vec::new();
         push_components(&mut v, p, true);
@@ -439,6 +444,12 @@ pub(crate) fn critical_target(p: &str, cwds: &[Cwd], home: Option<&str>) -> Opti
             return Some(format!("{p} escapes the working directory"));
         }
     }
+    None
+}
+
+/// [`critical_target`] without the lexical `..` escape: what `p` names under the cwd
+/// candidates (another user's home, the home, system paths).
+fn critical_resolved(p: &str, cwds: &[Cwd], home: Option<&str>) -> Option<String> {
     if p.starts_with('~') && home_form(p).is_none() {
         let rest = p.split_once('/').map(|(_, r)| r).unwrap_or("");
         if rest.trim_matches('/').is_empty() || has_glob(rest) && !rest.contains('/') {
@@ -1781,26 +1792,28 @@ fn find_narrowed(args: &[String]) -> bool {
     narrowed
 }
 
+/// The start directories of a `find` expression (`args`, after `find`): the words before
+/// the first test, option or parenthesis; `.` when there are none (as find reads it).
+fn find_starts(args: &[String]) -> Vec<&str> {
+    let starts: Vec<&str> = args
+        .iter()
+        .take_while(|a| !a.starts_with('-') && *a != "(" && *a != "!")
+        .map(String::as_str)
+        .collect();
+    if starts.is_empty() {
+        vec!["."]
+    } else {
+        starts
+    }
+}
+
 /// `find / -delete`.
 fn find_delete_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let args = &seg.argv[1..];
     let narrowed = find_narrowed(args);
-    let starts: Vec<&String> = args
-        .iter()
-        .take_while(|a| !a.starts_with('-') && *a != "(" && *a != "!")
-        .collect();
-    if starts.is_empty() && !narrowed {
-        // `find -delete`: the start is `.`.
-        if let Some(r) = project_target(".", cx.cwds, cx.home, cx.start, true) {
-            out.push(finding(
-                FindingId::RmProject,
-                Decision::Ask,
-                format!("find -delete without a name test deletes {r}"),
-            ));
-        }
-    }
-    for (k, a) in starts.into_iter().enumerate() {
-        if !seg.is_static(k + 1) {
+    for (k, a) in find_starts(args).into_iter().enumerate() {
+        // An implicit `.` is static (argument 1 is then a test or an action).
+        if a != "." && !seg.is_static(k + 1) {
             if !narrowed {
                 out.push(finding(
                     FindingId::RmProject,
@@ -2038,22 +2051,10 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
         .iter()
         .find(|w| w.name == "find -exec")
         .map(|w| &w.argv[1..w.argv.len().saturating_sub(1)]);
-    let mut braces_selected = false;
-    if let Some(fargs) = find.filter(|_| a.operands.iter().any(|(_, t)| *t == "{}")) {
-        braces_selected = find_narrowed(fargs);
-    }
-    if let Some(fargs) =
-        find.filter(|_| !braces_selected && a.operands.iter().any(|(_, t)| *t == "{}"))
-    {
-        let mut starts: Vec<&str> = fargs
-            .iter()
-            .take_while(|a| !a.starts_with('-') && *a != "(" && *a != "!")
-            .map(String::as_str)
-            .collect();
-        if starts.is_empty() {
-            starts.push(".");
-        }
-        for st in starts {
+    let find = find.filter(|_| a.operands.iter().any(|(_, t)| *t == "{}"));
+    let braces_selected = find.is_some_and(find_narrowed);
+    if let Some(fargs) = find.filter(|_| !braces_selected) {
+        for st in find_starts(fargs) {
             if let Some(why) = project_target(st, cx.cwds, cx.home, cx.start, true) {
                 out.push(finding(
                     FindingId::RmProject,
@@ -2093,13 +2094,9 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
         }
         // A `..` that leaves the working directory but not the project is no escape
         // (nu63); anything else critical stays critical (the home as the project too).
-        let inside = within_project(t, cx.cwds, cx.home, cx.start);
-        let crit = critical_target(t, cx.cwds, cx.home);
-        let escape_only = crit
-            .as_deref()
-            .is_some_and(|r| r.ends_with("escapes the working directory"));
-        let inside = inside && (crit.is_none() || escape_only);
-        if inside || crit.is_none() {
+        let inside = within_project(t, cx.cwds, cx.home, cx.start)
+            && critical_resolved(t, cx.cwds, cx.home).is_none();
+        if inside || critical_target(t, cx.cwds, cx.home).is_none() {
             if let Some(why) = project_target(t, cx.cwds, cx.home, cx.start, recursive) {
                 out.push(finding(
                     FindingId::RmProject,
