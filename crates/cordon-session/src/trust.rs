@@ -347,14 +347,9 @@ impl TrustProfile {
         let mut eval = cordon_execpolicy::EvalContext::default()
             .with_deny_read(has_deny_read)
             .with_cwd(req.cwd.to_string_lossy());
-        // The project a delete must not take: the top of the git work tree holding the
-        // cwd (a `.git` entry, not followed), else the cwd.
-        let project = req
-            .cwd
-            .ancestors()
-            .take(64)
-            .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok())
-            .unwrap_or(&req.cwd);
+        // The project a delete must not take: the workspace root the resolver uses (the
+        // nearest marked ancestor, placeholders excepted), else the cwd.
+        let project = cordon_policy::resolve::find_workspace(&HostFs, &req.cwd);
         eval = eval.with_project(project.to_string_lossy());
         let home = req.env.iter().find(|(k, _)| k == "HOME").map(|(_, h)| h);
         if let Some(h) = home {

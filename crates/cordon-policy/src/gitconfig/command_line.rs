@@ -1266,7 +1266,8 @@ impl<'a> Reading<'a> {
 /// (quotes around FILE removed; at most 16).
 fn substituted_files(cmd: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for opener in ["$(cat ", "$(<", "`cat ", "$( cat ", "$(< "] {
+    // `$(<` covers `$(< F)` too (the word is taken after leading blanks).
+    for opener in ["$(cat ", "$(<", "`cat ", "$( cat "] {
         let mut rest = cmd;
         while let Some(i) = rest.find(opener) {
             rest = &rest[i + opener.len()..];
