@@ -89,6 +89,31 @@ pub fn parse_command_with(argv: &[String], opts: &ParseOptions) -> ParsedCommand
     b.finish()
 }
 
+/// What a static `echo TEXT` or `printf FORMAT` (a format without conversions) writes,
+/// for a shell reading it on a pipe (attack passes 62, 63: `echo "git reset --hard" | sh`,
+/// `printf 'rm -rf .git\n' | sh`).
+fn static_output(b: &Segment) -> Option<String> {
+    if !b.dynamic_args.is_empty() || !b.is_static(0) {
+        return None;
+    }
+    match b.program.name.as_str() {
+        "echo" => Some(
+            b.argv[1..]
+                .iter()
+                .map(String::as_str)
+                .skip_while(|a| matches!(*a, "-n" | "-e" | "-E"))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        "printf" => b
+            .argv
+            .get(1)
+            .filter(|f| !f.replace("%%", "").contains('%'))
+            .map(|f| f.replace("\\n", "\n").replace("%%", "%")),
+        _ => None,
+    }
+}
+
 /// Parse a shell script (as `bash -c SCRIPT` would run it) with default [`ParseOptions`].
 /// Used for rule examples and by [`crate::Policy::evaluate_script`]. Never panics.
 pub fn parse_script(script: &str) -> ParsedCommand {
@@ -1750,70 +1775,43 @@ impl<'o> Builder<'o> {
     /// 62: `bash <<EOF` with `git reset --hard` in it ran unasked).
     fn interpreter_input(&mut self, at: Cursor<'_>, idx: usize, frame: &Frame) {
         let seg = &self.out.segments[idx];
-        let shell = crate::knowledge::shells::SHELLS.contains(&seg.program.name.as_str());
-        let reads_input = !seg.argv[1..]
+        let args = &seg.argv[1..];
+        // What the interpreter runs is its input: no script operand, or `-`, `-s`,
+        // `/dev/stdin` as the script.
+        let reads_input = !args
             .iter()
             .any(|a| !a.starts_with('-') && !a.starts_with('+'))
-            || seg.argv[1..].iter().any(|a| {
+            || args.iter().any(|a| {
                 matches!(
                     a.as_str(),
                     "-" | "-s" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0"
                 )
             });
-        let mut inputs: Vec<String> = if shell && reads_input {
-            seg.redirections
-                .iter()
-                .filter(|r| matches!(r.kind, RedirectKind::Heredoc | RedirectKind::Herestring))
-                .filter_map(|r| r.text.clone())
-                .collect()
-        } else {
-            Vec::new()
-        };
-        // `echo TEXT | sh`: the stage before, when it is a static echo.
-        if let (true, Some(p)) = (shell && reads_input, seg.pipeline) {
-            if p.index > 0 {
-                let before = self.out.segments.iter().rev().find(|s| {
-                    s.pipeline
-                        .is_some_and(|q| q.id == p.id && q.index + 1 == p.index)
-                });
-                if let Some(b) = before.filter(|b| {
-                    b.program.name == "echo" && b.dynamic_args.is_empty() && b.is_static(0)
-                }) {
-                    let words: Vec<&str> = b.argv[1..]
-                        .iter()
-                        .map(String::as_str)
-                        .skip_while(|a| matches!(*a, "-n" | "-e" | "-E"))
-                        .collect();
-                    inputs.push(words.join(" "));
-                }
-                // `printf 'rm -rf .git\n' | sh`: a format without conversions is its text
-                // (attack pass 63).
-                if let Some(b) = before.filter(|b| {
-                    b.program.name == "printf" && b.dynamic_args.is_empty() && b.is_static(0)
-                }) {
-                    if let Some(fmt) = b.argv.get(1).filter(|f| !f.replace("%%", "").contains('%'))
-                    {
-                        inputs.push(fmt.replace("\\n", "\n").replace("%%", "%"));
-                    }
-                }
-            }
-        }
-        let seg = &self.out.segments[idx];
-        let feeds_stdin = seg
+        let fed: Vec<&Redirection> = seg
             .redirections
             .iter()
-            .any(|r| matches!(r.kind, RedirectKind::Heredoc | RedirectKind::Herestring));
-        let in_later_stage = seg.pipeline.is_some_and(|p| p.index > 0);
-        let args = &seg.argv[1..];
-        let script_operand = args
-            .iter()
-            .any(|a| !a.starts_with('-') && !a.starts_with('+'));
-        let dash = args.iter().any(|a| a == "-" || a == "-s");
+            .filter(|r| matches!(r.kind, RedirectKind::Heredoc | RedirectKind::Herestring))
+            .collect();
+        let later_stage = seg.pipeline.filter(|p| p.index > 0);
+        let before = later_stage.and_then(|p| {
+            self.out.segments.iter().rev().find(|s| {
+                s.pipeline
+                    .is_some_and(|q| q.id == p.id && q.index + 1 == p.index)
+            })
+        });
+        // A shell's static input: a heredoc or herestring without expansions, and `echo
+        // TEXT |` or `printf FORMAT |` (no conversions) as the stage before.
+        let mut inputs: Vec<String> = Vec::new();
+        if crate::knowledge::shells::SHELLS.contains(&seg.program.name.as_str()) && reads_input {
+            inputs.extend(fed.iter().filter_map(|r| r.text.clone()));
+            inputs.extend(before.and_then(static_output));
+        }
+        let (heredoc, piped) = (!fed.is_empty(), later_stage.is_some() && reads_input);
         let text = seg.argv.join(" ");
-        if feeds_stdin {
+        if heredoc {
             self.opaque(OpaqueKind::HeredocToInterpreter, &text);
         }
-        if in_later_stage && (!script_operand || dash) {
+        if piped {
             self.opaque(OpaqueKind::StdinScript, &text);
         }
         for input in inputs {
