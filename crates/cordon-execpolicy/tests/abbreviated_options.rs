@@ -1024,3 +1024,34 @@ fn dotted_branches_and_narrowed_finds_are_everyday_work() {
         Decision::Forbid
     );
 }
+
+/// New-user pass nu65: a glob naming `.git`, a find selecting `.git`, an alias or command
+/// key set for a later command of the run, and `tar --remove-files` of the project ask;
+/// `--help` and a reporting `git apply --check -R` do not.
+#[test]
+fn git_globs_config_sets_and_reports() {
+    bash_findings(
+        &[
+            ("rm -rf .gi?", "rm_project"),
+            ("rm -rf .g*", "rm_project"),
+            ("find . -name .git -exec rm -rf {} +", "rm_project"),
+            ("git config alias.x 'reset --hard' && git x", "git_alias"),
+            (
+                "git config -f .git/config alias.y '!git reset --hard'",
+                "git_alias",
+            ),
+            ("git config set core.fsmonitor 'rm -rf src'", "git_alias"),
+            ("tar -cf /dev/null . --remove-files", "rm_project"),
+        ],
+        &[
+            "git reset --hard --help",
+            "git clean --help",
+            "git apply --check -R x.patch",
+            "git apply -R --stat x.patch",
+            "git config user.email a@b",
+            "git config --get alias.x",
+            "rm -rf .github/tmp",
+            "tar -czf out.tgz src",
+        ],
+    );
+}

@@ -111,8 +111,14 @@ fn code_running_keys_are_refused_by_name() {
         return;
     }
     let before = config(&p);
-    let o = run(
-        &p,
+    // `--yes`: setting an alias or a command key asks first (nu65); the broker's refusal
+    // is what is tested here.
+    let o = support::out(p.cordon(&[
+        "run",
+        "--yes",
+        "--",
+        "sh",
+        "-c",
         "git config core.fsmonitor ./fsm.sh; git config core.hooksPath .hk; \
          git config alias.x '!id'; git config filter.lfs.clean evil; \
          git config include.path ../evil.cfg; git config remote.origin.uploadpack evil; \
@@ -120,7 +126,7 @@ fn code_running_keys_are_refused_by_name() {
          git config remote.evil.url 'ext::sh -c id'; \
          git config url.https://evil.example/.insteadOf https://good.example/; \
          git config --get core.hooksPath",
-    );
+    ]));
     assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));
     assert_eq!(text(&o.stdout).trim(), ".hk", "the copy is writable inside");
     assert_eq!(config(&p), before, "the host file must not change");

@@ -502,6 +502,20 @@ fn catch_all(c: &str) -> bool {
     rest.is_empty() || rest == "."
 }
 
+/// Whether path component `c` names `.git`: literally, or as a glob that matches it
+/// (`.g*`, `.gi?`: new-user pass nu65 deleted the history with `rm -rf .gi?`).
+fn names_git(c: &str) -> bool {
+    // A catch-all (`*`, `.*`) names everything, and is judged as that where it matters
+    // (at the project's top), not as `.git` everywhere.
+    c == ".git"
+        || (has_glob(c)
+            && !catch_all(c)
+            && globset::GlobBuilder::new(c)
+                .literal_separator(true)
+                .build()
+                .is_ok_and(|g| g.compile_matcher().is_match(".git")))
+}
+
 /// The `.git` entries that hold a repository's history (deleting one loses commits);
 /// `worktrees/` is bookkeeping (new-user pass nu64).
 const GIT_HISTORY: &[&str] = &[
@@ -567,7 +581,7 @@ pub(crate) fn project_target(
                 (Cwd::Abs(v), _) | (Cwd::Rel(v), _) | (Cwd::Home(v), _) => (v, false),
                 (Cwd::Unknown, _) => continue,
             };
-            if let Some(g) = parts.iter().position(|c| c == ".git") {
+            if let Some(g) = parts.iter().position(|c| names_git(c)) {
                 let history = match parts.get(g + 1) {
                     None => recursive,
                     Some(first) => GIT_HISTORY.contains(&first.as_str()) || catch_all(first),
@@ -1726,6 +1740,19 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
                 ));
             }
         }
+        // `tar -cf /dev/null . --remove-files` deletes what it archived (nu65).
+        "tar" if args.iter().any(|a| a == "--remove-files") => {
+            for t in static_args(seg).filter(|a| !a.starts_with('-')) {
+                if let Some(why) = project_target(t, cx.cwds, cx.home, cx.start, true) {
+                    out.push(finding(
+                        FindingId::RmProject,
+                        Decision::Ask,
+                        format!("tar --remove-files deletes {why}"),
+                    ));
+                    break;
+                }
+            }
+        }
         "tee" => tee_check(seg, cx, out),
         // `git diff | patch -R -p1` reverts uncommitted changes (attack pass 63).
         "patch"
@@ -1756,6 +1783,16 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
 /// not).
 fn find_narrowed(args: &[String]) -> bool {
     if args.iter().any(|a| a == "-not" || a == "!") {
+        return false;
+    }
+    // A name test that selects `.git` narrows nothing that matters: it is the history
+    // (nu65: `find . -name .git -exec rm -rf {} +`).
+    if args.windows(2).any(|w| {
+        matches!(
+            w[0].as_str(),
+            "-name" | "-iname" | "-path" | "-ipath" | "-wholename"
+        ) && names_git(w[1].rsplit('/').next().unwrap_or(&w[1]))
+    }) {
         return false;
     }
     let mut narrowed = false;
@@ -2248,6 +2285,35 @@ fn git_code_key(key: &str) -> bool {
     }
 }
 
+/// The alias or command key a `git config` invocation (`args` after `config`) sets, if
+/// any: `git config alias.x 'reset --hard'`, `git config -f .git/config core.fsmonitor
+/// …` (new-user pass nu65: an alias set and used in one run ran unasked). Reading
+/// (`--get`, one operand) sets nothing.
+fn git_config_sets_code(args: &[String]) -> Option<String> {
+    const VALUED: &[&str] = &["-f", "--file", "--blob", "--type", "--default", "--comment"];
+    let mut operands = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if VALUED.contains(&a) {
+            i += 1;
+        } else if a.starts_with("--get") || matches!(a, "-l" | "--list" | "--unset" | "--unset-all")
+        {
+            return None;
+        } else if !a.starts_with('-') {
+            operands.push(a);
+        }
+        i += 1;
+    }
+    // `git config set KEY VALUE` (git 2.46).
+    if operands.first() == Some(&"set") {
+        operands.remove(0);
+    }
+    let key = operands.first()?.to_ascii_lowercase();
+    (operands.len() >= 2 && (key.starts_with("alias.") || git_code_key(&key)))
+        .then(|| operands[0].to_string())
+}
+
 /// Environment variables whose value is a command line git (or what it starts) runs.
 const GIT_CODE_VARIABLES: &[&str] = &[
     "GIT_EXTERNAL_DIFF",
@@ -2735,6 +2801,10 @@ pub(crate) fn known_safe_git_alias(
 }
 
 fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    // `git reset --hard --help` shows a manual page and changes nothing (nu65).
+    if seg.argv.iter().skip(1).any(|a| a == "--help") {
+        return;
+    }
     let (Some(sub), _) = git_subcommand(seg) else {
         if seg.runtime_args {
             // `echo reset --hard | xargs git` (attack pass 61).
@@ -2761,6 +2831,16 @@ fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
         return;
     }
     git_command_values(seg, sub, cx, out);
+    if let Some(key) = git_config_sets_code(&seg.argv[sub + 1..]) {
+        out.push(finding(
+            FindingId::GitAlias,
+            Decision::Ask,
+            format!(
+                "git config sets {key}, which a later git command of this run would run \
+                 unchecked (the sandbox's copy of the config takes it at once)"
+            ),
+        ));
+    }
     if !GIT_BUILTINS.contains(&seg.argv[sub].as_str()) {
         if let Some(how) = git_config_moved(seg, &seg.argv[1..sub], cx.moved) {
             out.push(finding(
@@ -3000,7 +3080,18 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
         "read-tree" if short('u') => Some(
             "git read-tree -u overwrites the work tree (and --reset the staged changes)".into(),
         ),
-        "apply" if short('R') || long(&[LongOption::abbrev("reverse")]) => {
+        // `--check`, `--stat`, `--numstat`, `--summary` only report, unless `--apply`
+        // (nu65: `git apply --check -R x.patch` was asked about).
+        "apply"
+            if (short('R') || long(&[LongOption::abbrev("reverse")]))
+                && (long(&[LongOption::exact("apply")])
+                    || !long(&[
+                        LongOption::exact("check"),
+                        LongOption::exact("stat"),
+                        LongOption::exact("numstat"),
+                        LongOption::exact("summary"),
+                    ])) =>
+        {
             Some("git apply --reverse undoes changes in the work tree".into())
         }
         "rm" if short('f') || long(&[LongOption::abbrev("force")]) => {
