@@ -274,6 +274,7 @@ fn refused_keys_are_in_the_json_report_with_what_to_do() {
         .cordon(&[
             "run",
             "--json",
+            "--yes",
             "--",
             "sh",
             "-c",
