@@ -1074,6 +1074,9 @@ fn run_namespaces(
     }
     drop(alive_r);
     drop(status_w);
+    if let Some(p) = prepared {
+        p.hold_mount_namespace(pid);
+    }
     drop(ended_w);
     if let Some(Err(e)) = cover.as_ref().map(|c| c.arm()) {
         // Nothing would wake the helper for a replacement: nothing runs.

@@ -634,6 +634,9 @@ fn handle_request(
             send_with_fds(&conn, &line, &[me.as_raw_fd()])?;
         }
     }
+    if let Launcher::Template(p) = &launcher {
+        p.hold_for_run();
+    }
     // SAFETY: the handler is single-threaded (forked from the single-threaded server).
     let helper = match unsafe { libc::fork() } {
         -1 => {

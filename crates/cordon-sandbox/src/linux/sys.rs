@@ -434,6 +434,19 @@ pub fn status_flags(fd: RawFd) -> io::Result<libc::c_int> {
     check(unsafe { libc::fcntl(fd, libc::F_GETFL) })
 }
 
+/// `ioctl(pidfd, PIDFD_GET_MNT_NAMESPACE, 0)`: a descriptor of the mount namespace of the
+/// process `pidfd` refers to (Linux 6.11, `include/uapi/linux/pidfd.h`: `_IO(0xFF, 3)`;
+/// the argument must be 0). Needs ptrace read access to it, as `/proc/PID/ns/mnt` does.
+///
+/// Errors: `EINVAL`/`ENOTTY` on an older kernel, `ESRCH` when it has exited, `EPERM`.
+pub fn pidfd_mount_namespace(pidfd: &OwnedFd) -> io::Result<OwnedFd> {
+    const PIDFD_GET_MNT_NAMESPACE: libc::c_ulong = (0xFF << 8) | 3;
+    // SAFETY: a request that takes no pointer (its argument is 0); returns a new
+    // descriptor or -1.
+    let r = check(unsafe { libc::ioctl(pidfd.as_raw_fd(), PIDFD_GET_MNT_NAMESPACE, 0usize) })?;
+    Ok(owned(r as libc::c_long))
+}
+
 /// `fcntl(fd, F_DUPFD_CLOEXEC, 3)`: a close-on-exec duplicate of `fd`.
 pub fn dup_cloexec(fd: RawFd) -> io::Result<OwnedFd> {
     // SAFETY: F_DUPFD_CLOEXEC creates a new descriptor, owned by the caller from here on.
@@ -962,4 +975,41 @@ pub fn inherit_in_child(cmd: &mut std::process::Command, fd: RawFd) {
             Ok(())
         })
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    /// Linux 6.11 or later (`PIDFD_GET_MNT_NAMESPACE`), from the release string.
+    fn kernel_has_pidfd_namespaces() -> bool {
+        let r = kernel_release();
+        let mut parts = r.split(|c: char| !c.is_ascii_digit());
+        let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        (major, minor) >= (6, 11)
+    }
+
+    /// The descriptor names this process's own mount namespace (the one the template's
+    /// handler holds for a command's init, issue 12): same inode as `/proc/self/ns/mnt`.
+    #[test]
+    fn pidfd_mount_namespace_names_the_process_mount_namespace() {
+        if !kernel_has_pidfd_namespaces() {
+            eprintln!(
+                "skipped: kernel {} has no PIDFD_GET_MNT_NAMESPACE",
+                kernel_release()
+            );
+            return;
+        }
+        // SAFETY: pidfd_open returns a new descriptor or -1.
+        let r = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) };
+        assert!(r >= 0, "pidfd_open: {}", io::Error::last_os_error());
+        let pidfd = owned(r);
+        let ns = pidfd_mount_namespace(&pidfd).expect("PIDFD_GET_MNT_NAMESPACE");
+        let held = fstat(ns.as_raw_fd()).expect("fstat of the namespace descriptor");
+        let own = std::fs::metadata("/proc/self/ns/mnt").expect("/proc/self/ns/mnt");
+        assert_eq!(held.st_ino as u64, own.ino());
+        assert_eq!(held.st_dev as u64, own.dev());
+    }
 }

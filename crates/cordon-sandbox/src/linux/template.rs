@@ -119,6 +119,10 @@ pub(crate) struct Prepared {
     /// In T: the next command's network namespace, made ahead of it ([`make_spares`]); in
     /// Q, taken for init ([`Prepared::take_spare_net`]).
     spare_net: std::cell::RefCell<Option<OwnedFd>>,
+    /// In P and Q: a socket pair P made before forking Q ([`Prepared::hold_for_run`]);
+    /// Q sends init's mount namespace into it ([`Prepared::hold_mount_namespace`]), and
+    /// the descriptor stays in flight, referenced, until P exits.
+    ns_hold: std::cell::RefCell<Option<(OwnedFd, OwnedFd)>>,
     /// The routing of the command the template was made for ([`Routing`]): a command
     /// whose profile text is the same is accepted without parsing or checking its
     /// profile again ([`Prepared::accept`]).
@@ -212,7 +216,53 @@ impl Prepared {
             .into_iter()
             .collect();
         v.extend(self.spare_net.borrow().as_ref().map(|f| f.as_raw_fd()));
+        v.extend(self.ns_hold.borrow().as_ref().map(|(a, _)| a.as_raw_fd()));
         v
+    }
+
+    /// In P, before it forks Q: a socket pair above every number a client's descriptor is
+    /// put on, kept by P (and inherited by Q, [`Prepared::kept_fds`]) until it exits. Q
+    /// sends init's mount namespace into it ([`Prepared::hold_mount_namespace`]), so the
+    /// last reference to the command's mount tree is dropped when P exits — after the
+    /// status went to the client — instead of when init exits (tearing down a mount
+    /// namespace waits for an RCU grace period: ~0.2-0.3 ms of each command's end, issue
+    /// 12). Without a pair (no descriptor left), init's exit does it, as before.
+    pub(crate) fn hold_for_run(&self) {
+        let above = |fd: OwnedFd| -> io::Result<OwnedFd> {
+            // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor or -1.
+            let high = unsafe {
+                libc::fcntl(
+                    fd.as_raw_fd(),
+                    libc::F_DUPFD_CLOEXEC,
+                    super::server::MAX_TARGET_FD,
+                )
+            };
+            if high < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: a new descriptor, owned from here on.
+            Ok(unsafe { OwnedFd::from_raw_fd(high) })
+        };
+        let pair = seqpacket_pair().and_then(|(a, b)| Ok((above(a)?, above(b)?)));
+        *self.ns_hold.borrow_mut() = pair.ok();
+    }
+
+    /// In Q, right after init was cloned as `pid`: sends init's mount namespace (from its
+    /// pidfd, `PIDFD_GET_MNT_NAMESPACE`, Linux 6.11) into P's pair ([`Prepared::hold_for_run`])
+    /// and closes Q's copies. Best effort: on an older kernel, or when init already ended,
+    /// nothing is held and init's exit tears the namespace down, as before. Holding it
+    /// changes no guarantee: init's exit still waits for every process of the command's
+    /// pid namespace, and nothing enters a namespace through a descriptor in flight.
+    pub(crate) fn hold_mount_namespace(&self, pid: libc::pid_t) {
+        let Some((held, receiving)) = self.ns_hold.borrow_mut().take() else {
+            return;
+        };
+        // P's end was closed with the rest when Q started (`close_all_but`): its number
+        // may name another descriptor of Q's now, which must not be closed here.
+        std::mem::forget(receiving);
+        if let Ok(ns) = pidfd_of(pid).and_then(|p| sys::pidfd_mount_namespace(&p)) {
+            let _ = send_fd(&held, ns.as_raw_fd());
+        }
     }
 
     /// In Q: the network namespace the template made for this command ahead of time
@@ -976,6 +1026,7 @@ fn template_main(
         cover: std::cell::RefCell::new(None),
         spare_watch: std::cell::RefCell::new(None),
         spare_net: std::cell::RefCell::new(None),
+        ns_hold: std::cell::RefCell::new(None),
         seed,
     };
     // Handlers (and the spares' short-lived children) are reaped by the kernel; set before
