@@ -447,6 +447,34 @@ pub fn pidfd_mount_namespace(pidfd: &OwnedFd) -> io::Result<OwnedFd> {
     Ok(owned(r as libc::c_long))
 }
 
+/// Whether the absolute `path`, resolved beneath `root` (a descriptor of `/`) without
+/// following any symlink (`openat2` `RESOLVE_NO_SYMLINKS`), is the root of a mount:
+/// `statx` `STATX_ATTR_MOUNT_ROOT` (Linux 5.8). `Ok(None)`: this kernel does not report
+/// the attribute.
+///
+/// Errors: the path cannot be reached that way (missing, a symlink on the way, …).
+pub fn is_mount_root(root: &OwnedFd, path: &Path) -> io::Result<Option<bool>> {
+    let rel = path
+        .strip_prefix("/")
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let fd = open_beneath(root.as_raw_fd(), rel)?;
+    // SAFETY: statx is plain old data; the kernel fills it.
+    let mut sx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: an empty NUL-terminated path with AT_EMPTY_PATH names `fd` itself; `sx` is
+    // writable for the call.
+    check(unsafe {
+        libc::statx(
+            fd.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_TYPE,
+            &mut sx,
+        )
+    })?;
+    let bit = libc::STATX_ATTR_MOUNT_ROOT as u64;
+    Ok((sx.stx_attributes_mask & bit != 0).then_some(sx.stx_attributes & bit != 0))
+}
+
 /// `fcntl(fd, F_DUPFD_CLOEXEC, 3)`: a close-on-exec duplicate of `fd`.
 pub fn dup_cloexec(fd: RawFd) -> io::Result<OwnedFd> {
     // SAFETY: F_DUPFD_CLOEXEC creates a new descriptor, owned by the caller from here on.
@@ -1011,5 +1039,29 @@ mod tests {
         let own = std::fs::metadata("/proc/self/ns/mnt").expect("/proc/self/ns/mnt");
         assert_eq!(held.st_ino as u64, own.ino());
         assert_eq!(held.st_dev as u64, own.dev());
+    }
+
+    /// The template's check of its covers (issue 12): a mount's root is one, a directory
+    /// inside a mount is not, and a path through a symlink is not followed.
+    #[test]
+    fn mount_roots_are_told_without_following_symlinks() {
+        let root = open_path(Path::new("/"), true).expect("open /");
+        let proc_root = is_mount_root(&root, Path::new("/proc")).expect("/proc");
+        if proc_root.is_none() {
+            eprintln!(
+                "skipped: kernel {} has no STATX_ATTR_MOUNT_ROOT",
+                kernel_release()
+            );
+            return;
+        }
+        assert_eq!(proc_root, Some(true), "/proc is a mount of its own");
+        let pid = std::process::id();
+        let inside = format!("/proc/{pid}/fdinfo");
+        assert_eq!(
+            is_mount_root(&root, Path::new(&inside)).expect("a directory in /proc"),
+            Some(false)
+        );
+        // /proc/self is a symlink: not followed, so not an answer.
+        assert!(is_mount_root(&root, Path::new("/proc/self/fdinfo")).is_err());
     }
 }
