@@ -6,7 +6,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::knowledge::variables::is_sensitive_var;
-use crate::knowledge::{self, resolve, Cwd, DangerCtx, Finding};
+use crate::knowledge::{self, resolve, Cwd, DangerCtx, Finding, Link};
 use crate::model::*;
 use crate::parse::ParseOptions;
 use crate::rules::{Pattern, Rule, RuleSource, SandboxMode};
@@ -592,6 +592,8 @@ struct CwdTracker<'c> {
     git_aliases: &'c std::collections::BTreeMap<String, String>,
     /// How many more git alias expansions this evaluation may make.
     alias_budget: std::cell::Cell<u32>,
+    /// Symbolic links made by the segments so far (`ln -s .git g`), at most 64.
+    links: Vec<Link>,
 }
 
 impl<'c> CwdTracker<'c> {
@@ -612,6 +614,7 @@ impl<'c> CwdTracker<'c> {
             project,
             git_aliases: &ctx.git_aliases,
             alias_budget: std::cell::Cell::new(knowledge::GIT_ALIAS_BUDGET),
+            links: Vec::new(),
         }
     }
 
@@ -632,12 +635,19 @@ impl<'c> CwdTracker<'c> {
                 alias_budget: &self.alias_budget,
                 moved: seg_cwds.iter().any(|c| *c != self.start),
                 start: &self.project,
+                links: &self.links,
             },
         )
     }
 
-    /// Add the targets of a `cd`/`pushd`/`popd` segment to the candidates.
+    /// Add the targets of a `cd`/`pushd`/`popd` segment to the candidates, and the links
+    /// an `ln -s` segment makes to the links.
     fn follow(&mut self, seg: &Segment) {
+        for l in knowledge::symlinks_made(seg, &self.cwds, self.home) {
+            if !self.links.contains(&l) && self.links.len() < 64 {
+                self.links.push(l);
+            }
+        }
         if !known_builtin_cd(seg) {
             return;
         }

@@ -1055,3 +1055,53 @@ fn git_globs_config_sets_and_reports() {
         ],
     );
 }
+
+/// The findings of `bash -c SCRIPT` run at the top of the project `/var/tmp/w/proj`.
+fn project_findings(script: &str) -> Vec<String> {
+    let argv: Vec<String> = ["bash", "-c", script]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let ctx = EvalContext::default()
+        .with_cwd("/var/tmp/w/proj")
+        .with_project("/var/tmp/w/proj");
+    Policy::empty()
+        .evaluate(&argv, &ctx)
+        .segments
+        .iter()
+        .flat_map(|s| s.findings.iter().map(|f| f.id.as_str().to_string()))
+        .collect()
+}
+
+/// A symbolic link made earlier on the command line to `.git`, the project or a directory
+/// holding it, then deleted through (`g/`, `up/*`), deletes what it points to; deleting the
+/// link itself or a link to a build directory does not.
+#[test]
+fn a_delete_through_a_link_made_earlier_is_read_through_it() {
+    for script in [
+        "ln -s .git g; rm -rf g/",
+        "ln -s .. up && rm -rf up/*",
+        "ln -sfn /var/tmp/w/proj/.git x; rm -r x/",
+        "ln -s . here && rm -rf here/*",
+        "ln -s .git a && ln -s a b && rm -rf b/",
+        "ln -sr .git sub/g && rm -rf sub/g/objects",
+        "ln -s -t links ../proj/.git && rm -rf links/.git/",
+        "ln --symbolic .git g; find g/ -delete",
+        "ln -s .git g && mv g/objects /tmp/",
+    ] {
+        for f in [project_findings(script), findings(&["bash", "-c", script])] {
+            assert!(f.iter().any(|i| i == "rm_project"), "{script}: {f:?}");
+        }
+    }
+    for script in [
+        "ln -s .git g; rm g",
+        "ln -s .git g; rm -rf g",
+        "ln -s build b && rm -rf b/*",
+        "ln -s /tmp/cache c; rm -rf c/",
+        "ln .git/config cfg; rm -rf cfg/",
+    ] {
+        for f in [project_findings(script), findings(&["bash", "-c", script])] {
+            assert!(f.is_empty(), "{script}: {f:?}");
+        }
+    }
+}

@@ -567,55 +567,207 @@ pub(crate) fn project_target(
     cwds: &[Cwd],
     home: Option<&str>,
     project: &Cwd,
+    links: &[Link],
     recursive: bool,
 ) -> Option<String> {
-    let project_parts = match project {
-        Cwd::Abs(v) | Cwd::Rel(v) => v,
-        _ => return None,
-    };
+    if !matches!(project, Cwd::Abs(_) | Cwd::Rel(_)) {
+        return None;
+    }
     for w in brace_words(p) {
         for c in cwd_candidates(cwds) {
             let r = resolve(c, &w, home);
-            let (parts, comparable) = match (&r, project) {
-                (Cwd::Abs(v), Cwd::Abs(_)) | (Cwd::Rel(v), Cwd::Rel(_)) => (v, true),
-                (Cwd::Abs(v), _) | (Cwd::Rel(v), _) | (Cwd::Home(v), _) => (v, false),
-                (Cwd::Unknown, _) => continue,
-            };
-            if let Some(g) = parts.iter().position(|c| names_git(c)) {
-                let history = match parts.get(g + 1) {
-                    None => recursive,
-                    Some(first) => GIT_HISTORY.contains(&first.as_str()) || catch_all(first),
-                };
-                if history {
-                    return Some(format!("a repository's history ({p})"));
+            let mut places = vec![r.clone()];
+            places.extend(through_links(&r, &w, links));
+            for r in &places {
+                if let Some(why) = project_place(p, r, cwds, project, recursive) {
+                    return Some(why);
                 }
-            }
-            if !recursive || !comparable {
-                continue;
-            }
-            if project_parts.starts_with(parts) {
-                return Some(if parts.len() == project_parts.len() {
-                    format!("the project directory ({p})")
-                } else {
-                    format!("a directory holding the project ({p})")
-                });
-            }
-            if parts.len() == project_parts.len() + 1
-                && parts.starts_with(project_parts)
-                && parts.last().is_some_and(|l| catch_all(l))
-            {
-                // With a `cd` before it, the top is one of the places it may run: a `cd`
-                // that fails leaves it there (nu64 asked why `cd build && rm -rf *` asks).
-                let maybe = if cwd_candidates(cwds).len() > 1 {
-                    "; if the `cd` before it does not take it elsewhere"
-                } else {
-                    ""
-                };
-                return Some(format!("everything in the project directory ({p}{maybe})"));
             }
         }
     }
     None
+}
+
+/// [`project_target`] for one resolved place `r` that spelling `p` names.
+fn project_place(p: &str, r: &Cwd, cwds: &[Cwd], project: &Cwd, recursive: bool) -> Option<String> {
+    let project_parts = match project {
+        Cwd::Abs(v) | Cwd::Rel(v) => v,
+        _ => return None,
+    };
+    let (parts, comparable) = match (r, project) {
+        (Cwd::Abs(v), Cwd::Abs(_)) | (Cwd::Rel(v), Cwd::Rel(_)) => (v, true),
+        (Cwd::Abs(v), _) | (Cwd::Rel(v), _) | (Cwd::Home(v), _) => (v, false),
+        (Cwd::Unknown, _) => return None,
+    };
+    if let Some(g) = parts.iter().position(|c| names_git(c)) {
+        let history = match parts.get(g + 1) {
+            None => recursive,
+            Some(first) => GIT_HISTORY.contains(&first.as_str()) || catch_all(first),
+        };
+        if history {
+            return Some(format!("a repository's history ({p})"));
+        }
+    }
+    if !recursive || !comparable {
+        return None;
+    }
+    // A relative place made only of `..` holds the start directory (the relative project).
+    let holds = |dir: &[String]| {
+        project_parts.starts_with(dir)
+            || (matches!(r, Cwd::Rel(_)) && !dir.is_empty() && dir.iter().all(|c| c == ".."))
+    };
+    if holds(parts) {
+        return Some(if parts.as_slice() == project_parts.as_slice() {
+            format!("the project directory ({p})")
+        } else {
+            format!("a directory holding the project ({p})")
+        });
+    }
+    if let Some((last, dir)) = parts.split_last() {
+        if catch_all(last) && dir != project_parts.as_slice() && holds(dir) {
+            // `ln -s .. up && rm -rf up/*`: everything in a directory above the project.
+            return Some(format!(
+                "everything in a directory holding the project ({p})"
+            ));
+        }
+        if catch_all(last) && dir == project_parts.as_slice() {
+            // With a `cd` before it, the top is one of the places it may run: a `cd`
+            // that fails leaves it there (nu64 asked why `cd build && rm -rf *` asks).
+            let maybe = if cwd_candidates(cwds).len() > 1 {
+                "; if the `cd` before it does not take it elsewhere"
+            } else {
+                ""
+            };
+            return Some(format!("everything in the project directory ({p}{maybe})"));
+        }
+    }
+    None
+}
+
+/// A symbolic link made earlier on the command line (`ln -s TARGET NAME`): where it is and
+/// where it points, both resolved under one working-directory candidate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Link {
+    /// The link itself.
+    pub at: Cwd,
+    /// What it points to.
+    pub to: Cwd,
+}
+
+/// `--symbolic` and `--relative` of ln (getopt_long abbreviations count).
+const LN_SYMBOLIC: LongOption = LongOption::abbrev("symbolic");
+const LN_RELATIVE: LongOption = LongOption::abbrev("relative");
+
+/// The symbolic links `seg` makes if it is `ln -s` with static operands, resolved under
+/// each cwd candidate: `ln -s T NAME` (and `NAME/basename(T)`, in case NAME is a
+/// directory), `ln -s T` (`./basename(T)`), `ln -s -t DIR T…`. A relative target is read
+/// from the link's directory, or from the working directory with `-r`.
+pub(crate) fn symlinks_made(seg: &Segment, cwds: &[Cwd], home: Option<&str>) -> Vec<Link> {
+    if danger_name(seg).as_deref() != Some("ln") {
+        return Vec::new();
+    }
+    let a = split_args(seg, "tS");
+    if !(a.short.contains('s') || a.has_long(&[LN_SYMBOLIC])) {
+        return Vec::new();
+    }
+    let relative = a.short.contains('r') || a.has_long(&[LN_RELATIVE]);
+    let target_dir = seg.argv.iter().enumerate().skip(1).find_map(|(i, w)| {
+        let next = || seg.argv.get(i + 1).filter(|_| seg.is_static(i + 1));
+        if w == "-t" {
+            next().map(String::as_str)
+        } else if let Some(d) = w.strip_prefix("-t").filter(|d| !d.is_empty()) {
+            Some(d)
+        } else if TARGET_DIRECTORY.matches(w) {
+            w.split_once('=')
+                .map(|(_, v)| v)
+                .or_else(|| next().map(String::as_str))
+        } else {
+            None
+        }
+    });
+    if a.operands.iter().any(|(i, _)| !seg.is_static(*i)) {
+        return Vec::new();
+    }
+    let ops: Vec<&str> = a.operands.iter().map(|(_, t)| *t).collect();
+    let into = |dir: &str, t: &str| {
+        let base = t.trim_end_matches('/').rsplit('/').next().unwrap_or(t);
+        format!("{}/{}", dir.trim_end_matches('/'), base)
+    };
+    // (target, link name) pairs.
+    let mut made: Vec<(&str, String)> = Vec::new();
+    match (target_dir, ops.as_slice()) {
+        (Some(d), ts) => made.extend(ts.iter().map(|t| (*t, into(d, t)))),
+        (None, [t]) => made.push((t, into(".", t))),
+        (None, [t, name]) => {
+            made.push((t, name.to_string()));
+            made.push((t, into(name, t)));
+        }
+        (None, [ts @ .., dir]) => made.extend(ts.iter().map(|t| (*t, into(dir, t)))),
+        (None, []) => {}
+    }
+    let mut out = Vec::new();
+    for c in cwd_candidates(cwds) {
+        for (t, name) in &made {
+            let at = resolve(c, name, home);
+            let base = if relative { c.clone() } else { parent_dir(&at) };
+            let to = resolve(&base, t, home);
+            if !matches!(at, Cwd::Unknown) && !matches!(to, Cwd::Unknown) {
+                out.push(Link { at, to });
+            }
+        }
+    }
+    out
+}
+
+/// The directory holding `p` (`Unknown` when it cannot be named).
+fn parent_dir(p: &Cwd) -> Cwd {
+    match p {
+        Cwd::Abs(v) if !v.is_empty() => Cwd::Abs(v[..v.len() - 1].to_vec()),
+        Cwd::Rel(v) if v.last().is_some_and(|l| l != "..") => Cwd::Rel(v[..v.len() - 1].to_vec()),
+        Cwd::Home(v) if !v.is_empty() => Cwd::Home(v[..v.len() - 1].to_vec()),
+        _ => Cwd::Unknown,
+    }
+}
+
+/// What place `r` (spelled `spelled`) reaches through the links made earlier: a path
+/// below a link (`g/x`, `g/*`) or the link with a trailing slash (`g/`) is read through it
+/// (`rm -rf g/` deletes what `g` points to; `rm -rf g` only the link). Links to links are
+/// followed a few levels.
+fn through_links(r: &Cwd, spelled: &str, links: &[Link]) -> Vec<Cwd> {
+    let parts_of = |c: &Cwd| match c {
+        Cwd::Abs(v) | Cwd::Rel(v) | Cwd::Home(v) => Some(v.clone()),
+        Cwd::Unknown => None,
+    };
+    let same_kind = |a: &Cwd, b: &Cwd| std::mem::discriminant(a) == std::mem::discriminant(b);
+    let slash = spelled.ends_with('/') || spelled.ends_with("/.");
+    let mut out: Vec<Cwd> = Vec::new();
+    let mut todo = vec![(r.clone(), slash)];
+    while let Some((place, slash)) = todo.pop() {
+        let Some(parts) = parts_of(&place) else {
+            continue;
+        };
+        for l in links {
+            let Some(at) = parts_of(&l.at) else { continue };
+            if !same_kind(&place, &l.at) || !parts.starts_with(&at) {
+                continue;
+            }
+            if parts.len() == at.len() && !slash {
+                continue;
+            }
+            let rest = &parts[at.len()..];
+            let reached = match &l.to {
+                Cwd::Abs(v) => Cwd::Abs([v.as_slice(), rest].concat()),
+                Cwd::Rel(v) => Cwd::Rel([v.as_slice(), rest].concat()),
+                Cwd::Home(v) => Cwd::Home([v.as_slice(), rest].concat()),
+                Cwd::Unknown => continue,
+            };
+            if out.len() < 16 && !out.contains(&reached) {
+                out.push(reached.clone());
+                todo.push((reached, slash));
+            }
+        }
+    }
+    out
 }
 
 /// Whether `p` names the project or a path below it for every cwd candidate, so that a
@@ -1593,6 +1745,8 @@ pub(crate) struct DangerCtx<'a> {
     pub moved: bool,
     /// Where the script starts: the project a delete must not take ([`project_target`]).
     pub start: &'a Cwd,
+    /// Symbolic links made by earlier segments ([`symlinks_made`]).
+    pub links: &'a [Link],
 }
 
 /// Most git alias expansions one command's evaluation makes: beyond, the alias is asked
@@ -1743,7 +1897,7 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
         // `tar -cf /dev/null . --remove-files` deletes what it archived (nu65).
         "tar" if args.iter().any(|a| a == "--remove-files") => {
             for t in static_args(seg).filter(|a| !a.starts_with('-')) {
-                if let Some(why) = project_target(t, cx.cwds, cx.home, cx.start, true) {
+                if let Some(why) = project_target(t, cx.cwds, cx.home, cx.start, cx.links, true) {
                     out.push(finding(
                         FindingId::RmProject,
                         Decision::Ask,
@@ -1876,7 +2030,7 @@ fn find_delete_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) 
                 format!("find -delete on {r}"),
             ));
         } else if !narrowed {
-            if let Some(r) = project_target(a, cx.cwds, cx.home, cx.start, true) {
+            if let Some(r) = project_target(a, cx.cwds, cx.home, cx.start, cx.links, true) {
                 out.push(finding(
                     FindingId::RmProject,
                     Decision::Ask,
@@ -1983,7 +2137,7 @@ fn copy_target_check(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Ve
             _ => Vec::new(),
         };
         for src in sources {
-            if let Some(why) = project_target(src, cx.cwds, cx.home, cx.start, true) {
+            if let Some(why) = project_target(src, cx.cwds, cx.home, cx.start, cx.links, true) {
                 out.push(finding(
                     FindingId::RmProject,
                     Decision::Ask,
@@ -2092,7 +2246,7 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let braces_selected = find.is_some_and(find_narrowed);
     if let Some(fargs) = find.filter(|_| !braces_selected) {
         for st in find_starts(fargs) {
-            if let Some(why) = project_target(st, cx.cwds, cx.home, cx.start, true) {
+            if let Some(why) = project_target(st, cx.cwds, cx.home, cx.start, cx.links, true) {
                 out.push(finding(
                     FindingId::RmProject,
                     Decision::Ask,
@@ -2134,7 +2288,7 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
         let inside = within_project(t, cx.cwds, cx.home, cx.start)
             && critical_resolved(t, cx.cwds, cx.home).is_none();
         if inside || critical_target(t, cx.cwds, cx.home).is_none() {
-            if let Some(why) = project_target(t, cx.cwds, cx.home, cx.start, recursive) {
+            if let Some(why) = project_target(t, cx.cwds, cx.home, cx.start, cx.links, recursive) {
                 out.push(finding(
                     FindingId::RmProject,
                     Decision::Ask,
@@ -2720,6 +2874,7 @@ fn git_config_alias(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut Vec
                 alias_budget: cx.alias_budget,
                 moved: cx.moved,
                 start: cx.start,
+                links: cx.links,
             };
             for i in 0..parsed.segments.len() {
                 out.extend(dangerous(i, &inner));
@@ -2735,6 +2890,7 @@ fn git_config_alias(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut Vec
                     alias_budget: cx.alias_budget,
                     moved: cx.moved,
                     start: cx.start,
+                    links: cx.links,
                 };
                 git_check(&expanded, &inner, out);
             }
