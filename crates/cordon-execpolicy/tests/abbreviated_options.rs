@@ -1105,3 +1105,44 @@ fn a_delete_through_a_link_made_earlier_is_read_through_it() {
         }
     }
 }
+
+/// What a pipe hands the next stage is read with it: a reversed diff applied, a git
+/// archive extracted over the work tree, and the files `git ls-files` lists fed to rm
+/// undo or delete work; a report, another directory and a narrowed list do not.
+#[test]
+fn work_undone_through_a_pipe_is_asked_about() {
+    bash_findings(
+        &[
+            ("git diff -R | git apply", "git_discard_changes"),
+            ("git diff -R HEAD -- src | patch -p1", "git_discard_changes"),
+            (
+                "git archive HEAD | tar -x --overwrite",
+                "git_discard_changes",
+            ),
+            ("git archive HEAD | tar -xf - -C .", "git_discard_changes"),
+            (
+                "git archive --format=tar HEAD | tar xv",
+                "git_discard_changes",
+            ),
+            ("git ls-files | xargs rm", "rm_project"),
+            ("git ls-files -z | xargs -0 rm -f", "rm_project"),
+            ("git ls-files -m src | xargs rm", "rm_project"),
+            ("git ls-files --others | xargs -r rm", "rm_project"),
+        ],
+        &[
+            "git diff -R > undo.patch",
+            "git diff -R | git apply --check",
+            "git diff | git apply --cached",
+            "git diff -R | patch --dry-run -p1",
+            "git archive HEAD | tar -x -C /tmp/export",
+            "git archive HEAD | tar -t",
+            "git archive HEAD | tar -xk",
+            "git archive --prefix=v1/ HEAD | tar -x",
+            "tar -xzf vendor.tgz",
+            "git ls-files '*.orig' | xargs rm",
+            "git ls-files | xargs wc -l",
+        ],
+    );
+    let f = project_findings("cd /var/tmp/w && git archive HEAD | tar -x -C proj");
+    assert!(f.iter().any(|i| i == "git_discard_changes"), "{f:?}");
+}

@@ -1858,9 +1858,17 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
             Decision::Ask,
             format!("privilege escalation via {name}"),
         )),
-        "rm" => rm_check(seg, cx, out),
+        "rm" => {
+            rm_check(seg, cx, out);
+            rm_of_listed_files(seg, cx, out);
+        }
         "find" if args.iter().any(|a| a == "-delete") => find_delete_check(seg, cx, out),
-        "git" => git_check(seg, cx, out),
+        "git" => {
+            git_check(seg, cx, out);
+            if git_subcommand_index(seg).is_some_and(|s| seg.argv[s] == "apply") {
+                reverse_diff_applied(seg, cx, out);
+            }
+        }
         "dd" => dd_check(seg, cx, out),
         "chmod" | "chown" | "chgrp" => mode_check(name, seg, cx, out),
         "shutdown" | "reboot" | "halt" | "poweroff" => out.push(finding(
@@ -1907,6 +1915,7 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
                 }
             }
         }
+        "tar" => git_archive_extracted(seg, cx, out),
         "tee" => tee_check(seg, cx, out),
         // `git diff | patch -R -p1` reverts uncommitted changes (attack pass 63).
         "patch"
@@ -1921,6 +1930,7 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
                 "patch -R undoes changes in the work tree",
             ))
         }
+        "patch" => reverse_diff_applied(seg, cx, out),
         "sed" => sed_in_place_check(seg, cx, out),
         "cp" | "mv" | "install" | "ln" | "rsync" | "truncate" => {
             copy_target_check(name, seg, cx, out)
@@ -2042,6 +2052,180 @@ fn find_delete_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) 
 }
 
 /// `dd of=/dev/sda` and `dd of=/etc/x`.
+/// The pipeline stage that feeds `seg` its standard input, if `seg` is a later stage.
+fn fed_by<'a>(seg: &Segment, cx: &DangerCtx<'a>) -> Option<&'a Segment> {
+    let p = seg.pipeline.filter(|p| p.index > 0)?;
+    cx.segments.iter().rev().find(|s| {
+        s.pipeline
+            .is_some_and(|q| q.id == p.id && q.index + 1 == p.index)
+    })
+}
+
+/// The git subcommand `seg` runs and its arguments, if it is git.
+fn git_sub_args(seg: &Segment) -> Option<(&str, &[String])> {
+    let sub = git_subcommand_index(seg).filter(|&s| seg.is_static(s))?;
+    Some((seg.argv[sub].as_str(), &seg.argv[sub + 1..]))
+}
+
+/// `git diff -R | git apply`, `git diff -R | patch -p1`: a reversed diff of the work
+/// tree's changes, applied, undoes them as `git apply -R` does. A report (`git apply
+/// --check`, `patch --dry-run`) changes nothing.
+fn reverse_diff_applied(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let args: Vec<&str> = static_args(seg).collect();
+    let reports = if danger_name(seg).as_deref() == Some("patch") {
+        args.iter()
+            .any(|a| *a == "-C" || LongOption::abbrev("dry-run").matches(a))
+    } else {
+        !any_long_option(&args, &[LongOption::exact("apply")])
+            && any_long_option(
+                &args,
+                &[
+                    LongOption::exact("check"),
+                    LongOption::exact("stat"),
+                    LongOption::exact("numstat"),
+                    LongOption::exact("summary"),
+                ],
+            )
+    };
+    let reversed = fed_by(seg, cx)
+        .and_then(git_sub_args)
+        .is_some_and(|(sub, a)| {
+            matches!(sub, "diff" | "stash") && a.iter().any(|x| x == "-R" || x == "--reverse")
+        });
+    if reversed && !reports && !out.iter().any(|f| f.id == FindingId::GitDiscardChanges) {
+        out.push(finding(
+            FindingId::GitDiscardChanges,
+            Decision::Ask,
+            "applies a reversed diff of the work tree's changes: it undoes them",
+        ));
+    }
+}
+
+/// `git archive HEAD | tar -x` at the project's top: the committed files overwrite the
+/// work tree's uncommitted changes (GNU tar replaces existing files unless told to keep
+/// them). Extracting elsewhere (`-C /tmp/export`) or with `--prefix` is ordinary.
+fn git_archive_extracted(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let Some(first) = seg.argv.get(1).filter(|_| seg.is_static(1)) else {
+        return;
+    };
+    let args: Vec<&str> = static_args(seg).collect();
+    let short = |c: char| {
+        args.iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a[1..].contains(c))
+            || (!first.starts_with('-') && first.contains(c))
+    };
+    let extracts = short('x')
+        || any_long_option(
+            &args,
+            &[LongOption::abbrev("extract"), LongOption::exact("get")],
+        );
+    let keeps = short('k')
+        || any_long_option(
+            &args,
+            &[
+                LongOption::abbrev("keep-old-files"),
+                LongOption::abbrev("skip-old-files"),
+                LongOption::abbrev("keep-newer-files"),
+            ],
+        );
+    if !extracts || keeps {
+        return;
+    }
+    // The archive: `-f FILE` (also attached or in a cluster ending in `f`), `--file`.
+    let mut file = None;
+    let mut dir = None;
+    for (i, a) in seg.argv.iter().enumerate().skip(1) {
+        let next = || seg.argv.get(i + 1).map(String::as_str);
+        if let Some(v) = a.strip_prefix("--file=").or(a.strip_prefix("--directory=")) {
+            if a.starts_with("--file") {
+                file = Some(v);
+            } else {
+                dir = Some(v);
+            }
+        } else if a == "--file" {
+            file = next();
+        } else if a == "--directory" {
+            dir = next();
+        } else if a.starts_with('-') && !a.starts_with("--") {
+            if a.ends_with('f') {
+                file = next();
+            } else if a.ends_with('C') {
+                dir = next();
+            } else if let Some(d) = a.strip_prefix("-C").filter(|d| !d.is_empty()) {
+                dir = Some(d);
+            }
+        }
+    }
+    if file.is_some_and(|f| f != "-" && f != "/dev/stdin") {
+        return;
+    }
+    let from_archive = fed_by(seg, cx)
+        .and_then(git_sub_args)
+        .is_some_and(|(sub, a)| {
+            sub == "archive"
+                && !a
+                    .iter()
+                    .any(|x| x.starts_with("--prefix=") && x != "--prefix=" && x != "--prefix=./")
+        });
+    let dir = dir.unwrap_or(".");
+    let at_top = cwd_candidates(cx.cwds)
+        .iter()
+        .any(|c| resolve(c, dir, cx.home) == *cx.start);
+    if from_archive && at_top {
+        out.push(finding(
+            FindingId::GitDiscardChanges,
+            Decision::Ask,
+            "extracts a git archive over the work tree: committed files overwrite uncommitted \
+             changes",
+        ));
+    }
+}
+
+/// `git ls-files | xargs rm`: rm given the files git lists deletes every tracked file
+/// (or, with `-m`/`-o`, the modified or untracked ones: work git cannot restore); a
+/// pathspec that narrows the list (`'*.orig'`) is ordinary clean-up.
+fn rm_of_listed_files(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    if !seg.runtime_args {
+        return;
+    }
+    let Some((sub, args)) = fed_by(seg, cx).and_then(git_sub_args) else {
+        return;
+    };
+    if sub != "ls-files" {
+        return;
+    }
+    let mut pathspecs = Vec::new();
+    let mut unsaved = false;
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if matches!(
+            a,
+            "-x" | "-X" | "--exclude" | "--exclude-from" | "--format" | "--with-tree"
+        ) {
+            i += 1;
+        } else if a.starts_with("--") {
+            unsaved |= ["--modified", "--others"].contains(&a);
+        } else if a.starts_with('-') && a.len() > 1 {
+            unsaved |= a[1..].contains(['m', 'o']);
+        } else {
+            pathspecs.push(a);
+        }
+        i += 1;
+    }
+    let narrowed = pathspecs
+        .iter()
+        .any(|p| !matches!(*p, "." | "./" | ":/" | "*" | "--"));
+    if !narrowed || unsaved {
+        out.push(finding(
+            FindingId::RmProject,
+            Decision::Ask,
+            "rm deletes the files git ls-files lists: every tracked file, or work git cannot \
+             restore",
+        ));
+    }
+}
+
 fn dd_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     for a in static_args(seg) {
         if let Some(t) = a.strip_prefix("of=") {
