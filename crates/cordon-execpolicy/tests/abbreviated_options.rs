@@ -1146,3 +1146,46 @@ fn work_undone_through_a_pipe_is_asked_about() {
     let f = project_findings("cd /var/tmp/w && git archive HEAD | tar -x -C proj");
     assert!(f.iter().any(|i| i == "git_discard_changes"), "{f:?}");
 }
+
+/// `git update-index --force-remove` drops staged work, and an interactive rebase whose
+/// todo list an editor command edits with no person looking (`sed -i 1d`) may drop
+/// commits; other index updates, inert editors and a rebase that is not interactive do
+/// not.
+#[test]
+fn index_removals_and_scripted_todo_editors_ask() {
+    bash_findings(
+        &[
+            ("git update-index --force-remove X", "git_discard_changes"),
+            (
+                "git update-index --force-rem -- a.txt b.txt",
+                "git_discard_changes",
+            ),
+            (
+                "GIT_SEQUENCE_EDITOR='sed -i 1d' git rebase -i HEAD~3",
+                "git_discard_changes",
+            ),
+            (
+                "git -c sequence.editor='sed -i 2d' rebase --interactive main",
+                "git_discard_changes",
+            ),
+            (
+                "GIT_EDITOR='sed -i /fixup/d' git rebase -ki HEAD~5",
+                "git_discard_changes",
+            ),
+            (
+                "GIT_SEQUENCE_EDITOR=./drop.sh git rebase --edit-todo",
+                "git_discard_changes",
+            ),
+        ],
+        &[
+            "git update-index --refresh",
+            "git update-index --assume-unchanged f.txt",
+            "git update-index --remove gone.txt",
+            "GIT_SEQUENCE_EDITOR=true git rebase -i --autosquash HEAD~3",
+            "GIT_SEQUENCE_EDITOR=: git rebase -i main",
+            "GIT_SEQUENCE_EDITOR=true GIT_EDITOR=vim git rebase -i HEAD~2",
+            "GIT_SEQUENCE_EDITOR='sed -i 1d' git rebase -Xignore-all-space main",
+            "GIT_EDITOR='sed -i 1d' git commit --amend",
+        ],
+    );
+}

@@ -2801,6 +2801,16 @@ fn git_command_values(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut V
             format!("{n} gives git a command this policy cannot read: what it runs is not checked"),
         ));
     }
+    if let Some((what, value)) = todo_editor(name, args, &lines) {
+        out.push(finding(
+            FindingId::GitDiscardChanges,
+            Decision::Ask,
+            format!(
+                "{what} edits git rebase's todo list without a person (`{value}`): it may \
+                 drop commits"
+            ),
+        ));
+    }
     for (what, value) in lines {
         let left = cx.alias_budget.get();
         if left == 0 {
@@ -2821,6 +2831,63 @@ fn git_command_values(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut V
             f.reason = format!("{what} runs `{value}`: {}", f.reason);
         }
     }
+}
+
+/// The editor an interactive `git rebase` (`-i`, `--interactive`, `--edit-todo`) gets its
+/// todo list edited by, when this command line names one that is not inert (`true`, `:`,
+/// `cat`, cordon's own advice): `GIT_SEQUENCE_EDITOR='sed -i 1d'` drops a commit with no
+/// person looking. Git's order decides which one counts (`GIT_SEQUENCE_EDITOR`,
+/// `sequence.editor`, `GIT_EDITOR`, `core.editor`, `VISUAL`, `EDITOR`); `lines` are the
+/// command values of [`git_command_values`] (label, value).
+fn todo_editor<'l>(
+    sub: &str,
+    args: &[String],
+    lines: &'l [(String, String)],
+) -> Option<(&'l str, &'l str)> {
+    if sub != "rebase" {
+        return None;
+    }
+    let options: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .take_while(|a| *a != "--")
+        .filter(|a| a.starts_with('-'))
+        .collect();
+    // In a short cluster, `-x`, `-X`, `-s`, `-S` and `-C` take the rest as their value.
+    let interactive = options.iter().any(|a| {
+        !a.starts_with("--")
+            && a[1..]
+                .chars()
+                .take_while(|c| !"xXsSC".contains(*c))
+                .any(|c| c == 'i')
+    }) || any_long_option(
+        &options,
+        &[
+            LongOption::abbrev("interactive"),
+            LongOption::exact("edit-todo"),
+        ],
+    );
+    if !interactive {
+        return None;
+    }
+    let is = |label: &str, name: &str| {
+        let l = label.to_ascii_lowercase();
+        l == name.to_ascii_lowercase()
+            || l.ends_with(&format!(" {name}"))
+            || l.ends_with(&format!("={name}"))
+    };
+    let (what, value) = [
+        "GIT_SEQUENCE_EDITOR",
+        "sequence.editor",
+        "GIT_EDITOR",
+        "core.editor",
+        "VISUAL",
+        "EDITOR",
+    ]
+    .iter()
+    .find_map(|name| lines.iter().rev().find(|(l, _)| is(l, name)))?;
+    let inert = matches!(value.trim(), "true" | ":" | "cat" | "false" | "");
+    (!inert).then_some((what.as_str(), value.as_str()))
 }
 
 /// Git's own commands: an alias of the same name is ignored by git.
@@ -3434,6 +3501,13 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
         {
             Some("git apply --reverse undoes changes in the work tree".into())
         }
+        // Drops the entries from the index whether or not the files are still there: what
+        // was staged for them goes too (`--force-untracked-cache` is another option).
+        "update-index" if long(&[LongOption::abbrev("force-remove")]) => Some(
+            "git update-index --force-remove drops files from the index, their staged \
+             changes with them"
+                .into(),
+        ),
         "rm" if short('f') || long(&[LongOption::abbrev("force")]) => {
             Some("git rm --force deletes files with uncommitted changes".into())
         }
