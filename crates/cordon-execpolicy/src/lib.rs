@@ -69,15 +69,15 @@
 //! | `rm_system_file` | `rm /etc/passwd` | forbid |
 //! | `rm_dynamic_target` | `rm -rf "$DIR"`, `xargs rm -rf` | ask |
 //! | `find_delete_critical` | `find / -delete` | forbid |
-//! | `rm_project` | `rm -rf .git`, `rm -rf *`, `rm -rf /abs/project`, `cd .. && rm -rf project`, `find . -delete` | ask |
+//! | `rm_project` | `rm -rf .git`, `rm -rf *`, `rm -rf /abs/project`, `cd .. && rm -rf project`, `find . -delete`, `ln -s .git g; rm -rf g/`, `git ls-files \| xargs rm` | ask |
 //! | `privilege_escalation` | `sudo …`, `doas …`, `su`, `pkexec` | ask |
 //! | `download_to_interpreter` | `curl … \| sh`, `sh -c "$(curl …)"`, `bash <(wget …)` | forbid |
 //! | `git_force_push` | `git push --force`/`-f`/`+ref`/`--mirror` (forbid); `--force-with-lease` alone (ask) | forbid / ask |
 //! | `git_push_delete` | `git push --delete`, `git push origin :branch` | ask |
 //! | `git_reset_hard` | `git reset --hard` | ask |
-//! | `git_discard_changes` | `git checkout -- .`, `git restore f`, `git stash drop`, `xargs git`, `git reset $MODE` | ask |
+//! | `git_discard_changes` | `git checkout -- .`, `git restore f`, `git stash drop`, `xargs git`, `git reset $MODE`, `git diff -R \| git apply`, `git archive HEAD \| tar -x`, `GIT_SEQUENCE_EDITOR='sed -i 1d' git rebase -i` | ask |
 //! | `git_clean` | `git clean -fdx` (any `-f` with `-d`/`-x`/`-X`) | ask |
-//! | `dynamic_command` | `x="git reset --hard"; $x`, `"${a[@]}"`, `sh -c '"$@"' _ git …` | ask |
+//! | `dynamic_command` | `x="git reset --hard"; $x`, `"${a[@]}"`, `sh -c '"$@"' _ git …`, `eval "$x"`, `sh <<< "$x"` | ask |
 //! | `dd_device` / `device_write` | `dd of=/dev/sda`, `> /dev/sda`, `tee /dev/sda`, `cp img /dev/nvme0n1` | forbid |
 //! | `mkfs` | `mkfs.ext4`, `mke2fs`, `mkswap`, `mkdosfs`, `wipefs`, `blkdiscard` | forbid |
 //! | `disk_overwrite` | `shred /dev/sda`, `sgdisk --zap-all`, `fdisk /dev/sda`, `sfdisk`, `parted … mklabel`, `hdparm --security-erase`, `nvme format`, `badblocks -w`, `cryptsetup luksFormat`, `zpool labelclear`, `ddrescue x /dev/…`, `dcfldd of=/dev/…` | forbid |

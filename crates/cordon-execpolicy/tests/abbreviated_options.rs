@@ -1189,3 +1189,37 @@ fn index_removals_and_scripted_todo_editors_ask() {
         ],
     );
 }
+
+/// Code taken from a variable — given to `eval`, fed to a shell or `source /dev/stdin` by
+/// a herestring, a heredoc or `echo "$x" |`, or handed over as `<(echo "$x")` — is a
+/// command known only at run time (`dynamic_command`), as `$x` alone is; static text,
+/// `eval "$(…)"` and a shell running a script file are not.
+#[test]
+fn code_from_a_variable_is_a_dynamic_command() {
+    bash_findings(
+        &[
+            ("source /dev/stdin <<< \"$x\"", "dynamic_command"),
+            (". /dev/stdin <<<\"$cmd\"", "dynamic_command"),
+            ("bash <(echo \"$x\")", "dynamic_command"),
+            ("eval \"$x\"", "dynamic_command"),
+            ("eval $x", "dynamic_command"),
+            ("echo \"$x\" | sh", "dynamic_command"),
+            ("sh <<< \"$x\"", "dynamic_command"),
+            ("eval \"git $sub --hard\"", "dynamic_command"),
+            ("bash -s <<< \"$x\"", "dynamic_command"),
+            ("printf '%s\\n' \"$cmd\" | bash", "dynamic_command"),
+            ("source <(echo \"$x\")", "dynamic_command"),
+            ("printf '%s' \"$x\" | source /dev/fd/0", "dynamic_command"),
+            ("bash <<EOF\n$cmd\nEOF", "dynamic_command"),
+        ],
+        &[
+            "eval ls",
+            "eval \"$(ssh-agent -s)\"",
+            "sh <<< 'ls -la'",
+            "echo \"$x\" | cat",
+            "bash script.sh <<< \"$x\"",
+            "echo \"$x\"",
+            "source ./env.sh",
+        ],
+    );
+}

@@ -1779,6 +1779,7 @@ pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
         out.extend(disks::disk_overwrite(&name, &disk_args));
     }
     program_checks(&name, seg, cx, &mut out);
+    code_from_run_time(&name, idx, cx, &mut out);
     fork_bomb(&name, seg, &mut out);
     download_to_interpreter(&name, idx, cx, &mut out);
     out
@@ -1819,6 +1820,88 @@ fn dynamic_program_checks(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Findi
                     "the program is named only at run time ({}); if it is {name}: {}",
                     seg.argv[0], f.reason
                 ),
+            ));
+        }
+    }
+}
+
+/// Whether a dynamic word's spelling expands a variable (`$x`, `"${x}"`, `$1`), not only
+/// a command substitution (`"$(ssh-agent -s)"`, whose commands are segments of their own).
+fn expands_variable(w: &str) -> bool {
+    w.match_indices('$')
+        .any(|(i, _)| !w[i + 1..].starts_with('(') && w.len() > i + 1)
+}
+
+/// Whether `s` writes text known only at run time: `echo "$x"`, `printf '%s' "$x"`.
+fn echoes_run_time_text(s: &Segment) -> bool {
+    s.program.is_trusted_name()
+        && matches!(s.program.name.as_str(), "echo" | "printf")
+        && !s.dynamic_args.is_empty()
+}
+
+/// Code a shell, `eval` or `source` runs that is known only at run time, as `$x` alone
+/// is (`dynamic_command`): `eval "$x"`, `eval $x`; a shell or `source /dev/stdin` whose
+/// input is a herestring or heredoc that expands something (`sh <<< "$x"`) or the output
+/// of `echo "$x"` (on a pipe, or as the script `bash <(echo "$x")`). Static text is
+/// parsed and checked instead; `eval "$(…)"` runs what visible commands print.
+fn code_from_run_time(name: &str, idx: usize, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let seg = &cx.segments[idx];
+    let shell = shells::SHELLS.contains(&name);
+    let source = matches!(name, "source" | ".");
+    let what = if name == "eval" {
+        let hidden = seg
+            .dynamic_args
+            .iter()
+            .any(|&i| i > 0 && seg.argv.get(i).is_some_and(|w| expands_variable(w)));
+        hidden.then(|| "eval runs text held in a variable".to_string())
+    } else if shell || source {
+        let operands: Vec<(usize, &String)> = seg
+            .argv
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter(|(_, a)| !a.starts_with('-') && !a.starts_with('+'))
+            .collect();
+        let stdin_script = |a: &str| matches!(a, "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0");
+        // What the shell runs is its input: no script (a shell), `-s`, or `/dev/stdin`.
+        let reads_input = match operands.first() {
+            None => shell,
+            Some((_, a)) => stdin_script(a),
+        } || (shell && seg.argv.iter().skip(1).any(|a| a == "-s" || a == "-"));
+        let fed_dynamic = seg.redirections.iter().any(|r| {
+            matches!(r.kind, RedirectKind::Heredoc | RedirectKind::Herestring) && r.text.is_none()
+        });
+        let piped_dynamic = fed_by(seg, cx).is_some_and(echoes_run_time_text);
+        // `bash <(echo "$x")`: the script is a process substitution's output.
+        let script_at = operands.first().map(|(i, _)| *i);
+        let substituted = script_at.is_some_and(|i| {
+            seg.argv[i].starts_with("<(")
+                && cx.segments.iter().any(|s| {
+                    s.parent == Some(idx)
+                        && s.context.last() == Some(&Context::ProcessSubstitution)
+                        && echoes_run_time_text(s)
+                })
+        });
+        if reads_input && (fed_dynamic || piped_dynamic) {
+            Some(format!(
+                "{name} runs its input, which is known only at run time"
+            ))
+        } else if substituted {
+            Some(format!(
+                "{name} runs the output of `echo` of text known only at run time"
+            ))
+        } else {
+            None
+        }
+    } else {
+        None
+    };
+    if let Some(why) = what {
+        if !out.iter().any(|f| f.id == FindingId::DynamicCommand) {
+            out.push(finding(
+                FindingId::DynamicCommand,
+                Decision::Ask,
+                format!("{why}: what it runs is not checked"),
             ));
         }
     }
