@@ -1074,9 +1074,18 @@ fn run_namespaces(
     }
     drop(alive_r);
     drop(status_w);
-    if let Some(p) = prepared {
-        p.hold_mount_namespace(pid);
-    }
+    // Init's mount namespace is referenced past init's exit — by the template's handler,
+    // or below by the detached cleanup process — so that the helper's wait for init does
+    // not include tearing the command's mount tree down (issue 12). Best effort.
+    let init_mounts = match prepared {
+        Some(p) => {
+            p.hold_mount_namespace(pid);
+            None
+        }
+        None => sys::pidfd_open(pid)
+            .and_then(|p| sys::pidfd_mount_namespace(&p))
+            .ok(),
+    };
     drop(ended_w);
     if let Some(Err(e)) = cover.as_ref().map(|c| c.arm()) {
         // Nothing would wake the helper for a replacement: nothing runs.
@@ -1095,13 +1104,23 @@ fn run_namespaces(
     // so that neither the launch nor the end of the run does. Here the helper is still
     // single-threaded and outside the cgroup; a template's command (another process
     // shape) closes its watch as before.
+    // Without a watch to take it, the pipe's write end is kept until init is reaped.
+    let mut held_open = None;
     if prepared.is_none() {
-        if let Some(w) = stale.detach_cleanup(cover.as_ref().map(|c| c.raw_fd())) {
-            if let Some(c) = cover.as_mut() {
-                c.hand_off(w);
+        let hold: Vec<RawFd> = cover
+            .as_ref()
+            .map(|c| c.raw_fd())
+            .into_iter()
+            .chain(init_mounts.as_ref().map(|f| f.as_raw_fd()))
+            .collect();
+        if let Some(w) = stale.detach_cleanup(&hold) {
+            match cover.as_mut() {
+                Some(c) => c.hand_off(w),
+                None => held_open = Some(w),
             }
         }
     }
+    drop(init_mounts);
     if let Some((gate_r, gate_w)) = gate {
         drop(gate_r);
         // cgroup v2: init is outside the cgroup until here; it starts nothing before the
@@ -1207,6 +1226,8 @@ fn run_namespaces(
         (false, true) => process::supervise_checking(pid, COVER_RECHECK, &mut check),
         (false, false) => process::supervise(pid),
     };
+    // Init is reaped: the detached process may drop what it held (its mount namespace).
+    drop(held_open);
     let cover_lost = cover.as_mut().and_then(|c| c.poll()).map(str::to_string);
     // Before the broker's merge-back below (its writes are cordon's own); released, not
     // dropped: the last close of an inotify instance waits for the kernel.

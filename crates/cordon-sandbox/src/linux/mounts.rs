@@ -1117,12 +1117,14 @@ impl StaleScratch {
     /// Hands what outlasts the launch to one detached grandchild, so that the run waits
     /// for neither: it removes the set-aside directories, by descriptor and without
     /// following anything ([`super::tree_removal::remove_tree_at`]; on a disk mounted with
-    /// `discard` each removal waits for the disk), and, given the descriptor of the cover
-    /// watch's inotify instance (`hold`), keeps a reference to it until the write end of a
-    /// pipe, returned, is closed (when the caller releases its watch, or dies), so that the
-    /// caller's own close is never the last one (the last close of an inotify instance
-    /// waits for an SRCU grace period: ~6 ms measured, see
-    /// [`super::cover_watch::CoverWatch::release`]). Only the intermediate child's exit is
+    /// `discard` each removal waits for the disk), and, given descriptors to `hold` — the
+    /// cover watch's inotify instance, init's mount namespace — keeps a reference to each
+    /// until the write end of a pipe, returned, is closed (when the caller releases its
+    /// watch or drops it after the run, or dies), so that the caller's own close is never
+    /// the last one (the last close of an inotify instance waits for an SRCU grace period:
+    /// ~6 ms measured, see [`super::cover_watch::CoverWatch::release`]; the last reference
+    /// to a mount namespace, for an RCU grace period when its mounts go, ~0.2-0.3 ms
+    /// measured, issue 12). Only the intermediate child's exit is
     /// waited for. The grandchild keeps no other descriptor (not the caller's stdout,
     /// stderr, report pipe or sandbox channels) and takes no signal blocked. Best effort:
     /// what it does not remove, the next run collects; `None` when there was nothing to
@@ -1130,16 +1132,17 @@ impl StaleScratch {
     ///
     /// Must be called from a single-threaded process (the helper, before it starts the
     /// proxy's threads) that has not joined the command's cgroup.
-    pub fn detach_cleanup(self, hold: Option<RawFd>) -> Option<OwnedFd> {
-        if self.0.is_empty() && hold.is_none() {
+    pub fn detach_cleanup(self, hold: &[RawFd]) -> Option<OwnedFd> {
+        if self.0.is_empty() && hold.is_empty() {
             return None;
         }
-        let pipe = match hold {
-            Some(_) => Some(sys::pipe().ok()?),
-            None => None,
+        let pipe = if hold.is_empty() {
+            None
+        } else {
+            Some(sys::pipe().ok()?)
         };
         let mut keep: Vec<RawFd> = self.0.iter().map(|(d, _, _)| d.as_raw_fd()).collect();
-        keep.extend(hold);
+        keep.extend_from_slice(hold);
         keep.extend(pipe.as_ref().map(|(r, _)| r.as_raw_fd()));
         // SAFETY: the caller is single-threaded, so the child and grandchild may run any
         // code; both end with `_exit` and never return into the caller's frames.

@@ -22,7 +22,7 @@
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, Write};
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -97,16 +97,6 @@ fn state_of(path: &str) -> Option<u8> {
     s.get(close + 2).copied()
 }
 
-fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
-    // SAFETY: pidfd_open takes no memory; it returns a new descriptor or -1.
-    let r = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a new descriptor, owned from here on.
-    Ok(unsafe { OwnedFd::from_raw_fd(r as libc::c_int) })
-}
-
 impl Sandbox {
     /// The sandbox whose init is `init` (the helper's child, pid 1 of the sandbox).
     ///
@@ -172,7 +162,9 @@ impl Sandbox {
                 )));
             }
             for p in running {
-                let Ok(fd) = pidfd_open(p) else { continue };
+                let Ok(fd) = super::sys::pidfd_open(p) else {
+                    continue;
+                };
                 // The pid may have been reused between the scan and pidfd_open: the
                 // descriptor must still name a child of a process of the sandbox.
                 let parent = status_of(p).ok().flatten().map(|(pp, _)| pp);

@@ -434,6 +434,16 @@ pub fn status_flags(fd: RawFd) -> io::Result<libc::c_int> {
     check(unsafe { libc::fcntl(fd, libc::F_GETFL) })
 }
 
+/// `pidfd_open(pid, 0)` (close-on-exec, as every pidfd): a descriptor of the process
+/// `pid`, readable once it has exited (Linux 5.3).
+///
+/// Errors: `ESRCH` when there is no such process, `ENOSYS` on an older kernel.
+pub fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
+    // SAFETY: pidfd_open takes no memory; it returns a new descriptor or -1.
+    let r = check(unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) })?;
+    Ok(owned(r))
+}
+
 /// `ioctl(pidfd, PIDFD_GET_MNT_NAMESPACE, 0)`: a descriptor of the mount namespace of the
 /// process `pidfd` refers to (Linux 6.11, `include/uapi/linux/pidfd.h`: `_IO(0xFF, 3)`;
 /// the argument must be 0). Needs ptrace read access to it, as `/proc/PID/ns/mnt` does.

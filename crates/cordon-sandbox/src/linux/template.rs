@@ -260,7 +260,7 @@ impl Prepared {
         // P's end was closed with the rest when Q started (`close_all_but`): its number
         // may name another descriptor of Q's now, which must not be closed here.
         std::mem::forget(receiving);
-        if let Ok(ns) = pidfd_of(pid).and_then(|p| sys::pidfd_mount_namespace(&p)) {
+        if let Ok(ns) = sys::pidfd_open(pid).and_then(|p| sys::pidfd_mount_namespace(&p)) {
             let _ = send_fd(&held, ns.as_raw_fd());
         }
     }
@@ -1083,7 +1083,7 @@ fn template_main(
                 drop(conn);
                 // Without a pidfd (pre-5.3 kernels), the handler counts as running until
                 // SPARES_AFTER passes.
-                if let Ok(fd) = pidfd_of(pid) {
+                if let Ok(fd) = sys::pidfd_open(pid) {
                     live.push(fd);
                 }
                 // The handler has its copies; T's go (neither is ever used twice), and the
@@ -1155,18 +1155,6 @@ fn quiet_within(tpl: &OwnedFd, live: &mut Vec<OwnedFd>, wait: Duration) -> bool 
     }
 }
 
-/// `pidfd_open(pid)` (close-on-exec, as every pidfd): readable once `pid` has exited.
-fn pidfd_of(pid: libc::pid_t) -> io::Result<OwnedFd> {
-    const SYS_PIDFD_OPEN: libc::c_long = 434;
-    // SAFETY: pidfd_open returns a new descriptor or -1.
-    let r = unsafe { libc::syscall(SYS_PIDFD_OPEN, pid, 0) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a new descriptor, owned from here on.
-    Ok(unsafe { OwnedFd::from_raw_fd(r as RawFd) })
-}
-
 /// In T: makes what the next command would otherwise make on its launch path, while no
 /// command is starting — its cover watch ([`super::cover_watch::CoverWatch::watch_planned`])
 /// and, when the template's commands have a network namespace, a new one
@@ -1235,7 +1223,7 @@ fn spare_net_namespace() -> io::Result<OwnedFd> {
 /// above it.
 pub(crate) fn own_pidfd() -> io::Result<OwnedFd> {
     // SAFETY: getpid has no preconditions.
-    pidfd_of(unsafe { libc::getpid() })
+    sys::pidfd_open(unsafe { libc::getpid() })
 }
 
 /// `pidfd_send_signal(pidfd, sig)`.
