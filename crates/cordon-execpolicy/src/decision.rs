@@ -581,10 +581,18 @@ fn known_builtin_cd(seg: &Segment) -> bool {
 }
 
 /// Working-directory candidates while walking the segments in order (an
-/// over-approximation: every `cd` target stays a candidate afterwards, at most 16).
+/// over-approximation: every `cd` target stays a candidate afterwards, at most 16). Each
+/// candidate lists the `cd` segments it assumes did not take effect, so that a segment
+/// that runs only after those `cd`s succeeded ([`Segment::after_cds`]) is not judged
+/// where they would have left it.
 struct CwdTracker<'c> {
     home: Option<&'c str>,
     cwds: Vec<Cwd>,
+    /// For each candidate in `cwds`, the `cd` segments it assumes failed.
+    skipped: Vec<Vec<usize>>,
+    /// More candidates than the bound were seen: `skipped` is not complete, so no
+    /// candidate is set aside.
+    overflow: bool,
     /// Where the script starts (what the git aliases were read for).
     start: Cwd,
     /// The project ([`EvalContext::project`], else `start`).
@@ -610,6 +618,8 @@ impl<'c> CwdTracker<'c> {
         CwdTracker {
             home,
             cwds: vec![start.clone()],
+            skipped: vec![Vec::new()],
+            overflow: false,
             start,
             project,
             git_aliases: &ctx.git_aliases,
@@ -621,9 +631,20 @@ impl<'c> CwdTracker<'c> {
     /// The dangerous-command findings for segment `idx`, judged under the candidates (and
     /// the segment's own `env -C DIR` / `sudo -D DIR`).
     fn findings(&self, segments: &[Segment], idx: usize) -> Vec<Finding> {
+        let after = &segments[idx].after_cds;
+        let assumed: Vec<&Cwd> = self
+            .cwds
+            .iter()
+            .zip(&self.skipped)
+            .filter(|(_, skipped)| self.overflow || !skipped.iter().any(|k| after.contains(k)))
+            .map(|(c, _)| c)
+            .collect();
         let seg_cwds: std::borrow::Cow<'_, [Cwd]> = match segments[idx].chdir.as_deref() {
-            Some(d) => self.cwds.iter().map(|c| resolve(c, d, self.home)).collect(),
-            None => std::borrow::Cow::Borrowed(&self.cwds),
+            Some(d) => assumed.iter().map(|c| resolve(c, d, self.home)).collect(),
+            None if assumed.len() == self.cwds.len() || assumed.is_empty() => {
+                std::borrow::Cow::Borrowed(&self.cwds)
+            }
+            None => assumed.into_iter().cloned().collect(),
         };
         knowledge::dangerous(
             idx,
@@ -642,7 +663,7 @@ impl<'c> CwdTracker<'c> {
 
     /// Add the targets of a `cd`/`pushd`/`popd` segment to the candidates, and the links
     /// an `ln -s` segment makes to the links.
-    fn follow(&mut self, seg: &Segment) {
+    fn follow(&mut self, seg: &Segment, idx: usize) {
         for l in knowledge::symlinks_made(seg, &self.cwds, self.home) {
             if !self.links.contains(&l) && self.links.len() < 64 {
                 self.links.push(l);
@@ -669,9 +690,33 @@ impl<'c> CwdTracker<'c> {
                 None => vec![Cwd::Unknown],
             },
         };
-        for c in new {
-            if !self.cwds.contains(&c) && self.cwds.len() < 16 {
+        // The `cd` took effect for each new candidate (which keeps the assumptions of the
+        // one it came from); the old ones assume it did not. A target known only at run
+        // time may be any candidate: from there on, none is set aside.
+        let pairs: Vec<(Cwd, Vec<usize>)> = if new.contains(&Cwd::Unknown) {
+            self.skipped.iter_mut().for_each(Vec::clear);
+            new.into_iter().map(|c| (c, Vec::new())).collect()
+        } else {
+            let pairs = new.into_iter().zip(self.skipped.clone()).collect();
+            for s in &mut self.skipped {
+                s.push(idx);
+            }
+            pairs
+        };
+        for (c, skipped) in pairs {
+            let seen = self
+                .cwds
+                .iter()
+                .zip(&self.skipped)
+                .any(|(c2, s2)| *c2 == c && *s2 == skipped);
+            if seen {
+                continue;
+            }
+            if self.cwds.len() < 16 {
                 self.cwds.push(c);
+                self.skipped.push(skipped);
+            } else {
+                self.overflow = true;
             }
         }
     }
@@ -821,7 +866,7 @@ fn segment_verdicts(
     let mut out = Vec::with_capacity(segments.len());
     for (idx, seg) in segments.iter().enumerate() {
         let findings = cwd.findings(segments, idx);
-        cwd.follow(seg);
+        cwd.follow(seg, idx);
         let matched: Vec<&Rule> = rules.iter().filter(|r| r.matches(seg)).collect();
         let safe = if matched.is_empty() {
             knowledge::known_safe(seg)

@@ -291,6 +291,11 @@ pub struct Segment {
     /// Free-form observations (e.g. "argument 2 expands $FOO").
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Indices of the plain `cd`/`pushd` segments that must have succeeded for this one
+    /// to run: every earlier operand of an all-`&&` chain (`cd build && rm -rf *`) and a
+    /// `cd x || exit` earlier in the same block. Not serialized.
+    #[serde(skip)]
+    pub after_cds: Vec<usize>,
 }
 
 impl Segment {

@@ -213,9 +213,21 @@ struct Frame {
     runtime_args: bool,
     background: bool,
     chdir: Option<String>,
+    /// Indices of the plain `cd` segments that must have succeeded for commands here to
+    /// run ([`Segment::after_cds`]).
+    after_cds: Rc<Vec<usize>>,
 }
 
 impl Frame {
+    /// This frame with `cds` added to the `cd`s that must have succeeded.
+    fn after(&self, cds: &[usize]) -> Frame {
+        let mut f = self.clone();
+        if !cds.is_empty() {
+            Rc::make_mut(&mut f.after_cds).extend_from_slice(cds);
+        }
+        f
+    }
+
     fn with_context(&self, c: Context) -> Frame {
         let mut f = self.clone();
         Rc::make_mut(&mut f.context).push(c);
@@ -292,6 +304,21 @@ impl Unwrapped {
         f.runtime_args = self.runtime_args;
         f.chdir = self.chdir;
         (f, wrappers, self.env)
+    }
+}
+
+/// Whether statement `n` ends the script or function where it runs: `exit`, `return`,
+/// or a `{ …; }` group whose last command is one of them.
+fn ends_run(src: &str, n: Node<'_>) -> bool {
+    match kind(n) {
+        "command" => n
+            .child_by_field_name("name")
+            .is_some_and(|c| matches!(node_text(src, c), "exit" | "return")),
+        "compound_statement" => children(n)
+            .filter(|c| c.is_named() && kind(c) != "comment")
+            .last()
+            .is_some_and(|c| ends_run(src, c)),
+        _ => false,
     }
 }
 
@@ -379,6 +406,9 @@ struct Builder<'o> {
     full: bool,
     /// Names of the functions defined so far.
     functions: Vec<String>,
+    /// Set by [`Builder::list_stmt`]: the plain `cd`s a `cd x || exit` list guarantees
+    /// for the statements after it in the same block.
+    guard: Vec<usize>,
 }
 
 fn is_statement_kind(k: &str) -> bool {
@@ -521,6 +551,7 @@ impl<'o> Builder<'o> {
             budget: MAX_INPUT_BYTES,
             full: false,
             functions: Vec::new(),
+            guard: Vec::new(),
         }
     }
 
@@ -658,6 +689,8 @@ impl<'o> Builder<'o> {
             return;
         }
         let mut held: Option<Node<'_>> = None;
+        // After `cd x || exit`, the rest of the block runs only where the `cd` succeeded.
+        let mut local: Option<Frame> = None;
         loop {
             if self.full {
                 return;
@@ -665,7 +698,7 @@ impl<'o> Builder<'o> {
             let ch = cursor.node();
             let bg = kind(ch) == "&";
             if let Some(h) = held.take() {
-                self.stmt_bg(at, h, frame, bg);
+                self.guarded_stmt(at, h, frame, &mut local, bg);
             }
             if ch.is_named() {
                 held = Some(ch);
@@ -677,8 +710,41 @@ impl<'o> Builder<'o> {
             }
         }
         if let Some(h) = held {
-            self.stmt_bg(at, h, frame, false);
+            self.guarded_stmt(at, h, frame, &mut local, false);
         }
+    }
+
+    /// One statement of a block, under the block's frame plus the `cd`s guaranteed by a
+    /// `cd x || exit` before it (`local`), which this statement may extend.
+    fn guarded_stmt(
+        &mut self,
+        at: Cursor<'_>,
+        node: Node<'_>,
+        frame: &Frame,
+        local: &mut Option<Frame>,
+        bg: bool,
+    ) {
+        self.guard.clear();
+        let f = local.as_ref().unwrap_or(frame).clone();
+        self.stmt_bg(at, node, &f, bg);
+        let guard = std::mem::take(&mut self.guard);
+        if !bg && kind(node) == "list" && !guard.is_empty() {
+            *local = Some(f.after(&guard));
+        }
+    }
+
+    /// The index of the segment pushed at `first` if it is a plain `cd`/`pushd` run
+    /// directly under `frame` (not in a pipeline, a substitution or a subshell).
+    fn plain_cd(&self, first: usize, node: Node<'_>, frame: &Frame) -> Option<usize> {
+        if !matches!(kind(node), "command" | "redirected_statement") {
+            return None;
+        }
+        let s = self.out.segments.get(first)?;
+        (s.program.is_trusted_name()
+            && matches!(s.program.name.as_str(), "cd" | "pushd")
+            && s.pipeline.is_none()
+            && s.context.len() == frame.context.len())
+        .then_some(first)
     }
 
     fn stmt_bg(&mut self, at: Cursor<'_>, node: Node<'_>, frame: &Frame, bg: bool) {
@@ -777,12 +843,22 @@ impl<'o> Builder<'o> {
         let src = at.src;
         // `a && b && c` is list(list(a, b), c): flatten the left spine iteratively so
         // long chains do not count against the nesting bound.
-        let mut groups: Vec<Vec<Node<'_>>> = Vec::new();
+        // Each operand with whether `&&` joins it to what came before.
+        let mut groups: Vec<Vec<(bool, Node<'_>)>> = Vec::new();
         let mut cur = node;
         loop {
-            let kids: Vec<Node<'_>> = children(cur).filter(|k| k.is_named()).collect();
+            let mut kids: Vec<(bool, Node<'_>)> = Vec::new();
+            let mut and = false;
+            for k in children(cur) {
+                if k.is_named() {
+                    kids.push((and, k));
+                    and = false;
+                } else {
+                    and = kind(k) == "&&";
+                }
+            }
             match kids.first() {
-                Some(first) if kind(first) == "list" => {
+                Some((_, first)) if kind(first) == "list" => {
                     let first = *first;
                     groups.push(kids[1..].to_vec());
                     cur = first;
@@ -793,14 +869,33 @@ impl<'o> Builder<'o> {
                 }
             }
         }
-        for group in groups.iter().rev() {
-            for k in group {
-                if self.full {
-                    return;
-                }
+        // Operands of a leading all-`&&` chain run only where every plain `cd` before
+        // them succeeded (`cd build && rm -rf *` never runs at the top).
+        let flat: Vec<(bool, Node<'_>)> = groups.iter().rev().flatten().copied().collect();
+        let mut chain = true;
+        let mut cds: Vec<usize> = Vec::new();
+        for (n, (and, k)) in flat.iter().enumerate() {
+            if self.full {
+                return;
+            }
+            chain &= n == 0 || *and;
+            let first = self.out.segments.len();
+            if chain {
+                self.stmt(at, *k, &frame.after(&cds));
+                cds.extend(self.plain_cd(first, *k, frame));
+            } else {
                 self.stmt(at, *k, frame);
             }
         }
+        // `cd x || exit` (after an all-`&&` chain): the rest of the block runs only if
+        // the chain succeeded.
+        let guarded = match flat.split_last() {
+            Some(((false, last), [_, middle @ ..])) => {
+                middle.iter().all(|(and, _)| *and) && ends_run(src, *last)
+            }
+            _ => false,
+        };
+        self.guard = if guarded { cds } else { Vec::new() };
         // Parse errors hidden in operator positions.
         if node.has_error() {
             self.opaque(OpaqueKind::ParseError, node_text(src, node));
@@ -1635,6 +1730,7 @@ impl<'o> Builder<'o> {
             runtime_args: false,
             background: frame.background,
             chdir: u.chdir,
+            after_cds: frame.after_cds.clone(),
         };
         let before = self.out.segments.len();
         self.parse_into(script, &f, at);
@@ -1736,6 +1832,7 @@ impl<'o> Builder<'o> {
             background: frame.background,
             chdir: frame.chdir.clone(),
             notes,
+            after_cds: frame.after_cds.to_vec(),
         };
         self.out.segments.push(seg);
         Some(self.out.segments.len() - 1)
@@ -2114,6 +2211,55 @@ mod tests {
 
     fn seg_argvs(p: &ParsedCommand) -> Vec<Vec<String>> {
         p.segments.iter().map(|s| s.argv.clone()).collect()
+    }
+
+    /// Each segment lists the plain `cd`s that must have succeeded for it to run: the
+    /// earlier operands of an all-`&&` chain, and a `cd x || exit` before it in its block.
+    #[test]
+    fn segments_record_the_cds_they_run_after() {
+        let after = |script: &str| -> Vec<Vec<usize>> {
+            parse_script(script)
+                .segments
+                .iter()
+                .map(|s| s.after_cds.clone())
+                .collect()
+        };
+        assert_eq!(
+            after("cd a && cd b && ls; ls"),
+            [vec![], vec![0], vec![0, 1], vec![]]
+        );
+        assert_eq!(
+            after("cd a || exit; ls; ls"),
+            [vec![], vec![], vec![0], vec![0]]
+        );
+        assert_eq!(
+            after("ls && cd a || exit; ls"),
+            [vec![], vec![], vec![], vec![1]]
+        );
+        assert_eq!(
+            after("cd a || { echo no; exit 1; }\nls"),
+            [vec![], vec![], vec![], vec![0]]
+        );
+        assert_eq!(
+            after("(cd a || exit; ls); ls"),
+            [vec![], vec![], vec![0], vec![]]
+        );
+        assert_eq!(after("cd a && (ls)"), [vec![], vec![0]]);
+        // Not guaranteed: `;`, `|| true`, an `||` before the chain, a pipeline, `&`.
+        for script in [
+            "cd a; ls",
+            "cd a || true; ls",
+            "make || cd a && ls",
+            "cd a | cat && ls",
+            "cd a || exit & ls",
+            "cd a && ls || exit 1",
+        ] {
+            assert!(
+                after(script).last().is_some_and(Vec::is_empty),
+                "{script}: {:?}",
+                after(script)
+            );
+        }
     }
 
     #[test]

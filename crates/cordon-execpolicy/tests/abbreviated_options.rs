@@ -1223,3 +1223,47 @@ fn code_from_a_variable_is_a_dynamic_command() {
         ],
     );
 }
+
+/// New-user pass nu64 asked why `cd build && rm -rf *` asks: with `&&` (or `cd build ||
+/// exit` before it) the delete runs only where the `cd` took it, so it is no delete of
+/// the project's top. Where it may still run at the top — after `;`, `|| true`, a `cd`
+/// to a place known only at run time, a `cd` back up — or takes a directory holding the
+/// project, it still asks; deletes of `/` and home stay forbidden.
+#[test]
+fn a_delete_after_a_cd_that_must_have_succeeded_is_judged_there() {
+    for script in [
+        "cd build && rm -rf *",
+        "cd build || exit; rm -rf *",
+        "cd build || exit 1\nrm -rf *",
+        "cd build || { echo no; exit 1; }; rm -rf *",
+        "cd build && make && rm -rf *",
+        "cd build && rm -rf * || true",
+        "cd build && (rm -rf *)",
+        "cd build && bash -c 'rm -rf *'",
+        "pushd build && rm -rf *",
+    ] {
+        let f = project_findings(script);
+        assert!(f.is_empty(), "{script}: {f:?}");
+    }
+    for script in [
+        "cd build; rm -rf *",
+        "cd build || true; rm -rf *",
+        "cd build || rm -rf *",
+        "make || cd build && rm -rf *",
+        "cd .. && rm -rf *",
+        "cd \"$D\" && rm -rf *",
+        "cd a && cd \"$X\" && rm -rf *",
+        "cd build && cd .. && rm -rf *",
+        "(cd build || exit; rm -rf *); rm -rf *",
+        "cd build | true && rm -rf *",
+        "cd build & rm -rf *",
+        "cd build && rm -rf ../*",
+    ] {
+        let f = project_findings(script);
+        assert!(f.iter().any(|i| i == "rm_project"), "{script}: {f:?}");
+    }
+    for script in ["cd / && rm -rf *", "cd ~ && rm -rf *", "cd build && rm -rf /"] {
+        let rec = eval(&["bash", "-c", script]);
+        assert_eq!(rec.decision, Decision::Forbid, "{script}");
+    }
+}
