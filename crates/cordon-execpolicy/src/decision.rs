@@ -639,11 +639,14 @@ impl<'c> CwdTracker<'c> {
             .filter(|(_, skipped)| self.overflow || !skipped.iter().any(|k| after.contains(k)))
             .map(|(c, _)| c)
             .collect();
+        let assumed = if assumed.is_empty() {
+            self.cwds.iter().collect()
+        } else {
+            assumed
+        };
         let seg_cwds: std::borrow::Cow<'_, [Cwd]> = match segments[idx].chdir.as_deref() {
             Some(d) => assumed.iter().map(|c| resolve(c, d, self.home)).collect(),
-            None if assumed.len() == self.cwds.len() || assumed.is_empty() => {
-                std::borrow::Cow::Borrowed(&self.cwds)
-            }
+            None if assumed.len() == self.cwds.len() => std::borrow::Cow::Borrowed(&self.cwds),
             None => assumed.into_iter().cloned().collect(),
         };
         knowledge::dangerous(
@@ -693,7 +696,7 @@ impl<'c> CwdTracker<'c> {
         // The `cd` took effect for each new candidate (which keeps the assumptions of the
         // one it came from); the old ones assume it did not. A target known only at run
         // time may be any candidate: from there on, none is set aside.
-        let pairs: Vec<(Cwd, Vec<usize>)> = if new.contains(&Cwd::Unknown) {
+        let pairs: Vec<(Cwd, Vec<usize>)> = if self.overflow || new.contains(&Cwd::Unknown) {
             self.skipped.iter_mut().for_each(Vec::clear);
             new.into_iter().map(|c| (c, Vec::new())).collect()
         } else {
@@ -712,13 +715,32 @@ impl<'c> CwdTracker<'c> {
             if seen {
                 continue;
             }
+            if self.cwds.len() >= 16 && !self.overflow {
+                self.collapse();
+            }
+            if self.overflow && self.cwds.contains(&c) {
+                continue;
+            }
             if self.cwds.len() < 16 {
                 self.cwds.push(c);
                 self.skipped.push(skipped);
-            } else {
-                self.overflow = true;
             }
         }
+    }
+
+    /// Past the bound: forget what each candidate assumes and keep each directory once,
+    /// in the order first seen (the candidates an untagged walk would have), so no
+    /// directory is lost to the tags.
+    fn collapse(&mut self) {
+        self.overflow = true;
+        let mut distinct: Vec<Cwd> = Vec::new();
+        for c in self.cwds.drain(..) {
+            if !distinct.contains(&c) {
+                distinct.push(c);
+            }
+        }
+        self.skipped = vec![Vec::new(); distinct.len()];
+        self.cwds = distinct;
     }
 }
 

@@ -28,6 +28,10 @@ pub const MAX_DEPTH: usize = 200;
 /// Maximum number of segments extracted from one command.
 pub const MAX_SEGMENTS: usize = 10_000;
 
+/// Most `cd`s a segment records as having to succeed before it ([`Segment::after_cds`]):
+/// a long `cd a && cd b && …` chain would otherwise cost memory quadratic in its length.
+const MAX_AFTER_CDS: usize = 32;
+
 /// Options for resolving program names (trusted locations; R-A2, R-A4).
 ///
 /// An absolute program path (`/usr/bin/git`) is treated as the bare name (`git`) only when
@@ -219,11 +223,13 @@ struct Frame {
 }
 
 impl Frame {
-    /// This frame with `cds` added to the `cd`s that must have succeeded.
+    /// This frame with `cds` added to the `cd`s that must have succeeded, at most
+    /// [`MAX_AFTER_CDS`] (fewer only keeps more places a command may run in).
     fn after(&self, cds: &[usize]) -> Frame {
         let mut f = self.clone();
-        if !cds.is_empty() {
-            Rc::make_mut(&mut f.after_cds).extend_from_slice(cds);
+        let room = MAX_AFTER_CDS.saturating_sub(f.after_cds.len());
+        if !cds.is_empty() && room > 0 {
+            Rc::make_mut(&mut f.after_cds).extend(cds.iter().take(room));
         }
         f
     }

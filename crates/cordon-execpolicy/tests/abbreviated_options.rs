@@ -1262,7 +1262,13 @@ fn a_delete_after_a_cd_that_must_have_succeeded_is_judged_there() {
         let f = project_findings(script);
         assert!(f.iter().any(|i| i == "rm_project"), "{script}: {f:?}");
     }
-    for script in ["cd / && rm -rf *", "cd ~ && rm -rf *", "cd build && rm -rf /"] {
+    for script in [
+        "cd / && rm -rf *",
+        "cd ~ && rm -rf *",
+        "cd build && rm -rf /",
+        // Many `cd`s past the tracker's bound lose no directory: `/` is still one.
+        &format!("cd build{}; cd /; rm -rf *", " && cd .".repeat(40)),
+    ] {
         let rec = eval(&["bash", "-c", script]);
         assert_eq!(rec.decision, Decision::Forbid, "{script}");
     }
