@@ -485,11 +485,17 @@ pub fn is_mount_root(root: &OwnedFd, path: &Path) -> io::Result<Option<bool>> {
     Ok((sx.stx_attributes_mask & bit != 0).then_some(sx.stx_attributes & bit != 0))
 }
 
+/// `fcntl(fd, F_DUPFD_CLOEXEC, min)`: a close-on-exec duplicate of `fd` numbered `min`
+/// or above (e.g. above every number a client's descriptor is put on).
+pub fn dup_cloexec_above(fd: RawFd, min: RawFd) -> io::Result<OwnedFd> {
+    // SAFETY: F_DUPFD_CLOEXEC creates a new descriptor, owned by the caller from here on.
+    let r = check(unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, min) })?;
+    Ok(owned(r as libc::c_long))
+}
+
 /// `fcntl(fd, F_DUPFD_CLOEXEC, 3)`: a close-on-exec duplicate of `fd`.
 pub fn dup_cloexec(fd: RawFd) -> io::Result<OwnedFd> {
-    // SAFETY: F_DUPFD_CLOEXEC creates a new descriptor, owned by the caller from here on.
-    let r = check(unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) })?;
-    Ok(owned(r as libc::c_long))
+    dup_cloexec_above(fd, 3)
 }
 
 /// Opens the directory `rel` beneath `/` for use as the `dirfd` of `*at` calls: an

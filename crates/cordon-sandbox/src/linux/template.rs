@@ -228,21 +228,8 @@ impl Prepared {
     /// namespace waits for an RCU grace period: ~0.2-0.3 ms of each command's end, issue
     /// 12). Without a pair (no descriptor left), init's exit does it, as before.
     pub(crate) fn hold_for_run(&self) {
-        let above = |fd: OwnedFd| -> io::Result<OwnedFd> {
-            // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor or -1.
-            let high = unsafe {
-                libc::fcntl(
-                    fd.as_raw_fd(),
-                    libc::F_DUPFD_CLOEXEC,
-                    super::server::MAX_TARGET_FD,
-                )
-            };
-            if high < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            // SAFETY: a new descriptor, owned from here on.
-            Ok(unsafe { OwnedFd::from_raw_fd(high) })
-        };
+        let above =
+            |fd: OwnedFd| sys::dup_cloexec_above(fd.as_raw_fd(), super::server::MAX_TARGET_FD);
         let pair = seqpacket_pair().and_then(|(a, b)| Ok((above(a)?, above(b)?)));
         *self.ns_hold.borrow_mut() = pair.ok();
     }
@@ -1204,19 +1191,7 @@ fn spare_net_namespace() -> io::Result<OwnedFd> {
     let mut buf = [0u8; 1];
     let (_, fd) = recv_fd(ours.as_raw_fd(), &mut buf)?;
     let fd = fd.ok_or_else(|| io::Error::other("no namespace descriptor came"))?;
-    // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor or -1.
-    let high = unsafe {
-        libc::fcntl(
-            fd.as_raw_fd(),
-            libc::F_DUPFD_CLOEXEC,
-            super::server::MAX_TARGET_FD,
-        )
-    };
-    if high < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a new descriptor, owned from here on.
-    Ok(unsafe { OwnedFd::from_raw_fd(high) })
+    sys::dup_cloexec_above(fd.as_raw_fd(), super::server::MAX_TARGET_FD)
 }
 
 /// `pidfd_open(getpid())`: a descriptor that signals this process from any pid namespace
