@@ -491,41 +491,62 @@ impl CoverWatch {
 
     /// For a command forked from a `cordon serve` template (in the template's mount
     /// namespace, after [`CoverWatch::start`]): every cover that was a mount point when the
-    /// template was built ([`mounted_covers`]) must still be one — the host may have
-    /// replaced a path since (the server's identity check ran before this watch existed).
-    /// Anything the watch saw meanwhile counts too.
+    /// template was built ([`mounted_covers`]) must still be that same mount — the host
+    /// may have replaced a path since (the server's identity check ran before this watch
+    /// existed), or swapped another mount point in (`RENAME_EXCHANGE` of a covered
+    /// directory with a protected one: attack pass 143 F2). Anything the watch saw
+    /// meanwhile counts too.
+    ///
+    /// Each cover is asked of the kernel directly: reached without following a symlink,
+    /// it must be the root of the mount recorded at the build (`STATX_MNT_ID`); reading
+    /// and parsing the whole mountinfo was ~0.3 ms of each command's launch (issue 12).
+    /// Where the kernel does not tell (before Linux 5.8), mountinfo is read, which knows
+    /// mount points by path only.
     ///
     /// Errors: which cover is gone (the command takes the per-command helper instead).
-    pub(crate) fn check_still_mounted(&mut self, covered: &[PathBuf]) -> Result<(), String> {
+    pub(crate) fn check_still_mounted(&mut self, covered: &[Covered]) -> Result<(), String> {
         if let Some(l) = self.poll() {
             return Err(l.to_string());
         }
-        // Each cover asked of the kernel directly (reached without following a symlink,
-        // it must be a mount's root), where it says so: reading and parsing the whole
-        // mountinfo was ~0.3 ms of each command's launch (issue 12).
-        let root = sys::open_path(Path::new("/"), true)
-            .map_err(|e| format!("opening / to check the covers: {e}"))?;
-        let mut unknown = false;
-        for c in covered {
-            match sys::is_mount_root(&root, c) {
-                Ok(Some(true)) => {}
-                Ok(None) => {
-                    unknown = true;
-                    break;
-                }
-                Ok(Some(false)) | Err(_) => return Err(gone(c)),
+        still_mounted(covered)
+    }
+}
+
+/// [`CoverWatch::check_still_mounted`] without the watch: each of `covered` is still the
+/// root of the mount recorded for it (mountinfo by path where the kernel does not tell).
+///
+/// Errors: which cover is gone.
+fn still_mounted(covered: &[Covered]) -> Result<(), String> {
+    let root = sys::open_path(Path::new("/"), true)
+        .map_err(|e| format!("opening / to check the covers: {e}"))?;
+    let mut unknown = false;
+    for c in covered {
+        match (sys::mount_at(&root, &c.path), c.mount) {
+            (Ok(Some(now)), Some(built)) if now.root && now.id == built => {}
+            (Ok(None), None) => {
+                unknown = true;
+                break;
             }
-        }
-        if !unknown {
-            return Ok(());
-        }
-        let points = mount_points()
-            .map_err(|e| format!("reading /proc/self/mountinfo to check the covers: {e}"))?;
-        match covered.iter().find(|c| !points.contains(c)) {
-            Some(c) => Err(gone(c)),
-            None => Ok(()),
+            _ => return Err(gone(&c.path)),
         }
     }
+    if !unknown {
+        return Ok(());
+    }
+    let points = mount_points()
+        .map_err(|e| format!("reading /proc/self/mountinfo to check the covers: {e}"))?;
+    match covered.iter().find(|c| !points.contains(&c.path)) {
+        Some(c) => Err(gone(&c.path)),
+        None => Ok(()),
+    }
+}
+
+/// A cover of a template ([`mounted_covers`]): its path and the ID of the mount that
+/// covers it (`None` where the kernel does not tell mount IDs).
+#[derive(Debug, Clone)]
+pub(crate) struct Covered {
+    pub(crate) path: PathBuf,
+    mount: Option<u64>,
 }
 
 /// Why a template cannot serve a command: `cover` is no longer a mount point in it.
@@ -553,16 +574,40 @@ fn unreachable(dir: &Path) -> bool {
     )
 }
 
-/// In a template, once its root is built: the covers of `layout` that are mount points
-/// (a step the build skipped, with a note, is not expected to be one later either).
-pub(crate) fn mounted_covers(layout: &mounts::Layout) -> Vec<PathBuf> {
-    let points = mount_points().unwrap_or_default();
-    layout
-        .covers()
-        .into_iter()
-        .map(|c| c.path)
-        .filter(|p| points.contains(p))
-        .collect()
+/// In a template, once its root is built: the covers of `layout` that are mount points,
+/// with the mount that covers each ([`Covered`]). A cover that is not one is an error
+/// unless the build skipped its step and said so (`skipped`, e.g. an entry that vanished
+/// before the build): a cover the host took away while the root was being built — a file
+/// renamed over, a directory renamed — must not leave the template without it (attack
+/// pass 143 F1: such a cover was dropped from the list, and the first command of that
+/// template read the host's new file).
+///
+/// Errors: the cover that is missing.
+pub(crate) fn mounted_covers(
+    layout: &mounts::Layout,
+    skipped: &[PathBuf],
+) -> Result<Vec<Covered>, String> {
+    let points = mount_points().map_err(|e| format!("reading /proc/self/mountinfo: {e}"))?;
+    let root = sys::open_path(Path::new("/"), true).map_err(|e| format!("opening /: {e}"))?;
+    let mut v = Vec::new();
+    for c in layout.covers() {
+        if !points.contains(&c.path) {
+            if skipped.contains(&c.path) {
+                continue;
+            }
+            return Err(gone(&c.path));
+        }
+        let mount = match sys::mount_at(&root, &c.path) {
+            Ok(Some(m)) if m.root => Some(m.id),
+            Ok(None) => None,
+            _ => return Err(gone(&c.path)),
+        };
+        v.push(Covered {
+            path: c.path,
+            mount,
+        });
+    }
+    Ok(v)
 }
 
 /// The message that stops a run: what was replaced, which cover it removed, and that the
@@ -648,6 +693,59 @@ fn mount_points() -> std::io::Result<Vec<PathBuf>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Attack pass 143 F2: a cover's path that is the root of another mount (a covered
+    /// directory swapped with a protected one) is not that cover; the recorded mount is.
+    #[test]
+    fn a_cover_is_its_own_mount_not_any_mount_root() {
+        let root = sys::open_path(Path::new("/"), true).unwrap();
+        let (Some(proc_mount), Some(etc_mount)) = (
+            sys::mount_at(&root, Path::new("/proc")).unwrap(),
+            sys::mount_at(&root, Path::new("/etc")).unwrap(),
+        ) else {
+            return; // a kernel that does not tell mount IDs: mountinfo decides
+        };
+        let cover = |id: u64| Covered {
+            path: PathBuf::from("/proc"),
+            mount: Some(id),
+        };
+        assert_eq!(still_mounted(&[cover(proc_mount.id)]), Ok(()));
+        assert_ne!(proc_mount.id, etc_mount.id);
+        let swapped = still_mounted(&[cover(etc_mount.id)]).unwrap_err();
+        assert!(swapped.contains("/proc is no longer covered"), "{swapped}");
+        // A path inside a mount is not a mount point, whatever the ID.
+        let inside = Covered {
+            path: PathBuf::from("/proc/self/fdinfo").canonicalize().unwrap(),
+            mount: Some(proc_mount.id),
+        };
+        assert!(still_mounted(&[inside]).is_err());
+    }
+
+    /// Attack pass 143 F1: a planned cover that is not a mount point after the build —
+    /// taken away by the host while it was built — is an error, not a cover left out; one
+    /// the build skipped and said so is left out.
+    #[test]
+    fn a_cover_missing_after_the_build_is_an_error_unless_skipped() {
+        let d = tempfile::tempdir().unwrap();
+        let secret = d.path().canonicalize().unwrap().join(".netrc");
+        std::fs::write(&secret, "password x\n").unwrap();
+        let layout = mounts::Layout {
+            base: mounts::Base::HostReadOnly,
+            steps: vec![mounts::Step {
+                path: secret.clone(),
+                kind: mounts::StepKind::Mask { traverse: false },
+                may_create: false,
+            }],
+            notes: Vec::new(),
+            absent: Vec::new(),
+            read_only_caches: Vec::new(),
+        };
+        assert_eq!(layout.covers().len(), 1, "the mask is a cover");
+        let e = mounted_covers(&layout, &[]).unwrap_err();
+        assert!(e.contains(".netrc is no longer covered"), "{e}");
+        let kept = mounted_covers(&layout, std::slice::from_ref(&secret)).unwrap();
+        assert!(kept.is_empty());
+    }
 
     #[test]
     fn mountinfo_lists_root() {

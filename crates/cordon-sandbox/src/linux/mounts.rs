@@ -1716,6 +1716,11 @@ pub struct Built {
     pub warnings: Vec<String>,
     /// The writable `.git/config` copies ([`StepKind::GitConfig`]) for the broker.
     pub git_configs: Vec<super::git_config_broker::Copy>,
+    /// The paths of the steps that mount nothing after all, each said in `notes` or
+    /// `warnings` (an entry that vanished before the build, a cache left read-only, a
+    /// `.git/config` left read-only): a template does not expect them to be mount points
+    /// ([`super::cover_watch::mounted_covers`]).
+    pub skipped: Vec<PathBuf>,
 }
 
 /// Builds the new root by applying the steps of `layout` in order, and pivots into it.
@@ -1735,6 +1740,7 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
         stripped: 0,
         warnings: Vec::new(),
         git_configs: Vec::new(),
+        skipped: Vec::new(),
     };
     for s in &layout.steps {
         match &s.kind {
@@ -1766,6 +1772,7 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
         read_only_caches: st.read_only_caches,
         warnings: st.warnings,
         git_configs: st.git_configs,
+        skipped: st.skipped,
     })
 }
 
@@ -1789,6 +1796,7 @@ pub fn refresh_per_command(layout: &Layout) -> io::Result<()> {
         stripped: 0,
         warnings: Vec::new(),
         git_configs: Vec::new(),
+        skipped: Vec::new(),
     };
     for s in &layout.steps {
         match &s.kind {
@@ -1850,6 +1858,7 @@ struct BuildState {
     stripped: usize,
     warnings: Vec<String>,
     git_configs: Vec<super::git_config_broker::Copy>,
+    skipped: Vec<PathBuf>,
 }
 
 impl BuildState {
@@ -1949,6 +1958,7 @@ fn apply_bind(st: &mut BuildState, s: &Step, writable: bool, protected: bool) ->
                 if protected { "protected" } else { "entry" },
                 s.path.display()
             ));
+            st.skipped.push(s.path.clone());
             return Ok(());
         }
         Err(e) => return Err(ctx_err(format!("opening {}", s.path.display()), e)),
@@ -2032,6 +2042,7 @@ fn apply_overlay(st: &mut BuildState, s: &Step, name: &str, state: &Path) -> io:
                 s.path.display()
             ));
             st.read_only_caches.push((s.path.clone(), e.to_string()));
+            st.skipped.push(s.path.clone());
             Ok(())
         }
     }
@@ -2191,6 +2202,7 @@ fn apply_git_config(st: &mut BuildState, s: &Step) -> io::Result<()> {
              change it fail with \"Device or resource busy\"",
             s.path.display()
         ));
+        st.skipped.push(s.path.clone());
     }
     Ok(())
 }

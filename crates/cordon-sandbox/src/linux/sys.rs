@@ -457,13 +457,13 @@ pub fn pidfd_mount_namespace(pidfd: &OwnedFd) -> io::Result<OwnedFd> {
     Ok(owned(r as libc::c_long))
 }
 
-/// Whether the absolute `path`, resolved beneath `root` (a descriptor of `/`) without
-/// following any symlink (`openat2` `RESOLVE_NO_SYMLINKS`), is the root of a mount:
-/// `statx` `STATX_ATTR_MOUNT_ROOT` (Linux 5.8). `Ok(None)`: this kernel does not report
-/// the attribute.
+/// The mount at the absolute `path`, resolved beneath `root` (a descriptor of `/`)
+/// without following any symlink (`openat2` `RESOLVE_NO_SYMLINKS`): whether `path` is
+/// that mount's root (`statx` `STATX_ATTR_MOUNT_ROOT`) and the mount's ID
+/// (`STATX_MNT_ID`), both Linux 5.8. `Ok(None)`: this kernel does not report them.
 ///
 /// Errors: the path cannot be reached that way (missing, a symlink on the way, …).
-pub fn is_mount_root(root: &OwnedFd, path: &Path) -> io::Result<Option<bool>> {
+pub fn mount_at(root: &OwnedFd, path: &Path) -> io::Result<Option<MountAt>> {
     let rel = path
         .strip_prefix("/")
         .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
@@ -477,12 +477,25 @@ pub fn is_mount_root(root: &OwnedFd, path: &Path) -> io::Result<Option<bool>> {
             fd.as_raw_fd(),
             c"".as_ptr(),
             libc::AT_EMPTY_PATH,
-            libc::STATX_TYPE,
+            libc::STATX_TYPE | libc::STATX_MNT_ID,
             &mut sx,
         )
     })?;
     let bit = libc::STATX_ATTR_MOUNT_ROOT as u64;
-    Ok((sx.stx_attributes_mask & bit != 0).then_some(sx.stx_attributes & bit != 0))
+    let told = sx.stx_attributes_mask & bit != 0 && sx.stx_mask & libc::STATX_MNT_ID != 0;
+    Ok(told.then_some(MountAt {
+        root: sx.stx_attributes & bit != 0,
+        id: sx.stx_mnt_id,
+    }))
+}
+
+/// What [`mount_at`] tells of a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MountAt {
+    /// The path is the root of its mount (a mount point, as seen from here).
+    pub root: bool,
+    /// The mount's ID in this mount namespace (`STATX_MNT_ID`).
+    pub id: u64,
 }
 
 /// `fcntl(fd, F_DUPFD_CLOEXEC, min)`: a close-on-exec duplicate of `fd` numbered `min`
@@ -1060,24 +1073,28 @@ mod tests {
     /// The template's check of its covers (issue 12): a mount's root is one, a directory
     /// inside a mount is not, and a path through a symlink is not followed.
     #[test]
-    fn mount_roots_are_told_without_following_symlinks() {
+    fn mounts_are_told_by_root_and_id_without_following_symlinks() {
         let root = open_path(Path::new("/"), true).expect("open /");
-        let proc_root = is_mount_root(&root, Path::new("/proc")).expect("/proc");
-        if proc_root.is_none() {
+        let Some(proc_root) = mount_at(&root, Path::new("/proc")).expect("/proc") else {
             eprintln!(
                 "skipped: kernel {} has no STATX_ATTR_MOUNT_ROOT",
                 kernel_release()
             );
             return;
-        }
-        assert_eq!(proc_root, Some(true), "/proc is a mount of its own");
+        };
+        assert!(proc_root.root, "/proc is a mount of its own");
         let pid = std::process::id();
         let inside = format!("/proc/{pid}/fdinfo");
-        assert_eq!(
-            is_mount_root(&root, Path::new(&inside)).expect("a directory in /proc"),
-            Some(false)
-        );
+        let inner = mount_at(&root, Path::new(&inside))
+            .expect("a directory in /proc")
+            .expect("told");
+        assert!(!inner.root);
+        assert_eq!(inner.id, proc_root.id, "the same mount as /proc");
+        let top = mount_at(&root, Path::new("/etc"))
+            .expect("/etc")
+            .expect("told");
+        assert_ne!(top.id, proc_root.id, "another mount than /proc");
         // /proc/self is a symlink: not followed, so not an answer.
-        assert!(is_mount_root(&root, Path::new("/proc/self/fdinfo")).is_err());
+        assert!(mount_at(&root, Path::new("/proc/self/fdinfo")).is_err());
     }
 }

@@ -107,7 +107,7 @@ pub(crate) struct Prepared {
     accepted: std::cell::RefCell<Option<(HelperPayload, LinuxPlan)>>,
     /// The covers ([`Layout::covers`]) that were mount points once the template's root was
     /// built: each must still be one when a command is forked from it.
-    covered: Vec<PathBuf>,
+    covered: Vec<super::cover_watch::Covered>,
     /// In P and Q: the watch of the covers P set up before checking them
     /// ([`Prepared::accept`]); the helper waits on it ([`Prepared::take_cover_watch`]).
     cover: std::cell::RefCell<Option<super::cover_watch::CoverWatch>>,
@@ -178,15 +178,23 @@ impl Prepared {
         // The watch the template made ahead for this command ([`make_spares`]) serves as
         // one made now when nothing it queued since took a cover away (it watches the same
         // directories, from earlier); otherwise a fresh one is made here, as without it.
-        let spare = self.spare_watch.borrow_mut().take().and_then(|mut w| {
-            if w.poll().is_none() {
-                return Some(w);
-            }
-            // Left open until this process exits: closing the last descriptor of an
-            // inotify instance waits for the kernel (see `CoverWatch::release`).
-            std::mem::forget(w);
-            None
-        });
+        // A spare that saw a cover go is not set aside for a fresh watch, which would not
+        // see what already happened (attack pass 143 F2: a covered directory swapped with
+        // a protected one passed the fresh watch's check): the command takes the
+        // per-command helper (and the server's identity check, seeing the host changed,
+        // replaces the template for the next one).
+        let spare = match self.spare_watch.borrow_mut().take() {
+            Some(mut w) => match w.poll().map(str::to_string) {
+                None => Some(w),
+                Some(lost) => {
+                    // Left open until this process exits: closing the last descriptor of
+                    // an inotify instance waits for the kernel (`CoverWatch::release`).
+                    std::mem::forget(w);
+                    return Err(lost);
+                }
+            },
+            None => None,
+        };
         // A spare's absent paths were checked after its watch was made ([`make_spares`]),
         // and its poll above saw nothing since: they are still absent.
         let mut watch = match spare {
@@ -287,6 +295,7 @@ impl Prepared {
             read_only_caches: self.read_only_caches.clone(),
             warnings: self.warnings.clone(),
             git_configs: Vec::new(),
+            skipped: Vec::new(),
         }
     }
 }
@@ -990,6 +999,17 @@ fn template_main(
             return process::EXIT_SETUP;
         }
     }
+    // Watched from before the root is built until the first spare watch exists: a cover
+    // the host takes away meanwhile (a file renamed over while its mask was being mounted)
+    // ends the template, as it stops a run on the cold path (attack pass 143 F1).
+    let watch_plan = super::cover_watch::WatchPlan::of(&layout);
+    let mut build_watch = match super::cover_watch::CoverWatch::watch_planned(&watch_plan) {
+        Ok(w) => w,
+        Err(e) => {
+            say(&format!("watching the covers: {e}"));
+            return process::EXIT_SETUP;
+        }
+    };
     let built = match mounts::build(&layout) {
         Ok(b) => b,
         Err(e) => {
@@ -997,8 +1017,13 @@ fn template_main(
             return process::EXIT_SETUP;
         }
     };
-    let covered = super::cover_watch::mounted_covers(&layout);
-    let watch_plan = super::cover_watch::WatchPlan::of(&layout);
+    let covered = match super::cover_watch::mounted_covers(&layout, &built.skipped) {
+        Ok(c) => c,
+        Err(e) => {
+            say(&format!("checking the covers: {e}"));
+            return process::EXIT_SETUP;
+        }
+    };
     let prepared = Prepared {
         watch_plan,
         features,
@@ -1022,6 +1047,17 @@ fn template_main(
     // SAFETY: setting a disposition to SIG_IGN is always valid.
     unsafe { libc::signal(libc::SIGCHLD, libc::SIG_IGN) };
     make_spares(&prepared);
+    // The first spare watch exists now (or the first command makes its own, and checks
+    // every cover's mount): what the build watch saw until here decides.
+    if let Some(mut w) = build_watch.take() {
+        if let Some(lost) = w.poll() {
+            say(&format!(
+                "a cover changed while the template was built: {lost}"
+            ));
+            return process::EXIT_SETUP;
+        }
+        w.release();
+    }
     drop(built.host_devpts);
     say("ready");
     let mut buf = [0u8; 16];
