@@ -440,6 +440,7 @@ mod tests {
         "--force-with-lease",  // git push, in the exec policy paragraph
         "--delete",            // git push, in the exec policy paragraph
         "--force",             // git worktree remove, in the exec policy paragraph
+        "--force-remove",      // git update-index, in the exec policy paragraph
         "--separate-git-dir",  // git init, in the git config section
         "--ignore-submodules", // git status, in Known limits
         "--skip-worktree",     // git update-index, in Known limits
