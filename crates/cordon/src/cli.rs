@@ -300,7 +300,8 @@ pub struct RunArgs {
     pub dry_run: bool,
     /// Write the JSON report (outcome, exit code, what the sandbox really applied) to FILE
     /// when the run ends (created or truncated; refusals included). Unlike `--json`, whose
-    /// report shares stderr with the command, the command cannot forge it.
+    /// report shares stderr with the command, the command cannot forge it. With `--json`
+    /// too, the same report also ends stderr.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
     /// Write the JSON report to the inherited descriptor N (e.g. `3>report.json`) instead

@@ -1131,6 +1131,71 @@ fn host_tmp_file_hidden_explained_and_granted_with_with() {
     assert_eq!(text(&o.stdout), "hi\n");
 }
 
+/// `--report FILE --json`: the report goes to the file and also ends stderr, as each
+/// flag alone would put it (the stderr line was dropped when both were given). A refusal
+/// too.
+#[test]
+fn report_file_and_json_both_get_the_report() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let file = p.home.join("both.json");
+    let args = |cmd: &str| {
+        vec![
+            "run".to_string(),
+            "--report".into(),
+            file.to_str().unwrap().into(),
+            "--json".into(),
+            "--".into(),
+            "sh".into(),
+            "-c".into(),
+            cmd.into(),
+        ]
+    };
+    let argv = args("exit 4");
+    let o = out(cordon(
+        &p,
+        &argv.iter().map(String::as_str).collect::<Vec<_>>(),
+    ));
+    assert_eq!(o.status.code(), Some(4), "{}", text(&o.stderr));
+    let body = std::fs::read_to_string(&file).unwrap();
+    let from_file: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let last = text(&o.stderr)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string();
+    let from_stderr: serde_json::Value = serde_json::from_str(&last).expect(&last);
+    assert_eq!(from_file, from_stderr);
+    assert_eq!(from_file["exit_code"], 4);
+    // A refusal (an unknown profile) reaches both as well.
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--report",
+            file.to_str().unwrap(),
+            "--json",
+            "--profile",
+            "no-such-profile",
+            "--",
+            "true",
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    let from_file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(from_file["outcome"], "refused");
+    let last = text(&o.stderr)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string();
+    let from_stderr: serde_json::Value = serde_json::from_str(&last).expect(&last);
+    assert_eq!(from_stderr["outcome"], "refused");
+}
+
 /// Issue 8 §2: the command prints a forged report on stderr (a line, then `partial`
 /// without a newline) and exits 3. `--report FILE` and `--json-fd N` carry the real
 /// report, which the command cannot write; `--json` alone is the stderr line (documented

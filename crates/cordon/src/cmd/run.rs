@@ -24,8 +24,10 @@ enum Sink {
     Writer(std::fs::File),
     /// The `--report` file cordon created: the report is the whole file, written from
     /// offset 0 and cut there (attack pass 45, M4: bytes written after it by anyone that
-    /// could reach the file would have stayed as a forged last line).
-    Report(std::fs::File),
+    /// could reach the file would have stayed as a forged last line). `true`: `--json` was
+    /// given too, and the same line also ends stderr (it was dropped: the earlier note's
+    /// "`--report FILE --json` drops the JSON on stderr").
+    Report(std::fs::File, bool),
 }
 
 /// What a `--report` path is checked against when the sink is opened ([`Sink::open`]).
@@ -80,7 +82,7 @@ impl Sink {
     /// last line of stderr.
     fn open(args: &RunArgs, roots: Roots<'_>) -> Result<Sink> {
         if let Some(path) = &args.report {
-            return open_report(args, path, roots).map(Sink::Report);
+            return open_report(args, path, roots).map(|f| Sink::Report(f, args.profile.json));
         }
         if let Some(n) = args.json_fd {
             #[cfg(target_os = "linux")]
@@ -130,14 +132,19 @@ impl Sink {
                 writeln!(err, "{v}").and_then(|_| err.flush())
             }
             Sink::Writer(f) => writeln!(f, "{v}").and_then(|_| f.flush()),
-            Sink::Report(f) => {
+            Sink::Report(f, also_stderr) => {
                 use std::io::Seek;
                 let line = format!("{v}\n");
                 f.set_len(0)?;
                 f.seek(std::io::SeekFrom::Start(0))?;
                 f.write_all(line.as_bytes())?;
                 f.set_len(line.len() as u64)?;
-                f.flush()
+                f.flush()?;
+                if *also_stderr {
+                    let mut err = std::io::stderr().lock();
+                    err.write_all(line.as_bytes()).and_then(|_| err.flush())?;
+                }
+                Ok(())
             }
         }
     }
@@ -527,7 +534,7 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
         );
     }
     let code = report.last().outcome.exit_code;
-    if let SinkState::Open(sink @ (Sink::Stderr | Sink::Writer(_) | Sink::Report(_))) = sink {
+    if let SinkState::Open(sink @ (Sink::Stderr | Sink::Writer(_) | Sink::Report(..))) = sink {
         // After the command ran a report that cannot be built is not a refusal (which the
         // error path would report): said, and 125 as for one that cannot be written.
         let mut v = match report_json(&report, &session) {
