@@ -288,6 +288,11 @@ pub struct FilesystemSummary {
     pub protected: usize,
     /// Denied paths that exist (hidden).
     pub denied: usize,
+    /// Denied paths in all, present or not (one that appears later is hidden too): the
+    /// resolved paths `cordon context` counts, e.g. in its `deny_read_group` (an approval
+    /// request's `denied_entries` counts the profile's deny entries as spelled, each of
+    /// which may name several paths).
+    pub denied_paths: usize,
     /// `/tmp` is a private tmpfs (the host's `/tmp` is hidden), see [`crate::view`].
     pub private_tmp: bool,
 }
@@ -840,6 +845,7 @@ pub fn explain(
                 writable_roots: fs.writable_roots().iter().map(|e| e.path.clone()).collect(),
                 protected: fs.protected().len(),
                 denied: fs.denied().iter().filter(|e| e.exists).count(),
+                denied_paths: fs.denied().len(),
                 private_tmp,
             }),
         },
@@ -922,9 +928,10 @@ impl fmt::Display for Explanation {
             )?;
             writeln!(
                 f,
-                "  {} protected path(s) inside them stay read-only, {} denied path(s) are \
-                 hidden{}",
+                "  {} protected path(s) inside them stay read-only; {} denied paths are hidden \
+                 ({} present here, the others hidden if they appear){}",
                 fs.protected,
+                fs.denied_paths,
                 fs.denied,
                 if self.paths.is_empty() {
                     "; ask about one: cordon explain PATH"

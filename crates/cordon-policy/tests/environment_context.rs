@@ -328,6 +328,15 @@ fn compact_and_full_forms() {
     );
     assert!(full.contains("<deny_read path=\"/etc/shadow\"/>"), "{full}");
     assert_eq!(full.matches("<deny_read ").count(), grouped + 1);
+    // `cordon explain` counts the same denied paths (the earlier note: its "8 denied
+    // path(s)" beside the context's count="172" read as a disagreement).
+    let e = cordon_policy::explain(&r, &fs, &[], &sel, &status, None);
+    let summary = e.filesystem.clone().expect("a restricted filesystem");
+    assert_eq!(summary.denied_paths, grouped + 1);
+    assert!(summary.denied <= summary.denied_paths);
+    assert!(e
+        .to_string()
+        .contains(&format!("{} denied paths are hidden", grouped + 1)));
     assert!(!full.contains("deny_read_group"));
     assert!(
         compact.len() * 2 < full.len(),
