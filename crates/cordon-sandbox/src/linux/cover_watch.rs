@@ -517,27 +517,99 @@ impl CoverWatch {
 ///
 /// Errors: which cover is gone.
 fn still_mounted(covered: &[Covered]) -> Result<(), String> {
-    let root = sys::open_path(Path::new("/"), true)
-        .map_err(|e| format!("opening / to check the covers: {e}"))?;
+    match first_gone(covered, false)? {
+        Some(p) => Err(gone(&p)),
+        None => Ok(()),
+    }
+}
+
+/// The first of `covered` that is no longer the root of the mount recorded for it
+/// (reached without following a symlink — `by_path`: the last component not followed,
+/// no descriptor used; by path in mountinfo where the kernel does not tell mount IDs), or
+/// `None`.
+///
+/// Errors: `/` or mountinfo cannot be read.
+fn first_gone(covered: &[Covered], by_path: bool) -> Result<Option<PathBuf>, String> {
+    let root = if by_path {
+        None
+    } else {
+        Some(
+            sys::open_path(Path::new("/"), true)
+                .map_err(|e| format!("opening / to check the covers: {e}"))?,
+        )
+    };
     let mut unknown = false;
     for c in covered {
-        match (sys::mount_at(&root, &c.path), c.mount) {
+        let now = match &root {
+            Some(r) => sys::mount_at(r, &c.path),
+            None => sys::mount_at_path(&c.path),
+        };
+        match (now, c.mount) {
             (Ok(Some(now)), Some(built)) if now.root && now.id == built => {}
             (Ok(None), None) => {
                 unknown = true;
                 break;
             }
-            _ => return Err(gone(&c.path)),
+            _ => return Ok(Some(c.path.clone())),
         }
     }
     if !unknown {
-        return Ok(());
+        return Ok(None);
     }
     let points = mount_points()
         .map_err(|e| format!("reading /proc/self/mountinfo to check the covers: {e}"))?;
-    match covered.iter().find(|c| !points.contains(&c.path)) {
-        Some(c) => Err(gone(&c.path)),
-        None => Ok(()),
+    Ok(covered
+        .iter()
+        .find(|c| !points.contains(&c.path))
+        .map(|c| c.path.clone()))
+}
+
+/// In init, once the root is built (a template's command: once its per-command places
+/// are mounted), before anything runs: each cover at `paths` as mounted now, to be looked
+/// at again when the command has ended ([`lost_after_run`]). `Ok(None)`: the kernel does
+/// not tell mount IDs (before Linux 5.8), so that look is not made (the watch alone
+/// decides, as before).
+///
+/// Errors: a cover is not mounted (the host replaced its path while the root was built).
+pub(crate) fn record_covers(paths: Vec<PathBuf>) -> Result<Option<Vec<Covered>>, String> {
+    let mut v = Vec::with_capacity(paths.len());
+    for path in paths {
+        match sys::mount_at_path(&path) {
+            Ok(Some(m)) if m.root => v.push(Covered {
+                path,
+                mount: Some(m.id),
+            }),
+            Ok(None) => return Ok(None),
+            _ => {
+                return Err(format!(
+                    "refusing to run: {} changed on the host while the sandbox was built, so                      it is not covered",
+                    path.display()
+                ))
+            }
+        }
+    }
+    Ok(Some(v))
+}
+
+/// In init, once the command (and everything it started) has ended: the first cover of
+/// `covered` ([`record_covers`]) that no longer stands, said as the run's cover loss. The
+/// watch can miss it at the very end: the kernel moves a renamed entry before it queues
+/// the event, so a command can read the new file and end before the event is there
+/// (attack pass 144: a run that read a replaced `.env` ended `success`). `None`: every
+/// cover stands.
+pub(crate) fn lost_after_run(covered: &[Covered]) -> Option<String> {
+    match first_gone(covered, true) {
+        Ok(None) => None,
+        Ok(Some(p)) => Some(format!(
+            "{} was replaced during the run (on the host, or by the command where its parent \
+             is writable), which removed the sandbox's cover of it: the command may have seen \
+             what is there now; check it",
+            p.display()
+        )),
+        Err(e) => Some(format!(
+            "the covers of hidden and protected paths could not be checked after the run \
+             ({e}), so one may have been replaced"
+        )),
     }
 }
 
@@ -719,6 +791,29 @@ mod tests {
             mount: Some(proc_mount.id),
         };
         assert!(still_mounted(&[inside]).is_err());
+    }
+
+    /// Attack pass 144: init records each cover before the command and looks again after
+    /// it; a cover whose path no longer leads to the recorded mount is the run's loss, and
+    /// one that is not a mount when recorded refuses the run.
+    #[test]
+    fn covers_recorded_before_the_command_are_looked_at_after_it() {
+        let Some(marks) = record_covers(vec![PathBuf::from("/proc")]).unwrap() else {
+            return; // a kernel that does not tell mount IDs: the watch alone decides
+        };
+        assert_eq!(marks.len(), 1);
+        assert_eq!(lost_after_run(&marks), None);
+        let root = sys::open_path(Path::new("/"), true).unwrap();
+        let etc = sys::mount_at(&root, Path::new("/etc")).unwrap().unwrap();
+        let replaced = [Covered {
+            path: PathBuf::from("/proc"),
+            mount: Some(etc.id),
+        }];
+        let m = lost_after_run(&replaced).expect("another mount at the path");
+        assert!(m.contains("/proc was replaced during the run"), "{m}");
+        let d = tempfile::tempdir().unwrap();
+        let e = record_covers(vec![d.path().canonicalize().unwrap()]).unwrap_err();
+        assert!(e.contains("not covered"), "{e}");
     }
 
     /// Attack pass 143 F1: a planned cover that is not a mount point after the build —

@@ -943,6 +943,7 @@ fn run_namespaces(
         alive: (alive_r, alive_w),
         status: (status_r, status_w),
         ended: (ended_r, ended_w),
+        covers_end: (covers_end_r, covers_end_w),
         records,
         git_result,
         relay,
@@ -1025,6 +1026,7 @@ fn run_namespaces(
         drop(alive_w);
         drop(status_r);
         drop(ended_r);
+        drop(covers_end_r);
         drop(cover.take()); // the helper's
         drop(std::mem::take(&mut stale)); // the host's work dirs: never init's
         reporter.close_in_child();
@@ -1057,6 +1059,7 @@ fn run_namespaces(
             alive: alive_r,
             status: Some(status_w),
             ended: Some(ended_w),
+            covers_end: Some(covers_end_w),
             print_report: reporter.stderr,
             relay: relay.map(|(ours, theirs)| {
                 drop(ours);
@@ -1087,6 +1090,7 @@ fn run_namespaces(
             .ok(),
     };
     drop(ended_w);
+    drop(covers_end_w);
     if let Some(Err(e)) = cover.as_ref().map(|c| c.arm()) {
         // Nothing would wake the helper for a replacement: nothing runs.
         // SAFETY: kill has no memory-safety preconditions; `pid` is our child.
@@ -1228,7 +1232,20 @@ fn run_namespaces(
     };
     // Init is reaped: the detached process may drop what it held (its mount namespace).
     drop(held_open);
-    let cover_lost = cover.as_mut().and_then(|c| c.poll()).map(str::to_string);
+    // What the watch saw, else what init found when it looked at every cover after the
+    // command: a rename's event can be queued after its new entry was already read (the
+    // kernel moves the entry first), so a run that read a replaced file could end before
+    // its watch said so (attack pass 144).
+    let cover_lost = cover
+        .as_mut()
+        .and_then(|c| c.poll())
+        .map(str::to_string)
+        .or_else(|| {
+            sys::read_to_end(&covers_end_r, 64 * 1024)
+                .ok()
+                .filter(|b| !b.is_empty())
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+        });
     // Before the broker's merge-back below (its writes are cordon's own); released, not
     // dropped: the last close of an inotify instance waits for the kernel.
     if let Some(c) = cover {
@@ -1281,6 +1298,9 @@ struct Channels {
     status: (OwnedFd, OwnedFd),
     /// Init → helper, once: the signal that ended the command (one byte), if one did.
     ended: (OwnedFd, OwnedFd),
+    /// Init → helper, once the command has ended: why a cover no longer stands, if one
+    /// does not ([`super::cover_watch::still_mounted`]; text, nothing when all stand).
+    covers_end: (OwnedFd, OwnedFd),
     records: Option<(OwnedFd, OwnedFd)>,
     git_result: Option<OwnedFd>,
     /// (helper's end, init's end).
@@ -1297,6 +1317,7 @@ impl Channels {
         let alive = pipe()?;
         let status = pipe()?;
         let ended = pipe()?;
+        let covers_end = pipe()?;
         // Init → helper: the denial records, once the command's tree has ended.
         let records = if plan.denial_records {
             Some(pipe()?)
@@ -1332,6 +1353,7 @@ impl Channels {
             alive,
             status,
             ended,
+            covers_end,
             records,
             git_result,
             relay,
@@ -1371,6 +1393,9 @@ struct InitContext<'a> {
     /// Write end of the pipe on which init tells the helper the signal that ended the
     /// command ([`RunRecords::signal`]).
     ended: Option<OwnedFd>,
+    /// Write end of the pipe on which init tells the helper, after the command, a cover
+    /// that no longer stands ([`Channels::covers_end`]).
+    covers_end: Option<OwnedFd>,
     /// `--report`: print the applied layers before the command starts.
     print_report: bool,
     /// Managed network or `network.local`: init's end of the socket pair on which it hands
@@ -1432,6 +1457,20 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
     }
     let endpoints = pin_host_endpoints(ctx)?;
     let built = build_root(ctx)?;
+    // Each cover as mounted here, before anything runs: looked at again once the command
+    // has ended ([`super::cover_watch::still_mounted`]).
+    let cover_marks = match ctx.prepared {
+        Some(p) => p.covered_paths(),
+        None => ctx
+            .layout
+            .covers()
+            .into_iter()
+            .map(|c| c.path)
+            .filter(|p| !built.skipped.contains(p))
+            .collect(),
+    };
+    let cover_marks =
+        super::cover_watch::record_covers(cover_marks).map_err(HelperError::Message)?;
     let git_configs = std::sync::Arc::new(built.git_configs);
     let relays = start_network(ctx)?;
     std::env::set_current_dir(&ctx.profile.cwd).map_err(|e| HelperError::Setup {
@@ -1481,6 +1520,11 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
     let code = run_supervised(ctx, supervisors)?;
     if let (Some(sig), Some(fd)) = (process::last_signal(), ctx.ended.take()) {
         sys::write_all(fd.as_raw_fd(), &[sig as u8]);
+    }
+    if let (Some(marks), Some(fd)) = (&cover_marks, ctx.covers_end.take()) {
+        if let Some(lost) = super::cover_watch::lost_after_run(marks) {
+            sys::write_all(fd.as_raw_fd(), lost.as_bytes());
+        }
     }
     if let (Some(sup), Some(fd)) = (&denials, &ctx.records) {
         super::denial_records::send(fd, &sup.report());

@@ -2240,7 +2240,12 @@ fn git_config_copy(st: &mut BuildState, s: &Step) -> io::Result<()> {
 fn apply_mask(st: &mut BuildState, s: &Step, traverse: bool) -> io::Result<()> {
     let target = match sys::open_beneath(st.root()?, rel(&s.path)) {
         Ok(t) => t,
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+            // Gone since it was planned: nothing to hide now; the cover watch sees it come
+            // back (its name is watched like any cover's).
+            st.skipped.push(s.path.clone());
+            return Ok(());
+        }
         Err(e) => return Err(ctx_err(format!("opening {}", s.path.display()), e)),
     };
     if is_dir_fd(&target)? {

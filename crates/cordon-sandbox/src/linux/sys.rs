@@ -467,20 +467,34 @@ pub fn mount_at(root: &OwnedFd, path: &Path) -> io::Result<Option<MountAt>> {
     let rel = path
         .strip_prefix("/")
         .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-    let fd = open_beneath(root.as_raw_fd(), rel)?;
+    let fd = match open_beneath(root.as_raw_fd(), rel) {
+        Ok(fd) => fd,
+        // Under cordon's own seccomp filter `openat2` is ENOSYS.
+        Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => return mount_at_path(path),
+        Err(e) => return Err(e),
+    };
+    mount_of(fd.as_raw_fd(), c"", libc::AT_EMPTY_PATH)
+}
+
+/// [`mount_at`] by `path` itself, without a descriptor (init after the command, whose
+/// descriptors the command may have limited: `prlimit` on pid 1): `statx` with
+/// `AT_SYMLINK_NOFOLLOW`, so the last component is not followed; a symlink earlier on the
+/// path reaches the recorded mount only where that mount still covers what it was made
+/// for (it moved with a renamed directory), else another mount, which the caller refuses.
+///
+/// Errors: the path cannot be reached.
+pub fn mount_at_path(path: &Path) -> io::Result<Option<MountAt>> {
+    let c = cstr(path)?;
+    mount_of(libc::AT_FDCWD, &c, libc::AT_SYMLINK_NOFOLLOW)
+}
+
+/// `statx(dirfd, name, flags, STATX_TYPE | STATX_MNT_ID)` read as a [`MountAt`].
+fn mount_of(dirfd: RawFd, name: &CStr, flags: libc::c_int) -> io::Result<Option<MountAt>> {
     // SAFETY: statx is plain old data; the kernel fills it.
     let mut sx: libc::statx = unsafe { std::mem::zeroed() };
-    // SAFETY: an empty NUL-terminated path with AT_EMPTY_PATH names `fd` itself; `sx` is
-    // writable for the call.
-    check(unsafe {
-        libc::statx(
-            fd.as_raw_fd(),
-            c"".as_ptr(),
-            libc::AT_EMPTY_PATH,
-            libc::STATX_TYPE | libc::STATX_MNT_ID,
-            &mut sx,
-        )
-    })?;
+    let mask = libc::STATX_TYPE | libc::STATX_MNT_ID;
+    // SAFETY: `name` is NUL-terminated and `sx` writable for the call.
+    check(unsafe { libc::statx(dirfd, name.as_ptr(), flags, mask, &mut sx) })?;
     let bit = libc::STATX_ATTR_MOUNT_ROOT as u64;
     let told = sx.stx_attributes_mask & bit != 0 && sx.stx_mask & libc::STATX_MNT_ID != 0;
     Ok(told.then_some(MountAt {

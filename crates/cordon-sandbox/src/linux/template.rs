@@ -228,6 +228,12 @@ impl Prepared {
         v
     }
 
+    /// The covers the template checks for each command (in init: looked at again after
+    /// the command, [`super::cover_watch::record_covers`]).
+    pub(crate) fn covered_paths(&self) -> Vec<PathBuf> {
+        self.covered.iter().map(|c| c.path.clone()).collect()
+    }
+
     /// In P, before it forks Q: a socket pair above every number a client's descriptor is
     /// put on, kept by P (and inherited by Q, [`Prepared::kept_fds`]) until it exits. Q
     /// sends init's mount namespace into it ([`Prepared::hold_mount_namespace`]), so the
