@@ -1161,13 +1161,7 @@ fn report_file_and_json_both_get_the_report() {
     assert_eq!(o.status.code(), Some(4), "{}", text(&o.stderr));
     let body = std::fs::read_to_string(&file).unwrap();
     let from_file: serde_json::Value = serde_json::from_str(&body).unwrap();
-    let last = text(&o.stderr)
-        .lines()
-        .last()
-        .unwrap_or_default()
-        .to_string();
-    let from_stderr: serde_json::Value = serde_json::from_str(&last).expect(&last);
-    assert_eq!(from_file, from_stderr);
+    assert_eq!(from_file, last_json(&o.stderr));
     assert_eq!(from_file["exit_code"], 4);
     // A refusal (an unknown profile) reaches both as well.
     let o = out(cordon(
@@ -1187,13 +1181,7 @@ fn report_file_and_json_both_get_the_report() {
     let from_file: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(from_file["outcome"], "refused");
-    let last = text(&o.stderr)
-        .lines()
-        .last()
-        .unwrap_or_default()
-        .to_string();
-    let from_stderr: serde_json::Value = serde_json::from_str(&last).expect(&last);
-    assert_eq!(from_stderr["outcome"], "refused");
+    assert_eq!(last_json(&o.stderr)["outcome"], "refused");
 }
 
 /// Issue 8 §2: the command prints a forged report on stderr (a line, then `partial`
