@@ -337,6 +337,10 @@ impl fmt::Display for DecisionRecord {
             "sandbox:     {} — {}",
             if self.sandbox.bypass {
                 "bypass"
+            } else if self.decision == Decision::Forbid {
+                // New-user pass 146: "sandboxed — the command is forbidden" read as a
+                // contradiction.
+                "not run"
             } else {
                 "sandboxed"
             },

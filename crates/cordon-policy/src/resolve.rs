@@ -94,6 +94,28 @@ pub enum EntryOrigin {
     Cwd,
 }
 
+impl EntryOrigin {
+    /// The rule that hides a denied path, as said in a denial's report and hint: `denied
+    /// (deny-read SPELLING, SOURCE)` for the profile's or a flag's entry (the source says
+    /// which: `--deny-read`, a config file and line, a built-in profile), else `denied by
+    /// the profile`. One wording for reads and writes (new-user pass 146: a write to a
+    /// `--deny-read` file was said to be "denied by the profile (deny entry)").
+    pub fn deny_rule(origin: Option<&EntryOrigin>) -> String {
+        match origin {
+            Some(EntryOrigin::Profile {
+                spelling, source, ..
+            }) => format!(
+                "denied (deny-read {spelling}{})",
+                source
+                    .as_deref()
+                    .map(|s| format!(", {s}"))
+                    .unwrap_or_default()
+            ),
+            _ => "denied by the profile".to_string(),
+        }
+    }
+}
+
 /// One entry after resolution: absolute canonical path, with its original spelling kept.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ResolvedEntry {

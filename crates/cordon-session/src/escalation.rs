@@ -160,7 +160,10 @@ pub fn escalation(
 fn unsandboxed_or(needs: &NeededPermissions, allow: bool, why: &str) -> Escalation {
     if !allow {
         return Escalation::NotOffered {
-            reason: format!("{why}; retrying outside the sandbox is not allowed for this tool"),
+            reason: format!(
+                "{why}; retrying outside the sandbox is not allowed here (the caller did not \
+                 allow unsandboxed retries)"
+            ),
         };
     }
     if needs.profile.network == NetworkPolicy::Restricted && !needs.network() {

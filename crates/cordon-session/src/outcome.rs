@@ -508,21 +508,7 @@ fn resolver_denies(
     let entry = pa.entry.and_then(|i| entries.get(i));
     let origin = entry.map(|e| &e.origin);
     match pa.access {
-        Access::Deny => Some((
-            match origin {
-                Some(EntryOrigin::Profile {
-                    spelling, source, ..
-                }) => format!(
-                    "denied (deny-read {spelling}{})",
-                    source
-                        .as_deref()
-                        .map(|s| format!(", {s}"))
-                        .unwrap_or_default()
-                ),
-                _ => "denied by the profile".to_string(),
-            },
-            Access::Read,
-        )),
+        Access::Deny => Some((EntryOrigin::deny_rule(origin), Access::Read)),
         Access::Read if want != Some(Access::Read) => Some((
             match origin {
                 Some(EntryOrigin::Protected { reason }) => format!("protected (R-P3): {reason}"),
@@ -3222,11 +3208,7 @@ mod tests {
     /// naming no path still takes the last record; a loopback failure is not the network.
     #[test]
     fn the_cause_is_what_the_output_names() {
-        let history = record(
-            "/w/home/.bash_history",
-            "denied by the profile (deny entry)",
-            None,
-        );
+        let history = record("/w/home/.bash_history", "denied by the profile", None);
         let o = run_with_records(
             3,
             "cat: /w/home/.ssh/id_ed25519: Permission denied",

@@ -1131,6 +1131,31 @@ fn host_tmp_file_hidden_explained_and_granted_with_with() {
     assert_eq!(text(&o.stdout), "hi\n");
 }
 
+/// New-user pass 146: a write to a `--deny-read` file is said to be that flag's, as a read
+/// of it is (it was "denied by the profile (deny entry)", with advice about the profile).
+#[test]
+fn a_write_to_a_deny_read_file_names_the_flag() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    std::fs::write(p.dir.join("secret.txt"), "s\n").unwrap();
+    for script in ["cat secret.txt", "echo y > secret.txt"] {
+        let o = out(cordon(
+            &p,
+            &["run", "--deny-read", "secret.txt", "--", "sh", "-c", script],
+        ));
+        assert_ne!(o.status.code(), Some(0), "{script}");
+        let err = text(&o.stderr);
+        assert!(err.contains(", --deny-read)"), "{script}: {err}");
+        assert!(err.contains("drop that --deny-read"), "{script}: {err}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(p.dir.join("secret.txt")).unwrap(),
+        "s\n"
+    );
+}
+
 /// `--report FILE --json`: the report goes to the file and also ends stderr, as each
 /// flag alone would put it (the stderr line was dropped when both were given). A refusal
 /// too.
@@ -1163,6 +1188,17 @@ fn report_file_and_json_both_get_the_report() {
     let from_file: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(from_file, last_json(&o.stderr));
     assert_eq!(from_file["exit_code"], 4);
+    // Every listed field is there, null when it does not apply (new-user pass 146).
+    for key in [
+        "escalation",
+        "retry",
+        "hint",
+        "launch",
+        "cover_lost",
+        "denials",
+    ] {
+        assert!(from_file.get(key).is_some(), "{key} missing: {from_file}");
+    }
     // A refusal (an unknown profile) reaches both as well.
     let o = out(cordon(
         &p,

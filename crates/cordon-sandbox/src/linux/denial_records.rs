@@ -824,7 +824,7 @@ impl Supervisor {
         let pa = self.filesystem.access_for(&crate::HostFs, path);
         let origin = pa.entry.and_then(|i| entries.get(i)).map(|e| &e.origin);
         match (pa.access, origin) {
-            (Access::Deny, _) => ("denied by the profile (deny entry)".into(), false),
+            (Access::Deny, origin) => (cordon_policy::EntryOrigin::deny_rule(origin), false),
             (_, Some(EntryOrigin::Protected { reason })) => {
                 (format!("protected (R-P3): {reason}"), true)
             }

@@ -997,6 +997,13 @@ fn report_json(report: &Report, session: &Session) -> Result<serde_json::Value> 
         cordon_session::OutcomeClass::Refused { why } => json!(why),
         _ => json!(facts.not_run),
     };
+    // Every field the README lists is there, null when it does not apply (new-user pass
+    // 146: `escalation` and `retry` were missing from a run that needed neither).
+    for key in ["escalation", "retry"] {
+        if v.get(key).is_none() {
+            v[key] = serde_json::Value::Null;
+        }
+    }
     Ok(v)
 }
 
