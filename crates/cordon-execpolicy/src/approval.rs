@@ -83,6 +83,10 @@ pub fn explicit_ask(record: &DecisionRecord) -> bool {
         .any(crate::SegmentRecord::asks_explicitly)
 }
 
+/// Said in a refusal's reason where an approval was needed and no one can give it here
+/// (R-A6); what follows it is how to approve (the run report's `hint`).
+pub const NO_ONE_CAN_BE_ASKED: &str = "no one can be asked here (R-A6)";
+
 /// Combines the exec-policy `record` with the approval `mode` and whether the caller
 /// pre-approved (`approved`, e.g. `--yes`). See the module table.
 pub fn gate(record: &DecisionRecord, mode: ApprovalMode, approved: bool) -> Gate {
@@ -107,8 +111,7 @@ pub fn gate(record: &DecisionRecord, mode: ApprovalMode, approved: bool) -> Gate
         } else {
             Gate::Refuse {
                 reason: format!(
-                    "needs approval: {why}; no one can be asked here (R-A6): pass --yes to \
-                     approve it{}",
+                    "needs approval: {why}; {NO_ONE_CAN_BE_ASKED}: pass --yes to approve it{}",
                     match record.rule_blockers() {
                         None => ", or add an allow rule".to_string(),
                         Some(why) => format!(" (an allow rule does not cover it: {why})"),

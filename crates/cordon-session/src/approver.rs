@@ -109,8 +109,9 @@ impl Approver for NonInteractive {
     fn ask(&mut self, req: &ReviewableRequest) -> Reply {
         let note = if req.kind == crate::request::RequestKind::ToolCall {
             format!(
-                "needs approval: {}; no one can be asked here (R-A6): {}",
+                "needs approval: {}; {}: {}",
                 req.reason,
+                cordon_execpolicy::approval::NO_ONE_CAN_BE_ASKED,
                 self.front
                     .how_to_approve(req.why_rule_does_not_help().as_deref())
             )

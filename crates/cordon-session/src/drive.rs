@@ -629,10 +629,11 @@ pub fn prepare(
     };
     if let Verdict::Refuse { reason, .. } = &verdict {
         session.scope.finish(&run_id);
-        return Err(refused(
-            Outcome::refused(reason.clone(), EXIT_CORDON),
-            verdict.clone(),
-        ));
+        let mut outcome = Outcome::refused(reason.clone(), EXIT_CORDON);
+        // How to approve, as the line a person acts on (new-user pass 146: `hint` was null
+        // while the reason held it).
+        outcome.hint = approval_hint(reason);
+        return Err(refused(outcome, verdict.clone()));
     }
     let exec = match transformed {
         Ok(e) => e,
@@ -707,6 +708,15 @@ pub fn prepare(
         sweep_record,
         earlier_sweeps,
     })
+}
+
+/// The part of an approval refusal's reason that says how to approve (after
+/// [`cordon_execpolicy::approval::NO_ONE_CAN_BE_ASKED`]), capitalised as a hint; `None` for
+/// another refusal.
+fn approval_hint(reason: &str) -> Option<String> {
+    let marker = format!("{}: ", cordon_execpolicy::approval::NO_ONE_CAN_BE_ASKED);
+    let how = reason.split_once(marker.as_str())?.1.trim();
+    (!how.is_empty()).then(|| format!("no one could approve it here: {how}"))
 }
 
 /// After a failed read-only run (`--plan`, the `read-only` profile): the package caches

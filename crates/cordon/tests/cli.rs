@@ -1131,6 +1131,48 @@ fn host_tmp_file_hidden_explained_and_granted_with_with() {
     assert_eq!(text(&o.stdout), "hi\n");
 }
 
+/// Attack pass 145: init looks at every cover after the command; a command that made a
+/// directory above one unsearchable (`chmod 000`) is told so, not that the cover was
+/// replaced (it was reported as "replaced during the run"). Twin: the same permissions put
+/// back before the end, and the run succeeds.
+#[test]
+fn an_unsearchable_directory_above_a_cover_is_not_called_a_replacement() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    std::fs::create_dir_all(p.dir.join("sub/deep")).unwrap();
+    std::fs::write(p.dir.join("sub/deep/.env"), "S=1\n").unwrap();
+    let run = |script: &str| {
+        out(cordon(
+            &p,
+            &[
+                "run",
+                "--no-server",
+                "--json",
+                "--deny-read",
+                "sub/deep/.env",
+                "--",
+                "sh",
+                "-c",
+                script,
+            ],
+        ))
+    };
+    let o = run("chmod 000 sub");
+    let _ = Command::new("chmod")
+        .arg("755")
+        .arg(p.dir.join("sub"))
+        .status();
+    let v = last_json(&o.stderr);
+    let lost = v["cover_lost"].as_str().unwrap_or_default();
+    assert!(lost.contains("could not be checked"), "{v}");
+    assert!(!lost.contains("was replaced"), "{v}");
+    let o = run("chmod 000 sub && chmod 755 sub");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(last_json(&o.stderr)["cover_lost"].is_null());
+}
+
 /// New-user pass 146: a write to a `--deny-read` file is said to be that flag's, as a read
 /// of it is (it was "denied by the profile (deny entry)", with advice about the profile).
 #[test]

@@ -518,9 +518,16 @@ impl CoverWatch {
 /// Errors: which cover is gone.
 fn still_mounted(covered: &[Covered]) -> Result<(), String> {
     match first_gone(covered, false)? {
-        Some(p) => Err(gone(&p)),
+        Some(g) => Err(gone(&g.path)),
         None => Ok(()),
     }
+}
+
+/// A cover [`first_gone`] found not standing: its path, and the error that kept it from
+/// being looked at, if one did (`None`: it is not the recorded mount's root any more).
+struct Gone {
+    path: PathBuf,
+    unreachable: Option<std::io::Error>,
 }
 
 /// The first of `covered` that is no longer the root of the mount recorded for it
@@ -529,7 +536,7 @@ fn still_mounted(covered: &[Covered]) -> Result<(), String> {
 /// `None`.
 ///
 /// Errors: `/` or mountinfo cannot be read.
-fn first_gone(covered: &[Covered], by_path: bool) -> Result<Option<PathBuf>, String> {
+fn first_gone(covered: &[Covered], by_path: bool) -> Result<Option<Gone>, String> {
     let root = if by_path {
         None
     } else {
@@ -544,14 +551,22 @@ fn first_gone(covered: &[Covered], by_path: bool) -> Result<Option<PathBuf>, Str
             Some(r) => sys::mount_at(r, &c.path),
             None => sys::mount_at_path(&c.path),
         };
-        match (now, c.mount) {
-            (Ok(Some(now)), Some(built)) if now.root && now.id == built => {}
+        let unreachable = match (now, c.mount) {
+            (Ok(Some(now)), Some(built)) if now.root && now.id == built => continue,
             (Ok(None), None) => {
                 unknown = true;
                 break;
             }
-            _ => return Ok(Some(c.path.clone())),
-        }
+            // Searching a directory on the way was refused: whether the cover stands
+            // cannot be told (attack pass 145: a command's `chmod 000` of a directory above
+            // a cover was reported as the cover replaced).
+            (Err(e), _) if e.raw_os_error() == Some(libc::EACCES) => Some(e),
+            _ => None,
+        };
+        return Ok(Some(Gone {
+            path: c.path.clone(),
+            unreachable,
+        }));
     }
     if !unknown {
         return Ok(None);
@@ -561,7 +576,10 @@ fn first_gone(covered: &[Covered], by_path: bool) -> Result<Option<PathBuf>, Str
     Ok(covered
         .iter()
         .find(|c| !points.contains(&c.path))
-        .map(|c| c.path.clone()))
+        .map(|c| Gone {
+            path: c.path.clone(),
+            unreachable: None,
+        }))
 }
 
 /// In init, once the root is built (a template's command: once its per-command places
@@ -600,11 +618,24 @@ pub(crate) fn record_covers(paths: Vec<PathBuf>) -> Result<Option<Vec<Covered>>,
 pub(crate) fn lost_after_run(covered: &[Covered]) -> Option<String> {
     match first_gone(covered, true) {
         Ok(None) => None,
-        Ok(Some(p)) => Some(format!(
+        Ok(Some(Gone {
+            path,
+            unreachable: Some(e),
+        })) => Some(format!(
+            "the cover of {} could not be checked after the run ({e}: a directory on its way \
+             is no longer searchable, e.g. the command changed its permissions), so cordon \
+             cannot tell whether the host replaced it meanwhile; restore the permissions \
+             (chmod u+x) and run again",
+            path.display()
+        )),
+        Ok(Some(Gone {
+            path,
+            unreachable: None,
+        })) => Some(format!(
             "{} was replaced during the run (on the host, or by the command where its parent \
              is writable), which removed the sandbox's cover of it: the command may have seen \
              what is there now; check it",
-            p.display()
+            path.display()
         )),
         Err(e) => Some(format!(
             "the covers of hidden and protected paths could not be checked after the run \
