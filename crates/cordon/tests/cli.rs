@@ -1131,6 +1131,32 @@ fn host_tmp_file_hidden_explained_and_granted_with_with() {
     assert_eq!(text(&o.stdout), "hi\n");
 }
 
+/// New-user pass 146: a run refused because it needs an approval no one can give here
+/// has a `hint` saying how to approve it (it was null; the way was only in `reason`).
+#[test]
+fn a_refused_approval_hints_how_to_approve() {
+    let p = project();
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--no-server",
+            "--json",
+            "--",
+            "git",
+            "checkout",
+            "--",
+            ".",
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    let v = last_json(&o.stderr);
+    assert_eq!(v["outcome"], "refused", "{v}");
+    let hint = v["hint"].as_str().unwrap_or_default();
+    assert!(hint.contains("pass --yes"), "{v}");
+    assert!(!hint.contains("no one can be asked here (R-A6)"), "{hint}");
+}
+
 /// Attack pass 145: init looks at every cover after the command; a command that made a
 /// directory above one unsearchable (`chmod 000`) is told so, not that the cover was
 /// replaced (it was reported as "replaced during the run"). Twin: the same permissions put
