@@ -1539,10 +1539,14 @@ fn denial_hint(shown: &str, rule: &str, access: Access, grant: Result<&str, &str
         Err(why) if why.starts_with("no per-command grant") => {
             format!("{what}; cordon offers no per-command widening: {why}")
         }
+        // One clause per step (new-user pass 146: the dashes inside parentheses read as the
+        // hint arguing with itself), the way `cordon explain` puts it.
+        // No path is filled in: this one may come from the program's output alone, which
+        // must not steer a widening (issue 9 re-test b).
         Err(why) => format!(
-            "{what}; cordon offers no per-command widening: {why} (-w PATH if you are sure — \
-             -w makes a missing PATH as a directory, so create a new file outside the \
-             sandbox first — or change the profile)"
+            "{what}; cordon offers no per-command widening: {why}; to write there anyway, \
+             make a directory of your own (`mkdir DIR/NAME`) and pass -w DIR/NAME, or change \
+             the profile"
         ),
     };
     if access == Access::Read || rule.starts_with("denied") {
@@ -2276,6 +2280,11 @@ mod tests {
         let hint = o.hint.as_deref().unwrap();
         assert!(
             hint.contains("offers no per-command widening") && !hint.contains("-w /usr"),
+            "{hint}"
+        );
+        // One step per clause (new-user pass 146), no path filled in.
+        assert!(
+            hint.contains("make a directory of your own (`mkdir DIR/NAME`)"),
             "{hint}"
         );
         assert!(o
