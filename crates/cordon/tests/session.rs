@@ -320,7 +320,7 @@ fn escalation_needs_a_fresh_approval() {
     let v = report(&o);
     assert_eq!(v["outcome"], "sandbox-denied", "{v}");
     assert!(v["retry_refused"].is_string(), "{v}");
-    assert!(v.get("retry").is_none(), "{v}");
+    assert!(v["retry"].is_null(), "{v}");
     assert!(!target2.exists());
 
     // Not offered in approval mode never (nobody may be asked).
