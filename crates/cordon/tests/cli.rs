@@ -1131,6 +1131,40 @@ fn host_tmp_file_hidden_explained_and_granted_with_with() {
     assert_eq!(text(&o.stdout), "hi\n");
 }
 
+/// New-user pass 146: `-w notes.txt` for a file that does not exist makes a directory; the
+/// note says so and how to grant a new file. A directory-like name gets the plain note.
+#[test]
+fn a_file_like_missing_grant_is_told_it_becomes_a_directory() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let outside = p.root.path().join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    for (name, file_like) in [("notes.txt", true), ("build-out", false)] {
+        let grant = outside.join(name);
+        let o = out(cordon(
+            &p,
+            &[
+                "run",
+                "--no-server",
+                "-w",
+                grant.to_str().unwrap(),
+                "--",
+                "true",
+            ],
+        ));
+        let err = text(&o.stderr);
+        assert!(err.contains("created the directory"), "{name}: {err}");
+        assert_eq!(
+            err.contains("-w grants a directory"),
+            file_like,
+            "{name}: {err}"
+        );
+        assert!(grant.is_dir());
+    }
+}
+
 /// New-user pass 146: a run refused because it needs an approval no one can give here
 /// has a `hint` saying how to approve it (it was null; the way was only in `reason`).
 #[test]

@@ -1236,11 +1236,29 @@ pub fn create_missing_grants(layout: &Layout) -> io::Result<()> {
             .iter()
             .any(|t| t.path == s.path && matches!(t.kind, StepKind::Mask { .. }));
         if let Some(m) = first_missing.filter(|_| !own) {
+            // A name like a file's (`notes.txt`) was most likely meant as one (new-user
+            // pass 146: `-w newfile.txt` made a directory, and the write into it failed).
+            let file_like = s
+                .path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.rsplit_once('.'))
+                .is_some_and(|(stem, ext)| {
+                    !stem.is_empty()
+                        && (1..=4).contains(&ext.len())
+                        && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                });
             eprintln!(
                 "cordon: note: created the directory {} on the host for the writable grant \
-                 {} (it did not exist); it stays after the run",
+                 {} (it did not exist); it stays after the run{}",
                 m.display(),
-                s.path.display()
+                s.path.display(),
+                if file_like {
+                    "; -w grants a directory: to write a new file, grant the directory it \
+                     goes in (and remove this one)"
+                } else {
+                    ""
+                }
             );
         }
     }
