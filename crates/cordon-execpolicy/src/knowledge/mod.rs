@@ -1749,6 +1749,28 @@ pub(crate) struct DangerCtx<'a> {
     pub links: &'a [Link],
 }
 
+impl DangerCtx<'_> {
+    /// [`project_target`] of `p` in this segment's context (its cwds, home, start and the
+    /// links made before it).
+    fn project_target(&self, p: &str, recursive: bool) -> Option<String> {
+        project_target(p, self.cwds, self.home, self.start, self.links, recursive)
+    }
+
+    /// The `rm_project` ask for the first of `targets` that is the project, a directory
+    /// holding it or its history ([`project_target`], recursive), worded by `what` from
+    /// what it names; `None` when none is.
+    fn first_project_target<'t>(
+        &self,
+        targets: impl IntoIterator<Item = &'t str>,
+        what: impl Fn(&str) -> String,
+    ) -> Option<Finding> {
+        targets
+            .into_iter()
+            .find_map(|t| self.project_target(t, true))
+            .map(|why| finding(FindingId::RmProject, Decision::Ask, what(&why)))
+    }
+}
+
 /// Most git alias expansions one command's evaluation makes: beyond, the alias is asked
 /// about unchecked (attack pass 59: a chain of 5000 aliases overflowed the stack, and
 /// `b0 = !git b1; git b1; git b1` twenty deep never finished).
@@ -1987,16 +2009,11 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
         }
         // `tar -cf /dev/null . --remove-files` deletes what it archived (nu65).
         "tar" if args.iter().any(|a| a == "--remove-files") => {
-            for t in static_args(seg).filter(|a| !a.starts_with('-')) {
-                if let Some(why) = project_target(t, cx.cwds, cx.home, cx.start, cx.links, true) {
-                    out.push(finding(
-                        FindingId::RmProject,
-                        Decision::Ask,
-                        format!("tar --remove-files deletes {why}"),
-                    ));
-                    break;
-                }
-            }
+            out.extend(
+                cx.first_project_target(static_args(seg).filter(|a| !a.starts_with('-')), |why| {
+                    format!("tar --remove-files deletes {why}")
+                }),
+            );
         }
         "tar" => git_archive_extracted(seg, cx, out),
         "tee" => tee_check(seg, cx, out),
@@ -2123,7 +2140,7 @@ fn find_delete_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) 
                 format!("find -delete on {r}"),
             ));
         } else if !narrowed {
-            if let Some(r) = project_target(a, cx.cwds, cx.home, cx.start, cx.links, true) {
+            if let Some(r) = cx.project_target(a, true) {
                 out.push(finding(
                     FindingId::RmProject,
                     Decision::Ask,
@@ -2403,16 +2420,7 @@ fn copy_target_check(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Ve
             (None, [sources @ .., _]) => sources.iter().map(|(_, s)| *s).collect(),
             _ => Vec::new(),
         };
-        for src in sources {
-            if let Some(why) = project_target(src, cx.cwds, cx.home, cx.start, cx.links, true) {
-                out.push(finding(
-                    FindingId::RmProject,
-                    Decision::Ask,
-                    format!("moves away {why}"),
-                ));
-                break;
-            }
-        }
+        out.extend(cx.first_project_target(sources, |why| format!("moves away {why}")));
     }
 }
 
@@ -2512,16 +2520,9 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let find = find.filter(|_| a.operands.iter().any(|(_, t)| *t == "{}"));
     let braces_selected = find.is_some_and(find_narrowed);
     if let Some(fargs) = find.filter(|_| !braces_selected) {
-        for st in find_starts(fargs) {
-            if let Some(why) = project_target(st, cx.cwds, cx.home, cx.start, cx.links, true) {
-                out.push(finding(
-                    FindingId::RmProject,
-                    Decision::Ask,
-                    format!("find without a name test feeds rm everything in {why}"),
-                ));
-                break;
-            }
-        }
+        out.extend(cx.first_project_target(find_starts(fargs), |why| {
+            format!("find without a name test feeds rm everything in {why}")
+        }));
     }
     for (i, t) in &a.operands {
         if braces_selected && *t == "{}" {
@@ -2555,7 +2556,7 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
         let inside = within_project(t, cx.cwds, cx.home, cx.start)
             && critical_resolved(t, cx.cwds, cx.home).is_none();
         if inside || critical_target(t, cx.cwds, cx.home).is_none() {
-            if let Some(why) = project_target(t, cx.cwds, cx.home, cx.start, cx.links, recursive) {
+            if let Some(why) = cx.project_target(t, recursive) {
                 out.push(finding(
                     FindingId::RmProject,
                     Decision::Ask,
