@@ -600,7 +600,8 @@ pub(crate) fn record_covers(paths: Vec<PathBuf>) -> Result<Option<Vec<Covered>>,
             Ok(None) => return Ok(None),
             _ => {
                 return Err(format!(
-                    "refusing to run: {} changed on the host while the sandbox was built, so                      it is not covered",
+                    "refusing to run: {} changed on the host while the sandbox was built, so \
+                     it is not covered",
                     path.display()
                 ))
             }
@@ -690,25 +691,34 @@ pub(crate) fn mounted_covers(
     layout: &mounts::Layout,
     skipped: &[PathBuf],
 ) -> Result<Vec<Covered>, String> {
-    let points = mount_points().map_err(|e| format!("reading /proc/self/mountinfo: {e}"))?;
     let root = sys::open_path(Path::new("/"), true).map_err(|e| format!("opening /: {e}"))?;
+    // Read only where the kernel does not tell mount roots (before Linux 5.8).
+    let mut points: Option<Vec<PathBuf>> = None;
     let mut v = Vec::new();
     for c in layout.covers() {
-        if !points.contains(&c.path) {
-            if skipped.contains(&c.path) {
-                continue;
-            }
-            return Err(gone(&c.path));
-        }
         let mount = match sys::mount_at(&root, &c.path) {
-            Ok(Some(m)) if m.root => Some(m.id),
-            Ok(None) => None,
-            _ => return Err(gone(&c.path)),
+            Ok(Some(m)) if m.root => Some(Some(m.id)),
+            Ok(None) => {
+                if points.is_none() {
+                    points = Some(
+                        mount_points().map_err(|e| format!("reading /proc/self/mountinfo: {e}"))?,
+                    );
+                }
+                points
+                    .as_ref()
+                    .is_some_and(|p| p.contains(&c.path))
+                    .then_some(None)
+            }
+            _ => None,
         };
-        v.push(Covered {
-            path: c.path,
-            mount,
-        });
+        match mount {
+            Some(mount) => v.push(Covered {
+                path: c.path,
+                mount,
+            }),
+            None if skipped.contains(&c.path) => {}
+            None => return Err(gone(&c.path)),
+        }
     }
     Ok(v)
 }
@@ -806,7 +816,7 @@ mod tests {
             sys::mount_at(&root, Path::new("/proc")).unwrap(),
             sys::mount_at(&root, Path::new("/etc")).unwrap(),
         ) else {
-            return; // a kernel that does not tell mount IDs: mountinfo decides
+            return sys::tests::missing_feature("STATX_MNT_ID");
         };
         let cover = |id: u64| Covered {
             path: PathBuf::from("/proc"),
@@ -830,7 +840,7 @@ mod tests {
     #[test]
     fn covers_recorded_before_the_command_are_looked_at_after_it() {
         let Some(marks) = record_covers(vec![PathBuf::from("/proc")]).unwrap() else {
-            return; // a kernel that does not tell mount IDs: the watch alone decides
+            return sys::tests::missing_feature("STATX_MNT_ID");
         };
         assert_eq!(marks.len(), 1);
         assert_eq!(lost_after_run(&marks), None);
