@@ -568,13 +568,20 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
             EvidenceSource::Helper,
             format!("helper report (a channel the command cannot write): stopped: {why}"),
         ));
-        out.hint = Some(
+        // A cover that could not be looked at is not said to be replaced (new-user pass
+        // 147: the hint contradicted `cover_lost`).
+        out.hint = Some(if why.contains("could not be checked") {
+            "a directory above a hidden or protected path became unsearchable during the \
+             run, so cordon could not tell whether the path was replaced: restore its \
+             permissions (chmod u+x) and run again"
+                .into()
+        } else {
             "a hidden or protected path (or a directory on its way) was replaced while the \
              command ran: by the host (e.g. `git config`, `npm login`, an editor saving it) \
              — run the command again once the host is done with it — or by the command \
              itself: check what is there now"
-                .into(),
-        );
+                .into()
+        });
         return out;
     }
     match (sig.code, sig.signal) {

@@ -560,6 +560,7 @@ fn first_gone(covered: &[Covered], by_path: bool) -> Result<Option<Gone>, String
             // Searching a directory on the way was refused: whether the cover stands
             // cannot be told (attack pass 145: a command's `chmod 000` of a directory above
             // a cover was reported as the cover replaced).
+            (Err(e), _) if e.raw_os_error() == Some(libc::EACCES) && c.unreachable => continue,
             (Err(e), _) if e.raw_os_error() == Some(libc::EACCES) => Some(e),
             _ => None,
         };
@@ -596,6 +597,12 @@ pub(crate) fn record_covers(paths: Vec<PathBuf>) -> Result<Option<Vec<Covered>>,
             Ok(Some(m)) if m.root => v.push(Covered {
                 path,
                 mount: Some(m.id),
+                unreachable: false,
+            }),
+            Err(e) if e.raw_os_error() == Some(libc::EACCES) => v.push(Covered {
+                path,
+                mount: None,
+                unreachable: true,
             }),
             Ok(None) => return Ok(None),
             _ => {
@@ -623,10 +630,10 @@ pub(crate) fn lost_after_run(covered: &[Covered]) -> Option<String> {
             path,
             unreachable: Some(e),
         })) => Some(format!(
-            "the cover of {} could not be checked after the run ({e}: a directory on its way \
-             is no longer searchable, e.g. the command changed its permissions), so cordon \
-             cannot tell whether the host replaced it meanwhile; restore the permissions \
-             (chmod u+x) and run again",
+            "the cover of {} could not be checked once the command had ended ({e}: a directory \
+             on its way became unsearchable during the run, e.g. the command changed its \
+             permissions), so cordon cannot tell whether the host replaced it meanwhile; \
+             restore the permissions (chmod u+x on the directories above it) and run again",
             path.display()
         )),
         Ok(Some(Gone {
@@ -651,6 +658,10 @@ pub(crate) fn lost_after_run(covered: &[Covered]) -> Option<String> {
 pub(crate) struct Covered {
     pub(crate) path: PathBuf,
     mount: Option<u64>,
+    /// When recorded, a directory on its way could not be searched (`EACCES`) with the
+    /// command's credentials: neither could the command reach it. Still so after the run
+    /// is no loss; reachable by then, it is (nothing was recorded to compare with).
+    unreachable: bool,
 }
 
 /// Why a template cannot serve a command: `cover` is no longer a mount point in it.
@@ -715,6 +726,7 @@ pub(crate) fn mounted_covers(
             Some(mount) => v.push(Covered {
                 path: c.path,
                 mount,
+                unreachable: false,
             }),
             None if skipped.contains(&c.path) => {}
             None => return Err(gone(&c.path)),
@@ -821,6 +833,7 @@ mod tests {
         let cover = |id: u64| Covered {
             path: PathBuf::from("/proc"),
             mount: Some(id),
+            unreachable: false,
         };
         assert_eq!(still_mounted(&[cover(proc_mount.id)]), Ok(()));
         assert_ne!(proc_mount.id, etc_mount.id);
@@ -830,6 +843,7 @@ mod tests {
         let inside = Covered {
             path: PathBuf::from("/proc/self/fdinfo").canonicalize().unwrap(),
             mount: Some(proc_mount.id),
+            unreachable: false,
         };
         assert!(still_mounted(&[inside]).is_err());
     }
@@ -849,6 +863,7 @@ mod tests {
         let replaced = [Covered {
             path: PathBuf::from("/proc"),
             mount: Some(etc.id),
+            unreachable: false,
         }];
         let m = lost_after_run(&replaced).expect("another mount at the path");
         assert!(m.contains("/proc was replaced during the run"), "{m}");

@@ -1457,20 +1457,6 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
     }
     let endpoints = pin_host_endpoints(ctx)?;
     let built = build_root(ctx)?;
-    // Each cover as mounted here, before anything runs: looked at again once the command
-    // has ended ([`super::cover_watch::still_mounted`]).
-    let cover_marks = match ctx.prepared {
-        Some(p) => p.covered_paths(),
-        None => ctx
-            .layout
-            .covers()
-            .into_iter()
-            .map(|c| c.path)
-            .filter(|p| !built.skipped.contains(p))
-            .collect(),
-    };
-    let cover_marks =
-        super::cover_watch::record_covers(cover_marks).map_err(HelperError::Message)?;
     let git_configs = std::sync::Arc::new(built.git_configs);
     let relays = start_network(ctx)?;
     std::env::set_current_dir(&ctx.profile.cwd).map_err(|e| HelperError::Setup {
@@ -1492,6 +1478,22 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
         landlock_layer::stdio_grants(),
     )
     .map_err(HelperError::Confine)?;
+    // Each cover as mounted here, before anything runs, with the credentials of the look
+    // after the command (confined: no capability over the files), so a directory on the
+    // way that was unsearchable all along is the same answer both times (new-user pass
+    // 147: the host's `chmod 000` above a deny path let the command run, then refused).
+    let cover_marks = match ctx.prepared {
+        Some(p) => p.covered_paths(),
+        None => ctx
+            .layout
+            .covers()
+            .into_iter()
+            .map(|c| c.path)
+            .filter(|p| !built.skipped.contains(p))
+            .collect(),
+    };
+    let cover_marks =
+        super::cover_watch::record_covers(cover_marks).map_err(HelperError::Message)?;
     let denials = denial_supervisor(ctx, &applied);
     for w in &built.warnings {
         eprintln!("cordon: note: {w}");

@@ -1254,10 +1254,13 @@ pub fn create_missing_grants(layout: &Layout) -> io::Result<()> {
                 m.display(),
                 s.path.display(),
                 if file_like {
-                    "; -w grants a directory: to write a new file, grant the directory it \
-                     goes in (and remove this one)"
+                    format!(
+                        "; -w grants a directory, so {} is one now: to write a new file, \
+                         grant the directory it goes in",
+                        s.path.display()
+                    )
                 } else {
-                    ""
+                    String::new()
                 }
             );
         }
