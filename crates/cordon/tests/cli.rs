@@ -1233,9 +1233,15 @@ fn an_unsearchable_directory_above_a_cover_is_not_called_a_replacement() {
     assert!(last_json(&o.stderr)["cover_lost"].is_null());
     // New-user pass 147: unsearchable on the host before the run and after it, the
     // command could never reach the file: the run is not refused after the fact.
-    let _ = Command::new("chmod").arg("000").arg(p.dir.join("sub")).status();
+    let _ = Command::new("chmod")
+        .arg("000")
+        .arg(p.dir.join("sub"))
+        .status();
     let o = run("echo ran");
-    let _ = Command::new("chmod").arg("755").arg(p.dir.join("sub")).status();
+    let _ = Command::new("chmod")
+        .arg("755")
+        .arg(p.dir.join("sub"))
+        .status();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(last_json(&o.stderr)["cover_lost"].is_null());
 }
