@@ -246,8 +246,9 @@ pub struct ExecRequest {
     /// Set when the command runs unconfined although a sandbox was needed (the explicit
     /// opt-in of R-S4): the reason the sandbox could not be applied.
     pub unconfined_reason: Option<String>,
-    /// The helper's payload (a sealed memfd, inheritable: `args` name it as
-    /// `--permission-profile fd:N`). Kept open as long as the request lives; spawn the
+    /// The helper's payload (a sealed memfd, close-on-exec: `args` name it as
+    /// `--permission-profile fd:N`, and [`ExecRequest::command`] passes it to the process
+    /// it starts, and to no other). Kept open as long as the request lives; spawn the
     /// request from this process.
     #[cfg(unix)]
     #[serde(skip)]
@@ -259,6 +260,31 @@ pub struct ExecRequest {
     #[cfg(target_os = "linux")]
     #[serde(skip)]
     pub payload: Option<std::sync::Arc<HelperPayload>>,
+}
+
+impl ExecRequest {
+    /// The process this request starts: `program` with `args`, in `cwd`, with exactly
+    /// `env`, and the payload descriptor (if any) passed to it alone
+    /// ([`linux::pass_descriptors`]). Spawn it from this process while the request lives.
+    pub fn command(&self) -> std::process::Command {
+        self.command_with(&self.args)
+    }
+
+    /// [`ExecRequest::command`] with other arguments (the caller inserted options into a
+    /// copy of `args`, e.g. `--report-fd`).
+    pub fn command_with<S: AsRef<std::ffi::OsStr>>(&self, args: &[S]) -> std::process::Command {
+        let mut cmd = std::process::Command::new(&self.program);
+        cmd.args(args)
+            .current_dir(&self.cwd)
+            .env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
+        #[cfg(target_os = "linux")]
+        if let Some(fd) = &self.payload_fd {
+            use std::os::fd::AsRawFd;
+            linux::pass_descriptors(&mut cmd, &[fd.as_raw_fd()]);
+        }
+        cmd
+    }
 }
 
 /// The result of [`SandboxManager::assess`].

@@ -81,11 +81,7 @@ impl RunStatus {
 pub fn run(exec: &ExecRequest) -> io::Result<RunStatus> {
     #[cfg(unix)]
     seatbelt_fds(exec)?;
-    let mut cmd = Command::new(&exec.program);
-    cmd.args(&exec.args)
-        .current_dir(&exec.cwd)
-        .env_clear()
-        .envs(exec.env.iter().map(|(k, v)| (k, v)));
+    let mut cmd = exec.command();
     #[cfg(unix)]
     if exec.backend == cordon_policy::Backend::None {
         exec_like_execvp(&mut cmd);
@@ -123,14 +119,8 @@ pub fn run_reported(exec: &ExecRequest) -> io::Result<(RunStatus, Option<HelperR
     if exec.backend == cordon_policy::Backend::LinuxHelper {
         return crate::linux::spawn_reported(
             exec.args.clone(),
-            |args| {
-                let mut cmd = Command::new(&exec.program);
-                cmd.args(args)
-                    .current_dir(&exec.cwd)
-                    .env_clear()
-                    .envs(exec.env.iter().map(|(k, v)| (k, v)));
-                cmd
-            },
+            &[],
+            |args| exec.command_with(&args),
             wait_forwarding,
         );
     }
@@ -156,12 +146,7 @@ pub fn exec_replace(exec: &ExecRequest) -> io::Error {
     if let Err(e) = seatbelt_fds(exec) {
         return e;
     }
-    Command::new(&exec.program)
-        .args(&exec.args)
-        .current_dir(&exec.cwd)
-        .env_clear()
-        .envs(exec.env.iter().map(|(k, v)| (k, v)))
-        .exec()
+    exec.command().exec()
 }
 
 /// Seatbelt checks paths at open time: descriptors above 2 that cordon inherited must not

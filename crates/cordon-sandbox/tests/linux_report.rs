@@ -30,6 +30,7 @@ fn run_outcome(s: &Sandbox, prefix: &[&str], script: &str) -> (Output, Option<He
     args.extend(["--", "sh", "-c", script].map(String::from));
     spawn_reported(
         args,
+        &[],
         |args| {
             let mut c = if prefix.is_empty() {
                 Command::new(helper_bin())

@@ -34,11 +34,7 @@ fn manager() -> SandboxManager {
 }
 
 fn spawn(exec: &ExecRequest) -> std::process::Child {
-    Command::new(&exec.program)
-        .args(&exec.args)
-        .current_dir(&exec.cwd)
-        .env_clear()
-        .envs(exec.env.iter().map(|(k, v)| (k, v)))
+    exec.command()
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

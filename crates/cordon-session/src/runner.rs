@@ -211,16 +211,12 @@ pub fn run_asking(
     let prepare = io.prepare.take();
     let prepare_none = prepare.is_none();
     let build = move |args: Vec<String>| {
-        let mut cmd = Command::new(&exec.program);
-        cmd.args(args)
-            .current_dir(&exec.cwd)
-            .env_clear()
-            .envs(exec.env.iter().map(|(k, v)| (k, v)))
-            .stderr(if opts.capture_stderr {
-                Stdio::piped()
-            } else {
-                streams.2.take().unwrap_or_else(Stdio::inherit)
-            });
+        let mut cmd = exec.command_with(&args);
+        cmd.stderr(if opts.capture_stderr {
+            Stdio::piped()
+        } else {
+            streams.2.take().unwrap_or_else(Stdio::inherit)
+        });
         if let Some(s) = streams.0.take() {
             cmd.stdin(s);
         }
@@ -349,6 +345,11 @@ pub fn run_asking(
             (None, Some(r)) => r?,
             (None, None) => cordon_sandbox::linux::spawn_reported(
                 args,
+                &channel_fds(&[
+                    channel.as_ref().map(|c| c.env()),
+                    decisions.as_ref().map(|d| d.env()),
+                    ask_env.clone(),
+                ]),
                 |a| {
                     let mut cmd = build(a);
                     if own_group {
@@ -476,17 +477,25 @@ fn helper_env(
     channels: [Option<(String, String)>; 3],
 ) -> (Vec<(String, String)>, Vec<std::os::fd::RawFd>) {
     let mut env = exec.env.clone();
-    let mut extra = Vec::new();
+    let extra = channel_fds(&channels);
     // The same side channels as the cold path (limits hit, proxy decisions, host asks):
     // their descriptors at the same numbers, named by the same variables.
     for (k, v) in channels.into_iter().flatten() {
         env.retain(|(n, _)| *n != k);
-        if let Ok(fd) = v.parse::<i32>() {
-            extra.push(fd);
-        }
         env.push((k, v));
     }
     (env, extra)
+}
+
+/// The descriptors of the side channels whose `(variable, number)` are `channels`: what
+/// the helper's spawn passes to it, and to no other process (each is close-on-exec here).
+#[cfg(target_os = "linux")]
+fn channel_fds(channels: &[Option<(String, String)>]) -> Vec<std::os::fd::RawFd> {
+    channels
+        .iter()
+        .flatten()
+        .filter_map(|(_, v)| v.parse::<i32>().ok())
+        .collect()
 }
 
 /// A pipe for the helper's stderr when the caller keeps it (`capture_stderr`): the read

@@ -261,6 +261,42 @@ fn sessions_take_stdin_signals_and_kill_the_whole_tree() {
     assert_eq!(wait_gone(&["sleep", "3141"], 5), 0);
 }
 
+/// Attack pass 148 F1: a session's end is reported when its own tree ends, not when a
+/// session started after it does (the later session's helper inherited the earlier one's
+/// outcome pipe, and the earlier end was read only once the later session exited). Twin:
+/// the later session is still running, and its own end is reported too.
+#[test]
+fn an_earlier_sessions_end_does_not_wait_for_a_later_session() {
+    if !sandbox_ready() {
+        return;
+    }
+    let w = ws();
+    let h = harness(&w, Duration::from_secs(60));
+    let first = h
+        .exec(
+            ExecParams::script("sleep 0.5; echo first-done").yield_time(Duration::from_millis(100)),
+        )
+        .unwrap();
+    let first = first.session_id.expect("still running after 100 ms");
+    let second = h
+        .exec(ExecParams::argv(["sleep", "2718"]).yield_time(Duration::from_millis(100)))
+        .unwrap();
+    let second = second.session_id.expect("sleep runs on");
+    let start = Instant::now();
+    let r = h.wait(&first, Duration::from_secs(20), 1000).unwrap();
+    assert!(r.output.text.contains("first-done"), "{r:?}");
+    assert_eq!(r.outcome.as_ref().map(|o| o.exit_code), Some(0), "{r:?}");
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "the first session's end took {:?}: it waited for the second",
+        start.elapsed()
+    );
+    assert_eq!(count_procs(&["sleep", "2718"]), 1, "the second still runs");
+    let k = h.kill(&second).unwrap();
+    assert_eq!(k.outcome.unwrap().class.name(), "cancelled");
+    assert_eq!(wait_gone(&["sleep", "2718"], 5), 0);
+}
+
 /// nu11 M9: input given with the call reaches the command, then end of file (`wc -c`
 /// ends); 200 KiB — more than a pipe holds — does not hold up the call. Twin: without it
 /// stdin is empty.

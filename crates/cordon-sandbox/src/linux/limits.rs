@@ -667,13 +667,12 @@ pub struct OutcomeChannel {
 }
 
 impl OutcomeChannel {
-    /// A new pipe; the write end is inheritable, the read end close-on-exec.
+    /// A new pipe, both ends close-on-exec: the helper's spawn passes the write end
+    /// ([`super::pass_descriptors`]) to that helper alone. Inheritable, it reached every
+    /// child started while it was open, and the run's end was read only once the last of
+    /// them had exited (attack pass 148 F1).
     pub fn new() -> std::io::Result<OutcomeChannel> {
         let (read, write) = sys::pipe()?;
-        // SAFETY: clearing FD_CLOEXEC on a descriptor we own.
-        if unsafe { libc::fcntl(write.as_raw_fd(), libc::F_SETFD, 0) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
         Ok(OutcomeChannel {
             read,
             write: Some(write),

@@ -110,22 +110,40 @@ pub fn helper_main(args: Vec<OsString>) -> i32 {
     helper::main(args)
 }
 
-/// A sealed, inheritable memory file holding `encoded` (the helper payload), for
-/// `--permission-profile fd:N` (see [`PAYLOAD_FROM_FD_PREFIX`]).
+/// A sealed memory file holding `encoded` (the helper payload), for
+/// `--permission-profile fd:N` (see [`PAYLOAD_FROM_FD_PREFIX`]). Close-on-exec: the spawn
+/// of the helper passes it ([`crate::ExecRequest::command`], [`pass_descriptors`]), and no
+/// other child of this process gets it.
 ///
 /// Errors: `memfd_create`, write or sealing failed.
 pub fn payload_descriptor(encoded: &str) -> std::io::Result<std::os::fd::OwnedFd> {
-    sys::inheritable_memfd(c"cordon-payload", encoded.as_bytes())
+    sys::sealed_memfd(c"cordon-payload", encoded.as_bytes())
+}
+
+/// Makes each of `fds` survive into the program `cmd` starts, and only into it: cleared of
+/// `FD_CLOEXEC` in the child between fork and exec, while this process's descriptors keep
+/// the flag. Every descriptor cordon hands a helper (payload, report pipe, side channels)
+/// is made close-on-exec and passed this way: an inheritable one would reach every other
+/// child started while it is open — in `cordon mcp`, a later session's helper held an
+/// earlier session's outcome pipe, so the earlier session's end was reported only when
+/// the later one ended (attack pass 148 F1).
+pub fn pass_descriptors(cmd: &mut std::process::Command, fds: &[std::os::fd::RawFd]) {
+    for fd in fds {
+        sys::inherit_in_child(cmd, *fd);
+    }
 }
 
 /// Spawns `cmd` (the helper, as built from an [`crate::ExecRequest`]) with
 /// `--report-fd N` inserted after [`HELPER_SUBCOMMAND`], waits with `wait`, and returns its
 /// result with the helper's [`HelperOutcome`]: what it applied, or why nothing ran (`None`
-/// when it said nothing: killed, or not a cordon helper).
+/// when it said nothing: killed, or not a cordon helper). The helper gets the report pipe,
+/// the payload descriptor `args` name, and `extra` (side channels), each passed to it
+/// alone ([`pass_descriptors`]).
 ///
 /// Errors: pipe creation or spawn failure (`NotFound` → 127, `PermissionDenied` → 126).
 pub fn spawn_reported<T>(
     mut args: Vec<String>,
+    extra: &[std::os::fd::RawFd],
     build: impl FnOnce(Vec<String>) -> std::process::Command,
     wait: impl FnOnce(std::process::Child) -> std::io::Result<T>,
 ) -> std::io::Result<(T, Option<HelperOutcome>)> {
@@ -134,8 +152,13 @@ pub fn spawn_reported<T>(
     let at = usize::from(args.first().map(String::as_str) == Some(HELPER_SUBCOMMAND));
     args.insert(at, "--report-fd".into());
     args.insert(at + 1, w.as_raw_fd().to_string());
+    let payload = payload_fd_of(&args);
     let mut cmd = build(args);
-    sys::inherit_in_child(&mut cmd, w.as_raw_fd());
+    let passed: Vec<std::os::fd::RawFd> = std::iter::once(w.as_raw_fd())
+        .chain(payload)
+        .chain(extra.iter().copied())
+        .collect();
+    pass_descriptors(&mut cmd, &passed);
     let child = cmd.spawn()?;
     server::record_cold();
     drop(w);
@@ -429,4 +452,62 @@ pub fn confine_current_process(
             ConfineError::Failed(m)
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    fn close_on_exec(fd: i32) -> bool {
+        // SAFETY: F_GETFD only reads the descriptor's flags.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+        assert!(flags >= 0, "descriptor {fd} is not open");
+        flags & libc::FD_CLOEXEC != 0
+    }
+
+    fn number(env: (String, String)) -> i32 {
+        env.1.parse().expect("a descriptor number")
+    }
+
+    /// Attack pass 148 F1: every descriptor made for a helper is close-on-exec in the
+    /// caller — the payload, the outcome pipe, the proxy's decision log and ask channel.
+    /// An inheritable one reached every child started while it was open: a later MCP
+    /// session's helper held an earlier session's outcome pipe, and the earlier session's
+    /// end was read only when the later one ended.
+    #[test]
+    fn descriptors_for_a_helper_are_not_inherited_by_other_children() {
+        let payload = payload_descriptor("{}").unwrap();
+        assert!(close_on_exec(payload.as_raw_fd()), "payload");
+        let outcome = limits::OutcomeChannel::new().unwrap();
+        assert!(close_on_exec(number(outcome.env())), "outcome pipe");
+        let decisions = DecisionChannel::new().unwrap();
+        assert!(close_on_exec(number(decisions.env())), "decision log");
+        let ask = AskChannel::new().unwrap();
+        assert!(close_on_exec(number(ask.env())), "ask channel");
+    }
+
+    /// The twin: the one process the spawn passes them to has every one of them open,
+    /// and a child spawned without them has none.
+    #[test]
+    fn a_spawn_passes_its_descriptors_to_its_child_alone() {
+        let payload = payload_descriptor("{}").unwrap();
+        let outcome = limits::OutcomeChannel::new().unwrap();
+        let fds = [payload.as_raw_fd(), number(outcome.env())];
+        let probe = |pass: bool| {
+            let script = fds
+                .iter()
+                .map(|fd| format!("[ -e /proc/self/fd/{fd} ] && echo {fd};"))
+                .collect::<String>();
+            let mut cmd = std::process::Command::new("/bin/sh");
+            cmd.args(["-c", &script]);
+            if pass {
+                pass_descriptors(&mut cmd, &fds);
+            }
+            String::from_utf8(cmd.output().unwrap().stdout).unwrap()
+        };
+        let open: Vec<String> = fds.iter().map(|fd| format!("{fd}\n")).collect();
+        assert_eq!(probe(true), open.concat());
+        assert_eq!(probe(false), "");
+    }
 }

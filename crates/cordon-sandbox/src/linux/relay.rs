@@ -113,7 +113,8 @@ pub fn receive_listeners(chan: &OwnedFd) -> io::Result<Listeners> {
 pub const DECISIONS_FD_ENV: &str = "CORDON_PROXY_DECISIONS_FD";
 
 /// The caller's side of the proxy's decision log for one run (issue 10 §4): a memory file
-/// the helper inherits (descriptor number in [`DECISIONS_FD_ENV`]) and its proxy appends
+/// passed to the helper (descriptor number in [`DECISIONS_FD_ENV`]; close-on-exec here,
+/// passed to that one helper by its spawn, [`super::pass_descriptors`]) and its proxy appends
 /// every decision to, one JSON line each. The command never holds it (the helper marks
 /// every inherited descriptor close-on-exec), so what the caller reads back after the run
 /// — e.g. `network-denied{host, rule}` — cannot be forged by the command.
@@ -126,13 +127,14 @@ pub struct DecisionChannel {
 const DECISIONS_MAX: u64 = cordon_proxy::LOG_MAX_BYTES;
 
 impl DecisionChannel {
-    /// A new, empty, inheritable memory file.
+    /// A new, empty memory file (close-on-exec: the helper's spawn passes it).
     ///
     /// Errors: `memfd_create` failed.
     pub fn new() -> io::Result<DecisionChannel> {
         use std::os::fd::FromRawFd;
-        // SAFETY: the name is NUL-terminated; flags 0 leave the descriptor inheritable.
-        let fd = unsafe { libc::memfd_create(c"cordon-proxy-decisions".as_ptr(), 0) };
+        // SAFETY: the name is NUL-terminated.
+        let fd =
+            unsafe { libc::memfd_create(c"cordon-proxy-decisions".as_ptr(), libc::MFD_CLOEXEC) };
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
@@ -204,17 +206,13 @@ pub struct AskChannel {
 }
 
 impl AskChannel {
-    /// A new pair; the helper's end is inheritable until [`AskChannel::into_caller`].
+    /// A new pair; the helper's end is open here until [`AskChannel::into_caller`],
+    /// close-on-exec (the helper's spawn passes it, [`super::pass_descriptors`]).
     ///
     /// Errors: `socketpair` failed.
     pub fn new() -> io::Result<AskChannel> {
         let (ours, theirs) = std::os::unix::net::UnixStream::pair()?;
         let theirs = OwnedFd::from(theirs);
-        // SAFETY: F_SETFD on a descriptor this function owns; clearing FD_CLOEXEC lets
-        // the spawned helper inherit it.
-        if unsafe { libc::fcntl(theirs.as_raw_fd(), libc::F_SETFD, 0) } < 0 {
-            return Err(io::Error::last_os_error());
-        }
         Ok(AskChannel {
             ours,
             helpers: Some(theirs),

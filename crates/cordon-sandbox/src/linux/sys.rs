@@ -907,13 +907,19 @@ pub fn cloexec_from(first: libc::c_uint) -> io::Result<()> {
     Ok(())
 }
 
-/// A sealed memory file holding `data`, positioned at its start and *inheritable* (no
-/// `FD_CLOEXEC`): a child process started next reads it through the same descriptor
-/// number. Used to hand the helper its payload without an environment variable (whose size
-/// is capped at 128 KiB by `MAX_ARG_STRLEN`) or argv (readable by every local user).
-pub fn inheritable_memfd(name: &CStr, data: &[u8]) -> io::Result<OwnedFd> {
+/// A sealed memory file holding `data`, positioned at its start, close-on-exec: the spawn
+/// that hands it to a child passes it by number ([`inherit_in_child`]). Used to hand the
+/// helper its payload without an environment variable (whose size is capped at 128 KiB by
+/// `MAX_ARG_STRLEN`) or argv (readable by every local user).
+///
+/// Never created inheritable: in a process that starts several children (`cordon mcp`,
+/// a harness), an inheritable descriptor reaches every child started while it is open
+/// (attack pass 148 F1).
+pub fn sealed_memfd(name: &CStr, data: &[u8]) -> io::Result<OwnedFd> {
     // SAFETY: `name` is NUL-terminated; the new descriptor is owned from here on.
-    let fd = check(unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_ALLOW_SEALING) })?;
+    let fd = check(unsafe {
+        libc::memfd_create(name.as_ptr(), libc::MFD_ALLOW_SEALING | libc::MFD_CLOEXEC)
+    })?;
     let fd = owned(fd as libc::c_long);
     let mut rest = data;
     while !rest.is_empty() {
