@@ -254,8 +254,13 @@ impl Scope {
 }
 
 /// The read-only view of a profile (plan mode, R-A10): every write grant becomes read, the
-/// network is restricted; a profile cordon does not confine itself (disabled, external) becomes the built-in
-/// `read-only` profile (a disabled profile cannot be made read-only by itself).
+/// network is restricted with nothing of the host's reachable through it (no
+/// `network.local` forwards, no `network.unix_sockets`: a host database or daemon takes
+/// writes as surely as a file does, attack pass 148 F2), and package caches are read-only
+/// (a copy-on-write layer keeps what a command wrote for the workspace's later runs; a
+/// shared cache is the host's own); a profile cordon does not confine itself (disabled,
+/// external) becomes the built-in `read-only` profile (a disabled profile cannot be made
+/// read-only by itself).
 pub fn read_only_view(profile: &PermissionProfile) -> PermissionProfile {
     let fallback = || {
         let mut p = PermissionProfile::builtin("read-only").expect("built-in read-only profile");
@@ -268,6 +273,9 @@ pub fn read_only_view(profile: &PermissionProfile) -> PermissionProfile {
     let mut p = profile.clone();
     p.name = format!("{} (plan mode)", profile.name);
     p.network = NetworkPolicy::Restricted;
+    p.network_rules.local.clear();
+    p.network_rules.unix_sockets.clear();
+    p.caches = cordon_policy::caches::CacheMode::ReadOnly;
     match &mut p.filesystem {
         FilesystemPolicy::Unrestricted => return fallback(),
         FilesystemPolicy::Restricted {
@@ -409,5 +417,38 @@ mod tests {
         let ro = read_only_view(&full);
         assert_eq!(ro.kind, ProfileKind::Managed);
         assert_eq!(ro.network, NetworkPolicy::Restricted);
+    }
+
+    /// Attack pass 148 F2: plan mode leaves nothing of the host that takes writes — no
+    /// loopback forward (`network.local`), no host unix socket (`network.unix_sockets`),
+    /// no writable cache (a shared one is the host's; a copy-on-write layer keeps what was
+    /// written for later runs). Twin: outside plan mode the profile keeps all three.
+    #[test]
+    fn plan_mode_reaches_no_host_service_and_writes_no_cache() {
+        let mut p = PermissionProfile::builtin("workspace-write").unwrap();
+        p.network_rules.local = vec!["127.0.0.1:5432".into()];
+        p.network_rules.unix_sockets = vec!["/run/app.sock".into()];
+        for mode in [
+            cordon_policy::caches::CacheMode::Shared,
+            cordon_policy::caches::CacheMode::Overlay,
+        ] {
+            p.caches = mode;
+            let ro = read_only_view(&p);
+            assert!(ro.network_rules.local.is_empty(), "{:?}", ro.network_rules);
+            assert!(
+                ro.network_rules.unix_sockets.is_empty(),
+                "{:?}",
+                ro.network_rules
+            );
+            assert_eq!(ro.caches, cordon_policy::caches::CacheMode::ReadOnly);
+            let mut s = Scope::new();
+            assert_eq!(
+                s.profile_for_now(&p),
+                p,
+                "outside plan mode nothing changes"
+            );
+            s.enter_plan_mode("test");
+            assert_eq!(s.profile_for_now(&p), ro);
+        }
     }
 }
