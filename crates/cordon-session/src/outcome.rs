@@ -120,7 +120,10 @@ pub enum OutcomeClass {
     },
     /// cordon's timer ended the run (the whole tree was killed).
     TimedOut,
-    /// The run was cancelled (interrupt, or the caller).
+    /// The run was cancelled: by an interrupt, by the caller, or by cordon itself once it
+    /// could no longer keep a guarantee while the command ran (a cover lost: the run's
+    /// `cover_lost` says which, and its exit code is 125). The command had started, so
+    /// it may have had effects; a run that never started is [`OutcomeClass::Refused`].
     Cancelled,
     /// A resource limit was hit.
     LimitExceeded {
@@ -560,8 +563,10 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
     };
     if let Some(why) = &sig.cover_lost {
         // cordon could not keep its guarantee for the rest of the run: it stopped the
-        // command (the whole tree), whatever the command had done by then.
-        out.class = OutcomeClass::Refused { why: why.clone() };
+        // command (the whole tree), whatever the command had done by then. Cancelled, not
+        // refused: the command ran, and what it did until then stays (attack pass 148 F3:
+        // `refused` told the agent nothing had happened, R-F1).
+        out.class = OutcomeClass::Cancelled;
         out.exit_code = 125;
         out.signal = None;
         out.evidence.push(ev(
@@ -571,15 +576,17 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
         // A cover that could not be looked at is not said to be replaced (new-user pass
         // 147: the hint contradicted `cover_lost`).
         out.hint = Some(if why.contains("could not be checked") {
-            "a directory above a hidden or protected path became unsearchable during the \
-             run, so cordon could not tell whether the path was replaced: restore its \
-             permissions (chmod u+x) and run again"
+            "the command ran and was stopped: a directory above a hidden or protected path \
+             became unsearchable during the run, so cordon could not tell whether the path \
+             was replaced; what the command did until then stays. Restore its permissions \
+             (chmod u+x) and run again"
                 .into()
         } else {
-            "a hidden or protected path (or a directory on its way) was replaced while the \
-             command ran: by the host (e.g. `git config`, `npm login`, an editor saving it) \
-             — run the command again once the host is done with it — or by the command \
-             itself: check what is there now"
+            "the command ran and was stopped, and what it did until then stays: a hidden or \
+             protected path (or a directory on its way) was replaced while it ran, by the \
+             host (e.g. `git config`, `npm login`, an editor saving it) — run the command \
+             again once the host is done with it — or by the command itself: check what is \
+             there now"
                 .into()
         });
         return out;
@@ -2493,7 +2500,8 @@ mod tests {
         assert!(matches!(o.class, OutcomeClass::Refused { .. }), "{o:?}");
         assert_eq!(o.confidence, Confidence::High);
         // attack25 A5: a run the helper stopped because the host replaced a covered path
-        // is refused with exit 125, whatever the command printed or how it ended.
+        // is cancelled with exit 125, whatever the command printed or how it ended — not
+        // refused: it ran (attack pass 148 F3).
         let o = classify(
             &RunSignals {
                 code: Some(125),
@@ -2505,10 +2513,15 @@ mod tests {
             },
             &ctx,
         );
-        match &o.class {
-            OutcomeClass::Refused { why } => assert!(why.contains("/h/.netrc"), "{why}"),
-            c => panic!("{c:?}"),
-        }
+        assert_eq!(o.class, OutcomeClass::Cancelled, "{o:?}");
+        assert!(
+            o.evidence.iter().any(|e| e.detail.contains("/h/.netrc")),
+            "{o:?}"
+        );
+        assert!(
+            o.hint.as_deref().unwrap().contains("ran and was stopped"),
+            "{o:?}"
+        );
         assert_eq!(o.exit_code, 125);
     }
 

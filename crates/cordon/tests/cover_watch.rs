@@ -1,7 +1,7 @@
 //! attack25 A5: a covered path (hidden, credential-stripped, protected) is a mount on the
 //! host's dentry, which the kernel detaches when the *host* replaces the path by rename
 //! while a command runs. cordon watches the directories of its covers and stops the run
-//! (exit 125, `refused`, the path named in `--json` `cover_lost`) — on every launch path:
+//! (exit 125, `cancelled`, the path named in `--json` `cover_lost`) — on every launch path:
 //! cold, the server's per-command helper, and a command forked from a template. And the
 //! twins: host writes to other names in the same directories, and the `.git/config`
 //! broker's own merge-back, do not stop anything. A credential store that did not exist at
@@ -145,7 +145,8 @@ fn assert_stopped(o: &Output, l: Launch, path: &Path) {
         text(&o.stderr)
     );
     assert_eq!(o.status.code(), Some(125), "{l:?}: {}", text(&o.stderr));
-    assert_eq!(report["outcome"], "refused", "{l:?}: {report}");
+    // Cancelled, not refused: the command ran until it was stopped (attack pass 148 F3).
+    assert_eq!(report["outcome"], "cancelled", "{l:?}: {report}");
     let why = report["cover_lost"].as_str().unwrap_or_default();
     assert!(
         why.contains(&path.display().to_string()) && why.contains("stopped"),

@@ -381,12 +381,13 @@ fn result(r: &ExecResult, can_approve: bool) -> CallToolResult {
     let mut c = CallToolResult::structured(v);
     c.content = vec![ContentBlock::text(text)];
     // A session the agent itself killed or signalled (`cancelled`) did what was asked
-    // (nu18/nu19 F14: `kill` came back as an error).
+    // (nu18/nu19 F14: `kill` came back as an error); one cordon stopped (`cancelled` with
+    // exit 125: a cover was lost while it ran) did not.
     let failed = r.outcome.as_ref().is_some_and(|o| {
         !matches!(
             o.class,
             cordon_session::OutcomeClass::Success | cordon_session::OutcomeClass::Cancelled
-        )
+        ) || o.exit_code == 125
     });
     c.is_error = Some(failed);
     c

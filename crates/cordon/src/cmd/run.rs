@@ -993,8 +993,10 @@ fn report_json(report: &Report, session: &Session) -> Result<serde_json::Value> 
         cordon_session::OutcomeClass::LimitExceeded { which } => json!(which),
         _ => serde_json::Value::Null,
     };
+    // Why the run did not run, or was stopped by cordon (a cover lost: `cancelled`).
     v["reason"] = match &last.outcome.class {
         cordon_session::OutcomeClass::Refused { why } => json!(why),
+        _ if !v["cover_lost"].is_null() => v["cover_lost"].clone(),
         _ => json!(facts.not_run),
     };
     // Every field the README lists is there, null when it does not apply (new-user pass
