@@ -8,37 +8,44 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::Command;
 
-/// A new pseudo-terminal of `rows` × `cols`: `(master, slave)`, both close-on-exec (the
-/// slave reaches the command only as its stdin/stdout/stderr).
+/// A new pseudo-terminal of `rows` × `cols`: `(master, slave)`, both close-on-exec from
+/// the moment they exist (the slave reaches the command only as its stdin/stdout/stderr).
+/// Atomically so: `openpty(3)` returns inheritable descriptors that are marked afterwards,
+/// and a process spawning other children meanwhile (`cordon mcp`, a harness) would hand
+/// one session's terminal to another's helper (the kind of attack pass 148 F1). The
+/// master comes from `posix_openpt(O_CLOEXEC)`, the slave from `TIOCGPTPEER` (Linux ≥
+/// 4.13), else by name with `O_CLOEXEC`.
 ///
-/// Errors: `openpty` failed (e.g. no free pty: `ENOSPC`/`EAGAIN`).
+/// Errors: no pty could be made (e.g. no free pty: `ENOSPC`/`EAGAIN`).
 pub fn open_pty(rows: u16, cols: u16) -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut master: libc::c_int = -1;
-    let mut slave: libc::c_int = -1;
-    let ws = winsize(rows, cols);
-    // SAFETY: the out-pointers are valid ints; name is NULL (not wanted); termios NULL
-    // (defaults); `ws` is a valid winsize read by the call.
-    let r = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            &ws,
+    use nix::fcntl::OFlag;
+    let flags = OFlag::O_RDWR | OFlag::O_NOCTTY | OFlag::O_CLOEXEC;
+    let master = nix::pty::posix_openpt(flags)?;
+    nix::pty::grantpt(&master)?;
+    nix::pty::unlockpt(&master)?;
+    // SAFETY: TIOCGPTPEER takes open flags by value and returns a new descriptor.
+    let peer = unsafe {
+        libc::ioctl(
+            master.as_raw_fd(),
+            libc::TIOCGPTPEER,
+            flags.bits() as libc::c_ulong,
         )
     };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: openpty succeeded: both are new descriptors this function now owns.
-    let (m, s) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
-    for fd in [&m, &s] {
-        // SAFETY: fcntl on a descriptor we own; no memory is involved.
-        if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok((m, s))
+    let slave = if peer >= 0 {
+        // SAFETY: the ioctl returned a new descriptor this function now owns.
+        unsafe { OwnedFd::from_raw_fd(peer) }
+    } else {
+        let name = nix::pty::ptsname_r(&master)?;
+        OwnedFd::from(nix::fcntl::open(
+            name.as_str(),
+            flags,
+            nix::sys::stat::Mode::empty(),
+        )?)
+    };
+    // SAFETY: `into_raw_fd` hands over the master's descriptor, owned from here on.
+    let master = unsafe { OwnedFd::from_raw_fd(std::os::fd::IntoRawFd::into_raw_fd(master)) };
+    set_window_size(&master, rows, cols)?;
+    Ok((master, slave))
 }
 
 fn winsize(rows: u16, cols: u16) -> libc::winsize {
@@ -82,5 +89,34 @@ pub fn attach_session(cmd: &mut Command, controlling_tty: bool) {
             }
             Ok(())
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both ends are close-on-exec from the start (a spawn on another thread must not
+    /// inherit either), the slave is the master's terminal, and it has the size asked for.
+    #[test]
+    fn a_new_pty_is_close_on_exec_connected_and_sized() {
+        let (m, s) = open_pty(33, 101).unwrap();
+        for fd in [&m, &s] {
+            // SAFETY: F_GETFD only reads the descriptor's flags.
+            let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFD) };
+            assert_eq!(flags & libc::FD_CLOEXEC, libc::FD_CLOEXEC);
+        }
+        let mut ws = winsize(0, 0);
+        // SAFETY: TIOCGWINSZ writes one winsize through the valid pointer.
+        assert_eq!(
+            unsafe { libc::ioctl(s.as_raw_fd(), libc::TIOCGWINSZ, &mut ws) },
+            0
+        );
+        assert_eq!((ws.ws_row, ws.ws_col), (33, 101));
+        let mut slave = std::fs::File::from(s);
+        std::io::Write::write_all(&mut slave, b"x\n").unwrap();
+        let mut buf = [0u8; 8];
+        let n = nix::unistd::read(&m, &mut buf).unwrap();
+        assert!(buf[..n].starts_with(b"x"), "{:?}", &buf[..n]);
     }
 }
