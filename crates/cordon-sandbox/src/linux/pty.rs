@@ -36,11 +36,7 @@ pub fn open_pty(rows: u16, cols: u16) -> io::Result<(OwnedFd, OwnedFd)> {
         unsafe { OwnedFd::from_raw_fd(peer) }
     } else {
         let name = nix::pty::ptsname_r(&master)?;
-        OwnedFd::from(nix::fcntl::open(
-            name.as_str(),
-            flags,
-            nix::sys::stat::Mode::empty(),
-        )?)
+        nix::fcntl::open(name.as_str(), flags, nix::sys::stat::Mode::empty())?
     };
     // SAFETY: `into_raw_fd` hands over the master's descriptor, owned from here on.
     let master = unsafe { OwnedFd::from_raw_fd(std::os::fd::IntoRawFd::into_raw_fd(master)) };
@@ -108,10 +104,8 @@ mod tests {
         }
         let mut ws = winsize(0, 0);
         // SAFETY: TIOCGWINSZ writes one winsize through the valid pointer.
-        assert_eq!(
-            unsafe { libc::ioctl(s.as_raw_fd(), libc::TIOCGWINSZ, &mut ws) },
-            0
-        );
+        let r = unsafe { libc::ioctl(s.as_raw_fd(), libc::TIOCGWINSZ, &mut ws) };
+        assert_eq!(r, 0);
         assert_eq!((ws.ws_row, ws.ws_col), (33, 101));
         let mut slave = std::fs::File::from(s);
         std::io::Write::write_all(&mut slave, b"x\n").unwrap();
