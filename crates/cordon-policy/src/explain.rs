@@ -371,15 +371,27 @@ fn grant_path(fs: &dyn FsView, abs: &Path) -> PathBuf {
     crate::paths::canonicalize_lenient(fs, abs)
 }
 
+/// Why a write grant of a path must not be suggested, or `None`: the caller's judgement
+/// ([`explain_judged`]; `cordon explain` passes the one a run uses before it offers a grant
+/// after a denial, so explain never suggests a grant the run refuses to offer).
+pub type GrantRefusal<'a> = &'a dyn Fn(&Path) -> Option<String>;
+
+/// What [`hint_for`] needs of the profile beyond the path.
+struct HintContext<'a> {
+    kind: ProfileKind,
+    workspace: &'a Path,
+    refuse: GrantRefusal<'a>,
+}
+
 fn hint_for(
     abs: &Path,
     grant: &Path,
     canonical: &Path,
     access: Access,
     decider: &Decider,
-    kind: ProfileKind,
-    workspace: &Path,
+    ctx: &HintContext<'_>,
 ) -> Option<String> {
+    let (kind, workspace) = (ctx.kind, ctx.workspace);
     if access == Access::Write || matches!(decider, Decider::Unrestricted) {
         return None;
     }
@@ -409,7 +421,29 @@ fn hint_for(
     // A shared or top-level directory (`/var/tmp`, `/tmp`, `/opt`) is never offered whole:
     // it would open every project and temp file in it (new user, stop 21).
     let too_wide = crate::paths::depth(grant) <= 1 || grant == Path::new("/var/tmp");
-    if want == "write" && too_wide {
+    // Nor is what the run would refuse to offer (new-user pass 149: explain suggested
+    // `--allow-write ~` for `~/.bashrc`, which the run refuses as the home directory).
+    let refused = if want == "write" {
+        (ctx.refuse)(grant)
+    } else {
+        None
+    };
+    if let Some(why) = refused {
+        // A directory of one's own there, when that is not refused too (inside a `PATH`
+        // directory or a system tree it would be).
+        let own = grant.join("NAME");
+        add = if (ctx.refuse)(&own).is_none() {
+            format!(
+                "{why}, which cordon does not suggest; to write there anyway, make a \
+                 directory of your own (`mkdir {}`) and pass `--allow-write {}`, or change \
+                 the profile",
+                shell_word(&own),
+                shell_word(&own)
+            )
+        } else {
+            format!("{why}, which cordon does not suggest; change the profile if you mean it")
+        };
+    } else if want == "write" && too_wide {
         add = format!(
             "{} is shared or top-level: granting it would make everything in it writable; \
              make a directory of your own there (`mkdir {}`) and pass `--allow-write {}`",
@@ -519,7 +553,13 @@ fn explain_path(
     fs: &dyn FsView,
     asked: &Path,
     private_tmp: bool,
+    refuse: GrantRefusal<'_>,
 ) -> PathExplanation {
+    let hints = HintContext {
+        kind: resolved.profile.kind,
+        workspace: &resolved.workspace,
+        refuse,
+    };
     let absolute = crate::paths::physical_normalize(fs, asked, &resolved.cwd);
     let canonical = canonicalize_lenient(fs, &absolute);
     // `/tmp` itself where the sandbox mounts its private one although no entry grants the
@@ -552,8 +592,7 @@ fn explain_path(
             &canonical,
             Access::Deny,
             &decided_by,
-            resolved.profile.kind,
-            &resolved.workspace,
+            &hints,
         );
         return PathExplanation {
             path: asked.to_path_buf(),
@@ -671,8 +710,7 @@ fn explain_path(
         &canonical,
         answer.access,
         &decided_by,
-        resolved.profile.kind,
-        &resolved.workspace,
+        &hints,
     );
     // A repository config on the namespace backend is edited as a private copy whose
     // allowed keys are merged back (the same list the mount plan takes).
@@ -796,7 +834,9 @@ fn enforcement(kind: ProfileKind, selection: &Selection, status: &SandboxStatus)
 /// Builds the explanation for `paths` (absolute, or relative to the cwd) under `resolved`
 /// — the same object the transform enforces — with the initial `selection` (R-S3), the
 /// `status` triple (R-S5) and, if known, what the host lacks (`host_missing`, e.g. the
-/// backend's preparation error). Pure; never fails.
+/// backend's preparation error). Pure; never fails. Suggests any write grant that is not
+/// shared, top-level or holding the workspace; [`explain_judged`] takes the caller's
+/// judgement too.
 pub fn explain(
     resolved: &ResolvedProfile,
     fs: &dyn FsView,
@@ -804,6 +844,28 @@ pub fn explain(
     selection: &Selection,
     status: &SandboxStatus,
     host_missing: Option<&str>,
+) -> Explanation {
+    explain_judged(
+        resolved,
+        fs,
+        paths,
+        selection,
+        status,
+        host_missing,
+        &|_| None,
+    )
+}
+
+/// [`explain`], suggesting no write grant `refuse` gives a reason against: the hint says
+/// that reason and what to do instead (a directory of one's own, or the profile).
+pub fn explain_judged(
+    resolved: &ResolvedProfile,
+    fs: &dyn FsView,
+    paths: &[PathBuf],
+    selection: &Selection,
+    status: &SandboxStatus,
+    host_missing: Option<&str>,
+    refuse: GrantRefusal<'_>,
 ) -> Explanation {
     let profile = &resolved.profile;
     // The namespace backend replaces /tmp with a private tmpfs (see `crate::view`).
@@ -851,7 +913,7 @@ pub fn explain(
         },
         paths: paths
             .iter()
-            .map(|p| explain_path(resolved, fs, p, private_tmp))
+            .map(|p| explain_path(resolved, fs, p, private_tmp, refuse))
             .collect(),
         network: NetworkExplanation {
             mode: profile.network,

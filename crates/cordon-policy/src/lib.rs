@@ -68,6 +68,6 @@ pub use context::{
     DEFAULT_APPROVAL_MODE,
 };
 pub use explain::{
-    explain, Decider, Explanation, FilesystemSummary, NetworkExplanation, PathExplanation,
-    SandboxExplanation,
+    explain, explain_judged, Decider, Explanation, FilesystemSummary, NetworkExplanation,
+    PathExplanation, SandboxExplanation,
 };

@@ -485,3 +485,47 @@ fn a_redirected_missing_cache_offers_no_grant() {
     );
     assert!(e.paths[1].hint.is_some(), "{:?}", e.paths[1]);
 }
+
+/// New-user pass 149: a write grant the caller's judgement refuses (the run's: the home
+/// directory, for `~/.bashrc`) is not suggested; the hint says why and offers a directory
+/// of one's own instead — unless that is refused too. Twin: without a refusal the grant is
+/// suggested as before.
+#[test]
+fn a_refused_grant_is_not_suggested() {
+    let fs = fs();
+    let p = dev();
+    let r = resolve(&p, &ctx(), &fs).unwrap();
+    let sel = select_initial(
+        &p,
+        SandboxPreference::Auto,
+        false,
+        Os::Linux,
+        Default::default(),
+    );
+    let status = SandboxStatus::new(&sel, Ok(()), true);
+    let paths = [PathBuf::from("/home/u/.bashrc")];
+    let refuse_home = |g: &Path| {
+        (g == Path::new("/home/u")).then(|| "it would need /home/u writable: the home".to_string())
+    };
+    let e = explain_judged(&r, &fs, &paths, &sel, &status, None, &refuse_home);
+    let hint = e.paths[0].hint.clone().unwrap();
+    assert!(
+        hint.starts_with("it would need /home/u writable: the home"),
+        "{hint}"
+    );
+    assert!(!hint.contains("--allow-write /home/u "), "{hint}");
+    assert!(hint.contains("--allow-write /home/u/NAME"), "{hint}");
+    let refuse_all = |_: &Path| Some("never".to_string());
+    let e = explain_judged(&r, &fs, &paths, &sel, &status, None, &refuse_all);
+    let hint = e.paths[0].hint.clone().unwrap();
+    assert!(!hint.contains("--allow-write"), "{hint}");
+    assert!(hint.contains("change the profile"), "{hint}");
+    let other = [PathBuf::from("/data/other/x.txt")];
+    for e in [
+        explain(&r, &fs, &other, &sel, &status, None),
+        explain_judged(&r, &fs, &other, &sel, &status, None, &refuse_home),
+    ] {
+        let hint = e.paths[0].hint.clone().unwrap();
+        assert!(hint.contains("pass `--allow-write /data/other`"), "{hint}");
+    }
+}

@@ -1249,23 +1249,14 @@ pub fn conclude(
     let mut helper = None;
     let mut network_denied = Vec::new();
     let mut connect_failures = Vec::new();
-    // The user's home: never offered as a one-off grant after a denial.
-    let home = std::env::var_os("HOME")
-        .map(std::path::PathBuf::from)
-        .filter(|h| h.is_absolute());
-    // The directories of the command's PATH (the caller's, kept) and of cordon's own: never
-    // offered either (nu23 Q2).
-    let own_path = std::env::var("PATH").unwrap_or_default();
-    let path_dirs: Vec<std::path::PathBuf> = exec
-        .env
-        .iter()
-        .filter(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.as_str())
-        .chain([own_path.as_str()])
-        .flat_map(|v| v.split(':'))
-        .filter(|d| d.starts_with('/'))
-        .map(std::path::PathBuf::from)
-        .collect();
+    // The user's home, the directories of the command's PATH (the caller's, kept) and of
+    // cordon's own: never offered as a one-off grant after a denial (nu23 Q2).
+    let (home, path_dirs) = crate::outcome::offer_facts(
+        exec.env
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| v.as_str()),
+    );
     let outcome = match ran {
         // The program is cordon's own helper (or sandbox-exec) for a sandboxed run: its
         // absence is cordon's failure, never "command not found".

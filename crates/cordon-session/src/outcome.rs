@@ -1041,6 +1041,46 @@ pub fn smallest_grant(fs: &dyn FsView, path: &Path) -> PathBuf {
     }
 }
 
+/// The home (`$HOME`, when absolute) and the directories of `PATH` — `command_path` (the
+/// command's, when known) and cordon's own — that [`offerable_grant`] never offers.
+pub fn offer_facts(command_path: Option<&str>) -> (Option<PathBuf>, Vec<PathBuf>) {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    let own_path = std::env::var("PATH").unwrap_or_default();
+    let path_dirs = command_path
+        .into_iter()
+        .chain([own_path.as_str()])
+        .flat_map(|v| v.split(':'))
+        .filter(|d| d.starts_with('/'))
+        .map(PathBuf::from)
+        .collect();
+    (home, path_dirs)
+}
+
+/// [`offerable_grant`] for a run of `resolved` started from this process (home and `PATH`
+/// from [`offer_facts`]): what `cordon explain` may suggest is what a run would offer after
+/// a denial — one judgement (new-user pass 149: explain suggested `--allow-write ~` for
+/// `~/.bashrc`, which the run refused to offer as the home directory).
+pub fn offerable_here(
+    grant: &Path,
+    resolved: &ResolvedProfile,
+    fs: &dyn FsView,
+) -> Result<(), String> {
+    let (home, path_dirs) = offer_facts(None);
+    offerable_grant(
+        grant,
+        &ClassifyContext {
+            resolved: Some(resolved),
+            fs,
+            cwd: &resolved.cwd,
+            network_enabled: false,
+            home: home.as_deref(),
+            path_dirs: &path_dirs,
+        },
+    )
+}
+
 /// Whether `grant` (from [`smallest_grant`]) may be offered as a one-off `-w` after a
 /// denial. The command chooses which path it fails on, so it could otherwise steer the
 /// person to approve `-w /` for its own retry (breaker, stop 8: `mkdir /newdir` offered
@@ -1058,6 +1098,9 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
             "it would need {g} writable, which leads to {} through a symlink",
             real.display()
         ));
+    }
+    if grant == Path::new("/") {
+        return Err("it would need / writable, the root of the filesystem".to_string());
     }
     if grant.components().count() <= 2 {
         return Err(format!("it would need {g} writable, a top-level directory"));

@@ -1131,6 +1131,38 @@ fn host_tmp_file_hidden_explained_and_granted_with_with() {
     assert_eq!(text(&o.stdout), "hi\n");
 }
 
+/// New-user pass 149: `cordon explain ~/.bashrc` suggested `--allow-write ~`, a grant the
+/// run refuses to offer (the home directory): explain now says the run's reason and offers
+/// a directory of one's own. Twin: a path beside the project still gets its grant.
+#[test]
+fn explain_suggests_no_grant_the_run_would_refuse() {
+    let p = project();
+    let rc = p.home.join(".bashrc");
+    let o = out(cordon(&p, &["explain", "--json", rc.to_str().unwrap()]));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let hint = v["paths"][0]["hint"].as_str().unwrap_or_default();
+    let home = p.home.display().to_string();
+    assert!(hint.contains("the home directory or above it"), "{hint}");
+    assert!(!hint.contains(&format!("--allow-write {home}`")), "{hint}");
+    assert!(
+        hint.contains(&format!("--allow-write {home}/NAME")),
+        "{hint}"
+    );
+    let beside = p.root.path().join("elsewhere");
+    std::fs::create_dir_all(&beside).unwrap();
+    let beside = beside.canonicalize().unwrap();
+    let o = out(cordon(
+        &p,
+        &["explain", "--json", beside.join("x").to_str().unwrap()],
+    ));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let hint = v["paths"][0]["hint"].as_str().unwrap_or_default();
+    assert!(
+        hint.contains(&format!("--allow-write {}`", beside.display())),
+        "{hint}"
+    );
+}
+
 /// New-user pass 146: `-w notes.txt` for a file that does not exist makes a directory; the
 /// note says so and how to grant a new file. A directory-like name gets the plain note.
 #[test]

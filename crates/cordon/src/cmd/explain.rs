@@ -4,7 +4,7 @@
 use crate::cli::ExplainArgs;
 use crate::profile_args::{choose, preference};
 use anyhow::Result;
-use cordon_policy::explain as explain_paths;
+use cordon_policy::explain_judged as explain_paths;
 use cordon_sandbox::{CommandRequest, HostFs, SandboxManager};
 
 pub fn explain(args: ExplainArgs) -> Result<i32> {
@@ -64,6 +64,9 @@ pub fn explain(args: ExplainArgs) -> Result<i32> {
             }
         })
         .collect();
+    // A write grant is suggested only when a run would offer it after a denial too.
+    let refuse =
+        |g: &std::path::Path| cordon_session::outcome::offerable_here(g, &resolved, &HostFs).err();
     let mut e = explain_paths(
         &resolved,
         &HostFs,
@@ -71,6 +74,7 @@ pub fn explain(args: ExplainArgs) -> Result<i32> {
         &selection,
         &status,
         prepared.as_ref().err().map(|s| s.as_str()),
+        &refuse,
     );
     e.notes.extend(super::owner_note(&resolved.workspace));
     // What init refuses at run time, beyond the profile's answer (new-user pass nu28, F3:
