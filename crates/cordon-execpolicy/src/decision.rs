@@ -301,16 +301,7 @@ impl DecisionRecord {
 
 fn shell_join(argv: &[String]) -> String {
     argv.iter()
-        .map(|a| {
-            if !a.is_empty()
-                && a.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c))
-            {
-                a.clone()
-            } else {
-                format!("'{}'", a.replace('\'', "'\\''"))
-            }
-        })
+        .map(|a| crate::model::shell_word(a))
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -377,12 +368,7 @@ impl fmt::Display for DecisionRecord {
 /// context, basis, findings, caps and notes.
 fn fmt_segment(f: &mut fmt::Formatter<'_>, i: usize, s: &SegmentRecord) -> fmt::Result {
     let seg = &s.segment;
-    writeln!(
-        f,
-        "  [{i}] {:<6} {}",
-        s.decision.as_str(),
-        shell_join(&seg.argv)
-    )?;
+    writeln!(f, "  [{i}] {:<6} {}", s.decision.as_str(), seg.display())?;
     if !seg.wrappers.is_empty() {
         let w: Vec<String> = seg.wrappers.iter().map(|w| shell_join(&w.argv)).collect();
         writeln!(f, "        via: {}", w.join(" → "))?;
@@ -937,7 +923,7 @@ fn overall(records: &[SegmentRecord], opaque_list: &[OpaqueConstruct]) -> (Decis
             .iter()
             .enumerate()
             .find(|(_, r)| r.decision == d)
-            .map(|(i, r)| (i, shell_join(&r.segment.argv), why(r)))
+            .map(|(i, r)| (i, r.segment.display(), why(r)))
     };
     match records.iter().map(|r| r.decision).max() {
         None => (
@@ -980,7 +966,7 @@ fn overall(records: &[SegmentRecord], opaque_list: &[OpaqueConstruct]) -> (Decis
                 .iter()
                 .enumerate()
                 .find(|(_, r)| r.decision == Decision::Ask && r.asks_explicitly())
-                .map(|(i, r)| (i, shell_join(&r.segment.argv), why(r)))
+                .map(|(i, r)| (i, r.segment.display(), why(r)))
                 .or_else(|| first(Decision::Ask))
                 .unwrap_or_default();
             // Only a rule that says ask or a dangerous finding asks in every mode; an
@@ -1173,7 +1159,7 @@ fn sandbox_verdict(
             };
             return no(format!(
                 "segment {i} `{}` is {what}; bypass needs every segment to match only bypass rules",
-                shell_join(&r.segment.argv)
+                r.segment.display()
             ));
         }
     }

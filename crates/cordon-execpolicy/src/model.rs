@@ -296,9 +296,31 @@ pub struct Segment {
     /// `cd x || exit` earlier in the same block. Not serialized.
     #[serde(skip)]
     pub after_cds: Vec<usize>,
+    /// Indices into `argv` of words with an unquoted glob or brace character (`*`,
+    /// `*.rs`, `{a,b}`): shown as written, not quoted as literals. Not serialized.
+    #[serde(skip)]
+    pub glob_args: Vec<usize>,
 }
 
 impl Segment {
+    /// The command as a shell would read it back: static words quoted where needed,
+    /// words that expand (`$HOME`, `$(…)`) and unquoted globs (`*`) as written — a glob
+    /// shown as `'*'` read as a literal star (new-user pass 146).
+    pub fn display(&self) -> String {
+        self.argv
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                if self.dynamic_args.contains(&i) || self.glob_args.contains(&i) {
+                    a.clone()
+                } else {
+                    shell_word(a)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     /// True when `argv[i]` exists and is statically known.
     pub fn is_static(&self, i: usize) -> bool {
         i < self.argv.len() && !self.dynamic_args.contains(&i)
@@ -474,4 +496,16 @@ pub struct PipelinePosition {
     pub index: usize,
     /// Number of stages.
     pub len: usize,
+}
+
+/// `w` as one shell word: as it is when every character is plain, else single-quoted.
+pub fn shell_word(w: &str) -> String {
+    if !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c))
+    {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
 }

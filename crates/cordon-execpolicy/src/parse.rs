@@ -1794,6 +1794,12 @@ impl<'o> Builder<'o> {
         words.drain(..start);
         let mut notes = Vec::new();
         let mut dynamic_args = Vec::new();
+        let glob_args = words
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| w.glob && !w.dynamic)
+            .map(|(i, _)| i)
+            .collect();
         for (i, w) in words.iter().enumerate() {
             if w.dynamic {
                 dynamic_args.push(i);
@@ -1839,6 +1845,7 @@ impl<'o> Builder<'o> {
             chdir: frame.chdir.clone(),
             notes,
             after_cds: frame.after_cds.to_vec(),
+            glob_args,
         };
         self.out.segments.push(seg);
         Some(self.out.segments.len() - 1)
