@@ -77,7 +77,7 @@
 //! | `git_reset_hard` | `git reset --hard` | ask |
 //! | `git_discard_changes` | `git checkout -- .`, `git restore f`, `git stash drop`, `xargs git`, `git reset $MODE`, `git diff -R \| git apply`, `git archive HEAD \| tar -x`, `GIT_SEQUENCE_EDITOR='sed -i 1d' git rebase -i` | ask |
 //! | `git_clean` | `git clean -fdx` (any `-f` with `-d`/`-x`/`-X`) | ask |
-//! | `dynamic_command` | `x="git reset --hard"; $x`, `"${a[@]}"`, `sh -c '"$@"' _ git …`, `eval "$x"`, `sh <<< "$x"` | ask |
+//! | `dynamic_command` | `x="git reset --hard"; $x`, `"${a[@]}"`, `sh -c '"$@"' _ git …`, `eval "$x"`, `sh <<< "$x"`, `python3 <<< "$x"` | ask |
 //! | `dd_device` / `device_write` | `dd of=/dev/sda`, `> /dev/sda`, `tee /dev/sda`, `cp img /dev/nvme0n1` | forbid |
 //! | `mkfs` | `mkfs.ext4`, `mke2fs`, `mkswap`, `mkdosfs`, `wipefs`, `blkdiscard` | forbid |
 //! | `disk_overwrite` | `shred /dev/sda`, `sgdisk --zap-all`, `fdisk /dev/sda`, `sfdisk`, `parted … mklabel`, `hdparm --security-erase`, `nvme format`, `badblocks -w`, `cryptsetup luksFormat`, `zpool labelclear`, `ddrescue x /dev/…`, `dcfldd of=/dev/…` | forbid |

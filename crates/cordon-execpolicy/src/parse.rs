@@ -1885,18 +1885,11 @@ impl<'o> Builder<'o> {
     /// 62: `bash <<EOF` with `git reset --hard` in it ran unasked).
     fn interpreter_input(&mut self, at: Cursor<'_>, idx: usize, frame: &Frame) {
         let seg = &self.out.segments[idx];
-        let args = &seg.argv[1..];
-        // What the interpreter runs is its input: no script operand, or `-`, `-s`,
-        // `/dev/stdin` as the script.
-        let reads_input = !args
-            .iter()
-            .any(|a| !a.starts_with('-') && !a.starts_with('+'))
-            || args.iter().any(|a| {
-                matches!(
-                    a.as_str(),
-                    "-" | "-s" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0"
-                )
-            });
+        // What the interpreter runs is its input: no script operand (an option's argument,
+        // `bash -o errexit`, is none), or `-`, `-s`, `/dev/stdin` as the script.
+        let reads_input =
+            crate::knowledge::shells::program_source(&seg.program.name, &seg.argv[1..])
+                == crate::knowledge::shells::ProgramSource::Stdin;
         let fed: Vec<&Redirection> = seg
             .redirections
             .iter()

@@ -36,6 +36,8 @@ struct Case {
     opaque: Option<bool>,
     bypass: Option<bool>,
     finding: Option<String>,
+    /// A finding id that must not be there (the twin of a `finding` case).
+    no_finding: Option<String>,
     /// `false` = no suggestion; an array = that pattern.
     suggest: Option<toml::Value>,
     cwd: Option<String>,
@@ -109,6 +111,16 @@ fn table_driven_cases() {
                 .collect();
             if !ids.contains(&f.as_str()) {
                 problems.push(format!("finding {f} missing (have {ids:?})"));
+            }
+        }
+        if let Some(f) = &c.no_finding {
+            let ids: Vec<&str> = rec
+                .segments
+                .iter()
+                .flat_map(|s| s.findings.iter().map(|f| f.id.as_str()))
+                .collect();
+            if ids.contains(&f.as_str()) {
+                problems.push(format!("finding {f} present (have {ids:?})"));
             }
         }
         if let Some(s) = &c.suggest {

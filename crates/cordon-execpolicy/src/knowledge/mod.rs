@@ -1868,7 +1868,7 @@ fn echoes_run_time_text(s: &Segment) -> bool {
 /// parsed and checked instead; `eval "$(…)"` runs what visible commands print.
 fn code_from_run_time(name: &str, idx: usize, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let seg = &cx.segments[idx];
-    let shell = shells::SHELLS.contains(&name);
+    let shell = INTERPRETERS.contains(&name);
     let source = matches!(name, "source" | ".");
     let what = if name == "eval" {
         let hidden = seg
@@ -1885,17 +1885,24 @@ fn code_from_run_time(name: &str, idx: usize, cx: &DangerCtx<'_>, out: &mut Vec<
             .filter(|(_, a)| !a.starts_with('-') && !a.starts_with('+'))
             .collect();
         let stdin_script = |a: &str| matches!(a, "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0");
-        // What the shell runs is its input: no script (a shell), `-s`, or `/dev/stdin`.
-        let reads_input = match operands.first() {
-            None => shell,
-            Some((_, a)) => stdin_script(a),
-        } || (shell && seg.argv.iter().skip(1).any(|a| a == "-s" || a == "-"));
+        // What an interpreter runs is its input: no script operand (an option's argument,
+        // `bash -o errexit`, is none), `-s`, `-` or `/dev/stdin`; what `source` runs, its
+        // operand.
+        let program = shell.then(|| shells::program_source(name, &seg.argv[1..]));
+        let reads_input = match program {
+            Some(p) => p == shells::ProgramSource::Stdin,
+            None => operands.first().is_some_and(|(_, a)| stdin_script(a)),
+        };
         let fed_dynamic = seg.redirections.iter().any(|r| {
             matches!(r.kind, RedirectKind::Heredoc | RedirectKind::Herestring) && r.text.is_none()
         });
         let piped_dynamic = fed_by(seg, cx).is_some_and(echoes_run_time_text);
         // `bash <(echo "$x")`: the script is a process substitution's output.
-        let script_at = operands.first().map(|(i, _)| *i);
+        let script_at = match program {
+            Some(shells::ProgramSource::Operand(i)) => Some(i + 1),
+            Some(_) => None,
+            None => operands.first().map(|(i, _)| *i),
+        };
         let substituted = script_at.is_some_and(|i| {
             seg.argv[i].starts_with("<(")
                 && cx.segments.iter().any(|s| {

@@ -33,3 +33,159 @@ pub(crate) const INTERPRETERS: &[&str] = &[
     "Rscript",
     "osascript",
 ];
+
+/// Where an interpreter of [`INTERPRETERS`] takes the program it runs from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ProgramSource {
+    /// Its standard input: no script operand, or `-`, `-s` (shells), `/dev/stdin`,
+    /// `/dev/fd/0`, `/proc/self/fd/0` as the script.
+    Stdin,
+    /// A script operand: the index into the arguments given (`argv[1..]`).
+    Operand(usize),
+    /// An option's argument (`sh -c TEXT`, `python3 -c TEXT`, `python3 -m MODULE`,
+    /// `perl -e TEXT`, `node -e TEXT`, `php -r TEXT`).
+    Argument,
+}
+
+/// Options whose next word is their argument, per interpreter: they are not the script
+/// (`bash -o errexit <<< TEXT` runs TEXT; taking `errexit` for the script let a heredoc's
+/// `git reset --hard` run unchecked). The second list: those whose argument *is* the
+/// program. Over-reading is the safe side here: a word wrongly taken for an option's
+/// argument can only make the interpreter read its input, which is then checked.
+fn option_arguments(name: &str) -> (&'static [&'static str], &'static [&'static str]) {
+    match name {
+        "python" | "python2" | "python3" => {
+            (&["-W", "-X", "--check-hash-based-pycs"], &["-c", "-m"])
+        }
+        "perl" => (&["-I", "-M", "-m", "-x", "-C", "-l", "-0"], &["-e", "-E"]),
+        "ruby" | "irb" => (&["-r", "-I", "-C", "-E", "-F", "-x", "-0"], &["-e"]),
+        "node" | "nodejs" | "bun" | "deno" => (
+            &[
+                "-r",
+                "--require",
+                "--import",
+                "--loader",
+                "--experimental-loader",
+                "--input-type",
+                "-C",
+                "--conditions",
+                "--env-file",
+                "--title",
+            ],
+            &["-e", "--eval", "-p", "--print"],
+        ),
+        "php" => (&["-d", "-c", "-z"], &["-r"]),
+        "lua" => (&["-l"], &["-e"]),
+        "pwsh" => (
+            &["-File", "-f", "-WorkingDirectory", "-wd"],
+            &["-Command", "-c"],
+        ),
+        "tclsh" | "Rscript" | "osascript" => (&[], &["-e"]),
+        _ => (&[], &[]),
+    }
+}
+
+/// Where interpreter `name` given `args` (`argv[1..]`) takes its program from. Shells
+/// ([`SHELLS`] and `fish`, `csh`, `tcsh`): `-c` (also in a cluster, `-ec`) makes it an
+/// argument; `-o NAME`, `+o NAME`, `-O NAME`, `+O NAME` (also ending a cluster, `-euo
+/// pipefail`), `--rcfile FILE` and `--init-file FILE` take the next word; `-s` reads
+/// stdin. Other interpreters: the options of [`option_arguments`]; `--` ends options.
+pub(crate) fn program_source(name: &str, args: &[String]) -> ProgramSource {
+    let stdin_path = |a: &str| matches!(a, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0");
+    let shell = SHELLS.contains(&name) || matches!(name, "fish" | "csh" | "tcsh");
+    let (takes_arg, is_program) = option_arguments(name);
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if a == "--" {
+            return match args.get(i + 1) {
+                Some(s) if stdin_path(s) => ProgramSource::Stdin,
+                Some(_) => ProgramSource::Operand(i + 1),
+                None => ProgramSource::Stdin,
+            };
+        }
+        if stdin_path(a) {
+            return ProgramSource::Stdin;
+        }
+        let option = a.len() > 1 && (a.starts_with('-') || (shell && a.starts_with('+')));
+        if !option {
+            return ProgramSource::Operand(i);
+        }
+        if shell {
+            if a.starts_with("--") {
+                i += if matches!(a, "--rcfile" | "--init-file") {
+                    2
+                } else {
+                    1
+                };
+                continue;
+            }
+            let cluster = &a[1..];
+            if cluster.contains('c') {
+                return ProgramSource::Argument;
+            }
+            if cluster.contains('s') && a.starts_with('-') {
+                return ProgramSource::Stdin;
+            }
+            i += if cluster.ends_with('o') || cluster.ends_with('O') {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        // `--eval=TEXT`, `-W=x`: the argument is attached.
+        let bare = a.split_once('=').map_or(a, |(o, _)| o);
+        if is_program.contains(&bare) {
+            return ProgramSource::Argument;
+        }
+        i += if takes_arg.contains(&a) { 2 } else { 1 };
+    }
+    ProgramSource::Stdin
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(argv: &str) -> ProgramSource {
+        let words: Vec<String> = argv.split_whitespace().map(String::from).collect();
+        program_source(&words[0], &words[1..])
+    }
+
+    /// An option's argument is not the script (the shell then reads its input); a real
+    /// script operand is; `-c`/`-e`-style options carry the program themselves.
+    #[test]
+    fn option_arguments_are_not_the_script() {
+        use ProgramSource::*;
+        for (argv, want) in [
+            ("bash", Stdin),
+            ("bash -o errexit", Stdin),
+            ("bash -eo pipefail", Stdin),
+            ("bash +o history -O extglob", Stdin),
+            ("bash --rcfile x --norc", Stdin),
+            ("bash -s arg", Stdin),
+            ("bash -x script.sh", Operand(1)),
+            ("bash -o errexit script.sh", Operand(2)),
+            ("bash -ec 'true'", Argument),
+            ("sh -", Stdin),
+            ("sh /dev/stdin", Stdin),
+            ("sh -- script", Operand(1)),
+            ("python3", Stdin),
+            ("python3 -u", Stdin),
+            ("python3 -W ignore", Stdin),
+            ("python3 -u script.py", Operand(1)),
+            ("python3 -W ignore script.py", Operand(2)),
+            ("python3 -c code", Argument),
+            ("python3 -m pip", Argument),
+            ("perl -e 1", Argument),
+            ("perl -I lib", Stdin),
+            ("node --eval=1", Argument),
+            ("node -r mod app.js", Operand(2)),
+            ("php -d x=1", Stdin),
+            ("php -r code", Argument),
+        ] {
+            assert_eq!(source(argv), want, "{argv}");
+        }
+    }
+}
