@@ -371,16 +371,18 @@ fn grant_path(fs: &dyn FsView, abs: &Path) -> PathBuf {
     crate::paths::canonicalize_lenient(fs, abs)
 }
 
-/// Why a write grant of a path must not be suggested, or `None`: the caller's judgement
-/// ([`explain_judged`]; `cordon explain` passes the one a run uses before it offers a grant
-/// after a denial, so explain never suggests a grant the run refuses to offer).
-pub type GrantRefusal<'a> = &'a dyn Fn(&Path) -> Option<String>;
+/// The caller's judgement of a write grant ([`explain_judged`]): given the path asked
+/// about and its smallest grant (the path, or the directory that would hold it), the grant
+/// to suggest — that one, or a wider one the caller would offer instead — or why none may
+/// be suggested. `cordon explain` passes the one a run uses before it offers a grant after
+/// a denial, so explain never suggests a grant the run refuses, nor another one.
+pub type GrantJudge<'a> = &'a dyn Fn(&Path, &Path) -> Result<PathBuf, String>;
 
 /// What [`hint_for`] needs of the profile beyond the path.
 struct HintContext<'a> {
     kind: ProfileKind,
     workspace: &'a Path,
-    refuse: GrantRefusal<'a>,
+    judge: GrantJudge<'a>,
 }
 
 fn hint_for(
@@ -392,6 +394,15 @@ fn hint_for(
     ctx: &HintContext<'_>,
 ) -> Option<String> {
     let (kind, workspace) = (ctx.kind, ctx.workspace);
+    // The grant to suggest for a write, as the caller judges it (possibly wider: a bare
+    // repository as a whole), or why none may be.
+    let judged = (access != Access::Write && !matches!(decider, Decider::Unrestricted))
+        .then(|| (ctx.judge)(abs, grant));
+    let smallest = grant;
+    let grant: &Path = match &judged {
+        Some(Ok(g)) => g,
+        _ => grant,
+    };
     if access == Access::Write || matches!(decider, Decider::Unrestricted) {
         return None;
     }
@@ -423,16 +434,15 @@ fn hint_for(
     let too_wide = crate::paths::depth(grant) <= 1 || grant == Path::new("/var/tmp");
     // Nor is what the run would refuse to offer (new-user pass 149: explain suggested
     // `--allow-write ~` for `~/.bashrc`, which the run refuses as the home directory).
-    let refused = if want == "write" {
-        (ctx.refuse)(grant)
-    } else {
-        None
+    let refused = match &judged {
+        Some(Err(why)) if want == "write" => Some(why),
+        _ => None,
     };
     if let Some(why) = refused {
         // A directory of one's own there, when that is not refused too (inside a `PATH`
         // directory or a system tree it would be).
         let own = grant.join("NAME");
-        add = if (ctx.refuse)(&own).is_none() {
+        add = if (ctx.judge)(&own, &own).is_ok() {
             format!(
                 "{why}, which cordon does not suggest; to write there anyway, make a \
                  directory of your own (`mkdir {}`) and pass `--allow-write {}`, or change \
@@ -462,6 +472,13 @@ fn hint_for(
             shell_word(&grant.join("NAME")),
             shell_word(&grant.join("NAME"))
         );
+    } else if want == "write" && grant != smallest {
+        // Widened by the caller's judgement: the bare repository holding the path.
+        add.push_str(&format!(
+            " (the repository {} as a whole, as a run offers it: a push writes its objects/, \
+             refs/ and HEAD; its hooks and config stay read-only)",
+            grant.display()
+        ));
     } else if want == "write" && grant == canonical && grant != abs {
         add.push_str(&format!(
             " ({} leads through a symlink to {}: a grant spelled through a symlink is not \
@@ -553,12 +570,12 @@ fn explain_path(
     fs: &dyn FsView,
     asked: &Path,
     private_tmp: bool,
-    refuse: GrantRefusal<'_>,
+    judge: GrantJudge<'_>,
 ) -> PathExplanation {
     let hints = HintContext {
         kind: resolved.profile.kind,
         workspace: &resolved.workspace,
-        refuse,
+        judge,
     };
     let absolute = crate::paths::physical_normalize(fs, asked, &resolved.cwd);
     let canonical = canonicalize_lenient(fs, &absolute);
@@ -852,12 +869,13 @@ pub fn explain(
         selection,
         status,
         host_missing,
-        &|_| None,
+        &|_, g| Ok(g.to_path_buf()),
     )
 }
 
-/// [`explain`], suggesting no write grant `refuse` gives a reason against: the hint says
-/// that reason and what to do instead (a directory of one's own, or the profile).
+/// [`explain`], suggesting for a write the grant `judge` gives, and none where it gives a
+/// reason against: the hint then says that reason and what to do instead (a directory of
+/// one's own, or the profile).
 pub fn explain_judged(
     resolved: &ResolvedProfile,
     fs: &dyn FsView,
@@ -865,7 +883,7 @@ pub fn explain_judged(
     selection: &Selection,
     status: &SandboxStatus,
     host_missing: Option<&str>,
-    refuse: GrantRefusal<'_>,
+    judge: GrantJudge<'_>,
 ) -> Explanation {
     let profile = &resolved.profile;
     // The namespace backend replaces /tmp with a private tmpfs (see `crate::view`).
@@ -913,7 +931,7 @@ pub fn explain_judged(
         },
         paths: paths
             .iter()
-            .map(|p| explain_path(resolved, fs, p, private_tmp, refuse))
+            .map(|p| explain_path(resolved, fs, p, private_tmp, judge))
             .collect(),
         network: NetworkExplanation {
             mode: profile.network,

@@ -504,8 +504,12 @@ fn a_refused_grant_is_not_suggested() {
     );
     let status = SandboxStatus::new(&sel, Ok(()), true);
     let paths = [PathBuf::from("/home/u/.bashrc")];
-    let refuse_home = |g: &Path| {
-        (g == Path::new("/home/u")).then(|| "it would need /home/u writable: the home".to_string())
+    let refuse_home = |_: &Path, g: &Path| {
+        if g == Path::new("/home/u") {
+            Err("it would need /home/u writable: the home".to_string())
+        } else {
+            Ok(g.to_path_buf())
+        }
     };
     let e = explain_judged(&r, &fs, &paths, &sel, &status, None, &refuse_home);
     let hint = e.paths[0].hint.clone().unwrap();
@@ -515,7 +519,7 @@ fn a_refused_grant_is_not_suggested() {
     );
     assert!(!hint.contains("--allow-write /home/u "), "{hint}");
     assert!(hint.contains("--allow-write /home/u/NAME"), "{hint}");
-    let refuse_all = |_: &Path| Some("never".to_string());
+    let refuse_all = |_: &Path, _: &Path| Err("never".to_string());
     let e = explain_judged(&r, &fs, &paths, &sel, &status, None, &refuse_all);
     let hint = e.paths[0].hint.clone().unwrap();
     assert!(!hint.contains("--allow-write"), "{hint}");

@@ -466,6 +466,25 @@ fn unpreparable(
     }
 }
 
+/// Why a plan-mode run cannot start, or `None`: plan mode (R-A10) is read-only until left,
+/// and only the sandbox keeps it so — a run that would be unconfined (`--sandbox forbid`,
+/// or `--allow-unconfined` where the host has no sandbox) would write as it pleased
+/// (attack pass 151 F3: `--plan --sandbox forbid` wrote to the project).
+fn plan_refusal(
+    plan: bool,
+    transformed: &Result<ExecRequest, cordon_sandbox::TransformError>,
+) -> Option<String> {
+    match transformed {
+        Ok(exec) if plan && exec.backend == cordon_policy::Backend::None => Some(
+            "plan mode (--plan) is read-only until left, and only the sandbox keeps it so: \
+             this run would be unconfined (--sandbox forbid, or --allow-unconfined where the \
+             host has no sandbox); drop that, or leave plan mode"
+                .to_string(),
+        ),
+        _ => None,
+    }
+}
+
 /// Why the sandbox refuses `record`'s command whatever anyone answers, or `None`: a linked
 /// worktree cannot be removed or moved from inside a sandbox, and git would delete its
 /// files before failing (nu14 HIGH 3); nor can `git submodule update` run in a linked
@@ -566,7 +585,10 @@ pub fn prepare(
     }
     req.preference = spec.preference;
     req.allow_unconfined = spec.allow_unconfined;
-    let bypass = record.sandbox.bypass && req.preference == SandboxPreference::Auto;
+    // Plan mode (R-A10) is kept by the sandbox: a bypass rule does not take the command
+    // out of it, and a run that would be unconfined anyway is refused below.
+    let plan = trust.layers.plan || session.scope.in_plan_mode();
+    let bypass = record.sandbox.bypass && req.preference == SandboxPreference::Auto && !plan;
     if bypass {
         tracing::info!(reason = %record.sandbox.reason, "sandbox bypassed by exec-policy rule");
         req.preference = SandboxPreference::Forbid;
@@ -590,7 +612,8 @@ pub fn prepare(
     // the person would answer for nothing (attack pass 45, M5: the MCP form asked to
     // approve `+write <cordon's config>`, then the run was refused).
     let transformed = manager.transform(&req);
-    let unpreparable = unpreparable(&transformed, &record);
+    let unpreparable =
+        unpreparable(&transformed, &record).or_else(|| plan_refusal(plan, &transformed));
     let (run_id, verdict) = match approved {
         Some(a) => a,
         None => {

@@ -583,10 +583,10 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
                 .into()
         } else {
             "the command ran and was stopped, and what it did until then stays: a hidden or \
-             protected path (or a directory on its way) was replaced while it ran, by the \
-             host (e.g. `git config`, `npm login`, an editor saving it) — run the command \
-             again once the host is done with it — or by the command itself: check what is \
-             there now"
+             protected path (or a directory on its way) was replaced or created while it \
+             ran — by the host (e.g. `git config`, `npm login`, an editor saving it), by \
+             another command running in the same workspace, or by the command itself: check \
+             what is there now, and run the command again once nothing else is changing it"
                 .into()
         });
         return out;
@@ -1058,18 +1058,24 @@ pub fn offer_facts(command_path: Option<&str>) -> (Option<PathBuf>, Vec<PathBuf>
     (home, path_dirs)
 }
 
-/// [`offerable_grant`] for a run of `resolved` started from this process (home and `PATH`
-/// from [`offer_facts`]): what `cordon explain` may suggest is what a run would offer after
-/// a denial — one judgement (new-user pass 149: explain suggested `--allow-write ~` for
-/// `~/.bashrc`, which the run refused to offer as the home directory).
+/// The grant a run of `resolved` started from this process would offer after a denied
+/// write to `path` whose smallest grant is `grant`, or why it offers none
+/// ([`offered_grant`]; home from `$HOME`, `PATH` the command's — the profile's `env.set`
+/// one, else cordon's — and cordon's own, [`offer_facts`]): what `cordon explain` suggests
+/// is what the run offers — one judgement (new-user pass 149: explain suggested
+/// `--allow-write ~` for `~/.bashrc`; attack pass 151: a hook-named file, a `PATH` the
+/// profile sets, a bare repository).
 pub fn offerable_here(
+    path: &Path,
     grant: &Path,
     resolved: &ResolvedProfile,
     fs: &dyn FsView,
-) -> Result<(), String> {
-    let (home, path_dirs) = offer_facts(None);
-    offerable_grant(
+) -> Result<PathBuf, String> {
+    let (home, path_dirs) = offer_facts(resolved.profile.env.set.get("PATH").map(String::as_str));
+    offered_grant(
+        path,
         grant,
+        false,
         &ClassifyContext {
             resolved: Some(resolved),
             fs,
@@ -1743,6 +1749,31 @@ fn hook_file(path: &Path, ctx: &ClassifyContext<'_>) -> Option<String> {
     })
 }
 
+/// The grant offered for a write to `path` whose smallest grant is `grant`
+/// ([`smallest_grant`]), or why none is: lifted to the bare repository holding it
+/// ([`enclosing_git_dir`], not for a `protected` path), then [`offerable_grant`], and
+/// never where `path` would be another repository's hook ([`hook_file`]). What a run
+/// offers after a denial and what `cordon explain` suggests ([`offerable_here`]).
+fn offered_grant(
+    path: &Path,
+    grant: &Path,
+    protected: bool,
+    ctx: &ClassifyContext<'_>,
+) -> Result<PathBuf, String> {
+    let lifted = (!protected)
+        .then(|| enclosing_git_dir(grant, ctx))
+        .flatten()
+        .unwrap_or_else(|| grant.to_path_buf());
+    offerable_grant(&lifted, ctx)?;
+    if let Some(why) = hook_file(path, ctx) {
+        return Err(format!(
+            "it would need {} writable, {why}",
+            lifted.display()
+        ));
+    }
+    Ok(lifted)
+}
+
 /// Step 7: the kernel-side records (module docs).
 /// The denial hint for the refused write `rec`: what was refused and the per-command
 /// grant that lifts it, or why none can; with that grant, if any.
@@ -1756,22 +1787,8 @@ fn record_hint(
     // (nu23 Q5: `-w remote.git` offered again for `remote.git/hooks/post-receive`).
     let protected = rec.rule.starts_with("protected");
     let offered: Result<PathBuf, String> = match &rec.grant {
-        Some(g) => {
-            let lifted = (!protected)
-                .then(|| enclosing_git_dir(g, ctx))
-                .flatten()
-                .unwrap_or_else(|| g.clone());
-            offerable_grant(&lifted, ctx)
-                .and_then(|()| match hook_file(&rec.path, ctx) {
-                    Some(why) => Err(format!(
-                        "it would need {} writable, {why}",
-                        lifted.display()
-                    )),
-                    None => Ok(()),
-                })
-                .map(|()| lifted)
-                .or_else(|why| new_directory_grant(rec, g, ctx).ok_or(why))
-        }
+        Some(g) => offered_grant(&rec.path, g, protected, ctx)
+            .or_else(|why| new_directory_grant(rec, g, ctx).ok_or(why)),
         None => Err("no per-command grant can lift this rule".into()),
     };
     let shown_grant = offered.as_ref().map(|g| display_path(g, ctx.cwd));

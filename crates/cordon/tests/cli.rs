@@ -1161,6 +1161,37 @@ fn explain_suggests_no_grant_the_run_would_refuse() {
         hint.contains(&format!("--allow-write {}`", beside.display())),
         "{hint}"
     );
+    // Attack pass 151: the run's whole judgement, not part of it — a hook-named file
+    // outside the project is not offered (a core.hooksPath elsewhere may name its
+    // directory), and a bare repository is offered as a whole, as the run offers it.
+    let explain_hint = |path: &std::path::Path| {
+        let o = out(cordon(&p, &["explain", "--json", path.to_str().unwrap()]));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["paths"][0]["hint"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let hint = explain_hint(&beside.join("pre-commit"));
+    assert!(hint.contains("would be a git hook"), "{hint}");
+    assert!(
+        !hint.contains(&format!("--allow-write {}`", beside.display())),
+        "{hint}"
+    );
+    if have("git") {
+        let bare = beside.join("bare.git");
+        let ok = Command::new("git")
+            .args(["init", "-q", "--bare"])
+            .arg(&bare)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let hint = explain_hint(&bare.join("refs/heads/x"));
+        assert!(
+            hint.contains(&format!("--allow-write {}`", bare.display())),
+            "{hint}"
+        );
+    }
 }
 
 /// New-user pass 146: `-w notes.txt` for a file that does not exist makes a directory; the
@@ -2800,6 +2831,42 @@ fn git_clean_works_in_a_repository_cordon_ran_in() {
         !p.dir.join(".cordon").exists(),
         "a .cordon/ placeholder was made"
     );
+}
+
+/// Attack pass 151 F3: plan mode is kept by the sandbox, so a plan run that would be
+/// unconfined (`--sandbox forbid`) is refused before it starts and writes nothing. Twin:
+/// the same write without `--plan` runs (unconfined, as asked).
+#[test]
+fn plan_mode_refuses_to_run_unconfined() {
+    let p = support::Project::new("cordon-plan-forbid-");
+    let o = support::out(p.cordon(&[
+        "run",
+        "--plan",
+        "--sandbox",
+        "forbid",
+        "--",
+        "sh",
+        "-c",
+        "echo x > plan.txt",
+    ]));
+    assert_eq!(o.status.code(), Some(125), "{}", support::text(&o.stderr));
+    assert!(
+        support::text(&o.stderr).contains("only the sandbox keeps it so"),
+        "{}",
+        support::text(&o.stderr)
+    );
+    assert!(!p.dir.join("plan.txt").exists());
+    let o = support::out(p.cordon(&[
+        "run",
+        "--sandbox",
+        "forbid",
+        "--",
+        "sh",
+        "-c",
+        "echo x > plan.txt",
+    ]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+    assert!(p.dir.join("plan.txt").exists());
 }
 
 /// New user (stop 19): under `--plan` the denial advice was `-w …`, which `--plan` ignores

@@ -64,9 +64,10 @@ pub fn explain(args: ExplainArgs) -> Result<i32> {
             }
         })
         .collect();
-    // A write grant is suggested only when a run would offer it after a denial too.
-    let refuse =
-        |g: &std::path::Path| cordon_session::outcome::offerable_here(g, &resolved, &HostFs).err();
+    // A write grant is suggested only as a run would offer it after a denial.
+    let judge = |p: &std::path::Path, g: &std::path::Path| {
+        cordon_session::outcome::offerable_here(p, g, &resolved, &HostFs)
+    };
     let mut e = explain_paths(
         &resolved,
         &HostFs,
@@ -74,7 +75,7 @@ pub fn explain(args: ExplainArgs) -> Result<i32> {
         &selection,
         &status,
         prepared.as_ref().err().map(|s| s.as_str()),
-        &refuse,
+        &judge,
     );
     e.notes.extend(super::owner_note(&resolved.workspace));
     // What init refuses at run time, beyond the profile's answer (new-user pass nu28, F3:
