@@ -295,7 +295,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub plan: bool,
     /// Print the ExecRequest (program, args, cwd, env names, backend, what is applied)
-    /// without running anything. With --json, as JSON on stdout.
+    /// without running anything. With --json, as JSON on stdout. Exits 0 if the command
+    /// would run, 1 if it would ask for approval, 125 if it would be refused.
     #[arg(long)]
     pub dry_run: bool,
     /// Write the JSON report (outcome, exit code, what the sandbox really applied) to FILE
