@@ -29,7 +29,7 @@ pub enum ApprovalMode {
     /// Run sandboxed without asking; ask when a rule or a finding says so.
     #[default]
     OnRequest,
-    /// Run sandboxed; ask only to escalate (here: like `on-request`).
+    /// The same as `on-request` (cordon asks for nothing more or less in this mode).
     OnFailure,
     /// Never ask: what would be asked is refused (sandboxed unknown commands still run).
     Never,
