@@ -1696,6 +1696,17 @@ fn hook_file(path: &Path, ctx: &ClassifyContext<'_>) -> Option<String> {
 /// Step 7: the kernel-side records (module docs).
 /// The denial hint for the refused write `rec`: what was refused and the per-command
 /// grant that lifts it, or why none can; with that grant, if any.
+/// The grant cordon offers for the denial record `rec` — the `-w` its hint names, after
+/// the checks of [`offerable_grant`] — or `None` when it offers none: the one value a
+/// report shows as the record's `grant` and, for the record named as the cause, as the
+/// outcome's.
+pub fn offered_grant(
+    rec: &cordon_sandbox::denials::DenialRecord,
+    ctx: &ClassifyContext<'_>,
+) -> Option<PathBuf> {
+    record_hint(rec, ctx).1
+}
+
 fn record_hint(
     rec: &cordon_sandbox::denials::DenialRecord,
     ctx: &ClassifyContext<'_>,
