@@ -290,7 +290,7 @@ pub struct FilesystemSummary {
     pub denied: usize,
     /// Denied paths in all, present or not (one that appears later is hidden too): the
     /// resolved paths `cordon context` counts, e.g. in its `deny_read_group` (an approval
-    /// request's `denied_entries` counts the profile's deny entries as spelled, each of
+    /// request's `deny_entries` counts the profile's deny entries as spelled, each of
     /// which may name several paths).
     pub denied_paths: usize,
     /// `/tmp` is a private tmpfs (the host's `/tmp` is hidden), see [`crate::view`].
