@@ -802,6 +802,31 @@ fn a_missing_writable_grant_keeps_its_protected_paths() {
     }
 }
 
+/// New-user pass 150, item 8: an invalid scripted answer was reported twice (once by the
+/// approver with `taken as "deny"`, once as the refusal's reason). Once, saying both.
+#[test]
+fn an_invalid_scripted_answer_is_reported_once() {
+    let p = project();
+    let answers = p.root.path().join("answers");
+    std::fs::write(&answers, "\"yes\"\n").unwrap();
+    let o = out({
+        let mut c = Command::new(CORDON);
+        c.args(["run", "--approval-mode", "untrusted", "--approvals-from"])
+            .arg(&answers)
+            .args(["--", "touch", "ran"])
+            .current_dir(&p.dir)
+            .env("HOME", &p.home)
+            .stdin(Stdio::null());
+        c
+    });
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("is not valid")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].ends_with("taken as \"deny\""), "{err}");
+    assert!(!p.dir.join("ran").exists());
+}
+
 /// `--approvals-from fd:N` reads answers from an inherited descriptor.
 #[test]
 fn approvals_from_a_descriptor() {
