@@ -150,6 +150,10 @@ impl OutcomeClass {
     }
 }
 
+/// The advice of a timed-out run's hint, in the command line's terms (`cordon mcp` says
+/// `timeout_ms`).
+pub const RAISE_TIMEOUT: &str = "raise --timeout if it needs longer";
+
 /// A classified outcome (R-F1): class, exit code, evidence, confidence, hint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outcome {
@@ -603,9 +607,7 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
                 format!("timer: {t}; the whole process tree was killed"),
             ),
         );
-        out.hint = Some(format!(
-            "timed out after {t}: raise --timeout if it needs longer"
-        ));
+        out.hint = Some(format!("timed out after {t}: {RAISE_TIMEOUT}"));
         return out;
     }
     // A command that ran on after the signal and exited 0 was not cancelled: it finished

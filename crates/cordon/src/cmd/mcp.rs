@@ -253,7 +253,13 @@ fn tools() -> Vec<Tool> {
 /// only the user starting cordon can pass is left out or said as the server's, and
 /// "cd" is the call's `cwd` (new-user pass 150: a refusal told the agent to pass
 /// `--profile read-only`).
-const AGENT_TERMS: [(&str, &str); 5] = [
+const AGENT_TERMS: [(&str, &str); 6] = [
+    // New-user pass 150, item 11: the hint said `raise --timeout`, then a line explained
+    // that it meant `timeout_ms`.
+    (
+        cordon_session::outcome::RAISE_TIMEOUT,
+        "raise exec_command's `timeout_ms` if it needs longer",
+    ),
     (cordon_policy::READ_ONLY_WORKSPACE_ADVICE, ""),
     (cordon_policy::READ_ONLY_CODE_DIR_ADVICE, ""),
     (cordon_policy::UNCONFINED_PROFILE_ADVICE, ""),
@@ -389,11 +395,6 @@ fn result(r: &ExecResult, can_approve: bool, cwd: Option<&str>) -> CallToolResul
                      client in that session (write_stdin to a shell that started the server in \
                      the background), or start server and client in one script; a service on \
                      the host itself needs `cordon mcp --local-port 127.0.0.1:PORT`]",
-                );
-            }
-            cordon_session::OutcomeClass::TimedOut if hint.contains("--timeout") => {
-                text.push_str(
-                    "\n[cordon: here the time limit is exec_command's `timeout_ms` argument]",
                 );
             }
             cordon_session::OutcomeClass::SandboxDenied { path, grant, .. }
@@ -697,9 +698,15 @@ mod tests {
         };
         let t = with(
             cordon_session::OutcomeClass::TimedOut,
-            "timed out after 1s: raise --timeout if it needs longer",
+            &format!(
+                "timed out after 1s: {}",
+                cordon_session::outcome::RAISE_TIMEOUT
+            ),
         );
-        assert!(t.contains("`timeout_ms`"), "{t}");
+        // Said once, in the tool's terms (new-user pass 150, item 11).
+        assert!(t.contains("raise exec_command's `timeout_ms`"), "{t}");
+        assert_eq!(t.matches("timeout_ms").count(), 1, "{t}");
+        assert!(!t.contains("--timeout"), "{t}");
         let t = with(
             cordon_session::OutcomeClass::SandboxDenied {
                 path: Some("/data/out.txt".into()),
