@@ -187,7 +187,10 @@ fn a_dry_run_at_a_terminal_says_it_would_ask() {
     let out = pty_line(&format!(
         "{CORDON} run --dry-run -- git reset --hard; echo EXIT=$?"
     ));
-    assert!(out.contains("approval: would ask (at this terminal): "), "{out}");
+    assert!(
+        out.contains("approval: would ask (at this terminal): "),
+        "{out}"
+    );
     assert!(!out.contains("no one can be asked"), "{out}");
     assert!(out.contains("EXIT=1"), "{out}");
     for flags in ["--non-interactive", "</dev/null"] {

@@ -148,11 +148,13 @@ fn private_dir(dir: &Path) -> io::Result<()> {
         Ok(fd) => fd,
         Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOTDIR)) => {
             let symlink = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
-            return Err(refuse(if symlink || e.raw_os_error() == Some(libc::ELOOP) {
-                "is, or is reached through, a symlink".into()
-            } else {
-                "is not a directory".into()
-            }));
+            return Err(refuse(
+                if symlink || e.raw_os_error() == Some(libc::ELOOP) {
+                    "is, or is reached through, a symlink".into()
+                } else {
+                    "is not a directory".into()
+                },
+            ));
         }
         Err(e) => return Err(e),
     };

@@ -146,58 +146,22 @@ fn list_text(root: &Path, found: &[(String, Vec<(String, u64)>)], current: &str)
     }
     let layers = || found.iter().flat_map(|(_, c)| c.iter());
     let name_w = layers().map(|(n, _)| n.chars().count()).max().unwrap_or(0);
-    let bytes_w = layers().map(|(_, b)| b.to_string().len()).max().unwrap_or(0);
+    let bytes_w = layers()
+        .map(|(_, b)| b.to_string().len())
+        .max()
+        .unwrap_or(0);
     for (k, caches) in found {
-        let here = if k == current { "  (this workspace)" } else { "" };
+        let here = if k == current {
+            "  (this workspace)"
+        } else {
+            ""
+        };
         let _ = writeln!(t, "  {k}{here}");
         for (n, b) in caches {
             let _ = writeln!(t, "    {n:<name_w$} {b:>bytes_w$} bytes");
         }
     }
     t
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// New-user pass 150, item 10: a long layer name (`cargo-home-at-de6ffc14`) pushed its
-    /// size out of the column; every size now starts at the same column (and the byte counts
-    /// end at one), in every workspace.
-    #[test]
-    fn cache_list_columns_fit_the_longest_name() {
-        let found = vec![
-            (
-                "a1".to_string(),
-                vec![
-                    ("npm".to_string(), 12),
-                    ("cargo-home-at-de6ffc14".to_string(), 109467),
-                ],
-            ),
-            ("b2".to_string(), vec![("pip".to_string(), 5)]),
-        ];
-        let t = list_text(Path::new("/h/.cache/cordon/overlays"), &found, "a1");
-        let ends: Vec<usize> = t
-            .lines()
-            .filter(|l| l.ends_with(" bytes"))
-            .map(|l| l.len())
-            .collect();
-        assert_eq!(ends.len(), 3, "{t}");
-        assert!(ends.iter().all(|e| *e == ends[0]), "{t}");
-        assert!(t.contains("  a1  (this workspace)\n"), "{t}");
-        // The known caches' tools start at one column too.
-        let known: Vec<&str> = t
-            .lines()
-            .skip(1)
-            .take(KNOWN_CACHES.len())
-            .collect();
-        let at: Vec<usize> = KNOWN_CACHES
-            .iter()
-            .zip(&known)
-            .map(|(k, l)| l.rfind(k.tool).unwrap())
-            .collect();
-        assert!(at.iter().all(|a| *a == at[0]), "{t}");
-    }
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -258,4 +222,43 @@ fn clear(a: &CacheArgs) -> Result<i32> {
         }
     }
     Ok(if failed.is_empty() { 0 } else { 1 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// New-user pass 150, item 10: a long layer name (`cargo-home-at-de6ffc14`) pushed its
+    /// size out of the column; every size now starts at the same column (and the byte counts
+    /// end at one), in every workspace.
+    #[test]
+    fn cache_list_columns_fit_the_longest_name() {
+        let found = vec![
+            (
+                "a1".to_string(),
+                vec![
+                    ("npm".to_string(), 12),
+                    ("cargo-home-at-de6ffc14".to_string(), 109467),
+                ],
+            ),
+            ("b2".to_string(), vec![("pip".to_string(), 5)]),
+        ];
+        let t = list_text(Path::new("/h/.cache/cordon/overlays"), &found, "a1");
+        let ends: Vec<usize> = t
+            .lines()
+            .filter(|l| l.ends_with(" bytes"))
+            .map(|l| l.len())
+            .collect();
+        assert_eq!(ends.len(), 3, "{t}");
+        assert!(ends.iter().all(|e| *e == ends[0]), "{t}");
+        assert!(t.contains("  a1  (this workspace)\n"), "{t}");
+        // The known caches' tools start at one column too.
+        let known: Vec<&str> = t.lines().skip(1).take(KNOWN_CACHES.len()).collect();
+        let at: Vec<usize> = KNOWN_CACHES
+            .iter()
+            .zip(&known)
+            .map(|(k, l)| l.rfind(k.tool).unwrap())
+            .collect();
+        assert!(at.iter().all(|a| *a == at[0]), "{t}");
+    }
 }

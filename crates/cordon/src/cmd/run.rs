@@ -1044,7 +1044,13 @@ fn dry_run(args: &RunArgs, trust: &TrustProfile, mode: ApprovalMode) -> Result<i
             return Ok(EXIT_CORDON as i32);
         }
     };
-    print_dry_run(&exec, trust.additional.as_ref(), &gate, asker.as_deref(), json)?;
+    print_dry_run(
+        &exec,
+        trust.additional.as_ref(),
+        &gate,
+        asker.as_deref(),
+        json,
+    )?;
     // A program that is not there would end the run with 127: said now (new user, stop 18:
     // "would run" for a typo).
     if let Some(p) = args.command.first() {
