@@ -12,8 +12,9 @@
 //! when it has one, and unconfined only where the user chose that explicitly (a `disabled`
 //! profile, `--sandbox forbid`, `--allow-unconfined`).
 //!
-//! "approval" = run only if the caller pre-approved (`--yes`); without an interactive
-//! prompt (R-A6) an unanswered approval is a refusal with the reason.
+//! "approval" = [`Gate::Ask`]: run only if someone approves it (the caller pre-approved
+//! with `--yes`, a person at a terminal, scripted answers); where no one can be asked
+//! (R-A6) it is a refusal with the reason ([`Gate::nobody_to_ask`]).
 
 use crate::{Decision, DecisionRecord};
 use serde::{Deserialize, Serialize};
@@ -28,7 +29,7 @@ pub enum ApprovalMode {
     /// Run sandboxed without asking; ask when a rule or a finding says so.
     #[default]
     OnRequest,
-    /// Run sandboxed; ask only to escalate (here: like `on-request`).
+    /// The same as `on-request` (cordon asks for nothing more or less in this mode).
     OnFailure,
     /// Never ask: what would be asked is refused (sandboxed unknown commands still run).
     Never,
@@ -65,6 +66,12 @@ pub enum Gate {
         /// Why it may run.
         reason: String,
     },
+    /// Run it only if someone approves it; where no one can be asked it is refused
+    /// ([`Gate::nobody_to_ask`]).
+    Ask {
+        /// Why it needs approval.
+        reason: String,
+    },
     /// Do not run it (never started: R-F1 `refused`).
     Refuse {
         /// Why, and what to do about it.
@@ -86,6 +93,35 @@ pub fn explicit_ask(record: &DecisionRecord) -> bool {
 /// Said in a refusal's reason where an approval was needed and no one can give it here
 /// (R-A6); what follows it is how to approve (the run report's `hint`).
 pub const NO_ONE_CAN_BE_ASKED: &str = "no one can be asked here (R-A6)";
+
+/// How to approve `record` from the command line when no one can be asked: `--yes`, and an
+/// allow rule where one would make it run (new-user pass nu12 M7).
+pub fn cli_remedy(record: &DecisionRecord) -> String {
+    format!(
+        "pass --yes to approve it{}",
+        match record.rule_blockers() {
+            None => ", or add an allow rule".to_string(),
+            Some(why) => format!(" (an allow rule does not cover it: {why})"),
+        }
+    )
+}
+
+impl Gate {
+    /// This gate where no one can be asked (R-A6: no terminal, no scripted answers): an
+    /// [`Gate::Ask`] is a refusal saying how to approve `record` from the command line;
+    /// the others are unchanged.
+    pub fn nobody_to_ask(self, record: &DecisionRecord) -> Gate {
+        match self {
+            Gate::Ask { reason } => Gate::Refuse {
+                reason: format!(
+                    "needs approval: {reason}; {NO_ONE_CAN_BE_ASKED}: {}",
+                    cli_remedy(record)
+                ),
+            },
+            g => g,
+        }
+    }
+}
 
 /// Combines the exec-policy `record` with the approval `mode` and whether the caller
 /// pre-approved (`approved`, e.g. `--yes`). See the module table.
@@ -109,14 +145,8 @@ pub fn gate(record: &DecisionRecord, mode: ApprovalMode, approved: bool) -> Gate
         if approved {
             run("approved by the caller (--yes)")
         } else {
-            Gate::Refuse {
-                reason: format!(
-                    "needs approval: {why}; {NO_ONE_CAN_BE_ASKED}: pass --yes to approve it{}",
-                    match record.rule_blockers() {
-                        None => ", or add an allow rule".to_string(),
-                        Some(why) => format!(" (an allow rule does not cover it: {why})"),
-                    }
-                ),
+            Gate::Ask {
+                reason: why.to_string(),
             }
         }
     };
@@ -162,13 +192,12 @@ impl RunWould {
     }
 }
 
-/// What [`gate`] decides for `record` under `mode` without approval, and whether approval
-/// would change it.
+/// What [`gate`] decides for `record` under `mode` without approval.
 pub fn run_would(record: &DecisionRecord, mode: ApprovalMode) -> RunWould {
-    match (gate(record, mode, false), gate(record, mode, true)) {
-        (Gate::Run { .. }, _) => RunWould::Run,
-        (Gate::Refuse { .. }, Gate::Run { .. }) => RunWould::NeedsApproval,
-        (Gate::Refuse { .. }, Gate::Refuse { .. }) => RunWould::Refuse,
+    match gate(record, mode, false) {
+        Gate::Run { .. } => RunWould::Run,
+        Gate::Ask { .. } => RunWould::NeedsApproval,
+        Gate::Refuse { .. } => RunWould::Refuse,
     }
 }
 
@@ -217,15 +246,11 @@ mod tests {
     /// unknown command in untrusted mode keeps the advice.
     #[test]
     fn allow_rule_advice_only_where_a_rule_helps() {
-        let reason = |g: Gate| match g {
+        let reason = |r: &DecisionRecord, m| match gate(r, m, false).nobody_to_ask(r) {
             Gate::Refuse { reason } => reason,
             other => panic!("{other:?}"),
         };
-        let danger = reason(gate(
-            &rec("git reset --hard", ""),
-            ApprovalMode::OnRequest,
-            false,
-        ));
+        let danger = reason(&rec("git reset --hard", ""), ApprovalMode::OnRequest);
         assert!(!danger.contains("or add an allow rule"), "{danger}");
         assert!(
             danger.contains("an allow rule does not cover it: a dangerous-command finding"),
@@ -234,11 +259,7 @@ mod tests {
         // Only what applies is named (nu60).
         assert!(!danger.contains("cap"), "{danger}");
         assert!(!danger.contains("not parsed"), "{danger}");
-        let unknown = reason(gate(
-            &rec("cargo build", ""),
-            ApprovalMode::Untrusted,
-            false,
-        ));
+        let unknown = reason(&rec("cargo build", ""), ApprovalMode::Untrusted);
         assert!(unknown.contains("or add an allow rule"), "{unknown}");
     }
 
@@ -278,9 +299,13 @@ mod tests {
         assert_eq!(run_would(&danger, Never), RunWould::Refuse);
         assert_eq!(run_would(&forbid, Bypass), RunWould::Refuse);
         assert_eq!(run_would(&safe, Untrusted), RunWould::Run);
-        // refusals say what to do
-        match gate(&danger, OnRequest, false) {
-            Gate::Refuse { reason } => assert!(reason.contains("--yes"), "{reason}"),
+        // an ask is refused only where no one can be asked, and the refusal says what to do
+        assert!(matches!(gate(&danger, OnRequest, false), Gate::Ask { .. }));
+        match gate(&danger, OnRequest, false).nobody_to_ask(&danger) {
+            Gate::Refuse { reason } => assert!(
+                reason.contains("--yes") && reason.contains(NO_ONE_CAN_BE_ASKED),
+                "{reason}"
+            ),
             g => panic!("{g:?}"),
         }
     }

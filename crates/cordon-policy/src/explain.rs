@@ -290,7 +290,7 @@ pub struct FilesystemSummary {
     pub denied: usize,
     /// Denied paths in all, present or not (one that appears later is hidden too): the
     /// resolved paths `cordon context` counts, e.g. in its `deny_read_group` (an approval
-    /// request's `denied_entries` counts the profile's deny entries as spelled, each of
+    /// request's `deny_entries` counts the profile's deny entries as spelled, each of
     /// which may name several paths).
     pub denied_paths: usize,
     /// `/tmp` is a private tmpfs (the host's `/tmp` is hidden), see [`crate::view`].
@@ -386,8 +386,8 @@ struct HintContext<'a> {
 }
 
 fn hint_for(
+    fs: &dyn FsView,
     abs: &Path,
-    grant: &Path,
     canonical: &Path,
     access: Access,
     decider: &Decider,
@@ -406,6 +406,7 @@ fn hint_for(
     if access == Access::Write || matches!(decider, Decider::Unrestricted) {
         return None;
     }
+    let grant = &grant_path(fs, abs);
     if kind == ProfileKind::External {
         return Some(
             "the profile is external: the caller confines the filesystem, so change it there"
@@ -529,9 +530,16 @@ fn hint_for(
                 Some(src) => format!("it comes from {src}: use a profile without it"),
                 None => "remove it from the profile".to_string(),
             };
+            // Only a directory has paths beneath it (new-user pass 150: offered for
+            // `~/.npmrc` and `/etc/shadow`).
+            let beneath = if fs.kind(canonical) == Some(crate::paths::FileKind::Dir) {
+                ", or allow a path beneath it instead"
+            } else {
+                ""
+            };
             format!(
                 "`{spelling}` denies this exact path, and a deny beats any read/write entry \
-                 for the same path (R-P2); {from}, or allow a path beneath it instead"
+                 for the same path (R-P2); {from}{beneath}"
             )
         }
         Decider::Entry {
@@ -604,8 +612,8 @@ fn explain_path(
     if private_tmp && resolved.filesystem.seen(fs, &absolute) == crate::view::Seen::PrivateTmp {
         let decided_by = Decider::PrivateTmp;
         let hint = hint_for(
+            fs,
             &absolute,
-            &grant_path(fs, &absolute),
             &canonical,
             Access::Deny,
             &decided_by,
@@ -722,8 +730,8 @@ fn explain_path(
         }
     }
     let hint = hint_for(
+        fs,
         &absolute,
-        &grant_path(fs, &absolute),
         &canonical,
         answer.access,
         &decided_by,

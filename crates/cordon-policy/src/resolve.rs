@@ -558,6 +558,21 @@ impl ResolvedProfile {
     }
 }
 
+/// The command-line advice at the end of [`ResolveError::UnsafeWorkspace`]: a flag that
+/// only the user starting cordon can pass (`cordon mcp` leaves it out for its agent).
+pub const READ_ONLY_WORKSPACE_ADVICE: &str = "; or use --profile read-only";
+/// The command-line advice in [`ResolveError::CodeDirRoot`] (as
+/// [`READ_ONLY_WORKSPACE_ADVICE`]).
+pub const READ_ONLY_CODE_DIR_ADVICE: &str = "use --profile read-only there, or ";
+/// The command-line advice at the end of [`ResolveError::CwdInRebuiltTree`] (as
+/// [`READ_ONLY_WORKSPACE_ADVICE`]).
+pub const UNCONFINED_PROFILE_ADVICE: &str =
+    ", or use --profile danger-full-access if you mean to run it unconfined";
+
+/// The advice of a workspace refusal ([`ResolveError::UnsafeWorkspace`]) for a cwd that is
+/// not in a project, in a shell's terms (`cordon mcp` says it in the call's).
+pub const CD_INTO_PROJECT: &str = "cd into a project directory";
+
 /// Errors from resolution.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum ResolveError {
@@ -579,13 +594,13 @@ pub enum ResolveError {
     /// The workspace would be `/`, a home directory or a directory above one: making it
     /// writable would expose shell start-up files and cordon's own user config (R-P3).
     /// The second field says which of those applied and what to do ([`workspace_refusal`]).
-    #[error("refusing to make {0} writable as the workspace: {1}; or use --profile read-only")]
+    #[error("refusing to make {0} writable as the workspace: {1}{advice}", advice = READ_ONLY_WORKSPACE_ADVICE)]
     UnsafeWorkspace(PathBuf, String),
     /// A writable root is a directory git runs code from for every repository (the
     /// global `core.hooksPath` or `init.templateDir` names it: someone keeping their hooks
     /// in a repository): its missing hooks cannot be kept from being created (attack pass
     /// 26, F14). The second field names the key and the file that set it.
-    #[error("refusing to make {0} writable: {1}, so a hook a command writes there runs on the host in every repository that uses it; use --profile read-only there, or edit a copy")]
+    #[error("refusing to make {0} writable: {1}, so a hook a command writes there runs on the host in every repository that uses it; {advice}edit a copy", advice = READ_ONLY_CODE_DIR_ADVICE)]
     CodeDirRoot(PathBuf, String),
     /// A writable entry (of the profile, a `-w`, an approved retry or an agent's
     /// additional permissions) is one of cordon's own files — its config, rules, remembered
@@ -641,7 +656,7 @@ pub enum ResolveError {
     /// ([`crate::paths::REBUILT_TREES`]: `/dev` with a private, empty `/dev/shm`; `/proc`):
     /// the command could not even start there (breaker, stop 21: `--dry-run` said it would
     /// run, and the run failed entering the directory).
-    #[error("the working directory {cwd} is inside {tree}, which the sandbox rebuilds for every command (a private, empty /dev/shm and a new /proc), so the command could not start there; move the project out of {tree} (e.g. under /var/tmp), or use --profile danger-full-access if you mean to run it unconfined")]
+    #[error("the working directory {cwd} is inside {tree}, which the sandbox rebuilds for every command (a private, empty /dev/shm and a new /proc), so the command could not start there; move the project out of {tree} (e.g. under /var/tmp){advice}", advice = UNCONFINED_PROFILE_ADVICE)]
     CwdInRebuiltTree {
         /// The cwd (canonical).
         cwd: PathBuf,
@@ -1026,7 +1041,7 @@ fn workspace_refusal(
     let project = "run `git init` there, or mark it for cordon with `mkdir -p .cordon && \
                    touch .cordon/workspace` (an empty `.cordon/` is not a marker)";
     if depth(ws) == 0 {
-        return Some("it is the root directory; cd into a project directory".into());
+        return Some(format!("it is the root directory; {CD_INTO_PROJECT}"));
     }
     if let Some(t) = crate::paths::TEMP_TREES.iter().find(|t| ws == Path::new(t)) {
         return Some(format!(
@@ -1038,11 +1053,10 @@ fn workspace_refusal(
         .iter()
         .any(|h| canonicalize_lenient(fs, h).starts_with(ws) || h.starts_with(ws))
     {
-        return Some(
+        return Some(format!(
             "it is your home directory or above it (shell start-up files, cordon's own \
-             configuration); cd into a project directory"
-                .into(),
-        );
+             configuration); {CD_INTO_PROJECT}"
+        ));
     }
     // A clone inside a package cache (`~/.cargo/git/checkouts/<dep>/<rev>` has its own
     // `.git`): its marker would make the host cache writable, and every later host build
@@ -1070,9 +1084,9 @@ fn workspace_refusal(
         .iter()
         .any(|t| ws == Path::new(t))
     {
-        return Some(
-            "it holds other people's or other disks' trees; cd into a project directory".into(),
-        );
+        return Some(format!(
+            "it holds other people's or other disks' trees; {CD_INTO_PROJECT}"
+        ));
     }
     let in_home = homes
         .iter()

@@ -111,6 +111,35 @@ fn deny_on_the_exact_path() {
         "{hint}"
     );
     assert!(!hint.contains("access = \"read\""), "{hint}");
+    // A directory has paths beneath it to allow.
+    assert!(
+        hint.contains("or allow a path beneath it instead"),
+        "{hint}"
+    );
+}
+
+/// New-user pass 150, item 5: "allow a path beneath it" was offered for a file that a deny
+/// names (`~/.npmrc` missing, `/etc/shadow`): only a directory has paths beneath it.
+#[test]
+fn a_denied_file_is_not_offered_a_path_beneath_it() {
+    // Present and missing alike.
+    let fs = fs().file("/etc/shadow", "");
+    let p = dev();
+    let r = resolve(&p, &ctx(), &fs).unwrap();
+    let sel = select_initial(
+        &p,
+        SandboxPreference::Auto,
+        false,
+        Os::Linux,
+        Default::default(),
+    );
+    let status = SandboxStatus::new(&sel, Ok(()), true);
+    for path in ["/home/u/.npmrc", "/etc/shadow"] {
+        let e = explain(&r, &fs, &[PathBuf::from(path)], &sel, &status, None);
+        let hint = e.paths[0].hint.as_deref().unwrap();
+        assert!(hint.contains("denies this exact path"), "{path}: {hint}");
+        assert!(!hint.contains("beneath"), "{path}: {hint}");
+    }
 }
 
 #[test]

@@ -48,7 +48,9 @@ pub struct DenialRecord {
     /// The smallest grant that would allow it (`-w` of this path), when a per-command grant
     /// can: the file itself, or the directory a new entry is made in or removed from.
     /// `None` for a pinned directory or a deny entry; sent as `None` when the path is not
-    /// UTF-8 (no grant is offered for a path cordon cannot name exactly).
+    /// UTF-8 (no grant is offered for a path cordon cannot name exactly). The session
+    /// replaces it with the grant it offers for the record (none for a home directory or
+    /// above, …), so a run report has one value (`cordon_session::outcome::offered_grant`).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",

@@ -300,6 +300,11 @@ pub struct Assessment {
     pub status: SandboxStatus,
 }
 
+/// The command-line advice at the end of [`TransformError::Refused`]: a flag only the
+/// user starting cordon can pass (`cordon mcp` says it in its own terms).
+pub const ALLOW_UNCONFINED_ADVICE: &str =
+    " (pass --allow-unconfined to run without a sandbox anyway)";
+
 /// Why a command cannot be transformed.
 #[derive(Debug, Error)]
 pub enum TransformError {
@@ -311,7 +316,7 @@ pub enum TransformError {
     Resolve(#[from] ResolveError),
     /// R-S4: confinement is needed and this host cannot give it. The message names what is
     /// missing and offers `--allow-unconfined`, the only other way to run here.
-    #[error("refusing to run unconfined: {reason} (pass --allow-unconfined to run without a sandbox anyway)")]
+    #[error("refusing to run unconfined: {reason}{advice}", advice = ALLOW_UNCONFINED_ADVICE)]
     Refused {
         /// What is missing, in plain words.
         reason: String,

@@ -293,8 +293,14 @@ impl Approver for ScriptedApprover {
         match self.next_line() {
             None => deny("no scripted answer left: denied".into()),
             Some(Err(e)) => {
-                // Said where the person sees it: the denial alone reads as a "no".
-                eprintln!("cordon: {e}; taken as \"deny\"");
+                let e = format!("{e}; taken as \"deny\"");
+                // Said where the person sees it: the denial alone reads as a "no". A tool
+                // call's refusal prints its reason (this note) already: said once
+                // (new-user pass 150: the same line twice); a retry's or a host's denial
+                // is not printed with its note.
+                if req.kind != crate::request::RequestKind::ToolCall {
+                    eprintln!("cordon: {e}");
+                }
                 deny(e)
             }
             Some(Ok(ScriptLine::Bare(answer))) => Reply {

@@ -1220,6 +1220,23 @@ fn owned(v: Vec<(std::path::PathBuf, &'static str)>) -> Vec<(std::path::PathBuf,
     v.into_iter().map(|(p, t)| (p, t.to_string())).collect()
 }
 
+/// Sets the `grant` of each path record in the helper's denial records to `grant(record)`.
+fn record_grants(
+    helper: &mut Option<HelperReport>,
+    grant: impl Fn(&cordon_sandbox::denials::DenialRecord) -> Option<std::path::PathBuf>,
+) {
+    #[cfg(target_os = "linux")]
+    if let Some(cordon_sandbox::linux::HelperOutcome::Applied(a)) = helper {
+        for r in a.denials.iter_mut().flat_map(|d| d.records.iter_mut()) {
+            if !r.is_network() {
+                r.grant = grant(r);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (helper, grant);
+}
+
 /// Step 5 of one attempt: classifies what the runner returned for `prepared` (R-F1) into
 /// the attempt's [`Report`] (no escalation yet). The caller finishes the run in its scope
 /// (and cancels it first when the outcome is `timed-out` or `cancelled`).
@@ -1302,21 +1319,23 @@ pub fn conclude(
             helper = report;
             network_denied = sig.network_denied.clone();
             connect_failures = sig.connect_failures.clone();
-            classify(
-                &sig,
-                &ClassifyContext {
-                    resolved: exec.resolved.as_ref(),
-                    fs: &HostFs,
-                    // The command's cwd (the resolved profile's), not cordon's.
-                    cwd: exec
-                        .resolved
-                        .as_ref()
-                        .map_or(trust.cwd.as_path(), |r| r.cwd.as_path()),
-                    network_enabled: needs.network(),
-                    home: home.as_deref(),
-                    path_dirs: &path_dirs,
-                },
-            )
+            let ctx = ClassifyContext {
+                resolved: exec.resolved.as_ref(),
+                fs: &HostFs,
+                // The command's cwd (the resolved profile's), not cordon's.
+                cwd: exec
+                    .resolved
+                    .as_ref()
+                    .map_or(trust.cwd.as_path(), |r| r.cwd.as_path()),
+                network_enabled: needs.network(),
+                home: home.as_deref(),
+                path_dirs: &path_dirs,
+            };
+            // Each record's `grant` is the one cordon offers for it, as the outcome's is
+            // (new-user pass 150: a write under a home's parent showed the raw grant
+            // `/var/tmp/x` in the record and `null` at the top level).
+            record_grants(&mut helper, |r| crate::outcome::offered_grant(r, &ctx));
+            classify(&sig, &ctx)
         }
     };
     let mut outcome = outcome;
@@ -1328,6 +1347,7 @@ pub fn conclude(
         if let crate::OutcomeClass::SandboxDenied { grant, .. } = &mut outcome.class {
             *grant = None;
         }
+        record_grants(&mut helper, |_| None);
         if matches!(
             outcome.class,
             crate::OutcomeClass::SandboxDenied { .. } | crate::OutcomeClass::NetworkDenied { .. }

@@ -252,6 +252,17 @@ impl ExecParams {
     }
 }
 
+/// The line that starts a read after the buffer ([`OUTPUT_BUFFER_BYTES`]) dropped `dropped`
+/// bytes: what the buffer keeps, not that anyone failed to read (new-user pass 150: "dropped
+/// unread" in the answer to the very call that started the command).
+fn dropped_marker(dropped: u64) -> String {
+    format!(
+        "[cordon: the {dropped} bytes of output before this were dropped: cordon keeps the \
+         last {} MiB of a command's output between reads]\n",
+        OUTPUT_BUFFER_BYTES / (1024 * 1024)
+    )
+}
+
 /// Output read from a session.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Output {
@@ -260,7 +271,7 @@ pub struct Output {
     pub text: String,
     /// Bytes still unread after this read (more than the cap asked for).
     pub remaining_bytes: usize,
-    /// Bytes dropped unread because the session's buffer was full
+    /// Bytes of output dropped because the session's buffer was full
     /// ([`OUTPUT_BUFFER_BYTES`]), since the previous read.
     pub dropped_bytes: u64,
     /// Bytes of an ended command's output left out between the start and the end this
@@ -491,9 +502,7 @@ impl Proc {
             let dropped = std::mem::take(&mut st.dropped);
             let mut text = String::new();
             if dropped > 0 {
-                text.push_str(&format!(
-                    "[cordon: {dropped} bytes of earlier output were dropped unread]\n"
-                ));
+                text.push_str(&dropped_marker(dropped));
             }
             text.push_str(&quote_lookalikes(&String::from_utf8_lossy(head)));
             text.push_str(&format!(
@@ -524,9 +533,7 @@ impl Proc {
         let dropped = std::mem::take(&mut st.dropped);
         let mut text = String::new();
         if dropped > 0 {
-            text.push_str(&format!(
-                "[cordon: {dropped} bytes of earlier output were dropped unread]\n"
-            ));
+            text.push_str(&dropped_marker(dropped));
         }
         text.push_str(&quote_lookalikes(&String::from_utf8_lossy(&bytes[..cut])));
         let remaining = st.unread.len();
@@ -1592,7 +1599,7 @@ mod tests {
         p.push(&vec![b'y'; OUTPUT_BUFFER_BYTES - 5]);
         let (o, _) = p.take(20, Duration::ZERO);
         assert!(
-            o.text.contains("dropped unread]\ny"),
+            o.text.contains("between reads]\ny"),
             "{:?}",
             &o.text[..60.min(o.text.len())]
         );
@@ -1623,9 +1630,17 @@ mod tests {
         p.push(b"tail");
         let (o, _) = p.take(usize::MAX, Duration::ZERO);
         assert_eq!(o.dropped_bytes, 4);
-        assert!(o
-            .text
-            .starts_with("[cordon: 4 bytes of earlier output were dropped unread]\n"));
+        // What the buffer keeps, not that the output went unread (new-user pass 150,
+        // item 12: said so in the answer to the call that started the command).
+        assert!(
+            o.text.starts_with(
+                "[cordon: the 4 bytes of output before this were dropped: cordon keeps the \
+                 last 1 MiB of a command's output between reads]\n"
+            ),
+            "{}",
+            &o.text[..120]
+        );
+        assert!(!o.text.contains("unread"), "{}", &o.text[..120]);
         assert!(o.text.ends_with("xtail"));
         p.push(b"more");
         let (o, _) = p.take(usize::MAX, Duration::ZERO);

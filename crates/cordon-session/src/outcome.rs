@@ -153,6 +153,10 @@ impl OutcomeClass {
     }
 }
 
+/// The advice of a timed-out run's hint, in the command line's terms (`cordon mcp` says
+/// `timeout_ms`).
+pub const RAISE_TIMEOUT: &str = "raise --timeout if it needs longer";
+
 /// A classified outcome (R-F1): class, exit code, evidence, confidence, hint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outcome {
@@ -610,9 +614,7 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
                 format!("timer: {t}; the whole process tree was killed"),
             ),
         );
-        out.hint = Some(format!(
-            "timed out after {t}: raise --timeout if it needs longer"
-        ));
+        out.hint = Some(format!("timed out after {t}: {RAISE_TIMEOUT}"));
         return out;
     }
     // A command that ran on after the signal and exited 0 was not cancelled: it finished
@@ -1777,6 +1779,17 @@ fn offered_grant(
 /// Step 7: the kernel-side records (module docs).
 /// The denial hint for the refused write `rec`: what was refused and the per-command
 /// grant that lifts it, or why none can; with that grant, if any.
+/// The grant cordon offers for the denial record `rec` — the `-w` its hint names, after
+/// the checks of [`offerable_grant`] — or `None` when it offers none: the one value a
+/// report shows as the record's `grant` and, for the record named as the cause, as the
+/// outcome's.
+pub fn offered_grant(
+    rec: &cordon_sandbox::denials::DenialRecord,
+    ctx: &ClassifyContext<'_>,
+) -> Option<PathBuf> {
+    record_hint(rec, ctx).1
+}
+
 fn record_hint(
     rec: &cordon_sandbox::denials::DenialRecord,
     ctx: &ClassifyContext<'_>,

@@ -149,7 +149,8 @@ impl RememberRule {
 }
 
 /// The wire form of [`ReviewableRequest::needs`]: `{"profile": {"name", "kind", "network",
-/// "network_rules", "writable": [paths as spelled], "denied_entries": N, "caches",
+/// "network_rules", "writable": [paths as spelled], "deny_entries": N (the profile's deny
+/// entries as written: one may name several paths, which `cordon explain` counts), "caches",
 /// "limits", "env_keep"?, "env_set"? (names)}, "additional", "sandboxed"}`.
 fn needs_summary<S: serde::Serializer>(n: &NeededPermissions, s: S) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeMap;
@@ -178,7 +179,7 @@ fn needs_summary<S: serde::Serializer>(n: &NeededPermissions, s: S) -> Result<S:
         "network": n.profile.network,
         "network_rules": n.profile.network_rules,
         "writable": writable,
-        "denied_entries": denied,
+        "deny_entries": denied,
         "caches": n.profile.caches,
         "limits": n.profile.limits,
     });
@@ -682,7 +683,7 @@ mod tests {
             "pypi.org",
             "GITHUB_TOKEN",
             "API_KEY",
-            "denied_entries",
+            "\"deny_entries\"",
         ] {
             assert!(wire.contains(named), "{named}: {wire}");
         }

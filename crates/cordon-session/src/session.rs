@@ -57,10 +57,10 @@ pub enum Need {
 
 /// Maps the record and mode onto [`Need`], from the existing gate table.
 pub fn need(record: &DecisionRecord, mode: ApprovalMode) -> Need {
-    match (gate(record, mode, false), gate(record, mode, true)) {
-        (Gate::Run { reason }, _) => Need::NotNeeded(reason),
-        (_, Gate::Refuse { reason }) => Need::Refused(reason),
-        (Gate::Refuse { .. }, Gate::Run { .. }) => Need::Ask(record.reason.clone()),
+    match gate(record, mode, false) {
+        Gate::Run { reason } => Need::NotNeeded(reason),
+        Gate::Refuse { reason } => Need::Refused(reason),
+        Gate::Ask { reason } => Need::Ask(reason),
     }
 }
 

@@ -295,7 +295,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub plan: bool,
     /// Print the ExecRequest (program, args, cwd, env names, backend, what is applied)
-    /// without running anything. With --json, as JSON on stdout.
+    /// without running anything. With --json, as JSON on stdout. Exits 0 if the command
+    /// would run, 1 if it would ask for approval, 125 if it would be refused.
     #[arg(long)]
     pub dry_run: bool,
     /// Write the JSON report (outcome, exit code, what the sandbox really applied) to FILE
@@ -384,7 +385,8 @@ pub enum ApprovalArg {
     Untrusted,
     /// Run sandboxed; ask when a rule or a dangerous finding says so.
     OnRequest,
-    /// Run sandboxed; ask only to escalate.
+    /// The same as on-request: run sandboxed; ask when a rule or a dangerous finding says
+    /// so (and for a wider retry after a denial, as on-request).
     OnFailure,
     /// Never ask: what would be asked is refused.
     Never,
@@ -540,5 +542,37 @@ mod tests {
         }
         // -w's long name, as the README spells it.
         assert!(README.contains("`--writable PATH`"));
+    }
+
+    /// New-user pass 150, item 4: `on-failure` was described as "ask only to escalate",
+    /// while it asks exactly as `on-request` does (the gate's table in
+    /// `cordon_execpolicy::approval`, the escalation and host asks, the README): its help
+    /// says so, in every subcommand that takes the flag.
+    #[test]
+    fn on_failure_help_says_it_asks_as_on_request() {
+        let cmd = Cli::command();
+        let mut seen = Vec::new();
+        for sc in cmd.get_subcommands() {
+            for a in sc.get_arguments() {
+                if a.get_long() != Some("approval-mode") {
+                    continue;
+                }
+                let help = |name: &str| {
+                    a.get_possible_values()
+                        .into_iter()
+                        .find(|v| v.get_name() == name)
+                        .and_then(|v| v.get_help().map(|h| h.to_string()))
+                        .unwrap_or_default()
+                };
+                let f = help("on-failure");
+                assert!(
+                    f.starts_with("The same as on-request") && !f.contains("only"),
+                    "{}: {f}",
+                    sc.get_name()
+                );
+                seen.push(sc.get_name().to_string());
+            }
+        }
+        assert_eq!(seen, ["run", "check", "context", "mcp"]);
     }
 }

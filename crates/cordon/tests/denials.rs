@@ -64,6 +64,29 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// New-user pass 150, item 6: a record's `grant` was the raw smallest grant
+/// (`/var/tmp/x`, which holds the home) while the report's top-level `grant` was `null`
+/// (cordon offers none there). One value: the record's grant is the one offered. Twin: an
+/// offered grant is the same in both.
+#[test]
+fn a_records_grant_is_the_grant_offered() {
+    if !records_available() {
+        return;
+    }
+    let p = project();
+    let above_home = p.home.parent().unwrap().canonicalize().unwrap();
+    let target = above_home.join("o.txt");
+    let (_, v) = run(&p, &["touch", s(&target)]);
+    assert_eq!(v["outcome"], "sandbox-denied", "{v}");
+    assert_eq!(records(&v)[0]["path"], s(&target), "{v}");
+    assert!(v["grant"].is_null(), "{v}");
+    assert!(records(&v)[0]["grant"].is_null(), "{v}");
+    let dir = outside(&p);
+    let (_, v) = run(&p, &["touch", s(&dir.join("x"))]);
+    assert_eq!(v["grant"], s(&dir), "{v}");
+    assert_eq!(records(&v)[0]["grant"], v["grant"], "{v}");
+}
+
 /// A write to a read-only path: one record {openat, path, EROFS, read-only rule, -w DIR},
 /// and the outcome is sandbox-denied with high confidence from it.
 #[test]

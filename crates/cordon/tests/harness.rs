@@ -174,9 +174,9 @@ fn output_is_capped_with_markers_and_read_incrementally() {
     assert!(
         r.output
             .text
-            .starts_with("[cordon: 3000 bytes of earlier output were dropped unread]\n"),
+            .starts_with("[cordon: the 3000 bytes of output before this were dropped"),
         "{}",
-        &r.output.text[..80]
+        &r.output.text[..120]
     );
     assert_eq!(r.output.dropped_bytes, 3000);
 }

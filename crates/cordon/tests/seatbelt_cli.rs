@@ -156,6 +156,23 @@ fn selftest_passes_on_this_host() {
     }
     assert_eq!(v["failed"], 0, "{v:#}");
     assert_eq!(o.status.code(), Some(0));
+    // New-user pass 150, item 9: a pass says what was kept from happening, not "refused
+    // (exit 0)", which read as a contradiction.
+    for p in probes.iter().filter(|p| p["result"] == "PASS") {
+        let detail = p["detail"].as_str().unwrap_or_default();
+        assert!(!detail.starts_with("refused"), "{p}");
+    }
+    let env = probes
+        .iter()
+        .find(|p| p["probe"] == "other-process-environment")
+        .unwrap();
+    assert!(
+        env["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("another process's environment could not be read"),
+        "{env}"
+    );
     // nu20 G6: the probe project's cache layers are removed with it.
     let overlays = home.join(".cache/cordon/overlays");
     let left: Vec<_> = std::fs::read_dir(&overlays)

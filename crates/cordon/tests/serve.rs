@@ -909,6 +909,52 @@ fn socket_is_private() {
     assert_eq!(mode(p.socket().parent().unwrap()), 0o700);
 }
 
+/// New-user pass 150, item 1: a socket directory that exists and is not private (0755) was
+/// refused with "Bad file descriptor" (`fchmod` on an `O_PATH` descriptor). It is refused
+/// with the directory named and what it must be, and left as it was (it may be shared);
+/// so is a symlink to a directory. Twin: a missing directory is created 0700 and served
+/// in (`socket_is_private`).
+#[test]
+fn a_socket_directory_that_is_not_private_is_refused_by_name() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = tempfile::Builder::new()
+        .prefix("cordon-serve-dir-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let open = root.path().join("open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let link = root.path().join("link");
+    let private = root.path().join("private");
+    std::fs::create_dir(&private).unwrap();
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::os::unix::fs::symlink(&private, &link).unwrap();
+    for (dir, why) in [
+        (&open, "has mode 755"),
+        (&link, "is, or is reached through, a symlink"),
+    ] {
+        let o = Command::new("timeout")
+            .arg("10")
+            .arg(CORDON)
+            .args(["serve", "--socket"])
+            .arg(dir.join("s.sock"))
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(125), "{err}");
+        assert!(
+            err.contains(&format!("{} {why}", dir.display()))
+                && err.contains("must be a directory of yours with mode 0700"),
+            "{err}"
+        );
+        assert!(!err.contains("os error"), "{err}");
+    }
+    let mode = std::fs::metadata(&open).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o755, "the directory was changed");
+    assert!(!private.join("s.sock").exists());
+}
+
 /// One truth: the report of a run is the same on both paths — the layers the helper
 /// applied, the rung, and the kernel-side denial records of a denied write (new-user
 /// finding: through the server `applied` was empty and the records missing, so a denial

@@ -294,7 +294,10 @@ fn escalation_needs_a_fresh_approval() {
     }
     let needs = &requests[1]["needs"]["profile"];
     assert_eq!(needs["name"], "workspace-write", "{needs}");
-    assert!(needs["denied_entries"].as_u64().unwrap() > 10, "{needs}");
+    assert!(needs["deny_entries"].as_u64().unwrap() > 10, "{needs}");
+    // New-user pass 150, item 7: it counts deny entries as written, not the denied paths
+    // `cordon explain` counts (one entry may name several): named so, not `denied_…`.
+    assert!(needs.get("denied_entries").is_none(), "{needs}");
     assert!(
         needs["writable"].to_string().contains(":workspace"),
         "{needs}"
@@ -797,6 +800,31 @@ fn a_missing_writable_grant_keeps_its_protected_paths() {
             text(&o.stderr)
         );
     }
+}
+
+/// New-user pass 150, item 8: an invalid scripted answer was reported twice (once by the
+/// approver with `taken as "deny"`, once as the refusal's reason). Once, saying both.
+#[test]
+fn an_invalid_scripted_answer_is_reported_once() {
+    let p = project();
+    let answers = p.root.path().join("answers");
+    std::fs::write(&answers, "\"yes\"\n").unwrap();
+    let o = out({
+        let mut c = Command::new(CORDON);
+        c.args(["run", "--approval-mode", "untrusted", "--approvals-from"])
+            .arg(&answers)
+            .args(["--", "touch", "ran"])
+            .current_dir(&p.dir)
+            .env("HOME", &p.home)
+            .stdin(Stdio::null());
+        c
+    });
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("is not valid")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].ends_with("taken as \"deny\""), "{err}");
+    assert!(!p.dir.join("ran").exists());
 }
 
 /// `--approvals-from fd:N` reads answers from an inherited descriptor.

@@ -159,3 +159,54 @@ fn the_json_line_at_a_terminal_is_the_object_alone() {
         assert_eq!(v["outcome"], "success", "{line}");
     }
 }
+
+/// Runs the shell line `line` in a fresh pty, in a project that is also HOME: its output.
+fn pty_line(line: &str) -> String {
+    let (root, dir) = project();
+    let o = Command::new("timeout")
+        .args(["30", "script", "-qec", line, "/dev/null"])
+        .current_dir(&dir)
+        .env("HOME", root.path())
+        .env_remove("CORDON_PROFILE")
+        .env_remove("CORDON_CONFIG")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).replace('\r', "")
+}
+
+/// New-user pass 150, item 2: at a terminal the run asks about a command that needs
+/// approval, so its dry run says it would ask (exit 1, as `cordon check`) rather than "no
+/// one can be asked here" (exit 125). Twins: with `--non-interactive`, or with stdin not a
+/// terminal, no one is asked and the dry run still says it would refuse.
+#[test]
+fn a_dry_run_at_a_terminal_says_it_would_ask() {
+    if !sandbox_ready() {
+        return;
+    }
+    let out = pty_line(&format!(
+        "{CORDON} run --dry-run -- git reset --hard; echo EXIT=$?"
+    ));
+    assert!(
+        out.contains("approval: would ask (at this terminal): "),
+        "{out}"
+    );
+    assert!(!out.contains("no one can be asked"), "{out}");
+    assert!(out.contains("EXIT=1"), "{out}");
+    for flags in ["--non-interactive", "</dev/null"] {
+        let line = if flags.starts_with('<') {
+            format!("{CORDON} run --dry-run -- git reset --hard {flags}; echo EXIT=$?")
+        } else {
+            format!("{CORDON} run --dry-run {flags} -- git reset --hard; echo EXIT=$?")
+        };
+        let out = pty_line(&line);
+        assert!(out.contains("approval: would REFUSE: "), "{flags}: {out}");
+        assert!(out.contains("no one can be asked here"), "{flags}: {out}");
+        assert!(out.contains("EXIT=125"), "{flags}: {out}");
+    }
+    // `cordon check` cannot know who the run will ask: it says both.
+    let out = pty_line(&format!("{CORDON} check -- git reset --hard; echo EXIT=$?"));
+    assert!(out.contains("it asks at a terminal"), "{out}");
+    assert!(!out.contains("no one can be asked here"), "{out}");
+    assert!(out.contains("EXIT=1"), "{out}");
+}

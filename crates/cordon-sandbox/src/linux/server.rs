@@ -122,33 +122,59 @@ pub fn socket_path() -> PathBuf {
     }
 }
 
-/// Creates (or checks) the socket's directory: a real directory (no symlink), owned by
-/// us, mode 0700 (tightened when we own it).
+/// Creates (or checks) the socket's directory: a real directory (no symlink on its path),
+/// owned by us, mode 0700. One that exists and is not is refused, naming the directory and
+/// what it must be — never tightened: the parent of a socket path may be a shared
+/// directory (`/tmp`, the home directory) whose mode is not cordon's to change (new-user
+/// pass 150: a 0755 directory failed with EBADF, from `fchmod` on an `O_PATH` descriptor).
 fn private_dir(dir: &Path) -> io::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    use std::os::unix::fs::DirBuilderExt;
     match std::fs::DirBuilder::new().mode(0o700).create(dir) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(e),
     }
-    let fd = sys::open_dir_nofollow(dir)?;
+    let refuse = |why: String| {
+        io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "{} {why}; the socket's directory must be a directory of yours with mode 0700 \
+                 and no symlink on its path (cordon creates it so when it is missing)",
+                dir.display()
+            ),
+        )
+    };
+    let fd = match sys::open_dir_nofollow(dir) {
+        Ok(fd) => fd,
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENOTDIR)) => {
+            let symlink = std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink());
+            return Err(refuse(
+                if symlink || e.raw_os_error() == Some(libc::ELOOP) {
+                    "is, or is reached through, a symlink".into()
+                } else {
+                    "is not a directory".into()
+                },
+            ));
+        }
+        Err(e) => return Err(e),
+    };
     let st = sys::fstat(fd.as_raw_fd())?;
     // SAFETY: getuid has no preconditions.
     if st.st_uid != unsafe { libc::getuid() } {
-        return Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!("{} is not owned by this user", dir.display()),
-        ));
+        return Err(refuse(format!("is owned by uid {}", st.st_uid)));
     }
     if st.st_mode & 0o077 != 0 {
-        let f = std::fs::File::from(fd);
-        f.set_permissions(std::fs::Permissions::from_mode(0o700))?;
-        if f.metadata()?.mode() & 0o077 != 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::PermissionDenied,
-                format!("{} is not private (mode 0700)", dir.display()),
-            ));
-        }
+        let mode = st.st_mode & 0o7777;
+        // A shared directory (other-writable, sticky: `/tmp`) is not to be made private.
+        let fix = if mode & 0o1002 != 0 {
+            "a shared directory: choose a socket in a directory of its own".to_string()
+        } else {
+            format!(
+                "`chmod 700 {}`, or choose a socket in a directory of its own",
+                dir.display()
+            )
+        };
+        return Err(refuse(format!("has mode {mode:o} ({fix})")));
     }
     Ok(())
 }

@@ -121,28 +121,47 @@ fn list(a: &CacheArgs) -> Result<i32> {
         );
         return Ok(0);
     }
-    println!("known caches (copy-on-write inside the sandbox with caches = \"overlay\"):");
+    print!("{}", list_text(&root, &found, &current));
+    Ok(0)
+}
+
+/// `cordon cache list`'s text: the known caches, then each workspace's private layers —
+/// every column as wide as its longest entry (new-user pass 150: a layer name longer than
+/// 16 characters pushed its size out of line).
+fn list_text(root: &Path, found: &[(String, Vec<(String, u64)>)], current: &str) -> String {
+    use std::fmt::Write;
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "known caches (copy-on-write inside the sandbox with caches = \"overlay\"):"
+    );
+    let name_w = KNOWN_CACHES.iter().map(|k| k.name.len()).max().unwrap_or(0);
+    let path_w = KNOWN_CACHES.iter().map(|k| k.path.len()).max().unwrap_or(0);
     for k in KNOWN_CACHES {
-        println!("  {:<16} ~/{:<26} {}", k.name, k.path, k.tool);
+        let _ = writeln!(t, "  {:<name_w$} ~/{:<path_w$} {}", k.name, k.path, k.tool);
     }
-    println!("private layers in {}:", root.display());
+    let _ = writeln!(t, "private layers in {}:", root.display());
     if found.is_empty() {
-        println!("  (none)");
+        let _ = writeln!(t, "  (none)");
     }
-    for (k, caches) in &found {
-        println!(
-            "  {k}{}",
-            if *k == current {
-                "  (this workspace)"
-            } else {
-                ""
-            }
-        );
+    let layers = || found.iter().flat_map(|(_, c)| c.iter());
+    let name_w = layers().map(|(n, _)| n.chars().count()).max().unwrap_or(0);
+    let bytes_w = layers()
+        .map(|(_, b)| b.to_string().len())
+        .max()
+        .unwrap_or(0);
+    for (k, caches) in found {
+        let here = if k == current {
+            "  (this workspace)"
+        } else {
+            ""
+        };
+        let _ = writeln!(t, "  {k}{here}");
         for (n, b) in caches {
-            println!("    {n:<16} {b} bytes");
+            let _ = writeln!(t, "    {n:<name_w$} {b:>bytes_w$} bytes");
         }
     }
-    Ok(0)
+    t
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -203,4 +222,43 @@ fn clear(a: &CacheArgs) -> Result<i32> {
         }
     }
     Ok(if failed.is_empty() { 0 } else { 1 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// New-user pass 150, item 10: a long layer name (`cargo-home-at-de6ffc14`) pushed its
+    /// size out of the column; every size now starts at the same column (and the byte counts
+    /// end at one), in every workspace.
+    #[test]
+    fn cache_list_columns_fit_the_longest_name() {
+        let found = vec![
+            (
+                "a1".to_string(),
+                vec![
+                    ("npm".to_string(), 12),
+                    ("cargo-home-at-de6ffc14".to_string(), 109467),
+                ],
+            ),
+            ("b2".to_string(), vec![("pip".to_string(), 5)]),
+        ];
+        let t = list_text(Path::new("/h/.cache/cordon/overlays"), &found, "a1");
+        let ends: Vec<usize> = t
+            .lines()
+            .filter(|l| l.ends_with(" bytes"))
+            .map(|l| l.len())
+            .collect();
+        assert_eq!(ends.len(), 3, "{t}");
+        assert!(ends.iter().all(|e| *e == ends[0]), "{t}");
+        assert!(t.contains("  a1  (this workspace)\n"), "{t}");
+        // The known caches' tools start at one column too.
+        let known: Vec<&str> = t.lines().skip(1).take(KNOWN_CACHES.len()).collect();
+        let at: Vec<usize> = KNOWN_CACHES
+            .iter()
+            .zip(&known)
+            .map(|(k, l)| l.rfind(k.tool).unwrap())
+            .collect();
+        assert!(at.iter().all(|a| *a == at[0]), "{t}");
+    }
 }

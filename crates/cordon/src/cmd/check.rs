@@ -64,11 +64,14 @@ pub fn check(args: CheckArgs) -> Result<i32> {
         match verdict {
             Gate::Run { reason } => println!("cordon run ({mode}): would run — {reason}"),
             // Exit 1 is "needs approval" (README): said so, not "refuse" (new user, stop
-            // 19: the text said refuse while the code said ask).
-            Gate::Refuse { reason } if exit == 1 => {
-                let why = reason.strip_prefix("needs approval: ").unwrap_or(&reason);
-                println!("cordon run ({mode}): needs approval — {why}")
-            }
+            // 19: the text said refuse while the code said ask). Who would be asked is
+            // the run's to know (new-user pass 150: "no one can be asked here" at a
+            // terminal): both cases are said.
+            Gate::Ask { reason } => println!(
+                "cordon run ({mode}): needs approval — {reason}; it asks at a terminal or \
+                 through --approvals-from; where no one can be asked, {}",
+                cordon_execpolicy::approval::cli_remedy(&record)
+            ),
             Gate::Refuse { reason } => println!("cordon run ({mode}): would refuse — {reason}"),
         }
     }

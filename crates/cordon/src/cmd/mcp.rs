@@ -249,9 +249,64 @@ fn tools() -> Vec<Tool> {
     ]
 }
 
+/// The command line's advice in a refusal, each with what an agent reads instead: a flag
+/// only the user starting cordon can pass is left out or said as the server's, and
+/// "cd" is the call's `cwd` (new-user pass 150: a refusal told the agent to pass
+/// `--profile read-only`).
+const AGENT_TERMS: [(&str, &str); 6] = [
+    // New-user pass 150, item 11: the hint said `raise --timeout`, then a line explained
+    // that it meant `timeout_ms`.
+    (
+        cordon_session::outcome::RAISE_TIMEOUT,
+        "raise exec_command's `timeout_ms` if it needs longer",
+    ),
+    (cordon_policy::READ_ONLY_WORKSPACE_ADVICE, ""),
+    (cordon_policy::READ_ONLY_CODE_DIR_ADVICE, ""),
+    (cordon_policy::UNCONFINED_PROFILE_ADVICE, ""),
+    (
+        cordon_sandbox::ALLOW_UNCONFINED_ADVICE,
+        " (the user can start the server with `cordon mcp --allow-unconfined` to run \
+         without a sandbox anyway)",
+    ),
+    (
+        cordon_policy::CD_INTO_PROJECT,
+        "give exec_command a `cwd` in a project directory",
+    ),
+];
+
+/// `s` with the command line's advice in an agent's terms ([`AGENT_TERMS`]).
+fn agent_terms(s: &str) -> String {
+    AGENT_TERMS
+        .iter()
+        .fold(s.to_string(), |s, (cli, mcp)| s.replace(cli, mcp))
+}
+
+/// `r` with what cordon says about it (not the command's output) in an agent's terms.
+fn in_agent_terms(r: &ExecResult) -> ExecResult {
+    let mut r = r.clone();
+    let say = |s: &mut String| *s = agent_terms(s);
+    if let Some(o) = &mut r.outcome {
+        if let cordon_session::OutcomeClass::Refused { why } = &mut o.class {
+            say(why);
+        }
+        o.evidence.iter_mut().for_each(|e| say(&mut e.detail));
+        if let Some(h) = &mut o.hint {
+            say(h);
+        }
+    }
+    if let Some(cordon_session::Verdict::Refuse { reason, .. }) =
+        r.report.as_mut().map(|rep| &mut rep.approval)
+    {
+        say(reason);
+    }
+    r
+}
+
 /// The structured content and text of a result. `can_approve`: the client takes form
 /// elicitations, so a call with `additional_permissions` can be approved by a person.
-fn result(r: &ExecResult, can_approve: bool) -> CallToolResult {
+/// `cwd`: the call's `cwd` argument, if it gave one.
+fn result(r: &ExecResult, can_approve: bool, cwd: Option<&str>) -> CallToolResult {
+    let r = &in_agent_terms(r);
     let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
     if let Some(rep) = &r.report {
         v["approval"] = serde_json::to_value(&rep.approval).unwrap_or(Value::Null);
@@ -342,11 +397,6 @@ fn result(r: &ExecResult, can_approve: bool) -> CallToolResult {
                      the host itself needs `cordon mcp --local-port 127.0.0.1:PORT`]",
                 );
             }
-            cordon_session::OutcomeClass::TimedOut if hint.contains("--timeout") => {
-                text.push_str(
-                    "\n[cordon: here the time limit is exec_command's `timeout_ms` argument]",
-                );
-            }
             cordon_session::OutcomeClass::SandboxDenied { path, grant, .. }
                 if !offered && hint.contains("-w ") =>
             {
@@ -372,10 +422,20 @@ fn result(r: &ExecResult, can_approve: bool) -> CallToolResult {
         r.outcome.as_ref().map(|o| &o.class)
     {
         if why.contains("writable as the workspace") {
-            text.push_str(
-                "\n[cordon: cordon mcp runs commands in the directory it was started in; set \
-                 `cwd` to your project in the MCP client's configuration of this server]",
-            );
+            // The directory refused is the call's own `cwd` when it gave one (new-user
+            // pass 150: the hint blamed the server's configuration).
+            text.push_str(&match cwd {
+                Some(c) => format!(
+                    "\n[cordon: the `cwd` argument of this call ({}) is not in a project \
+                     cordon can make writable; call again with `cwd` set to a directory of \
+                     the project]",
+                    cordon_policy::text::printable(c)
+                ),
+                None => "\n[cordon: cordon mcp runs commands in the directory it was started \
+                         in; set `cwd` to your project in the MCP client's configuration of \
+                         this server, or give exec_command a `cwd` in a project]"
+                    .to_string(),
+            });
         }
     }
     let mut c = CallToolResult::structured(v);
@@ -427,8 +487,13 @@ fn call(
     use super::mcp_args::{
         max_bytes, parse, size, ExecArgs, KillArgs, ReadOutputArgs, WriteStdinArgs,
     };
+    let mut cwd = None;
     let out: Result<ExecResult, HarnessError> = (|| match name {
-        "exec_command" => h.exec(parse::<ExecArgs>(name, args)?.into_params()?),
+        "exec_command" => {
+            let a = parse::<ExecArgs>(name, args)?;
+            cwd = a.cwd.clone();
+            h.exec(a.into_params()?)
+        }
         "write_stdin" => {
             let a: WriteStdinArgs = parse(name, args)?;
             if let Some(s) = &a.chars {
@@ -473,7 +538,7 @@ fn call(
         other => Err(HarnessError::Usage(format!("unknown tool {other:?}"))),
     })();
     match out {
-        Ok(r) => result(&r, can_approve),
+        Ok(r) => result(&r, can_approve, cwd.as_deref()),
         Err(e) => tool_error(e.to_string()),
     }
 }
@@ -601,19 +666,19 @@ mod tests {
         let mut r = refused("x");
         r.output.truncated = true;
         r.output.text = "[cordon: 100 bytes of output left out here]\nend\n".into();
-        assert!(!text_of(&result(&r, true)).contains("call read_output"));
+        assert!(!text_of(&result(&r, true, None)).contains("call read_output"));
         r.session_id = Some("s-1".into());
         r.running = true;
         r.output.remaining_bytes = 5;
-        assert!(text_of(&result(&r, true)).contains("call read_output"));
+        assert!(text_of(&result(&r, true, None)).contains("call read_output"));
         let mut o = cordon_session::Outcome::refused("x", 1);
         o.class = cordon_session::OutcomeClass::CommandFailed;
         o.hint = Some("if the network is why: allow it once with --allow-network".into());
         let mut r = refused("x");
         r.outcome = Some(o);
-        let asks = text_of(&result(&r, true));
+        let asks = text_of(&result(&r, true, None));
         assert!(asks.contains("the user must approve"), "{asks}");
-        let cannot = text_of(&result(&r, false));
+        let cannot = text_of(&result(&r, false, None));
         assert!(
             cannot.contains("cannot ask the user") && !cannot.contains("must approve"),
             "{cannot}"
@@ -630,13 +695,19 @@ mod tests {
             o.hint = Some(hint.to_string());
             let mut r = refused("x");
             r.outcome = Some(o);
-            text_of(&result(&r, true))
+            text_of(&result(&r, true, None))
         };
         let t = with(
             cordon_session::OutcomeClass::TimedOut,
-            "timed out after 1s: raise --timeout if it needs longer",
+            &format!(
+                "timed out after 1s: {}",
+                cordon_session::outcome::RAISE_TIMEOUT
+            ),
         );
-        assert!(t.contains("`timeout_ms`"), "{t}");
+        // Said once, in the tool's terms (new-user pass 150, item 11).
+        assert!(t.contains("raise exec_command's `timeout_ms`"), "{t}");
+        assert_eq!(t.matches("timeout_ms").count(), 1, "{t}");
+        assert!(!t.contains("--timeout"), "{t}");
         let t = with(
             cordon_session::OutcomeClass::SandboxDenied {
                 path: Some("/data/out.txt".into()),
@@ -691,7 +762,7 @@ mod tests {
             t.starts_with("ok\n(command output) [cordon: sandbox-denied"),
             "{t}"
         );
-        let full = text_of(&result(&r, true));
+        let full = text_of(&result(&r, true, None));
         assert_eq!(full.matches("\\n[cordon:").count(), 1, "{full}");
         assert_eq!(
             cordon_session::harness::quote_lookalikes("plain\ntext"),
@@ -717,12 +788,59 @@ mod tests {
         let t = text_of(&result(
             &refused("refusing to make /root writable as the workspace: it is your home directory"),
             true,
+            None,
         ));
         assert!(t.contains("set `cwd` to your project"), "{t}");
         let t = text_of(&result(
             &refused("forbidden by exec policy: rm -rf /"),
             true,
+            None,
         ));
         assert!(!t.contains("set `cwd`"), "{t}");
+    }
+
+    /// New-user pass 150, item 3: a workspace refusal of the call's own `cwd` argument
+    /// blamed the server's configuration, and refusals told the agent to pass command-line
+    /// flags (`--profile read-only`) it cannot. The hint names the argument; no flag of
+    /// the command line reaches the agent, in the text or the structured content. Twin:
+    /// without a `cwd` argument the server's directory is the one to change.
+    #[test]
+    fn a_refused_cwd_argument_is_named_and_no_cli_flag_is_suggested() {
+        use cordon_policy::ResolveError;
+        let why = ResolveError::UnsafeWorkspace(
+            "/var/tmp/up".into(),
+            format!(
+                "it is your home directory or above it; {}",
+                cordon_policy::CD_INTO_PROJECT
+            ),
+        )
+        .to_string();
+        assert!(why.contains("--profile read-only"), "{why}");
+        let c = result(&refused(&why), true, Some("/var/tmp/up"));
+        let t = text_of(&c);
+        assert!(
+            t.contains("the `cwd` argument of this call (/var/tmp/up)"),
+            "{t}"
+        );
+        assert!(t.contains("give exec_command a `cwd` in a project"), "{t}");
+        assert!(!t.contains("configuration of this server"), "{t}");
+        let t = text_of(&result(&refused(&why), true, None));
+        assert!(t.contains("configuration of this server"), "{t}");
+        for why in [
+            why,
+            ResolveError::CodeDirRoot("/h".into(), "core.hooksPath names it".into()).to_string(),
+            ResolveError::CwdInRebuiltTree {
+                cwd: "/dev/shm/p".into(),
+                tree: "/dev".into(),
+            }
+            .to_string(),
+        ] {
+            let c = result(&refused(&why), true, Some("/var/tmp/up"));
+            let all = serde_json::to_string(&c).unwrap();
+            assert!(
+                !all.contains("--profile") && !all.contains("cd into"),
+                "{all}"
+            );
+        }
     }
 }

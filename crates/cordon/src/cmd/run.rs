@@ -1018,7 +1018,22 @@ fn dry_run(args: &RunArgs, trust: &TrustProfile, mode: ApprovalMode) -> Result<i
     }
     let mut req = trust.command(args.command.clone());
     let record = trust.evaluate(&req);
-    let gate = gate(&record, mode, args.yes);
+    // As the run would choose its approver (`cordon_session::choose_approver`): scripted
+    // answers first, then `--yes`, then a person at the terminal; an ask is refused only
+    // where none of them is there (new-user pass 150: at a terminal the dry run said "no
+    // one can be asked" while the run asked).
+    let gate = gate(&record, mode, args.yes && args.approvals_from.is_none());
+    let asker = match &args.approvals_from {
+        Some(spec) => Some(format!("the answers in {spec}")),
+        None if !args.non_interactive && cordon_session::has_tty() => {
+            Some("at this terminal".to_string())
+        }
+        None => None,
+    };
+    let gate = match gate {
+        Gate::Ask { reason } if asker.is_some() => Gate::Ask { reason },
+        g => g.nobody_to_ask(&record),
+    };
     req.preference = preference(args.sandbox);
     if record.sandbox.bypass && req.preference == SandboxPreference::Auto {
         req.preference = SandboxPreference::Forbid;
@@ -1031,7 +1046,13 @@ fn dry_run(args: &RunArgs, trust: &TrustProfile, mode: ApprovalMode) -> Result<i
             return Ok(EXIT_CORDON as i32);
         }
     };
-    print_dry_run(&exec, trust.additional.as_ref(), &gate, json)?;
+    print_dry_run(
+        &exec,
+        trust.additional.as_ref(),
+        &gate,
+        asker.as_deref(),
+        json,
+    )?;
     // A program that is not there would end the run with 127: said now (new user, stop 18:
     // "would run" for a typo).
     if let Some(p) = args.command.first() {
@@ -1039,9 +1060,11 @@ fn dry_run(args: &RunArgs, trust: &TrustProfile, mode: ApprovalMode) -> Result<i
             eprintln!("{}", problem.note(p));
         }
     }
-    // The exit status says whether the command would run (0) or be refused (125).
+    // The exit status says whether the command would run (0), be asked about (1, as
+    // `cordon check`'s "needs approval") or be refused (125).
     Ok(match gate {
         Gate::Run { .. } => 0,
+        Gate::Ask { .. } => 1,
         Gate::Refuse { .. } => EXIT_CORDON as i32,
     })
 }
@@ -1183,6 +1206,7 @@ fn print_dry_run(
     exec: &cordon_sandbox::ExecRequest,
     overlay: Option<&cordon_policy::AdditionalPermissions>,
     gate: &Gate,
+    asker: Option<&str>,
     json: bool,
 ) -> Result<()> {
     if json {
@@ -1204,6 +1228,10 @@ fn print_dry_run(
     }
     match gate {
         Gate::Run { reason } => println!("approval: would run ({reason})"),
+        Gate::Ask { reason } => println!(
+            "approval: would ask ({}): {reason}",
+            asker.unwrap_or("someone")
+        ),
         Gate::Refuse { reason } => println!("approval: would REFUSE: {reason}"),
     }
     println!("backend:  {}", exec.backend);

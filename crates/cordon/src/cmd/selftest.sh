@@ -37,12 +37,14 @@ inbox() {
     "$CORDON" run -p workspace-write $flags -- /bin/sh -c "$1" </dev/null >/dev/null 2>&1
 }
 
-# escape NAME [flags…] -- SCRIPT: PASS unless SCRIPT exits 42 (the escape worked).
+# escape NAME WHAT [flags…] -- SCRIPT: PASS unless SCRIPT exits 42 (the escape worked).
+# WHAT says what the sandbox kept from happening, for the PASS line (new-user pass 150: a
+# pass read "refused (exit 0)"); the probe's own exit status follows it.
 escape() {
-    name=$1; shift
+    name=$1; what=$2; shift 2
     inbox "$@"; rc=$?
     if [ "$rc" -eq 42 ]; then result FAIL "$name" "escape worked"
-    else result PASS "$name" "refused (exit $rc)"; fi
+    else result PASS "$name" "$what (probe exit $rc)"; fi
 }
 
 # works NAME [flags…] -- SCRIPT: PASS when SCRIPT exits 0.
@@ -90,16 +92,16 @@ if [ -r /dev/tty ] && (: </dev/tty) 2>/dev/null; then
 else result SKIP stty "no terminal"; fi
 
 # Escapes.
-escape move-git-aside -- 'mv .git moved && exit 42'; restore_git
-escape replace-git-with-file -- 'mv .git .git.old && printf "gitdir: /tmp\n" > .git && exit 42'; restore_git
-escape write-git-hook -- 'echo "echo pwned" > .git/hooks/pre-commit && exit 42'
+escape move-git-aside ".git could not be moved aside" -- 'mv .git moved && exit 42'; restore_git
+escape replace-git-with-file ".git could not be replaced by a file" -- 'mv .git .git.old && printf "gitdir: /tmp\n" > .git && exit 42'; restore_git
+escape write-git-hook "no git hook could be written" -- 'echo "echo pwned" > .git/hooks/pre-commit && exit 42'
 # .git/config is a writable private copy inside; only allow-listed keys reach the host file.
 inbox -- 'printf "[core]\n\tfsmonitor = ./x\n" >> .git/config'
 if grep -q fsmonitor .git/config; then
     result FAIL write-git-config "core.fsmonitor reached the host .git/config"
-else result PASS write-git-config "refused (kept in the sandbox's copy, not merged back)"; fi
-escape hard-link-out -- 'ln .git/config cfg && echo x >> cfg && exit 42'; restore_git
-escape move-workspace -- "mv '$P' '$T/moved' && exit 42"
+else result PASS write-git-config "core.fsmonitor stayed in the sandbox's copy, not merged back"; fi
+escape hard-link-out ".git/config could not be written through a hard link" -- 'ln .git/config cfg && echo x >> cfg && exit 42'; restore_git
+escape move-workspace "the workspace could not be moved" -- "mv '$P' '$T/moved' && exit 42"
 [ -d "$T/moved" ] && mv "$T/moved" "$P"
 # An escape only if the file is there on the host afterwards: with $HOME under /tmp the
 # write lands in the sandbox's private /tmp and is discarded (new-user pass nu58: a false
@@ -111,28 +113,28 @@ if [ "$rc" -eq 42 ] && [ -e "$HOME/.cordon-selftest-probe" ]; then
 elif [ "$rc" -eq 42 ]; then
     result PASS write-outside "written only inside the sandbox (the home is under its private /tmp)"
 else
-    result PASS write-outside "refused (exit $rc)"
+    result PASS write-outside "the home directory could not be written (probe exit $rc)"
 fi
 rm -f "$HOME/.cordon-selftest-probe"
-escape read-denied --deny-read "$P/secret" -- 'cat secret/key && exit 42'
-escape read-denied-case-variant --deny-read "$P/secret" -- 'cat SECRET/key && exit 42 || cat Secret/KEY && exit 42'
-escape move-denied-parent --deny-read "$P/secret" -- 'mv secret s2 && cat s2/key && exit 42'
+escape read-denied "the denied file could not be read" --deny-read "$P/secret" -- 'cat secret/key && exit 42'
+escape read-denied-case-variant "the denied file could not be read in another letter case" --deny-read "$P/secret" -- 'cat SECRET/key && exit 42 || cat Secret/KEY && exit 42'
+escape move-denied-parent "the denied directory could not be moved and read" --deny-read "$P/secret" -- 'mv secret s2 && cat s2/key && exit 42'
 [ -d "$P/s2" ] && mv "$P/s2" "$P/secret"
-escape hard-link-denied --deny-read "$P/secret" -- 'ln secret/key k2 && cat k2 && exit 42'
+escape hard-link-denied "the denied file could not be read through a hard link" --deny-read "$P/secret" -- 'ln secret/key k2 && cat k2 && exit 42'
 rm -f "$P/k2"
 # A descriptor opened outside on a file the sandbox may not read.
 "$CORDON" run -p workspace-write --deny-read "$T/fdsecret" -- /bin/sh -c 'cat <&9 && exit 42' \
     9<"$T/fdsecret" </dev/null >/dev/null 2>&1
 rc=$?
 if [ "$rc" -eq 42 ]; then result FAIL inherited-descriptor "read through fd 9"
-else result PASS inherited-descriptor "refused (exit $rc)"; fi
+else result PASS inherited-descriptor "a denied file open on fd 9 could not be read (probe exit $rc)"; fi
 # Other processes' environment (kern.procargs2 on macOS, /proc/PID/environ on Linux): the
 # canary is a secret by name, so it is scrubbed from the sandbox's own environment.
 export CORDON_SELFTEST_TOKEN=canary-4711
 if [ "$OS" = Darwin ]; then
-    escape other-process-environment -- 'ps -wwE -p $PPID -o command= | grep -q canary-4711 && exit 42'
+    escape other-process-environment "another process's environment could not be read" -- 'ps -wwE -p $PPID -o command= | grep -q canary-4711 && exit 42'
 else
-    escape other-process-environment -- 'for f in /proc/[0-9]*/environ; do grep -q canary-4711 "$f" 2>/dev/null && exit 42; done; exit 0'
+    escape other-process-environment "another process's environment could not be read" -- 'for f in /proc/[0-9]*/environ; do grep -q canary-4711 "$f" 2>/dev/null && exit 42; done; exit 0'
 fi
 unset CORDON_SELFTEST_TOKEN
 # Typing into the terminal (TIOCSTI).
@@ -146,6 +148,6 @@ except OSError:
 sys.exit(42)' </dev/tty >/dev/null 2>&1
     rc=$?
     if [ "$rc" -eq 42 ]; then result FAIL tiocsti "a character was pushed into the terminal"
-    else result PASS tiocsti "refused (exit $rc)"; fi
+    else result PASS tiocsti "nothing could be pushed into the terminal (probe exit $rc)"; fi
 else result SKIP tiocsti "no terminal or no python3"; fi
 exit 0

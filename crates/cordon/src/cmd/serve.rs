@@ -8,6 +8,8 @@ use cordon_sandbox::linux::server;
 /// Binds the socket and serves until killed. Returns only on error.
 pub fn serve(args: ServeArgs) -> Result<i32> {
     let path = args.socket.unwrap_or_else(server::socket_path);
+    // A relative path names a socket in the current directory (its directory is checked).
+    let path = std::path::absolute(&path).unwrap_or(path);
     if args.print_socket {
         println!("{}", path.display());
         return Ok(0);
