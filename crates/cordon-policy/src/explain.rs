@@ -394,19 +394,17 @@ fn hint_for(
     ctx: &HintContext<'_>,
 ) -> Option<String> {
     let (kind, workspace) = (ctx.kind, ctx.workspace);
-    // The grant to suggest for a write, as the caller judges it (possibly wider: a bare
-    // repository as a whole), or why none may be.
-    let judged = (access != Access::Write && !matches!(decider, Decider::Unrestricted))
-        .then(|| (ctx.judge)(abs, grant));
-    let smallest = grant;
-    let grant: &Path = match &judged {
-        Some(Ok(g)) => g,
-        _ => grant,
-    };
     if access == Access::Write || matches!(decider, Decider::Unrestricted) {
         return None;
     }
-    let grant = &grant_path(fs, abs);
+    let smallest = &grant_path(fs, abs);
+    // The grant to suggest for a write, as the caller judges it (possibly wider: a bare
+    // repository as a whole), or why none may be.
+    let judged = (ctx.judge)(abs, smallest);
+    let grant: &Path = match &judged {
+        Ok(g) => g,
+        Err(_) => smallest,
+    };
     if kind == ProfileKind::External {
         return Some(
             "the profile is external: the caller confines the filesystem, so change it there"
@@ -436,7 +434,7 @@ fn hint_for(
     // Nor is what the run would refuse to offer (new-user pass 149: explain suggested
     // `--allow-write ~` for `~/.bashrc`, which the run refuses as the home directory).
     let refused = match &judged {
-        Some(Err(why)) if want == "write" => Some(why),
+        Err(why) if want == "write" => Some(why),
         _ => None,
     };
     if let Some(why) = refused {
@@ -611,14 +609,7 @@ fn explain_path(
     }
     if private_tmp && resolved.filesystem.seen(fs, &absolute) == crate::view::Seen::PrivateTmp {
         let decided_by = Decider::PrivateTmp;
-        let hint = hint_for(
-            fs,
-            &absolute,
-            &canonical,
-            Access::Deny,
-            &decided_by,
-            &hints,
-        );
+        let hint = hint_for(fs, &absolute, &canonical, Access::Deny, &decided_by, &hints);
         return PathExplanation {
             path: asked.to_path_buf(),
             canonical: (canonical != absolute).then_some(canonical),

@@ -1062,7 +1062,7 @@ pub fn offer_facts(command_path: Option<&str>) -> (Option<PathBuf>, Vec<PathBuf>
 
 /// The grant a run of `resolved` started from this process would offer after a denied
 /// write to `path` whose smallest grant is `grant`, or why it offers none
-/// ([`offered_grant`]; home from `$HOME`, `PATH` the command's — the profile's `env.set`
+/// ([`grant_offer`]; home from `$HOME`, `PATH` the command's — the profile's `env.set`
 /// one, else cordon's — and cordon's own, [`offer_facts`]): what `cordon explain` suggests
 /// is what the run offers — one judgement (new-user pass 149: explain suggested
 /// `--allow-write ~` for `~/.bashrc`; attack pass 151: a hook-named file, a `PATH` the
@@ -1074,7 +1074,7 @@ pub fn offerable_here(
     fs: &dyn FsView,
 ) -> Result<PathBuf, String> {
     let (home, path_dirs) = offer_facts(resolved.profile.env.set.get("PATH").map(String::as_str));
-    offered_grant(
+    grant_offer(
         path,
         grant,
         false,
@@ -1756,7 +1756,7 @@ fn hook_file(path: &Path, ctx: &ClassifyContext<'_>) -> Option<String> {
 /// ([`enclosing_git_dir`], not for a `protected` path), then [`offerable_grant`], and
 /// never where `path` would be another repository's hook ([`hook_file`]). What a run
 /// offers after a denial and what `cordon explain` suggests ([`offerable_here`]).
-fn offered_grant(
+fn grant_offer(
     path: &Path,
     grant: &Path,
     protected: bool,
@@ -1776,13 +1776,9 @@ fn offered_grant(
     Ok(lifted)
 }
 
-/// Step 7: the kernel-side records (module docs).
-/// The denial hint for the refused write `rec`: what was refused and the per-command
-/// grant that lifts it, or why none can; with that grant, if any.
 /// The grant cordon offers for the denial record `rec` — the `-w` its hint names, after
-/// the checks of [`offerable_grant`] — or `None` when it offers none: the one value a
-/// report shows as the record's `grant` and, for the record named as the cause, as the
-/// outcome's.
+/// the checks of [`grant_offer`] — or `None` when it offers none: the one value a report
+/// shows as the record's `grant` and, for the record named as the cause, as the outcome's.
 pub fn offered_grant(
     rec: &cordon_sandbox::denials::DenialRecord,
     ctx: &ClassifyContext<'_>,
@@ -1790,6 +1786,9 @@ pub fn offered_grant(
     record_hint(rec, ctx).1
 }
 
+/// Step 7: the kernel-side records (module docs).
+/// The denial hint for the refused write `rec`: what was refused and the per-command
+/// grant that lifts it, or why none can; with that grant, if any.
 fn record_hint(
     rec: &cordon_sandbox::denials::DenialRecord,
     ctx: &ClassifyContext<'_>,
@@ -1800,7 +1799,7 @@ fn record_hint(
     // (nu23 Q5: `-w remote.git` offered again for `remote.git/hooks/post-receive`).
     let protected = rec.rule.starts_with("protected");
     let offered: Result<PathBuf, String> = match &rec.grant {
-        Some(g) => offered_grant(&rec.path, g, protected, ctx)
+        Some(g) => grant_offer(&rec.path, g, protected, ctx)
             .or_else(|why| new_directory_grant(rec, g, ctx).ok_or(why)),
         None => Err("no per-command grant can lift this rule".into()),
     };
