@@ -256,9 +256,9 @@ impl Scope {
 /// The read-only view of a profile (plan mode, R-A10): every write grant becomes read, the
 /// network is restricted with nothing of the host's reachable through it (no
 /// `network.local` forwards, no `network.unix_sockets`: a host database or daemon takes
-/// writes as surely as a file does, attack pass 148 F2), and package caches are read-only
-/// (a copy-on-write layer keeps what a command wrote for the workspace's later runs; a
-/// shared cache is the host's own); a profile cordon does not confine itself (disabled,
+/// writes as surely as a file does, attack pass 148 F2), and a shared package cache (the
+/// host's own) is taken as a copy-on-write layer, which resolution makes read-only for a
+/// read-only workspace (it was written through, attack pass 148); a profile cordon does not confine itself (disabled,
 /// external) becomes the built-in `read-only` profile (a disabled profile cannot be made
 /// read-only by itself).
 pub fn read_only_view(profile: &PermissionProfile) -> PermissionProfile {
@@ -275,7 +275,12 @@ pub fn read_only_view(profile: &PermissionProfile) -> PermissionProfile {
     p.network = NetworkPolicy::Restricted;
     p.network_rules.local.clear();
     p.network_rules.unix_sockets.clear();
-    p.caches = cordon_policy::caches::CacheMode::ReadOnly;
+    // A shared cache is the host's own, writable: taken as a copy-on-write layer here,
+    // which resolution makes read-only for any run whose workspace is read-only (with the
+    // hint that says so), as it does for the default layers.
+    if p.caches == cordon_policy::caches::CacheMode::Shared {
+        p.caches = cordon_policy::caches::CacheMode::Overlay;
+    }
     match &mut p.filesystem {
         FilesystemPolicy::Unrestricted => return fallback(),
         FilesystemPolicy::Restricted {
@@ -440,7 +445,9 @@ mod tests {
                 "{:?}",
                 ro.network_rules
             );
-            assert_eq!(ro.caches, cordon_policy::caches::CacheMode::ReadOnly);
+            // Never the host's own: a layer, which resolution makes read-only for any
+            // read-only workspace (tests/caches.rs: nothing_writable_runs_…).
+            assert_eq!(ro.caches, cordon_policy::caches::CacheMode::Overlay);
             let mut s = Scope::new();
             assert_eq!(
                 s.profile_for_now(&p),

@@ -804,3 +804,41 @@ fn nothing_writable_runs_get_read_only_caches() {
     assert!(text(&o.stdout).contains("WROTE"), "{}", text(&o.stderr));
     assert_eq!(snapshot(&reg), before, "the host cache changed");
 }
+
+/// Attack pass 148: `caches = "shared"` makes the host's own cache writable, and a
+/// `--plan` run wrote through it. Plan mode takes a shared cache as a layer, which a
+/// read-only workspace gets read-only. Twin: without `--plan` the shared cache is the
+/// host's, written.
+#[test]
+fn plan_mode_does_not_write_a_shared_cache() {
+    if !overlays_available() {
+        return;
+    }
+    let p = project();
+    let cfg = p.home.join("cordon.toml");
+    std::fs::write(
+        &cfg,
+        "default_profile = \"sh\"\n[profiles.sh]\nextends = \"workspace-write\"\ncaches = \"shared\"\n",
+    )
+    .unwrap();
+    let cfgs = cfg.to_str().unwrap();
+    let planted = p.home.join(".cargo/registry/planted");
+    let plant = "echo x > ~/.cargo/registry/planted && echo WROTE";
+    let o = cordon(
+        &p,
+        &p.dir,
+        &["run", "--config", cfgs, "--plan", "--", "sh", "-c", plant],
+    );
+    assert!(!text(&o.stdout).contains("WROTE"), "{}", text(&o.stderr));
+    assert!(
+        !planted.exists(),
+        "a --plan run wrote the host's shared cache"
+    );
+    let o = cordon(
+        &p,
+        &p.dir,
+        &["run", "--config", cfgs, "--", "sh", "-c", plant],
+    );
+    assert!(text(&o.stdout).contains("WROTE"), "{}", text(&o.stderr));
+    assert!(planted.exists());
+}
