@@ -41,6 +41,24 @@ fn dev() -> PermissionProfile {
     c.profile("dev").unwrap()
 }
 
+/// `p` resolved on `fs` for Linux, with its selection and a ready status: what
+/// [`explain_judged`] takes besides the paths.
+fn resolved_on_linux(
+    fs: &MemFs,
+    p: &PermissionProfile,
+) -> (ResolvedProfile, Selection, SandboxStatus) {
+    let r = resolve(p, &ctx(), fs).unwrap();
+    let sel = select_initial(
+        p,
+        SandboxPreference::Auto,
+        false,
+        Os::Linux,
+        Default::default(),
+    );
+    let status = SandboxStatus::new(&sel, Ok(()), true);
+    (r, sel, status)
+}
+
 fn run(p: &PermissionProfile, paths: &[&str], os: Os, prepared: Result<(), String>) -> Explanation {
     let fs = fs();
     let r = resolve(p, &ctx(), &fs).unwrap();
@@ -125,15 +143,7 @@ fn a_denied_file_is_not_offered_a_path_beneath_it() {
     // Present and missing alike.
     let fs = fs().file("/etc/shadow", "");
     let p = dev();
-    let r = resolve(&p, &ctx(), &fs).unwrap();
-    let sel = select_initial(
-        &p,
-        SandboxPreference::Auto,
-        false,
-        Os::Linux,
-        Default::default(),
-    );
-    let status = SandboxStatus::new(&sel, Ok(()), true);
+    let (r, sel, status) = resolved_on_linux(&fs, &p);
     for path in ["/home/u/.npmrc", "/etc/shadow"] {
         let e = explain(&r, &fs, &[PathBuf::from(path)], &sel, &status, None);
         let hint = e.paths[0].hint.as_deref().unwrap();
@@ -523,15 +533,7 @@ fn a_redirected_missing_cache_offers_no_grant() {
 fn a_refused_grant_is_not_suggested() {
     let fs = fs();
     let p = dev();
-    let r = resolve(&p, &ctx(), &fs).unwrap();
-    let sel = select_initial(
-        &p,
-        SandboxPreference::Auto,
-        false,
-        Os::Linux,
-        Default::default(),
-    );
-    let status = SandboxStatus::new(&sel, Ok(()), true);
+    let (r, sel, status) = resolved_on_linux(&fs, &p);
     let paths = [PathBuf::from("/home/u/.bashrc")];
     let refuse_home = |_: &Path, g: &Path| {
         if g == Path::new("/home/u") {
