@@ -110,6 +110,18 @@ impl Project {
         let bin = self.root.path().join("cordon-bin");
         if !bin.exists() {
             std::fs::copy(c.get_program(), &bin).unwrap();
+            // A child another test thread forked while the copy was open for writing holds
+            // that descriptor until it executes, and executing the copy meanwhile fails
+            // with ETXTBSY (seen once on CI: setpriv "Text file busy", exit 126). Wait until
+            // it executes.
+            for _ in 0..200 {
+                match Command::new(&bin).arg("--version").output() {
+                    Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => {
+                        std::thread::sleep(std::time::Duration::from_millis(10))
+                    }
+                    _ => break,
+                }
+            }
         }
         let st = Command::new("chown")
             .arg("-R")
