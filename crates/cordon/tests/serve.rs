@@ -955,6 +955,31 @@ fn a_socket_directory_that_is_not_private_is_refused_by_name() {
     assert!(!private.join("s.sock").exists());
 }
 
+/// New-user pass 152: a relative `CORDON_SERVE_SOCKET` is read against the current
+/// directory by `run` as by `serve` (the server listened at the absolute path and `run`
+/// quietly took the cold path). Twin: `--no-server` still runs cold.
+#[test]
+fn a_relative_socket_names_the_same_server_for_run() {
+    let p = project();
+    let o =
+        p.p.cordon_in(&p.plain, &["run", "--json", "--", "true"])
+            .env("CORDON_SERVE_SOCKET", "../run/serve.sock")
+            .output()
+            .unwrap();
+    assert_eq!(
+        last_json(&o.stderr)["launch"].as_str(),
+        Some("template"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o =
+        p.p.cordon_in(&p.plain, &["run", "--json", "--no-server", "--", "true"])
+            .env("CORDON_SERVE_SOCKET", "../run/serve.sock")
+            .output()
+            .unwrap();
+    assert_eq!(last_json(&o.stderr)["launch"].as_str(), Some("cold"));
+}
+
 /// One truth: the report of a run is the same on both paths — the layers the helper
 /// applied, the rung, and the kernel-side denial records of a denied write (new-user
 /// finding: through the server `applied` was empty and the records missing, so a denial

@@ -105,10 +105,13 @@ enum Reply {
 /// `/tmp/cordon-<uid>/serve.sock` — the host's `/tmp` literally, never `$TMPDIR`: `:tmp`
 /// can make `$TMPDIR` writable inside a sandbox, and a command there could then plant a
 /// server of its own (breaker, stop 8), while the host's `/tmp` is always behind the
-/// sandbox's private `/tmp`. [`SOCKET_ENV`] overrides it.
+/// sandbox's private `/tmp`. [`SOCKET_ENV`] overrides it; a relative one is taken against
+/// the current directory, by the server and its clients alike (new-user pass 152: `serve`
+/// made it absolute and listened, `run` took it as it was and quietly ran cold).
 pub fn socket_path() -> PathBuf {
     if let Some(p) = std::env::var_os(SOCKET_ENV).filter(|p| !p.is_empty()) {
-        return PathBuf::from(p);
+        let p = PathBuf::from(p);
+        return std::path::absolute(&p).unwrap_or(p);
     }
     // SAFETY: getuid has no preconditions.
     let uid = unsafe { libc::getuid() };
