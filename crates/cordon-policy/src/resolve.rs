@@ -2395,6 +2395,16 @@ fn protect_common_dir(
 /// dir ([`ResolvedFilesystem::writable_git_dirs`]).
 const GIT_HOOKS_REASON: &str = "git hooks run code";
 
+/// Why `name`, a child of a git dir, stays read-only inside every writable root (R-P3), or
+/// `None`: the same table [`protect_git_dir`] protects by. A grant of the git dir does not
+/// make such a child writable, so none is offered for it.
+pub fn git_dir_protected(name: &str) -> Option<&'static str> {
+    GIT_DIR_PROTECTED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, why)| *why)
+}
+
 const GIT_DIR_PROTECTED: [(&str, &str); 9] = [
     ("hooks", GIT_HOOKS_REASON),
     ("config", crate::gitconfig::GIT_CONFIG_REASON),

@@ -1762,10 +1762,29 @@ fn grant_offer(
     protected: bool,
     ctx: &ClassifyContext<'_>,
 ) -> Result<PathBuf, String> {
-    let lifted = (!protected)
+    let repository = (!protected)
         .then(|| enclosing_git_dir(grant, ctx))
-        .flatten()
-        .unwrap_or_else(|| grant.to_path_buf());
+        .flatten();
+    // A child of the repository that stays protected inside it (R-P3: its config, hooks,
+    // info/): granting the repository would not let the write through (new-user pass
+    // 152: `-w bare.git` was offered for `bare.git/config`, and the retry was denied).
+    if let Some(d) = &repository {
+        let first = path
+            .strip_prefix(d)
+            .ok()
+            .and_then(|r| r.components().next());
+        if let Some(why) =
+            first.and_then(|c| cordon_policy::git_dir_protected(&c.as_os_str().to_string_lossy()))
+        {
+            return Err(format!(
+                "it would need {} writable, and {} stays read-only inside it whatever is \
+                 granted ({why}, R-P3)",
+                d.display(),
+                path.display()
+            ));
+        }
+    }
+    let lifted = repository.unwrap_or_else(|| grant.to_path_buf());
     offerable_grant(&lifted, ctx)?;
     if let Some(why) = hook_file(path, ctx) {
         return Err(format!(

@@ -1191,6 +1191,14 @@ fn explain_suggests_no_grant_the_run_would_refuse() {
             hint.contains(&format!("--allow-write {}`", bare.display())),
             "{hint}"
         );
+        // New-user pass 152: its config stays protected inside any grant of it, so the
+        // repository is not offered for it (the retry was denied).
+        let hint = explain_hint(&bare.join("config"));
+        assert!(hint.contains("stays read-only inside it"), "{hint}");
+        assert!(
+            !hint.contains(&format!("--allow-write {}`", bare.display())),
+            "{hint}"
+        );
     }
 }
 
