@@ -368,7 +368,12 @@ impl fmt::Display for DecisionRecord {
 /// context, basis, findings, caps and notes.
 fn fmt_segment(f: &mut fmt::Formatter<'_>, i: usize, s: &SegmentRecord) -> fmt::Result {
     let seg = &s.segment;
-    writeln!(f, "  [{i}] {:<6} {}", s.decision.as_str(), seg.display())?;
+    writeln!(
+        f,
+        "  [{i}] {:<6} {}",
+        s.decision.as_str(),
+        seg.display_words()
+    )?;
     if !seg.wrappers.is_empty() {
         let w: Vec<String> = seg.wrappers.iter().map(|w| shell_join(&w.argv)).collect();
         writeln!(f, "        via: {}", w.join(" → "))?;

@@ -306,7 +306,39 @@ impl Segment {
     /// The command as a shell would read it back: static words quoted where needed,
     /// words that expand (`$HOME`, `$(…)`) and unquoted globs (`*`) as written — a glob
     /// shown as `'*'` read as a literal star (new-user pass 146).
+    /// Its redirections to and from files follow (`echo hi > ~/.bashrc`): a reason about
+    /// what the command writes names the write (new-user pass 152: "`echo hi` is
+    /// forbidden: writes shell start-up file").
     pub fn display(&self) -> String {
+        let files = self
+            .redirections
+            .iter()
+            .filter(|r| {
+                matches!(
+                    r.kind,
+                    RedirectKind::Read
+                        | RedirectKind::Write
+                        | RedirectKind::Append
+                        | RedirectKind::ReadWrite
+                )
+            })
+            .map(|r| {
+                let target = if r.dynamic {
+                    r.target.clone()
+                } else {
+                    shell_word(&r.target)
+                };
+                format!("{}{} {target}", r.fd.as_deref().unwrap_or(""), r.op)
+            });
+        std::iter::once(self.display_words())
+            .chain(files)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// [`Segment::display`] without the redirections (for a listing that shows them on
+    /// lines of their own).
+    pub fn display_words(&self) -> String {
         self.argv
             .iter()
             .enumerate()

@@ -29,3 +29,20 @@ fn the_reason_names_the_segment_as_written() {
     assert!(rec.reason.contains("`rm -rf *`"), "{}", rec.reason);
     assert!(!rec.reason.contains("'*'"), "{}", rec.reason);
 }
+
+/// New-user pass 152: a reason about a write names the write — the file redirections
+/// follow the words (`echo hi > ~/.bashrc`, not "`echo hi` is forbidden"); descriptor
+/// duplications do not.
+#[test]
+fn file_redirections_are_shown_with_the_command() {
+    assert_eq!(
+        shown("echo hi > /etc/motd 2>&1; sort < in.txt >> 'out file'"),
+        ["echo hi > /etc/motd", "sort < in.txt >> 'out file'"]
+    );
+    let rec = Policy::empty().evaluate_script("echo hi > /etc/motd", &EvalContext::default());
+    assert!(
+        rec.reason.contains("`echo hi > /etc/motd`"),
+        "{}",
+        rec.reason
+    );
+}
