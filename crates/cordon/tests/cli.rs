@@ -2901,7 +2901,7 @@ fn plan_mode_denials_say_plan_mode() {
     assert_ne!(o.status.code(), Some(0));
     let err = support::text(&o.stderr);
     assert!(
-        err.contains("-w, --with and --allow-network do not apply"),
+        err.contains("-w, --with, --allow-network, --network and --local-port do not apply"),
         "{err}"
     );
     assert!(err.contains("this is a --plan run"), "{err}");

@@ -455,11 +455,16 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
     if args.plan
         && (!args.profile.writable.is_empty()
             || args.profile.allow_network
-            || args.profile.with.is_some())
+            || args.profile.with.is_some()
+            || args
+                .profile
+                .network
+                .is_some_and(|n| n != crate::cli::NetworkArg::Off)
+            || !args.profile.local_port.is_empty())
     {
         eprintln!(
-            "cordon: note: --plan keeps the run read-only with the network off: -w, --with \
-             and --allow-network do not apply to it"
+            "cordon: note: --plan keeps the run read-only with the network off: -w, --with, \
+             --allow-network, --network and --local-port do not apply to it"
         );
     }
     crate::profile_args::profile_files_refusal(&args.profile, &args.rules.rules)?;
