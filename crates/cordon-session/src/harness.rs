@@ -349,10 +349,19 @@ impl ExecResult {
         match (&self.outcome, &self.session_id) {
             (Some(o), _) => {
                 let mut s = format!("{} (exit {})", o.class.name(), o.exit_code);
-                if let crate::OutcomeClass::Refused { why } = &o.class {
-                    s.push_str(&format!(": {why}"));
+                let mut why = "";
+                if let crate::OutcomeClass::Refused { why: w } = &o.class {
+                    s.push_str(&format!(": {w}"));
+                    why = w;
                 }
-                if let Some(h) = &o.hint {
+                // A hint that only repeats how to approve, which the reason says already
+                // (new-user pass 152: "use a client that does …; hint: no one could approve
+                // it here: this MCP client does not support elicitation …").
+                let repeats = |h: &str| {
+                    h.strip_prefix("no one could approve it here: ")
+                        .is_some_and(|how| why.contains(how))
+                };
+                if let Some(h) = o.hint.as_deref().filter(|h| !repeats(h)) {
                     s.push_str(&format!("; hint: {h}"));
                 }
                 s
@@ -1027,6 +1036,7 @@ impl Harness {
         // for a cwd outside the project saved `allow npm test` for everywhere, and the same
         // call was asked again).
         ask.remember = None;
+        ask.cwd_elsewhere = elsewhere.is_some();
         match session.ask(ask, &record) {
             v @ crate::Verdict::Run { .. } => Ok(Some((run, v))),
             crate::Verdict::Refuse { reason, .. } => Err(refuse(session, reason)),

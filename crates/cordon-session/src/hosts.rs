@@ -186,6 +186,7 @@ impl Session {
             warning: None,
             justification: None,
             session_answer_kept: true,
+            cwd_elsewhere: false,
         };
         self.scope.issue(&ctx.run_id, &req.approval_id);
         self.prompts += 1;

@@ -248,6 +248,11 @@ pub struct ReviewableRequest {
     /// `git reset --hard`, echoed, and the next run asked again).
     #[serde(default = "yes")]
     pub session_answer_kept: bool,
+    /// The working directory asked for lies in another project, which would become the
+    /// writable workspace (a harness's or MCP call's `cwd`): a widening no rule on
+    /// commands grants. Not serialized (`reason` says so).
+    #[serde(skip)]
+    pub cwd_elsewhere: bool,
 }
 
 fn yes() -> bool {
@@ -417,6 +422,7 @@ impl ReviewableRequest {
             warning: None,
             justification: None,
             session_answer_kept: crate::cache::cacheable(record),
+            cwd_elsewhere: false,
         }
     }
 
@@ -428,6 +434,7 @@ impl ReviewableRequest {
         // whatever the rules say (new-user pass nu14: an MCP refusal for a cwd elsewhere
         // advised an allow rule).
         self.needs.additional.is_none()
+            && !self.cwd_elsewhere
             && self.opaque.is_empty()
             && self
                 .segments
@@ -448,6 +455,13 @@ impl ReviewableRequest {
             why.push(
                 "it asks for additional permissions (grant those in the profile, or run from \
                  the project they are in)",
+            );
+        }
+        // New-user pass 152: a `cwd` in another project was told to add an allow rule.
+        if self.cwd_elsewhere {
+            why.push(
+                "its cwd is in another project, which would become writable (use a cwd \
+                 inside this project, or start the server in that one)",
             );
         }
         let asking = || {
@@ -752,6 +766,15 @@ mod tests {
             note(&granted).contains("additional permissions"),
             "{}",
             note(&granted)
+        );
+        // New-user pass 152: a cwd in another project is no command a rule allows.
+        let mut elsewhere = plain.clone();
+        elsewhere.cwd_elsewhere = true;
+        assert!(!elsewhere.allow_rule_helps());
+        let n = note(&elsewhere);
+        assert!(
+            n.contains("its cwd is in another project") && !n.contains("or add an allow rule"),
+            "{n}"
         );
         // nu17 N7: nor is a remembered rule offered for it (it would not spare the next
         // question); twin: the plain command's request offers one.

@@ -253,7 +253,21 @@ fn tools() -> Vec<Tool> {
 /// only the user starting cordon can pass is left out or said as the server's, and
 /// "cd" is the call's `cwd` (new-user pass 150: a refusal told the agent to pass
 /// `--profile read-only`).
-const AGENT_TERMS: [(&str, &str); 6] = [
+const AGENT_TERMS: [(&str, &str); 9] = [
+    // New-user pass 152: hints named the run's flags (`-w`, `--allow-network`) before the
+    // line that gives the tool argument.
+    (
+        "allow writing it once with -w ",
+        "allow writing it with exec_command's additional_permissions (write) for ",
+    ),
+    (
+        "allow it once with --allow-network",
+        "allow it with exec_command's additional_permissions {\"network\":true}",
+    ),
+    (
+        "and pass -w DIR/NAME",
+        "and ask for write access to DIR/NAME with exec_command's additional_permissions",
+    ),
     // New-user pass 150, item 11: the hint said `raise --timeout`, then a line explained
     // that it meant `timeout_ms`.
     (
@@ -306,6 +320,8 @@ fn in_agent_terms(r: &ExecResult) -> ExecResult {
 /// elicitations, so a call with `additional_permissions` can be approved by a person.
 /// `cwd`: the call's `cwd` argument, if it gave one.
 fn result(r: &ExecResult, can_approve: bool, cwd: Option<&str>) -> CallToolResult {
+    // What the hint said in the run's terms decides the tool-argument lines below.
+    let raw = r;
     let r = &in_agent_terms(r);
     let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
     if let Some(rep) = &r.report {
@@ -369,7 +385,7 @@ fn result(r: &ExecResult, can_approve: bool, cwd: Option<&str>) -> CallToolResul
         .report
         .as_ref()
         .is_some_and(|rep| rep.last().escalation.is_some());
-    if let Some(o) = &r.outcome {
+    if let Some(o) = &raw.outcome {
         let hint = o.hint.as_deref().unwrap_or("");
         match &o.class {
             // A failure the network may explain (a refused lookup the output does not name,
@@ -659,6 +675,23 @@ mod tests {
         serde_json::to_string(&c.content).unwrap()
     }
 
+    /// New-user pass 152: a refusal that says how to approve is not followed by a hint
+    /// saying it again. Twin: a hint that adds something stays.
+    #[test]
+    fn a_refusal_does_not_repeat_how_to_approve() {
+        let how = "this MCP client does not support elicitation (form mode), so no one can \
+                   approve it from here: use a client that does";
+        let mut r = refused(&format!(
+            "needs approval: x; no one can be asked here (R-A6): {how}"
+        ));
+        r.outcome.as_mut().unwrap().hint = Some(format!("no one could approve it here: {how}"));
+        let t = text_of(&result(&r, false, None));
+        assert_eq!(t.matches("does not support elicitation").count(), 1, "{t}");
+        r.outcome.as_mut().unwrap().hint = Some("run it in the project".into());
+        let t = text_of(&result(&r, false, None));
+        assert!(t.contains("hint: run it in the project"), "{t}");
+    }
+
     /// nu27 F3: cut output points at `read_output` only while a session is there to read
     /// from. F9: a client that cannot elicit is not invited to a call no one can approve.
     #[test]
@@ -720,6 +753,12 @@ mod tests {
         );
         assert!(
             t.contains("additional_permissions") && t.contains(r#"\"path\":\"/data\""#),
+            "{t}"
+        );
+        // New-user pass 152: the hint itself is in the tool's terms, not the run's flags.
+        assert!(!t.contains("-w /data"), "{t}");
+        assert!(
+            t.contains("allow writing it with exec_command's additional_permissions"),
             "{t}"
         );
         // nu24 F1: the loopback hint says where a session's server is, not only the flag.
