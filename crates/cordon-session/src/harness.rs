@@ -532,7 +532,14 @@ impl Proc {
         }
         let n = st.unread.len().min(max);
         let bytes: Vec<u8> = st.unread.iter().take(n).copied().collect();
-        let cut = match std::str::from_utf8(&bytes) {
+        // With more to come, the answer ends at a line's end when it holds one: a line cut
+        // in two read as two whole lines (new-user pass 152: `15` and `9567` for 159567).
+        let n = if n < st.unread.len() {
+            bytes.iter().rposition(|b| *b == b'\n').map_or(n, |i| i + 1)
+        } else {
+            n
+        };
+        let cut = match std::str::from_utf8(&bytes[..n]) {
             Ok(_) => n,
             // An incomplete character at the end stays for the next read.
             Err(e) if e.error_len().is_none() && e.valid_up_to() > 0 => e.valid_up_to(),
@@ -1631,6 +1638,25 @@ mod tests {
             (o.text.as_str(), o.remaining_bytes, o.truncated),
             ("b", 0, false)
         );
+    }
+
+    /// New-user pass 152: with more output to come, a read ends at the end of a line it
+    /// holds, not in the middle of one (the rest of the line comes with the next read).
+    /// Twin: a chunk without a line break is cut where the limit falls.
+    #[test]
+    fn reads_with_more_to_come_end_at_a_line() {
+        let p = proc();
+        p.push(b"159566\n159567\n159568\n");
+        let (o, _) = p.take(10, Duration::ZERO);
+        assert_eq!(o.text, "159566\n");
+        let (o, _) = p.take(10, Duration::ZERO);
+        assert_eq!(o.text, "159567\n");
+        let (o, _) = p.take(100, Duration::ZERO);
+        assert_eq!(o.text, "159568\n");
+        let p = proc();
+        p.push(b"abcdefghij\n");
+        let (o, _) = p.take(4, Duration::ZERO);
+        assert_eq!(o.text, "abcd");
     }
 
     #[test]
