@@ -54,6 +54,11 @@ use thiserror::Error;
 /// Output kept per session and not yet read; older bytes are dropped (and counted) past it.
 pub const OUTPUT_BUFFER_BYTES: usize = 1024 * 1024;
 
+/// The start of a command's output kept when the buffer overflows before anything was
+/// read: bytes dropped are then taken after it, not from it (new-user pass 152: a long
+/// build that ended within one call lost its first lines, where its first error is).
+pub const OUTPUT_HEAD_BYTES: usize = 64 * 1024;
+
 /// Default cap on the bytes one read returns.
 pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 64 * 1024;
 
@@ -263,6 +268,16 @@ fn dropped_marker(dropped: u64) -> String {
     )
 }
 
+/// The line between the kept start of the output ([`OUTPUT_HEAD_BYTES`]) and what follows
+/// the bytes dropped after it.
+fn dropped_here_marker(dropped: u64) -> String {
+    format!(
+        "[cordon: {dropped} bytes of output were dropped here: cordon keeps the start and \
+         the last {} MiB of a command's output between reads]\n",
+        OUTPUT_BUFFER_BYTES / (1024 * 1024)
+    )
+}
+
 /// Output read from a session.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Output {
@@ -390,6 +405,12 @@ struct ProcState {
     /// The last [`runner::STDERR_TAIL`] bytes of output, read or not (for classification).
     recent: std::collections::VecDeque<u8>,
     dropped: u64,
+    /// Bytes at the front of `unread` that are the start of the output, kept when the
+    /// buffer overflowed before any read ([`OUTPUT_HEAD_BYTES`]); `dropped` bytes were then
+    /// taken after them.
+    head: usize,
+    /// Whether a reader has taken any output yet.
+    read_any: bool,
     finished: Option<Report>,
     /// Without a terminal: the unfinished last line of stdout (0) and stderr (1), held
     /// until its newline so that the two pipes are merged at line boundaries
@@ -406,18 +427,31 @@ impl ProcState {
         self.recent.drain(..old);
         let mut over = self.unread.len().saturating_sub(OUTPUT_BUFFER_BYTES);
         if over > 0 {
+            // Nothing read yet: the start of the output stays (whole lines of it), and
+            // what is dropped is taken after it.
+            if !self.read_any && self.head == 0 && self.dropped == 0 {
+                let keep = OUTPUT_HEAD_BYTES.min(self.unread.len() - over);
+                self.head = self
+                    .unread
+                    .iter()
+                    .take(keep)
+                    .rposition(|b| *b == b'\n')
+                    .map_or(keep, |nl| nl + 1);
+            }
+            let start = self.head;
             // Through the end of the line cut into, so what is kept starts a line (new-user
             // pass nu24, F3).
             if let Some(nl) = self
                 .unread
                 .iter()
-                .skip(over)
+                .skip(start + over)
                 .take(runner::LineHold::CAP)
                 .position(|b| *b == b'\n')
             {
                 over += nl + 1;
             }
-            self.unread.drain(..over);
+            let over = over.min(self.unread.len() - start);
+            self.unread.drain(start..start + over);
             self.dropped += over as u64;
         }
     }
@@ -506,16 +540,33 @@ impl Proc {
         // middle left out, each cut at a line (new-user pass nu24, F3: the first answer was
         // a 64 KiB slice from the middle, and the error at the end 15 reads away).
         if st.finished.is_some() && st.unread.len() > max && max >= 2 * HEAD_TAIL_MIN {
+            st.read_any = true;
             let all: Vec<u8> = st.unread.drain(..).collect();
             let (head, tail, omitted) = head_and_tail(&all, max);
             let dropped = std::mem::take(&mut st.dropped);
+            let kept_start = std::mem::take(&mut st.head);
             let mut text = String::new();
-            if dropped > 0 {
-                text.push_str(&dropped_marker(dropped));
+            // Bytes dropped after the kept start lie in the middle left out (or, with a
+            // head longer than the kept start, inside the head: marked where they were).
+            let (left_out, head_marked) = match (dropped, kept_start) {
+                (0, _) => (omitted as u64, None),
+                (d, 0) => {
+                    text.push_str(&dropped_marker(d));
+                    (omitted as u64, None)
+                }
+                (d, k) if k >= head.len() => (omitted as u64 + d, None),
+                (d, k) => (omitted as u64, Some((k, d))),
+            };
+            match head_marked {
+                Some((k, d)) => {
+                    text.push_str(&quote_lookalikes(&String::from_utf8_lossy(&head[..k])));
+                    text.push_str(&dropped_here_marker(d));
+                    text.push_str(&quote_lookalikes(&String::from_utf8_lossy(&head[k..])));
+                }
+                None => text.push_str(&quote_lookalikes(&String::from_utf8_lossy(head))),
             }
-            text.push_str(&quote_lookalikes(&String::from_utf8_lossy(head)));
             text.push_str(&format!(
-                "[cordon: {omitted} bytes of output left out here; the end of the output \
+                "[cordon: {left_out} bytes of output left out here; the end of the output \
                  follows]\n"
             ));
             text.push_str(&quote_lookalikes(&String::from_utf8_lossy(tail)));
@@ -546,12 +597,35 @@ impl Proc {
             Err(_) => n,
         };
         st.unread.drain(..cut);
-        let dropped = std::mem::take(&mut st.dropped);
-        let mut text = String::new();
-        if dropped > 0 {
-            text.push_str(&dropped_marker(dropped));
+        if cut > 0 {
+            st.read_any = true;
         }
-        text.push_str(&quote_lookalikes(&String::from_utf8_lossy(&bytes[..cut])));
+        let mut text = String::new();
+        let dropped = if st.head > 0 {
+            // The kept start first; the marker where the dropped bytes were, once a read
+            // reaches it.
+            if cut < st.head {
+                st.head -= cut;
+                text.push_str(&quote_lookalikes(&String::from_utf8_lossy(&bytes[..cut])));
+                0
+            } else {
+                let k = std::mem::take(&mut st.head);
+                let d = std::mem::take(&mut st.dropped);
+                text.push_str(&quote_lookalikes(&String::from_utf8_lossy(&bytes[..k])));
+                if d > 0 {
+                    text.push_str(&dropped_here_marker(d));
+                }
+                text.push_str(&quote_lookalikes(&String::from_utf8_lossy(&bytes[k..cut])));
+                d
+            }
+        } else {
+            let d = std::mem::take(&mut st.dropped);
+            if d > 0 {
+                text.push_str(&dropped_marker(d));
+            }
+            text.push_str(&quote_lookalikes(&String::from_utf8_lossy(&bytes[..cut])));
+            d
+        };
         let remaining = st.unread.len();
         (
             Output {
@@ -1610,8 +1684,11 @@ mod tests {
         assert_eq!(head.len() + tail.len() + omitted, all.len());
         let (head, tail, omitted) = head_and_tail(b"short\n", 3000);
         assert_eq!((head.len() + tail.len(), omitted), (6, 0));
-        // The full buffer drops through the end of the line it cuts into.
+        // The full buffer drops through the end of the line it cuts into (once something
+        // was read: before that, the start is kept and the drop taken after it).
         let p = proc();
+        p.push(b"r\n");
+        p.take(usize::MAX, Duration::ZERO);
         p.push(b"partial line\n");
         p.push(&vec![b'y'; OUTPUT_BUFFER_BYTES - 5]);
         let (o, _) = p.take(20, Duration::ZERO);
@@ -1662,6 +1739,9 @@ mod tests {
     #[test]
     fn a_full_buffer_drops_the_oldest_output_and_says_so_once() {
         let p = proc();
+        // Read once: from then on the buffer keeps the last 1 MiB.
+        p.push(b"first\n");
+        assert_eq!(p.take(usize::MAX, Duration::ZERO).0.text, "first\n");
         p.push(&vec![b'x'; OUTPUT_BUFFER_BYTES]);
         p.push(b"tail");
         let (o, _) = p.take(usize::MAX, Duration::ZERO);
@@ -1681,6 +1761,55 @@ mod tests {
         p.push(b"more");
         let (o, _) = p.take(usize::MAX, Duration::ZERO);
         assert_eq!((o.text.as_str(), o.dropped_bytes), ("more", 0));
+    }
+
+    /// New-user pass 152: output that overflows the buffer before anything was read keeps
+    /// its start (where a build's first error is): the bytes dropped are taken after it,
+    /// and the marker stands where they were — read in pieces, or in one answer once the
+    /// command has ended.
+    #[test]
+    fn an_overflow_before_any_read_keeps_the_start() {
+        let lines: String = (1..=200_000).map(|i| format!("{i}\n")).collect();
+        let p = proc();
+        p.push(lines.as_bytes());
+        let (o, _) = p.take(16 * 1024, Duration::ZERO);
+        assert!(o.text.starts_with("1\n2\n3\n"), "{}", &o.text[..40]);
+        assert!(
+            !o.text.contains("[cordon:"),
+            "the marker comes where the drop was"
+        );
+        let mut rest = String::new();
+        loop {
+            let (o, _) = p.take(64 * 1024, Duration::ZERO);
+            if o.text.is_empty() {
+                break;
+            }
+            rest.push_str(&o.text);
+        }
+        assert_eq!(rest.matches("were dropped here").count(), 1);
+        assert!(rest.ends_with("200000\n"));
+        // Ended within one answer: the start, one line for all that was left out, the end.
+        let p = proc();
+        p.push(lines.as_bytes());
+        let record = cordon_execpolicy::Policy::empty().evaluate(
+            &["true".to_string()],
+            &cordon_execpolicy::EvalContext::default(),
+        );
+        p.state.lock().unwrap().finished = Some(Report::not_run(
+            crate::RunId::new(),
+            record,
+            crate::Outcome::refused("x".to_string(), 0),
+            crate::Verdict::Refuse {
+                reason: "x".into(),
+                abort: false,
+            },
+        ));
+        let (o, _) = p.take(64 * 1024, Duration::ZERO);
+        assert!(o.text.starts_with("1\n2\n"), "{}", &o.text[..40]);
+        assert_eq!(o.text.matches("[cordon:").count(), 1, "{}", o.text.len());
+        assert!(o.text.contains("bytes of output left out here"));
+        assert!(o.text.ends_with("200000\n"));
+        assert!(o.dropped_bytes > 0);
     }
 
     #[test]
