@@ -172,7 +172,11 @@ fn output_is_capped_with_markers_and_read_incrementally() {
             "head -c {n} /dev/zero | tr '\\0' b"
         )))
         .unwrap();
-    assert!(r.output.text.starts_with("bbbb"), "{}", &r.output.text[..120]);
+    assert!(
+        r.output.text.starts_with("bbbb"),
+        "{}",
+        &r.output.text[..120]
+    );
     assert!(r.output.text.contains("bytes of output left out here"));
     assert_eq!(r.output.dropped_bytes, 3000);
 }
