@@ -226,12 +226,7 @@ fn read_only_caches_fail_with_hint() {
         return;
     }
     let p = project();
-    let cfg = p.home.join("cordon.toml");
-    std::fs::write(
-        &cfg,
-        "default_profile = \"ro\"\n[profiles.ro]\nextends = \"workspace-write\"\ncaches = \"read-only\"\n",
-    )
-    .unwrap();
+    let cfg = caches_config(&p, "read-only");
     let reg = p.home.join(".cargo/registry");
     let before = snapshot(&reg);
     let cfgs = cfg.to_str().unwrap();
@@ -815,12 +810,7 @@ fn plan_mode_does_not_write_a_shared_cache() {
         return;
     }
     let p = project();
-    let cfg = p.home.join("cordon.toml");
-    std::fs::write(
-        &cfg,
-        "default_profile = \"sh\"\n[profiles.sh]\nextends = \"workspace-write\"\ncaches = \"shared\"\n",
-    )
-    .unwrap();
+    let cfg = caches_config(&p, "shared");
     let cfgs = cfg.to_str().unwrap();
     let planted = p.home.join(".cargo/registry/planted");
     let plant = "echo x > ~/.cargo/registry/planted && echo WROTE";
@@ -841,4 +831,19 @@ fn plan_mode_does_not_write_a_shared_cache() {
     );
     assert!(text(&o.stdout).contains("WROTE"), "{}", text(&o.stderr));
     assert!(planted.exists());
+}
+
+/// A config file in `p`'s home whose default profile extends `workspace-write` with
+/// `caches = MODE`.
+fn caches_config(p: &Project, mode: &str) -> PathBuf {
+    let cfg = p.home.join("cordon.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "default_profile = \"c\"\n[profiles.c]\nextends = \"workspace-write\"\n\
+             caches = \"{mode}\"\n"
+        ),
+    )
+    .unwrap();
+    cfg
 }

@@ -38,22 +38,10 @@ fn in_pty(inner: &str) -> String {
 
 /// [`in_pty`] with `flags` for `cordon run` (e.g. `--json`).
 fn in_pty_with(flags: &str, inner: &str) -> String {
-    let (root, dir) = project();
-    let line = format!(
+    pty_line(&format!(
         "stty rows 21 cols 61; {CORDON} run {flags} -- sh -c {}",
         shlex_quote(inner)
-    );
-    let o = Command::new("timeout")
-        .args(["30", "script", "-qec", &line, "/dev/null"])
-        .current_dir(&dir)
-        .env("HOME", root.path())
-        .env_remove("CORDON_DISABLE_LAYERS")
-        .env_remove("CORDON_PROFILE")
-        .env_remove("CORDON_CONFIG")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&o.stdout).replace('\r', "")
+    ))
 }
 
 fn shlex_quote(s: &str) -> String {
@@ -167,6 +155,7 @@ fn pty_line(line: &str) -> String {
         .args(["30", "script", "-qec", line, "/dev/null"])
         .current_dir(&dir)
         .env("HOME", root.path())
+        .env_remove("CORDON_DISABLE_LAYERS")
         .env_remove("CORDON_PROFILE")
         .env_remove("CORDON_CONFIG")
         .stdin(Stdio::null())
