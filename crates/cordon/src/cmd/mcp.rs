@@ -521,7 +521,7 @@ fn call(
             let wait = Duration::from_millis(a.wait_ms.unwrap_or(500));
             // Let the command answer before reading.
             std::thread::sleep(wait.min(Duration::from_millis(100)));
-            h.read_output(&a.session_id, max_bytes(a.max_output_bytes), wait)
+            h.read_output(&a.session_id, max_bytes(a.max_output_bytes)?, wait)
         }
         "read_output" => {
             let a: ReadOutputArgs = parse(name, args)?;
@@ -530,9 +530,9 @@ fn call(
             }
             let wait = Duration::from_millis(a.wait_ms.unwrap_or(1000));
             if a.wait_for_exit == Some(true) {
-                h.wait(&a.session_id, wait, max_bytes(a.max_output_bytes))
+                h.wait(&a.session_id, wait, max_bytes(a.max_output_bytes)?)
             } else {
-                h.read_output(&a.session_id, max_bytes(a.max_output_bytes), wait)
+                h.read_output(&a.session_id, max_bytes(a.max_output_bytes)?, wait)
             }
         }
         "kill" => {

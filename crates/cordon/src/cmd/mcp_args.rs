@@ -150,8 +150,16 @@ pub fn parse<T: DeserializeOwned>(tool: &str, args: Map<String, Value>) -> Resul
 }
 
 /// A cap on output bytes, defaulted.
-pub fn max_bytes(n: Option<usize>) -> usize {
-    n.map(|n| n.max(1)).unwrap_or(DEFAULT_MAX_OUTPUT_BYTES)
+///
+/// Errors: 0, which the schema excludes (`minimum: 1`); it was taken as 1 (new-user pass
+/// 152).
+pub fn max_bytes(n: Option<usize>) -> Result<usize, HarnessError> {
+    match n {
+        Some(0) => Err(HarnessError::Usage(
+            "max_output_bytes must be at least 1 (leave it out for the default, 65536)".into(),
+        )),
+        n => Ok(n.unwrap_or(DEFAULT_MAX_OUTPUT_BYTES)),
+    }
 }
 
 /// A terminal size from `rows` and `cols` when both are given; one without the other is
@@ -191,6 +199,12 @@ impl ExecArgs {
         if let Some(c) = self.cwd {
             p = p.cwd(c);
         }
+        // 0 is outside the schema (`minimum: 1`): it timed out at once (new-user pass 152).
+        if self.timeout_ms == Some(0) {
+            return Err(HarnessError::Usage(
+                "timeout_ms must be at least 1 (leave it out for the profile's time limit)".into(),
+            ));
+        }
         p.timeout = self.timeout_ms.map(Duration::from_millis);
         p.tty = self.tty.unwrap_or(false);
         match self.stdin {
@@ -215,7 +229,7 @@ impl ExecArgs {
             .additional_permissions
             .map(|m| Value::Object(m).to_string());
         p.justification = self.justification;
-        p.max_output_bytes = max_bytes(self.max_output_bytes);
+        p.max_output_bytes = max_bytes(self.max_output_bytes)?;
         Ok(p)
     }
 }
@@ -277,6 +291,12 @@ mod tests {
                 "additional_permissions",
             ),
             (json!({"argv": "true"}), "argv"),
+            // New-user pass 152: 0 is outside the schema; it timed out at once, or was 1.
+            (json!({"argv": ["true"], "timeout_ms": 0}), "timeout_ms"),
+            (
+                json!({"argv": ["true"], "max_output_bytes": 0}),
+                "max_output_bytes",
+            ),
         ] {
             let e = exec(v.clone()).unwrap_err().to_string();
             assert!(e.contains(names), "{v}: {e}");
