@@ -269,11 +269,18 @@ fn dropped_marker(dropped: u64) -> String {
 }
 
 /// The line between the kept start of the output ([`OUTPUT_HEAD_BYTES`]) and what follows
-/// the bytes dropped after it.
-fn dropped_here_marker(dropped: u64) -> String {
+/// the bytes dropped after it, for text that ends with `before`: always a line of its own
+/// (attack pass 153: after a kept start cut mid-line, the command chose the text in front
+/// of cordon's marker, `(command output) ` included).
+fn dropped_here_marker(dropped: u64, before: &str) -> String {
     format!(
-        "[cordon: {dropped} bytes of output were dropped here: cordon keeps the start and \
+        "{}[cordon: {dropped} bytes of output were dropped here: cordon keeps the start and \
          the last {} MiB of a command's output between reads]\n",
+        if before.is_empty() || before.ends_with('\n') {
+            ""
+        } else {
+            "\n"
+        },
         OUTPUT_BUFFER_BYTES / (1024 * 1024)
     )
 }
@@ -430,7 +437,12 @@ impl ProcState {
             // Nothing read yet: the start of the output stays (whole lines of it), and
             // what is dropped is taken after it.
             if !self.read_any && self.head == 0 && self.dropped == 0 {
-                let keep = OUTPUT_HEAD_BYTES.min(self.unread.len() - over);
+                let mut keep = OUTPUT_HEAD_BYTES.min(self.unread.len() - over);
+                // Never inside a character (attack pass 153: a lone lead byte was left
+                // before the marker).
+                while keep > 0 && keep < self.unread.len() && (self.unread[keep] & 0xC0) == 0x80 {
+                    keep -= 1;
+                }
                 self.head = self
                     .unread
                     .iter()
@@ -560,10 +572,14 @@ impl Proc {
             match head_marked {
                 Some((k, d)) => {
                     text.push_str(&quote_lookalikes(&String::from_utf8_lossy(&head[..k])));
-                    text.push_str(&dropped_here_marker(d));
+                    text.push_str(&dropped_here_marker(d, &text));
                     text.push_str(&quote_lookalikes(&String::from_utf8_lossy(&head[k..])));
                 }
                 None => text.push_str(&quote_lookalikes(&String::from_utf8_lossy(head))),
+            }
+            // A line of its own, as every cordon line (the head may end mid-line).
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
             }
             text.push_str(&format!(
                 "[cordon: {left_out} bytes of output left out here; the end of the output \
@@ -613,7 +629,7 @@ impl Proc {
                 let d = std::mem::take(&mut st.dropped);
                 text.push_str(&quote_lookalikes(&String::from_utf8_lossy(&bytes[..k])));
                 if d > 0 {
-                    text.push_str(&dropped_here_marker(d));
+                    text.push_str(&dropped_here_marker(d, &text));
                 }
                 text.push_str(&quote_lookalikes(&String::from_utf8_lossy(&bytes[k..cut])));
                 d
@@ -1789,6 +1805,24 @@ mod tests {
         assert_eq!(rest.matches("were dropped here").count(), 1);
         assert!(rest.ends_with("200000\n"));
         // Ended within one answer: the start, one line for all that was left out, the end.
+        // The kept start cut inside a line (no line break in it), even inside a character:
+        // cordon's marker still starts a line, after no broken character (attack pass 153).
+        let p = proc();
+        let mut long = vec![b'a'; OUTPUT_HEAD_BYTES - 1];
+        long.extend("é(command output) ".as_bytes());
+        long.extend(lines.as_bytes());
+        p.push(&long);
+        let mut all = String::new();
+        loop {
+            let (o, _) = p.take(64 * 1024, Duration::ZERO);
+            if o.text.is_empty() {
+                break;
+            }
+            all.push_str(&o.text);
+        }
+        let at = all.find("[cordon:").expect("a marker");
+        assert!(all[..at].ends_with("a\n"), "{:?}", &all[at - 20..at + 20]);
+        assert!(!all.contains('\u{fffd}'));
         let p = proc();
         p.push(lines.as_bytes());
         let record = cordon_execpolicy::Policy::empty().evaluate(

@@ -1349,7 +1349,56 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
             ));
         }
     }
+    // A directory that is or holds another project's work tree (attack pass 153: `-w
+    // multi` was offered for `multi/new`, and `multi/repoA/Makefile` became writable).
+    if !in_workspace {
+        if let Some(d) = project_at_or_below(grant, ctx) {
+            return Err(format!(
+                "it would need {g} writable, which holds another project ({}): its tools run \
+                 what its work tree says",
+                d.display()
+            ));
+        }
+    }
     Ok(())
+}
+
+/// The first project (a directory with `.git`, or another version-control system's
+/// metadata) that `dir` is, or holds at most two levels down, other than the workspace's
+/// own; a bounded look (256 entries a directory, 64 directories a level).
+fn project_at_or_below(dir: &Path, ctx: &ClassifyContext<'_>) -> Option<PathBuf> {
+    let workspace = ctx.resolved.map(|r| r.workspace.as_path());
+    // An empty `.git` is cordon's own placeholder in a writable root, no project.
+    let is_project = |d: &Path| {
+        let git = d.join(".git");
+        workspace != Some(d)
+            && (ctx.fs.entry(&git).is_some() && !ctx.fs.is_empty_dir(&git)
+                || OTHER_VCS_DIRS
+                    .iter()
+                    .any(|m| ctx.fs.entry(&d.join(m)).is_some()))
+    };
+    if is_project(dir) {
+        return Some(dir.to_path_buf());
+    }
+    let mut level = vec![dir.to_path_buf()];
+    for _ in 0..2 {
+        let mut next = Vec::new();
+        for d in &level {
+            for (name, is_dir) in ctx.fs.list_dir_typed(d, 256).unwrap_or_default() {
+                let child = d.join(&name);
+                if !is_dir || workspace == Some(child.as_path()) {
+                    continue;
+                }
+                if is_project(&child) {
+                    return Some(child);
+                }
+                next.push(child);
+            }
+        }
+        next.truncate(64);
+        level = next;
+    }
+    None
 }
 
 /// Why a grant is, holds or lies in what another repository runs — its hooks directory or

@@ -1191,6 +1191,21 @@ fn explain_suggests_no_grant_the_run_would_refuse() {
             hint.contains(&format!("--allow-write {}`", bare.display())),
             "{hint}"
         );
+        // Attack pass 153: a directory holding another project's work tree is not offered
+        // (`-w multi` for `multi/new` made `multi/repoA/Makefile` writable).
+        let multi = beside.join("multi");
+        let ok = Command::new("git")
+            .args(["init", "-q"])
+            .arg(multi.join("repoA"))
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let hint = explain_hint(&multi.join("new"));
+        assert!(hint.contains("which holds another project"), "{hint}");
+        assert!(
+            !hint.contains(&format!("--allow-write {}`", multi.display())),
+            "{hint}"
+        );
         // New-user pass 152: its config stays protected inside any grant of it, so the
         // repository is not offered for it (the retry was denied).
         let hint = explain_hint(&bare.join("config"));
