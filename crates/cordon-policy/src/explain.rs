@@ -472,10 +472,11 @@ fn hint_for(
             shell_word(&grant.join("NAME"))
         );
     } else if want == "write" && grant != smallest {
-        // Widened by the caller's judgement: the bare repository holding the path.
+        // Widened by the caller's judgement: the bare repository holding the path (a push
+        // writes its objects/, refs/ and HEAD), or the directory of a file with several
+        // names (which is replaced, never written in place).
         add.push_str(&format!(
-            " (the repository {} as a whole, as a run offers it: a push writes its objects/, \
-             refs/ and HEAD; its hooks and config stay read-only)",
+            " ({} as a whole, as a run offers it for this path)",
             grant.display()
         ));
     } else if want == "write" && grant == canonical && grant != abs {

@@ -1811,6 +1811,17 @@ fn grant_offer(
     protected: bool,
     ctx: &ClassifyContext<'_>,
 ) -> Result<PathBuf, String> {
+    // A file with several names (hard links) is never written in place in the sandbox,
+    // whatever is granted: the copy-and-rename that the refusal suggests needs the directory
+    // holding it (attack pass 153: `-w FILE` was offered, and the retry denied again).
+    let linked_dir = std::fs::symlink_metadata(grant)
+        .ok()
+        .filter(|m| {
+            use std::os::unix::fs::MetadataExt;
+            m.is_file() && m.nlink() > 1
+        })
+        .and_then(|_| grant.parent().map(Path::to_path_buf));
+    let grant = linked_dir.as_deref().unwrap_or(grant);
     let repository = (!protected)
         .then(|| enclosing_git_dir(grant, ctx))
         .flatten();

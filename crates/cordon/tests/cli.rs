@@ -1172,6 +1172,17 @@ fn explain_suggests_no_grant_the_run_would_refuse() {
             .unwrap_or_default()
             .to_string()
     };
+    // Attack pass 153: a file with several names is replaced, never written in place, so
+    // its directory is offered, not the file (the retry of `-w FILE` was denied again).
+    let data = beside.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(beside.join("orig"), "x").unwrap();
+    std::fs::hard_link(beside.join("orig"), data.join("hl")).unwrap();
+    let hint = explain_hint(&data.join("hl"));
+    assert!(
+        hint.contains(&format!("--allow-write {}`", data.display())),
+        "{hint}"
+    );
     let hint = explain_hint(&beside.join("pre-commit"));
     assert!(hint.contains("would be a git hook"), "{hint}");
     assert!(
