@@ -1151,16 +1151,6 @@ fn explain_suggests_no_grant_the_run_would_refuse() {
     let beside = p.root.path().join("elsewhere");
     std::fs::create_dir_all(&beside).unwrap();
     let beside = beside.canonicalize().unwrap();
-    let o = out(cordon(
-        &p,
-        &["explain", "--json", beside.join("x").to_str().unwrap()],
-    ));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let hint = v["paths"][0]["hint"].as_str().unwrap_or_default();
-    assert!(
-        hint.contains(&format!("--allow-write {}`", beside.display())),
-        "{hint}"
-    );
     // Attack pass 151: the run's whole judgement, not part of it — a hook-named file
     // outside the project is not offered (a core.hooksPath elsewhere may name its
     // directory), and a bare repository is offered as a whole, as the run offers it.
@@ -1172,58 +1162,56 @@ fn explain_suggests_no_grant_the_run_would_refuse() {
             .unwrap_or_default()
             .to_string()
     };
+    // `path`'s hint offers `grant` (Ok) or, with `why`, does not (Err).
+    let judged = |path: &std::path::Path, grant: &std::path::Path, why: Result<(), &str>| {
+        let hint = explain_hint(path);
+        let offered = hint.contains(&format!("--allow-write {}`", grant.display()));
+        match why {
+            Ok(()) => assert!(offered, "{hint}"),
+            Err(why) => assert!(!offered && hint.contains(why), "{hint}"),
+        }
+    };
+    judged(&beside.join("x"), &beside, Ok(()));
+    let git_init = |args: &[&str], dir: &std::path::Path| {
+        let ok = Command::new("git")
+            .arg("init")
+            .arg("-q")
+            .args(args)
+            .arg(dir)
+            .status();
+        assert!(ok.unwrap().success());
+    };
     // Attack pass 153: a file with several names is replaced, never written in place, so
     // its directory is offered, not the file (the retry of `-w FILE` was denied again).
     let data = beside.join("data");
     std::fs::create_dir_all(&data).unwrap();
     std::fs::write(beside.join("orig"), "x").unwrap();
     std::fs::hard_link(beside.join("orig"), data.join("hl")).unwrap();
-    let hint = explain_hint(&data.join("hl"));
-    assert!(
-        hint.contains(&format!("--allow-write {}`", data.display())),
-        "{hint}"
-    );
-    let hint = explain_hint(&beside.join("pre-commit"));
-    assert!(hint.contains("would be a git hook"), "{hint}");
-    assert!(
-        !hint.contains(&format!("--allow-write {}`", beside.display())),
-        "{hint}"
+    judged(&data.join("hl"), &data, Ok(()));
+    judged(
+        &beside.join("pre-commit"),
+        &beside,
+        Err("would be a git hook"),
     );
     if have("git") {
         let bare = beside.join("bare.git");
-        let ok = Command::new("git")
-            .args(["init", "-q", "--bare"])
-            .arg(&bare)
-            .status()
-            .unwrap();
-        assert!(ok.success());
-        let hint = explain_hint(&bare.join("refs/heads/x"));
-        assert!(
-            hint.contains(&format!("--allow-write {}`", bare.display())),
-            "{hint}"
-        );
+        git_init(&["--bare"], &bare);
+        judged(&bare.join("refs/heads/x"), &bare, Ok(()));
         // Attack pass 153: a directory holding another project's work tree is not offered
         // (`-w multi` for `multi/new` made `multi/repoA/Makefile` writable).
         let multi = beside.join("multi");
-        let ok = Command::new("git")
-            .args(["init", "-q"])
-            .arg(multi.join("repoA"))
-            .status()
-            .unwrap();
-        assert!(ok.success());
-        let hint = explain_hint(&multi.join("new"));
-        assert!(hint.contains("which holds another project"), "{hint}");
-        assert!(
-            !hint.contains(&format!("--allow-write {}`", multi.display())),
-            "{hint}"
+        git_init(&[], &multi.join("repoA"));
+        judged(
+            &multi.join("new"),
+            &multi,
+            Err("which holds another project"),
         );
         // New-user pass 152: its config stays protected inside any grant of it, so the
         // repository is not offered for it (the retry was denied).
-        let hint = explain_hint(&bare.join("config"));
-        assert!(hint.contains("stays read-only inside it"), "{hint}");
-        assert!(
-            !hint.contains(&format!("--allow-write {}`", bare.display())),
-            "{hint}"
+        judged(
+            &bare.join("config"),
+            &bare,
+            Err("stays read-only inside it"),
         );
     }
 }
