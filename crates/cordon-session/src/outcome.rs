@@ -1363,43 +1363,45 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
     Ok(())
 }
 
-/// The first project (a directory with `.git`, or another version-control system's
-/// metadata) that `dir` is, or holds at most two levels down, other than the workspace's
-/// own; a bounded look (256 entries a directory, 64 directories a level).
+/// The first project (a directory with a non-empty `.git`, or another version-control
+/// system's metadata) that `dir` is, or holds at most two levels down, other than the
+/// workspace's own. Each directory is listed once and its listing says whether it is one;
+/// at most [`PROJECT_SCAN_DIRS`] directories are listed, 256 entries each (this runs for
+/// every denial record a run reports, and for `explain`).
 fn project_at_or_below(dir: &Path, ctx: &ClassifyContext<'_>) -> Option<PathBuf> {
     let workspace = ctx.resolved.map(|r| r.workspace.as_path());
-    // An empty `.git` is cordon's own placeholder in a writable root, no project.
-    let is_project = |d: &Path| {
-        let git = d.join(".git");
-        workspace != Some(d)
-            && (ctx.fs.entry(&git).is_some() && !ctx.fs.is_empty_dir(&git)
-                || OTHER_VCS_DIRS
-                    .iter()
-                    .any(|m| ctx.fs.entry(&d.join(m)).is_some()))
-    };
-    if is_project(dir) {
-        return Some(dir.to_path_buf());
-    }
-    let mut level = vec![dir.to_path_buf()];
-    for _ in 0..2 {
-        let mut next = Vec::new();
-        for d in &level {
-            for (name, is_dir) in ctx.fs.list_dir_typed(d, 256).unwrap_or_default() {
-                let child = d.join(&name);
-                if !is_dir || workspace == Some(child.as_path()) {
-                    continue;
-                }
-                if is_project(&child) {
-                    return Some(child);
-                }
-                next.push(child);
-            }
+    let mut queue = std::collections::VecDeque::from([(dir.to_path_buf(), 0)]);
+    let mut listed = 0;
+    while let Some((d, depth)) = queue.pop_front() {
+        if listed == PROJECT_SCAN_DIRS {
+            break;
         }
-        next.truncate(64);
-        level = next;
+        listed += 1;
+        let entries = ctx.fs.list_dir_typed(&d, 256).unwrap_or_default();
+        // An empty `.git` is cordon's own placeholder in a writable root, no project.
+        let project = workspace != Some(d.as_path())
+            && entries.iter().any(|(name, _)| {
+                let n = name.to_string_lossy();
+                (n == ".git" && !ctx.fs.is_empty_dir(&d.join(".git")))
+                    || OTHER_VCS_DIRS.contains(&n.as_ref())
+            });
+        if project {
+            return Some(d);
+        }
+        if depth < 2 {
+            queue.extend(
+                entries
+                    .into_iter()
+                    .filter(|(_, is_dir)| *is_dir)
+                    .map(|(name, _)| (d.join(name), depth + 1)),
+            );
+        }
     }
     None
 }
+
+/// Most directories [`project_at_or_below`] lists for one grant.
+const PROJECT_SCAN_DIRS: usize = 64;
 
 /// Why a grant is, holds or lies in what another repository runs — its hooks directory or
 /// `core.hooksPath`, a hook manager's config (`lefthook.yml`, `.pre-commit-config.yaml`,
