@@ -397,20 +397,20 @@ fn hint_for(
     if access == Access::Write || matches!(decider, Decider::Unrestricted) {
         return None;
     }
-    let smallest = &grant_path(fs, abs);
-    // The grant to suggest for a write, as the caller judges it (possibly wider: a bare
-    // repository as a whole), or why none may be.
-    let judged = (ctx.judge)(abs, smallest);
-    let grant: &Path = match &judged {
-        Ok(g) => g,
-        Err(_) => smallest,
-    };
     if kind == ProfileKind::External {
         return Some(
             "the profile is external: the caller confines the filesystem, so change it there"
                 .to_string(),
         );
     }
+    let smallest = &grant_path(fs, abs);
+    // For a write, the grant to suggest as the caller judges it (possibly wider: a bare
+    // repository as a whole), or why none may be; a read (`--with`) is not judged.
+    let judged = (access != Access::Deny).then(|| (ctx.judge)(abs, smallest));
+    let grant: &Path = match &judged {
+        Some(Ok(g)) => g,
+        _ => smallest,
+    };
     let (want, flag) = match access {
         Access::Deny => {
             let perms = serde_json::json!({
@@ -434,7 +434,7 @@ fn hint_for(
     // Nor is what the run would refuse to offer (new-user pass 149: explain suggested
     // `--allow-write ~` for `~/.bashrc`, which the run refuses as the home directory).
     let refused = match &judged {
-        Err(why) if want == "write" => Some(why),
+        Some(Err(why)) => Some(why),
         _ => None,
     };
     if let Some(why) = refused {
