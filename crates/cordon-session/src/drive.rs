@@ -739,8 +739,12 @@ pub fn prepare(
 fn approval_hint(reason: &str) -> Option<String> {
     let marker = format!("{}: ", cordon_execpolicy::approval::NO_ONE_CAN_BE_ASKED);
     let how = reason.split_once(marker.as_str())?.1.trim();
-    (!how.is_empty()).then(|| format!("no one could approve it here: {how}"))
+    (!how.is_empty()).then(|| format!("{APPROVAL_HINT}{how}"))
 }
+
+/// How the hint of a refused approval starts ([`approval_hint`]); what follows is the
+/// refusal reason's own advice, so a summary that shows the reason leaves the hint out.
+pub const APPROVAL_HINT: &str = "no one could approve it here: ";
 
 /// After a failed read-only run (`--plan`, the `read-only` profile): the package caches
 /// were the host's, read-only, and this project's copy-on-write layers — which hold what

@@ -380,7 +380,7 @@ impl ExecResult {
                 // (new-user pass 152: "use a client that does …; hint: no one could approve
                 // it here: this MCP client does not support elicitation …").
                 let repeats = |h: &str| {
-                    h.strip_prefix("no one could approve it here: ")
+                    h.strip_prefix(crate::drive::APPROVAL_HINT)
                         .is_some_and(|how| why.contains(how))
                 };
                 if let Some(h) = o.hint.as_deref().filter(|h| !repeats(h)) {
