@@ -157,6 +157,17 @@ impl OutcomeClass {
 /// `timeout_ms`).
 pub const RAISE_TIMEOUT: &str = "raise --timeout if it needs longer";
 
+/// How a write denial's hint offers its grant, in the command line's terms (the path
+/// follows); `cordon mcp` says it as the tool argument.
+pub const ALLOW_WRITE_ONCE: &str = "allow writing it once with -w ";
+
+/// How a network denial's hint offers the network, in the command line's terms.
+pub const ALLOW_NETWORK_ONCE: &str = "allow it once with --allow-network";
+
+/// How a refused write's hint points at a directory of one's own, in the command line's
+/// terms.
+pub const OWN_DIRECTORY_GRANT: &str = "and pass -w DIR/NAME";
+
 /// A classified outcome (R-F1): class, exit code, evidence, confidence, hint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outcome {
@@ -1645,7 +1656,7 @@ fn display_path(p: &Path, cwd: &Path) -> String {
 /// (or why none is offered).
 fn denial_hint(shown: &str, rule: &str, access: Access, grant: Result<&str, &str>) -> String {
     let offer = |what: &str| match grant {
-        Ok(g) => format!("{what}: allow writing it once with -w {g}"),
+        Ok(g) => format!("{what}: {ALLOW_WRITE_ONCE}{g}"),
         // cordon's own files cannot be granted at all (attack pass 45, M5).
         Err(why) if why.contains(OWN_FILE) => {
             format!("{what}; cordon offers no per-command widening: {why}; edit it outside cordon")
@@ -1661,7 +1672,7 @@ fn denial_hint(shown: &str, rule: &str, access: Access, grant: Result<&str, &str
         // must not steer a widening (issue 9 re-test b).
         Err(why) => format!(
             "{what}; cordon offers no per-command widening: {why}; to write there anyway, \
-             make a directory of your own (`mkdir DIR/NAME`) and pass -w DIR/NAME, or change \
+             make a directory of your own (`mkdir DIR/NAME`) {OWN_DIRECTORY_GRANT}, or change \
              the profile"
         ),
     };
@@ -2144,7 +2155,7 @@ fn network_failure(sig: &RunSignals, lines: &[&str], managed: bool) -> Option<In
                  --allow-network"
             )
         } else {
-            format!("network is off for this command{what}: allow it once with --allow-network")
+            format!("network is off for this command{what}: {ALLOW_NETWORK_ONCE}")
         }
     };
     let Some(d) = &sig.denials else {

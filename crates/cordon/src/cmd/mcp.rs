@@ -257,15 +257,15 @@ const AGENT_TERMS: [(&str, &str); 9] = [
     // New-user pass 152: hints named the run's flags (`-w`, `--allow-network`) before the
     // line that gives the tool argument.
     (
-        "allow writing it once with -w ",
+        cordon_session::outcome::ALLOW_WRITE_ONCE,
         "allow writing it with exec_command's additional_permissions (write) for ",
     ),
     (
-        "allow it once with --allow-network",
+        cordon_session::outcome::ALLOW_NETWORK_ONCE,
         "allow it with exec_command's additional_permissions {\"network\":true}",
     ),
     (
-        "and pass -w DIR/NAME",
+        cordon_session::outcome::OWN_DIRECTORY_GRANT,
         "and ask for write access to DIR/NAME with exec_command's additional_permissions",
     ),
     // New-user pass 150, item 11: the hint said `raise --timeout`, then a line explained
@@ -684,7 +684,8 @@ mod tests {
         let mut r = refused(&format!(
             "needs approval: x; no one can be asked here (R-A6): {how}"
         ));
-        r.outcome.as_mut().unwrap().hint = Some(format!("no one could approve it here: {how}"));
+        r.outcome.as_mut().unwrap().hint =
+            Some(format!("{}{how}", cordon_session::drive::APPROVAL_HINT));
         let t = text_of(&result(&r, false, None));
         assert_eq!(t.matches("does not support elicitation").count(), 1, "{t}");
         r.outcome.as_mut().unwrap().hint = Some("run it in the project".into());
