@@ -300,6 +300,11 @@ pub struct Assessment {
     pub status: SandboxStatus,
 }
 
+/// What a run's `cover_lost` says when cordon could not look at a cover after the command
+/// (a directory on its way became unsearchable, or the check itself failed), rather than
+/// saw it replaced: the outcome's hint tells the two apart by it.
+pub const COVER_NOT_CHECKED: &str = "could not be checked";
+
 /// The command-line advice at the end of [`TransformError::Refused`]: a flag only the
 /// user starting cordon can pass (`cordon mcp` says it in its own terms).
 pub const ALLOW_UNCONFINED_ADVICE: &str =

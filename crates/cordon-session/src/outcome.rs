@@ -590,7 +590,7 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
         ));
         // A cover that could not be looked at is not said to be replaced (new-user pass
         // 147: the hint contradicted `cover_lost`).
-        out.hint = Some(if why.contains("could not be checked") {
+        out.hint = Some(if why.contains(cordon_sandbox::COVER_NOT_CHECKED) {
             "the command ran and was stopped: a directory above a hidden or protected path \
              became unsearchable during the run, so cordon could not tell whether the path \
              was replaced; what the command did until then stays. Restore its permissions \

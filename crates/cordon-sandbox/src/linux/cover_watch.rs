@@ -630,11 +630,12 @@ pub(crate) fn lost_after_run(covered: &[Covered]) -> Option<String> {
             path,
             unreachable: Some(e),
         })) => Some(format!(
-            "the cover of {} could not be checked once the command had ended ({e}: a directory \
-             on its way became unsearchable during the run, e.g. the command changed its \
-             permissions), so cordon cannot tell whether the host replaced it meanwhile; \
-             restore the permissions (chmod u+x on the directories above it) and run again",
-            path.display()
+            "the cover of {} {} once the command had ended ({e}: a directory on its way \
+             became unsearchable during the run, e.g. the command changed its permissions), \
+             so cordon cannot tell whether the host replaced it meanwhile; restore the \
+             permissions (chmod u+x on the directories above it) and run again",
+            path.display(),
+            crate::COVER_NOT_CHECKED
         )),
         Ok(Some(Gone {
             path,
@@ -646,8 +647,9 @@ pub(crate) fn lost_after_run(covered: &[Covered]) -> Option<String> {
             path.display()
         )),
         Err(e) => Some(format!(
-            "the covers of hidden and protected paths could not be checked after the run \
-             ({e}), so one may have been replaced"
+            "the covers of hidden and protected paths {} after the run ({e}), so one may have \
+             been replaced",
+            crate::COVER_NOT_CHECKED
         )),
     }
 }
