@@ -77,6 +77,14 @@ pub(crate) fn done(path: &Path) {
 /// Finishes the sweeps of runs whose cordon process is gone: each such record's censuses
 /// swept, the record removed. What they found, marked as earlier runs'.
 pub(crate) fn finish_orphans() -> Vec<Swept> {
+    // Records in a state directory a variable puts inside a project may be forged by a
+    // run that did not protect it: never acted on (attack pass 154, F2). The CLI refuses
+    // such a run before this ([`crate::trust::own_dirs_refusal`]); a harness is kept from
+    // acting on them here.
+    if let Err(why) = crate::trust::own_dirs_refusal(None) {
+        tracing::warn!(%why, "pending sweep records not read");
+        return Vec::new();
+    }
     match dir() {
         Some(dir) => finish_orphans_in(&dir),
         None => Vec::new(),

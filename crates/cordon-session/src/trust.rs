@@ -141,6 +141,89 @@ fn user_config_dir() -> Option<PathBuf> {
         .map(|h| h.join(".config/cordon"))
 }
 
+/// The project a file that decides later runs lies in, if any (breaker, stop 19): the
+/// workspace, or the nearest directory above `real` (canonical) that holds a `.git` or a
+/// non-empty `.cordon`, up to the home (exclusive) — places sandboxed runs may write.
+pub fn project_holding(real: &Path, workspace: &Path) -> Option<PathBuf> {
+    if real.starts_with(workspace) {
+        return Some(workspace.to_path_buf());
+    }
+    marked_ancestor(real)
+}
+
+/// The nearest directory above `real` (canonical) that holds a workspace marker, up to the
+/// home (exclusive): a project some run may write.
+fn marked_ancestor(real: &Path) -> Option<PathBuf> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .and_then(|h| std::fs::canonicalize(h).ok());
+    real.ancestors()
+        .skip(1)
+        .take_while(|a| a.parent().is_some() && Some(*a) != home.as_deref())
+        .find(|a| cordon_policy::has_marker(&HostFs, a))
+        .map(Path::to_path_buf)
+}
+
+/// Refuses (the message says why and what to do) cordon's own directories when an
+/// environment variable puts them inside a project (`workspace` when given, or any
+/// directory holding
+/// a `.git` or a non-empty `.cordon`, up to the home): `$XDG_CONFIG_HOME/cordon` (the
+/// configuration, the rules and the remembered hosts, which decide what later runs may do)
+/// and `$XDG_STATE_HOME/cordon` (sessions, and the sweep records the next run carries out
+/// on the host). Such a directory is protected only in the runs whose environment names
+/// it: a run in that project without the variable can write it, and the next run that has
+/// the variable would take what it wrote (attack pass 154: a planted `config.toml` made the
+/// next run unconfined; a forged sweep record made it unlink and rename host files outside
+/// every workspace). The default places (under the home) are protected in every run, so
+/// only a variable that names another place is judged. Judged by place, not content.
+///
+/// Errors: the refusal, as one line for the user.
+pub fn own_dirs_refusal(workspace: Option<&Path>) -> Result<(), String> {
+    for (var, what) in [
+        (
+            "XDG_CONFIG_HOME",
+            "configuration (profiles, rules, remembered hosts)",
+        ),
+        ("XDG_STATE_HOME", "state (sessions, sweep records)"),
+    ] {
+        let Some(dir) = own_dir_named_by(var) else {
+            continue;
+        };
+        let project = match workspace {
+            Some(w) => project_holding(&dir, w),
+            None => marked_ancestor(&dir),
+        };
+        if let Some(project) = project {
+            return Err(format!(
+                "{var} puts cordon's {what} in {}, inside the project {}, where sandboxed \
+                 runs that do not set {var} may rewrite it, and this run would take what they \
+                 wrote; point {var} outside every project, or unset it",
+                dir.display(),
+                project.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `$VAR/cordon` (canonical, as far as it exists) when the absolute `$VAR` names another
+/// place than its default under the home (`~/.config`, `~/.local/state`).
+fn own_dir_named_by(var: &str) -> Option<PathBuf> {
+    let named = std::env::var_os(var)
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())?;
+    let default = match var {
+        "XDG_CONFIG_HOME" => ".config",
+        _ => ".local/state",
+    };
+    let real = |p: &Path| cordon_policy::paths::canonicalize_lenient(&HostFs, p);
+    let dir = real(&named.join("cordon"));
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    (home.map(|h| real(&h.join(default).join("cordon"))) != Some(dir.clone())).then_some(dir)
+}
+
 /// cordon's own files at their default places, whatever `$XDG_CONFIG_HOME` and
 /// `$XDG_STATE_HOME` say now: `.config/cordon/{config,rules,network-hosts}.toml` and
 /// `.local/state/cordon` under `$HOME` and under the account's home from the user database

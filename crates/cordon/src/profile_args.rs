@@ -162,22 +162,14 @@ pub fn profile_files_refusal(args: &ProfileArgs, rules: &[PathBuf]) -> Result<()
             );
         }
     }
+    // The same holds for the directories `$XDG_CONFIG_HOME` and `$XDG_STATE_HOME` name
+    // (attack pass 154, F1/F2).
+    cordon_session::trust::own_dirs_refusal(Some(&workspace)).map_err(anyhow::Error::msg)?;
     Ok(())
 }
 
-/// The project a file that decides later runs lies in, if any (breaker, stop 19): the
-/// workspace, or the nearest directory above `real` (canonical) that holds a `.git` or a
-/// non-empty `.cordon`, up to the home (exclusive) — places sandboxed runs may write.
+/// The project a file that decides later runs lies in, if any
+/// ([`cordon_session::trust::project_holding`]).
 pub fn project_holding(real: &std::path::Path, workspace: &std::path::Path) -> Option<PathBuf> {
-    if real.starts_with(workspace) {
-        return Some(workspace.to_path_buf());
-    }
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .and_then(|h| std::fs::canonicalize(h).ok());
-    real.ancestors()
-        .skip(1)
-        .take_while(|a| a.parent().is_some() && Some(*a) != home.as_deref())
-        .find(|a| cordon_policy::has_marker(&cordon_sandbox::HostFs, a))
-        .map(std::path::Path::to_path_buf)
+    cordon_session::trust::project_holding(real, workspace)
 }

@@ -4241,3 +4241,80 @@ fn a_home_under_tmp_is_said_to_be_hidden() {
         text(&o.stderr)
     );
 }
+
+/// Attack pass 154, F1/F2: `$XDG_CONFIG_HOME` or `$XDG_STATE_HOME` naming a directory
+/// inside a project puts cordon's configuration or its sweep records where runs that do
+/// not set the variable may write them (a planted `default_profile =
+/// "danger-full-access"` ran the next command unconfined; a forged sweep record unlinked a
+/// host file). Such a run is refused (125) before anything runs or is read (`check`
+/// says `run` would refuse it). Twins: the same variables naming a place outside every project work,
+/// and so does the default place.
+#[test]
+fn own_directories_named_inside_a_project_are_refused() {
+    let p = project();
+    let planted = p.dir.join("xcfg/cordon");
+    std::fs::create_dir_all(&planted).unwrap();
+    std::fs::write(
+        planted.join("config.toml"),
+        "default_profile = \"danger-full-access\"\n",
+    )
+    .unwrap();
+    let other = p.home.join("other");
+    std::fs::create_dir_all(other.join(".git")).unwrap();
+    std::fs::write(other.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let victim = p.home.join("victim");
+    let outside = p.home.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let attempts: [(&str, std::path::PathBuf, &str); 3] = [
+        ("XDG_CONFIG_HOME", p.dir.join("xcfg"), "configuration"),
+        ("XDG_STATE_HOME", other.join("state"), "state"),
+        // Not made yet: judged by where it would be.
+        ("XDG_CONFIG_HOME", other.join("new/cfg"), "configuration"),
+    ];
+    for (var, dir, what) in attempts {
+        let with = |args: &[&str]| {
+            let mut c = cordon(&p, args);
+            c.env(var, &dir);
+            out(c)
+        };
+        let o = with(&[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "echo x > \"$1\"",
+            "sh",
+            victim.to_str().unwrap(),
+        ]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(125), "{var}: {err}");
+        assert!(
+            err.contains(var) && err.contains(what) && err.contains("inside the project"),
+            "{err}"
+        );
+        assert!(!victim.exists(), "{var}: the refused run ran");
+        // `check` runs nothing and says that `run` would refuse.
+        let err = text(&with(&["check", "--", "true"]).stderr);
+        assert!(
+            err.contains("would refuse this") && err.contains(var),
+            "{err}"
+        );
+    }
+    // Twins: outside every project, and the default place, run as before.
+    if !sandbox_available() {
+        return;
+    }
+    for (var, dir) in [
+        ("XDG_CONFIG_HOME", outside.join("cfg")),
+        ("XDG_STATE_HOME", outside.join("state")),
+        ("XDG_CONFIG_HOME", p.home.join(".config")),
+    ] {
+        let o = out({
+            let mut c = cordon(&p, &["run", "--", "touch", "ran"]);
+            c.env(var, &dir);
+            c
+        });
+        assert_eq!(o.status.code(), Some(0), "{var}: {}", text(&o.stderr));
+    }
+    assert!(p.dir.join("ran").exists());
+}
