@@ -847,3 +847,38 @@ fn caches_config(p: &Project, mode: &str) -> PathBuf {
     .unwrap();
     cfg
 }
+
+/// Attack pass 154, F3: with `~/.cargo` (or `~/.gradle`) missing on the host, the tool's
+/// variable points at a private directory, which kept everything a run wrote there: a
+/// planted `config.toml` naming a `rustc-wrapper` ran in every later `cargo build`. The
+/// home is fresh per run now, with only its caches kept. Twin: what a run puts in the
+/// caches (`registry/`, gradle's `caches/`) is there for the next run.
+#[test]
+fn a_missing_tool_homes_private_directory_keeps_only_its_caches() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = Project::new("cordon-caches-");
+    assert!(!p.home.join(".cargo").exists() && !p.home.join(".gradle").exists());
+    let plant = "set -e; for h in \"$CARGO_HOME\" \"$GRADLE_USER_HOME\"; do \
+                 mkdir -p \"$h/bin\" \"$h/init.d\"; echo planted > \"$h/config.toml\"; \
+                 echo planted > \"$h/bin/cargo\"; echo planted > \"$h/init.d/a.gradle\"; done; \
+                 mkdir -p \"$CARGO_HOME/registry\" \"$GRADLE_USER_HOME/caches\"; \
+                 echo kept > \"$CARGO_HOME/registry/marker\"; \
+                 echo kept > \"$GRADLE_USER_HOME/caches/marker\"; echo \"$CARGO_HOME\"";
+    let o = cordon(&p, &p.dir, &["run", "--", "sh", "-c", plant]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stdout).contains("/.cache/cordon/overlays/"),
+        "CARGO_HOME is the private directory: {}",
+        text(&o.stdout)
+    );
+    let look = "for h in \"$CARGO_HOME\" \"$GRADLE_USER_HOME\"; do \
+                for f in config.toml bin/cargo init.d/a.gradle; do \
+                [ -e \"$h/$f\" ] && echo \"LEFT $f\"; done; done; \
+                cat \"$CARGO_HOME/registry/marker\" \"$GRADLE_USER_HOME/caches/marker\"";
+    let o = cordon(&p, &p.dir, &["run", "--", "sh", "-c", look]);
+    let so = text(&o.stdout);
+    assert!(!so.contains("LEFT"), "a run's files outlived it: {so}");
+    assert_eq!(so.matches("kept").count(), 2, "{so} {}", text(&o.stderr));
+}

@@ -1680,3 +1680,48 @@ fn a_stopped_server_removes_its_socket() {
     assert!(sock.exists(), "a newer server's socket was removed");
     drop(newer);
 }
+
+/// Attack pass 154, F3: with `~/.cargo` and `~/.gradle` missing on the host, `CARGO_HOME`
+/// and `GRADLE_USER_HOME` point at a private directory; a `config.toml` (a
+/// `rustc-wrapper`), `bin/cargo` or gradle init script one command planted there ran in
+/// every later one. Each command now gets a fresh home with only the caches kept, on
+/// every path — a template's commands included (each gets its own home over the
+/// template's). Twin: what a command puts in the caches is there for the next one.
+#[test]
+fn a_missing_tool_home_is_fresh_for_each_command_on_every_path() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    assert!(!p.p.home.join(".cargo").exists() && !p.p.home.join(".gradle").exists());
+    for launch in ALL {
+        let plant = format!(
+            "set -e; for h in \"$CARGO_HOME\" \"$GRADLE_USER_HOME\"; do \
+             mkdir -p \"$h/bin\" \"$h/init.d\"; echo planted > \"$h/config.toml\"; \
+             echo planted > \"$h/bin/cargo\"; echo planted > \"$h/init.d/a.gradle\"; done; \
+             echo {launch:?} >> \"$CARGO_HOME/registry/marker\"; \
+             echo {launch:?} >> \"$GRADLE_USER_HOME/caches/marker\""
+        );
+        // A first command makes the private directories (and the template that later
+        // commands are forked from, its plan's places now there).
+        p.sh(launch, "true");
+        let o = p.sh(launch, &plant);
+        assert_eq!(o.status.code(), Some(0), "{launch:?}: {}", text(&o.stderr));
+        let look = "for h in \"$CARGO_HOME\" \"$GRADLE_USER_HOME\"; do \
+                    for f in config.toml bin/cargo init.d/a.gradle; do \
+                    [ -e \"$h/$f\" ] && echo \"LEFT $f\"; done; done; \
+                    cat \"$CARGO_HOME/registry/marker\" \"$GRADLE_USER_HOME/caches/marker\"";
+        let o = p.sh(launch, look);
+        let so = text(&o.stdout);
+        assert!(
+            !so.contains("LEFT"),
+            "{launch:?}: a command's files outlived it: {so}"
+        );
+        assert_eq!(
+            so.matches(&format!("{launch:?}")).count(),
+            2,
+            "{launch:?}: the caches were not kept: {so} {}",
+            text(&o.stderr)
+        );
+    }
+}

@@ -1032,8 +1032,12 @@ pub fn create_overlay_dirs(layout: &Layout) -> io::Result<()> {
                     let _ = create_dir_nofollow_mode(&state.join(sub), 0o700);
                 }
             }
-            StepKind::CacheDir { .. } => {
+            StepKind::CacheDir { name, .. } => {
                 let _ = create_dir_nofollow_mode(&s.path, 0o700);
+                // A tool home's caches are bound into its per-run home ([`bind_tool_home`]).
+                for k in cordon_policy::caches::kept_in_layer(name).unwrap_or_default() {
+                    let _ = create_dir_nofollow_mode(&s.path.join(k), 0o700);
+                }
             }
             _ => {}
         }
@@ -1844,8 +1848,49 @@ pub fn refresh_per_command(layout: &Layout) -> io::Result<()> {
                 let target = sys::open_beneath(dev.as_raw_fd(), Path::new("shm"))?;
                 sys::attach(&shm, &target).map_err(|e| ctx_err("/dev/shm", e))?;
             }
+            StepKind::CacheDir { name, .. } => {
+                if let Some(keep) = cordon_policy::caches::kept_in_layer(name) {
+                    fresh_tool_home(&mut st, s, &keep)?;
+                }
+            }
             _ => {}
         }
+    }
+    Ok(())
+}
+
+/// A template's tool home ([`bind_tool_home`], built once) made fresh for one command: a
+/// new tmpfs over it, with the template's binds of the home's caches cloned into it. What
+/// one command writes elsewhere in the home is never seen by the next one forked from the
+/// template, nor by one running beside it (attack pass 154, F3).
+fn fresh_tool_home(st: &mut BuildState, s: &Step, keep: &[&str]) -> io::Result<()> {
+    let rp = rel(&s.path);
+    let shown = |k: &str| s.path.join(k).display().to_string();
+    // The template's home: no command has seen it (each is given its own on top).
+    let built = sys::open_beneath(st.root()?, rp)
+        .map_err(|e| ctx_err(format!("opening {}", s.path.display()), e))?;
+    let mut caches = Vec::new();
+    for k in keep {
+        match sys::open_beneath(built.as_raw_fd(), Path::new(k)) {
+            Ok(at) => caches.push((
+                *k,
+                sys::clone_tree(at.as_raw_fd(), "", true)
+                    .map_err(|e| ctx_err(format!("cloning {}", shown(k)), e))?,
+            )),
+            // Not mounted by the template (its private directory was not made): none.
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+            Err(e) => return Err(ctx_err(format!("opening {}", shown(k)), e)),
+        }
+    }
+    let home = new_tmpfs("0755", None, NOSUID_NODEV).map_err(|e| ctx_err("the tool home", e))?;
+    sys::attach(&home, &built).map_err(|e| ctx_err("attaching the tool home", e))?;
+    let home = sys::open_beneath(st.root()?, rp)
+        .map_err(|e| ctx_err(format!("opening {}", s.path.display()), e))?;
+    for (k, tree) in caches {
+        let ck = CString::new(k)?;
+        sys::mkdirat(home.as_raw_fd(), &ck, 0o755)?;
+        let at = sys::open_beneath(home.as_raw_fd(), Path::new(k))?;
+        sys::attach(&tree, &at).map_err(|e| ctx_err(format!("binding {}", shown(k)), e))?;
     }
     Ok(())
 }
@@ -2129,15 +2174,62 @@ fn mount_overlay(st: &mut BuildState, s: &Step, name: &str, state: &Path) -> io:
 
 /// Binds the private directory of a cache missing on the host ([`StepKind::CacheDir`]);
 /// a failure leaves the cache missing, with a note (the tool then fails as it would
-/// without cordon's help, naming the path).
+/// without cordon's help, naming the path). A whole tool home's ([`bind_tool_home`]) keeps
+/// only its caches.
 fn apply_cache_dir(st: &mut BuildState, s: &Step, name: &str, var: &str) {
-    if let Err(e) = apply_bind(st, s, true, false) {
+    let r = match cordon_policy::caches::kept_in_layer(name) {
+        Some(keep) => bind_tool_home(st, s, &keep),
+        None => apply_bind(st, s, true, false),
+    };
+    if let Err(e) = r {
         st.notes.push(format!(
             "cache `{name}`: its private directory {} could not be mounted ({e}); {var} \
              points at a missing directory",
             s.path.display()
         ));
     }
+}
+
+/// A tool home missing on the host (`CARGO_HOME`, `GRADLE_USER_HOME` pointed at the
+/// private directory): a fresh, empty tmpfs for this run, with only the home's caches
+/// (`keep`: `registry`, `git`; `caches`, `wrapper`) bound into it from the private
+/// directory. What a command writes elsewhere in the home — a `config.toml` naming a
+/// `rustc-wrapper`, a replaced `bin/cargo`, a gradle init script — goes with the run, and
+/// no concurrent run sees it (attack pass 154, F3: the whole directory was bound, and a
+/// planted wrapper ran in every later `cargo build` of the project; the same rule as a
+/// tool home's overlay layer, [`cordon_policy::caches::kept_in_layer`]).
+fn bind_tool_home(st: &mut BuildState, s: &Step, keep: &[&str]) -> io::Result<()> {
+    let rp = rel(&s.path);
+    let private = sys::open_beneath(st.old()?, rp)
+        .map_err(|e| ctx_err(format!("opening {}", s.path.display()), e))?;
+    if !is_dir_fd(&private)? {
+        return Err(io::Error::other("not a directory"));
+    }
+    let home = new_tmpfs("0755", None, NOSUID_NODEV).map_err(|e| ctx_err("the tool home", e))?;
+    let target = ensure_target(st.root()?, rp, true, s.may_create)
+        .map_err(|e| ctx_err(format!("mountpoint {}", s.path.display()), e))?;
+    sys::attach(&home, &target).map_err(|e| ctx_err("attaching the tool home", e))?;
+    let home = sys::open_beneath(st.root()?, rp)
+        .map_err(|e| ctx_err(format!("opening {}", s.path.display()), e))?;
+    for k in keep {
+        // Made on the host beforehand ([`create_overlay_dirs`]); one that is not a
+        // directory (planted) is left out.
+        let Ok(cache) = sys::open_beneath(private.as_raw_fd(), Path::new(k)) else {
+            continue;
+        };
+        if !is_dir_fd(&cache)? {
+            continue;
+        }
+        let tree = sys::clone_tree(cache.as_raw_fd(), "", true)
+            .map_err(|e| ctx_err(format!("cloning {k}"), e))?;
+        sys::mount_setattr(tree.as_raw_fd(), true, NOSUID_NODEV, 0)
+            .map_err(|e| ctx_err(format!("attributes of {k}"), e))?;
+        let ck = CString::new(*k)?;
+        sys::mkdirat(home.as_raw_fd(), &ck, 0o755)?;
+        let at = sys::open_beneath(home.as_raw_fd(), Path::new(k))?;
+        sys::attach(&tree, &at).map_err(|e| ctx_err(format!("binding {k}"), e))?;
+    }
+    Ok(())
 }
 
 /// Removes `work/incompat/volatile` beneath an overlay's pinned work dir (see

@@ -397,6 +397,8 @@ pub(crate) fn eligible(
         if s.kind == StepKind::GitConfig {
             return Err(git_config_is_per_command(&s.path));
         }
+        // (A tool home missing on the host, [`StepKind::CacheDir`], is a fresh tmpfs per
+        // command with the template's cache binds in it: `mounts::refresh_per_command`.)
         if let StepKind::Overlay { name, .. } = &s.kind {
             if cordon_policy::caches::kept_in_layer(name).is_some() {
                 // A whole tool home's layer is cleared of everything but its caches before
