@@ -18,7 +18,11 @@
 //! - a mount point (another filesystem, or a bind mount of the same one: `openat2` with
 //!   `RESOLVE_NO_XDEV`, and `st_dev` compared with the top's) is not entered: the removal
 //!   fails with an error naming it;
-//! - nesting deeper than [`MAX_DEPTH`] fails (a descriptor is held per level).
+//! - a directory nested [`MAX_DEPTH`] levels deep is not descended into (a descriptor is
+//!   held per level) but renamed, by descriptors, into the directory being emptied, whose
+//!   next pass removes it: any depth is removed in bounded descriptors (attack pass 154,
+//!   F4: a 300-deep tree a command made in a cache layer failed every later removal, and
+//!   with it the layer for good). At most [`MAX_LIFTS`] such moves per removal.
 //!
 //! No path-based call is made below the top.
 
@@ -34,8 +38,20 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-/// How deep [`remove_tree_at`] descends before it gives up (one open descriptor per level).
+/// How deep [`remove_tree_at`] descends (one open descriptor per level); a directory at
+/// this depth is moved up to the top instead (see the module documentation).
 pub const MAX_DEPTH: usize = 256;
+
+/// How many too-deep directories one removal moves up before it gives up (a writer still
+/// making deep trees).
+const MAX_LIFTS: usize = 1 << 16;
+
+/// The directory a removal empties (depth 0), where too-deep directories are moved, and
+/// how many were moved.
+struct Top<'a> {
+    fd: BorrowedFd<'a>,
+    lifted: std::cell::Cell<usize>,
+}
 
 /// How many times one directory is listed and emptied before a directory that keeps
 /// getting new entries (a writer still at work) is given up on.
@@ -127,7 +143,12 @@ pub fn remove_tree_at(parent: BorrowedFd<'_>, name: &OsStr, shown: &Path) -> io:
         ));
     }
     let mut dir = open_pinned_dir(&top, &st, shown)?;
-    empty(&mut dir, shown, st.st_dev, 0, &|_| false)?;
+    let held = dup(dir.as_fd(), shown)?;
+    let t = Top {
+        fd: held.as_fd(),
+        lifted: Default::default(),
+    };
+    empty(&mut dir, shown, st.st_dev, 0, &t, &|_| false)?;
     drop(dir);
     unlinkat(parent, cname.as_c_str(), UnlinkatFlags::RemoveDir).map_err(|e| err(e, shown))
 }
@@ -154,8 +175,19 @@ pub fn empty_dir_at(
         Mode::empty(),
     )
     .map_err(|e| err(e, shown))?;
+    let held = dup(fd.as_fd(), shown)?;
+    let t = Top {
+        fd: held.as_fd(),
+        lifted: Default::default(),
+    };
     let mut d = Dir::from_fd(fd).map_err(|e| err(e, shown))?;
-    empty(&mut d, shown, st.st_dev, 0, keep)
+    empty(&mut d, shown, st.st_dev, 0, &t, keep)
+}
+
+/// A second descriptor of `fd` (close-on-exec).
+fn dup(fd: BorrowedFd<'_>, shown: &Path) -> io::Result<OwnedFd> {
+    fd.try_clone_to_owned()
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", shown.display())))
 }
 
 /// Removes [`remove_tree_at`] `path`'s last component beneath its parent directory, which
@@ -173,21 +205,17 @@ pub fn remove_tree(path: &Path) -> io::Result<()> {
     remove_tree_at(parent_fd.as_fd(), name, path)
 }
 
-/// Empties the listed directory `dir` (on device `dev`, at depth `depth` below the top).
+/// Empties the listed directory `dir` (on device `dev`, at depth `depth` below `top`).
 fn empty(
     dir: &mut Dir,
     shown: &Path,
     dev: libc::dev_t,
     depth: usize,
+    top: &Top<'_>,
     keep: &dyn Fn(&CStr) -> bool,
 ) -> io::Result<()> {
-    if depth >= MAX_DEPTH {
-        return Err(io::Error::other(format!(
-            "{}: nested more than {MAX_DEPTH} directories deep",
-            shown.display()
-        )));
-    }
-    for _ in 0..PASSES {
+    let mut pass = 0;
+    loop {
         // Listed first, removed after: a directory is not changed while it is read.
         let mut names = Vec::new();
         for e in dir.iter() {
@@ -201,14 +229,40 @@ fn empty(
         if names.is_empty() {
             return Ok(());
         }
+        let lifted = top.lifted.get();
         for name in names {
             let at = shown.join(OsStr::from_bytes(name.as_bytes()));
-            remove_entry(dir.as_fd(), &name, &at, dev, depth)?;
+            remove_entry(dir.as_fd(), &name, &at, dev, depth, top)?;
+        }
+        pass += 1;
+        // At the top, a pass that moved too-deep directories here made progress: the next
+        // one removes them, however deep they went.
+        if pass >= PASSES && (depth > 0 || top.lifted.get() == lifted) {
+            break;
         }
     }
     // Still not empty after the last pass: the removal of the directory itself fails
     // with ENOTEMPTY and says so.
     Ok(())
+}
+
+/// Moves the directory `name` of `dir` (pinned, on the top's filesystem) into the top
+/// under a new name, for the top's next pass to remove (see the module documentation).
+fn lift(dir: BorrowedFd<'_>, name: &CStr, shown: &Path, top: &Top<'_>) -> io::Result<()> {
+    let n = top.lifted.get();
+    if n >= MAX_LIFTS {
+        return Err(io::Error::other(format!(
+            "{}: more than {MAX_LIFTS} directories nested over {MAX_DEPTH} deep",
+            shown.display()
+        )));
+    }
+    top.lifted.set(n + 1);
+    let to = CString::new(format!(".cordon-deep-{}-{n}", std::process::id()))
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    match nix::fcntl::renameat(dir, name, top.fd, to.as_c_str()) {
+        Ok(()) | Err(Errno::ENOENT) => Ok(()),
+        Err(e) => Err(err(e, shown)),
+    }
 }
 
 /// Removes the entry `name` of the pinned directory `dir`.
@@ -218,6 +272,7 @@ fn remove_entry(
     shown: &Path,
     dev: libc::dev_t,
     depth: usize,
+    top: &Top<'_>,
 ) -> io::Result<()> {
     let gone = |r: nix::Result<()>| match r {
         Ok(()) | Err(Errno::ENOENT) => Ok(()),
@@ -238,9 +293,12 @@ fn remove_entry(
     if st.st_dev != dev {
         return Err(mount_point(shown));
     }
+    if depth + 1 >= MAX_DEPTH {
+        return lift(dir, name, shown, top);
+    }
     let mut sub = open_pinned_dir(&pinned, &st, shown)?;
     drop(pinned);
-    empty(&mut sub, shown, dev, depth + 1, &|_| false)?;
+    empty(&mut sub, shown, dev, depth + 1, top, &|_| false)?;
     drop(sub);
     gone(unlinkat(dir, name, UnlinkatFlags::RemoveDir))
 }
@@ -417,15 +475,52 @@ mod tests {
         assert_eq!(left, vec![std::ffi::OsString::from(".lock")]);
     }
 
+    /// Attack pass 154, F4: a tree deeper than [`MAX_DEPTH`] (made with relative
+    /// `mkdir`s, so its paths are longer than `PATH_MAX` too) is removed whole, by
+    /// [`remove_tree`] and by [`empty_dir_at`] (whose kept names stay); nothing outside
+    /// is touched.
     #[test]
-    fn too_deep_a_tree_is_an_error() {
+    fn a_tree_of_any_depth_is_removed() {
         let t = tmp();
-        let mut p = t.path().join("top");
-        for _ in 0..=MAX_DEPTH {
-            p.push("d");
-        }
-        std::fs::create_dir_all(&p).unwrap();
-        let e = remove_tree(&t.path().join("top")).unwrap_err();
-        assert!(e.to_string().contains("nested more than"), "{e}");
+        let deep = |top: &Path| {
+            std::fs::create_dir_all(top).unwrap();
+            let mut d = std::fs::File::open(top).unwrap();
+            for i in 0..(MAX_DEPTH * 3 + 7) {
+                let name = CString::new(format!("level-{i}-of-a-long-name")).unwrap();
+                nix::sys::stat::mkdirat(&d, name.as_c_str(), Mode::from_bits_truncate(0o755))
+                    .unwrap();
+                if i % 100 == 0 {
+                    let f = openat(
+                        &d,
+                        name.as_c_str(),
+                        OFlag::O_CREAT | OFlag::O_WRONLY,
+                        Mode::from_bits_truncate(0o644),
+                    );
+                    drop(f);
+                }
+                let fd = openat(
+                    &d,
+                    name.as_c_str(),
+                    OFlag::O_RDONLY | OFlag::O_DIRECTORY,
+                    Mode::empty(),
+                )
+                .unwrap();
+                d = std::fs::File::from(fd);
+            }
+            std::fs::write(t.path().join("beside"), "x").unwrap();
+        };
+        deep(&t.path().join("top"));
+        remove_tree(&t.path().join("top")).unwrap();
+        assert!(!t.path().join("top").exists());
+        deep(&t.path().join("layer/cache"));
+        std::fs::write(t.path().join("layer/.lock"), "").unwrap();
+        let fd = std::fs::File::open(t.path().join("layer")).unwrap();
+        empty_dir_at(fd.as_fd(), &t.path().join("layer"), &|n| n == c".lock").unwrap();
+        let left: Vec<_> = std::fs::read_dir(t.path().join("layer"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, vec![std::ffi::OsString::from(".lock")]);
+        assert!(t.path().join("beside").exists());
     }
 }
