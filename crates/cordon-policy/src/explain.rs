@@ -302,22 +302,29 @@ pub struct FilesystemSummary {
 /// visible to a command: a read grant (`--with`, or a profile entry) or `--allow-write
 /// grant`. One text for `cordon explain` and the hint after a run that did not find it.
 pub fn private_tmp_grant(abs: &Path, grant: &Path) -> String {
-    // `/tmp` itself cannot be granted (it stays private; `-w /tmp` is refused): the path
-    // is (new-user pass nu15 N2).
-    let grant = if grant == Path::new("/tmp") {
-        abs
+    // `/tmp` itself cannot be granted (it stays private; `-w /tmp` is refused), and a
+    // missing path given to `-w` is made a directory (new-user pass 155, #1: `-w
+    // /tmp/foo.txt` was offered for a new file, and the write then failed on a directory
+    // of that name): a directory of one's own is (new-user pass nu15 N2: an existing path
+    // is granted itself).
+    let write = if grant == Path::new("/tmp") && abs != grant {
+        format!(
+            "; {} does not exist, and --allow-write makes a missing path a directory: to \
+             write a new file in the host's /tmp, make a directory of your own there (`mkdir \
+             /tmp/NAME`), pass `--allow-write /tmp/NAME` and write in it",
+            abs.display()
+        )
     } else {
-        grant
+        format!(", `--allow-write {}` to write it", shell_word(grant))
     };
     let perms = serde_json::json!({
         "entries": [{ "path": abs.to_string_lossy(), "access": "read" }]
     });
     format!(
         "grant it to make the host's path visible: `--with {}` (or `{{ path = {}, access = \
-         \"read\" }}` in your profile) to read it, `--allow-write {}` to write it",
+         \"read\" }}` in your profile) to read it{write}",
         shell_word(Path::new(&perms.to_string())),
         toml_str(abs),
-        shell_word(grant)
     )
 }
 
@@ -1118,4 +1125,28 @@ fn unix_socket_lines(resolved: &ResolvedProfile) -> Vec<String> {
             .into()
     });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// New-user pass 155, #1: a missing path in the host's `/tmp` (its smallest grant is
+    /// `/tmp`, which is never granted) is not offered to `--allow-write`, which would make
+    /// it a directory; a directory of one's own is. Twins: an existing path is offered
+    /// itself, and reading it is offered either way.
+    #[test]
+    fn a_missing_file_in_the_hosts_tmp_is_not_offered_to_allow_write() {
+        let t = private_tmp_grant(Path::new("/tmp/foo.txt"), Path::new("/tmp"));
+        assert!(!t.contains("--allow-write /tmp/foo.txt"), "{t}");
+        assert!(
+            t.contains("mkdir /tmp/NAME") && t.contains("does not exist"),
+            "{t}"
+        );
+        assert!(t.contains(r#""path":"/tmp/foo.txt""#), "{t}");
+        let t = private_tmp_grant(Path::new("/tmp/d/f"), Path::new("/tmp/d"));
+        assert!(t.contains("`--allow-write /tmp/d` to write it"), "{t}");
+        let t = private_tmp_grant(Path::new("/tmp/f"), Path::new("/tmp/f"));
+        assert!(t.contains("`--allow-write /tmp/f` to write it"), "{t}");
+    }
 }

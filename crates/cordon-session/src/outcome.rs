@@ -161,6 +161,11 @@ pub const RAISE_TIMEOUT: &str = "raise --timeout if it needs longer";
 /// follows); `cordon mcp` says it as the tool argument.
 pub const ALLOW_WRITE_ONCE: &str = "allow writing it once with -w ";
 
+/// Where a managed network's rules go, said after the rule to add (new-user pass 155, #9:
+/// the hint named `network.allow` but neither the profile nor the file).
+const NETWORK_TABLE: &str =
+    "in the profile's network table (`[profiles.NAME.network]` in ~/.config/cordon/config.toml)";
+
 /// How a network denial's hint offers the network, in the command line's terms.
 pub const ALLOW_NETWORK_ONCE: &str = "allow it once with --allow-network";
 
@@ -294,7 +299,7 @@ fn proxy_denied(d: &[ProxyDenial]) -> Option<(OutcomeClass, Evidence, String)> {
     } else if last.rule.starts_with("internal address") {
         format!(
             "{}:{} was blocked by cordon's proxy ({}); allow it with an address rule, e.g. \
-             network.allow = [\"{}\"]",
+             network.allow = [\"{}\"] {NETWORK_TABLE}",
             last.host,
             last.port,
             last.rule,
@@ -302,12 +307,14 @@ fn proxy_denied(d: &[ProxyDenial]) -> Option<(OutcomeClass, Evidence, String)> {
         )
     } else if last.rule.starts_with("port ") {
         format!(
-            "{}:{} was blocked by cordon's proxy ({}); add {} to network.ports",
+            "{}:{} was blocked by cordon's proxy ({}); add {} to network.ports {NETWORK_TABLE}",
             last.host, last.port, last.rule, last.port
         )
     } else {
         format!(
-            "{}:{} was blocked by cordon's proxy ({}); allow it with network.allow = [\"{}\"]",
+            "{}:{} was blocked by cordon's proxy ({}); allow it with network.allow = \
+             [\"{}\"] {NETWORK_TABLE}, or {ALLOW_NETWORK_ONCE} (the whole network, for one \
+             command)",
             last.host, last.port, last.rule, last.host
         )
     };
@@ -745,7 +752,9 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
         out.class = OutcomeClass::Success;
         // A forward or host the proxy could not reach is worth a line even when the
         // command shrugged it off (nu21 K8).
-        out.hint = harmless_git_info_note(sig).or_else(|| connect_failure_hint(sig));
+        out.hint = harmless_git_info_note(sig)
+            .or_else(|| connect_failure_hint(sig))
+            .or_else(|| refused_but_succeeded_hint(sig, ctx));
         return out;
     }
     let mut unexplained = None;
@@ -777,27 +786,16 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
             // Only a refusal a per-command grant can lift (a probe such as Python's
             // bytecode cache under /usr stays unmentioned); the first such one, the
             // likeliest cause (later ones are often clean-up).
-            unexplained = d
-                .records
-                .iter()
-                .filter(|r| !r.is_network() && !git_object_freshen(r))
-                .find_map(|r| {
-                    let (hint, grant) = record_hint(r, ctx);
-                    // A hard link has no grant, and is named all the same: its fix is a rename
-                    // (new-user pass nu28, F2: vim's silent failure got no hint).
-                    let linked = r.rule.starts_with(cordon_sandbox::denials::HARD_LINK_RULE)
-                        || r.rule.starts_with(cordon_sandbox::denials::UNCHECKED_RULE);
-                    (grant.is_some() || linked).then(|| {
-                        format!(
-                            "the sandbox refused `{} {}` ({}) during the run, which {} does not \
-                         name; if that is why it failed: {hint}",
-                            r.syscall,
-                            display_path(&r.path, ctx.cwd),
-                            r.errno,
-                            seen_output(sig),
-                        )
-                    })
-                });
+            unexplained = liftable_refusal(d, ctx).map(|(r, hint)| {
+                format!(
+                    "the sandbox refused `{} {}` ({}) during the run, which {} does not \
+                     name; if that is why it failed: {hint}",
+                    r.syscall,
+                    display_path(&r.path, ctx.cwd),
+                    r.errno,
+                    seen_output(sig),
+                )
+            });
             if unexplained.is_some() {
                 out.confidence = Confidence::Low;
             }
@@ -822,6 +820,48 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
             .or(unexplained);
     }
     out
+}
+
+/// The first refusal in `d` a per-command grant could lift (or a hard-linked file's, whose
+/// fix is a rename), with its hint ([`record_hint`]): network refusals and git's object
+/// freshening ([`git_object_freshen`]) are never it, nor a probe no grant is offered for
+/// (Python's bytecode cache under `/usr`). The first such one is the likeliest cause
+/// (later ones are often clean-up).
+fn liftable_refusal<'a>(
+    d: &'a cordon_sandbox::denials::DenialReport,
+    ctx: &ClassifyContext,
+) -> Option<(&'a cordon_sandbox::denials::DenialRecord, String)> {
+    d.records
+        .iter()
+        .filter(|r| !r.is_network() && !git_object_freshen(r))
+        .find_map(|r| {
+            let (hint, grant) = record_hint(r, ctx);
+            // A hard link has no grant, and is named all the same: its fix is a rename
+            // (new-user pass nu28, F2: vim's silent failure got no hint).
+            let linked = r.rule.starts_with(cordon_sandbox::denials::HARD_LINK_RULE)
+                || r.rule.starts_with(cordon_sandbox::denials::UNCHECKED_RULE);
+            (grant.is_some() || linked).then_some((r, hint))
+        })
+}
+
+/// A command that exited 0 although the sandbox refused a write a grant could lift
+/// ([`liftable_refusal`]): said, because an agent reads the exit code and would take the
+/// write as done (new-user pass 155, #3: `sh -c 'echo x > .git/hooks/pre-push; echo done'`
+/// was `success` with no hint, the refusal only in `--json`'s `denials`).
+fn refused_but_succeeded_hint(sig: &RunSignals, ctx: &ClassifyContext) -> Option<String> {
+    let d = sig.denials.as_ref()?;
+    let (r, hint) = liftable_refusal(d, ctx)?;
+    let more = match d.total.saturating_sub(1) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    Some(format!(
+        "the command exited 0, but the sandbox refused `{} {}` ({}){more}, so that write did \
+         not happen; if the command needed it: {hint}",
+        r.syscall,
+        display_path(&r.path, ctx.cwd),
+        r.errno,
+    ))
 }
 
 /// A refused time change (`utimensat`, `utime`, …) of a hard-linked file in a git
@@ -1670,10 +1710,14 @@ fn denial_hint(shown: &str, rule: &str, access: Access, grant: Result<&str, &str
         // hint arguing with itself), the way `cordon explain` puts it.
         // No path is filled in: this one may come from the program's output alone, which
         // must not steer a widening (issue 9 re-test b).
+        // The tool must be pointed there too (new-user pass 155, #5: `make install`, `npm
+        // install -g`, `cargo install` were told to grant a new directory, which changes
+        // nothing unless the tool writes into it).
         Err(why) => format!(
             "{what}; cordon offers no per-command widening: {why}; to write there anyway, \
-             make a directory of your own (`mkdir DIR/NAME`) {OWN_DIRECTORY_GRANT}, or change \
-             the profile"
+             make a directory of your own (`mkdir DIR/NAME`) {OWN_DIRECTORY_GRANT} and point \
+             the tool at it (an install prefix or root option such as `make PREFIX=DIR/NAME`, \
+             `npm --prefix`, `cargo install --root`), or change the profile"
         ),
     };
     if access == Access::Read || rule.starts_with("denied") {
@@ -1890,21 +1934,34 @@ fn record_hint(
     // lifted to its repository: that grant would not lift it, and may be in effect already
     // (nu23 Q5: `-w remote.git` offered again for `remote.git/hooks/post-receive`).
     let protected = rec.rule.starts_with("protected");
+    let mut made_here = false;
     let offered: Result<PathBuf, String> = match &rec.grant {
-        Some(g) => grant_offer(&rec.path, g, protected, ctx)
-            .or_else(|why| new_directory_grant(rec, g, ctx).ok_or(why)),
+        Some(g) => grant_offer(&rec.path, g, protected, ctx).or_else(|why| {
+            let own = new_directory_grant(rec, g, ctx).ok_or(why)?;
+            made_here = true;
+            Ok(own)
+        }),
         None => Err("no per-command grant can lift this rule".into()),
     };
     let shown_grant = offered.as_ref().map(|g| display_path(g, ctx.cwd));
     if let Some(h) = stripped_copy_hint(&rec.path, &shown, ctx) {
         return (h, None);
     }
-    let hint = denial_hint(
+    let mut hint = denial_hint(
         &shown,
         &rec.rule,
         Access::Write,
         shown_grant.as_deref().map_err(|e| e.as_str()),
     );
+    // `-w` of a missing path makes it a directory before the run, so the retried `mkdir`
+    // finds it there (new-user pass 155, #2: `mkdir ../outside` was offered `-w
+    // ../outside`, and the retry failed with "File exists").
+    if made_here {
+        hint.push_str(&format!(
+            " (cordon makes {shown} before the run, so a plain `mkdir {shown}` then fails \
+             with \"File exists\": use `mkdir -p`, or let the tool create what goes inside it)"
+        ));
+    }
     (hint, offered.ok())
 }
 
@@ -3490,6 +3547,50 @@ mod tests {
         assert_eq!(o.hint, None);
     }
 
+    /// New-user pass 155, #3: a command that exited 0 after the sandbox refused a write a
+    /// grant could lift is `success` with a hint naming the refusal and the grant (an
+    /// agent reads the exit code and took the write as done). Twins: a refusal no grant
+    /// lifts says nothing, and neither does a clean run.
+    #[test]
+    fn a_success_with_a_liftable_refusal_says_so() {
+        let o = run_with_records(
+            0,
+            "sh: 1: cannot create /data/src/out.txt: Read-only file system",
+            vec![
+                record(
+                    "/data/src/out.txt",
+                    "read-only: outside every writable root",
+                    Some("/data/src"),
+                ),
+                record(
+                    "/data/src/more.txt",
+                    "read-only: outside every writable root",
+                    Some("/data/src"),
+                ),
+            ],
+        );
+        assert_eq!(o.class, OutcomeClass::Success, "{o:?}");
+        let hint = o.hint.unwrap_or_default();
+        assert!(
+            hint.starts_with(
+                "the command exited 0, but the sandbox refused `openat /data/src/out.txt`"
+            ) && hint.contains("and 1 more")
+                && hint.contains("-w /data/src"),
+            "{hint}"
+        );
+        let o = run_with_records(
+            0,
+            "",
+            vec![record(
+                "/usr/lib/x.pyc",
+                "read-only: outside every writable root",
+                None,
+            )],
+        );
+        assert_eq!(o.hint, None, "{o:?}");
+        assert_eq!(run_with_records(0, "", vec![]).hint, None);
+    }
+
     /// New-user pass nu20, G4: a limit the helper reported, and a `network.local` forward
     /// that found nothing listening, have a hint a person can act on (it was null while
     /// stderr said what to do). Twin: a plain failure has none.
@@ -3976,8 +4077,14 @@ mod tests {
         };
         let o = classify_in("/data/src/proj", None, mkdir("/data/src/wt", "/data/src"));
         assert_eq!(grant_of(&o).as_deref(), Some(Path::new("/data/src/wt")));
+        // New-user pass 155, #2: the hint says that the directory is made before the
+        // run, so a plain `mkdir` of it fails.
         assert!(
-            o.hint.as_deref().unwrap().ends_with("-w /data/src/wt"),
+            o.hint
+                .as_deref()
+                .unwrap()
+                .contains("-w /data/src/wt (cordon makes")
+                && o.hint.as_deref().unwrap().contains("mkdir -p"),
             "{o:?}"
         );
         // In the home: the home holds the project; nothing is offered.

@@ -288,17 +288,40 @@ const AGENT_TERMS: [(&str, &str); 9] = [
     ),
 ];
 
-/// `s` with the command line's advice in an agent's terms ([`AGENT_TERMS`]).
-fn agent_terms(s: &str) -> String {
-    AGENT_TERMS
+/// The widenings of [`AGENT_TERMS`] for a client that cannot ask its user to approve: an
+/// `additional_permissions` argument would be refused, so the route that works is how the
+/// user starts the server (new-user pass 155, #8: the hint offered the tool argument, and
+/// the next line said it would be refused).
+const SERVER_TERMS: [(&str, &str); 3] = [
+    (
+        cordon_session::outcome::ALLOW_WRITE_ONCE,
+        "ask the user to allow writing it by starting the server with `cordon mcp -w PATH` \
+         for ",
+    ),
+    (
+        cordon_session::outcome::ALLOW_NETWORK_ONCE,
+        "ask the user to allow it by starting the server with `cordon mcp --allow-network`",
+    ),
+    (
+        cordon_session::outcome::OWN_DIRECTORY_GRANT,
+        "and ask the user to start the server with `cordon mcp -w DIR/NAME`",
+    ),
+];
+
+/// `s` with the command line's advice in an agent's terms ([`AGENT_TERMS`]; the widenings
+/// as the server's flags when the client cannot approve: [`SERVER_TERMS`]).
+fn agent_terms(s: &str, can_approve: bool) -> String {
+    let server: &[(&str, &str)] = if can_approve { &[] } else { &SERVER_TERMS };
+    server
         .iter()
+        .chain(AGENT_TERMS.iter())
         .fold(s.to_string(), |s, (cli, mcp)| s.replace(cli, mcp))
 }
 
 /// `r` with what cordon says about it (not the command's output) in an agent's terms.
-fn in_agent_terms(r: &ExecResult) -> ExecResult {
+fn in_agent_terms(r: &ExecResult, can_approve: bool) -> ExecResult {
     let mut r = r.clone();
-    let say = |s: &mut String| *s = agent_terms(s);
+    let say = |s: &mut String| *s = agent_terms(s, can_approve);
     if let Some(o) = &mut r.outcome {
         if let cordon_session::OutcomeClass::Refused { why } = &mut o.class {
             say(why);
@@ -322,7 +345,7 @@ fn in_agent_terms(r: &ExecResult) -> ExecResult {
 fn result(r: &ExecResult, can_approve: bool, cwd: Option<&str>) -> CallToolResult {
     // What the hint said in the run's terms decides the tool-argument lines below.
     let raw = r;
-    let r = &in_agent_terms(r);
+    let r = &in_agent_terms(r, can_approve);
     let mut v = serde_json::to_value(r).unwrap_or(Value::Null);
     if let Some(rep) = &r.report {
         v["approval"] = serde_json::to_value(&rep.approval).unwrap_or(Value::Null);
@@ -761,6 +784,32 @@ mod tests {
         assert!(
             t.contains("allow writing it with exec_command's additional_permissions"),
             "{t}"
+        );
+        // New-user pass 155, #8: a client that cannot approve is told the route that
+        // works (how the server is started), not a tool argument it is then told would be
+        // refused.
+        let mut o = cordon_session::Outcome::refused("x", 1);
+        o.class = cordon_session::OutcomeClass::SandboxDenied {
+            path: Some("/data/out.txt".into()),
+            syscall: None,
+            rule: "read-only".into(),
+            access: None,
+            grant: Some("/data".into()),
+        };
+        o.hint = Some(format!(
+            "{}/data/out.txt",
+            cordon_session::outcome::ALLOW_WRITE_ONCE
+        ));
+        let mut r = refused("x");
+        r.outcome = Some(o);
+        let cannot = text_of(&result(&r, false, None));
+        assert!(
+            cannot.contains("cordon mcp -w PATH` for /data/out.txt"),
+            "{cannot}"
+        );
+        assert!(
+            !cannot.contains("allow writing it with exec_command's additional_permissions"),
+            "{cannot}"
         );
         // nu24 F1: the loopback hint says where a session's server is, not only the flag.
         let t = with(
