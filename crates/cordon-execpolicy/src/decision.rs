@@ -368,12 +368,15 @@ impl fmt::Display for DecisionRecord {
 /// context, basis, findings, caps and notes.
 fn fmt_segment(f: &mut fmt::Formatter<'_>, i: usize, s: &SegmentRecord) -> fmt::Result {
     let seg = &s.segment;
-    writeln!(
-        f,
-        "  [{i}] {:<6} {}",
-        s.decision.as_str(),
-        seg.display_words()
-    )?;
+    // An ask no rule or finding makes is asked only in `untrusted` mode, as the headline
+    // says: `unknown`, not a bare `ask` beside a command on-request runs (new-user pass
+    // 155, #7).
+    let label = if s.decision == Decision::Ask && !s.asks_explicitly() {
+        "unknown"
+    } else {
+        s.decision.as_str()
+    };
+    writeln!(f, "  [{i}] {label:<6} {}", seg.display_words())?;
     if !seg.wrappers.is_empty() {
         let w: Vec<String> = seg.wrappers.iter().map(|w| shell_join(&w.argv)).collect();
         writeln!(f, "        via: {}", w.join(" → "))?;

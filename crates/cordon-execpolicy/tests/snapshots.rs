@@ -57,3 +57,19 @@ fn text_rendering() {
     );
     insta::assert_snapshot!("text_rendering", rec.render_text());
 }
+
+/// A segment no rule or finding asks about is `unknown` in the listing (asked only in
+/// untrusted mode, as the headline says), not `ask` (new-user pass 155, #7). Twin: a rule
+/// that asks keeps `ask`.
+#[test]
+fn an_unknown_segment_is_not_listed_as_ask() {
+    let text = policy()
+        .evaluate(
+            &argv(&["bash", "-c", "mytool --check && git reset --hard"]),
+            &EvalContext::default(),
+        )
+        .render_text();
+    assert!(text.contains("  [0] unknown mytool --check"), "{text}");
+    assert!(!text.contains("[0] ask"), "{text}");
+    assert!(text.contains("  [1] ask    git reset --hard"), "{text}");
+}

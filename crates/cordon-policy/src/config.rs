@@ -665,6 +665,28 @@ entries = [{ path = ":minimal", access = "read" }]
         assert!(c.profile("a").is_err());
     }
 
+    /// The command line's words (`--network on|off`) are read in a profile too, as
+    /// string and as table (new-user pass 155, #4: `network = "off"` was a load error).
+    #[test]
+    fn network_mode_takes_the_command_lines_words() {
+        for (word, mode) in [
+            ("on", NetworkPolicy::Enabled),
+            ("off", NetworkPolicy::Restricted),
+            ("enabled", NetworkPolicy::Enabled),
+            ("restricted", NetworkPolicy::Restricted),
+        ] {
+            let text = format!(
+                "[profiles.s]\nextends = \"workspace-write\"\nnetwork = \"{word}\"\n\
+                 [profiles.t]\nextends = \"workspace-write\"\n[profiles.t.network]\nmode = \"{word}\"\n"
+            );
+            let c = Config::parse(&text, Path::new("/cfg.toml")).unwrap();
+            assert_eq!(c.profile("s").unwrap().network, mode, "{word}");
+            assert_eq!(c.profile("t").unwrap().network, mode, "{word}");
+        }
+        let bad = "[profiles.s]\nextends = \"workspace-write\"\nnetwork = \"of\"\n";
+        assert!(Config::parse(bad, Path::new("/cfg.toml")).is_err());
+    }
+
     #[test]
     fn network_table_sets_mode_and_unix_sockets() {
         let text = r#"

@@ -173,10 +173,13 @@ fn default_true() -> bool {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum NetworkPolicy {
-    /// Full network access.
+    /// Full network access. Also read as `on`, the command line's word (`--network on`):
+    /// one vocabulary in both places (new-user pass 155, #4).
+    #[serde(alias = "on")]
     Enabled,
     /// No network at all: no socket reaches another host or the host's own loopback
-    /// services, nor unix sockets outside the sandbox (R-L2).
+    /// services, nor unix sockets outside the sandbox (R-L2). Also read as `off`.
+    #[serde(alias = "off")]
     Restricted,
     /// Out only through cordon's filtering proxy (issue 10 §4, §5): `network.allow` /
     /// `deny` / `ports` decide per host; inside, the command has a private loopback and

@@ -4,7 +4,7 @@
 //! loop thread answers with the session's approver). One JSON line each way:
 //!
 //! - proxy → caller: [`HostAsk`] `{"id":1,"proto":"connect","host":"example.com","port":443}`
-//! - caller → proxy: [`HostReply`] `{"id":1,"allow":true,"rule":"approved once by terminal"}`
+//! - caller → proxy: [`HostReply`] `{"id":1,"allow":true,"rule":"approved once by the person at the terminal"}`
 //!
 //! Asks are put one at a time; the reply is kept for the rest of the run (a host approved or
 //! denied once is not asked again by the same command), and an answer must carry the id of
@@ -37,7 +37,7 @@ pub struct HostReply {
     pub id: u64,
     /// Whether the connection may proceed (internal addresses are still judged afterwards).
     pub allow: bool,
-    /// Who decided and how, e.g. `approved once by terminal`, `denied by scripted`; it
+    /// Who decided and how, e.g. `approved once by the person at the terminal`, `denied by the scripted answers`; it
     /// becomes the rule named in the log, the 403 and the outcome.
     pub rule: String,
 }

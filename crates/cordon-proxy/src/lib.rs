@@ -103,7 +103,7 @@ const LOG_HOST_MAX: usize = 255;
 /// character that cannot occur in a host name or an address literal (`A-Z a-z 0-9 . - _ :
 /// [ ] *`) percent-encoded, so a name the command chose cannot forge the text of another
 /// record, or carry control characters into a terminal (breaker, stop 18: a SOCKS5 name
-/// `x:443: approved once by terminal` passed for an answered question).
+/// `x:443: approved once by the person at the terminal` passed for an answered question).
 pub fn log_safe_host(host: &str) -> String {
     let mut out = String::new();
     for (i, c) in host.chars().enumerate() {
@@ -386,7 +386,7 @@ impl Proxy {
         let p = &self.inner.policy;
         let (target, mut v) = p.judge_host(host, port);
         // No rule names it: asked (R-P4 `ask`) when someone can answer; the answer is the
-        // rule (`approved once by terminal`, `denied by scripted`).
+        // rule (`approved once by the person at the terminal`, `denied by the scripted answers`).
         if let (Some(t), true, Some(a)) = (&target, v.unknown, &self.inner.asker) {
             let (allowed, rule) = a.ask(proto, &t.to_string(), port).await;
             v = Verdict::answered(allowed, rule);

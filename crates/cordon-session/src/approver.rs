@@ -325,6 +325,20 @@ impl Approver for ScriptedApprover {
     }
 }
 
+/// An approver's name (`Reply::by`, the `by` of `--json`, which stays the name) as the
+/// words a reason says it in: "denied by the scripted answers", not "denied by scripted"
+/// (new-user pass 155, #11). A name not listed is said as it is.
+pub fn by_phrase(by: &str) -> &str {
+    match by {
+        "scripted" => "the scripted answers",
+        "terminal" => "the person at the terminal",
+        "mcp client" => "the MCP client's user",
+        "session cache" => "the session cache",
+        "policy" => "the policy",
+        other => other,
+    }
+}
+
 /// Whether stdin and stderr are both terminals (the interactive prompt needs both).
 pub fn has_tty() -> bool {
     use std::io::IsTerminal;

@@ -1626,7 +1626,7 @@ fn offer_retry(
             Widening::Unsandboxed => "no sandbox".into(),
         },
         match &verdict {
-            Verdict::Run { by, .. } => by.as_str(),
+            Verdict::Run { by, .. } => crate::approver::by_phrase(by),
             _ => "?",
         }
     );

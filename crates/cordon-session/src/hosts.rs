@@ -192,6 +192,7 @@ impl Session {
         self.prompts += 1;
         let r = self.approver.ask(&req);
         let by = r.by.clone();
+        let who = crate::approver::by_phrase(&by);
         let answer = match self.scope.accept(&ctx.run_id, &r) {
             Ok(a) if req.allowed_answers().contains(&a) => a,
             Ok(_) => Answer::Deny,
@@ -200,9 +201,9 @@ impl Session {
             }
         };
         let rule = match answer {
-            Answer::Once => format!("approved once by {by}"),
+            Answer::Once => format!("approved once by {who}"),
             Answer::Session => {
-                let mut rule = format!("approved for this session by {by}");
+                let mut rule = format!("approved for this session by {who}");
                 if let Err(e) = self.cache.insert(CacheEntry {
                     key,
                     approval_id: req.approval_id.to_string(),
@@ -214,17 +215,17 @@ impl Session {
             }
             Answer::RememberRule => match &remembered_file {
                 Some(f) => match remember_host(f, &entry) {
-                    Ok(()) => format!("approved by {by}; remembered in {}", f.display()),
-                    Err(e) => format!("approved once by {by}; not remembered: {e}"),
+                    Ok(()) => format!("approved by {who}; remembered in {}", f.display()),
+                    Err(e) => format!("approved once by {who}; not remembered: {e}"),
                 },
-                None => format!("approved once by {by} (no config directory to remember it in)"),
+                None => format!("approved once by {who} (no config directory to remember it in)"),
             },
             // A note that already says it was denied is the whole reason (nu21 K4: "denied
             // by mcp client: denied through the MCP client …").
             Answer::Deny | Answer::Abort => match r.note {
                 Some(n) if n.starts_with("denied") => n,
-                Some(n) => format!("denied by {by}: {n}"),
-                None => format!("denied by {by}"),
+                Some(n) => format!("denied by {who}: {n}"),
+                None => format!("denied by {who}"),
             },
         };
         self.scope.record(

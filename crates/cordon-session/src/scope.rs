@@ -62,7 +62,7 @@ pub struct DecisionEntry {
     /// The approval request it answers, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_id: Option<ApprovalId>,
-    /// The result in words (`approved once by terminal`, `prepared: landlock …`, …).
+    /// The result in words (`approved once by the person at the terminal`, `prepared: landlock …`, …).
     pub detail: String,
 }
 

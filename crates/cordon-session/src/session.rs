@@ -220,7 +220,8 @@ impl Session {
             Answer::Deny
         };
         let by = reply.by.clone();
-        let detail = format!("{} by {by}", answer.label());
+        let who = crate::approver::by_phrase(&by);
+        let detail = format!("{} by {who}", answer.label());
         self.scope.record(
             DecisionKind::ToolApproval,
             Some(&run),
@@ -231,15 +232,15 @@ impl Session {
             Answer::Deny => Verdict::Refuse {
                 reason: reply
                     .note
-                    .unwrap_or_else(|| format!("denied by {by}: {}", req.reason)),
+                    .unwrap_or_else(|| format!("denied by {who}: {}", req.reason)),
                 abort: false,
             },
             Answer::Abort => Verdict::Refuse {
-                reason: format!("aborted by {by}"),
+                reason: format!("aborted by {who}"),
                 abort: true,
             },
             Answer::Session => {
-                let mut reason = format!("approved for this session by {by}");
+                let mut reason = format!("approved for this session by {who}");
                 if eligible(&req, record, answer) {
                     if let Err(e) = self.cache.insert(CacheEntry {
                         key,
@@ -251,7 +252,7 @@ impl Session {
                     }
                 } else {
                     reason = format!(
-                        "approved once by {by} (this command is not eligible for the session \
+                        "approved once by {who} (this command is not eligible for the session \
                          cache: opaque, dangerous, or an escalation)"
                     );
                 }
@@ -266,13 +267,13 @@ impl Session {
                 let reason = match (&self.rules_file, &req.remember) {
                     (Some(f), Some(rule)) => match append_rule(f, rule) {
                         Ok(()) => format!(
-                            "approved by {by}; rule `allow {}` added to {}",
+                            "approved by {who}; rule `allow {}` added to {}",
                             crate::request::shell_words(&rule.pattern),
                             f.display()
                         ),
-                        Err(e) => format!("approved once by {by}; the rule was not saved: {e}"),
+                        Err(e) => format!("approved once by {who}; the rule was not saved: {e}"),
                     },
-                    _ => format!("approved once by {by} (no rules file to remember it in)"),
+                    _ => format!("approved once by {who} (no rules file to remember it in)"),
                 };
                 Verdict::Run {
                     reason,
@@ -284,7 +285,7 @@ impl Session {
             Answer::Once => Verdict::Run {
                 reason: match downgraded {
                     Some(a) => format!(
-                        "approved once by {by} (the answer `{}` is not offered for this \
+                        "approved once by {who} (the answer `{}` is not offered for this \
                          request: {})",
                         a.label(),
                         if a == Answer::RememberRule {
@@ -293,7 +294,7 @@ impl Session {
                             "it is not eligible for the session cache"
                         }
                     ),
-                    None => format!("approved once by {by}"),
+                    None => format!("approved once by {who}"),
                 },
                 by,
                 approval_id: Some(req.approval_id.clone()),
@@ -484,7 +485,10 @@ mod tests {
         match decide(&mut s, &["npm", "publish"]) {
             Verdict::Refuse { reason, abort } => {
                 assert!(!abort);
-                assert!(reason.contains("denied by scripted"), "{reason}");
+                assert!(
+                    reason.contains("denied by the scripted answers"),
+                    "{reason}"
+                );
                 assert!(reason.contains("publishes"), "{reason}");
             }
             v => panic!("{v:?}"),

@@ -205,8 +205,8 @@ pub struct ProfileArgs {
     /// PATH may start with a profile root (`:workspace/secrets`), as in a profile entry.
     #[arg(long = "deny-read", value_name = "PATH")]
     pub deny_read: Vec<PathBuf>,
-    /// Network access for the command (with `cordon mcp`: every command it runs): `on` (enabled), `off` (restricted: a private loopback
-    /// only) or `managed` (out only through cordon's filtering proxy, by the profile's
+    /// Network access for the command (with `cordon mcp`: every command it runs): `on`
+    /// (or `enabled`), `off` (or `restricted`: a private loopback only) or `managed` (out only through cordon's filtering proxy, by the profile's
     /// `network.allow`/`deny`/`ports`; unknown hosts are asked about, or denied without a
     /// person).
     #[arg(long, value_enum)]
@@ -224,10 +224,13 @@ pub struct ProfileArgs {
 /// `--network` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum NetworkArg {
-    /// Network enabled.
+    /// Network enabled (also `enabled`, the profile's word).
+    #[value(alias = "enabled")]
     On,
     /// Network restricted: the command's own private loopback (127.0.0.1, ::1) and unix
-    /// sockets in its writable roots; nothing of the host or beyond.
+    /// sockets in its writable roots; nothing of the host or beyond (also `restricted`,
+    /// the profile's word).
+    #[value(alias = "restricted")]
     Off,
     /// Out only through cordon's filtering proxy (HTTP, CONNECT, SOCKS5 at
     /// 127.0.0.1:3128; `HTTP_PROXY` & co. set): the profile's `network.allow`, `deny`

@@ -138,7 +138,7 @@ fn unknown_host_approved_once_goes_through() {
     assert_eq!(v["outcome"], "success", "{v}");
     // The decision log names the answer.
     let log = v["decisions"].to_string();
-    assert!(log.contains("approved once by scripted"), "{v}");
+    assert!(log.contains("approved once by the scripted answers"), "{v}");
 }
 
 #[test]
@@ -151,7 +151,7 @@ fn unknown_host_denied_is_a_403_naming_the_answer() {
     assert_eq!(o.status.code(), Some(3), "{}\n{v}", text(&o.stderr));
     assert_eq!(host_asks(&o).len(), 1, "{}", text(&o.stderr));
     assert!(
-        text(&o.stderr).contains("HTTP 403 denied by scripted"),
+        text(&o.stderr).contains("HTTP 403 denied by the scripted answers"),
         "{}",
         text(&o.stderr)
     );
@@ -160,7 +160,7 @@ fn unknown_host_denied_is_a_403_naming_the_answer() {
     assert!(
         v["rule"]
             .as_str()
-            .is_some_and(|r| r.starts_with("denied by scripted")),
+            .is_some_and(|r| r.starts_with("denied by the scripted answers")),
         "{v}"
     );
 }
@@ -342,7 +342,9 @@ fn unknown_host_is_asked_through_the_harness() {
     let outcome = r.outcome.expect("finished");
     assert_eq!(outcome.exit_code, 3, "{outcome:?}\n{}", r.output.text);
     assert!(
-        r.output.text.contains("HTTP 403 denied by scripted"),
+        r.output
+            .text
+            .contains("HTTP 403 denied by the scripted answers"),
         "{}",
         r.output.text
     );

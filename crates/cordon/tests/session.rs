@@ -852,7 +852,10 @@ fn approvals_from_a_descriptor() {
     assert_eq!(v["outcome"], "refused", "{v}");
     assert_eq!(v["approval"]["verdict"], "refuse", "{v}");
     assert!(
-        v["reason"].as_str().unwrap().contains("denied by scripted"),
+        v["reason"]
+            .as_str()
+            .unwrap()
+            .contains("denied by the scripted answers"),
         "{v}"
     );
     assert!(!p.dir.join("ran").exists());
