@@ -467,7 +467,8 @@ impl TrustProfile {
     /// One line for each `--writable`/`--with` entry that the command will not get as asked
     /// (the merge leaves out what cannot take effect, R-O1): a grant that leads through a
     /// symlink, one a profile deny wins over, a `deny` under none of the extra grants (it
-    /// only narrows the extra grant itself; `--deny-read` narrows the profile). Empty when every entry holds, or
+    /// only narrows the extra grant itself; `--deny-read` narrows the profile); and one for
+    /// a write grant that takes the whole home directory ([`home_grant_note`]). Empty when every entry holds, or
     /// when the profile does not resolve (the run reports that). For `cordon run` to say on
     /// stderr (breaker, stop 18: they were dropped in silence).
     pub fn ungranted_extras(&self) -> Vec<String> {
@@ -520,6 +521,9 @@ impl TrustProfile {
             }
             let got = r.filesystem.access_for(&HostFs, &lexical).access;
             if got.width() >= e.access.width() {
+                if e.access == Access::Write {
+                    out.extend(home_grant_note(source, &e.path, &lexical));
+                }
                 continue;
             }
             let real = cordon_policy::paths::canonicalize_lenient(&HostFs, &lexical);
@@ -541,6 +545,25 @@ impl TrustProfile {
         }
         out
     }
+}
+
+/// The note for a write grant of the home directory or a directory above it, which the
+/// command then gets whole (new-user pass 155, #10: `-w ~` was taken in silence, and a
+/// command wrote `~/.profile`, which only the exec policy's reading of shell redirections
+/// had kept it from).
+fn home_grant_note(source: &str, spelled: &str, lexical: &Path) -> Option<String> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute())?;
+    let real = |p: &Path| cordon_policy::paths::canonicalize_lenient(&HostFs, p);
+    real(&home).starts_with(real(lexical)).then(|| {
+        format!(
+            "{source} {spelled} makes your whole home directory writable for this command: \
+             shell startup files (~/.bashrc, ~/.profile), ~/.config and other tools' settings \
+             it changes stay, and later commands (and your own shell) run with them; grant \
+             only the directory it needs if you can"
+        )
+    })
 }
 
 /// A `-w`/`--deny-read` path that starts with `:` must be one of the profile's symbolic

@@ -4318,3 +4318,29 @@ fn own_directories_named_inside_a_project_are_refused() {
     }
     assert!(p.dir.join("ran").exists());
 }
+
+/// New-user pass 155, #10: `-w ~` (or a directory above the home) is said to make the
+/// whole home writable, shell startup files included. Twin: a grant inside the home says
+/// nothing of the kind.
+#[test]
+fn a_grant_of_the_whole_home_is_said() {
+    let p = project();
+    std::fs::create_dir_all(p.home.join(".cache")).unwrap();
+    let note = |grant: &std::path::Path| {
+        let o = out(cordon(
+            &p,
+            &[
+                "run",
+                "--dry-run",
+                "-w",
+                grant.to_str().unwrap(),
+                "--",
+                "true",
+            ],
+        ));
+        text(&o.stderr).contains("makes your whole home directory writable")
+    };
+    assert!(note(&p.home));
+    assert!(note(p.home.parent().unwrap()));
+    assert!(!note(&p.home.join(".cache")));
+}
