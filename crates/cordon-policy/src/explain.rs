@@ -757,6 +757,12 @@ fn explain_path(
                 )
             })
             .or_else(|| missing_deny(&resolved.filesystem, answer.entry, &canonical)),
+        // The profile's grant, on a filesystem the host mounts read-only: every write
+        // there fails (EROFS) in the sandbox too (attack pass 154, F5: explain said
+        // "writable" for a read-only bind mount inside the workspace).
+        Access::Write if fs.read_only_mount(&canonical) == Some(true) => {
+            Some(HOST_READ_ONLY_MOUNT.to_string())
+        }
         Access::Write => None,
     };
     // A cache missing on the host whose tool is pointed at a private directory works as it
@@ -776,6 +782,11 @@ fn explain_path(
         shown_as,
     }
 }
+
+/// [`PathExplanation::shown_as`] for a writable path on a filesystem the host mounts
+/// read-only.
+pub const HOST_READ_ONLY_MOUNT: &str = "on a filesystem the host mounts read-only: writes \
+     fail (EROFS) whatever the profile grants; remount it read-write on the host to write it";
 
 /// A deny entry whose path did not exist at launch hides nothing: there is no mount point
 /// to mask. A file created there while a command runs (by you, or by another program)
@@ -1038,6 +1049,11 @@ impl fmt::Display for Explanation {
                 writeln!(f, ": writable (the sandbox's private /tmp)")?;
             } else if p.decided_by == Decider::PrivateTmp {
                 writeln!(f, ": hidden (private /tmp)")?;
+            } else if p.shown_as.as_deref() == Some(HOST_READ_ONLY_MOUNT) {
+                writeln!(
+                    f,
+                    ": writable by the profile, but read-only on the host (below)"
+                )?;
             } else if p.shown_as.is_some() {
                 // The host file's access, and that the command sees something else in its
                 // place (new-user pass nu62: "read-only" then "writable copy" read as a

@@ -71,5 +71,5 @@ pub use context::{
 };
 pub use explain::{
     explain, explain_judged, Decider, Explanation, FilesystemSummary, NetworkExplanation,
-    PathExplanation, SandboxExplanation,
+    PathExplanation, SandboxExplanation, HOST_READ_ONLY_MOUNT,
 };

@@ -51,6 +51,13 @@ pub trait FsView {
     fn read_link(&self, _p: &Path) -> Option<PathBuf> {
         None
     }
+    /// Whether the filesystem holding `p` (symlinks followed; the nearest existing
+    /// ancestor when `p` is missing) is mounted read-only on the host (`statvfs`
+    /// `ST_RDONLY`), where no profile grant makes a write succeed. `None` when the view
+    /// cannot tell (the default).
+    fn read_only_mount(&self, _p: &Path) -> Option<bool> {
+        None
+    }
     /// Whether `p` (symlinks followed) is a directory with no entries. Cordon's
     /// placeholder for a missing `.git`/`.cordon` is such a directory, which git ignores
     /// (so it never shows in `git status`) and which is not a workspace marker. The default
@@ -586,6 +593,9 @@ impl FsView for MemoFs<'_> {
     }
     fn identity(&self, p: &Path) -> Option<FileIdentity> {
         self.inner.identity(p)
+    }
+    fn read_only_mount(&self, p: &Path) -> Option<bool> {
+        self.inner.read_only_mount(p)
     }
 }
 

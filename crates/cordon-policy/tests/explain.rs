@@ -564,3 +564,35 @@ fn a_refused_grant_is_not_suggested() {
         assert!(hint.contains("pass `--allow-write /data/other`"), "{hint}");
     }
 }
+
+/// Attack pass 154, F5: a path the profile makes writable, on a filesystem the host mounts
+/// read-only (a read-only bind mount inside the workspace), is not reported as plainly
+/// writable: every write there fails. Twin: a writable path beside it is.
+#[test]
+fn a_writable_path_on_a_read_only_host_mount_says_so() {
+    struct ReadOnlyBelow<'a>(&'a MemFs, &'a str);
+    impl FsView for ReadOnlyBelow<'_> {
+        fn canonicalize(&self, p: &Path) -> Option<PathBuf> {
+            self.0.canonicalize(p)
+        }
+        fn kind(&self, p: &Path) -> Option<FileKind> {
+            self.0.kind(p)
+        }
+        fn read_to_string(&self, p: &Path) -> Option<String> {
+            self.0.read_to_string(p)
+        }
+        fn read_only_mount(&self, p: &Path) -> Option<bool> {
+            Some(p.starts_with(self.1))
+        }
+    }
+    let mem = fs().dir("/home/u/proj/ro");
+    let view = ReadOnlyBelow(&mem, "/home/u/proj/ro");
+    let (r, sel, status) = resolved_on_linux(&mem, &dev());
+    let paths = [PathBuf::from("ro/f"), PathBuf::from("src/f")];
+    let e = explain(&r, &view, &paths, &sel, &status, None);
+    assert_eq!(e.paths[0].access, Access::Write);
+    assert_eq!(e.paths[0].shown_as.as_deref(), Some(HOST_READ_ONLY_MOUNT));
+    assert!(e.to_string().contains("but read-only on the host"), "{e}");
+    assert_eq!(e.paths[1].access, Access::Write);
+    assert_eq!(e.paths[1].shown_as, None);
+}

@@ -26,6 +26,12 @@ impl FsView for HostFs {
     fn canonicalize(&self, p: &Path) -> Option<PathBuf> {
         std::fs::canonicalize(p).ok()
     }
+    fn read_only_mount(&self, p: &Path) -> Option<bool> {
+        let at = p.ancestors().find(|a| std::fs::metadata(a).is_ok())?;
+        nix::sys::statvfs::statvfs(at)
+            .ok()
+            .map(|v| v.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY))
+    }
     fn kind(&self, p: &Path) -> Option<FileKind> {
         // `stat` never opens the file: safe on FIFOs and devices.
         std::fs::metadata(p).ok().map(|m| {
