@@ -565,6 +565,25 @@ fn fresh_grant_roots(exec: &ExecRequest) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
+/// The host paths a sandboxed command may write ([`crate::writable_history`]): the
+/// profile's write entries as resolved (canonical). None for a run without a sandbox, or
+/// with an unrestricted filesystem (every place is writable to it, by the user's choice).
+fn writable_roots(exec: &ExecRequest) -> Vec<std::path::PathBuf> {
+    if exec.backend == cordon_policy::Backend::None {
+        return Vec::new();
+    }
+    let Some(cordon_policy::ResolvedFilesystem::Restricted { entries, .. }) =
+        exec.resolved.as_ref().map(|r| &r.filesystem)
+    else {
+        return Vec::new();
+    };
+    entries
+        .iter()
+        .filter(|e| e.access == cordon_policy::Access::Write)
+        .map(|e| e.path.clone())
+        .collect()
+}
+
 /// Steps 1–3 of one attempt: exec policy → approval (skipped for an approved retry,
 /// `approved`) → sandbox preparation, with the warnings about running unconfined on
 /// stderr. A refusal is the finished [`Report`] (`Err`), its run already finished.
@@ -721,6 +740,9 @@ pub fn prepare(
     };
     let sweep_record =
         crate::pending_sweeps::record(run_id.as_str(), &git_dirs, &fresh_grant_roots(&exec));
+    // Where this command may write and what it keeps read-only there, for later runs that
+    // read cordon's files from another place (attack pass 156, H1).
+    crate::writable_history::record(&writable_roots(&exec), &req.profile_files);
     Ok(Prepared {
         run_id,
         record,

@@ -37,6 +37,7 @@ pub mod runner;
 pub mod scope;
 pub mod session;
 pub mod trust;
+pub mod writable_history;
 
 pub use approver::{
     choose_approver, has_tty, ApprovalFront, Approver, NonInteractive, Preapproved, Reply,

@@ -144,21 +144,25 @@ fn user_config_dir() -> Option<PathBuf> {
 /// The project a file that decides later runs lies in, if any (breaker, stop 19): the
 /// workspace, or the nearest directory above `real` (canonical) that holds a `.git` or a
 /// non-empty `.cordon`, up to the home (exclusive) — places sandboxed runs may write.
+///
+/// Also a writable root of an earlier run that did not keep `real` read-only
+/// ([`crate::writable_history::unprotected_writer`]): an unmarked directory is a
+/// workspace too, and a `-w` grant is writable (attack pass 156, H1).
 pub fn project_holding(real: &Path, workspace: &Path) -> Option<PathBuf> {
     if real.starts_with(workspace) {
         return Some(workspace.to_path_buf());
     }
-    marked_ancestor(real)
+    marked_ancestor(real).or_else(|| crate::writable_history::unprotected_writer(real))
 }
 
-/// The nearest directory above `real` (canonical) that holds a workspace marker, up to the
-/// home (exclusive): a project some run may write.
+/// `real` itself (a directory that is a project: attack pass 156, M1) or the nearest
+/// directory above it (canonical) that holds a workspace marker, up to the home
+/// (exclusive): a project some run may write.
 fn marked_ancestor(real: &Path) -> Option<PathBuf> {
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .and_then(|h| std::fs::canonicalize(h).ok());
     real.ancestors()
-        .skip(1)
         .take_while(|a| a.parent().is_some() && Some(*a) != home.as_deref())
         .find(|a| cordon_policy::has_marker(&HostFs, a))
         .map(Path::to_path_buf)
@@ -191,7 +195,9 @@ pub fn own_dirs_refusal(workspace: Option<&Path>) -> Result<(), String> {
         };
         let project = match workspace {
             Some(w) => project_holding(&dir, w),
-            None => marked_ancestor(&dir),
+            None => {
+                marked_ancestor(&dir).or_else(|| crate::writable_history::unprotected_writer(&dir))
+            }
         };
         if let Some(project) = project {
             return Err(format!(
@@ -200,6 +206,31 @@ pub fn own_dirs_refusal(workspace: Option<&Path>) -> Result<(), String> {
                  wrote; point {var} outside every project, or unset it",
                 dir.display(),
                 project.display()
+            ));
+        }
+    }
+    // Wherever they are (another `$HOME` too: attack pass 156, M2), the files this run
+    // trusts must not be where an earlier run could write without keeping them read-only.
+    let real = |p: &Path| cordon_policy::paths::canonicalize_lenient(&HostFs, p);
+    for p in [
+        user_config_path(),
+        user_rules_path(),
+        crate::hosts::remembered_hosts_path(),
+        crate::cache::state_dir(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        let p = real(&p);
+        if let Some(root) = crate::writable_history::unprotected_writer(&p) {
+            return Err(format!(
+                "cordon's own file {} lies in {}, where an earlier sandboxed run could write \
+                 without keeping it read-only (a run that did not read cordon's files from \
+                 there), and this run would take what it wrote; keep cordon's configuration \
+                 and state at their defaults under your home, or in a directory no sandboxed \
+                 command has written",
+                p.display(),
+                root.display()
             ));
         }
     }

@@ -4344,3 +4344,67 @@ fn a_grant_of_the_whole_home_is_said() {
     assert!(note(p.home.parent().unwrap()));
     assert!(!note(&p.home.join(".cache")));
 }
+
+/// Attack pass 156, H1/M1/M2: what decides whether cordon may read its own files from a
+/// place is whether an earlier run could write there without keeping them read-only — not
+/// only a `.git` above them. A run in an unmarked directory (its workspace is the cwd)
+/// planted a config that a later run with `XDG_CONFIG_HOME` (or `--config`, or another
+/// `HOME`) there read and ran unconfined; a `$XDG_CONFIG_HOME/cordon` that is itself a
+/// repository passed. All refused (125) now. Twin: a place no run wrote is used.
+#[test]
+fn own_files_an_earlier_run_could_write_are_refused() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let unmarked = p.root.path().join("scratch");
+    let other = p.root.path().join("other");
+    let dots = p.root.path().join("dots");
+    for d in [&unmarked, &other, &dots.join("cordon")] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    assert!(std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(dots.join("cordon"))
+        .status()
+        .unwrap()
+        .success());
+    let plant = "mkdir -p xdg/cordon h/.config/cordon && \
+                 printf 'default_profile = \"danger-full-access\"\\n' > xdg/cordon/config.toml && \
+                 cp xdg/cordon/config.toml h/.config/cordon/config.toml";
+    let o = out(p.cordon_in(&unmarked, &["run", "--", "sh", "-c", plant]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let escaped = p.root.path().join("ESCAPED");
+    let attempt = |var: &str, val: &std::path::Path, extra: &[&str]| {
+        let mut args = vec!["run"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--", "touch", escaped.to_str().unwrap()]);
+        let mut c = p.cordon_in(&other, &args);
+        c.env(var, val);
+        out(c)
+    };
+    let cfg = unmarked.join("xdg/cordon/config.toml");
+    for (var, val, extra) in [
+        ("XDG_CONFIG_HOME", unmarked.join("xdg"), vec![]),
+        ("HOME", unmarked.join("h"), vec![]),
+        ("XDG_CONFIG_HOME", dots.clone(), vec![]),
+        (
+            "CORDON_UNUSED",
+            unmarked.clone(),
+            vec!["--config", cfg.to_str().unwrap()],
+        ),
+    ] {
+        let o = attempt(var, &val, &extra);
+        assert_eq!(
+            o.status.code(),
+            Some(125),
+            "{var}={val:?} {extra:?}: {}",
+            text(&o.stderr)
+        );
+        assert!(!escaped.exists(), "{var}={val:?}: ran unconfined");
+    }
+    let mut c = p.cordon_in(&other, &["run", "--", "true"]);
+    c.env("XDG_CONFIG_HOME", p.root.path().join("fresh"));
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+}

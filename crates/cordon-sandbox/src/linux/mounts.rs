@@ -1890,7 +1890,14 @@ fn fresh_tool_home(st: &mut BuildState, s: &Step, keep: &[&str]) -> io::Result<(
         let ck = CString::new(k)?;
         sys::mkdirat(home.as_raw_fd(), &ck, 0o755)?;
         let at = sys::open_beneath(home.as_raw_fd(), Path::new(k))?;
-        sys::attach(&tree, &at).map_err(|e| ctx_err(format!("binding {}", shown(k)), e))?;
+        match sys::attach(&tree, &at) {
+            Ok(()) => {}
+            // The private directory was removed on the host since the template bound it
+            // (`cordon cache clear`): this command starts that cache empty, in its own home
+            // (attack pass 156, L2: every command of the template exited 125).
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+            Err(e) => return Err(ctx_err(format!("binding {}", shown(k)), e)),
+        }
     }
     Ok(())
 }
