@@ -527,15 +527,20 @@ impl Proc {
 
     /// Waits until there is output or the run ended, at most `wait`; then takes up to
     /// `max` bytes (cut at a UTF-8 boundary).
-    fn take(&self, max: usize, wait: Duration) -> (Output, Option<Report>) {
+    fn take(&self, max: usize, wait: Duration, whole: bool) -> (Output, Option<Report>) {
         let deadline = Instant::now() + wait;
         let mut st = match self.state.lock() {
             Ok(s) => s,
             Err(p) => p.into_inner(),
         };
-        while st.unread.is_empty()
-            && st.partial.iter().all(runner::LineHold::is_empty)
-            && st.finished.is_none()
+        // `whole`: what arrives within the whole wait (until the run ends or `max` bytes are
+        // there), not only the first of it ([`Harness::read_output_within`]).
+        while st.finished.is_none()
+            && if whole {
+                st.unread.len() < max
+            } else {
+                st.unread.is_empty() && st.partial.iter().all(runner::LineHold::is_empty)
+            }
         {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -1032,7 +1037,7 @@ impl Harness {
         };
         let proc = self.start(prepared, trust, &spec, &params)?;
         let wait = params.yield_time.unwrap_or(Duration::MAX);
-        self.collect(&proc, params.max_output_bytes, wait, true)
+        self.collect(&proc, params.max_output_bytes, wait, true, false)
     }
 
     /// Additional permissions come from the agent, not from the person who configured the
@@ -1367,12 +1372,16 @@ impl Harness {
         max_bytes: usize,
         wait: Duration,
         until_end: bool,
+        whole: bool,
     ) -> Result<ExecResult, HarnessError> {
         if until_end {
             proc.wait_finished(Instant::now().checked_add(wait));
         }
-        let (mut out, finished) =
-            proc.take(max_bytes, if until_end { Duration::ZERO } else { wait });
+        let (mut out, finished) = proc.take(
+            max_bytes,
+            if until_end { Duration::ZERO } else { wait },
+            whole,
+        );
         out.truncated = out.remaining_bytes > 0 || out.dropped_bytes > 0 || out.omitted_bytes > 0;
         let done = finished.is_some() && out.remaining_bytes == 0;
         if done {
@@ -1429,7 +1438,24 @@ impl Harness {
         wait: Duration,
     ) -> Result<ExecResult, HarnessError> {
         let p = self.get(id)?;
-        self.collect(&p, max_bytes, wait, false)
+        self.collect(&p, max_bytes, wait, false, false)
+    }
+
+    /// [`Harness::read_output`] that gathers what arrives within the whole `wait`, not
+    /// only the first of it: it returns when `wait` has passed, the run ended, or
+    /// `max_bytes` are there. For a caller that reads once per turn (an agent's
+    /// `write_stdin`): `echo A; sleep 0.3; echo B` read with 2 s gets both lines, not `A`
+    /// now and `B` on the next call (new-user pass 157, #2).
+    ///
+    /// Errors: no such session.
+    pub fn read_output_within(
+        &self,
+        id: &str,
+        max_bytes: usize,
+        wait: Duration,
+    ) -> Result<ExecResult, HarnessError> {
+        let p = self.get(id)?;
+        self.collect(&p, max_bytes, wait, false, true)
     }
 
     /// Waits up to `timeout` for the run to end, collecting up to `max_bytes` of output.
@@ -1442,7 +1468,7 @@ impl Harness {
         max_bytes: usize,
     ) -> Result<ExecResult, HarnessError> {
         let p = self.get(id)?;
-        self.collect(&p, max_bytes, timeout, true)
+        self.collect(&p, max_bytes, timeout, true, false)
     }
 
     /// Sends `signal` (`libc::SIG*`) to the session's command (through the helper, which
@@ -1482,7 +1508,13 @@ impl Harness {
         if let Some(c) = lock(&p.control).clone() {
             c.kill();
         }
-        let r = self.collect(&p, DEFAULT_MAX_OUTPUT_BYTES, Duration::from_secs(5), true)?;
+        let r = self.collect(
+            &p,
+            DEFAULT_MAX_OUTPUT_BYTES,
+            Duration::from_secs(5),
+            true,
+            false,
+        )?;
         // Killed: what is left unread is not wanted.
         lock(&self.inner.procs).remove(id);
         Ok(ExecResult {
@@ -1704,10 +1736,10 @@ mod tests {
         // was read: before that, the start is kept and the drop taken after it).
         let p = proc();
         p.push(b"r\n");
-        p.take(usize::MAX, Duration::ZERO);
+        p.take(usize::MAX, Duration::ZERO, false);
         p.push(b"partial line\n");
         p.push(&vec![b'y'; OUTPUT_BUFFER_BYTES - 5]);
-        let (o, _) = p.take(20, Duration::ZERO);
+        let (o, _) = p.take(20, Duration::ZERO, false);
         assert!(
             o.text.contains("between reads]\ny"),
             "{:?}",
@@ -1720,13 +1752,13 @@ mod tests {
     fn reads_stop_at_character_boundaries_and_say_what_is_left() {
         let p = proc();
         p.push("aé€b".as_bytes()); // 1 + 2 + 3 + 1 bytes
-        let (o, _) = p.take(2, Duration::ZERO); // "a" + half of "é": only "a"
+        let (o, _) = p.take(2, Duration::ZERO, false); // "a" + half of "é": only "a"
         assert_eq!(o.text, "a");
         assert_eq!(o.remaining_bytes, 6);
         assert!(o.truncated);
-        let (o, _) = p.take(5, Duration::ZERO);
+        let (o, _) = p.take(5, Duration::ZERO, false);
         assert_eq!(o.text, "é€");
-        let (o, _) = p.take(5, Duration::ZERO);
+        let (o, _) = p.take(5, Duration::ZERO, false);
         assert_eq!(
             (o.text.as_str(), o.remaining_bytes, o.truncated),
             ("b", 0, false)
@@ -1740,15 +1772,15 @@ mod tests {
     fn reads_with_more_to_come_end_at_a_line() {
         let p = proc();
         p.push(b"159566\n159567\n159568\n");
-        let (o, _) = p.take(10, Duration::ZERO);
+        let (o, _) = p.take(10, Duration::ZERO, false);
         assert_eq!(o.text, "159566\n");
-        let (o, _) = p.take(10, Duration::ZERO);
+        let (o, _) = p.take(10, Duration::ZERO, false);
         assert_eq!(o.text, "159567\n");
-        let (o, _) = p.take(100, Duration::ZERO);
+        let (o, _) = p.take(100, Duration::ZERO, false);
         assert_eq!(o.text, "159568\n");
         let p = proc();
         p.push(b"abcdefghij\n");
-        let (o, _) = p.take(4, Duration::ZERO);
+        let (o, _) = p.take(4, Duration::ZERO, false);
         assert_eq!(o.text, "abcd");
     }
 
@@ -1757,10 +1789,10 @@ mod tests {
         let p = proc();
         // Read once: from then on the buffer keeps the last 1 MiB.
         p.push(b"first\n");
-        assert_eq!(p.take(usize::MAX, Duration::ZERO).0.text, "first\n");
+        assert_eq!(p.take(usize::MAX, Duration::ZERO, false).0.text, "first\n");
         p.push(&vec![b'x'; OUTPUT_BUFFER_BYTES]);
         p.push(b"tail");
-        let (o, _) = p.take(usize::MAX, Duration::ZERO);
+        let (o, _) = p.take(usize::MAX, Duration::ZERO, false);
         assert_eq!(o.dropped_bytes, 4);
         // What the buffer keeps, not that the output went unread (new-user pass 150,
         // item 12: said so in the answer to the call that started the command).
@@ -1775,7 +1807,7 @@ mod tests {
         assert!(!o.text.contains("unread"), "{}", &o.text[..120]);
         assert!(o.text.ends_with("xtail"));
         p.push(b"more");
-        let (o, _) = p.take(usize::MAX, Duration::ZERO);
+        let (o, _) = p.take(usize::MAX, Duration::ZERO, false);
         assert_eq!((o.text.as_str(), o.dropped_bytes), ("more", 0));
     }
 
@@ -1788,7 +1820,7 @@ mod tests {
         let lines: String = (1..=200_000).map(|i| format!("{i}\n")).collect();
         let p = proc();
         p.push(lines.as_bytes());
-        let (o, _) = p.take(16 * 1024, Duration::ZERO);
+        let (o, _) = p.take(16 * 1024, Duration::ZERO, false);
         assert!(o.text.starts_with("1\n2\n3\n"), "{}", &o.text[..40]);
         assert!(
             !o.text.contains("[cordon:"),
@@ -1796,7 +1828,7 @@ mod tests {
         );
         let mut rest = String::new();
         loop {
-            let (o, _) = p.take(64 * 1024, Duration::ZERO);
+            let (o, _) = p.take(64 * 1024, Duration::ZERO, false);
             if o.text.is_empty() {
                 break;
             }
@@ -1814,7 +1846,7 @@ mod tests {
         p.push(&long);
         let mut all = String::new();
         loop {
-            let (o, _) = p.take(64 * 1024, Duration::ZERO);
+            let (o, _) = p.take(64 * 1024, Duration::ZERO, false);
             if o.text.is_empty() {
                 break;
             }
@@ -1838,7 +1870,7 @@ mod tests {
                 abort: false,
             },
         ));
-        let (o, _) = p.take(64 * 1024, Duration::ZERO);
+        let (o, _) = p.take(64 * 1024, Duration::ZERO, false);
         assert!(o.text.starts_with("1\n2\n"), "{}", &o.text[..40]);
         assert_eq!(o.text.matches("[cordon:").count(), 1, "{}", o.text.len());
         assert!(o.text.contains("bytes of output left out here"));
@@ -1846,11 +1878,44 @@ mod tests {
         assert!(o.dropped_bytes > 0);
     }
 
+    /// New-user pass 157, #2: a read that gathers the whole wait gets the output that
+    /// arrives after its first line too (an agent's `write_stdin` got `A`, and `B` one
+    /// call late); a plain read returns at the first. Twin: `max` bytes end the wait.
+    #[test]
+    fn a_whole_window_read_gathers_what_arrives_within_it() {
+        let p = Arc::new(proc());
+        let later = |p: &Arc<Proc>| {
+            let q = Arc::clone(p);
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(150));
+                q.push_stream(0, b"B\n");
+            })
+        };
+        p.push_stream(0, b"A\n");
+        let t = later(&p);
+        let (o, _) = p.take(1024, Duration::from_secs(5), false);
+        assert_eq!(o.text, "A\n");
+        t.join().unwrap();
+        p.take(1024, Duration::ZERO, false);
+        p.push_stream(0, b"A\n");
+        let t = later(&p);
+        let start = Instant::now();
+        let (o, _) = p.take(1024, Duration::from_millis(600), true);
+        assert_eq!(o.text, "A\nB\n");
+        assert!(start.elapsed() >= Duration::from_millis(600));
+        t.join().unwrap();
+        p.push_stream(0, b"0123456789\n");
+        let start = Instant::now();
+        let (o, _) = p.take(4, Duration::from_secs(5), true);
+        assert!(!o.text.is_empty());
+        assert!(start.elapsed() < Duration::from_secs(4));
+    }
+
     #[test]
     fn an_empty_read_waits_at_most_its_bound() {
         let p = proc();
         let t = Instant::now();
-        let (o, f) = p.take(10, Duration::from_millis(50));
+        let (o, f) = p.take(10, Duration::from_millis(50), false);
         assert!(o.text.is_empty() && f.is_none());
         assert!(t.elapsed() >= Duration::from_millis(50));
     }

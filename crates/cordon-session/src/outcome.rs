@@ -169,6 +169,10 @@ const NETWORK_TABLE: &str =
 /// How a network denial's hint offers the network, in the command line's terms.
 pub const ALLOW_NETWORK_ONCE: &str = "allow it once with --allow-network";
 
+/// How the loopback hint names the flag that forwards a host port (the address follows,
+/// then a closing backtick), in the command line's terms.
+pub const PASS_LOCAL_PORT: &str = "pass `--local-port ";
+
 /// How a refused write's hint points at a directory of one's own, in the command line's
 /// terms.
 pub const OWN_DIRECTORY_GRANT: &str = "and pass -w DIR/NAME";
@@ -956,7 +960,7 @@ fn own_loopback_hint(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Stri
     Some(format!(
         "`{}`: each sandboxed command has its own loopback, so servers on the host's \
          127.0.0.1 are not there (a server started inside the same command is); to reach \
-         the host's, pass `--local-port 127.0.0.1:{port}`",
+         the host's, {PASS_LOCAL_PORT}127.0.0.1:{port}`",
         cordon_policy::text::printable(line.trim())
     ))
 }

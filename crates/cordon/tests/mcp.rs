@@ -181,3 +181,68 @@ fn killed_server_leaves_no_session_behind() {
     }
     assert_eq!(sleepers(), 0, "a session outlived the killed server");
 }
+
+/// New-user pass 157, #1: `stdin` a command does not read (`true`, `head -c 5`) closes the
+/// pipe under cordon's write; the server died of SIGPIPE, taking every session along. It
+/// answers that call and the next one now. Raw JSON-RPC lines; no Python needed.
+#[test]
+fn unread_stdin_does_not_end_the_server() {
+    use std::io::{BufRead, BufReader, Write};
+    let root = tempfile::Builder::new()
+        .prefix("cordon-mcp-pipe-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let dir = root.path().join("proj");
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    std::fs::write(dir.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let mut child = Command::new(CORDON)
+        .arg("mcp")
+        .current_dir(&dir)
+        .env("HOME", root.path())
+        .env_remove("CORDON_DISABLE_LAYERS")
+        .env_remove("CORDON_PROFILE")
+        .env_remove("CORDON_CONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let mut output = BufReader::new(child.stdout.take().unwrap());
+    let mut send = |v: serde_json::Value| writeln!(input, "{v}").unwrap();
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}}),
+    );
+    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let big = "x".repeat(400_000);
+    for (id, script) in [(2, "true"), (3, "head -c 5; echo"), (4, "echo alive")] {
+        send(
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "exec_command",
+            "arguments": {"script": script, "stdin": big}}}),
+        );
+    }
+    let mut answered = Vec::new();
+    let mut line = String::new();
+    while answered.len() < 3 {
+        line.clear();
+        if output.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if let Some(id) = v["id"].as_i64().filter(|i| *i >= 2) {
+            answered.push((id, v));
+        }
+    }
+    drop(input);
+    let status = child.wait().unwrap();
+    assert_eq!(
+        answered.len(),
+        3,
+        "the server ended ({status:?}) after {answered:?}"
+    );
+    let last = &answered.iter().find(|(id, _)| *id == 4).unwrap().1;
+    assert!(last.to_string().contains("alive"), "{last}");
+}

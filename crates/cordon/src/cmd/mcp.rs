@@ -45,6 +45,12 @@ const CONTEXT_URI: &str = "cordon://environment_context";
 const ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
 
 pub fn mcp(args: McpArgs) -> Result<i32> {
+    // A command that does not read the `stdin` it was given (`head -c 5`, `true`) closes
+    // the pipe: the write must fail with EPIPE, not kill the server and every session
+    // (new-user pass 157, #1: 70 kB of stdin to `true` ended `cordon mcp` by SIGPIPE).
+    // The commands themselves start with the default disposition (the helper restores it
+    // before `execve`, as `std::process::Command` does).
+    cordon_sandbox::ignore_sigpipe();
     crate::profile_args::profile_files_refusal(&args.profile, &args.rules.rules)?;
     let cwd = crate::profile_args::current_dir()?;
     let mut opts = HarnessOptions::new(cwd);
@@ -231,13 +237,15 @@ fn tools() -> Vec<Tool> {
         Tool::new(
             "write_stdin",
             "Write text to a running session's stdin (a terminal's input with tty: \\u0003 is ^C, \
-             \\u0004 end of input). Then returns the output that arrives within wait_ms.",
+             \\u0004 end of input). Then returns the output that arrives within wait_ms \
+             (sooner when the command ends or max_output_bytes are there).",
             input_schema::<WriteStdinArgs>(),
         ),
         Tool::new(
             "read_output",
-            "Read a session's output since the last read (waiting up to wait_ms for some), \
-             with its outcome once it ended. wait_for_exit waits for the end instead.",
+            "Read a session's output since the last read: what arrives within wait_ms \
+             (sooner when the command ends or max_output_bytes are there), with its outcome \
+             once it ended. wait_for_exit waits for the end instead.",
             input_schema::<ReadOutputArgs>(),
         ),
         Tool::new(
@@ -253,7 +261,7 @@ fn tools() -> Vec<Tool> {
 /// only the user starting cordon can pass is left out or said as the server's, and
 /// "cd" is the call's `cwd` (new-user pass 150: a refusal told the agent to pass
 /// `--profile read-only`).
-const AGENT_TERMS: [(&str, &str); 9] = [
+const AGENT_TERMS: [(&str, &str); 10] = [
     // New-user pass 152: hints named the run's flags (`-w`, `--allow-network`) before the
     // line that gives the tool argument.
     (
@@ -286,6 +294,11 @@ const AGENT_TERMS: [(&str, &str); 9] = [
         cordon_policy::CD_INTO_PROJECT,
         "give exec_command a `cwd` in a project directory",
     ),
+    // New-user pass 157, #5: the loopback hint named the CLI's flag first.
+    (
+        cordon_session::outcome::PASS_LOCAL_PORT,
+        "the user can start the server with `cordon mcp --local-port ",
+    ),
 ];
 
 /// The widenings of [`AGENT_TERMS`] for a client that cannot ask its user to approve: an
@@ -295,8 +308,7 @@ const AGENT_TERMS: [(&str, &str); 9] = [
 const SERVER_TERMS: [(&str, &str); 3] = [
     (
         cordon_session::outcome::ALLOW_WRITE_ONCE,
-        "ask the user to allow writing it by starting the server with `cordon mcp -w PATH` \
-         for ",
+        "ask the user to allow writing it by starting the server with: cordon mcp -w ",
     ),
     (
         cordon_session::outcome::ALLOW_NETWORK_ONCE,
@@ -350,6 +362,12 @@ fn result(r: &ExecResult, can_approve: bool, cwd: Option<&str>) -> CallToolResul
     if let Some(rep) = &r.report {
         v["approval"] = serde_json::to_value(&rep.approval).unwrap_or(Value::Null);
         v["escalation"] = serde_json::to_value(&rep.last().escalation).unwrap_or(Value::Null);
+        // Whether a person can approve the offered retry through this client: a harness that
+        // acts on the structured result is not sent on a call certain to be refused
+        // (new-user pass 157, #3: `offered` said nothing of that; the text did).
+        if let Some(e) = v["escalation"].as_object_mut() {
+            e.insert("approvable".into(), json!(can_approve));
+        }
         v["git_dirs"] = serde_json::to_value(&rep.last().git_dirs).unwrap_or(Value::Null);
     }
     v["summary"] = json!(r.summary());
@@ -542,9 +560,7 @@ fn call(
                 h.close_stdin(&a.session_id)?;
             }
             let wait = Duration::from_millis(a.wait_ms.unwrap_or(500));
-            // Let the command answer before reading.
-            std::thread::sleep(wait.min(Duration::from_millis(100)));
-            h.read_output(&a.session_id, max_bytes(a.max_output_bytes)?, wait)
+            h.read_output_within(&a.session_id, max_bytes(a.max_output_bytes)?, wait)
         }
         "read_output" => {
             let a: ReadOutputArgs = parse(name, args)?;
@@ -555,7 +571,7 @@ fn call(
             if a.wait_for_exit == Some(true) {
                 h.wait(&a.session_id, wait, max_bytes(a.max_output_bytes)?)
             } else {
-                h.read_output(&a.session_id, max_bytes(a.max_output_bytes)?, wait)
+                h.read_output_within(&a.session_id, max_bytes(a.max_output_bytes)?, wait)
             }
         }
         "kill" => {
@@ -804,7 +820,7 @@ mod tests {
         r.outcome = Some(o);
         let cannot = text_of(&result(&r, false, None));
         assert!(
-            cannot.contains("cordon mcp -w PATH` for /data/out.txt"),
+            cannot.contains("starting the server with: cordon mcp -w /data/out.txt"),
             "{cannot}"
         );
         assert!(

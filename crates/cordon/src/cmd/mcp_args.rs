@@ -53,8 +53,9 @@ pub struct ExecArgs {
     pub additional_permissions: Option<Map<String, Value>>,
     /// Why this is needed (shown to the person asked).
     pub justification: Option<String>,
-    /// Cap on output bytes returned (default 65536); the rest stays readable
-    /// (`remaining_bytes`).
+    /// Cap on output bytes returned (default 65536). While the command runs, the rest
+    /// stays readable (`remaining_bytes`, `read_output`); from an ended command the answer
+    /// keeps its start and end and leaves the middle out (`omitted_bytes`).
     #[schemars(range(min = 1))]
     pub max_output_bytes: Option<usize>,
 }
@@ -81,7 +82,8 @@ pub struct WriteStdinArgs {
     pub chars: Option<String>,
     /// Close stdin afterwards (end of file).
     pub close_stdin: Option<bool>,
-    /// Wait this many milliseconds for output (default 500).
+    /// Gather the output that arrives within this many milliseconds (default 500; sooner
+    /// when the command ends).
     pub wait_ms: Option<u64>,
     /// Cap on output bytes returned (default 65536).
     #[schemars(range(min = 1))]
@@ -94,7 +96,8 @@ pub struct WriteStdinArgs {
 pub struct ReadOutputArgs {
     /// Session id from `exec_command`.
     pub session_id: String,
-    /// Wait this many milliseconds for some output (default 1000).
+    /// Gather the output that arrives within this many milliseconds (default 1000; sooner
+    /// when the command ends).
     pub wait_ms: Option<u64>,
     /// Wait (up to `wait_ms`) for the session to end instead.
     pub wait_for_exit: Option<bool>,

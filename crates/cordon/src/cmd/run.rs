@@ -173,11 +173,26 @@ pub fn run(args: RunArgs) -> Result<i32> {
 /// stderr. Returns the exit code, 125.
 fn refusal_report(args: &RunArgs, state: SinkState, e: &anyhow::Error) -> i32 {
     eprintln!("cordon: {e:#}");
+    // The fields a run's report has, empty or null as for any run that never started
+    // (new-user pass 157, #8: a harness reading a fixed schema found them missing).
     let v = serde_json::json!({
         "outcome": "refused",
         "exit_code": 125,
         "reason": format!("{e:#}"),
-        "launch": serde_json::Value::Null,
+        "launch": null,
+        "run_id": null,
+        "backend": null,
+        "rung": null,
+        "fell_back": null,
+        "signal": null,
+        "limit": null,
+        "hint": null,
+        "unconfined_reason": null,
+        "applied": [],
+        "planned": [],
+        "layers": [],
+        "notes": [],
+        "denials": null,
     });
     let sink = match state {
         SinkState::Open(s) => Ok(s),

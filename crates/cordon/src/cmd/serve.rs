@@ -7,6 +7,9 @@ use cordon_sandbox::linux::server;
 
 /// Binds the socket and serves until killed. Returns only on error.
 pub fn serve(args: ServeArgs) -> Result<i32> {
+    // A client that hangs up while the server writes to it must not end the server (and
+    // every command it holds) by SIGPIPE; commands start with the default disposition.
+    cordon_sandbox::ignore_sigpipe();
     let path = args.socket.unwrap_or_else(server::socket_path);
     // A relative path names a socket in the current directory (its directory is checked).
     let path = std::path::absolute(&path).unwrap_or(path);
