@@ -783,6 +783,11 @@ fn nothing_writable_runs_get_read_only_caches() {
             "{flags:?}: {se}"
         );
         assert!(!se.contains("set `caches"), "{flags:?}: {se}");
+        // And no `-w PATH` advice, which a plan run ignores.
+        assert!(
+            !se.contains("grant it with -w") && se.contains("needs a run that may write"),
+            "{flags:?}: {se}"
+        );
         let o = cordon(
             &p,
             &p.dir,

@@ -418,10 +418,20 @@ pub fn read_only_hint(
     } else {
         ""
     };
+    // Where nothing is writable (`--plan`, the read-only profile), `-w` is no way out: a
+    // plan run ignores it (the note of an earlier stop: the hint said "grant it with -w
+    // PATH" and the next line that -w is ignored).
+    let nothing_writable = !by_profile && unavailable.is_empty();
+    let way = if nothing_writable {
+        "it needs a run that may write (not --plan, not the read-only profile), which gets \
+         the caches as copy-on-write layers"
+            .to_string()
+    } else {
+        format!("{overlay}grant it with -w PATH (then the host cache itself is written)")
+    };
     Some(format!(
         "package caches are read-only in this sandbox: {}. If the command failed writing one \
-         (EROFS, \"Read-only file system\"), {overlay}grant it with -w PATH (then the host \
-         cache itself is written)",
+         (EROFS, \"Read-only file system\"), {way}",
         items.join(", ")
     ))
 }
