@@ -212,6 +212,7 @@ pub fn own_dirs_refusal(workspace: Option<&Path>) -> Result<(), String> {
     // Wherever they are (another `$HOME` too: attack pass 156, M2), the files this run
     // trusts must not be where an earlier run could write without keeping them read-only.
     let real = |p: &Path| cordon_policy::paths::canonicalize_lenient(&HostFs, p);
+    let history = crate::writable_history::History::load();
     for p in [
         user_config_path(),
         user_rules_path(),
@@ -222,7 +223,7 @@ pub fn own_dirs_refusal(workspace: Option<&Path>) -> Result<(), String> {
     .flatten()
     {
         let p = real(&p);
-        if let Some(root) = crate::writable_history::unprotected_writer(&p) {
+        if let Some(root) = history.unprotected_writer(&p) {
             return Err(format!(
                 "cordon's own file {} lies in {}, where an earlier sandboxed run could write \
                  without keeping it read-only (a run that did not read cordon's files from \

@@ -127,22 +127,23 @@ fn record_in(reg: &Path, roots: &[&PathBuf], protected: &[PathBuf]) -> std::io::
             let mut s = String::new();
             let _ = f.read_to_string(&mut s);
             let mut records = parse(&s);
-            let before = records.clone();
-            for r in roots {
-                let new = Record {
+            let new: Vec<Record> = roots
+                .iter()
+                .map(|r| Record {
                     root: (*r).clone(),
                     protected: protected.to_vec(),
-                };
-                if !records.contains(&new) {
-                    records.push(new);
+                })
+                .filter(|n| !records.contains(n))
+                .collect();
+            // Most runs repeat a record already there: nothing is checked or written then
+            // (the launch path pays one locked read).
+            if !new.is_empty() {
+                records.extend(new);
+                // A root that is gone took what was planted in it along.
+                records.retain(|r| r.root.exists());
+                if records.len() > MAX_RECORDS {
+                    records.drain(..records.len() - MAX_RECORDS);
                 }
-            }
-            // A root that is gone took what was planted in it along.
-            records.retain(|r| r.root.exists());
-            if records.len() > MAX_RECORDS {
-                records.drain(..records.len() - MAX_RECORDS);
-            }
-            if records != before {
                 let text: String = records
                     .iter()
                     .filter_map(|r| serde_json::to_string(r).ok())
@@ -160,11 +161,28 @@ fn record_in(reg: &Path, roots: &[&PathBuf], protected: &[PathBuf]) -> std::io::
 /// The writable root of a recorded run that could write `path` (absolute, canonical as far
 /// as it exists) without having kept it read-only, if any.
 pub fn unprotected_writer(path: &Path) -> Option<PathBuf> {
-    let records: Vec<Record> = registries()
-        .iter()
-        .flat_map(|reg| read_records(reg))
-        .collect();
-    writer_in(&records, path)
+    History::load().unprotected_writer(path)
+}
+
+/// The records of every registry, read once for several questions.
+#[derive(Debug, Default)]
+pub struct History(Vec<Record>);
+
+impl History {
+    /// Reads every registry (a missing or unreadable one adds nothing).
+    pub fn load() -> History {
+        History(
+            registries()
+                .iter()
+                .flat_map(|reg| read_records(reg))
+                .collect(),
+        )
+    }
+
+    /// [`unprotected_writer`] among these records.
+    pub fn unprotected_writer(&self, path: &Path) -> Option<PathBuf> {
+        writer_in(&self.0, path)
+    }
 }
 
 /// [`unprotected_writer`] among `records`.
