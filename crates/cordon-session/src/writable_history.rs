@@ -142,6 +142,9 @@ fn record_in(reg: &Path, roots: &[&PathBuf], protected: &[PathBuf]) -> std::io::
                 // A root that is gone took what was planted in it along.
                 records.retain(|r| r.root.exists());
                 if records.len() > MAX_RECORDS {
+                    records = without_subsumed(records);
+                }
+                if records.len() > MAX_RECORDS {
                     records.drain(..records.len() - MAX_RECORDS);
                 }
                 let text: String = records
@@ -156,6 +159,30 @@ fn record_in(reg: &Path, roots: &[&PathBuf], protected: &[PathBuf]) -> std::io::
             }
             drop(lock);
         })
+}
+
+/// `records` without those another one answers for: a record whose root lies beneath
+/// another's, which protected nothing the other did not (every path it calls writable, the
+/// other does too). Many runs in subdirectories of one recorded root (an agent's `cwd`s in
+/// an unmarked directory) then cannot push that root's record out by the cap.
+fn without_subsumed(records: Vec<Record>) -> Vec<Record> {
+    let keep: Vec<bool> = records
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            !records.iter().enumerate().any(|(j, a)| {
+                j != i
+                    && b.root.starts_with(&a.root)
+                    && (a.root != b.root || j < i)
+                    && a.protected.iter().all(|p| b.protected.contains(p))
+            })
+        })
+        .collect();
+    records
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(r, k)| k.then_some(r))
+        .collect()
 }
 
 /// The writable root of a recorded run that could write `path` (absolute, canonical as far
@@ -211,5 +238,27 @@ mod tests {
         assert_eq!(find("/w/p/other/cordon"), Some(PathBuf::from("/w/p")));
         assert_eq!(find("/w/q/x"), Some(PathBuf::from("/w/q")));
         assert_eq!(find("/w/r/x"), None);
+    }
+
+    /// A record beneath another that protected no more is left out when the cap is near;
+    /// one that protected less than the other stays (the other would not answer for it).
+    #[test]
+    fn subsumed_records_make_room_first() {
+        let rec = |root: &str, protected: &[&str]| Record {
+            root: root.into(),
+            protected: protected.iter().map(PathBuf::from).collect(),
+        };
+        let kept = without_subsumed(vec![
+            rec("/w", &["/h/cfg"]),
+            rec("/w/a", &["/h/cfg"]),
+            rec("/w/b", &["/h/cfg", "/w/b/x"]),
+            rec("/w/c", &[]),
+            rec("/w", &["/h/cfg"]),
+            rec("/v", &[]),
+        ]);
+        assert_eq!(
+            kept,
+            vec![rec("/w", &["/h/cfg"]), rec("/w/c", &[]), rec("/v", &[])]
+        );
     }
 }
