@@ -545,30 +545,24 @@ pub fn interactive_start(argv: &[String]) -> bool {
 /// run when this one's cordon process dies first ([`crate::pending_sweeps`]). Empty when
 /// nothing runs sandboxed.
 fn fresh_grant_roots(exec: &ExecRequest) -> Vec<std::path::PathBuf> {
-    if exec.backend == cordon_policy::Backend::None {
-        return Vec::new();
-    }
-    let Some(cordon_policy::ResolvedFilesystem::Restricted { entries, .. }) =
-        exec.resolved.as_ref().map(|r| &r.filesystem)
-    else {
-        return Vec::new();
-    };
-    entries
-        .iter()
-        .filter(|e| {
-            e.access == cordon_policy::Access::Write
-                && !e.exists
-                && e.is_dir
-                && matches!(e.origin, cordon_policy::EntryOrigin::Profile { .. })
-        })
-        .map(|e| e.path.clone())
-        .collect()
+    sandboxed_writes(exec, |e| {
+        !e.exists && e.is_dir && matches!(e.origin, cordon_policy::EntryOrigin::Profile { .. })
+    })
 }
 
 /// The host paths a sandboxed command may write ([`crate::writable_history`]): the
 /// profile's write entries as resolved (canonical). None for a run without a sandbox, or
 /// with an unrestricted filesystem (every place is writable to it, by the user's choice).
 fn writable_roots(exec: &ExecRequest) -> Vec<std::path::PathBuf> {
+    sandboxed_writes(exec, |_| true)
+}
+
+/// The paths of the resolved profile's write entries that pass `also`, for a sandboxed run
+/// with a restricted filesystem; none otherwise.
+fn sandboxed_writes(
+    exec: &ExecRequest,
+    also: impl Fn(&cordon_policy::ResolvedEntry) -> bool,
+) -> Vec<std::path::PathBuf> {
     if exec.backend == cordon_policy::Backend::None {
         return Vec::new();
     }
@@ -579,7 +573,7 @@ fn writable_roots(exec: &ExecRequest) -> Vec<std::path::PathBuf> {
     };
     entries
         .iter()
-        .filter(|e| e.access == cordon_policy::Access::Write)
+        .filter(|e| e.access == cordon_policy::Access::Write && also(e))
         .map(|e| e.path.clone())
         .collect()
 }

@@ -97,14 +97,19 @@ fn python_mcp_client_end_to_end() {
     }
 }
 
-/// The server killed outright (SIGKILL: no chance to clean up) still takes its sessions'
-/// process trees with it: each helper asked the kernel for SIGKILL when the thread that
-/// started it dies (`PR_SET_PDEATHSIG`). Raw JSON-RPC lines; no Python needed.
-#[test]
-fn killed_server_leaves_no_session_behind() {
-    use std::io::{BufRead, BufReader, Write};
+/// `cordon mcp` in a git project of a fresh home (its temporary root, kept alive by the
+/// caller), spoken to in raw JSON-RPC lines: initialized, with its stdin and stdout.
+fn raw_server(
+    prefix: &str,
+) -> (
+    tempfile::TempDir,
+    std::process::Child,
+    std::process::ChildStdin,
+    std::io::BufReader<std::process::ChildStdout>,
+) {
+    use std::io::Write;
     let root = tempfile::Builder::new()
-        .prefix("cordon-mcp-kill-")
+        .prefix(prefix)
         .tempdir_in("/var/tmp")
         .unwrap();
     let dir = root.path().join("proj");
@@ -124,14 +129,26 @@ fn killed_server_leaves_no_session_behind() {
         .spawn()
         .unwrap();
     let mut input = child.stdin.take().unwrap();
-    let mut output = BufReader::new(child.stdout.take().unwrap());
-    let mut send = |v: serde_json::Value| writeln!(input, "{v}").unwrap();
-    send(
+    let output = std::io::BufReader::new(child.stdout.take().unwrap());
+    for v in [
         serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "raw", "version": "0"}}}),
-    );
-    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ] {
+        writeln!(input, "{v}").unwrap();
+    }
+    (root, child, input, output)
+}
+
+/// The server killed outright (SIGKILL: no chance to clean up) still takes its sessions'
+/// process trees with it: each helper asked the kernel for SIGKILL when the thread that
+/// started it dies (`PR_SET_PDEATHSIG`). Raw JSON-RPC lines; no Python needed.
+#[test]
+fn killed_server_leaves_no_session_behind() {
+    use std::io::{BufRead, Write};
+    let (_root, mut child, mut input, mut output) = raw_server("cordon-mcp-kill-");
+    let mut send = |v: serde_json::Value| writeln!(input, "{v}").unwrap();
     send(
         serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "exec_command",
@@ -187,35 +204,9 @@ fn killed_server_leaves_no_session_behind() {
 /// answers that call and the next one now. Raw JSON-RPC lines; no Python needed.
 #[test]
 fn unread_stdin_does_not_end_the_server() {
-    use std::io::{BufRead, BufReader, Write};
-    let root = tempfile::Builder::new()
-        .prefix("cordon-mcp-pipe-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let dir = root.path().join("proj");
-    std::fs::create_dir_all(dir.join(".git")).unwrap();
-    std::fs::write(dir.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
-    let mut child = Command::new(CORDON)
-        .arg("mcp")
-        .current_dir(&dir)
-        .env("HOME", root.path())
-        .env_remove("CORDON_DISABLE_LAYERS")
-        .env_remove("CORDON_PROFILE")
-        .env_remove("CORDON_CONFIG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let mut output = BufReader::new(child.stdout.take().unwrap());
+    use std::io::{BufRead, Write};
+    let (_root, mut child, mut input, mut output) = raw_server("cordon-mcp-pipe-");
     let mut send = |v: serde_json::Value| writeln!(input, "{v}").unwrap();
-    send(
-        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "0"}}}),
-    );
-    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     let big = "x".repeat(400_000);
     for (id, script) in [(2, "true"), (3, "head -c 5; echo"), (4, "echo alive")] {
         send(
