@@ -554,7 +554,21 @@ fn fresh_grant_roots(exec: &ExecRequest) -> Vec<std::path::PathBuf> {
 /// profile's write entries as resolved (canonical). None for a run without a sandbox, or
 /// with an unrestricted filesystem (every place is writable to it, by the user's choice).
 fn writable_roots(exec: &ExecRequest) -> Vec<std::path::PathBuf> {
-    sandboxed_writes(exec, |_| true)
+    let mut roots = sandboxed_writes(exec, |_| true);
+    // The copy-on-write layers and private directories of its caches, which it writes too
+    // (attack pass 158, M1).
+    if !roots.is_empty() {
+        if let Some(r) = &exec.resolved {
+            roots.extend(
+                r.caches
+                    .iter()
+                    .filter(|c| c.mode == cordon_policy::CacheMode::Overlay)
+                    // The workspace's key directory: every slot's layers are beneath it.
+                    .filter_map(|c| c.state.parent().map(std::path::Path::to_path_buf)),
+            );
+        }
+    }
+    roots
 }
 
 /// The paths of the resolved profile's write entries that pass `also`, for a sandboxed run
@@ -732,11 +746,14 @@ pub fn prepare(
         Ok(c) => c,
         Err(why) => return Err(not_prepared(session, why, verdict)),
     };
+    // Where this command may write and what it keeps read-only there, for later runs that
+    // read cordon's files from another place (attack pass 156, H1); before anything else
+    // is left for later runs.
+    if let Err(why) = crate::writable_history::record(&writable_roots(&exec), &req.profile_files) {
+        return Err(not_prepared(session, why, verdict));
+    }
     let sweep_record =
         crate::pending_sweeps::record(run_id.as_str(), &git_dirs, &fresh_grant_roots(&exec));
-    // Where this command may write and what it keeps read-only there, for later runs that
-    // read cordon's files from another place (attack pass 156, H1).
-    crate::writable_history::record(&writable_roots(&exec), &req.profile_files);
     Ok(Prepared {
         run_id,
         record,

@@ -11,28 +11,31 @@
 //! `default_profile = "danger-full-access"` then ran the next command unconfined; a forged
 //! sweep record made cordon rename host repositories.
 //!
-//! So every sandboxed run records, before its command starts, its writable roots and the
-//! files and directories it kept read-only, in `writable-roots` of cordon's default state
-//! directory under `$HOME` and under the account's home (both protected from every run,
-//! whatever its environment). A trusted path is then refused ([`unprotected_writer`]) when
-//! a recorded run could write it without having protected it. The records are JSON lines
-//! (`{"root": …, "protected": […]}`), deduplicated, pruned of roots that no longer exist (a
-//! directory removed takes what was planted in it along), at most [`MAX_RECORDS`]; the
-//! file is opened without following a symlink and rewritten under an exclusive `flock`.
+//! So every sandboxed run records, before its command starts, its writable roots (the
+//! profile's write entries and its copy-on-write cache layers) and the files and
+//! directories it kept read-only, in `writable-roots` of cordon's default state directory
+//! under `$HOME` and under the account's home (both protected from every run, whatever its
+//! environment); a run whose roots cannot be recorded does not start. A trusted path is
+//! refused ([`unprotected_writer`]) when a recorded run could write it without having
+//! protected it. The records are JSON lines (`{"root": …, "protected": […]}`), one per
+//! root (the protection every run with that root gave), pruned of roots that no longer
+//! exist (a directory removed takes what was planted in it along; one renamed away and
+//! back loses its record), never capped; the file is replaced whole by a rename under a
+//! lock file, so a reader needs no lock.
 //!
-//! Runs of cordon versions before this one left no records; `/tmp` is not recorded (the
-//! namespace sandbox gives each command a private one; a Landlock-only run, rung 2, writes
-//! the host's).
+//! Runs of cordon versions before this one left no records; `/tmp` itself is not recorded
+//! (the namespace sandbox gives each command a private one; a Landlock-only run, rung 2,
+//! writes the host's); paths are compared as spelled after canonicalization, so another
+//! name for a root (a bind mount) is not known as it.
 
+use cordon_sandbox::HostFs;
 use serde::{Deserialize, Serialize};
-use std::io::{Read as _, Seek as _, Write as _};
+use std::io::{Read as _, Write as _};
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
 /// The file name, in cordon's default state directory.
 const FILE: &str = "writable-roots";
-/// Most records kept (the oldest go first).
-pub const MAX_RECORDS: usize = 4096;
 
 /// One run's writable root and what it kept read-only beneath it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,102 +90,137 @@ fn parse(s: &str) -> Vec<Record> {
 }
 
 /// Records each of `roots` (a run's writable roots: absolute, canonical) with `protected`
-/// (what it kept read-only), in every registry. Best effort: a registry that cannot be
-/// written is skipped (`tracing` says why).
-pub(crate) fn record(roots: &[PathBuf], protected: &[PathBuf]) {
+/// (what it kept read-only, as spelled and canonical), in every registry.
+///
+/// Errors: a registry that exists (or should) and could not be brought up to date — its
+/// lock held too long by another process ([`LOCK_WAIT`]: a sandboxed command can lock a
+/// file it can read), or an I/O failure. The caller does not run the command then: an
+/// unrecorded root is one a later run would trust (fail closed).
+pub(crate) fn record(roots: &[PathBuf], protected: &[PathBuf]) -> Result<(), String> {
+    // `/tmp` itself is the sandbox's private one; what lies below it is the host's where a
+    // run reaches it (a workspace under /tmp: attack pass 158, H3).
     let roots: Vec<&PathBuf> = roots
         .iter()
-        .filter(|r| r.is_absolute() && !r.starts_with("/tmp"))
+        .filter(|r| r.is_absolute() && r.as_path() != Path::new("/tmp"))
         .collect();
     if roots.is_empty() {
-        return;
+        return Ok(());
     }
-    let mut protected = protected.to_vec();
+    // Compared with canonical paths later: a protected path reached through a symlink
+    // (stow-style `~/.config/cordon -> ../dotfiles/…`) is kept in both spellings (attack
+    // pass 158, M3: the canonical one was not found, and every run was refused).
+    let mut protected: Vec<PathBuf> = protected
+        .iter()
+        .flat_map(|p| {
+            [
+                p.clone(),
+                cordon_policy::paths::canonicalize_lenient(&HostFs, p),
+            ]
+        })
+        .collect();
     protected.sort();
     protected.dedup();
     for reg in registries() {
-        if let Err(e) = record_in(&reg, &roots, &protected) {
-            tracing::debug!(registry = %reg.display(), %e, "writable roots not recorded");
-        }
+        record_in(&reg, &roots, &protected).map_err(|e| {
+            format!(
+                "cannot record this run's writable roots in {} ({e}); later runs would trust \
+                 what it writes there",
+                reg.display()
+            )
+        })?;
     }
+    Ok(())
 }
 
+/// How long [`record`] waits for the registry's lock.
+pub const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Merges `roots` into `reg`: one record per root, whose `protected` list is what every
+/// recorded run with that root protected (the intersection: a path is trusted there only
+/// if no run could write it). Records of roots that no longer exist are dropped (a root of
+/// this run is kept: `-w` of a missing directory makes it later, attack pass 158, H2); no
+/// record of an existing root is ever dropped (H1: a cap evicted the one that mattered).
+/// Written to a new file renamed over the old one, so a reader sees one or the other,
+/// never a half-written one (H4); writers take `writable-roots.lock` beside it, without
+/// blocking for longer than [`LOCK_WAIT`].
 fn record_in(reg: &Path, roots: &[&PathBuf], protected: &[PathBuf]) -> std::io::Result<()> {
-    if let Some(dir) = reg.parent() {
-        std::fs::create_dir_all(dir)?;
+    let dir = reg
+        .parent()
+        .ok_or_else(|| std::io::Error::other("no directory"))?;
+    std::fs::create_dir_all(dir)?;
+    // Nothing new: no lock, no write (the launch path pays one read).
+    let records = read_records(reg);
+    let merged = merge(records.clone(), roots, protected);
+    if merged == records {
+        return Ok(());
     }
-    let mut f = std::fs::OpenOptions::new()
+    let lock = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(reg)?;
-    if !f.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    nix::fcntl::Flock::lock(f.try_clone()?, nix::fcntl::FlockArg::LockExclusive)
-        .map_err(|(_, e)| std::io::Error::from(e))
-        .map(|lock| {
-            let mut s = String::new();
-            let _ = f.read_to_string(&mut s);
-            let mut records = parse(&s);
-            let new: Vec<Record> = roots
-                .iter()
-                .map(|r| Record {
-                    root: (*r).clone(),
-                    protected: protected.to_vec(),
-                })
-                .filter(|n| !records.contains(n))
-                .collect();
-            // Most runs repeat a record already there: nothing is checked or written then
-            // (the launch path pays one locked read).
-            if !new.is_empty() {
-                records.extend(new);
-                // A root that is gone took what was planted in it along.
-                records.retain(|r| r.root.exists());
-                if records.len() > MAX_RECORDS {
-                    records = without_subsumed(records);
-                }
-                if records.len() > MAX_RECORDS {
-                    records.drain(..records.len() - MAX_RECORDS);
-                }
-                let text: String = records
-                    .iter()
-                    .filter_map(|r| serde_json::to_string(r).ok())
-                    .map(|l| l + "\n")
-                    .collect();
-                let _ = f
-                    .set_len(0)
-                    .and_then(|_| f.rewind())
-                    .and_then(|_| f.write_all(text.as_bytes()));
+        .open(dir.join(format!("{FILE}.lock")))?;
+    let deadline = std::time::Instant::now() + LOCK_WAIT;
+    let mut lock = Some(lock);
+    let held = loop {
+        match nix::fcntl::Flock::lock(
+            lock.take().expect("lock file"),
+            nix::fcntl::FlockArg::LockExclusiveNonblock,
+        ) {
+            Ok(l) => break l,
+            Err((f, nix::errno::Errno::EWOULDBLOCK)) if std::time::Instant::now() < deadline => {
+                lock = Some(f);
+                std::thread::sleep(std::time::Duration::from_millis(10));
             }
-            drop(lock);
-        })
+            Err((_, e)) => {
+                return Err(std::io::Error::other(format!(
+                    "its lock is held by another process ({e})"
+                )))
+            }
+        }
+    };
+    // Again under the lock: another writer may have come first.
+    let records = read_records(reg);
+    let mut merged = merge(records.clone(), roots, protected);
+    merged.retain(|r| roots.contains(&&r.root) || r.root.exists());
+    if merged != records {
+        let text: String = merged
+            .iter()
+            .filter_map(|r| serde_json::to_string(r).ok())
+            .map(|l| l + "\n")
+            .collect();
+        let tmp = dir.join(format!(".{FILE}.{}", std::process::id()));
+        let _ = std::fs::remove_file(&tmp);
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)?;
+        let written = f.write_all(text.as_bytes()).and_then(|_| f.sync_data());
+        drop(f);
+        if let Err(e) = written.and_then(|_| std::fs::rename(&tmp, reg)) {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+    }
+    drop(held);
+    Ok(())
 }
 
-/// `records` without those another one answers for: a record whose root lies beneath
-/// another's, which protected nothing the other did not (every path it calls writable, the
-/// other does too). Many runs in subdirectories of one recorded root (an agent's `cwd`s in
-/// an unmarked directory) then cannot push that root's record out by the cap.
-fn without_subsumed(records: Vec<Record>) -> Vec<Record> {
-    let keep: Vec<bool> = records
-        .iter()
-        .enumerate()
-        .map(|(i, b)| {
-            !records.iter().enumerate().any(|(j, a)| {
-                j != i
-                    && b.root.starts_with(&a.root)
-                    && (a.root != b.root || j < i)
-                    && a.protected.iter().all(|p| b.protected.contains(p))
-            })
-        })
-        .collect();
+/// `records` with `roots` merged in ([`record_in`]).
+fn merge(mut records: Vec<Record>, roots: &[&PathBuf], protected: &[PathBuf]) -> Vec<Record> {
+    for root in roots {
+        match records.iter_mut().find(|r| &r.root == *root) {
+            Some(r) => r.protected.retain(|p| protected.contains(p)),
+            None => records.push(Record {
+                root: (*root).clone(),
+                protected: protected.to_vec(),
+            }),
+        }
+    }
     records
-        .into_iter()
-        .zip(keep)
-        .filter_map(|(r, k)| k.then_some(r))
-        .collect()
 }
 
 /// The writable root of a recorded run that could write `path` (absolute, canonical as far
@@ -240,25 +278,28 @@ mod tests {
         assert_eq!(find("/w/r/x"), None);
     }
 
-    /// A record beneath another that protected no more is left out when the cap is near;
-    /// one that protected less than the other stays (the other would not answer for it).
+    /// Attack pass 158: one record per root, protecting only what every run with that
+    /// root protected; no record of a root is evicted.
     #[test]
-    fn subsumed_records_make_room_first() {
-        let rec = |root: &str, protected: &[&str]| Record {
-            root: root.into(),
-            protected: protected.iter().map(PathBuf::from).collect(),
-        };
-        let kept = without_subsumed(vec![
-            rec("/w", &["/h/cfg"]),
-            rec("/w/a", &["/h/cfg"]),
-            rec("/w/b", &["/h/cfg", "/w/b/x"]),
-            rec("/w/c", &[]),
-            rec("/w", &["/h/cfg"]),
-            rec("/v", &[]),
-        ]);
+    fn records_merge_per_root_and_keep_only_common_protection() {
+        let a = PathBuf::from("/w");
+        let b = PathBuf::from("/v");
+        let p = |v: &[&str]| v.iter().map(PathBuf::from).collect::<Vec<_>>();
+        let r = merge(Vec::new(), &[&a], &p(&["/h/c", "/h/s"]));
+        let r = merge(r, &[&a, &b], &p(&["/h/c", "/x"]));
         assert_eq!(
-            kept,
-            vec![rec("/w", &["/h/cfg"]), rec("/w/c", &[]), rec("/v", &[])]
+            r,
+            vec![
+                Record {
+                    root: a.clone(),
+                    protected: p(&["/h/c"])
+                },
+                Record {
+                    root: b.clone(),
+                    protected: p(&["/h/c", "/x"])
+                },
+            ]
         );
+        assert_eq!(merge(r.clone(), &[&a], &p(&["/h/c"])), r);
     }
 }

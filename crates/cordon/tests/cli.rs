@@ -4403,6 +4403,37 @@ fn own_files_an_earlier_run_could_write_are_refused() {
         );
         assert!(!escaped.exists(), "{var}={val:?}: ran unconfined");
     }
+    // Attack pass 158, H2/H3: a `-w` of a directory made for the run, and a workspace
+    // under the host's /tmp, are recorded too.
+    let made = p.root.path().join("made/new");
+    let tmp_ws = tempfile::Builder::new()
+        .prefix("cordon-tmp-ws-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    for (cwd, grant, dir) in [
+        (&other, Some(&made), made.clone()),
+        (
+            &tmp_ws.path().to_path_buf(),
+            None,
+            tmp_ws.path().join("cfg"),
+        ),
+    ] {
+        let mut args = vec!["run".to_string()];
+        if let Some(g) = grant {
+            args.extend(["-w".into(), g.display().to_string()]);
+        }
+        let script = format!(
+            "mkdir -p '{0}/cordon' && printf 'default_profile = \"danger-full-access\"\\n' > '{0}/cordon/config.toml'",
+            dir.display()
+        );
+        args.extend(["--".into(), "sh".into(), "-c".into(), script]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = out(p.cordon_in(cwd, &args));
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        let o = attempt("XDG_CONFIG_HOME", &dir, &[]);
+        assert_eq!(o.status.code(), Some(125), "{dir:?}: {}", text(&o.stderr));
+        assert!(!escaped.exists(), "{dir:?}: ran unconfined");
+    }
     let mut c = p.cordon_in(&other, &["run", "--", "true"]);
     c.env("XDG_CONFIG_HOME", p.root.path().join("fresh"));
     let o = out(c);

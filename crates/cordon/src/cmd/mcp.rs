@@ -510,6 +510,16 @@ fn result(r: &ExecResult, can_approve: bool, cwd: Option<&str>) -> CallToolResul
     c
 }
 
+/// The longest a `write_stdin` or `read_output` call waits: ms. A call that asks more
+/// waits this long and returns what there is (attack pass 158, L4: `wait_ms` near
+/// `u64::MAX` held the call until the session's idle timeout).
+const MAX_WAIT_MS: u64 = 600_000;
+
+/// A call's `wait_ms`, or `default`, at most [`MAX_WAIT_MS`].
+fn wait_of(wait_ms: Option<u64>, default: u64) -> Duration {
+    Duration::from_millis(wait_ms.unwrap_or(default).min(MAX_WAIT_MS))
+}
+
 fn tool_error(msg: impl Into<String>) -> CallToolResult {
     let msg = msg.into();
     let mut c = CallToolResult::structured_error(json!({"error": msg}));
@@ -559,7 +569,7 @@ fn call(
             if a.close_stdin == Some(true) {
                 h.close_stdin(&a.session_id)?;
             }
-            let wait = Duration::from_millis(a.wait_ms.unwrap_or(500));
+            let wait = wait_of(a.wait_ms, 500);
             h.read_output_within(&a.session_id, max_bytes(a.max_output_bytes)?, wait)
         }
         "read_output" => {
@@ -567,7 +577,7 @@ fn call(
             if let Some((r, c)) = size(a.rows, a.cols)? {
                 h.resize(&a.session_id, r, c)?;
             }
-            let wait = Duration::from_millis(a.wait_ms.unwrap_or(1000));
+            let wait = wait_of(a.wait_ms, 1000);
             if a.wait_for_exit == Some(true) {
                 h.wait(&a.session_id, wait, max_bytes(a.max_output_bytes)?)
             } else {

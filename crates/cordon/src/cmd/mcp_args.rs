@@ -82,8 +82,8 @@ pub struct WriteStdinArgs {
     pub chars: Option<String>,
     /// Close stdin afterwards (end of file).
     pub close_stdin: Option<bool>,
-    /// Gather the output that arrives within this many milliseconds (default 500; sooner
-    /// when the command ends).
+    /// Gather the output that arrives within this many milliseconds (default 500, at most
+    /// 600000; sooner when the command ends).
     pub wait_ms: Option<u64>,
     /// Cap on output bytes returned (default 65536).
     #[schemars(range(min = 1))]
@@ -96,8 +96,8 @@ pub struct WriteStdinArgs {
 pub struct ReadOutputArgs {
     /// Session id from `exec_command`.
     pub session_id: String,
-    /// Gather the output that arrives within this many milliseconds (default 1000; sooner
-    /// when the command ends).
+    /// Gather the output that arrives within this many milliseconds (default 1000, at most
+    /// 600000; sooner when the command ends).
     pub wait_ms: Option<u64>,
     /// Wait (up to `wait_ms`) for the session to end instead.
     pub wait_for_exit: Option<bool>,
