@@ -44,11 +44,17 @@ use thiserror::Error;
 pub fn account_home() -> Option<PathBuf> {
     #[cfg(unix)]
     {
-        nix::unistd::User::from_uid(nix::unistd::getuid())
-            .ok()
-            .flatten()
-            .map(|u| u.dir)
-            .filter(|d| d.is_absolute())
+        // Asked several times per run; the user database is read once (each lookup parses
+        // `/etc/passwd` through NSS: issue 12).
+        static HOME: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+        HOME.get_or_init(|| {
+            nix::unistd::User::from_uid(nix::unistd::getuid())
+                .ok()
+                .flatten()
+                .map(|u| u.dir)
+                .filter(|d| d.is_absolute())
+        })
+        .clone()
     }
     #[cfg(not(unix))]
     {

@@ -211,7 +211,10 @@ pub fn own_dirs_refusal(workspace: Option<&Path>) -> Result<(), String> {
     }
     // Wherever they are (another `$HOME` too: attack pass 156, M2), the files this run
     // trusts must not be where an earlier run could write without keeping them read-only.
-    let real = |p: &Path| cordon_policy::paths::canonicalize_lenient(&HostFs, p);
+    // One memo for the four paths, which share their ancestors (issue 12: each lenient
+    // canonicalization walks up with a `realpath` per step).
+    let memo = cordon_policy::paths::MemoFs::new(&HostFs);
+    let real = |p: &Path| cordon_policy::paths::canonicalize_lenient(&memo, p);
     let history = crate::writable_history::History::load();
     for p in [
         user_config_path(),

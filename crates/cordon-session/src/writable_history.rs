@@ -108,19 +108,31 @@ pub(crate) fn record(roots: &[PathBuf], protected: &[PathBuf]) -> Result<(), Str
     }
     // Compared with canonical paths later: a protected path reached through a symlink
     // (stow-style `~/.config/cordon -> ../dotfiles/…`) is kept in both spellings (attack
-    // pass 158, M3: the canonical one was not found, and every run was refused).
-    let mut protected: Vec<PathBuf> = protected
-        .iter()
-        .flat_map(|p| {
-            [
-                p.clone(),
-                cordon_policy::paths::canonicalize_lenient(&HostFs, p),
-            ]
+    // pass 158, M3: the canonical one was not found, and every run was refused). Resolved
+    // only when the records are not already what the spelled paths give (issue 12: ~230
+    // `readlink` calls per run otherwise).
+    let regs = registries();
+    let settled = |p: &[PathBuf]| {
+        regs.iter().all(|reg| {
+            let records = read_records(reg);
+            merge(records.clone(), &roots, p) == records
         })
-        .collect();
-    protected.sort();
-    protected.dedup();
-    for reg in registries() {
+    };
+    if settled(&sorted(protected.to_vec())) {
+        return Ok(());
+    }
+    let protected = sorted(
+        protected
+            .iter()
+            .flat_map(|p| {
+                [
+                    p.clone(),
+                    cordon_policy::paths::canonicalize_lenient(&HostFs, p),
+                ]
+            })
+            .collect(),
+    );
+    for reg in regs {
         record_in(&reg, &roots, &protected).map_err(|e| {
             format!(
                 "cannot record this run's writable roots in {} ({e}); later runs would trust \
@@ -130,6 +142,12 @@ pub(crate) fn record(roots: &[PathBuf], protected: &[PathBuf]) -> Result<(), Str
         })?;
     }
     Ok(())
+}
+
+fn sorted(mut v: Vec<PathBuf>) -> Vec<PathBuf> {
+    v.sort();
+    v.dedup();
+    v
 }
 
 /// How long [`record`] waits for the registry's lock.

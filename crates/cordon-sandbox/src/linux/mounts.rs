@@ -1033,10 +1033,16 @@ pub fn create_overlay_dirs(layout: &Layout) -> io::Result<()> {
                 }
             }
             StepKind::CacheDir { name, .. } => {
-                let _ = create_dir_nofollow_mode(&s.path, 0o700);
                 // A tool home's caches are bound into its per-run home ([`bind_tool_home`]).
-                for k in cordon_policy::caches::kept_in_layer(name).unwrap_or_default() {
-                    let _ = create_dir_nofollow_mode(&s.path.join(k), 0o700);
+                let kept = cordon_policy::caches::kept_in_layer(name).unwrap_or_default();
+                for dir in
+                    std::iter::once(s.path.clone()).chain(kept.iter().map(|k| s.path.join(k)))
+                {
+                    // Made once: a directory there already is not walked to again (issue 12:
+                    // ten opens a directory); the mount opens it beneath, no symlink followed.
+                    if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+                        let _ = create_dir_nofollow_mode(&dir, 0o700);
+                    }
                 }
             }
             _ => {}
