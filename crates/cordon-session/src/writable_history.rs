@@ -30,7 +30,7 @@
 
 use cordon_sandbox::HostFs;
 use serde::{Deserialize, Serialize};
-use std::io::{Read as _, Write as _};
+use std::io::Read as _;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
@@ -208,20 +208,8 @@ fn record_in(reg: &Path, roots: &[&PathBuf], protected: &[PathBuf]) -> std::io::
             .filter_map(|r| serde_json::to_string(r).ok())
             .map(|l| l + "\n")
             .collect();
-        let tmp = dir.join(format!(".{FILE}.{}", std::process::id()));
-        let _ = std::fs::remove_file(&tmp);
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&tmp)?;
-        let written = f.write_all(text.as_bytes()).and_then(|_| f.sync_data());
-        drop(f);
-        if let Err(e) = written.and_then(|_| std::fs::rename(&tmp, reg)) {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
-        }
+        // A new file renamed over the old one (`write_private`: no symlink followed).
+        crate::session::write_private(reg, text.as_bytes())?;
     }
     drop(held);
     Ok(())
