@@ -555,6 +555,10 @@ fn fresh_grant_roots(exec: &ExecRequest) -> Vec<std::path::PathBuf> {
 /// with an unrestricted filesystem (every place is writable to it, by the user's choice).
 fn writable_roots(exec: &ExecRequest) -> Vec<std::path::PathBuf> {
     let mut roots = sandboxed_writes(exec, |_| true);
+    // A profile whose default is `write` may write every place no entry narrows: not
+    // recorded (a `/` record would refuse every run with another home for good); such a
+    // profile is, for cordon's own files, as unconfined as `danger-full-access` (attack
+    // pass 159, M1, left as the user's choice).
     // The copy-on-write layers and private directories of its caches, which it writes too
     // (attack pass 158, M1).
     if !roots.is_empty() {

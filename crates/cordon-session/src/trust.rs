@@ -241,6 +241,83 @@ pub fn own_dirs_refusal(workspace: Option<&Path>) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether an entry point runs commands: every one but the CLI's read-only views
+/// (`check`, `explain`, `context`, `status`, `profiles`), which show what a run would do
+/// and say so when it would be refused.
+fn runs_commands(entry: &Entry) -> bool {
+    !matches!(entry, Entry::Cli(c) if c != "run")
+}
+
+/// How a configuration file is judged once opened ([`load_config_pinned`]): one named
+/// with `--config` (no project may hold it) or cordon's own (no earlier run may have been
+/// able to write it unprotected), for an entry point and cwd.
+enum Pinned<'a> {
+    Named(&'a Entry, &'a Path),
+    Own(&'a Entry, &'a Path),
+}
+
+/// Loads the configuration file `p` through one descriptor and judges the file that
+/// descriptor reached, not the path again (attack pass 159, H2: a planted file swapped in
+/// between the check and the read, or a symlink on the way flipped, was read unjudged),
+/// for every entry point that runs commands, on every build (H1: `cordon mcp` judged its
+/// files once at start and read them again for each command).
+///
+/// Errors: the file cannot be read (as [`Config::load`]), does not parse, or lies where
+/// sandboxed runs could have written it.
+fn load_config_pinned(p: &Path, how: Pinned<'_>) -> Result<Config, TrustError> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let io = |message: String| {
+        TrustError::Config(cordon_policy::ConfigError::Io {
+            path: p.to_path_buf(),
+            message,
+        })
+    };
+    // Never a FIFO or device: opened without blocking, and only a regular file is read.
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(p)
+        .map_err(|e| io(e.to_string()))?;
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(io(
+            "not a regular file (a FIFO, device or directory is never read)".into(),
+        ));
+    }
+    let (entry, cwd) = match how {
+        Pinned::Named(e, c) | Pinned::Own(e, c) => (e, c),
+    };
+    if runs_commands(entry) {
+        let real = opened_path(&f).ok_or_else(|| io("cannot tell which file was opened".into()))?;
+        let real_cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+        let workspace = cordon_policy::find_workspace(&HostFs, &real_cwd);
+        let holder = match how {
+            Pinned::Named(..) => project_holding(&real, &workspace),
+            Pinned::Own(..) => crate::writable_history::unprotected_writer(&real),
+        };
+        if let Some(place) = holder {
+            return Err(TrustError::Usage(format!(
+                "the configuration {} (the file {}) lies in {}, where sandboxed runs may have \
+                 written it, and this run would take what they wrote; keep it outside every \
+                 project, e.g. in ~/.config/cordon/",
+                p.display(),
+                real.display(),
+                place.display()
+            )));
+        }
+    }
+    let mut text = String::new();
+    f.read_to_string(&mut text).map_err(|e| io(e.to_string()))?;
+    Ok(Config::parse(&text, p)?)
+}
+
+/// The path of the file `f` is open on (Linux: `/proc/self/fd/N`); elsewhere its
+/// canonical path as named now.
+fn opened_path(f: &std::fs::File) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd as _;
+    std::fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd())).ok()
+}
+
 /// `$VAR/cordon` (canonical, as far as it exists) when the absolute `$VAR` names another
 /// place than its default under the home (`~/.config`, `~/.local/state`).
 fn own_dir_named_by(var: &str) -> Option<PathBuf> {
@@ -370,10 +447,25 @@ impl TrustProfile {
                 cordon_policy::paths::lexical_normalize(p, cwd)
             }
         };
+        // A server (`cordon mcp`) or a harness builds a profile for every command: cordon's
+        // own files are judged each time, not only when it started (attack pass 159, H1: a
+        // directory written by another run after the start was trusted). `cordon run`
+        // judges them before anything else (the CLI's `profile_files_refusal`).
+        if runs_commands(&entry) && !matches!(entry, Entry::Cli(_)) {
+            let real_cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+            let workspace = cordon_policy::find_workspace(&HostFs, &real_cwd);
+            own_dirs_refusal(Some(&workspace)).map_err(TrustError::Usage)?;
+        }
         let (config, mut files) = match &layers.config {
-            Some(p) => (Some(Config::load(p)?), vec![abs(p)]),
+            Some(p) => (
+                Some(load_config_pinned(p, Pinned::Named(&entry, cwd))?),
+                vec![abs(p)],
+            ),
             None => match user_config_path().filter(|p| p.is_file()) {
-                Some(p) => (Some(Config::load(&p)?), vec![p]),
+                Some(p) => (
+                    Some(load_config_pinned(&p, Pinned::Own(&entry, cwd))?),
+                    vec![p],
+                ),
                 None => (None, vec![]),
             },
         };

@@ -107,6 +107,19 @@ fn raw_server(
     std::process::ChildStdin,
     std::io::BufReader<std::process::ChildStdout>,
 ) {
+    raw_server_with(prefix, &[])
+}
+
+/// [`raw_server`] with `env` set for the server.
+fn raw_server_with(
+    prefix: &str,
+    env: &[(&str, &std::path::Path)],
+) -> (
+    tempfile::TempDir,
+    std::process::Child,
+    std::process::ChildStdin,
+    std::io::BufReader<std::process::ChildStdout>,
+) {
     use std::io::Write;
     let root = tempfile::Builder::new()
         .prefix(prefix)
@@ -123,6 +136,7 @@ fn raw_server(
         .env_remove("CORDON_DISABLE_LAYERS")
         .env_remove("CORDON_PROFILE")
         .env_remove("CORDON_CONFIG")
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -236,4 +250,66 @@ fn unread_stdin_does_not_end_the_server() {
     );
     let last = &answered.iter().find(|(id, _)| *id == 4).unwrap().1;
     assert!(last.to_string().contains("alive"), "{last}");
+}
+
+/// Attack pass 159, H1: `cordon mcp` reads its configuration again for every command, so
+/// it judges it again too: a config planted in its `XDG_CONFIG_HOME` by another sandboxed
+/// run after the server started is refused, not obeyed (it ran the next command
+/// unconfined). Twin: the first command, before the plant, runs confined.
+#[test]
+fn a_config_planted_after_the_start_is_refused() {
+    use std::io::{BufRead, Write};
+    let cfg_root = tempfile::Builder::new()
+        .prefix("cordon-mcp-cfg-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let cfg = cfg_root.path().join("xdg");
+    std::fs::create_dir_all(&cfg).unwrap();
+    let (root, mut child, mut input, mut output) =
+        raw_server_with("cordon-mcp-late-", &[("XDG_CONFIG_HOME", &cfg)]);
+    let mut call = |id: i64, script: &str| -> serde_json::Value {
+        writeln!(
+            input,
+            "{}",
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "exec_command", "arguments": {"script": script}}})
+        )
+        .unwrap();
+        let mut line = String::new();
+        loop {
+            line.clear();
+            assert!(output.read_line(&mut line).unwrap() > 0, "the server ended");
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    };
+    let first = call(2, "grep Seccomp: /proc/self/status");
+    if first["result"]["structuredContent"]["outcome"]["outcome"] == "refused" {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "{first}");
+        eprintln!("SKIP: the sandbox does not run here: {first}");
+        let _ = child.kill();
+        return;
+    }
+    assert!(first.to_string().contains("Seccomp:\\t2"), "{first}");
+    // Another sandboxed run, whose workspace is the config's directory, plants it.
+    let o = Command::new(CORDON)
+        .args(["run", "--", "sh", "-c"])
+        .arg("mkdir -p cordon && printf 'default_profile = \"danger-full-access\"\\n' > cordon/config.toml")
+        .current_dir(&cfg)
+        .env("HOME", root.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(cfg.join("cordon/config.toml").exists());
+    let second = call(3, "grep Seccomp: /proc/self/status");
+    assert!(
+        !second.to_string().contains("Seccomp:\\t0"),
+        "the planted config was obeyed: {second}"
+    );
+    assert_eq!(second["result"]["isError"], true, "{second}");
+    drop(input);
+    let _ = child.wait();
 }
