@@ -296,11 +296,14 @@ fn load_config_pinned(p: &Path, how: Pinned<'_>) -> Result<Config, TrustError> {
             Pinned::Own(..) => crate::writable_history::unprotected_writer(&real),
         };
         if let Some(place) = holder {
+            let named = match how {
+                Pinned::Named(..) => format!("--config {}", p.display()),
+                Pinned::Own(..) => format!("cordon's configuration {}", p.display()),
+            };
             return Err(TrustError::Usage(format!(
-                "the configuration {} (the file {}) lies in {}, where sandboxed runs may have \
-                 written it, and this run would take what they wrote; keep it outside every \
+                "{named}: the file ({}) lies inside the project {}, where sandboxed runs may \
+                 rewrite it, and this run would take what they wrote; keep it outside every \
                  project, e.g. in ~/.config/cordon/",
-                p.display(),
                 real.display(),
                 place.display()
             )));
