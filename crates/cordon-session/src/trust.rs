@@ -216,6 +216,14 @@ pub fn own_dirs_refusal(workspace: Option<&Path>) -> Result<(), String> {
     let memo = cordon_policy::paths::MemoFs::new(&HostFs);
     let real = |p: &Path| cordon_policy::paths::canonicalize_lenient(&memo, p);
     let history = crate::writable_history::History::load();
+    if let Some((reg, why)) = history.unreadable() {
+        return Err(format!(
+            "cannot read the record of where earlier sandboxed runs could write ({why}), so \
+             cordon's own files cannot be trusted; make {} a readable regular file again, or \
+             remove it (every run then starts a new record)",
+            reg.display()
+        ));
+    }
     for p in [
         user_config_path(),
         user_rules_path(),
@@ -288,7 +296,8 @@ fn load_config_pinned(p: &Path, how: Pinned<'_>) -> Result<Config, TrustError> {
         Pinned::Named(e, c) | Pinned::Own(e, c) => (e, c),
     };
     if runs_commands(entry) {
-        let real = opened_path(&f).ok_or_else(|| io("cannot tell which file was opened".into()))?;
+        let real =
+            opened_path(&f, p).ok_or_else(|| io("cannot tell which file was opened".into()))?;
         let real_cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
         let workspace = cordon_policy::find_workspace(&HostFs, &real_cwd);
         let holder = match how {
@@ -316,9 +325,20 @@ fn load_config_pinned(p: &Path, how: Pinned<'_>) -> Result<Config, TrustError> {
 
 /// The path of the file `f` is open on (Linux: `/proc/self/fd/N`); elsewhere its
 /// canonical path as named now.
-fn opened_path(f: &std::fs::File) -> Option<PathBuf> {
-    use std::os::fd::AsRawFd as _;
-    std::fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd())).ok()
+fn opened_path(f: &std::fs::File, p: &Path) -> Option<PathBuf> {
+    #[cfg(target_os = "linux")]
+    {
+        let _ = p;
+        use std::os::fd::AsRawFd as _;
+        std::fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd())).ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        // No `/proc` (macOS): the path as it resolves now (every run there was refused
+        // with "cannot tell which file was opened" before).
+        let _ = f;
+        std::fs::canonicalize(p).ok()
+    }
 }
 
 /// `$VAR/cordon` (canonical, as far as it exists) when the absolute `$VAR` names another

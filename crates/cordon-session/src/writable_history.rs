@@ -30,7 +30,6 @@
 
 use cordon_sandbox::HostFs;
 use serde::{Deserialize, Serialize};
-use std::io::Read as _;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
@@ -63,24 +62,18 @@ fn registries() -> Vec<PathBuf> {
     out
 }
 
-fn read_records(path: &Path) -> Vec<Record> {
-    let Ok(mut f) = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-    else {
-        return Vec::new();
-    };
-    let mut s = String::new();
-    if !f.metadata().is_ok_and(|m| m.is_file())
-        || std::io::Read::by_ref(&mut f)
-            .take(64 * 1024 * 1024)
-            .read_to_string(&mut s)
-            .is_err()
-    {
-        return Vec::new();
+/// The records of the registry `path` (none when it does not exist), read as any small
+/// host file is ([`cordon_sandbox::hostfs::read_small_file`]: no final symlink followed, no
+/// FIFO or device opened).
+///
+/// Errors: a registry that exists and cannot be read — never taken for an empty one (fail
+/// closed: a writer would drop every record, a reader would trust every place).
+fn read_records(path: &Path) -> Result<Vec<Record>, String> {
+    match cordon_sandbox::hostfs::read_small_file(path, 64 * 1024 * 1024) {
+        Ok(s) => Ok(parse(&s)),
+        Err(cordon_policy::paths::ReadRefusal::Missing) => Ok(Vec::new()),
+        Err(e) => Err(format!("{}: {e:?}", path.display())),
     }
-    parse(&s)
 }
 
 fn parse(s: &str) -> Vec<Record> {
@@ -114,8 +107,7 @@ pub(crate) fn record(roots: &[PathBuf], protected: &[PathBuf]) -> Result<(), Str
     let regs = registries();
     let settled = |p: &[PathBuf]| {
         regs.iter().all(|reg| {
-            let records = read_records(reg);
-            merge(records.clone(), &roots, p) == records
+            read_records(reg).is_ok_and(|records| merge(records.clone(), &roots, p) == records)
         })
     };
     if settled(&sorted(protected.to_vec())) {
@@ -167,7 +159,7 @@ fn record_in(reg: &Path, roots: &[&PathBuf], protected: &[PathBuf]) -> std::io::
         .ok_or_else(|| std::io::Error::other("no directory"))?;
     std::fs::create_dir_all(dir)?;
     // Nothing new: no lock, no write (the launch path pays one read).
-    let records = read_records(reg);
+    let records = read_records(reg).map_err(std::io::Error::other)?;
     let merged = merge(records.clone(), roots, protected);
     if merged == records {
         return Ok(());
@@ -199,7 +191,7 @@ fn record_in(reg: &Path, roots: &[&PathBuf], protected: &[PathBuf]) -> std::io::
         }
     };
     // Again under the lock: another writer may have come first.
-    let records = read_records(reg);
+    let records = read_records(reg).map_err(std::io::Error::other)?;
     let mut merged = merge(records.clone(), roots, protected);
     merged.retain(|r| roots.contains(&&r.root) || r.root.exists());
     if merged != records {
@@ -237,22 +229,39 @@ pub fn unprotected_writer(path: &Path) -> Option<PathBuf> {
 
 /// The records of every registry, read once for several questions.
 #[derive(Debug, Default)]
-pub struct History(Vec<Record>);
+pub struct History {
+    records: Vec<Record>,
+    /// A registry that exists and could not be read: every place counts as written then.
+    unreadable: Option<(PathBuf, String)>,
+}
 
 impl History {
-    /// Reads every registry (a missing or unreadable one adds nothing).
+    /// Reads every registry (a missing one adds nothing; one that cannot be read is kept
+    /// as such, [`History::unreadable`]).
     pub fn load() -> History {
-        History(
-            registries()
-                .iter()
-                .flat_map(|reg| read_records(reg))
-                .collect(),
-        )
+        let mut h = History::default();
+        for reg in registries() {
+            match read_records(&reg) {
+                Ok(r) => h.records.extend(r),
+                Err(why) => h.unreadable = Some((reg, why)),
+            }
+        }
+        h
+    }
+
+    /// The registry that could not be read and why, if any: the caller refuses what it
+    /// would have trusted, naming it.
+    pub fn unreadable(&self) -> Option<&(PathBuf, String)> {
+        self.unreadable.as_ref()
     }
 
     /// [`unprotected_writer`] among these records.
+    /// A registry that could not be read answers for every path (its own path is given).
     pub fn unprotected_writer(&self, path: &Path) -> Option<PathBuf> {
-        writer_in(&self.0, path)
+        if let Some((reg, _)) = &self.unreadable {
+            return Some(reg.clone());
+        }
+        writer_in(&self.records, path)
     }
 }
 

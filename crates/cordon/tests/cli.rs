@@ -4439,3 +4439,27 @@ fn own_files_an_earlier_run_could_write_are_refused() {
     let o = out(c);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }
+
+/// The record of where earlier runs could write fails closed: one that exists and cannot
+/// be read (here a directory where the file should be) refuses the run, naming it, rather
+/// than reading as empty (which trusted every place, and a writer then dropped every
+/// record). Twin: without it, the run goes on.
+#[test]
+fn an_unreadable_record_of_writable_roots_refuses_the_run() {
+    let p = project();
+    let reg = p.home.join(".local/state/cordon/writable-roots");
+    std::fs::create_dir_all(&reg).unwrap();
+    let o = out(cordon(&p, &["run", "--", "true"]));
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{err}");
+    assert!(
+        err.contains("cannot read the record") && err.contains("writable-roots"),
+        "{err}"
+    );
+    std::fs::remove_dir(&reg).unwrap();
+    if !sandbox_available() {
+        return;
+    }
+    let o = out(cordon(&p, &["run", "--", "true"]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+}
