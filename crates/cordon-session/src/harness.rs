@@ -1437,8 +1437,7 @@ impl Harness {
         max_bytes: usize,
         wait: Duration,
     ) -> Result<ExecResult, HarnessError> {
-        let p = self.get(id)?;
-        self.collect(&p, max_bytes, wait, false, false)
+        self.read(id, max_bytes, wait, false)
     }
 
     /// [`Harness::read_output`] that gathers what arrives within the whole `wait`, not
@@ -1454,8 +1453,19 @@ impl Harness {
         max_bytes: usize,
         wait: Duration,
     ) -> Result<ExecResult, HarnessError> {
+        self.read(id, max_bytes, wait, true)
+    }
+
+    /// [`Harness::read_output`] (`whole` false) and [`Harness::read_output_within`].
+    fn read(
+        &self,
+        id: &str,
+        max_bytes: usize,
+        wait: Duration,
+        whole: bool,
+    ) -> Result<ExecResult, HarnessError> {
         let p = self.get(id)?;
-        self.collect(&p, max_bytes, wait, false, true)
+        self.collect(&p, max_bytes, wait, false, whole)
     }
 
     /// Waits up to `timeout` for the run to end, collecting up to `max_bytes` of output.
