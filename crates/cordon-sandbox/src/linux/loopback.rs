@@ -8,7 +8,8 @@
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-/// Sets `IFF_UP` on `lo` of the calling process's network namespace (idempotent).
+/// Sets `IFF_UP` on `lo` of the calling process's network namespace (idempotent: a
+/// `lo` already up is left as it is, without a second `SIOCSIFFLAGS`).
 ///
 /// Errors: the socket or either ioctl failed (e.g. `EPERM` outside a namespace the
 /// caller administers).
@@ -29,9 +30,15 @@ pub fn bring_up_lo() -> io::Result<()> {
     if unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) } < 0 {
         return Err(io::Error::last_os_error());
     }
+    let up = (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
     // SAFETY: SIOCGIFFLAGS filled ifru_flags, the union member read and written here.
     unsafe {
-        req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+        if req.ifr_ifru.ifru_flags & up == up {
+            // Already up (a template's spare namespace is brought up when it is made):
+            // setting the flags again costs a device notification per command.
+            return Ok(());
+        }
+        req.ifr_ifru.ifru_flags |= up;
     }
     // SAFETY: `req` is a valid ifreq naming `lo` with the flags to set.
     if unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCSIFFLAGS, &req) } < 0 {

@@ -1215,7 +1215,7 @@ fn make_spares(prepared: &Prepared) {
 }
 
 /// A new network namespace (owned by the template's user namespace, like one init would
-/// clone), as a descriptor of `/proc/thread-self/ns/net` above every client target
+/// clone), its `lo` up, as a descriptor of `/proc/thread-self/ns/net` above every client target
 /// number: a child is cloned into it, sends the descriptor and exits, so no process is
 /// left in it.
 ///
@@ -1226,7 +1226,10 @@ fn spare_net_namespace() -> io::Result<OwnedFd> {
     let pid = unsafe { sys::clone_fork(libc::CLONE_NEWNET as libc::c_ulong) }?;
     if pid == 0 {
         drop(ours);
-        let sent = std::fs::File::open("/proc/thread-self/ns/net")
+        // `lo` up here, off the command's path (init checks it again: a namespace whose
+        // `lo` is down is brought up there as before).
+        let sent = super::loopback::bring_up_lo()
+            .and_then(|()| std::fs::File::open("/proc/thread-self/ns/net"))
             .and_then(|f| send_fd(&theirs, f.as_raw_fd()));
         process::exit_now(i32::from(sent.is_err()));
     }
