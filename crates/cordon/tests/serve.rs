@@ -1725,3 +1725,49 @@ fn a_missing_tool_home_is_fresh_for_each_command_on_every_path() {
         );
     }
 }
+
+/// Attack pass 160, F2: the server read each request to its end before it looked at the
+/// next connection, with a 2 s timeout, so a client that sent half a request and stalled
+/// held up every launch (6 such connections: `true` took 12 s). Requests are read as they
+/// come: with 6 stalled connections open, commands on every path through the server still
+/// start at once. Twin: a stalled client that finishes its request late is still served —
+/// an incomplete request is not taken for a whole one (it fails to parse and is dropped,
+/// the server staying up).
+#[test]
+fn a_client_that_stalls_holds_up_no_other() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    // Warm first (the template made), so the runs timed below are launches only.
+    for launch in [Launch::Template, Launch::Server] {
+        assert_eq!(p.sh(launch, "true").status.code(), Some(0));
+    }
+    use std::io::Write;
+    let mut stalled: Vec<std::os::unix::net::UnixStream> = (0..6)
+        .map(|_| {
+            let mut s = std::os::unix::net::UnixStream::connect(p.socket()).unwrap();
+            s.write_all(b"{\"args\":").unwrap();
+            s
+        })
+        .collect();
+    for launch in [Launch::Template, Launch::Server] {
+        let t = Instant::now();
+        let o = p.sh(launch, "echo started");
+        assert_eq!(o.status.code(), Some(0), "{launch:?}: {}", text(&o.stderr));
+        assert_eq!(text(&o.stdout).trim(), "started", "{launch:?}");
+        // Each stalled connection used to cost 2 s (the first alone held a run 2 s).
+        assert!(
+            t.elapsed() < Duration::from_millis(1900),
+            "{launch:?}: a run waited {:?} behind stalled clients",
+            t.elapsed()
+        );
+    }
+    // The rest of a stalled request, late: it ends its line (and so is read) but is not a
+    // request; the server drops it and still serves.
+    let s = &mut stalled[0];
+    s.write_all(b"\"x\"\n").unwrap();
+    drop(stalled);
+    let o = p.sh(Launch::Template, "echo again");
+    assert_eq!(text(&o.stdout).trim(), "again", "{}", text(&o.stderr));
+}

@@ -234,42 +234,153 @@ pub fn serve(listener: UnixListener, templates_on: bool) -> io::Result<()> {
     let mut templates = super::template::Templates::new();
     // Why a command did not use a template, on the server's stderr.
     let verbose = std::env::var_os("CORDON_SERVE_VERBOSE").is_some_and(|v| v == "1");
+    // Admitted connections whose request has not all come yet, read as it comes, so a
+    // client that sends half a request and stalls holds up nobody else (attack pass 160,
+    // F2: each stalled connection held every launch for the 2 s read timeout).
+    let mut pending: Vec<Pending> = Vec::new();
     loop {
         templates.expire();
-        let mut pfd = [libc::pollfd {
-            fd: listener.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        }];
-        // SAFETY: `pfd` is a valid array of one pollfd.
-        if unsafe { libc::poll(pfd.as_mut_ptr(), 1, 30_000) } <= 0 {
-            continue; // idle (templates expire above) or EINTR
-        }
-        let (conn, _) = match listener.accept() {
-            Ok(c) => c,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
-            Err(e) => return Err(e),
-        };
-        if let Err(why) = admit(&conn, &me) {
-            eprintln!("cordon serve: refused a client: {why}");
-            continue;
-        }
-        // The request is read here (bounded: an admitted client sends it at once), so
-        // the template can be chosen — and made — by the process that keeps them.
-        let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(2)));
-        let (req, fds) = match read_request(&conn).and_then(|r| check_targets(&r.0).map(|_| r)) {
-            Ok(r) => r,
-            // A liveness probe (connect and close): nothing to do.
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => continue,
-            Err(e) => {
-                eprintln!("cordon serve: {e}");
-                continue;
+        let now = std::time::Instant::now();
+        pending.retain(|p| {
+            let alive = p.deadline > now;
+            if !alive {
+                eprintln!("cordon serve: a client sent no whole request in time; dropped");
             }
-        };
-        let _ = conn.set_read_timeout(None);
+            alive
+        });
+        let wait_ms = pending
+            .iter()
+            .map(|p| p.deadline.saturating_duration_since(now).as_millis() as i32 + 1)
+            .min()
+            .unwrap_or(30_000);
+        let mut pfd: Vec<libc::pollfd> = std::iter::once(listener.as_raw_fd())
+            .chain(pending.iter().map(|p| p.conn.as_raw_fd()))
+            .map(|fd| libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        // SAFETY: `pfd` is a valid array of `pfd.len()` pollfd.
+        if unsafe { libc::poll(pfd.as_mut_ptr(), pfd.len() as libc::nfds_t, wait_ms) } <= 0 {
+            continue; // idle (templates expire above), a deadline, or EINTR
+        }
+        // The requests that are now whole, in the order their connections came.
+        let mut ready = Vec::new();
+        let mut i = 0;
+        pending.retain_mut(|p| {
+            i += 1;
+            if pfd[i].revents == 0 {
+                return true;
+            }
+            match p.read_more() {
+                Ok(None) => true,
+                Ok(Some(req)) => {
+                    ready.push(req);
+                    false
+                }
+                // A liveness probe (connect and close): nothing to do.
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => false,
+                Err(e) => {
+                    eprintln!("cordon serve: {e}");
+                    false
+                }
+            }
+        });
+        if pfd[0].revents != 0 {
+            match listener.accept() {
+                Ok((conn, _)) => {
+                    match admit(&conn, &me) {
+                        Ok(()) => {
+                            if pending.len() >= MAX_PENDING {
+                                // The oldest has had the longest to send its request.
+                                pending.remove(0);
+                                eprintln!("cordon serve: too many unfinished requests; dropped the oldest");
+                            }
+                            match Pending::new(conn) {
+                                Ok(p) => pending.push(p),
+                                Err(e) => eprintln!("cordon serve: {e}"),
+                            }
+                        }
+                        Err(why) => eprintln!("cordon serve: refused a client: {why}"),
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        for (conn, req, fds) in ready {
+            launch_request(conn, req, fds, &mut templates, templates_on, verbose);
+        }
+    }
+}
+
+/// Most admitted connections waiting for the rest of their request at once.
+const MAX_PENDING: usize = 64;
+/// How long an admitted client has to send its whole request (a client sends it at once).
+const REQUEST_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// An admitted connection whose request line is still coming ([`serve`]).
+struct Pending {
+    conn: UnixStream,
+    line: Vec<u8>,
+    fds: Vec<OwnedFd>,
+    deadline: std::time::Instant,
+}
+
+impl Pending {
+    fn new(conn: UnixStream) -> io::Result<Pending> {
+        conn.set_nonblocking(true)?;
+        Ok(Pending {
+            conn,
+            line: Vec::new(),
+            fds: Vec::new(),
+            deadline: std::time::Instant::now() + REQUEST_WAIT,
+        })
+    }
+
+    /// Reads what has come; the connection, its request and descriptors once the line is
+    /// whole (the connection blocking again), `None` while it is not.
+    ///
+    /// Errors: the client hung up (`UnexpectedEof`), sent too much, or a request that
+    /// does not parse or names other descriptors than it passed ([`finish_request`]).
+    #[allow(clippy::type_complexity)]
+    fn read_more(&mut self) -> io::Result<Option<(UnixStream, Request, Vec<OwnedFd>)>> {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            match read_some(&self.conn, &mut buf, &mut self.line, &mut self.fds) {
+                Ok(true) => break,
+                Ok(false) => continue,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        let (req, fds) = finish_request(
+            std::mem::take(&mut self.line),
+            std::mem::take(&mut self.fds),
+        )?;
+        check_targets(&req)?;
+        let conn = self.conn.try_clone()?;
+        conn.set_nonblocking(false)?;
+        Ok(Some((conn, req, fds)))
+    }
+}
+
+/// One whole request from an admitted client: routed to a template or the per-command
+/// helper, and handled in a forked process ([`serve`]).
+fn launch_request(
+    conn: UnixStream,
+    req: Request,
+    fds: Vec<OwnedFd>,
+    templates: &mut super::template::Templates,
+    templates_on: bool,
+    verbose: bool,
+) {
+    {
         let route = if templates_on {
-            route(&mut templates, &req, &fds)
+            route(templates, &req, &fds)
         } else {
             Err("templates are off (--no-templates)".to_string())
         };
@@ -279,8 +390,18 @@ pub fn serve(listener: UnixListener, templates_on: bool) -> io::Result<()> {
         // SAFETY: this process is single-threaded (see above).
         match unsafe { libc::fork() } {
             0 => {
-                drop(listener);
-                drop(templates);
+                // Only this request's descriptors stay open in its handler: not the
+                // listener, the templates' sockets, nor another client's connection or
+                // descriptors (still coming, or ready after this one), which would stay
+                // open as long as this command runs. The objects owning the closed ones
+                // are never dropped here (the handler ends by `exit_now`).
+                let mut keep = vec![0, 1, 2, conn.as_raw_fd()];
+                keep.extend(fds.iter().map(AsRawFd::as_raw_fd));
+                if let Ok(r) = &route {
+                    keep.push(r.ctl.as_raw_fd());
+                    keep.extend(r.running.as_ref().map(AsRawFd::as_raw_fd));
+                }
+                close_all_but(&keep);
                 let r = match route {
                     // `_running` is held until the command is done (the template's
                     // running token: [`super::template::Templates::route`]).
@@ -553,28 +674,45 @@ fn admit(conn: &UnixStream, me: &Confinement) -> Result<(), String> {
     }
 }
 
-/// Reads one request line and the descriptors sent with it.
+/// Reads one request line and the descriptors sent with it (blocking).
 fn read_request(conn: &UnixStream) -> io::Result<(Request, Vec<OwnedFd>)> {
     let mut line = Vec::new();
     let mut fds = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let (n, got) = super::sys::recv_with_fds::<MAX_FDS>(conn.as_raw_fd(), &mut buf)?;
-        fds.extend(got);
-        if n == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "client hung up",
-            ));
-        }
-        line.extend_from_slice(&buf[..n]);
-        if line.len() > REQUEST_LIMIT {
-            return Err(io::Error::from_raw_os_error(libc::EFBIG));
-        }
-        if line.ends_with(b"\n") {
-            break;
-        }
+    while !read_some(conn, &mut buf, &mut line, &mut fds)? {}
+    finish_request(line, fds)
+}
+
+/// One `recvmsg` of a request: appends to `line` and `fds`; whether the line is whole.
+///
+/// Errors: the client hung up (`UnexpectedEof`), the line passed [`REQUEST_LIMIT`] or the
+/// descriptors [`MAX_TARGET_FD`] (`EFBIG`), or the read failed (`WouldBlock` on a
+/// non-blocking connection with nothing to read).
+fn read_some(
+    conn: &UnixStream,
+    buf: &mut [u8],
+    line: &mut Vec<u8>,
+    fds: &mut Vec<OwnedFd>,
+) -> io::Result<bool> {
+    let (n, got) = super::sys::recv_with_fds::<MAX_FDS>(conn.as_raw_fd(), buf)?;
+    fds.extend(got);
+    if n == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "client hung up",
+        ));
     }
+    line.extend_from_slice(&buf[..n]);
+    if line.len() > REQUEST_LIMIT || fds.len() > MAX_TARGET_FD as usize {
+        return Err(io::Error::from_raw_os_error(libc::EFBIG));
+    }
+    Ok(line.ends_with(b"\n"))
+}
+
+/// The request a whole line says, with the descriptors that came with it.
+///
+/// Errors: the line does not parse, or names another number of descriptors than came.
+fn finish_request(line: Vec<u8>, fds: Vec<OwnedFd>) -> io::Result<(Request, Vec<OwnedFd>)> {
     let req: Request = serde_json::from_slice(&line).map_err(io::Error::other)?;
     if req.fds.len() != fds.len() {
         return Err(io::Error::other(format!(
