@@ -98,6 +98,11 @@ pub struct TrustProfile {
     pub entry: Entry,
     /// The cwd it was built for (absolute).
     pub cwd: PathBuf,
+    /// `cwd` canonical (as spelled when it cannot be resolved), read once when built.
+    pub real_cwd: PathBuf,
+    /// The workspace of `real_cwd` ([`cordon_policy::find_workspace`]), found once when
+    /// built: the one answer every check of this profile asks for that cwd.
+    pub workspace: PathBuf,
     /// The layers it was built from (a child rebuilds from these).
     pub layers: Layers,
     /// The effective profile: base narrowed by `--deny-read`/`--network off`, widened by
@@ -258,7 +263,8 @@ fn runs_commands(entry: &Entry) -> bool {
 
 /// How a configuration file is judged once opened ([`load_config_pinned`]): one named
 /// with `--config` (no project may hold it) or cordon's own (no earlier run may have been
-/// able to write it unprotected), for an entry point and cwd.
+/// able to write it unprotected), for an entry point and the workspace of its cwd.
+/// Each with the workspace of the profile's canonical cwd ([`TrustProfile::workspace`]).
 enum Pinned<'a> {
     Named(&'a Entry, &'a Path),
     Own(&'a Entry, &'a Path),
@@ -292,16 +298,14 @@ fn load_config_pinned(p: &Path, how: Pinned<'_>) -> Result<Config, TrustError> {
             "not a regular file (a FIFO, device or directory is never read)".into(),
         ));
     }
-    let (entry, cwd) = match how {
-        Pinned::Named(e, c) | Pinned::Own(e, c) => (e, c),
+    let (entry, workspace) = match how {
+        Pinned::Named(e, w) | Pinned::Own(e, w) => (e, w),
     };
     if runs_commands(entry) {
         let real =
             opened_path(&f, p).ok_or_else(|| io("cannot tell which file was opened".into()))?;
-        let real_cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
-        let workspace = cordon_policy::find_workspace(&HostFs, &real_cwd);
         let holder = match how {
-            Pinned::Named(..) => project_holding(&real, &workspace),
+            Pinned::Named(..) => project_holding(&real, workspace),
             Pinned::Own(..) => crate::writable_history::unprotected_writer(&real),
         };
         if let Some(place) = holder {
@@ -474,19 +478,20 @@ impl TrustProfile {
         // own files are judged each time, not only when it started (attack pass 159, H1: a
         // directory written by another run after the start was trusted). `cordon run`
         // judges them before anything else (the CLI's `profile_files_refusal`).
+        // The cwd's workspace, found once for every check below and kept with the profile.
+        let real_cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
+        let workspace = cordon_policy::find_workspace(&HostFs, &real_cwd);
         if runs_commands(&entry) && !matches!(entry, Entry::Cli(_)) {
-            let real_cwd = std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_path_buf());
-            let workspace = cordon_policy::find_workspace(&HostFs, &real_cwd);
             own_dirs_refusal(Some(&workspace)).map_err(TrustError::Usage)?;
         }
         let (config, mut files) = match &layers.config {
             Some(p) => (
-                Some(load_config_pinned(p, Pinned::Named(&entry, cwd))?),
+                Some(load_config_pinned(p, Pinned::Named(&entry, &workspace))?),
                 vec![abs(p)],
             ),
             None => match user_config_path().filter(|p| p.is_file()) {
                 Some(p) => (
-                    Some(load_config_pinned(&p, Pinned::Own(&entry, cwd))?),
+                    Some(load_config_pinned(&p, Pinned::Own(&entry, &workspace))?),
                     vec![p],
                 ),
                 None => (None, vec![]),
@@ -526,7 +531,8 @@ impl TrustProfile {
         // why (new-user pass nu24, F7d).
         let mut profile =
             select_profile(config.as_ref(), layers.profile.as_deref()).map_err(|e| {
-                match (&e, unread_project_config(cwd)) {
+                let ws = workspace_of(cwd, &real_cwd, &workspace);
+                match (&e, unread_project_config(&ws)) {
                     (cordon_policy::ConfigError::UnknownProfile { .. }, Some(note)) => {
                         TrustError::Usage(format!("{e}; {note}"))
                     }
@@ -550,6 +556,8 @@ impl TrustProfile {
         Ok(TrustProfile {
             entry,
             cwd: cwd.to_path_buf(),
+            real_cwd,
+            workspace,
             layers: layers.clone(),
             profile,
             additional: if layers.plan { None } else { additional },
@@ -582,7 +590,7 @@ impl TrustProfile {
             .with_cwd(req.cwd.to_string_lossy());
         // The project a delete must not take: the workspace root the resolver uses (the
         // nearest marked ancestor, placeholders excepted), else the cwd.
-        let project = cordon_policy::resolve::find_workspace(&HostFs, &req.cwd);
+        let project = workspace_of(&req.cwd, &self.real_cwd, &self.workspace);
         eval = eval.with_project(project.to_string_lossy());
         let home = req.env.iter().find(|(k, _)| k == "HOME").map(|(_, h)| h);
         if let Some(h) = home {
@@ -633,7 +641,7 @@ impl TrustProfile {
     /// local layers of R-P6 are not implemented: a sandboxed command may write the project,
     /// so such a file could widen later runs.
     fn unread_project_config(&self) -> Option<String> {
-        unread_project_config(&self.cwd)
+        unread_project_config(&workspace_of(&self.cwd, &self.real_cwd, &self.workspace))
     }
 
     /// [`TrustProfile::ungranted_extras`]' extra entries that do not take effect.
@@ -995,9 +1003,19 @@ pub fn load_rules(config: Option<&Config>, extra: &[PathBuf]) -> Result<Policy, 
     Ok(Policy::merge_layers(layers))
 }
 
-/// See [`TrustProfile::unread_project_config`]: the note for the workspace of `cwd`.
-fn unread_project_config(cwd: &Path) -> Option<String> {
-    let ws = cordon_policy::find_workspace(&HostFs, cwd);
+/// The workspace of `cwd` ([`cordon_policy::find_workspace`]): `workspace`, found for
+/// `real_cwd`, when `cwd` is that directory as spelled (the same question, answered once);
+/// else found now.
+fn workspace_of(cwd: &Path, real_cwd: &Path, workspace: &Path) -> PathBuf {
+    if cwd == real_cwd {
+        workspace.to_path_buf()
+    } else {
+        cordon_policy::find_workspace(&HostFs, cwd)
+    }
+}
+
+/// See [`TrustProfile::unread_project_config`]: the note for the workspace `ws`.
+fn unread_project_config(ws: &Path) -> Option<String> {
     let found: Vec<String> = ["config.toml", "config.local.toml"]
         .iter()
         .map(|n| ws.join(".cordon").join(n))

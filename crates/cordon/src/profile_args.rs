@@ -120,7 +120,15 @@ pub fn choose(args: &ProfileArgs) -> Result<Chosen> {
 /// project's `.cordon/` is writable from the enclosing one, and a repository root's
 /// missing `.cordon/` can be made). Judged by place, not by the file's content, which may
 /// be the planted one.
-pub fn profile_files_refusal(args: &ProfileArgs, rules: &[PathBuf]) -> Result<()> {
+///
+/// `trust`, when given, is this run's profile built for the current directory: its
+/// workspace ([`TrustProfile::workspace`]) is the one judged here when it was found for
+/// the same canonical directory (not looked for again).
+pub fn profile_files_refusal(
+    args: &ProfileArgs,
+    rules: &[PathBuf],
+    trust: Option<&TrustProfile>,
+) -> Result<()> {
     let cwd = crate::profile_args::current_dir()?;
     let fs = cordon_sandbox::HostFs;
     let real_cwd =
@@ -130,7 +138,10 @@ pub fn profile_files_refusal(args: &ProfileArgs, rules: &[PathBuf]) -> Result<()
                 None => anyhow::Error::new(e).context(format!("cannot resolve {}", cwd.display())),
             }
         })?;
-    let workspace = cordon_policy::find_workspace(&fs, &real_cwd);
+    let workspace = match trust {
+        Some(t) if t.real_cwd == real_cwd => t.workspace.clone(),
+        _ => cordon_policy::find_workspace(&fs, &real_cwd),
+    };
     let named = args
         .config
         .iter()

@@ -17,7 +17,9 @@ use cordon_execpolicy::{gate, run_would, ApprovalMode, Gate};
 pub fn check(args: CheckArgs) -> Result<i32> {
     // `check` runs nothing, so a --config/--rules file inside a project is read; `run`
     // and `mcp` would refuse it, and the user is told now rather than at the first run.
-    if let Err(e) = crate::profile_args::profile_files_refusal(&args.profile, &args.rules.rules) {
+    if let Err(e) =
+        crate::profile_args::profile_files_refusal(&args.profile, &args.rules.rules, None)
+    {
         eprintln!("cordon: note: `cordon run` would refuse this: {e:#}");
     }
     let trust = trust("check", &args.profile, &args.rules.rules, false)?;

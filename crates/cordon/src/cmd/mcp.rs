@@ -51,7 +51,7 @@ pub fn mcp(args: McpArgs) -> Result<i32> {
     // The commands themselves start with the default disposition (the helper restores it
     // before `execve`, as `std::process::Command` does).
     cordon_sandbox::ignore_sigpipe();
-    crate::profile_args::profile_files_refusal(&args.profile, &args.rules.rules)?;
+    crate::profile_args::profile_files_refusal(&args.profile, &args.rules.rules, None)?;
     let cwd = crate::profile_args::current_dir()?;
     let mut opts = HarnessOptions::new(cwd);
     opts.layers = layers(&args.profile, &args.rules.rules, false);

@@ -482,7 +482,7 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
              --allow-network, --network and --local-port do not apply to it"
         );
     }
-    crate::profile_args::profile_files_refusal(&args.profile, &args.rules.rules)?;
+    crate::profile_args::profile_files_refusal(&args.profile, &args.rules.rules, Some(trust))?;
     if let Some(spec) = &args.approvals_from {
         approvals_file_refusal(args, trust, spec)?;
     }
