@@ -326,6 +326,16 @@ print("own", reach("own.sock")); t.join()
                 stderr(&o)
             );
         }
+        // Attack pass 160, F1: in the sandbox's own network namespace the refusal is
+        // decided without connecting, so the host daemon sees no connection at all (it
+        // saw init's judging connection open and close). With the host's namespace the
+        // guard still judges by connecting (README, unix-socket guard).
+        if net == cordon_policy::NetworkPolicy::Restricted && !listed {
+            assert!(
+                host.accept().is_err(),
+                "{net}: the refused host listener saw a connection"
+            );
+        }
     }
 }
 

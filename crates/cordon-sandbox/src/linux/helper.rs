@@ -1465,6 +1465,11 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
         source: e,
     })?;
     join_cgroup(ctx)?;
+    // In the command's own network namespace and before the seccomp filter that refuses
+    // `AF_NETLINK`; without it the guard judges by connecting, as before.
+    let listeners = (ctx.plan.unix_guard && ctx.plan.net_namespace)
+        .then(|| super::unix_listeners::ListenerIndex::open().ok())
+        .flatten();
     let extra: Vec<(OwnedFd, Grant)> = built
         .host_devpts
         .into_iter()
@@ -1516,6 +1521,7 @@ fn init_main(ctx: &mut InitContext<'_>) -> Result<i32, HelperError> {
     drop(ctx.status.take());
     let supervisors = Supervisors {
         allowed_sockets: endpoints.allowed_sockets,
+        listeners,
         denials: denials.clone(),
         git_configs: std::sync::Arc::clone(&git_configs),
     };
@@ -1817,6 +1823,9 @@ fn applied_report(
 /// denial records, the `.git/config` broker).
 struct Supervisors {
     allowed_sockets: Vec<(PathBuf, Option<OwnedFd>)>,
+    /// The private network namespace's listening unix sockets, asked by the guard
+    /// ([`super::unix_listeners`]); opened before init's seccomp filter.
+    listeners: Option<super::unix_listeners::ListenerIndex>,
     denials: Option<std::sync::Arc<super::denial_records::Supervisor>>,
     git_configs: std::sync::Arc<Vec<super::git_config_broker::Copy>>,
 }
@@ -1857,6 +1866,7 @@ fn run_supervised(ctx: &InitContext<'_>, sup: Supervisors) -> Result<i32, Helper
                     .as_ref()
                     .is_some_and(|l| l.scope_abstract_unix),
             allowed: sup.allowed_sockets,
+            listeners: sup.listeners,
             denials: sup.denials,
             git_configs: sup.git_configs,
             network_rule: ctx.plan.net_namespace.then(|| {

@@ -41,6 +41,7 @@ mod sys;
 mod template;
 pub mod tree_removal;
 mod unix_guard;
+mod unix_listeners;
 
 pub use caches::{clear_layers, probe_overlay, read_only_hint, Cleared};
 pub use denial_records::{landlock_audit, source as denial_record_source};

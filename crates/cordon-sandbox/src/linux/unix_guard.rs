@@ -61,6 +61,11 @@ pub struct GuardConfig {
     /// The `.git/config` copies whose renames the supervisor emulates
     /// ([`super::git_config_broker`]); empty = renames are not notified for it.
     pub git_configs: Arc<Vec<super::git_config_broker::Copy>>,
+    /// In a private network namespace: the index of its listening unix sockets
+    /// ([`super::unix_listeners`]), asked before a socket on a writable mount is connected
+    /// to, so one no listener of the sandbox is bound to is refused without a connection
+    /// (`None`: judged by connecting, as with a shared namespace).
+    pub listeners: Option<super::unix_listeners::ListenerIndex>,
     /// When the sandbox's network namespace is not the host's: why an internet connection
     /// cannot leave it. Such connects are then recorded as network attempts
     /// ([`super::denial_records::Supervisor::note_network`]).
@@ -438,6 +443,20 @@ fn connect_for(listener: &OwnedFd, n: &libc::seccomp_notif, cfg: &GuardConfig) -
         let target = &un[..2 + via.len() + 1];
         if reach == Reach::Listed {
             return raw_connect(&sock, target);
+        }
+        // No listener of the sandbox bound to it: refused before any connection, so a
+        // host daemon listening there sees nothing (attack pass 160, F1).
+        if let (Some(index), Ok(t)) = (&cfg.listeners, &seen) {
+            if index.has_listener(t) == Some(false) {
+                eprintln!(
+                    "cordon: refused connect to the unix socket {}: no process of the \
+                     sandbox listens on it (it lies in a writable root; a process outside \
+                     the sandbox listens on it, or none does); list it in \
+                     network.unix_sockets to allow a host listener",
+                    String::from_utf8_lossy(asked),
+                );
+                return Err(libc::ECONNREFUSED);
+            }
         }
         // On a writable mount: only a listener of the sandbox's own. Judged on a connection
         // of init's, which then *becomes* the caller's descriptor (SECCOMP_ADDFD_FLAG_SETFD),
