@@ -60,13 +60,21 @@ impl HelperPayload {
     /// carry (a non-UTF-8 project path, a nested repository with such a name), never a
     /// panic.
     pub fn encode(&self) -> Result<String, PayloadError> {
-        let json = serde_json::to_vec(self).map_err(|e| match self.profile.non_utf8_path() {
+        Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(self.encode_json()?))
+    }
+
+    /// The JSON itself, for a descriptor (a sealed memfd), where nothing needs the
+    /// base64 that an argument or a variable does (issue 12: the encoding and each
+    /// decoding of ~60 KB on the launch path). [`PayloadText::parse`] takes either form.
+    ///
+    /// Errors: as [`HelperPayload::encode`].
+    pub fn encode_json(&self) -> Result<String, PayloadError> {
+        serde_json::to_string(self).map_err(|e| match self.profile.non_utf8_path() {
             Some(p) => {
                 PayloadError::NotUtf8(crate::paths::escaped(p.as_os_str().as_encoded_bytes()))
             }
             None => PayloadError::Malformed(format!("cannot encode the payload: {e}")),
-        })?;
-        Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json))
+        })
     }
 
     /// Decodes and checks the version (checked before the rest of the shape, so a payload
@@ -92,15 +100,24 @@ pub struct PayloadText {
 }
 
 impl PayloadText {
-    /// Decodes the base64 and the JSON around the profile, and checks the version
+    /// Decodes the base64 ([`HelperPayload::encode`]; text that is JSON as it stands,
+    /// starting with `{`, is taken as it is: [`HelperPayload::encode_json`] — the base64
+    /// alphabet has no `{`) and the JSON around the profile, and checks the version
     /// (before the rest of the shape, so a payload of another version is reported as
     /// such); the profile's text is checked to be JSON, not yet a profile.
     ///
     /// Errors: [`PayloadError::Malformed`], [`PayloadError::Version`].
     pub fn parse(s: &str) -> Result<PayloadText, PayloadError> {
-        let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(s.trim())
-            .map_err(|e| PayloadError::Malformed(e.to_string()))?;
+        let s = s.trim();
+        let decoded;
+        let bytes: &[u8] = if s.starts_with('{') {
+            s.as_bytes()
+        } else {
+            decoded = base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(s)
+                .map_err(|e| PayloadError::Malformed(e.to_string()))?;
+            &decoded
+        };
         // One pass over the text, every field kept as text, so that the version is
         // checked before the shape of the rest (issue 12: a `serde_json::Value` was most
         // of the decode time, and a second pass for the version alone ~0.1 ms).
@@ -113,7 +130,7 @@ impl PayloadText {
             disabled_layers: Option<Box<RawValue>>,
         }
         let malformed = |e: serde_json::Error| PayloadError::Malformed(e.to_string());
-        let p: Parts = serde_json::from_slice(&bytes).map_err(malformed)?;
+        let p: Parts = serde_json::from_slice(bytes).map_err(malformed)?;
         let found = p
             .version
             .ok_or_else(|| PayloadError::Malformed("missing version".into()))?;

@@ -43,17 +43,26 @@ fn payload_roundtrip_and_version_check() {
     let p = HelperPayload::new(resolved(), vec![("PATH".into(), "/usr/bin".into())]);
     let s = p.encode().unwrap();
     assert_eq!(HelperPayload::decode(&s).unwrap(), p);
+    // The JSON form (a memfd's, issue 12) decodes to the same payload.
+    let j = p.encode_json().unwrap();
+    assert!(j.starts_with('{'));
+    assert_eq!(HelperPayload::decode(&j).unwrap(), p);
 
     let mut other = p.clone();
     other.version = PROFILE_FORMAT_VERSION + 1;
-    let s = other.encode().unwrap();
-    assert_eq!(
-        HelperPayload::decode(&s),
-        Err(PayloadError::Version {
-            found: PROFILE_FORMAT_VERSION + 1,
-            expected: PROFILE_FORMAT_VERSION
-        })
-    );
+    for s in [other.encode().unwrap(), other.encode_json().unwrap()] {
+        assert_eq!(
+            HelperPayload::decode(&s),
+            Err(PayloadError::Version {
+                found: PROFILE_FORMAT_VERSION + 1,
+                expected: PROFILE_FORMAT_VERSION
+            })
+        );
+    }
+    assert!(matches!(
+        HelperPayload::decode("{not json"),
+        Err(PayloadError::Malformed(_))
+    ));
     assert!(matches!(
         HelperPayload::decode("!!!"),
         Err(PayloadError::Malformed(_))

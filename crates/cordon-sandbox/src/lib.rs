@@ -726,7 +726,7 @@ impl SandboxManager {
                     .collect();
                 let object = HelperPayload::new(resolved.clone(), child_env.clone());
                 let payload = object
-                    .encode()
+                    .encode_json()
                     .map_err(|e| TransformError::Usage(e.to_string()))?;
                 payload_object = Some(std::sync::Arc::new(object));
                 let fd = linux::payload_descriptor(&payload).map_err(|e| {
