@@ -1771,3 +1771,44 @@ fn a_client_that_stalls_holds_up_no_other() {
     let o = p.sh(Launch::Template, "echo again");
     assert_eq!(text(&o.stdout).trim(), "again", "{}", text(&o.stderr));
 }
+
+/// Attack pass 162, finding 1: a same-uid client that sent more descriptors in one message
+/// than a request may carry (17 or more) left the server holding the 16 that fitted, for
+/// good, until it ran out of descriptors and turned every client away. Every descriptor
+/// that comes is now closed unless a request keeps it: the server's count stays where it
+/// was, and it still serves.
+#[test]
+fn descriptors_a_client_sends_beyond_a_request_are_not_kept() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let count = || {
+        std::fs::read_dir(format!("/proc/{}/fd", p.server.id()))
+            .unwrap()
+            .count()
+    };
+    // Warm (a template made), so nothing else changes the count below.
+    assert_eq!(p.sh(Launch::Template, "true").status.code(), Some(0));
+    let before = count();
+    let script = "import socket, os, array, sys\n\
+                  for n in (17, 40, 253):\n\
+                  \x20   fds = [os.open('/dev/null', os.O_RDONLY) for _ in range(n)]\n\
+                  \x20   s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n\
+                  \x20   s.sendmsg([b' '], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', fds))])\n\
+                  \x20   s.close()\n";
+    let o = Command::new("python3")
+        .args(["-c", script])
+        .arg(p.socket())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    std::thread::sleep(Duration::from_millis(300));
+    let after = count();
+    assert!(
+        after <= before + 2,
+        "the server kept descriptors a client sent: {before} before, {after} after"
+    );
+    let o = p.sh(Launch::Template, "echo served");
+    assert_eq!(text(&o.stdout).trim(), "served", "{}", text(&o.stderr));
+}

@@ -1013,17 +1013,27 @@ pub fn read_ready_byte(fd: &OwnedFd) -> Option<u8> {
     }
 }
 
+/// Most descriptors one message can carry (`SCM_MAX_FD`, `include/net/scm.h`).
+const SCM_MAX_FD: usize = 253;
+
 /// Receives one message on the socket `fd` into `buf` with at most `N` descriptors sent
-/// with it (`SCM_RIGHTS`, installed close-on-exec; more are cut off by the kernel). Returns
-/// the number of bytes (0: the other end closed) and the descriptors, owned.
+/// with it (`SCM_RIGHTS`, installed close-on-exec). Returns the number of bytes (0: the
+/// other end closed) and the descriptors, owned.
 ///
-/// Errors: `recvmsg` failed or its control data could not be parsed.
+/// Room is made for as many descriptors as a message can carry, so the kernel never cuts
+/// the control data: every descriptor that came is owned here and closed when it is not
+/// returned (attack pass 162: with room for `N`, a message with more was cut, the cut
+/// message's control data went unparsed, and the `N` installed descriptors leaked, 16 per
+/// connection until the server ran out).
+///
+/// Errors: `recvmsg` failed, its control data could not be parsed, or more than `N`
+/// descriptors came (`EMSGSIZE`; they are closed).
 pub fn recv_with_fds<const N: usize>(
     fd: RawFd,
     buf: &mut [u8],
 ) -> io::Result<(usize, Vec<OwnedFd>)> {
     use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
-    let mut space = nix::cmsg_space!([RawFd; N]);
+    let mut space = nix::cmsg_space!([RawFd; SCM_MAX_FD]);
     let mut iov = [io::IoSliceMut::new(buf)];
     let msg = recvmsg::<()>(fd, &mut iov, Some(&mut space), MsgFlags::MSG_CMSG_CLOEXEC)
         .map_err(io::Error::from)?;
@@ -1033,6 +1043,9 @@ pub fn recv_with_fds<const N: usize>(
             // SAFETY: the kernel just installed these descriptors in this process.
             fds.extend(r.into_iter().map(|f| unsafe { OwnedFd::from_raw_fd(f) }));
         }
+    }
+    if fds.len() > N {
+        return Err(io::Error::from_raw_os_error(libc::EMSGSIZE));
     }
     Ok((msg.bytes, fds))
 }
