@@ -726,6 +726,7 @@ fn wait(
         let limit = opts.timeout;
         let h = std::thread::spawn(move || {
             let mut deadline = limit.map(|t| (std::time::Instant::now() + t, t));
+            let mut looked_again = false;
             loop {
                 let msg = match deadline {
                     Some((at, _)) => {
@@ -760,6 +761,19 @@ fn wait(
                         kill_unreaped(pid);
                     }
                     Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                        // Woken well after the deadline: this process was not running (a
+                        // stopped cordon, SIGSTOP then SIGCONT), and the command may have
+                        // ended meanwhile. The waiting thread is given a moment to say so
+                        // first, so an ended command is reported as it ended, not as timed
+                        // out (attack pass 162, finding 2). One second look only.
+                        if !looked_again && deadline.is_some_and(|(at, _)| at.elapsed() > LATE_WAKE)
+                        {
+                            looked_again = true;
+                            if let Some((_, t)) = deadline {
+                                deadline = Some((std::time::Instant::now() + LATE_WAKE, t));
+                            }
+                            continue;
+                        }
                         kill_unreaped(pid);
                         if let (Ok(mut g), Some((_, t))) = (timed_out.lock(), deadline) {
                             *g = Some(humantime::format_duration(t).to_string());
@@ -927,6 +941,10 @@ fn wait_exited(child: &std::process::Child) -> std::io::Result<()> {
 fn wait_exited(_child: &std::process::Child) -> std::io::Result<()> {
     Ok(())
 }
+
+/// How late past the deadline a timer wake means this process was not running (stopped):
+/// the command's end is then waited for this long before it is taken as timed out.
+const LATE_WAKE: Duration = Duration::from_millis(50);
 
 /// SIGKILL to a child that has not been reaped yet (see [`wait_exited`]).
 fn kill_unreaped(pid: u32) {

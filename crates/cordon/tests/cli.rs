@@ -4463,3 +4463,73 @@ fn an_unreadable_record_of_writable_roots_refuses_the_run() {
     let o = out(cordon(&p, &["run", "--", "true"]));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }
+
+/// Attack pass 162, finding 2: a cordon stopped (SIGSTOP) past its `--timeout` while the
+/// command ran to its end reported `timed-out` on SIGCONT for a command that had exited 5
+/// on its own (its timer woke late and fired before the end was seen). The end is now
+/// looked for first: exit 5, `command-failed`. Twin: a command still running when its
+/// timer fires on time is killed and reported `timed-out` (exit 137).
+#[test]
+fn a_command_that_ended_while_cordon_was_stopped_is_not_timed_out() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = Project::new("cordon-stopped-");
+    // Which thread runs first after SIGCONT is the scheduler's choice (the old timer won
+    // about one time in three): three tries.
+    for i in 0..3 {
+        let started = p.dir.join(format!("started-{i}"));
+        let script = format!("touch {}; sleep 1; exit 5", started.display());
+        let child = p
+            .cordon(&[
+                "run",
+                "--no-server",
+                "--timeout",
+                "300ms",
+                "--json",
+                "--",
+                "sh",
+                "-c",
+                &script,
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        while !started.exists() {
+            assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "the command never started"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let pid = child.id() as libc::pid_t;
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(pid, libc::SIGSTOP) };
+        std::thread::sleep(Duration::from_millis(1600));
+        // SAFETY: as above.
+        unsafe { libc::kill(pid, libc::SIGCONT) };
+        let o = child.wait_with_output().unwrap();
+        let v = last_json(&o.stderr);
+        assert_eq!(o.status.code(), Some(5), "try {i}: {}", text(&o.stderr));
+        assert_eq!(
+            v["outcome"].as_str(),
+            Some("command-failed"),
+            "try {i}: {v}"
+        );
+    }
+    let o = out(p.cordon(&[
+        "run",
+        "--no-server",
+        "--timeout",
+        "300ms",
+        "--json",
+        "--",
+        "sleep",
+        "5",
+    ]));
+    assert_eq!(o.status.code(), Some(137), "{}", text(&o.stderr));
+    assert_eq!(last_json(&o.stderr)["outcome"].as_str(), Some("timed-out"));
+}
