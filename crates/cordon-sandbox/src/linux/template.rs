@@ -11,10 +11,10 @@
 //! ```text
 //! cordon serve ─ T0 (host namespaces: placeholders; dies with the server)
 //!   │             └─ T (user+mount+pid+ipc ns: mount plan built; pid 1; one per key)
-//!   │                  └─ P (per command: the handler protocol of `server.rs`, then
-//!   │                       │   itself the helper, `helper::main_prepared`)
-//!   │                       └─ I (new pid+mount+ipc(+net) ns: per-command mounts,
-//!   │                              confinement) ─ the command
+//!   │                  └─ P (per command: the handler protocol of `server.rs`)
+//!   │                       └─ Q (the helper, `helper::main_prepared`)
+//!   │                            └─ I (new pid+mount+ipc(+net) ns: per-command mounts,
+//!   │                                   confinement) ─ the command
 //!   └─ H (per connection, host namespaces: relays the request to P and the status back;
 //!          the pid the client signals; signals reach P through a pidfd)
 //! ```
@@ -60,7 +60,7 @@
 //! on stdio, rung 2, and any mount beneath the per-command places. The run's cgroup (pids
 //! and memory limits) is per command: created on the host by H, joined through
 //! descriptors H opened ([`super::limits::Cgroup::join_files`]: init moves itself in on
-//! cgroup v1, P moves init in on v2), removed by H after the run.
+//! cgroup v1, Q moves init in on v2), removed by H after the run.
 
 use super::caches::{Unclaimed, TEMPLATE_SLOTS};
 use super::features::{probe_fast, LinuxFeatures};
