@@ -774,9 +774,6 @@ fn handle_request(
     sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)?;
     // SAFETY: restoring the default disposition is always valid.
     unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
-    if let Launcher::Template(p) = launcher {
-        return helper_in_handler(conn, req, fds, p);
-    }
     // Signals to the handler are forwarded to the helper; SIGCHLD says it exited.
     let mut sigs = process::FORWARDED.to_vec();
     sigs.push(libc::SIGCHLD);
@@ -792,8 +789,21 @@ fn handle_request(
     let sfd = unsafe { OwnedFd::from_raw_fd(sfd) };
     // The pid first: once the client has it, the run counts as started (no fallback to
     // the cold path could run the command a second time).
-    // SAFETY: getpid has no preconditions.
-    reply(&conn, &Reply::Pid(unsafe { libc::getpid() }))?;
+    match launcher {
+        // SAFETY: getpid has no preconditions.
+        Launcher::Fork => reply(&conn, &Reply::Pid(unsafe { libc::getpid() }))?,
+        Launcher::Template(_) => {
+            let me = super::template::own_pidfd()?;
+            // SAFETY: getpid has no preconditions.
+            let mut line = serde_json::to_vec(&Reply::Template(unsafe { libc::getpid() }))
+                .map_err(io::Error::other)?;
+            line.push(b'\n');
+            send_with_fds(&conn, &line, &[me.as_raw_fd()])?;
+        }
+    }
+    if let Launcher::Template(p) = &launcher {
+        p.hold_for_run();
+    }
     // SAFETY: the handler is single-threaded (forked from the single-threaded server).
     let helper = match unsafe { libc::fork() } {
         -1 => {
@@ -805,7 +815,7 @@ fn handle_request(
         }
         0 => {
             drop(sfd);
-            let code = become_helper(req, fds, Some(conn.as_raw_fd()), None, launcher);
+            let code = become_helper(req, fds, conn.as_raw_fd(), launcher);
             process::exit_now(code);
         }
         pid => pid,
@@ -867,84 +877,6 @@ fn handle_request(
     Ok(())
 }
 
-/// In a template's handler P: P itself becomes the helper (no process of its own for it:
-/// issue 12, one fork and one exit fewer per command). The server's handler H has P's
-/// pidfd from the first reply: it forwards the client's signals to P (the helper forwards
-/// them to the command, as on the cold path) and kills P when the client hangs up (the
-/// helper's death ends init, and so the sandbox). The helper's exit code goes back to H
-/// as the wait status it would have had as P's child.
-fn helper_in_handler(
-    conn: UnixStream,
-    req: Request,
-    fds: Vec<OwnedFd>,
-    prepared: &super::template::Prepared,
-) -> io::Result<()> {
-    let me = super::template::own_pidfd()?;
-    // SAFETY: getpid has no preconditions.
-    let mut line = serde_json::to_vec(&Reply::Template(unsafe { libc::getpid() }))
-        .map_err(io::Error::other)?;
-    line.push(b'\n');
-    send_with_fds(&conn, &line, &[me.as_raw_fd()])?;
-    drop(me);
-    prepared.hold_for_run();
-    // The connection out of the way of every number a descriptor is put on (the targets
-    // below `MAX_TARGET_FD`, the template's kept descriptors above it): close-on-exec, so
-    // the command never has it.
-    let high = sys::dup_cloexec_above(conn.as_raw_fd(), HANDLER_CONN_FD)?;
-    drop(conn);
-    let conn = UnixStream::from(high);
-    die_when_hung_up(&conn)?;
-    let code = become_helper(
-        req,
-        fds,
-        None,
-        Some(conn.as_raw_fd()),
-        Launcher::Template(prepared),
-    );
-    reply(&conn, &Reply::Status((code & 0xff) << 8))
-}
-
-/// The kernel kills this process (`SIGKILL`) as soon as the peer of `conn` is gone: the
-/// server's handler H ends when the client hangs up or is killed (`--timeout` kills H),
-/// and the helper in a template's handler must end with it (its death ends init, and so
-/// the sandbox). `O_ASYNC` with `F_SETSIG` = `SIGKILL` and this process as the owner: a
-/// hang-up (or anything H sent after the request, which the protocol has none of) is the
-/// I/O event. A hang-up that came before the signal was armed is caught by one `poll`.
-///
-/// Errors: an `fcntl` failed (the command is then not started).
-fn die_when_hung_up(conn: &UnixStream) -> io::Result<()> {
-    let fd = conn.as_raw_fd();
-    // SAFETY: fcntl on a descriptor this process owns, with integer arguments.
-    unsafe {
-        if libc::fcntl(fd, libc::F_SETOWN, libc::getpid()) < 0
-            || libc::fcntl(fd, F_SETSIG, libc::SIGKILL) < 0
-        {
-            return Err(io::Error::last_os_error());
-        }
-        let fl = libc::fcntl(fd, libc::F_GETFL);
-        if fl < 0 || libc::fcntl(fd, libc::F_SETFL, fl | libc::O_ASYNC) < 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    let mut pfd = [libc::pollfd {
-        fd,
-        events: libc::POLLIN | libc::POLLRDHUP,
-        revents: 0,
-    }];
-    // SAFETY: `pfd` is a valid array of one pollfd; timeout 0 does not block.
-    if unsafe { libc::poll(pfd.as_mut_ptr(), 1, 0) } != 0 {
-        return Err(io::Error::other("the server's handler hung up"));
-    }
-    Ok(())
-}
-
-/// `F_SETSIG` (`<asm-generic/fcntl.h>`; not in the `libc` crate).
-const F_SETSIG: libc::c_int = 10;
-
-/// Where a template's handler keeps its connection while it is the helper
-/// ([`helper_in_handler`]): above the targets and the template's kept descriptors.
-const HANDLER_CONN_FD: RawFd = 200;
-
 fn check_targets(req: &Request) -> io::Result<()> {
     let mut seen = std::collections::HashSet::new();
     for t in &req.fds {
@@ -989,20 +921,12 @@ fn sigset(sigs: &[libc::c_int]) -> libc::sigset_t {
 /// In the forked helper process: the client's descriptors at their numbers (every other
 /// descriptor closed), its cwd and environment, default signal state; then exactly what
 /// `cordon __sandbox-helper …` would run. Returns the exit code.
-fn become_helper(
-    req: Request,
-    fds: Vec<OwnedFd>,
-    close: Option<RawFd>,
-    keep_open: Option<RawFd>,
-    launcher: Launcher<'_>,
-) -> i32 {
+fn become_helper(req: Request, fds: Vec<OwnedFd>, conn: RawFd, launcher: Launcher<'_>) -> i32 {
     let fail = |what: &str, e: io::Error| -> i32 {
         eprintln!("cordon: refusing to run unconfined: cordon serve: {what}: {e}");
         process::EXIT_SETUP
     };
-    if let Some(conn) = close {
-        sys::close_in_child(conn);
-    }
+    sys::close_in_child(conn);
     // Out of the way of every target number first, then onto the targets.
     let mut high = Vec::new();
     for fd in fds {
@@ -1024,7 +948,6 @@ fn become_helper(
     if let Launcher::Template(p) = &launcher {
         keep.extend(p.kept_fds()); // above every target (`Prepared::accept`, `make_spares`)
     }
-    keep.extend(keep_open);
     close_all_but(&keep);
     if let Err(e) = std::env::set_current_dir(&req.cwd) {
         // In a template the sandbox's view decides: init enters the profile's cwd (or
