@@ -769,3 +769,52 @@ fn rung_two_refuses_what_needs_the_unix_socket_guard() {
     assert_ok(&o);
     assert_eq!(stdout(&o), "p\nfine\n", "{}", stderr(&o));
 }
+
+/// Attack pass 163: the guard's kernel lookup (sock_diag) shared one netlink socket among
+/// the threads that answer connects, and two dumps in flight mixed their replies: parallel
+/// connects refused the sandbox's own listener (293 of 2400) or fell back to connecting to
+/// a host one (the host saw 1718 of 2400). Dumps are one at a time now: with 6 threads
+/// connecting at once, the sandbox's listener takes every connection and the host
+/// listener sees none.
+#[test]
+fn parallel_connects_are_judged_alike() {
+    if !require_full() {
+        return;
+    }
+    let script = r#"
+import socket, threading
+own = socket.socket(socket.AF_UNIX); own.bind("/tmp/own.sock"); own.listen(4096)
+def acc():
+    while True:
+        c, _ = own.accept(); c.close()
+threading.Thread(target=acc, daemon=True).start()
+bad = {"own": 0, "host": 0}
+lock = threading.Lock()
+def w():
+    for i in range(100):
+        for name, path in (("own", "/tmp/own.sock"), ("host", "agent.sock")):
+            c = socket.socket(socket.AF_UNIX)
+            try:
+                c.connect(path)
+                ok = True
+            except OSError:
+                ok = False
+            c.close()
+            if ok != (name == "own"):
+                with lock:
+                    bad[name] += 1
+ts = [threading.Thread(target=w) for _ in range(6)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print("own", bad["own"], "host", bad["host"])
+"#;
+    let s = Sandbox::new();
+    let host = UnixListener::bind(s.ws.join("agent.sock")).unwrap();
+    host.set_nonblocking(true).unwrap();
+    let o = s.run(&["python3", "-c", script]);
+    assert_ok(&o);
+    assert_eq!(stdout(&o).trim(), "own 0 host 0", "{}", stderr(&o));
+    assert!(
+        host.accept().is_err(),
+        "the refused host listener saw a connection"
+    );
+}

@@ -37,9 +37,16 @@ const NLMSG_HDR: usize = 16;
 const UNIX_DIAG_MSG: usize = 16;
 
 /// A `NETLINK_SOCK_DIAG` socket of the sandbox's network namespace.
+///
+/// One dump at a time: the guard answers connects on several threads, and a netlink
+/// socket's replies to two requests in flight interleave (attack pass 163: parallel
+/// connects got answers from another thread's dump, and refused the sandbox's own
+/// listeners or fell back to connecting to a host one). Each dump has its own sequence
+/// number, and replies carrying another are not taken for it.
 #[derive(Debug)]
 pub struct ListenerIndex {
-    fd: OwnedFd,
+    fd: std::sync::Mutex<OwnedFd>,
+    seq: std::sync::atomic::AtomicU32,
 }
 
 impl ListenerIndex {
@@ -61,7 +68,10 @@ impl ListenerIndex {
         }
         // SAFETY: a new descriptor owned by nothing else.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        Ok(ListenerIndex { fd })
+        Ok(ListenerIndex {
+            fd: std::sync::Mutex::new(fd),
+            seq: std::sync::atomic::AtomicU32::new(1),
+        })
     }
 
     /// Whether a listener of this namespace is bound to the socket file `target` (an
@@ -101,6 +111,11 @@ impl ListenerIndex {
     ///
     /// Errors: the request or a reply failed, or the kernel answered with an error.
     fn listening_vfs(&self) -> io::Result<Vec<(u32, u32)>> {
+        let fd = self
+            .fd
+            .lock()
+            .map_err(|_| io::Error::other("sock_diag: the lock is poisoned"))?;
+        let seq = self.seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // struct nlmsghdr + struct unix_diag_req.
         let mut req = [0u8; NLMSG_HDR + 24];
         let total = req.len() as u32;
@@ -108,7 +123,7 @@ impl ListenerIndex {
         req[4..6].copy_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
         let flags = (libc::NLM_F_REQUEST | libc::NLM_F_DUMP) as u16;
         req[6..8].copy_from_slice(&flags.to_ne_bytes());
-        req[8..12].copy_from_slice(&1u32.to_ne_bytes()); // sequence number
+        req[8..12].copy_from_slice(&seq.to_ne_bytes());
         req[NLMSG_HDR] = libc::AF_UNIX as u8; // sdiag_family; protocol and pad 0
         req[NLMSG_HDR + 4..NLMSG_HDR + 8].copy_from_slice(&(1u32 << TCP_LISTEN).to_ne_bytes());
         req[NLMSG_HDR + 12..NLMSG_HDR + 16].copy_from_slice(&UDIAG_SHOW_VFS.to_ne_bytes());
@@ -116,7 +131,7 @@ impl ListenerIndex {
         // an unconnected netlink socket sends to port 0).
         let sent = unsafe {
             libc::send(
-                self.fd.as_raw_fd(),
+                fd.as_raw_fd(),
                 req.as_ptr() as *const libc::c_void,
                 req.len(),
                 0,
@@ -131,7 +146,7 @@ impl ListenerIndex {
             // SAFETY: receiving into `buf`, of its length.
             let n = unsafe {
                 libc::recv(
-                    self.fd.as_raw_fd(),
+                    fd.as_raw_fd(),
                     buf.as_mut_ptr() as *mut libc::c_void,
                     buf.len(),
                     0,
@@ -143,7 +158,7 @@ impl ListenerIndex {
             if n == 0 {
                 return Err(io::Error::other("sock_diag: no reply"));
             }
-            if parse_replies(&buf[..n as usize], &mut out)? {
+            if parse_replies(&buf[..n as usize], seq, &mut out)? {
                 return Ok(out);
             }
         }
@@ -159,16 +174,21 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
 }
 
 /// The netlink messages of one `recv`: each socket's `UNIX_DIAG_VFS` appended to `out`;
-/// whether the dump is over (`NLMSG_DONE`).
+/// whether the dump is over (`NLMSG_DONE`). Messages of another sequence number than
+/// `seq` (an earlier dump's leftovers) are skipped.
 ///
 /// Errors: `NLMSG_ERROR`, or a message whose lengths do not fit the datagram.
-fn parse_replies(mut b: &[u8], out: &mut Vec<(u32, u32)>) -> io::Result<bool> {
+fn parse_replies(mut b: &[u8], seq: u32, out: &mut Vec<(u32, u32)>) -> io::Result<bool> {
     let bad = || io::Error::other("sock_diag: malformed reply");
     while b.len() >= NLMSG_HDR {
         let len = u32_at(b, 0).ok_or_else(bad)? as usize;
         let ty = u16_at(b, 4).ok_or_else(bad)?;
         if len < NLMSG_HDR || len > b.len() {
             return Err(bad());
+        }
+        if u32_at(b, 8).ok_or_else(bad)? != seq {
+            b = b.get((len + 3) & !3..).unwrap_or_default();
+            continue;
         }
         match ty as libc::c_int {
             libc::NLMSG_DONE => return Ok(true),
@@ -239,11 +259,11 @@ mod tests {
         let mut msg = vec![0u8; NLMSG_HDR];
         msg[0..4].copy_from_slice(&64u32.to_ne_bytes()); // longer than the datagram
         msg[4..6].copy_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
-        assert!(parse_replies(&msg, &mut out).is_err());
+        assert!(parse_replies(&msg, 0, &mut out).is_err());
         let mut done = vec![0u8; NLMSG_HDR];
         done[0..4].copy_from_slice(&(NLMSG_HDR as u32).to_ne_bytes());
         done[4..6].copy_from_slice(&(libc::NLMSG_DONE as u16).to_ne_bytes());
-        assert!(parse_replies(&done, &mut out).unwrap());
+        assert!(parse_replies(&done, 0, &mut out).unwrap());
         assert!(out.is_empty());
     }
 }
