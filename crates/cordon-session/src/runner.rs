@@ -770,7 +770,7 @@ fn wait(
                         {
                             looked_again = true;
                             if let Some((_, t)) = deadline {
-                                deadline = Some((std::time::Instant::now() + LATE_WAKE, t));
+                                deadline = Some((std::time::Instant::now() + LATE_GRACE, t));
                             }
                             continue;
                         }
@@ -942,9 +942,11 @@ fn wait_exited(_child: &std::process::Child) -> std::io::Result<()> {
     Ok(())
 }
 
-/// How late past the deadline a timer wake means this process was not running (stopped):
-/// the command's end is then waited for this long before it is taken as timed out.
+/// How late past the deadline a timer wake means this process was not running (stopped).
 const LATE_WAKE: Duration = Duration::from_millis(50);
+/// How long the command's end is then waited for before it is taken as timed out (the
+/// waiting thread is resumed with this one; room for a loaded machine).
+const LATE_GRACE: Duration = Duration::from_millis(250);
 
 /// SIGKILL to a child that has not been reaped yet (see [`wait_exited`]).
 fn kill_unreaped(pid: u32) {
