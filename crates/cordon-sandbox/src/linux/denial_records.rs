@@ -537,7 +537,7 @@ impl Supervisor {
             let Ok(f) = std::fs::File::open(p) else {
                 continue;
             };
-            let tmpfs = fs_type(f.as_raw_fd()) == Some(libc::TMPFS_MAGIC);
+            let tmpfs = super::sys::fs_type(f.as_raw_fd()) == Some(libc::TMPFS_MAGIC);
             if let (true, Ok(st)) = (tmpfs, super::sys::fstat(f.as_raw_fd())) {
                 self.own_devices.push(st.st_dev);
             }
@@ -1130,18 +1130,9 @@ fn open_beneath(dir: RawFd, name: &[u8], extra: libc::c_int) -> Result<OwnedFd, 
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// The filesystem type (`statfs` `f_type`, e.g. `PROC_SUPER_MAGIC`) of the file open as
-/// `fd`, or `None` when it cannot be read.
-fn fs_type(fd: RawFd) -> Option<libc::c_long> {
-    // SAFETY: statfs is plain old data; the kernel fills it.
-    let mut sf: libc::statfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `sf` is a valid statfs; the descriptor is open.
-    (unsafe { libc::fstatfs(fd, &mut sf) } == 0).then_some(sf.f_type)
-}
-
 /// Whether `dir` is a directory of procfs.
 fn on_procfs(dir: RawFd) -> bool {
-    fs_type(dir) == Some(libc::PROC_SUPER_MAGIC)
+    super::sys::fs_type(dir) == Some(libc::PROC_SUPER_MAGIC)
 }
 
 /// The file a path reaches for the caller `tid` ([`Walked`]): walked one component at a

@@ -402,6 +402,15 @@ pub fn fstat(fd: RawFd) -> io::Result<libc::stat> {
     Ok(st)
 }
 
+/// The filesystem type (`statfs` `f_type`, e.g. `PROC_SUPER_MAGIC`) of the file open as
+/// `fd`, or `None` when it cannot be read.
+pub fn fs_type(fd: RawFd) -> Option<libc::c_long> {
+    // SAFETY: statfs is plain old data; the kernel fills it.
+    let mut sf: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `sf` is a valid statfs; the descriptor is open.
+    (unsafe { libc::fstatfs(fd, &mut sf) } == 0).then_some(sf.f_type)
+}
+
 /// `fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW)`: the entry itself, never what a symlink
 /// points to.
 pub fn fstatat_nofollow(dirfd: RawFd, name: &CStr) -> io::Result<libc::stat> {

@@ -18,10 +18,8 @@
 //! (`SO_PEERCRED`) as before.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 
-/// `NETLINK_SOCK_DIAG` (`<linux/netlink.h>`).
-const NETLINK_SOCK_DIAG: libc::c_int = 4;
 /// `SOCK_DIAG_BY_FAMILY` (`<linux/sock_diag.h>`).
 const SOCK_DIAG_BY_FAMILY: u16 = 20;
 /// `UDIAG_SHOW_VFS` (`<linux/unix_diag.h>`).
@@ -30,8 +28,6 @@ const UDIAG_SHOW_VFS: u32 = 0x2;
 const UNIX_DIAG_VFS: u16 = 1;
 /// `TCP_LISTEN`: the state of a listening unix socket in a diag request's state mask.
 const TCP_LISTEN: u32 = 10;
-/// `OVERLAYFS_SUPER_MAGIC` (`<linux/magic.h>`).
-const OVERLAYFS_SUPER_MAGIC: i64 = 0x794c_7630;
 /// `sizeof(struct nlmsghdr)`, `sizeof(struct unix_diag_msg)`.
 const NLMSG_HDR: usize = 16;
 const UNIX_DIAG_MSG: usize = 16;
@@ -55,19 +51,13 @@ impl ListenerIndex {
     ///
     /// Errors: `socket(2)` failed (e.g. no `AF_NETLINK`).
     pub fn open() -> io::Result<ListenerIndex> {
-        // SAFETY: socket(2) takes plain integers; the result is checked.
-        let raw = unsafe {
-            libc::socket(
-                libc::AF_NETLINK,
-                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
-                NETLINK_SOCK_DIAG,
-            )
-        };
-        if raw < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: a new descriptor owned by nothing else.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        use nix::sys::socket::{socket, AddressFamily, SockFlag, SockProtocol, SockType};
+        let fd = socket(
+            AddressFamily::Netlink,
+            SockType::Raw,
+            SockFlag::SOCK_CLOEXEC,
+            SockProtocol::NetlinkSockDiag,
+        )?;
         Ok(ListenerIndex {
             fd: std::sync::Mutex::new(fd),
             seq: std::sync::atomic::AtomicU32::new(1),
@@ -78,19 +68,9 @@ impl ListenerIndex {
     /// `O_PATH` descriptor pinning it): `Some(false)` when none is, `None` when that cannot
     /// be told (not a socket, on overlayfs, or the dump failed).
     pub fn has_listener(&self, target: &OwnedFd) -> Option<bool> {
-        // SAFETY: stat and statfs are plain data the kernel fills.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: fstat on a descriptor we hold (O_PATH is allowed) into `st`.
-        if unsafe { libc::fstat(target.as_raw_fd(), &mut st) } < 0
-            || st.st_mode & libc::S_IFMT != libc::S_IFSOCK
-        {
-            return None;
-        }
-        // SAFETY: as above.
-        let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
-        // SAFETY: fstatfs on a descriptor we hold into `fs`.
-        if unsafe { libc::fstatfs(target.as_raw_fd(), &mut fs) } < 0
-            || fs.f_type as i64 == OVERLAYFS_SUPER_MAGIC
+        let st = super::sys::fstat(target.as_raw_fd()).ok()?;
+        if st.st_mode & libc::S_IFMT != libc::S_IFSOCK
+            || super::sys::fs_type(target.as_raw_fd())? == libc::OVERLAYFS_SUPER_MAGIC
         {
             return None;
         }
@@ -127,38 +107,16 @@ impl ListenerIndex {
         req[NLMSG_HDR] = libc::AF_UNIX as u8; // sdiag_family; protocol and pad 0
         req[NLMSG_HDR + 4..NLMSG_HDR + 8].copy_from_slice(&(1u32 << TCP_LISTEN).to_ne_bytes());
         req[NLMSG_HDR + 12..NLMSG_HDR + 16].copy_from_slice(&UDIAG_SHOW_VFS.to_ne_bytes());
-        // SAFETY: sending `req.len()` bytes of `req` on a socket we hold (to the kernel:
-        // an unconnected netlink socket sends to port 0).
-        let sent = unsafe {
-            libc::send(
-                fd.as_raw_fd(),
-                req.as_ptr() as *const libc::c_void,
-                req.len(),
-                0,
-            )
-        };
-        if sent < 0 {
-            return Err(io::Error::last_os_error());
-        }
+        // To the kernel (an unconnected netlink socket sends to port 0).
+        nix::unistd::write(&*fd, &req).map_err(io::Error::from)?;
         let mut out = Vec::new();
         let mut buf = vec![0u8; 32 * 1024];
         loop {
-            // SAFETY: receiving into `buf`, of its length.
-            let n = unsafe {
-                libc::recv(
-                    fd.as_raw_fd(),
-                    buf.as_mut_ptr() as *mut libc::c_void,
-                    buf.len(),
-                    0,
-                )
-            };
-            if n < 0 {
-                return Err(io::Error::last_os_error());
-            }
+            let n = super::sys::read(&fd, &mut buf)?;
             if n == 0 {
                 return Err(io::Error::other("sock_diag: no reply"));
             }
-            if parse_replies(&buf[..n as usize], seq, &mut out)? {
+            if parse_replies(&buf[..n], seq, &mut out)? {
                 return Ok(out);
             }
         }
