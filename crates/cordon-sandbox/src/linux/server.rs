@@ -238,6 +238,8 @@ pub fn serve(listener: UnixListener, templates_on: bool) -> io::Result<()> {
     // client that sends half a request and stalls holds up nobody else (attack pass 160,
     // F2: each stalled connection held every launch for the 2 s read timeout).
     let mut pending: Vec<Pending> = Vec::new();
+    // One read buffer for every request (not 64 KiB zeroed per read on the launch path).
+    let mut buf = vec![0u8; 64 * 1024];
     loop {
         templates.expire();
         let now = std::time::Instant::now();
@@ -267,48 +269,21 @@ pub fn serve(listener: UnixListener, templates_on: bool) -> io::Result<()> {
         }
         // The requests that are now whole, in the order their connections came.
         let mut ready = Vec::new();
-        let mut i = 0;
-        pending.retain_mut(|p| {
-            i += 1;
-            if pfd[i].revents == 0 {
-                return true;
+        for (p, pfd) in std::mem::take(&mut pending).into_iter().zip(&pfd[1..]) {
+            if pfd.revents == 0 {
+                pending.push(p);
+                continue;
             }
-            match p.read_more() {
-                Ok(None) => true,
-                Ok(Some(req)) => {
-                    ready.push(req);
-                    false
-                }
+            match p.read_more(&mut buf) {
+                Ok(Read::More(p)) => pending.push(p),
+                Ok(Read::Whole(conn, req, fds)) => ready.push((conn, req, fds)),
                 // A liveness probe (connect and close): nothing to do.
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => false,
-                Err(e) => {
-                    eprintln!("cordon serve: {e}");
-                    false
-                }
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {}
+                Err(e) => eprintln!("cordon serve: {e}"),
             }
-        });
+        }
         if pfd[0].revents != 0 {
-            match listener.accept() {
-                Ok((conn, _)) => {
-                    match admit(&conn, &me) {
-                        Ok(()) => {
-                            if pending.len() >= MAX_PENDING {
-                                // The oldest has had the longest to send its request.
-                                pending.remove(0);
-                                eprintln!("cordon serve: too many unfinished requests; dropped the oldest");
-                            }
-                            match Pending::new(conn) {
-                                Ok(p) => pending.push(p),
-                                Err(e) => eprintln!("cordon serve: {e}"),
-                            }
-                        }
-                        Err(why) => eprintln!("cordon serve: refused a client: {why}"),
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => {}
-                Err(e) => return Err(e),
-            }
+            accept_pending(&listener, &me, &mut pending)?;
         }
         for (conn, req, fds) in ready {
             launch_request(conn, req, fds, &mut templates, templates_on, verbose);
@@ -329,6 +304,13 @@ struct Pending {
     deadline: std::time::Instant,
 }
 
+/// What [`Pending::read_more`] read: not the whole request yet, or the whole of it with
+/// its connection (blocking again) and descriptors.
+enum Read {
+    More(Pending),
+    Whole(UnixStream, Request, Vec<OwnedFd>),
+}
+
 impl Pending {
     fn new(conn: UnixStream) -> io::Result<Pending> {
         conn.set_nonblocking(true)?;
@@ -340,32 +322,57 @@ impl Pending {
         })
     }
 
-    /// Reads what has come; the connection, its request and descriptors once the line is
-    /// whole (the connection blocking again), `None` while it is not.
+    /// Reads what has come, into `buf` first.
     ///
     /// Errors: the client hung up (`UnexpectedEof`), sent too much, or a request that
     /// does not parse or names other descriptors than it passed ([`finish_request`]).
-    #[allow(clippy::type_complexity)]
-    fn read_more(&mut self) -> io::Result<Option<(UnixStream, Request, Vec<OwnedFd>)>> {
-        let mut buf = vec![0u8; 64 * 1024];
+    fn read_more(mut self, buf: &mut [u8]) -> io::Result<Read> {
         loop {
-            match read_some(&self.conn, &mut buf, &mut self.line, &mut self.fds) {
+            match read_some(&self.conn, buf, &mut self.line, &mut self.fds) {
                 Ok(true) => break,
                 Ok(false) => continue,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Read::More(self)),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             }
         }
-        let (req, fds) = finish_request(
-            std::mem::take(&mut self.line),
-            std::mem::take(&mut self.fds),
-        )?;
+        let (req, fds) = finish_request(self.line, self.fds)?;
         check_targets(&req)?;
-        let conn = self.conn.try_clone()?;
-        conn.set_nonblocking(false)?;
-        Ok(Some((conn, req, fds)))
+        self.conn.set_nonblocking(false)?;
+        Ok(Read::Whole(self.conn, req, fds))
     }
+}
+
+/// Accepts one connection and, when its peer is admitted ([`admit`]), adds it to
+/// `pending` (the oldest dropped beyond [`MAX_PENDING`]).
+///
+/// Errors: `accept` failed for another reason than an interruption or an aborted
+/// connection.
+fn accept_pending(
+    listener: &UnixListener,
+    me: &Confinement,
+    pending: &mut Vec<Pending>,
+) -> io::Result<()> {
+    let conn = match listener.accept() {
+        Ok((c, _)) => c,
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    if let Err(why) = admit(&conn, me) {
+        eprintln!("cordon serve: refused a client: {why}");
+        return Ok(());
+    }
+    if pending.len() >= MAX_PENDING {
+        // The oldest has had the longest to send its request.
+        pending.remove(0);
+        eprintln!("cordon serve: too many unfinished requests; dropped the oldest");
+    }
+    match Pending::new(conn) {
+        Ok(p) => pending.push(p),
+        Err(e) => eprintln!("cordon serve: {e}"),
+    }
+    Ok(())
 }
 
 /// One whole request from an admitted client: routed to a template or the per-command
@@ -378,52 +385,50 @@ fn launch_request(
     templates_on: bool,
     verbose: bool,
 ) {
-    {
-        let route = if templates_on {
-            route(templates, &req, &fds)
-        } else {
-            Err("templates are off (--no-templates)".to_string())
-        };
-        if let (Err(why), true) = (&route, verbose) {
-            eprintln!("cordon serve: per-command helper: {why}");
-        }
-        // SAFETY: this process is single-threaded (see above).
-        match unsafe { libc::fork() } {
-            0 => {
-                // Only this request's descriptors stay open in its handler: not the
-                // listener, the templates' sockets, nor another client's connection or
-                // descriptors (still coming, or ready after this one), which would stay
-                // open as long as this command runs. The objects owning the closed ones
-                // are never dropped here (the handler ends by `exit_now`).
-                let mut keep = vec![0, 1, 2, conn.as_raw_fd()];
-                keep.extend(fds.iter().map(AsRawFd::as_raw_fd));
-                if let Ok(r) = &route {
-                    keep.push(r.ctl.as_raw_fd());
-                    keep.extend(r.running.as_ref().map(AsRawFd::as_raw_fd));
-                }
-                close_all_but(&keep);
-                let r = match route {
-                    // `_running` is held until the command is done (the template's
-                    // running token: [`super::template::Templates::route`]).
-                    Ok(super::template::Routed {
-                        ctl,
-                        limits,
-                        running: _running,
-                    }) => relay_to_template(conn, req, fds, ctl, &limits, verbose),
-                    Err(_) => handle_request(conn, req, fds, Launcher::Fork),
-                };
-                let code = match r {
-                    Ok(()) => 0,
-                    Err(e) => {
-                        eprintln!("cordon serve: {e}");
-                        1
-                    }
-                };
-                process::exit_now(code);
+    let route = if templates_on {
+        route(templates, &req, &fds)
+    } else {
+        Err("templates are off (--no-templates)".to_string())
+    };
+    if let (Err(why), true) = (&route, verbose) {
+        eprintln!("cordon serve: per-command helper: {why}");
+    }
+    // SAFETY: this process is single-threaded (see above).
+    match unsafe { libc::fork() } {
+        0 => {
+            // Only this request's descriptors stay open in its handler: not the
+            // listener, the templates' sockets, nor another client's connection or
+            // descriptors (still coming, or ready after this one), which would stay
+            // open as long as this command runs. The objects owning the closed ones
+            // are never dropped here (the handler ends by `exit_now`).
+            let mut keep = vec![0, 1, 2, conn.as_raw_fd()];
+            keep.extend(fds.iter().map(AsRawFd::as_raw_fd));
+            if let Ok(r) = &route {
+                keep.push(r.ctl.as_raw_fd());
+                keep.extend(r.running.as_ref().map(AsRawFd::as_raw_fd));
             }
-            -1 => eprintln!("cordon serve: fork: {}", io::Error::last_os_error()),
-            _ => drop(conn),
+            close_all_but(&keep);
+            let r = match route {
+                // `_running` is held until the command is done (the template's
+                // running token: [`super::template::Templates::route`]).
+                Ok(super::template::Routed {
+                    ctl,
+                    limits,
+                    running: _running,
+                }) => relay_to_template(conn, req, fds, ctl, &limits, verbose),
+                Err(_) => handle_request(conn, req, fds, Launcher::Fork),
+            };
+            let code = match r {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("cordon serve: {e}");
+                    1
+                }
+            };
+            process::exit_now(code);
         }
+        -1 => eprintln!("cordon serve: fork: {}", io::Error::last_os_error()),
+        _ => drop(conn),
     }
 }
 
