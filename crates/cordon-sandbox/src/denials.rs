@@ -22,6 +22,12 @@ pub const HARD_LINK_RULE: &str = "a hard link";
 /// 49: the check gave up and let such calls through). No `-w` lifts it.
 pub const UNCHECKED_RULE: &str = "not checked for hard links";
 
+/// How a record's `rule` begins when a metadata change (`chmod`, `utimensat`,
+/// `setxattr`…) was refused because the file is the host's whatever its names: handed in
+/// on a descriptor from outside the sandbox, or a device node (new-user pass 164). No
+/// `-w` lifts it.
+pub const HOST_METADATA_RULE: &str = "the host's metadata";
+
 /// What a [`HARD_LINK_RULE`] record says was to change when the call changed the file's
 /// metadata (`chmod`, `chown`, `utimensat`, `setxattr`…) rather than its bytes (attack
 /// pass 48, N3).

@@ -843,7 +843,9 @@ fn liftable_refusal<'a>(
             // A hard link has no grant, and is named all the same: its fix is a rename
             // (new-user pass nu28, F2: vim's silent failure got no hint).
             let linked = r.rule.starts_with(cordon_sandbox::denials::HARD_LINK_RULE)
-                || r.rule.starts_with(cordon_sandbox::denials::UNCHECKED_RULE);
+                || r.rule.starts_with(cordon_sandbox::denials::UNCHECKED_RULE)
+                || r.rule
+                    .starts_with(cordon_sandbox::denials::HOST_METADATA_RULE);
             (grant.is_some() || linked).then_some((r, hint))
         })
 }
@@ -1756,6 +1758,11 @@ fn denial_hint(shown: &str, rule: &str, access: Access, grant: Result<&str, &str
             "{shown} cannot be {what} in place: it is {}",
             rule.replace("cp F F.new && mv F.new F", &fix)
         )
+    } else if let Some(why) = rule.strip_prefix(cordon_sandbox::denials::HOST_METADATA_RULE) {
+        format!(
+            "the sandbox refused to change the mode, owner, times or attributes of {shown}: {}",
+            why.trim_start_matches(": ")
+        )
     } else if let Some(why) = rule.strip_prefix(cordon_sandbox::denials::UNCHECKED_RULE) {
         // A process init may not inspect (attack pass 49, N2): nothing to grant.
         let why = why.trim_start_matches(": ");
@@ -2018,7 +2025,10 @@ fn from_records(
                 .starts_with(cordon_sandbox::denials::HARD_LINK_RULE)
                 || last
                     .rule
-                    .starts_with(cordon_sandbox::denials::UNCHECKED_RULE);
+                    .starts_with(cordon_sandbox::denials::UNCHECKED_RULE)
+                || last
+                    .rule
+                    .starts_with(cordon_sandbox::denials::HOST_METADATA_RULE);
             let related = |l: &str| {
                 let named = candidate_paths(l);
                 linked

@@ -4533,3 +4533,59 @@ fn a_command_that_ended_while_cordon_was_stopped_is_not_timed_out() {
     assert_eq!(o.status.code(), Some(137), "{}", text(&o.stderr));
     assert_eq!(last_json(&o.stderr)["outcome"].as_str(), Some("timed-out"));
 }
+
+/// New-user pass 164, problem 1: a host file handed to the command on a descriptor (its
+/// stdin here) lies on the host's mount, not the sandbox's read-only view, so `fchmod`,
+/// `utime` and `setxattr` on it changed the host's file; and the sandbox's `/dev` shows
+/// the host's device nodes, whose mode `chmod` changed too. Metadata changes of both are
+/// refused now (EACCES, recorded). The host's `/dev/null` is asked for the mode it has, so
+/// a run without the fix changes nothing. Twin: the command's own files (the project, its
+/// `/tmp`) still take `chmod`.
+#[test]
+fn metadata_of_host_files_handed_in_or_device_nodes_is_not_changed() {
+    if !sandbox_available() {
+        return;
+    }
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let p = Project::new("cordon-handed-");
+    let outside = p.root.path().join("outside.txt");
+    std::fs::write(&outside, "host\n").unwrap();
+    std::fs::set_permissions(&outside, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let before = std::fs::metadata(&outside).unwrap();
+    std::fs::write(p.dir.join("mine.txt"), "mine\n").unwrap();
+    let script = "import os\n\
+                  def t(name, f):\n\
+                  \x20   try:\n\
+                  \x20       f(); print(name, 'changed')\n\
+                  \x20   except OSError as e:\n\
+                  \x20       print(name, 'refused', e.errno)\n\
+                  t('stdin-mode', lambda: os.fchmod(0, 0o666))\n\
+                  t('stdin-times', lambda: os.utime(0, (0, 0)))\n\
+                  t('dev-null', lambda: os.chmod('/dev/null', os.stat('/dev/null').st_mode & 0o7777))\n\
+                  t('mine', lambda: os.chmod('mine.txt', 0o640))\n\
+                  open('/tmp/t', 'w').close()\n\
+                  t('tmp', lambda: os.chmod('/tmp/t', 0o600))\n";
+    let o = p
+        .cordon(&["run", "--no-server", "--", "python3", "-c", script])
+        .stdin(std::fs::File::open(&outside).unwrap())
+        .output()
+        .unwrap();
+    let out = text(&o.stdout);
+    for line in [
+        "stdin-mode refused 13",
+        "stdin-times refused 13",
+        "dev-null refused 13",
+        "mine changed",
+        "tmp changed",
+    ] {
+        assert!(out.contains(line), "{line}: {out}\n{}", text(&o.stderr));
+    }
+    let after = std::fs::metadata(&outside).unwrap();
+    assert_eq!(after.mode() & 0o7777, 0o600);
+    assert_eq!(after.mtime(), before.mtime());
+    assert!(
+        text(&o.stderr).contains("handed to the command from outside the sandbox"),
+        "{}",
+        text(&o.stderr)
+    );
+}

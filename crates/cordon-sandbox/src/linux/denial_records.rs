@@ -502,6 +502,13 @@ pub struct Supervisor {
     /// hard-link refusal does not apply to them (new-user pass nu31, F2: `strip` of cargo's
     /// `target/release/app`, a hard link cargo made to `deps/app-<hash>` in the same run).
     made_here: Mutex<std::collections::HashSet<(u64, u64, i64, u32)>>,
+    /// The IDs of the mounts of the sandbox's mount namespace (`/proc/self/mountinfo` when
+    /// the supervisor is made, after every mount); `None` when it could not be read. A file
+    /// reached through another mount was handed in from outside (the command's stdin,
+    /// stdout or stderr, a descriptor passed over a socket): its metadata is the host's
+    /// ([`refuse_linked`]; new-user pass 164: `os.fchmod(0, 0o666)` on a host file given as
+    /// stdin changed it, and a copy of `/dev/null` too).
+    mounts: Option<std::collections::HashSet<u64>>,
     records: Mutex<DenialReport>,
 }
 
@@ -525,6 +532,13 @@ impl Supervisor {
             stdio,
             own_devices: Vec::new(),
             made_here: Mutex::new(std::collections::HashSet::new()),
+            mounts: std::fs::read_to_string("/proc/self/mountinfo")
+                .ok()
+                .map(|t| {
+                    t.lines()
+                        .filter_map(|l| l.split(' ').next()?.parse().ok())
+                        .collect()
+                }),
             records: Mutex::new(DenialReport::default()),
         }
     }
@@ -765,6 +779,10 @@ impl Supervisor {
 
     fn record(&self, syscall: &str, v: Verdict) -> DenialRecord {
         let (rule, grantable) = match (v.blind, v.links) {
+            (Some(b), _) if [HANDED_IN.0, HOST_DEVICE.0].contains(&b.0) => (
+                format!("{}: {}", crate::denials::HOST_METADATA_RULE, b.0),
+                false,
+            ),
             (Some(Blind(why)), _) => (
                 format!(
                     "{}: {why}; a write in place or metadata change it cannot check for \
@@ -1033,6 +1051,24 @@ fn refuse_linked(
             Blind("cordon could not stat the file"),
         ));
     };
+    // A file of the host's, handed in on a descriptor (any type: a device too): its mode,
+    // times and attributes are not the command's, whatever its names. Unknown mounts
+    // (no `STATX_MNT_ID`, no mount table) count as the host's.
+    if matches!(change, Change::Metadata { .. }) {
+        let ours = match (&sup.mounts, super::sys::mount_of_fd(target.as_raw_fd())) {
+            (Some(m), Ok(Some(at))) => m.contains(&at.id),
+            _ => false,
+        };
+        if !ours {
+            return Some(Verdict::unchecked(shown, HANDED_IN));
+        }
+        // A device node is the host's wherever the sandbox shows it (its `/dev` binds the
+        // host's nodes: `chmod /dev/null` inside changed the host's; the command cannot
+        // make device nodes of its own).
+        if matches!(st.st_mode & libc::S_IFMT, libc::S_IFCHR | libc::S_IFBLK) {
+            return Some(Verdict::unchecked(shown, HOST_DEVICE));
+        }
+    }
     // Another name, or only names elsewhere (the one it was opened by is gone).
     let elsewhere = st.st_nlink >= 2 || (unnamed && st.st_nlink >= 1);
     if st.st_mode & libc::S_IFMT != libc::S_IFREG
@@ -1092,6 +1128,20 @@ struct Blind(&'static str);
 const NOT_INSPECTABLE: Blind = Blind(
     "the calling process cannot be inspected: it made itself non-dumpable \
      (prctl PR_SET_DUMPABLE 0) or runs a program it may not read",
+);
+
+/// A metadata change of a file reached through a mount outside the sandbox's
+/// ([`Supervisor::mounts`]).
+const HANDED_IN: Blind = Blind(
+    "the file was handed to the command from outside the sandbox (its stdin, stdout or \
+     stderr, or a descriptor passed to it), so its mode, times and attributes are the \
+     host's; change them outside cordon",
+);
+
+/// A metadata change of a device node ([`refuse_linked`]).
+const HOST_DEVICE: Blind = Blind(
+    "it is a device node of the host's (the sandbox's /dev shows the host's nodes), so \
+     its mode, owner and attributes are the host's; change them outside cordon",
 );
 
 /// A `/proc` name on the path that init could not follow as the caller would.

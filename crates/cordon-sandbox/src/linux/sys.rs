@@ -497,6 +497,15 @@ pub fn mount_at_path(path: &Path) -> io::Result<Option<MountAt>> {
     mount_of(libc::AT_FDCWD, &c, libc::AT_SYMLINK_NOFOLLOW)
 }
 
+/// [`mount_at`] of the file open as `fd` (an `O_PATH` descriptor will do): the mount it
+/// was reached through, which for a descriptor handed in from outside is a mount of
+/// another mount namespace.
+///
+/// Errors: `statx` failed.
+pub fn mount_of_fd(fd: RawFd) -> io::Result<Option<MountAt>> {
+    mount_of(fd, c"", libc::AT_EMPTY_PATH)
+}
+
 /// `statx(dirfd, name, flags, STATX_TYPE | STATX_MNT_ID)` read as a [`MountAt`].
 fn mount_of(dirfd: RawFd, name: &CStr, flags: libc::c_int) -> io::Result<Option<MountAt>> {
     // SAFETY: statx is plain old data; the kernel fills it.
