@@ -502,13 +502,14 @@ pub struct Supervisor {
     /// hard-link refusal does not apply to them (new-user pass nu31, F2: `strip` of cargo's
     /// `target/release/app`, a hard link cargo made to `deps/app-<hash>` in the same run).
     made_here: Mutex<std::collections::HashSet<(u64, u64, i64, u32)>>,
-    /// The IDs of the mounts of the sandbox's mount namespace (`/proc/self/mountinfo` when
-    /// the supervisor is made, after every mount); `None` when it could not be read. A file
+    /// The IDs of the mounts of the sandbox's mount namespace (`/proc/self/mountinfo`, read
+    /// at the first metadata call, off the launch path: the command cannot mount); `None`
+    /// when it could not be read. A file
     /// reached through another mount was handed in from outside (the command's stdin,
     /// stdout or stderr, a descriptor passed over a socket): its metadata is the host's
     /// ([`refuse_linked`]; new-user pass 164: `os.fchmod(0, 0o666)` on a host file given as
     /// stdin changed it, and a copy of `/dev/null` too).
-    mounts: Option<std::collections::HashSet<u64>>,
+    mounts: std::sync::OnceLock<Option<std::collections::HashSet<u64>>>,
     records: Mutex<DenialReport>,
 }
 
@@ -532,13 +533,7 @@ impl Supervisor {
             stdio,
             own_devices: Vec::new(),
             made_here: Mutex::new(std::collections::HashSet::new()),
-            mounts: std::fs::read_to_string("/proc/self/mountinfo")
-                .ok()
-                .map(|t| {
-                    t.lines()
-                        .filter_map(|l| l.split(' ').next()?.parse().ok())
-                        .collect()
-                }),
+            mounts: std::sync::OnceLock::new(),
             records: Mutex::new(DenialReport::default()),
         }
     }
@@ -1055,7 +1050,16 @@ fn refuse_linked(
     // times and attributes are not the command's, whatever its names. Unknown mounts
     // (no `STATX_MNT_ID`, no mount table) count as the host's.
     if matches!(change, Change::Metadata { .. }) {
-        let ours = match (&sup.mounts, super::sys::mount_of_fd(target.as_raw_fd())) {
+        let mounts = sup.mounts.get_or_init(|| {
+            std::fs::read_to_string("/proc/self/mountinfo")
+                .ok()
+                .map(|t| {
+                    t.lines()
+                        .filter_map(|l| l.split(' ').next()?.parse().ok())
+                        .collect()
+                })
+        });
+        let ours = match (mounts, super::sys::mount_of_fd(target.as_raw_fd())) {
             (Some(m), Ok(Some(at))) => m.contains(&at.id),
             _ => false,
         };
