@@ -19,9 +19,15 @@
 //! refused ([`unprotected_writer`]) when a recorded run could write it without having
 //! protected it. The records are JSON lines (`{"root": …, "protected": […]}`), one per
 //! root (the protection every run with that root gave), pruned of roots that no longer
-//! exist (a directory removed takes what was planted in it along; one renamed away and
-//! back loses its record), never capped; the file is replaced whole by a rename under a
-//! lock file, so a reader needs no lock.
+//! exist (a directory removed takes what was planted in it along), never capped; the file
+//! is replaced whole by a rename under a lock file, so a reader needs no lock.
+//!
+//! A root is recorded with the directory it named (device, inode, birth time): renamed or
+//! moved on the host — it or a directory above it — it is found under its new name when
+//! a trusted path lies in it (new-user pass 164, problem 2: a config planted under a `-w`
+//! grant was trusted once the grant's directory was renamed). A recorded directory no
+//! longer at its path is kept as moved (the latest [`MOVED_KEPT`]; a removed one cannot be
+//! told from a renamed one).
 //!
 //! Runs of cordon versions before this one left no records; `/tmp` itself is not recorded
 //! (the namespace sandbox gives each command a private one; a Landlock-only run, rung 2,
@@ -42,6 +48,87 @@ struct Record {
     root: PathBuf,
     #[serde(default)]
     protected: Vec<PathBuf>,
+    /// The directory `root` named when it was last recorded (none when it did not exist
+    /// yet, or in records of earlier versions): found again under another name after a
+    /// rename ([`History::unprotected_writer`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    id: Option<FileId>,
+}
+
+/// A directory that was a writable root and no longer lies at its recorded path (renamed,
+/// moved, or removed: which, cannot be told), with the path it had.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Moved {
+    moved: FileId,
+    from: PathBuf,
+}
+
+/// How many [`Moved`] directories the registry keeps, the latest (a directory removed is
+/// indistinguishable from one renamed, and a harness that makes and removes a workspace
+/// per task would grow the registry, read by every run, without end).
+const MOVED_KEPT: usize = 1024;
+
+/// Which directory a path names, whatever it is called: device, inode and, where the
+/// filesystem keeps them, birth time and inode generation (ext4 gives a new directory the
+/// inode number of one just removed — seen here at once, `mkdir` after `rmdir`; these tell
+/// the new directory from the old). Read without following a final symlink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+struct FileId {
+    dev: u64,
+    ino: u64,
+    /// Birth time, seconds and nanoseconds since the epoch (`statx` `STATX_BTIME`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    born: Option<(i64, u32)>,
+    /// Inode generation (`FS_IOC_GETVERSION`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    generation: Option<u64>,
+}
+
+impl FileId {
+    /// The directory at `p` (no final symlink followed), if one is there.
+    fn of(p: &Path) -> Option<FileId> {
+        let m = std::fs::symlink_metadata(p).ok().filter(|m| m.is_dir())?;
+        Some(FileId::with(p, &m))
+    }
+
+    /// The directory at `p`, whose metadata (no symlink followed) is `m`.
+    fn with(p: &Path, m: &std::fs::Metadata) -> FileId {
+        use std::os::unix::fs::MetadataExt as _;
+        let born = m
+            .created()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| (d.as_secs() as i64, d.subsec_nanos()));
+        // A birth time is enough (and costs no open).
+        #[cfg(target_os = "linux")]
+        let generation = born
+            .is_none()
+            .then(|| cordon_sandbox::linux::directory_generation(p))
+            .flatten();
+        #[cfg(not(target_os = "linux"))]
+        let generation = None;
+        FileId {
+            dev: m.dev(),
+            ino: m.ino(),
+            born,
+            generation,
+        }
+    }
+}
+
+/// One line of a registry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+enum Line {
+    Root(Record),
+    Moved(Moved),
+}
+
+/// What a registry holds: its roots and its moved directories.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Registry {
+    records: Vec<Record>,
+    moved: Vec<Moved>,
 }
 
 /// The registries: `<home>/.local/state/cordon/writable-roots` for `$HOME` and the
@@ -68,18 +155,23 @@ fn registries() -> Vec<PathBuf> {
 ///
 /// Errors: a registry that exists and cannot be read — never taken for an empty one (fail
 /// closed: a writer would drop every record, a reader would trust every place).
-fn read_records(path: &Path) -> Result<Vec<Record>, String> {
+fn read_records(path: &Path) -> Result<Registry, String> {
     match cordon_sandbox::hostfs::read_small_file(path, 64 * 1024 * 1024) {
         Ok(s) => Ok(parse(&s)),
-        Err(cordon_policy::paths::ReadRefusal::Missing) => Ok(Vec::new()),
+        Err(cordon_policy::paths::ReadRefusal::Missing) => Ok(Registry::default()),
         Err(e) => Err(format!("{}: {e:?}", path.display())),
     }
 }
 
-fn parse(s: &str) -> Vec<Record> {
-    s.lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
+fn parse(s: &str) -> Registry {
+    let mut reg = Registry::default();
+    for line in s.lines().filter_map(|l| serde_json::from_str(l).ok()) {
+        match line {
+            Line::Root(r) => reg.records.push(r),
+            Line::Moved(m) => reg.moved.push(m),
+        }
+    }
+    reg
 }
 
 /// Records each of `roots` (a run's writable roots: absolute, canonical) with `protected`
@@ -105,6 +197,8 @@ pub(crate) fn record(roots: &[PathBuf], protected: &[PathBuf]) -> Result<(), Str
     // only when the records are not already what the spelled paths give (issue 12: ~230
     // `readlink` calls per run otherwise).
     let regs = registries();
+    let roots: Vec<(&PathBuf, Option<FileId>)> =
+        roots.into_iter().map(|r| (r, FileId::of(r))).collect();
     let settled = |p: &[PathBuf]| {
         regs.iter().all(|reg| {
             read_records(reg).is_ok_and(|records| merge(records.clone(), &roots, p) == records)
@@ -153,7 +247,15 @@ pub const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 /// Written to a new file renamed over the old one, so a reader sees one or the other,
 /// never a half-written one (H4); writers take `writable-roots.lock` beside it, without
 /// blocking for longer than [`LOCK_WAIT`].
-fn record_in(reg: &Path, roots: &[&PathBuf], protected: &[PathBuf]) -> std::io::Result<()> {
+///
+/// A recorded root whose path no longer names the directory recorded (renamed, moved or
+/// removed) leaves that directory among the registry's moved ones ([`MOVED_KEPT`]): what a
+/// run wrote in it is found under its new name too.
+fn record_in(
+    reg: &Path,
+    roots: &[(&PathBuf, Option<FileId>)],
+    protected: &[PathBuf],
+) -> std::io::Result<()> {
     let dir = reg
         .parent()
         .ok_or_else(|| std::io::Error::other("no directory"))?;
@@ -193,11 +295,33 @@ fn record_in(reg: &Path, roots: &[&PathBuf], protected: &[PathBuf]) -> std::io::
     // Again under the lock: another writer may have come first.
     let records = read_records(reg).map_err(std::io::Error::other)?;
     let mut merged = merge(records.clone(), roots, protected);
-    merged.retain(|r| roots.contains(&&r.root) || r.root.exists());
+    // Each recorded directory still where it was recorded; one that is not is moved.
+    let Registry {
+        records: all,
+        moved,
+    } = &mut merged;
+    all.retain_mut(|r| {
+        let now = FileId::of(&r.root);
+        if let Some(was) = r.id.filter(|was| Some(*was) != now) {
+            moved.push(Moved {
+                moved: was,
+                from: r.root.clone(),
+            });
+        }
+        r.id = now;
+        roots.iter().any(|(root, _)| *root == &r.root) || r.root.exists()
+    });
+    let excess = moved.len().saturating_sub(MOVED_KEPT);
+    moved.drain(..excess);
     if merged != records {
-        let text: String = merged
+        let lines = merged
+            .records
             .iter()
-            .filter_map(|r| serde_json::to_string(r).ok())
+            .cloned()
+            .map(Line::Root)
+            .chain(merged.moved.iter().cloned().map(Line::Moved));
+        let text: String = lines
+            .filter_map(|l| serde_json::to_string(&l).ok())
             .map(|l| l + "\n")
             .collect();
         // A new file renamed over the old one (`write_private`: no symlink followed).
@@ -207,18 +331,35 @@ fn record_in(reg: &Path, roots: &[&PathBuf], protected: &[PathBuf]) -> std::io::
     Ok(())
 }
 
-/// `records` with `roots` merged in ([`record_in`]).
-fn merge(mut records: Vec<Record>, roots: &[&PathBuf], protected: &[PathBuf]) -> Vec<Record> {
-    for root in roots {
-        match records.iter_mut().find(|r| &r.root == *root) {
-            Some(r) => r.protected.retain(|p| protected.contains(p)),
-            None => records.push(Record {
+/// `reg` with `roots` (each with the directory it names now) merged in ([`record_in`]);
+/// a root that names another directory than recorded leaves the recorded one moved.
+fn merge(
+    mut reg: Registry,
+    roots: &[(&PathBuf, Option<FileId>)],
+    protected: &[PathBuf],
+) -> Registry {
+    for (root, id) in roots {
+        match reg.records.iter_mut().find(|r| &r.root == *root) {
+            Some(r) => {
+                r.protected.retain(|p| protected.contains(p));
+                if let Some(was) = r.id.filter(|was| Some(*was) != *id) {
+                    reg.moved.push(Moved {
+                        moved: was,
+                        from: r.root.clone(),
+                    });
+                }
+                if id.is_some() {
+                    r.id = *id;
+                }
+            }
+            None => reg.records.push(Record {
                 root: (*root).clone(),
                 protected: protected.to_vec(),
+                id: *id,
             }),
         }
     }
-    records
+    reg
 }
 
 /// The writable root of a recorded run that could write `path` (absolute, canonical as far
@@ -230,7 +371,7 @@ pub fn unprotected_writer(path: &Path) -> Option<PathBuf> {
 /// The records of every registry, read once for several questions.
 #[derive(Debug, Default)]
 pub struct History {
-    records: Vec<Record>,
+    records: Registry,
     /// A registry that exists and could not be read: every place counts as written then.
     unreadable: Option<(PathBuf, String)>,
 }
@@ -242,7 +383,10 @@ impl History {
         let mut h = History::default();
         for reg in registries() {
             match read_records(&reg) {
-                Ok(r) => h.records.extend(r),
+                Ok(r) => {
+                    h.records.records.extend(r.records);
+                    h.records.moved.extend(r.moved);
+                }
                 Err(why) => h.unreadable = Some((reg, why)),
             }
         }
@@ -265,12 +409,52 @@ impl History {
     }
 }
 
-/// [`unprotected_writer`] among `records`.
-fn writer_in(records: &[Record], path: &Path) -> Option<PathBuf> {
-    records
+/// [`unprotected_writer`] among `reg`: a root that holds `path` by name, or a recorded
+/// directory that holds it under another name (renamed or moved since, it and what a run
+/// wrote in it: attack/new-user pass 164, problem 2). The directories above `path` are
+/// looked at as they are now (no symlink followed); a root found renamed is judged by what
+/// it protected under its recorded name, a moved one as protecting nothing.
+fn writer_in(reg: &Registry, path: &Path) -> Option<PathBuf> {
+    let unprotected =
+        |r: &Record, as_recorded: &Path| !r.protected.iter().any(|p| as_recorded.starts_with(p));
+    if let Some(r) = reg
+        .records
         .iter()
-        .find(|r| path.starts_with(&r.root) && !r.protected.iter().any(|p| path.starts_with(p)))
-        .map(|r| r.root.clone())
+        .find(|r| path.starts_with(&r.root) && unprotected(r, path))
+    {
+        return Some(r.root.clone());
+    }
+    if reg.records.iter().all(|r| r.id.is_none()) && reg.moved.is_empty() {
+        return None;
+    }
+    use std::os::unix::fs::MetadataExt as _;
+    let known = |dev: u64, ino: u64| {
+        reg.records
+            .iter()
+            .filter_map(|r| r.id)
+            .chain(reg.moved.iter().map(|m| m.moved))
+            .any(|id| id.dev == dev && id.ino == ino)
+    };
+    for dir in path.ancestors().filter(|a| a.parent().is_some()) {
+        // The device and inode first (one `statx`); the rest only for a known pair.
+        let Some(m) = std::fs::symlink_metadata(dir)
+            .ok()
+            .filter(|m| m.is_dir() && known(m.dev(), m.ino()))
+        else {
+            continue;
+        };
+        let id = FileId::with(dir, &m);
+        let renamed = reg.records.iter().find(|r| {
+            r.id == Some(id) && r.root != dir && {
+                let rest = path.strip_prefix(dir).unwrap_or(Path::new(""));
+                unprotected(r, &r.root.join(rest))
+            }
+        });
+        if renamed.is_some() || reg.moved.iter().any(|m| m.moved == id) {
+            return Some(dir.to_path_buf());
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -300,21 +484,97 @@ mod tests {
         let a = PathBuf::from("/w");
         let b = PathBuf::from("/v");
         let p = |v: &[&str]| v.iter().map(PathBuf::from).collect::<Vec<_>>();
-        let r = merge(Vec::new(), &[&a], &p(&["/h/c", "/h/s"]));
-        let r = merge(r, &[&a, &b], &p(&["/h/c", "/x"]));
+        let r = merge(Registry::default(), &[(&a, None)], &p(&["/h/c", "/h/s"]));
+        let r = merge(r, &[(&a, None), (&b, None)], &p(&["/h/c", "/x"]));
         assert_eq!(
-            r,
+            r.records,
             vec![
                 Record {
                     root: a.clone(),
-                    protected: p(&["/h/c"])
+                    protected: p(&["/h/c"]),
+                    id: None,
                 },
                 Record {
                     root: b.clone(),
-                    protected: p(&["/h/c", "/x"])
+                    protected: p(&["/h/c", "/x"]),
+                    id: None,
                 },
             ]
         );
-        assert_eq!(merge(r.clone(), &[&a], &p(&["/h/c"])), r);
+        assert_eq!(merge(r.clone(), &[(&a, None)], &p(&["/h/c"])), r);
+    }
+
+    /// A directory made where one was just removed is another directory, though ext4 gives
+    /// it the same inode number (a moved root's record would otherwise refuse it).
+    #[test]
+    fn a_reused_inode_number_is_another_directory() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("d");
+        std::fs::create_dir(&d).unwrap();
+        let before = FileId::of(&d).unwrap();
+        std::fs::remove_dir(&d).unwrap();
+        std::fs::create_dir(&d).unwrap();
+        let after = FileId::of(&d).unwrap();
+        assert_ne!(before, after);
+        assert_eq!(FileId::of(&d), Some(after));
+        assert_eq!(FileId::of(&t.path().join("none")), None);
+    }
+
+    /// New-user pass 164, problem 2: a root renamed on the host (or a directory above it)
+    /// is still a place a run could write, under its new name, judged by what it protected
+    /// under its recorded one; once the registry is rewritten, the directory is kept as
+    /// moved and judged as protecting nothing. Twin: a directory beside it is not, nor one
+    /// made at the old path.
+    #[test]
+    fn a_renamed_root_is_found_under_its_new_name() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("p/root");
+        std::fs::create_dir_all(root.join("kept")).unwrap();
+        std::fs::create_dir_all(t.path().join("beside")).unwrap();
+        let protected = vec![root.join("kept")];
+        let reg = merge(
+            Registry::default(),
+            &[(&root, FileId::of(&root))],
+            &protected,
+        );
+        assert!(reg.records[0].id.is_some());
+        let renamed = t.path().join("q/other");
+        std::fs::create_dir_all(t.path().join("q")).unwrap();
+        std::fs::rename(&root, &renamed).unwrap();
+        // The parent renamed too: the root is found through its own identity.
+        let parent = t.path().join("moved-parent");
+        std::fs::rename(t.path().join("q"), &parent).unwrap();
+        let now = parent.join("other");
+        assert_eq!(
+            writer_in(&reg, &now.join("cordon/config.toml")),
+            Some(now.clone())
+        );
+        assert_eq!(writer_in(&reg, &now.join("kept/config.toml")), None);
+        assert_eq!(writer_in(&reg, &t.path().join("beside/config.toml")), None);
+        // The old path made anew: still judged by name (as every root is), while the
+        // directory recorded goes on being judged where it lies now, as moved.
+        std::fs::create_dir_all(&root).unwrap();
+        let moved = merge(reg.clone(), &[(&root, FileId::of(&root))], &protected);
+        assert_eq!(moved.moved.len(), 1);
+        assert_eq!(moved.moved[0].from, root);
+        assert_eq!(
+            writer_in(&moved, &now.join("kept/config.toml")),
+            Some(now.clone())
+        );
+        assert_eq!(writer_in(&moved, &root.join("x")), Some(root.clone()));
+        assert_eq!(
+            writer_in(&moved, &t.path().join("beside/config.toml")),
+            None
+        );
+        // Lines round-trip through the registry's text.
+        let text: String = moved
+            .records
+            .iter()
+            .cloned()
+            .map(Line::Root)
+            .chain(moved.moved.iter().cloned().map(Line::Moved))
+            .map(|l| serde_json::to_string(&l).unwrap() + "\n")
+            .collect();
+        assert_eq!(parse(&text), moved);
     }
 }

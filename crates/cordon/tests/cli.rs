@@ -4440,6 +4440,84 @@ fn own_files_an_earlier_run_could_write_are_refused() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }
 
+/// New-user pass 164, problem 2: a config a sandboxed run planted under its `-w` grant was
+/// refused in place, and trusted once the grant's directory (or one above it) was renamed
+/// on the host: the record of writable roots knew the path only. It knows the directory
+/// now: refused (125) under the new name too, and after a later run made a new directory
+/// at the old path. Twin: a config in a directory no run could write is used.
+#[test]
+fn a_config_planted_under_a_grant_is_refused_after_the_grant_is_renamed() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let other = p.root.path().join("other");
+    let grant = p.root.path().join("g/grant");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::create_dir_all(&grant).unwrap();
+    let plant = format!(
+        "mkdir -p '{0}/cordon' && printf 'default_profile = \"danger-full-access\"\\n' > '{0}/cordon/config.toml'",
+        grant.display()
+    );
+    let o = out(p.cordon_in(
+        &other,
+        &[
+            "run",
+            "-w",
+            grant.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &plant,
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(grant.join("cordon/config.toml").exists());
+    let escaped = p.root.path().join("ESCAPED");
+    let attempt = |xdg: &std::path::Path| {
+        let mut c = p.cordon_in(&other, &["run", "--", "touch", escaped.to_str().unwrap()]);
+        c.env("XDG_CONFIG_HOME", xdg);
+        out(c)
+    };
+    let o = attempt(&grant);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    // The grant renamed, then the directory above it.
+    let renamed = p.root.path().join("g/renamed");
+    std::fs::rename(&grant, &renamed).unwrap();
+    let o = attempt(&renamed);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(!escaped.exists(), "ran unconfined");
+    let above = p.root.path().join("h");
+    std::fs::rename(p.root.path().join("g"), &above).unwrap();
+    // A later run with a new directory at the grant's old path rewrites the record.
+    std::fs::create_dir_all(&grant).unwrap();
+    let o = out(p.cordon_in(
+        &other,
+        &["run", "-w", grant.to_str().unwrap(), "--", "true"],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let o = attempt(&above.join("renamed"));
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{err}");
+    assert!(
+        err.contains(&above.join("renamed").display().to_string()),
+        "{err}"
+    );
+    assert!(!escaped.exists(), "ran unconfined");
+    // Twin: a config no run could write.
+    let clean = p.root.path().join("clean");
+    std::fs::create_dir_all(clean.join("cordon")).unwrap();
+    std::fs::write(
+        clean.join("cordon/config.toml"),
+        "default_profile = \"workspace-write\"\n",
+    )
+    .unwrap();
+    let mut c = p.cordon_in(&other, &["run", "--", "true"]);
+    c.env("XDG_CONFIG_HOME", &clean);
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+}
+
 /// The record of where earlier runs could write fails closed: one that exists and cannot
 /// be read (here a directory where the file should be) refuses the run, naming it, rather
 /// than reading as empty (which trusted every place, and a writer then dropped every

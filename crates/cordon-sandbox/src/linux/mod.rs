@@ -43,6 +43,19 @@ pub mod tree_removal;
 mod unix_guard;
 mod unix_listeners;
 
+/// The inode generation of the directory at `p` (opened without following a final symlink,
+/// without blocking), when its filesystem keeps one ([`sys::inode_generation`]).
+pub fn directory_generation(p: &std::path::Path) -> Option<u64> {
+    use std::os::fd::AsRawFd as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let dir = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(p)
+        .ok()?;
+    sys::inode_generation(dir.as_raw_fd()).ok()
+}
+
 pub use caches::{clear_layers, probe_overlay, read_only_hint, Cleared};
 pub use denial_records::{landlock_audit, source as denial_record_source};
 pub use features::{

@@ -411,6 +411,22 @@ pub fn fs_type(fd: RawFd) -> Option<libc::c_long> {
     (unsafe { libc::fstatfs(fd, &mut sf) } == 0).then_some(sf.f_type)
 }
 
+/// `FS_IOC_GETVERSION` (`<linux/fs.h>`, `_IOR('v', 1, long)`).
+const FS_IOC_GETVERSION: libc::c_ulong = 0x8008_7601;
+
+/// The generation number of the inode open at `fd` (`FS_IOC_GETVERSION`: ext4, xfs, btrfs
+/// and others give each new inode a fresh one, so an inode number reused after a removal is
+/// told from the old).
+///
+/// Errors: the filesystem has none (`ENOTTY`, e.g. tmpfs).
+pub fn inode_generation(fd: RawFd) -> io::Result<u64> {
+    let mut generation: libc::c_long = 0;
+    // SAFETY: FS_IOC_GETVERSION writes at most one `long` through the pointer, which is
+    // valid and writable for that long.
+    check(unsafe { libc::ioctl(fd, FS_IOC_GETVERSION as _, &mut generation) })?;
+    Ok(generation as u64)
+}
+
 /// `fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW)`: the entry itself, never what a symlink
 /// points to.
 pub fn fstatat_nofollow(dirfd: RawFd, name: &CStr) -> io::Result<libc::stat> {
