@@ -826,6 +826,40 @@ fn a_stopped_server_is_named_as_the_end_of_its_commands() {
     );
 }
 
+/// A server stopped before it answered (Ctrl-Z in its terminal) held every client in
+/// silence. The client now names it, once, with what to do, and keeps waiting (falling back
+/// could run the command twice): continued, the server runs the command. Twin: a server
+/// that answers says nothing of the kind.
+#[test]
+fn a_client_names_a_stopped_server_it_waits_for() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let o = p.sh(Launch::Server, "true");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(!text(&o.stderr).contains("which is stopped"));
+    let pid = p.server.id() as libc::pid_t;
+    // SAFETY: a signal to the server this test started (still its child: the pid is ours).
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    let run = p
+        .cordon(Launch::Server, &["--", "sh", "-c", "echo ran"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(3000));
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    let o = run.wait_with_output().unwrap();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(text(&o.stdout), "ran\n");
+    assert_eq!(err.matches("which is stopped").count(), 1, "{err}");
+    assert!(err.contains(&format!("kill -CONT {pid}")), "{err}");
+    assert_eq!(last_json(&o.stderr)["launch"].as_str(), Some("server"));
+}
+
 /// A sandboxed command cannot launch through the server (it would run outside its own
 /// sandbox): the server refuses a peer in other namespaces, and the nested `cordon run`
 /// takes the cold path, inside the outer sandbox. The socket is put in the workspace, where

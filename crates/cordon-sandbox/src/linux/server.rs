@@ -1260,6 +1260,21 @@ pub(crate) fn record_cold() {
     LAST_PATH.store(PATH_COLD, Ordering::Relaxed);
 }
 
+/// How long a client waits for the server's first reply before it looks whether the server
+/// is stopped ([`launch`]).
+const STALLED_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Whether process `pid` is stopped (state `T` or `t` in `/proc/<pid>/stat`, the field
+/// after the parenthesised command name).
+fn process_stopped(pid: libc::pid_t) -> bool {
+    pid > 0
+        && std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next())
+                .is_some_and(|state| state == "T" || state == "t")
+        })
+}
+
 /// A helper started by the server, seen from the client.
 #[derive(Debug)]
 pub struct ServerChild {
@@ -1431,9 +1446,38 @@ pub fn launch(
     while sent < line.len() {
         sent += (&conn).write(&line[sent..]).map_err(refused)?;
     }
+    // A server that does not answer is waited for (it may have read the request, and
+    // falling back to the cold path could run the command twice), but one that is stopped
+    // (Ctrl-Z in its terminal, SIGSTOP) is named, once, with what to do.
+    let server_pid = Peer::of(&conn).map(|p| p.pid).unwrap_or(0);
+    conn.set_read_timeout(Some(STALLED_AFTER))
+        .map_err(refused)?;
     let mut conn = BufReader::new(conn);
     let mut first = String::new();
-    conn.read_line(&mut first).map_err(refused)?;
+    let mut named = false;
+    loop {
+        match conn.read_line(&mut first) {
+            Ok(_) => break,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                if !named && process_stopped(server_pid) {
+                    named = true;
+                    eprintln!(
+                        "cordon: waiting for the cordon server (pid {server_pid}), which is \
+                         stopped (Ctrl-Z or SIGSTOP): continue it (`kill -CONT {server_pid}`), \
+                         or end it and run with --no-server"
+                    );
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(refused(e)),
+        }
+    }
+    conn.get_ref().set_read_timeout(None).map_err(refused)?;
     let (pid, path) = match serde_json::from_str::<Reply>(&first) {
         Ok(Reply::Pid(pid)) if pid > 0 => (pid, PATH_SERVER),
         Ok(Reply::Template(pid)) if pid > 0 => (pid, PATH_TEMPLATE),
