@@ -62,6 +62,13 @@ pub const OUTPUT_HEAD_BYTES: usize = 64 * 1024;
 /// Default cap on the bytes one read returns.
 pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 64 * 1024;
 
+/// The longest [`Harness::write_stdin`] waits for a command to take its input.
+pub const STDIN_WAIT: Duration = Duration::from_secs(10);
+
+/// The most [`Harness::write_stdin`] writes at once, when the descriptor is writable (a
+/// pipe then has a free page; a terminal, room for far more).
+const STDIN_CHUNK: usize = 512;
+
 /// Errors of the harness API (each says what to do).
 #[derive(Debug, Error)]
 pub enum HarnessError {
@@ -84,6 +91,25 @@ pub enum HarnessError {
     /// The session's stdin is closed (or it was started without one).
     #[error("session {0} has no open stdin")]
     StdinClosed(String),
+    /// The command did not take all of the input within [`HarnessOptions::stdin_wait`]:
+    /// `written` of
+    /// `total` bytes were written (the first ones), the rest were not.
+    #[error(
+        "session {id}: the command took {written} of {total} bytes of input within {} ms and \
+         the rest were not written (it is not reading its stdin, or reads slowly): send the \
+         rest later, from byte {written}, or close its stdin",
+        waited.as_millis()
+    )]
+    StdinStalled {
+        /// The session.
+        id: String,
+        /// How long the call waited ([`HarnessOptions::stdin_wait`]).
+        waited: Duration,
+        /// Bytes written, from the start of the input.
+        written: usize,
+        /// Bytes asked to be written.
+        total: usize,
+    },
     /// A request that cannot apply (e.g. resizing a session without a terminal).
     #[error("{0}")]
     Usage(String),
@@ -95,6 +121,46 @@ pub enum HarnessError {
         /// The error.
         source: std::io::Error,
     },
+}
+
+/// Writes `bytes` to `f` until `deadline`, each chunk only when there is room
+/// ([`STDIN_CHUNK`]: the descriptor stays blocking, a terminal's reader shares it, and no
+/// write blocks for long); how many bytes were written, the first ones.
+///
+/// Errors: the write failed (the command exited: `EPIPE`/`EIO`).
+#[cfg(unix)]
+fn write_within(f: &mut std::fs::File, bytes: &[u8], deadline: Instant) -> std::io::Result<usize> {
+    use std::os::fd::AsFd as _;
+    let mut written = 0;
+    while written < bytes.len() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        let mut pfd = [nix::poll::PollFd::new(
+            f.as_fd(),
+            nix::poll::PollFlags::POLLOUT,
+        )];
+        let ms = u16::try_from(left.as_millis()).unwrap_or(u16::MAX);
+        match nix::poll::poll(&mut pfd, ms) {
+            Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
+            Ok(_) => {}
+            Err(e) => return Err(e.into()),
+        }
+        let end = bytes.len().min(written + STDIN_CHUNK);
+        match f.write(&bytes[written..end]) {
+            Ok(n) => written += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(written)
+}
+
+/// [`write_within`] where there is no `poll`: the whole input, blocking.
+#[cfg(not(unix))]
+fn write_within(f: &mut std::fs::File, bytes: &[u8], _deadline: Instant) -> std::io::Result<usize> {
+    f.write_all(bytes).map(|_| bytes.len())
 }
 
 /// How a harness is set up.
@@ -114,6 +180,9 @@ pub struct HarnessOptions {
     /// which must then dispatch the helper like the `cordon` CLI does; a harness linking
     /// the library into its own program points this at an installed `cordon`).
     pub helper: Option<PathBuf>,
+    /// The longest [`Harness::write_stdin`] waits for a command to take its input
+    /// ([`STDIN_WAIT`] by default).
+    pub stdin_wait: Duration,
 }
 
 impl HarnessOptions {
@@ -127,6 +196,7 @@ impl HarnessOptions {
             mode: ApprovalMode::OnRequest,
             idle_timeout: Duration::from_secs(30 * 60),
             helper: None,
+            stdin_wait: STDIN_WAIT,
         }
     }
 }
@@ -1401,18 +1471,31 @@ impl Harness {
     /// is ^C there); `close` then closes stdin (end of file).
     ///
     /// Errors: no such session; stdin closed; the write failed (the command exited).
+    ///
+    /// Waits at most [`STDIN_WAIT`] for the command to take the input (a command that
+    /// never reads its stdin held the call, and every later one for that session, until it
+    /// ended): [`HarnessError::StdinStalled`] then says how much was written.
     pub fn write_stdin(&self, id: &str, bytes: &[u8]) -> Result<(), HarnessError> {
         let p = self.get(id)?;
         let mut g = lock(&p.stdin);
         let f = g
             .as_mut()
             .ok_or_else(|| HarnessError::StdinClosed(id.to_string()))?;
-        f.write_all(bytes)
-            .and_then(|_| f.flush())
-            .map_err(|source| HarnessError::Io {
+        let wait = self.inner.opts.stdin_wait;
+        let written =
+            write_within(f, bytes, Instant::now() + wait).map_err(|source| HarnessError::Io {
                 id: id.to_string(),
                 source,
-            })
+            })?;
+        if written < bytes.len() {
+            return Err(HarnessError::StdinStalled {
+                id: id.to_string(),
+                waited: wait,
+                written,
+                total: bytes.len(),
+            });
+        }
+        Ok(())
     }
 
     /// Closes the session's stdin (end of file for a pipe; for a terminal, use `\x04`).

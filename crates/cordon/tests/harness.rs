@@ -774,3 +774,53 @@ fn an_interactive_session_is_judged_by_its_exit() {
     let o = r.outcome.unwrap();
     assert_eq!(o.class.name(), "sandbox-denied", "{o:?}");
 }
+
+/// A command that never reads its stdin held `write_stdin` (and every later call for that
+/// session) until it ended: the call now returns after `stdin_wait`, saying how much was
+/// written (a pipe's capacity, not all). Twin: a command that reads takes all of a large
+/// input, in order.
+#[test]
+fn write_stdin_to_a_command_that_does_not_read_returns() {
+    if !sandbox_ready() {
+        return;
+    }
+    let w = ws();
+    let mut o = HarnessOptions::new(w.dir.clone());
+    o.helper = Some(PathBuf::from(CORDON));
+    o.stdin_wait = Duration::from_millis(1500);
+    let h = Harness::new(o).unwrap();
+    let big: Vec<u8> = (0..1_000_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    let r = h
+        .exec(
+            ExecParams::argv(["sleep", "30"])
+                .stdin(true)
+                .yield_time(Duration::from_millis(200)),
+        )
+        .unwrap();
+    let id = r.session_id.clone().unwrap();
+    let t = Instant::now();
+    let e = h.write_stdin(&id, &big).unwrap_err();
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    match &e {
+        cordon_session::harness::HarnessError::StdinStalled { written, total, .. } => {
+            assert!(*written < *total && *total == big.len(), "{e}")
+        }
+        other => panic!("{other}"),
+    }
+    assert!(e.to_string().contains("from byte"), "{e}");
+    h.kill(&id).unwrap();
+    // Twin: read whole by a command that reads (its count of bytes and a checksum).
+    let r = h
+        .exec(
+            ExecParams::script("wc -c; echo done")
+                .stdin(true)
+                .yield_time(Duration::from_millis(200)),
+        )
+        .unwrap();
+    let id = r.session_id.clone().unwrap();
+    h.write_stdin(&id, &big).unwrap();
+    h.close_stdin(&id).unwrap();
+    let r = h.wait(&id, Duration::from_secs(20), 10_000).unwrap();
+    assert!(r.output.text.contains("1000000"), "{}", r.output.text);
+    assert_eq!(r.outcome.unwrap().exit_code, 0);
+}
