@@ -274,6 +274,57 @@ print("own-tmp", own("/tmp/own.sock"))
     }
 }
 
+/// A command that retries a refused socket (a client polling for its daemon) wrote one
+/// refusal line per try to its own stderr. Each socket is named once, at most 8 lines in
+/// all, then one line that says the rest are not shown; every connect is still refused.
+#[test]
+fn refusals_of_unix_sockets_are_said_once_each_and_bounded() {
+    if !require_full() {
+        return;
+    }
+    let d = outside_dir();
+    let listeners: Vec<UnixListener> = (0..12)
+        .map(|i| {
+            let l = UnixListener::bind(d.path().join(format!("s{i}.sock"))).unwrap();
+            l.set_nonblocking(true).unwrap();
+            l
+        })
+        .collect();
+    let script = r#"
+import socket, sys
+def reach(addr):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(addr); return "OK"
+    except Exception as e:
+        return "ERR"
+d = sys.argv[1]
+print(sorted(set(reach(d + "/s0.sock") for _ in range(50))))
+print(sorted(set(reach(d + "/s%d.sock" % i) for i in range(12))))
+"#;
+    let s = Sandbox::new();
+    let o = s.run(&["python3", "-c", script, &d.path().display().to_string()]);
+    assert_ok(&o);
+    assert_eq!(stdout(&o), "['ERR']\n['ERR']\n", "{}", stderr(&o));
+    let err = stderr(&o);
+    let first = format!("{}/s0.sock", d.path().display());
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("refused connect"))
+        .collect();
+    assert_eq!(
+        lines.iter().filter(|l| l.contains(&first)).count(),
+        1,
+        "{err}"
+    );
+    assert_eq!(lines.len(), 8, "{err}");
+    assert_eq!(err.matches("they are not shown").count(), 1, "{err}");
+    std::thread::sleep(Duration::from_millis(50));
+    for l in &listeners {
+        assert!(l.accept().is_err(), "a host socket was reached");
+    }
+}
+
 /// Breaker (stop 19): a socket on a writable mount is not the command's just because it
 /// lies there: a host daemon listening in the workspace (an `ssh-agent -a ws/agent.sock`)
 /// answered the command. Refused in every mode (the listener is outside the sandbox's pid

@@ -407,9 +407,11 @@ fn connect_for(listener: &OwnedFd, n: &libc::seccomp_notif, cfg: &GuardConfig) -
         let path = &addr[2..len];
         if path[0] == 0 {
             if !cfg.abstract_ok {
-                eprintln!(
+                say(
+                    b"\0abstract",
                     "cordon: refused connect to an abstract unix socket (no Landlock scope \
                      on this kernel to keep it inside the sandbox)"
+                        .to_string(),
                 );
                 return Err(libc::EPERM);
             }
@@ -448,12 +450,15 @@ fn connect_for(listener: &OwnedFd, n: &libc::seccomp_notif, cfg: &GuardConfig) -
         // host daemon listening there sees nothing (attack pass 160, F1).
         if let (Some(index), Ok(t)) = (&cfg.listeners, &seen) {
             if index.has_listener(t) == Some(false) {
-                eprintln!(
-                    "cordon: refused connect to the unix socket {}: no process of the \
-                     sandbox listens on it (it lies in a writable root; a process outside \
-                     the sandbox listens on it, or none does); list it in \
-                     network.unix_sockets to allow a host listener",
-                    String::from_utf8_lossy(asked),
+                say(
+                    asked,
+                    format!(
+                        "cordon: refused connect to the unix socket {}: no process of the \
+                         sandbox listens on it (it lies in a writable root; a process outside \
+                         the sandbox listens on it, or none does); list it in \
+                         network.unix_sockets to allow a host listener",
+                        String::from_utf8_lossy(asked),
+                    ),
                 );
                 return Err(libc::ECONNREFUSED);
             }
@@ -466,11 +471,14 @@ fn connect_for(listener: &OwnedFd, n: &libc::seccomp_notif, cfg: &GuardConfig) -
         // connection either way, as it would from the caller.
         return connect_judged(listener, n, &sock, fd_num, target).inspect_err(|e| {
             if *e == libc::ECONNREFUSED {
-                eprintln!(
-                    "cordon: refused connect to the unix socket {}: a process outside the \
-                     sandbox listens on it (it lies in a writable root, but it is not the \
-                     command's); list it in network.unix_sockets to allow it",
-                    String::from_utf8_lossy(asked),
+                say(
+                    asked,
+                    format!(
+                        "cordon: refused connect to the unix socket {}: a process outside the \
+                         sandbox listens on it (it lies in a writable root, but it is not the \
+                         command's); list it in network.unix_sockets to allow it",
+                        String::from_utf8_lossy(asked),
+                    ),
                 );
             }
         });
@@ -672,11 +680,36 @@ fn refused(asked: &[u8], target: Option<&OwnedFd>) {
         .and_then(|t| std::fs::read_link(format!("/proc/self/fd/{}", t.as_raw_fd())).ok())
         .map(|p| format!(" ({})", p.display()))
         .unwrap_or_default();
-    eprintln!(
-        "cordon: refused connect to the host unix socket {}{real}: it is outside the \
-         writable roots and not in network.unix_sockets",
-        String::from_utf8_lossy(asked),
+    say(
+        asked,
+        format!(
+            "cordon: refused connect to the host unix socket {}{real}: it is outside the \
+             writable roots and not in network.unix_sockets",
+            String::from_utf8_lossy(asked),
+        ),
     );
+}
+
+/// How many refusal lines a run's guard writes to the command's stderr at most.
+const SAID_AT_MOST: usize = 8;
+
+/// Writes one refusal `line` to stderr (the command's), once per socket `key` and at most
+/// [`SAID_AT_MOST`] in all, then one line saying the rest are not shown: a command that
+/// retries a refused socket in a loop (a client polling for its daemon) flooded its own
+/// stderr with one line per try.
+fn say(key: &[u8], line: String) {
+    static SAID: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    if said.len() > SAID_AT_MOST || said.iter().any(|k| k == key) {
+        return;
+    }
+    if said.len() == SAID_AT_MOST {
+        said.push(Vec::new());
+        eprintln!("cordon: more unix-socket connects were refused; they are not shown");
+        return;
+    }
+    said.push(key.to_vec());
+    eprintln!("{line}");
 }
 
 /// The pinned descriptor of a listed socket whose path is the one asked (made absolute
