@@ -43,11 +43,10 @@ use std::path::{Path, PathBuf};
 const FILE: &str = "writable-roots";
 
 /// One run's writable root and what it kept read-only beneath it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 struct Record {
     root: PathBuf,
-    #[serde(default)]
-    protected: Vec<PathBuf>,
+    protected: Protected,
     /// The directory `root` named when it was last recorded (none when it did not exist
     /// yet, or in records of earlier versions): found again under another name after a
     /// rename ([`History::unprotected_writer`]).
@@ -66,7 +65,7 @@ struct Moved {
 /// How many [`Moved`] directories the registry keeps, the latest (a directory removed is
 /// indistinguishable from one renamed, and a harness that makes and removes a workspace
 /// per task would grow the registry, read by every run, without end).
-const MOVED_KEPT: usize = 1024;
+const MOVED_KEPT: usize = 256;
 
 /// Which directory a path names, whatever it is called: device, inode and, where the
 /// filesystem keeps them, birth time and inode generation (ext4 gives a new directory the
@@ -116,12 +115,65 @@ impl FileId {
     }
 }
 
-/// One line of a registry.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One line of a registry: a [`Record`] or a [`Moved`] directory, written as the one or the
+/// other and read as one flat object (an untagged enum buffered every line and tried each
+/// shape in turn: ~8M instructions for a registry of 900 lines, half of a run's client).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 enum Line {
     Root(Record),
     Moved(Moved),
+}
+
+/// Every field a [`Line`] may have; a record's protected paths as the text they are, parsed
+/// only for the records a question needs ([`Protected`]).
+#[derive(Deserialize)]
+struct AnyLine<'a> {
+    root: Option<PathBuf>,
+    #[serde(borrow)]
+    protected: Option<&'a serde_json::value::RawValue>,
+    id: Option<FileId>,
+    moved: Option<FileId>,
+    from: Option<PathBuf>,
+}
+
+/// What the runs with a root kept read-only (the paths, or the registry's JSON text of
+/// them, parsed when asked: a run asks about a few of the registry's roots, and the
+/// protected lists are most of its bytes — every cache layer of every workspace is a root).
+#[derive(Debug, Clone)]
+enum Protected {
+    Paths(Vec<PathBuf>),
+    Text(Box<serde_json::value::RawValue>),
+}
+
+impl Protected {
+    /// The paths; text that is not a list of paths protects nothing (fail closed: the root
+    /// is then a writer of everything beneath it).
+    fn paths(&self) -> std::borrow::Cow<'_, [PathBuf]> {
+        match self {
+            Protected::Paths(p) => std::borrow::Cow::Borrowed(p),
+            Protected::Text(t) => {
+                std::borrow::Cow::Owned(serde_json::from_str(t.get()).unwrap_or_default())
+            }
+        }
+    }
+}
+
+impl PartialEq for Protected {
+    fn eq(&self, other: &Protected) -> bool {
+        self.paths() == other.paths()
+    }
+}
+
+impl Eq for Protected {}
+
+impl Serialize for Protected {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Protected::Paths(p) => p.serialize(s),
+            Protected::Text(t) => t.serialize(s),
+        }
+    }
 }
 
 /// What a registry holds: its roots and its moved directories.
@@ -155,20 +207,79 @@ fn registries() -> Vec<PathBuf> {
 ///
 /// Errors: a registry that exists and cannot be read — never taken for an empty one (fail
 /// closed: a writer would drop every record, a reader would trust every place).
+///
+/// Parsed once per process while the file is unchanged (a run asks three times; a
+/// registry of a few hundred roots took ~1 ms to parse each time): the records of a file
+/// whose device, inode, size, modification and change times are those seen when it was
+/// parsed. A writer replaces the file by a rename (a new inode), so what another run wrote
+/// meanwhile is read.
 fn read_records(path: &Path) -> Result<Registry, String> {
-    match cordon_sandbox::hostfs::read_small_file(path, 64 * 1024 * 1024) {
-        Ok(s) => Ok(parse(&s)),
-        Err(cordon_policy::paths::ReadRefusal::Missing) => Ok(Registry::default()),
-        Err(e) => Err(format!("{}: {e:?}", path.display())),
+    use std::os::unix::fs::MetadataExt as _;
+    type Stamp = (u64, u64, u64, i64, i64, i64, i64);
+    static PARSED: std::sync::Mutex<Vec<(PathBuf, Stamp, Registry)>> =
+        std::sync::Mutex::new(Vec::new());
+    let stamp_of = || -> Option<Stamp> {
+        std::fs::symlink_metadata(path)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| {
+                (
+                    m.dev(),
+                    m.ino(),
+                    m.size(),
+                    m.mtime(),
+                    m.mtime_nsec(),
+                    m.ctime(),
+                    m.ctime_nsec(),
+                )
+            })
+    };
+    let stamp = stamp_of();
+    let mut parsed = PARSED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, _, reg)) = parsed
+        .iter()
+        .find(|(p, st, _)| p == path && Some(*st) == stamp)
+    {
+        return Ok(reg.clone());
     }
+    let reg = match cordon_sandbox::hostfs::read_small_file(path, 64 * 1024 * 1024) {
+        Ok(s) => parse(&s),
+        Err(cordon_policy::paths::ReadRefusal::Missing) => return Ok(Registry::default()),
+        Err(e) => return Err(format!("{}: {e:?}", path.display())),
+    };
+    // Kept only when the file read is the one stamped (not replaced in between).
+    if let Some(st) = stamp.filter(|st| stamp_of() == Some(*st)) {
+        parsed.retain(|(p, _, _)| p != path);
+        parsed.push((path.to_path_buf(), st, reg.clone()));
+    }
+    Ok(reg)
 }
 
 fn parse(s: &str) -> Registry {
     let mut reg = Registry::default();
-    for line in s.lines().filter_map(|l| serde_json::from_str(l).ok()) {
+    for line in s
+        .lines()
+        .filter_map(|l| serde_json::from_str::<AnyLine>(l).ok())
+    {
         match line {
-            Line::Root(r) => reg.records.push(r),
-            Line::Moved(m) => reg.moved.push(m),
+            AnyLine {
+                root: Some(root),
+                protected,
+                id,
+                ..
+            } => reg.records.push(Record {
+                root,
+                protected: protected.map_or(Protected::Paths(Vec::new()), |t| {
+                    Protected::Text(t.to_owned())
+                }),
+                id,
+            }),
+            AnyLine {
+                moved: Some(moved),
+                from: Some(from),
+                ..
+            } => reg.moved.push(Moved { moved, from }),
+            _ => {}
         }
     }
     reg
@@ -200,9 +311,8 @@ pub(crate) fn record(roots: &[PathBuf], protected: &[PathBuf]) -> Result<(), Str
     let roots: Vec<(&PathBuf, Option<FileId>)> =
         roots.into_iter().map(|r| (r, FileId::of(r))).collect();
     let settled = |p: &[PathBuf]| {
-        regs.iter().all(|reg| {
-            read_records(reg).is_ok_and(|records| merge(records.clone(), &roots, p) == records)
-        })
+        regs.iter()
+            .all(|reg| read_records(reg).is_ok_and(|records| settled(&records, &roots, p)))
     };
     if settled(&sorted(protected.to_vec())) {
         return Ok(());
@@ -262,8 +372,7 @@ fn record_in(
     std::fs::create_dir_all(dir)?;
     // Nothing new: no lock, no write (the launch path pays one read).
     let records = read_records(reg).map_err(std::io::Error::other)?;
-    let merged = merge(records.clone(), roots, protected);
-    if merged == records {
+    if settled(&records, roots, protected) {
         return Ok(());
     }
     let lock = std::fs::OpenOptions::new()
@@ -331,6 +440,19 @@ fn record_in(
     Ok(())
 }
 
+/// Whether [`merge`] would leave `reg` as it is: each of `roots` recorded, naming the same
+/// directory, with nothing protected that `protected` does not hold. Only those roots'
+/// protected lists are parsed.
+fn settled(reg: &Registry, roots: &[(&PathBuf, Option<FileId>)], protected: &[PathBuf]) -> bool {
+    roots.iter().all(|(root, id)| {
+        reg.records.iter().any(|r| {
+            &r.root == *root
+                && r.id == *id
+                && r.protected.paths().iter().all(|p| protected.contains(p))
+        })
+    })
+}
+
 /// `reg` with `roots` (each with the directory it names now) merged in ([`record_in`]);
 /// a root that names another directory than recorded leaves the recorded one moved.
 fn merge(
@@ -341,20 +463,20 @@ fn merge(
     for (root, id) in roots {
         match reg.records.iter_mut().find(|r| &r.root == *root) {
             Some(r) => {
-                r.protected.retain(|p| protected.contains(p));
+                let mut kept = r.protected.paths().into_owned();
+                kept.retain(|p| protected.contains(p));
+                r.protected = Protected::Paths(kept);
                 if let Some(was) = r.id.filter(|was| Some(*was) != *id) {
                     reg.moved.push(Moved {
                         moved: was,
                         from: r.root.clone(),
                     });
                 }
-                if id.is_some() {
-                    r.id = *id;
-                }
+                r.id = *id;
             }
             None => reg.records.push(Record {
                 root: (*root).clone(),
-                protected: protected.to_vec(),
+                protected: Protected::Paths(protected.to_vec()),
                 id: *id,
             }),
         }
@@ -415,8 +537,12 @@ impl History {
 /// looked at as they are now (no symlink followed); a root found renamed is judged by what
 /// it protected under its recorded name, a moved one as protecting nothing.
 fn writer_in(reg: &Registry, path: &Path) -> Option<PathBuf> {
-    let unprotected =
-        |r: &Record, as_recorded: &Path| !r.protected.iter().any(|p| as_recorded.starts_with(p));
+    let unprotected = |r: &Record, as_recorded: &Path| {
+        !r.protected
+            .paths()
+            .iter()
+            .any(|p| as_recorded.starts_with(p))
+    };
     if let Some(r) = reg
         .records
         .iter()
@@ -491,17 +617,59 @@ mod tests {
             vec![
                 Record {
                     root: a.clone(),
-                    protected: p(&["/h/c"]),
+                    protected: Protected::Paths(p(&["/h/c"])),
                     id: None,
                 },
                 Record {
                     root: b.clone(),
-                    protected: p(&["/h/c", "/x"]),
+                    protected: Protected::Paths(p(&["/h/c", "/x"])),
                     id: None,
                 },
             ]
         );
         assert_eq!(merge(r.clone(), &[(&a, None)], &p(&["/h/c"])), r);
+    }
+
+    /// `settled` answers what comparing a merge with the registry answers, parsing only the
+    /// roots asked about; a root gone missing is moved once, not at every run.
+    #[test]
+    fn settled_is_a_merge_that_changes_nothing() {
+        let t = tempfile::tempdir().unwrap();
+        let a = t.path().join("a");
+        let b = t.path().join("b");
+        std::fs::create_dir(&a).unwrap();
+        let p = |v: &[&str]| v.iter().map(PathBuf::from).collect::<Vec<_>>();
+        let ida = FileId::of(&a);
+        let text = format!(
+            "{{\"root\":{:?},\"protected\":[\"/h/c\",\"/h/s\"],\"id\":{}}}\n\
+             {{\"root\":\"/elsewhere\",\"protected\":\"not a list\"}}\n",
+            a.display().to_string(),
+            serde_json::to_string(&ida).unwrap()
+        );
+        let reg = parse(&text);
+        for (roots, prot) in [
+            (vec![(&a, ida)], p(&["/h/c", "/h/s"])),
+            (vec![(&a, ida)], p(&["/h/c", "/h/s", "/x"])),
+            (vec![(&a, ida)], p(&["/h/c"])),
+            (vec![(&a, None)], p(&["/h/c", "/h/s"])),
+            (vec![(&a, ida), (&b, None)], p(&["/h/c", "/h/s"])),
+        ] {
+            assert_eq!(
+                settled(&reg, &roots, &prot),
+                merge(reg.clone(), &roots, &prot) == reg,
+                "{roots:?} {prot:?}"
+            );
+        }
+        // Text that is not a list of paths protects nothing.
+        assert_eq!(
+            writer_in(&reg, Path::new("/elsewhere/x")),
+            Some(PathBuf::from("/elsewhere"))
+        );
+        std::fs::remove_dir(&a).unwrap();
+        let once = merge(reg.clone(), &[(&a, None)], &p(&["/h/c"]));
+        assert_eq!(once.moved.len(), 1);
+        assert!(settled(&once, &[(&a, None)], &p(&["/h/c"])));
+        assert_eq!(merge(once.clone(), &[(&a, None)], &p(&["/h/c"])), once);
     }
 
     /// A directory made where one was just removed is another directory, though ext4 gives
