@@ -49,6 +49,12 @@ pub struct ResolveContext {
     /// them (attack pass 47, N4).
     #[serde(default)]
     pub private_tmpdir: bool,
+    /// The writable roots earlier sandboxed runs recorded (canonical; the session layer's
+    /// writable-roots record): a symlink inside one may have been planted by such a run,
+    /// so a write grant spelled through it is dropped like one through a symlink inside
+    /// this run's roots (attack pass 166, finding 2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier_roots: Vec<PathBuf>,
 }
 
 /// The system paths a process needs to start (`:minimal`).
@@ -1569,6 +1575,7 @@ pub fn resolve(
                 }
             }
             drop_redirected_grants(&mut out, &mut notes);
+            drop_grants_through_planted_links(&ctx.earlier_roots, &mut out, &mut notes);
             tmpdir_refused = crate::tmpdir::drop_unsafe_tmpdir(
                 fs,
                 ctx,
@@ -2049,6 +2056,42 @@ fn drop_redirected_grants(out: &mut Vec<ResolvedEntry>, notes: &mut Vec<String>)
             return false;
         }
         true
+    });
+}
+
+/// A write grant spelled through a symlink that lies where a sandboxed run may have
+/// planted it — inside a writable root an earlier run recorded (`earlier`: every run
+/// records its roots before its command starts) — is dropped, with a note naming the link (attack pass 166, finding 2: a run planted `build -> ../victim` in
+/// its project, and a later `-w project/build` from another workspace made the victim
+/// writable, and cordon made its missing directories on the host). The links inside this
+/// run's own roots are [`drop_redirected_grants`]'s.
+fn drop_grants_through_planted_links(
+    earlier: &[PathBuf],
+    out: &mut Vec<ResolvedEntry>,
+    notes: &mut Vec<String>,
+) {
+    out.retain(|e| {
+        if e.access != Access::Write || e.links.is_empty() {
+            return true;
+        }
+        let planted = e.links.iter().find(|link| {
+            let Some(dir) = link.parent() else {
+                return false;
+            };
+            earlier.iter().any(|r| dir.starts_with(r))
+        });
+        let Some(link) = planted else {
+            return true;
+        };
+        notes.push(format!(
+            "write entry {} dropped: it goes through the symlink {}, which lies in a \
+             writable root of an earlier sandboxed run, so such a run could have planted it; \
+             spell the target path instead ({})",
+            e.spelled.display(),
+            link.display(),
+            e.path.display()
+        ));
+        false
     });
 }
 

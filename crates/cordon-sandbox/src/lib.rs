@@ -141,6 +141,9 @@ pub struct CommandRequest {
     /// Run unconfined when the sandbox is needed but cannot be prepared (R-S4 opt-in).
     /// Also enabled by the profile's `on_unavailable = "run-unconfined"`.
     pub allow_unconfined: bool,
+    /// The writable roots earlier sandboxed runs recorded
+    /// ([`ResolveContext::earlier_roots`]); empty: none known.
+    pub earlier_roots: Vec<PathBuf>,
 }
 
 impl CommandRequest {
@@ -158,6 +161,7 @@ impl CommandRequest {
             managed_network_required: false,
             profile_files: Vec::new(),
             allow_unconfined: false,
+            earlier_roots: Vec::new(),
         }
     }
 
@@ -219,6 +223,7 @@ impl CommandRequest {
             ),
             // The namespace sandbox's /tmp is the command's own (attack pass 47, N4).
             private_tmpdir: cfg!(target_os = "linux"),
+            earlier_roots: self.earlier_roots.clone(),
         }
     }
 }

@@ -543,8 +543,9 @@ impl TrustProfile {
         let additional = additional(layers, cwd, &profile)?;
         let mut profile = match &additional {
             Some(o) => {
-                let ctx = CommandRequest::new(vec![], cwd.to_path_buf(), profile.clone())
-                    .resolve_context();
+                let mut req = CommandRequest::new(vec![], cwd.to_path_buf(), profile.clone());
+                req.earlier_roots = crate::writable_history::recorded_roots();
+                let ctx = req.resolve_context();
                 effective_profile(&profile, Some(o), &ctx, &HostFs)?
             }
             None => profile,
@@ -619,6 +620,7 @@ impl TrustProfile {
     pub fn command(&self, argv: Vec<String>) -> CommandRequest {
         let mut req = CommandRequest::new(argv, self.cwd.clone(), self.profile.clone());
         req.profile_files = self.files.clone();
+        req.earlier_roots = crate::writable_history::recorded_roots();
         req
     }
 

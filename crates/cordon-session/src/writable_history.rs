@@ -490,6 +490,17 @@ pub fn unprotected_writer(path: &Path) -> Option<PathBuf> {
     History::load().unprotected_writer(path)
 }
 
+/// The writable roots earlier sandboxed runs recorded, as recorded (canonical), from every
+/// registry; none when a registry cannot be read (the run is refused for that elsewhere:
+/// [`crate::trust::own_dirs_refusal`]).
+pub fn recorded_roots() -> Vec<PathBuf> {
+    let h = History::load();
+    let mut roots: Vec<PathBuf> = h.records.records.into_iter().map(|r| r.root).collect();
+    roots.sort();
+    roots.dedup();
+    roots
+}
+
 /// The records of every registry, read once for several questions.
 #[derive(Debug, Default)]
 pub struct History {

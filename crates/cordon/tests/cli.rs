@@ -4518,6 +4518,74 @@ fn a_config_planted_under_a_grant_is_refused_after_the_grant_is_renamed() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }
 
+/// Attack pass 166, finding 2: a sandboxed run planted `build -> ../victim/new` in its
+/// project, and a later run from another workspace with `-w that-project/build` got the
+/// victim writable (cordon even made `victim/new` on the host). A write grant spelled
+/// through a symlink that lies in a project, or in an earlier run's writable root, is now
+/// dropped with a note naming the link: nothing is made or written there. Twin: a grant
+/// through a symlink the user keeps outside every project still works.
+#[test]
+fn a_grant_through_a_symlink_an_earlier_run_planted_is_dropped() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let r1 = p.root.path().join("r1");
+    let victim = p.root.path().join("victim");
+    let other = p.root.path().join("other");
+    for d in [&r1.join(".git"), &victim, &other] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(r1.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let target = victim.join("new");
+    let o = out(p.cordon_in(
+        &r1,
+        &["run", "--", "ln", "-s", target.to_str().unwrap(), "build"],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let grant = r1.join("build");
+    let o = out(p.cordon_in(
+        &other,
+        &[
+            "run",
+            "-w",
+            grant.to_str().unwrap(),
+            "--",
+            "touch",
+            grant.join("x").to_str().unwrap(),
+        ],
+    ));
+    let err = text(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(
+        !target.exists(),
+        "cordon made the link's target on the host"
+    );
+    assert!(
+        err.contains("not granted") && err.contains(&grant.display().to_string()),
+        "{err}"
+    );
+    // Twin: the user's own link, outside every project and recorded root.
+    let links = p.root.path().join("links");
+    std::fs::create_dir_all(&links).unwrap();
+    let mine = p.root.path().join("mine");
+    std::fs::create_dir_all(&mine).unwrap();
+    std::os::unix::fs::symlink(&mine, links.join("l")).unwrap();
+    let o = out(p.cordon_in(
+        &other,
+        &[
+            "run",
+            "-w",
+            links.join("l").to_str().unwrap(),
+            "--",
+            "touch",
+            links.join("l/y").to_str().unwrap(),
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(mine.join("y").exists());
+}
+
 /// The record of where earlier runs could write fails closed: one that exists and cannot
 /// be read (here a directory where the file should be) refuses the run, naming it, rather
 /// than reading as empty (which trusted every place, and a writer then dropped every
