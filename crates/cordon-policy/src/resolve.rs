@@ -3269,6 +3269,18 @@ fn protect_nested_projects(
                          not make it, remove it",
                         dotgit.display()
                     ));
+                } else if fs.kind(&c) != Some(FileKind::Dir) {
+                    // No git dir there (missing, or a file): nothing to protect, and no
+                    // placeholder made in its name (attack pass 166, finding 4: `gitdir:
+                    // .git/index.lock` had cordon make that file on the host at every run,
+                    // jamming the user's git; `gitdir: src/main.rs` froze that file for
+                    // later runs). The `.git` file itself stays read-only (below).
+                    notes.push(format!(
+                        "{}: a .git file naming {}, which is not a directory (no git dir \
+                         there); if you did not make it, remove it",
+                        dotgit.display(),
+                        c.display()
+                    ));
                 } else if own_linked_worktree(fs, &own, &c) {
                     // A linked worktree of the project's own repository checked out inside
                     // it (`git worktree add wt`): its admin dir is protected file by file

@@ -1777,3 +1777,64 @@ fn a_grant_inside_a_git_dir_leaves_no_placeholders() {
         assert!(!p.dir.join(left).exists(), "{left} was left behind");
     }
 }
+
+/// Attack pass 166, finding 4: a sandboxed run planted `vendor/x/.git` saying `gitdir:
+/// .git/index.lock`, and cordon made that file on the host (a placeholder for "the nested
+/// repository's git dir") at every later run: the user's `git add` failed with "index.lock:
+/// File exists"; `gitdir: src/main.rs` froze that file read-only for later runs. A `.git`
+/// file naming no directory protects nothing beyond itself now, and a note says so. Twin:
+/// git on the host and in the sandbox still work, and the planted `.git` file stays
+/// read-only.
+#[test]
+fn a_gitdir_file_naming_no_directory_makes_nothing_on_the_host() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    git_init(&p.dir);
+    std::fs::create_dir_all(p.dir.join("src")).unwrap();
+    std::fs::write(p.dir.join("src/main.rs"), "fn main() {}\n").unwrap();
+    let lock = p.dir.join(".git/index.lock");
+    let plant = format!(
+        "mkdir -p vendor/x vendor/y && echo 'gitdir: {}' > vendor/x/.git && \
+         echo 'gitdir: {}' > vendor/y/.git",
+        lock.display(),
+        p.dir.join("src/main.rs").display()
+    );
+    let o = cordon(&p, &p.dir, &["run", "--", "sh", "-c", &plant]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "echo 'fn main() { }' > src/main.rs && echo more >> vendor/x/.git",
+        ],
+    );
+    let err = text(&o.stderr);
+    assert!(
+        !lock.exists(),
+        "cordon made .git/index.lock on the host: {err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.dir.join("src/main.rs")).unwrap(),
+        "fn main() { }\n",
+        "{err}"
+    );
+    assert_ne!(
+        o.status.code(),
+        Some(0),
+        "the planted .git file was writable: {err}"
+    );
+    assert!(err.contains("which is not a directory"), "{err}");
+    let st = std::process::Command::new("git")
+        .args(["add", "src/main.rs"])
+        .current_dir(&p.dir)
+        .output()
+        .unwrap();
+    assert!(st.status.success(), "{}", text(&st.stderr));
+}
