@@ -3269,15 +3269,17 @@ fn protect_nested_projects(
                          not make it, remove it",
                         dotgit.display()
                     ));
-                } else if fs.kind(&c) != Some(FileKind::Dir) {
-                    // No git dir there (missing, or a file): nothing to protect, and no
+                } else if fs.kind(&c) != Some(FileKind::Dir) || fs.kind(&c.join("HEAD")).is_none() {
+                    // No git dir there (missing, a file, or a directory without the `HEAD`
+                    // git needs to take it for one): nothing to protect, and no
                     // placeholder made in its name (attack pass 166, finding 4: `gitdir:
                     // .git/index.lock` had cordon make that file on the host at every run,
-                    // jamming the user's git; `gitdir: src/main.rs` froze that file for
-                    // later runs). The `.git` file itself stays read-only (below).
+                    // jamming the user's git; `gitdir: src/main.rs` froze that file, and
+                    // `gitdir: src` would freeze the directory, for later runs). The `.git`
+                    // file itself stays read-only (below).
                     notes.push(format!(
-                        "{}: a .git file naming {}, which is not a directory (no git dir \
-                         there); if you did not make it, remove it",
+                        "{}: a .git file naming {}, which is not a git dir (not a directory \
+                         with a HEAD); if you did not make it, remove it",
                         dotgit.display(),
                         c.display()
                     ));

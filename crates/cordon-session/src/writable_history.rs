@@ -67,7 +67,7 @@ struct Moved {
 /// per task would grow the registry, read by every run, without end).
 const MOVED_KEPT: usize = 256;
 
-/// Which directory a path names, whatever it is called: device, inode and, where the
+/// Which directory (or file) a path names, whatever it is called: device, inode and, where the
 /// filesystem keeps them, birth time and inode generation (ext4 gives a new directory the
 /// inode number of one just removed — seen here at once, `mkdir` after `rmdir`; these tell
 /// the new directory from the old). Read without following a final symlink.
@@ -84,9 +84,12 @@ struct FileId {
 }
 
 impl FileId {
-    /// The directory at `p` (no final symlink followed), if one is there.
+    /// The directory or regular file at `p` (no final symlink followed; a `-w FILE` grant
+    /// is a root too: attack pass 166, finding 1), if one is there.
     fn of(p: &Path) -> Option<FileId> {
-        let m = std::fs::symlink_metadata(p).ok().filter(|m| m.is_dir())?;
+        let m = std::fs::symlink_metadata(p)
+            .ok()
+            .filter(|m| m.is_dir() || m.is_file())?;
         Some(FileId::with(p, &m))
     }
 
@@ -102,7 +105,7 @@ impl FileId {
         #[cfg(target_os = "linux")]
         let generation = born
             .is_none()
-            .then(|| cordon_sandbox::linux::directory_generation(p))
+            .then(|| cordon_sandbox::linux::inode_generation_at(p))
             .flatten();
         #[cfg(not(target_os = "linux"))]
         let generation = None;
@@ -329,13 +332,21 @@ pub(crate) fn record(roots: &[PathBuf], protected: &[PathBuf]) -> Result<(), Str
             .collect(),
     );
     for reg in regs {
-        record_in(&reg, &roots, &protected).map_err(|e| {
-            format!(
-                "cannot record this run's writable roots in {} ({e}); later runs would trust \
+        // Each root recorded by path already, with no more protected than now: only the
+        // identities are not up to date, which is not worth refusing the run for where the
+        // registry cannot be written (a cordon inside a sandbox, which sees the host's
+        // directories through its own mounts); the recorded identities stay as they were.
+        let by_path =
+            read_records(&reg).is_ok_and(|records| settled_as(&records, &roots, &protected, false));
+        record_in(&reg, &roots, &protected)
+            .or_else(|e| if by_path { Ok(()) } else { Err(e) })
+            .map_err(|e| {
+                format!(
+                    "cannot record this run's writable roots in {} ({e}); later runs would trust \
                  what it writes there",
-                reg.display()
-            )
-        })?;
+                    reg.display()
+                )
+            })?;
     }
     Ok(())
 }
@@ -444,10 +455,20 @@ fn record_in(
 /// directory, with nothing protected that `protected` does not hold. Only those roots'
 /// protected lists are parsed.
 fn settled(reg: &Registry, roots: &[(&PathBuf, Option<FileId>)], protected: &[PathBuf]) -> bool {
+    settled_as(reg, roots, protected, true)
+}
+
+/// [`settled`], the directories' identities compared only when `ids`.
+fn settled_as(
+    reg: &Registry,
+    roots: &[(&PathBuf, Option<FileId>)],
+    protected: &[PathBuf],
+    ids: bool,
+) -> bool {
     roots.iter().all(|(root, id)| {
         reg.records.iter().any(|r| {
             &r.root == *root
-                && r.id == *id
+                && (!ids || r.id == *id)
                 && r.protected.paths().iter().all(|p| protected.contains(p))
         })
     })
@@ -576,7 +597,7 @@ fn writer_in(reg: &Registry, path: &Path) -> Option<PathBuf> {
         // The device and inode first (one `statx`); the rest only for a known pair.
         let Some(m) = std::fs::symlink_metadata(dir)
             .ok()
-            .filter(|m| m.is_dir() && known(m.dev(), m.ino()))
+            .filter(|m| (m.is_dir() || m.is_file()) && known(m.dev(), m.ino()))
         else {
             continue;
         };
@@ -681,6 +702,22 @@ mod tests {
         assert_eq!(once.moved.len(), 1);
         assert!(settled(&once, &[(&a, None)], &p(&["/h/c"])));
         assert_eq!(merge(once.clone(), &[(&a, None)], &p(&["/h/c"])), once);
+    }
+
+    /// Attack pass 166, finding 1: a `-w FILE` root renamed on the host is found under its
+    /// new name too (no identity was recorded for a file).
+    #[test]
+    fn a_renamed_file_root_is_found_under_its_new_name() {
+        let t = tempfile::tempdir().unwrap();
+        let f = t.path().join("single.toml");
+        std::fs::write(&f, "x").unwrap();
+        let reg = merge(Registry::default(), &[(&f, FileId::of(&f))], &[]);
+        assert!(reg.records[0].id.is_some());
+        let g = t.path().join("s2.toml");
+        std::fs::rename(&f, &g).unwrap();
+        assert_eq!(writer_in(&reg, &g), Some(g.clone()));
+        std::fs::write(t.path().join("other.toml"), "x").unwrap();
+        assert_eq!(writer_in(&reg, &t.path().join("other.toml")), None);
     }
 
     /// A directory made where one was just removed is another directory, though ext4 gives

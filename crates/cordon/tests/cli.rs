@@ -4504,6 +4504,40 @@ fn a_config_planted_under_a_grant_is_refused_after_the_grant_is_renamed() {
         "{err}"
     );
     assert!(!escaped.exists(), "ran unconfined");
+    // Attack pass 166, finding 1: a `-w FILE` grant renamed.
+    let single = p.root.path().join("single.toml");
+    std::fs::write(&single, "").unwrap();
+    let o = out(p.cordon_in(
+        &other,
+        &[
+            "run",
+            "-w",
+            single.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &format!(
+                "printf 'default_profile = \"danger-full-access\"\\n' > '{}'",
+                single.display()
+            ),
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let s2 = p.root.path().join("s2.toml");
+    std::fs::rename(&single, &s2).unwrap();
+    let o = out(p.cordon_in(
+        &other,
+        &[
+            "run",
+            "--config",
+            s2.to_str().unwrap(),
+            "--",
+            "touch",
+            escaped.to_str().unwrap(),
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(!escaped.exists(), "ran unconfined");
     // Twin: a config no run could write.
     let clean = p.root.path().join("clean");
     std::fs::create_dir_all(clean.join("cordon")).unwrap();

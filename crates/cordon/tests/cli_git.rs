@@ -1796,10 +1796,11 @@ fn a_gitdir_file_naming_no_directory_makes_nothing_on_the_host() {
     std::fs::write(p.dir.join("src/main.rs"), "fn main() {}\n").unwrap();
     let lock = p.dir.join(".git/index.lock");
     let plant = format!(
-        "mkdir -p vendor/x vendor/y && echo 'gitdir: {}' > vendor/x/.git && \
-         echo 'gitdir: {}' > vendor/y/.git",
+        "mkdir -p vendor/x vendor/y vendor/z && echo 'gitdir: {}' > vendor/x/.git && \
+         echo 'gitdir: {}' > vendor/y/.git && echo 'gitdir: {}' > vendor/z/.git",
         lock.display(),
-        p.dir.join("src/main.rs").display()
+        p.dir.join("src/main.rs").display(),
+        p.dir.join("src").display()
     );
     let o = cordon(&p, &p.dir, &["run", "--", "sh", "-c", &plant]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
@@ -1812,7 +1813,8 @@ fn a_gitdir_file_naming_no_directory_makes_nothing_on_the_host() {
             "--",
             "sh",
             "-c",
-            "echo 'fn main() { }' > src/main.rs && echo more >> vendor/x/.git",
+            "echo 'fn main() { }' > src/main.rs && touch src/new.rs && \
+             echo more >> vendor/x/.git",
         ],
     );
     let err = text(&o.stderr);
@@ -1830,7 +1832,8 @@ fn a_gitdir_file_naming_no_directory_makes_nothing_on_the_host() {
         Some(0),
         "the planted .git file was writable: {err}"
     );
-    assert!(err.contains("which is not a directory"), "{err}");
+    assert!(p.dir.join("src/new.rs").exists(), "{err}");
+    assert!(err.contains("which is not a git dir"), "{err}");
     let st = std::process::Command::new("git")
         .args(["add", "src/main.rs"])
         .current_dir(&p.dir)

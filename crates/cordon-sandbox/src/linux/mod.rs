@@ -43,17 +43,22 @@ pub mod tree_removal;
 mod unix_guard;
 mod unix_listeners;
 
-/// The inode generation of the directory at `p` (opened without following a final symlink,
-/// without blocking), when its filesystem keeps one ([`sys::inode_generation`]).
-pub fn directory_generation(p: &std::path::Path) -> Option<u64> {
+/// The inode generation of the directory or regular file at `p` (opened without following
+/// a final symlink, without blocking; anything else is not opened), when its filesystem
+/// keeps one ([`sys::inode_generation`]).
+pub fn inode_generation_at(p: &std::path::Path) -> Option<u64> {
     use std::os::fd::AsRawFd as _;
     use std::os::unix::fs::OpenOptionsExt as _;
-    let dir = std::fs::OpenOptions::new()
+    let f = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
         .open(p)
         .ok()?;
-    sys::inode_generation(dir.as_raw_fd()).ok()
+    let kind = f.metadata().ok()?.file_type();
+    if !(kind.is_dir() || kind.is_file()) {
+        return None;
+    }
+    sys::inode_generation(f.as_raw_fd()).ok()
 }
 
 pub use caches::{clear_layers, probe_overlay, read_only_hint, Cleared};
