@@ -292,8 +292,8 @@ fn parse(s: &str) -> Registry {
 /// (what it kept read-only, as spelled and canonical), in every registry.
 ///
 /// Errors: a registry that exists (or should) and could not be brought up to date — its
-/// lock held too long by another process ([`LOCK_WAIT`]: a sandboxed command can lock a
-/// file it can read), or an I/O failure. The caller does not run the command then: an
+/// lock held too long by another process ([`LOCK_WAIT`]; a sandboxed command cannot open
+/// the write-only lock file), or an I/O failure. The caller does not run the command then: an
 /// unrecorded root is one a later run would trust (fail closed).
 pub(crate) fn record(roots: &[PathBuf], protected: &[PathBuf]) -> Result<(), String> {
     // `/tmp` itself is the sandbox's private one; what lies below it is the host's where a
@@ -386,13 +386,27 @@ fn record_in(
     if settled(&records, roots, protected) {
         return Ok(());
     }
+    // Write-only (mode 0200, opened for writing): a sandboxed command sees the state
+    // directory read-only, so it cannot open the lock file at all — and so cannot hold
+    // its lock (attack pass 166, finding 3: a command that took a shared `flock` on the
+    // readable lock file refused every new run that had a root to record, for as long as
+    // it ran). A lock file an earlier cordon made readable is made write-only first.
     let lock = std::fs::OpenOptions::new()
-        .read(true)
         .write(true)
         .create(true)
-        .mode(0o600)
+        .mode(0o200)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(dir.join(format!("{FILE}.lock")))?;
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let m = lock.metadata()?;
+        if !m.is_file() {
+            return Err(std::io::Error::other("its lock is not a regular file"));
+        }
+        if m.permissions().mode() & 0o7777 != 0o200 {
+            lock.set_permissions(std::fs::Permissions::from_mode(0o200))?;
+        }
+    }
     let deadline = std::time::Instant::now() + LOCK_WAIT;
     let mut lock = Some(lock);
     let held = loop {

@@ -4620,6 +4620,54 @@ fn a_grant_through_a_symlink_an_earlier_run_planted_is_dropped() {
     assert!(mine.join("y").exists());
 }
 
+/// Attack pass 166, finding 3: a sandboxed command took a shared `flock` on the readable
+/// lock file of the writable-roots record and held it: every new run with a root to record
+/// was refused (125) for as long as it ran. The lock file is write-only now, in a state
+/// directory the command sees read-only: it cannot be opened from inside, so it cannot be
+/// locked. Twin: a run with a new `-w` records it and runs.
+#[test]
+fn a_sandboxed_command_cannot_hold_the_records_lock() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let a = p.root.path().join("wa");
+    let b = p.root.path().join("wb");
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let o = out(cordon(
+        &p,
+        &["run", "-w", a.to_str().unwrap(), "--", "true"],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let lock = p.home.join(".local/state/cordon/writable-roots.lock");
+    assert!(lock.exists());
+    let script = r#"
+import fcntl, os, sys
+for fl in (os.O_RDONLY, os.O_WRONLY, os.O_RDWR):
+    try:
+        fd = os.open(sys.argv[1], fl | os.O_NONBLOCK)
+    except OSError:
+        continue
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        print("LOCKED")
+    except OSError:
+        pass
+print("done")
+"#;
+    let o = out(cordon(
+        &p,
+        &["run", "--", "python3", "-c", script, lock.to_str().unwrap()],
+    ));
+    assert_eq!(text(&o.stdout), "done\n", "{}", text(&o.stderr));
+    let o = out(cordon(
+        &p,
+        &["run", "-w", b.to_str().unwrap(), "--", "true"],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+}
+
 /// The record of where earlier runs could write fails closed: one that exists and cannot
 /// be read (here a directory where the file should be) refuses the run, naming it, rather
 /// than reading as empty (which trusted every place, and a writer then dropped every
