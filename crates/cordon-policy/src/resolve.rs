@@ -1164,6 +1164,20 @@ pub(crate) fn expand_for(
     workspace: &Path,
     access: Access,
 ) -> Result<Vec<PathBuf>, ResolveError> {
+    expand_with_homes(fs, spelling, index, ctx, workspace, access, &homes(ctx))
+}
+
+/// [`expand_for`] with `all_homes` already [`homes`]`(ctx)`: resolution expands every
+/// entry with one context, so it works the list out once, not once per entry.
+fn expand_with_homes(
+    fs: &dyn FsView,
+    spelling: &str,
+    index: usize,
+    ctx: &ResolveContext,
+    workspace: &Path,
+    access: Access,
+    all_homes: &[PathBuf],
+) -> Result<Vec<PathBuf>, ResolveError> {
     if spelling.trim().is_empty() {
         return Err(ResolveError::EmptyPath(index));
     }
@@ -1177,7 +1191,9 @@ pub(crate) fn expand_for(
         }
         n
     };
-    let out = expand_bases(fs, spelling, index, ctx, workspace, access, &norm)?;
+    let out = expand_bases(
+        fs, spelling, index, ctx, workspace, access, all_homes, &norm,
+    )?;
     if access != Access::Deny {
         if let Some(link) = crossed.into_inner() {
             return Err(ResolveError::DotDotThroughLink {
@@ -1198,6 +1214,7 @@ fn expand_bases(
     ctx: &ResolveContext,
     workspace: &Path,
     access: Access,
+    all_homes: &[PathBuf],
     norm: &dyn Fn(&Path, &Path) -> PathBuf,
 ) -> Result<Vec<PathBuf>, ResolveError> {
     if crate::profile::has_glob_syntax(spelling) {
@@ -1206,11 +1223,10 @@ fn expand_bases(
             spelling: spelling.to_string(),
         });
     }
-    let all_homes = homes(ctx);
-    let home_bases: Vec<PathBuf> = if access == Access::Deny {
-        all_homes.clone()
+    let home_bases: &[PathBuf] = if access == Access::Deny {
+        all_homes
     } else {
-        ctx.home.iter().cloned().collect()
+        ctx.home.as_slice()
     };
     let no_home = || {
         if access == Access::Deny {
@@ -1272,14 +1288,14 @@ fn expand_bases(
             if home_bases.is_empty() {
                 return no_home();
             }
-            home_bases
+            home_bases.to_vec()
         }
         Some("root") => vec![PathBuf::from("/")],
         Some("tmp") => {
             let mut v = vec![PathBuf::from("/tmp")];
             if let Some(t) = &ctx.tmpdir {
                 let t = crate::paths::physical_normalize(fs, t, &ctx.cwd);
-                if t != Path::new("/tmp") && !tmp_too_wide(&t, &all_homes, workspace) {
+                if t != Path::new("/tmp") && !tmp_too_wide(&t, all_homes, workspace) {
                     v.push(t);
                 }
             }
@@ -1477,10 +1493,13 @@ pub fn resolve(
                     (err, _) => err,
                 };
                 let mut paths =
-                    expand_for(fs, &e.path, index, ctx, &workspace, e.access).map_err(by_flag)?;
+                    expand_with_homes(fs, &e.path, index, ctx, &workspace, e.access, &all_homes)
+                        .map_err(by_flag)?;
                 if e.access == Access::Deny && on_workspace(&e.path) {
                     for root in &enclosing {
-                        paths.extend(expand_for(fs, &e.path, index, ctx, root, e.access)?);
+                        paths.extend(expand_with_homes(
+                            fs, &e.path, index, ctx, root, e.access, &all_homes,
+                        )?);
                     }
                 }
                 let by_variable = crate::locations::split_spelling(&e.path);
@@ -1770,6 +1789,13 @@ pub fn resolve(
                     }
                 }
                 let so_far = out.len();
+                // Membership by hash, not a scan of every entry per protected path
+                // (`Path`'s `Hash` agrees with its component-wise `==`); a path that is
+                // present is then looked at as before.
+                let named_set: foldhash::HashSet<&Path> =
+                    named.iter().map(PathBuf::as_path).collect();
+                let mut present: foldhash::HashSet<PathBuf> =
+                    out.iter().map(|o| o.path.clone()).collect();
                 for e in extra {
                     // Protection narrows to read-only; it never re-opens a denied area.
                     // (A deny of this very path that does not exist yet hides nothing: the
@@ -1784,13 +1810,15 @@ pub fn resolve(
                             continue;
                         }
                     }
-                    let dup = out.iter().any(|o| o.path == e.path && o.origin == e.origin);
-                    let explicitly_named = named.contains(&e.path)
+                    let dup = present.contains(&e.path)
+                        && out.iter().any(|o| o.path == e.path && o.origin == e.origin);
+                    let explicitly_named = named_set.contains(e.path.as_path())
                         && matches!(e.origin, EntryOrigin::Protected { .. })
                         && !out[..so_far]
                             .iter()
                             .any(|o| o.path == e.path && o.access == Access::Deny && !o.exists);
                     if !dup && !explicitly_named {
+                        present.insert(e.path.clone());
                         out.push(e);
                     }
                 }
@@ -2198,27 +2226,32 @@ fn pin_ancestors(
     missing: bool,
     out: &mut Vec<ResolvedEntry>,
 ) {
+    // The paths `out` holds, for "is this ancestor an entry already" without a scan of
+    // every entry per ancestor (`Path`'s `Hash` agrees with its component-wise `==`).
+    let mut present: foldhash::HashSet<PathBuf> = out.iter().map(|e| e.path.clone()).collect();
     for p in targets.iter().cloned() {
         let Some(root) = roots
             .iter()
-            .filter(|r| p.starts_with(r) && **r != p)
+            .filter(|r| crate::paths::within(&p, r) && **r != p)
             .max_by_key(|r| depth(r))
         else {
             continue;
         };
         let mut a = p.clone();
-        while a.pop() && a != *root && a.starts_with(root) {
-            if out.iter().any(|e| e.path == a) {
+        while a.pop() && a != *root && crate::paths::within(&a, root) {
+            if present.contains(&a) {
                 continue;
             }
             if access_in(default, out, fs, &a).access != Access::Write {
                 continue;
             }
-            match fs.entry(&a) {
-                Some(Entry::Kind(FileKind::Dir)) => out.push(pinned(a.clone(), p.clone())),
-                None if missing => out.push(pinned_missing(a.clone(), p.clone())),
-                _ => {}
-            }
+            let pin = match fs.entry(&a) {
+                Some(Entry::Kind(FileKind::Dir)) => pinned(a.clone(), p.clone()),
+                None if missing => pinned_missing(a.clone(), p.clone()),
+                _ => continue,
+            };
+            present.insert(a.clone());
+            out.push(pin);
         }
     }
 }
