@@ -247,6 +247,11 @@ pub fn physical_normalize_traced(
     } else {
         cwd.join(p)
     };
+    // Clean and without `..`: what the lexical normalisation below returns for it.
+    let jb = joined.as_os_str().as_encoded_bytes();
+    if is_clean(jb) && !has_dot_dot(jb) {
+        return (joined, None);
+    }
     if !joined.components().any(|c| c == Component::ParentDir) {
         return (lexical_normalize(&joined, Path::new("/")), None);
     }
@@ -298,6 +303,16 @@ fn canonicalize_lenient_hops(fs: &dyn FsView, p: &Path, hops: usize) -> PathBuf 
     if let Some(c) = fs.canonicalize(p) {
         return c;
     }
+    let b = p.as_os_str().as_encoded_bytes();
+    if is_clean(b) && !has_dot_dot(b) {
+        return lenient_clean(fs, p, hops);
+    }
+    lenient_walk(fs, p, hops)
+}
+
+/// [`canonicalize_lenient_hops`]'s walk up from a missing `p` (any spelling) to its
+/// deepest existing ancestor, one popped component at a time.
+fn lenient_walk(fs: &dyn FsView, p: &Path, hops: usize) -> PathBuf {
     let mut missing = Vec::new();
     let mut cur = p.to_path_buf();
     loop {
@@ -326,6 +341,88 @@ fn canonicalize_lenient_hops(fs: &dyn FsView, p: &Path, hops: usize) -> PathBuf 
             }
             return c;
         }
+    }
+}
+
+/// [`canonicalize_lenient_hops`]'s walk up for a clean `p` without `..`, whose ancestors
+/// are prefixes of its bytes and whose names are the pieces between its `/`s: the same
+/// questions in the same order, asked of slices of `p` instead of a popped copy and a list
+/// of the missing names (each an allocation, each pop a component parse).
+fn lenient_clean(fs: &dyn FsView, p: &Path, hops: usize) -> PathBuf {
+    let b = p.as_os_str().as_encoded_bytes();
+    // The ancestor asked about next is `b[..end]`; the names below it are missing.
+    let mut end = b.len();
+    loop {
+        // `/` has no name (and no parent): `p` as spelled, as the walk does.
+        let Some(slash) = b[..end]
+            .iter()
+            .rposition(|&c| c == b'/')
+            .filter(|_| end > 1)
+        else {
+            return p.to_path_buf();
+        };
+        // `first`: the missing name just below the ancestor; `rest`: the names after it.
+        let (first, rest) = (&b[slash + 1..end], b.get(end + 1..).unwrap_or_default());
+        let missing = &b[slash + 1..];
+        end = if slash == 0 { 1 } else { slash };
+        if let Some(mut c) = fs.canonicalize(os_path(&b[..end])) {
+            if hops < 40 {
+                if let Some(target) = fs.read_link(&c.join(os_path(first))) {
+                    let mut next = c.join(target);
+                    if !rest.is_empty() {
+                        next.push(os_path(rest));
+                    }
+                    let next = physical_normalize(fs, &next, Path::new("/"));
+                    return canonicalize_lenient_hops(fs, &next, hops + 1);
+                }
+            }
+            c.push(os_path(missing));
+            return c;
+        }
+    }
+}
+
+/// A hash of `p` that agrees with `Path`'s `==` (equal paths hash alike, however spelled):
+/// of its bytes when it is clean (then its bytes are its pieces), else of its pieces joined
+/// by `/` as a clean path's are. Cheaper than `Path`'s own `Hash`, which walks components.
+pub fn path_hash(p: &Path) -> u64 {
+    use std::hash::BuildHasher;
+    let state = foldhash::fast::FixedState::with_seed(0x636f_7264_6f6e);
+    let b = p.as_os_str().as_encoded_bytes();
+    if is_clean(b) {
+        return state.hash_one(b);
+    }
+    let mut pieces: Vec<u8> = Vec::with_capacity(b.len());
+    for c in p.components() {
+        if !pieces.is_empty() && pieces != b"/" {
+            pieces.push(b'/');
+        }
+        pieces.extend_from_slice(c.as_os_str().as_encoded_bytes());
+    }
+    state.hash_one(&pieces[..])
+}
+
+/// The [`path_hash`]es of a set of paths: "may this path be one of them" without comparing
+/// it with each. A miss is certain; a hit may be another path with the same hash, so the
+/// caller confirms it with the comparison it would have made anyway.
+#[derive(Default)]
+pub struct PathHashes(foldhash::HashSet<u64>);
+
+impl PathHashes {
+    /// Adds `p`.
+    pub fn insert(&mut self, p: &Path) {
+        self.0.insert(path_hash(p));
+    }
+
+    /// Whether `p` may be one of the paths added (certainly not when `false`).
+    pub fn may_hold(&self, p: &Path) -> bool {
+        self.0.contains(&path_hash(p))
+    }
+}
+
+impl<'a> FromIterator<&'a Path> for PathHashes {
+    fn from_iter<I: IntoIterator<Item = &'a Path>>(iter: I) -> Self {
+        PathHashes(iter.into_iter().map(path_hash).collect())
     }
 }
 
@@ -1073,6 +1170,38 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The walk up from a missing clean path over slices of its bytes answers as the
+        /// component walk does (dangling links on the way, chains, `..` in targets).
+        #[test]
+        fn lenient_clean_is_the_walk(
+            dirs in proptest::collection::vec(0usize..6, 0..8),
+            files in proptest::collection::vec(0usize..6, 0..4),
+            links in proptest::collection::vec((0usize..6, 0usize..10), 0..6),
+            asks in proptest::collection::vec((0usize..6, 0usize..7), 1..12),
+        ) {
+            const NAMES: [&str; 6] = ["/a", "/a/b", "/a/b/c", "/d", "/d/e", "/a/f"];
+            const TARGETS: [&str; 10] = [
+                "/a", "b", "../d", "/d/e", "..", "c/../b", "/nope", "../../a/b", ".", "/n/o/p",
+            ];
+            let mut m = MemFs::new();
+            for i in dirs { m = m.dir(NAMES[i]); }
+            for i in files { m = m.file(NAMES[i], "x"); }
+            for (i, t) in links { m = m.symlink(NAMES[i], TARGETS[t]); }
+            let memo = MemoFs::new(&m);
+            for (i, tail) in asks {
+                let p = PathBuf::from(NAMES[i]).join(["b", "c", "e", "x", "f", "a", "x/y/z"][tail]);
+                for fs in [&m as &dyn FsView, &memo] {
+                    for hops in [0, 39, 40] {
+                        proptest::prop_assert_eq!(
+                            lenient_clean(fs, &p, hops), lenient_walk(fs, &p, hops), "{:?}", p
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
         /// `within` is `Path::starts_with` for every spelling (issue 12: the byte check
         /// must never answer differently from the component check it replaces).
         #[test]
@@ -1118,6 +1247,15 @@ mod tests {
                 s
             };
             let (p, q) = (spell(&a), spell(&b));
+            let (pp, qp) = (Path::new(&p), Path::new(&q));
+            // Equal paths hash alike, however spelled.
+            let unslashed = p.replace("//", "/");
+            let trimmed = p.trim_end_matches(['/', '.']).to_string();
+            for (x, y) in [(pp, qp), (pp, Path::new(&unslashed)), (pp, Path::new(&trimmed))] {
+                if x == y {
+                    proptest::prop_assert_eq!(path_hash(x), path_hash(y), "{:?} {:?}", x, y);
+                }
+            }
             let clean_bytewise = |b: &[u8]| {
                 b.first() == Some(&b'/')
                     && (b.len() == 1
@@ -1131,7 +1269,6 @@ mod tests {
             proptest::prop_assert_eq!(is_clean(p.as_bytes()), clean_bytewise(p.as_bytes()), "{:?}", p);
             let common = p.bytes().zip(q.bytes()).take_while(|(x, y)| x == y).count();
             proptest::prop_assert_eq!(common_prefix(p.as_bytes(), q.as_bytes()), common);
-            let (pp, qp) = (Path::new(&p), Path::new(&q));
             proptest::prop_assert_eq!(within(pp, qp), pp.starts_with(qp), "{:?} in {:?}", p, q);
             let half = spell(&a[..a.len() / 2]);
             proptest::prop_assert_eq!(

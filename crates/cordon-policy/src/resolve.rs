@@ -1792,10 +1792,10 @@ pub fn resolve(
                 // Membership by hash, not a scan of every entry per protected path
                 // (`Path`'s `Hash` agrees with its component-wise `==`); a path that is
                 // present is then looked at as before.
-                let named_set: foldhash::HashSet<&Path> =
+                let named_set: crate::paths::PathHashes =
                     named.iter().map(PathBuf::as_path).collect();
-                let mut present: foldhash::HashSet<PathBuf> =
-                    out.iter().map(|o| o.path.clone()).collect();
+                let mut present: crate::paths::PathHashes =
+                    out.iter().map(|o| o.path.as_path()).collect();
                 for e in extra {
                     // Protection narrows to read-only; it never re-opens a denied area.
                     // (A deny of this very path that does not exist yet hides nothing: the
@@ -1810,15 +1810,16 @@ pub fn resolve(
                             continue;
                         }
                     }
-                    let dup = present.contains(&e.path)
+                    let dup = present.may_hold(&e.path)
                         && out.iter().any(|o| o.path == e.path && o.origin == e.origin);
-                    let explicitly_named = named_set.contains(e.path.as_path())
+                    let explicitly_named = named_set.may_hold(&e.path)
+                        && named.contains(&e.path)
                         && matches!(e.origin, EntryOrigin::Protected { .. })
                         && !out[..so_far]
                             .iter()
                             .any(|o| o.path == e.path && o.access == Access::Deny && !o.exists);
                     if !dup && !explicitly_named {
-                        present.insert(e.path.clone());
+                        present.insert(&e.path);
                         out.push(e);
                     }
                 }
@@ -2228,7 +2229,7 @@ fn pin_ancestors(
 ) {
     // The paths `out` holds, for "is this ancestor an entry already" without a scan of
     // every entry per ancestor (`Path`'s `Hash` agrees with its component-wise `==`).
-    let mut present: foldhash::HashSet<PathBuf> = out.iter().map(|e| e.path.clone()).collect();
+    let mut present: crate::paths::PathHashes = out.iter().map(|e| e.path.as_path()).collect();
     for p in targets.iter().cloned() {
         let Some(root) = roots
             .iter()
@@ -2239,7 +2240,7 @@ fn pin_ancestors(
         };
         let mut a = p.clone();
         while a.pop() && a != *root && crate::paths::within(&a, root) {
-            if present.contains(&a) {
+            if present.may_hold(&a) && out.iter().any(|e| e.path == a) {
                 continue;
             }
             if access_in(default, out, fs, &a).access != Access::Write {
@@ -2250,7 +2251,7 @@ fn pin_ancestors(
                 None if missing => pinned_missing(a.clone(), p.clone()),
                 _ => continue,
             };
-            present.insert(a.clone());
+            present.insert(&a);
             out.push(pin);
         }
     }
