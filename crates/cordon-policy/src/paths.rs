@@ -366,9 +366,13 @@ fn lenient_clean(fs: &dyn FsView, p: &Path, hops: usize) -> PathBuf {
         let missing = &b[slash + 1..];
         end = if slash == 0 { 1 } else { slash };
         if let Some(mut c) = fs.canonicalize(os_path(&b[..end])) {
+            // `c` joined with `first`, grown once to hold all of `missing`.
+            let at = c.as_os_str().len();
+            c.reserve_exact(1 + missing.len());
+            c.push(os_path(first));
             if hops < 40 {
-                if let Some(target) = fs.read_link(&c.join(os_path(first))) {
-                    let mut next = c.join(target);
+                if let Some(target) = fs.read_link(&c) {
+                    let mut next = os_path(&c.as_os_str().as_encoded_bytes()[..at]).join(target);
                     if !rest.is_empty() {
                         next.push(os_path(rest));
                     }
@@ -376,7 +380,9 @@ fn lenient_clean(fs: &dyn FsView, p: &Path, hops: usize) -> PathBuf {
                     return canonicalize_lenient_hops(fs, &next, hops + 1);
                 }
             }
-            c.push(os_path(missing));
+            if !rest.is_empty() {
+                c.push(os_path(rest));
+            }
             return c;
         }
     }
@@ -402,27 +408,38 @@ pub fn path_hash(p: &Path) -> u64 {
     state.hash_one(&pieces[..])
 }
 
-/// The [`path_hash`]es of a set of paths: "may this path be one of them" without comparing
-/// it with each. A miss is certain; a hit may be another path with the same hash, so the
-/// caller confirms it with the comparison it would have made anyway.
+/// The [`path_hash`]es of a list of paths, each with the index of the first path that has
+/// it: "may this path be in the list, and where" without comparing it with each. A miss is
+/// certain; a hit may be another path with the same hash, so the caller confirms it with
+/// the comparison it would have made anyway.
 #[derive(Default)]
-pub struct PathHashes(foldhash::HashSet<u64>);
+pub struct PathHashes(foldhash::HashMap<u64, usize>);
 
 impl PathHashes {
-    /// Adds `p`.
-    pub fn insert(&mut self, p: &Path) {
-        self.0.insert(path_hash(p));
+    /// Adds `p`, found at index `at` of the list.
+    pub fn insert(&mut self, p: &Path, at: usize) {
+        self.0.entry(path_hash(p)).or_insert(at);
     }
 
-    /// Whether `p` may be one of the paths added (certainly not when `false`).
+    /// Whether `p` may be in the list (certainly not when `false`).
     pub fn may_hold(&self, p: &Path) -> bool {
-        self.0.contains(&path_hash(p))
+        self.0.contains_key(&path_hash(p))
+    }
+
+    /// The index of the first path in the list with `p`'s hash (`p` itself, or another
+    /// path with the same hash); `None`: `p` is certainly not in the list.
+    pub fn first(&self, p: &Path) -> Option<usize> {
+        self.0.get(&path_hash(p)).copied()
     }
 }
 
 impl<'a> FromIterator<&'a Path> for PathHashes {
     fn from_iter<I: IntoIterator<Item = &'a Path>>(iter: I) -> Self {
-        PathHashes(iter.into_iter().map(path_hash).collect())
+        let mut h = PathHashes::default();
+        for (i, p) in iter.into_iter().enumerate() {
+            h.insert(p, i);
+        }
+        h
     }
 }
 
@@ -578,9 +595,21 @@ fn os_path(b: &[u8]) -> &Path {
     Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b))
 }
 
-/// Whether the path bytes `b` hold a `..` component.
+/// Whether the path bytes `b` hold a `..` component. Most paths have no two dots in a
+/// row at all: that is looked for eight positions at a time first.
 fn has_dot_dot(b: &[u8]) -> bool {
-    b.split(|&c| c == b'/').any(|c| c == b"..")
+    let mut i = 0;
+    let mut pair = false;
+    while i + 9 <= b.len() {
+        let dot = bytes_equal(word(b, i), b'.');
+        if dot != 0 && dot & bytes_equal(word(b, i + 1), b'.') != 0 {
+            pair = true;
+            break;
+        }
+        i += 8;
+    }
+    pair = pair || b[i..].windows(2).any(|w| w == b"..");
+    pair && b.split(|&c| c == b'/').any(|c| c == b"..")
 }
 
 /// Number of normal components of an absolute path (`/` → 0, `/a/b` → 2): the
@@ -683,8 +712,10 @@ impl FsView for MemoFs<'_> {
             None
         };
         let v = match split {
-            Some((parent, name)) => self.canonicalize(parent).and_then(|cp| {
-                let q = cp.join(name);
+            Some((parent, name)) => self.canonicalize(parent).and_then(|mut q| {
+                // The parent's answer (a copy of the memo's) joined with `name` in place.
+                q.reserve_exact(1 + name.as_os_str().len());
+                q.push(name);
                 match self.entry(&q) {
                     Some(Entry::Link(_)) => self.inner.canonicalize(&q),
                     Some(Entry::Kind(_)) => Some(q),
@@ -1239,7 +1270,7 @@ mod tests {
             trail in 0usize..3,
         ) {
             const PARTS: [&str; 9] =
-                ["a", "abcdefgh", "b.", "", ".", "..", ".a", "\u{e9}x", "abcdefghijklmnopq"];
+                ["a", "abc..fgh", "b.", "", ".", "..", ".a", "\u{e9}x", "abcdefghijklmnopq"];
             let spell = |v: &[usize]| {
                 let mut s = ["", "/", "//"][lead].to_string();
                 s.push_str(&v.iter().map(|&i| PARTS[i]).collect::<Vec<_>>().join("/"));
@@ -1267,6 +1298,11 @@ mod tests {
                             })))
             };
             proptest::prop_assert_eq!(is_clean(p.as_bytes()), clean_bytewise(p.as_bytes()), "{:?}", p);
+            proptest::prop_assert_eq!(
+                has_dot_dot(p.as_bytes()),
+                p.as_bytes().split(|&c| c == b'/').any(|c| c == b".."),
+                "{:?}", p
+            );
             let common = p.bytes().zip(q.bytes()).take_while(|(x, y)| x == y).count();
             proptest::prop_assert_eq!(common_prefix(p.as_bytes(), q.as_bytes()), common);
             proptest::prop_assert_eq!(within(pp, qp), pp.starts_with(qp), "{:?} in {:?}", p, q);

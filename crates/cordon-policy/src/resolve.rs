@@ -1790,8 +1790,8 @@ pub fn resolve(
                 }
                 let so_far = out.len();
                 // Membership by hash, not a scan of every entry per protected path
-                // (`Path`'s `Hash` agrees with its component-wise `==`); a path that is
-                // present is then looked at as before.
+                // (`path_hash` agrees with `Path`'s component-wise `==`); a path that may
+                // be present is then looked for as before.
                 let named_set: crate::paths::PathHashes =
                     named.iter().map(PathBuf::as_path).collect();
                 let mut present: crate::paths::PathHashes =
@@ -1819,7 +1819,7 @@ pub fn resolve(
                             .iter()
                             .any(|o| o.path == e.path && o.access == Access::Deny && !o.exists);
                     if !dup && !explicitly_named {
-                        present.insert(&e.path);
+                        present.insert(&e.path, out.len());
                         out.push(e);
                     }
                 }
@@ -2228,7 +2228,7 @@ fn pin_ancestors(
     out: &mut Vec<ResolvedEntry>,
 ) {
     // The paths `out` holds, for "is this ancestor an entry already" without a scan of
-    // every entry per ancestor (`Path`'s `Hash` agrees with its component-wise `==`).
+    // every entry per ancestor (`path_hash` agrees with `Path`'s component-wise `==`).
     let mut present: crate::paths::PathHashes = out.iter().map(|e| e.path.as_path()).collect();
     for p in targets.iter().cloned() {
         let Some(root) = roots
@@ -2240,7 +2240,11 @@ fn pin_ancestors(
         };
         let mut a = p.clone();
         while a.pop() && a != *root && crate::paths::within(&a, root) {
-            if present.may_hold(&a) && out.iter().any(|e| e.path == a) {
+            // The first entry with `a`'s hash is `a` itself, nearly always; else the scan.
+            let held = present
+                .first(&a)
+                .is_some_and(|i| out[i].path == a || out.iter().any(|e| e.path == a));
+            if held {
                 continue;
             }
             if access_in(default, out, fs, &a).access != Access::Write {
@@ -2251,7 +2255,7 @@ fn pin_ancestors(
                 None if missing => pinned_missing(a.clone(), p.clone()),
                 _ => continue,
             };
-            present.insert(&a);
+            present.insert(&a, out.len());
             out.push(pin);
         }
     }
