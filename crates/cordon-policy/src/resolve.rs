@@ -1611,6 +1611,9 @@ pub fn resolve(
                 out.iter().map(|e| e.path.as_path()).collect();
             named.retain(|n| kept.contains(n.as_path()));
             crate::deny::note_missing_denies(&out, &mut notes);
+            // The pin steps' index of `out`'s paths, made by the first of them and kept up to
+            // date by each (nothing else changes `out` between them).
+            let mut pin_index = None;
             if protect_metadata {
                 // Only a temp dir that `:tmp` itself would accept is exempt: a `$TMPDIR`
                 // that resolves (through a symlink) to the workspace, an ancestor of it or
@@ -1852,13 +1855,21 @@ pub fn resolve(
                     .map(|e| e.path.clone())
                     .filter(|p| !tmp_roots.contains(p))
                     .collect();
-                pin_protected_ancestors(fs, default, &pin_roots, &mut out);
+                pin_protected_ancestors(fs, default, &pin_roots, &mut out, &mut pin_index);
                 let granted_git_dirs: Vec<PathBuf> = out
                     .iter()
                     .filter(|e| matches!(e.origin, EntryOrigin::GitWorktree { .. }))
                     .map(|e| e.path.clone())
                     .collect();
-                pin_ancestors(fs, default, &pin_roots, &granted_git_dirs, false, &mut out);
+                pin_ancestors(
+                    fs,
+                    default,
+                    &pin_roots,
+                    &granted_git_dirs,
+                    false,
+                    &mut out,
+                    &mut pin_index,
+                );
             }
             // Deny entries inside writable roots keep their place even without metadata
             // protection: renaming an ancestor would carry the hidden files out from
@@ -1873,7 +1884,15 @@ pub fn resolve(
                 .filter(|e| e.access == Access::Deny)
                 .map(|e| e.path.clone())
                 .collect();
-            pin_ancestors(fs, default, &write_roots, &denies, false, &mut out);
+            pin_ancestors(
+                fs,
+                default,
+                &write_roots,
+                &denies,
+                false,
+                &mut out,
+                &mut pin_index,
+            );
             let mut f = ResolvedFilesystem::Restricted {
                 default,
                 entries: out,
@@ -2000,7 +2019,15 @@ fn hide_writable_cache_layers(
                 .filter(|e| e.access == Access::Write && e.is_dir)
                 .map(|e| e.path.clone())
                 .collect();
-            pin_ancestors(fs, *default, &write_roots, &[hidden], false, entries);
+            pin_ancestors(
+                fs,
+                *default,
+                &write_roots,
+                &[hidden],
+                false,
+                entries,
+                &mut None,
+            );
         }
     }
 }
@@ -2174,6 +2201,7 @@ fn pin_protected_ancestors(
     default: Access,
     roots: &[PathBuf],
     out: &mut Vec<ResolvedEntry>,
+    index: &mut Option<crate::paths::PathHashes>,
 ) {
     let protected: Vec<PathBuf> = out
         .iter()
@@ -2181,7 +2209,7 @@ fn pin_protected_ancestors(
         .map(|e| e.path.clone())
         .collect();
     // A protected path's missing directories are made with its placeholder: pinned too.
-    pin_ancestors(fs, default, roots, &protected, true, out);
+    pin_ancestors(fs, default, roots, &protected, true, out, index);
 }
 
 /// The entry that pins the existing directory `path` (bound onto itself, access unchanged:
@@ -2218,7 +2246,10 @@ fn pinned_missing(path: PathBuf, protects: PathBuf) -> ResolvedEntry {
 /// holds a target and that target (a protected path or a deny entry), so the target's
 /// place cannot be renamed away and re-created (R-P3, issue 7 item 4). With `missing`
 /// (protected paths, whose placeholder step makes their missing directories), a missing
-/// one is pinned as well ([`pinned_missing`]).
+/// one is pinned as well ([`pinned_missing`]). `index`: the paths of `out` by hash, made
+/// here when `None`, kept up to date (so a caller may pass it to the next pin step when
+/// nothing else changes `out` in between).
+#[allow(clippy::too_many_arguments)]
 fn pin_ancestors(
     fs: &dyn FsView,
     default: Access,
@@ -2226,10 +2257,11 @@ fn pin_ancestors(
     targets: &[PathBuf],
     missing: bool,
     out: &mut Vec<ResolvedEntry>,
+    index: &mut Option<crate::paths::PathHashes>,
 ) {
     // The paths `out` holds, for "is this ancestor an entry already" without a scan of
     // every entry per ancestor (`path_hash` agrees with `Path`'s component-wise `==`).
-    let mut present: crate::paths::PathHashes = out.iter().map(|e| e.path.as_path()).collect();
+    let present = index.get_or_insert_with(|| out.iter().map(|e| e.path.as_path()).collect());
     for p in targets.iter().cloned() {
         let Some(root) = roots
             .iter()
