@@ -983,9 +983,12 @@ fn locate_by_markers(ctx: &ResolveContext, fs: &dyn FsView) -> Result<Location, 
 /// an empty `/dev/shm`). Deny entries stay (they hide nothing that is there, harmlessly).
 fn drop_rebuilt_tree_grants(out: &mut Vec<ResolvedEntry>, notes: &mut Vec<String>) {
     out.retain(|e| {
+        // `within` is `Path::starts_with` as a byte test (no component parse per entry
+        // and tree).
+        let under = crate::paths::Within::new(&e.path);
         let tree = crate::paths::REBUILT_TREES
             .iter()
-            .find(|t| e.path.starts_with(t));
+            .find(|t| under.of(Path::new(t)));
         match tree {
             Some(t) if e.access != Access::Deny => {
                 notes.push(format!(
