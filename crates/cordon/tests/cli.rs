@@ -4555,9 +4555,9 @@ fn a_config_planted_under_a_grant_is_refused_after_the_grant_is_renamed() {
 /// Attack pass 166, finding 2: a sandboxed run planted `build -> ../victim/new` in its
 /// project, and a later run from another workspace with `-w that-project/build` got the
 /// victim writable (cordon even made `victim/new` on the host). A write grant spelled
-/// through a symlink that lies in a project, or in an earlier run's writable root, is now
-/// dropped with a note naming the link: nothing is made or written there. Twin: a grant
-/// through a symlink the user keeps outside every project still works.
+/// through a symlink that lies in an earlier run's writable root (here its workspace) is
+/// now dropped with a note: nothing is made or written there. Twin: a grant through a
+/// symlink the user keeps outside every recorded root still works.
 #[test]
 fn a_grant_through_a_symlink_an_earlier_run_planted_is_dropped() {
     if !sandbox_available() {
