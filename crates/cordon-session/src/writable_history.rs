@@ -38,6 +38,7 @@ use cordon_sandbox::HostFs;
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The file name, in cordon's default state directory.
 const FILE: &str = "writable-roots";
@@ -216,10 +217,10 @@ fn registries() -> Vec<PathBuf> {
 /// whose device, inode, size, modification and change times are those seen when it was
 /// parsed. A writer replaces the file by a rename (a new inode), so what another run wrote
 /// meanwhile is read.
-fn read_records(path: &Path) -> Result<Registry, String> {
+fn read_records(path: &Path) -> Result<Arc<Registry>, String> {
     use std::os::unix::fs::MetadataExt as _;
     type Stamp = (u64, u64, u64, i64, i64, i64, i64);
-    static PARSED: std::sync::Mutex<Vec<(PathBuf, Stamp, Registry)>> =
+    static PARSED: std::sync::Mutex<Vec<(PathBuf, Stamp, Arc<Registry>)>> =
         std::sync::Mutex::new(Vec::new());
     let stamp_of = || -> Option<Stamp> {
         std::fs::symlink_metadata(path)
@@ -243,17 +244,17 @@ fn read_records(path: &Path) -> Result<Registry, String> {
         .iter()
         .find(|(p, st, _)| p == path && Some(*st) == stamp)
     {
-        return Ok(reg.clone());
+        return Ok(Arc::clone(reg));
     }
     let reg = match cordon_sandbox::hostfs::read_small_file(path, 64 * 1024 * 1024) {
-        Ok(s) => parse(&s),
-        Err(cordon_policy::paths::ReadRefusal::Missing) => return Ok(Registry::default()),
+        Ok(s) => Arc::new(parse(&s)),
+        Err(cordon_policy::paths::ReadRefusal::Missing) => return Ok(Arc::default()),
         Err(e) => return Err(format!("{}: {e:?}", path.display())),
     };
     // Kept only when the file read is the one stamped (not replaced in between).
     if let Some(st) = stamp.filter(|st| stamp_of() == Some(*st)) {
         parsed.retain(|(p, _, _)| p != path);
-        parsed.push((path.to_path_buf(), st, reg.clone()));
+        parsed.push((path.to_path_buf(), st, Arc::clone(&reg)));
     }
     Ok(reg)
 }
@@ -428,7 +429,7 @@ fn record_in(
     };
     // Again under the lock: another writer may have come first.
     let records = read_records(reg).map_err(std::io::Error::other)?;
-    let mut merged = merge(records.clone(), roots, protected);
+    let mut merged = merge((*records).clone(), roots, protected);
     // Each recorded directory still where it was recorded; one that is not is moved.
     let Registry {
         records: all,
@@ -447,7 +448,7 @@ fn record_in(
     });
     let excess = moved.len().saturating_sub(MOVED_KEPT);
     moved.drain(..excess);
-    if merged != records {
+    if merged != *records {
         let lines = merged
             .records
             .iter()
@@ -526,20 +527,27 @@ pub fn unprotected_writer(path: &Path) -> Option<PathBuf> {
 }
 
 /// The writable roots earlier sandboxed runs recorded, as recorded (canonical), from every
-/// registry; none when a registry cannot be read (the run is refused for that elsewhere:
+/// registry, each once, in no particular order; none when a registry cannot be read (the run is refused for that elsewhere:
 /// [`crate::trust::own_dirs_refusal`]).
 pub fn recorded_roots() -> Vec<PathBuf> {
     let h = History::load();
-    let mut roots: Vec<PathBuf> = h.records.records.into_iter().map(|r| r.root).collect();
-    roots.sort();
-    roots.dedup();
+    let mut roots: Vec<PathBuf> = h
+        .registries
+        .iter()
+        .flat_map(|reg| reg.records.iter().map(|r| r.root.clone()))
+        .collect();
+    // Unsorted (a sort compares paths component by component: ~4M instructions for this
+    // machine's few hundred roots); the same root from both registries once.
+    let mut seen = std::collections::HashSet::new();
+    roots.retain(|r| seen.insert(r.as_os_str().as_encoded_bytes().to_vec()));
     roots
 }
 
 /// The records of every registry, read once for several questions.
 #[derive(Debug, Default)]
 pub struct History {
-    records: Registry,
+    /// Each registry read (shared with the per-process parse, [`read_records`]).
+    registries: Vec<Arc<Registry>>,
     /// A registry that exists and could not be read: every place counts as written then.
     unreadable: Option<(PathBuf, String)>,
 }
@@ -551,10 +559,7 @@ impl History {
         let mut h = History::default();
         for reg in registries() {
             match read_records(&reg) {
-                Ok(r) => {
-                    h.records.records.extend(r.records);
-                    h.records.moved.extend(r.moved);
-                }
+                Ok(r) => h.registries.push(r),
                 Err(why) => h.unreadable = Some((reg, why)),
             }
         }
@@ -573,7 +578,7 @@ impl History {
         if let Some((reg, _)) = &self.unreadable {
             return Some(reg.clone());
         }
-        writer_in(&self.records, path)
+        self.registries.iter().find_map(|reg| writer_in(reg, path))
     }
 }
 
@@ -589,10 +594,12 @@ fn writer_in(reg: &Registry, path: &Path) -> Option<PathBuf> {
             .iter()
             .any(|p| as_recorded.starts_with(p))
     };
+    // Byte-wise, as `Path::starts_with` answers (issue 12: hundreds of roots per question).
+    let under = cordon_policy::paths::Within::new(path);
     if let Some(r) = reg
         .records
         .iter()
-        .find(|r| path.starts_with(&r.root) && unprotected(r, path))
+        .find(|r| under.of(&r.root) && unprotected(r, path))
     {
         return Some(r.root.clone());
     }
