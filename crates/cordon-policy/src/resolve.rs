@@ -55,6 +55,13 @@ pub struct ResolveContext {
     /// this run's roots (attack pass 166, finding 2).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub earlier_roots: Vec<PathBuf>,
+    /// What those roots were when recorded, and the recorded roots no longer at their
+    /// paths ([`crate::paths::FsView::identity`]'s device, inode and birth time; a birth time
+    /// of `(0, 0)` is unknown): a root renamed since, or a directory above it, is found by
+    /// what it is (attack pass 167, finding 1: the grant went through a link in a renamed
+    /// root).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier_identities: Vec<crate::paths::FileIdentity>,
 }
 
 /// The system paths a process needs to start (`:minimal`).
@@ -1597,7 +1604,13 @@ pub fn resolve(
                 }
             }
             drop_redirected_grants(&mut out, &mut notes);
-            drop_grants_through_planted_links(&ctx.earlier_roots, &mut out, &mut notes);
+            drop_grants_through_planted_links(
+                fs,
+                &ctx.earlier_roots,
+                &ctx.earlier_identities,
+                &mut out,
+                &mut notes,
+            );
             tmpdir_refused = crate::tmpdir::drop_unsafe_tmpdir(
                 fs,
                 ctx,
@@ -2125,10 +2138,22 @@ fn drop_redirected_grants(out: &mut Vec<ResolvedEntry>, notes: &mut Vec<String>)
 /// writable, and cordon made its missing directories on the host). The links inside this
 /// run's own roots are [`drop_redirected_grants`]'s.
 fn drop_grants_through_planted_links(
+    fs: &dyn FsView,
     earlier: &[PathBuf],
+    identities: &[crate::paths::FileIdentity],
     out: &mut Vec<ResolvedEntry>,
     notes: &mut Vec<String>,
 ) {
+    // The same directory: device and inode, and the birth time where both know it.
+    let recorded = |a: &Path| {
+        fs.identity(a).is_some_and(|(dev, ino, s, n)| {
+            identities.iter().any(|&(d, i, rs, rn)| {
+                d == dev
+                    && i == ino
+                    && ((rs, rn) == (0, 0) || (s, n) == (0, 0) || (rs, rn) == (s, n))
+            })
+        })
+    };
     out.retain(|e| {
         if e.access != Access::Write || e.links.is_empty() {
             return true;
@@ -2138,6 +2163,11 @@ fn drop_grants_through_planted_links(
                 return false;
             };
             earlier.iter().any(|r| dir.starts_with(r))
+                || (!identities.is_empty()
+                    && dir
+                        .ancestors()
+                        .filter(|a| a.parent().is_some())
+                        .any(&recorded))
         });
         let Some(link) = planted else {
             return true;

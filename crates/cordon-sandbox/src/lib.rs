@@ -144,6 +144,9 @@ pub struct CommandRequest {
     /// The writable roots earlier sandboxed runs recorded
     /// ([`ResolveContext::earlier_roots`]); empty: none known.
     pub earlier_roots: Vec<PathBuf>,
+    /// Their identities, and those of recorded roots no longer at their paths
+    /// ([`ResolveContext::earlier_identities`]).
+    pub earlier_identities: Vec<cordon_policy::paths::FileIdentity>,
 }
 
 impl CommandRequest {
@@ -162,6 +165,7 @@ impl CommandRequest {
             profile_files: Vec::new(),
             allow_unconfined: false,
             earlier_roots: Vec::new(),
+            earlier_identities: Vec::new(),
         }
     }
 
@@ -224,6 +228,7 @@ impl CommandRequest {
             // The namespace sandbox's /tmp is the command's own (attack pass 47, N4).
             private_tmpdir: cfg!(target_os = "linux"),
             earlier_roots: self.earlier_roots.clone(),
+            earlier_identities: self.earlier_identities.clone(),
         }
     }
 }

@@ -544,7 +544,7 @@ impl TrustProfile {
         let mut profile = match &additional {
             Some(o) => {
                 let mut req = CommandRequest::new(vec![], cwd.to_path_buf(), profile.clone());
-                req.earlier_roots = crate::writable_history::recorded_roots();
+                crate::writable_history::tell(&mut req);
                 let ctx = req.resolve_context();
                 effective_profile(&profile, Some(o), &ctx, &HostFs)?
             }
@@ -620,7 +620,7 @@ impl TrustProfile {
     pub fn command(&self, argv: Vec<String>) -> CommandRequest {
         let mut req = CommandRequest::new(argv, self.cwd.clone(), self.profile.clone());
         req.profile_files = self.files.clone();
-        req.earlier_roots = crate::writable_history::recorded_roots();
+        crate::writable_history::tell(&mut req);
         req
     }
 

@@ -543,6 +543,38 @@ pub fn recorded_roots() -> Vec<PathBuf> {
     roots
 }
 
+/// Tells `req` where earlier sandboxed runs could write ([`recorded_roots`],
+/// [`recorded_identities`]): a write grant through a symlink there is dropped (R-P2).
+/// `run`, `explain`, `context`, `status` and the servers all ask it, so they agree.
+pub fn tell(req: &mut cordon_sandbox::CommandRequest) {
+    req.earlier_roots = recorded_roots();
+    req.earlier_identities = recorded_identities();
+}
+
+/// The identities recorded in every registry — of the roots, and of the roots no longer at
+/// their paths — as [`cordon_policy::paths::FileIdentity`] (a birth time unknown is
+/// `(0, 0)`), each once.
+pub fn recorded_identities() -> Vec<cordon_policy::paths::FileIdentity> {
+    let h = History::load();
+    let mut out: Vec<cordon_policy::paths::FileIdentity> = h
+        .registries
+        .iter()
+        .flat_map(|reg| {
+            reg.records
+                .iter()
+                .filter_map(|r| r.id)
+                .chain(reg.moved.iter().map(|m| m.moved))
+        })
+        .map(|id| {
+            let (s, n) = id.born.unwrap_or((0, 0));
+            (id.dev, id.ino, s, n)
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// The records of every registry, read once for several questions.
 #[derive(Debug, Default)]
 pub struct History {

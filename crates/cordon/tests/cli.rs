@@ -4599,6 +4599,32 @@ fn a_grant_through_a_symlink_an_earlier_run_planted_is_dropped() {
         err.contains("not granted") && err.contains(&grant.display().to_string()),
         "{err}"
     );
+    // Attack pass 167, finding 1: the project renamed (as `mv ws ws.bak` before a fresh
+    // clone), then a directory above it: the link is still found by what its directory is.
+    let renamed = p.root.path().join("r1.bak");
+    std::fs::rename(&r1, &renamed).unwrap();
+    let above = p.root.path().join("up");
+    std::fs::create_dir_all(&above).unwrap();
+    let moved = above.join("r1.bak");
+    std::fs::rename(&renamed, &moved).unwrap();
+    for dir in [&moved] {
+        let grant = dir.join("build");
+        let o = out(p.cordon_in(
+            &other,
+            &[
+                "run",
+                "-w",
+                grant.to_str().unwrap(),
+                "--",
+                "touch",
+                grant.join("x").to_str().unwrap(),
+            ],
+        ));
+        let err = text(&o.stderr);
+        assert_ne!(o.status.code(), Some(0), "{err}");
+        assert!(!target.exists(), "{err}");
+        assert!(err.contains("not granted"), "{err}");
+    }
     // Twin: the user's own link, outside every project and recorded root.
     let links = p.root.path().join("links");
     std::fs::create_dir_all(&links).unwrap();

@@ -11,7 +11,7 @@ pub fn context(args: ContextArgs) -> Result<i32> {
     let chosen = choose(&args.profile)?;
     let cwd = crate::profile_args::current_dir()?;
     let mut req = CommandRequest::new(vec!["true".into()], cwd, chosen.profile);
-    req.earlier_roots = cordon_session::writable_history::recorded_roots();
+    cordon_session::writable_history::tell(&mut req);
     req.preference = preference(args.sandbox);
     req.profile_files = chosen.files;
     let manager = SandboxManager::for_host();

@@ -11,7 +11,7 @@ pub fn status(args: StatusArgs) -> Result<i32> {
     let chosen = choose(&args.profile)?;
     let cwd = crate::profile_args::current_dir()?;
     let mut req = CommandRequest::new(vec!["true".into()], cwd, chosen.profile.clone());
-    req.earlier_roots = cordon_session::writable_history::recorded_roots();
+    cordon_session::writable_history::tell(&mut req);
     req.profile_files = chosen.files.clone();
     let manager = SandboxManager::for_host_thorough();
     // A profile that cannot be compiled here (e.g. the cwd is the home directory) is
