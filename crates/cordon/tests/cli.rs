@@ -4601,13 +4601,14 @@ fn a_grant_through_a_symlink_an_earlier_run_planted_is_dropped() {
     );
     // Attack pass 167, finding 1: the project renamed (as `mv ws ws.bak` before a fresh
     // clone), then a directory above it: the link is still found by what its directory is.
-    let renamed = p.root.path().join("r1.bak");
-    std::fs::rename(&r1, &renamed).unwrap();
-    let above = p.root.path().join("up");
-    std::fs::create_dir_all(&above).unwrap();
-    let moved = above.join("r1.bak");
-    std::fs::rename(&renamed, &moved).unwrap();
-    for dir in [&moved] {
+    std::fs::create_dir_all(p.root.path().join("up")).unwrap();
+    let mut was = r1.clone();
+    for dir in [
+        p.root.path().join("r1.bak"),
+        p.root.path().join("up/r1.bak"),
+    ] {
+        std::fs::rename(&was, &dir).unwrap();
+        was = dir.clone();
         let grant = dir.join("build");
         let o = out(p.cordon_in(
             &other,
