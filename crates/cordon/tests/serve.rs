@@ -860,6 +860,43 @@ fn a_client_names_a_stopped_server_it_waits_for() {
     assert_eq!(last_json(&o.stderr)["launch"].as_str(), Some("server"));
 }
 
+/// Attack pass 167, finding 5: a client killed while the server was stopped (its caller's
+/// `timeout`): once the server goes on, that command must not run with no one waiting for
+/// it (the server drops a request whose client hung up; a handler's first reply would fail
+/// too). Twin: the next client's command runs.
+#[test]
+fn a_request_whose_client_is_gone_is_not_run() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let o = p.sh(Launch::Server, "true");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let marker = p.dir(Launch::Server).join("RAN");
+    let pid = p.server.id() as libc::pid_t;
+    // SAFETY: signals to the server this test started (its child: the pid is ours).
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    let mut run = p
+        .cordon(Launch::Server, &["--", "touch", marker.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    run.kill().unwrap();
+    let _ = run.wait();
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        !marker.exists(),
+        "the command of a client that was gone ran"
+    );
+    let o = p.sh(Launch::Server, &format!("touch {}", marker.display()));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(marker.exists());
+}
+
 /// A sandboxed command cannot launch through the server (it would run outside its own
 /// sandbox): the server refuses a peer in other namespaces, and the nested `cordon run`
 /// takes the cold path, inside the outer sandbox. The socket is put in the workspace, where

@@ -385,6 +385,17 @@ fn launch_request(
     templates_on: bool,
     verbose: bool,
 ) {
+    // A client that hung up before its request was taken (killed while this server was
+    // stopped, or by its caller's `timeout`: attack pass 167, finding 5) gets no handler:
+    // the request and its descriptors (the client's stdio, which its caller may be
+    // waiting on) are dropped now. (A handler would fail at its first reply, before the
+    // command starts, but only after a fork and a route.)
+    if hung_up(&conn) {
+        if verbose {
+            eprintln!("cordon serve: a client hung up before its command started; not run");
+        }
+        return;
+    }
     let route = if templates_on {
         route(templates, &req, &fds)
     } else {
@@ -430,6 +441,19 @@ fn launch_request(
         -1 => eprintln!("cordon serve: fork: {}", io::Error::last_os_error()),
         _ => drop(conn),
     }
+}
+
+/// Whether the peer of `conn` closed its end (`POLLRDHUP`/`POLLHUP`): a client never shuts
+/// down its writing half while it waits for its command.
+fn hung_up(conn: &UnixStream) -> bool {
+    let mut pfd = [libc::pollfd {
+        fd: conn.as_raw_fd(),
+        events: libc::POLLRDHUP,
+        revents: 0,
+    }];
+    // SAFETY: `pfd` is a valid array of one pollfd; timeout 0 does not block.
+    let r = unsafe { libc::poll(pfd.as_mut_ptr(), 1, 0) };
+    r > 0 && pfd[0].revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0
 }
 
 /// What the server's ending signal handler removes: the socket path (NUL-terminated),
