@@ -451,7 +451,7 @@ fn connect_for(listener: &OwnedFd, n: &libc::seccomp_notif, cfg: &GuardConfig) -
         if let (Some(index), Ok(t)) = (&cfg.listeners, &seen) {
             if index.has_listener(t) == Some(false) {
                 say(
-                    asked,
+                    &socket_key(asked, Some(t)),
                     format!(
                         "cordon: refused connect to the unix socket {}: no process of the \
                          sandbox listens on it (it lies in a writable root; a process outside \
@@ -472,7 +472,7 @@ fn connect_for(listener: &OwnedFd, n: &libc::seccomp_notif, cfg: &GuardConfig) -
         return connect_judged(listener, n, &sock, fd_num, target).inspect_err(|e| {
             if *e == libc::ECONNREFUSED {
                 say(
-                    asked,
+                    &socket_key(asked, seen.as_ref().ok()),
                     format!(
                         "cordon: refused connect to the unix socket {}: a process outside the \
                          sandbox listens on it (it lies in a writable root, but it is not the \
@@ -681,13 +681,24 @@ fn refused(asked: &[u8], target: Option<&OwnedFd>) {
         .map(|p| format!(" ({})", p.display()))
         .unwrap_or_default();
     say(
-        asked,
+        &socket_key(asked, target),
         format!(
             "cordon: refused connect to the host unix socket {}{real}: it is outside the \
              writable roots and not in network.unix_sockets",
             String::from_utf8_lossy(asked),
         ),
     );
+}
+
+/// Which socket a refusal is about, for [`say`]: the file the pinned descriptor `target`
+/// reached (`socks/s0` and `socks/../socks/s0` are one socket: attack pass 167, finding 4),
+/// else the address as asked.
+fn socket_key(asked: &[u8], target: Option<&OwnedFd>) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt as _;
+    target
+        .and_then(|t| std::fs::read_link(format!("/proc/self/fd/{}", t.as_raw_fd())).ok())
+        .map(|p| p.as_os_str().as_bytes().to_vec())
+        .unwrap_or_else(|| asked.to_vec())
 }
 
 /// How many refusal lines a run's guard writes to the command's stderr at most.
