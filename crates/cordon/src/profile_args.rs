@@ -109,6 +109,16 @@ pub fn choose(args: &ProfileArgs) -> Result<Chosen> {
     })
 }
 
+/// The refusal [`profile_files_refusal`] would give `cordon run`, said on stderr by the
+/// read-only views (`explain`, `context`, `status`), which read the files anyway: what they
+/// show is then not what a run would do (attack pass 167, finding 3: `explain --config
+/// PLANTED` showed the planted profile without a word).
+pub fn note_run_refusal(args: &ProfileArgs) {
+    if let Err(e) = profile_files_refusal(args, &[], None) {
+        eprintln!("cordon: note: `cordon run` would refuse this: {e:#}");
+    }
+}
+
 /// `cordon run` and `cordon mcp`: refuses (exit 125, nothing run) a `--config` or
 /// `--rules` file that lies inside a project — the workspace, or any directory above the
 /// file that holds a `.git` or a non-empty `.cordon` (up to your home): it is protected

@@ -4538,6 +4538,18 @@ fn a_config_planted_under_a_grant_is_refused_after_the_grant_is_renamed() {
     ));
     assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
     assert!(!escaped.exists(), "ran unconfined");
+    // Attack pass 167, finding 3: `explain` (and `context`, `status`) read it anyway, and
+    // say that `run` would refuse it.
+    for view in [&["explain", "."][..], &["context"][..], &["status"][..]] {
+        let mut args = view.to_vec();
+        args.extend_from_slice(&["--config", s2.to_str().unwrap()]);
+        let o = out(p.cordon_in(&other, &args));
+        assert!(
+            text(&o.stderr).contains("`cordon run` would refuse this"),
+            "{view:?}: {}",
+            text(&o.stderr)
+        );
+    }
     // Twin: a config no run could write.
     let clean = p.root.path().join("clean");
     std::fs::create_dir_all(clean.join("cordon")).unwrap();
@@ -4550,6 +4562,9 @@ fn a_config_planted_under_a_grant_is_refused_after_the_grant_is_renamed() {
     c.env("XDG_CONFIG_HOME", &clean);
     let o = out(c);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let mut c = p.cordon_in(&other, &["explain", "."]);
+    c.env("XDG_CONFIG_HOME", &clean);
+    assert!(!text(&out(c).stderr).contains("would refuse"));
 }
 
 /// Attack pass 166, finding 2: a sandboxed run planted `build -> ../victim/new` in its

@@ -8,6 +8,7 @@ use cordon_policy::explain_judged as explain_paths;
 use cordon_sandbox::{CommandRequest, HostFs, SandboxManager};
 
 pub fn explain(args: ExplainArgs) -> Result<i32> {
+    crate::profile_args::note_run_refusal(&args.profile);
     let chosen = choose(&args.profile)?;
     let cwd = crate::profile_args::current_dir()?;
     let mut req = CommandRequest::new(vec!["true".into()], cwd.clone(), chosen.profile);

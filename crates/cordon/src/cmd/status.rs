@@ -8,6 +8,7 @@ use cordon_sandbox::{CommandRequest, SandboxManager};
 use serde_json::json;
 
 pub fn status(args: StatusArgs) -> Result<i32> {
+    crate::profile_args::note_run_refusal(&args.profile);
     let chosen = choose(&args.profile)?;
     let cwd = crate::profile_args::current_dir()?;
     let mut req = CommandRequest::new(vec!["true".into()], cwd, chosen.profile.clone());
