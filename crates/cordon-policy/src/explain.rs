@@ -309,13 +309,13 @@ pub fn private_tmp_grant(abs: &Path, grant: &Path) -> String {
     // is granted itself).
     let write = if grant == Path::new("/tmp") && abs != grant {
         format!(
-            "; {} does not exist, and --allow-write makes a missing path a directory: to \
+            "; {} does not exist, and -w makes a missing path a directory: to \
              write a new file in the host's /tmp, make a directory of your own there (`mkdir \
-             /tmp/NAME`), pass `--allow-write /tmp/NAME` and write in it",
+             /tmp/NAME`), pass `-w /tmp/NAME` and write in it",
             abs.display()
         )
     } else {
-        format!(", `--allow-write {}` to write it", shell_word(grant))
+        format!(", `-w {}` to write it", shell_word(grant))
     };
     let perms = serde_json::json!({
         "entries": [{ "path": abs.to_string_lossy(), "access": "read" }]
@@ -428,7 +428,7 @@ fn hint_for(
                 format!("--with {}", shell_word(Path::new(&perms.to_string()))),
             )
         }
-        _ => ("write", format!("--allow-write {}", shell_word(grant))),
+        _ => ("write", format!("-w {}", shell_word(grant))),
     };
     let target = if want == "write" { grant } else { abs };
     let mut add = format!(
@@ -451,7 +451,7 @@ fn hint_for(
         add = if (ctx.judge)(&own, &own).is_ok() {
             format!(
                 "{why}, which cordon does not suggest; to write there anyway, make a \
-                 directory of your own (`mkdir {}`) and pass `--allow-write {}`, or change \
+                 directory of your own (`mkdir {}`) and pass `-w {}`, or change \
                  the profile",
                 shell_word(&own),
                 shell_word(&own)
@@ -462,7 +462,7 @@ fn hint_for(
     } else if want == "write" && too_wide {
         add = format!(
             "{} is shared or top-level: granting it would make everything in it writable; \
-             make a directory of your own there (`mkdir {}`) and pass `--allow-write {}`",
+             make a directory of your own there (`mkdir {}`) and pass `-w {}`",
             grant.display(),
             shell_word(&grant.join("NAME")),
             shell_word(&grant.join("NAME"))
@@ -473,7 +473,7 @@ fn hint_for(
         add = format!(
             "{} holds the whole workspace: granting it would make the project and everything \
              beside it writable; make a directory of your own there (`mkdir {}`) and pass \
-             `--allow-write {}`",
+             `-w {}`",
             grant.display(),
             shell_word(&grant.join("NAME")),
             shell_word(&grant.join("NAME"))
@@ -500,14 +500,14 @@ fn hint_for(
     {
         add.push_str(&format!(
             " ({} does not exist yet, nor does the directory holding it: the grant names \
-             {}, the first missing directory on its way, which --allow-write creates)",
+             {}, the first missing directory on its way, which -w creates)",
             abs.display(),
             grant.display()
         ));
     } else if want == "write" && grant != abs {
         add.push_str(&format!(
             " ({} does not exist yet, so the grant names the directory holding it{}, {}: a \
-             missing path given to --allow-write is created as a directory)",
+             missing path given to -w is created as a directory)",
             abs.display(),
             if canonical.starts_with(grant) && !abs.starts_with(grant) {
                 " (its real path)"
@@ -1154,15 +1154,15 @@ mod tests {
     #[test]
     fn a_missing_file_in_the_hosts_tmp_is_not_offered_to_allow_write() {
         let t = private_tmp_grant(Path::new("/tmp/foo.txt"), Path::new("/tmp"));
-        assert!(!t.contains("--allow-write /tmp/foo.txt"), "{t}");
+        assert!(!t.contains("-w /tmp/foo.txt"), "{t}");
         assert!(
             t.contains("mkdir /tmp/NAME") && t.contains("does not exist"),
             "{t}"
         );
         assert!(t.contains(r#""path":"/tmp/foo.txt""#), "{t}");
         let t = private_tmp_grant(Path::new("/tmp/d/f"), Path::new("/tmp/d"));
-        assert!(t.contains("`--allow-write /tmp/d` to write it"), "{t}");
+        assert!(t.contains("`-w /tmp/d` to write it"), "{t}");
         let t = private_tmp_grant(Path::new("/tmp/f"), Path::new("/tmp/f"));
-        assert!(t.contains("`--allow-write /tmp/f` to write it"), "{t}");
+        assert!(t.contains("`-w /tmp/f` to write it"), "{t}");
     }
 }

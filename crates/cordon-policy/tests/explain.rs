@@ -168,7 +168,7 @@ fn config_entry_with_line() {
     let hint = p.hint.as_deref().unwrap();
     assert!(
         hint.starts_with("edit the entry at /home/u/.config/cordon/config.toml:7")
-            && hint.contains("--allow-write /home/u/proj/vendor/lib.rs"),
+            && hint.contains("-w /home/u/proj/vendor/lib.rs"),
         "{hint}"
     );
 }
@@ -204,11 +204,7 @@ fn default_read_and_network_and_sandbox() {
             access: Access::Read
         }
     );
-    assert!(p
-        .hint
-        .as_deref()
-        .unwrap()
-        .contains("--allow-write /etc/hosts"));
+    assert!(p.hint.as_deref().unwrap().contains("-w /etc/hosts"));
     assert_eq!(e.network.mode, NetworkPolicy::Restricted);
     assert!(e
         .network
@@ -266,10 +262,7 @@ fn hint_quotes_awkward_paths() {
     let hint = e.paths[0].hint.as_deref().unwrap();
     // TOML string and shell word are both escaped by their libraries.
     assert!(hint.contains(r#"path = "/etc/it's \"here\"""#), "{hint}");
-    assert!(
-        hint.contains(r#"--allow-write "/etc/it's \"here\"""#),
-        "{hint}"
-    );
+    assert!(hint.contains(r#"-w "/etc/it's \"here\"""#), "{hint}");
 }
 
 #[test]
@@ -463,7 +456,7 @@ fn repository_config_is_explained_as_the_private_copy() {
 fn write_advice_for_a_missing_file_names_its_directory() {
     let e = run(&dev(), &["/data/other/report.txt"], Os::Linux, Ok(()));
     let hint = e.paths[0].hint.as_deref().unwrap();
-    assert!(hint.contains("`--allow-write /data/other`"), "{hint}");
+    assert!(hint.contains("`-w /data/other`"), "{hint}");
     // nu17 N9: when the directory holding it is missing too, the first missing directory
     // on its way (which --allow-write creates), not the nearest existing ancestor, which
     // can hold much more (the workspace's parent).
@@ -474,15 +467,12 @@ fn write_advice_for_a_missing_file_names_its_directory() {
         Ok(()),
     );
     let hint = e.paths[0].hint.as_deref().unwrap();
-    assert!(hint.contains("`--allow-write /data/other/new`"), "{hint}");
+    assert!(hint.contains("`-w /data/other/new`"), "{hint}");
     assert!(hint.contains("first missing directory"), "{hint}");
-    assert!(
-        !hint.contains("--allow-write /data/other/new/deeper"),
-        "{hint}"
-    );
+    assert!(!hint.contains("-w /data/other/new/deeper"), "{hint}");
     let e = run(&dev(), &["/data/other"], Os::Linux, Ok(()));
     let hint = e.paths[0].hint.as_deref().unwrap();
-    assert!(hint.contains("--allow-write /data/other"), "{hint}");
+    assert!(hint.contains("-w /data/other"), "{hint}");
     assert!(!hint.contains("does not exist"), "{hint}");
 }
 
@@ -548,12 +538,12 @@ fn a_refused_grant_is_not_suggested() {
         hint.starts_with("it would need /home/u writable: the home"),
         "{hint}"
     );
-    assert!(!hint.contains("--allow-write /home/u "), "{hint}");
-    assert!(hint.contains("--allow-write /home/u/NAME"), "{hint}");
+    assert!(!hint.contains("-w /home/u "), "{hint}");
+    assert!(hint.contains("-w /home/u/NAME"), "{hint}");
     let refuse_all = |_: &Path, _: &Path| Err("never".to_string());
     let e = explain_judged(&r, &fs, &paths, &sel, &status, None, &refuse_all);
     let hint = e.paths[0].hint.clone().unwrap();
-    assert!(!hint.contains("--allow-write"), "{hint}");
+    assert!(!hint.contains("-w /"), "{hint}");
     assert!(hint.contains("change the profile"), "{hint}");
     let other = [PathBuf::from("/data/other/x.txt")];
     for e in [
@@ -561,7 +551,7 @@ fn a_refused_grant_is_not_suggested() {
         explain_judged(&r, &fs, &other, &sel, &status, None, &refuse_home),
     ] {
         let hint = e.paths[0].hint.clone().unwrap();
-        assert!(hint.contains("pass `--allow-write /data/other`"), "{hint}");
+        assert!(hint.contains("pass `-w /data/other`"), "{hint}");
     }
 }
 

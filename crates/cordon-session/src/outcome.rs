@@ -1734,12 +1734,18 @@ fn denial_hint(shown: &str, rule: &str, access: Access, grant: Result<&str, &str
             "drop that --deny-read if it must be readable".to_string()
         } else {
             format!(
-                "if it must be readable, `cordon explain {shown}` shows the profile entry or \
-                 the --with that opens it"
+                "if it must be readable, `cordon explain {shown}` says which profile entry \
+                 hides it and whether a --with can open it (a profile's deny wins over any \
+                 --with)"
             )
         };
+        // `denied (deny-read …)` reads "hidden (denied (…))" (new-user pass 168, 7).
+        let by = rule
+            .strip_prefix("denied (")
+            .and_then(|r| r.strip_suffix(')'))
+            .map_or_else(|| rule.to_string(), |r| format!("by {r}"));
         format!(
-            "{shown} is hidden from this command ({rule}); cordon offers no per-command \
+            "{shown} is hidden from this command ({by}); cordon offers no per-command \
              widening for a hidden path: {how}"
         )
     } else if let Some(why) = rule.strip_prefix("protected (R-P3): ") {

@@ -1143,11 +1143,8 @@ fn explain_suggests_no_grant_the_run_would_refuse() {
     let hint = v["paths"][0]["hint"].as_str().unwrap_or_default();
     let home = p.home.display().to_string();
     assert!(hint.contains("the home directory or above it"), "{hint}");
-    assert!(!hint.contains(&format!("--allow-write {home}`")), "{hint}");
-    assert!(
-        hint.contains(&format!("--allow-write {home}/NAME")),
-        "{hint}"
-    );
+    assert!(!hint.contains(&format!("-w {home}`")), "{hint}");
+    assert!(hint.contains(&format!("-w {home}/NAME")), "{hint}");
     let beside = p.root.path().join("elsewhere");
     std::fs::create_dir_all(&beside).unwrap();
     let beside = beside.canonicalize().unwrap();
@@ -1165,7 +1162,7 @@ fn explain_suggests_no_grant_the_run_would_refuse() {
     // `path`'s hint offers `grant` (Ok) or, with `why`, does not (Err).
     let judged = |path: &std::path::Path, grant: &std::path::Path, why: Result<(), &str>| {
         let hint = explain_hint(path);
-        let offered = hint.contains(&format!("--allow-write {}`", grant.display()));
+        let offered = hint.contains(&format!("-w {}`", grant.display()));
         match why {
             Ok(()) => assert!(offered, "{hint}"),
             Err(why) => assert!(!offered && hint.contains(why), "{hint}"),

@@ -438,7 +438,7 @@ fn granting_tmp_itself_is_refused_and_a_path_under_it_works() {
     let fs_ = f.display().to_string();
     let o = cmd(&["explain", &fs_]);
     assert!(
-        text(&o.stdout).contains(&format!("--allow-write {fs_}")),
+        text(&o.stdout).contains(&format!("-w {fs_}")),
         "{}",
         text(&o.stdout)
     );

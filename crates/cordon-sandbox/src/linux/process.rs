@@ -420,8 +420,10 @@ fn exec_search(spec: &CommandSpec) -> libc::c_int {
 /// Why the command did not start (reported by [`spawn`]); [`SpawnError::exit_code`] maps it.
 #[derive(Debug, thiserror::Error)]
 pub enum SpawnError {
-    /// No such program (127).
-    #[error("{0}: command not found")]
+    /// No such program (127): looked up in `PATH` ("command not found", as a shell says),
+    /// or named by a path with a `/` that does not exist ("No such file or directory":
+    /// new-user pass 168, 5).
+    #[error("{name}: {why}", name = .0, why = if .0.contains('/') { "No such file or directory" } else { "command not found" })]
     NotFound(String),
     /// The program file exists, but what its first line or ELF header names to run it does
     /// not (127, as `execve` says `ENOENT`; new-user pass nu15 N7: "command not found"
@@ -433,8 +435,10 @@ pub enum SpawnError {
         /// What is missing, in words.
         why: String,
     },
-    /// The program exists but may not be executed (126).
-    #[error("{0}: permission denied")]
+    /// The program exists but may not be executed (126): not executable (no `x` bit), or
+    /// on a filesystem mounted `noexec` (the words say which is the likely one, not a
+    /// sandbox refusal: new-user pass 168, 5).
+    #[error("{0}: permission denied (not executable: no x bit, or on a noexec mount)")]
     PermissionDenied(String),
     /// The program named by a path is a directory (126; new-user pass nu14: `cordon run
     /// -- /etc` said "permission denied", which is what `execve` returns for it).
