@@ -435,17 +435,55 @@ fn record_in(
         records: all,
         moved,
     } = &mut merged;
+    let mut followed: Vec<Record> = Vec::new();
     all.retain_mut(|r| {
         let now = FileId::of(&r.root);
         if let Some(was) = r.id.filter(|was| Some(*was) != now) {
-            moved.push(Moved {
-                moved: was,
-                from: r.root.clone(),
-            });
+            // Renamed within its directory (`mv ws ws.bak`, the common rename): the record
+            // follows it by path (and identity), which no run's removed roots can push out
+            // of the moved list (attack pass 167, finding 2); anything else is moved.
+            let beside = renamed_beside(&r.root, was);
+            if beside.is_none() {
+                moved.push(Moved {
+                    moved: was,
+                    from: r.root.clone(),
+                });
+            }
+            if let Some(to) = beside {
+                let translate = |p: &PathBuf| match p.strip_prefix(&r.root) {
+                    Ok(rest) if rest.as_os_str().is_empty() => to.clone(),
+                    Ok(rest) => to.join(rest),
+                    Err(_) => p.clone(),
+                };
+                followed.push(Record {
+                    root: to.clone(),
+                    protected: Protected::Paths(
+                        r.protected.paths().iter().map(translate).collect(),
+                    ),
+                    id: Some(was),
+                });
+            }
         }
         r.id = now;
         roots.iter().any(|(root, _)| *root == &r.root) || r.root.exists()
     });
+    for f in followed {
+        match all.iter_mut().find(|r| r.root == f.root) {
+            // Both: what both protected.
+            Some(r) => {
+                let theirs = f.protected.paths();
+                let kept: Vec<PathBuf> = r
+                    .protected
+                    .paths()
+                    .iter()
+                    .filter(|p| theirs.contains(p))
+                    .cloned()
+                    .collect();
+                r.protected = Protected::Paths(kept);
+            }
+            None => all.push(f),
+        }
+    }
     let excess = moved.len().saturating_sub(MOVED_KEPT);
     moved.drain(..excess);
     if merged != *records {
@@ -487,6 +525,23 @@ fn settled_as(
                 && r.protected.paths().iter().all(|p| protected.contains(p))
         })
     })
+}
+
+/// How many entries of a vanished root's directory [`renamed_beside`] looks at.
+const BESIDE_SCAN: usize = 4096;
+
+/// The entry of `root`'s directory that is the recorded `was` (a rename within that
+/// directory), looked for among its first [`BESIDE_SCAN`] entries, no symlink followed.
+fn renamed_beside(root: &Path, was: FileId) -> Option<PathBuf> {
+    use std::os::unix::fs::DirEntryExt as _;
+    let dir = root.parent()?;
+    std::fs::read_dir(dir)
+        .ok()?
+        .take(BESIDE_SCAN)
+        .filter_map(Result::ok)
+        .filter(|e| e.ino() == was.ino)
+        .map(|e| e.path())
+        .find(|p| FileId::of(p) == Some(was))
 }
 
 /// `reg` with `roots` (each with the directory it names now) merged in ([`record_in`]);
@@ -771,6 +826,36 @@ mod tests {
         assert_eq!(writer_in(&reg, &g), Some(g.clone()));
         std::fs::write(t.path().join("other.toml"), "x").unwrap();
         assert_eq!(writer_in(&reg, &t.path().join("other.toml")), None);
+    }
+
+    /// Attack pass 167, finding 2: a root renamed within its directory is followed by the
+    /// record when it is next written (by path, with its protection carried over), so
+    /// removed roots evicting moved ones cannot make it trusted again.
+    #[test]
+    fn a_root_renamed_beside_itself_is_followed_by_path() {
+        let t = tempfile::tempdir().unwrap();
+        let reg_file = t.path().join("state/writable-roots");
+        let ws = t.path().join("ws");
+        std::fs::create_dir_all(ws.join("kept")).unwrap();
+        let other = t.path().join("other");
+        std::fs::create_dir_all(&other).unwrap();
+        let prot = vec![ws.join("kept")];
+        record_in(&reg_file, &[(&ws, FileId::of(&ws))], &prot).unwrap();
+        let bak = t.path().join("ws.bak");
+        std::fs::rename(&ws, &bak).unwrap();
+        // Another run's new root rewrites the record.
+        record_in(&reg_file, &[(&other, FileId::of(&other))], &[]).unwrap();
+        let reg = read_records(&reg_file).unwrap();
+        let r = reg
+            .records
+            .iter()
+            .find(|r| r.root == bak)
+            .expect("followed");
+        assert_eq!(r.protected.paths().into_owned(), vec![bak.join("kept")]);
+        assert_eq!(writer_in(&reg, &bak.join("x")), Some(bak.clone()));
+        assert_eq!(writer_in(&reg, &bak.join("kept/x")), None);
+        // Not among the moved (which removed roots push out): known by path.
+        assert!(reg.moved.is_empty(), "{:?}", reg.moved);
     }
 
     /// A directory made where one was just removed is another directory, though ext4 gives
