@@ -563,13 +563,29 @@ fn writable_roots(exec: &ExecRequest) -> Vec<std::path::PathBuf> {
     // (attack pass 158, M1).
     if !roots.is_empty() {
         if let Some(r) = &exec.resolved {
+            let before = roots.len();
             roots.extend(
                 r.caches
                     .iter()
                     .filter(|c| c.mode == cordon_policy::CacheMode::Overlay)
-                    // The workspace's key directory: every slot's layers are beneath it.
-                    .filter_map(|c| c.state.parent().map(std::path::Path::to_path_buf)),
+                    // The directory of every workspace's layers (`~/.cache/cordon/overlays`,
+                    // above `<key>/<name>`): one record for all of them, not one per
+                    // workspace (issue 12: a record of hundreds of per-workspace roots was
+                    // read by every run), no narrower than before.
+                    .filter_map(|c| {
+                        c.state
+                            .parent()
+                            .and_then(std::path::Path::parent)
+                            .map(std::path::Path::to_path_buf)
+                    }),
             );
+            // Once each (every cache names the same directory).
+            let mut seen = std::collections::HashSet::new();
+            let mut i = 0;
+            roots.retain(|r| {
+                i += 1;
+                i <= before || seen.insert(r.clone())
+            });
         }
     }
     roots

@@ -887,3 +887,36 @@ fn a_missing_tool_homes_private_directory_keeps_only_its_caches() {
     assert!(!so.contains("LEFT"), "a run's files outlived it: {so}");
     assert_eq!(so.matches("kept").count(), 2, "{so} {}", text(&o.stderr));
 }
+
+/// Issue 12: every workspace's layers were a root of their own in the record of writable
+/// roots, which every run reads (hundreds of lines on a machine used for a while). They are
+/// one root now, the directory of all layers, which covers each of them (a config there is
+/// refused as before). Twin: the workspace itself is still recorded.
+#[test]
+fn the_layers_of_every_workspace_are_one_recorded_root() {
+    let p = project();
+    if !support::sandbox_available() || !overlays_available() {
+        return;
+    }
+    let other = p.root.path().join("other");
+    std::fs::create_dir_all(other.join(".git")).unwrap();
+    std::fs::write(other.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    for dir in [&p.dir, &other] {
+        let o = cordon(&p, dir, &["run", "--", "true"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    }
+    let reg = std::fs::read_to_string(p.home.join(".local/state/cordon/writable-roots")).unwrap();
+    let overlays = p.home.join(".cache/cordon/overlays");
+    let roots: Vec<String> = reg
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["root"].as_str().map(str::to_string))
+        .collect();
+    let layer_roots: Vec<&String> = roots
+        .iter()
+        .filter(|r| std::path::Path::new(r).starts_with(&overlays))
+        .collect();
+    assert_eq!(layer_roots, vec![&overlays.display().to_string()], "{reg}");
+    assert!(roots.contains(&p.dir.display().to_string()), "{reg}");
+    assert!(roots.contains(&other.display().to_string()), "{reg}");
+}
