@@ -484,6 +484,23 @@ fn record_in(
             None => all.push(f),
         }
     }
+    // A root inside another recorded root that protects no more than it adds nothing: every
+    // path it answers "could write" for, the outer one does too (issue 12: records of the
+    // per-workspace layer directories, from before they were one root, were hundreds of
+    // lines read by every run). This run's own roots stay, so the next run finds them.
+    let outer: Vec<(PathBuf, Vec<PathBuf>)> = all
+        .iter()
+        .map(|r| (r.root.clone(), r.protected.paths().into_owned()))
+        .collect();
+    all.retain(|r| {
+        roots.iter().any(|(root, _)| *root == &r.root)
+            || !outer.iter().any(|(o, op)| {
+                o != &r.root && cordon_policy::paths::within(&r.root, o) && {
+                    let rp = r.protected.paths();
+                    op.iter().all(|p| rp.contains(p))
+                }
+            })
+    });
     let excess = moved.len().saturating_sub(MOVED_KEPT);
     moved.drain(..excess);
     if merged != *records {
@@ -856,6 +873,44 @@ mod tests {
         assert_eq!(writer_in(&reg, &bak.join("kept/x")), None);
         // Not among the moved (which removed roots push out): known by path.
         assert!(reg.moved.is_empty(), "{:?}", reg.moved);
+    }
+
+    /// A root inside another recorded root that protects no more is dropped when the
+    /// record is written (it answers nothing the outer one does not); one whose protection
+    /// is narrower than the outer's is kept, and so is a root of the run writing.
+    #[test]
+    fn a_root_inside_a_root_that_protects_no_more_is_dropped() {
+        let t = tempfile::tempdir().unwrap();
+        let reg_file = t.path().join("state/writable-roots");
+        let outer = t.path().join("o");
+        let inner = outer.join("in");
+        let narrow = outer.join("narrow");
+        for d in [&inner, &narrow] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let x = PathBuf::from("/x");
+        let y = PathBuf::from("/y");
+        record_in(
+            &reg_file,
+            &[(&inner, FileId::of(&inner))],
+            &[x.clone(), y.clone()],
+        )
+        .unwrap();
+        record_in(&reg_file, &[(&narrow, FileId::of(&narrow))], &[]).unwrap();
+        // The outer root, with this run's protection: /x.
+        record_in(&reg_file, &[(&outer, FileId::of(&outer))], &[x.clone()]).unwrap();
+        let other = t.path().join("other");
+        std::fs::create_dir_all(&other).unwrap();
+        record_in(&reg_file, &[(&other, FileId::of(&other))], &[]).unwrap();
+        let reg = read_records(&reg_file).unwrap();
+        let roots: Vec<&PathBuf> = reg.records.iter().map(|r| &r.root).collect();
+        assert!(!roots.contains(&&inner), "{roots:?}");
+        assert!(roots.contains(&&narrow), "{roots:?}");
+        assert!(
+            roots.contains(&&outer) && roots.contains(&&other),
+            "{roots:?}"
+        );
+        assert_eq!(writer_in(&reg, &inner.join("f")), Some(outer.clone()));
     }
 
     /// A directory made where one was just removed is another directory, though ext4 gives
