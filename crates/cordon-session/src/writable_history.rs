@@ -898,7 +898,12 @@ mod tests {
         .unwrap();
         record_in(&reg_file, &[(&narrow, FileId::of(&narrow))], &[]).unwrap();
         // The outer root, with this run's protection: /x.
-        record_in(&reg_file, &[(&outer, FileId::of(&outer))], &[x.clone()]).unwrap();
+        record_in(
+            &reg_file,
+            &[(&outer, FileId::of(&outer))],
+            std::slice::from_ref(&x),
+        )
+        .unwrap();
         let other = t.path().join("other");
         std::fs::create_dir_all(&other).unwrap();
         record_in(&reg_file, &[(&other, FileId::of(&other))], &[]).unwrap();
