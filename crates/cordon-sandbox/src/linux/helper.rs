@@ -304,12 +304,26 @@ pub(crate) fn parse_args(args: Vec<OsString>) -> Result<HelperArgs, String> {
     })
 }
 
+/// The pid of the process that forked this helper, set by it just before the fork (a
+/// server's handler: [`super::server`]); 0 for a helper that was executed.
+pub(crate) static FORKED_BY: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
 /// Sets `PR_SET_PDEATHSIG(SIGKILL)` for the calling process; `Ok(false)` when the parent
 /// already died (the race between spawn and this call). An error means the helper (and so
 /// the command) could outlive cordon: the caller must not go on.
+///
+/// A forked helper compares with the pid its parent had before the fork
+/// ([`FORKED_BY`]): a parent killed before this runs has already left the helper to a
+/// reaper, whose pid a `getppid` here would take for the parent's (attack pass 169,
+/// finding 1: a server's command ran to its end after its client was killed).
 fn die_with_parent() -> std::io::Result<bool> {
+    let forked_by = FORKED_BY.load(std::sync::atomic::Ordering::Relaxed);
     // SAFETY: getppid has no preconditions.
-    let before = unsafe { libc::getppid() };
+    let before = if forked_by > 0 {
+        forked_by
+    } else {
+        unsafe { libc::getppid() }
+    };
     sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)?;
     // SAFETY: getppid has no preconditions.
     Ok(unsafe { libc::getppid() } == before)
