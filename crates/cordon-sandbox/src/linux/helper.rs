@@ -318,10 +318,10 @@ pub(crate) static FORKED_BY: std::sync::atomic::AtomicI32 = std::sync::atomic::A
 /// finding 1: a server's command ran to its end after its client was killed).
 fn die_with_parent() -> std::io::Result<bool> {
     let forked_by = FORKED_BY.load(std::sync::atomic::Ordering::Relaxed);
-    // SAFETY: getppid has no preconditions.
     let before = if forked_by > 0 {
         forked_by
     } else {
+        // SAFETY: getppid has no preconditions.
         unsafe { libc::getppid() }
     };
     sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)?;
