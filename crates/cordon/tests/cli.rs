@@ -2501,6 +2501,28 @@ fn relative_config_and_rules_files_stay_read_only() {
         assert!(!support::text(&o.stdout).contains("WROTE"), "{file}");
         let text = std::fs::read_to_string(p.dir.join(file)).unwrap();
         assert!(!text.contains("planted"), "{file}: {text}");
+        // Attack pass 169, findings 2-3: `--dry-run` exits as the run (125) and `check`
+        // says refused (2), for the rules file as for the config.
+        let mut dry = vec!["run", "--dry-run"];
+        dry.extend_from_slice(args);
+        dry.extend(["--", "true"]);
+        let o = support::out(p.cordon(&dry));
+        assert_eq!(
+            o.status.code(),
+            Some(125),
+            "{file}: {}",
+            support::text(&o.stderr)
+        );
+        let mut check = vec!["check"];
+        check.extend_from_slice(args);
+        check.extend(["--", "true"]);
+        let o = support::out(p.cordon(&check));
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{file}: {}",
+            support::text(&o.stderr)
+        );
         assert!(
             !support::text(&o.stderr).contains(&format!("-w {file}")),
             "{file}: {}",

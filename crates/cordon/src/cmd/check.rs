@@ -17,10 +17,14 @@ use cordon_execpolicy::{gate, run_would, ApprovalMode, Gate};
 pub fn check(args: CheckArgs) -> Result<i32> {
     // `check` runs nothing, so a --config/--rules file inside a project is read; `run`
     // and `mcp` would refuse it, and the user is told now rather than at the first run.
-    if let Err(e) =
+    // What is read is judged by what `run` would do: refused, exit 2 (attack pass 169,
+    // finding 2: `check --rules FILE` said "would run", exit 0, with the refused rules).
+    let files_refused =
         crate::profile_args::profile_files_refusal(&args.profile, &args.rules.rules, None)
-    {
-        eprintln!("cordon: note: `cordon run` would refuse this: {e:#}");
+            .err()
+            .map(|e| format!("{e:#}"));
+    if let Some(why) = &files_refused {
+        eprintln!("cordon: note: `cordon run` would refuse this: {why}");
     }
     let trust = trust("check", &args.profile, &args.rules.rules, false)?;
     let mut req = trust.command(args.command.clone());
@@ -33,6 +37,10 @@ pub fn check(args: CheckArgs) -> Result<i32> {
     // pass nu58: `check` said "would run" where `run` exited 125). Same resolution as
     // `run --dry-run`, without running anything.
     let mut exit = outcome.exit_code();
+    if let Some(why) = files_refused {
+        verdict = Gate::Refuse { reason: why };
+        exit = 2;
+    }
     if exit != 2 {
         if record.sandbox.bypass {
             req.preference = cordon_policy::SandboxPreference::Forbid;

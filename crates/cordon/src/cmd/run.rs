@@ -459,6 +459,9 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
     if args.backend == Some(crate::cli::BackendArg::Seatbelt) {
         return print_seatbelt(&trust.command(args.command.clone()), args.profile.json);
     }
+    // Before `--dry-run` too: it exits as the run would (attack pass 169, finding 3: a
+    // refused `--rules` file was "would run", exit 0).
+    crate::profile_args::profile_files_refusal(&args.profile, &args.rules.rules, Some(trust))?;
     if args.dry_run {
         return dry_run(args, trust, mode);
     }
@@ -482,7 +485,6 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
              --allow-network, --network and --local-port do not apply to it"
         );
     }
-    crate::profile_args::profile_files_refusal(&args.profile, &args.rules.rules, Some(trust))?;
     if let Some(spec) = &args.approvals_from {
         approvals_file_refusal(args, trust, spec)?;
     }
