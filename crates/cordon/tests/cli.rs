@@ -4659,6 +4659,37 @@ fn a_grant_through_a_symlink_an_earlier_run_planted_is_dropped() {
         assert_ne!(o.status.code(), Some(0), "{err}");
         assert!(!target.exists(), "{err}");
         assert!(err.contains("not granted"), "{err}");
+        // Attack pass 169, finding 4: a config file's write entry through it is dropped
+        // with the same note on stderr (it was said by `explain` only).
+        let cfg = p.home.join("planted-link.toml");
+        std::fs::write(
+            &cfg,
+            format!(
+                "[profiles.pl]\nextends = \"workspace-write\"\n[profiles.pl.filesystem]\n\
+                 entries = [{{ path = \"{}\", access = \"write\" }}]\n",
+                grant.display()
+            ),
+        )
+        .unwrap();
+        let o = out(p.cordon_in(
+            &other,
+            &[
+                "run",
+                "--config",
+                cfg.to_str().unwrap(),
+                "--profile",
+                "pl",
+                "--",
+                "touch",
+                grant.join("x").to_str().unwrap(),
+            ],
+        ));
+        let err = text(&o.stderr);
+        assert!(!target.exists(), "{err}");
+        assert!(
+            err.contains("writable root of an earlier sandboxed run"),
+            "{err}"
+        );
     }
     // Twin: the user's own link, outside every project and recorded root.
     let links = p.root.path().join("links");

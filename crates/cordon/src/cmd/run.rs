@@ -836,6 +836,16 @@ fn print_tmpdir_note(report: &Report) {
     {
         eprintln!("cordon: warning: {}", printable(n));
     }
+    // A write entry dropped because it goes through a link an earlier run could have
+    // planted, whatever named it (a config file's entry too: attack pass 169, finding 4, it
+    // was said by `explain` only).
+    for n in resolved
+        .iter()
+        .flat_map(|r| &r.notes)
+        .filter(|n| n.contains("writable root of an earlier sandboxed run"))
+    {
+        eprintln!("cordon: note: {}", printable(n));
+    }
     // A home hidden by the private /tmp is said before the command runs (drive).
 }
 
