@@ -298,6 +298,9 @@ impl ExecRequest {
         if let Some(fd) = &self.payload_fd {
             use std::os::fd::AsRawFd;
             linux::pass_descriptors(&mut cmd, &[fd.as_raw_fd()]);
+            // The helper checks that its parent is still this process, by pid: one killed
+            // before the helper set its parent-death signal has left it to a reaper.
+            cmd.env(linux::HELPER_PARENT_ENV, std::process::id().to_string());
         }
         cmd
     }

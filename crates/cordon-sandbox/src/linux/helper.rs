@@ -318,8 +318,16 @@ pub(crate) static FORKED_BY: std::sync::atomic::AtomicI32 = std::sync::atomic::A
 /// finding 1: a server's command ran to its end after its client was killed).
 fn die_with_parent() -> std::io::Result<bool> {
     let forked_by = FORKED_BY.load(std::sync::atomic::Ordering::Relaxed);
+    // An executed helper: the pid its starter put in its environment (a starter killed
+    // before this left it to a reaper, as for a forked one).
+    let started_by = std::env::var(super::HELPER_PARENT_ENV)
+        .ok()
+        .and_then(|p| p.parse::<libc::pid_t>().ok())
+        .filter(|p| *p > 0);
     let before = if forked_by > 0 {
         forked_by
+    } else if let Some(p) = started_by {
+        p
     } else {
         // SAFETY: getppid has no preconditions.
         unsafe { libc::getppid() }

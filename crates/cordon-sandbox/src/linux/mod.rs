@@ -61,6 +61,10 @@ pub fn inode_generation_at(p: &std::path::Path) -> Option<u64> {
     sys::inode_generation(f.as_raw_fd()).ok()
 }
 
+/// The variable that tells an executed helper the pid of the process that started it
+/// (only the helper reads it; the command's environment is the payload's).
+pub const HELPER_PARENT_ENV: &str = "CORDON_HELPER_PARENT";
+
 pub use caches::{clear_layers, probe_overlay, read_only_hint, Cleared};
 pub use denial_records::{landlock_audit, source as denial_record_source};
 pub use features::{
