@@ -4909,3 +4909,65 @@ fn metadata_of_host_files_handed_in_or_device_nodes_is_not_changed() {
         text(&o.stderr)
     );
 }
+
+/// Check pass 170: `cordon run` SIGKILLed in its first milliseconds left a command that
+/// started afterwards and ran to its end with no one waiting (9 of 300 here, release
+/// build): the helper, forked by cordon, compared its parent with `getppid()` after cordon
+/// had died, and took the reaper it had been left to for cordon. It compares with
+/// cordon's pid from before the fork now. The window (fork to parent-death signal) is
+/// widened to 400 ms by the helper's test delay, and cordon is killed inside it: the
+/// command must not run. Twin: with the delay and no kill, it runs.
+#[test]
+fn a_command_never_outlives_a_cordon_killed_as_it_starts() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let marks = p.dir.join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let run = |name: &str| {
+        let mut c = p.cordon_in(
+            &p.dir,
+            &[
+                "run",
+                "--no-server",
+                "--",
+                "sh",
+                "-c",
+                &format!("touch marks/{name}"),
+            ],
+        );
+        c.env("CORDON_TEST_HELPER_START_DELAY_MS", "400")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        c
+    };
+    // When the helper is forked: its sleep is the only one of its family's.
+    let mut child = run("killed").spawn().unwrap();
+    let cordon = child.id();
+    let start = std::time::Instant::now();
+    let forked = loop {
+        let kids = std::fs::read_to_string(format!("/proc/{cordon}/task/{cordon}/children"))
+            .unwrap_or_default();
+        if !kids.trim().is_empty() {
+            break true;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(20) {
+            break false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    assert!(forked, "cordon forked no helper");
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    child.kill().unwrap();
+    let _ = child.wait();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    assert!(
+        !marks.join("killed").exists(),
+        "the command ran after its cordon was killed"
+    );
+    let o = run("alive").output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(marks.join("alive").exists());
+}

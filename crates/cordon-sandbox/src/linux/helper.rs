@@ -304,6 +304,9 @@ pub(crate) fn parse_args(args: Vec<OsString>) -> Result<HelperArgs, String> {
     })
 }
 
+/// Tests only: milliseconds the helper waits before it sets its parent-death signal.
+pub const START_DELAY_ENV: &str = "CORDON_TEST_HELPER_START_DELAY_MS";
+
 /// The pid of the process that forked this helper, set by it just before the fork (a
 /// server's handler: [`super::server`]); 0 for a helper that was executed.
 pub(crate) static FORKED_BY: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
@@ -504,6 +507,16 @@ fn start(
 ) -> Result<Started, HelperError> {
     if std::env::var_os(process::INTERRUPTS_TO_ALL_ENV).is_some() {
         process::deliver_interrupts_to_all();
+    }
+    // Tests only: widens the window between the helper's start and its parent-death signal
+    // (milliseconds, at most 2 s), so that a test can kill cordon inside it
+    // (`cli::a_command_never_outlives_a_cordon_killed_as_it_starts`). It delays nothing
+    // else and grants nothing.
+    if let Some(ms) = std::env::var(START_DELAY_ENV)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms.min(2000)));
     }
     match die_with_parent() {
         Ok(true) => {}
