@@ -2513,7 +2513,7 @@ fn relative_config_and_rules_files_stay_read_only() {
             "{file}: {}",
             support::text(&o.stderr)
         );
-        let mut check = vec!["check"];
+        let mut check = vec!["check", "--json"];
         check.extend_from_slice(args);
         check.extend(["--", "true"]);
         let o = support::out(p.cordon(&check));
@@ -2523,6 +2523,8 @@ fn relative_config_and_rules_files_stay_read_only() {
             "{file}: {}",
             support::text(&o.stderr)
         );
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["outcome"], "refuse", "{file}: {v}");
         assert!(
             !support::text(&o.stderr).contains(&format!("-w {file}")),
             "{file}: {}",

@@ -26,7 +26,16 @@ pub fn check(args: CheckArgs) -> Result<i32> {
     if let Some(why) = &files_refused {
         eprintln!("cordon: note: `cordon run` would refuse this: {why}");
     }
-    let trust = trust("check", &args.profile, &args.rules.rules, false)?;
+    // A refused file that does not even load is still a refusal (2), as its note says
+    // (check pass 170: an invalid refused rules file exited 125).
+    let trust = match trust("check", &args.profile, &args.rules.rules, false) {
+        Ok(t) => t,
+        Err(e) if files_refused.is_some() => {
+            eprintln!("cordon: {e:#}");
+            return Ok(2);
+        }
+        Err(e) => return Err(e),
+    };
     let mut req = trust.command(args.command.clone());
     let record = trust.evaluate(&req);
     let mode = ApprovalMode::from(args.approval_mode);
@@ -61,6 +70,14 @@ pub fn check(args: CheckArgs) -> Result<i32> {
         let mut v = serde_json::to_value(&record)?;
         v["approval_mode"] = serde_json::json!(mode.as_str());
         v["run_would"] = serde_json::to_value(&verdict)?;
+        // One answer: a refusal found after the policy's (a refused rules file, a sandbox
+        // that cannot be set up) is the outcome too (check pass 170: exit 2 with
+        // `"outcome": "run"`).
+        let outcome = if exit == 2 {
+            cordon_execpolicy::approval::RunWould::Refuse
+        } else {
+            outcome
+        };
         v["outcome"] = serde_json::to_value(outcome)?;
         v["exit_code"] = serde_json::json!(exit);
         v["program_found"] = serde_json::json!(missing.is_none());
