@@ -2131,6 +2131,10 @@ fn drop_redirected_grants(out: &mut Vec<ResolvedEntry>, notes: &mut Vec<String>)
     });
 }
 
+/// Where the link of a note of [`drop_grants_through_planted_links`] lies, as the note
+/// says it: `cordon run` finds those notes by it to say them on stderr.
+pub const PLANTED_LINK_PLACE: &str = "a writable root of an earlier sandboxed run";
+
 /// A write grant spelled through a symlink that lies where a sandboxed run may have
 /// planted it — inside a writable root an earlier run recorded (`earlier`: every run
 /// records its roots before its command starts) — is dropped, with a note naming the link (attack pass 166, finding 2: a run planted `build -> ../victim` in
@@ -2173,9 +2177,8 @@ fn drop_grants_through_planted_links(
             return true;
         };
         notes.push(format!(
-            "write entry {} dropped: it goes through the symlink {}, which lies in a \
-             writable root of an earlier sandboxed run, so such a run could have planted it; \
-             spell the target path instead ({})",
+            "write entry {} dropped: it goes through the symlink {}, which lies in {PLANTED_LINK_PLACE}, \
+             so such a run could have planted it; spell the target path instead ({})",
             e.spelled.display(),
             link.display(),
             e.path.display()

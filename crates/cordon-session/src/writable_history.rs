@@ -598,53 +598,15 @@ pub fn unprotected_writer(path: &Path) -> Option<PathBuf> {
     History::load().unprotected_writer(path)
 }
 
-/// The writable roots earlier sandboxed runs recorded, as recorded (canonical), from every
-/// registry, each once, in no particular order; none when a registry cannot be read (the run is refused for that elsewhere:
-/// [`crate::trust::own_dirs_refusal`]).
-pub fn recorded_roots() -> Vec<PathBuf> {
-    let h = History::load();
-    let mut roots: Vec<PathBuf> = h
-        .registries
-        .iter()
-        .flat_map(|reg| reg.records.iter().map(|r| r.root.clone()))
-        .collect();
-    // Unsorted (a sort compares paths component by component: ~4M instructions for this
-    // machine's few hundred roots); the same root from both registries once.
-    let mut seen = std::collections::HashSet::new();
-    roots.retain(|r| seen.insert(r.as_os_str().as_encoded_bytes().to_vec()));
-    roots
-}
-
-/// Tells `req` where earlier sandboxed runs could write ([`recorded_roots`],
-/// [`recorded_identities`]): a write grant through a symlink there is dropped (R-P2).
-/// `run`, `explain`, `context`, `status` and the servers all ask it, so they agree.
+/// Tells `req` where earlier sandboxed runs could write ([`History::roots`],
+/// [`History::identities`], from one read of the registries): a write grant through a
+/// symlink there is dropped (R-P2). `run`, `explain`, `context`, `status` and the servers
+/// all ask it, so they agree. A registry that cannot be read adds nothing here: a run is
+/// refused for it ([`crate::trust::own_dirs_refusal`]).
 pub fn tell(req: &mut cordon_sandbox::CommandRequest) {
-    req.earlier_roots = recorded_roots();
-    req.earlier_identities = recorded_identities();
-}
-
-/// The identities recorded in every registry — of the roots, and of the roots no longer at
-/// their paths — as [`cordon_policy::paths::FileIdentity`] (a birth time unknown is
-/// `(0, 0)`), each once.
-pub fn recorded_identities() -> Vec<cordon_policy::paths::FileIdentity> {
     let h = History::load();
-    let mut out: Vec<cordon_policy::paths::FileIdentity> = h
-        .registries
-        .iter()
-        .flat_map(|reg| {
-            reg.records
-                .iter()
-                .filter_map(|r| r.id)
-                .chain(reg.moved.iter().map(|m| m.moved))
-        })
-        .map(|id| {
-            let (s, n) = id.born.unwrap_or((0, 0));
-            (id.dev, id.ino, s, n)
-        })
-        .collect();
-    out.sort_unstable();
-    out.dedup();
-    out
+    req.earlier_roots = h.roots();
+    req.earlier_identities = h.identities();
 }
 
 /// The records of every registry, read once for several questions.
@@ -657,6 +619,41 @@ pub struct History {
 }
 
 impl History {
+    /// The writable roots recorded, as recorded (canonical), each once, in no particular
+    /// order (a sort compares paths component by component: ~4M instructions for this
+    /// machine's few hundred roots).
+    fn roots(&self) -> Vec<PathBuf> {
+        let mut seen = std::collections::HashSet::new();
+        self.registries
+            .iter()
+            .flat_map(|reg| reg.records.iter().map(|r| r.root.clone()))
+            .filter(|r| seen.insert(r.as_os_str().as_encoded_bytes().to_vec()))
+            .collect()
+    }
+
+    /// The identities recorded — of the roots, and of the roots no longer at their paths —
+    /// as [`cordon_policy::paths::FileIdentity`] (a birth time unknown is `(0, 0)`), each
+    /// once.
+    fn identities(&self) -> Vec<cordon_policy::paths::FileIdentity> {
+        let mut out: Vec<cordon_policy::paths::FileIdentity> = self
+            .registries
+            .iter()
+            .flat_map(|reg| {
+                reg.records
+                    .iter()
+                    .filter_map(|r| r.id)
+                    .chain(reg.moved.iter().map(|m| m.moved))
+            })
+            .map(|id| {
+                let (s, n) = id.born.unwrap_or((0, 0));
+                (id.dev, id.ino, s, n)
+            })
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// Reads every registry (a missing one adds nothing; one that cannot be read is kept
     /// as such, [`History::unreadable`]).
     pub fn load() -> History {

@@ -151,11 +151,7 @@ pub fn spawn_reported_forked<T>(
     // The helper checks its parent against this pid, not against whoever it has when it
     // looks: a caller killed before the helper set its parent-death signal has left it to
     // a reaper (check pass 170: the command started after `cordon run` was SIGKILLed).
-    // SAFETY: getpid has no preconditions.
-    super::helper::FORKED_BY.store(
-        unsafe { libc::getpid() },
-        std::sync::atomic::Ordering::Relaxed,
-    );
+    super::helper::forking_a_helper();
     // SAFETY: this process is single-threaded ([`eligible`]), so the child may run any
     // code; it ends with `_exit` and never returns into the caller's frames.
     let pid = unsafe { libc::fork() };

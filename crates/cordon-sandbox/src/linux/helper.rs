@@ -309,7 +309,16 @@ pub const START_DELAY_ENV: &str = "CORDON_TEST_HELPER_START_DELAY_MS";
 
 /// The pid of the process that forked this helper, set by it just before the fork (a
 /// server's handler: [`super::server`]); 0 for a helper that was executed.
-pub(crate) static FORKED_BY: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+static FORKED_BY: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// Called by a process about to fork a helper: the helper then checks its parent against
+/// this process's pid ([`FORKED_BY`]), not against whoever it has when it looks (a reaper,
+/// if this process was killed meanwhile).
+pub(crate) fn forking_a_helper() {
+    // SAFETY: getpid has no preconditions.
+    let me = unsafe { libc::getpid() };
+    FORKED_BY.store(me, std::sync::atomic::Ordering::Relaxed);
+}
 
 /// Sets `PR_SET_PDEATHSIG(SIGKILL)` for the calling process; `Ok(false)` when the parent
 /// already died (the race between spawn and this call). An error means the helper (and so

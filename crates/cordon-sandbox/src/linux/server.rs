@@ -835,11 +835,7 @@ fn handle_request(
     }
     // The helper checks its parent against this pid, not against whoever it has when it
     // looks (a reaper, if this handler was killed meanwhile).
-    // SAFETY: getpid has no preconditions.
-    super::helper::FORKED_BY.store(
-        unsafe { libc::getpid() },
-        std::sync::atomic::Ordering::Relaxed,
-    );
+    super::helper::forking_a_helper();
     // SAFETY: the handler is single-threaded (forked from the single-threaded server).
     let helper = match unsafe { libc::fork() } {
         -1 => {

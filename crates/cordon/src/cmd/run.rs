@@ -842,7 +842,7 @@ fn print_tmpdir_note(report: &Report) {
     for n in resolved
         .iter()
         .flat_map(|r| &r.notes)
-        .filter(|n| n.contains("writable root of an earlier sandboxed run"))
+        .filter(|n| n.contains(cordon_policy::resolve::PLANTED_LINK_PLACE))
     {
         eprintln!("cordon: note: {}", printable(n));
     }
