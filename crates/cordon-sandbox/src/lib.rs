@@ -89,12 +89,17 @@ const RESOLUTION_VARS: &[&str] = &["HOME", "TMPDIR", "PWD", "XDG_RUNTIME_DIR"];
 
 /// This process's environment as UTF-8 pairs, and the names (bad bytes escaped) of the
 /// variables left out because their name or value is not UTF-8 — never a panic
-/// (`std::env::vars()` panics on them: L2).
+/// (`std::env::vars()` panics on them: L2). The helper's own `CORDON_HELPER_PARENT` is
+/// dropped without a word (cordon sets it for its helper alone).
 pub fn process_env() -> (Vec<(String, String)>, Vec<String>) {
     let mut kept = Vec::new();
     let mut left_out = Vec::new();
     for (k, v) in std::env::vars_os() {
         match (k.into_string(), v.into_string()) {
+            // cordon's word to its own helper, never the caller's to pass to a command
+            // (check pass 170: a value the caller set reached the command).
+            #[cfg(target_os = "linux")]
+            (Ok(k), Ok(_)) if k == linux::HELPER_PARENT_ENV => {}
             (Ok(k), Ok(v)) => kept.push((k, v)),
             (Ok(k), Err(_)) => left_out.push(k),
             (Err(k), _) => left_out.push(cordon_policy::paths::escaped(k.as_encoded_bytes())),

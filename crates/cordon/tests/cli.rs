@@ -4972,4 +4972,13 @@ fn a_command_never_outlives_a_cordon_killed_as_it_starts() {
     let o = run("alive").output().unwrap();
     assert_eq!(o.status.code(), Some(0));
     assert!(marks.join("alive").exists());
+    // The helper's variable, set by the caller, neither breaks a run nor reaches the
+    // command (check pass 170, finding 2).
+    for path in ["--no-server", "--json"] {
+        let mut c = p.cordon_in(&p.dir, &["run", path, "--", "env"]);
+        c.env("CORDON_HELPER_PARENT", "1");
+        let o = out(c);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        assert!(!text(&o.stdout).contains("CORDON_HELPER_PARENT"), "{path}");
+    }
 }
