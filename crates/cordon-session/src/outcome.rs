@@ -2090,8 +2090,65 @@ fn from_records(
     ))
 }
 
+/// What a `cordon run` inside the sandbox prints when it refuses to start its command
+/// (R-S4): the start of the line, after any indentation.
+const NESTED_REFUSAL: &str = "cordon: refusing to run unconfined:";
+
+/// Whether `line` is one a cordon run inside the sandbox wrote about itself (`cordon: …`,
+/// `cordon serve: …`): cordon's words, not the command's, so never evidence of what the
+/// command touched (stop 39 review: a nested run's "deny-read of ~/.npmrc needs a
+/// mount namespace" made the outer run say the command was denied `~/.npmrc`).
+fn cordon_line(line: &str) -> bool {
+    let l = line.trim_start();
+    l.starts_with("cordon: ") || l.starts_with("cordon serve: ")
+}
+
+/// A cordon run inside the sandbox that refused to start its command: its sandbox needs
+/// what this one forbids (new namespaces, refused by the seccomp filter, R-L3). Said as
+/// such, with the two ways on, instead of reading a path out of its message.
+fn nested_refusal(lines: &[&str]) -> Option<Inferred> {
+    let line = lines
+        .iter()
+        .find(|l| l.trim_start().starts_with(NESTED_REFUSAL))?;
+    let namespaces = line.contains("namespace");
+    let what = if namespaces {
+        "new namespaces, which this sandbox's seccomp filter refuses"
+    } else {
+        "something this sandbox does not give"
+    };
+    let hint = format!(
+        "a cordon run inside this sandbox refused to start its command: its own sandbox \
+         needs {what}. Run that command without the inner `cordon run` (it is confined by \
+         this sandbox already), give the inner run `--sandbox forbid` (it then runs \
+         unsandboxed by itself, still inside this sandbox), or run the inner cordon outside \
+         cordon"
+    );
+    Some((
+        OutcomeClass::SandboxDenied {
+            path: None,
+            syscall: namespaces.then(|| "unshare".to_string()),
+            rule: "seccomp (R-L3): a nested cordon cannot make its own sandbox".into(),
+            access: None,
+            grant: None,
+        },
+        Confidence::Medium,
+        vec![ev(
+            EvidenceSource::ProgramOutput,
+            format!("stderr: {}", line.trim()),
+        )],
+        Some(hint),
+    ))
+}
+
 fn from_output(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Inferred> {
-    let lines: Vec<&str> = sig.stderr_tail.lines().collect();
+    let all: Vec<&str> = sig.stderr_tail.lines().collect();
+    // After the helper said it applied the sandbox, such a line is the command's: a cordon
+    // run inside (before it, the line is this run's own helper refusing: `Refused`).
+    if let Some(nested) = nested_refusal(&all).filter(|_| sig.helper_applied) {
+        return Some(nested);
+    }
+    // What a nested cordon said about itself is not the command's output.
+    let lines: Vec<&str> = all.into_iter().filter(|l| !cordon_line(l)).collect();
     // Filesystem: an access error naming a path the resolver denies. With kernel-side
     // records, step 7 decided every write; reads are never recorded, so a read of a path
     // the profile hides is still named (new-user trial: `cat ~/.ssh/id_rsa` said only
@@ -2729,6 +2786,57 @@ mod tests {
             &ctx,
         );
         assert_eq!(o.class, OutcomeClass::CommandFailed);
+        // A cordon run inside the sandbox that refused: said as such, and the path its
+        // message names is not taken for one the command was denied (stop 39 review: the
+        // outer run said "~/.npmrc is shown as a read-only copy ...").
+        let nested = RunSignals {
+            code: Some(125),
+            stderr_tail:
+                "cordon: refusing to run unconfined: deny-read of /home/u/.ssh/id_rsa needs a \
+                          mount namespace, but user namespaces are unavailable (unshare: \
+                          Operation not permitted)"
+                    .into(),
+            sandboxed: true,
+            helper_applied: true,
+            ..Default::default()
+        };
+        let o = classify(&nested, &ctx);
+        match &o.class {
+            OutcomeClass::SandboxDenied { path, grant, .. } => {
+                assert_eq!(*path, None, "{o:?}");
+                assert_eq!(*grant, None, "{o:?}");
+            }
+            c => panic!("{c:?}"),
+        }
+        let hint = o.hint.as_deref().unwrap();
+        assert!(
+            hint.contains("cordon run inside this sandbox") && hint.contains("--sandbox forbid"),
+            "{hint}"
+        );
+        assert!(!hint.contains(".ssh"), "{hint}");
+        // Any other line of a nested cordon is no evidence either: its path is not the
+        // command's denial.
+        let o = classify(
+            &RunSignals {
+                stderr_tail: "cordon: note: cannot open /home/u/.ssh/id_rsa: Permission denied"
+                    .into(),
+                ..nested.clone()
+            },
+            &ctx,
+        );
+        assert_eq!(o.class, OutcomeClass::CommandFailed, "{o:?}");
+        // The sibling: the command's own line naming the same path still counts.
+        let o = classify(
+            &RunSignals {
+                stderr_tail: "cat: /home/u/.ssh/id_rsa: Permission denied".into(),
+                ..nested.clone()
+            },
+            &ctx,
+        );
+        assert!(
+            matches!(&o.class, OutcomeClass::SandboxDenied { path: Some(p), .. } if p == Path::new("/home/u/.ssh/id_rsa")),
+            "{o:?}"
+        );
         let o = classify(
             &RunSignals {
                 code: Some(125),

@@ -362,6 +362,49 @@ fn a_nested_run_is_refused_for_the_reason_its_dry_run_gives() {
     let err = text(&o.stderr);
     assert!(err.contains("user namespaces are unavailable"), "{err}");
     assert!(!err.contains("for its writable grant"), "{err}");
+    // The outer run says what happened, not that the command was denied a path the inner
+    // message names (stop 39 review: "~/.npmrc is shown to this command as a read-only
+    // copy ... change it outside cordon").
+    assert!(
+        err.contains("a cordon run inside this sandbox refused to start its command"),
+        "{err}"
+    );
+    assert!(!err.contains("is shown to this command"), "{err}");
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--json",
+            "--",
+            CORDON,
+            "run",
+            "--no-server",
+            "--",
+            "true",
+        ],
+    ));
+    let v = last_json(&o.stderr);
+    assert_eq!(v["outcome"], "sandbox-denied", "{v}");
+    assert!(v["path"].is_null(), "{v}");
+    // The way on the hint gives works: the inner run unsandboxed by itself, inside this one.
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--",
+            CORDON,
+            "run",
+            "--no-server",
+            "--sandbox",
+            "forbid",
+            "--",
+            "sh",
+            "-c",
+            "echo inner-ran",
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "inner-ran\n");
     let o = out(cordon(
         &p,
         &["run", "--", CORDON, "run", "--dry-run", "--", "true"],
