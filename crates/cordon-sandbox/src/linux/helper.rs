@@ -623,6 +623,36 @@ fn run_prepared(
     run_namespaces(payload, args, &plan, features, reporter, Some(prepared))
 }
 
+/// Makes the stream socket `fd` signal-driven for this process: `SIGIO` (blocked, so it
+/// only wakes [`process::supervise_checking`]) when its peer hangs up.
+fn arm_hangup(fd: RawFd) -> std::io::Result<()> {
+    process::block_sigio();
+    // SAFETY: fcntl on a descriptor this process owns, with integer arguments.
+    let ok = unsafe {
+        libc::fcntl(fd, libc::F_SETOWN, libc::getpid()) == 0 && {
+            let fl = libc::fcntl(fd, libc::F_GETFL);
+            fl >= 0 && libc::fcntl(fd, libc::F_SETFL, fl | libc::O_ASYNC) == 0
+        }
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Whether the peer of the stream socket `fd` has hung up (or the socket failed).
+fn hung_up(fd: RawFd) -> bool {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLRDHUP,
+        revents: 0,
+    };
+    // SAFETY: `p` is a valid pollfd; a zero timeout does not block.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n > 0 && p.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
+}
+
 /// What the process that applies the layers tells the helper on the status pipe.
 #[derive(Debug, Serialize, Deserialize)]
 enum SetupStatus {
@@ -1135,6 +1165,20 @@ fn run_namespaces(
     };
     drop(ended_w);
     drop(covers_end_w);
+    // A template's handler is the helper: the server's handler H hanging up (killed for a
+    // gone client or a `--timeout`) ends the command, as the helper's own death would.
+    let handler = prepared.and_then(|p| p.handler_conn());
+    if let Some(Err(e)) = handler.map(arm_hangup) {
+        // SAFETY: kill has no memory-safety preconditions; `pid` is our child.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        process::supervise(pid);
+        leave(&cgroup);
+        drop(alive_w);
+        return Err(HelperError::setup(
+            "watching the server's handler for its hang-up",
+            e,
+        ));
+    }
     if let Some(Err(e)) = cover.as_ref().map(|c| c.arm()) {
         // Nothing would wake the helper for a replacement: nothing runs.
         // SAFETY: kill has no memory-safety preconditions; `pid` is our child.
@@ -1256,12 +1300,13 @@ fn run_namespaces(
     // A cover lost (host replaced a covered path): init — pid 1 of the command's pid
     // namespace — is killed, which ends the whole tree.
     let mut stop = false;
-    let how = (watchdog.is_some(), cover.is_some());
+    let how = (watchdog.is_some(), cover.is_some() || handler.is_some());
     let mut check = || {
         if let Some(w) = watchdog.as_mut() {
             w.check();
         }
-        if let (Some(_), false) = (cover.as_mut().and_then(|c| c.poll()), stop) {
+        let lost = cover.as_mut().and_then(|c| c.poll()).is_some();
+        if (lost || handler.is_some_and(hung_up)) && !stop {
             // SAFETY: kill has no memory-safety preconditions; `pid` is our unreaped child.
             unsafe { libc::kill(pid, libc::SIGKILL) };
             stop = true;

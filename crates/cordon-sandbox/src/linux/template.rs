@@ -11,10 +11,11 @@
 //! ```text
 //! cordon serve ─ T0 (host namespaces: placeholders; dies with the server)
 //!   │             └─ T (user+mount+pid+ipc ns: mount plan built; pid 1; one per key)
-//!   │                  └─ P (per command: the handler protocol of `server.rs`)
-//!   │                       └─ Q (the helper, `helper::main_prepared`)
-//!   │                            └─ I (new pid+mount+ipc(+net) ns: per-command mounts,
-//!   │                                   confinement) ─ the command
+//!   │                  └─ P (per command: the handler protocol of `server.rs`, then
+//!   │                       │  the helper itself, `helper::main_prepared`; its last act
+//!   │                       │  sends the status)
+//!   │                       └─ I (new pid+mount+ipc(+net) ns: per-command mounts,
+//!   │                              confinement) ─ the command
 //!   └─ H (per connection, host namespaces: relays the request to P and the status back;
 //!          the pid the client signals; signals reach P through a pidfd)
 //! ```
@@ -60,7 +61,7 @@
 //! on stdio, rung 2, and any mount beneath the per-command places. The run's cgroup (pids
 //! and memory limits) is per command: created on the host by H, joined through
 //! descriptors H opened ([`super::limits::Cgroup::join_files`]: init moves itself in on
-//! cgroup v1, Q moves init in on v2), removed by H after the run.
+//! cgroup v1, P — the helper — moves init in on v2), removed by H after the run.
 
 use super::caches::{Unclaimed, TEMPLATE_SLOTS};
 use super::features::{probe_fast, LinuxFeatures};
@@ -97,30 +98,37 @@ pub(crate) struct Prepared {
     notes: Vec<String>,
     warnings: Vec<String>,
     read_only_caches: Vec<(PathBuf, String)>,
-    /// In Q: the run's cgroup and its join descriptors (opened on the host by H,
+    /// In P: the run's cgroup and its join descriptors (opened on the host by H,
     /// [`super::limits::Cgroup::join_files`]), through which init gets in
     /// ([`Prepared::set_cgroup`]).
     cgroup: std::cell::RefCell<Option<(super::limits::Cgroup, Vec<OwnedFd>)>>,
-    /// In P and Q: the command's payload as P read and checked it ([`Prepared::accept`]),
+    /// In P: the command's payload as P read and checked it ([`Prepared::accept`]),
     /// with the plan it was checked by: the helper runs exactly this one, without planning
     /// or checking it again ([`Prepared::take_payload`]).
     accepted: std::cell::RefCell<Option<(HelperPayload, LinuxPlan)>>,
     /// The covers ([`Layout::covers`]) that were mount points once the template's root was
     /// built: each must still be one when a command is forked from it.
     covered: Vec<super::cover_watch::Covered>,
-    /// In P and Q: the watch of the covers P set up before checking them
+    /// In P: the watch of the covers P set up before checking them
     /// ([`Prepared::accept`]); the helper waits on it ([`Prepared::take_cover_watch`]).
     cover: std::cell::RefCell<Option<super::cover_watch::CoverWatch>>,
+    /// In P: a duplicate of the taken cover watch's descriptor, open until P exits
+    /// ([`Prepared::take_cover_watch`]).
+    cover_copy: std::cell::RefCell<Option<OwnedFd>>,
+    /// In P: the connection to the server's handler H on which the status goes
+    /// ([`Prepared::set_handler_conn`]); its hang-up (H killed: the client gone, its
+    /// `--timeout`) ends the command.
+    handler_conn: std::cell::Cell<Option<RawFd>>,
     /// What each command's cover watch watches ([`Prepared::layout`]'s), computed once.
     watch_plan: super::cover_watch::WatchPlan,
     /// In T: the next command's cover watch, made ahead of it ([`make_spares`]); taken by
     /// that command's handler P ([`Prepared::accept`]).
     spare_watch: std::cell::RefCell<Option<super::cover_watch::CoverWatch>>,
     /// In T: the next command's network namespace, made ahead of it ([`make_spares`]); in
-    /// Q, taken for init ([`Prepared::take_spare_net`]).
+    /// P, taken for init ([`Prepared::take_spare_net`]).
     spare_net: std::cell::RefCell<Option<OwnedFd>>,
-    /// In P and Q: a socket pair P made before forking Q ([`Prepared::hold_for_run`]);
-    /// Q sends init's mount namespace into it ([`Prepared::hold_mount_namespace`]), and
+    /// In P: a socket pair made before it became the helper ([`Prepared::hold_for_run`]);
+    /// the helper sends init's mount namespace into it ([`Prepared::hold_mount_namespace`]), and
     /// the descriptor stays in flight, referenced, until P exits.
     ns_hold: std::cell::RefCell<Option<(OwnedFd, OwnedFd)>>,
     /// The routing of the command the template was made for ([`Routing`]): a command
@@ -130,7 +138,7 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
-    /// In Q (a fork of the template, single-threaded): the cgroup H made for this command
+    /// In P (a fork of the template, single-threaded): the cgroup H made for this command
     /// and one join descriptor per directory of it ([`super::limits::Cgroup::join_files`]).
     pub(crate) fn set_cgroup(&self, cg: super::limits::Cgroup, procs: Vec<OwnedFd>) {
         *self.cgroup.borrow_mut() = Some((cg, procs));
@@ -213,7 +221,8 @@ impl Prepared {
         Ok(())
     }
 
-    /// In Q, before it closes what it does not keep: the cover watch's descriptor and the
+    /// In P, before it closes what it does not keep: the cover watch's descriptor, the
+    /// pair that holds init's mount namespace ([`Prepared::hold_for_run`]) and the
     /// network namespace made ahead for the command ([`Prepared::take_spare_net`]).
     pub(crate) fn kept_fds(&self) -> Vec<RawFd> {
         let mut v: Vec<RawFd> = self
@@ -224,7 +233,9 @@ impl Prepared {
             .into_iter()
             .collect();
         v.extend(self.spare_net.borrow().as_ref().map(|f| f.as_raw_fd()));
-        v.extend(self.ns_hold.borrow().as_ref().map(|(a, _)| a.as_raw_fd()));
+        if let Some((a, b)) = self.ns_hold.borrow().as_ref() {
+            v.extend([a.as_raw_fd(), b.as_raw_fd()]);
+        }
         v
     }
 
@@ -234,13 +245,13 @@ impl Prepared {
         self.covered.iter().map(|c| c.path.clone()).collect()
     }
 
-    /// In P, before it forks Q: a socket pair above every number a client's descriptor is
-    /// put on, kept by P (and inherited by Q, [`Prepared::kept_fds`]) until it exits. Q
-    /// sends init's mount namespace into it ([`Prepared::hold_mount_namespace`]), so the
-    /// last reference to the command's mount tree is dropped when P exits — after the
-    /// status went to the client — instead of when init exits (tearing down a mount
-    /// namespace waits for an RCU grace period: ~0.2-0.3 ms of each command's end, issue
-    /// 12). Without a pair (no descriptor left), init's exit does it, as before.
+    /// In P, before it becomes the helper: a socket pair above every number a client's
+    /// descriptor is put on, both ends kept ([`Prepared::kept_fds`]) until P exits. The
+    /// helper sends init's mount namespace into it ([`Prepared::hold_mount_namespace`]), so
+    /// the last reference to the command's mount tree is dropped when P exits — after the
+    /// status went out — instead of when init exits (tearing down a mount namespace waits
+    /// for an RCU grace period: ~0.2-0.3 ms of each command's end, issue 12). Without a
+    /// pair (no descriptor left), init's exit does it, as before.
     pub(crate) fn hold_for_run(&self) {
         let above =
             |fd: OwnedFd| sys::dup_cloexec_above(fd.as_raw_fd(), super::server::MAX_TARGET_FD);
@@ -248,25 +259,24 @@ impl Prepared {
         *self.ns_hold.borrow_mut() = pair.ok();
     }
 
-    /// In Q, right after init was cloned as `pid`: sends init's mount namespace (from its
-    /// pidfd, `PIDFD_GET_MNT_NAMESPACE`, Linux 6.11) into P's pair ([`Prepared::hold_for_run`])
-    /// and closes Q's copies. Best effort: on an older kernel, or when init already ended,
-    /// nothing is held and init's exit tears the namespace down, as before. Holding it
-    /// changes no guarantee: init's exit still waits for every process of the command's
-    /// pid namespace, and nothing enters a namespace through a descriptor in flight.
+    /// In P (the helper), right after init was cloned as `pid`: sends init's mount
+    /// namespace (from its pidfd, `PIDFD_GET_MNT_NAMESPACE`, Linux 6.11) into the pair
+    /// ([`Prepared::hold_for_run`]), whose ends stay open until P exits. Best effort: on an
+    /// older kernel, or when init already ended, nothing is held and init's exit tears the
+    /// namespace down, as before. Holding it changes no guarantee: init's exit still waits
+    /// for every process of the command's pid namespace, and nothing enters a namespace
+    /// through a descriptor in flight.
     pub(crate) fn hold_mount_namespace(&self, pid: libc::pid_t) {
-        let Some((held, receiving)) = self.ns_hold.borrow_mut().take() else {
+        let hold = self.ns_hold.borrow();
+        let Some((held, _)) = hold.as_ref() else {
             return;
         };
-        // P's end was closed with the rest when Q started (`close_all_but`): its number
-        // may name another descriptor of Q's now, which must not be closed here.
-        std::mem::forget(receiving);
         if let Ok(ns) = sys::pidfd_open(pid).and_then(|p| sys::pidfd_mount_namespace(&p)) {
-            let _ = send_fd(&held, ns.as_raw_fd());
+            let _ = send_fd(held, ns.as_raw_fd());
         }
     }
 
-    /// In Q: the network namespace the template made for this command ahead of time
+    /// In P: the network namespace the template made for this command ahead of time
     /// ([`make_spares`]), once: a new, empty namespace no process has been in, which init
     /// enters with `setns` instead of cloning one (issue 12: a new network namespace is
     /// ~0.4 ms of the launch). `None`: none was ready; init clones its own.
@@ -274,16 +284,35 @@ impl Prepared {
         self.spare_net.borrow_mut().take()
     }
 
-    /// In Q: the cover watch P set up and checked ([`Prepared::accept`]), once. P (Q's
-    /// parent) keeps its own copy of the descriptor open until it has sent the run's
-    /// status and the client has hung up, so Q's close is never the last one.
+    /// In P, before it becomes the helper: the descriptor (above every target, kept open
+    /// by P) of its connection to the server's handler H. The helper ends the command when
+    /// H hangs up ([`Prepared::handler_conn`]): H is killed when its client is gone or its
+    /// `--timeout` passed, and the command must not outlive that.
+    pub(crate) fn set_handler_conn(&self, fd: RawFd) {
+        self.handler_conn.set(Some(fd));
+    }
+
+    /// In P (the helper): the connection to H whose hang-up ends the command
+    /// ([`Prepared::set_handler_conn`]).
+    pub(crate) fn handler_conn(&self) -> Option<RawFd> {
+        self.handler_conn.get()
+    }
+
+    /// In P (the helper): the cover watch P set up and checked ([`Prepared::accept`]),
+    /// once. A duplicate of its descriptor stays open until P exits, after it has sent the
+    /// run's status, so the helper's close of the watch is never the last one (that close
+    /// waits for the kernel: [`super::cover_watch::CoverWatch::release`]). Without a
+    /// duplicate (no descriptor left) the watch is released as on the cold path.
     pub(crate) fn take_cover_watch(&self) -> Option<super::cover_watch::CoverWatch> {
         let mut w = self.cover.borrow_mut().take()?;
-        w.held_by_parent();
+        if let Ok(copy) = sys::dup_cloexec_above(w.raw_fd(), super::server::MAX_TARGET_FD) {
+            *self.cover_copy.borrow_mut() = Some(copy);
+            w.held_by_parent();
+        }
         Some(w)
     }
 
-    /// In Q: the payload P checked ([`Prepared::accept`]) and the plan it was checked
+    /// In P: the payload it checked ([`Prepared::accept`]) and the plan it was checked
     /// with, once: the helper runs exactly what was checked, without planning or checking
     /// it again (issue 12: the payload's plan and mount plan were computed three times per
     /// command).
@@ -1044,6 +1073,8 @@ fn template_main(
         accepted: std::cell::RefCell::new(None),
         covered,
         cover: std::cell::RefCell::new(None),
+        cover_copy: std::cell::RefCell::new(None),
+        handler_conn: std::cell::Cell::new(None),
         spare_watch: std::cell::RefCell::new(None),
         spare_net: std::cell::RefCell::new(None),
         ns_hold: std::cell::RefCell::new(None),
@@ -1091,6 +1122,9 @@ fn template_main(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         };
+        // P becomes the helper: it checks its parent against T, not against whoever it
+        // has when it looks.
+        super::helper::forking_a_helper();
         // SAFETY: T is single-threaded.
         match unsafe { libc::fork() } {
             0 => {
