@@ -131,6 +131,35 @@ fn spawn_server(sock: &Path) -> Child {
 const BOTH: [Launch; 2] = [Launch::Cold, Launch::Server];
 const ALL: [Launch; 3] = [Launch::Cold, Launch::Server, Launch::Template];
 
+/// The command holds no descriptor of cordon's on any path — not the connection to the
+/// server's handler (a template's helper is its per-command handler now: a status line
+/// written there would be taken as the run's), not a pipe of the helper's — and init's are
+/// out of its reach. Twin: its own stdio are there, and a file it opens works.
+#[test]
+fn the_command_holds_only_its_stdio_on_every_path() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    for l in ALL {
+        let o = p.sh(
+            l,
+            "exec 3>own-fd.txt; echo mine >&3; ls /proc/self/fd; \
+             for f in /proc/1/fd/*; do \
+               (exec 5>>\"$f\") 2>/dev/null && echo \"INIT-FD-OPENED $f\"; \
+               (exec 5<\"$f\") 2>/dev/null && echo \"INIT-FD-OPENED $f\"; \
+             done; cat own-fd.txt",
+        );
+        assert_eq!(o.status.code(), Some(0), "{l:?}: {}", text(&o.stderr));
+        let out = text(&o.stdout);
+        let mut lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.pop(), Some("mine"), "{l:?}: {out}");
+        // 0-2, the command's own 3, and the directory `ls` reads.
+        assert_eq!(lines, ["0", "1", "2", "3", "4"], "{l:?}: {out}");
+        assert!(!out.contains("INIT-FD-OPENED"), "{l:?}: {out}");
+    }
+}
+
 /// R-L1: writing outside the project fails; inside works.
 #[test]
 fn write_outside_fails_inside_works_on_both_paths() {

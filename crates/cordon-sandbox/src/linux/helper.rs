@@ -1453,6 +1453,11 @@ impl Channels {
 /// The clone's child becomes pid 1 of the new namespaces: runs [`init_main`], reports a
 /// setup failure on the status pipe, and exits with the command's code (never returns).
 fn become_init(mut ctx: InitContext<'_>) -> ! {
+    // A template's helper's connection to the server's handler is the helper's alone:
+    // init, and so the command, never holds it.
+    if let Some(fd) = ctx.prepared.and_then(|p| p.handler_conn()) {
+        sys::close_in_child(fd);
+    }
     let code = match init_main(&mut ctx) {
         Ok(code) => code,
         Err(e) => {
