@@ -1227,6 +1227,44 @@ fn client_trusts_the_real_server_only_in_a_private_directory() {
     assert!(text(&o.stderr).contains("not a private directory"));
 }
 
+/// Commands forked from one template at the same time each have a mount namespace of
+/// their own (made ahead of the command, or cloned): one's fresh `/tmp` never covers the
+/// other's, and the template's own mounts do not pile up command after command. Twin: each
+/// command's own `/tmp` file is there for it to read back.
+#[test]
+fn concurrent_template_commands_have_their_own_mounts() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    p.sh(Launch::Template, "true");
+    let first = p.sh(Launch::Template, "grep -c . /proc/self/mounts");
+    let a = p
+        .cordon(
+            Launch::Template,
+            &[
+                "--",
+                "sh",
+                "-c",
+                "echo a > /tmp/mine; sleep 1.5; cat /tmp/mine; ls /tmp",
+            ],
+        )
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let b = p.sh(Launch::Template, "ls /tmp; echo b > /tmp/other; echo B_OK");
+    assert_eq!(text(&b.stdout), "B_OK\n", "{}", text(&b.stderr));
+    let a = a.wait_with_output().unwrap();
+    assert_eq!(text(&a.stdout), "a\nmine\n", "{}", text(&a.stderr));
+    for _ in 0..3 {
+        p.sh(Launch::Template, "true");
+    }
+    let last = p.sh(Launch::Template, "grep -c . /proc/self/mounts");
+    assert_eq!(text(&first.stdout), text(&last.stdout), "mounts piled up");
+}
+
 /// A template never carries one command's state into the next: files in `/tmp` and
 /// `/dev/shm`, a process left running, a pty — the second command forked from the same
 /// template sees none of them (each gets fresh `/tmp`, `/dev/shm`, `/dev/pts`, `/proc` and

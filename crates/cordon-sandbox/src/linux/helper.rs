@@ -1080,6 +1080,13 @@ fn run_namespaces(
     if plan.net_namespace && spare_net.is_none() {
         flags |= libc::CLONE_NEWNET;
     }
+    // And the mount namespace made for it ahead of time (a copy of the template's root),
+    // kept open here until this process exits: the command's mount tree is torn down after
+    // the status went out, not on init's exit.
+    let spare_mnt = prepared.and_then(|p| p.take_spare_mnt());
+    if spare_mnt.is_some() {
+        flags &= !libc::CLONE_NEWNS;
+    }
     // SAFETY: the helper is single-threaded (no thread is ever started in it).
     let pid = match unsafe { sys::clone_fork(flags as libc::c_ulong) } {
         Ok(p) => p,
@@ -1146,15 +1153,21 @@ fn run_namespaces(
             prepared,
             cgroup_join,
             spare_net,
+            spare_mnt: spare_mnt.as_ref().map(|f| f.as_raw_fd()),
         };
         become_init(ctx);
     }
+    // Closed when this process exits (after the status went out), never before init is
+    // reaped.
+    let spare_mnt_used = spare_mnt.is_some();
+    std::mem::forget(spare_mnt);
     drop(alive_r);
     drop(status_w);
     // Init's mount namespace is referenced past init's exit — by the template's handler,
     // or below by the detached cleanup process — so that the helper's wait for init does
     // not include tearing the command's mount tree down (issue 12). Best effort.
     let init_mounts = match prepared {
+        Some(_) if spare_mnt_used => None, // held above
         Some(p) => {
             p.hold_mount_namespace(pid);
             None
@@ -1511,6 +1524,11 @@ struct InitContext<'a> {
     /// ([`super::template::Prepared::take_spare_net`]), which init enters first (it was
     /// cloned without `CLONE_NEWNET`).
     spare_net: Option<OwnedFd>,
+    /// A template's command: the mount namespace made for it ahead of time
+    /// ([`super::template::Prepared::take_spare_mnt`]), which init enters before anything
+    /// else (it was cloned without `CLONE_NEWNS`, into the template's own namespace). The
+    /// helper owns the descriptor; init's copy is closed once entered.
+    spare_mnt: Option<RawFd>,
 }
 
 /// How init gets into the run's cgroup (R-H5; [`super::limits::Cgroup::moves_itself`]).
@@ -1685,6 +1703,20 @@ fn enter_namespaces(ctx: &mut InitContext<'_>) -> Result<(), HelperError> {
         return Err(HelperError::ParentGone); // nobody to run the command for
     }
     process::install_init_handlers();
+    if let Some(ns) = ctx.spare_mnt.take() {
+        // Before anything touches a mount: until then init is in the template's namespace,
+        // which every command of the template shares. A failure is fatal.
+        // SAFETY: setns on a namespace descriptor this process holds; no memory is passed.
+        let r = unsafe { libc::setns(ns, libc::CLONE_NEWNS) };
+        let e = std::io::Error::last_os_error();
+        sys::close_in_child(ns);
+        if r != 0 {
+            return Err(HelperError::setup(
+                "entering the command's mount namespace",
+                e,
+            ));
+        }
+    }
     if let Some(ns) = ctx.spare_net.take() {
         // Before anything of the network is set up. A failure is fatal: init would stay in
         // the template's network namespace, the host's.
