@@ -1264,12 +1264,14 @@ fn relay_to_template(
             }
         }
     };
-    // The command's tree has ended (P reports after reaping the helper, which outlives
-    // init): the cgroup is empty.
+    // The command's tree has ended (P, the helper, reports after reaping init): the cgroup
+    // is empty. The status goes out first: removing a cgroup waits for the kernel to take
+    // it offline, which the client need not wait for.
+    let sent = reply(&conn, &Reply::Status(status));
     if let Some(c) = &cgroup {
         c.remove();
     }
-    reply(&conn, &Reply::Status(status))?;
+    sent?;
     let mut pfd = [libc::pollfd {
         fd: conn.as_raw_fd(),
         events: libc::POLLIN | libc::POLLRDHUP,
