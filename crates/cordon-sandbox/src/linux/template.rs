@@ -1268,46 +1268,47 @@ fn make_spares(prepared: &Prepared) {
 }
 
 /// A copy of the template's mount namespace (its built root, as `clone(CLONE_NEWNS)` from
-/// the template's handler would make it), as a descriptor of `/proc/thread-self/ns/mnt`
-/// above every client target number: a child is cloned into it, sends the descriptor and
-/// exits, so no process is left in it. The template's namespace does not change once
-/// built, so the copy is the one a command would get at its start.
+/// the template's handler would make it), as a descriptor above every client target
+/// number ([`spare_namespace`]). The template's namespace does not change once built, so
+/// the copy is the one a command would get at its start.
 ///
 /// Errors: the clone, the open or the transfer failed.
 fn spare_mount_namespace() -> io::Result<OwnedFd> {
-    let (ours, theirs) = seqpacket_pair()?;
-    // SAFETY: T is single-threaded.
-    let pid = unsafe { sys::clone_fork(libc::CLONE_NEWNS as libc::c_ulong) }?;
-    if pid == 0 {
-        drop(ours);
-        let sent = std::fs::File::open("/proc/thread-self/ns/mnt")
-            .and_then(|f| send_fd(&theirs, f.as_raw_fd()));
-        process::exit_now(i32::from(sent.is_err()));
-    }
-    drop(theirs);
-    // The child is reaped by the kernel (T ignores SIGCHLD); its end closes when it exits.
-    let mut buf = [0u8; 1];
-    let (_, fd) = recv_fd(ours.as_raw_fd(), &mut buf)?;
-    let fd = fd.ok_or_else(|| io::Error::other("no namespace descriptor came"))?;
-    sys::dup_cloexec_above(fd.as_raw_fd(), super::server::MAX_TARGET_FD)
+    spare_namespace(libc::CLONE_NEWNS, "/proc/thread-self/ns/mnt", || Ok(()))
 }
 
 /// A new network namespace (owned by the template's user namespace, like one init would
-/// clone), its `lo` up, as a descriptor of `/proc/thread-self/ns/net` above every client target
-/// number: a child is cloned into it, sends the descriptor and exits, so no process is
-/// left in it.
+/// clone), its `lo` up (off the command's path: init checks it again, and a namespace
+/// whose `lo` is down is brought up there as before), as a descriptor above every client
+/// target number ([`spare_namespace`]).
 ///
-/// Errors: the clone, the open or the transfer failed.
+/// Errors: the clone, `lo`, the open or the transfer failed.
 fn spare_net_namespace() -> io::Result<OwnedFd> {
+    spare_namespace(
+        libc::CLONE_NEWNET,
+        "/proc/thread-self/ns/net",
+        super::loopback::bring_up_lo,
+    )
+}
+
+/// A new namespace of the kind `flag` (one `CLONE_NEW*`), as a descriptor of `ns` (its
+/// `/proc/thread-self/ns/…` file) above every client target number: a child is cloned
+/// into it, runs `prepare` there, sends the descriptor and exits, so no process is left
+/// in it.
+///
+/// Errors: the clone, `prepare`, the open or the transfer failed.
+fn spare_namespace(
+    flag: libc::c_int,
+    ns: &str,
+    prepare: impl FnOnce() -> io::Result<()>,
+) -> io::Result<OwnedFd> {
     let (ours, theirs) = seqpacket_pair()?;
     // SAFETY: T is single-threaded.
-    let pid = unsafe { sys::clone_fork(libc::CLONE_NEWNET as libc::c_ulong) }?;
+    let pid = unsafe { sys::clone_fork(flag as libc::c_ulong) }?;
     if pid == 0 {
         drop(ours);
-        // `lo` up here, off the command's path (init checks it again: a namespace whose
-        // `lo` is down is brought up there as before).
-        let sent = super::loopback::bring_up_lo()
-            .and_then(|()| std::fs::File::open("/proc/thread-self/ns/net"))
+        let sent = prepare()
+            .and_then(|()| std::fs::File::open(ns))
             .and_then(|f| send_fd(&theirs, f.as_raw_fd()));
         process::exit_now(i32::from(sent.is_err()));
     }
