@@ -1227,6 +1227,57 @@ fn client_trusts_the_real_server_only_in_a_private_directory() {
     assert!(text(&o.stderr).contains("not a private directory"));
 }
 
+/// Attack pass 173, finding 1: a symlink on the way to a hidden path (`~/.ssh -> a/b`,
+/// `~/a -> x`) re-pointed on the host while the command runs (`~/a -> y`) led the hidden
+/// spelling past its cover, and the run said `success`. The links resolution went through
+/// are watched like the cover's own name: the run is stopped (`cancelled`, 125) and the
+/// other directory's key is never read. Twin: without the change, the key stays hidden
+/// and the run succeeds.
+#[test]
+fn a_link_on_the_way_to_a_hidden_path_repointed_during_the_run_stops_it_on_every_path() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let h = &p.home;
+    let _ = std::fs::remove_dir_all(h.join(".ssh"));
+    for (d, key) in [("x", "KEY-X"), ("y", "KEY-Y")] {
+        std::fs::create_dir_all(h.join(d).join("b")).unwrap();
+        std::fs::write(h.join(d).join("b/id_rsa"), key).unwrap();
+    }
+    std::os::unix::fs::symlink("x", h.join("a")).unwrap();
+    std::os::unix::fs::symlink("a/b", h.join(".ssh")).unwrap();
+    let read = "for i in $(seq 30); do cat ~/.ssh/id_rsa 2>/dev/null; sleep 0.05; done; echo DONE";
+    for l in ALL {
+        let o = p.sh(l, "true");
+        assert_eq!(o.status.code(), Some(0), "{l:?}: {}", text(&o.stderr));
+        // Twin: nothing changes, nothing is read.
+        let o = p.sh(l, read);
+        assert_eq!(text(&o.stdout), "DONE\n", "{l:?}: {}", text(&o.stderr));
+        assert_eq!(o.status.code(), Some(0), "{l:?}");
+        let child = p
+            .cordon(l, &["--", "sh", "-c", read])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(600));
+        let tmp = h.join("a.new");
+        let _ = std::fs::remove_file(&tmp);
+        std::os::unix::fs::symlink("y", &tmp).unwrap();
+        std::fs::rename(&tmp, h.join("a")).unwrap();
+        let o = child.wait_with_output().unwrap();
+        let out = text(&o.stdout);
+        assert!(!out.contains("KEY-"), "{l:?}: a hidden key was read: {out}");
+        let v = last_json(&o.stderr);
+        assert_eq!(v["outcome"], "cancelled", "{l:?}: {v}");
+        assert_eq!(o.status.code(), Some(125), "{l:?}");
+        // Back for the next path.
+        std::os::unix::fs::symlink("x", &tmp).unwrap();
+        std::fs::rename(&tmp, h.join("a")).unwrap();
+    }
+}
+
 /// Commands forked from one template at the same time each have a mount namespace of
 /// their own (made ahead of the command, or cloned): one's fresh `/tmp` never covers the
 /// other's, and the template's own mounts do not pile up command after command. Twin: each

@@ -456,6 +456,7 @@ mod tests {
             notes: Vec::new(),
             absent: Vec::new(),
             read_only_caches: Vec::new(),
+            links: Vec::new(),
         }
     }
 

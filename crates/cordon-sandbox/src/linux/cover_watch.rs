@@ -892,6 +892,7 @@ mod tests {
             notes: Vec::new(),
             absent: Vec::new(),
             read_only_caches: Vec::new(),
+            links: Vec::new(),
         };
         assert_eq!(layout.covers().len(), 1, "the mask is a cover");
         let e = mounted_covers(&layout, &[]).unwrap_err();
@@ -914,6 +915,7 @@ mod tests {
             notes: Vec::new(),
             absent: absent.to_vec(),
             read_only_caches: Vec::new(),
+            links: Vec::new(),
         }
     }
 

@@ -287,6 +287,13 @@ pub struct Layout {
     /// They stay read-only, with the hint.
     #[serde(skip)]
     pub read_only_caches: Vec<(PathBuf, String)>,
+    /// The symlinks resolution went through on the way to a hidden or protected path whose
+    /// names live in a host layer (the entries' [`cordon_policy::ResolvedEntry::links`]),
+    /// with what they lead to: watched while the command runs like a cover's own name
+    /// ([`Layout::cover_watches`]). The host re-pointing one (`ln -sfn other ~/a` for
+    /// `~/.ssh -> a/b`) would lead the hidden spelling past its cover; the run is stopped
+    /// instead (attack pass 173, finding 1).
+    pub links: Vec<(PathBuf, CoverKind)>,
 }
 
 impl Layout {
@@ -453,6 +460,10 @@ impl Layout {
             .covers_in(&layers)
             .into_iter()
             .chain(absent.iter().cloned())
+            .chain(self.links.iter().map(|(path, kind)| Cover {
+                path: path.clone(),
+                kind: *kind,
+            }))
             .collect();
         for c in &all {
             let mut child: &Path = &c.path;
@@ -667,8 +678,8 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
         Access::Write => Base::HostWritable,
         Access::Deny => Base::Empty,
     };
-    let (tree, notes, absent) = match fs {
-        ResolvedFilesystem::Unrestricted => (Vec::new(), Vec::new(), Vec::new()),
+    let (tree, notes, absent, links) = match fs {
+        ResolvedFilesystem::Unrestricted => (Vec::new(), Vec::new(), Vec::new(), Vec::new()),
         ResolvedFilesystem::Restricted { .. } => tree_steps(fs, base, top.private_tmp),
     };
     let own_root = base == Base::Empty;
@@ -689,20 +700,26 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
         notes,
         absent: Vec::new(),
         read_only_caches: Vec::new(),
+        links,
     };
     l.set_absent(absent);
     l
 }
 
-/// The tree steps (private `/tmp`, binds, pins, masks), shallow first, notes, and the deny
-/// entries not present (skipped).
+/// What [`tree_steps`] gives: the steps, the notes, the deny entries not present, and the
+/// links to watch ([`Layout::links`]).
+type TreeSteps = (
+    Vec<Step>,
+    Vec<String>,
+    Vec<PathBuf>,
+    Vec<(PathBuf, CoverKind)>,
+);
+
+/// The tree steps (private `/tmp`, binds, pins, masks), shallow first, notes, the deny
+/// entries not present (skipped), and the links to watch ([`Layout::links`]).
 // Longer than most: one arm per access (deny, read, write) with the layer bookkeeping that
 // decides whether a step is needed; split, the layer stack would be threaded through each.
-fn tree_steps(
-    fs: &ResolvedFilesystem,
-    base: Base,
-    private_tmp: bool,
-) -> (Vec<Step>, Vec<String>, Vec<PathBuf>) {
+fn tree_steps(fs: &ResolvedFilesystem, base: Base, private_tmp: bool) -> TreeSteps {
     let layered = fs.layered();
     let base_ctx = match base {
         Base::HostReadOnly => Ctx::Host { writable: false },
@@ -823,6 +840,7 @@ fn tree_steps(
     // Symlink names on the way to protected, denied and pinned paths, where the command
     // could replace them (in a writable host layer): pinned, after every layer is known.
     let mut pinned_links: Vec<&Path> = Vec::new();
+    let mut watched_links: Vec<(PathBuf, CoverKind)> = Vec::new();
     // Symlinks on the way to grants, in a tmpfs of ours: recreated, so the spelling works.
     for e in &layered {
         if under_rebuilt_tree(&e.path) {
@@ -834,6 +852,19 @@ fn tree_steps(
                 EntryOrigin::Protected { .. } | EntryOrigin::Pinned { .. }
             );
         for l in &e.links {
+            // Any guarded link whose name is the host's: the host can re-point it while the
+            // command runs, whatever the command may do to it.
+            if guarded
+                && matches!(ctx_of(&layers, l), Ctx::Host { .. })
+                && !watched_links.iter().any(|(w, _)| w == l)
+            {
+                let kind = if e.access == Access::Deny {
+                    CoverKind::Hidden
+                } else {
+                    CoverKind::ReadOnly
+                };
+                watched_links.push((l.clone(), kind));
+            }
             if pinned_links.contains(&l.as_path()) {
                 continue;
             }
@@ -865,7 +896,7 @@ fn tree_steps(
                 .any(|m| m.starts_with(&s.path) && *m != s.path);
         }
     }
-    (steps, notes, missing_denies)
+    (steps, notes, missing_denies, watched_links)
 }
 
 /// Most absent deny entries a note names; the rest are counted (new-user pass nu30, F6:
@@ -2593,6 +2624,7 @@ mod tests {
             notes: Vec::new(),
             absent: Vec::new(),
             read_only_caches: Vec::new(),
+            links: Vec::new(),
         };
         let stale = set_aside_overlay_scratch(&layout);
         assert!(
@@ -2960,6 +2992,7 @@ mod tests {
             notes: vec!["other".into()],
             absent: Vec::new(),
             read_only_caches: Vec::new(),
+            links: Vec::new(),
         };
         let absent: Vec<PathBuf> = [
             "/h/.ssh", "/h/.kube", "/h/.aws", "/h/a/b/c", "/h/.ss", "/h/a",
@@ -3176,6 +3209,7 @@ mod tests {
             notes: Vec::new(),
             absent: Vec::new(),
             read_only_caches: Vec::new(),
+            links: Vec::new(),
         }
     }
 
