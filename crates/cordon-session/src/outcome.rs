@@ -2090,9 +2090,11 @@ fn from_records(
     ))
 }
 
-/// What a `cordon run` inside the sandbox prints when it refuses to start its command
-/// (R-S4): the start of the line, after any indentation.
-const NESTED_REFUSAL: &str = "cordon: refusing to run unconfined:";
+/// How the lines start that a `cordon run` inside the sandbox prints when it refuses to
+/// start its command (exit 125): no sandbox for it (R-S4, `refusing to run unconfined:`),
+/// or its own state it cannot keep inside a read-only home (`cannot record this run's
+/// writable roots …`). After any indentation.
+const NESTED_REFUSALS: [&str; 2] = ["cordon: refusing ", "cordon: cannot "];
 
 /// Whether `line` is one a cordon run inside the sandbox wrote about itself (`cordon: …`,
 /// `cordon serve: …`): cordon's words, not the command's, so never evidence of what the
@@ -2103,25 +2105,31 @@ fn cordon_line(line: &str) -> bool {
     l.starts_with("cordon: ") || l.starts_with("cordon serve: ")
 }
 
-/// A cordon run inside the sandbox that refused to start its command: its sandbox needs
-/// what this one forbids (new namespaces, refused by the seccomp filter, R-L3). Said as
-/// such, with the two ways on, instead of reading a path out of its message.
-fn nested_refusal(lines: &[&str]) -> Option<Inferred> {
-    let line = lines
-        .iter()
-        .find(|l| l.trim_start().starts_with(NESTED_REFUSAL))?;
+/// A cordon run inside the sandbox that refused to start its command (exit 125 and its
+/// refusal line, [`NESTED_REFUSALS`]): its sandbox needs what this one forbids (new
+/// namespaces, refused by the seccomp filter, R-L3), or its records need a home this one
+/// keeps read-only. Said as such, with the ways on, instead of reading a path out of its
+/// message.
+fn nested_refusal(code: Option<i32>, lines: &[&str]) -> Option<Inferred> {
+    if code != Some(crate::drive::EXIT_CORDON) {
+        return None;
+    }
+    let line = lines.iter().rev().find(|l| {
+        let l = l.trim_start();
+        NESTED_REFUSALS.iter().any(|p| l.starts_with(p))
+    })?;
     let namespaces = line.contains("namespace");
     let what = if namespaces {
-        "new namespaces, which this sandbox's seccomp filter refuses"
+        "its own sandbox needs new namespaces, which this sandbox's seccomp filter refuses"
     } else {
-        "something this sandbox does not give"
+        "it needs what this sandbox does not give (its own records in a home that is \
+         read-only here, or its own sandbox)"
     };
     let hint = format!(
-        "a cordon run inside this sandbox refused to start its command: its own sandbox \
-         needs {what}. Run that command without the inner `cordon run` (it is confined by \
-         this sandbox already), give the inner run `--sandbox forbid` (it then runs \
-         unsandboxed by itself, still inside this sandbox), or run the inner cordon outside \
-         cordon"
+        "a cordon run inside this sandbox refused to start its command: {what}. Run that \
+         command without the inner `cordon run` (it is confined by this sandbox already), \
+         give the inner run `--sandbox forbid` (it then runs unsandboxed by itself, still \
+         inside this sandbox), or run the inner cordon outside cordon"
     );
     Some((
         OutcomeClass::SandboxDenied {
@@ -2144,7 +2152,7 @@ fn from_output(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Inferred> 
     let all: Vec<&str> = sig.stderr_tail.lines().collect();
     // After the helper said it applied the sandbox, such a line is the command's: a cordon
     // run inside (before it, the line is this run's own helper refusing: `Refused`).
-    if let Some(nested) = nested_refusal(&all).filter(|_| sig.helper_applied) {
+    if let Some(nested) = nested_refusal(sig.code, &all).filter(|_| sig.helper_applied) {
         return Some(nested);
     }
     // What a nested cordon said about itself is not the command's output.
@@ -2814,6 +2822,37 @@ mod tests {
             "{hint}"
         );
         assert!(!hint.contains(".ssh"), "{hint}");
+        // The other refusal a nested run gives (its records cannot be kept in the read-only
+        // home; found flaking in CI, where concurrent tests changed the shared record).
+        let o = classify(
+            &RunSignals {
+                stderr_tail: "cordon: note: not using the server at /x: running on the cold \
+                              path\ncordon: cannot record this run's writable roots in \
+                              /home/u/.local/state/cordon/writable-roots (Read-only file \
+                              system (os error 30)); later runs would trust what it writes \
+                              there"
+                    .into(),
+                ..nested.clone()
+            },
+            &ctx,
+        );
+        assert!(
+            matches!(&o.class, OutcomeClass::SandboxDenied { path: None, .. }),
+            "{o:?}"
+        );
+        assert!(
+            o.hint.as_deref().unwrap().contains("--sandbox forbid"),
+            "{o:?}"
+        );
+        // Not the program's own exit code with such a line: only 125 is cordon's.
+        let o = classify(
+            &RunSignals {
+                code: Some(1),
+                ..nested.clone()
+            },
+            &ctx,
+        );
+        assert_eq!(o.class, OutcomeClass::CommandFailed, "{o:?}");
         // Any other line of a nested cordon is no evidence either: its path is not the
         // command's denial.
         let o = classify(
