@@ -1278,6 +1278,60 @@ fn a_link_on_the_way_to_a_hidden_path_repointed_during_the_run_stops_it_on_every
     }
 }
 
+/// Attack pass 174: a link on the way to a hidden path re-pointed between the profile's
+/// resolution and the start of the watch (5–15 ms after the start, through the server)
+/// sent no event, and the run read the other directory's key for its whole length. The
+/// watch now checks, once it exists, that each hidden spelling still resolves where it
+/// did: the run is refused (125) and nothing is read. The window is widened here with the
+/// test-only start delay of the helper, which comes before its watch on the cold path and
+/// the server's per-command helper. Twin: the same delay without a change runs (exit 0).
+#[test]
+fn a_link_repointed_before_the_watch_starts_refuses_the_run() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let h = &p.home;
+    let _ = std::fs::remove_dir_all(h.join(".ssh"));
+    for (d, key) in [("x", "KEY-X"), ("y", "KEY-Y")] {
+        std::fs::create_dir_all(h.join(d).join("b")).unwrap();
+        std::fs::write(h.join(d).join("b/id_rsa"), key).unwrap();
+    }
+    std::os::unix::fs::symlink("x", h.join("a")).unwrap();
+    std::os::unix::fs::symlink("a/b", h.join(".ssh")).unwrap();
+    let repoint = |to: &str| {
+        let tmp = h.join("a.new");
+        let _ = std::fs::remove_file(&tmp);
+        std::os::unix::fs::symlink(to, &tmp).unwrap();
+        std::fs::rename(&tmp, h.join("a")).unwrap();
+    };
+    for l in [Launch::Cold, Launch::Server] {
+        let run = || {
+            let mut c = p.cordon(l, &["--", "sh", "-c", "cat ~/.ssh/id_rsa; echo DONE"]);
+            c.env("CORDON_TEST_HELPER_START_DELAY_MS", "800");
+            c.stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let o = run().wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{l:?}: {}", text(&o.stderr));
+        let child = run();
+        std::thread::sleep(Duration::from_millis(300));
+        repoint("y");
+        let o = child.wait_with_output().unwrap();
+        let out = text(&o.stdout);
+        assert!(!out.contains("KEY-"), "{l:?}: a hidden key was read: {out}");
+        assert_eq!(o.status.code(), Some(125), "{l:?}: {}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains("a symlink on the way was changed"),
+            "{l:?}: {}",
+            text(&o.stderr)
+        );
+        repoint("x");
+    }
+}
+
 /// Commands forked from one template at the same time each have a mount namespace of
 /// their own (made ahead of the command, or cloned): one's fresh `/tmp` never covers the
 /// other's, and the template's own mounts do not pile up command after command. Twin: each

@@ -457,6 +457,7 @@ mod tests {
             absent: Vec::new(),
             read_only_caches: Vec::new(),
             links: Vec::new(),
+            resolved_through_links: Vec::new(),
         }
     }
 

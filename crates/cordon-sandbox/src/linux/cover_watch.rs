@@ -100,6 +100,9 @@ pub(crate) struct CoverWatch {
     /// The deny entries not present at launch that the watch looks out for
     /// ([`mounts::Layout::absent_covers`]): one coming into existence stops the run.
     absent: Vec<PathBuf>,
+    /// Hidden or protected spellings reached through symlinks, with where they led when
+    /// the plan was made ([`CoverWatch::check_links`]).
+    through_links: Vec<(PathBuf, PathBuf)>,
     /// The first loss seen (the message), once one was.
     lost: Option<String>,
     /// Who closes the inotify instance last ([`CoverWatch::release`]).
@@ -149,6 +152,8 @@ fn limit_message(what: &str, e: Errno) -> String {
 pub(crate) struct WatchPlan {
     dirs: Vec<mounts::CoverWatch>,
     absent: Vec<PathBuf>,
+    /// [`mounts::Layout::resolved_through_links`].
+    through_links: Vec<(PathBuf, PathBuf)>,
 }
 
 impl WatchPlan {
@@ -158,6 +163,7 @@ impl WatchPlan {
         WatchPlan {
             dirs,
             absent: absent.into_iter().map(|c| c.path).collect(),
+            through_links: layout.resolved_through_links.clone(),
         }
     }
 }
@@ -182,6 +188,7 @@ impl CoverWatch {
         let watch = Self::watch_planned(plan)?;
         if let Some(w) = &watch {
             w.check_absent()?;
+            w.check_links()?;
         }
         Ok(watch)
     }
@@ -222,6 +229,7 @@ impl CoverWatch {
             inotify,
             dirs,
             absent: plan.absent.clone(),
+            through_links: plan.through_links.clone(),
             lost: None,
             last_close: LastClose::Here,
         }))
@@ -242,6 +250,29 @@ impl CoverWatch {
             )),
             None => Ok(()),
         }
+    }
+
+    /// Every hidden or protected path the plan reached through symlinks still resolves to
+    /// where it did then ([`mounts::Layout::resolved_through_links`]). A link re-pointed
+    /// between the profile's resolution and the watches would lead the spelling past its
+    /// cover, and no event would come for it. Run once the watches exist.
+    ///
+    /// Errors: the message of the refusal, naming the spelling and both places.
+    pub(crate) fn check_links(&self) -> Result<(), String> {
+        for (spelled, planned) in &self.through_links {
+            let now = cordon_policy::paths::canonicalize_lenient(&crate::HostFs, spelled);
+            if now != *planned {
+                return Err(format!(
+                    "{} led to {} when cordon resolved it and leads to {} now (a symlink on \
+                     the way was changed on the host), so this run would not hide or protect \
+                     what it leads to; run the command again: the next run covers it",
+                    spelled.display(),
+                    planned.display(),
+                    now.display()
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// `p`, a name on the way to a hidden path that was not present at launch, came into
@@ -893,6 +924,7 @@ mod tests {
             absent: Vec::new(),
             read_only_caches: Vec::new(),
             links: Vec::new(),
+            resolved_through_links: Vec::new(),
         };
         assert_eq!(layout.covers().len(), 1, "the mask is a cover");
         let e = mounted_covers(&layout, &[]).unwrap_err();
@@ -916,6 +948,7 @@ mod tests {
             absent: absent.to_vec(),
             read_only_caches: Vec::new(),
             links: Vec::new(),
+            resolved_through_links: Vec::new(),
         }
     }
 

@@ -294,6 +294,12 @@ pub struct Layout {
     /// `~/.ssh -> a/b`) would lead the hidden spelling past its cover; the run is stopped
     /// instead (attack pass 173, finding 1).
     pub links: Vec<(PathBuf, CoverKind)>,
+    /// Each hidden or protected entry reached through such links: its spelling and the
+    /// path it resolved to when the plan was made. Checked once the watch exists
+    /// ([`super::cover_watch::CoverWatch::check_links`]): a link re-pointed between the
+    /// resolution and the watch leads the spelling elsewhere, and the run is refused
+    /// (attack pass 174: through the server that window was 5–15 ms after the start).
+    pub resolved_through_links: Vec<(PathBuf, PathBuf)>,
 }
 
 impl Layout {
@@ -678,8 +684,8 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
         Access::Write => Base::HostWritable,
         Access::Deny => Base::Empty,
     };
-    let (tree, notes, absent, links) = match fs {
-        ResolvedFilesystem::Unrestricted => (Vec::new(), Vec::new(), Vec::new(), Vec::new()),
+    let (tree, notes, absent, (links, resolved_through_links)) = match fs {
+        ResolvedFilesystem::Unrestricted => Default::default(),
         ResolvedFilesystem::Restricted { .. } => tree_steps(fs, base, top.private_tmp),
     };
     let own_root = base == Base::Empty;
@@ -701,18 +707,20 @@ pub fn layout(fs: &ResolvedFilesystem) -> Layout {
         absent: Vec::new(),
         read_only_caches: Vec::new(),
         links,
+        resolved_through_links,
     };
     l.set_absent(absent);
     l
 }
 
 /// What [`tree_steps`] gives: the steps, the notes, the deny entries not present, and the
-/// links to watch ([`Layout::links`]).
+/// links to watch with the spellings reached through them ([`Layout::links`],
+/// [`Layout::resolved_through_links`]).
 type TreeSteps = (
     Vec<Step>,
     Vec<String>,
     Vec<PathBuf>,
-    Vec<(PathBuf, CoverKind)>,
+    (Vec<(PathBuf, CoverKind)>, Vec<(PathBuf, PathBuf)>),
 );
 
 /// The tree steps (private `/tmp`, binds, pins, masks), shallow first, notes, the deny
@@ -841,6 +849,7 @@ fn tree_steps(fs: &ResolvedFilesystem, base: Base, private_tmp: bool) -> TreeSte
     // could replace them (in a writable host layer): pinned, after every layer is known.
     let mut pinned_links: Vec<&Path> = Vec::new();
     let mut watched_links: Vec<(PathBuf, CoverKind)> = Vec::new();
+    let mut through_links: Vec<(PathBuf, PathBuf)> = Vec::new();
     // Symlinks on the way to grants, in a tmpfs of ours: recreated, so the spelling works.
     for e in &layered {
         if under_rebuilt_tree(&e.path) {
@@ -851,6 +860,9 @@ fn tree_steps(fs: &ResolvedFilesystem, base: Base, private_tmp: bool) -> TreeSte
                 e.origin,
                 EntryOrigin::Protected { .. } | EntryOrigin::Pinned { .. }
             );
+        if guarded && !e.links.is_empty() && !through_links.iter().any(|(sp, _)| *sp == e.spelled) {
+            through_links.push((e.spelled.clone(), e.path.clone()));
+        }
         for l in &e.links {
             // Any guarded link whose name is the host's: the host can re-point it while the
             // command runs, whatever the command may do to it.
@@ -896,7 +908,7 @@ fn tree_steps(fs: &ResolvedFilesystem, base: Base, private_tmp: bool) -> TreeSte
                 .any(|m| m.starts_with(&s.path) && *m != s.path);
         }
     }
-    (steps, notes, missing_denies, watched_links)
+    (steps, notes, missing_denies, (watched_links, through_links))
 }
 
 /// Most absent deny entries a note names; the rest are counted (new-user pass nu30, F6:
@@ -2625,6 +2637,7 @@ mod tests {
             absent: Vec::new(),
             read_only_caches: Vec::new(),
             links: Vec::new(),
+            resolved_through_links: Vec::new(),
         };
         let stale = set_aside_overlay_scratch(&layout);
         assert!(
@@ -2993,6 +3006,7 @@ mod tests {
             absent: Vec::new(),
             read_only_caches: Vec::new(),
             links: Vec::new(),
+            resolved_through_links: Vec::new(),
         };
         let absent: Vec<PathBuf> = [
             "/h/.ssh", "/h/.kube", "/h/.aws", "/h/a/b/c", "/h/.ss", "/h/a",
@@ -3210,6 +3224,7 @@ mod tests {
             absent: Vec::new(),
             read_only_caches: Vec::new(),
             links: Vec::new(),
+            resolved_through_links: Vec::new(),
         }
     }
 

@@ -1251,7 +1251,10 @@ fn make_spares(prepared: &Prepared) {
             // again (issue 12: ~165 `lstat` per command, off the command's path now). A
             // spare whose check fails is set aside: the handler then makes and checks a
             // fresh watch, which refuses the template as before.
-            if w.check_absent().is_ok() && w.move_above(super::server::MAX_TARGET_FD).is_ok() {
+            if w.check_absent().is_ok()
+                && w.check_links().is_ok()
+                && w.move_above(super::server::MAX_TARGET_FD).is_ok()
+            {
                 *prepared.spare_watch.borrow_mut() = Some(w);
             } else {
                 // Closing the last descriptor of an inotify instance waits for the kernel.
