@@ -1270,7 +1270,12 @@ fn a_link_on_the_way_to_a_hidden_path_repointed_during_the_run_stops_it_on_every
         let out = text(&o.stdout);
         assert!(!out.contains("KEY-"), "{l:?}: a hidden key was read: {out}");
         let v = last_json(&o.stderr);
-        assert_eq!(v["outcome"], "cancelled", "{l:?}: {v}");
+        // Stopped while it ran; or, on a loaded machine where the command had not started
+        // by the change, refused before it did (the watch's check): either way not run on.
+        assert!(
+            v["outcome"] == "cancelled" || v["outcome"] == "refused",
+            "{l:?}: {v}"
+        );
         assert_eq!(o.status.code(), Some(125), "{l:?}");
         // Back for the next path.
         std::os::unix::fs::symlink("x", &tmp).unwrap();
