@@ -1227,6 +1227,26 @@ fn client_trusts_the_real_server_only_in_a_private_directory() {
     assert!(text(&o.stderr).contains("not a private directory"));
 }
 
+/// `home/.ssh -> a/b` and `home/a -> x`, with a key in each of `x/b` and `y/b` (`KEY-X`,
+/// `KEY-Y`): a hidden path reached through two symlinks.
+fn ssh_through_links(home: &Path) {
+    let _ = std::fs::remove_dir_all(home.join(".ssh"));
+    for (d, key) in [("x", "KEY-X"), ("y", "KEY-Y")] {
+        std::fs::create_dir_all(home.join(d).join("b")).unwrap();
+        std::fs::write(home.join(d).join("b/id_rsa"), key).unwrap();
+    }
+    std::os::unix::fs::symlink("x", home.join("a")).unwrap();
+    std::os::unix::fs::symlink("a/b", home.join(".ssh")).unwrap();
+}
+
+/// Re-points `home/a` to `to` by renaming a new link over it, as `ln -sfn` does.
+fn repoint_a(home: &Path, to: &str) {
+    let tmp = home.join("a.new");
+    let _ = std::fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(to, &tmp).unwrap();
+    std::fs::rename(&tmp, home.join("a")).unwrap();
+}
+
 /// Attack pass 173, finding 1: a symlink on the way to a hidden path (`~/.ssh -> a/b`,
 /// `~/a -> x`) re-pointed on the host while the command runs (`~/a -> y`) led the hidden
 /// spelling past its cover, and the run said `success`. The links resolution went through
@@ -1240,13 +1260,7 @@ fn a_link_on_the_way_to_a_hidden_path_repointed_during_the_run_stops_it_on_every
     }
     let p = project();
     let h = &p.home;
-    let _ = std::fs::remove_dir_all(h.join(".ssh"));
-    for (d, key) in [("x", "KEY-X"), ("y", "KEY-Y")] {
-        std::fs::create_dir_all(h.join(d).join("b")).unwrap();
-        std::fs::write(h.join(d).join("b/id_rsa"), key).unwrap();
-    }
-    std::os::unix::fs::symlink("x", h.join("a")).unwrap();
-    std::os::unix::fs::symlink("a/b", h.join(".ssh")).unwrap();
+    ssh_through_links(h);
     let read = "for i in $(seq 30); do cat ~/.ssh/id_rsa 2>/dev/null; sleep 0.05; done; echo DONE";
     for l in ALL {
         let o = p.sh(l, "true");
@@ -1262,10 +1276,7 @@ fn a_link_on_the_way_to_a_hidden_path_repointed_during_the_run_stops_it_on_every
             .spawn()
             .unwrap();
         std::thread::sleep(Duration::from_millis(600));
-        let tmp = h.join("a.new");
-        let _ = std::fs::remove_file(&tmp);
-        std::os::unix::fs::symlink("y", &tmp).unwrap();
-        std::fs::rename(&tmp, h.join("a")).unwrap();
+        repoint_a(h, "y");
         let o = child.wait_with_output().unwrap();
         let out = text(&o.stdout);
         assert!(!out.contains("KEY-"), "{l:?}: a hidden key was read: {out}");
@@ -1278,8 +1289,7 @@ fn a_link_on_the_way_to_a_hidden_path_repointed_during_the_run_stops_it_on_every
         );
         assert_eq!(o.status.code(), Some(125), "{l:?}");
         // Back for the next path.
-        std::os::unix::fs::symlink("x", &tmp).unwrap();
-        std::fs::rename(&tmp, h.join("a")).unwrap();
+        repoint_a(h, "x");
     }
 }
 
@@ -1297,19 +1307,7 @@ fn a_link_repointed_before_the_watch_starts_refuses_the_run() {
     }
     let p = project();
     let h = &p.home;
-    let _ = std::fs::remove_dir_all(h.join(".ssh"));
-    for (d, key) in [("x", "KEY-X"), ("y", "KEY-Y")] {
-        std::fs::create_dir_all(h.join(d).join("b")).unwrap();
-        std::fs::write(h.join(d).join("b/id_rsa"), key).unwrap();
-    }
-    std::os::unix::fs::symlink("x", h.join("a")).unwrap();
-    std::os::unix::fs::symlink("a/b", h.join(".ssh")).unwrap();
-    let repoint = |to: &str| {
-        let tmp = h.join("a.new");
-        let _ = std::fs::remove_file(&tmp);
-        std::os::unix::fs::symlink(to, &tmp).unwrap();
-        std::fs::rename(&tmp, h.join("a")).unwrap();
-    };
+    ssh_through_links(h);
     for l in [Launch::Cold, Launch::Server] {
         let run = || {
             let mut c = p.cordon(l, &["--", "sh", "-c", "cat ~/.ssh/id_rsa; echo DONE"]);
@@ -1323,7 +1321,7 @@ fn a_link_repointed_before_the_watch_starts_refuses_the_run() {
         assert_eq!(o.status.code(), Some(0), "{l:?}: {}", text(&o.stderr));
         let child = run();
         std::thread::sleep(Duration::from_millis(300));
-        repoint("y");
+        repoint_a(h, "y");
         let o = child.wait_with_output().unwrap();
         let out = text(&o.stdout);
         assert!(!out.contains("KEY-"), "{l:?}: a hidden key was read: {out}");
@@ -1333,7 +1331,7 @@ fn a_link_repointed_before_the_watch_starts_refuses_the_run() {
             "{l:?}: {}",
             text(&o.stderr)
         );
-        repoint("x");
+        repoint_a(h, "x");
     }
 }
 
