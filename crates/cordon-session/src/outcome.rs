@@ -2135,7 +2135,11 @@ fn nested_refusal(code: Option<i32>, lines: &[&str]) -> Option<Inferred> {
         OutcomeClass::SandboxDenied {
             path: None,
             syscall: namespaces.then(|| "unshare".to_string()),
-            rule: "seccomp (R-L3): a nested cordon cannot make its own sandbox".into(),
+            rule: if namespaces {
+                "seccomp (R-L3): a nested cordon cannot make its own sandbox".into()
+            } else {
+                "read-only: a nested cordon cannot keep its own records here".into()
+            },
             access: None,
             grant: None,
         },

@@ -449,19 +449,7 @@ impl CoverWatch {
     ///
     /// Errors: `fcntl` failed (the caller refuses to run: nothing would wake it).
     pub(crate) fn arm(&self) -> std::io::Result<()> {
-        super::process::block_sigio();
-        let fd = self.inotify.as_fd().as_raw_fd();
-        // SAFETY: fcntl on a descriptor we own; F_SETOWN takes a pid, no memory.
-        if unsafe { libc::fcntl(fd, libc::F_SETOWN, libc::getpid()) } < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: as above; F_GETFL/F_SETFL take and return flags only.
-        let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-        // SAFETY: as above.
-        if fl < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, fl | libc::O_ASYNC) } < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(())
+        super::process::signal_driven(self.inotify.as_fd().as_raw_fd())
     }
 
     /// Reads every queued event; the first that takes a cover away (or an overflow of the

@@ -623,36 +623,6 @@ fn run_prepared(
     run_namespaces(payload, args, &plan, features, reporter, Some(prepared))
 }
 
-/// Makes the stream socket `fd` signal-driven for this process: `SIGIO` (blocked, so it
-/// only wakes [`process::supervise_checking`]) when its peer hangs up.
-fn arm_hangup(fd: RawFd) -> std::io::Result<()> {
-    process::block_sigio();
-    // SAFETY: fcntl on a descriptor this process owns, with integer arguments.
-    let ok = unsafe {
-        libc::fcntl(fd, libc::F_SETOWN, libc::getpid()) == 0 && {
-            let fl = libc::fcntl(fd, libc::F_GETFL);
-            fl >= 0 && libc::fcntl(fd, libc::F_SETFL, fl | libc::O_ASYNC) == 0
-        }
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
-}
-
-/// Whether the peer of the stream socket `fd` has hung up (or the socket failed).
-fn hung_up(fd: RawFd) -> bool {
-    let mut p = libc::pollfd {
-        fd,
-        events: libc::POLLRDHUP,
-        revents: 0,
-    };
-    // SAFETY: `p` is a valid pollfd; a zero timeout does not block.
-    let n = unsafe { libc::poll(&mut p, 1, 0) };
-    n > 0 && p.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
-}
-
 /// What the process that applies the layers tells the helper on the status pipe.
 #[derive(Debug, Serialize, Deserialize)]
 enum SetupStatus {
@@ -1181,28 +1151,31 @@ fn run_namespaces(
     // A template's handler is the helper: the server's handler H hanging up (killed for a
     // gone client or a `--timeout`) ends the command, as the helper's own death would.
     let handler = prepared.and_then(|p| p.handler_conn());
-    if let Some(Err(e)) = handler.map(arm_hangup) {
+    // Nothing would wake the helper for a hang-up or a replacement: nothing runs.
+    let armed = handler
+        .map(process::signal_driven)
+        .transpose()
+        .map_err(|e| {
+            (
+                "watching the server's handler for its hang-up (fcntl O_ASYNC)",
+                e,
+            )
+        })
+        .and_then(|_| {
+            cover.as_ref().map(|c| c.arm()).transpose().map_err(|e| {
+                (
+                    "making the watch of hidden and protected paths signal-driven (fcntl O_ASYNC)",
+                    e,
+                )
+            })
+        });
+    if let Err((stage, e)) = armed {
         // SAFETY: kill has no memory-safety preconditions; `pid` is our child.
         unsafe { libc::kill(pid, libc::SIGKILL) };
         process::supervise(pid);
         leave(&cgroup);
         drop(alive_w);
-        return Err(HelperError::setup(
-            "watching the server's handler for its hang-up",
-            e,
-        ));
-    }
-    if let Some(Err(e)) = cover.as_ref().map(|c| c.arm()) {
-        // Nothing would wake the helper for a replacement: nothing runs.
-        // SAFETY: kill has no memory-safety preconditions; `pid` is our child.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-        process::supervise(pid);
-        leave(&cgroup);
-        drop(alive_w);
-        return Err(HelperError::setup(
-            "making the watch of hidden and protected paths signal-driven (fcntl O_ASYNC)",
-            e,
-        ));
+        return Err(HelperError::setup(stage, e));
     }
     // While init builds the root: one detached process removes the overlays' set-aside
     // scratch dirs and takes the last close of the cover watch (both wait for the kernel),
@@ -1319,7 +1292,7 @@ fn run_namespaces(
             w.check();
         }
         let lost = cover.as_mut().and_then(|c| c.poll()).is_some();
-        if (lost || handler.is_some_and(hung_up)) && !stop {
+        if (lost || handler.is_some_and(sys::socket_hung_up)) && !stop {
             // SAFETY: kill has no memory-safety preconditions; `pid` is our unreaped child.
             unsafe { libc::kill(pid, libc::SIGKILL) };
             stop = true;

@@ -218,6 +218,26 @@ pub fn supervise_command(child: libc::pid_t) -> i32 {
     supervise_inner(child, None, None, all).unwrap_or(EXIT_SETUP)
 }
 
+/// Makes `fd` signal-driven for this process: `SIGIO` (blocked, [`block_sigio`], so it
+/// only wakes [`supervise_checking`]) when it has events — for a stream socket, also when
+/// its peer hangs up. Called by the process that waits on init, after any fork.
+///
+/// Errors: `fcntl` failed (the caller refuses to run: nothing would wake it).
+pub(crate) fn signal_driven(fd: std::os::fd::RawFd) -> std::io::Result<()> {
+    block_sigio();
+    // SAFETY: fcntl on a descriptor the caller owns; F_SETOWN takes a pid, no memory.
+    if unsafe { libc::fcntl(fd, libc::F_SETOWN, libc::getpid()) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: as above; F_GETFL/F_SETFL take and return flags only.
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above.
+    if fl < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, fl | libc::O_ASYNC) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Blocks `SIGIO`, so that it only wakes [`supervise_checking`] (the cover watch's
 /// descriptor is signal-driven, [`super::cover_watch::CoverWatch::arm`]).
 pub fn block_sigio() {

@@ -390,7 +390,7 @@ fn launch_request(
     // the request and its descriptors (the client's stdio, which its caller may be
     // waiting on) are dropped now. (A handler would fail at its first reply, before the
     // command starts, but only after a fork and a route.)
-    if hung_up(&conn) {
+    if sys::socket_hung_up(conn.as_raw_fd()) {
         if verbose {
             eprintln!("cordon serve: a client hung up before its command started; not run");
         }
@@ -441,19 +441,6 @@ fn launch_request(
         -1 => eprintln!("cordon serve: fork: {}", io::Error::last_os_error()),
         _ => drop(conn),
     }
-}
-
-/// Whether the peer of `conn` closed its end (`POLLRDHUP`/`POLLHUP`): a client never shuts
-/// down its writing half while it waits for its command.
-fn hung_up(conn: &UnixStream) -> bool {
-    let mut pfd = [libc::pollfd {
-        fd: conn.as_raw_fd(),
-        events: libc::POLLRDHUP,
-        revents: 0,
-    }];
-    // SAFETY: `pfd` is a valid array of one pollfd; timeout 0 does not block.
-    let r = unsafe { libc::poll(pfd.as_mut_ptr(), 1, 0) };
-    r > 0 && pfd[0].revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0
 }
 
 /// What the server's ending signal handler removes: the socket path (NUL-terminated),
@@ -824,13 +811,7 @@ fn become_template_helper(
     };
     drop(conn);
     prepared.set_handler_conn(to.as_raw_fd());
-    let code = become_helper(
-        req,
-        fds,
-        None,
-        Some(to.as_raw_fd()),
-        Launcher::Template(prepared),
-    );
+    let code = become_helper(req, fds, None, Launcher::Template(prepared));
     // The client's descriptors first (its stdio pipes, the report's): its readers see their
     // end now, not when this process's exit has paid for the watch and the namespaces it
     // holds (~17 ms measured, the inotify instance's last close).
@@ -880,7 +861,7 @@ fn handle_request(conn: UnixStream, req: Request, fds: Vec<OwnedFd>) -> io::Resu
         }
         0 => {
             drop(sfd);
-            let code = become_helper(req, fds, Some(conn.as_raw_fd()), None, Launcher::Fork);
+            let code = become_helper(req, fds, Some(conn.as_raw_fd()), Launcher::Fork);
             process::exit_now(code);
         }
         pid => pid,
@@ -986,14 +967,12 @@ fn sigset(sigs: &[libc::c_int]) -> libc::sigset_t {
 /// In the forked helper process: the client's descriptors at their numbers (every other
 /// descriptor closed), its cwd and environment, default signal state; then exactly what
 /// `cordon __sandbox-helper …` would run. Returns the exit code.
-/// `conn`: the connection to close (a forked helper's copy of its handler's); `status_to`:
-/// a descriptor above every target to keep open (a template's handler that is the helper
-/// sends its status there).
+/// `conn`: the connection to close (a forked helper's copy of its handler's; a template's
+/// handler that is the helper keeps its own, [`super::template::Prepared::kept_fds`]).
 fn become_helper(
     req: Request,
     fds: Vec<OwnedFd>,
     conn: Option<RawFd>,
-    status_to: Option<RawFd>,
     launcher: Launcher<'_>,
 ) -> i32 {
     let fail = |what: &str, e: io::Error| -> i32 {
@@ -1024,7 +1003,6 @@ fn become_helper(
     if let Launcher::Template(p) = &launcher {
         keep.extend(p.kept_fds()); // above every target (`Prepared::accept`, `make_spares`)
     }
-    keep.extend(status_to);
     close_all_but(&keep);
     if let Err(e) = std::env::set_current_dir(&req.cwd) {
         // In a template the sandbox's view decides: init enters the profile's cwd (or

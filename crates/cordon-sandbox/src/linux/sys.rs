@@ -893,6 +893,20 @@ pub fn write_all(fd: RawFd, mut buf: &[u8]) {
     }
 }
 
+/// Whether the peer of the stream socket `fd` has closed its end or the socket failed
+/// (`poll` for `POLLRDHUP`, no wait). A peer that only waits never shuts down its writing
+/// half, so this is its hang-up.
+pub fn socket_hung_up(fd: RawFd) -> bool {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLRDHUP,
+        revents: 0,
+    };
+    // SAFETY: `p` is a valid pollfd array of length 1; a zero timeout does not block.
+    let r = unsafe { libc::poll(&mut p, 1, 0) };
+    r > 0 && p.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0
+}
+
 /// Whether the read end `fd` has no writer left (`poll` reports `POLLHUP` at once).
 pub fn peer_gone(fd: &OwnedFd) -> bool {
     let mut p = libc::pollfd {

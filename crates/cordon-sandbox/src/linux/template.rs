@@ -224,7 +224,8 @@ impl Prepared {
         Ok(())
     }
 
-    /// In P, before it closes what it does not keep: the cover watch's descriptor, the
+    /// In P, before it closes what it does not keep: the connection to the server's
+    /// handler ([`Prepared::set_handler_conn`]), the cover watch's descriptor, the
     /// pair that holds init's mount namespace ([`Prepared::hold_for_run`]) and the
     /// network and mount namespaces made ahead for the command
     /// ([`Prepared::take_spare_net`], [`Prepared::take_spare_mnt`]).
@@ -241,6 +242,7 @@ impl Prepared {
         if let Some((a, b)) = self.ns_hold.borrow().as_ref() {
             v.extend([a.as_raw_fd(), b.as_raw_fd()]);
         }
+        v.extend(self.handler_conn.get());
         v
     }
 
