@@ -81,7 +81,15 @@ pub(crate) fn finish_orphans() -> Vec<Swept> {
     // run that did not protect it: never acted on (attack pass 154, F2). The CLI refuses
     // such a run before this ([`crate::trust::own_dirs_refusal`]); a harness is kept from
     // acting on them here.
-    if let Err(why) = crate::trust::own_dirs_refusal(None) {
+    // A judgement that passed with a workspace moments ago (`cordon run`'s, before the
+    // command was resolved) is taken (issue 12).
+    let judged = crate::trust::own_dirs_passed_within(std::time::Duration::from_millis(50));
+    let refused = if judged {
+        Ok(())
+    } else {
+        crate::trust::own_dirs_refusal(None)
+    };
+    if let Err(why) = refused {
         tracing::warn!(%why, "pending sweep records not read");
         return Vec::new();
     }

@@ -13,6 +13,7 @@ use cordon_policy::{
 };
 use cordon_sandbox::{CommandRequest, HostFs};
 use serde::{Deserialize, Serialize};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -188,6 +189,50 @@ fn marked_ancestor(real: &Path) -> Option<PathBuf> {
 ///
 /// Errors: the refusal, as one line for the user.
 pub fn own_dirs_refusal(workspace: Option<&Path>) -> Result<(), String> {
+    own_dirs_judged(workspace)?;
+    // Passed with a workspace, which refuses whatever the judgement without one does.
+    if workspace.is_some() {
+        *OWN_DIRS_PASSED.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some((std::time::Instant::now(), own_dirs_inputs()));
+    }
+    Ok(())
+}
+
+/// The last judgement of [`own_dirs_refusal`] with a workspace that passed in this process:
+/// when, and the variables it judged ([`own_dirs_inputs`]).
+#[allow(clippy::type_complexity)]
+static OWN_DIRS_PASSED: std::sync::Mutex<Option<(std::time::Instant, [Option<OsString>; 3])>> =
+    std::sync::Mutex::new(None);
+
+/// What [`own_dirs_refusal`] reads from the environment: `$XDG_CONFIG_HOME`,
+/// `$XDG_STATE_HOME` and `$HOME`.
+fn own_dirs_inputs() -> [Option<OsString>; 3] {
+    ["XDG_CONFIG_HOME", "XDG_STATE_HOME", "HOME"].map(std::env::var_os)
+}
+
+/// Whether [`own_dirs_refusal`] passed with a workspace in this process within `age`, with
+/// the variables it reads unchanged since: a caller about to judge again (without a
+/// workspace, which that judgement covers) may take it. `cordon run` judges before the
+/// command is resolved and again before the sweeps of earlier runs are finished, ~2 ms
+/// later (issue 12: each judgement is 0.15-0.6 ms, measured). The host may change in
+/// between, as it may after any judgement: `age` bounds how much older the answer is.
+pub(crate) fn own_dirs_passed_within(age: std::time::Duration) -> bool {
+    let passed = OWN_DIRS_PASSED.lock().unwrap_or_else(|e| e.into_inner());
+    passed_judgement_holds(passed.as_ref(), &own_dirs_inputs(), age)
+}
+
+/// Whether the passed judgement `passed` (when, with which inputs) is younger than `age`
+/// and was made with the inputs `now`.
+fn passed_judgement_holds(
+    passed: Option<&(std::time::Instant, [Option<OsString>; 3])>,
+    now: &[Option<OsString>; 3],
+    age: std::time::Duration,
+) -> bool {
+    passed.is_some_and(|(at, inputs)| at.elapsed() < age && inputs == now)
+}
+
+/// [`own_dirs_refusal`]'s judgement.
+fn own_dirs_judged(workspace: Option<&Path>) -> Result<(), String> {
     for (var, what) in [
         (
             "XDG_CONFIG_HOME",
@@ -1036,6 +1081,51 @@ fn unread_project_config(ws: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A judgement of cordon's own directories is taken again only while it is young and
+    /// the variables it read are unchanged (issue 12); one with a workspace that passed is
+    /// recorded, and covers a judgement without one.
+    #[test]
+    fn a_passed_own_dirs_judgement_is_taken_only_while_fresh_and_unchanged() {
+        use std::time::{Duration, Instant};
+        let inputs = [
+            Some(OsString::from("/x/cfg")),
+            None,
+            Some(OsString::from("/h")),
+        ];
+        let passed = (Instant::now(), inputs.clone());
+        let long = Duration::from_secs(60);
+        assert!(passed_judgement_holds(Some(&passed), &inputs, long));
+        assert!(!passed_judgement_holds(None, &inputs, long), "none passed");
+        assert!(
+            !passed_judgement_holds(Some(&passed), &inputs, Duration::ZERO),
+            "too old"
+        );
+        for changed in [
+            [None, None, Some(OsString::from("/h"))],
+            [
+                Some(OsString::from("/x/cfg")),
+                Some(OsString::from("/s")),
+                Some(OsString::from("/h")),
+            ],
+            [
+                Some(OsString::from("/x/cfg")),
+                None,
+                Some(OsString::from("/other")),
+            ],
+        ] {
+            assert!(
+                !passed_judgement_holds(Some(&passed), &changed, long),
+                "{changed:?}"
+            );
+        }
+        // This process's own judgement, with a workspace, is recorded when it passes.
+        let ws = tempfile::tempdir().unwrap();
+        if own_dirs_refusal(Some(ws.path())).is_ok() {
+            assert!(own_dirs_passed_within(long));
+            assert!(!own_dirs_passed_within(Duration::ZERO));
+        }
+    }
 
     #[test]
     fn child_builds_its_own_profile_and_leaves_the_parent_untouched() {
