@@ -964,6 +964,49 @@ fn the_command_runs_in_the_runs_cgroup_on_every_path() {
     }
 }
 
+/// The run's cgroup is removed once the run is over, on every launch path: by the helper
+/// on the cold path, by the server's handler (after it passed the status on) for a
+/// template's command, whose helper leaves it to that handler (issue 12). A leftover
+/// directory would keep its limits and counters for nothing, one per command.
+#[test]
+fn the_runs_cgroup_is_removed_after_the_run_on_every_path() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    for l in [Launch::Cold, Launch::Server, Launch::Template] {
+        let o = p.sh(l, "cat /proc/self/cgroup");
+        assert_eq!(o.status.code(), Some(0), "{l:?}: {}", text(&o.stderr));
+        // `N:pids:/a/cordon-…` (v1) or `0::/a/cordon-…` (v2): where it is on the host.
+        let dirs: Vec<std::path::PathBuf> = text(&o.stdout)
+            .lines()
+            .filter(|line| line.contains("/cordon-"))
+            .filter_map(|line| {
+                let mut it = line.splitn(3, ':');
+                let (_, ctrl, path) = (it.next()?, it.next()?, it.next()?);
+                let ctrl = ctrl.split(',').find(|c| *c == "pids" || *c == "memory");
+                let base = match ctrl {
+                    Some(c) => format!("/sys/fs/cgroup/{c}"),
+                    None if line.starts_with("0::") => "/sys/fs/cgroup".into(),
+                    None => return None,
+                };
+                Some(std::path::Path::new(&base).join(path.trim_start_matches('/')))
+            })
+            .collect();
+        // SAFETY: geteuid has no preconditions.
+        if std::env::var("CI").as_deref() == Ok("true") && unsafe { libc::geteuid() } == 0 {
+            assert!(!dirs.is_empty(), "{l:?}: no run cgroup (root, CI)");
+        }
+        // The server's handler removes it just after the client has the status.
+        let deadline = std::time::Instant::now() + Duration::from_secs(3);
+        while dirs.iter().any(|d| d.exists()) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let left: Vec<_> = dirs.iter().filter(|d| d.exists()).collect();
+        assert!(left.is_empty(), "{l:?}: the run's cgroup is left: {left:?}");
+    }
+}
+
 #[test]
 fn sandboxed_command_cannot_use_the_server() {
     if !sandbox_available() {

@@ -1124,6 +1124,7 @@ fn run_namespaces(
             cgroup_join,
             spare_net,
             spare_mnt: spare_mnt.as_ref().map(|f| f.as_raw_fd()),
+            spare_mnt_entered: false,
         };
         become_init(ctx);
     }
@@ -1350,7 +1351,9 @@ fn run_namespaces(
             cover_lost: cover_lost.clone(),
         });
     }
-    let hit = super::limits::after_run(watchdog, cgroup.as_ref(), code);
+    // A template's command: the server's handler made the cgroup and removes it after
+    // passing the status on (two `rmdir`s off the path: issue 12).
+    let hit = super::limits::after_run(watchdog, cgroup.as_ref(), code, prepared.is_none());
     drop(proxy);
     drop(alive_w);
     if cover_lost.is_some() {
@@ -1502,6 +1505,9 @@ struct InitContext<'a> {
     /// else (it was cloned without `CLONE_NEWNS`, into the template's own namespace). The
     /// helper owns the descriptor; init's copy is closed once entered.
     spare_mnt: Option<RawFd>,
+    /// `spare_mnt` was given and entered: its own mounts but `/proc` are made
+    /// ([`mounts::PerCommand::AheadOfCommand`]).
+    spare_mnt_entered: bool,
 }
 
 /// How init gets into the run's cgroup (R-H5; [`super::limits::Cgroup::moves_itself`]).
@@ -1689,6 +1695,7 @@ fn enter_namespaces(ctx: &mut InitContext<'_>) -> Result<(), HelperError> {
                 e,
             ));
         }
+        ctx.spare_mnt_entered = true;
     }
     if let Some(ns) = ctx.spare_net.take() {
         // Before anything of the network is set up. A failure is fatal: init would stay in
@@ -1750,7 +1757,12 @@ fn pin_host_endpoints(ctx: &InitContext<'_>) -> Result<HostEndpoints, HelperErro
 /// cannot give rung 1 (reported as a fallback, not a failure).
 fn build_root(ctx: &InitContext<'_>) -> Result<mounts::Built, HelperError> {
     if let Some(p) = ctx.prepared {
-        mounts::refresh_per_command(ctx.layout)
+        // In the namespace made ahead, only `/proc` is left to mount.
+        let which = match ctx.spare_mnt_entered {
+            true => mounts::PerCommand::ProcOnly,
+            false => mounts::PerCommand::All,
+        };
+        mounts::refresh_per_command(ctx.layout, which)
             .map_err(|e| HelperError::setup("per-command mounts of the template", e))?;
         return Ok(p.built());
     }

@@ -618,15 +618,22 @@ impl Watchdog {
 /// After the run: stops the watchdog, reads the cgroup's counters once more (a command
 /// that failed after hitting the pids or memory limit, before the watchdog looked, ended
 /// by that limit too; a command that succeeded anyway is not reclassified), and removes
-/// the cgroup. Returns the limit that ended the run, if any.
-pub fn after_run(w: Option<Watchdog>, cg: Option<&Cgroup>, code: i32) -> Option<LimitKind> {
+/// the cgroup when `remove` (its maker removes it otherwise: the server's handler, once it
+/// has passed the status on, for a template's command). Returns the limit that ended the
+/// run, if any.
+pub fn after_run(
+    w: Option<Watchdog>,
+    cg: Option<&Cgroup>,
+    code: i32,
+    remove: bool,
+) -> Option<LimitKind> {
     let hit = w.and_then(|w| w.stop());
     let late = if code != 0 {
         cg.and_then(|c| c.tripped())
     } else {
         None
     };
-    if let Some(c) = cg {
+    if let Some(c) = cg.filter(|_| remove) {
         c.remove();
     }
     hit.or(late)

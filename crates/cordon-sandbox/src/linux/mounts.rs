@@ -1858,8 +1858,13 @@ pub fn build(layout: &Layout) -> io::Result<Built> {
 /// `CAP_SYS_ADMIN` in the template's user namespace. The template refuses layouts with
 /// other mounts beneath these places ([`per_command_places`]).
 ///
+/// `which` says which of them: all (a command in a namespace of its own copy), all but
+/// `/proc` (in the mount namespace the template makes ahead for the next command, where no
+/// pid namespace of the command exists yet: [`PerCommand::AheadOfCommand`]), or `/proc`
+/// alone (in that namespace, once entered).
+///
 /// Errors: a mount failed, named (the caller refuses to run).
-pub fn refresh_per_command(layout: &Layout) -> io::Result<()> {
+pub fn refresh_per_command(layout: &Layout, which: PerCommand) -> io::Result<()> {
     let mut st = BuildState {
         old: None,
         root: Some(sys::open_path(Path::new("/"), true)?),
@@ -1872,10 +1877,16 @@ pub fn refresh_per_command(layout: &Layout) -> io::Result<()> {
         git_configs: Vec::new(),
         skipped: Vec::new(),
     };
+    let (proc, rest) = match which {
+        PerCommand::All => (true, true),
+        PerCommand::AheadOfCommand => (false, true),
+        PerCommand::ProcOnly => (true, false),
+    };
     for s in &layout.steps {
         match &s.kind {
+            StepKind::Proc if proc => apply_proc(&mut st, s)?,
+            _ if !rest => {}
             StepKind::PrivateTmp { size } => apply_private_tmp(&mut st, s, size.as_deref())?,
-            StepKind::Proc => apply_proc(&mut st, s)?,
             StepKind::Dev { shm_size } => {
                 let dev = sys::open_beneath(st.root()?, Path::new("dev"))?;
                 // A command's own pty instance, or no command: the template's would be shared
@@ -1949,6 +1960,18 @@ fn fresh_tool_home(st: &mut BuildState, s: &Step, keep: &[&str]) -> io::Result<(
         }
     }
     Ok(())
+}
+
+/// Which of a template command's own mounts [`refresh_per_command`] makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PerCommand {
+    /// Every one: the command's mount namespace is a plain copy of the template's.
+    All,
+    /// All but `/proc`, which needs the command's pid namespace: made in the namespace the
+    /// template prepares ahead for its next command (issue 12: off the launch path).
+    AheadOfCommand,
+    /// `/proc` alone, in a namespace made with [`PerCommand::AheadOfCommand`].
+    ProcOnly,
 }
 
 /// The places [`refresh_per_command`] mounts afresh for each command of a template

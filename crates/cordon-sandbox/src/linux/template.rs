@@ -296,6 +296,9 @@ impl Prepared {
     /// been in, which init enters with `setns` instead of cloning one (issue 12: copying
     /// the template's ~100 mounts was ~0.6 ms of the handler's clone, measured with perf).
     /// `None`: none was ready; init clones its own.
+    /// The mount namespace made ahead ([`spare_mount_namespace`]: its own mounts but
+    /// `/proc` made from this template's layout, which every command of the template
+    /// mounts), if any.
     pub(crate) fn take_spare_mnt(&self) -> Option<OwnedFd> {
         self.spare_mnt.borrow_mut().take()
     }
@@ -1268,18 +1271,23 @@ fn make_spares(prepared: &Prepared) {
         *prepared.spare_net.borrow_mut() = spare_net_namespace().ok();
     }
     if prepared.spare_mnt.borrow().is_none() {
-        *prepared.spare_mnt.borrow_mut() = spare_mount_namespace().ok();
+        *prepared.spare_mnt.borrow_mut() = spare_mount_namespace(&prepared.layout).ok();
     }
 }
 
 /// A copy of the template's mount namespace (its built root, as `clone(CLONE_NEWNS)` from
-/// the template's handler would make it), as a descriptor above every client target
-/// number ([`spare_namespace`]). The template's namespace does not change once built, so
-/// the copy is the one a command would get at its start.
+/// the template's handler would make it) with the next command's own mounts of `layout`
+/// made in it but `/proc` ([`mounts::refresh_per_command`] with
+/// [`mounts::PerCommand::AheadOfCommand`]: a fresh `/tmp`, `/dev/shm`, `/dev/pts` and tool
+/// homes), as a descriptor above every client target number ([`spare_namespace`]). The
+/// template's namespace does not change once built, so the copy is the one a command
+/// would get at its start; nobody but T and the command's handler ever holds it.
 ///
-/// Errors: the clone, the open or the transfer failed.
-fn spare_mount_namespace() -> io::Result<OwnedFd> {
-    spare_namespace(libc::CLONE_NEWNS, "/proc/thread-self/ns/mnt", || Ok(()))
+/// Errors: the clone, a mount, the open or the transfer failed.
+fn spare_mount_namespace(layout: &Layout) -> io::Result<OwnedFd> {
+    spare_namespace(libc::CLONE_NEWNS, "/proc/thread-self/ns/mnt", || {
+        mounts::refresh_per_command(layout, mounts::PerCommand::AheadOfCommand)
+    })
 }
 
 /// A new network namespace (owned by the template's user namespace, like one init would
