@@ -745,6 +745,59 @@ fn timeout_kills_the_tree_on_both_paths() {
     }
 }
 
+/// Attack pass 171: a command that stopped itself (`kill -STOP $$`) ends when cordon is
+/// sent SIGTERM, on every path: the signal is followed by SIGCONT, as `timeout` does (the
+/// cold path waited until someone continued the command, SIGTERM pending). Twin: the
+/// command had stopped (it did not go on by itself), and SIGTERM ends it, not SIGCONT
+/// alone (`resumed` is never printed; the exit is 143, by the signal).
+#[test]
+fn a_stopped_command_ends_when_cordon_is_terminated_on_every_path() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    for l in ALL {
+        let ready = p.dir(l).join(format!("stopping-{}", l.name()));
+        let script = format!("touch {}; kill -STOP $$; echo resumed", ready.display());
+        let child = p
+            .cordon(l, &["--", "sh", "-c", &script])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        while !ready.exists() && t0.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(ready.exists(), "{l:?}: never started");
+        // Stopped for a while: nothing ends it by itself.
+        std::thread::sleep(Duration::from_millis(300));
+        // SAFETY: kill has no memory-safety preconditions; the pid is our child's.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let o = wait_at_most(child, Duration::from_secs(10))
+            .unwrap_or_else(|| panic!("{l:?}: cordon still waits on the stopped command"));
+        assert_eq!(text(&o.stdout), "", "{l:?}: the command went on");
+        assert_eq!(o.status.code(), Some(143), "{l:?}: {}", text(&o.stderr));
+    }
+}
+
+/// `child`'s output once it has exited, or `None` (and `child` killed) after `d`.
+fn wait_at_most(child: Child, d: Duration) -> Option<Output> {
+    let pid = child.id() as i32;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(d) {
+        Ok(o) => Some(o.unwrap()),
+        Err(_) => {
+            // SAFETY: kill has no memory-safety preconditions; the pid is our child's.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            None
+        }
+    }
+}
+
 /// New-user pass nu22, P2: a SIGINT sent to cordon's process group (`timeout -s INT`, a
 /// harness's `killpg`) stops the whole command on every path — through the server too,
 /// where the command is not in the caller's group (a shell waiting for `sleep` deferred

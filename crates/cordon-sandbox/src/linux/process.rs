@@ -166,7 +166,7 @@ const SI_KERNEL: libc::c_int = 0x80;
 /// A signal the kernel sent to the whole foreground process group (terminal `^C`, `^\`)
 /// already reached the command, which is in the same group: it is not sent twice.
 pub fn supervise(child: libc::pid_t) -> i32 {
-    supervise_inner(child, None, None, false).unwrap_or(EXIT_SETUP)
+    supervise_inner(child, None, None, Deliver::ToChild).unwrap_or(EXIT_SETUP)
 }
 
 /// Set in `cordon serve` (inherited by every process it forks): the commands it starts
@@ -213,10 +213,31 @@ pub fn deliver_interrupts_to_all() {
 /// process of the namespace, as a terminal's or a `killpg` would reach the whole command
 /// on the cold path, where the command is in the caller's process group (new-user pass
 /// nu22, P2: a shell waiting for `sleep` deferred it, and the command ran on).
+///
+/// A forwarded `SIGINT`, `SIGTERM`, `SIGHUP` or `SIGQUIT` is followed by `SIGCONT` to the
+/// same processes, as `timeout` does: a command that stopped itself (`kill -STOP $$`)
+/// would otherwise keep the signal pending, and `cordon run` waiting, until someone
+/// continued it (attack pass 171).
 pub fn supervise_command(child: libc::pid_t) -> i32 {
     let all = INTERRUPTS_TO_ALL.load(Ordering::Relaxed);
-    supervise_inner(child, None, None, all).unwrap_or(EXIT_SETUP)
+    supervise_inner(child, None, None, Deliver::ToCommand { all }).unwrap_or(EXIT_SETUP)
 }
+
+/// How [`supervise_inner`] passes a forwarded signal on.
+#[derive(Clone, Copy)]
+enum Deliver {
+    /// To the child alone (a helper or the client forwarding to the next process).
+    ToChild,
+    /// As init delivering to the command ([`supervise_command`]): `SIGINT` and `SIGQUIT`
+    /// to every process of the namespace when `all`; terminating signals followed by
+    /// `SIGCONT`.
+    ToCommand { all: bool },
+}
+
+/// The signals after which init sends `SIGCONT` ([`supervise_command`]): those that end a
+/// process by default and are meant to end the command.
+const CONTINUED_AFTER: [libc::c_int; 4] =
+    [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
 /// Makes `fd` signal-driven for this process: `SIGIO` (blocked, [`block_sigio`], so it
 /// only wakes [`supervise_checking`]) when it has events — for a stream socket, also when
@@ -253,21 +274,21 @@ pub fn supervise_checking(
     every: std::time::Duration,
     check: &mut dyn FnMut(),
 ) -> i32 {
-    supervise_inner(child, None, Some((every, check)), false).unwrap_or(EXIT_SETUP)
+    supervise_inner(child, None, Some((every, check)), Deliver::ToChild).unwrap_or(EXIT_SETUP)
 }
 
 /// [`supervise`], and returns `None` as soon as `parent` (the pid this process had as its
 /// parent) is gone — woken by [`parent_death_signal`], which the caller asked for with
 /// `PR_SET_PDEATHSIG` and blocked ([`block_supervisor_signals`]).
 pub fn supervise_while_parent(child: libc::pid_t, parent: libc::pid_t) -> Option<i32> {
-    supervise_inner(child, Some(parent), None, false)
+    supervise_inner(child, Some(parent), None, Deliver::ToChild)
 }
 
 fn supervise_inner(
     child: libc::pid_t,
     parent: Option<libc::pid_t>,
     mut check: Option<(std::time::Duration, &mut dyn FnMut())>,
-    interrupts_to_all: bool,
+    deliver: Deliver,
 ) -> Option<i32> {
     let mut sigs = FORWARDED.to_vec();
     sigs.push(libc::SIGCHLD);
@@ -334,13 +355,23 @@ fn supervise_inner(
             }
             // A stray copy of the signal while the parent lives: nothing to do.
         } else if info.si_code != SI_KERNEL {
-            let target = if interrupts_to_all && (sig == libc::SIGINT || sig == libc::SIGQUIT) {
-                -1 // as pid 1 of the namespace: every other process in it
-            } else {
-                child
+            let (target, cont) = match deliver {
+                Deliver::ToChild => (child, false),
+                Deliver::ToCommand { all } => {
+                    let target = if all && (sig == libc::SIGINT || sig == libc::SIGQUIT) {
+                        -1 // as pid 1 of the namespace: every other process in it
+                    } else {
+                        child
+                    };
+                    (target, CONTINUED_AFTER.contains(&sig))
+                }
             };
             // SAFETY: kill has no memory-safety preconditions.
             unsafe { libc::kill(target, sig) };
+            if cont {
+                // SAFETY: as above.
+                unsafe { libc::kill(target, libc::SIGCONT) };
+            }
         }
     }
 }
