@@ -66,6 +66,14 @@ fn main() -> ExitCode {
                 // `cordon run --` with nothing after it (new-user pass nu58).
                 eprintln!("hint: name the command after `--`, e.g. `cordon run -- ls -la`");
             }
+            if code != 0 {
+                // Last, so that a `--json` object is the last line of stderr. The first line
+                // of clap's message, without its `error: `.
+                let rendered = e.render().to_string();
+                let line = rendered.lines().next().unwrap_or_default();
+                let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+                cmd::usage_refusal_report(&raw, line.strip_prefix("error: ").unwrap_or(line));
+            }
             return ExitCode::from(code);
         }
     };

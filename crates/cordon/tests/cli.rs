@@ -23,6 +23,22 @@ fn cordon(p: &Project, args: &[&str]) -> Command {
     p.cordon(args)
 }
 
+/// `sh -c script` with the environment and cwd [`cordon`] gets in these tests (for
+/// redirections of descriptors around a cordon command line).
+fn cordon_shell(p: &Project, script: &str) -> Command {
+    let c = cordon(p, &[]);
+    let mut s = Command::new("sh");
+    s.arg("-c").arg(script);
+    for (k, v) in c.get_envs() {
+        match v {
+            Some(v) => s.env(k, v),
+            None => s.env_remove(k),
+        };
+    }
+    s.current_dir(&p.dir).stdin(Stdio::null());
+    s
+}
+
 /// The "done when" scenario: git works, the file is written, the secret is
 /// unreadable and the network is refused — in one command.
 #[test]
@@ -1569,20 +1585,6 @@ fn report_inside_any_project_is_refused() {
         return;
     }
     let p = project();
-    // `sh -c script` with the environment and cwd cordon gets in these tests.
-    let cordon_shell = |p: &Project, script: &str| {
-        let c = cordon(p, &[]);
-        let mut s = Command::new("sh");
-        s.arg("-c").arg(script);
-        for (k, v) in c.get_envs() {
-            match v {
-                Some(v) => s.env(k, v),
-                None => s.env_remove(k),
-            };
-        }
-        s.current_dir(&p.dir).stdin(Stdio::null());
-        s
-    };
     let other = p.home.join("other");
     std::fs::create_dir_all(other.join(".git")).unwrap();
     std::fs::write(other.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
@@ -5031,4 +5033,58 @@ fn a_command_never_outlives_a_cordon_killed_as_it_starts() {
         assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
         assert!(!text(&o.stdout).contains("CORDON_HELPER_PARENT"), "{path}");
     }
+}
+
+/// New-user pass 172: a command line `cordon run` cannot parse (a misspelled flag, a bad
+/// value) still leaves the refusal report where one was asked for — on `--json-fd N`,
+/// and as the last line of stderr with `--json` — with the parse error as its reason
+/// (a harness reading the descriptor got nothing). Twins: the same descriptor carries a
+/// run's report when the line parses, and a subcommand that is not `run` writes none.
+#[test]
+fn a_usage_error_leaves_the_refusal_report_where_one_was_asked_for() {
+    let p = project();
+    let bin = env!("CARGO_BIN_EXE_cordon");
+    for (flags, why) in [
+        ("--bogus", "--bogus"),
+        ("--network offf", "offf"),
+        ("--json-fd=3 --bogus", "--bogus"),
+    ] {
+        let sh = if flags.contains("--json-fd") {
+            format!("'{bin}' run {flags} -- true 3>&1 >/dev/null 2>/dev/null")
+        } else {
+            format!("'{bin}' run --json-fd 3 {flags} -- true 3>&1 >/dev/null 2>/dev/null")
+        };
+        let o = out(cordon_shell(&p, &sh));
+        assert_eq!(o.status.code(), Some(125), "{flags}: {}", text(&o.stderr));
+        let v: serde_json::Value = serde_json::from_str(text(&o.stdout).trim())
+            .unwrap_or_else(|e| panic!("{flags}: {e}: {:?}", text(&o.stdout)));
+        assert_eq!(v["outcome"], "refused", "{flags}: {v}");
+        assert_eq!(v["exit_code"], 125, "{flags}: {v}");
+        assert!(v["reason"].as_str().unwrap().contains(why), "{flags}: {v}");
+    }
+    // `--json`: the object is the last line of stderr, after clap's error and the hint.
+    let o = out(cordon(&p, &["run", "--json", "ls", "-la"]));
+    assert_eq!(o.status.code(), Some(125));
+    let v = last_json(&o.stderr);
+    assert_eq!(v["outcome"], "refused", "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("hint: put the command after `--`"));
+    // Twins.
+    if sandbox_available() {
+        let o = out(cordon_shell(
+            &p,
+            &format!("'{bin}' run --json-fd 3 -- true 3>&1 >/dev/null 2>/dev/null"),
+        ));
+        assert!(
+            text(&o.stdout).contains("\"outcome\":\"success\""),
+            "{}",
+            text(&o.stdout)
+        );
+    }
+    let o = out(cordon(&p, &["explain", "--json", "--bogus"]));
+    assert_eq!(o.status.code(), Some(125));
+    assert!(
+        !text(&o.stderr).contains("\"outcome\""),
+        "{}",
+        text(&o.stderr)
+    );
 }

@@ -17,6 +17,8 @@ mod selftest;
 mod serve;
 mod status;
 
+pub use run::usage_refusal_report;
+
 /// Runs the chosen subcommand; returns the process exit code.
 pub fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {

@@ -173,27 +173,7 @@ pub fn run(args: RunArgs) -> Result<i32> {
 /// stderr. Returns the exit code, 125.
 fn refusal_report(args: &RunArgs, state: SinkState, e: &anyhow::Error) -> i32 {
     eprintln!("cordon: {e:#}");
-    // The fields a run's report has, empty or null as for any run that never started
-    // (new-user pass 157, #8: a harness reading a fixed schema found them missing).
-    let v = serde_json::json!({
-        "outcome": "refused",
-        "exit_code": 125,
-        "reason": format!("{e:#}"),
-        "launch": null,
-        "run_id": null,
-        "backend": null,
-        "rung": null,
-        "fell_back": null,
-        "signal": null,
-        "limit": null,
-        "hint": null,
-        "unconfined_reason": null,
-        "applied": [],
-        "planned": [],
-        "layers": [],
-        "notes": [],
-        "denials": null,
-    });
+    let v = refusal_value(&format!("{e:#}"));
     let sink = match state {
         SinkState::Open(s) => Ok(s),
         // Said already: the refusal is the sink's own, or its reason follows.
@@ -210,6 +190,81 @@ fn refusal_report(args: &RunArgs, state: SinkState, e: &anyhow::Error) -> i32 {
         Err(why) => eprintln!("cordon: the refusal report was not written: {why}"),
     }
     EXIT_CORDON as i32
+}
+
+/// A command line `cordon run` could not parse (clap's `error`, one line) still leaves
+/// the refusal report ([`refusal_report`]'s fields, `reason` the error) where the raw
+/// arguments `raw` (without the program name) ask for one: on stderr for `--json`, on
+/// descriptor N for `--json-fd N` (checked as for a run). Only arguments before `--` are
+/// read, and only when the subcommand is `run`; `--report PATH` is not written (its
+/// checks need the parsed profile). New-user pass 172: a harness reading `--json-fd` got
+/// nothing for a misspelled flag.
+pub fn usage_refusal_report(raw: &[std::ffi::OsString], error: &str) {
+    let flags: Vec<&std::ffi::OsStr> = raw
+        .iter()
+        .map(std::ffi::OsString::as_os_str)
+        .take_while(|a| *a != "--")
+        .collect();
+    let is_run = flags
+        .iter()
+        .find(|a| !a.as_encoded_bytes().starts_with(b"-"))
+        .is_some_and(|a| *a == "run");
+    if !is_run {
+        return;
+    }
+    let v = refusal_value(error);
+    if flags.iter().any(|a| *a == "--json") {
+        eprintln!("{v}");
+    }
+    let fd = flags.iter().enumerate().find_map(|(i, a)| {
+        let a = a.to_str()?;
+        match a.strip_prefix("--json-fd") {
+            Some("") => flags.get(i + 1)?.to_str()?.parse::<i32>().ok(),
+            Some(rest) => rest.strip_prefix('=')?.parse::<i32>().ok(),
+            None => None,
+        }
+    });
+    #[cfg(target_os = "linux")]
+    if let Some(n) = fd {
+        match cordon_sandbox::linux::take_inherited_writer(n) {
+            Ok(mut f) => {
+                if let Err(e) = writeln!(f, "{v}").and_then(|_| f.flush()) {
+                    eprintln!("cordon: the refusal report was not written: {e}");
+                }
+            }
+            Err(_) => eprintln!(
+                "cordon: the refusal report was not written: --json-fd {n} is not an open \
+                 descriptor (3 or above) opened for writing"
+            ),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = fd;
+}
+
+/// The report of a run refused before it started, for `reason`: the fields a run's report
+/// has, empty or null as for any run that never started (new-user pass 157, #8: a harness
+/// reading a fixed schema found them missing).
+fn refusal_value(reason: &str) -> serde_json::Value {
+    serde_json::json!({
+        "outcome": "refused",
+        "exit_code": 125,
+        "reason": reason,
+        "launch": null,
+        "run_id": null,
+        "backend": null,
+        "rung": null,
+        "fell_back": null,
+        "signal": null,
+        "limit": null,
+        "hint": null,
+        "unconfined_reason": null,
+        "applied": [],
+        "planned": [],
+        "layers": [],
+        "notes": [],
+        "denials": null,
+    })
 }
 
 /// Opens a `--report PATH` for writing, after checking it against `roots` (R-H2, issue 8
