@@ -1325,6 +1325,16 @@ pub fn conclude(
     // (attack pass 40, D1).
     let mut swept = swept;
     let fresh = fresh_grant_roots(&exec);
+    // The roots this run created were recorded before they existed, without the identity
+    // that finds them again once renamed or moved: recorded again now that they exist,
+    // whatever the outcome (attack pass 175, F1: a created `-w` directory, renamed after
+    // the run, was no longer known as written, and a forged sweep record in it was acted
+    // on by the next run).
+    if !fresh.is_empty() {
+        if let Err(why) = crate::writable_history::record(&writable_roots(&exec), &trust.files) {
+            tracing::warn!(%why, "the created writable roots' identities were not recorded");
+        }
+    }
     if !fresh.is_empty() {
         let known: Vec<std::path::PathBuf> = git_dirs.iter().map(|c| c.git_dir.clone()).collect();
         swept.extend(cordon_sandbox::git_dir_sweep::settle_fresh_roots(

@@ -4513,6 +4513,56 @@ fn own_files_an_earlier_run_could_write_are_refused() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 }
 
+/// Attack pass 175, F1: a `-w` directory cordon itself created for the run was recorded
+/// before it existed (by path only), so once renamed it was no longer known as written,
+/// and a config (or a forged sweep record) planted in it was taken by the next run. The
+/// run records the directory again once it has ended. Twin: in place it was refused
+/// already.
+#[test]
+fn a_config_planted_under_a_grant_cordon_created_is_refused_after_it_is_renamed() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let other = p.root.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let grant = p.root.path().join("made/grant");
+    assert!(!grant.exists());
+    let plant = format!(
+        "mkdir -p '{0}/cordon' && printf 'default_profile = \"danger-full-access\"\\n' > '{0}/cordon/config.toml'",
+        grant.display()
+    );
+    let o = out(p.cordon_in(
+        &other,
+        &[
+            "run",
+            "-w",
+            grant.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &plant,
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(grant.join("cordon/config.toml").exists());
+    let escaped = p.root.path().join("ESCAPED");
+    let attempt = |xdg: &std::path::Path| {
+        let mut c = p.cordon_in(&other, &["run", "--", "touch", escaped.to_str().unwrap()]);
+        c.env("XDG_CONFIG_HOME", xdg);
+        out(c)
+    };
+    let o = attempt(&grant);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    let renamed = p.root.path().join("made/renamed");
+    std::fs::rename(&grant, &renamed).unwrap();
+    let o = attempt(&renamed);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{err}");
+    assert!(err.contains(&renamed.display().to_string()), "{err}");
+    assert!(!escaped.exists(), "ran unconfined");
+}
+
 /// New-user pass 164, problem 2: a config a sandboxed run planted under its `-w` grant was
 /// refused in place, and trusted once the grant's directory (or one above it) was renamed
 /// on the host: the record of writable roots knew the path only. It knows the directory
