@@ -968,15 +968,23 @@ fn forward_signals(
     pid: u32,
     cancelled: Arc<Mutex<Option<String>>>,
 ) -> Option<signal_hook::iterator::Handle> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
-    let mut signals =
-        signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT]).ok()?;
+    use signal_hook::consts::{SIGALRM, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
+    // All that cordon's helper and init pass on (`process::FORWARDED`): one left out ended
+    // cordon by its default action, with no report and the run's cgroup left (attack pass
+    // 175 F3, new-user pass 176: SIGUSR1, SIGUSR2, SIGALRM). Only the first four ask for
+    // the run to end (`cancelled`); the others are the command's to interpret.
+    let mut signals = signal_hook::iterator::Signals::new([
+        SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
+    ])
+    .ok()?;
     let handle = signals.handle();
     std::thread::spawn(move || {
         for sig in signals.forever() {
             if let Ok(s) = nix::sys::signal::Signal::try_from(sig) {
-                if let Ok(mut c) = cancelled.lock() {
-                    c.get_or_insert_with(|| format!("cancelled by {s}"));
+                if [SIGINT, SIGTERM, SIGHUP, SIGQUIT].contains(&sig) {
+                    if let Ok(mut c) = cancelled.lock() {
+                        c.get_or_insert_with(|| format!("cancelled by {s}"));
+                    }
                 }
                 let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), s);
             }

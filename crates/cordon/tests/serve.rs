@@ -781,6 +781,62 @@ fn a_stopped_command_ends_when_cordon_is_terminated_on_every_path() {
     }
 }
 
+/// Attack pass 175 F3, new-user pass 176: SIGUSR1, SIGUSR2 and SIGALRM sent to cordon
+/// reach the command on every path, as the signals that end a run do (they ended cordon by
+/// their default action: no report, the command killed with the sandbox). A command that
+/// traps one goes on and exits as it chooses (`success`, 0); one that does not is ended by
+/// it, and the report says so (exit 128+N, the signal named).
+#[test]
+fn user_signals_sent_to_cordon_reach_the_command_on_every_path() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    for l in ALL {
+        for (sig, name, trapped) in [
+            (libc::SIGUSR1, "USR1", true),
+            (libc::SIGALRM, "ALRM", true),
+            (libc::SIGUSR2, "USR2", false),
+        ] {
+            let ready = p.dir(l).join(format!("ready-{}-{name}", l.name()));
+            let trap = if trapped {
+                format!("trap 'echo got-{name}; exit 0' {name}; ")
+            } else {
+                String::new()
+            };
+            let script = format!(
+                "{trap}touch {}; while :; do sleep 0.05; done",
+                ready.display()
+            );
+            let child = p
+                .cordon(l, &["--", "sh", "-c", &script])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let t0 = Instant::now();
+            while !ready.exists() && t0.elapsed() < Duration::from_secs(20) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            assert!(ready.exists(), "{l:?} {name}: never started");
+            // SAFETY: kill has no memory-safety preconditions; the pid is our child's.
+            unsafe { libc::kill(child.id() as i32, sig) };
+            let o = wait_at_most(child, Duration::from_secs(10))
+                .unwrap_or_else(|| panic!("{l:?} {name}: the command ran on"));
+            let v = last_json(&o.stderr);
+            assert_eq!(v["launch"].as_str(), Some(l.name()), "{l:?} {name}");
+            if trapped {
+                assert_eq!(text(&o.stdout), format!("got-{name}\n"), "{l:?}");
+                assert_eq!(o.status.code(), Some(0), "{l:?} {name}: {v}");
+                assert_eq!(v["outcome"], "success", "{l:?} {name}: {v}");
+            } else {
+                assert_eq!(o.status.code(), Some(128 + sig), "{l:?} {name}: {v}");
+                assert_eq!(v["signal"], sig, "{l:?} {name}: {v}");
+            }
+        }
+    }
+}
+
 /// `child`'s output once it has exited, or `None` (and `child` killed) after `d`.
 fn wait_at_most(child: Child, d: Duration) -> Option<Output> {
     let pid = child.id() as i32;
