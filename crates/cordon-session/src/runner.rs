@@ -583,6 +583,17 @@ impl Proc {
         }
     }
 
+    /// For a helper `cordon serve` runs: the connection whose hang-up ends the run (the
+    /// server's handler kills the command's tree and removes the run's cgroup, which a
+    /// SIGKILL to the handler left behind: attack pass 175 F2). Valid while `self` is.
+    fn hang_up_fd(&self) -> Option<i32> {
+        match self {
+            #[cfg(target_os = "linux")]
+            Proc::Served(c, _) => Some(c.connection_fd()),
+            _ => None,
+        }
+    }
+
     /// Whether the launcher went away without a status (`cordon serve` stopped or
     /// killed while the command ran).
     fn lost(&self) -> bool {
@@ -711,10 +722,28 @@ fn wait(
     // control handle), a timer thread kills or signals it; the child is only reaped after
     // the timer has been told it exited, so the pid it signals cannot have been reused.
     let timed_out = Arc::new(Mutex::new(None::<String>));
+    // The timer killed the helper itself (not through `cordon serve`): the run's cgroup
+    // is then removed here (below).
+    let helper_killed = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let on_spawn = io.on_spawn.take();
     let timer = (opts.timeout.is_some() || on_spawn.is_some()).then(|| {
         let (tx, rx) = std::sync::mpsc::channel::<Control>();
         let pid = child.id();
+        // Ends the run: a hang-up for one the server runs, else SIGKILL to the helper.
+        // `child` (and so the connection) outlives this thread (joined below).
+        let hang_up = child.hang_up_fd();
+        let killed = Arc::clone(&helper_killed);
+        let end_run = move || match hang_up {
+            // SAFETY: shutdown on a descriptor `child` owns until after the join.
+            #[cfg(unix)]
+            Some(fd) => unsafe {
+                libc::shutdown(fd, libc::SHUT_RDWR);
+            },
+            _ => {
+                killed.store(true, std::sync::atomic::Ordering::Relaxed);
+                kill_unreaped(pid)
+            }
+        };
         if let Some(f) = on_spawn {
             f(RunControl {
                 pid,
@@ -758,7 +787,7 @@ fn wait(
                         if let Ok(mut c) = cancelled.lock() {
                             c.get_or_insert_with(|| "killed by the caller".to_string());
                         }
-                        kill_unreaped(pid);
+                        end_run();
                     }
                     Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                         // Woken well after the deadline: this process was not running (a
@@ -774,7 +803,7 @@ fn wait(
                             }
                             continue;
                         }
-                        kill_unreaped(pid);
+                        end_run();
                         if let (Ok(mut g), Some((_, t))) = (timed_out.lock(), deadline) {
                             *g = Some(humantime::format_duration(t).to_string());
                         }
@@ -794,6 +823,12 @@ fn wait(
     if let Some((tx, h)) = timer {
         let _ = tx.send(Control::Exited);
         let _ = h.join();
+    }
+    // A helper killed by the timer could not remove the run's cgroup; while it is not
+    // reaped its pid is still its own (attack pass 175 F2).
+    #[cfg(target_os = "linux")]
+    if helper_killed.load(std::sync::atomic::Ordering::Relaxed) {
+        cordon_sandbox::linux::limits::remove_left_by(child.id());
     }
     let status = child.wait()?;
     let timed_out = timed_out.lock().ok().and_then(|g| g.clone());

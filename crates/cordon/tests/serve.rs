@@ -1076,43 +1076,88 @@ fn the_command_runs_in_the_runs_cgroup_on_every_path() {
 /// The run's cgroup is removed once the run is over, on every launch path: by the helper
 /// on the cold path, by the server's handler (after it passed the status on) for a
 /// template's command, whose helper leaves it to that handler (issue 12). A leftover
-/// directory would keep its limits and counters for nothing, one per command.
+/// directory would keep its limits and counters for nothing, one per command. Attack
+/// pass 175 F2: so it is after `--timeout` on every path (the timer killed the helper, or
+/// the server's handler, before either could remove it), and after the client was killed
+/// on the server paths (the handler killed the helper that made it).
 #[test]
 fn the_runs_cgroup_is_removed_after_the_run_on_every_path() {
     if !sandbox_available() {
         return;
     }
     let p = project();
-    for l in [Launch::Cold, Launch::Server, Launch::Template] {
-        let o = p.sh(l, "cat /proc/self/cgroup");
-        assert_eq!(o.status.code(), Some(0), "{l:?}: {}", text(&o.stderr));
-        // `N:pids:/a/cordon-…` (v1) or `0::/a/cordon-…` (v2): where it is on the host.
-        let dirs: Vec<std::path::PathBuf> = text(&o.stdout)
+    // `N:pids:/a/cordon-…` (v1) or `0::/a/cordon-…` (v2): where it is on the host.
+    let dirs_of = |cgroup: &str| -> Vec<PathBuf> {
+        cgroup
             .lines()
             .filter(|line| line.contains("/cordon-"))
             .filter_map(|line| {
                 let mut it = line.splitn(3, ':');
                 let (_, ctrl, path) = (it.next()?, it.next()?, it.next()?);
-                let ctrl = ctrl.split(',').find(|c| *c == "pids" || *c == "memory");
-                let base = match ctrl {
+                let base = match ctrl.split(',').find(|c| *c == "pids" || *c == "memory") {
                     Some(c) => format!("/sys/fs/cgroup/{c}"),
                     None if line.starts_with("0::") => "/sys/fs/cgroup".into(),
                     None => return None,
                 };
-                Some(std::path::Path::new(&base).join(path.trim_start_matches('/')))
+                Some(Path::new(&base).join(path.trim_start_matches('/')))
             })
-            .collect();
+            .collect()
+    };
+    let gone = |what: &str, dirs: &[PathBuf]| {
         // SAFETY: geteuid has no preconditions.
         if std::env::var("CI").as_deref() == Ok("true") && unsafe { libc::geteuid() } == 0 {
-            assert!(!dirs.is_empty(), "{l:?}: no run cgroup (root, CI)");
+            assert!(!dirs.is_empty(), "{what}: no run cgroup (root, CI)");
         }
         // The server's handler removes it just after the client has the status.
-        let deadline = std::time::Instant::now() + Duration::from_secs(3);
-        while dirs.iter().any(|d| d.exists()) && std::time::Instant::now() < deadline {
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while dirs.iter().any(|d| d.exists()) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
         }
         let left: Vec<_> = dirs.iter().filter(|d| d.exists()).collect();
-        assert!(left.is_empty(), "{l:?}: the run's cgroup is left: {left:?}");
+        assert!(
+            left.is_empty(),
+            "{what}: the run's cgroup is left: {left:?}"
+        );
+    };
+    for l in ALL {
+        let o = p.sh(l, "cat /proc/self/cgroup");
+        assert_eq!(o.status.code(), Some(0), "{l:?}: {}", text(&o.stderr));
+        gone(&format!("{l:?}"), &dirs_of(&text(&o.stdout)));
+        // Ended by `--timeout`, and (server paths) by the client's death.
+        for killed in [false, true] {
+            if killed && l == Launch::Cold {
+                continue; // nothing of cordon's is left to remove it (documented)
+            }
+            let file = p.dir(l).join(format!("cg-{}-{killed}", l.name()));
+            let script = format!("cat /proc/self/cgroup > {}; sleep 10", file.display());
+            let mut args = vec!["--", "sh", "-c", &script];
+            if !killed {
+                args.splice(0..0, ["--timeout", "1s"]);
+            }
+            let mut child = p
+                .cordon(l, &args)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let t0 = Instant::now();
+            while std::fs::read_to_string(&file).map_or(true, |s| s.is_empty())
+                && t0.elapsed() < Duration::from_secs(20)
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if killed {
+                child.kill().unwrap();
+            }
+            let status = child.wait().unwrap();
+            assert_eq!(
+                status.code(),
+                (!killed).then_some(137),
+                "{l:?} killed={killed}"
+            );
+            let what = format!("{l:?} killed={killed}");
+            gone(&what, &dirs_of(&std::fs::read_to_string(&file).unwrap()));
+        }
     }
 }
 

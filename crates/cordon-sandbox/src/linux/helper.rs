@@ -1352,8 +1352,15 @@ fn run_namespaces(
         });
     }
     // A template's command: the server's handler made the cgroup and removes it after
-    // passing the status on (two `rmdir`s off the path: issue 12).
-    let hit = super::limits::after_run(watchdog, cgroup.as_ref(), code, prepared.is_none());
+    // passing the status on (two `rmdir`s off the path: issue 12) — unless it is gone
+    // (the client killed, `--timeout`): then nobody else will (attack pass 175 F2).
+    let handler_gone = handler.is_some_and(sys::socket_hung_up);
+    let hit = super::limits::after_run(
+        watchdog,
+        cgroup.as_ref(),
+        code,
+        prepared.is_none() || handler_gone,
+    );
     drop(proxy);
     drop(alive_w);
     if cover_lost.is_some() {

@@ -188,6 +188,58 @@ fn write(p: &Path, s: &str) -> std::io::Result<()> {
         .write_all(s.as_bytes())
 }
 
+/// The directories this process's cgroups live in, where a helper it starts makes the
+/// run's cgroup ([`Cgroup::create`]): the v2 one, or the v1 `pids` and `memory` ones.
+fn cgroup_homes() -> Vec<PathBuf> {
+    let own = own_cgroups();
+    let root = Path::new("/sys/fs/cgroup");
+    if root.join("cgroup.controllers").exists() {
+        return own
+            .iter()
+            .filter(|(c, _)| c.is_empty())
+            .map(|(_, p)| root.join(p.trim_start_matches('/')))
+            .collect();
+    }
+    ["pids", "memory"]
+        .into_iter()
+        .filter_map(|ctrl| {
+            let (_, base) = own.iter().find(|(c, _)| c.split(',').any(|x| x == ctrl))?;
+            Some(root.join(ctrl).join(base.trim_start_matches('/')))
+        })
+        .collect()
+}
+
+/// Removes the run cgroups (`cordon-<pid>-…`, [`Cgroup::create`]) that the helper `pid`,
+/// this process's child, killed before it could remove them (the server's handler ending a
+/// run whose client hung up; `cordon run --timeout` on the cold path): each once empty,
+/// waiting up to [`REMOVE_WAIT`] for the killed tree to leave it. Call it before `pid` is
+/// reaped: until then no other process can have that pid, so no other run's cgroup has
+/// the name (attack pass 175 F2: each such run left its cgroup until the sweep of dead
+/// runs, a minute later at the earliest).
+pub fn remove_left_by(pid: u32) {
+    let prefix = format!("cordon-{pid}-");
+    for home in cgroup_homes() {
+        let Ok(entries) = std::fs::read_dir(&home) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            if e.file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(&prefix))
+            {
+                Cgroup {
+                    dirs: vec![Dir {
+                        path: e.path(),
+                        home: home.clone(),
+                    }],
+                    ..Cgroup::default()
+                }
+                .remove();
+            }
+        }
+    }
+}
+
 /// How old a dead helper's cgroup must be before [`sweep_dead`] removes it: far longer
 /// than a live helper needs between creating its cgroup and moving into it (microseconds).
 const SWEEP_MIN_AGE: std::time::Duration = std::time::Duration::from_secs(60);
@@ -516,14 +568,23 @@ impl Cgroup {
     }
 
     /// Moves this process back where it came from if it joined, and removes the
-    /// directories (empty by then: the pid namespace is gone).
+    /// directories. Empty once init was reaped (the pid namespace is gone); after a kill
+    /// the killed tree may still be exiting, and `rmdir` then fails with `EBUSY` until it
+    /// has: tried again every 2 ms for up to [`REMOVE_WAIT`] (attack pass 175 F2: a
+    /// killed client's run left its cgroup), then left to the sweep of dead runs.
     pub fn remove(&self) {
         let me = std::process::id().to_string();
+        let deadline = std::time::Instant::now() + REMOVE_WAIT;
         for d in &self.dirs {
             if self.joined {
                 let _ = write(&d.home.join("cgroup.procs"), &me);
             }
-            let _ = std::fs::remove_dir(&d.path);
+            while let Err(e) = std::fs::remove_dir(&d.path) {
+                if e.raw_os_error() != Some(libc::EBUSY) || std::time::Instant::now() > deadline {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
         }
     }
 
@@ -614,6 +675,9 @@ impl Watchdog {
         self.hit
     }
 }
+
+/// How long [`Cgroup::remove`] waits for a killed tree to leave the cgroup.
+const REMOVE_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// After the run: stops the watchdog, reads the cgroup's counters once more (a command
 /// that failed after hitting the pids or memory limit, before the watchdog looked, ended

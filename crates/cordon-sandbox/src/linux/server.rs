@@ -888,6 +888,19 @@ fn handle_request(conn: UnixStream, req: Request, fds: Vec<OwnedFd>) -> io::Resu
             // The client hung up (or spoke out of turn): the run is over for it.
             // SAFETY: kill has no memory-safety preconditions; `helper` is our child.
             unsafe { libc::kill(helper, libc::SIGKILL) };
+            // Exited but not reaped (its pid still its own): the run's cgroup it could not
+            // remove goes now.
+            // SAFETY: a zeroed siginfo_t is a valid out-parameter; `helper` is our child.
+            unsafe {
+                let mut info: libc::siginfo_t = std::mem::zeroed();
+                libc::waitid(
+                    libc::P_PID,
+                    helper as libc::id_t,
+                    &mut info,
+                    libc::WEXITED | libc::WNOWAIT,
+                );
+            }
+            super::limits::remove_left_by(helper as u32);
             let mut st = 0;
             // SAFETY: `st` is a valid int.
             unsafe { libc::waitpid(helper, &mut st, 0) };
@@ -1343,6 +1356,14 @@ impl ServerChild {
     /// value is dropped.
     pub fn id(&self) -> u32 {
         self.pid as u32
+    }
+
+    /// The connection to the server's handler: shut down (`shutdown(2)`), it ends the run
+    /// as the client's hang-up does — the handler kills the command's tree and removes the
+    /// run's cgroup — and [`ServerChild::wait`] returns as for a killed handler. Valid
+    /// until this value is dropped.
+    pub fn connection_fd(&self) -> RawFd {
+        self.conn.get_ref().as_raw_fd()
     }
 
     /// Whether the run ended without a status from the server: its handler was killed —
