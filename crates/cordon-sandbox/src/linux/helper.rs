@@ -1352,15 +1352,9 @@ fn run_namespaces(
         });
     }
     // A template's command: the server's handler made the cgroup and removes it after
-    // passing the status on (two `rmdir`s off the path: issue 12) — unless it is gone
-    // (the client killed, `--timeout`): then nobody else will (attack pass 175 F2).
-    let handler_gone = handler.is_some_and(sys::socket_hung_up);
-    let hit = super::limits::after_run(
-        watchdog,
-        cgroup.as_ref(),
-        code,
-        prepared.is_none() || handler_gone,
-    );
+    // passing the status on, or once it has killed this process; from here it could not
+    // (`/sys/fs/cgroup` is read-only in the template's root: EROFS).
+    let hit = super::limits::after_run(watchdog, cgroup.as_ref(), code, prepared.is_none());
     drop(proxy);
     drop(alive_w);
     if cover_lost.is_some() {
