@@ -1727,16 +1727,19 @@ fn denial_hint(shown: &str, rule: &str, access: Access, grant: Result<&str, &str
         ),
     };
     if access == Access::Read || rule.starts_with("denied") {
-        // No widening is offered for a hidden path; how the person can open it depends on
-        // where the deny came from (new-user pass nu27, F5: "cannot be opened per command"
-        // was false, `--with` does, and a `--deny-read` is dropped, not a profile edit).
+        // No grant is offered in the hint for a hidden path; how the person can open it
+        // depends on where the deny came from (new-user pass nu27, F5: "cannot be opened
+        // per command" was false, `--with` does, and a `--deny-read` is dropped, not a
+        // profile edit; new-user pass 176, #2: "no per-command widening" contradicted the
+        // `--with` that `cordon explain` then offered for a built-in credential store).
         let how = if rule.contains("--deny-read") {
             "drop that --deny-read if it must be readable".to_string()
         } else {
             format!(
                 "if it must be readable, `cordon explain {shown}` says which profile entry \
-                 hides it and whether a --with can open it (a profile's deny wins over any \
-                 --with)"
+                 hides it and how to open it (a --with read entry opens a built-in \
+                 credential store for one command; a deny your own profile sets wins over \
+                 any --with)"
             )
         };
         // `denied (deny-read …)` reads "hidden (denied (…))" (new-user pass 168, 7).
@@ -1745,8 +1748,8 @@ fn denial_hint(shown: &str, rule: &str, access: Access, grant: Result<&str, &str
             .and_then(|r| r.strip_suffix(')'))
             .map_or_else(|| rule.to_string(), |r| format!("by {r}"));
         format!(
-            "{shown} is hidden from this command ({by}); cordon offers no per-command \
-             widening for a hidden path: {how}"
+            "{shown} is hidden from this command ({by}); cordon offers no grant for it here: \
+             {how}"
         )
     } else if let Some(why) = rule.strip_prefix("protected (R-P3): ") {
         offer(&format!("{shown} is protected (R-P3, {why})"))

@@ -360,7 +360,13 @@ fn accept_pending(
         Err(e) => return Err(e),
     };
     if let Err(why) = admit(&conn, me) {
-        eprintln!("cordon serve: refused a client: {why}");
+        // A client gone before it could be checked (its /proc entry with it: another
+        // `cordon serve` making sure none listens, a client killed at once) is nothing to
+        // report (new-user pass 176, #4: "refused a client: peer: No such file or
+        // directory" read as a fault).
+        if !sys::socket_hung_up(conn.as_raw_fd()) {
+            eprintln!("cordon serve: refused a client: {why}");
+        }
         return Ok(());
     }
     if pending.len() >= MAX_PENDING {
