@@ -33,7 +33,6 @@
 
 use super::sys;
 use cordon_policy::{Access, CacheMode, EntryOrigin, ResolvedFilesystem, ResolvedProfile};
-use std::collections::HashMap;
 use std::ffi::{CStr, CString, OsStr};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
@@ -458,8 +457,9 @@ impl Layout {
         // Ancestors are shared by most covers (`/`, `$HOME`, `~/.config`): each path's
         // layer is found once, each watched directory looked up by map (issue 12: the
         // launch spent 10% of its CPU here once absent deny entries were watched).
-        let mut ctx_of: HashMap<&Path, Ctx> = HashMap::new();
-        let mut index: HashMap<PathBuf, usize> = HashMap::new();
+        // foldhash: the default SipHash cost more than the lookups saved (issue 12).
+        let mut ctx_of: foldhash::HashMap<&Path, Ctx> = Default::default();
+        let mut index: foldhash::HashMap<&Path, usize> = Default::default();
         let mut out: Vec<CoverWatch> = Vec::new();
         let absent = self.absent_covers_in(&layers);
         let all: Vec<Cover> = self
@@ -478,7 +478,7 @@ impl Layout {
                     break;
                 };
                 if *ctx_of.entry(child).or_insert_with(|| layers.ctx(child)) != Ctx::Own {
-                    let i = *index.entry(dir.to_path_buf()).or_insert_with(|| {
+                    let i = *index.entry(dir).or_insert_with(|| {
                         out.push(CoverWatch {
                             dir: dir.to_path_buf(),
                             names: Vec::new(),
@@ -510,7 +510,7 @@ struct Layers<'a> {
     base: Ctx,
     /// Step path -> context; of two steps at one path the later one (it is mounted over
     /// the earlier).
-    holders: HashMap<&'a Path, Ctx>,
+    holders: foldhash::HashMap<&'a Path, Ctx>,
 }
 
 impl<'a> Layers<'a> {
@@ -520,7 +520,7 @@ impl<'a> Layers<'a> {
             Base::HostWritable => Ctx::Host { writable: true },
             Base::Empty => Ctx::Own,
         };
-        let mut holders = HashMap::new();
+        let mut holders = foldhash::HashMap::default();
         for s in l.tree() {
             let c = match &s.kind {
                 StepKind::Bind { writable, .. } => Ctx::Host {
