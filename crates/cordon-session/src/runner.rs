@@ -1003,13 +1003,16 @@ fn forward_signals(
     pid: u32,
     cancelled: Arc<Mutex<Option<String>>>,
 ) -> Option<signal_hook::iterator::Handle> {
-    use signal_hook::consts::{SIGALRM, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
+    use signal_hook::consts::{
+        SIGALRM, SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2,
+    };
     // All that cordon's helper and init pass on (`process::FORWARDED`): one left out ended
     // cordon by its default action, with no report and the run's cgroup left (attack pass
-    // 175 F3, new-user pass 176: SIGUSR1, SIGUSR2, SIGALRM). Only the first four ask for
-    // the run to end (`cancelled`); the others are the command's to interpret.
+    // 175 F3, new-user pass 176: SIGUSR1, SIGUSR2, SIGALRM; SIGCONT did not resume a
+    // command that stopped itself). Only the first four ask for the run to end
+    // (`cancelled`); the others are the command's to interpret.
     let mut signals = signal_hook::iterator::Signals::new([
-        SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM,
+        SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCONT,
     ])
     .ok()?;
     let handle = signals.handle();

@@ -781,8 +781,8 @@ fn a_stopped_command_ends_when_cordon_is_terminated_on_every_path() {
     }
 }
 
-/// Attack pass 175 F3, new-user pass 176: SIGUSR1, SIGUSR2 and SIGALRM sent to cordon
-/// reach the command on every path, as the signals that end a run do (they ended cordon by
+/// Attack pass 175 F3, new-user pass 176: SIGUSR1, SIGUSR2, SIGALRM and SIGCONT sent to
+/// cordon reach the command on every path (SIGCONT resumes one that stopped itself), as the signals that end a run do (they ended cordon by
 /// their default action: no report, the command killed with the sandbox). A command that
 /// traps one goes on and exits as it chooses (`success`, 0); one that does not is ended by
 /// it, and the report says so (exit 128+N, the signal named).
@@ -797,6 +797,7 @@ fn user_signals_sent_to_cordon_reach_the_command_on_every_path() {
             (libc::SIGUSR1, "USR1", true),
             (libc::SIGALRM, "ALRM", true),
             (libc::SIGUSR2, "USR2", false),
+            (libc::SIGCONT, "CONT", true),
         ] {
             let ready = p.dir(l).join(format!("ready-{}-{name}", l.name()));
             let trap = if trapped {
@@ -804,10 +805,13 @@ fn user_signals_sent_to_cordon_reach_the_command_on_every_path() {
             } else {
                 String::new()
             };
-            let script = format!(
-                "{trap}touch {}; while :; do sleep 0.05; done",
-                ready.display()
-            );
+            // SIGCONT: the command stopped itself, and goes on once continued.
+            let wait = if sig == libc::SIGCONT {
+                "kill -STOP $$; sleep 5"
+            } else {
+                "while :; do sleep 0.05; done"
+            };
+            let script = format!("{trap}touch {}; {wait}", ready.display());
             let child = p
                 .cordon(l, &["--", "sh", "-c", &script])
                 .stdout(Stdio::piped())
@@ -819,6 +823,8 @@ fn user_signals_sent_to_cordon_reach_the_command_on_every_path() {
                 std::thread::sleep(Duration::from_millis(20));
             }
             assert!(ready.exists(), "{l:?} {name}: never started");
+            // Past `touch` (stopped, for SIGCONT: sent earlier, it would continue nothing).
+            std::thread::sleep(Duration::from_millis(300));
             // SAFETY: kill has no memory-safety preconditions; the pid is our child's.
             unsafe { libc::kill(child.id() as i32, sig) };
             let o = wait_at_most(child, Duration::from_secs(10))

@@ -21,7 +21,7 @@ pub const EXIT_NOEXEC: i32 = crate::CordonExit::CannotExecute.status();
 pub const EXIT_NOTFOUND: i32 = crate::CordonExit::NotFound.status();
 
 /// Signals forwarded from the helper to the sandbox's init and from init to the command.
-pub const FORWARDED: [libc::c_int; 7] = [
+pub const FORWARDED: [libc::c_int; 8] = [
     libc::SIGINT,
     libc::SIGTERM,
     libc::SIGHUP,
@@ -29,6 +29,7 @@ pub const FORWARDED: [libc::c_int; 7] = [
     libc::SIGUSR1,
     libc::SIGUSR2,
     libc::SIGALRM,
+    libc::SIGCONT,
 ];
 
 /// Restores what a freshly executed program has: an empty signal mask, the default
