@@ -766,6 +766,16 @@ pub fn prepare(
         Ok(c) => c,
         Err(why) => return Err(not_prepared(session, why, verdict)),
     };
+    // The writable roots this run creates are made now, so that they are recorded below
+    // with their identities before any command writes in them (attack pass 177, F1: a
+    // cold run killed before its end left a created root recorded by path only, and once
+    // renamed it was trusted).
+    #[cfg(target_os = "linux")]
+    if let (false, Some(r)) = (fresh_grant_roots(&exec).is_empty(), exec.resolved.as_ref()) {
+        if let Err(e) = cordon_sandbox::linux::create_missing_grants(r) {
+            return Err(not_prepared(session, e.to_string(), verdict));
+        }
+    }
     // Where this command may write and what it keeps read-only there, for later runs that
     // read cordon's files from another place (attack pass 156, H1); before anything else
     // is left for later runs.

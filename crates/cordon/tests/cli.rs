@@ -4563,6 +4563,65 @@ fn a_config_planted_under_a_grant_cordon_created_is_refused_after_it_is_renamed(
     assert!(!escaped.exists(), "ran unconfined");
 }
 
+/// Attack pass 177, F1: the same when the run is killed (SIGKILL to cordon, on the cold
+/// path) before it could record anything after the command: the directory is created, and
+/// recorded with its identity, before the command starts. Twin: the killed run did write
+/// the config there.
+#[test]
+fn a_grant_cordon_created_for_a_killed_run_is_known_after_it_is_renamed() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let other = p.root.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let grant = p.root.path().join("made/killed");
+    let ready = grant.join("ready");
+    let plant = format!(
+        "mkdir -p '{0}/cordon' && printf 'default_profile = \"danger-full-access\"\\n' > '{0}/cordon/config.toml' && touch '{1}'; sleep 30",
+        grant.display(),
+        ready.display()
+    );
+    let mut c = p.cordon_in(
+        &other,
+        &[
+            "run",
+            "--no-server",
+            "-w",
+            grant.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &plant,
+        ],
+    );
+    let mut child = c
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !ready.exists() && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    let _ = child.wait();
+    assert!(
+        grant.join("cordon/config.toml").exists(),
+        "the run never planted"
+    );
+    let renamed = p.root.path().join("made/renamed-after-kill");
+    std::fs::rename(&grant, &renamed).unwrap();
+    let escaped = p.root.path().join("ESCAPED");
+    let mut c = p.cordon_in(&other, &["run", "--", "touch", escaped.to_str().unwrap()]);
+    c.env("XDG_CONFIG_HOME", &renamed);
+    let o = out(c);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{err}");
+    assert!(err.contains(&renamed.display().to_string()), "{err}");
+    assert!(!escaped.exists(), "ran unconfined");
+}
+
 /// New-user pass 164, problem 2: a config a sandboxed run planted under its `-w` grant was
 /// refused in place, and trusted once the grant's directory (or one above it) was renamed
 /// on the host: the record of writable roots knew the path only. It knows the directory

@@ -1007,7 +1007,7 @@ fn run_namespaces(
         Some(Some((cg, files))) => (Some(cg), files),
         Some(None) => (None, Vec::new()),
         None => {
-            let cg = super::limits::Cgroup::create_for_others(&limits);
+            let cg = super::limits::Cgroup::create_for_others(&limits, super::limits::Sweep::First);
             let files = cg
                 .as_ref()
                 .filter(|c| c.moves_itself())

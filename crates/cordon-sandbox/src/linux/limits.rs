@@ -240,6 +240,26 @@ pub fn remove_left_by(pid: u32) {
     }
 }
 
+/// When [`Cgroup::create_for_others`] sweeps the cgroups dead runs left
+/// ([`sweep_dead`]): a listing of the cgroup home and a look at each `cordon-*` entry's
+/// pid, ~6 % of `cordon serve`'s CPU per command when it was on the launch path (perf,
+/// issue 12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sweep {
+    /// Before the run's cgroup is made (the cold path's helper).
+    First,
+    /// Not here: the caller sweeps once the command's status went out
+    /// ([`sweep_dead_runs`]; `cordon serve`'s handler).
+    Later,
+}
+
+/// Sweeps the cgroups dead runs left in this process's cgroup homes ([`sweep_dead`]).
+pub fn sweep_dead_runs() {
+    for home in cgroup_homes() {
+        sweep_dead(&home);
+    }
+}
+
 /// How old a dead helper's cgroup must be before [`sweep_dead`] removes it: far longer
 /// than a live helper needs between creating its cgroup and moving into it (microseconds).
 const SWEEP_MIN_AGE: std::time::Duration = std::time::Duration::from_secs(60);
@@ -285,20 +305,22 @@ impl Cgroup {
     /// when this host gives cordon no cgroup (no delegation, v1 hierarchies not writable):
     /// the rlimit fallbacks apply.
     pub fn create(r: &ResolvedLimits) -> Option<Cgroup> {
-        Self::make(r, true)
+        Self::make(r, true, Sweep::First)
     }
 
     /// [`Cgroup::create`] for another process to join (`cordon serve`'s handler for a
     /// template's command): the directories and limits only, the caller stays out — so
     /// `pids.max` counts exactly the helper and init beside the command, as on the cold
     /// path (the handler inside made the limit one lower than reported).
-    pub fn create_for_others(r: &ResolvedLimits) -> Option<Cgroup> {
-        Self::make(r, false)
+    ///
+    /// `sweep`: when the cgroups dead runs left are swept ([`Sweep`]).
+    pub fn create_for_others(r: &ResolvedLimits, sweep: Sweep) -> Option<Cgroup> {
+        Self::make(r, false, sweep)
     }
 
     // Longer than most: the v2 and v1 cgroup hierarchies side by side (same steps, different
     // files), so their differences stay visible.
-    fn make(r: &ResolvedLimits, join: bool) -> Option<Cgroup> {
+    fn make(r: &ResolvedLimits, join: bool, sweep: Sweep) -> Option<Cgroup> {
         if r.pids.is_none() && r.memory_bytes.is_none() {
             return None;
         }
@@ -316,7 +338,9 @@ impl Cgroup {
         if v2_root.join("cgroup.controllers").exists() {
             let base = own.iter().find(|(c, _)| c.is_empty())?.1.clone();
             let home = v2_root.join(base.trim_start_matches('/'));
-            sweep_dead(&home);
+            if sweep == Sweep::First {
+                sweep_dead(&home);
+            }
             let dir = home.join(&name);
             std::fs::create_dir(&dir).ok()?;
             cg.dirs.push(Dir {
@@ -361,7 +385,9 @@ impl Cgroup {
                 let home = Path::new("/sys/fs/cgroup")
                     .join(ctrl)
                     .join(base.trim_start_matches('/'));
-                sweep_dead(&home);
+                if sweep == Sweep::First {
+                    sweep_dead(&home);
+                }
                 let dir = home.join(&name);
                 if std::fs::create_dir(&dir).is_err() {
                     continue;

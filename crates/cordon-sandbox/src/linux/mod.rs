@@ -292,6 +292,18 @@ pub enum WriterRefusal {
     Other(std::io::Error),
 }
 
+/// Creates the missing directories of `profile`'s writable grants on the host, as the
+/// helper would before the sandbox is built ([`mounts::create_missing_grants`]: no symlink
+/// followed, a new top-level directory refused, a note on stderr for each). Called by the
+/// session before it records the run's writable roots, so that a root the run creates is
+/// recorded with its identity before any command can write in it — and found again after
+/// a rename even when the run is killed (attack pass 177, F1). The helper then finds them.
+///
+/// Errors: the grant that could not be created, and why (the run is refused).
+pub fn create_missing_grants(profile: &cordon_policy::ResolvedProfile) -> std::io::Result<()> {
+    mounts::create_missing_grants(&mounts::layout_for(profile))
+}
+
 /// Takes an inherited descriptor number given by the user (`--json-fd N`) as a file to
 /// write to, after checking it can be: not 0-2, open, and opened for writing (its access
 /// mode from `F_GETFL` is `O_WRONLY` or `O_RDWR`, and it is not an `O_PATH` reference).

@@ -1109,7 +1109,9 @@ fn relay_to_template(
     // The run's cgroup, on the host; the command's init joins it through descriptors
     // opened here (this handler stays out: `pids.max` counts init and its supervisor
     // beside the command, as on the cold path).
-    let cgroup = super::limits::Cgroup::create_for_others(limits);
+    // What dead runs left is swept once the status went out (below), not on the launch
+    // path.
+    let cgroup = super::limits::Cgroup::create_for_others(limits, super::limits::Sweep::Later);
     // Without a cgroup that counts processes, the pids limit is `RLIMIT_NPROC` in the
     // command's user namespace, and every command of a template shares the template's: one
     // command's processes would eat another's budget (breaker, stop 18, as uid 1000). Such
@@ -1267,6 +1269,7 @@ fn relay_to_template(
     let sent = reply(&conn, &Reply::Status(status));
     if let Some(c) = &cgroup {
         c.remove();
+        super::limits::sweep_dead_runs();
     }
     sent?;
     let mut pfd = [libc::pollfd {
