@@ -774,7 +774,20 @@ fn home_grant_note(source: &str, spelled: &str, lexical: &Path) -> Option<String
 /// A `-w`/`--deny-read` path that starts with `:` must be one of the profile's symbolic
 /// roots (attack pass 54 F7: `--deny-read ':Workspace/s'` was the relative path
 /// `CWD/:Workspace/s` and hid nothing, in silence); `./:name` names such a file.
+///
+/// A path that is not UTF-8 is refused too (attack pass 177, F3: it was converted with
+/// U+FFFD in place of each bad byte, so `--deny-read` hid a file that does not exist and
+/// left the named one readable, and `-w` granted and created another directory): profile
+/// entries, the helper's payload and the report carry UTF-8 only.
 fn check_root_spelling(flag: &str, p: &Path) -> Result<(), TrustError> {
+    if p.to_str().is_none() {
+        return Err(TrustError::Usage(format!(
+            "{flag} {}: the path is not UTF-8, which cordon cannot carry to the sandbox \
+             (it would name another file); rename it, or name a directory above it whose \
+             path is UTF-8",
+            cordon_policy::paths::escaped(p.as_os_str().as_encoded_bytes())
+        )));
+    }
     let s = p.to_string_lossy();
     // Attack pass 55 F3: a quoted `$HOME/x` or `~root/x` (an MCP client's args are not
     // expanded by a shell) was a relative path that hid nothing.

@@ -5197,3 +5197,63 @@ fn a_usage_error_leaves_the_refusal_report_where_one_was_asked_for() {
         text(&o.stderr)
     );
 }
+
+/// Attack pass 177, F3: a `--deny-read` or `-w` path that is not UTF-8 is refused (125),
+/// naming it with its bad byte as `\xNN`; it was converted with U+FFFD in place of the
+/// byte, so the deny hid a file that does not exist and the named one stayed readable,
+/// and `-w` created and granted another directory. Twin: the same file denied by a UTF-8
+/// name of its directory is hidden.
+#[test]
+fn a_path_flag_that_is_not_utf8_is_refused_not_converted() {
+    use std::os::unix::ffi::OsStrExt;
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let dir = p.dir.join("sec");
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = std::ffi::OsStr::from_bytes(b"key\xff");
+    std::fs::write(dir.join(name), "TOPSECRET\n").unwrap();
+    let mut c = cordon(&p, &["run", "--deny-read"]);
+    c.arg(dir.join(name))
+        .args(["--", "sh", "-c", "cat sec/key*"]);
+    let o = out(c);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{err}");
+    assert!(!text(&o.stdout).contains("TOPSECRET"), "{err}");
+    assert!(
+        err.contains("key\\xff") && err.contains("not UTF-8"),
+        "{err}"
+    );
+    let grant = p.dir.join(std::ffi::OsStr::from_bytes(b"out\xfe"));
+    let mut c = cordon(&p, &["run", "-w"]);
+    c.arg(&grant).args(["--", "true"]);
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    let made: Vec<_> = std::fs::read_dir(&p.dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n.as_bytes().starts_with(b"out"))
+        .collect();
+    assert!(made.is_empty(), "a grant directory was made: {made:?}");
+    // Twin: the directory, by a UTF-8 name.
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--deny-read",
+            dir.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "cat sec/key*",
+        ],
+    ));
+    assert!(
+        !text(&o.stdout).contains("TOPSECRET"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_ne!(o.status.code(), Some(125), "{}", text(&o.stderr));
+}
