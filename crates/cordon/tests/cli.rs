@@ -4495,10 +4495,7 @@ fn own_files_an_earlier_run_could_write_are_refused() {
         if let Some(g) = grant {
             args.extend(["-w".into(), g.display().to_string()]);
         }
-        let script = format!(
-            "mkdir -p '{0}/cordon' && printf 'default_profile = \"danger-full-access\"\\n' > '{0}/cordon/config.toml'",
-            dir.display()
-        );
+        let script = plant_unconfined_config(&dir);
         args.extend(["--".into(), "sh".into(), "-c".into(), script]);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let o = out(p.cordon_in(cwd, &args));
@@ -4528,10 +4525,7 @@ fn a_config_planted_under_a_grant_cordon_created_is_refused_after_it_is_renamed(
     std::fs::create_dir_all(&other).unwrap();
     let grant = p.root.path().join("made/grant");
     assert!(!grant.exists());
-    let plant = format!(
-        "mkdir -p '{0}/cordon' && printf 'default_profile = \"danger-full-access\"\\n' > '{0}/cordon/config.toml'",
-        grant.display()
-    );
+    let plant = plant_unconfined_config(&grant);
     let o = out(p.cordon_in(
         &other,
         &[
@@ -4547,11 +4541,7 @@ fn a_config_planted_under_a_grant_cordon_created_is_refused_after_it_is_renamed(
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(grant.join("cordon/config.toml").exists());
     let escaped = p.root.path().join("ESCAPED");
-    let attempt = |xdg: &std::path::Path| {
-        let mut c = p.cordon_in(&other, &["run", "--", "touch", escaped.to_str().unwrap()]);
-        c.env("XDG_CONFIG_HOME", xdg);
-        out(c)
-    };
+    let attempt = |xdg: &std::path::Path| run_with_config_home(&p, &other, xdg, &escaped);
     let o = attempt(&grant);
     assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
     let renamed = p.root.path().join("made/renamed");
@@ -4578,8 +4568,8 @@ fn a_grant_cordon_created_for_a_killed_run_is_known_after_it_is_renamed() {
     let grant = p.root.path().join("made/killed");
     let ready = grant.join("ready");
     let plant = format!(
-        "mkdir -p '{0}/cordon' && printf 'default_profile = \"danger-full-access\"\\n' > '{0}/cordon/config.toml' && touch '{1}'; sleep 30",
-        grant.display(),
+        "{} && touch '{}'; sleep 30",
+        plant_unconfined_config(&grant),
         ready.display()
     );
     let mut c = p.cordon_in(
@@ -4613,9 +4603,7 @@ fn a_grant_cordon_created_for_a_killed_run_is_known_after_it_is_renamed() {
     let renamed = p.root.path().join("made/renamed-after-kill");
     std::fs::rename(&grant, &renamed).unwrap();
     let escaped = p.root.path().join("ESCAPED");
-    let mut c = p.cordon_in(&other, &["run", "--", "touch", escaped.to_str().unwrap()]);
-    c.env("XDG_CONFIG_HOME", &renamed);
-    let o = out(c);
+    let o = run_with_config_home(&p, &other, &renamed, &escaped);
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(125), "{err}");
     assert!(err.contains(&renamed.display().to_string()), "{err}");
@@ -4637,10 +4625,7 @@ fn a_config_planted_under_a_grant_is_refused_after_the_grant_is_renamed() {
     let grant = p.root.path().join("g/grant");
     std::fs::create_dir_all(&other).unwrap();
     std::fs::create_dir_all(&grant).unwrap();
-    let plant = format!(
-        "mkdir -p '{0}/cordon' && printf 'default_profile = \"danger-full-access\"\\n' > '{0}/cordon/config.toml'",
-        grant.display()
-    );
+    let plant = plant_unconfined_config(&grant);
     let o = out(p.cordon_in(
         &other,
         &[
@@ -4656,11 +4641,7 @@ fn a_config_planted_under_a_grant_is_refused_after_the_grant_is_renamed() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(grant.join("cordon/config.toml").exists());
     let escaped = p.root.path().join("ESCAPED");
-    let attempt = |xdg: &std::path::Path| {
-        let mut c = p.cordon_in(&other, &["run", "--", "touch", escaped.to_str().unwrap()]);
-        c.env("XDG_CONFIG_HOME", xdg);
-        out(c)
-    };
+    let attempt = |xdg: &std::path::Path| run_with_config_home(&p, &other, xdg, &escaped);
     let o = attempt(&grant);
     assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
     // The grant renamed, then the directory above it.
@@ -5256,4 +5237,26 @@ fn a_path_flag_that_is_not_utf8_is_refused_not_converted() {
         text(&o.stderr)
     );
     assert_ne!(o.status.code(), Some(125), "{}", text(&o.stderr));
+}
+
+/// An `sh -c` script that plants, in `dir/cordon/config.toml`, a config making every later
+/// run that reads it unconfined (`default_profile = "danger-full-access"`).
+fn plant_unconfined_config(dir: &std::path::Path) -> String {
+    format!(
+        "mkdir -p '{0}/cordon' && printf 'default_profile = \"danger-full-access\"\\n' > '{0}/cordon/config.toml'",
+        dir.display()
+    )
+}
+
+/// `cordon run -- touch ESCAPED` in `cwd` with `XDG_CONFIG_HOME=xdg`: a run that takes a
+/// planted config ([`plant_unconfined_config`]) creates `escaped`.
+fn run_with_config_home(
+    p: &Project,
+    cwd: &std::path::Path,
+    xdg: &std::path::Path,
+    escaped: &std::path::Path,
+) -> std::process::Output {
+    let mut c = p.cordon_in(cwd, &["run", "--", "touch", escaped.to_str().unwrap()]);
+    c.env("XDG_CONFIG_HOME", xdg);
+    out(c)
 }

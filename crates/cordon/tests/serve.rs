@@ -74,6 +74,27 @@ impl Project {
         c
     }
 
+    /// `cordon run --json [--no-server] ARGS` started with its output piped, once `ready`
+    /// exists (the command made it; at most 20 s).
+    fn spawn_until(&self, launch: Launch, args: &[&str], ready: &Path) -> Child {
+        let child = self
+            .cordon(launch, args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        while !ready.exists() && t0.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(
+            ready.exists(),
+            "{launch:?}: the command never made {}",
+            ready.display()
+        );
+        child
+    }
+
     /// Runs `cordon run --json [--no-server] -- sh -c script`; checks the path taken.
     fn sh(&self, launch: Launch, script: &str) -> Output {
         let o = self
@@ -759,17 +780,7 @@ fn a_stopped_command_ends_when_cordon_is_terminated_on_every_path() {
     for l in ALL {
         let ready = p.dir(l).join(format!("stopping-{}", l.name()));
         let script = format!("touch {}; kill -STOP $$; echo resumed", ready.display());
-        let child = p
-            .cordon(l, &["--", "sh", "-c", &script])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let t0 = Instant::now();
-        while !ready.exists() && t0.elapsed() < Duration::from_secs(20) {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        assert!(ready.exists(), "{l:?}: never started");
+        let child = p.spawn_until(l, &["--", "sh", "-c", &script], &ready);
         // Stopped for a while: nothing ends it by itself.
         std::thread::sleep(Duration::from_millis(300));
         // SAFETY: kill has no memory-safety preconditions; the pid is our child's.
@@ -812,17 +823,7 @@ fn user_signals_sent_to_cordon_reach_the_command_on_every_path() {
                 "while :; do sleep 0.05; done"
             };
             let script = format!("{trap}touch {}; {wait}", ready.display());
-            let child = p
-                .cordon(l, &["--", "sh", "-c", &script])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
-            let t0 = Instant::now();
-            while !ready.exists() && t0.elapsed() < Duration::from_secs(20) {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            assert!(ready.exists(), "{l:?} {name}: never started");
+            let child = p.spawn_until(l, &["--", "sh", "-c", &script], &ready);
             // Past `touch` (stopped, for SIGCONT: sent earlier, it would continue nothing).
             std::thread::sleep(Duration::from_millis(300));
             // SAFETY: kill has no memory-safety preconditions; the pid is our child's.
