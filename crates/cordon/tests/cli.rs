@@ -4525,25 +4525,8 @@ fn a_config_planted_under_a_grant_cordon_created_is_refused_after_it_is_renamed(
     std::fs::create_dir_all(&other).unwrap();
     let grant = p.root.path().join("made/grant");
     assert!(!grant.exists());
-    let plant = plant_unconfined_config(&grant);
-    let o = out(p.cordon_in(
-        &other,
-        &[
-            "run",
-            "-w",
-            grant.to_str().unwrap(),
-            "--",
-            "sh",
-            "-c",
-            &plant,
-        ],
-    ));
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert!(grant.join("cordon/config.toml").exists());
-    let escaped = p.root.path().join("ESCAPED");
+    let escaped = plant_under_grant(&p, &other, &grant);
     let attempt = |xdg: &std::path::Path| run_with_config_home(&p, &other, xdg, &escaped);
-    let o = attempt(&grant);
-    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
     let renamed = p.root.path().join("made/renamed");
     std::fs::rename(&grant, &renamed).unwrap();
     let o = attempt(&renamed);
@@ -4625,25 +4608,8 @@ fn a_config_planted_under_a_grant_is_refused_after_the_grant_is_renamed() {
     let grant = p.root.path().join("g/grant");
     std::fs::create_dir_all(&other).unwrap();
     std::fs::create_dir_all(&grant).unwrap();
-    let plant = plant_unconfined_config(&grant);
-    let o = out(p.cordon_in(
-        &other,
-        &[
-            "run",
-            "-w",
-            grant.to_str().unwrap(),
-            "--",
-            "sh",
-            "-c",
-            &plant,
-        ],
-    ));
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    assert!(grant.join("cordon/config.toml").exists());
-    let escaped = p.root.path().join("ESCAPED");
+    let escaped = plant_under_grant(&p, &other, &grant);
     let attempt = |xdg: &std::path::Path| run_with_config_home(&p, &other, xdg, &escaped);
-    let o = attempt(&grant);
-    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
     // The grant renamed, then the directory above it.
     let renamed = p.root.path().join("g/renamed");
     std::fs::rename(&grant, &renamed).unwrap();
@@ -5259,4 +5225,23 @@ fn run_with_config_home(
     let mut c = p.cordon_in(cwd, &["run", "--", "touch", escaped.to_str().unwrap()]);
     c.env("XDG_CONFIG_HOME", xdg);
     out(c)
+}
+
+/// A run in `other` with `-w grant` plants an unconfined config under the grant
+/// ([`plant_unconfined_config`]); a run pointed at it in place is refused (125). Returns
+/// the file such a run would create if it took the config.
+fn plant_under_grant(
+    p: &Project,
+    other: &std::path::Path,
+    grant: &std::path::Path,
+) -> std::path::PathBuf {
+    let plant = plant_unconfined_config(grant);
+    let w = grant.to_str().unwrap();
+    let o = out(p.cordon_in(other, &["run", "-w", w, "--", "sh", "-c", &plant]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(grant.join("cordon/config.toml").exists());
+    let escaped = p.root.path().join("ESCAPED");
+    let o = run_with_config_home(p, other, grant, &escaped);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    escaped
 }
