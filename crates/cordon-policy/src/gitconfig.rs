@@ -96,7 +96,7 @@ pub fn git_init_hint(profile: &crate::ResolvedProfile, argv: &[String]) -> Optio
         return git_init_target_hint(profile, argv);
     }
     if !clone_here {
-        return None;
+        return needs_a_repository_hint(profile, &sub);
     }
     // The workspace's own placeholder (the clone's target is the workspace).
     let dotgit = profile.workspace.join(".git");
@@ -168,6 +168,53 @@ fn git_init_target(profile: &crate::ResolvedProfile, argv: &[String]) -> Option<
         Some(t) => crate::paths::lexical_normalize(Path::new(&t), &dir),
         None => dir,
     })
+}
+
+/// The git subcommands that work on a repository: failing in a workspace without one,
+/// they are told why (new-user pass 176, #5).
+const REPOSITORY_SUBCOMMANDS: [&str; 22] = [
+    "add",
+    "am",
+    "blame",
+    "branch",
+    "checkout",
+    "cherry-pick",
+    "commit",
+    "diff",
+    "fetch",
+    "log",
+    "merge",
+    "mv",
+    "pull",
+    "push",
+    "rebase",
+    "remote",
+    "reset",
+    "restore",
+    "rm",
+    "show",
+    "stash",
+    "status",
+];
+
+/// After a failed repository command (`git status`, `git add`, …; [`REPOSITORY_SUBCOMMANDS`])
+/// in a workspace whose `.git` is only cordon's empty placeholder: git's own "not a git
+/// repository" does not say that the directory it found is cordon's, nor how to make the
+/// repository (new-user pass 176, #5: after a refused `git init`, `git add` failed with no
+/// hint). `None` otherwise.
+fn needs_a_repository_hint(profile: &crate::ResolvedProfile, sub: &str) -> Option<String> {
+    if !REPOSITORY_SUBCOMMANDS.contains(&sub) {
+        return None;
+    }
+    let dotgit = missing_git_placeholder(profile)?;
+    Some(format!(
+        "the workspace has no git repository: {} is cordon's empty placeholder, which keeps a \
+         repository from being created inside the sandbox (its hooks would later run outside \
+         it). Run `git init` once outside cordon, or allow it for one run with `cordon run -w \
+         {} -- git init`",
+        dotgit.display(),
+        dotgit.display()
+    ))
 }
 
 /// The `git init` half of [`git_init_hint`]: said when the `.git` the init would make is

@@ -364,6 +364,39 @@ fn git_init_without_a_repository_is_refused_with_a_hint() {
             "{stderr}"
         );
     }
+    // New-user pass 176, #5: then `git add`/`git status` fail with git's own "not a git
+    // repository"; the hint says the .git it found is cordon's placeholder and how to make
+    // the repository. Twin: a command that is not about a repository gets no such hint.
+    std::fs::write(p.dir.join("x"), "x\n").unwrap();
+    let run = |argv: &[&str]| {
+        Command::new(CORDON)
+            .arg("run")
+            .arg("--")
+            .args(argv)
+            .current_dir(&p.dir)
+            .env("HOME", &p.home)
+            .env("PWD", &p.dir)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    for argv in [&["git", "add", "x"][..], &["git", "status"][..]] {
+        let o = run(argv);
+        let stderr = text(&o.stderr);
+        assert_ne!(o.status.code(), Some(0), "{argv:?}: {stderr}");
+        assert!(
+            stderr.contains("the workspace has no git repository")
+                && stderr.contains("cordon's empty placeholder")
+                && stderr.contains("-- git init"),
+            "{argv:?}: {stderr}"
+        );
+    }
+    let o = run(&["sh", "-c", "exit 3"]);
+    assert!(
+        !text(&o.stderr).contains("no git repository"),
+        "{}",
+        text(&o.stderr)
+    );
     // nu23 Q9: `git init` of a writable grant names that directory, not the workspace.
     let data = p.home.join("data");
     std::fs::create_dir_all(&data).unwrap();
