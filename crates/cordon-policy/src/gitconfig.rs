@@ -96,7 +96,7 @@ pub fn git_init_hint(profile: &crate::ResolvedProfile, argv: &[String]) -> Optio
         return git_init_target_hint(profile, argv);
     }
     if !clone_here {
-        return needs_a_repository_hint(profile, &sub);
+        return needs_a_repository_hint(profile, sub);
     }
     // The workspace's own placeholder (the clone's target is the workspace).
     let dotgit = profile.workspace.join(".git");
