@@ -129,7 +129,7 @@ pub fn run_reported(exec: &ExecRequest) -> io::Result<(RunStatus, Option<HelperR
 
 fn wait_forwarding(mut child: std::process::Child) -> io::Result<RunStatus> {
     #[cfg(unix)]
-    let forwarder = forward_signals(child.id());
+    let forwarder = forward_signals(child.id(), |_| {});
     let status = child.wait();
     #[cfg(unix)]
     if let Some(h) = forwarder {
@@ -159,15 +159,45 @@ fn seatbelt_fds(exec: &ExecRequest) -> io::Result<()> {
     Ok(())
 }
 
+/// The signals cordon passes on to the command it runs — from `cordon run` to the helper,
+/// from the helper to the sandbox's init, from init to the command — instead of being
+/// ended by them: all that a caller sends to end or steer a command. One left out ended
+/// cordon by its default action, with no report (attack pass 175 F3, new-user pass 176:
+/// `SIGUSR1`, `SIGUSR2`, `SIGALRM`; `SIGCONT` did not resume a command that stopped
+/// itself).
 #[cfg(unix)]
-fn forward_signals(pid: u32) -> Option<signal_hook::iterator::Handle> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
-    let mut signals =
-        signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT]).ok()?;
+pub const FORWARDED_SIGNALS: [libc::c_int; 8] = [
+    libc::SIGINT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGALRM,
+    libc::SIGCONT,
+];
+
+/// Of [`FORWARDED_SIGNALS`], those that ask for the run to end (the run is `cancelled`;
+/// init follows each with `SIGCONT`, as `timeout` does); the others are the command's to
+/// interpret.
+#[cfg(unix)]
+pub const ENDING_SIGNALS: [libc::c_int; 4] =
+    [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+/// Passes each of [`FORWARDED_SIGNALS`] this process receives on to `pid`, from a thread
+/// of its own, after calling `seen` with it. `None`: the handlers could not be installed.
+/// Closing the returned handle ends the thread.
+#[cfg(unix)]
+pub fn forward_signals(
+    pid: u32,
+    seen: impl Fn(libc::c_int) + Send + 'static,
+) -> Option<signal_hook::iterator::Handle> {
+    let mut signals = signal_hook::iterator::Signals::new(FORWARDED_SIGNALS).ok()?;
     let handle = signals.handle();
     std::thread::spawn(move || {
         for sig in signals.forever() {
             if let Ok(s) = nix::sys::signal::Signal::try_from(sig) {
+                seen(sig);
                 let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), s);
             }
         }

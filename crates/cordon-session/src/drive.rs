@@ -1335,11 +1335,12 @@ pub fn conclude(
     // (attack pass 40, D1).
     let mut swept = swept;
     let fresh = fresh_grant_roots(&exec);
-    // The roots this run created were recorded before they existed, without the identity
-    // that finds them again once renamed or moved: recorded again now that they exist,
-    // whatever the outcome (attack pass 175, F1: a created `-w` directory, renamed after
-    // the run, was no longer known as written, and a forged sweep record in it was acted
-    // on by the next run).
+    // Where the roots this run created were recorded before they existed (not on Linux,
+    // where [`prepare`] makes them first), without the identity that finds them again
+    // once renamed or moved: recorded again now that they exist, whatever the outcome
+    // (attack pass 175, F1: a created `-w` directory, renamed after the run, was no longer
+    // known as written, and a forged sweep record in it was acted on by the next run).
+    #[cfg(not(target_os = "linux"))]
     if !fresh.is_empty() {
         if let Err(why) = crate::writable_history::record(&writable_roots(&exec), &trust.files) {
             tracing::warn!(%why, "the created writable roots' identities were not recorded");

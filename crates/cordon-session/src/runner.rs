@@ -774,7 +774,7 @@ fn wait(
                         // forwarded Ctrl-C is (new user, stop 19: MCP `kill` with SIGINT
                         // was reported as a failed command).
                         #[cfg(unix)]
-                        if [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT].contains(&s) {
+                        if cordon_sandbox::run::ENDING_SIGNALS.contains(&s) {
                             if let (Ok(mut c), Ok(sig)) =
                                 (cancelled.lock(), nix::sys::signal::Signal::try_from(s))
                             {
@@ -1003,30 +1003,12 @@ fn forward_signals(
     pid: u32,
     cancelled: Arc<Mutex<Option<String>>>,
 ) -> Option<signal_hook::iterator::Handle> {
-    use signal_hook::consts::{
-        SIGALRM, SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2,
-    };
-    // All that cordon's helper and init pass on (`process::FORWARDED`): one left out ended
-    // cordon by its default action, with no report and the run's cgroup left (attack pass
-    // 175 F3, new-user pass 176: SIGUSR1, SIGUSR2, SIGALRM; SIGCONT did not resume a
-    // command that stopped itself). Only the first four ask for the run to end
-    // (`cancelled`); the others are the command's to interpret.
-    let mut signals = signal_hook::iterator::Signals::new([
-        SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCONT,
-    ])
-    .ok()?;
-    let handle = signals.handle();
-    std::thread::spawn(move || {
-        for sig in signals.forever() {
-            if let Ok(s) = nix::sys::signal::Signal::try_from(sig) {
-                if [SIGINT, SIGTERM, SIGHUP, SIGQUIT].contains(&sig) {
-                    if let Ok(mut c) = cancelled.lock() {
-                        c.get_or_insert_with(|| format!("cancelled by {s}"));
-                    }
-                }
-                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), s);
+    cordon_sandbox::run::forward_signals(pid, move |sig| {
+        if cordon_sandbox::run::ENDING_SIGNALS.contains(&sig) {
+            if let (Ok(mut c), Ok(s)) = (cancelled.lock(), nix::sys::signal::Signal::try_from(sig))
+            {
+                c.get_or_insert_with(|| format!("cancelled by {s}"));
             }
         }
-    });
-    Some(handle)
+    })
 }

@@ -340,8 +340,9 @@ fn git_init_without_a_repository_is_refused_with_a_hint() {
     if !sandbox_available(&p) {
         return;
     }
-    for argv in [&["git", "init"][..], &["git", "-C", ".", "init", "-q"][..]] {
-        let o = Command::new(CORDON)
+    // `cordon run -- ARGV` in the project.
+    let run = |argv: &[&str]| {
+        Command::new(CORDON)
             .arg("run")
             .arg("--")
             .args(argv)
@@ -350,7 +351,10 @@ fn git_init_without_a_repository_is_refused_with_a_hint() {
             .env("PWD", &p.dir)
             .stdin(Stdio::null())
             .output()
-            .unwrap();
+            .unwrap()
+    };
+    for argv in [&["git", "init"][..], &["git", "-C", ".", "init", "-q"][..]] {
+        let o = run(argv);
         assert_ne!(o.status.code(), Some(0), "{argv:?}");
         let stderr = text(&o.stderr);
         assert!(
@@ -368,18 +372,6 @@ fn git_init_without_a_repository_is_refused_with_a_hint() {
     // repository"; the hint says the .git it found is cordon's placeholder and how to make
     // the repository. Twin: a command that is not about a repository gets no such hint.
     std::fs::write(p.dir.join("x"), "x\n").unwrap();
-    let run = |argv: &[&str]| {
-        Command::new(CORDON)
-            .arg("run")
-            .arg("--")
-            .args(argv)
-            .current_dir(&p.dir)
-            .env("HOME", &p.home)
-            .env("PWD", &p.dir)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
-    };
     for argv in [&["git", "add", "x"][..], &["git", "status"][..]] {
         let o = run(argv);
         let stderr = text(&o.stderr);

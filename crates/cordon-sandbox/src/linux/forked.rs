@@ -44,26 +44,7 @@ impl ForkedHelper {
         if self.status.is_some() {
             return Ok(());
         }
-        loop {
-            // SAFETY: an all-zero siginfo_t is a valid value for waitid to fill.
-            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-            // SAFETY: `info` is valid for writes; the pid is our unreaped child.
-            let r = unsafe {
-                libc::waitid(
-                    libc::P_PID,
-                    self.pid as libc::id_t,
-                    &mut info,
-                    libc::WEXITED | libc::WNOWAIT,
-                )
-            };
-            if r == 0 {
-                return Ok(());
-            }
-            let e = io::Error::last_os_error();
-            if e.raw_os_error() != Some(libc::EINTR) {
-                return Err(e);
-            }
-        }
+        super::sys::wait_exited_unreaped(self.pid)
     }
 
     /// Reaps the helper: its raw wait status (as `waitpid` gives it).

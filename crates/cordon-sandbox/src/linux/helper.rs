@@ -1759,9 +1759,10 @@ fn pin_host_endpoints(ctx: &InitContext<'_>) -> Result<HostEndpoints, HelperErro
 fn build_root(ctx: &InitContext<'_>) -> Result<mounts::Built, HelperError> {
     if let Some(p) = ctx.prepared {
         // In the namespace made ahead, only `/proc` is left to mount.
-        let which = match ctx.spare_mnt_entered {
-            true => mounts::PerCommand::ProcOnly,
-            false => mounts::PerCommand::All,
+        let which = if ctx.spare_mnt_entered {
+            mounts::PerCommand::ProcOnly
+        } else {
+            mounts::PerCommand::All
         };
         mounts::refresh_per_command(ctx.layout, which)
             .map_err(|e| HelperError::setup("per-command mounts of the template", e))?;

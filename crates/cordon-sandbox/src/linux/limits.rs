@@ -188,25 +188,49 @@ fn write(p: &Path, s: &str) -> std::io::Result<()> {
         .write_all(s.as_bytes())
 }
 
+/// Where a run's cgroup of controller `ctrl` goes (`None`: the v2 unified hierarchy):
+/// beside this process's own cgroup (`own`, [`own_cgroups`]), if it has one there.
+fn cgroup_home(own: &[(String, String)], ctrl: Option<&str>) -> Option<PathBuf> {
+    let root = Path::new("/sys/fs/cgroup");
+    match ctrl {
+        None => {
+            let (_, base) = own.iter().find(|(c, _)| c.is_empty())?;
+            Some(root.join(base.trim_start_matches('/')))
+        }
+        Some(ctrl) => {
+            let (_, base) = own.iter().find(|(c, _)| c.split(',').any(|x| x == ctrl))?;
+            Some(root.join(ctrl).join(base.trim_start_matches('/')))
+        }
+    }
+}
+
+/// Whether this host mounts the v2 unified cgroup hierarchy at `/sys/fs/cgroup`.
+fn cgroup_v2() -> bool {
+    Path::new("/sys/fs/cgroup/cgroup.controllers").exists()
+}
+
 /// The directories this process's cgroups live in, where a helper it starts makes the
 /// run's cgroup ([`Cgroup::create`]): the v2 one, or the v1 `pids` and `memory` ones.
 fn cgroup_homes() -> Vec<PathBuf> {
     let own = own_cgroups();
-    let root = Path::new("/sys/fs/cgroup");
-    if root.join("cgroup.controllers").exists() {
-        return own
-            .iter()
-            .filter(|(c, _)| c.is_empty())
-            .map(|(_, p)| root.join(p.trim_start_matches('/')))
-            .collect();
+    let ctrls: &[Option<&str>] = if cgroup_v2() {
+        &[None]
+    } else {
+        &[Some("pids"), Some("memory")]
+    };
+    ctrls.iter().filter_map(|c| cgroup_home(&own, *c)).collect()
+}
+
+/// Removes the cgroup directory `path`, trying again every 2 ms until `deadline` while it
+/// is busy (`EBUSY`: a killed tree still leaving it); then it is left to the sweep of dead
+/// runs ([`sweep_dead`]).
+fn remove_when_empty(path: &Path, deadline: Instant) {
+    while let Err(e) = std::fs::remove_dir(path) {
+        if e.raw_os_error() != Some(libc::EBUSY) || Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
     }
-    ["pids", "memory"]
-        .into_iter()
-        .filter_map(|ctrl| {
-            let (_, base) = own.iter().find(|(c, _)| c.split(',').any(|x| x == ctrl))?;
-            Some(root.join(ctrl).join(base.trim_start_matches('/')))
-        })
-        .collect()
 }
 
 /// Removes the run cgroups (`cordon-<pid>-…`, [`Cgroup::create`]) that the helper `pid`,
@@ -218,6 +242,7 @@ fn cgroup_homes() -> Vec<PathBuf> {
 /// runs, a minute later at the earliest).
 pub fn remove_left_by(pid: u32) {
     let prefix = format!("cordon-{pid}-");
+    let deadline = Instant::now() + REMOVE_WAIT;
     for home in cgroup_homes() {
         let Ok(entries) = std::fs::read_dir(&home) else {
             continue;
@@ -227,14 +252,7 @@ pub fn remove_left_by(pid: u32) {
                 .to_str()
                 .is_some_and(|n| n.starts_with(&prefix))
             {
-                Cgroup {
-                    dirs: vec![Dir {
-                        path: e.path(),
-                        home: home.clone(),
-                    }],
-                    ..Cgroup::default()
-                }
-                .remove();
+                remove_when_empty(&e.path(), deadline);
             }
         }
     }
@@ -334,10 +352,8 @@ impl Cgroup {
             .unwrap_or(0);
         let name = format!("cordon-{}-{nonce:08x}", std::process::id());
         let own = own_cgroups();
-        let v2_root = Path::new("/sys/fs/cgroup");
-        if v2_root.join("cgroup.controllers").exists() {
-            let base = own.iter().find(|(c, _)| c.is_empty())?.1.clone();
-            let home = v2_root.join(base.trim_start_matches('/'));
+        if cgroup_v2() {
+            let home = cgroup_home(&own, None)?;
             if sweep == Sweep::First {
                 sweep_dead(&home);
             }
@@ -378,13 +394,9 @@ impl Cgroup {
                 ),
             ] {
                 let Some(value) = value else { continue };
-                let Some((_, base)) = own.iter().find(|(c, _)| c.split(',').any(|x| x == ctrl))
-                else {
+                let Some(home) = cgroup_home(&own, Some(ctrl)) else {
                     continue;
                 };
-                let home = Path::new("/sys/fs/cgroup")
-                    .join(ctrl)
-                    .join(base.trim_start_matches('/'));
                 if sweep == Sweep::First {
                     sweep_dead(&home);
                 }
@@ -600,17 +612,12 @@ impl Cgroup {
     /// killed client's run left its cgroup), then left to the sweep of dead runs.
     pub fn remove(&self) {
         let me = std::process::id().to_string();
-        let deadline = std::time::Instant::now() + REMOVE_WAIT;
+        let deadline = Instant::now() + REMOVE_WAIT;
         for d in &self.dirs {
             if self.joined {
                 let _ = write(&d.home.join("cgroup.procs"), &me);
             }
-            while let Err(e) = std::fs::remove_dir(&d.path) {
-                if e.raw_os_error() != Some(libc::EBUSY) || std::time::Instant::now() > deadline {
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(2));
-            }
+            remove_when_empty(&d.path, deadline);
         }
     }
 

@@ -20,17 +20,9 @@ pub const EXIT_NOEXEC: i32 = crate::CordonExit::CannotExecute.status();
 /// Exit code when the command was not found.
 pub const EXIT_NOTFOUND: i32 = crate::CordonExit::NotFound.status();
 
-/// Signals forwarded from the helper to the sandbox's init and from init to the command.
-pub const FORWARDED: [libc::c_int; 8] = [
-    libc::SIGINT,
-    libc::SIGTERM,
-    libc::SIGHUP,
-    libc::SIGQUIT,
-    libc::SIGUSR1,
-    libc::SIGUSR2,
-    libc::SIGALRM,
-    libc::SIGCONT,
-];
+/// Signals forwarded from the helper to the sandbox's init and from init to the command
+/// ([`crate::run::FORWARDED_SIGNALS`]).
+pub const FORWARDED: [libc::c_int; 8] = crate::run::FORWARDED_SIGNALS;
 
 /// Restores what a freshly executed program has: an empty signal mask, the default
 /// disposition of the [`FORWARDED`] signals and `SIGCHLD`, and `SIGPIPE` ignored (as the
@@ -236,11 +228,6 @@ enum Deliver {
     ToCommand { all: bool },
 }
 
-/// The signals after which init sends `SIGCONT` ([`supervise_command`]): those that end a
-/// process by default and are meant to end the command.
-const CONTINUED_AFTER: [libc::c_int; 4] =
-    [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
-
 /// Makes `fd` signal-driven for this process: `SIGIO` (blocked, [`block_sigio`], so it
 /// only wakes [`supervise_checking`]) when it has events — for a stream socket, also when
 /// its peer hangs up. Called by the process that waits on init, after any fork.
@@ -365,7 +352,7 @@ fn supervise_inner(
                     } else {
                         child
                     };
-                    (target, CONTINUED_AFTER.contains(&sig))
+                    (target, crate::run::ENDING_SIGNALS.contains(&sig))
                 }
             };
             // SAFETY: kill has no memory-safety preconditions.

@@ -896,17 +896,9 @@ fn handle_request(conn: UnixStream, req: Request, fds: Vec<OwnedFd>) -> io::Resu
             unsafe { libc::kill(helper, libc::SIGKILL) };
             // Exited but not reaped (its pid still its own): the run's cgroup it could not
             // remove goes now.
-            // SAFETY: a zeroed siginfo_t is a valid out-parameter; `helper` is our child.
-            unsafe {
-                let mut info: libc::siginfo_t = std::mem::zeroed();
-                libc::waitid(
-                    libc::P_PID,
-                    helper as libc::id_t,
-                    &mut info,
-                    libc::WEXITED | libc::WNOWAIT,
-                );
+            if sys::wait_exited_unreaped(helper).is_ok() {
+                super::limits::remove_left_by(helper as u32);
             }
-            super::limits::remove_left_by(helper as u32);
             let mut st = 0;
             // SAFETY: `st` is a valid int.
             unsafe { libc::waitpid(helper, &mut st, 0) };

@@ -893,6 +893,34 @@ pub fn write_all(fd: RawFd, mut buf: &[u8]) {
     }
 }
 
+/// Blocks until the child `pid` exited, without reaping it (`waitid(WEXITED | WNOWAIT)`):
+/// its pid stays its own until a `waitpid`, so nothing named after it can be another
+/// process's meanwhile.
+///
+/// Errors: `waitid` failed other than by `EINTR` (not our child).
+pub fn wait_exited_unreaped(pid: libc::pid_t) -> std::io::Result<()> {
+    loop {
+        // SAFETY: an all-zero siginfo_t is a valid value for waitid to fill.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is valid for writes; waitid takes no other memory.
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if r == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
+    }
+}
+
 /// Whether the peer of the stream socket `fd` has closed its end or the socket failed
 /// (`poll` for `POLLRDHUP`, no wait). A peer that only waits never shuts down its writing
 /// half, so this is its hang-up.

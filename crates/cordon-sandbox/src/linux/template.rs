@@ -292,13 +292,11 @@ impl Prepared {
     }
 
     /// In P: the mount namespace the template made for this command ahead of time
-    /// ([`make_spares`]), once: a copy of the template's built root that no process has
-    /// been in, which init enters with `setns` instead of cloning one (issue 12: copying
-    /// the template's ~100 mounts was ~0.6 ms of the handler's clone, measured with perf).
-    /// `None`: none was ready; init clones its own.
-    /// The mount namespace made ahead ([`spare_mount_namespace`]: its own mounts but
-    /// `/proc` made from this template's layout, which every command of the template
-    /// mounts), if any.
+    /// ([`spare_mount_namespace`]), once: a copy of the template's built root with the
+    /// command's own mounts but `/proc` already made, that no process has been in, which
+    /// init enters with `setns` instead of cloning one (issue 12: copying the template's
+    /// ~100 mounts was ~0.6 ms of the handler's clone, measured with perf). `None`: none
+    /// was ready; init clones its own and makes every mount of its own.
     pub(crate) fn take_spare_mnt(&self) -> Option<OwnedFd> {
         self.spare_mnt.borrow_mut().take()
     }
