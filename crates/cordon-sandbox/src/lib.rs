@@ -84,8 +84,9 @@ pub fn this_executable() -> Option<PathBuf> {
 }
 
 /// The variables [`CommandRequest::resolve_context`] reads by name (besides the location
-/// and git configuration variables).
-const RESOLUTION_VARS: &[&str] = &["HOME", "TMPDIR", "PWD", "XDG_RUNTIME_DIR"];
+/// and git configuration variables), and `XDG_STATE_HOME`, where cordon keeps its own
+/// state, which every profile hides from the command.
+const RESOLUTION_VARS: &[&str] = &["HOME", "TMPDIR", "PWD", "XDG_RUNTIME_DIR", "XDG_STATE_HOME"];
 
 /// This process's environment as UTF-8 pairs, and the names (bad bytes escaped) of the
 /// variables left out because their name or value is not UTF-8 — never a panic
@@ -175,8 +176,8 @@ impl CommandRequest {
     }
 
     /// Why this request cannot be resolved faithfully: a variable resolution reads (`HOME`,
-    /// `TMPDIR`, `PWD`, `XDG_RUNTIME_DIR`, a tool's location variable, git's configuration
-    /// variables) was left out as not UTF-8, so what it names could not be hidden or
+    /// `TMPDIR`, `PWD`, `XDG_RUNTIME_DIR`, `XDG_STATE_HOME`, a tool's location variable, git's
+    /// configuration variables) was left out as not UTF-8, so what it names could not be hidden or
     /// protected. `None` when every such variable was read.
     pub fn unreadable_env(&self) -> Option<String> {
         let read = |n: &str| {

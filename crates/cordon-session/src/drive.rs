@@ -539,6 +539,34 @@ pub fn interactive_start(argv: &[String]) -> bool {
         })
 }
 
+/// The `-w` grants (canonical) that do not exist and that the sandbox lets the command
+/// write: they lie in a writable root, so the profile's merge dropped them as already
+/// given (R-O1) and no mount step makes them. Made on the host like any missing grant
+/// (new-user pass, stop 40: `-w WS/build` was neither made nor said). Empty without a
+/// sandbox, or when the grant is read-only there (a protected path: nothing is made).
+#[cfg(target_os = "linux")]
+fn missing_grants_in_writable_roots(
+    trust: &TrustProfile,
+    exec: &ExecRequest,
+) -> Vec<std::path::PathBuf> {
+    let Some(r) = exec.resolved.as_ref() else {
+        return Vec::new();
+    };
+    if exec.backend == cordon_policy::Backend::None {
+        return Vec::new();
+    }
+    trust
+        .layers
+        .writable
+        .iter()
+        .map(|p| cordon_policy::paths::lexical_normalize(p, &trust.cwd))
+        .filter(|p| std::fs::symlink_metadata(p).is_err())
+        .map(|p| cordon_policy::paths::canonicalize_lenient(&HostFs, &p))
+        .filter(|p| std::fs::symlink_metadata(p).is_err())
+        .filter(|p| r.filesystem.access_for(&HostFs, p).access == cordon_policy::Access::Write)
+        .collect()
+}
+
 /// The directories cordon creates for writable grants of this run (missing at resolution,
 /// granted by the profile or `-w`), to be settled after it
 /// ([`cordon_sandbox::git_dir_sweep::settle_fresh_roots`], attack pass 40 D1) — by the next
@@ -773,6 +801,12 @@ pub fn prepare(
     #[cfg(target_os = "linux")]
     if let (false, Some(r)) = (fresh_grant_roots(&exec).is_empty(), exec.resolved.as_ref()) {
         if let Err(e) = cordon_sandbox::linux::create_missing_grants(r) {
+            return Err(not_prepared(session, e.to_string(), verdict));
+        }
+    }
+    #[cfg(target_os = "linux")]
+    for dir in missing_grants_in_writable_roots(trust, &exec) {
+        if let Err(e) = cordon_sandbox::linux::create_grant_dir(&dir) {
             return Err(not_prepared(session, e.to_string(), verdict));
         }
     }

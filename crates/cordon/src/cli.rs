@@ -322,8 +322,26 @@ pub struct RunArgs {
     #[arg(long)]
     pub allow_unconfined: bool,
     /// The command and its arguments (after `--`).
-    #[arg(required = true, last = true, value_name = "CMD")]
+    #[arg(required = true, last = true, value_name = "CMD", value_parser = command_arg())]
     pub command: Vec<String>,
+}
+
+/// A command argument as UTF-8 text, or an error that names the argument (bad bytes as
+/// `\xNN`) and what to do: the command reaches the sandbox helper and the run's report
+/// as JSON text, which cannot carry other bytes. Before, clap's own "invalid UTF-8 was
+/// detected in one or more arguments" named neither the argument nor a way round it.
+fn command_arg() -> impl clap::builder::TypedValueParser<Value = String> {
+    use clap::builder::TypedValueParser;
+    clap::builder::OsStringValueParser::new().try_map(|a| {
+        a.into_string().map_err(|bad| {
+            format!(
+                "the argument {} is not valid UTF-8, and cordon carries the command to the \
+                 sandbox as UTF-8 text; let a shell inside the sandbox name the file instead \
+                 (e.g. `-- sh -c 'cat ./caf*.txt'`), or rename it",
+                cordon_policy::paths::escaped(bad.as_encoded_bytes())
+            )
+        })
+    })
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
@@ -421,7 +439,7 @@ pub struct CheckArgs {
     #[arg(long, value_enum, default_value_t = ApprovalArg::OnRequest)]
     pub approval_mode: ApprovalArg,
     /// The command and its arguments (after `--`), e.g. `-- bash -lc "make && make test"`.
-    #[arg(required = true, last = true, value_name = "CMD")]
+    #[arg(required = true, last = true, value_name = "CMD", value_parser = command_arg())]
     pub command: Vec<String>,
 }
 

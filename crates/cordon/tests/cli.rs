@@ -3788,31 +3788,94 @@ fn non_utf8_environment_is_left_out_not_a_panic() {
         );
         assert!(!text(&o.stderr).contains("panicked"), "{args:?}");
     }
-    // HOME is read to decide what to hide: refused, named, the report says why.
+    // HOME is read to decide what to hide, and cordon's own state (XDG_STATE_HOME) is
+    // hidden: refused, named, the report says why (XDG_STATE_HOME was refused as a
+    // "malformed sandbox payload" that named neither).
     let report = p.home.join("r.json");
+    for var in ["HOME", "XDG_STATE_HOME"] {
+        let _ = std::fs::remove_file(&report);
+        let mut c = cordon(
+            &p,
+            &[
+                "run",
+                "--report",
+                report.to_str().unwrap(),
+                "--",
+                "touch",
+                "ran",
+            ],
+        );
+        c.env(var, std::ffi::OsStr::from_bytes(b"/var/tmp/h\xff"));
+        let o = out(c);
+        assert_eq!(o.status.code(), Some(125), "{var}: {}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains(&format!(
+                "the environment variable {var} is not valid UTF-8"
+            )),
+            "{var}: {}",
+            text(&o.stderr)
+        );
+        assert!(!p.dir.join("ran").exists());
+        let v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+        assert_eq!(v["outcome"], "refused", "{v}");
+        assert!(v["reason"].as_str().unwrap().contains(var), "{v}");
+    }
+}
+
+/// A command argument that is not UTF-8 is refused (125) naming the argument with its bad
+/// bytes escaped and a way round it (a shell inside the sandbox names the file), before
+/// anything runs; `--json` still ends stderr with the refusal report. Before, clap's
+/// "invalid UTF-8 was detected in one or more arguments" named neither. Twin: the shell
+/// way round works.
+#[test]
+fn a_command_argument_that_is_not_utf8_is_named() {
+    use std::os::unix::ffi::OsStrExt;
+    let p = project();
+    std::fs::write(
+        p.dir.join(std::ffi::OsStr::from_bytes(b"caf\xe9.txt")),
+        "latin\n",
+    )
+    .unwrap();
     let mut c = cordon(
         &p,
         &[
             "run",
-            "--report",
-            report.to_str().unwrap(),
+            "--profile",
+            "danger-full-access",
+            "--json",
             "--",
-            "touch",
-            "ran",
+            "cat",
         ],
     );
-    c.env("HOME", std::ffi::OsStr::from_bytes(b"/var/tmp/h\xff"));
+    c.arg(std::ffi::OsStr::from_bytes(b"caf\xe9.txt"));
     let o = out(c);
-    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{err}");
     assert!(
-        text(&o.stderr).contains("the environment variable HOME is not valid UTF-8"),
-        "{}",
-        text(&o.stderr)
+        err.contains(r"caf\xe9.txt") && err.contains("not valid UTF-8") && err.contains("sh -c"),
+        "{err}"
     );
-    assert!(!p.dir.join("ran").exists());
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert!(o.stdout.is_empty(), "{}", text(&o.stdout));
+    let v: serde_json::Value =
+        serde_json::from_str(err.trim_end().lines().last().unwrap()).unwrap();
     assert_eq!(v["outcome"], "refused", "{v}");
-    assert!(v["reason"].as_str().unwrap().contains("HOME"), "{v}");
+    assert!(v["reason"].as_str().unwrap().contains(r"caf\xe9"), "{v}");
+    // Twin: the shell inside the sandbox names it.
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "--profile",
+            "danger-full-access",
+            "--",
+            "sh",
+            "-c",
+            "cat ./caf*.txt",
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "latin\n");
 }
 
 /// L2: from a project whose path is not UTF-8 (`env -i`, or with `$PWD`) the payload's

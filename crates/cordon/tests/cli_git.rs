@@ -477,6 +477,24 @@ fn granting_tmp_itself_is_refused_and_a_path_under_it_works() {
         "{}",
         text(&o.stderr)
     );
+    // The same inside the workspace (new-user pass, stop 40): `-w WS/build/out` was neither
+    // made nor said, and the command's `touch build/out/x` failed.
+    let inside = p.dir.join("build/out");
+    let o = cmd(&[
+        "run",
+        "-w",
+        inside.to_str().unwrap(),
+        "--",
+        "touch",
+        "build/out/x",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(inside.join("x").is_file());
+    assert!(
+        text(&o.stderr).contains("note: created"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 /// New-user pass nu9, F20: `git commit` inside a submodule failed (its git dir

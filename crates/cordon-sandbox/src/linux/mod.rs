@@ -304,6 +304,18 @@ pub fn create_missing_grants(profile: &cordon_policy::ResolvedProfile) -> std::i
     mounts::create_missing_grants(&mounts::layout_for(profile))
 }
 
+/// Creates on the host the missing directory `path` (absolute, canonical) of a `-w` grant
+/// that lies in a writable root, where the profile's merge drops the grant as already
+/// given (R-O1) and no mount step would make it: no symlink followed, a new top-level
+/// directory refused, the note on stderr as for any created grant
+/// ([`mounts::create_grant_dir`]). New-user pass, stop 40: `-w WS/build` left the command
+/// without the directory it was told it had.
+///
+/// Errors: why the directory could not be created (the run is refused).
+pub fn create_grant_dir(path: &std::path::Path) -> std::io::Result<()> {
+    mounts::create_grant_dir(path, true)
+}
+
 /// Takes an inherited descriptor number given by the user (`--json-fd N`) as a file to
 /// write to, after checking it can be: not 0-2, open, and opened for writing (its access
 /// mode from `F_GETFL` is `O_WRONLY` or `O_RDWR`, and it is not an `O_PATH` reference).

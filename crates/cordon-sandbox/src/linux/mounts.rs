@@ -1251,72 +1251,80 @@ pub fn create_missing_grants(layout: &Layout) -> io::Result<()> {
         .iter()
         .filter(|s| s.kind == StepKind::CreateDir)
     {
-        // The first missing directory: said when it is made (a mistyped `-w` otherwise
-        // left directories behind in silence), refused when it would be a new top-level
-        // directory (new-user pass nu16 N9: `-w /nonexistent/dir/x` made `/nonexistent`).
-        let first_missing = s
-            .path
-            .ancestors()
-            .take_while(|a| std::fs::symlink_metadata(a).is_err())
-            .last()
-            .map(Path::to_path_buf);
-        if let Some(m) = &first_missing {
-            if m.components().count() <= 2 {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!(
-                        "refusing to create {} (a new top-level directory) for the writable \
-                         grant {}: check the path, or create it yourself first",
-                        m.display(),
-                        s.path.display()
-                    ),
-                ));
-            }
-        }
-        create_dir_nofollow(&s.path).map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!(
-                    "cannot create {} for its writable grant: {e}; create it yourself or \
-                     drop the grant",
-                    s.path.display()
-                ),
-            )
-        })?;
         // cordon's own hidden state root (masked at the same path) is not the user's.
         let own = layout
             .steps
             .iter()
             .any(|t| t.path == s.path && matches!(t.kind, StepKind::Mask { .. }));
-        if let Some(m) = first_missing.filter(|_| !own) {
-            // A name like a file's (`notes.txt`) was most likely meant as one (new-user
-            // pass 146: `-w newfile.txt` made a directory, and the write into it failed).
-            let file_like = s
-                .path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.rsplit_once('.'))
-                .is_some_and(|(stem, ext)| {
-                    !stem.is_empty()
-                        && (1..=4).contains(&ext.len())
-                        && ext.chars().all(|c| c.is_ascii_alphanumeric())
-                });
-            eprintln!(
-                "cordon: note: created the directory {} on the host for the writable grant \
-                 {} (it did not exist); it stays after the run{}",
-                m.display(),
-                s.path.display(),
-                if file_like {
-                    format!(
-                        "; -w grants a directory, so {} is one now: to write a new file, \
-                         grant the directory it goes in",
-                        s.path.display()
-                    )
-                } else {
-                    String::new()
-                }
-            );
+        create_grant_dir(&s.path, !own)?;
+    }
+    Ok(())
+}
+
+/// Makes the missing directory `path` (absolute, canonical) of a writable grant on the
+/// host, with no symlink followed ([`create_dir_nofollow`]), and — when `say` — notes on
+/// stderr the first directory it made (a mistyped `-w` otherwise left directories behind
+/// in silence).
+///
+/// Errors: `InvalidInput` when the first missing directory would be a new top-level one
+/// (new-user pass nu16 N9: `-w /nonexistent/dir/x` made `/nonexistent`); the creation's
+/// own error, worded with what to do.
+pub fn create_grant_dir(path: &Path, say: bool) -> io::Result<()> {
+    let first_missing = path
+        .ancestors()
+        .take_while(|a| std::fs::symlink_metadata(a).is_err())
+        .last()
+        .map(Path::to_path_buf);
+    if let Some(m) = &first_missing {
+        if m.components().count() <= 2 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "refusing to create {} (a new top-level directory) for the writable \
+                     grant {}: check the path, or create it yourself first",
+                    m.display(),
+                    path.display()
+                ),
+            ));
         }
+    }
+    create_dir_nofollow(path).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!(
+                "cannot create {} for its writable grant: {e}; create it yourself or drop \
+                 the grant",
+                path.display()
+            ),
+        )
+    })?;
+    if let Some(m) = first_missing.filter(|_| say) {
+        // A name like a file's (`notes.txt`) was most likely meant as one (new-user pass
+        // 146: `-w newfile.txt` made a directory, and the write into it failed).
+        let file_like = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.rsplit_once('.'))
+            .is_some_and(|(stem, ext)| {
+                !stem.is_empty()
+                    && (1..=4).contains(&ext.len())
+                    && ext.chars().all(|c| c.is_ascii_alphanumeric())
+            });
+        eprintln!(
+            "cordon: note: created the directory {} on the host for the writable grant {} \
+             (it did not exist); it stays after the run{}",
+            m.display(),
+            path.display(),
+            if file_like {
+                format!(
+                    "; -w grants a directory, so {} is one now: to write a new file, grant \
+                     the directory it goes in",
+                    path.display()
+                )
+            } else {
+                String::new()
+            }
+        );
     }
     Ok(())
 }
