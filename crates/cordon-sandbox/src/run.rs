@@ -187,18 +187,33 @@ pub const ENDING_SIGNALS: [libc::c_int; 4] =
 /// Passes each of [`FORWARDED_SIGNALS`] this process receives on to `pid`, from a thread
 /// of its own, after calling `seen` with it. `None`: the handlers could not be installed.
 /// Closing the returned handle ends the thread.
+///
+/// A signal the kernel sent (`SI_KERNEL`: a terminal's `^C`, `^\` or hangup, sent to its
+/// foreground process group) is seen but not passed on when `pid` is in this process's
+/// group: the command, in the same group, got it from the terminal itself — as init and
+/// the helper already judge it (`supervise_inner`). Passed on, one `^C` reached the command
+/// twice (new-user pass 180, #1: a Python script's handler ran twice, its traceback cut
+/// off). A command in another group (launched by `cordon serve`) gets it only from here.
 #[cfg(unix)]
 pub fn forward_signals(
     pid: u32,
     seen: impl Fn(libc::c_int) + Send + 'static,
 ) -> Option<signal_hook::iterator::Handle> {
-    let mut signals = signal_hook::iterator::Signals::new(FORWARDED_SIGNALS).ok()?;
+    use signal_hook::iterator::{exfiltrator::WithOrigin, SignalsInfo};
+    use signal_hook::low_level::siginfo::Cause;
+    let mut signals = SignalsInfo::<WithOrigin>::new(FORWARDED_SIGNALS).ok()?;
     let handle = signals.handle();
     std::thread::spawn(move || {
-        for sig in signals.forever() {
+        let target = nix::unistd::Pid::from_raw(pid as i32);
+        for origin in signals.forever() {
+            let sig = origin.signal;
             if let Ok(s) = nix::sys::signal::Signal::try_from(sig) {
                 seen(sig);
-                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), s);
+                let from_terminal = matches!(origin.cause, Cause::Kernel)
+                    && nix::unistd::getpgid(Some(target)).ok() == Some(nix::unistd::getpgrp());
+                if !from_terminal {
+                    let _ = nix::sys::signal::kill(target, s);
+                }
             }
         }
     });

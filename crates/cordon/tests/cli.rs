@@ -5268,6 +5268,51 @@ fn a_path_flag_that_is_not_utf8_is_refused_not_converted() {
     assert_ne!(o.status.code(), Some(125), "{}", text(&o.stderr));
 }
 
+/// Attack pass 179, F1: a run planted `tools -> ~` in its project; from `cd tools`, a
+/// relative `-w bin` (or `-w .`, or a relative `--with` path) was taken against the
+/// physical cwd — the home — so cordon created `~/bin` on the host and granted it: a
+/// planted `~/bin/git` was one run away. Relative paths are now taken along the typed cwd
+/// (`$PWD`), where the link inside the writable project is seen and the grant dropped, as
+/// for `-w $PWD/bin`. Twin: the user's own link to the project, outside every writable
+/// root, still takes a relative grant (made in the project).
+#[test]
+fn a_relative_grant_through_a_planted_link_to_the_cwd_is_dropped() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let home = p.home.display().to_string();
+    let o = out(cordon(&p, &["run", "--", "ln", "-s", &home, "tools"]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let tools = p.dir.join("tools");
+    for args in [
+        &["run", "-w", "bin", "--", "sh", "-c", "touch bin/git"][..],
+        &["run", "-w", ".", "--", "sh", "-c", "touch planted"][..],
+        &[
+            "run",
+            "--with",
+            r#"{"entries":[{"path":"bin2","access":"write"}]}"#,
+            "--",
+            "sh",
+            "-c",
+            "touch bin2/git",
+        ][..],
+    ] {
+        let o = out(p.cordon_in(&tools, args));
+        let err = text(&o.stderr);
+        assert!(err.contains("leads through a symlink"), "{args:?}: {err}");
+        assert!(!p.home.join("bin").exists(), "{args:?}: {err}");
+        assert!(!p.home.join("bin2").exists(), "{args:?}: {err}");
+        assert!(!p.home.join("planted").exists(), "{args:?}: {err}");
+    }
+    // Twin: the user's own link to the project (in the temporary root, no writable root).
+    let mine = p.root.path().join("mine");
+    std::os::unix::fs::symlink(&p.dir, &mine).unwrap();
+    let o = out(p.cordon_in(&mine, &["run", "-w", "build", "--", "touch", "build/out"]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(p.dir.join("build/out").is_file(), "{}", text(&o.stderr));
+}
+
 /// An `sh -c` script that plants, in `dir/cordon/config.toml`, a config making every later
 /// run that reads it unconfined (`default_profile = "danger-full-access"`).
 fn plant_unconfined_config(dir: &std::path::Path) -> String {

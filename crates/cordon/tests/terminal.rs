@@ -199,3 +199,60 @@ fn a_dry_run_at_a_terminal_says_it_would_ask() {
     assert!(!out.contains("no one can be asked here"), "{out}");
     assert!(out.contains("EXIT=1"), "{out}");
 }
+
+/// New-user pass 180, #1: one `^C` typed at the terminal reached the command twice — the
+/// terminal sent it to its foreground group, the command in it, and cordon passed its own
+/// copy on — so a Python handler ran twice and its traceback was cut off. Now the
+/// terminal's signal (`SI_KERNEL`) is not passed on to a command in cordon's group: one
+/// `^C`, one `SIGINT`, on the cold path and the default one. (A `kill -INT` of cordon by a
+/// program is still passed on: the signal tests in serve.rs.)
+#[test]
+fn one_ctrl_c_at_the_terminal_is_one_sigint() {
+    use std::io::{Read, Write};
+    if !sandbox_ready() {
+        return;
+    }
+    let count = "import signal, time\n\
+                 n = 0\n\
+                 def h(s, f):\n    global n\n    n += 1\n\
+                 signal.signal(signal.SIGINT, h)\n\
+                 print('ready', flush=True)\n\
+                 t = time.time()\n\
+                 while time.time() - t < 1.5:\n    time.sleep(0.05)\n\
+                 print('total', n, flush=True)\n";
+    for flags in ["--no-server", ""] {
+        let (root, dir) = project();
+        std::fs::write(dir.join("count.py"), count).unwrap();
+        let line = format!("{CORDON} run {flags} -- python3 count.py");
+        let mut c = Command::new("timeout")
+            .args(["30", "script", "-qec", &line, "/dev/null"])
+            .current_dir(&dir)
+            .env("HOME", root.path())
+            .env_remove("CORDON_PROFILE")
+            .env_remove("CORDON_CONFIG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = c.stdin.take().unwrap();
+        let mut stdout = c.stdout.take().unwrap();
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&seen).contains("ready") {
+            let n = stdout.read(&mut buf).unwrap();
+            assert!(
+                n > 0,
+                "{flags}: ended before ready: {}",
+                String::from_utf8_lossy(&seen)
+            );
+            seen.extend_from_slice(&buf[..n]);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        stdin.write_all(b"\x03").unwrap();
+        stdin.flush().unwrap();
+        stdout.read_to_end(&mut seen).unwrap();
+        let _ = c.wait();
+        let out = String::from_utf8_lossy(&seen).replace('\r', "");
+        assert!(out.contains("total 1\n"), "{flags}: {out}");
+    }
+}
