@@ -558,12 +558,16 @@ impl SandboxManager {
     pub fn assess(&self, req: &CommandRequest) -> Assessment {
         let selection = self.select(req);
         let resolved = resolve_for_command(&req.profile, &req.resolve_context(), &HostFs);
-        let prepared = match &resolved {
-            Err(e) => Err(e.to_string()),
-            Ok(r) if selection.requested.value && selection.available.value => {
+        // What `transform` refuses for it, `cordon status` and `explain` say too (attack
+        // pass 179, F5: with a non-UTF-8 HOME they said "enabled" while every run was
+        // refused).
+        let prepared = match (&resolved, req.unreadable_env()) {
+            (_, Some(why)) => Err(why),
+            (Err(e), None) => Err(e.to_string()),
+            (Ok(r), None) if selection.requested.value && selection.available.value => {
                 self.prepare(selection.backend, r)
             }
-            Ok(_) => Ok(Vec::new()),
+            (Ok(_), None) => Ok(Vec::new()),
         };
         let status = SandboxStatus::new(&selection, prepared.clone().map(|_| ()), true);
         Assessment {

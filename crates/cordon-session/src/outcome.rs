@@ -1550,7 +1550,11 @@ fn home_configuration(grant: &Path, ctx: &ClassifyContext<'_>) -> Option<String>
     let hit = |p: &Path| p.starts_with(grant) || grant.starts_with(p);
     let homes = [home.to_path_buf()];
     // The caller's git configuration variables (`GIT_CONFIG_GLOBAL` moves the global file).
-    let env: std::collections::BTreeMap<String, String> = std::env::vars()
+    // `vars_os`: `std::env::vars()` panics on a variable that is not UTF-8 (attack pass
+    // 179, F3: `FOO=$'x\xff' cordon explain /etc` aborted); such a git variable is one the
+    // run itself refuses (`CommandRequest::unreadable_env`).
+    let env: std::collections::BTreeMap<String, String> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .filter(|(k, _)| k.starts_with("GIT_CONFIG") || k == "XDG_CONFIG_HOME")
         .collect();
     if let Some((p, why)) = cordon_policy::global_git_code_paths(ctx.fs, &homes, &env)

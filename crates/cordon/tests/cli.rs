@@ -3771,6 +3771,8 @@ fn non_utf8_environment_is_left_out_not_a_panic() {
     // Every subcommand that builds a request: no panic.
     for args in [
         &["explain"][..],
+        // Attack pass 179, F3: with a PATH, `explain` read `std::env::vars()` and panicked.
+        &["explain", "/etc"][..],
         &["context"][..],
         &["status"][..],
         &["check", "--", "true"][..],
@@ -3820,6 +3822,24 @@ fn non_utf8_environment_is_left_out_not_a_panic() {
             serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
         assert_eq!(v["outcome"], "refused", "{v}");
         assert!(v["reason"].as_str().unwrap().contains(var), "{v}");
+        // `status` and `explain` say what `run` does (attack pass 179, F2: `status`
+        // panicked on a non-UTF-8 HOME; F5: both said the sandbox was enabled).
+        let mut c = cordon(&p, &["status", "--json"]);
+        c.env(var, std::ffi::OsStr::from_bytes(b"/var/tmp/h\xff"));
+        let o = out(c);
+        assert_eq!(o.status.code(), Some(0), "{var}: {}", text(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["status"]["sandbox_enabled"]["value"], false, "{var}: {v}");
+        let mut c = cordon(&p, &["explain", "/etc"]);
+        c.env(var, std::ffi::OsStr::from_bytes(b"/var/tmp/h\xff"));
+        let o = out(c);
+        assert!(
+            text(&o.stdout).contains(&format!(
+                "the environment variable {var} is not valid UTF-8"
+            )),
+            "{var}: {}",
+            text(&o.stdout)
+        );
     }
 }
 
@@ -5247,6 +5267,20 @@ fn a_path_flag_that_is_not_utf8_is_refused_not_converted() {
         .filter(|n| n.as_bytes().starts_with(b"out"))
         .collect();
     assert!(made.is_empty(), "a grant directory was made: {made:?}");
+    // `--report` by a path that is not UTF-8 (attack pass 179, F4: "malformed sandbox
+    // payload", and the refusal report written there all the same): refused by name,
+    // nothing created.
+    let report = p.home.join(std::ffi::OsStr::from_bytes(b"r\xfe.json"));
+    let mut c = cordon(&p, &["run", "--report"]);
+    c.arg(&report).args(["--", "true"]);
+    let o = out(c);
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains(r"--report") && text(&o.stderr).contains(r"r\xfe.json"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!report.exists());
     // Twin: the directory, by a UTF-8 name.
     let o = out(cordon(
         &p,

@@ -472,8 +472,13 @@ fn granting_tmp_itself_is_refused_and_a_path_under_it_works() {
     let o = cmd(&["run", "-w", deep.to_str().unwrap(), "--", "true"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(deep.is_dir());
+    // Each directory made is named (new-user pass 180, #4: only `made` was).
     assert!(
-        text(&o.stderr).contains("note: created"),
+        text(&o.stderr).contains(&format!(
+            "note: created the directories {} through {}",
+            host.path().join("made").display(),
+            deep.display()
+        )),
         "{}",
         text(&o.stderr)
     );

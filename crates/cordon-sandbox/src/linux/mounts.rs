@@ -1310,10 +1310,16 @@ pub fn create_grant_dir(path: &Path, say: bool) -> io::Result<()> {
                     && (1..=4).contains(&ext.len())
                     && ext.chars().all(|c| c.is_ascii_alphanumeric())
             });
+        // Each directory made is named: the grant's, and the first of its missing
+        // parents (new-user pass 180, #4: `-w new/a/b` said only "created new").
+        let made = if m == path {
+            format!("the directory {}", path.display())
+        } else {
+            format!("the directories {} through {}", m.display(), path.display())
+        };
         eprintln!(
-            "cordon: note: created the directory {} on the host for the writable grant {} \
-             (it did not exist); it stays after the run{}",
-            m.display(),
+            "cordon: note: created {made} on the host for the writable grant {} (it did \
+             not exist); it stays after the run{}",
             path.display(),
             if file_like {
                 format!(

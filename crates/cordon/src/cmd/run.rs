@@ -277,6 +277,16 @@ fn refusal_value(reason: &str) -> serde_json::Value {
 /// Either way the directory is opened with no symlink followed (`RESOLVE_NO_SYMLINKS`, so
 /// a link swapped in since the check is an error) and the file with `O_NOFOLLOW`.
 fn open_report(args: &RunArgs, path: &std::path::Path, roots: Roots<'_>) -> Result<std::fs::File> {
+    // Protected for the run as a path of its profile, which JSON cannot carry: refused by
+    // name, never created (attack pass 179, F4: "malformed sandbox payload", and the
+    // refusal report written to it all the same).
+    if path.to_str().is_none() {
+        anyhow::bail!(
+            "--report {}: the path is not UTF-8, which cordon cannot carry to the sandbox; \
+             name a file whose path is UTF-8, or use --json-fd N",
+            cordon_policy::paths::escaped(path.as_os_str().as_encoded_bytes())
+        );
+    }
     // Absolute but not normalised: a `..` after a symlink goes where the kernel takes it,
     // and the symlink itself is among the ancestors checked below.
     let abs = std::path::absolute(path)

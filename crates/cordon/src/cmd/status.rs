@@ -177,8 +177,11 @@ fn cache_status(profile: &cordon_policy::PermissionProfile) -> serde_json::Value
     };
     #[cfg(target_os = "linux")]
     {
-        let root = cordon_policy::caches::overlay_root(std::path::Path::new(&home));
-        match cordon_sandbox::linux::probe_overlay(&root) {
+        let root_path = cordon_policy::caches::overlay_root(std::path::Path::new(&home));
+        // As text, bad bytes escaped: a `PathBuf` that is not UTF-8 made `json!` panic
+        // (attack pass 179, F2: a non-UTF-8 HOME aborted `cordon status`).
+        let root = cordon_policy::paths::escaped(root_path.as_os_str().as_encoded_bytes());
+        match cordon_sandbox::linux::probe_overlay(&root_path) {
             Ok(fs) => json!({"mode": mode, "overlay": true, "upper_fs": fs, "root": root}),
             Err(why) => json!({"mode": mode, "overlay": false, "reason": why, "root": root}),
         }
