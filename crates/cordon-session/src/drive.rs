@@ -556,10 +556,8 @@ fn missing_grants_in_writable_roots(
         return Vec::new();
     }
     trust
-        .layers
-        .writable
-        .iter()
-        .map(|p| cordon_policy::paths::lexical_normalize(p, &trust.cwd))
+        .writable_flag_paths()
+        .into_iter()
         .filter(|p| std::fs::symlink_metadata(p).is_err())
         .map(|p| cordon_policy::paths::canonicalize_lenient(&HostFs, &p))
         .filter(|p| std::fs::symlink_metadata(p).is_err())

@@ -954,15 +954,43 @@ fn own_loopback_hint(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Stri
         "could not connect to server",
     ];
     const LOOPBACK: [&str; 4] = ["127.0.0.1", "localhost", "[::1]", "::1"];
-    let line = sig.stderr_tail.lines().find(|l| {
+    let refused = |l: &str| {
         let low = l.to_ascii_lowercase();
-        REFUSED.iter().any(|r| low.contains(r)) && LOOPBACK.iter().any(|a| low.contains(a))
-    })?;
-    let port = loopback_port(line).map_or("PORT".to_string(), |p| p.to_string());
+        REFUSED.iter().any(|r| low.contains(r))
+    };
+    let names_loopback = |l: &str| {
+        let low = l.to_ascii_lowercase();
+        LOOPBACK.iter().any(|a| low.contains(a))
+    };
+    if let Some(line) = sig
+        .stderr_tail
+        .lines()
+        .find(|l| refused(l) && names_loopback(l))
+    {
+        let port = loopback_port(line).map_or("PORT".to_string(), |p| p.to_string());
+        return Some(format!(
+            "`{}`: each sandboxed command has its own loopback, so servers on the host's \
+             127.0.0.1 are not there (a server started inside the same command is); to \
+             reach the host's, {PASS_LOCAL_PORT}127.0.0.1:{port}`",
+            cordon_policy::text::printable(line.trim())
+        ));
+    }
+    // A refusal that names no address (Python's `urlopen`: "[Errno 111] Connection
+    // refused"): with the network off only the command's own loopback answers at all
+    // (elsewhere is unreachable), so a refused TCP connection went there — or to a unix
+    // socket; the hint says which case it covers, with a port the output names elsewhere
+    // (new-user pass 180, #3: curl's got the hint, urllib's got none).
+    let line = sig.stderr_tail.lines().find(|l| refused(l))?;
+    let port = sig
+        .stderr_tail
+        .lines()
+        .filter(|l| names_loopback(l))
+        .find_map(loopback_port)
+        .map_or("PORT".to_string(), |p| p.to_string());
     Some(format!(
-        "`{}`: each sandboxed command has its own loopback, so servers on the host's \
-         127.0.0.1 are not there (a server started inside the same command is); to reach \
-         the host's, {PASS_LOCAL_PORT}127.0.0.1:{port}`",
+        "`{}`: if that was a connection to a server on the host's 127.0.0.1, it is not \
+         there: each sandboxed command has its own loopback (a server started inside the \
+         same command is); to reach the host's, {PASS_LOCAL_PORT}127.0.0.1:{port}`",
         cordon_policy::text::printable(line.trim())
     ))
 }
@@ -981,8 +1009,10 @@ fn loopback_port(line: &str) -> Option<u16> {
             }
         }
     }
-    let i = line.find(" port ")?;
-    digits(&line[i + " port ".len()..])
+    // curl's `127.0.0.1 port 8799`, Python's `port=8799` (requests, urllib3).
+    [" port ", "port="]
+        .iter()
+        .find_map(|a| line.find(a).and_then(|i| digits(&line[i + a.len()..])))
 }
 
 /// A failed command that did not find a file under `/tmp`, run where `/tmp` is a private
@@ -4150,8 +4180,9 @@ mod tests {
     }
 
     /// New-user pass nu11, M4: a refused connection to the host's loopback with the network
-    /// off gets a hint naming `--local-port` with the port. Twins: with the network on, or
-    /// a refused connection elsewhere, none.
+    /// off gets a hint naming `--local-port` with the port; a refusal that names no
+    /// loopback address gets it hedged ("if that was …"). Twins: with the network on, or
+    /// no refusal, none.
     #[test]
     fn a_refused_loopback_connection_gets_the_local_port_hint() {
         let sig = |tail: &str| RunSignals {
@@ -4178,7 +4209,24 @@ mod tests {
         };
         assert_eq!(classify(&sig(curl), &on).hint, None);
         let remote = "curl: (7) Failed to connect to 10.0.0.5 port 80: Connection refused";
-        assert_eq!(run_in("/w", sig(remote)).hint, None);
+        assert!(run_in("/w", sig(remote))
+            .hint
+            .unwrap_or_default()
+            .contains("if that was a connection to a server on the host's 127.0.0.1"),);
+        // New-user pass 180, #3: Python names no address on the refused line; the port
+        // comes from another line when one names it (requests' `port=`).
+        let urllib = "urllib.error.URLError: <urlopen error [Errno 111] Connection refused>";
+        let hint = run_in("/w", sig(urllib)).hint.unwrap_or_default();
+        assert!(hint.contains("--local-port 127.0.0.1:PORT"), "{hint}");
+        let requests = "requests.exceptions.ConnectionError: HTTPConnectionPool(host='127.0.0.1', port=18777): Max retries exceeded\n\
+                        NewConnectionError: Failed to establish a new connection: [Errno 111] Connection refused";
+        let hint = run_in("/w", sig(requests)).hint.unwrap_or_default();
+        assert!(hint.contains("--local-port 127.0.0.1:18777"), "{hint}");
+        assert_eq!(classify(&sig(urllib), &on).hint, None);
+        assert_eq!(
+            run_in("/w", sig("ls: cannot access 'x': No such file")).hint,
+            None
+        );
     }
 
     /// Reads are never kernel-recorded: with records kept, a read of a hidden path is

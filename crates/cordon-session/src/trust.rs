@@ -690,6 +690,20 @@ impl TrustProfile {
         req
     }
 
+    /// The host paths the `--writable` flags name, as the grants take them ([`host_paths`]:
+    /// `~` and symbolic roots expanded, a relative path along the typed cwd), lexically
+    /// normal. For the session's creation of a missing grant the merge left out as
+    /// already given (a grant inside a writable root).
+    pub fn writable_flag_paths(&self) -> Vec<PathBuf> {
+        self.layers
+            .writable
+            .iter()
+            .filter_map(|p| p.to_str())
+            .flat_map(|s| host_paths(s, &self.cwd))
+            .map(|p| cordon_policy::paths::lexical_normalize(&p, Path::new("/")))
+            .collect()
+    }
+
     /// One line for each `--writable`/`--with` entry that the command will not get as asked
     /// (the merge leaves out what cannot take effect, R-O1): a grant that leads through a
     /// symlink, one a profile deny wins over, a `deny` under none of the extra grants (it

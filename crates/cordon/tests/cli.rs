@@ -2784,8 +2784,10 @@ fn extra_grants_that_do_not_hold_are_said() {
         "true",
     ]));
     assert_eq!(o.status.code(), Some(125));
+    // A relative `--with` path is taken along the typed cwd, as `-w`'s (attack pass 179,
+    // F1), and named absolute.
     assert!(
-        support::text(&o.stderr).contains("--deny-read .env"),
+        support::text(&o.stderr).contains(&format!("--deny-read {}", p.dir.join(".env").display())),
         "{}",
         support::text(&o.stderr)
     );
