@@ -561,7 +561,12 @@ fn missing_grants_in_writable_roots(
         .filter(|p| std::fs::symlink_metadata(p).is_err())
         .map(|p| cordon_policy::paths::canonicalize_lenient(&HostFs, &p))
         .filter(|p| std::fs::symlink_metadata(p).is_err())
-        .filter(|p| r.filesystem.access_for(&HostFs, p).access == cordon_policy::Access::Write)
+        // The host's own view: a path the sandbox's private `/tmp` shows (`-w :tmp/x`) is
+        // the sandbox's, nothing to make on the host.
+        .filter(|p| {
+            r.filesystem.seen(&HostFs, p)
+                == cordon_policy::view::Seen::Host(cordon_policy::Access::Write)
+        })
         .collect()
 }
 

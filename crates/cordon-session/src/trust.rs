@@ -692,13 +692,15 @@ impl TrustProfile {
 
     /// The host paths the `--writable` flags name, as the grants take them ([`host_paths`]:
     /// `~` and symbolic roots expanded, a relative path along the typed cwd), lexically
-    /// normal. For the session's creation of a missing grant the merge left out as
+    /// normal — except `:tmp/…`, the sandbox's own `/tmp`, which is never made on the host
+    /// (README). For the session's creation of a missing grant the merge left out as
     /// already given (a grant inside a writable root).
     pub fn writable_flag_paths(&self) -> Vec<PathBuf> {
         self.layers
             .writable
             .iter()
             .filter_map(|p| p.to_str())
+            .filter(|s| !s.starts_with(":tmp"))
             .flat_map(|s| host_paths(s, &self.cwd))
             .map(|p| cordon_policy::paths::lexical_normalize(&p, Path::new("/")))
             .collect()

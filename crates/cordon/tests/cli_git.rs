@@ -500,6 +500,11 @@ fn granting_tmp_itself_is_refused_and_a_path_under_it_works() {
         "{}",
         text(&o.stderr)
     );
+    // Twin: `:tmp/…` is the sandbox's own /tmp, never made on the host.
+    let name = format!("cordon-tmpgrant-{}", std::process::id());
+    let o = cmd(&["run", "-w", &format!(":tmp/{name}"), "--", "true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(!std::path::Path::new("/tmp").join(&name).exists());
 }
 
 /// New-user pass nu9, F20: `git commit` inside a submodule failed (its git dir
