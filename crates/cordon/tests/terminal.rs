@@ -44,6 +44,23 @@ fn in_pty_with(flags: &str, inner: &str) -> String {
     ))
 }
 
+/// The shell line `line` in a fresh pty (`script(1)`, at most 30 s) in `dir` with HOME
+/// `home`, its input and output piped to the test: what is written to its stdin is typed at
+/// the terminal (`\x03` is a ^C).
+fn pty_child(line: &str, home: &std::path::Path, dir: &std::path::Path) -> std::process::Child {
+    Command::new("timeout")
+        .args(["30", "script", "-qec", line, "/dev/null"])
+        .current_dir(dir)
+        .env("HOME", home)
+        .env_remove("CORDON_DISABLE_LAYERS")
+        .env_remove("CORDON_PROFILE")
+        .env_remove("CORDON_CONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 fn shlex_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
@@ -84,18 +101,7 @@ fn a_shell_with_options_only_stays_interactive() {
         return;
     }
     let (root, dir) = project();
-    let line = format!("{CORDON} run -- bash --norc");
-    let mut child = Command::new("timeout")
-        .args(["30", "script", "-qec", &line, "/dev/null"])
-        .current_dir(&dir)
-        .env("HOME", root.path())
-        .env_remove("CORDON_DISABLE_LAYERS")
-        .env_remove("CORDON_PROFILE")
-        .env_remove("CORDON_CONFIG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = pty_child(&format!("{CORDON} run -- bash --norc"), root.path(), &dir);
     {
         use std::io::Write as _;
         let mut stdin = child.stdin.take().unwrap();
@@ -224,16 +230,7 @@ fn one_ctrl_c_at_the_terminal_is_one_sigint() {
         let (root, dir) = project();
         std::fs::write(dir.join("count.py"), count).unwrap();
         let line = format!("{CORDON} run {flags} -- python3 count.py");
-        let mut c = Command::new("timeout")
-            .args(["30", "script", "-qec", &line, "/dev/null"])
-            .current_dir(&dir)
-            .env("HOME", root.path())
-            .env_remove("CORDON_PROFILE")
-            .env_remove("CORDON_CONFIG")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut c = pty_child(&line, root.path(), &dir);
         let mut stdin = c.stdin.take().unwrap();
         let mut stdout = c.stdout.take().unwrap();
         let mut seen = Vec::new();
