@@ -211,7 +211,9 @@ fn a_dry_run_at_a_terminal_says_it_would_ask() {
 /// copy on — so a Python handler ran twice and its traceback was cut off. Now the
 /// terminal's signal (`SI_KERNEL`) is not passed on to a command in cordon's group: one
 /// `^C`, one `SIGINT`, on the cold path and the default one. (A `kill -INT` of cordon by a
-/// program is still passed on: the signal tests in serve.rs.)
+/// program is still passed on: the signal tests in serve.rs.) Twin (attack pass 181, F1):
+/// a command that left the terminal's group (`setpgid(0, 0)`) got no `^C` at all and
+/// `cordon run` waited on; init now passes the terminal's signal on to it.
 #[test]
 fn one_ctrl_c_at_the_terminal_is_one_sigint() {
     use std::io::{Read, Write};
@@ -226,9 +228,18 @@ fn one_ctrl_c_at_the_terminal_is_one_sigint() {
                  t = time.time()\n\
                  while time.time() - t < 1.5:\n    time.sleep(0.05)\n\
                  print('total', n, flush=True)\n";
-    for flags in ["--no-server", ""] {
+    let leave = "import os, time\n\
+                 os.setpgid(0, 0)\n\
+                 print('ready', flush=True)\n\
+                 time.sleep(4)\n\
+                 print('total survived', flush=True)\n";
+    for (flags, script, want) in [
+        ("--no-server", count, "total 1\n"),
+        ("", count, "total 1\n"),
+        ("--no-server", leave, "KeyboardInterrupt"),
+    ] {
         let (root, dir) = project();
-        std::fs::write(dir.join("count.py"), count).unwrap();
+        std::fs::write(dir.join("count.py"), script).unwrap();
         let line = format!("{CORDON} run {flags} -- python3 count.py");
         let mut c = pty_child(&line, root.path(), &dir);
         let mut stdin = c.stdin.take().unwrap();
@@ -250,6 +261,9 @@ fn one_ctrl_c_at_the_terminal_is_one_sigint() {
         stdout.read_to_end(&mut seen).unwrap();
         let _ = c.wait();
         let out = String::from_utf8_lossy(&seen).replace('\r', "");
-        assert!(out.contains("total 1\n"), "{flags}: {out}");
+        assert!(
+            out.contains(want) && !out.contains("survived"),
+            "{flags}: {out}"
+        );
     }
 }

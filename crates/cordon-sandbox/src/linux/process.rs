@@ -158,7 +158,8 @@ const SI_KERNEL: libc::c_int = 0x80;
 /// meanwhile (init's duty, and the subreaper's). Returns `child`'s exit code.
 ///
 /// A signal the kernel sent to the whole foreground process group (terminal `^C`, `^\`)
-/// already reached the command, which is in the same group: it is not sent twice.
+/// already reached the command, which is in the same group: it is not sent twice (init
+/// passes it on to a command that left the group, [`left_the_group`]).
 pub fn supervise(child: libc::pid_t) -> i32 {
     supervise_inner(child, None, None, Deliver::ToChild).unwrap_or(EXIT_SETUP)
 }
@@ -343,7 +344,7 @@ fn supervise_inner(
                 return None;
             }
             // A stray copy of the signal while the parent lives: nothing to do.
-        } else if info.si_code != SI_KERNEL {
+        } else if info.si_code != SI_KERNEL || left_the_group(deliver, child) {
             let (target, cont) = match deliver {
                 Deliver::ToChild => (child, false),
                 Deliver::ToCommand { all } => {
@@ -363,6 +364,21 @@ fn supervise_inner(
             }
         }
     }
+}
+
+/// Whether init's command is out of init's process group, so a signal the terminal sent
+/// to that group (`SI_KERNEL`, which init got as a member) did not reach it: init then
+/// passes it on. The client no longer passes on its own copy of a terminal's signal (it
+/// reached the command once already); a command that left the group (`setpgid(0, 0)`) got
+/// no `^C` at all and `cordon run` waited on (attack pass 181, F1). Only for init
+/// ([`Deliver::ToCommand`]): a helper's child is init, in the group.
+fn left_the_group(deliver: Deliver, child: libc::pid_t) -> bool {
+    if !matches!(deliver, Deliver::ToCommand { .. }) {
+        return false;
+    }
+    // SAFETY: getpgid and getpgrp have no memory-safety preconditions.
+    let (theirs, ours) = unsafe { (libc::getpgid(child), libc::getpgrp()) };
+    theirs > 0 && theirs != ours
 }
 
 /// Everything needed to exec the command, prepared before forking.
