@@ -543,7 +543,8 @@ pub fn interactive_start(argv: &[String]) -> bool {
 /// write: they lie in a writable root, so the profile's merge dropped them as already
 /// given (R-O1) and no mount step makes them. Made on the host like any missing grant
 /// (new-user pass, stop 40: `-w WS/build` was neither made nor said). Empty without a
-/// sandbox, or when the grant is read-only there (a protected path: nothing is made).
+/// sandbox, when the grant is read-only there (a protected path: nothing is made), and for
+/// a path whose missing part holds a `.git` or `.cordon` (cordon makes no marker).
 #[cfg(target_os = "linux")]
 fn missing_grants_in_writable_roots(
     trust: &TrustProfile,
@@ -561,6 +562,15 @@ fn missing_grants_in_writable_roots(
         .filter(|p| std::fs::symlink_metadata(p).is_err())
         .map(|p| cordon_policy::paths::canonicalize_lenient(&HostFs, &p))
         .filter(|p| std::fs::symlink_metadata(p).is_err())
+        // Never a project marker or a git dir made by cordon itself: `-w sub/.cordon/x`
+        // made `sub` a project, `-w .git/hooks` from a subdirectory made a repository that
+        // the sweep then blamed on the command (attack pass 181 F6, new-user pass 182 #4).
+        // The command may make them — and what it makes there is judged as its own.
+        .filter(|p| {
+            !p.ancestors()
+                .take_while(|a| std::fs::symlink_metadata(a).is_err())
+                .any(|a| a.file_name().is_some_and(|n| n == ".git" || n == ".cordon"))
+        })
         // The host's own view: a path the sandbox's private `/tmp` shows (`-w :tmp/x`) is
         // the sandbox's, nothing to make on the host.
         .filter(|p| {

@@ -500,6 +500,21 @@ fn granting_tmp_itself_is_refused_and_a_path_under_it_works() {
         "{}",
         text(&o.stderr)
     );
+    // Never a marker made by cordon inside a writable root (new-user pass 182 #4: `-w
+    // .git/hooks` from a subdirectory made a repository, then blamed on the command; attack
+    // pass 181 F6: `-w sub/.cordon/x`). The command may make them itself.
+    std::fs::create_dir_all(p.dir.join("sub/deep")).unwrap();
+    for marker in [".cordon/x", ".git/hooks"] {
+        let grant = p.dir.join("sub/deep").join(marker);
+        let o = cmd(&["run", "-w", grant.to_str().unwrap(), "--", "true"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+        let made: Vec<_> = std::fs::read_dir(p.dir.join("sub/deep"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert!(made.is_empty(), "{marker}: {made:?} {}", text(&o.stderr));
+    }
     // Twin: `:tmp/…` is the sandbox's own /tmp, never made on the host.
     let name = format!("cordon-tmpgrant-{}", std::process::id());
     let o = cmd(&["run", "-w", &format!(":tmp/{name}"), "--", "true"]);
