@@ -197,14 +197,29 @@ impl CommandRequest {
         } else {
             ("", "is", "it")
         };
-        (!names.is_empty()).then(|| {
-            format!(
+        if !names.is_empty() {
+            return Some(format!(
                 "the environment variable{s} {} {are} not valid UTF-8: cordon reads {them} to \
                  decide what to hide and protect and cannot encode {them}; set {them} to a \
                  UTF-8 path or unset {them}",
                 names.join(", "),
-            )
-        })
+            ));
+        }
+        // A relative HOME names a directory under the cwd: cordon's own layers were made
+        // there, inside the writable workspace, and the credential stores hidden at the
+        // wrong place (attack pass 181, F4: `HOME=rel` let the command write into
+        // `rel/.cache/cordon/overlays`).
+        self.env
+            .iter()
+            .find(|(n, v)| n == "HOME" && !v.is_empty() && !Path::new(v).is_absolute())
+            .map(|(_, v)| {
+                format!(
+                    "the environment variable HOME is not an absolute path ({}): cordon reads \
+                     it to decide what to hide and protect, and keeps its own layers under it; \
+                     set it to an absolute path",
+                    cordon_policy::text::printable(v)
+                )
+            })
     }
 
     /// The [`ResolveContext`] for this request (HOME, TMPDIR, the tools' location variables
@@ -323,6 +338,21 @@ pub struct Assessment {
     pub prepared: Result<Vec<String>, String>,
     /// The status triple (R-S5).
     pub status: SandboxStatus,
+}
+
+impl Assessment {
+    /// This assessment with the refusal `why` a run would meet before the sandbox (cordon's
+    /// own files in a place a sandboxed run could write, judged by the CLI), when there is
+    /// one: `prepared` is that refusal and the status says the sandbox is not enabled, as
+    /// `cordon run` would find (attack pass 181, F3: `status` said it was enforced while
+    /// `run` refused). `None`: unchanged.
+    pub fn refused_by(mut self, why: Option<String>) -> Assessment {
+        if let Some(why) = why {
+            self.status = SandboxStatus::new(&self.selection, Err(why.clone()), true);
+            self.prepared = Err(why);
+        }
+        self
+    }
 }
 
 /// What a run's `cover_lost` says when cordon could not look at a cover after the command
@@ -489,10 +519,14 @@ impl SandboxManager {
                 // The placeholders the helper will make for missing protected paths, and the
                 // covered files' hard links: refused here, as the helper would refuse (one
                 // verdict for dry-run and run).
+                let layout = linux::layout_for(resolved);
                 if plan.rung == linux::Rung::Namespaces {
-                    linux::check_placeholders(&linux::layout_for(resolved), plan.denial_records)
+                    linux::check_placeholders(&layout, plan.denial_records)
                         .map_err(Unprepared::HostState)?;
                 }
+                // A missing grant that would be a new top-level directory: refused here as
+                // the creation refuses it (every rung creates them).
+                linux::check_missing_grants(&layout).map_err(Unprepared::HostState)?;
                 // The plan's notes too (what the host cannot give, a layer switched off):
                 // `--dry-run` says what a run would say (attack pass 49, N3).
                 let mut lines = plan.planned_lines();

@@ -113,10 +113,11 @@ pub fn choose(args: &ProfileArgs) -> Result<Chosen> {
 /// read-only views (`explain`, `context`, `status`), which read the files anyway: what they
 /// show is then not what a run would do (attack pass 167, finding 3: `explain --config
 /// PLANTED` showed the planted profile without a word).
-pub fn note_run_refusal(args: &ProfileArgs) {
-    if let Err(e) = profile_files_refusal(args, &[], None) {
-        eprintln!("cordon: note: `cordon run` would refuse this: {e:#}");
-    }
+/// Returns that refusal, for the view's own status to say (`Assessment::refused_by`).
+pub fn note_run_refusal(args: &ProfileArgs) -> Option<String> {
+    let e = profile_files_refusal(args, &[], None).err()?;
+    eprintln!("cordon: note: `cordon run` would refuse this: {e:#}");
+    Some(format!("`cordon run` would refuse this: {e:#}"))
 }
 
 /// `cordon run` and `cordon mcp`: refuses (exit 125, nothing run) a `--config` or

@@ -3845,6 +3845,73 @@ fn non_utf8_environment_is_left_out_not_a_panic() {
     }
 }
 
+/// One truth: `status`, `explain` and `--dry-run` say what `cordon run` does (attack pass
+/// 181): with a relative HOME (F4: cordon made its layers under the cwd, in the writable
+/// project, and the command wrote into them) every view refuses; with `XDG_CONFIG_HOME`
+/// inside the project (F3) `status` said the sandbox was enabled while `run` refused; with
+/// `HOME=/` (F2) `--dry-run` and `status` said it would run, `run` refused, and `status`
+/// made `/.cache`. Twin: the project's own HOME runs.
+#[test]
+fn status_explain_and_dry_run_say_what_run_does() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let root_cache_before = std::path::Path::new("/.cache").exists();
+    let cfg = p.dir.join("cfg").display().to_string();
+    for (var, value) in [
+        ("HOME", "rel"),
+        ("XDG_CONFIG_HOME", cfg.as_str()),
+        ("HOME", "/"),
+    ] {
+        let with = |args: &[&str]| {
+            let mut c = cordon(&p, args);
+            c.env(var, value);
+            out(c)
+        };
+        let o = with(&["run", "--", "touch", "ran"]);
+        assert_eq!(
+            o.status.code(),
+            Some(125),
+            "{var}={value}: {}",
+            text(&o.stderr)
+        );
+        assert!(!p.dir.join("ran").exists());
+        let o = with(&["run", "--dry-run", "--", "true"]);
+        assert_eq!(
+            o.status.code(),
+            Some(125),
+            "{var}={value}: {}",
+            text(&o.stderr)
+        );
+        let o = with(&["status", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(
+            v["status"]["sandbox_enabled"]["value"], false,
+            "{var}={value}: {v}"
+        );
+        let o = with(&["explain"]);
+        assert!(
+            text(&o.stdout).contains("NOT enforced"),
+            "{var}={value}: {}",
+            text(&o.stdout)
+        );
+    }
+    assert!(
+        !p.dir.join("rel").exists(),
+        "layers made under a relative HOME"
+    );
+    if !root_cache_before {
+        assert!(
+            !std::path::Path::new("/.cache").exists(),
+            "status made /.cache"
+        );
+    }
+    // Twin: the project's own HOME.
+    let o = out(cordon(&p, &["run", "--", "touch", "ran"]));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+}
+
 /// A command argument that is not UTF-8 is refused (125) naming the argument with its bad
 /// bytes escaped and a way round it (a shell inside the sandbox names the file), before
 /// anything runs; `--json` still ends stderr with the refusal report. Before, clap's

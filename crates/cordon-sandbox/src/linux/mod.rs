@@ -73,7 +73,9 @@ pub use features::{
 };
 pub use helper::{offline_env, AppliedReport, HelperOutcome, RunRecords};
 pub use layer::{Enforcement, Layer, RootView};
-pub use mounts::{check_placeholders, layout, layout_for, Base, Layout, Step, StepKind};
+pub use mounts::{
+    check_missing_grants, check_placeholders, layout, layout_for, Base, Layout, Step, StepKind,
+};
 pub use plan::{
     carve_outs, plan, CarveOut, LandlockPlan, LinuxPlan, Refusal, Rung, SeccompPlan,
     LANDLOCK_ABI_NET, LANDLOCK_ABI_SCOPE, LANDLOCK_CRATE_MAX_ABI, MIN_LANDLOCK_ABI_FS,

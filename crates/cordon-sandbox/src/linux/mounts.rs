@@ -1270,23 +1270,9 @@ pub fn create_missing_grants(layout: &Layout) -> io::Result<()> {
 /// (new-user pass nu16 N9: `-w /nonexistent/dir/x` made `/nonexistent`); the creation's
 /// own error, worded with what to do.
 pub fn create_grant_dir(path: &Path, say: bool) -> io::Result<()> {
-    let first_missing = path
-        .ancestors()
-        .take_while(|a| std::fs::symlink_metadata(a).is_err())
-        .last()
-        .map(Path::to_path_buf);
-    if let Some(m) = &first_missing {
-        if m.components().count() <= 2 {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "refusing to create {} (a new top-level directory) for the writable \
-                     grant {}: check the path, or create it yourself first",
-                    m.display(),
-                    path.display()
-                ),
-            ));
-        }
+    let first_missing = first_missing(path);
+    if let Some(why) = new_top_level(path, first_missing.as_deref()) {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
     }
     create_dir_nofollow(path).map_err(|e| {
         io::Error::new(
@@ -1333,6 +1319,41 @@ pub fn create_grant_dir(path: &Path, say: bool) -> io::Result<()> {
         );
     }
     Ok(())
+}
+
+/// The first of `path`'s missing directories (the shallowest), when one is missing.
+fn first_missing(path: &Path) -> Option<PathBuf> {
+    path.ancestors()
+        .take_while(|a| std::fs::symlink_metadata(a).is_err())
+        .last()
+        .map(Path::to_path_buf)
+}
+
+/// Why making `first_missing` for the grant `path` is refused: it would be a new
+/// top-level directory (new-user pass nu16 N9: `-w /nonexistent/dir/x` made
+/// `/nonexistent`; attack pass 181 F2: `HOME=/` made cordon's layers want `/.cache`).
+fn new_top_level(path: &Path, first_missing: Option<&Path>) -> Option<String> {
+    let m = first_missing.filter(|m| m.components().count() <= 2)?;
+    Some(format!(
+        "refusing to create {} (a new top-level directory) for the writable grant {}: check \
+         the path, or create it yourself first",
+        m.display(),
+        path.display()
+    ))
+}
+
+/// What [`create_missing_grants`] would refuse for `layout`, without making anything: a
+/// missing grant whose first missing directory is a new top-level one. Checked when the
+/// sandbox is prepared, so `--dry-run`, `status` and `explain` say what a run meets.
+///
+/// Errors: the refusal, worded as the creation's.
+pub fn check_missing_grants(layout: &Layout) -> Result<(), String> {
+    layout
+        .steps
+        .iter()
+        .filter(|s| s.kind == StepKind::CreateDir)
+        .find_map(|s| new_top_level(&s.path, first_missing(&s.path).as_deref()))
+        .map_or(Ok(()), Err)
 }
 
 /// `mkdir -p` of the absolute `path` without following any symlink: each component is

@@ -8,7 +8,7 @@ use cordon_policy::{environment_context_remembering, Detail};
 use cordon_sandbox::{CommandRequest, SandboxManager};
 
 pub fn context(args: ContextArgs) -> Result<i32> {
-    crate::profile_args::note_run_refusal(&args.profile);
+    let _ = crate::profile_args::note_run_refusal(&args.profile);
     let chosen = choose(&args.profile)?;
     let cwd = crate::profile_args::current_dir()?;
     let mut req = CommandRequest::new(vec!["true".into()], cwd, chosen.profile);

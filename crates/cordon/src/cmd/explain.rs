@@ -8,7 +8,7 @@ use cordon_policy::explain_judged as explain_paths;
 use cordon_sandbox::{CommandRequest, HostFs, SandboxManager};
 
 pub fn explain(args: ExplainArgs) -> Result<i32> {
-    crate::profile_args::note_run_refusal(&args.profile);
+    let run_refusal = crate::profile_args::note_run_refusal(&args.profile);
     let chosen = choose(&args.profile)?;
     let cwd = crate::profile_args::current_dir()?;
     let mut req = CommandRequest::new(vec!["true".into()], cwd.clone(), chosen.profile);
@@ -16,7 +16,7 @@ pub fn explain(args: ExplainArgs) -> Result<i32> {
     req.preference = preference(args.sandbox);
     req.profile_files = chosen.files;
     let manager = SandboxManager::for_host_thorough();
-    let a = manager.assess(&req);
+    let a = manager.assess(&req).refused_by(run_refusal);
     let resolved = a.resolved?;
     // `cordon explain credential-stores`: the group the compact environment_context names.
     let group = cordon_policy::context::CREDENTIAL_GROUP;

@@ -8,7 +8,7 @@ use cordon_sandbox::{CommandRequest, SandboxManager};
 use serde_json::json;
 
 pub fn status(args: StatusArgs) -> Result<i32> {
-    crate::profile_args::note_run_refusal(&args.profile);
+    let run_refusal = crate::profile_args::note_run_refusal(&args.profile);
     let chosen = choose(&args.profile)?;
     let cwd = crate::profile_args::current_dir()?;
     let mut req = CommandRequest::new(vec!["true".into()], cwd, chosen.profile.clone());
@@ -22,7 +22,7 @@ pub fn status(args: StatusArgs) -> Result<i32> {
         prepared,
         status,
         ..
-    } = manager.assess(&req);
+    } = manager.assess(&req).refused_by(run_refusal);
     // R-H5: the profile's limits and how this host enforces each one.
     #[cfg(target_os = "linux")]
     let limits: Vec<String> = match chosen
@@ -178,6 +178,20 @@ fn cache_status(profile: &cordon_policy::PermissionProfile) -> serde_json::Value
     #[cfg(target_os = "linux")]
     {
         let root_path = cordon_policy::caches::overlay_root(std::path::Path::new(&home));
+        // The probe makes the layers' directory where a run would; not where a run is
+        // refused: under a relative HOME (in the cwd) or as a new top-level directory
+        // (attack pass 181 F2/F4: `HOME=/ cordon status` made `/.cache`).
+        let first_missing = root_path
+            .ancestors()
+            .take_while(|a| std::fs::symlink_metadata(a).is_err())
+            .last();
+        if !root_path.is_absolute() || first_missing.is_some_and(|m| m.components().count() <= 2) {
+            return json!({"mode": mode, "overlay": false, "reason": format!(
+                "not probed: {} is not a place cordon makes its layers (HOME must be an \
+                 absolute path, and no new top-level directory is made)",
+                cordon_policy::paths::escaped(root_path.as_os_str().as_encoded_bytes())
+            )});
+        }
         // As text, bad bytes escaped: a `PathBuf` that is not UTF-8 made `json!` panic
         // (attack pass 179, F2: a non-UTF-8 HOME aborted `cordon status`).
         let root = cordon_policy::paths::escaped(root_path.as_os_str().as_encoded_bytes());
