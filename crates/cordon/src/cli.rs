@@ -289,8 +289,8 @@ pub struct RunArgs {
     /// Do not use a running `cordon serve`: start the sandbox helper here (the cold path).
     #[arg(long)]
     pub no_server: bool,
-    /// Kill the whole process tree after DURATION (e.g. 100ms, 30s, 5m); outcome timed-out,
-    /// exit 137 (as `timeout -s KILL`).
+    /// Kill the whole process tree after DURATION (e.g. 100ms, 30s, 5m; a bare number is
+    /// seconds, as for `timeout`); outcome timed-out, exit 137 (as `timeout -s KILL`).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,
     /// Plan mode (R-A10): run with the read-only view of the profile (nothing writable, no
@@ -345,11 +345,25 @@ fn command_arg() -> impl clap::builder::TypedValueParser<Value = String> {
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    match humantime::parse_duration(s) {
+    // A bare number is seconds, as `timeout 1` takes it (new-user pass 182 #9: `--timeout
+    // 1` was refused for its missing unit); a fraction too (`1.5`).
+    let seconds = s
+        .parse::<f64>()
+        .ok()
+        .filter(|n| {
+            n.is_finite() && *n >= 0.0 && s.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        })
+        .map(std::time::Duration::from_secs_f64);
+    match seconds.map_or_else(
+        || humantime::parse_duration(s).map_err(|e| e.to_string()),
+        Ok,
+    ) {
         // `--timeout 0s` killed the command at once (new user, stop 19).
         Ok(d) if d.is_zero() => Err("must be more than 0 (examples: 100ms, 30s, 5m)".into()),
         Ok(d) => Ok(d),
-        Err(e) => Err(format!("{e} (examples: 100ms, 30s, 5m)")),
+        Err(e) => Err(format!(
+            "{e} (examples: 100ms, 30s, 5m; a bare number is seconds)"
+        )),
     }
 }
 
@@ -445,6 +459,22 @@ pub struct CheckArgs {
 
 #[cfg(test)]
 mod tests {
+    /// A bare number is seconds, as `timeout` takes it (new-user pass 182 #9); units still
+    /// work; zero, negative and junk are refused.
+    #[test]
+    fn a_bare_timeout_is_seconds() {
+        use std::time::Duration;
+        assert_eq!(parse_duration("1"), Ok(Duration::from_secs(1)));
+        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert!(parse_duration("0").is_err());
+        assert!(parse_duration("-1").is_err());
+        assert!(parse_duration("1e3").is_err());
+        assert!(parse_duration("soon")
+            .unwrap_err()
+            .contains("a bare number is seconds"));
+    }
+
     use super::*;
     use clap::CommandFactory;
     use std::collections::BTreeSet;

@@ -60,6 +60,12 @@ pub fn current_dir() -> Result<PathBuf> {
                  accepts (PATH_MAX, {} bytes); run from a shorter path",
                 cordon_policy::paths::PATH_MAX
             )
+        } else if e.kind() == std::io::ErrorKind::NotFound {
+            // New-user pass 182 #9: the bare "No such file or directory" said nothing to do.
+            anyhow::anyhow!(
+                "the current directory no longer exists (it was removed after you entered \
+                 it); cd to an existing directory and run again"
+            )
         } else {
             anyhow::Error::new(e).context("cannot read the current directory")
         }

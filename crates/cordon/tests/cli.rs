@@ -3845,6 +3845,23 @@ fn non_utf8_environment_is_left_out_not_a_panic() {
     }
 }
 
+/// New-user pass 182 #9: from a directory removed after the shell entered it, cordon said
+/// only "No such file or directory"; it says what happened and what to do (125).
+#[test]
+fn a_removed_current_directory_is_said_so() {
+    let p = project();
+    let o = out(cordon_shell(
+        &p,
+        &format!("mkdir gone && cd gone && rmdir ../gone && exec {CORDON} run -- true"),
+    ));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("the current directory no longer exists"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
 /// One truth: `status`, `explain` and `--dry-run` say what `cordon run` does (attack pass
 /// 181): with a relative HOME (F4: cordon made its layers under the cwd, in the writable
 /// project, and the command wrote into them) every view refuses; with `XDG_CONFIG_HOME`
