@@ -951,7 +951,7 @@ fn run_namespaces(
             _cache_slot = super::caches::claim_overlay_slot(&mut layout);
             // Missing writable grants created; placeholders are permanent
             // (`mounts::Placeholder`).
-            mounts::prepare_host(&layout, plan.denial_records).map_err(|e| {
+            let made = mounts::prepare_host(&layout, plan.denial_records).map_err(|e| {
                 // `ENOSYS` for a host call (openat2) is another sandbox's seccomp filter
                 // (cordon run inside cordon): the quick probe could not see that it forbids
                 // namespaces too. The full probe's verdict is the one `--dry-run` and
@@ -964,6 +964,7 @@ fn run_namespaces(
                 }
                 HelperError::Message(format!("refusing to run unconfined: {e}"))
             })?;
+            say_marker_placeholders(&made, &profile.workspace);
             // The overlays' old scratch dirs go aside now (under the slot lock), to be
             // removed off the launch's path, not by the mounts (issue 12).
             stale = mounts::set_aside_overlay_scratch(&layout);
@@ -2153,6 +2154,32 @@ fn run_landlock_only(
         });
     }
     Ok(code)
+}
+
+/// Says on stderr which empty `.git`/`.cordon` placeholders were just made in a directory
+/// other than the workspace — a `-w` grant such as `/etc` or `~` — where nobody expects
+/// them (new-user pass 182 #2: they appeared in `/etc` without a word). They stay (see
+/// [`mounts::Placeholder`]); the workspace's own are the usual case and not said.
+fn say_marker_placeholders(made: &[mounts::Placeholder], workspace: &std::path::Path) {
+    let mut dirs: Vec<&std::path::Path> = made
+        .iter()
+        .filter(|p| {
+            p.path
+                .file_name()
+                .is_some_and(|n| n == ".git" || n == ".cordon")
+        })
+        .filter_map(|p| p.path.parent())
+        .filter(|d| *d != workspace)
+        .collect();
+    dirs.dedup();
+    for d in dirs {
+        eprintln!(
+            "cordon: note: made empty .git and .cordon directories in {} (the writable grant): \
+             read-only placeholders that keep a command from making a repository or a project \
+             there; they stay (README: placeholders)",
+            d.display()
+        );
+    }
 }
 
 /// What the rung-2 supervisor needs.
