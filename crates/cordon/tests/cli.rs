@@ -3845,6 +3845,38 @@ fn non_utf8_environment_is_left_out_not_a_panic() {
     }
 }
 
+/// Attack pass 181, F5: a `--deny-read` spelled through a link a run planted in the
+/// project hides whatever the link names at launch — a run can re-point it — and only
+/// `explain` said so; `run` warns too. Twin: a deny by the real path, no warning.
+#[test]
+fn a_deny_through_a_planted_link_is_warned_about() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let outside = p.root.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("f"), "x\n").unwrap();
+    let o = out(cordon(
+        &p,
+        &["run", "--", "ln", "-s", outside.to_str().unwrap(), "lnk"],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let o = out(cordon(&p, &["run", "--deny-read", "lnk/f", "--", "true"]));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("warning: deny-read entry") && err.contains("goes through a symlink"),
+        "{err}"
+    );
+    let real = outside.join("f").display().to_string();
+    let o = out(cordon(&p, &["run", "--deny-read", &real, "--", "true"]));
+    assert!(
+        !text(&o.stderr).contains("deny-read entry"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
 /// New-user pass 182 #9: from a directory removed after the shell entered it, cordon said
 /// only "No such file or directory"; it says what happened and what to do (125).
 #[test]

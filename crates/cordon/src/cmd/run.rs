@@ -911,6 +911,15 @@ fn print_tmpdir_note(report: &Report) {
     {
         eprintln!("cordon: note: {}", printable(n));
     }
+    // A deny spelled through a link inside a writable root hides whatever the link names
+    // now (attack pass 181, F5: a run could re-point it, and only `explain` said so).
+    for n in resolved
+        .iter()
+        .flat_map(|r| &r.notes)
+        .filter(|n| n.starts_with("deny-read entry") && n.contains("goes through a symlink"))
+    {
+        eprintln!("cordon: warning: {}", printable(n));
+    }
     // A home hidden by the private /tmp is said before the command runs (drive).
 }
 
