@@ -686,14 +686,17 @@ pub enum ResolveError {
     /// A read or write entry whose `..` leaves through a symlink (`-w link/..`): where it
     /// lands depends on a link a confined command may have planted, and the spelling no
     /// longer shows it (breaker, stop 21).
-    #[error("entry {index} ({spelling:?}): `..` after the symlink {link} — where that leads depends on the link, which a command may have planted; spell the target path without it")]
+    #[error("entry {index} ({spelling:?}): `..` after a symlink in {link} — it leads to {leads_to} now, but where depends on the link, which a command may have planted; spell the target path without `..` (e.g. {leads_to}, if that is the one)")]
     DotDotThroughLink {
         /// Entry index.
         index: usize,
         /// The spelling.
         spelling: String,
-        /// The symlink the `..` left through.
+        /// The path (up to the `..`) whose symlink the `..` left through.
         link: PathBuf,
+        /// Where the kernel takes the spelling now (new-user pass 182 #5: the message named
+        /// no path to spell instead).
+        leads_to: PathBuf,
     },
     /// A deny-read entry decides the command's working directory (e.g. `--deny-read ..`
     /// from a subdirectory of the workspace): the command could not even start there.
@@ -1210,6 +1213,7 @@ fn expand_with_homes(
                 index,
                 spelling: spelling.to_string(),
                 link,
+                leads_to: out.first().cloned().unwrap_or_default(),
             });
         }
     }
@@ -6271,6 +6275,11 @@ mod tests {
         ]);
         let e = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap_err();
         assert!(matches!(e, ResolveError::DotDotThroughLink { .. }), "{e}");
+        // It names where the spelling leads now, to spell instead (new-user pass 182 #5).
+        assert!(
+            e.to_string().contains("it leads to /home/u/.local/bin now"),
+            "{e}"
+        );
         let p = restricted(vec![
             FsEntry::new(":workspace", Access::Write),
             FsEntry::new("/home/u/proj/b/../x", Access::Deny),

@@ -1274,6 +1274,12 @@ fn a_worktree_beside_the_project_can_be_added_with_the_offered_grant() {
         err.contains("in a directory cordon created for a grant"),
         "{err}"
     );
+    // Not said again as a repository the command made, under the name cordon moved it to
+    // (new-user pass 184 #1: "git run there runs them" about `.git.cordon-replaced`).
+    assert!(
+        !err.contains("the command made a git repository at"),
+        "{err}"
+    );
 
     // The same with `cordon run` killed (SIGKILL) before it could settle the grant: the
     // next run does, and says it was an earlier command's.

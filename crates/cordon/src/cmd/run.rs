@@ -749,6 +749,12 @@ fn created_repositories(report: &Report) -> Vec<std::path::PathBuf> {
             // made no config or hooks of its own (nu14: it was named as a repository).
             !cordon_policy::resolve::is_linked_worktree_of(&fs, &ws.join(".git"), p)
                 && !before.contains(&p.as_path())
+                // What cordon itself moved aside after the run (`.git.cordon-replaced`),
+                // with its own warning: not said again as a repository the command made
+                // (new-user pass 184 #1).
+                && !p
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().contains(".cordon-replaced"))
                 && !r
                     .notes
                     .iter()
