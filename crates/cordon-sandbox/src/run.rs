@@ -188,9 +188,10 @@ pub const ENDING_SIGNALS: [libc::c_int; 4] =
 /// of its own, after calling `seen` with it. `None`: the handlers could not be installed.
 /// Closing the returned handle ends the thread.
 ///
-/// A signal the kernel sent (`SI_KERNEL`: a terminal's `^C`, `^\` or hangup, sent to its
-/// foreground process group) is seen but not passed on when `pid` is in this process's
-/// group: the command, in the same group, got it from the terminal itself — as init and
+/// A signal the kernel sent to the terminal's foreground process group (`SI_KERNEL`: a
+/// `^C`, a `^\`, or the hangup of a session leader that exited) is seen but not passed on
+/// when `pid` is in this process's group: the command, in the same group, got it itself;
+/// a hangup sent to cordon as the session leader is passed on (the group did not get it) — as init and
 /// the helper already judge it (`supervise_inner`). Passed on, one `^C` reached the command
 /// twice (new-user pass 180, #1: a Python script's handler ran twice, its traceback cut
 /// off). A command in another group (launched by `cordon serve`) gets it only from here.
@@ -209,7 +210,15 @@ pub fn forward_signals(
             let sig = origin.signal;
             if let Ok(s) = nix::sys::signal::Signal::try_from(sig) {
                 seen(sig);
+                // A hangup's SIGHUP and SIGCONT go to the session leader alone (the
+                // terminal's other signals, and the SIGHUP of a leader that exited, to the
+                // whole foreground group): cordon as the leader (`script -c 'cordon run
+                // …'`, `ssh -t`) passes them on, or a closed terminal left the command
+                // running (attack pass 183, F1).
+                let to_leader_only = (sig == libc::SIGHUP || sig == libc::SIGCONT)
+                    && nix::unistd::getsid(None).ok() == Some(nix::unistd::getpid());
                 let from_terminal = matches!(origin.cause, Cause::Kernel)
+                    && !to_leader_only
                     && nix::unistd::getpgid(Some(target)).ok() == Some(nix::unistd::getpgrp());
                 if !from_terminal {
                     let _ = nix::sys::signal::kill(target, s);

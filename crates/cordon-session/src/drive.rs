@@ -562,20 +562,32 @@ fn missing_grants_in_writable_roots(
         .filter(|p| std::fs::symlink_metadata(p).is_err())
         .map(|p| cordon_policy::paths::canonicalize_lenient(&HostFs, &p))
         .filter(|p| std::fs::symlink_metadata(p).is_err())
-        // Never a project marker or a git dir made by cordon itself: `-w sub/.cordon/x`
-        // made `sub` a project, `-w .git/hooks` from a subdirectory made a repository that
-        // the sweep then blamed on the command (attack pass 181 F6, new-user pass 182 #4).
-        // The command may make them — and what it makes there is judged as its own.
-        .filter(|p| {
-            !p.ancestors()
-                .take_while(|a| std::fs::symlink_metadata(a).is_err())
-                .any(|a| a.file_name().is_some_and(|n| n == ".git" || n == ".cordon"))
-        })
         // The host's own view: a path the sandbox's private `/tmp` shows (`-w :tmp/x`) is
         // the sandbox's, nothing to make on the host.
         .filter(|p| {
             r.filesystem.seen(&HostFs, p)
                 == cordon_policy::view::Seen::Host(cordon_policy::Access::Write)
+        })
+        // Never a project marker or a git dir made by cordon itself: `-w sub/.cordon/x`
+        // made `sub` a project, `-w .git/hooks` from a subdirectory made a repository that
+        // the sweep then blamed on the command (attack pass 181 F6, new-user pass 182 #4).
+        // The command may make them — and what it makes there is judged as its own; said,
+        // so the grant is not dropped in silence (attack pass 183, F3).
+        .filter(|p| {
+            let marker = p
+                .ancestors()
+                .take_while(|a| std::fs::symlink_metadata(a).is_err())
+                .find(|a| a.file_name().is_some_and(|n| n == ".git" || n == ".cordon"));
+            if let Some(m) = marker {
+                eprintln!(
+                    "cordon: note: -w {}: not made — cordon does not make {} (a repository or \
+                     project marker) for a grant; the path is writable, so the command can \
+                     make it (`mkdir -p`)",
+                    p.display(),
+                    m.display()
+                );
+            }
+            marker.is_none()
         })
         .collect()
 }

@@ -344,6 +344,9 @@ fn command_arg() -> impl clap::builder::TypedValueParser<Value = String> {
     })
 }
 
+/// The longest `DURATION` taken (a year): a deadline is the clock plus it.
+const MAX_DURATION: std::time::Duration = std::time::Duration::from_secs(365 * 24 * 3600);
+
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     // A bare number is seconds, as `timeout 1` takes it (new-user pass 182 #9: `--timeout
     // 1` was refused for its missing unit); a fraction too (`1.5`).
@@ -353,13 +356,15 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
         .filter(|n| {
             n.is_finite() && *n >= 0.0 && s.bytes().all(|b| b.is_ascii_digit() || b == b'.')
         })
-        .map(std::time::Duration::from_secs_f64);
-    match seconds.map_or_else(
-        || humantime::parse_duration(s).map_err(|e| e.to_string()),
-        Ok,
-    ) {
+        .map(|n| std::time::Duration::try_from_secs_f64(n).map_err(|e| e.to_string()));
+    match seconds.unwrap_or_else(|| humantime::parse_duration(s).map_err(|e| e.to_string())) {
         // `--timeout 0s` killed the command at once (new user, stop 19).
         Ok(d) if d.is_zero() => Err("must be more than 0 (examples: 100ms, 30s, 5m)".into()),
+        // A deadline past what the clock can add panicked (attack pass 183, F2:
+        // `--timeout 9999999999999999999`, exit 134).
+        Ok(d) if d > MAX_DURATION => Err(format!(
+            "{s} is longer than cordon waits for anything (365 days); use a shorter one, or none"
+        )),
         Ok(d) => Ok(d),
         Err(e) => Err(format!(
             "{e} (examples: 100ms, 30s, 5m; a bare number is seconds)"
@@ -470,6 +475,16 @@ mod tests {
         assert!(parse_duration("0").is_err());
         assert!(parse_duration("-1").is_err());
         assert!(parse_duration("1e3").is_err());
+        // Attack pass 183, F2: these panicked (exit 134).
+        for huge in [
+            "9999999999999999999",
+            "99999999999999999999",
+            "18446744073709552",
+            "1000y",
+        ] {
+            assert!(parse_duration(huge).is_err(), "{huge}");
+        }
+        assert_eq!(parse_duration("365d"), Ok(MAX_DURATION));
         assert!(parse_duration("soon")
             .unwrap_err()
             .contains("a bare number is seconds"));

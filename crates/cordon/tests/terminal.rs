@@ -267,3 +267,56 @@ fn one_ctrl_c_at_the_terminal_is_one_sigint() {
         );
     }
 }
+
+/// Attack pass 183, F1: with cordon the session leader of its terminal (`script -c
+/// 'cordon run …'`, `ssh -t`), closing the terminal sends SIGHUP to cordon alone; cordon
+/// took it for the terminal's signal to the whole group and did not pass it on, so the
+/// command — and cordon — ran on with no terminal. Now the run ends. (The `^C` test above
+/// is the twin: a group signal is still not passed on twice.)
+#[test]
+fn closing_the_terminal_ends_the_run() {
+    use std::io::Read;
+    if !sandbox_ready() {
+        return;
+    }
+    let (root, dir) = project();
+    // `sleep 29.PID`: a fractional time, unique to this test, to find it by.
+    let marker = format!("29.{}", std::process::id());
+    let line = format!("exec {CORDON} run --no-server -- sh -c 'echo ready; exec sleep {marker}'");
+    let mut c = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .current_dir(&dir)
+        .env("HOME", root.path())
+        .env_remove("CORDON_PROFILE")
+        .env_remove("CORDON_CONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = c.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("ready") {
+        let n = stdout.read(&mut buf).unwrap();
+        assert!(
+            n > 0,
+            "ended before ready: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buf[..n]);
+    }
+    // The terminal goes: its master side closes with `script`.
+    c.kill().unwrap();
+    let _ = c.wait();
+    let alive = || {
+        std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&marker))
+        })
+    };
+    let t0 = std::time::Instant::now();
+    while alive() && t0.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(!alive(), "the command outlived its terminal");
+}
