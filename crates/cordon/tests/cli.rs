@@ -3908,11 +3908,12 @@ fn status_explain_and_dry_run_say_what_run_does() {
     let p = project();
     let root_cache_before = std::path::Path::new("/.cache").exists();
     let cfg = p.dir.join("cfg").display().to_string();
-    for (var, value) in [
-        ("HOME", "rel"),
-        ("XDG_CONFIG_HOME", cfg.as_str()),
-        ("HOME", "/"),
-    ] {
+    let mut cases = vec![("HOME", "rel"), ("XDG_CONFIG_HOME", cfg.as_str())];
+    // `HOME=/` is refused for the `/.cache` it would make: not on a host that has one.
+    if !root_cache_before {
+        cases.push(("HOME", "/"));
+    }
+    for (var, value) in cases {
         let with = |args: &[&str]| {
             let mut c = cordon(&p, args);
             c.env(var, value);
