@@ -161,6 +161,22 @@ pub fn project_holding(real: &Path, workspace: &Path) -> Option<PathBuf> {
     marked_ancestor(real).or_else(|| crate::writable_history::unprotected_writer(real))
 }
 
+/// How a message names `place` from [`project_holding`]: "the project X" for the
+/// workspace or a directory with a marker, else "X, a directory an earlier sandboxed run
+/// could write (recorded by cordon)" — a recorded writable root is no project (new-user
+/// pass 182 #3: a `-w` directory without `.git` or `.cordon` was called "the project").
+pub fn place_phrase(place: &Path, workspace: &Path) -> String {
+    if place == workspace || cordon_policy::has_marker(&HostFs, place) {
+        format!("the project {}", place.display())
+    } else {
+        format!(
+            "{}, a directory an earlier sandboxed run could write (cordon recorded it as \
+             writable)",
+            place.display()
+        )
+    }
+}
+
 /// `real` itself (a directory that is a project: attack pass 156, M1) or the nearest
 /// directory above it (canonical) that holds a workspace marker, up to the home
 /// (exclusive): a project some run may write.
@@ -359,11 +375,11 @@ fn load_config_pinned(p: &Path, how: Pinned<'_>) -> Result<Config, TrustError> {
                 Pinned::Own(..) => format!("cordon's configuration {}", p.display()),
             };
             return Err(TrustError::Usage(format!(
-                "{named}: the file ({}) lies inside the project {}, where sandboxed runs may \
-                 rewrite it, and this run would take what they wrote; keep it outside every \
-                 project, e.g. in ~/.config/cordon/",
+                "{named}: the file ({}) lies in {}, where sandboxed runs may rewrite it, and \
+                 this run would take what they wrote; keep it outside every project and every \
+                 directory granted to a run, e.g. in ~/.config/cordon/",
                 real.display(),
-                place.display()
+                place_phrase(&place, workspace)
             )));
         }
     }
@@ -1133,6 +1149,27 @@ fn unread_project_config(ws: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// New-user pass 182 #3: a recorded writable root without a marker was called "the
+    /// project"; the workspace and a marked directory still are.
+    #[test]
+    fn a_place_is_named_for_what_it_is() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        let marked = d.path().join("marked");
+        let grant = d.path().join("grant");
+        for x in [&ws, &marked.join(".git"), &grant] {
+            std::fs::create_dir_all(x).unwrap();
+        }
+        std::fs::write(marked.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        assert!(place_phrase(&ws, &ws).starts_with("the project"));
+        assert!(place_phrase(&marked, &ws).starts_with("the project"));
+        let g = place_phrase(&grant, &ws);
+        assert!(
+            !g.contains("project") && g.contains("an earlier sandboxed run could write"),
+            "{g}"
+        );
+    }
 
     /// A judgement of cordon's own directories is taken again only while it is young and
     /// the variables it read are unchanged (issue 12); one with a workspace that passed is

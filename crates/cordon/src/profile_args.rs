@@ -181,12 +181,12 @@ pub fn profile_files_refusal(
         }
         if let Some(project) = project_holding(&real, &workspace) {
             anyhow::bail!(
-                "{flag} {}: the file lies inside the project {} where sandboxed runs (those \
-                 not given {flag}, or running at the same time) may rewrite it, and this run \
-                 would take what they wrote; keep it outside every project, e.g. in \
-                 ~/.config/cordon/",
+                "{flag} {}: the file lies in {}, where sandboxed runs (those not given {flag}, \
+                 or running at the same time) may rewrite it, and this run would take what \
+                 they wrote; keep it outside every project and every directory granted to a \
+                 run, e.g. in ~/.config/cordon/",
                 p.display(),
-                project.display(),
+                cordon_session::trust::place_phrase(&project, &workspace),
             );
         }
     }

@@ -1603,7 +1603,7 @@ fn report_inside_any_project_is_refused() {
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(125), "{err}");
     assert!(
-        err.contains("inside the project") && err.contains("other"),
+        err.contains("lies in the project") && err.contains("other"),
         "{err}"
     );
     assert!(!p.dir.join("ran").exists());
@@ -2616,7 +2616,7 @@ fn relative_config_and_rules_files_stay_read_only() {
         ],
     ));
     assert_eq!(o.status.code(), Some(125), "{}", support::text(&o.stderr));
-    assert!(support::text(&o.stderr).contains("inside the project"));
+    assert!(support::text(&o.stderr).contains("lies in the project"));
     // `check` runs nothing and reads it, but says `run` would refuse it.
     let o = support::out(p.cordon_in(
         &sub,
@@ -2624,7 +2624,7 @@ fn relative_config_and_rules_files_stay_read_only() {
     ));
     let err = support::text(&o.stderr);
     assert!(
-        err.contains("`cordon run` would refuse this") && err.contains("inside the project"),
+        err.contains("`cordon run` would refuse this") && err.contains("lies in the project"),
         "{err}"
     );
     // A hard link outside the project to a file inside it is refused too (stop 19).

@@ -366,11 +366,11 @@ fn open_report(args: &RunArgs, path: &std::path::Path, roots: Roots<'_>) -> Resu
                 crate::profile_args::project_holding(&dir.join(name), &resolved.workspace)
             {
                 anyhow::bail!(
-                    "--report {}: it lies inside the project {} where sandboxed runs may \
-                     write it, so a command could replace the report; put it outside every \
-                     project (e.g. in your home), or use --json-fd N with a pipe",
+                    "--report {}: it lies in {}, where sandboxed runs may write it, so a \
+                     command could replace the report; put it outside every project (e.g. in \
+                     your home), or use --json-fd N with a pipe",
                     path.display(),
-                    project.display()
+                    cordon_session::trust::place_phrase(&project, &resolved.workspace)
                 );
             }
             dir
@@ -797,10 +797,10 @@ fn approvals_file_refusal(args: &RunArgs, trust: &TrustProfile, spec: &str) -> R
     // view was checked).
     if let Some(project) = crate::profile_args::project_holding(&real, &resolved.workspace) {
         anyhow::bail!(
-            "--approvals-from {spec}: it lies inside the project {} where sandboxed runs may \
-             write it, so a command could answer its own questions; put the answers outside \
-             every project (e.g. in your home), or pass a descriptor (--approvals-from fd:N)",
-            project.display()
+            "--approvals-from {spec}: it lies in {}, where sandboxed runs may write it, so a \
+             command could answer its own questions; put the answers outside every project \
+             (e.g. in your home), or pass a descriptor (--approvals-from fd:N)",
+            cordon_session::trust::place_phrase(&project, &resolved.workspace)
         );
     }
     if writable(&real) || real.parent().is_some_and(writable) {
