@@ -48,17 +48,51 @@ fn in_pty_with(flags: &str, inner: &str) -> String {
 /// `home`, its input and output piped to the test: what is written to its stdin is typed at
 /// the terminal (`\x03` is a ^C).
 fn pty_child(line: &str, home: &std::path::Path, dir: &std::path::Path) -> std::process::Child {
-    Command::new("timeout")
-        .args(["30", "script", "-qec", line, "/dev/null"])
+    pty_command(line, home, dir, true).spawn().unwrap()
+}
+
+/// `script(1)` running the shell line `line` in a fresh pty, in `dir` with HOME `home`, its
+/// input and output piped (not spawned); `under_timeout`: as `timeout 30 script …`.
+fn pty_command(
+    line: &str,
+    home: &std::path::Path,
+    dir: &std::path::Path,
+    under_timeout: bool,
+) -> Command {
+    let mut c = if under_timeout {
+        let mut t = Command::new("timeout");
+        t.args(["30", "script"]);
+        t
+    } else {
+        Command::new("script")
+    };
+    c.args(["-qec", line, "/dev/null"])
         .current_dir(dir)
         .env("HOME", home)
         .env_remove("CORDON_DISABLE_LAYERS")
         .env_remove("CORDON_PROFILE")
         .env_remove("CORDON_CONFIG")
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap()
+        .stdout(Stdio::piped());
+    c
+}
+
+/// What `from` gives until `needle` has appeared in it (all of it, as read).
+///
+/// Panics when `from` ends first, naming what it gave.
+fn read_until(from: &mut impl std::io::Read, needle: &str) -> Vec<u8> {
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains(needle) {
+        let n = from.read(&mut buf).unwrap();
+        assert!(
+            n > 0,
+            "ended before {needle:?}: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buf[..n]);
+    }
+    seen
 }
 
 fn shlex_quote(s: &str) -> String {
@@ -244,17 +278,7 @@ fn one_ctrl_c_at_the_terminal_is_one_sigint() {
         let mut c = pty_child(&line, root.path(), &dir);
         let mut stdin = c.stdin.take().unwrap();
         let mut stdout = c.stdout.take().unwrap();
-        let mut seen = Vec::new();
-        let mut buf = [0u8; 4096];
-        while !String::from_utf8_lossy(&seen).contains("ready") {
-            let n = stdout.read(&mut buf).unwrap();
-            assert!(
-                n > 0,
-                "{flags}: ended before ready: {}",
-                String::from_utf8_lossy(&seen)
-            );
-            seen.extend_from_slice(&buf[..n]);
-        }
+        let mut seen = read_until(&mut stdout, "ready");
         std::thread::sleep(std::time::Duration::from_millis(200));
         stdin.write_all(b"\x03").unwrap();
         stdin.flush().unwrap();
@@ -275,7 +299,6 @@ fn one_ctrl_c_at_the_terminal_is_one_sigint() {
 /// is the twin: a group signal is still not passed on twice.)
 #[test]
 fn closing_the_terminal_ends_the_run() {
-    use std::io::Read;
     if !sandbox_ready() {
         return;
     }
@@ -283,29 +306,13 @@ fn closing_the_terminal_ends_the_run() {
     // `sleep 29.PID`: a fractional time, unique to this test, to find it by.
     let marker = format!("29.{}", std::process::id());
     let line = format!("exec {CORDON} run --no-server -- sh -c 'echo ready; exec sleep {marker}'");
-    let mut c = Command::new("script")
-        .args(["-qec", &line, "/dev/null"])
-        .current_dir(&dir)
-        .env("HOME", root.path())
-        .env_remove("CORDON_PROFILE")
-        .env_remove("CORDON_CONFIG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
+    // `script` itself (not under `timeout`, as `pty_child` runs it): SIGKILLed, it closes
+    // the terminal's master side and nothing else — the hangup alone ends the run.
+    let mut c = pty_command(&line, root.path(), &dir, false)
         .spawn()
         .unwrap();
     let mut stdout = c.stdout.take().unwrap();
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 4096];
-    while !String::from_utf8_lossy(&seen).contains("ready") {
-        let n = stdout.read(&mut buf).unwrap();
-        assert!(
-            n > 0,
-            "ended before ready: {}",
-            String::from_utf8_lossy(&seen)
-        );
-        seen.extend_from_slice(&buf[..n]);
-    }
-    // The terminal goes: its master side closes with `script`.
+    read_until(&mut stdout, "ready");
     c.kill().unwrap();
     let _ = c.wait();
     let alive = || {
