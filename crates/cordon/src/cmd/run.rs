@@ -698,6 +698,13 @@ fn created_repositories(report: &Report) -> Vec<std::path::PathBuf> {
         .into_iter()
         .map(|e| e.path.clone())
         .collect();
+    // Where this run's sweeps moved what they set aside.
+    let moved_aside: Vec<&std::path::Path> =
+        std::iter::successors(Some(report), |a| a.retry.as_deref())
+            .flat_map(|a| &a.git_dirs)
+            .flat_map(|s| &s.quarantined)
+            .filter_map(|(_, to, _)| to.as_deref())
+            .collect();
     // One memo for this scan only (taken after the run: what is there now).
     let fs = cordon_policy::paths::MemoFs::new(&cordon_sandbox::HostFs);
     let mut scan = cordon_policy::nested_git_entries(&fs, ws, &roots);
@@ -751,10 +758,9 @@ fn created_repositories(report: &Report) -> Vec<std::path::PathBuf> {
                 && !before.contains(&p.as_path())
                 // What cordon itself moved aside after the run (`.git.cordon-replaced`),
                 // with its own warning: not said again as a repository the command made
-                // (new-user pass 184 #1).
-                && !p
-                    .file_name()
-                    .is_some_and(|n| n.to_string_lossy().contains(".cordon-replaced"))
+                // (new-user pass 184 #1). By the places the sweep moved things to, not by
+                // name: a command naming its repository `x.cordon-replaced` is still said.
+                && !moved_aside.contains(&p.as_path())
                 && !r
                     .notes
                     .iter()
