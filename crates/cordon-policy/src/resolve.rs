@@ -921,6 +921,15 @@ fn widen_to_git_dir(fs: &dyn FsView, loc: Location) -> Location {
     }
 }
 
+/// The typed working directory: `logical` (`$PWD`), absolute and lexically normalised,
+/// when it names the directory `cwd` (canonical) is; `None` otherwise. The one judgement
+/// of `$PWD` for the workspace search ([`locate`]) and for the relative paths a command
+/// line gives (the session's grants: attack pass 179, F1).
+pub fn typed_cwd(fs: &dyn FsView, cwd: &Path, logical: Option<&Path>) -> Option<PathBuf> {
+    let l = lexical_normalize(logical.filter(|l| l.is_absolute())?, Path::new("/"));
+    (fs.canonicalize(&l).as_deref() == Some(cwd)).then_some(l)
+}
+
 fn locate_by_markers(ctx: &ResolveContext, fs: &dyn FsView) -> Result<Location, ResolveError> {
     if !ctx.cwd.is_absolute() {
         return Err(ResolveError::RelativeCwd(ctx.cwd.clone()));
@@ -932,12 +941,7 @@ fn locate_by_markers(ctx: &ResolveContext, fs: &dyn FsView) -> Result<Location, 
             None => ResolveError::MissingCwd(ctx.cwd.clone()),
         }
     })?;
-    let typed = ctx
-        .logical_cwd
-        .as_ref()
-        .filter(|l| l.is_absolute())
-        .map(|l| lexical_normalize(l, Path::new("/")))
-        .filter(|l| *l != cwd && fs.canonicalize(l).as_ref() == Some(&cwd));
+    let typed = typed_cwd(fs, &cwd, ctx.logical_cwd.as_deref()).filter(|l| *l != cwd);
     if let Some(typed) = typed {
         let mut a = typed.clone();
         loop {

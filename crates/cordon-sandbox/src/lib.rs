@@ -178,7 +178,7 @@ impl CommandRequest {
     /// Why this request cannot be resolved faithfully: a variable resolution reads (`HOME`,
     /// `TMPDIR`, `PWD`, `XDG_RUNTIME_DIR`, `XDG_STATE_HOME`, a tool's location variable, git's
     /// configuration variables) was left out as not UTF-8, so what it names could not be hidden or
-    /// protected. `None` when every such variable was read.
+    /// protected; or `HOME` is a relative path. `None` when every such variable was read.
     pub fn unreadable_env(&self) -> Option<String> {
         let read = |n: &str| {
             RESOLUTION_VARS.contains(&n)

@@ -543,20 +543,30 @@ pub fn interactive_start(argv: &[String]) -> bool {
 /// write: they lie in a writable root, so the profile's merge dropped them as already
 /// given (R-O1) and no mount step makes them. Made on the host like any missing grant
 /// (new-user pass, stop 40: `-w WS/build` was neither made nor said). Empty without a
-/// sandbox, when the grant is read-only there (a protected path: nothing is made), and for
-/// a path whose missing part holds a `.git` or `.cordon` (cordon makes no marker).
+/// sandbox, and when the grant is read-only there (a protected path: nothing is made).
+/// Split in two: those to make, and those whose missing part holds a `.git` or `.cordon`
+/// (the first such directory with each) — never a project marker or a git dir made by
+/// cordon itself: `-w sub/.cordon/x` made `sub` a project, `-w .git/hooks` from a
+/// subdirectory made a repository that the sweep then blamed on the command (attack pass
+/// 181 F6, new-user pass 182 #4). The command may make them, and what it makes there is
+/// judged as its own.
 #[cfg(target_os = "linux")]
 fn missing_grants_in_writable_roots(
     trust: &TrustProfile,
     exec: &ExecRequest,
-) -> Vec<std::path::PathBuf> {
+) -> (
+    Vec<std::path::PathBuf>,
+    Vec<(std::path::PathBuf, std::path::PathBuf)>,
+) {
     let Some(r) = exec.resolved.as_ref() else {
-        return Vec::new();
+        return Default::default();
     };
     if exec.backend == cordon_policy::Backend::None {
-        return Vec::new();
+        return Default::default();
     }
-    trust
+    let mut make = Vec::new();
+    let mut markers = Vec::new();
+    for p in trust
         .writable_flag_paths()
         .into_iter()
         .filter(|p| std::fs::symlink_metadata(p).is_err())
@@ -568,28 +578,18 @@ fn missing_grants_in_writable_roots(
             r.filesystem.seen(&HostFs, p)
                 == cordon_policy::view::Seen::Host(cordon_policy::Access::Write)
         })
-        // Never a project marker or a git dir made by cordon itself: `-w sub/.cordon/x`
-        // made `sub` a project, `-w .git/hooks` from a subdirectory made a repository that
-        // the sweep then blamed on the command (attack pass 181 F6, new-user pass 182 #4).
-        // The command may make them — and what it makes there is judged as its own; said,
-        // so the grant is not dropped in silence (attack pass 183, F3).
-        .filter(|p| {
-            let marker = p
-                .ancestors()
-                .take_while(|a| std::fs::symlink_metadata(a).is_err())
-                .find(|a| a.file_name().is_some_and(|n| n == ".git" || n == ".cordon"));
-            if let Some(m) = marker {
-                eprintln!(
-                    "cordon: note: -w {}: not made — cordon does not make {} (a repository or \
-                     project marker) for a grant; the path is writable, so the command can \
-                     make it (`mkdir -p`)",
-                    p.display(),
-                    m.display()
-                );
-            }
-            marker.is_none()
-        })
-        .collect()
+    {
+        let marker = p
+            .ancestors()
+            .take_while(|a| std::fs::symlink_metadata(a).is_err())
+            .find(|a| a.file_name().is_some_and(|n| n == ".git" || n == ".cordon"))
+            .map(std::path::Path::to_path_buf);
+        match marker {
+            Some(m) => markers.push((p, m)),
+            None => make.push(p),
+        }
+    }
+    (make, markers)
 }
 
 /// The directories cordon creates for writable grants of this run (missing at resolution,
@@ -830,9 +830,22 @@ pub fn prepare(
         }
     }
     #[cfg(target_os = "linux")]
-    for dir in missing_grants_in_writable_roots(trust, &exec) {
-        if let Err(e) = cordon_sandbox::linux::create_grant_dir(&dir) {
-            return Err(not_prepared(session, e.to_string(), verdict));
+    {
+        let (make, markers) = missing_grants_in_writable_roots(trust, &exec);
+        for dir in make {
+            if let Err(e) = cordon_sandbox::linux::create_grant_dir(&dir) {
+                return Err(not_prepared(session, e.to_string(), verdict));
+            }
+        }
+        // Said, so the grant is not dropped in silence (attack pass 183, F3).
+        for (p, m) in markers {
+            eprintln!(
+                "cordon: note: -w {}: not made — cordon does not make {} (a repository or \
+                 project marker) for a grant; the path is writable, so the command can make \
+                 it (`mkdir -p`)",
+                p.display(),
+                m.display()
+            );
         }
     }
     // Where this command may write and what it keeps read-only there, for later runs that

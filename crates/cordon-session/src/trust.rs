@@ -481,24 +481,19 @@ fn absolute(p: &Path, cwd: &Path) -> String {
 }
 
 /// The directory a relative command-line path is taken against: the typed cwd (`$PWD`,
-/// absolute, lexically normal) when it names the same directory as `cwd`, else `cwd`.
+/// [`cordon_policy::resolve::typed_cwd`]) when it names the same directory as `cwd`, else
+/// `cwd`.
 /// Taken against the physical `cwd`, a path typed in a directory reached through a
 /// symlink an earlier sandboxed run planted in the project (`tools -> ~`, then `cd tools;
 /// cordon run -w bin`) named `~/bin`, which cordon created and granted: the symlink was
 /// never seen (attack pass 179, F1). Along the typed path the link is seen, and a grant
 /// through a link inside a writable root is dropped (R-P2), as for `-w $PWD/bin`.
 fn typed_cwd(cwd: &Path) -> PathBuf {
-    let Some(pwd) = std::env::var_os("PWD")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-    else {
-        return cwd.to_path_buf();
-    };
-    let pwd = cordon_policy::paths::lexical_normalize(&pwd, Path::new("/"));
-    match (std::fs::canonicalize(&pwd), std::fs::canonicalize(cwd)) {
-        (Ok(a), Ok(b)) if a == b => pwd,
-        _ => cwd.to_path_buf(),
-    }
+    let pwd = std::env::var_os("PWD").map(PathBuf::from);
+    std::fs::canonicalize(cwd)
+        .ok()
+        .and_then(|real| cordon_policy::resolve::typed_cwd(&HostFs, &real, pwd.as_deref()))
+        .unwrap_or_else(|| cwd.to_path_buf())
 }
 
 /// The host paths a command-line or `--with` entry names, for the checks made before

@@ -74,7 +74,8 @@ pub use features::{
 pub use helper::{offline_env, AppliedReport, HelperOutcome, RunRecords};
 pub use layer::{Enforcement, Layer, RootView};
 pub use mounts::{
-    check_missing_grants, check_placeholders, layout, layout_for, Base, Layout, Step, StepKind,
+    check_missing_grants, check_placeholders, layout, layout_for, top_level_refusal, Base, Layout,
+    Step, StepKind,
 };
 pub use plan::{
     carve_outs, plan, CarveOut, LandlockPlan, LinuxPlan, Refusal, Rung, SeccompPlan,

@@ -1352,8 +1352,15 @@ pub fn check_missing_grants(layout: &Layout) -> Result<(), String> {
         .steps
         .iter()
         .filter(|s| s.kind == StepKind::CreateDir)
-        .find_map(|s| new_top_level(&s.path, first_missing(&s.path).as_deref()))
+        .find_map(|s| top_level_refusal(&s.path))
         .map_or(Ok(()), Err)
+}
+
+/// Why making the missing directories of `path` (absolute) would be refused: its first
+/// missing directory is a new top-level one ([`create_grant_dir`]'s refusal); `None` when
+/// it would not (or nothing is missing). Only looks.
+pub fn top_level_refusal(path: &Path) -> Option<String> {
+    new_top_level(path, first_missing(path).as_deref())
 }
 
 /// `mkdir -p` of the absolute `path` without following any symlink: each component is

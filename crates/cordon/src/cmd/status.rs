@@ -181,11 +181,9 @@ fn cache_status(profile: &cordon_policy::PermissionProfile) -> serde_json::Value
         // The probe makes the layers' directory where a run would; not where a run is
         // refused: under a relative HOME (in the cwd) or as a new top-level directory
         // (attack pass 181 F2/F4: `HOME=/ cordon status` made `/.cache`).
-        let first_missing = root_path
-            .ancestors()
-            .take_while(|a| std::fs::symlink_metadata(a).is_err())
-            .last();
-        if !root_path.is_absolute() || first_missing.is_some_and(|m| m.components().count() <= 2) {
+        if !root_path.is_absolute()
+            || cordon_sandbox::linux::top_level_refusal(&root_path).is_some()
+        {
             return json!({"mode": mode, "overlay": false, "reason": format!(
                 "not probed: {} is not a place cordon makes its layers (HOME must be an \
                  absolute path, and no new top-level directory is made)",
