@@ -4742,10 +4742,7 @@ fn a_config_planted_under_a_grant_cordon_created_is_refused_after_it_is_renamed(
     let renamed = p.root.path().join("made/renamed");
     std::fs::rename(&grant, &renamed).unwrap();
     let o = attempt(&renamed);
-    let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(125), "{err}");
-    assert!(err.contains(&renamed.display().to_string()), "{err}");
-    assert!(!escaped.exists(), "ran unconfined");
+    assert_planted_config_refused(&o, &renamed, &escaped);
 }
 
 /// Attack pass 177, F1: the same when the run is killed (SIGKILL to cordon, on the cold
@@ -4799,10 +4796,7 @@ fn a_grant_cordon_created_for_a_killed_run_is_known_after_it_is_renamed() {
     std::fs::rename(&grant, &renamed).unwrap();
     let escaped = p.root.path().join("ESCAPED");
     let o = run_with_config_home(&p, &other, &renamed, &escaped);
-    let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(125), "{err}");
-    assert!(err.contains(&renamed.display().to_string()), "{err}");
-    assert!(!escaped.exists(), "ran unconfined");
+    assert_planted_config_refused(&o, &renamed, &escaped);
 }
 
 /// New-user pass 164, problem 2: a config a sandboxed run planted under its `-w` grant was
@@ -4838,13 +4832,7 @@ fn a_config_planted_under_a_grant_is_refused_after_the_grant_is_renamed() {
     ));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let o = attempt(&above.join("renamed"));
-    let err = text(&o.stderr);
-    assert_eq!(o.status.code(), Some(125), "{err}");
-    assert!(
-        err.contains(&above.join("renamed").display().to_string()),
-        "{err}"
-    );
-    assert!(!escaped.exists(), "ran unconfined");
+    assert_planted_config_refused(&o, &above.join("renamed"), &escaped);
     // Attack pass 166, finding 1: a `-w FILE` grant renamed.
     let single = p.root.path().join("single.toml");
     std::fs::write(&single, "").unwrap();
@@ -5468,6 +5456,18 @@ fn a_relative_grant_through_a_planted_link_to_the_cwd_is_dropped() {
         assert!(!p.home.join("bin2").exists(), "{args:?}: {err}");
         assert!(!p.home.join("planted").exists(), "{args:?}: {err}");
     }
+    // `--dry-run --json` lists the dropped grant as not granted, not only as asked for
+    // (new-user pass 185, #2: it read as "merged").
+    let o = out(p.cordon_in(
+        &tools,
+        &["run", "--dry-run", "--json", "-w", "bin", "--", "true"],
+    ));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let not = v["additional_permissions_not_granted"].as_array().unwrap();
+    assert!(
+        not.iter().any(|n| n.as_str().unwrap().contains("bin")),
+        "{v}"
+    );
     // Twin: the user's own link to the project (in the temporary root, no writable root).
     let mine = p.root.path().join("mine");
     std::os::unix::fs::symlink(&p.dir, &mine).unwrap();
@@ -5483,6 +5483,19 @@ fn plant_unconfined_config(dir: &std::path::Path) -> String {
         "mkdir -p '{0}/cordon' && printf 'default_profile = \"danger-full-access\"\\n' > '{0}/cordon/config.toml'",
         dir.display()
     )
+}
+
+/// A run given a planted config ([`run_with_config_home`]) was refused (125) naming
+/// `place`, where the config lies, and did not run (`escaped` not made).
+fn assert_planted_config_refused(
+    o: &std::process::Output,
+    place: &std::path::Path,
+    escaped: &std::path::Path,
+) {
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(125), "{err}");
+    assert!(err.contains(&place.display().to_string()), "{err}");
+    assert!(!escaped.exists(), "ran unconfined");
 }
 
 /// `cordon run -- touch ESCAPED` in `cwd` with `XDG_CONFIG_HOME=xdg`: a run that takes a

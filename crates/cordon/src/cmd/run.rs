@@ -1167,6 +1167,7 @@ fn dry_run(args: &RunArgs, trust: &TrustProfile, mode: ApprovalMode) -> Result<i
     print_dry_run(
         &exec,
         trust.additional.as_ref(),
+        &trust.ungranted_extras(),
         &gate,
         asker.as_deref(),
         json,
@@ -1320,9 +1321,15 @@ fn compact_resolved(r: &serde_json::Value) -> serde_json::Value {
 }
 
 /// `--dry-run`: the ExecRequest as text or JSON, nothing executed (R-T5).
+///
+/// `overlay` is what the command line asked for (R-O1); `not_granted` says which of it the
+/// resolution left out ([`TrustProfile::ungranted_extras`]): in `--json` as
+/// `additional_permissions_not_granted`, so a harness does not read a dropped grant as
+/// given (new-user pass 185, #2: a `-w` through a planted link was listed as "merged").
 fn print_dry_run(
     exec: &cordon_sandbox::ExecRequest,
     overlay: Option<&cordon_policy::AdditionalPermissions>,
+    not_granted: &[String],
     gate: &Gate,
     asker: Option<&str>,
     json: bool,
@@ -1330,6 +1337,7 @@ fn print_dry_run(
     if json {
         let mut v = serde_json::to_value(exec)?;
         v["additional_permissions"] = serde_json::to_value(overlay)?;
+        v["additional_permissions_not_granted"] = json!(not_granted);
         v["approval"] = serde_json::to_value(gate)?;
         // Values of the environment stay out of the report; names are enough to review.
         v["env"] = json!(exec.env.iter().map(|(k, _)| k).collect::<Vec<_>>());
@@ -1388,9 +1396,12 @@ fn print_dry_run(
     }
     if let Some(o) = overlay {
         println!(
-            "additional permissions (merged, R-O1): {}",
+            "additional permissions (asked for, R-O1): {}",
             serde_json::to_string(o)?
         );
+        for n in not_granted {
+            println!("  not granted: {}", printable(n));
+        }
     }
     println!("would apply:");
     for a in &exec.planned {
