@@ -598,10 +598,22 @@ fn listed_submodules(fs: &dyn FsView, root: &Path) -> Vec<PathBuf> {
 /// The repository configuration files a sandbox edits as a private copy merged back by
 /// [`merge::merge`] (issue 11 §3): the protected `config` of every `.git` *directory* of a
 /// writable root (not a linked worktree's common dir, nor a `.git` symlink's target: those
-/// stay read-only). Pure: reads the resolved entries only.
+/// stay read-only), whose `.git` directory is itself writable — git writes `config.lock`
+/// beside `config`, so a copy of a read-only repository's config could not be written and
+/// must not make a run look per-command (attack pass 186 F5: a `.git` file planted in the
+/// project, pointing at another repository's worktree, put that repository's config on
+/// the list). Pure: reads the resolved entries only.
 pub fn brokered_configs(profile: &crate::ResolvedProfile) -> Vec<PathBuf> {
-    let crate::ResolvedFilesystem::Restricted { entries, .. } = &profile.filesystem else {
+    let crate::ResolvedFilesystem::Restricted { entries, default } = &profile.filesystem else {
         return Vec::new();
+    };
+    // The access of the most specific entry at or above `dir` (entries are canonical).
+    let access_at = |dir: &Path| {
+        entries
+            .iter()
+            .filter(|w| dir.starts_with(&w.path))
+            .max_by_key(|w| w.path.components().count())
+            .map_or(*default, |w| w.access)
     };
     entries
         .iter()
@@ -614,6 +626,9 @@ pub fn brokered_configs(profile: &crate::ResolvedProfile) -> Vec<PathBuf> {
                     .parent()
                     .and_then(Path::file_name)
                     .is_some_and(|n| n == ".git")
+                && e.path
+                    .parent()
+                    .is_some_and(|git| access_at(git) == crate::Access::Write)
         })
         .map(|e| e.path.clone())
         .collect()

@@ -491,3 +491,40 @@ fn env_git_config_in_the_workspace_with_the_builtin_list() {
         .any(|e| e.path == Path::new("/w/.xdg/git/attributes")
             && matches!(e.origin, EntryOrigin::Protected { .. })));
 }
+
+/// Attack pass 186 F5: a `.git` file planted in the project that points at another
+/// repository's linked worktree (its backlink names elsewhere) leaves that repository
+/// read-only, and its config is not given a writable copy (git's `config.lock` beside it
+/// could not be made; the copy made every later run per-command); the workspace's own
+/// repository's config still is.
+#[test]
+fn only_configs_of_writable_git_dirs_are_brokered() {
+    let fs = MemFs::new()
+        .dir("/w/.git/objects")
+        .file("/w/.git/HEAD", "ref: refs/heads/main\n")
+        .file("/w/.git/config", "[core]\n")
+        .file("/w/n2/.git", "gitdir: /r/.git/worktrees/wt\n")
+        .file("/r/.git/worktrees/wt/gitdir", "/elsewhere/wt/.git\n")
+        .file("/r/.git/worktrees/wt/commondir", "../..\n")
+        .file("/r/.git/HEAD", "ref: refs/heads/main\n")
+        .file("/r/.git/config", "[core]\n")
+        .dir("/r/.git/objects")
+        .dir("/r/.git/refs")
+        .dir("/h");
+    let p = profile(vec![FsEntry::new(":workspace", Access::Write)]);
+    for cwd in ["/w/n2", "/w"] {
+        let r = resolve(&p, &common::ctx_at(cwd, "/h"), &fs).unwrap();
+        assert_eq!(access(&r, &fs, "/r/.git/config"), Access::Read, "{cwd}");
+        let brokered = gitconfig::brokered_configs(&r);
+        assert!(
+            !brokered.contains(&PathBuf::from("/r/.git/config")),
+            "{cwd}: {brokered:?}"
+        );
+    }
+    let r = resolve(&p, &common::ctx_at("/w", "/h"), &fs).unwrap();
+    assert!(
+        gitconfig::brokered_configs(&r).contains(&PathBuf::from("/w/.git/config")),
+        "{:?}",
+        gitconfig::brokered_configs(&r)
+    );
+}
