@@ -1946,15 +1946,39 @@ fn static_args(seg: &Segment) -> impl Iterator<Item = &str> {
         .map(|(_, a)| a.as_str())
 }
 
+/// The arguments of a segment whose path is known before it runs: the static ones, and a
+/// dynamic one whose only expansion is a leading `$HOME` ([`home_spelled`], as `~/…`) —
+/// `> $HOME/.bashrc` writes the same file as `> ~/.bashrc` (new-user pass 187 #4: the
+/// `$HOME` spelling of every write check was skipped as dynamic).
+fn known_args(seg: &Segment) -> impl Iterator<Item = std::borrow::Cow<'_, str>> {
+    seg.argv
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter_map(|(i, a)| known_path(seg.is_static(i), a))
+}
+
+/// `t` as a path known before the command runs: itself when static, its `~/…` form when its
+/// only expansion is a leading `$HOME` ([`home_spelled`]), else `None`.
+fn known_path(is_static: bool, t: &str) -> Option<std::borrow::Cow<'_, str>> {
+    if is_static {
+        Some(std::borrow::Cow::Borrowed(t))
+    } else {
+        home_spelled(t).map(std::borrow::Cow::Owned)
+    }
+}
+
 /// Writes via redirection (any program) to system paths, devices or shell rc files.
 fn redirect_writes(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     for r in &seg.redirections {
         if matches!(
             r.kind,
             RedirectKind::Write | RedirectKind::Append | RedirectKind::ReadWrite
-        ) && !r.dynamic
-        {
-            if let Some(f) = dangerous_write_target(&r.target, cx.cwds, cx.home) {
+        ) {
+            let Some(t) = known_path(!r.dynamic, &r.target) else {
+                continue;
+            };
+            if let Some(f) = dangerous_write_target(&t, cx.cwds, cx.home) {
                 out.push(f);
             }
         }
@@ -2334,15 +2358,20 @@ fn rm_of_listed_files(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>)
 }
 
 fn dd_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
-    for a in static_args(seg) {
-        if let Some(t) = a.strip_prefix("of=") {
-            if let Some(mut f) = dangerous_write_target(t, cx.cwds, cx.home) {
-                if f.id == FindingId::DeviceWrite {
-                    f.id = FindingId::DdDevice;
-                    f.reason = format!("dd writes raw device {t}");
-                }
-                out.push(f);
+    for (i, a) in seg.argv.iter().enumerate().skip(1) {
+        // `of=$HOME/x` is known but for its `$HOME` ([`known_path`]).
+        let Some(t) = a
+            .strip_prefix("of=")
+            .and_then(|t| known_path(seg.is_static(i), t))
+        else {
+            continue;
+        };
+        if let Some(mut f) = dangerous_write_target(&t, cx.cwds, cx.home) {
+            if f.id == FindingId::DeviceWrite {
+                f.id = FindingId::DdDevice;
+                f.reason = format!("dd writes raw device {t}");
             }
+            out.push(f);
         }
     }
 }
@@ -2351,8 +2380,8 @@ fn dd_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
 fn tee_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let a = split_args(seg, "");
     for (i, t) in a.operands {
-        if seg.is_static(i) {
-            if let Some(f) = dangerous_write_target(t, cx.cwds, cx.home) {
+        if let Some(t) = known_path(seg.is_static(i), t) {
+            if let Some(f) = dangerous_write_target(&t, cx.cwds, cx.home) {
                 out.push(f);
             }
         }
@@ -2369,8 +2398,8 @@ fn sed_in_place_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>)
         SED_IN_PLACE.matches(a) || (a.starts_with('-') && !a.starts_with("--") && a.contains('i'))
     });
     if in_place {
-        for t in static_args(seg).filter(|a| !a.starts_with('-')) {
-            if let Some(f) = dangerous_write_target(t, cx.cwds, cx.home) {
+        for t in known_args(seg).filter(|a| !a.starts_with('-')) {
+            if let Some(f) = dangerous_write_target(&t, cx.cwds, cx.home) {
                 out.push(f);
             }
         }
