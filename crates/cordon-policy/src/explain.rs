@@ -798,14 +798,15 @@ fn missing_deny(fs: &ResolvedFilesystem, entry: Option<usize>, canonical: &Path)
         return None;
     };
     let e = &entries[entry?];
-    (!e.exists && e.path == canonical).then(|| {
-        "not present now, so nothing is hidden: a file created here while a command runs \
-         stops that command in the namespace sandbox (it may have read the file once just \
-         before), and is readable by it without one (the deny takes effect from the next \
-         run after it exists)"
-            .to_string()
-    })
+    (!e.exists && e.path == canonical).then(|| MISSING_DENY.to_string())
 }
+
+/// [`PathExplanation::shown_as`] for a deny entry whose path is not there
+/// ([`missing_deny`]).
+pub const MISSING_DENY: &str = "not present now, so nothing is hidden: a file created here \
+     while a command runs stops that command in the namespace sandbox (it may have read the \
+     file once just before), and is readable by it without one (the deny takes effect from \
+     the next run after it exists)";
 
 /// How a readable path is shown when it is more than read-only: inside a copy-on-write
 /// cache (R-C1).
@@ -1054,6 +1055,10 @@ impl fmt::Display for Explanation {
                     f,
                     ": writable by the profile, but read-only on the host (below)"
                 )?;
+            } else if p.shown_as.as_deref() == Some(MISSING_DENY) {
+                // Nothing there, so no stand-in either (new-user pass 187 #3: "sees a
+                // stand-in (below)" above "not present now").
+                writeln!(f, ": {}; not there now (below)", access_words(p.access))?;
             } else if p.shown_as.is_some() {
                 // The host file's access, and that the command sees something else in its
                 // place (new-user pass nu62: "read-only" then "writable copy" read as a

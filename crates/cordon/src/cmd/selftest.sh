@@ -149,5 +149,6 @@ sys.exit(42)' </dev/tty >/dev/null 2>&1
     rc=$?
     if [ "$rc" -eq 42 ]; then result FAIL tiocsti "a character was pushed into the terminal"
     else result PASS tiocsti "nothing could be pushed into the terminal (probe exit $rc)"; fi
-else result SKIP tiocsti "no terminal or no python3"; fi
+elif ! command -v python3 >/dev/null 2>&1; then result SKIP tiocsti "no python3 on PATH"
+else result SKIP tiocsti "no controlling terminal (/dev/tty cannot be opened; run selftest from a terminal)"; fi
 exit 0
