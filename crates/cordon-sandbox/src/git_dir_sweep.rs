@@ -1290,15 +1290,15 @@ fn rename_to_free_name(
 ) -> Option<std::ffi::OsString> {
     for i in 0..tries {
         let aside = candidate(i)?;
-        match nix::fcntl::renameat2(
+        match rustix::fs::renameat_with(
             from,
             name,
             to,
             aside.as_os_str(),
-            nix::fcntl::RenameFlags::RENAME_NOREPLACE,
+            rustix::fs::RenameFlags::NOREPLACE,
         ) {
             Ok(()) => return Some(aside),
-            Err(Errno::EEXIST) => continue,
+            Err(rustix::io::Errno::EXIST) => continue,
             Err(_) => return None,
         }
     }

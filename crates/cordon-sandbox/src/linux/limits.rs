@@ -66,7 +66,13 @@ pub fn resolve(profile: &ResolvedProfile) -> Result<ResolvedLimits, String> {
         .map_err(|e| e.to_string())
 }
 
-fn set_rlimit(res: libc::__rlimit_resource_t, soft: u64, hard: u64) -> std::io::Result<()> {
+/// `setrlimit`'s resource argument: glibc declares its own enum type, musl an `int`.
+#[cfg(target_env = "gnu")]
+type RlimitResource = libc::__rlimit_resource_t;
+#[cfg(not(target_env = "gnu"))]
+type RlimitResource = libc::c_int;
+
+fn set_rlimit(res: RlimitResource, soft: u64, hard: u64) -> std::io::Result<()> {
     let r = libc::rlimit {
         rlim_cur: soft,
         rlim_max: hard,
@@ -78,7 +84,7 @@ fn set_rlimit(res: libc::__rlimit_resource_t, soft: u64, hard: u64) -> std::io::
     Ok(())
 }
 
-fn get_rlimit(res: libc::__rlimit_resource_t) -> (u64, u64) {
+fn get_rlimit(res: RlimitResource) -> (u64, u64) {
     let mut r = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,

@@ -27,7 +27,14 @@ pub fn bring_up_lo() -> io::Result<()> {
         *d = *s as libc::c_char;
     }
     // SAFETY: `req` is a valid ifreq for SIOCGIFFLAGS, which writes ifru_flags.
-    if unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) } < 0 {
+    if unsafe {
+        libc::ioctl(
+            sock.as_raw_fd(),
+            libc::SIOCGIFFLAGS as libc::Ioctl,
+            &mut req,
+        )
+    } < 0
+    {
         return Err(io::Error::last_os_error());
     }
     let up = (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
@@ -41,7 +48,7 @@ pub fn bring_up_lo() -> io::Result<()> {
         req.ifr_ifru.ifru_flags |= up;
     }
     // SAFETY: `req` is a valid ifreq naming `lo` with the flags to set.
-    if unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCSIFFLAGS, &req) } < 0 {
+    if unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCSIFFLAGS as libc::Ioctl, &req) } < 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())

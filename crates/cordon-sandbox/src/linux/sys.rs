@@ -145,9 +145,11 @@ pub fn rename_noreplace(
     newdirfd: RawFd,
     new: &CStr,
 ) -> io::Result<()> {
+    // The system call itself: musl has no `renameat2` wrapper.
     // SAFETY: both names are NUL-terminated and outlive the call.
     let r = unsafe {
-        libc::renameat2(
+        libc::syscall(
+            libc::SYS_renameat2,
             olddirfd,
             old.as_ptr(),
             newdirfd,
@@ -155,7 +157,7 @@ pub fn rename_noreplace(
             libc::RENAME_NOREPLACE,
         )
     };
-    check(r as libc::c_long).map(|_| ())
+    check(r).map(|_| ())
 }
 
 /// `open(path, O_PATH | O_CLOEXEC [| O_DIRECTORY])`.
@@ -408,7 +410,10 @@ pub fn fs_type(fd: RawFd) -> Option<libc::c_long> {
     // SAFETY: statfs is plain old data; the kernel fills it.
     let mut sf: libc::statfs = unsafe { std::mem::zeroed() };
     // SAFETY: `sf` is a valid statfs; the descriptor is open.
-    (unsafe { libc::fstatfs(fd, &mut sf) } == 0).then_some(sf.f_type)
+    // `f_type` is a `c_long` under glibc and an unsigned word under musl; the magic
+    // numbers fit either.
+    #[allow(clippy::unnecessary_cast)]
+    (unsafe { libc::fstatfs(fd, &mut sf) } == 0).then_some(sf.f_type as libc::c_long)
 }
 
 /// `FS_IOC_GETVERSION` (`<linux/fs.h>`, `_IOR('v', 1, long)`).
@@ -478,7 +483,13 @@ pub fn pidfd_mount_namespace(pidfd: &OwnedFd) -> io::Result<OwnedFd> {
     const PIDFD_GET_MNT_NAMESPACE: libc::c_ulong = (0xFF << 8) | 3;
     // SAFETY: a request that takes no pointer (its argument is 0); returns a new
     // descriptor or -1.
-    let r = check(unsafe { libc::ioctl(pidfd.as_raw_fd(), PIDFD_GET_MNT_NAMESPACE, 0usize) })?;
+    let r = check(unsafe {
+        libc::ioctl(
+            pidfd.as_raw_fd(),
+            PIDFD_GET_MNT_NAMESPACE as libc::Ioctl,
+            0usize,
+        )
+    })?;
     Ok(owned(r as libc::c_long))
 }
 
