@@ -1448,23 +1448,29 @@ pub fn conclude(
             .map(|(_, v)| v.as_str()),
     );
     let outcome = match ran {
-        // The program is cordon's own helper (or sandbox-exec) for a sandboxed run: its
-        // absence is cordon's failure, never "command not found".
-        Err(e) if exec.backend != cordon_policy::Backend::None => Outcome::refused(
-            format!(
-                "cannot start the sandbox helper {}: {e} (reinstall cordon)",
-                exec.program
+        Err(e) => match unexecutable_request(&e) {
+            // The request itself cannot be executed, whatever runs it (attack pass 186 F3:
+            // an argument with a NUL byte, or arguments past the kernel's limit, were
+            // blamed on cordon's install).
+            Some(why) => Outcome::refused(why, EXIT_CANNOT_EXECUTE),
+            // The program is cordon's own helper (or sandbox-exec) for a sandboxed run: its
+            // absence is cordon's failure, never "command not found".
+            None if exec.backend != cordon_policy::Backend::None => Outcome::refused(
+                format!(
+                    "cannot start the sandbox helper {}: {e} (reinstall cordon)",
+                    exec.program
+                ),
+                EXIT_CORDON,
             ),
-            EXIT_CORDON,
-        ),
-        Err(e) => {
-            let code = match e.kind() {
-                std::io::ErrorKind::NotFound => EXIT_NOT_FOUND,
-                std::io::ErrorKind::PermissionDenied => EXIT_CANNOT_EXECUTE,
-                _ => EXIT_CORDON,
-            };
-            Outcome::refused(format!("{}: {e}", exec.program), code)
-        }
+            None => {
+                let code = match e.kind() {
+                    std::io::ErrorKind::NotFound => EXIT_NOT_FOUND,
+                    std::io::ErrorKind::PermissionDenied => EXIT_CANNOT_EXECUTE,
+                    _ => EXIT_CORDON,
+                };
+                Outcome::refused(format!("{}: {e}", exec.program), code)
+            }
+        },
         Ok((sig, report)) => {
             helper = report;
             network_denied = sig.network_denied.clone();
@@ -1784,6 +1790,28 @@ fn offer_retry(
         Some((new_run, verdict)),
     )));
     report
+}
+
+/// Why a command cannot be started as given, when the fault is the request's, not the
+/// program's or cordon's: an argument or variable with a NUL byte (no `execve` can carry
+/// one) or arguments and environment past the kernel's limit (`E2BIG`). `None` for any
+/// other spawn error.
+fn unexecutable_request(e: &std::io::Error) -> Option<String> {
+    if e.raw_os_error() == Some(libc::E2BIG) {
+        return Some(
+            "cannot start the command: its arguments and environment are too long for the \
+             kernel (E2BIG: at most 128 KiB per argument or variable, and about a quarter of \
+             the stack limit in all); pass large data through a file or stdin"
+                .into(),
+        );
+    }
+    (e.kind() == std::io::ErrorKind::InvalidInput && e.to_string().contains("nul byte")).then(
+        || {
+            "cannot start the command: an argument or environment variable holds a NUL byte, \
+             which no command line can carry"
+                .into()
+        },
+    )
 }
 
 #[cfg(test)]

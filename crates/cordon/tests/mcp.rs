@@ -313,3 +313,59 @@ fn a_config_planted_after_the_start_is_refused() {
     drop(input);
     let _ = child.wait();
 }
+
+/// Attack pass 186 F3: a command that cannot be started as given — an argument holding a
+/// NUL byte, arguments past the kernel's limit — is refused with 126 and why, not blamed
+/// on cordon's install ("cannot start the sandbox helper …: nul byte found … (reinstall
+/// cordon)"). Twin: the next command runs. Raw JSON-RPC lines; no Python needed.
+#[test]
+fn an_unexecutable_request_is_named_not_blamed_on_the_install() {
+    use std::io::{BufRead, Write};
+    let (_root, mut child, mut input, mut output) = raw_server("cordon-mcp-e2big-");
+    let big = "A".repeat(140_000);
+    let calls = [
+        (2, serde_json::json!(["true\u{0}"]), "NUL byte"),
+        (3, serde_json::json!(["echo", big]), "E2BIG"),
+        (4, serde_json::json!(["echo", "alive"]), ""),
+    ];
+    for (id, argv, _) in &calls {
+        writeln!(
+            input,
+            "{}",
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "exec_command", "arguments": {"argv": argv}}})
+        )
+        .unwrap();
+    }
+    let mut answers = std::collections::HashMap::new();
+    let mut line = String::new();
+    while answers.len() < calls.len() {
+        line.clear();
+        if output.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if let Some(id) = v["id"].as_i64().filter(|i| *i >= 2) {
+            answers.insert(id, v["result"]["structuredContent"]["outcome"].clone());
+        }
+    }
+    drop(input);
+    let _ = child.wait();
+    let alive = &answers[&4];
+    if alive["outcome"] == "refused" {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "the sandbox does not run: {alive}"
+        );
+        eprintln!("SKIP: the sandbox does not run here: {alive}");
+        return;
+    }
+    assert_eq!(alive["exit_code"], 0, "{alive}");
+    for (id, _, why) in &calls[..2] {
+        let o = &answers[id];
+        assert_eq!(o["outcome"], "refused", "{o}");
+        assert_eq!(o["exit_code"], 126, "{o}");
+        let text = o["why"].to_string();
+        assert!(text.contains(why) && !text.contains("reinstall"), "{o}");
+    }
+}
