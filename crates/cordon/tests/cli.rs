@@ -3081,6 +3081,24 @@ fn repositories_made_by_the_command_are_reported() {
     );
     let o = support::out(p.cordon(&["run", "--yes", "--", "true"]));
     assert!(!support::text(&o.stderr).contains("made a git repository"));
+    // A `.git` file and a FIFO are said as what they are, not as a repository whose config
+    // and hooks were written (attack pass 186 F4).
+    let o = support::out(p.cordon(&[
+        "run",
+        "--yes",
+        "--",
+        "sh",
+        "-c",
+        "mkdir n1 n3 && echo 'gitdir: /nonexistent/x' > n1/.git && mkfifo n3/.git",
+    ]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+    let err = support::text(&o.stderr);
+    assert!(
+        err.contains("made a .git file at") && err.contains("/n1/.git"),
+        "{err}"
+    );
+    assert!(err.contains("/n3/.git, a FIFO"), "{err}");
+    assert!(!err.contains("made a git repository"), "{err}");
 }
 
 /// Breaker (stop 21), as an unprivileged user (root ignores directory modes): one run

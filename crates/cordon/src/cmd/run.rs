@@ -611,13 +611,13 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
     let created = created_repositories(&report);
     for r in &created {
         eprintln!(
-            "cordon: note: the command made a git repository at {} (its config and hooks \
-             were written inside the sandbox; git run there — or `git status` at the project \
-             root, if it is added as a submodule — runs them on the host): review it before \
-             using git there",
-            printable(&cordon_policy::paths::escaped(
-                r.as_os_str().as_encoded_bytes()
-            ))
+            "cordon: note: {}",
+            created_repository_note(
+                &printable(&cordon_policy::paths::escaped(
+                    r.as_os_str().as_encoded_bytes()
+                )),
+                r
+            )
         );
     }
     let code = report.last().outcome.exit_code;
@@ -671,6 +671,49 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
 /// configuration the host's next git then runs. Said after the run, from the same bounded
 /// scan ([`cordon_policy::nested_git_entries`]); nothing when the workspace was not
 /// writable or nothing ran sandboxed.
+/// What the note about a `.git` the command made says, by what it is now (`lstat`: nothing
+/// followed, nothing opened): a directory had its config and hooks written in the sandbox;
+/// a `.git` file points git at a git directory elsewhere; anything else (a FIFO, a socket,
+/// a symlink) is named as what it is (attack pass 186 F4: a `.git` file pointing at a
+/// read-only repository and a FIFO were both said to hold written config and hooks).
+fn created_repository_note(shown: &str, path: &std::path::Path) -> String {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = std::fs::symlink_metadata(path).map(|m| m.file_type());
+    match kind {
+        Ok(t) if t.is_dir() => format!(
+            "the command made a git repository at {shown} (its config and hooks were written \
+             inside the sandbox; git run there — or `git status` at the project root, if it \
+             is added as a submodule — runs them on the host): review it before using git \
+             there"
+        ),
+        Ok(t) if t.is_file() => format!(
+            "the command made a .git file at {shown}: git run there (or `git status` at the \
+             project root, if it is added as a submodule) uses the git directory it names, \
+             with that directory's config and hooks: review it before using git there"
+        ),
+        Ok(t) if t.is_symlink() => format!(
+            "the command made {shown}, a symlink: git run there takes what it leads to for \
+             the repository, with its config and hooks: review it before using git there"
+        ),
+        Ok(t) => {
+            let what = if t.is_fifo() {
+                "a FIFO"
+            } else if t.is_socket() {
+                "a socket"
+            } else {
+                "a device"
+            };
+            format!(
+                "the command made {shown}, {what}: git run there does not use it as a \
+                 repository and may stop or fail on it; remove it before using git there"
+            )
+        }
+        Err(_) => format!(
+            "the command made a git repository at {shown} (gone again now): nothing to review"
+        ),
+    }
+}
+
 fn created_repositories(report: &Report) -> Vec<std::path::PathBuf> {
     let Some(r) = last_resolved(report) else {
         return Vec::new();
