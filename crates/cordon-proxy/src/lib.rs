@@ -609,17 +609,22 @@ impl Proxy {
         }
         let uri = req.uri().clone();
         let (Some("http"), Some(host)) = (uri.scheme_str(), uri.host()) else {
-            let named = uri
-                .host()
-                .map(str::to_string)
-                .or_else(|| {
-                    req.headers()
-                        .get(hyper::header::HOST)
-                        .and_then(|h| h.to_str().ok())
-                        .map(|h| h.rsplit_once(':').map_or(h, |(n, _)| n).to_string())
-                })
-                .unwrap_or_else(|| "?".into());
-            let port = uri.port_u16().unwrap_or(match uri.scheme_str() {
+            // Named by the request-target when it has a host, else by the `Host` header,
+            // its port included (attack pass 186 F6: `OPTIONS *` with `Host: h:18188` was
+            // recorded as h:80).
+            let by_header = || {
+                req.headers()
+                    .get(hyper::header::HOST)
+                    .and_then(|h| h.to_str().ok())
+                    .and_then(|h| h.parse::<hyper::http::uri::Authority>().ok())
+            };
+            let (named, port) = match uri.host() {
+                Some(h) => (h.to_string(), uri.port_u16()),
+                None => by_header().map_or(("?".into(), None), |a| {
+                    (a.host().to_string(), a.port_u16())
+                }),
+            };
+            let port = port.unwrap_or(match uri.scheme_str() {
                 Some("https") => 443,
                 _ => 80,
             });

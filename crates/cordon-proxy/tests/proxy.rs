@@ -278,6 +278,8 @@ fn garbage_and_unsupported_requests_get_errors_not_hangs() {
     for req in [
         "GET https://secret.test/x HTTP/1.1\r\nHost: secret.test\r\nConnection: close\r\n\r\n",
         "CONNECT noport.test HTTP/1.1\r\nHost: noport.test\r\n\r\n",
+        // Named with the `Host` header's port (attack pass 186 F6: recorded as :80).
+        "OPTIONS * HTTP/1.1\r\nHost: star.test:18188\r\nConnection: close\r\n\r\n",
     ] {
         let mut s = connect(f.proxy.addr);
         s.write_all(req.as_bytes()).unwrap();
@@ -289,6 +291,7 @@ fn garbage_and_unsupported_requests_get_errors_not_hangs() {
         ("allowed.test", 80),
         ("secret.test", 443),
         ("noport.test", 0),
+        ("star.test", 18188),
     ] {
         assert!(
             lines.iter().any(|l| l["host"] == host
