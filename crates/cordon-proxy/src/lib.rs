@@ -620,9 +620,9 @@ impl Proxy {
             };
             let (named, port) = match uri.host() {
                 Some(h) => (h.to_string(), uri.port_u16()),
-                None => by_header().map_or(("?".into(), None), |a| {
-                    (a.host().to_string(), a.port_u16())
-                }),
+                None => {
+                    by_header().map_or(("?".into(), None), |a| (a.host().to_string(), a.port_u16()))
+                }
             };
             let port = port.unwrap_or(match uri.scheme_str() {
                 Some("https") => 443,

@@ -772,9 +772,11 @@ fn wait(
                     Ok(Control::Signal(s)) => {
                         // An interrupt the caller sends is a cancellation, as the CLI's
                         // forwarded Ctrl-C is (new user, stop 19: MCP `kill` with SIGINT
-                        // was reported as a failed command).
+                        // was reported as a failed command); a SIGKILL it sends is one too
+                        // (attack pass 186 F6: `kill` with "SIGKILL" said command-failed, `kill`
+                        // without a signal cancelled).
                         #[cfg(unix)]
-                        if cordon_sandbox::run::ENDING_SIGNALS.contains(&s) {
+                        if cordon_sandbox::run::ENDING_SIGNALS.contains(&s) || s == libc::SIGKILL {
                             if let (Ok(mut c), Ok(sig)) =
                                 (cancelled.lock(), nix::sys::signal::Signal::try_from(s))
                             {

@@ -204,6 +204,20 @@ fn interrupt_reaches_the_whole_command() {
     assert!(!r.running, "still running after SIGINT");
     assert!(t0.elapsed() < Duration::from_secs(15), "{:?}", t0.elapsed());
     assert!(!r.output.text.contains("end"), "{}", r.output.text);
+    // A SIGKILL the caller sends is a cancellation too, as `kill` is (attack pass 186 F6:
+    // it was reported as a failed command).
+    let r = h
+        .exec(ExecParams::script("sleep 60").yield_time(Duration::from_millis(300)))
+        .unwrap();
+    let id = r.session_id.clone().unwrap();
+    h.signal(&id, libc::SIGKILL).unwrap();
+    let r = h.wait(&id, Duration::from_secs(20), 1000).unwrap();
+    assert!(!r.running, "still running after SIGKILL");
+    assert_eq!(
+        r.outcome.as_ref().unwrap().class.name(),
+        "cancelled",
+        "{r:?}"
+    );
 }
 
 #[test]
