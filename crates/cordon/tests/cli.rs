@@ -5547,3 +5547,32 @@ fn plant_under_grant(
     assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
     escaped
 }
+
+/// New-user pass 187 #1: the first run in a directory with no project marker makes its
+/// `.git` and `.cordon` placeholders and says so once; the next run, and a run in a git
+/// repository (which gets none), say nothing of it.
+#[test]
+fn placeholders_made_in_a_plain_workspace_are_said_once() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = support::Project::new("cordon-plainws-");
+    let plain = p.root.path().join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    let said = |o: &std::process::Output| {
+        support::text(&o.stderr).contains("made empty .git and .cordon in")
+    };
+    let o = support::out(p.cordon_in(&plain, &["run", "--", "true"]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+    assert!(said(&o), "{}", support::text(&o.stderr));
+    assert!(plain.join(".git").is_dir() && plain.join(".cordon").is_dir());
+    let o = support::out(p.cordon_in(&plain, &["run", "--", "true"]));
+    assert!(!said(&o), "{}", support::text(&o.stderr));
+    let o = support::out(p.cordon(&["run", "--", "true"]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+    assert!(
+        !support::text(&o.stderr).contains("made empty"),
+        "{}",
+        support::text(&o.stderr)
+    );
+}

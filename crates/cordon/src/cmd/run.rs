@@ -598,6 +598,7 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
         eprint!("{}{end}", cordon_session::approver::TERMINAL_RESET);
     }
     print_tmpdir_note(&report);
+    print_workspace_placeholders_note(&report);
     print_owner_note(&report);
     print_hints(&report);
     // What each attempt left in the writable git dirs for the host's git (attack28 F1/F4).
@@ -919,6 +920,39 @@ fn enforced_status(
 }
 
 /// The profile the last attempt was resolved to (none when it was refused before).
+/// The first run in a directory with no project marker makes its `.git` and `.cordon`
+/// placeholders there: said once, when they were missing before the run (the resolved
+/// entries' `exists`) and are there now (new-user pass 187 #1: `.git` and `.cordon`
+/// appeared in a plain directory without a word, while a `-w` grant's were said).
+fn print_workspace_placeholders_note(report: &Report) {
+    let Some(r) = last_resolved(report) else {
+        return;
+    };
+    let cordon_policy::ResolvedFilesystem::Restricted { entries, .. } = &r.filesystem else {
+        return;
+    };
+    let made: Vec<&str> = [".git", ".cordon"]
+        .into_iter()
+        .filter(|name| {
+            let path = r.workspace.join(name);
+            entries.iter().any(|e| {
+                e.path == path
+                    && !e.exists
+                    && matches!(e.origin, cordon_policy::EntryOrigin::Protected { .. })
+            }) && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir())
+        })
+        .collect();
+    if !made.is_empty() {
+        eprintln!(
+            "cordon: note: made empty {} in {} (no project marker here): read-only \
+             placeholders that keep a command from making a repository or cordon project \
+             there; they stay, and git ignores them (README: placeholders)",
+            made.join(" and "),
+            printable(&r.workspace.display().to_string())
+        );
+    }
+}
+
 fn last_resolved(report: &Report) -> Option<&cordon_policy::ResolvedProfile> {
     report.last().exec.as_ref()?.resolved.as_ref()
 }
