@@ -144,6 +144,14 @@ pub struct Census {
     /// Parent directories of [`Census::absent`] paths that were missing before the run
     /// ([`Census::note_absent_parents`]): one that is a symlink after it is the run's.
     absent_parents: Vec<PathBuf>,
+    /// The git dir's (device, inode) when the census was taken: what finds it again once
+    /// its project was renamed or moved on the same filesystem ([`Census::relocated`]).
+    pub identity: Option<(u64, u64)>,
+    /// The git dir, held open from the census on (not stored in a record): where it is
+    /// now, whatever path it was renamed to while the command ran (attack pass 188 F1: a
+    /// project renamed during a run left the link its command planted in `.git` unswept,
+    /// and the next run took it for "there before").
+    pin: Option<std::sync::Arc<OwnedFd>>,
 }
 
 /// What names one file, unchanged, over time: device, inode, birth time (`statx` `btime`;
@@ -241,6 +249,8 @@ struct CensusRecord {
     modules_absent: Vec<std::ffi::OsString>,
     #[serde(default)]
     absent_parents: Vec<PathBuf>,
+    #[serde(default)]
+    identity: Option<(u64, u64)>,
 }
 
 impl Census {
@@ -330,6 +340,7 @@ impl Census {
             worktree_admins: self.worktree_admins.clone(),
             modules_absent: self.modules_absent.clone(),
             absent_parents: self.absent_parents.clone(),
+            identity: self.identity,
         })
         .unwrap_or(serde_json::Value::Null)
     }
@@ -358,7 +369,69 @@ impl Census {
             worktree_admins: r.worktree_admins,
             modules_absent: r.modules_absent,
             absent_parents: r.absent_parents,
+            identity: r.identity,
+            pin: None,
         })
+    }
+
+    /// This census where its git dir is now, when the git dir is no longer at
+    /// [`Census::git_dir`] (the project was renamed or moved on the same filesystem): found
+    /// through the descriptor held since the census, or among `candidates` (git dirs a
+    /// later run knows), by its (device, inode), and reopened there without following a
+    /// symlink to check it; every path of the census moved with it. `None` while it is
+    /// where it was, or when it cannot be found.
+    pub fn relocated(&self, candidates: &[PathBuf]) -> Option<Census> {
+        let id = self.identity?;
+        let at = |p: &Path| {
+            open_dir_strict(p)
+                .ok()
+                .and_then(|fd| fstat(&fd).ok())
+                .is_some_and(|st| (st.st_dev, st.st_ino) == id)
+        };
+        if at(&self.git_dir) {
+            return None;
+        }
+        let pinned = self
+            .pin
+            .as_ref()
+            .and_then(|fd| std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok());
+        let now = pinned
+            .into_iter()
+            .chain(candidates.iter().cloned())
+            .find(|p| p.is_absolute() && at(p))?;
+        Some(self.rebased(&now))
+    }
+
+    /// This census with every path under the old git dir (and, for a `.git` directory,
+    /// under its old work tree) moved to `git_dir`.
+    fn rebased(&self, git_dir: &Path) -> Census {
+        let mut pairs = vec![(self.git_dir.clone(), git_dir.to_path_buf())];
+        if self.git_dir.file_name() == Some(OsStr::new(".git")) {
+            if let (Some(a), Some(b)) = (self.git_dir.parent(), git_dir.parent()) {
+                pairs.push((a.to_path_buf(), b.to_path_buf()));
+            }
+        }
+        let moved = |p: &Path| {
+            pairs
+                .iter()
+                .find_map(|(from, to)| p.strip_prefix(from).ok().map(|rest| to.join(rest)))
+                .unwrap_or_else(|| p.to_path_buf())
+        };
+        let mut c = self.clone();
+        c.git_dir = git_dir.to_path_buf();
+        for f in &mut c.foreign {
+            f.path = moved(&f.path);
+        }
+        for (p, _) in &mut c.absent {
+            *p = moved(p);
+        }
+        for (p, _, _) in &mut c.kept_same {
+            *p = moved(p);
+        }
+        for p in &mut c.absent_parents {
+            *p = moved(p);
+        }
+        c
     }
 }
 
@@ -897,6 +970,7 @@ fn walk<'a>(
 ///
 /// Errors: the git dir cannot be opened as a directory without following a symlink.
 pub fn census(git_dir: &Path) -> io::Result<Census> {
+    let (pin, st) = open_git_dir(git_dir)?;
     let w = walk(git_dir, None, BUDGET)?;
     let admins = worktree_admins(git_dir);
     let modules_absent = admins
@@ -915,6 +989,8 @@ pub fn census(git_dir: &Path) -> io::Result<Census> {
         worktree_admins: admins,
         modules_absent,
         absent_parents: Vec::new(),
+        identity: Some((st.st_dev, st.st_ino)),
+        pin: Some(std::sync::Arc::new(pin)),
     })
 }
 
@@ -1485,8 +1561,14 @@ enum Aside {
 ///
 /// Errors: the git dir cannot be opened as a directory without following a symlink (it
 /// was removed, or replaced by one: nothing is done through it).
+///
+/// A git dir renamed or moved since the census (with its project) is swept where it is
+/// now ([`Census::relocated`]).
 pub fn sweep(before: &Census) -> io::Result<Swept> {
-    sweep_within(before, BUDGET)
+    match before.relocated(&[]) {
+        Some(moved) => sweep_within(&moved, BUDGET),
+        None => sweep_within(before, BUDGET),
+    }
 }
 
 /// [`sweep`] with another budget than [`BUDGET`] (tests).
@@ -1635,6 +1717,36 @@ mod tests {
         assert_eq!(swept.len(), 1, "{swept:?}");
         assert_eq!(swept[0].quarantined.len(), 2, "{swept:?}");
         assert!(!root.join(".git").exists() && !root.join(".cordon").exists());
+    }
+
+    /// Attack pass 188 F1: the project renamed while its run ran (the run is stopped, its
+    /// cover lost): the run's sweep finds its git dir where it is now, through the
+    /// descriptor its census held, and removes the link the command planted there (the
+    /// sweep failed with ENOENT, the link stayed and the next run took it for "there
+    /// before"; the host's next `git commit` wrote through it). Twin: a link that was
+    /// there before stays.
+    #[test]
+    fn a_git_dir_renamed_during_the_run_is_swept_where_it_is_now() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        let g = root.join("w4/.git");
+        std::fs::create_dir_all(g.join("logs")).unwrap();
+        symlink("/etc/hostname", g.join("before")).unwrap();
+        let c = census(&g).unwrap();
+        symlink("/etc/passwd", g.join("logs/HEAD")).unwrap();
+        std::fs::rename(root.join("w4"), root.join("w4moved")).unwrap();
+        let moved = root.join("w4moved/.git");
+        let s = sweep(&c).unwrap();
+        assert_eq!(s.git_dir, moved, "{s:?}");
+        assert!(
+            std::fs::symlink_metadata(moved.join("logs/HEAD")).is_err(),
+            "the planted link stayed: {s:?}"
+        );
+        assert!(std::fs::symlink_metadata(moved.join("before")).is_ok());
+        // Where it is, it is swept there, as before.
+        assert!(c.relocated(&[]).is_some());
+        let here = census(&moved).unwrap();
+        assert!(here.relocated(&[]).is_none());
     }
 
     fn git_dir() -> (tempfile::TempDir, PathBuf) {

@@ -809,11 +809,11 @@ pub fn prepare(
     }
     // An earlier run killed before its sweep: finished first, so that this census does
     // not take what it planted for "there before" (attack29 F5).
-    let earlier_sweeps = if exec.resolved.is_some() && exec.backend != cordon_policy::Backend::None
-    {
-        crate::pending_sweeps::finish_orphans()
-    } else {
-        Vec::new()
+    let earlier_sweeps = match exec.resolved.as_ref() {
+        Some(r) if exec.backend != cordon_policy::Backend::None => {
+            crate::pending_sweeps::finish_orphans(&r.filesystem.writable_git_dirs(&HostFs))
+        }
+        _ => Vec::new(),
     };
     let git_dirs = match git_census(&exec) {
         Ok(c) => c,

@@ -74,9 +74,15 @@ pub(crate) fn done(path: &Path) {
     let _ = std::fs::remove_file(path);
 }
 
+/// How long a record whose git dir is not at its path any more is kept for a later run to
+/// find it by identity (a project renamed or moved while its run's owner was killed).
+const KEEP_MOVED: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
+
 /// Finishes the sweeps of runs whose cordon process is gone: each such record's censuses
-/// swept, the record removed. What they found, marked as earlier runs'.
-pub(crate) fn finish_orphans() -> Vec<Swept> {
+/// swept — a git dir no longer at its path where `candidates` (the git dirs of the run
+/// about to start) hold it by identity ([`Census::relocated`]) — the record removed. What
+/// they found, marked as earlier runs'.
+pub(crate) fn finish_orphans(candidates: &[PathBuf]) -> Vec<Swept> {
     // Records in a state directory a variable puts inside a project may be forged by a
     // run that did not protect it: never acted on (attack pass 154, F2). The CLI refuses
     // such a run before this ([`crate::trust::own_dirs_refusal`]); a harness is kept from
@@ -94,7 +100,7 @@ pub(crate) fn finish_orphans() -> Vec<Swept> {
         return Vec::new();
     }
     match dir() {
-        Some(dir) => finish_orphans_in(&dir),
+        Some(dir) => finish_orphans_in(candidates, &dir),
         None => Vec::new(),
     }
 }
@@ -118,7 +124,7 @@ fn claimer(path: &Path) -> Option<Option<(u32, u64)>> {
 }
 
 /// [`finish_orphans`] in the records directory `dir`.
-fn finish_orphans_in(dir: &Path) -> Vec<Swept> {
+fn finish_orphans_in(candidates: &[PathBuf], dir: &Path) -> Vec<Swept> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -155,18 +161,30 @@ fn finish_orphans_in(dir: &Path) -> Vec<Swept> {
             continue;
         }
         let path = path.with_extension("json");
+        // Young enough to wait for a run in a project that moved with its git dir.
+        let young = std::fs::metadata(&claimed)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age < KEEP_MOVED);
         let mut finished = true;
         let mut known = Vec::new();
         for c in v["census"].as_array().into_iter().flatten() {
             let Some(census) = Census::from_json(c.clone()) else {
                 continue;
             };
+            // Where its git dir is now, when the run about to start holds it under another
+            // name (attack pass 188 F1: the project was renamed).
+            let census = census.relocated(candidates).unwrap_or(census);
             known.push(census.git_dir.clone());
             let mut s = match sweep(&census) {
                 Ok(s) => s,
                 Err(e) => Swept::failed(&census, e.to_string()),
             };
-            finished &= swept_whole(&s);
+            // Gone from its path but known by identity: kept a while for the run in the
+            // project it moved with, which finds it among its own git dirs.
+            let moved_away = census.identity.is_some() && git_dir_gone(&s);
+            finished &= swept_whole(&s) && !(moved_away && young);
             s.earlier_run = true;
             // A git dir removed since (a project deleted, a temporary directory gone):
             // nothing is left there for git to use, and nothing to say.
@@ -261,7 +279,7 @@ mod tests {
         for p in [&dead, &legacy, &live] {
             std::fs::write(p, serde_json::to_vec(&body).unwrap()).unwrap();
         }
-        finish_orphans_in(t.path());
+        finish_orphans_in(&[], t.path());
         assert!(!dead.exists() && !legacy.exists(), "finished and removed");
         assert!(live.exists(), "a live claimer's record is its own");
         let left: Vec<_> = std::fs::read_dir(t.path())
@@ -271,10 +289,11 @@ mod tests {
         assert_eq!(left.len(), 1, "{left:?}");
     }
 
-    /// A record whose git dir was removed since (its project deleted) is dropped without a
-    /// word: nothing is left there for git to use (the next run printed "could not look
-    /// at …/.git after the run" once per such record). Twin: a git dir still there is
-    /// swept and reported when something was left in it.
+    /// A record whose git dir was removed since (its project deleted) is not reported
+    /// (the next run printed "could not look at …/.git after the run" once per such
+    /// record), and is dropped once older than [`KEEP_MOVED`] — until then a later run may
+    /// find it moved (below). Twin: a git dir still there is swept and reported when
+    /// something was left in it.
     #[test]
     fn a_record_of_a_removed_git_dir_is_dropped_silently() {
         let t = tempfile::tempdir().unwrap();
@@ -293,9 +312,52 @@ mod tests {
         write("2-b.json", &kept);
         std::fs::remove_dir_all(t.path().join("gone")).unwrap();
         std::os::unix::fs::symlink("/etc/passwd", kept.join("refs/x")).unwrap();
-        let out = finish_orphans_in(&records);
+        let out = finish_orphans_in(&[], &records);
         assert_eq!(out.len(), 1, "{out:?}");
         assert_eq!(out[0].git_dir, kept);
+        // The removed one's record waits (young), unsaid; once old, it is dropped.
+        let left: Vec<_> = std::fs::read_dir(&records).unwrap().flatten().collect();
+        assert_eq!(left.len(), 1, "{left:?}");
+        let old = std::time::SystemTime::now() - KEEP_MOVED - std::time::Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(left[0].path())
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        assert!(finish_orphans_in(&[], &records).is_empty());
+        assert_eq!(std::fs::read_dir(&records).unwrap().count(), 0);
+    }
+
+    /// Attack pass 188 F1: a run killed before its sweep, and its project renamed: the
+    /// next run in the renamed project finds the recorded git dir among its own by
+    /// identity and removes the link the killed run's command planted, instead of taking
+    /// it for "there before".
+    #[test]
+    fn a_record_of_a_renamed_project_is_swept_where_it_is_now() {
+        let t = tempfile::tempdir().unwrap();
+        let records = t.path().join("records");
+        std::fs::create_dir_all(&records).unwrap();
+        let git = t.path().join("w4/.git");
+        std::fs::create_dir_all(git.join("logs")).unwrap();
+        let census = cordon_sandbox::git_dir_sweep::census(&git)
+            .unwrap()
+            .to_json();
+        let body = serde_json::json!({"pid": u32::MAX - 1, "start": 1, "census": [census]});
+        std::fs::write(records.join("1-a.json"), serde_json::to_vec(&body).unwrap()).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", git.join("logs/HEAD")).unwrap();
+        std::fs::rename(t.path().join("w4"), t.path().join("w4moved")).unwrap();
+        let moved = t.path().join("w4moved/.git");
+        // A run elsewhere does not find it: kept.
+        assert!(finish_orphans_in(&[], &records).is_empty());
+        assert_eq!(std::fs::read_dir(&records).unwrap().count(), 1);
+        let out = finish_orphans_in(std::slice::from_ref(&moved), &records);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(out[0].git_dir, moved);
+        assert!(
+            std::fs::symlink_metadata(moved.join("logs/HEAD")).is_err(),
+            "the planted link is still there"
+        );
         assert_eq!(std::fs::read_dir(&records).unwrap().count(), 0);
     }
 

@@ -1893,3 +1893,45 @@ fn a_gitdir_file_naming_no_directory_makes_nothing_on_the_host() {
         .unwrap();
     assert!(st.status.success(), "{}", text(&st.stderr));
 }
+
+/// Attack pass 188 F1: the project renamed on the host while a command runs (the run is
+/// stopped: its covers moved away). The link the command planted in `.git` is removed
+/// by the run's sweep where the git dir is now; it stayed (the sweep looked at the old
+/// path), the next run took it for "there before", and the host's next `git commit`
+/// appended its reflog line to the file it named.
+#[test]
+fn a_link_planted_in_git_before_the_project_is_renamed_is_removed() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let target = p.home.join("bashrc");
+    std::fs::write(&target, "").unwrap();
+    std::fs::create_dir_all(p.dir.join("sync")).unwrap();
+    let sync = p.dir.join("sync");
+    let script = format!(
+        "ln -sf {t} .git/refs/planted && touch sync/ready; i=0; while [ $i -lt 100 ]; do \
+         sleep 0.05; i=$((i+1)); done",
+        t = target.display(),
+    );
+    let mut c = p.cordon(&["run", "--no-server", "--", "sh", "-c", &script]);
+    let mut child = c
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !sync.join("ready").exists() && t0.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(sync.join("ready").exists(), "the command never planted");
+    let moved = p.root.path().join("moved");
+    std::fs::rename(&p.dir, &moved).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = text(&o.stderr);
+    assert!(
+        std::fs::symlink_metadata(moved.join(".git/refs/planted")).is_err(),
+        "the planted link stayed: {err}"
+    );
+    assert!(err.contains("cordon removed it"), "{err}");
+}
