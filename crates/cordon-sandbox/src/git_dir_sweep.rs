@@ -1950,7 +1950,8 @@ mod tests {
 
     /// attack34 E2: a parent of the git dir swapped for a symlink after the census (by
     /// another run) is not followed — nothing is removed in the directory the link leads
-    /// to. Twin: through the real parent, a link the run made is removed.
+    /// to; the git dir itself is swept where it went (attack pass 188 F1). Twin: through
+    /// the real parent, a link the run made is removed.
     #[test]
     fn a_git_dir_behind_a_swapped_parent_is_not_swept() {
         let t = tempfile::tempdir().unwrap();
@@ -1969,7 +1970,11 @@ mod tests {
             std::fs::symlink_metadata(victim.join("localtime")).is_ok(),
             "removed through the swapped parent: {swept:?}"
         );
-        assert!(swept.is_err(), "{swept:?}");
+        assert_eq!(
+            swept.map(|s| s.git_dir).ok(),
+            Some(root.join("x.real/etc")),
+            "swept where the git dir is now"
+        );
         // Twin: the real parent back, the run's link is removed.
         std::fs::remove_file(root.join("x")).unwrap();
         std::fs::rename(root.join("x.real"), root.join("x")).unwrap();
