@@ -516,6 +516,18 @@ fn names_git(c: &str) -> bool {
                 .is_ok_and(|g| g.compile_matcher().is_match(".git")))
 }
 
+/// Whether path component `c` names `name`: literally, or as a glob that matches it
+/// (`victi?`, `pro[j]`, `pr*`: attack pass 188 F2, `rm -rf /w/pro?` deleted the project
+/// unasked while `rm -rf /w/proj` was asked about).
+fn names(c: &str, name: &str) -> bool {
+    c == name
+        || (has_glob(c)
+            && globset::GlobBuilder::new(c)
+                .literal_separator(true)
+                .build()
+                .is_ok_and(|g| g.compile_matcher().is_match(name)))
+}
+
 /// The `.git` entries that hold a repository's history (deleting one loses commits);
 /// `worktrees/` is bookkeeping (new-user pass nu64).
 const GIT_HISTORY: &[&str] = &[
@@ -611,26 +623,29 @@ fn project_place(p: &str, r: &Cwd, cwds: &[Cwd], project: &Cwd, recursive: bool)
     if !recursive || !comparable {
         return None;
     }
-    // A relative place made only of `..` holds the start directory (the relative project).
+    // A relative place made only of `..` holds the start directory (the relative project);
+    // a glob component holds it when it matches the project's component there.
     let holds = |dir: &[String]| {
-        project_parts.starts_with(dir)
+        (dir.len() <= project_parts.len()
+            && dir.iter().zip(project_parts).all(|(c, p)| names(c, p)))
             || (matches!(r, Cwd::Rel(_)) && !dir.is_empty() && dir.iter().all(|c| c == ".."))
     };
     if holds(parts) {
-        return Some(if parts.as_slice() == project_parts.as_slice() {
+        return Some(if parts.len() == project_parts.len() {
             format!("the project directory ({p})")
         } else {
             format!("a directory holding the project ({p})")
         });
     }
     if let Some((last, dir)) = parts.split_last() {
-        if catch_all(last) && dir != project_parts.as_slice() && holds(dir) {
+        let is_project = dir.len() == project_parts.len() && holds(dir);
+        if catch_all(last) && !is_project && holds(dir) {
             // `ln -s .. up && rm -rf up/*`: everything in a directory above the project.
             return Some(format!(
                 "everything in a directory holding the project ({p})"
             ));
         }
-        if catch_all(last) && dir == project_parts.as_slice() {
+        if catch_all(last) && is_project {
             // With a `cd` before it, the top is one of the places it may run: a `cd`
             // that fails leaves it there (nu64 asked why `cd build && rm -rf *` asks).
             let maybe = if cwd_candidates(cwds).len() > 1 {
