@@ -109,13 +109,49 @@ fn static_output(b: &Segment) -> Option<String> {
                 .collect::<Vec<_>>()
                 .join(" "),
         ),
-        "printf" => b
-            .argv
-            .get(1)
-            .filter(|f| !f.replace("%%", "").contains('%'))
-            .map(|f| f.replace("\\n", "\n").replace("%%", "%")),
+        "printf" => printf_output(b.argv.get(1)?, &b.argv[2..]),
         _ => None,
     }
+}
+
+/// What `printf FORMAT ARGS…` writes when its only conversions are `%s` and `%b` (each
+/// taking the next argument, the format reused while arguments remain, as printf does),
+/// with `\n` read as a newline; `None` for any other conversion (attack pass 188 F5:
+/// `printf "%s\n" "git reset --hard" | bash` ran unasked; a format without conversions
+/// was already read).
+fn printf_output(format: &str, args: &[String]) -> Option<String> {
+    let mut pieces: Vec<String> = Vec::new();
+    let mut conversions = 0;
+    let mut rest = format;
+    let mut text = String::new();
+    // The format split at its conversions; `%%` stays text.
+    while let Some(i) = rest.find('%') {
+        text.push_str(&rest[..i]);
+        match rest[i + 1..].chars().next() {
+            Some('%') => text.push('%'),
+            Some('s' | 'b') => {
+                pieces.push(std::mem::take(&mut text));
+                conversions += 1;
+            }
+            _ => return None,
+        }
+        rest = &rest[i + 2..];
+    }
+    text.push_str(rest);
+    let tail = text;
+    let mut out = String::new();
+    let mut next = args.iter();
+    loop {
+        for p in &pieces {
+            out.push_str(p);
+            out.push_str(next.next().map_or("", String::as_str));
+        }
+        out.push_str(&tail);
+        if conversions == 0 || next.len() == 0 {
+            break;
+        }
+    }
+    Some(out.replace("\\n", "\n"))
 }
 
 /// Parse a shell script (as `bash -c SCRIPT` would run it) with default [`ParseOptions`].

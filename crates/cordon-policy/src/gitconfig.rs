@@ -1580,6 +1580,24 @@ pub fn code_paths(
     out
 }
 
+/// Whether setting the git configuration key `key` (`section.key` or
+/// `section.subsection.key`, as `git config` names it; case as typed) can make git run code
+/// or read more configuration: a row of [`CODE_KEYS`] (`core.hooksPath`, `include.path`,
+/// `includeIf.<cond>.path`, `hook.<name>.command`, `alias.*`, …). The exec policy asks
+/// about a `git config` that sets one by this table (attack pass 188 F4: it had a list of
+/// its own without `core.hooksPath` and the include keys).
+pub fn runs_code(key: &str) -> bool {
+    let Some((section, rest)) = key.split_once('.') else {
+        return false;
+    };
+    let section = section.to_ascii_lowercase();
+    let (sub, name) = match rest.rsplit_once('.') {
+        Some((sub, name)) => (Some(sub), name),
+        None => (None, rest),
+    };
+    classify(&section, sub, name).is_some()
+}
+
 /// The table row for `section[.sub].key`, if any.
 fn classify(section: &str, sub: Option<&str>, key: &str) -> Option<(ValueKind, &'static str)> {
     let key = key.to_ascii_lowercase();

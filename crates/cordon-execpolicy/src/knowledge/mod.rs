@@ -2079,9 +2079,66 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
         "patch" => reverse_diff_applied(seg, cx, out),
         "sed" => sed_in_place_check(seg, cx, out),
         "cp" | "mv" | "install" | "ln" | "rsync" | "truncate" => {
-            copy_target_check(name, seg, cx, out)
+            copy_target_check(name, seg, cx, out);
+            if name == "rsync" {
+                rsync_delete_check(seg, cx, out);
+            }
+        }
+        // The other tools that delete, destroy or move away a file by name (attack pass
+        // 188 F3: `unlink .git/HEAD`, `shred -u .git/index` and `rename .git .git2 .git`
+        // lost the history unasked, while `rm .git/HEAD` and `mv .git x` were asked about).
+        "unlink" | "shred" | "wipe" | "srm" => {
+            out.extend(
+                static_args(seg)
+                    .filter(|a| !a.starts_with('-'))
+                    .find_map(|t| cx.project_target(t, false))
+                    .map(|why| {
+                        finding(
+                            FindingId::RmProject,
+                            Decision::Ask,
+                            format!("{name} destroys {why}"),
+                        )
+                    }),
+            );
+        }
+        "rename" | "prename" | "file-rename" | "perl-rename" => {
+            out.extend(
+                cx.first_project_target(static_args(seg).filter(|a| !a.starts_with('-')), |why| {
+                    format!("{name} moves away {why}")
+                }),
+            );
         }
         _ => {}
+    }
+}
+
+/// `rsync --delete SRC/ DEST` deletes what DEST holds that SRC lacks (an empty SRC: all
+/// of it), `--remove-source-files` the files it sent: asked about when that is the
+/// project, a directory holding it or its history (attack pass 188 F3: `rsync -a
+/// --delete /tmp/empty/ ./` emptied the project unasked).
+fn rsync_delete_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let args: Vec<&str> = static_args(seg).collect();
+    let deletes = args
+        .iter()
+        .any(|a| *a == "--del" || a.starts_with("--delete"));
+    let removes_sources = args.contains(&"--remove-source-files");
+    let operands: Vec<&str> = args
+        .iter()
+        .copied()
+        .filter(|a| !a.starts_with('-') && !a.contains("::") && !a.contains(':'))
+        .collect();
+    let Some((dest, sources)) = operands.split_last() else {
+        return;
+    };
+    if deletes {
+        out.extend(cx.first_project_target([*dest], |why| {
+            format!("rsync --delete deletes what is not in its source from {why}")
+        }));
+    }
+    if removes_sources {
+        out.extend(cx.first_project_target(sources.iter().copied(), |why| {
+            format!("rsync --remove-source-files deletes the files it sends from {why}")
+        }));
     }
 }
 
@@ -2733,7 +2790,7 @@ fn git_code_key(key: &str) -> bool {
         "sendemail.cccmd",
         "sendemail.sendmailcmd",
     ];
-    if EXACT.contains(&key) {
+    if EXACT.contains(&key) || cordon_policy::gitconfig::runs_code(key) {
         return true;
     }
     let mut parts = key.splitn(2, '.');
@@ -3407,7 +3464,10 @@ fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
         return;
     }
     match seg.argv[sub].as_str() {
-        "push" => {
+        // `send-pack` is push's plumbing: the same options rewrite and delete remote refs
+        // (attack pass 188 F5: `git send-pack --force . main` ran unasked); `--prune`
+        // deletes the remote refs that have no local counterpart, as `--delete` does.
+        "push" | "send-pack" => {
             // Options that rewrite remote history (parse-options: `--force-w`, `--mirr`
             // work, verified with git 2.47; `--forc` is ambiguous there and fails, so
             // counting it costs nothing).
@@ -3440,7 +3500,10 @@ fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
                      still what was last fetched)",
                 ));
             } else if short('d')
-                || any_long_option(&args, &[LongOption::abbrev("delete")])
+                || any_long_option(
+                    &args,
+                    &[LongOption::abbrev("delete"), LongOption::abbrev("prune")],
+                )
                 || args.iter().any(|a| a.starts_with(':') && a.len() > 1)
             {
                 out.push(finding(

@@ -250,6 +250,16 @@ pub(crate) fn wrapper_step(name: &str, words: &[Word]) -> Step {
         "chrt" => chrt(name, words),
         "taskset" => taskset(name, words),
         "flock" => flock(name, words),
+        // Attack pass 188 F5: each ran the command it wraps unchecked (`busybox sh -c
+        // 'git reset --hard'`, `script -c …`, `watch git reset --hard`, `unbuffer …`,
+        // `chroot / …`, `strace -o /dev/null …`, `parallel … ::: 1`).
+        "busybox" => plain(name, words),
+        "unbuffer" => unbuffer(name, words),
+        "chroot" => chroot(name, words),
+        "strace" | "ltrace" => strace(name, words),
+        "watch" => watch(name, words),
+        "script" => script(name, words),
+        "parallel" => parallel(name, words),
         s if SHELLS.contains(&s) => shell(name, words),
         _ => Step::Program,
     }
@@ -448,6 +458,107 @@ fn coproc(_name: &str, words: &[Word]) -> Step {
 fn plain(name: &str, words: &[Word]) -> Step {
     let o = scan_opts(words, "", "", "", &[], &[]);
     inner(words, o.next, &o, name)
+}
+
+/// `unbuffer [-p] CMD` (expect's).
+fn unbuffer(name: &str, words: &[Word]) -> Step {
+    let o = scan_opts(words, "p", "", "", &[], &[]);
+    inner(words, o.next, &o, name)
+}
+
+/// `chroot [--userspec=U:G] [--groups=G] [--skip-chdir] NEWROOT [CMD…]`: without CMD it
+/// runs `$SHELL -i` (the program is then chroot's, judged as chroot).
+fn chroot(name: &str, words: &[Word]) -> Step {
+    let o = scan_opts(words, "", "", "", &["skip-chdir"], &["userspec", "groups"]);
+    inner(words, o.next + 1, &o, name)
+}
+
+/// `strace|ltrace [OPTS] CMD` (the options that take a value: `-o FILE`, `-e EXPR`, `-p
+/// PID`, `-s N`, `-u USER`, …).
+fn strace(name: &str, words: &[Word]) -> Step {
+    let o = scan_opts(
+        words,
+        "cCdDfFhiqrtTvVwxyzZk",
+        "abeEIoOpPsSuUX",
+        "",
+        &[],
+        &[
+            "output", "expr", "signal", "trace", "status", "attach", "string-limit", "user",
+        ],
+    );
+    inner(words, o.next, &o, name)
+}
+
+/// `watch [OPTS] CMD…`: runs CMD (through `sh -c` unless `-x`) again and again.
+fn watch(name: &str, words: &[Word]) -> Step {
+    let o = scan_opts(
+        words,
+        "bcCdegprtwx",
+        "nq",
+        "",
+        &[
+            "beep", "color", "no-color", "differences", "errexit", "chgexit", "precise",
+            "no-rerun", "no-title", "no-wrap", "exec",
+        ],
+        &["interval", "equexit"],
+    );
+    inner(words, o.next, &o, name)
+}
+
+/// `script [OPTS] [FILE]`: with `-c CMD`/`--command CMD` it runs CMD through the shell,
+/// parsed as a script; attached values (`-cCMD`, `--command=CMD`) are parsed best-effort
+/// and make the command opaque.
+fn script(name: &str, words: &[Word]) -> Step {
+    let mut j = 1;
+    while j < words.len() {
+        let w = &words[j];
+        if w.dynamic {
+            return Step::DynamicShell;
+        }
+        let t = w.text.as_str();
+        if t == "-c" || t == "--command" {
+            return if j + 1 < words.len() {
+                Step::Shell { script: j + 1 }
+            } else {
+                Step::Program
+            };
+        }
+        if let Some(cmd) = t.strip_prefix("--command=") {
+            return Step::SplitString { text: cmd.into() };
+        }
+        if t.starts_with('-') && !t.starts_with("--") && t[1..].contains('c') {
+            let at = t.find('c').unwrap_or(0);
+            return Step::SplitString {
+                text: t[at + 1..].into(),
+            };
+        }
+        j += 1;
+    }
+    let _ = name;
+    Step::Program
+}
+
+/// `parallel [OPTS] CMD ::: ARGS…`: CMD runs once per argument, which it gets appended
+/// (run-time arguments, as with xargs).
+fn parallel(name: &str, words: &[Word]) -> Step {
+    let o = scan_opts(
+        words,
+        "0kquv",
+        "jdnNIS",
+        "",
+        &["keep-order", "quote", "ungroup", "verbose", "null", "dry-run"],
+        &["jobs", "delimiter", "max-args", "sshlogin"],
+    );
+    if o.next >= words.len() || words[o.next].text == ":::" {
+        return Step::Program;
+    }
+    Step::Inner {
+        consumed: o.next,
+        env: Vec::new(),
+        chdir: None,
+        runtime_args: true,
+        opaque: unknown_opaque(name, &o),
+    }
 }
 
 /// `setsid [-cfw] CMD`.
