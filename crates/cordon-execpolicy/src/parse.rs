@@ -256,6 +256,10 @@ struct Frame {
     /// Indices of the plain `cd` segments that must have succeeded for commands here to
     /// run ([`Segment::after_cds`]).
     after_cds: Rc<Vec<usize>>,
+    /// Redirections the grammar hung on a whole `&&`/`||` list (`a && b >> f`), which
+    /// bash gives to its last command only: taken by [`Builder::list_stmt`] (attack pass
+    /// 188 F7: every command of the list was shown, and capped, as writing `f`).
+    list_redirects: Rc<Vec<Redirection>>,
 }
 
 impl Frame {
@@ -914,12 +918,18 @@ impl<'o> Builder<'o> {
         // Operands of a leading all-`&&` chain run only where every plain `cd` before
         // them succeeded (`cd build && rm -rf *` never runs at the top).
         let flat: Vec<(bool, Node<'_>)> = groups.iter().rev().flatten().copied().collect();
+        // The list's own redirections go to its last operand only (as bash reads them).
+        let mut plain = frame.clone();
+        plain.list_redirects = Rc::new(Vec::new());
+        let mut last = plain.clone();
+        Rc::make_mut(&mut last.redirects).extend(frame.list_redirects.iter().cloned());
         let mut chain = true;
         let mut cds: Vec<usize> = Vec::new();
         for (n, (and, k)) in flat.iter().enumerate() {
             if self.full {
                 return;
             }
+            let frame = if n + 1 == flat.len() { &last } else { &plain };
             chain &= n == 0 || *and;
             let first = self.out.segments.len();
             if chain {
@@ -1535,7 +1545,11 @@ impl<'o> Builder<'o> {
         }
         let mut f = frame.clone();
         if !redirects.is_empty() {
-            Rc::make_mut(&mut f.redirects).extend(redirects);
+            if body.is_some_and(|b| kind(b) == "list") && piped.is_empty() {
+                Rc::make_mut(&mut f.list_redirects).extend(redirects);
+            } else {
+                Rc::make_mut(&mut f.redirects).extend(redirects);
+            }
         }
         if body.is_none() && !f.redirects.is_empty() {
             self.redirect_only(Vec::new(), Vec::new(), &f);
@@ -1773,6 +1787,7 @@ impl<'o> Builder<'o> {
             background: frame.background,
             chdir: u.chdir,
             after_cds: frame.after_cds.clone(),
+            list_redirects: Rc::new(Vec::new()),
         };
         let before = self.out.segments.len();
         self.parse_into(script, &f, at);

@@ -46,3 +46,16 @@ fn file_redirections_are_shown_with_the_command() {
         rec.reason
     );
 }
+
+/// Attack pass 188 F7: the grammar hangs a redirection after an `&&`/`||` list on the
+/// whole list; bash gives it to the last command only, and only that one is shown (and
+/// capped) as writing the file. Twin: a brace group's redirection is every command's.
+#[test]
+fn a_redirection_after_a_list_is_its_last_commands() {
+    assert_eq!(
+        shown("mkdir -p d && cd d && printf x >> .git/config"),
+        ["mkdir -p d", "cd d", "printf x >> .git/config"]
+    );
+    assert_eq!(shown("false || echo no > out"), ["false", "echo no > out"]);
+    assert_eq!(shown("{ a; b; } > f"), ["a > f", "b > f"]);
+}

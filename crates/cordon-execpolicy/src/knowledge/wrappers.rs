@@ -483,7 +483,14 @@ fn strace(name: &str, words: &[Word]) -> Step {
         "",
         &[],
         &[
-            "output", "expr", "signal", "trace", "status", "attach", "string-limit", "user",
+            "output",
+            "expr",
+            "signal",
+            "trace",
+            "status",
+            "attach",
+            "string-limit",
+            "user",
         ],
     );
     inner(words, o.next, &o, name)
@@ -497,8 +504,17 @@ fn watch(name: &str, words: &[Word]) -> Step {
         "nq",
         "",
         &[
-            "beep", "color", "no-color", "differences", "errexit", "chgexit", "precise",
-            "no-rerun", "no-title", "no-wrap", "exec",
+            "beep",
+            "color",
+            "no-color",
+            "differences",
+            "errexit",
+            "chgexit",
+            "precise",
+            "no-rerun",
+            "no-title",
+            "no-wrap",
+            "exec",
         ],
         &["interval", "equexit"],
     );
@@ -546,7 +562,14 @@ fn parallel(name: &str, words: &[Word]) -> Step {
         "0kquv",
         "jdnNIS",
         "",
-        &["keep-order", "quote", "ungroup", "verbose", "null", "dry-run"],
+        &[
+            "keep-order",
+            "quote",
+            "ungroup",
+            "verbose",
+            "null",
+            "dry-run",
+        ],
         &["jobs", "delimiter", "max-args", "sshlogin"],
     );
     if o.next >= words.len() || words[o.next].text == ":::" {
