@@ -3454,8 +3454,10 @@ fn protect_nested_projects(
             "{}: looked for nested repositories in the first {NESTED_SCAN_CAP} entries and \
              {NESTED_SCAN_DEPTH} levels only \
              (the submodules git keeps in .git/modules or .gitmodules names are protected \
-             anyway); a repository beyond them \
-             keeps a writable .git, whose config git runs when used there",
+             anyway); a repository beyond them — one a command makes too, and is not \
+             named after the run — keeps a writable .git, whose config git runs when used \
+             there, and at the top when it is added as a gitlink: look with `git status \
+             --ignore-submodules=all` first",
             root.display()
         ));
     }

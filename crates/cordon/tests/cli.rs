@@ -5576,3 +5576,21 @@ fn placeholders_made_in_a_plain_workspace_are_said_once() {
         support::text(&o.stderr)
     );
 }
+
+/// Attack pass 188 F6: a repository made deeper than the after-run look is not named, and
+/// the note that says the look stopped short tells how to look safely — a plain `git
+/// status` at the top recurses into it once it is a gitlink and runs its config (the note
+/// said "check `git status`").
+#[test]
+fn a_repository_beyond_the_look_is_said_with_a_safe_way_to_check() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = support::Project::new("cordon-deeprepo-");
+    let deep = (0..18).map(|_| "d").collect::<Vec<_>>().join("/");
+    let script = format!("mkdir -p {deep}/s && cd {deep}/s && git init -q");
+    let o = support::out(p.cordon(&["run", "--yes", "--", "sh", "-c", &script]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+    let err = support::text(&o.stderr);
+    assert!(err.contains("git status --ignore-submodules=all"), "{err}");
+}

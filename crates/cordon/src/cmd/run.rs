@@ -778,8 +778,10 @@ fn created_repositories(report: &Report) -> Vec<std::path::PathBuf> {
         // (breaker, stop 21: 4,200 files hid a new repository and its gitlink).
         eprintln!(
             "cordon: note: after the run cordon looked for new git repositories in the first \
-             {} entries and {} levels of {} only; one made beyond them is not named here \
-             (check `git status` for embedded repositories before using git there)",
+             {} entries and {} levels of {} only; one made beyond them is not named here: \
+             before using git there, look with `git status --ignore-submodules=all` (a plain \
+             `git status` recurses into a repository added as a gitlink and runs its \
+             config)",
             cordon_policy::NESTED_SCAN_CAP,
             cordon_policy::NESTED_SCAN_DEPTH,
             ws.display()
