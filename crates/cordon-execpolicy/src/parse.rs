@@ -96,11 +96,23 @@ pub fn parse_command_with(argv: &[String], opts: &ParseOptions) -> ParsedCommand
 /// What a static `echo TEXT` or `printf FORMAT` (a format without conversions) writes,
 /// for a shell reading it on a pipe (attack passes 62, 63: `echo "git reset --hard" | sh`,
 /// `printf 'rm -rf .git\n' | sh`).
-fn static_output(b: &Segment) -> Option<String> {
+pub(crate) fn static_output(b: &Segment) -> Option<String> {
     if !b.dynamic_args.is_empty() || !b.is_static(0) {
         return None;
     }
     match b.program.name.as_str() {
+        // `cat <<< TEXT`, `cat <<'EOF'`: what it is fed, when it has no file operand.
+        "cat" if b.argv.len() == 1 => {
+            let fed: Vec<&Redirection> = b
+                .redirections
+                .iter()
+                .filter(|r| matches!(r.kind, RedirectKind::Heredoc | RedirectKind::Herestring))
+                .collect();
+            match fed.as_slice() {
+                [one] => one.text.clone(),
+                _ => None,
+            }
+        }
         "echo" => Some(
             b.argv[1..]
                 .iter()
@@ -109,7 +121,15 @@ fn static_output(b: &Segment) -> Option<String> {
                 .collect::<Vec<_>>()
                 .join(" "),
         ),
-        "printf" => printf_output(b.argv.get(1)?, &b.argv[2..]),
+        "printf" => {
+            // `printf -- FORMAT …`: `--` only ends printf's options.
+            let at = if b.argv.get(1).is_some_and(|a| a == "--") {
+                2
+            } else {
+                1
+            };
+            printf_output(b.argv.get(at)?, b.argv.get(at + 1..).unwrap_or_default())
+        }
         _ => None,
     }
 }
@@ -151,7 +171,71 @@ fn printf_output(format: &str, args: &[String]) -> Option<String> {
             break;
         }
     }
-    Some(out.replace("\\n", "\n"))
+    unescape(&out)
+}
+
+/// `s` with printf's backslash escapes decoded (`\\`, `\a`, `\b`, `\e`, `\f`, `\n`, `\r`,
+/// `\t`, `\v`, `\xHH`, `\NNN` octal, `\0NNN`); `None` for an escape it does not know
+/// (`\u…`, `\c`), whose output is then not known here (fresh pass 189 #4: `printf
+/// '\x72\x6d -rf .git' | sh` was read as the literal text).
+fn unescape(s: &str) -> Option<String> {
+    let mut out = Vec::new();
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' || i + 1 == b.len() {
+            out.push(b[i]);
+            i += 1;
+            continue;
+        }
+        let c = b[i + 1];
+        i += 2;
+        let simple = match c {
+            b'\\' => Some(b'\\'),
+            b'a' => Some(7),
+            b'b' => Some(8),
+            b'e' | b'E' => Some(27),
+            b'f' => Some(12),
+            b'n' => Some(b'\n'),
+            b'r' => Some(b'\r'),
+            b't' => Some(b'\t'),
+            b'v' => Some(11),
+            b'"' | b'\'' => Some(c),
+            _ => None,
+        };
+        if let Some(x) = simple {
+            out.push(x);
+            continue;
+        }
+        let digits = |i: usize, max: usize, radix: u32| {
+            b[i..]
+                .iter()
+                .take(max)
+                .take_while(|d| (**d as char).is_digit(radix))
+                .count()
+        };
+        match c {
+            b'x' => {
+                let n = digits(i, 2, 16);
+                if n == 0 {
+                    return None;
+                }
+                out.push(u8::from_str_radix(std::str::from_utf8(&b[i..i + n]).ok()?, 16).ok()?);
+                i += n;
+            }
+            b'0'..=b'7' => {
+                // `\NNN` (up to three digits, the first one read) or `\0NNN`.
+                let start = if c == b'0' { i } else { i - 1 };
+                let n = digits(start, 3, 8);
+                let v =
+                    u32::from_str_radix(std::str::from_utf8(&b[start..start + n]).ok()?, 8).ok()?;
+                out.push((v & 0xff) as u8);
+                i = start + n;
+            }
+            _ => return None,
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// Parse a shell script (as `bash -c SCRIPT` would run it) with default [`ParseOptions`].

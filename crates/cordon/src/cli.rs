@@ -505,7 +505,9 @@ mod tests {
         "--discard-changes",     // git switch, in the exec policy paragraph
         "--prune",               // git push, in the exec policy paragraph
         "--remove-source-files", // rsync, in the exec policy paragraph
-        "--ignore-submodules",   // git status, in Known limits
+        "--args",                // gdb, in the exec policy paragraph (wrappers)
+        "--rename-section",      // git config, in the exec policy paragraph
+        "--edit",                // git config, in the exec policy paragraph
         "--theirs",              // git checkout, in the exec policy paragraph
         "--staged",              // git restore, in the exec policy paragraph
         "--merge",               // git reset, in the exec policy paragraph

@@ -849,6 +849,20 @@ fn dangerous_write_target(p: &str, cwds: &[Cwd], home: Option<&str>) -> Option<F
     if crate::model::is_harmless_device(p) || p == "/dev/zero" {
         return None;
     }
+    // A repository's config written directly (`echo '[core] hooksPath = x' >>
+    // .git/config`, `cp x .git/config`): what it sets is used by a later git command of
+    // the same run unchecked, as a `git config` of a command key would be (fresh pass
+    // 189 #10).
+    if p.trim_end_matches('/').ends_with(".git/config") || p == ".git/config" {
+        return Some(finding(
+            FindingId::GitAlias,
+            Decision::Ask,
+            format!(
+                "writes {p} directly: a later git command of the same run uses what it sets \
+                 (hooks, aliases, command keys) unchecked"
+            ),
+        ));
+    }
     if is_rc_file(p, cwds, home) {
         return Some(finding(
             FindingId::ShellRcWrite,
@@ -1799,7 +1813,10 @@ pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     redirect_writes(seg, cx, &mut out);
     for w in &seg.wrappers {
-        if w.name == "sudo" || w.name == "doas" {
+        if matches!(
+            w.name.as_str(),
+            "sudo" | "doas" | "runuser" | "setpriv" | "sg"
+        ) {
             out.push(finding(
                 FindingId::PrivilegeEscalation,
                 Decision::Ask,
@@ -1819,6 +1836,9 @@ pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
     code_from_run_time(&name, idx, cx, &mut out);
     fork_bomb(&name, seg, &mut out);
     download_to_interpreter(&name, idx, cx, &mut out);
+    if !out.iter().any(|f| f.id == FindingId::DownloadToInterpreter) {
+        piped_script(&name, idx, cx, &mut out);
+    }
     out
 }
 
@@ -2088,6 +2108,19 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
         // 188 F3: `unlink .git/HEAD`, `shred -u .git/index` and `rename .git .git2 .git`
         // lost the history unasked, while `rm .git/HEAD` and `mv .git x` were asked about).
         "unlink" | "shred" | "wipe" | "srm" => {
+            // `find .git -exec unlink {} \;`: what `{}` names is what the find selects
+            // (fresh pass 189 #7), as for rm.
+            let find = seg
+                .wrappers
+                .iter()
+                .find(|w| w.name == "find -exec")
+                .map(|w| &w.argv[1..w.argv.len().saturating_sub(1)])
+                .filter(|_| args.iter().any(|a| a == "{}"));
+            if let Some(fargs) = find.filter(|f| !find_narrowed(f)) {
+                out.extend(cx.first_project_target(find_starts(fargs), |why| {
+                    format!("find without a name test feeds {name} everything in {why}")
+                }));
+            }
             out.extend(
                 static_args(seg)
                     .filter(|a| !a.starts_with('-'))
@@ -2099,6 +2132,40 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
                             format!("{name} destroys {why}"),
                         )
                     }),
+            );
+        }
+        // Archivers that delete what they archived, and the trash (fresh pass 189 #9).
+        "zip"
+            if args.iter().any(|a| {
+                a == "--move" || (a.starts_with('-') && !a.starts_with("--") && a.contains('m'))
+            }) =>
+        {
+            let ops: Vec<&str> = static_args(seg).filter(|a| !a.starts_with('-')).collect();
+            out.extend(cx.first_project_target(ops.into_iter().skip(1), |why| {
+                format!("zip -m deletes {why} once archived")
+            }));
+        }
+        "7z" | "7za" | "7zr" if args.iter().any(|a| a == "-sdel") => {
+            let ops: Vec<&str> = static_args(seg).filter(|a| !a.starts_with('-')).collect();
+            out.extend(cx.first_project_target(ops.into_iter().skip(2), |why| {
+                format!("{name} -sdel deletes {why} once archived")
+            }));
+        }
+        "gio"
+            if args
+                .first()
+                .is_some_and(|a| matches!(a.as_str(), "trash" | "remove" | "move")) =>
+        {
+            out.extend(cx.first_project_target(
+                static_args(seg).skip(1).filter(|a| !a.starts_with('-')),
+                |why| format!("gio {} moves away {why}", args[0]),
+            ));
+        }
+        "trash-put" | "trash" | "rmtrash" | "gtrash" | "kioclient" => {
+            out.extend(
+                cx.first_project_target(static_args(seg).filter(|a| !a.starts_with('-')), |why| {
+                    format!("{name} moves away {why}")
+                }),
             );
         }
         "rename" | "prename" | "file-rename" | "perl-rename" => {
@@ -2583,6 +2650,49 @@ fn download_to_interpreter(name: &str, idx: usize, cx: &DangerCtx<'_>, out: &mut
     }
 }
 
+/// A shell (or `source`/`.` of `/dev/stdin`) that runs the script it reads from a pipe
+/// whose text is not known before the command runs — any producer but a static `echo`,
+/// `printf` or `cat <<<`, whose text is parsed and checked as commands instead: asked
+/// about, as a command known only at run time as a whole is (`sh <<< "$x"`) (fresh pass
+/// 189 #5: `… | tee /dev/null | sh`, `base64 -d | sh`, `yes 'rm -rf .git' | head -1 |
+/// sh` ran unasked).
+fn piped_script(name: &str, idx: usize, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let seg = &cx.segments[idx];
+    let Some(p) = seg.pipeline.filter(|p| p.index > 0) else {
+        return;
+    };
+    let reads_pipe = if shells::SHELLS.contains(&name) {
+        shells::program_source(name, &seg.argv[1..]) == shells::ProgramSource::Stdin
+    } else {
+        matches!(name, "source" | ".")
+            && seg.argv.get(1).is_some_and(|a| {
+                matches!(a.as_str(), "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
+            })
+    };
+    if !reads_pipe {
+        return;
+    }
+    let before = cx.segments.iter().find(|s| {
+        s.pipeline
+            .is_some_and(|q| q.id == p.id && q.index + 1 == p.index)
+    });
+    // A shell's static input is parsed and checked as the commands it holds; `source`'s
+    // is not.
+    if shells::SHELLS.contains(&name)
+        && before.is_some_and(|b| crate::parse::static_output(b).is_some())
+    {
+        return;
+    }
+    out.push(finding(
+        FindingId::DynamicCommand,
+        Decision::Ask,
+        format!(
+            "{name} runs the script it reads from a pipe, known only at run time: what it \
+             runs is not checked"
+        ),
+    ));
+}
+
 fn descends_from(segs: &[Segment], s: &Segment, ancestor: usize) -> bool {
     let mut p = s.parent;
     let mut steps = 0;
@@ -2647,6 +2757,13 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
                         } else {
                             Decision::Ask
                         },
+                        format!("deletes {why} ({t})"),
+                    ));
+                } else if let Some(why) = cx.project_target(&p, recursive) {
+                    // `$HOME/../proj` is `~/../proj` (fresh pass 189 #6).
+                    out.push(finding(
+                        FindingId::RmProject,
+                        Decision::Ask,
                         format!("deletes {why} ({t})"),
                     ));
                 }
@@ -2809,7 +2926,14 @@ fn git_code_key(key: &str) -> bool {
         "mergetool" | "difftool" | "browser" | "man" | "guitool" => sub && last == "cmd",
         "tar" => sub && last == "command",
         "trailer" => sub && matches!(last, "command" | "cmd"),
-        "remote" => sub && matches!(last, "uploadpack" | "receivepack" | "proxy"),
+        // `mirror` and a forced (`+`) `push` refspec make every later `git push` a forced
+        // one (fresh pass 189 #10).
+        "remote" => {
+            sub && matches!(
+                last,
+                "uploadpack" | "receivepack" | "proxy" | "mirror" | "push"
+            )
+        }
         "submodule" => sub && last == "update",
         _ => false,
     }
@@ -2827,6 +2951,10 @@ fn git_config_sets_code(args: &[String]) -> Option<String> {
         let a = args[i].as_str();
         if VALUED.contains(&a) {
             i += 1;
+        } else if matches!(a, "--rename-section" | "-e" | "--edit") {
+            // A section renamed into `include`/`core`/`alias`, or the file edited by
+            // hand, sets keys without naming them (fresh pass 189 #10).
+            return Some(a.to_string());
         } else if a.starts_with("--get") || matches!(a, "-l" | "--list" | "--unset" | "--unset-all")
         {
             return None;
@@ -3430,7 +3558,10 @@ fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
         return;
     }
     git_command_values(seg, sub, cx, out);
-    if let Some(key) = git_config_sets_code(&seg.argv[sub + 1..]) {
+    if let Some(key) = (seg.argv[sub] == "config")
+        .then(|| git_config_sets_code(&seg.argv[sub + 1..]))
+        .flatten()
+    {
         out.push(finding(
             FindingId::GitAlias,
             Decision::Ask,

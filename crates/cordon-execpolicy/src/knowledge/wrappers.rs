@@ -260,6 +260,20 @@ pub(crate) fn wrapper_step(name: &str, words: &[Word]) -> Step {
         "watch" => watch(name, words),
         "script" => script(name, words),
         "parallel" => parallel(name, words),
+        // Fresh pass 189 #8: more programs that run the command they are given.
+        "prlimit" => generic(name, words, "", "p", &[], &["pid"], 0),
+        "setpriv" => generic(name, words, "d", "", &[], &[], 0),
+        "unshare" => generic(name, words, "CfimnprTUuc", "", &[], &[], 0),
+        "fakeroot" => generic(name, words, "uhv", "lisb", &[], &["lib", "faked"], 0),
+        "faketime" => generic(name, words, "fv", "mp", &[], &[], 1),
+        "valgrind" => generic(name, words, "qv", "", &[], &[], 0),
+        "xvfb-run" => generic(name, words, "al", "nsfepw", &[], &[], 0),
+        "dbus-run-session" => generic(name, words, "", "", &[], &[], 0),
+        "ssh-agent" => generic(name, words, "cDdks", "aEPt", &[], &[], 0),
+        "screen" => generic(name, words, "aAdDmOrRUilLfqx", "cehpStTX", &[], &[], 0),
+        "runuser" | "sg" => run_as(name, words),
+        "gdb" => gdb(name, words),
+        "tmux" => tmux(name, words),
         s if SHELLS.contains(&s) => shell(name, words),
         _ => Step::Program,
     }
@@ -518,6 +532,12 @@ fn watch(name: &str, words: &[Word]) -> Step {
         ],
         &["interval", "equexit"],
     );
+    // Without `-x` watch gives its words to `sh -c`: one word is a shell command line
+    // (`watch 'rm -rf .git'`, fresh pass 189 #1).
+    let exec = o.seen.iter().any(|(n, _)| n == "-x" || n == "--exec");
+    if !exec && o.next + 1 == words.len() && !words[o.next].dynamic {
+        return Step::Shell { script: o.next };
+    }
     inner(words, o.next, &o, name)
 }
 
@@ -543,9 +563,18 @@ fn script(name: &str, words: &[Word]) -> Step {
             return Step::SplitString { text: cmd.into() };
         }
         if t.starts_with('-') && !t.starts_with("--") && t[1..].contains('c') {
+            // `-qc CMD` (the usual spelling: fresh pass 189 #2) or `-cCMD`.
             let at = t.find('c').unwrap_or(0);
-            return Step::SplitString {
-                text: t[at + 1..].into(),
+            return if at + 1 == t.len() {
+                if j + 1 < words.len() {
+                    Step::Shell { script: j + 1 }
+                } else {
+                    Step::Program
+                }
+            } else {
+                Step::SplitString {
+                    text: t[at + 1..].into(),
+                }
             };
         }
         j += 1;
@@ -554,8 +583,11 @@ fn script(name: &str, words: &[Word]) -> Step {
     Step::Program
 }
 
-/// `parallel [OPTS] CMD ::: ARGS…`: CMD runs once per argument, which it gets appended
-/// (run-time arguments, as with xargs).
+/// `parallel [OPTS] [CMD] ::: ARGS…`: each argument (of the first `:::` group) is run
+/// through a shell — appended to CMD, or in place of its `{}`; without CMD it is the
+/// command line itself. The lines it runs are parsed best-effort (fresh pass 189 #3:
+/// `parallel ::: 'rm -rf .git'`, `parallel 'rm -rf {}' ::: .git` and `parallel sh -c
+/// ::: …` ran unasked).
 fn parallel(name: &str, words: &[Word]) -> Step {
     let o = scan_opts(
         words,
@@ -572,15 +604,134 @@ fn parallel(name: &str, words: &[Word]) -> Step {
         ],
         &["jobs", "delimiter", "max-args", "sshlogin"],
     );
-    if o.next >= words.len() || words[o.next].text == ":::" {
+    let rest = &words[o.next.min(words.len())..];
+    let sep = rest
+        .iter()
+        .position(|w| matches!(w.text.as_str(), ":::" | "::::" | ":::+"));
+    let (cmd, args) = match sep {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, &rest[rest.len()..]),
+    };
+    if cmd.is_empty() && args.is_empty() {
         return Step::Program;
     }
-    Step::Inner {
-        consumed: o.next,
-        env: Vec::new(),
-        chdir: None,
-        runtime_args: true,
-        opaque: unknown_opaque(name, &o),
+    if sep.is_none() {
+        // Arguments from stdin, as xargs.
+        let _ = name;
+        return Step::Inner {
+            consumed: o.next,
+            env: Vec::new(),
+            chdir: None,
+            runtime_args: true,
+            opaque: unknown_opaque(name, &o),
+        };
+    }
+    let args: Vec<&Word> = args
+        .iter()
+        .take_while(|w| !w.text.starts_with(":::"))
+        .collect();
+    let template = match cmd {
+        [one] => one.text.clone(),
+        _ => cmd
+            .iter()
+            .map(|w| crate::model::shell_word(&w.text))
+            .collect::<Vec<_>>()
+            .join(" "),
+    };
+    let lines: Vec<String> = args
+        .iter()
+        .map(|a| {
+            if template.is_empty() {
+                a.text.clone()
+            } else if template.contains("{}") {
+                template.replace("{}", &crate::model::shell_word(&a.text))
+            } else {
+                format!("{template} {}", crate::model::shell_word(&a.text))
+            }
+        })
+        .collect();
+    Step::SplitString {
+        text: lines.join("\n"),
+    }
+}
+
+/// A program that runs the command after its options (and `skip` operands before it, such
+/// as `faketime`'s timestamp): the short options in `short_arg` and long ones in
+/// `long_arg` take a value.
+fn generic(
+    name: &str,
+    words: &[Word],
+    short_flag: &str,
+    short_arg: &str,
+    long_flag: &[&'static str],
+    long_arg: &[&'static str],
+    skip: usize,
+) -> Step {
+    let o = scan_opts(words, short_flag, short_arg, "", long_flag, long_arg);
+    inner(words, o.next + skip, &o, name)
+}
+
+/// `runuser|sg [-u USER | GROUP] [-c CMDLINE | [--] CMD…]`: `-c` takes a shell command
+/// line; else the command follows the user or group.
+fn run_as(name: &str, words: &[Word]) -> Step {
+    if let Some(i) = words
+        .iter()
+        .position(|w| w.text == "-c" || w.text == "--command")
+    {
+        return if i + 1 < words.len() && !words[i + 1].dynamic {
+            Step::Shell { script: i + 1 }
+        } else {
+            Step::DynamicShell
+        };
+    }
+    let o = scan_opts(words, "flmp", "ugsGw", "", &[], &["user", "group", "shell"]);
+    // `sg GROUP CMD`, `runuser USER CMD`: the first operand is not the command.
+    let user_opt = o.seen.iter().any(|(n, _)| n == "-u" || n == "--user");
+    inner(words, o.next + usize::from(!user_opt), &o, name)
+}
+
+/// `gdb … --args PROGRAM ARGS…`: runs PROGRAM (with `-batch -ex run`).
+fn gdb(name: &str, words: &[Word]) -> Step {
+    match words.iter().position(|w| w.text == "--args") {
+        Some(i) => {
+            let o = scan_opts(&words[..1], "", "", "", &[], &[]);
+            inner(words, i + 1, &o, name)
+        }
+        None => Step::Program,
+    }
+}
+
+/// `tmux new[-session]|new-window|split-window|respawn-pane|run-shell … [SHELL-COMMAND]`:
+/// the trailing words are a shell command line (best-effort: parsed for checks).
+fn tmux(_name: &str, words: &[Word]) -> Step {
+    const RUNS: &[&str] = &[
+        "new",
+        "new-session",
+        "new-window",
+        "neww",
+        "split-window",
+        "splitw",
+        "respawn-pane",
+        "respawnp",
+        "respawn-window",
+        "respawnw",
+        "run-shell",
+        "run",
+    ];
+    let Some(sub) = words.iter().position(|w| RUNS.contains(&w.text.as_str())) else {
+        return Step::Program;
+    };
+    let o = scan_opts(&words[sub..], "AbdDEhIPvkZ", "cefFlnstxyLwp", "", &[], &[]);
+    let rest = &words[sub + o.next.min(words.len() - sub)..];
+    if rest.is_empty() {
+        return Step::Program;
+    }
+    Step::SplitString {
+        text: rest
+            .iter()
+            .map(|w| w.text.clone())
+            .collect::<Vec<_>>()
+            .join(" "),
     }
 }
 
