@@ -1915,7 +1915,7 @@ fn a_link_planted_in_git_before_the_project_is_renamed_is_removed() {
         t = target.display(),
     );
     let mut c = p.cordon(&["run", "--no-server", "--", "sh", "-c", &script]);
-    let mut child = c
+    let child = c
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
