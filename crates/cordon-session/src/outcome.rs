@@ -1429,7 +1429,15 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
         })
         .or_else(|| (!in_workspace).then(bare).flatten().map(|_| "git".into()))
     {
-        if !in_workspace {
+        // Inside the workspace only its own repository's `.git` is offerable; a nested
+        // repository's is another repository's (fresh pass 189 #11: `-w nested/.git` was
+        // offered after `git config` failed there).
+        let own = if name == ".git" {
+            in_own_git || workspace.is_some_and(|w| grant.starts_with(w.join(".git")))
+        } else {
+            in_workspace
+        };
+        if !own {
             return Err(format!(
                 "it would need {g} writable, inside the {name} directory of another \
                  project (git or cordon would run or trust what is written there)"
@@ -2574,6 +2582,12 @@ mod tests {
         let why = offerable_grant(Path::new("/other/repo/.git/hooks"), &ctx).unwrap_err();
         assert!(why.contains("another project"), "{why}");
         assert!(offerable_grant(Path::new("/w/.git/config"), &ctx).is_ok());
+        // Fresh pass 189 #11: a nested repository's `.git` inside the workspace is another
+        // repository's, never offered.
+        for nested in ["/w/nested/.git", "/w/a/b/.git/config"] {
+            let why = offerable_grant(Path::new(nested), &ctx).unwrap_err();
+            assert!(why.contains("another project"), "{nested}: {why}");
+        }
     }
 
     /// New user (stop 18): Python's `ModuleNotFoundError`/`FileNotFoundError` matched
