@@ -235,9 +235,10 @@ fn host_git_config_during_the_run_stops_the_run() {
     for l in [Launch::Cold, Launch::Server] {
         let sync = f.p.dir.join(format!("sync-g-{}", l.name()));
         std::fs::create_dir_all(&sync).unwrap();
+        // Approved: the exec policy asks about a direct `.git/config` write.
         let mut c = f.start(
             l,
-            &[],
+            &["--yes"],
             &waiting(
                 &sync,
                 "printf '[core]\\n\\tfsmonitor = \"echo PWNED\"\\n' >> .git/config; echo DONE",
