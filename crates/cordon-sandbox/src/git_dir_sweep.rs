@@ -1571,6 +1571,21 @@ pub fn sweep(before: &Census) -> io::Result<Swept> {
     }
 }
 
+/// [`sweep`] of every place the census's git dir may be after the run: where it is now
+/// ([`Census::relocated`]) and, when another directory took its old path meanwhile (moved
+/// aside and replaced), that one too, against the same census — a replacement made
+/// during the run is no cleaner than the original. One result per place.
+pub fn sweep_all(before: &Census) -> Vec<io::Result<Swept>> {
+    let Some(moved) = before.relocated(&[]) else {
+        return vec![sweep_within(before, BUDGET)];
+    };
+    let mut out = vec![sweep_within(&moved, BUDGET)];
+    if open_dir_strict(&before.git_dir).is_ok() {
+        out.push(sweep_within(before, BUDGET));
+    }
+    out
+}
+
 /// [`sweep`] with another budget than [`BUDGET`] (tests).
 fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
     let listed = |f: &Foreign| {
@@ -1747,6 +1762,16 @@ mod tests {
         assert!(c.relocated(&[]).is_some());
         let here = census(&moved).unwrap();
         assert!(here.relocated(&[]).is_none());
+        // Moved aside and replaced by another directory at the old path: both are swept.
+        let h = census(&moved).unwrap();
+        std::fs::rename(&moved, root.join("w4moved/.git-aside")).unwrap();
+        std::fs::create_dir_all(moved.join("refs")).unwrap();
+        symlink("/etc/passwd", moved.join("refs/planted")).unwrap();
+        symlink("/etc/passwd", root.join("w4moved/.git-aside/planted")).unwrap();
+        let all: Vec<Swept> = sweep_all(&h).into_iter().map(Result::unwrap).collect();
+        assert_eq!(all.len(), 2, "{all:?}");
+        assert!(std::fs::symlink_metadata(moved.join("refs/planted")).is_err());
+        assert!(std::fs::symlink_metadata(root.join("w4moved/.git-aside/planted")).is_err());
     }
 
     fn git_dir() -> (tempfile::TempDir, PathBuf) {

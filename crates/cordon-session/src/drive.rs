@@ -1397,9 +1397,13 @@ pub fn conclude(
     // After the run, whatever its outcome: what it left in the git dirs for the host's git.
     let swept: Vec<_> = git_dirs
         .iter()
-        .map(|c| match cordon_sandbox::git_dir_sweep::sweep(c) {
-            Ok(s) => s,
-            Err(e) => cordon_sandbox::git_dir_sweep::Swept::failed(c, e.to_string()),
+        .flat_map(|c| {
+            cordon_sandbox::git_dir_sweep::sweep_all(c)
+                .into_iter()
+                .map(move |r| match r {
+                    Ok(s) => s,
+                    Err(e) => cordon_sandbox::git_dir_sweep::Swept::failed(c, e.to_string()),
+                })
         })
         .collect();
     // The directories cordon created for writable grants (no `.git`/`.cordon` placeholders
