@@ -48,11 +48,11 @@ pub use profile::{
 };
 pub use resolve::{
     find_workspace, git_dir_protected, global_git_code_paths, has_marker, nested_git_entries,
-    repository_at, repository_code_paths, resolve, resolve_for_command, EntryOrigin, NestedScan,
-    ResolveContext, ResolveError, ResolvedEntry, ResolvedFilesystem, ResolvedProfile,
-    CD_INTO_PROJECT, NESTED_GIT_REASON, NESTED_SCAN_CAP, NESTED_SCAN_DEPTH, NESTED_SKIP,
-    PLACEHOLDER_NOTE, PLACEHOLDER_NOTE_TEXT, READ_ONLY_CODE_DIR_ADVICE, READ_ONLY_WORKSPACE_ADVICE,
-    UNCONFINED_PROFILE_ADVICE,
+    nested_git_entries_within, repository_at, repository_code_paths, resolve, resolve_for_command,
+    EntryOrigin, NestedScan, ResolveContext, ResolveError, ResolvedEntry, ResolvedFilesystem,
+    ResolvedProfile, CD_INTO_PROJECT, CREATED_SCAN_DEPTH, NESTED_GIT_REASON, NESTED_SCAN_CAP,
+    NESTED_SCAN_DEPTH, NESTED_SKIP, PLACEHOLDER_NOTE, PLACEHOLDER_NOTE_TEXT,
+    READ_ONLY_CODE_DIR_ADVICE, READ_ONLY_WORKSPACE_ADVICE, UNCONFINED_PROFILE_ADVICE,
 };
 pub use selection::{
     platform_sandbox, select_initial, should_sandbox, should_sandbox_rule, Backend, Fact, Os,

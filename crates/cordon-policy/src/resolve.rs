@@ -3495,6 +3495,24 @@ pub struct NestedScan {
 /// (`all_roots`, which have their own). Used at launch to protect them, and after a run to
 /// report the ones the command made (`cordon run`).
 pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -> NestedScan {
+    nested_git_entries_within(fs, root, all_roots, NESTED_SCAN_DEPTH)
+}
+
+/// How many levels the look for repositories a run made goes down (`cordon run`'s
+/// `created_repositories`): as many as it may look at entries, so the entry cap alone
+/// bounds it (attack pass 188 F6: a repository made 18 levels down, past the launch
+/// scan's [`NESTED_SCAN_DEPTH`], and committed as a gitlink, was not named, and the host's
+/// `git status` at the top ran its config). Reporting only: the launch scan keeps its depth,
+/// since every repository it finds pins its ancestors.
+pub const CREATED_SCAN_DEPTH: usize = NESTED_SCAN_CAP;
+
+/// [`nested_git_entries`] down to `max_depth` levels.
+pub fn nested_git_entries_within(
+    fs: &dyn FsView,
+    root: &Path,
+    all_roots: &[PathBuf],
+    max_depth: usize,
+) -> NestedScan {
     let mut scan = NestedScan {
         found: Vec::new(),
         complete: true,
@@ -3509,7 +3527,7 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
     // stop 21: `git init target && git add target` planted a gitlink whose config the
     // host's next `git status` at the root ran, and no note named it).
     let mut level = vec![(root.to_path_buf(), true)];
-    for depth in 0..=NESTED_SCAN_DEPTH {
+    for depth in 0..=max_depth {
         let mut next = Vec::new();
         for (d, enter) in level {
             // Another writable root (the workspace inside a wider `-w` grant) has its own
@@ -3517,7 +3535,7 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
             if d != *root && all_roots.contains(&d) {
                 continue;
             }
-            let listing = if depth == NESTED_SCAN_DEPTH || !enter {
+            let listing = if depth == max_depth || !enter {
                 None
             } else {
                 match fs.list_dir_typed(&d, NESTED_SCAN_CAP + 1 - seen) {
@@ -3601,7 +3619,7 @@ pub fn nested_git_entries(fs: &dyn FsView, root: &Path, all_roots: &[PathBuf]) -
         if next.is_empty() {
             return scan;
         }
-        if depth + 1 == NESTED_SCAN_DEPTH && next.iter().any(|(_, enter)| *enter) {
+        if depth + 1 == max_depth && next.iter().any(|(_, enter)| *enter) {
             // The next level is the last one looked at: its directories' `.git` is looked
             // up by name, what is below them is not (the note says so).
             scan.complete = false;

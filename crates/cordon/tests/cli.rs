@@ -5577,8 +5577,9 @@ fn placeholders_made_in_a_plain_workspace_are_said_once() {
     );
 }
 
-/// Attack pass 188 F6: a repository made deeper than the after-run look is not named, and
-/// the note that says the look stopped short tells how to look safely — a plain `git
+/// Attack pass 188 F6: a repository a run makes deeper than the launch scan's levels (18
+/// here) is named after the run — the look for made repositories is bounded by entries
+/// only — and one past the entry bound is said with how to look safely: a plain `git
 /// status` at the top recurses into it once it is a gitlink and runs its config (the note
 /// said "check `git status`").
 #[test]
@@ -5590,6 +5591,16 @@ fn a_repository_beyond_the_look_is_said_with_a_safe_way_to_check() {
     let deep = (0..18).map(|_| "d").collect::<Vec<_>>().join("/");
     let script = format!("mkdir -p {deep}/s && cd {deep}/s && git init -q");
     let o = support::out(p.cordon(&["run", "--yes", "--", "sh", "-c", &script]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+    let err = support::text(&o.stderr);
+    assert!(
+        err.contains("made a git repository at") && err.contains("/d/s/.git"),
+        "{err}"
+    );
+    // Past the entry bound: a run that makes more than it, then a repository.
+    let script = "mkdir many && cd many && i=0; while [ $i -lt 4200 ]; do mkdir d$i; \
+                  i=$((i+1)); done; cd d4199 && git init -q";
+    let o = support::out(p.cordon(&["run", "--yes", "--", "sh", "-c", script]));
     assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
     let err = support::text(&o.stderr);
     assert!(err.contains("git status --ignore-submodules=all"), "{err}");

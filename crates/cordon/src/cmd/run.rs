@@ -645,7 +645,7 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
         // list read as complete while a repository six levels down was not looked for).
         v["created_repositories_scope"] = serde_json::json!(format!(
             "{} levels, {} entries, not inside {}",
-            cordon_policy::NESTED_SCAN_DEPTH,
+            cordon_policy::CREATED_SCAN_DEPTH,
             cordon_policy::NESTED_SCAN_CAP,
             cordon_policy::NESTED_SKIP.join(", ")
         ));
@@ -751,7 +751,8 @@ fn created_repositories(report: &Report) -> Vec<std::path::PathBuf> {
             .collect();
     // One memo for this scan only (taken after the run: what is there now).
     let fs = cordon_policy::paths::MemoFs::new(&cordon_sandbox::HostFs);
-    let mut scan = cordon_policy::nested_git_entries(&fs, ws, &roots);
+    let depth = cordon_policy::CREATED_SCAN_DEPTH;
+    let mut scan = cordon_policy::nested_git_entries_within(&fs, ws, &roots, depth);
     // Below every other writable grant too (attack pass 44, L1: `-w ../fresh` and `git
     // init ../fresh/sub` made a repository nobody named); the private `/tmp` is discarded.
     let private_tmp = r.filesystem.top_view().private_tmp;
@@ -762,7 +763,7 @@ fn created_repositories(report: &Report) -> Vec<std::path::PathBuf> {
             && e.path != *ws
             && !(private_tmp && e.path == std::path::Path::new("/tmp"))
     }) {
-        let more = cordon_policy::nested_git_entries(&fs, &g.path, &roots);
+        let more = cordon_policy::nested_git_entries_within(&fs, &g.path, &roots, depth);
         scan.complete &= more.complete;
         scan.found.extend(more.found);
         scan.bare.extend(more.bare);
@@ -783,7 +784,7 @@ fn created_repositories(report: &Report) -> Vec<std::path::PathBuf> {
              `git status` recurses into a repository added as a gitlink and runs its \
              config)",
             cordon_policy::NESTED_SCAN_CAP,
-            cordon_policy::NESTED_SCAN_DEPTH,
+            depth,
             ws.display()
         );
     }
