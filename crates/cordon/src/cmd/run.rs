@@ -767,7 +767,11 @@ fn created_repositories(report: &Report) -> Vec<std::path::PathBuf> {
         scan.complete &= more.complete;
         scan.found.extend(more.found);
         scan.bare.extend(more.bare);
+        scan.unlisted.extend(more.unlisted);
     }
+    // A directory the look could not list (`chmod 000` by the command, a path past
+    // PATH_MAX) hides what is below it: the look stopped short there too.
+    scan.complete &= scan.unlisted.is_empty() && !scan.root_unlisted;
     // Said when the run pushed the tree past the bounds (at launch it was within them;
     // otherwise the launch's own note, in `--json` and `cordon context`, says so already).
     let launch_incomplete = r
