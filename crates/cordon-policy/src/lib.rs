@@ -21,6 +21,7 @@ mod deny;
 pub mod env;
 mod git;
 pub use git::looks_like_git_dir;
+pub mod git_index;
 pub mod git_state;
 pub mod gitconfig;
 pub mod hosts;

@@ -5605,3 +5605,40 @@ fn a_repository_beyond_the_look_is_said_with_a_safe_way_to_check() {
     let err = support::text(&o.stderr);
     assert!(err.contains("git status --ignore-submodules=all"), "{err}");
 }
+
+/// Attack pass 190 F10: a repository made inside a package tree the look does not enter
+/// (`node_modules/a/b/evil`) and added to the project's index as a gitlink — which the
+/// host's `git status` at the top goes into, running its config — is named after the run,
+/// from the index's gitlinks. Twin: one only made there, not added, is not (the look's
+/// documented scope).
+#[test]
+fn a_repository_added_as_a_gitlink_inside_a_package_tree_is_named() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = support::Project::new("cordon-gitlink-");
+    let script = "e=node_modules/a/b/evil; mkdir -p $e && cd $e && git init -q && echo x > x \
+                  && git add x && git commit -qm x && cd - >/dev/null && git add -f $e";
+    let o = support::out(p.cordon(&["run", "--yes", "--", "sh", "-c", script]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+    let err = support::text(&o.stderr);
+    assert!(
+        err.contains("made a git repository at") && err.contains("node_modules/a/b/evil/.git"),
+        "{err}"
+    );
+    // The next run names neither the gitlink that was there before (untouched) nor a
+    // repository only made, not added.
+    let script = "e=node_modules/c/quiet; mkdir -p $e && cd $e && git init -q";
+    let o = support::out(p.cordon(&["run", "--yes", "--", "sh", "-c", script]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+    let err = support::text(&o.stderr);
+    assert!(
+        !err.contains("node_modules/c/quiet") && !err.contains("evil"),
+        "{err}"
+    );
+    // A run that changes the gitlinked repository's config is named again.
+    let script = "git -C node_modules/a/b/evil config core.fsmonitor false";
+    let o = support::out(p.cordon(&["run", "--yes", "--", "sh", "-c", script]));
+    let err = support::text(&o.stderr);
+    assert!(err.contains("node_modules/a/b/evil/.git"), "{err}");
+}

@@ -582,6 +582,15 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
         interactive: false,
         terminal: std::io::IsTerminal::is_terminal(&std::io::stdin()),
     };
+    // The gitlinks the project's index records before the run, and when it started: a
+    // gitlink the run added, or one whose repository it changed, is named after it
+    // ([`workspace_gitlinks`]).
+    let gitlinks_before = workspace_gitlinks(&cordon_policy::find_workspace(
+        &cordon_sandbox::HostFs,
+        &trust.cwd,
+    ))
+    .unwrap_or_default();
+    let started = std::time::SystemTime::now();
     let report = drive(&mut session, &SandboxManager::for_host(), trust, &spec);
     // The command's own output may have left the terminal concealing text (SGR 8, or the
     // foreground set to the background): cordon's lines after the run are shown in the
@@ -609,7 +618,7 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
         }
         attempt = a.retry.as_deref();
     }
-    let created = created_repositories(&report);
+    let created = created_repositories(&report, &gitlinks_before, started);
     for r in &created {
         eprintln!(
             "cordon: note: {}",
@@ -715,7 +724,37 @@ fn created_repository_note(shown: &str, path: &std::path::Path) -> String {
     }
 }
 
-fn created_repositories(report: &Report) -> Vec<std::path::PathBuf> {
+/// The `.git` (any kind of entry) of each gitlink the index of the workspace's `.git`
+/// directory records that holds one ([`cordon_policy::git_index::gitlinks`]); empty without
+/// a `.git` directory or an index. Host side, inside a writable root: the index is read
+/// only as a regular file, not through a symlink, never blocking, at most 64 MiB.
+///
+/// Errors: the index is there but is not a regular file, is too large, or does not parse.
+fn workspace_gitlinks(ws: &std::path::Path) -> Result<Vec<std::path::PathBuf>, ()> {
+    let git = ws.join(".git");
+    if !std::fs::symlink_metadata(&git).is_ok_and(|m| m.is_dir()) {
+        return Ok(Vec::new());
+    }
+    let index = git.join("index");
+    match std::fs::symlink_metadata(&index) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Ok(m) if m.is_file() => {}
+        _ => return Err(()),
+    }
+    let bytes = cordon_sandbox::hostfs::read_small_bytes(&index, 64 << 20).map_err(|_| ())?;
+    let links = cordon_policy::git_index::gitlinks(&bytes).map_err(|_| ())?;
+    Ok(links
+        .into_iter()
+        .map(|p| ws.join(p).join(".git"))
+        .filter(|d| std::fs::symlink_metadata(d).is_ok())
+        .collect())
+}
+
+fn created_repositories(
+    report: &Report,
+    gitlinks_before: &[std::path::PathBuf],
+    started: std::time::SystemTime,
+) -> Vec<std::path::PathBuf> {
     let Some(r) = last_resolved(report) else {
         return Vec::new();
     };
@@ -772,6 +811,34 @@ fn created_repositories(report: &Report) -> Vec<std::path::PathBuf> {
     // A directory the look could not list (`chmod 000` by the command, a path past
     // PATH_MAX) hides what is below it: the look stopped short there too.
     scan.complete &= scan.unlisted.is_empty() && !scan.root_unlisted;
+    // Every gitlink of the project's index whose directory holds a `.git`, wherever it
+    // lies — the look does not enter package trees (attack pass 190 F10: a repository made
+    // under `node_modules/` and added as a gitlink ran its config at the host's next `git
+    // status`, unnamed). An index that cannot be read counts as the look stopping short.
+    // Only those the run added, or whose repository it changed (a gitlink that was there
+    // before, to an untouched repository, is not said again every run).
+    let changed = |d: &std::path::Path| {
+        [d.to_path_buf(), d.join("config")].iter().any(|p| {
+            std::fs::symlink_metadata(p).is_ok_and(|m| {
+                use std::os::unix::fs::MetadataExt;
+                let ctime = std::time::UNIX_EPOCH
+                    + std::time::Duration::new(m.ctime().max(0) as u64, m.ctime_nsec() as u32);
+                ctime >= started
+            })
+        })
+    };
+    match workspace_gitlinks(ws) {
+        Ok(links) => {
+            for dotgit in links {
+                if (!gitlinks_before.contains(&dotgit) || changed(&dotgit))
+                    && !scan.found.contains(&dotgit)
+                {
+                    scan.found.push(dotgit);
+                }
+            }
+        }
+        Err(()) => scan.complete = false,
+    }
     // Said when the run pushed the tree past the bounds (at launch it was within them;
     // otherwise the launch's own note, in `--json` and `cordon context`, says so already).
     let launch_incomplete = r
