@@ -506,6 +506,7 @@ mod tests {
         "--prune",               // git push, in the exec policy paragraph
         "--remove-source-files", // rsync, in the exec policy paragraph
         "--args",                // gdb, in the exec policy paragraph (wrappers)
+        "--colsep",              // GNU parallel, in the exec policy paragraph
         "--rename-section",      // git config, in the exec policy paragraph
         "--edit",                // git config, in the exec policy paragraph
         "--theirs",              // git checkout, in the exec policy paragraph

@@ -314,8 +314,16 @@ pub(crate) fn resolve(cwd: &Cwd, p: &str, home: Option<&str>) -> Cwd {
             }
         };
     }
+    // `~+` is the working directory (bash: `$PWD`; fresh pass 190 F3: `rm -rf
+    // ~+/.git/objects` ran unasked).
+    if let Some(rest) = p
+        .strip_prefix("~+")
+        .filter(|r| r.is_empty() || r.starts_with('/'))
+    {
+        return resolve(cwd, &format!(".{rest}"), home);
+    }
     if p.starts_with('~') {
-        return Cwd::Unknown; // ~user
+        return Cwd::Unknown; // ~user, ~-
     }
     match cwd {
         Cwd::Abs(b) => {
@@ -853,7 +861,18 @@ fn dangerous_write_target(p: &str, cwds: &[Cwd], home: Option<&str>) -> Option<F
     // .git/config`, `cp x .git/config`): what it sets is used by a later git command of
     // the same run unchecked, as a `git config` of a command key would be (fresh pass
     // 189 #10).
-    if p.trim_end_matches('/').ends_with(".git/config") || p == ".git/config" {
+    // As the shell resolves it (`./.git//config`, `.git/./config`, a glob `.git/conf?g`,
+    // `cd .git && … > config`: fresh pass 190 F2).
+    let names_config = |v: &[String]| {
+        v.len() >= 2 && names(&v[v.len() - 2], ".git") && names(&v[v.len() - 1], "config")
+    };
+    if cwd_candidates(cwds)
+        .iter()
+        .any(|c| match resolve(c, p, home) {
+            Cwd::Abs(v) | Cwd::Rel(v) | Cwd::Home(v) => names_config(&v),
+            Cwd::Unknown => false,
+        })
+    {
         return Some(finding(
             FindingId::GitAlias,
             Decision::Ask,
@@ -1813,10 +1832,29 @@ pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     redirect_writes(seg, cx, &mut out);
     for w in &seg.wrappers {
-        if matches!(
-            w.name.as_str(),
-            "sudo" | "doas" | "runuser" | "setpriv" | "sg"
-        ) {
+        // `setpriv` only when it changes the user or group (`--no-new-privs` drops
+        // privileges: fresh pass 190, a false positive).
+        let changes_ids = w.name != "setpriv"
+            || w.argv.iter().any(|a| {
+                [
+                    "--reuid",
+                    "--regid",
+                    "--ruid",
+                    "--rgid",
+                    "--euid",
+                    "--egid",
+                    "--init-groups",
+                    "--groups",
+                ]
+                .iter()
+                .any(|o| a.starts_with(o))
+            });
+        if changes_ids
+            && matches!(
+                w.name.as_str(),
+                "sudo" | "doas" | "runuser" | "setpriv" | "sg"
+            )
+        {
             out.push(finding(
                 FindingId::PrivilegeEscalation,
                 Decision::Ask,
@@ -2167,6 +2205,70 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
                     format!("{name} moves away {why}")
                 }),
             );
+        }
+        // Tools whose command line is built at run time or written in their own command
+        // language: asked about, as a command known only at run time (fresh pass 190 F6,
+        // F7: `parallel git ::: reset ::: --hard`, `gdb -batch -ex 'shell …'`, `expect -c
+        // 'spawn …'`, `tmux send-keys …`, `screen -X stuff …`).
+        "parallel"
+            if args.iter().filter(|a| a.starts_with(":::")).count() > 1
+                || args.iter().any(|a| {
+                    a == "::::"
+                        || a == "-a"
+                        || a.starts_with("--arg")
+                        || a.starts_with("--col")
+                        || a.starts_with("--link")
+                        || a == "-C"
+                }) =>
+        {
+            out.push(finding(
+                FindingId::DynamicCommand,
+                Decision::Ask,
+                "parallel builds the command lines it runs at run time: what it runs is not \
+                 checked",
+            ))
+        }
+        "gdb" | "expect" | "tmux" | "screen" => {
+            let runs = match name {
+                "gdb" => {
+                    args.windows(2).any(|w| {
+                        matches!(w[0].as_str(), "-ex" | "--eval-command" | "-iex")
+                            && (w[1].trim_start().starts_with("shell")
+                                || w[1].trim_start().starts_with('!')
+                                || w[1].trim_start().starts_with("pipe"))
+                    }) || args.iter().any(|a| a == "-x" || a.starts_with("--command"))
+                }
+                "expect" => args
+                    .iter()
+                    .any(|a| !a.starts_with('-') || a == "-c" || a == "-f"),
+                "tmux" => args.iter().any(|a| {
+                    matches!(
+                        a.as_str(),
+                        "send-keys"
+                            | "send"
+                            | "display-popup"
+                            | "popup"
+                            | "if-shell"
+                            | "if"
+                            | "pipe-pane"
+                            | "pipep"
+                            | "set-hook"
+                            | "source-file"
+                            | "source"
+                    )
+                }),
+                _ => args.iter().any(|a| a == "-X"),
+            };
+            if runs {
+                out.push(finding(
+                    FindingId::DynamicCommand,
+                    Decision::Ask,
+                    format!(
+                        "{name} runs commands written in its own command language: what it \
+                         runs is not checked"
+                    ),
+                ));
+            }
         }
         "rename" | "prename" | "file-rename" | "perl-rename" => {
             out.extend(
@@ -2661,7 +2763,15 @@ fn piped_script(name: &str, idx: usize, cx: &DangerCtx<'_>, out: &mut Vec<Findin
     let Some(p) = seg.pipeline.filter(|p| p.index > 0) else {
         return;
     };
-    let reads_pipe = if shells::SHELLS.contains(&name) {
+    // A wrapper given no command starts a shell, which reads the pipe (`echo … | unshare
+    // -r`, `… | script -q /dev/null`: fresh pass 190 F4).
+    let shell_starter = matches!(
+        name,
+        "script" | "unshare" | "fakeroot" | "chroot" | "runuser" | "sg" | "su" | "newgrp"
+    );
+    let reads_pipe = if shell_starter {
+        true
+    } else if shells::SHELLS.contains(&name) {
         shells::program_source(name, &seg.argv[1..]) == shells::ProgramSource::Stdin
     } else {
         matches!(name, "source" | ".")
@@ -2910,6 +3020,15 @@ fn git_code_key(key: &str) -> bool {
     if EXACT.contains(&key) || cordon_policy::gitconfig::runs_code(key) {
         return true;
     }
+    // Keys that let a transport run a command (`protocol.ext.allow` with an `ext::` URL),
+    // send pushes elsewhere, or move the work tree (fresh pass 190 F9).
+    if matches!(key, "protocol.allow" | "core.worktree")
+        || (key.starts_with("protocol.") && key.ends_with(".allow"))
+        || (key.starts_with("remote.") && key.ends_with(".pushurl"))
+        || (key.starts_with("branch.") && key.ends_with(".pushremote"))
+    {
+        return true;
+    }
     let mut parts = key.splitn(2, '.');
     let (Some(section), Some(rest)) = (parts.next(), parts.next()) else {
         return false;
@@ -2945,13 +3064,23 @@ fn git_code_key(key: &str) -> bool {
 /// (`--get`, one operand) sets nothing.
 fn git_config_sets_code(args: &[String]) -> Option<String> {
     const VALUED: &[&str] = &["-f", "--file", "--blob", "--type", "--default", "--comment"];
+    // git takes any unambiguous prefix of a long option (`--fil`, `--ren`, `--ed`: fresh
+    // pass 190 F1), and git 2.46 spells the modes as subcommands (`git config edit`).
+    let long = |a: &str, name: &'static str| LongOption::abbrev(name).matches(a);
     let mut operands = Vec::new();
     let mut i = 0;
     while i < args.len() {
         let a = args[i].as_str();
-        if VALUED.contains(&a) {
+        if operands.is_empty() && matches!(a, "edit" | "rename-section") {
+            return Some(a.to_string());
+        }
+        if VALUED.contains(&a)
+            || ["file", "blob", "type", "default", "comment"]
+                .iter()
+                .any(|n| a.len() > 3 && !a.contains('=') && long(a, n))
+        {
             i += 1;
-        } else if matches!(a, "--rename-section" | "-e" | "--edit") {
+        } else if a == "-e" || long(a, "rename-section") || long(a, "edit") {
             // A section renamed into `include`/`core`/`alias`, or the file edited by
             // hand, sets keys without naming them (fresh pass 189 #10).
             return Some(a.to_string());

@@ -2,7 +2,10 @@
 //! which run a program fed on stdin or by a heredoc.
 
 /// Shells whose `-c SCRIPT` is parsed (R-A2).
-pub(crate) const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh", "mksh", "ash"];
+pub(crate) const SHELLS: &[&str] = &[
+    "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "rbash", "yash", "posh", "hush", "lksh",
+    "oksh", "pdksh",
+];
 
 /// Interpreters that run a program read from stdin / heredoc.
 pub(crate) const INTERPRETERS: &[&str] = &[
@@ -16,6 +19,13 @@ pub(crate) const INTERPRETERS: &[&str] = &[
     "fish",
     "csh",
     "tcsh",
+    "rbash",
+    "yash",
+    "posh",
+    "hush",
+    "lksh",
+    "oksh",
+    "pdksh",
     "python",
     "python2",
     "python3",

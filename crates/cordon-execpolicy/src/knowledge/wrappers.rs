@@ -263,13 +263,64 @@ pub(crate) fn wrapper_step(name: &str, words: &[Word]) -> Step {
         // Fresh pass 189 #8: more programs that run the command they are given.
         "prlimit" => generic(name, words, "", "p", &[], &["pid"], 0),
         "setpriv" => generic(name, words, "d", "", &[], &[], 0),
-        "unshare" => generic(name, words, "CfimnprTUuc", "", &[], &[], 0),
+        // Fresh pass 190 F5: the options that take a value, so the command is not one.
+        "unshare" => generic(
+            name,
+            words,
+            "CfimnprTUuc",
+            "SGwRl",
+            &[],
+            &[
+                "propagation",
+                "setuid",
+                "setgid",
+                "wd",
+                "root",
+                "map-user",
+                "map-group",
+                "map-users",
+                "map-groups",
+                "monotonic",
+                "boottime",
+                "load-interp",
+            ],
+            0,
+        ),
         "fakeroot" => generic(name, words, "uhv", "lisb", &[], &["lib", "faked"], 0),
-        "faketime" => generic(name, words, "fv", "mp", &[], &[], 1),
+        "faketime" => faketime(name, words),
         "valgrind" => generic(name, words, "qv", "", &[], &[], 0),
-        "xvfb-run" => generic(name, words, "al", "nsfepw", &[], &[], 0),
-        "dbus-run-session" => generic(name, words, "", "", &[], &[], 0),
+        "xvfb-run" => generic(
+            name,
+            words,
+            "al",
+            "nsfepw",
+            &["auto-servernum", "listen-tcp"],
+            &[
+                "server-num",
+                "server-args",
+                "auth-file",
+                "error-file",
+                "xauth-protocol",
+                "wait",
+            ],
+            0,
+        ),
+        "dbus-run-session" => generic(name, words, "", "", &[], &["config-file", "dbus-daemon"], 0),
+        "numactl" | "catchsegv" | "rlwrap" | "torsocks" | "proxychains" | "proxychains4"
+        | "dbus-launch" | "cgexec" => generic(name, words, "", "", &[], &[], 0),
+        // Tools that start commands their own way (namespaces, containers, units) or by
+        // their own command language (expect's `spawn`): what they run is parsed
+        // best-effort and the command is opaque (fresh pass 190 F6, F8).
+        "nsenter" | "firejail" | "bwrap" | "proot" | "systemd-run" => Step::SplitString {
+            text: words[1..]
+                .iter()
+                .map(|w| w.text.clone())
+                .collect::<Vec<_>>()
+                .join(" "),
+        },
         "ssh-agent" => generic(name, words, "cDdks", "aEPt", &[], &[], 0),
+        // `screen -X CMD` sends a command to a session: judged as screen itself.
+        "screen" if words.iter().any(|w| w.text == "-X") => Step::Program,
         "screen" => generic(name, words, "aAdDmOrRUilLfqx", "cehpStTX", &[], &[], 0),
         "runuser" | "sg" => run_as(name, words),
         "gdb" => gdb(name, words),
@@ -626,10 +677,19 @@ fn parallel(name: &str, words: &[Word]) -> Step {
             opaque: unknown_opaque(name, &o),
         };
     }
-    let args: Vec<&Word> = args
-        .iter()
-        .take_while(|w| !w.text.starts_with(":::"))
-        .collect();
+    // Several argument groups, argument files, column or separator options combine the
+    // command line at run time (`parallel git ::: reset ::: --hard`, `--colsep`, `-a`,
+    // `::::`: fresh pass 190 F7): what it runs is not known here.
+    let combined = args.iter().any(|w| w.text.starts_with(":::"))
+        || rest.iter().any(|w| w.text == "::::")
+        || o.seen.iter().any(|(n, _)| n == "-a")
+        || o.unknown
+            .iter()
+            .any(|u| u.starts_with("--col") || u.starts_with("--arg") || u.starts_with("--link"));
+    if combined {
+        return Step::DynamicShell;
+    }
+    let args: Vec<&Word> = args.iter().collect();
     let template = match cmd {
         [one] => one.text.clone(),
         _ => cmd
@@ -671,6 +731,21 @@ fn generic(
     inner(words, o.next + skip, &o, name)
 }
 
+/// `faketime [-m] [-f] [--exclude-monotonic] [--date-prog PROG] TIMESTAMP CMD…`: the
+/// timestamp may start with `-` (`-1d`), so it is the first word after the known options.
+fn faketime(name: &str, words: &[Word]) -> Step {
+    let mut i = 1;
+    while i < words.len() {
+        match words[i].text.as_str() {
+            "-m" | "-f" | "--exclude-monotonic" => i += 1,
+            "--date-prog" => i += 2,
+            _ => break,
+        }
+    }
+    let o = scan_opts(&words[..1], "", "", "", &[], &[]);
+    inner(words, i + 1, &o, name)
+}
+
 /// `runuser|sg [-u USER | GROUP] [-c CMDLINE | [--] CMD…]`: `-c` takes a shell command
 /// line; else the command follows the user or group.
 fn run_as(name: &str, words: &[Word]) -> Step {
@@ -683,6 +758,14 @@ fn run_as(name: &str, words: &[Word]) -> Step {
         } else {
             Step::DynamicShell
         };
+    }
+    // Attached: `--command=CMD`, `-cCMD` (fresh pass 190 F5).
+    if let Some(text) = words.iter().find_map(|w| {
+        w.text
+            .strip_prefix("--command=")
+            .or_else(|| w.text.strip_prefix("-c").filter(|r| !r.is_empty()))
+    }) {
+        return Step::SplitString { text: text.into() };
     }
     let o = scan_opts(words, "flmp", "ugsGw", "", &[], &["user", "group", "shell"]);
     // `sg GROUP CMD`, `runuser USER CMD`: the first operand is not the command.
@@ -718,6 +801,23 @@ fn tmux(_name: &str, words: &[Word]) -> Step {
         "run-shell",
         "run",
     ];
+    // A command sequence that also sends keys or runs hooks is judged as tmux itself.
+    const LANGUAGE: &[&str] = &[
+        "send-keys",
+        "send",
+        "display-popup",
+        "popup",
+        "if-shell",
+        "if",
+        "pipe-pane",
+        "pipep",
+        "set-hook",
+        "source-file",
+        "source",
+    ];
+    if words.iter().any(|w| LANGUAGE.contains(&w.text.as_str())) {
+        return Step::Program;
+    }
     let Some(sub) = words.iter().position(|w| RUNS.contains(&w.text.as_str())) else {
         return Step::Program;
     };
