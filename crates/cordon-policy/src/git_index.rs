@@ -73,25 +73,13 @@ fn entries(bytes: &[u8], version: u32, count: usize, hash: usize) -> Result<Vec<
                 drop += 1;
             }
             let keep = previous.len().checked_sub(drop).ok_or(())?;
-            let end = at
-                + bytes
-                    .get(at..)
-                    .ok_or(())?
-                    .iter()
-                    .position(|b| *b == 0)
-                    .ok_or(())?;
+            let end = nul_at(bytes, at)?;
             let mut p = previous[..keep].to_vec();
             p.extend_from_slice(&bytes[at..end]);
             at = end + 1;
             p
         } else {
-            let end = at
-                + bytes
-                    .get(at..)
-                    .ok_or(())?
-                    .iter()
-                    .position(|b| *b == 0)
-                    .ok_or(())?;
+            let end = nul_at(bytes, at)?;
             let p = bytes[at..end].to_vec();
             // 1 to 8 NULs, so the entry is a multiple of 8 bytes long.
             let len = end - start;
@@ -114,6 +102,12 @@ fn entries(bytes: &[u8], version: u32, count: usize, hash: usize) -> Result<Vec<
         previous = path;
     }
     Ok(out)
+}
+
+/// Where the NUL that ends the string starting at `at` is.
+fn nul_at(bytes: &[u8], at: usize) -> Result<usize, ()> {
+    let rest = bytes.get(at..).ok_or(())?;
+    Ok(at + rest.iter().position(|b| *b == 0).ok_or(())?)
 }
 
 #[cfg(test)]
