@@ -113,14 +113,30 @@ pub(crate) fn static_output(b: &Segment) -> Option<String> {
                 _ => None,
             }
         }
-        "echo" => Some(
-            b.argv[1..]
+        "echo" => {
+            // `echo -e` decodes backslash escapes (fresh pass 190 F4: `echo -e 'git reset
+            // --har\x64' | bash` was read as the literal text); the last of `-e`/`-E`
+            // decides, as in bash.
+            let opts: Vec<&str> = b.argv[1..]
                 .iter()
                 .map(String::as_str)
-                .skip_while(|a| matches!(*a, "-n" | "-e" | "-E"))
-                .collect::<Vec<_>>()
-                .join(" "),
-        ),
+                .take_while(|a| {
+                    a.len() > 1 && a.starts_with('-') && a[1..].chars().all(|c| "neE".contains(c))
+                })
+                .collect();
+            let escapes = opts
+                .iter()
+                .flat_map(|o| o[1..].chars())
+                .filter(|c| *c == 'e' || *c == 'E')
+                .last()
+                == Some('e');
+            let text = b.argv[1 + opts.len()..].join(" ");
+            if escapes {
+                unescape(&text)
+            } else {
+                Some(text)
+            }
+        }
         "printf" => {
             // `printf -- FORMAT …`: `--` only ends printf's options.
             let at = if b.argv.get(1).is_some_and(|a| a == "--") {
