@@ -128,7 +128,7 @@ pub(crate) fn static_output(b: &Segment) -> Option<String> {
                 .iter()
                 .flat_map(|o| o[1..].chars())
                 .filter(|c| *c == 'e' || *c == 'E')
-                .last()
+                .next_back()
                 == Some('e');
             let text = b.argv[1 + opts.len()..].join(" ");
             if escapes {
