@@ -127,8 +127,7 @@ pub(crate) fn static_output(b: &Segment) -> Option<String> {
             let escapes = opts
                 .iter()
                 .flat_map(|o| o[1..].chars())
-                .filter(|c| *c == 'e' || *c == 'E')
-                .next_back()
+                .rfind(|c| *c == 'e' || *c == 'E')
                 == Some('e');
             let text = b.argv[1 + opts.len()..].join(" ");
             if escapes {
