@@ -809,13 +809,21 @@ pub fn prepare(
     }
     // An earlier run killed before its sweep: finished first, so that this census does
     // not take what it planted for "there before" (attack29 F5).
-    let earlier_sweeps = match exec.resolved.as_ref() {
+    // The writable git dirs, once: the census takes them, and an earlier run's record
+    // whose git dir moved is looked for among them.
+    let writable_git_dirs = match exec.resolved.as_ref() {
         Some(r) if exec.backend != cordon_policy::Backend::None => {
-            crate::pending_sweeps::finish_orphans(&r.filesystem.writable_git_dirs(&HostFs))
+            r.filesystem.writable_git_dirs(&HostFs)
         }
         _ => Vec::new(),
     };
-    let git_dirs = match git_census(&exec) {
+    let earlier_sweeps = if exec.resolved.is_some() && exec.backend != cordon_policy::Backend::None
+    {
+        crate::pending_sweeps::finish_orphans(&writable_git_dirs)
+    } else {
+        Vec::new()
+    };
+    let git_dirs = match git_census(&exec, writable_git_dirs) {
         Ok(c) => c,
         Err(why) => return Err(not_prepared(session, why, verdict)),
     };
@@ -1276,7 +1284,10 @@ fn read_small_regular(path: &std::path::Path) -> Option<String> {
 /// Errors (the run is refused, failing closed): a git dir that cannot be looked at whole
 /// (too large or deep, or a directory in it unreadable), with why and what to do — what a
 /// command left there could not be found after it (attack pass 29, F4).
-fn git_census(exec: &ExecRequest) -> Result<Vec<cordon_sandbox::git_dir_sweep::Census>, String> {
+fn git_census(
+    exec: &ExecRequest,
+    writable_git_dirs: Vec<std::path::PathBuf>,
+) -> Result<Vec<cordon_sandbox::git_dir_sweep::Census>, String> {
     let Some(r) = exec.resolved.as_ref() else {
         return Ok(Vec::new());
     };
@@ -1284,7 +1295,7 @@ fn git_census(exec: &ExecRequest) -> Result<Vec<cordon_sandbox::git_dir_sweep::C
         return Ok(Vec::new());
     }
     let mut out = Vec::new();
-    for d in r.filesystem.writable_git_dirs(&HostFs) {
+    for d in writable_git_dirs {
         let Ok(mut c) = cordon_sandbox::git_dir_sweep::census(&d) else {
             continue;
         };
@@ -1452,7 +1463,7 @@ pub fn conclude(
             .map(|(_, v)| v.as_str()),
     );
     let outcome = match ran {
-        Err(e) => match unexecutable_request(&e) {
+        Err(e) => match unexecutable_request(&e, &exec) {
             // The request itself cannot be executed, whatever runs it (attack pass 186 F3:
             // an argument with a NUL byte, or arguments past the kernel's limit, were
             // blamed on cordon's install).
@@ -1800,7 +1811,7 @@ fn offer_retry(
 /// program's or cordon's: an argument or variable with a NUL byte (no `execve` can carry
 /// one) or arguments and environment past the kernel's limit (`E2BIG`). `None` for any
 /// other spawn error.
-fn unexecutable_request(e: &std::io::Error) -> Option<String> {
+fn unexecutable_request(e: &std::io::Error, exec: &ExecRequest) -> Option<String> {
     if e.raw_os_error() == Some(libc::E2BIG) {
         return Some(
             "cannot start the command: its arguments and environment are too long for the \
@@ -1809,13 +1820,17 @@ fn unexecutable_request(e: &std::io::Error) -> Option<String> {
                 .into(),
         );
     }
-    (e.kind() == std::io::ErrorKind::InvalidInput && e.to_string().contains("nul byte")).then(
-        || {
-            "cannot start the command: an argument or environment variable holds a NUL byte, \
+    // Read from the request itself, not from the error's wording.
+    let nul = exec
+        .args
+        .iter()
+        .chain(exec.env.iter().flat_map(|(k, v)| [k, v]))
+        .any(|s| s.contains('\0'));
+    (e.kind() == std::io::ErrorKind::InvalidInput && nul).then(|| {
+        "cannot start the command: an argument or environment variable holds a NUL byte, \
              which no command line can carry"
-                .into()
-        },
-    )
+            .into()
+    })
 }
 
 #[cfg(test)]
