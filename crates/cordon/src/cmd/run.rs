@@ -585,11 +585,7 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
     // The gitlinks the project's index records before the run, and when it started: a
     // gitlink the run added, or one whose repository it changed, is named after it
     // ([`workspace_gitlinks`]).
-    let gitlinks_before = workspace_gitlinks(&cordon_policy::find_workspace(
-        &cordon_sandbox::HostFs,
-        &trust.cwd,
-    ))
-    .unwrap_or_default();
+    let gitlinks_before = workspace_gitlinks(&trust.workspace).unwrap_or_default();
     let started = std::time::SystemTime::now();
     let report = drive(&mut session, &SandboxManager::for_host(), trust, &spec);
     // The command's own output may have left the terminal concealing text (SGR 8, or the
@@ -675,12 +671,6 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
     Ok(code)
 }
 
-/// The nested `.git` entries of the workspace that were not there when the run started
-/// (breaker, stop 19): cordon protects the ones found at launch, but cannot stop a command
-/// from making one (`git init x`, a `gitdir:` file, `git add x` as a gitlink), whose
-/// configuration the host's next git then runs. Said after the run, from the same bounded
-/// scan ([`cordon_policy::nested_git_entries`]); nothing when the workspace was not
-/// writable or nothing ran sandboxed.
 /// What the note about a `.git` the command made says, by what it is now (`lstat`: nothing
 /// followed, nothing opened): a directory had its config and hooks written in the sandbox;
 /// a `.git` file points git at a git directory elsewhere; anything else (a FIFO, a socket,
@@ -750,6 +740,12 @@ fn workspace_gitlinks(ws: &std::path::Path) -> Result<Vec<std::path::PathBuf>, (
         .collect())
 }
 
+/// The nested `.git` entries of the workspace that were not there when the run started
+/// (breaker, stop 19): cordon protects the ones found at launch, but cannot stop a command
+/// from making one (`git init x`, a `gitdir:` file, `git add x` as a gitlink), whose
+/// configuration the host's next git then runs. Said after the run, from the same bounded
+/// scan ([`cordon_policy::nested_git_entries`]); nothing when the workspace was not
+/// writable or nothing ran sandboxed.
 fn created_repositories(
     report: &Report,
     gitlinks_before: &[std::path::PathBuf],
@@ -993,7 +989,6 @@ fn enforced_status(
     s
 }
 
-/// The profile the last attempt was resolved to (none when it was refused before).
 /// The first run in a directory with no project marker makes its `.git` and `.cordon`
 /// placeholders there: said once, when they were missing before the run (the resolved
 /// entries' `exists`) and are there now (new-user pass 187 #1: `.git` and `.cordon`
@@ -1027,6 +1022,7 @@ fn print_workspace_placeholders_note(report: &Report) {
     }
 }
 
+/// The profile the last attempt was resolved to (none when it was refused before).
 fn last_resolved(report: &Report) -> Option<&cordon_policy::ResolvedProfile> {
     report.last().exec.as_ref()?.resolved.as_ref()
 }
