@@ -59,7 +59,7 @@ fn entries(bytes: &[u8], version: u32, count: usize, hash: usize) -> Result<Vec<
             at += 2; // extended flags
         }
         let name_len = usize::from(flags & 0x0fff);
-        let path = if version == 4 {
+        let path: &[u8] = if version == 4 {
             // Prefix compression: how many bytes of the previous path to drop (git's
             // offset varint), then the rest, NUL-terminated; no padding.
             let mut drop = 0usize;
@@ -77,10 +77,12 @@ fn entries(bytes: &[u8], version: u32, count: usize, hash: usize) -> Result<Vec<
             let mut p = previous[..keep].to_vec();
             p.extend_from_slice(&bytes[at..end]);
             at = end + 1;
-            p
+            previous = p;
+            &previous[..]
         } else {
             let end = nul_at(bytes, at)?;
-            let p = bytes[at..end].to_vec();
+            // Borrowed: no copy per entry (an index has one per tracked file).
+            let p = &bytes[at..end];
             // 1 to 8 NULs, so the entry is a multiple of 8 bytes long.
             let len = end - start;
             let padded = (len + 8) & !7;
@@ -97,9 +99,8 @@ fn entries(bytes: &[u8], version: u32, count: usize, hash: usize) -> Result<Vec<
             return Err(());
         }
         if mode & 0o170000 == 0o160000 {
-            out.push(PathBuf::from(std::ffi::OsStr::from_bytes(&path)));
+            out.push(PathBuf::from(std::ffi::OsStr::from_bytes(path)));
         }
-        previous = path;
     }
     Ok(out)
 }
