@@ -388,6 +388,8 @@ impl Census {
                 .and_then(|fd| fstat(&fd).ok())
                 .is_some_and(|st| (st.st_dev, st.st_ino) == id)
         };
+        // Reached without following a symlink, not merely by `lstat` (which follows a
+        // parent swapped for a link to the moved directory, whose sweep would then fail).
         if at(&self.git_dir) {
             return None;
         }
@@ -970,8 +972,10 @@ fn walk<'a>(
 ///
 /// Errors: the git dir cannot be opened as a directory without following a symlink.
 pub fn census(git_dir: &Path) -> io::Result<Census> {
+    // Opened once: the walk takes a duplicate, the census keeps the descriptor.
     let (pin, st) = open_git_dir(git_dir)?;
-    let w = walk(git_dir, None, BUDGET)?;
+    let mut w = Walk::new(git_dir, None, BUDGET);
+    w.run(pin.try_clone()?);
     let admins = worktree_admins(git_dir);
     let modules_absent = admins
         .iter()
