@@ -515,13 +515,7 @@ fn catch_all(c: &str) -> bool {
 fn names_git(c: &str) -> bool {
     // A catch-all (`*`, `.*`) names everything, and is judged as that where it matters
     // (at the project's top), not as `.git` everywhere.
-    c == ".git"
-        || (has_glob(c)
-            && !catch_all(c)
-            && globset::GlobBuilder::new(c)
-                .literal_separator(true)
-                .build()
-                .is_ok_and(|g| g.compile_matcher().is_match(".git")))
+    c == ".git" || (!catch_all(c) && names(c, ".git"))
 }
 
 /// Whether path component `c` names `name`: literally, or as a glob that matches it
