@@ -156,7 +156,6 @@ pub(crate) fn static_output(b: &Segment) -> Option<String> {
 /// was already read).
 fn printf_output(format: &str, args: &[String]) -> Option<String> {
     let mut pieces: Vec<String> = Vec::new();
-    let mut conversions = 0;
     let mut rest = format;
     let mut text = String::new();
     // The format split at its conversions; `%%` stays text.
@@ -164,10 +163,7 @@ fn printf_output(format: &str, args: &[String]) -> Option<String> {
         text.push_str(&rest[..i]);
         match rest[i + 1..].chars().next() {
             Some('%') => text.push('%'),
-            Some('s' | 'b') => {
-                pieces.push(std::mem::take(&mut text));
-                conversions += 1;
-            }
+            Some('s' | 'b') => pieces.push(std::mem::take(&mut text)),
             _ => return None,
         }
         rest = &rest[i + 2..];
@@ -182,7 +178,7 @@ fn printf_output(format: &str, args: &[String]) -> Option<String> {
             out.push_str(next.next().map_or("", String::as_str));
         }
         out.push_str(&tail);
-        if conversions == 0 || next.len() == 0 {
+        if pieces.is_empty() || next.len() == 0 {
             break;
         }
     }
