@@ -93,8 +93,8 @@ pub fn parse_command_with(argv: &[String], opts: &ParseOptions) -> ParsedCommand
     b.finish()
 }
 
-/// What a static `echo TEXT` or `printf FORMAT` (a format without conversions) writes,
-/// for a shell reading it on a pipe (attack passes 62, 63: `echo "git reset --hard" | sh`,
+/// What a static `echo TEXT` (escapes read with `-e`), `printf FORMAT ARGS` (`%s`/`%b`
+/// conversions only) or `cat <<< TEXT` writes, for a shell reading it on a pipe (attack passes 62, 63: `echo "git reset --hard" | sh`,
 /// `printf 'rm -rf .git\n' | sh`).
 pub(crate) fn static_output(b: &Segment) -> Option<String> {
     if !b.dynamic_args.is_empty() || !b.is_static(0) {
@@ -2048,8 +2048,8 @@ impl<'o> Builder<'o> {
                     .is_some_and(|q| q.id == p.id && q.index + 1 == p.index)
             })
         });
-        // A shell's static input: a heredoc or herestring without expansions, and `echo
-        // TEXT |` or `printf FORMAT |` (no conversions) as the stage before.
+        // A shell's static input: a heredoc or herestring without expansions, and the
+        // stage before when [`static_output`] knows what it writes.
         let mut inputs: Vec<String> = Vec::new();
         if crate::knowledge::shells::SHELLS.contains(&seg.program.name.as_str()) && reads_input {
             inputs.extend(fed.iter().filter_map(|r| r.text.clone()));
