@@ -595,7 +595,7 @@ fn watch(name: &str, words: &[Word]) -> Step {
 /// `script [OPTS] [FILE]`: with `-c CMD`/`--command CMD` it runs CMD through the shell,
 /// parsed as a script; attached values (`-cCMD`, `--command=CMD`) are parsed best-effort
 /// and make the command opaque.
-fn script(name: &str, words: &[Word]) -> Step {
+fn script(_name: &str, words: &[Word]) -> Step {
     let mut j = 1;
     while j < words.len() {
         let w = &words[j];
@@ -630,7 +630,6 @@ fn script(name: &str, words: &[Word]) -> Step {
         }
         j += 1;
     }
-    let _ = name;
     Step::Program
 }
 
@@ -668,7 +667,6 @@ fn parallel(name: &str, words: &[Word]) -> Step {
     }
     if sep.is_none() {
         // Arguments from stdin, as xargs.
-        let _ = name;
         return Step::Inner {
             consumed: o.next,
             env: Vec::new(),
