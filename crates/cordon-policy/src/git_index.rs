@@ -108,7 +108,7 @@ fn entries(bytes: &[u8], version: u32, count: usize, hash: usize) -> Result<Vec<
 /// Where the NUL that ends the string starting at `at` is.
 fn nul_at(bytes: &[u8], at: usize) -> Result<usize, ()> {
     let rest = bytes.get(at..).ok_or(())?;
-    Ok(at + rest.iter().position(|b| *b == 0).ok_or(())?)
+    Ok(at + memchr::memchr(0, rest).ok_or(())?)
 }
 
 #[cfg(test)]

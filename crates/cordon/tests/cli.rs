@@ -5642,3 +5642,57 @@ fn a_repository_added_as_a_gitlink_inside_a_package_tree_is_named() {
     let err = support::text(&o.stderr);
     assert!(err.contains("node_modules/a/b/evil/.git"), "{err}");
 }
+
+/// A gitlink the project's index recorded before the run, with no repository at its path,
+/// whose repository the run makes — the index itself untouched, so its gitlinks are taken
+/// from the read before the run, not read again (issue 12) — is named after the run.
+/// Twin: with the index rewritten by the run (a gitlink added), it is read again.
+#[test]
+fn a_repository_made_at_a_gitlink_the_index_already_records_is_named() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = support::Project::new("cordon-gitlink-kept-");
+    let git = |args: &[&str]| {
+        let st = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&p.dir)
+            .status()
+            .unwrap();
+        assert!(st.success(), "git {args:?}");
+    };
+    let oid = "0123456789abcdef0123456789abcdef01234567";
+    git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("160000,{oid},vendor/lib"),
+    ]);
+    // Older than the settling time, so the read before the run is kept for after it.
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    let o = support::out(p.cordon(&[
+        "run",
+        "--yes",
+        "--",
+        "sh",
+        "-c",
+        "mkdir -p vendor/lib && git init -q vendor/lib",
+    ]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+    let err = support::text(&o.stderr);
+    assert!(
+        err.contains("made a git repository at") && err.contains("vendor/lib/.git"),
+        "{err}"
+    );
+    // The run adds a gitlink to the index, in a tree the look for repositories does not
+    // enter: only the index, read again, names it.
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    let script = format!(
+        "git init -q node_modules/y/two && git update-index --add --cacheinfo \
+         160000,{oid},node_modules/y/two"
+    );
+    let o = support::out(p.cordon(&["run", "--yes", "--", "sh", "-c", &script]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+    let err = support::text(&o.stderr);
+    assert!(err.contains("node_modules/y/two/.git"), "{err}");
+}

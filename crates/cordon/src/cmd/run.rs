@@ -585,7 +585,8 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
     // The gitlinks the project's index records before the run, and when it started: a
     // gitlink the run added, or one whose repository it changed, is named after it
     // ([`workspace_gitlinks`]).
-    let gitlinks_before = workspace_gitlinks(&trust.workspace).unwrap_or_default();
+    let gitlinks_before = workspace_gitlinks(&trust.workspace, None).unwrap_or_default();
+    let present_before = gitlinks_before.present();
     let started = std::time::SystemTime::now();
     let report = drive(&mut session, &SandboxManager::for_host(), trust, &spec);
     // The command's own output may have left the terminal concealing text (SGR 8, or the
@@ -614,7 +615,7 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
         }
         attempt = a.retry.as_deref();
     }
-    let created = created_repositories(&report, &gitlinks_before, started);
+    let created = created_repositories(&report, (&gitlinks_before, &present_before), started);
     for r in &created {
         eprintln!(
             "cordon: note: {}",
@@ -714,30 +715,116 @@ fn created_repository_note(shown: &str, path: &std::path::Path) -> String {
     }
 }
 
-/// The `.git` (any kind of entry) of each gitlink the index of the workspace's `.git`
-/// directory records that holds one ([`cordon_policy::git_index::gitlinks`]); empty without
-/// a `.git` directory or an index. Host side, inside a writable root: the index is read
-/// only as a regular file, not through a symlink, never blocking, at most 64 MiB.
+/// The gitlinks the index of a workspace's `.git` directory records, as read at one moment
+/// ([`cordon_policy::git_index::gitlinks`]).
+#[derive(Debug, Default)]
+struct IndexGitlinks {
+    /// The workspace whose index was read.
+    workspace: std::path::PathBuf,
+    /// `WORKSPACE/PATH/.git` for each gitlink entry, whether or not anything is there.
+    links: Vec<std::path::PathBuf>,
+    /// The index file they were read from, when it held still while it was read and had
+    /// not changed for [`INDEX_SETTLED`] before: the after-run look reuses `links` while
+    /// the index is still this file ([`IndexStamp::still`]). None without an index, or when
+    /// it may have been changing.
+    stamp: Option<IndexStamp>,
+}
+
+/// Which file an index was and what state it was in: device, inode, size, and change time
+/// (seconds, nanoseconds). A command cannot write, truncate, replace or rename over a file
+/// without changing one of them (the change time is the kernel's to set, not the
+/// caller's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct IndexStamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    ctime: (i64, i64),
+}
+
+/// How long an index must have been unchanged before it is read for its stamp to be kept:
+/// file change times advance in clock ticks (up to 10 ms apart), so a write in the tick of
+/// the read would not show in them.
+const INDEX_SETTLED: std::time::Duration = std::time::Duration::from_millis(50);
+
+impl IndexStamp {
+    fn of(m: &std::fs::Metadata) -> IndexStamp {
+        use std::os::unix::fs::MetadataExt;
+        IndexStamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
+
+    /// Whether the index at `index` is still this file, unchanged (read without following
+    /// a symlink).
+    fn still(&self, index: &std::path::Path) -> bool {
+        std::fs::symlink_metadata(index).is_ok_and(|m| m.is_file() && IndexStamp::of(&m) == *self)
+    }
+}
+
+impl IndexGitlinks {
+    /// The links whose `.git` (any kind of entry) is there now.
+    fn present(&self) -> Vec<std::path::PathBuf> {
+        self.links
+            .iter()
+            .filter(|d| std::fs::symlink_metadata(d).is_ok())
+            .cloned()
+            .collect()
+    }
+}
+
+/// The gitlinks the index of the workspace's `.git` directory records; none without a
+/// `.git` directory or an index. Host side, inside a writable root: the index is read only
+/// as a regular file, not through a symlink, never blocking, at most 64 MiB.
+///
+/// `earlier`, a read of the same workspace before the run: its links are reused, not read
+/// again, while the index is still the file they were read from, unchanged (issue 12: a
+/// 80,000-file project's 6.4 MB index was read and parsed twice per run, 28% of it).
 ///
 /// Errors: the index is there but is not a regular file, is too large, or does not parse.
-fn workspace_gitlinks(ws: &std::path::Path) -> Result<Vec<std::path::PathBuf>, ()> {
+fn workspace_gitlinks(
+    ws: &std::path::Path,
+    earlier: Option<&IndexGitlinks>,
+) -> Result<IndexGitlinks, ()> {
     let git = ws.join(".git");
     if !std::fs::symlink_metadata(&git).is_ok_and(|m| m.is_dir()) {
-        return Ok(Vec::new());
+        return Ok(IndexGitlinks::default());
     }
     let index = git.join("index");
-    match std::fs::symlink_metadata(&index) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Ok(m) if m.is_file() => {}
-        _ => return Err(()),
+    if let Some(e) = earlier.filter(|e| e.workspace == ws) {
+        if e.stamp.is_some_and(|s| s.still(&index)) {
+            return Ok(IndexGitlinks {
+                workspace: ws.to_path_buf(),
+                links: e.links.clone(),
+                stamp: e.stamp,
+            });
+        }
     }
+    let reading = std::time::SystemTime::now();
+    let before = match std::fs::symlink_metadata(&index) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(IndexGitlinks::default()),
+        Ok(m) if m.is_file() => m,
+        _ => return Err(()),
+    };
     let bytes = cordon_sandbox::hostfs::read_small_bytes(&index, 64 << 20).map_err(|_| ())?;
     let links = cordon_policy::git_index::gitlinks(&bytes).map_err(|_| ())?;
-    Ok(links
-        .into_iter()
-        .map(|p| ws.join(p).join(".git"))
-        .filter(|d| std::fs::symlink_metadata(d).is_ok())
-        .collect())
+    let stamp = IndexStamp::of(&before);
+    let settled = before
+        .modified()
+        .ok()
+        .zip(std::time::UNIX_EPOCH.checked_add(std::time::Duration::new(
+            stamp.ctime.0.max(0) as u64,
+            stamp.ctime.1.clamp(0, 999_999_999) as u32,
+        )))
+        .is_some_and(|(modified, changed)| modified.max(changed) + INDEX_SETTLED <= reading);
+    Ok(IndexGitlinks {
+        workspace: ws.to_path_buf(),
+        links: links.into_iter().map(|p| ws.join(p).join(".git")).collect(),
+        stamp: (settled && stamp.still(&index)).then_some(stamp),
+    })
 }
 
 /// The nested `.git` entries of the workspace that were not there when the run started
@@ -748,7 +835,7 @@ fn workspace_gitlinks(ws: &std::path::Path) -> Result<Vec<std::path::PathBuf>, (
 /// writable or nothing ran sandboxed.
 fn created_repositories(
     report: &Report,
-    gitlinks_before: &[std::path::PathBuf],
+    (gitlinks_before, present_before): (&IndexGitlinks, &[std::path::PathBuf]),
     started: std::time::SystemTime,
 ) -> Vec<std::path::PathBuf> {
     let Some(r) = last_resolved(report) else {
@@ -823,10 +910,10 @@ fn created_repositories(
             })
         })
     };
-    match workspace_gitlinks(ws) {
+    match workspace_gitlinks(ws, Some(gitlinks_before)) {
         Ok(links) => {
-            for dotgit in links {
-                if (!gitlinks_before.contains(&dotgit) || changed(&dotgit))
+            for dotgit in links.present() {
+                if (!present_before.contains(&dotgit) || changed(&dotgit))
                     && !scan.found.contains(&dotgit)
                 {
                     scan.found.push(dotgit);
