@@ -72,7 +72,9 @@ fn main() -> ExitCode {
                 let rendered = e.render().to_string();
                 let line = rendered.lines().next().unwrap_or_default();
                 let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-                cmd::usage_refusal_report(&raw, line.strip_prefix("error: ").unwrap_or(line));
+                let error = line.strip_prefix("error: ").unwrap_or(line);
+                cmd::usage_refusal_report(&raw, error);
+                cmd::json_error_report(&raw, error);
             }
             return ExitCode::from(code);
         }
@@ -95,6 +97,8 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("cordon: {e:#}");
+            let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+            cmd::json_error_report(&raw, &format!("{e:#}"));
             EXIT_CORDON as i32
         }
     };

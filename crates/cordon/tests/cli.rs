@@ -5696,3 +5696,36 @@ fn a_repository_made_at_a_gitlink_the_index_already_records_is_named() {
     let err = support::text(&o.stderr);
     assert!(err.contains("node_modules/y/two/.git"), "{err}");
 }
+
+/// New-user pass 192, #6: with `--json`, a subcommand other than `run` that fails (an
+/// unknown profile, a missing config, a misspelled flag) still gives a program JSON on
+/// stdout, `{"error", "exit_code": 125}`, and exits 125. Twin: without `--json`, stdout
+/// stays empty.
+#[test]
+fn json_errors_of_other_subcommands_are_json_on_stdout() {
+    let p = support::Project::new("cordon-json-err-");
+    for args in [
+        &["explain", "--json", "--profile", "nosuch", "."][..],
+        &["context", "--json", "--config", "/nonexistent.toml"],
+        &["check", "--json", "--bogus", "--", "true"],
+        &["profiles", "--json", "--config", "/nonexistent.toml"],
+    ] {
+        let o = support::out(p.cordon(args));
+        assert_eq!(o.status.code(), Some(125), "{args:?}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", support::text(&o.stdout)));
+        assert_eq!(v["exit_code"], 125, "{args:?}");
+        assert!(
+            !v["error"].as_str().unwrap_or_default().is_empty(),
+            "{args:?}"
+        );
+        let without: Vec<&str> = args.iter().copied().filter(|a| *a != "--json").collect();
+        let o = support::out(p.cordon(&without));
+        assert_eq!(o.status.code(), Some(125), "{without:?}");
+        assert!(
+            o.stdout.is_empty(),
+            "{without:?}: {}",
+            support::text(&o.stdout)
+        );
+    }
+}

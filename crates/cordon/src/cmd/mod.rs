@@ -19,6 +19,27 @@ mod status;
 
 pub use run::usage_refusal_report;
 
+/// With `--json` (before any `--`) on a subcommand other than `run` (whose refusal report
+/// has a run report's shape, [`usage_refusal_report`]) and `mcp` (whose results are MCP
+/// messages), the failure as one JSON object on stdout, where the subcommand's JSON goes:
+/// `{"error": MESSAGE, "exit_code": 125}` (new-user pass 192, #6: `cordon explain --json
+/// --profile nosuch` printed text only). `raw`: the arguments after the program name.
+pub fn json_error_report(raw: &[std::ffi::OsString], error: &str) {
+    let flags: Vec<&std::ffi::OsStr> = raw
+        .iter()
+        .map(std::ffi::OsString::as_os_str)
+        .take_while(|a| *a != "--")
+        .collect();
+    let sub = flags
+        .iter()
+        .find(|a| !a.as_encoded_bytes().starts_with(b"-"));
+    if sub.is_none_or(|s| *s == "run" || *s == "mcp") || !flags.iter().any(|a| *a == "--json") {
+        return;
+    }
+    let v = serde_json::json!({ "error": error, "exit_code": crate::EXIT_CORDON });
+    println!("{v}");
+}
+
 /// Runs the chosen subcommand; returns the process exit code.
 pub fn dispatch(cli: Cli) -> Result<i32> {
     match cli.command {
