@@ -418,10 +418,13 @@ fn hint_for(
         Some(Ok(g)) => g,
         _ => smallest,
     };
+    // A read grant names the real path too: one spelled through a symlink is refused by
+    // the run (new-user pass 192, #1: `keylink -> ~/.ssh/id_rsa` was offered as itself).
+    let readable = crate::paths::canonicalize_lenient(fs, abs);
     let (want, flag) = match access {
         Access::Deny => {
             let perms = serde_json::json!({
-                "entries": [{ "path": abs.to_string_lossy(), "access": "read" }]
+                "entries": [{ "path": readable.to_string_lossy(), "access": "read" }]
             });
             (
                 "read",
@@ -430,7 +433,7 @@ fn hint_for(
         }
         _ => ("write", format!("-w {}", shell_word(grant))),
     };
-    let target = if want == "write" { grant } else { abs };
+    let target = if want == "write" { grant } else { &readable };
     let mut add = format!(
         "add `{{ path = {}, access = \"{want}\" }}` to your profile or pass `{flag}`",
         toml_str(target),

@@ -5729,3 +5729,31 @@ fn json_errors_of_other_subcommands_are_json_on_stdout() {
         );
     }
 }
+
+/// New-user pass 192, #1 (one truth): `cordon explain` on a symlink to a hidden file offers
+/// a read grant the run accepts — the real path, not the link (which the run refuses as a
+/// grant through a symlink). The grant it offers is passed as given and the file is read.
+#[test]
+fn explain_offers_a_read_grant_the_run_accepts_for_a_link_to_a_hidden_file() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = support::Project::new("cordon-explain-link-");
+    std::fs::create_dir_all(p.home.join(".ssh")).unwrap();
+    std::fs::write(p.home.join(".ssh/id_rsa"), "dummy-key\n").unwrap();
+    std::os::unix::fs::symlink(p.home.join(".ssh/id_rsa"), p.dir.join("keylink")).unwrap();
+    let o = support::out(p.cordon(&["explain", "keylink"]));
+    let text = support::text(&o.stdout);
+    let with = text
+        .split("--with '")
+        .nth(1)
+        .and_then(|r| r.split('\'').next())
+        .unwrap_or_else(|| panic!("no --with offered: {text}"));
+    assert!(!with.contains("keylink"), "{with}");
+    let o = support::out(p.cordon(&["run", "--with", with, "--", "cat", "keylink"]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+    assert_eq!(support::text(&o.stdout), "dummy-key\n");
+    // Without the grant the link leads nowhere readable.
+    let o = support::out(p.cordon(&["run", "--", "cat", "keylink"]));
+    assert_ne!(o.status.code(), Some(0));
+}
