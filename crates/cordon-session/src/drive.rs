@@ -665,6 +665,22 @@ fn sandboxed_writes(
         .collect()
 }
 
+/// The request [`prepare`] evaluates and transforms for `argv`: the trusted profile's
+/// command, with the git editor that fails fast ([`no_terminal_git_editor`]) when stdin is
+/// not a `terminal` and the caller chose none. `cordon run --dry-run` builds the same (one
+/// truth: its environment listed fewer variables than the command got).
+pub fn command_request(
+    trust: &TrustProfile,
+    argv: Vec<String>,
+    terminal: bool,
+) -> cordon_sandbox::CommandRequest {
+    let mut req = trust.command(argv);
+    if !terminal && !caller_chose_a_batch_editor(&req.env) {
+        req.env.extend(no_terminal_git_editor());
+    }
+    req
+}
+
 /// Steps 1–3 of one attempt: exec policy → approval (skipped for an approved retry,
 /// `approved`) → sandbox preparation, with the warnings about running unconfined on
 /// stderr. A refusal is the finished [`Report`] (`Err`), its run already finished.
@@ -675,10 +691,7 @@ pub fn prepare(
     spec: &RunSpec,
     approved: Option<(RunId, Verdict)>,
 ) -> Result<Prepared, Box<Report>> {
-    let mut req = trust.command(spec.argv.clone());
-    if !spec.terminal && !caller_chose_a_batch_editor(&req.env) {
-        req.env.extend(no_terminal_git_editor());
-    }
+    let mut req = command_request(trust, spec.argv.clone(), spec.terminal);
     let mut record = trust.evaluate(&req);
     if spec.interactive {
         record.cap_interactive();

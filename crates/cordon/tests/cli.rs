@@ -5757,3 +5757,46 @@ fn explain_offers_a_read_grant_the_run_accepts_for_a_link_to_a_hidden_file() {
     let o = support::out(p.cordon(&["run", "--", "cat", "keylink"]));
     assert_ne!(o.status.code(), Some(0));
 }
+
+/// New-user pass 192, #2 (one truth): the variables `cordon run --dry-run --json` lists
+/// are the ones the command gets — those cordon adds in the sandbox (TMPDIR, the private
+/// caches' variables, the offline knobs, the proxy's, the git editor) included — with the
+/// network off and managed.
+#[test]
+fn dry_run_lists_the_environment_the_command_gets() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = support::Project::new("cordon-dry-env-");
+    for network in ["off", "managed"] {
+        let o = support::out(p.cordon(&[
+            "run",
+            "--network",
+            network,
+            "--dry-run",
+            "--json",
+            "--",
+            "true",
+        ]));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", support::text(&o.stdout)));
+        let mut listed: Vec<String> = v["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect();
+        listed.sort();
+        let o = support::out(p.cordon(&["run", "--network", network, "--", "env", "-0"]));
+        assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+        let mut got: Vec<String> = o
+            .stdout
+            .split(|b| *b == 0)
+            .filter(|l| !l.is_empty())
+            .map(|l| String::from_utf8_lossy(l.split(|b| *b == b'=').next().unwrap()).into_owned())
+            .collect();
+        got.sort();
+        assert_eq!(listed, got, "network {network}");
+        assert!(got.iter().any(|n| n == "TMPDIR"), "{got:?}");
+    }
+}

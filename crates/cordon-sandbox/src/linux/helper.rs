@@ -648,8 +648,25 @@ fn read_status(fd: &OwnedFd) -> Option<SetupStatus> {
     serde_json::from_slice(&bytes).ok()
 }
 
-/// `TMPDIR` for the child: kept when it names an existing directory the sandbox lets the
-/// command write, else `/tmp` when that is writable, else left out.
+/// The environment the helper gives the command for `payload` on this host, as [`run`]
+/// passes it ([`child_env`]) on the rung it would take with the host's features now — for
+/// `cordon run --dry-run`, which listed the payload's variables alone and undercounted
+/// what the command gets (one truth; new-user pass 192, #2). `None` when no rung can
+/// confine the payload here (the run is refused then).
+pub fn command_env(payload: &HelperPayload) -> Option<Vec<(String, String)>> {
+    let mut features = probe_fast();
+    features.disable_by(
+        &payload.disabled_layers,
+        "the caller (payload disabled_layers)",
+    );
+    let plan = plan(&payload.profile, &features).ok()?;
+    Some(child_env(payload, plan.rung))
+}
+
+/// The payload's variables, with `TMPDIR` kept when it names an existing directory the
+/// sandbox lets the command write, else `/tmp` when that is writable, else left out; the
+/// private cache directories' variables on rung 1, the offline knobs with the network
+/// restricted, the proxy's variables with it managed.
 fn child_env(payload: &HelperPayload, rung: Rung) -> Vec<(String, String)> {
     let fs = &payload.profile.filesystem;
     let host = HostFs;

@@ -71,7 +71,7 @@ pub use features::{
     probe, probe_fast, valid_layer_names, Availability, LinuxFeatures, Present, ALL_LAYERS,
     DENIAL_RECORDS_LAYER, DISABLE_LAYERS_ENV, LAYER_NAMES,
 };
-pub use helper::{offline_env, AppliedReport, HelperOutcome, RunRecords};
+pub use helper::{command_env, offline_env, AppliedReport, HelperOutcome, RunRecords};
 pub use layer::{Enforcement, Layer, RootView};
 pub use mounts::{
     check_missing_grants, check_placeholders, layout, layout_for, top_level_refusal, Base, Layout,

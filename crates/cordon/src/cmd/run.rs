@@ -1368,7 +1368,13 @@ fn dry_run(args: &RunArgs, trust: &TrustProfile, mode: ApprovalMode) -> Result<i
     for n in trust.ungranted_extras() {
         eprintln!("cordon: note: {n}");
     }
-    let mut req = trust.command(args.command.clone());
+    // The request the run would build (`cordon_session::drive::prepare`), its git editor
+    // for a command without a terminal included.
+    let mut req = cordon_session::drive::command_request(
+        trust,
+        args.command.clone(),
+        std::io::IsTerminal::is_terminal(&std::io::stdin()),
+    );
     let record = trust.evaluate(&req);
     // As the run would choose its approver (`cordon_session::choose_approver`): scripted
     // answers first, then `--yes`, then a person at the terminal; an ask is refused only
@@ -1568,13 +1574,23 @@ fn print_dry_run(
     asker: Option<&str>,
     json: bool,
 ) -> Result<()> {
+    // What the command gets: the helper's environment for its payload (the variables it
+    // adds: TMPDIR, private caches, offline knobs, the proxy's), else the request's own.
+    #[cfg(target_os = "linux")]
+    let env = exec
+        .payload
+        .as_deref()
+        .and_then(cordon_sandbox::linux::command_env)
+        .unwrap_or_else(|| exec.env.clone());
+    #[cfg(not(target_os = "linux"))]
+    let env = exec.env.clone();
     if json {
         let mut v = serde_json::to_value(exec)?;
         v["additional_permissions"] = serde_json::to_value(overlay)?;
         v["additional_permissions_not_granted"] = json!(not_granted);
         v["approval"] = serde_json::to_value(gate)?;
         // Values of the environment stay out of the report; names are enough to review.
-        v["env"] = json!(exec.env.iter().map(|(k, _)| k).collect::<Vec<_>>());
+        v["env"] = json!(env.iter().map(|(k, _)| k).collect::<Vec<_>>());
         // The payload itself (a memfd handed to the helper) is not shown: it is the
         // resolved profile plus the environment values, which stay out of reports. The
         // resolved profile is shown compactly (one small object per entry), so the
@@ -1611,7 +1627,7 @@ fn print_dry_run(
     println!("cwd:      {}", exec.cwd.display());
     println!(
         "env:      {} variables passed, dropped as secrets: {}",
-        exec.env.len(),
+        env.len(),
         if exec.env_dropped.is_empty() {
             "none".to_string()
         } else {
