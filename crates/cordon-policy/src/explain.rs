@@ -1028,7 +1028,18 @@ impl fmt::Display for Explanation {
                     roots.join(", ")
                 }
             )?;
-            writeln!(
+            if self.kind == ProfileKind::External {
+                // Nothing of it is applied by cordon (R-P1): said as the caller's to enforce,
+                // not as fact (new-user pass 192, #4: "stay read-only", "are hidden").
+                writeln!(
+                    f,
+                    "  external profile: cordon applies none of these entries; the caller \
+                     confines the filesystem ({} protected path(s), {} denied paths are its to \
+                     enforce)",
+                    fs.protected, fs.denied_paths
+                )?;
+            } else {
+                writeln!(
                 f,
                 "  {} protected path(s) inside them stay read-only; {} denied paths are hidden \
                  ({} present here, the others hidden if they appear){}",
@@ -1041,6 +1052,7 @@ impl fmt::Display for Explanation {
                     ""
                 }
             )?;
+            }
         } else {
             writeln!(f, "  unrestricted: every path as the host allows")?;
         }
@@ -1069,6 +1081,13 @@ impl fmt::Display for Explanation {
                 writeln!(
                     f,
                     ": {} on the host; the command sees a stand-in (below)",
+                    access_words(p.access)
+                )?;
+            } else if self.kind == ProfileKind::External {
+                writeln!(
+                    f,
+                    ": {} by the profile, for the caller to enforce (external: cordon applies \
+                     nothing)",
                     access_words(p.access)
                 )?;
             } else {

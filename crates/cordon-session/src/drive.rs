@@ -820,6 +820,19 @@ pub fn prepare(
     if let Some(reason) = &exec.unconfined_reason {
         eprintln!("cordon: warning: running UNCONFINED (explicit opt-in): {reason}");
     }
+    // An external profile (R-P1) has the caller confine the filesystem: cordon applies
+    // none of its entries, which a profile extending a managed one still lists (new-user
+    // pass 192, #4: a deny entry read as enforced, and the run said nothing).
+    if req.profile.kind == cordon_policy::ProfileKind::External
+        && exec.backend == cordon_policy::Backend::None
+        && !is_retry
+    {
+        eprintln!(
+            "cordon: note: profile {:?} is external (kind = \"external\"): the caller confines \
+             the filesystem; cordon applies none of its filesystem entries",
+            req.profile.name
+        );
+    }
     // An earlier run killed before its sweep: finished first, so that this census does
     // not take what it planted for "there before" (attack29 F5).
     // The writable git dirs, once: the census takes them, and an earlier run's record

@@ -5800,3 +5800,51 @@ fn dry_run_lists_the_environment_the_command_gets() {
         assert!(got.iter().any(|n| n == "TMPDIR"), "{got:?}");
     }
 }
+
+/// New-user pass 192, #4: an external profile (R-P1: the caller confines the filesystem)
+/// that extends a managed one keeps its entries, which cordon does not apply: the run says
+/// so on stderr, and `explain` gives a denied path as the caller's to enforce, not as
+/// hidden. Twin: the managed profile it extends hides the path, and explain says "denied".
+#[test]
+fn an_external_profile_says_cordon_applies_none_of_its_entries() {
+    let p = support::Project::new("cordon-external-");
+    let secret = p.root.path().join("secretdir");
+    std::fs::create_dir_all(&secret).unwrap();
+    std::fs::write(secret.join("s.txt"), "TOPSECRET\n").unwrap();
+    let cfg = p.root.path().join("c.toml");
+    for (name, kind) in [("ext", "external"), ("man", "managed")] {
+        let text = format!(
+            "[profiles.{name}]\nextends = \"workspace-write\"\nkind = \"{kind}\"\n\
+             [profiles.{name}.filesystem]\nentries = [{{ path = {:?}, access = \"deny\" }}]\n",
+            secret.display().to_string()
+        );
+        let old = std::fs::read_to_string(&cfg).unwrap_or_default();
+        std::fs::write(&cfg, old + &text).unwrap();
+    }
+    let cfg = cfg.to_str().unwrap();
+    let file = secret.join("s.txt");
+    let file = file.to_str().unwrap();
+    let o = support::out(p.cordon(&["explain", "-c", cfg, "-p", "ext", file]));
+    let text = support::text(&o.stdout);
+    assert!(text.contains("for the caller to enforce"), "{text}");
+    assert!(!text.contains("denied paths are hidden"), "{text}");
+    let o = support::out(p.cordon(&["run", "-c", cfg, "-p", "ext", "--", "cat", file]));
+    assert_eq!(support::text(&o.stdout), "TOPSECRET\n");
+    let err = support::text(&o.stderr);
+    assert!(
+        err.contains("is external") && err.contains("applies none"),
+        "{err}"
+    );
+    if !support::sandbox_available() {
+        return;
+    }
+    let o = support::out(p.cordon(&["explain", "-c", cfg, "-p", "man", file]));
+    let text = support::text(&o.stdout);
+    assert!(
+        text.contains("denied (cannot be read or written)\n"),
+        "{text}"
+    );
+    let o = support::out(p.cordon(&["run", "-c", cfg, "-p", "man", "--", "cat", file]));
+    assert_ne!(o.status.code(), Some(0));
+    assert!(!support::text(&o.stderr).contains("is external"));
+}
