@@ -626,6 +626,16 @@ pub enum ResolveError {
     /// An entry has an empty path.
     #[error("entry {0}: empty path; write `:workspace` for the project root")]
     EmptyPath(usize),
+    /// An error about one entry the user wrote in a config file, named by where it was
+    /// written (`c.toml:4`), not by its place among the profile's entries, most of which are
+    /// built in (new-user pass 192, #5: "entry 155" for the only entry of a profile).
+    #[error("{message}")]
+    InEntry {
+        /// Where the entry was written (`/x/config.toml:12`).
+        at: String,
+        /// The error, with the entry named by `at`.
+        message: String,
+    },
     /// A deny entry under `:home`/`~` but no home directory is known, so the credential
     /// stores cannot be located and hidden (R-P5).
     #[error("entry {index} ({spelling:?}) hides a path under the home directory, but neither $HOME nor the user database names one; set HOME")]
@@ -1386,6 +1396,26 @@ pub(crate) fn read_gitdir_file(fs: &dyn FsView, dotgit: &Path) -> Result<PathBuf
     ))
 }
 
+/// `err` about the entry at `index`, renamed by where it was written when that is a config
+/// file's line (`source` `/x/c.toml:4`): [`ResolveError::InEntry`]. Errors of built-in
+/// entries, of flags, and those that name no entry are kept as they are.
+fn named_by_source(err: ResolveError, index: usize, source: Option<&str>) -> ResolveError {
+    let Some(at) = source.filter(|s| {
+        !s.starts_with("--") && !s.starts_with("built-in") && s.rsplit_once(':').is_some()
+    }) else {
+        return err;
+    };
+    let text = err.to_string();
+    let own = format!("entry {index}");
+    let Some(rest) = text.strip_prefix(&own) else {
+        return err;
+    };
+    ResolveError::InEntry {
+        at: at.to_string(),
+        message: format!("entry at {at}{rest}"),
+    }
+}
+
 /// [`ResolveError::CwdInRebuiltTree`] when `cwd` (canonical) lies in a tree the sandbox
 /// rebuilds per command.
 fn cwd_in_rebuilt_tree(cwd: &Path) -> Option<ResolveError> {
@@ -1508,7 +1538,7 @@ pub fn resolve(
                             spelling,
                         }
                     }
-                    (err, _) => err,
+                    (err, source) => named_by_source(err, index, source),
                 };
                 let mut paths =
                     expand_with_homes(fs, &e.path, index, ctx, &workspace, e.access, &all_homes)

@@ -5848,3 +5848,38 @@ fn an_external_profile_says_cordon_applies_none_of_its_entries() {
     assert_ne!(o.status.code(), Some(0));
     assert!(!support::text(&o.stderr).contains("is external"));
 }
+
+/// New-user pass 192, #5: an error about an entry the user wrote names the file and line
+/// it was written on, not its place among the profile's entries ("entry 155", most of
+/// them built in). Twin: the run is still refused (125).
+#[test]
+fn an_entry_error_names_the_file_and_line_of_the_entry() {
+    let p = support::Project::new("cordon-entry-err-");
+    let cfg = p.root.path().join("c.toml");
+    for (entry, line, says) in [
+        (
+            "{ path = \"~root/x\", access = \"read\" }",
+            5,
+            "\"~root\" is not expanded",
+        ),
+        ("{ path = \"\", access = \"read\" }", 5, "empty path"),
+    ] {
+        std::fs::write(
+            &cfg,
+            format!(
+                "[profiles.q]\nextends = \"workspace-write\"\n[profiles.q.filesystem]\n\
+                 entries = [\n  {entry},\n]\n"
+            ),
+        )
+        .unwrap();
+        let o =
+            support::out(p.cordon(&["run", "-c", cfg.to_str().unwrap(), "-p", "q", "--", "true"]));
+        assert_eq!(o.status.code(), Some(125));
+        let err = support::text(&o.stderr);
+        assert!(
+            err.contains(&format!("c.toml:{line}")) && err.contains(says),
+            "{err}"
+        );
+        assert!(!err.contains("entry 1"), "{err}");
+    }
+}
