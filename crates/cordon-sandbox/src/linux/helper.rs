@@ -2174,8 +2174,9 @@ fn run_landlock_only(
 }
 
 /// Says on stderr which empty `.git`/`.cordon` placeholders were just made in a directory
-/// other than the workspace — a `-w` grant such as `/etc` or `~` — where nobody expects
-/// them (new-user pass 182 #2: they appeared in `/etc` without a word). They stay (see
+/// other than the workspace — a `-w` grant such as `/etc` or `~`, or a bare repository in
+/// the workspace (attack pass 191: it was called "the writable grant") — where nobody
+/// expects them (new-user pass 182 #2: they appeared in `/etc` without a word). They stay (see
 /// [`mounts::Placeholder`]); the workspace's own are the usual case and not said.
 fn say_marker_placeholders(made: &[mounts::Placeholder], workspace: &std::path::Path) {
     let mut dirs: Vec<&std::path::Path> = made
@@ -2191,7 +2192,8 @@ fn say_marker_placeholders(made: &[mounts::Placeholder], workspace: &std::path::
     dirs.dedup();
     for d in dirs {
         eprintln!(
-            "cordon: note: made empty .git and .cordon directories in {} (the writable grant): \
+            "cordon: note: made empty .git and .cordon directories in {} (a writable directory \
+             other than the workspace — a grant, or a bare repository — with no project marker): \
              read-only placeholders that keep a command from making a repository or a project \
              there; they stay (README: placeholders)",
             d.display()
