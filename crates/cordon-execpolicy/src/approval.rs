@@ -5,7 +5,7 @@
 //! |---|---|---|---|---|---|
 //! | forbid | any | refuse | refuse | refuse | refuse |
 //! | allow | rule / known-safe | run | run | run | run |
-//! | ask | a rule says ask, or a dangerous finding | approval | approval | refuse | run |
+//! | ask | a rule says ask, a dangerous finding, or an unparsable / run-time-code construct | approval | approval | refuse | run |
 //! | ask | unknown, opaque, or capped (redirect, …) | approval | run | run | run |
 //!
 //! Outside `untrusted`, a command nobody has a rule for runs: with the profile's sandbox
@@ -80,14 +80,19 @@ pub enum Gate {
 }
 
 /// Whether an `ask` was raised explicitly in any segment
-/// ([`crate::SegmentRecord::asks_explicitly`]) rather than by default (unknown program,
-/// opaque script, or an allowed command capped by a redirect, …: new-user pass nu9, with
-/// `allow npm test`, `npm test > log.txt` needed an approval; without the rule it ran).
+/// ([`crate::SegmentRecord::asks_explicitly`]) or by an opaque construct asked about in
+/// every mode ([`crate::OpaqueKind::asks_in_every_mode`]: a script that does not parse
+/// cleanly, text run as code at run time), rather than by default (unknown program, other
+/// opaque constructs, or an allowed command capped by a redirect, …: new-user pass nu9,
+/// with `allow npm test`, `npm test > log.txt` needed an approval; without the rule it
+/// ran).
 pub fn explicit_ask(record: &DecisionRecord) -> bool {
-    record
-        .segments
-        .iter()
-        .any(crate::SegmentRecord::asks_explicitly)
+    record.decision == Decision::Ask
+        && (record
+            .segments
+            .iter()
+            .any(crate::SegmentRecord::asks_explicitly)
+            || record.opaque.iter().any(|o| o.kind.asks_in_every_mode()))
 }
 
 /// Said in a refusal's reason where an approval was needed and no one can give it here

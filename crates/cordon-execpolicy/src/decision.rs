@@ -312,8 +312,7 @@ impl fmt::Display for DecisionRecord {
         // An ask that no rule or finding makes is asked only in `untrusted` mode: the
         // headline says so, not a bare "ask" (new-user pass nu62: `check` headlined
         // `python3 app.py` "ask" and then said it would run).
-        let only_untrusted = self.decision == Decision::Ask
-            && !self.segments.iter().any(SegmentRecord::asks_explicitly);
+        let only_untrusted = self.decision == Decision::Ask && !crate::approval::explicit_ask(self);
         if only_untrusted {
             writeln!(
                 f,
@@ -936,7 +935,9 @@ fn overall(records: &[SegmentRecord], opaque_list: &[OpaqueConstruct]) -> (Decis
     match records.iter().map(|r| r.decision).max() {
         None => (
             Decision::Ask,
-            if opaque {
+            if let Some(why) = asked_opaque(opaque_list) {
+                format!("no command could be extracted: {why}")
+            } else if opaque {
                 format!(
                     "no command could be extracted ({})",
                     opaque_kinds(opaque_list)
@@ -984,6 +985,8 @@ fn overall(records: &[SegmentRecord], opaque_list: &[OpaqueConstruct]) -> (Decis
             let explicit = records.get(i).is_some_and(SegmentRecord::asks_explicitly);
             let mut s = if explicit {
                 format!("segment {i} `{cmd}` needs approval: {why}")
+            } else if let Some(why) = asked_opaque(opaque_list) {
+                format!("the command needs approval: {why}")
             } else {
                 let capped = records.get(i).is_some_and(|r| !r.caps.is_empty());
                 let what = if capped {
@@ -1001,6 +1004,13 @@ fn overall(records: &[SegmentRecord], opaque_list: &[OpaqueConstruct]) -> (Decis
             }
             (Decision::Ask, s)
         }
+        Some(Decision::Allow) if asked_opaque(opaque_list).is_some() => (
+            Decision::Ask,
+            format!(
+                "the command needs approval: {}",
+                asked_opaque(opaque_list).unwrap_or_default()
+            ),
+        ),
         Some(Decision::Allow) if opaque => (
             Decision::Ask,
             format!(
@@ -1096,6 +1106,32 @@ pub(crate) fn evaluate(
         segments: records,
         suggested_rule,
     }
+}
+
+/// Why an opaque construct asked about in every mode ([`OpaqueKind::asks_in_every_mode`])
+/// makes the command ask, naming the first one; `None` when there is none.
+fn asked_opaque(o: &[OpaqueConstruct]) -> Option<String> {
+    let c = o.iter().find(|c| c.kind.asks_in_every_mode())?;
+    let what = match c.kind {
+        OpaqueKind::ParseError => {
+            "the script does not parse cleanly, so not every command in \
+                                   it is known (never allowed)"
+        }
+        OpaqueKind::PromptExpansion => {
+            "a value is expanded as a prompt (`${x@P}`, PS0/PS1/PS2/PS4), which runs the \
+             command substitutions it holds"
+        }
+        OpaqueKind::ReevaluatedText => {
+            "a variable holds command-substitution text and is \
+                                        read again as code (arithmetic, a variable name, trap, \
+                                        eval): that substitution runs unchecked"
+        }
+        _ => {
+            "a shell's start-up file (BASH_ENV/ENV) is not a static plain path: what it runs \
+              is not checked"
+        }
+    };
+    Some(format!("{what} ({}: {})", c.kind, c.text))
 }
 
 fn opaque_kinds(o: &[OpaqueConstruct]) -> String {

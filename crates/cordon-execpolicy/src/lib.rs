@@ -59,6 +59,7 @@
 //! | allowed but capped (file redirect, sensitive env, non-ASCII name) | ask |
 //! | no rule, not known-safe | ask |
 //! | opaque script, all visible segments allowed | ask |
+//! | script that does not parse cleanly, `${x@P}`, substitution text read again as code, `BASH_ENV=<(…)` ([`OpaqueKind::asks_in_every_mode`]) | ask, in every approval mode |
 //! | empty command / no segments | ask |
 //!
 //! ## Dangerous-command findings (R-A4)

@@ -159,6 +159,17 @@ pub enum OpaqueKind {
     UnsetFunction,
     /// A `{ …; }` or `( … )` group after `time`, `coproc` or `!` that the grammar splits.
     KeywordCompound,
+    /// `${x@P}`: the value is expanded as a prompt string, which runs the command
+    /// substitutions it holds (attack pass 193 F3).
+    PromptExpansion,
+    /// A variable is assigned text holding command-substitution syntax (`x='a[$(cmd)]'`)
+    /// and the script has a context that reads a variable's value as code (arithmetic,
+    /// `printf -v "$x"`, `read "$x"`, `declare "$x"`, `unset "$x"`, `${!x}`, `trap`,
+    /// `eval`): the substitution runs there (attack pass 193 F3).
+    ReevaluatedText,
+    /// `BASH_ENV` / `ENV` set to something other than a static plain path (`BASH_ENV=<(…)`):
+    /// a shell started later runs that file's text first (attack pass 193 F2).
+    StartupFile,
 }
 
 impl OpaqueKind {
@@ -206,6 +217,9 @@ impl OpaqueKind {
             OpaqueKind::FindExecUnterminated => "find_exec_unterminated",
             OpaqueKind::UnsetFunction => "unset_function",
             OpaqueKind::KeywordCompound => "keyword_compound",
+            OpaqueKind::PromptExpansion => "prompt_expansion",
+            OpaqueKind::ReevaluatedText => "reevaluated_text",
+            OpaqueKind::StartupFile => "startup_file",
         }
     }
 
@@ -221,6 +235,21 @@ impl OpaqueKind {
             "case" => OpaqueKind::Case,
             _ => OpaqueKind::UnknownSyntax,
         }
+    }
+
+    /// Constructs that are asked about in every approval mode but `bypass`, as a dangerous
+    /// finding is (R-A5): a script that does not parse cleanly (its commands are not all
+    /// known: attack pass 193 F1, `case … ;& esac; git push --force` ran unasked) and
+    /// text that runs as code only at run time ([`OpaqueKind::PromptExpansion`],
+    /// [`OpaqueKind::ReevaluatedText`], [`OpaqueKind::StartupFile`]).
+    pub fn asks_in_every_mode(self) -> bool {
+        matches!(
+            self,
+            OpaqueKind::ParseError
+                | OpaqueKind::PromptExpansion
+                | OpaqueKind::ReevaluatedText
+                | OpaqueKind::StartupFile
+        )
     }
 
     /// Constructs whose body the parser walks completely (substitutions, loops,

@@ -309,6 +309,46 @@ fn grammar_safe(src: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// `src` with the bash operators tree-sitter-bash 0.25 does not know replaced by stand-ins
+/// of the same length that it does, or `None` when there is none: `;&` → `;;` and `;;&` →
+/// `;; ` (fall-through terminators, accepted by the grammar except on the last case item;
+/// every item's commands are walked either way) and `<>` → `> ` (the read-write
+/// redirection, recognised again by [`Builder::redirect`] from the source text). Only
+/// used when `src` itself does not parse cleanly and the stand-in does (attack pass 193
+/// F1, F8); node text is still read from `src`. An operator escaped by a backslash is left.
+fn grammar_gaps(src: &str) -> Option<String> {
+    let mut b = src.as_bytes().to_vec();
+    let mut changed = false;
+    let mut i = 0;
+    while i + 1 < b.len() {
+        let escaped = i > 0 && b[i - 1] == b'\\';
+        match (b[i], b[i + 1]) {
+            (b';', b'&') if !escaped => {
+                // `;;&` (the first `;` already seen) or `;&`.
+                b[i + 1] = if i > 0 && b[i - 1] == b';' {
+                    b' '
+                } else {
+                    b';'
+                };
+                changed = true;
+                i += 2;
+            }
+            (b'<', b'>') if !escaped && (i == 0 || b[i - 1] != b'<') => {
+                b[i] = b'>';
+                b[i + 1] = b' ';
+                changed = true;
+                i += 2;
+            }
+            _ => i += 1,
+        }
+    }
+    if changed {
+        String::from_utf8(b).ok()
+    } else {
+        None
+    }
+}
+
 /// A word after quote removal. `dynamic` words keep their source spelling.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Word {
@@ -550,6 +590,10 @@ struct Builder<'o> {
     /// Set by [`Builder::list_stmt`]: the plain `cd`s a `cd x || exit` list guarantees
     /// for the statements after it in the same block.
     guard: Vec<usize>,
+    /// The first assignment whose value holds command-substitution text
+    /// ([`holds_substitution_text`]), and the first context that reads a variable's value
+    /// again as code: together they make the script [`OpaqueKind::ReevaluatedText`].
+    reeval: (Option<String>, Option<String>),
 }
 
 fn is_statement_kind(k: &str) -> bool {
@@ -693,14 +737,29 @@ impl<'o> Builder<'o> {
             full: false,
             functions: Vec::new(),
             guard: Vec::new(),
+            reeval: (None, None),
         }
     }
 
-    fn finish(self) -> ParsedCommand {
+    fn finish(mut self) -> ParsedCommand {
+        if let (Some(value), Some(context)) = self.reeval.clone() {
+            self.opaque(OpaqueKind::ReevaluatedText, &format!("{value} … {context}"));
+        }
         self.out
     }
 
+    /// Record a context that reads a variable's value again as code (arithmetic, a name
+    /// operand taken from a variable, `${!x}`, `trap`, `eval`; attack pass 193 F3).
+    fn reeval_context(&mut self, text: &str) {
+        if self.reeval.1.is_none() {
+            self.reeval.1 = Some(excerpt(text));
+        }
+    }
+
     fn opaque(&mut self, kind: OpaqueKind, text: &str) {
+        if kind == OpaqueKind::Arithmetic {
+            self.reeval_context(text);
+        }
         if self.out.opaque.len() >= 256 {
             return;
         }
@@ -808,6 +867,15 @@ impl<'o> Builder<'o> {
         let Some(tree) = parse_tree(script) else {
             self.opaque(OpaqueKind::ParseError, script);
             return;
+        };
+        // Bash syntax the grammar lacks (`;&`/`;;&` ending the last case item, the `<>`
+        // redirection): read through a same-length stand-in when that parses cleanly.
+        let tree = match tree.root_node().has_error().then(|| grammar_gaps(script)) {
+            Some(Some(stand_in)) => match parse_tree(&stand_in) {
+                Some(t) if !t.root_node().has_error() => t,
+                _ => tree,
+            },
+            _ => tree,
         };
         let root = tree.root_node();
         if root.has_error() {
@@ -939,9 +1007,19 @@ impl<'o> Builder<'o> {
             | "c_style_for_statement"
             | "case_statement" => self.control_flow(d, node, frame),
             "test_command" => self.test_command(d, node, frame),
-            "declaration_command" => self.declaration(d, node, frame),
+            "declaration_command" => {
+                let text = node_text(src, node);
+                // `declare "$x"=1`, `declare -n r=…`: a name taken from a value.
+                if text.contains('$') || text.split_whitespace().any(|w| w == "-n") {
+                    self.reeval_context(text);
+                }
+                self.declaration(d, node, frame)
+            }
             "unset_command" => {
                 let text = node_text(src, node);
+                if text.contains('$') {
+                    self.reeval_context(text);
+                }
                 if text.contains('[') {
                     // `unset 'a[$(cmd)]'` evaluates the subscript.
                     self.opaque(OpaqueKind::Arithmetic, text);
@@ -1233,10 +1311,33 @@ impl<'o> Builder<'o> {
             }
             None => (String::new(), false),
         };
+        self.assigned(&name, &value, dynamic, node_text(src, node));
         EnvAssignment {
             name,
             value,
             dynamic,
+        }
+    }
+
+    /// What an assignment of `value` to `name` means beyond the variable (attack pass
+    /// 193): a value holding command-substitution text is remembered for
+    /// [`OpaqueKind::ReevaluatedText`]; a prompt (`PS0`, `PS1`, `PS2`, `PS4`) holding it runs
+    /// it when the prompt is shown (`PS4` under `set -x`); `BASH_ENV`/`ENV` that is not a
+    /// static plain path names a start-up file whose text is known only at run time.
+    fn assigned(&mut self, name: &str, value: &str, dynamic: bool, text: &str) {
+        let holds = holds_substitution_text(value, dynamic);
+        if holds && self.reeval.0.is_none() {
+            self.reeval.0 = Some(excerpt(text));
+        }
+        if holds && matches!(name, "PS0" | "PS1" | "PS2" | "PS4") {
+            self.opaque(OpaqueKind::PromptExpansion, text);
+        }
+        let plain_path = !dynamic
+            && !value.contains(['$', '`', '<', '>', '('])
+            && !value.starts_with("/dev/")
+            && !value.starts_with("/proc/");
+        if matches!(name, "BASH_ENV" | "ENV") && !value.is_empty() && !plain_path {
+            self.opaque(OpaqueKind::StartupFile, text);
         }
     }
 
@@ -1262,6 +1363,17 @@ impl<'o> Builder<'o> {
                 match kind(node) {
                     "arithmetic_expansion" => {
                         self.opaque(OpaqueKind::Arithmetic, node_text(src, node))
+                    }
+                    // `${x@P}` runs the substitutions in x's value; `${!x}` reads x's value
+                    // as a name, whose subscript is evaluated (attack pass 193 F3).
+                    "expansion" => {
+                        let t = node_text(src, node);
+                        if t.contains("@P") {
+                            self.opaque(OpaqueKind::PromptExpansion, t);
+                        }
+                        if t.starts_with("${!") {
+                            self.reeval_context(t);
+                        }
                     }
                     // `${x:-`cmd`}`: the grammar leaves backticks inside an expansion as text.
                     "word" if has_unparsed_expansion(node_text(src, node)) => {
@@ -1525,6 +1637,10 @@ impl<'o> Builder<'o> {
             }
             match kind(ch) {
                 "file_descriptor" => fd = Some(node_text(src, ch).to_string()),
+                // `<>` read through its stand-in `>` ([`grammar_gaps`]).
+                ">" if src.get(ch.start_byte()..ch.start_byte() + 2) == Some("<>") => {
+                    op.push_str("<>")
+                }
                 _ if !ch.is_named() => op.push_str(kind(ch)),
                 _ => {
                     let w = self.word(at.down(), ch, pending);
@@ -1649,6 +1765,9 @@ impl<'o> Builder<'o> {
         if body.is_none() && !f.redirects.is_empty() {
             self.redirect_only(Vec::new(), Vec::new(), &f);
         }
+        // The segment a simple command's redirections belong to: what their substitutions
+        // feed (`bash < <(curl …)`: attack pass 193 F2).
+        let body_first = self.out.segments.len();
         if let Some(b) = body {
             if piped.is_empty() {
                 self.stmt(at, b, &f);
@@ -1670,7 +1789,13 @@ impl<'o> Builder<'o> {
                 }
             }
         }
-        self.walk_pending(at, pending, None, frame);
+        let owner = (body.is_some_and(|b| kind(b) == "command")
+            && self.out.segments.len() > body_first)
+            .then_some(body_first);
+        self.walk_pending(at, pending, owner, frame);
+        if let Some(i) = owner {
+            self.substituted_input(at, i, frame);
+        }
         for a in after {
             self.stmt(at, a, frame);
         }
@@ -1728,6 +1853,9 @@ impl<'o> Builder<'o> {
             None
         };
         self.walk_pending(at, pending, first, frame);
+        if let Some(i) = first {
+            self.substituted_input(at, i, frame);
+        }
         if !inner_stmts.is_empty() {
             let head = node_text(src, node);
             self.opaque(OpaqueKind::KeywordCompound, head);
@@ -2005,6 +2133,33 @@ impl<'o> Builder<'o> {
             return;
         }
         let name = seg.program.name.as_str();
+        // Builtins that read a variable's value as a name or as code (`read "$x"`,
+        // `printf -v "$x"`, `trap "$x" EXIT`, `eval "$x"`; attack pass 193 F3).
+        if !seg.dynamic_args.is_empty()
+            && matches!(
+                name,
+                "read"
+                    | "mapfile"
+                    | "readarray"
+                    | "getopts"
+                    | "wait"
+                    | "trap"
+                    | "eval"
+                    | "unset"
+                    | "declare"
+                    | "typeset"
+                    | "local"
+                    | "export"
+                    | "readonly"
+                    | "let"
+            )
+            || (name == "printf" && seg.argv.iter().any(|a| a == "-v"))
+        {
+            let text = seg.argv.join(" ");
+            self.reeval_context(&text);
+        }
+        let seg = &self.out.segments[idx];
+        let name = seg.program.name.as_str();
         if INTERPRETERS.contains(&name) {
             self.interpreter_input(at, idx, frame);
             return;
@@ -2068,6 +2223,30 @@ impl<'o> Builder<'o> {
             f.parent = Some(idx);
             f.pipeline = None;
             self.parse_into(&input, &f, at);
+        }
+    }
+
+    /// A shell whose program is a process substitution's output (`bash < <(echo TEXT)`,
+    /// `sh <(printf …)`): when [`static_output`] knows what that writes, it is parsed one
+    /// shell level down as the shell's input, so that what it runs is checked (attack pass
+    /// 193 F2); any other producer is asked about by the dangerous-command detector.
+    fn substituted_input(&mut self, at: Cursor<'_>, idx: usize, frame: &Frame) {
+        let seg = &self.out.segments[idx];
+        if !seg.program.is_trusted_name()
+            || !crate::knowledge::shells::SHELLS.contains(&seg.program.name.as_str())
+        {
+            return;
+        }
+        let text =
+            match crate::knowledge::shells::program_from_substitution(&self.out.segments, idx) {
+                Some(Some(producer)) => static_output(producer),
+                _ => None,
+            };
+        if let Some(text) = text {
+            let mut f = frame.with_context(Context::ShellInput);
+            f.parent = Some(idx);
+            f.pipeline = None;
+            self.parse_into(&text, &f, at);
         }
     }
 
@@ -2189,6 +2368,28 @@ fn normalize_abs(p: &str) -> Option<String> {
 /// Whether literal text still holds an unescaped backtick or a `$` that starts an
 /// expansion (`$(`, `${`, `$name`, `$1`, `$?`, …): text the grammar did not turn into an
 /// expansion node although bash would expand it.
+/// Whether an assigned value may hold command-substitution text that runs when the value
+/// is read again as code (`x='a[$(cmd)]'; (( x ))`). A static value: it contains `$(`, a
+/// backtick, `<(` or `>(`. A dynamic value (its source spelling): a `(` that does not open
+/// one of its own substitutions (`"a[${d}(cmd)]"` with `d='$'`), or more than one
+/// substitution (one may print such text). Values read from files or command output at
+/// run time are not followed.
+fn holds_substitution_text(value: &str, dynamic: bool) -> bool {
+    if !dynamic {
+        return ["$(", "`", "<(", ">("].iter().any(|p| value.contains(p));
+    }
+    if value.starts_with("$((") && value.ends_with("))") {
+        // An arithmetic expansion's value is a number.
+        return false;
+    }
+    let b = value.as_bytes();
+    let spliced = b
+        .iter()
+        .enumerate()
+        .any(|(i, &c)| c == b'(' && !(i > 0 && matches!(b[i - 1], b'$' | b'(' | b'<' | b'>')));
+    spliced || value.matches("$(").count() > 1 || value.matches('`').count() > 2
+}
+
 fn has_unparsed_expansion(raw: &str) -> bool {
     let mut chars = raw.chars().peekable();
     while let Some(c) = chars.next() {

@@ -38,6 +38,9 @@ struct Case {
     finding: Option<String>,
     /// A finding id that must not be there (the twin of a `finding` case).
     no_finding: Option<String>,
+    /// Whether the ask is asked in every approval mode but `bypass`
+    /// (`approval::explicit_ask`), not only in `untrusted`.
+    asks: Option<bool>,
     /// `false` = no suggestion; an array = that pattern.
     suggest: Option<toml::Value>,
     cwd: Option<String>,
@@ -101,6 +104,11 @@ fn table_driven_cases() {
         if let Some(b) = c.bypass {
             if rec.sandbox.bypass != b {
                 problems.push(format!("bypass = {} != expected {b}", rec.sandbox.bypass));
+            }
+        }
+        if let Some(a) = c.asks {
+            if cordon_execpolicy::approval::explicit_ask(&rec) != a {
+                problems.push(format!("asks in every mode != expected {a}"));
             }
         }
         if let Some(f) = &c.finding {

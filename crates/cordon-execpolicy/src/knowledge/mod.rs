@@ -6,6 +6,7 @@ use shells::INTERPRETERS;
 use variables::runs_arithmetic;
 
 mod disks;
+mod run_time_code;
 pub(crate) mod shells;
 mod toolchains;
 pub(crate) mod variables;
@@ -1856,6 +1857,7 @@ pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
             ));
         }
     }
+    run_time_code::check(danger_name(seg).as_deref(), idx, cx.segments, &mut out);
     let Some(name) = danger_name(seg) else {
         dynamic_program_checks(seg, cx, &mut out);
         return out;

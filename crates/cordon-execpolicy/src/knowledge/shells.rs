@@ -154,6 +154,72 @@ pub(crate) fn program_source(name: &str, args: &[String]) -> ProgramSource {
     ProgramSource::Stdin
 }
 
+/// Whether interpreter (or `source`/`.`) segment `idx` of `segs` takes its program from a
+/// process substitution or a file descriptor: its input redirected from `<(…)` (`bash <
+/// <(curl …)`), a `<(…)` script operand, or a `/dev/fd/N` or `/proc/…/fd/N` script operand
+/// (N not 0; `bash /dev/fd/3 3< <(…)`). `Some(Some(p))` when the program is the output of
+/// the one command `p` run in that substitution, `Some(None)` when it is not known which
+/// command writes it, `None` when the program comes from elsewhere (attack pass 193 F2).
+pub(crate) fn program_from_substitution(
+    segs: &[crate::model::Segment],
+    idx: usize,
+) -> Option<Option<&crate::model::Segment>> {
+    use crate::model::{Context, RedirectKind};
+    let seg = segs.get(idx)?;
+    let name = seg.program.name.as_str();
+    let fd_path = |a: &str| {
+        let n = a.strip_prefix("/dev/fd/").or_else(|| {
+            a.strip_prefix("/proc/")
+                .and_then(|r| r.split_once("/fd/"))
+                .map(|(_, n)| n)
+        });
+        n.is_some_and(|n| n != "0")
+    };
+    let operand = if INTERPRETERS.contains(&name) {
+        match program_source(name, &seg.argv[1..]) {
+            ProgramSource::Stdin => None,
+            ProgramSource::Operand(i) => Some(i + 1),
+            ProgramSource::Argument => return None,
+        }
+    } else if matches!(name, "source" | ".") {
+        seg.argv
+            .iter()
+            .skip(1)
+            .position(|a| a != "--")
+            .map(|i| i + 1)
+    } else {
+        return None;
+    };
+    let substituted = |a: &str| a.starts_with("<(");
+    let from = match operand {
+        None => seg.redirections.iter().any(|r| {
+            r.kind == RedirectKind::Read
+                && r.fd.as_deref().is_none_or(|f| f == "0")
+                && substituted(&r.target)
+        }),
+        Some(i) => seg
+            .argv
+            .get(i)
+            .is_some_and(|a| substituted(a) || fd_path(a)),
+    };
+    if !from {
+        return None;
+    }
+    let fd = operand.is_some_and(|i| seg.argv.get(i).is_some_and(|a| fd_path(a)));
+    let producers: Vec<&crate::model::Segment> = segs
+        .iter()
+        .filter(|s| {
+            s.parent == Some(idx)
+                && s.context.last() == Some(&Context::ProcessSubstitution)
+                && s.pipeline.is_none()
+        })
+        .collect();
+    Some(match producers.as_slice() {
+        [one] if !fd => Some(*one),
+        _ => None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
