@@ -1465,6 +1465,50 @@ pub fn is_home_under_tmp_note(note: &str) -> bool {
     note.starts_with(HOME_UNDER_TMP_PREFIX) && note.contains("lies under /tmp")
 }
 
+/// The start of the note [`loopback_allow_notes`] makes.
+const LOOPBACK_ALLOW_PREFIX: &str = "network.allow ";
+
+/// Whether `note` (one of [`ResolvedProfile::notes`]) is one of [`loopback_allow_notes`]:
+/// `cordon run` prints it before the command starts, as the command's own error (curl's
+/// "connection refused") would not say why.
+pub fn is_said_before_run(note: &str) -> bool {
+    is_home_under_tmp_note(note)
+        || (note.starts_with(LOOPBACK_ALLOW_PREFIX) && note.contains("NO_PROXY"))
+}
+
+/// With a managed network, a note for each `network.allow` rule naming a loopback address
+/// (`127.0.0.1:18765`, `127.0.0.0/8`, `[::1]:80`, `localhost`): clients do not send those
+/// destinations to the proxy at all (`NO_PROXY` names the command's own loopback), so the
+/// rule alone reaches nothing of the host; a host service on a loopback port is reached by
+/// forwarding it (`network.local`, `--local-port`) (new-user pass 192, #3).
+fn loopback_allow_notes(profile: &PermissionProfile) -> Vec<String> {
+    use crate::hosts::{HostPattern, HostRule};
+    if profile.network != crate::NetworkPolicy::Managed {
+        return Vec::new();
+    }
+    profile
+        .network_rules
+        .allow
+        .iter()
+        .filter(|text| {
+            HostRule::parse(text).is_ok_and(|r| match r.pattern {
+                HostPattern::Net(ip, _) => ip.is_loopback(),
+                HostPattern::Exact(n) => n == "localhost",
+                _ => false,
+            })
+        })
+        .map(|text| {
+            format!(
+                "{LOOPBACK_ALLOW_PREFIX}{text:?} names a loopback address, which clients do not \
+                 send to the proxy (NO_PROXY names localhost, 127.0.0.1 and ::1: the command's \
+                 own loopback, where its own servers listen); to reach a service on the host's \
+                 loopback, forward its port: network.local = [\"127.0.0.1:PORT\"] or \
+                 --local-port 127.0.0.1:PORT"
+            )
+        })
+        .collect()
+}
+
 /// Compiles `profile` for `ctx` (R-P2, R-P3).
 ///
 /// Order of the resulting entries: the profile's entries (each spelling possibly expanded to
@@ -1982,6 +2026,7 @@ pub fn resolve(
             ));
         }
     }
+    notes.extend(loopback_allow_notes(profile));
     let stripped = stripped_files(&filesystem);
     let unix_sockets = resolve_unix_sockets(profile, ctx, fs, &workspace)?;
     Ok(ResolvedProfile {

@@ -794,7 +794,7 @@ pub fn prepare(
         // said before the command runs, so it is read before the command's own errors
         // (new-user passes nu58, nu60).
         for n in exec.resolved.iter().flat_map(|r| &r.notes) {
-            if cordon_policy::resolve::is_home_under_tmp_note(n) {
+            if cordon_policy::resolve::is_said_before_run(n) {
                 eprintln!("cordon: note: {}", cordon_policy::text::printable(n));
             }
         }

@@ -5883,3 +5883,51 @@ fn an_entry_error_names_the_file_and_line_of_the_entry() {
         assert!(!err.contains("entry 1"), "{err}");
     }
 }
+
+/// New-user pass 192, #3: a managed network's `allow` rule naming a loopback address
+/// reaches nothing (clients skip the proxy for loopback, `NO_PROXY`): the run says so
+/// before the command starts, with the forward to use instead. Twin: a rule for a name
+/// says nothing.
+#[test]
+fn a_loopback_allow_rule_is_said_to_need_a_forward() {
+    let p = support::Project::new("cordon-loopback-allow-");
+    let cfg = p.root.path().join("m.toml");
+    for (allow, said) in [("127.0.0.1:18765", true), ("example.com", false)] {
+        std::fs::write(
+            &cfg,
+            format!(
+                "[profiles.m]\nextends = \"workspace-write\"\n[profiles.m.network]\n\
+                 mode = \"managed\"\nallow = [\"{allow}\"]\n"
+            ),
+        )
+        .unwrap();
+        let o = support::out(p.cordon(&[
+            "run",
+            "-c",
+            cfg.to_str().unwrap(),
+            "-p",
+            "m",
+            "--dry-run",
+            "--json",
+            "--",
+            "true",
+        ]));
+        let text = support::text(&o.stdout);
+        assert_eq!(
+            text.contains("names a loopback address"),
+            said,
+            "{allow}: {text}"
+        );
+        if !support::sandbox_available() {
+            continue;
+        }
+        let o =
+            support::out(p.cordon(&["run", "-c", cfg.to_str().unwrap(), "-p", "m", "--", "true"]));
+        let err = support::text(&o.stderr);
+        assert_eq!(
+            err.contains("--local-port 127.0.0.1:PORT"),
+            said,
+            "{allow}: {err}"
+        );
+    }
+}
