@@ -942,7 +942,9 @@ fn more_commands_handed_to_git_and_shells_are_checked() {
             "git config remote.x.url 'ext::sh -c id'",
             "git grep -n foo",
             "printf '%s\\n' a b | sh",
-            "patch -p1 < fix.diff",
+            // A patch that names the files it writes (attack pass 193 F8: one that takes
+            // them from the diff may write .git/config, and asks).
+            "patch -o fixed.c a.c < fix.diff",
             "mv a.txt b.txt",
             "mv build/* dist/",
         ],

@@ -6,6 +6,7 @@ use shells::INTERPRETERS;
 use variables::runs_arithmetic;
 
 mod disks;
+mod languages;
 mod run_time_code;
 pub(crate) mod shells;
 mod toolchains;
@@ -971,7 +972,6 @@ impl LongOption {
     }
 
     /// The full name, without the leading `--`.
-    #[cfg(test)]
     pub(crate) fn name(&self) -> &'static str {
         self.name
     }
@@ -1867,6 +1867,19 @@ pub(crate) fn dangerous(idx: usize, cx: &DangerCtx<'_>) -> Vec<Finding> {
         out.extend(disks::disk_overwrite(&name, &disk_args));
     }
     program_checks(&name, seg, cx, &mut out);
+    if let Some(e) = brace_expanded(seg) {
+        let mut more = Vec::new();
+        program_checks(&name, &e, cx, &mut more);
+        for f in more {
+            if !out.iter().any(|o| o.id == f.id) {
+                out.push(finding(
+                    f.id,
+                    f.decision,
+                    format!("with its braces expanded: {}", f.reason),
+                ));
+            }
+        }
+    }
     code_from_run_time(&name, idx, cx, &mut out);
     fork_bomb(&name, seg, &mut out);
     download_to_interpreter(&name, idx, cx, &mut out);
@@ -2057,6 +2070,7 @@ fn redirect_writes(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
 /// The checks that depend on what the program is.
 fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let args = &seg.argv[1..];
+    languages::checks(name, seg, cx, out);
     match name {
         "sudo" | "doas" | "su" | "pkexec" | "run0" => out.push(finding(
             FindingId::PrivilegeEscalation,
@@ -2068,7 +2082,22 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
             rm_of_listed_files(seg, cx, out);
         }
         "find" if args.iter().any(|a| a == "-delete") => find_delete_check(seg, cx, out),
+        // `git-reset --hard`, `/usr/lib/git-core/git-reset --hard`: git's dashed programs
+        // are its subcommands (attack pass 193 F6).
+        n if n.len() > 4 && n.starts_with("git-") => {
+            let mut argv = vec!["git".to_string(), n[4..].to_string()];
+            argv.extend(args.iter().cloned());
+            let shift = |v: &[usize]| v.iter().filter(|&&i| i > 0).map(|i| i + 1).collect();
+            let as_git = Segment {
+                argv,
+                dynamic_args: shift(&seg.dynamic_args),
+                glob_args: shift(&seg.glob_args),
+                ..seg.clone()
+            };
+            program_checks("git", &as_git, cx, out);
+        }
         "git" => {
+            git_option_globs(seg, out);
             git_check(seg, cx, out);
             if git_subcommand_index(seg).is_some_and(|s| seg.argv[s] == "apply") {
                 reverse_diff_applied(seg, cx, out);
@@ -2132,6 +2161,24 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
         }
         "patch" => reverse_diff_applied(seg, cx, out),
         "sed" => sed_in_place_check(seg, cx, out),
+        // `find . -name .git -exec mv {} /tmp \;` moves the history away (attack pass 193).
+        "mv" | "trash-put" | "trash" | "gtrash" | "rmtrash" | "gio"
+            if args.iter().any(|a| a == "{}") =>
+        {
+            let find = seg
+                .wrappers
+                .iter()
+                .find(|w| w.name == "find -exec")
+                .map(|w| &w.argv[1..w.argv.len().saturating_sub(1)]);
+            if let Some(fargs) = find.filter(|f| !find_spares_history(f, cx, true)) {
+                out.extend(cx.first_project_target(find_starts(fargs), |why| {
+                    format!("find whose tests do not provably spare the history feeds {name} {why}")
+                }));
+            }
+            if name == "mv" {
+                copy_target_check(name, seg, cx, out);
+            }
+        }
         "cp" | "mv" | "install" | "ln" | "rsync" | "truncate" => {
             copy_target_check(name, seg, cx, out);
             if name == "rsync" {
@@ -2150,7 +2197,7 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
                 .find(|w| w.name == "find -exec")
                 .map(|w| &w.argv[1..w.argv.len().saturating_sub(1)])
                 .filter(|_| args.iter().any(|a| a == "{}"));
-            if let Some(fargs) = find.filter(|f| !find_narrowed(f)) {
+            if let Some(fargs) = find.filter(|f| !find_spares_history(f, cx, true)) {
                 out.extend(cx.first_project_target(find_starts(fargs), |why| {
                     format!("find without a name test feeds {name} everything in {why}")
                 }));
@@ -2277,6 +2324,68 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
     }
 }
 
+/// A glob in git's subcommand or option position (`git reset --har?`, `git rese? --hard`):
+/// bash replaces it by the names of files that match, and a file named `--hard` may be
+/// planted, so it may be any option (attack pass 193 F6).
+fn git_option_globs(seg: &Segment, out: &mut Vec<Finding>) {
+    let Some(sub) = git_subcommand_index(seg) else {
+        return;
+    };
+    let glob = seg.glob_args.iter().find(|&&i| {
+        let a = &seg.argv[i];
+        i >= sub && (i == sub || a.starts_with('-')) && a.contains(['*', '?', '['])
+    });
+    if let Some(&i) = glob {
+        out.push(finding(
+            FindingId::GitDiscardChanges,
+            Decision::Ask,
+            format!(
+                "git's {} is a glob ({}): the names of matching files take its place, so it \
+                 may be any option",
+                if i == sub { "subcommand" } else { "option" },
+                seg.argv[i]
+            ),
+        ));
+    }
+}
+
+/// `seg` with bash's brace expansion made in its unquoted words (`--hard{,}` → `--hard
+/// --hard`, `--{hard,}` → `--hard --`), one level, as [`brace_words`] makes it for rm's
+/// targets; `None` when no word has one (attack pass 193 F6: `git reset --hard{,}` was read
+/// as the unknown option `--hard{,}`).
+fn brace_expanded(seg: &Segment) -> Option<Segment> {
+    if !seg
+        .glob_args
+        .iter()
+        .any(|&i| i > 0 && brace_words(&seg.argv[i]).len() > 1)
+    {
+        return None;
+    }
+    let mut e = Segment {
+        argv: Vec::new(),
+        dynamic_args: Vec::new(),
+        glob_args: Vec::new(),
+        ..seg.clone()
+    };
+    for (i, a) in seg.argv.iter().enumerate() {
+        let words = if i > 0 && seg.glob_args.contains(&i) {
+            brace_words(a)
+        } else {
+            vec![a.clone()]
+        };
+        for w in words {
+            if seg.dynamic_args.contains(&i) {
+                e.dynamic_args.push(e.argv.len());
+            }
+            if seg.glob_args.contains(&i) && w.contains(['*', '?', '[']) {
+                e.glob_args.push(e.argv.len());
+            }
+            e.argv.push(w);
+        }
+    }
+    Some(e)
+}
+
 /// `rsync --delete SRC/ DEST` deletes what DEST holds that SRC lacks (an empty SRC: all
 /// of it), `--remove-source-files` the files it sent: asked about when that is the
 /// project, a directory holding it or its history (attack pass 188 F3: `rsync -a
@@ -2361,6 +2470,154 @@ fn find_narrowed(args: &[String]) -> bool {
     narrowed
 }
 
+/// Whether a `find` expression (`args`, after `find`) provably selects nothing of a
+/// repository's history, nor a directory holding the project, for the action it feeds:
+/// `-delete` (each `-o` branch holding one), or, with `at_end`, the `-exec` that follows
+/// `args` (the last branch). Such a branch must hold, before the action and not negated,
+/// a `-name`/`-iname` glob that matches neither `.git`, the names in it that hold the
+/// history ([`GIT_HISTORY`], packs, objects) nor the project's own name, or a
+/// `-path`/`-ipath`/`-wholename` glob that matches no such path under the starts.
+/// Parentheses and `,` are not read (they ask). Age, size, owner or regex tests alone, or a
+/// pattern known only at run time, may select the history (attack pass 193 F7: `find .
+/// -iname .GIT -exec rm -rf {} +`, `find . -mtime -99999 -delete`, `find . -name zzz -or
+/// -true -delete`); `find . -name '*.pyc' -o -name '*.pyo' -delete` deletes only `*.pyo`
+/// (new-user pass nu63).
+fn find_spares_history(args: &[String], cx: &DangerCtx<'_>, at_end: bool) -> bool {
+    let n_starts = args
+        .iter()
+        .take_while(|a| !a.starts_with('-') && *a != "(" && *a != "!")
+        .count();
+    let starts = find_starts(args);
+    let expr = &args[n_starts..];
+    if expr.iter().any(|a| matches!(a.as_str(), "," | "(" | ")")) {
+        return false;
+    }
+    let project = match cx.start {
+        Cwd::Abs(v) | Cwd::Rel(v) => v.last().cloned(),
+        _ => None,
+    };
+    let mut names: Vec<String> = [
+        ".git",
+        "pack-0123456789abcdef.pack",
+        "pack-0123456789abcdef.idx",
+        "ab",
+        "0123456789abcdef0123456789abcdef01234567",
+    ]
+    .iter()
+    .chain(GIT_HISTORY)
+    .map(|s| s.to_string())
+    .collect();
+    names.extend(project.clone());
+    let mut paths = Vec::new();
+    for s in &starts {
+        let s = s.trim_end_matches('/');
+        let s = if s.is_empty() { "/" } else { s };
+        paths.push(s.to_string());
+        paths.push(format!("{s}/.git"));
+        for n in &names {
+            paths.push(format!("{s}/.git/{n}"));
+        }
+        if let Some(p) = &project {
+            paths.push(format!("{s}/{p}"));
+            paths.push(format!("{s}/{p}/.git"));
+        }
+    }
+    let selects = |pat: &str, ci: bool, candidates: &[String]| {
+        pat.contains(['$', '`'])
+            || globset::GlobBuilder::new(pat)
+                .literal_separator(false)
+                .case_insensitive(ci)
+                .backslash_escape(true)
+                .build()
+                .map_or(true, |g| {
+                    let m = g.compile_matcher();
+                    candidates.iter().any(|c| m.is_match(c))
+                })
+    };
+    // Per `-o` branch: (guarded before its first action, holds `-delete`).
+    let mut branches = vec![(false, false, false)]; // (guarded, acted, deletes)
+    let mut negated = false;
+    let mut i = 0;
+    while i < expr.len() {
+        let a = expr[i].as_str();
+        let value = expr.get(i + 1).map(String::as_str);
+        let b = branches.last_mut().expect("one branch at least");
+        let mut step = 1;
+        match a {
+            "-o" | "-or" => branches.push((false, false, false)),
+            "!" | "-not" => {
+                negated = true;
+                i += 1;
+                continue;
+            }
+            "-delete" => {
+                b.1 = true;
+                b.2 = true;
+            }
+            "-exec" | "-execdir" | "-ok" | "-okdir" => b.1 = true,
+            "-name" | "-iname" | "-path" | "-ipath" | "-wholename" | "-iwholename" => {
+                let candidates = if a.ends_with("name") && !a.ends_with("wholename") {
+                    &names
+                } else {
+                    &paths
+                };
+                let ci = a.starts_with("-i");
+                if !negated && !b.1 && value.is_some_and(|p| !selects(p, ci, candidates)) {
+                    b.0 = true;
+                }
+                step = 2;
+            }
+            _ if FIND_VALUED.contains(&a) || a.starts_with("-newer") => step = 2,
+            _ => {}
+        }
+        negated = false;
+        i += step;
+    }
+    if at_end {
+        branches.last().is_some_and(|b| b.0)
+    } else {
+        branches.iter().filter(|b| b.2).all(|b| b.0)
+    }
+}
+
+/// find's primaries that take one value (the next word).
+const FIND_VALUED: &[&str] = &[
+    "-lname",
+    "-ilname",
+    "-regex",
+    "-iregex",
+    "-regextype",
+    "-type",
+    "-xtype",
+    "-mtime",
+    "-mmin",
+    "-atime",
+    "-amin",
+    "-ctime",
+    "-cmin",
+    "-size",
+    "-inum",
+    "-samefile",
+    "-user",
+    "-group",
+    "-uid",
+    "-gid",
+    "-links",
+    "-perm",
+    "-maxdepth",
+    "-mindepth",
+    "-fstype",
+    "-used",
+    "-context",
+    "-printf",
+    "-fprint",
+    "-fprint0",
+    "-fls",
+    "-files0-from",
+    "-D",
+    "-O",
+];
+
 /// The start directories of a `find` expression (`args`, after `find`): the words before
 /// the first test, option or parenthesis; `.` when there are none (as find reads it).
 fn find_starts(args: &[String]) -> Vec<&str> {
@@ -2407,12 +2664,14 @@ fn find_delete_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) 
                 },
                 format!("find -delete on {r}"),
             ));
-        } else if !narrowed {
+        } else if !find_spares_history(args, cx, false) {
             if let Some(r) = cx.project_target(a, true) {
                 out.push(finding(
                     FindingId::RmProject,
                     Decision::Ask,
-                    format!("find -delete without a name test deletes {r}"),
+                    format!(
+                        "find -delete whose tests do not provably spare the history deletes {r}"
+                    ),
                 ));
             }
         }
@@ -2842,10 +3101,10 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
         .find(|w| w.name == "find -exec")
         .map(|w| &w.argv[1..w.argv.len().saturating_sub(1)]);
     let find = find.filter(|_| a.operands.iter().any(|(_, t)| *t == "{}"));
-    let braces_selected = find.is_some_and(find_narrowed);
+    let braces_selected = find.is_some_and(|f| find_spares_history(f, cx, true));
     if let Some(fargs) = find.filter(|_| !braces_selected) {
         out.extend(cx.first_project_target(find_starts(fargs), |why| {
-            format!("find without a name test feeds rm everything in {why}")
+            format!("find whose tests do not provably spare the history feeds rm {why}")
         }));
     }
     for (i, t) in &a.operands {
@@ -3197,6 +3456,7 @@ fn git_command_values(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut V
         // Attack pass 63: the program run on the other side of a local transport, and
         // grep's pager.
         "ls-remote" | "fetch" | "pull" | "clone" => &["-u", "--upload-pack"],
+        "fetch-pack" => &["--upload-pack", "--exec"],
         "push" | "send-pack" => &["--receive-pack", "--exec"],
         "archive" => &["--exec"],
         "grep" => &["-O", "--open-files-in-pager"],
@@ -3220,10 +3480,15 @@ fn git_command_values(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut V
     while i < args.len() {
         let a = args[i].as_str();
         // An attached short value (`-xCMD`, `-uCMD`, `-OCMD`).
-        let attached = valued
-            .iter()
-            .filter(|o| o.len() == 2)
-            .find_map(|o| a.strip_prefix(o).filter(|v| !v.is_empty()).map(|v| (o, v)));
+        // In a cluster of short flags too (`-kx'CMD'`, `-qx CMD`: attack pass 193 F6); an
+        // empty rest takes the next word.
+        let attached = valued.iter().filter(|o| o.len() == 2).find_map(|o| {
+            let at = a
+                .strip_prefix('-')
+                .filter(|c| !c.starts_with('-'))
+                .and_then(|c| c.find(&o[1..]))?;
+            Some((o, &a[at + 2..]))
+        });
         if valued.contains(&a) {
             if let Some(v) = args.get(i + 1) {
                 lines.push((format!("git {name} {a}"), v.clone()));
@@ -3235,7 +3500,14 @@ fn git_command_values(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut V
         {
             lines.push((format!("git {name} {o}"), v.to_string()));
         } else if let Some((o, v)) = attached {
-            lines.push((format!("git {name} {o}"), v.to_string()));
+            if v.is_empty() {
+                if let Some(next) = args.get(i + 1) {
+                    lines.push((format!("git {name} {o}"), next.clone()));
+                }
+                i += 1;
+            } else {
+                lines.push((format!("git {name} {o}"), v.to_string()));
+            }
         }
         i += 1;
     }

@@ -311,7 +311,30 @@ pub(crate) fn wrapper_step(name: &str, words: &[Word]) -> Step {
         // Tools that start commands their own way (namespaces, containers, units) or by
         // their own command language (expect's `spawn`): what they run is parsed
         // best-effort and the command is opaque (fresh pass 190 F6, F8).
-        "nsenter" | "firejail" | "bwrap" | "proot" | "systemd-run" => Step::SplitString {
+        "nsenter" => nsenter(name, words),
+        "bwrap" => bwrap(words),
+        // Attack pass 193 F4: more programs that run the command they are given.
+        "sshpass" => generic(name, words, "ehvV", "pfdP", &[], &[], 0),
+        "tini" => generic(name, words, "hsvwgl", "pe", &[], &[], 0),
+        "dumb-init" => generic(
+            name,
+            words,
+            "cvhV",
+            "r",
+            &["single-child", "verbose", "version", "help"],
+            &["rewrite"],
+            0,
+        ),
+        "chpst" => generic(name, words, "vP012", "uUbe/CnlLmdopfc", &[], &[], 0),
+        "daemonize" => generic(name, words, "av", "ceoplu", &[], &[], 0),
+        "entr" => entr(name, words),
+        "perf" => perf(name, words),
+        "start-stop-daemon" => start_stop_daemon(words),
+        "git-shell" => match words.get(1) {
+            Some(w) if w.text == "-c" && words.len() > 2 => Step::Shell { script: 2 },
+            _ => Step::Program,
+        },
+        "firejail" | "proot" | "systemd-run" => Step::SplitString {
             text: words[1..]
                 .iter()
                 .map(|w| w.text.clone())
@@ -465,8 +488,7 @@ fn taskset(_name: &str, words: &[Word]) -> Step {
 }
 
 /// `flock [OPTS] FILE CMD [ARGS]` (attack pass 63: `flock /tmp/l git reset --hard`).
-/// `flock FILE -c CMDLINE` and `flock FD` are not looked through: the program stays
-/// `flock` (not known-safe).
+/// `flock FILE -c CMDLINE` is parsed as a shell script; `flock FD` runs nothing.
 fn flock(_name: &str, words: &[Word]) -> Step {
     let o = scan_opts(
         words,
@@ -484,13 +506,236 @@ fn flock(_name: &str, words: &[Word]) -> Step {
         ],
         &["conflict-exit-code", "timeout", "wait"],
     );
-    if words
-        .iter()
-        .any(|w| w.text == "-c" || w.text == "--command")
-    {
-        return Step::Program;
+    // `flock FILE -c CMDLINE` (util-linux reads `-c`/`--command` only right after the
+    // file; attack pass 193 F4 ran `flock /tmp/l -c 'git reset --hard'` unchecked).
+    let after = words.get(o.next + 1).map(|w| w.text.as_str());
+    if matches!(after, Some("-c" | "--command")) && o.next + 2 < words.len() {
+        return Step::Shell { script: o.next + 2 };
+    }
+    // Any other spelling of a command line (`-c CMD` before the file, `--command=CMD`):
+    // parsed best-effort, the command opaque.
+    if let Some(text) = words.iter().enumerate().find_map(|(i, w)| {
+        if w.text == "-c" || w.text == "--command" {
+            words.get(i + 1).map(|v| v.text.clone())
+        } else {
+            w.text.strip_prefix("--command=").map(str::to_string)
+        }
+    }) {
+        return Step::SplitString { text };
     }
     inner(words, o.next + 1, &o, "flock")
+}
+
+/// Every command line a wrapper with unknown options might run: each suffix of its words
+/// from `from` on that starts with an operand (an unknown option may take the next word as
+/// its value, so the command may start at any later operand). Parsed best-effort, the
+/// command opaque: each candidate is checked (attack pass 193 F4: `nsenter -t 1 git reset
+/// --hard` was read as the program `-t`).
+fn candidates(words: &[Word], from: usize) -> Step {
+    let lines: Vec<String> = (from..words.len())
+        .filter(|&j| !words[j].text.starts_with('-') || words[j].dynamic)
+        .take(16)
+        .map(|j| {
+            words[j..]
+                .iter()
+                .map(|w| crate::model::shell_word(&w.text))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    if lines.is_empty() {
+        return Step::Program;
+    }
+    Step::SplitString {
+        text: lines.join("\n"),
+    }
+}
+
+/// `nsenter [OPTS] [CMD…]`: the namespace options take an optional attached file
+/// (`-m[FILE]`, `--mount[=FILE]`); `-t`, `-S`, `-G` a value. Unknown options: every
+/// candidate command is checked ([`candidates`]).
+fn nsenter(name: &str, words: &[Word]) -> Step {
+    let o = scan_opts(
+        words,
+        "aheFZcV",
+        "tSGN",
+        "muinpCUTrwW",
+        &[
+            "all",
+            "preserve-credentials",
+            "no-fork",
+            "follow-context",
+            "env",
+            "join-cgroup",
+            "mount",
+            "uts",
+            "ipc",
+            "net",
+            "pid",
+            "cgroup",
+            "user",
+            "time",
+            "root",
+            "wd",
+            "user-parent",
+            "keep-caps",
+        ],
+        &["target", "setuid", "setgid", "wdns", "net-socket"],
+    );
+    if !o.unknown.is_empty() {
+        return candidates(words, 1);
+    }
+    inner(words, o.next, &o, name)
+}
+
+/// `bwrap [OPTS] CMD…`: bubblewrap's options are long only, with zero to three values
+/// each (`--bind SRC DEST`); an unknown option makes every candidate command checked
+/// ([`candidates`]).
+fn bwrap(words: &[Word]) -> Step {
+    let values = |opt: &str| -> Option<usize> {
+        Some(match opt {
+            "--bind" | "--bind-try" | "--dev-bind" | "--dev-bind-try" | "--ro-bind"
+            | "--ro-bind-try" | "--symlink" | "--setenv" | "--file" | "--bind-data"
+            | "--ro-bind-data" | "--chmod" | "--bind-fd" | "--ro-bind-fd" => 2,
+            "--overlay" => 3,
+            "--args" | "--argv0" | "--unsetenv" | "--lock-file" | "--sync-fd" | "--chdir"
+            | "--hostname" | "--uid" | "--gid" | "--tmpfs" | "--proc" | "--dev" | "--dir"
+            | "--mqueue" | "--remount-ro" | "--exec-label" | "--file-label" | "--seccomp"
+            | "--add-seccomp-fd" | "--userns-block-fd" | "--info-fd" | "--json-status-fd"
+            | "--block-fd" | "--cap-add" | "--cap-drop" | "--perms" | "--size" | "--userns"
+            | "--userns2" | "--pidns" | "--overlay-src" | "--tmp-overlay" | "--ro-overlay"
+            | "--level-prefix" => 1,
+            o if o.starts_with("--unshare-")
+                || matches!(
+                    o,
+                    "--share-net"
+                        | "--die-with-parent"
+                        | "--new-session"
+                        | "--as-pid-1"
+                        | "--clearenv"
+                        | "--disable-userns"
+                        | "--assert-userns-disabled"
+                ) =>
+            {
+                0
+            }
+            _ => return None,
+        })
+    };
+    let mut i = 1;
+    while i < words.len() {
+        let w = &words[i];
+        if w.dynamic {
+            return candidates(words, i);
+        }
+        if w.text == "--" {
+            i += 1;
+            break;
+        }
+        if !w.text.starts_with("--") {
+            break;
+        }
+        match values(&w.text) {
+            // `--args FD` reads more options at run time.
+            Some(_) if w.text == "--args" => return candidates(words, i),
+            Some(n) => i += 1 + n,
+            None => return candidates(words, i),
+        }
+    }
+    let o = scan_opts(&words[..1], "", "", "", &[], &[]);
+    inner(words, i, &o, "bwrap")
+}
+
+/// `entr [-acdnprz] UTILITY [ARGS…]`; with `-s` the utility is a shell command line.
+fn entr(name: &str, words: &[Word]) -> Step {
+    let o = scan_opts(words, "acdnprsz", "", "", &[], &[]);
+    if o.seen.iter().any(|(n, _)| n == "-s") && o.next < words.len() {
+        return Step::Shell { script: o.next };
+    }
+    inner(words, o.next, &o, name)
+}
+
+/// `perf stat|record|trace|… [OPTS] CMD…`: perf's option tables are long and differ per
+/// subcommand, so the command is taken after `--` when there is one, else every candidate
+/// after the subcommand is checked ([`candidates`]).
+fn perf(name: &str, words: &[Word]) -> Step {
+    let Some(sub) = words.iter().skip(1).position(|w| !w.text.starts_with('-')) else {
+        return Step::Program;
+    };
+    let sub = sub + 1;
+    if !matches!(
+        words[sub].text.as_str(),
+        "stat"
+            | "record"
+            | "trace"
+            | "mem"
+            | "c2c"
+            | "kmem"
+            | "kvm"
+            | "lock"
+            | "sched"
+            | "timechart"
+            | "ftrace"
+            | "iostat"
+            | "script"
+            | "daemon"
+    ) {
+        return Step::Program;
+    }
+    if let Some(dd) = words[sub..].iter().position(|w| w.text == "--") {
+        let o = scan_opts(&words[..1], "", "", "", &[], &[]);
+        return inner(words, sub + dd + 1, &o, name);
+    }
+    candidates(words, sub + 1)
+}
+
+/// `start-stop-daemon -S|--start … -x|--exec PROG [-a|--startas PATH] [-- ARGS…]`: runs
+/// PATH (else PROG) with ARGS. Stopping or querying runs nothing.
+fn start_stop_daemon(words: &[Word]) -> Step {
+    let mut start = false;
+    let mut prog = None;
+    let mut args = Vec::new();
+    let mut i = 1;
+    while i < words.len() {
+        let t = words[i].text.as_str();
+        let next = words.get(i + 1).map(|w| w.text.clone());
+        let (name, val) = match t.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (t, None),
+        };
+        match name {
+            "--" => {
+                args = words[i + 1..].iter().map(|w| w.text.clone()).collect();
+                break;
+            }
+            "-S" | "--start" => start = true,
+            "-x" | "--exec" | "-a" | "--startas" => {
+                let v = val.clone().or(next.clone());
+                // `--startas` wins over `--exec`.
+                if name == "-a" || name == "--startas" || prog.is_none() {
+                    prog = v;
+                }
+                if val.is_none() {
+                    i += 1;
+                }
+            }
+            _ if t.len() == 2 && t.starts_with('-') && "pPnuigrNIkdcCeETsRO".contains(&t[1..]) => {
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    match prog.filter(|_| start) {
+        Some(p) => Step::SplitString {
+            text: std::iter::once(p)
+                .chain(args)
+                .map(|a| crate::model::shell_word(&a))
+                .collect::<Vec<_>>()
+                .join(" "),
+        },
+        None => Step::Program,
+    }
 }
 
 /// `coproc [NAME] CMD`.
@@ -726,6 +971,12 @@ fn generic(
     skip: usize,
 ) -> Step {
     let o = scan_opts(words, short_flag, short_arg, "", long_flag, long_arg);
+    if !o.unknown.is_empty() && skip == 0 && name != "setpriv" {
+        // An unknown option may take the next word as its value: every candidate command
+        // is checked (attack pass 193 F4). Not for setpriv, whose recorded options say
+        // whether it changes the user.
+        return candidates(words, 1);
+    }
     inner(words, o.next + skip, &o, name)
 }
 
@@ -815,6 +1066,10 @@ fn tmux(_name: &str, words: &[Word]) -> Step {
     ];
     if words.iter().any(|w| LANGUAGE.contains(&w.text.as_str())) {
         return Step::Program;
+    }
+    // `tmux -c CMDLINE` runs it with the default shell, as `sh -c` does (attack pass 193).
+    if words.get(1).is_some_and(|w| w.text == "-c") && words.len() > 2 {
+        return Step::Shell { script: 2 };
     }
     let Some(sub) = words.iter().position(|w| RUNS.contains(&w.text.as_str())) else {
         return Step::Program;

@@ -1,0 +1,1600 @@
+//! Commands given to a tool in its own language or as an option's value (attack pass 193,
+//! classes F5 and F8): `sed '1e CMD'`, `awk 'BEGIN{system("CMD")}'`, `tar
+//! --to-command=CMD`, `vim -c '!CMD'`, `socat SYSTEM:CMD`, `ssh -o ProxyCommand=CMD`,
+//! `sqlite3 db '.shell CMD'`, `man -P CMD`, `rsync -e CMD`, `zip -TT CMD`, `LESSOPEN`, …, and
+//! files such tools write (`sed 'w .git/config'`, `curl -o .git/config`, `tar -x -C .git`).
+//!
+//! One rule throughout: an option or statement whose value is a command line has that
+//! command judged as if it ran on its own ([`embedded`]: its findings are this command's,
+//! named so); a command that cannot be read statically (run-time text, a script file, a
+//! construct this module does not parse) is asked about (`dynamic_command`). A file the tool
+//! writes is judged as a redirection to it would be ([`dangerous_write_target`]: a
+//! repository's `.git/config`, shell start-up files, system paths, devices).
+
+use super::{
+    cwd_candidates, dangerous, dangerous_write_target, fed_by, finding, git_sub_args, names_git,
+    resolve, Cwd, DangerCtx, Finding, FindingId, LongOption,
+};
+use crate::model::{Decision, RedirectKind, Segment};
+
+/// How a command given to a tool gets its standard input.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Input {
+    /// The tool's own (a terminal, or whatever the command line gives it).
+    Inherited,
+    /// Data the tool produces at run time (an archive, a page, a network stream): an
+    /// interpreter reading it runs text known only then.
+    Data,
+}
+
+/// An ask for a command this module cannot read.
+fn unread(reason: impl Into<String>) -> Finding {
+    finding(
+        FindingId::DynamicCommand,
+        Decision::Ask,
+        format!("{}: what it runs is not checked", reason.into()),
+    )
+}
+
+/// Judge `text`, a command line `what` runs, as if it ran on its own: its findings are
+/// added (worded with `what`); a part of it that does not parse statically is asked about.
+fn embedded(what: &str, text: &str, input: Input, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let left = cx.alias_budget.get();
+    if left == 0 {
+        out.push(unread(format!(
+            "{what} runs `{text}` (too many nested commands)"
+        )));
+        return;
+    }
+    cx.alias_budget.set(left - 1);
+    let script = match input {
+        Input::Inherited => text.to_string(),
+        Input::Data => format!("echo \"$TOOL_DATA\" | {text}"),
+    };
+    let parsed = crate::parse::parse_script(&script);
+    if let Some(o) = parsed.opaque.iter().find(|o| !o.kind.body_is_visible()) {
+        out.push(unread(format!(
+            "{what} runs `{text}`, which holds {} ({})",
+            o.kind, o.text
+        )));
+    }
+    let inner = DangerCtx {
+        segments: &parsed.segments,
+        ..*cx
+    };
+    let before = out.len();
+    for i in 0..parsed.segments.len() {
+        out.extend(dangerous(i, &inner));
+    }
+    let mut seen = Vec::new();
+    let mut k = before;
+    while k < out.len() {
+        if seen.contains(&out[k].id) {
+            out.remove(k);
+            continue;
+        }
+        seen.push(out[k].id);
+        out[k].reason = format!("{what} runs `{text}`: {}", out[k].reason);
+        k += 1;
+    }
+}
+
+/// Judge a file `what` writes, as a redirection to it would be.
+fn written(what: &str, path: &str, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    if let Some(mut f) = dangerous_write_target(path, cx.cwds, cx.home) {
+        f.reason = format!("{what}: {}", f.reason);
+        out.push(f);
+    }
+}
+
+/// Whether directory `dir` is, or is inside, a `.git` directory (what a tool extracting or
+/// downloading into it may write: `.git/config`, hooks).
+fn in_git_dir(dir: &str, cx: &DangerCtx<'_>) -> bool {
+    cwd_candidates(cx.cwds)
+        .iter()
+        .any(|c| match resolve(c, dir, cx.home) {
+            Cwd::Abs(v) | Cwd::Rel(v) | Cwd::Home(v) => v.iter().any(|p| names_git(p)),
+            Cwd::Unknown => false,
+        })
+}
+
+/// The ask for a tool writing files into a `.git` directory.
+fn git_dir_write(what: &str, dir: &str) -> Finding {
+    finding(
+        FindingId::GitAlias,
+        Decision::Ask,
+        format!(
+            "{what} writes into {dir}: a later git command of the same run uses what it sets \
+             (config, hooks) unchecked"
+        ),
+    )
+}
+
+/// One option occurrence found by [`scan`]: its name as given (`-o`, `--output`) and its
+/// value, `None` when the value is known only at run time.
+struct Opt {
+    name: String,
+    value: Option<String>,
+}
+
+/// getopt-style scan of `seg`'s arguments for the options in `short_wanted` (letters) and
+/// `long_wanted` (long names, matched as `long`); `short_valued` lists every short option of
+/// the tool that takes a value (so a cluster ends there); `long_valued` the long options
+/// (besides the wanted ones) that take a separate value. Stops at `--`. Returns the wanted
+/// options and the operands (static ones, with their index).
+fn scan(
+    seg: &Segment,
+    short_valued: &str,
+    short_wanted: &str,
+    long_wanted: &[LongOption],
+    long_valued: &[&str],
+) -> (Vec<Opt>, Vec<(usize, String)>) {
+    let mut opts = Vec::new();
+    let mut operands = Vec::new();
+    let argv = &seg.argv;
+    let value_at = |j: usize| argv.get(j).filter(|_| seg.is_static(j)).cloned();
+    let mut i = 1;
+    while i < argv.len() {
+        let t = argv[i].as_str();
+        if !seg.is_static(i) {
+            i += 1;
+            continue;
+        }
+        if t == "--" {
+            operands.extend(
+                (i + 1..argv.len())
+                    .filter(|&j| seg.is_static(j))
+                    .map(|j| (j, argv[j].clone())),
+            );
+            break;
+        }
+        if let Some(long) = t.strip_prefix("--") {
+            let (name, val) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (long, None),
+            };
+            if let Some(o) = long_wanted.iter().find(|o| o.matches_body(name)) {
+                let value = match val {
+                    Some(v) => Some(v),
+                    None => {
+                        i += 1;
+                        value_at(i)
+                    }
+                };
+                opts.push(Opt {
+                    name: format!("--{}", o.name()),
+                    value,
+                });
+            } else if val.is_none() && long_valued.contains(&name) {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        if t.len() > 1 && t.starts_with('-') {
+            for (k, c) in t[1..].char_indices() {
+                if short_valued.contains(c) {
+                    let rest = &t[1 + k + c.len_utf8()..];
+                    let value = if rest.is_empty() {
+                        i += 1;
+                        value_at(i)
+                    } else {
+                        Some(rest.to_string())
+                    };
+                    if short_wanted.contains(c) {
+                        opts.push(Opt {
+                            name: format!("-{c}"),
+                            value,
+                        });
+                    }
+                    break;
+                }
+            }
+            i += 1;
+            continue;
+        }
+        operands.push((i, t.to_string()));
+        i += 1;
+    }
+    (opts, operands)
+}
+
+/// The static text a segment reads as its standard input: a static heredoc or
+/// herestring, or the arguments of an `echo`/`printf` with static arguments feeding it.
+/// `Err(())` when it reads text known only at run time (a dynamic heredoc, another
+/// program's output); `Ok(None)` when it reads none of these (a terminal, a file).
+fn stdin_text(seg: &Segment, cx: &DangerCtx<'_>) -> Result<Option<String>, ()> {
+    for r in seg.redirections.iter().rev() {
+        match r.kind {
+            RedirectKind::Heredoc | RedirectKind::Herestring => {
+                return r.text.clone().map(Some).ok_or(());
+            }
+            RedirectKind::Read if r.fd.as_deref().unwrap_or("0") == "0" => return Ok(None),
+            _ => {}
+        }
+    }
+    match fed_by(seg, cx) {
+        None => Ok(None),
+        Some(s)
+            if s.program.is_trusted_name()
+                && matches!(s.program.name.as_str(), "echo" | "printf")
+                && s.dynamic_args.is_empty() =>
+        {
+            Ok(Some(s.argv[1..].join(" ").replace("\\n", "\n")))
+        }
+        Some(_) => Err(()),
+    }
+}
+
+/// The checks of this module for program `name` (its folded basename).
+pub(super) fn checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    match name {
+        "sed" | "gsed" => sed(seg, cx, out),
+        "awk" | "gawk" | "mawk" | "nawk" | "busybox-awk" => awk(name, seg, cx, out),
+        "tar" | "gtar" | "bsdtar" => tar(seg, cx, out),
+        "vim" | "vi" | "nvim" | "ex" | "view" | "vimdiff" | "gvim" | "evim" | "gview" | "rvim"
+        | "nvi" | "elvis" | "vile" => vim(name, seg, cx, out),
+        "ed" | "red" => ed(name, seg, cx, out),
+        "socat" => socat(seg, cx, out),
+        "ssh" | "scp" | "sftp" | "slogin" => ssh(name, seg, cx, out),
+        "sqlite3" | "sqlite" => sqlite(name, seg, cx, out),
+        "man" => man(seg, cx, out),
+        "make" | "gmake" => make(name, seg, out),
+        "rsync" => rsync(seg, cx, out),
+        "zip" => zip(seg, cx, out),
+        "less" | "more" | "most" => less(name, seg, cx, out),
+        "rg" => {
+            let (opts, _) = scan(seg, "ABCEefgjMmrTt", "", &[LongOption::exact("pre")], &[]);
+            for o in opts {
+                command_value("rg --pre", o.value, Input::Inherited, cx, out);
+            }
+        }
+        "at" | "batch" => at(name, seg, out),
+        "curl" => {
+            let (opts, _) = scan(
+                seg,
+                "AbCcdDeEFHhKmoPQrTtUuwxXYyz",
+                "o",
+                &[LongOption::exact("output"), LongOption::exact("output-dir")],
+                &[],
+            );
+            for o in opts {
+                let Some(v) = o.value else { continue };
+                if o.name == "--output-dir" {
+                    if in_git_dir(&v, cx) {
+                        out.push(git_dir_write("curl --output-dir", &v));
+                    }
+                } else {
+                    written(&format!("curl {}", o.name), &v, cx, out);
+                }
+            }
+        }
+        "wget" => {
+            let (opts, _) = scan(
+                seg,
+                "OPoaeiBTtwQUYlAIRDX",
+                "OP",
+                &[
+                    LongOption::abbrev("output-document"),
+                    LongOption::abbrev("directory-prefix"),
+                ],
+                &[],
+            );
+            for o in opts {
+                let Some(v) = o.value else { continue };
+                if o.name == "-P" || o.name == "--directory-prefix" {
+                    if in_git_dir(&v, cx) {
+                        out.push(git_dir_write("wget -P", &v));
+                    }
+                } else {
+                    written(&format!("wget {}", o.name), &v, cx, out);
+                }
+            }
+        }
+        "unzip" => {
+            let (opts, _) = scan(seg, "dxP", "d", &[], &[]);
+            for o in opts {
+                if let Some(v) = o.value.filter(|v| in_git_dir(v, cx)) {
+                    out.push(git_dir_write("unzip -d", &v));
+                }
+            }
+        }
+        "perl" => perl(seg, cx, out),
+        "patch" => patch(seg, cx, out),
+        "git" => git_apply(seg, cx, out),
+        _ => {}
+    }
+}
+
+/// An option value that is a command line: judged, or asked about when known only at run
+/// time.
+fn command_value(
+    what: &str,
+    value: Option<String>,
+    input: Input,
+    cx: &DangerCtx<'_>,
+    out: &mut Vec<Finding>,
+) {
+    match value {
+        Some(v) => embedded(what, &v, input, cx, out),
+        None => out.push(unread(format!(
+            "{what} is given a command known only at run time"
+        ))),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// sed
+// ---------------------------------------------------------------------------------------------
+
+/// What a sed script does beyond editing its stream.
+#[derive(Debug, PartialEq, Eq)]
+enum SedEffect {
+    /// `e CMD` (`Some`), `e` or `s///e` (the pattern space, `None`).
+    Exec(Option<String>),
+    /// `w FILE`, `W FILE`, `s///w FILE`.
+    Write(String),
+}
+
+/// sed: its scripts' `e` commands and `w` files (GNU `--sandbox` refuses both); a script
+/// file (`-f`) or a script this reader cannot follow is asked about.
+fn sed(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    if seg
+        .argv
+        .iter()
+        .any(|a| LongOption::abbrev("sandbox").matches(a))
+    {
+        return;
+    }
+    let (opts, operands) = scan(
+        seg,
+        "efl",
+        "ef",
+        &[LongOption::abbrev("expression"), LongOption::abbrev("file")],
+        &["line-length"],
+    );
+    let mut scripts: Vec<Option<String>> = Vec::new();
+    for o in opts {
+        if o.name == "-f" || o.name == "--file" {
+            out.push(unread("sed runs a script file this policy does not read"));
+            return;
+        }
+        scripts.push(o.value);
+    }
+    if scripts.is_empty() {
+        let first_operand = (1..seg.argv.len()).find(|&i| {
+            let a = &seg.argv[i];
+            !seg.is_static(i) || !a.starts_with('-') || a == "-"
+        });
+        match first_operand {
+            Some(i) if !seg.is_static(i) => scripts.push(None),
+            Some(_) => scripts.push(operands.first().map(|(_, s)| s.clone())),
+            None => {}
+        }
+    }
+    for s in scripts {
+        let Some(s) = s else {
+            out.push(unread("sed's script is known only at run time"));
+            continue;
+        };
+        match sed_effects(&s) {
+            None => out.push(unread(format!(
+                "sed script `{s}` is not one this policy reads"
+            ))),
+            Some(effects) => {
+                for e in effects {
+                    match e {
+                        SedEffect::Exec(Some(c)) => {
+                            embedded("sed's `e` command", &c, Input::Inherited, cx, out)
+                        }
+                        SedEffect::Exec(None) => out.push(unread(
+                            "sed runs its pattern space as a command (`e`, `s///e`)",
+                        )),
+                        SedEffect::Write(f) => written(&format!("sed writes {f}"), &f, cx, out),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The `e`/`w` effects of sed script `s` (GNU syntax); `None` when it is not read to the
+/// end (a command this reader does not know: asked about).
+// Longer than most: a reader of sed's whole command syntax (addresses, each command's
+// argument form); its closures share the cursor.
+fn sed_effects(s: &str) -> Option<Vec<SedEffect>> {
+    let b: Vec<char> = s.chars().collect();
+    let n = b.len();
+    let mut i = 0;
+    let mut fx = Vec::new();
+    let delimited = |mut i: usize, d: char| -> Option<usize> {
+        while i < n {
+            if b[i] == '\\' {
+                i += 2;
+                continue;
+            }
+            if b[i] == d {
+                return Some(i + 1);
+            }
+            i += 1;
+        }
+        None
+    };
+    // To the end of the line (a file name, a command, a label, text).
+    let rest_of_line = |i: &mut usize| -> String {
+        while *i < n && (b[*i] == ' ' || b[*i] == '\t') {
+            *i += 1;
+        }
+        let start = *i;
+        while *i < n && b[*i] != '\n' {
+            *i += 1;
+        }
+        b[start..*i].iter().collect()
+    };
+    let addr = |i: &mut usize| -> Option<()> {
+        if *i >= n {
+            return Some(());
+        }
+        match b[*i] {
+            '0'..='9' => {
+                while *i < n && (b[*i].is_ascii_digit() || b[*i] == '~') {
+                    *i += 1;
+                }
+            }
+            '$' => *i += 1,
+            '/' => {
+                *i = delimited(*i + 1, '/')?;
+                while *i < n && (b[*i] == 'I' || b[*i] == 'M') {
+                    *i += 1;
+                }
+            }
+            '\\' => {
+                let d = *b.get(*i + 1)?;
+                *i = delimited(*i + 2, d)?;
+                while *i < n && (b[*i] == 'I' || b[*i] == 'M') {
+                    *i += 1;
+                }
+            }
+            _ => {}
+        }
+        Some(())
+    };
+    loop {
+        while i < n && matches!(b[i], ' ' | '\t' | '\n' | ';' | '}') {
+            i += 1;
+        }
+        if i >= n {
+            return Some(fx);
+        }
+        addr(&mut i)?;
+        if i < n && b[i] == ',' {
+            i += 1;
+            if i < n && (b[i] == '+' || b[i] == '~') {
+                i += 1;
+                while i < n && b[i].is_ascii_digit() {
+                    i += 1;
+                }
+            } else {
+                addr(&mut i)?;
+            }
+        }
+        while i < n && matches!(b[i], ' ' | '\t' | '!') {
+            i += 1;
+        }
+        let c = *b.get(i)?;
+        i += 1;
+        match c {
+            // A block: its first command follows directly.
+            '{' => continue,
+            '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z' | 'F' => {}
+            'q' | 'Q' | 'l' | 'L' => {
+                while i < n && (b[i] == ' ' || b[i].is_ascii_digit()) {
+                    i += 1;
+                }
+            }
+            '#' | ':' | 'r' | 'R' | 'v' => {
+                rest_of_line(&mut i);
+            }
+            'b' | 't' | 'T' => {
+                while i < n && !matches!(b[i], ';' | '\n' | '}') {
+                    i += 1;
+                }
+            }
+            'a' | 'i' | 'c' => {
+                // Text to the end of the line; a trailing backslash continues it.
+                loop {
+                    let line = rest_of_line(&mut i);
+                    if !line.ends_with('\\') || i >= n {
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+            'w' | 'W' => fx.push(SedEffect::Write(rest_of_line(&mut i))),
+            'e' => {
+                let cmd = rest_of_line(&mut i);
+                fx.push(SedEffect::Exec((!cmd.trim().is_empty()).then_some(cmd)));
+            }
+            's' | 'y' => {
+                let d = *b.get(i)?;
+                if d == '\\' || d == '\n' {
+                    return None;
+                }
+                let j = delimited(i + 1, d)?;
+                i = delimited(j, d)?;
+                if c == 's' {
+                    while i < n {
+                        match b[i] {
+                            'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9' => i += 1,
+                            'e' => {
+                                fx.push(SedEffect::Exec(None));
+                                i += 1;
+                            }
+                            'w' => {
+                                i += 1;
+                                fx.push(SedEffect::Write(rest_of_line(&mut i)));
+                            }
+                            _ => break,
+                        }
+                    }
+                }
+            }
+            _ => return None,
+        }
+        while i < n && (b[i] == ' ' || b[i] == '\t') {
+            i += 1;
+        }
+        if i < n && !matches!(b[i], ';' | '\n' | '}' | '#') {
+            return None;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// awk
+// ---------------------------------------------------------------------------------------------
+
+/// A token of an awk program, as far as [`awk_effects`] needs one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Tok {
+    Word(String),
+    Str(String),
+    /// An operator or punctuation (`|`, `>`, `>>`, `(`, `;`, newline as `\n`, …).
+    Op(String),
+    /// A number, a regex literal or a field (`$1`): an operand.
+    Value,
+}
+
+/// Split an awk program into tokens (strings, regex literals and comments handled).
+fn awk_tokens(p: &str) -> Vec<Tok> {
+    let b: Vec<char> = p.chars().collect();
+    let mut out: Vec<Tok> = Vec::new();
+    let mut i = 0;
+    let operand_before = |out: &[Tok]| {
+        matches!(out.last(), Some(Tok::Word(_) | Tok::Str(_) | Tok::Value))
+            || matches!(out.last(), Some(Tok::Op(o)) if o == ")" || o == "]")
+    };
+    while i < b.len() {
+        let c = b[i];
+        if c == '\\' && b.get(i + 1) == Some(&'\n') {
+            i += 2;
+        } else if c == ' ' || c == '\t' {
+            i += 1;
+        } else if c == '#' {
+            while i < b.len() && b[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '"' {
+            let mut s = String::new();
+            i += 1;
+            while i < b.len() && b[i] != '"' {
+                if b[i] == '\\' && i + 1 < b.len() {
+                    s.push(match b[i + 1] {
+                        'n' => '\n',
+                        't' => '\t',
+                        o => o,
+                    });
+                    i += 2;
+                } else {
+                    s.push(b[i]);
+                    i += 1;
+                }
+            }
+            i += 1;
+            out.push(Tok::Str(s));
+        } else if c == '/' && !operand_before(&out) {
+            i += 1;
+            while i < b.len() && b[i] != '/' {
+                i += if b[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push(Tok::Value);
+        } else if c.is_ascii_alphabetic() || c == '_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == '_') {
+                i += 1;
+            }
+            out.push(Tok::Word(b[start..i].iter().collect()));
+        } else if c.is_ascii_digit() || c == '$' {
+            i += 1;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == '.') {
+                i += 1;
+            }
+            out.push(Tok::Value);
+        } else {
+            let two: String = b[i..(i + 2).min(b.len())].iter().collect();
+            let op = if matches!(
+                two.as_str(),
+                ">>" | "||"
+                    | "|&"
+                    | "&&"
+                    | "=="
+                    | "!="
+                    | "<="
+                    | ">="
+                    | "++"
+                    | "--"
+                    | "+="
+                    | "-="
+                    | "*="
+                    | "/="
+                    | "%="
+                    | "^="
+                    | "!~"
+            ) {
+                two
+            } else {
+                c.to_string()
+            };
+            i += op.chars().count();
+            out.push(Tok::Op(op));
+        }
+    }
+    out
+}
+
+/// What an awk program does beyond printing: commands it runs (`Ok(text)` when a static
+/// string, `Err(why)` when not) and files it writes (likewise).
+enum AwkEffect {
+    /// `system("CMD")`, `"CMD" | getline`: runs CMD with awk's input.
+    Run(Result<String, String>),
+    /// `print | "CMD"`: CMD reads what awk prints.
+    Feed(Result<String, String>),
+    /// `print > "FILE"`.
+    Write(Result<String, String>),
+}
+
+/// The [`AwkEffect`]s of awk program `p`.
+fn awk_effects(p: &str) -> Vec<AwkEffect> {
+    let t = awk_tokens(p);
+    let mut fx = Vec::new();
+    let is_op = |k: usize, o: &str| matches!(t.get(k), Some(Tok::Op(x)) if x == o);
+    let ends = |k: usize| {
+        k >= t.len() || matches!(&t[k], Tok::Op(x) if matches!(x.as_str(), ";" | "\n" | "}" | ")"))
+    };
+    // A lone string literal starting at `k` and ending the statement.
+    let lone = |k: usize, what: &str| match t.get(k) {
+        Some(Tok::Str(s)) if ends(k + 1) => Ok(s.clone()),
+        _ => Err(format!("awk {what} a value computed at run time")),
+    };
+    let mut depth = 0usize;
+    let mut print_depth: Option<usize> = None;
+    for k in 0..t.len() {
+        match &t[k] {
+            Tok::Word(w) if w == "system" && is_op(k + 1, "(") => {
+                let arg = match (t.get(k + 2), t.get(k + 3)) {
+                    (Some(Tok::Str(s)), Some(Tok::Op(c))) if c == ")" => Ok(s.clone()),
+                    _ => Err("awk's system() runs a command computed at run time".into()),
+                };
+                fx.push(AwkEffect::Run(arg));
+            }
+            Tok::Word(w) if w == "print" || w == "printf" => print_depth = Some(depth),
+            Tok::Op(o) if o == "(" || o == "[" || o == "{" => depth += 1,
+            Tok::Op(o) if o == ")" || o == "]" || o == "}" => {
+                depth = depth.saturating_sub(1);
+                if o == "}" {
+                    print_depth = None;
+                }
+            }
+            Tok::Op(o) if o == ";" || o == "\n" => print_depth = None,
+            Tok::Op(o) if o == "|&" || o == "@" => {
+                fx.push(AwkEffect::Run(Err(format!("awk uses `{o}`"))));
+            }
+            Tok::Op(o) if o == "|" => {
+                if matches!(t.get(k + 1), Some(Tok::Word(w)) if w == "getline") {
+                    let cmd = match (
+                        k.checked_sub(1).and_then(|j| t.get(j)),
+                        k.checked_sub(2).map(|j| &t[j]),
+                    ) {
+                        (Some(Tok::Str(s)), before)
+                            if !matches!(before, Some(Tok::Str(_) | Tok::Word(_) | Tok::Value)) =>
+                        {
+                            Ok(s.clone())
+                        }
+                        _ => Err("awk reads from a command computed at run time".into()),
+                    };
+                    fx.push(AwkEffect::Run(cmd));
+                } else {
+                    fx.push(AwkEffect::Feed(lone(k + 1, "pipes its output to")));
+                }
+            }
+            Tok::Op(o) if (o == ">" || o == ">>") && print_depth == Some(depth) => {
+                fx.push(AwkEffect::Write(lone(k + 1, "writes to")));
+            }
+            _ => {}
+        }
+    }
+    fx
+}
+
+/// awk: `system()`, pipes from and to commands, and output redirected to files; a program
+/// file (`-f`), an extension or library (`-l`, `-i`, `@load`) or a run-time program is
+/// asked about.
+fn awk(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let (opts, operands) = scan(
+        seg,
+        "FvfEilW",
+        "fEil",
+        &[
+            LongOption::abbrev("file"),
+            LongOption::abbrev("exec"),
+            LongOption::abbrev("include"),
+            LongOption::abbrev("load"),
+            LongOption::exact("source"),
+        ],
+        &["field-separator", "assign"],
+    );
+    let mut programs: Vec<Option<String>> = Vec::new();
+    for o in opts {
+        if o.name == "--source" {
+            programs.push(o.value);
+        } else {
+            out.push(unread(format!(
+                "{name} {} loads awk code this policy does not read",
+                o.name
+            )));
+            return;
+        }
+    }
+    if programs.is_empty() {
+        let first =
+            (1..seg.argv.len()).find(|&i| !seg.is_static(i) || !seg.argv[i].starts_with('-'));
+        match first {
+            Some(i) if !seg.is_static(i) => {
+                // Before the operands only options came: a dynamic word there is the program
+                // unless it is an option's value, which [`scan`] already stepped over.
+                if operands.first().is_none_or(|(j, _)| *j > i) {
+                    programs.push(None);
+                } else {
+                    programs.push(operands.first().map(|(_, p)| p.clone()));
+                }
+            }
+            Some(_) => programs.push(operands.first().map(|(_, p)| p.clone())),
+            None => {}
+        }
+    }
+    for p in programs {
+        let Some(p) = p else {
+            out.push(unread(format!(
+                "{name}'s program is known only at run time"
+            )));
+            continue;
+        };
+        for e in awk_effects(&p) {
+            match e {
+                AwkEffect::Run(Ok(c)) => embedded(name, &c, Input::Inherited, cx, out),
+                AwkEffect::Feed(Ok(c)) => {
+                    embedded(&format!("{name} print |"), &c, Input::Data, cx, out)
+                }
+                AwkEffect::Write(Ok(f)) => written(&format!("{name} writes {f}"), &f, cx, out),
+                AwkEffect::Run(Err(why))
+                | AwkEffect::Feed(Err(why))
+                | AwkEffect::Write(Err(why)) => out.push(unread(why)),
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// tar, zip, rsync, man, rg, make, at
+// ---------------------------------------------------------------------------------------------
+
+/// GNU tar's short options that take a value.
+const TAR_SHORT_VALUED: &str = "bCfFgHIKLNTVX";
+
+/// tar: the commands its options run (`--to-command`, `-I`/`--use-compress-program`,
+/// `--checkpoint-action=exec=`, `-F`/`--info-script`/`--new-volume-script`,
+/// `--rsh-command`, `--rmt-command`), and extraction into a `.git` directory.
+fn tar(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let long = [
+        LongOption::abbrev("to-command"),
+        LongOption::abbrev("use-compress-program"),
+        LongOption::abbrev("checkpoint-action"),
+        LongOption::abbrev("info-script"),
+        LongOption::abbrev("new-volume-script"),
+        LongOption::abbrev("rsh-command"),
+        LongOption::abbrev("rmt-command"),
+        LongOption::abbrev("directory"),
+    ];
+    let (mut opts, _) = scan(seg, TAR_SHORT_VALUED, "IFC", &long, &["file", "exclude"]);
+    // Old style: `tar xfC a.tar dir`: the letters of the first word take values in order.
+    let mut extracts = false;
+    if let Some(first) = seg
+        .argv
+        .get(1)
+        .filter(|f| seg.is_static(1) && !f.starts_with('-'))
+    {
+        let mut next = 2;
+        for c in first.chars() {
+            extracts |= c == 'x';
+            if TAR_SHORT_VALUED.contains(c) {
+                let value = seg.argv.get(next).filter(|_| seg.is_static(next)).cloned();
+                next += 1;
+                if "IFC".contains(c) {
+                    opts.push(Opt {
+                        name: format!("-{c}"),
+                        value,
+                    });
+                }
+            }
+        }
+    }
+    extracts |= seg.argv.iter().skip(1).any(|a| {
+        (a.starts_with('-') && !a.starts_with("--") && a.contains('x'))
+            || LongOption::abbrev("extract").matches(a)
+            || a == "--get"
+    });
+    for o in opts {
+        let what = format!("tar {}", o.name);
+        match o.name.as_str() {
+            "-C" | "--directory" => {
+                if let Some(d) = o.value.filter(|d| extracts && in_git_dir(d, cx)) {
+                    out.push(git_dir_write("tar -x", &d));
+                }
+            }
+            "--checkpoint-action" => match o.value {
+                Some(v) => {
+                    if let Some(cmd) = v.strip_prefix("exec=") {
+                        embedded(&what, cmd, Input::Inherited, cx, out);
+                    }
+                }
+                None => out.push(unread("tar's checkpoint action is known only at run time")),
+            },
+            "-F" | "--info-script" | "--new-volume-script" => {
+                command_value(&what, o.value, Input::Inherited, cx, out)
+            }
+            _ => command_value(&what, o.value, Input::Data, cx, out),
+        }
+    }
+}
+
+/// zip: `-TT CMD`/`--unzip-command CMD` tests the archive with CMD.
+fn zip(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let argv = &seg.argv;
+    for (i, a) in argv.iter().enumerate().skip(1) {
+        let value = if a == "-TT" || a == "--unzip-command" {
+            Some(argv.get(i + 1).filter(|_| seg.is_static(i + 1)).cloned())
+        } else {
+            a.strip_prefix("--unzip-command=")
+                .or_else(|| a.strip_prefix("-TT").filter(|v| !v.is_empty()))
+                .map(|v| Some(v.to_string()))
+        };
+        if let Some(v) = value {
+            command_value("zip -TT", v, Input::Inherited, cx, out);
+        }
+    }
+}
+
+/// rsync: `-e`/`--rsh` (and `RSYNC_RSH`, `RSYNC_CONNECT_PROG`) is the command rsync talks
+/// to; `--rsync-path` the program it starts through it.
+fn rsync(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let (opts, _) = scan(
+        seg,
+        "eBfTM@",
+        "e",
+        &[LongOption::exact("rsh"), LongOption::exact("rsync-path")],
+        &[],
+    );
+    for o in opts {
+        let input = if o.name == "--rsync-path" {
+            Input::Inherited
+        } else {
+            Input::Data
+        };
+        command_value(&format!("rsync {}", o.name), o.value, input, cx, out);
+    }
+    env_commands(
+        seg,
+        &["RSYNC_RSH", "RSYNC_CONNECT_PROG"],
+        Input::Data,
+        cx,
+        out,
+    );
+}
+
+/// The variables of `seg` among `names` whose value is a command line: judged.
+fn env_commands(
+    seg: &Segment,
+    names: &[&str],
+    input: Input,
+    cx: &DangerCtx<'_>,
+    out: &mut Vec<Finding>,
+) {
+    for e in seg.env.iter().filter(|e| names.contains(&e.name.as_str())) {
+        let value = (!e.dynamic).then(|| e.value.clone());
+        command_value(&e.name, value, input, cx, out);
+    }
+}
+
+/// man: the pager (`-P`, `--pager`, `MANPAGER`, `PAGER`), the browser (`-H`, `--html`),
+/// a configuration file (`-C`) or `MANOPT` (options known only at run time).
+fn man(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let (opts, _) = scan(
+        seg,
+        "CMPSemprLERH",
+        "PCH",
+        &[
+            LongOption::abbrev("pager"),
+            LongOption::abbrev("config-file"),
+            LongOption::abbrev("html"),
+        ],
+        &[],
+    );
+    for o in opts {
+        match o.name.as_str() {
+            "-C" | "--config-file" => out.push(unread(
+                "man reads a configuration file this policy does not read",
+            )),
+            "-H" | "--html" => command_value("man --html", o.value, Input::Inherited, cx, out),
+            _ => command_value("man's pager", o.value, Input::Data, cx, out),
+        }
+    }
+    env_commands(seg, &["MANPAGER", "PAGER"], Input::Data, cx, out);
+    env_commands(seg, &["BROWSER"], Input::Inherited, cx, out);
+    if seg.env.iter().any(|e| e.name == "MANOPT") {
+        out.push(unread("MANOPT gives man options this policy does not read"));
+    }
+}
+
+/// make `--eval`/`-E`: makefile text; anything but plain variable assignments (a rule's
+/// recipe, `$(shell …)`) is asked about.
+fn make(name: &str, seg: &Segment, out: &mut Vec<Finding>) {
+    let (opts, _) = scan(
+        seg,
+        "CEfIjlOoWx",
+        "E",
+        &[LongOption::abbrev("eval")],
+        &[
+            "directory",
+            "file",
+            "makefile",
+            "include-dir",
+            "jobs",
+            "load-average",
+            "old-file",
+            "assume-old",
+            "what-if",
+            "new-file",
+            "assume-new",
+        ],
+    );
+    for o in opts {
+        let plain = o.value.as_deref().is_some_and(|text| {
+            !text.contains("$(shell")
+                && !text.contains("${shell")
+                && !text.contains("$(eval")
+                && text.lines().all(|l| {
+                    let l = l.trim();
+                    l.is_empty()
+                        || l.starts_with('#')
+                        || l.split_once('=').is_some_and(|(lhs, _)| {
+                            let lhs = lhs.trim_end_matches([':', '+', '?', '!', ' ']);
+                            !lhs.is_empty()
+                                && lhs
+                                    .chars()
+                                    .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+                        })
+                })
+        });
+        if !plain {
+            out.push(unread(format!(
+                "{name} {} adds makefile text with rules or functions",
+                o.name
+            )));
+        }
+    }
+}
+
+/// at/batch schedule the commands they read (their input, or `-f FILE`); listing and
+/// removing jobs run nothing.
+fn at(name: &str, seg: &Segment, out: &mut Vec<Finding>) {
+    let lists = seg.argv.iter().skip(1).any(|a| {
+        a.starts_with('-')
+            && !a.starts_with("--")
+            && a[1..]
+                .chars()
+                .any(|c| matches!(c, 'l' | 'r' | 'd' | 'c' | 'V' | 'h'))
+    });
+    if !lists {
+        out.push(unread(format!(
+            "{name} schedules the commands it reads (its input or -f FILE)"
+        )));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// editors and pagers
+// ---------------------------------------------------------------------------------------------
+
+/// Whether ex command `c` (one `|`-separated piece) only quits, moves, searches, sets an
+/// option or prints: what `vim -c`/`+` may run unasked.
+fn ex_inert(c: &str) -> bool {
+    let c = c.trim().trim_start_matches(':').trim();
+    let word: String = c
+        .chars()
+        .take_while(|ch| ch.is_ascii_alphabetic())
+        .collect();
+    let range_print = {
+        let body = c.trim_start_matches(|ch: char| ch.is_ascii_digit() || ",.$%".contains(ch));
+        matches!(
+            body,
+            "p" | "print" | "nu" | "number" | "#" | "l" | "list" | "=" | ""
+        )
+    };
+    if c.contains('!') && !matches!(c, "q!" | "qa!" | "qall!" | "quit!" | "cq!") {
+        return false;
+    }
+    range_print
+        || ((c.starts_with('/') || c.starts_with('?')) && !c.contains('|'))
+        || matches!(
+            c,
+            "q" | "q!"
+                | "qa"
+                | "qa!"
+                | "qall"
+                | "qall!"
+                | "quit"
+                | "quit!"
+                | "cq"
+                | "cq!"
+                | "noh"
+                | "nohlsearch"
+        )
+        || (matches!(
+            word.as_str(),
+            "set" | "se" | "syntax" | "syn" | "filetype" | "colorscheme" | "colo"
+        ) && !c.contains('('))
+}
+
+/// vim and its relatives: `-c`/`+`/`--cmd` ex commands that are not inert ([`ex_inert`]),
+/// a script (`-S`, `-s` outside ex mode, `-u` other than `NONE`/`NORC`/`DEFAULTS`), ex-mode
+/// commands from the input, and the files edited (judged as writes).
+fn vim(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let argv = &seg.argv;
+    let mut ex_mode = name == "ex";
+    let mut commands: Vec<Option<String>> = Vec::new();
+    let mut files = Vec::new();
+    let mut i = 1;
+    let value = |j: usize| argv.get(j).filter(|_| seg.is_static(j)).cloned();
+    let mut only_operands = false;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        if !seg.is_static(i) {
+            if only_operands || !a.starts_with('-') {
+                out.push(unread(format!(
+                    "{name} is given a word known only at run time ({a})"
+                )));
+            }
+            i += 1;
+            continue;
+        }
+        if only_operands {
+            files.push(a.to_string());
+        } else if a == "--" {
+            only_operands = true;
+        } else if a == "--cmd" || a == "-c" {
+            i += 1;
+            commands.push(value(i));
+        } else if let Some(c) = a.strip_prefix('+') {
+            let inert = c.is_empty() || c.chars().all(|ch| ch.is_ascii_digit());
+            if !inert {
+                commands.push(Some(c.to_string()));
+            }
+        } else if a == "-S" || a.starts_with("-S") {
+            out.push(unread(format!(
+                "{name} -S sources a script file this policy does not read"
+            )));
+        } else if a == "-u" || a == "-U" {
+            i += 1;
+            if !value(i).is_some_and(|v| matches!(v.as_str(), "NONE" | "NORC" | "DEFAULTS")) {
+                out.push(unread(format!(
+                    "{name} {a} reads a vimrc this policy does not read"
+                )));
+            }
+        } else if a == "-w" || a == "-W" {
+            i += 1;
+            if let Some(f) = value(i) {
+                written(&format!("{name} {a} writes {f}"), &f, cx, out);
+            }
+        } else if matches!(
+            a,
+            "-T" | "-i"
+                | "-t"
+                | "-q"
+                | "-r"
+                | "--servername"
+                | "--remote-send"
+                | "--remote-expr"
+                | "--startuptime"
+                | "--log"
+        ) {
+            if matches!(a, "--remote-send" | "--remote-expr") {
+                out.push(unread(format!(
+                    "{name} {a} sends commands to a running editor"
+                )));
+            }
+            i += 1;
+        } else if a.starts_with("--") {
+        } else if a.starts_with('-') && a.len() > 1 {
+            for (k, c) in a[1..].char_indices() {
+                match c {
+                    'e' | 'E' => ex_mode = true,
+                    // `ex -sc CMD`, `vim -escCMD`: the rest, or the next word, is the command.
+                    'c' => {
+                        let rest = &a[2 + k..];
+                        if rest.is_empty() {
+                            i += 1;
+                            commands.push(value(i));
+                        } else {
+                            commands.push(Some(rest.to_string()));
+                        }
+                        break;
+                    }
+                    'S' => {
+                        out.push(unread(format!(
+                            "{name} -S sources a script file this policy does not read"
+                        )));
+                        break;
+                    }
+                    's' if !ex_mode => {
+                        out.push(unread(format!(
+                            "{name} -s replays keystrokes from a file this policy does not read"
+                        )));
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            files.push(a.to_string());
+        }
+        i += 1;
+    }
+    for c in commands {
+        match c {
+            None => out.push(unread(format!(
+                "{name} -c is given commands known only at run time"
+            ))),
+            Some(c) => {
+                if !c.split('|').all(ex_inert) {
+                    out.push(unread(format!("{name} runs ex command `{c}`")));
+                }
+            }
+        }
+    }
+    if ex_mode {
+        match stdin_text(seg, cx) {
+            Err(()) => out.push(unread(format!("{name} runs ex commands from its input"))),
+            Ok(Some(t)) if !t.lines().all(|l| l.split('|').all(ex_inert)) => out.push(unread(
+                format!("{name} runs ex commands from its input (`{}`)", t.trim()),
+            )),
+            _ => {}
+        }
+    }
+    for f in files {
+        written(&format!("{name} edits {f}"), &f, cx, out);
+    }
+}
+
+/// ed: commands from its input: `!` runs a command (asked); `w`/`W`/`e`/`f` name a file it
+/// writes (judged); a plain `w` writes the file edited.
+fn ed(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let files: Vec<String> = (1..seg.argv.len())
+        .filter(|&i| seg.is_static(i) && !seg.argv[i].starts_with('-'))
+        .map(|i| seg.argv[i].clone())
+        .collect();
+    for f in &files {
+        written(&format!("{name} edits {f}"), f, cx, out);
+    }
+    let text = match stdin_text(seg, cx) {
+        Err(()) => {
+            out.push(unread(format!("{name} runs commands from its input")));
+            return;
+        }
+        Ok(None) => return,
+        Ok(Some(t)) => t,
+    };
+    for line in text.lines() {
+        if line.contains('!') {
+            out.push(unread(format!("{name} runs `{}`", line.trim())));
+            continue;
+        }
+        let body = line.trim_start_matches(|c: char| c.is_ascii_digit() || ",.$;+- '".contains(c));
+        if let Some((cmd, file)) = body.split_once(' ') {
+            if matches!(cmd, "w" | "wq" | "W" | "e" | "E" | "f") {
+                let f = file.trim();
+                written(&format!("{name} {cmd} {f}"), f, cx, out);
+            }
+        }
+    }
+}
+
+/// less/more: `+CMD` initial commands other than a line, the end or a search; a log file
+/// (`-o`, `-O`); `LESSOPEN`/`LESSCLOSE` input preprocessors.
+fn less(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    for (i, a) in seg.argv.iter().enumerate().skip(1) {
+        if !seg.is_static(i) {
+            continue;
+        }
+        if let Some(c) = a.strip_prefix('+') {
+            let c = c.trim_start_matches('+');
+            let inert = c.is_empty()
+                || c.chars().all(|ch| ch.is_ascii_digit())
+                || matches!(c, "G" | "g" | "F")
+                || ((c.starts_with('/') || c.starts_with('?')) && !c.contains(['!', '|']));
+            if !inert {
+                out.push(unread(format!("{name} runs its command `{c}`")));
+            }
+        }
+    }
+    let (opts, _) = scan(
+        seg,
+        "bhjkoOpPtTxyz#",
+        "oO",
+        &[
+            LongOption::abbrev("log-file"),
+            LongOption::abbrev("LOG-FILE"),
+        ],
+        &[],
+    );
+    for o in opts {
+        if let Some(f) = o.value {
+            written(&format!("{name} {} writes {f}", o.name), &f, cx, out);
+        }
+    }
+    for e in seg
+        .env
+        .iter()
+        .filter(|e| matches!(e.name.as_str(), "LESSOPEN" | "LESSCLOSE"))
+    {
+        let v = (!e.dynamic).then(|| e.value.trim_start_matches(['|', '-']).to_string());
+        command_value(&e.name, v, Input::Inherited, cx, out);
+    }
+    if seg
+        .env
+        .iter()
+        .any(|e| e.name == "LESS" && (e.dynamic || e.value.contains('+')))
+    {
+        out.push(unread("LESS gives less initial commands"));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// network tools, sqlite3
+// ---------------------------------------------------------------------------------------------
+
+/// socat: `SYSTEM:`/`EXEC:`/`SHELL:` addresses run a command talking to the other
+/// address; `CREATE:`/`OPEN:`/`GOPEN:` write a file.
+fn socat(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    for (i, a) in seg.argv.iter().enumerate().skip(1) {
+        if a.starts_with('-') && a.len() > 1 {
+            continue;
+        }
+        if !seg.is_static(i) {
+            out.push(unread(format!(
+                "socat is given an address known only at run time ({a})"
+            )));
+            continue;
+        }
+        let Some((kind, rest)) = a.split_once(':') else {
+            continue;
+        };
+        let value = rest.split(',').next().unwrap_or("");
+        match kind.to_ascii_uppercase().as_str() {
+            "SYSTEM" | "EXEC" | "SHELL" => {
+                embedded(&format!("socat {kind}:"), value, Input::Data, cx, out)
+            }
+            "CREATE" | "CREAT" | "OPEN" | "GOPEN" => {
+                written(&format!("socat {kind}:{value}"), value, cx, out)
+            }
+            _ => {}
+        }
+    }
+}
+
+/// ssh, scp, sftp: `-o` options that run a command (`ProxyCommand`, `LocalCommand`,
+/// `KnownHostsCommand`) are judged; ones that load code or enable the configuration's
+/// local command, and a configuration file (`-F`), are asked about; scp/sftp `-S PROGRAM`
+/// is judged.
+fn ssh(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let (valued, wanted) = match name {
+        "scp" => ("cDFiJlooPSX", "oFS"),
+        "sftp" => ("BbcDFiJlooPRSs", "oFSD"),
+        _ => ("BbcDEeFIiJLlmOoPpQRSWw", "oF"),
+    };
+    let (opts, _) = scan(seg, valued, wanted, &[], &[]);
+    for o in opts {
+        let Some(v) = o.value else {
+            out.push(unread(format!(
+                "{name} {} is known only at run time",
+                o.name
+            )));
+            continue;
+        };
+        match o.name.as_str() {
+            "-F" => {
+                if !matches!(v.as_str(), "none" | "/dev/null") {
+                    out.push(unread(format!(
+                        "{name} -F reads a configuration file this policy does not read ({v})"
+                    )));
+                }
+            }
+            "-S" | "-D" => embedded(&format!("{name} {}", o.name), &v, Input::Data, cx, out),
+            _ => {
+                let (key, val) = match v.split_once(['=', ' ', '\t']) {
+                    Some((k, v)) => (
+                        k.to_ascii_lowercase(),
+                        v.trim_start_matches(['=', ' ']).to_string(),
+                    ),
+                    None => (v.to_ascii_lowercase(), String::new()),
+                };
+                let what = format!("{name} -o {key}");
+                match key.as_str() {
+                    "proxycommand" if val != "none" => embedded(&what, &val, Input::Data, cx, out),
+                    "localcommand" | "knownhostscommand" => {
+                        embedded(&what, &val, Input::Inherited, cx, out)
+                    }
+                    "permitlocalcommand" if val.eq_ignore_ascii_case("yes") => out.push(unread(
+                        format!("{what} runs the configuration's LocalCommand"),
+                    )),
+                    "pkcs11provider" | "securitykeyprovider" | "include" => out.push(unread(
+                        format!("{what} loads code or configuration ({val})"),
+                    )),
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+/// sqlite3: dot-commands that run a command (`.shell`, `.system`, a `|CMD` output, import
+/// or read), write a file (`.output`, `.once`, `.save`, `.backup`, `.log`, `.trace`), or
+/// load code or scripts (`.load`, `.read`); SQL calling `writefile`, `edit` or
+/// `load_extension`; commands from `-cmd`, the arguments and static input (`-safe`
+/// refuses all of these).
+fn sqlite(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let argv = &seg.argv;
+    if argv.iter().any(|a| a == "-safe" || a == "--safe") {
+        return;
+    }
+    let mut texts: Vec<Option<String>> = Vec::new();
+    let mut operands = 0;
+    let mut i = 1;
+    let value = |j: usize| argv.get(j).filter(|_| seg.is_static(j)).cloned();
+    while i < argv.len() {
+        let a = argv[i].trim_start_matches('-');
+        if argv[i].starts_with('-') && seg.is_static(i) {
+            match a {
+                "cmd" => {
+                    i += 1;
+                    texts.push(value(i));
+                }
+                "init" => {
+                    i += 1;
+                    out.push(unread(format!(
+                        "{name} -init reads a script file this policy does not read"
+                    )));
+                }
+                "separator" | "newline" | "nullvalue" | "vfs" | "mmap" | "maxsize" | "heap"
+                | "pagecache" | "lookaside" | "escape" => i += 1,
+                _ => {}
+            }
+        } else {
+            operands += 1;
+            if operands > 1 {
+                texts.push(value(i));
+            }
+        }
+        i += 1;
+    }
+    match stdin_text(seg, cx) {
+        Err(()) => out.push(unread(format!("{name} runs the commands of its input"))),
+        Ok(t) => texts.extend(t.map(Some)),
+    }
+    for t in texts {
+        let Some(t) = t else {
+            out.push(unread(format!(
+                "{name} is given commands known only at run time"
+            )));
+            continue;
+        };
+        let lower = t.to_ascii_lowercase();
+        if ["writefile(", "edit(", "load_extension(", "fts3_tokenizer("]
+            .iter()
+            .any(|f| lower.contains(f))
+        {
+            out.push(unread(format!(
+                "{name} SQL writes files or loads code (`{t}`)"
+            )));
+        }
+        for line in t.lines().map(str::trim).filter(|l| l.starts_with('.')) {
+            let (cmd, rest) = line.split_once([' ', '\t']).unwrap_or((line, ""));
+            let rest = rest.trim();
+            let arg = rest
+                .trim_start_matches("-x ")
+                .trim_start_matches("-e ")
+                .trim_start_matches("--bom ")
+                .trim_matches(['\'', '"']);
+            let what = format!("{name} {cmd}");
+            match cmd {
+                ".shell" | ".system" => embedded(&what, rest, Input::Inherited, cx, out),
+                ".output" | ".once" | ".log" | ".trace" | ".save" | ".backup" | ".open"
+                | ".excel" => {
+                    if rest.starts_with("-x") || rest.starts_with("-e") || cmd == ".excel" {
+                        out.push(unread(format!(
+                            "{what} opens the result in another program"
+                        )));
+                    } else if let Some(c) = arg.strip_prefix('|') {
+                        embedded(&what, c, Input::Data, cx, out);
+                    } else if !arg.is_empty() {
+                        let f = arg.split_whitespace().last().unwrap_or(arg);
+                        written(&format!("{what} writes {f}"), f, cx, out);
+                    }
+                }
+                ".import" | ".read" => {
+                    let src = if cmd == ".import" {
+                        rest.split_whitespace()
+                            .find(|w| !w.starts_with("--"))
+                            .unwrap_or("")
+                    } else {
+                        rest
+                    };
+                    if let Some(c) = src.trim_matches(['\'', '"']).strip_prefix('|') {
+                        embedded(&what, c, Input::Inherited, cx, out);
+                    } else if cmd == ".read" {
+                        out.push(unread(format!(
+                            "{what} runs a script file this policy does not read"
+                        )));
+                    }
+                }
+                ".load" => out.push(unread(format!("{what} loads an extension library"))),
+                _ => {}
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// writers of named files: perl -i, patch, git apply
+// ---------------------------------------------------------------------------------------------
+
+/// `perl -i`/`-pi`: the files it edits in place are judged as writes.
+fn perl(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let argv = &seg.argv;
+    let mut in_place = false;
+    let mut files = Vec::new();
+    let mut script_seen = false;
+    let mut i = 1;
+    while i < argv.len() {
+        let a = argv[i].as_str();
+        if a == "--" {
+            files.extend(argv[i + 1..].iter().cloned());
+            break;
+        }
+        if a.starts_with('-') && a.len() > 1 && !script_seen {
+            for (k, c) in a[1..].char_indices() {
+                match c {
+                    'i' => {
+                        in_place = true;
+                        break; // the rest is the backup suffix
+                    }
+                    'e' | 'E' => {
+                        script_seen = true;
+                        if a.len() == 2 + k {
+                            i += 1;
+                        }
+                        break;
+                    }
+                    'I' | 'M' | 'm' | 'x' | 'C' | 'd' | 'D' | 'l' | '0' => break,
+                    _ => {}
+                }
+            }
+        } else if !script_seen && !a.starts_with('-') {
+            // The script file; the files follow.
+            script_seen = true;
+        } else if a.starts_with('-') && matches!(a, "-e" | "-E") {
+            i += 1;
+        } else {
+            files.push(a.to_string());
+        }
+        i += 1;
+    }
+    if in_place {
+        for f in files {
+            written(&format!("perl -i edits {f}"), &f, cx, out);
+        }
+    }
+}
+
+/// patch writes the files its diff names (a diff can name `.git/config`): asked about
+/// unless it writes one named file (`-o FILE`, an ORIGFILE operand: judged) or only
+/// reports (`--dry-run`).
+fn patch(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let argv = &seg.argv;
+    if argv
+        .iter()
+        .any(|a| LongOption::abbrev("dry-run").matches(a) || a == "-C")
+    {
+        return;
+    }
+    let (opts, operands) = scan(
+        seg,
+        "BbDdFgiopPrVxYYz",
+        "o",
+        &[LongOption::abbrev("output")],
+        &[
+            "input",
+            "directory",
+            "strip",
+            "reject-file",
+            "prefix",
+            "suffix",
+            "fuzz",
+            "backup-if-mismatch",
+            "basename-prefix",
+            "define",
+            "quoting-style",
+            "read-only",
+            "version-control",
+            "get",
+        ],
+    );
+    let named: Vec<String> = opts
+        .iter()
+        .filter_map(|o| o.value.clone())
+        .chain(operands.first().map(|(_, f)| f.clone()))
+        .collect();
+    if named.is_empty() {
+        out.push(finding(
+            FindingId::GitAlias,
+            Decision::Ask,
+            "patch writes the files its diff names, which this policy does not read (a diff \
+             may name .git/config): name the file, or use git apply",
+        ));
+    }
+    for f in named {
+        written(&format!("patch writes {f}"), &f, cx, out);
+    }
+}
+
+/// `git apply --unsafe-paths` (paths outside the work tree, `.git` included) and `git
+/// apply --directory=.git`.
+fn git_apply(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let Some(("apply", args)) = git_sub_args(seg) else {
+        return;
+    };
+    for (k, a) in args.iter().enumerate() {
+        let dir = if a == "--directory" {
+            args.get(k + 1).map(String::as_str)
+        } else {
+            a.strip_prefix("--directory=")
+        };
+        if a == "--unsafe-paths" {
+            out.push(git_dir_write(
+                "git apply --unsafe-paths",
+                "paths outside the work tree",
+            ));
+        } else if let Some(d) = dir.filter(|d| in_git_dir(d, cx)) {
+            out.push(git_dir_write("git apply --directory", d));
+        }
+    }
+}
