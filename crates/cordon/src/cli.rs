@@ -530,7 +530,11 @@ mod tests {
         "--depth",
         "--all-targets",
         "--test",
-        "--zap-all", // sgdisk, in the list of disk-destroying commands
+        "--zap-all",           // sgdisk, in the list of disk-destroying commands
+        "--to-command",        // tar, in the exec policy paragraph (tool languages)
+        "--checkpoint-action", // tar, likewise
+        "--eval",              // make, likewise
+        "--har",               // `git reset --har?`, a glob, in the exec policy paragraph
     ];
 
     /// Every `--long` flag (and alias) of every subcommand, plus globals.
