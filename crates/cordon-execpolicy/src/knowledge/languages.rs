@@ -302,7 +302,81 @@ pub(super) fn checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Ve
         "perl" => perl(seg, cx, out),
         "patch" => patch(seg, cx, out),
         "git" => git_apply(seg, cx, out),
+        // `7z x a.7z -o.git`: the directory it extracts into (attached, 7-Zip's syntax).
+        "7z" | "7za" | "7zr" | "7zz" => {
+            for a in seg
+                .argv
+                .iter()
+                .skip(1)
+                .enumerate()
+                .filter(|(i, _)| seg.is_static(i + 1))
+            {
+                if let Some(dir) = a.1.strip_prefix("-o").filter(|d| !d.is_empty()) {
+                    if in_git_dir(dir, cx) {
+                        out.push(git_dir_write(&format!("{name} -o"), dir));
+                    }
+                }
+            }
+        }
         _ => {}
+    }
+    wrapper_outputs(seg, cx, out);
+}
+
+/// Files the wrappers around a command write besides running it (`strace -o FILE`,
+/// `ltrace -o FILE`, `time -o FILE`, `script FILE`-like logs): judged as a redirection to
+/// them would be (`strace -o .git/config true` rewrote the repository's config unasked).
+fn wrapper_outputs(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    for w in &seg.wrappers {
+        // The option naming the file, and every short option that takes a value (so a
+        // cluster ends there and the next word is that value, not the command).
+        let valued = match w.name.as_str() {
+            "strace" => "abeEIoOpPsSuUX",
+            "ltrace" => "aAelnopsuxDFw",
+            "time" => "fo",
+            _ => continue,
+        };
+        let args = &w.argv[1.min(w.argv.len())..];
+        let mut i = 0;
+        while i < args.len() {
+            let a = args[i].as_str();
+            if a == "--" || !a.starts_with('-') || a == "-" {
+                break;
+            }
+            let mut value = None;
+            if let Some(rest) = a.strip_prefix("--") {
+                let (n, v) = rest
+                    .split_once('=')
+                    .map_or((rest, None), |(n, v)| (n, Some(v)));
+                if n.len() >= 2 && "output".starts_with(n) {
+                    value = match v {
+                        Some(v) => Some(v.to_string()),
+                        None => {
+                            i += 1;
+                            args.get(i).cloned()
+                        }
+                    };
+                }
+            } else {
+                let letters = &a[1..];
+                if let Some((at, c)) = letters.char_indices().find(|(_, c)| valued.contains(*c)) {
+                    let rest = &letters[at + c.len_utf8()..];
+                    let v = if rest.is_empty() {
+                        i += 1;
+                        args.get(i).cloned()
+                    } else {
+                        Some(rest.to_string())
+                    };
+                    if c == 'o' {
+                        value = v;
+                    }
+                }
+            }
+            if let Some(v) = value.filter(|v| !v.is_empty()) {
+                written(&format!("{} -o", w.name), &v, cx, out);
+            }
+            i += 1;
+        }
     }
 }
 

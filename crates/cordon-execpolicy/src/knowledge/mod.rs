@@ -589,7 +589,7 @@ pub(crate) fn project_target(
     if !matches!(project, Cwd::Abs(_) | Cwd::Rel(_)) {
         return None;
     }
-    for w in brace_words(p) {
+    for w in brace_words(p).iter().flat_map(|w| user_home_forms(w)) {
         for c in cwd_candidates(cwds) {
             let r = resolve(c, &w, home);
             let mut places = vec![r.clone()];
@@ -602,6 +602,30 @@ pub(crate) fn project_target(
         }
     }
     None
+}
+
+/// The places `~NAME/REST` may name, as spellings [`resolve`] reads: another account's
+/// home is not known here, so where it usually is (`/NAME`, as root's; `/home/NAME`) and the
+/// caller's own home (`~/REST`: NAME may be the caller) — `rm -rf ~root/../w/proj/.git`
+/// reached the project unasked. Any other spelling as it is.
+fn user_home_forms(w: &str) -> Vec<String> {
+    let Some(rest) = w.strip_prefix('~') else {
+        return vec![w.to_string()];
+    };
+    let (name, tail) = rest.split_once('/').map_or((rest, ""), |(n, t)| (n, t));
+    if name.is_empty() || name == "+" || name == "-" || name.contains(['*', '?', '[']) {
+        return vec![w.to_string()];
+    }
+    let tail = if tail.is_empty() {
+        String::new()
+    } else {
+        format!("/{tail}")
+    };
+    vec![
+        format!("/{name}{tail}"),
+        format!("/home/{name}{tail}"),
+        format!("~{tail}"),
+    ]
 }
 
 /// [`project_target`] for one resolved place `r` that spelling `p` names.
@@ -1979,6 +2003,16 @@ fn code_from_run_time(name: &str, idx: usize, cx: &DangerCtx<'_>, out: &mut Vec<
             matches!(r.kind, RedirectKind::Heredoc | RedirectKind::Herestring) && r.text.is_none()
         });
         let piped_dynamic = fed_by(seg, cx).is_some_and(echoes_run_time_text);
+        // `tee >(bash)`, `cmd > >(sh)`: a shell in an output process substitution runs what
+        // the command around it writes, known only at run time.
+        let output_substituted = seg.context.last() == Some(&Context::ProcessSubstitution)
+            && seg
+                .parent
+                .and_then(|p| cx.segments.get(p))
+                .is_some_and(|p| {
+                    p.argv.iter().any(|a| a.starts_with(">("))
+                        || p.redirections.iter().any(|r| r.target.starts_with(">("))
+                });
         // `bash <(echo "$x")`: the script is a process substitution's output.
         let script_at = match program {
             Some(shells::ProgramSource::Operand(i)) => Some(i + 1),
@@ -1993,7 +2027,7 @@ fn code_from_run_time(name: &str, idx: usize, cx: &DangerCtx<'_>, out: &mut Vec<
                         && echoes_run_time_text(s)
                 })
         });
-        if reads_input && (fed_dynamic || piped_dynamic) {
+        if reads_input && (fed_dynamic || piped_dynamic || output_substituted) {
             Some(format!(
                 "{name} runs its input, which is known only at run time"
             ))
@@ -2226,7 +2260,7 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
                 format!("zip -m deletes {why} once archived")
             }));
         }
-        "7z" | "7za" | "7zr" if args.iter().any(|a| a == "-sdel") => {
+        "7z" | "7za" | "7zr" | "7zz" if args.iter().any(|a| a == "-sdel") => {
             let ops: Vec<&str> = static_args(seg).filter(|a| !a.starts_with('-')).collect();
             out.extend(cx.first_project_target(ops.into_iter().skip(2), |why| {
                 format!("{name} -sdel deletes {why} once archived")
@@ -2235,7 +2269,7 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
         "gio"
             if args
                 .first()
-                .is_some_and(|a| matches!(a.as_str(), "trash" | "remove" | "move")) =>
+                .is_some_and(|a| matches!(a.as_str(), "trash" | "remove" | "move" | "rename")) =>
         {
             out.extend(cx.first_project_target(
                 static_args(seg).skip(1).filter(|a| !a.starts_with('-')),
@@ -2395,7 +2429,9 @@ fn rsync_delete_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>)
     let deletes = args
         .iter()
         .any(|a| *a == "--del" || a.starts_with("--delete"));
-    let removes_sources = args.contains(&"--remove-source-files");
+    // `--remove-sent-files` is its older name, still accepted.
+    let removes_sources =
+        args.contains(&"--remove-source-files") || args.contains(&"--remove-sent-files");
     let operands: Vec<&str> = args
         .iter()
         .copied()
