@@ -1638,16 +1638,50 @@ fn patch(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
         .chain(operands.first().map(|(_, f)| f.clone()))
         .collect();
     if named.is_empty() {
-        out.push(finding(
-            FindingId::GitAlias,
-            Decision::Ask,
-            "patch writes the files its diff names, which this policy does not read (a diff \
-             may name .git/config): name the file, or use git apply",
-        ));
+        // A diff written on the command line (a heredoc, a herestring, `printf … |`) names
+        // its files in its `---`/`+++` headers: each is judged as written. A diff from a
+        // file is not read here.
+        match stdin_text(seg, cx) {
+            Ok(Some(diff)) => {
+                for f in diff_targets(&diff) {
+                    written(&format!("patch writes {f}"), &f, cx, out);
+                }
+            }
+            _ => out.push(finding(
+                FindingId::GitAlias,
+                Decision::Ask,
+                "patch writes the files its diff names, which this policy does not read (a \
+                 diff may name .git/config): name the file, or use git apply (which refuses \
+                 paths in .git)",
+            )),
+        }
     }
     for f in named {
         written(&format!("patch writes {f}"), &f, cx, out);
     }
+}
+
+/// The files a unified or context diff's `---`/`+++`/`***` headers name, each also without
+/// its first component (`patch -p1` strips `a/`, `b/`), up to a tab (the timestamp).
+fn diff_targets(diff: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in diff.lines() {
+        let Some(rest) = ["--- ", "+++ ", "*** "]
+            .iter()
+            .find_map(|h| line.strip_prefix(h))
+        else {
+            continue;
+        };
+        let path = rest.split('\t').next().unwrap_or(rest).trim();
+        if path.is_empty() || path == "/dev/null" {
+            continue;
+        }
+        out.push(path.to_string());
+        if let Some((_, stripped)) = path.split_once('/') {
+            out.push(stripped.to_string());
+        }
+    }
+    out
 }
 
 /// `git apply --unsafe-paths` (paths outside the work tree, `.git` included) and `git
