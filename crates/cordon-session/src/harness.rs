@@ -955,11 +955,24 @@ impl Harness {
     /// The cwd a call names, absolute (relative: against the harness's cwd), as typed.
     fn typed_cwd(&self, cwd: Option<&Path>) -> PathBuf {
         let o = &self.inner.opts;
-        match cwd {
+        let typed = match cwd {
             Some(c) if c.is_absolute() => c.to_path_buf(),
             Some(c) => o.cwd.join(c),
             None => o.cwd.clone(),
+        };
+        // A `..` is taken as the kernel takes it, after any symlink before it (`lnk/..` is
+        // the link target's parent): the approval, the workspace check and the run then
+        // judge one directory (attack pass 196: `ws/lnk/..` was judged as the target's
+        // parent, resolved as `ws`, and refused as "changed between check and run").
+        if typed
+            .components()
+            .any(|c| c == std::path::Component::ParentDir)
+        {
+            if let Ok(c) = std::fs::canonicalize(&typed) {
+                return c;
+            }
         }
+        typed
     }
 
     /// `Some(cwd)` when `cwd` (canonical where it exists) is not inside the harness's cwd.

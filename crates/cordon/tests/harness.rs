@@ -684,6 +684,41 @@ fn a_cwd_outside_the_harness_needs_an_approval() {
     );
 }
 
+/// Attack pass 196: a cwd with `..` after a symlink (`lnk/..`, `lnk -> ../other/sub`) is the
+/// directory the kernel takes it to — the link target's parent — for the approval, the
+/// workspace check and the run alike (it was judged as `other`, resolved as the harness's
+/// own directory, and refused as "changed between the check and the run"). Approved, the
+/// command runs in `other`; twin: unapproved, nothing is written anywhere.
+#[test]
+fn a_cwd_with_dot_dot_after_a_symlink_is_the_kernels_directory() {
+    if !sandbox_ready() {
+        return;
+    }
+    let w = ws();
+    let other = w.root.path().join("other");
+    std::fs::create_dir_all(other.join(".git")).unwrap();
+    std::fs::write(other.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::create_dir_all(other.join("sub")).unwrap();
+    std::os::unix::fs::symlink(other.join("sub"), w.dir.join("lnk")).unwrap();
+    let call = || ExecParams::argv(["touch", "made"]).cwd(PathBuf::from("lnk/.."));
+    let h = harness(&w, Duration::from_secs(60));
+    let r = h.exec(call()).unwrap();
+    assert_eq!(r.outcome.unwrap().class.name(), "refused");
+    assert!(!other.join("made").exists() && !w.dir.join("made").exists());
+    let mut opts = HarnessOptions::new(w.dir.clone());
+    opts.helper = Some(PathBuf::from(CORDON));
+    let offered = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let h = Harness::with_approver(opts, Box::new(OnceRecording(offered.clone()))).unwrap();
+    let r = h.exec(call()).unwrap();
+    let o = r.outcome.unwrap();
+    assert_eq!(o.class.name(), "success", "{o:?}");
+    assert!(
+        other.join("made").exists(),
+        "ran elsewhere than the kernel's `lnk/..`"
+    );
+    assert!(!w.dir.join("made").exists());
+}
+
 /// Approves once, keeping the answers each request offered.
 struct OnceRecording(std::sync::Arc<std::sync::Mutex<Vec<Vec<cordon_session::Answer>>>>);
 
