@@ -12,7 +12,8 @@
 # plus the per-call latency of `cordon mcp`'s exec_command ["true"] (Python MCP client, in
 # .ci-venv), peak RSS (GNU time, median of 15) and throughput with 8 concurrent client loops.
 # Every row runs in the same workspace: a directory outside any git repository (a git
-# repository's .git/config copy is per command, so it takes the "server" path).
+# repository's .git/config copy is per command: a server with templates sends it back to
+# the cold path; the "server" row is a `--no-templates` server in the same workspace).
 #
 # Usage: bench/launch.sh [RUNS] [LOOP_COMMANDS]   (defaults 200, 25 per loop);
 # CORDON_STATIC=1 measures a statically linked cordon (see below).

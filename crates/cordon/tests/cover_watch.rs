@@ -39,39 +39,57 @@ const ALL: [Launch; 3] = [Launch::Cold, Launch::Server, Launch::Template];
 struct Fixture {
     p: support::Project,
     plain: PathBuf,
-    server: Child,
+    /// `cordon serve` (templates on), and `cordon serve --no-templates` for
+    /// [`Launch::Server`] (a server with templates sends the git project's commands, whose
+    /// `.git/config` copy is per command, back to the cold path).
+    servers: [Child; 2],
 }
 
 impl Drop for Fixture {
     fn drop(&mut self) {
-        let _ = self.server.kill();
-        let _ = self.server.wait();
+        for s in &mut self.servers {
+            let _ = s.kill();
+            let _ = s.wait();
+        }
     }
+}
+
+/// `cordon serve --socket SOCK EXTRA` with `home`, once it listens.
+fn serve(sock: &Path, home: &Path, extra: &[&str]) -> Child {
+    let server = Command::new(CORDON)
+        .arg("serve")
+        .arg("--socket")
+        .arg(sock)
+        .args(extra)
+        .env("HOME", home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while std::os::unix::net::UnixStream::connect(sock).is_err() {
+        assert!(start.elapsed() < Duration::from_secs(10), "no server");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server
 }
 
 fn fixture() -> Fixture {
     let p = support::Project::new("cordon-cover-");
     let plain = p.root.path().join("plain");
     std::fs::create_dir_all(&plain).unwrap();
-    let sock = p.root.path().join("run").join("serve.sock");
-    let server = Command::new(CORDON)
-        .arg("serve")
-        .arg("--socket")
-        .arg(&sock)
-        .env("HOME", &p.home)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while std::os::unix::net::UnixStream::connect(&sock).is_err() {
-        assert!(start.elapsed() < Duration::from_secs(10), "no server");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let servers = [
+        serve(&p.root.path().join("run").join("serve.sock"), &p.home, &[]),
+        serve(
+            &p.root.path().join("run2").join("serve.sock"),
+            &p.home,
+            &["--no-templates"],
+        ),
+    ];
     Fixture {
         plain: plain.canonicalize().unwrap(),
         p,
-        server,
+        servers,
     }
 }
 
@@ -92,9 +110,10 @@ impl Fixture {
         all.extend_from_slice(args);
         all.extend_from_slice(&["--", "sh", "-c", script]);
         let mut c = self.p.cordon_in(self.dir(l), &all);
+        let run = if l == Launch::Server { "run2" } else { "run" };
         c.env(
             "CORDON_SERVE_SOCKET",
-            self.p.root.path().join("run").join("serve.sock"),
+            self.p.root.path().join(run).join("serve.sock"),
         );
         c.stdout(Stdio::piped()).stderr(Stdio::piped());
         c.spawn().unwrap()

@@ -14,8 +14,9 @@ use support::{last_json, overlays_available, sandbox_available, text, CORDON};
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Launch {
     Cold,
-    /// Through the server, in the git project: the `.git/config` copy is per command, so
-    /// the server forks its per-command helper.
+    /// Through a `--no-templates` server, in the git project: the server forks its
+    /// per-command helper (a server with templates sends a command no template can run —
+    /// the git project's `.git/config` copy is per command — back to the cold path).
     Server,
     /// Through the server, in a directory outside any repository: forked from a prepared
     /// template.
@@ -40,19 +41,42 @@ struct Project {
     /// A workspace outside any repository (the template path).
     plain: PathBuf,
     home: PathBuf,
+    /// `cordon serve` (templates on): the template path.
     server: Child,
+    /// `cordon serve --no-templates`: the server's per-command helper ([`Launch::Server`]).
+    plain_server: Child,
 }
 
 impl Drop for Project {
     fn drop(&mut self) {
-        let _ = self.server.kill();
-        let _ = self.server.wait();
+        for s in [&mut self.server, &mut self.plain_server] {
+            let _ = s.kill();
+            let _ = s.wait();
+        }
     }
 }
 
 impl Project {
+    /// The socket of the server with templates.
     fn socket(&self) -> PathBuf {
         self.p.root.path().join("run").join("serve.sock")
+    }
+
+    /// The socket `launch` goes through (the `--no-templates` server's for
+    /// [`Launch::Server`]).
+    fn socket_of(&self, launch: Launch) -> PathBuf {
+        match launch {
+            Launch::Server => self.p.root.path().join("run2").join("serve.sock"),
+            _ => self.socket(),
+        }
+    }
+
+    /// The server `launch` goes through.
+    fn server_of(&mut self, launch: Launch) -> &mut Child {
+        match launch {
+            Launch::Server => &mut self.plain_server,
+            _ => &mut self.server,
+        }
     }
 
     /// The workspace the commands of `launch` run in.
@@ -70,7 +94,7 @@ impl Project {
         }
         all.extend_from_slice(args);
         let mut c = self.p.cordon_in(self.dir(launch), &all);
-        c.env("CORDON_SERVE_SOCKET", self.socket());
+        c.env("CORDON_SERVE_SOCKET", self.socket_of(launch));
         c
     }
 
@@ -122,6 +146,10 @@ fn project() -> Project {
     std::fs::create_dir_all(p.home.join(".ssh")).unwrap();
     std::fs::write(p.home.join(".ssh/id_rsa"), "PRIVATE KEY MATERIAL\n").unwrap();
     let server = spawn_server(&p.root.path().join("run").join("serve.sock"));
+    let plain_server = spawn_server_with(
+        &p.root.path().join("run2").join("serve.sock"),
+        &["--no-templates"],
+    );
     let plain = p.root.path().join("plain");
     std::fs::create_dir_all(&plain).unwrap();
     Project {
@@ -130,15 +158,22 @@ fn project() -> Project {
         home: p.home.clone(),
         p,
         server,
+        plain_server,
     }
 }
 
 /// `cordon serve --socket sock`, once it listens.
 fn spawn_server(sock: &Path) -> Child {
+    spawn_server_with(sock, &[])
+}
+
+/// `cordon serve --socket sock EXTRA`, once it listens.
+fn spawn_server_with(sock: &Path, extra: &[&str]) -> Child {
     let server = Command::new(CORDON)
         .arg("serve")
         .arg("--socket")
         .arg(sock)
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .spawn()
@@ -959,8 +994,8 @@ fn a_stopped_server_is_named_as_the_end_of_its_commands() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(700));
-    p.server.kill().unwrap();
-    let _ = p.server.wait();
+    p.server_of(Launch::Server).kill().unwrap();
+    let _ = p.server_of(Launch::Server).wait();
     let o = run.wait_with_output().unwrap();
     let v = last_json(&o.stderr);
     assert_eq!(v["launch"].as_str(), Some("server"), "{v}");
@@ -988,11 +1023,11 @@ fn a_client_names_a_stopped_server_it_waits_for() {
     if !sandbox_available() {
         return;
     }
-    let p = project();
+    let mut p = project();
     let o = p.sh(Launch::Server, "true");
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(!text(&o.stderr).contains("which is stopped"));
-    let pid = p.server.id() as libc::pid_t;
+    let pid = p.server_of(Launch::Server).id() as libc::pid_t;
     // SAFETY: a signal to the server this test started (still its child: the pid is ours).
     assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
     let run = p
@@ -1022,11 +1057,11 @@ fn a_request_whose_client_is_gone_is_not_run() {
     if !sandbox_available() {
         return;
     }
-    let p = project();
+    let mut p = project();
     let o = p.sh(Launch::Server, "true");
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let marker = p.dir(Launch::Server).join("RAN");
-    let pid = p.server.id() as libc::pid_t;
+    let pid = p.server_of(Launch::Server).id() as libc::pid_t;
     // SAFETY: signals to the server this test started (its child: the pid is ours).
     assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
     let mut run = p
@@ -1183,7 +1218,7 @@ fn sandboxed_command_cannot_use_the_server() {
     }
     let p = project();
     let sock = p.dir.join("srv").join("s.sock");
-    let mut inner = spawn_server(&sock);
+    let mut inner = spawn_server_with(&sock, &["--no-templates"]);
     let outside = p.home.join("escaped.txt");
     let script = format!(
         "{CORDON} run --json -w {home} -- sh -c 'echo x > {out}'; true",
@@ -1430,7 +1465,7 @@ fn client_trusts_the_real_server_only_in_a_private_directory() {
     let o = p.sh(Launch::Server, "true");
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     use std::os::unix::fs::PermissionsExt;
-    let dir = p.socket().parent().unwrap().to_path_buf();
+    let dir = p.socket_of(Launch::Server).parent().unwrap().to_path_buf();
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     let o = p.cordon(Launch::Server, &["--", "true"]).output().unwrap();
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
@@ -1725,7 +1760,8 @@ fn a_concurrent_command_does_not_share_a_templates_live_cache_layer() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let v = last_json(&o.stderr);
-    assert_eq!(v["launch"], "server", "{v}");
+    // The template is busy: the server sends it back to the cold path.
+    assert_eq!(v["launch"], "cold", "{v}");
     let first = long.wait_with_output().unwrap();
     assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
     assert_eq!(last_json(&first.stderr)["launch"], "template");
@@ -1754,8 +1790,8 @@ fn tmp_mounts(mountinfo: &str) -> usize {
 /// were refused with exit 125 ("does not fit the prepared template") — the plain command
 /// after them too. Six distinct grants in one workspace through one server all run; each
 /// report's `launch` is the path that really ran it (a template's command has the
-/// template's `/tmp` beneath its own), and with more plans than template slots some take
-/// the server's per-command helper.
+/// template's `/tmp` beneath its own), and with more plans than template slots some are
+/// sent back to the cold path.
 #[test]
 fn distinct_grants_in_one_workspace_all_run_and_say_how() {
     if !sandbox_available() {
@@ -1776,7 +1812,7 @@ fn distinct_grants_in_one_workspace_all_run_and_say_how() {
             .to_string();
         let want = match launch.as_str() {
             "template" => 2,
-            "server" => 1,
+            "server" | "cold" => 1,
             other => panic!("{what}: launch {other:?}: {err}"),
         };
         assert_eq!(
@@ -1800,7 +1836,7 @@ fn distinct_grants_in_one_workspace_all_run_and_say_how() {
     }
     run(&["--", "cat", "/proc/self/mountinfo"], "the plain command");
     assert!(launches.iter().any(|l| l == "template"), "{launches:?}");
-    assert!(launches.iter().any(|l| l == "server"), "{launches:?}");
+    assert!(launches.iter().any(|l| l == "cold"), "{launches:?}");
 }
 
 /// Templates never take the cache slots of runs: with four templates of a workspace alive
@@ -1996,10 +2032,12 @@ fn a_whole_home_layer_keeps_only_its_caches_on_every_path() {
             .output()
             .unwrap();
         let v = last_json(&o.stderr);
-        let expected = if launch == Launch::Cold {
-            "cold"
-        } else {
+        // No template for such a workspace: the server with templates sends it back to
+        // the cold path; the `--no-templates` one runs its per-command helper.
+        let expected = if launch == Launch::Server {
             "server"
+        } else {
+            "cold"
         };
         assert_eq!(v["launch"], expected, "{launch:?}: {}", text(&o.stderr));
         o
@@ -2203,8 +2241,13 @@ fn a_client_that_stalls_holds_up_no_other() {
     }
     use std::io::Write;
     let mut stalled: Vec<std::os::unix::net::UnixStream> = (0..6)
-        .map(|_| {
-            let mut s = std::os::unix::net::UnixStream::connect(p.socket()).unwrap();
+        .map(|i| {
+            let l = if i % 2 == 0 {
+                Launch::Template
+            } else {
+                Launch::Server
+            };
+            let mut s = std::os::unix::net::UnixStream::connect(p.socket_of(l)).unwrap();
             s.write_all(b"{\"args\":").unwrap();
             s
         })

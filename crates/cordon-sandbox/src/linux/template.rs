@@ -56,7 +56,8 @@
 //! no cache slot, its plan differed from the one routed by, and its commands exited 125).
 //!
 //! Only commands whose per-run state can be recreated per fork use a template; the rest
-//! take the server's per-command helper ([`eligible`] says why): a `.git/config` copy,
+//! are sent back to the client's cold path (with `--no-templates`, every command takes the
+//! server's per-command helper) ([`eligible`] says why): a `.git/config` copy,
 //! a managed network or `network.local` (the proxy), `network.unix_sockets`, a terminal
 //! on stdio, rung 2, and any mount beneath the per-command places. The run's cgroup (pids
 //! and memory limits) is per command: created on the host by H, joined through
