@@ -95,8 +95,8 @@ enum Reply {
     /// Like `Pid`, for a command forked from a prepared template ([`super::template`]).
     Template(i32),
     /// Only from a template's handler P to the server's handler: the command does not fit
-    /// the template (why); nothing started, and the server's handler runs it on the
-    /// per-command helper instead ([`relay_to_template`]). Never sent to a client.
+    /// the template (why); nothing started, and the server's handler sends the client back
+    /// to its cold path ([`relay_to_template`]). Never sent to a client.
     Unfit(String),
     /// To a client, with templates on, for a command no template can run (why): nothing
     /// started; the client takes its cold path, which is faster than this server's
@@ -212,12 +212,35 @@ pub fn bind(path: &Path) -> io::Result<UnixListener> {
         }
         Err(_) => {}
     }
+    // The signals that end a server are held from here until its handler, which removes
+    // the socket, is in place ([`remove_socket_when_ended`]): one that came between the
+    // bind and the handler left the socket behind (seen under load in
+    // `a_stopped_server_removes_its_socket`).
+    ending_signals(libc::SIG_BLOCK);
     // SAFETY: umask only changes this process's file-creation mask; restored below.
     let old = unsafe { libc::umask(0o177) };
     let l = UnixListener::bind(path);
     // SAFETY: as above.
     unsafe { libc::umask(old) };
+    if l.is_err() {
+        ending_signals(libc::SIG_UNBLOCK);
+    }
     l
+}
+
+/// Blocks (`SIG_BLOCK`) or unblocks (`SIG_UNBLOCK`) the signals that end a server
+/// (SIGTERM, SIGINT, SIGHUP) in this thread.
+fn ending_signals(how: libc::c_int) {
+    // SAFETY: `set` is a valid sigset initialised by sigemptyset before use; a null old
+    // set is allowed.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+            libc::sigaddset(&mut set, sig);
+        }
+        libc::pthread_sigmask(how, &set, std::ptr::null_mut());
+    }
 }
 
 /// Runs the server on `listener` until a signal ends it (SIGTERM, SIGINT or SIGHUP: the
@@ -481,6 +504,13 @@ static SOCKET_FILE: std::sync::OnceLock<SocketFile> = std::sync::OnceLock::new()
 /// forked handler or template that gets the signal ends by it as with the default
 /// disposition, and `execve` resets it for every command.
 fn remove_socket_when_ended(listener: &UnixListener) {
+    install_socket_removal(listener);
+    // Held since the bind ([`bind`]): one that came in between is delivered now.
+    ending_signals(libc::SIG_UNBLOCK);
+}
+
+/// [`remove_socket_when_ended`]'s handler, installed.
+fn install_socket_removal(listener: &UnixListener) {
     let Some(path) = listener
         .local_addr()
         .ok()
@@ -1096,13 +1126,17 @@ fn send_with_fds(conn: &UnixStream, line: &[u8], fds: &[RawFd]) -> io::Result<()
     Ok(())
 }
 
+/// Nothing started: the client is told to take its cold path ([`Reply::Cold`], `why`).
+fn send_back(conn: &UnixStream, why: &str) -> io::Result<()> {
+    reply(conn, &Reply::Cold(why.to_string()))
+}
+
 /// In the server's handler (host namespaces): hands the request to a template's
 /// per-command handler P over a fresh socket pair, answers the client with this process's
 /// pid once P took it, forwards signals to P through its pidfd and relays the status.
 /// Anything failing before P answers that it started the command — the template gone, P
 /// finding that the command does not fit it ([`Reply::Unfit`]) — means nothing ran: the
-/// per-command helper runs it instead (said on stderr with `verbose`), and the client is
-/// told `pid`, not `template`.
+/// client is sent back to its cold path ([`Reply::Cold`], said on stderr with `verbose`).
 fn relay_to_template(
     conn: UnixStream,
     mut req: Request,
@@ -1126,7 +1160,7 @@ fn relay_to_template(
         if let Some(c) = &cgroup {
             c.remove();
         }
-        return handle_request(conn, req, fds);
+        return send_back(&conn, "no cgroup counts its processes");
     }
     let procs = match cgroup.as_ref().map(|c| c.join_files()).transpose() {
         Ok(p) => p.unwrap_or_default(),
@@ -1134,7 +1168,7 @@ fn relay_to_template(
             if let Some(c) = &cgroup {
                 c.remove();
             }
-            return handle_request(conn, req, fds);
+            return send_back(&conn, "its cgroup cannot be joined");
         }
     };
     let mut all: Vec<RawFd> = fds.iter().map(|f| f.as_raw_fd()).collect();
@@ -1172,14 +1206,12 @@ fn relay_to_template(
         Ok(s) => s,
         Err(why) => {
             if verbose {
-                eprintln!("cordon serve: per-command helper: {why}");
+                eprintln!("cordon serve: sent back to the cold path: {why}");
             }
             if let Some(c) = &cgroup {
                 c.remove();
             }
-            req.fds.truncate(fds.len());
-            req.cgroup = None;
-            return handle_request(conn, req, fds);
+            return send_back(&conn, &why.to_string());
         }
     };
     drop(fds);
