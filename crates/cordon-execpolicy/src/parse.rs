@@ -594,6 +594,15 @@ struct Builder<'o> {
     /// ([`holds_substitution_text`]), and the first context that reads a variable's value
     /// again as code: together they make the script [`OpaqueKind::ReevaluatedText`].
     reeval: (Option<String>, Option<String>),
+    /// Words the grammar hung on a redirection as extra destinations (`bash 3< <(…)
+    /// /dev/fd/3`): bash reads them as arguments of the command. Set by [`Builder::redirect`]
+    /// for its caller.
+    redirect_args: Vec<Word>,
+    /// Set by [`Builder::redirected`] for the simple command that is its body: the words to
+    /// append to its arguments ([`Builder::redirect_args`]) and whether its last argument
+    /// is the digits of the first redirection's descriptor (`bash 0< <(…)`: the grammar
+    /// reads `0` as an argument).
+    body_fixup: Option<(usize, bool, Vec<Word>)>,
 }
 
 fn is_statement_kind(k: &str) -> bool {
@@ -738,6 +747,8 @@ impl<'o> Builder<'o> {
             functions: Vec::new(),
             guard: Vec::new(),
             reeval: (None, None),
+            redirect_args: Vec::new(),
+            body_fixup: None,
         }
     }
 
@@ -1588,6 +1599,7 @@ impl<'o> Builder<'o> {
         pending: &mut Vec<Node<'t>>,
     ) -> Redirection {
         let src = at.src;
+        self.redirect_args.clear();
         let mut fd = None;
         let mut op = String::new();
         let mut target: Option<Word> = None;
@@ -1647,7 +1659,7 @@ impl<'o> Builder<'o> {
                     if target.is_none() {
                         target = Some(w);
                     } else {
-                        extra.push(w.text);
+                        extra.push(w);
                     }
                 }
             }
@@ -1680,11 +1692,8 @@ impl<'o> Builder<'o> {
         } else {
             op
         };
-        let mut text = target.text;
-        if !extra.is_empty() {
-            text.push(' ');
-            text.push_str(&extra.join(" "));
-        }
+        let text = target.text;
+        self.redirect_args = extra;
         let fed = (kind == RedirectKind::Herestring && !target.dynamic).then(|| text.clone());
         Redirection {
             fd,
@@ -1705,6 +1714,8 @@ impl<'o> Builder<'o> {
         let mut after: Vec<Node<'_>> = Vec::new(); // `&&`/`||` continuation after a heredoc
         let mut piped: Vec<Node<'_>> = Vec::new(); // `| …` continuation after a heredoc
         let mut body = None;
+        let mut extra_args: Vec<Word> = Vec::new();
+        let mut first_redirect: Option<usize> = None;
         let mut c = node.walk();
         let mut fields = Vec::new();
         if c.goto_first_child() {
@@ -1722,9 +1733,12 @@ impl<'o> Builder<'o> {
             }
             match kind(ch) {
                 "file_redirect" | "herestring_redirect" => {
-                    redirects.push(self.redirect(at.down(), ch, &mut pending))
+                    first_redirect.get_or_insert(ch.start_byte());
+                    redirects.push(self.redirect(at.down(), ch, &mut pending));
+                    extra_args.append(&mut self.redirect_args);
                 }
                 "heredoc_redirect" => {
+                    first_redirect.get_or_insert(ch.start_byte());
                     redirects.push(self.redirect(at.down(), ch, &mut pending));
                     // Heredoc continuations: its own redirects, a pipeline tail, a list tail.
                     let mut hc = ch.walk();
@@ -1733,7 +1747,8 @@ impl<'o> Builder<'o> {
                             let (f, n) = (hc.field_name(), hc.node());
                             match (f, kind(n)) {
                                 (_, "file_redirect" | "herestring_redirect") => {
-                                    redirects.push(self.redirect(at.down(), n, &mut pending))
+                                    redirects.push(self.redirect(at.down(), n, &mut pending));
+                                    extra_args.append(&mut self.redirect_args);
                                 }
                                 (Some("right"), _) => after.push(n),
                                 (_, "pipeline") => {
@@ -1752,6 +1767,33 @@ impl<'o> Builder<'o> {
                     self.opaque(OpaqueKind::ParseError, node_text(src, ch));
                 }
                 _ => {}
+            }
+        }
+        match body.filter(|b| kind(b) == "command") {
+            // `bash 0< <(…)`: the grammar reads `0` as the command's last argument;
+            // `bash 3< <(…) /dev/fd/3`: `/dev/fd/3` as the redirection's second target.
+            Some(b) => {
+                let digits = b.named_child(b.named_child_count().saturating_sub(1));
+                let drop = b.named_child_count() > 1
+                    && digits.is_some_and(|d| {
+                        let t = node_text(src, d);
+                        Some(d.end_byte()) == first_redirect
+                            && !t.is_empty()
+                            && t.bytes().all(|c| c.is_ascii_digit())
+                    })
+                    && redirects.first().is_some_and(|r| r.fd.is_none());
+                if drop {
+                    if let (Some(r), Some(d)) = (redirects.first_mut(), digits) {
+                        r.fd = Some(node_text(src, d).to_string());
+                    }
+                }
+                self.body_fixup = Some((b.id(), drop, extra_args));
+            }
+            None => {
+                if let Some(r) = redirects.last_mut().filter(|_| !extra_args.is_empty()) {
+                    r.target.push(' ');
+                    r.target.push_str(&join(&extra_args));
+                }
             }
         }
         let mut f = frame.clone();
@@ -1808,6 +1850,9 @@ impl<'o> Builder<'o> {
         let mut redirects = Vec::new();
         let mut pending = Vec::new();
         let mut inner_stmts = Vec::new();
+        let fixup = self.body_fixup.take().filter(|f| f.0 == node.id());
+        // The end byte and text of the last word when it is all digits (`0` of `0<`).
+        let mut digits: Option<(usize, String)> = None;
         let mut c = node.walk();
         let mut more = c.goto_first_child();
         while more {
@@ -1824,10 +1869,28 @@ impl<'o> Builder<'o> {
                 }
                 (Some("redirect"), _)
                 | (_, "file_redirect" | "herestring_redirect" | "heredoc_redirect") => {
-                    redirects.push(self.redirect(at.down(), ch, &mut pending));
+                    let mut r = self.redirect(at.down(), ch, &mut pending);
+                    // `bash 0< f x`: the grammar reads the descriptor `0` as an argument.
+                    if let Some((_, fd)) = digits
+                        .take()
+                        .filter(|(end, _)| *end == ch.start_byte() && words.len() > 1)
+                    {
+                        if r.fd.is_none() {
+                            words.pop();
+                            r.fd = Some(fd);
+                        }
+                    }
+                    redirects.push(r);
+                    words.append(&mut self.redirect_args);
+                    continue;
                 }
                 (Some("name"), _) | (Some("argument"), _) => {
-                    words.push(self.word(at.down(), ch, &mut pending));
+                    let w = self.word(at.down(), ch, &mut pending);
+                    let t = node_text(src, ch);
+                    digits = (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+                        .then(|| (ch.end_byte(), t.to_string()));
+                    words.push(w);
+                    continue;
                 }
                 (_, "comment") => {}
                 (_, "subshell" | "compound_statement") => {
@@ -1844,6 +1907,13 @@ impl<'o> Builder<'o> {
                 }
                 _ => {}
             }
+            digits = None;
+        }
+        if let Some((_, drop, mut extra)) = fixup {
+            if drop && words.len() > 1 {
+                words.pop();
+            }
+            words.append(&mut extra);
         }
         let first = if !words.is_empty() {
             self.emit(at, words, env, redirects, frame)
@@ -2164,6 +2234,11 @@ impl<'o> Builder<'o> {
             self.interpreter_input(at, idx, frame);
             return;
         }
+        if matches!(name, "source" | ".") {
+            self.source_input(at, idx, frame);
+        }
+        let seg = &self.out.segments[idx];
+        let name = seg.program.name.as_str();
         match name {
             "eval" | "alias" | "trap" => self.code_text(at, idx, frame),
             "find" => self.find_exec(at, idx, frame),
@@ -2223,6 +2298,36 @@ impl<'o> Builder<'o> {
             f.parent = Some(idx);
             f.pipeline = None;
             self.parse_into(&input, &f, at);
+        }
+    }
+
+    /// `source /dev/stdin <<< 'TEXT'` (`.`, `/dev/fd/0`, `/proc/self/fd/0`, a heredoc): the
+    /// static text it reads is parsed one shell level down as its commands, as a shell's
+    /// input is (attack pass 197 B2); other input is asked about by the dangerous-command
+    /// detector.
+    fn source_input(&mut self, at: Cursor<'_>, idx: usize, frame: &Frame) {
+        let seg = &self.out.segments[idx];
+        let reads_stdin = seg
+            .argv
+            .iter()
+            .skip(1)
+            .find(|a| *a != "--")
+            .is_some_and(|a| crate::knowledge::shells::stdin_path(a));
+        if !reads_stdin {
+            return;
+        }
+        let text = seg
+            .redirections
+            .iter()
+            .rev()
+            .find(|r| r.fd.as_deref().is_none_or(|f| f == "0") && r.op.starts_with('<'))
+            .filter(|r| matches!(r.kind, RedirectKind::Heredoc | RedirectKind::Herestring))
+            .and_then(|r| r.text.clone());
+        if let Some(text) = text {
+            let mut f = frame.with_context(Context::ShellInput);
+            f.parent = Some(idx);
+            f.pipeline = None;
+            self.parse_into(&text, &f, at);
         }
     }
 
