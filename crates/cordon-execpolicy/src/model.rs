@@ -163,9 +163,11 @@ pub enum OpaqueKind {
     /// substitutions it holds (attack pass 193 F3).
     PromptExpansion,
     /// A variable is assigned text holding command-substitution syntax (`x='a[$(cmd)]'`)
-    /// and the script has a context that reads a variable's value as code (arithmetic,
-    /// `printf -v "$x"`, `read "$x"`, `declare "$x"`, `unset "$x"`, `${!x}`, `trap`,
-    /// `eval`): the substitution runs there (attack pass 193 F3).
+    /// and the script has a context that reads a variable's value as code (arithmetic, also
+    /// array subscripts, substring offsets and `for ((…))` headers, `printf -v "$x"`,
+    /// `read "$x"`, `declare "$x"`, `unset "$x"`, `${!x}`, `trap`, `eval`): the
+    /// substitution runs there (attack passes 193 F3, 197 B1). The substitutions held are
+    /// parsed as commands of the script.
     ReevaluatedText,
     /// `BASH_ENV` / `ENV` set to something other than a static plain path (`BASH_ENV=<(…)`):
     /// a shell started later runs that file's text first (attack pass 193 F2).

@@ -17,7 +17,9 @@ use std::rc::Rc;
 use tree_sitter::{Node, Parser};
 
 use crate::knowledge::shells::INTERPRETERS;
-use crate::knowledge::variables::{is_sensitive_var, runs_arithmetic};
+use crate::knowledge::variables::{
+    expansion_evaluates_arithmetic, is_sensitive_var, runs_arithmetic,
+};
 use crate::knowledge::wrappers::{wrapper_step, Step};
 use crate::model::*;
 
@@ -594,6 +596,10 @@ struct Builder<'o> {
     /// ([`holds_substitution_text`]), and the first context that reads a variable's value
     /// again as code: together they make the script [`OpaqueKind::ReevaluatedText`].
     reeval: (Option<String>, Option<String>),
+    /// The static values holding command-substitution text (at most [`MAX_HELD`]): when
+    /// the script reads a variable again as code, the substitutions in them are parsed
+    /// and checked as commands that may run (attack pass 197 B1: `x='a[$(curl … | sh)]'`).
+    held: Vec<String>,
     /// Words the grammar hung on a redirection as extra destinations (`bash 3< <(…)
     /// /dev/fd/3`): bash reads them as arguments of the command. Set by [`Builder::redirect`]
     /// for its caller.
@@ -747,6 +753,7 @@ impl<'o> Builder<'o> {
             functions: Vec::new(),
             guard: Vec::new(),
             reeval: (None, None),
+            held: Vec::new(),
             redirect_args: Vec::new(),
             body_fixup: None,
         }
@@ -755,6 +762,14 @@ impl<'o> Builder<'o> {
     fn finish(mut self) -> ParsedCommand {
         if let (Some(value), Some(context)) = self.reeval.clone() {
             self.opaque(OpaqueKind::ReevaluatedText, &format!("{value} … {context}"));
+            // The substitutions such a value holds run where it is read again: checked as
+            // commands of the script (a download piped to a shell there is forbidden).
+            let frame = Frame::default().with_context(Context::CommandSubstitution);
+            for value in std::mem::take(&mut self.held) {
+                for body in substitution_bodies(&value) {
+                    self.parse_into(body, &frame, Cursor::root(""));
+                }
+            }
         }
         self.out
     }
@@ -1177,6 +1192,10 @@ impl<'o> Builder<'o> {
             _ => kind(node).trim_end_matches("_statement").to_string(),
         };
         self.opaque(OpaqueKind::control_flow(&kw), node_text(src, node));
+        // `for ((i=x; …))`: the header is arithmetic (attack pass 197 B1).
+        if kind(node) == "c_style_for_statement" {
+            self.reeval_context(node_text(src, node));
+        }
         // `for PATH in /tmp; do ls; done` assigns the loop variable.
         if let Some(v) = node.child_by_field_name("variable") {
             if is_sensitive_var(node_text(src, v)) {
@@ -1340,6 +1359,9 @@ impl<'o> Builder<'o> {
         if holds && self.reeval.0.is_none() {
             self.reeval.0 = Some(excerpt(text));
         }
+        if holds && !dynamic && self.held.len() < MAX_HELD {
+            self.held.push(value.to_string());
+        }
         if holds && matches!(name, "PS0" | "PS1" | "PS2" | "PS4") {
             self.opaque(OpaqueKind::PromptExpansion, text);
         }
@@ -1382,7 +1404,9 @@ impl<'o> Builder<'o> {
                         if t.contains("@P") {
                             self.opaque(OpaqueKind::PromptExpansion, t);
                         }
-                        if t.starts_with("${!") {
+                        // `${a[x]}`, `${y:x}`: subscripts, offsets and lengths are
+                        // evaluated arithmetically (attack pass 197 B1).
+                        if t.starts_with("${!") || expansion_evaluates_arithmetic(t) {
                             self.reeval_context(t);
                         }
                     }
@@ -1523,7 +1547,11 @@ impl<'o> Builder<'o> {
                 Word::dynamic(raw)
             }
             "brace_expression" | "array" => {
-                // `x=(a $(cmd))`: elements may hold substitutions.
+                // `x=(a $(cmd))`: elements may hold substitutions; `a=([x]=1)` evaluates
+                // the subscript `x` arithmetically.
+                if kind(node) == "array" && raw.contains('[') {
+                    self.reeval_context(raw);
+                }
                 self.collect_subs(at.down(), node, pending);
                 Word {
                     text: raw.to_string(),
@@ -2479,6 +2507,47 @@ fn normalize_abs(p: &str) -> Option<String> {
 /// one of its own substitutions (`"a[${d}(cmd)]"` with `d='$'`), or more than one
 /// substitution (one may print such text). Values read from files or command output at
 /// run time are not followed.
+/// At most this many values holding substitution text are kept for [`Builder::held`].
+const MAX_HELD: usize = 8;
+
+/// The bodies of the command substitutions (`$(…)`, `` `…` ``) and process substitutions
+/// (`<(…)`, `>(…)`) spelled in `value`, outermost only; an unclosed one runs to the end.
+fn substitution_bodies(value: &str) -> Vec<&str> {
+    let b = value.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let opens = b[i + 1..].first() == Some(&b'(') && matches!(b[i], b'$' | b'<' | b'>');
+        if opens {
+            let start = i + 2;
+            let mut depth = 1;
+            let mut j = start;
+            while j < b.len() && depth > 0 {
+                match b[j] {
+                    b'(' => depth += 1,
+                    b')' => depth -= 1,
+                    _ => {}
+                }
+                j += 1;
+            }
+            let end = if depth == 0 { j - 1 } else { j };
+            out.extend(value.get(start..end));
+            i = j;
+        } else if b[i] == b'`' {
+            let start = i + 1;
+            let end = b[start..]
+                .iter()
+                .position(|&c| c == b'`')
+                .map_or(b.len(), |p| start + p);
+            out.extend(value.get(start..end));
+            i = end + 1;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
 fn holds_substitution_text(value: &str, dynamic: bool) -> bool {
     if !dynamic {
         return ["$(", "`", "<(", ">("].iter().any(|p| value.contains(p));
