@@ -1127,8 +1127,9 @@ fn asked_opaque(o: &[OpaqueConstruct]) -> Option<String> {
                                         eval): that substitution runs unchecked"
         }
         _ => {
-            "a shell's start-up file (BASH_ENV/ENV) is not a static plain path: what it runs \
-              is not checked"
+            "a shell's start-up code (a BASH_ENV/ENV that is not a static plain path, \
+             PROMPT_COMMAND, an exported BASH_FUNC_ function) is set: what it runs is not \
+             checked"
         }
     };
     Some(format!("{what} ({}: {})", c.kind, c.text))

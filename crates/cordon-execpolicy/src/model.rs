@@ -169,8 +169,9 @@ pub enum OpaqueKind {
     /// substitution runs there (attack passes 193 F3, 197 B1). The substitutions held are
     /// parsed as commands of the script.
     ReevaluatedText,
-    /// `BASH_ENV` / `ENV` set to something other than a static plain path (`BASH_ENV=<(…)`):
-    /// a shell started later runs that file's text first (attack pass 193 F2).
+    /// `BASH_ENV` / `ENV` set to something other than a static plain path (`BASH_ENV=<(…)`),
+    /// `PROMPT_COMMAND` set, or an exported function (`BASH_FUNC_f%%=…`) passed on: a shell
+    /// started later runs that text (attack passes 193 F2, 197 B3).
     StartupFile,
 }
 

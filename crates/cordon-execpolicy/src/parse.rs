@@ -1242,6 +1242,15 @@ impl<'o> Builder<'o> {
             if kind(ch) == "variable_assignment" {
                 self.assignment(at, ch, frame);
             } else if ch.is_named() {
+                // `declare "PROMPT_COMMAND=…"`: a quoted assignment (attack pass 197 B3).
+                let t = node_text(src, ch);
+                let plain = t.trim_matches(['\'', '"']);
+                if let Some((n, v)) = plain.split_once('=') {
+                    let dynamic = kind(ch) != "raw_string" && t.contains(['$', '`']);
+                    if let Some(k) = startup_code(n, v, dynamic) {
+                        self.opaque(k, t);
+                    }
+                }
                 self.scan(at, ch, frame);
             }
         }
@@ -1362,15 +1371,8 @@ impl<'o> Builder<'o> {
         if holds && !dynamic && self.held.len() < MAX_HELD {
             self.held.push(value.to_string());
         }
-        if holds && matches!(name, "PS0" | "PS1" | "PS2" | "PS4") {
-            self.opaque(OpaqueKind::PromptExpansion, text);
-        }
-        let plain_path = !dynamic
-            && !value.contains(['$', '`', '<', '>', '('])
-            && !value.starts_with("/dev/")
-            && !value.starts_with("/proc/");
-        if matches!(name, "BASH_ENV" | "ENV") && !value.is_empty() && !plain_path {
-            self.opaque(OpaqueKind::StartupFile, text);
+        if let Some(kind) = startup_code(name, value, dynamic) {
+            self.opaque(kind, text);
         }
     }
 
@@ -1973,6 +1975,15 @@ impl<'o> Builder<'o> {
         redirects: Vec<Redirection>,
         frame: &Frame,
     ) -> Option<usize> {
+        // `env 'BASH_FUNC_ls%%=() { …; }' bash -c ls`: an exported function, which env
+        // passes on although the name is not an identifier (attack pass 197 B3).
+        if let Some(w) = words.iter().find(|w| {
+            w.text
+                .split_once('=')
+                .is_some_and(|(n, _)| n.starts_with("BASH_FUNC_"))
+        }) {
+            self.opaque(OpaqueKind::StartupFile, &w.text.clone());
+        }
         let mut u = Unwrapped::new(frame, env);
         while u.start < words.len() {
             let w = &words[u.start];
@@ -2005,6 +2016,12 @@ impl<'o> Builder<'o> {
                         self.opaque(k, &t);
                     }
                     let argv = &words[u.start..u.start + consumed];
+                    // `env PROMPT_COMMAND=… bash`, `env BASH_ENV=<(…) sh`: judged as the
+                    // same assignments written before the command (attack pass 197 B3).
+                    for e in &env {
+                        let text = format!("{}={}", e.name, e.value);
+                        self.assigned(&e.name, &e.value, e.dynamic, &text);
+                    }
                     u.look_through(&pname, argv, env, chdir, runtime_args);
                 }
                 Step::SplitString { text } => {
@@ -2257,6 +2274,14 @@ impl<'o> Builder<'o> {
             self.reeval_context(&text);
         }
         let seg = &self.out.segments[idx];
+        // `read PROMPT_COMMAND <<< …`, `printf -v PS4 …`, `declare "BASH_FUNC_f%%=…"`: a
+        // start-up variable set from text the grammar does not show as an assignment
+        // (attack pass 197 B3).
+        if let Some(kind) = startup_variable_set(seg) {
+            let text = seg.argv.join(" ");
+            self.opaque(kind, &text);
+        }
+        let seg = &self.out.segments[idx];
         let name = seg.program.name.as_str();
         if INTERPRETERS.contains(&name) {
             self.interpreter_input(at, idx, frame);
@@ -2507,6 +2532,61 @@ fn normalize_abs(p: &str) -> Option<String> {
 /// one of its own substitutions (`"a[${d}(cmd)]"` with `d='$'`), or more than one
 /// substitution (one may print such text). Values read from files or command output at
 /// run time are not followed.
+/// What assigning `value` to `name` (or exporting it, or passing it through `env`) makes
+/// a shell started later, or the running one, execute unchecked (attack passes 193 F2, 197
+/// B3): a prompt (`PS0`–`PS4`; `PS4` under `set -x`/`SHELLOPTS=xtrace`) whose value is
+/// not static or holds expansion syntax ([`OpaqueKind::PromptExpansion`]); `BASH_ENV`/
+/// `ENV` that is not a static plain path; `PROMPT_COMMAND` (also an array or an element)
+/// with any value, and an exported function `BASH_FUNC_NAME%%`
+/// ([`OpaqueKind::StartupFile`]).
+fn startup_code(name: &str, value: &str, dynamic: bool) -> Option<OpaqueKind> {
+    let base = name.split(['[', '+']).next().unwrap_or(name);
+    let expands = dynamic
+        || value.contains('`')
+        || value
+            .match_indices('$')
+            .any(|(i, _)| matches!(value.as_bytes().get(i + 1), Some(b'(' | b'{' | b'[')));
+    let plain_path = !dynamic
+        && !value.contains(['$', '`', '<', '>', '('])
+        && !value.starts_with("/dev/")
+        && !value.starts_with("/proc/");
+    match base {
+        "PS0" | "PS1" | "PS2" | "PS3" | "PS4" if expands => Some(OpaqueKind::PromptExpansion),
+        "BASH_ENV" | "ENV" if !value.is_empty() && !plain_path => Some(OpaqueKind::StartupFile),
+        "PROMPT_COMMAND" if !value.is_empty() && value != "()" => Some(OpaqueKind::StartupFile),
+        _ if base.starts_with("BASH_FUNC_") => Some(OpaqueKind::StartupFile),
+        _ => None,
+    }
+}
+
+/// A start-up variable ([`startup_code`]) set by a builtin from its arguments: a name that
+/// `read`, `mapfile`/`readarray`, `printf -v`, `getopts` or `let` fills at run time (always
+/// asked), or a `NAME=VALUE` word of `declare`/`typeset`/`local`/`export`/`readonly`
+/// judged as that assignment.
+fn startup_variable_set(seg: &Segment) -> Option<OpaqueKind> {
+    let startup = |n: &str| {
+        let base = n.split(['[', '+']).next().unwrap_or(n);
+        matches!(
+            base,
+            "PS0" | "PS1" | "PS2" | "PS3" | "PS4" | "BASH_ENV" | "ENV" | "PROMPT_COMMAND"
+        ) || base.starts_with("BASH_FUNC_")
+    };
+    let mut args = seg.argv.iter().enumerate().skip(1);
+    match seg.program.name.as_str() {
+        "read" | "mapfile" | "readarray" | "printf" | "getopts" | "let" => args
+            .filter(|(_, a)| !a.starts_with('-'))
+            .any(|(_, a)| startup(a.split('=').next().unwrap_or(a)))
+            .then_some(OpaqueKind::StartupFile),
+        "declare" | "typeset" | "local" | "export" | "readonly" => args.find_map(|(i, a)| {
+            let (n, v) = a.split_once('=')?;
+            startup(n)
+                .then(|| startup_code(n, v, !seg.is_static(i)))
+                .flatten()
+        }),
+        _ => None,
+    }
+}
+
 /// At most this many values holding substitution text are kept for [`Builder::held`].
 const MAX_HELD: usize = 8;
 
