@@ -173,6 +173,10 @@ pub enum OpaqueKind {
     /// `PROMPT_COMMAND` set, or an exported function (`BASH_FUNC_f%%=…`) passed on: a shell
     /// started later runs that text (attack passes 193 F2, 197 B3).
     StartupFile,
+    /// `CDPATH` set in a script that runs `cd` or `pushd`: where a later `cd` goes is not
+    /// the directory written (`CDPATH=.git; cd objects && rm -rf *`), so where the commands
+    /// after it run is unknown (attack pass 197 B7).
+    CdSearchPath,
 }
 
 impl OpaqueKind {
@@ -223,6 +227,7 @@ impl OpaqueKind {
             OpaqueKind::PromptExpansion => "prompt_expansion",
             OpaqueKind::ReevaluatedText => "reevaluated_text",
             OpaqueKind::StartupFile => "startup_file",
+            OpaqueKind::CdSearchPath => "cd_search_path",
         }
     }
 
@@ -252,6 +257,7 @@ impl OpaqueKind {
                 | OpaqueKind::PromptExpansion
                 | OpaqueKind::ReevaluatedText
                 | OpaqueKind::StartupFile
+                | OpaqueKind::CdSearchPath
         )
     }
 

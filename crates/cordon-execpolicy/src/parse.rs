@@ -600,6 +600,8 @@ struct Builder<'o> {
     /// the script reads a variable again as code, the substitutions in them are parsed
     /// and checked as commands that may run (attack pass 197 B1: `x='a[$(curl … | sh)]'`).
     held: Vec<String>,
+    /// Whether the script sets `CDPATH` ([`OpaqueKind::CdSearchPath`]).
+    cdpath: bool,
     /// Words the grammar hung on a redirection as extra destinations (`bash 3< <(…)
     /// /dev/fd/3`): bash reads them as arguments of the command. Set by [`Builder::redirect`]
     /// for its caller.
@@ -754,12 +756,25 @@ impl<'o> Builder<'o> {
             guard: Vec::new(),
             reeval: (None, None),
             held: Vec::new(),
+            cdpath: false,
             redirect_args: Vec::new(),
             body_fixup: None,
         }
     }
 
     fn finish(mut self) -> ParsedCommand {
+        if self.cdpath {
+            let cd = self.out.segments.iter().find(|s| {
+                matches!(s.program.name.as_str(), "cd" | "pushd")
+                    || s.argv
+                        .first()
+                        .is_some_and(|a| matches!(a.as_str(), "cd" | "pushd"))
+            });
+            if let Some(cd) = cd {
+                let text = format!("CDPATH … {}", cd.argv.join(" "));
+                self.opaque(OpaqueKind::CdSearchPath, &text);
+            }
+        }
         if let (Some(value), Some(context)) = self.reeval.clone() {
             self.opaque(OpaqueKind::ReevaluatedText, &format!("{value} … {context}"));
             // The substitutions such a value holds run where it is read again: checked as
@@ -1198,6 +1213,7 @@ impl<'o> Builder<'o> {
         }
         // `for PATH in /tmp; do ls; done` assigns the loop variable.
         if let Some(v) = node.child_by_field_name("variable") {
+            self.cdpath |= node_text(src, v) == "CDPATH";
             if is_sensitive_var(node_text(src, v)) {
                 self.opaque(OpaqueKind::SensitiveAssignment, node_text(src, node));
             }
@@ -1246,6 +1262,7 @@ impl<'o> Builder<'o> {
                 let t = node_text(src, ch);
                 let plain = t.trim_matches(['\'', '"']);
                 if let Some((n, v)) = plain.split_once('=') {
+                    self.cdpath |= n == "CDPATH";
                     let dynamic = kind(ch) != "raw_string" && t.contains(['$', '`']);
                     if let Some(k) = startup_code(n, v, dynamic) {
                         self.opaque(k, t);
@@ -1364,6 +1381,7 @@ impl<'o> Builder<'o> {
     /// it when the prompt is shown (`PS4` under `set -x`); `BASH_ENV`/`ENV` that is not a
     /// static plain path names a start-up file whose text is known only at run time.
     fn assigned(&mut self, name: &str, value: &str, dynamic: bool, text: &str) {
+        self.cdpath |= name == "CDPATH";
         let holds = holds_substitution_text(value, dynamic);
         if holds && self.reeval.0.is_none() {
             self.reeval.0 = Some(excerpt(text));
@@ -2277,6 +2295,24 @@ impl<'o> Builder<'o> {
         // `read PROMPT_COMMAND <<< …`, `printf -v PS4 …`, `declare "BASH_FUNC_f%%=…"`: a
         // start-up variable set from text the grammar does not show as an assignment
         // (attack pass 197 B3).
+        // `read CDPATH`, `declare "CDPATH=.git"`, `printf -v CDPATH`.
+        self.cdpath |= seg.argv.iter().skip(1).any(|a| {
+            a.split(['=', '[', '+']).next() == Some("CDPATH")
+                && matches!(
+                    seg.program.name.as_str(),
+                    "read"
+                        | "mapfile"
+                        | "readarray"
+                        | "printf"
+                        | "getopts"
+                        | "declare"
+                        | "typeset"
+                        | "local"
+                        | "export"
+                        | "readonly"
+                )
+        });
+        let seg = &self.out.segments[idx];
         if let Some(kind) = startup_variable_set(seg) {
             let text = seg.argv.join(" ");
             self.opaque(kind, &text);
