@@ -1126,9 +1126,14 @@ fn asked_opaque(o: &[OpaqueConstruct]) -> Option<String> {
                                         read again as code (arithmetic, a variable name, trap, \
                                         eval): that substitution runs unchecked"
         }
+        OpaqueKind::CdSearchPath => {
+            "CDPATH is set and the script runs cd: the directory cd goes to, and where the \
+             commands after it run, is not the one written"
+        }
         _ => {
-            "a shell's start-up file (BASH_ENV/ENV) is not a static plain path: what it runs \
-              is not checked"
+            "a shell's start-up code (a BASH_ENV/ENV that is not a static plain path, \
+             PROMPT_COMMAND, an exported BASH_FUNC_ function) is set: what it runs is not \
+             checked"
         }
     };
     Some(format!("{what} ({}: {})", c.kind, c.text))

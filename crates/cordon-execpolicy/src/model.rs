@@ -163,13 +163,20 @@ pub enum OpaqueKind {
     /// substitutions it holds (attack pass 193 F3).
     PromptExpansion,
     /// A variable is assigned text holding command-substitution syntax (`x='a[$(cmd)]'`)
-    /// and the script has a context that reads a variable's value as code (arithmetic,
-    /// `printf -v "$x"`, `read "$x"`, `declare "$x"`, `unset "$x"`, `${!x}`, `trap`,
-    /// `eval`): the substitution runs there (attack pass 193 F3).
+    /// and the script has a context that reads a variable's value as code (arithmetic, also
+    /// array subscripts, substring offsets and `for ((…))` headers, `printf -v "$x"`,
+    /// `read "$x"`, `declare "$x"`, `unset "$x"`, `${!x}`, `trap`, `eval`): the
+    /// substitution runs there (attack passes 193 F3, 197 B1). The substitutions held are
+    /// parsed as commands of the script.
     ReevaluatedText,
-    /// `BASH_ENV` / `ENV` set to something other than a static plain path (`BASH_ENV=<(…)`):
-    /// a shell started later runs that file's text first (attack pass 193 F2).
+    /// `BASH_ENV` / `ENV` set to something other than a static plain path (`BASH_ENV=<(…)`),
+    /// `PROMPT_COMMAND` set, or an exported function (`BASH_FUNC_f%%=…`) passed on: a shell
+    /// started later runs that text (attack passes 193 F2, 197 B3).
     StartupFile,
+    /// `CDPATH` set in a script that runs `cd` or `pushd`: where a later `cd` goes is not
+    /// the directory written (`CDPATH=.git; cd objects && rm -rf *`), so where the commands
+    /// after it run is unknown (attack pass 197 B7).
+    CdSearchPath,
 }
 
 impl OpaqueKind {
@@ -220,6 +227,7 @@ impl OpaqueKind {
             OpaqueKind::PromptExpansion => "prompt_expansion",
             OpaqueKind::ReevaluatedText => "reevaluated_text",
             OpaqueKind::StartupFile => "startup_file",
+            OpaqueKind::CdSearchPath => "cd_search_path",
         }
     }
 
@@ -249,6 +257,7 @@ impl OpaqueKind {
                 | OpaqueKind::PromptExpansion
                 | OpaqueKind::ReevaluatedText
                 | OpaqueKind::StartupFile
+                | OpaqueKind::CdSearchPath
         )
     }
 

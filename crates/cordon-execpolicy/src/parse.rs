@@ -17,7 +17,9 @@ use std::rc::Rc;
 use tree_sitter::{Node, Parser};
 
 use crate::knowledge::shells::INTERPRETERS;
-use crate::knowledge::variables::{is_sensitive_var, runs_arithmetic};
+use crate::knowledge::variables::{
+    expansion_evaluates_arithmetic, is_sensitive_var, runs_arithmetic,
+};
 use crate::knowledge::wrappers::{wrapper_step, Step};
 use crate::model::*;
 
@@ -594,6 +596,21 @@ struct Builder<'o> {
     /// ([`holds_substitution_text`]), and the first context that reads a variable's value
     /// again as code: together they make the script [`OpaqueKind::ReevaluatedText`].
     reeval: (Option<String>, Option<String>),
+    /// The static values holding command-substitution text (at most [`MAX_HELD`]): when
+    /// the script reads a variable again as code, the substitutions in them are parsed
+    /// and checked as commands that may run (attack pass 197 B1: `x='a[$(curl … | sh)]'`).
+    held: Vec<String>,
+    /// Whether the script sets `CDPATH` ([`OpaqueKind::CdSearchPath`]).
+    cdpath: bool,
+    /// Words the grammar hung on a redirection as extra destinations (`bash 3< <(…)
+    /// /dev/fd/3`): bash reads them as arguments of the command. Set by [`Builder::redirect`]
+    /// for its caller.
+    redirect_args: Vec<Word>,
+    /// Set by [`Builder::redirected`] for the simple command that is its body: the words to
+    /// append to its arguments ([`Builder::redirect_args`]) and whether its last argument
+    /// is the digits of the first redirection's descriptor (`bash 0< <(…)`: the grammar
+    /// reads `0` as an argument).
+    body_fixup: Option<(usize, bool, Vec<Word>)>,
 }
 
 fn is_statement_kind(k: &str) -> bool {
@@ -738,12 +755,36 @@ impl<'o> Builder<'o> {
             functions: Vec::new(),
             guard: Vec::new(),
             reeval: (None, None),
+            held: Vec::new(),
+            cdpath: false,
+            redirect_args: Vec::new(),
+            body_fixup: None,
         }
     }
 
     fn finish(mut self) -> ParsedCommand {
+        if self.cdpath {
+            let cd = self.out.segments.iter().find(|s| {
+                matches!(s.program.name.as_str(), "cd" | "pushd")
+                    || s.argv
+                        .first()
+                        .is_some_and(|a| matches!(a.as_str(), "cd" | "pushd"))
+            });
+            if let Some(cd) = cd {
+                let text = format!("CDPATH … {}", cd.argv.join(" "));
+                self.opaque(OpaqueKind::CdSearchPath, &text);
+            }
+        }
         if let (Some(value), Some(context)) = self.reeval.clone() {
             self.opaque(OpaqueKind::ReevaluatedText, &format!("{value} … {context}"));
+            // The substitutions such a value holds run where it is read again: checked as
+            // commands of the script (a download piped to a shell there is forbidden).
+            let frame = Frame::default().with_context(Context::CommandSubstitution);
+            for value in std::mem::take(&mut self.held) {
+                for body in substitution_bodies(&value) {
+                    self.parse_into(body, &frame, Cursor::root(""));
+                }
+            }
         }
         self.out
     }
@@ -1166,8 +1207,13 @@ impl<'o> Builder<'o> {
             _ => kind(node).trim_end_matches("_statement").to_string(),
         };
         self.opaque(OpaqueKind::control_flow(&kw), node_text(src, node));
+        // `for ((i=x; …))`: the header is arithmetic (attack pass 197 B1).
+        if kind(node) == "c_style_for_statement" {
+            self.reeval_context(node_text(src, node));
+        }
         // `for PATH in /tmp; do ls; done` assigns the loop variable.
         if let Some(v) = node.child_by_field_name("variable") {
+            self.cdpath |= node_text(src, v) == "CDPATH";
             if is_sensitive_var(node_text(src, v)) {
                 self.opaque(OpaqueKind::SensitiveAssignment, node_text(src, node));
             }
@@ -1212,6 +1258,16 @@ impl<'o> Builder<'o> {
             if kind(ch) == "variable_assignment" {
                 self.assignment(at, ch, frame);
             } else if ch.is_named() {
+                // `declare "PROMPT_COMMAND=…"`: a quoted assignment (attack pass 197 B3).
+                let t = node_text(src, ch);
+                let plain = t.trim_matches(['\'', '"']);
+                if let Some((n, v)) = plain.split_once('=') {
+                    self.cdpath |= n == "CDPATH";
+                    let dynamic = kind(ch) != "raw_string" && t.contains(['$', '`']);
+                    if let Some(k) = startup_code(n, v, dynamic) {
+                        self.opaque(k, t);
+                    }
+                }
                 self.scan(at, ch, frame);
             }
         }
@@ -1325,19 +1381,16 @@ impl<'o> Builder<'o> {
     /// it when the prompt is shown (`PS4` under `set -x`); `BASH_ENV`/`ENV` that is not a
     /// static plain path names a start-up file whose text is known only at run time.
     fn assigned(&mut self, name: &str, value: &str, dynamic: bool, text: &str) {
+        self.cdpath |= name == "CDPATH";
         let holds = holds_substitution_text(value, dynamic);
         if holds && self.reeval.0.is_none() {
             self.reeval.0 = Some(excerpt(text));
         }
-        if holds && matches!(name, "PS0" | "PS1" | "PS2" | "PS4") {
-            self.opaque(OpaqueKind::PromptExpansion, text);
+        if holds && !dynamic && self.held.len() < MAX_HELD {
+            self.held.push(value.to_string());
         }
-        let plain_path = !dynamic
-            && !value.contains(['$', '`', '<', '>', '('])
-            && !value.starts_with("/dev/")
-            && !value.starts_with("/proc/");
-        if matches!(name, "BASH_ENV" | "ENV") && !value.is_empty() && !plain_path {
-            self.opaque(OpaqueKind::StartupFile, text);
+        if let Some(kind) = startup_code(name, value, dynamic) {
+            self.opaque(kind, text);
         }
     }
 
@@ -1371,7 +1424,9 @@ impl<'o> Builder<'o> {
                         if t.contains("@P") {
                             self.opaque(OpaqueKind::PromptExpansion, t);
                         }
-                        if t.starts_with("${!") {
+                        // `${a[x]}`, `${y:x}`: subscripts, offsets and lengths are
+                        // evaluated arithmetically (attack pass 197 B1).
+                        if t.starts_with("${!") || expansion_evaluates_arithmetic(t) {
                             self.reeval_context(t);
                         }
                     }
@@ -1512,7 +1567,11 @@ impl<'o> Builder<'o> {
                 Word::dynamic(raw)
             }
             "brace_expression" | "array" => {
-                // `x=(a $(cmd))`: elements may hold substitutions.
+                // `x=(a $(cmd))`: elements may hold substitutions; `a=([x]=1)` evaluates
+                // the subscript `x` arithmetically.
+                if kind(node) == "array" && raw.contains('[') {
+                    self.reeval_context(raw);
+                }
                 self.collect_subs(at.down(), node, pending);
                 Word {
                     text: raw.to_string(),
@@ -1588,6 +1647,7 @@ impl<'o> Builder<'o> {
         pending: &mut Vec<Node<'t>>,
     ) -> Redirection {
         let src = at.src;
+        self.redirect_args.clear();
         let mut fd = None;
         let mut op = String::new();
         let mut target: Option<Word> = None;
@@ -1647,7 +1707,7 @@ impl<'o> Builder<'o> {
                     if target.is_none() {
                         target = Some(w);
                     } else {
-                        extra.push(w.text);
+                        extra.push(w);
                     }
                 }
             }
@@ -1680,11 +1740,8 @@ impl<'o> Builder<'o> {
         } else {
             op
         };
-        let mut text = target.text;
-        if !extra.is_empty() {
-            text.push(' ');
-            text.push_str(&extra.join(" "));
-        }
+        let text = target.text;
+        self.redirect_args = extra;
         let fed = (kind == RedirectKind::Herestring && !target.dynamic).then(|| text.clone());
         Redirection {
             fd,
@@ -1705,6 +1762,8 @@ impl<'o> Builder<'o> {
         let mut after: Vec<Node<'_>> = Vec::new(); // `&&`/`||` continuation after a heredoc
         let mut piped: Vec<Node<'_>> = Vec::new(); // `| …` continuation after a heredoc
         let mut body = None;
+        let mut extra_args: Vec<Word> = Vec::new();
+        let mut first_redirect: Option<usize> = None;
         let mut c = node.walk();
         let mut fields = Vec::new();
         if c.goto_first_child() {
@@ -1722,9 +1781,12 @@ impl<'o> Builder<'o> {
             }
             match kind(ch) {
                 "file_redirect" | "herestring_redirect" => {
-                    redirects.push(self.redirect(at.down(), ch, &mut pending))
+                    first_redirect.get_or_insert(ch.start_byte());
+                    redirects.push(self.redirect(at.down(), ch, &mut pending));
+                    extra_args.append(&mut self.redirect_args);
                 }
                 "heredoc_redirect" => {
+                    first_redirect.get_or_insert(ch.start_byte());
                     redirects.push(self.redirect(at.down(), ch, &mut pending));
                     // Heredoc continuations: its own redirects, a pipeline tail, a list tail.
                     let mut hc = ch.walk();
@@ -1733,7 +1795,8 @@ impl<'o> Builder<'o> {
                             let (f, n) = (hc.field_name(), hc.node());
                             match (f, kind(n)) {
                                 (_, "file_redirect" | "herestring_redirect") => {
-                                    redirects.push(self.redirect(at.down(), n, &mut pending))
+                                    redirects.push(self.redirect(at.down(), n, &mut pending));
+                                    extra_args.append(&mut self.redirect_args);
                                 }
                                 (Some("right"), _) => after.push(n),
                                 (_, "pipeline") => {
@@ -1752,6 +1815,33 @@ impl<'o> Builder<'o> {
                     self.opaque(OpaqueKind::ParseError, node_text(src, ch));
                 }
                 _ => {}
+            }
+        }
+        match body.filter(|b| kind(b) == "command") {
+            // `bash 0< <(…)`: the grammar reads `0` as the command's last argument;
+            // `bash 3< <(…) /dev/fd/3`: `/dev/fd/3` as the redirection's second target.
+            Some(b) => {
+                let digits = b.named_child(b.named_child_count().saturating_sub(1));
+                let drop = b.named_child_count() > 1
+                    && digits.is_some_and(|d| {
+                        let t = node_text(src, d);
+                        Some(d.end_byte()) == first_redirect
+                            && !t.is_empty()
+                            && t.bytes().all(|c| c.is_ascii_digit())
+                    })
+                    && redirects.first().is_some_and(|r| r.fd.is_none());
+                if drop {
+                    if let (Some(r), Some(d)) = (redirects.first_mut(), digits) {
+                        r.fd = Some(node_text(src, d).to_string());
+                    }
+                }
+                self.body_fixup = Some((b.id(), drop, extra_args));
+            }
+            None => {
+                if let Some(r) = redirects.last_mut().filter(|_| !extra_args.is_empty()) {
+                    r.target.push(' ');
+                    r.target.push_str(&join(&extra_args));
+                }
             }
         }
         let mut f = frame.clone();
@@ -1808,6 +1898,9 @@ impl<'o> Builder<'o> {
         let mut redirects = Vec::new();
         let mut pending = Vec::new();
         let mut inner_stmts = Vec::new();
+        let fixup = self.body_fixup.take().filter(|f| f.0 == node.id());
+        // The end byte and text of the last word when it is all digits (`0` of `0<`).
+        let mut digits: Option<(usize, String)> = None;
         let mut c = node.walk();
         let mut more = c.goto_first_child();
         while more {
@@ -1824,10 +1917,28 @@ impl<'o> Builder<'o> {
                 }
                 (Some("redirect"), _)
                 | (_, "file_redirect" | "herestring_redirect" | "heredoc_redirect") => {
-                    redirects.push(self.redirect(at.down(), ch, &mut pending));
+                    let mut r = self.redirect(at.down(), ch, &mut pending);
+                    // `bash 0< f x`: the grammar reads the descriptor `0` as an argument.
+                    if let Some((_, fd)) = digits
+                        .take()
+                        .filter(|(end, _)| *end == ch.start_byte() && words.len() > 1)
+                    {
+                        if r.fd.is_none() {
+                            words.pop();
+                            r.fd = Some(fd);
+                        }
+                    }
+                    redirects.push(r);
+                    words.append(&mut self.redirect_args);
+                    continue;
                 }
                 (Some("name"), _) | (Some("argument"), _) => {
-                    words.push(self.word(at.down(), ch, &mut pending));
+                    let w = self.word(at.down(), ch, &mut pending);
+                    let t = node_text(src, ch);
+                    digits = (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+                        .then(|| (ch.end_byte(), t.to_string()));
+                    words.push(w);
+                    continue;
                 }
                 (_, "comment") => {}
                 (_, "subshell" | "compound_statement") => {
@@ -1844,6 +1955,13 @@ impl<'o> Builder<'o> {
                 }
                 _ => {}
             }
+            digits = None;
+        }
+        if let Some((_, drop, mut extra)) = fixup {
+            if drop && words.len() > 1 {
+                words.pop();
+            }
+            words.append(&mut extra);
         }
         let first = if !words.is_empty() {
             self.emit(at, words, env, redirects, frame)
@@ -1875,6 +1993,15 @@ impl<'o> Builder<'o> {
         redirects: Vec<Redirection>,
         frame: &Frame,
     ) -> Option<usize> {
+        // `env 'BASH_FUNC_ls%%=() { …; }' bash -c ls`: an exported function, which env
+        // passes on although the name is not an identifier (attack pass 197 B3).
+        if let Some(w) = words.iter().find(|w| {
+            w.text
+                .split_once('=')
+                .is_some_and(|(n, _)| n.starts_with("BASH_FUNC_"))
+        }) {
+            self.opaque(OpaqueKind::StartupFile, &w.text.clone());
+        }
         let mut u = Unwrapped::new(frame, env);
         while u.start < words.len() {
             let w = &words[u.start];
@@ -1907,6 +2034,12 @@ impl<'o> Builder<'o> {
                         self.opaque(k, &t);
                     }
                     let argv = &words[u.start..u.start + consumed];
+                    // `env PROMPT_COMMAND=… bash`, `env BASH_ENV=<(…) sh`: judged as the
+                    // same assignments written before the command (attack pass 197 B3).
+                    for e in &env {
+                        let text = format!("{}={}", e.name, e.value);
+                        self.assigned(&e.name, &e.value, e.dynamic, &text);
+                    }
                     u.look_through(&pname, argv, env, chdir, runtime_args);
                 }
                 Step::SplitString { text } => {
@@ -2159,11 +2292,42 @@ impl<'o> Builder<'o> {
             self.reeval_context(&text);
         }
         let seg = &self.out.segments[idx];
+        // `read PROMPT_COMMAND <<< …`, `printf -v PS4 …`, `declare "BASH_FUNC_f%%=…"`: a
+        // start-up variable set from text the grammar does not show as an assignment
+        // (attack pass 197 B3).
+        // `read CDPATH`, `declare "CDPATH=.git"`, `printf -v CDPATH`.
+        self.cdpath |= seg.argv.iter().skip(1).any(|a| {
+            a.split(['=', '[', '+']).next() == Some("CDPATH")
+                && matches!(
+                    seg.program.name.as_str(),
+                    "read"
+                        | "mapfile"
+                        | "readarray"
+                        | "printf"
+                        | "getopts"
+                        | "declare"
+                        | "typeset"
+                        | "local"
+                        | "export"
+                        | "readonly"
+                )
+        });
+        let seg = &self.out.segments[idx];
+        if let Some(kind) = startup_variable_set(seg) {
+            let text = seg.argv.join(" ");
+            self.opaque(kind, &text);
+        }
+        let seg = &self.out.segments[idx];
         let name = seg.program.name.as_str();
         if INTERPRETERS.contains(&name) {
             self.interpreter_input(at, idx, frame);
             return;
         }
+        if matches!(name, "source" | ".") {
+            self.source_input(at, idx, frame);
+        }
+        let seg = &self.out.segments[idx];
+        let name = seg.program.name.as_str();
         match name {
             "eval" | "alias" | "trap" => self.code_text(at, idx, frame),
             "find" => self.find_exec(at, idx, frame),
@@ -2223,6 +2387,36 @@ impl<'o> Builder<'o> {
             f.parent = Some(idx);
             f.pipeline = None;
             self.parse_into(&input, &f, at);
+        }
+    }
+
+    /// `source /dev/stdin <<< 'TEXT'` (`.`, `/dev/fd/0`, `/proc/self/fd/0`, a heredoc): the
+    /// static text it reads is parsed one shell level down as its commands, as a shell's
+    /// input is (attack pass 197 B2); other input is asked about by the dangerous-command
+    /// detector.
+    fn source_input(&mut self, at: Cursor<'_>, idx: usize, frame: &Frame) {
+        let seg = &self.out.segments[idx];
+        let reads_stdin = seg
+            .argv
+            .iter()
+            .skip(1)
+            .find(|a| *a != "--")
+            .is_some_and(|a| crate::knowledge::shells::stdin_path(a));
+        if !reads_stdin {
+            return;
+        }
+        let text = seg
+            .redirections
+            .iter()
+            .rev()
+            .find(|r| r.fd.as_deref().is_none_or(|f| f == "0") && r.op.starts_with('<'))
+            .filter(|r| matches!(r.kind, RedirectKind::Heredoc | RedirectKind::Herestring))
+            .and_then(|r| r.text.clone());
+        if let Some(text) = text {
+            let mut f = frame.with_context(Context::ShellInput);
+            f.parent = Some(idx);
+            f.pipeline = None;
+            self.parse_into(&text, &f, at);
         }
     }
 
@@ -2374,6 +2568,102 @@ fn normalize_abs(p: &str) -> Option<String> {
 /// one of its own substitutions (`"a[${d}(cmd)]"` with `d='$'`), or more than one
 /// substitution (one may print such text). Values read from files or command output at
 /// run time are not followed.
+/// What assigning `value` to `name` (or exporting it, or passing it through `env`) makes
+/// a shell started later, or the running one, execute unchecked (attack passes 193 F2, 197
+/// B3): a prompt (`PS0`–`PS4`; `PS4` under `set -x`/`SHELLOPTS=xtrace`) whose value is
+/// not static or holds expansion syntax ([`OpaqueKind::PromptExpansion`]); `BASH_ENV`/
+/// `ENV` that is not a static plain path; `PROMPT_COMMAND` (also an array or an element)
+/// with any value, and an exported function `BASH_FUNC_NAME%%`
+/// ([`OpaqueKind::StartupFile`]).
+fn startup_code(name: &str, value: &str, dynamic: bool) -> Option<OpaqueKind> {
+    let base = name.split(['[', '+']).next().unwrap_or(name);
+    let expands = dynamic
+        || value.contains('`')
+        || value
+            .match_indices('$')
+            .any(|(i, _)| matches!(value.as_bytes().get(i + 1), Some(b'(' | b'{' | b'[')));
+    let plain_path = !dynamic
+        && !value.contains(['$', '`', '<', '>', '('])
+        && !value.starts_with("/dev/")
+        && !value.starts_with("/proc/");
+    match base {
+        "PS0" | "PS1" | "PS2" | "PS3" | "PS4" if expands => Some(OpaqueKind::PromptExpansion),
+        "BASH_ENV" | "ENV" if !value.is_empty() && !plain_path => Some(OpaqueKind::StartupFile),
+        "PROMPT_COMMAND" if !value.is_empty() && value != "()" => Some(OpaqueKind::StartupFile),
+        _ if base.starts_with("BASH_FUNC_") => Some(OpaqueKind::StartupFile),
+        _ => None,
+    }
+}
+
+/// A start-up variable ([`startup_code`]) set by a builtin from its arguments: a name that
+/// `read`, `mapfile`/`readarray`, `printf -v`, `getopts` or `let` fills at run time (always
+/// asked), or a `NAME=VALUE` word of `declare`/`typeset`/`local`/`export`/`readonly`
+/// judged as that assignment.
+fn startup_variable_set(seg: &Segment) -> Option<OpaqueKind> {
+    let startup = |n: &str| {
+        let base = n.split(['[', '+']).next().unwrap_or(n);
+        matches!(
+            base,
+            "PS0" | "PS1" | "PS2" | "PS3" | "PS4" | "BASH_ENV" | "ENV" | "PROMPT_COMMAND"
+        ) || base.starts_with("BASH_FUNC_")
+    };
+    let mut args = seg.argv.iter().enumerate().skip(1);
+    match seg.program.name.as_str() {
+        "read" | "mapfile" | "readarray" | "printf" | "getopts" | "let" => args
+            .filter(|(_, a)| !a.starts_with('-'))
+            .any(|(_, a)| startup(a.split('=').next().unwrap_or(a)))
+            .then_some(OpaqueKind::StartupFile),
+        "declare" | "typeset" | "local" | "export" | "readonly" => args.find_map(|(i, a)| {
+            let (n, v) = a.split_once('=')?;
+            startup(n)
+                .then(|| startup_code(n, v, !seg.is_static(i)))
+                .flatten()
+        }),
+        _ => None,
+    }
+}
+
+/// At most this many values holding substitution text are kept for [`Builder::held`].
+const MAX_HELD: usize = 8;
+
+/// The bodies of the command substitutions (`$(…)`, `` `…` ``) and process substitutions
+/// (`<(…)`, `>(…)`) spelled in `value`, outermost only; an unclosed one runs to the end.
+fn substitution_bodies(value: &str) -> Vec<&str> {
+    let b = value.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let opens = b[i + 1..].first() == Some(&b'(') && matches!(b[i], b'$' | b'<' | b'>');
+        if opens {
+            let start = i + 2;
+            let mut depth = 1;
+            let mut j = start;
+            while j < b.len() && depth > 0 {
+                match b[j] {
+                    b'(' => depth += 1,
+                    b')' => depth -= 1,
+                    _ => {}
+                }
+                j += 1;
+            }
+            let end = if depth == 0 { j - 1 } else { j };
+            out.extend(value.get(start..end));
+            i = j;
+        } else if b[i] == b'`' {
+            let start = i + 1;
+            let end = b[start..]
+                .iter()
+                .position(|&c| c == b'`')
+                .map_or(b.len(), |p| start + p);
+            out.extend(value.get(start..end));
+            i = end + 1;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
 fn holds_substitution_text(value: &str, dynamic: bool) -> bool {
     if !dynamic {
         return ["$(", "`", "<(", ">("].iter().any(|p| value.contains(p));

@@ -18,19 +18,18 @@ pub(crate) fn check(name: Option<&str>, idx: usize, segs: &[Segment], out: &mut 
     };
     let ask = |why: String| finding(FindingId::DynamicCommand, Decision::Ask, why);
     let why = match name {
-        _ if is_interpreter(name) => program_from_substitution(name, idx, segs),
-        // `exec < <(curl …); sh`: the rest of the script's commands read that output.
+        _ if is_interpreter(name) => program_from_substitution(name, idx, segs)
+            .or_else(|| startup_file_option(name, seg))
+            .or_else(|| source_from_stdin(name, seg)),
+        // `exec < <(curl …); sh`, `exec 0<&3; sh`: the rest of the script's commands read
+        // that output (attack pass 197 B2).
         "exec" => seg
             .redirections
             .iter()
-            .any(|r| {
-                r.kind == RedirectKind::Read
-                    && r.fd.as_deref().is_none_or(|f| f == "0")
-                    && r.target.starts_with("<(")
-            })
+            .any(|r| shells::stdin_from_elsewhere(r).is_some())
             .then(|| {
-                "exec makes a process substitution's output the input of the commands after \
-                 it (a shell among them runs it)"
+                "exec makes a process substitution's output or another descriptor the input \
+                 of the commands after it (a shell among them runs it)"
                     .to_string()
             }),
         // `hash -p /usr/bin/rm ls`: `ls` then runs rm.
@@ -82,6 +81,61 @@ fn program_from_substitution(name: &str, idx: usize, segs: &[Segment]) -> Option
     (!parsed).then(|| {
         format!("{name} runs a program read from a process substitution or a file descriptor")
     })
+}
+
+/// A shell given a start-up file that is not a static plain path: `bash --rcfile <(…) -i`,
+/// `--init-file /dev/fd/3`, `--rcfile "$f"` (attack pass 197 B2): the file's text runs
+/// before anything else and is not checked.
+fn startup_file_option(name: &str, seg: &Segment) -> Option<String> {
+    if !shells::SHELLS.contains(&name) {
+        return None;
+    }
+    let given = seg.argv.iter().enumerate().skip(1).any(|(i, a)| {
+        let (opt, value, at) = match a.split_once('=') {
+            Some((o, v)) => (o, Some(v), i),
+            None => (a.as_str(), seg.argv.get(i + 1).map(String::as_str), i + 1),
+        };
+        matches!(opt, "--rcfile" | "--init-file")
+            && value.is_some_and(|v| {
+                !seg.is_static(at)
+                    || v.starts_with("<(")
+                    || v.starts_with("/dev/")
+                    || v.starts_with("/proc/")
+                    || v.contains(['$', '`'])
+            })
+    });
+    given.then(|| {
+        format!(
+            "{name} runs a start-up file (--rcfile/--init-file) that is not a static plain path"
+        )
+    })
+}
+
+/// `source /dev/stdin` (`.`, `/dev/fd/0`, `/proc/self/fd/0`) reading anything but a static
+/// heredoc or herestring, which the parser reads as its commands, a static file (`<
+/// f.sh`, as `source f.sh`) or a pipe (see `piped_script`): `. /dev/stdin <<< "$x"`, `.
+/// /dev/stdin` reading the command's own input (attack pass 197 B2).
+fn source_from_stdin(name: &str, seg: &Segment) -> Option<String> {
+    if !matches!(name, "source" | ".") {
+        return None;
+    }
+    let operand = seg.argv.iter().skip(1).find(|a| *a != "--")?;
+    if !shells::stdin_path(operand) || seg.pipeline.is_some_and(|p| p.index > 0) {
+        return None;
+    }
+    let input = seg
+        .redirections
+        .iter()
+        .rev()
+        .find(|r| r.fd.as_deref().is_none_or(|f| f == "0") && r.op.starts_with('<'));
+    let known = input.is_some_and(|r| match r.kind {
+        RedirectKind::Heredoc | RedirectKind::Herestring => r.text.is_some(),
+        RedirectKind::Read => {
+            !r.dynamic && !r.target.starts_with("<(") && !shells::fd_path(&r.target)
+        }
+        _ => false,
+    });
+    (!known).then(|| format!("{name} {operand} runs commands read from its input"))
 }
 
 /// A write whose target is known only at run time but lies in the repository's `.git`

@@ -154,27 +154,56 @@ pub(crate) fn program_source(name: &str, args: &[String]) -> ProgramSource {
     ProgramSource::Stdin
 }
 
+/// Whether `path` names a file descriptor other than 0 (`/dev/fd/3`, `/proc/self/fd/3`,
+/// `/proc/$$/fd/3`): what it reads was opened elsewhere in the script.
+pub(crate) fn fd_path(path: &str) -> bool {
+    let n = path.strip_prefix("/dev/fd/").or_else(|| {
+        path.strip_prefix("/proc/")
+            .and_then(|r| r.split_once("/fd/"))
+            .map(|(_, n)| n)
+    });
+    n.is_some_and(|n| n != "0")
+}
+
+/// Whether `path` is the standard input (`-` excluded: not every reader takes it so).
+pub(crate) fn stdin_path(path: &str) -> bool {
+    matches!(path, "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
+}
+
+/// Whether redirection `r` makes standard input (fd 0) a process substitution's output or
+/// another file descriptor: `< <(…)`, `0< <(…)`, `<> <(…)`, `< /dev/fd/3`, `<&3`,
+/// `0<&3` (attack pass 197 B2). `Some(true)` when the text comes straight from a process
+/// substitution, `Some(false)` when from a descriptor opened elsewhere, `None` when the
+/// redirection does not set stdin that way.
+pub(crate) fn stdin_from_elsewhere(r: &crate::model::Redirection) -> Option<bool> {
+    use crate::model::RedirectKind;
+    if r.fd.as_deref().is_some_and(|f| f != "0") {
+        return None;
+    }
+    match r.kind {
+        RedirectKind::Read | RedirectKind::ReadWrite if r.target.starts_with("<(") => Some(true),
+        RedirectKind::Read | RedirectKind::ReadWrite if fd_path(&r.target) => Some(false),
+        RedirectKind::Dup if r.op.starts_with('<') && !matches!(r.target.as_str(), "-" | "0") => {
+            Some(false)
+        }
+        _ => None,
+    }
+}
+
 /// Whether interpreter (or `source`/`.`) segment `idx` of `segs` takes its program from a
-/// process substitution or a file descriptor: its input redirected from `<(…)` (`bash <
-/// <(curl …)`), a `<(…)` script operand, or a `/dev/fd/N` or `/proc/…/fd/N` script operand
-/// (N not 0; `bash /dev/fd/3 3< <(…)`). `Some(Some(p))` when the program is the output of
+/// process substitution or a file descriptor: its input redirected from `<(…)` or from
+/// another descriptor ([`stdin_from_elsewhere`]: `bash < <(curl …)`, `bash 0<&3`), a
+/// `<(…)` script operand, or a `/dev/fd/N` or `/proc/…/fd/N` script operand (N not 0;
+/// `bash /dev/fd/3 3< <(…)`); `source /dev/stdin` reads its input as the shells do. `Some(Some(p))` when the program is the output of
 /// the one command `p` run in that substitution, `Some(None)` when it is not known which
 /// command writes it, `None` when the program comes from elsewhere (attack pass 193 F2).
 pub(crate) fn program_from_substitution(
     segs: &[crate::model::Segment],
     idx: usize,
 ) -> Option<Option<&crate::model::Segment>> {
-    use crate::model::{Context, RedirectKind};
+    use crate::model::Context;
     let seg = segs.get(idx)?;
     let name = seg.program.name.as_str();
-    let fd_path = |a: &str| {
-        let n = a.strip_prefix("/dev/fd/").or_else(|| {
-            a.strip_prefix("/proc/")
-                .and_then(|r| r.split_once("/fd/"))
-                .map(|(_, n)| n)
-        });
-        n.is_some_and(|n| n != "0")
-    };
     let operand = if INTERPRETERS.contains(&name) {
         match program_source(name, &seg.argv[1..]) {
             ProgramSource::Stdin => None,
@@ -187,25 +216,30 @@ pub(crate) fn program_from_substitution(
             .skip(1)
             .position(|a| a != "--")
             .map(|i| i + 1)
+            .filter(|&i| !stdin_path(&seg.argv[i]))
     } else {
         return None;
     };
     let substituted = |a: &str| a.starts_with("<(");
-    let from = match operand {
-        None => seg.redirections.iter().any(|r| {
-            r.kind == RedirectKind::Read
-                && r.fd.as_deref().is_none_or(|f| f == "0")
-                && substituted(&r.target)
-        }),
-        Some(i) => seg
-            .argv
-            .get(i)
-            .is_some_and(|a| substituted(a) || fd_path(a)),
+    // Whether the program comes straight from a process substitution (its producer may
+    // be known) rather than from a descriptor opened elsewhere.
+    let direct = match operand {
+        // The last redirection of fd 0 is the one in effect.
+        None => seg
+            .redirections
+            .iter()
+            .rev()
+            .find(|r| r.fd.as_deref().is_none_or(|f| f == "0") && r.op.starts_with('<'))
+            .and_then(stdin_from_elsewhere)?,
+        Some(i) => {
+            let a = seg.argv.get(i)?;
+            if !(substituted(a) || fd_path(a)) {
+                return None;
+            }
+            substituted(a)
+        }
     };
-    if !from {
-        return None;
-    }
-    let fd = operand.is_some_and(|i| seg.argv.get(i).is_some_and(|a| fd_path(a)));
+    let fd = !direct;
     let producers: Vec<&crate::model::Segment> = segs
         .iter()
         .filter(|s| {

@@ -159,3 +159,39 @@ pub(crate) fn runs_arithmetic(argv: &[String], double_bracket: bool) -> bool {
         _ => false,
     })
 }
+
+/// Whether parameter expansion `text` (`${…}`) evaluates part of itself arithmetically: an
+/// array subscript (`${a[x]}`, `${#a[x]}`, `${a[x]:-d}`; `@` and `*` excepted) or a
+/// substring offset or length (`${y:x}`, `${y:0:x}`, `${a[@]:x}`). Either reads a
+/// variable's value as an arithmetic expression, whose `a[$(cmd)]` runs `cmd` (attack
+/// pass 197 B1).
+pub(crate) fn expansion_evaluates_arithmetic(text: &str) -> bool {
+    let Some(body) = text.strip_prefix("${") else {
+        return false;
+    };
+    let body = body
+        .strip_prefix(['#', '!'])
+        .filter(|b| !b.starts_with('}'))
+        .unwrap_or(body);
+    let name_len = if body.starts_with(|c: char| c == '_' || c.is_ascii_alphabetic()) {
+        body.find(|c: char| c != '_' && !c.is_ascii_alphanumeric())
+            .unwrap_or(body.len())
+    } else if body.starts_with(|c: char| c.is_ascii_digit()) {
+        body.find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(body.len())
+    } else {
+        body.chars().next().map_or(0, char::len_utf8)
+    };
+    let mut rest = &body[name_len..];
+    if let Some(sub) = rest.strip_prefix('[') {
+        let Some(end) = sub.find(']') else {
+            return true;
+        };
+        if !matches!(&sub[..end], "@" | "*") {
+            return true;
+        }
+        rest = &sub[end + 1..];
+    }
+    rest.strip_prefix(':')
+        .is_some_and(|r| !r.starts_with(['-', '=', '+', '?']))
+}
