@@ -713,11 +713,7 @@ fn start_stop_daemon(words: &[Word]) -> Step {
         }
         opts.remove(o.next);
     };
-    let start = o
-        .seen
-        .iter()
-        .any(|(n, _)| n == "-S" || n == "--start")
-        || !o.unknown.is_empty();
+    let start = o.seen.iter().any(|(n, _)| n == "-S" || n == "--start") || !o.unknown.is_empty();
     // `--startas` wins over `--exec`.
     let prog = opt_value(&o, &["-a", "--startas"])
         .or_else(|| opt_value(&o, &["-x", "--exec"]))
@@ -829,7 +825,7 @@ fn setarch(name: &str, words: &[Word]) -> Step {
 /// service manager runs it, maybe outside this sandbox). `--shell`/`-S` starts an
 /// interactive shell (judged as systemd-run itself); an unknown option makes every candidate
 /// command checked.
-fn systemd_run( words: &[Word]) -> Step {
+fn systemd_run(words: &[Word]) -> Step {
     let o = scan_opts(
         words,
         "hqrdGPtSv",
