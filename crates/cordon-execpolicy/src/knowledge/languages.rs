@@ -269,47 +269,9 @@ pub(super) fn checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Ve
             }
         }
         "at" | "batch" => at(name, seg, out),
-        "curl" => {
-            let (opts, _) = scan(
-                seg,
-                "AbCcdDeEFHhKmoPQrTtUuwxXYyz",
-                "o",
-                &[LongOption::exact("output"), LongOption::exact("output-dir")],
-                &[],
-            );
-            for o in opts {
-                let Some(v) = o.value else { continue };
-                if o.name == "--output-dir" {
-                    if in_git_dir(&v, cx) {
-                        out.push(git_dir_write("curl --output-dir", &v));
-                    }
-                } else {
-                    written(&format!("curl {}", o.name), &v, cx, out);
-                }
-            }
-        }
-        "wget" => {
-            let (opts, _) = scan(
-                seg,
-                "OPoaeiBTtwQUYlAIRDX",
-                "OP",
-                &[
-                    LongOption::abbrev("output-document"),
-                    LongOption::abbrev("directory-prefix"),
-                ],
-                &[],
-            );
-            for o in opts {
-                let Some(v) = o.value else { continue };
-                if o.name == "-P" || o.name == "--directory-prefix" {
-                    if in_git_dir(&v, cx) {
-                        out.push(git_dir_write("wget -P", &v));
-                    }
-                } else {
-                    written(&format!("wget {}", o.name), &v, cx, out);
-                }
-            }
-        }
+        "curl" => curl(seg, cx, out),
+        "wget" => wget(seg, cx, out),
+        "find" => find_files(seg, cx, out),
         "unzip" => {
             let (opts, _) = scan(seg, "dxP", "d", &[], &[]);
             for o in opts {
@@ -340,6 +302,199 @@ pub(super) fn checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Ve
         _ => {}
     }
     wrapper_outputs(seg, cx, out);
+}
+
+/// curl: the files it writes (`-o`, `-D`, `-c`, `--trace`, `--stderr`, `--libcurl`, …, in
+/// any abbreviation curl takes) are judged; `--output-dir` into `.git` asks; a config file
+/// (`-K`/`--config`) may set any of them: a static one given on the input is read for
+/// them, any other is asked about (attack pass 197 B8).
+fn curl(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let (opts, _) = scan(
+        seg,
+        "AbCcdDeEFHhKmoPQrTtUuwxXYyz",
+        "oDcK",
+        &CURL_WRITES
+            .iter()
+            // `--cookie` (which reads) is itself, not `--cookie-jar` abbreviated.
+            .map(|n| LongOption::abbrev(n).except(&["cookie"]))
+            .collect::<Vec<_>>(),
+        &[],
+    );
+    for o in opts {
+        if o.name == "-K" || o.name == "--config" {
+            curl_config(o.value.as_deref(), seg, cx, out);
+            continue;
+        }
+        let Some(v) = o.value else {
+            out.push(unread(format!(
+                "curl {} writes a file named only at run time",
+                o.name
+            )));
+            continue;
+        };
+        curl_write(&o.name, &v, cx, out);
+    }
+}
+
+/// curl's long options that name a file it writes (and `config`, which may set them).
+const CURL_WRITES: &[&str] = &[
+    "output",
+    "output-dir",
+    "dump-header",
+    "cookie-jar",
+    "trace",
+    "trace-ascii",
+    "stderr",
+    "libcurl",
+    "etag-save",
+    "hsts",
+    "alt-svc",
+    "config",
+];
+
+/// A file curl option `name` writes: judged (a directory: asked about when in `.git`).
+fn curl_write(name: &str, v: &str, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    if name == "--output-dir" || name == "output-dir" {
+        if in_git_dir(v, cx) {
+            out.push(git_dir_write("curl --output-dir", v));
+        }
+    } else if v != "-" {
+        written(&format!("curl {name}"), v, cx, out);
+    }
+}
+
+/// `curl -K FILE`: a config file's lines set options (`output = FILE`, `-o FILE`, `--out
+/// FILE`). Read when it is static text on the input (`-K -` with a heredoc); else asked.
+fn curl_config(file: Option<&str>, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let text = match (file, stdin_text(seg, cx)) {
+        (Some("-"), Ok(Some(t))) => t,
+        _ => {
+            out.push(unread(
+                "curl reads a config file this policy does not read (it may set output files)",
+            ));
+            return;
+        }
+    };
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (key, value) = line
+            .split_once(|c: char| c == '=' || c == ':' || c.is_whitespace())
+            .map_or((line, ""), |(k, v)| (k, v));
+        let value = value
+            .trim_start_matches(|c: char| c == '=' || c == ':' || c.is_whitespace())
+            .trim()
+            .trim_matches('"');
+        let short = key.strip_prefix('-').filter(|k| !k.starts_with('-'));
+        let long = key.trim_start_matches('-');
+        let hit = match short {
+            Some(k) => matches!(k, "o" | "D" | "c" | "K").then(|| format!("-{k}")),
+            None => CURL_WRITES
+                .iter()
+                .find(|n| LongOption::abbrev(n).except(&["cookie"]).matches_body(long))
+                .map(|n| format!("--{n}")),
+        };
+        match hit.as_deref() {
+            Some("-K" | "--config") => out.push(unread("curl's config text reads another config")),
+            Some(n) => curl_write(n, value, cx, out),
+            None => {}
+        }
+    }
+}
+
+/// wget: the files it writes (`-O`, `-o`, `-a`, `--save-cookies`, …) are judged, `-P` into
+/// `.git` asks; `-e`/`--execute` wgetrc commands naming files are judged, other commands
+/// and a config file (`--config`) are asked about (attack pass 197 B8).
+fn wget(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let (opts, _) = scan(
+        seg,
+        "OPoaeiBTtwQUYlAIRDX",
+        "OPoae",
+        &[
+            LongOption::abbrev("output-document"),
+            LongOption::abbrev("directory-prefix"),
+            LongOption::abbrev("output-file"),
+            LongOption::abbrev("append-output"),
+            LongOption::abbrev("execute"),
+            LongOption::abbrev("config"),
+            LongOption::abbrev("save-cookies"),
+            LongOption::abbrev("hsts-file"),
+            LongOption::abbrev("warc-file"),
+            LongOption::abbrev("rejected-log"),
+        ],
+        &[],
+    );
+    for o in opts {
+        let Some(v) = o.value else {
+            out.push(unread(format!(
+                "wget {} is given a value known only at run time",
+                o.name
+            )));
+            continue;
+        };
+        match o.name.as_str() {
+            "-P" | "--directory-prefix" => {
+                if in_git_dir(&v, cx) {
+                    out.push(git_dir_write("wget -P", &v));
+                }
+            }
+            "-e" | "--execute" => wget_command(&v, cx, out),
+            "--config" => out.push(unread(
+                "wget reads a config file this policy does not read (it may set output files)",
+            )),
+            _ if v == "-" => {}
+            _ => written(&format!("wget {}", o.name), &v, cx, out),
+        }
+    }
+}
+
+/// One wgetrc command given with `wget -e` (`output_document = FILE`): a file it names is
+/// judged; a command this policy does not know is asked about.
+fn wget_command(cmd: &str, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let (key, value) = cmd.split_once('=').unwrap_or((cmd, ""));
+    let key: String = key
+        .trim()
+        .chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let value = value.trim();
+    match key.as_str() {
+        "outputdocument" | "logfile" | "savecookies" | "hstsfile" | "warcfile" | "rejectedlog" => {
+            written(&format!("wget -e {key}"), value, cx, out)
+        }
+        "dirprefix" => {
+            if in_git_dir(value, cx) {
+                out.push(git_dir_write("wget -e dir_prefix", value));
+            }
+        }
+        "robots" | "tries" | "timeout" | "quiet" | "verbose" | "useragent" | "checkcertificate"
+        | "httpsonly" | "retryconnrefused" | "wait" | "waitretry" | "limitrate" | "progress"
+        | "showprogress" | "dotstyle" | "noclobber" | "continue" | "timestamping"
+        | "serverresponse" | "inet4only" | "inet6only" | "maxredirect" | "readtimeout"
+        | "connecttimeout" | "dnstimeout" | "header" | "referer" | "contentdisposition" => {}
+        _ => out.push(unread(format!(
+            "wget -e `{cmd}` is a wgetrc command this policy does not read"
+        ))),
+    }
+}
+
+/// find's actions that write a file (`-fprint FILE`, `-fprint0`, `-fprintf FILE FMT`,
+/// `-fls FILE`): the file is judged as a write (attack pass 197 B8).
+fn find_files(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    for (i, a) in seg.argv.iter().enumerate().skip(1) {
+        if !seg.is_static(i) || !matches!(a.as_str(), "-fprint" | "-fprint0" | "-fprintf" | "-fls")
+        {
+            continue;
+        }
+        match seg.argv.get(i + 1).filter(|_| seg.is_static(i + 1)) {
+            Some(f) => written(&format!("find {a}"), f, cx, out),
+            None => out.push(unread(format!(
+                "find {a} writes a file named only at run time"
+            ))),
+        }
+    }
 }
 
 /// Files the wrappers around a command write besides running it (`strace -o FILE`,
@@ -908,6 +1063,8 @@ fn tar(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
         LongOption::abbrev("rsh-command"),
         LongOption::abbrev("rmt-command"),
         LongOption::abbrev("directory"),
+        LongOption::abbrev("transform"),
+        LongOption::abbrev("xform"),
     ];
     let (mut opts, _) = scan(seg, TAR_SHORT_VALUED, "IFC", &long, &["file", "exclude"]);
     // Old style: `tar xfC a.tar dir`: the letters of the first word take values in order.
@@ -937,9 +1094,35 @@ fn tar(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
             || LongOption::abbrev("extract").matches(a)
             || a == "--get"
     });
+    // `--one-top-level[=DIR]` (its value only attached): without DIR, the archive's
+    // name less its suffix (`.git.tar` → `.git`).
+    let top = LongOption::abbrev("one-top-level");
+    for (i, a) in seg.argv.iter().enumerate().skip(1) {
+        if !extracts || !seg.is_static(i) || !top.matches(a) {
+            continue;
+        }
+        let into_git = match a.split_once('=') {
+            Some((_, d)) => in_git_dir(d, cx),
+            None => seg.argv.iter().skip(1).any(|w| w.contains(".git")),
+        };
+        if into_git {
+            out.push(git_dir_write("tar --one-top-level", a));
+        }
+    }
     for o in opts {
         let what = format!("tar {}", o.name);
         match o.name.as_str() {
+            // Extraction into a directory named `.git`, or names rewritten to land there
+            // (attack pass 197 B8: `tar -xf x.tar --one-top-level=.git`, `--xform
+            // 's,^,.git/,'`).
+            "--transform" | "--xform" => {
+                if extracts && o.value.as_deref().is_none_or(|t| t.contains(".git")) {
+                    out.push(git_dir_write(
+                        &format!("tar {}", o.name),
+                        "a path its rewritten names may reach (.git)",
+                    ));
+                }
+            }
             "-C" | "--directory" => {
                 if let Some(d) = o.value.filter(|d| extracts && in_git_dir(d, cx)) {
                     out.push(git_dir_write("tar -x", &d));
@@ -2091,18 +2274,20 @@ fn patch(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let (opts, operands) = scan(
         seg,
         "BbDdFgiopPrVxYYz",
-        "o",
-        &[LongOption::abbrev("output")],
+        "oBYr",
+        &[
+            LongOption::abbrev("output"),
+            LongOption::abbrev("prefix"),
+            LongOption::abbrev("basename-prefix"),
+            LongOption::abbrev("reject-file"),
+        ],
         &[
             "input",
             "directory",
             "strip",
-            "reject-file",
-            "prefix",
             "suffix",
             "fuzz",
             "backup-if-mismatch",
-            "basename-prefix",
             "define",
             "quoting-style",
             "read-only",
@@ -2110,8 +2295,25 @@ fn patch(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
             "get",
         ],
     );
+    // Backups go to PREFIX + the file's name (`-B .git/`, `-Y`): a prefix in `.git` writes
+    // there (attack pass 197 B8).
+    for o in &opts {
+        if matches!(
+            o.name.as_str(),
+            "-B" | "-Y" | "--prefix" | "--basename-prefix"
+        ) {
+            match &o.value {
+                Some(p) if !in_git_dir(p, cx) && !p.contains(".git") => {}
+                v => out.push(git_dir_write(
+                    &format!("patch {}", o.name),
+                    v.as_deref().unwrap_or("a directory named only at run time"),
+                )),
+            }
+        }
+    }
     let named: Vec<String> = opts
         .iter()
+        .filter(|o| matches!(o.name.as_str(), "-o" | "--output" | "-r" | "--reject-file"))
         .filter_map(|o| o.value.clone())
         .chain(operands.first().map(|(_, f)| f.clone()))
         .collect();
