@@ -1092,7 +1092,7 @@ fn tar(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     extracts |= seg.argv.iter().skip(1).any(|a| {
         (a.starts_with('-') && !a.starts_with("--") && a.contains('x'))
             || LongOption::abbrev("extract").matches(a)
-            || a == "--get"
+            || LongOption::abbrev("get").matches(a)
     });
     // `--one-top-level[=DIR]` (its value only attached): without DIR, the archive's
     // name less its suffix (`.git.tar` → `.git`).
@@ -2370,13 +2370,17 @@ fn git_apply(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let Some(("apply", args)) = git_sub_args(seg) else {
         return;
     };
+    // parse-options takes abbreviations (`--unsafe`, `--dir=.git`).
+    let directory = LongOption::abbrev("directory");
     for (k, a) in args.iter().enumerate() {
-        let dir = if a == "--directory" {
-            args.get(k + 1).map(String::as_str)
+        let dir = if !directory.matches(a) {
+            None
+        } else if let Some((_, d)) = a.split_once('=') {
+            Some(d)
         } else {
-            a.strip_prefix("--directory=")
+            args.get(k + 1).map(String::as_str)
         };
-        if a == "--unsafe-paths" {
+        if LongOption::abbrev("unsafe-paths").matches(a) {
             out.push(git_dir_write(
                 "git apply --unsafe-paths",
                 "paths outside the work tree",

@@ -2205,7 +2205,7 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
         // `git diff | patch -R -p1` reverts uncommitted changes (attack pass 63).
         "patch"
             if args.iter().any(|a| {
-                a == "--reverse"
+                LongOption::abbrev("reverse").matches(a)
                     || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains('R'))
             }) =>
         {
