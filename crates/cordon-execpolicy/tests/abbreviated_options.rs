@@ -583,6 +583,8 @@ fn discarding_uncommitted_work_is_asked_about_in_every_spelling() {
                 "git_discard_changes",
             ),
             ("git worktree remove --force ../wt", "git_discard_changes"),
+            // Attack pass 197 B6: a refspec known only at run time may be `+HEAD:main`.
+            ("git push origin \"$BRANCH\"", "git_force_push"),
         ],
         &[
             "git checkout main",
@@ -600,7 +602,6 @@ fn discarding_uncommitted_work_is_asked_about_in_every_spelling() {
             "git switch main",
             "git stash pop",
             "git stash",
-            "git push origin \"$BRANCH\"",
             "git checkout -b \"$BRANCH\"",
             "git stash push -m \"$MSG\"",
             "git ls-files -z | xargs -0 git add",

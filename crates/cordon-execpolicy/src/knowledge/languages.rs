@@ -209,7 +209,15 @@ fn stdin_text(seg: &Segment, cx: &DangerCtx<'_>) -> Result<Option<String>, ()> {
             RedirectKind::Heredoc | RedirectKind::Herestring => {
                 return r.text.clone().map(Some).ok_or(());
             }
-            RedirectKind::Read if r.fd.as_deref().unwrap_or("0") == "0" => return Ok(None),
+            // `< <(…)`, `< "$f"`, `< /dev/fd/3`: text known only at run time.
+            RedirectKind::Read if r.fd.as_deref().unwrap_or("0") == "0" => {
+                return if r.dynamic || runtime_file(&r.target) {
+                    Err(())
+                } else {
+                    Ok(None)
+                };
+            }
+            RedirectKind::Dup if r.fd.as_deref() == Some("0") => return Err(()),
             _ => {}
         }
     }
@@ -224,6 +232,17 @@ fn stdin_text(seg: &Segment, cx: &DangerCtx<'_>) -> Result<Option<String>, ()> {
         }
         Some(_) => Err(()),
     }
+}
+
+/// Whether file `f` is text made at run time: a process substitution, a descriptor or
+/// the standard input (`<(…)`, `/dev/fd/3`, `/dev/stdin`, `/proc/self/fd/0`, `-`).
+fn runtime_file(f: &str) -> bool {
+    f == "-"
+        || f.starts_with("<(")
+        || f.starts_with(">(")
+        || f.starts_with("/dev/fd/")
+        || matches!(f, "/dev/stdin" | "/dev/tty")
+        || (f.starts_with("/proc/") && f.contains("/fd/"))
 }
 
 /// The checks of this module for program `name` (its folded basename).
@@ -250,47 +269,9 @@ pub(super) fn checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Ve
             }
         }
         "at" | "batch" => at(name, seg, out),
-        "curl" => {
-            let (opts, _) = scan(
-                seg,
-                "AbCcdDeEFHhKmoPQrTtUuwxXYyz",
-                "o",
-                &[LongOption::exact("output"), LongOption::exact("output-dir")],
-                &[],
-            );
-            for o in opts {
-                let Some(v) = o.value else { continue };
-                if o.name == "--output-dir" {
-                    if in_git_dir(&v, cx) {
-                        out.push(git_dir_write("curl --output-dir", &v));
-                    }
-                } else {
-                    written(&format!("curl {}", o.name), &v, cx, out);
-                }
-            }
-        }
-        "wget" => {
-            let (opts, _) = scan(
-                seg,
-                "OPoaeiBTtwQUYlAIRDX",
-                "OP",
-                &[
-                    LongOption::abbrev("output-document"),
-                    LongOption::abbrev("directory-prefix"),
-                ],
-                &[],
-            );
-            for o in opts {
-                let Some(v) = o.value else { continue };
-                if o.name == "-P" || o.name == "--directory-prefix" {
-                    if in_git_dir(&v, cx) {
-                        out.push(git_dir_write("wget -P", &v));
-                    }
-                } else {
-                    written(&format!("wget {}", o.name), &v, cx, out);
-                }
-            }
-        }
+        "curl" => curl(seg, cx, out),
+        "wget" => wget(seg, cx, out),
+        "find" => find_files(seg, cx, out),
         "unzip" => {
             let (opts, _) = scan(seg, "dxP", "d", &[], &[]);
             for o in opts {
@@ -321,6 +302,199 @@ pub(super) fn checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Ve
         _ => {}
     }
     wrapper_outputs(seg, cx, out);
+}
+
+/// curl: the files it writes (`-o`, `-D`, `-c`, `--trace`, `--stderr`, `--libcurl`, …, in
+/// any abbreviation curl takes) are judged; `--output-dir` into `.git` asks; a config file
+/// (`-K`/`--config`) may set any of them: a static one given on the input is read for
+/// them, any other is asked about (attack pass 197 B8).
+fn curl(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let (opts, _) = scan(
+        seg,
+        "AbCcdDeEFHhKmoPQrTtUuwxXYyz",
+        "oDcK",
+        &CURL_WRITES
+            .iter()
+            // `--cookie` (which reads) is itself, not `--cookie-jar` abbreviated.
+            .map(|n| LongOption::abbrev(n).except(&["cookie"]))
+            .collect::<Vec<_>>(),
+        &[],
+    );
+    for o in opts {
+        if o.name == "-K" || o.name == "--config" {
+            curl_config(o.value.as_deref(), seg, cx, out);
+            continue;
+        }
+        let Some(v) = o.value else {
+            out.push(unread(format!(
+                "curl {} writes a file named only at run time",
+                o.name
+            )));
+            continue;
+        };
+        curl_write(&o.name, &v, cx, out);
+    }
+}
+
+/// curl's long options that name a file it writes (and `config`, which may set them).
+const CURL_WRITES: &[&str] = &[
+    "output",
+    "output-dir",
+    "dump-header",
+    "cookie-jar",
+    "trace",
+    "trace-ascii",
+    "stderr",
+    "libcurl",
+    "etag-save",
+    "hsts",
+    "alt-svc",
+    "config",
+];
+
+/// A file curl option `name` writes: judged (a directory: asked about when in `.git`).
+fn curl_write(name: &str, v: &str, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    if name == "--output-dir" || name == "output-dir" {
+        if in_git_dir(v, cx) {
+            out.push(git_dir_write("curl --output-dir", v));
+        }
+    } else if v != "-" {
+        written(&format!("curl {name}"), v, cx, out);
+    }
+}
+
+/// `curl -K FILE`: a config file's lines set options (`output = FILE`, `-o FILE`, `--out
+/// FILE`). Read when it is static text on the input (`-K -` with a heredoc); else asked.
+fn curl_config(file: Option<&str>, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let text = match (file, stdin_text(seg, cx)) {
+        (Some("-"), Ok(Some(t))) => t,
+        _ => {
+            out.push(unread(
+                "curl reads a config file this policy does not read (it may set output files)",
+            ));
+            return;
+        }
+    };
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (key, value) = line
+            .split_once(|c: char| c == '=' || c == ':' || c.is_whitespace())
+            .map_or((line, ""), |(k, v)| (k, v));
+        let value = value
+            .trim_start_matches(|c: char| c == '=' || c == ':' || c.is_whitespace())
+            .trim()
+            .trim_matches('"');
+        let short = key.strip_prefix('-').filter(|k| !k.starts_with('-'));
+        let long = key.trim_start_matches('-');
+        let hit = match short {
+            Some(k) => matches!(k, "o" | "D" | "c" | "K").then(|| format!("-{k}")),
+            None => CURL_WRITES
+                .iter()
+                .find(|n| LongOption::abbrev(n).except(&["cookie"]).matches_body(long))
+                .map(|n| format!("--{n}")),
+        };
+        match hit.as_deref() {
+            Some("-K" | "--config") => out.push(unread("curl's config text reads another config")),
+            Some(n) => curl_write(n, value, cx, out),
+            None => {}
+        }
+    }
+}
+
+/// wget: the files it writes (`-O`, `-o`, `-a`, `--save-cookies`, …) are judged, `-P` into
+/// `.git` asks; `-e`/`--execute` wgetrc commands naming files are judged, other commands
+/// and a config file (`--config`) are asked about (attack pass 197 B8).
+fn wget(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let (opts, _) = scan(
+        seg,
+        "OPoaeiBTtwQUYlAIRDX",
+        "OPoae",
+        &[
+            LongOption::abbrev("output-document"),
+            LongOption::abbrev("directory-prefix"),
+            LongOption::abbrev("output-file"),
+            LongOption::abbrev("append-output"),
+            LongOption::abbrev("execute"),
+            LongOption::abbrev("config"),
+            LongOption::abbrev("save-cookies"),
+            LongOption::abbrev("hsts-file"),
+            LongOption::abbrev("warc-file"),
+            LongOption::abbrev("rejected-log"),
+        ],
+        &[],
+    );
+    for o in opts {
+        let Some(v) = o.value else {
+            out.push(unread(format!(
+                "wget {} is given a value known only at run time",
+                o.name
+            )));
+            continue;
+        };
+        match o.name.as_str() {
+            "-P" | "--directory-prefix" => {
+                if in_git_dir(&v, cx) {
+                    out.push(git_dir_write("wget -P", &v));
+                }
+            }
+            "-e" | "--execute" => wget_command(&v, cx, out),
+            "--config" => out.push(unread(
+                "wget reads a config file this policy does not read (it may set output files)",
+            )),
+            _ if v == "-" => {}
+            _ => written(&format!("wget {}", o.name), &v, cx, out),
+        }
+    }
+}
+
+/// One wgetrc command given with `wget -e` (`output_document = FILE`): a file it names is
+/// judged; a command this policy does not know is asked about.
+fn wget_command(cmd: &str, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let (key, value) = cmd.split_once('=').unwrap_or((cmd, ""));
+    let key: String = key
+        .trim()
+        .chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let value = value.trim();
+    match key.as_str() {
+        "outputdocument" | "logfile" | "savecookies" | "hstsfile" | "warcfile" | "rejectedlog" => {
+            written(&format!("wget -e {key}"), value, cx, out)
+        }
+        "dirprefix" => {
+            if in_git_dir(value, cx) {
+                out.push(git_dir_write("wget -e dir_prefix", value));
+            }
+        }
+        "robots" | "tries" | "timeout" | "quiet" | "verbose" | "useragent" | "checkcertificate"
+        | "httpsonly" | "retryconnrefused" | "wait" | "waitretry" | "limitrate" | "progress"
+        | "showprogress" | "dotstyle" | "noclobber" | "continue" | "timestamping"
+        | "serverresponse" | "inet4only" | "inet6only" | "maxredirect" | "readtimeout"
+        | "connecttimeout" | "dnstimeout" | "header" | "referer" | "contentdisposition" => {}
+        _ => out.push(unread(format!(
+            "wget -e `{cmd}` is a wgetrc command this policy does not read"
+        ))),
+    }
+}
+
+/// find's actions that write a file (`-fprint FILE`, `-fprint0`, `-fprintf FILE FMT`,
+/// `-fls FILE`): the file is judged as a write (attack pass 197 B8).
+fn find_files(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    for (i, a) in seg.argv.iter().enumerate().skip(1) {
+        if !seg.is_static(i) || !matches!(a.as_str(), "-fprint" | "-fprint0" | "-fprintf" | "-fls")
+        {
+            continue;
+        }
+        match seg.argv.get(i + 1).filter(|_| seg.is_static(i + 1)) {
+            Some(f) => written(&format!("find {a}"), f, cx, out),
+            None => out.push(unread(format!(
+                "find {a} writes a file named only at run time"
+            ))),
+        }
+    }
 }
 
 /// Files the wrappers around a command write besides running it (`strace -o FILE`,
@@ -889,6 +1063,8 @@ fn tar(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
         LongOption::abbrev("rsh-command"),
         LongOption::abbrev("rmt-command"),
         LongOption::abbrev("directory"),
+        LongOption::abbrev("transform"),
+        LongOption::abbrev("xform"),
     ];
     let (mut opts, _) = scan(seg, TAR_SHORT_VALUED, "IFC", &long, &["file", "exclude"]);
     // Old style: `tar xfC a.tar dir`: the letters of the first word take values in order.
@@ -916,11 +1092,37 @@ fn tar(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     extracts |= seg.argv.iter().skip(1).any(|a| {
         (a.starts_with('-') && !a.starts_with("--") && a.contains('x'))
             || LongOption::abbrev("extract").matches(a)
-            || a == "--get"
+            || LongOption::abbrev("get").matches(a)
     });
+    // `--one-top-level[=DIR]` (its value only attached): without DIR, the archive's
+    // name less its suffix (`.git.tar` → `.git`).
+    let top = LongOption::abbrev("one-top-level");
+    for (i, a) in seg.argv.iter().enumerate().skip(1) {
+        if !extracts || !seg.is_static(i) || !top.matches(a) {
+            continue;
+        }
+        let into_git = match a.split_once('=') {
+            Some((_, d)) => in_git_dir(d, cx),
+            None => seg.argv.iter().skip(1).any(|w| w.contains(".git")),
+        };
+        if into_git {
+            out.push(git_dir_write("tar --one-top-level", a));
+        }
+    }
     for o in opts {
         let what = format!("tar {}", o.name);
         match o.name.as_str() {
+            // Extraction into a directory named `.git`, or names rewritten to land there
+            // (attack pass 197 B8: `tar -xf x.tar --one-top-level=.git`, `--xform
+            // 's,^,.git/,'`).
+            "--transform" | "--xform" => {
+                if extracts && o.value.as_deref().is_none_or(|t| t.contains(".git")) {
+                    out.push(git_dir_write(
+                        &format!("tar {}", o.name),
+                        "a path its rewritten names may reach (.git)",
+                    ));
+                }
+            }
             "-C" | "--directory" => {
                 if let Some(d) = o.value.filter(|d| extracts && in_git_dir(d, cx)) {
                     out.push(git_dir_write("tar -x", &d));
@@ -1030,18 +1232,23 @@ fn man(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     }
 }
 
-/// make `--eval`/`-E`: makefile text; anything but plain variable assignments (a rule's
-/// recipe, `$(shell …)`) is asked about.
+/// make: makefile text given on the command line — `--eval`/`-E`, a variable assignment
+/// operand (`'x:=$(shell …)'`), `MAKEFLAGS`/`GNUMAKEFLAGS`/`MFLAGS` — with rules or
+/// functions is asked about, as is a makefile made at run time (`-f <(…)`, `-f -`,
+/// `-f /dev/fd/N`: attack pass 197 B5). A makefile on disk is make's own business (make is
+/// not known-safe).
 fn make(name: &str, seg: &Segment, out: &mut Vec<Finding>) {
-    let (opts, _) = scan(
+    let (opts, operands) = scan(
         seg,
         "CEfIjlOoWx",
-        "E",
-        &[LongOption::abbrev("eval")],
+        "Ef",
+        &[
+            LongOption::abbrev("eval"),
+            LongOption::abbrev("file"),
+            LongOption::abbrev("makefile"),
+        ],
         &[
             "directory",
-            "file",
-            "makefile",
             "include-dir",
             "jobs",
             "load-average",
@@ -1053,30 +1260,99 @@ fn make(name: &str, seg: &Segment, out: &mut Vec<Finding>) {
         ],
     );
     for o in opts {
-        let plain = o.value.as_deref().is_some_and(|text| {
-            !text.contains("$(shell")
-                && !text.contains("${shell")
-                && !text.contains("$(eval")
-                && text.lines().all(|l| {
-                    let l = l.trim();
-                    l.is_empty()
-                        || l.starts_with('#')
-                        || l.split_once('=').is_some_and(|(lhs, _)| {
-                            let lhs = lhs.trim_end_matches([':', '+', '?', '!', ' ']);
-                            !lhs.is_empty()
-                                && lhs
-                                    .chars()
-                                    .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
-                        })
-                })
-        });
-        if !plain {
+        if matches!(o.name.as_str(), "-f" | "--file" | "--makefile") {
+            if o.value.as_deref().is_none_or(runtime_file) {
+                out.push(unread(format!(
+                    "{name} {} reads a makefile made at run time",
+                    o.name
+                )));
+            }
+            continue;
+        }
+        if !o.value.as_deref().is_some_and(make_text_plain) {
             out.push(unread(format!(
                 "{name} {} adds makefile text with rules or functions",
                 o.name
             )));
         }
     }
+    // `make 'x:=$(shell …)'`: a command-line variable; `:=` expands it at once.
+    for (_, op) in &operands {
+        if op.contains('=') && !make_text_plain(op) {
+            out.push(unread(format!(
+                "{name} is given the variable `{op}`, which calls make functions"
+            )));
+        }
+    }
+    let dynamic_assignment = (1..seg.argv.len())
+        .any(|i| !seg.is_static(i) && seg.argv[i].contains('=') && !seg.argv[i].starts_with('-'));
+    if dynamic_assignment {
+        out.push(unread(format!(
+            "{name} is given a variable whose value is known only at run time"
+        )));
+    }
+    for e in seg
+        .env
+        .iter()
+        .filter(|e| matches!(e.name.as_str(), "MAKEFLAGS" | "GNUMAKEFLAGS" | "MFLAGS"))
+    {
+        if e.dynamic || !make_flags_plain(&e.value) {
+            out.push(unread(format!(
+                "{} gives {name} options or text this policy does not read",
+                e.name
+            )));
+        }
+    }
+}
+
+/// Whether makefile text `text` only assigns variables (no rule, no function call such as
+/// `$(shell …)`, `$(file …)`, `$(eval …)`: a reference with a blank or `,` inside).
+fn make_text_plain(text: &str) -> bool {
+    let calls = text.match_indices(['(', '{']).any(|(k, open)| {
+        text[..k].ends_with('$') && {
+            let close = if open == "(" { ')' } else { '}' };
+            let body = &text[k + 1..];
+            let inner = body.find(close).map_or(body, |e| &body[..e]);
+            inner.contains([' ', '\t', ',', '$']) || body.find(close).is_none()
+        }
+    });
+    !calls
+        && text.lines().all(|l| {
+            let l = l.trim();
+            l.is_empty()
+                || l.starts_with('#')
+                || l.split_once('=').is_some_and(|(lhs, _)| {
+                    let lhs = lhs.trim_end_matches([':', '+', '?', '!', ' ']);
+                    !lhs.is_empty()
+                        && lhs
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+                })
+        })
+}
+
+/// Whether a `MAKEFLAGS` value only sets plain flags and plain variables: no `--eval`/`-E`,
+/// no makefile (`-f`), no variable calling functions.
+fn make_flags_plain(v: &str) -> bool {
+    v.split_whitespace().enumerate().all(|(k, w)| {
+        if let Some(long) = w.strip_prefix("--") {
+            let n = long.split_once('=').map_or(long, |(n, _)| n);
+            ![
+                LongOption::abbrev("eval"),
+                LongOption::abbrev("file"),
+                LongOption::abbrev("makefile"),
+            ]
+            .iter()
+            .any(|o| o.matches_body(n))
+        } else if let Some(short) = w.strip_prefix('-') {
+            !short.contains(['E', 'f'])
+        } else if w.contains('=') {
+            make_text_plain(w)
+        } else {
+            // The first word may be flag letters without a dash (`MAKEFLAGS=ks`).
+            k > 0 || !w.contains(['E', 'f'])
+        }
+    })
 }
 
 /// at/batch schedule the commands they read (their input, or `-f FILE`); listing and
@@ -1100,47 +1376,306 @@ fn at(name: &str, seg: &Segment, out: &mut Vec<Finding>) {
 // editors and pagers
 // ---------------------------------------------------------------------------------------------
 
-/// Whether ex command `c` (one `|`-separated piece) only quits, moves, searches, sets an
-/// option or prints: what `vim -c`/`+` may run unasked.
-fn ex_inert(c: &str) -> bool {
-    let c = c.trim().trim_start_matches(':').trim();
-    let word: String = c
+/// What one ex command (one `|`-separated piece) does, as far as `vim -c`/`+` and ex-mode
+/// input are judged.
+#[derive(Debug, PartialEq, Eq)]
+enum ExEffect {
+    /// Quits, moves, searches, prints, sets a harmless option or edits the buffer (`wq`,
+    /// `normal G`, `retab`, `%s/a/b/g`, `g/x/d`, `sort`, `undo`): the files edited are
+    /// judged as writes on their own.
+    Inert,
+    /// Writes the named file (`w FILE`, `w >> FILE`, `saveas FILE`).
+    Writes(String),
+    /// Anything else (`!cmd`, `r !cmd`, `w !cmd`, `source`, `call system(…)`, `py`,
+    /// `terminal`, `autocmd`, …): asked about.
+    Other,
+}
+
+/// Whether `word` is a spelling of the ex command `full` whose shortest form is `min`
+/// characters long (`norm` for `normal`).
+fn ex_is(word: &str, full: &str, min: usize) -> bool {
+    word.len() >= min && full.starts_with(word)
+}
+
+/// Options whose value is a program or an expression vim runs (`formatprg` with `gq`,
+/// `formatexpr` on a wrap, `*func`): setting one is not inert.
+fn ex_set_inert(args: &str) -> bool {
+    const RUNS: &[&str] = &[
+        "fp",
+        "ep",
+        "kp",
+        "gp",
+        "mp",
+        "sh",
+        "shcf",
+        "sp",
+        "srr",
+        "shq",
+        "sxq",
+        "sxe",
+        "fex",
+        "inex",
+        "inde",
+        "fde",
+        "fdt",
+        "tfu",
+        "cfu",
+        "ofu",
+        "ccv",
+        "dex",
+        "pex",
+        "stl",
+        "tal",
+        "ruf",
+        "rtp",
+        "pp",
+        "ex",
+        "exrc",
+        "secure",
+        "tsrfu",
+        "ffu",
+        "qftf",
+        "titlestring",
+        "iconstring",
+        "statusline",
+        "tabline",
+        "rulerformat",
+        "runtimepath",
+        "packpath",
+        "pythondll",
+        "pythonthreedll",
+        "luadll",
+        "perldll",
+        "rubydll",
+        "tcldll",
+        "mzschemedll",
+        "cpt",
+        "complete",
+        "efm",
+        "errorformat",
+    ];
+    !args.contains('(')
+        && args.split_whitespace().all(|a| {
+            let n: String = a.chars().take_while(|c| c.is_ascii_alphabetic()).collect();
+            let n = n
+                .strip_prefix("no")
+                .or_else(|| n.strip_prefix("inv"))
+                .filter(|_| !RUNS.contains(&n.as_str()))
+                .unwrap_or(&n);
+            !RUNS.contains(&n)
+                && !["prg", "func", "expr", "shell", "dll"]
+                    .iter()
+                    .any(|k| n.contains(k))
+        })
+}
+
+/// The end of a `d`-delimited part of `b` starting at `i` (the index after the closing
+/// delimiter, or `b.len()` when it is missing, as vim allows for the last part).
+fn ex_delimited(b: &[char], mut i: usize, d: char) -> usize {
+    while i < b.len() {
+        if b[i] == '\\' {
+            i += 2;
+            continue;
+        }
+        if b[i] == d {
+            return i + 1;
+        }
+        i += 1;
+    }
+    b.len()
+}
+
+/// Whether `rest` (after the command name `s`) is a substitute that only edits: its
+/// replacement is no expression (`\=`), its flags are flags.
+fn ex_substitute_inert(rest: &str) -> bool {
+    let b: Vec<char> = rest.chars().collect();
+    let Some(&d) = b.first() else {
+        return true; // `:s` repeats the last substitute
+    };
+    if d.is_alphanumeric() || d.is_whitespace() || matches!(d, '"' | '|' | '\\') {
+        return false;
+    }
+    let j = ex_delimited(&b, 1, d);
+    let k = ex_delimited(&b, j, d);
+    let replacement: String = b[j.min(k)..k].iter().collect();
+    if replacement.starts_with("\\=") {
+        return false;
+    }
+    b[k..]
+        .iter()
+        .all(|c| "&cegiInp#lr ".contains(*c) || c.is_ascii_digit())
+}
+
+/// The [`ExEffect`] of ex command `c` (one `|`-separated piece).
+fn ex_effect(c: &str) -> ExEffect {
+    let c = c.trim().trim_start_matches([':', ' ', '\t']).trim();
+    if c.chars().any(|ch| ch.is_control()) {
+        return ExEffect::Other;
+    }
+    // A range: line numbers, marks, `%`, `.`, `$`, offsets.
+    let mut body = c;
+    loop {
+        let t = body.trim_start_matches(|ch: char| ch.is_ascii_digit() || ",.$%;+- ".contains(ch));
+        let t = match t.strip_prefix('\'') {
+            Some(m) => m.get(1..).unwrap_or(""),
+            None => t,
+        };
+        if t.len() == body.len() {
+            break;
+        }
+        body = t;
+    }
+    if matches!(
+        body,
+        "p" | "print" | "nu" | "number" | "#" | "l" | "list" | "=" | ""
+    ) {
+        return ExEffect::Inert;
+    }
+    if let Some(d) = body.chars().next().filter(|d| matches!(d, '/' | '?')) {
+        // A search (`/pat`, `/pat/+1`); a command after it (`/pat/w FILE`) is not one.
+        let b: Vec<char> = body.chars().collect();
+        let end = ex_delimited(&b, 1, d);
+        return if b[end..]
+            .iter()
+            .all(|c| c.is_ascii_digit() || "+-;".contains(*c))
+        {
+            ExEffect::Inert
+        } else {
+            ExEffect::Other
+        };
+    }
+    let word: String = body
         .chars()
         .take_while(|ch| ch.is_ascii_alphabetic())
         .collect();
-    let range_print = {
-        let body = c.trim_start_matches(|ch: char| ch.is_ascii_digit() || ",.$%".contains(ch));
-        matches!(
-            body,
-            "p" | "print" | "nu" | "number" | "#" | "l" | "list" | "=" | ""
-        )
-    };
-    if c.contains('!') && !matches!(c, "q!" | "qa!" | "qall!" | "quit!" | "cq!") {
-        return false;
+    let after = &body[word.len()..];
+    let bang = after.starts_with('!');
+    let args = after[usize::from(bang)..].trim();
+    let w = word.as_str();
+    // Substitute and global: their argument starts right after the name.
+    if ex_is(w, "substitute", 1) || body.starts_with('&') {
+        return if !bang && (body.starts_with('&') || ex_substitute_inert(after)) {
+            ExEffect::Inert
+        } else {
+            ExEffect::Other
+        };
     }
-    range_print
-        || ((c.starts_with('/') || c.starts_with('?')) && !c.contains('|'))
-        || matches!(
-            c,
-            "q" | "q!"
-                | "qa"
-                | "qa!"
-                | "qall"
-                | "qall!"
-                | "quit"
-                | "quit!"
-                | "cq"
-                | "cq!"
-                | "noh"
-                | "nohlsearch"
-        )
-        || (matches!(
-            word.as_str(),
-            "set" | "se" | "syntax" | "syn" | "filetype" | "colorscheme" | "colo"
-        ) && !c.contains('('))
+    if ex_is(w, "global", 1) || ex_is(w, "vglobal", 1) {
+        let b: Vec<char> = args.chars().collect();
+        let Some(&d) = b.first() else {
+            return ExEffect::Other;
+        };
+        if d.is_alphanumeric() || d.is_whitespace() || matches!(d, '"' | '|' | '\\') {
+            return ExEffect::Other;
+        }
+        let j = ex_delimited(&b, 1, d);
+        let cmd: String = b[j..].iter().collect();
+        let cmd = cmd.trim();
+        let cw: String = cmd
+            .chars()
+            .take_while(|ch| ch.is_ascii_alphabetic())
+            .collect();
+        let deletes = ex_is(&cw, "delete", 1)
+            && cmd[cw.len()..]
+                .trim()
+                .chars()
+                .all(|ch| ch.is_ascii_alphanumeric() || ch == ' ');
+        let substitutes = ex_is(&cw, "substitute", 1) && ex_substitute_inert(&cmd[cw.len()..]);
+        return if cmd.is_empty() || deletes || substitutes || matches!(cmd, "p" | "print") {
+            ExEffect::Inert
+        } else {
+            ExEffect::Other
+        };
+    }
+    if ex_is(w, "normal", 4) {
+        // Keys without a command line (`:`), a filter (`!`), ex mode (`Q`), a register run
+        // (`@`), the expression register or `=` filter (`=`), `K` (keywordprg), `gx`
+        // (opens a program) or `gq` (formatprg).
+        let risky = args.contains([':', '!', 'Q', '@', '=', 'K'])
+            || args.contains("gx")
+            || args.contains("gq");
+        return if risky {
+            ExEffect::Other
+        } else {
+            ExEffect::Inert
+        };
+    }
+    if args.contains('!') {
+        return ExEffect::Other; // `w !cmd`, `r !cmd`, `set x=!…`
+    }
+    let quits = ex_is(w, "quit", 1)
+        || ex_is(w, "qall", 2)
+        || ex_is(w, "quitall", 5)
+        || ex_is(w, "cquit", 2)
+        || matches!(w, "noh" | "nohlsearch");
+    if quits && args.is_empty() {
+        return ExEffect::Inert;
+    }
+    let writes_edited = ex_is(w, "wall", 2)
+        || ex_is(w, "wqall", 3)
+        || ex_is(w, "xall", 2)
+        || ex_is(w, "undo", 1)
+        || ex_is(w, "redo", 3);
+    if writes_edited && args.chars().all(|ch| ch.is_ascii_digit()) {
+        return ExEffect::Inert;
+    }
+    let writes_file = ex_is(w, "write", 1)
+        || ex_is(w, "wq", 2)
+        || ex_is(w, "xit", 1)
+        || ex_is(w, "exit", 3)
+        || ex_is(w, "update", 2)
+        || ex_is(w, "saveas", 3);
+    if writes_file {
+        let file = args.trim_start_matches(">>").trim();
+        return if file.is_empty() {
+            ExEffect::Inert
+        } else if file.starts_with("++") || file.contains(['`', '$']) {
+            ExEffect::Other
+        } else {
+            ExEffect::Writes(file.to_string())
+        };
+    }
+    if ex_is(w, "retab", 3) && args.chars().all(|ch| ch.is_ascii_digit()) {
+        return ExEffect::Inert;
+    }
+    if ex_is(w, "sort", 3) && !args.contains(['|']) {
+        return ExEffect::Inert;
+    }
+    if (ex_is(w, "set", 2) || ex_is(w, "setlocal", 4) || ex_is(w, "setglobal", 4))
+        && ex_set_inert(args)
+    {
+        return ExEffect::Inert;
+    }
+    if (ex_is(w, "syntax", 2) || ex_is(w, "filetype", 5) || ex_is(w, "colorscheme", 4))
+        && !args.contains('(')
+    {
+        return ExEffect::Inert;
+    }
+    ExEffect::Other
 }
 
-/// vim and its relatives: `-c`/`+`/`--cmd` ex commands that are not inert ([`ex_inert`]),
+/// Judge ex commands `text` (`|`-separated, one per line) that editor `name` runs (`via`:
+/// how it gets them, for the reason): a file one writes is judged as a write; one that is
+/// not [`ExEffect::Inert`] is asked about.
+fn ex_commands(name: &str, via: &str, text: &str, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let mut asked = false;
+    for piece in text.lines().flat_map(|l| l.split('|')) {
+        match ex_effect(piece) {
+            ExEffect::Inert => {}
+            ExEffect::Writes(f) => written(&format!("{name} writes {f}"), &f, cx, out),
+            ExEffect::Other if !asked => {
+                asked = true;
+                out.push(unread(format!(
+                    "{name} runs{via} ex command `{}`",
+                    text.trim()
+                )));
+            }
+            ExEffect::Other => {}
+        }
+    }
+}
+
+/// vim and its relatives: `-c`/`+`/`--cmd` ex commands that are not inert ([`ex_effect`]),
 /// a script (`-S`, `-s` outside ex mode, `-u` other than `NONE`/`NORC`/`DEFAULTS`), ex-mode
 /// commands from the input, and the files edited (judged as writes).
 fn vim(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
@@ -1248,20 +1783,27 @@ fn vim(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
             None => out.push(unread(format!(
                 "{name} -c is given commands known only at run time"
             ))),
-            Some(c) => {
-                if !c.split('|').all(ex_inert) {
-                    out.push(unread(format!("{name} runs ex command `{c}`")));
-                }
-            }
+            Some(c) => ex_commands(name, "", &c, cx, out),
         }
     }
     if ex_mode {
+        // `vim -e -s < script.vim`: ex commands from a file (attack pass 197 B5).
+        let from_file = seg.redirections.iter().any(|r| {
+            r.kind == RedirectKind::Read
+                && r.fd.as_deref().unwrap_or("0") == "0"
+                && !r.dynamic
+                && !runtime_file(&r.target)
+                && r.target != "/dev/null"
+        });
+        if from_file {
+            out.push(unread(format!(
+                "{name} runs ex commands from a file this policy does not read"
+            )));
+        }
         match stdin_text(seg, cx) {
             Err(()) => out.push(unread(format!("{name} runs ex commands from its input"))),
-            Ok(Some(t)) if !t.lines().all(|l| l.split('|').all(ex_inert)) => out.push(unread(
-                format!("{name} runs ex commands from its input (`{}`)", t.trim()),
-            )),
-            _ => {}
+            Ok(Some(t)) => ex_commands(name, " from its input", &t, cx, out),
+            Ok(None) => {}
         }
     }
     for f in files {
@@ -1369,20 +1911,43 @@ fn socat(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
             )));
             continue;
         }
-        let Some((kind, rest)) = a.split_once(':') else {
-            continue;
-        };
-        let value = rest.split(',').next().unwrap_or("");
-        match kind.to_ascii_uppercase().as_str() {
-            "SYSTEM" | "EXEC" | "SHELL" => {
-                embedded(&format!("socat {kind}:"), value, Input::Data, cx, out)
+        // `A!!B` gives two addresses (read from A, write to B); address types are matched
+        // whatever their case, and a value may be quoted (`exec:"git reset --hard"`,
+        // socat 1.7.4+: attack pass 197 B5).
+        for addr in a.split("!!") {
+            let Some((kind, rest)) = addr.trim_start().split_once(':') else {
+                continue;
+            };
+            let value = socat_value(rest);
+            match kind.trim().to_ascii_uppercase().as_str() {
+                "SYSTEM" | "EXEC" | "SHELL" => {
+                    embedded(&format!("socat {kind}:"), &value, Input::Data, cx, out)
+                }
+                "CREATE" | "CREAT" | "OPEN" | "GOPEN" => {
+                    written(&format!("socat {kind}:{value}"), &value, cx, out)
+                }
+                _ => {}
             }
-            "CREATE" | "CREAT" | "OPEN" | "GOPEN" => {
-                written(&format!("socat {kind}:{value}"), value, cx, out)
-            }
-            _ => {}
         }
     }
+}
+
+/// The first parameter of a socat address (up to an unquoted `,`), its quotes removed:
+/// `"…"` and `'…'` group (a `,` or `:` inside is part of it), `\x` is `x`.
+fn socat_value(rest: &str) -> String {
+    let mut v = String::new();
+    let mut quote: Option<char> = None;
+    let mut chars = rest.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (_, '\\') => v.extend(chars.next()),
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, ',') => break,
+            _ => v.push(c),
+        }
+    }
+    v
 }
 
 /// ssh, scp, sftp: `-o` options that run a command (`ProxyCommand`, `LocalCommand`,
@@ -1501,49 +2066,145 @@ fn sqlite(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>)
             )));
         }
         for line in t.lines().map(str::trim).filter(|l| l.starts_with('.')) {
-            let (cmd, rest) = line.split_once([' ', '\t']).unwrap_or((line, ""));
-            let rest = rest.trim();
-            let arg = rest
-                .trim_start_matches("-x ")
-                .trim_start_matches("-e ")
-                .trim_start_matches("--bom ")
-                .trim_matches(['\'', '"']);
-            let what = format!("{name} {cmd}");
-            match cmd {
-                ".shell" | ".system" => embedded(&what, rest, Input::Inherited, cx, out),
-                ".output" | ".once" | ".log" | ".trace" | ".save" | ".backup" | ".open"
-                | ".excel" => {
-                    if rest.starts_with("-x") || rest.starts_with("-e") || cmd == ".excel" {
-                        out.push(unread(format!(
-                            "{what} opens the result in another program"
-                        )));
-                    } else if let Some(c) = arg.strip_prefix('|') {
-                        embedded(&what, c, Input::Data, cx, out);
-                    } else if !arg.is_empty() {
-                        let f = arg.split_whitespace().last().unwrap_or(arg);
-                        written(&format!("{what} writes {f}"), f, cx, out);
-                    }
+            sqlite_dot_command(name, line, cx, out);
+        }
+    }
+}
+
+/// What an sqlite3 dot-command does beyond querying.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum DotKind {
+    /// `.shell`, `.system`: runs its arguments.
+    Run,
+    /// `.output`, `.once`, …: writes a file (or pipes to `|CMD`).
+    Write,
+    /// `.import`, `.read`: reads a file (or from `|CMD`); `.read FILE` runs its commands.
+    Read,
+    /// `.load`: loads an extension.
+    Load,
+}
+
+/// The dot-commands with an effect ([`DotKind`]).
+const SQLITE_DOT: &[(&str, DotKind)] = &[
+    ("shell", DotKind::Run),
+    ("system", DotKind::Run),
+    ("output", DotKind::Write),
+    ("once", DotKind::Write),
+    ("log", DotKind::Write),
+    ("trace", DotKind::Write),
+    ("save", DotKind::Write),
+    ("backup", DotKind::Write),
+    ("open", DotKind::Write),
+    ("excel", DotKind::Write),
+    ("clone", DotKind::Write),
+    ("import", DotKind::Read),
+    ("read", DotKind::Read),
+    ("load", DotKind::Load),
+];
+
+/// The arguments of an sqlite3 dot-command line as its shell splits them: on blanks, with
+/// `'…'` (literal) and `"…"` (`\` escapes) grouping.
+fn sqlite_args(line: &str) -> Vec<String> {
+    let mut args = Vec::new();
+    let mut chars = line.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let Some(&first) = chars.peek() else {
+            return args;
+        };
+        let mut a = String::new();
+        if first == '\'' || first == '"' {
+            chars.next();
+            while let Some(c) = chars.next() {
+                if c == first {
+                    break;
                 }
-                ".import" | ".read" => {
-                    let src = if cmd == ".import" {
-                        rest.split_whitespace()
-                            .find(|w| !w.starts_with("--"))
-                            .unwrap_or("")
-                    } else {
-                        rest
-                    };
-                    if let Some(c) = src.trim_matches(['\'', '"']).strip_prefix('|') {
-                        embedded(&what, c, Input::Inherited, cx, out);
-                    } else if cmd == ".read" {
-                        out.push(unread(format!(
-                            "{what} runs a script file this policy does not read"
-                        )));
-                    }
+                if c == '\\' && first == '"' {
+                    a.extend(chars.next());
+                } else {
+                    a.push(c);
                 }
-                ".load" => out.push(unread(format!("{what} loads an extension library"))),
-                _ => {}
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c.is_whitespace() {
+                    break;
+                }
+                a.push(c);
+                chars.next();
             }
         }
+        args.push(a);
+    }
+}
+
+/// One sqlite3 dot-command line (attack pass 197 B5). The shell takes a command by any
+/// prefix of its name (`.she`, `.sys`): a prefix of commands with different effects is
+/// asked about. Any argument `|CMD` (`.import "|cmd" t`, `.output |cmd`) runs CMD.
+fn sqlite_dot_command(name: &str, line: &str, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    let args = sqlite_args(&line[1..]);
+    let Some((cmd, rest_args)) = args.split_first() else {
+        return;
+    };
+    let what = format!("{name} .{cmd}");
+    let rest = line[1..].trim_start().get(cmd.len()..).unwrap_or("").trim();
+    for a in rest_args {
+        if let Some(c) = a.strip_prefix('|') {
+            embedded(&what, c, Input::Inherited, cx, out);
+        }
+    }
+    // Unquoted, `.once |git reset --hard` pipes to the rest of the line.
+    let bar = rest.strip_prefix('|').or_else(|| {
+        rest.find(" |")
+            .or_else(|| rest.find("\t|"))
+            .map(|k| &rest[k + 2..])
+    });
+    if let Some(c) = bar {
+        if !rest_args.iter().any(|a| a.strip_prefix('|') == Some(c)) {
+            embedded(&what, c, Input::Inherited, cx, out);
+        }
+    }
+    let mut kinds: Vec<DotKind> = SQLITE_DOT
+        .iter()
+        .filter(|(full, _)| !cmd.is_empty() && full.starts_with(cmd.as_str()))
+        .map(|(_, k)| *k)
+        .collect();
+    kinds.dedup();
+    let kind = match kinds.as_slice() {
+        [] => return,
+        [k] => *k,
+        _ => {
+            out.push(unread(format!(
+                "{what} may be any of several dot-commands, some of which run or write"
+            )));
+            return;
+        }
+    };
+    let operands: Vec<&String> = rest_args.iter().filter(|a| !a.starts_with('-')).collect();
+    match kind {
+        DotKind::Run => embedded(&what, rest, Input::Inherited, cx, out),
+        DotKind::Write => {
+            if rest_args.iter().any(|a| a == "-x" || a == "-e") || "excel".starts_with(cmd.as_str())
+            {
+                out.push(unread(format!(
+                    "{what} opens the result in another program"
+                )));
+            } else if let Some(f) = operands.last().filter(|f| !f.starts_with('|')) {
+                written(&format!("{what} writes {f}"), f, cx, out);
+            }
+        }
+        DotKind::Read => {
+            if "read".starts_with(cmd.as_str())
+                && operands.first().is_some_and(|f| !f.starts_with('|'))
+            {
+                out.push(unread(format!(
+                    "{what} runs a script file this policy does not read"
+                )));
+            }
+        }
+        DotKind::Load => out.push(unread(format!("{what} loads an extension library"))),
     }
 }
 
@@ -1613,18 +2274,20 @@ fn patch(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let (opts, operands) = scan(
         seg,
         "BbDdFgiopPrVxYYz",
-        "o",
-        &[LongOption::abbrev("output")],
+        "oBYr",
+        &[
+            LongOption::abbrev("output"),
+            LongOption::abbrev("prefix"),
+            LongOption::abbrev("basename-prefix"),
+            LongOption::abbrev("reject-file"),
+        ],
         &[
             "input",
             "directory",
             "strip",
-            "reject-file",
-            "prefix",
             "suffix",
             "fuzz",
             "backup-if-mismatch",
-            "basename-prefix",
             "define",
             "quoting-style",
             "read-only",
@@ -1632,8 +2295,25 @@ fn patch(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
             "get",
         ],
     );
+    // Backups go to PREFIX + the file's name (`-B .git/`, `-Y`): a prefix in `.git` writes
+    // there (attack pass 197 B8).
+    for o in &opts {
+        if matches!(
+            o.name.as_str(),
+            "-B" | "-Y" | "--prefix" | "--basename-prefix"
+        ) {
+            match &o.value {
+                Some(p) if !in_git_dir(p, cx) && !p.contains(".git") => {}
+                v => out.push(git_dir_write(
+                    &format!("patch {}", o.name),
+                    v.as_deref().unwrap_or("a directory named only at run time"),
+                )),
+            }
+        }
+    }
     let named: Vec<String> = opts
         .iter()
+        .filter(|o| matches!(o.name.as_str(), "-o" | "--output" | "-r" | "--reject-file"))
         .filter_map(|o| o.value.clone())
         .chain(operands.first().map(|(_, f)| f.clone()))
         .collect();
@@ -1690,13 +2370,17 @@ fn git_apply(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let Some(("apply", args)) = git_sub_args(seg) else {
         return;
     };
+    // parse-options takes abbreviations (`--unsafe`, `--dir=.git`).
+    let directory = LongOption::abbrev("directory");
     for (k, a) in args.iter().enumerate() {
-        let dir = if a == "--directory" {
-            args.get(k + 1).map(String::as_str)
+        let dir = if !directory.matches(a) {
+            None
+        } else if let Some((_, d)) = a.split_once('=') {
+            Some(d)
         } else {
-            a.strip_prefix("--directory=")
+            args.get(k + 1).map(String::as_str)
         };
-        if a == "--unsafe-paths" {
+        if LongOption::abbrev("unsafe-paths").matches(a) {
             out.push(git_dir_write(
                 "git apply --unsafe-paths",
                 "paths outside the work tree",

@@ -902,6 +902,27 @@ fn dangerous_write_target(p: &str, cwds: &[Cwd], home: Option<&str>) -> Option<F
             ),
         ));
     }
+    // `: > .git/HEAD`, `truncate -s0 .git/HEAD`, `cp /dev/null .git/index`: writing over a
+    // file of the history loses it as deleting it would (attack pass 197 B7).
+    let names_history = |v: &[String]| {
+        v.iter().position(|c| names_git(c)).is_some_and(|g| {
+            v.get(g + 1)
+                .is_some_and(|f| GIT_HISTORY.contains(&f.as_str()))
+        })
+    };
+    if cwd_candidates(cwds)
+        .iter()
+        .any(|c| match resolve(c, p, home) {
+            Cwd::Abs(v) | Cwd::Rel(v) | Cwd::Home(v) => names_history(&v),
+            Cwd::Unknown => false,
+        })
+    {
+        return Some(finding(
+            FindingId::RmProject,
+            Decision::Ask,
+            format!("writes over {p}, a file of a repository's history: it may be lost"),
+        ));
+    }
     if is_rc_file(p, cwds, home) {
         return Some(finding(
             FindingId::ShellRcWrite,
@@ -2171,7 +2192,8 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
             }
         }
         // `tar -cf /dev/null . --remove-files` deletes what it archived (nu65).
-        "tar" if args.iter().any(|a| a == "--remove-files") => {
+        // getopt_long abbreviations count (`--remove-f`: attack pass 197 B7).
+        "tar" if any_long_option(args, &[LongOption::abbrev("remove-files")]) => {
             out.extend(
                 cx.first_project_target(static_args(seg).filter(|a| !a.starts_with('-')), |why| {
                     format!("tar --remove-files deletes {why}")
@@ -2183,7 +2205,7 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
         // `git diff | patch -R -p1` reverts uncommitted changes (attack pass 63).
         "patch"
             if args.iter().any(|a| {
-                a == "--reverse"
+                LongOption::abbrev("reverse").matches(a)
                     || (a.starts_with('-') && !a.starts_with("--") && a[1..].contains('R'))
             }) =>
         {
@@ -2780,7 +2802,7 @@ fn git_archive_extracted(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Findin
     let extracts = short('x')
         || any_long_option(
             &args,
-            &[LongOption::abbrev("extract"), LongOption::exact("get")],
+            &[LongOption::abbrev("extract"), LongOption::abbrev("get")],
         );
     let keeps = short('k')
         || any_long_option(
@@ -4050,12 +4072,18 @@ fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
                 || args.iter().any(|a| {
                     (a.starts_with('+') && a.len() > 1) || (!a.starts_with('-') && a.contains(":+"))
                 });
-            if hard {
+            let configured = git_push_configured(seg, sub);
+            if hard || matches!(configured, Some((Decision::Forbid, _))) {
                 out.push(finding(
                     FindingId::GitForcePush,
                     Decision::Forbid,
-                    "git push --force rewrites remote history",
+                    configured.filter(|_| !hard).map_or(
+                        "git push --force rewrites remote history".into(),
+                        |(_, why)| why,
+                    ),
                 ));
+            } else if let Some((_, why)) = configured {
+                out.push(finding(FindingId::GitForcePush, Decision::Ask, why));
             } else if lease {
                 out.push(finding(
                     FindingId::GitForcePush,
@@ -4074,6 +4102,30 @@ fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
                     FindingId::GitPushDelete,
                     Decision::Ask,
                     "git push deletes a remote ref",
+                ));
+            }
+        }
+        // A remote whose pushes mirror (delete and force-update every remote ref), or a
+        // push refspec set in the configuration: a later plain `git push` is forced
+        // (attack pass 197 B6: `git remote add --mirror=push m …; git push m`).
+        "remote"
+            if args.first() == Some(&"add")
+                && any_long_option(&args, &[LongOption::abbrev("mirror")]) =>
+        {
+            out.push(finding(
+                FindingId::GitForcePush,
+                Decision::Ask,
+                "git remote add --mirror makes a later push to it rewrite and delete remote refs",
+            ))
+        }
+        "config" => {
+            if let Some(key) = args.iter().find(|a| git_push_config_key(a)) {
+                out.push(finding(
+                    FindingId::GitForcePush,
+                    Decision::Ask,
+                    format!(
+                        "git config sets {key}: a later push may rewrite or delete remote refs"
+                    ),
                 ));
             }
         }
@@ -4098,6 +4150,78 @@ fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
         }
         _ => {}
     }
+}
+
+/// Whether git configuration key `key` (any case, `=VALUE` allowed) is a remote's push
+/// refspec or mirror setting.
+fn git_push_config_key(key: &str) -> bool {
+    let k = key.split('=').next().unwrap_or("").to_ascii_lowercase();
+    k.starts_with("remote.") && (k.ends_with(".push") || k.ends_with(".mirror"))
+}
+
+/// Whether the `git … push` of `seg` (subcommand at `sub`) is forced by configuration or
+/// may be, with why (attack pass 197 B6): `-c remote.X.push=+…` or `-c remote.X.mirror=…`
+/// force it (forbidden, as `--force`/`--mirror`); such a key with a value known only at
+/// run time (`--config-env`, a dynamic word), configuration from the environment
+/// (`GIT_CONFIG_COUNT`/`_KEY_n`/`_VALUE_n`, `GIT_CONFIG_PARAMETERS`, another config file)
+/// or a refspec known only at run time (`"$(echo +HEAD:main)"`) may force it (asked).
+fn git_push_configured(seg: &Segment, sub: usize) -> Option<(Decision, String)> {
+    let globals = &seg.argv[1..sub];
+    for kv in git_config_options(globals) {
+        if !git_push_config_key(kv) {
+            continue;
+        }
+        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+        let forced = if k.to_ascii_lowercase().ends_with(".mirror") {
+            !matches!(
+                v.to_ascii_lowercase().as_str(),
+                "false" | "no" | "off" | "0" | ""
+            )
+        } else {
+            v.starts_with('+') || v.contains(":+")
+        };
+        let env = globals.iter().any(|g| g.starts_with("--config-env"));
+        if forced && !env {
+            return Some((
+                Decision::Forbid,
+                format!("git -c {kv} push rewrites remote history"),
+            ));
+        }
+        if env {
+            return Some((
+                Decision::Ask,
+                format!("git --config-env {kv} push may rewrite remote history"),
+            ));
+        }
+    }
+    if (1..sub).any(|i| !seg.is_static(i)) {
+        return Some((
+            Decision::Ask,
+            "git's options before push are known only at run time: it may be forced".into(),
+        ));
+    }
+    if let Some(e) = seg.env.iter().find(|e| {
+        e.name.starts_with("GIT_CONFIG_")
+            || matches!(e.name.as_str(), "GIT_CONFIG" | "GIT_CONFIG_PARAMETERS")
+    }) {
+        return Some((
+            Decision::Ask,
+            format!(
+                "{} gives git configuration this policy does not read: the push may be forced",
+                e.name
+            ),
+        ));
+    }
+    if let Some(i) = (sub + 1..seg.argv.len()).find(|&i| !seg.is_static(i)) {
+        return Some((
+            Decision::Ask,
+            format!(
+                "git push is given {} known only at run time: it may be a forced refspec",
+                seg.argv[i]
+            ),
+        ));
+    }
+    None
 }
 
 /// Why git subcommand `seg.argv[sub]` with arguments `args` may discard uncommitted work,

@@ -334,13 +334,18 @@ pub(crate) fn wrapper_step(name: &str, words: &[Word]) -> Step {
             Some(w) if w.text == "-c" && words.len() > 2 => Step::Shell { script: 2 },
             _ => Step::Program,
         },
-        "firejail" | "proot" | "systemd-run" => Step::SplitString {
-            text: words[1..]
-                .iter()
-                .map(|w| w.text.clone())
-                .collect::<Vec<_>>()
-                .join(" "),
-        },
+        // Attack pass 197 B4: their options were taken as the program (`systemd-run
+        // --scope git reset --hard` ran `--scope`); unknown options make every candidate
+        // command checked.
+        "systemd-run" => systemd_run(words),
+        "firejail" => firejail(words),
+        "proot" => proot(words),
+        // `setarch ARCH [OPTS] [CMD…]` and its personality links (`linux64 CMD`).
+        "setarch" | "linux32" | "linux64" | "i386" | "i486" | "i586" | "i686" | "x86_64"
+        | "uname26" | "ppc" | "ppc32" | "ppc64" | "s390" | "s390x" | "sparc" | "sparc32"
+        | "sparc64" | "mips" | "mips32" | "mips64" | "parisc" | "parisc32" | "parisc64" => {
+            setarch(name, words)
+        }
         "ssh-agent" => generic(name, words, "cDdks", "aEPt", &[], &[], 0),
         // `screen -X CMD` sends a command to a session: judged as screen itself.
         "screen" if words.iter().any(|w| w.text == "-X") => Step::Program,
@@ -690,42 +695,34 @@ fn perf(name: &str, words: &[Word]) -> Step {
 }
 
 /// `start-stop-daemon -S|--start … -x|--exec PROG [-a|--startas PATH] [-- ARGS…]`: runs
-/// PATH (else PROG) with ARGS. Stopping or querying runs nothing.
+/// PATH (else PROG) with ARGS. Stopping or querying runs nothing. Options are read as its
+/// getopt_long does: clustered (`-Sd.`), attached (`-x/usr/bin/git`, `--exec=…`) and
+/// abbreviated (`--sta`, `--exe`); an unknown or ambiguous option counts as starting
+/// (attack pass 197 B4: `start-stop-daemon -Sd. -x/usr/bin/git -- reset --hard` ran
+/// unchecked).
 fn start_stop_daemon(words: &[Word]) -> Step {
-    let mut start = false;
-    let mut prog = None;
-    let mut args = Vec::new();
-    let mut i = 1;
-    while i < words.len() {
-        let t = words[i].text.as_str();
-        let next = words.get(i + 1).map(|w| w.text.clone());
-        let (name, val) = match t.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
-            _ => (t, None),
-        };
-        match name {
-            "--" => {
-                args = words[i + 1..].iter().map(|w| w.text.clone()).collect();
-                break;
-            }
-            "-S" | "--start" => start = true,
-            "-x" | "--exec" | "-a" | "--startas" => {
-                let v = val.clone().or(next.clone());
-                // `--startas` wins over `--exec`.
-                if name == "-a" || name == "--startas" || prog.is_none() {
-                    prog = v;
-                }
-                if val.is_none() {
-                    i += 1;
-                }
-            }
-            _ if t.len() == 2 && t.starts_with('-') && "pPnuigrNIkdcCeETsRO".contains(&t[1..]) => {
-                i += 1;
-            }
-            _ => {}
+    // Options after `--` belong to the program: scan only up to it. getopt_long
+    // permutes: an operand before `--` does not end the options (it is dropped and the
+    // scan goes on).
+    let dd = words.iter().position(|w| w.text == "--");
+    let mut opts: Vec<Word> = words[..dd.unwrap_or(words.len())].to_vec();
+    let o = loop {
+        let o = ssd_scan(&opts);
+        if o.next >= opts.len() {
+            break o;
         }
-        i += 1;
-    }
+        opts.remove(o.next);
+    };
+    let start = o.seen.iter().any(|(n, _)| n == "-S" || n == "--start") || !o.unknown.is_empty();
+    // `--startas` wins over `--exec`.
+    let prog = opt_value(&o, &["-a", "--startas"])
+        .or_else(|| opt_value(&o, &["-x", "--exec"]))
+        .cloned()
+        .flatten();
+    let args: Vec<String> = match dd {
+        Some(d) => words[d + 1..].iter().map(|w| w.text.clone()).collect(),
+        None => Vec::new(),
+    };
     match prog.filter(|_| start) {
         Some(p) => Step::SplitString {
             text: std::iter::once(p)
@@ -736,6 +733,230 @@ fn start_stop_daemon(words: &[Word]) -> Step {
         },
         None => Step::Program,
     }
+}
+
+/// start-stop-daemon's option table (see [`start_stop_daemon`]).
+fn ssd_scan(words: &[Word]) -> Opts {
+    scan_opts(
+        words,
+        "SKTVHoqvbmCt",
+        "xpnugsRaNPIkrdcO",
+        "",
+        &[
+            "start",
+            "stop",
+            "status",
+            "test",
+            "oknodo",
+            "quiet",
+            "verbose",
+            "background",
+            "make-pidfile",
+            "remove-pidfile",
+            "no-close",
+            "help",
+            "version",
+            "notify-await",
+        ],
+        &[
+            "exec",
+            "pid",
+            "pidfile",
+            "ppid",
+            "name",
+            "user",
+            "group",
+            "signal",
+            "retry",
+            "startas",
+            "nicelevel",
+            "procsched",
+            "iosched",
+            "umask",
+            "chroot",
+            "chdir",
+            "chuid",
+            "output",
+            "notify-timeout",
+        ],
+    )
+}
+
+/// `setarch ARCH [OPTS] [CMD [ARGS…]]`, `linux64 [OPTS] [CMD…]` and the other personality
+/// links (util-linux: options stop at the first operand; without CMD it runs a shell, judged
+/// as setarch itself).
+fn setarch(name: &str, words: &[Word]) -> Step {
+    let off = usize::from(name == "setarch");
+    if off == 1 && words.get(1).is_none_or(|w| w.text.starts_with('-')) {
+        return Step::Program; // `setarch --list`, `setarch -h`
+    }
+    let rest = &words[off..];
+    let o = scan_opts(
+        rest,
+        "hVv3BFILRSTXZ",
+        "",
+        "",
+        &[
+            "help",
+            "version",
+            "verbose",
+            "3gb",
+            "4gb",
+            "32bit",
+            "fdpic-funcptrs",
+            "short-inode",
+            "addr-compat-layout",
+            "addr-no-randomize",
+            "whole-seconds",
+            "sticky-timeouts",
+            "read-implies-exec",
+            "mmap-page-zero",
+            "uname-2.6",
+        ],
+        &[],
+    );
+    if !o.unknown.is_empty() {
+        return candidates(words, off + 1);
+    }
+    inner(words, off + o.next, &o, name)
+}
+
+/// `systemd-run [OPTS] CMD…` (options stop at the first operand): the command is opaque (the
+/// service manager runs it, maybe outside this sandbox). `--shell`/`-S` starts an
+/// interactive shell (judged as systemd-run itself); an unknown option makes every candidate
+/// command checked.
+fn systemd_run(words: &[Word]) -> Step {
+    let o = scan_opts(
+        words,
+        "hqrdGPtSv",
+        "pEuHMC",
+        "",
+        &[
+            "help",
+            "version",
+            "user",
+            "system",
+            "scope",
+            "remain-after-exit",
+            "send-sighup",
+            "pty",
+            "pipe",
+            "quiet",
+            "wait",
+            "collect",
+            "same-dir",
+            "shell",
+            "no-block",
+            "no-ask-password",
+            "slice-inherit",
+            "expand-environment",
+            "ignore-failure",
+            "background",
+        ],
+        &[
+            "property",
+            "setenv",
+            "unit",
+            "host",
+            "machine",
+            "capsule",
+            "description",
+            "slice",
+            "uid",
+            "gid",
+            "nice",
+            "working-directory",
+            "service-type",
+            "on-active",
+            "on-boot",
+            "on-startup",
+            "on-unit-active",
+            "on-unit-inactive",
+            "on-calendar",
+            "on-clock-change",
+            "on-timezone-change",
+            "path-property",
+            "socket-property",
+            "timer-property",
+            "json",
+        ],
+    );
+    if !o.unknown.is_empty() {
+        return candidates(words, 1);
+    }
+    opaque_inner(words, o.next)
+}
+
+/// The command starting at word `start` of a wrapper that runs it its own way (a systemd
+/// unit, a sandbox of its own): parsed for checks, the command opaque (it may run outside
+/// this sandbox). `Step::Program` when there is none.
+fn opaque_inner(words: &[Word], start: usize) -> Step {
+    if start >= words.len() {
+        return Step::Program;
+    }
+    Step::SplitString {
+        text: words[start..]
+            .iter()
+            .map(|w| crate::model::shell_word(&w.text))
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
+/// `proot [OPTS] CMD…`: the command is opaque (a file system view of its own); an unknown
+/// option makes every candidate command checked.
+fn proot(words: &[Word]) -> Step {
+    let o = scan_opts(
+        words,
+        "0VhLHn",
+        "rbmqwkivRS",
+        "",
+        &["root-id", "help", "version", "link2symlink", "kill-on-exit"],
+        &[
+            "rootfs",
+            "bind",
+            "mount",
+            "qemu",
+            "pwd",
+            "cwd",
+            "kernel-release",
+            "change-id",
+            "verbose",
+        ],
+    );
+    if !o.unknown.is_empty() {
+        return candidates(words, 1);
+    }
+    opaque_inner(words, o.next)
+}
+
+/// `firejail [--OPT[=VALUE]]… CMD…`: its options are single words (values attached with
+/// `=`); the command is the first word not starting with `-`. `-c CMDLINE` runs a command
+/// line through the shell, as `sh -c`.
+fn firejail(words: &[Word]) -> Step {
+    let mut i = 1;
+    while i < words.len() {
+        let w = &words[i];
+        if w.dynamic {
+            return candidates(words, i);
+        }
+        if w.text == "-c" {
+            return if i + 1 < words.len() {
+                Step::Shell { script: i + 1 }
+            } else {
+                Step::Program
+            };
+        }
+        if w.text == "--" {
+            i += 1;
+            break;
+        }
+        if !w.text.starts_with('-') {
+            break;
+        }
+        i += 1;
+    }
+    opaque_inner(words, i)
 }
 
 /// `coproc [NAME] CMD`.
