@@ -1284,8 +1284,16 @@ fn make(name: &str, seg: &Segment, out: &mut Vec<Finding>) {
             )));
         }
     }
-    let dynamic_assignment = (1..seg.argv.len())
-        .any(|i| !seg.is_static(i) && seg.argv[i].contains('=') && !seg.argv[i].starts_with('-'));
+    // A value built by a command substitution (`X="$(printf …)"`) may be makefile code;
+    // one that only expands shell variables (`CC="$CC"`, `PREFIX="$HOME/.local"`) is no
+    // more than the environment make reads anyway (README: Known limits).
+    let dynamic_assignment = (1..seg.argv.len()).any(|i| {
+        let a = &seg.argv[i];
+        !seg.is_static(i)
+            && a.contains('=')
+            && !a.starts_with('-')
+            && (a.contains("$(") || a.contains('`') || a.contains("<("))
+    });
     if dynamic_assignment {
         out.push(unread(format!(
             "{name} is given a variable whose value is known only at run time"
