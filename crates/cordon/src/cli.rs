@@ -535,6 +535,8 @@ mod tests {
         "--checkpoint-action", // tar, likewise
         "--eval",              // make, likewise
         "--har",               // `git reset --har?`, a glob, in the exec policy paragraph
+        "--mirror",            // git remote add, in the exec policy paragraph
+        "--rcfile",            // bash, likewise
     ];
 
     /// Every `--long` flag (and alias) of every subcommand, plus globals.
