@@ -4,6 +4,8 @@
 #   cold         `cordon run --no-server -- true`        (the helper is executed)
 #   template     `cordon run -- true` through `cordon serve` (forked from a prepared template)
 #   server       the same through `cordon serve --no-templates` (per-command helper forked)
+#   git-cold     `cordon run --no-server -- true` in a git repository
+#   git-served   `cordon run -- true` there with the server running (sent back to cold)
 #   bwrap-net    bubblewrap, user+pid+ipc+net namespaces, ro root, /tmp, workspace bound
 #   bwrap        the same without a net namespace
 #   nono         `nono run --allow WS -- true`             (cargo install nono-cli)
@@ -84,6 +86,14 @@ launch_of "$CORDON" run --json -- true >/dev/null
   { echo "template path not taken" >&2; exit 1; }
 [ "$(launch_of env CORDON_SERVE_SOCKET="$PLAIN_SOCKET" "$CORDON" run --json -- true)" = '"launch":"server"' ] ||
   { echo "server path not taken" >&2; exit 1; }
+# A git repository: its `.git/config` copy is per command, so the server with templates
+# sends its commands back to the cold path ("git-served" against "git-cold").
+GITWS="$WORK/gitws"
+mkdir -p "$GITWS" && git -C "$GITWS" init -q && echo x > "$GITWS/a" && git -C "$GITWS" add a &&
+  git -C "$GITWS" -c user.email=b@b -c user.name=b commit -qm b
+launch_of env -C "$GITWS" "$CORDON" run --json -- true >/dev/null
+[ "$(launch_of env -C "$GITWS" "$CORDON" run --json -- true)" = '"launch":"cold"' ] ||
+  { echo "git repository not sent back to the cold path" >&2; exit 1; }
 
 BWRAP=(bwrap --unshare-user --unshare-pid --unshare-ipc --die-with-parent
        --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --bind "$WS" "$WS" --chdir "$WS")
@@ -94,10 +104,13 @@ declare -A CMD=(
   [cold]="$CORDON run --no-server -- true"
   [template]="$CORDON run -- true"
   [server]="env CORDON_SERVE_SOCKET=$PLAIN_SOCKET $CORDON run -- true"
+  [git-cold]="env -C $GITWS $CORDON run --no-server -- true"
+  [git-served]="env -C $GITWS $CORDON run -- true"
   [bwrap-net]="${BWRAP[*]} --unshare-net true"
   [bwrap]="${BWRAP[*]} true"
 )
-ORDER=(bare cold template server bwrap-net bwrap)
+ORDER=(bare cold template server git-cold git-served bwrap-net bwrap)
+OWN=8 # the rows above: RUNS runs each; the peers after them fewer
 NOT_INSTALLED=()
 peer() { # name, probe command..., then the command string in PEER_CMD
   local name=$1; shift
@@ -110,10 +123,10 @@ PEER_CMD="$CODEX_BIN sandbox -- true"; peer codex "${CODEX_BIN:-/nonexistent}" s
 # cordon and bwrap rows: RUNS each; the peers (hundreds of ms to seconds per command):
 # PEER_RUNS each, in a second run.
 args=()
-for n in "${ORDER[@]:0:6}"; do args+=(-n "$n" "${CMD[$n]}"); done
+for n in "${ORDER[@]:0:$OWN}"; do args+=(-n "$n" "${CMD[$n]}"); done
 hyperfine -N --warmup 10 --runs "$RUNS" --export-json "$WORK/h1.json" "${args[@]}" >/dev/null 2>&1
 args=()
-for n in "${ORDER[@]:6}"; do args+=(-n "$n" "${CMD[$n]}"); done
+for n in "${ORDER[@]:$OWN}"; do args+=(-n "$n" "${CMD[$n]}"); done
 if [ ${#args[@]} -gt 0 ]; then
   hyperfine -N --warmup 2 --runs "${PEER_RUNS:-20}" --export-json "$WORK/h2.json" "${args[@]}" >/dev/null 2>&1
 else
@@ -141,7 +154,7 @@ printf '%-10s %10s %10s %10s %12s\n' what median p95 'peak RSS' '8-loop cmd/s'
 i=0
 for n in "${ORDER[@]}"; do
   per=$PER_LOOP; reps=15
-  if [ $i -ge 6 ]; then per=2; reps=3; fi
+  if [ $i -ge $OWN ]; then per=2; reps=3; fi
   i=$((i + 1))
   # shellcheck disable=SC2086
   r=$(REPS=$reps median_rss ${CMD[$n]})
@@ -168,5 +181,6 @@ jq -r '
   "",
   "cold/bwrap-net median ratio:     \(($m.cold/$m["bwrap-net"])*100|round/100)",
   "template/bwrap-net median ratio: \(($m.template/$m["bwrap-net"])*100|round/100)",
-  "server/bwrap-net median ratio:   \(($m.server/$m["bwrap-net"])*100|round/100)"
+  "server/bwrap-net median ratio:   \(($m.server/$m["bwrap-net"])*100|round/100)",
+  "git-served/git-cold median ratio: \(($m["git-served"]/$m["git-cold"])*100|round/100)"
 ' "$WORK/h.json"
