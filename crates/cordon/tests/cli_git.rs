@@ -320,7 +320,7 @@ fn planted_dotgit_symlink_does_not_open_another_repository() {
         "mkdir -p sub3 && ln -s {} sub3/.git",
         victim.join(".git").display()
     );
-    let o = cordon(&p, &p.dir, &["run", "--", "sh", "-c", &plant]);
+    let o = cordon(&p, &p.dir, &["run", "--yes", "--", "sh", "-c", &plant]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let sub3 = p.dir.join("sub3");
     let o = cordon(
@@ -328,6 +328,7 @@ fn planted_dotgit_symlink_does_not_open_another_repository() {
         &sub3,
         &[
             "run",
+            "--yes",
             "--",
             "sh",
             "-c",
@@ -570,7 +571,7 @@ fn a_commit_inside_a_submodule_works_and_its_hooks_stay_protected() {
         m = modules.display(),
         s = p.dir.display()
     );
-    let o = cordon(&p, &sub, &["run", "--", "sh", "-c", &script]);
+    let o = cordon(&p, &sub, &["run", "--yes", "--", "sh", "-c", &script]);
     let out = text(&o.stdout);
     assert!(out.contains("COMMITTED"), "{out}{}", text(&o.stderr));
     for leak in ["HOOK_WRITTEN", "CONFIG_WRITTEN", "SUPER_WRITTEN"] {
@@ -933,7 +934,7 @@ fn entries_leading_out_of_the_git_dir_are_removed_after_the_run() {
          && ln -sf {} .git/logs/HEAD && rm -f .git/COMMIT_EDITMSG && mkfifo .git/COMMIT_EDITMSG && echo kept > .git/NOTE",
         outside.display()
     );
-    let o = cordon(&p, &p.dir, &["run", "--json", "--", "sh", "-c", &script]);
+    let o = cordon(&p, &p.dir, &["run", "--yes", "--json", "--", "sh", "-c", &script]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let err = text(&o.stderr);
     assert!(err.contains("logs/HEAD a symlink to"), "{err}");
@@ -1914,7 +1915,7 @@ fn a_link_planted_in_git_before_the_project_is_renamed_is_removed() {
          sleep 0.05; i=$((i+1)); done",
         t = target.display(),
     );
-    let mut c = p.cordon(&["run", "--no-server", "--", "sh", "-c", &script]);
+    let mut c = p.cordon(&["run", "--yes", "--no-server", "--", "sh", "-c", &script]);
     let child = c
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
