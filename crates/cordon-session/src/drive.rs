@@ -44,12 +44,27 @@ pub struct RunSpec {
     /// The command gets a terminal whose input the caller (an agent) writes: its exec-policy
     /// record is capped at `ask` ([`cordon_execpolicy::DecisionRecord::cap_interactive`]).
     pub interactive: bool,
+    /// What the command reads on stdin, for judging a shell or interpreter that runs it
+    /// ([`TrustProfile::evaluate_with_stdin`]).
+    pub stdin: StdinSource,
     /// The command's stdin is a terminal. Without one, and without a `GIT_EDITOR` of the
     /// caller's, the command gets `GIT_EDITOR=false`: an editor git starts cannot be used
     /// and fails at once, as git's "supply the message using -m" (new-user pass nu24, F4:
     /// vim, unable to write `~/.viminfo` in the read-only home, waited at "Press ENTER"
     /// until the 2-hour limit, where outside the sandbox it gave up in 2 s).
     pub terminal: bool,
+}
+
+/// What a command reads on its standard input, as far as the caller knows before the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StdinSource {
+    /// A terminal: what is typed there is the person's (or, for an agent's terminal,
+    /// [`RunSpec::interactive`] caps the run).
+    Terminal,
+    /// This text, then end of file (an MCP `stdin`; `/dev/null` is the empty text).
+    Known(String),
+    /// Text known only at run time (a pipe, a file, a session's later `write_stdin`).
+    Unknown,
 }
 
 /// Whether the caller's environment `env` already chose how git edits without a terminal:
@@ -692,7 +707,7 @@ pub fn prepare(
     approved: Option<(RunId, Verdict)>,
 ) -> Result<Prepared, Box<Report>> {
     let mut req = command_request(trust, spec.argv.clone(), spec.terminal);
-    let mut record = trust.evaluate(&req);
+    let mut record = trust.evaluate_with_stdin(&req, &spec.stdin);
     if spec.interactive {
         record.cap_interactive();
     }

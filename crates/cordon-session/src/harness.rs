@@ -1064,9 +1064,22 @@ impl Harness {
             allow_unsandboxed_retry: false,
             capture_stderr: !params.tty,
             helper_verbose: false,
-            // What the agent types into a terminal is not checked (attack pass 41, E1).
-            interactive: params.tty,
+            // What the agent types into a terminal is not checked (attack pass 41, E1), nor
+            // what it writes later into a stdin kept open (a persistent shell): capped alike
+            // (new-user pass 201: only the terminal was).
+            interactive: params.tty || params.stdin,
             terminal: params.tty,
+            stdin: if params.tty || params.stdin {
+                crate::drive::StdinSource::Terminal
+            } else {
+                match &params.stdin_data {
+                    None => crate::drive::StdinSource::Known(String::new()),
+                    Some(b) => String::from_utf8(b.clone()).map_or(
+                        crate::drive::StdinSource::Unknown,
+                        crate::drive::StdinSource::Known,
+                    ),
+                }
+            },
         };
         let prepared = {
             let mut session = lock(&self.inner.approvals);
@@ -1161,7 +1174,7 @@ impl Harness {
         };
         let json = json.as_str();
         let req = trust.command(spec.argv.clone());
-        let record = trust.evaluate(&req);
+        let record = trust.evaluate_with_stdin(&req, &spec.stdin);
         let run = session.scope.start_run();
         let refuse = |session: &mut Session, reason: String| {
             session.scope.finish(&run);

@@ -44,7 +44,7 @@ pub use approver::{
     ScriptedApprover, TerminalApprover,
 };
 pub use cache::{CacheKey, SessionCache};
-pub use drive::{drive, interactive_start, Report, RunSpec};
+pub use drive::{drive, interactive_start, Report, RunSpec, StdinSource};
 pub use escalation::{escalation, Escalation, Widening};
 pub use harness::{ExecParams, ExecResult, Harness, HarnessOptions};
 pub use ids::{ApprovalId, RunId};

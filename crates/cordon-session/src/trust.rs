@@ -657,6 +657,51 @@ impl TrustProfile {
     /// Deny-read entries block a rule's sandbox bypass: they are only enforced by the
     /// sandbox.
     pub fn evaluate(&self, req: &CommandRequest) -> cordon_execpolicy::DecisionRecord {
+        self.rules.evaluate(&req.argv, &self.eval_context(req))
+    }
+
+    /// [`TrustProfile::evaluate`] for a command whose standard input is `stdin`: a shell or
+    /// interpreter that reads its program there runs that text, which is judged too — as a
+    /// heredoc of it when it is known before the run (an MCP `stdin`), as text known only at
+    /// run time otherwise (a pipe into `cordon run -- sh`; new-user pass 201, #1: `echo 'git
+    /// reset --hard' | cordon run -- sh` ran unasked, while `… | xargs git` was asked). The
+    /// stricter of the two records is returned; a terminal's input is the person's (or,
+    /// with `interactive`, capped where the run is started).
+    pub fn evaluate_with_stdin(
+        &self,
+        req: &CommandRequest,
+        stdin: &crate::drive::StdinSource,
+    ) -> cordon_execpolicy::DecisionRecord {
+        use crate::drive::StdinSource;
+        let plain = self.evaluate(req);
+        let words: Vec<String> = req
+            .argv
+            .iter()
+            .map(|w| shlex::try_quote(w).map_or_else(|_| format!("{w:?}"), |q| q.into_owned()))
+            .collect();
+        let line = words.join(" ");
+        let script = match stdin {
+            StdinSource::Terminal => return plain,
+            StdinSource::Known(text) => {
+                let mut delim = String::from("CORDON_STDIN");
+                while text.lines().any(|l| l == delim) {
+                    delim.push('_');
+                }
+                format!("{line} <<'{delim}'\n{text}\n{delim}")
+            }
+            StdinSource::Unknown => format!("{line} <<< \"$CORDON_STDIN\""),
+        };
+        let fed = self.rules.evaluate_script(&script, &self.eval_context(req));
+        if strictness(&fed) > strictness(&plain) {
+            fed
+        } else {
+            plain
+        }
+    }
+
+    /// The evaluation context of `req`: its cwd, project, home, deny-read entries and the
+    /// user's git aliases.
+    fn eval_context(&self, req: &CommandRequest) -> cordon_execpolicy::EvalContext {
         let has_deny_read = match req.profile.effective_filesystem() {
             FilesystemPolicy::Restricted {
                 default, entries, ..
@@ -690,7 +735,7 @@ impl TrustProfile {
                 &HostFs, &req.cwd, &homes, &env,
             ));
         }
-        self.rules.evaluate(&req.argv, &eval)
+        eval
     }
 
     /// A [`CommandRequest`] for `argv` under this profile (cwd, profile files, env).
@@ -1300,5 +1345,17 @@ mod tests {
             "{e}"
         );
         assert!(build("127.0.0.1:0").is_err());
+    }
+}
+
+/// How strongly a record holds a command back: 3 forbid, 2 an ask in every approval mode
+/// ([`cordon_execpolicy::approval::explicit_ask`]), 1 an ask in untrusted mode only, 0 allow.
+fn strictness(r: &cordon_execpolicy::DecisionRecord) -> u8 {
+    use cordon_execpolicy::Decision;
+    match r.decision {
+        Decision::Forbid => 3,
+        Decision::Ask if cordon_execpolicy::approval::explicit_ask(r) => 2,
+        Decision::Ask => 1,
+        Decision::Allow => 0,
     }
 }

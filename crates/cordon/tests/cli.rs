@@ -5931,3 +5931,39 @@ fn a_loopback_allow_rule_is_said_to_need_a_forward() {
         );
     }
 }
+
+/// New-user pass 201, #1: a shell reading its program from `cordon run`'s piped stdin runs
+/// text known only at run time: asked about (refused here, where no one can be asked), as
+/// `cat x | sh` is. Twins: the same shell with `-c`, and with `/dev/null` for stdin, run.
+#[test]
+fn a_shell_reading_a_piped_stdin_is_asked_about() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = support::Project::new("cordon-stdin-sh-");
+    std::fs::write(p.dir.join("f.txt"), "mine\n").unwrap();
+    let mut c = p.cordon(&["run", "--", "sh"]);
+    c.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    {
+        use std::io::Write;
+        let mut w = child.stdin.take().unwrap();
+        let _ = w.write_all(b"rm f.txt\n");
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(125), "{}", support::text(&o.stderr));
+    assert!(support::text(&o.stderr).contains("known only at run time"));
+    assert!(p.dir.join("f.txt").exists(), "the piped program ran");
+    let o = support::out(p.cordon(&["run", "--", "sh", "-c", "echo ran"]));
+    assert_eq!(
+        support::text(&o.stdout),
+        "ran\n",
+        "{}",
+        support::text(&o.stderr)
+    );
+    // support's commands read /dev/null: the empty program, which runs.
+    let o = support::out(p.cordon(&["run", "--", "sh"]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+}

@@ -934,7 +934,11 @@ fn entries_leading_out_of_the_git_dir_are_removed_after_the_run() {
          && ln -sf {} .git/logs/HEAD && rm -f .git/COMMIT_EDITMSG && mkfifo .git/COMMIT_EDITMSG && echo kept > .git/NOTE",
         outside.display()
     );
-    let o = cordon(&p, &p.dir, &["run", "--yes", "--json", "--", "sh", "-c", &script]);
+    let o = cordon(
+        &p,
+        &p.dir,
+        &["run", "--yes", "--json", "--", "sh", "-c", &script],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let err = text(&o.stderr);
     assert!(err.contains("logs/HEAD a symlink to"), "{err}");

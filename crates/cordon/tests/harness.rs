@@ -873,3 +873,40 @@ fn write_stdin_to_a_command_that_does_not_read_returns() {
     assert!(r.output.text.contains("1000000"), "{}", r.output.text);
     assert_eq!(r.outcome.unwrap().exit_code, 0);
 }
+
+/// New-user pass 201, #1: a shell given its program as the call's `stdin` text runs that
+/// text, judged like a heredoc: `rm f.txt` piped to `sh` needs an approval (refused here,
+/// with no approver), while `echo hi` runs. A shell whose stdin stays open for later
+/// `write_stdin` runs text known only at run time: asked about too.
+#[test]
+fn a_shell_given_its_program_on_stdin_is_judged_by_it() {
+    if !sandbox_ready() {
+        return;
+    }
+    let w = ws();
+    std::fs::write(w.dir.join("f.txt"), "mine\n").unwrap();
+    let h = harness(&w, Duration::from_secs(60));
+    let r = h
+        .exec(ExecParams::argv(["sh"]).stdin_data("rm -rf .git\n"))
+        .unwrap();
+    assert_eq!(r.outcome.unwrap().class.name(), "refused");
+    assert!(w.dir.join(".git/HEAD").exists());
+    let r = h
+        .exec(ExecParams::argv(["sh"]).stdin_data("echo hi\n"))
+        .unwrap();
+    assert_eq!(r.outcome.unwrap().class.name(), "success");
+    assert_eq!(r.output.text, "hi\n");
+    // Stdin kept open for `write_stdin`: what the agent writes later is not checked, as on
+    // a terminal: the run is capped (it runs here, in on-request mode, as `tty` does).
+    let r = h
+        .exec(
+            ExecParams::argv(["sh"])
+                .stdin(true)
+                .yield_time(Duration::from_millis(200)),
+        )
+        .unwrap();
+    let id = r.session_id.clone().unwrap();
+    h.write_stdin(&id, b"echo typed\nexit 0\n").unwrap();
+    let r = h.wait(&id, Duration::from_secs(20), 10_000).unwrap();
+    assert_eq!(r.outcome.unwrap().class.name(), "success");
+}

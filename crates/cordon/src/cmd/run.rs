@@ -581,6 +581,7 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
         // The person at the terminal types into it, not an agent.
         interactive: false,
         terminal: std::io::IsTerminal::is_terminal(&std::io::stdin()),
+        stdin: cli_stdin(),
     };
     // The gitlinks the project's index records before the run, and when it started: a
     // gitlink the run added, or one whose repository it changed, is named after it
@@ -712,6 +713,26 @@ fn created_repository_note(shown: &str, path: &std::path::Path) -> String {
         Err(_) => format!(
             "the command made a git repository at {shown} (gone again now): nothing to review"
         ),
+    }
+}
+
+/// What the command will read on stdin — this process's: a terminal (the person types), the
+/// empty text (`/dev/null`), or text known only at run time (a pipe, a file), which a shell
+/// or interpreter reading its program there runs ([`TrustProfile::evaluate_with_stdin`]).
+fn cli_stdin() -> cordon_session::StdinSource {
+    use cordon_session::StdinSource;
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        return StdinSource::Terminal;
+    }
+    // What descriptor 0 is (`/proc/self/fd/0` leads to it): `/dev/null` is char 1:3.
+    let null = std::fs::metadata("/proc/self/fd/0").is_ok_and(|m| {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        m.file_type().is_char_device() && m.rdev() == libc::makedev(1, 3)
+    });
+    if null {
+        StdinSource::Known(String::new())
+    } else {
+        StdinSource::Unknown
     }
 }
 
@@ -1375,7 +1396,7 @@ fn dry_run(args: &RunArgs, trust: &TrustProfile, mode: ApprovalMode) -> Result<i
         args.command.clone(),
         std::io::IsTerminal::is_terminal(&std::io::stdin()),
     );
-    let record = trust.evaluate(&req);
+    let record = trust.evaluate_with_stdin(&req, &cli_stdin());
     // As the run would choose its approver (`cordon_session::choose_approver`): scripted
     // answers first, then `--yes`, then a person at the terminal; an ask is refused only
     // where none of them is there (new-user pass 150: at a terminal the dry run said "no
