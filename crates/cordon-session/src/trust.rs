@@ -1186,6 +1186,18 @@ fn unread_project_config(ws: &Path) -> Option<String> {
     })
 }
 
+/// How strongly a record holds a command back: 3 forbid, 2 an ask in every approval mode
+/// ([`cordon_execpolicy::approval::explicit_ask`]), 1 an ask in untrusted mode only, 0 allow.
+fn strictness(r: &cordon_execpolicy::DecisionRecord) -> u8 {
+    use cordon_execpolicy::Decision;
+    match r.decision {
+        Decision::Forbid => 3,
+        Decision::Ask if cordon_execpolicy::approval::explicit_ask(r) => 2,
+        Decision::Ask => 1,
+        Decision::Allow => 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1345,17 +1357,5 @@ mod tests {
             "{e}"
         );
         assert!(build("127.0.0.1:0").is_err());
-    }
-}
-
-/// How strongly a record holds a command back: 3 forbid, 2 an ask in every approval mode
-/// ([`cordon_execpolicy::approval::explicit_ask`]), 1 an ask in untrusted mode only, 0 allow.
-fn strictness(r: &cordon_execpolicy::DecisionRecord) -> u8 {
-    use cordon_execpolicy::Decision;
-    match r.decision {
-        Decision::Forbid => 3,
-        Decision::Ask if cordon_execpolicy::approval::explicit_ask(r) => 2,
-        Decision::Ask => 1,
-        Decision::Allow => 0,
     }
 }
