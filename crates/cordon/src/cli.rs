@@ -161,7 +161,8 @@ pub struct ProxyArgs {
     /// Worker threads.
     #[arg(long, default_value_t = 2)]
     pub threads: usize,
-    /// Take network.allow/deny/ports from this profile too (default: none).
+    /// Take network.allow/deny/ports from this profile too (default: none; with --config
+    /// alone, the file's default_profile).
     #[arg(short, long)]
     pub profile: Option<String>,
     /// Config file with named profiles.

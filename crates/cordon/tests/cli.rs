@@ -5709,6 +5709,18 @@ fn json_errors_of_other_subcommands_are_json_on_stdout() {
         &["context", "--json", "--config", "/nonexistent.toml"],
         &["check", "--json", "--bogus", "--", "true"],
         &["profiles", "--json", "--config", "/nonexistent.toml"],
+        // New-user pass 201 #2, #3: the dry run's plan and the proxy's address go to stdout,
+        // and so do their failures; `proxy --config` alone reads the file.
+        &[
+            "run",
+            "--dry-run",
+            "--json",
+            "--config",
+            "/nonexistent.toml",
+            "--",
+            "true",
+        ],
+        &["proxy", "--json", "--config", "/nonexistent.toml"],
     ] {
         let o = support::out(p.cordon(args));
         assert_eq!(o.status.code(), Some(125), "{args:?}");

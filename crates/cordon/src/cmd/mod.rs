@@ -33,7 +33,12 @@ pub fn json_error_report(raw: &[std::ffi::OsString], error: &str) {
     let sub = flags
         .iter()
         .find(|a| !a.as_encoded_bytes().starts_with(b"-"));
-    if sub.is_none_or(|s| *s == "run" || *s == "mcp") || !flags.iter().any(|a| *a == "--json") {
+    // `run --dry-run --json` prints its plan on stdout: its failure goes there too (the
+    // run's refusal report stays on stderr; new-user pass 201 #2).
+    let dry_run = flags.iter().any(|a| *a == "--dry-run");
+    if sub.is_none_or(|s| (*s == "run" && !dry_run) || *s == "mcp")
+        || !flags.iter().any(|a| *a == "--json")
+    {
         return;
     }
     let v = serde_json::json!({ "error": error, "exit_code": crate::EXIT_CORDON });

@@ -8,10 +8,13 @@ use cordon_session::trust::user_config_path;
 use std::collections::HashMap;
 use std::net::IpAddr;
 
-/// The rules: the profile's (when `--profile` is given) plus the flags.
+/// The rules: the profile's (when `--profile` is given, or `--config`, whose
+/// `default_profile` is then taken: new-user pass 201 #3, a `--config` alone was not even
+/// read) plus the flags.
 fn rules(args: &ProxyArgs) -> Result<NetworkRules> {
     let mut r = NetworkRules::default();
-    if let Some(name) = &args.profile {
+    if args.profile.is_some() || args.config.is_some() {
+        let name = args.profile.as_deref();
         let config = match &args.config {
             Some(p) => Some(Config::load(p)?),
             None => match user_config_path().filter(|p| p.is_file()) {
@@ -19,7 +22,7 @@ fn rules(args: &ProxyArgs) -> Result<NetworkRules> {
                 None => None,
             },
         };
-        r = select_profile(config.as_ref(), Some(name))?.network_rules;
+        r = select_profile(config.as_ref(), name)?.network_rules;
     }
     r.allow.extend(args.allow.iter().cloned());
     r.deny.extend(args.deny.iter().cloned());

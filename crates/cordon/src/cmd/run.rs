@@ -173,6 +173,14 @@ pub fn run(args: RunArgs) -> Result<i32> {
 /// stderr. Returns the exit code, 125.
 fn refusal_report(args: &RunArgs, state: SinkState, e: &anyhow::Error) -> i32 {
     eprintln!("cordon: {e:#}");
+    // `--dry-run --json` prints its plan on stdout: its failure goes there too, as every
+    // other subcommand's (new-user pass 201 #2; `super::json_error_report`).
+    if args.dry_run && args.profile.json {
+        println!(
+            "{}",
+            serde_json::json!({ "error": format!("{e:#}"), "exit_code": EXIT_CORDON })
+        );
+    }
     let v = refusal_value(&format!("{e:#}"));
     let sink = match state {
         SinkState::Open(s) => Ok(s),
