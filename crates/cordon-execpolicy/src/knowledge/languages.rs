@@ -1514,13 +1514,8 @@ fn ex_substitute_inert(rest: &str) -> bool {
         .all(|c| "&cegiInp#lr ".contains(*c) || c.is_ascii_digit())
 }
 
-/// The [`ExEffect`] of ex command `c` (one `|`-separated piece).
-fn ex_effect(c: &str) -> ExEffect {
-    let c = c.trim().trim_start_matches([':', ' ', '\t']).trim();
-    if c.chars().any(|ch| ch.is_control()) {
-        return ExEffect::Other;
-    }
-    // A range: line numbers, marks, `%`, `.`, `$`, offsets.
+/// `c` without its leading range: line numbers, marks, `%`, `.`, `$`, offsets.
+fn ex_strip_range(c: &str) -> &str {
     let mut body = c;
     loop {
         let t = body.trim_start_matches(|ch: char| ch.is_ascii_digit() || ",.$%;+- ".contains(ch));
@@ -1529,10 +1524,41 @@ fn ex_effect(c: &str) -> ExEffect {
             None => t,
         };
         if t.len() == body.len() {
-            break;
+            return body;
         }
         body = t;
     }
+}
+
+/// The `++opt` arguments of `:write`/`:edit` that set how the file is read or written
+/// (`++ff=unix`, `++enc=utf-8`, `++bin`, `++p`): `args` without them, `None` when one is
+/// not such an option or spells an expansion.
+fn ex_strip_plus_opts(args: &str) -> Option<&str> {
+    let mut rest = args.trim_start();
+    while let Some(opt) = rest.strip_prefix("++") {
+        let end = opt.find(char::is_whitespace).unwrap_or(opt.len());
+        let (word, after) = opt.split_at(end);
+        let name = word.split('=').next().unwrap_or("");
+        let known = matches!(
+            name,
+            "ff" | "fileformat" | "enc" | "encoding" | "bin" | "binary" | "nobin" | "nobinary"
+                | "bad" | "edit" | "p"
+        );
+        if !known || word.contains(['`', '$', '%', '#', '<']) {
+            return None;
+        }
+        rest = after.trim_start();
+    }
+    Some(rest)
+}
+
+/// The [`ExEffect`] of ex command `c` (one `|`-separated piece).
+fn ex_effect(c: &str) -> ExEffect {
+    let c = c.trim().trim_start_matches([':', ' ', '\t']).trim();
+    if c.chars().any(|ch| ch.is_control()) {
+        return ExEffect::Other;
+    }
+    let body = ex_strip_range(c);
     if matches!(
         body,
         "p" | "print" | "nu" | "number" | "#" | "l" | "list" | "=" | ""
@@ -1597,9 +1623,11 @@ fn ex_effect(c: &str) -> ExEffect {
     }
     if ex_is(w, "normal", 4) {
         // Keys without a command line (`:`), a filter (`!`), ex mode (`Q`), a register run
-        // (`@`), the expression register or `=` filter (`=`), `K` (keywordprg), `gx`
-        // (opens a program) or `gq` (formatprg).
-        let risky = args.contains([':', '!', 'Q', '@', '=', 'K'])
+        // (`@`), the expression register (`"=`), `K` (keywordprg), `gx` (opens a program)
+        // or `gq` (formatprg). The `=` operator (`gg=G`) re-indents as `:set equalprg`
+        // says, and setting that option is not inert ([`ex_set_inert`]).
+        let risky = args.contains([':', '!', 'Q', '@', 'K'])
+            || args.contains("\"=")
             || args.contains("gx")
             || args.contains("gq");
         return if risky {
@@ -1608,8 +1636,33 @@ fn ex_effect(c: &str) -> ExEffect {
             ExEffect::Inert
         };
     }
+    // `:bufdo CMD` (and argdo, windo, tabdo, the quickfix ones): CMD in each buffer.
+    if matches!(
+        w,
+        "bufdo" | "bufd" | "argdo" | "argd" | "windo" | "wind" | "tabdo" | "tabd" | "cdo"
+            | "ldo" | "cfdo" | "cfd" | "lfdo" | "lfd"
+    ) {
+        return ex_effect(args);
+    }
     if args.contains('!') {
         return ExEffect::Other; // `w !cmd`, `r !cmd`, `set x=!…`
+    }
+    // Line edits of the buffer: `:d [x] [count]`, `:m ADDR`, `:t ADDR`/`:co ADDR`,
+    // `:j [count]`, `:y [x] [count]`.
+    let register_count = |a: &str| a.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == ' ');
+    if (ex_is(w, "delete", 1) || ex_is(w, "yank", 1) || ex_is(w, "join", 1))
+        && register_count(args)
+    {
+        return ExEffect::Inert;
+    }
+    if (ex_is(w, "move", 1) || ex_is(w, "copy", 2) || w == "t")
+        && ex_strip_range(args).trim().is_empty()
+    {
+        return ExEffect::Inert;
+    }
+    // `:e ++ff=dos`, `:e!`: the current file read again.
+    if ex_is(w, "edit", 1) && ex_strip_plus_opts(args).is_some_and(str::is_empty) {
+        return ExEffect::Inert;
     }
     let quits = ex_is(w, "quit", 1)
         || ex_is(w, "qall", 2)
@@ -1634,7 +1687,10 @@ fn ex_effect(c: &str) -> ExEffect {
         || ex_is(w, "update", 2)
         || ex_is(w, "saveas", 3);
     if writes_file {
-        let file = args.trim_start_matches(">>").trim();
+        let Some(file) = ex_strip_plus_opts(args) else {
+            return ExEffect::Other;
+        };
+        let file = file.trim_start_matches(">>").trim();
         return if file.is_empty() {
             ExEffect::Inert
         } else if file.starts_with("++") || file.contains(['`', '$']) {
