@@ -1189,7 +1189,7 @@ fn awk(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
                 if !long.contains('=')
                     && ["assign", "field-separator"]
                         .iter()
-                        .any(|o| LongOption::abbrev(*o).matches_body(long))
+                        .any(|o| LongOption::abbrev(o).matches_body(long))
                 {
                     i += 1;
                 }
@@ -1734,8 +1734,16 @@ fn ex_strip_plus_opts(args: &str) -> Option<&str> {
         let name = word.split('=').next().unwrap_or("");
         let known = matches!(
             name,
-            "ff" | "fileformat" | "enc" | "encoding" | "bin" | "binary" | "nobin" | "nobinary"
-                | "bad" | "edit" | "p"
+            "ff" | "fileformat"
+                | "enc"
+                | "encoding"
+                | "bin"
+                | "binary"
+                | "nobin"
+                | "nobinary"
+                | "bad"
+                | "edit"
+                | "p"
         );
         if !known || word.contains(['`', '$', '%', '#', '<']) {
             return None;
@@ -1832,8 +1840,20 @@ fn ex_effect(c: &str) -> ExEffect {
     // `:bufdo CMD` (and argdo, windo, tabdo, the quickfix ones): CMD in each buffer.
     if matches!(
         w,
-        "bufdo" | "bufd" | "argdo" | "argd" | "windo" | "wind" | "tabdo" | "tabd" | "cdo"
-            | "ldo" | "cfdo" | "cfd" | "lfdo" | "lfd"
+        "bufdo"
+            | "bufd"
+            | "argdo"
+            | "argd"
+            | "windo"
+            | "wind"
+            | "tabdo"
+            | "tabd"
+            | "cdo"
+            | "ldo"
+            | "cfdo"
+            | "cfd"
+            | "lfdo"
+            | "lfd"
     ) {
         return ex_effect(args);
     }
@@ -1843,8 +1863,7 @@ fn ex_effect(c: &str) -> ExEffect {
     // Line edits of the buffer: `:d [x] [count]`, `:m ADDR`, `:t ADDR`/`:co ADDR`,
     // `:j [count]`, `:y [x] [count]`.
     let register_count = |a: &str| a.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == ' ');
-    if (ex_is(w, "delete", 1) || ex_is(w, "yank", 1) || ex_is(w, "join", 1))
-        && register_count(args)
+    if (ex_is(w, "delete", 1) || ex_is(w, "yank", 1) || ex_is(w, "join", 1)) && register_count(args)
     {
         return ExEffect::Inert;
     }
