@@ -602,6 +602,9 @@ struct Builder<'o> {
     held: Vec<String>,
     /// Whether the script sets `CDPATH` ([`OpaqueKind::CdSearchPath`]).
     cdpath: bool,
+    /// Whether the script sets `PWD`, which the detector reads as the working directory
+    /// ([`OpaqueKind::CdSearchPath`]).
+    pwd: bool,
     /// Words the grammar hung on a redirection as extra destinations (`bash 3< <(…)
     /// /dev/fd/3`): bash reads them as arguments of the command. Set by [`Builder::redirect`]
     /// for its caller.
@@ -757,6 +760,7 @@ impl<'o> Builder<'o> {
             reeval: (None, None),
             held: Vec::new(),
             cdpath: false,
+            pwd: false,
             redirect_args: Vec::new(),
             body_fixup: None,
         }
@@ -772,6 +776,17 @@ impl<'o> Builder<'o> {
             });
             if let Some(cd) = cd {
                 let text = format!("CDPATH … {}", cd.argv.join(" "));
+                self.opaque(OpaqueKind::CdSearchPath, &text);
+            }
+        }
+        if self.pwd {
+            // `PWD=/; rm -rf "$PWD/etc"`: `$PWD/…` is not the working directory there.
+            let reads = |t: &str| t.starts_with("$PWD") || t.starts_with("${PWD}");
+            let read = self.out.segments.iter().find(|s| {
+                s.argv.iter().any(|a| reads(a)) || s.redirections.iter().any(|r| reads(&r.target))
+            });
+            if let Some(seg) = read {
+                let text = format!("PWD … {}", seg.argv.join(" "));
                 self.opaque(OpaqueKind::CdSearchPath, &text);
             }
         }
@@ -1385,6 +1400,7 @@ impl<'o> Builder<'o> {
     /// judged as the words they are, not as text spliced onto a `(`.
     fn assigned(&mut self, name: &str, value: &str, dynamic: bool, array: bool, text: &str) {
         self.cdpath |= name == "CDPATH";
+        self.pwd |= name == "PWD";
         let holds = if array {
             array_holds_substitution_text(value)
         } else {

@@ -267,12 +267,20 @@ fn split_abs(p: &str) -> Vec<String> {
 }
 
 /// A dynamic word whose only expansion is a leading `$HOME`/`${HOME}`, rewritten with `~`
-/// (`$HOME/x` → `~/x`), so it can be treated as a static path.
+/// (`$HOME/x` → `~/x`), or `$PWD`/`${PWD}`, rewritten with `.`, so it can be treated as a
+/// static path.
 pub(crate) fn home_spelled(t: &str) -> Option<String> {
-    for pre in ["$HOME", "${HOME}"] {
+    // `$PWD` is the working directory, as `~+` is (usability pass 200: `rm -rf
+    // "$PWD/build"` is `rm -rf ./build`); assigning PWD is a sensitive assignment.
+    for (pre, tilde) in [
+        ("$HOME", "~"),
+        ("${HOME}", "~"),
+        ("$PWD", "."),
+        ("${PWD}", "."),
+    ] {
         if let Some(rest) = t.strip_prefix(pre) {
             if (rest.is_empty() || rest.starts_with('/')) && !rest.contains(['$', '`']) {
-                return Some(format!("~{rest}"));
+                return Some(format!("{tilde}{rest}"));
             }
         }
     }
@@ -2610,11 +2618,7 @@ fn find_spares_history(args: &[String], cx: &DangerCtx<'_>, at_end: bool) -> boo
         let mut step = 1;
         match a {
             "-o" | "-or" => branches.push((false, false, false)),
-            SPARING_GROUP => {
-                if !negated && !b.1 {
-                    b.0 = true;
-                }
-            }
+            SPARING_GROUP if !negated && !b.1 => b.0 = true,
             "!" | "-not" => {
                 negated = true;
                 i += 1;
@@ -2660,10 +2664,10 @@ const SPARING_GROUP: &str = "\0(sparing name tests)";
 /// accepts) replaced by [`SPARING_GROUP`], which guards its branch as one such test does
 /// (usability pass 200). `None` when any other parenthesis or a `,` is left: those are not
 /// read (`\( -name x -o -true \)` asks).
-fn find_collapse_name_groups<'a>(
-    expr: &'a [String],
+fn find_collapse_name_groups(
+    expr: &[String],
     spares: impl Fn(&str, &str) -> bool,
-) -> Option<Vec<&'a str>> {
+) -> Option<Vec<&str>> {
     let mut out = Vec::with_capacity(expr.len());
     let mut i = 0;
     while i < expr.len() {
