@@ -1127,8 +1127,8 @@ fn asked_opaque(o: &[OpaqueConstruct]) -> Option<String> {
                                         eval): that substitution runs unchecked"
         }
         OpaqueKind::CdSearchPath => {
-            "CDPATH is set and the script runs cd: the directory cd goes to, and where the \
-             commands after it run, is not the one written"
+            "CDPATH is set and the script runs cd, or PWD is set and read: the directory cd \
+             goes to, and where the commands after it run, is not the one written"
         }
         _ => {
             "a shell's start-up code (a BASH_ENV/ENV that is not a static plain path, \

@@ -175,7 +175,8 @@ pub enum OpaqueKind {
     StartupFile,
     /// `CDPATH` set in a script that runs `cd` or `pushd`: where a later `cd` goes is not
     /// the directory written (`CDPATH=.git; cd objects && rm -rf *`), so where the commands
-    /// after it run is unknown (attack pass 197 B7).
+    /// after it run is unknown (attack pass 197 B7). Also `PWD` set in a script that reads
+    /// `$PWD/…`, which the detector reads as the working directory (usability pass 200).
     CdSearchPath,
 }
 

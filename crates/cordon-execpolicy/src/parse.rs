@@ -602,6 +602,9 @@ struct Builder<'o> {
     held: Vec<String>,
     /// Whether the script sets `CDPATH` ([`OpaqueKind::CdSearchPath`]).
     cdpath: bool,
+    /// Whether the script sets `PWD`, which the detector reads as the working directory
+    /// ([`OpaqueKind::CdSearchPath`]).
+    pwd: bool,
     /// Words the grammar hung on a redirection as extra destinations (`bash 3< <(…)
     /// /dev/fd/3`): bash reads them as arguments of the command. Set by [`Builder::redirect`]
     /// for its caller.
@@ -757,6 +760,7 @@ impl<'o> Builder<'o> {
             reeval: (None, None),
             held: Vec::new(),
             cdpath: false,
+            pwd: false,
             redirect_args: Vec::new(),
             body_fixup: None,
         }
@@ -772,6 +776,17 @@ impl<'o> Builder<'o> {
             });
             if let Some(cd) = cd {
                 let text = format!("CDPATH … {}", cd.argv.join(" "));
+                self.opaque(OpaqueKind::CdSearchPath, &text);
+            }
+        }
+        if self.pwd {
+            // `PWD=/; rm -rf "$PWD/etc"`: `$PWD/…` is not the working directory there.
+            let reads = |t: &str| t.starts_with("$PWD") || t.starts_with("${PWD}");
+            let read = self.out.segments.iter().find(|s| {
+                s.argv.iter().any(|a| reads(a)) || s.redirections.iter().any(|r| reads(&r.target))
+            });
+            if let Some(seg) = read {
+                let text = format!("PWD … {}", seg.argv.join(" "));
                 self.opaque(OpaqueKind::CdSearchPath, &text);
             }
         }
@@ -1360,14 +1375,14 @@ impl<'o> Builder<'o> {
         let name = name_node
             .map(|n| node_text(src, n).to_string())
             .unwrap_or_default();
-        let (value, dynamic) = match node.child_by_field_name("value") {
+        let (value, dynamic, array) = match node.child_by_field_name("value") {
             Some(v) => {
                 let w = self.word(at.down(), v, pending);
-                (w.text, w.dynamic)
+                (w.text, w.dynamic, kind(v) == "array")
             }
-            None => (String::new(), false),
+            None => (String::new(), false, false),
         };
-        self.assigned(&name, &value, dynamic, node_text(src, node));
+        self.assigned(&name, &value, dynamic, array, node_text(src, node));
         EnvAssignment {
             name,
             value,
@@ -1380,9 +1395,17 @@ impl<'o> Builder<'o> {
     /// [`OpaqueKind::ReevaluatedText`]; a prompt (`PS0`, `PS1`, `PS2`, `PS4`) holding it runs
     /// it when the prompt is shown (`PS4` under `set -x`); `BASH_ENV`/`ENV` that is not a
     /// static plain path names a start-up file whose text is known only at run time.
-    fn assigned(&mut self, name: &str, value: &str, dynamic: bool, text: &str) {
+    ///
+    /// `array`: `value` is the raw text of a compound array value `(…)`, whose elements are
+    /// judged as the words they are, not as text spliced onto a `(`.
+    fn assigned(&mut self, name: &str, value: &str, dynamic: bool, array: bool, text: &str) {
         self.cdpath |= name == "CDPATH";
-        let holds = holds_substitution_text(value, dynamic);
+        self.pwd |= name == "PWD";
+        let holds = if array {
+            array_holds_substitution_text(value)
+        } else {
+            holds_substitution_text(value, dynamic)
+        };
         if holds && self.reeval.0.is_none() {
             self.reeval.0 = Some(excerpt(text));
         }
@@ -2038,7 +2061,7 @@ impl<'o> Builder<'o> {
                     // same assignments written before the command (attack pass 197 B3).
                     for e in &env {
                         let text = format!("{}={}", e.name, e.value);
-                        self.assigned(&e.name, &e.value, e.dynamic, &text);
+                        self.assigned(&e.name, &e.value, e.dynamic, false, &text);
                     }
                     u.look_through(&pname, argv, env, chdir, runtime_args);
                 }
@@ -2664,6 +2687,13 @@ fn substitution_bodies(value: &str) -> Vec<&str> {
     out
 }
 
+/// Whether an assigned value holds command-substitution syntax (`$(`, backticks, `<(`,
+/// `>(`) as text that a later arithmetic or indirect read runs: a static value spelling it,
+/// or a run-time value whose parts can form it: a `(` spliced after other text, more than
+/// one substitution side by side, or a substitution whose code spells such syntax as quoted
+/// or escaped text (`$(printf '$(')…`). The output of one substitution, even one with real
+/// substitutions nested in its code (`$(cd "$(dirname "$0")" && pwd)`), is run-time text,
+/// not judged (usability pass 200).
 fn holds_substitution_text(value: &str, dynamic: bool) -> bool {
     if !dynamic {
         return ["$(", "`", "<(", ">("].iter().any(|p| value.contains(p));
@@ -2677,7 +2707,28 @@ fn holds_substitution_text(value: &str, dynamic: bool) -> bool {
         .iter()
         .enumerate()
         .any(|(i, &c)| c == b'(' && !(i > 0 && matches!(b[i - 1], b'$' | b'(' | b'<' | b'>')));
-    spliced || value.matches("$(").count() > 1 || value.matches('`').count() > 2
+    let bodies = substitution_bodies(value);
+    spliced || bodies.len() > 1 || bodies.iter().any(|c| spells_substitution(c))
+}
+
+/// [`holds_substitution_text`] for the raw text of a compound array value `(…)`: its
+/// elements as shell words, literal text in quotes or escaped included.
+fn array_holds_substitution_text(raw: &str) -> bool {
+    let inner = raw
+        .strip_prefix('(')
+        .and_then(|s| s.strip_suffix(')'))
+        .unwrap_or(raw);
+    spells_substitution(inner) || holds_substitution_text(inner, true)
+}
+
+/// Whether shell code `code` may spell substitution syntax as literal text: it holds `$(`
+/// or a backtick and a single quote or backslash (`printf '$('`, `echo \$\(`), or `<(`/`>(`
+/// and any quote or backslash (`echo "<("`). Conservative: a nested substitution beside
+/// any single-quoted text counts; one inside double quotes (`"$(dirname "$0")"`) does not.
+fn spells_substitution(code: &str) -> bool {
+    let quoted = code.contains(['\'', '\\']);
+    (quoted && (code.contains("$(") || code.contains('`')))
+        || ((quoted || code.contains('"')) && (code.contains("<(") || code.contains(">(")))
 }
 
 fn has_unparsed_expansion(raw: &str) -> bool {

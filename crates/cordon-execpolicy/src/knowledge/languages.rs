@@ -601,13 +601,29 @@ fn sed(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
         &[LongOption::abbrev("expression"), LongOption::abbrev("file")],
         &["line-length"],
     );
-    let mut scripts: Vec<Option<String>> = Vec::new();
+    // The run-time values of `-e`/`--expression` (separate words), in order.
+    let mut dynamic_e = (2..seg.argv.len())
+        .filter(|&i| {
+            let o = &seg.argv[i - 1];
+            !seg.is_static(i)
+                && seg.is_static(i - 1)
+                && (o == "-e"
+                    || o == "--expression"
+                    || (o.len() > 2
+                        && o.starts_with('-')
+                        && !o.starts_with("--")
+                        && o.ends_with('e')
+                        && !o[1..o.len() - 1].contains(['e', 'f', 'l'])))
+        })
+        .map(|i| seg.argv[i].clone());
+    // `Ok`: a static script; `Err(Some(text))`: one spelled with run-time parts.
+    let mut scripts: Vec<Result<String, Option<String>>> = Vec::new();
     for o in opts {
         if o.name == "-f" || o.name == "--file" {
             out.push(unread("sed runs a script file this policy does not read"));
             return;
         }
-        scripts.push(o.value);
+        scripts.push(o.value.ok_or_else(|| dynamic_e.next()));
     }
     if scripts.is_empty() {
         let first_operand = (1..seg.argv.len()).find(|&i| {
@@ -615,17 +631,32 @@ fn sed(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
             !seg.is_static(i) || !a.starts_with('-') || a == "-"
         });
         match first_operand {
-            Some(i) if !seg.is_static(i) => scripts.push(None),
-            Some(_) => scripts.push(operands.first().map(|(_, s)| s.clone())),
+            Some(i) if !seg.is_static(i) => scripts.push(Err(Some(seg.argv[i].clone()))),
+            Some(_) => scripts.extend(operands.first().map(|(_, s)| Ok(s.clone()))),
             None => {}
         }
     }
     for s in scripts {
-        let Some(s) = s else {
-            out.push(unread("sed's script is known only at run time"));
-            continue;
+        let (s, effects) = match s {
+            Ok(s) => {
+                let fx = sed_effects(&s);
+                (s, fx)
+            }
+            // `sed -i "s/@VERSION@/$VERSION/g"`: plain variables in a pattern, a
+            // replacement or an address are data (usability pass 200).
+            Err(Some(t)) => match sed_spliced_effects(&t) {
+                Some(fx) => (t, Some(fx)),
+                None => {
+                    out.push(unread("sed's script is known only at run time"));
+                    continue;
+                }
+            },
+            Err(None) => {
+                out.push(unread("sed's script is known only at run time"));
+                continue;
+            }
         };
-        match sed_effects(&s) {
+        match effects {
             None => out.push(unread(format!(
                 "sed script `{s}` is not one this policy reads"
             ))),
@@ -648,13 +679,98 @@ fn sed(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
 
 /// The `e`/`w` effects of sed script `s` (GNU syntax); `None` when it is not read to the
 /// end (a command this reader does not know: asked about).
+fn sed_effects(s: &str) -> Option<Vec<SedEffect>> {
+    if s.contains(SED_VAR) {
+        return None;
+    }
+    sed_parse(s).map(|(fx, _)| fx)
+}
+
+/// Stands for a plain shell variable spliced into a sed script ([`sed_spliced_effects`]):
+/// read as a line number in an address, as text elsewhere.
+const SED_VAR: char = '\u{E000}';
+
+/// The effects of a sed script spelled with run-time parts (`t`: the word as written,
+/// `s/@V@/${VERSION}/g`) when each is a plain variable (`$NAME`, `${NAME}`, `$1`) inside an
+/// `s`/`y` pattern or replacement or an address, and the script read with each `$` as
+/// written (as a single-quoted `$` is) runs and writes nothing either; `None` otherwise
+/// (a command substitution, any other expansion, or a variable elsewhere: a command, a
+/// flag, a file name). What the variables hold is not judged (README Known limits).
+fn sed_spliced_effects(t: &str) -> Option<Vec<SedEffect>> {
+    if t.contains(['`', SED_VAR]) || t.contains("$(") {
+        return None;
+    }
+    let b: Vec<char> = t.chars().collect();
+    let mut spliced = String::new();
+    let mut vars = 0;
+    let mut i = 0;
+    while i < b.len() {
+        let name_char = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        if b[i] != '$' {
+            spliced.push(b[i]);
+            i += 1;
+            continue;
+        }
+        let end = match b.get(i + 1) {
+            Some('{') => {
+                let close = b[i + 2..].iter().position(|&c| c == '}')? + i + 2;
+                if close == i + 2 || !b[i + 2..close].iter().all(|&c| name_char(c)) {
+                    return None;
+                }
+                close + 1
+            }
+            Some(c) if c.is_ascii_digit() => i + 2,
+            Some(&c) if c.is_ascii_alphabetic() || c == '_' => {
+                let mut j = i + 1;
+                while j < b.len() && name_char(b[j]) {
+                    j += 1;
+                }
+                j
+            }
+            // `$` as sed reads it (an anchor, the last line) or another expansion.
+            Some(c) if "@*#?-!$".contains(*c) => return None,
+            _ => {
+                spliced.push('$');
+                i += 1;
+                continue;
+            }
+        };
+        spliced.push(SED_VAR);
+        vars += 1;
+        i = end;
+    }
+    if vars == 0 {
+        return None;
+    }
+    let (fx, data) = sed_parse(&spliced)?;
+    let placed = spliced
+        .chars()
+        .enumerate()
+        .filter(|(_, c)| *c == SED_VAR)
+        .all(|(k, _)| data.iter().any(|r| r.contains(&k)));
+    if !placed || fx.iter().any(|e| matches!(e, SedEffect::Exec(_))) {
+        return None;
+    }
+    // Read with each `$` as written: a single-quoted `'$e'` beside a variable is sed's
+    // last-line address and `e` command.
+    if let Some(literal) = sed_parse(t) {
+        if !literal.0.is_empty() {
+            return None;
+        }
+    }
+    Some(fx)
+}
+
+/// [`sed_effects`] of `s`, with the character ranges of `s` that are data: addresses and
+/// the patterns and replacements of `s` and `y` (where [`SED_VAR`] may stand).
 // Longer than most: a reader of sed's whole command syntax (addresses, each command's
 // argument form); its closures share the cursor.
-fn sed_effects(s: &str) -> Option<Vec<SedEffect>> {
+fn sed_parse(s: &str) -> Option<(Vec<SedEffect>, Vec<std::ops::Range<usize>>)> {
     let b: Vec<char> = s.chars().collect();
     let n = b.len();
     let mut i = 0;
     let mut fx = Vec::new();
+    let mut data = Vec::new();
     let delimited = |mut i: usize, d: char| -> Option<usize> {
         while i < n {
             if b[i] == '\\' {
@@ -684,8 +800,8 @@ fn sed_effects(s: &str) -> Option<Vec<SedEffect>> {
             return Some(());
         }
         match b[*i] {
-            '0'..='9' => {
-                while *i < n && (b[*i].is_ascii_digit() || b[*i] == '~') {
+            '0'..='9' | SED_VAR => {
+                while *i < n && (b[*i].is_ascii_digit() || b[*i] == '~' || b[*i] == SED_VAR) {
                     *i += 1;
                 }
             }
@@ -712,20 +828,22 @@ fn sed_effects(s: &str) -> Option<Vec<SedEffect>> {
             i += 1;
         }
         if i >= n {
-            return Some(fx);
+            return Some((fx, data));
         }
+        let start = i;
         addr(&mut i)?;
         if i < n && b[i] == ',' {
             i += 1;
             if i < n && (b[i] == '+' || b[i] == '~') {
                 i += 1;
-                while i < n && b[i].is_ascii_digit() {
+                while i < n && (b[i].is_ascii_digit() || b[i] == SED_VAR) {
                     i += 1;
                 }
             } else {
                 addr(&mut i)?;
             }
         }
+        data.push(start..i);
         while i < n && matches!(b[i], ' ' | '\t' | '!') {
             i += 1;
         }
@@ -769,7 +887,9 @@ fn sed_effects(s: &str) -> Option<Vec<SedEffect>> {
                     return None;
                 }
                 let j = delimited(i + 1, d)?;
+                let start = i + 1;
                 i = delimited(j, d)?;
+                data.push(start..i - 1);
                 if c == 's' {
                     while i < n {
                         match b[i] {
@@ -910,6 +1030,9 @@ enum AwkEffect {
     Feed(Result<String, String>),
     /// `print > "FILE"`.
     Write(Result<String, String>),
+    /// `print > ("out/" $1 ".txt")`: a file named at run time from these static parts
+    /// (joined), relative, outside `.git` by them.
+    WriteComputed(String),
 }
 
 /// The [`AwkEffect`]s of awk program `p`.
@@ -924,6 +1047,38 @@ fn awk_effects(p: &str) -> Vec<AwkEffect> {
     let lone = |k: usize, what: &str| match t.get(k) {
         Some(Tok::Str(s)) if ends(k + 1) => Ok(s.clone()),
         _ => Err(format!("awk {what} a value computed at run time")),
+    };
+    // A file name made at `k` only of string literals, variables and fields, starting with
+    // a literal (`("out/" $1 ".txt")`; `$1 ".txt"` is named by its input): the literals
+    // joined.
+    let computed = |k: usize| -> Option<String> {
+        let paren = is_op(k, "(");
+        let mut j = k + usize::from(paren);
+        if !matches!(t.get(j), Some(Tok::Str(_))) {
+            return None;
+        }
+        let mut parts = String::new();
+        let mut strings = 0;
+        while j < t.len() {
+            if !paren && ends(j) {
+                break;
+            }
+            match &t[j] {
+                Tok::Str(s) => {
+                    parts.push_str(s);
+                    strings += 1;
+                }
+                Tok::Word(w) if !is_op(j + 1, "(") && !matches!(w.as_str(), "getline") => {}
+                Tok::Value => {}
+                Tok::Op(o) if o == "$" => {}
+                Tok::Op(o) if paren && o == ")" => {
+                    return (ends(j + 1) && strings > 0).then_some(parts);
+                }
+                _ => return None,
+            }
+            j += 1;
+        }
+        (!paren && strings > 0).then_some(parts)
     };
     let mut depth = 0usize;
     let mut print_depth: Option<usize> = None;
@@ -967,7 +1122,20 @@ fn awk_effects(p: &str) -> Vec<AwkEffect> {
                 }
             }
             Tok::Op(o) if (o == ">" || o == ">>") && print_depth == Some(depth) => {
-                fx.push(AwkEffect::Write(lone(k + 1, "writes to")));
+                let file = lone(k + 1, "writes to");
+                let named = file
+                    .is_err()
+                    .then(|| computed(k + 1))
+                    .flatten()
+                    .filter(|p| {
+                        !p.to_ascii_lowercase().contains(".git")
+                            && !p.starts_with(['/', '~'])
+                            && !p.contains("..")
+                    });
+                fx.push(match named {
+                    Some(p) => AwkEffect::WriteComputed(p),
+                    None => AwkEffect::Write(file),
+                });
             }
             _ => {}
         }
@@ -979,7 +1147,7 @@ fn awk_effects(p: &str) -> Vec<AwkEffect> {
 /// file (`-f`), an extension or library (`-l`, `-i`, `@load`) or a run-time program is
 /// asked about.
 fn awk(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
-    let (opts, operands) = scan(
+    let (opts, _) = scan(
         seg,
         "FvfEilW",
         "fEil",
@@ -1005,19 +1173,38 @@ fn awk(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
         }
     }
     if programs.is_empty() {
-        let first =
-            (1..seg.argv.len()).find(|&i| !seg.is_static(i) || !seg.argv[i].starts_with('-'));
-        match first {
-            Some(i) if !seg.is_static(i) => {
-                // Before the operands only options came: a dynamic word there is the program
-                // unless it is an option's value, which [`scan`] already stepped over.
-                if operands.first().is_none_or(|(j, _)| *j > i) {
-                    programs.push(None);
-                } else {
-                    programs.push(operands.first().map(|(_, p)| p.clone()));
-                }
+        // The program is the first word after the options and their values (`-v v="$X"`:
+        // a run-time value is data, not the program; usability pass 200).
+        let mut i = 1;
+        while i < seg.argv.len() && seg.is_static(i) {
+            let a = seg.argv[i].as_str();
+            if a == "--" {
+                i += 1;
+                break;
             }
-            Some(_) => programs.push(operands.first().map(|(_, p)| p.clone())),
+            if !a.starts_with('-') || a == "-" {
+                break;
+            }
+            if let Some(long) = a.strip_prefix("--") {
+                if !long.contains('=')
+                    && ["assign", "field-separator"]
+                        .iter()
+                        .any(|o| LongOption::abbrev(o).matches_body(long))
+                {
+                    i += 1;
+                }
+            } else if a[1..]
+                .char_indices()
+                .find(|(_, c)| "FvfEilW".contains(*c))
+                .is_some_and(|(k, c)| k + 1 + c.len_utf8() == a.len())
+            {
+                i += 1;
+            }
+            i += 1;
+        }
+        match seg.argv.get(i) {
+            Some(_) if !seg.is_static(i) => programs.push(None),
+            Some(p) => programs.push(Some(p.clone())),
             None => {}
         }
     }
@@ -1035,6 +1222,12 @@ fn awk(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
                     embedded(&format!("{name} print |"), &c, Input::Data, cx, out)
                 }
                 AwkEffect::Write(Ok(f)) => written(&format!("{name} writes {f}"), &f, cx, out),
+                AwkEffect::WriteComputed(f) => written(
+                    &format!("{name} writes a file named at run time from {f:?}"),
+                    &f,
+                    cx,
+                    out,
+                ),
                 AwkEffect::Run(Err(why))
                 | AwkEffect::Feed(Err(why))
                 | AwkEffect::Write(Err(why)) => out.push(unread(why)),
@@ -1514,13 +1707,8 @@ fn ex_substitute_inert(rest: &str) -> bool {
         .all(|c| "&cegiInp#lr ".contains(*c) || c.is_ascii_digit())
 }
 
-/// The [`ExEffect`] of ex command `c` (one `|`-separated piece).
-fn ex_effect(c: &str) -> ExEffect {
-    let c = c.trim().trim_start_matches([':', ' ', '\t']).trim();
-    if c.chars().any(|ch| ch.is_control()) {
-        return ExEffect::Other;
-    }
-    // A range: line numbers, marks, `%`, `.`, `$`, offsets.
+/// `c` without its leading range: line numbers, marks, `%`, `.`, `$`, offsets.
+fn ex_strip_range(c: &str) -> &str {
     let mut body = c;
     loop {
         let t = body.trim_start_matches(|ch: char| ch.is_ascii_digit() || ",.$%;+- ".contains(ch));
@@ -1529,10 +1717,49 @@ fn ex_effect(c: &str) -> ExEffect {
             None => t,
         };
         if t.len() == body.len() {
-            break;
+            return body;
         }
         body = t;
     }
+}
+
+/// The `++opt` arguments of `:write`/`:edit` that set how the file is read or written
+/// (`++ff=unix`, `++enc=utf-8`, `++bin`, `++p`): `args` without them, `None` when one is
+/// not such an option or spells an expansion.
+fn ex_strip_plus_opts(args: &str) -> Option<&str> {
+    let mut rest = args.trim_start();
+    while let Some(opt) = rest.strip_prefix("++") {
+        let end = opt.find(char::is_whitespace).unwrap_or(opt.len());
+        let (word, after) = opt.split_at(end);
+        let name = word.split('=').next().unwrap_or("");
+        let known = matches!(
+            name,
+            "ff" | "fileformat"
+                | "enc"
+                | "encoding"
+                | "bin"
+                | "binary"
+                | "nobin"
+                | "nobinary"
+                | "bad"
+                | "edit"
+                | "p"
+        );
+        if !known || word.contains(['`', '$', '%', '#', '<']) {
+            return None;
+        }
+        rest = after.trim_start();
+    }
+    Some(rest)
+}
+
+/// The [`ExEffect`] of ex command `c` (one `|`-separated piece).
+fn ex_effect(c: &str) -> ExEffect {
+    let c = c.trim().trim_start_matches([':', ' ', '\t']).trim();
+    if c.chars().any(|ch| ch.is_control()) {
+        return ExEffect::Other;
+    }
+    let body = ex_strip_range(c);
     if matches!(
         body,
         "p" | "print" | "nu" | "number" | "#" | "l" | "list" | "=" | ""
@@ -1597,9 +1824,11 @@ fn ex_effect(c: &str) -> ExEffect {
     }
     if ex_is(w, "normal", 4) {
         // Keys without a command line (`:`), a filter (`!`), ex mode (`Q`), a register run
-        // (`@`), the expression register or `=` filter (`=`), `K` (keywordprg), `gx`
-        // (opens a program) or `gq` (formatprg).
-        let risky = args.contains([':', '!', 'Q', '@', '=', 'K'])
+        // (`@`), the expression register (`"=`), `K` (keywordprg), `gx` (opens a program)
+        // or `gq` (formatprg). The `=` operator (`gg=G`) re-indents as `:set equalprg`
+        // says, and setting that option is not inert ([`ex_set_inert`]).
+        let risky = args.contains([':', '!', 'Q', '@', 'K'])
+            || args.contains("\"=")
             || args.contains("gx")
             || args.contains("gq");
         return if risky {
@@ -1608,8 +1837,44 @@ fn ex_effect(c: &str) -> ExEffect {
             ExEffect::Inert
         };
     }
+    // `:bufdo CMD` (and argdo, windo, tabdo, the quickfix ones): CMD in each buffer.
+    if matches!(
+        w,
+        "bufdo"
+            | "bufd"
+            | "argdo"
+            | "argd"
+            | "windo"
+            | "wind"
+            | "tabdo"
+            | "tabd"
+            | "cdo"
+            | "ldo"
+            | "cfdo"
+            | "cfd"
+            | "lfdo"
+            | "lfd"
+    ) {
+        return ex_effect(args);
+    }
     if args.contains('!') {
         return ExEffect::Other; // `w !cmd`, `r !cmd`, `set x=!…`
+    }
+    // Line edits of the buffer: `:d [x] [count]`, `:m ADDR`, `:t ADDR`/`:co ADDR`,
+    // `:j [count]`, `:y [x] [count]`.
+    let register_count = |a: &str| a.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == ' ');
+    if (ex_is(w, "delete", 1) || ex_is(w, "yank", 1) || ex_is(w, "join", 1)) && register_count(args)
+    {
+        return ExEffect::Inert;
+    }
+    if (ex_is(w, "move", 1) || ex_is(w, "copy", 2) || w == "t")
+        && ex_strip_range(args).trim().is_empty()
+    {
+        return ExEffect::Inert;
+    }
+    // `:e ++ff=dos`, `:e!`: the current file read again.
+    if ex_is(w, "edit", 1) && ex_strip_plus_opts(args).is_some_and(str::is_empty) {
+        return ExEffect::Inert;
     }
     let quits = ex_is(w, "quit", 1)
         || ex_is(w, "qall", 2)
@@ -1634,7 +1899,10 @@ fn ex_effect(c: &str) -> ExEffect {
         || ex_is(w, "update", 2)
         || ex_is(w, "saveas", 3);
     if writes_file {
-        let file = args.trim_start_matches(">>").trim();
+        let Some(file) = ex_strip_plus_opts(args) else {
+            return ExEffect::Other;
+        };
+        let file = file.trim_start_matches(">>").trim();
         return if file.is_empty() {
             ExEffect::Inert
         } else if file.starts_with("++") || file.contains(['`', '$']) {

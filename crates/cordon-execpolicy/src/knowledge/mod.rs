@@ -267,12 +267,20 @@ fn split_abs(p: &str) -> Vec<String> {
 }
 
 /// A dynamic word whose only expansion is a leading `$HOME`/`${HOME}`, rewritten with `~`
-/// (`$HOME/x` → `~/x`), so it can be treated as a static path.
+/// (`$HOME/x` → `~/x`), or `$PWD`/`${PWD}`, rewritten with `.`, so it can be treated as a
+/// static path.
 pub(crate) fn home_spelled(t: &str) -> Option<String> {
-    for pre in ["$HOME", "${HOME}"] {
+    // `$PWD` is the working directory, as `~+` is (usability pass 200: `rm -rf
+    // "$PWD/build"` is `rm -rf ./build`); assigning PWD is a sensitive assignment.
+    for (pre, tilde) in [
+        ("$HOME", "~"),
+        ("${HOME}", "~"),
+        ("$PWD", "."),
+        ("${PWD}", "."),
+    ] {
         if let Some(rest) = t.strip_prefix(pre) {
             if (rest.is_empty() || rest.starts_with('/')) && !rest.contains(['$', '`']) {
-                return Some(format!("~{rest}"));
+                return Some(format!("{tilde}{rest}"));
             }
         }
     }
@@ -2547,9 +2555,6 @@ fn find_spares_history(args: &[String], cx: &DangerCtx<'_>, at_end: bool) -> boo
         .count();
     let starts = find_starts(args);
     let expr = &args[n_starts..];
-    if expr.iter().any(|a| matches!(a.as_str(), "," | "(" | ")")) {
-        return false;
-    }
     let project = match cx.start {
         Cwd::Abs(v) | Cwd::Rel(v) => v.last().cloned(),
         _ => None,
@@ -2592,17 +2597,28 @@ fn find_spares_history(args: &[String], cx: &DangerCtx<'_>, at_end: bool) -> boo
                     candidates.iter().any(|c| m.is_match(c))
                 })
     };
+    let Some(expr) = find_collapse_name_groups(expr, |test, pat| {
+        let candidates = if test.ends_with("name") && !test.ends_with("wholename") {
+            &names
+        } else {
+            &paths
+        };
+        !selects(pat, test.starts_with("-i"), candidates)
+    }) else {
+        return false;
+    };
     // Per `-o` branch: (guarded before its first action, holds `-delete`).
     let mut branches = vec![(false, false, false)]; // (guarded, acted, deletes)
     let mut negated = false;
     let mut i = 0;
     while i < expr.len() {
-        let a = expr[i].as_str();
-        let value = expr.get(i + 1).map(String::as_str);
+        let a = expr[i];
+        let value = expr.get(i + 1).copied();
         let b = branches.last_mut().expect("one branch at least");
         let mut step = 1;
         match a {
             "-o" | "-or" => branches.push((false, false, false)),
+            SPARING_GROUP if !negated && !b.1 => b.0 = true,
             "!" | "-not" => {
                 negated = true;
                 i += 1;
@@ -2636,6 +2652,53 @@ fn find_spares_history(args: &[String], cx: &DangerCtx<'_>, at_end: bool) -> boo
     } else {
         branches.iter().filter(|b| b.2).all(|b| b.0)
     }
+}
+
+/// Stands for a parenthesised group of name tests that spares the history
+/// ([`find_collapse_name_groups`]); not a word find reads.
+const SPARING_GROUP: &str = "\0(sparing name tests)";
+
+/// `expr` (a find expression after its starts) with each parenthesised group that is only
+/// an `-o` of plain name tests (`\( -name '*.pyc' -o -name '*.pyo' \)`: `-name`,
+/// `-iname`, `-path`, `-ipath`, `-wholename`, `-iwholename`, each with a pattern `spares`
+/// accepts) replaced by [`SPARING_GROUP`], which guards its branch as one such test does
+/// (usability pass 200). `None` when any other parenthesis or a `,` is left: those are not
+/// read (`\( -name x -o -true \)` asks).
+fn find_collapse_name_groups(
+    expr: &[String],
+    spares: impl Fn(&str, &str) -> bool,
+) -> Option<Vec<&str>> {
+    let mut out = Vec::with_capacity(expr.len());
+    let mut i = 0;
+    while i < expr.len() {
+        let a = expr[i].as_str();
+        match a {
+            "," | ")" => return None,
+            "(" => {
+                let close = expr[i + 1..].iter().position(|w| w == ")")? + i + 1;
+                let inner = &expr[i + 1..close];
+                let plain = !inner.is_empty()
+                    && inner.chunks(3).all(|c| {
+                        matches!(
+                            c[0].as_str(),
+                            "-name" | "-iname" | "-path" | "-ipath" | "-wholename" | "-iwholename"
+                        ) && c.get(1).is_some_and(|p| spares(&c[0], p))
+                            && c.get(2).is_none_or(|o| matches!(o.as_str(), "-o" | "-or"))
+                    })
+                    && inner.len() % 3 == 2;
+                if !plain {
+                    return None;
+                }
+                out.push(SPARING_GROUP);
+                i = close + 1;
+            }
+            _ => {
+                out.push(a);
+                i += 1;
+            }
+        }
+    }
+    Some(out)
 }
 
 /// find's primaries that take one value (the next word).

@@ -24,6 +24,8 @@ pub(crate) fn is_sensitive_var(name: &str) -> bool {
         "PROMPT_COMMAND",
         "CDPATH",
         "HOME",
+        // `$PWD/…` is judged as the working directory (`home_spelled`).
+        "PWD",
         "PAGER",
         "MANPAGER",
         "EDITOR",
