@@ -2313,3 +2313,33 @@ fn descriptors_a_client_sends_beyond_a_request_are_not_kept() {
     let o = p.sh(Launch::Template, "echo served");
     assert_eq!(text(&o.stdout).trim(), "served", "{}", text(&o.stderr));
 }
+
+/// A server with templates sends a git repository's command (its `.git/config` copy is per
+/// command) back to the cold path, which is faster than its own per-command helper, and the
+/// report says so (new-user pass 201 #7: "cold" could not be told from "no server"). Twin:
+/// `--no-server` says nothing of a server; a plain workspace takes a template.
+#[test]
+fn a_git_repository_is_sent_back_to_the_cold_path_and_said() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let o =
+        p.p.cordon_in(&p.dir, &["run", "--json", "--", "true"])
+            .env("CORDON_SERVE_SOCKET", p.socket())
+            .output()
+            .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let v = last_json(&o.stderr);
+    assert_eq!(v["launch"], "cold", "{v}");
+    assert!(
+        v["server_sent_back"]
+            .as_str()
+            .is_some_and(|w| w.contains(".git/config")),
+        "{v}"
+    );
+    let o = p.cordon(Launch::Cold, &["--", "true"]).output().unwrap();
+    assert!(last_json(&o.stderr)["server_sent_back"].is_null());
+    let o = p.sh(Launch::Template, "true");
+    assert!(last_json(&o.stderr)["server_sent_back"].is_null());
+}

@@ -1372,6 +1372,17 @@ pub(crate) fn record_cold() {
     LAST_PATH.store(PATH_COLD, Ordering::Relaxed);
 }
 
+/// Why the server sent this process's last request back to the cold path
+/// ([`Reply::Cold`]), if it did: a report can tell "the server declined" from "no server"
+/// (new-user pass 201, #7).
+static SENT_BACK: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// The server's reason for sending this process's last request back to the cold path;
+/// `None` when the last request was not sent back (or none was made).
+pub fn last_sent_back() -> Option<String> {
+    SENT_BACK.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
 /// How long a client waits for the server's first reply before it looks whether the server
 /// is stopped ([`launch`]).
 const STALLED_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
@@ -1540,6 +1551,7 @@ pub fn launch(
     fds: &[(RawFd, RawFd)],
 ) -> io::Result<ServerChild> {
     use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
+    *SENT_BACK.lock().unwrap_or_else(|e| e.into_inner()) = None;
     let req = Request {
         args,
         cwd: cwd.to_path_buf(),
@@ -1602,9 +1614,10 @@ pub fn launch(
         Ok(Reply::Pid(pid)) if pid > 0 => (pid, PATH_SERVER),
         Ok(Reply::Template(pid)) if pid > 0 => (pid, PATH_TEMPLATE),
         Ok(Reply::Cold(why)) => {
+            *SENT_BACK.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.clone());
             return Err(refused(io::Error::other(format!(
                 "no template can run it ({why}): the cold path runs it"
-            ))))
+            ))));
         }
         _ => return Err(refused(io::Error::other("no pid in the reply"))),
     };

@@ -259,6 +259,7 @@ fn refusal_value(reason: &str) -> serde_json::Value {
         "exit_code": 125,
         "reason": reason,
         "launch": null,
+        "server_sent_back": null,
         "run_id": null,
         "backend": null,
         "rung": null,
@@ -1329,6 +1330,10 @@ fn report_json(report: &Report, session: &Session) -> Result<serde_json::Value> 
         // (review: an unsandboxed retry still showed the first attempt's path).
         let helper_ran = exec.is_some_and(|e| e.backend == cordon_policy::Backend::LinuxHelper);
         v["launch"] = json!(cordon_sandbox::linux::server::last_path().filter(|_| helper_ran));
+        // A running server that sent the command back to the cold path, and why (a
+        // template cannot run it): null otherwise.
+        v["server_sent_back"] = json!(cordon_sandbox::linux::server::last_sent_back()
+            .filter(|_| helper_ran && v["launch"] == "cold"));
     }
     // What the run left in the writable git dirs (removed entries that lead out of them,
     // in-progress state that runs code): always present, empty when nothing was found.
