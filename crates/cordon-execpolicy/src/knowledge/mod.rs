@@ -1197,7 +1197,13 @@ const SAFE_ANY_ARGS: &[&str] = &[
 // Longer than most: one short arm per program of the known-safe list, kept in one place so
 // the list reads as a table.
 pub(crate) fn known_safe(seg: &Segment) -> Option<String> {
-    if !seg.program.is_trusted_name() {
+    // `npx ls` may run a package named `ls` (attack pass 200 P2).
+    if !seg.program.is_trusted_name()
+        || seg
+            .wrappers
+            .iter()
+            .any(|w| wrappers::PACKAGE_RUNNERS.contains(&w.name.as_str()))
+    {
         return None;
     }
     let name = seg.program.name.as_str();
