@@ -4412,6 +4412,37 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
         "update-ref" if short('d') || options.contains(&"--stdin") => {
             Some("git update-ref -d deletes a ref (a stash, a branch) without the reflog".into())
         }
+        // The all-zero object id as the new value deletes the ref as `-d` does (attack pass
+        // 200 P4: `git update-ref HEAD 0000…` deleted the branch); a value known only at
+        // run time may be it.
+        "update-ref"
+            if args
+                .iter()
+                .any(|a| a.len() >= 40 && a.bytes().all(|b| b == b'0')) =>
+        {
+            Some("git update-ref to the all-zero object id deletes the ref".into())
+        }
+        "update-ref" => hidden(true),
+        "symbolic-ref" if short('d') || long(&[LongOption::abbrev("delete")]) => {
+            Some("git symbolic-ref --delete deletes a symbolic ref (HEAD)".into())
+        }
+        // Unreachable objects younger than the default two weeks are what recovers a
+        // dropped stash or a reset branch (attack pass 200 P4).
+        "prune" if long(&[LongOption::abbrev("expire")]) => {
+            Some("git prune --expire deletes unreachable objects that may be recent work".into())
+        }
+        "gc" if options
+            .iter()
+            .any(|a| a.contains('=') && LongOption::abbrev("prune").matches(a)) =>
+        {
+            Some("git gc --prune=DATE deletes unreachable objects that may be recent work".into())
+        }
+        "submodule"
+            if args.first() == Some(&"deinit")
+                && (short('f') || long(&[LongOption::abbrev("force")])) =>
+        {
+            Some("git submodule deinit --force discards the submodules' work trees".into())
+        }
         "reflog" if matches!(args.first(), Some(&("delete" | "expire"))) => Some(format!(
             "git reflog {} removes what recovers lost commits and stashes",
             args[0]
