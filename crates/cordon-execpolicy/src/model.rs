@@ -147,8 +147,14 @@ pub enum OpaqueKind {
     Enable,
     /// `hash` (changes program lookup).
     Hash,
-    /// A builtin that runs text as code (`mapfile -C`, `fc`, `compgen -C`, `bind -x`).
+    /// A builtin that runs text as code (`mapfile -C`, `compgen -C`/`-F`/`-W`): static
+    /// text is parsed too.
     BuiltinRunsCode,
+    /// A builtin that runs code the script does not show (attack pass 200 P1): `fc`
+    /// re-running history (`history -s 'git reset --hard'; fc -s`), a callback, command
+    /// or word list known only at run time (`mapfile -C "$cb"`, `compgen -W "$x"`),
+    /// `bind -x`, `enable -f` loading a builtin from a shared object.
+    BuiltinRunsUnseenCode,
     /// A heredoc or herestring feeding an interpreter.
     HeredocToInterpreter,
     /// A pipe feeding an interpreter its program.
@@ -220,6 +226,7 @@ impl OpaqueKind {
             OpaqueKind::Enable => "enable",
             OpaqueKind::Hash => "hash",
             OpaqueKind::BuiltinRunsCode => "builtin_runs_code",
+            OpaqueKind::BuiltinRunsUnseenCode => "builtin_runs_unseen_code",
             OpaqueKind::HeredocToInterpreter => "heredoc_to_interpreter",
             OpaqueKind::StdinScript => "stdin_script",
             OpaqueKind::FindExecUnterminated => "find_exec_unterminated",
@@ -259,6 +266,7 @@ impl OpaqueKind {
                 | OpaqueKind::ReevaluatedText
                 | OpaqueKind::StartupFile
                 | OpaqueKind::CdSearchPath
+                | OpaqueKind::BuiltinRunsUnseenCode
         )
     }
 
@@ -552,6 +560,9 @@ pub enum Context {
     Alias,
     /// The action of a `trap` (parsed when static).
     Trap,
+    /// Code a builtin runs: `mapfile -C`'s callback, `compgen -C`'s command, the
+    /// substitutions in `compgen -W`'s word list (parsed when static).
+    BuiltinCode,
     /// Commands a shell reads on its standard input, given on the command line: a
     /// heredoc, a herestring or `echo TEXT |` (parsed when static; attack pass 62).
     ShellInput,

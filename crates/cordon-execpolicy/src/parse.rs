@@ -507,8 +507,8 @@ fn ends_run(src: &str, n: Node<'_>) -> bool {
 
 /// Builtins whose effect is not visible in their words: `source`, `exec` with only
 /// redirections, `enable`, `coproc`, `hash`, arithmetic (`let`, `test -v 'a[…]'`,
-/// `printf -v 'a[…]'`), and builtins that run text as code (`mapfile -C`, `fc`,
-/// `complete`/`compgen -C`/`-F`, `bind -x`).
+/// `printf -v 'a[…]'`), and builtins that run code the script does not show (`fc`,
+/// `bind -x`, `enable -f`). `mapfile -C`, `compgen`/`complete` are [`Builder::builtin_code`]'s.
 fn builtin_runs_code(seg: &Segment) -> Option<OpaqueKind> {
     let argv = &seg.argv;
     let flag = |letters: &[char]| {
@@ -527,16 +527,21 @@ fn builtin_runs_code(seg: &Segment) -> Option<OpaqueKind> {
         {
             OpaqueKind::ExecFd
         }
+        // `enable -f FILE NAME` loads a builtin from a shared object: its code is unseen.
+        "enable" if flag(&['f']) || !seg.dynamic_args.is_empty() => {
+            OpaqueKind::BuiltinRunsUnseenCode
+        }
         "enable" => OpaqueKind::Enable,
         "coproc" => OpaqueKind::Coproc,
         "hash" => OpaqueKind::Hash,
         "let" => OpaqueKind::Arithmetic,
         "test" | "[" | "printf" if runs_arithmetic(argv, false) => OpaqueKind::Arithmetic,
-        "mapfile" | "readarray" if argv.iter().skip(1).any(|a| a.starts_with("-C")) => {
-            OpaqueKind::BuiltinRunsCode
+        // `fc -l` lists history; every other form runs it again (`fc -s`, `fc -e ed`).
+        "fc" if flag(&['s', 'e']) || !flag(&['l']) || !seg.dynamic_args.is_empty() => {
+            OpaqueKind::BuiltinRunsUnseenCode
         }
         "fc" => OpaqueKind::BuiltinRunsCode,
-        "complete" | "compgen" | "bind" if flag(&['C', 'F', 'x']) => OpaqueKind::BuiltinRunsCode,
+        "bind" if flag(&['x']) || !seg.dynamic_args.is_empty() => OpaqueKind::BuiltinRunsUnseenCode,
         _ => return None,
     })
 }
@@ -2354,6 +2359,7 @@ impl<'o> Builder<'o> {
         match name {
             "eval" | "alias" | "trap" => self.code_text(at, idx, frame),
             "find" => self.find_exec(at, idx, frame),
+            "mapfile" | "readarray" | "compgen" | "complete" => self.builtin_code(at, idx, frame),
             _ => {
                 if let Some(kind) = builtin_runs_code(seg) {
                     let text = if kind == OpaqueKind::ExecFd {
@@ -2513,6 +2519,91 @@ impl<'o> Builder<'o> {
                     self.opaque(OpaqueKind::Trap, &argv.join(" "));
                 }
             }
+        }
+    }
+
+    /// Code text the builtins `mapfile`/`readarray` (`-C CALLBACK`) and `compgen`/`complete`
+    /// (`-C COMMAND`, `-F FUNCTION`, `-W WORDLIST`) run (attack pass 200 P1): a static
+    /// callback, command or function is parsed one shell level down as the command it
+    /// is, with the arguments the builtin appends as run-time words; a word list whose
+    /// static text expands (`compgen -W '$(git reset --hard)'`) has its expansions parsed
+    /// (`: WORDLIST`). Text known only at run time, or options that are, is
+    /// [`OpaqueKind::BuiltinRunsUnseenCode`].
+    fn builtin_code(&mut self, at: Cursor<'_>, idx: usize, frame: &Frame) {
+        let seg = &self.out.segments[idx];
+        let name = seg.program.name.clone();
+        let whole = seg.argv.join(" ");
+        let mapfile = matches!(name.as_str(), "mapfile" | "readarray");
+        let valued = if mapfile { "dnOsuCc" } else { "oAGWFCXPS" };
+        // (option letter, value, value is dynamic)
+        let mut code: Vec<(char, String, bool)> = Vec::new();
+        let mut unseen = false;
+        let mut i = 1;
+        while i < seg.argv.len() {
+            let a = &seg.argv[i];
+            let dynamic = seg.dynamic_args.contains(&i);
+            if a == "--" || !a.starts_with('-') || a == "-" {
+                if dynamic {
+                    unseen = true; // `compgen "$opts"` may be an option after all
+                }
+                break;
+            }
+            if dynamic {
+                unseen = true;
+                i += 1;
+                continue;
+            }
+            let body: Vec<char> = a[1..].chars().collect();
+            let mut next = i + 1;
+            for (k, &c) in body.iter().enumerate() {
+                if valued.contains(c) {
+                    let rest: String = body[k + 1..].iter().collect();
+                    let (v, d) = if rest.is_empty() {
+                        next = i + 2;
+                        match seg.argv.get(i + 1) {
+                            Some(v) => (v.clone(), seg.dynamic_args.contains(&(i + 1))),
+                            None => (String::new(), false),
+                        }
+                    } else {
+                        (rest, false)
+                    };
+                    code.push((c, v, d));
+                    break;
+                }
+            }
+            i = next;
+        }
+        let mut texts = Vec::new();
+        for (c, v, d) in code {
+            let runs = match (mapfile, c) {
+                (true, 'C') | (false, 'C' | 'F') => true,
+                (false, 'W') => v.contains(['$', '`', '<', '>']),
+                _ => false,
+            };
+            if !runs {
+                continue;
+            }
+            if d {
+                unseen = true;
+            } else if c == 'W' {
+                texts.push(format!(": {v}"));
+            } else if mapfile {
+                // Called as `CALLBACK INDEX LINE`.
+                texts.push(format!("{v} \"$MAPFILE_INDEX\" \"$MAPFILE_LINE\""));
+            } else {
+                // Called as `COMMAND CMDNAME WORD PREVIOUS-WORD`.
+                texts.push(format!("{v} \"$COMP_CMD\" \"$COMP_WORD\" \"$COMP_PREV\""));
+            }
+        }
+        if unseen {
+            self.opaque(OpaqueKind::BuiltinRunsUnseenCode, &whole);
+        }
+        for text in texts {
+            self.opaque(OpaqueKind::BuiltinRunsCode, &whole);
+            let mut f = frame.with_context(Context::BuiltinCode);
+            f.parent = Some(idx);
+            f.pipeline = None;
+            self.parse_into(&text, &f, at);
         }
     }
 

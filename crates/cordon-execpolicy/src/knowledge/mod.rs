@@ -1205,7 +1205,13 @@ const SAFE_ANY_ARGS: &[&str] = &[
 // Longer than most: one short arm per program of the known-safe list, kept in one place so
 // the list reads as a table.
 pub(crate) fn known_safe(seg: &Segment) -> Option<String> {
-    if !seg.program.is_trusted_name() {
+    // `npx ls` may run a package named `ls` (attack pass 200 P2).
+    if !seg.program.is_trusted_name()
+        || seg
+            .wrappers
+            .iter()
+            .any(|w| wrappers::PACKAGE_RUNNERS.contains(&w.name.as_str()))
+    {
         return None;
     }
     let name = seg.program.name.as_str();
@@ -4468,6 +4474,37 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
         }
         "update-ref" if short('d') || options.contains(&"--stdin") => {
             Some("git update-ref -d deletes a ref (a stash, a branch) without the reflog".into())
+        }
+        // The all-zero object id as the new value deletes the ref as `-d` does (attack pass
+        // 200 P4: `git update-ref HEAD 0000…` deleted the branch); a value known only at
+        // run time may be it.
+        "update-ref"
+            if args
+                .iter()
+                .any(|a| a.len() >= 40 && a.bytes().all(|b| b == b'0')) =>
+        {
+            Some("git update-ref to the all-zero object id deletes the ref".into())
+        }
+        "update-ref" => hidden(true),
+        "symbolic-ref" if short('d') || long(&[LongOption::abbrev("delete")]) => {
+            Some("git symbolic-ref --delete deletes a symbolic ref (HEAD)".into())
+        }
+        // Unreachable objects younger than the default two weeks are what recovers a
+        // dropped stash or a reset branch (attack pass 200 P4).
+        "prune" if long(&[LongOption::abbrev("expire")]) => {
+            Some("git prune --expire deletes unreachable objects that may be recent work".into())
+        }
+        "gc" if options
+            .iter()
+            .any(|a| a.contains('=') && LongOption::abbrev("prune").matches(a)) =>
+        {
+            Some("git gc --prune=DATE deletes unreachable objects that may be recent work".into())
+        }
+        "submodule"
+            if args.first() == Some(&"deinit")
+                && (short('f') || long(&[LongOption::abbrev("force")])) =>
+        {
+            Some("git submodule deinit --force discards the submodules' work trees".into())
         }
         "reflog" if matches!(args.first(), Some(&("delete" | "expire"))) => Some(format!(
             "git reflog {} removes what recovers lost commits and stashes",

@@ -232,7 +232,23 @@ fn inner_after_assignments(
 /// Decide whether `words[0]` (a trusted program named `name`) is a wrapper: each wrapper
 /// has its own step function below (option table and where the inner command starts).
 pub(crate) fn wrapper_step(name: &str, words: &[Word]) -> Step {
+    if let Some(step) = runner_step(name, words) {
+        return step;
+    }
     match name {
+        // Attack pass 200 P2: more programs that run the command they are given.
+        "systemd-inhibit" => generic(
+            name,
+            words,
+            "",
+            "",
+            &["list", "no-pager", "no-legend"],
+            &["what", "who", "why", "mode"],
+            0,
+        ),
+        "chronic" => generic(name, words, "ev", "", &[], &[], 0),
+        "ifne" => generic(name, words, "n", "", &[], &[], 0),
+        "nocache" | "eatmydata" => generic(name, words, "", "", &[], &[], 0),
         "env" => env(name, words),
         "timeout" => timeout(name, words),
         "nice" => nice(name, words),
@@ -1501,4 +1517,534 @@ fn shell(_name: &str, words: &[Word]) -> Step {
     } else {
         Step::Program
     }
+}
+
+/// Package-manager and environment runners whose inner command may be a program they
+/// fetch or a project's script rather than the program of that name (`npx ls` may run
+/// the package `ls`): the inner command's findings apply, but it is never known-safe
+/// (attack pass 200 P2).
+pub(crate) const PACKAGE_RUNNERS: &[&str] = &[
+    "npx",
+    "npm",
+    "pnpm",
+    "pnpx",
+    "yarn",
+    "bunx",
+    "bun",
+    "uv",
+    "uvx",
+    "poetry",
+    "pipx",
+    "pipenv",
+    "hatch",
+    "pdm",
+    "pixi",
+    "pyenv",
+    "rbenv",
+    "bundle",
+    "asdf",
+    "mise",
+    "rtx",
+    "direnv",
+    "nix",
+    "nix-shell",
+    "conda",
+    "mamba",
+    "micromamba",
+    "cross-env",
+    "cross-env-shell",
+    "dotenv",
+];
+
+/// One runner's option table: short options without and with a value, long ones likewise,
+/// the options whose value is a shell script (`npx -c`, `nix-shell --run`) and those that
+/// change the working directory (`uv run --directory`).
+struct RunnerOpts {
+    short_flag: &'static str,
+    short_arg: &'static str,
+    long_flag: &'static [&'static str],
+    long_arg: &'static [&'static str],
+    script: &'static [&'static str],
+    chdir: &'static [&'static str],
+}
+
+const NPM_EXEC: RunnerOpts = RunnerOpts {
+    short_flag: "yqsd",
+    short_arg: "pcw",
+    long_flag: &[
+        "yes",
+        "no",
+        "no-install",
+        "ignore-existing",
+        "quiet",
+        "silent",
+        "prefer-offline",
+        "prefer-online",
+        "offline",
+        "workspaces",
+        "include-workspace-root",
+        "no-yes",
+        "global",
+    ],
+    long_arg: &[
+        "package",
+        "call",
+        "workspace",
+        "registry",
+        "cache",
+        "userconfig",
+        "loglevel",
+        "prefix",
+        "shell",
+        "script-shell",
+    ],
+    script: &["-c", "--call"],
+    chdir: &[],
+};
+
+const PNPM_EXEC: RunnerOpts = RunnerOpts {
+    short_flag: "rsc",
+    short_arg: "FC",
+    long_flag: &[
+        "recursive",
+        "parallel",
+        "shell-mode",
+        "workspace-root",
+        "no-bail",
+        "bail",
+        "report-summary",
+        "reporter-hide-prefix",
+        "silent",
+        "reverse",
+    ],
+    long_arg: &["filter", "resume-from", "package", "dir", "reporter"],
+    script: &[],
+    chdir: &["-C", "--dir"],
+};
+
+const YARN_EXEC: RunnerOpts = RunnerOpts {
+    short_flag: "q",
+    short_arg: "p",
+    long_flag: &["quiet"],
+    long_arg: &["package", "cwd"],
+    script: &[],
+    chdir: &["--cwd"],
+};
+
+const BUNX: RunnerOpts = RunnerOpts {
+    short_flag: "",
+    short_arg: "p",
+    long_flag: &["bun", "silent", "verbose", "no-install"],
+    long_arg: &["package", "cwd"],
+    script: &[],
+    chdir: &["--cwd"],
+};
+
+const UV_RUN: RunnerOpts = RunnerOpts {
+    short_flag: "qvnU",
+    short_arg: "pfC",
+    long_flag: &[
+        "frozen",
+        "locked",
+        "no-sync",
+        "isolated",
+        "no-project",
+        "all-extras",
+        "no-dev",
+        "dev",
+        "only-dev",
+        "active",
+        "no-active",
+        "no-env-file",
+        "offline",
+        "quiet",
+        "verbose",
+        "no-cache",
+        "exact",
+        "inexact",
+        "no-editable",
+        "all-packages",
+        "all-groups",
+        "no-default-groups",
+        "upgrade",
+        "reinstall",
+        "compile-bytecode",
+        "native-tls",
+        "preview",
+        "no-config",
+        "no-progress",
+        "no-python-downloads",
+        "managed-python",
+        "no-managed-python",
+        "isolated",
+        "no-build-isolation",
+        "no-build",
+        "no-binary",
+        "refresh",
+    ],
+    long_arg: &[
+        "with",
+        "with-editable",
+        "with-requirements",
+        "python",
+        "package",
+        "directory",
+        "project",
+        "env-file",
+        "extra",
+        "group",
+        "no-group",
+        "only-group",
+        "index",
+        "index-url",
+        "extra-index-url",
+        "default-index",
+        "find-links",
+        "config-file",
+        "cache-dir",
+        "color",
+        "refresh-package",
+        "upgrade-package",
+        "reinstall-package",
+        "no-build-package",
+        "no-binary-package",
+        "exclude-newer",
+        "resolution",
+        "prerelease",
+        "link-mode",
+        "index-strategy",
+        "keyring-provider",
+        "config-setting",
+        "python-platform",
+        "from",
+        "allow-insecure-host",
+    ],
+    script: &[],
+    chdir: &["--directory"],
+};
+
+const POETRY_RUN: RunnerOpts = RunnerOpts {
+    short_flag: "qvn",
+    short_arg: "CP",
+    long_flag: &[
+        "quiet",
+        "verbose",
+        "no-interaction",
+        "no-ansi",
+        "ansi",
+        "no-plugins",
+        "no-cache",
+    ],
+    long_arg: &["directory", "project"],
+    script: &[],
+    chdir: &["-C", "--directory"],
+};
+
+const PIPX_RUN: RunnerOpts = RunnerOpts {
+    short_flag: "qve",
+    short_arg: "",
+    long_flag: &[
+        "no-cache",
+        "path",
+        "pypackages",
+        "verbose",
+        "quiet",
+        "editable",
+        "system-site-packages",
+        "preinstall",
+    ],
+    long_arg: &[
+        "spec",
+        "python",
+        "pip-args",
+        "index-url",
+        "backend",
+        "fetch-missing-python",
+    ],
+    script: &[],
+    chdir: &[],
+};
+
+const CONDA_RUN: RunnerOpts = RunnerOpts {
+    short_flag: "v",
+    short_arg: "np",
+    long_flag: &[
+        "no-capture-output",
+        "live-stream",
+        "verbose",
+        "debug",
+        "dev",
+        "no-banner",
+    ],
+    long_arg: &["name", "prefix", "cwd", "root-prefix"],
+    script: &[],
+    chdir: &["--cwd"],
+};
+
+const NO_OPTS: RunnerOpts = RunnerOpts {
+    short_flag: "",
+    short_arg: "",
+    long_flag: &[],
+    long_arg: &[],
+    script: &[],
+    chdir: &[],
+};
+
+/// The command a runner runs after its options starting at word `from`: a script option's
+/// value (`npx -c 'SCRIPT'`) is parsed as a shell script; an option the table does not
+/// know (its value might be the next word) makes every candidate command checked
+/// ([`candidates`]); `--name=value` is one word and no such risk.
+fn runner(words: &[Word], from: usize, t: &RunnerOpts, skip: usize) -> Step {
+    if from > words.len() {
+        return Step::Program;
+    }
+    let sub = &words[from - 1..];
+    let o = scan_opts(sub, t.short_flag, t.short_arg, "", t.long_flag, t.long_arg);
+    // A script option, separate (`-c SCRIPT`) or attached (`--call=SCRIPT`, `-cSCRIPT`).
+    for (k, w) in sub.iter().enumerate().take(o.next).skip(1) {
+        if w.dynamic {
+            continue;
+        }
+        if t.script.contains(&w.text.as_str()) {
+            return match sub.get(k + 1) {
+                Some(s) if !s.dynamic => Step::Shell {
+                    script: from - 1 + k + 1,
+                },
+                Some(_) => Step::DynamicShell,
+                None => Step::Program,
+            };
+        }
+        for s in t.script {
+            let attached = if s.starts_with("--") {
+                w.text.strip_prefix(&format!("{s}="))
+            } else {
+                w.text.strip_prefix(s).filter(|r| !r.is_empty())
+            };
+            if let Some(text) = attached {
+                return Step::SplitString { text: text.into() };
+            }
+        }
+    }
+    let unknown = o
+        .unknown
+        .iter()
+        .any(|u| !(u.starts_with("--") && u.contains('=')));
+    if unknown {
+        return candidates(words, from);
+    }
+    let start = from - 1 + o.next + skip;
+    if start >= words.len() {
+        return Step::Program;
+    }
+    Step::Inner {
+        consumed: start,
+        env: Vec::new(),
+        chdir: opt_value(&o, t.chdir).map(|v| v.clone().unwrap_or_default()),
+        runtime_args: false,
+        opaque: Vec::new(),
+    }
+}
+
+/// The index of a runner's subcommand (`npm exec`, `uv run`): the first operand, or the
+/// second after options (the first may be a global option's value), when it is one of
+/// `subs`; before any `--`.
+fn runner_subcommand(words: &[Word], subs: &[&str]) -> Option<usize> {
+    let mut operands = 0;
+    for (i, w) in words.iter().enumerate().skip(1) {
+        if w.text == "--" {
+            return None;
+        }
+        if w.text.starts_with('-') {
+            continue;
+        }
+        if !w.dynamic && subs.contains(&w.text.as_str()) {
+            return Some(i);
+        }
+        operands += 1;
+        if operands == 2 || !words[i - 1].text.starts_with('-') {
+            return None;
+        }
+    }
+    None
+}
+
+/// Package-manager and environment runners (attack pass 200 P2): `npx`, `npm exec|x`,
+/// `pnpm exec|dlx`, `pnpx`, `yarn exec|dlx`, `bunx`, `bun x`, `uv run`, `uvx`, `poetry
+/// run`, `pipx run`, `pipenv|hatch|pdm|pixi run`, `pyenv|rbenv|asdf exec`, `bundle exec`,
+/// `mise exec|x`, `direnv exec DIR`, `nix-shell --run`, `nix shell|develop -c`, `conda run`,
+/// `cross-env`, `dotenv`. `None` when `name` is none of them.
+pub(crate) fn runner_step(name: &str, words: &[Word]) -> Option<Step> {
+    let sub = |subs: &[&str]| runner_subcommand(words, subs).map(|i| i + 1);
+    let step = match name {
+        "npx" => runner(words, 1, &NPM_EXEC, 0),
+        "npm" => match sub(&["exec", "x"]) {
+            Some(i) => runner(words, i, &NPM_EXEC, 0),
+            None => Step::Program,
+        },
+        "pnpx" => runner(words, 1, &PNPM_EXEC, 0),
+        "pnpm" => match sub(&["exec", "dlx"]) {
+            Some(i) => pnpm(words, i),
+            None => Step::Program,
+        },
+        "yarn" => match sub(&["exec", "dlx"]) {
+            Some(i) => runner(words, i, &YARN_EXEC, 0),
+            None => Step::Program,
+        },
+        "bunx" => runner(words, 1, &BUNX, 0),
+        "bun" => match sub(&["x"]) {
+            Some(i) => runner(words, i, &BUNX, 0),
+            None => Step::Program,
+        },
+        "uvx" => runner(words, 1, &UV_RUN, 0),
+        "uv" => match sub(&["run"]) {
+            Some(i)
+                if words[i..]
+                    .iter()
+                    .any(|w| w.text == "-m" || w.text == "--module") =>
+            {
+                Step::Program // runs a Python module
+            }
+            Some(i) => runner(words, i, &UV_RUN, 0),
+            None => Step::Program,
+        },
+        "poetry" | "pipenv" | "hatch" | "pdm" | "pixi" => match sub(&["run"]) {
+            Some(i) => runner(words, i, &POETRY_RUN, 0),
+            None => Step::Program,
+        },
+        "pipx" => match sub(&["run"]) {
+            Some(i) => runner(words, i, &PIPX_RUN, 0),
+            None => Step::Program,
+        },
+        "pyenv" | "rbenv" | "asdf" => match sub(&["exec"]) {
+            Some(i) => runner(words, i, &NO_OPTS, 0),
+            None => Step::Program,
+        },
+        "bundle" => match sub(&["exec"]) {
+            Some(i) => runner(
+                words,
+                i,
+                &RunnerOpts {
+                    long_flag: &["keep-file-descriptors"],
+                    long_arg: &["gemfile"],
+                    ..NO_OPTS
+                },
+                0,
+            ),
+            None => Step::Program,
+        },
+        "direnv" => match sub(&["exec"]) {
+            Some(i) => runner(words, i, &NO_OPTS, 1),
+            None => Step::Program,
+        },
+        "conda" | "mamba" | "micromamba" => match sub(&["run"]) {
+            Some(i) => runner(words, i, &CONDA_RUN, 0),
+            None => Step::Program,
+        },
+        "mise" | "rtx" => match sub(&["exec", "x"]) {
+            Some(i) => mise(words, i),
+            None => Step::Program,
+        },
+        "nix-shell" => match words
+            .iter()
+            .position(|w| w.text == "--run" || w.text == "--command")
+        {
+            Some(i) => match words.get(i + 1) {
+                Some(s) if !s.dynamic => Step::Shell { script: i + 1 },
+                Some(_) => Step::DynamicShell,
+                None => Step::Program,
+            },
+            None => Step::Program,
+        },
+        "nix" => match sub(&["shell", "develop"]) {
+            Some(_) => match words
+                .iter()
+                .position(|w| w.text == "-c" || w.text == "--command")
+            {
+                Some(i) if i + 1 < words.len() => Step::Inner {
+                    consumed: i + 1,
+                    env: Vec::new(),
+                    chdir: None,
+                    runtime_args: false,
+                    opaque: Vec::new(),
+                },
+                _ => Step::Program,
+            },
+            None => Step::Program,
+        },
+        "cross-env" => {
+            let o = scan_opts(&words[..1], "", "", "", &[], &[]);
+            inner_after_assignments(words, 1, &o, &[], Vec::new())
+        }
+        "cross-env-shell" => {
+            let mut i = 1;
+            while words.get(i).and_then(split_assignment).is_some() {
+                i += 1;
+            }
+            candidates(words, i)
+        }
+        "dotenv" => match words.iter().position(|w| w.text == "--") {
+            Some(i) if i + 1 < words.len() => Step::Inner {
+                consumed: i + 1,
+                env: Vec::new(),
+                chdir: None,
+                runtime_args: false,
+                opaque: Vec::new(),
+            },
+            _ => candidates(words, 1),
+        },
+        _ => return None,
+    };
+    Some(step)
+}
+
+/// `pnpm exec|dlx [-c|--shell-mode] …`: in shell mode the command words are one shell
+/// command line.
+fn pnpm(words: &[Word], from: usize) -> Step {
+    let shell_mode = words[from..]
+        .iter()
+        .take_while(|w| w.text.starts_with('-'))
+        .any(|w| w.text == "--shell-mode" || (!w.text.starts_with("--") && w.text.contains('c')));
+    match runner(words, from, &PNPM_EXEC, 0) {
+        Step::Inner { consumed, .. } if shell_mode => {
+            if words[consumed..].iter().any(|w| w.dynamic) {
+                return Step::DynamicShell;
+            }
+            Step::SplitString {
+                text: words[consumed..]
+                    .iter()
+                    .map(|w| w.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            }
+        }
+        s => s,
+    }
+}
+
+/// `mise exec|x [OPTS] [TOOL@VERSION]… [-- CMD…]` and `-c|--command STRING`: the command
+/// follows `--`; without it, the words after the options are tool names and versions.
+fn mise(words: &[Word], from: usize) -> Step {
+    for (i, w) in words.iter().enumerate().skip(from) {
+        if w.text == "--" {
+            return if i + 1 < words.len() {
+                Step::Inner {
+                    consumed: i + 1,
+                    env: Vec::new(),
+                    chdir: None,
+                    runtime_args: false,
+                    opaque: Vec::new(),
+                }
+            } else {
+                Step::Program
+            };
+        }
+        if w.text == "-c" || w.text == "--command" {
+            return match words.get(i + 1) {
+                Some(s) if !s.dynamic => Step::Shell { script: i + 1 },
+                Some(_) => Step::DynamicShell,
+                None => Step::Program,
+            };
+        }
+    }
+    candidates(words, from)
 }
