@@ -538,6 +538,9 @@ mod tests {
         "--har",               // `git reset --har?`, a glob, in the exec policy paragraph
         "--mirror",            // git remote add, in the exec policy paragraph
         "--rcfile",            // bash, likewise
+        "--expire",            // git prune, likewise
+        "--run",               // another tool's, in the exec policy paragraph
+        "--output",            // git diff, likewise
     ];
 
     /// Every `--long` flag (and alias) of every subcommand, plus globals.
