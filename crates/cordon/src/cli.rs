@@ -539,7 +539,7 @@ mod tests {
         "--mirror",            // git remote add, in the exec policy paragraph
         "--rcfile",            // bash, likewise
         "--expire",            // git prune, likewise
-        "--run",               // another tool's, in the exec policy paragraph
+        "--run",               // nix-shell, likewise
         "--output",            // git diff, likewise
     ];
 

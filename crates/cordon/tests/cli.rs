@@ -5979,3 +5979,25 @@ fn a_shell_reading_a_piped_stdin_is_asked_about() {
     let o = support::out(p.cordon(&["run", "--", "sh"]));
     assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
 }
+
+/// Attack pass 204, W1: `cordon check` judges the command as `cordon run` would, its own
+/// stdin standing for the command's: a shell reading a pipe needs approval (1); with
+/// `/dev/null` it runs (0).
+#[test]
+fn check_judges_a_shell_reading_its_stdin_as_run_does() {
+    let p = support::Project::new("cordon-check-stdin-");
+    let mut c = p.cordon(&["check", "--", "sh"]);
+    c.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    {
+        use std::io::Write;
+        let mut w = child.stdin.take().unwrap();
+        let _ = w.write_all(b"rm -rf .git\n");
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", support::text(&o.stdout));
+    let o = support::out(p.cordon(&["check", "--", "sh"]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stdout));
+}

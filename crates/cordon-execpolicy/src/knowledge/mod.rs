@@ -216,11 +216,29 @@ fn danger_name(seg: &Segment) -> Option<std::borrow::Cow<'_, str>> {
     }
     let a = seg.argv[0].as_str();
     if a.is_ascii() {
-        return Some(Cow::Borrowed(a.rsplit('/').next().unwrap_or(a)));
+        let base = a.rsplit('/').next().unwrap_or(a);
+        return Some(unversioned(base).map_or(Cow::Borrowed(base), Cow::Borrowed));
     }
     let folded = fold_confusables(a);
     let base = folded.rsplit('/').next().unwrap_or(&folded);
-    Some(Cow::Owned(base.to_string()))
+    Some(Cow::Owned(unversioned(base).unwrap_or(base).to_string()))
+}
+
+/// An interpreter called by a versioned name (`python3.11`, `perl5.36.0`, `ruby3.1`,
+/// `lua5.4`, `tclsh8.6`): the name it is judged as (attack pass 204, S3: `python3.11`
+/// reading a pipe ran unasked while `python3` was asked).
+fn unversioned(name: &str) -> Option<&'static str> {
+    const BASES: &[&str] = &[
+        "python3", "python2", "python", "pypy3", "pypy", "perl", "ruby", "lua", "php", "tclsh",
+        "node", "bash", "zsh", "ksh",
+    ];
+    BASES.iter().copied().find(|b| {
+        name.strip_prefix(b).is_some_and(|rest| {
+            !rest.is_empty()
+                && rest.starts_with(|c: char| c.is_ascii_digit() || c == '.')
+                && rest.chars().all(|c| c.is_ascii_digit() || c == '.')
+        })
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2002,6 +2020,45 @@ fn echoes_run_time_text(s: &Segment) -> bool {
         && !s.dynamic_args.is_empty()
 }
 
+/// Whether `word` (an `eval` argument as spelled) is only the substitution of a well-known
+/// tool printing its shell set-up: `"$(ssh-agent -s)"`, `"$(pyenv init -)"`, `"$(direnv hook
+/// bash)"`, … — text the tool writes, not the command line's.
+fn prints_shell_setup(word: &str) -> bool {
+    const SETUP: &[&str] = &[
+        "ssh-agent -s",
+        "ssh-agent",
+        "pyenv init -",
+        "pyenv init --path",
+        "pyenv virtualenv-init -",
+        "rbenv init -",
+        "nodenv init -",
+        "goenv init -",
+        "direnv hook bash",
+        "direnv hook zsh",
+        "conda shell.bash hook",
+        "mise activate bash",
+        "zoxide init bash",
+        "starship init bash",
+        "fnm env",
+        "brew shellenv",
+        "/opt/homebrew/bin/brew shellenv",
+        "opam env",
+        "luarocks path",
+        "dircolors",
+        "dircolors -b",
+        "keychain --eval",
+    ];
+    let inner = word.trim_matches('"');
+    let Some(cmd) = inner
+        .strip_prefix("$(")
+        .and_then(|r| r.strip_suffix(')'))
+        .or_else(|| inner.strip_prefix('`').and_then(|r| r.strip_suffix('`')))
+    else {
+        return false;
+    };
+    SETUP.contains(&cmd.trim())
+}
+
 /// Code a shell, `eval` or `source` runs that is known only at run time, as `$x` alone
 /// is (`dynamic_command`): `eval "$x"`, `eval $x`; a shell or `source /dev/stdin` whose
 /// input is a herestring or heredoc that expands something (`sh <<< "$x"`) or the output
@@ -2016,7 +2073,22 @@ fn code_from_run_time(name: &str, idx: usize, cx: &DangerCtx<'_>, out: &mut Vec<
             .dynamic_args
             .iter()
             .any(|&i| i > 0 && seg.argv.get(i).is_some_and(|w| expands_variable(w)));
-        hidden.then(|| "eval runs text held in a variable".to_string())
+        // `eval "$(cat)"`: what the substitution prints is known only at run time (attack
+        // pass 204, S1: it ran unasked while `eval "$x"` was asked), except the shell
+        // set-up of a few well-known tools (`eval "$(pyenv init -)"`).
+        let printed = seg.dynamic_args.iter().any(|&i| {
+            i > 0
+                && seg.argv.get(i).is_some_and(|w| {
+                    (w.contains("$(") || w.contains('`')) && !prints_shell_setup(w)
+                })
+        });
+        if hidden {
+            Some("eval runs text held in a variable".to_string())
+        } else if printed {
+            Some("eval runs what a command prints, known only at run time".to_string())
+        } else {
+            None
+        }
     } else if shell || source {
         let operands: Vec<(usize, &String)> = seg
             .argv
@@ -2136,10 +2208,62 @@ fn redirect_writes(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     }
 }
 
+/// `echo .git | xargs mv -t /tmp`, `… | xargs rm`, `… | xargs shred -u`: a tool that
+/// deletes, moves or overwrites the paths xargs appends — known only at run time, and
+/// possibly the history — is asked about (attack pass 204, S2: only a recursive `rm` was).
+/// `find -exec … {}` is judged by its tests instead ([`find_spares_history`]).
+fn appended_paths_check(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
+    const DESTRUCTIVE: &[&str] = &[
+        "rm",
+        "mv",
+        "unlink",
+        "shred",
+        "wipe",
+        "srm",
+        "trash-put",
+        "trash",
+        "gtrash",
+        "rmtrash",
+        "gio",
+        "rename",
+        "truncate",
+        "cp",
+        "install",
+        "ln",
+        "rsync",
+    ];
+    if !seg.runtime_args
+        || !DESTRUCTIVE.contains(&name)
+        || !seg.wrappers.iter().any(|w| w.name == "xargs")
+        || out.iter().any(|f| f.id == FindingId::RmDynamicTarget)
+    {
+        return;
+    }
+    // `find . -name '*.o' | xargs rm -f`: the paths are what a find selects whose tests
+    // spare the history.
+    // `git ls-files … | xargs rm`: git lists work-tree files, never the history
+    // ([`rm_of_listed_files`] judges what it deletes).
+    let narrowed = fed_by(seg, cx).is_some_and(|f| {
+        (f.program.name == "find"
+            && f.dynamic_args.is_empty()
+            && find_spares_history(&f.argv[1..], cx, true))
+            || git_sub_args(f).is_some_and(|(sub, _)| sub == "ls-files")
+    });
+    if narrowed {
+        return;
+    }
+    out.push(finding(
+        FindingId::RmDynamicTarget,
+        Decision::Ask,
+        format!("{name} acts on paths xargs supplies at run time (they may be the history)"),
+    ));
+}
+
 /// The checks that depend on what the program is.
 fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let args = &seg.argv[1..];
     languages::checks(name, seg, cx, out);
+    appended_paths_check(name, seg, cx, out);
     match name {
         "sudo" | "doas" | "su" | "pkexec" | "run0" => out.push(finding(
             FindingId::PrivilegeEscalation,
@@ -3151,9 +3275,12 @@ fn piped_script(name: &str, idx: usize, cx: &DangerCtx<'_>, out: &mut Vec<Findin
         name,
         "script" | "unshare" | "fakeroot" | "chroot" | "runuser" | "sg" | "su" | "newgrp"
     );
+    // Every interpreter, not only the shells: `cat f | python3.11` ran unasked (attack
+    // pass 204, S3); a static text piped in is judged as the shells' is, or, for the other
+    // languages, is code on the command line (README: Known limits).
     let reads_pipe = if shell_starter {
         true
-    } else if shells::SHELLS.contains(&name) {
+    } else if shells::INTERPRETERS.contains(&name) {
         shells::program_source(name, &seg.argv[1..]) == shells::ProgramSource::Stdin
     } else {
         matches!(name, "source" | ".")
@@ -3170,7 +3297,7 @@ fn piped_script(name: &str, idx: usize, cx: &DangerCtx<'_>, out: &mut Vec<Findin
     });
     // A shell's static input is parsed and checked as the commands it holds; `source`'s
     // is not.
-    if shells::SHELLS.contains(&name)
+    if shells::INTERPRETERS.contains(&name)
         && before.is_some_and(|b| crate::parse::static_output(b).is_some())
     {
         return;

@@ -42,6 +42,11 @@ pub(crate) const INTERPRETERS: &[&str] = &[
     "irb",
     "Rscript",
     "osascript",
+    // Programs in their own languages that run shell commands (`!cmd`, `syscmd(…)`).
+    "dc",
+    "m4",
+    "pypy",
+    "pypy3",
 ];
 
 /// Where an interpreter of [`INTERPRETERS`] takes the program it runs from.

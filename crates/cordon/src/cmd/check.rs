@@ -37,7 +37,9 @@ pub fn check(args: CheckArgs) -> Result<i32> {
         Err(e) => return Err(e),
     };
     let mut req = trust.command(args.command.clone());
-    let record = trust.evaluate(&req);
+    // As `cordon run` judges it: a shell reading its program from this stdin runs that
+    // text (attack pass 204, W1: `echo … | cordon check -- sh` said "run").
+    let record = trust.evaluate_with_stdin(&req, &super::run::cli_stdin());
     let mode = ApprovalMode::from(args.approval_mode);
     let mut verdict = gate(&record, mode, false);
     let outcome = run_would(&record, mode);

@@ -728,7 +728,7 @@ fn created_repository_note(shown: &str, path: &std::path::Path) -> String {
 /// What the command will read on stdin — this process's: a terminal (the person types), the
 /// empty text (`/dev/null`), or text known only at run time (a pipe, a file), which a shell
 /// or interpreter reading its program there runs ([`TrustProfile::evaluate_with_stdin`]).
-fn cli_stdin() -> cordon_session::StdinSource {
+pub(crate) fn cli_stdin() -> cordon_session::StdinSource {
     use cordon_session::StdinSource;
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         return StdinSource::Terminal;
