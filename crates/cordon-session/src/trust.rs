@@ -681,7 +681,9 @@ impl TrustProfile {
             .collect();
         let line = words.join(" ");
         let script = match stdin {
+            // Nothing to run (`/dev/null`, an empty `stdin`): the command alone.
             StdinSource::Terminal => return plain,
+            StdinSource::Known(text) if text.is_empty() => return plain,
             StdinSource::Known(text) => {
                 let mut delim = String::from("CORDON_STDIN");
                 while text.lines().any(|l| l == delim) {
