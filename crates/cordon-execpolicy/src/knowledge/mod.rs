@@ -2249,7 +2249,20 @@ fn appended_paths_check(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut
             && find_spares_history(&f.argv[1..], cx, true))
             || git_sub_args(f).is_some_and(|(sub, _)| sub == "ls-files")
     });
-    if narrowed {
+    // `ls *.txt | xargs -I{} cp {} backup/`: a copying tool whose destination is written
+    // on the line, with xargs putting the paths in place of `{}` only: it reads them.
+    let replaces = seg.wrappers.iter().filter(|w| w.name == "xargs").any(|w| {
+        w.argv
+            .iter()
+            .any(|a| a.starts_with("-I") || a.starts_with("-i") || a.starts_with("--replace"))
+    });
+    let last = seg.argv.len() - 1;
+    let copies_to_static = matches!(name, "cp" | "install" | "ln" | "rsync")
+        && replaces
+        && last > 0
+        && seg.is_static(last)
+        && !seg.argv[last].contains("{}");
+    if narrowed || copies_to_static {
         return;
     }
     out.push(finding(
