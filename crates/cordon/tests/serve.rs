@@ -2343,3 +2343,30 @@ fn a_git_repository_is_sent_back_to_the_cold_path_and_said() {
     let o = p.sh(Launch::Template, "true");
     assert!(last_json(&o.stderr)["server_sent_back"].is_null());
 }
+
+/// Attack pass 204 U1: a socket path whose directory is reached through a symlink is not
+/// trusted — and the run says so, as for any other untrusted socket, before it takes the
+/// cold path. Twin: the real directory's path is used.
+#[test]
+fn a_socket_through_a_symlinked_directory_is_said_and_not_used() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let link = p.p.root.path().join("runlink");
+    std::os::unix::fs::symlink(p.socket().parent().unwrap(), &link).unwrap();
+    let o =
+        p.p.cordon_in(&p.plain, &["run", "--json", "--", "true"])
+            .env("CORDON_SERVE_SOCKET", link.join("serve.sock"))
+            .output()
+            .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(last_json(&o.stderr)["launch"], "cold");
+    assert!(
+        text(&o.stderr).contains("reached through a symlink"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = p.sh(Launch::Template, "true");
+    assert_eq!(o.status.code(), Some(0));
+}

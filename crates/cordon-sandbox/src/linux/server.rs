@@ -1502,7 +1502,16 @@ pub fn connect_trusted(path: &Path) -> io::Result<UnixStream> {
             "socket path has no directory",
         ));
     };
-    let dir_fd = sys::open_dir_nofollow(dir)?;
+    // A directory reached through a symlink is refused like an untrusted one, and said
+    // (attack pass 204 U1: the run fell back to the cold path without a word).
+    let dir_fd = sys::open_dir_nofollow(dir).map_err(|e| match e.raw_os_error() {
+        Some(libc::ELOOP) | Some(libc::ENOTDIR) if dir.exists() => denied(format!(
+            "{} is reached through a symlink (the socket's directory must be a real \
+             directory of yours)",
+            dir.display()
+        )),
+        _ => e,
+    })?;
     let st = sys::fstat(dir_fd.as_raw_fd())?;
     if st.st_uid != uid || st.st_mode & 0o077 != 0 {
         return Err(denied(format!(
