@@ -166,6 +166,16 @@ pub fn read_small_bytes(p: &Path, cap: u64) -> Result<Vec<u8>, ReadRefusal> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadRefusal::Missing),
         Err(e) => return Err(ReadRefusal::Unreadable(e.to_string())),
     };
+    read_small_pinned(&resolved, cap).map(|(buf, _)| buf)
+}
+
+/// [`read_small_bytes`] of `p` as spelled — its final component never followed, nothing
+/// resolved first — with the metadata of the very file read (`fstat` of the descriptor
+/// the bytes came from): what a host-side reader inside a writable root checks and keeps
+/// is the file it read, not one found at the path before or after.
+///
+/// Errors: as [`read_small_bytes`]; a final symlink is [`ReadRefusal::NotRegular`].
+pub fn read_small_pinned(p: &Path, cap: u64) -> Result<(Vec<u8>, std::fs::Metadata), ReadRefusal> {
     let mut opts = std::fs::OpenOptions::new();
     opts.read(true);
     #[cfg(unix)]
@@ -173,7 +183,7 @@ pub fn read_small_bytes(p: &Path, cap: u64) -> Result<Vec<u8>, ReadRefusal> {
         use std::os::unix::fs::OpenOptionsExt;
         opts.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY);
     }
-    let file = match opts.open(&resolved) {
+    let file = match opts.open(p) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(ReadRefusal::Missing),
         #[cfg(unix)]
@@ -193,14 +203,14 @@ pub fn read_small_bytes(p: &Path, cap: u64) -> Result<Vec<u8>, ReadRefusal> {
     if meta.len() > cap {
         return Err(ReadRefusal::TooLarge(cap));
     }
-    let mut buf = Vec::new();
+    let mut buf = Vec::with_capacity(meta.len() as usize);
     file.take(cap + 1)
         .read_to_end(&mut buf)
         .map_err(|e| ReadRefusal::Unreadable(e.to_string()))?;
     if buf.len() as u64 > cap {
         return Err(ReadRefusal::TooLarge(cap));
     }
-    Ok(buf)
+    Ok((buf, meta))
 }
 
 #[cfg(all(test, unix))]

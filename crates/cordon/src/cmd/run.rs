@@ -834,15 +834,16 @@ fn workspace_gitlinks(
         }
     }
     let reading = std::time::SystemTime::now();
-    let before = match std::fs::symlink_metadata(&index) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(IndexGitlinks::default()),
-        Ok(m) if m.is_file() => m,
-        _ => return Err(()),
+    // Opened without following a link, and stamped by the descriptor the bytes came from
+    // (not a path looked at before or after the read: another run may swap it meanwhile).
+    let (bytes, read) = match cordon_sandbox::hostfs::read_small_pinned(&index, 64 << 20) {
+        Ok(r) => r,
+        Err(cordon_policy::paths::ReadRefusal::Missing) => return Ok(IndexGitlinks::default()),
+        Err(_) => return Err(()),
     };
-    let bytes = cordon_sandbox::hostfs::read_small_bytes(&index, 64 << 20).map_err(|_| ())?;
     let links = cordon_policy::git_index::gitlinks(&bytes).map_err(|_| ())?;
-    let stamp = IndexStamp::of(&before);
-    let settled = before
+    let stamp = IndexStamp::of(&read);
+    let settled = read
         .modified()
         .ok()
         .zip(std::time::UNIX_EPOCH.checked_add(std::time::Duration::new(
