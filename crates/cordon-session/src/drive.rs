@@ -852,17 +852,13 @@ pub fn prepare(
     // not take what it planted for "there before" (attack29 F5).
     // The writable git dirs, once: the census takes them, and an earlier run's record
     // whose git dir moved is looked for among them.
-    let writable_git_dirs = match exec.resolved.as_ref() {
+    let (writable_git_dirs, earlier_sweeps) = match exec.resolved.as_ref() {
         Some(r) if exec.backend != cordon_policy::Backend::None => {
-            r.filesystem.writable_git_dirs(&HostFs)
+            let dirs = r.filesystem.writable_git_dirs(&HostFs);
+            let swept = crate::pending_sweeps::finish_orphans(&dirs);
+            (dirs, swept)
         }
-        _ => Vec::new(),
-    };
-    let earlier_sweeps = if exec.resolved.is_some() && exec.backend != cordon_policy::Backend::None
-    {
-        crate::pending_sweeps::finish_orphans(&writable_git_dirs)
-    } else {
-        Vec::new()
+        _ => (Vec::new(), Vec::new()),
     };
     let git_dirs = match git_census(&exec, writable_git_dirs) {
         Ok(c) => c,

@@ -1074,10 +1074,10 @@ impl Harness {
             } else {
                 match &params.stdin_data {
                     None => crate::drive::StdinSource::Known(String::new()),
-                    Some(b) => String::from_utf8(b.clone()).map_or(
-                        crate::drive::StdinSource::Unknown,
-                        crate::drive::StdinSource::Known,
-                    ),
+                    Some(b) => std::str::from_utf8(b)
+                        .map_or(crate::drive::StdinSource::Unknown, |t| {
+                            crate::drive::StdinSource::Known(t.to_string())
+                        }),
                 }
             },
         };

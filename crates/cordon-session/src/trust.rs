@@ -673,17 +673,25 @@ impl TrustProfile {
         stdin: &crate::drive::StdinSource,
     ) -> cordon_execpolicy::DecisionRecord {
         use crate::drive::StdinSource;
-        let plain = self.evaluate(req);
-        let words: Vec<String> = req
+        // One context for both evaluations (it reads the user's git aliases from disk).
+        let ctx = self.eval_context(req);
+        let plain = self.rules.evaluate(&req.argv, &ctx);
+        // Nothing to run (a terminal's input is the person's, `/dev/null` is empty), or
+        // nothing stricter to find.
+        if matches!(stdin, StdinSource::Terminal)
+            || matches!(stdin, StdinSource::Known(t) if t.is_empty())
+            || strictness(&plain) == 3
+        {
+            return plain;
+        }
+        let line = req
             .argv
             .iter()
             .map(|w| shlex::try_quote(w).map_or_else(|_| format!("{w:?}"), |q| q.into_owned()))
-            .collect();
-        let line = words.join(" ");
+            .collect::<Vec<_>>()
+            .join(" ");
         let script = match stdin {
-            // Nothing to run (`/dev/null`, an empty `stdin`): the command alone.
             StdinSource::Terminal => return plain,
-            StdinSource::Known(text) if text.is_empty() => return plain,
             StdinSource::Known(text) => {
                 let mut delim = String::from("CORDON_STDIN");
                 while text.lines().any(|l| l == delim) {
@@ -693,7 +701,7 @@ impl TrustProfile {
             }
             StdinSource::Unknown => format!("{line} <<< \"$CORDON_STDIN\""),
         };
-        let fed = self.rules.evaluate_script(&script, &self.eval_context(req));
+        let fed = self.rules.evaluate_script(&script, &ctx);
         if strictness(&fed) > strictness(&plain) {
             fed
         } else {
