@@ -25,6 +25,25 @@ pub enum IndexError {
 /// Errors: [`IndexError`] when the bytes are not a version 2–4 index whose entries parse
 /// with 20-byte (SHA-1) or 32-byte (SHA-256) object names.
 pub fn gitlinks(bytes: &[u8]) -> Result<Vec<PathBuf>, IndexError> {
+    parse(bytes).map(|p| p.gitlinks)
+}
+
+/// What [`parse`] reads of an index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedIndex {
+    /// The gitlink entries' paths, as [`gitlinks`] gives them.
+    pub gitlinks: Vec<PathBuf>,
+    /// With a split index (`git update-index --split-index`), the object name (lower-case
+    /// hex) of the shared index this one builds on: its entries — gitlinks included — are in
+    /// `.git/sharedindex.<name>` (attack pass 205 #1: a gitlink moved there went unnamed).
+    pub shared_index: Option<String>,
+}
+
+/// The gitlinks of the index `bytes` and the shared index it names, if it is split (its
+/// `link` extension).
+///
+/// Errors: as [`gitlinks`]; also extensions that do not parse.
+pub fn parse(bytes: &[u8]) -> Result<ParsedIndex, IndexError> {
     if bytes.len() < 12 || &bytes[..4] != b"DIRC" {
         return Err(IndexError::NotAnIndex);
     }
@@ -35,12 +54,48 @@ pub fn gitlinks(bytes: &[u8]) -> Result<Vec<PathBuf>, IndexError> {
     let count = u32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize;
     [20, 32]
         .into_iter()
-        .find_map(|hash| entries(bytes, version, count, hash).ok())
+        .find_map(|hash| {
+            let (gitlinks, end) = entries(bytes, version, count, hash).ok()?;
+            let shared_index = link_extension(bytes, end, hash).ok()?;
+            Some(ParsedIndex {
+                gitlinks,
+                shared_index,
+            })
+        })
         .ok_or(IndexError::Malformed)
 }
 
-/// The gitlinks of the `count` entries after the header, with `hash`-byte object names.
-fn entries(bytes: &[u8], version: u32, count: usize, hash: usize) -> Result<Vec<PathBuf>, ()> {
+/// The extensions from `at` to the trailing `hash`-byte checksum: the `link` extension's
+/// shared index name (none when absent or all zeros). `Err` when they do not parse.
+fn link_extension(bytes: &[u8], mut at: usize, hash: usize) -> Result<Option<String>, ()> {
+    let end = bytes.len().checked_sub(hash).ok_or(())?;
+    let mut shared = None;
+    while at < end {
+        let head = bytes.get(at..at + 8).filter(|_| at + 8 <= end).ok_or(())?;
+        let size = u32::from_be_bytes([head[4], head[5], head[6], head[7]]) as usize;
+        let body = bytes
+            .get(at + 8..at + 8 + size)
+            .filter(|_| at + 8 + size <= end)
+            .ok_or(())?;
+        if &head[..4] == b"link" {
+            let name = body.get(..hash).ok_or(())?;
+            if name.iter().any(|b| *b != 0) {
+                shared = Some(name.iter().map(|b| format!("{b:02x}")).collect());
+            }
+        }
+        at += 8 + size;
+    }
+    Ok(shared)
+}
+
+/// The gitlinks of the `count` entries after the header, with `hash`-byte object names, and
+/// where the entries end.
+fn entries(
+    bytes: &[u8],
+    version: u32,
+    count: usize,
+    hash: usize,
+) -> Result<(Vec<PathBuf>, usize), ()> {
     use std::os::unix::ffi::OsStrExt;
     let mut at = 12;
     let mut previous: Vec<u8> = Vec::new();
@@ -102,7 +157,7 @@ fn entries(bytes: &[u8], version: u32, count: usize, hash: usize) -> Result<Vec<
             out.push(PathBuf::from(std::ffi::OsStr::from_bytes(path)));
         }
     }
-    Ok(out)
+    Ok((out, at))
 }
 
 /// Where the NUL that ends the string starting at `at` is.
@@ -185,5 +240,31 @@ mod tests {
         let mut b = index(2, &[entry("a", 0o100644, 20)]);
         b[8..12].copy_from_slice(&5u32.to_be_bytes()); // more entries than there are
         assert_eq!(gitlinks(&b), Err(IndexError::Malformed));
+    }
+
+    /// A split index names its shared index in its `link` extension (attack pass 205 #1);
+    /// twin: an index without one names none, and a truncated extension does not parse.
+    #[test]
+    fn a_split_index_names_its_shared_index() {
+        let mut b = index(2, &[entry("a.txt", 0o100644, 20)]);
+        b.truncate(b.len() - 20);
+        let mut ext = b"link".to_vec();
+        ext.extend_from_slice(&28u32.to_be_bytes());
+        ext.extend_from_slice(&[0xab; 20]);
+        ext.extend_from_slice(&[0u8; 8]);
+        b.extend_from_slice(&ext);
+        b.extend_from_slice(&[0u8; 20]);
+        let p = parse(&b).unwrap();
+        assert_eq!(p.shared_index.as_deref(), Some("ab".repeat(20).as_str()));
+        assert_eq!(
+            parse(&index(2, &[entry("a.txt", 0o100644, 20)]))
+                .unwrap()
+                .shared_index,
+            None
+        );
+        let cut = b.len() - 30;
+        let mut bad = b[..cut].to_vec();
+        bad.extend_from_slice(&[0u8; 20]);
+        assert!(parse(&bad).is_err());
     }
 }

@@ -6001,3 +6001,35 @@ fn check_judges_a_shell_reading_its_stdin_as_run_does() {
     let o = support::out(p.cordon(&["check", "--", "sh"]));
     assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stdout));
 }
+
+/// Attack pass 205 #1: a gitlink in a split index's shared part (`git update-index
+/// --split-index` moves the entries to `.git/sharedindex.*`) is named after the run that
+/// added it. #3, the twin: a later run that only runs git inside it (`git status` there
+/// touches its `.git`) does not name it again.
+#[test]
+fn a_gitlink_in_a_split_index_is_named_once() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = support::Project::new("cordon-split-index-");
+    let oid = "0123456789abcdef0123456789abcdef01234567";
+    let script = format!(
+        "git init -q node_modules/p/q && git update-index --add --cacheinfo \\
+         160000,{oid},node_modules/p/q && git update-index --split-index"
+    );
+    let o = support::out(p.cordon(&["run", "--yes", "--", "sh", "-c", &script]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+    assert!(
+        std::fs::read_dir(p.dir.join(".git")).unwrap().any(|e| e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with("sharedindex.")),
+        "the index was not split"
+    );
+    let err = support::text(&o.stderr);
+    assert!(err.contains("node_modules/p/q/.git"), "{err}");
+    let o = support::out(p.cordon(&["run", "--", "git", "-C", "node_modules/p/q", "status"]));
+    let err = support::text(&o.stderr);
+    assert!(!err.contains("node_modules/p/q/.git"), "{err}");
+}

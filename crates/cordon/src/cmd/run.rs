@@ -772,6 +772,9 @@ struct IndexStamp {
     ctime: (i64, i64),
 }
 
+/// Which entry a path named: device and inode, read without following it.
+type EntryId = (u64, u64);
+
 /// How long an index must have been unchanged before it is read for its stamp to be kept:
 /// file change times advance in clock ticks (up to 10 ms apart), so a write in the tick of
 /// the read would not show in them.
@@ -796,12 +799,16 @@ impl IndexStamp {
 }
 
 impl IndexGitlinks {
-    /// The links whose `.git` (any kind of entry) is there now.
-    fn present(&self) -> Vec<std::path::PathBuf> {
+    /// The links whose `.git` (any kind of entry) is there now, with which entry it is
+    /// (device, inode; not followed).
+    fn present(&self) -> Vec<(std::path::PathBuf, EntryId)> {
+        use std::os::unix::fs::MetadataExt;
         self.links
             .iter()
-            .filter(|d| std::fs::symlink_metadata(d).is_ok())
-            .cloned()
+            .filter_map(|d| {
+                let m = std::fs::symlink_metadata(d).ok()?;
+                Some((d.clone(), (m.dev(), m.ino())))
+            })
             .collect()
     }
 }
@@ -841,7 +848,23 @@ fn workspace_gitlinks(
         Err(cordon_policy::paths::ReadRefusal::Missing) => return Ok(IndexGitlinks::default()),
         Err(_) => return Err(()),
     };
-    let links = cordon_policy::git_index::gitlinks(&bytes).map_err(|_| ())?;
+    let parsed = cordon_policy::git_index::parse(&bytes).map_err(|_| ())?;
+    let mut links = parsed.gitlinks;
+    // A split index keeps most entries in `.git/sharedindex.<name>`: its gitlinks count
+    // too, and the index alone no longer stands for them (no stamp, so no reuse).
+    let split = parsed.shared_index.is_some();
+    if let Some(name) = parsed.shared_index {
+        if !name.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(());
+        }
+        let shared = git.join(format!("sharedindex.{name}"));
+        let (bytes, _) =
+            cordon_sandbox::hostfs::read_small_pinned(&shared, 64 << 20).map_err(|_| ())?;
+        let more = cordon_policy::git_index::parse(&bytes).map_err(|_| ())?;
+        links.extend(more.gitlinks);
+        links.sort();
+        links.dedup();
+    }
     let stamp = IndexStamp::of(&read);
     let settled = read
         .modified()
@@ -854,7 +877,7 @@ fn workspace_gitlinks(
     Ok(IndexGitlinks {
         workspace: ws.to_path_buf(),
         links: links.into_iter().map(|p| ws.join(p).join(".git")).collect(),
-        stamp: (settled && stamp.still(&index)).then_some(stamp),
+        stamp: (settled && !split && stamp.still(&index)).then_some(stamp),
     })
 }
 
@@ -866,7 +889,7 @@ fn workspace_gitlinks(
 /// writable or nothing ran sandboxed.
 fn created_repositories(
     report: &Report,
-    (gitlinks_before, present_before): (&IndexGitlinks, &[std::path::PathBuf]),
+    (gitlinks_before, present_before): (&IndexGitlinks, &[(std::path::PathBuf, EntryId)]),
     started: std::time::SystemTime,
 ) -> Vec<std::path::PathBuf> {
     let Some(r) = last_resolved(report) else {
@@ -931,27 +954,48 @@ fn created_repositories(
     // status`, unnamed). An index that cannot be read counts as the look stopping short.
     // Only those the run added, or whose repository it changed (a gitlink that was there
     // before, to an untouched repository, is not said again every run).
-    let changed = |d: &std::path::Path| {
-        [d.to_path_buf(), d.join("config")].iter().any(|p| {
+    // Changed: another entry than before at the path (made, replaced, moved in), its
+    // config written, or — a `.git` file — the pointer itself rewritten. Not the `.git`
+    // directory's own times: git run there (`git status` in the submodule) changes them
+    // (attack pass 205 #3: every `git status` named each gitlink again).
+    let changed = |d: &std::path::Path, id: EntryId| {
+        let before = present_before.iter().find(|(p, _)| p == d).map(|(_, i)| *i);
+        let since_start = |p: &std::path::Path| {
             std::fs::symlink_metadata(p).is_ok_and(|m| {
                 use std::os::unix::fs::MetadataExt;
                 let ctime = std::time::UNIX_EPOCH
                     + std::time::Duration::new(m.ctime().max(0) as u64, m.ctime_nsec() as u32);
                 ctime >= started
             })
-        })
+        };
+        before != Some(id)
+            || since_start(&d.join("config"))
+            || (std::fs::symlink_metadata(d).is_ok_and(|m| m.is_file()) && since_start(d))
     };
+    let mut index_unread = false;
     match workspace_gitlinks(ws, Some(gitlinks_before)) {
         Ok(links) => {
-            for dotgit in links.present() {
-                if (!present_before.contains(&dotgit) || changed(&dotgit))
-                    && !scan.found.contains(&dotgit)
-                {
+            for (dotgit, id) in links.present() {
+                if changed(&dotgit, id) && !scan.found.contains(&dotgit) {
                     scan.found.push(dotgit);
                 }
             }
         }
-        Err(()) => scan.complete = false,
+        Err(()) => {
+            scan.complete = false;
+            index_unread = true;
+        }
+    }
+    // Said whatever the launch said: the index is the one place a gitlink outside the
+    // look's reach is found (attack pass 205 #2: a replaced or corrupt index was silent).
+    if index_unread {
+        eprintln!(
+            "cordon: note: after the run cordon could not read the index of {} (not a regular \
+             file, too large, or not a git index): a repository the command added as a gitlink \
+             is not named here; before using git there, look with `git status \
+             --ignore-submodules=all`",
+            ws.display()
+        );
     }
     // Said when the run pushed the tree past the bounds (at launch it was within them;
     // otherwise the launch's own note, in `--json` and `cordon context`, says so already).
