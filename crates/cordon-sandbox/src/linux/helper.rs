@@ -114,6 +114,10 @@ pub struct AppliedReport {
     /// [`RunRecords::cover_lost`]); sent on the second line like [`AppliedReport::denials`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cover_lost: Option<String>,
+    /// The helper's own peak resident set in KiB (see [`RunRecords::helper_peak_rss_kib`]);
+    /// sent on the second line like [`AppliedReport::denials`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helper_peak_rss_kib: Option<u64>,
 }
 
 /// The helper's second line on `--report-fd`, after the command's tree has ended.
@@ -135,6 +139,20 @@ pub struct RunRecords {
     /// exits 125: cordon could not keep its guarantee.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cover_lost: Option<String>,
+    /// The helper's own peak resident set size in KiB once the command's tree has ended
+    /// (`getrusage(RUSAGE_SELF).ru_maxrss`, getrusage(2)): the memory of the process that
+    /// set up and supervised the sandbox, not the command's (issue 12: "peak RSS of the
+    /// helper"). `None` when the kernel did not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helper_peak_rss_kib: Option<u64>,
+}
+
+/// The helper's own peak resident set in KiB (getrusage(2), `RUSAGE_SELF`; Linux gives
+/// `ru_maxrss` in KiB). `None` when the call fails.
+fn own_peak_rss_kib() -> Option<u64> {
+    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
+        .ok()
+        .and_then(|u| u64::try_from(u.max_rss()).ok())
 }
 
 /// What the helper writes on `--report-fd`: one JSON line, before the command starts or
@@ -1361,14 +1379,13 @@ fn run_namespaces(
     if let Some(why) = &cover_lost {
         eprintln!("cordon: {why}");
     }
-    if denials.is_some() || !git_config.is_empty() || signal.is_some() || cover_lost.is_some() {
-        reporter.records(RunRecords {
-            denials,
-            git_config,
-            signal: signal.filter(|_| cover_lost.is_none()),
-            cover_lost: cover_lost.clone(),
-        });
-    }
+    reporter.records(RunRecords {
+        denials,
+        git_config,
+        signal: signal.filter(|_| cover_lost.is_none()),
+        cover_lost: cover_lost.clone(),
+        helper_peak_rss_kib: own_peak_rss_kib(),
+    });
     // A template's command: the server's handler made the cgroup and removes it after
     // passing the status on, or once it has killed this process; from here it could not
     // (`/sys/fs/cgroup` is read-only in the template's root: EROFS).
@@ -1947,6 +1964,7 @@ fn applied_report(
         git_config: Vec::new(),
         signal: None,
         cover_lost: None,
+        helper_peak_rss_kib: None,
     }
 }
 
@@ -2162,14 +2180,13 @@ fn run_landlock_only(
     let signal = sys::read_ready_byte(&ended_r)
         .map(i32::from)
         .filter(|s| *s > 0 && code == 128 + s);
-    if signal.is_some() {
-        reporter.records(RunRecords {
-            denials: None,
-            git_config: Vec::new(),
-            signal,
-            cover_lost: None,
-        });
-    }
+    reporter.records(RunRecords {
+        denials: None,
+        git_config: Vec::new(),
+        signal,
+        cover_lost: None,
+        helper_peak_rss_kib: own_peak_rss_kib(),
+    });
     Ok(code)
 }
 
@@ -2307,6 +2324,7 @@ fn apply_in_command(
         git_config: Vec::new(),
         signal: None,
         cover_lost: None,
+        helper_peak_rss_kib: None,
     };
     if ctx.print_report {
         print_report(&report);

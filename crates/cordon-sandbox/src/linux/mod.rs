@@ -222,6 +222,7 @@ fn parse_report(bytes: &[u8]) -> Option<HelperOutcome> {
         a.git_config = records.git_config;
         a.signal = records.signal;
         a.cover_lost = records.cover_lost;
+        a.helper_peak_rss_kib = records.helper_peak_rss_kib;
     }
     report
 }

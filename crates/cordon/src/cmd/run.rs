@@ -1401,6 +1401,9 @@ fn report_json(report: &Report, session: &Session) -> Result<serde_json::Value> 
     // attack25 A5: why the helper stopped the run — the host replaced a path the sandbox
     // covered (hidden, credential-stripped or protected); null when it did not.
     v["cover_lost"] = json!(r.and_then(|h| h.get("cover_lost").cloned()));
+    // The helper's own peak resident set (KiB, getrusage): what cordon's supervising
+    // process held, not the command's memory; null when the helper did not say.
+    v["helper_peak_rss_kib"] = json!(r.and_then(|h| h.get("helper_peak_rss_kib").cloned()));
     // What resolution could not honour (a missing deny path, a refused $TMPDIR, a
     // planted special file it did not read): the notes explain and context show.
     v["resolution_notes"] = json!(exec.and_then(|e| e.resolved.as_ref()).map(|r| &r.notes));
