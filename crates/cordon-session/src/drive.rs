@@ -554,8 +554,8 @@ pub fn interactive_start(argv: &[String]) -> bool {
         })
 }
 
-/// The `-w` grants (canonical) that do not exist and that the sandbox lets the command
-/// write: they lie in a writable root, so the profile's merge dropped them as already
+/// The `-w` grants and config-file writable entries (canonical) that do not exist and that
+/// the sandbox lets the command write: they lie in a writable root, so the profile's merge dropped them as already
 /// given (R-O1) and no mount step makes them. Made on the host like any missing grant
 /// (new-user pass, stop 40: `-w WS/build` was neither made nor said). Empty without a
 /// sandbox, and when the grant is read-only there (a protected path: nothing is made).
@@ -581,8 +581,26 @@ fn missing_grants_in_writable_roots(
     }
     let mut make = Vec::new();
     let mut markers = Vec::new();
-    for p in trust
-        .writable_flag_paths()
+    // A config file's writable entry for a missing path is a grant the user spelled as
+    // much as `-w` is (README: "`-w`, `--with`, a config entry"); the merge keeps it, but
+    // inside a writable root no mount step makes it (new-user pass 211, #5: `sub/dir`
+    // said "writable" in `explain`, and the command found nothing there).
+    let config_entries = match &r.filesystem {
+        cordon_policy::ResolvedFilesystem::Restricted { entries, .. } => entries
+            .iter()
+            .filter(|e| e.access == cordon_policy::Access::Write && !e.exists)
+            .filter(|e| {
+                matches!(&e.origin, cordon_policy::EntryOrigin::Profile { spelling, source: Some(source), .. }
+                    if !spelling.starts_with(":tmp") && !source.starts_with("built-in"))
+            })
+            .map(|e| e.path.clone())
+            .collect(),
+        cordon_policy::ResolvedFilesystem::Unrestricted => Vec::new(),
+    };
+    let mut wanted = trust.writable_flag_paths();
+    wanted.extend(config_entries);
+    wanted.dedup();
+    for p in wanted
         .into_iter()
         .filter(|p| std::fs::symlink_metadata(p).is_err())
         .map(|p| cordon_policy::paths::canonicalize_lenient(&HostFs, &p))
@@ -885,7 +903,7 @@ pub fn prepare(
         // Said, so the grant is not dropped in silence (attack pass 183, F3).
         for (p, m) in markers {
             eprintln!(
-                "cordon: note: -w {}: not made — cordon does not make {} (a repository or \
+                "cordon: note: writable grant {}: not made — cordon does not make {} (a repository or \
                  project marker) for a grant; the path is writable, so the command can make \
                  it (`mkdir -p`)",
                 p.display(),

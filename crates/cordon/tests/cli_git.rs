@@ -526,6 +526,36 @@ fn granting_tmp_itself_is_refused_and_a_path_under_it_works() {
     assert!(!std::path::Path::new("/tmp").join(&name).exists());
 }
 
+/// New-user pass 211, #5: a config file's writable entry for a missing directory inside
+/// the workspace said "writable" in `explain` and was not made, so the command found
+/// nothing there (`-w` for the same path was made). Now both are made and said; twin: a
+/// built-in profile's entries make nothing, and a read-only entry is never made.
+#[test]
+fn a_config_entry_for_a_missing_directory_is_made_like_a_flag() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = project();
+    let cfg = p.home.join(".config/cordon");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(
+        cfg.join("config.toml"),
+        "default_profile = \"dev\"\n[profiles.dev]\nextends = \"workspace-write\"\n\
+         [[profiles.dev.filesystem.entries]]\npath = \"made/by/config\"\naccess = \"write\"\n\
+         [[profiles.dev.filesystem.entries]]\npath = \"read/only\"\naccess = \"read\"\n",
+    )
+    .unwrap();
+    let o = cordon(&p, &p.dir, &["run", "--", "touch", "made/by/config/x"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(p.dir.join("made/by/config/x").is_file());
+    assert!(
+        text(&o.stderr).contains("note: created the directories"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!p.dir.join("read").exists(), "a read entry made nothing");
+}
+
 /// New-user pass nu9, F20: `git commit` inside a submodule failed (its git dir
 /// `<super>/.git/modules/<name>` was read-only). It works now; escape twins in the same run:
 /// the submodule's hooks and config stay read-only, and the superproject's own git dir
