@@ -12,7 +12,8 @@
 #   srt          `srt true`                                (npm @anthropic-ai/sandbox-runtime)
 #   codex        `codex sandbox -- true`                   (npm @openai/codex, its native binary)
 # plus the per-call latency of `cordon mcp`'s exec_command ["true"] (Python MCP client, in
-# .ci-venv), peak RSS (GNU time, median of 15) and throughput with 8 concurrent client loops.
+# .ci-venv), peak RSS (GNU time, median of 15: the largest process, the client), the
+# helper's own peak RSS (from the run report) and throughput with 8 concurrent client loops.
 # Every row runs in the same workspace: a directory outside any git repository (a git
 # repository's .git/config copy is per command: a server with templates sends it back to
 # the cold path; the "server" row is a `--no-templates` server in the same workspace).
@@ -136,6 +137,19 @@ jq -s '{results: (.[0].results + .[1].results)}' "$WORK/h1.json" "$WORK/h2.json"
 
 rss() { /usr/bin/time -f '%M' "$@" 2>&1 >/dev/null | tail -1; }
 median_rss() { for _ in $(seq "${REPS:-15}"); do rss "$@"; done | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# The helper's own peak RSS (issue 12's "peak RSS of the helper"): GNU time's %M above is
+# the largest process of the tree, the client; the helper says its own (getrusage) in the
+# run report, read here from `--json-fd 3`. "-" for rows that are not `cordon run`.
+helper_rss() {
+  case "$*" in *"$CORDON run "*) ;; *) echo -; return ;; esac
+  local all="$*"
+  local cmd=${all/"$CORDON run "/"$CORDON run --json-fd 3 "}
+  for _ in $(seq "${REPS:-15}"); do
+    # shellcheck disable=SC2086
+    $cmd 3>"$WORK/report.json" >/dev/null 2>&1
+    jq -r '.helper_peak_rss_kib // empty' "$WORK/report.json"
+  done | sort -n | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)] " KiB"; else print "-"}'
+}
 
 # Throughput: 8 concurrent loops of PER_LOOP commands each (2 for the peers); commands
 # per second.
@@ -150,7 +164,7 @@ throughput() {
   echo "$start $end" | awk -v n=$((8 * per)) '{printf "%.0f", n / ($2 - $1)}'
 }
 
-printf '%-10s %10s %10s %10s %12s\n' what median p95 'peak RSS' '8-loop cmd/s'
+printf '%-10s %10s %10s %10s %12s %11s\n' what median p95 'peak RSS' '8-loop cmd/s' 'helper RSS'
 i=0
 for n in "${ORDER[@]}"; do
   per=$PER_LOOP; reps=15
@@ -159,12 +173,14 @@ for n in "${ORDER[@]}"; do
   # shellcheck disable=SC2086
   r=$(REPS=$reps median_rss ${CMD[$n]})
   # shellcheck disable=SC2086
+  hr=$(REPS=$reps helper_rss ${CMD[$n]})
+  # shellcheck disable=SC2086
   t=$(throughput "${CMD[$n]}" "$per")
-  jq -r --arg n "$n" --arg r "$r" --arg t "$t" '
+  jq -r --arg n "$n" --arg r "$r" --arg t "$t" --arg hr "$hr" '
     .results[] | select(.command == $n) |
     (.times | sort) as $s |
-    "\($n)\t\(.median*1000*100|round/100) ms\t\($s[(($s|length)*0.95|floor)]*1000*100|round/100) ms\t\($r) KiB\t\($t)"
-  ' "$WORK/h.json" | awk -F'\t' '{printf "%-10s %10s %10s %10s %12s\n", $1, $2, $3, $4, $5}'
+    "\($n)\t\(.median*1000*100|round/100) ms\t\($s[(($s|length)*0.95|floor)]*1000*100|round/100) ms\t\($r) KiB\t\($t)\t\($hr)"
+  ' "$WORK/h.json" | awk -F'\t' '{printf "%-10s %10s %10s %10s %12s %11s\n", $1, $2, $3, $4, $5, $6}'
 done
 
 # `cordon mcp`: per-call latency of exec_command ["true"] from the Python MCP client.
