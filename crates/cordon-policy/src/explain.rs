@@ -167,6 +167,13 @@ pub struct PathExplanation {
     /// package cache (R-C1), a copy with credentials removed (R-C2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shown_as: Option<String>,
+    /// The number of names of a regular file with more than one (hard links), set by the
+    /// caller that looked at the host (this crate makes no OS calls): on the
+    /// `linux-helper` backend such a file is not written in place, whatever `access` says
+    /// (the denial-records supervisor's hard-link rule; attack pass 210 #6: `explain` said
+    /// "writable" alone). `None` for a single-named file or when nobody looked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hard_links: Option<u64>,
 }
 
 /// The network decision.
@@ -616,6 +623,7 @@ fn explain_path(
                  in), writable, discarded at exit; the host's files there are not visible"
                     .to_string(),
             ),
+            hard_links: None,
         };
     }
     if private_tmp && resolved.filesystem.seen(fs, &absolute) == crate::view::Seen::PrivateTmp {
@@ -629,6 +637,7 @@ fn explain_path(
             decided_by,
             hint,
             shown_as: None,
+            hard_links: None,
         };
     }
     if private_tmp {
@@ -651,6 +660,7 @@ fn explain_path(
                     tree: tree.to_string(),
                 },
                 hint: None,
+                hard_links: None,
             };
         }
     }
@@ -673,6 +683,7 @@ fn explain_path(
                 decided_by,
                 hint: None,
                 shown_as: None,
+                hard_links: None,
             };
         }
     }
@@ -728,6 +739,7 @@ fn explain_path(
                      format); hidden whole if it does not parse",
                     f.format
                 )),
+                hard_links: None,
             };
         }
     }
@@ -783,6 +795,7 @@ fn explain_path(
         decided_by,
         hint: if redirected { None } else { hint },
         shown_as,
+        hard_links: None,
     }
 }
 
@@ -1089,6 +1102,12 @@ impl fmt::Display for Explanation {
                     ": {} by the profile, for the caller to enforce (external: cordon applies \
                      nothing)",
                     access_words(p.access)
+                )?;
+            } else if let (Some(n), Access::Write) = (p.hard_links, p.access) {
+                writeln!(
+                    f,
+                    ": writable by name, but not in place: the file has {n} names (hard \
+                     links; note below)"
                 )?;
             } else {
                 writeln!(f, ": {}", access_words(p.access))?;

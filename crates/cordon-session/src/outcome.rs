@@ -897,15 +897,9 @@ fn git_object_freshen(r: &cordon_sandbox::denials::DenialRecord) -> bool {
 /// only serve the repository over dumb HTTP (new-user pass nu21, K7). `None` otherwise.
 fn harmless_git_info_note(sig: &RunSignals) -> Option<String> {
     let d = sig.denials.as_ref()?;
-    // Git's own files there (`refs`, its temporary `refs_XXXXXX`, `rev-cache`), and only
-    // when nothing else was refused (attack pass 43, J5: a refused `info/refs-evil`, or a
-    // hook write beside it, got the note).
-    let git_info = |r: &cordon_sandbox::denials::DenialRecord| {
-        let name = r.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        r.path.parent().is_some_and(|p| p.ends_with(".git/info"))
-            && (name == "refs" || name.starts_with("refs_") || name == "rev-cache")
-    };
-    if d.records.is_empty() || !d.records.iter().all(git_info) {
+    // Only when nothing else was refused (attack pass 43, J5: a refused `info/refs-evil`,
+    // or a hook write beside it, got the note).
+    if d.records.is_empty() || !d.records.iter().all(|r| dumb_http_info_file(&r.path)) {
         return None;
     }
     let dir = d.records.first()?.path.parent()?;
@@ -914,6 +908,14 @@ fn harmless_git_info_note(sig: &RunSignals) -> Option<String> {
          serves the repository over dumb HTTP, so the error git printed about it is harmless",
         dir.display()
     ))
+}
+
+/// Git's own dumb-HTTP files in a repository's `.git/info`: `refs`, its temporary
+/// `refs_XXXXXX`, and `rev-cache` (what `git update-server-info` writes).
+fn dumb_http_info_file(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    path.parent().is_some_and(|p| p.ends_with(".git/info"))
+        && (name == "refs" || name.starts_with("refs_") || name == "rev-cache")
 }
 
 /// A failed command one of whose connections cordon's proxy accepted but could not carry
@@ -1941,6 +1943,17 @@ fn grant_offer(
         })
         .and_then(|_| grant.parent().map(Path::to_path_buf));
     let grant = linked_dir.as_deref().unwrap_or(grant);
+    // git's dumb-HTTP files in `.git/info` (written by `git gc`/`repack`): the README's
+    // advice is `git update-server-info` outside cordon, not `-w .git/info`, whose
+    // `attributes` select filter drivers that run code (new-user pass 211, #9).
+    if dumb_http_info_file(path) {
+        return Err(format!(
+            "{} stays read-only (its `attributes` select filter drivers that run code); it \
+             only serves the repository to dumb-HTTP clones: run `git update-server-info` \
+             outside cordon if you serve the repository that way",
+            path.parent().unwrap_or(path).display()
+        ));
+    }
     let repository = (!protected)
         .then(|| enclosing_git_dir(grant, ctx))
         .flatten();
@@ -3515,6 +3528,40 @@ mod tests {
         assert_eq!(
             offered.as_deref(),
             Some(Path::new("/w/tools/hooks")),
+            "{hint}"
+        );
+    }
+
+    /// New-user pass 211, #9: a refused write of git's dumb-HTTP file `.git/info/refs_XXX`
+    /// offered `-w .git/info`, against the README's advice (`git update-server-info`
+    /// outside cordon). Twin: another protected file of the project's `.git` keeps its
+    /// one-off grant.
+    #[test]
+    fn git_info_refs_is_not_offered_a_grant() {
+        let r = resolved();
+        let fs = cordon_policy::MemFs::new()
+            .dir("/w/.git/info")
+            .dir("/w/.git/hooks");
+        let ctx = ClassifyContext {
+            resolved: Some(&r),
+            fs: &fs,
+            cwd: Path::new("/w"),
+            network_enabled: false,
+            home: Some(Path::new("/home/u")),
+            path_dirs: &[],
+        };
+        let rule = "protected (R-P3)";
+        for f in ["refs_bMZkSE", "refs", "rev-cache"] {
+            let rec = record(&format!("/w/.git/info/{f}"), rule, Some("/w/.git/info"));
+            let (hint, offered) = record_hint(&rec, &ctx);
+            assert_eq!(offered, None, "{f}: {hint}");
+            assert!(hint.contains("git update-server-info"), "{hint}");
+        }
+        let rec = record("/w/.git/hooks/pre-commit", rule, Some("/w/.git/hooks"));
+        let (hint, offered) = record_hint(&rec, &ctx);
+        assert_eq!(
+            offered.as_deref(),
+            Some(Path::new("/w/.git/hooks")),
             "{hint}"
         );
     }

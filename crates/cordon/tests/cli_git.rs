@@ -556,6 +556,33 @@ fn a_config_entry_for_a_missing_directory_is_made_like_a_flag() {
     assert!(!p.dir.join("read").exists(), "a read entry made nothing");
 }
 
+/// Attack pass 210 #6: `explain` said "writable" on the line of a hard-linked file the
+/// sandbox refuses to write in place (the note saying so came eleven lines later): the
+/// path's own line says it, and `--json` carries `hard_links`. Twin: a file with one name
+/// is plainly writable, with no `hard_links`.
+#[test]
+fn explain_says_a_hard_linked_file_is_not_written_in_place_on_its_line() {
+    let p = project();
+    let outside = p.home.join("store.js");
+    std::fs::write(&outside, "x").unwrap();
+    std::fs::hard_link(&outside, p.dir.join("hl.js")).unwrap();
+    std::fs::write(p.dir.join("one.js"), "x").unwrap();
+    let o = cordon(&p, &p.dir, &["explain", "hl.js", "one.js"]);
+    let out = text(&o.stdout);
+    let line = |name: &str| {
+        out.lines()
+            .find(|l| l.contains(name) && !l.starts_with("note"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(line("hl.js").contains("not in place"), "{out}");
+    assert!(line("one.js").ends_with(": writable"), "{out}");
+    let o = cordon(&p, &p.dir, &["explain", "--json", "hl.js", "one.js"]);
+    let v: serde_json::Value = serde_json::from_str(&text(&o.stdout)).unwrap();
+    assert_eq!(v["paths"][0]["hard_links"], 2, "{v}");
+    assert!(v["paths"][1].get("hard_links").is_none(), "{v}");
+}
+
 /// New-user pass nu9, F20: `git commit` inside a submodule failed (its git dir
 /// `<super>/.git/modules/<name>` was read-only). It works now; escape twins in the same run:
 /// the submodule's hooks and config stay read-only, and the superproject's own git dir

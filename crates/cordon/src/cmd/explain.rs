@@ -85,9 +85,10 @@ pub fn explain(args: ExplainArgs) -> Result<i32> {
     #[cfg(target_os = "linux")]
     if selection.backend == cordon_policy::Backend::LinuxHelper {
         use std::os::unix::fs::MetadataExt;
-        for p in &paths {
+        for (p, answer) in paths.iter().zip(e.paths.iter_mut()) {
             if let Ok(m) = std::fs::symlink_metadata(p) {
                 if m.is_file() && m.nlink() > 1 {
+                    answer.hard_links = Some(m.nlink());
                     e.notes.push(format!(
                         "{} has {} hard links: inside the sandbox it is not written in place, \
                          and its mode, owner, times, extended attributes and inode flags are \
