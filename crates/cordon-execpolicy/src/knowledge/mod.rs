@@ -4650,6 +4650,37 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
             "git reflog {} removes what recovers lost commits and stashes",
             args[0]
         )),
+        // Attack pass C-A: each goes back to before the operation, as `git reset --merge`
+        // does: the resolutions and edits made since it stopped go with it. `--quit` keeps
+        // the index and work tree.
+        "merge" | "rebase" | "cherry-pick" | "revert" | "am"
+            if long(&[LongOption::abbrev("abort")]) =>
+        {
+            Some(format!(
+                "git {name} --abort resets the index and work tree to before the {name}: the \
+                 conflict resolutions and changes made since it stopped are thrown away"
+            ))
+        }
+        "rebase" | "cherry-pick" | "revert" | "am" if long(&[LongOption::abbrev("skip")]) => {
+            Some(format!(
+                "git {name} --skip resets the index and work tree past the current commit: its \
+                 conflict resolution and changes are thrown away"
+            ))
+        }
+        // `-D` (`-d --force`) deletes a branch not merged anywhere, with its reflog: its
+        // commits are left unreachable, as after `git update-ref -d`. `-d` alone refuses a
+        // branch not merged into its upstream or HEAD, so nothing is lost.
+        "branch"
+            if (short('D')
+                || ((short('d') || long(&[LongOption::abbrev("delete")]))
+                    && (short('f') || long(&[LongOption::abbrev("force")])))) =>
+        {
+            Some(
+                "git branch -D deletes a branch whether or not it is merged, and its reflog: its \
+                 unmerged commits are lost"
+                    .into(),
+            )
+        }
         "push" => hidden(false),
         _ => None,
     }
