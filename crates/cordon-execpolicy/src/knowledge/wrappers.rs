@@ -430,6 +430,9 @@ fn ld_so(name: &str, words: &[Word]) -> Step {
     if i >= words.len() {
         return Step::Program;
     }
+    if let Some(s) = unsearched_program(words, i) {
+        return s;
+    }
     Step::Inner {
         consumed: i,
         env: Vec::new(),
@@ -437,6 +440,24 @@ fn ld_so(name: &str, words: &[Word]) -> Step {
         runtime_args: false,
         opaque,
     }
+}
+
+/// A program operand without a `/` given to a runner that does not search `PATH` (the
+/// loader, QEMU user-mode): it opens `./NAME`, whatever file is there, so `ld.so ls` is
+/// not `ls`. Both readings are parsed for checks, the command opaque.
+fn unsearched_program(words: &[Word], at: usize) -> Option<Step> {
+    let w = words.get(at)?;
+    if w.dynamic || w.text.contains('/') {
+        return None;
+    }
+    let line = words[at..]
+        .iter()
+        .map(|w| crate::model::shell_word(&w.text))
+        .collect::<Vec<_>>()
+        .join(" ");
+    Some(Step::SplitString {
+        text: format!("./{line}\n{line}"),
+    })
 }
 
 /// The dynamic loader at a path that is not trusted (`./ld.so`, `/opt/x/ld-linux.so.2`):
@@ -739,6 +760,9 @@ fn qemu_user(words: &[Word]) -> Step {
             ) => i += 1,
             Some(_) => return candidates(words, i),
         }
+    }
+    if let Some(s) = unsearched_program(words, i) {
+        return s;
     }
     let o = scan_opts(&words[..1], "", "", "", &[], &[]);
     inner(words, i, &o, "qemu")
