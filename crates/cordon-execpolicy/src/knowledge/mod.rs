@@ -2478,9 +2478,10 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
                  checked",
             ))
         }
-        "gdb" | "expect" | "tmux" | "screen" => {
+        "gdb" | "lldb" | "expect" | "tmux" | "screen" => {
             let runs = match name {
                 "gdb" => gdb_runs_code(args),
+                "lldb" => lldb_runs_code(args),
                 "expect" => args
                     .iter()
                     .any(|a| !a.starts_with('-') || a == "-c" || a == "-f"),
@@ -2578,13 +2579,53 @@ fn gdb_runs_code(args: &[String]) -> bool {
             None => (body, None),
         };
         let abbrev = |full: &str, min: usize| opt.len() >= min && full.starts_with(opt);
-        if matches!(opt, "x" | "ix") || abbrev("command", 3) || abbrev("init-command", 6) {
+        // `-P FILE`, `--python FILE` (gdb 13): runs a Python script.
+        if matches!(opt, "x" | "ix" | "P")
+            || abbrev("command", 3)
+            || abbrev("init-command", 6)
+            || abbrev("python", 2)
+        {
             return true;
         }
         if matches!(opt, "ex" | "iex")
             || abbrev("eval-command", 2)
             || abbrev("init-eval-command", 6)
         {
+            let text = attached.or_else(|| args.get(i + 1).map(String::as_str));
+            if text.is_some_and(code) {
+                return true;
+            }
+            i += usize::from(attached.is_none());
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Whether lldb's arguments run code of its command language that reaches the host: a
+/// command file (`-s`, `-S`, `-K`, `--source…`), or a one-line command (`-o`, `-O`, `-k`,
+/// `--one-line…`, `=` attached) with a word that is `platform` (`platform shell`),
+/// `script` (Python), `command` (`command script`, `command source`, `command alias`) or an
+/// abbreviation of `shell`, or that starts with `!`.
+fn lldb_runs_code(args: &[String]) -> bool {
+    let code = |text: &str| {
+        text.split_whitespace().any(|w| {
+            w.starts_with('!')
+                || matches!(w, "platform" | "script" | "command" | "sc" | "co" | "com")
+                || (w.len() >= 2 && "shell".starts_with(w))
+        })
+    };
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let (opt, attached) = match a.split_once('=') {
+            Some((o, v)) if o.starts_with("--") => (o, Some(v)),
+            _ => (a, None),
+        };
+        if matches!(opt, "-s" | "-S" | "-K") || opt.starts_with("--source") {
+            return true;
+        }
+        if matches!(opt, "-o" | "-O" | "-k") || opt.starts_with("--one-line") {
             let text = attached.or_else(|| args.get(i + 1).map(String::as_str));
             if text.is_some_and(code) {
                 return true;
