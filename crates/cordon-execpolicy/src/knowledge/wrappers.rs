@@ -630,7 +630,7 @@ fn hyperfine(words: &[Word]) -> Step {
         .as_deref()
         .filter(|s| !matches!(*s, "none" | "sh" | "bash" | "/bin/sh" | "/bin/bash"));
     if let [(at, _)] = cmds.as_slice() {
-        if *at > 0 && !other && params.is_empty() && custom_shell.is_none() {
+        if *at > 0 && !other && params.is_empty() && custom_shell.is_none() && !writes_file(words) {
             return Step::Shell { script: *at };
         }
     }
@@ -657,6 +657,17 @@ fn hyperfine(words: &[Word]) -> Step {
     Step::SplitString {
         text: lines.join("\n"),
     }
+}
+
+/// Whether a wrapper's own options write a file (`hyperfine --export-json F`, `--output F`,
+/// `watchexec --log-file F`, `--emit-events-to`): what it runs is then not all it does, and
+/// the command is opaque rather than judged as the inner command alone.
+fn writes_file(words: &[Word]) -> bool {
+    words.iter().any(|w| {
+        ["--export", "--output", "--log-file", "--emit-events-to"]
+            .iter()
+            .any(|o| w.text.starts_with(o))
+    })
 }
 
 /// `cpulimit [OPTS] [--] CMD…`; with `-p PID`, `-e EXE` or `-P PATH` it only limits a
@@ -798,6 +809,9 @@ fn rr(words: &[Word]) -> Step {
 fn watchexec(words: &[Word]) -> Step {
     if let Some(dd) = words.iter().position(|w| w.text == "--") {
         let rest = &words[dd + 1..];
+        if writes_file(&words[..dd]) {
+            return opaque_inner(words, dd + 1);
+        }
         return match rest {
             [] => Step::Program,
             [one] if !one.dynamic => Step::Shell { script: dd + 1 },
