@@ -382,6 +382,53 @@ pub(crate) fn wrapper_step(name: &str, words: &[Word]) -> Step {
         "rr" => rr(words),
         "watchexec" => watchexec(words),
         "fish" | "csh" | "tcsh" => foreign_shell(name, words),
+        // The same kind, found looking for more: each runs the command it is given.
+        "toybox" => plain(name, words),
+        "gosu" | "su-exec" | "setuidgid" => generic(name, words, "", "", &[], &[], 1),
+        "ccache" | "sccache" | "distcc" | "icecc" => generic(name, words, "", "", &[], &[], 0),
+        "memusage" => generic(
+            name,
+            words,
+            "umtT",
+            "npdbxy",
+            &["unbuffered", "no-timer", "mmap", "time-based", "total"],
+            &[
+                "progname", "png", "data", "buffer", "title", "x-size", "y-size",
+            ],
+            0,
+        ),
+        "heaptrack" => generic(
+            name,
+            words,
+            "dhv",
+            "op",
+            &[
+                "debug",
+                "help",
+                "version",
+                "record-only",
+                "raw",
+                "use-inject",
+            ],
+            &["output", "pid"],
+            0,
+        ),
+        "sandbox-exec" => generic(name, words, "", "fpnD", &[], &[], 0),
+        "mold" => match words
+            .iter()
+            .position(|w| w.text == "-run" || w.text == "--run")
+        {
+            Some(i) => {
+                let o = scan_opts(&words[..1], "", "", "", &[], &[]);
+                inner(words, i + 1, &o, name)
+            }
+            None => Step::Program,
+        },
+        // Their options differ or run the command elsewhere (the host, a session, a
+        // chroot, another architecture): every candidate command is checked, opaque.
+        "flatpak-spawn" | "schroot" | "dtach" | "abduco" | "arch" if words.len() > 1 => {
+            candidates(words, 1)
+        }
         s if SHELLS.contains(&s) => shell(name, words),
         _ => Step::Program,
     }
