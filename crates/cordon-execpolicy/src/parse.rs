@@ -20,7 +20,7 @@ use crate::knowledge::shells::INTERPRETERS;
 use crate::knowledge::variables::{
     expansion_evaluates_arithmetic, is_sensitive_var, runs_arithmetic,
 };
-use crate::knowledge::wrappers::{wrapper_step, Step};
+use crate::knowledge::wrappers::{is_loader_name, untrusted_loader_step, wrapper_step, Step};
 use crate::model::*;
 
 /// Maximum number of script bytes parsed for one command (all nested scripts together).
@@ -842,7 +842,10 @@ impl<'o> Builder<'o> {
         }
         if t.starts_with('/') {
             let p = self.classify(w);
-            return (p.kind == ProgramKind::TrustedPath).then_some(Cow::Owned(p.name));
+            if p.kind == ProgramKind::TrustedPath {
+                return Some(Cow::Owned(p.name));
+            }
+            return system_loader(&p.name).map(|b| Cow::Owned(b.to_string()));
         }
         (!t.contains('/')).then_some(Cow::Borrowed(t))
     }
@@ -2043,6 +2046,10 @@ impl<'o> Builder<'o> {
                 continue;
             }
             let Some(pname) = self.trusted_name(w) else {
+                // The dynamic loader at another path runs its operand too (attack pass C-A).
+                if let Some(Step::SplitString { text }) = untrusted_loader_step(&words[u.start..]) {
+                    return self.env_split_string(at, &words[u.start], u, redirects, frame, text);
+                }
                 break;
             };
             match wrapper_step(&pname, &words[u.start..]) {
@@ -2988,6 +2995,18 @@ fn decode_ansi_c(s: &str) -> Option<String> {
         }
     }
     Some(out)
+}
+
+/// The file name of `path` (normalised, absolute) when it is the dynamic loader in the
+/// system's library directories (`/lib64/ld-linux-x86-64.so.2`,
+/// `/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2`): root's files, as the trusted program
+/// directories are, and a wrapper that runs its operand (attack pass C-A).
+fn system_loader(path: &str) -> Option<&str> {
+    let (dir, base) = path.rsplit_once('/')?;
+    let dir = dir.strip_prefix("/usr").unwrap_or(dir);
+    let top = dir.strip_prefix('/')?.split('/').next()?;
+    let lib_dir = matches!(top, "lib" | "lib64" | "lib32" | "libx32");
+    (lib_dir && !path.contains("/../") && is_loader_name(base)).then_some(base)
 }
 
 #[cfg(test)]

@@ -2478,16 +2478,10 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
                  checked",
             ))
         }
-        "gdb" | "expect" | "tmux" | "screen" => {
+        "gdb" | "lldb" | "expect" | "tmux" | "screen" => {
             let runs = match name {
-                "gdb" => {
-                    args.windows(2).any(|w| {
-                        matches!(w[0].as_str(), "-ex" | "--eval-command" | "-iex")
-                            && (w[1].trim_start().starts_with("shell")
-                                || w[1].trim_start().starts_with('!')
-                                || w[1].trim_start().starts_with("pipe"))
-                    }) || args.iter().any(|a| a == "-x" || a.starts_with("--command"))
-                }
+                "gdb" => gdb_runs_code(args),
+                "lldb" => lldb_runs_code(args),
                 "expect" => args
                     .iter()
                     .any(|a| !a.starts_with('-') || a == "-c" || a == "-f"),
@@ -2520,6 +2514,15 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
                 ));
             }
         }
+        n if compiler_driver(n) => {
+            if let Some(why) = compiler_runs_program(args) {
+                out.push(finding(
+                    FindingId::DynamicCommand,
+                    Decision::Ask,
+                    format!("{name} {why}: what it runs is not checked"),
+                ));
+            }
+        }
         "rename" | "prename" | "file-rename" | "perl-rename" => {
             out.extend(
                 cx.first_project_target(static_args(seg).filter(|a| !a.starts_with('-')), |why| {
@@ -2529,6 +2532,152 @@ fn program_checks(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<F
         }
         _ => {}
     }
+}
+
+/// Whether gdb's arguments run code of gdb's command language that reaches the host: a
+/// command file (`-x`, `-ix`, `--command`, `--init-command`), or an `-ex`/`-iex`
+/// (`--eval-command`, `--init-eval-command`, `=` attached, their abbreviations) whose text
+/// has a word that abbreviates `shell`, `python`, `python-interactive`, `pipe`, `guile`,
+/// `guile-repl`, `source`, `eval`, `alias` or `define`, or starts with `!` or `|`. Any
+/// word, not only the first: `thread apply all shell …`, `with … -- python …` run the
+/// command after them (attack pass C-A: `gdb -batch -ex 'python import os; …'`).
+fn gdb_runs_code(args: &[String]) -> bool {
+    const CODE: &[&str] = &[
+        "shell",
+        "python",
+        "python-interactive",
+        "pipe",
+        "guile",
+        "guile-repl",
+        "source",
+        "eval",
+        "alias",
+        "define",
+    ];
+    let code = |text: &str| {
+        text.split_whitespace().any(|word| {
+            if word.starts_with(['!', '|']) {
+                return true;
+            }
+            let head: String = word
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+                .collect();
+            matches!(head.as_str(), "pi" | "py" | "gr" | "gu" | "so" | "sh")
+                || (head.len() >= 3 && CODE.iter().any(|c| c.starts_with(&head)))
+        })
+    };
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let Some(body) = a.strip_prefix("--").or_else(|| a.strip_prefix('-')) else {
+            i += 1;
+            continue;
+        };
+        let (opt, attached) = match body.split_once('=') {
+            Some((o, v)) => (o, Some(v)),
+            None => (body, None),
+        };
+        let abbrev = |full: &str, min: usize| opt.len() >= min && full.starts_with(opt);
+        // `-P FILE`, `--python FILE` (gdb 13): runs a Python script.
+        if matches!(opt, "x" | "ix" | "P")
+            || abbrev("command", 3)
+            || abbrev("init-command", 6)
+            || abbrev("python", 2)
+        {
+            return true;
+        }
+        if matches!(opt, "ex" | "iex")
+            || abbrev("eval-command", 2)
+            || abbrev("init-eval-command", 6)
+        {
+            let text = attached.or_else(|| args.get(i + 1).map(String::as_str));
+            if text.is_some_and(code) {
+                return true;
+            }
+            i += usize::from(attached.is_none());
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Whether lldb's arguments run code of its command language that reaches the host: a
+/// command file (`-s`, `-S`, `-K`, `--source…`), or a one-line command (`-o`, `-O`, `-k`,
+/// `--one-line…`, `=` attached) with a word that is `platform` (`platform shell`),
+/// `script` (Python), `command` (`command script`, `command source`, `command alias`) or an
+/// abbreviation of `shell`, or that starts with `!`.
+fn lldb_runs_code(args: &[String]) -> bool {
+    let code = |text: &str| {
+        text.split_whitespace().any(|w| {
+            w.starts_with('!')
+                || matches!(w, "platform" | "script" | "command" | "sc" | "co" | "com")
+                || (w.len() >= 2 && "shell".starts_with(w))
+        })
+    };
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let (opt, attached) = match a.split_once('=') {
+            Some((o, v)) if o.starts_with("--") => (o, Some(v)),
+            _ => (a, None),
+        };
+        if matches!(opt, "-s" | "-S" | "-K") || opt.starts_with("--source") {
+            return true;
+        }
+        if matches!(opt, "-o" | "-O" | "-k") || opt.starts_with("--one-line") {
+            let text = attached.or_else(|| args.get(i + 1).map(String::as_str));
+            if text.is_some_and(code) {
+                return true;
+            }
+            i += usize::from(attached.is_none());
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Whether `name` is a C compiler driver (`cc`, `gcc`, `g++`, `clang`, `clang++`,
+/// `gfortran`, a target's `x86_64-linux-gnu-gcc`, a version's `gcc-12`, `clang-17`).
+fn compiler_driver(name: &str) -> bool {
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let base = base.strip_suffix('-').unwrap_or(base);
+    matches!(base, "cc" | "c++")
+        || ["gcc", "g++", "gfortran", "clang", "clang++", "-cc", "-c++"]
+            .iter()
+            .any(|d| base.ends_with(d))
+}
+
+/// Why a compiler driver given `args` runs a program or loads code other than its own
+/// (attack pass C-A: `gcc -wrapper sh,-c,'git reset --hard' …`): `-wrapper PROG,ARGS`
+/// runs its subprocesses through PROG; `-B PREFIX` takes them (cc1, as, ld) from PREFIX;
+/// `-specs=FILE` may name any program to run; `-fplugin=`, `-fpass-plugin=` and `-Xclang
+/// -load` load a plugin; `-fuse-ld=PATH` runs PATH as the linker.
+fn compiler_runs_program(args: &[String]) -> Option<&'static str> {
+    args.iter().enumerate().find_map(|(i, a)| {
+        let a = a.as_str();
+        if a == "-wrapper" || a.starts_with("-wrapper=") {
+            Some("-wrapper runs the compiler's programs through the program it names")
+        } else if a.starts_with("-B") || a == "--prefix" || a.starts_with("--prefix=") {
+            Some("-B takes the programs it runs (cc1, as, ld) from the directory given")
+        } else if a.starts_with("-specs") || a.starts_with("--specs") {
+            Some("-specs reads a spec file, which may run any program")
+        } else if a.starts_with("-fplugin")
+            || a.starts_with("-fpass-plugin")
+            || (a == "-Xclang"
+                && args
+                    .get(i + 1)
+                    .is_some_and(|n| matches!(n.as_str(), "-load" | "-plugin")))
+        {
+            Some("loads a compiler plugin")
+        } else if a.strip_prefix("-fuse-ld=").is_some_and(|l| l.contains('/'))
+            || a.starts_with("--ld-path")
+        {
+            Some("runs the linker program it names")
+        } else {
+            None
+        }
+    })
 }
 
 /// A glob in git's subcommand or option position (`git reset --har?`, `git rese? --hard`):
@@ -4650,6 +4799,37 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
             "git reflog {} removes what recovers lost commits and stashes",
             args[0]
         )),
+        // Attack pass C-A: each goes back to before the operation, as `git reset --merge`
+        // does: the resolutions and edits made since it stopped go with it. `--quit` keeps
+        // the index and work tree.
+        "merge" | "rebase" | "cherry-pick" | "revert" | "am"
+            if long(&[LongOption::abbrev("abort")]) =>
+        {
+            Some(format!(
+                "git {name} --abort resets the index and work tree to before the {name}: the \
+                 conflict resolutions and changes made since it stopped are thrown away"
+            ))
+        }
+        "rebase" | "cherry-pick" | "revert" | "am" if long(&[LongOption::abbrev("skip")]) => {
+            Some(format!(
+                "git {name} --skip resets the index and work tree past the current commit: its \
+                 conflict resolution and changes are thrown away"
+            ))
+        }
+        // `-D` (`-d --force`) deletes a branch not merged anywhere, with its reflog: its
+        // commits are left unreachable, as after `git update-ref -d`. `-d` alone refuses a
+        // branch not merged into its upstream or HEAD, so nothing is lost.
+        "branch"
+            if (short('D')
+                || ((short('d') || long(&[LongOption::abbrev("delete")]))
+                    && (short('f') || long(&[LongOption::abbrev("force")])))) =>
+        {
+            Some(
+                "git branch -D deletes a branch whether or not it is merged, and its reflog: its \
+                 unmerged commits are lost"
+                    .into(),
+            )
+        }
         "push" => hidden(false),
         _ => None,
     }

@@ -369,9 +369,572 @@ pub(crate) fn wrapper_step(name: &str, words: &[Word]) -> Step {
         "runuser" | "sg" => run_as(name, words),
         "gdb" => gdb(name, words),
         "tmux" => tmux(name, words),
+        // Attack pass C-A: more programs that run the command they are given.
+        n if is_loader_name(n) => ld_so(name, words),
+        "capsh" => capsh(words),
+        "hyperfine" => hyperfine(words),
+        "cpulimit" => cpulimit(name, words),
+        "trickle" => generic(name, words, "hvVs", "duwtlnLP", &[], &[], 0),
+        "sem" => sem(name, words),
+        "caffeinate" => generic(name, words, "disum", "tw", &[], &[], 0),
+        "box64" | "box86" => generic(name, words, "", "", &[], &[], 0),
+        n if is_qemu_user(n) => qemu_user(words),
+        "rr" => rr(words),
+        "watchexec" => watchexec(words),
+        "fish" | "csh" | "tcsh" => foreign_shell(name, words),
+        // The same kind, found looking for more: each runs the command it is given.
+        "toybox" => plain(name, words),
+        "gosu" | "su-exec" | "setuidgid" => generic(name, words, "", "", &[], &[], 1),
+        "ccache" | "sccache" | "distcc" | "icecc" => generic(name, words, "", "", &[], &[], 0),
+        "memusage" => generic(
+            name,
+            words,
+            "umtT",
+            "npdbxy",
+            &["unbuffered", "no-timer", "mmap", "time-based", "total"],
+            &[
+                "progname", "png", "data", "buffer", "title", "x-size", "y-size",
+            ],
+            0,
+        ),
+        "heaptrack" => generic(
+            name,
+            words,
+            "dhv",
+            "op",
+            &[
+                "debug",
+                "help",
+                "version",
+                "record-only",
+                "raw",
+                "use-inject",
+            ],
+            &["output", "pid"],
+            0,
+        ),
+        "sandbox-exec" => generic(name, words, "", "fpnD", &[], &[], 0),
+        "mold" => match words
+            .iter()
+            .position(|w| w.text == "-run" || w.text == "--run")
+        {
+            Some(i) => {
+                let o = scan_opts(&words[..1], "", "", "", &[], &[]);
+                inner(words, i + 1, &o, name)
+            }
+            None => Step::Program,
+        },
+        // Their options differ or run the command elsewhere (the host, a session, a
+        // chroot, another architecture): every candidate command is checked, opaque.
+        "flatpak-spawn" | "schroot" | "dtach" | "abduco" | "arch" if words.len() > 1 => {
+            candidates(words, 1)
+        }
         s if SHELLS.contains(&s) => shell(name, words),
         _ => Step::Program,
     }
+}
+
+/// Whether `name` (a file name, no directory) has the shape of the dynamic loader, which
+/// runs the program named by its first operand: `ld.so`, `ld.so.1`, `ld64.so.2`,
+/// `ld-linux-x86-64.so.2`, `ld-linux-aarch64.so.1`, `ld-musl-x86_64.so.1`, `ld-2.31.so`.
+pub(crate) fn is_loader_name(name: &str) -> bool {
+    (name.starts_with("ld-") || name.starts_with("ld.so") || name.starts_with("ld64.so"))
+        && name.contains(".so")
+}
+
+/// `ld.so [OPTS] PROGRAM [ARGS…]` (the dynamic loader, by any name of its shape: attack
+/// pass C-A, `/lib64/ld-linux-x86-64.so.2 /bin/rm -rf .git` ran unchecked). Its options
+/// are glibc's exact spellings (`ld.so --help`); `--list`, `--verify` and the other
+/// reports run nothing. `--preload`, `--audit`, `--library-path` load other code into the
+/// program and `--argv0` renames it (a multi-call binary runs another tool): the command
+/// is then opaque. An unknown option makes every candidate command checked.
+fn ld_so(name: &str, words: &[Word]) -> Step {
+    let mut opaque = Vec::new();
+    let mut i = 1;
+    while i < words.len() {
+        let w = &words[i];
+        if w.dynamic {
+            return candidates(words, i);
+        }
+        match w.text.as_str() {
+            "--" => {
+                i += 1;
+                break;
+            }
+            "--list" | "--verify" | "--help" | "--version" | "--list-tunables"
+            | "--list-diagnostics" => return Step::Program,
+            "--inhibit-cache" => i += 1,
+            "--glibc-hwcaps-prepend" | "--glibc-hwcaps-mask" | "--inhibit-rpath" => i += 2,
+            o @ ("--library-path" | "--preload" | "--audit" | "--argv0") => {
+                let v = words.get(i + 1).map_or("", |v| v.text.as_str());
+                opaque.push((OpaqueKind::UnknownWrapperOption, format!("{name} {o} {v}")));
+                i += 2;
+            }
+            t if t.starts_with('-') => return candidates(words, i),
+            _ => break,
+        }
+    }
+    if i >= words.len() {
+        return Step::Program;
+    }
+    if let Some(s) = unsearched_program(words, i) {
+        return s;
+    }
+    Step::Inner {
+        consumed: i,
+        env: Vec::new(),
+        chdir: None,
+        runtime_args: false,
+        opaque,
+    }
+}
+
+/// A program operand without a `/` given to a runner that does not search `PATH` (the
+/// loader, QEMU user-mode): it opens `./NAME`, whatever file is there, so `ld.so ls` is
+/// not `ls`. Both readings are parsed for checks, the command opaque.
+fn unsearched_program(words: &[Word], at: usize) -> Option<Step> {
+    let w = words.get(at)?;
+    if w.dynamic || w.text.contains('/') {
+        return None;
+    }
+    let line = words[at..]
+        .iter()
+        .map(|w| crate::model::shell_word(&w.text))
+        .collect::<Vec<_>>()
+        .join(" ");
+    Some(Step::SplitString {
+        text: format!("./{line}\n{line}"),
+    })
+}
+
+/// The dynamic loader at a path that is not trusted (`./ld.so`, `/opt/x/ld-linux.so.2`):
+/// what it would run is parsed for checks, the command opaque (the file may be any
+/// program). `None` when `words[0]` is not of the loader's shape or runs nothing.
+pub(crate) fn untrusted_loader_step(words: &[Word]) -> Option<Step> {
+    let w = words.first()?;
+    if w.dynamic || w.glob {
+        return None;
+    }
+    let base = w.text.rsplit('/').next().unwrap_or_default();
+    if !is_loader_name(base) {
+        return None;
+    }
+    match ld_so(base, words) {
+        Step::Inner { consumed, .. } => Some(opaque_inner(words, consumed)),
+        s @ Step::SplitString { .. } => Some(s),
+        _ => None,
+    }
+}
+
+/// The words as a shell joins them for `sh -c "$*"`: their texts with spaces.
+fn raw_line(words: &[Word]) -> String {
+    words
+        .iter()
+        .map(|w| w.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `capsh [--OPT=VALUE]… -- ARGS…` runs `/bin/bash ARGS…` (or the `--shell=` program),
+/// and `capsh … == ARGS…` runs capsh again with ARGS (attack pass C-A: `capsh -- -c 'git
+/// reset --hard'`). Parsed for checks, the command opaque (capabilities, user, root
+/// changed).
+fn capsh(words: &[Word]) -> Step {
+    let mut shell = "/bin/bash".to_string();
+    for (i, w) in words.iter().enumerate().skip(1) {
+        if w.dynamic {
+            return candidates(words, i);
+        }
+        let t = w.text.as_str();
+        if let Some(s) = t.strip_prefix("--shell=") {
+            shell = s.to_string();
+        } else if t == "--" || t == "==" {
+            if i + 1 >= words.len() && t == "==" {
+                return Step::Program;
+            }
+            let program = if t == "--" {
+                crate::model::shell_word(&shell)
+            } else {
+                "capsh".to_string()
+            };
+            let rest = &words[i + 1..];
+            let args = rest
+                .iter()
+                .map(|w| crate::model::shell_word(&w.text))
+                .collect::<Vec<_>>();
+            return Step::SplitString {
+                text: std::iter::once(program)
+                    .chain(args)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            };
+        }
+    }
+    Step::Program
+}
+
+/// `hyperfine [OPTS] CMD…`: each operand, and the values of `--setup`, `--prepare`,
+/// `--conclude`, `--cleanup` and `--reference`, is a command line run through the shell
+/// (`-S`/`--shell`, default `sh`; `-N` splits it into words instead). `{name}` in them is
+/// replaced by each value of `-L name A,B` (the first of `-P name MIN MAX`). One operand
+/// alone is parsed as a shell script; otherwise the lines are parsed best-effort and the
+/// command is opaque (attack pass C-A: `hyperfine -N --runs 1 'git reset --hard'`). An
+/// unknown option is skipped: its value, if it takes one, is checked as a command too.
+fn hyperfine(words: &[Word]) -> Step {
+    let mut cmds: Vec<(usize, String)> = Vec::new();
+    let mut other = false; // a command not given as an operand
+    let mut params: Vec<(String, Vec<String>)> = Vec::new();
+    let mut shell: Option<String> = None;
+    let mut i = 1;
+    let value = |i: usize| words.get(i).map(|w| w.text.clone()).unwrap_or_default();
+    while i < words.len() {
+        let w = &words[i];
+        if w.dynamic {
+            return Step::DynamicShell;
+        }
+        let t = w.text.as_str();
+        if t == "--" {
+            cmds.extend((i + 1..words.len()).map(|j| (j, words[j].text.clone())));
+            break;
+        }
+        let (opt, attached) = if let Some(l) = t.strip_prefix("--") {
+            match l.split_once('=') {
+                Some((n, v)) => (n.to_string(), Some(v.to_string())),
+                None => (l.to_string(), None),
+            }
+        } else if t.len() > 1 && t.starts_with('-') {
+            let mut chars = t[1..].chars();
+            let c = chars.next().map(String::from).unwrap_or_default();
+            let rest = chars.as_str();
+            (c, (!rest.is_empty()).then(|| rest.to_string()))
+        } else {
+            cmds.push((i, t.to_string()));
+            i += 1;
+            continue;
+        };
+        let next = usize::from(attached.is_none());
+        let val = attached.clone().unwrap_or_else(|| value(i + 1));
+        match opt.as_str() {
+            "s" | "setup" | "p" | "prepare" | "C" | "conclude" | "c" | "cleanup" | "reference" => {
+                cmds.push((0, val));
+                other = true;
+                i += 1 + next;
+            }
+            "S" | "shell" => {
+                shell = Some(val);
+                i += 1 + next;
+            }
+            "L" | "parameter-list" => {
+                let vals = if attached.is_some() {
+                    value(i + 1)
+                } else {
+                    value(i + 2)
+                };
+                params.push((val, vals.split(',').map(str::to_string).collect()));
+                i += 2 + next;
+            }
+            "P" | "parameter-scan" => {
+                let min = if attached.is_some() {
+                    value(i + 1)
+                } else {
+                    value(i + 2)
+                };
+                params.push((val, vec![min]));
+                i += 3 + next;
+            }
+            "w"
+            | "warmup"
+            | "m"
+            | "min-runs"
+            | "M"
+            | "max-runs"
+            | "r"
+            | "runs"
+            | "D"
+            | "parameter-step-size"
+            | "style"
+            | "sort"
+            | "u"
+            | "time-unit"
+            | "export-asciidoc"
+            | "export-csv"
+            | "export-json"
+            | "export-markdown"
+            | "export-orgmode"
+            | "output"
+            | "input"
+            | "n"
+            | "command-name"
+            | "reference-name"
+            | "min-benchmarking-time" => i += 1 + next,
+            _ => i += 1,
+        }
+    }
+    if cmds.is_empty() {
+        return Step::Program;
+    }
+    let custom_shell = shell
+        .as_deref()
+        .filter(|s| !matches!(*s, "none" | "sh" | "bash" | "/bin/sh" | "/bin/bash"));
+    if let [(at, _)] = cmds.as_slice() {
+        if *at > 0 && !other && params.is_empty() && custom_shell.is_none() && !writes_file(words) {
+            return Step::Shell { script: *at };
+        }
+    }
+    let mut lines: Vec<String> = cmds.into_iter().map(|(_, c)| c).collect();
+    for (name, vals) in &params {
+        let key = format!("{{{name}}}");
+        lines = lines
+            .iter()
+            .flat_map(|l| {
+                if l.contains(&key) {
+                    vals.iter().map(|v| l.replace(&key, v)).collect()
+                } else {
+                    vec![l.clone()]
+                }
+            })
+            .collect();
+    }
+    if let Some(sh) = custom_shell {
+        lines = lines
+            .iter()
+            .map(|l| format!("{sh} -c {}", crate::model::shell_word(l)))
+            .collect();
+    }
+    Step::SplitString {
+        text: lines.join("\n"),
+    }
+}
+
+/// Whether a wrapper's own options write a file (`hyperfine --export-json F`, `--output F`,
+/// `watchexec --log-file F`, `--emit-events-to`): what it runs is then not all it does, and
+/// the command is opaque rather than judged as the inner command alone.
+fn writes_file(words: &[Word]) -> bool {
+    words.iter().any(|w| {
+        ["--export", "--output", "--log-file", "--emit-events-to"]
+            .iter()
+            .any(|o| w.text.starts_with(o))
+    })
+}
+
+/// `cpulimit [OPTS] [--] CMD…`; with `-p PID`, `-e EXE` or `-P PATH` it only limits a
+/// process already running.
+fn cpulimit(name: &str, words: &[Word]) -> Step {
+    const LONG_ARG: &[&str] = &["limit", "cpu", "signal", "pid", "exe", "path"];
+    let o = scan_opts(
+        words,
+        "zivbqkrmhf",
+        "lcspeP",
+        "",
+        &[
+            "lazy",
+            "include-children",
+            "verbose",
+            "background",
+            "quiet",
+            "kill",
+            "restore",
+            "monitor-forks",
+            "help",
+            "foreground",
+        ],
+        LONG_ARG,
+    );
+    if opt_value(&o, &["-p", "-e", "-P", "--pid", "--exe", "--path"]).is_some() {
+        return Step::Program;
+    }
+    if !o.unknown.is_empty() {
+        return candidates(words, 1);
+    }
+    inner(words, o.next, &o, name)
+}
+
+/// `sem [OPTS] CMD…` (GNU parallel's semaphore): runs CMD through the shell, one word
+/// alone as a command line.
+fn sem(name: &str, words: &[Word]) -> Step {
+    let o = scan_opts(
+        words,
+        "uqv",
+        "j",
+        "",
+        &["fg", "bg", "wait", "ungroup", "quote", "verbose"],
+        &[
+            "id",
+            "jobs",
+            "semaphoretimeout",
+            "st",
+            "semaphorename",
+            "timeout",
+        ],
+    );
+    if !o.unknown.is_empty() {
+        return candidates(words, 1);
+    }
+    if o.next + 1 == words.len() && !words[o.next].dynamic {
+        return Step::Shell { script: o.next };
+    }
+    inner(words, o.next, &o, name)
+}
+
+/// Whether `name` is a QEMU user-mode emulator (`qemu-x86_64`, `qemu-aarch64-static`),
+/// which runs the program given: not `qemu-system-*` or QEMU's tools.
+fn is_qemu_user(name: &str) -> bool {
+    name.strip_prefix("qemu-").is_some_and(|arch| {
+        !arch.is_empty()
+            && ![
+                "system", "img", "io", "nbd", "storage", "pr-", "ga", "edid", "keymap", "bridge",
+                "make",
+            ]
+            .iter()
+            .any(|p| arch.starts_with(p))
+    })
+}
+
+/// `qemu-ARCH [-OPT [VALUE]]… PROGRAM [ARGS…]`: its options are single-dash words; `-L`,
+/// `-E`, `-U`, `-0`, `-cpu`, … take a value. An unknown option makes every candidate
+/// command checked.
+fn qemu_user(words: &[Word]) -> Step {
+    let mut i = 1;
+    while i < words.len() {
+        let w = &words[i];
+        if w.dynamic {
+            return candidates(words, i);
+        }
+        let t = w.text.as_str();
+        let o = t.strip_prefix("--").or_else(|| t.strip_prefix('-'));
+        match o {
+            None => break,
+            Some("") => {
+                i += 1;
+                break;
+            }
+            Some(
+                "L" | "E" | "U" | "0" | "cpu" | "g" | "s" | "B" | "R" | "d" | "D" | "p" | "seed"
+                | "trace" | "plugin" | "r" | "dfilter" | "t",
+            ) => i += 2,
+            Some(
+                "h" | "help" | "version" | "strace" | "singlestep" | "one-insn-per-tb"
+                | "enable-fdpic",
+            ) => i += 1,
+            Some(_) => return candidates(words, i),
+        }
+    }
+    if let Some(s) = unsearched_program(words, i) {
+        return s;
+    }
+    let o = scan_opts(&words[..1], "", "", "", &[], &[]);
+    inner(words, i, &o, "qemu")
+}
+
+/// `rr record [OPTS] PROGRAM [ARGS…]` (also `rr PROGRAM …`, record being the default):
+/// rr's options differ per subcommand, so the command is taken after `--` when there is
+/// one, else every candidate is checked. Its other subcommands replay or report a trace.
+fn rr(words: &[Word]) -> Step {
+    let Some(sub) = words.iter().skip(1).position(|w| !w.text.starts_with('-')) else {
+        return Step::Program;
+    };
+    let sub = sub + 1;
+    let from = match words[sub].text.as_str() {
+        "record" => sub + 1,
+        "replay" | "rerun" | "dump" | "ps" | "pack" | "sources" | "traceinfo" | "buildid"
+        | "cpufeatures" | "help" | "explain" | "mark" | "gdb" | "rerun-gdb" | "serve" => {
+            return Step::Program
+        }
+        _ => sub,
+    };
+    if let Some(dd) = words[from..].iter().position(|w| w.text == "--") {
+        let o = scan_opts(&words[..1], "", "", "", &[], &[]);
+        return inner(words, from + dd + 1, &o, "rr");
+    }
+    candidates(words, from)
+}
+
+/// `watchexec [OPTS] [--] COMMAND…`: runs COMMAND at start and on every change, its words
+/// joined and given to the shell (`-s`/`--shell`; `-n` runs it without one). Its options
+/// are many: the command after `--` is taken as it is; without `--` every candidate line
+/// is checked, as the shell reads it.
+fn watchexec(words: &[Word]) -> Step {
+    if let Some(dd) = words.iter().position(|w| w.text == "--") {
+        let rest = &words[dd + 1..];
+        if writes_file(&words[..dd]) {
+            return opaque_inner(words, dd + 1);
+        }
+        return match rest {
+            [] => Step::Program,
+            [one] if !one.dynamic => Step::Shell { script: dd + 1 },
+            _ => {
+                let o = scan_opts(&words[..1], "", "", "", &[], &[]);
+                inner(words, dd + 1, &o, "watchexec")
+            }
+        };
+    }
+    let lines: Vec<String> = (1..words.len())
+        .filter(|&j| !words[j].text.starts_with('-') || words[j].dynamic)
+        .take(16)
+        .map(|j| raw_line(&words[j..]))
+        .collect();
+    if lines.is_empty() {
+        return Step::Program;
+    }
+    Step::SplitString {
+        text: lines.join("\n"),
+    }
+}
+
+/// `fish -c TEXT`, `csh -c TEXT`, `tcsh -c TEXT` (also `-ic`, fish's `--command[=]TEXT`
+/// and `-C`/`--init-command`): the text is in the shell's own language, parsed here as a
+/// shell script best-effort, the command opaque; fish's `and`/`or`/`not`/`begin` before
+/// a command are dropped for a second reading (attack pass C-A: `fish -c 'git reset
+/// --hard'` ran unchecked).
+fn foreign_shell(name: &str, words: &[Word]) -> Step {
+    let mut texts = Vec::new();
+    let mut i = 1;
+    while i < words.len() {
+        let w = &words[i];
+        let t = w.text.as_str();
+        let value = words.get(i + 1).map(|v| (v.dynamic, v.text.clone()));
+        let got = if let Some(v) = t
+            .strip_prefix("--command=")
+            .or_else(|| t.strip_prefix("--init-command="))
+        {
+            Some((w.dynamic, v.to_string()))
+        } else if matches!(t, "--command" | "--init-command" | "-C")
+            || (t.len() > 1 && t.starts_with('-') && !t.starts_with("--") && t.contains('c'))
+        {
+            i += 1;
+            value
+        } else {
+            None
+        };
+        if let Some((dynamic, text)) = got {
+            if dynamic {
+                return Step::DynamicShell;
+            }
+            texts.push(text);
+        }
+        i += 1;
+    }
+    if texts.is_empty() {
+        return Step::Program;
+    }
+    let mut text = texts.join("\n");
+    if name == "fish" {
+        let dropped: Vec<String> = text
+            .split(['\n', ';'])
+            .map(|l| {
+                let mut l = l.trim_start();
+                while let Some(r) = ["and ", "or ", "not ", "begin ", "! "]
+                    .iter()
+                    .find_map(|k| l.strip_prefix(k))
+                {
+                    l = r.trim_start();
+                }
+                l.to_string()
+            })
+            .collect();
+        text = format!("{text}\n{}", dropped.join("\n"));
+    }
+    Step::SplitString { text }
 }
 
 /// `env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]… CMD`.
