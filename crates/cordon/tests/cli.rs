@@ -1465,8 +1465,13 @@ fn report_file_and_json_both_get_the_report() {
     }
     // The helper measured itself (issue 12): a resident set, in KiB, of a process that
     // ran (more than a page, less than the whole machine).
-    let rss = from_file["helper_peak_rss_kib"].as_u64().unwrap_or_default();
-    assert!((4..16 * 1024 * 1024).contains(&rss), "helper_peak_rss_kib: {from_file}");
+    let rss = from_file["helper_peak_rss_kib"]
+        .as_u64()
+        .unwrap_or_default();
+    assert!(
+        (4..16 * 1024 * 1024).contains(&rss),
+        "helper_peak_rss_kib: {from_file}"
+    );
     // A refusal (an unknown profile) reaches both as well.
     let o = out(cordon(
         &p,
