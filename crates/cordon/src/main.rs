@@ -96,9 +96,10 @@ fn main() -> ExitCode {
     let code = match cmd::dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("cordon: {e:#}");
+            let et = cmd::error_text(&e);
+            eprintln!("cordon: {et}");
             let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-            cmd::json_error_report(&raw, &format!("{e:#}"));
+            cmd::json_error_report(&raw, &cmd::error_text(&e));
             EXIT_CORDON as i32
         }
     };

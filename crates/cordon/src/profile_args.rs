@@ -122,8 +122,9 @@ pub fn choose(args: &ProfileArgs) -> Result<Chosen> {
 /// Returns that refusal, for the view's own status to say (`Assessment::refused_by`).
 pub fn note_run_refusal(args: &ProfileArgs) -> Option<String> {
     let e = profile_files_refusal(args, &[], None).err()?;
-    eprintln!("cordon: note: `cordon run` would refuse this: {e:#}");
-    Some(format!("`cordon run` would refuse this: {e:#}"))
+    let et = crate::cmd::error_text(&e);
+    eprintln!("cordon: note: `cordon run` would refuse this: {et}");
+    Some(format!("`cordon run` would refuse this: {et}"))
 }
 
 /// `cordon run` and `cordon mcp`: refuses (exit 125, nothing run) a `--config` or

@@ -577,6 +577,35 @@ fn malformed_config_is_an_error_with_line() {
     assert!(text(&o.stderr).contains("workspace-write"));
 }
 
+/// New-user pass: a rules file's unknown key was said at its `[[rules]]` header's line,
+/// as `rule #0`; a missing `--rules` file said its cause twice. The key's line, rules
+/// counted from 1, each cause once. Twin: a missing `--config` file, the same.
+#[test]
+fn rules_file_errors_name_the_keys_line_and_say_a_cause_once() {
+    let p = project();
+    let rules = p.home.join("r2.toml");
+    std::fs::write(
+        &rules,
+        "[[rules]]\npattern = [\"make\"]\ndecison = \"allow\"\n",
+    )
+    .unwrap();
+    let o = out(cordon(
+        &p,
+        &["check", "--rules", rules.to_str().unwrap(), "--", "make"],
+    ));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("r2.toml:3: rule #1 [\"make\"]: unknown key `decison`"),
+        "{err}"
+    );
+    for flag in ["--rules", "--config"] {
+        let o = out(cordon(&p, &["check", flag, "missing.toml", "--", "ls"]));
+        assert_eq!(o.status.code(), Some(125));
+        let err = text(&o.stderr);
+        assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+    }
+}
+
 /// Signals sent to cordon reach the command; the run ends promptly with 128+n.
 #[test]
 fn sigterm_is_forwarded() {
