@@ -606,6 +606,40 @@ fn rules_file_errors_name_the_keys_line_and_say_a_cause_once() {
     }
 }
 
+/// New-user pass: `cordon check --json` with no command was told `e.g. \`cordon run -- ls
+/// -la\``, and its JSON error stopped at "were not provided:". The hint names the
+/// subcommand given; the JSON carries the whole message. Twin: `run --json` (its refusal
+/// report's reason) and an unknown flag's tip.
+#[test]
+fn a_usage_error_names_the_subcommand_and_is_whole_in_json() {
+    let p = project();
+    let o = out(cordon(&p, &["check", "--json"]));
+    assert_eq!(o.status.code(), Some(125));
+    let err = text(&o.stderr);
+    assert!(err.contains("e.g. `cordon check -- ls -la`"), "{err}");
+    assert!(!err.contains("cordon run --"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["error"], "the following required arguments were not provided: <CMD>...",
+        "{v}"
+    );
+    let o = out(cordon(&p, &["run", "--json"]));
+    let err = text(&o.stderr);
+    assert!(err.contains("e.g. `cordon run -- ls -la`"), "{err}");
+    let v = last_json(&o.stderr);
+    assert_eq!(
+        v["reason"], "the following required arguments were not provided: <CMD>...",
+        "{v}"
+    );
+    let o = out(cordon(&p, &["check", "--json", "--bogus"]));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let e = v["error"].as_str().unwrap();
+    assert!(
+        e.starts_with("unexpected argument '--bogus' found; tip:") && !e.contains("Usage"),
+        "{v}"
+    );
+}
+
 /// Signals sent to cordon reach the command; the run ends promptly with 128+n.
 #[test]
 fn sigterm_is_forwarded() {
