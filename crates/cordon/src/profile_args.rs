@@ -35,11 +35,7 @@ pub fn layers(args: &ProfileArgs, rules: &[PathBuf], plan: bool) -> Layers {
         allow_network: args.allow_network,
         with: args.with.clone(),
         deny_read: args.deny_read.clone(),
-        network: args.network.map(|n| match n {
-            NetworkArg::On => cordon_policy::NetworkPolicy::Enabled,
-            NetworkArg::Off => cordon_policy::NetworkPolicy::Restricted,
-            NetworkArg::Managed => cordon_policy::NetworkPolicy::Managed,
-        }),
+        network: args.network.map(NetworkArg::policy),
         local_ports: args.local_port.clone(),
         rule_files: rules.to_vec(),
         plan,

@@ -640,6 +640,40 @@ fn a_usage_error_names_the_subcommand_and_is_whole_in_json() {
     );
 }
 
+/// New-user pass: `--network bogus` listed `on, off, managed`, though `enabled` and
+/// `restricted` are accepted; `cordon proxy --port 0` named `network.ports`, a profile
+/// key. Every accepted word is listed, and each word works; a flag's bad value names the
+/// flag. Twin: `--allow '*'` names `--allow`.
+#[test]
+fn flag_errors_list_every_word_and_name_the_flag() {
+    let p = project();
+    let o = out(cordon(&p, &["check", "--network", "bogus", "--", "ls"]));
+    assert_eq!(o.status.code(), Some(125));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("[possible values: on, enabled, off, restricted, managed]"),
+        "{err}"
+    );
+    for word in ["on", "enabled", "off", "restricted", "managed"] {
+        let o = out(cordon(&p, &["check", "--network", word, "--", "ls"]));
+        assert_eq!(o.status.code(), Some(0), "{word}: {}", text(&o.stderr));
+    }
+    let o = out(cordon(&p, &["proxy", "--port", "0"]));
+    assert_ne!(o.status.code(), Some(0));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("'--port <PORT>'") && !err.contains("network.ports"),
+        "{err}"
+    );
+    let o = out(cordon(&p, &["proxy", "--allow", "*"]));
+    assert_ne!(o.status.code(), Some(0));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("cordon: --allow: \"*\" would match every host"),
+        "{err}"
+    );
+}
+
 /// Signals sent to cordon reach the command; the run ends promptly with 128+n.
 #[test]
 fn sigterm_is_forwarded() {

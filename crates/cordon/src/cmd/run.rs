@@ -554,7 +554,7 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
             || args
                 .profile
                 .network
-                .is_some_and(|n| n != crate::cli::NetworkArg::Off)
+                .is_some_and(|n| n.policy() != cordon_policy::NetworkPolicy::Restricted)
             || !args.profile.local_port.is_empty())
     {
         eprintln!(
