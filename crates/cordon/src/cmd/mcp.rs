@@ -73,7 +73,12 @@ pub fn mcp(args: McpArgs) -> Result<i32> {
     };
     rt.block_on(async move {
         let running = server
-            .serve(rmcp::transport::stdio())
+            // rmcp's stdio transport behind a pre-check that answers an invalid request
+            // with its id ([`super::mcp_stdio`]).
+            .serve(super::mcp_stdio::Checked::new(
+                tokio::io::stdin(),
+                tokio::io::stdout(),
+            ))
             .await
             .context("MCP initialization failed")?;
         running.waiting().await.context("MCP server failed")?;
@@ -681,6 +686,23 @@ impl ServerHandler for Server {
             .await
             .map_err(|e| McpError::internal_error(format!("tool call failed: {e}"), None))?;
         Ok(r.into())
+    }
+
+    /// A method no handler takes: rmcp's default said only the method's name as the
+    /// message (new-user pass: `{"code":-32601,"message":"bogus/method"}`).
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, McpError> {
+        Err(McpError::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!(
+                "method not found: {}",
+                cordon_policy::text::printable(&request.method)
+            ),
+            None,
+        ))
     }
 
     async fn list_resources(

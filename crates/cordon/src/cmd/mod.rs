@@ -9,6 +9,7 @@ mod context;
 mod explain;
 mod mcp;
 mod mcp_args;
+mod mcp_stdio;
 mod profiles;
 mod proxy;
 mod run;
