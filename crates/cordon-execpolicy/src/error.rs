@@ -2,14 +2,15 @@
 
 use std::fmt;
 
-/// Where a rule came from: `SOURCE[:LINE]: rule #INDEX PATTERN`.
+/// Where a rule came from: `SOURCE[:LINE]: rule #N PATTERN` (`N` counted from 1; `LINE`
+/// the line of the key at fault when known, else the rule's table).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuleLocation {
     /// The source label given to the loader (usually the file path).
     pub source_label: String,
-    /// 1-based line of the rule's table, when known.
+    /// 1-based line of the key the error is about (else of the rule's table), when known.
     pub line: Option<usize>,
-    /// 0-based index of the rule in its source.
+    /// 0-based index of the rule in its source (said as `#index+1`).
     pub index: usize,
     /// The rule's pattern as written (`["git", ["status", "diff"]]`), or `<invalid>`.
     pub pattern: String,
@@ -21,7 +22,8 @@ impl fmt::Display for RuleLocation {
         if let Some(l) = self.line {
             write!(f, ":{l}")?;
         }
-        write!(f, ": rule #{} {}", self.index, self.pattern)
+        // Counted from 1, as people count (new-user pass: the first rule was `#0`).
+        write!(f, ": rule #{} {}", self.index + 1, self.pattern)
     }
 }
 

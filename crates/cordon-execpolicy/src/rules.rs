@@ -78,7 +78,7 @@ impl fmt::Display for Pattern {
 pub struct RuleSource {
     /// The label given to the loader (usually a file path).
     pub label: String,
-    /// 0-based index of the rule within that source.
+    /// 0-based index of the rule within that source (displayed as `rule #index+1`).
     pub index: usize,
     /// 1-based line of the rule, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -91,7 +91,8 @@ impl fmt::Display for RuleSource {
         if let Some(l) = self.line {
             write!(f, ":{l}")?;
         }
-        write!(f, " rule #{}", self.index)
+        // Counted from 1, as people count (new-user pass: the first rule was `#0`).
+        write!(f, " rule #{}", self.index + 1)
     }
 }
 
@@ -252,12 +253,29 @@ pub(crate) fn rules_from_str(src: &str, label: &str) -> Result<Vec<Rule>, LoadEr
         source_label: label.to_string(),
         message: e.to_string().trim_end().to_string(),
     })?;
+    // Each rule's keys with their lines (toml's spans): an error about a key names the
+    // key's line, not the `[[rules]]` header's (new-user pass: `decison` on line 3 was
+    // said at line 1).
+    let spans = toml::de::DeTable::parse(src).ok();
+    let rule_tables: Vec<Option<&toml::de::DeTable<'_>>> = spans
+        .as_ref()
+        .and_then(|t| t.get_ref().get("rules"))
+        .and_then(|r| r.get_ref().as_array())
+        .map(|a| a.iter().map(|r| r.get_ref().as_table()).collect())
+        .unwrap_or_default();
+    let key_line = |index: usize, key: &str| -> Option<usize> {
+        let table = rule_tables.get(index).copied().flatten()?;
+        let (k, _) = table.get_key_value(key)?;
+        Some(line_of(src, k.span().start))
+    };
     let mut out = Vec::with_capacity(doc.rules.len());
     for (index, sp) in doc.rules.iter().enumerate() {
         let line = Some(line_of(src, sp.span().start));
-        out.push(rule_from_value(sp.get_ref(), label, index, line)?);
+        out.push(rule_from_value(sp.get_ref(), label, index, line, &|k| {
+            key_line(index, k)
+        })?);
     }
-    check_examples(&out)?;
+    check_examples(&out, &key_line)?;
     Ok(out)
 }
 
@@ -286,9 +304,9 @@ pub(crate) fn rules_from_value(v: &toml::Value, label: &str) -> Result<Vec<Rule>
     let out = arr
         .iter()
         .enumerate()
-        .map(|(i, r)| rule_from_value(r, label, i, None))
+        .map(|(i, r)| rule_from_value(r, label, i, None, &|_| None))
         .collect::<Result<Vec<_>, _>>()?;
-    check_examples(&out)?;
+    check_examples(&out, &|_, _| None)?;
     Ok(out)
 }
 
@@ -299,6 +317,7 @@ fn rule_from_value(
     label: &str,
     index: usize,
     line: Option<usize>,
+    key_line: &dyn Fn(&str) -> Option<usize>,
 ) -> Result<Rule, LoadError> {
     let mut at = RuleLocation {
         source_label: label.to_string(),
@@ -310,11 +329,19 @@ fn rule_from_value(
         at: at.clone(),
         message: m,
     };
+    // An error about one key: at that key's line when it is known.
+    let err_at = |at: &RuleLocation, key: &str, m: String| LoadError::InvalidRule {
+        at: RuleLocation {
+            line: key_line(key).or(at.line),
+            ..at.clone()
+        },
+        message: m,
+    };
     let t = v
         .as_table()
         .ok_or_else(|| err(&at, "a rule must be a table".into()))?;
     let pattern = match t.get("pattern") {
-        Some(p) => parse_pattern(p).map_err(|m| err(&at, m))?,
+        Some(p) => parse_pattern(p).map_err(|m| err_at(&at, "pattern", m))?,
         None => {
             return Err(err(
                 &at,
@@ -325,8 +352,9 @@ fn rule_from_value(
     at.pattern = pattern.to_string();
     for k in t.keys() {
         if !KEYS.contains(&k.as_str()) {
-            return Err(err(
+            return Err(err_at(
                 &at,
+                k,
                 format!("unknown key `{k}` (expected one of: {})", KEYS.join(", ")),
             ));
         }
@@ -336,8 +364,9 @@ fn rule_from_value(
         Some(Some("ask")) => Decision::Ask,
         Some(Some("forbid")) => Decision::Forbid,
         Some(_) => {
-            return Err(err(
+            return Err(err_at(
                 &at,
+                "decision",
                 "`decision` must be \"allow\", \"ask\" or \"forbid\"".into(),
             ))
         }
@@ -351,31 +380,40 @@ fn rule_from_value(
     let justification = match t.get("justification") {
         None => None,
         Some(toml::Value::String(s)) => Some(s.clone()),
-        Some(_) => return Err(err(&at, "`justification` must be a string".into())),
+        Some(_) => {
+            return Err(err_at(
+                &at,
+                "justification",
+                "`justification` must be a string".into(),
+            ))
+        }
     };
     let sandbox = match t.get("sandbox").map(|s| s.as_str()) {
         None | Some(Some("sandboxed")) => SandboxMode::Sandboxed,
         Some(Some("bypass")) => SandboxMode::Bypass,
         Some(_) => {
-            return Err(err(
+            return Err(err_at(
                 &at,
+                "sandbox",
                 "`sandbox` must be \"sandboxed\" or \"bypass\"".into(),
             ))
         }
     };
     if sandbox == SandboxMode::Bypass && decision != Decision::Allow {
-        return Err(err(
+        return Err(err_at(
             &at,
+            "sandbox",
             "`sandbox = \"bypass\"` is only meaningful with `decision = \"allow\"`".into(),
         ));
     }
-    let examples = parse_examples(t.get("examples"), "examples").map_err(|m| err(&at, m))?;
-    let counterexamples =
-        parse_examples(t.get("counterexamples"), "counterexamples").map_err(|m| err(&at, m))?;
+    let examples =
+        parse_examples(t.get("examples"), "examples").map_err(|m| err_at(&at, "examples", m))?;
+    let counterexamples = parse_examples(t.get("counterexamples"), "counterexamples")
+        .map_err(|m| err_at(&at, "counterexamples", m))?;
     let exact = match t.get("exact") {
         None => false,
         Some(toml::Value::Boolean(b)) => *b,
-        Some(_) => return Err(err(&at, "`exact` must be true or false".into())),
+        Some(_) => return Err(err_at(&at, "exact", "`exact` must be true or false".into())),
     };
     Ok(Rule {
         pattern,
@@ -451,12 +489,20 @@ fn parse_examples(v: Option<&toml::Value>, key: &str) -> Result<Vec<Example>, St
 
 /// Load-time check (R-A3): each example must be matched by its rule (some segment of the
 /// parsed example), and no counterexample may be.
-fn check_examples(rules: &[Rule]) -> Result<(), LoadError> {
+/// `key_line(index, key)`: the line of a rule's key, when known (the error is said there).
+fn check_examples(
+    rules: &[Rule],
+    key_line: &dyn Fn(usize, &str) -> Option<usize>,
+) -> Result<(), LoadError> {
+    let at = |r: &Rule, key: &str| RuleLocation {
+        line: key_line(r.source.index, key).or(r.source.line),
+        ..r.location()
+    };
     for r in rules {
         for ex in &r.examples {
             if !ex.parse().segments.iter().any(|s| r.matches(s)) {
                 return Err(LoadError::ExampleDoesNotMatch {
-                    at: r.location(),
+                    at: at(r, "examples"),
                     example: ex.display(),
                 });
             }
@@ -464,7 +510,7 @@ fn check_examples(rules: &[Rule]) -> Result<(), LoadError> {
         for ex in &r.counterexamples {
             if ex.parse().segments.iter().any(|s| r.matches(s)) {
                 return Err(LoadError::CounterexampleMatches {
-                    at: r.location(),
+                    at: at(r, "counterexamples"),
                     example: ex.display(),
                 });
             }

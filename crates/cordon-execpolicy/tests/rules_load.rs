@@ -49,17 +49,19 @@ examples = ["cargo test", "cargo build"]
         LoadError::ExampleDoesNotMatch { at, example } => {
             assert_eq!(at.index, 1);
             assert_eq!(at.source_label, "/home/u/.config/cordon/config.toml");
-            assert_eq!(at.line, Some(6));
+            // The `examples` key's line, not the `[[rules]]` header's.
+            assert_eq!(at.line, Some(9));
             assert_eq!(example, "cargo build");
         }
         other => panic!("unexpected error {other:?}"),
     }
     let msg = err.to_string();
     assert!(
-        msg.contains("/home/u/.config/cordon/config.toml:6"),
+        msg.contains("/home/u/.config/cordon/config.toml:9"),
         "{msg}"
     );
-    assert!(msg.contains("rule #1"), "{msg}");
+    // The second rule: counted from 1.
+    assert!(msg.contains("rule #2"), "{msg}");
     assert!(msg.contains(r#"["cargo", "test"]"#), "{msg}");
     assert!(msg.contains("cargo build"), "{msg}");
 }
@@ -78,7 +80,7 @@ counterexamples = ["git push --force"]
         "{err:?}"
     );
     let msg = err.to_string();
-    assert!(msg.contains("project.toml:2: rule #0"), "{msg}");
+    assert!(msg.contains("project.toml:5: rule #1"), "{msg}");
     assert!(msg.contains("git push --force"), "{msg}");
 }
 
@@ -130,7 +132,10 @@ fn unknown_keys_and_bad_values_are_errors() {
         );
         let msg = err.to_string();
         assert!(msg.contains(needle), "{body}: {msg}");
-        assert!(msg.starts_with("bad.toml:1: rule #0"), "{body}: {msg}");
+        assert!(
+            msg.starts_with("bad.toml:") && msg.contains(": rule #1 "),
+            "{body}: {msg}"
+        );
     }
 }
 
@@ -338,4 +343,43 @@ fn unknown_top_level_keys_are_errors() {
         .unwrap()
         .rules()
         .is_empty());
+}
+
+/// New-user pass: `decison = "allow"` on line 3 was said at line 1 (the `[[rules]]`
+/// header) as `rule #0`. An error about a key names that key's line, and rules are
+/// counted from 1. Twin: an error about the rule as a whole (no key to blame) stays at
+/// its header.
+#[test]
+fn a_keys_error_names_the_keys_line_and_rules_count_from_1() {
+    let src = "[[rules]]\npattern = [\"ls\"]\ndecision = \"allow\"\n\n[[rules]]\n\
+               pattern = [\"make\"]\n# a comment\ndecison = \"allow\"\n";
+    let msg = Policy::from_toml_str(src, "r2.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.starts_with("r2.toml:8: rule #2 [\"make\"]: unknown key `decison`"),
+        "{msg}"
+    );
+    for (body, line) in [
+        ("pattern = [\"ls\"]\n\ndecision = \"maybe\"", 4),
+        ("pattern = [\"ls\"]\ndecision = \"allow\"\nexact = 1", 4),
+        ("decision = \"allow\"\n\npattern = [1]", 4),
+        (
+            "pattern = [\"ls\"]\ndecision = \"allow\"\n\nexamples = [\"make\"]",
+            5,
+        ),
+    ] {
+        let src = format!("[[rules]]\n{body}\n");
+        let msg = Policy::from_toml_str(&src, "r.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.starts_with(&format!("r.toml:{line}: rule #1 ")),
+            "{body}: {msg}"
+        );
+    }
+    let msg = Policy::from_toml_str("\n[[rules]]\ndecision = \"allow\"\n", "r.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(msg.starts_with("r.toml:2: rule #1 "), "{msg}");
 }

@@ -371,8 +371,14 @@ pub struct Output {
     /// than `max_output_bytes` was left when it ended (new-user pass nu24, F3).
     #[serde(skip_serializing_if = "is_zero")]
     pub omitted_bytes: usize,
-    /// `remaining_bytes > 0 || dropped_bytes > 0 || omitted_bytes > 0`.
+    /// `remaining_bytes > 0 || dropped_bytes > 0 || omitted_bytes > 0`, or this text marks
+    /// where bytes were dropped.
     pub truncated: bool,
+    /// Whether this text has a `[cordon: …dropped…]` marker line (a drop counted in an
+    /// earlier answer is marked when a read reaches its place; one counted here may be
+    /// marked later). Not part of the structured content.
+    #[serde(skip)]
+    pub drop_marked: bool,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -482,6 +488,11 @@ struct ProcState {
     /// The last [`runner::STDERR_TAIL`] bytes of output, read or not (for classification).
     recent: std::collections::VecDeque<u8>,
     dropped: u64,
+    /// Of `dropped`, the bytes an answer already counted in its `dropped_bytes` while the
+    /// marker waits for a read to reach its place after the kept start: an answer counts a
+    /// drop when it happened, not when the marker is read (new-user pass: the first answer
+    /// to `seq 1 200000` said 0 dropped and 1048271 more bytes of a 1.29 MB output).
+    dropped_told: u64,
     /// Bytes at the front of `unread` that are the start of the output, kept when the
     /// buffer overflowed before any read ([`OUTPUT_HEAD_BYTES`]); `dropped` bytes were then
     /// taken after them.
@@ -631,6 +642,7 @@ impl Proc {
             let all: Vec<u8> = st.unread.drain(..).collect();
             let (head, tail, omitted) = head_and_tail(&all, max);
             let dropped = std::mem::take(&mut st.dropped);
+            let told = std::mem::take(&mut st.dropped_told);
             let kept_start = std::mem::take(&mut st.head);
             let mut text = String::new();
             // Bytes dropped after the kept start lie in the middle left out (or, with a
@@ -665,9 +677,10 @@ impl Proc {
                 Output {
                     text,
                     remaining_bytes: 0,
-                    dropped_bytes: dropped,
+                    dropped_bytes: dropped - told,
                     omitted_bytes: omitted,
                     truncated: true,
+                    drop_marked: dropped > 0,
                 },
                 st.finished.clone(),
             );
@@ -692,22 +705,26 @@ impl Proc {
             st.read_any = true;
         }
         let mut text = String::new();
-        let dropped = if st.head > 0 {
+        // (bytes dropped that this answer counts, whether its text marks them)
+        let (dropped, drop_marked) = if st.head > 0 {
             // The kept start first; the marker where the dropped bytes were, once a read
-            // reaches it.
+            // reaches it. The drop is counted now: it has happened.
             if cut < st.head {
                 st.head -= cut;
                 text.push_str(&quote_lookalikes(&String::from_utf8_lossy(&bytes[..cut])));
-                0
+                let new = st.dropped - st.dropped_told;
+                st.dropped_told = st.dropped;
+                (new, false)
             } else {
                 let k = std::mem::take(&mut st.head);
                 let d = std::mem::take(&mut st.dropped);
+                let told = std::mem::take(&mut st.dropped_told);
                 text.push_str(&quote_lookalikes(&String::from_utf8_lossy(&bytes[..k])));
                 if d > 0 {
                     text.push_str(&dropped_here_marker(d, &text));
                 }
                 text.push_str(&quote_lookalikes(&String::from_utf8_lossy(&bytes[k..cut])));
-                d
+                (d - told, d > 0)
             }
         } else {
             let d = std::mem::take(&mut st.dropped);
@@ -715,7 +732,7 @@ impl Proc {
                 text.push_str(&dropped_marker(d));
             }
             text.push_str(&quote_lookalikes(&String::from_utf8_lossy(&bytes[..cut])));
-            d
+            (d, d > 0)
         };
         let remaining = st.unread.len();
         (
@@ -724,7 +741,8 @@ impl Proc {
                 remaining_bytes: remaining,
                 dropped_bytes: dropped,
                 omitted_bytes: 0,
-                truncated: remaining > 0 || dropped > 0,
+                truncated: remaining > 0 || dropped > 0 || drop_marked,
+                drop_marked,
             },
             st.finished.clone(),
         )
@@ -1478,7 +1496,7 @@ impl Harness {
             if until_end { Duration::ZERO } else { wait },
             whole,
         );
-        out.truncated = out.remaining_bytes > 0 || out.dropped_bytes > 0 || out.omitted_bytes > 0;
+        out.truncated |= out.remaining_bytes > 0 || out.dropped_bytes > 0 || out.omitted_bytes > 0;
         let done = finished.is_some() && out.remaining_bytes == 0;
         if done {
             lock(&self.inner.procs).remove(&proc.id);
@@ -1995,6 +2013,77 @@ mod tests {
         assert!(o.text.contains("bytes of output left out here"));
         assert!(o.text.ends_with("200000\n"));
         assert!(o.dropped_bytes > 0);
+    }
+
+    /// New-user pass: `seq 1 200000` read 300 bytes at a time said 0 bytes dropped and
+    /// 1048271 more of a 1.29 MB output; the drop came one read late. Each answer counts
+    /// the bytes dropped by then (the marker still stands where they were, once), so what
+    /// it gives, what was dropped and what remains add up to the output. Twin: the ended
+    /// command's start-and-end answer after it does not count that drop again.
+    #[test]
+    fn an_answer_counts_the_bytes_dropped_before_it() {
+        let lines: String = (1..=200_000).map(|i| format!("{i}\n")).collect();
+        let total = lines.len() as u64;
+        // Paged in small reads while it runs.
+        let p = proc();
+        p.push(lines.as_bytes());
+        let (o, _) = p.take(300, Duration::ZERO, false);
+        assert!(o.text.ends_with("102\n"), "{}", o.text);
+        assert!(
+            o.dropped_bytes > 0 && !o.drop_marked && o.truncated,
+            "{o:?}"
+        );
+        assert_eq!(
+            o.text.len() as u64 + o.dropped_bytes + o.remaining_bytes as u64,
+            total
+        );
+        let (mut given, mut dropped) = (o.text.len() as u64, o.dropped_bytes);
+        let mut markers = 0;
+        loop {
+            let (o, _) = p.take(64 * 1024, Duration::ZERO, false);
+            if o.text.is_empty() {
+                break;
+            }
+            dropped += o.dropped_bytes;
+            let text = match o.text.find("[cordon:") {
+                Some(at) => {
+                    markers += 1;
+                    assert!(o.drop_marked && o.dropped_bytes == 0, "{o:?}");
+                    let end = at + o.text[at..].find('\n').unwrap() + 1;
+                    format!("{}{}", &o.text[..at], &o.text[end..])
+                }
+                None => o.text.clone(),
+            };
+            given += text.len() as u64;
+        }
+        assert_eq!((markers, given + dropped), (1, total));
+        // Ended: the first answer counts the drop; the start-and-end answer after it
+        // does not count it again (its "left out here" line still says where it was).
+        let p = proc();
+        p.push(lines.as_bytes());
+        let (o, _) = p.take(300, Duration::ZERO, false);
+        let first = o.dropped_bytes;
+        assert!(first > 0);
+        p.state.lock().unwrap().finished = Some(Report::not_run(
+            crate::RunId::new(),
+            cordon_execpolicy::Policy::empty().evaluate(
+                &["true".to_string()],
+                &cordon_execpolicy::EvalContext::default(),
+            ),
+            crate::Outcome::refused("x".to_string(), 0),
+            crate::Verdict::Refuse {
+                reason: "x".into(),
+                abort: false,
+            },
+        ));
+        let (o, _) = p.take(64 * 1024, Duration::ZERO, false);
+        assert!(
+            o.text.contains("bytes of output left out here"),
+            "{}",
+            o.text.len()
+        );
+        assert_eq!(o.dropped_bytes, 0, "counted twice");
+        assert!(o.omitted_bytes > 0);
     }
 
     /// New-user pass 157, #2: a read that gathers the whole wait gets the output that

@@ -149,7 +149,9 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "HOST")]
     pub deny: Vec<String>,
     /// Only these destination ports (repeatable; default: any).
-    #[arg(long = "port", value_name = "PORT")]
+    // 0 is refused here, naming the flag (new-user pass: `--port 0` said
+    // `network.ports: 0 is not a port`, the profile's key).
+    #[arg(long = "port", value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
     pub ports: Vec<u16>,
     /// Append every decision as one JSON line to FILE.
     #[arg(long, value_name = "FILE")]
@@ -222,21 +224,35 @@ pub struct ProfileArgs {
     pub json: bool,
 }
 
-/// `--network` values.
+/// `--network` values. The profile's words are values of their own, not hidden aliases,
+/// so that an error's "possible values" lists every word accepted (new-user pass:
+/// `--network bogus` listed `on, off, managed`; `enabled` and `restricted` work too).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum NetworkArg {
-    /// Network enabled (also `enabled`, the profile's word).
-    #[value(alias = "enabled")]
+    /// Network enabled.
     On,
+    /// `on`, in the profile's word.
+    Enabled,
     /// Network restricted: the command's own private loopback (127.0.0.1, ::1) and unix
-    /// sockets in its writable roots; nothing of the host or beyond (also `restricted`,
-    /// the profile's word).
-    #[value(alias = "restricted")]
+    /// sockets in its writable roots; nothing of the host or beyond.
     Off,
+    /// `off`, in the profile's word.
+    Restricted,
     /// Out only through cordon's filtering proxy (HTTP, CONNECT, SOCKS5 at
     /// 127.0.0.1:3128; `HTTP_PROXY` & co. set): the profile's `network.allow`, `deny`
     /// and `ports` decide per host; unknown hosts are asked about (or denied).
     Managed,
+}
+
+impl NetworkArg {
+    /// The profile's network policy this value sets.
+    pub fn policy(self) -> cordon_policy::NetworkPolicy {
+        match self {
+            NetworkArg::On | NetworkArg::Enabled => cordon_policy::NetworkPolicy::Enabled,
+            NetworkArg::Off | NetworkArg::Restricted => cordon_policy::NetworkPolicy::Restricted,
+            NetworkArg::Managed => cordon_policy::NetworkPolicy::Managed,
+        }
+    }
 }
 
 /// `--backend` values (with `--dry-run`).

@@ -19,6 +19,25 @@ pub const EXIT_CANNOT_EXECUTE: u8 = CordonExit::CannotExecute.code();
 /// Exit code when the command is not found.
 pub const EXIT_NOT_FOUND: u8 = CordonExit::NotFound.code();
 
+/// clap's message without its `error: `, its usage and its "for more information" line,
+/// on one line: the whole of it (new-user pass: `check --json` with no command gave
+/// "the following required arguments were not provided:", the arguments cut off).
+fn usage_error_text(rendered: &str) -> String {
+    let mut out = String::new();
+    for line in rendered
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty())
+    {
+        if !out.is_empty() {
+            out.push_str(if out.ends_with(':') { " " } else { "; " });
+        }
+        out.push_str(line.strip_prefix("error: ").unwrap_or(line));
+    }
+    out
+}
+
 fn main() -> ExitCode {
     // Before anything forks: an inherited "ignore" would have the kernel reap every child
     // (attack pass 35, L1: cordon hung once the command ended).
@@ -50,31 +69,39 @@ fn main() -> ExitCode {
                 _ => EXIT_CORDON,
             };
             let _ = e.print();
-            if matches!(
-                e.kind(),
-                ErrorKind::UnknownArgument | ErrorKind::MissingRequiredArgument
-            ) && std::env::args_os().any(|a| a == "run" || a == "check")
-                // Already there: the error is about a misspelled flag (nu7). `args_os`:
-                // `args` panics on an argument that is not UTF-8 (L2).
-                && !std::env::args_os().any(|a| a == "--")
-            {
-                eprintln!("hint: put the command after `--`, e.g. `cordon run -- ls -la`");
-            } else if e.kind() == ErrorKind::MissingRequiredArgument
-                && std::env::args_os().any(|a| a == "run" || a == "check")
-                && std::env::args_os().last().is_some_and(|a| a == "--")
-            {
-                // `cordon run --` with nothing after it (new-user pass nu58).
-                eprintln!("hint: name the command after `--`, e.g. `cordon run -- ls -la`");
+            // The subcommand given (`run` or `check`), named in the hint (new-user pass:
+            // `cordon check --json` was told `e.g. \`cordon run -- ls -la\``).
+            let flags: Vec<std::ffi::OsString> = std::env::args_os()
+                .skip(1)
+                .take_while(|a| a != "--")
+                .collect();
+            let sub = flags
+                .iter()
+                .find(|a| *a == "run" || *a == "check")
+                .map(|a| a.to_string_lossy().into_owned());
+            let dashes = std::env::args_os().any(|a| a == "--");
+            if let Some(sub) = &sub {
+                if matches!(
+                    e.kind(),
+                    ErrorKind::UnknownArgument | ErrorKind::MissingRequiredArgument
+                ) && !dashes
+                {
+                    // Already there: the error is about a misspelled flag (nu7). `args_os`:
+                    // `args` panics on an argument that is not UTF-8 (L2).
+                    eprintln!("hint: put the command after `--`, e.g. `cordon {sub} -- ls -la`");
+                } else if e.kind() == ErrorKind::MissingRequiredArgument
+                    && std::env::args_os().last().is_some_and(|a| a == "--")
+                {
+                    // `cordon run --` with nothing after it (new-user pass nu58).
+                    eprintln!("hint: name the command after `--`, e.g. `cordon {sub} -- ls -la`");
+                }
             }
             if code != 0 {
-                // Last, so that a `--json` object is the last line of stderr. The first line
-                // of clap's message, without its `error: `.
-                let rendered = e.render().to_string();
-                let line = rendered.lines().next().unwrap_or_default();
+                // Last, so that a `--json` object is the last line of stderr.
                 let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-                let error = line.strip_prefix("error: ").unwrap_or(line);
-                cmd::usage_refusal_report(&raw, error);
-                cmd::json_error_report(&raw, error);
+                let error = usage_error_text(&e.render().to_string());
+                cmd::usage_refusal_report(&raw, &error);
+                cmd::json_error_report(&raw, &error);
             }
             return ExitCode::from(code);
         }
@@ -96,9 +123,10 @@ fn main() -> ExitCode {
     let code = match cmd::dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("cordon: {e:#}");
+            let et = cmd::error_text(&e);
+            eprintln!("cordon: {et}");
             let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-            cmd::json_error_report(&raw, &format!("{e:#}"));
+            cmd::json_error_report(&raw, &cmd::error_text(&e));
             EXIT_CORDON as i32
         }
     };

@@ -35,11 +35,7 @@ pub fn layers(args: &ProfileArgs, rules: &[PathBuf], plan: bool) -> Layers {
         allow_network: args.allow_network,
         with: args.with.clone(),
         deny_read: args.deny_read.clone(),
-        network: args.network.map(|n| match n {
-            NetworkArg::On => cordon_policy::NetworkPolicy::Enabled,
-            NetworkArg::Off => cordon_policy::NetworkPolicy::Restricted,
-            NetworkArg::Managed => cordon_policy::NetworkPolicy::Managed,
-        }),
+        network: args.network.map(NetworkArg::policy),
         local_ports: args.local_port.clone(),
         rule_files: rules.to_vec(),
         plan,
@@ -122,8 +118,9 @@ pub fn choose(args: &ProfileArgs) -> Result<Chosen> {
 /// Returns that refusal, for the view's own status to say (`Assessment::refused_by`).
 pub fn note_run_refusal(args: &ProfileArgs) -> Option<String> {
     let e = profile_files_refusal(args, &[], None).err()?;
-    eprintln!("cordon: note: `cordon run` would refuse this: {e:#}");
-    Some(format!("`cordon run` would refuse this: {e:#}"))
+    let et = crate::cmd::error_text(&e);
+    eprintln!("cordon: note: `cordon run` would refuse this: {et}");
+    Some(format!("`cordon run` would refuse this: {et}"))
 }
 
 /// `cordon run` and `cordon mcp`: refuses (exit 125, nothing run) a `--config` or

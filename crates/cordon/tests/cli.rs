@@ -577,6 +577,103 @@ fn malformed_config_is_an_error_with_line() {
     assert!(text(&o.stderr).contains("workspace-write"));
 }
 
+/// New-user pass: a rules file's unknown key was said at its `[[rules]]` header's line,
+/// as `rule #0`; a missing `--rules` file said its cause twice. The key's line, rules
+/// counted from 1, each cause once. Twin: a missing `--config` file, the same.
+#[test]
+fn rules_file_errors_name_the_keys_line_and_say_a_cause_once() {
+    let p = project();
+    let rules = p.home.join("r2.toml");
+    std::fs::write(
+        &rules,
+        "[[rules]]\npattern = [\"make\"]\ndecison = \"allow\"\n",
+    )
+    .unwrap();
+    let o = out(cordon(
+        &p,
+        &["check", "--rules", rules.to_str().unwrap(), "--", "make"],
+    ));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("r2.toml:3: rule #1 [\"make\"]: unknown key `decison`"),
+        "{err}"
+    );
+    for flag in ["--rules", "--config"] {
+        let o = out(cordon(&p, &["check", flag, "missing.toml", "--", "ls"]));
+        assert_eq!(o.status.code(), Some(125));
+        let err = text(&o.stderr);
+        assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+    }
+}
+
+/// New-user pass: `cordon check --json` with no command was told `e.g. \`cordon run -- ls
+/// -la\``, and its JSON error stopped at "were not provided:". The hint names the
+/// subcommand given; the JSON carries the whole message. Twin: `run --json` (its refusal
+/// report's reason) and an unknown flag's tip.
+#[test]
+fn a_usage_error_names_the_subcommand_and_is_whole_in_json() {
+    let p = project();
+    let o = out(cordon(&p, &["check", "--json"]));
+    assert_eq!(o.status.code(), Some(125));
+    let err = text(&o.stderr);
+    assert!(err.contains("e.g. `cordon check -- ls -la`"), "{err}");
+    assert!(!err.contains("cordon run --"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        v["error"], "the following required arguments were not provided: <CMD>...",
+        "{v}"
+    );
+    let o = out(cordon(&p, &["run", "--json"]));
+    let err = text(&o.stderr);
+    assert!(err.contains("e.g. `cordon run -- ls -la`"), "{err}");
+    let v = last_json(&o.stderr);
+    assert_eq!(
+        v["reason"], "the following required arguments were not provided: <CMD>...",
+        "{v}"
+    );
+    let o = out(cordon(&p, &["check", "--json", "--bogus"]));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let e = v["error"].as_str().unwrap();
+    assert!(
+        e.starts_with("unexpected argument '--bogus' found; tip:") && !e.contains("Usage"),
+        "{v}"
+    );
+}
+
+/// New-user pass: `--network bogus` listed `on, off, managed`, though `enabled` and
+/// `restricted` are accepted; `cordon proxy --port 0` named `network.ports`, a profile
+/// key. Every accepted word is listed, and each word works; a flag's bad value names the
+/// flag. Twin: `--allow '*'` names `--allow`.
+#[test]
+fn flag_errors_list_every_word_and_name_the_flag() {
+    let p = project();
+    let o = out(cordon(&p, &["check", "--network", "bogus", "--", "ls"]));
+    assert_eq!(o.status.code(), Some(125));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("[possible values: on, enabled, off, restricted, managed]"),
+        "{err}"
+    );
+    for word in ["on", "enabled", "off", "restricted", "managed"] {
+        let o = out(cordon(&p, &["check", "--network", word, "--", "ls"]));
+        assert_eq!(o.status.code(), Some(0), "{word}: {}", text(&o.stderr));
+    }
+    let o = out(cordon(&p, &["proxy", "--port", "0"]));
+    assert_ne!(o.status.code(), Some(0));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("'--port <PORT>'") && !err.contains("network.ports"),
+        "{err}"
+    );
+    let o = out(cordon(&p, &["proxy", "--allow", "*"]));
+    assert_ne!(o.status.code(), Some(0));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("cordon: --allow: \"*\" would match every host"),
+        "{err}"
+    );
+}
+
 /// Signals sent to cordon reach the command; the run ends promptly with 128+n.
 #[test]
 fn sigterm_is_forwarded() {

@@ -369,3 +369,53 @@ fn an_unexecutable_request_is_named_not_blamed_on_the_install() {
         assert!(text.contains(why) && !text.contains("reinstall"), "{o}");
     }
 }
+
+/// New-user pass: `{"jsonrpc":"2.0","id":3}` (no method) and `[]` got an Invalid Request
+/// reply without an `id` (JSON-RPC 2.0 requires the request's, or null), and an unknown
+/// method's error said only the method's name. Twin: a line that is not JSON gets no
+/// reply, and the server goes on answering. Raw JSON-RPC lines; no Python needed.
+#[test]
+fn error_replies_carry_the_requests_id() {
+    use std::io::{BufRead, Write};
+    let (_root, mut child, mut input, mut output) = raw_server("cordon-mcp-rpc-");
+    for line in [
+        r#"{"jsonrpc":"2.0","id":3}"#,
+        "[]",
+        "not json",
+        r#"{"jsonrpc":"2.0","id":4,"method":"bogus/method"}"#,
+        r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
+    ] {
+        writeln!(input, "{line}").unwrap();
+    }
+    let mut replies = Vec::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(output.read_line(&mut line).unwrap() > 0, "{replies:?}");
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == 1 {
+            continue;
+        }
+        let last = v["id"] == 5;
+        replies.push(v);
+        if last {
+            break;
+        }
+    }
+    drop(input);
+    let _ = child.wait();
+    let by_id = |id: serde_json::Value| {
+        replies
+            .iter()
+            .find(|v| v.as_object().unwrap().get("id") == Some(&id))
+            .unwrap_or_else(|| panic!("no reply with id {id}: {replies:?}"))
+    };
+    assert_eq!(by_id(3.into())["error"]["code"], -32600);
+    assert_eq!(by_id(serde_json::Value::Null)["error"]["code"], -32600);
+    let m = &by_id(4.into())["error"];
+    assert_eq!(m["code"], -32601, "{m}");
+    assert_eq!(m["message"], "method not found: bogus/method", "{m}");
+    assert!(by_id(5.into())["result"].is_object());
+    // `not json` got nothing; `[]` one reply.
+    assert_eq!(replies.len(), 4, "{replies:?}");
+}

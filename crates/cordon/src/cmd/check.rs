@@ -22,7 +22,7 @@ pub fn check(args: CheckArgs) -> Result<i32> {
     let files_refused =
         crate::profile_args::profile_files_refusal(&args.profile, &args.rules.rules, None)
             .err()
-            .map(|e| format!("{e:#}"));
+            .map(|e| crate::cmd::error_text(&e));
     if let Some(why) = &files_refused {
         eprintln!("cordon: note: `cordon run` would refuse this: {why}");
     }
@@ -31,7 +31,8 @@ pub fn check(args: CheckArgs) -> Result<i32> {
     let trust = match trust("check", &args.profile, &args.rules.rules, false) {
         Ok(t) => t,
         Err(e) if files_refused.is_some() => {
-            eprintln!("cordon: {e:#}");
+            let et = crate::cmd::error_text(&e);
+            eprintln!("cordon: {et}");
             return Ok(2);
         }
         Err(e) => return Err(e),

@@ -73,7 +73,12 @@ pub fn mcp(args: McpArgs) -> Result<i32> {
     };
     rt.block_on(async move {
         let running = server
-            .serve(rmcp::transport::stdio())
+            // rmcp's stdio transport behind a pre-check that answers an invalid request
+            // with its id ([`super::mcp_stdio`]).
+            .serve(super::mcp_stdio::Checked::new(
+                tokio::io::stdin(),
+                tokio::io::stdout(),
+            ))
             .await
             .context("MCP initialization failed")?;
         running.waiting().await.context("MCP server failed")?;
@@ -377,9 +382,26 @@ fn result(r: &ExecResult, can_approve: bool, cwd: Option<&str>) -> CallToolResul
     // Only while there is a session to read from (nu27 F3: an ended command's cut output
     // said "0 more bytes; call read_output", and read_output found no session; the
     // "left out here" line already says what was cut).
+    // A line of its own, with no blank line before it; a drop this answer counts and its
+    // text does not mark (the marker comes where the bytes were, once a read reaches it)
+    // is said here: the answer agrees with what happened when it is given (new-user pass:
+    // "1048271 more bytes" of a 1.29 MB output, the 240324 dropped said one read late).
     if r.output.truncated && r.session_id.is_some() {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        let dropped = if r.output.dropped_bytes > 0 && !r.output.drop_marked {
+            format!(
+                " ({} bytes after the start were dropped: cordon keeps the start and the \
+                 last {} MiB between reads)",
+                r.output.dropped_bytes,
+                cordon_session::harness::OUTPUT_BUFFER_BYTES / (1024 * 1024)
+            )
+        } else {
+            String::new()
+        };
         text.push_str(&format!(
-            "\n[cordon: output truncated: {} more bytes; call read_output]",
+            "[cordon: output truncated: {} more bytes to read{dropped}; call read_output]",
             r.output.remaining_bytes
         ));
     }
@@ -666,6 +688,23 @@ impl ServerHandler for Server {
         Ok(r.into())
     }
 
+    /// A method no handler takes: rmcp's default said only the method's name as the
+    /// message (new-user pass: `{"code":-32601,"message":"bogus/method"}`).
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, McpError> {
+        Err(McpError::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!(
+                "method not found: {}",
+                cordon_policy::text::printable(&request.method)
+            ),
+            None,
+        ))
+    }
+
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -765,6 +804,38 @@ mod tests {
         assert!(
             cannot.contains("cannot ask the user") && !cannot.contains("must approve"),
             "{cannot}"
+        );
+    }
+
+    /// New-user pass: `seq 1 200000` with max_output_bytes 300 ended its text with a blank
+    /// line and "1048271 more bytes", the 240324 bytes already dropped unsaid. The line
+    /// follows the output directly and says the drop this answer counts. Twin: a drop the
+    /// text already marks is not said again.
+    #[test]
+    fn a_truncated_answer_says_the_drop_it_counts() {
+        let mut r = refused("x");
+        r.outcome = None;
+        r.session_id = Some("s-1".into());
+        r.output.text = "1\n2\n102\n".into();
+        r.output.truncated = true;
+        r.output.remaining_bytes = 1_048_271;
+        r.output.dropped_bytes = 240_324;
+        let t = text_of(&result(&r, true, None));
+        assert!(
+            t.contains(
+                "102\\n[cordon: output truncated: 1048271 more bytes to read (240324 bytes \
+                 after the start were dropped"
+            ),
+            "{t}"
+        );
+        r.output.drop_marked = true;
+        let t = text_of(&result(&r, true, None));
+        assert!(!t.contains("240324"), "{t}");
+        assert!(
+            t.contains(
+                "102\\n[cordon: output truncated: 1048271 more bytes to read; call read_output]"
+            ),
+            "{t}"
         );
     }
 

@@ -9,6 +9,7 @@ mod context;
 mod explain;
 mod mcp;
 mod mcp_args;
+mod mcp_stdio;
 mod profiles;
 mod proxy;
 mod run;
@@ -43,6 +44,25 @@ pub fn json_error_report(raw: &[std::ffi::OsString], error: &str) {
     }
     let v = serde_json::json!({ "error": error, "exit_code": crate::EXIT_CORDON });
     println!("{v}");
+}
+
+/// `e` and its causes, each said once: `{e:#}` repeated a cause whose text the error
+/// above it already holds (new-user pass: `cannot read rules file …: No such file or
+/// directory (os error 2): No such file or directory (os error 2)`, a `thiserror`
+/// message with `{source}` in it, then its source again). Every error cordon prints goes
+/// through this.
+pub fn error_text(e: &anyhow::Error) -> String {
+    let mut out = e.to_string();
+    let mut above = out.clone();
+    for cause in e.chain().skip(1) {
+        let s = cause.to_string();
+        if !above.contains(&s) {
+            out.push_str(": ");
+            out.push_str(&s);
+        }
+        above = s;
+    }
+    out
 }
 
 /// Runs the chosen subcommand; returns the process exit code.
@@ -94,4 +114,40 @@ pub(crate) fn owner_note(workspace: &std::path::Path) -> Option<String> {
 #[cfg(not(unix))]
 pub(crate) fn owner_note(_: &std::path::Path) -> Option<String> {
     None
+}
+
+#[cfg(test)]
+mod tests {
+    /// An error whose message holds its source, as `thiserror`'s `"…: {source}"` does.
+    #[derive(Debug)]
+    struct Holds(std::io::Error);
+    impl std::fmt::Display for Holds {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "cannot read rules file r.toml: {}", self.0)
+        }
+    }
+    impl std::error::Error for Holds {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    /// New-user pass: the cause of `--rules missing.toml` was printed twice. Each cause is
+    /// said once. Twin: a cause the message does not hold is still said, after a context.
+    #[test]
+    fn a_cause_the_message_holds_is_not_said_again() {
+        let io = || std::io::Error::from(std::io::ErrorKind::NotFound);
+        let e = anyhow::Error::new(Holds(io()));
+        let t = super::error_text(&e);
+        assert_eq!(t.matches(&io().to_string()).count(), 1, "{t}");
+        let e = anyhow::Error::new(Holds(io())).context("loading the profile");
+        let t = super::error_text(&e);
+        assert!(
+            t.starts_with("loading the profile: cannot read rules file"),
+            "{t}"
+        );
+        assert_eq!(t.matches(&io().to_string()).count(), 1, "{t}");
+        let e = anyhow::Error::new(io()).context("cannot open x");
+        assert_eq!(super::error_text(&e), format!("cannot open x: {}", io()));
+    }
 }

@@ -2,7 +2,8 @@
 
 use crate::cli::ProxyArgs;
 use anyhow::{bail, Context, Result};
-use cordon_policy::{hosts::normalize_name, select_profile, Config, NetworkRules};
+use cordon_policy::hosts::{normalize_name, HostRule};
+use cordon_policy::{select_profile, Config, NetworkRules};
 use cordon_proxy::{DecisionLog, ProxyConfig, ProxyPolicy, Resolver};
 use cordon_session::trust::user_config_path;
 use std::collections::HashMap;
@@ -12,6 +13,14 @@ use std::net::IpAddr;
 /// `default_profile` is then taken: new-user pass 201 #3, a `--config` alone was not even
 /// read) plus the flags.
 fn rules(args: &ProxyArgs) -> Result<NetworkRules> {
+    // A bad flag value is said with the flag's name, before the profile's lists are
+    // added (new-user pass: the flags' errors named `network.allow`/`network.ports`,
+    // the profile's keys; `--port 0` is refused by clap).
+    for (flag, list) in [("--allow", &args.allow), ("--deny", &args.deny)] {
+        for e in list {
+            HostRule::parse(e).map_err(|m| anyhow::anyhow!("{flag}: {m}"))?;
+        }
+    }
     let mut r = NetworkRules::default();
     if args.profile.is_some() || args.config.is_some() {
         let name = args.profile.as_deref();

@@ -172,22 +172,25 @@ pub fn run(args: RunArgs) -> Result<i32> {
 /// roots unknown (no symlink followed); one that cannot be opened or written is said on
 /// stderr. Returns the exit code, 125.
 fn refusal_report(args: &RunArgs, state: SinkState, e: &anyhow::Error) -> i32 {
-    eprintln!("cordon: {e:#}");
+    let et = crate::cmd::error_text(e);
+    eprintln!("cordon: {et}");
     // `--dry-run --json` prints its plan on stdout: its failure goes there too, as every
     // other subcommand's (new-user pass 201 #2; `super::json_error_report`).
     if args.dry_run && args.profile.json {
         println!(
             "{}",
-            serde_json::json!({ "error": format!("{e:#}"), "exit_code": EXIT_CORDON })
+            serde_json::json!({ "error": et, "exit_code": EXIT_CORDON })
         );
     }
-    let v = refusal_value(&format!("{e:#}"));
+    let v = refusal_value(&et);
     let sink = match state {
         SinkState::Open(s) => Ok(s),
         // Said already: the refusal is the sink's own, or its reason follows.
         SinkState::Refused(None) => return EXIT_CORDON as i32,
         SinkState::Refused(Some(why)) => Err(why),
-        SinkState::Pending => Sink::open(args, Roots::Unknown).map_err(|e| format!("{e:#}")),
+        SinkState::Pending => {
+            Sink::open(args, Roots::Unknown).map_err(|e| crate::cmd::error_text(&e))
+        }
     };
     match sink {
         Ok(mut s) => {
@@ -467,7 +470,7 @@ fn run_reported(args: &RunArgs, sink: &mut SinkState) -> Result<i32> {
     // every writable root is followed); one it refuses is said after the refusal itself.
     if r.is_err() && matches!(sink, SinkState::Pending) {
         if let Err(e) = sink.open(args, Roots::Resolved(&trust)) {
-            *sink = SinkState::Refused(Some(format!("{e:#}")));
+            *sink = SinkState::Refused(Some(crate::cmd::error_text(&e)));
         }
     }
     r
@@ -551,7 +554,7 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
             || args
                 .profile
                 .network
-                .is_some_and(|n| n != crate::cli::NetworkArg::Off)
+                .is_some_and(|n| n.policy() != cordon_policy::NetworkPolicy::Restricted)
             || !args.profile.local_port.is_empty())
     {
         eprintln!(
@@ -644,8 +647,9 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
         let mut v = match report_json(&report, &session) {
             Ok(v) => v,
             Err(e) => {
+                let et = crate::cmd::error_text(&e);
                 eprintln!(
-                    "cordon: cannot build the report: {e:#}; exiting 125 (the command's own \
+                    "cordon: cannot build the report: {et}; exiting 125 (the command's own \
                      exit code was {code})"
                 );
                 return Ok(EXIT_CORDON as i32);
