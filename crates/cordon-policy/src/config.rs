@@ -89,7 +89,7 @@ pub enum ConfigError {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileDef {
-    default_profile: Option<String>,
+    default_profile: Option<toml::Spanned<String>>,
     #[serde(default)]
     profiles: BTreeMap<String, ProfileDef>,
     /// Exec-policy rules, parsed by `cordon-execpolicy`.
@@ -100,7 +100,7 @@ struct FileDef {
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 struct ProfileDef {
-    extends: Option<String>,
+    extends: Option<toml::Spanned<String>>,
     kind: Option<ProfileKind>,
     network: Option<NetDef>,
     on_unavailable: Option<OnUnavailable>,
@@ -238,35 +238,84 @@ impl Config {
         // An `extends` that names no profile is said when the file is read, with its line,
         // not at the first use of the profile (new-user pass nu58: `cordon profiles` listed
         // the profile as fine, and `--profile dev` said only `unknown profile
-        // "workspace-writ"`).
+        // "workspace-writ"`); so are a `default_profile` that names none and an `extends`
+        // chain that comes back to itself (new-user pass 211, #6: both said no file or
+        // line, and `cordon profiles` passed them).
+        let known =
+            |n: &str| PermissionProfile::builtin(n).is_some() || def.profiles.contains_key(n);
+        let available = |except: Option<&str>| {
+            let mut v: Vec<String> = BUILTIN_PROFILES.iter().map(|s| s.to_string()).collect();
+            v.extend(
+                def.profiles
+                    .keys()
+                    .filter(|k| Some(k.as_str()) != except)
+                    .cloned(),
+            );
+            v.join(", ")
+        };
+        let invalid = |name: &str, at: usize, message: String| ConfigError::Invalid {
+            name: name.to_string(),
+            path: path.to_path_buf(),
+            message: format!("line {}: {message}", line_of(text, at)),
+        };
         for (name, d) in &def.profiles {
-            if let Some(parent) = &d.extends {
-                if PermissionProfile::builtin(parent).is_none()
-                    && !def.profiles.contains_key(parent)
-                {
-                    let line = text
-                        .find(&format!("[profiles.{name}]"))
-                        .and_then(|at| text[at..].find("extends").map(|e| at + e))
-                        .map(|at| format!(" (line {})", line_of(text, at)))
-                        .unwrap_or_default();
-                    let mut available: Vec<String> =
-                        BUILTIN_PROFILES.iter().map(|s| s.to_string()).collect();
-                    available.extend(def.profiles.keys().cloned());
-                    return Err(ConfigError::Invalid {
-                        name: name.clone(),
-                        path: path.to_path_buf(),
-                        message: format!(
-                            "`extends = {parent:?}`{line}: no such profile (available: {})",
-                            available.join(", ")
+            let Some(parent) = &d.extends else { continue };
+            if !known(parent.get_ref()) {
+                return Err(invalid(
+                    name,
+                    parent.span().start,
+                    format!(
+                        "`extends = {:?}`: no such profile (available: {})",
+                        parent.get_ref(),
+                        available(Some(name))
+                    ),
+                ));
+            }
+            // Follow the chain inside this file: a built-in ends it, and so does a profile
+            // that extends the built-in of its own name (allowed, see `build`).
+            let mut chain = vec![name.as_str()];
+            let mut at = parent.get_ref().as_str();
+            while let Some(next) = def
+                .profiles
+                .get(at)
+                .filter(|_| at != name || chain.len() > 1)
+            {
+                if chain.contains(&at) {
+                    chain.push(at);
+                    return Err(invalid(
+                        name,
+                        parent.span().start,
+                        format!(
+                            "`extends` goes round in a circle ({}); end the chain at a \
+                             built-in profile, e.g. `extends = \"workspace-write\"`",
+                            chain.join(" → ")
                         ),
-                    });
+                    ));
                 }
+                chain.push(at);
+                match &next.extends {
+                    Some(p) if p.get_ref() != at => at = p.get_ref().as_str(),
+                    _ => break,
+                }
+            }
+        }
+        if let Some(d) = &def.default_profile {
+            if !known(d.get_ref()) {
+                return Err(ConfigError::Parse {
+                    path: path.to_path_buf(),
+                    message: format!(
+                        "line {}: `default_profile = {:?}`: no such profile (available: {})",
+                        line_of(text, d.span().start),
+                        d.get_ref(),
+                        available(None)
+                    ),
+                });
             }
         }
         Ok(Config {
             path: path.to_path_buf(),
             source: text.to_string(),
-            default_profile: def.default_profile,
+            default_profile: def.default_profile.map(toml::Spanned::into_inner),
             profiles: def.profiles,
             rules: def.rules,
         })
@@ -320,7 +369,7 @@ impl Config {
         let Some(def) = self.profiles.get(name) else {
             return builtin_or_unknown(name, &self.profile_names());
         };
-        let mut base = match &def.extends {
+        let mut base = match def.extends.as_ref().map(toml::Spanned::get_ref) {
             Some(parent) if parent == name => {
                 if PermissionProfile::builtin(parent).is_some() {
                     PermissionProfile::builtin(parent).expect("checked")
@@ -655,14 +704,57 @@ entries = [{ path = ":minimal", access = "read" }]
         .is_ok());
     }
 
+    /// A circular `extends` is an error when the file is read, naming the file, the line
+    /// and the circle (new-user pass 211, #6: it said no line, and `cordon profiles`
+    /// passed it). Twin: a profile extending the built-in of its own name is no circle.
     #[test]
     fn circular_extends_is_an_error() {
-        let c = Config::parse(
+        let e = Config::parse(
             "[profiles.a]\nextends = \"b\"\n[profiles.b]\nextends = \"a\"\n",
             Path::new("/c.toml"),
         )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("/c.toml") && e.contains("line 2"), "{e}");
+        assert!(e.contains("a → b → a"), "{e}");
+        let c = Config::parse(
+            "[profiles.workspace-write]\nextends = \"workspace-write\"\n",
+            Path::new("/c.toml"),
+        )
         .unwrap();
-        assert!(c.profile("a").is_err());
+        assert!(c.profile("workspace-write").is_ok());
+    }
+
+    /// New-user pass 211, #6: `default_profile = "nope"` said only `unknown profile "nope"`
+    /// at the first run; it is an error of the file, with its line. An `extends` typo does
+    /// not offer the profile itself. Twin: a default naming a built-in or a defined
+    /// profile is fine.
+    #[test]
+    fn an_unknown_default_profile_names_the_file_and_line() {
+        let e = Config::parse(
+            "# x\ndefault_profile = \"nope\"\n[profiles.dev]\nextends = \"workspace-write\"\n",
+            Path::new("/c.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("/c.toml") && e.contains("line 2") && e.contains("nope"),
+            "{e}"
+        );
+        assert!(e.contains("dev"), "{e}");
+        let e = Config::parse(
+            "[profiles.dev]\nextends = \"workspace-wrte\"\n",
+            Path::new("/c.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(!e.contains(", dev"), "{e}");
+        for d in ["dev", "read-only"] {
+            let text = format!(
+                "default_profile = \"{d}\"\n[profiles.dev]\nextends = \"workspace-write\"\n"
+            );
+            assert!(Config::parse(&text, Path::new("/c.toml")).is_ok(), "{d}");
+        }
     }
 
     /// The command line's words (`--network on|off`) are read in a profile too, as
