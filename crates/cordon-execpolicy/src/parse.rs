@@ -2381,9 +2381,12 @@ impl<'o> Builder<'o> {
         let seg = &self.out.segments[idx];
         // What the interpreter runs is its input: no script operand (an option's argument,
         // `bash -o errexit`, is none), or `-`, `-s`, `/dev/stdin` as the script.
-        let reads_input =
-            crate::knowledge::shells::program_source(&seg.program.name, &seg.argv[1..])
-                == crate::knowledge::shells::ProgramSource::Stdin;
+        let program = crate::knowledge::shells::program_source(&seg.program.name, &seg.argv[1..]);
+        let reads_input = program == crate::knowledge::shells::ProgramSource::Stdin;
+        // `python3 --version <<< TEXT`: it prints its version and reads no input, whatever
+        // the input is (new-user pass: with a piped stdin, `cordon run -- python3 --version`
+        // was asked).
+        let reads_nothing = program == crate::knowledge::shells::ProgramSource::Nothing;
         let fed: Vec<&Redirection> = seg
             .redirections
             .iter()
@@ -2403,7 +2406,10 @@ impl<'o> Builder<'o> {
             inputs.extend(fed.iter().filter_map(|r| r.text.clone()));
             inputs.extend(before.and_then(static_output));
         }
-        let (heredoc, piped) = (!fed.is_empty(), later_stage.is_some() && reads_input);
+        let (heredoc, piped) = (
+            !fed.is_empty() && !reads_nothing,
+            later_stage.is_some() && reads_input,
+        );
         let text = seg.argv.join(" ");
         if heredoc {
             self.opaque(OpaqueKind::HeredocToInterpreter, &text);

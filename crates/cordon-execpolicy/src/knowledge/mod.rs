@@ -3242,6 +3242,12 @@ fn download_to_interpreter(name: &str, idx: usize, cx: &DangerCtx<'_>, out: &mut
         return;
     }
     let seg = &cx.segments[idx];
+    // `curl … | python3 --version`: it prints its version and runs nothing it is fed.
+    if INTERPRETERS.contains(&name)
+        && shells::program_source(name, &seg.argv[1..]) == shells::ProgramSource::Nothing
+    {
+        return;
+    }
     let mut hit = None;
     if let Some(p) = seg.pipeline {
         hit = cx.segments.iter().find(|s| {
