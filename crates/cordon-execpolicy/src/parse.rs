@@ -2406,10 +2406,12 @@ impl<'o> Builder<'o> {
             inputs.extend(fed.iter().filter_map(|r| r.text.clone()));
             inputs.extend(before.and_then(static_output));
         }
-        let (heredoc, piped) = (
-            !fed.is_empty() && !reads_nothing,
-            later_stage.is_some() && reads_input,
-        );
+        // The caller's stand-in for the command's own stdin ([`crate::RUN_TIME_STDIN_VAR`])
+        // is no heredoc: an interpreter reading its program there is said to read a pipe;
+        // one given its program reads it as data, as any other command would.
+        let own_stdin = fed.iter().any(|r| crate::is_run_time_stdin(r));
+        let heredoc = fed.iter().any(|r| !crate::is_run_time_stdin(r)) && !reads_nothing;
+        let piped = (later_stage.is_some() || own_stdin) && reads_input;
         let text = seg.argv.join(" ");
         if heredoc {
             self.opaque(OpaqueKind::HeredocToInterpreter, &text);

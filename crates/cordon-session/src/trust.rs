@@ -699,7 +699,9 @@ impl TrustProfile {
                 }
                 format!("{line} <<'{delim}'\n{text}\n{delim}")
             }
-            StdinSource::Unknown => format!("{line} <<< \"$CORDON_STDIN\""),
+            StdinSource::Unknown => {
+                format!("{line} <<< \"${}\"", cordon_execpolicy::RUN_TIME_STDIN_VAR)
+            }
         };
         let fed = self.rules.evaluate_script(&script, &ctx);
         if strictness(&fed) > strictness(&plain) {
