@@ -179,6 +179,18 @@ pub use model::{
 pub use parse::{parse_command, parse_command_with, parse_script, parse_script_with, ParseOptions};
 pub use rules::{Example, Pattern, Rule, RuleSource, SandboxMode};
 
+/// The variable whose herestring a caller feeds a command with to stand for the command's
+/// own standard input when that text is known only at run time (a pipe or a file given to
+/// `cordon run`): `CMD <<< "$CORDON_STDIN"`. An interpreter reading its program from it is
+/// said to read its standard input (`stdin_script`), not a heredoc.
+pub const RUN_TIME_STDIN_VAR: &str = "CORDON_STDIN";
+
+/// Whether redirection `r` is the herestring of [`RUN_TIME_STDIN_VAR`].
+pub(crate) fn is_run_time_stdin(r: &model::Redirection) -> bool {
+    r.kind == model::RedirectKind::Herestring
+        && r.target.strip_prefix('$') == Some(RUN_TIME_STDIN_VAR)
+}
+
 /// A set of command rules, possibly merged from several layers (R-A3, R-P6).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Policy {

@@ -157,7 +157,8 @@ pub enum OpaqueKind {
     BuiltinRunsUnseenCode,
     /// A heredoc or herestring feeding an interpreter.
     HeredocToInterpreter,
-    /// A pipe feeding an interpreter its program.
+    /// A pipe, or the command's own standard input ([`crate::RUN_TIME_STDIN_VAR`]), feeding an
+    /// interpreter its program.
     StdinScript,
     /// `find -exec` without `;` or `+`.
     FindExecUnterminated,

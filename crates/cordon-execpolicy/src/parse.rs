@@ -2388,9 +2388,12 @@ impl<'o> Builder<'o> {
         let seg = &self.out.segments[idx];
         // What the interpreter runs is its input: no script operand (an option's argument,
         // `bash -o errexit`, is none), or `-`, `-s`, `/dev/stdin` as the script.
-        let reads_input =
-            crate::knowledge::shells::program_source(&seg.program.name, &seg.argv[1..])
-                == crate::knowledge::shells::ProgramSource::Stdin;
+        let program = crate::knowledge::shells::program_source(&seg.program.name, &seg.argv[1..]);
+        let reads_input = program == crate::knowledge::shells::ProgramSource::Stdin;
+        // `python3 --version <<< TEXT`: it prints its version and reads no input, whatever
+        // the input is (new-user pass: with a piped stdin, `cordon run -- python3 --version`
+        // was asked).
+        let reads_nothing = program == crate::knowledge::shells::ProgramSource::Nothing;
         let fed: Vec<&Redirection> = seg
             .redirections
             .iter()
@@ -2410,7 +2413,12 @@ impl<'o> Builder<'o> {
             inputs.extend(fed.iter().filter_map(|r| r.text.clone()));
             inputs.extend(before.and_then(static_output));
         }
-        let (heredoc, piped) = (!fed.is_empty(), later_stage.is_some() && reads_input);
+        // The caller's stand-in for the command's own stdin ([`crate::RUN_TIME_STDIN_VAR`])
+        // is no heredoc: an interpreter reading its program there is said to read a pipe;
+        // one given its program reads it as data, as any other command would.
+        let own_stdin = fed.iter().any(|r| crate::is_run_time_stdin(r));
+        let heredoc = fed.iter().any(|r| !crate::is_run_time_stdin(r)) && !reads_nothing;
+        let piped = (later_stage.is_some() || own_stdin) && reads_input;
         let text = seg.argv.join(" ");
         if heredoc {
             self.opaque(OpaqueKind::HeredocToInterpreter, &text);

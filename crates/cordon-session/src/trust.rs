@@ -699,7 +699,9 @@ impl TrustProfile {
                 }
                 format!("{line} <<'{delim}'\n{text}\n{delim}")
             }
-            StdinSource::Unknown => format!("{line} <<< \"$CORDON_STDIN\""),
+            StdinSource::Unknown => {
+                format!("{line} <<< \"${}\"", cordon_execpolicy::RUN_TIME_STDIN_VAR)
+            }
         };
         let fed = self.rules.evaluate_script(&script, &ctx);
         if strictness(&fed) > strictness(&plain) {
@@ -1367,5 +1369,83 @@ mod tests {
             "{e}"
         );
         assert!(build("127.0.0.1:0").is_err());
+    }
+
+    /// New-user pass: with a piped stdin (`echo | cordon run -- python3 --version`) an
+    /// interpreter given a version or help option was asked as reading its program there;
+    /// it reads none, from a pipe or a known text. One that does read its program there is
+    /// still asked about, the reason naming its standard input rather than a heredoc.
+    #[test]
+    fn stdin_is_judged_only_where_an_interpreter_reads_its_program() {
+        use crate::drive::StdinSource;
+        let a = tempfile::tempdir().unwrap();
+        let t =
+            TrustProfile::build(Entry::Cli("run".into()), a.path(), &Layers::default()).unwrap();
+        let judge = |argv: &[&str], stdin: &StdinSource| {
+            let req = t.command(argv.iter().map(|s| s.to_string()).collect());
+            (t.evaluate(&req), t.evaluate_with_stdin(&req, stdin))
+        };
+        let piped = StdinSource::Unknown;
+        let known = StdinSource::Known("import os; os.system('git reset --hard')\n".into());
+        for argv in [
+            &["python3", "--version"][..],
+            &["python3", "-V"],
+            &["python3", "-VV"],
+            &["python3", "-h"],
+            &["python", "-V"],
+            &["bash", "--version"],
+            &["bash", "--help"],
+            &["node", "--version"],
+            &["node", "-v"],
+            &["perl", "-v"],
+            &["perl", "-V"],
+            &["ruby", "-v"],
+            &["python3", "hello.py"],
+            &["python3", "-m", "pytest"],
+            &["bash", "-c", "source .venv/bin/activate && python -V"],
+            &["bash", "-c", "PATH=$PWD/.venv/bin:$PATH python -V"],
+        ] {
+            for stdin in [&piped, &known] {
+                let (plain, fed) = judge(argv, stdin);
+                assert_eq!(
+                    fed.decision, plain.decision,
+                    "{argv:?} {stdin:?}: {}",
+                    fed.reason
+                );
+                assert_eq!(
+                    cordon_execpolicy::approval::explicit_ask(&fed),
+                    cordon_execpolicy::approval::explicit_ask(&plain),
+                    "{argv:?} {stdin:?}: {}",
+                    fed.reason
+                );
+            }
+        }
+        for argv in [
+            &["python3"][..],
+            &["python3", "-"],
+            &["python3", "-u"],
+            &["bash", "-s"],
+            &["sh"],
+            &["sh", "--version"],
+            &["perl"],
+            &["node", "-"],
+            &["tclsh", "--version"],
+        ] {
+            let (_, fed) = judge(argv, &piped);
+            assert!(
+                cordon_execpolicy::approval::explicit_ask(&fed),
+                "{argv:?}: {}",
+                fed.reason
+            );
+            assert!(fed.reason.contains("standard input"), "{}", fed.reason);
+            assert!(!fed.reason.contains("heredoc"), "{}", fed.reason);
+        }
+        // A shell's known program is checked as the commands it holds.
+        let (_, fed) = judge(&["sh"], &StdinSource::Known("git reset --hard\n".into()));
+        assert!(
+            cordon_execpolicy::approval::explicit_ask(&fed),
+            "{}",
+            fed.reason
+        );
     }
 }

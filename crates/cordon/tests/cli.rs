@@ -6109,6 +6109,56 @@ fn check_judges_a_shell_reading_its_stdin_as_run_does() {
     assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stdout));
 }
 
+/// New-user pass: with a piped stdin, `cordon check` asked (1) for an interpreter given a
+/// version or help option (`python3 -V`, `bash --version`, …), which reads no program
+/// there; it would run (0), as with `/dev/null`. Twins: one that reads its program there
+/// still needs approval, the reason naming its standard input, not a heredoc.
+#[test]
+fn check_does_not_ask_for_an_interpreter_that_reads_no_program_from_a_piped_stdin() {
+    let p = support::Project::new("cordon-check-stdin-info-");
+    let check = |argv: &[&str]| {
+        let mut args = vec!["check", "--"];
+        args.extend_from_slice(argv);
+        let mut c = p.cordon(&args);
+        c.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        {
+            use std::io::Write;
+            let mut w = child.stdin.take().unwrap();
+            let _ = w.write_all(b"\n");
+        }
+        child.wait_with_output().unwrap()
+    };
+    for argv in [
+        &["python3", "--version"][..],
+        &["python3", "-V"],
+        &["python3", "-h"],
+        &["bash", "--version"],
+        &["node", "--version"],
+        &["perl", "-v"],
+        &["python3", "hello.py"],
+        &["bash", "-c", "source .venv/bin/activate && python -V"],
+        &["bash", "-c", "PATH=$PWD/.venv/bin:$PATH python -V"],
+    ] {
+        let o = check(argv);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{argv:?}: {}",
+            support::text(&o.stdout)
+        );
+    }
+    for argv in [&["python3"][..], &["python3", "-"], &["bash", "-s"]] {
+        let o = check(argv);
+        let out = support::text(&o.stdout);
+        assert_eq!(o.status.code(), Some(1), "{argv:?}: {out}");
+        assert!(out.contains("standard input"), "{out}");
+        assert!(!out.contains("heredoc"), "{out}");
+    }
+}
+
 /// Attack pass 205 #1: a gitlink in a split index's shared part (`git update-index
 /// --split-index` moves the entries to `.git/sharedindex.*`) is named after the run that
 /// added it. #3, the twin: a later run that only runs git inside it (`git status` there

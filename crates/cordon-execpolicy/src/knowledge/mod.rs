@@ -2134,7 +2134,14 @@ fn code_from_run_time(name: &str, idx: usize, cx: &DangerCtx<'_>, out: &mut Vec<
                         && echoes_run_time_text(s)
                 })
         });
-        if reads_input && (fed_dynamic || piped_dynamic || output_substituted) {
+        // `CMD <<< "$CORDON_STDIN"`: the caller's stand-in for the command's own stdin.
+        let own_stdin = seg.redirections.iter().any(crate::is_run_time_stdin);
+        if reads_input && fed_dynamic && own_stdin {
+            Some(format!(
+                "{name} runs what it reads on its standard input (a pipe or a file), which \
+                 is known only at run time"
+            ))
+        } else if reads_input && (fed_dynamic || piped_dynamic || output_substituted) {
             Some(format!(
                 "{name} runs its input, which is known only at run time"
             ))
@@ -3391,6 +3398,12 @@ fn download_to_interpreter(name: &str, idx: usize, cx: &DangerCtx<'_>, out: &mut
         return;
     }
     let seg = &cx.segments[idx];
+    // `curl … | python3 --version`: it prints its version and runs nothing it is fed.
+    if INTERPRETERS.contains(&name)
+        && shells::program_source(name, &seg.argv[1..]) == shells::ProgramSource::Nothing
+    {
+        return;
+    }
     let mut hit = None;
     if let Some(p) = seg.pipeline {
         hit = cx.segments.iter().find(|s| {

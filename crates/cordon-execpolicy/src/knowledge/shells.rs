@@ -60,6 +60,64 @@ pub(crate) enum ProgramSource {
     /// An option's argument (`sh -c TEXT`, `python3 -c TEXT`, `python3 -m MODULE`,
     /// `perl -e TEXT`, `node -e TEXT`, `php -r TEXT`).
     Argument,
+    /// None: an option before any program makes it print information (its version, its
+    /// help) and exit ([`info_options`]: `python3 --version`, `perl -v`, `bash --help`).
+    Nothing,
+}
+
+/// The options with which interpreter `name` prints information (its version, its help,
+/// its configuration) and exits without reading a program: the first list wherever it
+/// stands before the program; the second only when no script operand follows (`ruby -v`
+/// and `lua -v` print the version and then run the script given, if any, and read no input
+/// without one). Each from the program's own manual or `--help`; an interpreter not listed
+/// reads its input whatever it is given (`tclsh --version` runs its input with `--version`
+/// in `argv`, busybox `sh --version` ignores the option), and `sh`, which may be busybox,
+/// is not listed. pwsh's parameters are matched without regard to case.
+fn info_options(name: &str) -> (&'static [&'static str], &'static [&'static str]) {
+    match name {
+        "python" | "python3" | "pypy" | "pypy3" => (
+            &[
+                "-V",
+                "-VV",
+                "--version",
+                "-h",
+                "-?",
+                "--help",
+                "--help-env",
+                "--help-xoptions",
+                "--help-all",
+            ],
+            &[],
+        ),
+        "python2" => (&["-V", "--version", "-h", "-?", "--help"], &[]),
+        "perl" => (&["-v", "-V", "--version", "-h", "--help"], &[]),
+        "ruby" => (&["--version", "-h", "--help"], &["-v"]),
+        "irb" => (&["-v", "--version", "-h", "--help"], &[]),
+        "node" | "nodejs" => (&["-v", "--version", "-h", "--help", "--v8-options"], &[]),
+        "bun" => (&["-v", "--version", "-h", "--help"], &[]),
+        "deno" => (&["-V", "--version", "-h", "--help"], &[]),
+        "php" => (
+            &[
+                "-v",
+                "--version",
+                "-h",
+                "-?",
+                "--help",
+                "-i",
+                "--info",
+                "-m",
+                "--modules",
+            ],
+            &[],
+        ),
+        "lua" => (&[], &["-v"]),
+        "pwsh" => (&["-v", "-version", "-help", "-?"], &[]),
+        "Rscript" | "m4" => (&["--version", "--help"], &[]),
+        "dc" => (&["-V", "--version", "-h", "--help"], &[]),
+        "bash" | "rbash" | "zsh" | "dash" | "tcsh" => (&["--version", "--help"], &[]),
+        "fish" => (&["-v", "--version", "-h", "--help"], &[]),
+        _ => (&[], &[]),
+    }
 }
 
 /// Options whose next word is their argument, per interpreter: they are not the script
@@ -109,6 +167,15 @@ pub(crate) fn program_source(name: &str, args: &[String]) -> ProgramSource {
     let stdin_path = |a: &str| matches!(a, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0");
     let shell = SHELLS.contains(&name) || matches!(name, "fish" | "csh" | "tcsh");
     let (takes_arg, is_program) = option_arguments(name);
+    let (info, info_alone) = info_options(name);
+    let is_info = |a: &str| {
+        info.iter()
+            .any(|o| *o == a || (name == "pwsh" && o.eq_ignore_ascii_case(a)))
+            // `perl -V:name` prints one configuration value.
+            || (name == "perl" && a.starts_with("-V:"))
+    };
+    // `ruby -v` with no script after it.
+    let mut info_unless_script = false;
     let mut i = 0;
     while i < args.len() {
         let a = args[i].as_str();
@@ -119,6 +186,10 @@ pub(crate) fn program_source(name: &str, args: &[String]) -> ProgramSource {
                 None => ProgramSource::Stdin,
             };
         }
+        if is_info(a) {
+            return ProgramSource::Nothing;
+        }
+        info_unless_script |= info_alone.contains(&a);
         if stdin_path(a) {
             return ProgramSource::Stdin;
         }
@@ -156,7 +227,11 @@ pub(crate) fn program_source(name: &str, args: &[String]) -> ProgramSource {
         }
         i += if takes_arg.contains(&a) { 2 } else { 1 };
     }
-    ProgramSource::Stdin
+    if info_unless_script {
+        ProgramSource::Nothing
+    } else {
+        ProgramSource::Stdin
+    }
 }
 
 /// Whether `path` names a file descriptor other than 0 (`/dev/fd/3`, `/proc/self/fd/3`,
@@ -213,7 +288,7 @@ pub(crate) fn program_from_substitution(
         match program_source(name, &seg.argv[1..]) {
             ProgramSource::Stdin => None,
             ProgramSource::Operand(i) => Some(i + 1),
-            ProgramSource::Argument => return None,
+            ProgramSource::Argument | ProgramSource::Nothing => return None,
         }
     } else if matches!(name, "source" | ".") {
         seg.argv
@@ -299,6 +374,71 @@ mod tests {
             ("node -r mod app.js", Operand(2)),
             ("php -d x=1", Stdin),
             ("php -r code", Argument),
+        ] {
+            assert_eq!(source(argv), want, "{argv}");
+        }
+    }
+
+    /// A version or help option before any program: the interpreter prints and exits,
+    /// reading no program from its input; after the program, or for an interpreter that
+    /// runs its input anyway, it is not one (new-user pass: `python3 --version` with a
+    /// piped stdin was asked).
+    #[test]
+    fn version_and_help_options_read_no_program() {
+        use ProgramSource::*;
+        for (argv, want) in [
+            ("python3 --version", Nothing),
+            ("python3 -V", Nothing),
+            ("python3 -VV", Nothing),
+            ("python3 -h", Nothing),
+            ("python3 --help", Nothing),
+            ("python3 -u -V", Nothing),
+            ("python -V", Nothing),
+            ("python2 --version", Nothing),
+            ("pypy3 --version", Nothing),
+            ("python3 -W -V", Stdin),
+            ("python3 -i", Stdin),
+            ("python3 -c code --version", Argument),
+            ("python3 script.py --version", Operand(0)),
+            ("python3 - --version", Stdin),
+            ("perl -v", Nothing),
+            ("perl -V", Nothing),
+            ("perl -V:osname", Nothing),
+            ("perl -h", Nothing),
+            ("perl --version", Nothing),
+            ("perl -w", Stdin),
+            ("node -v", Nothing),
+            ("node --version", Nothing),
+            ("node -h", Nothing),
+            ("nodejs --help", Nothing),
+            ("node -", Stdin),
+            ("node app.js -v", Operand(0)),
+            ("ruby -v", Nothing),
+            ("ruby --version", Nothing),
+            ("ruby -v app.rb", Operand(1)),
+            ("ruby -v -", Stdin),
+            ("ruby -v -e code", Argument),
+            ("lua -v", Nothing),
+            ("lua -v x.lua", Operand(1)),
+            ("php -v", Nothing),
+            ("deno --version", Nothing),
+            ("pwsh -Version", Nothing),
+            ("pwsh -VERSION", Nothing),
+            ("bash --version", Nothing),
+            ("bash --help", Nothing),
+            ("bash -x --version", Nothing),
+            ("bash -s --version", Stdin),
+            ("bash -c x --version", Argument),
+            ("bash script.sh --version", Operand(0)),
+            ("zsh --version", Nothing),
+            ("dash --version", Nothing),
+            ("fish -v", Nothing),
+            ("tcsh --version", Nothing),
+            // busybox `sh` ignores `--version`; `tclsh` runs its input with it in argv.
+            ("sh --version", Stdin),
+            ("ash --version", Stdin),
+            ("tclsh --version", Stdin),
+            ("osascript --version", Stdin),
         ] {
             assert_eq!(source(argv), want, "{argv}");
         }
