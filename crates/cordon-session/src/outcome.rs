@@ -1849,6 +1849,17 @@ fn output_names(tail: &str, path: &Path, cwd: &Path) -> bool {
         || (name.len() >= 2 && tail.contains(&name))
 }
 
+/// Whether a path the output names (as [`candidate_paths`] finds them, relative ones
+/// taken in the cwd) leads to `path` through symlinks: the record names the file the
+/// kernel reached, the command the name it used (attack pass 210 #8: `touch out/x`, with
+/// `out` a symlink out of the project, was "not named" and classed `command-failed`).
+fn output_reaches(tail: &str, path: &Path, ctx: &ClassifyContext<'_>) -> bool {
+    tail.lines().flat_map(candidate_paths).any(|c| {
+        let abs = cordon_policy::paths::lexical_normalize(Path::new(&c), ctx.cwd);
+        abs != path && cordon_policy::paths::canonicalize_lenient(ctx.fs, &abs) == path
+    })
+}
+
 /// The directory a refused `mkdir` would have made beside the project, as a grant of its
 /// own, when its parent (the smallest grant, `parent`) holds the workspace and so cannot be
 /// offered: `-w` of a path that does not exist makes that empty directory on the host
@@ -2070,7 +2081,7 @@ fn from_records(
     let (rec, confidence) = match writes
         .clone()
         .rev()
-        .find(|r| output_names(tail, &r.path, ctx.cwd))
+        .find(|r| output_names(tail, &r.path, ctx.cwd) || output_reaches(tail, &r.path, ctx))
     {
         Some(r) => (r, Confidence::High),
         // An access error that names no path: the last refused write may be it. One that
@@ -2128,7 +2139,10 @@ fn from_records(
             }
         ),
     )];
-    if let Some(line) = tail.lines().find(|l| output_names(l, &rec.path, ctx.cwd)) {
+    if let Some(line) = tail
+        .lines()
+        .find(|l| output_names(l, &rec.path, ctx.cwd) || output_reaches(l, &rec.path, ctx))
+    {
         evidence.push(ev(
             EvidenceSource::ProgramOutput,
             format!("stderr: {}", line.trim()),
@@ -3032,6 +3046,56 @@ mod tests {
             rule: rule.into(),
             grant: grant.map(PathBuf::from),
         }
+    }
+
+    /// Attack pass 210 #8: `touch out/x`, with `out` a symlink out of the project, was
+    /// refused at the symlink's target; stderr names `out/x` (a one-letter name), so the
+    /// record was "not named" and the run `command-failed`. A name that leads to the
+    /// record's path through symlinks names it. Twin: an unrelated path does not.
+    #[test]
+    fn a_path_named_through_a_symlink_names_the_record() {
+        let r = resolved();
+        let fs = cordon_policy::MemFs::new()
+            .dir("/w")
+            .dir("/data/out")
+            .symlink("/w/out", "/data/out");
+        let rec = record(
+            "/data/out/x",
+            "read-only: outside every writable root",
+            Some("/data/out"),
+        );
+        let classify_tail = |tail: &str| {
+            let mut d = cordon_sandbox::denials::DenialReport::default();
+            d.push(rec.clone());
+            classify(
+                &RunSignals {
+                    code: Some(1),
+                    stderr_tail: tail.into(),
+                    sandboxed: true,
+                    denials: Some(d),
+                    ..Default::default()
+                },
+                &ClassifyContext {
+                    resolved: Some(&r),
+                    fs: &fs,
+                    cwd: Path::new("/w"),
+                    network_enabled: false,
+                    home: None,
+                    path_dirs: &[],
+                },
+            )
+        };
+        let o = classify_tail("touch: cannot touch 'out/x': Read-only file system");
+        assert!(
+            matches!(o.class, OutcomeClass::SandboxDenied { .. }),
+            "{o:?}"
+        );
+        assert_eq!(o.confidence, Confidence::High, "{o:?}");
+        let o = classify_tail("touch: cannot touch 'other/y': Read-only file system");
+        assert!(
+            !matches!(o.class, OutcomeClass::SandboxDenied { .. }),
+            "{o:?}"
+        );
     }
 
     /// Issue 9 re-test (a): a relative path printed by a command running in /w/sub is read
