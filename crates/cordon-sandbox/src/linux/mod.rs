@@ -23,7 +23,7 @@ mod cover_watch;
 mod denial_records;
 mod features;
 pub mod forked;
-mod git_config_broker;
+pub(crate) mod git_config_broker;
 mod helper;
 mod landlock_layer;
 mod layer;
