@@ -1043,12 +1043,18 @@ pub fn clear_killed_runs_config_lock(before: &Census) -> Option<(bool, String)> 
         return None; // read-only to the command: nothing it could leave there
     }
     let started = i128::from(before.taken_ns?);
-    crate::linux::git_config_broker::clear_killed_runs_lock(
+    #[cfg(target_os = "linux")]
+    return crate::linux::git_config_broker::clear_killed_runs_lock(
         &before.git_dir,
         before.identity,
         before.config_lock,
         started,
-    )
+    );
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = started;
+        None
+    }
 }
 
 /// Whether `git_dir/worktrees/<name>/modules` is there and is not an empty directory (a

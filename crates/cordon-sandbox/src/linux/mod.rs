@@ -37,7 +37,7 @@ pub mod pty;
 mod relay;
 mod seccomp_filter;
 pub mod server;
-mod sys;
+pub(crate) mod sys;
 mod template;
 pub mod tree_removal;
 mod unix_guard;
