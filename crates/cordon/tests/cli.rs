@@ -6012,6 +6012,46 @@ fn check_judges_a_shell_reading_its_stdin_as_run_does() {
     assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stdout));
 }
 
+/// Attack pass 212 #3 (escape test): in a workspace marked only by `.cordon/` (no git
+/// repository) the hook managers' configs that exist — `.pre-commit-config.yaml`,
+/// `lefthook.yml` — stay read-only, as in a repository (README: "whenever they exist"): a
+/// later `git init` and `pre-commit install`/`lefthook install` on the host run what the
+/// command wrote there. Twin: a plain file beside them is still written.
+#[test]
+fn hook_manager_configs_stay_read_only_in_a_workspace_without_a_repository() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = support::Project::new("cordon-hookcfg-norepo-");
+    std::fs::remove_dir_all(p.dir.join(".git")).unwrap();
+    std::fs::create_dir_all(p.dir.join(".cordon")).unwrap();
+    std::fs::write(p.dir.join(".cordon/workspace"), "").unwrap();
+    for f in [".pre-commit-config.yaml", "lefthook.yml", "notes.txt"] {
+        std::fs::write(p.dir.join(f), "orig\n").unwrap();
+    }
+    for f in [".pre-commit-config.yaml", "lefthook.yml"] {
+        let script = format!("echo 'pre-commit: {{run: touch /tmp/pwned}}' > {f}");
+        let o = support::out(p.cordon(&["run", "--yes", "--", "sh", "-c", &script]));
+        assert_ne!(
+            o.status.code(),
+            Some(0),
+            "{f}: {}",
+            support::text(&o.stderr)
+        );
+        assert_eq!(
+            std::fs::read_to_string(p.dir.join(f)).unwrap(),
+            "orig\n",
+            "{f} was written"
+        );
+    }
+    let o = support::out(p.cordon(&["run", "--yes", "--", "sh", "-c", "echo new > notes.txt"]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(p.dir.join("notes.txt")).unwrap(),
+        "new\n"
+    );
+}
+
 /// Attack pass 212 #2: a command writes an index (built by hand: `git update-index`
 /// refuses such paths) whose gitlinks are `../victim` and an absolute path, each with a
 /// repository there outside the workspace: neither is named as made by the command (nor
