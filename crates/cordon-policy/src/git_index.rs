@@ -153,11 +153,42 @@ fn entries(
         if (name_len < 0x0fff && name_len != path.len()) || path.is_empty() {
             return Err(());
         }
-        if mode & 0o170000 == 0o160000 {
+        if mode & 0o170000 == 0o160000 && verified_path(path) {
             out.push(PathBuf::from(std::ffi::OsStr::from_bytes(path)));
         }
     }
     Ok((out, at))
+}
+
+/// Whether git would take `path` as an index entry's path (git's `verify_path`, with its
+/// default `core.protectNTFS`): not empty, relative, `/`-separated components none of which
+/// is empty, `.`, `..`, or `.git` in any case (nor the names NTFS and HFS+ read as
+/// `.git`: `.git` with trailing dots or spaces, `git~1`), no backslash and no NUL. What is
+/// not is no path of the work tree: a gitlink entry with such a path is ignored (attack
+/// pass 212 #2: a crafted index's `../victim` and `/var/tmp/x/main` were named as
+/// repositories the command made, and looked at outside the workspace).
+pub fn verified_path(path: &[u8]) -> bool {
+    if path.is_empty() || path.contains(&b'\\') || path.contains(&0) {
+        return false;
+    }
+    path.split(|b| *b == b'/').all(|c| {
+        let trimmed = {
+            let mut t = c;
+            while let Some((last, rest)) = t.split_last() {
+                if *last == b'.' || *last == b' ' {
+                    t = rest;
+                } else {
+                    break;
+                }
+            }
+            t
+        };
+        !c.is_empty()
+            && c != b"."
+            && c != b".."
+            && !trimmed.eq_ignore_ascii_case(b".git")
+            && !c.eq_ignore_ascii_case(b"git~1")
+    })
 }
 
 /// Where the NUL that ends the string starting at `at` is.
@@ -192,6 +223,36 @@ mod tests {
         }
         b.extend_from_slice(&[0u8; 20]); // checksum
         b
+    }
+
+    /// Attack pass 212 #2: gitlink entries whose paths git itself refuses (absolute,
+    /// `..`/`.`/empty components, `.git`, a backslash) are not gitlinks of the work tree;
+    /// twin: a plain `sub` and a nested `a/b` are.
+    #[test]
+    fn gitlinks_with_paths_git_refuses_are_ignored() {
+        let odd = [
+            "../victim",
+            "/var/tmp/x/main",
+            "a/../../victim",
+            "./sub",
+            "a//b",
+            "a/",
+            ".git/x",
+            "a/.GIT",
+            "a/.git. ",
+            "GIT~1/x",
+            "a\\..\\b",
+            "..",
+        ];
+        let mut es: Vec<Vec<u8>> = odd.iter().map(|p| entry(p, 0o160000, 20)).collect();
+        es.push(entry("sub", 0o160000, 20));
+        es.push(entry("a/b", 0o160000, 20));
+        let got = gitlinks(&index(2, &es)).unwrap();
+        assert_eq!(got, vec![PathBuf::from("sub"), PathBuf::from("a/b")]);
+        for p in odd {
+            assert!(!verified_path(p.as_bytes()), "{p}");
+        }
+        assert!(verified_path(b".github/x") && verified_path(b"a/.gitmodules-not"));
     }
 
     #[test]

@@ -1813,6 +1813,21 @@ pub fn resolve(
                         &mut notes,
                         false,
                     )?;
+                    // The hook managers' configs at the top of every writable root, with or
+                    // without a repository there (README: "whenever they exist"; attack
+                    // pass 212 #3: in a workspace marked only by `.cordon/` they were
+                    // writable): `git init` and the manager's `install` on the host, while
+                    // a command runs or after, make the file the command wrote run code.
+                    for (path, reason) in hook_delegates(fs, root, &[]) {
+                        if !extra.iter().any(|e| e.path == path) {
+                            extra.push(entry_for(
+                                fs,
+                                path,
+                                Access::Read,
+                                EntryOrigin::Protected { reason },
+                            ));
+                        }
+                    }
                 }
                 // The same for every nested repository found below a writable root: its git
                 // dir is read-only whole, but the files in its work tree that its hooks and
@@ -4614,6 +4629,29 @@ mod tests {
         let at = |q: &str| r.filesystem.access_for(&fs, Path::new(q)).access;
         assert_eq!(at("/home/u/proj/.husky/pre-commit"), Access::Read);
         assert_eq!(at("/home/u/proj/src/x.rs"), Access::Write);
+    }
+
+    /// Attack pass 212 #3: the hook managers' configs stay read-only in every writable
+    /// root whenever they exist (README), a workspace marked only by `.cordon/` — no
+    /// repository — and an extra `-w` directory included; twin: a plain file beside them
+    /// stays writable.
+    #[test]
+    fn hook_manager_configs_are_protected_without_a_repository() {
+        let fs = fs()
+            .file("/home/u/proj/.cordon/workspace", "")
+            .file("/home/u/proj/.pre-commit-config.yaml", "repos: []\n")
+            .file("/home/u/proj/lefthook.yml", "")
+            .file("/home/u/proj/.config/lefthook-local.toml", "")
+            .file("/home/u/proj/notes.txt", "");
+        let p = PermissionProfile::builtin("workspace-write").unwrap();
+        let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+        let at = |q: &str| r.filesystem.access_for(&fs, Path::new(q)).access;
+        assert_eq!(at("/home/u/proj/.pre-commit-config.yaml"), Access::Read);
+        assert_eq!(at("/home/u/proj/lefthook.yml"), Access::Read);
+        assert_eq!(at("/home/u/proj/.config/lefthook-local.toml"), Access::Read);
+        assert_eq!(at("/home/u/proj/notes.txt"), Access::Write);
+        // Missing names get no placeholder (nothing to keep absent without a repository).
+        assert_eq!(at("/home/u/proj/lefthook-local.yml"), Access::Write);
     }
 
     /// Attack pass 45, M6: the repository git uses in the workspace is read for code paths

@@ -152,6 +152,12 @@ pub struct Census {
     /// project renamed during a run left the link its command planted in `.git` unswept,
     /// and the next run took it for "there before").
     pin: Option<std::sync::Arc<OwnedFd>>,
+    /// The git dir's `config.lock` (device, inode) at the census, if there was one: never
+    /// removed for the run ([`clear_killed_runs_config_lock`]).
+    pub config_lock: Option<(u64, u64)>,
+    /// When the census began (nanoseconds since the epoch): a `config.lock` born before is
+    /// not the run's.
+    pub taken_ns: Option<i64>,
 }
 
 /// What names one file, unchanged, over time: device, inode, birth time (`statx` `btime`;
@@ -251,6 +257,10 @@ struct CensusRecord {
     absent_parents: Vec<PathBuf>,
     #[serde(default)]
     identity: Option<(u64, u64)>,
+    #[serde(default)]
+    config_lock: Option<(u64, u64)>,
+    #[serde(default)]
+    taken_ns: Option<i64>,
 }
 
 impl Census {
@@ -341,6 +351,8 @@ impl Census {
             modules_absent: self.modules_absent.clone(),
             absent_parents: self.absent_parents.clone(),
             identity: self.identity,
+            config_lock: self.config_lock,
+            taken_ns: self.taken_ns,
         })
         .unwrap_or(serde_json::Value::Null)
     }
@@ -371,6 +383,8 @@ impl Census {
             absent_parents: r.absent_parents,
             identity: r.identity,
             pin: None,
+            config_lock: r.config_lock,
+            taken_ns: r.taken_ns,
         })
     }
 
@@ -508,6 +522,10 @@ pub struct Swept {
     /// ended (killed) before it could make it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub earlier_run: bool,
+    /// What was done about a `config.lock` an earlier run (killed) left in the git dir:
+    /// (removed, the note saying so) ([`clear_killed_runs_config_lock`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_lock: Option<(bool, String)>,
 }
 
 impl Swept {
@@ -530,6 +548,7 @@ impl Swept {
             && self.removed_configs.is_empty()
             && self.left_configs.is_empty()
             && self.replaced_configs.is_empty()
+            && self.config_lock.is_none()
             && self.incomplete.is_none()
             && self.error.is_none()
     }
@@ -972,8 +991,20 @@ fn walk<'a>(
 ///
 /// Errors: the git dir cannot be opened as a directory without following a symlink.
 pub fn census(git_dir: &Path) -> io::Result<Census> {
+    // Read before anything is looked at: a `config.lock` born earlier is not the run's.
+    let taken_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()
+        .and_then(|d| i64::try_from(d.as_nanos()).ok());
     // Opened once: the walk takes a duplicate, the census keeps the descriptor.
     let (pin, st) = open_git_dir(git_dir)?;
+    let config_lock = fstatat(
+        &pin,
+        "config.lock",
+        nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+    )
+    .ok()
+    .map(|l| (l.st_dev, l.st_ino));
     let mut w = Walk::new(git_dir, None, BUDGET);
     w.run(pin.try_clone()?);
     let admins = worktree_admins(git_dir);
@@ -995,7 +1026,35 @@ pub fn census(git_dir: &Path) -> io::Result<Census> {
         absent_parents: Vec::new(),
         identity: Some((st.st_dev, st.st_ino)),
         pin: Some(std::sync::Arc::new(pin)),
+        config_lock,
+        taken_ns,
     })
+}
+
+/// Attack pass 212 #1: removes the `config.lock` a run whose cordon process was killed
+/// left in the git dir of its census `before` (its helper, which removes such a lock after
+/// a normal run, was killed with it), when it is provably that run's: not the one the
+/// census saw, born after the census and before now, a regular file open by no process and
+/// not written for a while, in the very directory the census saw (no symlink followed on
+/// the way). A census without its time (an older record) removes nothing.
+/// `Some((removed, note))` when there was such a lock to speak of.
+pub fn clear_killed_runs_config_lock(before: &Census) -> Option<(bool, String)> {
+    if before.unwalked {
+        return None; // read-only to the command: nothing it could leave there
+    }
+    let started = i128::from(before.taken_ns?);
+    #[cfg(target_os = "linux")]
+    return crate::linux::git_config_broker::clear_killed_runs_lock(
+        &before.git_dir,
+        before.identity,
+        before.config_lock,
+        started,
+    );
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = started;
+        None
+    }
 }
 
 /// Whether `git_dir/worktrees/<name>/modules` is there and is not an empty directory (a
@@ -1709,6 +1768,7 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
         incomplete: before.incomplete.clone().or(w.incomplete),
         error: None,
         earlier_run: false,
+        config_lock: None,
     })
 }
 

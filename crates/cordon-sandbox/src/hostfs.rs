@@ -169,6 +169,70 @@ pub fn read_small_bytes(p: &Path, cap: u64) -> Result<Vec<u8>, ReadRefusal> {
     read_small_pinned(&resolved, cap).map(|(buf, _)| buf)
 }
 
+/// The entry `rel` names beneath the directory `dir`, not followed if a symlink, as
+/// `lstat` sees it — reached with no symlink followed anywhere (neither on `dir`'s own path
+/// nor on `rel`'s) and never leaving `dir`: what a host-side look at a path that a file
+/// inside a writable root named (a git index's gitlink) may see (attack pass 212 #2: an
+/// index's `../victim` had cordon look outside the workspace). `None` when it is not
+/// there, when the way there holds a symlink or `..`, or when `rel` is absolute or empty.
+pub fn symlink_metadata_beneath(dir: &Path, rel: &Path) -> Option<std::fs::Metadata> {
+    use std::path::Component;
+    let mut parts = Vec::new();
+    for c in rel.components() {
+        match c {
+            Component::Normal(n) => parts.push(n),
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    let name = parts.pop()?;
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let top = crate::linux::sys::open_dir_nofollow(dir).ok()?;
+        let parent = if parts.is_empty() {
+            top
+        } else {
+            let between: PathBuf = parts.iter().collect();
+            crate::linux::sys::open_beneath(top.as_raw_fd(), &between).ok()?
+        };
+        let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(name)).ok()?;
+        // SAFETY: `c` is NUL-terminated; the flags need no mode. O_PATH | O_NOFOLLOW opens a
+        // final symlink itself, never its target.
+        let fd = unsafe {
+            libc::openat(
+                parent.as_raw_fd(),
+                c.as_ptr(),
+                libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: a fresh descriptor we own.
+        let f = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+        f.metadata().ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        // Each step looked at without following it (not race-free here).
+        let mut at = dir.to_path_buf();
+        if dir
+            .ancestors()
+            .any(|a| std::fs::symlink_metadata(a).map_or(true, |m| m.file_type().is_symlink()))
+        {
+            return None;
+        }
+        for p in parts {
+            at.push(p);
+            if !std::fs::symlink_metadata(&at).ok()?.is_dir() {
+                return None;
+            }
+        }
+        std::fs::symlink_metadata(at.join(name)).ok()
+    }
+}
+
 /// [`read_small_bytes`] of `p` as spelled — its final component never followed, nothing
 /// resolved first — with the metadata of the very file read (`fstat` of the descriptor
 /// the bytes came from): what a host-side reader inside a writable root checks and keeps
@@ -216,6 +280,27 @@ pub fn read_small_pinned(p: &Path, cap: u64) -> Result<(Vec<u8>, std::fs::Metada
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    /// Attack pass 212 #2, sibling: a path an index names that passes git's checks but
+    /// leads out through a symlink in the workspace (`link/main` with `link -> outside`)
+    /// is not looked at; `..` and absolute paths neither; twin: a plain path below it is,
+    /// and a final symlink is seen as itself.
+    #[test]
+    fn metadata_beneath_never_leaves_the_directory() {
+        let t = tempfile::tempdir().unwrap();
+        let ws = t.path().canonicalize().unwrap().join("ws");
+        let outside = ws.with_file_name("outside");
+        std::fs::create_dir_all(outside.join("main/.git")).unwrap();
+        std::fs::create_dir_all(ws.join("sub/.git")).unwrap();
+        std::os::unix::fs::symlink(&outside, ws.join("link")).unwrap();
+        std::os::unix::fs::symlink(&outside, ws.join("sub/l")).unwrap();
+        assert!(symlink_metadata_beneath(&ws, Path::new("link/main/.git")).is_none());
+        assert!(symlink_metadata_beneath(&ws, Path::new("../outside/main/.git")).is_none());
+        assert!(symlink_metadata_beneath(&ws, &outside.join("main/.git")).is_none());
+        assert!(symlink_metadata_beneath(&ws, Path::new("sub/.git")).is_some_and(|m| m.is_dir()));
+        assert!(symlink_metadata_beneath(&ws, Path::new("sub/l"))
+            .is_some_and(|m| m.file_type().is_symlink()));
+    }
 
     fn mkfifo(p: &Path) {
         nix::unistd::mkfifo(p, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();

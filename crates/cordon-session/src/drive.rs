@@ -227,6 +227,9 @@ impl Report {
                     s.git_dir.display()
                 ));
             }
+            if let Some((_, note)) = &s.config_lock {
+                out.push(format!("cordon: note: {note}"));
+            }
             // `<path> a symlink to <target>`.
             let what = |f: &cordon_sandbox::git_dir_sweep::Foreign| {
                 format!(

@@ -18,7 +18,9 @@
 //! Without a state directory (no `HOME`), or when a record cannot be written, the run goes
 //! on (its own sweep at the end still happens); the gap is the killed-owner case only.
 
-use cordon_sandbox::git_dir_sweep::{settle_fresh_roots, sweep, Census, Swept};
+use cordon_sandbox::git_dir_sweep::{
+    clear_killed_runs_config_lock, settle_fresh_roots, sweep, Census, Swept,
+};
 use std::path::{Path, PathBuf};
 
 /// `$XDG_STATE_HOME/cordon/sweeps` or `~/.local/state/cordon/sweeps`.
@@ -186,6 +188,12 @@ fn finish_orphans_in(candidates: &[PathBuf], dir: &Path) -> Vec<Swept> {
             let moved_away = census.identity.is_some() && git_dir_gone(&s);
             finished &= swept_whole(&s) && !(moved_away && young);
             s.earlier_run = true;
+            // The `config.lock` its command left (attack pass 212 #1: a `git config` whose
+            // run was killed jammed every later config write, on the host too): its helper
+            // would have removed it; removed now when provably that run's.
+            if s.error.is_none() {
+                s.config_lock = clear_killed_runs_config_lock(&census);
+            }
             // A git dir removed since (a project deleted, a temporary directory gone):
             // nothing is left there for git to use, and nothing to say.
             if !s.is_empty() && !git_dir_gone(&s) {
@@ -358,6 +366,74 @@ mod tests {
             std::fs::symlink_metadata(moved.join("logs/HEAD")).is_err(),
             "the planted link is still there"
         );
+        assert_eq!(std::fs::read_dir(&records).unwrap().count(), 0);
+    }
+
+    /// Attack pass 212 #1: a `config.lock` a killed run's command left (made after its
+    /// census, not written since, open by no process) is removed by the run that finishes
+    /// its sweep, and said; twins: one that was there at the census, and one a process
+    /// (a host git) holds open right now, are left — the held one said, the other not.
+    #[test]
+    fn a_config_lock_a_killed_run_left_is_removed_by_the_next_run() {
+        let t = tempfile::tempdir().unwrap();
+        let records = t.path().join("records");
+        std::fs::create_dir_all(&records).unwrap();
+        let [left, before, held] =
+            ["left", "before", "held"].map(|n| t.path().join(n).join(".git"));
+        for g in [&left, &before, &held] {
+            std::fs::create_dir_all(g.join("refs")).unwrap();
+            std::fs::write(g.join("config"), "[core]\n").unwrap();
+        }
+        std::fs::write(before.join("config.lock"), "user's").unwrap();
+        let census: Vec<_> = [&left, &before, &held]
+            .iter()
+            .map(|g| cordon_sandbox::git_dir_sweep::census(g).unwrap().to_json())
+            .collect();
+        let body = serde_json::json!({"pid": u32::MAX - 1, "start": 1, "census": census});
+        std::fs::write(records.join("1-a.json"), serde_json::to_vec(&body).unwrap()).unwrap();
+        // The killed run's command: `: > .git/config.lock` (its mtime set back past the
+        // settle time, as a lock left seconds ago).
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(5);
+        for g in [&left, &held] {
+            let f = std::fs::File::create(g.join("config.lock")).unwrap();
+            f.set_modified(old).unwrap();
+        }
+        std::fs::File::options()
+            .write(true)
+            .open(before.join("config.lock"))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        // A host git holding its lock open right now.
+        let _open = std::fs::File::open(held.join("config.lock")).unwrap();
+        let out = finish_orphans_in(&[], &records);
+        assert!(
+            std::fs::symlink_metadata(left.join("config.lock")).is_err(),
+            "the killed run's lock is still there: {out:?}"
+        );
+        assert!(
+            before.join("config.lock").exists(),
+            "the lock there before was removed"
+        );
+        assert!(
+            held.join("config.lock").exists(),
+            "a lock held open was removed"
+        );
+        let lock = |g: &Path| {
+            out.iter()
+                .find(|s| s.git_dir == *g)
+                .and_then(|s| s.config_lock.clone())
+        };
+        let (removed, note) = lock(&left).expect("the removal is said");
+        assert!(removed && note.contains("removed the lock"), "{note}");
+        assert!(note.contains("left/.git/config.lock"), "{note}");
+        assert_eq!(
+            lock(&before),
+            None,
+            "nothing is said of a lock there before"
+        );
+        let (removed, note) = lock(&held).expect("the held lock is said");
+        assert!(!removed && note.contains("left alone"), "{note}");
         assert_eq!(std::fs::read_dir(&records).unwrap().count(), 0);
     }
 

@@ -6159,6 +6159,97 @@ fn check_does_not_ask_for_an_interpreter_that_reads_no_program_from_a_piped_stdi
     }
 }
 
+/// Attack pass 212 #3 (escape test): in a workspace marked only by `.cordon/` (no git
+/// repository) the hook managers' configs that exist — `.pre-commit-config.yaml`,
+/// `lefthook.yml` — stay read-only, as in a repository (README: "whenever they exist"): a
+/// later `git init` and `pre-commit install`/`lefthook install` on the host run what the
+/// command wrote there. Twin: a plain file beside them is still written.
+#[test]
+fn hook_manager_configs_stay_read_only_in_a_workspace_without_a_repository() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = support::Project::new("cordon-hookcfg-norepo-");
+    std::fs::remove_dir_all(p.dir.join(".git")).unwrap();
+    std::fs::create_dir_all(p.dir.join(".cordon")).unwrap();
+    std::fs::write(p.dir.join(".cordon/workspace"), "").unwrap();
+    for f in [".pre-commit-config.yaml", "lefthook.yml", "notes.txt"] {
+        std::fs::write(p.dir.join(f), "orig\n").unwrap();
+    }
+    for f in [".pre-commit-config.yaml", "lefthook.yml"] {
+        let script = format!("echo 'pre-commit: {{run: touch /tmp/pwned}}' > {f}");
+        let o = support::out(p.cordon(&["run", "--yes", "--", "sh", "-c", &script]));
+        assert_ne!(
+            o.status.code(),
+            Some(0),
+            "{f}: {}",
+            support::text(&o.stderr)
+        );
+        assert_eq!(
+            std::fs::read_to_string(p.dir.join(f)).unwrap(),
+            "orig\n",
+            "{f} was written"
+        );
+    }
+    let o = support::out(p.cordon(&["run", "--yes", "--", "sh", "-c", "echo new > notes.txt"]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(p.dir.join("notes.txt")).unwrap(),
+        "new\n"
+    );
+}
+
+/// Attack pass 212 #2: a command writes an index (built by hand: `git update-index`
+/// refuses such paths) whose gitlinks are `../victim` and an absolute path, each with a
+/// repository there outside the workspace: neither is named as made by the command (nor
+/// looked at); git itself refuses such index paths (`verify_path`). Twin: a real gitlink
+/// `node_modules/s` in the same index, whose repository the command made, is still named.
+#[test]
+fn gitlinks_outside_the_workspace_from_a_crafted_index_are_not_named() {
+    if !support::sandbox_available() {
+        return;
+    }
+    let p = support::Project::new("cordon-crafted-index-");
+    let victim = p.root.path().join("victim/.git");
+    std::fs::create_dir_all(&victim).unwrap();
+    let elsewhere = tempfile::Builder::new()
+        .prefix("cordon-crafted-abs-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let main = elsewhere.path().join("main");
+    std::fs::create_dir_all(main.join(".git")).unwrap();
+    // A version-2 index of gitlink entries (mode 160000), SHA-1 names, checksum unchecked.
+    let entry = |path: &str| {
+        let mut e = vec![0u8; 24];
+        e.extend_from_slice(&0o160000u32.to_be_bytes());
+        e.extend_from_slice(&[0u8; 12]);
+        e.extend_from_slice(&[0xab; 20]);
+        e.extend_from_slice(&(path.len() as u16).to_be_bytes());
+        e.extend_from_slice(path.as_bytes());
+        let padded = (e.len() + 8) & !7;
+        e.resize(padded, 0);
+        e
+    };
+    // `node_modules/s`: where the look for repositories does not enter, so only the
+    // index names it.
+    let paths = ["../victim", main.to_str().unwrap(), "node_modules/s"];
+    let mut index = b"DIRC".to_vec();
+    index.extend_from_slice(&2u32.to_be_bytes());
+    index.extend_from_slice(&(paths.len() as u32).to_be_bytes());
+    for path in paths {
+        index.extend_from_slice(&entry(path));
+    }
+    index.extend_from_slice(&[0u8; 20]);
+    std::fs::write(p.dir.join("crafted.idx"), &index).unwrap();
+    let script = "git init -q node_modules/s && cp crafted.idx .git/index";
+    let o = support::out(p.cordon(&["run", "--yes", "--", "sh", "-c", script]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+    let err = support::text(&o.stderr);
+    assert!(!err.contains("victim"), "{err}");
+    assert!(!err.contains(main.to_str().unwrap()), "{err}");
+    assert!(err.contains("proj/node_modules/s/.git"), "{err}");
+}
+
 /// Attack pass 205 #1: a gitlink in a split index's shared part (`git update-index
 /// --split-index` moves the entries to `.git/sharedindex.*`) is named after the run that
 /// added it. #3, the twin: a later run that only runs git inside it (`git status` there

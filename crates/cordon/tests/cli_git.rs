@@ -1076,6 +1076,70 @@ fn a_killed_runs_plant_is_swept_by_the_next_run_and_separate_git_dirs_are_swept(
     assert!(std::fs::symlink_metadata(sep.dir.join(".gitdata/FETCH_HEAD")).is_err());
 }
 
+/// Attack pass 212 #1: a `config.lock` left by a command whose `cordon run` was killed
+/// (`kill -9`: its helper, which removes such a lock after a normal run, died with it)
+/// jammed every later `git config`, on the host and in the sandbox, unsaid. The next run
+/// removes it (made during the killed run, open by no process) and says so; the host's
+/// `git config` works again. Twin: a lock that was there before the killed run started
+/// (a host git's, or the user's) is left, and nothing is said of it.
+#[test]
+fn a_config_lock_a_killed_run_left_is_removed_by_the_next_run() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let lock = p.dir.join(".git/config.lock");
+    let killed_run = |p: &Project, script: &str| {
+        let script = format!("{script}; touch .git/started; sleep 60");
+        let mut child = p
+            .cordon_in(&p.dir, &["run", "--", "sh", "-c", &script])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = p.dir.join(".git/started");
+        let t0 = std::time::Instant::now();
+        while !started.exists() && t0.elapsed().as_secs() < 20 {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert!(started.exists(), "the run never started");
+        child.kill().unwrap(); // SIGKILL: no cleanup by this run
+        child.wait().unwrap();
+        std::fs::remove_file(started).unwrap();
+    };
+    killed_run(&p, ": > .git/config.lock");
+    assert!(lock.exists(), "the killed run left no lock");
+    let o = cordon(&p, &p.dir, &["run", "--", "true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(!lock.exists(), "the killed run's lock stayed: {err}");
+    assert!(
+        err.contains("cordon: note:") && err.contains("removed the lock an earlier"),
+        "{err}"
+    );
+    let st = Command::new("git")
+        .args(["config", "user.name", "a"])
+        .current_dir(&p.dir)
+        .status()
+        .unwrap();
+    assert!(st.success(), "the host's git config still fails");
+
+    // Twin: a lock there before the killed run started is not that run's.
+    std::fs::write(&lock, "host git at work\n").unwrap();
+    killed_run(&p, "true");
+    let o = cordon(&p, &p.dir, &["run", "--", "true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(&lock).unwrap(),
+        "host git at work\n"
+    );
+    assert!(
+        !text(&o.stderr).contains("removed the lock"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
 /// Attack pass 29, F1: where lefthook is in use (a config of its exists), a missing
 /// `lefthook-local.yml` a command creates — merged by lefthook onto `lefthook.yml` at the
 /// host's next `git commit` — is removed after the run and named. Twin: in a repository

@@ -549,28 +549,94 @@ const LOCK_SETTLE: std::time::Duration = std::time::Duration::from_millis(250);
 fn clear_left_lock(w: &LockWatch, ended: std::time::SystemTime) -> Option<(bool, String)> {
     let name = lock_name(&w.config)?;
     let lock_path = w.config.with_file_name(name.to_string_lossy().as_ref());
-    let dir = w.dir.as_raw_fd();
-    let st = super::sys::fstatat_nofollow(dir, &name).ok()?;
-    let id = (st.st_dev, st.st_ino);
-    if w.before == Some(id) {
-        return None; // not the run's: one the user (or a host git) had before
-    }
     let ended_ns = ended
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as i128)
         .unwrap_or(0);
+    clear_lock_at(
+        w.dir.as_raw_fd(),
+        &name,
+        &lock_path,
+        w.before,
+        None,
+        ended_ns,
+        "the sandboxed command left behind (created during the run, open by no process)",
+    )
+}
+
+/// How far a file's birth time may lie before the clock read just before it was made:
+/// file times come from the kernel's coarse clock, a tick (at most 10 ms) behind.
+const COARSE_CLOCK: i128 = 20_000_000;
+
+/// Attack pass 212 #1: the `config.lock` a run whose cordon process was killed (so its
+/// helper never ran [`after_run`]) left in the git dir `git_dir`, removed by the run that
+/// finishes its sweep. `git_dir` is opened one component at a time, no symlink followed,
+/// and must still be the directory the killed run's census saw (`identity`); the lock is
+/// removed only when it is not the one there at the census (`before`), was created after
+/// the census (`started_ns`, nanoseconds since the epoch, read before the census looked)
+/// and before now, and — as after a normal run — is a regular file no process has open
+/// and not written for [`LOCK_SETTLE`] (a host git's lock, held for milliseconds, is never
+/// touched). `Some((removed, note))` when there was a lock to speak of.
+pub(crate) fn clear_killed_runs_lock(
+    git_dir: &Path,
+    identity: Option<(u64, u64)>,
+    before: Option<(u64, u64)>,
+    started_ns: i128,
+) -> Option<(bool, String)> {
+    let dir = super::sys::open_dir_nofollow(git_dir).ok()?;
+    let st = super::sys::fstat(dir.as_raw_fd()).ok()?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFDIR || Some((st.st_dev, st.st_ino)) != identity {
+        return None;
+    }
+    let name = c"config.lock";
+    let lock_path = git_dir.join("config.lock");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i128)
+        .unwrap_or(0);
+    clear_lock_at(
+        dir.as_raw_fd(),
+        name,
+        &lock_path,
+        before,
+        Some(started_ns - COARSE_CLOCK),
+        now,
+        "an earlier sandboxed command left behind (its cordon process was killed before \
+         it could remove it: created during that run, open by no process)",
+    )
+}
+
+/// Step 5's rule, for the lock `name` in the pinned directory `dir` (`lock_path` in
+/// notes): removed when it is not `before`, was born no earlier than `born_after` (when
+/// given) and no later than `ended_ns`, is a regular file (a symlink born in that window is
+/// removed too, following nothing), open by no process (a write lease is granted only
+/// then), and not written for [`LOCK_SETTLE`]. `whose` completes the removal note.
+fn clear_lock_at(
+    dir: RawFd,
+    name: &std::ffi::CStr,
+    lock_path: &Path,
+    before: Option<(u64, u64)>,
+    born_after: Option<i128>,
+    ended_ns: i128,
+    whose: &str,
+) -> Option<(bool, String)> {
+    let st = super::sys::fstatat_nofollow(dir, name).ok()?;
+    let id = (st.st_dev, st.st_ino);
+    if before == Some(id) {
+        return None; // not the run's: one the user (or a host git) had before
+    }
+    let in_run = |born: i128| born <= ended_ns && born_after.is_none_or(|a| born >= a);
     let removed_note = || {
         Some((
             true,
             format!(
-                "{}: removed the lock the sandboxed command left behind (created during the \
-                 run, open by no process), so later `git config` writes work",
+                "{}: removed the lock {whose}, so later `git config` writes work",
                 lock_path.display()
             ),
         ))
     };
     let unlink_if_still = |id: (u64, u64)| {
-        let still = super::sys::fstatat_nofollow(dir, &name)
+        let still = super::sys::fstatat_nofollow(dir, name)
             .ok()
             .map(|s| (s.st_dev, s.st_ino));
         // SAFETY: `name` is NUL-terminated; unlinkat takes no other memory.
@@ -579,8 +645,8 @@ fn clear_left_lock(w: &LockWatch, ended: std::time::SystemTime) -> Option<(bool,
     if st.st_mode & libc::S_IFMT == libc::S_IFLNK {
         // git never makes its lock a symlink: one created during the run was planted by
         // the command. Removing the name follows nothing.
-        let born = statx_times(dir, &name, libc::AT_SYMLINK_NOFOLLOW).ok()?.0;
-        return (born <= ended_ns && unlink_if_still(id)).then(removed_note)?;
+        let born = statx_times(dir, name, libc::AT_SYMLINK_NOFOLLOW).ok()?.0;
+        return (in_run(born) && unlink_if_still(id)).then(removed_note)?;
     }
     let leave = |why: &str| {
         Some((
@@ -618,8 +684,8 @@ fn clear_left_lock(w: &LockWatch, ended: std::time::SystemTime) -> Option<(bool,
     if (fst.st_dev, fst.st_ino) != id {
         return None;
     }
-    if born > ended_ns {
-        return None; // created after the run: a host git's
+    if !in_run(born) {
+        return None; // created before or after the run: not the run's
     }
     let now = || {
         std::time::SystemTime::now()

@@ -810,11 +810,20 @@ impl IndexGitlinks {
         self.links
             .iter()
             .filter_map(|d| {
-                let m = std::fs::symlink_metadata(d).ok()?;
+                let m = beneath(&self.workspace, d)?;
                 Some((d.clone(), (m.dev(), m.ino())))
             })
             .collect()
     }
+}
+
+/// `lstat` of `path`, a path below the workspace `ws` that a file the command could write
+/// named (a gitlink of the index): reached from `ws` with no symlink followed and never
+/// leaving it; `None` for a path not below `ws` (attack pass 212 #2: nothing outside the
+/// workspace is looked at because an index said so).
+fn beneath(ws: &std::path::Path, path: &std::path::Path) -> Option<std::fs::Metadata> {
+    let rel = path.strip_prefix(ws).ok()?;
+    cordon_sandbox::hostfs::symlink_metadata_beneath(ws, rel)
 }
 
 /// The gitlinks the index of the workspace's `.git` directory records; none without a
@@ -965,7 +974,7 @@ fn created_repositories(
     let changed = |d: &std::path::Path, id: EntryId| {
         let before = present_before.iter().find(|(p, _)| p == d).map(|(_, i)| *i);
         let since_start = |p: &std::path::Path| {
-            std::fs::symlink_metadata(p).is_ok_and(|m| {
+            beneath(ws, p).is_some_and(|m| {
                 use std::os::unix::fs::MetadataExt;
                 let ctime = std::time::UNIX_EPOCH
                     + std::time::Duration::new(m.ctime().max(0) as u64, m.ctime_nsec() as u32);
@@ -974,7 +983,7 @@ fn created_repositories(
         };
         before != Some(id)
             || since_start(&d.join("config"))
-            || (std::fs::symlink_metadata(d).is_ok_and(|m| m.is_file()) && since_start(d))
+            || (beneath(ws, d).is_some_and(|m| m.is_file()) && since_start(d))
     };
     let mut index_unread = false;
     match workspace_gitlinks(ws, Some(gitlinks_before)) {
