@@ -400,3 +400,85 @@ fn network_off_sets_the_fail_fast_knobs() {
     let env = String::from_utf8_lossy(&o.stdout);
     assert!(!env.contains("npm_config_fetch_retries"), "{env}");
 }
+
+/// The race the hard-link refusal had (attack pass on CONTINUE, reproduced 4/4): the
+/// supervisor judged a path, then answered CONTINUE and the kernel resolved it again. A
+/// command that swapped names between the two wrote a host-made hard link to a file
+/// outside the workspace. Three ways, each for a bounded time: renames of the last
+/// component, a swap of a parent directory, and a second thread rewriting the path in the
+/// caller's memory. The supervisor now opens what it judged and hands the descriptor over,
+/// so the file outside stays as it was.
+#[test]
+fn a_rename_race_cannot_write_a_hard_linked_file() {
+    if !records_available() {
+        return;
+    }
+    let p = project();
+    let dir = outside(&p);
+    let target = dir.join("linked.txt");
+    std::fs::write(&target, "ORIGINAL\n").unwrap();
+    let race = p.dir.join("race");
+    std::fs::create_dir_all(race.join("d1")).unwrap();
+    std::fs::create_dir_all(race.join("d2")).unwrap();
+    std::fs::hard_link(&target, race.join("hl")).unwrap();
+    std::fs::hard_link(&target, race.join("d2/T")).unwrap();
+    let script = "import os, threading, time, ctypes\n\
+         os.chdir('race')\n\
+         open('single', 'w').write('s\\n'); open('d1/T', 'w').write('s\\n')\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         buf = ctypes.create_string_buffer(64)\n\
+         stop = False\n\
+         def last():\n\
+         \x20   while not stop:\n\
+         \x20       try:\n\
+         \x20           os.rename('single', 'T'); os.rename('T', 'single')\n\
+         \x20           os.rename('hl', 'T'); os.rename('T', 'hl')\n\
+         \x20       except OSError: pass\n\
+         def parent():\n\
+         \x20   while not stop:\n\
+         \x20       try:\n\
+         \x20           os.rename('d1', 'dx'); os.rename('d2', 'd1')\n\
+         \x20           os.rename('d1', 'd2'); os.rename('dx', 'd1')\n\
+         \x20       except OSError: pass\n\
+         def memory():\n\
+         \x20   while not stop:\n\
+         \x20       ctypes.memmove(buf, b'single\\0', 7); ctypes.memmove(buf, b'hl\\0', 3)\n\
+         def by_os(name):\n\
+         \x20   return lambda: os.open(name, os.O_WRONLY | os.O_APPEND)\n\
+         def by_buf():\n\
+         \x20   fd = libc.open(buf, os.O_WRONLY | os.O_APPEND)\n\
+         \x20   if fd < 0: raise OSError(ctypes.get_errno(), 'open')\n\
+         \x20   return fd\n\
+         total = 0\n\
+         for swap, opener in ((last, by_os('T')), (parent, by_os('d1/T')), (memory, by_buf)):\n\
+         \x20   stop = False\n\
+         \x20   t = threading.Thread(target=swap); t.start()\n\
+         \x20   hits = tries = 0; t0 = time.time()\n\
+         \x20   while time.time() - t0 < 3 and tries < 20000:\n\
+         \x20       tries += 1\n\
+         \x20       try: fd = opener()\n\
+         \x20       except OSError: continue\n\
+         \x20       if os.fstat(fd).st_nlink > 1:\n\
+         \x20           os.write(fd, b'RACED-WRITE\\n'); hits += 1\n\
+         \x20       os.close(fd)\n\
+         \x20   stop = True; t.join()\n\
+         \x20   print(swap.__name__, 'tries', tries, 'hits', hits)\n\
+         \x20   total += hits\n\
+         raise SystemExit(3 if total else 0)\n";
+    let (o, v) = run(&p, &["python3", "-c", script]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let after = std::fs::read_to_string(&target).unwrap();
+    assert!(
+        after == "ORIGINAL\n",
+        "the race wrote the file outside ({} lines): {out}",
+        after.lines().count()
+    );
+    assert_eq!(o.status.code(), Some(0), "{out} {v}");
+    // The refusals the supervisor saw are recorded as hard-link refusals.
+    assert!(
+        records(&v).iter().any(|r| r["rule"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("a hard link"))),
+        "{v}"
+    );
+}
