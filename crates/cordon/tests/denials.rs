@@ -406,7 +406,7 @@ fn network_off_sets_the_fail_fast_knobs() {
 /// command that swapped names between the two wrote a host-made hard link to a file
 /// outside the workspace. Three ways, each for a bounded time: renames of the last
 /// component, a swap of a parent directory, and a second thread rewriting the path in the
-/// caller's memory. The supervisor now opens what it judged and hands the descriptor over,
+/// caller's memory; and `truncate(2)` under the renames. The supervisor now opens what it judged and hands the descriptor over,
 /// so the file outside stays as it was.
 #[test]
 fn a_rename_race_cannot_write_a_hard_linked_file() {
@@ -449,8 +449,11 @@ fn a_rename_race_cannot_write_a_hard_linked_file() {
          \x20   fd = libc.open(buf, os.O_WRONLY | os.O_APPEND)\n\
          \x20   if fd < 0: raise OSError(ctypes.get_errno(), 'open')\n\
          \x20   return fd\n\
+         def trunc():\n\
+         \x20   os.truncate('T', 0)\n\
+         \x20   raise OSError(0, 'truncated, nothing to open')\n\
          total = 0\n\
-         for swap, opener in ((last, by_os('T')), (parent, by_os('d1/T')), (memory, by_buf)):\n\
+         for swap, opener in ((last, by_os('T')), (parent, by_os('d1/T')), (memory, by_buf), (last, trunc)):\n\
          \x20   stop = False\n\
          \x20   t = threading.Thread(target=swap); t.start()\n\
          \x20   hits = tries = 0; t0 = time.time()\n\
@@ -517,6 +520,7 @@ fn write_opens_the_supervisor_performs_still_work() {
          fd = raw('new', os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)\n\
          out.append('cloexec %s' % cloexec(fd)); os.write(fd, b'two\\n'); os.close(fd)\n\
          out.append(repr(open('new').read()))\n\
+         os.truncate('new', 3); out.append(repr(open('new').read()))\n\
          os.close(raw('new', os.O_RDWR | os.O_TRUNC)); out.append('size %d' % os.path.getsize('new'))\n\
          fd = raw('made', os.O_WRONLY | os.O_CREAT); os.close(fd); out.append('made %s' % os.path.exists('made'))\n\
          out.append('excl ' + fails('new', os.O_WRONLY | os.O_CREAT | os.O_EXCL))\n\
@@ -540,19 +544,19 @@ fn write_opens_the_supervisor_performs_still_work() {
     assert_eq!(o.status.code(), Some(0), "{out} {v}");
     assert_eq!(
         out.trim(),
-        "mode 640 | cloexec False | cloexec True | 'one\\ntwo\\n' | size 0 | made True | \
+        "mode 640 | cloexec False | cloexec True | 'one\\ntwo\\n' | 'one' | size 0 | made True | \
          excl EEXIST | missing ENOENT | dir EISDIR | nofollow ELOOP | slash ENOTDIR | \
          linked EACCES | via-fifo | to-reader | nonblock ENXIO | ok",
         "{v}"
     );
-    assert_eq!(
-        std::fs::read_to_string(&target).unwrap(),
-        "ORIGINAL\n"
-    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "ORIGINAL\n");
     let recs = records(&v);
     assert_eq!(recs.len(), 1, "{v}");
     assert!(recs[0]["path"].as_str().unwrap().ends_with("/hl"), "{v}");
-    assert!(recs[0]["rule"].as_str().unwrap().starts_with("a hard link"), "{v}");
+    assert!(
+        recs[0]["rule"].as_str().unwrap().starts_with("a hard link"),
+        "{v}"
+    );
     // git writes its index, objects and refs through the supervisor.
     let (_, v) = run(
         &p,

@@ -567,6 +567,8 @@ pub enum Answer {
     Continue,
     /// Fail the call with this errno (the one the kernel would have given).
     Deny(i32),
+    /// The call was performed by the supervisor: it returns this value.
+    Done(i64),
     /// A write-open the supervisor performed itself on the file it judged
     /// ([`open_judged`]): install `fd` in the caller and return its number
     /// (`SECCOMP_IOCTL_NOTIF_ADDFD` with `SECCOMP_ADDFD_FLAG_SEND`), close-on-exec when
@@ -653,6 +655,16 @@ pub fn handle(sup: &Supervisor, n: &libc::seccomp_notif, still_valid: impl Fn() 
                 Err(v) => v,
             },
         },
+        // `truncate(path, len)` alike: performed on the judged file (`ftruncate`).
+        None if matches!(call, PathCall::Truncate { .. }) => {
+            match judge_path(sup, n.pid, &n.data.args, call) {
+                Some(v) => v,
+                None => match truncate_judged(sup, n.pid, &n.data.args) {
+                    Ok(answer) => return answer,
+                    Err(v) => v,
+                },
+            }
+        }
         None => match judge_call(sup, n.pid, &n.data.args, call) {
             Some(v) => v,
             None => {
@@ -1108,6 +1120,60 @@ fn open_judged(
     }
     // A name that keeps appearing and vanishing under the walk: only a race does that.
     Ok(Answer::Deny(libc::EAGAIN))
+}
+
+/// `truncate(path, len)` performed by the supervisor, for the race [`open_judged`] closes:
+/// the path read and walked once, a regular file with another name refused
+/// ([`refuse_linked`]), any other opened again for writing through its pinned descriptor
+/// and `ftruncate`d (the kernel needs write permission on the file for both). The kernel's
+/// errors otherwise: `ENOENT`, `EISDIR`, `EINVAL` for what is not a regular file.
+fn truncate_judged(sup: &Supervisor, tid: u32, args: &[u64; 6]) -> Result<Answer, Verdict> {
+    let ptr = args[0];
+    let raw = match read_c_string_checked(tid, ptr) {
+        Ok(Some(raw)) if raw.is_empty() => return Ok(Answer::Deny(libc::ENOENT)),
+        Ok(Some(raw)) => raw,
+        Ok(None) if ptr == 0 => return Ok(Answer::Deny(libc::EFAULT)),
+        Ok(None) => return Ok(Answer::Deny(libc::ESRCH)),
+        Err(b) => return Err(Verdict::blind(tid, None, ptr, b)),
+    };
+    let slash = raw.ends_with(b"/");
+    let mut lowered = None;
+    let found = walk(tid, None, raw, true, Some(&mut lowered))
+        .map_err(|b| Verdict::blind(tid, None, ptr, b))?;
+    let (f, shown, unnamed) = match found {
+        Found::Fails(e) => return Ok(Answer::Deny(e)),
+        Found::Missing(..) => return Ok(Answer::Deny(libc::ENOENT)),
+        Found::Dir => return Ok(Answer::Deny(libc::EISDIR)),
+        Found::File(f, shown, unnamed) => (f, shown, unnamed),
+    };
+    let Ok(st) = super::sys::fstat(f.as_raw_fd()) else {
+        return Err(Verdict::unchecked(
+            shown,
+            Blind("cordon could not stat the file"),
+        ));
+    };
+    match st.st_mode & libc::S_IFMT {
+        libc::S_IFDIR => return Ok(Answer::Deny(libc::EISDIR)),
+        _ if slash => return Ok(Answer::Deny(libc::ENOTDIR)),
+        libc::S_IFREG => {}
+        _ => return Ok(Answer::Deny(libc::EINVAL)),
+    }
+    if let Some(v) = refuse_linked(sup, &f, shown, unnamed, Change::Bytes) {
+        return Err(v);
+    }
+    let fd = match open_pinned(&f, libc::O_WRONLY | libc::O_NOCTTY) {
+        Ok(fd) => fd,
+        Err(e) => return Ok(Answer::Deny(e)),
+    };
+    // SAFETY: ftruncate on a descriptor we hold; the length is the caller's.
+    if unsafe { libc::ftruncate(fd.as_raw_fd(), args[1] as i64) } < 0 {
+        return Ok(Answer::Deny(
+            std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO),
+        ));
+    }
+    Ok(Answer::Done(0))
 }
 
 /// [`open_judged`] for a file the walk found (an `O_PATH` descriptor `f`).

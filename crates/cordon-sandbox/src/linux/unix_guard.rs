@@ -289,6 +289,7 @@ fn serve(listener: Arc<OwnedFd>, cfg: Arc<GuardConfig>) {
             match answer {
                 Answer::Continue => respond_continue(&listener, n.id),
                 Answer::Deny(e) => respond(&listener, n.id, Err(e)),
+                Answer::Done(v) => respond(&listener, n.id, Ok(v)),
                 Answer::Install { fd, cloexec } => respond_fd(&listener, n.id, &fd, cloexec),
                 Answer::Wait(w) => {
                     let l = Arc::clone(&listener);
