@@ -5,14 +5,28 @@
 //!
 //! The supervisor is a **reporter, not the boundary**. The mounts and Landlock enforce the
 //! profile whatever it answers:
-//! - when its judgment says the kernel allows the call, it answers
-//!   `SECCOMP_USER_NOTIF_FLAG_CONTINUE`: the kernel then performs the call with its own
-//!   checks, on a fresh read of the caller's memory. The kernel documentation
+//! - when its judgment says the kernel allows a call that creates, removes, renames or
+//!   links an entry, or changes metadata, it answers `SECCOMP_USER_NOTIF_FLAG_CONTINUE`:
+//!   the kernel then performs the call with its own checks, on a fresh read of the
+//!   caller's memory. The kernel documentation
 //!   (`Documentation/userspace-api/seccomp_filter.rst`, "Userspace Notification") warns that
 //!   CONTINUE is racy (TOCTOU: the caller may change the path after it was read) and must
-//!   not be used to *allow* what the supervisor judged; here it never is — CONTINUE only
-//!   hands the call back to the kernel, whose mounts and Landlock decide. A race can at
-//!   worst lose a record, never allow a write the kernel would deny;
+//!   not be used to *allow* what the supervisor judged; for these calls it never is —
+//!   CONTINUE only hands the call back to the kernel, whose mounts and Landlock decide. A
+//!   race can at worst lose a record, never allow a write the kernel would deny;
+//! - a write-open (`open`/`openat`/`creat` with `O_WRONLY`, `O_RDWR` or `O_TRUNC`) and
+//!   `truncate` are never answered CONTINUE: the supervisor performs them itself on what it
+//!   judged ([`open_judged`], [`truncate_judged`]) and hands the descriptor over with
+//!   `SECCOMP_IOCTL_NOTIF_ADDFD` + `SECCOMP_ADDFD_FLAG_SEND` (one step: installed and
+//!   answered; Linux 5.14, before it the install then the answer). The hard-link refusal
+//!   below is the supervisor's own, so a second lookup by the kernel would be a way round
+//!   it (attack pass t15: a thread renaming names on the path between the check and the
+//!   kernel's open wrote a host-made hard link, 4 tries in 4). Init may open for the
+//!   command: it has the command's uid, gids and Landlock domain (it restricts itself
+//!   before it forks the command, which gets no further domain), and of capabilities only
+//!   `CAP_SYS_PTRACE`, which bears on no file permission; it is lowered while init looks
+//!   into another process's `/proc/<pid>` for the command, and init's own `/proc/1` is
+//!   refused (`EACCES`, as the kernel refuses the command: init is not dumpable);
 //! - when its judgment says the kernel denies the call, it answers the errno the kernel
 //!   would have given itself (`EROFS` on a read-only mount, `EACCES` for Landlock,
 //!   `EBUSY` for a pinned or protected mount point) and records `{syscall, path, errno,
@@ -37,11 +51,17 @@
 //! and `/dev/fd/N` read as the caller's descriptors ([`judge_linked`]; attack pass 48,
 //! N1); for a call on a descriptor (`fchmod`, `futimens`, `fsetxattr`) the caller's open
 //! file ([`judge_meta`]). A `chmod` to the mode the file already has, and a change on a
-//! read-only mount (the kernel's `EROFS`), pass. This check has CONTINUE's race: a command
-//! that swaps a directory on the path (or another thread that swaps a descriptor) between
-//! the check and the kernel's call can still reach a linked file. It stops every write
-//! that does not race, and records it; it is not a boundary against a command built to win
-//! that race.
+//! read-only mount (the kernel's `EROFS`), pass. For writing the bytes there is no race
+//! left: the path is read once from the caller's memory and walked once, by descriptor;
+//! the file is checked on its pinned descriptor and opened again through
+//! `/proc/self/fd/N` (a new file is made `O_CREAT|O_EXCL` in the pinned directory, with
+//! the caller's mode and umask), so no rename, directory swap or rewrite of the path in
+//! memory between the check and the open changes what is opened. A FIFO's writer waiting
+//! for a reader, and a device whose open may block, are finished on a thread of their own
+//! (the serve loop answers every process of the sandbox); `/dev/tty` opens the caller's
+//! controlling terminal. The metadata calls (`chmod`, `utimensat`, `setxattr`… by path)
+//! still answer CONTINUE after the check, and keep its race: a command built to win it can
+//! change a linked file's mode, times or attributes (not its bytes).
 //!
 //! Only calls that may write trap: `open`/`openat`/`creat` with `O_WRONLY`, `O_RDWR`,
 //! `O_CREAT` or `O_TRUNC` (the flags are checked in BPF, so read-only opens never leave
