@@ -598,11 +598,39 @@ pub enum Answer {
         fd: OwnedFd,
         /// The caller asked for `O_CLOEXEC`.
         cloexec: bool,
+        /// The file was made for this call, by this name in this directory: removed again
+        /// when the caller is no longer waiting for the answer ([`Made::undo`]).
+        made: Option<Made>,
     },
     /// A write-open that may block (a FIFO without a reader yet, a device other than the
     /// few that never block): finished off the serve loop ([`Waiting::finish`]), which
     /// answers every process of the sandbox.
     Wait(Waiting),
+}
+
+/// A file the supervisor made for a caller ([`Answer::Install`]).
+#[derive(Debug)]
+pub struct Made {
+    dir: OwnedFd,
+    name: CString,
+}
+
+impl Made {
+    /// The caller did not get the descriptor (a signal interrupted its wait, and it will
+    /// make the call again or give up): the file it never saw made is removed, if its name
+    /// still names it, so a restarted `O_CREAT|O_EXCL` does not fail on it (`EEXIST`).
+    pub fn undo(&self, fd: &OwnedFd) {
+        let (Ok(st), Ok(now)) = (
+            super::sys::fstat(fd.as_raw_fd()),
+            super::sys::fstatat_nofollow(self.dir.as_raw_fd(), &self.name),
+        ) else {
+            return;
+        };
+        if (st.st_dev, st.st_ino) == (now.st_dev, now.st_ino) && st.st_size == 0 {
+            // SAFETY: `name` is NUL-terminated; the directory descriptor is open.
+            unsafe { libc::unlinkat(self.dir.as_raw_fd(), self.name.as_ptr(), 0) };
+        }
+    }
 }
 
 /// The open of a judged file that may block ([`Answer::Wait`]).
@@ -1128,7 +1156,13 @@ fn open_judged(
             Found::Missing(..) if !creat => return Ok(Answer::Deny(libc::ENOENT)),
             Found::Missing(..) if slash => return Ok(Answer::Deny(libc::EISDIR)),
             Found::Missing(dir, name) => match create_in(tid, &dir, &name, flags, mode) {
-                Ok(fd) => return Ok(Answer::Install { fd, cloexec }),
+                Ok(fd) => {
+                    return Ok(Answer::Install {
+                        fd,
+                        cloexec,
+                        made: Some(Made { dir, name }),
+                    })
+                }
                 Err(libc::EEXIST) if !excl => continue, // made meanwhile: walk again
                 Err(e) => return Ok(Answer::Deny(e)),
             },
@@ -1216,7 +1250,11 @@ fn reopen(
     let mine = reopen_flags(flags);
     let kind = st.st_mode & libc::S_IFMT;
     let done = |r: Result<OwnedFd, i32>| match r {
-        Ok(fd) => Ok(Answer::Install { fd, cloexec }),
+        Ok(fd) => Ok(Answer::Install {
+            fd,
+            cloexec,
+            made: None,
+        }),
         Err(e) => Ok(Answer::Deny(e)),
     };
     match kind {
@@ -1240,7 +1278,11 @@ fn reopen(
                             return Ok(Answer::Deny(e.raw_os_error().unwrap_or(libc::EIO)));
                         }
                     }
-                    Ok(Answer::Install { fd, cloexec })
+                    Ok(Answer::Install {
+                        fd,
+                        cloexec,
+                        made: None,
+                    })
                 }
                 Err(libc::ENXIO) if flags & libc::O_NONBLOCK == 0 => Ok(Answer::Wait(Waiting {
                     pinned: f,

@@ -290,7 +290,13 @@ fn serve(listener: Arc<OwnedFd>, cfg: Arc<GuardConfig>) {
                 Answer::Continue => respond_continue(&listener, n.id),
                 Answer::Deny(e) => respond(&listener, n.id, Err(e)),
                 Answer::Done(v) => respond(&listener, n.id, Ok(v)),
-                Answer::Install { fd, cloexec } => respond_fd(&listener, n.id, &fd, cloexec),
+                Answer::Install { fd, cloexec, made } => {
+                    if !respond_fd(&listener, n.id, &fd, cloexec) {
+                        if let Some(m) = made {
+                            m.undo(&fd);
+                        }
+                    }
+                }
                 Answer::Wait(w) => {
                     let l = Arc::clone(&listener);
                     let id = n.id;
@@ -300,7 +306,9 @@ fn serve(listener: Arc<OwnedFd>, cfg: Arc<GuardConfig>) {
                         std::thread::Builder::new()
                             .stack_size(256 * 1024)
                             .spawn(move || match w.finish(|| id_valid(&l, id)) {
-                                Ok((fd, cloexec)) => respond_fd(&l, id, &fd, cloexec),
+                                Ok((fd, cloexec)) => {
+                                    respond_fd(&l, id, &fd, cloexec);
+                                }
                                 Err(e) => respond(&l, id, Err(e)),
                             });
                     if spawned.is_err() {
@@ -348,8 +356,8 @@ fn respond(listener: &OwnedFd, id: u64, result: Result<i64, i32>) {
 /// with `SECCOMP_ADDFD_FLAG_SEND` installs it and answers in one step (Linux 5.14), so a
 /// caller interrupted in between gets neither. Before 5.14 the flag is `EINVAL`: the
 /// descriptor is installed, then the answer sent. An install the caller's table refuses
-/// (`EMFILE`) is the call's error.
-fn respond_fd(listener: &OwnedFd, id: u64, fd: &OwnedFd, cloexec: bool) {
+/// (`EMFILE`) is the call's error. Returns whether the caller got the descriptor.
+fn respond_fd(listener: &OwnedFd, id: u64, fd: &OwnedFd, cloexec: bool) -> bool {
     let addfd = |flags: u32| {
         let mut add = libc::seccomp_notif_addfd {
             id,
@@ -373,13 +381,22 @@ fn respond_fd(listener: &OwnedFd, id: u64, fd: &OwnedFd, cloexec: bool) {
         }
     };
     match addfd(libc::SECCOMP_ADDFD_FLAG_SEND as u32) {
-        Ok(_) => {}
+        Ok(_) => true,
         Err(libc::EINVAL) => match addfd(0) {
-            Ok(n) => respond(listener, id, Ok(n)),
-            Err(e) => respond(listener, id, Err(e)),
+            Ok(n) => {
+                respond(listener, id, Ok(n));
+                true
+            }
+            Err(e) => {
+                respond(listener, id, Err(e));
+                false
+            }
         },
-        Err(libc::ENOENT) => {} // the caller is gone (or was interrupted)
-        Err(e) => respond(listener, id, Err(e)),
+        Err(libc::ENOENT) => false, // the caller is gone (or was interrupted)
+        Err(e) => {
+            respond(listener, id, Err(e));
+            false
+        }
     }
 }
 
