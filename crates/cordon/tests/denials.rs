@@ -400,3 +400,172 @@ fn network_off_sets_the_fail_fast_knobs() {
     let env = String::from_utf8_lossy(&o.stdout);
     assert!(!env.contains("npm_config_fetch_retries"), "{env}");
 }
+
+/// The race the hard-link refusal had (attack pass on CONTINUE, reproduced 4/4): the
+/// supervisor judged a path, then answered CONTINUE and the kernel resolved it again. A
+/// command that swapped names between the two wrote a host-made hard link to a file
+/// outside the workspace. Three ways, each for a bounded time: renames of the last
+/// component, a swap of a parent directory, and a second thread rewriting the path in the
+/// caller's memory; and `truncate(2)` under the renames. The supervisor now opens what it judged and hands the descriptor over,
+/// so the file outside stays as it was.
+#[test]
+fn a_rename_race_cannot_write_a_hard_linked_file() {
+    if !records_available() {
+        return;
+    }
+    let p = project();
+    let dir = outside(&p);
+    let target = dir.join("linked.txt");
+    std::fs::write(&target, "ORIGINAL\n").unwrap();
+    let race = p.dir.join("race");
+    std::fs::create_dir_all(race.join("d1")).unwrap();
+    std::fs::create_dir_all(race.join("d2")).unwrap();
+    std::fs::hard_link(&target, race.join("hl")).unwrap();
+    std::fs::hard_link(&target, race.join("d2/T")).unwrap();
+    let script = "import os, threading, time, ctypes\n\
+         os.chdir('race')\n\
+         open('single', 'w').write('s\\n'); open('d1/T', 'w').write('s\\n')\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         buf = ctypes.create_string_buffer(64)\n\
+         stop = False\n\
+         def last():\n\
+         \x20   while not stop:\n\
+         \x20       try:\n\
+         \x20           os.rename('single', 'T'); os.rename('T', 'single')\n\
+         \x20           os.rename('hl', 'T'); os.rename('T', 'hl')\n\
+         \x20       except OSError: pass\n\
+         def parent():\n\
+         \x20   while not stop:\n\
+         \x20       try:\n\
+         \x20           os.rename('d1', 'dx'); os.rename('d2', 'd1')\n\
+         \x20           os.rename('d1', 'd2'); os.rename('dx', 'd1')\n\
+         \x20       except OSError: pass\n\
+         def memory():\n\
+         \x20   while not stop:\n\
+         \x20       ctypes.memmove(buf, b'single\\0', 7); ctypes.memmove(buf, b'hl\\0', 3)\n\
+         def by_os(name):\n\
+         \x20   return lambda: os.open(name, os.O_WRONLY | os.O_APPEND)\n\
+         def by_buf():\n\
+         \x20   fd = libc.open(buf, os.O_WRONLY | os.O_APPEND)\n\
+         \x20   if fd < 0: raise OSError(ctypes.get_errno(), 'open')\n\
+         \x20   return fd\n\
+         def trunc():\n\
+         \x20   os.truncate('T', 0)\n\
+         \x20   raise OSError(0, 'truncated, nothing to open')\n\
+         total = 0\n\
+         for swap, opener in ((last, by_os('T')), (parent, by_os('d1/T')), (memory, by_buf), (last, trunc)):\n\
+         \x20   stop = False\n\
+         \x20   t = threading.Thread(target=swap); t.start()\n\
+         \x20   hits = tries = 0; t0 = time.time()\n\
+         \x20   while time.time() - t0 < 3 and tries < 20000:\n\
+         \x20       tries += 1\n\
+         \x20       try: fd = opener()\n\
+         \x20       except OSError: continue\n\
+         \x20       if os.fstat(fd).st_nlink > 1:\n\
+         \x20           os.write(fd, b'RACED-WRITE\\n'); hits += 1\n\
+         \x20       os.close(fd)\n\
+         \x20   stop = True; t.join()\n\
+         \x20   print(swap.__name__, 'tries', tries, 'hits', hits)\n\
+         \x20   total += hits\n\
+         raise SystemExit(3 if total else 0)\n";
+    let (o, v) = run(&p, &["python3", "-c", script]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let after = std::fs::read_to_string(&target).unwrap();
+    assert!(
+        after == "ORIGINAL\n",
+        "the race wrote the file outside ({} lines): {out}",
+        after.lines().count()
+    );
+    assert_eq!(o.status.code(), Some(0), "{out} {v}");
+    // The refusals the supervisor saw are recorded as hard-link refusals.
+    assert!(
+        records(&v).iter().any(|r| r["rule"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("a hard link"))),
+        "{v}"
+    );
+}
+
+/// Twin of the rename race: the write-opens the supervisor now performs itself behave as
+/// the kernel's own. Writing, appending, truncating; creating with and without `O_EXCL`,
+/// the mode under the umask (027 + 0666 → 0640); `O_CLOEXEC` kept exactly as asked; the
+/// kernel's errors for a missing file, a directory, a symlink under `O_NOFOLLOW`, a file
+/// named with a trailing slash; a FIFO with a reader (the writer waits for it); `/dev/null`
+/// and `/dev/stderr`; git. A host-made hard link is still refused (`EACCES`) and recorded.
+#[test]
+fn write_opens_the_supervisor_performs_still_work() {
+    if !records_available() {
+        return;
+    }
+    let p = project();
+    let dir = outside(&p);
+    let target = dir.join("linked.txt");
+    std::fs::write(&target, "ORIGINAL\n").unwrap();
+    std::fs::hard_link(&target, p.dir.join("hl")).unwrap();
+    let script = "import os, fcntl, stat, ctypes, subprocess, errno\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         def raw(path, flags, mode=0o666):\n\
+         \x20   fd = libc.open(path.encode(), flags, mode)\n\
+         \x20   if fd < 0: raise OSError(ctypes.get_errno(), path)\n\
+         \x20   return fd\n\
+         def fails(path, flags):\n\
+         \x20   try: os.close(raw(path, flags))\n\
+         \x20   except OSError as e: return errno.errorcode[e.errno]\n\
+         \x20   return 'ok'\n\
+         def cloexec(fd): return bool(fcntl.fcntl(fd, fcntl.F_GETFD) & fcntl.FD_CLOEXEC)\n\
+         os.umask(0o027)\n\
+         fd = raw('new', os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)\n\
+         out = ['mode %o' % stat.S_IMODE(os.fstat(fd).st_mode), 'cloexec %s' % cloexec(fd)]\n\
+         os.write(fd, b'one\\n'); os.close(fd)\n\
+         fd = raw('new', os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)\n\
+         out.append('cloexec %s' % cloexec(fd)); os.write(fd, b'two\\n'); os.close(fd)\n\
+         out.append(repr(open('new').read()))\n\
+         os.truncate('new', 3); out.append(repr(open('new').read()))\n\
+         os.close(raw('new', os.O_RDWR | os.O_TRUNC)); out.append('size %d' % os.path.getsize('new'))\n\
+         fd = raw('made', os.O_WRONLY | os.O_CREAT); os.close(fd); out.append('made %s' % os.path.exists('made'))\n\
+         out.append('excl ' + fails('new', os.O_WRONLY | os.O_CREAT | os.O_EXCL))\n\
+         out.append('missing ' + fails('missing', os.O_WRONLY))\n\
+         out.append('dir ' + fails('.', os.O_WRONLY))\n\
+         os.symlink('new', 'sl')\n\
+         out.append('nofollow ' + fails('sl', os.O_WRONLY | os.O_NOFOLLOW))\n\
+         out.append('slash ' + fails('new/', os.O_WRONLY))\n\
+         out.append('linked ' + fails('hl', os.O_WRONLY | os.O_APPEND))\n\
+         os.mkfifo('ff')\n\
+         w = subprocess.Popen(['sh', '-c', 'echo via-fifo > ff'])\n\
+         out.append(open('ff').read().strip()); w.wait()\n\
+         r = subprocess.Popen(['cat', 'ff'], stdout=subprocess.PIPE)\n\
+         with open('ff', 'w') as f: f.write('to-reader\\n')\n\
+         out.append(r.communicate()[0].decode().strip())\n\
+         out.append('nonblock ' + fails('ff', os.O_WRONLY | os.O_NONBLOCK))\n\
+         out.append(subprocess.run(['sh', '-c', 'echo x > /dev/null && echo y | cat > /dev/null && echo e > /dev/stderr && echo ok'], capture_output=True, text=True).stdout.strip())\n\
+         print(' | '.join(out))\n";
+    let (o, v) = run(&p, &["python3", "-c", script]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out} {v}");
+    assert_eq!(
+        out.trim(),
+        "mode 640 | cloexec False | cloexec True | 'one\\ntwo\\n' | 'one' | size 0 | made True | \
+         excl EEXIST | missing ENOENT | dir EISDIR | nofollow ELOOP | slash ENOTDIR | \
+         linked EACCES | via-fifo | to-reader | nonblock ENXIO | ok",
+        "{v}"
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "ORIGINAL\n");
+    let recs = records(&v);
+    assert_eq!(recs.len(), 1, "{v}");
+    assert!(recs[0]["path"].as_str().unwrap().ends_with("/hl"), "{v}");
+    assert!(
+        recs[0]["rule"].as_str().unwrap().starts_with("a hard link"),
+        "{v}"
+    );
+    // git writes its index, objects and refs through the supervisor.
+    let (_, v) = run(
+        &p,
+        &[
+            "sh",
+            "-c",
+            "rm -f hl && git init -q . && echo a > a.txt && git add a.txt && \
+             git -c user.name=t -c user.email=t@t commit -qm one && git log --oneline",
+        ],
+    );
+    assert_eq!(v["outcome"], "success", "{v}");
+}

@@ -5,14 +5,28 @@
 //!
 //! The supervisor is a **reporter, not the boundary**. The mounts and Landlock enforce the
 //! profile whatever it answers:
-//! - when its judgment says the kernel allows the call, it answers
-//!   `SECCOMP_USER_NOTIF_FLAG_CONTINUE`: the kernel then performs the call with its own
-//!   checks, on a fresh read of the caller's memory. The kernel documentation
+//! - when its judgment says the kernel allows a call that creates, removes, renames or
+//!   links an entry, or changes metadata, it answers `SECCOMP_USER_NOTIF_FLAG_CONTINUE`:
+//!   the kernel then performs the call with its own checks, on a fresh read of the
+//!   caller's memory. The kernel documentation
 //!   (`Documentation/userspace-api/seccomp_filter.rst`, "Userspace Notification") warns that
 //!   CONTINUE is racy (TOCTOU: the caller may change the path after it was read) and must
-//!   not be used to *allow* what the supervisor judged; here it never is — CONTINUE only
-//!   hands the call back to the kernel, whose mounts and Landlock decide. A race can at
-//!   worst lose a record, never allow a write the kernel would deny;
+//!   not be used to *allow* what the supervisor judged; for these calls it never is —
+//!   CONTINUE only hands the call back to the kernel, whose mounts and Landlock decide. A
+//!   race can at worst lose a record, never allow a write the kernel would deny;
+//! - a write-open (`open`/`openat`/`creat` with `O_WRONLY`, `O_RDWR` or `O_TRUNC`) and
+//!   `truncate` are never answered CONTINUE: the supervisor performs them itself on what it
+//!   judged ([`open_judged`], [`truncate_judged`]) and hands the descriptor over with
+//!   `SECCOMP_IOCTL_NOTIF_ADDFD` + `SECCOMP_ADDFD_FLAG_SEND` (one step: installed and
+//!   answered; Linux 5.14, before it the install then the answer). The hard-link refusal
+//!   below is the supervisor's own, so a second lookup by the kernel would be a way round
+//!   it (attack pass t15: a thread renaming names on the path between the check and the
+//!   kernel's open wrote a host-made hard link, 4 tries in 4). Init may open for the
+//!   command: it has the command's uid, gids and Landlock domain (it restricts itself
+//!   before it forks the command, which gets no further domain), and of capabilities only
+//!   `CAP_SYS_PTRACE`, which bears on no file permission; it is lowered while init looks
+//!   into another process's `/proc/<pid>` for the command, and init's own `/proc/1` is
+//!   refused (`EACCES`, as the kernel refuses the command: init is not dumpable);
 //! - when its judgment says the kernel denies the call, it answers the errno the kernel
 //!   would have given itself (`EROFS` on a read-only mount, `EACCES` for Landlock,
 //!   `EBUSY` for a pinned or protected mount point) and records `{syscall, path, errno,
@@ -37,11 +51,17 @@
 //! and `/dev/fd/N` read as the caller's descriptors ([`judge_linked`]; attack pass 48,
 //! N1); for a call on a descriptor (`fchmod`, `futimens`, `fsetxattr`) the caller's open
 //! file ([`judge_meta`]). A `chmod` to the mode the file already has, and a change on a
-//! read-only mount (the kernel's `EROFS`), pass. This check has CONTINUE's race: a command
-//! that swaps a directory on the path (or another thread that swaps a descriptor) between
-//! the check and the kernel's call can still reach a linked file. It stops every write
-//! that does not race, and records it; it is not a boundary against a command built to win
-//! that race.
+//! read-only mount (the kernel's `EROFS`), pass. For writing the bytes there is no race
+//! left: the path is read once from the caller's memory and walked once, by descriptor;
+//! the file is checked on its pinned descriptor and opened again through
+//! `/proc/self/fd/N` (a new file is made `O_CREAT|O_EXCL` in the pinned directory, with
+//! the caller's mode and umask), so no rename, directory swap or rewrite of the path in
+//! memory between the check and the open changes what is opened. A FIFO's writer waiting
+//! for a reader, and a device whose open may block, are finished on a thread of their own
+//! (the serve loop answers every process of the sandbox); `/dev/tty` opens the caller's
+//! controlling terminal. The metadata calls (`chmod`, `utimensat`, `setxattr`… by path)
+//! still answer CONTINUE after the check, and keep its race: a command built to win it can
+//! change a linked file's mode, times or attributes (not its bytes).
 //!
 //! Only calls that may write trap: `open`/`openat`/`creat` with `O_WRONLY`, `O_RDWR`,
 //! `O_CREAT` or `O_TRUNC` (the flags are checked in BPF, so read-only opens never leave
@@ -561,12 +581,98 @@ impl Supervisor {
 }
 
 /// The answer to one notification.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum Answer {
     /// `SECCOMP_USER_NOTIF_FLAG_CONTINUE`: the kernel performs the call with its checks.
     Continue,
     /// Fail the call with this errno (the one the kernel would have given).
     Deny(i32),
+    /// The call was performed by the supervisor: it returns this value.
+    Done(i64),
+    /// A write-open the supervisor performed itself on the file it judged
+    /// ([`open_judged`]): install `fd` in the caller and return its number
+    /// (`SECCOMP_IOCTL_NOTIF_ADDFD` with `SECCOMP_ADDFD_FLAG_SEND`), close-on-exec when
+    /// the caller asked for `O_CLOEXEC`.
+    Install {
+        /// The open file, init's descriptor of it.
+        fd: OwnedFd,
+        /// The caller asked for `O_CLOEXEC`.
+        cloexec: bool,
+        /// The file was made for this call, by this name in this directory: removed again
+        /// when the caller is no longer waiting for the answer ([`Made::undo`]).
+        made: Option<Made>,
+    },
+    /// A write-open that may block (a FIFO without a reader yet, a device other than the
+    /// few that never block): finished off the serve loop ([`Waiting::finish`]), which
+    /// answers every process of the sandbox.
+    Wait(Waiting),
+}
+
+/// A file the supervisor made for a caller ([`Answer::Install`]).
+#[derive(Debug)]
+pub struct Made {
+    dir: OwnedFd,
+    name: CString,
+}
+
+impl Made {
+    /// The caller did not get the descriptor (a signal interrupted its wait, and it will
+    /// make the call again or give up): the file it never saw made is removed, if its name
+    /// still names it, so a restarted `O_CREAT|O_EXCL` does not fail on it (`EEXIST`).
+    pub fn undo(&self, fd: &OwnedFd) {
+        let (Ok(st), Ok(now)) = (
+            super::sys::fstat(fd.as_raw_fd()),
+            super::sys::fstatat_nofollow(self.dir.as_raw_fd(), &self.name),
+        ) else {
+            return;
+        };
+        if (st.st_dev, st.st_ino) == (now.st_dev, now.st_ino) && st.st_size == 0 {
+            // SAFETY: `name` is NUL-terminated; the directory descriptor is open.
+            unsafe { libc::unlinkat(self.dir.as_raw_fd(), self.name.as_ptr(), 0) };
+        }
+    }
+}
+
+/// The open of a judged file that may block ([`Answer::Wait`]).
+#[derive(Debug)]
+pub struct Waiting {
+    /// The judged file (an `O_PATH` descriptor): reopened, never looked up again.
+    pinned: OwnedFd,
+    /// The flags of the reopen ([`reopen_flags`]).
+    flags: i32,
+    /// The caller asked for `O_CLOEXEC`.
+    cloexec: bool,
+    /// A FIFO: polled with `O_NONBLOCK` (a blocked open could not be abandoned when the
+    /// caller goes away); else one blocking open.
+    fifo: bool,
+}
+
+impl Waiting {
+    /// Opens the pinned file: a FIFO for writing is retried without blocking until a
+    /// reader comes (`ENXIO` until then) or the notification is no longer valid
+    /// (`still_valid`: the caller was interrupted or killed), then `O_NONBLOCK` is cleared
+    /// as the caller asked for a blocking open. Returns the descriptor and whether it is
+    /// to be close-on-exec, or the errno to answer.
+    pub fn finish(self, still_valid: impl Fn() -> bool) -> Result<(OwnedFd, bool), i32> {
+        if !self.fifo {
+            return open_pinned(&self.pinned, self.flags).map(|f| (f, self.cloexec));
+        }
+        let mut pause = std::time::Duration::from_millis(1);
+        loop {
+            match open_pinned(&self.pinned, self.flags | libc::O_NONBLOCK) {
+                Ok(f) => {
+                    super::sys::set_status_flags(f.as_raw_fd(), self.flags & !libc::O_NONBLOCK)
+                        .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+                    return Ok((f, self.cloexec));
+                }
+                Err(libc::ENXIO) if still_valid() => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(std::time::Duration::from_millis(50));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
 }
 
 /// Judges one notification for a call of [`calls`] (`nr` not in the table: CONTINUE).
@@ -586,11 +692,36 @@ pub fn handle(sup: &Supervisor, n: &libc::seccomp_notif, still_valid: impl Fn() 
     if n.data.nr as i64 == libc::SYS_ioctl && !METADATA_IOCTLS.contains(&(n.data.args[1] as u32)) {
         return Answer::Continue; // (the filter sends no other)
     }
-    let Some(verdict) = judge_call(sup, n.pid, &n.data.args, call) else {
-        if matches!(name, "link" | "linkat") {
-            note_own_link(sup, n.pid, &n.data.args, name == "linkat");
+    let verdict = match write_open(&n.data.args, call) {
+        // A write-open is never answered CONTINUE: the kernel would look the path up
+        // again (and read it again from the caller's memory), and a command that renames
+        // or rewrites it in between reaches another file than the one judged.
+        Some((dirfd, path, flags, mode)) => match judge_path(sup, n.pid, &n.data.args, call) {
+            Some(v) => v,
+            None => match open_judged(sup, n.pid, dirfd, path, flags, mode) {
+                Ok(answer) => return answer,
+                Err(v) => v,
+            },
+        },
+        // `truncate(path, len)` alike: performed on the judged file (`ftruncate`).
+        None if matches!(call, PathCall::Truncate { .. }) => {
+            match judge_path(sup, n.pid, &n.data.args, call) {
+                Some(v) => v,
+                None => match truncate_judged(sup, n.pid, &n.data.args) {
+                    Ok(answer) => return answer,
+                    Err(v) => v,
+                },
+            }
         }
-        return Answer::Continue;
+        None => match judge_call(sup, n.pid, &n.data.args, call) {
+            Some(v) => v,
+            None => {
+                if matches!(name, "link" | "linkat") {
+                    note_own_link(sup, n.pid, &n.data.args, name == "linkat");
+                }
+                return Answer::Continue;
+            }
+        },
     };
     if !still_valid() {
         return Answer::Continue; // the caller is gone: nothing to answer or record
@@ -916,6 +1047,364 @@ fn judge_linked(sup: &Supervisor, tid: u32, args: &[u64; 6], call: PathCall) -> 
     }
 }
 
+/// A write-open (`open`/`openat`/`creat` with `O_WRONLY`, `O_RDWR` or `O_TRUNC`) the
+/// supervisor performs itself ([`open_judged`]): its directory descriptor, path pointer,
+/// flags and mode. `None` for every other call, and for `O_TMPFILE` (a new unnamed file:
+/// nothing existing is written) and `O_PATH` (no access at all) opens, which the kernel
+/// performs (CONTINUE): the flags travel in a register, not in memory the caller can
+/// change after the check.
+fn write_open(args: &[u64; 6], call: PathCall) -> Option<(Option<u64>, u64, i32, u32)> {
+    let PathCall::Open { dirfd, path, flags } = call else {
+        return None;
+    };
+    let (flags, mode) = match flags {
+        Some(i) => (args[i] as u32 as i32, args[i + 1] as u32),
+        None => (
+            libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
+            args[path + 1] as u32,
+        ),
+    };
+    let writes = flags & libc::O_ACCMODE != libc::O_RDONLY || flags & libc::O_TRUNC != 0;
+    let tmpfile = flags & (libc::O_TMPFILE & !libc::O_DIRECTORY) != 0;
+    (writes && !tmpfile && flags & libc::O_PATH == 0)
+        .then(|| (dirfd.map(|i| args[i]), args[path], flags, mode & 0o7777))
+}
+
+/// The flags init opens a judged file with for the caller: the caller's, less what only
+/// the lookup uses (`O_CREAT`, `O_EXCL`, `O_NOFOLLOW`: the file is already found) and
+/// `O_CLOEXEC` (the caller's descriptor gets it by `newfd_flags`), plus `O_CLOEXEC` for
+/// init's own copy and `O_NOCTTY` (a terminal must not become init's controlling
+/// terminal).
+fn reopen_flags(flags: i32) -> i32 {
+    flags & !(libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        | libc::O_CLOEXEC
+        | libc::O_NOCTTY
+}
+
+/// Opens the file `pinned` (an `O_PATH` descriptor) again, through `/proc/self/fd/N`:
+/// that inode, not a name looked up again. Init has the command's uid, gids and Landlock
+/// domain (it restricted itself before it forked the command), and no capability that
+/// bears on opening a file (`CAP_SYS_PTRACE` only), so the kernel's checks give what they
+/// give the command. Returns the errno on failure.
+fn open_pinned(pinned: &OwnedFd, flags: i32) -> Result<OwnedFd, i32> {
+    open_beneath_flags(
+        libc::AT_FDCWD,
+        format!("/proc/self/fd/{}", pinned.as_raw_fd()).as_bytes(),
+        flags,
+        0,
+    )
+}
+
+/// `openat(dir, name, flags, mode)` (no `O_PATH` added), or the errno.
+fn open_beneath_flags(dir: RawFd, name: &[u8], flags: i32, mode: u32) -> Result<OwnedFd, i32> {
+    let c = CString::new(name).map_err(|_| libc::EINVAL)?;
+    // SAFETY: `c` is a valid NUL-terminated name; `dir` is an open descriptor or AT_FDCWD.
+    let fd = unsafe { libc::openat(dir, c.as_ptr(), flags | libc::O_CLOEXEC, mode) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO));
+    }
+    // SAFETY: the kernel returned a new descriptor that we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// A write-open judged and performed by the supervisor (the race of CONTINUE, attack pass
+/// t15: a command renamed names on the path between the check and the kernel's open and
+/// wrote a host-made hard link). The path is read once from the caller's memory and
+/// walked once by descriptor ([`walk`]); what the walk ends on is what is opened:
+/// - an existing regular file: refused as today when it has another name
+///   ([`refuse_linked`]), else opened again through its pinned descriptor
+///   ([`open_pinned`]);
+/// - nothing by that name, with `O_CREAT`: made in the pinned directory with
+///   `O_CREAT|O_EXCL`, the caller's mode and umask ([`create_in`]); something that
+///   appears meanwhile is walked again (twice at most);
+/// - nothing, without `O_CREAT`: `ENOENT`; a directory: `EISDIR`; a socket: `ENXIO`; a
+///   symlink the call does not follow: `ELOOP` (`EEXIST` with `O_EXCL`);
+/// - a FIFO, opened without blocking the serve loop ([`Answer::Wait`]); a device node,
+///   opened again like a file (`/dev/tty`: the caller's controlling terminal, [`ctty`]).
+///
+/// `Err`: a refusal to record (a hard link, a file the check could not look at).
+fn open_judged(
+    sup: &Supervisor,
+    tid: u32,
+    dirfd: Option<u64>,
+    ptr: u64,
+    flags: i32,
+    mode: u32,
+) -> Result<Answer, Verdict> {
+    let raw = match read_c_string_checked(tid, ptr) {
+        Ok(Some(raw)) if raw.is_empty() => return Ok(Answer::Deny(libc::ENOENT)),
+        Ok(Some(raw)) => raw,
+        Ok(None) if ptr == 0 => return Ok(Answer::Deny(libc::EFAULT)),
+        Ok(None) => return Ok(Answer::Deny(libc::ESRCH)), // the caller is gone
+        Err(b) => return Err(Verdict::blind(tid, dirfd, ptr, b)),
+    };
+    let slash = raw.ends_with(b"/");
+    let creat = flags & libc::O_CREAT != 0;
+    let excl = creat && flags & libc::O_EXCL != 0;
+    // `O_CREAT|O_EXCL` never follows the last symlink; a trailing slash always does.
+    let follow = slash || (flags & libc::O_NOFOLLOW == 0 && !excl);
+    let cloexec = flags & libc::O_CLOEXEC != 0;
+    let blind = |b| Verdict::blind(tid, dirfd, ptr, b);
+    for _ in 0..3 {
+        // Lowered at another process's /proc/<pid>, up to the open.
+        let mut lowered = None;
+        match walk(tid, dirfd, raw.clone(), follow, Some(&mut lowered)).map_err(blind)? {
+            Found::Fails(e) => return Ok(Answer::Deny(e)),
+            Found::Dir => return Ok(Answer::Deny(libc::EISDIR)),
+            Found::Missing(..) if !creat => return Ok(Answer::Deny(libc::ENOENT)),
+            Found::Missing(..) if slash => return Ok(Answer::Deny(libc::EISDIR)),
+            Found::Missing(dir, name) => match create_in(tid, &dir, &name, flags, mode) {
+                Ok(fd) => {
+                    return Ok(Answer::Install {
+                        fd,
+                        cloexec,
+                        made: Some(Made { dir, name }),
+                    })
+                }
+                Err(libc::EEXIST) if !excl => continue, // made meanwhile: walk again
+                Err(e) => return Ok(Answer::Deny(e)),
+            },
+            Found::File(..) if excl => return Ok(Answer::Deny(libc::EEXIST)),
+            Found::File(f, shown, unnamed) => {
+                return reopen(sup, tid, f, shown, unnamed, flags, slash);
+            }
+        }
+    }
+    // A name that keeps appearing and vanishing under the walk: only a race does that.
+    Ok(Answer::Deny(libc::EAGAIN))
+}
+
+/// `truncate(path, len)` performed by the supervisor, for the race [`open_judged`] closes:
+/// the path read and walked once, a regular file with another name refused
+/// ([`refuse_linked`]), any other opened again for writing through its pinned descriptor
+/// and `ftruncate`d (the kernel needs write permission on the file for both). The kernel's
+/// errors otherwise: `ENOENT`, `EISDIR`, `EINVAL` for what is not a regular file.
+fn truncate_judged(sup: &Supervisor, tid: u32, args: &[u64; 6]) -> Result<Answer, Verdict> {
+    let ptr = args[0];
+    let raw = match read_c_string_checked(tid, ptr) {
+        Ok(Some(raw)) if raw.is_empty() => return Ok(Answer::Deny(libc::ENOENT)),
+        Ok(Some(raw)) => raw,
+        Ok(None) if ptr == 0 => return Ok(Answer::Deny(libc::EFAULT)),
+        Ok(None) => return Ok(Answer::Deny(libc::ESRCH)),
+        Err(b) => return Err(Verdict::blind(tid, None, ptr, b)),
+    };
+    let slash = raw.ends_with(b"/");
+    let mut lowered = None;
+    let found = walk(tid, None, raw, true, Some(&mut lowered))
+        .map_err(|b| Verdict::blind(tid, None, ptr, b))?;
+    let (f, shown, unnamed) = match found {
+        Found::Fails(e) => return Ok(Answer::Deny(e)),
+        Found::Missing(..) => return Ok(Answer::Deny(libc::ENOENT)),
+        Found::Dir => return Ok(Answer::Deny(libc::EISDIR)),
+        Found::File(f, shown, unnamed) => (f, shown, unnamed),
+    };
+    let Ok(st) = super::sys::fstat(f.as_raw_fd()) else {
+        return Err(Verdict::unchecked(
+            shown,
+            Blind("cordon could not stat the file"),
+        ));
+    };
+    match st.st_mode & libc::S_IFMT {
+        libc::S_IFDIR => return Ok(Answer::Deny(libc::EISDIR)),
+        _ if slash => return Ok(Answer::Deny(libc::ENOTDIR)),
+        libc::S_IFREG => {}
+        _ => return Ok(Answer::Deny(libc::EINVAL)),
+    }
+    if let Some(v) = refuse_linked(sup, &f, shown, unnamed, Change::Bytes) {
+        return Err(v);
+    }
+    let fd = match open_pinned(&f, libc::O_WRONLY | libc::O_NOCTTY) {
+        Ok(fd) => fd,
+        Err(e) => return Ok(Answer::Deny(e)),
+    };
+    // SAFETY: ftruncate on a descriptor we hold; the length is the caller's.
+    if unsafe { libc::ftruncate(fd.as_raw_fd(), args[1] as i64) } < 0 {
+        return Ok(Answer::Deny(
+            std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO),
+        ));
+    }
+    Ok(Answer::Done(0))
+}
+
+/// [`open_judged`] for a file the walk found (an `O_PATH` descriptor `f`).
+fn reopen(
+    sup: &Supervisor,
+    tid: u32,
+    f: OwnedFd,
+    shown: PathBuf,
+    unnamed: bool,
+    flags: i32,
+    slash: bool,
+) -> Result<Answer, Verdict> {
+    let Ok(st) = super::sys::fstat(f.as_raw_fd()) else {
+        return Err(Verdict::unchecked(
+            shown,
+            Blind("cordon could not stat the file"),
+        ));
+    };
+    let cloexec = flags & libc::O_CLOEXEC != 0;
+    let mine = reopen_flags(flags);
+    let kind = st.st_mode & libc::S_IFMT;
+    let done = |r: Result<OwnedFd, i32>| match r {
+        Ok(fd) => Ok(Answer::Install {
+            fd,
+            cloexec,
+            made: None,
+        }),
+        Err(e) => Ok(Answer::Deny(e)),
+    };
+    match kind {
+        libc::S_IFDIR => Ok(Answer::Deny(libc::EISDIR)),
+        libc::S_IFLNK => Ok(Answer::Deny(libc::ELOOP)), // O_NOFOLLOW
+        _ if slash => Ok(Answer::Deny(libc::ENOTDIR)),
+        libc::S_IFSOCK => Ok(Answer::Deny(libc::ENXIO)),
+        libc::S_IFREG => {
+            if let Some(v) = refuse_linked(sup, &f, shown, unnamed, Change::Bytes) {
+                return Err(v);
+            }
+            done(open_pinned(&f, mine))
+        }
+        libc::S_IFIFO => {
+            // Never blocks the serve loop: without a reader, a writer's open waits on a
+            // thread of its own (`ENXIO` is the kernel's answer to a non-blocking one).
+            match open_pinned(&f, mine | libc::O_NONBLOCK) {
+                Ok(fd) => {
+                    if flags & libc::O_NONBLOCK == 0 {
+                        if let Err(e) = super::sys::set_status_flags(fd.as_raw_fd(), mine) {
+                            return Ok(Answer::Deny(e.raw_os_error().unwrap_or(libc::EIO)));
+                        }
+                    }
+                    Ok(Answer::Install {
+                        fd,
+                        cloexec,
+                        made: None,
+                    })
+                }
+                Err(libc::ENXIO) if flags & libc::O_NONBLOCK == 0 => Ok(Answer::Wait(Waiting {
+                    pinned: f,
+                    flags: mine,
+                    cloexec,
+                    fifo: true,
+                })),
+                Err(e) => Ok(Answer::Deny(e)),
+            }
+        }
+        libc::S_IFCHR if st.st_rdev == libc::makedev(5, 0) => match ctty(tid, &f, mine) {
+            Ok(r) => done(r),
+            Err(why) => Err(Verdict::unchecked(shown, why)),
+        },
+        // The memory devices (`/dev/null`, `zero`, `full`, `random`, `urandom`), `ptmx`,
+        // the pseudo-terminals: an open that never waits.
+        libc::S_IFCHR
+            if matches!(libc::major(st.st_rdev), 1 | 136..=143)
+                || st.st_rdev == libc::makedev(5, 2) =>
+        {
+            done(open_pinned(&f, mine))
+        }
+        // Any other device may wait in its driver's open (a serial line's carrier).
+        _ => Ok(Answer::Wait(Waiting {
+            pinned: f,
+            flags: mine,
+            cloexec,
+            fifo: false,
+        })),
+    }
+}
+
+/// Makes the file `name` in the pinned directory `dir` for the caller: `O_CREAT|O_EXCL`
+/// (never an existing name, never through a symlink), the caller's `mode` under the
+/// caller's umask (`Umask:` of `/proc/<tid>/status`, set on init for the call: the kernel
+/// applies the umask itself, or the directory's default ACL instead of it). The file is
+/// owned as the command's would be (init has its uid and gids).
+fn create_in(
+    tid: u32,
+    dir: &OwnedFd,
+    name: &CString,
+    flags: i32,
+    mode: u32,
+) -> Result<OwnedFd, i32> {
+    let umask = std::fs::read_to_string(format!("/proc/{tid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .ok_or(libc::ESRCH)?;
+    let flags = reopen_flags(flags) | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+    // The umask is init's, not the thread's (init's seccomp filter refuses `unshare`, so
+    // the serve thread cannot have one of its own): set for this one call, put back after.
+    // Init's other threads make no files while the command runs.
+    // SAFETY: umask only swaps the process's file mode creation mask.
+    let old = unsafe { libc::umask(umask as libc::mode_t) };
+    let r = open_beneath_flags(dir.as_raw_fd(), name.as_bytes(), flags, mode);
+    // SAFETY: as above.
+    unsafe { libc::umask(old) };
+    r
+}
+
+/// The caller's controlling terminal for an open of `/dev/tty` (`pinned`): what that open
+/// reaches depends on who opens it. No controlling terminal: `ENXIO`, as the kernel says.
+/// Init's own session (the caller did not `setsid`): the same terminal, opened by init.
+/// Another session: one of the caller's own descriptors open on that terminal, opened
+/// again; none: refused (`Err`), never CONTINUE.
+fn ctty(tid: u32, pinned: &OwnedFd, flags: i32) -> Result<Result<OwnedFd, i32>, Blind> {
+    const NO_CTTY: Blind = Blind(
+        "the calling process's controlling terminal is not open on any of its descriptors, \
+         so cordon could not open /dev/tty for it",
+    );
+    // `(session, tty_nr)` from /proc/<pid>/stat (fields 6 and 7, after the command name).
+    let stat = |who: &str| -> Option<(i64, u32)> {
+        let s = std::fs::read_to_string(format!("/proc/{who}/stat")).ok()?;
+        let rest = &s[s.rfind(')')? + 1..];
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        Some((
+            f.get(3)?.parse().ok()?,
+            f.get(4)?.parse::<i64>().ok()? as u32,
+        ))
+    };
+    let Some((session, tty_nr)) = stat(&tid.to_string()) else {
+        return Ok(Err(libc::ESRCH));
+    };
+    if tty_nr == 0 {
+        return Ok(Err(libc::ENXIO));
+    }
+    if stat("self") == Some((session, tty_nr)) {
+        return Ok(open_pinned(pinned, flags));
+    }
+    // `tty_nr` is the kernel's `new_encode_dev`.
+    let dev = libc::makedev(
+        (tty_nr >> 8) & 0xfff,
+        (tty_nr & 0xff) | ((tty_nr >> 12) & 0xfff00),
+    );
+    let fds = std::fs::read_dir(format!("/proc/{tid}/fd")).map_err(|_| NO_CTTY)?;
+    for e in fds.flatten() {
+        let link = e.path();
+        let Ok(c) = CString::new(link.as_os_str().as_bytes()) else {
+            continue;
+        };
+        // SAFETY: stat is plain old data; the kernel fills it.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: `c` is NUL-terminated; `st` is valid for writes.
+        if unsafe { libc::stat(c.as_ptr(), &mut st) } == 0
+            && st.st_mode & libc::S_IFMT == libc::S_IFCHR
+            && st.st_rdev == dev
+        {
+            return Ok(open_beneath_flags(
+                libc::AT_FDCWD,
+                link.as_os_str().as_bytes(),
+                flags,
+                0,
+            ));
+        }
+    }
+    Err(NO_CTTY)
+}
+
 /// What a call refused by the hard-link rule was to change.
 #[derive(Debug, Clone, Copy)]
 enum Change {
@@ -1198,6 +1687,87 @@ fn on_procfs(dir: RawFd) -> bool {
 /// caller's, not init's), and a procfs magic link (`/proc/<pid>/fd/N`, `cwd`, `root`)
 /// followed through the kernel, which reaches the caller's open file or directory.
 fn linked_target(tid: u32, dirfd: Option<u64>, raw: Vec<u8>, follow: bool) -> Walked {
+    match walk(tid, dirfd, raw, follow, None)? {
+        Found::File(f, shown, unnamed) => Ok(Some((f, shown, unnamed))),
+        _ => Ok(None),
+    }
+}
+
+/// What [`walk`] found at the end of a path.
+enum Found {
+    /// The file ([`Walked`]: an `O_PATH` descriptor, its name, reached through a removed
+    /// name).
+    File(OwnedFd, PathBuf, bool),
+    /// Nothing by the last name, in this directory (pinned, `O_PATH`).
+    Missing(OwnedFd, CString),
+    /// The path ends in a directory by `.`, `..` or `/`.
+    Dir,
+    /// The kernel's lookup fails with this errno as well (`ENOENT` on the way, `ENOTDIR`,
+    /// `ELOOP`, `ENAMETOOLONG`, `EBADF`).
+    Fails(i32),
+}
+
+/// [`lookup_error`] for [`walk`]. `lowered`: init looks without `CAP_SYS_PTRACE`
+/// ([`PtraceLowered`]), as the command would, so a refusal is the kernel's for the
+/// command too.
+fn walk_error(e: i32, lowered: bool) -> Result<Found, Blind> {
+    if lowered && matches!(e, libc::EACCES | libc::EPERM) {
+        return Ok(Found::Fails(e));
+    }
+    match lookup_error(e) {
+        Ok(_) => Ok(Found::Fails(if e == libc::ESRCH {
+            libc::ENOENT
+        } else {
+            e
+        })),
+        Err(b) => Err(b),
+    }
+}
+
+/// A `/proc/<pid>` of a process other than the caller's, on the path of a write-open,
+/// when init could not lower its `CAP_SYS_PTRACE` to look further as the command would.
+const OTHER_PROCESS: Blind = Blind(
+    "the path goes through /proc/<pid> of another process, and cordon could not give up \
+     its own right to look into other processes to open it as the command would",
+);
+
+/// `CAP_SYS_PTRACE` out of the calling thread's effective set while this lives
+/// ([`walk`]): init keeps it to inspect the caller (a non-dumpable one too), but what
+/// another process's `/proc/<pid>` gives (its descriptors, its memory) must be what the
+/// command may reach, no more.
+struct PtraceLowered(bool);
+
+impl PtraceLowered {
+    fn new() -> Option<PtraceLowered> {
+        super::sys::set_effective_cap(super::caps::CAP_SYS_PTRACE, false)
+            .ok()
+            .map(PtraceLowered)
+    }
+}
+
+impl Drop for PtraceLowered {
+    fn drop(&mut self) {
+        if self.0 {
+            // Failing leaves it lowered: the supervisor then sees less, never more.
+            let _ = super::sys::set_effective_cap(super::caps::CAP_SYS_PTRACE, true);
+        }
+    }
+}
+
+/// [`linked_target`]'s walk. `unprivileged`: `None` for the hard-link check alone (init
+/// looks with all it has); `Some` for a write-open init performs itself
+/// ([`open_judged`]): at a `/proc/<pid>` of another thread group than the caller's,
+/// `CAP_SYS_PTRACE` is lowered for the rest of the walk and the open, held in the slot.
+fn walk(
+    tid: u32,
+    dirfd: Option<u64>,
+    raw: Vec<u8>,
+    follow: bool,
+    unprivileged: Option<&mut Option<PtraceLowered>>,
+) -> Result<Found, Blind> {
+    let mut none = None;
+    let own_proc_only = unprivileged.is_some();
+    let unprivileged = unprivileged.unwrap_or(&mut none);
     let path = PathBuf::from(OsStr::from_bytes(&raw));
     let proc_dir = |what: &str| -> Result<OwnedFd, i32> {
         open_beneath(libc::AT_FDCWD, format!("/proc/{tid}/{what}").as_bytes(), 0)
@@ -1208,13 +1778,13 @@ fn linked_target(tid: u32, dirfd: Option<u64>, raw: Vec<u8>, follow: bool) -> Wa
         match dirfd.map(|d| d as u32 as i32) {
             None | Some(libc::AT_FDCWD) => "cwd".to_string(),
             Some(fd) if fd >= 0 => format!("fd/{fd}"),
-            _ => return Ok(None), // EBADF
+            _ => return Ok(Found::Fails(libc::EBADF)),
         }
     };
     let mut dir = match proc_dir(&start) {
         Ok(d) => d,
         Err(libc::EACCES | libc::EPERM) => return Err(NOT_INSPECTABLE),
-        Err(e) => return lookup_error(e),
+        Err(e) => return walk_error(e, unprivileged.is_some()),
     };
     // The name as the caller sees it, for the record; unknown when its text is longer
     // than the kernel gives back (then the file's own path, or the path as given).
@@ -1243,7 +1813,7 @@ fn linked_target(tid: u32, dirfd: Option<u64>, raw: Vec<u8>, follow: bool) -> Wa
                 dir = match proc_dir("root") {
                     Ok(d) => d,
                     Err(libc::EACCES | libc::EPERM) => return Err(NOT_INSPECTABLE),
-                    Err(e) => return lookup_error(e),
+                    Err(e) => return walk_error(e, unprivileged.is_some()),
                 };
                 logical = Some(PathBuf::from("/"));
             }
@@ -1251,7 +1821,7 @@ fn linked_target(tid: u32, dirfd: Option<u64>, raw: Vec<u8>, follow: bool) -> Wa
             b".." => {
                 dir = match open_beneath(dir.as_raw_fd(), b"..", libc::O_DIRECTORY) {
                     Ok(d) => d,
-                    Err(e) => return lookup_error(e),
+                    Err(e) => return walk_error(e, unprivileged.is_some()),
                 };
                 if let Some(l) = logical.as_mut() {
                     l.pop();
@@ -1281,16 +1851,49 @@ fn linked_target(tid: u32, dirfd: Option<u64>, raw: Vec<u8>, follow: bool) -> Wa
                     }
                     n => n,
                 };
+                if own_proc_only
+                    && !name.is_empty()
+                    && name.iter().all(u8::is_ascii_digit)
+                    && procfs()
+                    && super::sys::fstat(dir.as_raw_fd()).is_ok_and(|st| st.st_ino == 1)
+                {
+                    let pid = std::str::from_utf8(name).ok().and_then(|n| n.parse().ok());
+                    let own = super::unix_guard::tgid_of(tid).ok();
+                    let theirs = pid.and_then(|p: u32| super::unix_guard::tgid_of(p).ok());
+                    // SAFETY: getpid has no preconditions.
+                    if theirs.is_some() && theirs == Some(unsafe { libc::getpid() }) {
+                        // Init itself: a process always reaches its own /proc entries,
+                        // lowered capability or not; the command never does (init is not
+                        // dumpable), and the kernel refuses it.
+                        return Ok(Found::Fails(libc::EACCES));
+                    }
+                    if theirs != own && unprivileged.is_none() {
+                        // From here on, init looks and opens without CAP_SYS_PTRACE: as
+                        // the command would (same uid, gids and Landlock domain).
+                        *unprivileged = Some(PtraceLowered::new().ok_or(OTHER_PROCESS)?);
+                    }
+                }
                 let f = match open_beneath(dir.as_raw_fd(), name, libc::O_NOFOLLOW) {
                     Ok(f) => f,
+                    Err(libc::ENOENT) if last => {
+                        let Ok(name) = CString::new(name) else {
+                            return Ok(Found::Fails(libc::EINVAL));
+                        };
+                        return Ok(Found::Missing(dir, name));
+                    }
                     // Init holds CAP_SYS_PTRACE in the caller's namespace and reads
                     // `self` as the caller's process: a name it cannot find the caller
                     // cannot either (the kernel fails the call too).
-                    Err(e) => return lookup_error(e),
+                    Err(e) => return walk_error(e, unprivileged.is_some()),
                 };
                 let st = match super::sys::fstat(f.as_raw_fd()) {
                     Ok(st) => st,
-                    Err(e) => return lookup_error(e.raw_os_error().unwrap_or(libc::EIO)),
+                    Err(e) => {
+                        return walk_error(
+                            e.raw_os_error().unwrap_or(libc::EIO),
+                            unprivileged.is_some(),
+                        )
+                    }
                 };
                 let link = st.st_mode & libc::S_IFMT == libc::S_IFLNK;
                 let name_os = OsStr::from_bytes(name);
@@ -1300,8 +1903,11 @@ fn linked_target(tid: u32, dirfd: Option<u64>, raw: Vec<u8>, follow: bool) -> Wa
                 if link && (!last || follow) && procfs() {
                     let f = match open_beneath(dir.as_raw_fd(), name, 0) {
                         Ok(f) => f,
+                        Err(e @ (libc::EACCES | libc::EPERM)) if unprivileged.is_some() => {
+                            return Ok(Found::Fails(e))
+                        }
                         Err(libc::EACCES | libc::EPERM) => return Err(NOT_INSPECTABLE),
-                        Err(libc::ENOENT | libc::ESRCH) => return Ok(None),
+                        Err(libc::ENOENT | libc::ESRCH) => return Ok(Found::Fails(libc::ENOENT)),
                         Err(_) => return Err(PROC_UNRESOLVED),
                     };
                     let named = real_path(f.as_raw_fd());
@@ -1309,7 +1915,7 @@ fn linked_target(tid: u32, dirfd: Option<u64>, raw: Vec<u8>, follow: bool) -> Wa
                         // No name: the descriptor's own was removed (`(deleted)`).
                         let unnamed = named.is_none();
                         let at = named.unwrap_or_else(|| shown(&logical, &f, name_os));
-                        return Ok(Some((f, at, unnamed)));
+                        return Ok(Found::File(f, at, unnamed));
                     }
                     logical = named;
                     dir = f;
@@ -1318,11 +1924,16 @@ fn linked_target(tid: u32, dirfd: Option<u64>, raw: Vec<u8>, follow: bool) -> Wa
                 if link && (!last || follow) {
                     hops += 1;
                     if hops > 40 {
-                        return Ok(None); // ELOOP
+                        return Ok(Found::Fails(libc::ELOOP));
                     }
                     let target = match super::sys::read_link_at(dir.as_raw_fd(), name) {
                         Ok(t) => t,
-                        Err(e) => return lookup_error(e.raw_os_error().unwrap_or(libc::EIO)),
+                        Err(e) => {
+                            return walk_error(
+                                e.raw_os_error().unwrap_or(libc::EIO),
+                                unprivileged.is_some(),
+                            )
+                        }
                     };
                     for c in target.components().rev() {
                         queue.push_front(c.as_os_str().to_owned());
@@ -1331,7 +1942,7 @@ fn linked_target(tid: u32, dirfd: Option<u64>, raw: Vec<u8>, follow: bool) -> Wa
                 }
                 if last {
                     let at = shown(&logical, &f, name_os);
-                    return Ok(Some((f, at, false)));
+                    return Ok(Found::File(f, at, false));
                 }
                 if let Some(l) = logical.as_mut() {
                     l.push(name_os);
@@ -1340,7 +1951,7 @@ fn linked_target(tid: u32, dirfd: Option<u64>, raw: Vec<u8>, follow: bool) -> Wa
             }
         }
     }
-    Ok(None)
+    Ok(Found::Dir)
 }
 
 /// The judgment of one trapped call by the paths it names ([`judge_call`]).

@@ -464,6 +464,13 @@ pub fn status_flags(fd: RawFd) -> io::Result<libc::c_int> {
     check(unsafe { libc::fcntl(fd, libc::F_GETFL) })
 }
 
+/// `fcntl(fd, F_SETFL, flags)`: sets the file status flags the kernel lets change
+/// (`O_APPEND`, `O_NONBLOCK`, `O_ASYNC`, `O_DIRECT`, `O_NOATIME`).
+pub fn set_status_flags(fd: RawFd, flags: libc::c_int) -> io::Result<()> {
+    // SAFETY: F_SETFL takes an int and only changes descriptor state.
+    check(unsafe { libc::fcntl(fd, libc::F_SETFL, flags) }).map(|_| ())
+}
+
 /// `pidfd_open(pid, 0)` (close-on-exec, as every pidfd): a descriptor of the process
 /// `pid`, readable once it has exited (Linux 5.3).
 ///
@@ -759,6 +766,40 @@ pub fn keep_only_cap(cap: Option<u32>) -> io::Result<()> {
     // version 3 and outlive the call.
     check(unsafe { libc::syscall(libc::SYS_capset, &mut hdr as *mut CapHeader, data.as_ptr()) })
         .map(|_| ())
+}
+
+/// Raises (`on`) or lowers the capability `cap` (a number below 32) in the calling
+/// thread's effective set, leaving its permitted and inheritable sets as they are (a
+/// thread may lower and raise again what it keeps permitted). Returns whether `cap` was
+/// effective before; nothing changes when it is not permitted.
+pub fn set_effective_cap(cap: u32, on: bool) -> io::Result<bool> {
+    let mut hdr = CapHeader {
+        version: LINUX_CAPABILITY_VERSION_3,
+        pid: 0,
+    };
+    let mut data = [CapData::default(); 2];
+    // SAFETY: `hdr` and `data` are valid `cap_user_header_t`/`cap_user_data_t[2]` for
+    // version 3 and outlive the call; the kernel fills `data`.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_capget,
+            &mut hdr as *mut CapHeader,
+            data.as_mut_ptr(),
+        )
+    })?;
+    let bit = 1u32 << (cap % 32);
+    let was = data[0].effective & bit != 0;
+    if cap >= 32 || data[0].permitted & bit == 0 || was == on {
+        return Ok(was);
+    }
+    if on {
+        data[0].effective |= bit;
+    } else {
+        data[0].effective &= !bit;
+    }
+    // SAFETY: as above; `data` holds the sets just read, one effective bit changed.
+    check(unsafe { libc::syscall(libc::SYS_capset, &mut hdr as *mut CapHeader, data.as_ptr()) })
+        .map(|_| was)
 }
 
 /// The Landlock ABI version the kernel offers (`landlock_create_ruleset(NULL, 0,

@@ -285,9 +285,36 @@ fn serve(listener: Arc<OwnedFd>, cfg: Arc<GuardConfig>) {
                 Some(sup) => super::denial_records::handle(sup, &n, || id_valid(&listener, n.id)),
                 None => super::denial_records::Answer::Continue,
             };
+            use super::denial_records::Answer;
             match answer {
-                super::denial_records::Answer::Continue => respond_continue(&listener, n.id),
-                super::denial_records::Answer::Deny(e) => respond(&listener, n.id, Err(e)),
+                Answer::Continue => respond_continue(&listener, n.id),
+                Answer::Deny(e) => respond(&listener, n.id, Err(e)),
+                Answer::Done(v) => respond(&listener, n.id, Ok(v)),
+                Answer::Install { fd, cloexec, made } => {
+                    if !respond_fd(&listener, n.id, &fd, cloexec) {
+                        if let Some(m) = made {
+                            m.undo(&fd);
+                        }
+                    }
+                }
+                Answer::Wait(w) => {
+                    let l = Arc::clone(&listener);
+                    let id = n.id;
+                    // A FIFO's writer waits for a reader (or a device's open for its
+                    // driver) on a thread of its own; the loop answers the others.
+                    let spawned =
+                        std::thread::Builder::new()
+                            .stack_size(256 * 1024)
+                            .spawn(move || match w.finish(|| id_valid(&l, id)) {
+                                Ok((fd, cloexec)) => {
+                                    respond_fd(&l, id, &fd, cloexec);
+                                }
+                                Err(e) => respond(&l, id, Err(e)),
+                            });
+                    if spawned.is_err() {
+                        respond(&listener, n.id, Err(libc::EAGAIN));
+                    }
+                }
             }
             continue;
         }
@@ -322,6 +349,55 @@ fn respond(listener: &OwnedFd, id: u64, result: Result<i64, i32>) {
             &mut resp,
         )
     };
+}
+
+/// Answers the notification `id` with a new descriptor of the caller for `fd` (its
+/// number is the call's result), close-on-exec when `cloexec`: `SECCOMP_IOCTL_NOTIF_ADDFD`
+/// with `SECCOMP_ADDFD_FLAG_SEND` installs it and answers in one step (Linux 5.14), so a
+/// caller interrupted in between gets neither. Before 5.14 the flag is `EINVAL`: the
+/// descriptor is installed, then the answer sent. An install the caller's table refuses
+/// (`EMFILE`) is the call's error. Returns whether the caller got the descriptor.
+fn respond_fd(listener: &OwnedFd, id: u64, fd: &OwnedFd, cloexec: bool) -> bool {
+    let addfd = |flags: u32| {
+        let mut add = libc::seccomp_notif_addfd {
+            id,
+            flags,
+            srcfd: fd.as_raw_fd() as u32,
+            newfd: 0,
+            newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
+        };
+        // SAFETY: `add` is a valid seccomp_notif_addfd for this listener's notification.
+        let r = unsafe {
+            libc::ioctl(
+                listener.as_raw_fd(),
+                libc::SECCOMP_IOCTL_NOTIF_ADDFD,
+                &mut add,
+            )
+        };
+        if r < 0 {
+            Err(errno())
+        } else {
+            Ok(r as i64)
+        }
+    };
+    match addfd(libc::SECCOMP_ADDFD_FLAG_SEND as u32) {
+        Ok(_) => true,
+        Err(libc::EINVAL) => match addfd(0) {
+            Ok(n) => {
+                respond(listener, id, Ok(n));
+                true
+            }
+            Err(e) => {
+                respond(listener, id, Err(e));
+                false
+            }
+        },
+        Err(libc::ENOENT) => false, // the caller is gone (or was interrupted)
+        Err(e) => {
+            respond(listener, id, Err(e));
+            false
+        }
+    }
 }
 
 /// `SECCOMP_USER_NOTIF_FLAG_CONTINUE`: the kernel performs the call with its own checks.
