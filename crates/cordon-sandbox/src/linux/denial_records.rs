@@ -14,8 +14,9 @@
 //!   not be used to *allow* what the supervisor judged; for these calls it never is —
 //!   CONTINUE only hands the call back to the kernel, whose mounts and Landlock decide. A
 //!   race can at worst lose a record, never allow a write the kernel would deny;
-//! - a write-open (`open`/`openat`/`creat` with `O_WRONLY`, `O_RDWR` or `O_TRUNC`) and
-//!   `truncate` are never answered CONTINUE: the supervisor performs them itself on what it
+//! - a write-open (`open`/`openat`/`creat` with `O_WRONLY`, `O_RDWR` or `O_TRUNC`; not
+//!   `O_CREAT|O_EXCL`, which opens no existing file, so the kernel's own lookup can only
+//!   make a new one-named file) and `truncate` are never answered CONTINUE: the supervisor performs them itself on what it
 //!   judged ([`open_judged`], [`truncate_judged`]) and hands the descriptor over with
 //!   `SECCOMP_IOCTL_NOTIF_ADDFD` + `SECCOMP_ADDFD_FLAG_SEND` (one step: installed and
 //!   answered; Linux 5.14, before it the install then the answer). The hard-link refusal
@@ -698,6 +699,15 @@ pub fn handle(sup: &Supervisor, n: &libc::seccomp_notif, still_valid: impl Fn() 
         // or rewrites it in between reaches another file than the one judged.
         Some((dirfd, path, flags, mode)) => match judge_path(sup, n.pid, &n.data.args, call) {
             Some(v) => v,
+            // `O_CREAT|O_EXCL` opens no file that exists (not even through a final
+            // symlink: open(2), EEXIST), so whatever the kernel's second lookup reaches is
+            // a new file with one name, in a directory the mounts and Landlock judge
+            // themselves: CONTINUE cannot reach a hard-linked file. Left to the kernel, which
+            // also keeps its own umask and default ACLs (init's create costs ~50 µs more:
+            // the caller's umask read from /proc).
+            None if flags & (libc::O_CREAT | libc::O_EXCL) == libc::O_CREAT | libc::O_EXCL => {
+                return Answer::Continue
+            }
             None => match open_judged(sup, n.pid, dirfd, path, flags, mode) {
                 Ok(answer) => return answer,
                 Err(v) => v,
