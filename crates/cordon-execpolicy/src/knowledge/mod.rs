@@ -2561,18 +2561,34 @@ fn gdb_runs_code(args: &[String]) -> bool {
         "alias",
         "define",
     ];
+    let code_word = |word: &str| {
+        if word.starts_with(['!', '|']) {
+            return true;
+        }
+        let head: String = word
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+            .collect();
+        matches!(head.as_str(), "pi" | "py" | "gr" | "gu" | "so" | "sh")
+            || (head.len() >= 3 && CODE.iter().any(|c| c.starts_with(&head)))
+    };
+    // A gdb command line is judged by its command word: `info source` and `list pipe.c:10`
+    // run nothing (review of attack pass C-A: any word asked). A command that runs another
+    // command given after it (`thread apply all …`, `frame apply …`, `taas`, `faas`,
+    // `tfaas`, `with SETTING -- …`, and their abbreviations `t`, `f`, `w`) has every word
+    // judged; so has a line that calls gdb's `$_shell(…)` convenience function (gdb 13).
     let code = |text: &str| {
-        text.split_whitespace().any(|word| {
-            if word.starts_with(['!', '|']) {
-                return true;
-            }
-            let head: String = word
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
-                .collect();
-            matches!(head.as_str(), "pi" | "py" | "gr" | "gu" | "so" | "sh")
-                || (head.len() >= 3 && CODE.iter().any(|c| c.starts_with(&head)))
-        })
+        let mut words = text.split_whitespace();
+        let Some(first) = words.next() else {
+            return false;
+        };
+        let runs_another = ["thread", "frame", "with", "taas", "faas", "tfaas"]
+            .iter()
+            .any(|p| p.starts_with(first))
+            || matches!(first, "t" | "f" | "w");
+        text.contains("$_shell")
+            || code_word(first)
+            || (runs_another && text.split_whitespace().any(code_word))
     };
     let mut i = 0;
     while i < args.len() {
