@@ -207,8 +207,12 @@ impl Report {
     pub fn git_dir_warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
         for s in &self.git_dirs {
+            // A run finishing a killed run's sweep sees what any sandboxed command made
+            // since, one running now included (attack pass 213 #2: a live run's symlink
+            // was blamed on the killed one).
             let who = if s.earlier_run {
-                "an earlier command (whose cordon process ended before it could check)"
+                "a sandboxed command (an earlier one whose cordon process ended before it \
+                 could check, or one running now)"
             } else {
                 "the command"
             };

@@ -516,26 +516,33 @@ mod tests {
     /// Flags of other tools the README mentions (cargo, git, bash …), not cordon's.
     const OTHER_TOOLS: &[&str] = &[
         "--workspace",
-        "--norc",                // bash, in Known limits (a shell given options only)
-        "--show-toplevel",       // git rev-parse, in the git config section
-        "--exec",                // git rebase, in the git config section (aliases)
-        "--discard-changes",     // git switch, in the exec policy paragraph
-        "--prune",               // git push, in the exec policy paragraph
+        "--skip",            // another tool's flag named in the README's exec-policy lists
+        "--setup",           // another tool's flag named in the README's exec-policy lists
+        "--quit",            // another tool's flag named in the README's exec-policy lists
+        "--prepare",         // another tool's flag named in the README's exec-policy lists
+        "--conclude",        // another tool's flag named in the README's exec-policy lists
+        "--cleanup",         // another tool's flag named in the README's exec-policy lists
+        "--abort",           // another tool's flag named in the README's exec-policy lists
+        "--norc",            // bash, in Known limits (a shell given options only)
+        "--show-toplevel",   // git rev-parse, in the git config section
+        "--exec",            // git rebase, in the git config section (aliases)
+        "--discard-changes", // git switch, in the exec policy paragraph
+        "--prune",           // git push, in the exec policy paragraph
         "--remove-source-files", // rsync, in the exec policy paragraph
-        "--args",                // gdb, in the exec policy paragraph (wrappers)
-        "--colsep",              // GNU parallel, in the exec policy paragraph
-        "--rename-section",      // git config, in the exec policy paragraph
-        "--edit",                // git config, in the exec policy paragraph
-        "--theirs",              // git checkout, in the exec policy paragraph
-        "--staged",              // git restore, in the exec policy paragraph
-        "--merge",               // git reset, in the exec policy paragraph
-        "--force-with-lease",    // git push, in the exec policy paragraph
-        "--delete",              // git push, in the exec policy paragraph
-        "--force",               // git worktree remove, in the exec policy paragraph
-        "--force-remove",        // git update-index, in the exec policy paragraph
-        "--separate-git-dir",    // git init, in the git config section
-        "--ignore-submodules",   // git status, in Known limits
-        "--skip-worktree",       // git update-index, in Known limits
+        "--args",            // gdb, in the exec policy paragraph (wrappers)
+        "--colsep",          // GNU parallel, in the exec policy paragraph
+        "--rename-section",  // git config, in the exec policy paragraph
+        "--edit",            // git config, in the exec policy paragraph
+        "--theirs",          // git checkout, in the exec policy paragraph
+        "--staged",          // git restore, in the exec policy paragraph
+        "--merge",           // git reset, in the exec policy paragraph
+        "--force-with-lease", // git push, in the exec policy paragraph
+        "--delete",          // git push, in the exec policy paragraph
+        "--force",           // git worktree remove, in the exec policy paragraph
+        "--force-remove",    // git update-index, in the exec policy paragraph
+        "--separate-git-dir", // git init, in the git config section
+        "--ignore-submodules", // git status, in Known limits
+        "--skip-worktree",   // git update-index, in Known limits
         "--assume-unchanged",
         "--example",
         "--locked",

@@ -1053,7 +1053,7 @@ fn a_killed_runs_plant_is_swept_by_the_next_run_and_separate_git_dirs_are_swept(
     let o = cordon(&p, &p.dir, &["run", "--", "true"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let err = text(&o.stderr);
-    assert!(err.contains("an earlier command"), "{err}");
+    assert!(err.contains("an earlier one whose cordon process ended"), "{err}");
     assert!(std::fs::symlink_metadata(&planted).is_err(), "{err}");
 
     // A separate git dir inside the workspace.
@@ -1114,7 +1114,7 @@ fn a_config_lock_a_killed_run_left_is_removed_by_the_next_run() {
     let err = text(&o.stderr);
     assert!(!lock.exists(), "the killed run's lock stayed: {err}");
     assert!(
-        err.contains("cordon: note:") && err.contains("removed the lock an earlier"),
+        err.contains("cordon: note:") && err.contains("removed the lock made after an earlier"),
         "{err}"
     );
     let st = Command::new("git")
@@ -1446,7 +1446,7 @@ fn a_worktree_beside_the_project_can_be_added_with_the_offered_grant() {
         err.push_str(&text(&o.stderr));
     }
     assert!(!killed.join(".git").exists(), "{err}");
-    assert!(err.contains("an earlier command"), "{err}");
+    assert!(err.contains("an earlier one whose cordon process ended"), "{err}");
     // Attack pass 42, H2: it may be the user's, made since: said, with what to do.
     assert!(err.contains("if you made it, move it back"), "{err}");
 }

@@ -494,6 +494,8 @@ fn a_rename_race_cannot_write_a_hard_linked_file() {
 /// and `/dev/stderr`; git. A host-made hard link is still refused (`EACCES`) and recorded.
 #[test]
 fn write_opens_the_supervisor_performs_still_work() {
+    // Attack pass 213 #3: `O_PATH` with a write flag is a path descriptor (the kernel
+    // ignores the access mode), on a hard-linked or read-only file too: "opath ok ok".
     if !records_available() {
         return;
     }
@@ -538,6 +540,7 @@ fn write_opens_the_supervisor_performs_still_work() {
          out.append(r.communicate()[0].decode().strip())\n\
          out.append('nonblock ' + fails('ff', os.O_WRONLY | os.O_NONBLOCK))\n\
          out.append(subprocess.run(['sh', '-c', 'echo x > /dev/null && echo y | cat > /dev/null && echo e > /dev/stderr && echo ok'], capture_output=True, text=True).stdout.strip())\n\
+         out.append('opath ' + fails('hl', os.O_PATH | os.O_WRONLY) + ' ' + fails('/etc/hostname', os.O_PATH | os.O_WRONLY | os.O_TRUNC))\n\
          print(' | '.join(out))\n";
     let (o, v) = run(&p, &["python3", "-c", script]);
     let out = String::from_utf8_lossy(&o.stdout);
@@ -546,7 +549,7 @@ fn write_opens_the_supervisor_performs_still_work() {
         out.trim(),
         "mode 640 | cloexec False | cloexec True | 'one\\ntwo\\n' | 'one' | size 0 | made True | \
          excl EEXIST | missing ENOENT | dir EISDIR | nofollow ELOOP | slash ENOTDIR | \
-         linked EACCES | via-fifo | to-reader | nonblock ENXIO | ok",
+         linked EACCES | via-fifo | to-reader | nonblock ENXIO | ok | opath ok ok",
         "{v}"
     );
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "ORIGINAL\n");

@@ -387,20 +387,23 @@ fn error_replies_carry_the_requests_id() {
     ] {
         writeln!(input, "{line}").unwrap();
     }
-    let mut replies = Vec::new();
+    // rmcp answers requests concurrently: id 4's reply may come after id 5's. Read until
+    // every expected id (3, null, 4, 5) has its reply.
+    let mut replies: Vec<serde_json::Value> = Vec::new();
     let mut line = String::new();
-    loop {
+    let expected = [3.into(), serde_json::Value::Null, 4.into(), 5.into()];
+    while !expected.iter().all(|id| {
+        replies
+            .iter()
+            .any(|v| v.as_object().unwrap().get("id") == Some(id))
+    }) {
         line.clear();
         assert!(output.read_line(&mut line).unwrap() > 0, "{replies:?}");
         let v: serde_json::Value = serde_json::from_str(&line).unwrap();
         if v["id"] == 1 {
             continue;
         }
-        let last = v["id"] == 5;
         replies.push(v);
-        if last {
-            break;
-        }
     }
     drop(input);
     let _ = child.wait();

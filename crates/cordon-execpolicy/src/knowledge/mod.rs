@@ -4859,6 +4859,26 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
                     .into(),
             )
         }
+        // `-M OLD NEW` / `-C OLD NEW` (`-m`/`-c` with `--force`) rename or copy onto a
+        // branch that may exist: NEW's commits and reflog are replaced (attack pass 213 #4:
+        // `git branch -M foo master` lost master's unmerged commit). With one operand
+        // (`git branch -M main`, renaming the current branch) it is not asked: whether
+        // NEW exists is not known here (left, see the closing note).
+        "branch"
+            if (short('M')
+                || short('C')
+                || ((short('m')
+                    || short('c')
+                    || long(&[LongOption::abbrev("move"), LongOption::abbrev("copy")]))
+                    && (short('f') || long(&[LongOption::abbrev("force")]))))
+                && args.iter().filter(|a| !a.starts_with('-')).count() >= 2 =>
+        {
+            Some(
+                "git branch -M/-C OLD NEW overwrites the branch NEW if it exists, with its \
+                 reflog: its unmerged commits are lost"
+                    .into(),
+            )
+        }
         "push" => hidden(false),
         _ => None,
     }

@@ -693,6 +693,15 @@ pub fn handle(sup: &Supervisor, n: &libc::seccomp_notif, still_valid: impl Fn() 
     if n.data.nr as i64 == libc::SYS_ioctl && !METADATA_IOCTLS.contains(&(n.data.args[1] as u32)) {
         return Answer::Continue; // (the filter sends no other)
     }
+    // `O_PATH` writes nothing: the kernel ignores every other flag but `O_CLOEXEC`,
+    // `O_DIRECTORY` and `O_NOFOLLOW` (open(2)), so `O_PATH|O_WRONLY` gives a path
+    // descriptor on any file the command can look up, as outside (attack pass 213 #3: it
+    // was refused as a write of a read-only or hard-linked file).
+    if let PathCall::Open { flags: Some(i), .. } = call {
+        if n.data.args[i] as u32 as i32 & libc::O_PATH != 0 {
+            return Answer::Continue;
+        }
+    }
     let verdict = match write_open(&n.data.args, call) {
         // A write-open is never answered CONTINUE: the kernel would look the path up
         // again (and read it again from the caller's memory), and a command that renames

@@ -575,8 +575,11 @@ const COARSE_CLOCK: i128 = 20_000_000;
 /// removed only when it is not the one there at the census (`before`), was created after
 /// the census (`started_ns`, nanoseconds since the epoch, read before the census looked)
 /// and before now, and — as after a normal run — is a regular file no process has open
-/// and not written for [`LOCK_SETTLE`] (a host git's lock, held for milliseconds, is never
-/// touched). `Some((removed, note))` when there was a lock to speak of.
+/// and not written for [`LOCK_SETTLE`] (a host git's lock, held open for milliseconds, is
+/// never touched). The killed run's end is not known (attack pass 213 #1: a stale lock
+/// made by hand on the host after the kill was removed too), so the note says what was
+/// checked — a stale lock — and does not claim the run made it. `Some((removed, note))`
+/// when there was a lock to speak of.
 pub(crate) fn clear_killed_runs_lock(
     git_dir: &Path,
     identity: Option<(u64, u64)>,
@@ -601,8 +604,9 @@ pub(crate) fn clear_killed_runs_lock(
         before,
         Some(started_ns - COARSE_CLOCK),
         now,
-        "an earlier sandboxed command left behind (its cordon process was killed before \
-         it could remove it: created during that run, open by no process)",
+        "made after an earlier sandboxed run began whose cordon process was killed before \
+         it could look (no process has it open and it was not being written: a stale lock, \
+         which git leaves only when killed, whoever made it)",
     )
 }
 
