@@ -1053,7 +1053,10 @@ fn a_killed_runs_plant_is_swept_by_the_next_run_and_separate_git_dirs_are_swept(
     let o = cordon(&p, &p.dir, &["run", "--", "true"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let err = text(&o.stderr);
-    assert!(err.contains("an earlier one whose cordon process ended"), "{err}");
+    assert!(
+        err.contains("an earlier one whose cordon process ended"),
+        "{err}"
+    );
     assert!(std::fs::symlink_metadata(&planted).is_err(), "{err}");
 
     // A separate git dir inside the workspace.
@@ -1446,7 +1449,10 @@ fn a_worktree_beside_the_project_can_be_added_with_the_offered_grant() {
         err.push_str(&text(&o.stderr));
     }
     assert!(!killed.join(".git").exists(), "{err}");
-    assert!(err.contains("an earlier one whose cordon process ended"), "{err}");
+    assert!(
+        err.contains("an earlier one whose cordon process ended"),
+        "{err}"
+    );
     // Attack pass 42, H2: it may be the user's, made since: said, with what to do.
     assert!(err.contains("if you made it, move it back"), "{err}");
 }

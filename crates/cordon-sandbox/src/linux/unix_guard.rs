@@ -351,6 +351,25 @@ fn respond(listener: &OwnedFd, id: u64, result: Result<i64, i32>) {
     };
 }
 
+/// `SECCOMP_IOCTL_NOTIF_ADDFD` on `listener` with `add` (seccomp_unotify(2)): the number
+/// of the descriptor installed in the caller, or the errno (`ENOENT`: the caller is gone
+/// or its wait was interrupted; `EINVAL`: a flag this kernel lacks).
+fn notif_addfd(listener: &OwnedFd, mut add: libc::seccomp_notif_addfd) -> Result<i64, i32> {
+    // SAFETY: `add` is a valid seccomp_notif_addfd for this listener's notification.
+    let r = unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_ADDFD,
+            &mut add,
+        )
+    };
+    if r < 0 {
+        Err(errno())
+    } else {
+        Ok(r as i64)
+    }
+}
+
 /// Answers the notification `id` with a new descriptor of the caller for `fd` (its
 /// number is the call's result), close-on-exec when `cloexec`: `SECCOMP_IOCTL_NOTIF_ADDFD`
 /// with `SECCOMP_ADDFD_FLAG_SEND` installs it and answers in one step (Linux 5.14), so a
@@ -359,26 +378,16 @@ fn respond(listener: &OwnedFd, id: u64, result: Result<i64, i32>) {
 /// (`EMFILE`) is the call's error. Returns whether the caller got the descriptor.
 fn respond_fd(listener: &OwnedFd, id: u64, fd: &OwnedFd, cloexec: bool) -> bool {
     let addfd = |flags: u32| {
-        let mut add = libc::seccomp_notif_addfd {
-            id,
-            flags,
-            srcfd: fd.as_raw_fd() as u32,
-            newfd: 0,
-            newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
-        };
-        // SAFETY: `add` is a valid seccomp_notif_addfd for this listener's notification.
-        let r = unsafe {
-            libc::ioctl(
-                listener.as_raw_fd(),
-                libc::SECCOMP_IOCTL_NOTIF_ADDFD,
-                &mut add,
-            )
-        };
-        if r < 0 {
-            Err(errno())
-        } else {
-            Ok(r as i64)
-        }
+        notif_addfd(
+            listener,
+            libc::seccomp_notif_addfd {
+                id,
+                flags,
+                srcfd: fd.as_raw_fd() as u32,
+                newfd: 0,
+                newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
+            },
+        )
     };
     match addfd(libc::SECCOMP_ADDFD_FLAG_SEND as u32) {
         Ok(_) => true,
@@ -707,24 +716,16 @@ fn connect_judged(
                 .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
         })
         .is_some_and(|f| f & libc::O_CLOEXEC as u32 != 0);
-    let mut add = libc::seccomp_notif_addfd {
-        id: n.id,
-        flags: libc::SECCOMP_ADDFD_FLAG_SETFD as u32,
-        srcfd: mine.as_raw_fd() as u32,
-        newfd: fd_num as u32,
-        newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
-    };
-    // SAFETY: `add` is a valid seccomp_notif_addfd for this listener's notification.
-    let r = unsafe {
-        libc::ioctl(
-            listener.as_raw_fd(),
-            libc::SECCOMP_IOCTL_NOTIF_ADDFD,
-            &mut add,
-        )
-    };
-    if r < 0 {
-        return Err(errno());
-    }
+    notif_addfd(
+        listener,
+        libc::seccomp_notif_addfd {
+            id: n.id,
+            flags: libc::SECCOMP_ADDFD_FLAG_SETFD as u32,
+            srcfd: mine.as_raw_fd() as u32,
+            newfd: fd_num as u32,
+            newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
+        },
+    )?;
     Ok(0)
 }
 
