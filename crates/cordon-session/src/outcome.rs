@@ -821,6 +821,7 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
             .or_else(|| private_tmp_hint(sig, ctx))
             .or_else(|| own_loopback_hint(sig, ctx))
             .or_else(|| cross_device_hint(sig))
+            .or_else(|| ptrace_hint(sig))
             .or(unexplained);
     }
     out
@@ -1113,6 +1114,28 @@ fn cross_device_hint(sig: &RunSignals) -> Option<String> {
          and a writable root, or two writable roots, even on one host filesystem: each is \
          mounted on its own; copy instead (`cp -a`, not `ln` or `cp -al`), and make a file \
          to rename in the destination's own directory (`mktemp -p DIR`, not in /tmp)",
+        cordon_policy::text::printable(line.trim())
+    ))
+}
+
+/// A sandboxed command whose debugger or tracer (gdb, strace, ltrace, lldb) printed that
+/// `ptrace` was not permitted: the sandbox's seccomp filter refuses `ptrace` and
+/// `process_vm_*` to every command (a process that can trace another reads and writes its
+/// memory, init's and the supervisor's included), so no grant lifts it (new-user pass 215,
+/// #1: gdb's "ptrace: Operation not permitted" got no hint). `None` otherwise.
+fn ptrace_hint(sig: &RunSignals) -> Option<String> {
+    if !sig.sandboxed {
+        return None;
+    }
+    let line = sig.stderr_tail.lines().find(|l| {
+        let low = l.to_ascii_lowercase();
+        low.contains("ptrace") && (low.contains("not permitted") || low.contains("eperm"))
+    })?;
+    Some(format!(
+        "`{}`: the sandbox's seccomp filter refuses ptrace to every command (a tracer could \
+         read and write other processes' memory), so debuggers and tracers (gdb, strace, \
+         ltrace) cannot attach or start a program inside it; no grant lifts it: debug outside \
+         cordon, or read a core file (`gdb PROGRAM core`, which needs no ptrace)",
         cordon_policy::text::printable(line.trim())
     ))
 }
@@ -3046,6 +3069,41 @@ mod tests {
             rule: rule.into(),
             grant: grant.map(PathBuf::from),
         }
+    }
+
+    /// New-user pass 215, #1: gdb under the sandbox printed "ptrace: Operation not
+    /// permitted" and the run had no hint. Twin: the same line from an unsandboxed run
+    /// says nothing (the filter was not there).
+    #[test]
+    fn a_refused_ptrace_is_named_in_the_hint() {
+        let line = "warning: ptrace: Operation not permitted\nDuring startup program exited with code 127.";
+        let o = run_in(
+            "/w",
+            RunSignals {
+                code: Some(1),
+                stderr_tail: line.into(),
+                sandboxed: true,
+                ..Default::default()
+            },
+        );
+        assert_eq!(o.class, OutcomeClass::CommandFailed, "{o:?}");
+        assert!(
+            o.hint
+                .as_deref()
+                .unwrap_or_default()
+                .contains("refuses ptrace"),
+            "{o:?}"
+        );
+        let o = run_in(
+            "/w",
+            RunSignals {
+                code: Some(1),
+                stderr_tail: line.into(),
+                sandboxed: false,
+                ..Default::default()
+            },
+        );
+        assert_eq!(o.hint, None, "{o:?}");
     }
 
     /// Attack pass 210 #8: `touch out/x`, with `out` a symlink out of the project, was

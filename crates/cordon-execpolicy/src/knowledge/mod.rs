@@ -2275,7 +2275,10 @@ fn appended_paths_check(name: &str, seg: &Segment, cx: &DangerCtx<'_>, out: &mut
     out.push(finding(
         FindingId::RmDynamicTarget,
         Decision::Ask,
-        format!("{name} acts on paths xargs supplies at run time (they may be the history)"),
+        format!(
+            "{name} acts on paths xargs supplies at run time (they may name the repository's \
+             .git, its history)"
+        ),
     ));
 }
 
@@ -4409,7 +4412,9 @@ fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
             Decision::Ask,
             format!(
                 "git config sets {key}, which a later git command of this run would run \
-                 unchecked (the sandbox's copy of the config takes it at once)"
+                 unchecked (the sandbox's copy of the config takes it at once); the edit is \
+                 not kept after the run (cordon merges back branch, remote and user keys \
+                 only): to keep it, run it outside cordon"
             ),
         ));
     }
