@@ -6281,3 +6281,52 @@ fn a_gitlink_in_a_split_index_is_named_once() {
     let err = support::text(&o.stderr);
     assert!(!err.contains("node_modules/p/q/.git"), "{err}");
 }
+
+/// New-user pass 215, #4: `cordon profiles` listed a profile with a glob entry and one
+/// with `allow = ["*"]` as fine (exit 0), and `run` then refused them: each is marked
+/// INVALID with the reason (and the entry's file:line), `--json` has `error`, exit 125.
+/// Twin: a config whose profiles are all fine exits 0 with no `error`.
+#[test]
+fn profiles_marks_a_configured_profile_that_cannot_be_used() {
+    let p = project();
+    let cfg = p.home.join("c.toml");
+    std::fs::write(
+        &cfg,
+        "[profiles.globby]\nextends = \"workspace-write\"\n\
+         [[profiles.globby.filesystem.entries]]\npath = \"**/.env\"\naccess = \"deny\"\n\
+         [profiles.star]\nextends = \"workspace-write\"\n\
+         network = { mode = \"managed\", allow = [\"*\"] }\n\
+         [profiles.fine]\nextends = \"workspace-write\"\n",
+    )
+    .unwrap();
+    let o = support::out(p.cordon(&["profiles", "--config", cfg.to_str().unwrap()]));
+    let out = support::text(&o.stdout);
+    assert_eq!(o.status.code(), Some(125), "{out}");
+    let line = |n: &str| {
+        out.lines()
+            .find(|l| l.contains(n))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        line("globby").contains("INVALID") && line("globby").contains("c.toml:3"),
+        "{out}"
+    );
+    assert!(line("star").contains("INVALID"), "{out}");
+    assert!(!line("fine").contains("INVALID"), "{out}");
+    let o = support::out(p.cordon(&["profiles", "--json", "--config", cfg.to_str().unwrap()]));
+    let v: serde_json::Value = serde_json::from_str(&support::text(&o.stdout)).unwrap();
+    let of = |n: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == n)
+            .unwrap()
+            .clone()
+    };
+    assert!(of("star")["error"].is_string(), "{v}");
+    assert!(of("fine").get("error").is_none(), "{v}");
+    std::fs::write(&cfg, "[profiles.fine]\nextends = \"workspace-write\"\n").unwrap();
+    let o = support::out(p.cordon(&["profiles", "--config", cfg.to_str().unwrap()]));
+    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
+}
