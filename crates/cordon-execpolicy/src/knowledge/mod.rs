@@ -4445,7 +4445,8 @@ fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
         // `send-pack` is push's plumbing: the same options rewrite and delete remote refs
         // (attack pass 188 F5: `git send-pack --force . main` ran unasked); `--prune`
         // deletes the remote refs that have no local counterpart, as `--delete` does.
-        "push" | "send-pack" => {
+        // `http-push` is the dumb-HTTP pusher, with the same `--force` (attack pass 214).
+        "push" | "send-pack" | "http-push" => {
             // Options that rewrite remote history (parse-options: `--force-w`, `--mirr`
             // work, verified with git 2.47; `--forc` is ambiguous there and fails, so
             // counting it costs nothing).
@@ -4655,6 +4656,36 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
             None
         }
     };
+    // Attack pass 214 #3: `git -c gc.pruneExpire=now -c gc.reflogExpireUnreachable=now gc`
+    // (or any command whose automatic gc runs) deleted an unreachable commit for good,
+    // while `git gc --prune=now` asked. Given in `-c`, `GIT_CONFIG_KEY_n` or
+    // `GIT_CONFIG_PARAMETERS` (a key there known only at run time may be one).
+    let prune_key = |k: &str| {
+        let k = k.to_ascii_lowercase();
+        k.starts_with("gc.")
+            && (k.ends_with("pruneexpire")
+                || k.ends_with(".reflogexpire")
+                || k.ends_with(".reflogexpireunreachable"))
+    };
+    let prune_setting = git_config_options(&seg.argv[1..sub])
+        .filter_map(|kv| kv.split_once('=').map(|(k, _)| k.to_string()))
+        .find(|k| prune_key(k))
+        .or_else(|| {
+            seg.env.iter().find_map(|e| {
+                let named = (e.name.starts_with("GIT_CONFIG_KEY_")
+                    && (e.dynamic || prune_key(&e.value)))
+                    || (e.name == "GIT_CONFIG_PARAMETERS"
+                        && (e.dynamic || e.value.to_ascii_lowercase().contains("gc.")));
+                named.then(|| e.name.clone())
+            })
+        });
+    if let Some(k) = prune_setting {
+        return Some(format!(
+            "git with {k} set on the command line: its garbage collection (a `git gc`, or the \
+             automatic one after a commit or fetch) may delete unreachable commits and the \
+             reflog entries that recover them"
+        ));
+    }
     let options: Vec<&str> = args
         .iter()
         .copied()

@@ -331,6 +331,7 @@ pub(crate) fn wrapper_step(name: &str, words: &[Word]) -> Step {
         "bwrap" => bwrap(words),
         // Attack pass 193 F4: more programs that run the command they are given.
         "sshpass" => generic(name, words, "ehvV", "pfdP", &[], &[], 0),
+        "cordon" => cordon_run(words),
         "tini" => generic(name, words, "hsvwgl", "pe", &[], &[], 0),
         "dumb-init" => generic(
             name,
@@ -516,6 +517,14 @@ pub(crate) fn untrusted_loader_step(words: &[Word]) -> Option<Step> {
         return None;
     }
     let base = w.text.rsplit('/').next().unwrap_or_default();
+    // cordon itself at another path (a release binary beside the project): its command is
+    // judged, opaque (attack pass 214 #2).
+    if base == "cordon" {
+        return match cordon_run(words) {
+            Step::Inner { consumed, .. } => Some(opaque_inner(words, consumed)),
+            _ => None,
+        };
+    }
     if !is_loader_name(base) {
         return None;
     }
@@ -1464,6 +1473,57 @@ fn systemd_run(words: &[Word]) -> Step {
         return candidates(words, 1);
     }
     opaque_inner(words, o.next)
+}
+
+/// `cordon run [OPTS] [--] CMD…`: the command a nested cordon runs, judged as any wrapped
+/// command (attack pass 214 #2: `cordon run --yes --sandbox forbid -- git reset --hard`
+/// inside a run approved the reset itself, unasked by the outer run). Its options are
+/// `cordon run --help`'s; an unknown one makes every candidate checked. Other subcommands
+/// (`check`, `explain`, …) run nothing: the program itself.
+fn cordon_run(words: &[Word]) -> Step {
+    if words.get(1).map(|w| w.text.as_str()) != Some("run") {
+        return Step::Program;
+    }
+    let o = scan_opts(
+        &words[1..],
+        "vyh",
+        "pcw",
+        "",
+        &[
+            "verbose",
+            "allow-network",
+            "json",
+            "yes",
+            "non-interactive",
+            "no-server",
+            "plan",
+            "dry-run",
+            "allow-unconfined",
+            "help",
+        ],
+        &[
+            "profile",
+            "config",
+            "writable",
+            "with",
+            "deny-read",
+            "network",
+            "local-port",
+            "sandbox",
+            "rules",
+            "approval-mode",
+            "approvals-from",
+            "session",
+            "timeout",
+            "report",
+            "json-fd",
+            "backend",
+        ],
+    );
+    if !o.unknown.is_empty() {
+        return candidates(words, 2);
+    }
+    inner(words, o.next + 1, &o, "cordon")
 }
 
 /// The command starting at word `start` of a wrapper that runs it its own way (a systemd
