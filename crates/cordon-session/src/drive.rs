@@ -526,6 +526,20 @@ fn sandbox_refusal(exec: &ExecRequest, record: &DecisionRecord) -> Option<String
     })
 }
 
+/// Whether `argv` starts a POSIX-family shell that reads its commands from its input
+/// ([`interactive_start`] of `sh`, `bash`, `dash`, `zsh`, `ksh`, `mksh`, `ash`, `rbash`):
+/// the lines an agent writes into such a session are shell commands, judged by the exec
+/// policy as they are written (the harness's `ShellInput`).
+pub fn shell_start(argv: &[String]) -> bool {
+    const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash"];
+    let name = argv
+        .first()
+        .and_then(|p| std::path::Path::new(p).file_name())
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    SHELLS.contains(&name) && interactive_start(argv)
+}
+
 /// Whether `argv` starts an interactive program (at a terminal, or over a session's kept-open
 /// stdin): any program given no arguments, or a shell or REPL given options only — no script, no `-c` / `-e` / `-m`
 /// code (new-user pass nu18 F13: `bash --norc` and `bash -l` lost the terminal on stderr:

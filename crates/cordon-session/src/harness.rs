@@ -480,6 +480,65 @@ struct Proc {
     master: Option<std::os::fd::OwnedFd>,
     control: Mutex<Option<RunControl>>,
     last_used: Mutex<Instant>,
+    /// A shell session's input judge ([`ShellInput`]); `None` for other programs.
+    shell_input: Option<Mutex<ShellInput>>,
+}
+
+/// What judges the lines an agent writes into a shell session (`bash`, `sh`, … reading
+/// its commands from the session's stdin or terminal): each complete line is judged as
+/// the script of `bash -c` under the session's profile, and a line the exec policy
+/// forbids, or asks about for a dangerous-command finding, is not written (attack pass
+/// 214 #1: `git push --force` written into an MCP `sh` session ran, forbidden as a
+/// command); so is an `alias` or `eval`, which would run later text unseen. Text that only
+/// parses badly or names unknown programs passes: the sandbox is the boundary there, and a
+/// program started from the shell (a REPL) reads its own input. Not followed: functions and
+/// variables set by earlier lines, and a terminal's line editing (^H, ^U, completion).
+struct ShellInput {
+    trust: TrustProfile,
+    mode: ApprovalMode,
+    /// The part of the last line not yet ended by a newline (judged with what follows).
+    pending: String,
+}
+
+impl ShellInput {
+    /// `Err(why)` when the complete lines in `pending + text` hold a command the exec
+    /// policy forbids or asks about for a dangerous finding; `Ok(rest)`: the new pending
+    /// part after them.
+    fn judge(&self, text: &str) -> Result<String, String> {
+        let all = format!("{}{text}", self.pending);
+        let Some(end) = all.rfind(['\n', '\r']) else {
+            return Ok(all);
+        };
+        let (lines, rest) = all.split_at(end + 1);
+        let req = self
+            .trust
+            .command(vec!["bash".into(), "-c".into(), lines.to_string()]);
+        let record = self.trust.evaluate(&req);
+        // An alias or `eval` defines what later lines run out of this judge's sight (it
+        // reads each line alone): refused in a shell session like a dangerous command.
+        let hides_later = record.opaque.iter().any(|o| {
+            matches!(
+                o.kind,
+                cordon_execpolicy::OpaqueKind::Alias | cordon_execpolicy::OpaqueKind::Eval
+            )
+        });
+        let dangerous = record.decision == cordon_execpolicy::Decision::Forbid
+            || hides_later
+            || record.segments.iter().any(|s| !s.findings.is_empty());
+        match cordon_execpolicy::run_would(&record, self.mode) {
+            cordon_execpolicy::RunWould::Run => Ok(rest.to_string()),
+            _ if !dangerous => Ok(rest.to_string()),
+            would => Err(format!(
+                "the exec policy {} what this writes into the shell: {}",
+                if would == cordon_execpolicy::RunWould::Refuse {
+                    "refuses"
+                } else {
+                    "asks about"
+                },
+                record.reason
+            )),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -1305,6 +1364,14 @@ impl Harness {
             master,
             control: Mutex::new(None),
             last_used: Mutex::new(Instant::now()),
+            shell_input: ((params.tty || params.stdin) && crate::drive::shell_start(&spec.argv))
+                .then(|| {
+                    Mutex::new(ShellInput {
+                        trust: trust.clone(),
+                        mode: self.inner.opts.mode,
+                        pending: String::new(),
+                    })
+                }),
         });
         if !params.tty {
             let p = Arc::clone(&proc);
@@ -1521,6 +1588,20 @@ impl Harness {
     /// ended): [`HarnessError::StdinStalled`] then says how much was written.
     pub fn write_stdin(&self, id: &str, bytes: &[u8]) -> Result<(), HarnessError> {
         let p = self.get(id)?;
+        // A shell session's lines are judged before they are written (see [`ShellInput`]).
+        let mut judged = None;
+        if let Some(j) = &p.shell_input {
+            let j = lock(j);
+            match j.judge(&String::from_utf8_lossy(bytes)) {
+                Ok(rest) => judged = Some(rest),
+                Err(why) => {
+                    return Err(HarnessError::Usage(format!(
+                        "session {id}: not written: {why}; run it with exec_command, which \
+                         asks for approval when it is needed"
+                    )))
+                }
+            }
+        }
         let mut g = lock(&p.stdin);
         let f = g
             .as_mut()
@@ -1531,6 +1612,9 @@ impl Harness {
                 id: id.to_string(),
                 source,
             })?;
+        if let (Some(j), Some(rest)) = (&p.shell_input, judged) {
+            lock(j).pending = rest;
+        }
         if written < bytes.len() {
             return Err(HarnessError::StdinStalled {
                 id: id.to_string(),
@@ -1845,6 +1929,7 @@ mod tests {
             master: None,
             control: Mutex::new(None),
             last_used: Mutex::new(Instant::now()),
+            shell_input: None,
         }
     }
 

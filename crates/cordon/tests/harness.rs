@@ -910,3 +910,51 @@ fn a_shell_given_its_program_on_stdin_is_judged_by_it() {
     let r = h.wait(&id, Duration::from_secs(20), 10_000).unwrap();
     assert_eq!(r.outcome.unwrap().class.name(), "success");
 }
+
+/// Attack pass 214 #1: `git push --force` written into a `sh` session (MCP `write_stdin`)
+/// ran, while the same command given to `exec_command` is forbidden. A shell session's
+/// lines are judged as they are written: a forbidden or dangerous one is not written, also
+/// when it comes in pieces. Twins: ordinary lines (and a line naming an unknown program)
+/// are written and run.
+#[test]
+fn a_shell_sessions_lines_are_judged_as_they_are_written() {
+    if !sandbox_ready() {
+        return;
+    }
+    let w = ws();
+    let h = harness(&w, Duration::from_secs(60));
+    let r = h
+        .exec(
+            ExecParams::argv(["sh"])
+                .stdin(true)
+                .yield_time(Duration::from_millis(300)),
+        )
+        .unwrap();
+    let id = r.session_id.clone().unwrap();
+    let e = h
+        .write_stdin(&id, b"git push --force origin HEAD\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("not written") && e.contains("exec_command"),
+        "{e}"
+    );
+    // An alias would hide what a later line runs from the check.
+    let e = h
+        .write_stdin(&id, b"alias p='git status'\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not written"), "{e}");
+    h.write_stdin(&id, b"git reset ").unwrap();
+    let e = h.write_stdin(&id, b"--hard\n").unwrap_err().to_string();
+    assert!(e.contains("not written"), "{e}");
+    // The refused piece is not kept: the next line stands alone.
+    h.write_stdin(
+        &id,
+        b"\necho still-here; some-unknown-tool-xyz 2>/dev/null; exit 0\n",
+    )
+    .unwrap();
+    let r = h.wait(&id, Duration::from_secs(20), 10_000).unwrap();
+    assert!(r.output.text.contains("still-here"), "{r:?}");
+    assert_eq!(r.outcome.unwrap().exit_code, 0);
+}
