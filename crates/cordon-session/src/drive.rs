@@ -1419,7 +1419,18 @@ fn git_census(
             first.keep_same(present_configs(ws));
         }
     }
+    // Never both cover a missing name with cordon's placeholder and remove it after the
+    // run as the command's (attack pass 214 #4): a kept-absent name the resolution still
+    // protects (it could not tell this sweep would run there) is left to its placeholder,
+    // which stays for every other run using it.
+    let covered: Vec<&std::path::Path> = r
+        .filesystem
+        .protected()
+        .into_iter()
+        .flat_map(|e| [e.path.as_path(), e.spelled.as_path()])
+        .collect();
     for c in &mut out {
+        c.absent.retain(|(p, _)| !covered.contains(&p.as_path()));
         c.note_absent_parents();
     }
     Ok(out)
