@@ -530,14 +530,26 @@ fn sandbox_refusal(exec: &ExecRequest, record: &DecisionRecord) -> Option<String
 /// ([`interactive_start`] of `sh`, `bash`, `dash`, `zsh`, `ksh`, `mksh`, `ash`, `rbash`):
 /// the lines an agent writes into such a session are shell commands, judged by the exec
 /// policy as they are written (the harness's `ShellInput`).
+///
+/// Also a session whose command line names such a shell in any word (`env sh`, `script
+/// -qc sh /dev/null`, `busybox sh`: re-probe 217 #4): what it writes may reach that shell.
+/// Not a program that starts one of its own accord (`python3 -c 'os.execvp("sh", …)'`).
 pub fn shell_start(argv: &[String]) -> bool {
     const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash"];
-    let name = argv
-        .first()
-        .and_then(|p| std::path::Path::new(p).file_name())
-        .and_then(|n| n.to_str())
-        .unwrap_or("");
-    SHELLS.contains(&name) && interactive_start(argv)
+    let is_shell = |w: &str| {
+        let name = std::path::Path::new(w)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("");
+        SHELLS.contains(&name)
+    };
+    let first = argv.first().map(String::as_str).unwrap_or("");
+    (is_shell(first) && interactive_start(argv))
+        || argv
+            .iter()
+            .skip(1)
+            .flat_map(|a| a.split_whitespace())
+            .any(is_shell)
 }
 
 /// Whether `argv` starts an interactive program (at a terminal, or over a session's kept-open

@@ -500,19 +500,33 @@ struct ShellInput {
     pending: String,
 }
 
+/// The most text a shell session's judge keeps while it does not form complete commands
+/// (bytes).
+const PENDING_CAP: usize = 256 << 10;
+
+/// Whether `lines` ends with a backslash before its last line end (an odd run of them):
+/// the shell joins the next line to it.
+fn continued(lines: &str) -> bool {
+    let body = lines.trim_end_matches(['\n', '\r']);
+    body.len() + 1 >= lines.len() && body.bytes().rev().take_while(|b| *b == b'\\').count() % 2 == 1
+}
+
 impl ShellInput {
     /// `Err(why)` when the complete lines in `pending + text` hold a command the exec
     /// policy forbids or asks about for a dangerous finding; `Ok(rest)`: the new pending
     /// part after them.
     fn judge(&self, text: &str) -> Result<String, String> {
         let all = format!("{}{text}", self.pending);
-        let Some(end) = all.rfind(['\n', '\r']) else {
+        // A line ends at a newline, a carriage return, or readline's ^O (operate-and-get-
+        // next runs the line: re-probe 217 #6).
+        let Some(end) = all.rfind(['\n', '\r', '\x0f']) else {
             return Ok(all);
         };
         let (lines, rest) = all.split_at(end + 1);
+        let lines = lines.replace('\x0f', "\n");
         let req = self
             .trust
-            .command(vec!["bash".into(), "-c".into(), lines.to_string()]);
+            .command(vec!["bash".into(), "-c".into(), lines.clone()]);
         let record = self.trust.evaluate(&req);
         // An alias or `eval` defines what later lines run out of this judge's sight (it
         // reads each line alone): refused in a shell session like a dangerous command.
@@ -525,9 +539,42 @@ impl ShellInput {
         let dangerous = record.decision == cordon_execpolicy::Decision::Forbid
             || hides_later
             || record.segments.iter().any(|s| !s.findings.is_empty());
+        // What the shell has not run yet stays with the judge: a construct left open (a
+        // quote, a here-document, `if` without `fi`: the text does not parse) or a line
+        // ended by a backslash is judged again with what completes it (re-probe 217 #1-#3:
+        // `git push \` then `--force …` in the next write ran).
+        let parse_error = record
+            .opaque
+            .iter()
+            .any(|o| o.kind == cordon_execpolicy::OpaqueKind::ParseError);
+        let open = parse_error || continued(&lines);
+        // Text the parser cannot read whole (tree-sitter-bash fails on `cat <<EOF; cmd`,
+        // a here-document opened before a command on its line: re-probe 217 #3) is also
+        // judged line by line, each here-document operator read as a plain redirection:
+        // a line that runs a dangerous command there is refused (a body line that names
+        // one as data is refused too — the cost of not reading it whole).
+        let dangerous = dangerous
+            || (parse_error
+                && lines.lines().any(|l| {
+                    let r = self.trust.evaluate(&self.trust.command(vec![
+                        "bash".into(),
+                        "-c".into(),
+                        l.replace("<<", "< "),
+                    ]));
+                    r.decision == cordon_execpolicy::Decision::Forbid
+                        || r.segments.iter().any(|s| !s.findings.is_empty())
+                }));
+        let keep = if open { all.clone() } else { rest.to_string() };
+        if keep.len() > PENDING_CAP {
+            return Err(format!(
+                "what was written into this shell has not formed complete commands for {} \
+                 KiB (an open quote, here-document or block): end it, or start a new session",
+                PENDING_CAP >> 10
+            ));
+        }
         match cordon_execpolicy::run_would(&record, self.mode) {
-            cordon_execpolicy::RunWould::Run => Ok(rest.to_string()),
-            _ if !dangerous => Ok(rest.to_string()),
+            cordon_execpolicy::RunWould::Run => Ok(keep),
+            _ if !dangerous => Ok(keep),
             would => Err(format!(
                 "the exec policy {} what this writes into the shell: {}",
                 if would == cordon_execpolicy::RunWould::Refuse {

@@ -958,3 +958,63 @@ fn a_shell_sessions_lines_are_judged_as_they_are_written() {
     assert!(r.output.text.contains("still-here"), "{r:?}");
     assert_eq!(r.outcome.unwrap().exit_code, 0);
 }
+
+/// Re-probe 217 #1-#4, #6: what the shell has not run yet stays with the judge — a line
+/// ended by a backslash, an open quote, a here-document opened before a command on its
+/// line — and is judged again with the write that completes it; ^O ends a line; a session
+/// whose command line starts a shell through a wrapper (`env sh`) is judged too. Twins: a
+/// here-document whose text names a dangerous command as data, written in pieces, and a
+/// backslash-continued ordinary line run.
+#[test]
+fn a_shell_sessions_open_constructs_are_judged_with_what_completes_them() {
+    if !sandbox_ready() {
+        return;
+    }
+    let w = ws();
+    let h = harness(&w, Duration::from_secs(60));
+    for argv in [vec!["sh"], vec!["env", "sh"]] {
+        let r = h
+            .exec(
+                ExecParams::argv(argv.clone())
+                    .stdin(true)
+                    .yield_time(Duration::from_millis(300)),
+            )
+            .unwrap();
+        let id = r.session_id.clone().unwrap();
+        let refused = |pieces: &[&str]| {
+            let (last, first) = pieces.split_last().unwrap();
+            for p in first {
+                h.write_stdin(&id, p.as_bytes()).unwrap();
+            }
+            let e = h.write_stdin(&id, last.as_bytes()).unwrap_err().to_string();
+            assert!(e.contains("not written"), "{argv:?} {pieces:?}: {e}");
+            // Close what the refused piece left open, so the next case starts clean.
+        };
+        refused(&["git reset \\\n", "--hard\n"]);
+        h.write_stdin(&id, b"\n").unwrap();
+        refused(&["echo '\n", "'; git reset --hard\n"]);
+        h.write_stdin(&id, b"'\n").unwrap();
+        // Refused at once: the parser cannot read it whole, so each line is judged.
+        refused(&["cat <<EOF; git reset --hard\n"]);
+        let e = h
+            .write_stdin(&id, b"git reset --hard\x0f")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not written"), "{e}");
+        // Twins: data in a here-document, and an ordinary continued line.
+        h.write_stdin(&id, b"cat <<'EOF' > notes.txt\n").unwrap();
+        h.write_stdin(&id, b"never run git reset --hard here\n")
+            .unwrap();
+        h.write_stdin(&id, b"EOF\n").unwrap();
+        h.write_stdin(&id, b"echo con\\\n").unwrap();
+        h.write_stdin(&id, b"tinued; exit 0\n").unwrap();
+        let r = h.wait(&id, Duration::from_secs(20), 10_000).unwrap();
+        assert!(r.output.text.contains("continued"), "{argv:?} {r:?}");
+        assert!(
+            std::fs::read_to_string(w.dir.join("notes.txt"))
+                .unwrap()
+                .contains("git reset --hard"),
+            "{argv:?}"
+        );
+    }
+}

@@ -4848,6 +4848,22 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
         "prune" if long(&[LongOption::abbrev("expire")]) => {
             Some("git prune --expire deletes unreachable objects that may be recent work".into())
         }
+        // Set in the run's copy of the config, a gc expiry key takes effect for every later
+        // git command of the run, its automatic gc included (re-probe 217 #5: `git config
+        // gc.pruneExpire now && git gc` deleted an unreachable commit).
+        "config"
+            if args
+                .iter()
+                .filter(|a| !a.starts_with('-'))
+                .any(|a| prune_key(a))
+                && args.iter().filter(|a| !a.starts_with('-')).count() >= 2 =>
+        {
+            Some(
+                "git config sets a gc expiry key: a later gc in this run (also the automatic \
+                 one) may delete unreachable commits and the reflog entries that recover them"
+                    .into(),
+            )
+        }
         "gc" if options
             .iter()
             .any(|a| a.contains('=') && LongOption::abbrev("prune").matches(a)) =>
