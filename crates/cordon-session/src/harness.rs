@@ -504,6 +504,14 @@ struct ShellInput {
 /// (bytes).
 const PENDING_CAP: usize = 256 << 10;
 
+/// Whether the exec policy forbids `r` or one of its segments carries a dangerous-command
+/// finding: what a shell session's judge refuses to write (an unknown program or a parse
+/// error alone does not count).
+fn forbidden_or_dangerous(r: &cordon_execpolicy::DecisionRecord) -> bool {
+    r.decision == cordon_execpolicy::Decision::Forbid
+        || r.segments.iter().any(|s| !s.findings.is_empty())
+}
+
 /// Whether `lines` ends with a backslash before its last line end (an odd run of them):
 /// the shell joins the next line to it.
 fn continued(lines: &str) -> bool {
@@ -536,9 +544,7 @@ impl ShellInput {
                 cordon_execpolicy::OpaqueKind::Alias | cordon_execpolicy::OpaqueKind::Eval
             )
         });
-        let dangerous = record.decision == cordon_execpolicy::Decision::Forbid
-            || hides_later
-            || record.segments.iter().any(|s| !s.findings.is_empty());
+        let dangerous = hides_later || forbidden_or_dangerous(&record);
         // What the shell has not run yet stays with the judge: a construct left open (a
         // quote, a here-document, `if` without `fi`: the text does not parse) or a line
         // ended by a backslash is judged again with what completes it (re-probe 217 #1-#3:
@@ -556,13 +562,11 @@ impl ShellInput {
         let dangerous = dangerous
             || (parse_error
                 && lines.lines().any(|l| {
-                    let r = self.trust.evaluate(&self.trust.command(vec![
+                    forbidden_or_dangerous(&self.trust.evaluate(&self.trust.command(vec![
                         "bash".into(),
                         "-c".into(),
                         l.replace("<<", "< "),
-                    ]));
-                    r.decision == cordon_execpolicy::Decision::Forbid
-                        || r.segments.iter().any(|s| !s.findings.is_empty())
+                    ])))
                 }));
         let keep = if open { all.clone() } else { rest.to_string() };
         if keep.len() > PENDING_CAP {

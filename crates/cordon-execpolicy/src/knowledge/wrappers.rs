@@ -535,6 +535,17 @@ pub(crate) fn untrusted_loader_step(words: &[Word]) -> Option<Step> {
     }
 }
 
+/// The candidate command lines as one script to judge (one per line); `Step::Program`
+/// when there is none.
+fn split_lines(lines: Vec<String>) -> Step {
+    if lines.is_empty() {
+        return Step::Program;
+    }
+    Step::SplitString {
+        text: lines.join("\n"),
+    }
+}
+
 /// The words as a shell joins them for `sh -c "$*"`: their texts with spaces.
 fn raw_line(words: &[Word]) -> String {
     words
@@ -882,12 +893,7 @@ fn watchexec(words: &[Word]) -> Step {
         .take(16)
         .map(|j| raw_line(&words[j..]))
         .collect();
-    if lines.is_empty() {
-        return Step::Program;
-    }
-    Step::SplitString {
-        text: lines.join("\n"),
-    }
+    split_lines(lines)
 }
 
 /// `fish -c TEXT`, `csh -c TEXT`, `tcsh -c TEXT` (also `-ic`, fish's `--command[=]TEXT`
@@ -1136,12 +1142,7 @@ fn candidates(words: &[Word], from: usize) -> Step {
                 .join(" ")
         })
         .collect();
-    if lines.is_empty() {
-        return Step::Program;
-    }
-    Step::SplitString {
-        text: lines.join("\n"),
-    }
+    split_lines(lines)
 }
 
 /// `nsenter [OPTS] [CMD…]`: the namespace options take an optional attached file

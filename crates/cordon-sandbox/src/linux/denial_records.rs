@@ -1161,9 +1161,9 @@ fn open_judged(
     };
     let slash = raw.ends_with(b"/");
     let creat = flags & libc::O_CREAT != 0;
-    let excl = creat && flags & libc::O_EXCL != 0;
-    // `O_CREAT|O_EXCL` never follows the last symlink; a trailing slash always does.
-    let follow = slash || (flags & libc::O_NOFOLLOW == 0 && !excl);
+    // (`O_CREAT|O_EXCL` never comes here: [`handle`] leaves it to the kernel.) A trailing
+    // slash always follows the last symlink.
+    let follow = slash || flags & libc::O_NOFOLLOW == 0;
     let cloexec = flags & libc::O_CLOEXEC != 0;
     let blind = |b| Verdict::blind(tid, dirfd, ptr, b);
     for _ in 0..3 {
@@ -1182,10 +1182,9 @@ fn open_judged(
                         made: Some(Made { dir, name }),
                     })
                 }
-                Err(libc::EEXIST) if !excl => continue, // made meanwhile: walk again
+                Err(libc::EEXIST) => continue, // made meanwhile: walk again
                 Err(e) => return Ok(Answer::Deny(e)),
             },
-            Found::File(..) if excl => return Ok(Answer::Deny(libc::EEXIST)),
             Found::File(f, shown, unnamed) => {
                 return reopen(sup, tid, f, shown, unnamed, flags, slash);
             }
