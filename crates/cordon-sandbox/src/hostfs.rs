@@ -197,20 +197,9 @@ pub fn symlink_metadata_beneath(dir: &Path, rel: &Path) -> Option<std::fs::Metad
             crate::linux::sys::open_beneath(top.as_raw_fd(), &between).ok()?
         };
         let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(name)).ok()?;
-        // SAFETY: `c` is NUL-terminated; the flags need no mode. O_PATH | O_NOFOLLOW opens a
-        // final symlink itself, never its target.
-        let fd = unsafe {
-            libc::openat(
-                parent.as_raw_fd(),
-                c.as_ptr(),
-                libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            return None;
-        }
-        // SAFETY: a fresh descriptor we own.
-        let f = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+        let f = std::fs::File::from(
+            crate::linux::sys::open_path_at_nofollow(parent.as_raw_fd(), &c).ok()?,
+        );
         f.metadata().ok()
     }
     #[cfg(not(target_os = "linux"))]

@@ -630,6 +630,20 @@ pub fn open_dir_at_nofollow(dirfd: RawFd, name: &CStr) -> io::Result<OwnedFd> {
     check(fd).map(|fd| owned(fd as libc::c_long))
 }
 
+/// An `O_PATH` descriptor of the entry `name` in `dirfd`, a final symlink opened as itself
+/// (`O_NOFOLLOW`): for looking at what is there (`fstat`) without reaching through it.
+pub fn open_path_at_nofollow(dirfd: RawFd, name: &CStr) -> io::Result<OwnedFd> {
+    // SAFETY: `name` is NUL-terminated; no mode argument without O_CREAT.
+    let fd = unsafe {
+        libc::openat(
+            dirfd,
+            name.as_ptr(),
+            libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    check(fd).map(|fd| owned(fd as libc::c_long))
+}
+
 /// `fchown(2)` on an open descriptor (never a path: nothing to redirect).
 pub fn fchown(fd: RawFd, uid: libc::uid_t, gid: libc::gid_t) -> io::Result<()> {
     // SAFETY: fchown takes plain integers; `fd` is open.
