@@ -544,7 +544,14 @@ pub fn shell_start(argv: &[String]) -> bool {
         SHELLS.contains(&name)
     };
     let first = argv.first().map(String::as_str).unwrap_or("");
-    (is_shell(first) && interactive_start(argv))
+    // A shell given its own input as the script (`bash /dev/stdin`: pass 218 #5).
+    let script_is_stdin = argv.iter().skip(1).any(|a| {
+        matches!(
+            a.as_str(),
+            "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0"
+        )
+    });
+    (is_shell(first) && (interactive_start(argv) || script_is_stdin))
         || argv
             .iter()
             .skip(1)

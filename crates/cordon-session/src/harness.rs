@@ -512,6 +512,26 @@ fn forbidden_or_dangerous(r: &cordon_execpolicy::DecisionRecord) -> bool {
         || r.segments.iter().any(|s| !s.findings.is_empty())
 }
 
+/// Why the shell would run other text than `lines` (complete lines written into a shell
+/// session), if it would: line-editing and cursor keys (control bytes but tab, ^C, ^D, ^Z
+/// and line ends; DEL; escape sequences), or history expansion (`!!`, `!$`, `!-1`,
+/// `!word`, a line starting `^old^new`; not `!=`, `! `, `!(`, or `!` before a quote).
+fn rewritten_by_the_shell(lines: &str) -> Option<&'static str> {
+    if lines.chars().any(|c| {
+        (c.is_ascii_control() && !matches!(c, '\t' | '\n' | '\r' | '\x03' | '\x04' | '\x1a'))
+            || c == '\x7f'
+    }) {
+        return Some("line editing (a control, delete or escape key)");
+    }
+    let history = lines.lines().any(|l| {
+        l.trim_start().starts_with('^')
+            || l.as_bytes().windows(2).any(|w| {
+                w[0] == b'!' && (w[1].is_ascii_alphanumeric() || b"!$^*-?#:".contains(&w[1]))
+            })
+    });
+    history.then_some("history expansion (`!!`, `!$`, `!word`, `^old^new`)")
+}
+
 /// Whether `lines` ends with a backslash before its last line end (an odd run of them):
 /// the shell joins the next line to it.
 fn continued(lines: &str) -> bool {
@@ -524,7 +544,8 @@ impl ShellInput {
     /// policy forbids or asks about for a dangerous finding; `Ok(rest)`: the new pending
     /// part after them.
     fn judge(&self, text: &str) -> Result<String, String> {
-        let all = format!("{}{text}", self.pending);
+        // bash drops NUL bytes from its input: judged without them (pass 218 #1: `--fo\0rce`).
+        let all = format!("{}{}", self.pending, text.replace('\0', ""));
         // A line ends at a newline, a carriage return, or readline's ^O (operate-and-get-
         // next runs the line: re-probe 217 #6).
         let Some(end) = all.rfind(['\n', '\r', '\x0f']) else {
@@ -532,6 +553,15 @@ impl ShellInput {
         };
         let (lines, rest) = all.split_at(end + 1);
         let lines = lines.replace('\x0f', "\n");
+        // What the shell would run is not the text written when its line editor or history
+        // rewrites it (pass 218 #2, #3: `--forcX` + DEL, ^U, arrow keys, `^farce^force`):
+        // such a line is refused, not guessed at.
+        if let Some(why) = rewritten_by_the_shell(&lines) {
+            return Err(format!(
+                "{why} is not followed by cordon's check of what a shell session runs: write \
+                 the command out as it should run"
+            ));
+        }
         let req = self
             .trust
             .command(vec!["bash".into(), "-c".into(), lines.clone()]);

@@ -1018,3 +1018,40 @@ fn a_shell_sessions_open_constructs_are_judged_with_what_completes_them() {
         );
     }
 }
+
+/// Fresh pass 218 #1-#3, #5: a NUL byte bash drops, line-editing keys and history
+/// expansion changed what the shell ran after cordon judged the text, and `bash /dev/stdin`
+/// was no shell session to the judge. Twins: an ordinary line with `!=` and `! ` runs.
+#[test]
+fn a_shell_sessions_rewritten_lines_are_refused() {
+    if !sandbox_ready() {
+        return;
+    }
+    let w = ws();
+    let h = harness(&w, Duration::from_secs(60));
+    for argv in [vec!["bash", "--norc"], vec!["bash", "/dev/stdin"]] {
+        let r = h
+            .exec(
+                ExecParams::argv(argv.clone())
+                    .stdin(true)
+                    .yield_time(Duration::from_millis(300)),
+            )
+            .unwrap();
+        let id = r.session_id.clone().unwrap();
+        for text in [
+            "git reset --ha\0rd\n",
+            "git reset --harX\x7fd\n",
+            "ls\x15git reset --hard\n",
+            "\x1b[A\n",
+            "^soft^hard\n",
+            "!!\n",
+        ] {
+            let e = h.write_stdin(&id, text.as_bytes()).unwrap_err().to_string();
+            assert!(e.contains("not written"), "{argv:?} {text:?}: {e}");
+        }
+        h.write_stdin(&id, b"[ 1 != 2 ] && ! false && echo fine; exit 0\n")
+            .unwrap();
+        let r = h.wait(&id, Duration::from_secs(20), 10_000).unwrap();
+        assert!(r.output.text.contains("fine"), "{argv:?} {r:?}");
+    }
+}
