@@ -455,8 +455,9 @@ pub struct Prepared {
     /// The writable git dirs as the run found them, swept after it ([`conclude`],
     /// attack pass 28 F1/F4); empty when nothing runs sandboxed.
     pub git_dirs: Vec<cordon_sandbox::git_dir_sweep::Census>,
-    /// Where the census is recorded until the sweep is made ([`crate::pending_sweeps`]).
-    pub sweep_record: Option<std::path::PathBuf>,
+    /// Where the census is recorded until the sweep is made ([`crate::pending_sweeps`]);
+    /// removed when the attempt is dropped before it ran.
+    pub(crate) sweep_record: Option<crate::pending_sweeps::SweepRecord>,
     /// Sweeps of earlier runs whose cordon process ended before making them, finished
     /// before this run's census (reported with this run's).
     pub earlier_sweeps: Vec<cordon_sandbox::git_dir_sweep::Swept>,
@@ -1547,9 +1548,9 @@ pub fn conclude(
     }
     // The census record goes only once every git dir was swept whole; otherwise the next
     // run finishes the sweep (new-user pass nu13: a sweep cut short by `chmod 000`).
-    if let Some(r) = &sweep_record {
+    if let Some(r) = sweep_record.map(crate::pending_sweeps::SweepRecord::into_path) {
         if swept.iter().all(crate::pending_sweeps::swept_whole) {
-            crate::pending_sweeps::done(r);
+            crate::pending_sweeps::done(&r);
         }
     }
     let git_dirs: Vec<_> = earlier_sweeps
