@@ -4845,8 +4845,33 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
         }
         // Unreachable objects younger than the default two weeks are what recovers a
         // dropped stash or a reset branch (attack pass 200 P4).
-        "prune" if long(&[LongOption::abbrev("expire")]) => {
-            Some("git prune --expire deletes unreachable objects that may be recent work".into())
+        // Without `--expire`, `git prune` deletes every unreachable loose object (attack pass
+        // 219 #2: a staged blob and a dropped stash were gone for good, while `--expire=now`
+        // asked); `-n` only lists them.
+        "prune" if !(short('n') || long(&[LongOption::abbrev("dry-run")])) => {
+            Some("git prune deletes unreachable objects that may be recent work".into())
+        }
+        // `repack -a -d` drops unreachable objects that were packed, at once, unless they
+        // are kept loose (`-A`), kept packed (`--keep-unreachable`) or kept in a cruft pack
+        // (`--cruft`); `--unpack-unreachable` and `--cruft-expiration` with a date drop
+        // those older than it (attack pass 219 #2).
+        "repack"
+            if options.iter().any(|a| {
+                a.contains('=')
+                    && (LongOption::abbrev("unpack-unreachable").matches(a)
+                        || LongOption::abbrev("cruft-expiration").matches(a))
+            }) || ((short('a') || long(&[LongOption::abbrev("all")]))
+                && short('d')
+                && !short('A')
+                && !long(&[
+                    LongOption::abbrev("keep-unreachable"),
+                    LongOption::abbrev("cruft"),
+                ])) =>
+        {
+            Some(
+                "git repack -a -d deletes unreachable packed objects that may be recent work"
+                    .into(),
+            )
         }
         // Set in the run's copy of the config, a gc expiry key takes effect for every later
         // git command of the run, its automatic gc included (re-probe 217 #5: `git config
