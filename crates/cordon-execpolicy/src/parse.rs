@@ -2857,10 +2857,83 @@ fn has_unparsed_expansion(raw: &str) -> bool {
     false
 }
 
-/// `script` with each backslash-newline outside single quotes removed, as bash's reader
-/// removes them before it splits words (attack pass 59: `git res\<newline>et --hard` was
-/// read as `git res et --hard`, and the reset ran without approval).
+/// `script` with each backslash-newline removed where bash's reader removes it before it
+/// splits words (attack pass 59: `git res\<newline>et --hard` was read as `git res et
+/// --hard`, and the reset ran without approval): everywhere but in the text the reader
+/// takes literally, which the grammar finds ([`literal_ranges`]) — a comment (attack pass
+/// 224 #1: `true #\<newline>git push --force` hid the push, which bash runs as a command of
+/// its own), a single-quoted or `$'…'` string, and the body of a heredoc whose delimiter is
+/// quoted. A quote in a comment or a heredoc body starts no string (an apostrophe in `#
+/// don't` kept the continuations after it). Where the grammar gives no tree, every
+/// backslash-newline outside single quotes is removed.
 fn join_continuations(script: &str) -> String {
+    let Some(literal) = parse_tree(script).map(|t| literal_ranges(&t, script.as_bytes())) else {
+        return join_continuations_outside_quotes(script);
+    };
+    let b = script.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut next = literal.iter().peekable();
+    let mut i = 0;
+    while i < b.len() {
+        while next.peek().is_some_and(|r| r.end <= i) {
+            next.next();
+        }
+        if let Some(r) = next.peek().filter(|r| r.start <= i) {
+            out.extend_from_slice(&b[i..r.end]);
+            i = r.end;
+            continue;
+        }
+        match (b[i], b.get(i + 1)) {
+            (b'\\', Some(b'\n')) => i += 2,
+            // An escaped character (a backslash, a quote) is the backslash's: it starts
+            // nothing.
+            (b'\\', Some(&c)) => {
+                out.extend_from_slice(&[b'\\', c]);
+                i += 2;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    // Only ASCII pairs were removed between whole characters: still UTF-8.
+    String::from_utf8(out).unwrap_or_else(|_| join_continuations_outside_quotes(script))
+}
+
+/// The byte ranges of `tree` that bash's reader takes literally (no backslash-newline is
+/// removed there) in the source `src`, outermost only, in order: comments, `'…'` and `$'…'` strings, and the
+/// bodies of heredocs whose delimiter is quoted (`<<'E'`, `<<"E"`, `<<\E`).
+fn literal_ranges(tree: &tree_sitter::Tree, src: &[u8]) -> Vec<std::ops::Range<usize>> {
+    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut stack = vec![tree.root_node()];
+    while let Some(n) = stack.pop() {
+        let literal = match n.kind() {
+            "comment" | "raw_string" | "ansi_c_string" => true,
+            "heredoc_body" => n.parent().is_some_and(|p| {
+                let mut c = p.walk();
+                let start = p.children(&mut c).find(|k| k.kind() == "heredoc_start");
+                start.is_some_and(|k| {
+                    src.get(k.start_byte()..k.end_byte())
+                        .is_some_and(|d| d.iter().any(|b| matches!(b, b'\'' | b'"' | b'\\')))
+                })
+            }),
+            _ => false,
+        };
+        if literal {
+            out.push(n.start_byte()..n.end_byte());
+            continue;
+        }
+        let mut c = n.walk();
+        stack.extend(n.children(&mut c));
+    }
+    out.sort_by_key(|r| r.start);
+    out
+}
+
+/// The grammar-less fallback of [`join_continuations`]: each backslash-newline outside
+/// single quotes removed.
+fn join_continuations_outside_quotes(script: &str) -> String {
     let mut out = String::with_capacity(script.len());
     let (mut single, mut double) = (false, false);
     let mut chars = script.chars().peekable();

@@ -948,6 +948,13 @@ fn a_shell_sessions_lines_are_judged_as_they_are_written() {
     h.write_stdin(&id, b"git reset ").unwrap();
     let e = h.write_stdin(&id, b"--hard\n").unwrap_err().to_string();
     assert!(e.contains("not written"), "{e}");
+    // Attack pass 224 #1: a backslash ending a comment continues nothing — the next line
+    // is a command of its own, judged.
+    let e = h
+        .write_stdin(&id, b"true #\\\ngit push --force origin HEAD\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not written"), "{e}");
     // The refused piece is not kept: the next line stands alone.
     h.write_stdin(
         &id,
