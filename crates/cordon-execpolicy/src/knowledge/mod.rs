@@ -4733,6 +4733,16 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
                         && SOURCE_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
                 })
             };
+            // `-B NAME [START]` resets NAME to START (HEAD) when it exists: the commits only
+            // it reached are left unreachable, as after `git branch -f` (`-b` refuses an
+            // existing branch).
+            if short('B') {
+                return Some(
+                    "git checkout -B resets the branch to the start point if it exists: \
+                     commits only it reached are left unreachable"
+                        .to_string(),
+                );
+            }
             if paths_after_dashdash
                 || operands.len() >= 2
                 || operands.iter().any(|a| file_like(a))
@@ -4771,6 +4781,15 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
                 ])
             {
                 return Some("git switch --discard-changes throws away uncommitted changes".into());
+            }
+            // `-C`/`--force-create` resets an existing branch, as `git checkout -B` does
+            // (`-c` refuses an existing one).
+            if short('C') || long(&[LongOption::abbrev("force-create")]) {
+                return Some(
+                    "git switch -C resets the branch to the start point if it exists: commits \
+                     only it reached are left unreachable"
+                        .into(),
+                );
             }
             hidden(false)
         }
@@ -4838,6 +4857,18 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
                 .any(|a| a.len() >= 40 && a.bytes().all(|b| b == b'0')) =>
         {
             Some("git update-ref to the all-zero object id deletes the ref".into())
+        }
+        // `git update-ref REF NEWVALUE`: the ref moves wherever it was, as with `git branch
+        // -f` (`--no-deref` only picks the ref moved).
+        "update-ref"
+            if args
+                .iter()
+                .filter(|a| !a.starts_with('-'))
+                .count()
+                .saturating_sub(usize::from(short('m') || options.contains(&"--message")))
+                >= 2 =>
+        {
+            Some("git update-ref moves a ref: commits only it reached are left unreachable".into())
         }
         "update-ref" => hidden(true),
         "symbolic-ref" if short('d') || long(&[LongOption::abbrev("delete")]) => {
@@ -4931,6 +4962,25 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
                     .into(),
             )
         }
+        // `-f NAME [START]` moves an existing branch to START (HEAD without one); `-f`
+        // with `-m`/`-c` and one operand renames or copies the current branch onto NAME.
+        // `git branch NAME` alone refuses an existing branch.
+        "branch"
+            if (short('f') || long(&[LongOption::abbrev("force")]))
+                && args.iter().any(|a| !a.starts_with('-')) =>
+        {
+            Some(
+                "git branch --force overwrites the branch it names if it exists (set to the \
+                 start point or HEAD, or renamed or copied onto): commits only it reached are \
+                 left unreachable"
+                    .into(),
+            )
+        }
+        "worktree" if args.first() == Some(&"add") && short('B') => Some(
+            "git worktree add -B resets the branch to the start point if it exists: commits \
+             only it reached are left unreachable"
+                .into(),
+        ),
         "push" => hidden(false),
         _ => None,
     }
