@@ -1867,6 +1867,9 @@ pub(crate) struct DangerCtx<'a> {
     pub start: &'a Cwd,
     /// Symbolic links made by earlier segments ([`symlinks_made`]).
     pub links: &'a [Link],
+    /// The script's stand-alone assignments of what git reads from the environment
+    /// ([`git_environment`]: `export GIT_CONFIG_PARAMETERS=…; git gc`), anywhere in it.
+    pub git_env: &'a [crate::model::EnvAssignment],
 }
 
 impl DangerCtx<'_> {
@@ -4291,6 +4294,7 @@ fn git_config_alias(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut Vec
                 moved: cx.moved,
                 start: cx.start,
                 links: cx.links,
+                git_env: cx.git_env,
             };
             for i in 0..parsed.segments.len() {
                 out.extend(dangerous(i, &inner));
@@ -4307,6 +4311,7 @@ fn git_config_alias(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut Vec
                     moved: cx.moved,
                     start: cx.start,
                     links: cx.links,
+                    git_env: cx.git_env,
                 };
                 git_check(&expanded, &inner, out);
             }
@@ -4372,11 +4377,82 @@ pub(crate) fn known_safe_git_alias(
     None
 }
 
+/// Whether the variable `name` changes what git reads or runs: its `GIT_*` variables
+/// (`GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_GLOBAL`, `GIT_CONFIG_KEY_n`, …), the `HOME` and
+/// `XDG_CONFIG_HOME` its global configuration is found under, and the editor and pager
+/// variables it runs ([`GIT_CODE_VARIABLES`]).
+pub(crate) fn git_environment(name: &str) -> bool {
+    name.starts_with("GIT_")
+        || matches!(name, "HOME" | "XDG_CONFIG_HOME")
+        || GIT_CODE_VARIABLES.contains(&name)
+}
+
+/// Where the git command of `seg` reads configuration this policy does not read, and which
+/// the command line may have written (fresh pass fix-git: `GIT_CONFIG_GLOBAL=./evil git
+/// gc`, `HOME=$PWD git gc` with `[gc] reflogExpire = now` in a file of its own ran
+/// unasked, while `git -c gc.reflogExpire=now gc` asked): `GIT_CONFIG_GLOBAL`,
+/// `GIT_CONFIG_SYSTEM` or `GIT_CONFIG` naming a file other than `/dev/null`; `HOME` or
+/// `XDG_CONFIG_HOME` other than the user's own (`$HOME`, `~`, `~/.config`); an
+/// `include.path`/`includeIf.*` key given with `-c`, `--config-env`, `GIT_CONFIG_KEY_n` or
+/// `GIT_CONFIG_PARAMETERS`. Such a file may set a gc expiry (asked about for a git command
+/// that is not a known-safe read) or an alias ([`git_config_moved`]).
+fn git_config_elsewhere(seg: &Segment, sub: usize, home: Option<&str>) -> Option<String> {
+    let include = |k: &str| {
+        let k = k.to_ascii_lowercase();
+        k.starts_with("include.") || k.starts_with("includeif.")
+    };
+    if let Some(kv) = git_config_options(&seg.argv[1..sub]).find(|kv| include(kv)) {
+        return Some(format!("-c {kv}"));
+    }
+    let own_home = |v: &str, rest: &str| {
+        [
+            format!("$HOME{rest}"),
+            format!("${{HOME}}{rest}"),
+            format!("~{rest}"),
+        ]
+        .iter()
+        .any(|h| h == v)
+            || home.is_some_and(|h| format!("{}{rest}", h.trim_end_matches('/')) == v)
+    };
+    seg.env
+        .iter()
+        .find(|e| {
+            let v = e.value.trim_end_matches('/');
+            match e.name.as_str() {
+                "GIT_CONFIG_GLOBAL" | "GIT_CONFIG_SYSTEM" | "GIT_CONFIG" => {
+                    e.dynamic || e.value != "/dev/null"
+                }
+                "HOME" => !own_home(v, ""),
+                "XDG_CONFIG_HOME" => !own_home(v, "/.config"),
+                n if n.starts_with("GIT_CONFIG_KEY_") => e.dynamic || include(&e.value),
+                "GIT_CONFIG_PARAMETERS" => {
+                    e.dynamic
+                        || e.value
+                            .split(['\'', '"', ' ', '='])
+                            .any(|w| !w.is_empty() && include(w))
+                }
+                _ => false,
+            }
+        })
+        .map(|e| format!("{}={}", e.name, e.value))
+}
+
 fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     // `git reset --hard --help` shows a manual page and changes nothing (nu65).
     if seg.argv.iter().skip(1).any(|a| a == "--help") {
         return;
     }
+    // What the script assigns before (or around) it reaches git as its own prefix
+    // assignments would (`export GIT_CONFIG_PARAMETERS=…; git gc`, `HOME=$PWD; git gc`).
+    let with_script_env;
+    let seg = if cx.git_env.is_empty() {
+        seg
+    } else {
+        let mut s = seg.clone();
+        s.env = cx.git_env.iter().chain(&seg.env).cloned().collect();
+        with_script_env = s;
+        &with_script_env
+    };
     let (Some(sub), _) = git_subcommand(seg) else {
         if seg.runtime_args {
             // `echo reset --hard | xargs git` (attack pass 61).
@@ -4430,6 +4506,22 @@ fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
                 ),
             ));
             return;
+        }
+    }
+    // A read-only command (`git status`, `git log`) runs no gc: left to the sandbox, as
+    // before (attack pass 59's twin).
+    if !git_safe(seg) {
+        if let Some(how) = git_config_elsewhere(seg, sub, cx.home) {
+            out.push(finding(
+                FindingId::GitDiscardChanges,
+                Decision::Ask,
+                format!(
+                    "git reads configuration this policy does not read ({how}), which the \
+                     command line may have written: a gc expiry there lets its garbage \
+                     collection (a `git gc`, or the automatic one after a commit or fetch) \
+                     delete unreachable commits and the reflog entries that recover them"
+                ),
+            ));
         }
     }
     let args: Vec<&str> = seg.argv[sub + 1..].iter().map(String::as_str).collect();
