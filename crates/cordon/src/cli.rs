@@ -565,6 +565,7 @@ mod tests {
         "--run",               // nix-shell, likewise
         "--output",            // git diff, likewise
         "--keep",              // git reset, likewise
+        "--config-env",        // git, likewise
     ];
 
     /// Every `--long` flag (and alias) of every subcommand, plus globals.

@@ -3662,14 +3662,26 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
 /// The `key=value` of each `-c` / `--config-env` among git's global options `globals`
 /// (separate or attached).
 fn git_config_options(globals: &[String]) -> impl Iterator<Item = &str> {
+    git_config_options_from(globals).map(|(kv, _)| kv)
+}
+
+/// [`git_config_options`], each with whether it is a `--config-env` (`key=VARIABLE`: the
+/// value is that environment variable's).
+fn git_config_options_from(globals: &[String]) -> impl Iterator<Item = (&str, bool)> {
     let mut words = globals.iter().map(String::as_str).peekable();
     std::iter::from_fn(move || {
         while let Some(w) = words.next() {
             let value = match w {
-                "-c" | "--config-env" => words.peek().copied(),
+                "-c" => words.peek().map(|v| (*v, false)),
+                "--config-env" => words.peek().map(|v| (*v, true)),
                 _ => w
                     .strip_prefix("--config-env=")
-                    .or_else(|| w.strip_prefix("-c").filter(|v| !v.is_empty())),
+                    .map(|v| (v, true))
+                    .or_else(|| {
+                        w.strip_prefix("-c")
+                            .filter(|v| !v.is_empty())
+                            .map(|v| (v, false))
+                    }),
             };
             if value.is_some() {
                 return value;
@@ -3831,14 +3843,27 @@ const GIT_CODE_VARIABLES: &[&str] = &[
 /// known only at run time is asked about unchecked.
 fn git_command_values(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let mut lines: Vec<(String, String)> = Vec::new();
-    for kv in git_config_options(&seg.argv[1..sub]) {
+    let mut unchecked = None;
+    for (kv, from_env) in git_config_options_from(&seg.argv[1..sub]) {
         if let Some((k, v)) = kv.split_once('=') {
-            if git_code_key(&k.to_ascii_lowercase()) {
+            if !git_code_key(&k.to_ascii_lowercase()) {
+                continue;
+            }
+            if !from_env {
                 lines.push((format!("git -c {k}"), v.to_string()));
+                continue;
+            }
+            // `--config-env=core.pager=P`: the command is P's value, checked when the
+            // command line sets it, else known only at run time (fix-git: it was checked
+            // as a program named P).
+            match seg.env.iter().rev().find(|e| e.name == v) {
+                Some(e) if !e.dynamic => {
+                    lines.push((format!("git --config-env {k}={v}"), e.value.clone()))
+                }
+                _ => unchecked = Some(format!("--config-env {kv}")),
             }
         }
     }
-    let mut unchecked = None;
     for e in &seg.env {
         if GIT_CODE_VARIABLES.contains(&e.name.as_str()) {
             if e.dynamic {
