@@ -5093,6 +5093,28 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
                     .into(),
             )
         }
+        // A forced refspec (`+SRC:DST`, or any `SRC:DST` with `--force`) moves the local
+        // ref DST wherever it was, as `git branch -f DST SRC` does (`git fetch . +HEAD~3:
+        // main`); remote-tracking refs (`refs/remotes/…`) hold no work of their own.
+        "fetch" | "pull"
+            if args
+                .iter()
+                .take_while(|a| **a != "--")
+                .filter(|a| !a.starts_with('-'))
+                .skip(1)
+                .any(|r| {
+                    r.split_once(':').is_some_and(|(src, dst)| {
+                        (src.starts_with('+') || short('f') || long(&[LongOption::abbrev("force")]))
+                            && !dst.is_empty()
+                            && !dst.starts_with("refs/remotes/")
+                    })
+                }) =>
+        {
+            Some(format!(
+                "git {name} with a forced refspec moves the local ref it names: commits only it \
+                 reached are left unreachable"
+            ))
+        }
         "worktree" if args.first() == Some(&"add") && short('B') => Some(
             "git worktree add -B resets the branch to the start point if it exists: commits \
              only it reached are left unreachable"
