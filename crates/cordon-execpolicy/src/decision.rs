@@ -599,10 +599,13 @@ struct CwdTracker<'c> {
     alias_budget: std::cell::Cell<u32>,
     /// Symbolic links made by the segments so far (`ln -s .git g`), at most 64.
     links: Vec<Link>,
+    /// The script's stand-alone assignments that change what git reads
+    /// ([`knowledge::git_environment`]).
+    git_env: Vec<EnvAssignment>,
 }
 
 impl<'c> CwdTracker<'c> {
-    fn new(ctx: &'c EvalContext) -> Self {
+    fn new(ctx: &'c EvalContext, assignments: &[EnvAssignment]) -> Self {
         let home = ctx.home.as_deref();
         let start = match ctx.cwd.as_deref() {
             Some(c) if c.starts_with('/') => resolve(&Cwd::Rel(Vec::new()), c, home),
@@ -622,6 +625,11 @@ impl<'c> CwdTracker<'c> {
             git_aliases: &ctx.git_aliases,
             alias_budget: std::cell::Cell::new(knowledge::GIT_ALIAS_BUDGET),
             links: Vec::new(),
+            git_env: assignments
+                .iter()
+                .filter(|a| knowledge::git_environment(&a.name))
+                .cloned()
+                .collect(),
         }
     }
 
@@ -657,6 +665,7 @@ impl<'c> CwdTracker<'c> {
                 moved: seg_cwds.iter().any(|c| *c != self.start),
                 start: &self.project,
                 links: &self.links,
+                git_env: &self.git_env,
             },
         )
     }
@@ -878,9 +887,10 @@ fn segment_verdict(
 fn segment_verdicts(
     rules: &[Rule],
     segments: &[Segment],
+    assignments: &[EnvAssignment],
     ctx: &EvalContext,
 ) -> Vec<SegmentVerdict> {
-    let mut cwd = CwdTracker::new(ctx);
+    let mut cwd = CwdTracker::new(ctx, assignments);
     let mut functions = FunctionBodies::default();
     let mut out = Vec::with_capacity(segments.len());
     for (idx, seg) in segments.iter().enumerate() {
@@ -1078,7 +1088,7 @@ pub(crate) fn evaluate(
         opaque: constructs,
         assignments,
     } = parsed;
-    let verdicts = segment_verdicts(rules, &segments, ctx);
+    let verdicts = segment_verdicts(rules, &segments, &assignments, ctx);
     let records: Vec<SegmentRecord> = segments
         .into_iter()
         .zip(verdicts)

@@ -564,6 +564,8 @@ mod tests {
         "--expire",            // git prune, likewise
         "--run",               // nix-shell, likewise
         "--output",            // git diff, likewise
+        "--keep",              // git reset, likewise
+        "--config-env",        // git, likewise
     ];
 
     /// Every `--long` flag (and alias) of every subcommand, plus globals.

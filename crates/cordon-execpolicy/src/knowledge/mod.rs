@@ -1867,6 +1867,9 @@ pub(crate) struct DangerCtx<'a> {
     pub start: &'a Cwd,
     /// Symbolic links made by earlier segments ([`symlinks_made`]).
     pub links: &'a [Link],
+    /// The script's stand-alone assignments of what git reads from the environment
+    /// ([`git_environment`]: `export GIT_CONFIG_PARAMETERS=…; git gc`), anywhere in it.
+    pub git_env: &'a [crate::model::EnvAssignment],
 }
 
 impl DangerCtx<'_> {
@@ -3659,14 +3662,26 @@ fn rm_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
 /// The `key=value` of each `-c` / `--config-env` among git's global options `globals`
 /// (separate or attached).
 fn git_config_options(globals: &[String]) -> impl Iterator<Item = &str> {
+    git_config_options_from(globals).map(|(kv, _)| kv)
+}
+
+/// [`git_config_options`], each with whether it is a `--config-env` (`key=VARIABLE`: the
+/// value is that environment variable's).
+fn git_config_options_from(globals: &[String]) -> impl Iterator<Item = (&str, bool)> {
     let mut words = globals.iter().map(String::as_str).peekable();
     std::iter::from_fn(move || {
         while let Some(w) = words.next() {
             let value = match w {
-                "-c" | "--config-env" => words.peek().copied(),
+                "-c" => words.peek().map(|v| (*v, false)),
+                "--config-env" => words.peek().map(|v| (*v, true)),
                 _ => w
                     .strip_prefix("--config-env=")
-                    .or_else(|| w.strip_prefix("-c").filter(|v| !v.is_empty())),
+                    .map(|v| (v, true))
+                    .or_else(|| {
+                        w.strip_prefix("-c")
+                            .filter(|v| !v.is_empty())
+                            .map(|v| (v, false))
+                    }),
             };
             if value.is_some() {
                 return value;
@@ -3828,14 +3843,27 @@ const GIT_CODE_VARIABLES: &[&str] = &[
 /// known only at run time is asked about unchecked.
 fn git_command_values(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     let mut lines: Vec<(String, String)> = Vec::new();
-    for kv in git_config_options(&seg.argv[1..sub]) {
+    let mut unchecked = None;
+    for (kv, from_env) in git_config_options_from(&seg.argv[1..sub]) {
         if let Some((k, v)) = kv.split_once('=') {
-            if git_code_key(&k.to_ascii_lowercase()) {
+            if !git_code_key(&k.to_ascii_lowercase()) {
+                continue;
+            }
+            if !from_env {
                 lines.push((format!("git -c {k}"), v.to_string()));
+                continue;
+            }
+            // `--config-env=core.pager=P`: the command is P's value, checked when the
+            // command line sets it, else known only at run time (fix-git: it was checked
+            // as a program named P).
+            match seg.env.iter().rev().find(|e| e.name == v) {
+                Some(e) if !e.dynamic => {
+                    lines.push((format!("git --config-env {k}={v}"), e.value.clone()))
+                }
+                _ => unchecked = Some(format!("--config-env {kv}")),
             }
         }
     }
-    let mut unchecked = None;
     for e in &seg.env {
         if GIT_CODE_VARIABLES.contains(&e.name.as_str()) {
             if e.dynamic {
@@ -4291,6 +4319,7 @@ fn git_config_alias(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut Vec
                 moved: cx.moved,
                 start: cx.start,
                 links: cx.links,
+                git_env: cx.git_env,
             };
             for i in 0..parsed.segments.len() {
                 out.extend(dangerous(i, &inner));
@@ -4307,6 +4336,7 @@ fn git_config_alias(seg: &Segment, sub: usize, cx: &DangerCtx<'_>, out: &mut Vec
                     moved: cx.moved,
                     start: cx.start,
                     links: cx.links,
+                    git_env: cx.git_env,
                 };
                 git_check(&expanded, &inner, out);
             }
@@ -4372,11 +4402,82 @@ pub(crate) fn known_safe_git_alias(
     None
 }
 
+/// Whether the variable `name` changes what git reads or runs: its `GIT_*` variables
+/// (`GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_GLOBAL`, `GIT_CONFIG_KEY_n`, …), the `HOME` and
+/// `XDG_CONFIG_HOME` its global configuration is found under, and the editor and pager
+/// variables it runs ([`GIT_CODE_VARIABLES`]).
+pub(crate) fn git_environment(name: &str) -> bool {
+    name.starts_with("GIT_")
+        || matches!(name, "HOME" | "XDG_CONFIG_HOME")
+        || GIT_CODE_VARIABLES.contains(&name)
+}
+
+/// Where the git command of `seg` reads configuration this policy does not read, and which
+/// the command line may have written (fresh pass fix-git: `GIT_CONFIG_GLOBAL=./evil git
+/// gc`, `HOME=$PWD git gc` with `[gc] reflogExpire = now` in a file of its own ran
+/// unasked, while `git -c gc.reflogExpire=now gc` asked): `GIT_CONFIG_GLOBAL`,
+/// `GIT_CONFIG_SYSTEM` or `GIT_CONFIG` naming a file other than `/dev/null`; `HOME` or
+/// `XDG_CONFIG_HOME` other than the user's own (`$HOME`, `~`, `~/.config`); an
+/// `include.path`/`includeIf.*` key given with `-c`, `--config-env`, `GIT_CONFIG_KEY_n` or
+/// `GIT_CONFIG_PARAMETERS`. Such a file may set a gc expiry (asked about for a git command
+/// that is not a known-safe read) or an alias ([`git_config_moved`]).
+fn git_config_elsewhere(seg: &Segment, sub: usize, home: Option<&str>) -> Option<String> {
+    let include = |k: &str| {
+        let k = k.to_ascii_lowercase();
+        k.starts_with("include.") || k.starts_with("includeif.")
+    };
+    if let Some(kv) = git_config_options(&seg.argv[1..sub]).find(|kv| include(kv)) {
+        return Some(format!("-c {kv}"));
+    }
+    let own_home = |v: &str, rest: &str| {
+        [
+            format!("$HOME{rest}"),
+            format!("${{HOME}}{rest}"),
+            format!("~{rest}"),
+        ]
+        .iter()
+        .any(|h| h == v)
+            || home.is_some_and(|h| format!("{}{rest}", h.trim_end_matches('/')) == v)
+    };
+    seg.env
+        .iter()
+        .find(|e| {
+            let v = e.value.trim_end_matches('/');
+            match e.name.as_str() {
+                "GIT_CONFIG_GLOBAL" | "GIT_CONFIG_SYSTEM" | "GIT_CONFIG" => {
+                    e.dynamic || e.value != "/dev/null"
+                }
+                "HOME" => !own_home(v, ""),
+                "XDG_CONFIG_HOME" => !own_home(v, "/.config"),
+                n if n.starts_with("GIT_CONFIG_KEY_") => e.dynamic || include(&e.value),
+                "GIT_CONFIG_PARAMETERS" => {
+                    e.dynamic
+                        || e.value
+                            .split(['\'', '"', ' ', '='])
+                            .any(|w| !w.is_empty() && include(w))
+                }
+                _ => false,
+            }
+        })
+        .map(|e| format!("{}={}", e.name, e.value))
+}
+
 fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
     // `git reset --hard --help` shows a manual page and changes nothing (nu65).
     if seg.argv.iter().skip(1).any(|a| a == "--help") {
         return;
     }
+    // What the script assigns before (or around) it reaches git as its own prefix
+    // assignments would (`export GIT_CONFIG_PARAMETERS=…; git gc`, `HOME=$PWD; git gc`).
+    let with_script_env;
+    let seg = if cx.git_env.is_empty() {
+        seg
+    } else {
+        let mut s = seg.clone();
+        s.env = cx.git_env.iter().chain(&seg.env).cloned().collect();
+        with_script_env = s;
+        &with_script_env
+    };
     let (Some(sub), _) = git_subcommand(seg) else {
         if seg.runtime_args {
             // `echo reset --hard | xargs git` (attack pass 61).
@@ -4430,6 +4531,22 @@ fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
                 ),
             ));
             return;
+        }
+    }
+    // A read-only command (`git status`, `git log`) runs no gc: left to the sandbox, as
+    // before (attack pass 59's twin).
+    if !git_safe(seg) {
+        if let Some(how) = git_config_elsewhere(seg, sub, cx.home) {
+            out.push(finding(
+                FindingId::GitDiscardChanges,
+                Decision::Ask,
+                format!(
+                    "git reads configuration this policy does not read ({how}), which the \
+                     command line may have written: a gc expiry there lets its garbage \
+                     collection (a `git gc`, or the automatic one after a commit or fetch) \
+                     delete unreachable commits and the reflog entries that recover them"
+                ),
+            ));
         }
     }
     let args: Vec<&str> = seg.argv[sub + 1..].iter().map(String::as_str).collect();
@@ -4733,6 +4850,16 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
                         && SOURCE_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str())
                 })
             };
+            // `-B NAME [START]` resets NAME to START (HEAD) when it exists: the commits only
+            // it reached are left unreachable, as after `git branch -f` (`-b` refuses an
+            // existing branch).
+            if short('B') {
+                return Some(
+                    "git checkout -B resets the branch to the start point if it exists: \
+                     commits only it reached are left unreachable"
+                        .to_string(),
+                );
+            }
             if paths_after_dashdash
                 || operands.len() >= 2
                 || operands.iter().any(|a| file_like(a))
@@ -4771,6 +4898,15 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
                 ])
             {
                 return Some("git switch --discard-changes throws away uncommitted changes".into());
+            }
+            // `-C`/`--force-create` resets an existing branch, as `git checkout -B` does
+            // (`-c` refuses an existing one).
+            if short('C') || long(&[LongOption::abbrev("force-create")]) {
+                return Some(
+                    "git switch -C resets the branch to the start point if it exists: commits \
+                     only it reached are left unreachable"
+                        .into(),
+                );
             }
             hidden(false)
         }
@@ -4838,6 +4974,18 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
                 .any(|a| a.len() >= 40 && a.bytes().all(|b| b == b'0')) =>
         {
             Some("git update-ref to the all-zero object id deletes the ref".into())
+        }
+        // `git update-ref REF NEWVALUE`: the ref moves wherever it was, as with `git branch
+        // -f` (`--no-deref` only picks the ref moved).
+        "update-ref"
+            if args
+                .iter()
+                .filter(|a| !a.starts_with('-'))
+                .count()
+                .saturating_sub(usize::from(short('m') || options.contains(&"--message")))
+                >= 2 =>
+        {
+            Some("git update-ref moves a ref: commits only it reached are left unreachable".into())
         }
         "update-ref" => hidden(true),
         "symbolic-ref" if short('d') || long(&[LongOption::abbrev("delete")]) => {
@@ -4956,6 +5104,47 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
                     .into(),
             )
         }
+        // `-f NAME [START]` moves an existing branch to START (HEAD without one); `-f`
+        // with `-m`/`-c` and one operand renames or copies the current branch onto NAME.
+        // `git branch NAME` alone refuses an existing branch.
+        "branch"
+            if (short('f') || long(&[LongOption::abbrev("force")]))
+                && args.iter().any(|a| !a.starts_with('-')) =>
+        {
+            Some(
+                "git branch --force overwrites the branch it names if it exists (set to the \
+                 start point or HEAD, or renamed or copied onto): commits only it reached are \
+                 left unreachable"
+                    .into(),
+            )
+        }
+        // A forced refspec (`+SRC:DST`, or any `SRC:DST` with `--force`) moves the local
+        // ref DST wherever it was, as `git branch -f DST SRC` does (`git fetch . +HEAD~3:
+        // main`); remote-tracking refs (`refs/remotes/…`) hold no work of their own.
+        "fetch" | "pull"
+            if args
+                .iter()
+                .take_while(|a| **a != "--")
+                .filter(|a| !a.starts_with('-'))
+                .skip(1)
+                .any(|r| {
+                    r.split_once(':').is_some_and(|(src, dst)| {
+                        (src.starts_with('+') || short('f') || long(&[LongOption::abbrev("force")]))
+                            && !dst.is_empty()
+                            && !dst.starts_with("refs/remotes/")
+                    })
+                }) =>
+        {
+            Some(format!(
+                "git {name} with a forced refspec moves the local ref it names: commits only it \
+                 reached are left unreachable"
+            ))
+        }
+        "worktree" if args.first() == Some(&"add") && short('B') => Some(
+            "git worktree add -B resets the branch to the start point if it exists: commits \
+             only it reached are left unreachable"
+                .into(),
+        ),
         "push" => hidden(false),
         _ => None,
     }
