@@ -288,7 +288,8 @@ impl Report {
             // run's (the user's, a host git's, or another run's, which its own sweep judges).
             for f in s.left_after_end.iter().take(SHOWN) {
                 out.push(format!(
-                    "cordon: note: {} appeared inside the git dir after the earlier run's                      sandbox was gone, so no command of that run made it; cordon left it",
+                    "cordon: note: {} appeared inside the git dir after the earlier run's \
+                     sandbox was gone, so no command of that run made it; cordon left it",
                     what(f)
                 ));
             }
