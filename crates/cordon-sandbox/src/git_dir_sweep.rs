@@ -35,7 +35,11 @@
 //! dir too large for it refuses the run at the census (cordon could not say afterwards
 //! what a command left there); a sweep that ran out says why (`incomplete`). A census
 //! is recorded until its sweep is made, so a run whose cordon process was killed first is
-//! swept by the next run (`cordon-session`'s `pending_sweeps`).
+//! swept by the next run (`cordon-session`'s `pending_sweeps`). That run knows when the
+//! killed run's sandbox was gone ([`Census::ended_ns`], from the record's heartbeat): an
+//! entry born later (statx birth time, which nobody can set) is the host's — the user's,
+//! a host git's — and is left, said as such, not removed and blamed on a sandboxed command
+//! (attack pass 219 #3); where the filesystem keeps no birth time it is removed, as before.
 //!
 //! Residual window: while a command runs (and until its run ends), what it made is there;
 //! a host `git commit` in that window follows it. Runs that overlap sweep each other's
