@@ -35,7 +35,11 @@
 //! dir too large for it refuses the run at the census (cordon could not say afterwards
 //! what a command left there); a sweep that ran out says why (`incomplete`). A census
 //! is recorded until its sweep is made, so a run whose cordon process was killed first is
-//! swept by the next run (`cordon-session`'s `pending_sweeps`).
+//! swept by the next run (`cordon-session`'s `pending_sweeps`). That run knows when the
+//! killed run's sandbox was gone ([`Census::ended_ns`], from the record's heartbeat): an
+//! entry born later (statx birth time, which nobody can set) is the host's — the user's,
+//! a host git's — and is left, said as such, not removed and blamed on a sandboxed command
+//! (attack pass 219 #3); where the filesystem keeps no birth time it is removed, as before.
 //!
 //! Residual window: while a command runs (and until its run ends), what it made is there;
 //! a host `git commit` in that window follows it. Runs that overlap sweep each other's
@@ -158,6 +162,16 @@ pub struct Census {
     /// When the census began (nanoseconds since the epoch): a `config.lock` born before is
     /// not the run's.
     pub taken_ns: Option<i64>,
+    /// When the run's command was gone at the latest (nanoseconds since the epoch), for a
+    /// run whose cordon process was killed before its sweep — set by the run that finishes
+    /// it (`cordon-session`'s `pending_sweeps`, from the record's heartbeat), never
+    /// stored. An entry born after it ([`born_after`]) is not the command's: the host (the
+    /// user, a host git) made it once the sandbox was gone, so [`sweep`] leaves it
+    /// ([`Swept::left_after_end`]) and a `config.lock` born after it is not removed
+    /// ([`clear_killed_runs_config_lock`]) — attack pass 219 #3: entries the user made
+    /// after a `kill -9` were removed and blamed on a sandboxed command. `None`: every
+    /// entry the census did not list is the run's.
+    pub ended_ns: Option<i128>,
 }
 
 /// What names one file, unchanged, over time: device, inode, birth time (`statx` `btime`;
@@ -199,6 +213,37 @@ fn identity_at(dir: BorrowedFd<'_>, name: &OsStr) -> Option<FileIdentity> {
         born,
         (sx.stx_ctime.tv_sec, sx.stx_ctime.tv_nsec),
     ))
+}
+
+/// Whether the entry `name` of the directory `dir` (not followed if a symlink) was born
+/// (statx `btime`) after `end_ns` (nanoseconds since the epoch). A birth time is set by
+/// the kernel when the inode is made and nothing can set it afterwards (`utimensat`
+/// changes only access and modification times), so a sandboxed command cannot make its
+/// entry look born later than it was. `false` where the filesystem keeps no birth time
+/// (or the kernel has no `statx`): the entry is then taken for the run's, as before the
+/// end was known — removed (fails closed).
+fn born_after(dir: BorrowedFd<'_>, name: &OsStr, end_ns: i128) -> bool {
+    let Ok(name) = std::ffi::CString::new(name.as_bytes()) else {
+        return false;
+    };
+    // SAFETY: statx is plain data; all-zero is a valid value.
+    let mut sx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: `dir` is an open descriptor, `name` a NUL-terminated string and `sx` a valid
+    // statx buffer the kernel fills.
+    let rc = unsafe {
+        libc::statx(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+            libc::STATX_BTIME,
+            &mut sx,
+        )
+    };
+    if rc != 0 || sx.stx_mask & libc::STATX_BTIME == 0 {
+        return false;
+    }
+    let born = i128::from(sx.stx_btime.tv_sec) * 1_000_000_000 + i128::from(sx.stx_btime.tv_nsec);
+    born > end_ns
 }
 
 /// The parent of `path` opened with no symlink followed anywhere on the way
@@ -385,6 +430,7 @@ impl Census {
             pin: None,
             config_lock: r.config_lock,
             taken_ns: r.taken_ns,
+            ended_ns: None,
         })
     }
 
@@ -526,6 +572,11 @@ pub struct Swept {
     /// (removed, the note saying so) ([`clear_killed_runs_config_lock`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config_lock: Option<(bool, String)>,
+    /// Entries the census did not list, born after the killed run's command was gone
+    /// ([`Census::ended_ns`]): the host's, left where they are (the first
+    /// [`REMOVED_LISTED`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left_after_end: Vec<Foreign>,
 }
 
 impl Swept {
@@ -549,6 +600,7 @@ impl Swept {
             && self.left_configs.is_empty()
             && self.replaced_configs.is_empty()
             && self.config_lock.is_none()
+            && self.left_after_end.is_empty()
             && self.incomplete.is_none()
             && self.error.is_none()
     }
@@ -712,6 +764,11 @@ struct Walk<'a> {
     removed: Vec<Foreign>,
     not_removed: Vec<(Foreign, String)>,
     remove: Option<&'a dyn Fn(&Foreign) -> bool>,
+    /// In a sweep: [`Census::ended_ns`]; an entry to remove born after it is left
+    /// ([`Walk::after_end`]).
+    ended_ns: Option<i128>,
+    /// Entries to remove that were born after [`Walk::ended_ns`]: left.
+    after_end: Vec<Foreign>,
 }
 
 impl<'a> Walk<'a> {
@@ -733,6 +790,8 @@ impl<'a> Walk<'a> {
             removed: Vec::new(),
             not_removed: Vec::new(),
             remove,
+            ended_ns: None,
+            after_end: Vec::new(),
         }
     }
 
@@ -942,6 +1001,15 @@ impl<'a> Walk<'a> {
             };
             match self.remove {
                 Some(decide) if remove_any || decide(&f) => {
+                    if self
+                        .ended_ns
+                        .is_some_and(|end| born_after(fd.as_fd(), name, end))
+                    {
+                        if self.after_end.len() < REMOVED_LISTED {
+                            self.after_end.push(f);
+                        }
+                        return None;
+                    }
                     match unlinkat(fd.as_fd(), name, UnlinkatFlags::NoRemoveDir) {
                         Ok(()) | Err(Errno::ENOENT) => self.removed.push(f),
                         Err(e) => self.not_removed.push((f, e.desc().to_string())),
@@ -979,9 +1047,11 @@ fn walk<'a>(
     git_dir: &'a Path,
     remove: Option<&'a dyn Fn(&Foreign) -> bool>,
     budget: usize,
+    ended_ns: Option<i128>,
 ) -> io::Result<Walk<'a>> {
     let (fd, _) = open_git_dir(git_dir)?;
     let mut w = Walk::new(git_dir, remove, budget);
+    w.ended_ns = ended_ns;
     w.run(fd);
     Ok(w)
 }
@@ -1028,6 +1098,7 @@ pub fn census(git_dir: &Path) -> io::Result<Census> {
         pin: Some(std::sync::Arc::new(pin)),
         config_lock,
         taken_ns,
+        ended_ns: None,
     })
 }
 
@@ -1036,7 +1107,9 @@ pub fn census(git_dir: &Path) -> io::Result<Census> {
 /// a normal run, was killed with it), when it is provably that run's: not the one the
 /// census saw, born after the census and before now, a regular file open by no process and
 /// not written for a while, in the very directory the census saw (no symlink followed on
-/// the way). A census without its time (an older record) removes nothing.
+/// the way). A census without its time (an older record) removes nothing. When the run's
+/// end is known ([`Census::ended_ns`]), a lock born after it is the host's and left
+/// (attack pass 219 #3); where the filesystem keeps no birth time it is judged as before.
 /// `Some((removed, note))` when there was such a lock to speak of.
 pub fn clear_killed_runs_config_lock(before: &Census) -> Option<(bool, String)> {
     if before.unwalked {
@@ -1049,6 +1122,7 @@ pub fn clear_killed_runs_config_lock(before: &Census) -> Option<(bool, String)> 
         before.identity,
         before.config_lock,
         started,
+        before.ended_ns,
     );
     #[cfg(not(target_os = "linux"))]
     {
@@ -1660,7 +1734,7 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
     let w = if before.unwalked {
         Walk::new(&before.git_dir, None, budget)
     } else {
-        walk(&before.git_dir, Some(&listed), budget)?
+        walk(&before.git_dir, Some(&listed), budget, before.ended_ns)?
     };
     let mut pending_code = Vec::new();
     for (rel, bytes) in &w.state {
@@ -1769,6 +1843,7 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
         error: None,
         earlier_run: false,
         config_lock: None,
+        left_after_end: w.after_end,
     })
 }
 
@@ -2071,6 +2146,58 @@ mod tests {
         let swept = sweep(&before).unwrap();
         assert_eq!(swept.removed.len(), 1, "{swept:?}");
         assert!(std::fs::symlink_metadata(g.join("refs/planted")).is_err());
+    }
+
+    /// Whether the filesystem of `dir` keeps birth times (statx `btime`).
+    fn keeps_birth_times(dir: &Path) -> bool {
+        let probe = dir.join(".btime-probe");
+        std::fs::write(&probe, "").unwrap();
+        let d = open_dir_strict(dir).unwrap();
+        let far_past = born_after(d.as_fd(), OsStr::new(".btime-probe"), 0);
+        std::fs::remove_file(probe).unwrap();
+        far_past
+    }
+
+    /// Nanoseconds since the epoch, now.
+    fn now_ns() -> i128 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as i128
+    }
+
+    /// Attack pass 219 #3: sweeping for a killed run whose end is known, an entry born
+    /// after that end (the user's `ln -s`/`mkfifo` on the host after the `kill -9`) is
+    /// left and listed as such, not removed; one born before it (the command's) is removed
+    /// as always. Where the filesystem keeps no birth time both are removed (fails
+    /// closed).
+    #[test]
+    fn an_entry_born_after_a_killed_runs_end_is_left() {
+        let (_t, g) = git_dir();
+        let mut before = census(&g).unwrap();
+        symlink("/etc/passwd", g.join("logs/refs/planted")).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        before.ended_ns = Some(now_ns());
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        symlink("objects", g.join("objects-alias")).unwrap();
+        nix::unistd::mkfifo(&g.join("hostfifo"), Mode::from_bits_truncate(0o600)).unwrap();
+        let s = sweep(&before).unwrap();
+        assert!(std::fs::symlink_metadata(g.join("logs/refs/planted")).is_err());
+        assert_eq!(s.removed.len(), if keeps_birth_times(&g) { 1 } else { 3 });
+        if !keeps_birth_times(&g) {
+            return;
+        }
+        assert!(std::fs::symlink_metadata(g.join("objects-alias")).is_ok());
+        assert!(std::fs::symlink_metadata(g.join("hostfifo")).is_ok());
+        let mut left: Vec<_> = s.left_after_end.iter().map(|f| f.path.clone()).collect();
+        left.sort();
+        assert_eq!(left, [g.join("hostfifo"), g.join("objects-alias")]);
+        assert!(!s.is_empty(), "what was left is said");
+        // Without an end (a normal run's sweep) they are the run's.
+        before.ended_ns = None;
+        let s = sweep(&before).unwrap();
+        assert_eq!(s.removed.len(), 2, "{s:?}");
+        assert!(s.left_after_end.is_empty());
     }
 
     /// attack28 F1: symlinks and a FIFO a run made in the git dir are removed after it —

@@ -17,11 +17,51 @@
 //!
 //! Without a state directory (no `HOME`), or when a record cannot be written, the run goes
 //! on (its own sweep at the end still happens); the gap is the killed-owner case only.
+//!
+//! # When the killed run ended (attack pass 219 #3)
+//!
+//! What appeared in a git dir after the killed run's sandbox was gone is the host's (the
+//! user's `ln -s`, a host git's `config.lock`): the next run must neither remove it nor say
+//! a sandboxed command made it. So once its command is started ([`command_started`]) and
+//! until it is concluded, a run keeps its record's modification time fresh — a
+//! [`HEARTBEAT`] thread touches it every second, and touches it a last time when it stops —
+//! and marks the record so (`"heartbeat_ms"`, written only once the thread runs: a record
+//! without it, or of an older cordon, gets no end and is judged as before). The run that
+//! finishes the record takes its sandbox as gone by the record's modification time plus
+//! [`HEARTBEAT`] and [`OUTLIVES`] ([`end_of`]), and leaves what was born later
+//! (`Census::ended_ns`).
+//!
+//! Why that bounds the sandbox: the cordon process that touches the record is the one
+//! whose death takes the sandbox down. Cold path (rung 1): its helper gets `SIGKILL` when
+//! it dies (`PR_SET_PDEATHSIG`), the sandbox's init (pid 1 of its pid namespace) gets
+//! `SIGKILL` when the helper dies, and the kernel kills every process of a pid namespace
+//! whose init died — a command cannot leave the namespace, nor keep init alive. Rung 2
+//! (no pid namespace): the supervisor, woken by `PR_SET_PDEATHSIG`, kills every
+//! descendant. Through `cordon serve`: the handler sees the client hang up and ends the
+//! run. Measured (`kill -9` of `cordon run` whose command appended a timestamp to a file
+//! in a loop): the last line was written at most 14 ms after the kill, cold path and
+//! server alike; [`OUTLIVES`] allows two seconds. The record is in cordon's state
+//! directory, which no sandboxed command can write (nor touch), and a birth time cannot be
+//! set by anyone; a filesystem without birth times leaves everything to be removed, as
+//! before. Residual: a cordon process stopped (`SIGSTOP`, a job-control stop its command
+//! escaped by leaving the process group) and then killed stops touching its record while
+//! its command still runs; what that command makes after the last touch plus three seconds
+//! is taken for the host's. The thread is started only after the helper is spawned, so
+//! the single-threaded fork of the helper (issue 12) is kept.
 
 use cordon_sandbox::git_dir_sweep::{
     clear_killed_runs_config_lock, settle_fresh_roots, sweep, Census, Swept,
 };
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, SystemTime};
+
+/// How often a run's record is touched while its command may run.
+pub(crate) const HEARTBEAT: Duration = Duration::from_secs(1);
+/// How long after its cordon process died a sandbox may still make an entry: the kernel's
+/// teardown (measured at most 14 ms), a system call that was under way, a late touch of
+/// the record, the coarse clock of file times.
+const OUTLIVES: Duration = Duration::from_secs(2);
 
 /// `$XDG_STATE_HOME/cordon/sweeps` or `~/.local/state/cordon/sweeps`.
 fn dir() -> Option<PathBuf> {
@@ -55,21 +95,140 @@ fn start_time(pid: u32) -> Option<u64> {
 ///
 /// [`conclude`]: crate::drive::conclude
 #[derive(Debug)]
-pub(crate) struct SweepRecord(Option<PathBuf>);
+pub(crate) struct SweepRecord {
+    path: Option<PathBuf>,
+    /// Its heartbeat ([`command_started`]), stopped when the record is taken or dropped.
+    beat: Option<Arc<Mutex<Beat>>>,
+}
 
 impl SweepRecord {
-    /// The record's path, now the caller's to remove ([`done`]) once swept.
+    /// The record's path, now the caller's to remove ([`done`]) once swept; its heartbeat
+    /// stopped, the record touched a last time (the command is over).
     pub(crate) fn into_path(mut self) -> PathBuf {
-        self.0.take().unwrap_or_default()
+        self.stop();
+        self.path.take().unwrap_or_default()
+    }
+
+    fn stop(&mut self) {
+        if let Some(b) = self.beat.take() {
+            if let Ok(mut b) = b.lock() {
+                b.stop();
+            }
+        }
     }
 }
 
 impl Drop for SweepRecord {
     fn drop(&mut self) {
-        if let Some(p) = self.0.take() {
+        self.stop();
+        if let Some(p) = self.path.take() {
             done(&p);
         }
     }
+}
+
+/// A record's heartbeat: what [`command_started`] needs to start it, then the running
+/// thread.
+#[derive(Debug)]
+struct Beat {
+    path: PathBuf,
+    /// The record's content (marked `"heartbeat_ms"` once the thread runs).
+    body: serde_json::Value,
+    /// Told to stop by dropping the sender; touches the record a last time then.
+    thread: Option<(std::sync::mpsc::Sender<()>, std::thread::JoinHandle<()>)>,
+    /// Stopped (or never to be started): not started again.
+    over: bool,
+}
+
+/// The heartbeats of records written but not yet started ([`command_started`]).
+static ARMED: Mutex<Vec<Weak<Mutex<Beat>>>> = Mutex::new(Vec::new());
+
+impl Beat {
+    /// Rewrites the record marked as kept fresh, then touches it every [`HEARTBEAT`] from a
+    /// thread until [`Beat::stop`]. Nothing when the mark cannot be written (the record
+    /// then gets no end: judged as before).
+    fn start(&mut self) {
+        if self.over || self.thread.is_some() {
+            return;
+        }
+        let mut body = self.body.clone();
+        body["heartbeat_ms"] = serde_json::json!(HEARTBEAT.as_millis() as u64);
+        let Some(file) = write_atomically(&self.path, &body) else {
+            return;
+        };
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let (path, unmarked) = (self.path.clone(), self.body.clone());
+        let spawned = std::thread::Builder::new()
+            .name("cordon-sweep-heartbeat".into())
+            .spawn(move || loop {
+                let stop = !matches!(
+                    rx.recv_timeout(HEARTBEAT),
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                );
+                if file.set_modified(SystemTime::now()).is_err() {
+                    // The record can no longer say how long the run lived: unmarked, so
+                    // the run finishing it takes every new entry for the command's.
+                    let _ = write_atomically(&path, &unmarked);
+                    return;
+                }
+                if stop {
+                    return;
+                }
+            });
+        match spawned {
+            Ok(h) => self.thread = Some((tx, h)),
+            // No thread: unmarked again (fails closed).
+            Err(_) => {
+                let _ = write_atomically(&self.path, &self.body);
+            }
+        }
+    }
+
+    /// Stops the heartbeat, which touches the record a last time; never started again.
+    fn stop(&mut self) {
+        self.over = true;
+        if let Some((tx, h)) = self.thread.take() {
+            drop(tx);
+            let _ = h.join();
+        }
+    }
+}
+
+/// Writes `body` to `path` by a temporary file renamed over it: the file written, open.
+fn write_atomically(path: &Path, body: &serde_json::Value) -> Option<std::fs::File> {
+    use std::io::Write as _;
+    let name = path.file_name()?.to_string_lossy();
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    let mut f = std::fs::File::create(&tmp).ok()?;
+    f.write_all(&serde_json::to_vec(body).ok()?).ok()?;
+    std::fs::rename(&tmp, path).ok()?;
+    Some(f)
+}
+
+/// Called once a run's command may be running (its helper spawned; [`crate::runner`]):
+/// starts the heartbeat of every record written and not started yet ([`Beat::start`]). A
+/// record of a run that has not spawned yet (another session of a harness) is started
+/// early, which only makes its end later. Not before the spawn: the helper is forked from
+/// a single-threaded process (issue 12).
+pub(crate) fn command_started() {
+    let armed = match ARMED.lock() {
+        Ok(mut a) => std::mem::take(&mut *a),
+        Err(_) => return,
+    };
+    for b in armed.iter().filter_map(Weak::upgrade) {
+        if let Ok(mut b) = b.lock() {
+            b.start();
+        }
+    }
+}
+
+/// When the run of the record `v`, whose owner is gone, had no process left at the latest
+/// (nanoseconds since the epoch): its modification time `modified` plus [`HEARTBEAT`] and
+/// [`OUTLIVES`], for a record kept fresh (`"heartbeat_ms"`); `None` for another.
+fn end_of(v: &serde_json::Value, modified: SystemTime) -> Option<i128> {
+    let every = Duration::from_millis(v["heartbeat_ms"].as_u64()?);
+    let last = modified.duration_since(std::time::UNIX_EPOCH).ok()?;
+    i128::try_from((last + every.max(HEARTBEAT) + OUTLIVES).as_nanos()).ok()
 }
 
 /// Records `census` and `fresh_roots` (the directories this run creates for writable
@@ -96,10 +255,21 @@ pub(crate) fn record(
         "fresh_roots": fresh_roots,
     });
     let path = dir.join(format!("{pid}-{run_id}.json"));
-    let tmp = dir.join(format!(".{pid}-{run_id}.tmp"));
-    std::fs::write(&tmp, serde_json::to_vec(&v).ok()?).ok()?;
-    std::fs::rename(&tmp, &path).ok()?;
-    Some(SweepRecord(Some(path)))
+    write_atomically(&path, &v)?;
+    let beat = Arc::new(Mutex::new(Beat {
+        path: path.clone(),
+        body: v,
+        thread: None,
+        over: false,
+    }));
+    if let Ok(mut a) = ARMED.lock() {
+        a.retain(|w| w.strong_count() > 0);
+        a.push(Arc::downgrade(&beat));
+    }
+    Some(SweepRecord {
+        path: Some(path),
+        beat: Some(beat),
+    })
 }
 
 /// Removes a record made by [`record`] (its run was swept).
@@ -249,12 +419,13 @@ fn finish_orphans_in(candidates: &[PathBuf], dir: &Path) -> Vec<Swept> {
             continue;
         }
         let path = path.with_extension("json");
+        let modified = std::fs::metadata(&claimed).and_then(|m| m.modified()).ok();
         // Young enough to wait for a run in a project that moved with its git dir.
-        let young = std::fs::metadata(&claimed)
-            .and_then(|m| m.modified())
-            .ok()
+        let young = modified
             .and_then(|t| t.elapsed().ok())
             .is_some_and(|age| age < KEEP_MOVED);
+        // When its sandbox was gone: what was born later is the host's (attack pass 219 #3).
+        let ended_ns = modified.and_then(|m| end_of(&v, m));
         let mut finished = true;
         // Not finished only because these git dirs moved away (young): parked.
         let mut waits_for = Vec::new();
@@ -266,7 +437,8 @@ fn finish_orphans_in(candidates: &[PathBuf], dir: &Path) -> Vec<Swept> {
             };
             // Where its git dir is now, when the run about to start holds it under another
             // name (attack pass 188 F1: the project was renamed).
-            let census = census.relocated(candidates).unwrap_or(census);
+            let mut census = census.relocated(candidates).unwrap_or(census);
+            census.ended_ns = ended_ns;
             known.push(census.git_dir.clone());
             let mut s = match sweep(&census) {
                 Ok(s) => s,
@@ -492,9 +664,16 @@ mod tests {
         for p in [&a, &b] {
             std::fs::write(p, b"{}").unwrap();
         }
-        drop(SweepRecord(Some(a.clone())));
+        drop(SweepRecord {
+            path: Some(a.clone()),
+            beat: None,
+        });
         assert!(!a.exists());
-        let taken = SweepRecord(Some(b.clone())).into_path();
+        let taken = SweepRecord {
+            path: Some(b.clone()),
+            beat: None,
+        }
+        .into_path();
         assert_eq!(taken, b);
         assert!(b.exists());
     }
@@ -597,6 +776,192 @@ mod tests {
         let (removed, note) = lock(&held).expect("the held lock is said");
         assert!(!removed && note.contains("left alone"), "{note}");
         assert_eq!(std::fs::read_dir(&records).unwrap().count(), 0);
+    }
+
+    /// Whether the filesystem of `dir` keeps birth times (statx `btime`).
+    fn keeps_birth_times(dir: &Path) -> bool {
+        let probe = dir.join(".btime-probe");
+        std::fs::write(&probe, "").unwrap();
+        let f = std::fs::File::open(&probe).unwrap();
+        let born = f.metadata().unwrap().created().is_ok();
+        std::fs::remove_file(probe).unwrap();
+        born
+    }
+
+    /// A killed run's record kept fresh (`heartbeat_ms`), its last touch `last`, for
+    /// the censuses `census` (JSON), in `records`.
+    fn heartbeat_record(records: &Path, census: Vec<serde_json::Value>, last: SystemTime) {
+        let body = serde_json::json!({
+            "pid": u32::MAX - 1, "start": 1, "census": census,
+            "heartbeat_ms": HEARTBEAT.as_millis() as u64,
+        });
+        let p = records.join("1-a.json");
+        std::fs::write(&p, serde_json::to_vec(&body).unwrap()).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_modified(last)
+            .unwrap();
+    }
+
+    /// Attack pass 219 #3: after a `kill -9` of `cordon run`, the user makes a symlink
+    /// and a FIFO in `.git` on the host; the next run (in any project) finishing the killed
+    /// run's sweep leaves them and does not say a sandboxed command made them, because
+    /// they were born after the killed run's sandbox was gone (its record's last heartbeat
+    /// plus [`HEARTBEAT`] and [`OUTLIVES`]). Twin: the link its command planted before
+    /// is removed and said. (The record's last touch is set back instead of waiting.)
+    #[test]
+    fn entries_made_after_a_killed_runs_end_are_left_to_the_host() {
+        let t = tempfile::tempdir().unwrap();
+        let records = t.path().join("records");
+        std::fs::create_dir_all(&records).unwrap();
+        let git = t.path().join("p6/.git");
+        std::fs::create_dir_all(git.join("logs")).unwrap();
+        let census = cordon_sandbox::git_dir_sweep::census(&git)
+            .unwrap()
+            .to_json();
+        // The killed run's command.
+        std::os::unix::fs::symlink("/etc/passwd", git.join("logs/HEAD")).unwrap();
+        std::thread::sleep(Duration::from_millis(30));
+        let end = SystemTime::now();
+        std::thread::sleep(Duration::from_millis(30));
+        // The user, on the host, after the kill.
+        std::os::unix::fs::symlink("objects", git.join("objects-alias")).unwrap();
+        nix::unistd::mkfifo(
+            &git.join("hostfifo"),
+            nix::sys::stat::Mode::from_bits_truncate(0o600),
+        )
+        .unwrap();
+        heartbeat_record(&records, vec![census], end - HEARTBEAT - OUTLIVES);
+        let out = finish_orphans_in(&[], &records);
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert!(out[0].earlier_run);
+        assert!(std::fs::symlink_metadata(git.join("logs/HEAD")).is_err());
+        let removed: Vec<_> = out[0].removed.iter().map(|f| f.path.clone()).collect();
+        if !keeps_birth_times(&git) {
+            // No birth times: everything new is the run's (fails closed).
+            assert_eq!(removed.len(), 3, "{removed:?}");
+            return;
+        }
+        assert_eq!(removed, [git.join("logs/HEAD")]);
+        assert!(std::fs::symlink_metadata(git.join("objects-alias")).is_ok());
+        assert!(std::fs::symlink_metadata(git.join("hostfifo")).is_ok());
+        assert_eq!(out[0].left_after_end.len(), 2, "{out:?}");
+        assert_eq!(std::fs::read_dir(&records).unwrap().count(), 0);
+        // A record without the mark (an older cordon's) has no end: removed as before.
+        let census = cordon_sandbox::git_dir_sweep::census(&git)
+            .unwrap()
+            .to_json();
+        let body = serde_json::json!({"pid": u32::MAX - 1, "start": 1, "census": [census]});
+        std::fs::write(records.join("2-b.json"), serde_json::to_vec(&body).unwrap()).unwrap();
+        std::thread::sleep(Duration::from_millis(30));
+        std::os::unix::fs::symlink("/etc/passwd", git.join("FETCH_HEAD")).unwrap();
+        let out = finish_orphans_in(&[], &records);
+        assert_eq!(out[0].removed.len(), 1, "{out:?}");
+        assert!(out[0].left_after_end.is_empty());
+    }
+
+    /// Attack pass 219 #3, the `config.lock` twin: a lock born after the killed run's
+    /// sandbox was gone (a host git killed meanwhile, or the user's) is left and not
+    /// spoken of; one born during the run is removed as a stale lock.
+    #[test]
+    fn a_config_lock_born_after_a_killed_runs_end_is_left() {
+        let t = tempfile::tempdir().unwrap();
+        let records = t.path().join("records");
+        std::fs::create_dir_all(&records).unwrap();
+        let [during, after] = ["during", "after"].map(|n| t.path().join(n).join(".git"));
+        for g in [&during, &after] {
+            std::fs::create_dir_all(g.join("refs")).unwrap();
+            std::fs::write(g.join("config"), "[core]\n").unwrap();
+        }
+        let census: Vec<_> = [&during, &after]
+            .iter()
+            .map(|g| cordon_sandbox::git_dir_sweep::census(g).unwrap().to_json())
+            .collect();
+        let old = SystemTime::now() - Duration::from_secs(5);
+        let lock = |g: &Path| {
+            let f = std::fs::File::create(g.join("config.lock")).unwrap();
+            f.set_modified(old).unwrap(); // not being written
+        };
+        lock(&during);
+        std::thread::sleep(Duration::from_millis(30));
+        let end = SystemTime::now();
+        std::thread::sleep(Duration::from_millis(30));
+        lock(&after);
+        heartbeat_record(&records, census, end - HEARTBEAT - OUTLIVES);
+        let out = finish_orphans_in(&[], &records);
+        assert!(
+            std::fs::symlink_metadata(during.join("config.lock")).is_err(),
+            "the lock made during the run stayed: {out:?}"
+        );
+        let note = |g: &Path| {
+            out.iter()
+                .find(|s| s.git_dir == *g)
+                .and_then(|s| s.config_lock.clone())
+        };
+        assert!(note(&during).is_some_and(|(removed, _)| removed));
+        if !keeps_birth_times(&after) {
+            return; // judged as before: a stale lock, removed
+        }
+        assert!(
+            after.join("config.lock").exists(),
+            "the host's lock was removed"
+        );
+        assert_eq!(note(&after), None, "{out:?}");
+    }
+
+    /// A run's heartbeat: started once the command may run, it marks the record
+    /// (`heartbeat_ms`); when the record is taken (the run concluded) it stops and touches
+    /// it a last time. A record whose heartbeat never started has no mark (no end).
+    #[test]
+    fn a_records_heartbeat_marks_it_and_touches_it_at_the_end() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("1-r.json");
+        let body = serde_json::json!({"pid": 1, "census": []});
+        write_atomically(&p, &body).unwrap();
+        let beat = Arc::new(Mutex::new(Beat {
+            path: p.clone(),
+            body,
+            thread: None,
+            over: false,
+        }));
+        ARMED.lock().unwrap().push(Arc::downgrade(&beat));
+        let read = || serde_json::from_slice::<serde_json::Value>(&std::fs::read(&p).unwrap());
+        assert_eq!(read().unwrap()["heartbeat_ms"], serde_json::Value::Null);
+        command_started();
+        assert_eq!(read().unwrap()["heartbeat_ms"], 1000);
+        assert!(beat.lock().unwrap().thread.is_some());
+        let old = SystemTime::now() - Duration::from_secs(600);
+        std::fs::File::options()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let r = SweepRecord {
+            path: Some(p.clone()),
+            beat: Some(beat.clone()),
+        };
+        assert_eq!(r.into_path(), p);
+        let b = beat.lock().unwrap();
+        assert!(b.thread.is_none() && b.over);
+        let age = std::fs::metadata(&p).unwrap().modified().unwrap().elapsed();
+        assert!(
+            age.as_ref().is_ok_and(|a| *a < Duration::from_secs(5)),
+            "{age:?}"
+        );
+        let v = read().unwrap();
+        let end = end_of(&v, std::fs::metadata(&p).unwrap().modified().unwrap()).unwrap();
+        let now = SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as i128;
+        assert!(end > now && end <= now + 3_100_000_000, "{end} {now}");
+        assert_eq!(
+            end_of(&serde_json::json!({"pid": 1}), SystemTime::now()),
+            None
+        );
     }
 
     /// This process's start time is read, and a pid that does not run has none.

@@ -654,6 +654,9 @@ fn wait(
     forward: bool,
     asks: Option<&mut Asks<'_, '_>>,
 ) -> std::io::Result<RunSignals> {
+    // The helper is spawned: the runs' records are kept fresh from now on, so that a run
+    // finishing this one's sweep after a `kill -9` knows when its sandbox was gone.
+    crate::pending_sweeps::command_started();
     let tail = Arc::new(Mutex::new(Vec::<u8>::new()));
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let mut sink = io.stderr_sink.take();

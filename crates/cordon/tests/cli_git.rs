@@ -1143,6 +1143,94 @@ fn a_config_lock_a_killed_run_left_is_removed_by_the_next_run() {
     );
 }
 
+/// Attack pass 219 #3: after a `kill -9` of `cordon run --no-server`, the user makes a
+/// symlink in `.git` on the host; the next run finishing the killed run's sweep leaves it
+/// (born after the killed run's sandbox was gone: its record's heartbeat says when) and does
+/// not blame a sandboxed command for it. Twin: the link the killed run's command planted
+/// before the kill is removed and named.
+#[test]
+fn a_link_the_user_makes_after_a_killed_run_is_left_and_the_runs_own_removed() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let git = p.dir.join(".git");
+    let started = git.join("started");
+    let mut child = p
+        .cordon_in(
+            &p.dir,
+            &[
+                "run",
+                "--no-server",
+                "--",
+                "sh",
+                "-c",
+                "ln -s /etc/passwd .git/FETCH_HEAD && touch .git/started && sleep 60",
+            ],
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The command started, and the run's record is kept fresh.
+    let records = p.home.join(".local/state/cordon/sweeps");
+    let marked = || {
+        std::fs::read_dir(&records).is_ok_and(|d| {
+            d.flatten().any(|e| {
+                std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains("heartbeat_ms"))
+            })
+        })
+    };
+    let t0 = std::time::Instant::now();
+    while !(started.exists() && marked()) && t0.elapsed().as_secs() < 20 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(started.exists() && marked(), "the run never started");
+    child.kill().unwrap(); // SIGKILL: no sweep by this run
+    child.wait().unwrap();
+    std::fs::remove_file(&started).unwrap();
+    // The killed run's end is known to within its heartbeat (1 s) and 2 s of slack.
+    std::thread::sleep(std::time::Duration::from_millis(3200));
+    // The user, on the host.
+    std::os::unix::fs::symlink("objects", git.join("objects-alias")).unwrap();
+    let born_known = std::fs::symlink_metadata(git.join("objects-alias"))
+        .unwrap()
+        .created()
+        .is_ok();
+    let o = cordon(&p, &p.dir, &["run", "--no-server", "--", "true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        std::fs::symlink_metadata(git.join("FETCH_HEAD")).is_err(),
+        "the killed run's link stayed: {err}"
+    );
+    assert!(err.contains("FETCH_HEAD a symlink to /etc/passwd"), "{err}");
+    if !born_known {
+        return; // no birth times here: every new entry is taken for the run's
+    }
+    assert!(
+        std::fs::symlink_metadata(git.join("objects-alias")).is_ok(),
+        "the user's link was removed: {err}"
+    );
+    assert!(
+        !err.lines()
+            .any(|l| l.contains("objects-alias") && l.contains("sandboxed command")),
+        "blamed on a sandboxed command: {err}"
+    );
+    assert!(
+        err.contains("objects-alias a symlink to objects appeared inside the git dir after"),
+        "{err}"
+    );
+    // Said once: the record is finished.
+    let o = cordon(&p, &p.dir, &["run", "--no-server", "--", "true"]);
+    assert!(
+        !text(&o.stderr).contains("objects-alias"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(std::fs::symlink_metadata(git.join("objects-alias")).is_ok());
+}
+
 /// Attack pass 29, F1: where lefthook is in use (a config of its exists), a missing
 /// `lefthook-local.yml` a command creates — merged by lefthook onto `lefthook.yml` at the
 /// host's next `git commit` — is removed after the run and named. Twin: in a repository

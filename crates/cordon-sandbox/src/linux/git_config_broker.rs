@@ -559,7 +559,7 @@ fn clear_left_lock(w: &LockWatch, ended: std::time::SystemTime) -> Option<(bool,
         &lock_path,
         w.before,
         None,
-        ended_ns,
+        (ended_ns, None),
         "the sandboxed command left behind (created during the run, open by no process)",
     )
 }
@@ -576,15 +576,19 @@ const COARSE_CLOCK: i128 = 20_000_000;
 /// the census (`started_ns`, nanoseconds since the epoch, read before the census looked)
 /// and before now, and — as after a normal run — is a regular file no process has open
 /// and not written for [`LOCK_SETTLE`] (a host git's lock, held open for milliseconds, is
-/// never touched). The killed run's end is not known (attack pass 213 #1: a stale lock
-/// made by hand on the host after the kill was removed too), so the note says what was
-/// checked — a stale lock — and does not claim the run made it. `Some((removed, note))`
-/// when there was a lock to speak of.
+/// never touched). `ended_ns`: when the killed run's sandbox was gone at the latest, from
+/// its record's heartbeat (attack pass 219 #3): a lock whose birth time (statx `btime`) is
+/// later is the host's and left; where the filesystem keeps no birth time, or the end is
+/// not known (a record of an older cordon), a lock made by hand on the host after the kill
+/// is removed too (attack pass 213 #1), so the note says what was checked — a stale lock
+/// — and does not claim the run made it. `Some((removed, note))` when there was a lock to
+/// speak of.
 pub(crate) fn clear_killed_runs_lock(
     git_dir: &Path,
     identity: Option<(u64, u64)>,
     before: Option<(u64, u64)>,
     started_ns: i128,
+    ended_ns: Option<i128>,
 ) -> Option<(bool, String)> {
     let dir = super::sys::open_dir_nofollow(git_dir).ok()?;
     let st = super::sys::fstat(dir.as_raw_fd()).ok()?;
@@ -603,7 +607,7 @@ pub(crate) fn clear_killed_runs_lock(
         &lock_path,
         before,
         Some(started_ns - COARSE_CLOCK),
-        now,
+        (now, ended_ns),
         "made after an earlier sandboxed run began whose cordon process was killed before \
          it could look (no process has it open and it was not being written: a stale lock, \
          which git leaves only when killed, whoever made it)",
@@ -612,7 +616,8 @@ pub(crate) fn clear_killed_runs_lock(
 
 /// Step 5's rule, for the lock `name` in the pinned directory `dir` (`lock_path` in
 /// notes): removed when it is not `before`, was born no earlier than `born_after` (when
-/// given) and no later than `ended_ns`, is a regular file (a symlink born in that window is
+/// given) and no later than `ended.0` — nor, when the filesystem keeps a birth time (not
+/// the change time standing in for it), than `ended.1` if given — is a regular file (a symlink born in that window is
 /// removed too, following nothing), open by no process (a write lease is granted only
 /// then), and not written for [`LOCK_SETTLE`]. `whose` completes the removal note.
 fn clear_lock_at(
@@ -621,15 +626,20 @@ fn clear_lock_at(
     lock_path: &Path,
     before: Option<(u64, u64)>,
     born_after: Option<i128>,
-    ended_ns: i128,
+    ended: (i128, Option<i128>),
     whose: &str,
 ) -> Option<(bool, String)> {
+    let (ended_ns, ended_if_born_known) = ended;
     let st = super::sys::fstatat_nofollow(dir, name).ok()?;
     let id = (st.st_dev, st.st_ino);
     if before == Some(id) {
         return None; // not the run's: one the user (or a host git) had before
     }
-    let in_run = |born: i128| born <= ended_ns && born_after.is_none_or(|a| born >= a);
+    let in_run = |(born, exact): (i128, bool)| {
+        born <= ended_ns
+            && born_after.is_none_or(|a| born >= a)
+            && !(exact && ended_if_born_known.is_some_and(|e| born > e))
+    };
     let removed_note = || {
         Some((
             true,
@@ -649,7 +659,8 @@ fn clear_lock_at(
     if st.st_mode & libc::S_IFMT == libc::S_IFLNK {
         // git never makes its lock a symlink: one created during the run was planted by
         // the command. Removing the name follows nothing.
-        let born = statx_times(dir, name, libc::AT_SYMLINK_NOFOLLOW).ok()?.0;
+        let (born, _, exact) = statx_times(dir, name, libc::AT_SYMLINK_NOFOLLOW).ok()?;
+        let born = (born, exact);
         return (in_run(born) && unlink_if_still(id)).then(removed_note)?;
     }
     let leave = |why: &str| {
@@ -681,14 +692,14 @@ fn clear_lock_at(
     }
     // SAFETY: a fresh descriptor we own.
     let f = unsafe { OwnedFd::from_raw_fd(fd) };
-    let Ok((born, modified)) = birth_and_mtime(&f) else {
+    let Ok((born, modified, exact)) = birth_and_mtime(&f) else {
         return leave("its times cannot be read");
     };
     let fst = super::sys::fstat(f.as_raw_fd()).ok()?;
     if (fst.st_dev, fst.st_ino) != id {
         return None;
     }
-    if !in_run(born) {
+    if !in_run((born, exact)) {
         return None; // created before or after the run: not the run's
     }
     let now = || {
@@ -703,7 +714,7 @@ fn clear_lock_at(
             (settle - (now() - modified)).clamp(0, settle) as u64,
         ));
         match birth_and_mtime(&f) {
-            Ok((_, m)) if m == modified => {}
+            Ok((_, m, _)) if m == modified => {}
             _ => return leave("it is being written"),
         }
     }
@@ -718,14 +729,19 @@ fn clear_lock_at(
 }
 
 /// Birth time (statx `STATX_BTIME`; the change time where the filesystem has none) and
-/// modification time of `f`, in nanoseconds since the epoch.
-fn birth_and_mtime(f: &OwnedFd) -> io::Result<(i128, i128)> {
+/// modification time of `f`, in nanoseconds since the epoch, and whether the first is a
+/// birth time.
+fn birth_and_mtime(f: &OwnedFd) -> io::Result<(i128, i128, bool)> {
     statx_times(f.as_raw_fd(), c"", libc::AT_EMPTY_PATH)
 }
 
 /// [`birth_and_mtime`] of `name` in `dir` (`flags`: `AT_EMPTY_PATH` with an empty name for
 /// `dir` itself, `AT_SYMLINK_NOFOLLOW` for a symlink).
-fn statx_times(dir: RawFd, name: &std::ffi::CStr, flags: libc::c_int) -> io::Result<(i128, i128)> {
+fn statx_times(
+    dir: RawFd,
+    name: &std::ffi::CStr,
+    flags: libc::c_int,
+) -> io::Result<(i128, i128, bool)> {
     // SAFETY: `statx` is plain old data; zeroed is a valid value to be overwritten.
     let mut sx: libc::statx = unsafe { std::mem::zeroed() };
     // SAFETY: `name` is NUL-terminated; `sx` is a valid, writable `struct statx`.
@@ -742,12 +758,13 @@ fn statx_times(dir: RawFd, name: &std::ffi::CStr, flags: libc::c_int) -> io::Res
         return Err(io::Error::last_os_error());
     }
     let ns = |t: libc::statx_timestamp| t.tv_sec as i128 * 1_000_000_000 + t.tv_nsec as i128;
-    let born = if sx.stx_mask & libc::STATX_BTIME != 0 {
+    let exact = sx.stx_mask & libc::STATX_BTIME != 0;
+    let born = if exact {
         ns(sx.stx_btime)
     } else {
         ns(sx.stx_ctime)
     };
-    Ok((born, ns(sx.stx_mtime)))
+    Ok((born, ns(sx.stx_mtime), exact))
 }
 
 /// This machine's host name (`gethostname()`), for the merge-back's "ssh to this machine"
