@@ -4748,11 +4748,25 @@ fn a_grant_of_the_whole_home_is_said() {
                 "true",
             ],
         ));
-        text(&o.stderr).contains("makes your whole home directory writable")
+        text(&o.stderr)
     };
-    assert!(note(&p.home));
-    assert!(note(p.home.parent().unwrap()));
-    assert!(!note(&p.home.join(".cache")));
+    assert!(note(&p.home).contains("makes your whole home directory writable"));
+    // Hints finding 5: a grant of the directory that holds the home is said as that
+    // directory (it was "your whole home directory"); spelled `..` from the project too.
+    let holder = p.home.parent().unwrap();
+    let said = format!(
+        "makes {}, which holds your home directory ({}), and so the whole home writable",
+        holder.display(),
+        p.home.display()
+    );
+    let above = note(holder);
+    assert!(above.contains(&said), "{above}");
+    assert!(!above.contains("your whole home directory writable"), "{above}");
+    if p.dir.parent() == Some(holder) {
+        let dots = note(std::path::Path::new(".."));
+        assert!(dots.contains(&said), "{dots}");
+    }
+    assert!(!note(&p.home.join(".cache")).contains("whole home"));
 }
 
 /// Attack pass 156, H1/M1/M2: what decides whether cordon may read its own files from a
