@@ -1657,6 +1657,7 @@ pub fn conclude(
     if let (
         crate::OutcomeClass::SandboxDenied {
             grant,
+            also_grant,
             path: Some(p),
             ..
         },
@@ -1665,6 +1666,7 @@ pub fn conclude(
     {
         if !p.starts_with(&r.workspace) && makes_repository(&record, p, &r.cwd) {
             *grant = None;
+            also_grant.clear();
             outcome.hint = Some(format!(
                 "{} is outside the project, and {REPOSITORY_BESIDE}: run it outside cordon, \
                  or make it inside the project (e.g. `git clone . sub/NAME`) and move it",
