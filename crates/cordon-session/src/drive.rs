@@ -461,6 +461,9 @@ pub struct Prepared {
     /// Sweeps of earlier runs whose cordon process ended before making them, finished
     /// before this run's census (reported with this run's).
     pub earlier_sweeps: Vec<cordon_sandbox::git_dir_sweep::Swept>,
+    /// The run is read-only by plan mode (`--plan`, or the session's plan mode: R-A10):
+    /// its outcome's advice never offers a widening ([`conclude`]).
+    pub plan: bool,
 }
 
 /// Why a retry under `trust` (the wider profile) could not be prepared, or `None`: the
@@ -969,6 +972,7 @@ pub fn prepare(
         git_dirs,
         sweep_record,
         earlier_sweeps,
+        plan,
     })
 }
 
@@ -1305,6 +1309,35 @@ fn makes_repository(
 /// notes on stderr already; the CLI does not print this summary again.
 pub const GIT_CONFIG_NOT_KEPT: &str = ".git/config edits not kept on the host: ";
 
+/// `hint` as said in plan mode: unchanged unless it offers a widening (`-w`, `--with`,
+/// `--allow-network`, `--local-port`, a directory of one's own), which a `--plan` run
+/// ignores; then [`PLAN_HINT`], after the exit 0 when the command `succeeded`.
+fn plan_advice(hint: String, succeeded: bool) -> String {
+    use crate::outcome::{ALLOW_NETWORK_ONCE, ALLOW_WRITE_ONCE, OWN_DIRECTORY_GRANT, PASS_LOCAL_PORT};
+    let widens = [
+        ALLOW_WRITE_ONCE,
+        ALLOW_NETWORK_ONCE,
+        OWN_DIRECTORY_GRANT,
+        PASS_LOCAL_PORT,
+        "-w ",
+        "--with ",
+        "--allow-network",
+        "--writable",
+    ]
+    .iter()
+    .any(|w| hint.contains(w));
+    if hint == PLAN_HINT || !widens {
+        hint
+    } else if succeeded {
+        format!(
+            "the command exited 0, but the sandbox refused a write it tried, so that write \
+             did not happen: {PLAN_HINT}"
+        )
+    } else {
+        PLAN_HINT.to_string()
+    }
+}
+
 /// The hint after a denial in plan mode (`--plan`, R-A10).
 pub const PLAN_HINT: &str = "this is a --plan run: nothing may be written and the network is \
      off, whatever -w or --allow-network say; run it without --plan to make the change";
@@ -1511,7 +1544,9 @@ pub fn conclude(
         git_dirs,
         sweep_record,
         earlier_sweeps,
+        plan,
     } = prepared;
+    let plan = plan || trust.layers.plan;
     // After the run, whatever its outcome: what it left in the git dirs for the host's git.
     let swept: Vec<_> = git_dirs
         .iter()
@@ -1621,9 +1656,13 @@ pub fn conclude(
     // `--allow-network`, the grant offered) does nothing under `--plan` — in the report as
     // on stderr (new user, stop 19: an agent following it looped; nu17 N5: `--json` still
     // said "-w").
-    if trust.layers.plan {
-        if let crate::OutcomeClass::SandboxDenied { grant, .. } = &mut outcome.class {
+    if plan {
+        if let crate::OutcomeClass::SandboxDenied {
+            grant, also_grant, ..
+        } = &mut outcome.class
+        {
             *grant = None;
+            also_grant.clear();
         }
         record_grants(&mut helper, |_| None);
         if matches!(
@@ -1705,6 +1744,15 @@ pub fn conclude(
                 outcome.class == crate::OutcomeClass::Success,
             )
         });
+    }
+    // Whatever advice came after: none offers a widening in plan mode (hints finding 3:
+    // the note after an exit 0 said "allow writing it once with -w .git" right after the
+    // line saying -w does not apply to a --plan run).
+    if plan {
+        outcome.hint = outcome
+            .hint
+            .take()
+            .map(|h| plan_advice(h, outcome.class == crate::OutcomeClass::Success));
     }
     let mut exec = exec;
     exec.payload_fd = None;
@@ -1945,6 +1993,35 @@ fn unexecutable_request(e: &std::io::Error, exec: &ExecRequest) -> Option<String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Hints finding 3: in plan mode no advice offers `-w` (a note after an exit 0 said
+    /// "allow writing it once with -w .git" after the line saying -w does not apply to a
+    /// --plan run); sibling: a failed run's unexplained-refusal hint and a network hint.
+    /// Twin: advice that offers no widening is kept as it is.
+    #[test]
+    fn plan_mode_advice_never_offers_a_widening() {
+        let note = format!(
+            "the command exited 0, but the sandbox refused `openat .git/x` (EROFS), so that \
+             write did not happen; if the command needed it: .git/x is read-only: {}.git",
+            crate::outcome::ALLOW_WRITE_ONCE
+        );
+        let said = plan_advice(note, true);
+        assert!(said.starts_with("the command exited 0") && said.ends_with(PLAN_HINT), "{said}");
+        assert!(!said.contains(crate::outcome::ALLOW_WRITE_ONCE), "{said}");
+        for h in [
+            format!(
+                "the sandbox refused `mkdir /data/x` (EROFS) during the run, which the \
+                 command's stderr does not name; if that is why it failed: {}/data",
+                crate::outcome::ALLOW_WRITE_ONCE
+            ),
+            format!("curl failed: {}", crate::outcome::ALLOW_NETWORK_ONCE),
+        ] {
+            assert_eq!(plan_advice(h, false), PLAN_HINT);
+        }
+        let plain = "timed out after 1s: raise --timeout if it needs longer".to_string();
+        assert_eq!(plan_advice(plain.clone(), false), plain);
+        assert_eq!(plan_advice(PLAN_HINT.into(), false), PLAN_HINT);
+    }
 
     /// nu18 F9: `cargo install` into a whole-home copy-on-write layer of the cargo home
     /// (which keeps only `registry/` and `git/`) is told that the program is gone after the
