@@ -1632,6 +1632,10 @@ pub fn conclude(
             helper = report;
             network_denied = sig.network_denied.clone();
             connect_failures = sig.connect_failures.clone();
+            let words = crate::outcome::named_paths(
+                record.segments.iter().flat_map(|s| &s.segment.argv),
+                &sig.stderr_tail,
+            );
             let ctx = ClassifyContext {
                 resolved: exec.resolved.as_ref(),
                 fs: &HostFs,
@@ -1643,6 +1647,7 @@ pub fn conclude(
                 network_enabled: needs.network(),
                 home: home.as_deref(),
                 path_dirs: &path_dirs,
+                words: &words,
             };
             // Each record's `grant` is the one cordon offers for it, as the outcome's is
             // (new-user pass 150: a write under a home's parent showed the raw grant

@@ -369,6 +369,32 @@ pub struct ClassifyContext<'a> {
     /// as a grant, nor a directory holding one or inside one ([`offerable_grant`]; nu23 Q2:
     /// an approved `-w ~/bin` planted the `git` the person's shell ran next).
     pub path_dirs: &'a [std::path::PathBuf],
+    /// The paths the command named: the words of its command line and the paths its
+    /// output names ([`named_paths`]), relative ones read against `cwd`. A denied write
+    /// reached through a symlink one of them passes, planted inside a writable root, is
+    /// offered no grant ([`planted_link`]).
+    pub words: &'a [String],
+}
+
+/// The paths a command named, for [`ClassifyContext::words`]: each word of its command
+/// line `argv`, and each path its output `tail` names ([`candidate_paths`]).
+pub fn named_paths<'a>(argv: impl IntoIterator<Item = &'a String>, tail: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for w in argv {
+        out.push(w.clone());
+        // A shell script's words too (`sh -c 'echo x > out/f'`).
+        if w.contains(char::is_whitespace) {
+            out.extend(
+                w.split(|c: char| c.is_whitespace() || "'\"<>|;&()".contains(c))
+                    .filter(|t| t.len() > 1)
+                    .map(str::to_string),
+            );
+        }
+    }
+    out.extend(tail.lines().flat_map(candidate_paths));
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// How the evidence of a limit the helper reported starts (its own channel: the helper
@@ -1248,6 +1274,7 @@ pub fn offerable_here(
             network_enabled: false,
             home: home.as_deref(),
             path_dirs: &path_dirs,
+            words: &[],
         },
     )
 }
@@ -2135,6 +2162,28 @@ fn lock_protocol_grants(path: &Path, ctx: &ClassifyContext<'_>) -> Option<(PathB
     Some((dir.to_path_buf(), target))
 }
 
+/// The symlink inside a writable root through which the command reached the denied `path`
+/// — a path it named ([`ClassifyContext::words`]) leads there through it — with the
+/// spelling it used: the rule that refuses `-w out` for `out -> /elsewhere`
+/// ([`cordon_policy::ResolvedFilesystem::redirected_write`]). A command that plants
+/// `out -> /target` and writes `out/f` would otherwise choose which outside directory the
+/// hint, and the retry an asking mode offers, proposes (hints finding 8).
+fn planted_link(path: &Path, ctx: &ClassifyContext<'_>) -> Option<(PathBuf, PathBuf)> {
+    let r = ctx.resolved?;
+    ctx.words.iter().find_map(|w| {
+        if w.is_empty() {
+            return None;
+        }
+        let abs = cordon_policy::paths::lexical_normalize(Path::new(w), ctx.cwd);
+        let real = cordon_policy::paths::canonicalize_lenient(ctx.fs, &abs);
+        if real == abs || !(path == real || path.starts_with(&real)) {
+            return None;
+        }
+        let link = r.filesystem.redirected_write(ctx.fs, &abs)?;
+        Some((link, abs))
+    })
+}
+
 /// [`record_hint`], with the grants the fix needs together with the one offered
 /// ([`lock_protocol_grants`]).
 fn record_hint_with(
@@ -2142,6 +2191,23 @@ fn record_hint_with(
     ctx: &ClassifyContext<'_>,
 ) -> (String, Option<PathBuf>, Vec<PathBuf>) {
     let shown = display_path(&rec.path, ctx.cwd);
+    if let Some((link, spelled)) = planted_link(&rec.path, ctx) {
+        let target = cordon_policy::paths::canonicalize_lenient(ctx.fs, &link);
+        return (
+            format!(
+                "{shown} (named {}) is reached through the symlink {} inside a writable root, \
+                 which leads outside the writable roots (to {}); cordon offers no grant \
+                 through a link a command could have planted (a -w spelled through it is \
+                 refused for the same reason): check where the link points, and write there \
+                 outside cordon if you mean it",
+                display_path(&spelled, ctx.cwd),
+                display_path(&link, ctx.cwd),
+                target.display()
+            ),
+            None,
+            Vec::new(),
+        );
+    }
     if let Some((dir, target)) = lock_protocol_grants(&rec.path, ctx) {
         let dir_ok = ctx.resolved.is_some_and(|r| {
             r.filesystem.access_for(ctx.fs, &dir.join("config.lock")).access == Access::Write
@@ -2767,6 +2833,7 @@ mod tests {
                 network_enabled: false,
                 home: None,
                 path_dirs: &[],
+                words: &[],
             },
         )
     }
@@ -2784,6 +2851,7 @@ mod tests {
             network_enabled: false,
             home: None,
             path_dirs: &[],
+            words: &[],
         };
         let why = offerable_grant(Path::new("/other/repo/.git/hooks"), &ctx).unwrap_err();
         assert!(why.contains("another project"), "{why}");
@@ -2943,6 +3011,7 @@ mod tests {
                 network_enabled: true,
                 home: None,
                 path_dirs: &[],
+                words: &[],
             },
         );
         assert_eq!(o.class, OutcomeClass::CommandFailed);
@@ -2958,6 +3027,7 @@ mod tests {
             network_enabled: false,
             home: None,
             path_dirs: &[],
+            words: &[],
         };
         let base = RunSignals {
             signal: Some(libc::SIGKILL),
@@ -3186,6 +3256,7 @@ mod tests {
                 network_enabled: false,
                 home: None,
                 path_dirs: &[],
+                words: &[],
             },
         )
     }
@@ -3296,6 +3367,7 @@ mod tests {
                     network_enabled: false,
                     home: None,
                     path_dirs: &[],
+                    words: &[],
                 },
             )
         };
@@ -3309,6 +3381,85 @@ mod tests {
         assert!(
             !matches!(o.class, OutcomeClass::SandboxDenied { .. }),
             "{o:?}"
+        );
+    }
+
+    /// Hints finding 8: `ln -s /data/out out` in one run, then `sh -c 'echo x > out/f2'`
+    /// was offered `-w /data/out` — the command chose which outside directory the hint
+    /// (and an asking mode's retry) proposed. A denial reached through a symlink inside a
+    /// writable root offers no grant and says so, whether the script's words or only the
+    /// output name the link (sibling: a new directory under it). Twin: the same outside
+    /// path named directly is offered as before.
+    #[test]
+    fn a_denial_reached_through_a_planted_symlink_offers_no_grant() {
+        let r = resolved();
+        let fs = cordon_policy::MemFs::new()
+            .dir("/w")
+            .dir("/data/out")
+            .symlink("/w/out", "/data/out");
+        let go = |argv: &[&str], tail: &str, path: &str| {
+            let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
+            let words = named_paths(&argv, tail);
+            let mut d = cordon_sandbox::denials::DenialReport::default();
+            d.push(record(path, "read-only: outside every writable root", Some("/data/out")));
+            let ctx = ClassifyContext {
+                resolved: Some(&r),
+                fs: &fs,
+                cwd: Path::new("/w"),
+                network_enabled: false,
+                home: None,
+                path_dirs: &[],
+                words: &words,
+            };
+            let o = classify(
+                &RunSignals {
+                    code: Some(2),
+                    stderr_tail: tail.into(),
+                    sandboxed: true,
+                    denials: Some(d.clone()),
+                    ..Default::default()
+                },
+                &ctx,
+            );
+            (o, offered_grant(&d.records[0], &ctx))
+        };
+        let no_grant = |o: &Outcome, offered: Option<PathBuf>| {
+            let hint = o.hint.clone().unwrap_or_default();
+            assert!(
+                matches!(&o.class, OutcomeClass::SandboxDenied { grant: None, .. }),
+                "{o:?}"
+            );
+            assert_eq!(offered, None);
+            assert!(hint.contains("through the symlink out inside a writable root"), "{hint}");
+            assert!(!hint.contains(ALLOW_WRITE_ONCE), "{hint}");
+        };
+        let (o, g) = go(
+            &["sh", "-c", "echo x > out/f2"],
+            "sh: 1: cannot create out/f2: Read-only file system",
+            "/data/out/f2",
+        );
+        no_grant(&o, g);
+        // The words alone (a program that prints no path).
+        let (o, g) = go(&["sh", "-c", "echo x > out/f2"], "Read-only file system", "/data/out/f2");
+        no_grant(&o, g);
+        // Sibling: a new directory below it, named only by the output.
+        let (o, g) = go(
+            &["make"],
+            "mkdir: cannot create directory 'out/sub': Read-only file system",
+            "/data/out/sub",
+        );
+        no_grant(&o, g);
+        // Twin: the outside path named as itself.
+        let (o, g) = go(
+            &["sh", "-c", "echo x > /data/out/f2"],
+            "sh: 1: cannot create /data/out/f2: Read-only file system",
+            "/data/out/f2",
+        );
+        assert_eq!(g.as_deref(), Some(Path::new("/data/out")), "{o:?}");
+        assert!(
+            o.hint.unwrap_or_default().contains("allow writing it once with -w /data/out"),
+            "{:?}",
+            o.class
         );
     }
 
@@ -3566,6 +3717,7 @@ mod tests {
             network_enabled: false,
             home: None,
             path_dirs: &[],
+            words: &[],
         };
         let denial = |host: &str, rule: &str| ProxyDenial {
             host: host.into(),
@@ -3639,6 +3791,7 @@ mod tests {
             network_enabled: false,
             home: Some(Path::new("/home/u")),
             path_dirs,
+            words: &[],
         }
     }
 
@@ -3800,6 +3953,7 @@ mod tests {
             network_enabled: false,
             home: Some(Path::new("/home/u")),
             path_dirs: &[],
+            words: &[],
         };
         let rec = record("/w/tools/hooks/pre-commit", rule, Some("/w/tools/hooks"));
         let (hint, offered) = record_hint(&rec, &ctx);
@@ -3827,6 +3981,7 @@ mod tests {
             network_enabled: false,
             home: Some(Path::new("/home/u")),
             path_dirs: &[],
+            words: &[],
         };
         let rule = "protected (R-P3)";
         for f in ["refs_bMZkSE", "refs", "rev-cache"] {
@@ -4196,6 +4351,7 @@ mod tests {
                 network_enabled: false,
                 home: None,
                 path_dirs: &[],
+                words: &[],
             },
         )
     }
@@ -4588,6 +4744,7 @@ mod tests {
                     network_enabled: false,
                     home: None,
                     path_dirs: &[],
+                    words: &[],
                 },
             )
         };
@@ -4639,6 +4796,7 @@ mod tests {
             network_enabled: false,
             home: None,
             path_dirs: &[],
+            words: &[],
         };
         let hint = classify(&sig(gone, true), &ctx).hint.unwrap_or_default();
         assert!(
@@ -4671,6 +4829,7 @@ mod tests {
         let ctx = ClassifyContext {
             fs: &fs,
             path_dirs: &dirs,
+            words: &[],
             ..ctx
         };
         let mut s = sig("cordon: mytool: command not found", true);
@@ -4690,6 +4849,7 @@ mod tests {
         assert!(hint.contains("/tmp/d exists on the host"), "{hint}");
         let ctx = ClassifyContext {
             path_dirs: &[],
+            words: &[],
             ..ctx
         };
         assert!(!classify(&s, &ctx)
@@ -4797,6 +4957,7 @@ mod tests {
             network_enabled: true,
             home: None,
             path_dirs: &[],
+            words: &[],
         };
         assert_eq!(classify(&sig(curl), &on).hint, None);
         let remote = "curl: (7) Failed to connect to 10.0.0.5 port 80: Connection refused";
@@ -4880,6 +5041,7 @@ mod tests {
                         network_enabled: false,
                         home,
                         path_dirs: &[],
+                        words: &[],
                     },
                 )
             };
@@ -4964,6 +5126,7 @@ mod tests {
                     network_enabled: false,
                     home: None,
                     path_dirs: &[],
+                    words: &[],
                 },
             );
             match o.class {
@@ -5014,6 +5177,7 @@ mod tests {
             network_enabled: false,
             home: None,
             path_dirs: &[],
+            words: &[],
         };
         let why = offerable_grant(Path::new("/srv2/u/proj/link"), &ctx).unwrap_err();
         assert!(why.contains("symlink") && why.contains("/etc"), "{why}");
