@@ -451,7 +451,10 @@ fn repository_config_is_explained_as_the_private_copy() {
     assert!(w.merged_back.contains(&"user.email"), "{w:?}");
     let v = serde_json::to_value(&e).unwrap();
     assert_eq!(v["paths"][0]["access"], "read", "{v}");
-    assert_eq!(v["paths"][0]["command_writes"]["kind"], "private-copy", "{v}");
+    assert_eq!(
+        v["paths"][0]["command_writes"]["kind"], "private-copy",
+        "{v}"
+    );
     let text = e.to_string();
     assert!(
         text.contains("the command writes a private copy, merged back")

@@ -1313,7 +1313,9 @@ pub const GIT_CONFIG_NOT_KEPT: &str = ".git/config edits not kept on the host: "
 /// `--allow-network`, `--local-port`, a directory of one's own), which a `--plan` run
 /// ignores; then [`PLAN_HINT`], after the exit 0 when the command `succeeded`.
 fn plan_advice(hint: String, succeeded: bool) -> String {
-    use crate::outcome::{ALLOW_NETWORK_ONCE, ALLOW_WRITE_ONCE, OWN_DIRECTORY_GRANT, PASS_LOCAL_PORT};
+    use crate::outcome::{
+        ALLOW_NETWORK_ONCE, ALLOW_WRITE_ONCE, OWN_DIRECTORY_GRANT, PASS_LOCAL_PORT,
+    };
     let widens = [
         ALLOW_WRITE_ONCE,
         ALLOW_NETWORK_ONCE,
@@ -2011,7 +2013,10 @@ mod tests {
             crate::outcome::ALLOW_WRITE_ONCE
         );
         let said = plan_advice(note, true);
-        assert!(said.starts_with("the command exited 0") && said.ends_with(PLAN_HINT), "{said}");
+        assert!(
+            said.starts_with("the command exited 0") && said.ends_with(PLAN_HINT),
+            "{said}"
+        );
         assert!(!said.contains(crate::outcome::ALLOW_WRITE_ONCE), "{said}");
         for h in [
             format!(

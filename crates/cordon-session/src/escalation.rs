@@ -396,13 +396,21 @@ mod tests {
             grant: Some("/w/.git/modules/s".into()),
             also_grant: vec!["/w/.git/modules/s/config".into()],
         });
-        match escalation(&o, &needs("workspace-write"), ApprovalMode::OnRequest, false) {
+        match escalation(
+            &o,
+            &needs("workspace-write"),
+            ApprovalMode::OnRequest,
+            false,
+        ) {
             Escalation::Offered {
                 widening: Widening::Additional { permissions },
                 ..
             } => {
-                let paths: Vec<&str> =
-                    permissions.entries.iter().map(|e| e.path.as_str()).collect();
+                let paths: Vec<&str> = permissions
+                    .entries
+                    .iter()
+                    .map(|e| e.path.as_str())
+                    .collect();
                 assert_eq!(paths, ["/w/.git/modules/s", "/w/.git/modules/s/config"]);
             }
             e => panic!("{e:?}"),

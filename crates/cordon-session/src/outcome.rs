@@ -917,7 +917,11 @@ fn refused_but_succeeded_hint(sig: &RunSignals, ctx: &ClassifyContext) -> Option
         records,
         total: all.total - skipped,
     };
-    let d = if others.records.is_empty() { all } else { &others };
+    let d = if others.records.is_empty() {
+        all
+    } else {
+        &others
+    };
     let (r, hint) = liftable_refusal(d, ctx)?;
     let more = match d.total.saturating_sub(1) {
         0 => String::new(),
@@ -942,9 +946,11 @@ fn git_index_refresh(r: &cordon_sandbox::denials::DenialRecord, ctx: &ClassifyCo
         return false;
     };
     let in_git_dir = ctx.fs.kind(&dir.join("HEAD")) == Some(FileKind::File)
-        || dir
-            .ancestors()
-            .any(|a| a.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(".git")));
+        || dir.ancestors().any(|a| {
+            a.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(".git"))
+        });
     opens && r.path.file_name() == Some(std::ffi::OsStr::new("index.lock")) && in_git_dir
 }
 
@@ -1947,9 +1953,10 @@ fn output_names(tail: &str, path: &Path, cwd: &Path) -> bool {
         let rel = display_path(p, cwd);
         tail.contains(abs.as_ref())
             || (!rel.is_empty() && tail.contains(&rel))
-            || tail.lines().flat_map(candidate_paths).any(|c| {
-                cordon_policy::paths::lexical_normalize(Path::new(&c), cwd) == p
-            })
+            || tail
+                .lines()
+                .flat_map(candidate_paths)
+                .any(|c| cordon_policy::paths::lexical_normalize(Path::new(&c), cwd) == p)
     };
     let name = path
         .file_name()
@@ -2210,7 +2217,10 @@ fn record_hint_with(
     }
     if let Some((dir, target)) = lock_protocol_grants(&rec.path, ctx) {
         let dir_ok = ctx.resolved.is_some_and(|r| {
-            r.filesystem.access_for(ctx.fs, &dir.join("config.lock")).access == Access::Write
+            r.filesystem
+                .access_for(ctx.fs, &dir.join("config.lock"))
+                .access
+                == Access::Write
         });
         // Each as offerable as any other grant (never the home, a system tree, …). The
         // directory is named even when this run could write it (by a `-w` given for it):
@@ -2224,9 +2234,9 @@ fn record_hint_with(
             grant_offer(&target, &target, true, ctx),
         );
         if let (Ok(d), Ok(t)) = offers {
-            let name = target.file_name().map_or_else(String::new, |n| {
-                n.to_string_lossy().into_owned()
-            });
+            let name = target
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
             let (grant, also) = match d {
                 Some(d) => (d, vec![t]),
                 None => (t, Vec::new()),
@@ -3401,7 +3411,11 @@ mod tests {
             let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
             let words = named_paths(&argv, tail);
             let mut d = cordon_sandbox::denials::DenialReport::default();
-            d.push(record(path, "read-only: outside every writable root", Some("/data/out")));
+            d.push(record(
+                path,
+                "read-only: outside every writable root",
+                Some("/data/out"),
+            ));
             let ctx = ClassifyContext {
                 resolved: Some(&r),
                 fs: &fs,
@@ -3430,7 +3444,10 @@ mod tests {
                 "{o:?}"
             );
             assert_eq!(offered, None);
-            assert!(hint.contains("through the symlink out inside a writable root"), "{hint}");
+            assert!(
+                hint.contains("through the symlink out inside a writable root"),
+                "{hint}"
+            );
             assert!(!hint.contains(ALLOW_WRITE_ONCE), "{hint}");
         };
         let (o, g) = go(
@@ -3440,7 +3457,11 @@ mod tests {
         );
         no_grant(&o, g);
         // The words alone (a program that prints no path).
-        let (o, g) = go(&["sh", "-c", "echo x > out/f2"], "Read-only file system", "/data/out/f2");
+        let (o, g) = go(
+            &["sh", "-c", "echo x > out/f2"],
+            "Read-only file system",
+            "/data/out/f2",
+        );
         no_grant(&o, g);
         // Sibling: a new directory below it, named only by the output.
         let (o, g) = go(
@@ -3457,7 +3478,9 @@ mod tests {
         );
         assert_eq!(g.as_deref(), Some(Path::new("/data/out")), "{o:?}");
         assert!(
-            o.hint.unwrap_or_default().contains("allow writing it once with -w /data/out"),
+            o.hint
+                .unwrap_or_default()
+                .contains("allow writing it once with -w /data/out"),
             "{:?}",
             o.class
         );
@@ -4295,9 +4318,7 @@ mod tests {
 
     /// A workspace `/w` whose `.git/modules` is protected, with the submodule git dir
     /// `/w/.git/modules/libsub` on disk; `extra` entries added (a `-w` given).
-    fn submodule_case(
-        extra: Vec<ResolvedEntry>,
-    ) -> (ResolvedProfile, cordon_policy::MemFs) {
+    fn submodule_case(extra: Vec<ResolvedEntry>) -> (ResolvedProfile, cordon_policy::MemFs) {
         let mut r = resolved();
         if let ResolvedFilesystem::Restricted { entries, .. } = &mut r.filesystem {
             entries[1] = entry(
@@ -4409,7 +4430,10 @@ mod tests {
                     Some(Path::new("/w/.git/modules/libsub/config.lock"))
                 );
                 assert_eq!(grant.as_deref(), Some(Path::new("/w/.git/modules/libsub")));
-                assert_eq!(also_grant, &[PathBuf::from("/w/.git/modules/libsub/config")]);
+                assert_eq!(
+                    also_grant,
+                    &[PathBuf::from("/w/.git/modules/libsub/config")]
+                );
             }
             c => panic!("{c:?}"),
         }
@@ -4448,7 +4472,10 @@ mod tests {
         ]);
         let mut rename = record(
             "/w/.git/modules/libsub/config",
-            &format!("protected (R-P3): {}", cordon_policy::gitconfig::GIT_CONFIG_REASON),
+            &format!(
+                "protected (R-P3): {}",
+                cordon_policy::gitconfig::GIT_CONFIG_REASON
+            ),
             Some("/w/.git/modules/libsub/config"),
         );
         rename.syscall = "rename".into();
@@ -4475,7 +4502,10 @@ mod tests {
             "error: could not lock config file .git/config: Read-only file system",
             vec![record(
                 "/w/.git/config",
-                &format!("protected (R-P3): {}", cordon_policy::gitconfig::GIT_CONFIG_REASON),
+                &format!(
+                    "protected (R-P3): {}",
+                    cordon_policy::gitconfig::GIT_CONFIG_REASON
+                ),
                 Some("/w/.git/config"),
             )],
         );
@@ -4540,8 +4570,9 @@ mod tests {
         let o = classify_with(&r, &fs, 0, "", vec![lock, other]);
         let hint = o.hint.unwrap_or_default();
         assert!(
-            hint.starts_with("the command exited 0, but the sandbox refused `openat /data/src/out.txt`")
-                && !hint.contains("and 1 more"),
+            hint.starts_with(
+                "the command exited 0, but the sandbox refused `openat /data/src/out.txt`"
+            ) && !hint.contains("and 1 more"),
             "{hint}"
         );
     }

@@ -4793,7 +4793,10 @@ fn a_grant_of_the_whole_home_is_said() {
     );
     let above = note(holder);
     assert!(above.contains(&said), "{above}");
-    assert!(!above.contains("your whole home directory writable"), "{above}");
+    assert!(
+        !above.contains("your whole home directory writable"),
+        "{above}"
+    );
     if p.dir.parent() == Some(holder) {
         let dots = note(std::path::Path::new(".."));
         assert!(dots.contains(&said), "{dots}");

@@ -2251,7 +2251,14 @@ fn a_submodule_update_hint_works_in_one_step() {
     }
     let p = project();
     superproject_with_deinit_submodule(&p);
-    let update = ["git", "-c", "protocol.file.allow=always", "submodule", "update", "--init"];
+    let update = [
+        "git",
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "update",
+        "--init",
+    ];
     let mut args = vec!["run", "--json", "--"];
     args.extend(update);
     let o = cordon(&p, &p.dir, &args);
@@ -2263,7 +2270,10 @@ fn a_submodule_update_hint_works_in_one_step() {
     let v: serde_json::Value = serde_json::from_str(err.lines().last().unwrap()).unwrap();
     assert_eq!(
         v["also_grant"][0],
-        p.dir.join(".git/modules/libsub/config").display().to_string(),
+        p.dir
+            .join(".git/modules/libsub/config")
+            .display()
+            .to_string(),
         "{v}"
     );
     // As the first time (the failed run left the work tree's `.git` file behind).
@@ -2286,7 +2296,11 @@ fn a_submodule_update_hint_works_in_one_step() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let cfg = std::fs::read_to_string(p.dir.join(".git/modules/libsub/config")).unwrap();
     assert!(cfg.contains("worktree"), "{cfg}{}", text(&o.stderr));
-    let o = cordon(&p, &p.dir, &["run", "--", "git", "config", "user.name", "x"]);
+    let o = cordon(
+        &p,
+        &p.dir,
+        &["run", "--", "git", "config", "user.name", "x"],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(!text(&o.stderr).contains("-w .git"), "{}", text(&o.stderr));
 }
@@ -2305,7 +2319,14 @@ fn index_refresh_refusals_are_quiet_and_plan_runs_never_advise_w() {
     let p = project();
     superproject_with_deinit_submodule(&p);
     let st = Command::new("git")
-        .args(["-c", "protocol.file.allow=always", "submodule", "update", "--init", "-q"])
+        .args([
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "update",
+            "--init",
+            "-q",
+        ])
         .current_dir(&p.dir)
         .status()
         .unwrap();
@@ -2323,13 +2344,20 @@ fn index_refresh_refusals_are_quiet_and_plan_runs_never_advise_w() {
             let o = cordon(&p, &p.dir, &args);
             let err = text(&o.stderr);
             assert_eq!(o.status.code(), Some(0), "{cmd:?}: {err}");
-            assert!(!err.contains("cordon: note: the command exited 0"), "{cmd:?}: {err}");
+            assert!(
+                !err.contains("cordon: note: the command exited 0"),
+                "{cmd:?}: {err}"
+            );
             let v: serde_json::Value = serde_json::from_str(err.lines().last().unwrap()).unwrap();
             assert!(v["hint"].is_null(), "{cmd:?} plan={plan}: {v}");
         }
     }
     std::fs::write(p.dir.join("libsub/new"), "n\n").unwrap();
-    let o = cordon(&p, &p.dir, &["run", "--", "git", "-C", "libsub", "add", "new"]);
+    let o = cordon(
+        &p,
+        &p.dir,
+        &["run", "--", "git", "-C", "libsub", "add", "new"],
+    );
     let err = text(&o.stderr);
     assert_ne!(o.status.code(), Some(0), "{err}");
     assert!(
@@ -2340,7 +2368,17 @@ fn index_refresh_refusals_are_quiet_and_plan_runs_never_advise_w() {
     let o = cordon(
         &p,
         &p.dir,
-        &["run", "--plan", "--json", "-w", ".git", "--", "sh", "-c", "echo x > planned; true"],
+        &[
+            "run",
+            "--plan",
+            "--json",
+            "-w",
+            ".git",
+            "--",
+            "sh",
+            "-c",
+            "echo x > planned; true",
+        ],
     );
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
@@ -2362,7 +2400,13 @@ fn index_refresh_refusals_are_quiet_and_plan_runs_never_advise_w() {
     let o = cordon(
         &p,
         &p.dir,
-        &["run", "--", "sh", "-c", "echo x > .git/hooks/pre-push; true"],
+        &[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "echo x > .git/hooks/pre-push; true",
+        ],
     );
     assert!(
         text(&o.stderr).contains("allow writing it once with -w .git/hooks"),
