@@ -1962,13 +1962,18 @@ fn output_names(tail: &str, path: &Path, cwd: &Path) -> bool {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let locked = name
-        .strip_suffix(".lock")
-        .filter(|n| !n.is_empty())
-        .map(|n| path.with_file_name(n));
+    let locked = locked_file(path);
     spelled(path)
         || (name.len() >= 2 && tail.contains(&name))
         || locked.is_some_and(|l| spelled(&l))
+}
+
+/// The file a lock file `X.lock` locks (`X`), or `None` for any other name.
+fn locked_file(path: &Path) -> Option<PathBuf> {
+    let name = path.file_name()?.to_str()?;
+    name.strip_suffix(".lock")
+        .filter(|n| !n.is_empty())
+        .map(|n| path.with_file_name(n))
 }
 
 /// Whether a path the output names (as [`candidate_paths`] finds them, relative ones
@@ -2296,7 +2301,16 @@ fn record_hint_with(
 /// `git config --global user.email` was told the readable file was hidden).
 fn stripped_copy_hint(path: &Path, shown: &str, ctx: &ClassifyContext<'_>) -> Option<String> {
     let r = ctx.resolved?;
-    r.stripped.iter().find(|f| f.path == path)?;
+    // Or its lock file (`git config --global` takes `~/.gitconfig.lock` first), which
+    // counts as named when the output names the file it locks ([`output_names`]).
+    let locked = locked_file(path);
+    r.stripped
+        .iter()
+        .find(|f| f.path == path || locked.as_deref() == Some(f.path.as_path()))?;
+    let shown = match &locked {
+        Some(l) if r.stripped.iter().any(|f| &f.path == l) => display_path(l, ctx.cwd),
+        _ => shown.to_string(),
+    };
     Some(format!(
         "{shown} is shown to this command as a read-only copy with its credentials removed; \
          no grant makes it writable: change it outside cordon (for git settings, `git config \
@@ -4519,6 +4533,63 @@ mod tests {
             c => panic!("{c:?}"),
         }
         assert!(!o.hint.unwrap_or_default().contains("together with"));
+    }
+
+    /// Hints finding 1 follow-up: a lock file counts as named by the file it locks, so
+    /// `git config --global`'s refused `~/.gitconfig.lock` (the home's stripped copy, R-C2)
+    /// is named by git's "could not lock config file ~/.gitconfig": its hint is the
+    /// stripped copy's, with no grant. Twin: a lock of a plain outside file is offered its
+    /// directory.
+    #[test]
+    fn a_lock_of_a_stripped_copy_is_told_the_copy_is_read_only() {
+        let mut r = resolved();
+        r.stripped = vec![cordon_policy::stripped::StrippedFile {
+            path: "/home/u/.gitconfig".into(),
+            format: cordon_policy::stripped::ConfigFormat::GitConfig,
+        }];
+        let fs = cordon_policy::MemFs::new()
+            .dir("/w")
+            .file("/home/u/.gitconfig", "")
+            .file("/data/x/conf", "");
+        let o = classify_with(
+            &r,
+            &fs,
+            255,
+            "error: could not lock config file /home/u/.gitconfig: Read-only file system",
+            vec![record(
+                "/home/u/.gitconfig.lock",
+                "read-only: outside every writable root",
+                Some("/home/u"),
+            )],
+        );
+        let hint = o.hint.clone().unwrap_or_default();
+        assert!(
+            hint.starts_with("/home/u/.gitconfig is shown to this command as a read-only copy"),
+            "{hint}"
+        );
+        assert!(
+            matches!(o.class, OutcomeClass::SandboxDenied { grant: None, .. }),
+            "{o:?}"
+        );
+        let o = classify_with(
+            &r,
+            &fs,
+            255,
+            "error: could not lock config file /data/x/conf: Read-only file system",
+            vec![record(
+                "/data/x/conf.lock",
+                "read-only: outside every writable root",
+                Some("/data/x"),
+            )],
+        );
+        assert_eq!(o.confidence, Confidence::High, "{o:?}");
+        assert!(
+            o.hint
+                .unwrap_or_default()
+                .contains("allow writing it once with -w /data/x"),
+            "{:?}",
+            o.class
+        );
     }
 
     /// Hints finding 2: `git status` in a repository with a submodule exited 0 and got a
