@@ -784,6 +784,31 @@ mod tests {
         assert!(t.contains("hint: run it in the project"), "{t}");
     }
 
+    /// Hints finding 1: a hint with a second grant reads in the agent's terms (the tool
+    /// argument for both paths) and in the server's (`cordon mcp -w A -w B`); twin: a
+    /// single grant is unchanged.
+    #[test]
+    fn two_grants_read_in_agent_and_server_terms() {
+        let h = format!(
+            "{}.git/modules/s{}.git/modules/s/config",
+            cordon_session::outcome::ALLOW_WRITE_ONCE,
+            cordon_session::outcome::ALSO_WRITE
+        );
+        let agent = agent_terms(&h, true);
+        assert_eq!(
+            agent,
+            "allow writing it with exec_command's additional_permissions (write) for \
+             .git/modules/s, together with .git/modules/s/config"
+        );
+        let server = agent_terms(&h, false);
+        assert!(
+            server.ends_with("cordon mcp -w .git/modules/s -w .git/modules/s/config"),
+            "{server}"
+        );
+        let one = format!("{}/data", cordon_session::outcome::ALLOW_WRITE_ONCE);
+        assert!(agent_terms(&one, true).ends_with("(write) for /data"));
+    }
+
     /// nu27 F3: cut output points at `read_output` only while a session is there to read
     /// from. F9: a client that cannot elicit is not invited to a call no one can approve.
     #[test]
