@@ -174,6 +174,37 @@ pub struct PathExplanation {
     /// "writable" alone). `None` for a single-named file or when nobody looked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hard_links: Option<u64>,
+    /// How the command's writes to the path are carried when `access` (the host file's) is
+    /// not `write` and writes still succeed inside the sandbox: a repository's `.git/config`
+    /// is a private writable copy whose allowed keys are merged back when the command ends
+    /// (hints finding 7: `access: read` alone, while `echo x >> .git/config` succeeded).
+    /// `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command_writes: Option<CommandWrites>,
+}
+
+/// [`PathExplanation::command_writes`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CommandWrites {
+    /// `private-copy`: the command writes a copy of the file private to its run, never the
+    /// host file itself.
+    pub kind: &'static str,
+    /// The keys merged back into the host file when the command ends
+    /// ([`crate::gitconfig::MERGED_BACK_KEYS`]).
+    pub merged_back: Vec<&'static str>,
+    /// What happens to any other key the command changed.
+    pub other_keys: &'static str,
+}
+
+/// The [`CommandWrites`] of a repository config cordon edits as a private copy
+/// ([`crate::gitconfig::brokered_configs`]).
+fn brokered_writes() -> CommandWrites {
+    CommandWrites {
+        kind: "private-copy",
+        merged_back: crate::gitconfig::MERGED_BACK_KEYS.to_vec(),
+        other_keys: "not merged back: refused with a note naming the `git config` command to \
+                     run outside cordon",
+    }
 }
 
 /// The network decision.
@@ -624,6 +655,7 @@ fn explain_path(
                     .to_string(),
             ),
             hard_links: None,
+            command_writes: None,
         };
     }
     if private_tmp && resolved.filesystem.seen(fs, &absolute) == crate::view::Seen::PrivateTmp {
@@ -638,6 +670,7 @@ fn explain_path(
             hint,
             shown_as: None,
             hard_links: None,
+            command_writes: None,
         };
     }
     if private_tmp {
@@ -661,6 +694,7 @@ fn explain_path(
                 },
                 hint: None,
                 hard_links: None,
+                command_writes: None,
             };
         }
     }
@@ -684,6 +718,7 @@ fn explain_path(
                 hint: None,
                 shown_as: None,
                 hard_links: None,
+                command_writes: None,
             };
         }
     }
@@ -740,6 +775,7 @@ fn explain_path(
                     f.format
                 )),
                 hard_links: None,
+                command_writes: None,
             };
         }
     }
@@ -787,6 +823,20 @@ fn explain_path(
         .caches
         .iter()
         .any(|c| c.env.is_some() && canonical.starts_with(&c.path));
+    // The honest "to change" for a brokered config: the command already edits it (a
+    // private copy); what changes the host file is the merge's allow list or git outside.
+    let hint = if brokered {
+        Some(format!(
+            "the command's git config edits go to a private copy, and only {} are merged back \
+             into this file; for any other key run `git config …` outside cordon (cordon's \
+             note after the run names the command), or, only if you trust every command, let \
+             it write the file itself: `{{ path = \"{}\", access = \"write\" }}`",
+            crate::gitconfig::MERGED_BACK_KEYS.join(", "),
+            canonical.display()
+        ))
+    } else {
+        hint
+    };
     PathExplanation {
         path: asked.to_path_buf(),
         canonical: (canonical != absolute).then_some(canonical),
@@ -796,6 +846,7 @@ fn explain_path(
         hint: if redirected { None } else { hint },
         shown_as,
         hard_links: None,
+        command_writes: brokered.then(brokered_writes),
     }
 }
 
@@ -1087,6 +1138,13 @@ impl fmt::Display for Explanation {
                 // Nothing there, so no stand-in either (new-user pass 187 #3: "sees a
                 // stand-in (below)" above "not present now").
                 writeln!(f, ": {}; not there now (below)", access_words(p.access))?;
+            } else if p.command_writes.is_some() {
+                // Hints finding 7: "read-only" alone while the command's writes succeed.
+                writeln!(
+                    f,
+                    ": {} on the host; the command writes a private copy, merged back (below)",
+                    access_words(p.access)
+                )?;
             } else if p.shown_as.is_some() {
                 // The host file's access, and that the command sees something else in its
                 // place (new-user pass nu62: "read-only" then "writable copy" read as a
@@ -1112,7 +1170,16 @@ impl fmt::Display for Explanation {
             } else {
                 writeln!(f, ": {}", access_words(p.access))?;
             }
-            if let Some(v) = &p.shown_as {
+            if let Some(w) = &p.command_writes {
+                writeln!(
+                    f,
+                    "  command writes: a {} of this file; merged back when it ends: {}; other \
+                     keys: {}",
+                    w.kind.replace('-', " "),
+                    w.merged_back.join(", "),
+                    w.other_keys
+                )?;
+            } else if let Some(v) = &p.shown_as {
                 writeln!(f, "  shown as: {v}")?;
             }
             writeln!(f, "  decided by: {}", p.decided_by.describe())?;

@@ -67,6 +67,23 @@ pub const BROKERED_COPY: &str = "a writable private copy inside the sandbox: git
     init.defaultBranch are merged back into this file (any other changed key is refused \
     with a note)";
 
+/// The keys cordon merges back from a command's private copy of a repository config
+/// ([`BROKERED_COPY`]; the merge's allow list: README "Git config edits"), as `cordon
+/// explain` lists them.
+pub const MERGED_BACK_KEYS: &[&str] = &[
+    "branch.<name>.remote",
+    "branch.<name>.merge",
+    "branch.<name>.rebase",
+    "remote.<name>.url",
+    "remote.<name>.pushurl",
+    "remote.<name>.fetch",
+    "submodule.<name>.url",
+    "submodule.<name>.active",
+    "user.name",
+    "user.email",
+    "init.defaultBranch",
+];
+
 /// [`BROKERED_COPY`] in a few words, for the `environment_context` (`edits` attribute of
 /// the protected entry).
 pub const BROKERED_COPY_SHORT: &str =

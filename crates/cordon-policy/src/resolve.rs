@@ -436,6 +436,38 @@ impl ResolvedFilesystem {
         dirs
     }
 
+    /// The symlink through which the path spelled `spelled` (absolute, lexically normal)
+    /// leads out of where it is spelled, when a write grant of that spelling would be
+    /// dropped — the link lies inside a writable root, so a confined command could have
+    /// planted it ([`redirected_out_of_roots`], the rule that drops `-w out` for
+    /// `out -> /elsewhere`): the link itself, named where it lives. `None` when the
+    /// spelling has no symlink or the rule keeps it. A denial reached through such a link
+    /// offers no grant (hints finding 8: `echo x > out/f2` was offered `-w` of the
+    /// link's target).
+    pub fn redirected_write(&self, fs: &dyn FsView, spelled: &Path) -> Option<PathBuf> {
+        let canonical = canonicalize_lenient(fs, spelled);
+        if canonical == spelled {
+            return None;
+        }
+        let writable: Vec<(PathBuf, PathBuf)> = self
+            .writable_roots()
+            .into_iter()
+            .map(|e| (e.spelled.clone(), e.path.clone()))
+            .collect();
+        if !redirected_out_of_roots(spelled, &canonical, Access::Write, &writable, &[]) {
+            return None;
+        }
+        // The first link that lies inside a writable root (not one above the root, such
+        // as a workspace reached through a symlinked home).
+        symlinks_on(fs, spelled).into_iter().find(|link| {
+            link.parent().is_some_and(|dir| {
+                writable
+                    .iter()
+                    .any(|(ws, wc)| dir.starts_with(ws) || dir.starts_with(wc))
+            })
+        })
+    }
+
     /// Entries of a given origin kind that are denied.
     pub fn denied(&self) -> Vec<&ResolvedEntry> {
         self.layered()

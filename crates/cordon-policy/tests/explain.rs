@@ -443,9 +443,47 @@ fn repository_config_is_explained_as_the_private_copy() {
     );
     assert!(e.to_string().contains("merged back"), "{e}");
     assert!(e.paths[1].shown_as.is_none(), "{e}");
+    // Hints finding 7: `access: read` stays the host file's, and a field says what is
+    // enforced for the command's writes (a private copy, merged back with these keys), in
+    // `--json` and the text; the "to change" no longer says it is kept read-only.
+    let w = e.paths[0].command_writes.as_ref().expect("command_writes");
+    assert_eq!(w.kind, "private-copy");
+    assert!(w.merged_back.contains(&"user.email"), "{w:?}");
+    let v = serde_json::to_value(&e).unwrap();
+    assert_eq!(v["paths"][0]["access"], "read", "{v}");
+    assert_eq!(
+        v["paths"][0]["command_writes"]["kind"], "private-copy",
+        "{v}"
+    );
+    let text = e.to_string();
+    assert!(
+        text.contains("the command writes a private copy, merged back")
+            && text.contains("command writes: a private copy of this file"),
+        "{text}"
+    );
+    let hint = e.paths[0].hint.as_deref().unwrap_or_default();
+    assert!(!hint.contains("kept read-only"), "{hint}");
+    assert!(hint.contains("outside cordon"), "{hint}");
+    // Twins: a hook has no such field; on Seatbelt the config is plainly read-only.
+    assert!(e.paths[1].command_writes.is_none(), "{e}");
     let e = run(&dev(), &[".git/config"], Os::Macos, Ok(()));
     assert_eq!(e.paths[0].access, Access::Read, "{e}");
     assert!(e.paths[0].shown_as.is_none(), "{e}");
+    assert!(e.paths[0].command_writes.is_none(), "{e}");
+}
+
+/// The keys explain lists as merged back are the merge's allow list, one for one.
+#[test]
+fn explained_merged_back_keys_are_the_merge_allow_list() {
+    let listed: Vec<String> = cordon_policy::gitconfig::MERGED_BACK_KEYS
+        .iter()
+        .map(|k| k.replace("<name>.", "").to_ascii_lowercase())
+        .collect();
+    let allowed: Vec<String> = cordon_policy::gitconfig::merge::ALLOWED
+        .iter()
+        .map(|(s, _, k)| format!("{s}.{k}"))
+        .collect();
+    assert_eq!(listed, allowed);
 }
 
 /// nu7: the write advice for a file that does not exist yet names its nearest existing

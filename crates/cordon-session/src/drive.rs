@@ -470,6 +470,9 @@ pub struct Prepared {
     /// Sweeps of earlier runs whose cordon process ended before making them, finished
     /// before this run's census (reported with this run's).
     pub earlier_sweeps: Vec<cordon_sandbox::git_dir_sweep::Swept>,
+    /// The run is read-only by plan mode (`--plan`, or the session's plan mode: R-A10):
+    /// its outcome's advice never offers a widening ([`conclude`]).
+    pub plan: bool,
 }
 
 /// Why a retry under `trust` (the wider profile) could not be prepared, or `None`: the
@@ -978,6 +981,7 @@ pub fn prepare(
         git_dirs,
         sweep_record,
         earlier_sweeps,
+        plan,
     })
 }
 
@@ -1314,6 +1318,37 @@ fn makes_repository(
 /// notes on stderr already; the CLI does not print this summary again.
 pub const GIT_CONFIG_NOT_KEPT: &str = ".git/config edits not kept on the host: ";
 
+/// `hint` as said in plan mode: unchanged unless it offers a widening (`-w`, `--with`,
+/// `--allow-network`, `--local-port`, a directory of one's own), which a `--plan` run
+/// ignores; then [`PLAN_HINT`], after the exit 0 when the command `succeeded`.
+fn plan_advice(hint: String, succeeded: bool) -> String {
+    use crate::outcome::{
+        ALLOW_NETWORK_ONCE, ALLOW_WRITE_ONCE, OWN_DIRECTORY_GRANT, PASS_LOCAL_PORT,
+    };
+    let widens = [
+        ALLOW_WRITE_ONCE,
+        ALLOW_NETWORK_ONCE,
+        OWN_DIRECTORY_GRANT,
+        PASS_LOCAL_PORT,
+        "-w ",
+        "--with ",
+        "--allow-network",
+        "--writable",
+    ]
+    .iter()
+    .any(|w| hint.contains(w));
+    if hint == PLAN_HINT || !widens {
+        hint
+    } else if succeeded {
+        format!(
+            "the command exited 0, but the sandbox refused a write it tried, so that write \
+             did not happen: {PLAN_HINT}"
+        )
+    } else {
+        PLAN_HINT.to_string()
+    }
+}
+
 /// The hint after a denial in plan mode (`--plan`, R-A10).
 pub const PLAN_HINT: &str = "this is a --plan run: nothing may be written and the network is \
      off, whatever -w or --allow-network say; run it without --plan to make the change";
@@ -1520,7 +1555,9 @@ pub fn conclude(
         git_dirs,
         sweep_record,
         earlier_sweeps,
+        plan,
     } = prepared;
+    let plan = plan || trust.layers.plan;
     // After the run, whatever its outcome: what it left in the git dirs for the host's git.
     let swept: Vec<_> = git_dirs
         .iter()
@@ -1606,6 +1643,10 @@ pub fn conclude(
             helper = report;
             network_denied = sig.network_denied.clone();
             connect_failures = sig.connect_failures.clone();
+            let words = crate::outcome::named_paths(
+                record.segments.iter().flat_map(|s| &s.segment.argv),
+                &sig.stderr_tail,
+            );
             let ctx = ClassifyContext {
                 resolved: exec.resolved.as_ref(),
                 fs: &HostFs,
@@ -1617,6 +1658,7 @@ pub fn conclude(
                 network_enabled: needs.network(),
                 home: home.as_deref(),
                 path_dirs: &path_dirs,
+                words: &words,
             };
             // Each record's `grant` is the one cordon offers for it, as the outcome's is
             // (new-user pass 150: a write under a home's parent showed the raw grant
@@ -1630,9 +1672,13 @@ pub fn conclude(
     // `--allow-network`, the grant offered) does nothing under `--plan` — in the report as
     // on stderr (new user, stop 19: an agent following it looped; nu17 N5: `--json` still
     // said "-w").
-    if trust.layers.plan {
-        if let crate::OutcomeClass::SandboxDenied { grant, .. } = &mut outcome.class {
+    if plan {
+        if let crate::OutcomeClass::SandboxDenied {
+            grant, also_grant, ..
+        } = &mut outcome.class
+        {
             *grant = None;
+            also_grant.clear();
         }
         record_grants(&mut helper, |_| None);
         if matches!(
@@ -1666,6 +1712,7 @@ pub fn conclude(
     if let (
         crate::OutcomeClass::SandboxDenied {
             grant,
+            also_grant,
             path: Some(p),
             ..
         },
@@ -1674,6 +1721,7 @@ pub fn conclude(
     {
         if !p.starts_with(&r.workspace) && makes_repository(&record, p, &r.cwd) {
             *grant = None;
+            also_grant.clear();
             outcome.hint = Some(format!(
                 "{} is outside the project, and {REPOSITORY_BESIDE}: run it outside cordon, \
                  or make it inside the project (e.g. `git clone . sub/NAME`) and move it",
@@ -1712,6 +1760,15 @@ pub fn conclude(
                 outcome.class == crate::OutcomeClass::Success,
             )
         });
+    }
+    // Whatever advice came after: none offers a widening in plan mode (hints finding 3:
+    // the note after an exit 0 said "allow writing it once with -w .git" right after the
+    // line saying -w does not apply to a --plan run).
+    if plan {
+        outcome.hint = outcome
+            .hint
+            .take()
+            .map(|h| plan_advice(h, outcome.class == crate::OutcomeClass::Success));
     }
     let mut exec = exec;
     exec.payload_fd = None;
@@ -1952,6 +2009,38 @@ fn unexecutable_request(e: &std::io::Error, exec: &ExecRequest) -> Option<String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Hints finding 3: in plan mode no advice offers `-w` (a note after an exit 0 said
+    /// "allow writing it once with -w .git" after the line saying -w does not apply to a
+    /// --plan run); sibling: a failed run's unexplained-refusal hint and a network hint.
+    /// Twin: advice that offers no widening is kept as it is.
+    #[test]
+    fn plan_mode_advice_never_offers_a_widening() {
+        let note = format!(
+            "the command exited 0, but the sandbox refused `openat .git/x` (EROFS), so that \
+             write did not happen; if the command needed it: .git/x is read-only: {}.git",
+            crate::outcome::ALLOW_WRITE_ONCE
+        );
+        let said = plan_advice(note, true);
+        assert!(
+            said.starts_with("the command exited 0") && said.ends_with(PLAN_HINT),
+            "{said}"
+        );
+        assert!(!said.contains(crate::outcome::ALLOW_WRITE_ONCE), "{said}");
+        for h in [
+            format!(
+                "the sandbox refused `mkdir /data/x` (EROFS) during the run, which the \
+                 command's stderr does not name; if that is why it failed: {}/data",
+                crate::outcome::ALLOW_WRITE_ONCE
+            ),
+            format!("curl failed: {}", crate::outcome::ALLOW_NETWORK_ONCE),
+        ] {
+            assert_eq!(plan_advice(h, false), PLAN_HINT);
+        }
+        let plain = "timed out after 1s: raise --timeout if it needs longer".to_string();
+        assert_eq!(plan_advice(plain.clone(), false), plain);
+        assert_eq!(plan_advice(PLAN_HINT.into(), false), PLAN_HINT);
+    }
 
     /// nu18 F9: `cargo install` into a whole-home copy-on-write layer of the cargo home
     /// (which keeps only `registry/` and `git/`) is told that the program is gone after the

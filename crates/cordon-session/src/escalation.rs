@@ -92,6 +92,7 @@ pub fn escalation(
             access,
             rule,
             grant,
+            also_grant,
             ..
         } => {
             if *access == Some(Access::Read) || rule.starts_with("denied") {
@@ -121,11 +122,16 @@ pub fn escalation(
                     ),
                 );
             };
+            // With the grants the same fix needs beside it (a submodule's git dir and its
+            // config: hints finding 1), so the retry does not fail on the other.
             widen(AdditionalPermissions {
                 network: None,
-                entries: vec![
-                    FsEntry::new(grant.to_string_lossy(), Access::Write).with_source("escalation")
-                ],
+                entries: std::iter::once(grant)
+                    .chain(also_grant)
+                    .map(|g| {
+                        FsEntry::new(g.to_string_lossy(), Access::Write).with_source("escalation")
+                    })
+                    .collect(),
             })
         }
         OutcomeClass::SandboxDenied { .. } => unsandboxed_or(
@@ -284,6 +290,7 @@ mod tests {
             rule: rule.into(),
             access: Some(access),
             grant: (access == Access::Write).then(|| path.into()),
+            also_grant: Vec::new(),
         })
     }
 
@@ -307,6 +314,7 @@ mod tests {
             rule: "read-only: outside every writable root".into(),
             access: Some(Access::Write),
             grant: None,
+            also_grant: Vec::new(),
         });
         match escalation(
             &o,
@@ -360,6 +368,7 @@ mod tests {
             rule: "read-only".into(),
             access: Some(Access::Write),
             grant: Some("/data".into()),
+            also_grant: Vec::new(),
         });
         match escalation(
             &o,
@@ -371,6 +380,39 @@ mod tests {
                 widening: Widening::Additional { permissions },
                 ..
             } => assert_eq!(permissions.entries[0].path, "/data"),
+            e => panic!("{e:?}"),
+        }
+    }
+
+    /// Hints finding 1: a denial whose fix needs two grants (a submodule's git dir and its
+    /// protected config) retries with both; a single grant retries with it alone (twin).
+    #[test]
+    fn a_retry_carries_every_grant_the_fix_needs() {
+        let o = outcome(OutcomeClass::SandboxDenied {
+            path: Some("/w/.git/modules/s/config.lock".into()),
+            syscall: None,
+            rule: "protected (R-P3): submodule git dirs have their own hooks and config".into(),
+            access: Some(Access::Write),
+            grant: Some("/w/.git/modules/s".into()),
+            also_grant: vec!["/w/.git/modules/s/config".into()],
+        });
+        match escalation(
+            &o,
+            &needs("workspace-write"),
+            ApprovalMode::OnRequest,
+            false,
+        ) {
+            Escalation::Offered {
+                widening: Widening::Additional { permissions },
+                ..
+            } => {
+                let paths: Vec<&str> = permissions
+                    .entries
+                    .iter()
+                    .map(|e| e.path.as_str())
+                    .collect();
+                assert_eq!(paths, ["/w/.git/modules/s", "/w/.git/modules/s/config"]);
+            }
             e => panic!("{e:?}"),
         }
     }
@@ -417,6 +459,7 @@ mod tests {
             rule: "seccomp".into(),
             access: None,
             grant: None,
+            also_grant: Vec::new(),
         });
         assert!(matches!(
             escalation(&sc, &n, ApprovalMode::OnRequest, false),
@@ -439,6 +482,7 @@ mod tests {
             rule: "seccomp".into(),
             access: None,
             grant: None,
+            also_grant: Vec::new(),
         });
         match escalation(&sc, &n, ApprovalMode::OnFailure, true) {
             Escalation::Offered {

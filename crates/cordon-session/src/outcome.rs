@@ -108,6 +108,13 @@ pub enum OutcomeClass {
         /// writable). `None` when no per-command grant can allow it (deny-read, seccomp).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         grant: Option<PathBuf>,
+        /// Grants the same fix needs together with `grant`, when one alone would only move
+        /// the denial: git writes `config.lock` in a submodule's git dir and renames it over
+        /// the protected `config`, so both the directory and the file must be granted
+        /// (hints finding 1: each grant alone offered the other, in a loop). Empty
+        /// otherwise.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        also_grant: Vec<PathBuf>,
     },
     /// A connection or name lookup was denied by the network policy.
     NetworkDenied {
@@ -172,6 +179,11 @@ pub const ALLOW_NETWORK_ONCE: &str = "allow it once with --allow-network";
 /// How the loopback hint names the flag that forwards a host port (the address follows,
 /// then a closing backtick), in the command line's terms.
 pub const PASS_LOCAL_PORT: &str = "pass `--local-port ";
+
+/// How a write denial's hint joins a second grant the fix needs together with the first
+/// ([`OutcomeClass::SandboxDenied`]'s `also_grant`; the path follows), in the command line's
+/// terms.
+pub const ALSO_WRITE: &str = ", together with -w ";
 
 /// How a refused write's hint points at a directory of one's own, in the command line's
 /// terms.
@@ -357,6 +369,32 @@ pub struct ClassifyContext<'a> {
     /// as a grant, nor a directory holding one or inside one ([`offerable_grant`]; nu23 Q2:
     /// an approved `-w ~/bin` planted the `git` the person's shell ran next).
     pub path_dirs: &'a [std::path::PathBuf],
+    /// The paths the command named: the words of its command line and the paths its
+    /// output names ([`named_paths`]), relative ones read against `cwd`. A denied write
+    /// reached through a symlink one of them passes, planted inside a writable root, is
+    /// offered no grant ([`planted_link`]).
+    pub words: &'a [String],
+}
+
+/// The paths a command named, for [`ClassifyContext::words`]: each word of its command
+/// line `argv`, and each path its output `tail` names ([`candidate_paths`]).
+pub fn named_paths<'a>(argv: impl IntoIterator<Item = &'a String>, tail: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for w in argv {
+        out.push(w.clone());
+        // A shell script's words too (`sh -c 'echo x > out/f'`).
+        if w.contains(char::is_whitespace) {
+            out.extend(
+                w.split(|c: char| c.is_whitespace() || "'\"<>|;&()".contains(c))
+                    .filter(|t| t.len() > 1)
+                    .map(str::to_string),
+            );
+        }
+    }
+    out.extend(tail.lines().flat_map(candidate_paths));
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// How the evidence of a limit the helper reported starts (its own channel: the helper
@@ -855,8 +893,35 @@ fn liftable_refusal<'a>(
 /// ([`liftable_refusal`]): said, because an agent reads the exit code and would take the
 /// write as done (new-user pass 155, #3: `sh -c 'echo x > .git/hooks/pre-push; echo done'`
 /// was `success` with no hint, the refusal only in `--json`'s `denials`).
+///
+/// git's opportunistic index refresh is not such a write: `git status`, `diff` or
+/// `describe` take `index.lock` to save a refreshed index and go on without it when they
+/// cannot ([`git_index_refresh`]). When the only refused writes of a run that exited 0 are
+/// those, nothing is said (hints finding 2: every `git status` in a repository with a
+/// submodule got a note offering `-w .git/modules/NAME`); a failed command still gets its
+/// hint (`git add` in a submodule needs that lock).
 fn refused_but_succeeded_hint(sig: &RunSignals, ctx: &ClassifyContext) -> Option<String> {
-    let d = sig.denials.as_ref()?;
+    let all = sig.denials.as_ref()?;
+    let records: Vec<_> = all
+        .records
+        .iter()
+        .filter(|r| !git_index_refresh(r, ctx))
+        .cloned()
+        .collect();
+    let skipped = (all.records.len() - records.len()) as u64;
+    // Every refusal was kept (none beyond the cap) and each was an index refresh.
+    if records.is_empty() && all.total == all.records.len() as u64 {
+        return None;
+    }
+    let others = cordon_sandbox::denials::DenialReport {
+        records,
+        total: all.total - skipped,
+    };
+    let d = if others.records.is_empty() {
+        all
+    } else {
+        &others
+    };
     let (r, hint) = liftable_refusal(d, ctx)?;
     let more = match d.total.saturating_sub(1) {
         0 => String::new(),
@@ -869,6 +934,24 @@ fn refused_but_succeeded_hint(sig: &RunSignals, ctx: &ClassifyContext) -> Option
         display_path(&r.path, ctx.cwd),
         r.errno,
     ))
+}
+
+/// A refused creation of git's `index.lock` in a git dir (a `.git`, a submodule's git dir
+/// under `.git/modules/`, a linked worktree's admin dir, a bare repository: any directory
+/// with a `HEAD` file, or below a `*.git` directory): how git takes the index, which
+/// `status`, `diff` and `describe` only do to save a refreshed copy, and give up quietly.
+fn git_index_refresh(r: &cordon_sandbox::denials::DenialRecord, ctx: &ClassifyContext) -> bool {
+    let opens = matches!(r.syscall.as_str(), "open" | "openat" | "openat2" | "creat");
+    let Some(dir) = r.path.parent() else {
+        return false;
+    };
+    let in_git_dir = ctx.fs.kind(&dir.join("HEAD")) == Some(FileKind::File)
+        || dir.ancestors().any(|a| {
+            a.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(".git"))
+        });
+    opens && r.path.file_name() == Some(std::ffi::OsStr::new("index.lock")) && in_git_dir
 }
 
 /// A refused time change (`utimensat`, `utime`, …) of a hard-linked file in a git
@@ -1197,6 +1280,7 @@ pub fn offerable_here(
             network_enabled: false,
             home: home.as_deref(),
             path_dirs: &path_dirs,
+            words: &[],
         },
     )
 }
@@ -1859,17 +1943,37 @@ fn denial_hint(shown: &str, rule: &str, access: Access, grant: Result<&str, &str
     }
 }
 
-/// Whether the output names `path`: absolute, relative to the cwd, or by its file name.
+/// Whether the output names `path`: absolute, relative to the cwd (also as `../x`), or by
+/// its file name. A lock file (`X.lock`) is also named by the file it locks, spelled as a
+/// path (`could not lock config file .git/modules/libsub/config` is about
+/// `.git/modules/libsub/config.lock`: hints finding 1 said the output did not name it).
 fn output_names(tail: &str, path: &Path, cwd: &Path) -> bool {
-    let abs = path.to_string_lossy();
-    let rel = display_path(path, cwd);
+    let spelled = |p: &Path| {
+        let abs = p.to_string_lossy();
+        let rel = display_path(p, cwd);
+        tail.contains(abs.as_ref())
+            || (!rel.is_empty() && tail.contains(&rel))
+            || tail
+                .lines()
+                .flat_map(candidate_paths)
+                .any(|c| cordon_policy::paths::lexical_normalize(Path::new(&c), cwd) == p)
+    };
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    tail.contains(abs.as_ref())
-        || (!rel.is_empty() && tail.contains(&rel))
+    let locked = locked_file(path);
+    spelled(path)
         || (name.len() >= 2 && tail.contains(&name))
+        || locked.is_some_and(|l| spelled(&l))
+}
+
+/// The file a lock file `X.lock` locks (`X`), or `None` for any other name.
+fn locked_file(path: &Path) -> Option<PathBuf> {
+    let name = path.file_name()?.to_str()?;
+    name.strip_suffix(".lock")
+        .filter(|n| !n.is_empty())
+        .map(|n| path.with_file_name(n))
 }
 
 /// Whether a path the output names (as [`candidate_paths`] finds them, relative ones
@@ -2038,7 +2142,124 @@ fn record_hint(
     rec: &cordon_sandbox::denials::DenialRecord,
     ctx: &ClassifyContext<'_>,
 ) -> (String, Option<PathBuf>) {
+    let (hint, grant, _) = record_hint_with(rec, ctx);
+    (hint, grant)
+}
+
+/// A git config file written by git's lock protocol — `D/config.lock` created in the git
+/// dir `D`, then renamed over `D/config` — where neither is writable as things stand and
+/// cordon does not edit that config as a private copy (a submodule's git dir under
+/// `.git/modules/`, a `--separate-git-dir`): the directory and the file, both of which the
+/// fix needs (hints finding 1: `-w D` then failed with EBUSY on the protected `config` and
+/// offered `-w D/config`, which then failed creating the lock and offered `-w D`). `None`
+/// for any other path, and for the workspace's own `.git/config` (a private copy merged
+/// back: README "Git config edits").
+fn lock_protocol_grants(path: &Path, ctx: &ClassifyContext<'_>) -> Option<(PathBuf, PathBuf)> {
+    let name = path.file_name()?.to_str()?;
+    let target = name.strip_suffix(".lock").unwrap_or(name);
+    if !matches!(target, "config" | "config.worktree") {
+        return None;
+    }
+    let dir = path.parent()?;
+    if ctx.fs.kind(&dir.join("HEAD")) != Some(FileKind::File) {
+        return None;
+    }
+    let resolved = ctx.resolved?;
+    let target = dir.join(target);
+    if cordon_policy::gitconfig::brokered_configs(resolved).contains(&target)
+        || resolved.filesystem.access_for(ctx.fs, &target).access == Access::Write
+    {
+        return None;
+    }
+    Some((dir.to_path_buf(), target))
+}
+
+/// The symlink inside a writable root through which the command reached the denied `path`
+/// — a path it named ([`ClassifyContext::words`]) leads there through it — with the
+/// spelling it used: the rule that refuses `-w out` for `out -> /elsewhere`
+/// ([`cordon_policy::ResolvedFilesystem::redirected_write`]). A command that plants
+/// `out -> /target` and writes `out/f` would otherwise choose which outside directory the
+/// hint, and the retry an asking mode offers, proposes (hints finding 8).
+fn planted_link(path: &Path, ctx: &ClassifyContext<'_>) -> Option<(PathBuf, PathBuf)> {
+    let r = ctx.resolved?;
+    ctx.words.iter().find_map(|w| {
+        if w.is_empty() {
+            return None;
+        }
+        let abs = cordon_policy::paths::lexical_normalize(Path::new(w), ctx.cwd);
+        let real = cordon_policy::paths::canonicalize_lenient(ctx.fs, &abs);
+        if real == abs || !(path == real || path.starts_with(&real)) {
+            return None;
+        }
+        let link = r.filesystem.redirected_write(ctx.fs, &abs)?;
+        Some((link, abs))
+    })
+}
+
+/// [`record_hint`], with the grants the fix needs together with the one offered
+/// ([`lock_protocol_grants`]).
+fn record_hint_with(
+    rec: &cordon_sandbox::denials::DenialRecord,
+    ctx: &ClassifyContext<'_>,
+) -> (String, Option<PathBuf>, Vec<PathBuf>) {
     let shown = display_path(&rec.path, ctx.cwd);
+    if let Some((link, spelled)) = planted_link(&rec.path, ctx) {
+        let target = cordon_policy::paths::canonicalize_lenient(ctx.fs, &link);
+        return (
+            format!(
+                "{shown} (named {}) is reached through the symlink {} inside a writable root, \
+                 which leads outside the writable roots (to {}); cordon offers no grant \
+                 through a link a command could have planted (a -w spelled through it is \
+                 refused for the same reason): check where the link points, and write there \
+                 outside cordon if you mean it",
+                display_path(&spelled, ctx.cwd),
+                display_path(&link, ctx.cwd),
+                target.display()
+            ),
+            None,
+            Vec::new(),
+        );
+    }
+    if let Some((dir, target)) = lock_protocol_grants(&rec.path, ctx) {
+        let dir_ok = ctx.resolved.is_some_and(|r| {
+            r.filesystem
+                .access_for(ctx.fs, &dir.join("config.lock"))
+                .access
+                == Access::Write
+        });
+        // Each as offerable as any other grant (never the home, a system tree, …). The
+        // directory is named even when this run could write it (by a `-w` given for it):
+        // a person who replaces that `-w` with the one offered loops back (finding 1).
+        let offers = (
+            match grant_offer(&dir, &dir, true, ctx) {
+                Ok(d) => Ok(Some(d)),
+                Err(_) if dir_ok => Ok(None),
+                Err(e) => Err(e),
+            },
+            grant_offer(&target, &target, true, ctx),
+        );
+        if let (Ok(d), Ok(t)) = offers {
+            let name = target
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            let (grant, also) = match d {
+                Some(d) => (d, vec![t]),
+                None => (t, Vec::new()),
+            };
+            let mut offered = display_path(&grant, ctx.cwd);
+            for a in &also {
+                offered.push_str(ALSO_WRITE);
+                offered.push_str(&display_path(a, ctx.cwd));
+            }
+            let mut hint = denial_hint(&shown, &rec.rule, Access::Write, Ok(&offered));
+            hint.push_str(&format!(
+                " (git writes {name}.lock in {} and renames it over {name}: the directory \
+                 and the file are both needed)",
+                display_path(&dir, ctx.cwd)
+            ));
+            return (hint, Some(grant), also);
+        }
+    }
     // A protected path (R-P3: hooks, config) stays protected below any grant, so it is never
     // lifted to its repository: that grant would not lift it, and may be in effect already
     // (nu23 Q5: `-w remote.git` offered again for `remote.git/hooks/post-receive`).
@@ -2054,7 +2275,7 @@ fn record_hint(
     };
     let shown_grant = offered.as_ref().map(|g| display_path(g, ctx.cwd));
     if let Some(h) = stripped_copy_hint(&rec.path, &shown, ctx) {
-        return (h, None);
+        return (h, None, Vec::new());
     }
     let mut hint = denial_hint(
         &shown,
@@ -2071,7 +2292,7 @@ fn record_hint(
              with \"File exists\": use `mkdir -p`, or let the tool create what goes inside it)"
         ));
     }
-    (hint, offered.ok())
+    (hint, offered.ok(), Vec::new())
 }
 
 /// The hint for a write to a file the command sees as a stripped copy (`~/.gitconfig`
@@ -2080,7 +2301,16 @@ fn record_hint(
 /// `git config --global user.email` was told the readable file was hidden).
 fn stripped_copy_hint(path: &Path, shown: &str, ctx: &ClassifyContext<'_>) -> Option<String> {
     let r = ctx.resolved?;
-    r.stripped.iter().find(|f| f.path == path)?;
+    // Or its lock file (`git config --global` takes `~/.gitconfig.lock` first), which
+    // counts as named when the output names the file it locks ([`output_names`]).
+    let locked = locked_file(path);
+    r.stripped
+        .iter()
+        .find(|f| f.path == path || locked.as_deref() == Some(f.path.as_path()))?;
+    let shown = match &locked {
+        Some(l) if r.stripped.iter().any(|f| &f.path == l) => display_path(l, ctx.cwd),
+        _ => shown.to_string(),
+    };
     Some(format!(
         "{shown} is shown to this command as a read-only copy with its credentials removed; \
          no grant makes it writable: change it outside cordon (for git settings, `git config \
@@ -2145,7 +2375,20 @@ fn from_records(
             (last, Confidence::Medium)
         }
     };
-    let (hint, offered) = record_hint(rec, ctx);
+    // A refusal in a git dir whose grant alone would fail next on git's config lock there
+    // (`index.lock` named by git, with `config.lock` refused earlier in the same
+    // `submodule update`): the config lock's record is the cause to name, with both
+    // grants (hints finding 1: `-w D` was offered, then `-w D/config`, then `-w D`).
+    let rec = match record_hint(rec, ctx).1 {
+        Some(g) if lock_protocol_grants(&rec.path, ctx).is_none() => d
+            .records
+            .iter()
+            .filter(|r| !r.is_network())
+            .find(|r| lock_protocol_grants(&r.path, ctx).is_some_and(|(d, _)| d == g))
+            .unwrap_or(rec),
+        _ => rec,
+    };
+    let (hint, offered, also_grant) = record_hint_with(rec, ctx);
     let mut evidence = vec![ev(
         EvidenceSource::Helper,
         format!(
@@ -2178,6 +2421,7 @@ fn from_records(
             rule: rec.rule.clone(),
             access: Some(Access::Write),
             grant: offered,
+            also_grant,
         },
         confidence,
         evidence,
@@ -2237,6 +2481,7 @@ fn nested_refusal(code: Option<i32>, lines: &[&str]) -> Option<Inferred> {
             },
             access: None,
             grant: None,
+            also_grant: Vec::new(),
         },
         Confidence::Medium,
         vec![ev(
@@ -2315,6 +2560,7 @@ fn from_output(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Inferred> 
                             access: Some(access),
                             grant: grant
                                 .filter(|_| access == Access::Write && !rule.starts_with("pinned")),
+                            also_grant: Vec::new(),
                         },
                         Confidence::Low,
                         vec![
@@ -2611,6 +2857,7 @@ mod tests {
                 network_enabled: false,
                 home: None,
                 path_dirs: &[],
+                words: &[],
             },
         )
     }
@@ -2628,6 +2875,7 @@ mod tests {
             network_enabled: false,
             home: None,
             path_dirs: &[],
+            words: &[],
         };
         let why = offerable_grant(Path::new("/other/repo/.git/hooks"), &ctx).unwrap_err();
         assert!(why.contains("another project"), "{why}");
@@ -2787,6 +3035,7 @@ mod tests {
                 network_enabled: true,
                 home: None,
                 path_dirs: &[],
+                words: &[],
             },
         );
         assert_eq!(o.class, OutcomeClass::CommandFailed);
@@ -2802,6 +3051,7 @@ mod tests {
             network_enabled: false,
             home: None,
             path_dirs: &[],
+            words: &[],
         };
         let base = RunSignals {
             signal: Some(libc::SIGKILL),
@@ -3030,6 +3280,7 @@ mod tests {
                 network_enabled: false,
                 home: None,
                 path_dirs: &[],
+                words: &[],
             },
         )
     }
@@ -3140,6 +3391,7 @@ mod tests {
                     network_enabled: false,
                     home: None,
                     path_dirs: &[],
+                    words: &[],
                 },
             )
         };
@@ -3153,6 +3405,98 @@ mod tests {
         assert!(
             !matches!(o.class, OutcomeClass::SandboxDenied { .. }),
             "{o:?}"
+        );
+    }
+
+    /// Hints finding 8: `ln -s /data/out out` in one run, then `sh -c 'echo x > out/f2'`
+    /// was offered `-w /data/out` — the command chose which outside directory the hint
+    /// (and an asking mode's retry) proposed. A denial reached through a symlink inside a
+    /// writable root offers no grant and says so, whether the script's words or only the
+    /// output name the link (sibling: a new directory under it). Twin: the same outside
+    /// path named directly is offered as before.
+    #[test]
+    fn a_denial_reached_through_a_planted_symlink_offers_no_grant() {
+        let r = resolved();
+        let fs = cordon_policy::MemFs::new()
+            .dir("/w")
+            .dir("/data/out")
+            .symlink("/w/out", "/data/out");
+        let go = |argv: &[&str], tail: &str, path: &str| {
+            let argv: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
+            let words = named_paths(&argv, tail);
+            let mut d = cordon_sandbox::denials::DenialReport::default();
+            d.push(record(
+                path,
+                "read-only: outside every writable root",
+                Some("/data/out"),
+            ));
+            let ctx = ClassifyContext {
+                resolved: Some(&r),
+                fs: &fs,
+                cwd: Path::new("/w"),
+                network_enabled: false,
+                home: None,
+                path_dirs: &[],
+                words: &words,
+            };
+            let o = classify(
+                &RunSignals {
+                    code: Some(2),
+                    stderr_tail: tail.into(),
+                    sandboxed: true,
+                    denials: Some(d.clone()),
+                    ..Default::default()
+                },
+                &ctx,
+            );
+            (o, offered_grant(&d.records[0], &ctx))
+        };
+        let no_grant = |o: &Outcome, offered: Option<PathBuf>| {
+            let hint = o.hint.clone().unwrap_or_default();
+            assert!(
+                matches!(&o.class, OutcomeClass::SandboxDenied { grant: None, .. }),
+                "{o:?}"
+            );
+            assert_eq!(offered, None);
+            assert!(
+                hint.contains("through the symlink out inside a writable root"),
+                "{hint}"
+            );
+            assert!(!hint.contains(ALLOW_WRITE_ONCE), "{hint}");
+        };
+        let (o, g) = go(
+            &["sh", "-c", "echo x > out/f2"],
+            "sh: 1: cannot create out/f2: Read-only file system",
+            "/data/out/f2",
+        );
+        no_grant(&o, g);
+        // The words alone (a program that prints no path).
+        let (o, g) = go(
+            &["sh", "-c", "echo x > out/f2"],
+            "Read-only file system",
+            "/data/out/f2",
+        );
+        no_grant(&o, g);
+        // Sibling: a new directory below it, named only by the output.
+        let (o, g) = go(
+            &["make"],
+            "mkdir: cannot create directory 'out/sub': Read-only file system",
+            "/data/out/sub",
+        );
+        no_grant(&o, g);
+        // Twin: the outside path named as itself.
+        let (o, g) = go(
+            &["sh", "-c", "echo x > /data/out/f2"],
+            "sh: 1: cannot create /data/out/f2: Read-only file system",
+            "/data/out/f2",
+        );
+        assert_eq!(g.as_deref(), Some(Path::new("/data/out")), "{o:?}");
+        assert!(
+            o.hint
+                .unwrap_or_default()
+                .contains("allow writing it once with -w /data/out"),
+            "{:?}",
+            o.class
         );
     }
 
@@ -3410,6 +3754,7 @@ mod tests {
             network_enabled: false,
             home: None,
             path_dirs: &[],
+            words: &[],
         };
         let denial = |host: &str, rule: &str| ProxyDenial {
             host: host.into(),
@@ -3483,6 +3828,7 @@ mod tests {
             network_enabled: false,
             home: Some(Path::new("/home/u")),
             path_dirs,
+            words: &[],
         }
     }
 
@@ -3644,6 +3990,7 @@ mod tests {
             network_enabled: false,
             home: Some(Path::new("/home/u")),
             path_dirs: &[],
+            words: &[],
         };
         let rec = record("/w/tools/hooks/pre-commit", rule, Some("/w/tools/hooks"));
         let (hint, offered) = record_hint(&rec, &ctx);
@@ -3671,6 +4018,7 @@ mod tests {
             network_enabled: false,
             home: Some(Path::new("/home/u")),
             path_dirs: &[],
+            words: &[],
         };
         let rule = "protected (R-P3)";
         for f in ["refs_bMZkSE", "refs", "rev-cache"] {
@@ -3982,6 +4330,324 @@ mod tests {
         assert_eq!(run_with_records(0, "", vec![]).hint, None);
     }
 
+    /// A workspace `/w` whose `.git/modules` is protected, with the submodule git dir
+    /// `/w/.git/modules/libsub` on disk; `extra` entries added (a `-w` given).
+    fn submodule_case(extra: Vec<ResolvedEntry>) -> (ResolvedProfile, cordon_policy::MemFs) {
+        let mut r = resolved();
+        if let ResolvedFilesystem::Restricted { entries, .. } = &mut r.filesystem {
+            entries[1] = entry(
+                "/w/.git/config",
+                Access::Read,
+                EntryOrigin::Protected {
+                    reason: cordon_policy::gitconfig::GIT_CONFIG_REASON.into(),
+                },
+            );
+            entries.push(entry(
+                "/w/.git/modules",
+                Access::Read,
+                EntryOrigin::Protected {
+                    reason: "submodule git dirs have their own hooks and config".into(),
+                },
+            ));
+            entries.extend(extra);
+        }
+        let fs = cordon_policy::MemFs::new()
+            .dir("/w")
+            .file("/w/.git/HEAD", "ref: refs/heads/main\n")
+            .file("/w/.git/config", "")
+            .file("/w/.git/modules/libsub/HEAD", "ref: refs/heads/main\n")
+            .file("/w/.git/modules/libsub/config", "");
+        (r, fs)
+    }
+
+    fn classify_with(
+        r: &ResolvedProfile,
+        fs: &dyn FsView,
+        code: i32,
+        tail: &str,
+        recs: Vec<cordon_sandbox::denials::DenialRecord>,
+    ) -> Outcome {
+        let mut d = cordon_sandbox::denials::DenialReport::default();
+        for rec in recs {
+            d.push(rec);
+        }
+        classify(
+            &RunSignals {
+                code: Some(code),
+                stderr_tail: tail.into(),
+                sandboxed: true,
+                denials: Some(d),
+                ..Default::default()
+            },
+            &ClassifyContext {
+                resolved: Some(r),
+                fs,
+                cwd: Path::new("/w"),
+                network_enabled: false,
+                home: None,
+                path_dirs: &[],
+                words: &[],
+            },
+        )
+    }
+
+    /// Hints finding 1: `git submodule update --init` with the submodule's git dir
+    /// protected was offered `-w .git/modules/libsub`; that run then failed (EBUSY) renaming
+    /// `config.lock` over the protected `config` and offered `-w …/config`, which failed
+    /// creating the lock and offered `-w .git/modules/libsub` again. The offer is both, in
+    /// one step (the retry gets both too), and stderr naming the locked file relative to
+    /// the cwd names the record. Sibling: the EBUSY rename with the directory granted names
+    /// both again. Twin: the workspace's own `.git/config` (a private copy merged back)
+    /// keeps its single offer.
+    #[test]
+    fn a_submodule_config_lock_offers_the_directory_and_the_file_together() {
+        let (r, fs) = submodule_case(vec![]);
+        let protected = "protected (R-P3): submodule git dirs have their own hooks and config";
+        let o = classify_with(
+            &r,
+            &fs,
+            128,
+            "error: could not lock config file .git/modules/libsub/config: Read-only file \
+             system\nfatal: Unable to create '/w/.git/modules/libsub/index.lock': Read-only \
+             file system",
+            vec![
+                record(
+                    "/w/.git/modules/libsub/config.lock",
+                    protected,
+                    Some("/w/.git/modules/libsub"),
+                ),
+                record(
+                    "/w/.git/modules/libsub/index.lock",
+                    protected,
+                    Some("/w/.git/modules/libsub"),
+                ),
+            ],
+        );
+        let hint = o.hint.clone().unwrap_or_default();
+        assert!(
+            hint.contains(
+                "allow writing it once with -w .git/modules/libsub, together with -w \
+                 .git/modules/libsub/config"
+            ),
+            "{hint}"
+        );
+        assert_eq!(o.confidence, Confidence::High, "{o:?}");
+        match &o.class {
+            OutcomeClass::SandboxDenied {
+                path,
+                grant,
+                also_grant,
+                ..
+            } => {
+                assert_eq!(
+                    path.as_deref(),
+                    Some(Path::new("/w/.git/modules/libsub/config.lock"))
+                );
+                assert_eq!(grant.as_deref(), Some(Path::new("/w/.git/modules/libsub")));
+                assert_eq!(
+                    also_grant,
+                    &[PathBuf::from("/w/.git/modules/libsub/config")]
+                );
+            }
+            c => panic!("{c:?}"),
+        }
+        // Only the lock named, by the config's name relative to the cwd: named.
+        let o = classify_with(
+            &r,
+            &fs,
+            128,
+            "error: could not lock config file .git/modules/libsub/config: Read-only file system",
+            vec![record(
+                "/w/.git/modules/libsub/config.lock",
+                protected,
+                Some("/w/.git/modules/libsub"),
+            )],
+        );
+        assert_eq!(o.confidence, Confidence::High, "{o:?}");
+        assert!(!o.hint.unwrap_or_default().contains("does not name"));
+        // Sibling: with `-w .git/modules/libsub` given, the rename over `config` is refused.
+        let (r, fs) = submodule_case(vec![
+            entry(
+                "/w/.git/modules/libsub",
+                Access::Write,
+                EntryOrigin::Profile {
+                    index: 9,
+                    spelling: ".git/modules/libsub".into(),
+                    source: Some("--writable".into()),
+                },
+            ),
+            entry(
+                "/w/.git/modules/libsub/config",
+                Access::Read,
+                EntryOrigin::Protected {
+                    reason: cordon_policy::gitconfig::GIT_CONFIG_REASON.into(),
+                },
+            ),
+        ]);
+        let mut rename = record(
+            "/w/.git/modules/libsub/config",
+            &format!(
+                "protected (R-P3): {}",
+                cordon_policy::gitconfig::GIT_CONFIG_REASON
+            ),
+            Some("/w/.git/modules/libsub/config"),
+        );
+        rename.syscall = "rename".into();
+        rename.errno = "EBUSY".into();
+        let o = classify_with(
+            &r,
+            &fs,
+            0,
+            "error: could not write config file /w/.git/modules/libsub/config: Device or \
+             resource busy",
+            vec![rename],
+        );
+        let hint = o.hint.unwrap_or_default();
+        assert!(
+            hint.contains("-w .git/modules/libsub, together with -w .git/modules/libsub/config"),
+            "{hint}"
+        );
+        // Twin: the workspace's own config lock keeps its single grant.
+        let (r, fs) = submodule_case(vec![]);
+        let o = classify_with(
+            &r,
+            &fs,
+            255,
+            "error: could not lock config file .git/config: Read-only file system",
+            vec![record(
+                "/w/.git/config",
+                &format!(
+                    "protected (R-P3): {}",
+                    cordon_policy::gitconfig::GIT_CONFIG_REASON
+                ),
+                Some("/w/.git/config"),
+            )],
+        );
+        match &o.class {
+            OutcomeClass::SandboxDenied {
+                grant, also_grant, ..
+            } => {
+                assert_eq!(grant.as_deref(), Some(Path::new("/w/.git/config")));
+                assert!(also_grant.is_empty(), "{also_grant:?}");
+            }
+            c => panic!("{c:?}"),
+        }
+        assert!(!o.hint.unwrap_or_default().contains("together with"));
+    }
+
+    /// Hints finding 1 follow-up: a lock file counts as named by the file it locks, so
+    /// `git config --global`'s refused `~/.gitconfig.lock` (the home's stripped copy, R-C2)
+    /// is named by git's "could not lock config file ~/.gitconfig": its hint is the
+    /// stripped copy's, with no grant. Twin: a lock of a plain outside file is offered its
+    /// directory.
+    #[test]
+    fn a_lock_of_a_stripped_copy_is_told_the_copy_is_read_only() {
+        let mut r = resolved();
+        r.stripped = vec![cordon_policy::stripped::StrippedFile {
+            path: "/home/u/.gitconfig".into(),
+            format: cordon_policy::stripped::ConfigFormat::GitConfig,
+        }];
+        let fs = cordon_policy::MemFs::new()
+            .dir("/w")
+            .file("/home/u/.gitconfig", "")
+            .file("/data/x/conf", "");
+        let o = classify_with(
+            &r,
+            &fs,
+            255,
+            "error: could not lock config file /home/u/.gitconfig: Read-only file system",
+            vec![record(
+                "/home/u/.gitconfig.lock",
+                "read-only: outside every writable root",
+                Some("/home/u"),
+            )],
+        );
+        let hint = o.hint.clone().unwrap_or_default();
+        assert!(
+            hint.starts_with("/home/u/.gitconfig is shown to this command as a read-only copy"),
+            "{hint}"
+        );
+        assert!(
+            matches!(o.class, OutcomeClass::SandboxDenied { grant: None, .. }),
+            "{o:?}"
+        );
+        let o = classify_with(
+            &r,
+            &fs,
+            255,
+            "error: could not lock config file /data/x/conf: Read-only file system",
+            vec![record(
+                "/data/x/conf.lock",
+                "read-only: outside every writable root",
+                Some("/data/x"),
+            )],
+        );
+        assert_eq!(o.confidence, Confidence::High, "{o:?}");
+        assert!(
+            o.hint
+                .unwrap_or_default()
+                .contains("allow writing it once with -w /data/x"),
+            "{:?}",
+            o.class
+        );
+    }
+
+    /// Hints finding 2: `git status` in a repository with a submodule exited 0 and got a
+    /// note offering `-w .git/modules/libsub` for the `index.lock` git takes only to save a
+    /// refreshed index. Nothing is said when that is all that was refused (sibling: the
+    /// workspace's own `.git/index.lock` under a read-only `.git`). Twins: a failed `git
+    /// add` keeps its hint, and a success with another refused write beside the lock
+    /// names that write.
+    #[test]
+    fn an_opportunistic_index_lock_is_not_a_note() {
+        let (r, fs) = submodule_case(vec![]);
+        let protected = "protected (R-P3): submodule git dirs have their own hooks and config";
+        let lock = record(
+            "/w/.git/modules/libsub/index.lock",
+            protected,
+            Some("/w/.git/modules/libsub"),
+        );
+        let o = classify_with(&r, &fs, 0, "", vec![lock.clone()]);
+        assert_eq!(o.class, OutcomeClass::Success, "{o:?}");
+        assert_eq!(o.hint, None, "{o:?}");
+        let own = record(
+            "/w/.git/index.lock",
+            "read-only: outside every writable root",
+            Some("/w/.git"),
+        );
+        let o = classify_with(&r, &fs, 0, "", vec![own]);
+        assert_eq!(o.hint, None, "{o:?}");
+        // Twin: a failed command still gets its hint.
+        let o = classify_with(
+            &r,
+            &fs,
+            128,
+            "fatal: Unable to create '/w/.git/modules/libsub/index.lock': Read-only file system",
+            vec![lock.clone()],
+        );
+        assert!(
+            o.hint
+                .as_deref()
+                .unwrap_or_default()
+                .contains("allow writing it once with -w .git/modules/libsub"),
+            "{o:?}"
+        );
+        // Twin: another refused write beside it is said, and only it is named.
+        let other = record(
+            "/data/src/out.txt",
+            "read-only: outside every writable root",
+            Some("/data/src"),
+        );
+        let o = classify_with(&r, &fs, 0, "", vec![lock, other]);
+        let hint = o.hint.unwrap_or_default();
+        assert!(
+            hint.starts_with(
+                "the command exited 0, but the sandbox refused `openat /data/src/out.txt`"
+            ) && !hint.contains("and 1 more"),
+            "{hint}"
+        );
+    }
+
     /// New-user pass nu20, G4: a limit the helper reported, and a `network.local` forward
     /// that found nothing listening, have a hint a person can act on (it was null while
     /// stderr said what to do). Twin: a plain failure has none.
@@ -4180,6 +4846,7 @@ mod tests {
                     network_enabled: false,
                     home: None,
                     path_dirs: &[],
+                    words: &[],
                 },
             )
         };
@@ -4231,6 +4898,7 @@ mod tests {
             network_enabled: false,
             home: None,
             path_dirs: &[],
+            words: &[],
         };
         let hint = classify(&sig(gone, true), &ctx).hint.unwrap_or_default();
         assert!(
@@ -4263,6 +4931,7 @@ mod tests {
         let ctx = ClassifyContext {
             fs: &fs,
             path_dirs: &dirs,
+            words: &[],
             ..ctx
         };
         let mut s = sig("cordon: mytool: command not found", true);
@@ -4282,6 +4951,7 @@ mod tests {
         assert!(hint.contains("/tmp/d exists on the host"), "{hint}");
         let ctx = ClassifyContext {
             path_dirs: &[],
+            words: &[],
             ..ctx
         };
         assert!(!classify(&s, &ctx)
@@ -4389,6 +5059,7 @@ mod tests {
             network_enabled: true,
             home: None,
             path_dirs: &[],
+            words: &[],
         };
         assert_eq!(classify(&sig(curl), &on).hint, None);
         let remote = "curl: (7) Failed to connect to 10.0.0.5 port 80: Connection refused";
@@ -4472,6 +5143,7 @@ mod tests {
                         network_enabled: false,
                         home,
                         path_dirs: &[],
+                        words: &[],
                     },
                 )
             };
@@ -4556,6 +5228,7 @@ mod tests {
                     network_enabled: false,
                     home: None,
                     path_dirs: &[],
+                    words: &[],
                 },
             );
             match o.class {
@@ -4606,6 +5279,7 @@ mod tests {
             network_enabled: false,
             home: None,
             path_dirs: &[],
+            words: &[],
         };
         let why = offerable_grant(Path::new("/srv2/u/proj/link"), &ctx).unwrap_err();
         assert!(why.contains("symlink") && why.contains("/etc"), "{why}");

@@ -866,9 +866,22 @@ fn home_grant_note(source: &str, spelled: &str, lexical: &Path) -> Option<String
         .map(PathBuf::from)
         .filter(|h| h.is_absolute())?;
     let real = |p: &Path| cordon_policy::paths::canonicalize_lenient(&HostFs, p);
-    real(&home).starts_with(real(lexical)).then(|| {
+    let (home, granted) = (real(&home), real(lexical));
+    home.starts_with(&granted).then(|| {
+        // Said as what it is: the home itself, or the directory that holds it (new-user
+        // finding: `-w ..` from `/var/tmp/x/rproj` with the home at `/var/tmp/x/home` was
+        // said to make "your whole home directory" writable, while it granted `/var/tmp/x`).
+        let what = if home == granted {
+            "your whole home directory".to_string()
+        } else {
+            format!(
+                "{}, which holds your home directory ({}), and so the whole home",
+                granted.display(),
+                home.display()
+            )
+        };
         format!(
-            "{source} {spelled} makes your whole home directory writable for this command: \
+            "{source} {spelled} makes {what} writable for this command: \
              shell startup files (~/.bashrc, ~/.profile), ~/.config and other tools' settings \
              it changes stay, and later commands (and your own shell) run with them; grant \
              only the directory it needs if you can"

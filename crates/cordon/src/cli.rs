@@ -325,7 +325,7 @@ pub struct RunArgs {
     /// too, the same report also ends stderr.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
-    /// Write the JSON report to the inherited descriptor N (e.g. `3>report.json`) instead
+    /// Write the JSON report to the inherited descriptor N (e.g. `3>&1 >/dev/null | jq .`) instead
     /// of stderr. N must be 3 or above, open, and open for writing; the command never
     /// inherits it. A report that cannot be written after the run exits 125.
     #[arg(long, value_name = "N", conflicts_with = "report")]

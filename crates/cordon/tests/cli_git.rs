@@ -2297,3 +2297,208 @@ fn a_link_planted_in_git_before_the_project_is_renamed_is_removed() {
     );
     assert!(err.contains("cordon removed it"), "{err}");
 }
+
+/// A superproject in `p.dir` with the submodule `libsub` (its git dir in
+/// `.git/modules/libsub`), deinitialised so `git submodule update --init` has work to do.
+fn superproject_with_deinit_submodule(p: &Project) {
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        let o = Command::new("git")
+            .args(["-c", "protocol.file.allow=always"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "git {args:?}: {}", text(&o.stderr));
+    };
+    let lib = p.root.path().join("libsub");
+    std::fs::create_dir_all(&lib).unwrap();
+    git(&lib, &["init", "-q"]);
+    std::fs::write(lib.join("l"), "l\n").unwrap();
+    git(&lib, &["add", "."]);
+    git(&lib, &["commit", "-qm", "l"]);
+    git(&p.dir, &["commit", "-q", "--allow-empty", "-m", "i"]);
+    git(&p.dir, &["submodule", "add", "-q", "../libsub", "libsub"]);
+    git(&p.dir, &["commit", "-qm", "sub"]);
+    git(&p.dir, &["submodule", "deinit", "-q", "-f", "libsub"]);
+}
+
+/// Hints finding 1: `git submodule update --init` with the submodule's git dir protected
+/// offered `-w .git/modules/libsub`, then `-w .git/modules/libsub/config`, then the first
+/// again. The first hint names both, and following it works in one step (the config gets
+/// `core.worktree`). Twin: a `git config` of the workspace's own `.git/config` needs no
+/// grant (a private copy merged back), and is offered none.
+#[test]
+fn a_submodule_update_hint_works_in_one_step() {
+    if !support::sandbox_available() || !support::denial_records_available() {
+        return;
+    }
+    let p = project();
+    superproject_with_deinit_submodule(&p);
+    let update = [
+        "git",
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "update",
+        "--init",
+    ];
+    let mut args = vec!["run", "--json", "--"];
+    args.extend(update);
+    let o = cordon(&p, &p.dir, &args);
+    let err = text(&o.stderr);
+    let want = "allow writing it once with -w .git/modules/libsub, together with -w \
+                .git/modules/libsub/config";
+    assert!(err.contains(want), "{err}");
+    assert!(!err.contains("does not name"), "{err}");
+    let v: serde_json::Value = serde_json::from_str(err.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        v["also_grant"][0],
+        p.dir
+            .join(".git/modules/libsub/config")
+            .display()
+            .to_string(),
+        "{v}"
+    );
+    // As the first time (the failed run left the work tree's `.git` file behind).
+    let st = Command::new("git")
+        .args(["submodule", "deinit", "-q", "-f", "libsub"])
+        .current_dir(&p.dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let mut args = vec![
+        "run",
+        "-w",
+        ".git/modules/libsub",
+        "-w",
+        ".git/modules/libsub/config",
+        "--",
+    ];
+    args.extend(update);
+    let o = cordon(&p, &p.dir, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let cfg = std::fs::read_to_string(p.dir.join(".git/modules/libsub/config")).unwrap();
+    assert!(cfg.contains("worktree"), "{cfg}{}", text(&o.stderr));
+    let o = cordon(
+        &p,
+        &p.dir,
+        &["run", "--", "git", "config", "user.name", "x"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(!text(&o.stderr).contains("-w .git"), "{}", text(&o.stderr));
+}
+
+/// Hints finding 2: in a repository with an initialised submodule, `git status` (exit 0)
+/// got a note offering `-w .git/modules/libsub` for the index refresh git gives up on.
+/// No note now, plain or `--plan`; sibling: `git diff`. Twin: `git add` inside the
+/// submodule, which needs that lock, fails and gets the hint.
+/// Hints finding 3: a `--plan` run whose command exited 0 after a refused write is never
+/// advised `-w` (stderr and `--json` `hint`), the denial's hint neither.
+#[test]
+fn index_refresh_refusals_are_quiet_and_plan_runs_never_advise_w() {
+    if !support::sandbox_available() || !support::denial_records_available() {
+        return;
+    }
+    let p = project();
+    superproject_with_deinit_submodule(&p);
+    let st = Command::new("git")
+        .args([
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "update",
+            "--init",
+            "-q",
+        ])
+        .current_dir(&p.dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    for cmd in [&["git", "status", "--short"][..], &["git", "diff"][..]] {
+        for plan in [false, true] {
+            // A changed stat makes git want to write the submodule's index.
+            std::fs::write(p.dir.join("libsub/l"), "l\n").unwrap();
+            let mut args = vec!["run", "--json"];
+            if plan {
+                args.push("--plan");
+            }
+            args.push("--");
+            args.extend(cmd);
+            let o = cordon(&p, &p.dir, &args);
+            let err = text(&o.stderr);
+            assert_eq!(o.status.code(), Some(0), "{cmd:?}: {err}");
+            assert!(
+                !err.contains("cordon: note: the command exited 0"),
+                "{cmd:?}: {err}"
+            );
+            let v: serde_json::Value = serde_json::from_str(err.lines().last().unwrap()).unwrap();
+            assert!(v["hint"].is_null(), "{cmd:?} plan={plan}: {v}");
+        }
+    }
+    std::fs::write(p.dir.join("libsub/new"), "n\n").unwrap();
+    let o = cordon(
+        &p,
+        &p.dir,
+        &["run", "--", "git", "-C", "libsub", "add", "new"],
+    );
+    let err = text(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("allow writing it once with -w ") && err.contains(".git/modules/libsub"),
+        "{err}"
+    );
+    // Finding 3: exit 0 after a refused write in a --plan run, with -w given.
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "--plan",
+            "--json",
+            "-w",
+            ".git",
+            "--",
+            "sh",
+            "-c",
+            "echo x > planned; true",
+        ],
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("do not apply to it"), "{err}");
+    assert!(!err.contains("allow writing it once"), "{err}");
+    assert!(err.contains("run it without --plan"), "{err}");
+    let v: serde_json::Value = serde_json::from_str(err.lines().last().unwrap()).unwrap();
+    let hint = v["hint"].as_str().unwrap_or_default();
+    assert!(!hint.contains("-w ") || hint.contains("whatever -w"), "{v}");
+    // Twin: the same failing.
+    let o = cordon(
+        &p,
+        &p.dir,
+        &["run", "--plan", "--", "sh", "-c", "echo x > planned"],
+    );
+    let err = text(&o.stderr);
+    assert!(!err.contains("allow writing it once"), "{err}");
+    // Twin without --plan: the note offers the grant.
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "echo x > .git/hooks/pre-push; true",
+        ],
+    );
+    assert!(
+        text(&o.stderr).contains("allow writing it once with -w .git/hooks"),
+        "{}",
+        text(&o.stderr)
+    );
+}

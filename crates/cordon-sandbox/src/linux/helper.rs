@@ -2196,26 +2196,61 @@ fn run_landlock_only(
 /// expects them (new-user pass 182 #2: they appeared in `/etc` without a word). They stay (see
 /// [`mounts::Placeholder`]); the workspace's own are the usual case and not said.
 fn say_marker_placeholders(made: &[mounts::Placeholder], workspace: &std::path::Path) {
-    let mut dirs: Vec<&std::path::Path> = made
-        .iter()
-        .filter(|p| {
-            p.path
-                .file_name()
-                .is_some_and(|n| n == ".git" || n == ".cordon")
-        })
-        .filter_map(|p| p.path.parent())
-        .filter(|d| *d != workspace)
-        .collect();
-    dirs.dedup();
-    for d in dirs {
-        eprintln!(
-            "cordon: note: made empty .git and .cordon directories in {} (a writable directory \
-             other than the workspace — a grant, or a bare repository — with no project marker): \
-             read-only placeholders that keep a command from making a repository or a project \
-             there; they stay (README: placeholders)",
-            d.display()
-        );
+    for (dir, names) in marker_placeholders(made, workspace) {
+        eprintln!("{}", marker_placeholder_note(dir, &names));
     }
+}
+
+/// The note for the marker placeholders `names` made in `dir`, naming only those.
+fn marker_placeholder_note(dir: &std::path::Path, names: &[&str]) -> String {
+    let (what, them, stay) = if names.len() == 1 {
+        (
+            format!("an empty {} directory", names[0]),
+            "a read-only placeholder that keeps",
+            "it stays",
+        )
+    } else {
+        (
+            format!("empty {} directories", names.join(" and ")),
+            "read-only placeholders that keep",
+            "they stay",
+        )
+    };
+    format!(
+        "cordon: note: made {what} in {} (a writable directory other than the workspace — a \
+         grant, or a bare repository — with no project marker): {them} a command from making \
+         a repository or a project there; {stay} (README: placeholders)",
+        dir.display()
+    )
+}
+
+/// The `.git`/`.cordon` placeholders of `made` outside `workspace`, by directory, each with
+/// the names that were made there — only those (hints finding 4: `made empty .git and
+/// .cordon directories in …/.git/modules/libsub` when only `.git` was made there).
+fn marker_placeholders<'a>(
+    made: &'a [mounts::Placeholder],
+    workspace: &std::path::Path,
+) -> Vec<(&'a std::path::Path, Vec<&'a str>)> {
+    let mut out: Vec<(&std::path::Path, Vec<&str>)> = Vec::new();
+    for p in made {
+        let Some(name) = p
+            .path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .filter(|n| *n == ".git" || *n == ".cordon")
+        else {
+            continue;
+        };
+        let Some(dir) = p.path.parent().filter(|d| *d != workspace) else {
+            continue;
+        };
+        match out.iter_mut().find(|(d, _)| *d == dir) {
+            Some((_, names)) if !names.contains(&name) => names.push(name),
+            Some(_) => {}
+            None => out.push((dir, vec![name])),
+        }
+    }
+    out
 }
 
 /// What the rung-2 supervisor needs.
@@ -2339,6 +2374,51 @@ fn apply_in_command(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Hints finding 4: the note named `.git and .cordon` in a submodule's git dir where
+    /// only `.git` was made; it names what was made, per directory (sibling: only
+    /// `.cordon`). Twin: both made, both named; the workspace's own are not said.
+    #[test]
+    fn marker_placeholder_note_names_only_what_was_made() {
+        let ph = |p: &str| mounts::Placeholder {
+            path: p.into(),
+            dir: true,
+        };
+        let made = [
+            ph("/w/.git/modules/libsub/.git"),
+            ph("/w/.git/modules/libsub/hooks"),
+            ph("/g/.cordon"),
+            ph("/both/.git"),
+            ph("/both/.cordon"),
+            ph("/w/.git"),
+            ph("/w/.cordon"),
+        ];
+        let got = marker_placeholders(&made, std::path::Path::new("/w"));
+        let notes: Vec<String> = got
+            .iter()
+            .map(|(d, n)| marker_placeholder_note(d, n))
+            .collect();
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert!(
+            notes[0].contains("made an empty .git directory in /w/.git/modules/libsub ")
+                && notes[0].contains("it stays")
+                && !notes[0].contains(".cordon"),
+            "{}",
+            notes[0]
+        );
+        assert!(
+            notes[1].contains("made an empty .cordon directory in /g ")
+                && !notes[1].contains(".git "),
+            "{}",
+            notes[1]
+        );
+        assert!(
+            notes[2].contains("made empty .git and .cordon directories in /both ")
+                && notes[2].contains("they stay"),
+            "{}",
+            notes[2]
+        );
+    }
 
     fn os(v: &[&str]) -> Vec<OsString> {
         v.iter().map(OsString::from).collect()

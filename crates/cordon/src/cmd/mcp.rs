@@ -266,13 +266,15 @@ fn tools() -> Vec<Tool> {
 /// only the user starting cordon can pass is left out or said as the server's, and
 /// "cd" is the call's `cwd` (new-user pass 150: a refusal told the agent to pass
 /// `--profile read-only`).
-const AGENT_TERMS: [(&str, &str); 10] = [
+const AGENT_TERMS: [(&str, &str); 11] = [
     // New-user pass 152: hints named the run's flags (`-w`, `--allow-network`) before the
     // line that gives the tool argument.
     (
         cordon_session::outcome::ALLOW_WRITE_ONCE,
         "allow writing it with exec_command's additional_permissions (write) for ",
     ),
+    // Hints finding 1: a second path the same fix needs.
+    (cordon_session::outcome::ALSO_WRITE, ", together with "),
     (
         cordon_session::outcome::ALLOW_NETWORK_ONCE,
         "allow it with exec_command's additional_permissions {\"network\":true}",
@@ -310,11 +312,12 @@ const AGENT_TERMS: [(&str, &str); 10] = [
 /// `additional_permissions` argument would be refused, so the route that works is how the
 /// user starts the server (new-user pass 155, #8: the hint offered the tool argument, and
 /// the next line said it would be refused).
-const SERVER_TERMS: [(&str, &str); 3] = [
+const SERVER_TERMS: [(&str, &str); 4] = [
     (
         cordon_session::outcome::ALLOW_WRITE_ONCE,
         "ask the user to allow writing it by starting the server with: cordon mcp -w ",
     ),
+    (cordon_session::outcome::ALSO_WRITE, " -w "),
     (
         cordon_session::outcome::ALLOW_NETWORK_ONCE,
         "ask the user to allow it by starting the server with `cordon mcp --allow-network`",
@@ -781,6 +784,31 @@ mod tests {
         assert!(t.contains("hint: run it in the project"), "{t}");
     }
 
+    /// Hints finding 1: a hint with a second grant reads in the agent's terms (the tool
+    /// argument for both paths) and in the server's (`cordon mcp -w A -w B`); twin: a
+    /// single grant is unchanged.
+    #[test]
+    fn two_grants_read_in_agent_and_server_terms() {
+        let h = format!(
+            "{}.git/modules/s{}.git/modules/s/config",
+            cordon_session::outcome::ALLOW_WRITE_ONCE,
+            cordon_session::outcome::ALSO_WRITE
+        );
+        let agent = agent_terms(&h, true);
+        assert_eq!(
+            agent,
+            "allow writing it with exec_command's additional_permissions (write) for \
+             .git/modules/s, together with .git/modules/s/config"
+        );
+        let server = agent_terms(&h, false);
+        assert!(
+            server.ends_with("cordon mcp -w .git/modules/s -w .git/modules/s/config"),
+            "{server}"
+        );
+        let one = format!("{}/data", cordon_session::outcome::ALLOW_WRITE_ONCE);
+        assert!(agent_terms(&one, true).ends_with("(write) for /data"));
+    }
+
     /// nu27 F3: cut output points at `read_output` only while a session is there to read
     /// from. F9: a client that cannot elicit is not invited to a call no one can approve.
     #[test]
@@ -869,6 +897,7 @@ mod tests {
                 rule: "read-only".into(),
                 access: None,
                 grant: Some("/data".into()),
+                also_grant: Vec::new(),
             },
             "allow writing it once with -w /data/out.txt",
         );
@@ -892,6 +921,7 @@ mod tests {
             rule: "read-only".into(),
             access: None,
             grant: Some("/data".into()),
+            also_grant: Vec::new(),
         };
         o.hint = Some(format!(
             "{}/data/out.txt",

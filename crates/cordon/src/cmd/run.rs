@@ -93,16 +93,16 @@ impl Sink {
                     .map_err(|r| match r {
                         WriterRefusal::Standard => anyhow::anyhow!(
                             "--json-fd {n}: descriptors 0-2 are the command's stdin, stdout \
-                             and stderr; use 3 or above, e.g. --json-fd 3 3>report.json"
+                             and stderr; use 3 or above, e.g. {JSON_FD_EXAMPLE}"
                         ),
                         WriterRefusal::NotOpen => anyhow::anyhow!(
                             "--json-fd {n}: not an open descriptor (open it for cordon, e.g. \
-                             `{n}>report.json`)"
+                             `{n}>&1 >/dev/null`, a pipe, or `{n}>FILE` outside every project)"
                         ),
                         WriterRefusal::NotWritable => anyhow::anyhow!(
                             "--json-fd {n}: the descriptor is not open for writing (e.g. \
-                             `{n}<file` opens it read-only); open it with `{n}>report.json` \
-                             or a pipe"
+                             `{n}<file` opens it read-only); open it with `{n}>&1 >/dev/null`, \
+                             a pipe, or `{n}>FILE` outside every project"
                         ),
                         WriterRefusal::Other(e) => {
                             anyhow::anyhow!("--json-fd {n}: cannot use the descriptor: {e}")
@@ -476,6 +476,12 @@ fn run_reported(args: &RunArgs, sink: &mut SinkState) -> Result<i32> {
     r
 }
 
+/// The example `--json-fd`'s refusals and its warning give: a pipe (the report on stdout,
+/// the command's own stdout dropped), which no command can replace. A file in the project
+/// (`3>report.json`, the example before) drew the warning about a file the command may
+/// write (hints finding 6).
+pub const JSON_FD_EXAMPLE: &str = "`--json-fd 3 3>&1 >/dev/null | jq .`";
+
 /// Why the `--json-fd N` descriptor `f`, when it is a regular file, is a report the command
 /// (or a concurrent run) could replace under its name — in a directory the command may
 /// write, or inside a project — or `None` (nu23 Q3: `--json-fd 3 -- make 3>report.json` in
@@ -525,8 +531,8 @@ fn json_fd_file_warning(
     };
     Some(format!(
         "--json-fd {n} is the file {}, {place}: the report goes to that file, but a command \
-         can replace what the name holds; read the report from a pipe (e.g. `--json-fd 3 \
-         3>&1 >/dev/null`) or open a file outside every project",
+         can replace what the name holds; read the report from a pipe (e.g. \
+         {JSON_FD_EXAMPLE}) or open a file outside every project",
         path.display()
     ))
 }
