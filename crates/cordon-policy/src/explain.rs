@@ -778,7 +778,13 @@ fn explain_path(
         Access::Write if fs.read_only_mount(&canonical) == Some(true) => {
             Some(HOST_READ_ONLY_MOUNT.to_string())
         }
-        Access::Write => None,
+        // A missing login file in a granted home: no placeholder, removed after the run if
+        // a command makes it (attack pass 224 #2).
+        Access::Write => resolved
+            .kept_absent
+            .iter()
+            .find(|(p, _)| *p == canonical)
+            .map(|(_, tool)| kept_absent_words(tool)),
     };
     // A cache missing on the host whose tool is pointed at a private directory works as it
     // is: no grant to offer (new-user pass nu14: `explain ~/.cache/pip` advised making the
@@ -797,6 +803,22 @@ fn explain_path(
         shown_as,
         hard_links: None,
     }
+}
+
+/// [`PathExplanation::shown_as`] for a missing path of [`ResolvedProfile::kept_absent`].
+fn kept_absent_words(tool: &str) -> String {
+    let what = if crate::login_files::is_login_tool(tool) {
+        format!(
+            "kept absent (protected: {})",
+            crate::login_files::reason(tool)
+        )
+    } else {
+        format!("kept absent ({tool} runs commands from it)")
+    };
+    format!(
+        "{what}: missing, and it gets no placeholder (an empty one would change what runs); \
+         one a command creates is removed after the run, with a warning"
+    )
 }
 
 /// [`PathExplanation::shown_as`] for a writable path on a filesystem the host mounts

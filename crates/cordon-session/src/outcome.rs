@@ -2590,6 +2590,7 @@ mod tests {
             caches: vec![],
             stripped: vec![],
             cordon_files: vec![],
+            kept_absent: vec![],
             unix_sockets: vec![],
         }
     }
