@@ -805,15 +805,18 @@ fn explain_path(
     }
 }
 
+/// How [`PathExplanation::shown_as`] begins for a path of [`ResolvedProfile::kept_absent`].
+const KEPT_ABSENT: &str = "kept absent";
+
 /// [`PathExplanation::shown_as`] for a missing path of [`ResolvedProfile::kept_absent`].
 fn kept_absent_words(tool: &str) -> String {
     let what = if crate::login_files::is_login_tool(tool) {
         format!(
-            "kept absent (protected: {})",
+            "{KEPT_ABSENT} (protected: {})",
             crate::login_files::reason(tool)
         )
     } else {
-        format!("kept absent ({tool} runs commands from it)")
+        format!("{KEPT_ABSENT} ({tool} runs commands from it)")
     };
     format!(
         "{what}: missing, and it gets no placeholder (an empty one would change what runs); \
@@ -1104,6 +1107,18 @@ impl fmt::Display for Explanation {
                 writeln!(
                     f,
                     ": writable by the profile, but read-only on the host (below)"
+                )?;
+            } else if p
+                .shown_as
+                .as_deref()
+                .is_some_and(|v| v.starts_with(KEPT_ABSENT))
+            {
+                // Missing and no stand-in: what a command makes there does not stay.
+                writeln!(
+                    f,
+                    ": {}, but kept absent: not there now, and removed after the run if a \
+                     command makes it (below)",
+                    access_words(p.access)
                 )?;
             } else if p.shown_as.as_deref() == Some(MISSING_DENY) {
                 // Nothing there, so no stand-in either (new-user pass 187 #3: "sees a

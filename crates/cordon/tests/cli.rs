@@ -4780,6 +4780,17 @@ fn a_granted_home_keeps_shell_start_up_files() {
             && said.contains("shell start-up file"),
         "{said}"
     );
+    let profile = p.home.join(".bash_profile");
+    let o = out(cordon(
+        &p,
+        &["explain", "-w", &home, profile.to_str().unwrap()],
+    ));
+    let said = text(&o.stdout);
+    assert!(
+        said.contains(&format!("{}: writable, but kept absent", profile.display()))
+            && said.contains("no placeholder"),
+        "{said}"
+    );
     let py = |code: &str| {
         out(cordon(
             &p,
