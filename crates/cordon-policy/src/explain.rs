@@ -814,7 +814,13 @@ fn explain_path(
         Access::Write if fs.read_only_mount(&canonical) == Some(true) => {
             Some(HOST_READ_ONLY_MOUNT.to_string())
         }
-        Access::Write => None,
+        // A missing login file in a granted home: no placeholder, removed after the run if
+        // a command makes it (attack pass 224 #2).
+        Access::Write => resolved
+            .kept_absent
+            .iter()
+            .find(|(p, _)| *p == canonical)
+            .map(|(_, tool)| kept_absent_words(tool)),
     };
     // A cache missing on the host whose tool is pointed at a private directory works as it
     // is: no grant to offer (new-user pass nu14: `explain ~/.cache/pip` advised making the
@@ -848,6 +854,25 @@ fn explain_path(
         hard_links: None,
         command_writes: brokered.then(brokered_writes),
     }
+}
+
+/// How [`PathExplanation::shown_as`] begins for a path of [`ResolvedProfile::kept_absent`].
+const KEPT_ABSENT: &str = "kept absent";
+
+/// [`PathExplanation::shown_as`] for a missing path of [`ResolvedProfile::kept_absent`].
+fn kept_absent_words(tool: &str) -> String {
+    let what = if crate::login_files::is_login_tool(tool) {
+        format!(
+            "{KEPT_ABSENT} (protected: {})",
+            crate::login_files::reason(tool)
+        )
+    } else {
+        format!("{KEPT_ABSENT} ({tool} runs commands from it)")
+    };
+    format!(
+        "{what}: missing, and it gets no placeholder (an empty one would change what runs); \
+         one a command creates is removed after the run, with a warning"
+    )
 }
 
 /// [`PathExplanation::shown_as`] for a writable path on a filesystem the host mounts
@@ -1133,6 +1158,18 @@ impl fmt::Display for Explanation {
                 writeln!(
                     f,
                     ": writable by the profile, but read-only on the host (below)"
+                )?;
+            } else if p
+                .shown_as
+                .as_deref()
+                .is_some_and(|v| v.starts_with(KEPT_ABSENT))
+            {
+                // Missing and no stand-in: what a command makes there does not stay.
+                writeln!(
+                    f,
+                    ": {}, but kept absent: not there now, and removed after the run if a \
+                     command makes it (below)",
+                    access_words(p.access)
                 )?;
             } else if p.shown_as.as_deref() == Some(MISSING_DENY) {
                 // Nothing there, so no stand-in either (new-user pass 187 #3: "sees a

@@ -27,6 +27,7 @@ pub mod gitconfig;
 pub mod hosts;
 pub mod limits;
 pub mod locations;
+pub mod login_files;
 pub mod network;
 pub mod paths;
 pub mod payload;

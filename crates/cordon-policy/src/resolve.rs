@@ -569,6 +569,13 @@ pub struct ResolvedProfile {
     /// that would make one writable is offered after a denial (attack pass 45, M4/M5).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cordon_files: Vec<PathBuf>,
+    /// Missing files that must still be missing after the run, with who would run what a
+    /// command put there ([`crate::login_files`]: a home's shell start-up and ssh login
+    /// files inside a writable root, canonical). They get no placeholder (an empty
+    /// `~/.bash_profile` would have bash skip `~/.profile`): the run's sweep removes one a
+    /// command created, and says so (attack pass 224 #2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept_absent: Vec<(PathBuf, String)>,
 }
 
 impl ResolvedProfile {
@@ -1576,6 +1583,7 @@ pub fn resolve(
 
     let mut tmpdir_refused = None;
     let mut cordon_files: Vec<PathBuf> = Vec::new();
+    let mut kept_absent: Vec<(PathBuf, String)> = Vec::new();
     let filesystem = match profile.effective_filesystem() {
         FilesystemPolicy::Unrestricted => ResolvedFilesystem::Unrestricted,
         FilesystemPolicy::Restricted {
@@ -1936,6 +1944,30 @@ pub fn resolve(
                         ));
                     }
                 }
+                // The files that run code at the user's next shell or login, in every home
+                // whose file lies inside a writable root (`-w ~`, an approved grant of
+                // `$HOME`: attack pass 224 #2, a `python3 -c` appended to `~/.bashrc`):
+                // read-only when present; a missing one gets no placeholder (an empty
+                // `~/.bash_profile` would have bash skip `~/.profile`) and is kept absent by
+                // the run's sweep instead (below, once the entries are final).
+                let login = login_files_in_roots(fs, &home_forms, &write_roots);
+                let mut login_missing = Vec::new();
+                for (p, tool) in login {
+                    if fs.kind(&p).is_some() {
+                        extra.push(entry_for(
+                            fs,
+                            p,
+                            Access::Read,
+                            EntryOrigin::Protected {
+                                reason: crate::login_files::reason(tool),
+                            },
+                        ));
+                    } else {
+                        // Missing, or a symlink leading nowhere yet: where it leads is what
+                        // must stay absent.
+                        login_missing.push((canonicalize_lenient(fs, &p), tool));
+                    }
+                }
                 let so_far = out.len();
                 // Membership by hash, not a scan of every entry per protected path
                 // (`path_hash` agrees with `Path`'s component-wise `==`); a path that may
@@ -1984,6 +2016,18 @@ pub fn resolve(
                 out.retain(|o| {
                     !(o.access == Access::Deny && !o.exists && placeholders.contains(&o.path))
                 });
+                // Kept absent only where the command could create it: not where the user
+                // named it, not under a deny (a hidden `~/.ssh` is the sandbox's own), and
+                // not where a placeholder already stands.
+                for (p, tool) in login_missing {
+                    if !named.contains(&p)
+                        && !placeholders.contains(&p)
+                        && access_in(default, &out, fs, &p).access == Access::Write
+                        && !kept_absent.iter().any(|(q, _)| *q == p)
+                    {
+                        kept_absent.push((p, tool.to_string()));
+                    }
+                }
                 // Pinned below every writable root as it stands now — the git dirs granted
                 // for a linked worktree or a submodule included (attack pass 37, A1: with the
                 // workspace a linked worktree, nothing under the common dir was pinned, and a
@@ -2088,6 +2132,7 @@ pub fn resolve(
         caches,
         stripped,
         cordon_files,
+        kept_absent,
     })
 }
 
@@ -3119,6 +3164,33 @@ pub fn hook_configs_kept_absent(
                 && !out.iter().any(|(q, _)| *q == p)
             {
                 out.push((p, "pre-commit"));
+            }
+        }
+    }
+    out
+}
+
+/// Each home's login files ([`crate::login_files::all`]) that lie inside one of
+/// `write_roots` as spelled or where they lead, with who runs them: `homes` as spelled and
+/// canonical, so a path may come twice (the caller's entries are de-duplicated).
+pub(crate) fn login_files_in_roots(
+    fs: &dyn FsView,
+    homes: &[PathBuf],
+    write_roots: &[PathBuf],
+) -> Vec<(PathBuf, &'static str)> {
+    let mut out: Vec<(PathBuf, &'static str)> = Vec::new();
+    for h in homes {
+        for (rel, tool) in crate::login_files::all() {
+            let p = h.join(rel);
+            if out.iter().any(|(q, _)| *q == p) {
+                continue;
+            }
+            let c = canonicalize_lenient(fs, &p);
+            if write_roots
+                .iter()
+                .any(|r| c.starts_with(r) || p.starts_with(r))
+            {
+                out.push((p, tool));
             }
         }
     }
@@ -6253,6 +6325,100 @@ mod tests {
             prot.contains(&(PathBuf::from("/q/.git"), false)),
             "{prot:?}"
         );
+    }
+
+    /// Attack pass 224 #2: with the home directory a writable root (`-w ~`, an approved
+    /// grant of `$HOME`), its shell start-up files are read-only where they exist, and a
+    /// missing one is kept absent (swept after the run) with no placeholder — an empty
+    /// `~/.bash_profile` would have bash skip `~/.profile`. The account's home counts as
+    /// well as `$HOME`, a dangling dotfile link keeps its target absent, a hidden `~/.ssh`
+    /// keeps nothing, and an explicitly named file is the user's. Twin: the rest of the
+    /// home stays writable, and a project root not holding a home keeps nothing.
+    #[test]
+    fn a_writable_home_keeps_its_login_files_read_only_or_absent() {
+        let fs = fs()
+            .file("/home/u/.bashrc", "")
+            .file("/home/u/.profile", "")
+            .file("/home/u/dotfiles/zshrc", "")
+            .symlink("/home/u/.zshrc", "/home/u/dotfiles/zshrc")
+            .symlink("/home/u/.zprofile", "/home/u/dotfiles/zprofile")
+            .file("/home/u/notes.txt", "")
+            .file("/srv/acct/.bashrc", "");
+        let mut p = PermissionProfile::builtin("workspace-write").unwrap();
+        p.filesystem = FilesystemPolicy::Restricted {
+            default: Access::Read,
+            entries: vec![
+                FsEntry::new(":workspace", Access::Write),
+                FsEntry::new("/home/u", Access::Write),
+                FsEntry::new("/srv/acct", Access::Write),
+                FsEntry::new("/home/u/.kshrc", Access::Write),
+                FsEntry::new(":home/.ssh", Access::Deny),
+            ],
+            protect_metadata: true,
+        };
+        let mut c = ctx("/home/u/proj");
+        c.account_home = Some("/srv/acct".into());
+        let r = resolve(&p, &c, &fs).unwrap();
+        let protected = |path: &str| {
+            r.filesystem.protected().iter().any(|e| {
+                e.path == Path::new(path)
+                    && matches!(&e.origin, EntryOrigin::Protected { reason }
+                        if reason.contains("shell start-up file"))
+            })
+        };
+        for f in [
+            "/home/u/.bashrc",
+            "/home/u/.profile",
+            "/home/u/dotfiles/zshrc",
+            "/srv/acct/.bashrc",
+        ] {
+            assert_eq!(access(&r, &fs, f), Access::Read, "{f}");
+            assert!(protected(f), "{f}");
+        }
+        let kept: Vec<&Path> = r.kept_absent.iter().map(|(p, _)| p.as_path()).collect();
+        for f in [
+            "/home/u/.bash_profile",
+            "/home/u/.bash_login",
+            "/home/u/.zshenv",
+            "/home/u/.config/fish/config.fish",
+            "/home/u/dotfiles/zprofile",
+            "/srv/acct/.profile",
+        ] {
+            assert!(kept.contains(&Path::new(f)), "{f}: {kept:?}");
+            // No placeholder: no protected entry on the missing path.
+            assert!(
+                !r.filesystem
+                    .protected()
+                    .iter()
+                    .any(|e| e.path == Path::new(f)),
+                "{f}"
+            );
+            assert_eq!(access(&r, &fs, f), Access::Write, "{f}");
+        }
+        assert!(r
+            .kept_absent
+            .iter()
+            .all(|(_, t)| crate::login_files::is_login_tool(t)));
+        // Named by the user: theirs. Under a deny: hidden already, nothing to sweep.
+        assert!(!kept.contains(&Path::new("/home/u/.kshrc")), "{kept:?}");
+        assert_eq!(access(&r, &fs, "/home/u/.kshrc"), Access::Write);
+        assert!(
+            !kept.iter().any(|p| p.starts_with("/home/u/.ssh")),
+            "{kept:?}"
+        );
+        // Twin: the rest of the home is writable.
+        assert_eq!(access(&r, &fs, "/home/u/notes.txt"), Access::Write);
+        assert_eq!(access(&r, &fs, "/home/u/.cache/x"), Access::Write);
+        // Twin: the workspace alone holds no home's login files.
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
+        assert!(r.kept_absent.is_empty(), "{:?}", r.kept_absent);
+        assert_eq!(access(&r, &fs, "/home/u/.bashrc"), Access::Read);
+        assert!(!r
+            .filesystem
+            .protected()
+            .iter()
+            .any(|e| e.path.starts_with("/home/u/.bashrc")));
     }
 
     #[test]

@@ -129,7 +129,9 @@ pub struct Census {
     pub incomplete: Option<String>,
     /// Files of the work tree that must still be absent after the run, with the tool that
     /// would run what a command put there (hook managers' configs:
-    /// `cordon_policy::resolve::hook_configs_kept_absent`); set by the caller.
+    /// `cordon_policy::resolve::hook_configs_kept_absent`; in a census of its own, not
+    /// walked, a granted home's missing shell start-up and ssh login files:
+    /// `cordon_policy::ResolvedProfile::kept_absent`); set by the caller.
     pub absent: Vec<(PathBuf, String)>,
     /// The git dir is not walked ([`Census::kept_absent_only`]): only [`Census::absent`]
     /// is checked after the run.

@@ -296,8 +296,9 @@ impl Report {
             for (path, tool) in &s.removed_configs {
                 out.push(format!(
                     "cordon: warning: {who} created {}, which {tool} runs commands from at \
-                     the host's next `git commit`; cordon removed it",
-                    path.display()
+                     {}; cordon removed it",
+                    path.display(),
+                    when_run(tool)
                 ));
             }
             for (path, aside, tool) in &s.replaced_configs {
@@ -319,9 +320,14 @@ impl Report {
             for (path, tool) in &s.left_configs {
                 out.push(format!(
                     "cordon: warning: {who} created {}, which {tool} reads commands from at \
-                     the host's next `git commit`, and cordon could not remove it: review \
-                     and remove it before committing",
-                    path.display()
+                     {}, and cordon could not remove it: review and remove it before {}",
+                    path.display(),
+                    when_run(tool),
+                    if cordon_policy::login_files::is_login_tool(tool) {
+                        "your next login"
+                    } else {
+                        "committing"
+                    }
                 ));
             }
             for cordon_sandbox::git_dir_sweep::DisarmedAdmin { admin, why, .. } in
@@ -1417,6 +1423,18 @@ fn read_small_regular(path: &std::path::Path) -> Option<String> {
     Some(text)
 }
 
+/// When what `tool` reads runs: a hook manager's config at the host's next commit, a login
+/// file ([`cordon_policy::login_files`]) at the next shell or ssh login.
+fn when_run(tool: &str) -> &'static str {
+    if tool == cordon_policy::login_files::SSH {
+        "the next ssh login"
+    } else if tool == cordon_policy::login_files::SHELL {
+        "your next login or shell"
+    } else {
+        "the host's next `git commit`"
+    }
+}
+
 /// The census of every git dir a sandboxed run may write ([`cordon_sandbox::git_dir_sweep`]):
 /// what it holds that leads out of it before the command starts. A git dir that cannot be
 /// opened without following a symlink is left out (nothing is done through it).
@@ -1482,6 +1500,26 @@ fn git_census(
             first.absent.extend(kept_absent(ws, &ws.join(".git")));
             first.keep_same(present_configs(ws));
         }
+    }
+    // A home's missing shell start-up and ssh login files inside a writable root, which
+    // the resolution gives no placeholder (an empty `~/.bash_profile` would have bash skip
+    // `~/.profile`): one a command creates is removed after the run (attack pass 224 #2).
+    // Nothing is walked: the census is named by the directory holding them all.
+    if !r.kept_absent.is_empty() {
+        let mut top = r.kept_absent[0]
+            .0
+            .parent()
+            .map(std::path::Path::to_path_buf);
+        for (p, _) in &r.kept_absent[1..] {
+            while let Some(t) = top.as_ref().filter(|t| !p.starts_with(t)) {
+                top = t.parent().map(std::path::Path::to_path_buf);
+            }
+        }
+        let top = top.unwrap_or_else(|| std::path::PathBuf::from("/"));
+        out.push(cordon_sandbox::git_dir_sweep::Census::kept_absent_only(
+            top,
+            r.kept_absent.clone(),
+        ));
     }
     // Never both cover a missing name with cordon's placeholder and remove it after the
     // run as the command's (attack pass 214 #4): a kept-absent name the resolution still

@@ -2836,6 +2836,7 @@ mod tests {
             caches: vec![],
             stripped: vec![],
             cordon_files: vec![],
+            kept_absent: vec![],
             unix_sockets: vec![],
         }
     }

@@ -882,9 +882,11 @@ fn home_grant_note(source: &str, spelled: &str, lexical: &Path) -> Option<String
         };
         format!(
             "{source} {spelled} makes {what} writable for this command: \
-             shell startup files (~/.bashrc, ~/.profile), ~/.config and other tools' settings \
-             it changes stay, and later commands (and your own shell) run with them; grant \
-             only the directory it needs if you can"
+             ~/.config and other tools' settings it changes stay, and later commands run \
+             with them (shell start-up files such as ~/.bashrc and ~/.profile, ssh's \
+             ~/.ssh/authorized_keys and git's ~/.gitconfig stay protected, and one of them a \
+             command creates is removed after the run); grant only the directory it needs \
+             if you can"
         )
     })
 }

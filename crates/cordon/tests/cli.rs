@@ -4762,7 +4762,7 @@ fn own_directories_named_inside_a_project_are_refused() {
 }
 
 /// New-user pass 155, #10: `-w ~` (or a directory above the home) is said to make the
-/// whole home writable, shell startup files included. Twin: a grant inside the home says
+/// whole home writable (its shell start-up files stay protected). Twin: a grant inside the home says
 /// nothing of the kind.
 #[test]
 fn a_grant_of_the_whole_home_is_said() {
@@ -4802,6 +4802,84 @@ fn a_grant_of_the_whole_home_is_said() {
         assert!(dots.contains(&said), "{dots}");
     }
     assert!(!note(&p.home.join(".cache")).contains("whole home"));
+}
+
+/// Attack pass 224 #2: with the home granted writable (`-w ~`), `echo x >> ~/.bashrc` was
+/// forbidden by the exec policy but `python3 -c 'open("~/.bashrc","a")…'` wrote it. Now an
+/// existing start-up file is read-only in the sandbox (and `explain` says so), and a
+/// missing one a command creates (`~/.bash_profile`, which would have bash skip
+/// `~/.profile`) is removed after the run and named — with no placeholder left behind.
+/// Twin: the rest of the granted home (`~/notes.txt`, `~/.cache/x`) is written.
+#[test]
+fn a_granted_home_keeps_shell_start_up_files() {
+    if !sandbox_available() || !have("python3") {
+        return;
+    }
+    let p = project();
+    let home = p.home.to_str().unwrap().to_string();
+    let bashrc = p.home.join(".bashrc");
+    std::fs::write(&bashrc, "# mine\n").unwrap();
+    let o = out(cordon(
+        &p,
+        &["explain", "-w", &home, bashrc.to_str().unwrap()],
+    ));
+    let said = text(&o.stdout);
+    assert!(
+        said.contains(&format!("{}: read-only", bashrc.display()))
+            && said.contains("shell start-up file"),
+        "{said}"
+    );
+    let profile = p.home.join(".bash_profile");
+    let o = out(cordon(
+        &p,
+        &["explain", "-w", &home, profile.to_str().unwrap()],
+    ));
+    let said = text(&o.stdout);
+    assert!(
+        said.contains(&format!("{}: writable, but kept absent", profile.display()))
+            && said.contains("no placeholder"),
+        "{said}"
+    );
+    let py = |code: &str| {
+        out(cordon(
+            &p,
+            &["run", "-w", &home, "--", "python3", "-c", code],
+        ))
+    };
+    let o = py("import os; open(os.path.expanduser('~/.bashrc'), 'a').write('PWNED\\n')");
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&bashrc).unwrap(), "# mine\n");
+    let o = py("import os; open(os.path.expanduser('~/.bash_profile'), 'w').write('PWNED\\n')");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains(".bash_profile, which your shell runs commands from"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!p.home.join(".bash_profile").exists());
+    // No placeholder for the missing ones either.
+    for f in [".profile", ".bash_login", ".zshrc"] {
+        assert!(!p.home.join(f).exists(), "{f}");
+    }
+    // Twin: the rest of the home is the grant's.
+    let o = py(
+        "import os; h = os.path.expanduser('~'); open(h + '/notes.txt', 'w').write('ok'); \
+         os.makedirs(h + '/.cache', exist_ok=True); open(h + '/.cache/x', 'w').write('ok')",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(p.home.join("notes.txt")).unwrap(),
+        "ok"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.home.join(".cache/x")).unwrap(),
+        "ok"
+    );
+    assert!(
+        !text(&o.stderr).contains("removed it"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 /// Attack pass 156, H1/M1/M2: what decides whether cordon may read its own files from a

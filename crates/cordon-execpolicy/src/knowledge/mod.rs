@@ -852,24 +852,9 @@ fn within_project(p: &str, cwds: &[Cwd], home: Option<&str>, project: &Cwd) -> b
             .all(|c| matches!(resolve(c, p, home), Cwd::Abs(parts) if parts.starts_with(pp)))
 }
 
-/// Shell start-up files (relative to a home directory).
-const RC_FILES: &[&str] = &[
-    ".bashrc",
-    ".bash_profile",
-    ".bash_login",
-    ".bash_logout",
-    ".profile",
-    ".zshrc",
-    ".zshenv",
-    ".zprofile",
-    ".zlogin",
-    ".zlogout",
-    ".cshrc",
-    ".tcshrc",
-    ".kshrc",
-    ".mkshrc",
-    ".config/fish/config.fish",
-];
+/// Shell start-up files (relative to a home directory): the one list resolution also keeps
+/// read-only inside a writable root ([`cordon_policy::login_files::SHELL_RC_FILES`]).
+const RC_FILES: &[&str] = cordon_policy::login_files::SHELL_RC_FILES;
 
 /// True when a write to `p` would modify a shell start-up file.
 pub(crate) fn is_rc_file(p: &str, cwds: &[Cwd], home: Option<&str>) -> bool {

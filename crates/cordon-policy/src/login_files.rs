@@ -1,0 +1,76 @@
+//! Files in a home directory that run code at the user's next shell or login: the shells'
+//! start-up files and sshd's per-user files.
+//!
+//! One list for both crates: the exec policy forbids a command line that writes a shell
+//! start-up file (`cordon-execpolicy`'s `is_rc_file`), and resolution keeps every one of
+//! these read-only when it lies inside a writable root (a grant of the home directory,
+//! `-w ~` or an MCP `additional_permissions` entry on `$HOME`: attack pass 224 #2, where a
+//! `python3 -c 'open(…"~/.bashrc","a")…'` wrote what `echo x >> ~/.bashrc` could not). A
+//! missing one gets no placeholder — an empty `~/.bash_profile` would have bash skip
+//! `~/.profile` — but is kept absent: one a command creates is removed after the run and
+//! named ([`crate::ResolvedProfile::kept_absent`]).
+
+/// Shell start-up files, relative to a home directory.
+pub const SHELL_RC_FILES: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".cshrc",
+    ".tcshrc",
+    ".kshrc",
+    ".mkshrc",
+    ".config/fish/config.fish",
+];
+
+/// sshd's and ssh's per-user files that let someone in or run code at the next ssh login
+/// (`authorized_keys` grants logins and can force commands, `rc` runs at every login,
+/// `config`'s `ProxyCommand`/`LocalCommand` run at the user's next `ssh`), relative to a
+/// home directory.
+pub const SSH_LOGIN_FILES: &[&str] = &[
+    ".ssh/authorized_keys",
+    ".ssh/authorized_keys2",
+    ".ssh/rc",
+    ".ssh/config",
+];
+
+/// Who runs a shell start-up file (the "tool" of a kept-absent path).
+pub const SHELL: &str = "your shell";
+/// Who runs an ssh login file.
+pub const SSH: &str = "ssh";
+
+/// Whether `rel` (relative to a home directory, `/`-separated) is a shell start-up file.
+pub fn is_shell_rc(rel: &str) -> bool {
+    SHELL_RC_FILES.contains(&rel)
+}
+
+/// Every login file relative to a home directory, with who runs it ([`SHELL`], [`SSH`]).
+pub fn all() -> impl Iterator<Item = (&'static str, &'static str)> {
+    SHELL_RC_FILES
+        .iter()
+        .map(|f| (*f, SHELL))
+        .chain(SSH_LOGIN_FILES.iter().map(|f| (*f, SSH)))
+}
+
+/// Why such a file is protected ([`crate::EntryOrigin::Protected`]).
+pub fn reason(tool: &str) -> String {
+    if tool == SSH {
+        "ssh login file: sshd or ssh reads it at the next ssh login, and what it sets runs \
+         there"
+            .to_string()
+    } else {
+        "shell start-up file: your shell runs it at your next login or shell".to_string()
+    }
+}
+
+/// Whether a kept-absent path's tool ([`crate::ResolvedProfile::kept_absent`]) is one of
+/// these files' ([`SHELL`], [`SSH`]): its warning says when it would run.
+pub fn is_login_tool(tool: &str) -> bool {
+    tool == SHELL || tool == SSH
+}
