@@ -579,6 +579,11 @@ pub struct Swept {
     /// [`REMOVED_LISTED`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub left_after_end: Vec<Foreign>,
+    /// Paths kept absent ([`Census::absent`]: a hook manager's config, a home's shell
+    /// start-up file) found made after the killed run's command was gone: the host's,
+    /// left, (path, what runs it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub configs_after_end: Vec<(PathBuf, String)>,
 }
 
 impl Swept {
@@ -603,6 +608,7 @@ impl Swept {
             && self.replaced_configs.is_empty()
             && self.config_lock.is_none()
             && self.left_after_end.is_empty()
+            && self.configs_after_end.is_empty()
             && self.incomplete.is_none()
             && self.error.is_none()
     }
@@ -1599,6 +1605,8 @@ enum Created {
     Removed,
     /// A directory, or it could not be removed: left.
     Left,
+    /// Born after the killed run's sandbox was gone ([`Census::ended_ns`]): the host's, left.
+    AfterEnd,
 }
 
 /// Removes what now exists at `path` (which was absent before the run): by name in its
@@ -1607,7 +1615,7 @@ enum Created {
 /// command may have made: `.config -> sub`) but the tool reading `path` would find a
 /// file there, nothing is removed through the link and the entry is [`Created::Left`]
 /// (named, failing closed; attack pass 30 review).
-fn remove_created(path: &Path) -> Created {
+fn remove_created(path: &Path, ended_ns: Option<i128>) -> Created {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Created::No;
     };
@@ -1623,6 +1631,11 @@ fn remove_created(path: &Path) -> Created {
     let Ok(st) = fstatat(dir.as_fd(), name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW) else {
         return Created::No;
     };
+    // Made after a killed run's sandbox was gone (attack pass 219 #3, as for the git dir's
+    // entries): the user's own `lefthook-local.yml` or `~/.bash_profile`, left.
+    if ended_ns.is_some_and(|end| born_after(dir.as_fd(), name, end)) {
+        return Created::AfterEnd;
+    }
     if is_dir(&st) {
         return Created::Left;
     }
@@ -1799,11 +1812,13 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
             ));
         }
     }
+    let mut configs_after_end = Vec::new();
     for (path, tool) in &before.absent {
-        match remove_created(path) {
+        match remove_created(path, before.ended_ns) {
             Created::No => {}
             Created::Removed => removed_configs.push((path.clone(), tool.clone())),
             Created::Left => left_configs.push((path.clone(), tool.clone())),
+            Created::AfterEnd => configs_after_end.push((path.clone(), tool.clone())),
         }
     }
     let mut quarantined = Vec::new();
@@ -1846,6 +1861,7 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
         earlier_run: false,
         config_lock: None,
         left_after_end: w.after_end,
+        configs_after_end,
     })
 }
 
@@ -2200,6 +2216,37 @@ mod tests {
         let s = sweep(&before).unwrap();
         assert_eq!(s.removed.len(), 2, "{s:?}");
         assert!(s.left_after_end.is_empty());
+    }
+
+    /// Attack pass 219 #3, for paths kept absent (a hook manager's config, a home's shell
+    /// start-up file): one made after a killed run's sandbox was gone is the host's — left,
+    /// and said; one made before it is removed.
+    #[test]
+    fn a_kept_absent_config_made_after_a_killed_runs_end_is_left() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        let [early, late] = ["lefthook-local.yml", ".bash_profile"].map(|n| root.join(n));
+        let mut before = Census::kept_absent_only(
+            root.join(".git"),
+            vec![
+                (early.clone(), "lefthook".into()),
+                (late.clone(), "bash".into()),
+            ],
+        );
+        std::fs::write(&early, "pre-commit: {}\n").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        before.ended_ns = Some(now_ns());
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        std::fs::write(&late, "# the user's\n").unwrap();
+        let s = sweep(&before).unwrap();
+        assert!(!early.exists(), "made while the run lived: removed");
+        if !keeps_birth_times(&root) {
+            assert!(!late.exists());
+            return;
+        }
+        assert!(late.exists(), "made after the run's end: left");
+        assert_eq!(s.configs_after_end, [(late.clone(), "bash".to_string())]);
+        assert_eq!(s.removed_configs, [(early.clone(), "lefthook".to_string())]);
     }
 
     /// attack28 F1: symlinks and a FIFO a run made in the git dir are removed after it —

@@ -293,6 +293,13 @@ impl Report {
                     what(f)
                 ));
             }
+            for (path, tool) in &s.configs_after_end {
+                out.push(format!(
+                    "cordon: note: {} ({tool} runs it) appeared after the earlier run's \
+                     sandbox was gone, so no command of that run made it; cordon left it",
+                    path.display()
+                ));
+            }
             for (path, tool) in &s.removed_configs {
                 out.push(format!(
                     "cordon: warning: {who} created {}, which {tool} runs commands from at \
