@@ -1731,17 +1731,32 @@ impl<'o> Builder<'o> {
             // (`git reset <<EOF --hard`: bash passes them as arguments) matter here.
             let mut c = node.walk();
             let mut more = c.goto_first_child();
+            // The end of the delimiter word: a word right after it without a blank is the
+            // rest of the delimiter (`<<"E"OF`, which the grammar splits), not an argument.
+            let mut delim_end = None;
             while more {
                 let (field, ch) = (c.field_name(), c.node());
                 more = c.goto_next_sibling();
                 if field == Some("argument") && !ch.is_error() && !ch.is_missing() {
+                    if delim_end == Some(ch.start_byte()) {
+                        if let Some(t) = target.as_mut() {
+                            t.text.push_str(node_text(src, ch));
+                        }
+                        delim_end = Some(ch.end_byte());
+                        continue;
+                    }
+                    delim_end = None;
                     let w = self.word(at.down(), ch, pending);
                     extra.push(w);
                     continue;
                 }
+                delim_end = None;
                 match kind(ch) {
                     "file_descriptor" => fd = Some(node_text(src, ch).to_string()),
-                    "heredoc_start" => target = Some(Word::lit(node_text(src, ch).to_string())),
+                    "heredoc_start" => {
+                        delim_end = Some(ch.end_byte());
+                        target = Some(Word::lit(node_text(src, ch).to_string()))
+                    }
                     "heredoc_body" => {
                         body = Some(node_text(src, ch).to_string());
                         // The grammar parses `$(…)` in a body but leaves backticks as text.
