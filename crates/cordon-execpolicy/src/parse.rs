@@ -3241,6 +3241,65 @@ mod tests {
         }
     }
 
+    /// The words the grammar hangs on a redirection (after a heredoc delimiter, after
+    /// `<&-`, after any redirection of a pipeline's or list's last command) are arguments,
+    /// in bash's order; `{fd}>x` names the descriptor (differential pass 226, class p1).
+    #[test]
+    fn words_after_a_redirection_are_arguments() {
+        let cases: &[(&str, &[&[&str]])] = &[
+            (
+                "git reset <<EOF --hard\nx\nEOF",
+                &[&["git", "reset", "--hard"]],
+            ),
+            ("rm <<EOF -rf .git\nx\nEOF", &[&["rm", "-rf", ".git"]]),
+            (
+                "git <<EOF reset --hard\nx\nEOF",
+                &[&["git", "reset", "--hard"]],
+            ),
+            (
+                "git reset <<EOF >x --hard\nx\nEOF",
+                &[&["git", "reset", "--hard"]],
+            ),
+            ("cat <<\"E\"OF\nx\nEOF", &[&["cat"]]),
+            ("git reset <&- --hard", &[&["git", "reset", "--hard"]]),
+            ("git reset 2>&- --hard", &[&["git", "reset", "--hard"]]),
+            (
+                "foo | git reset >x --hard",
+                &[&["foo"], &["git", "reset", "--hard"]],
+            ),
+            (
+                "foo && git reset 2>&1 --hard",
+                &[&["foo"], &["git", "reset", "--hard"]],
+            ),
+            (
+                "foo | ! git reset >x --hard",
+                &[&["foo"], &["git", "reset", "--hard"]],
+            ),
+            (
+                "foo | git >x reset >y --hard",
+                &[&["foo"], &["git", "reset", "--hard"]],
+            ),
+            ("git reset {fd}>x --hard", &[&["git", "reset", "--hard"]]),
+            (
+                "foo | git reset {fd}<&- --hard",
+                &[&["foo"], &["git", "reset", "--hard"]],
+            ),
+            ("echo {a,b}>x y", &[&["echo", "{a,b}", "y"]]),
+        ];
+        for (script, want) in cases {
+            let p = parse_script(script);
+            let want: Vec<Vec<String>> = want
+                .iter()
+                .map(|a| a.iter().map(|s| s.to_string()).collect())
+                .collect();
+            assert_eq!(seg_argvs(&p), want, "{script:?}");
+        }
+        let fd = parse_script("git reset {fd}>x --hard");
+        assert_eq!(fd.segments[0].redirections[0].fd.as_deref(), Some("{fd}"));
+        // No simple command to pass them to: opaque rather than dropped.
+        assert!(!parse_script("( foo ) >x --hard").opaque.is_empty());
+    }
+
     #[test]
     fn quoting_and_concatenation() {
         let p = parse_script(r#"'r''m' -rf /; "git" status; r\m x; $'\x72m' y"#);
