@@ -614,11 +614,51 @@ struct Builder<'o> {
     /// /dev/fd/3`): bash reads them as arguments of the command. Set by [`Builder::redirect`]
     /// for its caller.
     redirect_args: Vec<Word>,
-    /// Set by [`Builder::redirected`] for the simple command that is its body: the words to
-    /// append to its arguments ([`Builder::redirect_args`]) and whether its last argument
-    /// is the digits of the first redirection's descriptor (`bash 0< <(…)`: the grammar
-    /// reads `0` as an argument).
-    body_fixup: Option<(usize, bool, Vec<Word>)>,
+    /// Set by [`Builder::redirected`] for the simple command its redirections follow (its
+    /// body, or the last command of a body that is a pipeline or list: `foo | git reset >x
+    /// --hard`), keyed by that command's node id: the words to append to its arguments
+    /// ([`Builder::redirect_args`]) and whether its last argument is the first
+    /// redirection's descriptor (`bash 0< <(…)`, `git reset {fd}>x`: the grammar reads `0`
+    /// or `{fd}` as an argument). Taken by [`Builder::command`] for that node only.
+    body_fixups: Vec<(usize, bool, Vec<Word>)>,
+}
+
+/// A word the grammar reads as an argument where bash reads the descriptor of the
+/// redirection right after it: digits (`0<`) or a `{name}` that receives the descriptor
+/// (`{fd}>x`, bash 4.1).
+fn is_fd_word(t: &str) -> bool {
+    let name = t.strip_prefix('{').and_then(|r| r.strip_suffix('}'));
+    match name {
+        Some(n) => {
+            n.bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+                && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        }
+        None => !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()),
+    }
+}
+
+/// The simple command that a redirected statement's trailing redirections (and the words
+/// the grammar hangs on them) belong to: the body itself, or the last command of a body
+/// read as a pipeline, a list or a negation (`foo && ! git reset >x --hard`). `None` for
+/// compound bodies (`( … ) >x y` does not parse in bash).
+fn last_command(body: Node<'_>) -> Option<Node<'_>> {
+    let mut n = body;
+    loop {
+        match kind(n) {
+            "command" => return Some(n),
+            "pipeline" | "list" | "negated_command" => {
+                let mut c = n.walk();
+                let last = n
+                    .named_children(&mut c)
+                    .filter(|k| kind(k) != "comment")
+                    .last()?;
+                n = last;
+            }
+            _ => return None,
+        }
+    }
 }
 
 fn is_statement_kind(k: &str) -> bool {
@@ -767,7 +807,7 @@ impl<'o> Builder<'o> {
             cdpath: false,
             pwd: false,
             redirect_args: Vec::new(),
-            body_fixup: None,
+            body_fixups: Vec::new(),
         }
     }
 
@@ -1687,11 +1727,36 @@ impl<'o> Builder<'o> {
         if kind_node == "heredoc_redirect" {
             let mut body = None;
             // `<<[-]DELIM` plus continuations (pipeline, `&&` tail, redirects) that the
-            // caller handles; only the delimiter and the body matter here.
-            for ch in children(node) {
+            // caller handles; the delimiter, the body and the words after the delimiter
+            // (`git reset <<EOF --hard`: bash passes them as arguments) matter here.
+            let mut c = node.walk();
+            let mut more = c.goto_first_child();
+            // The end of the delimiter word: a word right after it without a blank is the
+            // rest of the delimiter (`<<"E"OF`, which the grammar splits), not an argument.
+            let mut delim_end = None;
+            while more {
+                let (field, ch) = (c.field_name(), c.node());
+                more = c.goto_next_sibling();
+                if field == Some("argument") && !ch.is_error() && !ch.is_missing() {
+                    if delim_end == Some(ch.start_byte()) {
+                        if let Some(t) = target.as_mut() {
+                            t.text.push_str(node_text(src, ch));
+                        }
+                        delim_end = Some(ch.end_byte());
+                        continue;
+                    }
+                    delim_end = None;
+                    let w = self.word(at.down(), ch, pending);
+                    extra.push(w);
+                    continue;
+                }
+                delim_end = None;
                 match kind(ch) {
                     "file_descriptor" => fd = Some(node_text(src, ch).to_string()),
-                    "heredoc_start" => target = Some(Word::lit(node_text(src, ch).to_string())),
+                    "heredoc_start" => {
+                        delim_end = Some(ch.end_byte());
+                        target = Some(Word::lit(node_text(src, ch).to_string()))
+                    }
                     "heredoc_body" => {
                         body = Some(node_text(src, ch).to_string());
                         // The grammar parses `$(…)` in a body but leaves backticks as text.
@@ -1712,6 +1777,7 @@ impl<'o> Builder<'o> {
             // nothing to expand.
             let quoted = t.text.contains(['\'', '"', '\\']);
             let text = body.filter(|b| quoted || !b.contains(['$', '`', '\\']));
+            self.redirect_args = extra;
             return Redirection {
                 fd,
                 op: if op.is_empty() { "<<".into() } else { op },
@@ -1742,6 +1808,11 @@ impl<'o> Builder<'o> {
                     }
                 }
             }
+        }
+        // `<&-`/`>&-` close a descriptor and take no target: the grammar still hangs the
+        // next word on them (`git reset <&- --hard`), which bash passes as an argument.
+        if matches!(op.as_str(), "<&-" | ">&-") {
+            extra.splice(0..0, target.take());
         }
         let target = target.unwrap_or_default();
         let kind = match kind_node {
@@ -1819,6 +1890,7 @@ impl<'o> Builder<'o> {
                 "heredoc_redirect" => {
                     first_redirect.get_or_insert(ch.start_byte());
                     redirects.push(self.redirect(at.down(), ch, &mut pending));
+                    extra_args.append(&mut self.redirect_args);
                     // Heredoc continuations: its own redirects, a pipeline tail, a list tail.
                     let mut hc = ch.walk();
                     if hc.goto_first_child() {
@@ -1848,17 +1920,19 @@ impl<'o> Builder<'o> {
                 _ => {}
             }
         }
-        match body.filter(|b| kind(b) == "command") {
-            // `bash 0< <(…)`: the grammar reads `0` as the command's last argument;
-            // `bash 3< <(…) /dev/fd/3`: `/dev/fd/3` as the redirection's second target.
+        // The simple command the redirections follow: the body, or the last command of a
+        // body the grammar reads as a pipeline or list (`foo | git reset >x --hard`).
+        let owner_cmd = body.and_then(last_command);
+        let fixup_id = owner_cmd.map(|b| b.id());
+        match owner_cmd {
+            // `bash 0< <(…)`: the grammar reads `0` as the command's last argument (and
+            // `git reset {fd}>x` reads `{fd}`); `bash 3< <(…) /dev/fd/3`: `/dev/fd/3` as the
+            // redirection's second target.
             Some(b) => {
                 let digits = b.named_child(b.named_child_count().saturating_sub(1));
                 let drop = b.named_child_count() > 1
                     && digits.is_some_and(|d| {
-                        let t = node_text(src, d);
-                        Some(d.end_byte()) == first_redirect
-                            && !t.is_empty()
-                            && t.bytes().all(|c| c.is_ascii_digit())
+                        Some(d.end_byte()) == first_redirect && is_fd_word(node_text(src, d))
                     })
                     && redirects.first().is_some_and(|r| r.fd.is_none());
                 if drop {
@@ -1866,10 +1940,16 @@ impl<'o> Builder<'o> {
                         r.fd = Some(node_text(src, d).to_string());
                     }
                 }
-                self.body_fixup = Some((b.id(), drop, extra_args));
+                self.body_fixups.push((b.id(), drop, extra_args));
             }
             None => {
                 if let Some(r) = redirects.last_mut().filter(|_| !extra_args.is_empty()) {
+                    // Words after a redirection with no simple command to pass them to:
+                    // fail closed rather than drop them.
+                    self.opaque(
+                        OpaqueKind::UnknownSyntax,
+                        &format!("words after a redirection: {}", node_text(src, node)),
+                    );
                     r.target.push(' ');
                     r.target.push_str(&join(&extra_args));
                 }
@@ -1910,6 +1990,17 @@ impl<'o> Builder<'o> {
                 }
             }
         }
+        // The owner's words must have reached its segment: fail closed when the walk never
+        // took them (a shape [`last_command`] misreads).
+        if let Some(i) = fixup_id.and_then(|id| self.body_fixups.iter().rposition(|f| f.0 == id)) {
+            let (_, _, words) = self.body_fixups.remove(i);
+            if !words.is_empty() {
+                self.opaque(
+                    OpaqueKind::UnknownSyntax,
+                    &format!("words after a redirection: {}", node_text(src, node)),
+                );
+            }
+        }
         let owner = (body.is_some_and(|b| kind(b) == "command")
             && self.out.segments.len() > body_first)
             .then_some(body_first);
@@ -1929,7 +2020,11 @@ impl<'o> Builder<'o> {
         let mut redirects = Vec::new();
         let mut pending = Vec::new();
         let mut inner_stmts = Vec::new();
-        let fixup = self.body_fixup.take().filter(|f| f.0 == node.id());
+        let fixup = self
+            .body_fixups
+            .iter()
+            .rposition(|f| f.0 == node.id())
+            .map(|i| self.body_fixups.remove(i));
         // The end byte and text of the last word when it is all digits (`0` of `0<`).
         let mut digits: Option<(usize, String)> = None;
         let mut c = node.walk();
@@ -1966,8 +2061,7 @@ impl<'o> Builder<'o> {
                 (Some("name"), _) | (Some("argument"), _) => {
                     let w = self.word(at.down(), ch, &mut pending);
                     let t = node_text(src, ch);
-                    digits = (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
-                        .then(|| (ch.end_byte(), t.to_string()));
+                    digits = is_fd_word(t).then(|| (ch.end_byte(), t.to_string()));
                     words.push(w);
                     continue;
                 }
@@ -3145,6 +3239,65 @@ mod tests {
                 after(script)
             );
         }
+    }
+
+    /// The words the grammar hangs on a redirection (after a heredoc delimiter, after
+    /// `<&-`, after any redirection of a pipeline's or list's last command) are arguments,
+    /// in bash's order; `{fd}>x` names the descriptor (differential pass 226, class p1).
+    #[test]
+    fn words_after_a_redirection_are_arguments() {
+        let cases: &[(&str, &[&[&str]])] = &[
+            (
+                "git reset <<EOF --hard\nx\nEOF",
+                &[&["git", "reset", "--hard"]],
+            ),
+            ("rm <<EOF -rf .git\nx\nEOF", &[&["rm", "-rf", ".git"]]),
+            (
+                "git <<EOF reset --hard\nx\nEOF",
+                &[&["git", "reset", "--hard"]],
+            ),
+            (
+                "git reset <<EOF >x --hard\nx\nEOF",
+                &[&["git", "reset", "--hard"]],
+            ),
+            ("cat <<\"E\"OF\nx\nEOF", &[&["cat"]]),
+            ("git reset <&- --hard", &[&["git", "reset", "--hard"]]),
+            ("git reset 2>&- --hard", &[&["git", "reset", "--hard"]]),
+            (
+                "foo | git reset >x --hard",
+                &[&["foo"], &["git", "reset", "--hard"]],
+            ),
+            (
+                "foo && git reset 2>&1 --hard",
+                &[&["foo"], &["git", "reset", "--hard"]],
+            ),
+            (
+                "foo | ! git reset >x --hard",
+                &[&["foo"], &["git", "reset", "--hard"]],
+            ),
+            (
+                "foo | git >x reset >y --hard",
+                &[&["foo"], &["git", "reset", "--hard"]],
+            ),
+            ("git reset {fd}>x --hard", &[&["git", "reset", "--hard"]]),
+            (
+                "foo | git reset {fd}<&- --hard",
+                &[&["foo"], &["git", "reset", "--hard"]],
+            ),
+            ("echo {a,b}>x y", &[&["echo", "{a,b}", "y"]]),
+        ];
+        for (script, want) in cases {
+            let p = parse_script(script);
+            let want: Vec<Vec<String>> = want
+                .iter()
+                .map(|a| a.iter().map(|s| s.to_string()).collect())
+                .collect();
+            assert_eq!(seg_argvs(&p), want, "{script:?}");
+        }
+        let fd = parse_script("git reset {fd}>x --hard");
+        assert_eq!(fd.segments[0].redirections[0].fd.as_deref(), Some("{fd}"));
+        // No simple command to pass them to: opaque rather than dropped.
+        assert!(!parse_script("( foo ) >x --hard").opaque.is_empty());
     }
 
     #[test]
