@@ -1176,6 +1176,8 @@ fn discarded_tmp_hint(
     if !profile.filesystem.top_view().private_tmp {
         return None;
     }
+    // A path in a command line to paste, as one shell word (attack pass 229 #2).
+    let word = |p: &Path| crate::request::shell_word(&p.to_string_lossy());
     let lost = |p: &Path| {
         p.starts_with("/tmp")
             && p != Path::new("/tmp")
@@ -1199,7 +1201,7 @@ fn discarded_tmp_hint(
              run `git worktree prune` outside cordon, then add it again with -w {} so that \
              it is made on the host",
             wt.display(),
-            wt.display()
+            word(wt)
         ));
     }
     // Only after a command that worked: a failed read of a missing `../x` made nothing.
@@ -1250,15 +1252,15 @@ fn discarded_tmp_hint(
              discarded when it ends; create the file on the host first (`touch {}`), then \
              run it with -w {} (-w makes a missing path a directory)",
             beside.display(),
-            beside.display(),
-            beside.display()
+            word(&beside),
+            word(&beside)
         ));
     }
     Some(format!(
         "{} (beside the project) was written into this command's private /tmp, which is \
          discarded when it ends; run it with -w {} so that it is made on the host",
         beside.display(),
-        beside.display()
+        word(&beside)
     ))
 }
 

@@ -800,6 +800,18 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
         return out;
     }
     let mut unexplained = None;
+    // A cordon run inside the sandbox that refused to start its command: that is what
+    // happened, whatever its own attempts left in the denial records.
+    if sig.helper_applied && sig.sandboxed {
+        let all: Vec<&str> = sig.stderr_tail.lines().collect();
+        if let Some(o) = nested_refusal(sig.code, &all) {
+            out.class = o.0;
+            out.confidence = o.1;
+            out.evidence.extend(o.2);
+            out.hint = o.3;
+            return out;
+        }
+    }
     if let Some(d) = &sig.denials {
         if let Some(o) = from_records(d, sig, ctx) {
             out.class = o.0;
@@ -1841,6 +1853,14 @@ fn seen_output(sig: &RunSignals) -> &'static str {
 
 type Inferred = (OutcomeClass, Confidence, Vec<Evidence>, Option<String>);
 
+/// A path offered in a hint's command line (`-w PATH`, `mkdir PATH`), as one shell word:
+/// a name the command chose (`wt $(touch x)`, `a;b`, a quote) pasted from the hint must be
+/// that name, not shell code (attack pass 229 #2: `-w …/wt5 $(touch PWNED5)` ran `touch`
+/// on the host when pasted).
+fn grant_word(p: &Path, cwd: &Path) -> String {
+    crate::request::shell_word(&display_path(p, cwd))
+}
+
 fn display_path(p: &Path, cwd: &Path) -> String {
     p.strip_prefix(cwd)
         .ok()
@@ -2246,10 +2266,10 @@ fn record_hint_with(
                 Some(d) => (d, vec![t]),
                 None => (t, Vec::new()),
             };
-            let mut offered = display_path(&grant, ctx.cwd);
+            let mut offered = grant_word(&grant, ctx.cwd);
             for a in &also {
                 offered.push_str(ALSO_WRITE);
-                offered.push_str(&display_path(a, ctx.cwd));
+                offered.push_str(&grant_word(a, ctx.cwd));
             }
             let mut hint = denial_hint(&shown, &rec.rule, Access::Write, Ok(&offered));
             hint.push_str(&format!(
@@ -2273,7 +2293,7 @@ fn record_hint_with(
         }),
         None => Err("no per-command grant can lift this rule".into()),
     };
-    let shown_grant = offered.as_ref().map(|g| display_path(g, ctx.cwd));
+    let shown_grant = offered.as_ref().map(|g| grant_word(g, ctx.cwd));
     if let Some(h) = stripped_copy_hint(&rec.path, &shown, ctx) {
         return (h, None, Vec::new());
     }
@@ -2287,8 +2307,9 @@ fn record_hint_with(
     // finds it there (new-user pass 155, #2: `mkdir ../outside` was offered `-w
     // ../outside`, and the retry failed with "File exists").
     if made_here {
+        let word = crate::request::shell_word(&shown);
         hint.push_str(&format!(
-            " (cordon makes {shown} before the run, so a plain `mkdir {shown}` then fails \
+            " (cordon makes {shown} before the run, so a plain `mkdir {word}` then fails \
              with \"File exists\": use `mkdir -p`, or let the tool create what goes inside it)"
         ));
     }
@@ -2324,7 +2345,16 @@ fn from_records(
     sig: &RunSignals,
     ctx: &ClassifyContext<'_>,
 ) -> Option<Inferred> {
-    let tail = &sig.stderr_tail;
+    // What a cordon run inside the sandbox said about itself names no path the command
+    // wrote (a nested run's "cannot record … writable-roots" made its refused
+    // `writable-roots.lock` the cause once a lock counted as named by its file's name).
+    let own: String = sig
+        .stderr_tail
+        .lines()
+        .filter(|l| !cordon_line(l))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let tail = &own;
     // Path writes only: network attempts are judged with the network (`from_output`); and
     // not git's own freshening of a hard-linked object, which it shrugs off.
     let mut writes = d
@@ -2540,7 +2570,7 @@ fn from_output(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Inferred> 
                             )
                         };
                     let shown = display_path(&abs, ctx.cwd);
-                    let shown_grant = grant.as_ref().map(|g| display_path(g, ctx.cwd));
+                    let shown_grant = grant.as_ref().map(|g| grant_word(g, ctx.cwd));
                     // A stripped copy is readable: whatever the line says, what failed
                     // is a change to it.
                     let hint = stripped_copy_hint(&abs, &shown, ctx).unwrap_or_else(|| {
@@ -5168,6 +5198,19 @@ mod tests {
                 .contains("-w /data/src/wt (cordon makes")
                 && o.hint.as_deref().unwrap().contains("mkdir -p"),
             "{o:?}"
+        );
+        // Attack pass 229 #2: a name the command chose is one shell word in the hint's
+        // command lines (pasted, `$(touch x)` ran on the host).
+        let o = classify_in(
+            "/data/src/proj",
+            None,
+            mkdir("/data/src/wt $(touch x)", "/data/src"),
+        );
+        let h = o.hint.as_deref().unwrap();
+        assert!(
+            h.contains("-w '/data/src/wt $(touch x)' (cordon makes")
+                && h.contains("`mkdir '/data/src/wt $(touch x)'`"),
+            "{h}"
         );
         // In the home: the home holds the project; nothing is offered.
         let home = Some(Path::new("/home/u"));

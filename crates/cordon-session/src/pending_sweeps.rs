@@ -22,7 +22,14 @@
 //!
 //! What appeared in a git dir after the killed run's sandbox was gone is the host's (the
 //! user's `ln -s`, a host git's `config.lock`): the next run must neither remove it nor say
-//! a sandboxed command made it. So once its command is started ([`command_started`]) and
+//! a sandboxed command made it. **Only the stale `config.lock` is judged by this end
+//! today**: the git dir's entries and the paths kept absent are removed whatever their
+//! birth (fails closed). Attack pass 229 #1: a cordon process *stopped* (Ctrl-Z, which its
+//! command's `setsid` child escapes; `kill -STOP`) and then killed stops touching its
+//! record while that child still runs, so what the child planted after the last touch was
+//! taken for the host's — a symlink in `.git/logs`, a `~/.profile`. A heartbeat that ends
+//! only with the sandbox (from the helper, whose death takes the sandbox down) would make
+//! the end sound for them too; a late lock the command made only jams git. So once its command is started ([`command_started`]) and
 //! until it is concluded, a run keeps its record's modification time fresh — a
 //! [`HEARTBEAT`] thread touches it every second, and touches it a last time when it stops —
 //! and marks the record so (`"heartbeat_ms"`, written only once the thread runs: a record
@@ -438,7 +445,6 @@ fn finish_orphans_in(candidates: &[PathBuf], dir: &Path) -> Vec<Swept> {
             // Where its git dir is now, when the run about to start holds it under another
             // name (attack pass 188 F1: the project was renamed).
             let mut census = census.relocated(candidates).unwrap_or(census);
-            census.ended_ns = ended_ns;
             known.push(census.git_dir.clone());
             let mut s = match sweep(&census) {
                 Ok(s) => s,
@@ -456,7 +462,10 @@ fn finish_orphans_in(candidates: &[PathBuf], dir: &Path) -> Vec<Swept> {
             // The `config.lock` its command left (attack pass 212 #1: a `git config` whose
             // run was killed jammed every later config write, on the host too): its helper
             // would have removed it; removed now when provably that run's.
+            // The end bounds only this (a lock left by the host's git after the kill is
+            // the host's): a lock the command made late jams git, it runs nothing.
             if s.error.is_none() {
+                census.ended_ns = ended_ns;
                 s.config_lock = clear_killed_runs_config_lock(&census);
             }
             // A git dir removed since (a project deleted, a temporary directory gone):
@@ -805,14 +814,13 @@ mod tests {
             .unwrap();
     }
 
-    /// Attack pass 219 #3: after a `kill -9` of `cordon run`, the user makes a symlink
-    /// and a FIFO in `.git` on the host; the next run (in any project) finishing the killed
-    /// run's sweep leaves them and does not say a sandboxed command made them, because
-    /// they were born after the killed run's sandbox was gone (its record's last heartbeat
-    /// plus [`HEARTBEAT`] and [`OUTLIVES`]). Twin: the link its command planted before
-    /// is removed and said. (The record's last touch is set back instead of waiting.)
+    /// Attack pass 229 #1: entries born after a killed run's last heartbeat may still be
+    /// its command's (cordon was stopped, then killed, while a child its command started
+    /// went on): the git dir's entries are removed whatever their birth, and said as the
+    /// killed run's — only a stale `config.lock` is judged by the end (below). (The
+    /// record's last touch is set back instead of waiting.)
     #[test]
-    fn entries_made_after_a_killed_runs_end_are_left_to_the_host() {
+    fn entries_born_after_a_killed_runs_heartbeat_are_still_removed() {
         let t = tempfile::tempdir().unwrap();
         let records = t.path().join("records");
         std::fs::create_dir_all(&records).unwrap();
@@ -821,13 +829,12 @@ mod tests {
         let census = cordon_sandbox::git_dir_sweep::census(&git)
             .unwrap()
             .to_json();
-        // The killed run's command.
         std::os::unix::fs::symlink("/etc/passwd", git.join("logs/HEAD")).unwrap();
         std::thread::sleep(Duration::from_millis(30));
         let end = SystemTime::now();
         std::thread::sleep(Duration::from_millis(30));
-        // The user, on the host, after the kill.
-        std::os::unix::fs::symlink("objects", git.join("objects-alias")).unwrap();
+        // Born after the heartbeat's end.
+        std::os::unix::fs::symlink("/etc/passwd", git.join("objects-alias")).unwrap();
         nix::unistd::mkfifo(
             &git.join("hostfifo"),
             nix::sys::stat::Mode::from_bits_truncate(0o600),
@@ -837,29 +844,12 @@ mod tests {
         let out = finish_orphans_in(&[], &records);
         assert_eq!(out.len(), 1, "{out:?}");
         assert!(out[0].earlier_run);
-        assert!(std::fs::symlink_metadata(git.join("logs/HEAD")).is_err());
-        let removed: Vec<_> = out[0].removed.iter().map(|f| f.path.clone()).collect();
-        if !keeps_birth_times(&git) {
-            // No birth times: everything new is the run's (fails closed).
-            assert_eq!(removed.len(), 3, "{removed:?}");
-            return;
-        }
-        assert_eq!(removed, [git.join("logs/HEAD")]);
-        assert!(std::fs::symlink_metadata(git.join("objects-alias")).is_ok());
-        assert!(std::fs::symlink_metadata(git.join("hostfifo")).is_ok());
-        assert_eq!(out[0].left_after_end.len(), 2, "{out:?}");
-        assert_eq!(std::fs::read_dir(&records).unwrap().count(), 0);
-        // A record without the mark (an older cordon's) has no end: removed as before.
-        let census = cordon_sandbox::git_dir_sweep::census(&git)
-            .unwrap()
-            .to_json();
-        let body = serde_json::json!({"pid": u32::MAX - 1, "start": 1, "census": [census]});
-        std::fs::write(records.join("2-b.json"), serde_json::to_vec(&body).unwrap()).unwrap();
-        std::thread::sleep(Duration::from_millis(30));
-        std::os::unix::fs::symlink("/etc/passwd", git.join("FETCH_HEAD")).unwrap();
-        let out = finish_orphans_in(&[], &records);
-        assert_eq!(out[0].removed.len(), 1, "{out:?}");
+        assert_eq!(out[0].removed.len(), 3, "{out:?}");
         assert!(out[0].left_after_end.is_empty());
+        for n in ["logs/HEAD", "objects-alias", "hostfifo"] {
+            assert!(std::fs::symlink_metadata(git.join(n)).is_err(), "{n}");
+        }
+        assert_eq!(std::fs::read_dir(&records).unwrap().count(), 0);
     }
 
     /// Attack pass 219 #3, the `config.lock` twin: a lock born after the killed run's

@@ -358,21 +358,25 @@ pub fn hosts_in(record: &DecisionRecord) -> Vec<String> {
     hosts
 }
 
-/// Joins words for display, quoting where a shell would need it.
+/// Joins words for display, quoting where a shell would need it ([`shell_word`]).
 pub fn shell_words(argv: &[String]) -> String {
     argv.iter()
-        .map(|a| {
-            if !a.is_empty()
-                && a.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c))
-            {
-                a.clone()
-            } else {
-                format!("'{}'", a.replace('\'', "'\\''"))
-            }
-        })
+        .map(|a| shell_word(a))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `w` as one shell word: as it is when every character is plain, else single-quoted (a
+/// `'` inside as `'\''`), so that pasting it gives back `w` whatever it holds.
+pub fn shell_word(w: &str) -> String {
+    if !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c))
+    {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
 }
 
 impl ReviewableRequest {

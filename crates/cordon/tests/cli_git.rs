@@ -1143,13 +1143,14 @@ fn a_config_lock_a_killed_run_left_is_removed_by_the_next_run() {
     );
 }
 
-/// Attack pass 219 #3: after a `kill -9` of `cordon run --no-server`, the user makes a
-/// symlink in `.git` on the host; the next run finishing the killed run's sweep leaves it
-/// (born after the killed run's sandbox was gone: its record's heartbeat says when) and does
-/// not blame a sandboxed command for it. Twin: the link the killed run's command planted
-/// before the kill is removed and named.
+/// Attack pass 229 #1 (against the end a killed run's heartbeat gave, attack pass 219 #3):
+/// `cordon run` is stopped (`SIGSTOP`; Ctrl-Z does the same to it when its command's child
+/// left the process group) and its command's background child plants a link in `.git`
+/// seconds later, then cordon is killed. The next run removes that link and names it, as
+/// it does the link planted before the stop: a heartbeat that stopped with cordon says
+/// nothing of when the sandbox ended.
 #[test]
-fn a_link_the_user_makes_after_a_killed_run_is_left_and_the_runs_own_removed() {
+fn a_link_planted_while_cordon_was_stopped_is_removed_after_the_kill() {
     let p = project();
     if !sandbox_available(&p) {
         return;
@@ -1165,7 +1166,8 @@ fn a_link_the_user_makes_after_a_killed_run_is_left_and_the_runs_own_removed() {
                 "--",
                 "sh",
                 "-c",
-                "ln -s /etc/passwd .git/FETCH_HEAD && touch .git/started && sleep 60",
+                "ln -s /etc/passwd .git/FETCH_HEAD && touch .git/started && \
+                 (sleep 6; ln -s /etc/passwd .git/late-link) & sleep 60",
             ],
         )
         .stdout(Stdio::null())
@@ -1186,49 +1188,34 @@ fn a_link_the_user_makes_after_a_killed_run_is_left_and_the_runs_own_removed() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     assert!(started.exists() && marked(), "the run never started");
+    // Stopped: its heartbeat stops, its command's child goes on and plants the link.
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: a signal to our own child, which has not been waited for.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let t0 = std::time::Instant::now();
+    while std::fs::symlink_metadata(git.join("late-link")).is_err() && t0.elapsed().as_secs() < 20 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        std::fs::symlink_metadata(git.join("late-link")).is_ok(),
+        "never planted"
+    );
     child.kill().unwrap(); // SIGKILL: no sweep by this run
     child.wait().unwrap();
     std::fs::remove_file(&started).unwrap();
-    // The killed run's end is known to within its heartbeat (1 s) and 2 s of slack.
-    std::thread::sleep(std::time::Duration::from_millis(3200));
-    // The user, on the host.
-    std::os::unix::fs::symlink("objects", git.join("objects-alias")).unwrap();
-    let born_known = std::fs::symlink_metadata(git.join("objects-alias"))
-        .unwrap()
-        .created()
-        .is_ok();
     let o = cordon(&p, &p.dir, &["run", "--no-server", "--", "true"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let err = text(&o.stderr);
-    assert!(
-        std::fs::symlink_metadata(git.join("FETCH_HEAD")).is_err(),
-        "the killed run's link stayed: {err}"
-    );
-    assert!(err.contains("FETCH_HEAD a symlink to /etc/passwd"), "{err}");
-    if !born_known {
-        return; // no birth times here: every new entry is taken for the run's
+    for name in ["FETCH_HEAD", "late-link"] {
+        assert!(
+            std::fs::symlink_metadata(git.join(name)).is_err(),
+            "the killed run's {name} stayed: {err}"
+        );
+        assert!(
+            err.contains(&format!("{name} a symlink to /etc/passwd")),
+            "{err}"
+        );
     }
-    assert!(
-        std::fs::symlink_metadata(git.join("objects-alias")).is_ok(),
-        "the user's link was removed: {err}"
-    );
-    assert!(
-        !err.lines()
-            .any(|l| l.contains("objects-alias") && l.contains("sandboxed command")),
-        "blamed on a sandboxed command: {err}"
-    );
-    assert!(
-        err.contains("objects-alias a symlink to objects appeared inside the git dir after"),
-        "{err}"
-    );
-    // Said once: the record is finished.
-    let o = cordon(&p, &p.dir, &["run", "--no-server", "--", "true"]);
-    assert!(
-        !text(&o.stderr).contains("objects-alias"),
-        "{}",
-        text(&o.stderr)
-    );
-    assert!(std::fs::symlink_metadata(git.join("objects-alias")).is_ok());
 }
 
 /// Attack pass 29, F1: where lefthook is in use (a config of its exists), a missing
