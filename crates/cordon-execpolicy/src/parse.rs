@@ -1994,6 +1994,7 @@ impl<'o> Builder<'o> {
             }
             words.append(&mut extra);
         }
+        self.pipeline_prefix(src, node, &mut words);
         let first = if !words.is_empty() {
             self.emit(at, words, env, redirects, frame)
         } else if !redirects.is_empty() {
@@ -2011,6 +2012,60 @@ impl<'o> Builder<'o> {
             for st in inner_stmts {
                 self.stmt(at, st, frame);
             }
+        }
+    }
+
+    /// Bash's pipeline grammar reads `!` and `time [-p] [--]` before a command, in any order
+    /// and repetition, as reserved words; the grammar reads only a first `!` (a
+    /// `negated_command`) and the rest as words (`time ! git reset --hard`, `! ! rm -rf .git`
+    /// ran the command cordon saw as a program named `!`). Drop each `!` of that prefix
+    /// (the `time` words stay: they are looked through as the `time` wrapper). A reserved
+    /// word of a compound command in command position (`! if …; then …; fi`, `time while
+    /// …`) was not read as one by the grammar, which splits it into fake commands (`if …`,
+    /// `then :`, `fi`): the script does not parse cleanly.
+    fn pipeline_prefix(&mut self, src: &str, node: Node<'_>, words: &mut Vec<Word>) {
+        let mut i = 0;
+        let mut after_time = false;
+        let mut bangs = Vec::new();
+        while let Some(w) = words.get(i).filter(|w| !w.dynamic) {
+            match w.text.as_str() {
+                "!" => {
+                    bangs.push(i);
+                    after_time = false;
+                }
+                "time" => after_time = true,
+                "-p" | "--" if after_time => {}
+                _ => break,
+            }
+            i += 1;
+        }
+        if i >= words.len() {
+            return;
+        }
+        let opens_compound = !words[i].dynamic
+            && matches!(
+                words[i].text.as_str(),
+                "if" | "then"
+                    | "else"
+                    | "elif"
+                    | "fi"
+                    | "while"
+                    | "until"
+                    | "for"
+                    | "select"
+                    | "case"
+                    | "esac"
+                    | "do"
+                    | "done"
+                    | "function"
+                    | "[["
+                    | "(("
+            );
+        if opens_compound {
+            self.opaque(OpaqueKind::ParseError, node_text(src, node));
+        }
+        for b in bangs.into_iter().rev() {
+            words.remove(b);
         }
     }
 
