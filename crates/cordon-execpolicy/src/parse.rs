@@ -1502,8 +1502,35 @@ impl<'o> Builder<'o> {
             };
             self.opaque(kind, text);
             let f = frame.for_substitution(ctx, parent);
-            self.walk_block(at.down(), n, &f);
+            if kind == OpaqueKind::Backticks {
+                self.backtick_body(at, text, in_double_quotes(n), &f);
+            } else {
+                self.walk_block(at.down(), n, &f);
+            }
         }
+    }
+
+    /// The body of `` `…` `` (its text with the backticks), run as bash runs it: re-read
+    /// as a script after one level of backslash escapes is removed (`\\`, `` \` ``, `\$`,
+    /// and in double quotes `\"`), so an escaped backtick inside is a command substitution
+    /// of its own (`` `echo \`git reset --hard\`` ``, whose inner command the grammar
+    /// read as words).
+    fn backtick_body(&mut self, at: Cursor<'_>, text: &str, dquoted: bool, frame: &Frame) {
+        let Some(body) = text
+            .strip_prefix('`')
+            .and_then(|t| t.strip_suffix('`'))
+            .filter(|_| text.len() >= 2)
+        else {
+            self.opaque(OpaqueKind::ParseError, text);
+            return;
+        };
+        let body = backtick_unescape(body, dquoted);
+        let inner = Cursor {
+            src: &body,
+            depth: at.depth + 1,
+            shells: at.shells,
+        };
+        self.parse_at(inner, frame);
     }
 
     /// Evaluate a word node to its text after quote removal.
@@ -2890,6 +2917,41 @@ fn spells_substitution(code: &str) -> bool {
     let quoted = code.contains(['\'', '\\']);
     (quoted && (code.contains("$(") || code.contains('`')))
         || ((quoted || code.contains('"')) && (code.contains("<(") || code.contains(">(")))
+}
+
+/// A backtick body with one level of backslash escapes removed, as bash re-reads it: a
+/// backslash keeps its literal meaning except before `$`, `` ` ``, `\\` (and `"` when the
+/// substitution is in double quotes).
+fn backtick_unescape(body: &str, dquoted: bool) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(&n) = chars.peek() {
+                if matches!(n, '$' | '`' | '\\') || (dquoted && n == '"') {
+                    out.push(n);
+                    chars.next();
+                    continue;
+                }
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Whether `n` (a command substitution) is inside a double-quoted string of its own
+/// script: the nearest enclosing string or substitution is a string.
+fn in_double_quotes(n: Node<'_>) -> bool {
+    let mut p = n.parent();
+    while let Some(a) = p {
+        match kind(a) {
+            "string" => return true,
+            "command_substitution" | "process_substitution" | "heredoc_body" => return false,
+            _ => p = a.parent(),
+        }
+    }
+    false
 }
 
 fn has_unparsed_expansion(raw: &str) -> bool {
