@@ -1487,6 +1487,11 @@ impl<'o> Builder<'o> {
         let src = at.src;
         for n in pending {
             let text = node_text(src, n);
+            if kind(n) == "heredoc_body" {
+                let f = frame.for_substitution(Context::CommandSubstitution, parent);
+                self.heredoc_backticks(at, n, &f);
+                continue;
+            }
             let (kind, ctx) = if kind(n) == "process_substitution" {
                 (
                     OpaqueKind::ProcessSubstitution,
@@ -1506,6 +1511,48 @@ impl<'o> Builder<'o> {
                 self.backtick_body(at, text, in_double_quotes(n), &f);
             } else {
                 self.walk_block(at.down(), n, &f);
+            }
+        }
+    }
+
+    /// The backtick substitutions of an unquoted heredoc body, which the grammar leaves as
+    /// text (`` cat <<EOF⏎`git reset --hard`⏎EOF `` ran unjudged): each runs as `` `…` ``
+    /// does elsewhere. As bash reads the body, a backslash escapes the next character and
+    /// a substitution ends at the first backtick not escaped; the `$(…)` the grammar parsed
+    /// (with the backticks inside them) are walked as such and skipped here. An unended
+    /// one is a parse error.
+    fn heredoc_backticks(&mut self, at: Cursor<'_>, body: Node<'_>, frame: &Frame) {
+        let src = at.src;
+        let text = node_text(src, body);
+        let base = body.start_byte();
+        let parsed: Vec<std::ops::Range<usize>> = children(body)
+            .filter(|c| kind(c) == "command_substitution")
+            .map(|c| c.start_byte() - base..c.end_byte() - base)
+            .collect();
+        let b = text.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if let Some(r) = parsed.iter().find(|r| r.contains(&i)) {
+                i = r.end;
+                continue;
+            }
+            match b[i] {
+                b'\\' => i += 2,
+                b'`' => {
+                    let start = i;
+                    i += 1;
+                    while i < b.len() && b[i] != b'`' {
+                        i += if b[i] == b'\\' { 2 } else { 1 };
+                    }
+                    let Some(sub) = text.get(start..=i) else {
+                        self.opaque(OpaqueKind::ParseError, &text[start..]);
+                        return;
+                    };
+                    self.opaque(OpaqueKind::Backticks, sub);
+                    self.backtick_body(at, sub, false, frame);
+                    i += 1;
+                }
+                _ => i += 1,
             }
         }
     }
@@ -1721,9 +1768,13 @@ impl<'o> Builder<'o> {
                     "heredoc_start" => target = Some(Word::lit(node_text(src, ch).to_string())),
                     "heredoc_body" => {
                         body = Some(node_text(src, ch).to_string());
-                        // The grammar parses `$(…)` in a body but leaves backticks as text.
-                        if node_text(src, ch).contains('`') {
-                            self.opaque(OpaqueKind::UnparsedExpansion, node_text(src, ch));
+                        // The grammar parses `$(…)` in an unquoted body but leaves backticks
+                        // as text: the body is walked for them with the substitutions.
+                        let quoted = target
+                            .as_ref()
+                            .is_some_and(|t| t.text.contains(['\'', '"', '\\']));
+                        if !quoted && node_text(src, ch).contains('`') {
+                            pending.push(ch);
                         }
                         self.collect_subs(at.down(), ch, pending)
                     }
