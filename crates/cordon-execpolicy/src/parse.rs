@@ -1507,7 +1507,8 @@ impl<'o> Builder<'o> {
             };
             self.opaque(kind, text);
             let f = frame.for_substitution(ctx, parent);
-            if kind == OpaqueKind::Backticks {
+            // An unended `` ` `` (a parse error of its own) is walked as the grammar read it.
+            if kind == OpaqueKind::Backticks && text.len() >= 2 && text.ends_with('`') {
                 self.backtick_body(at, text, in_double_quotes(n), &f);
             } else {
                 self.walk_block(at.down(), n, &f);
