@@ -1136,6 +1136,10 @@ fn asked_opaque(o: &[OpaqueConstruct]) -> Option<String> {
                                         read again as code (arithmetic, a variable name, trap, \
                                         eval): that substitution runs unchecked"
         }
+        OpaqueKind::UnparsedExpansion => {
+            "an expansion the parser cannot read (backticks inside `${…}`, …) runs at run \
+             time: what it runs is not checked"
+        }
         OpaqueKind::CdSearchPath => {
             "CDPATH is set and the script runs cd, or PWD is set and read: the directory cd \
              goes to, and where the commands after it run, is not the one written"

@@ -258,7 +258,9 @@ impl OpaqueKind {
     /// finding is (R-A5): a script that does not parse cleanly (its commands are not all
     /// known: attack pass 193 F1, `case … ;& esac; git push --force` ran unasked) and
     /// text that runs as code only at run time ([`OpaqueKind::PromptExpansion`],
-    /// [`OpaqueKind::ReevaluatedText`], [`OpaqueKind::StartupFile`]).
+    /// [`OpaqueKind::ReevaluatedText`], [`OpaqueKind::StartupFile`]), and an expansion the
+    /// parser could not read ([`OpaqueKind::UnparsedExpansion`]: backticks in a heredoc body
+    /// were marked so and still ran unasked).
     pub fn asks_in_every_mode(self) -> bool {
         matches!(
             self,
@@ -268,6 +270,7 @@ impl OpaqueKind {
                 | OpaqueKind::StartupFile
                 | OpaqueKind::CdSearchPath
                 | OpaqueKind::BuiltinRunsUnseenCode
+                | OpaqueKind::UnparsedExpansion
         )
     }
 

@@ -1527,6 +1527,11 @@ impl<'o> Builder<'o> {
         let src = at.src;
         for n in pending {
             let text = node_text(src, n);
+            if kind(n) == "heredoc_body" {
+                let f = frame.for_substitution(Context::CommandSubstitution, parent);
+                self.heredoc_backticks(at, n, &f);
+                continue;
+            }
             let (kind, ctx) = if kind(n) == "process_substitution" {
                 (
                     OpaqueKind::ProcessSubstitution,
@@ -1542,8 +1547,78 @@ impl<'o> Builder<'o> {
             };
             self.opaque(kind, text);
             let f = frame.for_substitution(ctx, parent);
-            self.walk_block(at.down(), n, &f);
+            // An unended `` ` `` (a parse error of its own) is walked as the grammar read it.
+            if kind == OpaqueKind::Backticks && text.len() >= 2 && text.ends_with('`') {
+                self.backtick_body(at, text, in_double_quotes(n), &f);
+            } else {
+                self.walk_block(at.down(), n, &f);
+            }
         }
+    }
+
+    /// The backtick substitutions of an unquoted heredoc body, which the grammar leaves as
+    /// text (`` cat <<EOF⏎`git reset --hard`⏎EOF `` ran unjudged): each runs as `` `…` ``
+    /// does elsewhere. As bash reads the body, a backslash escapes the next character and
+    /// a substitution ends at the first backtick not escaped; the `$(…)` the grammar parsed
+    /// (with the backticks inside them) are walked as such and skipped here. An unended
+    /// one is a parse error.
+    fn heredoc_backticks(&mut self, at: Cursor<'_>, body: Node<'_>, frame: &Frame) {
+        let src = at.src;
+        let text = node_text(src, body);
+        let base = body.start_byte();
+        let parsed: Vec<std::ops::Range<usize>> = children(body)
+            .filter(|c| kind(c) == "command_substitution")
+            .map(|c| c.start_byte() - base..c.end_byte() - base)
+            .collect();
+        let b = text.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if let Some(r) = parsed.iter().find(|r| r.contains(&i)) {
+                i = r.end;
+                continue;
+            }
+            match b[i] {
+                b'\\' => i += 2,
+                b'`' => {
+                    let start = i;
+                    i += 1;
+                    while i < b.len() && b[i] != b'`' {
+                        i += if b[i] == b'\\' { 2 } else { 1 };
+                    }
+                    let Some(sub) = text.get(start..=i) else {
+                        self.opaque(OpaqueKind::ParseError, &text[start..]);
+                        return;
+                    };
+                    self.opaque(OpaqueKind::Backticks, sub);
+                    self.backtick_body(at, sub, false, frame);
+                    i += 1;
+                }
+                _ => i += 1,
+            }
+        }
+    }
+
+    /// The body of `` `…` `` (its text with the backticks), run as bash runs it: re-read
+    /// as a script after one level of backslash escapes is removed (`\\`, `` \` ``, `\$`,
+    /// and in double quotes `\"`), so an escaped backtick inside is a command substitution
+    /// of its own (`` `echo \`git reset --hard\`` ``, whose inner command the grammar
+    /// read as words).
+    fn backtick_body(&mut self, at: Cursor<'_>, text: &str, dquoted: bool, frame: &Frame) {
+        let Some(body) = text
+            .strip_prefix('`')
+            .and_then(|t| t.strip_suffix('`'))
+            .filter(|_| text.len() >= 2)
+        else {
+            self.opaque(OpaqueKind::ParseError, text);
+            return;
+        };
+        let body = backtick_unescape(body, dquoted);
+        let inner = Cursor {
+            src: &body,
+            depth: at.depth + 1,
+            shells: at.shells,
+        };
+        self.parse_at(inner, frame);
     }
 
     /// Evaluate a word node to its text after quote removal.
@@ -1759,9 +1834,13 @@ impl<'o> Builder<'o> {
                     }
                     "heredoc_body" => {
                         body = Some(node_text(src, ch).to_string());
-                        // The grammar parses `$(…)` in a body but leaves backticks as text.
-                        if node_text(src, ch).contains('`') {
-                            self.opaque(OpaqueKind::UnparsedExpansion, node_text(src, ch));
+                        // The grammar parses `$(…)` in an unquoted body but leaves backticks
+                        // as text: the body is walked for them with the substitutions.
+                        let quoted = target
+                            .as_ref()
+                            .is_some_and(|t| t.text.contains(['\'', '"', '\\']));
+                        if !quoted && node_text(src, ch).contains('`') {
+                            pending.push(ch);
                         }
                         self.collect_subs(at.down(), ch, pending)
                     }
@@ -2088,6 +2167,7 @@ impl<'o> Builder<'o> {
             }
             words.append(&mut extra);
         }
+        self.pipeline_prefix(src, node, &mut words);
         let first = if !words.is_empty() {
             self.emit(at, words, env, redirects, frame)
         } else if !redirects.is_empty() {
@@ -2105,6 +2185,60 @@ impl<'o> Builder<'o> {
             for st in inner_stmts {
                 self.stmt(at, st, frame);
             }
+        }
+    }
+
+    /// Bash's pipeline grammar reads `!` and `time [-p] [--]` before a command, in any order
+    /// and repetition, as reserved words; the grammar reads only a first `!` (a
+    /// `negated_command`) and the rest as words (`time ! git reset --hard`, `! ! rm -rf .git`
+    /// ran the command cordon saw as a program named `!`). Drop each `!` of that prefix
+    /// (the `time` words stay: they are looked through as the `time` wrapper). A reserved
+    /// word of a compound command in command position (`! if …; then …; fi`, `time while
+    /// …`) was not read as one by the grammar, which splits it into fake commands (`if …`,
+    /// `then :`, `fi`): the script does not parse cleanly.
+    fn pipeline_prefix(&mut self, src: &str, node: Node<'_>, words: &mut Vec<Word>) {
+        let mut i = 0;
+        let mut after_time = false;
+        let mut bangs = Vec::new();
+        while let Some(w) = words.get(i).filter(|w| !w.dynamic) {
+            match w.text.as_str() {
+                "!" => {
+                    bangs.push(i);
+                    after_time = false;
+                }
+                "time" => after_time = true,
+                "-p" | "--" if after_time => {}
+                _ => break,
+            }
+            i += 1;
+        }
+        if i >= words.len() {
+            return;
+        }
+        let opens_compound = !words[i].dynamic
+            && matches!(
+                words[i].text.as_str(),
+                "if" | "then"
+                    | "else"
+                    | "elif"
+                    | "fi"
+                    | "while"
+                    | "until"
+                    | "for"
+                    | "select"
+                    | "case"
+                    | "esac"
+                    | "do"
+                    | "done"
+                    | "function"
+                    | "[["
+                    | "(("
+            );
+        if opens_compound {
+            self.opaque(OpaqueKind::ParseError, node_text(src, node));
+        }
+        for b in bangs.into_iter().rev() {
+            words.remove(b);
         }
     }
 
@@ -2929,6 +3063,41 @@ fn spells_substitution(code: &str) -> bool {
     let quoted = code.contains(['\'', '\\']);
     (quoted && (code.contains("$(") || code.contains('`')))
         || ((quoted || code.contains('"')) && (code.contains("<(") || code.contains(">(")))
+}
+
+/// A backtick body with one level of backslash escapes removed, as bash re-reads it: a
+/// backslash keeps its literal meaning except before `$`, `` ` ``, `\\` (and `"` when the
+/// substitution is in double quotes).
+fn backtick_unescape(body: &str, dquoted: bool) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(&n) = chars.peek() {
+                if matches!(n, '$' | '`' | '\\') || (dquoted && n == '"') {
+                    out.push(n);
+                    chars.next();
+                    continue;
+                }
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Whether `n` (a command substitution) is inside a double-quoted string of its own
+/// script: the nearest enclosing string or substitution is a string.
+fn in_double_quotes(n: Node<'_>) -> bool {
+    let mut p = n.parent();
+    while let Some(a) = p {
+        match kind(a) {
+            "string" => return true,
+            "command_substitution" | "process_substitution" | "heredoc_body" => return false,
+            _ => p = a.parent(),
+        }
+    }
+    false
 }
 
 fn has_unparsed_expansion(raw: &str) -> bool {
