@@ -366,18 +366,7 @@ pub fn shell_words(argv: &[String]) -> String {
         .join(" ")
 }
 
-/// `w` as one shell word: as it is when every character is plain, else single-quoted (a
-/// `'` inside as `'\''`), so that pasting it gives back `w` whatever it holds.
-pub fn shell_word(w: &str) -> String {
-    if !w.is_empty()
-        && w.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c))
-    {
-        w.to_string()
-    } else {
-        format!("'{}'", w.replace('\'', "'\\''"))
-    }
-}
+pub use cordon_execpolicy::shell_word;
 
 impl ReviewableRequest {
     /// Builds the request for a tool call from its exec-policy `record`.
