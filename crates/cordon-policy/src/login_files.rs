@@ -16,6 +16,8 @@ pub const SHELL_RC_FILES: &[&str] = &[
     ".bash_profile",
     ".bash_login",
     ".bash_logout",
+    // Sourced by the stock `~/.bashrc` of Debian and Ubuntu (attack pass 229 #3).
+    ".bash_aliases",
     ".profile",
     ".zshrc",
     ".zshenv",
