@@ -167,12 +167,10 @@ pub struct Census {
     /// When the run's command was gone at the latest (nanoseconds since the epoch), for a
     /// run whose cordon process was killed before its sweep — set by the run that finishes
     /// it (`cordon-session`'s `pending_sweeps`, from the record's heartbeat), never
-    /// stored. An entry born after it ([`born_after`]) is not the command's: the host (the
-    /// user, a host git) made it once the sandbox was gone, so [`sweep`] leaves it
-    /// ([`Swept::left_after_end`]) and a `config.lock` born after it is not removed
-    /// ([`clear_killed_runs_config_lock`]) — attack pass 219 #3: entries the user made
-    /// after a `kill -9` were removed and blamed on a sandboxed command. `None`: every
-    /// entry the census did not list is the run's.
+    /// stored. Read only by [`clear_killed_runs_config_lock`]: a `config.lock` born after
+    /// it is the host git's, not removed (attack pass 219 #3). [`sweep`] does not read it:
+    /// the heartbeat stops with a *stopped* cordon process while its command's children
+    /// may go on (attack pass 229 #1), so every entry the census did not list is the run's.
     pub ended_ns: Option<i128>,
 }
 
@@ -215,37 +213,6 @@ fn identity_at(dir: BorrowedFd<'_>, name: &OsStr) -> Option<FileIdentity> {
         born,
         (sx.stx_ctime.tv_sec, sx.stx_ctime.tv_nsec),
     ))
-}
-
-/// Whether the entry `name` of the directory `dir` (not followed if a symlink) was born
-/// (statx `btime`) after `end_ns` (nanoseconds since the epoch). A birth time is set by
-/// the kernel when the inode is made and nothing can set it afterwards (`utimensat`
-/// changes only access and modification times), so a sandboxed command cannot make its
-/// entry look born later than it was. `false` where the filesystem keeps no birth time
-/// (or the kernel has no `statx`): the entry is then taken for the run's, as before the
-/// end was known — removed (fails closed).
-fn born_after(dir: BorrowedFd<'_>, name: &OsStr, end_ns: i128) -> bool {
-    let Ok(name) = std::ffi::CString::new(name.as_bytes()) else {
-        return false;
-    };
-    // SAFETY: statx is plain data; all-zero is a valid value.
-    let mut sx: libc::statx = unsafe { std::mem::zeroed() };
-    // SAFETY: `dir` is an open descriptor, `name` a NUL-terminated string and `sx` a valid
-    // statx buffer the kernel fills.
-    let rc = unsafe {
-        libc::statx(
-            dir.as_raw_fd(),
-            name.as_ptr(),
-            libc::AT_SYMLINK_NOFOLLOW,
-            libc::STATX_BTIME,
-            &mut sx,
-        )
-    };
-    if rc != 0 || sx.stx_mask & libc::STATX_BTIME == 0 {
-        return false;
-    }
-    let born = i128::from(sx.stx_btime.tv_sec) * 1_000_000_000 + i128::from(sx.stx_btime.tv_nsec);
-    born > end_ns
 }
 
 /// The parent of `path` opened with no symlink followed anywhere on the way
@@ -574,16 +541,6 @@ pub struct Swept {
     /// (removed, the note saying so) ([`clear_killed_runs_config_lock`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config_lock: Option<(bool, String)>,
-    /// Entries the census did not list, born after the killed run's command was gone
-    /// ([`Census::ended_ns`]): the host's, left where they are (the first
-    /// [`REMOVED_LISTED`]).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub left_after_end: Vec<Foreign>,
-    /// Paths kept absent ([`Census::absent`]: a hook manager's config, a home's shell
-    /// start-up file) found made after the killed run's command was gone: the host's,
-    /// left, (path, what runs it).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub configs_after_end: Vec<(PathBuf, String)>,
 }
 
 impl Swept {
@@ -607,8 +564,6 @@ impl Swept {
             && self.left_configs.is_empty()
             && self.replaced_configs.is_empty()
             && self.config_lock.is_none()
-            && self.left_after_end.is_empty()
-            && self.configs_after_end.is_empty()
             && self.incomplete.is_none()
             && self.error.is_none()
     }
@@ -772,11 +727,6 @@ struct Walk<'a> {
     removed: Vec<Foreign>,
     not_removed: Vec<(Foreign, String)>,
     remove: Option<&'a dyn Fn(&Foreign) -> bool>,
-    /// In a sweep: [`Census::ended_ns`]; an entry to remove born after it is left
-    /// ([`Walk::after_end`]).
-    ended_ns: Option<i128>,
-    /// Entries to remove that were born after [`Walk::ended_ns`]: left.
-    after_end: Vec<Foreign>,
 }
 
 impl<'a> Walk<'a> {
@@ -798,8 +748,6 @@ impl<'a> Walk<'a> {
             removed: Vec::new(),
             not_removed: Vec::new(),
             remove,
-            ended_ns: None,
-            after_end: Vec::new(),
         }
     }
 
@@ -1009,15 +957,6 @@ impl<'a> Walk<'a> {
             };
             match self.remove {
                 Some(decide) if remove_any || decide(&f) => {
-                    if self
-                        .ended_ns
-                        .is_some_and(|end| born_after(fd.as_fd(), name, end))
-                    {
-                        if self.after_end.len() < REMOVED_LISTED {
-                            self.after_end.push(f);
-                        }
-                        return None;
-                    }
                     match unlinkat(fd.as_fd(), name, UnlinkatFlags::NoRemoveDir) {
                         Ok(()) | Err(Errno::ENOENT) => self.removed.push(f),
                         Err(e) => self.not_removed.push((f, e.desc().to_string())),
@@ -1055,11 +994,9 @@ fn walk<'a>(
     git_dir: &'a Path,
     remove: Option<&'a dyn Fn(&Foreign) -> bool>,
     budget: usize,
-    ended_ns: Option<i128>,
 ) -> io::Result<Walk<'a>> {
     let (fd, _) = open_git_dir(git_dir)?;
     let mut w = Walk::new(git_dir, remove, budget);
-    w.ended_ns = ended_ns;
     w.run(fd);
     Ok(w)
 }
@@ -1605,8 +1542,6 @@ enum Created {
     Removed,
     /// A directory, or it could not be removed: left.
     Left,
-    /// Born after the killed run's sandbox was gone ([`Census::ended_ns`]): the host's, left.
-    AfterEnd,
 }
 
 /// Removes what now exists at `path` (which was absent before the run): by name in its
@@ -1615,7 +1550,7 @@ enum Created {
 /// command may have made: `.config -> sub`) but the tool reading `path` would find a
 /// file there, nothing is removed through the link and the entry is [`Created::Left`]
 /// (named, failing closed; attack pass 30 review).
-fn remove_created(path: &Path, ended_ns: Option<i128>) -> Created {
+fn remove_created(path: &Path) -> Created {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Created::No;
     };
@@ -1631,11 +1566,6 @@ fn remove_created(path: &Path, ended_ns: Option<i128>) -> Created {
     let Ok(st) = fstatat(dir.as_fd(), name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW) else {
         return Created::No;
     };
-    // Made after a killed run's sandbox was gone (attack pass 219 #3, as for the git dir's
-    // entries): the user's own `lefthook-local.yml` or `~/.bash_profile`, left.
-    if ended_ns.is_some_and(|end| born_after(dir.as_fd(), name, end)) {
-        return Created::AfterEnd;
-    }
     if is_dir(&st) {
         return Created::Left;
     }
@@ -1749,7 +1679,7 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
     let w = if before.unwalked {
         Walk::new(&before.git_dir, None, budget)
     } else {
-        walk(&before.git_dir, Some(&listed), budget, before.ended_ns)?
+        walk(&before.git_dir, Some(&listed), budget)?
     };
     let mut pending_code = Vec::new();
     for (rel, bytes) in &w.state {
@@ -1812,13 +1742,11 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
             ));
         }
     }
-    let mut configs_after_end = Vec::new();
     for (path, tool) in &before.absent {
-        match remove_created(path, before.ended_ns) {
+        match remove_created(path) {
             Created::No => {}
             Created::Removed => removed_configs.push((path.clone(), tool.clone())),
             Created::Left => left_configs.push((path.clone(), tool.clone())),
-            Created::AfterEnd => configs_after_end.push((path.clone(), tool.clone())),
         }
     }
     let mut quarantined = Vec::new();
@@ -1860,8 +1788,6 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
         error: None,
         earlier_run: false,
         config_lock: None,
-        left_after_end: w.after_end,
-        configs_after_end,
     })
 }
 
@@ -2164,89 +2090,6 @@ mod tests {
         let swept = sweep(&before).unwrap();
         assert_eq!(swept.removed.len(), 1, "{swept:?}");
         assert!(std::fs::symlink_metadata(g.join("refs/planted")).is_err());
-    }
-
-    /// Whether the filesystem of `dir` keeps birth times (statx `btime`).
-    fn keeps_birth_times(dir: &Path) -> bool {
-        let probe = dir.join(".btime-probe");
-        std::fs::write(&probe, "").unwrap();
-        let d = open_dir_strict(dir).unwrap();
-        let far_past = born_after(d.as_fd(), OsStr::new(".btime-probe"), 0);
-        std::fs::remove_file(probe).unwrap();
-        far_past
-    }
-
-    /// Nanoseconds since the epoch, now.
-    fn now_ns() -> i128 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos() as i128
-    }
-
-    /// Attack pass 219 #3: sweeping for a killed run whose end is known, an entry born
-    /// after that end (the user's `ln -s`/`mkfifo` on the host after the `kill -9`) is
-    /// left and listed as such, not removed; one born before it (the command's) is removed
-    /// as always. Where the filesystem keeps no birth time both are removed (fails
-    /// closed).
-    #[test]
-    fn an_entry_born_after_a_killed_runs_end_is_left() {
-        let (_t, g) = git_dir();
-        let mut before = census(&g).unwrap();
-        symlink("/etc/passwd", g.join("logs/refs/planted")).unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(30));
-        before.ended_ns = Some(now_ns());
-        std::thread::sleep(std::time::Duration::from_millis(30));
-        symlink("objects", g.join("objects-alias")).unwrap();
-        nix::unistd::mkfifo(&g.join("hostfifo"), Mode::from_bits_truncate(0o600)).unwrap();
-        let s = sweep(&before).unwrap();
-        assert!(std::fs::symlink_metadata(g.join("logs/refs/planted")).is_err());
-        assert_eq!(s.removed.len(), if keeps_birth_times(&g) { 1 } else { 3 });
-        if !keeps_birth_times(&g) {
-            return;
-        }
-        assert!(std::fs::symlink_metadata(g.join("objects-alias")).is_ok());
-        assert!(std::fs::symlink_metadata(g.join("hostfifo")).is_ok());
-        let mut left: Vec<_> = s.left_after_end.iter().map(|f| f.path.clone()).collect();
-        left.sort();
-        assert_eq!(left, [g.join("hostfifo"), g.join("objects-alias")]);
-        assert!(!s.is_empty(), "what was left is said");
-        // Without an end (a normal run's sweep) they are the run's.
-        before.ended_ns = None;
-        let s = sweep(&before).unwrap();
-        assert_eq!(s.removed.len(), 2, "{s:?}");
-        assert!(s.left_after_end.is_empty());
-    }
-
-    /// Attack pass 219 #3, for paths kept absent (a hook manager's config, a home's shell
-    /// start-up file): one made after a killed run's sandbox was gone is the host's — left,
-    /// and said; one made before it is removed.
-    #[test]
-    fn a_kept_absent_config_made_after_a_killed_runs_end_is_left() {
-        let t = tempfile::tempdir().unwrap();
-        let root = t.path().canonicalize().unwrap();
-        let [early, late] = ["lefthook-local.yml", ".bash_profile"].map(|n| root.join(n));
-        let mut before = Census::kept_absent_only(
-            root.join(".git"),
-            vec![
-                (early.clone(), "lefthook".into()),
-                (late.clone(), "bash".into()),
-            ],
-        );
-        std::fs::write(&early, "pre-commit: {}\n").unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(30));
-        before.ended_ns = Some(now_ns());
-        std::thread::sleep(std::time::Duration::from_millis(30));
-        std::fs::write(&late, "# the user's\n").unwrap();
-        let s = sweep(&before).unwrap();
-        assert!(!early.exists(), "made while the run lived: removed");
-        if !keeps_birth_times(&root) {
-            assert!(!late.exists());
-            return;
-        }
-        assert!(late.exists(), "made after the run's end: left");
-        assert_eq!(s.configs_after_end, [(late.clone(), "bash".to_string())]);
-        assert_eq!(s.removed_configs, [(early.clone(), "lefthook".to_string())]);
     }
 
     /// attack28 F1: symlinks and a FIFO a run made in the git dir are removed after it —

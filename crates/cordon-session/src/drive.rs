@@ -284,22 +284,6 @@ impl Report {
                     f.kind.name()
                 ));
             }
-            // Attack pass 219 #3: born after the killed run's sandbox was gone — not that
-            // run's (the user's, a host git's, or another run's, which its own sweep judges).
-            for f in s.left_after_end.iter().take(SHOWN) {
-                out.push(format!(
-                    "cordon: note: {} appeared inside the git dir after the earlier run's \
-                     sandbox was gone, so no command of that run made it; cordon left it",
-                    what(f)
-                ));
-            }
-            for (path, tool) in &s.configs_after_end {
-                out.push(format!(
-                    "cordon: note: {} ({tool} runs it) appeared after the earlier run's \
-                     sandbox was gone, so no command of that run made it; cordon left it",
-                    path.display()
-                ));
-            }
             for (path, tool) in &s.removed_configs {
                 out.push(format!(
                     "cordon: warning: {who} created {}, which {tool} runs commands from at \

@@ -18,43 +18,36 @@
 //! Without a state directory (no `HOME`), or when a record cannot be written, the run goes
 //! on (its own sweep at the end still happens); the gap is the killed-owner case only.
 //!
-//! # When the killed run ended (attack pass 219 #3)
+//! # When the killed run ended (attack pass 219 #3, 229 #1)
 //!
-//! What appeared in a git dir after the killed run's sandbox was gone is the host's (the
-//! user's `ln -s`, a host git's `config.lock`): the next run must neither remove it nor say
-//! a sandboxed command made it. **Only the stale `config.lock` is judged by this end
-//! today**: the git dir's entries and the paths kept absent are removed whatever their
-//! birth (fails closed). Attack pass 229 #1: a cordon process *stopped* (Ctrl-Z, which its
-//! command's `setsid` child escapes; `kill -STOP`) and then killed stops touching its
-//! record while that child still runs, so what the child planted after the last touch was
-//! taken for the host's — a symlink in `.git/logs`, a `~/.profile`. A heartbeat that ends
-//! only with the sandbox (from the helper, whose death takes the sandbox down) would make
-//! the end sound for them too; a late lock the command made only jams git. So once its command is started ([`command_started`]) and
-//! until it is concluded, a run keeps its record's modification time fresh — a
-//! [`HEARTBEAT`] thread touches it every second, and touches it a last time when it stops —
-//! and marks the record so (`"heartbeat_ms"`, written only once the thread runs: a record
-//! without it, or of an older cordon, gets no end and is judged as before). The run that
-//! finishes the record takes its sandbox as gone by the record's modification time plus
-//! [`HEARTBEAT`] and [`OUTLIVES`] ([`end_of`]), and leaves what was born later
-//! (`Census::ended_ns`).
+//! Once its command is started ([`command_started`]) and until it is concluded, a run keeps
+//! its record's modification time fresh — a [`HEARTBEAT`] thread touches it every second,
+//! and once more when it stops — and marks the record so (`"heartbeat_ms"`, written only
+//! once the thread runs: a record without it, or of an older cordon, gets no end). The run
+//! that finishes the record takes the killed run's command as gone by the record's
+//! modification time plus [`HEARTBEAT`] and [`OUTLIVES`] ([`end_of`]), and a stale
+//! `config.lock` born later is the host git's: left (`Census::ended_ns`). The thread is
+//! started only after the helper is spawned, so the helper's single-threaded fork (issue
+//! 12) is kept.
 //!
-//! Why that bounds the sandbox: the cordon process that touches the record is the one
-//! whose death takes the sandbox down. Cold path (rung 1): its helper gets `SIGKILL` when
-//! it dies (`PR_SET_PDEATHSIG`), the sandbox's init (pid 1 of its pid namespace) gets
-//! `SIGKILL` when the helper dies, and the kernel kills every process of a pid namespace
-//! whose init died — a command cannot leave the namespace, nor keep init alive. Rung 2
-//! (no pid namespace): the supervisor, woken by `PR_SET_PDEATHSIG`, kills every
-//! descendant. Through `cordon serve`: the handler sees the client hang up and ends the
-//! run. Measured (`kill -9` of `cordon run` whose command appended a timestamp to a file
-//! in a loop): the last line was written at most 14 ms after the kill, cold path and
-//! server alike; [`OUTLIVES`] allows two seconds. The record is in cordon's state
-//! directory, which no sandboxed command can write (nor touch), and a birth time cannot be
-//! set by anyone; a filesystem without birth times leaves everything to be removed, as
-//! before. Residual: a cordon process stopped (`SIGSTOP`, a job-control stop its command
-//! escaped by leaving the process group) and then killed stops touching its record while
-//! its command still runs; what that command makes after the last touch plus three seconds
-//! is taken for the host's. The thread is started only after the helper is spawned, so
-//! the single-threaded fork of the helper (issue 12) is kept.
+//! Only that lock is judged by the end: the git dir's other entries and the paths kept
+//! absent are removed whatever their birth (fails closed), so a user's own link made in
+//! `.git` after a `kill -9` is removed too. The heartbeat stops with a *stopped* cordon
+//! process (Ctrl-Z, which its command's `setsid` child escapes; `kill -STOP`) while that
+//! child still runs: what it planted after the last touch would have been taken for the
+//! host's (attack pass 229 #1: a `.git/logs` symlink and a `~/.profile` were left). A late
+//! lock the command made only jams git. A heartbeat that ends only with the sandbox (from
+//! the helper, whose death takes the sandbox down) would make the end sound for the rest.
+//!
+//! How long a sandbox outlives its killed cordon process: the helper gets `SIGKILL` when
+//! cordon dies (`PR_SET_PDEATHSIG`), the sandbox's init (pid 1 of its pid namespace) when
+//! the helper dies, and the kernel kills every process of a pid namespace whose init died;
+//! rung 2's supervisor kills every descendant; through `cordon serve` the handler ends the
+//! run when the client hangs up. Measured (`kill -9` of `cordon run` whose command appended
+//! a timestamp to a file in a loop): the last line was written at most 14 ms after the
+//! kill, cold path and server alike; [`OUTLIVES`] allows two seconds. The record is in
+//! cordon's state directory, which no sandboxed command can write, and a birth time cannot
+//! be set by anyone; a filesystem without birth times leaves the lock to be removed.
 
 use cordon_sandbox::git_dir_sweep::{
     clear_killed_runs_config_lock, settle_fresh_roots, sweep, Census, Swept,
@@ -845,7 +838,6 @@ mod tests {
         assert_eq!(out.len(), 1, "{out:?}");
         assert!(out[0].earlier_run);
         assert_eq!(out[0].removed.len(), 3, "{out:?}");
-        assert!(out[0].left_after_end.is_empty());
         for n in ["logs/HEAD", "objects-alias", "hostfifo"] {
             assert!(std::fs::symlink_metadata(git.join(n)).is_err(), "{n}");
         }
