@@ -801,7 +801,9 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
     }
     let mut unexplained = None;
     // A cordon run inside the sandbox that refused to start its command: that is what
-    // happened, whatever its own attempts left in the denial records.
+    // happened, whatever its own attempts left in the denial records. After the helper
+    // said it applied the sandbox, such a line is the command's (before it, the line is
+    // this run's own helper refusing: `Refused`).
     if sig.helper_applied && sig.sandboxed {
         let all: Vec<&str> = sig.stderr_tail.lines().collect();
         if let Some(o) = nested_refusal(sig.code, &all) {
@@ -2523,14 +2525,13 @@ fn nested_refusal(code: Option<i32>, lines: &[&str]) -> Option<Inferred> {
 }
 
 fn from_output(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Inferred> {
-    let all: Vec<&str> = sig.stderr_tail.lines().collect();
-    // After the helper said it applied the sandbox, such a line is the command's: a cordon
-    // run inside (before it, the line is this run's own helper refusing: `Refused`).
-    if let Some(nested) = nested_refusal(sig.code, &all).filter(|_| sig.helper_applied) {
-        return Some(nested);
-    }
-    // What a nested cordon said about itself is not the command's output.
-    let lines: Vec<&str> = all.into_iter().filter(|l| !cordon_line(l)).collect();
+    // What a nested cordon said about itself is not the command's output (its refusal to
+    // start was judged before the denial records, in [`classify`]).
+    let lines: Vec<&str> = sig
+        .stderr_tail
+        .lines()
+        .filter(|l| !cordon_line(l))
+        .collect();
     // Filesystem: an access error naming a path the resolver denies. With kernel-side
     // records, step 7 decided every write; reads are never recorded, so a read of a path
     // the profile hides is still named (new-user trial: `cat ~/.ssh/id_rsa` said only

@@ -374,7 +374,9 @@ fn finish_orphans_in(candidates: &[PathBuf], dir: &Path) -> Vec<Swept> {
     let mut out = Vec::new();
     for e in entries.flatten() {
         let path = e.path();
-        if let Some((until, ids)) = parked(&path) {
+        let parked_until = parked(&path);
+        if let Some((until, ids)) = &parked_until {
+            let until = *until;
             if now > until {
                 let _ = std::fs::remove_file(&path);
                 continue;
@@ -391,7 +393,7 @@ fn finish_orphans_in(candidates: &[PathBuf], dir: &Path) -> Vec<Swept> {
                 continue;
             }
         }
-        let record = path.extension().is_some_and(|x| x == "json") || parked(&path).is_some();
+        let record = path.extension().is_some_and(|x| x == "json") || parked_until.is_some();
         // A claim whose claimer is gone (it crashed while finishing the record) is an
         // orphan record again (attack pass 30: a `.claimed` file was never retried).
         let orphan_claim = match claimer(&path) {
