@@ -585,13 +585,69 @@ pub struct PipelinePosition {
 }
 
 /// `w` as one shell word: as it is when every character is plain, else single-quoted.
+///
+/// A word with a control character (a newline in a directory name) is written `$'…'`
+/// with the character escaped (`\n`, `\t`, `\r`, `\xHH`): the text stays printable, and
+/// pasting it still gives back `w` (new-user pass 230 #3: the printed `'…\n…'` made a
+/// directory with a backslash in its name).
 pub fn shell_word(w: &str) -> String {
     if !w.is_empty()
         && w.chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c))
     {
         w.to_string()
+    } else if w.chars().any(char::is_control) {
+        let mut out = String::from("$'");
+        for c in w.chars() {
+            match c {
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                '\r' => out.push_str("\\r"),
+                '\\' => out.push_str("\\\\"),
+                '\'' => out.push_str("\\'"),
+                c if c.is_control() && (c as u32) < 0x80 => {
+                    out.push_str(&format!("\\x{:02x}", c as u32));
+                }
+                // A C1 control (U+0080–U+009F): its UTF-8 bytes.
+                c if c.is_control() => {
+                    let mut b = [0; 4];
+                    for byte in c.encode_utf8(&mut b).bytes() {
+                        out.push_str(&format!("\\x{byte:02x}"));
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('\'');
+        out
     } else {
         format!("'{}'", w.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod shell_word_tests {
+    use super::shell_word;
+
+    /// Each word, pasted into bash, is the word again: plain, quoted, and with control
+    /// characters (new-user pass 230 #3: a newline printed as `\n` inside single quotes).
+    #[test]
+    fn a_shell_word_pasted_into_bash_is_the_word() {
+        for w in [
+            "plain/path-1.txt",
+            "wt5 $(touch PWNED)",
+            "a;b'c\"d`e`",
+            "nl\nx",
+            "tab\tcr\resc\u{1b}\\back'q",
+            "c1\u{85}x",
+        ] {
+            let quoted = shell_word(w);
+            assert!(!quoted.chars().any(char::is_control), "{quoted:?}");
+            let out = std::process::Command::new("bash")
+                .args(["-c", &format!("printf %s {quoted}")])
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8(out.stdout).unwrap(), w, "{quoted}");
+        }
     }
 }
