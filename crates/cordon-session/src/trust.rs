@@ -885,8 +885,10 @@ fn home_grant_note(source: &str, spelled: &str, lexical: &Path) -> Option<String
              ~/.config and other tools' settings it changes stay, and later commands run \
              with them (shell start-up files such as ~/.bashrc and ~/.profile, ssh's \
              ~/.ssh/authorized_keys and git's ~/.gitconfig stay protected, and one of them a \
-             command creates is removed after the run); grant only the directory it needs \
-             if you can"
+             command creates is removed after the run; other files that run code are not: \
+             Python's user site-packages (usercustomize.py, *.pth), ~/.local/bin, \
+             ~/.bashrc.d, autostart entries, systemd user units); grant only the directory \
+             it needs if you can"
         )
     })
 }
