@@ -5125,6 +5125,35 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
                  reached are left unreachable"
             ))
         }
+        // A tag keeps no reflog: deleting it (`-d`) or moving it (`-f NAME [COMMIT]`)
+        // leaves the commits only it reached unreachable, as `git branch -D`/`-f` do.
+        // Listing (`git tag`, `-l`, `-n`) and making a new tag (refused if it exists) stay
+        // as they are.
+        "tag"
+            if short('d')
+                || long(&[LongOption::abbrev("delete")])
+                || ((short('f') || long(&[LongOption::abbrev("force")]))
+                    && args.iter().any(|a| !a.starts_with('-'))) =>
+        {
+            Some(
+                "git tag -d/--force deletes or moves an existing tag, which keeps no reflog: \
+                 commits only it reached are left unreachable"
+                    .into(),
+            )
+        }
+        // Fetched tags overwrite local tags of the same name with `--force` (git ≥ 2.20
+        // refuses otherwise); `--prune-tags` deletes local tags the remote does not have.
+        "fetch" | "pull"
+            if ((short('f') || long(&[LongOption::abbrev("force")]))
+                && (short('t') || long(&[LongOption::abbrev("tags")])))
+                || short('P')
+                || long(&[LongOption::abbrev("prune-tags").except(&["prune"])]) =>
+        {
+            Some(format!(
+                "git {name} --force --tags / --prune-tags overwrites or deletes local tags, which \
+                 keep no reflog: commits only they reached are left unreachable"
+            ))
+        }
         "worktree" if args.first() == Some(&"add") && short('B') => Some(
             "git worktree add -B resets the branch to the start point if it exists: commits \
              only it reached are left unreachable"
