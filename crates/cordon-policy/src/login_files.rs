@@ -40,24 +40,41 @@ pub const SSH_LOGIN_FILES: &[&str] = &[
     ".ssh/authorized_keys2",
     ".ssh/rc",
     ".ssh/config",
+    // Read by sshd where `PermitUserEnvironment` is on: `LD_PRELOAD=…` for every login.
+    ".ssh/environment",
+];
+
+/// Files the graphical or PAM login reads from a home directory: `pam_env` sets the
+/// variables of `~/.pam_environment` (where `user_readenv` is on; `LD_PRELOAD` among
+/// them), display managers and `startx` run the X session scripts. Relative to a home.
+pub const SESSION_LOGIN_FILES: &[&str] = &[
+    ".pam_environment",
+    ".xprofile",
+    ".xsessionrc",
+    ".xsession",
+    ".xinitrc",
 ];
 
 /// Who runs a shell start-up file (the "tool" of a kept-absent path).
 pub const SHELL: &str = "your shell";
 /// Who runs an ssh login file.
 pub const SSH: &str = "ssh";
+/// Who runs a session login file ([`SESSION_LOGIN_FILES`]).
+pub const SESSION: &str = "your login session";
 
 /// Whether `rel` (relative to a home directory, `/`-separated) is a shell start-up file.
 pub fn is_shell_rc(rel: &str) -> bool {
     SHELL_RC_FILES.contains(&rel)
 }
 
-/// Every login file relative to a home directory, with who runs it ([`SHELL`], [`SSH`]).
+/// Every login file relative to a home directory, with who runs it ([`SHELL`], [`SSH`],
+/// [`SESSION`]).
 pub fn all() -> impl Iterator<Item = (&'static str, &'static str)> {
     SHELL_RC_FILES
         .iter()
         .map(|f| (*f, SHELL))
         .chain(SSH_LOGIN_FILES.iter().map(|f| (*f, SSH)))
+        .chain(SESSION_LOGIN_FILES.iter().map(|f| (*f, SESSION)))
 }
 
 /// Why such a file is protected ([`crate::EntryOrigin::Protected`]).
@@ -66,13 +83,17 @@ pub fn reason(tool: &str) -> String {
         "ssh login file: sshd or ssh reads it at the next ssh login, and what it sets runs \
          there"
             .to_string()
+    } else if tool == SESSION {
+        "login session file: PAM or the X session reads it at your next graphical or PAM \
+         login, and what it sets or runs runs there"
+            .to_string()
     } else {
         "shell start-up file: your shell runs it at your next login or shell".to_string()
     }
 }
 
 /// Whether a kept-absent path's tool ([`crate::ResolvedProfile::kept_absent`]) is one of
-/// these files' ([`SHELL`], [`SSH`]): its warning says when it would run.
+/// these files' ([`SHELL`], [`SSH`], [`SESSION`]): its warning says when it would run.
 pub fn is_login_tool(tool: &str) -> bool {
-    tool == SHELL || tool == SSH
+    tool == SHELL || tool == SSH || tool == SESSION
 }

@@ -6343,6 +6343,7 @@ mod tests {
             .symlink("/home/u/.zshrc", "/home/u/dotfiles/zshrc")
             .symlink("/home/u/.zprofile", "/home/u/dotfiles/zprofile")
             .file("/home/u/notes.txt", "")
+            .file("/home/u/.pam_environment", "")
             .file("/srv/acct/.bashrc", "");
         let mut p = PermissionProfile::builtin("workspace-write").unwrap();
         p.filesystem = FilesystemPolicy::Restricted {
@@ -6375,6 +6376,13 @@ mod tests {
             assert_eq!(access(&r, &fs, f), Access::Read, "{f}");
             assert!(protected(f), "{f}");
         }
+        // PAM's environment file: read-only too, with its own reason.
+        assert_eq!(access(&r, &fs, "/home/u/.pam_environment"), Access::Read);
+        assert!(r.filesystem.protected().iter().any(|e| {
+            e.path == Path::new("/home/u/.pam_environment")
+                && matches!(&e.origin, EntryOrigin::Protected { reason }
+                    if reason.contains("login session file"))
+        }));
         let kept: Vec<&Path> = r.kept_absent.iter().map(|(p, _)| p.as_path()).collect();
         for f in [
             "/home/u/.bash_profile",
@@ -6383,6 +6391,8 @@ mod tests {
             "/home/u/.config/fish/config.fish",
             "/home/u/dotfiles/zprofile",
             "/srv/acct/.profile",
+            "/home/u/.xprofile",
+            "/home/u/.xsessionrc",
         ] {
             assert!(kept.contains(&Path::new(f)), "{f}: {kept:?}");
             // No placeholder: no protected entry on the missing path.

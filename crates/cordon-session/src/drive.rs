@@ -1417,12 +1417,14 @@ fn read_small_regular(path: &std::path::Path) -> Option<String> {
 }
 
 /// When what `tool` reads runs: a hook manager's config at the host's next commit, a login
-/// file ([`cordon_policy::login_files`]) at the next shell or ssh login.
+/// file ([`cordon_policy::login_files`]) at the next shell, ssh, graphical or PAM login.
 fn when_run(tool: &str) -> &'static str {
     if tool == cordon_policy::login_files::SSH {
         "the next ssh login"
     } else if tool == cordon_policy::login_files::SHELL {
         "your next login or shell"
+    } else if tool == cordon_policy::login_files::SESSION {
+        "your next graphical or PAM login"
     } else {
         "the host's next `git commit`"
     }
