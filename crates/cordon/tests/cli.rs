@@ -4857,6 +4857,17 @@ fn a_granted_home_keeps_shell_start_up_files() {
         text(&o.stderr)
     );
     assert!(!p.home.join(".bash_profile").exists());
+    // The login session's files too: PAM's environment (an `LD_PRELOAD` there runs in
+    // every process of the next login).
+    let o = py("import os; open(os.path.expanduser('~/.pam_environment'), 'w').write('LD_PRELOAD=/tmp/x.so\\n')");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains(".pam_environment, which your login session runs commands from")
+            && text(&o.stderr).contains("your next graphical or PAM login"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!p.home.join(".pam_environment").exists());
     // No placeholder for the missing ones either.
     for f in [".profile", ".bash_login", ".zshrc"] {
         assert!(!p.home.join(f).exists(), "{f}");
