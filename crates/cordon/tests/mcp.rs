@@ -422,3 +422,47 @@ fn error_replies_carry_the_requests_id() {
     // `not json` got nothing; `[]` one reply.
     assert_eq!(replies.len(), 4, "{replies:?}");
 }
+
+/// A call on a session that fails (here: an id no session has) says which session in its
+/// structured error, as a refused `write_stdin` line must for a client that keeps several
+/// sessions. Twin: `exec_command`'s errors name no session.
+#[test]
+fn a_session_calls_error_names_the_session() {
+    use std::io::{BufRead, Write};
+    let (_root, mut child, mut input, mut output) = raw_server("cordon-mcp-sid-");
+    let mut send = |v: serde_json::Value| writeln!(input, "{v}").unwrap();
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "write_stdin", "arguments": {"session_id": "s-nope", "chars": "ls\n"}}}),
+    );
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "exec_command", "arguments": {"argv": ["true"], "max_output_bytes": -1}}}),
+    );
+    let mut replies = std::collections::HashMap::new();
+    let mut line = String::new();
+    while replies.len() < 2 {
+        line.clear();
+        if output.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if let Some(id) = v["id"].as_i64().filter(|i| *i >= 2) {
+            replies.insert(id, v);
+        }
+    }
+    drop(input);
+    let _ = child.wait();
+    let r = &replies[&2]["result"];
+    assert_eq!(r["isError"], true, "{r}");
+    assert_eq!(r["structuredContent"]["session_id"], "s-nope", "{r}");
+    assert!(
+        r["structuredContent"]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("no session s-nope")),
+        "{r}"
+    );
+    let e = &replies[&3]["result"];
+    assert_eq!(e["isError"], true, "{e}");
+    assert!(e["structuredContent"].get("session_id").is_none(), "{e}");
+}

@@ -545,9 +545,16 @@ fn wait_of(wait_ms: Option<u64>, default: u64) -> Duration {
     Duration::from_millis(wait_ms.unwrap_or(default).min(MAX_WAIT_MS))
 }
 
-fn tool_error(msg: impl Into<String>) -> CallToolResult {
+/// A failed tool call's result: `{"error": …}`, and `"session_id"` for a call on the
+/// session `session` (`write_stdin`, `read_output`, `kill`), so a client that keeps several
+/// sessions knows which one refused (a refused line leaves the session running).
+fn tool_error(msg: impl Into<String>, session: Option<&str>) -> CallToolResult {
     let msg = msg.into();
-    let mut c = CallToolResult::structured_error(json!({"error": msg}));
+    let body = match session {
+        Some(id) => json!({"error": msg, "session_id": id}),
+        None => json!({"error": msg}),
+    };
+    let mut c = CallToolResult::structured_error(body);
     c.content = vec![ContentBlock::text(format!("cordon: {msg}"))];
     c
 }
@@ -580,6 +587,11 @@ fn call(
         max_bytes, parse, size, ExecArgs, KillArgs, ReadOutputArgs, WriteStdinArgs,
     };
     let mut cwd = None;
+    let session = args
+        .get("session_id")
+        .and_then(Value::as_str)
+        .filter(|_| name != "exec_command")
+        .map(str::to_string);
     let out: Result<ExecResult, HarnessError> = (|| match name {
         "exec_command" => {
             let a = parse::<ExecArgs>(name, args)?;
@@ -629,7 +641,7 @@ fn call(
     })();
     match out {
         Ok(r) => result(&r, can_approve, cwd.as_deref()),
-        Err(e) => tool_error(e.to_string()),
+        Err(e) => tool_error(e.to_string(), session.as_deref()),
     }
 }
 
