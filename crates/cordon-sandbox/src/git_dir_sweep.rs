@@ -161,6 +161,10 @@ pub struct Census {
     /// The git dir's `config.lock` (device, inode) at the census, if there was one: never
     /// removed for the run ([`clear_killed_runs_config_lock`]).
     pub config_lock: Option<(u64, u64)>,
+    /// git's lock files (regular files named `*.lock`) present at the census: (path
+    /// relative to the git dir, inode). One present after the run and not here is the
+    /// run's ([`Swept::left_locks`]).
+    locks: Vec<(PathBuf, u64)>,
     /// When the census began (nanoseconds since the epoch): a `config.lock` born before is
     /// not the run's.
     pub taken_ns: Option<i64>,
@@ -275,6 +279,8 @@ struct CensusRecord {
     config_lock: Option<(u64, u64)>,
     #[serde(default)]
     taken_ns: Option<i64>,
+    #[serde(default)]
+    locks: Vec<(PathBuf, u64)>,
 }
 
 impl Census {
@@ -367,6 +373,7 @@ impl Census {
             identity: self.identity,
             config_lock: self.config_lock,
             taken_ns: self.taken_ns,
+            locks: self.locks.clone(),
         })
         .unwrap_or(serde_json::Value::Null)
     }
@@ -400,6 +407,7 @@ impl Census {
             config_lock: r.config_lock,
             taken_ns: r.taken_ns,
             ended_ns: None,
+            locks: r.locks,
         })
     }
 
@@ -541,6 +549,14 @@ pub struct Swept {
     /// (removed, the note saying so) ([`clear_killed_runs_config_lock`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config_lock: Option<(bool, String)>,
+    /// git's lock files (`index.lock`, `HEAD.lock`, `refs/heads/main.lock`, …) that were
+    /// not there before the run and are after it: a git command the run started was
+    /// stopped before it finished (a timeout, a kill), or another git is running now.
+    /// Not removed — cordon cannot tell which, and removing a live lock breaks that git —
+    /// but said, since every later host git that needs the lock fails with "File exists"
+    /// (attack pass 233 #1).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left_locks: Vec<PathBuf>,
 }
 
 impl Swept {
@@ -564,6 +580,7 @@ impl Swept {
             && self.left_configs.is_empty()
             && self.replaced_configs.is_empty()
             && self.config_lock.is_none()
+            && self.left_locks.is_empty()
             && self.incomplete.is_none()
             && self.error.is_none()
     }
@@ -584,6 +601,12 @@ impl ForeignKind {
             ForeignKind::Device => "device",
         }
     }
+}
+
+/// Whether `name` is a lock file's: git takes `X.lock` to write `X` (`index.lock`,
+/// `HEAD.lock`, `refs/heads/main.lock`, `packed-refs.lock`, `config.lock`).
+fn is_lock(name: &OsStr) -> bool {
+    name.as_bytes().ends_with(b".lock") && name.len() > ".lock".len()
 }
 
 fn kind_of(st: &FileStat) -> Option<ForeignKind> {
@@ -726,6 +749,8 @@ struct Walk<'a> {
     state: Vec<(PathBuf, Vec<u8>)>,
     removed: Vec<Foreign>,
     not_removed: Vec<(Foreign, String)>,
+    /// Regular files named `*.lock` seen: (path relative to the git dir, inode).
+    locks: Vec<(PathBuf, u64)>,
     remove: Option<&'a dyn Fn(&Foreign) -> bool>,
 }
 
@@ -747,6 +772,7 @@ impl<'a> Walk<'a> {
             state: Vec::new(),
             removed: Vec::new(),
             not_removed: Vec::new(),
+            locks: Vec::new(),
             remove,
         }
     }
@@ -811,13 +837,16 @@ impl<'a> Walk<'a> {
             let mut listing = self.list_typed(&fd, &rel);
             if rel.as_os_str().is_empty() {
                 // The written-through subtrees first, so they are queued within budget.
-                listing.sort_by_key(|(n, _)| !written_through(Path::new(n)));
+                listing.sort_by_key(|(n, _, _)| !written_through(Path::new(n)));
             }
-            for (name, dtype) in listing {
+            for (name, dtype, ino) in listing {
                 // A regular file is neither followed by git's writes nor walked into: not
                 // counted, and not looked at unless it is in-progress state (attack pass
-                // 31, B1: a million hard links at the top used up the budget).
+                // 31, B1: a million hard links at the top used up the budget) or a lock.
                 if dtype == Some(nix::dir::Type::File) {
+                    if is_lock(&name) {
+                        self.locks.push((rel.join(&name), ino));
+                    }
                     if state_file(&rel.join(&name)).is_some() {
                         self.entry(&fd, &rel, &name, false);
                     }
@@ -888,7 +917,7 @@ impl<'a> Walk<'a> {
             Ok(f) => f,
             Err(e) => return self.stop(cannot_open(self.git_dir, rel, e)),
         };
-        for (entry, dtype) in self.list_typed(&fd, rel) {
+        for (entry, dtype, _) in self.list_typed(&fd, rel) {
             if dtype != Some(nix::dir::Type::File) {
                 self.entry(&fd, rel, &entry, true);
             }
@@ -896,12 +925,12 @@ impl<'a> Walk<'a> {
     }
 
     /// The names in the directory `fd` (at `rel`) with their `d_type` when the filesystem
-    /// gives one.
+    /// gives one, and their inode.
     fn list_typed(
         &mut self,
         fd: &OwnedFd,
         rel: &Path,
-    ) -> Vec<(std::ffi::OsString, Option<nix::dir::Type>)> {
+    ) -> Vec<(std::ffi::OsString, Option<nix::dir::Type>, u64)> {
         let listing = fd
             .try_clone()
             .map_err(|_| Errno::EMFILE)
@@ -926,7 +955,7 @@ impl<'a> Walk<'a> {
             if name == "." || name == ".." {
                 continue;
             }
-            names.push((name, e.file_type()));
+            names.push((name, e.file_type(), e.ino()));
         }
         names
     }
@@ -968,6 +997,11 @@ impl<'a> Walk<'a> {
         } else if is_dir(&st) {
             Some((name.to_os_string(), st))
         } else {
+            // Reached with a `d_type` of "unknown" (a regular file's lock is taken by the
+            // listing otherwise, and no state file is named `*.lock`).
+            if is_lock(name) && st.st_mode & libc::S_IFMT == libc::S_IFREG {
+                self.locks.push((rel.clone(), st.st_ino));
+            }
             if state_file(&rel).is_some() {
                 if let Some(bytes) = read_state_at(fd.as_fd(), name) {
                     self.state.push((rel, bytes));
@@ -1044,6 +1078,7 @@ pub fn census(git_dir: &Path) -> io::Result<Census> {
         config_lock,
         taken_ns,
         ended_ns: None,
+        locks: w.locks,
     })
 }
 
@@ -1773,8 +1808,18 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
             .iter()
             .any(|b| b.path == f.path && b.kind == f.kind && b.target == f.target);
     }
+    let left_locks = if before.unwalked {
+        Vec::new()
+    } else {
+        w.locks
+            .iter()
+            .filter(|l| !before.locks.contains(l))
+            .map(|(rel, _)| before.git_dir.join(rel))
+            .collect()
+    };
     Ok(Swept {
         git_dir: before.git_dir.clone(),
+        left_locks,
         removed_configs,
         left_configs,
         replaced_configs,
@@ -2054,6 +2099,33 @@ mod tests {
             "{to:?}"
         );
         assert!(to.join("commondir").is_file() && !bad.exists());
+    }
+
+    /// Attack pass 233 #1: the lock files a run leaves (new since the census, also in a
+    /// stored census read back by a later run) are listed, never removed; one there before
+    /// the run is not the run's, nor is a lock's name on a directory.
+    #[test]
+    fn lock_files_new_since_the_census_are_listed_not_removed() {
+        let (_t, g) = git_dir();
+        std::fs::create_dir_all(g.join("refs/heads")).unwrap();
+        std::fs::write(g.join("packed-refs.lock"), "").unwrap();
+        let before = census(&g).unwrap();
+        let stored = Census::from_json(before.to_json()).unwrap();
+        std::fs::write(g.join("index.lock"), "").unwrap();
+        std::fs::write(g.join("refs/heads/main.lock"), "").unwrap();
+        std::fs::create_dir(g.join("refs/heads/dir.lock")).unwrap();
+        for c in [&before, &stored] {
+            let s = sweep(c).unwrap();
+            let mut left = s.left_locks.clone();
+            left.sort();
+            assert_eq!(
+                left,
+                vec![g.join("index.lock"), g.join("refs/heads/main.lock")],
+                "{s:?}"
+            );
+            assert!(!s.is_empty());
+        }
+        assert!(g.join("index.lock").is_file() && g.join("refs/heads/main.lock").is_file());
     }
 
     /// attack34 E2: a parent of the git dir swapped for a symlink after the census (by

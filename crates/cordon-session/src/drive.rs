@@ -234,6 +234,38 @@ impl Report {
             if let Some((_, note)) = &s.config_lock {
                 out.push(format!("cordon: note: {note}"));
             }
+            // Still there now, as a regular file (looked at without following a link).
+            let left_locks: Vec<&std::path::PathBuf> = s
+                .left_locks
+                .iter()
+                .filter(|l| std::fs::symlink_metadata(l).is_ok_and(|m| m.is_file()))
+                .filter(|l| s.config_lock.is_none() || l.as_path() != s.git_dir.join("config.lock"))
+                .collect();
+            if !left_locks.is_empty() {
+                let names: Vec<String> =
+                    left_locks.iter().map(|l| l.display().to_string()).collect();
+                let words: Vec<String> = left_locks
+                    .iter()
+                    .map(|l| crate::request::shell_word(&l.to_string_lossy()))
+                    .collect();
+                out.push(format!(
+                    "cordon: warning: git's lock file{} {} {} there after the run (a git \
+                     command of the run did not finish, or another git command is running \
+                     now); until {} removed, git commands that need {} fail with \"File \
+                     exists\": if no git command is running, remove {}: rm -f {}",
+                    if names.len() == 1 { "" } else { "s" },
+                    names.join(", "),
+                    if names.len() == 1 { "is" } else { "are" },
+                    if names.len() == 1 {
+                        "it is"
+                    } else {
+                        "they are"
+                    },
+                    if names.len() == 1 { "it" } else { "them" },
+                    if names.len() == 1 { "it" } else { "them" },
+                    words.join(" ")
+                ));
+            }
             // `<path> a symlink to <target>`.
             let what = |f: &cordon_sandbox::git_dir_sweep::Foreign| {
                 format!(

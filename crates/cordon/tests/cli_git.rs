@@ -2489,3 +2489,56 @@ fn index_refresh_refusals_are_quiet_and_plan_runs_never_advise_w() {
         text(&o.stderr)
     );
 }
+
+/// Attack pass 233 #1: a git command stopped before it finished (a timeout, a kill) leaves
+/// its lock files, and every later host `git commit`/`git add` failed with "File exists"
+/// with nothing said. The run now names each lock file it left (stderr and `--json`'s
+/// `git_dirs[].left_locks`) with the command that removes it, and removes none (another
+/// git may hold it). Twins: a lock that was there before the run is not the run's; a run
+/// whose git commands finish leaves none and says nothing.
+#[test]
+fn lock_files_a_run_leaves_in_the_git_dir_are_named() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    std::fs::write(p.dir.join(".git/packed-refs.lock"), "").unwrap();
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "--json",
+            "--",
+            "sh",
+            "-c",
+            "mkdir -p .git/refs/heads && touch .git/index.lock .git/refs/heads/main.lock",
+        ],
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let index = p.dir.join(".git/index.lock");
+    let main = p.dir.join(".git/refs/heads/main.lock");
+    assert!(
+        err.contains("git's lock files")
+            && err.contains(&index.display().to_string())
+            && err.contains(&main.display().to_string())
+            && err.contains("rm -f"),
+        "{err}"
+    );
+    assert!(!err.contains("packed-refs.lock"), "{err}");
+    let report: serde_json::Value = serde_json::from_str(err.lines().last().unwrap()).unwrap();
+    let left = report["git_dirs"][0]["left_locks"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(left.len(), 2, "{report}");
+    // Nothing removed: cordon cannot tell a stopped git's lock from a live one.
+    assert!(index.is_file() && main.is_file());
+    std::fs::remove_file(&index).unwrap();
+    std::fs::remove_file(&main).unwrap();
+    let o = cordon(&p, &p.dir, &["run", "--", "git", "status", "--short"]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(!err.contains("lock file"), "{err}");
+}
