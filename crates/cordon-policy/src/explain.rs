@@ -820,7 +820,8 @@ fn explain_path(
             .kept_absent
             .iter()
             .find(|(p, _)| *p == canonical)
-            .map(|(_, tool)| kept_absent_words(tool)),
+            .map(|(_, tool)| kept_absent_words(tool))
+            .or_else(|| settled_admin_modules(resolved, fs, &canonical)),
     };
     // A cache missing on the host whose tool is pointed at a private directory works as it
     // is: no grant to offer (new-user pass nu14: `explain ~/.cache/pip` advised making the
@@ -855,6 +856,39 @@ fn explain_path(
         command_writes: brokered.then(brokered_writes),
     }
 }
+
+/// [`PathExplanation::shown_as`] for a writable path in a linked worktree's `modules/`
+/// of a writable git dir (`<git dir>/worktrees/<name>/modules[/…]`), which the resolution
+/// leaves writable when it is missing (no placeholder: git would refuse `git worktree
+/// remove`) and the sweep settles after the run — what a command made there is moved
+/// aside (attack pass 233 #2: explain said plain "writable" where the README says
+/// protected).
+fn settled_admin_modules(
+    resolved: &ResolvedProfile,
+    fs: &dyn FsView,
+    canonical: &Path,
+) -> Option<String> {
+    resolved
+        .filesystem
+        .writable_git_dirs(fs)
+        .iter()
+        .find_map(|g| {
+            let rel = canonical.strip_prefix(g.join("worktrees")).ok()?;
+            let mut parts = rel.components();
+            let name = parts.next()?;
+            (parts.next()?.as_os_str() == "modules").then(|| {
+                format!(
+                    "{SETTLED}: what a command makes in this \
+                     linked worktree's modules/ (its submodules' git dirs, whose hooks git \
+                     runs) is moved aside to {}/modules.cordon-replaced, with a warning",
+                    g.join("worktrees").join(name).display()
+                )
+            })
+        })
+}
+
+/// How [`PathExplanation::shown_as`] begins for a path [`settled_admin_modules`] speaks of.
+const SETTLED: &str = "settled after the run";
 
 /// How [`PathExplanation::shown_as`] begins for a path of [`ResolvedProfile::kept_absent`].
 const KEPT_ABSENT: &str = "kept absent";
@@ -1169,6 +1203,16 @@ impl fmt::Display for Explanation {
                     f,
                     ": {}, but kept absent: not there now, and removed after the run if a \
                      command makes it (below)",
+                    access_words(p.access)
+                )?;
+            } else if p
+                .shown_as
+                .as_deref()
+                .is_some_and(|v| v.starts_with(SETTLED))
+            {
+                writeln!(
+                    f,
+                    ": {} during the run, then settled (below)",
                     access_words(p.access)
                 )?;
             } else if p.shown_as.as_deref() == Some(MISSING_DENY) {

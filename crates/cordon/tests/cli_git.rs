@@ -2542,3 +2542,41 @@ fn lock_files_a_run_leaves_in_the_git_dir_are_named() {
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(!err.contains("lock file"), "{err}");
 }
+
+/// Attack pass 233 #2: a linked worktree's missing `modules/` is writable during the run
+/// (no placeholder: git would refuse `git worktree remove`) and settled after it; `explain`
+/// said plain "writable" where the README says protected. It says both now, in text and
+/// `--json`. Twin: the admin dir's `HEAD` is plain writable.
+#[test]
+fn explain_says_a_worktrees_modules_is_settled_after_the_run() {
+    let p = project();
+    let git = |args: &[&str]| {
+        let st = Command::new("git")
+            .args(["-c", "user.email=a@b", "-c", "user.name=a"])
+            .args(args)
+            .current_dir(&p.dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(st.success(), "git {args:?}");
+    };
+    git(&["commit", "-q", "--allow-empty", "-m", "i"]);
+    let wt = p.dir.parent().unwrap().join(format!(
+        "{}-wt",
+        p.dir.file_name().unwrap().to_string_lossy()
+    ));
+    git(&["worktree", "add", "-q", wt.to_str().unwrap()]);
+    let name = wt.file_name().unwrap().to_str().unwrap().to_string();
+    let modules = format!(".git/worktrees/{name}/modules");
+    let head = format!(".git/worktrees/{name}/HEAD");
+    let o = cordon(&p, &p.dir, &["explain", &modules, &head]);
+    let said = text(&o.stdout);
+    let _ = std::fs::remove_dir_all(&wt);
+    assert!(
+        said.contains("modules: writable during the run, then settled")
+            && said.contains("modules.cordon-replaced"),
+        "{said}"
+    );
+    assert!(said.contains("/HEAD: writable\n"), "{said}");
+}
