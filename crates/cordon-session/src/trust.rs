@@ -162,15 +162,22 @@ pub fn project_holding(real: &Path, workspace: &Path) -> Option<PathBuf> {
 }
 
 /// How a message names `place` from [`project_holding`]: "the project X" for the
-/// workspace or a directory with a marker, else "X, a directory an earlier sandboxed run
-/// could write (recorded by cordon)" — a recorded writable root is no project (new-user
+/// workspace or a directory with a marker, else "X, a directory (or a file) an earlier
+/// sandboxed run could write (recorded by cordon)" — a recorded writable root is no project (new-user
 /// pass 182 #3: a `-w` directory without `.git` or `.cordon` was called "the project").
 pub fn place_phrase(place: &Path, workspace: &Path) -> String {
     if place == workspace || cordon_policy::has_marker(&HostFs, place) {
         format!("the project {}", place.display())
     } else {
+        // A `-w FILE` grant is recorded as the file (attack pass 233: "X, a directory" for
+        // a file); looked at without following a link.
+        let what = if std::fs::symlink_metadata(place).is_ok_and(|m| !m.is_dir()) {
+            "a file"
+        } else {
+            "a directory"
+        };
         format!(
-            "{}, a directory an earlier sandboxed run could write (cordon recorded it as \
+            "{}, {what} an earlier sandboxed run could write (cordon recorded it as \
              writable)",
             place.display()
         )
