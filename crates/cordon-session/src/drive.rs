@@ -1753,18 +1753,26 @@ pub fn conclude(
             outcome.hint = Some(PLAN_HINT.to_string());
         }
     }
-    // A denied `git worktree add … -b NAME` made the branch before it failed: the retry
-    // must name it without `-b` (new-user pass nu18 F2).
-    if matches!(outcome.class, crate::OutcomeClass::SandboxDenied { .. }) {
+    // A denied `git worktree add … -b NAME` made the branch before it failed: the same
+    // command cannot succeed again, so no retry is offered (new-user pass 234 #1: the
+    // approved retry failed with "a branch named … already exists"); the hint says to
+    // name the branch without `-b` (new-user pass nu18 F2).
+    if let crate::OutcomeClass::SandboxDenied {
+        grant, also_grant, ..
+    } = &mut outcome.class
+    {
         if let Some(b) = record
             .segments
             .iter()
             .find_map(|s| cordon_policy::gitconfig::worktree_add_new_branch(&s.segment.argv))
         {
             if let Some(h) = outcome.hint.as_mut() {
+                *grant = None;
+                also_grant.clear();
                 h.push_str(&format!(
-                    "; git created the branch {b} before it failed, so in the retry name it \
-                     without -b (`git worktree add PATH {b}`)"
+                    "; git created the branch {b} before it failed, so this command cannot \
+                     succeed again and cordon offers no retry of it: run it again with that \
+                     grant, naming the branch without -b (`git worktree add PATH {b}`)"
                 ));
             }
         }

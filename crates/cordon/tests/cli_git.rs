@@ -2580,3 +2580,66 @@ fn explain_says_a_worktrees_modules_is_settled_after_the_run() {
     );
     assert!(said.contains("/HEAD: writable\n"), "{said}");
 }
+
+/// New-user pass 234 #1: `git worktree add -b NAME PATH` denied for PATH makes the branch
+/// before it fails, so the approved retry failed with "a branch named … already exists"
+/// and left an empty PATH. No retry is offered now (`--yes` does not re-run it, `--json`
+/// offers no grant); the hint names the grant and the command without `-b`.
+#[test]
+fn a_denied_worktree_add_with_a_new_branch_is_not_retried() {
+    let p = project();
+    if !sandbox_available(&p) {
+        return;
+    }
+    let st = Command::new("git")
+        .args(["-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q"])
+        .args(["--allow-empty", "-m", "i"])
+        .current_dir(&p.dir)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let wt = p.dir.parent().unwrap().join(format!(
+        "{}-wtb",
+        p.dir.file_name().unwrap().to_string_lossy()
+    ));
+    let wt_s = wt.to_str().unwrap();
+    // Every request approved: a retry offered would run.
+    let answers = p.home.join("answers");
+    std::fs::write(&answers, "\"once\"\n\"once\"\n").unwrap();
+    let approvals = answers.to_str().unwrap();
+    let o = cordon(
+        &p,
+        &p.dir,
+        &[
+            "run",
+            "--approvals-from",
+            approvals,
+            "--json",
+            "--",
+            "git",
+            "worktree",
+            "add",
+            "-b",
+            "feat",
+            wt_s,
+        ],
+    );
+    let err = text(&o.stderr);
+    let _ = std::fs::remove_dir_all(&wt);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(!err.contains("already exists"), "retried: {err}");
+    assert!(
+        !err.contains("approval_request"),
+        "a retry was offered: {err}"
+    );
+    let report: serde_json::Value = serde_json::from_str(err.lines().last().unwrap()).unwrap();
+    assert_eq!(report["outcome"], "sandbox-denied", "{report}");
+    assert!(report["retry"].is_null(), "{report}");
+    let hint = report["hint"].as_str().unwrap_or_default();
+    assert!(
+        hint.contains(&format!("-w {wt_s}"))
+            && hint.contains("git worktree add PATH feat")
+            && hint.contains("no retry"),
+        "{hint}"
+    );
+}
