@@ -16,6 +16,12 @@ pub const MAX_RECORDS: usize = 32;
 /// refused (attack pass 47, N1): no `-w` lifts it; replacing the file does.
 pub const HARD_LINK_RULE: &str = "a hard link";
 
+/// The rule of a rename over (or a removal of) a file granted on its own (`-w FILE`), which
+/// the sandbox mounts on itself: the record's grant is its directory.
+pub const FILE_GRANT_RULE: &str = "a file granted on its own (-w FILE): writable in place, \
+    but it cannot be replaced or removed (a tool that writes a new file and renames it over \
+    this one, as sed -i and many editors do, meets the sandbox's mount on it)";
+
 /// How a record's `rule` begins when the hard-link check could not look at the file a
 /// write in place or metadata change was to reach (a process init may not inspect: it
 /// made itself non-dumpable; a lookup init may not make) and so refused it (attack pass

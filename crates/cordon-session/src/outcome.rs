@@ -898,7 +898,11 @@ fn liftable_refusal<'a>(
             let linked = r.rule.starts_with(cordon_sandbox::denials::HARD_LINK_RULE)
                 || r.rule.starts_with(cordon_sandbox::denials::UNCHECKED_RULE)
                 || r.rule
-                    .starts_with(cordon_sandbox::denials::HOST_METADATA_RULE);
+                    .starts_with(cordon_sandbox::denials::HOST_METADATA_RULE)
+                // Named even where its directory cannot be offered: the fix is in the
+                // hint (write in place), and a rename over it fails in silence otherwise
+                // (new-user pass 234 #2: `sed -i` on a `-w /tmp/foo`).
+                || r.rule == cordon_sandbox::denials::FILE_GRANT_RULE;
             (grant.is_some() || linked).then_some((r, hint))
         })
 }
@@ -2299,6 +2303,9 @@ fn record_hint_with(
     if let Some(h) = stripped_copy_hint(&rec.path, &shown, ctx) {
         return (h, None, Vec::new());
     }
+    if let Some((h, grant)) = file_grant_hint(rec, &shown, ctx) {
+        return (h, grant, Vec::new());
+    }
     let mut hint = denial_hint(
         &shown,
         &rec.rule,
@@ -2316,6 +2323,77 @@ fn record_hint_with(
         ));
     }
     (hint, offered.ok(), Vec::new())
+}
+
+/// The hint for a write refused because a file is granted on its own (`-w FILE`, bind-mounted
+/// on itself): a rename over it or its removal (the record's rule is
+/// [`cordon_sandbox::denials::FILE_GRANT_RULE`]), or a new file made beside it in a
+/// directory that is not writable (the temporary file of `sed -i`, an editor's or
+/// formatter's new copy). Either way the tool writes a new file and renames it over, which
+/// needs the directory: offered when it can be (never a directory holding the workspace,
+/// the home, …); otherwise the hint says to write the file in place or outside cordon.
+/// New-user pass 234 #2: `sed -i` on a `-w FILE` failed with EBUSY and nothing said, and a
+/// rename over it was told "no per-command grant can lift this rule".
+fn file_grant_hint(
+    rec: &cordon_sandbox::denials::DenialRecord,
+    shown: &str,
+    ctx: &ClassifyContext<'_>,
+) -> Option<(String, Option<PathBuf>)> {
+    let r = ctx.resolved?;
+    let file = if rec.rule == cordon_sandbox::denials::FILE_GRANT_RULE {
+        rec.path.clone()
+    } else {
+        // A new name beside a file granted on its own, in a directory not writable.
+        let dir = rec.path.parent()?;
+        if r.filesystem.access_for(ctx.fs, &rec.path).access == Access::Write {
+            return None;
+        }
+        r.filesystem
+            .writable_roots()
+            .into_iter()
+            .map(|e| e.path.clone())
+            .find(|p| {
+                p.parent() == Some(dir) && *p != rec.path && ctx.fs.kind(p) == Some(FileKind::File)
+            })?
+    };
+    let dir = file.parent()?.to_path_buf();
+    let file_shown = display_path(&file, ctx.cwd);
+    let what = if file == rec.path {
+        format!(
+            "{shown} is granted on its own (-w {})",
+            shell_word_of(&file_shown)
+        )
+    } else {
+        format!(
+            "{shown} is a new file beside {file_shown}, which is granted on its own (-w {})",
+            shell_word_of(&file_shown)
+        )
+    };
+    let base = format!(
+        "{what}: a file grant lets a command write that file in place only, not replace it; \
+         a tool that writes a new file and renames it over (sed -i, many editors and \
+         formatters) needs its directory writable"
+    );
+    match grant_offer(&dir, &dir, false, ctx) {
+        Ok(g) => {
+            let word = grant_word(&g, ctx.cwd);
+            Some((format!("{base}: {ALLOW_WRITE_ONCE}{word} instead"), Some(g)))
+        }
+        Err(why) => Some((
+            format!(
+                "{base}, and cordon offers no per-command widening of it: {why}; write the \
+                 file in place (e.g. `sed … {f} > /tmp/x && cat /tmp/x > {f}`), or edit it \
+                 outside cordon",
+                f = shell_word_of(&file_shown)
+            ),
+            None,
+        )),
+    }
+}
+
+/// `p` as one shell word (the exec policy's quoting).
+fn shell_word_of(p: &str) -> String {
+    crate::request::shell_word(p)
 }
 
 /// The hint for a write to a file the command sees as a stripped copy (`~/.gitconfig`
@@ -3352,6 +3430,114 @@ mod tests {
             rule: rule.into(),
             grant: grant.map(PathBuf::from),
         }
+    }
+
+    /// New-user pass 234 #2: a file granted on its own (`-w FILE`) is writable in place
+    /// only. `sed -i`'s temporary file beside it (refused: the directory is read-only) and a
+    /// rename over it (EBUSY: the file is mounted on itself) are named as that, with the
+    /// directory offered instead; where the directory cannot be offered (it holds the
+    /// workspace), the hint says to write the file in place. Twin: a refused file beside
+    /// no granted file gets the usual hint.
+    #[test]
+    fn a_file_grants_rename_over_offers_its_directory() {
+        let mut r = resolved();
+        if let ResolvedFilesystem::Restricted { entries, .. } = &mut r.filesystem {
+            for f in ["/data/d/f.json", "/settings.json"] {
+                entries.push(entry(
+                    f,
+                    Access::Write,
+                    EntryOrigin::Profile {
+                        index: 9,
+                        spelling: f.into(),
+                        source: Some("-w".into()),
+                    },
+                ));
+            }
+        }
+        let fs = cordon_policy::MemFs::new()
+            .dir("/w")
+            .file("/data/d/f.json", "{}")
+            .file("/settings.json", "{}");
+        let go = |rec: cordon_sandbox::denials::DenialRecord, tail: &str| {
+            let mut d = cordon_sandbox::denials::DenialReport::default();
+            d.push(rec);
+            classify(
+                &RunSignals {
+                    code: Some(4),
+                    stderr_tail: tail.into(),
+                    sandboxed: true,
+                    denials: Some(d),
+                    ..Default::default()
+                },
+                &ClassifyContext {
+                    resolved: Some(&r),
+                    fs: &fs,
+                    cwd: Path::new("/w"),
+                    network_enabled: false,
+                    home: None,
+                    path_dirs: &[],
+                    words: &[],
+                },
+            )
+        };
+        let mut busy = record(
+            "/data/d/f.json",
+            cordon_sandbox::denials::FILE_GRANT_RULE,
+            Some("/data/d"),
+        );
+        busy.syscall = "rename".into();
+        busy.errno = "EBUSY".into();
+        let o = go(
+            busy,
+            "sed: cannot rename /data/d/sedX: Device or resource busy",
+        );
+        let h = o.hint.clone().unwrap_or_default();
+        assert!(
+            h.contains("/data/d/f.json is granted on its own") && h.contains("-w /data/d instead"),
+            "{o:?}"
+        );
+        let beside = record(
+            "/data/d/sed1234",
+            "read-only: outside every writable root",
+            Some("/data/d"),
+        );
+        let o = go(
+            beside,
+            "sed: couldn't open temporary file /data/d/sed1234: Read-only file system",
+        );
+        let h = o.hint.clone().unwrap_or_default();
+        assert!(
+            h.contains("new file beside /data/d/f.json") && h.contains("-w /data/d instead"),
+            "{o:?}"
+        );
+        // Its directory is `/`: not offered; write in place.
+        let top = record("/sedY", "read-only: outside every writable root", Some("/"));
+        let o = go(
+            top,
+            "sed: couldn't open temporary file /sedY: Read-only file system",
+        );
+        let h = o.hint.clone().unwrap_or_default();
+        assert!(
+            h.contains("new file beside /settings.json") && h.contains("write the file in place"),
+            "{o:?}"
+        );
+        // Twin: beside no granted file.
+        let other = record(
+            "/data/e/x",
+            "read-only: outside every writable root",
+            Some("/data/e"),
+        );
+        let o = go(
+            other,
+            "touch: cannot touch '/data/e/x': Read-only file system",
+        );
+        assert!(
+            !o.hint
+                .clone()
+                .unwrap_or_default()
+                .contains("granted on its own"),
+            "{o:?}"
+        );
     }
 
     /// New-user pass 215, #1: gdb under the sandbox printed "ptrace: Operation not

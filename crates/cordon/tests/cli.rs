@@ -6468,3 +6468,60 @@ fn profiles_marks_a_configured_profile_that_cannot_be_used() {
     let o = support::out(p.cordon(&["profiles", "--config", cfg.to_str().unwrap()]));
     assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
 }
+
+/// New-user pass 234 #2 (real sandbox): a file granted on its own is written in place,
+/// but a rename over it meets the sandbox's mount on it (EBUSY: here a file of the host's
+/// `/tmp`, inside the command's private `/tmp`, as `sed -i /tmp/foo` does); the hint says
+/// so and to write it in place (its directory, `/tmp`, is not offered) instead of saying
+/// nothing. Twin: the in-place write works.
+#[test]
+fn a_rename_over_a_file_granted_on_its_own_is_explained() {
+    if !sandbox_available() || !have("python3") {
+        return;
+    }
+    let p = project();
+    let t = tempfile::Builder::new()
+        .prefix("cordon-file-grant-")
+        .suffix(".json")
+        .tempfile_in("/tmp")
+        .unwrap();
+    let f = t.path().to_path_buf();
+    std::fs::write(&f, "{}\n").unwrap();
+    let fs = f.to_str().unwrap();
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "-w",
+            fs,
+            "--",
+            "python3",
+            "-c",
+            &format!("open({fs:?}, 'w').write('in place\\n')"),
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "in place\n");
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "-w",
+            fs,
+            "--",
+            "python3",
+            "-c",
+            &format!("import os\nopen('/tmp/n', 'w').write('new')\nos.replace('/tmp/n', {fs:?})"),
+        ],
+    ));
+    let err = text(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("Device or resource busy")
+            && err.contains(&format!("{fs} is granted on its own"))
+            && err.contains("write the file in place"),
+        "{err}"
+    );
+    assert!(!err.contains("no per-command grant can lift"), "{err}");
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), "in place\n");
+}

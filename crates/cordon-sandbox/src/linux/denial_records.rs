@@ -1002,6 +1002,20 @@ impl Supervisor {
                 (format!("read-only (entry {spelling})"), true)
             }
             (Access::Read, _) => ("read-only: outside every writable root".into(), true),
+            // A file granted on its own is bind-mounted on itself: writable in place, but a
+            // rename over it or its removal meets the mount (new-user pass 234 #2: `sed -i`
+            // and Python's `os.replace` onto a `-w FILE` failed with EBUSY, and the hint
+            // said no grant could help). Its directory's grant lets them.
+            (Access::Write, _)
+                if busy
+                    && pa
+                        .entry
+                        .and_then(|i| entries.get(i))
+                        .is_some_and(|e| e.path == path)
+                    && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) =>
+            {
+                (crate::denials::FILE_GRANT_RULE.into(), true)
+            }
             (Access::Write, _) if busy => ("a mount point of the sandbox".into(), false),
             (Access::Write, _) => ("a read-only mount of the sandbox".into(), false),
         }
