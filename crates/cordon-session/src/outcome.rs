@@ -2246,6 +2246,22 @@ fn record_hint_with(
             Vec::new(),
         );
     }
+    // A protected path the command tried to remove (new-user pass 234 #6: a Python
+    // `shutil.rmtree(".git")` removed the history and the note then offered `-w
+    // .git/modules`, a grant that helps the deletion finish): no grant is offered for it.
+    if matches!(rec.syscall.as_str(), "unlink" | "unlinkat" | "rmdir")
+        && rec.rule.starts_with("protected")
+    {
+        return (
+            format!(
+                "the command tried to remove {shown}, which is {}; cordon offers no grant \
+                 that lets a command remove it: remove it outside cordon if you mean to",
+                rec.rule
+            ),
+            None,
+            Vec::new(),
+        );
+    }
     if let Some((dir, target)) = lock_protocol_grants(&rec.path, ctx) {
         let dir_ok = ctx.resolved.is_some_and(|r| {
             r.filesystem
@@ -3536,6 +3552,37 @@ mod tests {
                 .clone()
                 .unwrap_or_default()
                 .contains("granted on its own"),
+            "{o:?}"
+        );
+    }
+
+    /// New-user pass 234 #6: a command that tried to remove a protected path (a Python
+    /// `shutil.rmtree(".git")`) was offered `-w .git/config`-like grants that help the
+    /// deletion finish. A removal (`unlink`, `unlinkat`, `rmdir`) of a protected path is
+    /// offered none, and the hint says it was a removal. Twin: a write to it is offered
+    /// its grant as before.
+    #[test]
+    fn a_protected_paths_removal_offers_no_grant() {
+        let rule = "protected (R-P3): git config can run code";
+        let mut rm = record("/w/.git/config", rule, Some("/w/.git/config"));
+        rm.syscall = "unlinkat".into();
+        let o = run_with_records(
+            1,
+            "rm: cannot remove '.git/config': Read-only file system",
+            vec![rm],
+        );
+        let h = o.hint.clone().unwrap_or_default();
+        assert!(
+            h.contains("tried to remove .git/config") && !h.contains("-w "),
+            "{o:?}"
+        );
+        let write = record("/w/.git/config", rule, Some("/w/.git/config"));
+        let o = run_with_records(1, "sh: .git/config: Read-only file system", vec![write]);
+        assert!(
+            o.hint
+                .clone()
+                .unwrap_or_default()
+                .contains("-w .git/config"),
             "{o:?}"
         );
     }
