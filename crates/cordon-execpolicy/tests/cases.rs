@@ -38,6 +38,8 @@ struct Case {
     finding: Option<String>,
     /// A finding id that must not be there (the twin of a `finding` case).
     no_finding: Option<String>,
+    /// Text that one finding's reason must contain.
+    reason_contains: Option<String>,
     /// Whether the ask is asked in every approval mode but `bypass`
     /// (`approval::explicit_ask`), not only in `untrusted`.
     asks: Option<bool>,
@@ -119,6 +121,18 @@ fn table_driven_cases() {
                 .collect();
             if !ids.contains(&f.as_str()) {
                 problems.push(format!("finding {f} missing (have {ids:?})"));
+            }
+        }
+        if let Some(t) = &c.reason_contains {
+            let reasons: Vec<&str> = rec
+                .segments
+                .iter()
+                .flat_map(|s| s.findings.iter().map(|f| f.reason.as_str()))
+                .collect();
+            if !reasons.iter().any(|r| r.contains(t.as_str())) {
+                problems.push(format!(
+                    "no finding's reason contains {t:?} (have {reasons:?})"
+                ));
             }
         }
         if let Some(f) = &c.no_finding {

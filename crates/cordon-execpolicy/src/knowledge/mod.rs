@@ -4493,16 +4493,31 @@ fn git_check(seg: &Segment, cx: &DangerCtx<'_>, out: &mut Vec<Finding>) {
         .then(|| git_config_sets_code(&seg.argv[sub + 1..]))
         .flatten()
     {
-        out.push(finding(
-            FindingId::GitAlias,
-            Decision::Ask,
-            format!(
+        // `--global`/`--system`/`--file`: not the repository's config, whose private copy
+        // the sandbox gives the command (new-user pass 234 #4: the approval spoke of that
+        // copy, and the approved `git config --global core.editor vim` then failed on the
+        // read-only `~/.gitconfig`).
+        let other_file = seg.argv[sub + 1..]
+            .iter()
+            .take_while(|a| *a != "--")
+            .find(|a| {
+                matches!(a.as_str(), "--global" | "--system" | "-f") || a.starts_with("--file")
+            });
+        let why = match other_file {
+            Some(o) => format!(
+                "git config {o} sets {key} in a config file every later git command reads, \
+                 on the host too, which would run it unchecked; in the sandbox that file stays \
+                 read-only (~/.gitconfig, /etc/gitconfig) unless the profile grants it, so \
+                 the command fails there: to set it, run it outside cordon"
+            ),
+            None => format!(
                 "git config sets {key}, which a later git command of this run would run \
                  unchecked (the sandbox's copy of the config takes it at once); the edit is \
                  not kept after the run (cordon merges back branch, remote and user keys \
                  only): to keep it, run it outside cordon"
             ),
-        ));
+        };
+        out.push(finding(FindingId::GitAlias, Decision::Ask, why));
     }
     if !GIT_BUILTINS.contains(&seg.argv[sub].as_str()) {
         if let Some(how) = git_config_moved(seg, &seg.argv[1..sub], cx.moved) {
