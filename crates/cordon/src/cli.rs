@@ -528,6 +528,8 @@ mod tests {
         "--exec",            // git rebase, in the git config section (aliases)
         "--discard-changes", // git switch, in the exec policy paragraph
         "--prune",           // git push, in the exec policy paragraph
+        "--prune-tags",      // git fetch, in the exec policy paragraph
+        "--tags",            // git fetch, in the exec policy paragraph
         "--remove-source-files", // rsync, in the exec policy paragraph
         "--args",            // gdb, in the exec policy paragraph (wrappers)
         "--colsep",          // GNU parallel, in the exec policy paragraph
