@@ -447,6 +447,19 @@ fn launch_request(
     if let (Err(why), true) = (&route, verbose) {
         eprintln!("cordon serve: per-command helper: {why}");
     }
+    // The template's per-command handler P is asked for before this process forks its
+    // own handler H, so that the template starts P while H is forked and makes the run's
+    // cgroup (issue 12: T's fork of P was ~0.5 ms after H's fork and cgroup, measured
+    // with bpftrace). Only H ever holds the connection's other end; a failure here is
+    // H's, as before (the client is sent back to its cold path).
+    let to_p = match route {
+        Ok(r) => {
+            let to_p = connect_template(&r.ctl);
+            drop(r.ctl);
+            Ok((r.limits, r.running, to_p))
+        }
+        Err(why) => Err(why),
+    };
     // SAFETY: this process is single-threaded (see above).
     match unsafe { libc::fork() } {
         0 => {
@@ -457,19 +470,17 @@ fn launch_request(
             // are never dropped here (the handler ends by `exit_now`).
             let mut keep = vec![0, 1, 2, conn.as_raw_fd()];
             keep.extend(fds.iter().map(AsRawFd::as_raw_fd));
-            if let Ok(r) = &route {
-                keep.push(r.ctl.as_raw_fd());
-                keep.extend(r.running.as_ref().map(AsRawFd::as_raw_fd));
+            if let Ok((_, running, to_p)) = &to_p {
+                keep.extend(running.as_ref().map(AsRawFd::as_raw_fd));
+                keep.extend(to_p.as_ref().map(AsRawFd::as_raw_fd));
             }
             close_all_but(&keep);
-            let r = match route {
+            let r = match to_p {
                 // `_running` is held until the command is done (the template's
                 // running token: [`super::template::Templates::route`]).
-                Ok(super::template::Routed {
-                    ctl,
-                    limits,
-                    running: _running,
-                }) => relay_to_template(conn, req, fds, ctl, &limits, verbose),
+                Ok((limits, _running, to_p)) => {
+                    relay_to_template(conn, req, fds, to_p, &limits, verbose)
+                }
                 Err(_) => handle_request(conn, req, fds),
             };
             let code = match r {
@@ -484,6 +495,22 @@ fn launch_request(
         -1 => eprintln!("cordon serve: fork: {}", io::Error::last_os_error()),
         _ => drop(conn),
     }
+    // (The server's copy of the connection to P, if any, is dropped here: H holds it.)
+}
+
+/// A new connection to a template's per-command handler P: one end is sent on `ctl` (a
+/// duplicate of the template's control socket), without waiting — a template that is
+/// not reading (its socket full) fails this, and its command is sent back to the cold
+/// path by H, as when the template is gone.
+fn connect_template(ctl: &OwnedFd) -> io::Result<UnixStream> {
+    use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
+    let (h, w) = UnixStream::pair()?;
+    let raw = [w.as_raw_fd()];
+    let cmsg = [ControlMessage::ScmRights(&raw)];
+    let iov = [io::IoSlice::new(b"c")];
+    let flags = MsgFlags::MSG_NOSIGNAL | MsgFlags::MSG_DONTWAIT;
+    sendmsg::<()>(ctl.as_raw_fd(), &iov, &cmsg, flags, None).map_err(io::Error::from)?;
+    Ok(h)
 }
 
 /// What the server's ending signal handler removes: the socket path (NUL-terminated),
@@ -1132,7 +1159,8 @@ fn send_back(conn: &UnixStream, why: &str) -> io::Result<()> {
 }
 
 /// In the server's handler (host namespaces): hands the request to a template's
-/// per-command handler P over a fresh socket pair, answers the client with this process's
+/// per-command handler P over `to_p` (the connection the server made to P before it
+/// forked this process, [`connect_template`]), answers the client with this process's
 /// pid once P took it, forwards signals to P through its pidfd and relays the status.
 /// Anything failing before P answers that it started the command — the template gone, P
 /// finding that the command does not fit it ([`Reply::Unfit`]) — means nothing ran: the
@@ -1141,7 +1169,7 @@ fn relay_to_template(
     conn: UnixStream,
     mut req: Request,
     fds: Vec<OwnedFd>,
-    ctl: OwnedFd,
+    to_p: io::Result<UnixStream>,
     limits: &cordon_policy::limits::ResolvedLimits,
     verbose: bool,
 ) -> io::Result<()> {
@@ -1180,10 +1208,7 @@ fn relay_to_template(
         req.cgroup = Some((c.clone(), targets));
     }
     let started = (|| -> io::Result<(UnixStream, OwnedFd, Vec<u8>)> {
-        let (h, w) = UnixStream::pair()?;
-        super::template::send_fd(&ctl, w.as_raw_fd())?;
-        drop(w);
-        drop(ctl);
+        let h = to_p?;
         let mut line = serde_json::to_vec(&req).map_err(io::Error::other)?;
         line.push(b'\n');
         send_with_fds(&h, &line, &all)?;
