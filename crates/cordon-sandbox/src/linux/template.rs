@@ -16,8 +16,9 @@
 //!   │                       │  `helper::main_prepared`; its last act sends the status)
 //!   │                       └─ I (new pid+mount+ipc(+net) ns: per-command mounts,
 //!   │                              confinement) ─ the command
-//!   └─ H (per connection, host namespaces: relays the request to P and the status back;
-//!          the pid the client signals; signals reach P through a pidfd)
+//!   └─ H (per connection, forked ahead of it; host namespaces: relays the request to P
+//!          and the status back; the pid the client signals; signals reach P through a
+//!          pidfd)
 //! ```
 //!
 //! Keyed by the mount plan itself (the serialized [`Layout`], which the profile, the
