@@ -17,8 +17,9 @@
 //! Process tree per command:
 //!
 //! ```text
-//! cordon serve ─ handler (one per connection; forwards signals; dies when the client
-//!                  │      hangs up, or the server dies: PR_SET_PDEATHSIG)
+//! cordon serve ─ handler (one per connection, forked ahead of it: [`SpareHandler`];
+//!                  │      forwards signals; dies when the client hangs up, or the server
+//!                  │      dies: PR_SET_PDEATHSIG)
 //!                  └─ helper (exactly `helper_main(args)` with the client's descriptors,
 //!                       cwd and environment) ─ init (new user+mount+pid+ipc+net ns) ─ command
 //! ```
@@ -269,9 +270,25 @@ pub fn serve(listener: UnixListener, templates_on: bool) -> io::Result<()> {
     let mut pending: Vec<Pending> = Vec::new();
     // One read buffer for every request (not 64 KiB zeroed per read on the launch path).
     let mut buf = vec![0u8; 64 * 1024];
+    // The next request's handler, forked ahead ([`SpareHandler`]), and the handlers
+    // started since it was last forked (pidfds, readable once exited) with the time of
+    // the first: the next spare is forked once they have all ended, or after
+    // [`SPARE_AFTER`].
+    let mut spare: Option<SpareHandler> = None;
+    let mut launched: Vec<OwnedFd> = Vec::new();
+    let mut launched_since = std::time::Instant::now();
+    // The limits of the last command routed to a template: the spare handler makes a
+    // cgroup with them ahead ([`SpareHandler`]).
+    let mut last_limits: Option<cordon_policy::limits::ResolvedLimits> = None;
     loop {
         templates.expire();
         let now = std::time::Instant::now();
+        if spare.is_none()
+            && (launched.is_empty() || now.duration_since(launched_since) >= SPARE_AFTER)
+        {
+            launched.clear();
+            spare = SpareHandler::fork(last_limits);
+        }
         pending.retain(|p| {
             let alive = p.deadline > now;
             if !alive {
@@ -279,13 +296,21 @@ pub fn serve(listener: UnixListener, templates_on: bool) -> io::Result<()> {
             }
             alive
         });
+        let spare_wait = (spare.is_none() && !launched.is_empty()).then(|| {
+            (launched_since + SPARE_AFTER)
+                .saturating_duration_since(now)
+                .as_millis() as i32
+                + 1
+        });
         let wait_ms = pending
             .iter()
             .map(|p| p.deadline.saturating_duration_since(now).as_millis() as i32 + 1)
+            .chain(spare_wait)
             .min()
             .unwrap_or(30_000);
         let mut pfd: Vec<libc::pollfd> = std::iter::once(listener.as_raw_fd())
             .chain(pending.iter().map(|p| p.conn.as_raw_fd()))
+            .chain(launched.iter().map(|h| h.as_raw_fd()))
             .map(|fd| libc::pollfd {
                 fd,
                 events: libc::POLLIN,
@@ -296,6 +321,16 @@ pub fn serve(listener: UnixListener, templates_on: bool) -> io::Result<()> {
         if unsafe { libc::poll(pfd.as_mut_ptr(), pfd.len() as libc::nfds_t, wait_ms) } <= 0 {
             continue; // idle (templates expire above), a deadline, or EINTR
         }
+        // Handlers that have exited.
+        let exited: Vec<bool> = pfd[1 + pending.len()..]
+            .iter()
+            .map(|p| p.revents != 0)
+            .collect();
+        let mut i = 0;
+        launched.retain(|_| {
+            i += 1;
+            !exited[i - 1]
+        });
         // The requests that are now whole, in the order their connections came.
         let mut ready = Vec::new();
         for (p, pfd) in std::mem::take(&mut pending).into_iter().zip(&pfd[1..]) {
@@ -315,10 +350,220 @@ pub fn serve(listener: UnixListener, templates_on: bool) -> io::Result<()> {
             accept_pending(&listener, &me, &mut pending)?;
         }
         for (conn, req, fds) in ready {
-            launch_request(conn, req, fds, &mut templates, templates_on, verbose);
+            let handler = launch_request(
+                conn,
+                req,
+                fds,
+                &mut templates,
+                (templates_on, verbose),
+                &mut spare,
+                &mut last_limits,
+            );
+            if let Some(h) = handler {
+                if launched.is_empty() {
+                    launched_since = std::time::Instant::now();
+                }
+                launched.push(h);
+            }
         }
     }
 }
+
+/// How long the server lets the handlers it started be before it forks the next spare
+/// handler anyway ([`SpareHandler`]): a command still running then is past its start.
+const SPARE_AFTER: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The next request's handler H, forked by the server ahead of the request (once the
+/// handlers it started before have ended, or after [`SPARE_AFTER`]), so that the fork of
+/// H and its first scheduling are not on the launch path (issue 12: the fork was
+/// ~0.3 ms, and a new process on a busy machine waits for a CPU). It holds nothing of
+/// the server's (every descriptor but its socket is closed at once) and waits for one
+/// [`Job`] on its socket: the request, its descriptors and its route, exactly what a
+/// handler forked for the request would have had, and then runs what that handler would
+/// ([`run_handler`]). Its socket's end (the server gone) ends it with nothing run.
+/// Without one (its fork failed, or a second request came first) the server forks a
+/// handler per request as before.
+///
+/// It also makes the run's cgroup ahead, with the limits of the last command the server
+/// routed to a template (issue 12: making it was ~0.2 ms of H's path, bpftrace): a new,
+/// empty cgroup named after H, as H makes at the request; a request with other limits
+/// (or none for a template) has it removed and gets its own made then, as before.
+struct SpareHandler {
+    /// The server's end of the socket the job is sent on.
+    sock: UnixStream,
+    /// H's pidfd (none before Linux 5.3).
+    pidfd: Option<OwnedFd>,
+}
+
+/// What the server hands its spare handler with one request ([`SpareHandler`]); the
+/// descriptors come with it, in order: the client's connection, the request's, then the
+/// running token and the connection to P when `template` says they come.
+#[derive(Serialize, Deserialize)]
+struct Job {
+    req: Request,
+    /// `None`: the per-command helper. Else the command's limits, whether its running
+    /// token comes, and the connection to P (or why there is none).
+    template: Option<(
+        cordon_policy::limits::ResolvedLimits,
+        bool,
+        Result<(), String>,
+    )>,
+    verbose: bool,
+}
+
+impl SpareHandler {
+    /// In the server (single-threaded): forks the spare handler, which makes a cgroup
+    /// with `limits` ahead; `None` when the fork failed.
+    fn fork(limits: Option<cordon_policy::limits::ResolvedLimits>) -> Option<SpareHandler> {
+        let (ours, theirs) = UnixStream::pair().ok()?;
+        // SAFETY: the server is single-threaded.
+        match unsafe { libc::fork() } {
+            0 => {
+                // Nothing of the server's: not the listener, the templates' sockets, nor
+                // any client's connection. (The objects owning them are never dropped
+                // here: the handler ends by `exit_now`.)
+                close_all_but(&[0, 1, 2, theirs.as_raw_fd()]);
+                let code = match spare_handler_main(theirs, limits) {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        eprintln!("cordon serve: {e}");
+                        1
+                    }
+                };
+                process::exit_now(code);
+            }
+            -1 => None,
+            pid => {
+                drop(theirs);
+                Some(SpareHandler {
+                    sock: ours,
+                    pidfd: sys::pidfd_open(pid).ok(),
+                })
+            }
+        }
+    }
+
+    /// Hands the request to the spare handler; its pidfd (to know when it ended). Nothing
+    /// of the caller's is taken on failure (the descriptors are sent, not moved).
+    fn take(&self, job: &Job, fds: &[RawFd]) -> io::Result<()> {
+        let mut line = serde_json::to_vec(job).map_err(io::Error::other)?;
+        line.push(b'\n');
+        send_with_fds(&self.sock, &line, fds)
+    }
+}
+
+/// The spare handler ([`SpareHandler`]): dies with the server, makes a cgroup with
+/// `limits` ahead, waits for its job and runs it as a handler forked for it would.
+fn spare_handler_main(
+    sock: UnixStream,
+    limits: Option<cordon_policy::limits::ResolvedLimits>,
+) -> io::Result<()> {
+    sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)?;
+    let premade = limits.map(|l| {
+        let cg = super::limits::Cgroup::create_for_others(&l, super::limits::Sweep::Later);
+        (l, cg)
+    });
+    let remove = |premade: Option<Premade>| {
+        if let Some((_, Some(c))) = premade {
+            c.remove();
+        }
+    };
+    let mut line = Vec::new();
+    let mut fds = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match read_some(&sock, &mut buf, &mut line, &mut fds) {
+            Ok(true) => break,
+            Ok(false) => continue,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            // The server is gone (or ended this spare): nothing to run.
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                remove(premade);
+                return Ok(());
+            }
+            Err(e) => {
+                remove(premade);
+                return Err(e);
+            }
+        }
+    }
+    drop(sock);
+    let job: Job = match serde_json::from_slice(&line) {
+        Ok(j) => j,
+        Err(e) => {
+            remove(premade);
+            return Err(io::Error::other(e));
+        }
+    };
+    let extra = match &job.template {
+        Some((_, running, to_p)) => usize::from(*running) + usize::from(to_p.is_ok()),
+        None => 0,
+    };
+    if fds.len() != 1 + job.req.fds.len() + extra {
+        remove(premade);
+        return Err(io::Error::other("a job's descriptors do not match it"));
+    }
+    // The cgroup made ahead serves a command with exactly its limits; otherwise it goes.
+    let premade = match (&job.template, premade) {
+        (Some((limits, _, _)), Some((l, cg))) if l == *limits => Some((l, cg)),
+        (_, other) => {
+            remove(other);
+            None
+        }
+    };
+    let mut fds = fds.into_iter();
+    let conn = UnixStream::from(fds.next().expect("counted above"));
+    let req_fds: Vec<OwnedFd> = fds.by_ref().take(job.req.fds.len()).collect();
+    let route = match job.template {
+        Some((limits, running, to_p)) => {
+            let running = if running { fds.next() } else { None };
+            let to_p = match to_p {
+                Ok(()) => Ok(UnixStream::from(fds.next().expect("counted above"))),
+                Err(why) => Err(io::Error::other(why)),
+            };
+            Some((limits, running, to_p))
+        }
+        None => None,
+    };
+    run_handler(conn, job.req, req_fds, route, premade, job.verbose)
+}
+
+/// A cgroup made ahead by a spare handler, with the limits it was made for (`None`: the
+/// host gave none, as [`super::limits::Cgroup::create_for_others`] says).
+type Premade = (
+    cordon_policy::limits::ResolvedLimits,
+    Option<super::limits::Cgroup>,
+);
+
+/// What a handler H runs for one request, forked for it or spare ([`SpareHandler`]):
+/// the relay to a template's P when the request was routed to one (`route`: its limits,
+/// its running token, held until the command is done, and the connection to P; `premade`:
+/// a cgroup with those limits made ahead), else the per-command helper.
+fn run_handler(
+    conn: UnixStream,
+    req: Request,
+    fds: Vec<OwnedFd>,
+    route: Option<Routed>,
+    premade: Option<Premade>,
+    verbose: bool,
+) -> io::Result<()> {
+    match route {
+        // `_running` is held until the command is done (the template's running token:
+        // [`super::template::Templates::route`]).
+        Some((limits, _running, to_p)) => {
+            relay_to_template(conn, req, fds, to_p, &limits, premade, verbose)
+        }
+        None => handle_request(conn, req, fds),
+    }
+}
+
+/// A request routed to a template, as its handler gets it: the command's limits, its
+/// running token, and the connection to P ([`connect_template`]).
+type Routed = (
+    cordon_policy::limits::ResolvedLimits,
+    Option<OwnedFd>,
+    io::Result<UnixStream>,
+);
 
 /// Most admitted connections waiting for the rest of their request at once.
 const MAX_PENDING: usize = 64;
@@ -412,14 +657,17 @@ fn accept_pending(
 
 /// One whole request from an admitted client: routed to a template or the per-command
 /// helper, and handled in a forked process ([`serve`]).
+///
+/// Returns the pidfd of the handler it started, if any (and one could be opened).
 fn launch_request(
     conn: UnixStream,
     req: Request,
     fds: Vec<OwnedFd>,
     templates: &mut super::template::Templates,
-    templates_on: bool,
-    verbose: bool,
-) {
+    (templates_on, verbose): (bool, bool),
+    spare: &mut Option<SpareHandler>,
+    last_limits: &mut Option<cordon_policy::limits::ResolvedLimits>,
+) -> Option<OwnedFd> {
     // A client that hung up before its request was taken (killed while this server was
     // stopped, or by its caller's `timeout`: attack pass 167, finding 5) gets no handler:
     // the request and its descriptors (the client's stdio, which its caller may be
@@ -429,7 +677,7 @@ fn launch_request(
         if verbose {
             eprintln!("cordon serve: a client hung up before its command started; not run");
         }
-        return;
+        return None;
     }
     let route = if templates_on {
         route(templates, &req, &fds)
@@ -442,11 +690,66 @@ fn launch_request(
             eprintln!("cordon serve: sent back to the cold path: {why}");
         }
         let _ = reply(&conn, &Reply::Cold(why.clone()));
-        return;
+        return None;
     }
     if let (Err(why), true) = (&route, verbose) {
         eprintln!("cordon serve: per-command helper: {why}");
     }
+    // The template's per-command handler P is asked for before this process forks its
+    // own handler H, so that the template starts P while H is forked and makes the run's
+    // cgroup (issue 12: T's fork of P was ~0.5 ms after H's fork and cgroup, measured
+    // with bpftrace). Only H ever holds the connection's other end; a failure here is
+    // H's, as before (the client is sent back to its cold path).
+    let route: Option<Routed> = route.ok().map(|r| {
+        *last_limits = Some(r.limits);
+        let to_p = connect_template(&r.ctl);
+        drop(r.ctl);
+        (r.limits, r.running, to_p)
+    });
+    // The spare handler, when there is one, takes the request with everything a handler
+    // forked now would have had.
+    if let Some(h) = spare.take() {
+        let mut raw = vec![conn.as_raw_fd()];
+        raw.extend(fds.iter().map(AsRawFd::as_raw_fd));
+        let template = route.as_ref().map(|(limits, running, to_p)| {
+            raw.extend(running.as_ref().map(AsRawFd::as_raw_fd));
+            raw.extend(to_p.as_ref().map(AsRawFd::as_raw_fd));
+            let to_p = match to_p {
+                Ok(_) => Ok(()),
+                Err(e) => Err(e.to_string()),
+            };
+            (*limits, running.is_some(), to_p)
+        });
+        let job = Job {
+            req,
+            template,
+            verbose,
+        };
+        match h.take(&job, &raw) {
+            // The server's copies of the descriptors are dropped on return.
+            Ok(()) => return h.pidfd,
+            Err(e) => {
+                // It is gone: a handler is forked for the request, as without one.
+                if verbose {
+                    eprintln!("cordon serve: the spare handler did not take a request: {e}");
+                }
+                return fork_handler(conn, job.req, fds, route, verbose);
+            }
+        }
+    }
+    fork_handler(conn, req, fds, route, verbose)
+    // (The server's copy of the connection to P, if any, is dropped here: H holds it.)
+}
+
+/// Forks a handler H for one request ([`run_handler`]); its pidfd, if one could be
+/// opened.
+fn fork_handler(
+    conn: UnixStream,
+    req: Request,
+    fds: Vec<OwnedFd>,
+    route: Option<Routed>,
+    verbose: bool,
+) -> Option<OwnedFd> {
     // SAFETY: this process is single-threaded (see above).
     match unsafe { libc::fork() } {
         0 => {
@@ -457,22 +760,12 @@ fn launch_request(
             // are never dropped here (the handler ends by `exit_now`).
             let mut keep = vec![0, 1, 2, conn.as_raw_fd()];
             keep.extend(fds.iter().map(AsRawFd::as_raw_fd));
-            if let Ok(r) = &route {
-                keep.push(r.ctl.as_raw_fd());
-                keep.extend(r.running.as_ref().map(AsRawFd::as_raw_fd));
+            if let Some((_, running, to_p)) = &route {
+                keep.extend(running.as_ref().map(AsRawFd::as_raw_fd));
+                keep.extend(to_p.as_ref().map(AsRawFd::as_raw_fd));
             }
             close_all_but(&keep);
-            let r = match route {
-                // `_running` is held until the command is done (the template's
-                // running token: [`super::template::Templates::route`]).
-                Ok(super::template::Routed {
-                    ctl,
-                    limits,
-                    running: _running,
-                }) => relay_to_template(conn, req, fds, ctl, &limits, verbose),
-                Err(_) => handle_request(conn, req, fds),
-            };
-            let code = match r {
+            let code = match run_handler(conn, req, fds, route, None, verbose) {
                 Ok(()) => 0,
                 Err(e) => {
                     eprintln!("cordon serve: {e}");
@@ -481,9 +774,30 @@ fn launch_request(
             };
             process::exit_now(code);
         }
-        -1 => eprintln!("cordon serve: fork: {}", io::Error::last_os_error()),
-        _ => drop(conn),
+        -1 => {
+            eprintln!("cordon serve: fork: {}", io::Error::last_os_error());
+            None
+        }
+        pid => {
+            drop(conn);
+            sys::pidfd_open(pid).ok()
+        }
     }
+}
+
+/// A new connection to a template's per-command handler P: one end is sent on `ctl` (a
+/// duplicate of the template's control socket), without waiting — a template that is
+/// not reading (its socket full) fails this, and its command is sent back to the cold
+/// path by H, as when the template is gone.
+fn connect_template(ctl: &OwnedFd) -> io::Result<UnixStream> {
+    use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
+    let (h, w) = UnixStream::pair()?;
+    let raw = [w.as_raw_fd()];
+    let cmsg = [ControlMessage::ScmRights(&raw)];
+    let iov = [io::IoSlice::new(b"c")];
+    let flags = MsgFlags::MSG_NOSIGNAL | MsgFlags::MSG_DONTWAIT;
+    sendmsg::<()>(ctl.as_raw_fd(), &iov, &cmsg, flags, None).map_err(io::Error::from)?;
+    Ok(h)
 }
 
 /// What the server's ending signal handler removes: the socket path (NUL-terminated),
@@ -1132,7 +1446,8 @@ fn send_back(conn: &UnixStream, why: &str) -> io::Result<()> {
 }
 
 /// In the server's handler (host namespaces): hands the request to a template's
-/// per-command handler P over a fresh socket pair, answers the client with this process's
+/// per-command handler P over `to_p` (the connection the server made to P before it
+/// forked this process, [`connect_template`]), answers the client with this process's
 /// pid once P took it, forwards signals to P through its pidfd and relays the status.
 /// Anything failing before P answers that it started the command — the template gone, P
 /// finding that the command does not fit it ([`Reply::Unfit`]) — means nothing ran: the
@@ -1141,8 +1456,9 @@ fn relay_to_template(
     conn: UnixStream,
     mut req: Request,
     fds: Vec<OwnedFd>,
-    ctl: OwnedFd,
+    to_p: io::Result<UnixStream>,
     limits: &cordon_policy::limits::ResolvedLimits,
+    premade: Option<Premade>,
     verbose: bool,
 ) -> io::Result<()> {
     sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)?;
@@ -1151,7 +1467,11 @@ fn relay_to_template(
     // beside the command, as on the cold path).
     // What dead runs left is swept once the status went out (below), not on the launch
     // path.
-    let cgroup = super::limits::Cgroup::create_for_others(limits, super::limits::Sweep::Later);
+    // (Or the one a spare handler made ahead with these very limits, [`SpareHandler`].)
+    let cgroup = match premade {
+        Some((_, cg)) => cg,
+        None => super::limits::Cgroup::create_for_others(limits, super::limits::Sweep::Later),
+    };
     // Without a cgroup that counts processes, the pids limit is `RLIMIT_NPROC` in the
     // command's user namespace, and every command of a template shares the template's: one
     // command's processes would eat another's budget (breaker, stop 18, as uid 1000). Such
@@ -1180,10 +1500,7 @@ fn relay_to_template(
         req.cgroup = Some((c.clone(), targets));
     }
     let started = (|| -> io::Result<(UnixStream, OwnedFd, Vec<u8>)> {
-        let (h, w) = UnixStream::pair()?;
-        super::template::send_fd(&ctl, w.as_raw_fd())?;
-        drop(w);
-        drop(ctl);
+        let h = to_p?;
         let mut line = serde_json::to_vec(&req).map_err(io::Error::other)?;
         line.push(b'\n');
         send_with_fds(&h, &line, &all)?;

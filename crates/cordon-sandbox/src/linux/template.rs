@@ -11,13 +11,14 @@
 //! ```text
 //! cordon serve ─ T0 (host namespaces: placeholders; dies with the server)
 //!   │             └─ T (user+mount+pid+ipc ns: mount plan built; pid 1; one per key)
-//!   │                  └─ P (per command: the handler protocol of `server.rs`, then
-//!   │                       │  the helper itself, `helper::main_prepared`; its last act
-//!   │                       │  sends the status)
+//!   │                  └─ P (per command, forked ahead of it with the spares: the
+//!   │                       │  handler protocol of `server.rs`, then the helper itself,
+//!   │                       │  `helper::main_prepared`; its last act sends the status)
 //!   │                       └─ I (new pid+mount+ipc(+net) ns: per-command mounts,
 //!   │                              confinement) ─ the command
-//!   └─ H (per connection, host namespaces: relays the request to P and the status back;
-//!          the pid the client signals; signals reach P through a pidfd)
+//!   └─ H (per connection, forked ahead of it; host namespaces: relays the request to P
+//!          and the status back; the pid the client signals; signals reach P through a
+//!          pidfd)
 //! ```
 //!
 //! Keyed by the mount plan itself (the serialized [`Layout`], which the profile, the
@@ -35,8 +36,9 @@
 //!
 //! Once the commands forked since the last spares have ended (or have run for
 //! `SPARES_AFTER`, 50 ms), T makes the next command's cover watch and network namespace
-//! ([`make_spares`]): each is handed to exactly one handler P (T closes its copy right
-//! after the fork), so a command never shares one with another; a watch that queued a
+//! ([`make_spares`]) and forks the next command's handler P with them ([`SpareHandler`]):
+//! each is handed to exactly one handler P (T closes its copy right after the fork), so a
+//! command never shares one with another; a watch that queued a
 //! cover's loss is set aside for a fresh one, and without a spare the command makes its
 //! own as before.
 //!
@@ -1123,6 +1125,8 @@ fn template_main(
     // The handlers forked since the spares were last made, as pidfds (readable once the
     // handler has exited).
     let mut live: Vec<OwnedFd> = Vec::new();
+    // The next command's handler P, forked ahead with the spares ([`SpareHandler`]).
+    let mut spare_p: Option<SpareHandler> = None;
     loop {
         // The spares are made once the commands forked since the last ones have ended, or
         // have run for SPARES_AFTER (made at once, they took the CPU the handler needed:
@@ -1134,6 +1138,9 @@ fn template_main(
             spares_due = false;
             live.clear();
         }
+        if spare_p.is_none() && !spares_due {
+            spare_p = SpareHandler::fork(&tpl, &prepared);
+        }
         let conn = match recv_fd(tpl.as_raw_fd(), &mut buf) {
             Ok((0, _)) => break, // the server ended this template
             Ok((_, Some(fd))) => fd,
@@ -1141,6 +1148,15 @@ fn template_main(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         };
+        if let Some(p) = spare_p.take() {
+            if send_fd(&p.sock, conn.as_raw_fd()).is_ok() {
+                drop(conn);
+                live.extend(p.pidfd);
+                spares_due = true;
+                continue;
+            }
+            // The spare is gone (it holds the spares: this command makes its own).
+        }
         // P becomes the helper: it checks its parent against T, not against whoever it
         // has when it looks.
         super::helper::forking_a_helper();
@@ -1180,10 +1196,90 @@ fn template_main(
         }
     }
     drop(tpl);
+    // A spare handler that got no command sees its socket's end and exits.
+    drop(spare_p);
     // With SIGCHLD ignored, wait returns (ECHILD) once every handler has exited.
     // SAFETY: a null status pointer is allowed.
     while unsafe { libc::wait(std::ptr::null_mut()) } > 0 {}
     0
+}
+
+/// The next command's handler P, forked by T ahead of the command, once the spares are
+/// made ([`make_spares`]), so that neither T's fork of P (~0.5 ms of each launch, measured
+/// with bpftrace) nor its first scheduling is on the launch path (issue 12). It holds
+/// the spares from the fork on (T closes its copies then, as after forking a command's
+/// handler), and waits for one connection on its own socket: T sends it the next
+/// connection the server sends T, and P then runs exactly what a handler forked for that
+/// connection would ([`super::server::handle_prepared`]). Its socket's end (T gone, or
+/// the template ending) ends it with nothing run. Without one (its fork failed, or a
+/// second command came before the next spares), T forks a handler per connection as
+/// before.
+struct SpareHandler {
+    /// T's end of the socket the connection is sent on.
+    sock: OwnedFd,
+    /// P's pidfd (none before Linux 5.3): counted among the running handlers once P has
+    /// a command ([`quiet_within`]).
+    pidfd: Option<OwnedFd>,
+}
+
+impl SpareHandler {
+    /// In T (single-threaded): forks the spare handler; `None` when that failed.
+    fn fork(tpl: &OwnedFd, prepared: &Prepared) -> Option<SpareHandler> {
+        let (ours, theirs) = seqpacket_pair().ok()?;
+        // P becomes the helper: it checks its parent against T, not against whoever it
+        // has when it looks.
+        super::helper::forking_a_helper();
+        // SAFETY: T is single-threaded.
+        match unsafe { libc::fork() } {
+            0 => {
+                drop(ours);
+                let code = spare_handler_main(tpl, theirs, prepared);
+                process::exit_now(code);
+            }
+            -1 => None,
+            pid => {
+                drop(theirs);
+                // P has its copies of the spares; T's go, as after any handler's fork.
+                drop(prepared.spare_watch.borrow_mut().take());
+                drop(prepared.spare_net.borrow_mut().take());
+                drop(prepared.spare_mnt.borrow_mut().take());
+                Some(SpareHandler {
+                    sock: ours,
+                    pidfd: sys::pidfd_open(pid).ok(),
+                })
+            }
+        }
+    }
+}
+
+/// The spare handler P ([`SpareHandler`]): dies with T, waits for its one connection and
+/// handles it as a handler forked for it would. Returns the exit code.
+fn spare_handler_main(tpl: &OwnedFd, sock: OwnedFd, prepared: &Prepared) -> i32 {
+    // T's control socket is T's alone (a handler forked for a connection closes it too).
+    sys::close_in_child(tpl.as_raw_fd());
+    // (T is pid 1 of P's pid namespace: should T die first, P is killed with it.)
+    if sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong).is_err() {
+        return 0;
+    }
+    let mut buf = [0u8; 16];
+    let conn = loop {
+        match recv_fd(sock.as_raw_fd(), &mut buf) {
+            Ok((_, Some(fd))) => break fd,
+            Ok((0, None)) => return 0, // T closed it: no command
+            Ok((_, None)) => continue,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => return 0,
+        }
+    };
+    drop(sock);
+    let conn = std::os::unix::net::UnixStream::from(conn);
+    match super::server::handle_prepared(conn, prepared) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("cordon serve: template: {e}");
+            1
+        }
+    }
 }
 
 /// How long T lets a running command be before it makes the next command's spares
