@@ -738,11 +738,15 @@ fn tree_steps(fs: &ResolvedFilesystem, base: Base, private_tmp: bool) -> TreeSte
     let mut missing_denies: Vec<PathBuf> = Vec::new();
     let mut steps = Vec::new();
     let mut layers: Vec<(PathBuf, Ctx)> = Vec::new();
+    // `p` against every layer so far, once per entry: byte-wise where the paths are clean
+    // (`within` answers as `Path::starts_with` does; issue 12: this component-wise scan
+    // was most of `layout`).
     let ctx_of = |layers: &[(PathBuf, Ctx)], p: &Path| -> Ctx {
+        let under = cordon_policy::paths::Within::new(p);
         layers
             .iter()
             .rev()
-            .filter(|(lp, _)| p.starts_with(lp) && p != lp)
+            .filter(|(lp, _)| under.of(lp) && p != lp)
             .max_by_key(|(lp, _)| lp.components().count())
             .map(|(_, c)| *c)
             .unwrap_or(base_ctx)
