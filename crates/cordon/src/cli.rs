@@ -57,7 +57,10 @@ pub enum Command {
     Selftest(SelftestArgs),
     /// Run the per-user launch server: `cordon run` then forks each sandbox helper from it
     /// instead of executing a second cordon (every guarantee unchanged; `--no-server` opts
-    /// out). Listens on $XDG_RUNTIME_DIR/cordon/serve.sock (0600) until killed.
+    /// out). Listens on $XDG_RUNTIME_DIR/cordon/serve.sock (0600) until killed. Commands in
+    /// a git repository still take the cold path for now (their writable .git/config copy
+    /// is per command): `cordon run --json` says which path a run took (`launch`) and why
+    /// it was sent back (`server_sent_back`).
     Serve(ServeArgs),
     /// Serve the sandbox to an agent over MCP on stdin/stdout: tools exec_command,
     /// write_stdin, read_output, kill; the environment_context as a resource; approvals
