@@ -174,7 +174,7 @@ pub use error::{LoadError, RuleLocation};
 pub use knowledge::{Finding, FindingId};
 /// `w` as one shell word (single-quoted unless every character is plain): what a hint's
 /// or a prompt's command line shows, so that pasting it gives back `w`.
-pub use model::shell_word;
+pub use model::{shell_word, shell_word_bytes};
 pub use model::{
     Context, Decision, EnvAssignment, OpaqueConstruct, OpaqueKind, ParsedCommand, PipelinePosition,
     Program, ProgramKind, RedirectKind, Redirection, Segment, Wrapper,

@@ -625,6 +625,27 @@ pub fn shell_word(w: &str) -> String {
     }
 }
 
+/// [`shell_word`] of a name that may not be UTF-8 (a file name's bytes): one that is not
+/// is written `$'…'` with every byte outside printable ASCII as `\xNN`, so pasting the word
+/// gives back the exact bytes (attack pass 235 #2: a lock file named `\xff.lock` was shown
+/// lossily, and the printed `rm -f` removed nothing).
+pub fn shell_word_bytes(w: &[u8]) -> String {
+    if let Ok(s) = std::str::from_utf8(w) {
+        return shell_word(s);
+    }
+    let mut out = String::from("$'");
+    for &b in w {
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            b'\'' => out.push_str("\\'"),
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out.push('\'');
+    out
+}
+
 #[cfg(test)]
 mod shell_word_tests {
     use super::shell_word;
@@ -648,6 +669,21 @@ mod shell_word_tests {
                 .output()
                 .unwrap();
             assert_eq!(String::from_utf8(out.stdout).unwrap(), w, "{quoted}");
+        }
+    }
+
+    /// A name that is not UTF-8, pasted into bash, is its exact bytes (attack pass 235 #2);
+    /// a UTF-8 one is quoted as [`shell_word`] quotes it.
+    #[test]
+    fn a_byte_name_pasted_into_bash_is_its_bytes() {
+        for w in [b"\xff.lock".as_slice(), b"a'b\\c\xfe\n$(x)", b"plain.lock"] {
+            let quoted = super::shell_word_bytes(w);
+            assert!(!quoted.chars().any(char::is_control), "{quoted:?}");
+            let out = std::process::Command::new("bash")
+                .args(["-c", &format!("printf %s {quoted}")])
+                .output()
+                .unwrap();
+            assert_eq!(out.stdout, w, "{quoted}");
         }
     }
 }

@@ -246,7 +246,10 @@ impl Report {
                     left_locks.iter().map(|l| l.display().to_string()).collect();
                 let words: Vec<String> = left_locks
                     .iter()
-                    .map(|l| crate::request::shell_word(&l.to_string_lossy()))
+                    .map(|l| {
+                        use std::os::unix::ffi::OsStrExt as _;
+                        cordon_execpolicy::shell_word_bytes(l.as_os_str().as_bytes())
+                    })
                     .collect();
                 out.push(format!(
                     "cordon: warning: git's lock file{} {} {} there after the run (a git \

@@ -2252,15 +2252,7 @@ fn record_hint_with(
     if matches!(rec.syscall.as_str(), "unlink" | "unlinkat" | "rmdir")
         && rec.rule.starts_with("protected")
     {
-        return (
-            format!(
-                "the command tried to remove {shown}, which is {}; cordon offers no grant \
-                 that lets a command remove it: remove it outside cordon if you mean to",
-                rec.rule
-            ),
-            None,
-            Vec::new(),
-        );
+        return (no_grant_for(&shown, "remove", &rec.rule), None, Vec::new());
     }
     if let Some((dir, target)) = lock_protocol_grants(&rec.path, ctx) {
         let dir_ok = ctx.resolved.is_some_and(|r| {
@@ -2301,6 +2293,22 @@ fn record_hint_with(
             ));
             return (hint, Some(grant), also);
         }
+    }
+    // A rename of the protected entry itself, other than git's own lock protocol above
+    // (moved away it is gone; one renamed over it meets its mount, which no grant of it
+    // alone lifts): no grant either (attack pass 235 #1: `mv .git/config .git/c2` was
+    // offered `-w .git/config`).
+    if rec.syscall.starts_with("rename")
+        && rec.rule.starts_with("protected")
+        && ctx
+            .resolved
+            .is_some_and(|r| r.filesystem.protected().iter().any(|e| e.path == rec.path))
+    {
+        return (
+            no_grant_for(&shown, "rename or replace", &rec.rule),
+            None,
+            Vec::new(),
+        );
     }
     // A protected path (R-P3: hooks, config) stays protected below any grant, so it is never
     // lifted to its repository: that grant would not lift it, and may be in effect already
@@ -2410,6 +2418,15 @@ fn file_grant_hint(
 /// `p` as one shell word (the exec policy's quoting).
 fn shell_word_of(p: &str) -> String {
     crate::request::shell_word(p)
+}
+
+/// The hint for a protected path the command tried to `act` on (remove, rename or
+/// replace), which no grant is offered for.
+fn no_grant_for(shown: &str, act: &str, rule: &str) -> String {
+    format!(
+        "the command tried to {act} {shown}, which is {rule}; cordon offers no grant that \
+         lets a command {act} it: do it outside cordon if you mean to"
+    )
 }
 
 /// The hint for a write to a file the command sees as a stripped copy (`~/.gitconfig`
@@ -3574,6 +3591,19 @@ mod tests {
         let h = o.hint.clone().unwrap_or_default();
         assert!(
             h.contains("tried to remove .git/config") && !h.contains("-w "),
+            "{o:?}"
+        );
+        // Renamed away (attack pass 235 #1): the same.
+        let mut mv = record("/w/.git/config", rule, Some("/w/.git/config"));
+        mv.syscall = "renameat2".into();
+        let o = run_with_records(
+            1,
+            "mv: cannot move '.git/config': Read-only file system",
+            vec![mv],
+        );
+        let h = o.hint.clone().unwrap_or_default();
+        assert!(
+            h.contains("tried to rename or replace .git/config") && !h.contains("-w "),
             "{o:?}"
         );
         let write = record("/w/.git/config", rule, Some("/w/.git/config"));
