@@ -6488,31 +6488,12 @@ fn a_rename_over_a_file_granted_on_its_own_is_explained() {
     let f = t.path().to_path_buf();
     std::fs::write(&f, "{}\n").unwrap();
     let fs = f.to_str().unwrap();
-    let o = out(cordon(
-        &p,
-        &[
-            "run",
-            "-w",
-            fs,
-            "--",
-            "python3",
-            "-c",
-            &format!("open({fs:?}, 'w').write('in place\\n')"),
-        ],
-    ));
+    let py = |code: &str| out(cordon(&p, &["run", "-w", fs, "--", "python3", "-c", code]));
+    let o = py(&format!("open({fs:?}, 'w').write('in place\\n')"));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(std::fs::read_to_string(&f).unwrap(), "in place\n");
-    let o = out(cordon(
-        &p,
-        &[
-            "run",
-            "-w",
-            fs,
-            "--",
-            "python3",
-            "-c",
-            &format!("import os\nopen('/tmp/n', 'w').write('new')\nos.replace('/tmp/n', {fs:?})"),
-        ],
+    let o = py(&format!(
+        "import os\nopen('/tmp/n', 'w').write('new')\nos.replace('/tmp/n', {fs:?})"
     ));
     let err = text(&o.stderr);
     assert_ne!(o.status.code(), Some(0), "{err}");

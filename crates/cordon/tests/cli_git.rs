@@ -26,6 +26,17 @@ fn git_init(dir: &std::path::Path) {
     assert!(st.success(), "git init in {}", dir.display());
 }
 
+/// `git commit --allow-empty` in `dir`, as a fixed author.
+fn commit_empty(dir: &std::path::Path) {
+    let st = Command::new("git")
+        .args(["-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q"])
+        .args(["--allow-empty", "-m", "i"])
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(st.success(), "git commit in {}", dir.display());
+}
+
 /// `cordon run --json -- sh -c SCRIPT` in `dir`, which must exit 0: its report.
 fn json_run(p: &Project, dir: &std::path::Path, script: &str) -> serde_json::Value {
     let o = cordon(p, dir, &["run", "--json", "--", "sh", "-c", script]);
@@ -1695,7 +1706,14 @@ fn a_worktree_prune_that_leaves_admin_dirs_says_so() {
     git_init(&p.dir);
     git(&["commit", "-q", "--allow-empty", "-m", "i"]);
     let wt = p.root.path().join("wt");
-    git(&["worktree", "add", "-q", wt.to_str().unwrap()]);
+    let st = Command::new("git")
+        .args(["worktree", "add", "-q", wt.to_str().unwrap()])
+        .current_dir(&p.dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success(), "git worktree add");
     let o = cordon(&p, &p.dir, &["run", "--", "git", "worktree", "prune"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(
@@ -2550,23 +2568,19 @@ fn lock_files_a_run_leaves_in_the_git_dir_are_named() {
 #[test]
 fn explain_says_a_worktrees_modules_is_settled_after_the_run() {
     let p = project();
-    let git = |args: &[&str]| {
-        let st = Command::new("git")
-            .args(["-c", "user.email=a@b", "-c", "user.name=a"])
-            .args(args)
-            .current_dir(&p.dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .unwrap();
-        assert!(st.success(), "git {args:?}");
-    };
-    git(&["commit", "-q", "--allow-empty", "-m", "i"]);
+    commit_empty(&p.dir);
     let wt = p.dir.parent().unwrap().join(format!(
         "{}-wt",
         p.dir.file_name().unwrap().to_string_lossy()
     ));
-    git(&["worktree", "add", "-q", wt.to_str().unwrap()]);
+    let st = Command::new("git")
+        .args(["worktree", "add", "-q", wt.to_str().unwrap()])
+        .current_dir(&p.dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success(), "git worktree add");
     let name = wt.file_name().unwrap().to_str().unwrap().to_string();
     let modules = format!(".git/worktrees/{name}/modules");
     let head = format!(".git/worktrees/{name}/HEAD");
@@ -2583,21 +2597,16 @@ fn explain_says_a_worktrees_modules_is_settled_after_the_run() {
 
 /// New-user pass 234 #1: `git worktree add -b NAME PATH` denied for PATH makes the branch
 /// before it fails, so the approved retry failed with "a branch named … already exists"
-/// and left an empty PATH. No retry is offered now (`--yes` does not re-run it, `--json`
-/// offers no grant); the hint names the grant and the command without `-b`.
+/// and left an empty PATH. No retry is offered now (approvals given for every request do
+/// not re-run it; `--json` has no retry); the hint names the grant and the command
+/// without `-b`.
 #[test]
 fn a_denied_worktree_add_with_a_new_branch_is_not_retried() {
     let p = project();
     if !sandbox_available(&p) {
         return;
     }
-    let st = Command::new("git")
-        .args(["-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q"])
-        .args(["--allow-empty", "-m", "i"])
-        .current_dir(&p.dir)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    commit_empty(&p.dir);
     let wt = p.dir.parent().unwrap().join(format!(
         "{}-wtb",
         p.dir.file_name().unwrap().to_string_lossy()
