@@ -4815,6 +4815,8 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
             .iter()
             .any(|a| !a.starts_with("--") && a[1..].contains(c))
     };
+    // `-f`/`--force` (or an abbreviation), which every subcommand below spells alike.
+    let force = || short('f') || long(&[LongOption::abbrev("force")]);
     let pathspec = |a: &&str| {
         *a == "." || a.ends_with("/.") || a.starts_with(':') || a.contains(['*', '?', '['])
     };
@@ -4926,7 +4928,7 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
             Some("git clean deletes untracked files irrecoverably".into())
         }
         "reset" | "clean" => hidden(true),
-        "checkout-index" if short('f') || long(&[LongOption::abbrev("force")]) => {
+        "checkout-index" if force() => {
             Some("git checkout-index --force overwrites uncommitted changes".into())
         }
         "read-tree" if short('u') => Some(
@@ -4953,13 +4955,8 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
              changes with them"
                 .into(),
         ),
-        "rm" if short('f') || long(&[LongOption::abbrev("force")]) => {
-            Some("git rm --force deletes files with uncommitted changes".into())
-        }
-        "worktree"
-            if args.first() == Some(&"remove")
-                && (short('f') || long(&[LongOption::abbrev("force")])) =>
-        {
+        "rm" if force() => Some("git rm --force deletes files with uncommitted changes".into()),
+        "worktree" if args.first() == Some(&"remove") && force() => {
             Some("git worktree remove --force deletes a work tree with uncommitted changes".into())
         }
         "update-ref" if short('d') || options.contains(&"--stdin") => {
@@ -5043,10 +5040,7 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
         {
             Some("git gc --prune=DATE deletes unreachable objects that may be recent work".into())
         }
-        "submodule"
-            if args.first() == Some(&"deinit")
-                && (short('f') || long(&[LongOption::abbrev("force")])) =>
-        {
+        "submodule" if args.first() == Some(&"deinit") && force() => {
             Some("git submodule deinit --force discards the submodules' work trees".into())
         }
         "reflog" if matches!(args.first(), Some(&("delete" | "expire"))) => Some(format!(
@@ -5075,8 +5069,7 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
         // branch not merged into its upstream or HEAD, so nothing is lost.
         "branch"
             if (short('D')
-                || ((short('d') || long(&[LongOption::abbrev("delete")]))
-                    && (short('f') || long(&[LongOption::abbrev("force")])))) =>
+                || ((short('d') || long(&[LongOption::abbrev("delete")])) && force())) =>
         {
             Some(
                 "git branch -D deletes a branch whether or not it is merged, and its reflog: its \
@@ -5095,7 +5088,7 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
                 || ((short('m')
                     || short('c')
                     || long(&[LongOption::abbrev("move"), LongOption::abbrev("copy")]))
-                    && (short('f') || long(&[LongOption::abbrev("force")]))))
+                    && force()))
                 && args.iter().filter(|a| !a.starts_with('-')).count() >= 2 =>
         {
             Some(
@@ -5107,17 +5100,12 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
         // `-f NAME [START]` moves an existing branch to START (HEAD without one); `-f`
         // with `-m`/`-c` and one operand renames or copies the current branch onto NAME.
         // `git branch NAME` alone refuses an existing branch.
-        "branch"
-            if (short('f') || long(&[LongOption::abbrev("force")]))
-                && args.iter().any(|a| !a.starts_with('-')) =>
-        {
-            Some(
-                "git branch --force overwrites the branch it names if it exists (set to the \
+        "branch" if force() && args.iter().any(|a| !a.starts_with('-')) => Some(
+            "git branch --force overwrites the branch it names if it exists (set to the \
                  start point or HEAD, or renamed or copied onto): commits only it reached are \
                  left unreachable"
-                    .into(),
-            )
-        }
+                .into(),
+        ),
         // A forced refspec (`+SRC:DST`, or any `SRC:DST` with `--force`) moves the local
         // ref DST wherever it was, as `git branch -f DST SRC` does (`git fetch . +HEAD~3:
         // main`); remote-tracking refs (`refs/remotes/…`) hold no work of their own.
@@ -5129,7 +5117,7 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
                 .skip(1)
                 .any(|r| {
                     r.split_once(':').is_some_and(|(src, dst)| {
-                        (src.starts_with('+') || short('f') || long(&[LongOption::abbrev("force")]))
+                        (src.starts_with('+') || force())
                             && !dst.is_empty()
                             && !dst.starts_with("refs/remotes/")
                     })
@@ -5147,8 +5135,7 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
         "tag"
             if short('d')
                 || long(&[LongOption::abbrev("delete")])
-                || ((short('f') || long(&[LongOption::abbrev("force")]))
-                    && args.iter().any(|a| !a.starts_with('-'))) =>
+                || (force() && args.iter().any(|a| !a.starts_with('-'))) =>
         {
             Some(
                 "git tag -d/--force deletes or moves an existing tag, which keeps no reflog: \
@@ -5159,8 +5146,7 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
         // Fetched tags overwrite local tags of the same name with `--force` (git ≥ 2.20
         // refuses otherwise); `--prune-tags` deletes local tags the remote does not have.
         "fetch" | "pull"
-            if ((short('f') || long(&[LongOption::abbrev("force")]))
-                && (short('t') || long(&[LongOption::abbrev("tags")])))
+            if (force() && (short('t') || long(&[LongOption::abbrev("tags")])))
                 || short('P')
                 || long(&[LongOption::abbrev("prune-tags").except(&["prune"])]) =>
         {
