@@ -480,10 +480,7 @@ fn finish_orphans_in(candidates: &[PathBuf], dir: &Path) -> Vec<Swept> {
         }
         // Not finished (a directory still unreadable): kept for the next run; waiting only
         // for git dirs gone from their paths: parked until its week is over.
-        let born = std::fs::metadata(&claimed)
-            .and_then(|m| m.modified())
-            .map(epoch_secs)
-            .unwrap_or(now);
+        let born = modified.map(epoch_secs).unwrap_or(now);
         let _ = if finished {
             std::fs::remove_file(&claimed)
         } else if only_moved && !waits_for.is_empty() {
