@@ -2385,12 +2385,12 @@ fn file_grant_hint(
     let what = if file == rec.path {
         format!(
             "{shown} is granted on its own (-w {})",
-            shell_word_of(&file_shown)
+            grant_word(&file, ctx.cwd)
         )
     } else {
         format!(
             "{shown} is a new file beside {file_shown}, which is granted on its own (-w {})",
-            shell_word_of(&file_shown)
+            grant_word(&file, ctx.cwd)
         )
     };
     let base = format!(
@@ -2408,16 +2408,11 @@ fn file_grant_hint(
                 "{base}, and cordon offers no per-command widening of it: {why}; write the \
                  file in place (e.g. `sed … {f} > /tmp/x && cat /tmp/x > {f}`), or edit it \
                  outside cordon",
-                f = shell_word_of(&file_shown)
+                f = grant_word(&file, ctx.cwd)
             ),
             None,
         )),
     }
-}
-
-/// `p` as one shell word (the exec policy's quoting).
-fn shell_word_of(p: &str) -> String {
-    crate::request::shell_word(p)
 }
 
 /// The hint for a protected path the command tried to `act` on (remove, rename or
@@ -2522,16 +2517,19 @@ fn from_records(
     // (`index.lock` named by git, with `config.lock` refused earlier in the same
     // `submodule update`): the config lock's record is the cause to name, with both
     // grants (hints finding 1: `-w D` was offered, then `-w D/config`, then `-w D`).
-    let rec = match record_hint(rec, ctx).1 {
+    let first = record_hint_with(rec, ctx);
+    let config_lock = match &first.1 {
         Some(g) if lock_protocol_grants(&rec.path, ctx).is_none() => d
             .records
             .iter()
             .filter(|r| !r.is_network())
-            .find(|r| lock_protocol_grants(&r.path, ctx).is_some_and(|(d, _)| d == g))
-            .unwrap_or(rec),
-        _ => rec,
+            .find(|r| lock_protocol_grants(&r.path, ctx).is_some_and(|(d, _)| d == *g)),
+        _ => None,
     };
-    let (hint, offered, also_grant) = record_hint_with(rec, ctx);
+    let (rec, (hint, offered, also_grant)) = match config_lock {
+        Some(r) => (r, record_hint_with(r, ctx)),
+        None => (rec, first),
+    };
     let mut evidence = vec![ev(
         EvidenceSource::Helper,
         format!(
