@@ -251,21 +251,17 @@ impl Report {
                         cordon_execpolicy::shell_word_bytes(l.as_os_str().as_bytes())
                     })
                     .collect();
+                let (s_, is, they, them) = if names.len() == 1 {
+                    ("", "is", "it is", "it")
+                } else {
+                    ("s", "are", "they are", "them")
+                };
                 out.push(format!(
-                    "cordon: warning: git's lock file{} {} {} there after the run (a git \
+                    "cordon: warning: git's lock file{s_} {} {is} there after the run (a git \
                      command of the run did not finish, or another git command is running \
-                     now); until {} removed, git commands that need {} fail with \"File \
-                     exists\": if no git command is running, remove {}: rm -f {}",
-                    if names.len() == 1 { "" } else { "s" },
+                     now); until {they} removed, git commands that need {them} fail with \
+                     \"File exists\": if no git command is running, remove {them}: rm -f {}",
                     names.join(", "),
-                    if names.len() == 1 { "is" } else { "are" },
-                    if names.len() == 1 {
-                        "it is"
-                    } else {
-                        "they are"
-                    },
-                    if names.len() == 1 { "it" } else { "them" },
-                    if names.len() == 1 { "it" } else { "them" },
                     words.join(" ")
                 ));
             }
@@ -1769,9 +1765,9 @@ pub fn conclude(
             .iter()
             .find_map(|s| cordon_policy::gitconfig::worktree_add_new_branch(&s.segment.argv))
         {
+            *grant = None;
+            also_grant.clear();
             if let Some(h) = outcome.hint.as_mut() {
-                *grant = None;
-                also_grant.clear();
                 h.push_str(&format!(
                     "; git created the branch {b} before it failed, so this command cannot \
                      succeed again and cordon offers no retry of it: run it again with that \
