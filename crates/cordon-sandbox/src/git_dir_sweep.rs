@@ -1811,9 +1811,11 @@ fn sweep_within(before: &Census, budget: usize) -> io::Result<Swept> {
     let left_locks = if before.unwalked {
         Vec::new()
     } else {
+        // Not the git dir's own `config.lock`: its own rules remove or name it
+        // ([`clear_killed_runs_config_lock`], the helper after a run).
         w.locks
             .iter()
-            .filter(|l| !before.locks.contains(l))
+            .filter(|l| !before.locks.contains(l) && l.0 != Path::new("config.lock"))
             .map(|(rel, _)| before.git_dir.join(rel))
             .collect()
     };

@@ -370,3 +370,47 @@ mod tests {
 pub fn effective_uid() -> u32 {
     nix::unistd::geteuid().as_raw()
 }
+
+/// Whether a process this one may look at has the file `path` open now: each
+/// `/proc/PID/fd/N` is compared by (device, inode) with `path`, which is looked at without
+/// following a symlink. Best effort (another user's descriptors are not visible to an
+/// unprivileged caller); false when `path` is not there. A scan of every process: for the
+/// rare case of a lock file found after a run, never on the launch path.
+pub fn open_by_any_process(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(m) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    let id = (m.dev(), m.ino());
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    procs
+        .flatten()
+        .filter(|p| {
+            p.file_name()
+                .to_str()
+                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .any(|p| {
+            std::fs::read_dir(p.path().join("fd")).is_ok_and(|fds| {
+                fds.flatten()
+                    .any(|fd| std::fs::metadata(fd.path()).is_ok_and(|f| (f.dev(), f.ino()) == id))
+            })
+        })
+}
+
+#[cfg(test)]
+mod open_by_tests {
+    /// A file this process holds open is seen as open; closed, it is not (twin).
+    #[test]
+    fn a_file_held_open_is_seen_as_open() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("index.lock");
+        let f = std::fs::File::create(&p).unwrap();
+        assert!(super::open_by_any_process(&p));
+        drop(f);
+        assert!(!super::open_by_any_process(&p));
+        assert!(!super::open_by_any_process(&t.path().join("missing")));
+    }
+}

@@ -234,13 +234,7 @@ impl Report {
             if let Some((_, note)) = &s.config_lock {
                 out.push(format!("cordon: note: {note}"));
             }
-            // Still there now, as a regular file (looked at without following a link).
-            let left_locks: Vec<&std::path::PathBuf> = s
-                .left_locks
-                .iter()
-                .filter(|l| std::fs::symlink_metadata(l).is_ok_and(|m| m.is_file()))
-                .filter(|l| s.config_lock.is_none() || l.as_path() != s.git_dir.join("config.lock"))
-                .collect();
+            let left_locks = &s.left_locks;
             if !left_locks.is_empty() {
                 let names: Vec<String> =
                     left_locks.iter().map(|l| l.display().to_string()).collect();
@@ -1623,6 +1617,7 @@ pub fn conclude(
     } = prepared;
     let plan = plan || trust.layers.plan;
     // After the run, whatever its outcome: what it left in the git dirs for the host's git.
+    let own_record = sweep_record.as_ref().and_then(|r| r.path());
     let swept: Vec<_> = git_dirs
         .iter()
         .flat_map(|c| {
@@ -1632,6 +1627,10 @@ pub fn conclude(
                     Ok(s) => s,
                     Err(e) => cordon_sandbox::git_dir_sweep::Swept::failed(c, e.to_string()),
                 })
+        })
+        .map(|mut s| {
+            crate::pending_sweeps::keep_unheld_locks(&mut s, own_record);
+            s
         })
         .collect();
     // The directories cordon created for writable grants (no `.git`/`.cordon` placeholders

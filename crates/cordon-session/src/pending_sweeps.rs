@@ -102,6 +102,11 @@ pub(crate) struct SweepRecord {
 }
 
 impl SweepRecord {
+    /// The record's path, while it is the attempt's.
+    pub(crate) fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
     /// The record's path, now the caller's to remove ([`done`]) once swept; its heartbeat
     /// stopped, the record touched a last time (the command is over).
     pub(crate) fn into_path(mut self) -> PathBuf {
@@ -308,6 +313,55 @@ pub(crate) fn finish_orphans(candidates: &[PathBuf]) -> Vec<Swept> {
     }
 }
 
+/// Drops from `s.left_locks` the lock files that may belong to something still running:
+/// any, when another live cordon run (by its sweep record, other than `own`) took a census
+/// of the same git dir — its command may be in the middle of a git command —; else each
+/// lock a process has open now (a host git at work). What is left is a lock no one holds:
+/// the run's own, left by a git it stopped (new-user pass 237 #1: a run named, with `rm
+/// -f`, the `index.lock` of a concurrent run). Only looked at when there is one.
+pub(crate) fn keep_unheld_locks(s: &mut Swept, own: Option<&Path>) {
+    if s.left_locks.is_empty() {
+        return;
+    }
+    if another_live_run_on(&s.git_dir, own) {
+        s.left_locks.clear();
+        return;
+    }
+    s.left_locks
+        .retain(|l| !cordon_sandbox::hostfs::open_by_any_process(l));
+}
+
+/// Whether a cordon run running now recorded a census of `git_dir` (its sweep record in
+/// [`dir`], other than `own`; a run of this process counts too: `cordon mcp` runs several).
+fn another_live_run_on(git_dir: &Path, own: Option<&Path>) -> bool {
+    dir().is_some_and(|d| another_live_run_in(&d, git_dir, own))
+}
+
+/// [`another_live_run_on`] with the records in `dir`.
+fn another_live_run_in(dir: &Path, git_dir: &Path, own: Option<&Path>) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let p = e.path();
+        if p.extension().is_none_or(|x| x != "json") || Some(p.as_path()) == own {
+            return false;
+        }
+        let Ok(text) = cordon_sandbox::hostfs::read_small_file(&p, 16 * 1024 * 1024) else {
+            return false;
+        };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+            return false;
+        };
+        alive(v["pid"].as_u64().unwrap_or(0) as u32, v["start"].as_u64())
+            && v["census"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["git_dir"].as_str().map(Path::new) == Some(git_dir))
+    })
+}
+
 /// Whether process `pid` that started at `start` (clock ticks since boot) still runs.
 fn alive(pid: u32, start: Option<u64>) -> bool {
     let started = (pid != 0).then(|| start_time(pid)).flatten();
@@ -465,6 +519,7 @@ fn finish_orphans_in(candidates: &[PathBuf], dir: &Path) -> Vec<Swept> {
             }
             // A git dir removed since (a project deleted, a temporary directory gone):
             // nothing is left there for git to use, and nothing to say.
+            keep_unheld_locks(&mut s, None);
             if !s.is_empty() && !git_dir_gone(&s) {
                 out.push(s);
             }
@@ -658,6 +713,29 @@ mod tests {
     /// Issue 12: a record whose run never started its command (refused after the census,
     /// the harness's cwd re-check) is removed when dropped; one the run took to sweep is
     /// left for it.
+    /// New-user pass 237 #1: a lock file another live run may be using is not named as
+    /// this run's: a record of a live run (this process, with its start time) on the same
+    /// git dir counts; the run's own record, a dead run's and another git dir's do not.
+    #[test]
+    fn a_live_run_on_the_same_git_dir_is_found_by_its_record() {
+        let t = tempfile::tempdir().unwrap();
+        let git = t.path().join("p/.git");
+        let me = std::process::id();
+        let write = |name: &str, pid: u32, start: Option<u64>, g: &Path| {
+            let p = t.path().join(name);
+            let body = serde_json::json!({"pid": pid, "start": start,
+                "census": [{"git_dir": g}]});
+            std::fs::write(&p, serde_json::to_vec(&body).unwrap()).unwrap();
+            p
+        };
+        let own = write("1-own.json", me, start_time(me), &git);
+        write("2-dead.json", u32::MAX - 1, Some(1), &git);
+        write("3-other.json", me, start_time(me), &t.path().join("q/.git"));
+        assert!(!another_live_run_in(t.path(), &git, Some(&own)));
+        write("4-live.json", me, start_time(me), &git);
+        assert!(another_live_run_in(t.path(), &git, Some(&own)));
+    }
+
     #[test]
     fn a_record_is_removed_when_its_run_never_started() {
         let t = tempfile::tempdir().unwrap();
