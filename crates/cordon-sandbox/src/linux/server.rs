@@ -445,9 +445,19 @@ impl SpareHandler {
 
     /// Hands the request to the spare handler; its pidfd (to know when it ended). Nothing
     /// of the caller's is taken on failure (the descriptors are sent, not moved).
+    /// A job the spare cannot read whole (more descriptors than one message of its reader
+    /// takes, [`MAX_FDS`], or a line past [`REQUEST_LIMIT`]: review, a request with 15–16
+    /// descriptors got no reply) is refused with `InvalidInput` before anything is sent,
+    /// and the spare stays.
     fn take(&self, job: &Job, fds: &[RawFd]) -> io::Result<()> {
         let mut line = serde_json::to_vec(job).map_err(io::Error::other)?;
         line.push(b'\n');
+        if fds.len() > MAX_FDS || line.len() > REQUEST_LIMIT {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a job too large for the spare handler",
+            ));
+        }
         send_with_fds(&self.sock, &line, fds)
     }
 }
@@ -505,7 +515,13 @@ fn spare_handler_main(
     }
     // The cgroup made ahead serves a command with exactly its limits; otherwise it goes.
     let premade = match (&job.template, premade) {
-        (Some((limits, _, _)), Some((l, cg))) if l == *limits => Some((l, cg)),
+        // What the cgroup enforces is the pids and memory limits only (a command that
+        // differs in its timeout or open files gets the same cgroup).
+        (Some((limits, _, _)), Some((l, cg)))
+            if (l.pids, l.memory_bytes) == (limits.pids, limits.memory_bytes) =>
+        {
+            Some((l, cg))
+        }
         (_, other) => {
             remove(other);
             None
@@ -728,6 +744,11 @@ fn launch_request(
         match h.take(&job, &raw) {
             // The server's copies of the descriptors are dropped on return.
             Ok(()) => return h.pidfd,
+            // Too large for it: the spare stays for the next request.
+            Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
+                *spare = Some(h);
+                return fork_handler(conn, job.req, fds, route, verbose);
+            }
             Err(e) => {
                 // It is gone: a handler is forked for the request, as without one.
                 if verbose {
