@@ -6505,4 +6505,20 @@ fn a_rename_over_a_file_granted_on_its_own_is_explained() {
     );
     assert!(!err.contains("no per-command grant can lift"), "{err}");
     assert_eq!(std::fs::read_to_string(&f).unwrap(), "in place\n");
+    // Its removal too, in a directory of its own (new-user pass 237 #2: "no per-command
+    // grant can lift this rule"): that directory is offered.
+    let dir = p.root.path().join("data");
+    std::fs::create_dir_all(&dir).unwrap();
+    let g = dir.join("conf.ini");
+    std::fs::write(&g, "a\n").unwrap();
+    let gs = g.to_str().unwrap();
+    let o = out(cordon(&p, &["run", "-w", gs, "--", "rm", gs]));
+    let err = text(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("granted on its own")
+            && err.contains(&format!("-w {} instead", dir.display())),
+        "{err}"
+    );
+    assert!(g.exists());
 }

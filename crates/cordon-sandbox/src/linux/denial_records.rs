@@ -985,7 +985,8 @@ impl Supervisor {
             return ("a read-only mount of the sandbox".into(), false);
         };
         let pa = self.filesystem.access_for(&crate::HostFs, path);
-        let origin = pa.entry.and_then(|i| entries.get(i)).map(|e| &e.origin);
+        let entry = pa.entry.and_then(|i| entries.get(i));
+        let origin = entry.map(|e| &e.origin);
         match (pa.access, origin) {
             (Access::Deny, origin) => (cordon_policy::EntryOrigin::deny_rule(origin), false),
             (_, Some(EntryOrigin::Protected { reason })) => {
@@ -1002,17 +1003,15 @@ impl Supervisor {
                 (format!("read-only (entry {spelling})"), true)
             }
             (Access::Read, _) => ("read-only: outside every writable root".into(), true),
-            // A file granted on its own is bind-mounted on itself: writable in place, but a
-            // rename over it or its removal meets the mount (new-user pass 234 #2: `sed -i`
-            // and Python's `os.replace` onto a `-w FILE` failed with EBUSY, and the hint
-            // said no grant could help). Its directory's grant lets them.
+            // A file granted on its own is bind-mounted on itself in a directory that is not
+            // writable: writable in place, but a rename over it (EBUSY: the mount) or its
+            // removal (EROFS: the directory) fails (new-user passes 234 #2 and 237 #2:
+            // `sed -i`, `os.replace`, `mv x FILE` and `rm FILE` on a `-w FILE` were told no
+            // grant could help). Its directory's grant lets them (the record's grant).
             (Access::Write, _)
-                if busy
-                    && pa
-                        .entry
-                        .and_then(|i| entries.get(i))
-                        .is_some_and(|e| e.path == path)
-                    && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) =>
+                if entry.is_some_and(|e| e.path == path)
+                    && cordon_policy::FsView::kind(&crate::HostFs, path)
+                        == Some(cordon_policy::paths::FileKind::File) =>
             {
                 (crate::denials::FILE_GRANT_RULE.into(), true)
             }
