@@ -44,15 +44,24 @@ pub const SSH_LOGIN_FILES: &[&str] = &[
     ".ssh/environment",
 ];
 
-/// Files the graphical or PAM login reads from a home directory: `pam_env` sets the
-/// variables of `~/.pam_environment` (where `user_readenv` is on; `LD_PRELOAD` among
-/// them), display managers and `startx` run the X session scripts. Relative to a home.
+/// Files (and directories) the graphical or PAM login reads from a home directory:
+/// `pam_env` sets the variables of `~/.pam_environment` (where `user_readenv` is on;
+/// `LD_PRELOAD` among them), display managers and `startx` run the X session scripts,
+/// systemd and the desktop read the environment, autostart and user-unit directories.
+/// Relative to a home.
 pub const SESSION_LOGIN_FILES: &[&str] = &[
     ".pam_environment",
     ".xprofile",
     ".xsessionrc",
     ".xsession",
     ".xinitrc",
+    // Directories: systemd's user environment (`*.conf` there set variables for the whole
+    // session: new-user pass 237 #8), the desktop's autostart entries and systemd user
+    // units. A missing one a command makes is named after the run (a directory is not
+    // removed).
+    ".config/environment.d",
+    ".config/autostart",
+    ".config/systemd/user",
 ];
 
 /// Who runs a shell start-up file (the "tool" of a kept-absent path).

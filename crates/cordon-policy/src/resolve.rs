@@ -6393,6 +6393,7 @@ mod tests {
             "/srv/acct/.profile",
             "/home/u/.xprofile",
             "/home/u/.xsessionrc",
+            "/home/u/.config/environment.d",
         ] {
             assert!(kept.contains(&Path::new(f)), "{f}: {kept:?}");
             // No placeholder: no protected entry on the missing path.

@@ -891,12 +891,13 @@ fn home_grant_note(source: &str, spelled: &str, lexical: &Path) -> Option<String
             "{source} {spelled} makes {what} writable for this command: \
              ~/.config and other tools' settings it changes stay, and later commands run \
              with them (shell start-up files such as ~/.bashrc and ~/.profile, ssh's \
-             ~/.ssh/authorized_keys, the login session's ~/.pam_environment and ~/.xprofile \
+             ~/.ssh/authorized_keys, the login session's ~/.pam_environment, ~/.xprofile, \
+             environment.d, autostart and systemd user units \
              and git's ~/.gitconfig stay protected, and one of them a \
-             command creates is removed after the run; other files that run code are not: \
+             command creates is removed (a directory: named) after the run; other files that \
+             run code are not: \
              Python's user site-packages (usercustomize.py, *.pth), ~/.local/bin, \
-             ~/.bashrc.d, autostart entries, systemd user units); grant only the directory \
-             it needs if you can"
+             ~/.bashrc.d); grant only the directory it needs if you can"
         )
     })
 }
