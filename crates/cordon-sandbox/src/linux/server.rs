@@ -811,13 +811,8 @@ fn fork_handler(
 /// not reading (its socket full) fails this, and its command is sent back to the cold
 /// path by H, as when the template is gone.
 fn connect_template(ctl: &OwnedFd) -> io::Result<UnixStream> {
-    use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
     let (h, w) = UnixStream::pair()?;
-    let raw = [w.as_raw_fd()];
-    let cmsg = [ControlMessage::ScmRights(&raw)];
-    let iov = [io::IoSlice::new(b"c")];
-    let flags = MsgFlags::MSG_NOSIGNAL | MsgFlags::MSG_DONTWAIT;
-    sendmsg::<()>(ctl.as_raw_fd(), &iov, &cmsg, flags, None).map_err(io::Error::from)?;
+    super::template::send_fd_with(ctl, w.as_raw_fd(), nix::sys::socket::MsgFlags::MSG_DONTWAIT)?;
     Ok(h)
 }
 

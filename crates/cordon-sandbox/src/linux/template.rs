@@ -880,13 +880,29 @@ pub(crate) fn seqpacket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
 
 /// Sends `fd` on a control socket (one message, one descriptor).
 pub(crate) fn send_fd(ctl: &OwnedFd, fd: RawFd) -> io::Result<()> {
+    send_fd_with(ctl, fd, nix::sys::socket::MsgFlags::empty())
+}
+
+/// [`send_fd`] with `flags` besides `MSG_NOSIGNAL` (`MSG_DONTWAIT`: the server, which never
+/// blocks on a template).
+pub(crate) fn send_fd_with(
+    ctl: &OwnedFd,
+    fd: RawFd,
+    flags: nix::sys::socket::MsgFlags,
+) -> io::Result<()> {
     use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
     let raw = [fd];
     let cmsg = [ControlMessage::ScmRights(&raw)];
     let iov = [io::IoSlice::new(b"c")];
-    sendmsg::<()>(ctl.as_raw_fd(), &iov, &cmsg, MsgFlags::MSG_NOSIGNAL, None)
-        .map(|_| ())
-        .map_err(io::Error::from)
+    sendmsg::<()>(
+        ctl.as_raw_fd(),
+        &iov,
+        &cmsg,
+        MsgFlags::MSG_NOSIGNAL | flags,
+        None,
+    )
+    .map(|_| ())
+    .map_err(io::Error::from)
 }
 
 /// Receives one message of a control socket: its bytes and the descriptor sent with it.
