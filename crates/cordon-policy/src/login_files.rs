@@ -31,6 +31,13 @@ pub const SHELL_RC_FILES: &[&str] = &[
     ".config/fish/config.fish",
 ];
 
+/// Directories of shell start-up code, relative to a home directory: fish sources every
+/// `*.fish` in `conf.d` at each start, and autoloads `functions/NAME.fish` when the
+/// command NAME runs (a `functions/ls.fish` replaces `ls`), as it does `config.fish`.
+/// Read-only when present; a missing one a command makes is named after the run (a
+/// directory is not removed), as [`SESSION_LOGIN_FILES`]' directories are.
+pub const SHELL_RC_DIRS: &[&str] = &[".config/fish/conf.d", ".config/fish/functions"];
+
 /// sshd's and ssh's per-user files that let someone in or run code at the next ssh login
 /// (`authorized_keys` grants logins and can force commands, `rc` runs at every login,
 /// `config`'s `ProxyCommand`/`LocalCommand` run at the user's next `ssh`), relative to a
@@ -81,6 +88,7 @@ pub fn is_shell_rc(rel: &str) -> bool {
 pub fn all() -> impl Iterator<Item = (&'static str, &'static str)> {
     SHELL_RC_FILES
         .iter()
+        .chain(SHELL_RC_DIRS)
         .map(|f| (*f, SHELL))
         .chain(SSH_LOGIN_FILES.iter().map(|f| (*f, SSH)))
         .chain(SESSION_LOGIN_FILES.iter().map(|f| (*f, SESSION)))

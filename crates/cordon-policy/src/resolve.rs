@@ -6394,6 +6394,9 @@ mod tests {
             "/home/u/.xprofile",
             "/home/u/.xsessionrc",
             "/home/u/.config/environment.d",
+            // fish's start-up directories, as its config.fish.
+            "/home/u/.config/fish/conf.d",
+            "/home/u/.config/fish/functions",
         ] {
             assert!(kept.contains(&Path::new(f)), "{f}: {kept:?}");
             // No placeholder: no protected entry on the missing path.

@@ -890,7 +890,7 @@ fn home_grant_note(source: &str, spelled: &str, lexical: &Path) -> Option<String
         format!(
             "{source} {spelled} makes {what} writable for this command: \
              ~/.config and other tools' settings it changes stay, and later commands run \
-             with them (shell start-up files such as ~/.bashrc and ~/.profile, ssh's \
+             with them (shell start-up files such as ~/.bashrc, ~/.profile and fish's conf.d, ssh's \
              ~/.ssh/authorized_keys, the login session's ~/.pam_environment, ~/.xprofile, \
              environment.d, autostart and systemd user units \
              and git's ~/.gitconfig stay protected, and one of them a \
