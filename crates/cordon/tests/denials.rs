@@ -133,7 +133,7 @@ fn read_only_write_is_recorded() {
 
 /// A write to a protected git path (`.git/hooks/pre-commit`): record with the R-P3 rule
 /// and EROFS. `.git/config` itself is a writable copy brokered back by allow list (issue
-/// 11 §3), so `git branch -M` works and leaves no record, and a code-running key written
+/// 11 §3), so `git branch -m` works and leaves no record, and a code-running key written
 /// into the copy never reaches the host file.
 #[test]
 fn protected_git_path_is_recorded() {
@@ -169,7 +169,7 @@ fn protected_git_path_is_recorded() {
     assert_eq!(o.status.code(), Some(0), "{v}");
     assert!(records(&v).is_empty(), "{v}");
     assert_eq!(std::fs::read(p.dir.join(".git/config")).unwrap(), before);
-    let (o, v) = run(&p, &["git", "branch", "-M", "main"]);
+    let (o, v) = run(&p, &["git", "branch", "-m", "main"]);
     assert_eq!(o.status.code(), Some(0), "{v}");
     assert!(records(&v).is_empty(), "{v}");
 }

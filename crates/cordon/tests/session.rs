@@ -419,7 +419,7 @@ fn agent_session_of_ten_commands() {
             "network-denied",
         ),
         // `.git/config` is a private copy merged back by allow list (issue 11 §3).
-        (vec!["git", "branch", "-M", "main"], "scripted", "success"),
+        (vec!["git", "branch", "-m", "main"], "scripted", "success"),
     ];
     let mut prompts = 0;
     for (i, (argv, by, outcome)) in steps.iter().enumerate() {

@@ -62,7 +62,7 @@ fn sandbox_available(_: &Project) -> bool {
     support::sandbox_available()
 }
 
-/// The issue's failing inputs: `git branch -M main`, `git remote add origin …`, `git config
+/// The issue's failing inputs: `git branch -m main` (`-M` is asked about), `git remote add origin …`, `git config
 /// user.email …` work inside and land on the host. Still works: a commit, a plain `mv`
 /// (a rename the broker lets the kernel run).
 #[test]
@@ -73,7 +73,7 @@ fn allowed_git_config_edits_round_trip() {
     }
     let o = run(
         &p,
-        "set -e; git branch -M main; git remote add origin https://example.com/r.git; \
+        "set -e; git branch -m main; git remote add origin https://example.com/r.git; \
          git config user.email me@example.com; git config init.defaultBranch trunk; \
          git config --get user.email; git commit -q --allow-empty -m inside; \
          touch a; mv a b; test -f b",

@@ -5077,11 +5077,12 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
                     .into(),
             )
         }
-        // `-M OLD NEW` / `-C OLD NEW` (`-m`/`-c` with `--force`) rename or copy onto a
-        // branch that may exist: NEW's commits and reflog are replaced (attack pass 213 #4:
-        // `git branch -M foo master` lost master's unmerged commit). With one operand
-        // (`git branch -M main`, renaming the current branch) it is not asked: whether
-        // NEW exists is not known here (left, see the closing note).
+        // `-M [OLD] NEW` / `-C [OLD] NEW` (`-m`/`-c` with `--force`) rename or copy onto
+        // a branch that may exist: NEW's commits and reflog are replaced (attack pass 213
+        // #4: `git branch -M foo master` lost master's unmerged commit). With one operand
+        // the current branch is renamed or copied onto NEW, which is as destructive when
+        // NEW exists (attack pass 238 #1: `git branch -M feature` lost feature's work);
+        // whether it exists is not known from the command line, so both forms ask.
         "branch"
             if (short('M')
                 || short('C')
@@ -5089,10 +5090,10 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
                     || short('c')
                     || long(&[LongOption::abbrev("move"), LongOption::abbrev("copy")]))
                     && force()))
-                && args.iter().filter(|a| !a.starts_with('-')).count() >= 2 =>
+                && args.iter().any(|a| !a.starts_with('-')) =>
         {
             Some(
-                "git branch -M/-C OLD NEW overwrites the branch NEW if it exists, with its \
+                "git branch -M/-C [OLD] NEW overwrites the branch NEW if it exists, with its \
                  reflog: its unmerged commits are lost"
                     .into(),
             )
