@@ -523,6 +523,38 @@ fn unpreparable(
     }
 }
 
+/// Why a run of `record`'s command, transformed into `transformed`, is refused whatever
+/// anyone answers, or `None`: the transform's error, [`sandbox_refusal`] (`git worktree
+/// remove`/`move`, `git submodule update` in a linked worktree) or plan mode's (`plan`,
+/// R-A10). One verdict for [`prepare`], `cordon check` and `cordon run --dry-run` (attack
+/// pass 238 #2: both said "would run" where the run exited 125).
+pub fn refusal_before_run(
+    transformed: &Result<ExecRequest, cordon_sandbox::TransformError>,
+    record: &DecisionRecord,
+    plan: bool,
+) -> Option<String> {
+    unpreparable(transformed, record).or_else(|| plan_refusal(plan, transformed))
+}
+
+/// `hint` with each `` `cordon explain `` it suggests given the profile selection of
+/// `layers` (`--config FILE`, `--profile NAME`, as given to the run; shell words), so the
+/// suggestion explains the profile the command ran with, not the default one.
+pub fn explain_with_selection(hint: &str, layers: &crate::trust::Layers) -> String {
+    let mut words = String::new();
+    if let Some(c) = &layers.config {
+        words.push_str(" --config ");
+        words.push_str(&cordon_execpolicy::shell_word(&c.to_string_lossy()));
+    }
+    if let Some(p) = &layers.profile {
+        words.push_str(" --profile ");
+        words.push_str(&cordon_execpolicy::shell_word(p));
+    }
+    if words.is_empty() {
+        return hint.to_string();
+    }
+    hint.replace("`cordon explain ", &format!("`cordon explain{words} "))
+}
+
 /// Why a plan-mode run cannot start, or `None`: plan mode (R-A10) is read-only until left,
 /// and only the sandbox keeps it so — a run that would be unconfined (`--sandbox forbid`,
 /// or `--allow-unconfined` where the host has no sandbox) would write as it pleased
@@ -833,8 +865,7 @@ pub fn prepare(
     // the person would answer for nothing (attack pass 45, M5: the MCP form asked to
     // approve `+write <cordon's config>`, then the run was refused).
     let transformed = manager.transform(&req);
-    let unpreparable =
-        unpreparable(&transformed, &record).or_else(|| plan_refusal(plan, &transformed));
+    let unpreparable = refusal_before_run(&transformed, &record, plan);
     let (run_id, verdict) = match approved {
         Some(a) => a,
         None => {
@@ -1731,6 +1762,12 @@ pub fn conclude(
         }
     };
     let mut outcome = outcome;
+    // A `cordon explain PATH` the hint suggests explains the profile this command ran with
+    // (new-user pass 239 #1: after `run --profile read-only` in the home directory, the
+    // suggested `cordon explain .ssh/id_rsa` resolved the default profile and was refused).
+    if let Some(h) = &mut outcome.hint {
+        *h = explain_with_selection(h, &trust.layers);
+    }
     // Plan mode (R-A10) is read-only by design: the usual advice after a denial (`-w`,
     // `--allow-network`, the grant offered) does nothing under `--plan` — in the report as
     // on stderr (new user, stop 19: an agent following it looped; nu17 N5: `--json` still
@@ -2079,6 +2116,27 @@ fn unexecutable_request(e: &std::io::Error, exec: &ExecRequest) -> Option<String
 
 #[cfg(test)]
 mod tests {
+    /// New-user pass 239 #1: the suggested `cordon explain` carries the run's `--config`
+    /// and `--profile`. Twin: without them the hint is unchanged.
+    #[test]
+    fn a_suggested_explain_names_the_runs_profile() {
+        let hint = "x is hidden; `cordon explain /h/.ssh/id_rsa` says which entry hides it";
+        let layers = crate::trust::Layers {
+            profile: Some("read-only".into()),
+            config: Some("/h/my conf.toml".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            explain_with_selection(hint, &layers),
+            "x is hidden; `cordon explain --config '/h/my conf.toml' --profile read-only \
+             /h/.ssh/id_rsa` says which entry hides it"
+        );
+        assert_eq!(
+            explain_with_selection(hint, &crate::trust::Layers::default()),
+            hint
+        );
+    }
+
     use super::*;
 
     /// Hints finding 3: in plan mode no advice offers `-w` (a note after an exit 0 said

@@ -1492,7 +1492,30 @@ fn a_linked_worktree_inside_the_project_commits_and_gc_works() {
             text(&o.stderr)
         );
         assert!(p.dir.join("wt/tracked.txt").is_file());
+        // Attack pass 238 #2: `check` and `--dry-run` give the run's verdict (they said
+        // "would run", exit 0).
+        let c = cordon(&p, &p.dir, &[&["check", "--"][..], argv].concat());
+        assert_eq!(c.status.code(), Some(2), "{}", text(&c.stdout));
+        assert!(
+            text(&c.stdout).contains("would refuse — `git worktree remove` cannot finish"),
+            "{}",
+            text(&c.stdout)
+        );
+        let d = cordon(
+            &p,
+            &p.dir,
+            &[&["run", "--dry-run", "--json", "--"][..], argv].concat(),
+        );
+        assert_eq!(d.status.code(), Some(125), "{}", text(&d.stderr));
+        assert!(
+            text(&d.stdout).contains("\"refuse\""),
+            "{}",
+            text(&d.stdout)
+        );
     }
+    // Twin: another worktree command is still said to run.
+    let c = cordon(&p, &p.dir, &["check", "--", "git", "worktree", "list"]);
+    assert_eq!(c.status.code(), Some(0), "{}", text(&c.stdout));
     // nu16 N1: the runs left no `modules/` placeholder in its admin dir, so the host's
     // `git worktree remove` (not forced) works.
     assert!(!p.dir.join(".git/worktrees/wt/modules").exists());

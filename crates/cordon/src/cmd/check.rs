@@ -57,10 +57,17 @@ pub fn check(args: CheckArgs) -> Result<i32> {
         if record.sandbox.bypass {
             req.preference = cordon_policy::SandboxPreference::Forbid;
         }
-        if let Err(e) = cordon_sandbox::SandboxManager::for_host().transform(&req) {
-            verdict = Gate::Refuse {
-                reason: format!("the sandbox cannot be set up: {e}"),
-            };
+        let transformed = cordon_sandbox::SandboxManager::for_host().transform(&req);
+        let refusal = match &transformed {
+            Err(e) => Some(format!("the sandbox cannot be set up: {e}")),
+            // What the run refuses whatever anyone answers (`git worktree remove`, plan
+            // mode unconfined): the run's own verdict (attack pass 238 #2).
+            Ok(_) => {
+                cordon_session::drive::refusal_before_run(&transformed, &record, trust.layers.plan)
+            }
+        };
+        if let Some(reason) = refusal {
+            verdict = Gate::Refuse { reason };
             exit = 2;
         }
     }

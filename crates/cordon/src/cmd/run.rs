@@ -545,6 +545,11 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
     // Before `--dry-run` too: it exits as the run would (attack pass 169, finding 3: a
     // refused `--rules` file was "would run", exit 0).
     crate::profile_args::profile_files_refusal(&args.profile, &args.rules.rules, Some(trust))?;
+    // A grant spelled through a symlink is refused, not dropped (new-user pass 239 #2), by
+    // the dry run as by the run.
+    if let Some(why) = trust.symlinked_grant_refusal() {
+        anyhow::bail!("{why}");
+    }
     if args.dry_run {
         return dry_run(args, trust, mode);
     }
@@ -1498,7 +1503,15 @@ fn dry_run(args: &RunArgs, trust: &TrustProfile, mode: ApprovalMode) -> Result<i
         req.preference = SandboxPreference::Forbid;
     }
     req.allow_unconfined = args.allow_unconfined;
-    let exec = match SandboxManager::for_host_thorough().transform(&req) {
+    let transformed = SandboxManager::for_host_thorough().transform(&req);
+    // What the run refuses whatever anyone answers (`git worktree remove`, plan mode
+    // unconfined), as the run decides it (attack pass 238 #2: "would run", then 125).
+    let gate =
+        match cordon_session::drive::refusal_before_run(&transformed, &record, trust.layers.plan) {
+            Some(reason) if transformed.is_ok() => Gate::Refuse { reason },
+            _ => gate,
+        };
+    let exec = match transformed {
         Ok(e) => e,
         Err(e) => {
             eprintln!("cordon: {e}");
