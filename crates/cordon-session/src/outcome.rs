@@ -2236,8 +2236,8 @@ fn record_hint_with(
                 "{shown} (named {}) is reached through the symlink {} inside a writable root, \
                  which leads outside the writable roots (to {}); cordon offers no grant \
                  through a link a command could have planted (a -w spelled through it is \
-                 refused for the same reason): check where the link points, and write there \
-                 outside cordon if you mean it",
+                 refused for the same reason): check where the link points; if you mean it, \
+                 name that real path yourself with -w, or write there outside cordon",
                 display_path(&spelled, ctx.cwd),
                 display_path(&link, ctx.cwd),
                 target.display()

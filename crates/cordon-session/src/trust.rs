@@ -789,9 +789,30 @@ impl TrustProfile {
     /// when the profile does not resolve (the run reports that). For `cordon run` to say on
     /// stderr (breaker, stop 18: they were dropped in silence).
     pub fn ungranted_extras(&self) -> Vec<String> {
-        let mut out = self.ungranted_entries();
+        let mut out: Vec<String> = self
+            .ungranted_entries()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
         out.extend(self.unread_project_config());
         out
+    }
+
+    /// Why `cordon run` refuses this profile's extra grants, or `None`: a `--writable` or
+    /// `--with` write or read grant spelled through a symlink that leads elsewhere (one
+    /// inside a writable root a confined command could have planted; resolution drops such
+    /// a grant). The run is refused (exit 125) rather than run without what was asked
+    /// (new-user pass 239 #2: it ran with a note and failed on the denied write; README
+    /// "a `-w` spelled through it is refused"). The real path, named by the person, is
+    /// granted as usual.
+    pub fn symlinked_grant_refusal(&self) -> Option<String> {
+        let notes: Vec<String> = self
+            .ungranted_entries()
+            .into_iter()
+            .filter(|(_, through_link)| *through_link)
+            .map(|(n, _)| n)
+            .collect();
+        (!notes.is_empty()).then(|| notes.join("; "))
     }
 
     /// A project configuration file cordon does not read (`.cordon/config.toml`,
@@ -803,8 +824,9 @@ impl TrustProfile {
         unread_project_config(&workspace_of(&self.cwd, &self.real_cwd, &self.workspace))
     }
 
-    /// [`TrustProfile::ungranted_extras`]' extra entries that do not take effect.
-    fn ungranted_entries(&self) -> Vec<String> {
+    /// [`TrustProfile::ungranted_extras`]' extra entries that do not take effect, each
+    /// with whether it leads through a symlink ([`TrustProfile::symlinked_grant_refusal`]).
+    fn ungranted_entries(&self) -> Vec<(String, bool)> {
         let Some(extra) = &self.additional else {
             return Vec::new();
         };
@@ -829,24 +851,29 @@ impl TrustProfile {
                 continue;
             }
             if e.access == Access::Deny {
-                out.push(format!(
-                    "{source} {}: a deny entry in additional permissions only narrows the \
-                     extra grant itself; to hide a path from the command use --deny-read {}",
-                    e.path, e.path
+                out.push((
+                    format!(
+                        "{source} {}: a deny entry in additional permissions only narrows the \
+                         extra grant itself; to hide a path from the command use --deny-read {}",
+                        e.path, e.path
+                    ),
+                    false,
                 ));
                 continue;
             }
             let got = r.filesystem.access_for(&HostFs, &lexical).access;
             if got.width() >= e.access.width() {
                 if e.access == Access::Write {
-                    out.extend(home_grant_note(source, &e.path, &lexical));
+                    out.extend(home_grant_note(source, &e.path, &lexical).map(|n| (n, false)));
                 }
                 continue;
             }
             let real = cordon_policy::paths::canonicalize_lenient(&HostFs, &lexical);
-            let why = if real != lexical {
+            let through_link = real != lexical;
+            let why = if through_link {
                 format!(
-                    "it leads through a symlink to {}; name the real path if you mean it",
+                    "it leads through a symlink to {}, which a confined command could have \
+                     planted; name the real path if you mean it",
                     real.display()
                 )
             } else {
@@ -855,9 +882,9 @@ impl TrustProfile {
                     e.path
                 )
             };
-            out.push(format!(
-                "{source} {} was not granted ({} here): {why}",
-                e.path, got
+            out.push((
+                format!("{source} {} was not granted ({} here): {why}", e.path, got),
+                through_link,
             ));
         }
         out

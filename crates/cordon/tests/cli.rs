@@ -2830,8 +2830,8 @@ fn placeholders_in_another_users_repository_belong_to_that_user() {
 }
 
 /// Breaker (stop 18): extra grants that cannot take effect are said, not dropped in
-/// silence: `-w link` (a symlink in the workspace to a directory outside) gets a stderr
-/// note naming where it leads, and a `--with` holding only a deny entry is a usage error
+/// silence: `-w link` (a symlink in the workspace to a directory outside) refuses the run
+/// (125) naming where it leads (explain notes it), and a `--with` holding only a deny entry is a usage error
 /// pointing at `--deny-read`. A grant that holds says nothing (sibling).
 #[test]
 fn extra_grants_that_do_not_hold_are_said() {
@@ -2842,25 +2842,35 @@ fn extra_grants_that_do_not_hold_are_said() {
     let out_dir = p.root.path().join("out");
     std::fs::create_dir_all(&out_dir).unwrap();
     std::os::unix::fs::symlink(&out_dir, p.dir.join("link")).unwrap();
-    let o = support::out(p.cordon(&["run", "-w", "link", "--", "true"]));
-    assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
-    let err = support::text(&o.stderr);
-    assert!(
-        err.contains("--writable") && err.contains("was not granted") && err.contains("symlink"),
-        "{err}"
-    );
-    // Said wherever the profile is shown, not only by `run` (one truth).
+    // Refused, not run without the grant (new-user pass 239 #2), by the run and its dry
+    // run alike, nothing run.
     for args in [
-        &["explain", "-w", "link"][..],
+        &["run", "-w", "link", "--", "touch", "link/made"][..],
         &["run", "--dry-run", "-w", "link", "--", "true"][..],
     ] {
         let o = support::out(p.cordon(args));
-        assert!(
-            support::text(&o.stderr).contains("was not granted"),
+        assert_eq!(
+            o.status.code(),
+            Some(125),
             "{args:?}: {}",
             support::text(&o.stderr)
         );
+        let err = support::text(&o.stderr);
+        assert!(
+            err.contains("--writable")
+                && err.contains("was not granted")
+                && err.contains("symlink"),
+            "{err}"
+        );
     }
+    assert!(!out_dir.join("made").exists());
+    // Said wherever the profile is shown, not only by `run` (one truth).
+    let o = support::out(p.cordon(&["explain", "-w", "link"]));
+    assert!(
+        support::text(&o.stderr).contains("was not granted"),
+        "{}",
+        support::text(&o.stderr)
+    );
     let real = out_dir.canonicalize().unwrap();
     let o = support::out(p.cordon(&["run", "-w", real.to_str().unwrap(), "--", "true"]));
     assert_eq!(o.status.code(), Some(0), "{}", support::text(&o.stderr));
@@ -5715,22 +5725,23 @@ fn a_relative_grant_through_a_planted_link_to_the_cwd_is_dropped() {
         let o = out(p.cordon_in(&tools, args));
         let err = text(&o.stderr);
         assert!(err.contains("leads through a symlink"), "{args:?}: {err}");
+        // Refused, nothing run (new-user pass 239 #2).
+        assert_eq!(o.status.code(), Some(125), "{args:?}: {err}");
         assert!(!p.home.join("bin").exists(), "{args:?}: {err}");
         assert!(!p.home.join("bin2").exists(), "{args:?}: {err}");
         assert!(!p.home.join("planted").exists(), "{args:?}: {err}");
     }
-    // `--dry-run --json` lists the dropped grant as not granted, not only as asked for
-    // (new-user pass 185, #2: it read as "merged").
+    // `--dry-run --json` refuses as the run does, its report naming the grant (new-user
+    // pass 185, #2: it read as "merged"; pass 239 #2: refused, not dropped).
     let o = out(p.cordon_in(
         &tools,
         &["run", "--dry-run", "--json", "-w", "bin", "--", "true"],
     ));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let not = v["additional_permissions_not_granted"].as_array().unwrap();
-    assert!(
-        not.iter().any(|n| n.as_str().unwrap().contains("bin")),
-        "{v}"
-    );
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    let last = text(&o.stderr).lines().last().unwrap_or("").to_string();
+    let v: serde_json::Value = serde_json::from_str(&last).unwrap();
+    assert_eq!(v["outcome"], "refused", "{v}");
+    assert!(v.to_string().contains("leads through a symlink"), "{v}");
     // Twin: the user's own link to the project (in the temporary root, no writable root).
     let mine = p.root.path().join("mine");
     std::os::unix::fs::symlink(&p.dir, &mine).unwrap();

@@ -52,6 +52,13 @@ pub fn mcp(args: McpArgs) -> Result<i32> {
     // before `execve`, as `std::process::Command` does).
     cordon_sandbox::ignore_sigpipe();
     crate::profile_args::profile_files_refusal(&args.profile, &args.rules.rules, None)?;
+    // A `-w` spelled through a symlink is refused at start, as `cordon run` refuses it
+    // (new-user pass 239 #2), not dropped for every command the server runs.
+    let t = crate::profile_args::trust("mcp", &args.profile, &args.rules.rules, false)?;
+    if let Some(why) = t.symlinked_grant_refusal() {
+        anyhow::bail!("{why}");
+    }
+    drop(t);
     let cwd = crate::profile_args::current_dir()?;
     let mut opts = HarnessOptions::new(cwd);
     opts.layers = layers(&args.profile, &args.rules.rules, false);

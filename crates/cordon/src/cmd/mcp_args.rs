@@ -34,7 +34,9 @@ pub struct ExecArgs {
     #[schemars(range(min = 1))]
     pub timeout_ms: Option<u64>,
     /// Return after this many milliseconds if the command still runs, with a `session_id`
-    /// (default 10000).
+    /// (default 10000). Also accepted as `wait_ms`, the name `write_stdin` and
+    /// `read_output` give their wait (new-user pass 239 #4).
+    #[serde(alias = "wait_ms")]
     pub yield_time_ms: Option<u64>,
     /// Run on a terminal (interactive programs: `python3 -i`, `bash`).
     pub tty: Option<bool>,
@@ -83,7 +85,9 @@ pub struct WriteStdinArgs {
     /// Close stdin afterwards (end of file).
     pub close_stdin: Option<bool>,
     /// Gather the output that arrives within this many milliseconds (default 500, at most
-    /// 600000; sooner when the command ends).
+    /// 600000; sooner when the command ends). Also accepted as `yield_time_ms`, the name
+    /// `exec_command` gives its wait.
+    #[serde(alias = "yield_time_ms")]
     pub wait_ms: Option<u64>,
     /// Cap on output bytes returned (default 65536).
     #[schemars(range(min = 1))]
@@ -97,7 +101,9 @@ pub struct ReadOutputArgs {
     /// Session id from `exec_command`.
     pub session_id: String,
     /// Gather the output that arrives within this many milliseconds (default 1000, at most
-    /// 600000; sooner when the command ends).
+    /// 600000; sooner when the command ends). Also accepted as `yield_time_ms`, the name
+    /// `exec_command` gives its wait.
+    #[serde(alias = "yield_time_ms")]
     pub wait_ms: Option<u64>,
     /// Wait (up to `wait_ms`) for the session to end instead.
     pub wait_for_exit: Option<bool>,
@@ -339,6 +345,27 @@ mod tests {
         );
         assert_eq!(p.justification.as_deref(), Some("why"));
         assert_eq!(p.max_output_bytes, 10);
+    }
+
+    /// New-user pass 239 #4: one wait, whichever of its two names a call uses. Twin: an
+    /// unknown name is still refused.
+    #[test]
+    fn the_wait_is_taken_under_either_name() {
+        let r: ReadOutputArgs =
+            serde_json::from_value(serde_json::json!({"session_id": "s", "yield_time_ms": 7}))
+                .unwrap();
+        assert_eq!(r.wait_ms, Some(7));
+        let w: WriteStdinArgs =
+            serde_json::from_value(serde_json::json!({"session_id": "s", "yield_time_ms": 8}))
+                .unwrap();
+        assert_eq!(w.wait_ms, Some(8));
+        let e: ExecArgs =
+            serde_json::from_value(serde_json::json!({"argv": ["true"], "wait_ms": 9})).unwrap();
+        assert_eq!(e.yield_time_ms, Some(9));
+        assert!(serde_json::from_value::<ReadOutputArgs>(
+            serde_json::json!({"session_id": "s", "wait_msec": 7})
+        )
+        .is_err());
     }
 
     /// The schema is derived from the type: every argument `parse` reads is in it, and
