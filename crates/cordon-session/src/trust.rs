@@ -789,30 +789,36 @@ impl TrustProfile {
     /// when the profile does not resolve (the run reports that). For `cordon run` to say on
     /// stderr (breaker, stop 18: they were dropped in silence).
     pub fn ungranted_extras(&self) -> Vec<String> {
-        let mut out: Vec<String> = self
-            .ungranted_entries()
-            .into_iter()
-            .map(|(n, _)| n)
-            .collect();
-        out.extend(self.unread_project_config());
-        out
+        match self.ungranted_extras_checked() {
+            Ok(notes) => notes,
+            Err(why) => vec![why],
+        }
     }
 
-    /// Why `cordon run` refuses this profile's extra grants, or `None`: a `--writable` or
-    /// `--with` write or read grant spelled through a symlink that leads elsewhere (one
-    /// inside a writable root a confined command could have planted; resolution drops such
-    /// a grant). The run is refused (exit 125) rather than run without what was asked
-    /// (new-user pass 239 #2: it ran with a note and failed on the denied write; README
-    /// "a `-w` spelled through it is refused"). The real path, named by the person, is
-    /// granted as usual.
-    pub fn symlinked_grant_refusal(&self) -> Option<String> {
-        let notes: Vec<String> = self
+    /// [`TrustProfile::ungranted_extras`] for a run, with one resolution: `Err` with the
+    /// refusal when an extra write or read grant (`--writable`, `--with`) is spelled
+    /// through a symlink that leads elsewhere — one inside a writable root a confined
+    /// command could have planted, which resolution drops. The run is refused (exit 125)
+    /// rather than run without what was asked (new-user pass 239 #2: it ran with a note and
+    /// failed on the denied write; README "a `-w` spelled through it is refused"). The
+    /// real path, named by the person, is granted as usual.
+    pub fn ungranted_extras_checked(&self) -> Result<Vec<String>, String> {
+        let (linked, notes): (Vec<_>, Vec<_>) = self
             .ungranted_entries()
             .into_iter()
-            .filter(|(_, through_link)| *through_link)
-            .map(|(n, _)| n)
-            .collect();
-        (!notes.is_empty()).then(|| notes.join("; "))
+            .partition(|(_, through_link)| *through_link);
+        if !linked.is_empty() {
+            let linked: Vec<String> = linked.into_iter().map(|(n, _)| n).collect();
+            return Err(linked.join("; "));
+        }
+        let mut out: Vec<String> = notes.into_iter().map(|(n, _)| n).collect();
+        out.extend(self.unread_project_config());
+        Ok(out)
+    }
+
+    /// The refusal of [`TrustProfile::ungranted_extras_checked`], or `None`.
+    pub fn symlinked_grant_refusal(&self) -> Option<String> {
+        self.ungranted_extras_checked().err()
     }
 
     /// A project configuration file cordon does not read (`.cordon/config.toml`,

@@ -546,18 +546,19 @@ fn run_trusted(args: &RunArgs, trust: &TrustProfile, sink: &mut SinkState) -> Re
     // refused `--rules` file was "would run", exit 0).
     crate::profile_args::profile_files_refusal(&args.profile, &args.rules.rules, Some(trust))?;
     // A grant spelled through a symlink is refused, not dropped (new-user pass 239 #2), by
-    // the dry run as by the run.
-    if let Some(why) = trust.symlinked_grant_refusal() {
-        anyhow::bail!("{why}");
+    // the dry run as by the run; the other extras that do not hold are noted (one
+    // resolution for both).
+    let notes = trust
+        .ungranted_extras_checked()
+        .map_err(|why| anyhow::anyhow!("{why}"))?;
+    for n in &notes {
+        eprintln!("cordon: note: {n}");
     }
     if args.dry_run {
-        return dry_run(args, trust, mode);
+        return dry_run(args, trust, mode, &notes);
     }
     #[cfg(target_os = "linux")]
     cordon_sandbox::linux::server::set_use_server(!args.no_server);
-    for n in trust.ungranted_extras() {
-        eprintln!("cordon: note: {n}");
-    }
     if args.plan
         && (!args.profile.writable.is_empty()
             || args.profile.allow_network
@@ -1469,11 +1470,15 @@ fn report_json(report: &Report, session: &Session) -> Result<serde_json::Value> 
 
 /// `--dry-run`: what would run, nothing executed, nobody asked (`--yes` counts as the
 /// answer). It probes as `cordon status` does, so its verdict matches the run's.
-fn dry_run(args: &RunArgs, trust: &TrustProfile, mode: ApprovalMode) -> Result<i32> {
+/// `notes`: the extras that do not hold ([`TrustProfile::ungranted_extras_checked`], said
+/// on stderr already).
+fn dry_run(
+    args: &RunArgs,
+    trust: &TrustProfile,
+    mode: ApprovalMode,
+    notes: &[String],
+) -> Result<i32> {
     let json = args.profile.json;
-    for n in trust.ungranted_extras() {
-        eprintln!("cordon: note: {n}");
-    }
     // The request the run would build (`cordon_session::drive::prepare`), its git editor
     // for a command without a terminal included.
     let mut req = cordon_session::drive::command_request(
@@ -1521,7 +1526,7 @@ fn dry_run(args: &RunArgs, trust: &TrustProfile, mode: ApprovalMode) -> Result<i
     print_dry_run(
         &exec,
         trust.additional.as_ref(),
-        &trust.ungranted_extras(),
+        notes,
         &gate,
         asker.as_deref(),
         json,
