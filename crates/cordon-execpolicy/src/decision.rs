@@ -994,7 +994,23 @@ fn overall(records: &[SegmentRecord], opaque_list: &[OpaqueConstruct]) -> (Decis
             // headlined every unknown command "needs approval", then said "would run").
             let explicit = records.get(i).is_some_and(SegmentRecord::asks_explicitly);
             let mut s = if explicit {
-                format!("segment {i} `{cmd}` needs approval: {why}")
+                // Every segment the approval covers is named, not the first alone
+                // (new-user pass 239 #6: `git config core.editor vim; git config alias.st
+                // status` asked about core.editor only).
+                let also: Vec<String> = records
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, r)| *j != i && r.decision == Decision::Ask && r.asks_explicitly())
+                    .map(|(j, r)| {
+                        format!("segment {j} `{}`: {}", r.segment.display(), self::why(r))
+                    })
+                    .collect();
+                let mut s = format!("segment {i} `{cmd}` needs approval: {why}");
+                if !also.is_empty() {
+                    s.push_str("; the approval also covers ");
+                    s.push_str(&also.join("; "));
+                }
+                s
             } else if let Some(why) = asked_opaque(opaque_list) {
                 format!("the command needs approval: {why}")
             } else {

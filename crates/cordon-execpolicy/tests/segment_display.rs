@@ -59,3 +59,30 @@ fn a_redirection_after_a_list_is_its_last_commands() {
     assert_eq!(shown("false || echo no > out"), ["false", "echo no > out"]);
     assert_eq!(shown("{ a; b; } > f"), ["a > f", "b > f"]);
 }
+
+/// New-user pass 239 #6: an ask names every segment the approval covers, not the first
+/// alone. Twin: one asking segment next to a safe one names only itself.
+#[test]
+fn the_reason_names_every_segment_the_approval_covers() {
+    let rec = Policy::empty().evaluate_script(
+        "bash -c 'git config core.editor vim; git config alias.st status'",
+        &EvalContext::default(),
+    );
+    assert!(
+        rec.reason
+            .starts_with("segment 0 `git config core.editor vim` needs approval"),
+        "{}",
+        rec.reason
+    );
+    assert!(
+        rec.reason.contains(
+            "the approval also covers segment 1 `git config alias.st status`: git config sets \
+             alias.st"
+        ),
+        "{}",
+        rec.reason
+    );
+    let rec =
+        Policy::empty().evaluate_script("git config core.editor vim; ls", &EvalContext::default());
+    assert!(!rec.reason.contains("also covers"), "{}", rec.reason);
+}
