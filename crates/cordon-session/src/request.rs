@@ -446,8 +446,9 @@ impl ReviewableRequest {
         let mut why = Vec::new();
         if self.needs.additional.is_some() {
             why.push(
-                "it asks for additional permissions (grant those in the profile, or run from \
-                 the project they are in)",
+                "it asks for additional permissions (grant them when the server starts, \
+                 `cordon mcp -w PATH`, or in the profile, or run from the project they are \
+                 in)",
             );
         }
         // New-user pass 152: a `cwd` in another project was told to add an allow rule.
@@ -757,6 +758,12 @@ mod tests {
         assert!(!granted.allow_rule_helps());
         assert!(
             note(&granted).contains("additional permissions"),
+            "{}",
+            note(&granted)
+        );
+        // New-user pass 239 #7: and says how the server grants them for every command.
+        assert!(
+            note(&granted).contains("`cordon mcp -w PATH`"),
             "{}",
             note(&granted)
         );
