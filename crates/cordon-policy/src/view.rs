@@ -99,13 +99,34 @@ impl ResolvedFilesystem {
 
 /// Adds an [`EntryOrigin::Cwd`] entry when the cwd would be hidden by the private `/tmp`
 /// (e.g. `cd /tmp/proj && cordon run --profile read-only -- ls`): the cwd is then bound
-/// with the access the profile gives it (not widened: `read` stays `read`; a denied cwd
-/// stays denied and the run is refused when entering it).
+/// with the access the profile gives the host's directory (not widened: `read` stays
+/// `read`; a denied cwd stays denied and the run is refused when entering it).
+///
+/// The `/tmp` entry itself is not that access: its `write` is the private tmpfs's, not the
+/// host's `/tmp` (new-user pass 241 #1: a cwd reached through a symlink in the project,
+/// `proj/other -> /tmp/victim`, was bound writable, `.git/hooks` and `.git/config` of that
+/// repository included, since no workspace protection applies outside the workspace). So
+/// a hidden cwd gets what the entries below `/tmp` and the default give it.
 pub(crate) fn keep_cwd_visible(f: &mut ResolvedFilesystem, cwd: &Path, fs: &dyn FsView) {
     if !f.hidden_by_private_tmp(cwd) {
         return;
     }
-    let access = f.access_for(fs, cwd).access;
+    let access = match &*f {
+        ResolvedFilesystem::Unrestricted => return,
+        ResolvedFilesystem::Restricted { default, entries } => {
+            let host_view: Vec<crate::resolve::ResolvedEntry> = entries
+                .iter()
+                .filter(|e| !(e.path == Path::new("/tmp") && e.access != Access::Deny))
+                .cloned()
+                .collect();
+            ResolvedFilesystem::Restricted {
+                default: *default,
+                entries: host_view,
+            }
+            .access_for(fs, cwd)
+            .access
+        }
+    };
     if access == Access::Deny {
         return;
     }
@@ -184,6 +205,60 @@ mod tests {
             .unwrap();
         assert_eq!(hooks.path, Path::new("/w/real/hk2"));
         assert_eq!(hooks.links.len(), 2);
+    }
+
+    /// New-user pass 241 #1: a cwd under the host's `/tmp` reached through a symlink in
+    /// the project (the workspace is taken along the typed path) is bound read-only — the
+    /// private tmpfs's `write` is not the host directory's — so another repository there
+    /// keeps its hooks and config. Twin: a workspace under `/tmp` stays writable.
+    #[test]
+    fn a_cwd_under_tmp_outside_the_workspace_is_bound_read_only() {
+        let fs = MemFs::new()
+            .dir("/tmp/victim/.git/hooks")
+            .dir("/home/u/p/.git/objects")
+            .symlink("/home/u/p/other", "/tmp/victim");
+        // The built-in profile, whose `:tmp` write entry is the private tmpfs.
+        let p = PermissionProfile::builtin("workspace-write").unwrap();
+        let ctx = ResolveContext {
+            cwd: "/tmp/victim".into(),
+            logical_cwd: Some("/home/u/p/other".into()),
+            home: Some("/home/u".into()),
+            ..Default::default()
+        };
+        let r = resolve(&p, &ctx, &fs).unwrap();
+        assert_eq!(r.workspace, Path::new("/home/u/p"));
+        let ResolvedFilesystem::Restricted { entries, .. } = &r.filesystem else {
+            panic!()
+        };
+        let cwd = entries
+            .iter()
+            .find(|e| e.origin == EntryOrigin::Cwd)
+            .expect("the cwd is kept visible");
+        assert_eq!(cwd.path, Path::new("/tmp/victim"));
+        assert_eq!(cwd.access, Access::Read);
+        for path in [
+            "/tmp/victim",
+            "/tmp/victim/.git/hooks/pre-commit",
+            "/tmp/victim/.git/config",
+        ] {
+            assert_eq!(
+                r.filesystem.access_for(&fs, Path::new(path)).access,
+                Access::Read,
+                "{path}"
+            );
+        }
+        // Twin: the workspace itself under /tmp is a writable root.
+        let fs = MemFs::new().dir("/tmp/ws/.git/objects");
+        let ctx = ResolveContext {
+            cwd: "/tmp/ws".into(),
+            home: Some("/home/u".into()),
+            ..Default::default()
+        };
+        let r = resolve(&p, &ctx, &fs).unwrap();
+        assert_eq!(
+            r.filesystem.access_for(&fs, Path::new("/tmp/ws/a")).access,
+            Access::Write
+        );
     }
 
     #[test]

@@ -6533,3 +6533,55 @@ fn a_rename_over_a_file_granted_on_its_own_is_explained() {
     );
     assert!(g.exists());
 }
+
+/// New-user pass 241 #1: a cwd reached through a symlink in the project (one an earlier
+/// command could have planted) into another repository under the host's `/tmp` was bound
+/// writable through the private `/tmp`, and a command wrote that repository's
+/// `.git/hooks` and `.git/config`. It is bound read-only (the private tmpfs's write is
+/// not the host directory's). Twin: the command still starts there and reads it, and the
+/// workspace stays writable.
+#[test]
+fn a_cwd_through_a_link_into_the_hosts_tmp_is_read_only() {
+    if !sandbox_available() {
+        return;
+    }
+    let p = project();
+    let victim = tempfile::Builder::new()
+        .prefix("cordon-victim-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let v = victim.path().canonicalize().unwrap();
+    std::fs::create_dir_all(v.join(".git/hooks")).unwrap();
+    std::fs::write(v.join(".git/config"), "[core]\n").unwrap();
+    std::fs::write(v.join("readme"), "victim\n").unwrap();
+    std::os::unix::fs::symlink(&v, p.dir.join("other")).unwrap();
+    let link = p.dir.join("other");
+    let o = out(p.cordon_in(
+        &link,
+        &[
+            "run",
+            "--yes",
+            "--",
+            "sh",
+            "-c",
+            "cat readme; echo x > .git/hooks/pre-commit; echo y >> .git/config; \
+             echo z > planted; echo w > \"$0\"/made",
+            p.dir.to_str().unwrap(),
+        ],
+    ));
+    let err = text(&o.stderr);
+    assert!(text(&o.stdout).contains("victim"), "{err}");
+    assert!(!v.join(".git/hooks/pre-commit").exists(), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(v.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+    assert!(!v.join("planted").exists(), "{err}");
+    assert!(p.dir.join("made").is_file(), "{err}");
+    let o = out(p.cordon_in(&link, &["explain", ".git/hooks"]));
+    assert!(
+        text(&o.stdout).contains(".git/hooks: read-only"),
+        "{}",
+        text(&o.stdout)
+    );
+}
