@@ -1914,9 +1914,9 @@ fn denial_hint(shown: &str, rule: &str, access: Access, grant: Result<&str, &str
         } else {
             format!(
                 "if it must be readable, `cordon explain {shown}` says which profile entry \
-                 hides it and how to open it (a --with read entry opens a built-in \
-                 credential store for one command; a deny your own profile sets wins over \
-                 any --with)"
+                 hides it and how to open it (a --with read entry for the path opens it \
+                 for one command, a built-in credential store or a directory your profile \
+                 denies alike; a deny on that very path wins over it)"
             )
         };
         // `denied (deny-read …)` reads "hidden (denied (…))" (new-user pass 168, 7).
@@ -3855,6 +3855,12 @@ mod tests {
             Err("no per-command grant can lift this rule"),
         );
         assert!(h.contains("cordon explain /home/u/.ssh/id_rsa"), "{h}");
+        // New-user pass 241 #2: what explain then offers (a --with read entry, which opens
+        // a path under a directory the profile denies too) is not contradicted.
+        assert!(
+            h.contains("a directory your profile denies alike; a deny on that very path wins"),
+            "{h}"
+        );
         assert!(!h.contains("cannot be opened per command"), "{h}");
     }
 
