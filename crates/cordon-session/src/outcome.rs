@@ -412,6 +412,11 @@ fn ev(source: EvidenceSource, detail: impl Into<String>) -> Evidence {
 const ACCESS_ERRORS: &[(&str, Option<Access>)] = &[
     ("read-only file system", Some(Access::Write)),
     ("erofs", Some(Access::Write)),
+    // A tool's own words for a directory it checked before writing (new-user pass 241 #4:
+    // pyenv's "cannot rehash: /root/.pyenv/shims isn't writable" after `pip install` was
+    // a plain command-failed with no hint).
+    ("isn't writable", Some(Access::Write)),
+    ("is not writable", Some(Access::Write)),
     ("device or resource busy", Some(Access::Write)),
     ("permission denied", None),
     ("eacces", None),
@@ -575,6 +580,11 @@ fn resolver_denies(
     let entry = pa.entry.and_then(|i| entries.get(i));
     let origin = entry.map(|e| &e.origin);
     match pa.access {
+        // No entry: the profile's `filesystem.default = "deny"` (new-user pass 241 #3).
+        Access::Deny if entry.is_none() => Some((
+            "denied (filesystem.default = \"deny\": no entry of the profile grants it)".to_string(),
+            Access::Read,
+        )),
         Access::Deny => Some((EntryOrigin::deny_rule(origin), Access::Read)),
         Access::Read if want != Some(Access::Read) => Some((
             match origin {
@@ -2649,22 +2659,40 @@ fn from_output(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Inferred> 
     if let Some(resolved) = ctx.resolved {
         for line in &lines {
             let lower = line.to_ascii_lowercase();
-            let Some((_, want)) = ACCESS_ERRORS.iter().find(|(m, _)| lower.contains(m)) else {
-                continue;
+            // A path the profile hides reads as absent where the sandbox does not mount it
+            // (`filesystem.default = "deny"`: new-user pass 241 #3, `cat /root/.bashrc`
+            // was a plain command-failed with no hint). Only a hidden path the host has
+            // counts: the program's "not found" of a path that is not there is its own.
+            let absent = lower.contains("no such file or directory");
+            // A tool that checks a directory before writing it (`access(W_OK)`) leaves no
+            // kernel record of a refused write: its own words count with records kept.
+            let checked_first =
+                lower.contains("isn't writable") || lower.contains("is not writable");
+            let found = ACCESS_ERRORS.iter().find(|(m, _)| lower.contains(m));
+            let want = match found {
+                Some((_, want)) => *want,
+                None if absent => Some(Access::Read),
+                None => continue,
             };
             // "Permission denied" alone does not say read or write: a read-only path counts
             // only when the line says the program was writing.
             let want = match want {
-                Some(w) => Some(*w),
+                Some(w) => Some(w),
                 None if WRITE_WORDS.iter().any(|w| lower.contains(w)) => Some(Access::Write),
                 None => Some(Access::Read),
             };
             for cand in candidate_paths(line) {
                 let p = Path::new(&cand);
                 let abs = cordon_policy::paths::lexical_normalize(p, ctx.cwd);
+                if found.is_none() && ctx.fs.kind(&abs).is_none() {
+                    continue;
+                }
                 if let Some((rule, access)) =
                     resolver_denies(&resolved.filesystem, ctx.fs, &abs, want)
-                        .filter(|(rule, _)| !records_kept || rule.starts_with("denied"))
+                        .filter(|(rule, _)| {
+                            !records_kept || checked_first || rule.starts_with("denied")
+                        })
+                        .filter(|(_, access)| found.is_some() || *access == Access::Read)
                 {
                     // Without a kernel record, the offered widening stays inside the
                     // command's cwd and workspace: output alone must not steer it to `~`.
@@ -5397,8 +5425,77 @@ mod tests {
             c => panic!("{c:?}"),
         }
         assert!(o.hint.unwrap().contains("hidden"));
+        // New-user pass 241 #4: a tool's "isn't writable" about a read-only path, without a
+        // record (it checked before writing), is named; twin: about a writable one, not.
+        let o = with("pyenv: cannot rehash: /root/.pyenv/shims isn't writable");
+        assert!(
+            matches!(
+                &o.class,
+                OutcomeClass::SandboxDenied {
+                    access: Some(Access::Write),
+                    ..
+                }
+            ),
+            "{o:?}"
+        );
+        let o = with("tool: /w/out is not writable");
+        assert_eq!(o.class, OutcomeClass::CommandFailed, "{o:?}");
         let w = with("touch: cannot touch '/usr/x': Read-only file system");
         assert_eq!(w.class, OutcomeClass::CommandFailed, "{w:?}");
+    }
+
+    /// New-user pass 241 #3: under `filesystem.default = "deny"` a hidden host file reads
+    /// as absent ("No such file or directory"): named as hidden by the default, no grant.
+    /// Twins: a path the host does not have either stays the command's own failure, and so
+    /// does a missing path the profile lets it read.
+    #[test]
+    fn a_path_hidden_by_a_deny_default_is_named_though_it_reads_as_absent() {
+        let fs = cordon_policy::MemFs::new()
+            .file("/root/.bashrc", "x")
+            .file("/w/there", "x");
+        let mut r = resolved();
+        if let ResolvedFilesystem::Restricted { default, .. } = &mut r.filesystem {
+            *default = Access::Deny;
+        }
+        let classify_tail = |tail: &str| {
+            classify(
+                &RunSignals {
+                    code: Some(1),
+                    stderr_tail: tail.into(),
+                    sandboxed: true,
+                    denials: Some(cordon_sandbox::denials::DenialReport::default()),
+                    ..Default::default()
+                },
+                &ClassifyContext {
+                    resolved: Some(&r),
+                    fs: &fs,
+                    cwd: Path::new("/w"),
+                    network_enabled: false,
+                    home: None,
+                    path_dirs: &[],
+                    words: &[],
+                },
+            )
+        };
+        let o = classify_tail("cat: /root/.bashrc: No such file or directory");
+        match &o.class {
+            OutcomeClass::SandboxDenied { rule, grant, .. } => {
+                assert!(rule.contains("filesystem.default = \"deny\""), "{rule}");
+                assert_eq!(grant, &None);
+            }
+            c => panic!("{c:?}"),
+        }
+        let hint = o.hint.unwrap_or_default();
+        assert!(
+            hint.contains("/root/.bashrc is hidden from this command"),
+            "{hint}"
+        );
+        // Not on the host either: the program's own "not found".
+        let o = classify_tail("cat: /root/.nothere: No such file or directory");
+        assert_eq!(o.class, OutcomeClass::CommandFailed, "{o:?}");
+        // Readable (the workspace) but missing: the program's own too.
+        let o = classify_tail("cat: /w/missing: No such file or directory");
+        assert_eq!(o.class, OutcomeClass::CommandFailed, "{o:?}");
     }
 
     /// Layouts pass: `git worktree add ../wt` is refused at `mkdir ../wt`, whose parent
