@@ -83,7 +83,8 @@ impl ApprovalFront {
             ApprovalFront::Mcp => (
                 "this MCP client does not support elicitation (form mode), so no one can \
                  approve it from here: use a client that does",
-                "add an allow rule to the profile cordon mcp was started with",
+                "add an allow rule (in ~/.config/cordon/rules.toml, or a --rules file cordon mcp \
+                 is started with: rules are not part of a profile)",
             ),
             ApprovalFront::Library => (
                 "the harness was built without an approver: construct it with \

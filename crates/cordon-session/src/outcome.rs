@@ -171,7 +171,8 @@ pub const ALLOW_WRITE_ONCE: &str = "allow writing it once with -w ";
 /// Where a managed network's rules go, said after the rule to add (new-user pass 155, #9:
 /// the hint named `network.allow` but neither the profile nor the file).
 const NETWORK_TABLE: &str =
-    "in the profile's network table (`[profiles.NAME.network]` in ~/.config/cordon/config.toml)";
+    "in the profile's network table (`[profiles.NAME.network]` in ~/.config/cordon/config.toml; \
+     a built-in profile is not edited: define one of your own with `extends = \"BUILT-IN\"`)";
 
 /// How a network denial's hint offers the network, in the command line's terms.
 pub const ALLOW_NETWORK_ONCE: &str = "allow it once with --allow-network";

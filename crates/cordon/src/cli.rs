@@ -181,8 +181,8 @@ pub struct ProxyArgs {
 /// How to choose and adjust the profile (shared by several subcommands).
 #[derive(Debug, Clone, Args)]
 pub struct ProfileArgs {
-    /// Profile name: workspace-write (default), read-only, danger-full-access, or one
-    /// defined in the config file.
+    /// Profile name: workspace-write, read-only, danger-full-access, or one defined in the
+    /// config file (default: the config file's `default_profile`, else workspace-write).
     #[arg(short, long, env = "CORDON_PROFILE")]
     pub profile: Option<String>,
     /// Config file with named profiles (default: ~/.config/cordon/config.toml if present).
@@ -222,7 +222,9 @@ pub struct ProfileArgs {
     /// host's loopback is reachable.
     #[arg(long = "local-port", value_name = "ADDR:PORT")]
     pub local_port: Vec<String>,
-    /// Output machine-readable JSON.
+    /// Output machine-readable JSON (`cordon run`: the run report, as the last line of
+    /// stderr, the command's own output untouched, and with --dry-run on stdout; the
+    /// other subcommands: on stdout).
     #[arg(long)]
     pub json: bool,
 }
