@@ -255,6 +255,46 @@ impl Policy {
         &self.rules
     }
 
+    /// One line for each `allow` rule that cannot make a command it names run without a
+    /// question: its pattern (each position's first alternative) or one of its examples
+    /// has a dangerous-command finding (R-A4), which asks or forbids in every mode and
+    /// which no allow rule lifts (new-user pass 241: an allow rule for `git reset --hard`
+    /// loaded in silence, and only `cordon check` said "an allow rule does not cover
+    /// it"). Each line names the rule's source, the command and the finding. Empty when
+    /// every allow rule can take effect.
+    pub fn moot_allow_rules(&self) -> Vec<String> {
+        let ctx = EvalContext::default();
+        let mut out = Vec::new();
+        for r in self.rules.iter().filter(|r| r.decision == Decision::Allow) {
+            let from_pattern: Vec<String> = r
+                .pattern
+                .positions()
+                .iter()
+                .filter_map(|alts| alts.first().cloned())
+                .collect();
+            let mut records = vec![self.evaluate(&from_pattern, &ctx)];
+            records.extend(r.examples.iter().map(|e| match e {
+                rules::Example::Script(s) => self.evaluate_script(s, &ctx),
+                rules::Example::Argv(a) => self.evaluate(a, &ctx),
+            }));
+            let moot = records.iter().find_map(|rec| {
+                rec.segments
+                    .iter()
+                    .find(|seg| seg.decision != Decision::Allow && !seg.findings.is_empty())
+                    .map(|seg| (seg.segment.display(), seg.findings[0].reason.clone()))
+            });
+            if let Some((cmd, why)) = moot {
+                out.push(format!(
+                    "{}: this allow rule does not cover `{cmd}`: {why}; a dangerous-command \
+                     finding asks (or forbids) in every approval mode and no allow rule lifts \
+                     it (approve it per run with --yes, or run it outside cordon)",
+                    r.source
+                ));
+            }
+        }
+        out
+    }
+
     /// Decide an argv (R-A2..R-A4). Never panics; see the crate docs for the combination.
     pub fn evaluate(&self, argv: &[String], ctx: &EvalContext) -> DecisionRecord {
         let parsed = parse_command_with(argv, &ctx.parse);

@@ -383,3 +383,31 @@ fn a_keys_error_names_the_keys_line_and_rules_count_from_1() {
         .to_string();
     assert!(msg.starts_with("r.toml:2: rule #1 "), "{msg}");
 }
+
+/// New-user pass 241: an allow rule for a command with a dangerous-command finding cannot
+/// take effect, and says so (source, command, finding). Twin: an allow rule for a
+/// command without one says nothing.
+#[test]
+fn an_allow_rule_a_finding_overrides_is_named() {
+    let p = cordon_execpolicy::Policy::from_toml_str(
+        r#"
+[[rules]]
+pattern = ["git", "status"]
+decision = "allow"
+
+[[rules]]
+pattern = ["git", "reset", "--hard"]
+decision = "allow"
+"#,
+        "rules.toml",
+    )
+    .unwrap();
+    let moot = p.moot_allow_rules();
+    assert_eq!(moot.len(), 1, "{moot:?}");
+    assert!(
+        moot[0]
+            .starts_with("rules.toml:6 rule #2: this allow rule does not cover `git reset --hard`"),
+        "{moot:?}"
+    );
+    assert!(moot[0].contains("no allow rule lifts it"), "{moot:?}");
+}

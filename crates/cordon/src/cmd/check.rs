@@ -37,6 +37,11 @@ pub fn check(args: CheckArgs) -> Result<i32> {
         }
         Err(e) => return Err(e),
     };
+    // An allow rule a dangerous-command finding overrides is moot: said where rules are
+    // tried out (new-user pass 241: it loaded in silence).
+    for n in trust.rules.moot_allow_rules() {
+        eprintln!("cordon: warning: {n}");
+    }
     let mut req = trust.command(args.command.clone());
     // As `cordon run` judges it: a shell reading its program from this stdin runs that
     // text (attack pass 204, W1: `echo … | cordon check -- sh` said "run").
