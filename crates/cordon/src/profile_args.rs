@@ -101,8 +101,14 @@ pub fn choose(args: &ProfileArgs) -> Result<Chosen> {
     let t = trust("profile", args, &[], false)?;
     // Extra grants that will not hold are said wherever the profile is shown (explain,
     // context, status), as `cordon run` says them.
-    for n in t.ungranted_extras() {
-        eprintln!("cordon: note: {n}");
+    match t.ungranted_extras_checked() {
+        Ok(notes) => {
+            for n in notes {
+                eprintln!("cordon: note: {n}");
+            }
+        }
+        // What `cordon run` refuses is said as a refusal (new-user pass 239 #2).
+        Err(why) => eprintln!("cordon: note: `cordon run` would refuse this (exit 125): {why}"),
     }
     Ok(Chosen {
         profile: t.profile,

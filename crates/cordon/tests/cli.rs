@@ -2867,7 +2867,8 @@ fn extra_grants_that_do_not_hold_are_said() {
     // Said wherever the profile is shown, not only by `run` (one truth).
     let o = support::out(p.cordon(&["explain", "-w", "link"]));
     assert!(
-        support::text(&o.stderr).contains("was not granted"),
+        support::text(&o.stderr).contains("`cordon run` would refuse this (exit 125)")
+            && support::text(&o.stderr).contains("was not granted"),
         "{}",
         support::text(&o.stderr)
     );
