@@ -638,6 +638,23 @@ pub enum ResolveError {
     /// The cwd does not exist.
     #[error("working directory {0:?} does not exist")]
     MissingCwd(PathBuf),
+    /// The cwd was reached (`$PWD`) through a symlink that lies where an earlier
+    /// sandboxed run could write, and no project on the typed path holds it: such a run
+    /// could have planted it to make its target the next run's writable workspace (attack
+    /// pass 242, F2).
+    #[error(
+        "the working directory {cwd} is reached through the symlink {link} (as {typed}), \
+         which lies where an earlier sandboxed run could write, so such a run could have \
+         planted it: cd to the real path ({cwd}) if you mean to work there"
+    )]
+    CwdThroughPlantedLink {
+        /// The canonical cwd.
+        cwd: PathBuf,
+        /// The typed cwd (`$PWD`).
+        typed: PathBuf,
+        /// The symlink on it.
+        link: PathBuf,
+    },
     /// The cwd's path is longer than the kernel accepts (`PATH_MAX`): it cannot be looked
     /// up or entered by name (L3b: said to "not exist"). The message is
     /// [`crate::paths::too_long`]'s.
@@ -994,7 +1011,12 @@ fn locate_by_markers(ctx: &ResolveContext, fs: &dyn FsView) -> Result<Location, 
     if let Some(typed) = typed {
         let mut a = typed.clone();
         loop {
-            if !is_link(fs, &a) && has_marker(fs, &a) {
+            // Only a typed directory with no symlink anywhere on its path counts: one
+            // reached through a link earlier on the path (`proj/t -> /tmp`, then `cd
+            // proj/t/other-repo`) is the link's target, not a directory of the project
+            // that holds the link (attack pass 242, F1: only a link as the last component
+            // was passed over, and the other repository became the writable workspace).
+            if fs.canonicalize(&a).as_deref() == Some(a.as_path()) && has_marker(fs, &a) {
                 let ws = canonicalize_lenient(fs, &a);
                 return Ok(Location {
                     note: Some(format!(
@@ -1015,7 +1037,19 @@ fn locate_by_markers(ctx: &ResolveContext, fs: &dyn FsView) -> Result<Location, 
         // No project on the typed path holds the link (`~/p2link -> /data/p2`, then
         // `cd ~/p2link/src`: the user's own link to a project root): the real path decides,
         // as without `$PWD` (new-user pass nu15 N1: the subdirectory became the workspace,
-        // the project's own `.git` read-only, and placeholders were made in it).
+        // the project's own `.git` read-only, and placeholders were made in it) — unless
+        // the link lies where an earlier sandboxed run could write (a `-w` directory: attack
+        // pass 242, F2), which refuses.
+        let links = symlinks_on(fs, &typed);
+        if let Some(link) =
+            planted_link_among(fs, &ctx.earlier_roots, &ctx.earlier_identities, &links)
+        {
+            return Err(ResolveError::CwdThroughPlantedLink {
+                cwd,
+                typed,
+                link: link.clone(),
+            });
+        }
     }
     let mut a = cwd.clone();
     loop {
@@ -2310,6 +2344,38 @@ fn drop_redirected_grants(out: &mut Vec<ResolvedEntry>, notes: &mut Vec<String>)
 /// says it: `cordon run` finds those notes by it to say them on stderr.
 pub const PLANTED_LINK_PLACE: &str = "a writable root of an earlier sandboxed run";
 
+/// The first of `links` (symlinks on a path) that lies in a directory an earlier sandboxed
+/// run could write: inside one of the `earlier` roots by path, or below a directory whose
+/// device, inode and birth time one of `identities` recorded (a root renamed since).
+fn planted_link_among<'a>(
+    fs: &dyn FsView,
+    earlier: &[PathBuf],
+    identities: &[crate::paths::FileIdentity],
+    links: &'a [PathBuf],
+) -> Option<&'a PathBuf> {
+    // The same directory: device and inode, and the birth time where both know it.
+    let recorded = |a: &Path| {
+        fs.identity(a).is_some_and(|(dev, ino, s, n)| {
+            identities.iter().any(|&(d, i, rs, rn)| {
+                d == dev
+                    && i == ino
+                    && ((rs, rn) == (0, 0) || (s, n) == (0, 0) || (rs, rn) == (s, n))
+            })
+        })
+    };
+    links.iter().find(|link| {
+        let Some(dir) = link.parent() else {
+            return false;
+        };
+        earlier.iter().any(|r| dir.starts_with(r))
+            || (!identities.is_empty()
+                && dir
+                    .ancestors()
+                    .filter(|a| a.parent().is_some())
+                    .any(&recorded))
+    })
+}
+
 /// A write grant spelled through a symlink that lies where a sandboxed run may have
 /// planted it — inside a writable root an earlier run recorded (`earlier`: every run
 /// records its roots before its command starts) — is dropped, with a note naming the link (attack pass 166, finding 2: a run planted `build -> ../victim` in
@@ -2323,31 +2389,11 @@ fn drop_grants_through_planted_links(
     out: &mut Vec<ResolvedEntry>,
     notes: &mut Vec<String>,
 ) {
-    // The same directory: device and inode, and the birth time where both know it.
-    let recorded = |a: &Path| {
-        fs.identity(a).is_some_and(|(dev, ino, s, n)| {
-            identities.iter().any(|&(d, i, rs, rn)| {
-                d == dev
-                    && i == ino
-                    && ((rs, rn) == (0, 0) || (s, n) == (0, 0) || (rs, rn) == (s, n))
-            })
-        })
-    };
     out.retain(|e| {
         if e.access != Access::Write || e.links.is_empty() {
             return true;
         }
-        let planted = e.links.iter().find(|link| {
-            let Some(dir) = link.parent() else {
-                return false;
-            };
-            earlier.iter().any(|r| dir.starts_with(r))
-                || (!identities.is_empty()
-                    && dir
-                        .ancestors()
-                        .filter(|a| a.parent().is_some())
-                        .any(&recorded))
-        });
+        let planted = planted_link_among(fs, earlier, identities, &e.links);
         let Some(link) = planted else {
             return true;
         };
@@ -5550,6 +5596,47 @@ mod tests {
         ]);
         let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
         assert_eq!(access(&r, &fs, "/data/cache/x"), Access::Write);
+    }
+
+    /// Attack pass 242, F1: a link earlier on the typed path (`proj/root -> /`, then `cd
+    /// proj/root/srv/victim`) does not make the marked directory beyond it the workspace:
+    /// the project holding the link stays the workspace, and the target is read-only.
+    /// F2: a link in a directory an earlier run could write, with no project on the typed
+    /// path, refuses. Twin: the user's own link to a project (no earlier root) still
+    /// takes the real path.
+    #[test]
+    fn a_link_anywhere_on_the_typed_cwd_does_not_choose_the_workspace() {
+        let fs = MemFs::new()
+            .dir("/p/.git/objects")
+            .dir("/srv/victim/.git/objects")
+            .symlink("/p/root", "/")
+            .symlink("/p/t", "/srv")
+            .dir("/plain")
+            .symlink("/plain/vv", "/srv/victim");
+        let p = restricted(vec![FsEntry::new(":workspace", Access::Write)]);
+        for typed in ["/p/root/srv/victim", "/p/t/victim"] {
+            let mut c = ctx("/srv/victim");
+            c.logical_cwd = Some(typed.into());
+            let r = resolve(&p, &c, &fs).unwrap();
+            assert_eq!(r.workspace, PathBuf::from("/p"), "{typed}");
+            assert_eq!(access(&r, &fs, "/srv/victim/f"), Access::Read, "{typed}");
+            assert_eq!(
+                access(&r, &fs, "/srv/victim/.git/hooks/x"),
+                Access::Read,
+                "{typed}"
+            );
+        }
+        let mut c = ctx("/srv/victim");
+        c.logical_cwd = Some("/plain/vv".into());
+        c.earlier_roots = vec!["/plain".into()];
+        assert!(matches!(
+            resolve(&p, &c, &fs),
+            Err(ResolveError::CwdThroughPlantedLink { .. })
+        ));
+        // Twin: the same link where no run could write: the real path decides.
+        c.earlier_roots.clear();
+        let r = resolve(&p, &c, &fs).unwrap();
+        assert_eq!(r.workspace, PathBuf::from("/srv/victim"));
     }
 
     /// E1: `ln -s / rootlink` planted inside a project, then `cd rootlink && cordon run`:

@@ -841,9 +841,29 @@ impl TrustProfile {
             return Vec::new();
         };
         let mut out = Vec::new();
+        // The host path an entry names: a symbolic root expanded as resolution expands it
+        // (`:workspace/up/plain` is the workspace's `up/plain`: attack pass 242, F4, it was
+        // read as a path under the cwd and called granted); `None` for the sandbox's own
+        // `:tmp`, which is never the host's.
+        let host_path = |spelling: &str| -> Option<PathBuf> {
+            match cordon_policy::resolve::split_symbolic_root(spelling) {
+                Some(("tmp", _)) => None,
+                Some(("workspace", rest)) => Some(cordon_policy::paths::lexical_normalize(
+                    Path::new(rest),
+                    &r.workspace,
+                )),
+                Some(_) => host_paths(spelling, &self.cwd).into_iter().next(),
+                None => Some(cordon_policy::paths::lexical_normalize(
+                    Path::new(spelling),
+                    &self.cwd,
+                )),
+            }
+        };
         for e in &extra.entries {
             let source = e.source.as_deref().unwrap_or("--with");
-            let lexical = cordon_policy::paths::lexical_normalize(Path::new(&e.path), &self.cwd);
+            let Some(lexical) = host_path(&e.path) else {
+                continue;
+            };
             // A deny under one of the extra grants narrows it (that is what it is for); one
             // under none of them narrows nothing.
             let under_a_grant = extra.entries.iter().any(|g| {
@@ -867,7 +887,13 @@ impl TrustProfile {
                 ));
                 continue;
             }
-            let got = r.filesystem.access_for(&HostFs, &lexical).access;
+            // Under the private `/tmp` and not granted there, the host's path is not seen at
+            // all (the tmpfs's write is not its: attack pass 242, F4, `-w t/x` with `t ->
+            // /tmp` was called granted and dropped in silence).
+            let got = match r.filesystem.seen(&HostFs, &lexical) {
+                cordon_policy::Seen::PrivateTmp => Access::Deny,
+                cordon_policy::Seen::Host(a) => a,
+            };
             if got.width() >= e.access.width() {
                 if e.access == Access::Write {
                     out.extend(home_grant_note(source, &e.path, &lexical).map(|n| (n, false)));

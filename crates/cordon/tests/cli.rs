@@ -6585,4 +6585,47 @@ fn a_cwd_through_a_link_into_the_hosts_tmp_is_read_only() {
         "{}",
         text(&o.stdout)
     );
+    // Attack pass 242, F1: a link earlier on the typed path (`root -> /`), then a cd to
+    // the other repository beyond it: that repository is not the workspace, nor writable.
+    std::os::unix::fs::symlink("/", p.dir.join("root")).unwrap();
+    let through_root = p.dir.join("root").join(v.strip_prefix("/").unwrap());
+    let o = out(p.cordon_in(
+        &through_root,
+        &["run", "--", "sh", "-c", "echo z > planted2; cat readme"],
+    ));
+    assert!(!v.join("planted2").exists(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("victim"), "{}", text(&o.stderr));
+    // F4: a grant spelled through a link into /tmp is refused, not dropped in silence.
+    std::os::unix::fs::symlink("/tmp", p.dir.join("t")).unwrap();
+    let spelled = format!("t/{}", v.file_name().unwrap().to_str().unwrap());
+    let o = out(cordon(&p, &["run", "-w", &spelled, "--", "true"]));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("symlink"), "{}", text(&o.stderr));
+    // F2: a link planted in a `-w` directory (no project on the typed path), then a cd
+    // through it: refused, nothing written beyond it.
+    let plain = p.root.path().join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    let vv = plain.join("vv");
+    let o = out(cordon(
+        &p,
+        &[
+            "run",
+            "-w",
+            plain.to_str().unwrap(),
+            "--",
+            "ln",
+            "-s",
+            v.to_str().unwrap(),
+            vv.to_str().unwrap(),
+        ],
+    ));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let o = out(p.cordon_in(&vv, &["run", "--", "sh", "-c", "echo z > planted3"]));
+    assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("could have planted it"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!v.join("planted3").exists());
 }
