@@ -811,6 +811,9 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
         return out;
     }
     let mut unexplained = None;
+    // Where the "none named by the output" evidence went, and whether every record was a
+    // network refusal.
+    let mut unnamed_records: Option<(usize, bool)> = None;
     // A cordon run inside the sandbox that refused to start its command: that is what
     // happened, whatever its own attempts left in the denial records. After the helper
     // said it applied the sandbox, such a line is the command's (before it, the line is
@@ -834,6 +837,7 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
             return out;
         }
         if d.total > 0 {
+            unnamed_records = Some((out.evidence.len(), d.records.iter().all(|r| r.is_network())));
             out.evidence.push(ev(
                 EvidenceSource::Helper,
                 format!(
@@ -872,6 +876,11 @@ fn classify_signals(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Outcome {
     // view of the profile confirms.
     if sig.sandboxed {
         if let Some(o) = from_output(sig, ctx) {
+            // A network failure read from the output is what those network records were:
+            // they are not "not counted as the cause" next to it (new-user pass 243 #3).
+            if let (OutcomeClass::NetworkDenied { .. }, Some((i, true))) = (&o.0, unnamed_records) {
+                out.evidence.remove(i);
+            }
             out.class = o.0;
             out.confidence = o.1;
             out.evidence.extend(o.2);
@@ -4555,6 +4564,23 @@ mod tests {
         assert!(
             matches!(o.class, OutcomeClass::NetworkDenied { .. }),
             "{o:?}"
+        );
+        // New-user pass 243 #3: a network failure the output gives without the address
+        // (Python's "Network is unreachable") is what the record was: no evidence line
+        // says the record was "not counted as the cause".
+        let o = run_with_records(
+            1,
+            "OSError: [Errno 101] Network is unreachable",
+            vec![net.clone()],
+        );
+        assert!(
+            matches!(o.class, OutcomeClass::NetworkDenied { .. }),
+            "{o:?}"
+        );
+        assert!(
+            !o.evidence.iter().any(|e| e.detail.contains("not counted")),
+            "{:?}",
+            o.evidence
         );
         // Attack pass 43, J4: a record of another address is not what the line names.
         let o = run_with_records(

@@ -783,14 +783,17 @@ fn wait(
                             if let (Ok(mut c), Ok(sig)) =
                                 (cancelled.lock(), nix::sys::signal::Signal::try_from(s))
                             {
-                                c.get_or_insert_with(|| format!("{sig} sent by the caller"));
+                                // The latest such signal: an earlier one the command
+                                // survived (a shell on a terminal ignores SIGINT) is not
+                                // what ended it (new-user pass 243 #1).
+                                *c = Some(format!("{sig} sent by the caller"));
                             }
                         }
                         signal_unreaped(pid, s)
                     }
                     Ok(Control::Kill) => {
                         if let Ok(mut c) = cancelled.lock() {
-                            c.get_or_insert_with(|| "killed by the caller".to_string());
+                            *c = Some("killed by the caller".to_string());
                         }
                         end_run();
                     }

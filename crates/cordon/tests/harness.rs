@@ -218,6 +218,21 @@ fn interrupt_reaches_the_whole_command() {
         "cancelled",
         "{r:?}"
     );
+    // New-user pass 243 #1: an interrupt the command survives is not the reason a later
+    // kill gives; the kill is.
+    let r = h
+        .exec(ExecParams::script("trap '' INT; sleep 60").yield_time(Duration::from_millis(300)))
+        .unwrap();
+    let id = r.session_id.clone().unwrap();
+    h.signal(&id, libc::SIGINT).unwrap();
+    let r = h.wait(&id, Duration::from_millis(500), 1000).unwrap();
+    assert!(r.running, "the ignored SIGINT ended it: {r:?}");
+    let k = h.kill(&id).unwrap();
+    let o = k.outcome.unwrap();
+    assert_eq!(o.class.name(), "cancelled");
+    let details: Vec<&str> = o.evidence.iter().map(|e| e.detail.as_str()).collect();
+    assert!(details.contains(&"killed by the caller"), "{details:?}");
+    assert!(!details.iter().any(|d| d.contains("SIGINT")), "{details:?}");
 }
 
 #[test]

@@ -61,6 +61,8 @@ fn python_mcp_client_end_to_end() {
         "[[rules]]\npattern = [\"touch\", \"approved.txt\"]\ndecision = \"ask\"\n\
          justification = \"asks\"\n\
          [[rules]]\npattern = [\"touch\", \"approved-2.txt\"]\ndecision = \"ask\"\n\
+         justification = \"asks\"\n\
+         [[rules]]\npattern = [\"touch\", \"declined.txt\"]\ndecision = \"ask\"\n\
          justification = \"asks\"\n",
     )
     .unwrap();
@@ -87,6 +89,7 @@ fn python_mcp_client_end_to_end() {
         "ok confined command",
         "ok denied write classified sandbox-denied",
         "ok approved via elicitation",
+        "ok declined form: refused, said so",
         "ok an answer the form does not offer is refused, and said",
         "ok 20-command session",
         "ok interactive python REPL on a terminal",

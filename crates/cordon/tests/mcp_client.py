@@ -70,6 +70,8 @@ async def approve_once(context, params):
     asked.append(params.message)
     schemas.append(params.requested_schema)
     answer = next_answers.pop(0) if next_answers else "once"
+    if answer == "(decline)":
+        return types.ElicitResult(action="decline")
     return types.ElicitResult(action="accept", content={"answer": answer})
 
 
@@ -132,6 +134,14 @@ async def with_person():
             assert "the test needs the marker file" in asked[0], asked[0]
             assert sc(r)["approval"]["by"] == "mcp client", sc(r)["approval"]
             ok("approved via elicitation")
+
+            # A declined form is a denial that says it was declined (new-user pass 243 #6).
+            next_answers.append("(decline)")
+            r = await call(s, "exec_command", argv=["touch", "declined.txt"])
+            o = sc(r)["outcome"]
+            assert o["outcome"] == "refused" and "declined" in o["why"], o
+            assert not os.path.exists("declined.txt")
+            ok("declined form: refused, said so")
 
             # The form describes exactly the answers it offers; an answer it does not offer
             # is a denial that says so (nu20 G5, nu21 K4).

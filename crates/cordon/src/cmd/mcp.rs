@@ -202,6 +202,13 @@ impl Approver for Elicitor {
             }
             _ => (Answer::Deny, None),
         };
+        // Which way the person said no: a harness tells a dismissed form from a denial
+        // (new-user pass 243 #6: decline and cancel read as "denied").
+        let how = match result.action {
+            ElicitationAction::Decline => "the form was declined",
+            ElicitationAction::Cancel => "the form was cancelled (dismissed)",
+            _ => "denied",
+        };
         Reply {
             approval_id: req.approval_id.clone(),
             answer,
@@ -212,7 +219,7 @@ impl Approver for Elicitor {
                     names.join(", ")
                 ),
                 None => format!(
-                    "denied through the MCP client (elicitation): {}",
+                    "denied through the MCP client (elicitation: {how}): {}",
                     req.reason
                 ),
             }),
