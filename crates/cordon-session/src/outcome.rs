@@ -1352,6 +1352,24 @@ pub fn offerable_grant(grant: &Path, ctx: &ClassifyContext<'_>) -> Result<(), St
             "it would need {g} writable: the home directory or above it"
         ));
     }
+    // A cwd outside the workspace was reached through a symlink on the typed path, the
+    // project holding the link kept as the workspace (`cd proj/pv` with `pv -> /elsewhere`):
+    // the link may have been planted by a command, so nothing at or around the cwd is
+    // offered, as a grant spelled through the link is refused (attack pass 244 #2: the
+    // retry offered `-w` of the link's target).
+    if let Some(r) = ctx.resolved {
+        if !ctx.cwd.starts_with(&r.workspace)
+            && (ctx.cwd.starts_with(grant) || grant.starts_with(ctx.cwd))
+        {
+            return Err(format!(
+                "it would need {g} writable, where the command's cwd {} is: it lies outside \
+                 the workspace {} and was reached through a symlink in it, which a command \
+                 could have planted (cd to the real path if you mean to work there)",
+                ctx.cwd.display(),
+                r.workspace.display()
+            ));
+        }
+    }
     let workspace = ctx.resolved.map(|r| r.workspace.as_path());
     if [Some(ctx.cwd), workspace]
         .into_iter()
@@ -3057,7 +3075,11 @@ mod tests {
             words: &[],
         };
         let why = offerable_grant(Path::new("/other/repo/.git/hooks"), &ctx).unwrap_err();
-        assert!(why.contains("another project"), "{why}");
+        // Attack pass 244 #2: nothing at or around such a cwd is offered at all.
+        assert!(
+            why.contains("another project") || why.contains("reached through a symlink"),
+            "{why}"
+        );
         assert!(offerable_grant(Path::new("/w/.git/config"), &ctx).is_ok());
         // Fresh pass 189 #11: a nested repository's `.git` inside the workspace is another
         // repository's, never offered.
@@ -3499,6 +3521,51 @@ mod tests {
             rule: rule.into(),
             grant: grant.map(PathBuf::from),
         }
+    }
+
+    /// Attack pass 244 #2: a cwd outside the workspace (reached through a symlink in the
+    /// project) gets no grant at or around it. Twin: the same refusal with the cwd in the
+    /// workspace offers its directory.
+    #[test]
+    fn no_grant_is_offered_at_a_cwd_reached_through_a_link() {
+        let with_cwd = |cwd: &str, path: &str| {
+            let mut d = cordon_sandbox::denials::DenialReport::default();
+            d.push(record(
+                path,
+                "read-only: outside every writable root",
+                Some(cwd),
+            ));
+            run_in(
+                cwd,
+                RunSignals {
+                    code: Some(1),
+                    stderr_tail: format!("touch: cannot touch '{path}': Read-only file system"),
+                    sandboxed: true,
+                    denials: Some(d),
+                    ..Default::default()
+                },
+            )
+        };
+        let o = with_cwd("/elsewhere/pv", "/elsewhere/pv/f");
+        match &o.class {
+            OutcomeClass::SandboxDenied { grant, .. } => assert_eq!(grant, &None, "{o:?}"),
+            c => panic!("{c:?}"),
+        }
+        assert!(
+            o.hint
+                .as_deref()
+                .unwrap_or("")
+                .contains("reached through a symlink"),
+            "{o:?}"
+        );
+        let o = with_cwd("/w/sub", "/w/sub/.git/hooks/x");
+        assert!(
+            !o.hint
+                .as_deref()
+                .unwrap_or("")
+                .contains("reached through a symlink"),
+            "{o:?}"
+        );
     }
 
     /// New-user pass 234 #2: a file granted on its own (`-w FILE`) is writable in place
