@@ -3469,6 +3469,23 @@ mod tests {
         assert_eq!(o.exit_code, 125);
     }
 
+    /// `sig` classified with the resolved profile `r`, the view `fs` and the cwd `cwd`
+    /// (no home, no `PATH`, no command words).
+    fn classify_in(r: &ResolvedProfile, fs: &dyn FsView, cwd: &str, sig: RunSignals) -> Outcome {
+        classify(
+            &sig,
+            &ClassifyContext {
+                resolved: Some(r),
+                fs,
+                cwd: Path::new(cwd),
+                network_enabled: false,
+                home: None,
+                path_dirs: &[],
+                words: &[],
+            },
+        )
+    }
+
     fn run_in(cwd: &str, sig: RunSignals) -> Outcome {
         let mut r = resolved();
         r.cwd = cwd.into();
@@ -3597,22 +3614,16 @@ mod tests {
         let go = |rec: cordon_sandbox::denials::DenialRecord, tail: &str| {
             let mut d = cordon_sandbox::denials::DenialReport::default();
             d.push(rec);
-            classify(
-                &RunSignals {
+            classify_in(
+                &r,
+                &fs,
+                "/w",
+                RunSignals {
                     code: Some(4),
                     stderr_tail: tail.into(),
                     sandboxed: true,
                     denials: Some(d),
                     ..Default::default()
-                },
-                &ClassifyContext {
-                    resolved: Some(&r),
-                    fs: &fs,
-                    cwd: Path::new("/w"),
-                    network_enabled: false,
-                    home: None,
-                    path_dirs: &[],
-                    words: &[],
                 },
             )
         };
@@ -5552,22 +5563,16 @@ mod tests {
             *default = Access::Deny;
         }
         let classify_tail = |tail: &str| {
-            classify(
-                &RunSignals {
+            classify_in(
+                &r,
+                &fs,
+                "/w",
+                RunSignals {
                     code: Some(1),
                     stderr_tail: tail.into(),
                     sandboxed: true,
                     denials: Some(cordon_sandbox::denials::DenialReport::default()),
                     ..Default::default()
-                },
-                &ClassifyContext {
-                    resolved: Some(&r),
-                    fs: &fs,
-                    cwd: Path::new("/w"),
-                    network_enabled: false,
-                    home: None,
-                    path_dirs: &[],
-                    words: &[],
                 },
             )
         };
