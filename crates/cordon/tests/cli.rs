@@ -2842,6 +2842,9 @@ fn extra_grants_that_do_not_hold_are_said() {
     let out_dir = p.root.path().join("out");
     std::fs::create_dir_all(&out_dir).unwrap();
     std::os::unix::fs::symlink(&out_dir, p.dir.join("link")).unwrap();
+    // `check` says the run would refuse it (new-user pass 245 #2: exit 0, "would run").
+    let o = support::out(p.cordon(&["check", "-w", "link", "--", "true"]));
+    assert_eq!(o.status.code(), Some(2), "{}", support::text(&o.stdout));
     // Refused, not run without the grant (new-user pass 239 #2), by the run and its dry
     // run alike, nothing run.
     for args in [
@@ -6601,6 +6604,14 @@ fn a_cwd_through_a_link_into_the_hosts_tmp_is_read_only() {
     let o = out(cordon(&p, &["run", "-w", &spelled, "--", "true"]));
     assert_eq!(o.status.code(), Some(125), "{}", text(&o.stderr));
     assert!(text(&o.stderr).contains("symlink"), "{}", text(&o.stderr));
+    // New-user pass 245 #4: explain offers the read grant by the real path, not through
+    // the link (which would be refused).
+    let o = out(cordon(&p, &["explain", &spelled]));
+    assert!(
+        text(&o.stdout).contains(&format!("\"path\":\"{}\"", v.display())),
+        "{}",
+        text(&o.stdout)
+    );
     // F2: a link planted in a `-w` directory (no project on the typed path), then a cd
     // through it: refused, nothing written beyond it.
     let plain = p.root.path().join("plain");

@@ -58,6 +58,14 @@ pub fn check(args: CheckArgs) -> Result<i32> {
         verdict = Gate::Refuse { reason: why };
         exit = 2;
     }
+    // A grant spelled through a symlink refuses the run (new-user pass 245 #2: `check -w
+    // build` said "would run" where the run exited 125).
+    if exit != 2 {
+        if let Some(why) = trust.symlinked_grant_refusal() {
+            verdict = Gate::Refuse { reason: why };
+            exit = 2;
+        }
+    }
     if exit != 2 {
         if record.sandbox.bypass {
             req.preference = cordon_policy::SandboxPreference::Forbid;
