@@ -1295,7 +1295,18 @@ fn expand_with_homes(
         fs, spelling, index, ctx, workspace, access, all_homes, &norm,
     )?;
     if access != Access::Deny {
-        if let Some(link) = crossed.into_inner() {
+        // Only a link a command could have planted: in the workspace or where an earlier
+        // sandboxed run could write. The user's own (a home reached through a symlink, a
+        // link to a project made outside every writable root) is followed as the kernel
+        // follows it (new-user pass 245 #1: `-w ../somedir` from `~/proj` with `$HOME` a
+        // symlink was refused).
+        let planted = crossed.into_inner().filter(|link| {
+            let mut roots = ctx.earlier_roots.clone();
+            roots.push(workspace.to_path_buf());
+            planted_link_among(fs, &roots, &ctx.earlier_identities, &symlinks_on(fs, link))
+                .is_some()
+        });
+        if let Some(link) = planted {
             return Err(ResolveError::DotDotThroughLink {
                 index,
                 spelling: spelling.to_string(),
@@ -6841,6 +6852,23 @@ mod tests {
         ]);
         let r = resolve(&p, &ctx("/home/u/proj"), &fs).unwrap();
         assert_eq!(access(&r, &fs, "/home/u/.local/bin/x/y"), Access::Deny);
+        // New-user pass 245 #1: a link outside the workspace and every earlier writable
+        // root (the user's own: a home reached through a symlink) is followed; in an
+        // earlier run's root, refused again.
+        let fs = fs
+            .dir("/data/home/u/proj/.git/objects")
+            .dir("/data/home/u/somedir")
+            .symlink("/links/u", "/data/home/u");
+        let p = restricted(vec![
+            FsEntry::new(":workspace", Access::Write),
+            FsEntry::new("/links/u/proj/../somedir", Access::Write),
+        ]);
+        let r = resolve(&p, &ctx("/data/home/u/proj"), &fs).unwrap();
+        assert_eq!(access(&r, &fs, "/data/home/u/somedir/f"), Access::Write);
+        let mut c = ctx("/data/home/u/proj");
+        c.earlier_roots = vec!["/links".into()];
+        let e = resolve(&p, &c, &fs).unwrap_err();
+        assert!(matches!(e, ResolveError::DotDotThroughLink { .. }), "{e}");
     }
 
     /// Breaker (stop 21): a project root an earlier run made unlistable (`chmod 311`) hid
