@@ -1184,6 +1184,14 @@ fn private_tmp_hint(sig: &RunSignals, ctx: &ClassifyContext<'_>) -> Option<Strin
         // /tmp/d/out.txt: Directory nonexistent" got no word).
         let hidden = candidate_paths(l)
             .into_iter()
+            // Where the path leads on the host: a relative one, or one through a link
+            // into /tmp (`build -> /tmp/b`, then `echo x > build/f`: new-user pass 245 #5).
+            .map(|p| {
+                let abs = cordon_policy::paths::lexical_normalize(Path::new(&p), ctx.cwd);
+                cordon_policy::paths::canonicalize_lenient(ctx.fs, &abs)
+                    .to_string_lossy()
+                    .into_owned()
+            })
             .filter(|p| under_tmp(p))
             .find_map(|p| {
                 Path::new(&p)
@@ -5342,6 +5350,20 @@ mod tests {
             "{hint}"
         );
         assert_eq!(classify(&sig(gone, false), &ctx).hint, None);
+        // New-user pass 245 #5: a relative path through a link into /tmp (`build ->
+        // /tmp/b`) is judged where it leads.
+        let fs2 = cordon_policy::MemFs::new()
+            .dir("/tmp/b")
+            .dir("/w")
+            .symlink("/w/build", "/tmp/b");
+        let ctx2 = ClassifyContext { fs: &fs2, ..ctx };
+        let hint = classify(
+            &sig("sh: 1: cannot create build/f: Directory nonexistent", true),
+            &ctx2,
+        )
+        .hint
+        .unwrap_or_default();
+        assert!(hint.contains("/tmp/b exists on the host"), "{hint}");
         // nu18 F4: run as a program (exit 127, cordon's own "command not found").
         let fs = cordon_policy::MemFs::new().file("/tmp/run.sh", "#!/bin/sh\n");
         let ctx = ClassifyContext { fs: &fs, ..ctx };
