@@ -563,7 +563,7 @@ fn hint_for(
         Decider::RebuiltTree { .. } | Decider::PrivateCache { .. } => return None,
         // The real path: a read grant spelled through a symlink is refused like a write
         // (new-user pass 245 #4: `build -> /tmp/x` was offered `--with` of `build`).
-        Decider::PrivateTmp => private_tmp_grant(&canonical, grant),
+        Decider::PrivateTmp => private_tmp_grant(canonical, grant),
         Decider::Protected { reason, path } => format!(
             "kept read-only inside a writable root because {reason} (R-P3); only if you \
              trust every command, name it explicitly: `{{ path = {}, access = \"write\" }}`",
