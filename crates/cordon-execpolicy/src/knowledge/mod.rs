@@ -4988,6 +4988,32 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
         "symbolic-ref" if short('d') || long(&[LongOption::abbrev("delete")]) => {
             Some("git symbolic-ref --delete deletes a symbolic ref (HEAD)".into())
         }
+        // `git symbolic-ref NAME REF` with NAME a branch or tag replaces it with a link to
+        // REF: the commits only it reached are left unreachable (attack pass 246 #1).
+        // `HEAD` itself is what `git checkout` moves, and keeps a reflog.
+        "symbolic-ref"
+            if {
+                let ops: Vec<&&str> = args.iter().filter(|a| !a.starts_with('-')).collect();
+                ops.len() >= 2 && *ops[0] != "HEAD"
+            } =>
+        {
+            Some(
+                "git symbolic-ref NAME REF replaces the ref NAME with a link to REF: commits \
+                 only NAME reached are left unreachable"
+                    .into(),
+            )
+        }
+        // `--force` lets a stream reset branches and tags that are not fast-forwards.
+        "fast-import" if long(&[LongOption::abbrev("force")]) => Some(
+            "git fast-import --force moves branches and tags wherever the stream says: \
+             commits only they reached are left unreachable"
+                .into(),
+        ),
+        "replace" if force() => Some(
+            "git replace --force overwrites an existing replacement ref: the object it \
+             replaced with is left unreachable"
+                .into(),
+        ),
         // Unreachable objects younger than the default two weeks are what recovers a
         // dropped stash or a reset branch (attack pass 200 P4).
         // Without `--expire`, `git prune` deletes every unreachable loose object (attack pass
@@ -5107,6 +5133,36 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
                  left unreachable"
                 .into(),
         ),
+        // The same refspec given as configuration on the command line (`git -c
+        // remote.o.fetch=+refs/heads/main:refs/heads/feat fetch o`: attack pass 246 #1).
+        "fetch" | "pull"
+            if seg.argv[1..sub]
+                .iter()
+                .enumerate()
+                .filter_map(|(i, w)| {
+                    if w == "-c" {
+                        seg.argv.get(i + 2).map(String::as_str)
+                    } else {
+                        w.strip_prefix("-c").filter(|v| !v.is_empty())
+                    }
+                })
+                .filter_map(|kv| kv.split_once('='))
+                .any(|(k, v)| {
+                    let k = k.to_ascii_lowercase();
+                    k.starts_with("remote.")
+                        && k.ends_with(".fetch")
+                        && v.split_once(':').is_some_and(|(src, dst)| {
+                            src.starts_with('+')
+                                && !dst.is_empty()
+                                && !dst.starts_with("refs/remotes/")
+                        })
+                }) =>
+        {
+            Some(format!(
+                "git {name} with a forced refspec in remote.*.fetch moves the local ref it \
+                 names: commits only it reached are left unreachable"
+            ))
+        }
         // A forced refspec (`+SRC:DST`, or any `SRC:DST` with `--force`) moves the local
         // ref DST wherever it was, as `git branch -f DST SRC` does (`git fetch . +HEAD~3:
         // main`); remote-tracking refs (`refs/remotes/…`) hold no work of their own.

@@ -186,6 +186,25 @@ pub fn refusal_with(key: &Key, values: &[Vec<u8>], opts: &MergeOptions) -> Optio
             }
         }
     }
+    // A fetch refspec that force-moves a local ref (`+refs/heads/main:refs/heads/feat`,
+    // a tag): every later `git fetch` of that remote, on the host too, overwrites it, as
+    // `git branch -f` would (attack pass 246 #1). Remote-tracking refs hold no work.
+    if key.section == "remote" && key.name == "fetch" {
+        if let Some(v) = values.iter().find(|v| {
+            let v = String::from_utf8_lossy(v);
+            v.split_once(':').is_some_and(|(src, dst)| {
+                src.trim_start().starts_with('+')
+                    && !dst.trim().is_empty()
+                    && !dst.trim().starts_with("refs/remotes/")
+            })
+        }) {
+            return Some(format!(
+                "remote.*.fetch = {:?} force-moves a local branch or tag at every fetch (only \
+                 refspecs into refs/remotes/ are kept)",
+                String::from_utf8_lossy(v)
+            ));
+        }
+    }
     if key.section == "submodule" && key.name == "active" {
         if let Some(v) = values
             .iter()
@@ -946,6 +965,23 @@ mod tests {
         let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
         assert_eq!(o.text, None);
         assert!(o.refused[0].1.contains("remote-helper"), "{o:?}");
+        // Attack pass 246 #1: a forced refspec onto a local branch or tag is not merged
+        // back (every later fetch would move it); twin: one into refs/remotes/ is.
+        let edited = format!(
+            "{HOST}[remote \"o\"]\n\turl = https://example.com/r.git\n\tfetch = +refs/heads/master:refs/heads/feat\n"
+        );
+        let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
+        assert!(
+            o.refused
+                .iter()
+                .any(|(k, why)| k == "remote.o.fetch" && why.contains("force-moves")),
+            "{o:?}"
+        );
+        let edited = format!(
+            "{HOST}[remote \"o\"]\n\turl = https://example.com/r.git\n\tfetch = +refs/heads/*:refs/remotes/o/*\n"
+        );
+        let o = merge(HOST.as_bytes(), edited.as_bytes(), HOST.as_bytes()).unwrap();
+        assert!(text(&o).contains("refs/remotes/o/*"), "{o:?}");
         // The refused remote's fetch refspec is not merged alone; another remote's is.
         let edited = format!(
             "{HOST}[remote \"lh\"]\n\turl = [::1]:/w/x.git\n\tfetch = +refs/heads/*:refs/remotes/lh/*\n\
