@@ -29,6 +29,21 @@ pub const SHELL_RC_FILES: &[&str] = &[
     ".kshrc",
     ".mkshrc",
     ".config/fish/config.fish",
+    // csh/tcsh login and logout, and the start-up files of other shells (attack pass 246
+    // #2: written under `-w ~` and left).
+    ".login",
+    ".logout",
+    ".yashrc",
+    ".xonshrc",
+    ".config/xonsh/rc.xsh",
+    ".config/nushell/env.nu",
+    ".config/nushell/config.nu",
+    ".config/nushell/login.nu",
+    ".config/powershell/Microsoft.PowerShell_profile.ps1",
+    ".config/powershell/profile.ps1",
+    ".config/elvish/rc.elv",
+    ".elvish/rc.elv",
+    ".config/ion/initrc",
 ];
 
 /// Directories of shell start-up code, relative to a home directory: fish sources every
@@ -36,7 +51,13 @@ pub const SHELL_RC_FILES: &[&str] = &[
 /// command NAME runs (a `functions/ls.fish` replaces `ls`), as it does `config.fish`.
 /// Read-only when present; a missing one a command makes is named after the run (a
 /// directory is not removed), as [`SESSION_LOGIN_FILES`]' directories are.
-pub const SHELL_RC_DIRS: &[&str] = &[".config/fish/conf.d", ".config/fish/functions"];
+pub const SHELL_RC_DIRS: &[&str] = &[
+    ".config/fish/conf.d",
+    ".config/fish/functions",
+    ".config/fish/completions",
+    ".local/share/fish/vendor_conf.d",
+    ".local/share/fish/vendor_functions.d",
+];
 
 /// sshd's and ssh's per-user files that let someone in or run code at the next ssh login
 /// (`authorized_keys` grants logins and can force commands, `rc` runs at every login,
@@ -49,6 +70,11 @@ pub const SSH_LOGIN_FILES: &[&str] = &[
     ".ssh/config",
     // Read by sshd where `PermitUserEnvironment` is on: `LD_PRELOAD=…` for every login.
     ".ssh/environment",
+    // Host-based and Kerberos logins: who may log in as this user without a password.
+    ".rhosts",
+    ".shosts",
+    ".k5login",
+    ".k5users",
 ];
 
 /// Files (and directories) the graphical or PAM login reads from a home directory:
@@ -69,6 +95,20 @@ pub const SESSION_LOGIN_FILES: &[&str] = &[
     ".config/environment.d",
     ".config/autostart",
     ".config/systemd/user",
+    // More of the same (attack pass 246 #2): X session clients and input methods, KDE's
+    // session scripts, systemd's other user-unit and manager-config directories, D-Bus
+    // services started on demand by name, and window managers' autostart files.
+    ".xinputrc",
+    ".Xclients",
+    ".config/plasma-workspace/env",
+    ".config/plasma-workspace/shutdown",
+    ".config/autostart-scripts",
+    ".local/share/systemd/user",
+    ".config/systemd/user.conf.d",
+    ".local/share/dbus-1/services",
+    ".config/xfce4/xinitrc",
+    ".config/openbox/autostart",
+    ".config/labwc/autostart",
 ];
 
 /// Who runs a shell start-up file (the "tool" of a kept-absent path).
@@ -97,12 +137,13 @@ pub fn all() -> impl Iterator<Item = (&'static str, &'static str)> {
 /// Why such a file is protected ([`crate::EntryOrigin::Protected`]).
 pub fn reason(tool: &str) -> String {
     if tool == SSH {
-        "ssh login file: sshd or ssh reads it at the next ssh login, and what it sets runs \
-         there"
+        "remote login file: sshd, ssh or a host-based or Kerberos login reads it at the next \
+         login, and whom it lets in or what it sets runs there"
             .to_string()
     } else if tool == SESSION {
-        "login session file: PAM or the X session reads it at your next graphical or PAM \
-         login, and what it sets or runs runs there"
+        "login session file: PAM, the X or desktop session, systemd or D-Bus reads it at \
+         your next graphical or PAM login (or when the service starts), and what it sets or \
+         runs runs there"
             .to_string()
     } else {
         "shell start-up file: your shell runs it at your next login or shell".to_string()

@@ -6495,6 +6495,12 @@ mod tests {
             // fish's start-up directories, as its config.fish.
             "/home/u/.config/fish/conf.d",
             "/home/u/.config/fish/functions",
+            // Attack pass 246 #2.
+            "/home/u/.login",
+            "/home/u/.config/nushell/env.nu",
+            "/home/u/.local/share/systemd/user",
+            "/home/u/.local/share/dbus-1/services",
+            "/home/u/.rhosts",
         ] {
             assert!(kept.contains(&Path::new(f)), "{f}: {kept:?}");
             // No placeholder: no protected entry on the missing path.

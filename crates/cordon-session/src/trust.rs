@@ -956,7 +956,9 @@ fn home_grant_note(source: &str, spelled: &str, lexical: &Path) -> Option<String
              command creates is removed (a directory: named) after the run; other files that \
              run code are not: \
              Python's user site-packages (usercustomize.py, *.pth), ~/.local/bin, \
-             ~/.bashrc.d); grant only the directory it needs if you can"
+             ~/.bashrc.d, ~/.forward, editors' and tools' own start-up files such as \
+             ~/.vimrc, and any file a start-up file of yours sources); grant only the \
+             directory it needs if you can"
         )
     })
 }
