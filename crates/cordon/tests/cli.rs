@@ -2845,6 +2845,9 @@ fn extra_grants_that_do_not_hold_are_said() {
     // `check` says the run would refuse it (new-user pass 245 #2: exit 0, "would run").
     let o = support::out(p.cordon(&["check", "-w", "link", "--", "true"]));
     assert_eq!(o.status.code(), Some(2), "{}", support::text(&o.stdout));
+    // And `-w link/..` alike (attack pass 246: it exited 125 there).
+    let o = support::out(p.cordon(&["check", "-w", "link/..", "--", "true"]));
+    assert_eq!(o.status.code(), Some(2), "{}", support::text(&o.stderr));
     // Refused, not run without the grant (new-user pass 239 #2), by the run and its dry
     // run alike, nothing run.
     for args in [

@@ -35,6 +35,19 @@ pub fn check(args: CheckArgs) -> Result<i32> {
             eprintln!("cordon: {et}");
             return Ok(2);
         }
+        // Extra grants that cannot be resolved into a sandbox (`-w link/..`): what the run
+        // refuses, exit 2 as for a grant spelled through a link (attack pass 246: 125 here,
+        // 2 for `-w link`).
+        Err(e)
+            if matches!(
+                e.downcast_ref::<cordon_session::trust::TrustError>(),
+                Some(cordon_session::trust::TrustError::Merge(_))
+            ) =>
+        {
+            let et = crate::cmd::error_text(&e);
+            eprintln!("cordon: `cordon run` would refuse this: {et}");
+            return Ok(2);
+        }
         Err(e) => return Err(e),
     };
     // An allow rule a dangerous-command finding overrides is moot: said where rules are
