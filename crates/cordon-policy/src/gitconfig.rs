@@ -20,6 +20,21 @@ use crate::paths::{canonicalize_lenient, lexical_normalize, FsView, ReadRefusal,
 mod command_line;
 pub mod merge;
 
+/// Whether the fetch refspec `refspec` (`[+]SRC:DST`) force-moves a local ref — a branch
+/// or tag wherever it was, as `git branch -f` does — when fetched: forced by its `+` or by
+/// `forced` (`git fetch --force`), with a destination outside `refs/remotes/`
+/// (remote-tracking refs hold no work of their own). The exec policy asks about such a
+/// fetch (given on the command line or as `-c remote.NAME.fetch=…`) and the config merge
+/// keeps such a `remote.NAME.fetch` out of the host's file (attack pass 246 #1).
+pub fn forces_a_local_ref(refspec: &str, forced: bool) -> bool {
+    refspec.split_once(':').is_some_and(|(src, dst)| {
+        let dst = dst.trim();
+        (src.trim_start().starts_with('+') || forced)
+            && !dst.is_empty()
+            && !dst.starts_with("refs/remotes/")
+    })
+}
+
 /// The names git runs as hooks from a hooks directory (githooks(5), git 2.4x, with
 /// `.sample` copies excluded): a file of one of these names outside every repository may
 /// be what another repository's `core.hooksPath` runs.

@@ -5151,11 +5151,7 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
                     let k = k.to_ascii_lowercase();
                     k.starts_with("remote.")
                         && k.ends_with(".fetch")
-                        && v.split_once(':').is_some_and(|(src, dst)| {
-                            src.starts_with('+')
-                                && !dst.is_empty()
-                                && !dst.starts_with("refs/remotes/")
-                        })
+                        && cordon_policy::gitconfig::forces_a_local_ref(v, false)
                 }) =>
         {
             Some(format!(
@@ -5172,13 +5168,7 @@ fn git_discards(seg: &Segment, sub: usize, args: &[&str]) -> Option<String> {
                 .take_while(|a| **a != "--")
                 .filter(|a| !a.starts_with('-'))
                 .skip(1)
-                .any(|r| {
-                    r.split_once(':').is_some_and(|(src, dst)| {
-                        (src.starts_with('+') || force())
-                            && !dst.is_empty()
-                            && !dst.starts_with("refs/remotes/")
-                    })
-                }) =>
+                .any(|r| cordon_policy::gitconfig::forces_a_local_ref(r, force())) =>
         {
             Some(format!(
                 "git {name} with a forced refspec moves the local ref it names: commits only it \

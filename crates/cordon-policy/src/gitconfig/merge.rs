@@ -190,14 +190,10 @@ pub fn refusal_with(key: &Key, values: &[Vec<u8>], opts: &MergeOptions) -> Optio
     // a tag): every later `git fetch` of that remote, on the host too, overwrites it, as
     // `git branch -f` would (attack pass 246 #1). Remote-tracking refs hold no work.
     if key.section == "remote" && key.name == "fetch" {
-        if let Some(v) = values.iter().find(|v| {
-            let v = String::from_utf8_lossy(v);
-            v.split_once(':').is_some_and(|(src, dst)| {
-                src.trim_start().starts_with('+')
-                    && !dst.trim().is_empty()
-                    && !dst.trim().starts_with("refs/remotes/")
-            })
-        }) {
+        if let Some(v) = values
+            .iter()
+            .find(|v| super::forces_a_local_ref(&String::from_utf8_lossy(v), false))
+        {
             return Some(format!(
                 "remote.*.fetch = {:?} force-moves a local branch or tag at every fetch (only \
                  refspecs into refs/remotes/ are kept)",
