@@ -540,19 +540,11 @@ pub fn refusal_before_run(
 /// `layers` (`--config FILE`, `--profile NAME`, as given to the run; shell words), so the
 /// suggestion explains the profile the command ran with, not the default one.
 pub fn explain_with_selection(hint: &str, layers: &crate::trust::Layers) -> String {
-    let mut words = String::new();
-    if let Some(c) = &layers.config {
-        words.push_str(" --config ");
-        words.push_str(&cordon_execpolicy::shell_word(&c.to_string_lossy()));
-    }
-    if let Some(p) = &layers.profile {
-        words.push_str(" --profile ");
-        words.push_str(&cordon_execpolicy::shell_word(p));
-    }
-    if words.is_empty() {
+    let explain = layers.explain_command();
+    if explain == "cordon explain" {
         return hint.to_string();
     }
-    hint.replace("`cordon explain ", &format!("`cordon explain{words} "))
+    hint.replace("`cordon explain ", &format!("`{explain} "))
 }
 
 /// Why a plan-mode run cannot start, or `None`: plan mode (R-A10) is read-only until left,

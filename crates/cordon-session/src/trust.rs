@@ -67,6 +67,24 @@ pub struct Layers {
     pub sink_files: Vec<PathBuf>,
 }
 
+impl Layers {
+    /// The `cordon explain` command that explains the profile these layers choose: with
+    /// `--config FILE` and `--profile NAME` as given (shell words), so a suggestion made
+    /// after a run or in a note is about the profile the command ran with.
+    pub fn explain_command(&self) -> String {
+        let mut cmd = String::from("cordon explain");
+        if let Some(c) = &self.config {
+            cmd.push_str(" --config ");
+            cmd.push_str(&cordon_execpolicy::shell_word(&c.to_string_lossy()));
+        }
+        if let Some(p) = &self.profile {
+            cmd.push_str(" --profile ");
+            cmd.push_str(&cordon_execpolicy::shell_word(p));
+        }
+        cmd
+    }
+}
+
 /// Errors building a trust profile (they say what to do).
 #[derive(Debug, Error)]
 pub enum TrustError {
@@ -910,8 +928,9 @@ impl TrustProfile {
                 )
             } else {
                 format!(
-                    "the profile's rules win there (cordon explain {} says which)",
-                    e.path
+                    "the profile's rules win there (`{} {}` says which)",
+                    self.layers.explain_command(),
+                    cordon_execpolicy::shell_word(&e.path)
                 )
             };
             out.push((
