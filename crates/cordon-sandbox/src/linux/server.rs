@@ -469,15 +469,11 @@ fn spare_handler_main(
     limits: Option<cordon_policy::limits::ResolvedLimits>,
 ) -> io::Result<()> {
     sys::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong)?;
-    let premade = limits.map(|l| {
+    // Removed on every way out that does not hand it to the command.
+    let premade = PremadeGuard(limits.map(|l| {
         let cg = super::limits::Cgroup::create_for_others(&l, super::limits::Sweep::Later);
         (l, cg)
-    });
-    let remove = |premade: Option<Premade>| {
-        if let Some((_, Some(c))) = premade {
-            c.remove();
-        }
-    };
+    }));
     let mut line = Vec::new();
     let mut fds = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
@@ -487,43 +483,30 @@ fn spare_handler_main(
             Ok(false) => continue,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             // The server is gone (or ended this spare): nothing to run.
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                remove(premade);
-                return Ok(());
-            }
-            Err(e) => {
-                remove(premade);
-                return Err(e);
-            }
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(()),
+            Err(e) => return Err(e),
         }
     }
     drop(sock);
-    let job: Job = match serde_json::from_slice(&line) {
-        Ok(j) => j,
-        Err(e) => {
-            remove(premade);
-            return Err(io::Error::other(e));
-        }
-    };
+    let job: Job = serde_json::from_slice(&line).map_err(io::Error::other)?;
     let extra = match &job.template {
         Some((_, running, to_p)) => usize::from(*running) + usize::from(to_p.is_ok()),
         None => 0,
     };
     if fds.len() != 1 + job.req.fds.len() + extra {
-        remove(premade);
         return Err(io::Error::other("a job's descriptors do not match it"));
     }
     // The cgroup made ahead serves a command with exactly its limits; otherwise it goes.
-    let premade = match (&job.template, premade) {
-        // What the cgroup enforces is the pids and memory limits only (a command that
-        // differs in its timeout or open files gets the same cgroup).
+    // What the cgroup enforces is the pids and memory limits only (a command that differs
+    // in its timeout or open files gets the same cgroup).
+    let premade = match (&job.template, premade.into_inner()) {
         (Some((limits, _, _)), Some((l, cg)))
             if (l.pids, l.memory_bytes) == (limits.pids, limits.memory_bytes) =>
         {
             Some((l, cg))
         }
         (_, other) => {
-            remove(other);
+            drop(PremadeGuard(other));
             None
         }
     };
@@ -546,6 +529,24 @@ fn spare_handler_main(
 
 /// A cgroup made ahead by a spare handler, with the limits it was made for (`None`: the
 /// host gave none, as [`super::limits::Cgroup::create_for_others`] says).
+/// A spare handler's cgroup made ahead, removed when dropped unless
+/// [`PremadeGuard::into_inner`] handed it on.
+struct PremadeGuard(Option<Premade>);
+
+impl PremadeGuard {
+    fn into_inner(mut self) -> Option<Premade> {
+        self.0.take()
+    }
+}
+
+impl Drop for PremadeGuard {
+    fn drop(&mut self) {
+        if let Some((_, Some(c))) = self.0.take() {
+            c.remove();
+        }
+    }
+}
+
 type Premade = (
     cordon_policy::limits::ResolvedLimits,
     Option<super::limits::Cgroup>,
