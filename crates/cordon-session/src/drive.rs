@@ -540,11 +540,10 @@ pub fn refusal_before_run(
 /// `layers` (`--config FILE`, `--profile NAME`, as given to the run; shell words), so the
 /// suggestion explains the profile the command ran with, not the default one.
 pub fn explain_with_selection(hint: &str, layers: &crate::trust::Layers) -> String {
-    let explain = layers.explain_command();
-    if explain == "cordon explain" {
-        return hint.to_string();
-    }
-    hint.replace("`cordon explain ", &format!("`{explain} "))
+    hint.replace(
+        "`cordon explain ",
+        &format!("`{} ", layers.explain_command()),
+    )
 }
 
 /// Why a plan-mode run cannot start, or `None`: plan mode (R-A10) is read-only until left,
